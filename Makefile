@@ -1,0 +1,61 @@
+# gpuletd — build, test and run. `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/gpulet/gpuletd/cmd/gpuletd/version.Version=$(VERSION) -X github.com/gpulet/gpuletd/cmd/gpuletd/version.Commit=$(COMMIT)
+ORT_LIB := $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
+export CGO_ENABLED := 1
+export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+.PHONY: help build run test test-short bench lint fmt generate check-generated deps install uninstall clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+deps: $(ORT_LIB) ## fetch ONNX Runtime's CPU library (pinned, checksum verified) into .deps/
+$(ORT_LIB):
+	./scripts/fetch-onnxruntime.sh $(dir $(ORT_LIB))
+
+build: ## build bin/gpuletd
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/gpuletd ./cmd/gpuletd
+
+run: build deps ## build, make a demo model repository and start the daemon on 127.0.0.1:8700
+	@mkdir -p var
+	@[ -d var/models ] || ./bin/gpuletd models synth var/models
+	GPULETD_STATE_DIR=$(CURDIR)/var GPULETD_RUNTIME_DIR=$(CURDIR)/var/run \
+	GPULETD_MODEL_REPOSITORY=$(CURDIR)/var/models ./bin/gpuletd serve
+
+test: deps ## run every test with the race detector
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+test-short: deps ## quick tests, no race detector
+	$(GO) test -short -count=1 ./...
+
+bench: deps ## run the Go benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: ## go vet and staticcheck
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+fmt: ## gofmt every Go file
+	gofmt -w $$(git ls-files '*.go')
+
+generate: ## regenerate protobuf code (needs protoc)
+	$(GO) generate ./...
+
+check-generated: generate ## fail when generated code is stale
+	@git diff --exit-code -- '*.pb.go' || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
+
+install: build deps ## install binary, library, unit, default config and user (as root)
+	./systemd/install.sh install "$(DESTDIR)" "$(PREFIX)"
+
+uninstall: ## remove what install put there; keeps /var/lib/gpuletd
+	./systemd/install.sh uninstall "$(DESTDIR)" "$(PREFIX)"
+
+clean: ## remove build outputs
+	rm -rf bin dist

@@ -1,0 +1,3 @@
+// Package systemd ships the unit file, the default configuration and the
+// install script, and embeds the default configuration for the daemon.
+package systemd
