@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS := -X github.com/gpulet/gpuletd/cmd/gpuletd/version.Version=$(VERSION) -X github.com/gpulet/gpuletd/cmd/gpuletd/version.Commit=$(COMMIT)
+LDFLAGS := -X github.com/gpulet/gpuletd/internal/version.Version=$(VERSION) -X github.com/gpulet/gpuletd/internal/version.Commit=$(COMMIT)
 ORT_LIB := $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 export CGO_ENABLED := 1
 export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/internal/version"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+)
+
+// globalFlags are the flags every subcommand shares.
+type globalFlags struct {
+	configFile string
+	logLevel   string
+	logFormat  string
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "gpuletd",
+		Short: "Serve many DNN models with latency SLOs on one multi-GPU server",
+		Long: `gpuletd cuts GPUs into gpu-lets (MPS partitions or MIG instances), places models
+on them by elastic partitioning with an interference model, batches requests
+with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`,
+		Version:       version.String(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configFile, "config", "", "configuration file (default $"+config.EnvConfigFile+", else built-in defaults)")
+	pf.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn or error (overrides log.level)")
+	pf.StringVar(&g.logFormat, "log-format", "", "log format: auto, json or console (overrides log.format)")
+
+	root.AddCommand(
+		newServeCmd(g),
+		newExecutorCmd(g),
+		newProfileCmd(g),
+		newPlanCmd(g),
+		newSimulateCmd(g),
+		newBenchCmd(g),
+		newModelsCmd(g),
+		newStatusCmd(g),
+		newConfigCmd(g),
+		newVersionCmd(),
+	)
+	return root
+}
+
+// loadConfig reads the configuration named by --config or GPULETD_CONFIG,
+// applies the environment and the log flags.
+func (g *globalFlags) loadConfig() (*config.Loaded, error) {
+	path := g.configFile
+	if path == "" {
+		path = os.Getenv(config.EnvConfigFile)
+	}
+	l, err := config.Load(path, os.Environ())
+	if err != nil {
+		return nil, err
+	}
+	if g.logLevel != "" {
+		l.Config.Log.Level = g.logLevel
+		l.Sources["log.level"] = config.Source{Kind: "flag", Detail: "--log-level"}
+	}
+	if g.logFormat != "" {
+		l.Config.Log.Format = g.logFormat
+		l.Sources["log.format"] = config.Source{Kind: "flag", Detail: "--log-format"}
+	}
+	if err := l.Config.Validate(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// logger builds the one logger of this process from the configuration and
+// reports the configuration's warnings through it.
+func (g *globalFlags) logger(l *config.Loaded) (*zap.Logger, error) {
+	log, err := newLogger(l.Config.Log, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range l.Warnings {
+		log.Warn(w)
+	}
+	return log, nil
+}
+
+func isUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.Println(version.String())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,124 @@
+// Package config is gpuletd's configuration: its types, built-in defaults,
+// loading from one YAML file, GPULETD_<SECTION>_<FIELD> environment overrides,
+// validation, and printing the effective configuration with where each value
+// came from.
+package config
+
+import "time"
+
+// Config is the whole configuration of gpuletd serve. The YAML names are the
+// field tags; systemd/gpuletd.yaml documents every field and holds exactly the
+// defaults returned by Default.
+type Config struct {
+	// Listen is the HTTP listener (REST API, admin page, metrics).
+	Listen string `yaml:"listen"`
+	// StateDir holds the SQLite store and other state kept across restarts.
+	StateDir string `yaml:"state_dir"`
+	// RuntimeDir holds executor sockets and MPS pipe directories.
+	RuntimeDir string `yaml:"runtime_dir"`
+	// ModelRepository is the folder of <model>/config.yaml and <model>/<version>/model.onnx.
+	ModelRepository string `yaml:"model_repository"`
+
+	Log          Log          `yaml:"log"`
+	Devices      Devices      `yaml:"devices"`
+	Partitioning Partitioning `yaml:"partitioning"`
+	Scheduler    Scheduler    `yaml:"scheduler"`
+	Limits       Limits       `yaml:"limits"`
+	Auth         Auth         `yaml:"auth"`
+	ONNXRuntime  ONNXRuntime  `yaml:"onnxruntime"`
+	MPS          MPS          `yaml:"mps"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is debug, info, warn or error.
+	Level string `yaml:"level"`
+	// Format is auto (console on a terminal, JSON otherwise), json or console.
+	Format string `yaml:"format"`
+}
+
+// Partitioning says how GPUs are cut into gpu-lets.
+type Partitioning struct {
+	// Backend is mps (thread-percentage partitions), mig (MIG instances) or
+	// none (whole GPUs, temporal sharing only).
+	Backend string `yaml:"backend"`
+	// Sizes are the gpu-let sizes the planner may use, in percent of a GPU.
+	Sizes []int `yaml:"sizes"`
+	// MaxGPUletsPerGPU caps how many gpu-lets one GPU is cut into.
+	MaxGPUletsPerGPU int `yaml:"max_gpulets_per_gpu"`
+}
+
+// Scheduler configures batching inside executors and the planner loop.
+type Scheduler struct {
+	// Policy is the batch scheduling policy: deferred, eager, timeout:<duration> or flex.
+	Policy string `yaml:"policy"`
+	// Algorithm is the placement algorithm: gpulet-int, gpulet, sbp or ideal.
+	Algorithm string `yaml:"algorithm"`
+	// ReorganizePeriod is how often the planner re-plans from measured rates.
+	ReorganizePeriod Duration `yaml:"reorganize_period"`
+	// EWMAWeight is the weight of the newest period in each model's rate estimate (0 < w ≤ 1).
+	EWMAWeight float64 `yaml:"ewma_weight"`
+}
+
+// Limits bounds what one client can ask of the daemon.
+type Limits struct {
+	// MaxRequestBody is the largest request body accepted.
+	MaxRequestBody ByteSize `yaml:"max_request_body"`
+	// MaxQueuedPerModel is how many requests of one model may wait in an executor.
+	MaxQueuedPerModel int `yaml:"max_queued_per_model"`
+}
+
+// Auth guards the admin API.
+type Auth struct {
+	// AdminToken is the bearer token mutating admin calls need when the
+	// listener is not loopback. Empty: such calls are refused off loopback.
+	AdminToken string `yaml:"admin_token"`
+}
+
+// ONNXRuntime locates and tunes ONNX Runtime.
+type ONNXRuntime struct {
+	// Library is the path of libonnxruntime.so.1; empty searches the usual places.
+	Library string `yaml:"library"`
+}
+
+// MPS configures the NVIDIA MPS control daemons.
+type MPS struct {
+	// ControlBinary is the nvidia-cuda-mps-control program.
+	ControlBinary string `yaml:"control_binary"`
+	// PipeDirectory names an MPS control daemon that is already running; empty
+	// means gpuletd starts one per GPU under runtime_dir.
+	PipeDirectory string `yaml:"pipe_directory"`
+	// SetComputeMode lets gpuletd set GPUs to EXCLUSIVE_PROCESS for MPS.
+	SetComputeMode bool `yaml:"set_compute_mode"`
+}
+
+// Default returns the built-in defaults: exactly what systemd/gpuletd.yaml holds.
+func Default() Config {
+	return Config{
+		Listen:          "127.0.0.1:8700",
+		StateDir:        "/var/lib/gpuletd",
+		RuntimeDir:      "/run/gpuletd",
+		ModelRepository: "/var/lib/gpuletd/models",
+		Log:             Log{Level: "info", Format: "auto"},
+		Devices:         Devices{Mode: DevicesAuto},
+		Partitioning: Partitioning{
+			Backend: "mps",
+			// The gpu-let paper's MPS sizes, at most two gpu-lets per GPU.
+			Sizes:            []int{20, 40, 50, 60, 80, 100},
+			MaxGPUletsPerGPU: 2,
+		},
+		Scheduler: Scheduler{
+			Policy:    "deferred",
+			Algorithm: "gpulet-int",
+			// The gpu-let paper re-plans every 20 s (section 6).
+			ReorganizePeriod: Duration(20 * time.Second),
+			EWMAWeight:       0.5,
+		},
+		Limits: Limits{
+			MaxRequestBody:    64 << 20,
+			MaxQueuedPerModel: 4096,
+		},
+		ONNXRuntime: ONNXRuntime{},
+		MPS:         MPS{ControlBinary: "nvidia-cuda-mps-control"},
+	}
+}

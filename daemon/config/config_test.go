@@ -1,0 +1,241 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/systemd"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+)
+
+func TestShippedFileEqualsDefaults(t *testing.T) {
+	var fromFile Config
+	dec := yaml.NewDecoder(bytes.NewReader(systemd.DefaultConfig))
+	dec.KnownFields(true)
+	require.NoError(t, dec.Decode(&fromFile))
+	require.Equal(t, Default(), fromFile, "systemd/gpuletd.yaml and config.Default() must hold the same values")
+}
+
+// TestShippedFileDocumentsEveryField checks that each field appears in the
+// shipped file under a comment that states its default.
+func TestShippedFileDocumentsEveryField(t *testing.T) {
+	var comments []string
+	documented := map[string]bool{}
+	var section string
+	sc := bufio.NewScanner(bytes.NewReader(systemd.DefaultConfig))
+	for sc.Scan() {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "#"):
+			comments = append(comments, trimmed)
+			continue
+		case trimmed == "":
+			comments = nil
+			continue
+		}
+		key, _, _ := strings.Cut(trimmed, ":")
+		if !strings.HasPrefix(line, " ") {
+			section = key
+			if strings.HasSuffix(trimmed, ":") {
+				comments = nil
+				continue
+			}
+			key, section = section, ""
+		}
+		path := key
+		if section != "" {
+			path = section + "." + key
+		}
+		documented[path] = strings.Contains(strings.Join(comments, " "), "Default")
+		comments = nil
+	}
+	for _, f := range fieldPaths() {
+		ok, present := documented[f.path]
+		require.True(t, present, "field %s is missing from systemd/gpuletd.yaml", f.path)
+		require.True(t, ok, "field %s needs a comment stating its default", f.path)
+	}
+}
+
+func TestLoadWithoutFileGivesDefaults(t *testing.T) {
+	l, err := Load("", nil)
+	require.NoError(t, err)
+	require.Equal(t, Default(), l.Config)
+	require.Equal(t, Source{Kind: FromDefault}, l.Sources["scheduler.policy"])
+}
+
+func TestEnvOverridesNeedNoFile(t *testing.T) {
+	l, err := Load("", []string{
+		"GPULETD_LISTEN=127.0.0.1:9000",
+		"GPULETD_DEVICES=cpu",
+		"GPULETD_PARTITIONING_SIZES=50,100",
+		"GPULETD_SCHEDULER_REORGANIZE_PERIOD=5s",
+		"GPULETD_LIMITS_MAX_REQUEST_BODY=1MiB",
+		"GPULETD_AUTH_ADMIN_TOKEN=s3cret: yes",
+		"GPULETD_NO_SUCH_THING=1",
+		"GPULETD_EXEC_CPU_CORES=0",
+		"PATH=/usr/bin",
+	})
+	require.NoError(t, err)
+	c := l.Config
+	require.Equal(t, "127.0.0.1:9000", c.Listen)
+	require.Equal(t, Devices{Mode: DevicesCPU}, c.Devices)
+	require.Equal(t, []int{50, 100}, c.Partitioning.Sizes)
+	require.Equal(t, 5*time.Second, c.Scheduler.ReorganizePeriod.D())
+	require.Equal(t, ByteSize(1<<20), c.Limits.MaxRequestBody)
+	require.Equal(t, "s3cret: yes", c.Auth.AdminToken)
+	require.Equal(t, Source{Kind: FromEnv, Detail: "GPULETD_LISTEN"}, l.Sources["listen"])
+	require.Len(t, l.Warnings, 1)
+	require.Contains(t, l.Warnings[0], "GPULETD_NO_SUCH_THING")
+}
+
+func TestEnvDeviceList(t *testing.T) {
+	l, err := Load("", []string{"GPULETD_DEVICES=[{kind: cpu}, {kind: emulated, profiles: igniter-v100, count: 2}]"})
+	require.NoError(t, err)
+	require.Equal(t, Devices{Mode: DevicesList, List: []DeviceEntry{
+		{Kind: KindCPU},
+		{Kind: KindEmulated, Profiles: "igniter-v100", Count: 2},
+	}}, l.Config.Devices)
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+func TestFileThenEnvPrecedence(t *testing.T) {
+	p := writeFile(t, "listen: 127.0.0.1:8800\nscheduler:\n  policy: eager\n")
+	l, err := Load(p, []string{"GPULETD_SCHEDULER_POLICY=flex"})
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:8800", l.Config.Listen)
+	require.Equal(t, "flex", l.Config.Scheduler.Policy)
+	require.Equal(t, "deferred", Default().Scheduler.Policy)
+	require.Equal(t, Source{Kind: FromFile, Detail: p}, l.Sources["listen"])
+	require.Equal(t, Source{Kind: FromEnv, Detail: "GPULETD_SCHEDULER_POLICY"}, l.Sources["scheduler.policy"])
+	require.Equal(t, Source{Kind: FromDefault}, l.Sources["scheduler.algorithm"])
+	// A section given in the file keeps the defaults of the fields it omits.
+	require.Equal(t, "gpulet-int", l.Config.Scheduler.Algorithm)
+}
+
+func TestBadConfigsSayWhatToFix(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string
+		env   []string
+		wants []string
+	}{
+		{"unknown top field", "listne: 1.2.3.4:1\n", nil, []string{"line 1", "listne"}},
+		{"unknown section field", "scheduler:\n  polcy: eager\n", nil, []string{"line 2", "polcy"}},
+		{"unknown device field", "devices:\n  - kind: emulated\n    profile: x\n", nil, []string{"profile"}},
+		{"not yaml", "listen: [\n", nil, []string{"config"}},
+		{"bad policy", "scheduler:\n  policy: fastest\n", nil, []string{"scheduler.policy", `"fastest"`, "deferred, eager, flex or timeout"}},
+		{"bad timeout", "scheduler:\n  policy: timeout:-1s\n", nil, []string{"scheduler.policy", "positive duration"}},
+		{"bad backend", "partitioning:\n  backend: slices\n", nil, []string{"partitioning.backend", `"slices"`, "mps, mig, none"}},
+		{"bad size", "partitioning:\n  sizes: [50, 150]\n", nil, []string{"partitioning.sizes[1]", `"150"`, "1 to 100"}},
+		{"duplicate size", "partitioning:\n  sizes: [50, 50]\n", nil, []string{"partitioning.sizes[1]", "each size once"}},
+		{"bad listen", "listen: nowhere\n", nil, []string{"listen", `"nowhere"`, "host:port"}},
+		{"bad devices word", "devices: tpu\n", nil, []string{"devices", `"tpu"`, "auto, nvidia, cpu"}},
+		{"emulated without set", "devices:\n  - kind: emulated\n    count: 2\n", nil, []string{"devices[0].profiles", "reference profile set"}},
+		{"bad duration", "scheduler:\n  reorganize_period: soon\n", nil, []string{"soon", "duration"}},
+		{"bad size unit", "limits:\n  max_request_body: 10 parsecs\n", nil, []string{"10 parsecs", "size"}},
+		{"bad ewma", "scheduler:\n  ewma_weight: 0\n", nil, []string{"scheduler.ewma_weight", "above 0"}},
+		{"bad env", "", []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU=lots"}, []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU", "lots"}},
+		{"env fails validation", "", []string{"GPULETD_LOG_LEVEL=loud"}, []string{"log.level", `"loud"`, "debug, info, warn, error"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := ""
+			if tc.file != "" {
+				path = writeFile(t, tc.file)
+			}
+			_, err := Load(path, tc.env)
+			require.Error(t, err)
+			require.True(t, errors.Is(err, ErrInvalid), "every config error wraps ErrInvalid: %v", err)
+			for _, w := range tc.wants {
+				require.Contains(t, err.Error(), w)
+			}
+			if path != "" && tc.env == nil {
+				require.Contains(t, err.Error(), path, "the error names the file")
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Contains(t, err.Error(), "nope.yaml")
+}
+
+func TestEmptyFileKeepsDefaults(t *testing.T) {
+	l, err := Load(writeFile(t, "# nothing\n"), nil)
+	require.NoError(t, err)
+	require.Equal(t, Default(), l.Config)
+}
+
+func TestPrintedYAMLRoundTrips(t *testing.T) {
+	p := writeFile(t, "devices:\n  - kind: cpu\n  - kind: emulated\n    profiles: igniter-v100\n    count: 2\n")
+	l, err := Load(p, []string{"GPULETD_LISTEN=127.0.0.1:9100"})
+	require.NoError(t, err)
+	out, err := l.YAML()
+	require.NoError(t, err)
+	s := string(out)
+	require.Contains(t, s, "listen: 127.0.0.1:9100 # env GPULETD_LISTEN")
+	require.Contains(t, s, "# file "+p)
+	require.Contains(t, s, "policy: deferred # default")
+	require.Contains(t, s, "sizes: [20, 40, 50, 60, 80, 100] # default")
+
+	back, err := Load(writeFile(t, s), nil)
+	require.NoError(t, err)
+	require.Equal(t, l.Config, back.Config)
+}
+
+func TestPrintedYAMLRedactsToken(t *testing.T) {
+	l, err := Load("", []string{"GPULETD_AUTH_ADMIN_TOKEN=hunter2"})
+	require.NoError(t, err)
+	out, err := l.YAML()
+	require.NoError(t, err)
+	require.NotContains(t, string(out), "hunter2")
+	require.Contains(t, string(out), "admin_token: <redacted> # env GPULETD_AUTH_ADMIN_TOKEN")
+}
+
+func TestByteSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want ByteSize
+		ok   bool
+	}{
+		{"1024", 1024, true}, {"64MiB", 64 << 20, true}, {"1GB", 1e9, true}, {"512 KiB", 512 << 10, true},
+		{"-1", 0, false}, {"lots", 0, false}, {"99999999999999GiB", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := ParseByteSize(tc.in)
+		if !tc.ok {
+			require.Error(t, err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+	require.Equal(t, "64MiB", ByteSize(64<<20).String())
+	require.Equal(t, "1000", ByteSize(1000).String())
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8700": true, "localhost:1": true, "[::1]:8700": true,
+		"0.0.0.0:8700": false, ":8700": false, "10.0.0.2:80": false,
+	} {
+		c := Config{Listen: addr}
+		require.Equal(t, want, c.IsLoopback(), addr)
+	}
+}

@@ -1,0 +1,187 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FieldError is one value that failed validation: which field, the bad value
+// and what is allowed.
+type FieldError struct {
+	Field   string
+	Value   string
+	Allowed string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s: %s is not allowed; %s", e.Field, e.Value, e.Allowed)
+}
+
+// Allowed values of the enumerated fields.
+var (
+	LogLevels   = []string{"debug", "info", "warn", "error"}
+	LogFormats  = []string{"auto", "json", "console"}
+	Backends    = []string{"mps", "mig", "none"}
+	Algorithms  = []string{"gpulet-int", "gpulet", "sbp", "ideal"}
+	DeviceModes = []string{DevicesAuto, DevicesNvidia, DevicesCPU}
+	DeviceKinds = []string{KindCPU, KindNvidia, KindEmulated}
+)
+
+// Validate checks every field and returns all problems at once, joined; each
+// is a *FieldError and the whole wraps ErrInvalid.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field string, value any, allowed string) {
+		errs = append(errs, &FieldError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Allowed: allowed})
+	}
+	oneOf := func(field, value string, allowed []string) {
+		if !slices.Contains(allowed, value) {
+			bad(field, value, "use one of "+strings.Join(allowed, ", "))
+		}
+	}
+
+	if err := checkListen(c.Listen); err != nil {
+		bad("listen", c.Listen, err.Error())
+	}
+	for _, d := range []struct{ name, v string }{
+		{"state_dir", c.StateDir}, {"runtime_dir", c.RuntimeDir}, {"model_repository", c.ModelRepository},
+	} {
+		if strings.TrimSpace(d.v) == "" {
+			bad(d.name, d.v, "give a directory path")
+		}
+	}
+	oneOf("log.level", c.Log.Level, LogLevels)
+	oneOf("log.format", c.Log.Format, LogFormats)
+	c.validateDevices(bad, oneOf)
+
+	oneOf("partitioning.backend", c.Partitioning.Backend, Backends)
+	if len(c.Partitioning.Sizes) == 0 {
+		bad("partitioning.sizes", "[]", "list at least one gpu-let size in percent, such as [50, 100]")
+	}
+	seen := map[int]bool{}
+	for i, s := range c.Partitioning.Sizes {
+		f := fmt.Sprintf("partitioning.sizes[%d]", i)
+		switch {
+		case s < 1 || s > 100:
+			bad(f, s, "sizes are percent of a GPU, 1 to 100")
+		case seen[s]:
+			bad(f, s, "each size once")
+		}
+		seen[s] = true
+	}
+	if m := c.Partitioning.MaxGPUletsPerGPU; m < 1 || m > 48 {
+		// MPS serves at most 48 client processes per GPU (CUDA MPS documentation).
+		bad("partitioning.max_gpulets_per_gpu", m, "use 1 to 48 (MPS serves at most 48 clients per GPU)")
+	}
+
+	if err := CheckPolicy(c.Scheduler.Policy); err != nil {
+		bad("scheduler.policy", c.Scheduler.Policy, err.Error())
+	}
+	oneOf("scheduler.algorithm", c.Scheduler.Algorithm, Algorithms)
+	if p := c.Scheduler.ReorganizePeriod.D(); p < time.Second || p > 24*time.Hour {
+		bad("scheduler.reorganize_period", p, "use 1s to 24h")
+	}
+	if w := c.Scheduler.EWMAWeight; !(w > 0 && w <= 1) {
+		bad("scheduler.ewma_weight", strconv.FormatFloat(w, 'g', -1, 64), "use a weight above 0 and at most 1")
+	}
+
+	if b := c.Limits.MaxRequestBody; b < 1<<10 || b > 4<<30 {
+		bad("limits.max_request_body", b, "use 1KiB to 4GiB")
+	}
+	if q := c.Limits.MaxQueuedPerModel; q < 1 || q > 1<<20 {
+		bad("limits.max_queued_per_model", q, "use 1 to 1048576")
+	}
+	if strings.TrimSpace(c.MPS.ControlBinary) == "" {
+		bad("mps.control_binary", c.MPS.ControlBinary, "name the nvidia-cuda-mps-control program")
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+}
+
+func (c *Config) validateDevices(bad func(string, any, string), oneOf func(string, string, []string)) {
+	if c.Devices.Mode != DevicesList {
+		oneOf("devices", c.Devices.Mode, DeviceModes)
+		return
+	}
+	if len(c.Devices.List) == 0 {
+		bad("devices", "[]", "use auto, nvidia, cpu or list at least one device")
+	}
+	cpus := 0
+	for i, d := range c.Devices.List {
+		f := fmt.Sprintf("devices[%d]", i)
+		oneOf(f+".kind", d.Kind, DeviceKinds)
+		switch d.Kind {
+		case KindEmulated:
+			if d.Profiles == "" {
+				bad(f+".profiles", d.Profiles, "name a reference profile set, such as igniter-v100")
+			}
+			if d.Count < 1 || d.Count > 64 {
+				bad(f+".count", d.Count, "use 1 to 64 emulated GPUs")
+			}
+			if d.MemoryGB < 0 {
+				bad(f+".memory_gb", d.MemoryGB, "use 0 (the set's memory) or a positive size")
+			}
+		case KindCPU:
+			cpus++
+			if cpus > 1 {
+				bad(f+".kind", d.Kind, "list the cpu device once")
+			}
+		}
+		if d.Kind != KindEmulated && (d.Profiles != "" || d.Count != 0 || d.MemoryGB != 0) {
+			bad(f, d.Kind, "profiles, count and memory_gb belong to emulated devices only")
+		}
+		if d.Kind != KindNvidia && len(d.GPUs) > 0 {
+			bad(f+".gpus", strings.Join(d.GPUs, ","), "gpus belongs to nvidia devices only")
+		}
+	}
+}
+
+func checkListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("use host:port, such as 127.0.0.1:8700")
+	}
+	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+		return errors.New("use an IP address or localhost as the host, such as 127.0.0.1:8700")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return errors.New("use a port from 0 to 65535")
+	}
+	return nil
+}
+
+// CheckPolicy accepts deferred, eager, flex and timeout:<duration>.
+func CheckPolicy(p string) error {
+	switch {
+	case p == "deferred" || p == "eager" || p == "flex":
+		return nil
+	case strings.HasPrefix(p, "timeout:"):
+		d, err := time.ParseDuration(strings.TrimPrefix(p, "timeout:"))
+		if err != nil || d <= 0 {
+			return errors.New("timeout needs a positive duration, such as timeout:2ms")
+		}
+		return nil
+	}
+	return errors.New("use deferred, eager, flex or timeout:<duration>")
+}
+
+// IsLoopback reports whether the listener only accepts local connections.
+func (c *Config) IsLoopback() bool {
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
