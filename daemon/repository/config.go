@@ -1,0 +1,120 @@
+package repository
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"gopkg.in/yaml.v3"
+)
+
+// Platforms a model file may be in.
+const (
+	PlatformONNX        = "onnxruntime" // <version>/model.onnx
+	PlatformTorchScript = "torchscript" // <version>/model.pt
+)
+
+// modelFiles maps each platform to the file name it expects in a version folder.
+var modelFiles = map[string]string{
+	PlatformONNX:        "model.onnx",
+	PlatformTorchScript: "model.pt",
+}
+
+// ModelConfig is a model's config.yaml.
+type ModelConfig struct {
+	// SLO is the latency objective of one request, end to end. Required.
+	SLO config.Duration `yaml:"slo"`
+	// MaxBatchSize is the largest batch; 0 means the model has no batch
+	// dimension. When above 0, dimension 0 of every input and output is the
+	// batch dimension and the dims below leave it out.
+	MaxBatchSize int `yaml:"max_batch_size"`
+	// Platform is onnxruntime or torchscript; empty: from the file present.
+	Platform string `yaml:"platform,omitempty"`
+	// Profile names the model's curve in an emulated device's reference
+	// profile set; empty: the model's own name.
+	Profile string `yaml:"profile,omitempty"`
+	// MemoryMB is the device memory one loaded copy needs; 0: estimated from
+	// the model file.
+	MemoryMB float64 `yaml:"memory_mb,omitempty"`
+	// Inputs and Outputs are read from the model file when not given
+	// (torchscript models must give them).
+	Inputs  []TensorSpec `yaml:"inputs,omitempty"`
+	Outputs []TensorSpec `yaml:"outputs,omitempty"`
+}
+
+// TensorSpec is one input or output: its name, element type and the shape of
+// one request's tensor (without the batch dimension when the model batches);
+// -1 is a dimension of any size.
+type TensorSpec struct {
+	Name     string          `yaml:"name" json:"name"`
+	DataType tensor.DataType `yaml:"datatype" json:"datatype"`
+	Dims     []int64         `yaml:"dims" json:"shape"`
+}
+
+// maxSLO bounds the SLO a model may declare.
+const maxSLO = time.Hour
+
+// ParseModelConfig reads and validates a config.yaml. Unknown fields are
+// errors; every error says which field and what is allowed.
+func ParseModelConfig(data []byte) (ModelConfig, error) {
+	var c ModelConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c, errors.New("empty file: give at least slo and max_batch_size")
+		}
+		return c, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var errs []error
+	switch slo := c.SLO.D(); {
+	case slo == 0:
+		errs = append(errs, errors.New("slo: missing; give the latency objective, such as slo: 50ms"))
+	case slo < 0 || slo > maxSLO:
+		errs = append(errs, fmt.Errorf("slo: %s is not allowed; use a duration above 0 and at most 1h", slo))
+	}
+	if c.MaxBatchSize < 0 || c.MaxBatchSize > 4096 {
+		errs = append(errs, fmt.Errorf("max_batch_size: %d is not allowed; use 0 (no batching) to 4096", c.MaxBatchSize))
+	}
+	if c.Platform != "" {
+		if _, ok := modelFiles[c.Platform]; !ok {
+			errs = append(errs, fmt.Errorf("platform: %q is not allowed; use %s or %s", c.Platform, PlatformONNX, PlatformTorchScript))
+		}
+	}
+	if c.MemoryMB < 0 {
+		errs = append(errs, fmt.Errorf("memory_mb: %v is not allowed; use 0 (estimate) or a positive size", c.MemoryMB))
+	}
+	for kind, specs := range map[string][]TensorSpec{"inputs": c.Inputs, "outputs": c.Outputs} {
+		if err := checkSpecs(kind, specs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+func checkSpecs(kind string, specs []TensorSpec) error {
+	seen := map[string]bool{}
+	for i, s := range specs {
+		f := fmt.Sprintf("%s[%d]", kind, i)
+		switch {
+		case s.Name == "":
+			return fmt.Errorf("%s.name: missing", f)
+		case seen[s.Name]:
+			return fmt.Errorf("%s.name: %q given twice", f, s.Name)
+		case !s.DataType.Valid():
+			return fmt.Errorf("%s.datatype: %q is not a KServe v2 data type (FP32, INT64, ...)", f, s.DataType)
+		}
+		seen[s.Name] = true
+		for j, d := range s.Dims {
+			if d < -1 || d == 0 {
+				return fmt.Errorf("%s.dims[%d]: %d is not allowed; use a positive size or -1 for any size", f, j, d)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package repository
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeReader answers a LeNet-like signature for any file whose content is
+// "onnx" and fails for anything else, standing in for onnxruntime where the
+// test is about the repository's own rules.
+func fakeReader(path string) ([]TensorSpec, []TensorSpec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch string(b) {
+	case "onnx":
+		return []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}},
+			[]TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{-1, 10}}}, nil
+	case "fixed":
+		return []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{1, 4}}},
+			[]TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{1, 2}}}, nil
+	}
+	return nil, nil, errors.New("load model: protobuf parsing failed")
+}
+
+type entry struct {
+	config string // "" writes no config.yaml
+	files  map[string]string
+}
+
+func writeRepo(t *testing.T, entries map[string]entry) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, e := range entries {
+		dir := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		if e.config != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(e.config), 0o644))
+		}
+		for rel, body := range e.files {
+			p := filepath.Join(dir, rel)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		}
+	}
+	return root
+}
+
+const goodConfig = "slo: 20ms\nmax_batch_size: 8\n"
+
+func TestScanGoodModel(t *testing.T) {
+	root := writeRepo(t, map[string]entry{
+		"lenet": {config: goodConfig + "profile: alexnet\n", files: map[string]string{"1/model.onnx": "old", "3/model.onnx": "onnx", "notes/readme": "x"}},
+	})
+	ix, err := Scan(root, fakeReader)
+	require.NoError(t, err)
+	require.Empty(t, ix.Problems)
+	m, err := ix.Get("lenet")
+	require.NoError(t, err)
+	require.Equal(t, 3, m.Version)
+	require.Equal(t, PlatformONNX, m.Platform)
+	require.Equal(t, "alexnet", m.Profile())
+	// sha256("onnx")
+	require.Equal(t, "87e93f89f2be0db364e8be052f79f389e6c2da239831922e24513288af522a43", m.SHA256)
+	require.Equal(t, int64(4), m.Bytes)
+	require.Equal(t, []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{1, 28, 28}}}, m.Inputs)
+	require.Equal(t, []TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{10}}}, m.Outputs)
+	_, err = ix.Get("nope")
+	require.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestHashChangesWithFile(t *testing.T) {
+	root := writeRepo(t, map[string]entry{"a": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}}})
+	m1, err := Load(root, "a", fakeReader)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "1", "model.onnx"), []byte("fixed"), 0o644))
+	_, err = Load(root, "a", fakeReader)
+	require.Error(t, err, "a fixed batch dimension of 1 cannot serve max_batch_size 8")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "config.yaml"), []byte("slo: 20ms\nmax_batch_size: 0\n"), 0o644))
+	m2, err := Load(root, "a", fakeReader)
+	require.NoError(t, err)
+	require.NotEqual(t, m1.SHA256, m2.SHA256)
+	require.Equal(t, []int64{1, 4}, m2.Inputs[0].Dims, "without batching the file's dims are the request's")
+}
+
+func TestBrokenEntriesNameFileAndProblem(t *testing.T) {
+	tests := []struct {
+		name  string
+		e     entry
+		wants []string
+	}{
+		{"no config", entry{files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "missing"}},
+		{"empty config", entry{config: "\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "empty"}},
+		{"unknown field", entry{config: goodConfig + "slos: 1s\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "slos"}},
+		{"no slo", entry{config: "max_batch_size: 4\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "slo: missing"}},
+		{"bad slo", entry{config: "slo: fast\nmax_batch_size: 4\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "fast"}},
+		{"negative batch", entry{config: "slo: 1s\nmax_batch_size: -2\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"max_batch_size", "-2"}},
+		{"bad platform", entry{config: goodConfig + "platform: tensorflow\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"platform", "tensorflow"}},
+		{"bad dtype", entry{config: goodConfig + "inputs: [{name: input, datatype: FLOAT, dims: [1, 28, 28]}]\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"inputs[0].datatype", "FLOAT"}},
+		{"zero dim", entry{config: goodConfig + "inputs: [{name: input, datatype: FP32, dims: [0]}]\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"inputs[0].dims[0]"}},
+		{"no version", entry{config: goodConfig, files: map[string]string{"model.onnx": "onnx"}}, []string{"no version folder"}},
+		{"no model file", entry{config: goodConfig, files: map[string]string{"1/weights.bin": "x"}}, []string{"1", "no model file"}},
+		{"corrupt onnx", entry{config: goodConfig, files: map[string]string{"1/model.onnx": "garbage"}}, []string{"model.onnx", "protobuf parsing failed"}},
+		{"config names missing input", entry{config: goodConfig + "inputs: [{name: image, datatype: FP32, dims: [1, 28, 28]}]\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"image", "does not have"}},
+		{"config dtype differs", entry{config: goodConfig + "inputs: [{name: input, datatype: INT64, dims: [1, 28, 28]}]\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"INT64", "FP32"}},
+		{"torchscript without io", entry{config: goodConfig, files: map[string]string{"1/model.pt": "pt"}}, []string{"model.pt", "must list inputs and outputs"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeRepo(t, map[string]entry{"bad": tc.e, "good": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}}})
+			ix, err := Scan(root, fakeReader)
+			require.NoError(t, err)
+			require.Equal(t, []string{"good"}, ix.Names(), "a broken entry must not hide the others")
+			require.Len(t, ix.Problems, 1)
+			perr := ix.Problems[0]
+			require.ErrorIs(t, perr, ErrInvalidModel)
+			require.Contains(t, perr.Error(), filepath.Join(root, "bad"))
+			for _, w := range tc.wants {
+				require.Contains(t, perr.Error(), w)
+			}
+		})
+	}
+}
+
+func TestTorchScriptWithConfiguredTensors(t *testing.T) {
+	root := writeRepo(t, map[string]entry{"r50": {
+		config: goodConfig + "inputs: [{name: x, datatype: FP32, dims: [3, 224, 224]}]\noutputs: [{name: y, datatype: FP32, dims: [1000]}]\n",
+		files:  map[string]string{"2/model.pt": "pt"},
+	}})
+	m, err := Load(root, "r50", nil)
+	require.NoError(t, err)
+	require.Equal(t, PlatformTorchScript, m.Platform)
+	require.Equal(t, 2, m.Version)
+	require.Equal(t, []int64{3, 224, 224}, m.Inputs[0].Dims)
+}
+
+func TestScanMissingRoot(t *testing.T) {
+	_, err := Scan(filepath.Join(t.TempDir(), "absent"), fakeReader)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "absent")
+}
+
+func TestLoadRejectsBadNames(t *testing.T) {
+	_, err := Load(t.TempDir(), "../etc", fakeReader)
+	require.ErrorIs(t, err, ErrInvalidModel)
+	_, err = Load(t.TempDir(), "ghost", fakeReader)
+	require.ErrorIs(t, err, ErrNotFound)
+}

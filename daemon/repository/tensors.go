@@ -1,0 +1,89 @@
+package repository
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// resolveTensors fills Inputs and Outputs: from the model file (ONNX), checked
+// against config.yaml when it lists them too, or from config.yaml alone when
+// the file cannot be read for them (TorchScript).
+func (m *Model) resolveTensors(read InfoReader) error {
+	if m.Platform == PlatformTorchScript {
+		if len(m.Config.Inputs) == 0 || len(m.Config.Outputs) == 0 {
+			return errors.New("torchscript models must list inputs and outputs in config.yaml")
+		}
+		m.Inputs, m.Outputs = m.Config.Inputs, m.Config.Outputs
+		return nil
+	}
+	if read == nil {
+		return errors.New("no reader for model files")
+	}
+	ins, outs, err := read(m.File)
+	if err != nil {
+		return err
+	}
+	if m.Inputs, err = m.perRequest("input", ins, m.Config.Inputs); err != nil {
+		return err
+	}
+	if m.Outputs, err = m.perRequest("output", outs, m.Config.Outputs); err != nil {
+		return err
+	}
+	return nil
+}
+
+// perRequest strips the batch dimension from the file's shapes when the model
+// batches, and checks the configured specs against the file.
+func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]TensorSpec, error) {
+	if len(file) == 0 {
+		return nil, fmt.Errorf("the model has no %ss", kind)
+	}
+	out := make([]TensorSpec, 0, len(file))
+	for _, t := range file {
+		dims := t.Dims
+		if m.Config.MaxBatchSize > 0 {
+			if len(dims) == 0 {
+				return nil, fmt.Errorf("%s %q is a scalar but max_batch_size is %d; a batching model needs a batch dimension", kind, t.Name, m.Config.MaxBatchSize)
+			}
+			if dims[0] != -1 && dims[0] < int64(m.Config.MaxBatchSize) {
+				return nil, fmt.Errorf("%s %q has dimension 0 fixed at %d, below max_batch_size %d; export it with a dynamic batch dimension or set max_batch_size: 0", kind, t.Name, dims[0], m.Config.MaxBatchSize)
+			}
+			dims = dims[1:]
+		}
+		out = append(out, TensorSpec{Name: t.Name, DataType: t.DataType, Dims: slices.Clone(dims)})
+	}
+	if len(configured) == 0 {
+		return out, nil
+	}
+	if len(configured) != len(out) {
+		return nil, fmt.Errorf("config.yaml lists %d %ss, the model file has %d", len(configured), kind, len(out))
+	}
+	for _, c := range configured {
+		i := slices.IndexFunc(out, func(t TensorSpec) bool { return t.Name == c.Name })
+		if i < 0 {
+			return nil, fmt.Errorf("config.yaml names %s %q, which the model file does not have", kind, c.Name)
+		}
+		f := out[i]
+		if c.DataType != f.DataType {
+			return nil, fmt.Errorf("%s %q: config.yaml says %s, the model file says %s", kind, c.Name, c.DataType, f.DataType)
+		}
+		if !dimsCompatible(c.Dims, f.Dims) {
+			return nil, fmt.Errorf("%s %q: config.yaml dims %v do not match the model file's %v", kind, c.Name, c.Dims, f.Dims)
+		}
+		out[i].Dims = slices.Clone(c.Dims) // the configured dims may pin dynamic ones
+	}
+	return out, nil
+}
+
+func dimsCompatible(cfg, file []int64) bool {
+	if len(cfg) != len(file) {
+		return false
+	}
+	for i := range cfg {
+		if file[i] != -1 && cfg[i] != file[i] {
+			return false
+		}
+	}
+	return true
+}
