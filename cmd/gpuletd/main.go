@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,14 +15,16 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run executes the command line and returns the process exit code: 0 on
 // success, 2 for usage errors and unavailable commands, 1 otherwise.
-func run(ctx context.Context, args []string) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
@@ -29,11 +32,11 @@ func run(ctx context.Context, args []string) int {
 	var ex *exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintln(os.Stderr, ex.msg)
+			fmt.Fprintln(stderr, ex.msg)
 		}
 		return ex.code
 	}
-	fmt.Fprintln(os.Stderr, "gpuletd: "+err.Error())
+	fmt.Fprintln(stderr, "gpuletd: "+err.Error())
 	if isUsageError(err) {
 		return 2
 	}
