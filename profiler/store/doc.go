@@ -1,0 +1,21 @@
+// Package store is gpuletd's SQLite store: the one place in gpuletd that holds
+// SQL. It keeps models, latency profiles L(b,p), profile runs, utilisation,
+// interference samples and fitted coefficients, plans, events and device
+// types in one database file, behind a typed API.
+//
+// The database runs in WAL mode with foreign keys on, a busy timeout and
+// synchronous=NORMAL. Every write goes through a single writer connection
+// (transactions begin IMMEDIATE), every read through a separate pool of
+// read-only connections, so concurrent readers and one writer never see
+// SQLITE_BUSY inside one process, and two processes sharing the file wait on
+// the busy timeout instead of failing.
+//
+// The schema is versioned: numbered migrations embedded from migrations/ run
+// in order, each in its own transaction, when [Open] finds them pending. A
+// database written by a newer gpuletd is refused with [ErrSchemaTooNew] and is
+// never downgraded.
+//
+// Unknown values: a float64 field documented as "NaN = unknown" is stored as
+// SQL NULL and read back as math.NaN(); zero is a measured zero. Times are
+// stored as INTEGER unix nanoseconds and returned in UTC.
+package store

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Sentinel errors. Every error the store returns wraps at most one of these
+// together with the underlying SQLite error, and names what was being done.
+var (
+	// ErrNotFound is returned when a requested record does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrSchemaTooNew is returned by Open when the database was migrated by a
+	// newer gpuletd than this one; the database is left untouched.
+	ErrSchemaTooNew = errors.New("database schema is newer than this build knows")
+	// ErrDiskFull is returned when SQLite reports SQLITE_FULL (no space left on
+	// the device, or the page limit reached). The failed transaction is rolled
+	// back and the database stays intact.
+	ErrDiskFull = errors.New("database or disk is full")
+	// ErrCorrupt is returned when the file is not a SQLite database or its
+	// pages are malformed.
+	ErrCorrupt = errors.New("database file is corrupt")
+	// ErrBusy is returned when the database stayed locked by another process
+	// for longer than the busy timeout.
+	ErrBusy = errors.New("database is busy")
+	// ErrRunFinished is returned when a profile run that already finished is
+	// finished again.
+	ErrRunFinished = errors.New("profile run already finished")
+	// ErrInvalid is returned when a record fails validation before it is
+	// written.
+	ErrInvalid = errors.New("invalid record")
+)
+
+// wrap names the operation op and classifies err: sql.ErrNoRows becomes
+// ErrNotFound and SQLite result codes map onto the sentinels above. A nil err
+// stays nil.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", op, ErrNotFound)
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrFull:
+			return fmt.Errorf("%s: %w: %w", op, ErrDiskFull, err)
+		case sqlite3.ErrCorrupt, sqlite3.ErrNotADB:
+			return fmt.Errorf("%s: %w: %w", op, ErrCorrupt, err)
+		case sqlite3.ErrBusy, sqlite3.ErrLocked:
+			return fmt.Errorf("%s: %w: %w", op, ErrBusy, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// invalid builds an ErrInvalid error with a formatted reason.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
