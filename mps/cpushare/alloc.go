@@ -1,0 +1,74 @@
+package cpushare
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Allocator hands out disjoint sets of cores from a fixed pool, so that two
+// CPU gpu-lets never share a core. It is safe for concurrent use.
+type Allocator struct {
+	mu    sync.Mutex
+	cpus  []int          // the pool, ascending
+	owner map[int]string // core → owner, for allocated cores
+}
+
+// NewAllocator makes an allocator over the given cores (e.g. from Online).
+func NewAllocator(cpus []int) *Allocator {
+	c := slices.Clone(cpus)
+	slices.Sort(c)
+	return &Allocator{cpus: slices.Compact(c), owner: map[int]string{}}
+}
+
+// Cores is the pool, ascending.
+func (a *Allocator) Cores() []int { return slices.Clone(a.cpus) }
+
+// Allocate takes the cores a size in percent of the pool maps to (see
+// CoresForSize), lowest free cores first, and records owner for them.
+func (a *Allocator) Allocate(owner string, size int) ([]int, error) {
+	k, err := CoresForSize(size, len(a.cpus))
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var got []int
+	for _, c := range a.cpus {
+		if _, taken := a.owner[c]; !taken {
+			got = append(got, c)
+			if len(got) == k {
+				break
+			}
+		}
+	}
+	if len(got) < k {
+		return nil, fmt.Errorf("allocate %d core(s) for %s (%d%%): %w: %d of %d free", k, owner, size, ErrNoFreeCores, len(got), len(a.cpus))
+	}
+	for _, c := range got {
+		a.owner[c] = owner
+	}
+	return got, nil
+}
+
+// Release gives cores back to the pool; cores not allocated are ignored.
+func (a *Allocator) Release(cores []int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range cores {
+		delete(a.owner, c)
+	}
+}
+
+// Free lists the unallocated cores, ascending.
+func (a *Allocator) Free() []int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []int
+	for _, c := range a.cpus {
+		if _, taken := a.owner[c]; !taken {
+			out = append(out, c)
+		}
+	}
+	return out
+}
