@@ -1,0 +1,274 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultMaxQueue is the per-model queue bound when neither the model nor the
+// scheduler sets one.
+const DefaultMaxQueue = 4096
+
+// Config configures a Scheduler.
+type Config struct {
+	// Policy is the batch scheduling policy; nil means Deferred.
+	Policy Policy
+	// MaxQueue bounds every model's queue unless the model sets its own;
+	// 0 means DefaultMaxQueue. A request that would exceed it is rejected
+	// with QueueFull.
+	MaxQueue int
+}
+
+// ModelConfig is one model as placed on this gpu-let.
+type ModelConfig struct {
+	// Latency is ℓ(b) on this gpu-let; its MaxBatch is the model's largest
+	// batch here.
+	Latency Latency
+	// MaxQueue overrides Config.MaxQueue for this model when positive.
+	MaxQueue int
+}
+
+// Stats counts what a Scheduler has done since it was made.
+type Stats struct {
+	// Submitted counts Submit calls that named a known model.
+	Submitted uint64
+	// Batches and Dispatched count dispatched batches and the requests in
+	// them (a preempted batch's requests count again when re-dispatched).
+	Batches, Dispatched uint64
+	// Preemptions counts preempted batches.
+	Preemptions uint64
+	// Rejected counts rejections by reason.
+	Rejected [numReasons]uint64
+}
+
+// model is one model's state on the gpu-let.
+type model struct {
+	id   ModelID
+	lat  Latency
+	l1   time.Duration // ℓ(1)
+	maxB int
+	maxQ int
+	q    queue
+	// amin is the earliest arrival among the first min(n, maxB) queued
+	// requests; kept only under the timeout policy.
+	amin time.Duration
+}
+
+// Scheduler is the scheduling core of one gpu-let. It is not safe for
+// concurrent use: one goroutine (the executor's loop, or the simulator) owns
+// it. Every method takes the current time now; a now earlier than one already
+// seen is taken as that earlier-seen time, so the state never moves backwards.
+type Scheduler struct {
+	sink   Sink
+	policy Policy
+	pol    policySpec
+	maxQ   int
+
+	models []*model // by id; nil where absent
+	count  int      // models present
+
+	// expiry holds, per non-empty model, the first instant its head cannot
+	// finish even alone: d − ℓ(1) + 1ns. ready holds, per non-empty model,
+	// the instant its batch becomes dispatchable under the policy. For every
+	// model ready ≤ expiry.
+	expiry, ready mheap
+
+	now     time.Duration
+	busy    bool
+	running Batch
+	run     []Request // backing array of running.Requests
+	seq     uint64
+
+	scratch, stack []int32
+	stats          Stats
+}
+
+// New returns a Scheduler with no models that reports to sink.
+func New(cfg Config, sink Sink) (*Scheduler, error) {
+	if sink == nil {
+		return nil, fmt.Errorf("new scheduler: %w: nil sink", ErrBadConfig)
+	}
+	p := cfg.Policy
+	if p == nil {
+		p = Deferred{}
+	}
+	if err := validate(p); err != nil {
+		return nil, fmt.Errorf("new scheduler: %w", err)
+	}
+	if cfg.MaxQueue < 0 {
+		return nil, fmt.Errorf("new scheduler: %w: max queue %d is negative", ErrBadConfig, cfg.MaxQueue)
+	}
+	maxQ := cfg.MaxQueue
+	if maxQ == 0 {
+		maxQ = DefaultMaxQueue
+	}
+	return &Scheduler{sink: sink, policy: p, pol: p.spec(), maxQ: maxQ}, nil
+}
+
+// Policy returns the scheduler's policy.
+func (s *Scheduler) Policy() Policy { return s.policy }
+
+// Stats returns the counters.
+func (s *Scheduler) Stats() Stats { return s.stats }
+
+// Busy reports whether a batch is running.
+func (s *Scheduler) Busy() bool { return s.busy }
+
+// Running returns the running batch, if any (its Requests follow Batch's
+// validity rule).
+func (s *Scheduler) Running() (Batch, bool) { return s.running, s.busy }
+
+// Models appends the ids of the models present, ascending, to dst.
+func (s *Scheduler) Models(dst []ModelID) []ModelID {
+	for _, m := range s.models {
+		if m != nil {
+			dst = append(dst, m.id)
+		}
+	}
+	return dst
+}
+
+// Queued returns how many requests of a model wait (0 for an unknown model).
+func (s *Scheduler) Queued(id ModelID) int {
+	if m := s.model(id); m != nil {
+		return m.q.n
+	}
+	return 0
+}
+
+func (s *Scheduler) model(id ModelID) *model {
+	if int(id) < len(s.models) {
+		return s.models[id]
+	}
+	return nil
+}
+
+// clock returns now, not earlier than any time already seen.
+func (s *Scheduler) clock(now time.Duration) time.Duration {
+	if now < s.now {
+		return s.now
+	}
+	s.now = now
+	return now
+}
+
+// AddModel places a model on the gpu-let.
+func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) error {
+	s.clock(now)
+	switch {
+	case id >= MaxModels:
+		return fmt.Errorf("add model %d: %w (max %d)", id, ErrBadModelID, MaxModels)
+	case s.model(id) != nil:
+		return fmt.Errorf("add model %d: %w", id, ErrModelExists)
+	case cfg.Latency.MaxBatch() < 1:
+		return fmt.Errorf("add model %d: %w: empty latency table", id, ErrBadLatency)
+	case cfg.MaxQueue < 0:
+		return fmt.Errorf("add model %d: %w: max queue %d is negative", id, ErrBadConfig, cfg.MaxQueue)
+	}
+	for int(id) >= len(s.models) {
+		s.models = append(s.models, nil)
+	}
+	s.expiry.ensure(len(s.models))
+	s.ready.ensure(len(s.models))
+	maxQ := s.maxQ
+	if cfg.MaxQueue > 0 {
+		maxQ = cfg.MaxQueue
+	}
+	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ}
+	s.models[id] = m
+	s.count++
+	if c := m.maxB; cap(s.run) < c {
+		s.run = make([]Request, 0, c)
+		if s.busy { // keep the running batch's requests where they are
+			s.run = append(s.run, s.running.Requests...)
+			s.running.Requests = s.run
+		}
+	}
+	if cap(s.scratch) < len(s.models) {
+		s.scratch = make([]int32, 0, len(s.models))
+		s.stack = make([]int32, 0, len(s.models))
+	}
+	return nil
+}
+
+// RemoveModel takes a model off the gpu-let; its queued requests are rejected
+// with ModelRemoved. A running batch of the model runs to completion.
+func (s *Scheduler) RemoveModel(now time.Duration, id ModelID) error {
+	now = s.clock(now)
+	m := s.model(id)
+	if m == nil {
+		return fmt.Errorf("remove model %d: %w", id, ErrUnknownModel)
+	}
+	s.models[id] = nil
+	s.count--
+	s.expiry.set(id, never)
+	s.ready.set(id, never)
+	for m.q.n > 0 {
+		s.reject(now, m.q.popFront(), ModelRemoved)
+	}
+	m.q.reset()
+	s.advance(now)
+	return nil
+}
+
+// Submit hands the scheduler a new request. Due timers are processed first.
+// The request is rejected at once (through the Sink) when it cannot finish
+// even alone (DeadlineUnreachable) or its model's queue is full (QueueFull);
+// otherwise it is queued and may be dispatched within this call. The only
+// error is ErrUnknownModel, and then nothing was reported to the Sink.
+func (s *Scheduler) Submit(now time.Duration, r Request) error {
+	m := s.model(r.Model)
+	if m == nil {
+		return fmt.Errorf("submit request %d: model %d: %w", r.ID, r.Model, ErrUnknownModel)
+	}
+	now = s.clock(now)
+	s.stats.Submitted++
+	s.expire(now)
+	switch {
+	case now+m.l1 > r.Deadline:
+		s.reject(now, r, DeadlineUnreachable)
+	case m.q.n >= m.maxQ:
+		s.reject(now, r, QueueFull)
+	default:
+		s.enqueue(m, r)
+		if s.busy && s.pol.preempt {
+			s.maybePreempt(now, m)
+		}
+	}
+	s.tryDispatch(now)
+	return nil
+}
+
+// Advance processes every timer due at or before now: rejects requests that
+// can no longer finish and, when the gpu-let is free, dispatches the batch the
+// policy picks. Drivers call it at (or soon after) NextWakeup.
+func (s *Scheduler) Advance(now time.Duration) {
+	s.advance(s.clock(now))
+}
+
+// BatchDone reports that the running batch seq has finished and the gpu-let
+// is free; the next batch may be dispatched within this call. ErrNoBatch means
+// no batch seq is running (it was preempted, or already reported).
+func (s *Scheduler) BatchDone(now time.Duration, seq uint64) error {
+	if !s.busy || s.running.Seq != seq {
+		return fmt.Errorf("complete batch %d: %w", seq, ErrNoBatch)
+	}
+	now = s.clock(now)
+	s.busy = false
+	s.running = Batch{}
+	s.advance(now)
+	return nil
+}
+
+// NextWakeup returns when the driver must next call Advance if nothing else
+// happens before: the earliest request expiry and, while the gpu-let is free,
+// the earliest moment a batch becomes dispatchable. ok is false when no timer
+// is pending. A batch completion is not a timer: the driver reports it with
+// BatchDone.
+func (s *Scheduler) NextWakeup() (t time.Duration, ok bool) {
+	t = s.expiry.min()
+	if !s.busy {
+		t = min(t, s.ready.min())
+	}
+	return t, t != never
+}

@@ -1,0 +1,53 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+)
+
+// RouteState is what a gpu-let publishes about one of its models for the
+// router: when the gpu-let frees and the batch forming for the model.
+type RouteState struct {
+	// FreeAt is when the gpu-let is expected to be free: the time of the
+	// report if it is idle, else the running batch's expected end (never
+	// before the report).
+	FreeAt time.Duration
+	// Queued is how many requests of the model wait.
+	Queued int
+	// Size is the forming batch's size: GETBATCH at the time of the report
+	// (0 when nothing waits).
+	Size int
+	// Deadline is the earliest deadline among the waiting requests.
+	Deadline time.Duration
+	// Exec is the earliest moment the forming batch may be dispatched under
+	// the policy (never before the report; a busy gpu-let may start it later).
+	Exec time.Duration
+	// Latest is the last moment the forming batch can start: Deadline − ℓ(Size).
+	Latest time.Duration
+	// Latency is ℓ(b) for the model on this gpu-let.
+	Latency Latency
+}
+
+// RouteState reports the state the router needs for model id as of now. It
+// changes nothing; drivers call Advance(now) first so that due timers have
+// fired.
+func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error) {
+	m := s.model(id)
+	if m == nil {
+		return RouteState{}, fmt.Errorf("report route state of model %d: %w", id, ErrUnknownModel)
+	}
+	now = max(now, s.now)
+	st := RouteState{FreeAt: now, Queued: m.q.n, Latency: m.lat}
+	if s.busy {
+		st.FreeAt = max(now, s.running.End)
+	}
+	if m.q.n > 0 {
+		st.Size = batchAt(m, now)
+		st.Deadline = m.q.front().Deadline
+		st.Exec = max(now, s.readyAt(m))
+		if st.Size > 0 {
+			st.Latest = st.Deadline - m.lat.At(st.Size)
+		}
+	}
+	return st, nil
+}
