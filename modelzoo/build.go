@@ -1,0 +1,100 @@
+package modelzoo
+
+import (
+	"fmt"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
+)
+
+const (
+	// ProducerName is the producer_name of every zoo file.
+	ProducerName = "gpuletd-modelzoo"
+	// ProducerVersion is the producer_version of every zoo file; it changes
+	// when a builder changes the graphs it writes.
+	ProducerVersion = "1"
+	// Opset is the version of the standard ONNX operator set the graphs use.
+	Opset = 17
+	// IRVersion is the ONNX IR version of the files: 8 is the IR version
+	// released together with opset 17 (ONNX 1.12).
+	IRVersion = 8
+	// BatchDim is the dim_param naming the dynamic batch dimension.
+	BatchDim = "N"
+)
+
+// Build returns the named model as an ONNX graph whose weights are drawn
+// from seed. Equal names and seeds give equal graphs.
+func Build(name string, seed uint64) (*onnxpb.ModelProto, error) {
+	m, err := Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("build model: %w", err)
+	}
+	g := newGraph(newWeights(m.Name, seed))
+	out := m.build(g, m.InputName)
+	last := g.nodes[len(g.nodes)-1]
+	if len(last.Output) != 1 || last.Output[0] != out {
+		return nil, fmt.Errorf("build model %s: last node %s does not produce %s", name, last.Name, out)
+	}
+	last.Output[0] = m.OutputName
+	return &onnxpb.ModelProto{
+		IrVersion:       IRVersion,
+		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: "", Version: Opset}},
+		ProducerName:    ProducerName,
+		ProducerVersion: ProducerVersion,
+		ModelVersion:    1,
+		DocString: fmt.Sprintf("%s. Weights are random (modelzoo seed %d), not pretrained: outputs carry no meaning.",
+			m.Description, seed),
+		MetadataProps: []*onnxpb.StringStringEntryProto{
+			{Key: "modelzoo.model", Value: m.Name},
+			{Key: "modelzoo.seed", Value: strconv.FormatUint(seed, 10)},
+		},
+		Graph: &onnxpb.GraphProto{
+			Name:        m.Name,
+			Node:        g.nodes,
+			Initializer: g.inits,
+			Input:       []*onnxpb.ValueInfoProto{tensorInfo(m.InputName, m.InputShape)},
+			Output:      []*onnxpb.ValueInfoProto{tensorInfo(m.OutputName, m.OutputShape)},
+		},
+	}, nil
+}
+
+// Marshal serializes a model deterministically: the same message always
+// gives the same bytes.
+func Marshal(m *onnxpb.ModelProto) ([]byte, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("marshal model: %w", err)
+	}
+	return b, nil
+}
+
+// BuildBytes returns the named model as the bytes of an .onnx file.
+func BuildBytes(name string, seed uint64) ([]byte, error) {
+	m, err := Build(name, seed)
+	if err != nil {
+		return nil, err
+	}
+	return Marshal(m)
+}
+
+// tensorInfo describes an FP32 graph input or output; a negative dimension
+// becomes the symbolic batch dimension.
+func tensorInfo(name string, shape []int64) *onnxpb.ValueInfoProto {
+	dims := make([]*onnxpb.TensorShapeProto_Dimension, len(shape))
+	for i, d := range shape {
+		if d < 0 {
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: BatchDim}}
+		} else {
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}}
+		}
+	}
+	return &onnxpb.ValueInfoProto{
+		Name: name,
+		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
+			ElemType: int32(onnxpb.TensorProto_FLOAT),
+			Shape:    &onnxpb.TensorShapeProto{Dim: dims},
+		}}},
+	}
+}

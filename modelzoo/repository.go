@@ -1,0 +1,132 @@
+package modelzoo
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ErrRepositoryNotEmpty is returned by WriteRepository for a directory that
+// already has entries, unless WithOverwrite is given.
+var ErrRepositoryNotEmpty = errors.New("model repository directory is not empty")
+
+// ModelVersion is the version directory WriteRepository puts each model in.
+const ModelVersion = "1"
+
+// WriteOption changes what WriteRepository does.
+type WriteOption func(*writeOptions)
+
+type writeOptions struct {
+	overwrite bool
+}
+
+// WithOverwrite lets WriteRepository write into a non-empty directory,
+// replacing the config.yaml and model.onnx of the models it writes and
+// leaving every other file alone.
+func WithOverwrite() WriteOption {
+	return func(o *writeOptions) { o.overwrite = true }
+}
+
+// WriteRepository writes a model repository for models (DemoModels when
+// empty) into dir: <dir>/<model>/config.yaml and
+// <dir>/<model>/1/model.onnx, with weights drawn from seed. Every file is
+// written to a temporary name and renamed into place, so a reader never
+// sees half a file. Unknown names are rejected before anything is written.
+func WriteRepository(dir string, models []string, seed uint64, opts ...WriteOption) error {
+	var o writeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if len(models) == 0 {
+		models = DemoModels()
+	}
+	specs := make([]Model, len(models))
+	for i, name := range models {
+		m, err := Lookup(name)
+		if err != nil {
+			return fmt.Errorf("write repository %s: %w", dir, err)
+		}
+		specs[i] = m
+	}
+	if !o.overwrite {
+		empty, err := isEmptyDir(dir)
+		if err != nil {
+			return fmt.Errorf("write repository %s: %w", dir, err)
+		}
+		if !empty {
+			return fmt.Errorf("write repository %s: %w (pass overwrite to write into it)", dir, ErrRepositoryNotEmpty)
+		}
+	}
+	for _, m := range specs {
+		if err := writeModel(dir, m, seed); err != nil {
+			return fmt.Errorf("write repository %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+func writeModel(dir string, m Model, seed uint64) error {
+	b, err := BuildBytes(m.Name, seed)
+	if err != nil {
+		return err
+	}
+	versionDir := filepath.Join(dir, m.Name, ModelVersion)
+	if err := os.MkdirAll(versionDir, 0o755); err != nil {
+		return fmt.Errorf("create model directory: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(versionDir, "model.onnx"), b); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, m.Name, "config.yaml"), []byte(ConfigYAML(m, seed)))
+}
+
+// isEmptyDir reports whether dir is missing or has no entries.
+func isEmptyDir(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open directory: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := f.Readdirnames(1); errors.Is(err, io.EOF) {
+		return true, nil
+	} else if err != nil {
+		return false, fmt.Errorf("read directory: %w", err)
+	}
+	return false, nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it over path.
+func writeFileAtomic(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("chmod %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return nil
+}
