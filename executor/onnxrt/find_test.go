@@ -28,7 +28,7 @@ func TestFinder(t *testing.T) {
 	}
 	configured := touch("etc/custom/libonnxruntime.so")
 	fromEnv := touch("env/libonnxruntime.so.1")
-	installed := touch("usr/lib/gpuletd/" + LibraryName)     // exe in usr/bin
+	installed := touch("usr/lib/gpuletd/" + LibraryName)      // exe in usr/bin
 	release := touch("dist/.deps/onnxruntime/" + LibraryName) // exe in dist/bin
 	beside := touch("opt/gpuletd/" + LibraryName)             // exe in opt/gpuletd
 	checkout := touch("src/.deps/onnxruntime/" + LibraryName)
