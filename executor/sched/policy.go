@@ -70,11 +70,11 @@ type Flex struct {
 }
 
 // String returns "deferred".
-func (Deferred) String() string     { return "deferred" }
+func (Deferred) String() string   { return "deferred" }
 func (Deferred) spec() policySpec { return policySpec{kind: kindDeferred} }
 
 // String returns "eager".
-func (Eager) String() string     { return "eager" }
+func (Eager) String() string   { return "eager" }
 func (Eager) spec() policySpec { return policySpec{kind: kindEager} }
 
 // String returns "timeout:<K>", K as time.Duration prints it.

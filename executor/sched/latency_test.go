@@ -1,0 +1,89 @@
+package sched
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewLatency(t *testing.T) {
+	pts := []LatencyPoint{{Batch: 4, MS: 8}, {Batch: 1, MS: 5}, {Batch: 8, MS: 10}}
+	tests := []struct {
+		name     string
+		points   []LatencyPoint
+		factor   float64
+		overhead time.Duration
+		maxBatch int
+		want     []float64 // ℓ(1..) in ms
+	}{
+		{"interpolates", pts, 1, 0, 0, []float64{5, 6, 7, 8, 8.5, 9, 9.5, 10}},
+		{"factor and overhead", pts, 1.5, ms(0.25), 4, []float64{7.75, 9.25, 10.75, 12.25}},
+		{"below smallest profiled takes its value", []LatencyPoint{{Batch: 2, MS: 4}, {Batch: 4, MS: 6}}, 1, 0, 0, []float64{4, 4, 5, 6}},
+		{"dip raised to running max", []LatencyPoint{{Batch: 1, MS: 5}, {Batch: 2, MS: 4}, {Batch: 3, MS: 7}}, 1, 0, 0, []float64{5, 5, 7}},
+		{"single point", []LatencyPoint{{Batch: 1, MS: 2}}, 1, 0, 0, []float64{2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := NewLatency(tc.points, tc.factor, tc.overhead, tc.maxBatch)
+			require.NoError(t, err)
+			require.Equal(t, len(tc.want), l.MaxBatch())
+			for b, w := range tc.want {
+				require.Equal(t, ms(w), l.At(b+1), "ℓ(%d)", b+1)
+			}
+		})
+	}
+}
+
+func TestNewLatencyErrors(t *testing.T) {
+	ok := []LatencyPoint{{Batch: 1, MS: 5}, {Batch: 8, MS: 10}}
+	tests := []struct {
+		name     string
+		points   []LatencyPoint
+		factor   float64
+		overhead time.Duration
+		maxBatch int
+	}{
+		{"no points", nil, 1, 0, 0},
+		{"zero factor", ok, 0, 0, 0},
+		{"negative overhead", ok, 1, -1, 0},
+		{"batch 0", []LatencyPoint{{Batch: 0, MS: 1}}, 1, 0, 0},
+		{"non-positive latency", []LatencyPoint{{Batch: 1, MS: 0}}, 1, 0, 0},
+		{"repeated batch", []LatencyPoint{{Batch: 1, MS: 1}, {Batch: 1, MS: 2}}, 1, 0, 0},
+		{"beyond largest profiled", ok, 1, 0, 9},
+		{"negative max batch", ok, 1, 0, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewLatency(tc.points, tc.factor, tc.overhead, tc.maxBatch)
+			require.ErrorIs(t, err, ErrBadLatency)
+		})
+	}
+	_, err := LinearLatency(ms(1), ms(1), 0)
+	require.ErrorIs(t, err, ErrBadLatency)
+	_, err = LinearLatency(0, 0, 4)
+	require.ErrorIs(t, err, ErrBadLatency)
+}
+
+func TestLatencyLargest(t *testing.T) {
+	l := linear(t, 1, 5, 8) // 6, 7, ..., 13 ms
+	tests := []struct {
+		budget float64
+		limit  int
+		want   int
+	}{
+		{5.9, 8, 0},
+		{6, 8, 1},
+		{9.5, 8, 4},
+		{13, 8, 8},
+		{100, 8, 8},
+		{100, 3, 3},
+		{100, 20, 8},
+		{10, 0, 0},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, l.Largest(ms(tc.budget), tc.limit), "budget %v limit %d", tc.budget, tc.limit)
+	}
+	require.Zero(t, Latency{}.MaxBatch())
+	require.Zero(t, Latency{}.Largest(ms(100), 4))
+}
