@@ -1,0 +1,213 @@
+package kserve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// OutputRequest is one output the client asked for.
+type OutputRequest struct {
+	Name   string
+	Binary bool
+}
+
+// Request is a decoded, checked inference request.
+type Request struct {
+	ID         string
+	Inputs     []tensor.Tensor
+	Outputs    []OutputRequest // empty: all outputs
+	Parameters Parameters
+	// BinaryOutputs is the request-level binary_data_output parameter: every
+	// output not asked for otherwise travels as binary data.
+	BinaryOutputs bool
+	// Timeout is the "timeout" parameter (µs in the protocol); 0 when absent.
+	Timeout time.Duration
+	// Priority is the "priority" parameter; accepted, 0 when absent.
+	Priority int64
+}
+
+// DecodeRequest decodes an inference request body. jsonLen is the value of
+// the Inference-Header-Content-Length header, or -1 when the header is
+// absent (the whole body is JSON). Errors wrap ErrBadRequest and say what is
+// wrong with which input.
+func DecodeRequest(body []byte, jsonLen int64) (*Request, error) {
+	bad := func(format string, args ...any) (*Request, error) {
+		return nil, fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))
+	}
+	head, bin := body, []byte(nil)
+	if jsonLen >= 0 {
+		if jsonLen > int64(len(body)) {
+			return bad("%s is %d but the body has %d bytes", HeaderContentLength, jsonLen, len(body))
+		}
+		head, bin = body[:jsonLen], body[jsonLen:]
+	}
+	var env InferRequestJSON
+	dec := json.NewDecoder(bytes.NewReader(head))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return bad("request is not valid JSON for an inference request: %s", jsonErr(err))
+	}
+	if dec.More() {
+		return bad("request has content after its JSON object")
+	}
+	if len(env.Inputs) == 0 {
+		return bad("request has no inputs")
+	}
+	r := &Request{ID: env.ID, Parameters: env.Parameters}
+	if err := r.readParameters(env.Parameters); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, in := range env.Inputs {
+		t, rest, err := decodeInput(in, bin)
+		if err != nil {
+			name := in.Name
+			if name == "" {
+				name = "#" + strconv.Itoa(i)
+			}
+			return bad("input %q: %s", name, err)
+		}
+		if seen[t.Name] {
+			return bad("input %q given twice", t.Name)
+		}
+		seen[t.Name] = true
+		bin = rest
+		r.Inputs = append(r.Inputs, t)
+	}
+	if len(bin) > 0 {
+		return bad("%d bytes of binary data are left over after the inputs' binary_data_size", len(bin))
+	}
+	outSeen := map[string]bool{}
+	for _, o := range env.Outputs {
+		if o.Name == "" {
+			return bad("an output has no name")
+		}
+		if outSeen[o.Name] {
+			return bad("output %q asked for twice", o.Name)
+		}
+		outSeen[o.Name] = true
+		b, _, err := boolParam(o.Parameters, "binary_data")
+		if err != nil {
+			return bad("output %q: %s", o.Name, err)
+		}
+		if _, found := o.Parameters["binary_data"]; !found {
+			b = r.BinaryOutputs
+		}
+		r.Outputs = append(r.Outputs, OutputRequest{Name: o.Name, Binary: b})
+	}
+	return r, nil
+}
+
+func (r *Request) readParameters(p Parameters) error {
+	var err error
+	if r.BinaryOutputs, _, err = boolParam(p, "binary_data_output"); err != nil {
+		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
+	}
+	us, found, err := intParam(p, "timeout")
+	if err != nil {
+		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
+	}
+	if found {
+		if us <= 0 || us > math.MaxInt64/int64(time.Microsecond) {
+			return fmt.Errorf("%w: parameters: timeout must be a positive number of microseconds", ErrBadRequest)
+		}
+		r.Timeout = time.Duration(us) * time.Microsecond
+	}
+	if r.Priority, _, err = intParam(p, "priority"); err != nil {
+		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
+	}
+	return nil
+}
+
+// decodeInput checks one input and takes its data from JSON or from the
+// front of bin, returning what is left of bin.
+func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
+	if in.Name == "" {
+		return tensor.Tensor{}, bin, errors.New("no name")
+	}
+	dt, err := tensor.ParseDataType(in.DataType)
+	if err != nil {
+		return tensor.Tensor{}, bin, fmt.Errorf("datatype %q is not a KServe v2 data type (FP32, INT64, BOOL, ...)", in.DataType)
+	}
+	if in.Shape == nil {
+		return tensor.Tensor{}, bin, errors.New("no shape")
+	}
+	if len(in.Shape) > MaxRank {
+		return tensor.Tensor{}, bin, fmt.Errorf("shape has %d dimensions, at most %d are allowed", len(in.Shape), MaxRank)
+	}
+	n, err := tensor.NumElements(in.Shape)
+	if err != nil {
+		return tensor.Tensor{}, bin, fmt.Errorf("shape %v: %w", in.Shape, err)
+	}
+	if dt.Size() == 0 {
+		return tensor.Tensor{}, bin, fmt.Errorf("datatype %s is not supported for inference", dt)
+	}
+	size, found, err := intParam(in.Parameters, "binary_data_size")
+	if err != nil {
+		return tensor.Tensor{}, bin, err
+	}
+	var data []byte
+	switch {
+	case found && len(in.Data) > 0:
+		return tensor.Tensor{}, bin, errors.New("has both data and binary_data_size")
+	case found:
+		want := n * int64(dt.Size())
+		if size != want {
+			return tensor.Tensor{}, bin, fmt.Errorf("binary_data_size is %d but shape %v of %s needs %d bytes", size, in.Shape, dt, want)
+		}
+		if size > int64(len(bin)) {
+			return tensor.Tensor{}, bin, fmt.Errorf("binary_data_size is %d but only %d bytes of binary data remain", size, len(bin))
+		}
+		data, bin = bin[:size], bin[size:]
+	case len(in.Data) > 0:
+		if data, err = decodeData(in.Data, dt, n); err != nil {
+			return tensor.Tensor{}, bin, err
+		}
+	default:
+		return tensor.Tensor{}, bin, errors.New("has neither data nor binary_data_size")
+	}
+	t, err := tensor.New(in.Name, dt, in.Shape, data)
+	return t, bin, err
+}
+
+func boolParam(p Parameters, key string) (v, found bool, err error) {
+	raw, ok := p[key]
+	if !ok {
+		return false, false, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return false, true, fmt.Errorf("%s must be true or false", key)
+	}
+	return v, true, nil
+}
+
+func intParam(p Parameters, key string) (v int64, found bool, err error) {
+	raw, ok := p[key]
+	if !ok {
+		return 0, false, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, true, fmt.Errorf("%s must be an integer", key)
+	}
+	return v, true, nil
+}
+
+// jsonErr shortens encoding/json's messages.
+func jsonErr(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	var ue *json.UnmarshalTypeError
+	if errors.As(err, &ue) {
+		return fmt.Sprintf("field %q has the wrong type (%s)", ue.Field, ue.Value)
+	}
+	return err.Error()
+}

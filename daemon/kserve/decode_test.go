@@ -1,0 +1,204 @@
+package kserve
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeJSONInputs(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want tensor.Tensor
+	}{
+		{"flat fp32", `{"inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[1,2.5,-3,4e2]}]}`,
+			mustF32(t, "x", []int64{2, 2}, 1, 2.5, -3, 400)},
+		{"nested fp32", `{"inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2.5],[-3,4e2]]}]}`,
+			mustF32(t, "x", []int64{2, 2}, 1, 2.5, -3, 400)},
+		{"bool", `{"inputs":[{"name":"b","shape":[3],"datatype":"BOOL","data":[true,false,true]}]}`,
+			tensor.Tensor{Name: "b", DataType: tensor.Bool, Shape: []int64{3}, Data: []byte{1, 0, 1}}},
+		{"int64", `{"inputs":[{"name":"i","shape":[2],"datatype":"INT64","data":[-1, 9007199254740993]}]}`,
+			tensor.Tensor{Name: "i", DataType: tensor.Int64, Shape: []int64{2}, Data: le64(-1, 9007199254740993)}},
+		{"int32", `{"inputs":[{"name":"i","shape":[1,2],"datatype":"INT32","data":[[7, -8]]}]}`,
+			tensor.Tensor{Name: "i", DataType: tensor.Int32, Shape: []int64{1, 2}, Data: []byte{7, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff}}},
+		{"uint8", `{"inputs":[{"name":"u","shape":[2],"datatype":"UINT8","data":[0,255]}]}`,
+			tensor.Tensor{Name: "u", DataType: tensor.Uint8, Shape: []int64{2}, Data: []byte{0, 255}}},
+		{"fp16", `{"inputs":[{"name":"h","shape":[3],"datatype":"FP16","data":[1, -2, 0.5]}]}`,
+			tensor.Tensor{Name: "h", DataType: tensor.FP16, Shape: []int64{3}, Data: []byte{0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38}}},
+		{"empty tensor", `{"inputs":[{"name":"x","shape":[0,4],"datatype":"FP32","data":[]}]}`,
+			tensor.Tensor{Name: "x", DataType: tensor.FP32, Shape: []int64{0, 4}, Data: []byte{}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := DecodeRequest([]byte(tc.body), -1)
+			require.NoError(t, err)
+			require.Len(t, r.Inputs, 1)
+			require.Equal(t, tc.want.Name, r.Inputs[0].Name)
+			require.Equal(t, tc.want.DataType, r.Inputs[0].DataType)
+			require.Equal(t, tc.want.Shape, r.Inputs[0].Shape)
+			require.Equal(t, tc.want.Data, r.Inputs[0].Data)
+		})
+	}
+}
+
+func TestDecodeParametersAndOutputs(t *testing.T) {
+	body := `{"id":"r1","parameters":{"timeout":2500,"priority":3,"binary_data_output":true},
+	  "inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],
+	  "outputs":[{"name":"a"},{"name":"b","parameters":{"binary_data":false}}]}`
+	r, err := DecodeRequest([]byte(body), -1)
+	require.NoError(t, err)
+	require.Equal(t, "r1", r.ID)
+	require.Equal(t, 2500*time.Microsecond, r.Timeout)
+	require.Equal(t, int64(3), r.Priority)
+	require.True(t, r.BinaryOutputs)
+	require.Equal(t, []OutputRequest{{Name: "a", Binary: true}, {Name: "b", Binary: false}}, r.Outputs)
+}
+
+func binaryBody(t *testing.T, head string, bin ...[]byte) ([]byte, int64) {
+	t.Helper()
+	body := []byte(head)
+	for _, b := range bin {
+		body = append(body, b...)
+	}
+	return body, int64(len(head))
+}
+
+func TestDecodeBinaryInputs(t *testing.T) {
+	x := mustF32(t, "x", []int64{1, 2}, 1.5, 2.5)
+	head := `{"inputs":[{"name":"x","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}},` +
+		`{"name":"m","shape":[2],"datatype":"BOOL","data":[true,false]},` +
+		`{"name":"u","shape":[3],"datatype":"UINT8","parameters":{"binary_data_size":3}}]}`
+	body, n := binaryBody(t, head, x.Data, []byte{9, 8, 7})
+	r, err := DecodeRequest(body, n)
+	require.NoError(t, err)
+	require.Equal(t, x.Data, r.Inputs[0].Data)
+	require.Equal(t, []byte{1, 0}, r.Inputs[1].Data)
+	require.Equal(t, []byte{9, 8, 7}, r.Inputs[2].Data)
+}
+
+func TestDecodeRejects(t *testing.T) {
+	deep := `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":` + strings.Repeat("[", 40) + "1" + strings.Repeat("]", 40) + `}]}`
+	tests := []struct {
+		name   string
+		body   string
+		bin    []byte // non-nil: binary body with this tail
+		jsonN  int64  // overrides the header length when not 0
+		errHas string
+	}{
+		{"not json", `{"inputs":`, nil, 0, "not valid JSON"},
+		{"unknown field", `{"inputs":[],"extra":1}`, nil, 0, "extra"},
+		{"no inputs", `{"inputs":[]}`, nil, 0, "no inputs"},
+		{"trailing junk", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]} {}`, nil, 0, "after its JSON"},
+		{"no name", `{"inputs":[{"shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0, "no name"},
+		{"bad dtype", `{"inputs":[{"name":"x","shape":[1],"datatype":"FLOAT","data":[1]}]}`, nil, 0, `"FLOAT"`},
+		{"bytes dtype", `{"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]}`, nil, 0, "not supported"},
+		{"no shape", `{"inputs":[{"name":"x","datatype":"FP32","data":[1]}]}`, nil, 0, "no shape"},
+		{"negative shape", `{"inputs":[{"name":"x","shape":[-1,2],"datatype":"FP32","data":[1,2]}]}`, nil, 0, "dimension 0 is -1"},
+		{"overflowing shape", `{"inputs":[{"name":"x","shape":[4294967296,4294967296],"datatype":"FP32","data":[1]}]}`, nil, 0, "more than"},
+		{"huge shape, little data", `{"inputs":[{"name":"x","shape":[1000000000],"datatype":"FP32","data":[1]}]}`, nil, 0, "1 values, the shape asks for 1000000000"},
+		{"rank too high", `{"inputs":[{"name":"x","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"datatype":"FP32","data":[1]}]}`, nil, 0, "at most 16"},
+		{"too few values", `{"inputs":[{"name":"x","shape":[3],"datatype":"FP32","data":[1,2]}]}`, nil, 0, "holds 2 values, the shape asks for 3"},
+		{"too many values", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1,2]}]}`, nil, 0, "more than the 1"},
+		{"deep nesting", deep, nil, 0, "deeper than"},
+		{"string in fp32", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":["1"]}]}`, nil, 0, "not a number"},
+		{"float in int", `{"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[1.5]}]}`, nil, 0, "not an integer"},
+		{"int overflow", `{"inputs":[{"name":"x","shape":[1],"datatype":"INT8","data":[300]}]}`, nil, 0, "fits INT8"},
+		{"negative uint", `{"inputs":[{"name":"x","shape":[1],"datatype":"UINT8","data":[-1]}]}`, nil, 0, "unsigned"},
+		{"bool as int", `{"inputs":[{"name":"x","shape":[1],"datatype":"BOOL","data":[1]}]}`, nil, 0, "true or false"},
+		{"fp32 overflow", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1e39]}]}`, nil, 0, "not a number"},
+		{"duplicate input", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]},{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0, "twice"},
+		{"data and binary", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1],"parameters":{"binary_data_size":4}}]}`, []byte{0, 0, 0, 0}, 0, "both"},
+		{"neither", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32"}]}`, nil, 0, "neither"},
+		{"wrong binary size", `{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`, []byte{0, 0, 0, 0}, 0, "needs 8 bytes"},
+		{"binary short", `{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","parameters":{"binary_data_size":8}}]}`, []byte{0, 0, 0, 0}, 0, "only 4 bytes"},
+		{"binary left over", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`, []byte{0, 0, 0, 0, 1}, 0, "left over"},
+		{"header beyond body", `{"inputs":[]}`, []byte{}, 1 << 20, "body has"},
+		{"binary size not int", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":"4"}}]}`, []byte{0, 0, 0, 0}, 0, "integer"},
+		{"bad timeout", `{"parameters":{"timeout":-5},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0, "timeout"},
+		{"unnamed output", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{}]}`, nil, 0, "no name"},
+		{"bad brackets", `{"inputs":[{"name":"x","shape":[2],"datatype":"FP32","data":[1,,2]}]}`, nil, 0, "not valid JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body, n := []byte(tc.body), int64(-1)
+			if tc.bin != nil {
+				body, n = binaryBody(t, tc.body, tc.bin)
+			}
+			if tc.jsonN != 0 {
+				n = tc.jsonN
+			}
+			_, err := DecodeRequest(body, n)
+			require.ErrorIs(t, err, ErrBadRequest)
+			require.Contains(t, err.Error(), tc.errHas)
+		})
+	}
+}
+
+func TestDecodeDataDirect(t *testing.T) {
+	// Malformed arrays that encoding/json would already refuse are refused
+	// here too, since decodeData may see raw bytes from anywhere.
+	for _, raw := range []string{"1", "[1,]", "[,1]", "[1 2]", "[[1]", "[1]]", "[1] x", "[1][2]"} {
+		_, err := decodeData([]byte(raw), tensor.FP32, 2)
+		require.Error(t, err, raw)
+	}
+	out, err := decodeData([]byte(" [ [1] , [2] ] "), tensor.FP32, 2)
+	require.NoError(t, err)
+	require.Len(t, out, 8)
+}
+
+func TestEncodeResponse(t *testing.T) {
+	a := mustF32(t, "a", []int64{1, 2}, 0.5, -1)
+	b := tensor.Tensor{Name: "b", DataType: tensor.Int64, Shape: []int64{1}, Data: le64(-7)}
+	body, n, err := EncodeResponse(InferResponseJSON{ModelName: "m", ModelVersion: "1", ID: "q"}, []Output{{Tensor: a}, {Tensor: b}})
+	require.NoError(t, err)
+	require.Equal(t, int64(-1), n)
+	require.JSONEq(t, `{"model_name":"m","model_version":"1","id":"q","outputs":[
+	  {"name":"a","shape":[1,2],"datatype":"FP32","data":[0.5,-1]},
+	  {"name":"b","shape":[1],"datatype":"INT64","data":[-7]}]}`, string(body))
+
+	body, n, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: a, Binary: true}, {Tensor: b}})
+	require.NoError(t, err)
+	require.Positive(t, n)
+	var head map[string]any
+	require.NoError(t, json.Unmarshal(body[:n], &head))
+	outs := head["outputs"].([]any)
+	require.Equal(t, float64(8), outs[0].(map[string]any)["parameters"].(map[string]any)["binary_data_size"])
+	require.Nil(t, outs[0].(map[string]any)["data"])
+	require.Equal(t, a.Data, body[n:])
+
+	nan := mustF32(t, "n", []int64{1}, float32(math.NaN()))
+	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: nan}})
+	require.ErrorContains(t, err, "binary")
+}
+
+func TestHalfRoundTrip(t *testing.T) {
+	for _, f := range []float32{0, 1, -2, 0.5, 65504, 6.1035156e-05, 5.9604645e-08, -0.333251953125} {
+		require.Equal(t, f, halfToFloat32(float32ToHalf(f)), strconv.FormatFloat(float64(f), 'g', -1, 32))
+	}
+	require.Equal(t, uint16(0x7c00), float32ToHalf(1e6), "overflow is +Inf")
+	require.True(t, math.IsNaN(float64(halfToFloat32(float32ToHalf(float32(math.NaN()))))))
+	require.Equal(t, uint16(0x3c00), float32ToHalf(1.0004883), "ties to even")
+}
+
+func mustF32(t *testing.T, name string, shape []int64, vals ...float32) tensor.Tensor {
+	t.Helper()
+	x, err := tensor.FromFloat32s(name, shape, vals)
+	require.NoError(t, err)
+	return x
+}
+
+func le64(vals ...int64) []byte {
+	var out []byte
+	for _, v := range vals {
+		out = binary.LittleEndian.AppendUint64(out, uint64(v))
+	}
+	return out
+}

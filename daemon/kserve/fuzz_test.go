@@ -1,0 +1,49 @@
+package kserve
+
+import (
+	"testing"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzDecodeRequest feeds arbitrary bodies and header lengths: decoding must
+// never panic, and whatever it accepts must be internally consistent.
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add([]byte(`{"inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3,4]]}]}`), int64(-1))
+	f.Add([]byte(`{"id":"a","parameters":{"timeout":5},"inputs":[{"name":"b","shape":[2],"datatype":"BOOL","data":[true,false]}],"outputs":[{"name":"o","parameters":{"binary_data":true}}]}`), int64(-1))
+	f.Add(append([]byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`), 0, 0, 128, 63), int64(84))
+	f.Add([]byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"INT8","data":[[[[[1]]]]]}]}`), int64(-1))
+	f.Fuzz(func(t *testing.T, body []byte, jsonLen int64) {
+		r, err := DecodeRequest(body, jsonLen)
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadRequest)
+			return
+		}
+		require.NotEmpty(t, r.Inputs)
+		for _, in := range r.Inputs {
+			require.NoError(t, in.Check())
+			n, err := tensor.NumElements(in.Shape)
+			require.NoError(t, err)
+			require.LessOrEqual(t, n*int64(in.DataType.Size()), int64(len(body)), "data never exceeds the body")
+		}
+	})
+}
+
+// FuzzDecodeData checks the data-array scanner alone.
+func FuzzDecodeData(f *testing.F) {
+	f.Add([]byte("[1,2,3]"), "FP32", int64(3))
+	f.Add([]byte("[[true],[false]]"), "BOOL", int64(2))
+	f.Add([]byte("[[[-1]]]"), "INT64", int64(1))
+	f.Fuzz(func(t *testing.T, raw []byte, dt string, want int64) {
+		d := tensor.DataType(dt)
+		if !d.Valid() || want < 0 || want > 1<<20 {
+			return
+		}
+		out, err := decodeData(raw, d, want)
+		if err != nil {
+			return
+		}
+		require.Equal(t, want*int64(d.Size()), int64(len(out)))
+	})
+}

@@ -1,0 +1,239 @@
+package kserve
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// MaxDataDepth bounds how deeply "data" arrays may nest. Tensors have at
+// most MaxRank dimensions, so deeper nesting is malformed input.
+const MaxDataDepth = MaxRank + 1
+
+// MaxRank bounds the rank of a tensor.
+const MaxRank = 16
+
+// decodeData reads a JSON "data" value — a flat or nested array of numbers
+// (or true/false for BOOL) — into little-endian bytes of dt. It counts the
+// values it actually finds and fails unless they are exactly want; it never
+// allocates from the declared shape alone (capacity grows with the values
+// present).
+func decodeData(raw []byte, dt tensor.DataType, want int64) ([]byte, error) {
+	size := dt.Size()
+	if size == 0 {
+		return nil, fmt.Errorf("%w: %s", tensor.ErrUnsupported, dt)
+	}
+	// At most one value per two bytes of JSON ("1,"), so this bounds the
+	// allocation by the body, not by the shape.
+	capHint := min(want, int64(len(raw)/2+1)) * int64(size)
+	out := make([]byte, 0, capHint)
+	var n int64
+	depth := 0
+	i := 0
+	skipSpace := func() {
+		for i < len(raw) && (raw[i] == ' ' || raw[i] == '\n' || raw[i] == '\t' || raw[i] == '\r') {
+			i++
+		}
+	}
+	skipSpace()
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, fmt.Errorf("data must be an array")
+	}
+	expectValue := true // after '[' or ','
+	for i < len(raw) {
+		skipSpace()
+		if i >= len(raw) {
+			break
+		}
+		c := raw[i]
+		switch {
+		case c == '[':
+			if !expectValue {
+				return nil, fmt.Errorf("data: unexpected '[' at byte %d", i)
+			}
+			depth++
+			if depth > MaxDataDepth {
+				return nil, fmt.Errorf("data nests deeper than %d arrays", MaxDataDepth)
+			}
+			i++
+		case c == ']':
+			if depth == 0 {
+				return nil, fmt.Errorf("data: unbalanced ']' at byte %d", i)
+			}
+			depth--
+			i++
+			expectValue = false
+			if depth == 0 {
+				skipSpace()
+				if i != len(raw) {
+					return nil, fmt.Errorf("data: unexpected content after the array at byte %d", i)
+				}
+			}
+		case c == ',':
+			if expectValue {
+				return nil, fmt.Errorf("data: unexpected ',' at byte %d", i)
+			}
+			i++
+			expectValue = true
+		default:
+			if !expectValue {
+				return nil, fmt.Errorf("data: missing ',' at byte %d", i)
+			}
+			j := i
+			for j < len(raw) && raw[j] != ',' && raw[j] != ']' && raw[j] != ' ' && raw[j] != '\n' && raw[j] != '\t' && raw[j] != '\r' {
+				j++
+			}
+			n++
+			if n > want {
+				return nil, fmt.Errorf("data holds more than the %d values the shape asks for", want)
+			}
+			var err error
+			if out, err = appendValue(out, dt, raw[i:j]); err != nil {
+				return nil, fmt.Errorf("data value %d: %w", n-1, err)
+			}
+			i = j
+			expectValue = false
+		}
+	}
+	if depth != 0 {
+		return nil, fmt.Errorf("data: unterminated array")
+	}
+	if n != want {
+		return nil, fmt.Errorf("data holds %d values, the shape asks for %d", n, want)
+	}
+	return out, nil
+}
+
+// appendValue parses one JSON scalar as dt and appends its bytes.
+func appendValue(out []byte, dt tensor.DataType, tok []byte) ([]byte, error) {
+	s := string(tok)
+	switch dt {
+	case tensor.Bool:
+		switch s {
+		case "true":
+			return append(out, 1), nil
+		case "false":
+			return append(out, 0), nil
+		}
+		return nil, fmt.Errorf("%q is not true or false", s)
+	case tensor.FP32:
+		f, err := strconv.ParseFloat(s, 32)
+		if err != nil || !isJSONNumber(tok) {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(f))), nil
+	case tensor.FP64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !isJSONNumber(tok) {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return binary.LittleEndian.AppendUint64(out, math.Float64bits(f)), nil
+	case tensor.FP16:
+		f, err := strconv.ParseFloat(s, 32)
+		if err != nil || !isJSONNumber(tok) {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return binary.LittleEndian.AppendUint16(out, float32ToHalf(float32(f))), nil
+	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
+		bitsz := dt.Size() * 8
+		v, err := strconv.ParseInt(s, 10, bitsz)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer that fits %s", s, dt)
+		}
+		return appendUint(out, uint64(v), dt.Size()), nil
+	case tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64:
+		v, err := strconv.ParseUint(s, 10, dt.Size()*8)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an unsigned integer that fits %s", s, dt)
+		}
+		return appendUint(out, v, dt.Size()), nil
+	}
+	return nil, fmt.Errorf("%w: %s", tensor.ErrUnsupported, dt)
+}
+
+func appendUint(out []byte, v uint64, size int) []byte {
+	for k := 0; k < size; k++ {
+		out = append(out, byte(v>>(8*k)))
+	}
+	return out
+}
+
+// isJSONNumber rejects what strconv accepts but JSON does not (Inf, NaN,
+// hex, underscores, a leading '+').
+func isJSONNumber(tok []byte) bool {
+	for _, c := range tok {
+		if !(c >= '0' && c <= '9' || c == '-' || c == '.' || c == 'e' || c == 'E' || c == '+') {
+			return false
+		}
+	}
+	return len(tok) > 0 && tok[0] != '+'
+}
+
+// encodeData turns a tensor's bytes into a flat slice JSON can marshal.
+func encodeData(t tensor.Tensor) (any, error) {
+	size := t.DataType.Size()
+	if size == 0 {
+		return nil, fmt.Errorf("%w: %s", tensor.ErrUnsupported, t.DataType)
+	}
+	n := len(t.Data) / size
+	d := t.Data
+	switch t.DataType {
+	case tensor.Bool:
+		out := make([]bool, n)
+		for i := range out {
+			out[i] = d[i] != 0
+		}
+		return out, nil
+	case tensor.FP32:
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
+		}
+		return finiteOrError(out)
+	case tensor.FP64:
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
+		}
+		return finiteOrError(out)
+	case tensor.FP16:
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = halfToFloat32(binary.LittleEndian.Uint16(d[2*i:]))
+		}
+		return finiteOrError(out)
+	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
+		out := make([]int64, n)
+		for i := range out {
+			var u uint64
+			for k := 0; k < size; k++ {
+				u |= uint64(d[size*i+k]) << (8 * k)
+			}
+			shift := 64 - 8*size
+			out[i] = int64(u<<shift) >> shift // sign-extend
+		}
+		return out, nil
+	default: // unsigned
+		out := make([]uint64, n)
+		for i := range out {
+			for k := 0; k < size; k++ {
+				out[i] |= uint64(d[size*i+k]) << (8 * k)
+			}
+		}
+		return out, nil
+	}
+}
+
+// finiteOrError refuses values JSON cannot carry; such outputs must be asked
+// for as binary data.
+func finiteOrError[F float32 | float64](vals []F) (any, error) {
+	for _, v := range vals {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("output holds NaN or infinity, which JSON cannot carry; ask for it as binary data")
+		}
+	}
+	return vals, nil
+}

@@ -1,0 +1,93 @@
+// Package kserve is the wire format of the KServe v2 / Open Inference
+// Protocol as Triton speaks it: inference requests and responses in JSON,
+// the binary tensor extension (Inference-Header-Content-Length), and the
+// metadata documents. Decoding never trusts a declared size: every shape is
+// checked against the bytes or values actually present.
+package kserve
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// HeaderContentLength is the binary extension's header: the length of the
+// JSON part of a body whose tensors follow as raw bytes.
+const HeaderContentLength = "Inference-Header-Content-Length"
+
+// ErrBadRequest is wrapped by every error about a malformed request; the HTTP
+// layer answers it with 400.
+var ErrBadRequest = errors.New("bad request")
+
+// Parameters are the free-form "parameters" objects of the protocol.
+type Parameters map[string]json.RawMessage
+
+// RequestInput is one input tensor of an inference request.
+type RequestInput struct {
+	Name       string          `json:"name"`
+	Shape      []int64         `json:"shape"`
+	DataType   string          `json:"datatype"`
+	Parameters Parameters      `json:"parameters,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
+}
+
+// RequestOutput asks for one output, optionally as binary data.
+type RequestOutput struct {
+	Name       string     `json:"name"`
+	Parameters Parameters `json:"parameters,omitempty"`
+}
+
+// InferRequestJSON is the JSON part of an inference request.
+type InferRequestJSON struct {
+	ID         string          `json:"id,omitempty"`
+	Parameters Parameters      `json:"parameters,omitempty"`
+	Inputs     []RequestInput  `json:"inputs"`
+	Outputs    []RequestOutput `json:"outputs,omitempty"`
+}
+
+// ResponseOutput is one output tensor of an inference response. Data is a
+// flat array, or absent when the tensor travels as binary data.
+type ResponseOutput struct {
+	Name       string         `json:"name"`
+	Shape      []int64        `json:"shape"`
+	DataType   string         `json:"datatype"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+	Data       any            `json:"data,omitempty"`
+}
+
+// InferResponseJSON is the JSON part of an inference response.
+type InferResponseJSON struct {
+	ModelName    string           `json:"model_name"`
+	ModelVersion string           `json:"model_version,omitempty"`
+	ID           string           `json:"id,omitempty"`
+	Parameters   map[string]any   `json:"parameters,omitempty"`
+	Outputs      []ResponseOutput `json:"outputs"`
+}
+
+// ErrorResponse is the body of every error answer.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
+
+// ServerMetadata answers GET /v2.
+type ServerMetadata struct {
+	Name       string   `json:"name"`
+	Version    string   `json:"version"`
+	Extensions []string `json:"extensions"`
+}
+
+// TensorMetadata describes an input or output in model metadata; -1 is a
+// dimension of any size (the batch dimension of batching models).
+type TensorMetadata struct {
+	Name     string  `json:"name"`
+	DataType string  `json:"datatype"`
+	Shape    []int64 `json:"shape"`
+}
+
+// ModelMetadata answers GET /v2/models/{m}.
+type ModelMetadata struct {
+	Name     string           `json:"name"`
+	Versions []string         `json:"versions"`
+	Platform string           `json:"platform"`
+	Inputs   []TensorMetadata `json:"inputs"`
+	Outputs  []TensorMetadata `json:"outputs"`
+}
