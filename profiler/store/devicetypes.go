@@ -25,8 +25,9 @@ type DeviceType struct {
 	Partitioning string  // PartitionMPS, PartitionMIG, PartitionCores or PartitionNone
 	Sizes        []int   // partition sizes, percent
 	MemoryMB     float64 // NaN = unknown
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// CreatedAt and UpdatedAt are set by the store from its clock.
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (d DeviceType) validate() error {
@@ -53,7 +54,7 @@ func (d DeviceType) validate() error {
 }
 
 // UpsertDeviceType inserts d or updates the stored one of the same name
-// (keeping its CreatedAt) and returns it as stored.
+// (keeping its CreatedAt, setting UpdatedAt to now) and returns it as stored.
 func (s *Store) UpsertDeviceType(ctx context.Context, d DeviceType) (DeviceType, error) {
 	op := fmt.Sprintf("upsert device type %s", d.Name)
 	if err := d.validate(); err != nil {
@@ -63,7 +64,7 @@ func (s *Store) UpsertDeviceType(ctx context.Context, d DeviceType) (DeviceType,
 	if err != nil {
 		return DeviceType{}, wrap(op, err)
 	}
-	now := s.stamp(d.UpdatedAt)
+	now := s.stamp(time.Time{})
 	var c, u int64
 	err = s.write(ctx, op, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `INSERT INTO device_types (name, source, partitioning, sizes, memory_mb, created_at, updated_at)

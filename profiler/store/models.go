@@ -19,8 +19,9 @@ type ModelRecord struct {
 	SLOMS        float64
 	MaxBatchSize int
 	Platform     string // e.g. "onnxruntime_onnx"
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// CreatedAt and UpdatedAt are set by the store from its clock.
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (m ModelRecord) validate() error {
@@ -47,19 +48,15 @@ func isSHA256(s string) bool {
 	return err == nil && len(b) == 32 && hex.EncodeToString(b) == s
 }
 
-// UpsertModel inserts m, or updates the stored (Name, Version); CreatedAt is
-// kept from the first insert and UpdatedAt is set to m.UpdatedAt or now. It
-// returns the record as stored.
+// UpsertModel inserts m, or updates the stored (Name, Version). CreatedAt is
+// kept from the first insert and UpdatedAt set to now; the times in m are
+// ignored. It returns the record as stored.
 func (s *Store) UpsertModel(ctx context.Context, m ModelRecord) (ModelRecord, error) {
 	op := fmt.Sprintf("upsert model %s version %d", m.Name, m.Version)
 	if err := m.validate(); err != nil {
 		return ModelRecord{}, wrap(op, err)
 	}
-	now := s.stamp(m.UpdatedAt)
-	created := now
-	if !m.CreatedAt.IsZero() {
-		created = m.CreatedAt.UTC()
-	}
+	now := s.stamp(time.Time{})
 	var c, u int64
 	err := s.write(ctx, op, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `
@@ -70,7 +67,7 @@ ON CONFLICT (name, version) DO UPDATE SET
 	max_batch_size = excluded.max_batch_size, platform = excluded.platform,
 	updated_at = excluded.updated_at
 RETURNING created_at, updated_at`,
-			m.Name, m.Version, m.SHA256, m.Path, m.SLOMS, m.MaxBatchSize, m.Platform, ns(created), ns(now)).Scan(&c, &u)
+			m.Name, m.Version, m.SHA256, m.Path, m.SLOMS, m.MaxBatchSize, m.Platform, ns(now), ns(now)).Scan(&c, &u)
 	})
 	if err != nil {
 		return ModelRecord{}, err
