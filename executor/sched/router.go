@@ -59,12 +59,15 @@ func (r Routing) String() string {
 //     request, started as soon as the gpu-let frees:
 //     max(now, FreeAt) + ℓ(Size+1) ≤ min(Deadline, deadline),
 //     the one that will dispatch soonest, max(now, FreeAt, Exec).
-//  2. Otherwise, among targets where the request can finish alone,
-//     max(now, FreeAt) + ℓ(1) ≤ deadline, the one that frees first. A new
-//     batch thus starts on the gpu-let whose previous batch ends first, and
-//     the gpu-lets' batches interleave instead of all shrinking.
-//  3. Otherwise the target where it would finish soonest alone; the outcome
-//     is Unreachable and that gpu-let rejects it.
+//  2. Otherwise, among targets where the request can finish alone once the
+//     gpu-let is free for it, avail + ℓ(1) ≤ deadline, the one free first.
+//     avail is max(now, FreeAt) when nothing waits there, else the end of
+//     the forming batch, max(now, FreeAt, Exec) + ℓ(Size) (a backlog beyond
+//     one batch is not counted). A new batch thus starts on the gpu-let
+//     whose previous batch ends first, and the gpu-lets' batches interleave
+//     instead of all shrinking.
+//  3. Otherwise the target where it would finish soonest alone,
+//     avail + ℓ(1); the outcome is Unreachable and that gpu-let rejects it.
 //
 // Targets that are Draining, Down or have no Latency are skipped; when none
 // is left Route returns ErrNoTarget. Exact ties in 1 and 2 (typically several
@@ -121,12 +124,12 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 			if !t.usable() {
 				continue
 			}
-			start := max(now, t.FreeAt)
-			if start+t.Latency.At(1) > deadline {
+			avail := t.availableAt(now)
+			if avail+t.Latency.At(1) > deadline {
 				continue
 			}
-			if pick < 0 || better(start, pickAt, t, &targets[pick]) {
-				pick, pickAt = i, start
+			if pick < 0 || better(avail, pickAt, t, &targets[pick]) {
+				pick, pickAt = i, avail
 			}
 		}
 	}
@@ -137,7 +140,7 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 			if !t.usable() {
 				continue
 			}
-			end := max(now, t.FreeAt) + t.Latency.At(1)
+			end := t.availableAt(now) + t.Latency.At(1)
 			if pick < 0 || better(end, pickAt, t, &targets[pick]) {
 				pick, pickAt = i, end
 			}
@@ -153,6 +156,20 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 
 func (t *Target) usable() bool {
 	return !t.Draining && !t.Down && t.Latency.MaxBatch() > 0 && t.Weight >= 0
+}
+
+// availableAt is when the gpu-let could start a new batch for the model: when
+// it frees, or after the forming batch if one waits.
+func (t *Target) availableAt(now time.Duration) time.Duration {
+	at := max(now, t.FreeAt)
+	if t.Queued == 0 {
+		return at
+	}
+	at = max(at, t.Exec)
+	if t.Size > 0 {
+		at += t.Latency.At(min(t.Size, t.Latency.MaxBatch()))
+	}
+	return at
 }
 
 func (t *Target) weight() float64 {

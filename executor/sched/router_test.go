@@ -1,0 +1,152 @@
+package sched
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// three is three gpu-lets serving model 0 with ℓ(b) = b + 5 ms.
+func three(t *testing.T, p Policy) []ExecutorSpec {
+	l := linear(t, 1, 5, 16)
+	var specs []ExecutorSpec
+	for range 3 {
+		specs = append(specs, ExecutorSpec{Config: Config{Policy: p}, Models: []ModelSpec{{ID: 0, ModelConfig: ModelConfig{Latency: l}}}})
+	}
+	return specs
+}
+
+// TestRouterStaggers is Symphony §3.3 / Figure 4 with one queue per gpu-let
+// and the router in front: 3 gpu-lets, ℓ(b) = b + 5, SLO 12, Ri at
+// 0.75·(i−1). R1 goes to gpu-let 0 (all idle: lowest index); R2..R4 join its
+// forming batch (2.25 + ℓ(4) = 11.25 ≤ 12), whose frontrun 12 − ℓ(5) = 2 has
+// passed when R4 arrives: R1..R4 start at 2.25 and run to 11.25. R5 finds no
+// forming batch and goes to the gpu-let that frees first (1, idle); R5..R8
+// start there at 5.25; R9..R12 on gpu-let 2 at 8.25. R13 (9.0) goes to the
+// gpu-let that frees first, 0 at 11.25, where R13..R16 start at 11.25 as R16
+// arrives. So every batch has 4 requests and the gpu-lets take turns every
+// 3 time units: staggered execution, as one shared queue would do.
+func TestRouterStaggers(t *testing.T) {
+	reqs := periodic(0, 60, 0, ms(0.75), ms(12))
+	rec, st := simulate(t, three(t, Deferred{}), reqs)
+	require.Zero(t, st.Rejections())
+	require.Len(t, rec.dispatches, 15)
+	for k, d := range rec.dispatches {
+		require.Equal(t, k%3, d.Exec, "batch %d", k)
+		require.Equal(t, ms(2.25)+time.Duration(k)*ms(3), d.At, "batch %d", k)
+		first := uint64(4*k + 1)
+		require.Equal(t, []uint64{first, first + 1, first + 2, first + 3}, d.IDs, "batch %d", k)
+	}
+}
+
+// TestRouterRecoversFromMissingRequests is Figure 5 of Symphony: R13..R15
+// never arrive. R16 (11.25) goes to gpu-let 0, which frees then; deferred
+// waits for its frontrun and R16..R19 start at 13.5. Then gpu-let 1 (free at
+// 14.25) takes R20..R23 at 16.5, gpu-let 2 (free at 17.25) R24..R27 at 19.5,
+// gpu-let 0 again R28..R31 at 22.5: batches of 4 throughout, the stagger
+// shifted by the gap, and nothing is dropped.
+func TestRouterRecoversFromMissingRequests(t *testing.T) {
+	reqs := periodic(0, 63, 0, ms(0.75), ms(12), 13, 14, 15)
+	rec, st := simulate(t, three(t, Deferred{}), reqs)
+	require.Zero(t, st.Rejections())
+	require.Len(t, rec.dispatches, 15)
+	for k, d := range rec.dispatches {
+		require.Len(t, d.IDs, 4, "batch %d", k)
+		require.Equal(t, k%3, d.Exec, "batch %d", k)
+	}
+	require.Equal(t, dispatched{Exec: 0, At: ms(13.5), IDs: []uint64{16, 17, 18, 19}}, rec.dispatches[3])
+	require.Equal(t, dispatched{Exec: 1, At: ms(16.5), IDs: []uint64{20, 21, 22, 23}}, rec.dispatches[4])
+	require.Equal(t, dispatched{Exec: 2, At: ms(19.5), IDs: []uint64{24, 25, 26, 27}}, rec.dispatches[5])
+	require.Equal(t, dispatched{Exec: 0, At: ms(22.5), IDs: []uint64{28, 29, 30, 31}}, rec.dispatches[6])
+
+	// Eager executors behind the same router: R1, R2, R3 each start alone on
+	// an idle gpu-let, and the batches stay small and requests are dropped.
+	eager, est := simulate(t, three(t, Eager{}), reqs)
+	require.Equal(t, []uint64{1}, eager.dispatches[0].IDs)
+	small := 0
+	for _, d := range eager.dispatches {
+		if len(d.IDs) < 4 {
+			small++
+		}
+	}
+	require.Greater(t, small, len(eager.dispatches)/2, "eager batches: %v", eager.dispatches)
+	require.NotZero(t, est.Rejections())
+}
+
+func TestRoute(t *testing.T) {
+	l := linear(t, 1, 5, 4)
+	// A forming batch of 2 due at 20, idle gpu-let, frontrun 20 − ℓ(3) = 12.
+	forming := RouteState{FreeAt: ms(10), Queued: 2, Size: 2, Deadline: ms(20), Exec: ms(12), Latest: ms(13), Latency: l}
+	idle := RouteState{FreeAt: ms(10), Latency: l}
+	busy := func(until float64) RouteState { return RouteState{FreeAt: ms(until), Latency: l} }
+	tests := []struct {
+		name     string
+		deadline float64
+		targets  []Target
+		pick     int
+		how      Routing
+	}{
+		{"absorbed by forming batch", 30, []Target{{RouteState: idle}, {RouteState: forming}}, 1, Absorbed},
+		{"tighter deadline still absorbed", 18, []Target{{RouteState: idle}, {RouteState: forming}}, 1, Absorbed},
+		{"too tight for the batch: frees first", 17, []Target{{RouteState: busy(11)}, {RouteState: forming}, {RouteState: idle}}, 2, FreesFirst},
+		{"frees first", 30, []Target{{RouteState: busy(14)}, {RouteState: busy(12)}, {RouteState: busy(13)}}, 1, FreesFirst},
+		{"idle ties go to the lower index", 30, []Target{{RouteState: idle}, {RouteState: idle}}, 0, FreesFirst},
+		{"draining skipped", 30, []Target{{RouteState: forming, Draining: true}, {RouteState: idle}}, 1, FreesFirst},
+		{"down skipped", 30, []Target{{RouteState: idle, Down: true}, {RouteState: busy(20)}}, 1, FreesFirst},
+		{"full batch cannot absorb", 30, []Target{{RouteState: RouteState{FreeAt: ms(10), Queued: 4, Size: 4, Deadline: ms(40), Exec: ms(10), Latency: l}}, {RouteState: busy(11)}}, 1, FreesFirst},
+		{"deadline-limited queue cannot absorb", 60, []Target{{RouteState: RouteState{FreeAt: ms(10), Queued: 3, Size: 2, Deadline: ms(20), Exec: ms(10), Latency: l}}, {RouteState: busy(11)}}, 1, FreesFirst},
+		{"soonest dispatch among absorbers", 40, []Target{
+			{RouteState: forming},
+			{RouteState: RouteState{FreeAt: ms(10), Queued: 1, Size: 1, Deadline: ms(18), Exec: ms(11), Latest: ms(12), Latency: l}},
+		}, 1, Absorbed},
+		{"unreachable goes where it ends soonest", 15, []Target{{RouteState: busy(12)}, {RouteState: busy(11)}}, 1, Unreachable},
+		{"weights break ties", 30, []Target{{RouteState: idle, Weight: 1, Sent: 5}, {RouteState: idle, Weight: 3, Sent: 5}}, 1, FreesFirst},
+		{"deficit follows weights", 30, []Target{{RouteState: idle, Weight: 1, Sent: 1}, {RouteState: idle, Weight: 3, Sent: 9}}, 0, FreesFirst},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.targets[tc.pick].Sent
+			i, how, err := Route(ms(10), ms(tc.deadline), tc.targets)
+			require.NoError(t, err)
+			require.Equal(t, tc.pick, i)
+			require.Equal(t, tc.how, how)
+			require.Equal(t, before+1, tc.targets[i].Sent)
+		})
+	}
+	_, _, err := Route(ms(10), ms(30), []Target{{RouteState: idle, Draining: true}, {RouteState: RouteState{}}})
+	require.ErrorIs(t, err, ErrNoTarget)
+	_, _, err = Route(ms(10), ms(30), nil)
+	require.ErrorIs(t, err, ErrNoTarget)
+}
+
+// TestRoutePredictsState: between two published states the router's own
+// prediction keeps batches together: requests due at 20, 21, 22, 23 at
+// t = 10 join the batch forming on gpu-let 0 until it is full (max batch 4);
+// the fifth goes to gpu-let 1, free before gpu-let 0 ends that batch.
+func TestRoutePredictsState(t *testing.T) {
+	l := linear(t, 1, 5, 4)
+	ts := []Target{{RouteState: RouteState{FreeAt: ms(10), Latency: l}}, {RouteState: RouteState{FreeAt: ms(10), Latency: l}}}
+	var picks []int
+	for i := range 5 {
+		p, _, err := Route(ms(10), ms(20+float64(i)), ts)
+		require.NoError(t, err)
+		picks = append(picks, p)
+	}
+	require.Equal(t, []int{0, 0, 0, 0, 1}, picks)
+	require.Equal(t, RouteState{FreeAt: ms(10), Queued: 4, Size: 4, Deadline: ms(20), Exec: ms(10), Latest: ms(11), Latency: l}, ts[0].RouteState)
+}
+
+func TestSimUnroutableAndOrder(t *testing.T) {
+	l := linear(t, 1, 5, 4)
+	rec, st := simulate(t, one(Deferred{}, 0, l), []Request{{ID: 1, Model: 7, Arrival: 0, Deadline: ms(50)}})
+	require.Equal(t, []rejected{{Exec: -1, At: 0, ID: 1, Why: Unroutable}}, rec.rejects)
+	require.Equal(t, uint64(1), st.Rejected[Unroutable])
+
+	sim, err := NewSim(one(Deferred{}, 0, l), nil)
+	require.NoError(t, err)
+	_, err = sim.Run(NewSliceSource([]Request{{ID: 1, Arrival: ms(5), Deadline: ms(50)}, {ID: 2, Arrival: ms(4), Deadline: ms(50)}}))
+	require.ErrorIs(t, err, ErrTimeOrder)
+	_, err = NewSim(nil, nil)
+	require.ErrorIs(t, err, ErrBadConfig)
+}
