@@ -31,6 +31,8 @@ func TestReadersAndWriterNeverBusy(t *testing.T) {
 		errOnce.Do(func() { firstErr = err })
 	}
 
+	require.NoError(t, s.PutLatency(ctx, profilePoints(sha, "seed")))
+
 	var writersWG, readersWG sync.WaitGroup
 	done := make(chan struct{})
 	for w := range writers {
@@ -69,8 +71,8 @@ func TestReadersAndWriterNeverBusy(t *testing.T) {
 					fail(fmt.Errorf("history shrank from %d to %d events", lastCount, len(evs)))
 				}
 				lastCount = len(evs)
-				if _, err := s.Latency(ctx, sha, "dev0"); err != nil && len(evs) > 0 {
-					fail(err)
+				if pts, err := s.Latency(ctx, sha, "seed"); err != nil || len(pts) != 192 {
+					fail(fmt.Errorf("read seeded profile: %d points: %w", len(pts), err))
 				}
 				if _, err := s.HasCompleteProfile(ctx, sha, "dev1", []int{1, 2}, []int{1, 2, 3}); err != nil {
 					fail(err)

@@ -15,6 +15,13 @@
 // database written by a newer gpuletd is refused with [ErrSchemaTooNew] and is
 // never downgraded.
 //
+// Adding a migration: never edit a released file in migrations/; add the next
+// NNNN_words.sql. Then freeze the previous version: write
+// testdata/seed_v<N-1>.sql (a few rows against that schema), run
+// `go test ./profiler/store -run TestFrozenSchemas -update` to write
+// testdata/schema_v<N-1>.sql, and add an upgradeChecks entry in frozen_test.go
+// that checks those rows survive the upgrade.
+//
 // Unknown values: a float64 field documented as "NaN = unknown" is stored as
 // SQL NULL and read back as math.NaN(); zero is a measured zero. Times are
 // stored as INTEGER unix nanoseconds and returned in UTC.

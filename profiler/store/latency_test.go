@@ -81,6 +81,7 @@ func TestPutLatencyIsAllOrNothing(t *testing.T) {
 		{"p50 unknown", func(p *LatencyPoint) { p.P50MS = math.NaN() }},
 		{"p50 infinite", func(p *LatencyPoint) { p.P50MS = math.Inf(1) }},
 		{"p99 negative", func(p *LatencyPoint) { p.P99MS = -1 }},
+		{"mean zero: unknown is NaN, not 0", func(p *LatencyPoint) { p.MeanMS = 0 }},
 		{"no device type", func(p *LatencyPoint) { p.DeviceType = "" }},
 		{"negative samples", func(p *LatencyPoint) { p.Samples = -1 }},
 	}

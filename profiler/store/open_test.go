@@ -169,3 +169,37 @@ func TestWrapClassifiesErrors(t *testing.T) {
 	}
 	require.False(t, errors.Is(wrap("x", errors.New("boom")), ErrNotFound))
 }
+
+func TestCancelledContext(t *testing.T) {
+	s := openTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"write", func() error { _, err := s.AppendEvent(ctx, Event{Kind: EventReorganize}); return err }},
+		{"read", func() error { _, err := s.Events(ctx, 0, 0); return err }},
+		{"batch write", func() error {
+			return s.PutLatency(ctx, []LatencyPoint{{ModelSHA: "m", DeviceType: "d", Size: 1, Batch: 1, P50MS: 1, P99MS: 1, MeanMS: 1, Complete: true}})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.ErrorIs(t, tt.call(), context.Canceled)
+		})
+	}
+	// The writer is left usable.
+	_, err := s.AppendEvent(context.Background(), Event{Kind: EventReorganize})
+	require.NoError(t, err)
+}
+
+func TestUseAfterClose(t *testing.T) {
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "gpuletd.db"))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = s.AppendEvent(context.Background(), Event{Kind: EventReorganize})
+	require.ErrorContains(t, err, "closed")
+	_, err = s.Events(context.Background(), 0, 0)
+	require.ErrorContains(t, err, "closed")
+}
