@@ -1,0 +1,80 @@
+package mps
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/mps/cpushare"
+)
+
+// cpuDevice describes the CPU as one device cut into whole-core gpu-lets.
+// A configured size is kept as the size its whole cores really make (60% of
+// 2 cores is 1 core, 50%); sizes below one core are dropped with a log line,
+// and an error names the field when no size is left.
+func cpuDevice(spec Spec, src Sources, field string, log *zap.Logger) (Device, error) {
+	n := len(src.CPUs)
+	if n == 0 {
+		return Device{}, invalid(field, "cpu", "this process may run on no CPU core")
+	}
+	name := src.CPUName
+	if name == "" {
+		name = "CPU"
+	}
+	d := Device{
+		ID: "cpu", Kind: KindCPU, Name: name, Type: "cpu", Cores: slices.Clone(src.CPUs),
+		Backend: BackendCPU, MaxGpulets: min(spec.maxGpulets(), n), Health: HealthOK,
+	}
+	if spec.backend() == BackendNone {
+		if err := onlyWhole(spec.Sizes, "partitioning.sizes"); err != nil {
+			return Device{}, err
+		}
+		d.Sizes, d.MaxGpulets = []int{100}, 1
+		return d, nil
+	}
+	want := spec.Sizes
+	if len(want) == 0 {
+		for k := 1; k <= n; k++ {
+			want = append(want, cpushare.SizeOf(k, n))
+		}
+	}
+	var dropped []int
+	for _, s := range want {
+		k, err := cpushare.CoresForSize(s, n)
+		if err != nil {
+			dropped = append(dropped, s)
+			continue
+		}
+		d.Sizes = append(d.Sizes, cpushare.SizeOf(k, n))
+	}
+	slices.Sort(d.Sizes)
+	d.Sizes = slices.Compact(d.Sizes)
+	if len(dropped) > 0 {
+		log.Info("CPU gpu-let sizes below one core dropped", zap.Ints("sizes", dropped), zap.Int("cores", n),
+			zap.Int("smallest_size", cpushare.MinSize(n)))
+	}
+	if len(d.Sizes) == 0 {
+		return Device{}, invalid("partitioning.sizes", fmt.Sprint(spec.Sizes), "none maps to a whole core of %d (smallest size: %d%%)", n, cpushare.MinSize(n))
+	}
+	return d, nil
+}
+
+// cpuModelName reads the CPU's model name from /proc/cpuinfo; "" if unknown.
+func cpuModelName() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

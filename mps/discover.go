@@ -1,0 +1,152 @@
+package mps
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"go.uber.org/zap"
+)
+
+// noInstance is NVML's "no GPU/compute instance" id in a ProcessInfo.
+const noInstance = 0xFFFFFFFF
+
+// Discover lists the NVIDIA GPUs of an initialised NVML: identity, memory,
+// compute capability, MIG state, utilisation and processes. Partition
+// fields (Backend, Sizes, MaxGpulets) are left for BuildInventory. A GPU NVML
+// cannot describe is still listed, with HealthFailed and the reason, so that a
+// config naming it gets a clear answer; only a failing device count is an
+// error.
+func Discover(lib nvml.Interface, log *zap.Logger) ([]Device, error) {
+	n, err := call("get device count", lib.DeviceGetCount)
+	if err != nil {
+		return nil, fmt.Errorf("discover NVIDIA GPUs: %w", err)
+	}
+	out := make([]Device, 0, n)
+	for i := range n {
+		d := Device{ID: fmt.Sprintf("gpu%d", i), Index: i, Kind: KindNVIDIA, Health: HealthOK}
+		h, err := call(fmt.Sprintf("get handle of GPU %d", i), func() (nvml.Device, nvml.Return) { return lib.DeviceGetHandleByIndex(i) })
+		if err == nil {
+			err = describe(h, &d, log)
+		}
+		if err != nil {
+			log.Warn("cannot describe NVIDIA GPU", zap.String("device", d.ID), zap.Error(err))
+			d.Health, d.HealthDetail = HealthFailed, err.Error()
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// describe fills the static and dynamic fields of d from NVML. Name and UUID
+// are required; everything else is left unknown when NVML does not say.
+func describe(h nvml.Device, d *Device, log *zap.Logger) error {
+	var err error
+	if d.Name, err = call("get name", h.GetName); err != nil {
+		return err
+	}
+	if d.UUID, err = call("get UUID", h.GetUUID); err != nil {
+		return err
+	}
+	d.Type = TypeFromName(d.Name)
+	if err := guard("get compute capability", func() nvml.Return {
+		major, minor, ret := h.GetCudaComputeCapability()
+		d.ComputeCapability = fmt.Sprintf("%d.%d", major, minor)
+		return ret
+	}); err != nil {
+		d.ComputeCapability = ""
+		log.Debug("no compute capability", zap.String("device", d.ID), zap.Error(err))
+	}
+	mig, err := readMIGState(h)
+	switch {
+	case err == nil:
+		d.MIG = mig
+	case notSupported(err):
+	default:
+		log.Warn("cannot read MIG state", zap.String("device", d.ID), zap.Error(err))
+	}
+	refresh(h, d, log)
+	return nil
+}
+
+// refresh re-reads what changes while a device runs: free memory,
+// utilisation, processes and, on MIG, the instances.
+func refresh(h nvml.Device, d *Device, log *zap.Logger) {
+	if mem, err := call("get memory info", h.GetMemoryInfo); err == nil {
+		d.MemoryTotal, d.MemoryFree = mem.Total, mem.Free
+	} else {
+		log.Debug("no memory info", zap.String("device", d.ID), zap.Error(err))
+	}
+	if u, err := call("get utilization", h.GetUtilizationRates); err == nil {
+		d.Utilization = &Utilization{GPU: int(u.Gpu), Memory: int(u.Memory)}
+	} else {
+		d.Utilization = nil // not supported in MIG mode, for one
+	}
+	procs, procErr := processes(h)
+	if procErr != nil {
+		log.Debug("no process list", zap.String("device", d.ID), zap.Error(procErr))
+	}
+	d.Processes = procs
+	if d.MIG != nil && d.MIG.Enabled {
+		insts, _, err := readMIGInstances(h, procs, procErr == nil)
+		if err != nil {
+			log.Warn("cannot read MIG instances", zap.String("device", d.ID), zap.Error(err))
+		} else {
+			d.MIG.Instances = insts
+		}
+	}
+}
+
+// processes lists the compute and MPS processes on a device, once each.
+func processes(h nvml.Device) ([]GPUProcess, error) {
+	compute, err := call("get compute processes", h.GetComputeRunningProcesses)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[uint32]bool{}
+	var out []GPUProcess
+	add := func(list []nvml.ProcessInfo) {
+		for _, p := range list {
+			if seen[p.Pid] {
+				continue
+			}
+			seen[p.Pid] = true
+			out = append(out, GPUProcess{
+				PID: int(p.Pid), UsedMemory: p.UsedGpuMemory,
+				GPUInstance: instanceID(p.GpuInstanceId), ComputeInstance: instanceID(p.ComputeInstanceId),
+			})
+		}
+	}
+	add(compute)
+	if mpsProcs, err := call("get MPS processes", h.GetMPSComputeRunningProcesses); err == nil {
+		add(mpsProcs)
+	}
+	return out, nil
+}
+
+func instanceID(v uint32) int {
+	if v == noInstance {
+		return -1
+	}
+	return int(v)
+}
+
+// TypeFromName turns an NVML product name into the device type latency
+// profiles are keyed by: lower case, words joined by '-', the vendor dropped
+// ("NVIDIA H100 80GB HBM3" → "h100-80gb-hbm3").
+func TypeFromName(name string) string {
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	out := words[:0]
+	for _, w := range words {
+		if w != "nvidia" {
+			out = append(out, w)
+		}
+	}
+	if len(out) == 0 {
+		return "gpu"
+	}
+	return strings.Join(out, "-")
+}
