@@ -63,3 +63,23 @@ func TestDataTypesAreValidAndDistinct(t *testing.T) {
 		require.Equal(t, d, back)
 	}
 }
+
+func FuzzParseDataType(f *testing.F) {
+	for _, d := range DataTypes() {
+		f.Add(string(d))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDataType(s)
+		if err != nil {
+			require.ErrorIs(t, err, ErrInvalidDataType)
+			require.Equal(t, DataType(""), d)
+			return
+		}
+		require.True(t, d.Valid())
+		require.GreaterOrEqual(t, d.Size(), 0)
+		require.Contains(t, DataTypes(), d)
+		again, err := ParseDataType(d.String())
+		require.NoError(t, err)
+		require.Equal(t, d, again)
+	})
+}
