@@ -4,119 +4,131 @@ import "time"
 
 // mheap is a binary min-heap of model ids keyed by a time, with the position
 // of every id kept so that a key can change in O(log M). A model is in the
-// heap exactly when its key is not never.
+// heap exactly when its key is not never. Keys sit beside the ids in the
+// heap array so that sifting reads one array.
 type mheap struct {
-	ids []ModelID
-	pos []int32         // by model id: index in ids, or -1
-	key []time.Duration // by model id
+	e   []hentry
+	pos []int32 // by model id: index in e, or -1
+}
+
+type hentry struct {
+	key time.Duration
+	id  ModelID
 }
 
 // ensure makes room for model ids below n.
 func (h *mheap) ensure(n int) {
 	for len(h.pos) < n {
 		h.pos = append(h.pos, -1)
-		h.key = append(h.key, never)
 	}
 }
 
 // min returns the smallest key, or never when the heap is empty.
 func (h *mheap) min() time.Duration {
-	if len(h.ids) == 0 {
+	if len(h.e) == 0 {
 		return never
 	}
-	return h.key[h.ids[0]]
+	return h.e[0].key
 }
 
-// top returns the id with the smallest key (len > 0).
-func (h *mheap) top() ModelID { return h.ids[0] }
+// top returns the id with the smallest key (heap not empty).
+func (h *mheap) top() ModelID { return h.e[0].id }
 
 // set gives id the key k; never removes it.
 func (h *mheap) set(id ModelID, k time.Duration) {
-	old := h.key[id]
-	if old == k {
+	i := int(h.pos[id])
+	if i < 0 {
+		if k == never {
+			return
+		}
+		h.e = append(h.e, hentry{key: k, id: id})
+		h.up(len(h.e) - 1)
 		return
 	}
-	h.key[id] = k
-	i := int(h.pos[id])
+	old := h.e[i].key
 	switch {
+	case k == old:
 	case k == never:
 		h.remove(i)
-	case i < 0:
-		h.ids = append(h.ids, id)
-		h.pos[id] = int32(len(h.ids) - 1)
-		h.up(len(h.ids) - 1)
 	case k < old:
+		h.e[i].key = k
 		h.up(i)
 	default:
+		h.e[i].key = k
 		h.down(i)
 	}
 }
 
 func (h *mheap) remove(i int) {
-	id := h.ids[i]
-	last := len(h.ids) - 1
-	if i != last {
-		h.swap(i, last)
+	h.pos[h.e[i].id] = -1
+	last := len(h.e) - 1
+	if i == last {
+		h.e = h.e[:last]
+		return
 	}
-	h.ids = h.ids[:last]
-	h.pos[id] = -1
-	if i != last {
-		h.down(i)
-		h.up(i)
-	}
+	moved := h.e[last]
+	h.e = h.e[:last]
+	h.e[i] = moved
+	h.pos[moved.id] = int32(i)
+	h.down(i)
+	h.up(int(h.pos[moved.id]))
 }
 
-func (h *mheap) swap(i, j int) {
-	h.ids[i], h.ids[j] = h.ids[j], h.ids[i]
-	h.pos[h.ids[i]] = int32(i)
-	h.pos[h.ids[j]] = int32(j)
-}
-
+// up sifts the entry at i towards the root.
 func (h *mheap) up(i int) {
+	x := h.e[i]
 	for i > 0 {
 		p := (i - 1) / 2
-		if h.key[h.ids[p]] <= h.key[h.ids[i]] {
-			return
+		if h.e[p].key <= x.key {
+			break
 		}
-		h.swap(i, p)
+		h.e[i] = h.e[p]
+		h.pos[h.e[i].id] = int32(i)
 		i = p
 	}
+	h.e[i] = x
+	h.pos[x.id] = int32(i)
 }
 
+// down sifts the entry at i towards the leaves.
 func (h *mheap) down(i int) {
-	n := len(h.ids)
+	n := len(h.e)
+	x := h.e[i]
 	for {
-		l := 2*i + 1
-		if l >= n {
-			return
+		c := 2*i + 1
+		if c >= n {
+			break
 		}
-		c := l
-		if r := l + 1; r < n && h.key[h.ids[r]] < h.key[h.ids[l]] {
+		if r := c + 1; r < n && h.e[r].key < h.e[c].key {
 			c = r
 		}
-		if h.key[h.ids[i]] <= h.key[h.ids[c]] {
-			return
+		if x.key <= h.e[c].key {
+			break
 		}
-		h.swap(i, c)
+		h.e[i] = h.e[c]
+		h.pos[h.e[i].id] = int32(i)
 		i = c
 	}
+	h.e[i] = x
+	h.pos[x.id] = int32(i)
 }
 
 // due appends to dst every id whose key is at most t, using stack as scratch;
 // it visits only those ids and their children.
 func (h *mheap) due(t time.Duration, dst, stack []int32) ([]int32, []int32) {
-	if len(h.ids) == 0 || h.key[h.ids[0]] > t {
+	if len(h.e) == 0 || h.e[0].key > t {
 		return dst, stack
 	}
 	stack = append(stack[:0], 0)
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		dst = append(dst, int32(h.ids[i]))
-		for _, c := range [2]int32{2*i + 1, 2*i + 2} {
-			if int(c) < len(h.ids) && h.key[h.ids[c]] <= t {
-				stack = append(stack, c)
-			}
+		dst = append(dst, int32(h.e[i].id))
+		if c := 2*i + 1; int(c) < len(h.e) && h.e[c].key <= t {
+			stack = append(stack, c)
+		}
+		if c := 2*i + 2; int(c) < len(h.e) && h.e[c].key <= t {
+			stack = append(stack, c)
 		}
 	}
 	return dst, stack

@@ -109,3 +109,32 @@ func TestReasonNames(t *testing.T) {
 	}
 	require.Equal(t, "unknown", Reason(0).String())
 }
+
+// TestPoissonSource checks the rates and the model mix of the source.
+func TestPoissonSource(t *testing.T) {
+	streams := []Stream{{Model: 3, Rate: 100, SLO: ms(10)}, {Model: 5, Rate: 300, SLO: ms(20)}, {Model: 9, Rate: 600, SLO: ms(30)}}
+	src, err := NewPoissonSource(streams, 200000, 42)
+	require.NoError(t, err)
+	count := map[ModelID]int{}
+	var last Request
+	for {
+		r, ok := src.Next()
+		if !ok {
+			break
+		}
+		require.GreaterOrEqual(t, r.Arrival, last.Arrival)
+		require.Equal(t, last.ID+1, r.ID)
+		count[r.Model]++
+		last = r
+	}
+	require.Equal(t, uint64(200000), last.ID)
+	// 200000 arrivals at 1000/s take about 200 s; the shares follow the rates.
+	require.InDelta(t, 200.0, last.Arrival.Seconds(), 2)
+	require.InDelta(t, 0.1, float64(count[3])/200000, 0.005)
+	require.InDelta(t, 0.3, float64(count[5])/200000, 0.005)
+	require.InDelta(t, 0.6, float64(count[9])/200000, 0.005)
+	_, err = NewPoissonSource(nil, 1, 1)
+	require.ErrorIs(t, err, ErrBadConfig)
+	_, err = NewPoissonSource([]Stream{{Rate: 0, SLO: 1}}, 1, 1)
+	require.ErrorIs(t, err, ErrBadConfig)
+}
