@@ -45,7 +45,7 @@ type Stream struct {
 // method, O(1) per draw). Request ids count from 1.
 type PoissonSource struct {
 	rng    *rand.Rand
-	total  float64 // requests per ns
+	total  float64  // requests per ns
 	prob   []uint64 // alias table: keep i when the low 32 bits are below prob[i]
 	alias  []int32
 	models []ModelID
