@@ -1,0 +1,71 @@
+package refset
+
+// Names of the reference sets.
+const (
+	SetIgniterV100    = "igniter-v100"
+	SetSymphonyA100   = "symphony-a100"
+	SetSymphony1080Ti = "symphony-1080ti"
+	SetShepherdV100   = "shepherd-v100"
+)
+
+// mpsSizes are the gpu-let sizes of the MPS set: the design's default sizes
+// (DESIGN.md §3), all of which iGniter measured (20..80) or which are the
+// whole GPU (100).
+var mpsSizes = []int{20, 40, 50, 60, 80, 100}
+
+// catalog holds the metadata of every set. Device memory is the GPU
+// product's: V100 16 GB (SHEPHERD states p3.2xlarge, one V100 with 16 GB,
+// section 7 of seed 002_6e98fe35d66b93e5.txt; iGniter does not state it, 16 GB
+// is assumed), GTX 1080 Ti 11 GB, A100 40 GB (Symphony does not say which
+// A100; the smaller one is assumed so memory checks err on the safe side).
+var catalog = map[string]Meta{
+	SetIgniterV100: {
+		Name:         SetIgniterV100,
+		GPU:          "NVIDIA V100 16GB",
+		Origin:       "igniter/v100-mps-profile.jsonl",
+		Citation:     "iGniter (icloud-ecnu/igniter, i-Gniter/Profile/tools/gpulet.config): measured TensorRT latency, L2 and DRAM utilisation under MPS, 750 co-locations",
+		Partitioning: PartitionMPS,
+		Sizes:        mpsSizes,
+		MemoryGiB:    16,
+		MaxBatch:     32,
+	},
+	SetSymphonyA100: {
+		Name:         SetSymphonyA100,
+		GPU:          "NVIDIA A100 40GB",
+		Origin:       "papers/symphony-a100.csv",
+		Citation:     "Symphony (seed 000_e60bd189cb361670.txt), Table 4: alpha, beta and SLO on a whole A100",
+		Partitioning: PartitionNone,
+		Sizes:        []int{100},
+		MemoryGiB:    40,
+		MaxBatch:     32,
+	},
+	SetSymphony1080Ti: {
+		Name:         SetSymphony1080Ti,
+		GPU:          "NVIDIA GeForce GTX 1080 Ti 11GB",
+		Origin:       "papers/symphony-1080ti.csv",
+		Citation:     "Symphony (seed 000_e60bd189cb361670.txt), Table 3: alpha, beta and SLO on a whole 1080 Ti",
+		Partitioning: PartitionNone,
+		Sizes:        []int{100},
+		MemoryGiB:    11,
+		MaxBatch:     32,
+	},
+	SetShepherdV100: {
+		Name:         SetShepherdV100,
+		GPU:          "NVIDIA V100 16GB",
+		Origin:       "papers/shepherd-v100.csv",
+		Citation:     "SHEPHERD (seed 002_6e98fe35d66b93e5.txt), Table 4: alpha and beta on a whole V100 (p3.2xlarge)",
+		Partitioning: PartitionNone,
+		Sizes:        []int{100},
+		MemoryGiB:    16,
+		MaxBatch:     32,
+	},
+}
+
+// expectedModels is how many models each source table has; a shorter table
+// is reported as truncated.
+var expectedModels = map[string]int{
+	SetIgniterV100:    4,
+	SetSymphonyA100:   37,
+	SetSymphony1080Ti: 35,
+	SetShepherdV100:   17,
+}

@@ -1,0 +1,39 @@
+package refset
+
+import (
+	"fmt"
+	"io"
+)
+
+// ConvertIgniter converts iGniter's JSON-lines profile into the reference
+// format (the content of data/igniter-v100.ref).
+func ConvertIgniter(r io.Reader, w io.Writer) error {
+	src, err := ParseIgniter(r)
+	if err != nil {
+		return fmt.Errorf("convert igniter profile: %w", err)
+	}
+	return src.Encode(w)
+}
+
+// ConvertAlphaBeta converts a published α/β table for the named whole-GPU
+// set into the reference format (the content of data/<set>.ref).
+func ConvertAlphaBeta(r io.Reader, w io.Writer, set string) error {
+	src, err := ParseAlphaBeta(r, set)
+	if err != nil {
+		return fmt.Errorf("convert %s table: %w", set, err)
+	}
+	return src.Encode(w)
+}
+
+// Convert converts the original file of the named set (its Meta.Origin,
+// opened by the caller) into the reference format.
+func Convert(set string, r io.Reader, w io.Writer) error {
+	meta, ok := catalog[set]
+	if !ok {
+		return fmt.Errorf("convert %q: %w", set, ErrUnknownSet)
+	}
+	if meta.Partitioning == PartitionMPS {
+		return ConvertIgniter(r, w)
+	}
+	return ConvertAlphaBeta(r, w, set)
+}

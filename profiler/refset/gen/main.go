@@ -1,0 +1,48 @@
+// Command gen rewrites the embedded reference files (../data/*.ref) from the
+// original sources in the shared data folder. Run it with `go generate
+// ./profiler/refset` from the repository root; -shared overrides where the
+// originals are.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gpulet/gpuletd/profiler/refset"
+)
+
+func main() {
+	shared := flag.String("shared", "../../../shared/data", "folder holding the original reference data")
+	out := flag.String("out", "data", "folder to write the .ref files to")
+	flag.Parse()
+	if err := run(*shared, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(shared, out string) error {
+	for _, name := range refset.Names() {
+		origin, err := refset.Origin(name)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(filepath.Join(shared, origin))
+		if err != nil {
+			return fmt.Errorf("open source of %s: %w", name, err)
+		}
+		var buf bytes.Buffer
+		err = refset.Convert(name, f, &buf)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, name+".ref"), buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}
