@@ -179,7 +179,9 @@ func (c *ControlDaemon) Start(ctx context.Context) error {
 		}
 		select {
 		case <-exited:
-			return fmt.Errorf("start MPS control daemon for %s: %w: exited at start: %v", c.cfg.DeviceID, ErrMPSDaemon, c.procErr())
+			perr := c.procErr()
+			c.stopForeground()
+			return fmt.Errorf("start MPS control daemon for %s: %w: exited at start: %v", c.cfg.DeviceID, ErrMPSDaemon, perr)
 		case <-startCtx.Done():
 			c.stopForeground()
 			return fmt.Errorf("start MPS control daemon for %s: %w: no answer within %v: %w", c.cfg.DeviceID, ErrMPSDaemon, c.cfg.StartTimeout, err)

@@ -196,7 +196,7 @@ func gpuDevice(spec Spec, d Device, log *zap.Logger) (Device, error) {
 			return Device{}, invalid("partitioning.backend", backend, "%s (%s) does not support MIG", d.ID, d.Name)
 		}
 		if !d.MIG.Enabled {
-			return Device{}, fmt.Errorf("check partitioning.backend: %w: mig: %s (%s) is not in MIG mode: %w (enable it with nvidia-smi -i %d -mig 1 and reset the GPU)",
+			return Device{}, fmt.Errorf("check partitioning.backend mig: %w: %s (%s) is not in MIG mode: %w (enable it with nvidia-smi -i %d -mig 1 and reset the GPU)",
 				ErrInvalidSpec, d.ID, d.UUID, ErrMIGNotEnabled, d.Index)
 		}
 		sizes := migSizes(d.MIG.Profiles)

@@ -207,7 +207,8 @@ func createInstance(h nvml.Device, prof MIGProfile, pl migrules.Placement, log *
 	}
 	var ciInfo nvml.ComputeInstanceProfileInfo
 	found := false
-	for cid := nvml.COMPUTE_INSTANCE_PROFILE_COUNT - 1; cid >= 0 && !found; cid-- {
+	// Ascending ids meet the plain profile of a slice count before its variants.
+	for cid := 0; cid < nvml.COMPUTE_INSTANCE_PROFILE_COUNT && !found; cid++ {
 		cp, err := call("get compute instance profile", func() (nvml.ComputeInstanceProfileInfo, nvml.Return) {
 			return gi.GetComputeInstanceProfileInfo(cid, nvml.COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED)
 		})

@@ -117,7 +117,7 @@ func (s MPSSpec) withDefaults() MPSSpec {
 
 // invalid builds an ErrInvalidSpec error naming a field and its value.
 func invalid(field string, value any, why string, args ...any) error {
-	return fmt.Errorf("check %s: %w: %v: %s", field, ErrInvalidSpec, value, fmt.Sprintf(why, args...))
+	return fmt.Errorf("check %s %v: %w: %s", field, value, ErrInvalidSpec, fmt.Sprintf(why, args...))
 }
 
 // check validates what can be checked without looking at the hardware.
