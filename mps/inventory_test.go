@@ -71,10 +71,10 @@ func TestBuildInventory(t *testing.T) {
 			errMsg:  "ERROR_LIBRARY_NOT_FOUND",
 		},
 		{
-			name: "cpu: configured sizes become what whole cores make",
-			spec: Spec{Mode: ModeCPU, Sizes: []int{20, 40, 50, 60, 80, 100}},
-			src:  Sources{GPUs: two, CPUs: cpus},
-			want: want{ids: []string{"cpu"}, backends: []Backend{BackendCPU}, sizes: [][]int{{50, 100}}, max: []int{2}},
+			name:   "cpu: configured sizes become what whole cores make",
+			spec:   Spec{Mode: ModeCPU, Sizes: []int{20, 40, 50, 60, 80, 100}},
+			src:    Sources{GPUs: two, CPUs: cpus},
+			want:   want{ids: []string{"cpu"}, backends: []Backend{BackendCPU}, sizes: [][]int{{50, 100}}, max: []int{2}},
 			logMsg: "CPU gpu-let sizes below one core dropped",
 		},
 		{

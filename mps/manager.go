@@ -40,19 +40,19 @@ type Manager struct {
 	lib    nvml.Interface
 	nvmlUp bool
 
-	mu        sync.Mutex
-	inv       Inventory
-	handles   map[string]nvml.Device
-	cpu       *cpushare.Allocator
-	leases    map[string]int  // device id → gpu-lets leased
-	migBusy   map[string]bool // MIG UUIDs leased
-	daemons   []*ControlDaemon
-	sups      map[string]*Supervisor // device id → its daemon's supervisor
-	modes     map[string]nvml.ComputeMode
-	stop      context.CancelFunc
-	wg        sync.WaitGroup
-	started   bool
-	closed    bool
+	mu      sync.Mutex
+	inv     Inventory
+	handles map[string]nvml.Device
+	cpu     *cpushare.Allocator
+	leases  map[string]int  // device id → gpu-lets leased
+	migBusy map[string]bool // MIG UUIDs leased
+	daemons []*ControlDaemon
+	sups    map[string]*Supervisor // device id → its daemon's supervisor
+	modes   map[string]nvml.ComputeMode
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	started bool
+	closed  bool
 }
 
 // needsNVML says whether the spec may use NVIDIA GPUs.

@@ -358,4 +358,3 @@ func cpushareList(cores []int) string {
 	}
 	return out
 }
-
