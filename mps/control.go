@@ -18,8 +18,8 @@ import (
 // directory, so the directory must leave room for their names.
 const maxSocketPath = 107
 
-// mpsSocketNames are files MPS creates in its pipe directory; the longest
-// bounds how long the directory may be.
+// longestMPSSocketName is the longest name of the files MPS creates in its
+// pipe directory; it bounds how long the directory may be.
 const longestMPSSocketName = "nvidia-cuda-mps-control.pid"
 
 // ControlConfig describes one MPS control daemon.

@@ -210,10 +210,9 @@ func listGPUInstances(h nvml.Device) ([]gpuInstance, error) {
 
 // migHandle is what a MIG device handle tells about its instance.
 type migHandle struct {
-	uuid      string
-	procs     []GPUProcess
-	procsOK   bool
-	handleErr error
+	uuid    string
+	procs   []GPUProcess
+	procsOK bool
 }
 
 // migHandles maps (GPU instance, compute instance) to the MIG device handle's
