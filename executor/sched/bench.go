@@ -15,9 +15,13 @@ const (
 	benchMaxBatch = 64
 	benchSLOMin   = 25 * time.Millisecond
 	benchSLOMax   = 100 * time.Millisecond
-	// DefaultBenchLoad is the offered load as a fraction of the estimated
-	// capacity: just under it.
-	DefaultBenchLoad = 0.9
+	// DefaultBenchLoad is the offered load as a fraction of the capacity
+	// (see BenchCapacity): just under it.
+	DefaultBenchLoad = 0.95
+	// capacityLoss is the loss that defines capacity, and capacityRuns the
+	// requests per trial run when searching for it.
+	capacityLoss = 0.01
+	capacityRuns = 20000
 )
 
 // BenchConfig is one scheduling-core benchmark run.
@@ -30,8 +34,8 @@ type BenchConfig struct {
 	Seed uint64
 	// Policy; nil means Deferred.
 	Policy Policy
-	// Load is the offered rate as a fraction of the estimated capacity;
-	// 0 means DefaultBenchLoad.
+	// Load is the offered rate as a fraction of BenchCapacity; 0 means
+	// DefaultBenchLoad.
 	Load float64
 }
 
@@ -54,8 +58,8 @@ type BenchResult struct {
 
 // BenchCore runs the default benchmark: the deferred policy on one gpu-let
 // with the given number of models, Poisson arrivals (fixed seed) offered just
-// under the estimated capacity, in virtual time; it reports the wall-clock
-// speed of the scheduling core with its driver loop.
+// under the capacity (DefaultBenchLoad of BenchCapacity), in virtual time; it
+// reports the wall-clock speed of the scheduling core with its driver loop.
 func BenchCore(models, requests int, seed uint64) (BenchResult, error) {
 	return RunBench(BenchConfig{Models: models, Requests: requests, Seed: seed})
 }
@@ -101,36 +105,107 @@ func NewBenchSim(cfg BenchConfig) (sim *Sim, src Source, rate float64, err error
 	if !(load > 0) {
 		return nil, nil, 0, fmt.Errorf("set up benchmark: %w: load %v", ErrBadConfig, cfg.Load)
 	}
-	lat, err := LinearLatency(benchAlpha, benchBeta, benchMaxBatch)
+	capacity, err := BenchCapacity(cfg.Models, cfg.Seed)
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("set up benchmark: %w", err)
+		return nil, nil, 0, err
 	}
-	slos := make([]time.Duration, cfg.Models)
-	models := make([]ModelSpec, cfg.Models)
-	for i := range slos {
-		slos[i] = benchSLOMin
-		if cfg.Models > 1 {
-			slos[i] += (benchSLOMax - benchSLOMin) * time.Duration(i) / time.Duration(cfg.Models-1)
-		}
-		models[i] = ModelSpec{ID: ModelID(i), ModelConfig: ModelConfig{Latency: lat}}
-	}
-	rate = load * EstimateCapacity(lat, slos)
-	streams := make([]Stream, cfg.Models)
-	for i := range streams {
-		streams[i] = Stream{Model: ModelID(i), Rate: rate / float64(cfg.Models), SLO: slos[i]}
-	}
-	ps, err := NewPoissonSource(streams, uint64(cfg.Requests), cfg.Seed)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("set up benchmark: %w", err)
-	}
-	sim, err = NewSim([]ExecutorSpec{{Config: Config{Policy: cfg.Policy}, Models: models}}, nil)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("set up benchmark: %w", err)
-	}
-	return sim, ps, rate, nil
+	rate = load * capacity
+	sim, src, err = benchWorkload(cfg.Models, cfg.Requests, cfg.Seed, cfg.Policy, rate)
+	return sim, src, rate, err
 }
 
-// EstimateCapacity estimates the total rate (requests per second, split
+// benchWorkload builds one gpu-let with the benchmark's models and a Poisson
+// source at the given total rate.
+func benchWorkload(models, requests int, seed uint64, p Policy, rate float64) (*Sim, Source, error) {
+	lat, slos, err := benchModels(models)
+	if err != nil {
+		return nil, nil, err
+	}
+	specs := make([]ModelSpec, models)
+	streams := make([]Stream, models)
+	for i := range specs {
+		specs[i] = ModelSpec{ID: ModelID(i), ModelConfig: ModelConfig{Latency: lat}}
+		streams[i] = Stream{Model: ModelID(i), Rate: rate / float64(models), SLO: slos[i]}
+	}
+	ps, err := NewPoissonSource(streams, uint64(requests), seed)
+	if err != nil {
+		return nil, nil, fmt.Errorf("set up benchmark: %w", err)
+	}
+	sim, err := NewSim([]ExecutorSpec{{Config: Config{Policy: p}, Models: specs}}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("set up benchmark: %w", err)
+	}
+	return sim, ps, nil
+}
+
+// benchModels returns the benchmark's latency profile and the models' SLOs.
+func benchModels(models int) (Latency, []time.Duration, error) {
+	lat, err := LinearLatency(benchAlpha, benchBeta, benchMaxBatch)
+	if err != nil {
+		return Latency{}, nil, fmt.Errorf("set up benchmark: %w", err)
+	}
+	slos := make([]time.Duration, models)
+	for i := range slos {
+		slos[i] = benchSLOMin
+		if models > 1 {
+			slos[i] += (benchSLOMax - benchSLOMin) * time.Duration(i) / time.Duration(models-1)
+		}
+	}
+	return lat, slos, nil
+}
+
+// BenchCapacity is the capacity the benchmark loads are relative to: the
+// largest total rate (requests per second, even over the models) at which
+// the eager policy rejects at most 1% of requests on the benchmark's gpu-let,
+// found by bisection over runs of 20000 requests with the given seed,
+// starting from estimateCapacity. Eager is the yardstick because it never
+// idles with work queued, so what it loses is what the gpu-let cannot carry.
+func BenchCapacity(models int, seed uint64) (float64, error) {
+	if models < 1 || models > MaxModels {
+		return 0, fmt.Errorf("find benchmark capacity: %w: models %d", ErrBadConfig, models)
+	}
+	lat, slos, err := benchModels(models)
+	if err != nil {
+		return 0, err
+	}
+	loses := func(rate float64) (bool, error) {
+		sim, src, err := benchWorkload(models, capacityRuns, seed, Eager{}, rate)
+		if err != nil {
+			return false, err
+		}
+		st, err := sim.Run(src)
+		if err != nil {
+			return false, fmt.Errorf("find benchmark capacity: %w", err)
+		}
+		return float64(st.Rejections()) > capacityLoss*float64(st.Requests), nil
+	}
+	lo, hi := 0.0, 2*estimateCapacity(lat, slos)
+	for range 20 { // make sure hi is past capacity
+		bad, err := loses(hi)
+		if err != nil {
+			return 0, err
+		}
+		if bad {
+			break
+		}
+		lo, hi = hi, 2*hi
+	}
+	for range 12 {
+		mid := (lo + hi) / 2
+		bad, err := loses(mid)
+		if err != nil {
+			return 0, err
+		}
+		if bad {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return lo, nil
+}
+
+// estimateCapacity estimates the total rate (requests per second, split
 // evenly over the models, one per SLO) that saturates one gpu-let where every
 // model has latency lat. Model m at rate r runs batches of
 //
@@ -139,9 +214,9 @@ func NewBenchSim(cfg BenchConfig) (sim *Sim, src Source, rate float64, err error
 // b_max the largest batch with 2·ℓ(b) ≤ SLO (the papers' budget rule, DESIGN
 // §4): the requests that arrive while the batch waits for its frontrun, no
 // more than the SLO allows. The gpu-let is saturated when Σ r·ℓ(b)/b = 1. It
-// is a planning estimate, not a measurement: BenchResult reports the
-// rejections that the offered load actually caused.
-func EstimateCapacity(lat Latency, slos []time.Duration) float64 {
+// is an optimistic analytic estimate (Poisson arrivals rarely fill batches
+// that well) that BenchCapacity starts its search from.
+func estimateCapacity(lat Latency, slos []time.Duration) float64 {
 	if len(slos) == 0 || lat.MaxBatch() == 0 {
 		return 0
 	}

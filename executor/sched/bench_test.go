@@ -53,12 +53,18 @@ func BenchmarkCore(b *testing.B) {
 	}
 }
 
-// BenchmarkPolicies compares the policies at 10 models.
+// BenchmarkPolicies compares the policies on one gpu-let with 1 and 10
+// models, at 30% and 90% of the estimated capacity: speed, and the schedule's
+// mean batch and rejected fraction (deterministic for a fixed -benchtime=Nx).
 func BenchmarkPolicies(b *testing.B) {
-	for _, p := range []Policy{Deferred{}, Eager{}, Timeout{K: ms(2)}, Flex{}, Flex{Preempt: true}} {
-		b.Run(p.String(), func(b *testing.B) {
-			runBench(b, BenchConfig{Models: 10, Seed: 1, Policy: p})
-		})
+	for _, m := range []int{1, 10} {
+		for _, load := range []float64{0.3, 0.9} {
+			for _, p := range []Policy{Deferred{}, Eager{}, Timeout{K: ms(2)}, Flex{}, Flex{Preempt: true}} {
+				b.Run(fmt.Sprintf("models=%d/load=%.1f/%s", m, load, p), func(b *testing.B) {
+					runBench(b, BenchConfig{Models: m, Seed: 1, Policy: p, Load: load})
+				})
+			}
+		}
 	}
 }
 
@@ -92,6 +98,19 @@ func TestBenchCore(t *testing.T) {
 		require.Positive(t, res.OfferedRate)
 		require.Equal(t, res.Requests, res.Completed+res.Rejected)
 		t.Logf("models=%d rate=%.0f/s mean batch %.2f rejected %.3f", m, res.OfferedRate, res.MeanBatch, float64(res.Rejected)/float64(res.Requests))
+		// Just under capacity: eager at the same rate loses under 1%, and at
+		// 1/0.95 of it (the capacity) still at most 1%, but not at twice.
+		c, err := BenchCapacity(m, 1)
+		require.NoError(t, err)
+		require.InDelta(t, DefaultBenchLoad*c, res.OfferedRate, 1e-9*c)
+		for _, tc := range []struct {
+			load float64
+			over bool
+		}{{1, false}, {2, true}} {
+			r, err := RunBench(BenchConfig{Models: m, Requests: capacityRuns, Seed: 1, Policy: Eager{}, Load: tc.load})
+			require.NoError(t, err)
+			require.Equal(t, tc.over, float64(r.Rejected) > capacityLoss*float64(r.Requests), "load %v", tc.load)
+		}
 	}
 	_, err := BenchCore(0, 10, 1)
 	require.ErrorIs(t, err, ErrBadConfig)
@@ -105,6 +124,6 @@ func TestBenchCore(t *testing.T) {
 // batch is 7 and the gpu-let is saturated at r·ℓ(7)/7 = 1: r = 7/12 ms⁻¹.
 func TestEstimateCapacity(t *testing.T) {
 	l := linear(t, 1, 5, 64)
-	require.InDelta(t, 7/0.012, EstimateCapacity(l, []time.Duration{ms(25)}), 1e-6)
-	require.Zero(t, EstimateCapacity(l, nil))
+	require.InDelta(t, 7/0.012, estimateCapacity(l, []time.Duration{ms(25)}), 1e-6)
+	require.Zero(t, estimateCapacity(l, nil))
 }

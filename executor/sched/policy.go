@@ -42,6 +42,13 @@ type policySpec struct {
 }
 
 // Deferred is Symphony's deferred batch scheduling (the default).
+//
+// A batch may start only inside its window [d − ℓ(|B|+1), d − ℓ(|B|)], which
+// is ℓ(|B|+1) − ℓ(|B|) wide (α for a linear profile). Symphony has many GPUs
+// to catch a batch in that window; on a gpu-let shared by several models a
+// batch whose window falls inside another model's batch shrinks or loses its
+// head requests, even at loads eager serves without loss. docs/BENCHMARKS.md
+// has the numbers.
 type Deferred struct{}
 
 // Eager dispatches whenever the gpu-let is free: the largest feasible batch of

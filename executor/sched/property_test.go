@@ -91,3 +91,65 @@ func TestEveryPolicyUnderOverload(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutedPoissonProperties: two models over three gpu-lets (model 0 on
+// all three, model 1 on two of them), Poisson arrivals, router in front:
+// every request is answered exactly once and on time, for every policy.
+func TestRoutedPoissonProperties(t *testing.T) {
+	for _, p := range []Policy{Deferred{}, Eager{}, Timeout{K: ms(3)}, Flex{Preempt: true}} {
+		t.Run(p.String(), func(t *testing.T) {
+			l := linear(t, 1, 5, 32)
+			m0 := ModelSpec{ID: 0, ModelConfig: ModelConfig{Latency: l}}
+			m1 := ModelSpec{ID: 1, ModelConfig: ModelConfig{Latency: l}}
+			specs := []ExecutorSpec{
+				{Config: Config{Policy: p}, Models: []ModelSpec{m0}, Weight: 2},
+				{Config: Config{Policy: p}, Models: []ModelSpec{m0, m1}},
+				{Config: Config{Policy: p}, Models: []ModelSpec{m0, m1}},
+			}
+			src, err := NewPoissonSource([]Stream{{Model: 0, Rate: 600, SLO: ms(40)}, {Model: 1, Rate: 200, SLO: ms(60)}}, 30000, 5)
+			require.NoError(t, err)
+			rec := newRecorder()
+			sim, err := NewSim(specs, rec)
+			require.NoError(t, err)
+			st, err := sim.Run(src)
+			require.NoError(t, err)
+			require.Len(t, rec.answers, 30000)
+			for id, n := range rec.answers {
+				require.Equal(t, 1, n, "request %d", id)
+			}
+			require.Zero(t, rec.late)
+			require.Equal(t, st.Requests, st.Completed+st.Rejections())
+			used := map[int]bool{}
+			for _, d := range rec.dispatches {
+				used[d.Exec] = true
+			}
+			require.Len(t, used, 3, "every gpu-let serves")
+			t.Logf("%s: mean batch %.2f, rejected %d", p, st.MeanBatch(), st.Rejections())
+		})
+	}
+}
+
+// TestRoutedOneModelPerGpulet: one model over three gpu-lets that serve it
+// alone, Poisson arrivals, router in front. Deferred loses nothing and forms
+// larger batches than eager: the staggering of Symphony §3.3 under random
+// arrivals.
+func TestRoutedOneModelPerGpulet(t *testing.T) {
+	mean := map[string]float64{}
+	for _, p := range []Policy{Deferred{}, Eager{}} {
+		l := linear(t, 1, 5, 32)
+		var specs []ExecutorSpec
+		for range 3 {
+			specs = append(specs, ExecutorSpec{Config: Config{Policy: p}, Models: []ModelSpec{{ID: 0, ModelConfig: ModelConfig{Latency: l}}}})
+		}
+		src, err := NewPoissonSource([]Stream{{Model: 0, Rate: 600, SLO: ms(40)}}, 30000, 5)
+		require.NoError(t, err)
+		sim, err := NewSim(specs, nil)
+		require.NoError(t, err)
+		st, err := sim.Run(src)
+		require.NoError(t, err)
+		require.Zero(t, st.Rejections(), p.String())
+		require.Equal(t, st.Requests, st.Completed)
+		mean[p.String()] = st.MeanBatch()
+	}
+	require.Greater(t, mean["deferred"], mean["eager"], "%v", mean)
+}

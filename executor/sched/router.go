@@ -12,7 +12,8 @@ type Target struct {
 	// so that requests routed before the next report see it.
 	RouteState
 	// Weight is the plan's rate share for this gpu-let (any positive scale;
-	// 0 counts as 1). It only breaks ties: see Route.
+	// 0 counts as 1, a negative weight excludes the target). It only breaks
+	// ties: see Route.
 	Weight float64
 	// Draining and Down exclude the target: draining before a plan change,
 	// unhealthy.
