@@ -133,6 +133,19 @@ func solve(x *mat.Dense, y []float64, spec Spec) ([]float64, error) {
 	}
 	var qr mat.QR
 	qr.Factorize(a)
+	// Rank check: a diagonal of R that is tiny next to the largest means a
+	// column is (nearly) a combination of the others.
+	var r mat.Dense
+	qr.RTo(&r)
+	maxDiag := 0.0
+	for j := range k {
+		maxDiag = max(maxDiag, math.Abs(r.At(j, j)))
+	}
+	for j := range k {
+		if math.Abs(r.At(j, j)) <= 1e-9*maxDiag {
+			return nil, fmt.Errorf("fit %s: %w: feature %s is a combination of the others on the training samples", spec.Name, ErrSingular, spec.Features[j])
+		}
+	}
 	var beta mat.VecDense
 	if err := qr.SolveVecTo(&beta, false, b); err != nil {
 		return nil, fmt.Errorf("fit %s: %w: %v", spec.Name, ErrSingular, err)
