@@ -30,13 +30,8 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }

@@ -110,7 +110,7 @@ func TestManagerMPSDaemonDies(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	m, err := New(Options{Spec: Spec{Mode: ModeNVIDIA, RuntimeDir: f.root, MPS: testMPSSpec(f)}, NVML: s, Logger: zap.New(core)})
 	require.NoError(t, err)
-	f.set(t, "die-after", "30ms")
+	f.set(t, "die-after", "300ms")
 	require.NoError(t, m.Start(context.Background()))
 	eventually(t, func() bool {
 		st := m.Inventory().Devices[0].MPS

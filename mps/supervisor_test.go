@@ -67,7 +67,7 @@ func TestSupervisorRestartsADaemonThatDies(t *testing.T) {
 	for _, fg := range []bool{false, true} {
 		t.Run(map[bool]string{false: "daemonized", true: "foreground"}[fg], func(t *testing.T) {
 			f := newFakeMPS(t)
-			f.set(t, "die-after", "50ms") // the first daemon crashes; the file is consumed
+			f.set(t, "die-after", "300ms") // the first daemon crashes; the file is consumed
 			_, sup, logs, stop := supervised(t, f, "gpu0", func(c *ControlConfig) { c.Foreground = fg },
 				Backoff{Min: 10 * time.Millisecond, Max: time.Minute})
 

@@ -146,6 +146,11 @@ func Decode(lookup func(string) (string, bool)) (Env, error) {
 	e.Type = get(VarType, false)
 	e.Partition = get(VarPartition, true)
 	e.Size = num(VarSize, true, 1, 100)
+	switch e.Partition {
+	case "", PartitionMPS, PartitionMIG, PartitionNone, PartitionCPU:
+	default:
+		errs = append(errs, fmt.Errorf("%s=%q: want mps, mig, none or cpu", VarPartition, e.Partition))
+	}
 	switch e.Kind {
 	case KindNVIDIA:
 		e.VisibleDevices = get(VarCUDAVisibleDevices, true)
