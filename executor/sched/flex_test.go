@@ -109,3 +109,33 @@ func TestFlexPreemptionCountsFeasibleBatch(t *testing.T) {
 	require.Equal(t, 5, s.Queued(1))
 	require.Empty(t, rec.preempts)
 }
+
+// TestSimPreemption runs the preemption case through the simulator: A's
+// request runs from 0 and is preempted at 4 by B's fourth request; B's batch
+// of 4 runs 4..13, then A's request again 13..19. The gpu-let was busy 4 ms
+// for the wasted run plus 9 + 6 ms.
+func TestSimPreemption(t *testing.T) {
+	l := linear(t, 1, 5, 16)
+	specs := []ExecutorSpec{{Config: Config{Policy: Flex{Preempt: true}}, Models: []ModelSpec{
+		{ID: 0, ModelConfig: ModelConfig{Latency: l}}, {ID: 1, ModelConfig: ModelConfig{Latency: l}},
+	}}}
+	reqs := []Request{{ID: 1, Model: 0, Arrival: 0, Deadline: ms(100)}}
+	for i := range 4 {
+		at := ms(float64(i + 1))
+		reqs = append(reqs, Request{ID: uint64(i + 2), Model: 1, Arrival: at, Deadline: ms(100)})
+	}
+	rec := newRecorder()
+	sim, err := NewSim(specs, rec)
+	require.NoError(t, err)
+	st, err := sim.Run(NewSliceSource(reqs))
+	require.NoError(t, err)
+	require.Equal(t, []preempted{{At: ms(4), IDs: []uint64{1}}}, rec.preempts)
+	require.Equal(t, []dispatched{
+		{At: ms(4), Model: 1, IDs: []uint64{2, 3, 4, 5}},
+		{At: ms(13), Model: 0, IDs: []uint64{1}},
+	}, rec.completes)
+	require.Equal(t, uint64(1), st.Preemptions)
+	require.Equal(t, uint64(5), st.Completed)
+	require.Equal(t, ms(19), st.End)
+	require.Equal(t, ms(19), sim.BusyTime(0))
+}

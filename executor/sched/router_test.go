@@ -29,8 +29,18 @@ func three(t *testing.T, p Policy) []ExecutorSpec {
 // 3 time units: staggered execution, as one shared queue would do.
 func TestRouterStaggers(t *testing.T) {
 	reqs := periodic(0, 60, 0, ms(0.75), ms(12))
-	rec, st := simulate(t, three(t, Deferred{}), reqs)
+	rec := newRecorder()
+	sim, err := NewSim(three(t, Deferred{}), rec)
+	require.NoError(t, err)
+	st, err := sim.Run(NewSliceSource(reqs))
+	require.NoError(t, err)
 	require.Zero(t, st.Rejections())
+	// Each gpu-let ran 5 batches of ℓ(4) = 9: busy all the time from its
+	// first start (2.25, 5.25, 8.25) to the end at 2.25 + 14·3 + 9 = 53.25.
+	require.Equal(t, ms(53.25), st.End)
+	for i := range 3 {
+		require.Equal(t, ms(45), sim.BusyTime(i))
+	}
 	require.Len(t, rec.dispatches, 15)
 	for k, d := range rec.dispatches {
 		require.Equal(t, k%3, d.Exec, "batch %d", k)

@@ -56,8 +56,9 @@ type model struct {
 
 // Scheduler is the scheduling core of one gpu-let. It is not safe for
 // concurrent use: one goroutine (the executor's loop, or the simulator) owns
-// it. Every method takes the current time now; a now earlier than one already
-// seen is taken as that earlier-seen time, so the state never moves backwards.
+// it. Every method takes the current time now; a now earlier than the latest
+// time already seen is taken as that latest time, so the state never moves
+// backwards.
 type Scheduler struct {
 	sink   Sink
 	policy Policy
@@ -65,7 +66,6 @@ type Scheduler struct {
 	maxQ   int
 
 	models []*model // by id; nil where absent
-	count  int      // models present
 
 	// expiry holds, per non-empty model, the first instant its head cannot
 	// finish even alone: d − ℓ(1) + 1ns. ready holds, per non-empty model,
@@ -176,7 +176,6 @@ func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) err
 	}
 	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ}
 	s.models[id] = m
-	s.count++
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)
 		if s.busy { // keep the running batch's requests where they are
@@ -200,7 +199,6 @@ func (s *Scheduler) RemoveModel(now time.Duration, id ModelID) error {
 		return fmt.Errorf("remove model %d: %w", id, ErrUnknownModel)
 	}
 	s.models[id] = nil
-	s.count--
 	s.expiry.set(id, never)
 	s.ready.set(id, never)
 	for m.q.n > 0 {

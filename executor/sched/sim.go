@@ -78,10 +78,12 @@ type Sim struct {
 }
 
 type simExec struct {
-	s    *Scheduler
-	busy bool
-	seq  uint64
-	end  time.Duration
+	s     *Scheduler
+	busy  bool
+	seq   uint64
+	start time.Duration
+	end   time.Duration
+	used  time.Duration // time spent running batches, preempted ones included
 }
 
 // simSink adapts one gpu-let's decisions to the Sim.
@@ -121,6 +123,11 @@ func NewSim(execs []ExecutorSpec, obs Observer) (*Sim, error) {
 
 // Scheduler returns gpu-let i's scheduler, for inspection.
 func (sim *Sim) Scheduler(i int) *Scheduler { return sim.execs[i].s }
+
+// BusyTime returns how long gpu-let i has spent running batches so far
+// (preempted batches up to their preemption included); with the run's End it
+// gives the gpu-let's busy ratio.
+func (sim *Sim) BusyTime(i int) time.Duration { return sim.execs[i].used }
 
 // Stats returns the counters so far.
 func (sim *Sim) Stats() SimStats { return sim.stats }
@@ -183,6 +190,7 @@ func (sim *Sim) complete(i int) error {
 		sim.obs.Completed(i, b)
 	}
 	e.busy = false
+	e.used += b.End - b.Start
 	if err := e.s.BatchDone(sim.now, e.seq); err != nil {
 		return fmt.Errorf("run simulation: executor %d: %w", i, err)
 	}
@@ -227,7 +235,7 @@ func (sim *Sim) arrive(r Request) error {
 // Dispatch records the batch's end, ℓ(|B|) after its start.
 func (k *simSink) Dispatch(now time.Duration, b Batch) {
 	e := &k.sim.execs[k.idx]
-	e.busy, e.seq, e.end = true, b.Seq, b.End
+	e.busy, e.seq, e.start, e.end = true, b.Seq, b.Start, b.End
 	if k.sim.obs != nil {
 		k.sim.obs.Dispatched(k.idx, b)
 	}
@@ -243,7 +251,9 @@ func (k *simSink) Reject(now time.Duration, r Request, why Reason) {
 
 // Preempt cancels the batch's completion.
 func (k *simSink) Preempt(now time.Duration, b Batch) {
-	k.sim.execs[k.idx].busy = false
+	e := &k.sim.execs[k.idx]
+	e.busy = false
+	e.used += now - e.start
 	k.sim.stats.Preemptions++
 	if k.sim.obs != nil {
 		k.sim.obs.Preempted(k.idx, now, b)
