@@ -18,6 +18,9 @@ import (
 // directory, so the directory must leave room for their names.
 const maxSocketPath = 107
 
+// controlSocket is the name of the control daemon's socket in its pipe directory.
+const controlSocket = "control"
+
 // longestMPSSocketName is the longest name of the files MPS creates in its
 // pipe directory; it bounds how long the directory may be.
 const longestMPSSocketName = "nvidia-cuda-mps-control.pid"
@@ -151,7 +154,9 @@ func (c *ControlDaemon) Start(ctx context.Context) error {
 	if err := c.Prepare(); err != nil {
 		return err
 	}
-	if c.Ping(ctx) == nil {
+	// Only a control socket left in the directory can mean a daemon runs
+	// there; without one there is nothing to ask (and nothing to wait for).
+	if c.socketExists() && c.Ping(ctx) == nil {
 		c.log.Info("adopting an MPS control daemon that already runs")
 		return nil
 	}
@@ -263,7 +268,7 @@ func (c *ControlDaemon) Quit(ctx context.Context) error {
 				return nil
 			default:
 			}
-		} else if c.Ping(waitCtx) != nil {
+		} else if !c.socketExists() || c.Ping(waitCtx) != nil {
 			c.log.Info("MPS control daemon stopped")
 			return nil
 		}
@@ -273,6 +278,12 @@ func (c *ControlDaemon) Quit(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// socketExists says whether the daemon's control socket is in the pipe directory.
+func (c *ControlDaemon) socketExists() bool {
+	_, err := os.Stat(filepath.Join(c.cfg.PipeDir, controlSocket))
+	return err == nil
 }
 
 // stderrNote appends a program's error output to a message.

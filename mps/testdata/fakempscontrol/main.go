@@ -196,10 +196,10 @@ func (f fake) serve() int {
 		_, _ = io.WriteString(c, reply)
 		c.Close()
 		if quit {
+			f.record("quit") // before the socket goes, so that whoever waits for that sees the record
 			ln.Close()
 			_ = os.Remove(f.sock)
 			_ = os.Remove(pidFile)
-			f.record("quit")
 			return 0
 		}
 	}
