@@ -10,7 +10,7 @@ var vggLayers = []int{32, 32, 0, 64, 64, 0, 128, 128, 128, 0, 256, 256, 256, 0, 
 // Conv+Relu layers in five MaxPool-separated stacks, then three fully
 // connected layers 12544-256-256-1000. It is narrower than VGG-16 (half the
 // channels, 256-wide instead of 4096-wide classifier) so the file stays
-// near 29 MB instead of 528 MB; the layer structure, and so the mix of
+// near 29 MB instead of VGG-16's 553 MB; the layer structure, and so the mix of
 // compute-bound convolutions and one large memory-bound Gemm, is VGG's.
 func vgg(g *graph, x string) string {
 	cin, conv, pool := 3, 0, 0
