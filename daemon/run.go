@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
 
@@ -28,6 +31,32 @@ type Options struct {
 func Run(ctx context.Context, opts Options) error {
 	cfg := opts.Config.Config
 	log := opts.Log.Named("daemon")
+
+	if err := checkRepository(cfg.ModelRepository); err != nil {
+		return err
+	}
+	lib, err := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)
+	if err != nil {
+		return err
+	}
+	if err := onnxrt.Init(lib); err != nil {
+		return err
+	}
+	log.Info("onnxruntime loaded", zap.String("library", lib), zap.String("version", onnxrt.Version()))
+
+	dbPath := filepath.Join(cfg.StateDir, "gpuletd.db")
+	st, err := store.Open(ctx, dbPath, store.WithLogger(log.Named("store")))
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Warn("close store", zap.Error(err))
+		}
+	}()
+	if _, err := scanRepository(ctx, cfg.ModelRepository, st, log.Named("repository")); err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

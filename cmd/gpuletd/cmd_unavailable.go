@@ -50,11 +50,3 @@ func newExecutorCmd(_ *globalFlags) *cobra.Command {
 		RunE:   func(*cobra.Command, []string) error { return errNotAvailable("executor") },
 	}
 }
-
-func newModelsCmd(_ *globalFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "models",
-		Short: "Make a demo model repository; list and show a daemon's models",
-		RunE:  func(*cobra.Command, []string) error { return errNotAvailable("models") },
-	}
-}

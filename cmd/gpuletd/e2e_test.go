@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+)
+
+// binary is the gpuletd binary built once for the end-to-end tests.
+var binary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func gpuletdBinary(t *testing.T) string {
+	t.Helper()
+	binary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gpuletd-e2e-")
+		if err != nil {
+			binary.err = err
+			return
+		}
+		binary.path = filepath.Join(dir, "gpuletd")
+		out, err := exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput()
+		if err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, binary.err)
+	return binary.path
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// daemonEnv is a clean environment for a daemon under test: no GPULETD_
+// variables from the caller, the ONNX Runtime library found for this
+// checkout, state in a temporary directory.
+func daemonEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GPULETD_") {
+			env = append(env, kv)
+		}
+	}
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	state := t.TempDir()
+	env = append(env,
+		"GPULETD_ONNXRUNTIME_LIBRARY="+lib,
+		"GPULETD_STATE_DIR="+state,
+		"GPULETD_RUNTIME_DIR="+filepath.Join(state, "run"),
+		"GPULETD_DEVICES=cpu",
+		"GPULETD_LOG_FORMAT=json",
+	)
+	return append(env, extra...)
+}
+
+// startDaemon runs gpuletd serve until the test ends and waits for it to
+// answer /v2/health/live.
+func startDaemon(t *testing.T, env []string) (addr string, logs *syncBuffer) {
+	t.Helper()
+	addr = freeAddr(t)
+	cmd := exec.Command(gpuletdBinary(t), "serve")
+	cmd.Env = append(env, "GPULETD_LISTEN="+addr)
+	logs = &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-done:
+			require.NoError(t, err, "daemon exits cleanly on SIGINT; logs:\n%s", logs)
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("daemon did not stop within 30s of SIGINT; logs:\n%s", logs)
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			t.Fatalf("daemon exited early: %v\n%s", err, logs)
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/v2/health/live")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addr, logs
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("daemon did not become live; logs:\n%s", logs)
+	return "", nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeDemoRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 1))
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo)
+	_, logs := startDaemon(t, env)
+	var state string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GPULETD_STATE_DIR="); ok {
+			state = v
+		}
+	}
+	_, err := os.Stat(filepath.Join(state, "gpuletd.db"))
+	require.NoError(t, err, "the SQLite store lives in state_dir")
+	require.Contains(t, logs.String(), `"model":"lenet5"`)
+	require.Contains(t, logs.String(), `"model":"mlp"`)
+}
+
+func TestServeSkipsBrokenModelsAndSaysWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	corrupt := filepath.Join(repo, "broken", "1", "model.onnx")
+	require.NoError(t, os.MkdirAll(filepath.Dir(corrupt), 0o755))
+	require.NoError(t, os.WriteFile(corrupt, []byte("this is not an onnx file"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "config.yaml"), []byte("slo: 10ms\nmax_batch_size: 4\n"), 0o644))
+	noConfig := filepath.Join(repo, "noconfig", "1")
+	require.NoError(t, os.MkdirAll(noConfig, 0o755))
+
+	_, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo))
+	lines := logLines(logs.String(), "model repository entry skipped")
+	require.Len(t, lines, 2, logs.String())
+	all := strings.Join(lines, "\n")
+	require.Contains(t, all, corrupt, "the corrupt file is named")
+	require.Contains(t, all, filepath.Join(repo, "noconfig", "config.yaml")+": missing")
+	require.Contains(t, logs.String(), `"model":"lenet5"`, "good models are still served")
+}
+
+func logLines(logs, msg string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(logs))
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), msg) {
+			out = append(out, sc.Text())
+		}
+	}
+	return out
+}
+
+// runOnce runs the binary to completion and returns its exit code and output.
+func runOnce(t *testing.T, bin, dir string, env []string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String()
+	}
+	require.NoError(t, err)
+	return 0, out.String()
+}
+
+func TestMissingONNXRuntimeIsOneClearLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	// A copy of the binary outside the checkout finds no library next to it
+	// nor above its working directory.
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "gpuletd")
+	src, err := os.ReadFile(gpuletdBinary(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, src, 0o755))
+	repo := filepath.Join(dir, "models")
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	var env []string
+	for _, kv := range daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+freeAddr(t)) {
+		if !strings.HasPrefix(kv, "GPULETD_ONNXRUNTIME_LIBRARY=") {
+			env = append(env, kv)
+		}
+	}
+	code, out := runOnce(t, bin, dir, env, "serve")
+	require.Equal(t, 1, code, out)
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "one line: %q", out)
+	require.Contains(t, out, "make deps")
+	require.Contains(t, out, "GPULETD_ONNXRUNTIME_LIBRARY")
+
+	code, out = runOnce(t, bin, dir, append(env, "GPULETD_ONNXRUNTIME_LIBRARY=/nonexistent/libonnxruntime.so.1"), "serve")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "/nonexistent/libonnxruntime.so.1")
+}
+
+func TestServeRefusesBadConfigAndMissingRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	bin := gpuletdBinary(t)
+	cfg := filepath.Join(t.TempDir(), "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("scheduler:\n  policy: fastest\n"), 0o644))
+	code, out := runOnce(t, bin, t.TempDir(), daemonEnv(t), "serve", "--config", cfg)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, cfg)
+	require.Contains(t, out, `scheduler.policy: "fastest" is not allowed`)
+
+	missing := filepath.Join(t.TempDir(), "nothing-here")
+	code, out = runOnce(t, bin, t.TempDir(), daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+missing), "serve")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, missing+" does not exist")
+	require.Contains(t, out, "gpuletd models synth")
+}
