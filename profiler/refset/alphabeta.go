@@ -9,7 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
+
+// maxMS bounds every published time: no inference batch takes a quarter of
+// an hour, and the bound keeps α·b + β finite.
+const maxMS = 1e6
 
 // ErrUnknownSet is returned for a set name that is not in Names().
 var ErrUnknownSet = errors.New("unknown reference set")
@@ -59,6 +64,9 @@ func ParseAlphaBeta(r io.Reader, set string) (*Source, error) {
 		if name == "" {
 			return nil, formatErr(file, line, "empty model name")
 		}
+		if strings.ContainsFunc(label, unicode.IsControl) {
+			return nil, formatErr(file, line, "model name %q has a control character", label)
+		}
 		if slices.ContainsFunc(src.Models, func(m ModelName) bool { return m.Name == name }) {
 			return nil, formatErr(file, line, "model %q given twice", label)
 		}
@@ -66,7 +74,7 @@ func ParseAlphaBeta(r io.Reader, set string) (*Source, error) {
 		num := func(c string, ok func(float64) bool, want string) (float64, error) {
 			raw := strings.TrimSpace(rec[col[c]])
 			v, err := strconv.ParseFloat(raw, 64)
-			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || !ok(v) {
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || !ok(v) || v > maxMS {
 				return 0, formatErr(file, line, "model %s: %s %q is not %s", label, c, raw, want)
 			}
 			return v, nil

@@ -33,12 +33,13 @@ const maxLine = 16 << 20
 type grid map[[2]int]float64 // (batch, size) → value
 
 type igniterParse struct {
-	file   string
-	models []string
-	grids  map[string]map[string]grid // model → kind → grid
-	where  map[string]int             // "model/kind" → line
-	rows   map[string][]pairRow       // "latency" | "std" → rows
-	rowsAt map[string]int
+	file     string
+	maxBatch int
+	models   []string
+	grids    map[string]map[string]grid // model → kind → grid
+	where    map[string]int             // "model/kind" → line
+	rows     map[string][]pairRow       // "latency" | "std" → rows
+	rowsAt   map[string]int
 }
 
 type pairRow struct {
@@ -54,11 +55,12 @@ type pairRow struct {
 // early is reported by what it lacks.
 func ParseIgniter(r io.Reader) (*Source, error) {
 	p := &igniterParse{
-		file:   inputName(r, "igniter profile"),
-		grids:  map[string]map[string]grid{},
-		where:  map[string]int{},
-		rows:   map[string][]pairRow{},
-		rowsAt: map[string]int{},
+		file:     inputName(r, "igniter profile"),
+		maxBatch: catalog[SetIgniterV100].MaxBatch,
+		grids:    map[string]map[string]grid{},
+		where:    map[string]int{},
+		rows:     map[string][]pairRow{},
+		rowsAt:   map[string]int{},
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
@@ -141,6 +143,9 @@ func (p *igniterParse) grid(line int, model, kind string, raw json.RawMessage) e
 		if err != nil || b < 1 {
 			return formatErr(p.file, line, "%s %s: batch %q is not a positive integer", model, kind, bs)
 		}
+		if b > p.maxBatch {
+			return formatErr(p.file, line, "%s %s: batch %d exceeds the set's largest batch %d", model, kind, b, p.maxBatch)
+		}
 		for ps, v := range row {
 			sz, err := strconv.Atoi(ps)
 			if err != nil || sz < 1 || sz > 100 {
@@ -195,6 +200,9 @@ func (p *igniterParse) pairs(line int, kind string, raw json.RawMessage) error {
 		pr, err := decodePairRow(row)
 		if err != nil {
 			return formatErr(p.file, line, "interference %s row %d: %v", kind, i+1, err)
+		}
+		if max(pr.b1, pr.b2) > p.maxBatch {
+			return formatErr(p.file, line, "interference %s row %d: batch %d exceeds the set's largest batch %d", kind, i+1, max(pr.b1, pr.b2), p.maxBatch)
 		}
 		if kind == kindLatency && (!(pr.v1 > 0) || !(pr.v2 > 0)) {
 			return formatErr(p.file, line, "interference latency row %d: latencies %v, %v must be positive", i+1, pr.v1, pr.v2)
@@ -294,11 +302,6 @@ func (p *igniterParse) assemble(lastLine int) (*Source, error) {
 		return nil, formatErr(p.file, p.rowsAt[kindStd], "interference std has %d rows, latency has %d", len(std), len(lat))
 	}
 	for i, l := range lat {
-		s := std[i]
-		if l.m1 != s.m1 || l.m2 != s.m2 || l.b1 != s.b1 || l.b2 != s.b2 || l.p1 != s.p1 {
-			return nil, formatErr(p.file, s.line, "interference std row %d is for %s/%s b=%d/%d p1=%d, latency row is for %s/%s b=%d/%d p1=%d",
-				i+1, s.m1, s.m2, s.b1, s.b2, s.p1, l.m1, l.m2, l.b1, l.b2, l.p1)
-		}
 		for _, m := range []string{l.m1, l.m2} {
 			if p.grids[m] == nil {
 				return nil, formatErr(p.file, l.line, "interference latency row %d: unknown model %q", l.position, m)
@@ -306,6 +309,11 @@ func (p *igniterParse) assemble(lastLine int) (*Source, error) {
 		}
 		if l.m1 == l.m2 {
 			return nil, formatErr(p.file, l.line, "interference latency row %d: model %s paired with itself", l.position, l.m1)
+		}
+		s := std[i]
+		if l.m1 != s.m1 || l.m2 != s.m2 || l.b1 != s.b1 || l.b2 != s.b2 || l.p1 != s.p1 {
+			return nil, formatErr(p.file, s.line, "interference std row %d is for %s/%s b=%d/%d p1=%d, latency row is for %s/%s b=%d/%d p1=%d",
+				i+1, s.m1, s.m2, s.b1, s.b2, s.p1, l.m1, l.m2, l.b1, l.b2, l.p1)
 		}
 		src.Pairs = append(src.Pairs, CoLocation{
 			Model1: l.m1, Model2: l.m2, Batch1: l.b1, Batch2: l.b2, Size1: l.p1, Size2: 100 - l.p1,

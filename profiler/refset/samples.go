@@ -59,18 +59,29 @@ func (s *Set) InterferenceSamples() ([]interference.Sample, error) {
 }
 
 // serialMS is u in L(b,p) = u + v/p fitted over the measured (not derived)
-// sizes of batch b, NaN with fewer than two.
+// sizes of batch b, NaN with fewer than two; Build computes it once per
+// batch.
 func (m *Model) serialMS(b int) float64 {
-	var sizes []int
-	var lat []float64
+	if v, ok := m.serial[b]; ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// fitSerial fills m.serial from the profile's measured points.
+func (m *Model) fitSerial() {
+	sizes := map[int][]int{}
+	lat := map[int][]float64{}
 	for _, pt := range m.Profile.Points() {
-		if pt.Batch == b && !m.IsDerived(pt.Batch, pt.Size) {
-			sizes = append(sizes, pt.Size)
-			lat = append(lat, pt.P50MS)
+		if !m.IsDerived(pt.Batch, pt.Size) {
+			sizes[pt.Batch] = append(sizes[pt.Batch], pt.Size)
+			lat[pt.Batch] = append(lat[pt.Batch], pt.P50MS)
 		}
 	}
-	if len(sizes) < 2 {
-		return math.NaN()
+	m.serial = map[int]float64{}
+	for b, ss := range sizes {
+		if len(ss) >= 2 {
+			m.serial[b] = amdahlAt(ss, lat[b], math.MaxInt)
+		}
 	}
-	return amdahlAt(sizes, lat, math.MaxInt)
 }

@@ -52,6 +52,7 @@ type Model struct {
 	Linear LinearModel
 
 	derived map[[2]int]bool
+	serial  map[int]float64 // batch → u of L(b,p) = u + v/p
 }
 
 // IsDerived reports whether the profile point (b,p) was filled by
@@ -176,6 +177,7 @@ func Build(src *Source) (*Set, error) {
 			return nil, fmt.Errorf("build set %s: %w", m.Name, err)
 		}
 		model.Profile = prof
+		model.fitSerial()
 		s.Models = append(s.Models, model)
 		s.byName[mn.Name] = model
 	}
