@@ -18,12 +18,17 @@ import (
 // directory, so the directory must leave room for their names.
 const maxSocketPath = 107
 
+// errNoSocket: the daemon's socket and pid file have not appeared yet.
+var errNoSocket = errors.New("no control socket yet")
+
 // controlSocket is the name of the control daemon's socket in its pipe directory.
 const controlSocket = "control"
 
-// longestMPSSocketName is the longest name of the files MPS creates in its
-// pipe directory; it bounds how long the directory may be.
-const longestMPSSocketName = "nvidia-cuda-mps-control.pid"
+// pidFile is the file with the control daemon's pid that MPS writes into
+// its pipe directory (NVIDIA's MPS documentation, "Tools and Interface
+// Reference"). It is also the longest name MPS puts there, so it bounds how
+// long the directory may be.
+const pidFile = "nvidia-cuda-mps-control.pid"
 
 // ControlConfig describes one MPS control daemon.
 type ControlConfig struct {
@@ -88,9 +93,9 @@ func (c *ControlDaemon) env() []string {
 // Prepare creates the pipe and log directories (mode 0700) and checks that
 // they can be written; errors wrap ErrPipeDir and name the directory.
 func (c *ControlDaemon) Prepare() error {
-	if n := len(filepath.Join(c.cfg.PipeDir, longestMPSSocketName)); n > maxSocketPath {
+	if n := len(filepath.Join(c.cfg.PipeDir, pidFile)); n > maxSocketPath {
 		return fmt.Errorf("prepare MPS pipe directory %s: %w: %d bytes is too long for Unix sockets in it (at most %d)",
-			c.cfg.PipeDir, ErrPipeDir, len(c.cfg.PipeDir), maxSocketPath-len(longestMPSSocketName)-1)
+			c.cfg.PipeDir, ErrPipeDir, len(c.cfg.PipeDir), maxSocketPath-len(pidFile)-1)
 	}
 	for _, dir := range []struct{ what, path string }{{"pipe", c.cfg.PipeDir}, {"log", c.cfg.LogDir}} {
 		if dir.path == "" {
@@ -156,7 +161,7 @@ func (c *ControlDaemon) Start(ctx context.Context) error {
 	}
 	// Only a control socket left in the directory can mean a daemon runs
 	// there; without one there is nothing to ask (and nothing to wait for).
-	if c.socketExists() && c.Ping(ctx) == nil {
+	if c.mayRun() && c.Ping(ctx) == nil {
 		c.log.Info("adopting an MPS control daemon that already runs")
 		return nil
 	}
@@ -176,8 +181,14 @@ func (c *ControlDaemon) Start(ctx context.Context) error {
 		}
 	}
 	// Wait until it answers.
-	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
-		err := c.Ping(startCtx)
+	begin := time.Now()
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		err := errNoSocket
+		// Ask once the daemon's files are there (or after a second, should a
+		// version name them differently).
+		if c.mayRun() || time.Since(begin) > time.Second {
+			err = c.Ping(startCtx)
+		}
 		if err == nil {
 			c.log.Info("MPS control daemon started", zap.Bool("foreground", c.cfg.Foreground))
 			return nil
@@ -268,7 +279,7 @@ func (c *ControlDaemon) Quit(ctx context.Context) error {
 				return nil
 			default:
 			}
-		} else if !c.socketExists() || c.Ping(waitCtx) != nil {
+		} else if !c.mayRun() || c.Ping(waitCtx) != nil {
 			c.log.Info("MPS control daemon stopped")
 			return nil
 		}
@@ -280,10 +291,16 @@ func (c *ControlDaemon) Quit(ctx context.Context) error {
 	}
 }
 
-// socketExists says whether the daemon's control socket is in the pipe directory.
-func (c *ControlDaemon) socketExists() bool {
-	_, err := os.Stat(filepath.Join(c.cfg.PipeDir, controlSocket))
-	return err == nil
+// mayRun says whether a daemon may run in the pipe directory: its control
+// socket or its pid file is there. (Both stay behind after a crash, so only
+// a query tells for sure; their absence tells at once that none runs.)
+func (c *ControlDaemon) mayRun() bool {
+	for _, name := range []string{controlSocket, pidFile} {
+		if _, err := os.Stat(filepath.Join(c.cfg.PipeDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // stderrNote appends a program's error output to a message.
