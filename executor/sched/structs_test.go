@@ -122,8 +122,9 @@ func TestPoissonSource(t *testing.T) {
 		if !ok {
 			break
 		}
-		require.GreaterOrEqual(t, r.Arrival, last.Arrival)
-		require.Equal(t, last.ID+1, r.ID)
+		if r.Arrival < last.Arrival || r.ID != last.ID+1 || r.Deadline <= r.Arrival {
+			t.Fatalf("request %+v after %+v", r, last)
+		}
 		count[r.Model]++
 		last = r
 	}
