@@ -52,7 +52,7 @@ func (s Selection) Find(name string) (Result, bool) {
 	return s.Results[i], true
 }
 
-// Evaluate runs both held-out evaluations of one spec: HeldOutLOMO and
+// EvaluateSpec runs both held-out evaluations of one spec: HeldOutLOMO and
 // HeldOutRandom with the seed.
 func EvaluateSpec(samples []Sample, spec Spec, seed uint64) (Result, error) {
 	lo, err := HeldOutLOMO(samples, spec)

@@ -182,3 +182,13 @@ func TestLoadReportsCorruptEmbeddedFile(t *testing.T) {
 	require.Contains(t, err.Error(), "data/shepherd-v100.ref line ")
 	require.Contains(t, err.Error(), `alpha_ms "0.2.2"`)
 }
+
+func TestConvertUnknownSet(t *testing.T) {
+	var buf bytes.Buffer
+	require.ErrorIs(t, Convert("tpu-v9", strings.NewReader(""), &buf), ErrUnknownSet)
+	_, err := Origin("tpu-v9")
+	require.ErrorIs(t, err, ErrUnknownSet)
+	_, err = Embedded("tpu-v9")
+	require.ErrorIs(t, err, ErrUnknownSet)
+	require.ErrorIs(t, ConvertIgniter(strings.NewReader("{"), &buf), ErrFormat)
+}
