@@ -390,8 +390,12 @@ type LoadModelRequest struct {
 	// Name of the model's curve in the emulated device's reference profile set.
 	EmulatedProfile string `protobuf:"bytes,12,opt,name=emulated_profile,json=emulatedProfile,proto3" json:"emulated_profile,omitempty"`
 	MaxQueue        int32  `protobuf:"varint,13,opt,name=max_queue,json=maxQueue,proto3" json:"max_queue,omitempty"` // queued requests; 0: the executor's default
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Emulated engines only: the slowdown the device's physics gives this
+	// model next to what runs beside it (ground truth, unlike
+	// interference_factor, which is the planner's prediction); 0 means 1.
+	EmulatedContention float64 `protobuf:"fixed64,14,opt,name=emulated_contention,json=emulatedContention,proto3" json:"emulated_contention,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *LoadModelRequest) Reset() {
@@ -511,6 +515,13 @@ func (x *LoadModelRequest) GetEmulatedProfile() string {
 func (x *LoadModelRequest) GetMaxQueue() int32 {
 	if x != nil {
 		return x.MaxQueue
+	}
+	return 0
+}
+
+func (x *LoadModelRequest) GetEmulatedContention() float64 {
+	if x != nil {
+		return x.EmulatedContention
 	}
 	return 0
 }
@@ -1254,14 +1265,15 @@ func (x *WatchStateRequest) GetMinIntervalUs() int64 {
 
 // ModelState is one model's forming batch on this gpu-let.
 type ModelState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Queued        int32                  `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
-	Batch         int32                  `protobuf:"varint,3,opt,name=batch,proto3" json:"batch,omitempty"`                                     // size of the candidate batch
-	ExecUnixNs    int64                  `protobuf:"varint,4,opt,name=exec_unix_ns,json=execUnixNs,proto3" json:"exec_unix_ns,omitempty"`       // when it will be dispatched at the earliest
-	LatestUnixNs  int64                  `protobuf:"varint,5,opt,name=latest_unix_ns,json=latestUnixNs,proto3" json:"latest_unix_ns,omitempty"` // when it must be dispatched at the latest
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Queued         int32                  `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
+	Batch          int32                  `protobuf:"varint,3,opt,name=batch,proto3" json:"batch,omitempty"`                                           // size of the candidate batch
+	ExecUnixNs     int64                  `protobuf:"varint,4,opt,name=exec_unix_ns,json=execUnixNs,proto3" json:"exec_unix_ns,omitempty"`             // when it will be dispatched at the earliest
+	LatestUnixNs   int64                  `protobuf:"varint,5,opt,name=latest_unix_ns,json=latestUnixNs,proto3" json:"latest_unix_ns,omitempty"`       // when it must be dispatched at the latest
+	DeadlineUnixNs int64                  `protobuf:"varint,6,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"` // earliest deadline among the queued requests
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ModelState) Reset() {
@@ -1325,6 +1337,13 @@ func (x *ModelState) GetExecUnixNs() int64 {
 func (x *ModelState) GetLatestUnixNs() int64 {
 	if x != nil {
 		return x.LatestUnixNs
+	}
+	return 0
+}
+
+func (x *ModelState) GetDeadlineUnixNs() int64 {
+	if x != nil {
+		return x.DeadlineUnixNs
 	}
 	return 0
 }
@@ -1426,7 +1445,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\"4\n" +
 	"\fLatencyPoint\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\x05R\x05batch\x12\x0e\n" +
-	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xfe\x03\n" +
+	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xaf\x04\n" +
 	"\x10LoadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x12\n" +
@@ -1441,7 +1460,8 @@ const file_executor_proto_rawDesc = "" +
 	" \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\x06inputs\x129\n" +
 	"\aoutputs\x18\v \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12)\n" +
 	"\x10emulated_profile\x18\f \x01(\tR\x0femulatedProfile\x12\x1b\n" +
-	"\tmax_queue\x18\r \x01(\x05R\bmaxQueue\"\xef\x01\n" +
+	"\tmax_queue\x18\r \x01(\x05R\bmaxQueue\x12/\n" +
+	"\x13emulated_contention\x18\x0e \x01(\x01R\x12emulatedContention\"\xef\x01\n" +
 	"\x11LoadModelResponse\x127\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\x06inputs\x129\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12\x17\n" +
@@ -1502,7 +1522,7 @@ const file_executor_proto_rawDesc = "" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
 	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\";\n" +
 	"\x11WatchStateRequest\x12&\n" +
-	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\x96\x01\n" +
+	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xc0\x01\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1510,7 +1530,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x05batch\x18\x03 \x01(\x05R\x05batch\x12 \n" +
 	"\fexec_unix_ns\x18\x04 \x01(\x03R\n" +
 	"execUnixNs\x12$\n" +
-	"\x0elatest_unix_ns\x18\x05 \x01(\x03R\flatestUnixNs\"\xa9\x01\n" +
+	"\x0elatest_unix_ns\x18\x05 \x01(\x03R\flatestUnixNs\x12(\n" +
+	"\x10deadline_unix_ns\x18\x06 \x01(\x03R\x0edeadlineUnixNs\"\xa9\x01\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +
