@@ -1,0 +1,242 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// ErrExecutorGone is returned for every call in flight, and every later
+// call, once the executor's connection or stream has broken (the process
+// died or was stopped).
+var ErrExecutorGone = errors.New("executor is gone")
+
+// Client talks to one executor process over its Unix socket. Infer calls
+// share one stream; each call waits only for its own response. A Client is
+// safe for concurrent use.
+type Client struct {
+	conn *grpc.ClientConn
+	rpc  pb.ExecutorClient
+
+	mu      sync.Mutex
+	stream  pb.Executor_InferClient
+	sendMu  sync.Mutex
+	nextID  uint64
+	waiting map[uint64]chan *pb.InferResponse
+	broken  error // set once the stream broke
+	stop    context.CancelFunc
+	recvWG  sync.WaitGroup
+}
+
+// Dial connects to the executor listening on socket. It does not wait for
+// the executor to be up: use WaitReady.
+func Dial(socket string) (*Client, error) {
+	conn, err := grpc.NewClient("passthrough:///"+socket,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", addr)
+		}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("dial executor %s: %w", socket, err)
+	}
+	return &Client{conn: conn, rpc: pb.NewExecutorClient(conn), waiting: map[uint64]chan *pb.InferResponse{}}, nil
+}
+
+// maxMessage bounds one gRPC message between daemon and executor: a whole
+// batch of outputs of a large model fits.
+const maxMessage = 1 << 30
+
+// WaitReady polls Health until the executor answers or ctx ends.
+func (c *Client) WaitReady(ctx context.Context) (*pb.HealthResponse, error) {
+	for {
+		h, err := c.rpc.Health(ctx, &pb.HealthRequest{}, grpc.WaitForReady(true))
+		if err == nil {
+			return h, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("wait for executor: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for executor: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Health asks the executor how it is.
+func (c *Client) Health(ctx context.Context) (*pb.HealthResponse, error) {
+	return c.rpc.Health(ctx, &pb.HealthRequest{})
+}
+
+// LoadModel loads and warms up a model.
+func (c *Client) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.LoadModelResponse, error) {
+	return c.rpc.LoadModel(ctx, req)
+}
+
+// UnloadModel removes a model.
+func (c *Client) UnloadModel(ctx context.Context, name string) error {
+	_, err := c.rpc.UnloadModel(ctx, &pb.UnloadModelRequest{Name: name})
+	return err
+}
+
+// Drain stops the executor taking requests and waits for the queued ones.
+func (c *Client) Drain(ctx context.Context) (*pb.DrainResponse, error) {
+	return c.rpc.Drain(ctx, &pb.DrainRequest{})
+}
+
+// Stats returns the executor's counters.
+func (c *Client) Stats(ctx context.Context) (*pb.StatsResponse, error) {
+	return c.rpc.Stats(ctx, &pb.StatsRequest{})
+}
+
+// WatchState streams the executor's scheduler state.
+func (c *Client) WatchState(ctx context.Context, minInterval time.Duration) (pb.Executor_WatchStateClient, error) {
+	return c.rpc.WatchState(ctx, &pb.WatchStateRequest{MinIntervalUs: minInterval.Microseconds()})
+}
+
+// Infer sends one request and waits for its response, ctx's end, or the
+// executor's loss. The request's Id is assigned here. When ctx ends first the
+// executor is told to withdraw the request and ctx's error is returned.
+func (c *Client) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error) {
+	ch := make(chan *pb.InferResponse, 1)
+	id, err := c.register(ch)
+	if err != nil {
+		return nil, err
+	}
+	req.Id = id
+	if err := c.send(req); err != nil {
+		c.unregister(id)
+		return nil, err
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return nil, c.brokenErr()
+		}
+		return resp, nil
+	case <-ctx.Done():
+		c.unregister(id)
+		_ = c.send(&pb.InferRequest{Id: id, Cancel: true})
+		return nil, ctx.Err()
+	}
+}
+
+// register opens the shared stream if needed and reserves a request id.
+func (c *Client) register(ch chan *pb.InferResponse) (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return 0, c.broken
+	}
+	if c.stream == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := c.rpc.Infer(ctx)
+		if err != nil {
+			cancel()
+			return 0, fmt.Errorf("open infer stream: %w: %w", ErrExecutorGone, err)
+		}
+		c.stream, c.stop = s, cancel
+		c.recvWG.Add(1)
+		go c.receive(s)
+	}
+	c.nextID++
+	c.waiting[c.nextID] = ch
+	return c.nextID, nil
+}
+
+func (c *Client) unregister(id uint64) {
+	c.mu.Lock()
+	delete(c.waiting, id)
+	c.mu.Unlock()
+}
+
+func (c *Client) send(req *pb.InferRequest) error {
+	c.mu.Lock()
+	s, broken := c.stream, c.broken
+	c.mu.Unlock()
+	if broken != nil {
+		return broken
+	}
+	c.sendMu.Lock()
+	err := s.Send(req)
+	c.sendMu.Unlock()
+	if err != nil {
+		// The receive loop sees the same failure and fails every waiter.
+		return fmt.Errorf("send request: %w: %w", ErrExecutorGone, err)
+	}
+	return nil
+}
+
+// receive delivers responses to their callers until the stream ends, then
+// fails every caller still waiting.
+func (c *Client) receive(s pb.Executor_InferClient) {
+	defer c.recvWG.Done()
+	for {
+		resp, err := s.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("stream closed")
+			}
+			c.fail(fmt.Errorf("%w: %w", ErrExecutorGone, err))
+			return
+		}
+		c.mu.Lock()
+		ch, ok := c.waiting[resp.Id]
+		delete(c.waiting, resp.Id)
+		c.mu.Unlock()
+		if ok {
+			ch <- resp
+		}
+	}
+}
+
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken == nil {
+		c.broken = err
+	}
+	for id, ch := range c.waiting {
+		close(ch)
+		delete(c.waiting, id)
+	}
+}
+
+func (c *Client) brokenErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return c.broken
+	}
+	return ErrExecutorGone
+}
+
+// Close ends the stream and the connection; calls in flight fail with
+// ErrExecutorGone.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.broken == nil {
+		c.broken = fmt.Errorf("%w: client closed", ErrExecutorGone)
+	}
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	err := c.conn.Close()
+	c.recvWG.Wait()
+	c.fail(c.broken)
+	return err
+}

@@ -1,0 +1,121 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// fakeRuntime runs a model "double" on [N,4] FP32 inputs: output = 2·input,
+// taking base + perRow·rows of real time, so tests exercise the real loop,
+// scheduler and gRPC path without ONNX Runtime.
+type fakeRuntime struct {
+	base, perRow time.Duration
+	mu           sync.Mutex
+	batches      []int // rows of every batch run
+	failNext     bool
+	loaded       int
+	closed       int
+}
+
+func (f *fakeRuntime) Describe() RuntimeInfo { return RuntimeInfo{Engine: "fake", Threads: 1} }
+func (f *fakeRuntime) Close() error          { return nil }
+
+func (f *fakeRuntime) Load(_ context.Context, req *pb.LoadModelRequest) (LoadedModel, error) {
+	if req.Path == "broken" {
+		return nil, errors.New("load model file broken: protobuf parsing failed")
+	}
+	f.mu.Lock()
+	f.loaded++
+	f.mu.Unlock()
+	return &fakeModel{f: f}, nil
+}
+
+func (f *fakeRuntime) batchSizes() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int(nil), f.batches...)
+}
+
+type fakeModel struct{ f *fakeRuntime }
+
+func (m *fakeModel) Inputs() []*pb.TensorSpec {
+	return []*pb.TensorSpec{{Name: "x", Datatype: "FP32", Shape: []int64{4}}}
+}
+func (m *fakeModel) Outputs() []*pb.TensorSpec {
+	return []*pb.TensorSpec{{Name: "y", Datatype: "FP32", Shape: []int64{4}}, {Name: "z", Datatype: "FP32", Shape: []int64{1}}}
+}
+
+func (m *fakeModel) Validate(in []tensor.Tensor) error {
+	if len(in) != 1 || in[0].Name != "x" {
+		return errors.New("want one input named x")
+	}
+	if in[0].DataType != tensor.FP32 {
+		return fmt.Errorf("input x is %s, the model takes FP32", in[0].DataType)
+	}
+	if len(in[0].Shape) != 2 || in[0].Shape[1] != 4 {
+		return fmt.Errorf("input x has shape %v, the model takes [N,4]", in[0].Shape)
+	}
+	return nil
+}
+
+func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tensor.Tensor, RunInfo, error) {
+	rows := 0
+	for _, in := range inputs {
+		rows += int(in[0].Shape[0])
+	}
+	m.f.mu.Lock()
+	m.f.batches = append(m.f.batches, rows)
+	fail := m.f.failNext
+	m.f.failNext = false
+	m.f.mu.Unlock()
+	d := m.f.base + time.Duration(rows)*m.f.perRow
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return nil, RunInfo{}, ctx.Err()
+	}
+	if fail {
+		return nil, RunInfo{}, errors.New("cuda error: illegal memory access")
+	}
+	out := make([][]tensor.Tensor, len(inputs))
+	for i, in := range inputs {
+		v, _ := in[0].Float32s()
+		sum := float32(0)
+		for k := range v {
+			v[k] *= 2
+			sum += v[k]
+		}
+		y, _ := tensor.FromFloat32s("y", in[0].Shape, v)
+		z, _ := tensor.FromFloat32s("z", []int64{in[0].Shape[0], 1}, []float32{sum})
+		if in[0].Shape[0] != 1 {
+			z, _ = tensor.Zeros("z", tensor.FP32, []int64{in[0].Shape[0], 1})
+		}
+		out[i] = []tensor.Tensor{y, z}
+	}
+	return out, RunInfo{Compute: d}, nil
+}
+
+func (m *fakeModel) Latency() []*pb.LatencyPoint {
+	var pts []*pb.LatencyPoint
+	for _, b := range []int{1, 32} {
+		ms := float64(m.f.base+time.Duration(b)*m.f.perRow) / float64(time.Millisecond)
+		pts = append(pts, &pb.LatencyPoint{Batch: int32(b), Ms: math.Round(ms*1000) / 1000})
+	}
+	return pts
+}
+func (m *fakeModel) LoadTime() time.Duration         { return time.Millisecond }
+func (m *fakeModel) WarmupTime() time.Duration       { return time.Millisecond }
+func (m *fakeModel) DispatchOverhead() time.Duration { return 50 * time.Microsecond }
+func (m *fakeModel) Close() error {
+	m.f.mu.Lock()
+	m.f.closed++
+	m.f.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,496 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"go.uber.org/zap"
+)
+
+// errStopping answers requests still queued when the executor stops.
+var errStopping = errors.New("executor is stopping")
+
+// loop owns the scheduler of the gpu-let and everything it touches: the
+// queued requests, the running batch, the counters. Other goroutines hand it
+// work as closures through post; it runs them one at a time, so none of its
+// state needs a lock.
+type loop struct {
+	s  *Server
+	sc *sched.Scheduler
+
+	in       chan func()
+	quit     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+	timer    *time.Timer
+
+	jobs       chan *job
+	workerDone chan struct{}
+
+	draining atomic.Bool
+
+	// Loop-owned state.
+	ids      []*modelEntry
+	slots    []slot
+	free     []uint32
+	nextID   uint64
+	inflight int // requests accepted and not yet answered
+	running  *job
+	waiters  []chan int64
+	drained  int64
+	busy     time.Duration
+	started  time.Time
+	version  uint64
+	subs     map[chan struct{}]bool
+	subsMu   sync.Mutex // guards subs: the loop notifies, watchers (un)subscribe
+}
+
+// request is one client request: one or more rows, each scheduled as its own
+// request when the model batches.
+type request struct {
+	stream    *inferStream
+	id        uint64
+	model     *modelEntry
+	outputs   []string
+	arrival   time.Duration
+	rows      [][]tensor.Tensor // outputs per row, filled as rows finish
+	remaining int
+	answered  bool
+	batch     int
+	queue     time.Duration
+	compute   time.Duration
+}
+
+// slot is one scheduled row of a request.
+type slot struct {
+	req    *request
+	row    int
+	inputs []tensor.Tensor
+}
+
+// job is one batch handed to the engine worker.
+type job struct {
+	seq       uint64
+	model     *modelEntry
+	idx       []uint32 // the rows' slots, released when the batch ends
+	slots     []slot
+	inputs    [][]tensor.Tensor
+	start     time.Duration
+	ctx       context.Context
+	cancel    context.CancelFunc
+	preempted bool
+}
+
+func newLoop(s *Server) (*loop, error) {
+	l := &loop{
+		s: s, in: make(chan func(), 1024), quit: make(chan struct{}), done: make(chan struct{}),
+		jobs: make(chan *job, 2), workerDone: make(chan struct{}), subs: map[chan struct{}]bool{},
+		started: time.Now(),
+	}
+	sc, err := sched.New(sched.Config{Policy: s.opts.Policy, MaxQueue: s.opts.MaxQueue}, sink{l})
+	if err != nil {
+		return nil, fmt.Errorf("new executor loop: %w", err)
+	}
+	l.sc = sc
+	l.timer = time.NewTimer(time.Hour)
+	l.timer.Stop()
+	go l.run()
+	go l.worker()
+	return l, nil
+}
+
+func (l *loop) now() time.Duration { return l.s.clock.Now() }
+
+// post runs f on the loop; it returns false when the loop has ended.
+func (l *loop) post(f func()) bool {
+	select {
+	case l.in <- f:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+// call runs f on the loop and waits for it.
+func (l *loop) call(f func()) bool {
+	ch := make(chan struct{})
+	if !l.post(func() { f(); close(ch) }) {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *loop) run() {
+	defer close(l.done)
+	for {
+		select {
+		case f := <-l.in:
+			f()
+		case <-l.timer.C:
+			l.sc.Advance(l.now())
+		case <-l.quit:
+			l.shutdown()
+			return
+		}
+		l.rearm()
+		l.changed()
+	}
+}
+
+// rearm points the timer at the scheduler's next wake-up.
+func (l *loop) rearm() {
+	t, ok := l.sc.NextWakeup()
+	if !ok {
+		l.timer.Stop()
+		return
+	}
+	l.timer.Reset(max(t-l.now(), 0))
+}
+
+// shutdown answers everything still waiting and stops the worker.
+func (l *loop) shutdown() {
+	for i := range l.slots {
+		if r := l.slots[i].req; r != nil {
+			l.answerErr(r, pb.Code_UNAVAILABLE, errStopping.Error())
+		}
+	}
+	if l.running != nil {
+		l.running.cancel()
+	}
+	close(l.jobs)
+	<-l.workerDone
+	for _, w := range l.waiters {
+		w <- l.drained
+	}
+}
+
+func (l *loop) close() {
+	l.stopOnce.Do(func() { close(l.quit) })
+	<-l.done
+}
+
+func (l *loop) isDraining() bool { return l.draining.Load() }
+
+// worker runs the batches the scheduler dispatches, one at a time.
+func (l *loop) worker() {
+	defer close(l.workerDone)
+	for j := range l.jobs {
+		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)
+		if !l.post(func() { l.finish(j, outs, info, err) }) {
+			j.cancel()
+		}
+	}
+}
+
+// addModel places a model on the scheduler and returns the entry it replaces.
+func (l *loop) addModel(m *modelEntry) (old *modelEntry, err error) {
+	ok := l.call(func() {
+		id := -1
+		for i, e := range l.ids {
+			if e == nil {
+				id = i
+				break
+			}
+		}
+		if id < 0 {
+			id = len(l.ids)
+			l.ids = append(l.ids, nil)
+		}
+		if err = l.sc.AddModel(l.now(), sched.ModelID(id), sched.ModelConfig{Latency: m.lat, MaxQueue: m.maxQueue}); err != nil {
+			return
+		}
+		m.id = sched.ModelID(id)
+		l.ids[id] = m
+	})
+	if !ok {
+		return nil, errStopping
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o, found := l.s.model(m.name); found {
+		old = o
+	}
+	return old, nil
+}
+
+// retire takes a model off the scheduler (its queue is answered UNAVAILABLE)
+// and closes it once no batch of it runs.
+func (l *loop) retire(m *modelEntry) {
+	l.post(func() {
+		if m.retired {
+			return
+		}
+		m.retired = true
+		if int(m.id) < len(l.ids) && l.ids[m.id] == m {
+			_ = l.sc.RemoveModel(l.now(), m.id)
+			l.ids[m.id] = nil
+		}
+		if m.running == 0 {
+			l.closeModel(m)
+		}
+	})
+}
+
+func (l *loop) closeModel(m *modelEntry) {
+	if err := m.rt.Close(); err != nil {
+		l.s.log.Warn("close model", zap.String("model", m.name), zap.Error(err))
+	}
+}
+
+// submit schedules a validated request, row by row. It runs on the loop.
+func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration) {
+	now := l.now()
+	r.arrival = now
+	r.rows = make([][]tensor.Tensor, len(rows))
+	r.remaining = len(rows)
+	r.model.stats.requests++
+	if l.draining.Load() {
+		l.answerErr(r, pb.Code_UNAVAILABLE, "executor is draining")
+		return
+	}
+	if r.model.retired {
+		l.answerErr(r, pb.Code_NOT_FOUND, fmt.Sprintf("model %s is not loaded", r.model.name))
+		return
+	}
+	l.inflight++
+	r.stream.active[r.id] = r
+	for i, in := range rows {
+		if r.answered {
+			break // an earlier row was rejected
+		}
+		idx := l.allocSlot(slot{req: r, row: i, inputs: in})
+		l.nextID++
+		_ = l.sc.Submit(now, sched.Request{ID: l.nextID, Model: r.model.id, Slot: idx, Arrival: now, Deadline: deadline})
+	}
+}
+
+func (l *loop) allocSlot(s slot) uint32 {
+	if n := len(l.free); n > 0 {
+		i := l.free[n-1]
+		l.free = l.free[:n-1]
+		l.slots[i] = s
+		return i
+	}
+	l.slots = append(l.slots, s)
+	return uint32(len(l.slots) - 1)
+}
+
+func (l *loop) releaseSlot(i uint32) {
+	l.slots[i] = slot{}
+	l.free = append(l.free, i)
+}
+
+// cancel withdraws a client's request: it is answered CANCELLED now; rows
+// already in a batch still run, their results are dropped.
+func (l *loop) cancel(st *inferStream, id uint64) {
+	if r, ok := st.active[id]; ok {
+		l.answerErr(r, pb.Code_CANCELLED, "cancelled by the client")
+	}
+}
+
+// streamGone drops the responses of a client that went away.
+func (l *loop) streamGone(st *inferStream) {
+	for _, r := range st.active {
+		l.answer(r, nil)
+	}
+}
+
+// finish completes a batch the worker ran.
+func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
+	now := l.now()
+	j.model.running--
+	if l.running == j {
+		l.running = nil
+	}
+	if j.preempted {
+		// The scheduler already re-queued or rejected these rows.
+		if j.model.retired && j.model.running == 0 {
+			l.closeModel(j.model)
+		}
+		return
+	}
+	for _, i := range j.idx {
+		l.releaseSlot(i)
+	}
+	l.busy += now - j.start
+	if bdErr := l.sc.BatchDone(now, j.seq); bdErr != nil {
+		l.s.log.Error("batch done", zap.Uint64("seq", j.seq), zap.Error(bdErr))
+	}
+	if err == nil && len(outs) != len(j.slots) {
+		err = fmt.Errorf("engine returned %d results for a batch of %d", len(outs), len(j.slots))
+	}
+	st := &j.model.stats
+	st.batch(len(j.slots))
+	compute := info.Compute
+	if compute == 0 {
+		compute = now - j.start
+	}
+	st.computeUS += compute.Microseconds() * int64(len(j.slots))
+	for i, sl := range j.slots {
+		r := sl.req
+		if r.answered {
+			continue
+		}
+		if err != nil {
+			code := pb.Code_INTERNAL
+			if errors.Is(err, context.Canceled) {
+				code = pb.Code_UNAVAILABLE
+			}
+			l.answerErr(r, code, fmt.Sprintf("run %s batch of %d: %v", r.model.name, len(j.slots), err))
+			continue
+		}
+		r.rows[sl.row] = outs[i]
+		r.remaining--
+		r.batch = max(r.batch, len(j.slots))
+		r.queue = max(r.queue, j.start-r.arrival)
+		r.compute = max(r.compute, compute)
+		if r.remaining == 0 {
+			l.answerRows(r, info.Emulated)
+		}
+	}
+	if j.model.retired && j.model.running == 0 {
+		l.closeModel(j.model)
+	}
+}
+
+// answerRows joins a request's rows, keeps the outputs it asked for and
+// answers it.
+func (l *loop) answerRows(r *request, emulated bool) {
+	outs, err := joinRows(r.rows)
+	if err != nil {
+		l.answerErr(r, pb.Code_INTERNAL, "join rows: "+err.Error())
+		return
+	}
+	if len(r.outputs) > 0 {
+		keep := make([]tensor.Tensor, 0, len(r.outputs))
+		for _, name := range r.outputs {
+			for _, t := range outs {
+				if t.Name == name {
+					keep = append(keep, t)
+				}
+			}
+		}
+		outs = keep
+	}
+	r.model.stats.succeeded++
+	r.model.stats.queueUS += r.queue.Microseconds()
+	l.answer(r, &pb.InferResponse{
+		Id: r.id, Code: pb.Code_OK, Outputs: toProto(outs), Emulated: emulated,
+		BatchSize: int32(r.batch), QueueUs: r.queue.Microseconds(), ComputeUs: r.compute.Microseconds(),
+	})
+}
+
+func (l *loop) answerErr(r *request, code pb.Code, msg string) {
+	if r.answered {
+		return
+	}
+	r.model.stats.fail(code)
+	l.answer(r, errorf(r.id, code, "%s", msg))
+}
+
+// answer sends resp (nil: nothing, the client is gone) and forgets the
+// request. Later rows of it are skipped.
+func (l *loop) answer(r *request, resp *pb.InferResponse) {
+	if r.answered {
+		return
+	}
+	r.answered = true
+	if resp != nil {
+		r.stream.out.push(resp)
+	}
+	if _, ok := r.stream.active[r.id]; ok {
+		delete(r.stream.active, r.id)
+		l.inflight--
+		if l.draining.Load() {
+			l.drained++
+			l.checkDrained()
+		}
+	}
+}
+
+// drain stops admission and waits until every accepted request is answered.
+func (l *loop) drain(ctx context.Context) (int64, error) {
+	ch := make(chan int64, 1)
+	if !l.post(func() {
+		l.draining.Store(true)
+		l.waiters = append(l.waiters, ch)
+		l.checkDrained()
+	}) {
+		return 0, nil
+	}
+	select {
+	case n := <-ch:
+		return n, nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+func (l *loop) checkDrained() {
+	if l.inflight > 0 {
+		return
+	}
+	for _, w := range l.waiters {
+		w <- l.drained
+	}
+	l.waiters = nil
+}
+
+// sink receives the scheduler's decisions on the loop.
+type sink struct{ l *loop }
+
+// Dispatch hands a batch to the engine worker.
+func (k sink) Dispatch(now time.Duration, b sched.Batch) {
+	l := k.l
+	m := l.ids[b.Model]
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &job{seq: b.Seq, model: m, start: now, ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),
+		slots: make([]slot, len(b.Requests)), inputs: make([][]tensor.Tensor, len(b.Requests))}
+	for i, q := range b.Requests {
+		j.idx[i] = q.Slot
+		j.slots[i] = l.slots[q.Slot]
+		j.inputs[i] = l.slots[q.Slot].inputs
+	}
+	m.running++
+	l.running = j
+	l.jobs <- j
+}
+
+// Reject answers a request the scheduler will not run.
+func (k sink) Reject(now time.Duration, q sched.Request, why sched.Reason) {
+	l := k.l
+	sl := l.slots[q.Slot]
+	l.releaseSlot(q.Slot)
+	code := pb.Code_DEADLINE
+	switch why {
+	case sched.QueueFull:
+		code = pb.Code_QUEUE_FULL
+	case sched.ModelRemoved:
+		code = pb.Code_UNAVAILABLE
+	}
+	l.answerErr(sl.req, code, fmt.Sprintf("%s: %s", sl.req.model.name, why))
+}
+
+// Preempt cancels the running batch. The scheduler puts its rows back in
+// the queue with their slots, which stay allocated (or rejects them, which
+// releases them).
+func (k sink) Preempt(now time.Duration, b sched.Batch) {
+	l := k.l
+	if j := l.running; j != nil && j.seq == b.Seq {
+		j.preempted = true
+		j.cancel()
+	}
+}

@@ -1,0 +1,246 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/internal/version"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// DeviceInfo is what the executor knows of its gpu-let from its environment.
+type DeviceInfo struct {
+	Kind  string // cpu | nvidia | emulated
+	Name  string
+	Size  int // percent of the device
+	Cores []int
+}
+
+// Options configure a Server.
+type Options struct {
+	Runtime  Runtime
+	Policy   sched.Policy // nil: deferred
+	MaxQueue int          // per model; 0: sched.DefaultMaxQueue
+	Device   DeviceInfo
+	Log      *zap.Logger
+}
+
+// Server is the executor's gRPC service: one gpu-let, its models, its
+// scheduling loop and its engine worker.
+type Server struct {
+	pb.UnimplementedExecutorServer
+
+	opts  Options
+	log   *zap.Logger
+	clock *sched.RealClock
+	epoch time.Time // wall time at clock zero
+
+	mu     sync.RWMutex
+	byName map[string]*modelEntry
+
+	loop *loop
+}
+
+// NewServer builds a server and starts its scheduling loop; Close stops it.
+func NewServer(opts Options) (*Server, error) {
+	if opts.Runtime == nil {
+		return nil, errors.New("new executor server: no runtime")
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	s := &Server{opts: opts, log: opts.Log, byName: map[string]*modelEntry{}}
+	s.epoch = time.Now()
+	s.clock = sched.NewRealClock()
+	l, err := newLoop(s)
+	if err != nil {
+		return nil, err
+	}
+	s.loop = l
+	return s, nil
+}
+
+// Close stops the loop, answers whatever is still queued with UNAVAILABLE and
+// closes the models and the runtime.
+func (s *Server) Close() error {
+	s.loop.close()
+	s.mu.Lock()
+	models := s.byName
+	s.byName = map[string]*modelEntry{}
+	s.mu.Unlock()
+	var errs []error
+	for _, m := range models {
+		errs = append(errs, m.rt.Close())
+	}
+	errs = append(errs, s.opts.Runtime.Close())
+	return errors.Join(errs...)
+}
+
+// toClock converts a wall-clock deadline to the scheduler's clock.
+func (s *Server) toClock(unixNS int64) time.Duration {
+	return time.Unix(0, unixNS).Sub(s.epoch)
+}
+
+// toWall converts a scheduler time to unix nanoseconds.
+func (s *Server) toWall(t time.Duration) int64 {
+	return s.epoch.Add(t).UnixNano()
+}
+
+// Health reports the executor's device and models.
+func (s *Server) Health(context.Context, *pb.HealthRequest) (*pb.HealthResponse, error) {
+	info := s.opts.Runtime.Describe()
+	s.mu.RLock()
+	names := make([]string, 0, len(s.byName))
+	for n := range s.byName {
+		names = append(names, n)
+	}
+	s.mu.RUnlock()
+	cores := make([]int32, len(s.opts.Device.Cores))
+	for i, c := range s.opts.Device.Cores {
+		cores[i] = int32(c)
+	}
+	return &pb.HealthResponse{
+		Serving:     !s.loop.isDraining(),
+		Draining:    s.loop.isDraining(),
+		Version:     version.Version,
+		Pid:         int32(os.Getpid()),
+		DeviceKind:  s.opts.Device.Kind,
+		DeviceName:  firstNonEmpty(info.DeviceName, s.opts.Device.Name),
+		SizePercent: int32(s.opts.Device.Size),
+		SmCount:     int32(info.SMCount),
+		Threads:     int32(info.Threads),
+		CpuCores:    cores,
+		Engine:      info.Engine,
+		Models:      names,
+	}, nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// LoadModel loads, warms up and starts scheduling a model.
+func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.LoadModelResponse, error) {
+	if req.Name == "" {
+		return nil, status.Error(codes.InvalidArgument, "load model: no name")
+	}
+	if req.SloUs <= 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "load model %s: slo must be positive", req.Name)
+	}
+	if s.loop.isDraining() {
+		return nil, status.Errorf(codes.Unavailable, "load model %s: executor is draining", req.Name)
+	}
+	rt, err := s.opts.Runtime.Load(ctx, req)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "load model %s: %v", req.Name, err)
+	}
+	m, err := newModelEntry(req, rt)
+	if err != nil {
+		_ = rt.Close()
+		return nil, status.Errorf(codes.InvalidArgument, "load model %s: %v", req.Name, err)
+	}
+	old, err := s.loop.addModel(m)
+	if err != nil {
+		_ = rt.Close()
+		return nil, status.Errorf(codes.ResourceExhausted, "load model %s: %v", req.Name, err)
+	}
+	s.mu.Lock()
+	s.byName[m.name] = m
+	s.mu.Unlock()
+	if old != nil {
+		s.loop.retire(old)
+	}
+	s.log.Info("model loaded", zap.String("model", m.name), zap.Int("max_batch", m.maxBatch),
+		zap.Duration("load", rt.LoadTime()), zap.Duration("warmup", rt.WarmupTime()),
+		zap.Duration("l1", m.lat.At(1)), zap.Duration("lmax", m.lat.At(m.lat.MaxBatch())))
+	return &pb.LoadModelResponse{
+		Inputs: rt.Inputs(), Outputs: rt.Outputs(),
+		LoadUs: rt.LoadTime().Microseconds(), WarmupUs: rt.WarmupTime().Microseconds(),
+		DispatchOverheadUs: rt.DispatchOverhead().Microseconds(),
+	}, nil
+}
+
+// UnloadModel stops scheduling a model; its queued requests are answered
+// UNAVAILABLE and it is closed once its running batch ends.
+func (s *Server) UnloadModel(_ context.Context, req *pb.UnloadModelRequest) (*pb.UnloadModelResponse, error) {
+	s.mu.Lock()
+	m, ok := s.byName[req.Name]
+	delete(s.byName, req.Name)
+	s.mu.Unlock()
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "unload model %s: not loaded", req.Name)
+	}
+	s.loop.retire(m)
+	return &pb.UnloadModelResponse{}, nil
+}
+
+// model returns a loaded model by name.
+func (s *Server) model(name string) (*modelEntry, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	m, ok := s.byName[name]
+	return m, ok
+}
+
+// Drain stops taking requests and waits until the queued ones are answered.
+func (s *Server) Drain(ctx context.Context, _ *pb.DrainRequest) (*pb.DrainResponse, error) {
+	n, err := s.loop.drain(ctx)
+	if err != nil {
+		return nil, status.FromContextError(err).Err()
+	}
+	return &pb.DrainResponse{Answered: n}, nil
+}
+
+// Stats returns the counters since start.
+func (s *Server) Stats(context.Context, *pb.StatsRequest) (*pb.StatsResponse, error) {
+	return s.loop.stats(), nil
+}
+
+// WatchState streams scheduler state at most every min_interval_us (default
+// 1 ms) and only when it changed.
+func (s *Server) WatchState(req *pb.WatchStateRequest, stream pb.Executor_WatchStateServer) error {
+	interval := time.Duration(req.MinIntervalUs) * time.Microsecond
+	if interval <= 0 {
+		interval = time.Millisecond
+	}
+	changed := s.loop.subscribe()
+	defer s.loop.unsubscribe(changed)
+	var last uint64
+	for {
+		st, ver := s.loop.snapshot()
+		if ver != last {
+			if err := stream.Send(st); err != nil {
+				return err
+			}
+			last = ver
+		}
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-s.loop.done:
+			return nil
+		case <-changed:
+		}
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+// errorf builds an InferResponse carrying an error.
+func errorf(id uint64, code pb.Code, format string, args ...any) *pb.InferResponse {
+	return &pb.InferResponse{Id: id, Code: code, Error: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,275 @@
+package executor
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+)
+
+// startFake serves a Server with a fake runtime on a real Unix socket.
+func startFake(t *testing.T, f *fakeRuntime, policy string) *Client {
+	t.Helper()
+	p, err := sched.ParsePolicy(policy)
+	require.NoError(t, err)
+	srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "cpu", Size: 100}})
+	require.NoError(t, err)
+	sock := filepath.Join(t.TempDir(), "ex.sock")
+	ln, err := ListenUnix(sock)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	c, err := Dial(sock)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.Close())
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, srv.Close())
+	})
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	_, err = c.WaitReady(wctx)
+	require.NoError(t, err)
+	return c
+}
+
+func loadDouble(t *testing.T, c *Client, name string, slo time.Duration, maxBatch int32) {
+	t.Helper()
+	_, err := c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: name, Path: "ok", MaxBatchSize: maxBatch, SloUs: slo.Microseconds()})
+	require.NoError(t, err)
+}
+
+func xInput(rows int, v float32) *pb.Tensor {
+	vals := make([]float32, 4*rows)
+	for i := range vals {
+		vals[i] = v + float32(i)
+	}
+	x, _ := tensor.FromFloat32s("x", []int64{int64(rows), 4}, vals)
+	return toProto([]tensor.Tensor{x})[0]
+}
+
+func outVals(t *testing.T, r *pb.InferResponse, name string) []float32 {
+	t.Helper()
+	for _, o := range r.Outputs {
+		if o.Name == name {
+			ts, err := fromProto([]*pb.Tensor{o})
+			require.NoError(t, err)
+			v, err := ts[0].Float32s()
+			require.NoError(t, err)
+			return v
+		}
+	}
+	t.Fatalf("no output %s", name)
+	return nil
+}
+
+func TestConcurrentRequestsAreBatchedAndAnsweredCorrectly(t *testing.T) {
+	f := &fakeRuntime{base: 2 * time.Millisecond, perRow: 100 * time.Microsecond}
+	c := startFake(t, f, "deferred")
+	loadDouble(t, c, "double", 50*time.Millisecond, 16)
+
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(i))}})
+			require.NoError(t, err)
+			require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+			require.Equal(t, []float32{2 * float32(i), 2*float32(i) + 2, 2*float32(i) + 4, 2*float32(i) + 6}, outVals(t, resp, "y"))
+			require.Positive(t, resp.BatchSize)
+		}()
+	}
+	wg.Wait()
+	sizes := f.batchSizes()
+	sum, largest := 0, 0
+	for _, b := range sizes {
+		sum += b
+		largest = max(largest, b)
+	}
+	require.Equal(t, 64, sum)
+	require.Greater(t, largest, 1, "concurrent requests form batches: %v", sizes)
+
+	st, err := c.Stats(context.Background())
+	require.NoError(t, err)
+	require.Len(t, st.Models, 1)
+	require.Equal(t, int64(64), st.Models[0].Succeeded)
+	require.Equal(t, int64(len(sizes)), st.Models[0].Batches)
+}
+
+func TestMultiRowRequestAndOutputSelection(t *testing.T) {
+	f := &fakeRuntime{base: time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", 50*time.Millisecond, 8)
+	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(3, 1)}, Outputs: []string{"y"}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+	require.Len(t, resp.Outputs, 1)
+	require.Equal(t, []int64{3, 4}, resp.Outputs[0].Shape)
+	v := outVals(t, resp, "y")
+	for i := range v {
+		require.Equal(t, 2*(1+float32(i)), v[i])
+	}
+}
+
+func TestBadRequestsAreAnsweredAloneAndServingGoesOn(t *testing.T) {
+	f := &fakeRuntime{base: time.Millisecond}
+	c := startFake(t, f, "deferred")
+	loadDouble(t, c, "double", 50*time.Millisecond, 4)
+	i64, _ := tensor.Zeros("x", tensor.Int64, []int64{1, 4})
+	tests := []struct {
+		name string
+		req  *pb.InferRequest
+		code pb.Code
+		msg  string
+	}{
+		{"unknown model", &pb.InferRequest{Model: "nope", Inputs: []*pb.Tensor{xInput(1, 0)}}, pb.Code_NOT_FOUND, "not loaded"},
+		{"wrong dtype", &pb.InferRequest{Model: "double", Inputs: toProto([]tensor.Tensor{i64})}, pb.Code_INVALID_ARGUMENT, "INT64"},
+		{"wrong shape", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 3}, Data: make([]byte, 12)}}}, pb.Code_INVALID_ARGUMENT, "[1 3]"},
+		{"byte length", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{{Name: "x", Datatype: "FP32", Shape: []int64{1, 4}, Data: make([]byte, 15)}}}, pb.Code_INVALID_ARGUMENT, "needs 16 bytes"},
+		{"bad dtype name", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{{Name: "x", Datatype: "FLOAT", Shape: []int64{1, 4}, Data: make([]byte, 16)}}}, pb.Code_INVALID_ARGUMENT, "FLOAT"},
+		{"unknown output", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}, Outputs: []string{"w"}}, pb.Code_INVALID_ARGUMENT, `"w"`},
+		{"too many rows", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(5, 0)}}, pb.Code_INVALID_ARGUMENT, "exceed max_batch_size"},
+		{"zero rows", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{{Name: "x", Datatype: "FP32", Shape: []int64{0, 4}}}}, pb.Code_INVALID_ARGUMENT, "at least one row"},
+		{"deadline passed", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}, DeadlineUnixNs: time.Now().Add(-time.Second).UnixNano()}, pb.Code_DEADLINE, "deadline"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := c.Infer(context.Background(), tc.req)
+			require.NoError(t, err)
+			require.Equal(t, tc.code, resp.Code, resp.Error)
+			require.Contains(t, resp.Error, tc.msg)
+			ok, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
+			require.NoError(t, err)
+			require.Equal(t, pb.Code_OK, ok.Code, "the executor keeps serving: %s", ok.Error)
+		})
+	}
+	_, err := c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: "b", Path: "broken", MaxBatchSize: 1, SloUs: 1000})
+	require.ErrorContains(t, err, "protobuf parsing failed")
+}
+
+func TestEngineFailureFailsTheBatchOnly(t *testing.T) {
+	f := &fakeRuntime{base: time.Millisecond, failNext: true}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", 50*time.Millisecond, 4)
+	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_INTERNAL, resp.Code)
+	require.Contains(t, resp.Error, "illegal memory access")
+	resp, err = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, resp.Code)
+}
+
+func TestCancelAndDeadlineFromContext(t *testing.T) {
+	f := &fakeRuntime{base: 200 * time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", time.Second, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := c.Infer(ctx, &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestDrainAnswersQueuedAndRefusesNew(t *testing.T) {
+	f := &fakeRuntime{base: 5 * time.Millisecond}
+	c := startFake(t, f, "deferred")
+	loadDouble(t, c, "double", 200*time.Millisecond, 4)
+	var wg sync.WaitGroup
+	codes := make([]pb.Code, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+			require.NoError(t, err)
+			codes[i] = resp.Code
+		}()
+	}
+	time.Sleep(10 * time.Millisecond) // let them queue: deferred waits for its frontrun moment
+	_, err := c.Drain(context.Background())
+	require.NoError(t, err)
+	wg.Wait()
+	for _, code := range codes {
+		require.Equal(t, pb.Code_OK, code, "queued requests finish during a drain")
+	}
+	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_UNAVAILABLE, resp.Code)
+	h, err := c.Health(context.Background())
+	require.NoError(t, err)
+	require.True(t, h.Draining)
+}
+
+func TestUnloadAnswersQueuedAndClosesModel(t *testing.T) {
+	f := &fakeRuntime{base: 30 * time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", time.Second, 1)
+	var wg sync.WaitGroup
+	results := make([]pb.Code, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+			require.NoError(t, err)
+			results[i] = resp.Code
+		}()
+	}
+	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, c.UnloadModel(context.Background(), "double"))
+	wg.Wait()
+	ok, unavailable := 0, 0
+	for _, r := range results {
+		switch r {
+		case pb.Code_OK:
+			ok++
+		case pb.Code_UNAVAILABLE:
+			unavailable++
+		}
+	}
+	require.Equal(t, 4, ok+unavailable, "%v", results)
+	require.GreaterOrEqual(t, unavailable, 1, "queued requests of an unloaded model are answered UNAVAILABLE")
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.closed == 1
+	}, 5*time.Second, 5*time.Millisecond)
+	require.ErrorContains(t, c.UnloadModel(context.Background(), "double"), "not loaded")
+}
+
+func TestWatchStateReportsQueue(t *testing.T) {
+	f := &fakeRuntime{base: 2 * time.Millisecond}
+	c := startFake(t, f, "deferred")
+	loadDouble(t, c, "double", 500*time.Millisecond, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := c.WatchState(ctx, time.Millisecond)
+	require.NoError(t, err)
+	first, err := w.Recv()
+	require.NoError(t, err)
+	require.Len(t, first.Models, 1)
+	go func() {
+		_, _ = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	}()
+	for {
+		st, err := w.Recv()
+		require.NoError(t, err)
+		if st.Models[0].Queued == 1 {
+			require.Equal(t, int32(1), st.Models[0].Batch)
+			require.GreaterOrEqual(t, st.Models[0].ExecUnixNs, st.AtUnixNs)
+			require.GreaterOrEqual(t, st.Models[0].LatestUnixNs, st.Models[0].ExecUnixNs)
+			require.Greater(t, st.Models[0].DeadlineUnixNs, st.Models[0].LatestUnixNs)
+			return
+		}
+	}
+}
