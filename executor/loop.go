@@ -30,6 +30,9 @@ type loop struct {
 	done     chan struct{}
 	stopOnce sync.Once
 	timer    *time.Timer
+	wakeAt   time.Duration // the scheduler time the timer is set for
+	wokeFor  time.Duration // when the timer should fire (wakeAt less the slack)
+	slack    slack
 
 	jobs       chan *job
 	workerDone chan struct{}
@@ -99,6 +102,7 @@ func newLoop(s *Server) (*loop, error) {
 		return nil, fmt.Errorf("new executor loop: %w", err)
 	}
 	l.sc = sc
+	l.slack = slack{floor: s.opts.TimerSlack, cur: s.opts.TimerSlack}
 	l.timer = time.NewTimer(time.Hour)
 	l.timer.Stop()
 	go l.run()
@@ -139,7 +143,11 @@ func (l *loop) run() {
 		case f := <-l.in:
 			f()
 		case <-l.timer.C:
-			l.sc.Advance(l.now())
+			// The timer was set early by the slack: act as of the event's
+			// own time (or later, if the wake-up came later still).
+			now := l.now()
+			l.slack.observe(now - l.wokeFor)
+			l.sc.Advance(max(l.wakeAt, now))
 		case <-l.quit:
 			l.shutdown()
 			return
@@ -149,14 +157,21 @@ func (l *loop) run() {
 	}
 }
 
-// rearm points the timer at the scheduler's next wake-up.
+// rearm points the timer at the scheduler's next wake-up, early by the
+// timer slack. A deferred batch may start only within a window as narrow as
+// ℓ(|B|+1) − ℓ(|B|), tens of microseconds for some models; a wake-up that
+// comes late by more than that would find the window gone. Waking early and
+// advancing the scheduler to the event's time dispatches the batch a little
+// early instead (its deadline is then met with room to spare).
 func (l *loop) rearm() {
 	t, ok := l.sc.NextWakeup()
 	if !ok {
 		l.timer.Stop()
 		return
 	}
-	l.timer.Reset(max(t-l.now(), 0))
+	l.wakeAt = t
+	l.wokeFor = max(t-l.slack.get(), l.now())
+	l.timer.Reset(l.wokeFor - l.now())
 }
 
 // shutdown answers everything still waiting and stops the worker.
@@ -494,3 +509,23 @@ func (k sink) Preempt(now time.Duration, b sched.Batch) {
 		j.cancel()
 	}
 }
+
+// slack is how early the loop wakes for a timer: at least its floor, and
+// twice the recent worst lateness of wake-ups (a decaying maximum), capped
+// at maxSlack, so a loaded host keeps deferred batches inside their windows.
+type slack struct {
+	floor, cur time.Duration
+	late       time.Duration // decaying maximum of observed lateness
+}
+
+// maxSlack caps the slack: beyond it a host is too loaded to defer batches
+// usefully anyway.
+const maxSlack = 5 * time.Millisecond
+
+func (s *slack) observe(late time.Duration) {
+	s.late -= s.late / 64 // forget slowly
+	s.late = max(s.late, late)
+	s.cur = min(max(s.floor, 2*s.late), maxSlack)
+}
+
+func (s *slack) get() time.Duration { return s.cur }

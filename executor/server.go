@@ -31,7 +31,14 @@ type Options struct {
 	MaxQueue int          // per model; 0: sched.DefaultMaxQueue
 	Device   DeviceInfo
 	Log      *zap.Logger
+	// TimerSlack is the least time the loop wakes early for a scheduler
+	// timer (see loop.rearm; it grows with observed lateness); 0:
+	// DefaultTimerSlack.
+	TimerSlack time.Duration
 }
+
+// DefaultTimerSlack covers the lateness of timer wake-ups on a busy host.
+const DefaultTimerSlack = time.Millisecond
 
 // Server is the executor's gRPC service: one gpu-let, its models, its
 // scheduling loop and its engine worker.
@@ -56,6 +63,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
+	}
+	if opts.TimerSlack <= 0 {
+		opts.TimerSlack = DefaultTimerSlack
 	}
 	s := &Server{opts: opts, log: opts.Log, byName: map[string]*modelEntry{}}
 	s.epoch = time.Now()

@@ -42,11 +42,3 @@ func newStatusCmd(_ *globalFlags) *cobra.Command {
 	}
 }
 
-func newExecutorCmd(_ *globalFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:    "executor",
-		Short:  "Serve one gpu-let (started by gpuletd serve)",
-		Hidden: true,
-		RunE:   func(*cobra.Command, []string) error { return errNotAvailable("executor") },
-	}
-}

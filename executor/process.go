@@ -1,0 +1,98 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/gpulet/gpuletd/executor/engine"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/mps/execenv"
+	"go.uber.org/zap"
+)
+
+// ProcessOptions are the flags of gpuletd executor. The gpu-let itself is
+// described by the environment the daemon sets (mps/execenv).
+type ProcessOptions struct {
+	Socket   string
+	Policy   string
+	MaxQueue int
+	// Provider is the onnxruntime execution provider on NVIDIA gpu-lets:
+	// cuda or tensorrt.
+	Provider string
+	// Library is the ONNX Runtime library; empty: onnxrt.FindLibrary.
+	Library string
+	Log     *zap.Logger
+}
+
+// RunProcess is the executor process: it reads its gpu-let from the
+// environment, pins itself to its cores on the CPU, starts the engine and
+// serves on the socket until ctx ends.
+func RunProcess(ctx context.Context, o ProcessOptions) error {
+	if o.Socket == "" {
+		return errors.New("executor: --socket is required")
+	}
+	env, err := execenv.Decode(os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	log := o.Log.With(zap.String("device", env.DeviceID), zap.Int("size", env.Size))
+	policy, err := sched.ParsePolicy(firstNonEmpty(o.Policy, "deferred"))
+	if err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	eng, err := newEngine(env, o, log)
+	if err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	srv, err := NewServer(Options{
+		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log,
+		Device: DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
+	})
+	if err != nil {
+		_ = eng.Close()
+		return fmt.Errorf("executor: %w", err)
+	}
+	ln, err := ListenUnix(o.Socket)
+	if err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("executor: %w", err)
+	}
+	log.Info("executor serving", zap.String("socket", o.Socket), zap.String("engine", eng.Info().Kind),
+		zap.String("policy", policy.String()), zap.Ints("cores", env.Cores))
+	serveErr := srv.Serve(ctx, ln)
+	closeErr := srv.Close()
+	_ = os.Remove(o.Socket)
+	return errors.Join(serveErr, closeErr)
+}
+
+// newEngine picks the engine the gpu-let needs: emulated on emulated
+// devices, onnxruntime (CPU provider, pinned to the gpu-let's cores) on the
+// CPU, onnxruntime with a GPU provider on NVIDIA GPUs.
+func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engine, error) {
+	if env.Kind == execenv.KindEmulated {
+		return engine.NewEmulated(engine.EmulatedOptions{DeviceName: env.Emulated, Log: log}), nil
+	}
+	lib, err := onnxrt.FindLibrary(o.Library)
+	if err != nil {
+		return nil, err
+	}
+	opts := engine.ORTOptions{DeviceName: firstNonEmpty(env.Type, env.DeviceID), Log: log}
+	switch env.Kind {
+	case execenv.KindCPU:
+		// Pin before ONNX Runtime starts its threads: they inherit the mask.
+		if err := env.ApplyCPU(); err != nil {
+			return nil, err
+		}
+		opts.Provider = engine.ProviderCPU
+		opts.IntraOpThreads = env.IntraOpThreads
+	case execenv.KindNVIDIA:
+		opts.Provider = firstNonEmpty(o.Provider, engine.ProviderCUDA)
+	}
+	if err := onnxrt.Init(lib); err != nil {
+		return nil, err
+	}
+	return engine.NewORT(opts)
+}

@@ -1,0 +1,140 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/engine"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// EngineRuntime serves a Runtime from an engine (onnxruntime or emulated).
+type EngineRuntime struct {
+	Engine engine.Engine
+	// Seed seeds the emulated engine's jitter, per model.
+	Seed uint64
+}
+
+// Describe implements Runtime.
+func (r *EngineRuntime) Describe() RuntimeInfo {
+	info := r.Engine.Info()
+	return RuntimeInfo{Engine: info.Kind, DeviceName: info.DeviceName, Threads: info.Threads, SMCount: info.SMCount}
+}
+
+// Close implements Runtime.
+func (r *EngineRuntime) Close() error { return r.Engine.Close() }
+
+// Load implements Runtime: it loads the model, warms it up at the requested
+// batch sizes (every size up to max_batch_size that the profile names when
+// none are requested) and measures ℓ(b) there.
+func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (LoadedModel, error) {
+	spec := engine.ModelSpec{
+		Name: req.Name, Path: req.Path, MaxBatchSize: int(req.MaxBatchSize),
+		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs),
+	}
+	if len(req.Latency) > 0 {
+		lat, err := profileLatency(req.Latency)
+		if err != nil {
+			return nil, err
+		}
+		r.Seed++
+		spec.Timing = engine.Timing{
+			Latency:    func(b int) time.Duration { return lat.At(min(max(b, 1), lat.MaxBatch())) },
+			Contention: req.EmulatedContention,
+			Jitter:     engine.Jitter{Seed: r.Seed},
+		}
+	}
+	start := time.Now()
+	m, err := r.Engine.Load(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	loadTime := time.Since(start)
+	batches := warmupBatches(req)
+	w, err := m.Warmup(ctx, batches)
+	if err != nil {
+		_ = m.Close()
+		return nil, fmt.Errorf("warm up %s: %w", req.Name, err)
+	}
+	lm := &engineModel{m: m, load: loadTime, warmup: w.Elapsed, overhead: w.DispatchOverhead}
+	for _, bt := range w.Batches {
+		ms := float64(bt.Compute+bt.Overhead) / float64(time.Millisecond)
+		lm.latency = append(lm.latency, &pb.LatencyPoint{Batch: int32(bt.Batch), Ms: max(ms, 0.001)})
+	}
+	return lm, nil
+}
+
+// warmupBatches are the batch sizes to run before a model serves: those the
+// daemon asks for, else 1 and powers of two up to the largest batch. Without
+// a profile the scheduler's ℓ(b) comes from these runs, so they then always
+// reach the largest batch.
+func warmupBatches(req *pb.LoadModelRequest) []int {
+	top := max(int(req.MaxBatchSize), 1)
+	var out []int
+	if len(req.WarmupBatches) > 0 {
+		for _, b := range req.WarmupBatches {
+			out = append(out, int(b))
+		}
+	} else {
+		for b := 1; b < top; b *= 2 {
+			out = append(out, b)
+		}
+		out = append(out, top)
+	}
+	if len(req.Latency) == 0 && slices.Max(out) < top {
+		out = append(out, top)
+	}
+	return out
+}
+
+// profileLatency turns the daemon's profile into ℓ(b) for the emulated
+// engine's timing (interpolated between profiled batch sizes).
+func profileLatency(pts []*pb.LatencyPoint) (sched.Latency, error) {
+	sp := make([]sched.LatencyPoint, len(pts))
+	for i, p := range pts {
+		sp[i] = sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms}
+	}
+	return sched.NewLatency(sp, 1, 0, 0)
+}
+
+func specsFromProto(ps []*pb.TensorSpec) []engine.TensorSpec {
+	out := make([]engine.TensorSpec, len(ps))
+	for i, p := range ps {
+		out[i] = engine.TensorSpec{Name: p.Name, DataType: tensor.DataType(p.Datatype), Shape: p.Shape}
+	}
+	return out
+}
+
+func specsToProto(ss []engine.TensorSpec) []*pb.TensorSpec {
+	out := make([]*pb.TensorSpec, len(ss))
+	for i, s := range ss {
+		out[i] = &pb.TensorSpec{Name: s.Name, Datatype: string(s.DataType), Shape: s.Shape}
+	}
+	return out
+}
+
+// engineModel adapts engine.Loaded to LoadedModel.
+type engineModel struct {
+	m            engine.Loaded
+	latency      []*pb.LatencyPoint
+	load, warmup time.Duration
+	overhead     time.Duration
+}
+
+func (e *engineModel) Inputs() []*pb.TensorSpec          { return specsToProto(e.m.Inputs()) }
+func (e *engineModel) Outputs() []*pb.TensorSpec         { return specsToProto(e.m.Outputs()) }
+func (e *engineModel) Validate(in []tensor.Tensor) error { return e.m.Validate(in) }
+func (e *engineModel) Latency() []*pb.LatencyPoint       { return e.latency }
+func (e *engineModel) LoadTime() time.Duration           { return e.load }
+func (e *engineModel) WarmupTime() time.Duration         { return e.warmup }
+func (e *engineModel) DispatchOverhead() time.Duration   { return e.overhead }
+func (e *engineModel) Close() error                      { return e.m.Close() }
+
+func (e *engineModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tensor.Tensor, RunInfo, error) {
+	outs, info, err := e.m.Run(ctx, inputs, nil)
+	return outs, RunInfo{Compute: info.Compute, Emulated: info.Emulated}, err
+}
