@@ -16,8 +16,8 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
-	"github.com/gpulet/gpuletd/mps/execenv"
 	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/mps/execenv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -186,7 +186,6 @@ func TestProcessServesTwoModelsLikeONNXRuntime(t *testing.T) {
 	}
 	require.True(t, batched, "concurrent requests form batches larger than 1: %v", st.Models)
 }
-
 
 func mustLib(t *testing.T) string {
 	lib, err := onnxrt.FindLibrary("")

@@ -41,4 +41,3 @@ func newStatusCmd(_ *globalFlags) *cobra.Command {
 		RunE:  func(*cobra.Command, []string) error { return errNotAvailable("status") },
 	}
 }
-
