@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"go.uber.org/zap"
+)
+
+// EmulatedOptions configure the emulated engine.
+type EmulatedOptions struct {
+	// Sleeper waits out each batch's time; nil: RealSleeper.
+	Sleeper Sleeper
+	// DeviceName names the emulated device for Info.
+	DeviceName string
+	// Log receives load events; nil: none.
+	Log *zap.Logger
+}
+
+// Emulated is the emulated engine: no model runs. A batch takes the time
+// its model's Timing gives, on the Sleeper, and answers zero-filled outputs
+// marked Emulated. It is safe for concurrent use.
+type Emulated struct {
+	opts EmulatedOptions
+	log  *zap.Logger
+
+	mu     sync.Mutex
+	closed bool
+	models map[*emuModel]struct{}
+}
+
+var _ Engine = (*Emulated)(nil)
+
+// NewEmulated returns an emulated engine.
+func NewEmulated(opts EmulatedOptions) *Emulated {
+	if opts.Sleeper == nil {
+		opts.Sleeper = RealSleeper{}
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	return &Emulated{opts: opts, log: opts.Log.Named("emulated"), models: map[*emuModel]struct{}{}}
+}
+
+// Info implements Engine.
+func (e *Emulated) Info() Info {
+	return Info{Kind: KindEmulated, Provider: KindEmulated, DeviceName: e.opts.DeviceName}
+}
+
+// Load implements Engine. spec needs Inputs, Outputs and Timing.Latency;
+// Path is not read.
+func (e *Emulated) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load model %s: %w: %w", spec.Name, ErrCancelled, context.Cause(ctx))
+	}
+	if spec.Timing.Latency == nil {
+		return nil, fmt.Errorf("load model %s: %w: no latency function", spec.Name, ErrInvalidSpec)
+	}
+	contention := spec.Timing.Contention
+	if contention == 0 {
+		contention = 1
+	}
+	if contention < 0 || math.IsNaN(contention) || math.IsInf(contention, 0) {
+		return nil, fmt.Errorf("load model %s: %w: contention %v", spec.Name, ErrInvalidSpec, spec.Timing.Contention)
+	}
+	j, err := newJitter(spec.Timing.Jitter)
+	if err != nil {
+		return nil, fmt.Errorf("load model %s: %w", spec.Name, err)
+	}
+	lay, err := newLayout(spec.Name, spec.MaxBatchSize, spec.Inputs, spec.Outputs)
+	if err != nil {
+		return nil, fmt.Errorf("load model %s: %w", spec.Name, err)
+	}
+	m := &emuModel{
+		layout:     lay,
+		engine:     e,
+		sleeper:    e.opts.Sleeper,
+		latency:    spec.Timing.Latency,
+		contention: contention,
+		jitter:     j,
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, ErrClosed)
+	}
+	e.models[m] = struct{}{}
+	e.log.Info("loaded model", zap.String("model", spec.Name), zap.Int("max_batch_size", spec.MaxBatchSize),
+		zap.Float64("contention", contention))
+	return m, nil
+}
+
+// Close implements Engine: it closes every model still loaded.
+func (e *Emulated) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	models := make([]*emuModel, 0, len(e.models))
+	for m := range e.models {
+		models = append(models, m)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, m := range models {
+		errs = append(errs, m.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Emulated) forget(m *emuModel) {
+	e.mu.Lock()
+	delete(e.models, m)
+	e.mu.Unlock()
+}

@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	ort "github.com/yalue/onnxruntime_go"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// ORTOptions configure the onnxruntime engine.
+type ORTOptions struct {
+	// Provider is the execution provider: ProviderCPU (default),
+	// ProviderCUDA or ProviderTensorRT.
+	Provider string
+	// DeviceID is the CUDA device ordinal for the GPU providers (within
+	// CUDA_VISIBLE_DEVICES).
+	DeviceID int
+	// IntraOpThreads is the number of threads one run uses (the CPU
+	// gpu-let's share of the cores); 0: one per CPU the process sees.
+	IntraOpThreads int
+	// DisableSpinning stops idle intra-op threads from spinning, which
+	// frees the cores for co-located executors at some cost in latency.
+	DisableSpinning bool
+	// DeviceName, SMCount and MemoryBytes describe the device for Info, as
+	// the executor found it; the engine does not probe the GPU itself.
+	DeviceName  string
+	SMCount     int
+	MemoryBytes int64
+	// Log receives load and close events; nil: none.
+	Log *zap.Logger
+}
+
+// ORT is the onnxruntime engine: one ONNX Runtime session per loaded model.
+// It needs onnxrt.Init to have loaded the library. It is safe for
+// concurrent use.
+type ORT struct {
+	opts ORTOptions
+	log  *zap.Logger
+
+	mu     sync.Mutex
+	closed bool
+	models map[*ortModel]struct{}
+}
+
+var _ Engine = (*ORT)(nil)
+
+// NewORT returns an onnxruntime engine. It checks that the library has the
+// execution provider asked for (ErrProviderUnavailable otherwise).
+func NewORT(opts ORTOptions) (*ORT, error) {
+	if _, ok := onnxrt.Library(); !ok {
+		return nil, fmt.Errorf("new onnxruntime engine: %w: call onnxrt.Init first", onnxrt.ErrNotInitialized)
+	}
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		return nil, fmt.Errorf("new onnxruntime engine: %w: tensors are little-endian and this host is not", ErrUnsupported)
+	}
+	if opts.Provider == "" {
+		opts.Provider = ProviderCPU
+	}
+	if opts.IntraOpThreads < 0 {
+		return nil, fmt.Errorf("new onnxruntime engine: intra-op threads %d: %w", opts.IntraOpThreads, ErrInvalidSpec)
+	}
+	if opts.IntraOpThreads == 0 {
+		opts.IntraOpThreads = runtime.NumCPU()
+	}
+	if opts.DeviceID < 0 {
+		return nil, fmt.Errorf("new onnxruntime engine: device id %d: %w", opts.DeviceID, ErrInvalidSpec)
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	so, err := opts.sessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("new onnxruntime engine: %w", err)
+	}
+	_ = so.Destroy()
+	return &ORT{
+		opts:   opts,
+		log:    opts.Log.Named("ort").With(zap.String("provider", opts.Provider)),
+		models: map[*ortModel]struct{}{},
+	}, nil
+}
+
+// Info implements Engine.
+func (e *ORT) Info() Info {
+	return Info{
+		Kind:        KindONNXRuntime,
+		Provider:    e.opts.Provider,
+		Version:     onnxrt.Version(),
+		DeviceName:  e.opts.DeviceName,
+		DeviceID:    e.opts.DeviceID,
+		Threads:     e.opts.IntraOpThreads,
+		SMCount:     e.opts.SMCount,
+		MemoryBytes: e.opts.MemoryBytes,
+	}
+}
+
+// Load implements Engine: it reads the model's tensors, checks them against
+// spec and opens a session. Errors name the model file.
+func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load model %s: %w: %w", spec.Name, ErrCancelled, context.Cause(ctx))
+	}
+	if spec.Path == "" {
+		return nil, fmt.Errorf("load model %s: %w: no model file", spec.Name, ErrInvalidSpec)
+	}
+	lay, err := ortLayout(spec)
+	if err != nil {
+		return nil, fmt.Errorf("load model %s from %s: %w", spec.Name, spec.Path, err)
+	}
+	so, err := e.opts.sessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("load model %s from %s: %w", spec.Name, spec.Path, err)
+	}
+	defer func() { _ = so.Destroy() }()
+	sess, err := ort.NewDynamicAdvancedSession(spec.Path, specNames(lay.inputs), specNames(lay.outputs), so)
+	if err != nil {
+		return nil, fmt.Errorf("load model %s from %s: %w: %s", spec.Name, spec.Path, ErrLoadFailed, reason(err))
+	}
+	m := &ortModel{layout: lay, engine: e, sess: sess}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		_ = sess.Destroy()
+		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, ErrClosed)
+	}
+	e.models[m] = struct{}{}
+	e.log.Info("loaded model", zap.String("model", spec.Name), zap.String("path", spec.Path),
+		zap.Int("max_batch_size", spec.MaxBatchSize), zap.Duration("took", time.Since(start)))
+	return m, nil
+}
+
+// ortLayout reads the model file's tensors, makes them per request and
+// narrows them with the configured specs.
+func ortLayout(spec ModelSpec) (*layout, error) {
+	info, err := onnxrt.ReadModelInfo(spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	batched := spec.MaxBatchSize > 0
+	convert := func(kind string, infos []onnxrt.TensorInfo, configured []TensorSpec) ([]TensorSpec, error) {
+		model := make([]TensorSpec, len(infos))
+		for i, in := range infos {
+			if in.DataType.Size() == 0 {
+				return nil, fmt.Errorf("%w: %s %q is %s", ErrUnsupported, kind, in.Name, in.DataType)
+			}
+			if !batched && len(in.Shape) == 0 {
+				return nil, fmt.Errorf("%w: %s %q is a scalar", ErrUnsupported, kind, in.Name)
+			}
+			model[i] = TensorSpec{Name: in.Name, DataType: in.DataType, Shape: slices.Clone(in.Shape)}
+		}
+		specs, err := perRequest(kind, model, batched)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSpecs(kind, configured); err != nil {
+			return nil, err
+		}
+		return narrow(kind, specs, configured)
+	}
+	inputs, err := convert("input", info.Inputs, spec.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	outputs, err := convert("output", info.Outputs, spec.Outputs)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range outputs {
+		// onnxruntime_go v1.27.0 copies a runtime-allocated tensor of a type
+		// it has no Go type for (FP16) with one byte per element, so such
+		// outputs must be allocated by the engine, which needs their shape.
+		if _, typed := typedOutput[o.DataType]; !typed && slices.Contains(o.Shape, -1) {
+			return nil, fmt.Errorf("%w: output %q is %s with shape %v: %s outputs need every non-batch dim fixed (give it in the configuration)",
+				ErrUnsupported, o.Name, o.DataType, o.Shape, o.DataType)
+		}
+	}
+	return newLayout(spec.Name, spec.MaxBatchSize, inputs, outputs)
+}
+
+// Close implements Engine: it closes every model still loaded.
+func (e *ORT) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	models := make([]*ortModel, 0, len(e.models))
+	for m := range e.models {
+		models = append(models, m)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, m := range models {
+		errs = append(errs, m.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// forget drops a closed model from the engine's set.
+func (e *ORT) forget(m *ortModel) {
+	e.mu.Lock()
+	delete(e.models, m)
+	e.mu.Unlock()
+}
+
+// typedOutput lists the data types onnxruntime_go turns into typed Go
+// tensors when it allocates an output itself.
+var typedOutput = map[tensor.DataType]struct{}{
+	tensor.Bool: {}, tensor.Uint8: {}, tensor.Uint16: {}, tensor.Uint32: {}, tensor.Uint64: {},
+	tensor.Int8: {}, tensor.Int16: {}, tensor.Int32: {}, tensor.Int64: {},
+	tensor.FP32: {}, tensor.FP64: {},
+}

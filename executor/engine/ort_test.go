@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// randomInput returns an FP32 tensor of the given shape with values in
+// [-1, 1) drawn from rng.
+func randomInput(t testing.TB, name string, shape []int64, rng *rand.Rand) tensor.Tensor {
+	t.Helper()
+	n, err := tensor.NumElements(shape)
+	require.NoError(t, err)
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = 2*rng.Float32() - 1
+	}
+	in, err := tensor.FromFloat32s(name, shape, vals)
+	require.NoError(t, err)
+	return in
+}
+
+func TestORTBatchMatchesSingleRuns(t *testing.T) {
+	e := newCPU(t, 1)
+	for _, name := range []string{"lenet5", "mlp"} {
+		t.Run(name, func(t *testing.T) {
+			zm, err := modelzoo.Lookup(name)
+			require.NoError(t, err)
+			path := zooModel(t, name)
+			m, err := e.Load(context.Background(), ModelSpec{Name: name, Path: path, MaxBatchSize: 8})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, m.Close()) }()
+			require.Equal(t, []TensorSpec{{Name: zm.InputName, DataType: tensor.FP32, Shape: zm.InputShape[1:]}}, m.Inputs())
+			require.Equal(t, []TensorSpec{{Name: zm.OutputName, DataType: tensor.FP32, Shape: zm.OutputShape[1:]}}, m.Outputs())
+
+			rng := rand.New(rand.NewPCG(3, 4))
+			rows := []int64{2, 1, 3, 1}
+			reqs := make([][]tensor.Tensor, len(rows))
+			for i, r := range rows {
+				reqs[i] = []tensor.Tensor{randomInput(t, zm.InputName, append([]int64{r}, zm.InputShape[1:]...), rng)}
+			}
+			outs, info, err := m.Run(context.Background(), reqs, nil)
+			require.NoError(t, err)
+			require.Equal(t, 7, info.BatchSize)
+			require.Equal(t, 1, info.Runs)
+			require.False(t, info.Emulated)
+			require.Positive(t, info.Compute)
+			require.Len(t, outs, len(reqs))
+
+			for i, req := range reqs {
+				require.Len(t, outs[i], 1)
+				got := outs[i][0]
+				require.Equal(t, zm.OutputName, got.Name)
+				require.Equal(t, append([]int64{rows[i]}, zm.OutputShape[1:]...), got.Shape)
+				vals, err := req[0].Float32s()
+				require.NoError(t, err)
+				alone, err := onnxrt.RunFloat32(path, map[string]onnxrt.Float32Tensor{zm.InputName: {Shape: req[0].Shape, Data: vals}}, 1)
+				require.NoError(t, err)
+				gotVals, err := got.Float32s()
+				require.NoError(t, err)
+				want := alone[zm.OutputName]
+				require.Equal(t, want.Shape, got.Shape)
+				require.InDeltaSlice(t, want.Data, gotVals, 1e-5, "request %d", i)
+			}
+		})
+	}
+}
+
+func TestORTModelThatDoesNotBatch(t *testing.T) {
+	e := newCPU(t, 1)
+	path := zooModel(t, "mlp")
+	m, err := e.Load(context.Background(), ModelSpec{Name: "mlp", Path: path})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, m.Close()) }()
+	require.Equal(t, 0, m.MaxBatchSize())
+	require.Equal(t, []int64{-1, 784}, m.Inputs()[0].Shape, "full shape, batch dim included")
+
+	rng := rand.New(rand.NewPCG(5, 6))
+	reqs := [][]tensor.Tensor{
+		{randomInput(t, "input", []int64{2, 784}, rng)},
+		{randomInput(t, "input", []int64{1, 784}, rng)},
+	}
+	outs, info, err := m.Run(context.Background(), reqs, []string{"output"})
+	require.NoError(t, err)
+	require.Equal(t, 2, info.Runs, "one run per request")
+	require.Equal(t, 2, info.BatchSize)
+	for i, req := range reqs {
+		vals, err := req[0].Float32s()
+		require.NoError(t, err)
+		alone, err := onnxrt.RunFloat32(path, map[string]onnxrt.Float32Tensor{"input": {Shape: req[0].Shape, Data: vals}}, 1)
+		require.NoError(t, err)
+		got, err := outs[i][0].Float32s()
+		require.NoError(t, err)
+		require.Equal(t, alone["output"].Shape, outs[i][0].Shape)
+		require.InDeltaSlice(t, alone["output"].Data, got, 1e-5)
+	}
+}
+
+func TestORTConcurrentRuns(t *testing.T) {
+	e := newCPU(t, 1)
+	m, err := e.Load(context.Background(), ModelSpec{Name: "mlp", Path: zooModel(t, "mlp"), MaxBatchSize: 4})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, m.Close()) }()
+	rng := rand.New(rand.NewPCG(1, 1))
+	in := randomInput(t, "input", []int64{1, 784}, rng)
+	want, _, err := m.Run(context.Background(), [][]tensor.Tensor{{in}}, nil)
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	results := make([][][]tensor.Tensor, 4)
+	errs := make([]error, 4)
+	for g := range results {
+		wg.Go(func() {
+			results[g], _, errs[g] = m.Run(context.Background(), [][]tensor.Tensor{{in}, {in}}, nil)
+		})
+	}
+	wg.Wait()
+	for g := range results {
+		require.NoError(t, errs[g])
+		require.Equal(t, want[0], results[g][0])
+		require.Equal(t, want[0][0].Data, results[g][1][0].Data)
+	}
+}
+
+func TestORTWarmup(t *testing.T) {
+	e := newCPU(t, 1)
+	m, err := e.Load(context.Background(), ModelSpec{Name: "lenet5", Path: zooModel(t, "lenet5"), MaxBatchSize: 8})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, m.Close()) }()
+
+	res, err := m.Warmup(context.Background(), []int{1, 4, 8})
+	require.NoError(t, err)
+	require.Len(t, res.Batches, 3)
+	for i, b := range []int{1, 4, 8} {
+		require.Equal(t, b, res.Batches[i].Batch)
+		require.Positive(t, res.Batches[i].Compute)
+		require.Positive(t, res.Batches[i].Overhead)
+		require.LessOrEqual(t, res.Batches[i].Overhead, res.DispatchOverhead)
+	}
+	require.Greater(t, res.Elapsed, res.Batches[0].Compute+res.Batches[1].Compute+res.Batches[2].Compute)
+
+	_, err = m.Warmup(context.Background(), []int{9})
+	require.ErrorIs(t, err, ErrInvalidSpec)
+	require.ErrorContains(t, err, "batch 9 is outside 1..max_batch_size 8")
+}
+
+func TestORTCloseAndInfo(t *testing.T) {
+	initORT(t)
+	e, err := NewORT(ORTOptions{IntraOpThreads: 2, DeviceName: "cpu0"})
+	require.NoError(t, err)
+	info := e.Info()
+	require.Equal(t, KindONNXRuntime, info.Kind)
+	require.Equal(t, ProviderCPU, info.Provider)
+	require.Equal(t, 2, info.Threads)
+	require.Equal(t, "cpu0", info.DeviceName)
+	require.Equal(t, onnxrt.Version(), info.Version)
+	require.NotEmpty(t, info.Version)
+	require.Zero(t, info.SMCount)
+
+	path := zooModel(t, "mlp")
+	a, err := e.Load(context.Background(), ModelSpec{Name: "a", Path: path, MaxBatchSize: 2})
+	require.NoError(t, err)
+	b, err := e.Load(context.Background(), ModelSpec{Name: "b", Path: path, MaxBatchSize: 2})
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close(), "second close is a no-op")
+	one := [][]tensor.Tensor{{randomInput(t, "input", []int64{1, 784}, rand.New(rand.NewPCG(1, 2)))}}
+	_, _, err = a.Run(context.Background(), one, nil)
+	require.ErrorIs(t, err, ErrClosed)
+	_, _, err = b.Run(context.Background(), one, nil)
+	require.NoError(t, err)
+
+	require.NoError(t, e.Close())
+	_, _, err = b.Run(context.Background(), one, nil)
+	require.ErrorIs(t, err, ErrClosed, "closing the engine closes its models")
+	_, err = e.Load(context.Background(), ModelSpec{Name: "c", Path: path, MaxBatchSize: 2})
+	require.ErrorIs(t, err, ErrClosed)
+	require.NoError(t, e.Close())
+
+	_, err = NewORT(ORTOptions{IntraOpThreads: -1})
+	require.ErrorIs(t, err, ErrInvalidSpec)
+	def, err := NewORT(ORTOptions{})
+	require.NoError(t, err)
+	require.Positive(t, def.Info().Threads)
+	require.NoError(t, def.Close())
+}
+
+func TestORTProviders(t *testing.T) {
+	initORT(t)
+	tests := []struct {
+		provider string
+		want     string
+	}{
+		{provider: ProviderCUDA, want: "the onnxruntime library does not provide CUDA"},
+		{provider: ProviderTensorRT, want: "the onnxruntime library does not provide TensorRT"},
+		{provider: "rocm", want: `unknown execution provider "rocm"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.provider, func(t *testing.T) {
+			_, err := NewORT(ORTOptions{Provider: tt.provider, DeviceID: 0, IntraOpThreads: 1})
+			require.ErrorIs(t, err, ErrProviderUnavailable)
+			require.ErrorContains(t, err, tt.want)
+			require.NotContains(t, err.Error(), "\n")
+			t.Log(err)
+
+			// The same path runs when a model loads with the provider.
+			_, err = (&ORT{opts: ORTOptions{Provider: tt.provider, IntraOpThreads: 1}}).Load(context.Background(),
+				ModelSpec{Name: "mlp", Path: zooModel(t, "mlp"), MaxBatchSize: 1})
+			require.ErrorIs(t, err, ErrProviderUnavailable)
+		})
+	}
+}

@@ -1,0 +1,37 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Sleeper waits out the emulated engine's compute time. The executor uses
+// RealSleeper; tests and the simulator inject their own clocks.
+type Sleeper interface {
+	// Sleep returns after d, or earlier with the context's cause when ctx
+	// ends first.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// RealSleeper sleeps in wall-clock time.
+type RealSleeper struct{}
+
+var _ Sleeper = RealSleeper{}
+
+// Sleep implements Sleeper with a timer.
+func (RealSleeper) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

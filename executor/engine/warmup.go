@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// runFunc is Loaded.Run.
+type runFunc func(ctx context.Context, inputs [][]tensor.Tensor, outputs []string) ([][]tensor.Tensor, RunInfo, error)
+
+// warmup runs, for each batch size b, a batch of b one-row zero-filled
+// requests (one request for a model that does not batch) and collects the
+// timings. DispatchOverhead is the largest overhead seen: conservative for
+// the scheduler, which adds it to every batch.
+func warmup(ctx context.Context, l *layout, batches []int, run runFunc) (WarmupResult, error) {
+	start := time.Now()
+	res := WarmupResult{Batches: make([]BatchTiming, 0, len(batches))}
+	one, err := zeroRequest(l.inputs, 1, l.batched())
+	if err != nil {
+		return res, fmt.Errorf("warm up model %s: %w", l.name, err)
+	}
+	for _, b := range batches {
+		n := 1
+		if l.batched() {
+			if b < 1 || b > l.maxBatch {
+				return res, fmt.Errorf("warm up model %s: %w: batch %d is outside 1..max_batch_size %d", l.name, ErrInvalidSpec, b, l.maxBatch)
+			}
+			n = b
+		}
+		reqs := make([][]tensor.Tensor, n)
+		for i := range reqs {
+			reqs[i] = one
+		}
+		_, info, err := run(ctx, reqs, nil)
+		if err != nil {
+			return res, fmt.Errorf("warm up model %s at batch %d: %w", l.name, b, err)
+		}
+		res.Batches = append(res.Batches, BatchTiming{Batch: b, Compute: info.Compute, Overhead: info.Overhead})
+		res.DispatchOverhead = max(res.DispatchOverhead, info.Overhead)
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
