@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"unsafe"
 
@@ -92,11 +93,17 @@ func asBytes[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
 }
 
-// destroyAll releases runtime values, skipping nils.
+// destroyAll releases runtime values, skipping nils. A failed run can
+// leave a typed nil pointer in an output slot (onnxruntime_go stores the
+// result of a failed conversion), so nil pointers are skipped too.
 func destroyAll(vs []ort.Value) {
 	for _, v := range vs {
-		if v != nil {
-			_ = v.Destroy()
+		if v == nil {
+			continue
 		}
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+			continue
+		}
+		_ = v.Destroy()
 	}
 }

@@ -157,7 +157,9 @@ func TestInvalidRequests(t *testing.T) {
 }
 
 func TestLayoutSpecErrors(t *testing.T) {
-	fp := func(name string, shape ...int64) TensorSpec { return TensorSpec{Name: name, DataType: tensor.FP32, Shape: shape} }
+	fp := func(name string, shape ...int64) TensorSpec {
+		return TensorSpec{Name: name, DataType: tensor.FP32, Shape: shape}
+	}
 	tests := []struct {
 		name     string
 		maxBatch int
