@@ -62,29 +62,39 @@ func BenchmarkBatchingSpeedup(b *testing.B) {
 
 // BenchmarkDispatchOverhead measures the onnxruntime engine's own cost per
 // batch (RunInfo.Overhead: validation, joining 8 one-row requests, runtime
-// values, splitting) on the smallest zoo model, and its share of Run.
+// values and run options, splitting) beside the model's compute, with the
+// intra-op threads spinning when idle (ONNX Runtime's default) or not.
 func BenchmarkDispatchOverhead(b *testing.B) {
 	for _, name := range []string{"mlp", "lenet5"} {
-		b.Run(name, func(b *testing.B) {
-			zm, err := modelzoo.Lookup(name)
-			require.NoError(b, err)
-			m, err := newCPU(b, 2).Load(context.Background(), ModelSpec{Name: name, Path: zooModel(b, name), MaxBatchSize: 8})
-			require.NoError(b, err)
-			defer func() { require.NoError(b, m.Close()) }()
-			reqs := oneRowRequests(b, zm, 8)
-			ctx := context.Background()
-			var overhead, compute time.Duration
-			for b.Loop() {
-				_, info, err := m.Run(ctx, reqs, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				overhead += info.Overhead
-				compute += info.Compute
+		for _, spin := range []bool{true, false} {
+			label := name + "/spin"
+			if !spin {
+				label = name + "/nospin"
 			}
-			b.ReportMetric(float64(overhead.Nanoseconds())/float64(b.N), "overhead-ns/batch")
-			b.ReportMetric(float64(compute.Nanoseconds())/float64(b.N), "compute-ns/batch")
-		})
+			b.Run(label, func(b *testing.B) {
+				zm, err := modelzoo.Lookup(name)
+				require.NoError(b, err)
+				initORT(b)
+				e, err := NewORT(ORTOptions{IntraOpThreads: 2, DisableSpinning: !spin})
+				require.NoError(b, err)
+				defer func() { require.NoError(b, e.Close()) }()
+				m, err := e.Load(context.Background(), ModelSpec{Name: name, Path: zooModel(b, name), MaxBatchSize: 8})
+				require.NoError(b, err)
+				reqs := oneRowRequests(b, zm, 8)
+				ctx := context.Background()
+				var overhead, compute time.Duration
+				for b.Loop() {
+					_, info, err := m.Run(ctx, reqs, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					overhead += info.Overhead
+					compute += info.Compute
+				}
+				b.ReportMetric(float64(overhead.Nanoseconds())/float64(b.N), "overhead-ns/batch")
+				b.ReportMetric(float64(compute.Nanoseconds())/float64(b.N), "compute-ns/batch")
+			})
+		}
 	}
 }
 

@@ -81,6 +81,7 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 			total += rows[j]
 		}
 		ins := make([]tensor.Tensor, len(m.inputs))
+		var releases []func()
 		for i, spec := range m.inputs {
 			if len(group) == 1 {
 				ins[i] = b.inputs[group[0]][i]
@@ -90,11 +91,14 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 			for j, r := range group {
 				parts[j] = b.inputs[r][i]
 			}
-			if ins[i], err = tensor.Concat(spec.Name, parts); err != nil {
-				return nil, info, fmt.Errorf("run model %s: %w", m.name, err)
-			}
+			var release func()
+			ins[i], release = join(spec.Name, parts)
+			releases = append(releases, release)
 		}
 		outs, compute, err := m.runOnce(ctx, ins, total)
+		for _, release := range releases {
+			release()
+		}
 		info.Compute += compute
 		info.Runs++
 		if err != nil {
