@@ -32,6 +32,11 @@ type Point struct {
 	// P99MS is the 99th percentile latency; 0 means unknown and reads as P50MS.
 	P99MS float64 `json:"p99_ms"`
 	Util  Util    `json:"util"`
+	// Derived marks a point that was filled by a stated method (for example
+	// extrapolated to a size nobody measured) rather than measured. Lookups
+	// use it like any other point; fits that must rest on measurements only
+	// (SerialMS) skip it.
+	Derived bool `json:"derived,omitempty"`
 }
 
 // Profile is a model's latency curve L(b,p) on one device type: the measured
@@ -44,8 +49,9 @@ type Profile struct {
 	// (weights, workspace and activations at its largest profiled batch).
 	MemoryMB float64
 
-	sizes []int           // profiled sizes, ascending
-	rows  map[int][]Point // per size, points ascending by batch
+	sizes  []int           // profiled sizes, ascending
+	rows   map[int][]Point // per size, points ascending by batch
+	serial map[int]float64 // per batch, u of L(b,p) = u + v/p over measured sizes
 }
 
 // NewProfile builds a Profile from measured points. Points must have a batch
@@ -83,6 +89,7 @@ func NewProfile(model, deviceType string, memoryMB float64, points []Point) (*Pr
 		p.sizes = append(p.sizes, s)
 	}
 	sort.Ints(p.sizes)
+	p.fitSerial()
 	return p, nil
 }
 

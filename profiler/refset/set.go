@@ -52,7 +52,6 @@ type Model struct {
 	Linear LinearModel
 
 	derived map[[2]int]bool
-	serial  map[int]float64 // batch → u of L(b,p) = u + v/p
 }
 
 // IsDerived reports whether the profile point (b,p) was filled by
@@ -165,7 +164,7 @@ func Build(src *Source) (*Set, error) {
 			}
 			for b, ms := range fillSize(lat, m.MaxBatch, 100) {
 				model.derived[[2]int{b, 100}] = true
-				pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: ms, Util: gpulet.UnknownUtil()})
+				pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: ms, Util: gpulet.UnknownUtil(), Derived: true})
 			}
 		}
 		if len(pts) == 0 {
@@ -177,7 +176,6 @@ func Build(src *Source) (*Set, error) {
 			return nil, fmt.Errorf("build set %s: %w", m.Name, err)
 		}
 		model.Profile = prof
-		model.fitSerial()
 		s.Models = append(s.Models, model)
 		s.byName[mn.Name] = model
 	}
