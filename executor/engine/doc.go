@@ -19,6 +19,23 @@
 // 1 ≤ rows ≤ MaxBatchSize. For a model that does not batch (MaxBatchSize 0)
 // a request's tensors match the specs exactly and requests run one by one.
 //
+// Requests whose inputs differ in a non-batch dim the model leaves open
+// cannot be joined; Run joins those that agree and runs each such group
+// once (RunInfo.Runs counts the runs). A cancelled context stops a run:
+// the onnxruntime engine sets the run's terminate flag, which ONNX Runtime
+// checks between graph nodes; the emulated engine's sleep returns. Either
+// way Run returns ErrCancelled wrapping the context's cause.
+//
+// RunInfo.Overhead is a Run's wall time outside the model (validation,
+// joining, runtime values, splitting); Warmup reports the largest it saw
+// as the per-batch dispatch overhead the scheduler adds to ℓ(b).
+//
+// The emulated engine fills every output dim a spec leaves open (-1),
+// other than the batch dimension, with 1. The onnxruntime engine needs
+// FP16 outputs to have every non-batch dim fixed, by the model or by the
+// configured specs: onnxruntime_go v1.27.0 cannot copy out an FP16 tensor
+// the runtime allocated, so the engine allocates those outputs itself.
+//
 // Tensor data is little-endian (the KServe v2 binary layout) and is handed
 // to ONNX Runtime without conversion, so the onnxruntime engine needs a
 // little-endian host.

@@ -19,6 +19,8 @@ var (
 	// ErrInvalidSpec is returned by Load for a ModelSpec that does not hold
 	// together, or whose tensors disagree with the model file.
 	ErrInvalidSpec = errors.New("invalid model spec")
+	// ErrInvalidOptions is returned by NewORT for options out of range.
+	ErrInvalidOptions = errors.New("invalid engine options")
 	// ErrUnsupported is returned by Load for a model with a tensor the
 	// engine cannot serve (BYTES, scalars, a batched model whose dimension 0
 	// is fixed).

@@ -67,13 +67,13 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 		opts.Provider = ProviderCPU
 	}
 	if opts.IntraOpThreads < 0 {
-		return nil, fmt.Errorf("new onnxruntime engine: intra-op threads %d: %w", opts.IntraOpThreads, ErrInvalidSpec)
+		return nil, fmt.Errorf("new onnxruntime engine: %w: intra-op threads %d", ErrInvalidOptions, opts.IntraOpThreads)
 	}
 	if opts.IntraOpThreads == 0 {
 		opts.IntraOpThreads = runtime.NumCPU()
 	}
 	if opts.DeviceID < 0 {
-		return nil, fmt.Errorf("new onnxruntime engine: device id %d: %w", opts.DeviceID, ErrInvalidSpec)
+		return nil, fmt.Errorf("new onnxruntime engine: %w: device id %d", ErrInvalidOptions, opts.DeviceID)
 	}
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()

@@ -186,7 +186,9 @@ func TestORTCloseAndInfo(t *testing.T) {
 	require.NoError(t, e.Close())
 
 	_, err = NewORT(ORTOptions{IntraOpThreads: -1})
-	require.ErrorIs(t, err, ErrInvalidSpec)
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	_, err = NewORT(ORTOptions{DeviceID: -1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
 	def, err := NewORT(ORTOptions{})
 	require.NoError(t, err)
 	require.Positive(t, def.Info().Threads)
