@@ -145,7 +145,9 @@ type WarmupResult struct {
 
 // BatchTiming is one warm-up run.
 type BatchTiming struct {
-	Batch    int
+	// Batch is the batch size warmed up.
+	Batch int
+	// Compute and Overhead are as in RunInfo.
 	Compute  time.Duration
 	Overhead time.Duration
 }
