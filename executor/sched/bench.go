@@ -179,7 +179,14 @@ func BenchCapacity(models int, seed uint64) (float64, error) {
 		}
 		return float64(st.Rejections()) > capacityLoss*float64(st.Requests), nil
 	}
-	lo, hi := 0.0, 2*estimateCapacity(lat, slos)
+	return bisectCapacity(2*estimateCapacity(lat, slos), loses)
+}
+
+// bisectCapacity returns the largest rate at which loses is false, to the
+// precision of 12 bisection steps: from start it doubles until loses (at most
+// 20 times), then bisects.
+func bisectCapacity(start float64, loses func(rate float64) (bool, error)) (float64, error) {
+	lo, hi := 0.0, start
 	for range 20 { // make sure hi is past capacity
 		bad, err := loses(hi)
 		if err != nil {

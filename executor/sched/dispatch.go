@@ -44,10 +44,14 @@ func expiryOf(m *model) time.Duration {
 	return m.q.front().Deadline - m.l1 + 1
 }
 
-// rekey refreshes m's entries in both timer heaps.
+// rekey refreshes m's entries in both timer heaps (and its place in s.order
+// for guard_alt.go).
 func (s *Scheduler) rekey(m *model) {
 	s.expiry.set(m.id, expiryOf(m))
 	s.ready.set(m.id, s.readyAt(m))
+	if s.pol.guard == guardChain || s.pol.guard == guardBlock {
+		s.reorder(m)
+	}
 }
 
 // enqueue inserts r into m's queue and refreshes m's timers.
@@ -110,16 +114,37 @@ func batchAt(m *model, now time.Duration) int {
 }
 
 // tryDispatch starts a batch if the gpu-let is free and some model's batch is
-// dispatchable, choosing among them as the policy says:
+// dispatchable, or, under the deferred policy's shared-gpu-let rule, when two
+// or more models have requests queued (guard.go).
+func (s *Scheduler) tryDispatch(now time.Duration) {
+	s.altWake = never
+	if s.busy {
+		return
+	}
+	if s.guarded() {
+		s.guardedDispatch(now)
+		return
+	}
+	if s.ready.min() > now {
+		return
+	}
+	if m := s.pick(now); m != nil {
+		skip, k := s.gather(m, now)
+		s.dispatch(now, m, skip, k)
+	}
+}
+
+// pick chooses among the models whose batch is dispatchable at now, as the
+// policy says:
 //
 //	deferred, timeout: smallest latest moment d − ℓ(|B|);
 //	eager:             earliest head deadline;
 //	flex:              largest batch, then earliest head deadline;
 //
-// remaining ties go to the smaller model id.
-func (s *Scheduler) tryDispatch(now time.Duration) {
-	if s.busy || s.ready.min() > now {
-		return
+// remaining ties go to the smaller model id. |B| is GETBATCH from the head.
+func (s *Scheduler) pick(now time.Duration) *model {
+	if s.ready.min() > now {
+		return nil
 	}
 	s.scratch, s.stack = s.ready.due(now, s.scratch[:0], s.stack)
 	var best *model
@@ -151,21 +176,40 @@ func (s *Scheduler) tryDispatch(now time.Duration) {
 			best, bestK, bestKey = m, k, key
 		}
 	}
-	if best != nil {
-		s.dispatch(now, best, bestK)
-	}
+	return best
 }
 
-// dispatch starts the first k requests of m as a batch.
-func (s *Scheduler) dispatch(now time.Duration, m *model, k int) {
+// dispatch starts a batch of m: the skip requests at the head are passed
+// over, the next k run. A passed-over request that could not finish even
+// alone after the batch is rejected with Dropped (an SLO miss answered at
+// once); one that still could stays at the head of the queue.
+func (s *Scheduler) dispatch(now time.Duration, m *model, skip, k int) {
+	end := now + m.lat.At(k)
+	if skip > 0 {
+		s.skipped = m.q.take(s.skipped[:0], skip)
+	}
 	s.run = m.q.take(s.run[:0], k)
+	if skip > 0 {
+		keep := len(s.skipped)
+		for i, r := range s.skipped {
+			if end+m.l1 <= r.Deadline {
+				keep = i
+				break
+			}
+			s.reject(now, r, Dropped)
+		}
+		for i := len(s.skipped) - 1; i >= keep; i-- {
+			m.q.pushFront(s.skipped[i])
+		}
+	}
 	if s.pol.kind == kindTimeout {
 		s.recomputeAmin(m)
 	}
 	s.rekey(m)
 	s.seq++
 	s.busy = true
-	s.running = Batch{Seq: s.seq, Model: m.id, Requests: s.run, Start: now, End: now + m.lat.At(k)}
+	s.altWake = never
+	s.running = Batch{Seq: s.seq, Model: m.id, Requests: s.run, Start: now, End: end}
 	s.stats.Batches++
 	s.stats.Dispatched += uint64(k)
 	s.sink.Dispatch(now, s.running)

@@ -39,6 +39,17 @@ import (
 // joins at 0.75 → R1,R2 at 1.0 (ends 8); R3 expires at 7.5 + 1 ns; at 8 head
 // R4 (d=14.25) allows 1 → R4 at 8 (ends 14); R5..R11 expire (9 … 13.5); at 14
 // R12 (d=20.25) alone (ends 20); R13..R16 expire (15 … 17.25).
+//
+// The deferred trace above is Symphony's, with GETBATCH from the head
+// (deferred:headonly). The default deferred policy also drops heads under
+// overload (window.go) and differs from 11.25 on: the queue is R8..R15
+// (d = 17.25 … 22.5); from the head R8 goes alone and R9 (d=18) can no longer
+// finish after it (17.25 + 6 > 18), so serving from the head loses queued
+// requests and the best window is taken: R12..R15, 11.25 + ℓ(4) = 20.25 = d12,
+// 4 requests per 9 ms against 1 per 6 from the head. R8..R11 could not finish
+// after it (20.25 + 6 is past their deadlines) and are dropped at 11.25.
+// R16 (d=23.25) arrives at 11.25, waits for the gpu-let until 20.25 and
+// expires at 17.25 + 1 ns. 8 requests served instead of 6.
 func TestSymphonyExample(t *testing.T) {
 	at := func(x float64) time.Duration { return ms(x) + 1 } // first infeasible ns
 	expired := func(pairs ...float64) []rejected {
@@ -54,7 +65,7 @@ func TestSymphonyExample(t *testing.T) {
 		rejects []rejected
 	}{
 		{
-			policy: Deferred{},
+			policy: Deferred{HeadOnly: true},
 			batches: []dispatched{
 				{At: ms(2.25), IDs: []uint64{1, 2, 3, 4}},
 				{At: ms(11.25), IDs: []uint64{8}},
@@ -62,6 +73,17 @@ func TestSymphonyExample(t *testing.T) {
 			},
 			rejects: expired(5, 9, 6, 9.75, 7, 10.5,
 				9, 12, 10, 12.75, 11, 13.5, 12, 14.25, 13, 15, 14, 15.75, 15, 16.5),
+		},
+		{
+			policy: Deferred{},
+			batches: []dispatched{
+				{At: ms(2.25), IDs: []uint64{1, 2, 3, 4}},
+				{At: ms(11.25), IDs: []uint64{12, 13, 14, 15}},
+			},
+			rejects: append(append(expired(5, 9, 6, 9.75, 7, 10.5),
+				rejected{At: ms(11.25), ID: 8, Why: Dropped}, rejected{At: ms(11.25), ID: 9, Why: Dropped},
+				rejected{At: ms(11.25), ID: 10, Why: Dropped}, rejected{At: ms(11.25), ID: 11, Why: Dropped}),
+				expired(16, 17.25)...),
 		},
 		{
 			policy: Eager{},

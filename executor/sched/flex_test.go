@@ -9,8 +9,11 @@ import (
 // TestFlexPicksLargerBatch: a blocker runs 0..6; meanwhile model A queues two
 // requests due at 30 and 31, model B three due at 40..42 (ℓ(b) = b + 5 ms for
 // both). When the gpu-let frees at 6, flex takes B's three (largest feasible
-// batch), eager takes A's two (earliest head deadline), and deferred takes
-// neither: A's frontrun is 30 − ℓ(3) = 22 and B's 40 − ℓ(4) = 31.
+// batch), eager takes A's two (earliest head deadline). Deferred as Symphony
+// published it (solo) takes neither: A's frontrun is 30 − ℓ(3) = 22 and B's
+// 40 − ℓ(4) = 31. The default deferred policy does not idle while two models
+// wait (guard.go): it takes the smaller latest moment, A's 30 − ℓ(2) = 23
+// against B's 40 − ℓ(3) = 32.
 func TestFlexPicksLargerBatch(t *testing.T) {
 	tests := []struct {
 		policy Policy
@@ -19,7 +22,8 @@ func TestFlexPicksLargerBatch(t *testing.T) {
 		{Flex{}, []dispatched{{At: ms(6), Model: 1, IDs: []uint64{4, 5, 6}}}},
 		{Flex{Preempt: true}, []dispatched{{At: ms(6), Model: 1, IDs: []uint64{4, 5, 6}}}},
 		{Eager{}, []dispatched{{At: ms(6), Model: 0, IDs: []uint64{2, 3}}}},
-		{Deferred{}, []dispatched{}},
+		{Deferred{Solo: true}, []dispatched{}},
+		{Deferred{}, []dispatched{{At: ms(6), Model: 0, IDs: []uint64{2, 3}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.policy.String(), func(t *testing.T) {

@@ -39,17 +39,39 @@ type policySpec struct {
 	timeout time.Duration
 	preempt bool
 	lambda  float64
+	// guard is the deferred policy's shared-gpu-let rule (guard.go).
+	guard guardMode
+	// drop is the batch-gathering rule (window.go).
+	drop dropRule
 }
 
-// Deferred is Symphony's deferred batch scheduling (the default).
+// Deferred is Symphony's deferred batch scheduling (the default): a model's
+// batch becomes dispatchable at its frontrun d − ℓ(|B|+1), and among
+// dispatchable batches the smallest latest moment d − ℓ(|B|) goes first
+// (Symphony §3.1, Algorithm 1). Two additions, each on by default and each
+// measured in docs/BENCHMARKS.md:
 //
-// A batch may start only inside its window [d − ℓ(|B|+1), d − ℓ(|B|)], which
-// is ℓ(|B|+1) − ℓ(|B|) wide (α for a linear profile). Symphony has many GPUs
-// to catch a batch in that window; on a gpu-let shared by several models a
-// batch whose window falls inside another model's batch shrinks or loses its
-// head requests, even at loads eager serves without loss. docs/BENCHMARKS.md
-// has the numbers.
-type Deferred struct{}
+//   - shared gpu-lets (guard.go): while two or more models have requests
+//     queued, the gpu-let does not idle; it dispatches the batch with the
+//     smallest latest moment among them. A batch waits for its frontrun only
+//     while its model is the only one with requests queued, so one model per
+//     gpu-let behaves exactly as Algorithm 1;
+//   - head dropping (window.go): when serving the queue from its head, batch
+//     after batch, would itself lose some of the queued requests (overload),
+//     the batch is the window of the deadline-ordered queue that serves the
+//     most requests per unit of gpu time, and the requests passed over at the
+//     head are dropped (Dropped) at once if they could not finish after it
+//     (Symphony §3.2 on GETBATCH, after Nexus). Goodput then stays flat
+//     beyond the capacity instead of collapsing.
+type Deferred struct {
+	// Solo turns the shared-gpu-let rule off: every batch waits for its
+	// frontrun even while other models' requests wait, as Algorithm 1 with a
+	// sub-cluster of GPUs per model would.
+	Solo bool
+	// HeadOnly turns head dropping off: every batch is the largest prefix of
+	// the queue that meets its head's deadline (GETBATCH from the head).
+	HeadOnly bool
+}
 
 // Eager dispatches whenever the gpu-let is free: the largest feasible batch of
 // the model whose head has the earliest deadline.
@@ -76,9 +98,30 @@ type Flex struct {
 	Lambda float64
 }
 
-// String returns "deferred".
-func (Deferred) String() string   { return "deferred" }
-func (Deferred) spec() policySpec { return policySpec{kind: kindDeferred} }
+// String returns "deferred", followed by ":solo", ":headonly" or
+// ":solo,headonly" when those options are set.
+func (p Deferred) String() string {
+	switch {
+	case p.Solo && p.HeadOnly:
+		return "deferred:solo,headonly"
+	case p.Solo:
+		return "deferred:solo"
+	case p.HeadOnly:
+		return "deferred:headonly"
+	}
+	return "deferred"
+}
+
+func (p Deferred) spec() policySpec {
+	s := policySpec{kind: kindDeferred, guard: guardBusy, drop: dropPlan}
+	if p.Solo {
+		s.guard = guardOff
+	}
+	if p.HeadOnly {
+		s.drop = dropNone
+	}
+	return s
+}
 
 // String returns "eager".
 func (Eager) String() string   { return "eager" }
@@ -129,6 +172,9 @@ func validate(p Policy) error {
 // ParsePolicy reads a policy name:
 //
 //	deferred                 (also the empty string)
+//	deferred:<opts>          opts a comma-separated list of solo, headonly
+//	                         (Deferred's fields; both: Symphony's Algorithm 1
+//	                         as published)
 //	eager
 //	timeout:<duration>       e.g. timeout:2ms, timeout:0
 //	flex                     preemption on, λ = 3.03
@@ -139,6 +185,19 @@ func ParsePolicy(s string) (Policy, error) {
 	switch {
 	case name == "" && !hasArg, name == "deferred" && !hasArg:
 		return Deferred{}, nil
+	case name == "deferred":
+		var p Deferred
+		for _, o := range strings.Split(arg, ",") {
+			switch o {
+			case "solo":
+				p.Solo = true
+			case "headonly":
+				p.HeadOnly = true
+			default:
+				return nil, fmt.Errorf("parse policy %q: %w: deferred takes solo and headonly", s, ErrBadPolicy)
+			}
+		}
+		return p, nil
 	case name == "eager" && !hasArg:
 		return Eager{}, nil
 	case name == "timeout":
@@ -174,5 +233,5 @@ func ParsePolicy(s string) (Policy, error) {
 		}
 		return p, nil
 	}
-	return nil, fmt.Errorf("parse policy %q: %w: want deferred, eager, timeout:<duration> or flex[:nopreempt|:lambda=<λ>]", s, ErrBadPolicy)
+	return nil, fmt.Errorf("parse policy %q: %w: want deferred[:solo,headonly], eager, timeout:<duration> or flex[:nopreempt|:lambda=<λ>]", s, ErrBadPolicy)
 }

@@ -71,6 +71,11 @@ const (
 	// Unroutable: no gpu-let serving the model could take the request
 	// (reported by drivers that route, never by a Scheduler).
 	Unroutable
+	// Dropped: the request was at the head of its queue, passed over so that
+	// a larger batch behind it could meet its deadline, and could no longer
+	// finish after that batch (head dropping under overload, deferred
+	// policy). An SLO miss, answered at once instead of at expiry.
+	Dropped
 
 	numReasons
 )
@@ -88,6 +93,8 @@ func (r Reason) String() string {
 		return "model_removed"
 	case Unroutable:
 		return "unroutable"
+	case Dropped:
+		return "dropped"
 	}
 	return "unknown"
 }

@@ -49,6 +49,10 @@ type model struct {
 	maxB int
 	maxQ int
 	q    queue
+	// hd is the head's deadline and opos the model's index in
+	// Scheduler.order (-1 when absent); guard_alt.go only.
+	hd   time.Duration
+	opos int32
 	// amin is the earliest arrival among the first min(n, maxB) queued
 	// requests; kept only under the timeout policy.
 	amin time.Duration
@@ -79,7 +83,14 @@ type Scheduler struct {
 	run     []Request // backing array of running.Requests
 	seq     uint64
 
+	// order and altWake serve the measured alternatives of guard_alt.go
+	// only: the non-empty models by head deadline, and their next timer
+	// while the gpu-let is free (never otherwise).
+	order   []*model
+	altWake time.Duration
+
 	scratch, stack []int32
+	skipped        []Request // requests passed over by head dropping
 	stats          Stats
 }
 
@@ -102,7 +113,7 @@ func New(cfg Config, sink Sink) (*Scheduler, error) {
 	if maxQ == 0 {
 		maxQ = DefaultMaxQueue
 	}
-	return &Scheduler{sink: sink, policy: p, pol: p.spec(), maxQ: maxQ}, nil
+	return &Scheduler{sink: sink, policy: p, pol: p.spec(), maxQ: maxQ, altWake: never}, nil
 }
 
 // Policy returns the scheduler's policy.
@@ -174,7 +185,7 @@ func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) err
 	if cfg.MaxQueue > 0 {
 		maxQ = cfg.MaxQueue
 	}
-	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ}
+	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1}
 	s.models[id] = m
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)
@@ -199,12 +210,11 @@ func (s *Scheduler) RemoveModel(now time.Duration, id ModelID) error {
 		return fmt.Errorf("remove model %d: %w", id, ErrUnknownModel)
 	}
 	s.models[id] = nil
-	s.expiry.set(id, never)
-	s.ready.set(id, never)
 	for m.q.n > 0 {
 		s.reject(now, m.q.popFront(), ModelRemoved)
 	}
 	m.q.reset()
+	s.rekey(m)
 	s.advance(now)
 	return nil
 }
@@ -266,7 +276,7 @@ func (s *Scheduler) BatchDone(now time.Duration, seq uint64) error {
 func (s *Scheduler) NextWakeup() (t time.Duration, ok bool) {
 	t = s.expiry.min()
 	if !s.busy {
-		t = min(t, s.ready.min())
+		t = min(t, s.ready.min(), s.altWake)
 	}
 	return t, t != never
 }

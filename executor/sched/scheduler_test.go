@@ -146,9 +146,12 @@ func TestQueueFull(t *testing.T) {
 	}
 }
 
+// TestRemoveModelRejectsQueued: requests of two models wait (deferred:solo,
+// which lets both wait for their frontruns); removing one model rejects its
+// requests and leaves the other's timed by its frontrun.
 func TestRemoveModelRejectsQueued(t *testing.T) {
 	l := linear(t, 1, 5, 8)
-	s, rec := newSched(t, Config{}, map[ModelID]ModelConfig{0: {Latency: l}, 1: {Latency: l}})
+	s, rec := newSched(t, Config{Policy: Deferred{Solo: true}}, map[ModelID]ModelConfig{0: {Latency: l}, 1: {Latency: l}})
 	submit(t, s, 1, 0, 0, ms(100))
 	submit(t, s, 2, 0, ms(1), ms(100))
 	submit(t, s, 3, 1, ms(1), ms(100))

@@ -1,0 +1,91 @@
+package sched
+
+import "time"
+
+// The shared-gpu-let rule of the deferred policy.
+//
+// A deferred batch may start only inside its window [d − ℓ(|B|+1), d − ℓ(|B|)],
+// ℓ(|B|+1) − ℓ(|B|) wide. Symphony can count on one of many GPUs being free
+// in that window; on a gpu-let that several models share by temporal sharing
+// (gpuletd's MERGE), another model's batch dispatched just before the window
+// opens runs through it, and the waiting batch shrinks or loses its head
+// requests: at 30% of the capacity, 10 models on one gpu-let lose 15.5% of
+// their requests, where eager loses none (docs/BENCHMARKS.md).
+//
+// The rule (guardBusy, the default): while two or more models have requests
+// queued, the gpu-let does not idle. When it is free it dispatches, among all
+// of them, the batch with the smallest latest moment d − ℓ(|B|) (GETBATCH at
+// that instant), whether or not its frontrun has come. A batch waits for its
+// frontrun only while its model is the only one with requests queued: then no
+// other batch can take the gpu-let inside its window except one that arrives
+// later, and that arrival ends the wait at once.
+//
+// Why it is safe: idling while two models wait gains nothing that running
+// one of them loses. The idle time is gone for good, and the queued work must
+// then fit into less time before its deadlines, which is exactly how the
+// windows collide. Running the most urgent batch now leaves the others to keep
+// growing while it runs, as they would while the gpu-let idled. The schedule is
+// then earliest-latest-moment first and work-conserving whenever there is a
+// choice, like eager, so a request waits behind no more work than under eager
+// except at most one batch of a model that was deferring alone when it came.
+// Measured (docs/BENCHMARKS.md): no loss at the loads eager serves without
+// loss, batches larger than eager's, capacity at least eager's on the
+// synthetic 10-model gpu-let. With one model per gpu-let the rule never
+// applies, so that case is Symphony's Algorithm 1 exactly.
+//
+// Cost: a count of non-empty models (the expiry heap's size) per decision and,
+// when the rule applies, one walk over the non-empty models per dispatch.
+
+// guardMode selects how the deferred policy treats a shared gpu-let.
+type guardMode uint8
+
+const (
+	// guardOff: Symphony's rule alone, each batch waits for its frontrun.
+	guardOff guardMode = iota
+	// guardBusy: the rule above.
+	guardBusy
+	// guardChain and guardBlock: measured alternatives (guard_alt.go).
+	guardChain
+	guardBlock
+)
+
+// guarded reports whether the shared-gpu-let rule decides the next dispatch:
+// it is on, and at least two models have requests queued.
+func (s *Scheduler) guarded() bool {
+	switch s.pol.guard {
+	case guardBusy:
+		return len(s.expiry.e) > 1
+	case guardChain, guardBlock:
+		return len(s.order) > 1
+	}
+	return false
+}
+
+// guardedDispatch is tryDispatch when guarded (gpu-let free).
+func (s *Scheduler) guardedDispatch(now time.Duration) {
+	switch s.pol.guard {
+	case guardChain:
+		s.chainDispatch(now)
+		return
+	case guardBlock:
+		s.blockDispatch(now)
+		return
+	}
+	var best *model
+	var bestKey time.Duration
+	for _, e := range s.expiry.e {
+		m := s.models[e.id]
+		k := batchAt(m, now)
+		if k == 0 { // cannot happen after expire; be safe
+			continue
+		}
+		key := m.q.front().Deadline - m.lat.At(k)
+		if best == nil || key < bestKey || (key == bestKey && m.id < best.id) {
+			best, bestKey = m, key
+		}
+	}
+	if best != nil {
+		skip, k := s.gather(best, now)
+		s.dispatch(now, best, skip, k)
+	}
+}
