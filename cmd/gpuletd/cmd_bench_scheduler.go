@@ -29,7 +29,7 @@ func newBenchSchedulerCmd(_ *globalFlags) *cobra.Command {
 					"models": res.Models, "requests": res.Requests, "policy": res.Policy,
 					"offered_rate": res.OfferedRate, "elapsed_s": res.Elapsed.Seconds(),
 					"requests_per_second_per_core": res.RequestsPerSecondPerCore,
-					"mean_batch": res.MeanBatch, "completed": res.Completed, "rejected": res.Rejected,
+					"mean_batch":                   res.MeanBatch, "completed": res.Completed, "rejected": res.Rejected,
 				})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "models %d, requests %d: %.2f M requests/s per core\n", models, requests, res.RequestsPerSecondPerCore/1e6)
