@@ -179,29 +179,15 @@ func (s *Scheduler) pick(now time.Duration) *model {
 	return best
 }
 
-// dispatch starts a batch of m: the skip requests at the head are passed
-// over, the next k run. A passed-over request that could not finish even
-// alone after the batch is rejected with Dropped (an SLO miss answered at
-// once); one that still could stays at the head of the queue.
+// dispatch starts a batch of m: the skip requests at the head are dropped
+// (Dropped; window.go shows that none of them could finish after the batch)
+// and the next k run.
 func (s *Scheduler) dispatch(now time.Duration, m *model, skip, k int) {
+	for range skip {
+		s.reject(now, m.q.popFront(), Dropped)
+	}
 	end := now + m.lat.At(k)
-	if skip > 0 {
-		s.skipped = m.q.take(s.skipped[:0], skip)
-	}
 	s.run = m.q.take(s.run[:0], k)
-	if skip > 0 {
-		keep := len(s.skipped)
-		for i, r := range s.skipped {
-			if end+m.l1 <= r.Deadline {
-				keep = i
-				break
-			}
-			s.reject(now, r, Dropped)
-		}
-		for i := len(s.skipped) - 1; i >= keep; i-- {
-			m.q.pushFront(s.skipped[i])
-		}
-	}
 	if s.pol.kind == kindTimeout {
 		s.recomputeAmin(m)
 	}

@@ -16,7 +16,11 @@
 //     Algorithm 1): a model's batch becomes dispatchable at its frontrun moment
 //     d − ℓ(|B|+1), the instant after which it cannot grow any more, and among
 //     dispatchable batches the one with the smallest latest moment d − ℓ(|B|)
-//     goes first;
+//     goes first. Two additions, each of which can be turned off ([Deferred]):
+//     while two or more models have requests queued the gpu-let does not idle
+//     waiting for a frontrun (guard.go), and under overload a batch may be
+//     gathered behind the head of the queue, the passed-over requests dropped,
+//     so that goodput stays flat beyond the capacity (window.go);
 //   - eager: dispatch as soon as the gpu-let is free, the model whose head has
 //     the earliest deadline first;
 //   - timeout:k: like deferred, but a batch also becomes dispatchable k after
@@ -27,8 +31,8 @@
 //
 // Under every policy a batch is dispatched only if it finishes by the earliest
 // deadline in it, and a request that cannot finish even alone is rejected at
-// the first instant that becomes true; no request is executed late or left
-// waiting.
+// the first instant that becomes true (or earlier, as Dropped, when head
+// dropping passes it over); no request is executed late or left waiting.
 //
 // [Route] is the routing policy: given the state each gpu-let publishes
 // ([Scheduler.RouteState]) it picks the gpu-let for a request so that batches

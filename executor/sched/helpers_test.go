@@ -75,6 +75,10 @@ type recorder struct {
 	preempts   []preempted
 	answers    map[uint64]int
 	late       int
+	// infeasible counts dispatched batches that end after the deadline of
+	// one of their requests, or whose requests are not one model's in
+	// deadline order.
+	infeasible int
 }
 
 func newRecorder() *recorder { return &recorder{answers: map[uint64]int{}} }
@@ -95,6 +99,12 @@ func (r *recorder) Preempt(now time.Duration, b Batch) { r.Preempted(0, now, b) 
 
 func (r *recorder) Dispatched(exec int, b Batch) {
 	r.dispatches = append(r.dispatches, dispatched{exec, b.Start, b.Model, ids(b.Requests)})
+	for i, q := range b.Requests {
+		if q.Deadline < b.End || q.Model != b.Model || (i > 0 && q.Deadline < b.Requests[i-1].Deadline) {
+			r.infeasible++
+			break
+		}
+	}
 }
 
 func (r *recorder) Completed(exec int, b Batch) {

@@ -60,9 +60,9 @@ type policySpec struct {
 //     after batch, would itself lose some of the queued requests (overload),
 //     the batch is the window of the deadline-ordered queue that serves the
 //     most requests per unit of gpu time, and the requests passed over at the
-//     head are dropped (Dropped) at once if they could not finish after it
-//     (Symphony §3.2 on GETBATCH, after Nexus). Goodput then stays flat
-//     beyond the capacity instead of collapsing.
+//     head, none of which could finish after it, are dropped at once
+//     (Dropped; Symphony §3.2 on GETBATCH, after Nexus). Goodput then stays
+//     flat beyond the capacity instead of collapsing.
 type Deferred struct {
 	// Solo turns the shared-gpu-let rule off: every batch waits for its
 	// frontrun even while other models' requests wait, as Algorithm 1 with a

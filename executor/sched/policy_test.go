@@ -15,6 +15,9 @@ func TestParsePolicy(t *testing.T) {
 	}{
 		{"", Deferred{}, "deferred"},
 		{"deferred", Deferred{}, "deferred"},
+		{"deferred:solo", Deferred{Solo: true}, "deferred:solo"},
+		{"deferred:headonly", Deferred{HeadOnly: true}, "deferred:headonly"},
+		{"deferred:headonly,solo", Deferred{Solo: true, HeadOnly: true}, "deferred:solo,headonly"},
 		{" eager ", Eager{}, "eager"},
 		{"timeout:2ms", Timeout{K: 2 * time.Millisecond}, "timeout:2ms"},
 		{"timeout:0", Timeout{}, "timeout:0s"},
@@ -40,7 +43,7 @@ func TestParsePolicy(t *testing.T) {
 
 func TestParsePolicyErrors(t *testing.T) {
 	for _, in := range []string{
-		"fifo", "Deferred", "deferred:1", "eager:x", "timeout", "timeout:", "timeout:abc",
+		"fifo", "Deferred", "deferred:1", "deferred:", "deferred:solo,", "deferred:solo;headonly", "eager:x", "timeout", "timeout:", "timeout:abc",
 		"timeout:-1ms", "flex:lambda=1", "flex:lambda=0.5", "flex:lambda=x", "flex:lambda=NaN",
 		"flex:lambda=+Inf", "flex:other",
 	} {
@@ -52,7 +55,7 @@ func TestParsePolicyErrors(t *testing.T) {
 }
 
 func FuzzParsePolicy(f *testing.F) {
-	for _, s := range []string{"deferred", "eager", "timeout:2ms", "flex", "flex:nopreempt", "flex:lambda=4", "timeout:-3s"} {
+	for _, s := range []string{"deferred", "deferred:solo,headonly", "eager", "timeout:2ms", "flex", "flex:nopreempt", "flex:lambda=4", "timeout:-3s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

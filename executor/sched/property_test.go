@@ -24,7 +24,8 @@ func TestPoissonProperties(t *testing.T) {
 		{"one model", []float64{50}, 150, 20000},
 		{"three models", []float64{30, 50, 80}, 50, 20000},
 	}
-	policies := []Policy{Eager{}, Deferred{}, Timeout{K: ms(5)}, Flex{}, Flex{Preempt: true}}
+	policies := []Policy{Eager{}, Deferred{}, Timeout{K: ms(5)}, Flex{}, Flex{Preempt: true},
+		published, sharedOnly, Deferred{Solo: true}, chainGuard, blockGuard, ratioDrop}
 	for _, w := range workloads {
 		for _, seed := range []uint64{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/seed=%d", w.name, seed), func(t *testing.T) {
@@ -51,6 +52,7 @@ func TestPoissonProperties(t *testing.T) {
 					}
 					require.Equal(t, w.count, st.Completed+st.Rejections(), p.String())
 					require.Zero(t, rec.late, "%s: a batch ended after a deadline", p)
+					require.Zero(t, rec.infeasible, "%s: a batch was dispatched that cannot meet a deadline", p)
 					require.Zero(t, st.Late, p.String())
 					if _, isEager := p.(Eager); isEager {
 						require.Zero(t, st.Rejections(), "the load must be one eager serves without drops")
@@ -66,7 +68,7 @@ func TestPoissonProperties(t *testing.T) {
 // TestEveryPolicyUnderOverload: at twice the capacity, answers stay exactly
 // once and on time for every policy (the overload is shed by rejections).
 func TestEveryPolicyUnderOverload(t *testing.T) {
-	for _, p := range []Policy{Eager{}, Deferred{}, Timeout{K: ms(2)}, Flex{}, Flex{Preempt: true}} {
+	for _, p := range []Policy{Eager{}, Deferred{}, Timeout{K: ms(2)}, Flex{}, Flex{Preempt: true}, published, chainGuard, blockGuard, ratioDrop} {
 		t.Run(p.String(), func(t *testing.T) {
 			var models []ModelSpec
 			var streams []Stream
@@ -86,6 +88,7 @@ func TestEveryPolicyUnderOverload(t *testing.T) {
 				require.Equal(t, 1, n, "request %d", id)
 			}
 			require.Zero(t, rec.late)
+			require.Zero(t, rec.infeasible)
 			require.NotZero(t, st.Rejections())
 			require.Equal(t, st.Completed+st.Rejections(), st.Requests)
 		})
@@ -96,7 +99,7 @@ func TestEveryPolicyUnderOverload(t *testing.T) {
 // all three, model 1 on two of them), Poisson arrivals, router in front:
 // every request is answered exactly once and on time, for every policy.
 func TestRoutedPoissonProperties(t *testing.T) {
-	for _, p := range []Policy{Deferred{}, Eager{}, Timeout{K: ms(3)}, Flex{Preempt: true}} {
+	for _, p := range []Policy{Deferred{}, Eager{}, Timeout{K: ms(3)}, Flex{Preempt: true}, published} {
 		t.Run(p.String(), func(t *testing.T) {
 			l := linear(t, 1, 5, 32)
 			m0 := ModelSpec{ID: 0, ModelConfig: ModelConfig{Latency: l}}
@@ -118,6 +121,7 @@ func TestRoutedPoissonProperties(t *testing.T) {
 				require.Equal(t, 1, n, "request %d", id)
 			}
 			require.Zero(t, rec.late)
+			require.Zero(t, rec.infeasible)
 			require.Equal(t, st.Requests, st.Completed+st.Rejections())
 			used := map[int]bool{}
 			for _, d := range rec.dispatches {

@@ -40,17 +40,6 @@ func (q *queue) insert(r Request) int {
 	return i
 }
 
-// pushFront puts r back at the head; r's deadline must not be later than
-// the current head's.
-func (q *queue) pushFront(r Request) {
-	if q.n == len(q.buf) {
-		q.grow()
-	}
-	q.head = (q.head - 1) & q.mask()
-	q.buf[q.head] = r
-	q.n++
-}
-
 // popFront removes and returns the head (n > 0).
 func (q *queue) popFront() Request {
 	r := q.buf[q.head]

@@ -71,9 +71,9 @@ const (
 	// Unroutable: no gpu-let serving the model could take the request
 	// (reported by drivers that route, never by a Scheduler).
 	Unroutable
-	// Dropped: the request was at the head of its queue, passed over so that
-	// a larger batch behind it could meet its deadline, and could no longer
-	// finish after that batch (head dropping under overload, deferred
+	// Dropped: the request was at the head of its queue and passed over so
+	// that a larger batch behind it could meet its deadline; it could not
+	// have finished after that batch (head dropping under overload, deferred
 	// policy). An SLO miss, answered at once instead of at expiry.
 	Dropped
 

@@ -53,6 +53,9 @@ type model struct {
 	// Scheduler.order (-1 when absent); guard_alt.go only.
 	hd   time.Duration
 	opos int32
+	// best[K] is the batch size k ≤ K with the most requests per unit of
+	// time (head dropping, window.go).
+	best []int32
 	// amin is the earliest arrival among the first min(n, maxB) queued
 	// requests; kept only under the timeout policy.
 	amin time.Duration
@@ -90,7 +93,6 @@ type Scheduler struct {
 	altWake time.Duration
 
 	scratch, stack []int32
-	skipped        []Request // requests passed over by head dropping
 	stats          Stats
 }
 
@@ -185,7 +187,7 @@ func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) err
 	if cfg.MaxQueue > 0 {
 		maxQ = cfg.MaxQueue
 	}
-	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1}
+	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1, best: bestBatches(cfg.Latency)}
 	s.models[id] = m
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)

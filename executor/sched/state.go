@@ -45,6 +45,9 @@ func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error
 		st.Size = batchAt(m, now)
 		st.Deadline = m.q.front().Deadline
 		st.Exec = max(now, s.readyAt(m))
+		if s.pol.guard == guardBusy && s.guarded() {
+			st.Exec = now // the shared-gpu-let rule: no idling while two models wait
+		}
 		if st.Size > 0 {
 			st.Latest = st.Deadline - m.lat.At(st.Size)
 		}
