@@ -2,8 +2,11 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"sync"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
@@ -37,31 +40,140 @@ func checkRepository(root string) error {
 	return nil
 }
 
-// scanRepository reads the model repository, logs every broken entry and
-// records the good ones in the store.
-func scanRepository(ctx context.Context, root string, st *store.Store, log *zap.Logger) (*repository.Index, error) {
-	ix, err := repository.Scan(root, readONNXInfo)
+// catalog is the set of models the daemon serves: the repository entries
+// that are loaded (all of them at start; the repository API loads and
+// unloads them).
+type catalog struct {
+	root   string
+	st     *store.Store
+	events *events
+	log    *zap.Logger
+
+	mu     sync.RWMutex
+	models map[string]*repository.Model
+	index  *repository.Index // last scan
+}
+
+func newCatalog(root string, st *store.Store, ev *events, log *zap.Logger) *catalog {
+	return &catalog{root: root, st: st, events: ev, log: log, models: map[string]*repository.Model{}}
+}
+
+// scan reads the repository; with loadAll every good model is served.
+func (c *catalog) scan(ctx context.Context, loadAll bool) error {
+	ix, err := repository.Scan(c.root, readONNXInfo)
+	if err != nil {
+		return err
+	}
+	for _, p := range ix.Problems {
+		c.events.add(EventModelInvalid, store.SeverityWarning, "model repository entry skipped: "+p.Error(), nil)
+	}
+	c.mu.Lock()
+	c.index = ix
+	c.mu.Unlock()
+	if loadAll {
+		for _, name := range ix.Names() {
+			if err := c.add(ctx, ix.Models[name]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// add serves a model and records it in the store.
+func (c *catalog) add(ctx context.Context, m *repository.Model) error {
+	rec := store.ModelRecord{
+		Name: m.Name, Version: m.Version, SHA256: m.SHA256, Path: m.File,
+		SLOMS: float64(m.Config.SLO.D().Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize,
+		Platform: m.Platform,
+	}
+	if _, err := c.st.UpsertModel(ctx, rec); err != nil {
+		return fmt.Errorf("record model %s: %w", m.Name, err)
+	}
+	c.mu.Lock()
+	c.models[m.Name] = m
+	c.mu.Unlock()
+	c.log.Info("model found", zap.String("model", m.Name), zap.Int("version", m.Version),
+		zap.Duration("slo", m.Config.SLO.D()), zap.Int("max_batch_size", m.Config.MaxBatchSize))
+	return nil
+}
+
+// load reads one model from the repository (again) and serves it.
+func (c *catalog) load(ctx context.Context, name string) (*repository.Model, error) {
+	m, err := repository.Load(c.root, name, readONNXInfo)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range ix.Problems {
-		log.Warn("model repository entry skipped", zap.Error(p))
-		if _, err := st.AppendEvent(ctx, store.Event{Kind: "model_invalid", Severity: store.SeverityWarning, Message: p.Error()}); err != nil {
-			log.Warn("record event", zap.Error(err))
-		}
+	if err := c.add(ctx, m); err != nil {
+		return nil, err
 	}
+	return m, nil
+}
+
+// unload stops serving a model.
+func (c *catalog) unload(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.models[name]; !ok {
+		return fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
+	}
+	delete(c.models, name)
+	return nil
+}
+
+// get returns a served model.
+func (c *catalog) get(name string) (*repository.Model, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	m, ok := c.models[name]
+	return m, ok
+}
+
+// all returns the served models, sorted by name.
+func (c *catalog) all() []*repository.Model {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*repository.Model, 0, len(c.models))
+	for _, m := range c.models {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// indexEntries lists every repository entry with its state, for the
+// repository index API.
+func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
+	ix, err := repository.Scan(c.root, readONNXInfo)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.index = ix
+	c.mu.Unlock()
+	var out []repoEntry
 	for _, name := range ix.Names() {
 		m := ix.Models[name]
-		rec := store.ModelRecord{
-			Name: m.Name, Version: m.Version, SHA256: m.SHA256, Path: m.File,
-			SLOMS: float64(m.Config.SLO.D().Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize,
-			Platform: m.Platform,
+		state := "UNAVAILABLE"
+		if _, ok := c.get(name); ok {
+			state = "READY"
 		}
-		if _, err := st.UpsertModel(ctx, rec); err != nil {
-			return nil, fmt.Errorf("record model %s: %w", name, err)
-		}
-		log.Info("model found", zap.String("model", name), zap.Int("version", m.Version),
-			zap.Duration("slo", m.Config.SLO.D()), zap.Int("max_batch_size", m.Config.MaxBatchSize))
+		out = append(out, repoEntry{Name: name, Version: fmt.Sprint(m.Version), State: state})
 	}
-	return ix, nil
+	for _, p := range ix.Problems {
+		var name string
+		out = append(out, repoEntry{Name: name, State: "UNAVAILABLE", Reason: p.Error()})
+	}
+	_ = ctx
+	return out, nil
 }
+
+// repoEntry is one row of POST /v2/repository/index.
+type repoEntry struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+var errNotServed = errors.New("model is not served")

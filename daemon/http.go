@@ -1,15 +1,90 @@
 package daemon
 
 import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
 )
 
-func newRouter() http.Handler {
+// handler builds the daemon's HTTP API: KServe v2 under /v2, the admin API
+// under /api/v1, Prometheus metrics at /metrics and the admin page at /.
+func (n *node) handler(web http.Handler) http.Handler {
 	r := mux.NewRouter()
-	r.HandleFunc("/v2/health/live", func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusOK)
-	}).Methods(http.MethodGet)
+	r.HandleFunc("/v2/health/live", n.handleLive).Methods(http.MethodGet)
+	r.HandleFunc("/v2/health/ready", n.handleReady).Methods(http.MethodGet)
+	r.HandleFunc("/v2", n.handleServerMetadata).Methods(http.MethodGet)
+	for _, prefix := range []string{"/v2/models/{model}", "/v2/models/{model}/versions/{version}"} {
+		r.HandleFunc(prefix, n.handleModelMetadata).Methods(http.MethodGet)
+		r.HandleFunc(prefix+"/ready", n.handleModelReady).Methods(http.MethodGet)
+		r.HandleFunc(prefix+"/infer", n.handleInfer).Methods(http.MethodPost)
+		r.HandleFunc(prefix+"/config", n.handleModelConfig).Methods(http.MethodGet)
+		r.HandleFunc(prefix+"/stats", n.handleModelStats).Methods(http.MethodGet)
+	}
+	r.HandleFunc("/v2/models/stats", n.handleModelStats).Methods(http.MethodGet)
+	r.HandleFunc("/v2/repository/index", n.handleRepoIndex).Methods(http.MethodPost)
+	r.Handle("/v2/repository/models/{model}/load", n.mutating(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
+	r.Handle("/v2/repository/models/{model}/unload", n.mutating(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)
+	n.adminRoutes(r.PathPrefix("/api/v1").Subrouter())
+	r.Handle("/metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(n.log.Named("metrics"))}))
+	if web != nil {
+		r.PathPrefix("/").Handler(web)
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+req.Method+" "+req.URL.Path)
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
+	})
 	return r
+}
+
+// writeJSON answers with a JSON document.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers {"error": msg}.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// errAuth is the answer to a mutating call without the right token.
+var errAuth = errors.New("this call changes the daemon: send Authorization: Bearer <auth.admin_token>")
+
+// mutating guards calls that change the daemon: on a listener that is not
+// loopback they need the admin bearer token (and are refused when none is
+// configured).
+func (n *node) mutating(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !n.cfg.IsLoopback() {
+			token := n.cfg.Auth.AdminToken
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if token == "" || !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="gpuletd"`)
+				writeError(w, http.StatusUnauthorized, errAuth.Error())
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (n *node) handleLive(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]bool{"live": true})
+}
+
+func (n *node) handleReady(w http.ResponseWriter, _ *http.Request) {
+	if !n.ready.Load() || n.stopping.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ready": true})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -23,11 +24,17 @@ const shutdownGrace = 10 * time.Second
 type Options struct {
 	Config *config.Loaded
 	Log    *zap.Logger
+	// Web serves the admin page at /; nil: no page.
+	Web http.Handler
+	// ExecutorBinary is the gpuletd binary executors run; empty: this one.
+	ExecutorBinary string
 	// Ready, when set, is called once the daemon serves requests.
 	Ready func(addr net.Addr)
 }
 
-// Run serves until ctx is cancelled, then shuts down in order and returns.
+// Run serves until ctx is cancelled, then shuts down in order: stop
+// accepting, let queued requests finish, stop executors, then MPS, then the
+// store.
 func Run(ctx context.Context, opts Options) error {
 	cfg := opts.Config.Config
 	log := opts.Log.Named("daemon")
@@ -44,8 +51,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("onnxruntime loaded", zap.String("library", lib), zap.String("version", onnxrt.Version()))
 
-	dbPath := filepath.Join(cfg.StateDir, "gpuletd.db")
-	st, err := store.Open(ctx, dbPath, store.WithLogger(log.Named("store")))
+	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), store.WithLogger(log.Named("store")))
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
@@ -54,7 +60,40 @@ func Run(ctx context.Context, opts Options) error {
 			log.Warn("close store", zap.Error(err))
 		}
 	}()
-	if _, err := scanRepository(ctx, cfg.ModelRepository, st, log.Named("repository")); err != nil {
+	if _, err := st.InterruptRunningRuns(ctx, "interrupted: the daemon stopped during the run"); err != nil {
+		log.Warn("mark interrupted profile runs", zap.Error(err))
+	}
+
+	spec, err := deviceSpec(cfg)
+	if err != nil {
+		return fmt.Errorf("devices: %w", err)
+	}
+	devices, err := mps.New(mps.Options{Spec: spec, NVML: newNVML(), Logger: log.Named("devices")})
+	if err != nil {
+		return err
+	}
+	if err := devices.Start(ctx); err != nil {
+		return fmt.Errorf("start devices: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := devices.Close(cctx); err != nil {
+			log.Warn("close devices", zap.Error(err))
+		}
+	}()
+
+	n := &node{cfg: cfg, log: log, st: st, devices: devices, router: newRouter(),
+		rates: newRateMeter(cfg.Scheduler.EWMAWeight), replanNow: make(chan string, 1)}
+	n.events = newEvents(st, log.Named("events"))
+	n.book = newProfileBook(st)
+	n.catalog = newCatalog(cfg.ModelRepository, st, n.events, log.Named("repository"))
+	n.metrics = newMetrics(n)
+	n.sup = &supervisor{devices: devices, events: n.events, log: log.Named("supervisor"),
+		sockDir: filepath.Join(cfg.RuntimeDir, "executors"), binary: opts.ExecutorBinary,
+		args: executorArgs(cfg, lib), onState: n.router.update, running: map[string]*gpuletRun{}}
+
+	if err := n.catalog.scan(ctx, true); err != nil {
 		return err
 	}
 
@@ -63,31 +102,59 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	srv := &http.Server{
-		Handler:           newRouter(),
+		Handler:           n.handler(opts.Web),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("serving", zap.String("listen", ln.Addr().String()))
+
+	// The first plan places every model at its minimal rate; the daemon is
+	// ready when it is applied.
+	if err := n.replan(ctx, "start", n.planRates()); err != nil {
+		log.Warn("first plan", zap.Error(err))
+	}
+	n.ready.Store(true)
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr())
 	}
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	loopDone := make(chan struct{})
+	go func() { defer close(loopDone); n.planLoop(loopCtx) }()
 
+	var serveErr error
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve http: %w", err)
+		serveErr = fmt.Errorf("serve http: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("stopping")
+	n.stopping.Store(true)
+	stopLoop()
+	<-loopDone
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	// Shutdown waits for in-flight requests, which the executors answer.
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", zap.Error(err))
 	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve http: %w", err)
+	if err := n.sup.retireAll(sctx); err != nil {
+		log.Warn("stop executors", zap.Error(err))
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) && serveErr == nil {
+		serveErr = fmt.Errorf("serve http: %w", err)
 	}
 	log.Info("stopped")
-	return nil
+	return serveErr
+}
+
+// executorArgs are the flags every executor gets.
+func executorArgs(cfg config.Config, lib string) []string {
+	return []string{
+		"--policy", cfg.Scheduler.Policy,
+		"--max-queue", fmt.Sprint(cfg.Limits.MaxQueuedPerModel),
+		"--onnxruntime-library", lib,
+		"--log-format", "json", "--log-level", cfg.Log.Level,
+	}
 }

@@ -1,0 +1,388 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/internal/version"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+func (n *node) adminRoutes(r *mux.Router) {
+	r.HandleFunc("/status", n.handleStatus).Methods(http.MethodGet)
+	r.HandleFunc("/models", n.handleAdminModels).Methods(http.MethodGet)
+	r.HandleFunc("/models/{model}", n.handleAdminModel).Methods(http.MethodGet)
+	r.HandleFunc("/models/{model}/profile", n.handleAdminProfile).Methods(http.MethodGet)
+	r.Handle("/models", n.mutating(http.HandlerFunc(n.handleAdminRegister))).Methods(http.MethodPost)
+	r.HandleFunc("/plan", n.handleAdminPlan).Methods(http.MethodGet)
+	r.HandleFunc("/plan/preview", n.handleAdminPreview).Methods(http.MethodPost)
+	r.Handle("/reorganize", n.mutating(http.HandlerFunc(n.handleAdminReorganize))).Methods(http.MethodPost)
+	r.HandleFunc("/events", n.handleAdminEvents).Methods(http.MethodGet)
+	r.HandleFunc("/events/stream", n.handleAdminEventStream).Methods(http.MethodGet)
+}
+
+// statusModel is one model in the admin status.
+type statusModel struct {
+	Name         string      `json:"name"`
+	Version      int         `json:"version"`
+	SLOMS        float64     `json:"slo_ms"`
+	MaxBatchSize int         `json:"max_batch_size"`
+	Rate         float64     `json:"rate"`
+	AssignedRate float64     `json:"assigned_rate"`
+	Unscheduled  float64     `json:"unscheduled_rate,omitempty"`
+	Ready        bool        `json:"ready"`
+	Placed       []string    `json:"placed_on"`
+	Window       windowStats `json:"recent"`
+}
+
+// statusGpulet is one running gpu-let in the admin status.
+type statusGpulet struct {
+	ID        string            `json:"id"`
+	Device    string            `json:"device"`
+	Size      int               `json:"size"`
+	State     string            `json:"state"`
+	PID       int               `json:"pid,omitempty"`
+	Restarts  int               `json:"restarts"`
+	BusyRatio float64           `json:"busy_ratio"`
+	Cores     []int32           `json:"cores,omitempty"`
+	SMCount   int32             `json:"sm_count,omitempty"`
+	Models    []statusPlacement `json:"models"`
+}
+
+// statusPlacement is one model on a gpu-let, as planned and as measured.
+type statusPlacement struct {
+	Name      string  `json:"name"`
+	Batch     int     `json:"batch"`
+	Rate      float64 `json:"rate"`
+	LatencyMS float64 `json:"latency_ms"`
+	WorstMS   float64 `json:"worst_ms"`
+	SLOMS     float64 `json:"slo_ms"`
+	MeanBatch float64 `json:"mean_batch"`
+	Requests  int64   `json:"requests"`
+}
+
+// status is GET /api/v1/status.
+type status struct {
+	Version         string         `json:"version"`
+	Ready           bool           `json:"ready"`
+	Listen          string         `json:"listen"`
+	Policy          string         `json:"policy"`
+	Algorithm       string         `json:"algorithm"`
+	Devices         []mps.Device   `json:"devices"`
+	Gpulets         []statusGpulet `json:"gpulets"`
+	Models          []statusModel  `json:"models"`
+	Plan            *gpulet.Plan   `json:"plan"`
+	PlanAt          *time.Time     `json:"plan_at,omitempty"`
+	PlanReason      string         `json:"plan_reason,omitempty"`
+	Reorganizations int64          `json:"reorganizations"`
+	Restarts        int64          `json:"executor_restarts"`
+}
+
+func (n *node) status(ctx context.Context) status {
+	s := status{
+		Version: version.Version, Ready: n.ready.Load(), Listen: n.cfg.Listen,
+		Policy: n.cfg.Scheduler.Policy, Algorithm: n.cfg.Scheduler.Algorithm,
+		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
+	}
+	cur := n.current.Load()
+	planned := map[string]map[string]gpulet.Placement{} // device → model → placement (by size below)
+	if cur != nil {
+		s.Plan, s.PlanReason = cur.plan, cur.reason
+		at := cur.at
+		s.PlanAt = &at
+		for _, g := range cur.plan.GPUs {
+			for _, l := range g.GPULets {
+				for _, m := range l.Models {
+					key := g.ID + "/" + strconv.Itoa(l.Size)
+					if planned[key] == nil {
+						planned[key] = map[string]gpulet.Placement{}
+					}
+					planned[key][m.Name] = m
+				}
+			}
+		}
+	}
+	placedOn := map[string][]string{}
+	gls := n.sup.list()
+	sort.Slice(gls, func(i, j int) bool { return gls[i].id < gls[j].id })
+	for _, g := range gls {
+		sg := statusGpulet{ID: g.id, Device: g.device.ID, Size: g.size, State: "ready", Models: []statusPlacement{}}
+		switch {
+		case g.draining.Load():
+			sg.State = "draining"
+		case g.down.Load():
+			sg.State = "restarting"
+		}
+		g.mu.Lock()
+		sg.Restarts = g.restarts
+		if g.proc != nil {
+			sg.PID = g.proc.Pid()
+		}
+		if g.health != nil {
+			sg.Cores, sg.SMCount = g.health.CpuCores, g.health.SmCount
+		}
+		g.mu.Unlock()
+		var perModel = map[string][2]int64{}
+		if c := g.client(); c != nil {
+			sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+			if st, err := c.Stats(sctx); err == nil {
+				if st.UptimeUs > 0 {
+					sg.BusyRatio = float64(st.BusyUs) / float64(st.UptimeUs)
+				}
+				for _, ms := range st.Models {
+					perModel[ms.Name] = [2]int64{ms.BatchedRequests, ms.Batches}
+				}
+			}
+			cancel()
+		}
+		for _, name := range g.modelNames() {
+			p := statusPlacement{Name: name}
+			if pl, ok := planned[g.device.ID+"/"+strconv.Itoa(g.size)][name]; ok {
+				p.Batch, p.Rate, p.LatencyMS, p.WorstMS, p.SLOMS = pl.Batch, pl.Rate, pl.LatencyMS, pl.WorstMS, pl.SLOMS
+			}
+			if c := perModel[name]; c[1] > 0 {
+				p.MeanBatch, p.Requests = float64(c[0])/float64(c[1]), c[0]
+			}
+			sg.Models = append(sg.Models, p)
+			placedOn[name] = append(placedOn[name], g.id)
+		}
+		sort.Slice(sg.Models, func(i, j int) bool { return sg.Models[i].Name < sg.Models[j].Name })
+		s.Gpulets = append(s.Gpulets, sg)
+	}
+	rates := n.rates.estimates()
+	var assigned map[string]float64
+	if cur != nil {
+		assigned = cur.plan.Assigned()
+	}
+	for _, m := range n.catalog.all() {
+		sm := statusModel{
+			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), MaxBatchSize: m.Config.MaxBatchSize,
+			Rate: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
+			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(m.Config.SLO.D()),
+		}
+		if cur != nil {
+			sm.Unscheduled = cur.plan.Unscheduled[m.Name]
+		}
+		if sm.Placed == nil {
+			sm.Placed = []string{}
+		}
+		s.Models = append(s.Models, sm)
+	}
+	if s.Gpulets == nil {
+		s.Gpulets = []statusGpulet{}
+	}
+	if s.Models == nil {
+		s.Models = []statusModel{}
+	}
+	return s
+}
+
+func (n *node) handleStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, n.status(r.Context()))
+}
+
+func (n *node) handleAdminModels(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, n.status(r.Context()).Models)
+}
+
+func (n *node) handleAdminModel(w http.ResponseWriter, r *http.Request) {
+	m, ok := n.servedModel(w, r)
+	if !ok {
+		return
+	}
+	for _, sm := range n.status(r.Context()).Models {
+		if sm.Name == m.Name {
+			writeJSON(w, http.StatusOK, map[string]any{
+				"model": sm, "inputs": tensorMetadata(m, m.Inputs), "outputs": tensorMetadata(m, m.Outputs),
+				"file": m.File, "sha256": m.SHA256, "profile": m.Profile(),
+			})
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "unknown model "+m.Name)
+}
+
+// profileDoc is a model's L(b,p) on one device type with its knee.
+type profileDoc struct {
+	DeviceType string         `json:"device_type"`
+	Points     []gpulet.Point `json:"points"`
+	KneeSize   int            `json:"knee_size,omitempty"`
+	Knee       any            `json:"knee,omitempty"`
+}
+
+func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {
+	m, ok := n.servedModel(w, r)
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	docs := []profileDoc{}
+	for _, d := range n.devices.Inventory().Devices {
+		if seen[d.Type] {
+			continue
+		}
+		seen[d.Type] = true
+		p, err := n.book.profile(r.Context(), m, d)
+		if err != nil {
+			continue
+		}
+		doc := profileDoc{DeviceType: d.Type, Points: p.Points()}
+		for i := range doc.Points {
+			u := &doc.Points[i].Util // NaN does not go into JSON
+			u.SM, u.L2, u.DRAM = jsonNum(u.SM), jsonNum(u.L2), jsonNum(u.DRAM)
+		}
+		if k, err := gpulet.Knee(p, ms(m.Config.SLO.D())); err == nil {
+			doc.Knee = k
+			doc.KneeSize = k.Knee
+		}
+		docs = append(docs, doc)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"model": m.Name, "slo_ms": ms(m.Config.SLO.D()), "profiles": docs})
+}
+
+func jsonNum(f float64) float64 {
+	if f != f {
+		return -1
+	}
+	return f
+}
+
+// handleAdminRegister serves a model of the repository (as the repository
+// load call does) and places it.
+func (n *node) handleAdminRegister(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name string `json:"name"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&body); err != nil || body.Name == "" {
+		writeError(w, http.StatusBadRequest, `want {"name": "<model folder in the repository>"}`)
+		return
+	}
+	r = mux.SetURLVars(r, map[string]string{"model": body.Name})
+	n.handleRepoLoad(w, r)
+}
+
+func (n *node) handleAdminPlan(w http.ResponseWriter, _ *http.Request) {
+	cur := n.current.Load()
+	if cur == nil {
+		writeError(w, http.StatusServiceUnavailable, "no plan yet")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"plan": cur.plan, "at": cur.at, "reason": cur.reason, "rates": cur.rates})
+}
+
+// handleAdminPreview plans for the rates given (or the current ones)
+// without applying anything.
+func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Rates     map[string]float64 `json:"rates"`
+		Algorithm string             `json:"algorithm"`
+	}
+	if r.ContentLength != 0 {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
+			writeError(w, http.StatusBadRequest, "bad preview request: "+err.Error())
+			return
+		}
+	}
+	rates := n.planRates()
+	for k, v := range body.Rates {
+		rates[k] = v
+	}
+	algo := gpulet.Algo(body.Algorithm)
+	if algo == "" {
+		algo = gpulet.Algo(n.cfg.Scheduler.Algorithm)
+	}
+	in, missing := n.planInput(r.Context(), rates)
+	opts := gpulet.Options{}
+	if algo != gpulet.AlgoGpulet && algo != gpulet.AlgoSBP {
+		opts.Interference = n.predictor()
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	plan, err := gpulet.Run(ctx, algo, in, opts)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"plan": plan, "rates": rates, "unprofiled": missing})
+}
+
+func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
+	if err := n.replan(r.Context(), "manual", n.planRates()); err != nil {
+		writeError(w, http.StatusInternalServerError, "reorganize: "+err.Error())
+		return
+	}
+	cur := n.current.Load()
+	writeJSON(w, http.StatusOK, map[string]any{"plan": cur.plan, "at": cur.at})
+}
+
+func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
+	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
+	if err != nil || limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	evs, err := n.st.Events(r.Context(), since, limit)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if evs == nil {
+		evs = []store.Event{}
+	}
+	writeJSON(w, http.StatusOK, evs)
+}
+
+// handleAdminEventStream sends events as server-sent events: the history
+// after Last-Event-ID (or ?since=), then live ones.
+func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	ch := n.events.subscribe()
+	defer n.events.unsubscribe(ch)
+	since, _ := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64)
+	if s := r.URL.Query().Get("since"); s != "" {
+		since, _ = strconv.ParseInt(s, 10, 64)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(e store.Event) {
+		b, _ := json.Marshal(e)
+		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
+	}
+	if history, err := n.st.Events(r.Context(), since, 1000); err == nil {
+		for _, e := range history {
+			send(e)
+			since = e.ID
+		}
+	}
+	fl.Flush()
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case e := <-ch:
+			if e.ID != 0 && e.ID <= since {
+				continue
+			}
+			send(e)
+			fl.Flush()
+		case <-keepAlive.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			fl.Flush()
+		}
+	}
+}

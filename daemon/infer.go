@@ -1,0 +1,257 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// retryAfter is the Retry-After header of 503 answers, in seconds.
+const retryAfter = "1"
+
+// inferError is an HTTP answer to a failed inference with the reason it is
+// counted under.
+type inferError struct {
+	code   int
+	reason string
+	msg    string
+}
+
+func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	m, ok := n.servedModel(w, r)
+	if !ok {
+		return
+	}
+	n.metrics.requests.WithLabelValues(m.Name).Inc()
+	n.rates.hit(m.Name)
+	resp, ierr := n.infer(r, m, arrival)
+	elapsed := time.Since(arrival)
+	c := n.counters.of(m.Name)
+	c.last.Store(time.Now().UnixMilli())
+	if ierr != nil {
+		if ierr.code != http.StatusBadRequest && ierr.code != http.StatusRequestEntityTooLarge {
+			n.windows.of(m.Name).add(-1, 0)
+		}
+		c.fail.add(elapsed)
+		n.metrics.failures.WithLabelValues(m.Name, ierr.reason).Inc()
+		if ierr.code != http.StatusBadRequest && ierr.code != http.StatusRequestEntityTooLarge {
+			n.metrics.violations.WithLabelValues(m.Name).Inc()
+		}
+		if ierr.code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		writeError(w, ierr.code, ierr.msg)
+		return
+	}
+	c.success.add(elapsed)
+	n.windows.of(m.Name).add(elapsed, resp.batch)
+	n.metrics.e2e.WithLabelValues(m.Name).Observe(elapsed.Seconds())
+	if elapsed > m.Config.SLO.D() {
+		n.metrics.violations.WithLabelValues(m.Name).Inc()
+	}
+	if resp.jsonLen >= 0 {
+		w.Header().Set(kserve.HeaderContentLength, strconv.FormatInt(resp.jsonLen, 10))
+		w.Header().Set("Content-Type", "application/octet-stream")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp.body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(resp.body)
+}
+
+type inferAnswer struct {
+	body    []byte
+	jsonLen int64
+	batch   int32
+}
+
+// infer decodes, checks, routes and runs one request.
+func (n *node) infer(r *http.Request, m *repository.Model, arrival time.Time) (*inferAnswer, *inferError) {
+	bad := func(format string, args ...any) *inferError {
+		return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf(format, args...)}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, int64(n.cfg.Limits.MaxRequestBody)))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &inferError{code: http.StatusRequestEntityTooLarge, reason: "too_large",
+				msg: fmt.Sprintf("request body is over the limit of %d bytes (limits.max_request_body)", tooBig.Limit)}
+		}
+		return nil, bad("read request body: %v", err)
+	}
+	jsonLen := int64(-1)
+	if h := r.Header.Get(kserve.HeaderContentLength); h != "" {
+		if jsonLen, err = strconv.ParseInt(h, 10, 64); err != nil || jsonLen < 0 {
+			return nil, bad("%s %q is not a byte count", kserve.HeaderContentLength, h)
+		}
+	}
+	req, err := kserve.DecodeRequest(body, jsonLen)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if err := checkInputs(m, req); err != nil {
+		return nil, bad("%s: %v", m.Name, err)
+	}
+	deadline := arrival.Add(m.Config.SLO.D())
+	if req.Timeout > 0 {
+		deadline = minTime(deadline, arrival.Add(req.Timeout))
+	}
+	g, _, err := n.router.route(m.Name, n.router.fromWall(deadline.UnixNano()))
+	if err != nil {
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unroutable", msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", m.Name, err)}
+	}
+	client := g.client()
+	if client == nil {
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_down", msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
+	}
+	names := make([]string, len(req.Outputs))
+	for i, o := range req.Outputs {
+		names[i] = o.Name
+	}
+	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(req.Inputs), Outputs: names, DeadlineUnixNs: deadline.UnixNano()}
+	// The executor answers by the deadline; the extra second only guards
+	// against an executor that stops answering.
+	ctx, cancel := context.WithDeadline(r.Context(), deadline.Add(time.Second))
+	defer cancel()
+	res, err := client.Infer(ctx, pbreq)
+	switch {
+	case errors.Is(err, executor.ErrExecutorGone):
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_failed", msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "deadline", msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
+	case err != nil:
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "cancelled", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+	}
+	if res.Code != pb.Code_OK {
+		return nil, executorError(m.Name, res)
+	}
+	c := n.counters.of(m.Name)
+	c.queue.add(time.Duration(res.QueueUs) * time.Microsecond)
+	c.compute.add(time.Duration(res.ComputeUs) * time.Microsecond)
+	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
+	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)
+	n.metrics.batch.WithLabelValues(m.Name).Observe(float64(res.BatchSize))
+	outs, err := fromProtoTensors(res.Outputs)
+	if err != nil {
+		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: bad output from the executor: %v", m.Name, err)}
+	}
+	binary := map[string]bool{}
+	for _, o := range req.Outputs {
+		binary[o.Name] = o.Binary
+	}
+	kout := make([]kserve.Output, len(outs))
+	for i, t := range outs {
+		b, asked := binary[t.Name]
+		if !asked {
+			b = req.BinaryOutputs
+		}
+		kout[i] = kserve.Output{Tensor: t, Binary: b}
+	}
+	head := kserve.InferResponseJSON{ModelName: m.Name, ModelVersion: strconv.Itoa(m.Version), ID: req.ID}
+	if res.Emulated {
+		head.Parameters = map[string]any{"emulated": true}
+	}
+	b, jl, err := kserve.EncodeResponse(head, kout)
+	if err != nil {
+		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+	}
+	return &inferAnswer{body: b, jsonLen: jl, batch: res.BatchSize}, nil
+}
+
+// executorError maps an executor's answer code to HTTP.
+func executorError(model string, res *pb.InferResponse) *inferError {
+	switch res.Code {
+	case pb.Code_INVALID_ARGUMENT:
+		return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: res.Error}
+	case pb.Code_DEADLINE:
+		return &inferError{code: http.StatusServiceUnavailable, reason: "deadline", msg: fmt.Sprintf("%s: the deadline cannot be met (%s)", model, res.Error)}
+	case pb.Code_QUEUE_FULL:
+		return &inferError{code: http.StatusServiceUnavailable, reason: "queue_full", msg: fmt.Sprintf("%s: overloaded (%s)", model, res.Error)}
+	case pb.Code_UNAVAILABLE, pb.Code_NOT_FOUND, pb.Code_CANCELLED:
+		return &inferError{code: http.StatusServiceUnavailable, reason: "unavailable", msg: fmt.Sprintf("%s: %s", model, res.Error)}
+	}
+	return &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: %s", model, res.Error)}
+}
+
+// checkInputs checks a decoded request against the model: every input
+// named once, none unknown, right data type, and a shape that fits (a
+// leading batch dimension of 1..max_batch_size for batching models).
+func checkInputs(m *repository.Model, req *kserve.Request) error {
+	got := map[string]tensor.Tensor{}
+	for _, t := range req.Inputs {
+		got[t.Name] = t
+	}
+	for _, spec := range m.Inputs {
+		t, ok := got[spec.Name]
+		if !ok {
+			return fmt.Errorf("input %q is missing", spec.Name)
+		}
+		if t.DataType != spec.DataType {
+			return fmt.Errorf("input %q is %s, the model takes %s", spec.Name, t.DataType, spec.DataType)
+		}
+		shape := t.Shape
+		if m.Config.MaxBatchSize > 0 {
+			if len(shape) == 0 || shape[0] < 1 || shape[0] > int64(m.Config.MaxBatchSize) {
+				return fmt.Errorf("input %q has shape %v: dimension 0 is the batch, 1 to %d", spec.Name, t.Shape, m.Config.MaxBatchSize)
+			}
+			shape = shape[1:]
+		}
+		if !tensor.MatchShape(shape, spec.Dims) {
+			want := spec.Dims
+			if m.Config.MaxBatchSize > 0 {
+				want = append([]int64{-1}, want...)
+			}
+			return fmt.Errorf("input %q has shape %v, the model takes %v", spec.Name, t.Shape, want)
+		}
+		delete(got, spec.Name)
+	}
+	for name := range got {
+		return fmt.Errorf("the model has no input %q", name)
+	}
+	for _, o := range req.Outputs {
+		if !slices.ContainsFunc(m.Outputs, func(s repository.TensorSpec) bool { return s.Name == o.Name }) {
+			return fmt.Errorf("the model has no output %q", o.Name)
+		}
+	}
+	return nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func toProtoTensors(ts []tensor.Tensor) []*pb.Tensor {
+	out := make([]*pb.Tensor, len(ts))
+	for i, t := range ts {
+		out[i] = &pb.Tensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape, Data: t.Data}
+	}
+	return out
+}
+
+func fromProtoTensors(ts []*pb.Tensor) ([]tensor.Tensor, error) {
+	out := make([]tensor.Tensor, len(ts))
+	for i, t := range ts {
+		x, err := tensor.New(t.Name, tensor.DataType(t.Datatype), t.Shape, t.Data)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}

@@ -1,0 +1,154 @@
+package daemon
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/internal/version"
+)
+
+// servedModel resolves {model} and the optional {version} of a request, or
+// answers 404.
+func (n *node) servedModel(w http.ResponseWriter, r *http.Request) (*repository.Model, bool) {
+	vars := mux.Vars(r)
+	m, ok := n.catalog.get(vars["model"])
+	if !ok {
+		writeError(w, http.StatusNotFound, "unknown model "+strconv.Quote(vars["model"])+": it is not in the repository or not loaded")
+		return nil, false
+	}
+	if v, ok := vars["version"]; ok && v != strconv.Itoa(m.Version) {
+		writeError(w, http.StatusNotFound, "model "+m.Name+" has no version "+strconv.Quote(v)+"; version "+strconv.Itoa(m.Version)+" is served")
+		return nil, false
+	}
+	return m, true
+}
+
+func (n *node) handleServerMetadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, kserve.ServerMetadata{
+		Name: "gpuletd", Version: version.Version,
+		Extensions: []string{"binary_tensor_data", "model_repository", "statistics"},
+	})
+}
+
+// tensorMetadata gives the protocol's shapes: -1 leads for batching models.
+func tensorMetadata(m *repository.Model, specs []repository.TensorSpec) []kserve.TensorMetadata {
+	out := make([]kserve.TensorMetadata, len(specs))
+	for i, s := range specs {
+		shape := s.Dims
+		if m.Config.MaxBatchSize > 0 {
+			shape = append([]int64{-1}, s.Dims...)
+		}
+		out[i] = kserve.TensorMetadata{Name: s.Name, DataType: string(s.DataType), Shape: shape}
+	}
+	return out
+}
+
+func (n *node) handleModelMetadata(w http.ResponseWriter, r *http.Request) {
+	m, ok := n.servedModel(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, kserve.ModelMetadata{
+		Name: m.Name, Versions: []string{strconv.Itoa(m.Version)}, Platform: platformName(m.Platform),
+		Inputs: tensorMetadata(m, m.Inputs), Outputs: tensorMetadata(m, m.Outputs),
+	})
+}
+
+// platformName is Triton's name for a model's platform.
+func platformName(p string) string {
+	if p == repository.PlatformTorchScript {
+		return "pytorch_libtorch"
+	}
+	return "onnxruntime_onnx"
+}
+
+// modelReady says whether some gpu-let that is up serves the model.
+func (n *node) modelReady(name string) bool {
+	for _, g := range n.router.models()[name] {
+		if !g.down.Load() && !g.draining.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *node) handleModelReady(w http.ResponseWriter, r *http.Request) {
+	m, ok := n.servedModel(w, r)
+	if !ok {
+		return
+	}
+	if !n.modelReady(m.Name) {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Name, "ready": false})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"name": m.Name, "ready": true})
+}
+
+func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
+	m, ok := n.servedModel(w, r)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"name": m.Name, "platform": platformName(m.Platform), "max_batch_size": m.Config.MaxBatchSize,
+		"input": tensorMetadata(m, m.Inputs), "output": tensorMetadata(m, m.Outputs),
+		"slo_ms": float64(m.Config.SLO.D().Microseconds()) / 1000, "version": m.Version,
+		"profile": m.Profile(), "sha256": m.SHA256,
+	})
+}
+
+// modelCounters are the statistics extension's counters of one model.
+type modelCounters struct {
+	success, fail, queue, compute durCount
+	last                          atomic.Int64 // unix ms of the last inference
+}
+
+type durCount struct{ count, ns atomic.Int64 }
+
+func (d *durCount) add(t time.Duration) {
+	d.count.Add(1)
+	d.ns.Add(int64(t))
+}
+
+func (d *durCount) json() map[string]int64 {
+	return map[string]int64{"count": d.count.Load(), "ns": d.ns.Load()}
+}
+
+// counters holds modelCounters per model.
+type counters struct{ m sync.Map }
+
+func (c *counters) of(model string) *modelCounters {
+	v, _ := c.m.LoadOrStore(model, &modelCounters{})
+	return v.(*modelCounters)
+}
+
+func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
+	var models []*repository.Model
+	if _, named := mux.Vars(r)["model"]; named {
+		m, ok := n.servedModel(w, r)
+		if !ok {
+			return
+		}
+		models = []*repository.Model{m}
+	} else {
+		models = n.catalog.all()
+	}
+	out := make([]map[string]any, 0, len(models))
+	for _, m := range models {
+		c := n.counters.of(m.Name)
+		out = append(out, map[string]any{
+			"name": m.Name, "version": strconv.Itoa(m.Version),
+			"last_inference": c.last.Load(), "inference_count": c.success.count.Load(),
+			"inference_stats": map[string]any{
+				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(), "compute_infer": c.compute.json(),
+			},
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"model_stats": out})
+}

@@ -1,0 +1,109 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// metrics are the Prometheus families gpuletd exports at /metrics.
+type metrics struct {
+	reg *prometheus.Registry
+
+	requests   *prometheus.CounterVec
+	failures   *prometheus.CounterVec
+	violations *prometheus.CounterVec
+	e2e        *prometheus.HistogramVec
+	queue      *prometheus.HistogramVec
+	compute    *prometheus.HistogramVec
+	batch      *prometheus.HistogramVec
+}
+
+// latencyBuckets span 100 µs to 10 s.
+var latencyBuckets = prometheus.ExponentialBucketsRange(0.0001, 10, 24)
+
+func newMetrics(n *node) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuletd_requests_total", Help: "Inference requests received, per model.",
+	}, []string{"model"})
+	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuletd_request_failures_total", Help: "Inference requests answered with an error, per model and reason.",
+	}, []string{"model", "reason"})
+	m.violations = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuletd_slo_violations_total", Help: "Requests not answered successfully within their SLO, per model.",
+	}, []string{"model"})
+	m.e2e = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gpuletd_request_duration_seconds", Help: "End-to-end latency of successful requests, per model.", Buckets: latencyBuckets,
+	}, []string{"model"})
+	m.queue = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gpuletd_queue_duration_seconds", Help: "Time requests waited in an executor before their batch started, per model.", Buckets: latencyBuckets,
+	}, []string{"model"})
+	m.compute = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gpuletd_compute_duration_seconds", Help: "Time of the batch each request ran in, per model.", Buckets: latencyBuckets,
+	}, []string{"model"})
+	m.batch = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gpuletd_batch_size", Help: "Size of the batch each request ran in, per model.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+	}, []string{"model"})
+	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.batch,
+		&nodeCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// nodeCollector reports the node's state at scrape time: gpu-lets, rates,
+// reorganizations, restarts, devices.
+type nodeCollector struct{ n *node }
+
+var (
+	descBusy     = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
+	descSize     = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
+	descRate     = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
+	descAssigned = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
+	descReorg    = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied that changed what runs where.", nil, nil)
+	descRestart  = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
+	descMemory   = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
+	descUtil     = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
+)
+
+func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descReorg, descRestart, descMemory, descUtil} {
+		ch <- d
+	}
+}
+
+func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	n := c.n
+	for _, g := range n.sup.list() {
+		ch <- prometheus.MustNewConstMetric(descSize, prometheus.GaugeValue, float64(g.size), g.id, g.device.ID)
+		if cl := g.client(); cl != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			st, err := cl.Stats(ctx)
+			cancel()
+			if err == nil && st.UptimeUs > 0 {
+				ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, float64(st.BusyUs)/float64(st.UptimeUs), g.id, g.device.ID)
+			}
+		}
+	}
+	for model, r := range n.rates.estimates() {
+		ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, r, model)
+	}
+	if cur := n.current.Load(); cur != nil {
+		for model, r := range cur.plan.Assigned() {
+			ch <- prometheus.MustNewConstMetric(descAssigned, prometheus.GaugeValue, r, model)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
+	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
+	for _, d := range n.devices.Inventory().Devices {
+		if d.MemoryTotal > 0 {
+			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryTotal), d.ID, "total")
+			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryFree), d.ID, "free")
+		}
+		if d.Utilization != nil {
+			ch <- prometheus.MustNewConstMetric(descUtil, prometheus.GaugeValue, float64(d.Utilization.GPU)/100, d.ID)
+		}
+	}
+}

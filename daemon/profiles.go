@@ -1,0 +1,158 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/interference"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler/refset"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// errNoProfile marks a model that has no latency profile on a device type.
+var errNoProfile = errors.New("no latency profile")
+
+// profileBook finds each model's L(b,p) on each device type: reference sets
+// for emulated devices (through the model's profile name), the store for
+// measured ones. It also holds the emulated physics and the interference
+// models per device type.
+type profileBook struct {
+	st *store.Store
+
+	mu      sync.Mutex
+	sets    map[string]*refset.Set
+	physics map[string]*refset.Physics
+	intf    map[string]*interference.Model
+}
+
+func newProfileBook(st *store.Store) *profileBook {
+	return &profileBook{st: st, sets: map[string]*refset.Set{}, physics: map[string]*refset.Physics{}, intf: map[string]*interference.Model{}}
+}
+
+func (b *profileBook) set(name string) (*refset.Set, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.sets[name]; ok {
+		return s, nil
+	}
+	s, err := refset.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	b.sets[name] = s
+	return s, nil
+}
+
+// physicsOf returns the emulated physics of a reference set (nil for sets
+// without co-location data).
+func (b *profileBook) physicsOf(name string) (*refset.Physics, error) {
+	s, err := b.set(name)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ph, ok := b.physics[name]; ok {
+		return ph, nil
+	}
+	ph, err := refset.NewPhysics(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	b.physics[name] = ph
+	return ph, nil
+}
+
+// profile returns model m's profile on device d, renamed to the model.
+func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.Device) (*gpulet.Profile, error) {
+	var src *gpulet.Profile
+	switch d.Kind {
+	case mps.KindEmulated:
+		s, err := b.set(d.Emulated)
+		if err != nil {
+			return nil, err
+		}
+		rm, ok := s.Model(m.Profile())
+		if !ok {
+			return nil, fmt.Errorf("%w: %s names profile %q, which set %s does not have (it has %v)", errNoProfile, m.Name, m.Profile(), s.Name, s.ModelNames())
+		}
+		src = rm.Profile
+	default:
+		pts, err := b.st.Latency(ctx, m.SHA256, d.Type)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s on %s (run: gpuletd profile %s --device %s)", errNoProfile, m.Name, d.Type, m.Name, d.ID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		var gp []gpulet.Point
+		for _, p := range pts {
+			if !p.Complete {
+				continue
+			}
+			p99 := p.P99MS
+			if math.IsNaN(p99) {
+				p99 = 0
+			}
+			gp = append(gp, gpulet.Point{Batch: p.Batch, Size: p.Size, P50MS: p.P50MS, P99MS: p99, Util: gpulet.UnknownUtil()})
+		}
+		if len(gp) == 0 {
+			return nil, fmt.Errorf("%w: %s on %s has only incomplete points", errNoProfile, m.Name, d.Type)
+		}
+		mem := m.Config.MemoryMB
+		if mem == 0 {
+			mem = estimateMemoryMB(m.Bytes)
+		}
+		return gpulet.NewProfile(m.Name, d.Type, mem, gp)
+	}
+	mem := m.Config.MemoryMB
+	if mem == 0 {
+		mem = src.MemoryMB
+	}
+	return gpulet.NewProfile(m.Name, d.Type, mem, src.Points())
+}
+
+// estimateMemoryMB guesses a model's device memory from its file: weights
+// twice (the weights and the runtime's working copies) plus a fixed 256 MB
+// for the runtime and activations.
+func estimateMemoryMB(fileBytes int64) float64 {
+	return 2*float64(fileBytes)/(1<<20) + 256
+}
+
+// interferenceModel returns the interference model of a device type: for a
+// reference set, one trained on its measured pairs; nil when there is none.
+func (b *profileBook) interferenceModel(d mps.Device) (*interference.Model, error) {
+	key := d.Type
+	b.mu.Lock()
+	if m, ok := b.intf[key]; ok {
+		b.mu.Unlock()
+		return m, nil
+	}
+	b.mu.Unlock()
+	var model *interference.Model
+	if d.Kind == mps.KindEmulated {
+		s, err := b.set(d.Emulated)
+		if err != nil {
+			return nil, err
+		}
+		if len(s.Pairs) > 0 {
+			samples, err := s.InterferenceSamples()
+			if err != nil {
+				return nil, err
+			}
+			if model, _, err = interference.Train(samples, interference.Candidates(), interference.DefaultSeed); err != nil {
+				return nil, err
+			}
+		}
+	}
+	b.mu.Lock()
+	b.intf[key] = model
+	b.mu.Unlock()
+	return model, nil
+}

@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// rateMeter counts each model's requests and keeps an EWMA of its rate per
+// planning period, plus a short window to notice surges between periods.
+type rateMeter struct {
+	weight float64
+
+	mu     sync.Mutex
+	models map[string]*modelRate
+}
+
+type modelRate struct {
+	count    atomic.Int64 // requests since the last period closed
+	short    atomic.Int64 // requests since the last short window closed
+	ewma     float64      // requests/s
+	shortHz  float64      // rate over the last short window
+	periods  int
+	lastTick time.Time
+	lastShrt time.Time
+}
+
+func newRateMeter(weight float64) *rateMeter {
+	return &rateMeter{weight: weight, models: map[string]*modelRate{}}
+}
+
+func (r *rateMeter) get(model string) *modelRate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.models[model]
+	if m == nil {
+		now := time.Now()
+		m = &modelRate{lastTick: now, lastShrt: now}
+		r.models[model] = m
+	}
+	return m
+}
+
+// hit counts one request.
+func (r *rateMeter) hit(model string) {
+	m := r.get(model)
+	m.count.Add(1)
+	m.short.Add(1)
+}
+
+// closePeriod folds the requests since the last call into each model's
+// EWMA and returns the estimates (requests/s).
+func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]float64{}
+	for name, m := range r.models {
+		dt := now.Sub(m.lastTick).Seconds()
+		m.lastTick = now
+		if dt <= 0 {
+			out[name] = m.ewma
+			continue
+		}
+		rate := float64(m.count.Swap(0)) / dt
+		if m.periods == 0 {
+			m.ewma = rate
+		} else {
+			m.ewma = r.weight*rate + (1-r.weight)*m.ewma
+		}
+		m.periods++
+		out[name] = m.ewma
+	}
+	return out
+}
+
+// closeShort measures each model's rate over the short window since the
+// last call.
+func (r *rateMeter) closeShort(now time.Time) map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]float64{}
+	for name, m := range r.models {
+		dt := now.Sub(m.lastShrt).Seconds()
+		m.lastShrt = now
+		if dt > 0 {
+			m.shortHz = float64(m.short.Swap(0)) / dt
+		}
+		out[name] = m.shortHz
+	}
+	return out
+}
+
+// estimates returns the current EWMA per model.
+func (r *rateMeter) estimates() map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]float64{}
+	for name, m := range r.models {
+		if !math.IsNaN(m.ewma) {
+			out[name] = m.ewma
+		}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
+)
+
+// ErrNoGpulet is returned for a model that no ready gpu-let serves.
+var ErrNoGpulet = errors.New("no gpu-let serves the model")
+
+// router sends each request of a model to one of the gpu-lets serving it,
+// with the routing policy of executor/sched (staggering batches as one
+// shared queue would), over the state executors publish. The table of
+// routes is swapped whole when a plan is applied.
+type router struct {
+	epoch time.Time
+	table atomic.Pointer[map[string]*modelRoute]
+}
+
+// modelRoute is one model's gpu-lets.
+type modelRoute struct {
+	mu      sync.Mutex
+	gpulets []*gpuletRun
+	targets []sched.Target // parallel to gpulets; Route updates them in place
+}
+
+// routeEntry is one gpu-let of a model in a new table: its plan weight and
+// ℓ(b) there.
+type routeEntry struct {
+	g      *gpuletRun
+	weight float64
+	lat    sched.Latency
+}
+
+func newRouter() *router {
+	r := &router{epoch: time.Now()}
+	empty := map[string]*modelRoute{}
+	r.table.Store(&empty)
+	return r
+}
+
+// now is the router's clock.
+func (r *router) now() time.Duration { return time.Since(r.epoch) }
+
+// fromWall converts a wall-clock instant to the router's clock.
+func (r *router) fromWall(unixNS int64) time.Duration { return time.Unix(0, unixNS).Sub(r.epoch) }
+
+// install replaces the routing table atomically. Targets of gpu-lets that
+// were already routed keep their last state.
+func (r *router) install(entries map[string][]routeEntry) {
+	old := *r.table.Load()
+	next := make(map[string]*modelRoute, len(entries))
+	for model, es := range entries {
+		mr := &modelRoute{}
+		for _, e := range es {
+			t := sched.Target{Weight: e.weight}
+			t.Latency = e.lat
+			t.FreeAt = r.now()
+			if prev := old[model]; prev != nil {
+				prev.mu.Lock()
+				for i, g := range prev.gpulets {
+					if g == e.g {
+						t.RouteState = prev.targets[i].RouteState
+						t.Latency = e.lat
+						t.Sent = prev.targets[i].Sent
+					}
+				}
+				prev.mu.Unlock()
+			}
+			mr.gpulets = append(mr.gpulets, e.g)
+			mr.targets = append(mr.targets, t)
+		}
+		next[model] = mr
+	}
+	r.table.Store(&next)
+}
+
+// route picks the gpu-let for one request of model due at deadline.
+func (r *router) route(model string, deadline time.Duration) (*gpuletRun, sched.Routing, error) {
+	mr := (*r.table.Load())[model]
+	if mr == nil {
+		return nil, 0, fmt.Errorf("route %s: %w", model, ErrNoGpulet)
+	}
+	mr.mu.Lock()
+	defer mr.mu.Unlock()
+	for i, g := range mr.gpulets {
+		mr.targets[i].Down = g.down.Load()
+		mr.targets[i].Draining = g.draining.Load()
+	}
+	i, how, err := sched.Route(r.now(), deadline, mr.targets)
+	if err != nil {
+		return nil, 0, fmt.Errorf("route %s: %w: %w", model, ErrNoGpulet, err)
+	}
+	return mr.gpulets[i], how, nil
+}
+
+// update takes an executor's published state into every route it serves.
+func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
+	table := *r.table.Load()
+	for _, ms := range st.Models {
+		mr := table[ms.Name]
+		if mr == nil {
+			continue
+		}
+		mr.mu.Lock()
+		for i, tg := range mr.gpulets {
+			if tg != g {
+				continue
+			}
+			rs := &mr.targets[i].RouteState
+			rs.FreeAt = r.fromWall(st.FreeAtUnixNs)
+			rs.Queued = int(ms.Queued)
+			rs.Size = int(ms.Batch)
+			rs.Deadline, rs.Exec, rs.Latest = 0, 0, 0
+			if ms.Queued > 0 {
+				rs.Deadline = r.fromWall(ms.DeadlineUnixNs)
+				rs.Exec = r.fromWall(ms.ExecUnixNs)
+				rs.Latest = r.fromWall(ms.LatestUnixNs)
+			}
+		}
+		mr.mu.Unlock()
+	}
+}
+
+// models lists the routed models.
+func (r *router) models() map[string][]*gpuletRun {
+	out := map[string][]*gpuletRun{}
+	for m, mr := range *r.table.Load() {
+		mr.mu.Lock()
+		out[m] = append([]*gpuletRun(nil), mr.gpulets...)
+		mr.mu.Unlock()
+	}
+	return out
+}

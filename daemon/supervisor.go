@@ -1,0 +1,346 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler/store"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapio"
+)
+
+// Supervision timings.
+const (
+	readyTimeout    = 2 * time.Minute // spawn, load and warm up
+	healthInterval  = 2 * time.Second
+	healthTimeout   = 2 * time.Second
+	healthFailures  = 3 // missed health checks before an executor is killed
+	restartBackoff0 = 100 * time.Millisecond
+	restartBackoffN = 10 * time.Second
+	stopGrace       = 10 * time.Second
+)
+
+// supervisor starts, watches, restarts and stops the executor processes of
+// the node's gpu-lets.
+type supervisor struct {
+	devices  *mps.Manager
+	events   *events
+	log      *zap.Logger
+	sockDir  string
+	binary   string   // gpuletd binary; empty: this one
+	args     []string // flags for every executor
+	onState  func(*gpuletRun, *pb.ExecutorState)
+	nextID   atomic.Uint64
+	mu       sync.Mutex
+	running  map[string]*gpuletRun
+	restarts atomic.Int64
+}
+
+// gpuletRun is one running gpu-let: its lease on the device, its executor
+// process (replaced when it dies) and the models loaded on it.
+type gpuletRun struct {
+	id     string
+	device mps.Device
+	size   int
+	lease  *mps.Lease
+	sup    *supervisor
+	log    *zap.Logger
+
+	mu       sync.Mutex
+	proc     *executor.Process
+	models   map[string]*pb.LoadModelRequest
+	loaded   map[string]*pb.LoadModelResponse
+	restarts int
+	health   *pb.HealthResponse
+
+	down     atomic.Bool // no executor answers now: the router skips it
+	draining atomic.Bool // being retired: the router skips it
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// client returns the current executor's client (nil while down).
+func (g *gpuletRun) client() *executor.Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.proc == nil {
+		return nil
+	}
+	return g.proc.Client
+}
+
+// start leases the gpu-let, starts its executor, loads and warms up the
+// models and starts watching it.
+func (s *supervisor) start(ctx context.Context, dev mps.Device, size int, models []*pb.LoadModelRequest) (*gpuletRun, error) {
+	id := fmt.Sprintf("%s-%d-%d", dev.ID, size, s.nextID.Add(1))
+	lease, err := s.devices.Lease(mps.Gpulet{ID: id, Device: dev.ID, Size: size})
+	if err != nil {
+		return nil, fmt.Errorf("start gpu-let %s: %w", id, err)
+	}
+	g := &gpuletRun{id: id, device: dev, size: size, lease: lease, sup: s, log: s.log.With(zap.String("gpulet", id)),
+		models: map[string]*pb.LoadModelRequest{}, loaded: map[string]*pb.LoadModelResponse{},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for _, m := range models {
+		g.models[m.Name] = m
+	}
+	if err := g.launch(ctx); err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("start gpu-let %s: %w", id, err)
+	}
+	s.mu.Lock()
+	s.running[id] = g
+	s.mu.Unlock()
+	s.events.add(EventExecutorStart, store.SeverityInfo, "executor started", map[string]string{
+		"gpulet": id, "device": dev.ID, "size": strconv.Itoa(size), "pid": strconv.Itoa(g.proc.Pid()),
+	})
+	go g.monitor()
+	return g, nil
+}
+
+// launch spawns an executor, waits for it and loads every model.
+func (g *gpuletRun) launch(ctx context.Context) error {
+	s := g.sup
+	sock := filepath.Join(s.sockDir, fmt.Sprintf("%s-%d.sock", g.id, time.Now().UnixNano()))
+	out := &zapio.Writer{Log: g.log.Named("executor"), Level: zap.InfoLevel}
+	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: g.lease.Env(), Args: s.args, Output: out})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	if err := p.WaitReady(ctx); err != nil {
+		_ = p.Kill()
+		return err
+	}
+	h, err := p.Client.Health(ctx)
+	if err != nil {
+		_ = p.Kill()
+		return err
+	}
+	g.mu.Lock()
+	models := make([]*pb.LoadModelRequest, 0, len(g.models))
+	for _, m := range g.models {
+		models = append(models, m)
+	}
+	g.mu.Unlock()
+	loaded := map[string]*pb.LoadModelResponse{}
+	for _, m := range models {
+		resp, err := p.Client.LoadModel(ctx, m)
+		if err != nil {
+			_ = p.Kill()
+			return fmt.Errorf("load %s: %w", m.Name, err)
+		}
+		loaded[m.Name] = resp
+	}
+	g.mu.Lock()
+	g.proc, g.health = p, h
+	for k, v := range loaded {
+		g.loaded[k] = v
+	}
+	g.mu.Unlock()
+	g.down.Store(false)
+	go g.watchState(p)
+	return nil
+}
+
+// watchState feeds the router with the executor's scheduler state until the
+// executor goes away.
+func (g *gpuletRun) watchState(p *executor.Process) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-p.Done():
+		case <-g.stop:
+		}
+		cancel()
+	}()
+	w, err := p.Client.WatchState(ctx, 500*time.Microsecond)
+	if err != nil {
+		return
+	}
+	for {
+		st, err := w.Recv()
+		if err != nil {
+			return
+		}
+		if g.sup.onState != nil {
+			g.sup.onState(g, st)
+		}
+	}
+}
+
+// monitor health-checks the executor and restarts it when it dies, until
+// the gpu-let is stopped.
+func (g *gpuletRun) monitor() {
+	defer close(g.done)
+	backoff := restartBackoff0
+	missed := 0
+	tick := time.NewTicker(healthInterval)
+	defer tick.Stop()
+	for {
+		g.mu.Lock()
+		p := g.proc
+		g.mu.Unlock()
+		select {
+		case <-g.stop:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
+			_, err := p.Client.Health(ctx)
+			cancel()
+			if err == nil {
+				missed = 0
+				backoff = restartBackoff0
+				continue
+			}
+			if missed++; missed < healthFailures {
+				continue
+			}
+			g.log.Warn("executor does not answer health checks; killing it", zap.Error(err))
+			_ = p.Kill()
+			continue
+		case <-p.Done():
+		}
+		// The executor died: in-flight calls already failed (its client saw
+		// the stream break). Restart it with backoff.
+		g.down.Store(true)
+		g.sup.restarts.Add(1)
+		g.mu.Lock()
+		g.restarts++
+		n := g.restarts
+		g.proc = nil
+		g.mu.Unlock()
+		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, "executor exited; restarting it", map[string]string{
+			"gpulet": g.id, "exit": fmt.Sprint(p.ExitErr()), "restarts": strconv.Itoa(n), "backoff": backoff.String(),
+		})
+		for {
+			select {
+			case <-g.stop:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, restartBackoffN)
+			err := g.launch(context.Background())
+			if err == nil {
+				missed = 0
+				break
+			}
+			g.sup.events.add(EventExecutorRestart, store.SeverityError, "executor restart failed", map[string]string{
+				"gpulet": g.id, "error": err.Error(), "next_backoff": backoff.String(),
+			})
+		}
+	}
+}
+
+// loadModel adds a model to a running gpu-let.
+func (g *gpuletRun) loadModel(ctx context.Context, m *pb.LoadModelRequest) error {
+	c := g.client()
+	if c == nil {
+		return fmt.Errorf("load %s on %s: executor is restarting", m.Name, g.id)
+	}
+	resp, err := c.LoadModel(ctx, m)
+	if err != nil {
+		return fmt.Errorf("load %s on %s: %w", m.Name, g.id, err)
+	}
+	g.mu.Lock()
+	g.models[m.Name], g.loaded[m.Name] = m, resp
+	g.mu.Unlock()
+	return nil
+}
+
+// unloadModel removes a model from a running gpu-let.
+func (g *gpuletRun) unloadModel(ctx context.Context, name string) error {
+	g.mu.Lock()
+	delete(g.models, name)
+	delete(g.loaded, name)
+	g.mu.Unlock()
+	c := g.client()
+	if c == nil {
+		return nil // relaunch will not load it
+	}
+	return c.UnloadModel(ctx, name)
+}
+
+// modelNames lists the models on the gpu-let.
+func (g *gpuletRun) modelNames() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, 0, len(g.models))
+	for n := range g.models {
+		out = append(out, n)
+	}
+	return out
+}
+
+// retire drains the executor (its queued requests finish), stops it and
+// gives the lease back.
+func (s *supervisor) retire(ctx context.Context, g *gpuletRun) error {
+	g.draining.Store(true)
+	var drainErr error
+	if c := g.client(); c != nil {
+		dctx, cancel := context.WithTimeout(ctx, stopGrace)
+		_, drainErr = c.Drain(dctx)
+		cancel()
+	}
+	close(g.stop)
+	<-g.done
+	g.mu.Lock()
+	p := g.proc
+	g.proc = nil
+	g.mu.Unlock()
+	var stopErr error
+	if p != nil {
+		stopErr = p.Stop(stopGrace)
+	}
+	g.lease.Release()
+	s.mu.Lock()
+	delete(s.running, g.id)
+	s.mu.Unlock()
+	s.events.add(EventExecutorStop, store.SeverityInfo, "executor stopped", map[string]string{"gpulet": g.id})
+	return errors.Join(drainErr, stopErr)
+}
+
+// retireAll stops every gpu-let (daemon shutdown).
+func (s *supervisor) retireAll(ctx context.Context) error {
+	s.mu.Lock()
+	all := make([]*gpuletRun, 0, len(s.running))
+	for _, g := range s.running {
+		all = append(all, g)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
+	for i, g := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.retire(ctx, g)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// list returns the running gpu-lets.
+func (s *supervisor) list() []*gpuletRun {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*gpuletRun, 0, len(s.running))
+	for _, g := range s.running {
+		out = append(out, g)
+	}
+	return out
+}
+
+var _ io.Writer = (*zapio.Writer)(nil)

@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// windowSize is how many recent requests a model's latency window keeps.
+const windowSize = 4096
+
+// latencyWindow keeps a model's recent request outcomes for the admin
+// status: percentiles, SLO attainment and mean batch over the last
+// windowSize requests.
+type latencyWindow struct {
+	mu    sync.Mutex
+	lat   [windowSize]time.Duration // -1: failed
+	batch [windowSize]int32
+	next  int
+	n     int
+}
+
+func (w *latencyWindow) add(lat time.Duration, batch int32) {
+	w.mu.Lock()
+	w.lat[w.next], w.batch[w.next] = lat, batch
+	w.next = (w.next + 1) % windowSize
+	w.n = min(w.n+1, windowSize)
+	w.mu.Unlock()
+}
+
+// windowStats summarises a window.
+type windowStats struct {
+	Requests   int     `json:"requests"`
+	P50MS      float64 `json:"p50_ms"`
+	P99MS      float64 `json:"p99_ms"`
+	Attainment float64 `json:"slo_attainment"` // share answered successfully within the SLO
+	MeanBatch  float64 `json:"mean_batch"`
+	Violations int     `json:"violations"`
+}
+
+func (w *latencyWindow) stats(slo time.Duration) windowStats {
+	w.mu.Lock()
+	lats := slices.Clone(w.lat[:w.n])
+	batches := slices.Clone(w.batch[:w.n])
+	w.mu.Unlock()
+	s := windowStats{Requests: len(lats)}
+	if s.Requests == 0 {
+		return s
+	}
+	var ok []time.Duration
+	var bsum, bn int64
+	for i, l := range lats {
+		if l < 0 || l > slo {
+			s.Violations++
+		}
+		if l >= 0 {
+			ok = append(ok, l)
+			bsum += int64(batches[i])
+			bn++
+		}
+	}
+	s.Attainment = float64(s.Requests-s.Violations) / float64(s.Requests)
+	if len(ok) > 0 {
+		slices.Sort(ok)
+		s.P50MS = ms(ok[(len(ok)-1)/2])
+		s.P99MS = ms(ok[(len(ok)*99+99)/100-1])
+		s.MeanBatch = float64(bsum) / float64(bn)
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// windows holds a latencyWindow per model.
+type windows struct{ m sync.Map }
+
+func (w *windows) of(model string) *latencyWindow {
+	v, _ := w.m.LoadOrStore(model, &latencyWindow{})
+	return v.(*latencyWindow)
+}
