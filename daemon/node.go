@@ -13,16 +13,16 @@ import (
 
 // node is the daemon's live state: what it serves, on what, and how.
 type node struct {
-	cfg     config.Config
-	log     *zap.Logger
-	st      *store.Store
-	devices *mps.Manager
-	catalog *catalog
-	book    *profileBook
-	sup     *supervisor
-	router  *router
-	events  *events
-	rates   *rateMeter
+	cfg      config.Config
+	log      *zap.Logger
+	st       *store.Store
+	devices  *mps.Manager
+	catalog  *catalog
+	book     *profileBook
+	sup      *supervisor
+	router   *router
+	events   *events
+	rates    *rateMeter
 	metrics  *metrics
 	counters counters
 	windows  windows

@@ -355,7 +355,6 @@ func overlap(g *gpuletRun, l gpulet.GPULet) int {
 	return n
 }
 
-
 // summary describes a plan in one line: device: size[models] ...
 func summary(p *gpulet.Plan) string {
 	var parts []string
