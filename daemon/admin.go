@@ -88,8 +88,8 @@ type status struct {
 
 func (n *node) status(ctx context.Context) status {
 	s := status{
-		Version: version.Version, Ready: n.ready.Load(), Listen: n.cfg.Listen,
-		Policy: n.cfg.Scheduler.Policy, Algorithm: n.cfg.Scheduler.Algorithm,
+		Version: version.Version, Ready: n.ready.Load(), Listen: n.conf().Listen,
+		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}
 	cur := n.current.Load()
@@ -297,7 +297,7 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 	}
 	algo := gpulet.Algo(body.Algorithm)
 	if algo == "" {
-		algo = gpulet.Algo(n.cfg.Scheduler.Algorithm)
+		algo = gpulet.Algo(n.conf().Scheduler.Algorithm)
 	}
 	in, missing := n.planInput(r.Context(), rates)
 	opts := gpulet.Options{}

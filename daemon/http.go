@@ -64,8 +64,8 @@ var errAuth = errors.New("this call changes the daemon: send Authorization: Bear
 // configured).
 func (n *node) mutating(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !n.cfg.IsLoopback() {
-			token := n.cfg.Auth.AdminToken
+		if !n.conf().IsLoopback() {
+			token := n.conf().Auth.AdminToken
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if token == "" || !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gpuletd"`)

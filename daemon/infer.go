@@ -83,7 +83,7 @@ func (n *node) infer(r *http.Request, m *repository.Model, arrival time.Time) (*
 	bad := func(format string, args ...any) *inferError {
 		return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf(format, args...)}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, int64(n.cfg.Limits.MaxRequestBody)))
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, int64(n.conf().Limits.MaxRequestBody)))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

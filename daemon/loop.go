@@ -25,7 +25,7 @@ func (n *node) planRates() map[string]float64 {
 // when asked (replanNow), and early when a model's rate surges past what
 // the plan assigns it. It returns when ctx ends.
 func (n *node) planLoop(ctx context.Context) {
-	period := time.NewTicker(n.cfg.Scheduler.ReorganizePeriod.D())
+	period := time.NewTicker(n.conf().Scheduler.ReorganizePeriod.D())
 	defer period.Stop()
 	surge := time.NewTicker(surgeCheck)
 	defer surge.Stop()
@@ -38,6 +38,9 @@ func (n *node) planLoop(ctx context.Context) {
 			return
 		case reason = <-n.replanNow:
 			rates = n.planRates()
+		case <-n.reloaded:
+			period.Reset(n.conf().Scheduler.ReorganizePeriod.D())
+			continue
 		case now := <-period.C:
 			reason, rates = "period", n.rates.closePeriod(now)
 		case now := <-surge.C:

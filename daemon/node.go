@@ -13,7 +13,7 @@ import (
 
 // node is the daemon's live state: what it serves, on what, and how.
 type node struct {
-	cfg      config.Config
+	cfg      atomic.Pointer[config.Config] // replaced whole on reload
 	log      *zap.Logger
 	st       *store.Store
 	devices  *mps.Manager
@@ -32,6 +32,9 @@ type node struct {
 	reorganizations atomic.Int64
 	replanNow       chan string // asks the planner loop for a plan now
 	ready           atomic.Bool
+	level           *zap.AtomicLevel // the process's log level, changed by reloads
+	onnxLib         string
+	reloaded        chan struct{} // the planner loop picks up a new period
 	stopping        atomic.Bool
 }
 
@@ -42,3 +45,6 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
+
+// conf is the configuration in force.
+func (n *node) conf() *config.Config { return n.cfg.Load() }

@@ -138,7 +138,7 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	if len(in.GPUs) == 0 {
 		return errors.New("plan: no healthy device")
 	}
-	algo := gpulet.Algo(n.cfg.Scheduler.Algorithm)
+	algo := gpulet.Algo(n.conf().Scheduler.Algorithm)
 	opts := gpulet.Options{}
 	if algo != gpulet.AlgoGpulet && algo != gpulet.AlgoSBP {
 		opts.Interference = n.predictor()
@@ -411,7 +411,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement, plan *gpulet.Plan) (*pb
 		Name: m.Name, Version: int32(m.Version), Path: m.File, Platform: m.Platform,
 		MaxBatchSize: int32(m.Config.MaxBatchSize), SloUs: m.Config.SLO.D().Microseconds(),
 		InterferenceFactor: max(pl.Factor, 1), EmulatedProfile: m.Profile(),
-		MaxQueue: int32(n.cfg.Limits.MaxQueuedPerModel),
+		MaxQueue: int32(n.conf().Limits.MaxQueuedPerModel),
 	}
 	if m.Config.MaxBatchSize > maxB {
 		req.MaxBatchSize = int32(maxB)

@@ -10,9 +10,8 @@ import (
 // rateMeter counts each model's requests and keeps an EWMA of its rate per
 // planning period, plus a short window to notice surges between periods.
 type rateMeter struct {
-	weight float64
-
 	mu     sync.Mutex
+	weight float64
 	models map[string]*modelRate
 }
 
@@ -102,4 +101,11 @@ func (r *rateMeter) estimates() map[string]float64 {
 		}
 	}
 	return out
+}
+
+// setWeight changes the EWMA weight of later periods.
+func (r *rateMeter) setWeight(w float64) {
+	r.mu.Lock()
+	r.weight = w
+	r.mu.Unlock()
 }

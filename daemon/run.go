@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
+	sd "github.com/coreos/go-systemd/v22/daemon"
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/mps"
@@ -30,6 +32,12 @@ type Options struct {
 	ExecutorBinary string
 	// Ready, when set, is called once the daemon serves requests.
 	Ready func(addr net.Addr)
+	// Reload delivers reload requests (SIGHUP); LoadConfig reads the
+	// configuration again for them.
+	Reload     <-chan struct{}
+	LoadConfig func() (*config.Loaded, error)
+	// Level is the process's log level, which reloads may change.
+	Level *zap.AtomicLevel
 }
 
 // Run serves until ctx is cancelled, then shuts down in order: stop
@@ -83,8 +91,10 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}()
 
-	n := &node{cfg: cfg, log: log, st: st, devices: devices, router: newRouter(),
-		rates: newRateMeter(cfg.Scheduler.EWMAWeight), replanNow: make(chan string, 1)}
+	n := &node{log: log, st: st, devices: devices, router: newRouter(),
+		rates: newRateMeter(cfg.Scheduler.EWMAWeight), replanNow: make(chan string, 1), reloaded: make(chan struct{}, 1)}
+	n.cfg.Store(&cfg)
+	n.level, n.onnxLib = opts.Level, lib
 	n.events = newEvents(st, log.Named("events"))
 	n.book = newProfileBook(st)
 	n.catalog = newCatalog(cfg.ModelRepository, st, n.events, log.Named("repository"))
@@ -116,23 +126,39 @@ func Run(ctx context.Context, opts Options) error {
 		log.Warn("first plan", zap.Error(err))
 	}
 	n.ready.Store(true)
+	notify(log, sd.SdNotifyReady)
 	if opts.Ready != nil {
 		opts.Ready(ln.Addr())
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
-	loopDone := make(chan struct{})
-	go func() { defer close(loopDone); n.planLoop(loopCtx) }()
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() { defer loops.Done(); n.planLoop(loopCtx) }()
+	go func() { defer loops.Done(); watchdog(loopCtx, log, ln.Addr()) }()
 
 	var serveErr error
-	select {
-	case err := <-served:
-		serveErr = fmt.Errorf("serve http: %w", err)
-	case <-ctx.Done():
+wait:
+	for {
+		select {
+		case err := <-served:
+			serveErr = fmt.Errorf("serve http: %w", err)
+			break wait
+		case <-ctx.Done():
+			break wait
+		case <-opts.Reload:
+			if opts.LoadConfig == nil {
+				continue
+			}
+			notify(log, sd.SdNotifyReloading)
+			n.handleReload(opts.LoadConfig)
+			notify(log, sd.SdNotifyReady)
+		}
 	}
 	log.Info("stopping")
+	notify(log, sd.SdNotifyStopping)
 	n.stopping.Store(true)
 	stopLoop()
-	<-loopDone
+	loops.Wait()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	// Shutdown waits for in-flight requests, which the executors answer.

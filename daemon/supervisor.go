@@ -38,6 +38,7 @@ type supervisor struct {
 	log      *zap.Logger
 	sockDir  string
 	binary   string   // gpuletd binary; empty: this one
+	argsMu   sync.Mutex
 	args     []string // flags for every executor
 	onState  func(*gpuletRun, *pb.ExecutorState)
 	nextID   atomic.Uint64
@@ -112,7 +113,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	s := g.sup
 	sock := filepath.Join(s.sockDir, fmt.Sprintf("%s-%d.sock", g.id, time.Now().UnixNano()))
 	out := &zapio.Writer{Log: g.log.Named("executor"), Level: zap.InfoLevel}
-	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: g.lease.Env(), Args: s.args, Output: out})
+	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: g.lease.Env(), Args: s.execArgs(), Output: out})
 	if err != nil {
 		return err
 	}
@@ -344,3 +345,15 @@ func (s *supervisor) list() []*gpuletRun {
 }
 
 var _ io.Writer = (*zapio.Writer)(nil)
+
+func (s *supervisor) execArgs() []string {
+	s.argsMu.Lock()
+	defer s.argsMu.Unlock()
+	return append([]string(nil), s.args...)
+}
+
+func (s *supervisor) setArgs(args []string) {
+	s.argsMu.Lock()
+	s.args = args
+	s.argsMu.Unlock()
+}

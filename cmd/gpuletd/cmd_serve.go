@@ -1,6 +1,10 @@
 package main
 
 import (
+	"os"
+	"os/signal"
+	"syscall"
+
 	"github.com/gpulet/gpuletd/daemon"
 	"github.com/spf13/cobra"
 )
@@ -15,12 +19,36 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log, err := g.logger(l)
+			log, level, err := newLeveledLogger(l.Config.Log, os.Stderr)
 			if err != nil {
 				return err
 			}
 			defer func() { _ = log.Sync() }()
-			return daemon.Run(cmd.Context(), daemon.Options{Config: l, Log: log})
+			for _, w := range l.Warnings {
+				log.Warn(w)
+			}
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			reload := make(chan struct{}, 1)
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				for {
+					select {
+					case <-hup:
+						select {
+						case reload <- struct{}{}:
+						default:
+						}
+					case <-stop:
+						return
+					}
+				}
+			}()
+			return daemon.Run(cmd.Context(), daemon.Options{
+				Config: l, Log: log, Level: &level, Reload: reload, LoadConfig: g.loadConfig,
+			})
 		},
 	}
 }

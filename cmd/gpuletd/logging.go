@@ -14,10 +14,18 @@ import (
 // newLogger builds the process's one logger: JSON when w is not a terminal
 // (or format is json), human-readable console output otherwise.
 func newLogger(c config.Log, w io.Writer) (*zap.Logger, error) {
-	level, err := zapcore.ParseLevel(c.Level)
+	log, _, err := newLeveledLogger(c, w)
+	return log, err
+}
+
+// newLeveledLogger is newLogger with the level handle, which a reload may
+// change.
+func newLeveledLogger(c config.Log, w io.Writer) (*zap.Logger, zap.AtomicLevel, error) {
+	lvl, err := zapcore.ParseLevel(c.Level)
 	if err != nil {
-		return nil, fmt.Errorf("parse log level %q: %w", c.Level, err)
+		return nil, zap.AtomicLevel{}, fmt.Errorf("parse log level %q: %w", c.Level, err)
 	}
+	level := zap.NewAtomicLevelAt(lvl)
 	format := c.Format
 	if format == "auto" {
 		format = "json"
@@ -35,8 +43,8 @@ func newLogger(c config.Log, w io.Writer) (*zap.Logger, error) {
 		encCfg.EncodeLevel = zapcore.CapitalColorLevelEncoder
 		enc = zapcore.NewConsoleEncoder(encCfg)
 	default:
-		return nil, fmt.Errorf("parse log format %q: use auto, json or console", c.Format)
+		return nil, zap.AtomicLevel{}, fmt.Errorf("parse log format %q: use auto, json or console", c.Format)
 	}
 	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), level)
-	return zap.New(core, zap.AddCaller()), nil
+	return zap.New(core, zap.AddCaller()), level, nil
 }

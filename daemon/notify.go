@@ -1,0 +1,51 @@
+package daemon
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	sd "github.com/coreos/go-systemd/v22/daemon"
+	"go.uber.org/zap"
+)
+
+// notify tells systemd about the daemon's state (Type=notify): READY=1,
+// RELOADING=1, STOPPING=1, WATCHDOG=1. Without NOTIFY_SOCKET it does nothing.
+func notify(log *zap.Logger, state string) {
+	if _, err := sd.SdNotify(false, state); err != nil {
+		log.Warn("notify systemd", zap.String("state", state), zap.Error(err))
+	}
+}
+
+// watchdog pings systemd's watchdog at half its interval while the serving
+// loop answers: each ping follows a successful GET /v2/health/live on the
+// daemon's own listener, so a wedged HTTP server stops the pings and
+// systemd restarts the daemon. It returns when ctx ends.
+func watchdog(ctx context.Context, log *zap.Logger, addr net.Addr) {
+	interval, err := sd.SdWatchdogEnabled(false)
+	if err != nil || interval <= 0 {
+		return
+	}
+	every := interval / 2
+	client := &http.Client{Timeout: every}
+	url := "http://" + addr.String() + "/v2/health/live"
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			log.Warn("watchdog: the daemon does not answer its own health check", zap.Error(err))
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			notify(log, sd.SdNotifyWatchdog)
+		}
+	}
+}

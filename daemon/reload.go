@@ -1,0 +1,121 @@
+package daemon
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/profiler/store"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// liveFields are the configuration fields a reload applies at once; every
+// other change waits for a restart.
+var liveFields = map[string]bool{
+	"log.level":                   true,
+	"scheduler.policy":            true, // executors started from now on
+	"scheduler.algorithm":         true,
+	"scheduler.reorganize_period": true,
+	"scheduler.ewma_weight":       true,
+	"limits.max_request_body":     true,
+	"limits.max_queued_per_model": true, // executors started from now on
+	"auth.admin_token":            true,
+}
+
+// reload applies a new, already validated configuration: what can change
+// live does; the rest is reported as needing a restart and left as it was.
+func (n *node) reload(next *config.Config) (applied, needRestart []string) {
+	cur := *n.conf()
+	merged := cur
+	changes := diffConfig(cur, *next)
+	for _, f := range changes {
+		if !liveFields[f] {
+			needRestart = append(needRestart, f)
+			continue
+		}
+		applied = append(applied, f)
+		switch f {
+		case "log.level":
+			merged.Log.Level = next.Log.Level
+			if n.level != nil {
+				if lvl, err := zapcore.ParseLevel(next.Log.Level); err == nil {
+					n.level.SetLevel(lvl)
+				}
+			}
+		case "scheduler.policy":
+			merged.Scheduler.Policy = next.Scheduler.Policy
+		case "scheduler.algorithm":
+			merged.Scheduler.Algorithm = next.Scheduler.Algorithm
+		case "scheduler.reorganize_period":
+			merged.Scheduler.ReorganizePeriod = next.Scheduler.ReorganizePeriod
+		case "scheduler.ewma_weight":
+			merged.Scheduler.EWMAWeight = next.Scheduler.EWMAWeight
+			n.rates.setWeight(next.Scheduler.EWMAWeight)
+		case "limits.max_request_body":
+			merged.Limits.MaxRequestBody = next.Limits.MaxRequestBody
+		case "limits.max_queued_per_model":
+			merged.Limits.MaxQueuedPerModel = next.Limits.MaxQueuedPerModel
+		case "auth.admin_token":
+			merged.Auth.AdminToken = next.Auth.AdminToken
+		}
+	}
+	n.cfg.Store(&merged)
+	n.sup.setArgs(executorArgs(merged, n.onnxLib))
+	select {
+	case n.reloaded <- struct{}{}:
+	default:
+	}
+	return applied, needRestart
+}
+
+// diffConfig lists the dotted names of the fields that differ.
+func diffConfig(a, b config.Config) []string {
+	var out []string
+	var walk func(prefix string, va, vb reflect.Value)
+	walk = func(prefix string, va, vb reflect.Value) {
+		t := va.Type()
+		for i := range t.NumField() {
+			name := t.Field(i).Tag.Get("yaml")
+			for j, c := range name {
+				if c == ',' {
+					name = name[:j]
+					break
+				}
+			}
+			p := name
+			if prefix != "" {
+				p = prefix + "." + name
+			}
+			fa, fb := va.Field(i), vb.Field(i)
+			if fa.Kind() == reflect.Struct && t.Field(i).Type != reflect.TypeFor[config.Devices]() {
+				walk(p, fa, fb)
+				continue
+			}
+			if !reflect.DeepEqual(fa.Interface(), fb.Interface()) {
+				out = append(out, p)
+			}
+		}
+	}
+	walk("", reflect.ValueOf(a), reflect.ValueOf(b))
+	return out
+}
+
+// handleReload loads the configuration again and applies it, or keeps the
+// old one when the new one is invalid; either way it is recorded.
+func (n *node) handleReload(load func() (*config.Loaded, error)) {
+	l, err := load()
+	if err != nil {
+		n.events.add(EventConfigReload, store.SeverityError, "configuration not reloaded, the old one stays: "+err.Error(), nil)
+		return
+	}
+	applied, restart := n.reload(&l.Config)
+	msg := fmt.Sprintf("configuration reloaded: %d change(s) applied", len(applied))
+	sev := store.SeverityInfo
+	if len(restart) > 0 {
+		msg += fmt.Sprintf("; %v take effect after a restart", restart)
+		sev = store.SeverityWarning
+	}
+	n.events.add(EventConfigReload, sev, msg, map[string]string{"applied": fmt.Sprint(applied), "restart": fmt.Sprint(restart)})
+	n.log.Info("reload", zap.Strings("applied", applied), zap.Strings("needs_restart", restart))
+}

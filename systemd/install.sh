@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs or removes gpuletd as a systemd service.
+#
+#   systemd/install.sh install   [DESTDIR] [PREFIX]   (make install)
+#   systemd/install.sh uninstall [DESTDIR] [PREFIX]   (make uninstall)
+#
+# install: the binary to PREFIX/bin, ONNX Runtime's library to
+# PREFIX/lib/gpuletd (where the binary looks for it), the unit to
+# /etc/systemd/system, the default configuration to /etc/gpuletd (an
+# existing one is kept; the new default goes beside it as gpuletd.yaml.new),
+# and the gpuletd system user and group. With DESTDIR (packaging) no user is
+# created and systemd is not reloaded.
+# uninstall: removes all of that except the user and /var/lib/gpuletd (the
+# store and the models), which stay.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+action=${1:-}
+destdir=${2:-}
+prefix=${3:-/usr/local}
+unitdir="$destdir/etc/systemd/system"
+confdir="$destdir/etc/gpuletd"
+bindir="$destdir$prefix/bin"
+libdir="$destdir$prefix/lib/gpuletd"
+
+need_root() {
+  if [ -z "$destdir" ] && [ "$(id -u)" -ne 0 ]; then
+    echo "install.sh: $action needs root (or set DESTDIR for a staged install)" >&2
+    exit 1
+  fi
+}
+
+case "$action" in
+install)
+  need_root
+  bin=${GPULETD_BIN:-bin/gpuletd}
+  lib=${GPULETD_ONNXRUNTIME_LIBRARY:-.deps/onnxruntime/libonnxruntime.so.1}
+  [ -x "$bin" ] || { echo "install.sh: $bin is missing: run make build" >&2; exit 1; }
+  [ -f "$lib" ] || { echo "install.sh: ONNX Runtime ($lib) is missing: run make deps" >&2; exit 1; }
+  install -d "$bindir" "$libdir" "$unitdir" "$confdir"
+  install -m 0755 "$bin" "$bindir/gpuletd"
+  install -m 0644 "$lib" "$libdir/libonnxruntime.so.1"
+  sed "s#/usr/local/bin/gpuletd#$prefix/bin/gpuletd#" systemd/gpuletd.service >"$unitdir/gpuletd.service"
+  chmod 0644 "$unitdir/gpuletd.service"
+  if [ -e "$confdir/gpuletd.yaml" ]; then
+    install -m 0644 systemd/gpuletd.yaml "$confdir/gpuletd.yaml.new"
+    echo "install.sh: kept $confdir/gpuletd.yaml; the new default is $confdir/gpuletd.yaml.new"
+  else
+    install -m 0644 systemd/gpuletd.yaml "$confdir/gpuletd.yaml"
+  fi
+  if [ -z "$destdir" ]; then
+    if ! getent group gpuletd >/dev/null; then groupadd --system gpuletd; fi
+    if ! getent passwd gpuletd >/dev/null; then
+      useradd --system --gid gpuletd --home-dir /var/lib/gpuletd --no-create-home \
+        --shell /usr/sbin/nologin --comment "gpuletd model server" gpuletd
+    fi
+    if getent group video >/dev/null; then usermod -a -G video gpuletd; fi
+    install -d -o gpuletd -g gpuletd -m 0750 /var/lib/gpuletd /var/lib/gpuletd/models
+    if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+  fi
+  echo "install.sh: installed. Put models in /var/lib/gpuletd/models, then: systemctl enable --now gpuletd"
+  ;;
+uninstall)
+  need_root
+  if [ -z "$destdir" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    systemctl disable --now gpuletd 2>/dev/null || true
+  fi
+  rm -f "$bindir/gpuletd" "$libdir/libonnxruntime.so.1" "$unitdir/gpuletd.service" \
+    "$confdir/gpuletd.yaml.new"
+  rmdir "$libdir" 2>/dev/null || true
+  if [ -z "$destdir" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+  echo "install.sh: removed. Kept: /etc/gpuletd/gpuletd.yaml, /var/lib/gpuletd (store and models), the gpuletd user."
+  ;;
+*)
+  echo "usage: systemd/install.sh install|uninstall [DESTDIR] [PREFIX]" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,88 @@
+package systemd_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestUnitVerifies runs systemd-analyze verify on the shipped unit (with
+// ExecStart pointing at an executable that exists here) and requires it to
+// say nothing: unknown keys and bad values are only warnings to systemd, so
+// any output is a failure.
+func TestUnitVerifies(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed (apt install systemd); CI installs it")
+	}
+	unit, err := os.ReadFile("gpuletd.service")
+	require.NoError(t, err)
+	require.Contains(t, string(unit), "ExecStart=/usr/local/bin/gpuletd serve")
+	tmp := filepath.Join(t.TempDir(), "gpuletd.service")
+	require.NoError(t, os.WriteFile(tmp, bytes.ReplaceAll(unit, []byte("/usr/local/bin/gpuletd"), []byte("/bin/true")), 0o644))
+	out, err := exec.Command(analyze, "verify", tmp).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Empty(t, strings.TrimSpace(string(out)), "systemd-analyze verify must not warn")
+
+	// The check can fail: a typo is reported.
+	bad := filepath.Join(t.TempDir(), "gpuletd.service")
+	require.NoError(t, os.WriteFile(bad, bytes.Replace(bytes.ReplaceAll(unit, []byte("/usr/local/bin/gpuletd"), []byte("/bin/true")),
+		[]byte("Type=notify"), []byte("Type=notify\nRestrat=always"), 1), 0o644))
+	out, _ = exec.Command(analyze, "verify", bad).CombinedOutput()
+	require.Contains(t, string(out), "Restrat")
+}
+
+// TestUnitDeclaresWhatOperationsNeed checks the settings the daemon relies on.
+func TestUnitDeclaresWhatOperationsNeed(t *testing.T) {
+	unit, err := os.ReadFile("gpuletd.service")
+	require.NoError(t, err)
+	for _, line := range []string{
+		"Type=notify", "ExecReload=/bin/kill -HUP $MAINPID", "Restart=on-failure", "WatchdogSec=",
+		"User=gpuletd", "Group=gpuletd", "RuntimeDirectory=gpuletd", "StateDirectory=gpuletd",
+		"NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
+		"ReadWritePaths=/var/lib/gpuletd /run/gpuletd", "DeviceAllow=char-nvidia-frontend rw",
+	} {
+		require.Contains(t, string(unit), "\n"+line, line)
+	}
+}
+
+// TestStagedInstallAndUninstall installs into a DESTDIR and removes again,
+// keeping the configuration.
+func TestStagedInstallAndUninstall(t *testing.T) {
+	dest := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "gpuletd")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
+	lib := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
+	require.NoError(t, os.WriteFile(lib, []byte("lib"), 0o644))
+	run := func(args ...string) string {
+		cmd := exec.Command("./install.sh", args...)
+		cmd.Env = append(os.Environ(), "GPULETD_BIN="+bin, "GPULETD_ONNXRUNTIME_LIBRARY="+lib)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	run("install", dest, "/opt/gpuletd")
+	unit, err := os.ReadFile(filepath.Join(dest, "etc/systemd/system/gpuletd.service"))
+	require.NoError(t, err)
+	require.Contains(t, string(unit), "ExecStart=/opt/gpuletd/bin/gpuletd serve")
+	for _, f := range []string{"opt/gpuletd/bin/gpuletd", "opt/gpuletd/lib/gpuletd/libonnxruntime.so.1", "etc/gpuletd/gpuletd.yaml"} {
+		require.FileExists(t, filepath.Join(dest, f))
+	}
+	// A second install keeps an edited configuration.
+	conf := filepath.Join(dest, "etc/gpuletd/gpuletd.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("listen: 127.0.0.1:9999\n"), 0o644))
+	out := run("install", dest, "/opt/gpuletd")
+	require.Contains(t, out, "kept")
+	got, _ := os.ReadFile(conf)
+	require.Equal(t, "listen: 127.0.0.1:9999\n", string(got))
+
+	run("uninstall", dest, "/opt/gpuletd")
+	require.NoFileExists(t, filepath.Join(dest, "opt/gpuletd/bin/gpuletd"))
+	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd.service"))
+	require.FileExists(t, conf, "uninstall keeps the configuration")
+}
