@@ -37,7 +37,7 @@ type supervisor struct {
 	events   *events
 	log      *zap.Logger
 	sockDir  string
-	binary   string   // gpuletd binary; empty: this one
+	binary   string // gpuletd binary; empty: this one
 	argsMu   sync.Mutex
 	args     []string // flags for every executor
 	onState  func(*gpuletRun, *pb.ExecutorState)
