@@ -1,0 +1,55 @@
+package profiler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// requestInputs builds the input tensors of one request of rows rows from
+// the model's per-request specs (as LoadModel returned them): dimension 0 is
+// the batch when the model batches, and a dimension the model leaves open
+// (-1) is taken as 1. FP32 inputs are uniform in [-1, 1) from a generator
+// seeded by seed, so runs are repeatable; other types are zero.
+func requestInputs(specs []*pb.TensorSpec, rows int, batching bool, seed uint64) ([]*pb.Tensor, error) {
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("build inputs: the model declares no input")
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	out := make([]*pb.Tensor, 0, len(specs))
+	for _, s := range specs {
+		shape := slices.Clone(s.Shape)
+		for i, d := range shape {
+			if d < 0 {
+				shape[i] = 1
+			}
+		}
+		if batching {
+			shape = append([]int64{int64(rows)}, shape...)
+		}
+		dt := tensor.DataType(s.Datatype)
+		var t tensor.Tensor
+		var err error
+		if dt == tensor.FP32 {
+			n, nerr := tensor.NumElements(shape)
+			if nerr != nil {
+				return nil, fmt.Errorf("build input %q: %w", s.Name, nerr)
+			}
+			vals := make([]float32, n)
+			for i := range vals {
+				vals[i] = 2*rng.Float32() - 1
+			}
+			t, err = tensor.FromFloat32s(s.Name, shape, vals)
+		} else {
+			t, err = tensor.Zeros(s.Name, dt, shape)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("build input %q: %w", s.Name, err)
+		}
+		out = append(out, &pb.Tensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape, Data: t.Data})
+	}
+	return out, nil
+}

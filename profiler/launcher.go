@@ -1,0 +1,177 @@
+package profiler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/mps"
+	"go.uber.org/zap"
+)
+
+// Leaser reserves what an executor for a gpu-let needs (cores, an MPS client
+// slot, a MIG instance) and gives its environment: *mps.Manager.
+type Leaser interface {
+	Lease(g mps.Gpulet) (*mps.Lease, error)
+}
+
+// ProcessLauncher starts real `gpuletd executor` processes with the eager
+// policy, so that a request of b rows runs as one batch of b rows.
+type ProcessLauncher struct {
+	// Devices leases the gpu-lets.
+	Devices Leaser
+	// Binary is the gpuletd binary; empty: this process's own executable.
+	Binary string
+	// SocketDir holds the executors' Unix sockets (keep the path short:
+	// socket paths are limited to about 100 bytes).
+	SocketDir string
+	// Library is the ONNX Runtime library the executors load; empty: they
+	// search for it.
+	Library string
+	// ReadyTimeout bounds the wait for a new executor to answer (default
+	// 60 s).
+	ReadyTimeout time.Duration
+	// Log receives launch and stop events; nil: none.
+	Log *zap.Logger
+}
+
+// Launch implements Launcher.
+func (l *ProcessLauncher) Launch(ctx context.Context, g mps.Gpulet) (Executor, error) {
+	log := l.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	lease, err := l.Devices.Lease(g)
+	if err != nil {
+		return nil, fmt.Errorf("launch executor for %s: %w", g.ID, err)
+	}
+	args := []string{"--policy", "eager", "--log-format", "json"}
+	if l.Library != "" {
+		args = append(args, "--onnxruntime-library", l.Library)
+	}
+	logs := &tailBuffer{max: 16 << 10}
+	p, err := executor.Spawn(executor.SpawnOptions{
+		Binary: l.Binary, Socket: filepath.Join(l.SocketDir, g.ID+".sock"),
+		Env: lease.Env(), Args: args, Output: logs,
+	})
+	if err != nil {
+		lease.Release()
+		return nil, fmt.Errorf("launch executor for %s: %w", g.ID, err)
+	}
+	x := &processExecutor{p: p, lease: lease, logs: logs}
+	timeout := l.ReadyTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := p.WaitReady(rctx); err != nil {
+		_ = x.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("launch executor for %s: %w", g.ID, ctx.Err())
+		}
+		return nil, fmt.Errorf("launch executor for %s: %w: %v%s", g.ID, ErrDeviceLost, err, logTail(logs.String()))
+	}
+	log.Debug("executor started", zap.String("gpulet", g.ID), zap.Int("pid", p.Pid()))
+	return x, nil
+}
+
+// processExecutor is a `gpuletd executor` process holding a lease.
+type processExecutor struct {
+	p     *executor.Process
+	lease *mps.Lease
+	logs  *tailBuffer
+	once  sync.Once
+	err   error
+}
+
+func (x *processExecutor) Health(ctx context.Context) (*pb.HealthResponse, error) {
+	return x.p.Client.Health(ctx)
+}
+
+func (x *processExecutor) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.LoadModelResponse, error) {
+	return x.p.Client.LoadModel(ctx, req)
+}
+
+func (x *processExecutor) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error) {
+	return x.p.Client.Infer(ctx, req)
+}
+
+func (x *processExecutor) Done() <-chan struct{} { return x.p.Done() }
+func (x *processExecutor) ExitErr() error        { return x.p.ExitErr() }
+func (x *processExecutor) Logs() string          { return x.logs.String() }
+
+// Close stops the process (SIGTERM, then SIGKILL after 10 s) and releases
+// the lease; later calls return the first result.
+func (x *processExecutor) Close() error {
+	x.once.Do(func() {
+		select {
+		case <-x.p.Done():
+			if x.p.Client != nil {
+				_ = x.p.Client.Close()
+			}
+		default:
+			x.err = x.p.Stop(10 * time.Second)
+		}
+		x.lease.Release()
+	})
+	return x.err
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+var _ io.Writer = (*tailBuffer)(nil)
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// logTail formats the last few lines of an executor's log for an error
+// message; "" when there are none.
+func logTail(logs string) string {
+	lines := strings.Split(strings.TrimSpace(logs), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return "; executor log: " + strings.Join(lines, " | ")
+}
+
+// exitReason describes how an executor ended, waiting up to wait for it to
+// exit; "" when it is still running.
+func exitReason(x Executor, wait time.Duration) string {
+	select {
+	case <-x.Done():
+	case <-time.After(wait):
+		return ""
+	}
+	if err := x.ExitErr(); err != nil {
+		return "executor exited: " + err.Error()
+	}
+	return "executor exited"
+}
