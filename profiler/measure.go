@@ -126,14 +126,19 @@ func (r *runner) measure(ctx context.Context, solo, pairs bool) error {
 	return nil
 }
 
-// startMessage is the run's message: what it measures and from where.
-func (r *runner) startMessage(soloStored, pairsStored bool) string {
-	var parts []string
-	src := "measured with executors (eager policy, compute time per batch)"
+// sourceNote says where the run's numbers come from; it starts the run's
+// message from start to finish.
+func (r *runner) sourceNote() string {
 	if r.emulated() {
-		src = "emulated: read from the physics of reference set " + r.job.Device.Emulated + ", not measured"
+		return "source: emulated: read from the physics of reference set " + r.job.Device.Emulated + ", not measured"
 	}
-	parts = append(parts, "source: "+src)
+	return "source: measured with executors (eager policy, engine time per batch)"
+}
+
+// startMessage is the run's message while it runs: what it measures and
+// from where.
+func (r *runner) startMessage(soloStored, pairsStored bool) string {
+	parts := []string{r.sourceNote()}
 	if soloStored {
 		parts = append(parts, "solo profile reused")
 	} else {
@@ -168,6 +173,7 @@ func (r *runner) finish(ctx context.Context, err error) error {
 	default:
 		status, msg = store.RunFailed, err.Error()
 	}
+	msg = r.sourceNote() + "; " + msg
 	if ferr := st.FinishRun(wctx, r.runID, status, msg); ferr != nil {
 		return errors.Join(out, ferr)
 	}
