@@ -53,13 +53,14 @@ func BenchmarkCore(b *testing.B) {
 	}
 }
 
-// BenchmarkPolicies compares the policies on one gpu-let with 1 and 10
+// BenchmarkPolicies compares the policies (deferred also as Symphony published
+// it, deferred:solo,headonly) on one gpu-let with 1 and 10
 // models, at 30% and 90% of the estimated capacity: speed, and the schedule's
 // mean batch and rejected fraction (deterministic for a fixed -benchtime=Nx).
 func BenchmarkPolicies(b *testing.B) {
 	for _, m := range []int{1, 10} {
 		for _, load := range []float64{0.3, 0.9} {
-			for _, p := range []Policy{Deferred{}, Eager{}, Timeout{K: ms(2)}, Flex{}, Flex{Preempt: true}} {
+			for _, p := range []Policy{Deferred{}, Deferred{Solo: true, HeadOnly: true}, Eager{}, Timeout{K: ms(2)}, Flex{}, Flex{Preempt: true}} {
 				b.Run(fmt.Sprintf("models=%d/load=%.1f/%s", m, load, p), func(b *testing.B) {
 					runBench(b, BenchConfig{Models: m, Seed: 1, Policy: p, Load: load})
 				})

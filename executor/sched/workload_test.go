@@ -223,12 +223,13 @@ func (w expWorkload) run(tb testing.TB, p Policy, rate float64, count uint64, se
 	return res
 }
 
-// capacity is the largest total rate at which eager loses at most 1% of the
-// requests (as BenchCapacity, over 20000-request runs).
-func (w expWorkload) capacity(tb testing.TB, seed uint64) float64 {
+// capacity is the largest total rate at which policy p loses at most 1% of
+// the requests (as BenchCapacity, over 20000-request runs); with Eager it is
+// the capacity the experiments' loads are relative to.
+func (w expWorkload) capacity(tb testing.TB, p Policy, seed uint64) float64 {
 	tb.Helper()
 	c, err := bisectCapacity(1000, func(rate float64) (bool, error) {
-		st := w.run(tb, Eager{}, rate, capacityRuns, seed, nil)
+		st := w.run(tb, p, rate, capacityRuns, seed, nil)
 		return float64(st.Rejections()) > capacityLoss*float64(st.Requests), nil
 	})
 	require.NoError(tb, err)
