@@ -26,8 +26,9 @@ import "time"
 // windows collide. Running the most urgent batch now leaves the others to keep
 // growing while it runs, as they would while the gpu-let idled. The schedule is
 // then earliest-latest-moment first and work-conserving whenever there is a
-// choice, like eager, so a request waits behind no more work than under eager
-// except at most one batch of a model that was deferring alone when it came.
+// choice, like eager's; what a request can find ahead of it beyond what eager
+// would leave is essentially one batch of a model that was deferring alone
+// when it arrived (a batch eager would have started earlier).
 // Measured (docs/BENCHMARKS.md): no loss at the loads eager serves without
 // loss, batches larger than eager's, capacity at least eager's on the
 // synthetic 10-model gpu-let. With one model per gpu-let the rule never
