@@ -347,6 +347,15 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	if err == nil && len(outs) != len(j.slots) {
 		err = fmt.Errorf("engine returned %d results for a batch of %d", len(outs), len(j.slots))
 	}
+	if err == nil {
+		m := j.model
+		if f, changed := m.calib.observe(now-j.start, m.lat.At(len(j.slots))); changed && !m.retired {
+			m.lat = m.base.Scaled(f)
+			if err := l.sc.SetLatency(now, m.id, m.lat); err != nil {
+				l.s.log.Warn("recalibrate", zap.String("model", m.name), zap.Error(err))
+			}
+		}
+	}
 	st := &j.model.stats
 	st.batch(len(j.slots))
 	compute := info.Compute

@@ -20,6 +20,8 @@ type modelEntry struct {
 	outputs  map[string]bool
 
 	// Owned by the loop.
+	base    sched.Latency // ℓ(b) as loaded; lat is base × calib
+	calib   calibration
 	id      sched.ModelID
 	retired bool
 	running int // batches of this model in the engine
@@ -62,7 +64,7 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 		outs[o.Name] = true
 	}
 	return &modelEntry{
-		name: req.Name, rt: rt, lat: lat, maxBatch: maxB,
+		name: req.Name, rt: rt, lat: lat, base: lat, calib: calibration{factor: 1, seen: 1}, maxBatch: maxB,
 		slo: time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
 		outputs: outs,
 	}, nil
@@ -90,4 +92,38 @@ func (st *modelStats) batch(size int) {
 	st.batches++
 	st.batched += int64(size)
 	st.batchSizes[int32(size)]++
+}
+
+// calibration tracks how long batches really take against ℓ(b): a decaying
+// maximum of the ratio measured/predicted, so that a slower device (a loaded
+// host, interference the plan did not predict) is followed at once and a
+// faster one slowly. The scheduler's ℓ is rescaled when the factor moves by
+// more than calibStep.
+type calibration struct {
+	factor float64 // current multiplier of base
+	seen   float64 // decaying maximum of measured/base
+}
+
+// Calibration bounds.
+const (
+	calibDecay = 0.98 // per batch
+	calibStep  = 0.05
+	calibMin   = 0.5
+	calibMax   = 20
+)
+
+// observe folds one batch's measured time in and returns the new factor and
+// whether the scheduler's ℓ should change.
+func (c *calibration) observe(measured, predicted time.Duration) (float64, bool) {
+	if predicted <= 0 || measured <= 0 {
+		return c.factor, false
+	}
+	ratio := float64(measured) / float64(predicted) * c.factor // measured / base
+	c.seen = max(c.seen*calibDecay, ratio)
+	next := min(max(c.seen, calibMin), calibMax)
+	if next > c.factor*(1+calibStep) || next < c.factor*(1-calibStep) {
+		c.factor = next
+		return next, true
+	}
+	return c.factor, false
 }

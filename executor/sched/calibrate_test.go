@@ -1,0 +1,42 @@
+package sched
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSetLatencyRekeysAndRejects(t *testing.T) {
+	rec := newRecorder()
+	s, err := New(Config{Policy: Deferred{Solo: true, HeadOnly: true}}, rec)
+	require.NoError(t, err)
+	lat, err := LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: lat}))
+	// Deadline 12 ms: alone it finishes at 6 ms, so it waits (frontrun at
+	// 12 − ℓ(2) = 5 ms).
+	require.NoError(t, s.Submit(0, Request{ID: 1, Deadline: 12 * time.Millisecond}))
+	w, ok := s.NextWakeup()
+	require.True(t, ok)
+	require.Equal(t, 5*time.Millisecond, w)
+	// 1.7 times slower: ℓ(1) = 10.2 ms still fits, ℓ(2) = 11.9 ms would
+	// need to start by 0.1 ms, which has passed: the batch goes at once.
+	require.NoError(t, s.SetLatency(time.Millisecond, 0, lat.Scaled(1.7)))
+	require.Len(t, rec.dispatches, 1, "the batch that can no longer grow goes at once")
+	// Slower still: a new request that cannot finish alone is rejected.
+	require.NoError(t, s.SetLatency(time.Millisecond, 0, lat.Scaled(3)))
+	require.NoError(t, s.Submit(time.Millisecond, Request{ID: 2, Deadline: 12 * time.Millisecond}))
+	require.Len(t, rec.rejects, 1)
+	require.ErrorIs(t, s.SetLatency(0, 9, lat), ErrUnknownModel)
+	require.ErrorIs(t, s.SetLatency(0, 0, Latency{}), ErrBadLatency)
+}
+
+func TestScaled(t *testing.T) {
+	lat, err := NewLatency([]LatencyPoint{{1, 1}, {4, 4}}, 1, 0, 4)
+	require.NoError(t, err)
+	s := lat.Scaled(1.5)
+	require.Equal(t, 1500*time.Microsecond, s.At(1))
+	require.Equal(t, 6*time.Millisecond, s.At(4))
+	require.Equal(t, 4, s.MaxBatch())
+}
