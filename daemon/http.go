@@ -19,6 +19,7 @@ func (n *node) handler(web http.Handler) http.Handler {
 	r.HandleFunc("/v2/health/live", n.handleLive).Methods(http.MethodGet)
 	r.HandleFunc("/v2/health/ready", n.handleReady).Methods(http.MethodGet)
 	r.HandleFunc("/v2", n.handleServerMetadata).Methods(http.MethodGet)
+	r.HandleFunc("/v2/models/stats", n.handleModelStats).Methods(http.MethodGet)
 	for _, prefix := range []string{"/v2/models/{model}", "/v2/models/{model}/versions/{version}"} {
 		r.HandleFunc(prefix, n.handleModelMetadata).Methods(http.MethodGet)
 		r.HandleFunc(prefix+"/ready", n.handleModelReady).Methods(http.MethodGet)
@@ -26,7 +27,6 @@ func (n *node) handler(web http.Handler) http.Handler {
 		r.HandleFunc(prefix+"/config", n.handleModelConfig).Methods(http.MethodGet)
 		r.HandleFunc(prefix+"/stats", n.handleModelStats).Methods(http.MethodGet)
 	}
-	r.HandleFunc("/v2/models/stats", n.handleModelStats).Methods(http.MethodGet)
 	r.HandleFunc("/v2/repository/index", n.handleRepoIndex).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/load", n.mutating(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/unload", n.mutating(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)

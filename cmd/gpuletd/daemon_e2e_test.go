@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	le "encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+)
+
+// emulatedDaemon starts the real daemon on emulated V100s with modelzoo
+// models in its repository.
+func emulatedDaemon(t *testing.T, models []string, extra ...string) (base string, logs *syncBuffer, repo string) {
+	t.Helper()
+	repo = filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, models, 1))
+	env := daemonEnv(t, append([]string{
+		"GPULETD_MODEL_REPOSITORY=" + repo,
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2}]",
+	}, extra...)...)
+	addr, logs := startDaemon(t, env)
+	base = "http://" + addr
+	require.Eventually(t, func() bool {
+		for _, m := range models {
+			resp, err := http.Get(base + "/v2/models/" + m + "/ready")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 100*time.Millisecond, "models ready; logs:\n%s", logs)
+	return base, logs, repo
+}
+
+type httpResult struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+func do(t *testing.T, method, url string, body []byte, header map[string]string) httpResult {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return httpResult{code: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func mlpJSON(rows int) []byte {
+	vals := make([]string, 784*rows)
+	for i := range vals {
+		vals[i] = strconv.FormatFloat(float64(i%7)/7, 'f', 3, 32)
+	}
+	return []byte(fmt.Sprintf(`{"id":"r1","inputs":[{"name":"input","shape":[%d,784],"datatype":"FP32","data":[%s]}]}`, rows, strings.Join(vals, ",")))
+}
+
+func TestKServeProtocol(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, _, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=64KiB")
+
+	r := do(t, "GET", base+"/v2", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), `"binary_tensor_data"`)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/health/live", nil, nil).code)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code)
+
+	r = do(t, "GET", base+"/v2/models/mlp", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.JSONEq(t, `{"name":"mlp","versions":["1"],"platform":"onnxruntime_onnx",
+	  "inputs":[{"name":"input","datatype":"FP32","shape":[-1,784]}],
+	  "outputs":[{"name":"output","datatype":"FP32","shape":[-1,10]}]}`, string(r.body))
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/versions/1", nil, nil).code)
+	require.Equal(t, 404, do(t, "GET", base+"/v2/models/mlp/versions/2", nil, nil).code)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code)
+	r = do(t, "GET", base+"/v2/models/mlp/config", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), `"max_batch_size":32`)
+
+	// JSON inference, one and three rows; the output echoes the id.
+	r = do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var out struct {
+		ModelName string         `json:"model_name"`
+		ID        string         `json:"id"`
+		Params    map[string]any `json:"parameters"`
+		Outputs   []struct {
+			Name  string    `json:"name"`
+			Shape []int64   `json:"shape"`
+			Data  []float32 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &out))
+	require.Equal(t, "mlp", out.ModelName)
+	require.Equal(t, "r1", out.ID)
+	require.Equal(t, true, out.Params["emulated"], "emulated outputs are marked")
+	require.Equal(t, []int64{1, 10}, out.Outputs[0].Shape)
+	r = do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(3), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.NoError(t, json.Unmarshal(r.body, &out))
+	require.Equal(t, []int64{3, 10}, out.Outputs[0].Shape)
+
+	// Binary extension in and out.
+	head := []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","parameters":{"binary_data_size":3136}}],"outputs":[{"name":"output","parameters":{"binary_data":true}}]}`)
+	body := append(append([]byte{}, head...), make([]byte, 3136)...)
+	r = do(t, "POST", base+"/v2/models/mlp/infer", body, map[string]string{"Inference-Header-Content-Length": strconv.Itoa(len(head))})
+	require.Equal(t, 200, r.code, string(r.body))
+	n, err := strconv.Atoi(r.header.Get("Inference-Header-Content-Length"))
+	require.NoError(t, err)
+	require.Equal(t, 40, len(r.body)-n, "10 FP32 values follow the JSON header")
+	for i := 0; i < 10; i++ {
+		require.Equal(t, float32(0), math.Float32frombits(le.LittleEndian.Uint32(r.body[n+4*i:])))
+	}
+
+	// Errors.
+	const wrongSize = `{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","parameters":{"binary_data_size":3000}}]}`
+	big := bytes.Repeat([]byte(" "), 70<<10)
+	for _, tc := range []struct {
+		name, path string
+		body       []byte
+		header     map[string]string
+		code       int
+		has        string
+	}{
+		{"unknown model", "/v2/models/nope/infer", mlpJSON(1), nil, 404, "unknown model"},
+		{"malformed json", "/v2/models/mlp/infer", []byte(`{"inputs":[`), nil, 400, "not valid JSON"},
+		{"wrong dtype", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"INT32","data":[` + strings.Repeat("1,", 783) + `1]}]}`), nil, 400, "INT32"},
+		{"wrong shape", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[1,783],"datatype":"FP32","data":[` + strings.Repeat("1,", 782) + `1]}]}`), nil, 400, "[1 783]"},
+		{"too many rows", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[33,784],"datatype":"FP32","parameters":{"binary_data_size":103488}}]}`), nil, 400, ""},
+		{"missing input", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`), nil, 400, `"input" is missing`},
+		{"unknown output", "/v2/models/mlp/infer", append(mlpJSON(1)[:len(mlpJSON(1))-1], []byte(`,"outputs":[{"name":"logits"}]}`)...), nil, 400, `"logits"`},
+		{"negative shape", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[-1,784],"datatype":"FP32","data":[1]}]}`), nil, 400, "dimension 0 is -1"},
+		{"overflowing shape", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[9223372036854775807,784],"datatype":"FP32","data":[1]}]}`), nil, 400, "more than"},
+		{"deep nesting", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":` + strings.Repeat("[", 50) + "1" + strings.Repeat("]", 50) + `}]}`), nil, 400, "deeper than"},
+		{"wrong binary size", "/v2/models/mlp/infer", append([]byte(wrongSize), make([]byte, 3000)...),
+			map[string]string{"Inference-Header-Content-Length": strconv.Itoa(len(wrongSize))}, 400, "binary_data_size is 3000"},
+		{"bad header length", "/v2/models/mlp/infer", mlpJSON(1), map[string]string{"Inference-Header-Content-Length": "abc"}, 400, "not a byte count"},
+		{"body over the limit", "/v2/models/mlp/infer", big, nil, 413, "over the limit"},
+		{"unreachable deadline", "/v2/models/mlp/infer", append(mlpJSON(1)[:len(mlpJSON(1))-1], []byte(`,"parameters":{"timeout":1}}`)...), nil, 503, "deadline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := do(t, "POST", base+tc.path, tc.body, tc.header)
+			require.Equal(t, tc.code, r.code, string(r.body))
+			var e struct {
+				Error string `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(r.body, &e), string(r.body))
+			require.NotEmpty(t, e.Error)
+			require.Contains(t, e.Error, tc.has)
+			if tc.code == 503 {
+				require.NotEmpty(t, r.header.Get("Retry-After"))
+			}
+		})
+	}
+	require.Equal(t, 405, do(t, "GET", base+"/v2/models/mlp/infer", nil, nil).code)
+	require.Equal(t, 404, do(t, "GET", base+"/v2/nothing", nil, nil).code)
+
+	// Statistics count what happened.
+	r = do(t, "GET", base+"/v2/models/stats", nil, nil)
+	require.Equal(t, 200, r.code)
+	var stats struct {
+		ModelStats []struct {
+			Name           string `json:"name"`
+			InferenceCount int64  `json:"inference_count"`
+		} `json:"model_stats"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &stats))
+	counts := map[string]int64{}
+	for _, s := range stats.ModelStats {
+		counts[s.Name] = s.InferenceCount
+	}
+	require.Equal(t, int64(3), counts["mlp"])
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/stats", nil, nil).code)
+
+	// Metrics pass the client library's linter and count failures by reason.
+	r = do(t, "GET", base+"/metrics", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), `gpuletd_request_failures_total{model="mlp",reason="bad_request"}`)
+	require.Contains(t, string(r.body), `gpuletd_gpulet_size_percent`)
+	lintMetrics(t, r.body)
+
+	// Repository API.
+	r = do(t, "POST", base+"/v2/repository/index", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), `"name":"lenet5"`)
+	require.Equal(t, 404, do(t, "POST", base+"/v2/repository/models/ghost/load", nil, nil).code)
+	require.Equal(t, 200, do(t, "POST", base+"/v2/repository/models/lenet5/unload", nil, nil).code)
+	require.Equal(t, 404, do(t, "GET", base+"/v2/models/lenet5", nil, nil).code)
+	require.Equal(t, 404, do(t, "POST", base+"/v2/repository/models/lenet5/unload", nil, nil).code)
+}
+
+// lintMetrics runs the exposition through Prometheus's own linters: the
+// client library's (testutil) and promtool's when it is installed.
+func lintMetrics(t *testing.T, exposition []byte) {
+	t.Helper()
+	problems, err := testutil.GatherAndLint(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		p := expfmt.NewTextParser(model.LegacyValidation)
+		fams, err := p.TextToMetricFamilies(bytes.NewReader(exposition))
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*dto.MetricFamily, 0, len(fams))
+		for _, f := range fams {
+			out = append(out, f)
+		}
+		return out, nil
+	}))
+	require.NoError(t, err)
+	for _, p := range problems {
+		if strings.HasPrefix(p.Metric, "gpuletd_") {
+			t.Errorf("metric lint: %s: %s", p.Metric, p.Text)
+		}
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Log("promtool is not installed; only the client library's linter ran")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(exposition)
+	out, _ := cmd.CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "gpuletd_") {
+			t.Errorf("promtool: %s", line)
+		}
+	}
+}
