@@ -37,9 +37,9 @@ func (r *runner) refSet() (*refset.Set, error) {
 }
 
 // emulatedSolo reads every (b,p) from the reference set's profile of the
-// model: p50 and p99 as the set gives them (the sets give one latency per
-// point, so both are that latency), no samples, and the set's L2/DRAM
-// utilisation where it has them (SM is never in a set: unknown).
+// model: its latency as p50 (the sets give one latency per point, so p99
+// and the mean are unknown), no samples, and the set's L2/DRAM utilisation
+// where it has them (SM is never in a set: unknown).
 func (r *runner) emulatedSolo(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -57,8 +57,7 @@ func (r *runner) emulatedSolo(ctx context.Context) error {
 				return fmt.Errorf("profile %s on %s: %w: reference set %s has no L(%d,%d) for %s (it covers batches up to %d at %d%%)",
 					r.job.Model.Name, r.job.Device.ID, ErrNoEmulation, set.Name, b, size, m.Name, m.Profile.MaxBatch(size), size)
 			}
-			p99, _ := m.Profile.P99(b, size)
-			pts = append(pts, Point{Size: size, Batch: b, P50MS: l, P99MS: Num(p99), MeanMS: Num(math.NaN()),
+			pts = append(pts, Point{Size: size, Batch: b, P50MS: l, P99MS: Num(math.NaN()), MeanMS: Num(math.NaN()),
 				Complete: true, Derived: m.IsDerived(b, size)})
 			u, _ := m.Profile.Utilisation(b, size)
 			utils = append(utils, emulatedUtil(set.Name, size, b, u.SM, u.L2, u.DRAM))
