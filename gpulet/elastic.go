@@ -1,0 +1,205 @@
+package gpulet
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Elastic partitioning, the gpu-let paper's Algorithm 1 (section 4.3). The
+// choices the paper leaves open, as made here:
+//
+//   - Order: models by rate, descending (line 3 of the algorithm), ties by
+//     name. The authors' released code sorts by rate × SLO instead; by rate
+//     is kept because the largest loads are then placed while whole GPUs
+//     are still free, and a large load is what needs the best fits — a
+//     long-SLO model with a small rate is easy to merge anywhere later. On
+//     the iGniter schedulability benchmark the two orders were measured
+//     (docs/BENCHMARKS.md, "Planner").
+//   - p_req = MINREQUIREDPARTITION is computed for the rate still
+//     unassigned, not the model's whole rate, so the last gpu-let of a model
+//     is sized to its residue: the smallest allowed size whose affordable
+//     rate covers it (the size with the largest affordable rate when none
+//     does).
+//   - p_eff is Knee over the GPU's allowed sizes; p_ideal = min(p_eff,
+//     p_req).
+//   - FINDBESTFIT walks the free gpu-lets by size, ascending (a GPU with no
+//     gpu-let counts as one of its largest size; a GPU with gpu-lets offers
+//     its remainder, the largest allowed size that still fits beside them),
+//     ties by GPU order, and takes the first with size ≥ p_ideal that can
+//     serve some of the rate. A whole GPU is SPLIT into p_ideal and the rest;
+//     a remainder is used whole unless the GPU may hold more gpu-lets than
+//     it would then have (MaxGPULets > 2), in which case it is split too.
+//   - The rate given to the gpu-let is the most it can serve, at most the
+//     rate left: with interference, the most that keeps every model on the
+//     GPU — the new one and those already there — within its SLO under the
+//     predicted slowdowns (gpulet-int); the gpu-let is passed over when that
+//     is nothing. This is the paper's "L(b)·intf ≤ SLO" check, applied to
+//     both sides of the co-location.
+//   - MERGE: the gpu-lets already allocated are tried in allocation order;
+//     the first that can take the whole of that rate by temporal sharing
+//     (every co-resident model still within its SLO with the longer duty
+//     cycle, memory and interference included) takes it and the split is
+//     reverted (REVERTSPLIT): the new gpu-let is never made.
+//   - When no free gpu-let can take any of the rate (the node is full), the
+//     residue goes, as much as fits, to the allocated gpu-let that can take
+//     the most; what is still left is reported unscheduled.
+type elastic struct {
+	*state
+}
+
+// maxSteps bounds the gpu-lets one model may be given, a guard against a
+// loop that makes no progress.
+const maxSteps = 1 << 10
+
+func runElastic(e *env, byRateSLO bool) *state {
+	p := &elastic{newState(e)}
+	order := slices.Clone(e.models)
+	key := func(m *model) float64 {
+		if byRateSLO {
+			return m.rate * m.slo
+		}
+		return m.rate
+	}
+	slices.SortStableFunc(order, func(a, b *model) int {
+		if c := cmp.Compare(key(b), key(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	for _, m := range order {
+		for range maxSteps {
+			left := m.rate - p.assigned[m]
+			if left <= m.rate*relTol {
+				break
+			}
+			if !p.step(m, left) {
+				p.reasons[m] = describeLeft(left, len(e.gpus))
+				break
+			}
+		}
+	}
+	return p.state
+}
+
+// freeLet is a gpu-let FINDBESTFIT may take: a whole GPU or the remainder
+// beside a GPU's gpu-lets.
+type freeLet struct {
+	gpu   int
+	size  int
+	whole bool
+}
+
+// step places some of model m's left rate; false when nothing could be
+// placed.
+func (p *elastic) step(m *model, left float64) bool {
+	var free []freeLet
+	for gi, g := range p.gpus {
+		if m.profs[g.rt.typ] == nil {
+			continue
+		}
+		if len(g.lets) == 0 {
+			free = append(free, freeLet{gi, g.rt.sizes[len(g.rt.sizes)-1], true})
+		} else if r := g.rt.remainder(g.sizes()); r > 0 {
+			free = append(free, freeLet{gi, r, false})
+		}
+	}
+	slices.SortStableFunc(free, func(a, b freeLet) int { return cmp.Compare(a.size, b.size) })
+	for _, c := range free {
+		g := p.gpus[c.gpu]
+		ideal := min(m.knee(g.rt), minRequired(m, g.rt, left))
+		if c.size < ideal {
+			continue
+		}
+		size := c.size
+		if ideal < c.size {
+			cur := g.sizes()
+			if (c.whole && g.rt.max >= 2) || (!c.whole && len(cur)+2 <= g.rt.max) {
+				if g.rt.remainder(append(cur, ideal)) > 0 {
+					size = ideal // SPLIT
+				}
+			}
+		}
+		if size < c.size && !p.e.splitPays(m, g.rt, size) {
+			size = c.size
+		}
+		lets := append(slices.Clone(g.lets), letSpec{size: size})
+		if !g.rt.layoutOK(sizesOf(lets)) {
+			continue
+		}
+		rate, nl, fits := p.e.maxAdd(g.rt, lets, len(lets)-1, m, left)
+		if rate <= 0 {
+			continue
+		}
+		if p.merge(m, rate) {
+			return true // REVERTSPLIT: the new gpu-let is dropped
+		}
+		p.commit(c.gpu, nl, fits, m, rate)
+		return true
+	}
+	return p.residue(m, left)
+}
+
+// merge puts rate of m on the first allocated gpu-let that takes all of it.
+func (p *elastic) merge(m *model, rate float64) bool {
+	for _, ref := range p.alloc {
+		g := p.gpus[ref.gpu]
+		lets := withMember(g.lets, ref.let, m, rate)
+		if !g.rt.memoryOK(lets) {
+			continue
+		}
+		if fits, ok := p.e.evalGPU(g.rt, lets); ok {
+			p.commit(ref.gpu, lets, fits, m, rate)
+			return true
+		}
+	}
+	return false
+}
+
+// residue places as much of left as one allocated gpu-let can take, on the
+// one that takes the most.
+func (p *elastic) residue(m *model, left float64) bool {
+	best := 0.0
+	var bestRef letRef
+	var bestL []letSpec
+	var bestF []letFit
+	for _, ref := range p.alloc {
+		g := p.gpus[ref.gpu]
+		r, nl, fits := p.e.maxAdd(g.rt, g.lets, ref.let, m, left)
+		if r > best {
+			best, bestRef, bestL, bestF = r, ref, nl, fits
+		}
+	}
+	if best <= 0 {
+		return false
+	}
+	p.commit(bestRef.gpu, bestL, bestF, m, best)
+	return true
+}
+
+// minRequired is MINREQUIREDPARTITION: the smallest allowed size of g whose
+// affordable rate covers rate, or the size with the largest affordable rate
+// when none does.
+func minRequired(m *model, g *gpuRT, rate float64) int {
+	bestSize, bestCap := g.sizes[len(g.sizes)-1], 0.0
+	for _, s := range g.sizes {
+		t := m.tab(g.typ, s)
+		if t == nil {
+			continue
+		}
+		if t.cap >= rate {
+			return s
+		}
+		if t.cap > bestCap {
+			bestSize, bestCap = s, t.cap
+		}
+	}
+	return bestSize
+}
+
+func sizesOf(lets []letSpec) []int {
+	out := make([]int, len(lets))
+	for i, l := range lets {
+		out[i] = l.size
+	}
+	return out
+}

@@ -1,0 +1,124 @@
+package gpulet
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+)
+
+// Plan is a planner's answer: per GPU its gpu-lets and the models placed on
+// them, and the rate nobody could take. Its JSON is what `gpuletd plan
+// --json` prints (DESIGN.md §11): schedulable, gpus[].id,
+// gpus[].gpulets[].size, gpus[].gpulets[].models[].{name,batch,rate,latency_ms}
+// and unscheduled, plus extra fields.
+type Plan struct {
+	// Algo is the planner that made the plan.
+	Algo Algo `json:"algo"`
+	// Schedulable is true when every demand's rate is placed.
+	Schedulable bool `json:"schedulable"`
+	// GPUs lists every GPU of the input, in input order, used or not.
+	GPUs []GPUPlan `json:"gpus"`
+	// Unscheduled is the rate (requests/s) of each model that no gpu-let
+	// takes; a model whose rate is fully placed is absent. A demand that
+	// is invalid (negative or non-finite rate) is listed with 0.
+	Unscheduled map[string]float64 `json:"unscheduled"`
+	// Reasons says why each entry of Unscheduled is there.
+	Reasons map[string]string `json:"unscheduled_reasons,omitempty"`
+}
+
+// GPUPlan is one GPU of a plan.
+type GPUPlan struct {
+	ID      string   `json:"id"`
+	Type    string   `json:"type"`
+	Backend Backend  `json:"backend"`
+	GPULets []GPULet `json:"gpulets"`
+	// MemoryMB is the GPU's memory; MemoryUsedMB what the placed models
+	// need.
+	MemoryMB     float64 `json:"memory_mb"`
+	MemoryUsedMB float64 `json:"memory_used_mb"`
+}
+
+// GPULet is one partition of a GPU and the models that share it in time.
+type GPULet struct {
+	// Size is the share of the GPU, percent.
+	Size int `json:"size"`
+	// MIGProfile and MIGStart name the MIG instance (profile and first
+	// memory slot, as migrules.Place gives them) on a MIG GPU.
+	MIGProfile string `json:"mig_profile,omitempty"`
+	MIGStart   int    `json:"mig_start,omitempty"`
+	// DutyMS is the duty cycle: every model runs one batch per cycle, so a
+	// request waits at most one cycle before its batch starts.
+	DutyMS float64 `json:"duty_ms"`
+	// Occupancy is the busy share of the duty cycle (sum of the models'
+	// batch latencies over DutyMS), at most 1.
+	Occupancy float64     `json:"occupancy"`
+	Models    []Placement `json:"models"`
+}
+
+// Placement is one model on one gpu-let.
+type Placement struct {
+	Name string `json:"name"`
+	// Batch is the batch size the gpu-let's scheduler aims for.
+	Batch int `json:"batch"`
+	// Rate is the request rate assigned to this gpu-let, requests/s.
+	Rate float64 `json:"rate"`
+	// LatencyMS is the predicted latency of one batch with interference:
+	// SoloMS × Factor.
+	LatencyMS float64 `json:"latency_ms"`
+	// SoloMS is L(Batch, Size) from the profile.
+	SoloMS float64 `json:"solo_ms"`
+	// Factor is the predicted slowdown from the neighbouring gpu-lets (the
+	// worst over their models), 1 without interference.
+	Factor float64 `json:"factor"`
+	// WorstMS is the predicted worst-case latency of a request: one duty
+	// cycle of waiting plus its batch, at most SLOMS.
+	WorstMS float64 `json:"worst_ms"`
+	SLOMS   float64 `json:"slo_ms"`
+	// MemoryMB is what the loaded model needs on the GPU.
+	MemoryMB float64 `json:"memory_mb"`
+}
+
+// Assigned returns the rate placed per model over all gpu-lets.
+func (p *Plan) Assigned() map[string]float64 {
+	out := map[string]float64{}
+	for _, g := range p.GPUs {
+		for _, l := range g.GPULets {
+			for _, m := range l.Models {
+				out[m.Name] += m.Rate
+			}
+		}
+	}
+	return out
+}
+
+// UsedGPUs counts the GPUs that hold at least one gpu-let.
+func (p *Plan) UsedGPUs() int {
+	n := 0
+	for _, g := range p.GPUs {
+		if len(g.GPULets) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// UnscheduledRate is the sum of Unscheduled.
+func (p *Plan) UnscheduledRate() float64 {
+	var s float64
+	for _, k := range slices.Sorted(maps.Keys(p.Unscheduled)) {
+		s += p.Unscheduled[k]
+	}
+	return s
+}
+
+// WriteJSON writes the plan as indented JSON.
+func (p *Plan) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("write plan: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package gpulet
+
+import (
+	"context"
+	"fmt"
+)
+
+// Options tune the planners.
+type Options struct {
+	// Interference predicts co-location slowdowns for gpulet-int and ideal.
+	// Without one, both plan as if gpu-lets never slowed each other down
+	// (as gpulet does).
+	Interference Predictor
+	// InterferenceMargin widens every predicted slowdown: a factor f is
+	// planned as 1 + (f−1)·(1+margin). 0 plans with the prediction as is.
+	InterferenceMargin float64
+	// SortByRateSLO orders elastic partitioning by rate × SLO (the authors'
+	// code) instead of by rate (the paper's text, the default).
+	SortByRateSLO bool
+}
+
+// Run plans the input with the named planner. Bad demands never make it
+// fail: they come back in Plan.Unscheduled with a reason. It fails only for
+// an unusable input (ErrBadInput: no GPUs, a GPU described wrongly), an
+// unknown planner (ErrUnknownAlgo) or, for ideal, when ctx ends first.
+func Run(ctx context.Context, algo Algo, in Input, opts Options) (*Plan, error) {
+	switch algo {
+	case AlgoGpulet:
+		opts.Interference = nil
+	case AlgoGpuletInt, AlgoSBP, AlgoIdeal:
+	default:
+		return nil, fmt.Errorf("plan with %q: %w (known: gpulet, gpulet-int, sbp, ideal)", algo, ErrUnknownAlgo)
+	}
+	e, err := newEnv(in, opts)
+	if err != nil {
+		return nil, err
+	}
+	var s *state
+	switch algo {
+	case AlgoGpulet, AlgoGpuletInt:
+		s = runElastic(e, opts.SortByRateSLO)
+	case AlgoSBP:
+		s = runSBP(e)
+	case AlgoIdeal:
+		if s, err = runIdeal(ctx, e); err != nil {
+			return nil, err
+		}
+	}
+	return s.plan(algo), nil
+}

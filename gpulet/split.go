@@ -1,0 +1,67 @@
+package gpulet
+
+// When SPLIT pays.
+//
+// Algorithm 1 splits a whole GPU whenever p_ideal is below 100%. A gpu-let
+// of p% serves more per percent of GPU than a whole one when the model's
+// affordable rate grows less than linearly with p (the reason gpu-lets
+// exist), but the gpu-let beside it slows it down: on iGniter's V100 the
+// measured slowdowns of co-located pairs are 1.0-1.3 (refset tests), as
+// large as the gains of a smaller gpu-let (5-20% per percent for the four
+// models). Splitting then costs capacity and fragments the GPU; on the
+// iGniter schedulability and max-rate benchmarks always splitting made
+// gpulet-int schedule a tenth fewer scenarios at the paper's rate levels
+// and about 30% less load than the exhaustive search (docs/BENCHMARKS.md,
+// "Planner").
+//
+// So a whole GPU is split into p_ideal only when that gpu-let, slowed as a
+// copy of its own model running at capacity on the rest of the GPU would
+// slow it (the interference model's prediction; no slowdown for gpulet,
+// MIG or no model), still serves more per percent than the whole GPU
+// serves the model alone. Otherwise the model takes the whole GPU, and what
+// is left of it is shared in time by later models through MERGE. For
+// gpulet (no interference) the test only declines splits that do not gain
+// per percent even without a neighbour.
+
+// selfFactor is the slowdown of m on a gpu-let of size p of g when a copy of
+// m runs at capacity on the rest of the GPU.
+func (e *env) selfFactor(m *model, g *gpuRT, p int) float64 {
+	if e.pred == nil || g.mig != nil {
+		return 1
+	}
+	rest := g.splitRest(p)
+	if rest == 0 {
+		return 1
+	}
+	t, tr := m.tab(g.typ, p), m.tab(g.typ, rest)
+	if t == nil || tr == nil || t.capB == 0 || tr.capB == 0 {
+		return 1
+	}
+	return e.factor(g.typ, m, t.capB, p, m, tr.capB, rest)
+}
+
+// capWith is the affordable rate of a table when every batch is slowed by f.
+func capWith(t *table, slo, f float64) float64 {
+	best := 0.0
+	for b := 1; b <= t.maxB; b++ {
+		l := t.lat[b] * f
+		if 2*l <= slo {
+			best = max(best, 1000*float64(b)/l)
+		}
+	}
+	return best
+}
+
+// splitPays says whether a gpu-let of size p of g serves m more per percent,
+// with a neighbour like itself, than g's largest gpu-let serves it alone.
+func (e *env) splitPays(m *model, g *gpuRT, p int) bool {
+	whole := g.sizes[len(g.sizes)-1]
+	tw, t := m.tab(g.typ, whole), m.tab(g.typ, p)
+	if tw == nil || tw.cap == 0 {
+		return true
+	}
+	if t == nil {
+		return false
+	}
+	return capWith(t, m.slo, e.selfFactor(m, g, p))/float64(p) > tw.cap/float64(whole)
+}

@@ -1,0 +1,112 @@
+package gpulet
+
+import (
+	"fmt"
+	"maps"
+)
+
+// gstate is one GPU being planned: its gpu-lets in creation order and their
+// schedules.
+type gstate struct {
+	rt   *gpuRT
+	lets []letSpec
+	fits []letFit
+}
+
+func (g *gstate) sizes() []int { return sizesOf(g.lets) }
+
+// letRef names an allocated gpu-let.
+type letRef struct{ gpu, let int }
+
+// state is a plan under construction.
+type state struct {
+	e        *env
+	gpus     []*gstate
+	alloc    []letRef           // allocated gpu-lets in creation order
+	assigned map[*model]float64 // rate placed per model
+	reasons  map[*model]string  // why rate was left over
+}
+
+func newState(e *env) *state {
+	s := &state{e: e, assigned: map[*model]float64{}, reasons: map[*model]string{}}
+	for _, g := range e.gpus {
+		s.gpus = append(s.gpus, &gstate{rt: g})
+	}
+	return s
+}
+
+// commit replaces a GPU's gpu-lets by a feasible new set, recording new
+// gpu-lets in allocation order, and adds rate to a model's placed rate.
+func (s *state) commit(gi int, lets []letSpec, fits []letFit, m *model, rate float64) {
+	g := s.gpus[gi]
+	for i := len(g.lets); i < len(lets); i++ {
+		s.alloc = append(s.alloc, letRef{gi, i})
+	}
+	g.lets, g.fits = lets, fits
+	s.assigned[m] += rate
+}
+
+// plan turns the state into a Plan: leftover rate of every model becomes
+// unscheduled with its reason.
+func (s *state) plan(algo Algo) *Plan {
+	e := s.e
+	p := &Plan{Algo: algo, Unscheduled: maps.Clone(e.unsched), Reasons: maps.Clone(e.reasons)}
+	for _, g := range s.gpus {
+		gp := GPUPlan{ID: g.rt.g.ID, Type: g.rt.g.Type, Backend: g.rt.g.Backend, MemoryMB: g.rt.g.MemoryMB, GPULets: []GPULet{}}
+		var migPl []string
+		var migStarts []int
+		if g.rt.mig != nil && len(g.lets) > 0 {
+			if pl, err := g.rt.migPlace(g.sizes()); err == nil {
+				for _, x := range pl {
+					migPl = append(migPl, x.Profile)
+					migStarts = append(migStarts, x.Start)
+				}
+			}
+		}
+		for i, l := range g.lets {
+			if len(l.members) == 0 {
+				continue
+			}
+			f := g.fits[i]
+			gl := GPULet{Size: l.size, DutyMS: f.duty, Models: []Placement{}}
+			if f.duty > 0 {
+				gl.Occupancy = f.busy / f.duty
+			}
+			if migPl != nil {
+				gl.MIGProfile, gl.MIGStart = migPl[i], migStarts[i]
+			}
+			for j, mb := range l.members {
+				mf := f.members[j]
+				gl.Models = append(gl.Models, Placement{
+					Name: mb.m.name, Batch: mf.batch, Rate: mb.rate,
+					LatencyMS: mf.solo * mf.factor, SoloMS: mf.solo, Factor: mf.factor,
+					WorstMS: f.duty + mf.solo*mf.factor, SLOMS: mb.m.slo, MemoryMB: mb.m.mem,
+				})
+				gp.MemoryUsedMB += mb.m.mem
+			}
+			gp.GPULets = append(gp.GPULets, gl)
+		}
+		p.GPUs = append(p.GPUs, gp)
+	}
+	for _, m := range e.models {
+		left := m.rate - s.assigned[m]
+		if left > m.rate*1e-6 {
+			p.Unscheduled[m.name] += left
+			why := s.reasons[m]
+			if why == "" {
+				why = "no gpu-let left that can take it"
+			}
+			p.Reasons[m.name] = why
+		}
+	}
+	p.Schedulable = len(p.Unscheduled) == 0
+	if len(p.Reasons) == 0 {
+		p.Reasons = nil
+	}
+	return p
+}
+
+// describeLeft explains leftover rate of a model.
+func describeLeft(rate float64, ngpus int) string {
+	return fmt.Sprintf("%.4g req/s left over: no gpu-let of the %d GPUs can take more of it within its SLO, memory and interference limits", rate, ngpus)
+}
