@@ -21,8 +21,14 @@ type Leaser interface {
 	Lease(g mps.Gpulet) (*mps.Lease, error)
 }
 
-// ProcessLauncher starts real `gpuletd executor` processes with the eager
-// policy, so that a request of b rows runs as one batch of b rows.
+// ProcessLauncher starts real `gpuletd executor` processes with the policy
+// BatchPolicy. The executor schedules every row of a request on its own; with
+// the eager policy the first row of a request is dispatched alone the moment
+// it is queued on an idle gpu-let, so a request of b rows does not run as
+// one batch. A timeout policy waits its timeout after the first row, by
+// which time every row of the request is queued, and then runs the largest
+// batch: the b rows together. The wait is queueing time, outside the engine
+// time the profiler samples.
 type ProcessLauncher struct {
 	// Devices leases the gpu-lets.
 	Devices Leaser
@@ -34,6 +40,8 @@ type ProcessLauncher struct {
 	// Library is the ONNX Runtime library the executors load; empty: they
 	// search for it.
 	Library string
+	// Policy is the executors' --policy (default BatchPolicy).
+	Policy string
 	// ReadyTimeout bounds the wait for a new executor to answer (default
 	// 60 s).
 	ReadyTimeout time.Duration
@@ -51,7 +59,11 @@ func (l *ProcessLauncher) Launch(ctx context.Context, g mps.Gpulet) (Executor, e
 	if err != nil {
 		return nil, fmt.Errorf("launch executor for %s: %w", g.ID, err)
 	}
-	args := []string{"--policy", "eager", "--log-format", "json"}
+	policy := l.Policy
+	if policy == "" {
+		policy = BatchPolicy
+	}
+	args := []string{"--policy", policy, "--log-format", "json"}
 	if l.Library != "" {
 		args = append(args, "--onnxruntime-library", l.Library)
 	}
@@ -81,6 +93,10 @@ func (l *ProcessLauncher) Launch(ctx context.Context, g mps.Gpulet) (Executor, e
 	log.Debug("executor started", zap.String("gpulet", g.ID), zap.Int("pid", p.Pid()))
 	return x, nil
 }
+
+// BatchPolicy is the executor policy under which a request of b rows runs
+// as one batch of b rows (see ProcessLauncher).
+const BatchPolicy = "timeout:1ms"
 
 // processExecutor is a `gpuletd executor` process holding a lease.
 type processExecutor struct {

@@ -19,8 +19,8 @@ import (
 //
 // On cpu and nvidia devices it starts one executor per size (so the core
 // share or the MPS share is real), loads the model with warm-up batches,
-// then sends requests of b rows, each run by the eager executor as one
-// batch, and samples the batch's engine time (InferResponse.compute_us)
+// then sends requests of b rows, each run by the executor as one batch (see
+// BatchPolicy), and samples the batch's engine time (InferResponse.compute_us)
 // until the job's StopRule is met. Each point is stored as soon as it is
 // done. On emulated devices it reads the reference set's physics instead of
 // measuring, and says so in the result's Source and the run's message.
@@ -132,7 +132,7 @@ func (r *runner) sourceNote() string {
 	if r.emulated() {
 		return "source: emulated: read from the physics of reference set " + r.job.Device.Emulated + ", not measured"
 	}
-	return "source: measured with executors (eager policy, engine time per batch)"
+	return "source: measured with executors (policy "+BatchPolicy+", engine time per batch)"
 }
 
 // startMessage is the run's message while it runs: what it measures and

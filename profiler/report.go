@@ -26,7 +26,7 @@ func WriteTable(w io.Writer, res Result) error {
 		fmt.Fprintf(&b, "stop rule: %s\n", res.Rule)
 	}
 	for _, x := range res.Executors {
-		fmt.Fprintf(&b, "executor %d%%: %s, %d threads", x.Size, x.Engine, x.Threads)
+		fmt.Fprintf(&b, "executor %d%%: %s, %d thread(s)", x.Size, x.Engine, x.Threads)
 		if len(x.Cores) > 0 {
 			fmt.Fprintf(&b, ", cores %v", x.Cores)
 		}

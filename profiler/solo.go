@@ -187,7 +187,7 @@ func (r *runner) infer(ctx context.Context, l *loaded, b int, inputs []*pb.Tenso
 		return 0, fmt.Errorf("profile %s on %s at %d%%: run batch %d: %w: %s: %s", r.job.Model.Name, r.job.Device.ID, l.size, b, ErrModelLoad, resp.Code, resp.Error)
 	}
 	if r.job.Model.MaxBatchSize > 0 && int(resp.BatchSize) != b {
-		return 0, fmt.Errorf("profile %s on %s at %d%%: a request of %d rows ran as a batch of %d; the executor must run the eager policy", r.job.Model.Name, r.job.Device.ID, l.size, b, resp.BatchSize)
+		return 0, fmt.Errorf("profile %s on %s at %d%%: a request of %d rows ran as a batch of %d; the executor must run a policy that batches a request's rows together (%s)", r.job.Model.Name, r.job.Device.ID, l.size, b, resp.BatchSize, BatchPolicy)
 	}
 	return max(float64(resp.ComputeUs)/1000, minSampleMS), nil
 }
