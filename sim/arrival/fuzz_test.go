@@ -1,0 +1,50 @@
+package arrival
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"poisson", "gamma:0.5", "gamma:cv=2", "gamma:shape=3", "trace:a.csv", "trace:a@b.csv@2", "", "gamma:", "x:y:z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := Parse(in)
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadSpec)
+			return
+		}
+		again, err := Parse(s.String())
+		require.NoError(t, err, "the canonical form %q parses", s.String())
+		require.Equal(t, s, again)
+	})
+}
+
+func FuzzReadTrace(f *testing.F) {
+	for _, s := range []string{
+		"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,4808,10\n2023-11-16 18:17:04.0319600,3180,8\n",
+		"0.5\n1.5\n3\n", "time\n1\n1\n", "a,b\n\"x\n", "2024-01-02T03:04:05Z\n2024-01-02T03:04:06.5Z\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		tr, err := ReadTrace(strings.NewReader(in))
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadTrace)
+			return
+		}
+		require.GreaterOrEqual(t, tr.Len(), 2)
+		require.Positive(t, tr.Span())
+		rate := tr.Rate()
+		require.False(t, math.IsNaN(rate) || math.IsInf(rate, 0) || rate <= 0, "rate %v", rate)
+		r, err := tr.Replay(10)
+		require.NoError(t, err)
+		for range 2 * tr.Len() {
+			require.GreaterOrEqual(t, r.Next(), 0*r.Next())
+		}
+	})
+}
