@@ -1,0 +1,105 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/sim/arrival"
+)
+
+// Defaults of Config.
+const (
+	DefaultConcurrency = 256
+	DefaultDrain       = 10 * time.Second
+	DefaultTimeout     = 30 * time.Second
+)
+
+// ErrConfig is wrapped by every error about a Config that cannot run.
+var ErrConfig = errors.New("bad load configuration")
+
+// Config is one load run.
+type Config struct {
+	// URL is the server's base URL, such as http://127.0.0.1:8700.
+	URL string
+	// Model is the model to send requests to.
+	Model string
+	// Rate is the mean request rate, requests per second (a trace spec with
+	// a rate scale sets its own).
+	Rate float64
+	// Duration is how long requests are sent (after Warmup).
+	Duration time.Duration
+	// Warmup is sent first, on the same schedule, and not recorded: it
+	// opens connections and lets the server settle.
+	Warmup time.Duration
+	// Arrivals is the arrival process (package arrival); nil is Poisson at
+	// Rate drawn from Seed.
+	Arrivals arrival.Arrivals
+	// Seed draws the default Poisson arrivals and the generated inputs.
+	Seed uint64
+	// Binary sends the inputs as binary tensors and asks for binary outputs.
+	Binary bool
+	// Concurrency bounds the requests in flight; a request due while that
+	// many are in flight is dropped by the client. 0: DefaultConcurrency.
+	Concurrency int
+	// Drain is how long to wait for answers after the last request was
+	// sent; requests still in flight then are cancelled. 0: DefaultDrain.
+	Drain time.Duration
+	// Timeout bounds one request. 0: DefaultTimeout.
+	Timeout time.Duration
+	// Payload is the request body; nil builds one from the model's
+	// metadata (NewPayload).
+	Payload *Payload
+	// SLO is the model's latency objective; 0 reads it from the server.
+	SLO time.Duration
+	// Client sends the requests; nil makes one sized for Concurrency.
+	Client *http.Client
+}
+
+// withDefaults checks c and fills in its defaults.
+func (c Config) withDefaults() (Config, error) {
+	c.URL = strings.TrimRight(c.URL, "/")
+	switch {
+	case !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://"):
+		return c, fmt.Errorf("%w: url %q is not an http:// or https:// URL", ErrConfig, c.URL)
+	case c.Model == "":
+		return c, fmt.Errorf("%w: no model", ErrConfig)
+	case c.Arrivals == nil && (!(c.Rate > 0) || math.IsInf(c.Rate, 0)):
+		return c, fmt.Errorf("%w: rate %v requests/s; give a positive rate", ErrConfig, c.Rate)
+	case c.Duration <= 0:
+		return c, fmt.Errorf("%w: duration %s; give a positive duration", ErrConfig, c.Duration)
+	case c.Warmup < 0 || c.Concurrency < 0 || c.Drain < 0 || c.Timeout < 0 || c.SLO < 0:
+		return c, fmt.Errorf("%w: warmup, concurrency, drain, timeout and SLO cannot be negative", ErrConfig)
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Drain == 0 {
+		c.Drain = DefaultDrain
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Arrivals == nil {
+		a, err := arrival.NewPoisson(c.Rate, c.Seed)
+		if err != nil {
+			return c, err
+		}
+		c.Arrivals = a
+	}
+	return c, nil
+}
+
+// NewClient returns an HTTP client for up to concurrency requests in flight
+// to one server: that many idle keep-alive connections, no compression.
+func NewClient(concurrency int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = concurrency
+	t.MaxIdleConnsPerHost = concurrency
+	t.DisableCompression = true
+	t.ForceAttemptHTTP2 = false
+	return &http.Client{Transport: t}
+}

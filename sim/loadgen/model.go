@@ -1,0 +1,93 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/kserve"
+)
+
+// ErrUnreachable is wrapped when nothing answers at the server's address.
+var ErrUnreachable = errors.New("server does not answer")
+
+// ErrNotFound is wrapped when the server answers 404 (for a model: it does
+// not serve it).
+var ErrNotFound = errors.New("not found")
+
+// Model is what the server says about a model: its metadata (inputs and
+// outputs), whether dimension 0 is the batch dimension, and its SLO.
+type Model struct {
+	Metadata     kserve.ModelMetadata
+	MaxBatchSize int
+	SLO          time.Duration
+}
+
+// modelConfig is the part of GET /v2/models/{m}/config the generator reads.
+type modelConfig struct {
+	MaxBatchSize int      `json:"max_batch_size"`
+	SLOMS        *float64 `json:"slo_ms"`
+}
+
+// FetchModel reads GET /v2/models/{m} and GET /v2/models/{m}/config from the
+// server at base (such as http://127.0.0.1:8700).
+func FetchModel(ctx context.Context, client *http.Client, base, model string) (*Model, error) {
+	var m Model
+	path := "/v2/models/" + url.PathEscape(model)
+	if err := GetJSON(ctx, client, base+path, &m.Metadata); err != nil {
+		return nil, fmt.Errorf("fetch model %s: %w", model, err)
+	}
+	var c modelConfig
+	if err := GetJSON(ctx, client, base+path+"/config", &c); err != nil {
+		return nil, fmt.Errorf("fetch model %s config: %w", model, err)
+	}
+	if c.SLOMS == nil || !(*c.SLOMS > 0) {
+		return nil, fmt.Errorf("fetch model %s config: it gives no slo_ms", model)
+	}
+	m.MaxBatchSize = c.MaxBatchSize
+	m.SLO = time.Duration(*c.SLOMS * float64(time.Millisecond))
+	return &m, nil
+}
+
+// GetJSON fetches url and decodes its JSON answer into v. A server that
+// does not answer gives ErrUnreachable, a 404 ErrNotFound, and any
+// other status an error with the server's {"error": …} message.
+func GetJSON(ctx context.Context, client *http.Client, url string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := strings.TrimSpace(string(body))
+		var e kserve.ErrorResponse
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			return fmt.Errorf("%w: %s", ErrNotFound, msg)
+		}
+		return fmt.Errorf("get %s: %s: %s", url, resp.Status, msg)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("decode %s: %w", url, err)
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package loadgen
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Failure keys of Report.Failed besides HTTP status codes.
+const (
+	// FailError is a request that got no HTTP answer (connection refused,
+	// reset, timeout).
+	FailError = "error"
+	// FailCancelled is a request still in flight when the run was cancelled
+	// or its drain time ran out.
+	FailCancelled = "cancelled"
+)
+
+// Report is the outcome of a run. Requests sent during the warm-up are not
+// in it.
+type Report struct {
+	// Model and URL are the target.
+	Model string `json:"model"`
+	URL   string `json:"url"`
+	// Rate is the arrival process's mean rate, requests per second.
+	Rate float64 `json:"target_rate"`
+	// Window is the time requests were scheduled over.
+	Window time.Duration `json:"-"`
+	// Scheduled is how many requests fell due in the window; each was sent
+	// or dropped.
+	Scheduled int64 `json:"scheduled"`
+	// Sent is how many requests were sent.
+	Sent int64 `json:"sent"`
+	// Dropped is how many requests the client dropped because Concurrency
+	// requests were already in flight.
+	Dropped int64 `json:"dropped_by_client"`
+	// OK is how many were answered 200.
+	OK int64 `json:"ok"`
+	// Failed counts the others by HTTP status ("503") or FailError,
+	// FailCancelled.
+	Failed map[string]int64 `json:"failed"`
+	// FirstError is the first failure's message.
+	FirstError string `json:"first_error,omitempty"`
+	// SLO is the model's latency objective.
+	SLO time.Duration `json:"-"`
+	// WithinSLO is how many were answered 200 within the SLO.
+	WithinSLO int64 `json:"within_slo"`
+	// Goodput is WithinSLO per second of the window.
+	Goodput float64 `json:"goodput"`
+	// Attainment is WithinSLO over Sent.
+	Attainment float64 `json:"slo_attainment"`
+	// SendRate is Sent per second of the window.
+	SendRate float64 `json:"send_rate"`
+	// Latency is the time from sending a request to reading the whole
+	// answer, over the requests answered 200.
+	Latency Percentiles `json:"latency"`
+	// Lag is how late requests were sent against their schedule.
+	Lag Percentiles `json:"schedule_lag"`
+	// MaxInFlight is the most requests in flight at once.
+	MaxInFlight int64 `json:"max_in_flight"`
+	// ResponseBytes is the mean size of a 200 answer's body.
+	ResponseBytes float64 `json:"mean_response_bytes"`
+	// RequestBytes is the size of the request body.
+	RequestBytes int `json:"request_bytes"`
+}
+
+// MarshalJSON adds the durations in readable units.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	return json.Marshal(struct {
+		plain
+		WindowS float64 `json:"window_s"`
+		SLOMS   float64 `json:"slo_ms"`
+	}{plain(r), r.Window.Seconds(), float64(r.SLO) / float64(time.Millisecond)})
+}
+
+// Percentiles summarises a distribution of durations.
+type Percentiles struct {
+	Count                    int64
+	P50, P90, P99, Max, Mean time.Duration
+}
+
+// MarshalJSON writes microseconds.
+func (p Percentiles) MarshalJSON() ([]byte, error) {
+	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	return json.Marshal(map[string]any{
+		"count": p.Count, "p50_us": us(p.P50), "p90_us": us(p.P90), "p99_us": us(p.P99),
+		"max_us": us(p.Max), "mean_us": us(p.Mean),
+	})
+}
+
+// histogram records durations in nanoseconds, 1 ns to 1 h, with three
+// significant digits.
+func histogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(1, int64(time.Hour), 3)
+}
+
+func record(h *hdrhistogram.Histogram, d time.Duration) {
+	_ = h.RecordValue(min(max(int64(d), 1), int64(time.Hour))) // cannot fail inside the range
+}
+
+func summarize(h *hdrhistogram.Histogram) Percentiles {
+	if h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	return Percentiles{
+		Count: h.TotalCount(),
+		P50:   time.Duration(h.ValueAtQuantile(50)),
+		P90:   time.Duration(h.ValueAtQuantile(90)),
+		P99:   time.Duration(h.ValueAtQuantile(99)),
+		Max:   time.Duration(h.Max()),
+		Mean:  time.Duration(h.Mean()),
+	}
+}

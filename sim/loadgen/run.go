@@ -1,0 +1,252 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// job is one request due at a moment of the schedule.
+type job struct {
+	at     time.Time
+	record bool // false during the warm-up
+}
+
+// tally collects the workers' outcomes.
+type tally struct {
+	mu          sync.Mutex
+	latency     *hdrhistogram.Histogram
+	lag         *hdrhistogram.Histogram
+	ok, within  int64
+	failed      map[string]int64
+	firstError  string
+	respBytes   int64
+	maxInFlight int64
+}
+
+// Run sends requests to cfg.Model on the schedule of cfg.Arrivals for
+// cfg.Warmup + cfg.Duration and reports what came back. It fetches the
+// model's metadata and SLO first when cfg.Payload or cfg.SLO are not given.
+// When ctx ends early Run stops sending, cancels what is in flight and
+// returns the report so far with ctx's error.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	client := cfg.Client
+	if client == nil {
+		client = NewClient(cfg.Concurrency)
+		defer client.CloseIdleConnections()
+	}
+	if cfg.Payload == nil || cfg.SLO == 0 {
+		m, err := FetchModel(ctx, client, cfg.URL, cfg.Model)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.SLO == 0 {
+			cfg.SLO = m.SLO
+		}
+		if cfg.Payload == nil {
+			if cfg.Payload, err = NewPayload(m, cfg.Binary, cfg.Seed); err != nil {
+				return nil, err
+			}
+		}
+	}
+	g := &generator{
+		cfg: cfg, client: client,
+		infer: cfg.URL + "/v2/models/" + url.PathEscape(cfg.Model) + "/infer",
+		jobs:  make(chan job, cfg.Concurrency),
+		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
+	}
+	return g.run(ctx)
+}
+
+// generator is one run in progress.
+type generator struct {
+	cfg      Config
+	client   *http.Client
+	infer    string
+	jobs     chan job
+	inFlight atomic.Int64
+	t        *tally
+}
+
+func (g *generator) run(ctx context.Context) (*Report, error) {
+	// reqCtx ends requests still in flight when the drain time is over or
+	// ctx ends.
+	reqCtx, cancelReqs := context.WithCancel(ctx)
+	defer cancelReqs()
+	var workers sync.WaitGroup
+	for range g.cfg.Concurrency {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for j := range g.jobs {
+				g.send(reqCtx, j)
+				g.inFlight.Add(-1)
+			}
+		}()
+	}
+
+	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
+	sendErr := g.schedule(ctx, rep)
+	close(g.jobs)
+
+	drained := make(chan struct{})
+	go func() {
+		workers.Wait()
+		close(drained)
+	}()
+	timer := time.NewTimer(g.cfg.Drain)
+	defer timer.Stop()
+	select {
+	case <-drained:
+	case <-timer.C:
+		cancelReqs()
+		<-drained
+	case <-ctx.Done():
+		<-drained
+	}
+	g.fill(rep)
+	return rep, sendErr
+}
+
+// schedule hands requests to the workers at the moments the arrival process
+// draws, never waiting for a worker: a request due while Concurrency are in
+// flight is dropped. It returns when the schedule ends, or early with ctx's
+// error.
+func (g *generator) schedule(ctx context.Context, rep *Report) error {
+	begin := time.Now()
+	start := begin.Add(g.cfg.Warmup)
+	end := start.Add(g.cfg.Duration)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	limit := int64(g.cfg.Concurrency)
+	for at := begin.Add(g.cfg.Arrivals.Next()); at.Before(end); at = at.Add(g.cfg.Arrivals.Next()) {
+		if wait := time.Until(at); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				rep.Window = time.Since(start)
+				return ctx.Err()
+			}
+		} else if ctx.Err() != nil {
+			rep.Window = time.Since(start)
+			return ctx.Err()
+		}
+		record := !at.Before(start)
+		if record {
+			rep.Scheduled++
+		}
+		if g.inFlight.Load() >= limit {
+			if record {
+				rep.Dropped++
+			}
+			continue
+		}
+		n := g.inFlight.Add(1) // only this goroutine adds: n ≤ limit, so the send cannot block
+		if record {
+			rep.Sent++
+			if n > g.t.maxInFlight { // read under no lock: only this goroutine writes it
+				g.t.maxInFlight = n
+			}
+		}
+		g.jobs <- job{at: at, record: record}
+	}
+	rep.Window = max(g.cfg.Duration, time.Since(start))
+	return nil
+}
+
+// send carries one request and records its outcome.
+func (g *generator) send(ctx context.Context, j job) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.infer, bytes.NewReader(g.cfg.Payload.Body))
+	if err != nil {
+		g.fail(j, FailError, err.Error())
+		return
+	}
+	g.cfg.Payload.header(req.Header)
+	sent := time.Now()
+	if j.record {
+		g.t.mu.Lock()
+		record(g.t.lag, sent.Sub(j.at))
+		g.t.mu.Unlock()
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			g.fail(j, FailCancelled, err.Error())
+		} else {
+			g.fail(j, FailError, err.Error())
+		}
+		return
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	lat := time.Since(sent)
+	if err != nil {
+		g.fail(j, FailError, fmt.Sprintf("read answer: %v", err))
+		return
+	}
+	if !j.record {
+		return
+	}
+	g.t.mu.Lock()
+	defer g.t.mu.Unlock()
+	if resp.StatusCode != http.StatusOK {
+		g.t.failed[strconv.Itoa(resp.StatusCode)]++
+		if g.t.firstError == "" {
+			g.t.firstError = resp.Status
+		}
+		return
+	}
+	g.t.ok++
+	g.t.respBytes += n
+	record(g.t.latency, lat)
+	if lat <= g.cfg.SLO {
+		g.t.within++
+	}
+}
+
+func (g *generator) fail(j job, key, msg string) {
+	if !j.record {
+		return
+	}
+	g.t.mu.Lock()
+	defer g.t.mu.Unlock()
+	g.t.failed[key]++
+	if g.t.firstError == "" {
+		g.t.firstError = msg
+	}
+}
+
+// fill completes the report from the tally once every worker is done.
+func (g *generator) fill(rep *Report) {
+	t := g.t
+	rep.OK, rep.WithinSLO, rep.Failed, rep.FirstError = t.ok, t.within, t.failed, t.firstError
+	rep.MaxInFlight = t.maxInFlight
+	rep.Latency, rep.Lag = summarize(t.latency), summarize(t.lag)
+	if w := rep.Window.Seconds(); w > 0 {
+		rep.Goodput = float64(rep.WithinSLO) / w
+		rep.SendRate = float64(rep.Sent) / w
+	}
+	if rep.Sent > 0 {
+		rep.Attainment = float64(rep.WithinSLO) / float64(rep.Sent)
+	}
+	if t.ok > 0 {
+		rep.ResponseBytes = float64(t.respBytes) / float64(t.ok)
+	}
+}

@@ -1,0 +1,301 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunCountsAndPayload(t *testing.T) {
+	for _, bin := range []bool{false, true} {
+		t.Run("binary="+map[bool]string{false: "no", true: "yes"}[bin], func(t *testing.T) {
+			srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return 2 * time.Millisecond }})
+			cfg := Config{URL: srv.URL, Model: "m", Rate: 400, Duration: 500 * time.Millisecond, Seed: 3, Binary: bin}
+			rep, err := Run(context.Background(), cfg)
+			require.NoError(t, err)
+
+			want := due(t, 400, 3, 0, 500*time.Millisecond)
+			require.Equal(t, want, rep.Scheduled, "every arrival of the window is scheduled")
+			require.Equal(t, want, rep.Sent)
+			require.Zero(t, rep.Dropped)
+			require.Equal(t, want, rep.OK)
+			require.Equal(t, want, srv.requests.Load())
+			require.Empty(t, rep.Failed)
+			require.Empty(t, srv.decodeErrs, "the server decodes every request")
+			require.Equal(t, time.Second, rep.SLO, "the SLO comes from the model's config")
+			require.Equal(t, want, rep.WithinSLO)
+			require.Equal(t, 1.0, rep.Attainment)
+			require.Equal(t, want, rep.Latency.Count)
+			require.Equal(t, want, rep.Lag.Count)
+			require.GreaterOrEqual(t, rep.Latency.P50, 2*time.Millisecond, "latency includes the server's time")
+			require.LessOrEqual(t, rep.Latency.P50, rep.Latency.P90)
+			require.LessOrEqual(t, rep.Latency.P90, rep.Latency.P99)
+			require.LessOrEqual(t, rep.Latency.P99, rep.Latency.Max)
+			require.Equal(t, float64(len(`{"model_name":"m","outputs":[]}`)), rep.ResponseBytes)
+			require.InDelta(t, float64(want)/rep.Window.Seconds(), rep.SendRate, 1e-9)
+			require.InDelta(t, float64(want)/rep.Window.Seconds(), rep.Goodput, 1e-9)
+
+			got := srv.decoded[0]
+			require.Len(t, got.Inputs, 1)
+			in := got.Inputs[0]
+			require.Equal(t, "x", in.Name)
+			require.Equal(t, tensor.FP32, in.DataType)
+			require.Equal(t, []int64{1, 1, 4, 4}, in.Shape, "batch dimension 1")
+			vals, err := in.Float32s()
+			require.NoError(t, err)
+			require.Len(t, vals, 16)
+			for _, v := range vals {
+				require.True(t, v >= 0 && v < 1, "value %v", v)
+			}
+			require.Equal(t, bin, got.BinaryOutputs, "binary runs ask for binary outputs")
+		})
+	}
+}
+
+// TestOpenLoop: a server that takes 300 ms per answer does not slow the
+// sending. A closed loop of one client could send about 3 requests in the
+// second the run lasts; the open loop sends every arrival on schedule and
+// many are in flight at once.
+func TestOpenLoop(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return 300 * time.Millisecond }})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: time.Second, Seed: 5, Concurrency: 1000})
+	require.NoError(t, err)
+	want := due(t, 200, 5, 0, time.Second)
+	require.Equal(t, want, rep.Sent)
+	require.Equal(t, want, rep.OK)
+	require.Zero(t, rep.Dropped)
+	require.Greater(t, srv.maxInFlight.Load(), int64(10), "requests overlap at the server")
+	require.Greater(t, rep.MaxInFlight, int64(10))
+	require.GreaterOrEqual(t, rep.Latency.P50, 300*time.Millisecond)
+}
+
+// TestBoundDrops: with 4 requests in flight allowed and a slow server, the
+// requests due while 4 are in flight are dropped by the client, and the
+// schedule goes on.
+func TestBoundDrops(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return 200 * time.Millisecond }})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 500 * time.Millisecond, Seed: 9, Concurrency: 4})
+	require.NoError(t, err)
+	want := due(t, 200, 9, 0, 500*time.Millisecond)
+	require.Equal(t, want, rep.Scheduled)
+	require.Equal(t, want, rep.Sent+rep.Dropped)
+	require.Positive(t, rep.Dropped)
+	require.LessOrEqual(t, srv.maxInFlight.Load(), int64(4))
+	require.LessOrEqual(t, rep.MaxInFlight, int64(4))
+	require.Equal(t, rep.Sent, rep.OK)
+	require.Equal(t, rep.Sent, srv.requests.Load())
+}
+
+// TestStatusesAndSLO: every third request is refused with 503, the others
+// alternate between an instant answer and one later than the 1 s SLO.
+func TestStatusesAndSLO(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{
+		code: func(i int64) int {
+			if i%3 == 0 {
+				return http.StatusServiceUnavailable
+			}
+			return http.StatusOK
+		},
+		delay: func(i int64) time.Duration {
+			if i%3 == 2 {
+				return 1200 * time.Millisecond
+			}
+			return 0
+		},
+	})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 100, Duration: 300 * time.Millisecond, Seed: 1})
+	require.NoError(t, err)
+	n := rep.Sent
+	require.Equal(t, due(t, 100, 1, 0, 300*time.Millisecond), n)
+	refused, fast := (n+2)/3, (n+1)/3 // i%3 == 0 and i%3 == 1 for i < n
+	require.Equal(t, map[string]int64{"503": refused}, rep.Failed)
+	require.Equal(t, "503 Service Unavailable", rep.FirstError)
+	require.Equal(t, n-refused, rep.OK)
+	require.Equal(t, fast, rep.WithinSLO)
+	require.InDelta(t, float64(fast)/float64(n), rep.Attainment, 1e-12)
+	require.GreaterOrEqual(t, rep.Latency.Max, 1200*time.Millisecond)
+}
+
+func TestWarmupIsNotRecorded(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 300, Warmup: 200 * time.Millisecond, Duration: 200 * time.Millisecond, Seed: 2})
+	require.NoError(t, err)
+	require.Equal(t, due(t, 300, 2, 200*time.Millisecond, 400*time.Millisecond), rep.Sent)
+	require.Equal(t, due(t, 300, 2, 0, 400*time.Millisecond), srv.requests.Load(), "the warm-up is sent")
+	require.Equal(t, rep.Sent, rep.OK)
+}
+
+func TestCancelStopsSendingAndInFlight(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return time.Minute }})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	rep, err := Run(ctx, Config{URL: srv.URL, Model: "m", Rate: 100, Duration: time.Minute, Seed: 1, Timeout: 2 * time.Minute, Drain: time.Minute})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotNil(t, rep)
+	require.Positive(t, rep.Sent)
+	require.Less(t, rep.Window, 10*time.Second, "sending stopped")
+	require.Equal(t, map[string]int64{FailCancelled: rep.Sent}, rep.Failed)
+}
+
+func TestDrainCancelsLateAnswers(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return time.Minute }})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 100, Duration: 200 * time.Millisecond, Seed: 1, Drain: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.Positive(t, rep.Sent)
+	require.Equal(t, map[string]int64{FailCancelled: rep.Sent}, rep.Failed)
+	require.Zero(t, rep.OK)
+}
+
+func TestRequestTimeoutIsAnError(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return time.Minute }})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 100, Duration: 100 * time.Millisecond, Seed: 4, Timeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	require.Positive(t, rep.Sent)
+	require.Equal(t, map[string]int64{FailError: rep.Sent}, rep.Failed)
+	require.Contains(t, rep.FirstError, "deadline")
+}
+
+func TestGivenPayloadAndSLOSkipMetadata(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{})
+	srv.meta.Inputs = nil // metadata would not do
+	p := &Payload{Body: []byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"INT32","data":[7]}]}`), JSONLen: -1}
+	rep, err := Run(context.Background(), Config{URL: srv.URL + "/", Model: "m", Rate: 100, Duration: 200 * time.Millisecond, Payload: p, SLO: time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, rep.Sent, rep.OK)
+	require.Equal(t, len(p.Body), rep.RequestBytes)
+	require.Equal(t, time.Millisecond, rep.SLO)
+	require.Equal(t, int32(7), int32(srv.decoded[0].Inputs[0].Data[0]))
+}
+
+func TestRunErrors(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{})
+	ctx := context.Background()
+	_, err := Run(ctx, Config{URL: srv.URL, Model: "nope", Rate: 10, Duration: time.Second})
+	require.ErrorIs(t, err, ErrNotFound)
+
+	closed := newFakeServer(t, &fakeServer{})
+	closed.Close()
+	_, err = Run(ctx, Config{URL: closed.URL, Model: "m", Rate: 10, Duration: time.Second})
+	require.ErrorIs(t, err, ErrUnreachable)
+
+	for _, cfg := range []Config{
+		{URL: "127.0.0.1:8700", Model: "m", Rate: 1, Duration: time.Second},
+		{URL: srv.URL, Rate: 1, Duration: time.Second},
+		{URL: srv.URL, Model: "m", Rate: 0, Duration: time.Second},
+		{URL: srv.URL, Model: "m", Rate: 1},
+		{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, Concurrency: -1},
+	} {
+		_, err := Run(ctx, cfg)
+		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
+	}
+}
+
+func TestNewPayload(t *testing.T) {
+	m := &Model{MaxBatchSize: 4, Metadata: kserve.ModelMetadata{Inputs: []kserve.TensorMetadata{
+		{Name: "a", DataType: "FP32", Shape: []int64{-1, 2, -1}},
+		{Name: "b", DataType: "INT64", Shape: []int64{-1, 3}},
+		{Name: "c", DataType: "BOOL", Shape: []int64{-1, 2}},
+		{Name: "d", DataType: "FP16", Shape: []int64{-1, 5}},
+		{Name: "e", DataType: "UINT8", Shape: []int64{-1, 2}},
+		{Name: "f", DataType: "FP64", Shape: []int64{-1, 1}},
+	}}}
+	for _, bin := range []bool{false, true} {
+		p, err := NewPayload(m, bin, 1)
+		require.NoError(t, err)
+		req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
+		require.NoError(t, err, "the server's decoder reads it")
+		require.Equal(t, bin, p.JSONLen >= 0)
+		shapes := map[string][]int64{}
+		for _, in := range req.Inputs {
+			shapes[in.Name] = in.Shape
+		}
+		require.Equal(t, map[string][]int64{"a": {1, 2, 1}, "b": {1, 3}, "c": {1, 2}, "d": {1, 5}, "e": {1, 2}, "f": {1, 1}}, shapes)
+		for _, in := range req.Inputs {
+			switch in.Name {
+			case "b": // INT64 in [0, 10)
+				for i := 0; i < len(in.Data); i += 8 {
+					require.Less(t, in.Data[i], byte(10))
+					require.Zero(t, in.Data[i+1])
+				}
+			case "c":
+				for _, b := range in.Data {
+					require.LessOrEqual(t, b, byte(1))
+				}
+			case "d": // FP16 in [0, 1): exponent below 15
+				for i := 0; i < len(in.Data); i += 2 {
+					require.Less(t, in.Data[i+1]>>2, byte(15))
+				}
+			}
+		}
+		again, err := NewPayload(m, bin, 1)
+		require.NoError(t, err)
+		require.Equal(t, p.Body, again.Body, "seeded")
+		other, err := NewPayload(m, bin, 2)
+		require.NoError(t, err)
+		require.NotEqual(t, p.Body, other.Body)
+	}
+	// Without batching the declared shape is kept.
+	p, err := NewPayload(&Model{Metadata: kserve.ModelMetadata{Inputs: []kserve.TensorMetadata{{Name: "a", DataType: "INT32", Shape: []int64{3}}}}}, false, 1)
+	require.NoError(t, err)
+	var head kserve.InferRequestJSON
+	require.NoError(t, json.Unmarshal(p.Body, &head))
+	require.Equal(t, []int64{3}, head.Inputs[0].Shape)
+
+	for _, in := range []kserve.TensorMetadata{
+		{Name: "s", DataType: "BYTES", Shape: []int64{-1, 1}},
+		{Name: "s", DataType: "COMPLEX", Shape: []int64{1}},
+		{Name: "s", DataType: "FP32", Shape: []int64{1 << 20, 1 << 20}},
+	} {
+		_, err := NewPayload(&Model{Metadata: kserve.ModelMetadata{Inputs: []kserve.TensorMetadata{in}}}, false, 1)
+		require.ErrorIs(t, err, ErrPayload)
+	}
+	_, err = NewPayload(&Model{}, false, 1)
+	require.ErrorIs(t, err, ErrPayload)
+}
+
+func TestOpenArrivals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.csv")
+	require.NoError(t, os.WriteFile(path, []byte("TIMESTAMP\n2023-11-16 18:17:03.0\n2023-11-16 18:17:04.0\n2023-11-16 18:17:06.0\n"), 0o644))
+	a, err := OpenArrivals("trace:"+path, 10, 1)
+	require.NoError(t, err)
+	require.Equal(t, 10.0, a.Rate())
+	// Two gaps over 3 s: 2/3 arrival/s; the first, 1 s, played at 10/s.
+	require.InDelta(t, (time.Second / 15).Seconds(), a.Next().Seconds(), 1e-9)
+	a, err = OpenArrivals("trace:"+path+"@3", 10, 1)
+	require.NoError(t, err)
+	require.InDelta(t, 2.0, a.Rate(), 1e-12, "3 × 2/3")
+	_, err = OpenArrivals("trace:"+filepath.Join(t.TempDir(), "missing.csv"), 10, 1)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	a, err = OpenArrivals("gamma:cv=2", 10, 1)
+	require.NoError(t, err)
+	require.Equal(t, 10.0, a.Rate())
+	_, err = OpenArrivals("zipf", 10, 1)
+	require.Error(t, err)
+}
+
+func TestReportJSON(t *testing.T) {
+	rep := Report{Model: "m", Window: 2 * time.Second, SLO: 5 * time.Millisecond, Failed: map[string]int64{"503": 2},
+		Latency: Percentiles{Count: 3, P50: 1500 * time.Microsecond, Max: 2 * time.Millisecond}}
+	b, err := json.Marshal(rep)
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(b, &got))
+	require.Equal(t, 2.0, got["window_s"])
+	require.Equal(t, 5.0, got["slo_ms"])
+	require.Equal(t, map[string]any{"503": 2.0}, got["failed"])
+	lat := got["latency"].(map[string]any)
+	require.Equal(t, 1500.0, lat["p50_us"])
+	require.Equal(t, 2000.0, lat["max_us"])
+	require.Equal(t, 3.0, lat["count"])
+	for _, k := range []string{"scheduled", "sent", "dropped_by_client", "ok", "within_slo", "goodput", "slo_attainment", "send_rate", "schedule_lag", "target_rate"} {
+		require.Contains(t, got, k)
+	}
+}
