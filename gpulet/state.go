@@ -46,6 +46,15 @@ func (s *state) commit(gi int, lets []letSpec, fits []letFit, m *model, rate flo
 	s.assigned[m] += rate
 }
 
+// left is the rate still to place, per model index.
+func (s *state) left() []float64 {
+	out := make([]float64, len(s.e.models))
+	for i, m := range s.e.models {
+		out[i] = max(0, m.rate-s.assigned[m])
+	}
+	return out
+}
+
 // plan turns the state into a Plan: leftover rate of every model becomes
 // unscheduled with its reason.
 func (s *state) plan(algo Algo) *Plan {

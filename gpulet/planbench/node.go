@@ -90,9 +90,10 @@ func (n *Node) Input(rates []float64) gpulet.Input {
 	return in
 }
 
-// Options returns the planner options of the node: its interference model.
+// Options returns the planner options of the node: its interference model
+// with gpulet.DefaultInterferenceMargin.
 func (n *Node) Options() gpulet.Options {
-	var o gpulet.Options
+	o := gpulet.Options{InterferenceMargin: gpulet.DefaultInterferenceMargin}
 	if n.Interference != nil {
 		o.Interference = n.Interference
 	}

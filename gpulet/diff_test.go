@@ -1,0 +1,79 @@
+package gpulet
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func let(size int, models ...Placement) GPULet { return GPULet{Size: size, Models: models} }
+
+func pl(name string, batch int, rate float64) Placement {
+	return Placement{Name: name, Batch: batch, Rate: rate}
+}
+
+func TestDiff(t *testing.T) {
+	old := &Plan{GPUs: []GPUPlan{
+		{ID: "g0", GPULets: []GPULet{let(60, pl("a", 8, 100)), let(40, pl("b", 4, 50))}},
+		{ID: "g1", GPULets: []GPULet{let(100, pl("c", 16, 300), pl("d", 2, 10))}},
+		{ID: "g2", GPULets: []GPULet{let(100, pl("e", 4, 10))}},
+	}}
+	next := &Plan{GPUs: []GPUPlan{
+		{ID: "g0", GPULets: []GPULet{let(60, pl("a", 8, 100)), let(40, pl("b", 6, 80))}}, // keep, keep+retune
+		{ID: "g1", GPULets: []GPULet{let(50, pl("d", 2, 10), pl("c", 8, 150)), let(50, pl("c", 8, 150))}},
+		{ID: "g3", GPULets: []GPULet{let(100, pl("e", 4, 10))}},
+	}}
+	d := Diff(old, next)
+	type key struct {
+		a      Action
+		gpu    string
+		oi, ni int
+		retune bool
+	}
+	var got []key
+	for _, c := range d.Changes {
+		got = append(got, key{c.Action, c.GPU, c.OldIndex, c.NewIndex, c.Retune})
+	}
+	require.Equal(t, []key{
+		// g1: the {c,d} gpu-let shrinks to 50%: resize; a second c
+		// gpu-let is new: start. g3 is a new GPU: start.
+		{ActionResize, "g1", 0, 0, false},
+		{ActionStart, "g1", -1, 1, false},
+		{ActionStart, "g3", -1, 0, false},
+		{ActionKeep, "g0", 0, 0, false},
+		{ActionKeep, "g0", 1, 1, true},
+		// g2 is gone from the new plan: stop after the switch.
+		{ActionStop, "g2", 0, -1, false},
+	}, got)
+	require.Equal(t, 2, d.Count(ActionStart))
+	require.Equal(t, 1, d.Count(ActionStop))
+
+	require.Equal(t, len(next.GPUs[0].GPULets)+len(next.GPUs[1].GPULets)+1, Diff(nil, next).Count(ActionStart))
+	require.Equal(t, 4, Diff(old, nil).Count(ActionStop))
+	require.Equal(t, 4, Diff(old, old).Count(ActionKeep))
+	require.Len(t, Diff(old, old).Changes, 4)
+}
+
+func TestDiffMIGInstance(t *testing.T) {
+	a := GPULet{Size: 43, MIGProfile: "3g.20gb", MIGStart: 0, Models: []Placement{pl("a", 4, 10)}}
+	b := a
+	b.MIGStart = 4
+	d := Diff(&Plan{GPUs: []GPUPlan{{ID: "g", GPULets: []GPULet{a}}}}, &Plan{GPUs: []GPUPlan{{ID: "g", GPULets: []GPULet{b}}}})
+	require.Equal(t, 1, d.Count(ActionResize), "another MIG instance is a new executor")
+}
+
+func TestWriteTable(t *testing.T) {
+	in := splitWorkload(t)
+	in.Demands[1].Rate = 1e5
+	plan := runPlan(t, AlgoGpuletInt, in, Options{})
+	var buf bytes.Buffer
+	require.NoError(t, plan.WriteTable(&buf))
+	out := buf.String()
+	require.Contains(t, out, "NOT schedulable")
+	require.Contains(t, out, "unscheduled b:")
+	require.Contains(t, out, "WORST MS")
+	for _, g := range plan.GPUs {
+		require.Contains(t, out, g.ID)
+	}
+}

@@ -1,0 +1,447 @@
+package gpulet
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSingleModelBudget(t *testing.T) {
+	// L(b,100) = 2 + b ms, SLO 20 ms: 2·L ≤ 20 gives b = 8 at 10 ms, so a
+	// whole GPU serves 800 req/s with a 10 ms cycle and 20 ms worst case.
+	p := linearProfile(t, "m", "dev", 100, 1, 2, 16, 100)
+	tests := []struct {
+		name   string
+		gpus   int
+		rate   float64
+		sched  bool
+		left   float64
+		batch  int
+		worst  float64
+		nplace int
+	}{
+		{"exactly one GPU", 1, 800, true, 0, 8, 20, 1},
+		{"just over one GPU", 1, 801, false, 1, 8, 20, 1},
+		{"two GPUs", 2, 1600, true, 0, 8, 20, 2},
+		{"light load, smaller batch", 1, 100, true, 0, 2, 0, 1},
+	}
+	for _, algo := range Algos() {
+		for _, tc := range tests {
+			t.Run(string(algo)+"/"+tc.name, func(t *testing.T) {
+				in := Input{Demands: []Demand{{Name: "m", Profile: p, SLOMS: 20, Rate: tc.rate}}}
+				for i := range tc.gpus {
+					in.GPUs = append(in.GPUs, wholeGPU(string(rune('a'+i)), "dev", 1000))
+				}
+				plan := runPlan(t, algo, in, Options{})
+				checkSelf(t, in, plan)
+				require.Equal(t, tc.sched, plan.Schedulable)
+				require.InDelta(t, tc.left, plan.Unscheduled["m"], 1e-6)
+				if !tc.sched {
+					require.Contains(t, plan.Reasons["m"], "left over")
+				}
+				pl := placements(plan, "m")
+				require.Len(t, pl, tc.nplace)
+				if tc.worst > 0 {
+					require.Equal(t, tc.batch, pl[0].Batch)
+					require.InDelta(t, tc.worst, pl[0].WorstMS, 1e-9)
+				} else {
+					// 100 req/s: ⌈0.1·D⌉ = 2 requests per cycle of up to
+					// 20 ms (the cycle is as long as the SLO allows:
+					// D + L(2) = D + 4 ≤ 20 and D ≤ 2/0.1 = 20 → D = 16).
+					require.Equal(t, tc.batch, pl[0].Batch)
+					require.InDelta(t, 20, pl[0].WorstMS, 1e-9)
+				}
+			})
+		}
+	}
+}
+
+func TestTemporalSharingDutyCycle(t *testing.T) {
+	// Two models on one whole GPU share it in time: the cycle holds one
+	// batch of each, and each model's worst case is the cycle plus its
+	// batch.
+	a := linearProfile(t, "a", "dev", 100, 1, 2, 16, 100)
+	b := linearProfile(t, "b", "dev", 100, 2, 1, 16, 100)
+	in := Input{GPUs: []GPU{wholeGPU("g", "dev", 1000)}, Demands: []Demand{
+		{Name: "a", Profile: a, SLOMS: 30, Rate: 300},
+		{Name: "b", Profile: b, SLOMS: 60, Rate: 150},
+	}}
+	for _, algo := range Algos() {
+		t.Run(string(algo), func(t *testing.T) {
+			plan := runPlan(t, algo, in, Options{})
+			require.True(t, plan.Schedulable)
+			checkSelf(t, in, plan)
+			require.Len(t, plan.GPUs[0].GPULets, 1)
+			l := plan.GPUs[0].GPULets[0]
+			require.Len(t, l.Models, 2)
+			busy := 0.0
+			for _, m := range l.Models {
+				busy += m.LatencyMS
+				require.InDelta(t, l.DutyMS+m.LatencyMS, m.WorstMS, 1e-9)
+				require.GreaterOrEqual(t, math.Ceil(m.Rate*l.DutyMS/1000-1e-9), float64(m.Batch))
+			}
+			require.LessOrEqual(t, busy, l.DutyMS+1e-9)
+			require.InDelta(t, busy/l.DutyMS, l.Occupancy, 1e-9)
+		})
+	}
+}
+
+// splitWorkload makes gpulet split one MPS GPU: small gpu-lets serve more
+// per percent.
+func splitWorkload(t *testing.T) Input {
+	a := sublinearProfile(t, "a", "dev", 100, 0.5, 1)
+	b := sublinearProfile(t, "b", "dev", 100, 0.5, 1)
+	return Input{GPUs: []GPU{mpsGPU("g", "dev", 1000)}, Demands: []Demand{
+		{Name: "a", Profile: a, SLOMS: 24, Rate: 1500},
+		{Name: "b", Profile: b, SLOMS: 24, Rate: 1500},
+	}}
+}
+
+func TestInterferenceChecksBothSides(t *testing.T) {
+	in := splitWorkload(t)
+	plain := runPlan(t, AlgoGpulet, in, Options{})
+	checkSelf(t, in, plain)
+	require.Len(t, plain.GPUs[0].GPULets, 2, "gpulet splits the GPU")
+
+	// b slows a down by half and is not slowed itself: a's gpu-let must
+	// still meet a's SLO once b runs beside it, so gpulet-int gives b less
+	// (or nothing) beside a.
+	pred := pairPredictor{"a": 1.5}
+	withInt := runPlan(t, AlgoGpuletInt, in, Options{Interference: pred})
+	checkSelf(t, in, withInt)
+	for _, l := range withInt.GPUs[0].GPULets {
+		for _, m := range l.Models {
+			if m.Name == "a" && len(withInt.GPUs[0].GPULets) == 2 {
+				require.InDelta(t, 1.5, m.Factor, 1e-12, "a runs beside b")
+			}
+			if m.Name == "b" {
+				require.InDelta(t, 1, m.Factor, 1e-12)
+			}
+		}
+	}
+	require.Less(t, withInt.Assigned()["a"]+withInt.Assigned()["b"], plain.Assigned()["a"]+plain.Assigned()["b"])
+
+	// gpulet ignores any predictor it is given.
+	again := runPlan(t, AlgoGpulet, in, Options{Interference: pred})
+	require.Equal(t, plain, again)
+}
+
+func TestInterferenceMargin(t *testing.T) {
+	in := splitWorkload(t)
+	base := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(1.1)})
+	wide := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(1.1), InterferenceMargin: 1})
+	checkSelf(t, in, base)
+	checkSelf(t, in, wide)
+	for _, g := range wide.GPUs {
+		if len(g.GPULets) == 2 {
+			for _, l := range g.GPULets {
+				for _, m := range l.Models {
+					require.InDelta(t, 1.2, m.Factor, 1e-12, "1 + 0.1·(1+1)")
+				}
+			}
+		}
+	}
+	_, err := Run(context.Background(), AlgoGpuletInt, in, Options{InterferenceMargin: -1})
+	require.ErrorIs(t, err, ErrBadInput)
+}
+
+func TestMemoryNeverOverfilled(t *testing.T) {
+	var ds []Demand
+	for _, n := range []string{"a", "b", "c"} {
+		ds = append(ds, Demand{Name: n, Profile: linearProfile(t, n, "dev", 400, 1, 2, 16), SLOMS: 50, Rate: 50})
+	}
+	in := Input{GPUs: []GPU{mpsGPU("g", "dev", 1000)}, Demands: ds}
+	for _, algo := range Algos() {
+		t.Run(string(algo), func(t *testing.T) {
+			plan := runPlan(t, algo, in, Options{})
+			checkSelf(t, in, plan)
+			require.False(t, plan.Schedulable, "three 400 MB models do not fit 1000 MB")
+			require.LessOrEqual(t, plan.GPUs[0].MemoryUsedMB, 1000.0)
+			require.Len(t, plan.Unscheduled, 1)
+		})
+	}
+}
+
+func TestBadDemands(t *testing.T) {
+	good := linearProfile(t, "m", "dev", 100, 1, 2, 16)
+	other := linearProfile(t, "m", "other-gpu", 100, 1, 2, 16)
+	huge := linearProfile(t, "m", "dev", 1e6, 1, 2, 16)
+	tests := []struct {
+		name   string
+		d      Demand
+		left   float64
+		reason string
+	}{
+		{"no profile", Demand{Name: "x", SLOMS: 50, Rate: 10}, 10, "no latency profile"},
+		{"profile of another GPU type", Demand{Name: "x", Profile: other, SLOMS: 50, Rate: 10}, 10, "GPU types"},
+		{"SLO no batch meets", Demand{Name: "x", Profile: good, SLOMS: 5, Rate: 10}, 10, "no batch meets"},
+		{"zero SLO", Demand{Name: "x", Profile: good, SLOMS: 0, Rate: 10}, 10, "SLO"},
+		{"NaN SLO", Demand{Name: "x", Profile: good, SLOMS: math.NaN(), Rate: 10}, 10, "SLO"},
+		{"negative rate", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: -5}, 0, "rate"},
+		{"NaN rate", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: math.NaN()}, 0, "rate"},
+		{"infinite rate", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: math.Inf(1)}, 0, "rate"},
+		{"too much memory", Demand{Name: "x", Profile: huge, SLOMS: 50, Rate: 10}, 10, "memory"},
+		{"negative memory", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: 10, MemoryMB: -1}, 10, "memory"},
+		{"rate beyond the node", Demand{Name: "x", Profile: good, SLOMS: 20, Rate: 1e6}, -1, "left over"},
+		{"no name", Demand{Profile: good, SLOMS: 50, Rate: 10}, 10, "no model name"},
+	}
+	for _, algo := range Algos() {
+		for _, tc := range tests {
+			t.Run(string(algo)+"/"+tc.name, func(t *testing.T) {
+				in := Input{GPUs: []GPU{mpsGPU("g0", "dev", 16000), mpsGPU("g1", "dev", 16000)}, Demands: []Demand{
+					tc.d, {Name: "ok", Profile: good, SLOMS: 50, Rate: 100},
+				}}
+				plan := runPlan(t, algo, in, Options{Interference: constPredictor(1.1)})
+				require.False(t, plan.Schedulable)
+				name := tc.d.Name
+				if name == "" {
+					name = "#1"
+				}
+				left, ok := plan.Unscheduled[name]
+				require.True(t, ok, "%v", plan.Unscheduled)
+				if tc.left >= 0 {
+					require.InDelta(t, tc.left, left, 1e-9)
+				} else {
+					require.Greater(t, left, 0.0)
+				}
+				require.Contains(t, plan.Reasons[name], tc.reason)
+				if tc.left >= 0 {
+					require.NotContains(t, plan.Unscheduled, "ok", "a good demand beside a bad one is planned")
+				}
+				_, err := json.Marshal(plan)
+				require.NoError(t, err, "a plan always encodes (no NaN or Inf)")
+			})
+		}
+	}
+}
+
+func TestZeroRateAndDuplicates(t *testing.T) {
+	p := linearProfile(t, "m", "dev", 100, 1, 2, 16)
+	in := Input{GPUs: []GPU{mpsGPU("g", "dev", 16000)}, Demands: []Demand{
+		{Name: "idle", Profile: p, SLOMS: 50, Rate: 0},
+		{Name: "m", Profile: p, SLOMS: 50, Rate: 100},
+		{Name: "m", Profile: p, SLOMS: 50, Rate: 30},
+	}}
+	plan := runPlan(t, AlgoGpuletInt, in, Options{})
+	require.Empty(t, placements(plan, "idle"))
+	require.NotContains(t, plan.Unscheduled, "idle")
+	require.InDelta(t, 30, plan.Unscheduled["m"], 1e-9)
+	require.Contains(t, plan.Reasons["m"], "given twice")
+	require.InDelta(t, 100, plan.Assigned()["m"], 1e-6)
+}
+
+func TestBadGPUs(t *testing.T) {
+	p := linearProfile(t, "m", "dev", 100, 1, 2, 16)
+	d := []Demand{{Name: "m", Profile: p, SLOMS: 50, Rate: 10}}
+	tests := []struct {
+		name string
+		gpus []GPU
+	}{
+		{"none", nil},
+		{"no id", []GPU{{Type: "dev", MemoryMB: 1}}},
+		{"duplicate id", []GPU{mpsGPU("g", "dev", 1), mpsGPU("g", "dev", 1)}},
+		{"no type", []GPU{{ID: "g", MemoryMB: 1}}},
+		{"no memory", []GPU{{ID: "g", Type: "dev"}}},
+		{"NaN memory", []GPU{{ID: "g", Type: "dev", MemoryMB: math.NaN()}}},
+		{"bad backend", []GPU{{ID: "g", Type: "dev", MemoryMB: 1, Backend: "vgpu"}}},
+		{"bad size", []GPU{{ID: "g", Type: "dev", MemoryMB: 1, Sizes: []int{0, 100}}}},
+		{"no MIG table", []GPU{{ID: "g", Type: "V100", MemoryMB: 1, Backend: BackendMIG}}},
+		{"MIG size not a profile", []GPU{{ID: "g", Type: "dev", MemoryMB: 1, Backend: BackendMIG, MIGModel: migrules.A100_40GB, Sizes: []int{50}}}},
+		{"negative max", []GPU{{ID: "g", Type: "dev", MemoryMB: 1, MaxGPULets: -1}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Run(context.Background(), AlgoGpuletInt, Input{GPUs: tc.gpus, Demands: d}, Options{})
+			require.ErrorIs(t, err, ErrBadInput)
+		})
+	}
+	_, err := Run(context.Background(), "best", Input{GPUs: []GPU{mpsGPU("g", "dev", 1)}, Demands: d}, Options{})
+	require.ErrorIs(t, err, ErrUnknownAlgo)
+}
+
+func TestSBPUsesWholeGPUs(t *testing.T) {
+	in := splitWorkload(t)
+	in.GPUs = append(in.GPUs, mpsGPU("h", "dev", 1000))
+	plan := runPlan(t, AlgoSBP, in, Options{})
+	checkSelf(t, in, plan)
+	for _, g := range plan.GPUs {
+		require.LessOrEqual(t, len(g.GPULets), 1)
+		for _, l := range g.GPULets {
+			require.Equal(t, 100, l.Size)
+			for _, m := range l.Models {
+				require.InDelta(t, 1, m.Factor, 0, "no neighbours, no interference")
+			}
+		}
+	}
+}
+
+func TestMergeRevertsSplit(t *testing.T) {
+	// Two light models: the first gets a gpu-let; for the second FINDBESTFIT
+	// splits the free GPU, then MERGE puts it on the first's gpu-let by
+	// temporal sharing and REVERTSPLIT leaves the second GPU untouched.
+	a := sublinearProfile(t, "a", "dev", 100, 0.5, 1)
+	b := sublinearProfile(t, "b", "dev", 100, 0.5, 1)
+	in := Input{GPUs: []GPU{mpsGPU("g0", "dev", 1000), mpsGPU("g1", "dev", 1000)}, Demands: []Demand{
+		{Name: "a", Profile: a, SLOMS: 40, Rate: 60},
+		{Name: "b", Profile: b, SLOMS: 40, Rate: 50},
+	}}
+	for _, algo := range []Algo{AlgoGpulet, AlgoGpuletInt} {
+		plan := runPlan(t, algo, in, Options{Interference: constPredictor(1.2)})
+		checkSelf(t, in, plan)
+		require.True(t, plan.Schedulable)
+		require.Equal(t, 1, plan.UsedGPUs())
+		require.Len(t, plan.GPUs[0].GPULets, 1)
+		require.Len(t, plan.GPUs[0].GPULets[0].Models, 2)
+		require.Equal(t, "a", plan.GPUs[0].GPULets[0].Models[0].Name, "the larger rate is placed first")
+		// p_req for 60 req/s is the smallest size that affords it.
+		require.Equal(t, minRequiredSize(t, a, 40, 60), plan.GPUs[0].GPULets[0].Size)
+	}
+}
+
+// minRequiredSize is MINREQUIREDPARTITION worked out from AffordableRate.
+func minRequiredSize(t *testing.T, p *Profile, slo, rate float64) int {
+	for _, s := range DefaultMPSSizes {
+		if r, _, ok := AffordableRate(p, slo, s); ok && r >= rate {
+			return s
+		}
+	}
+	t.Fatal("no size affords the rate")
+	return 0
+}
+
+func TestSortByRate(t *testing.T) {
+	// The model with the larger rate takes the first GPU even though it
+	// comes second in the input; by rate × SLO the other one leads.
+	a := linearProfile(t, "a", "dev", 100, 1, 2, 16, 100)
+	b := linearProfile(t, "b", "dev", 100, 1, 2, 16, 100)
+	in := Input{GPUs: []GPU{wholeGPU("g0", "dev", 1000), wholeGPU("g1", "dev", 1000)}, Demands: []Demand{
+		{Name: "a", Profile: a, SLOMS: 40, Rate: 500},
+		{Name: "b", Profile: b, SLOMS: 20, Rate: 700},
+	}}
+	plan := runPlan(t, AlgoGpulet, in, Options{})
+	require.Equal(t, "b", plan.GPUs[0].GPULets[0].Models[0].Name)
+	plan = runPlan(t, AlgoGpulet, in, Options{SortByRateSLO: true})
+	require.Equal(t, "a", plan.GPUs[0].GPULets[0].Models[0].Name)
+}
+
+func TestSplitOnlyWhenItPays(t *testing.T) {
+	// With a fixed part per batch a 20% gpu-let serves more per percent:
+	// gpulet splits. With a 3× slowdown beside a copy of itself the split
+	// no longer pays: gpulet-int takes the whole GPU.
+	in := splitWorkload(t)
+	in.Demands = in.Demands[:1]
+	in.Demands[0].Rate = 300
+	plain := runPlan(t, AlgoGpulet, in, Options{})
+	require.Less(t, plain.GPUs[0].GPULets[0].Size, 100)
+	withInt := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(3)})
+	require.Equal(t, 100, withInt.GPUs[0].GPULets[0].Size)
+	mild := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(1.01)})
+	require.Less(t, mild.GPUs[0].GPULets[0].Size, 100)
+}
+
+func TestMIGPlansAreValidLayouts(t *testing.T) {
+	sizes := []int{14, 29, 43, 57, 100}
+	var ds []Demand
+	for i, n := range []string{"a", "b", "c", "d"} {
+		p := linearProfile(t, n, "dev", 3000+2000*float64(i), 0.5, 4, 32, sizes...)
+		ds = append(ds, Demand{Name: n, Profile: p, SLOMS: 30, Rate: 400 + 300*float64(i)})
+	}
+	gpu := func(id string) GPU {
+		return GPU{ID: id, Type: "dev", MemoryMB: 40960, Backend: BackendMIG, MIGModel: migrules.A100_40GB}
+	}
+	in := Input{GPUs: []GPU{gpu("g0"), gpu("g1"), gpu("g2")}, Demands: ds}
+	for _, algo := range Algos() {
+		t.Run(string(algo), func(t *testing.T) {
+			plan := runPlan(t, algo, in, Options{Interference: constPredictor(1.5)})
+			checkSelf(t, in, plan)
+			mig, err := migrules.Lookup(migrules.A100_40GB)
+			require.NoError(t, err)
+			for _, g := range plan.GPUs {
+				var names []string
+				for _, l := range g.GPULets {
+					require.NotEmpty(t, l.MIGProfile)
+					prof, err := mig.Profile(l.MIGProfile)
+					require.NoError(t, err)
+					require.Equal(t, l.Size, mig.Percent(prof))
+					names = append(names, l.MIGProfile)
+					mem := 0.0
+					for _, m := range l.Models {
+						mem += m.MemoryMB
+						require.InDelta(t, 1, m.Factor, 0, "MIG instances do not interfere")
+					}
+					require.LessOrEqual(t, mem, 40960*float64(prof.Size)/8)
+				}
+				if len(names) > 0 {
+					require.NoError(t, migrules.ValidLayout(migrules.A100_40GB, names))
+				}
+			}
+		})
+	}
+}
+
+func TestIdealAtLeastHeuristics(t *testing.T) {
+	a := linearProfile(t, "a", "dev", 100, 0.5, 4, 32)
+	b := linearProfile(t, "b", "dev", 100, 1, 2, 32)
+	c := linearProfile(t, "c", "dev", 100, 2, 1, 32)
+	for _, rates := range [][3]float64{{800, 400, 100}, {1500, 200, 300}, {300, 900, 200}, {2000, 1000, 500}} {
+		in := Input{GPUs: []GPU{mpsGPU("g0", "dev", 16000), mpsGPU("g1", "dev", 16000)}, Demands: []Demand{
+			{Name: "a", Profile: a, SLOMS: 30, Rate: rates[0]},
+			{Name: "b", Profile: b, SLOMS: 40, Rate: rates[1]},
+			{Name: "c", Profile: c, SLOMS: 60, Rate: rates[2]},
+		}}
+		opts := Options{Interference: constPredictor(1.05)}
+		ideal := runPlan(t, AlgoIdeal, in, opts)
+		checkSelf(t, in, ideal)
+		for _, algo := range []Algo{AlgoGpuletInt, AlgoSBP} {
+			p := runPlan(t, algo, in, opts)
+			if p.Schedulable {
+				require.True(t, ideal.Schedulable, "%v: %s schedules, ideal must too", rates, algo)
+			}
+		}
+	}
+}
+
+func TestIdealHonoursContext(t *testing.T) {
+	in := splitWorkload(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	in.Demands[0].Rate = 1e5 // unschedulable, so the search must run
+	in.GPUs = append(in.GPUs, mpsGPU("h", "dev", 1000), mpsGPU("i", "dev", 1000))
+	in.Demands = append(in.Demands, Demand{Name: "c", Profile: in.Demands[0].Profile, SLOMS: 40, Rate: 10})
+	_, err := Run(ctx, AlgoIdeal, in, Options{})
+	if err != nil {
+		require.ErrorIs(t, err, context.Canceled)
+	}
+}
+
+func TestPlanJSONNames(t *testing.T) {
+	in := splitWorkload(t)
+	in.Demands[1].Rate = 1e5
+	plan := runPlan(t, AlgoGpuletInt, in, Options{})
+	raw, err := json.Marshal(plan)
+	require.NoError(t, err)
+	var doc struct {
+		Schedulable *bool `json:"schedulable"`
+		GPUs        []struct {
+			ID      *string `json:"id"`
+			GPULets []struct {
+				Size   *int `json:"size"`
+				Models []map[string]any
+			} `json:"gpulets"`
+		} `json:"gpus"`
+		Unscheduled map[string]float64 `json:"unscheduled"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	require.NotNil(t, doc.Schedulable)
+	require.False(t, *doc.Schedulable)
+	require.Equal(t, "g", *doc.GPUs[0].ID)
+	require.NotNil(t, doc.GPUs[0].GPULets[0].Size)
+	for _, k := range []string{"name", "batch", "rate", "latency_ms"} {
+		require.Contains(t, doc.GPUs[0].GPULets[0].Models[0], k)
+	}
+	require.Greater(t, doc.Unscheduled["b"], 0.0)
+}
