@@ -17,9 +17,26 @@ import (
 // ErrUnreachable is wrapped when nothing answers at the server's address.
 var ErrUnreachable = errors.New("server does not answer")
 
-// ErrNotFound is wrapped when the server answers 404 (for a model: it does
-// not serve it).
+// ErrNotFound matches an HTTPError with status 404 (for a model: the server
+// does not serve it).
 var ErrNotFound = errors.New("not found")
+
+// HTTPError is an answer other than 200 to a GET.
+type HTTPError struct {
+	URL  string
+	Code int
+	// Message is the server's {"error": …}, or its body.
+	Message string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("get %s: %d %s: %s", e.URL, e.Code, http.StatusText(e.Code), e.Message)
+}
+
+// Is makes a 404 match ErrNotFound.
+func (e *HTTPError) Is(target error) bool {
+	return target == ErrNotFound && e.Code == http.StatusNotFound
+}
 
 // Model is what the server says about a model: its metadata (inputs and
 // outputs), whether dimension 0 is the batch dimension, and its SLO.
@@ -56,8 +73,8 @@ func FetchModel(ctx context.Context, client *http.Client, base, model string) (*
 }
 
 // GetJSON fetches url and decodes its JSON answer into v. A server that
-// does not answer gives ErrUnreachable, a 404 ErrNotFound, and any
-// other status an error with the server's {"error": …} message.
+// does not answer gives ErrUnreachable, and any other status than 200 an
+// *HTTPError (a 404 matches ErrNotFound).
 func GetJSON(ctx context.Context, client *http.Client, url string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -81,10 +98,7 @@ func GetJSON(ctx context.Context, client *http.Client, url string, v any) error 
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
 			msg = e.Error
 		}
-		if resp.StatusCode == http.StatusNotFound {
-			return fmt.Errorf("%w: %s", ErrNotFound, msg)
-		}
-		return fmt.Errorf("get %s: %s: %s", url, resp.Status, msg)
+		return &HTTPError{URL: url, Code: resp.StatusCode, Message: msg}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("decode %s: %w", url, err)

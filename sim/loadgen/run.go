@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/gpulet/gpuletd/daemon/kserve"
 )
 
 // job is one request due at a moment of the schedule.
@@ -194,7 +196,12 @@ func (g *generator) send(ctx context.Context, j job) {
 		}
 		return
 	}
-	n, err := io.Copy(io.Discard, resp.Body)
+	var errBody bytes.Buffer
+	sink := io.Discard
+	if resp.StatusCode != http.StatusOK {
+		sink = &limitedWriter{w: &errBody, n: 1 << 10}
+	}
+	n, err := io.Copy(sink, resp.Body)
 	resp.Body.Close()
 	lat := time.Since(sent)
 	if err != nil {
@@ -209,7 +216,7 @@ func (g *generator) send(ctx context.Context, j job) {
 	if resp.StatusCode != http.StatusOK {
 		g.t.failed[strconv.Itoa(resp.StatusCode)]++
 		if g.t.firstError == "" {
-			g.t.firstError = resp.Status
+			g.t.firstError = resp.Status + errorMessage(errBody.Bytes())
 		}
 		return
 	}
@@ -249,4 +256,29 @@ func (g *generator) fill(rep *Report) {
 	if t.ok > 0 {
 		rep.ResponseBytes = float64(t.respBytes) / float64(t.ok)
 	}
+}
+
+// limitedWriter keeps the first n bytes written and discards the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if keep := min(len(p), l.n); keep > 0 {
+		l.n -= keep
+		if _, err := l.w.Write(p[:keep]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// errorMessage is ": " and the {"error": …} of an error answer, or "".
+func errorMessage(body []byte) string {
+	var e kserve.ErrorResponse
+	if json.Unmarshal(body, &e) != nil || e.Error == "" {
+		return ""
+	}
+	return ": " + e.Error
 }

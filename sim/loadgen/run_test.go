@@ -117,7 +117,7 @@ func TestStatusesAndSLO(t *testing.T) {
 	require.Equal(t, due(t, 100, 1, 0, 300*time.Millisecond), n)
 	refused, fast := (n+2)/3, (n+1)/3 // i%3 == 0 and i%3 == 1 for i < n
 	require.Equal(t, map[string]int64{"503": refused}, rep.Failed)
-	require.Equal(t, "503 Service Unavailable", rep.FirstError)
+	require.Equal(t, "503 Service Unavailable: no", rep.FirstError, "the status and the server's message")
 	require.Equal(t, n-refused, rep.OK)
 	require.Equal(t, fast, rep.WithinSLO)
 	require.InDelta(t, float64(fast)/float64(n), rep.Attainment, 1e-12)
@@ -298,4 +298,16 @@ func TestReportJSON(t *testing.T) {
 	for _, k := range []string{"scheduled", "sent", "dropped_by_client", "ok", "within_slo", "goodput", "slo_attainment", "send_rate", "schedule_lag", "target_rate"} {
 		require.Contains(t, got, k)
 	}
+}
+
+func TestGetJSONErrors(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{})
+	var v map[string]any
+	err := GetJSON(context.Background(), http.DefaultClient, srv.URL+"/v2/models/m/nothing", &v)
+	var he *HTTPError
+	require.ErrorAs(t, err, &he)
+	require.Equal(t, http.StatusNotFound, he.Code)
+	require.ErrorIs(t, err, ErrNotFound)
+	require.Contains(t, err.Error(), "404 Not Found")
+	http.DefaultClient.CloseIdleConnections()
 }
