@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/web"
 	"github.com/spf13/cobra"
 )
 
@@ -48,6 +49,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 			}()
 			return daemon.Run(cmd.Context(), daemon.Options{
 				Config: l, Log: log, Level: &level, Reload: reload, LoadConfig: g.loadConfig,
+				Web: web.Handler(log),
 			})
 		},
 	}

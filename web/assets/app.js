@@ -1,0 +1,169 @@
+// The admin page: polls /api/v1/status every 2 s (and at once when the
+// event stream says something changed) and redraws every panel from it.
+
+import { h, rate, clock } from './dom.js';
+import { Devices } from './partitions.js';
+import { renderModels } from './models.js';
+import { Profiles } from './profiles.js';
+import { Events } from './events.js';
+
+const POLL_MS = 2000;
+const SOON_MS = 150; // after an event that changes the status
+
+// Event kinds after which the status is fetched at once.
+const CHANGES = new Set(['reorganize', 'plan', 'executor_start', 'executor_restart', 'executor_stop', 'model_load', 'model_unload', 'model_invalid', 'config_reload']);
+
+const $ = (id) => document.getElementById(id);
+
+const devices = new Devices($('devices'));
+const profiles = new Profiles($('profiles'));
+const conn = { stream: 'connecting', poll: 'connecting' };
+
+let timer = 0;
+let inflight = false;
+let again = false;
+
+function schedule(delay) {
+  clearTimeout(timer);
+  timer = setTimeout(poll, delay);
+}
+
+async function poll() {
+  if (inflight) {
+    again = true;
+    return;
+  }
+  inflight = true;
+  try {
+    const resp = await fetch('/api/v1/status', { cache: 'no-store' });
+    if (!resp.ok) throw new Error(`status ${resp.status}`);
+    render(await resp.json());
+    conn.poll = 'ok';
+  } catch (err) {
+    conn.poll = 'down';
+    conn.pollError = err.message;
+  } finally {
+    inflight = false;
+    showConn();
+    schedule(again ? 0 : POLL_MS);
+    again = false;
+  }
+}
+
+function render(st) {
+  renderSummary(st);
+  renderPlanNote(st);
+  devices.render(st);
+  renderModels(document.querySelector('#models-table tbody'), st);
+  profiles.sync(st.models);
+  $('profiles-all').textContent = profiles.allOpen() ? 'Close all' : 'Open all';
+  openFromHash();
+}
+
+function renderSummary(st) {
+  const plan = st.plan;
+  const items = [
+    ['Version', st.version],
+    ['Ready', st.ready ? 'yes' : 'no'],
+    ['Policy', st.policy],
+    ['Planner', st.algorithm],
+    ['Plan', plan ? (plan.schedulable ? 'every rate placed' : 'some rate unplaced') : 'none yet'],
+    ['Planned', st.plan_at ? `${clock(st.plan_at)}${st.plan_reason ? ' (' + st.plan_reason + ')' : ''}` : '–'],
+    ['Reorganizations', String(st.reorganizations)],
+    ['Executor restarts', String(st.executor_restarts)],
+  ];
+  $('summary').replaceChildren(
+    ...items.map(([k, v]) => h('div', { class: 'kv', 'data-key': k.toLowerCase().replace(/ /g, '-') }, h('dt', { text: k }), h('dd', { text: v }))),
+  );
+}
+
+function renderPlanNote(st) {
+  const note = $('plan-note');
+  const un = (st.plan && st.plan.unscheduled) || {};
+  const names = Object.keys(un).sort();
+  if (!st.plan) {
+    note.hidden = false;
+    note.textContent = 'No plan yet: the daemon is still starting or has no models.';
+  } else if (names.length) {
+    const reasons = st.plan.unscheduled_reasons || {};
+    note.hidden = false;
+    note.textContent =
+      'Not placed: ' + names.map((n) => `${n} ${rate(un[n])} req/s${reasons[n] ? ' (' + reasons[n] + ')' : ''}`).join('; ');
+  } else {
+    note.hidden = true;
+    note.textContent = '';
+  }
+}
+
+function showConn() {
+  const el = $('conn');
+  let state;
+  let text;
+  if (conn.poll === 'down') {
+    state = 'down';
+    text = `daemon unreachable (${conn.pollError}); retrying`;
+  } else if (conn.stream === 'live') {
+    state = 'live';
+    text = 'live';
+  } else if (conn.poll === 'ok') {
+    state = 'polling';
+    text = 'polling; event stream ' + conn.stream;
+  } else {
+    state = 'connecting';
+    text = 'connecting…';
+  }
+  if (el.dataset.state !== state || el.textContent !== text) {
+    el.dataset.state = state;
+    el.textContent = text;
+  }
+}
+
+function openFromHash() {
+  const m = location.hash.match(/^#profile-(.+)$/);
+  if (!m) return;
+  const el = document.getElementById('profile-' + m[1]);
+  if (el && !el.open) {
+    el.open = true;
+    el.scrollIntoView({ block: 'start' });
+  }
+}
+
+async function reorganize() {
+  const btn = $('reorganize');
+  const out = $('action-result');
+  btn.disabled = true;
+  out.textContent = 'Re-planning…';
+  try {
+    const resp = await fetch('/api/v1/reorganize', { method: 'POST' });
+    const body = await resp.json().catch(() => ({}));
+    if (!resp.ok) throw new Error(body.error || `status ${resp.status}`);
+    out.textContent = `Re-planned at ${clock(body.at)}.`;
+  } catch (err) {
+    out.textContent = `Could not reorganize: ${err.message}`;
+  } finally {
+    btn.disabled = false;
+    schedule(0);
+  }
+}
+
+$('reorganize').addEventListener('click', reorganize);
+$('profiles-all').addEventListener('click', () => {
+  profiles.openAll(!profiles.allOpen());
+  $('profiles-all').textContent = profiles.allOpen() ? 'Close all' : 'Open all';
+});
+window.addEventListener('hashchange', openFromHash);
+
+new Events(
+  $('events'),
+  (kind) => {
+    if (CHANGES.has(kind)) schedule(SOON_MS);
+    if (kind === 'profile_job') profiles.invalidate();
+  },
+  (state) => {
+    conn.stream = state;
+    showConn();
+  },
+);
+
+poll();
+

@@ -1,0 +1,40 @@
+// The models table: rate, SLO, attainment, p50/p99, mean batch, violations
+// and where each model is placed.
+
+import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
+
+// renderModels fills the table body from the status.
+export function renderModels(tbody, status) {
+  const unscheduled = (status.plan && status.plan.unscheduled) || {};
+  const rows = status.models.map((m) => {
+    const r = m.recent || {};
+    const grade = attainment(r);
+    const seen = r.requests > 0;
+    const un = unscheduled[m.name];
+    return h(
+      'tr',
+      { 'data-model': m.name },
+      h('th', { scope: 'row' }, h('a', { href: '#profile-' + cssIdent(m.name), text: m.name, title: `L(b,p) of ${m.name}` })),
+      h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no' }),
+      h('td', { class: 'num', text: rate(m.rate) }),
+      h(
+        'td',
+        { class: 'num' },
+        rate(m.assigned_rate),
+        un !== undefined ? h('span', { class: 'unscheduled', text: ` (+${rate(un)} unplaced)` }) : null,
+      ),
+      h('td', { class: 'num', text: num(m.slo_ms) }),
+      h('td', { class: 'num' }, h('span', { class: `badge att-${grade}`, text: seen ? pct(r.slo_attainment) : '–' })),
+      h('td', { class: 'num', text: seen ? ms(r.p50_ms) : '–' }),
+      h('td', { class: `num${seen && r.p99_ms > m.slo_ms ? ' over' : ''}`, text: seen ? ms(r.p99_ms) : '–' }),
+      h('td', { class: 'num', text: r.mean_batch > 0 ? num(r.mean_batch) : '–' }),
+      h('td', { class: 'num', text: seen ? String(r.violations) : '–' }),
+      h('td', { class: 'num', text: String(r.requests || 0) }),
+      h('td', { class: 'placed', text: m.placed_on.length ? m.placed_on.join(', ') : 'not placed' }),
+    );
+  });
+  if (!rows.length) {
+    rows.push(h('tr', {}, h('td', { colspan: 12, class: 'empty', text: 'No models are served.' })));
+  }
+  tbody.replaceChildren(...rows);
+}

@@ -1,0 +1,124 @@
+// The profiles panel: one collapsible entry per model; opening one fetches
+// /api/v1/models/{m}/profile and draws its L(b,p) curves and knee.
+
+import { h, num, cssIdent } from './dom.js';
+import { latencyChart, kneeChart } from './charts.js';
+
+// Profiles keeps an entry per served model and the profiles it fetched.
+export class Profiles {
+  constructor(root) {
+    this.root = root;
+    this.entries = new Map(); // model → {details, body, loaded}
+    this.lastWidth = 0;
+    new ResizeObserver(() => {
+      const w = this.root.clientWidth;
+      if (w === this.lastWidth) return;
+      this.lastWidth = w;
+      for (const [name, e] of this.entries) if (e.details.open && e.doc) this.draw(name, e);
+    }).observe(root);
+  }
+
+  // sync adds entries for new models and drops those no longer served,
+  // keeping the open ones as they are.
+  sync(models) {
+    const names = models.map((m) => m.name);
+    for (const [name, e] of this.entries) {
+      if (!names.includes(name)) {
+        e.details.remove();
+        this.entries.delete(name);
+      }
+    }
+    for (const m of models) {
+      let e = this.entries.get(m.name);
+      if (!e) {
+        e = this.entry(m);
+        this.entries.set(m.name, e);
+      }
+      e.slo.textContent = `SLO ${num(m.slo_ms)} ms`;
+      this.root.append(e.details); // keeps the status order
+    }
+  }
+
+  entry(m) {
+    const slo = h('span', { class: 'sub' });
+    const body = h('div', { class: 'charts' });
+    const details = h(
+      'details',
+      { class: 'profile', id: 'profile-' + cssIdent(m.name), 'data-model': m.name },
+      h('summary', {}, h('span', { class: 'name', text: m.name }), ' ', slo),
+      body,
+    );
+    const e = { details, body, slo, doc: null, loading: false };
+    details.addEventListener('toggle', () => {
+      if (details.open) this.load(m.name, e);
+    });
+    return e;
+  }
+
+  // invalidate forgets fetched profiles (a profile job finished) and
+  // reloads the open ones.
+  invalidate() {
+    for (const [name, e] of this.entries) {
+      e.doc = null;
+      if (e.details.open) this.load(name, e);
+    }
+  }
+
+  // open opens one model's entry (or all) and brings it into view.
+  open(name) {
+    const e = this.entries.get(name);
+    if (!e) return;
+    e.details.open = true;
+    e.details.scrollIntoView({ block: 'start' });
+  }
+
+  openAll(open = true) {
+    for (const e of this.entries.values()) e.details.open = open;
+  }
+
+  allOpen() {
+    return this.entries.size > 0 && [...this.entries.values()].every((e) => e.details.open);
+  }
+
+  async load(name, e) {
+    if (e.doc || e.loading) {
+      if (e.doc) this.draw(name, e);
+      return;
+    }
+    e.loading = true;
+    e.body.replaceChildren(h('p', { class: 'loading', text: 'Loading profile…' }));
+    try {
+      const resp = await fetch('/api/v1/models/' + encodeURIComponent(name) + '/profile', { cache: 'no-store' });
+      const doc = await resp.json();
+      if (!resp.ok) throw new Error(doc.error || resp.statusText);
+      e.doc = doc;
+      this.draw(name, e);
+    } catch (err) {
+      e.body.replaceChildren(h('p', { class: 'error', text: `Could not load the profile of ${name}: ${err.message}` }));
+    } finally {
+      e.loading = false;
+    }
+  }
+
+  draw(name, e) {
+    const doc = e.doc;
+    if (!doc.profiles || !doc.profiles.length) {
+      e.body.replaceChildren(h('p', { class: 'empty', text: `${name} has no profile on these devices yet.` }));
+      return;
+    }
+    const avail = Math.max(260, e.body.clientWidth || this.root.clientWidth);
+    const two = avail >= 900;
+    const w = Math.floor(Math.min(560, two ? (avail - 24) / 2 : avail));
+    const figs = doc.profiles.map((p) => {
+      const [lat, legend] = latencyChart(name, p, doc.slo_ms, w);
+      const kc = kneeChart(name, p, w);
+      return h(
+        'figure',
+        { class: 'profile-fig', 'data-device-type': p.device_type },
+        h('figcaption', {}, `${name} on ${p.device_type}`, p.knee_size ? ` — knee at ${p.knee_size}%` : ' — no size meets the SLO'),
+        h('div', { class: 'chart-pair' }, h('div', { class: 'chart-box' }, lat, legend), h('div', { class: 'chart-box' }, kc)),
+      );
+    });
+    e.body.replaceChildren(...figs);
+  }
+}

@@ -1,0 +1,307 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// drawnGpulet is one gpu-let block as the page drew it.
+type drawnGpulet struct {
+	Device string  `json:"device"`
+	ID     string  `json:"gpulet"`
+	Size   int     `json:"size"`
+	State  string  `json:"state"`
+	Models string  `json:"models"`
+	Label  string  `json:"label"`
+	Width  float64 `json:"width"` // the block's width on screen, px
+	Bar    float64 `json:"bar"`   // its device bar's width, px
+}
+
+// drawnJS reads the gpu-let blocks off the page.
+const drawnJS = `[...document.querySelectorAll('#devices svg.bar g.gpulet')].map((g) => ({
+  device: g.dataset.device, gpulet: g.dataset.gpulet, size: +g.dataset.size, state: g.dataset.state,
+  models: g.dataset.models, label: g.getAttribute('aria-label'),
+  width: g.querySelector('rect.block').getBoundingClientRect().width,
+  bar: g.ownerSVGElement.querySelector('rect.track').getBoundingClientRect().width,
+}))`
+
+// blockGap is the gap the page leaves between blocks, taken from each
+// block's own width (partitions.js GAP).
+const blockGap = 2
+
+func pagePartitions(gs []drawnGpulet) []string {
+	out := make([]string, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, fmt.Sprintf("%s %s %d %s %s", g.Device, g.ID, g.Size, g.State, g.Models))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitPageMatches waits until the page draws the partitions that GET
+// /api/v1/status reports, and (when differFrom is given) those are not
+// differFrom. It returns that status.
+func waitPageMatches(t *testing.T, b *browser, d *daemon, differFrom []string) (apiStatus, []drawnGpulet) {
+	t.Helper()
+	var api, page []string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		st, err := d.status()
+		require.NoError(t, err)
+		drawn := eval[[]drawnGpulet](t, b, drawnJS)
+		api, page = st.partitions(), pagePartitions(drawn)
+		slices.Sort(api)
+		if slices.Equal(api, page) && (differFrom == nil || !slices.Equal(api, differFrom)) {
+			return st, drawn
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("the page does not show the daemon's partitions:\napi:  %q\npage: %q\nnot:  %q", api, page, differFrom)
+	return apiStatus{}, nil
+}
+
+// checkDrawing checks the blocks against the status: to scale, labelled
+// with device, size, models and batches; the models table lists the same
+// models and placements.
+func checkDrawing(t *testing.T, b *browser, st apiStatus, drawn []drawnGpulet) {
+	t.Helper()
+	devs := eval[[]string](t, b, `[...document.querySelectorAll('#devices article.device')].map((a) => a.dataset.device)`)
+	var want []string
+	for _, dv := range st.Devices {
+		want = append(want, dv.ID)
+	}
+	require.Equal(t, want, devs, "one bar per device, in the inventory's order")
+	byID := map[string]drawnGpulet{}
+	for _, g := range drawn {
+		byID[g.ID] = g
+	}
+	for _, g := range st.Gpulets {
+		p, ok := byID[g.ID]
+		require.True(t, ok, "gpu-let %s is drawn", g.ID)
+		require.InDelta(t, float64(g.Size)/100, (p.Width+blockGap)/p.Bar, 0.01,
+			"gpu-let %s (%d%%) is %.1f px of a %.1f px bar", g.ID, g.Size, p.Width, p.Bar)
+		require.True(t, strings.HasPrefix(p.Label, fmt.Sprintf("GPU %s: gpu-let %d%%", g.Device, g.Size)), p.Label)
+		for _, m := range g.Models {
+			require.Contains(t, p.Label, fmt.Sprintf("%s batch %d at", m.Name, m.Batch))
+		}
+	}
+	type row struct {
+		Name   string `json:"name"`
+		Placed string `json:"placed"`
+	}
+	rows := eval[[]row](t, b, `[...document.querySelectorAll('#models-table tbody tr[data-model]')].map((tr) => ({
+  name: tr.dataset.model, placed: tr.querySelector('td.placed').textContent }))`)
+	require.Len(t, rows, len(st.Models))
+	for i, m := range st.Models {
+		require.Equal(t, m.Name, rows[i].Name)
+		require.Equal(t, strings.Join(m.PlacedOn, ", "), rows[i].Placed, "where %s is placed", m.Name)
+	}
+}
+
+// checkProfile opens a model's L(b,p) by clicking it and compares the
+// chart with GET /api/v1/models/{m}/profile: a curve per size, the knee.
+func checkProfile(t *testing.T, b *browser, d *daemon, model string) {
+	t.Helper()
+	var doc struct {
+		Profiles []struct {
+			DeviceType string `json:"device_type"`
+			Points     []struct {
+				Size int `json:"size"`
+			} `json:"points"`
+			KneeSize int `json:"knee_size"`
+		} `json:"profiles"`
+	}
+	require.NoError(t, d.getJSON("/api/v1/models/"+model+"/profile", &doc))
+	require.NotEmpty(t, doc.Profiles)
+	sel := `#profile-` + model
+	b.run(t, chromedp.Click(chromedp.CSS(sel+` > summary`)), chromedp.WaitVisible(chromedp.CSS(sel+` svg[data-chart="latency"]`)))
+	type chart struct {
+		Type   string `json:"type"`
+		Knee   string `json:"knee"`
+		Curves []int  `json:"curves"`
+		Dot    string `json:"dot"`
+	}
+	charts := eval[[]chart](t, b, `[...document.querySelectorAll('`+sel+` svg[data-chart="latency"]')].map((svg) => ({
+  type: svg.dataset.deviceType, knee: svg.dataset.knee,
+  curves: [...svg.querySelectorAll('path.series')].map((p) => +p.dataset.size),
+  dot: svg.querySelector('circle.knee-dot')?.dataset.kneeSize ?? '' }))`)
+	require.Len(t, charts, len(doc.Profiles))
+	for i, p := range doc.Profiles {
+		var sizes []int
+		for _, pt := range p.Points {
+			if !slices.Contains(sizes, pt.Size) {
+				sizes = append(sizes, pt.Size)
+			}
+		}
+		slices.Sort(sizes)
+		require.Equal(t, p.DeviceType, charts[i].Type)
+		require.Equal(t, sizes, charts[i].Curves, "one curve per profiled size")
+		require.Equal(t, fmt.Sprint(p.KneeSize), charts[i].Knee)
+		require.Equal(t, fmt.Sprint(p.KneeSize), charts[i].Dot, "the knee is marked on its curve")
+	}
+	knee := eval[string](t, b, `document.querySelector('`+sel+` svg[data-chart="knee"] circle.knee-dot')?.dataset.kneeSize ?? ''`)
+	require.Equal(t, fmt.Sprint(doc.Profiles[0].KneeSize), knee, "the rate-vs-size chart marks the knee")
+}
+
+// layout is how the page sits in the viewport.
+type layout struct {
+	Viewport    float64 `json:"viewport"`
+	ScrollWidth float64 `json:"scrollWidth"`
+	Devices     []struct {
+		X float64 `json:"x"`
+		Y float64 `json:"y"`
+		W float64 `json:"w"`
+	} `json:"devices"`
+	TableScroll float64  `json:"tableScroll"`
+	TableClient float64  `json:"tableClient"`
+	OverflowX   string   `json:"overflowX"`
+	Landmarks   []string `json:"landmarks"`
+}
+
+const layoutJS = `(() => {
+  const ts = document.querySelector('#models-table').closest('.table-scroll');
+  return {
+    viewport: window.innerWidth,
+    scrollWidth: document.documentElement.scrollWidth,
+    devices: [...document.querySelectorAll('#devices article.device')].map((a) => {
+      const r = a.getBoundingClientRect();
+      return { x: r.left, y: r.top, w: r.width };
+    }),
+    tableScroll: ts.scrollWidth, tableClient: ts.clientWidth, overflowX: getComputedStyle(ts).overflowX,
+    landmarks: [...document.querySelectorAll('header, main, footer, section[aria-labelledby]')].map((e) => e.tagName.toLowerCase()),
+  };
+})()`
+
+// viewAt sets the viewport width, waits for the bars to be redrawn to it
+// and returns the layout.
+func viewAt(t *testing.T, b *browser, width int64) layout {
+	t.Helper()
+	b.run(t, chromedp.EmulateViewport(width, 900))
+	var l layout
+	require.Eventually(t, func() bool {
+		l = eval[layout](t, b, layoutJS)
+		bars := eval[[]float64](t, b, `[...document.querySelectorAll('#devices svg.bar rect.track')].map((r) => r.getBoundingClientRect().right)`)
+		for _, right := range bars {
+			if right > float64(width) {
+				return false
+			}
+		}
+		return l.Viewport == float64(width) && len(bars) > 0
+	}, 10*time.Second, 100*time.Millisecond, "bars redrawn for %d px", width)
+	return l
+}
+
+// screenshotDir is GPULETD_SCREENSHOT_DIR, else the test's artifact
+// directory (kept with go test -artifacts).
+func screenshotDir(t *testing.T) string {
+	if dir := os.Getenv("GPULETD_SCREENSHOT_DIR"); dir != "" {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		return dir
+	}
+	return t.ArtifactDir()
+}
+
+func screenshot(t *testing.T, b *browser, path string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+}
+
+func TestAdminPageInBrowser(t *testing.T) {
+	chromium, ok := chromiumPath()
+	if !ok {
+		t.Skip("chromium is not installed (Debian: apt-get install chromium)")
+	}
+	d := startDaemon(t)
+	b := startBrowser(t, chromium)
+	shots := screenshotDir(t)
+	defer func() {
+		if t.Failed() {
+			b.logConsole(t)
+		}
+	}()
+
+	b.run(t, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(d.base+"/"))
+	before, drawn := waitPageMatches(t, b, d, nil)
+	checkDrawing(t, b, before, drawn)
+	checkProfile(t, b, d, "resnet18")
+	b.run(t, chromedp.Click(chromedp.CSS(`#profiles-all`)))
+	require.Eventually(t, func() bool {
+		return eval[int](t, b, `document.querySelectorAll('#profiles details[open] svg[data-chart="latency"]').length`) == len(pageModels)
+	}, 10*time.Second, 100*time.Millisecond, "Open all draws every model's curves")
+
+	// Drive lenet5 hard: its rate surges past what the plan assigns it and
+	// the daemon re-plans. The page must show the new cut without a reload.
+	require.True(t, eval[bool](t, b, `window.gpuletdMarker = 'loaded once'; true`))
+	lastEvent := eval[int](t, b, `Math.max(0, ...[...document.querySelectorAll('#events li')].map((li) => +li.dataset.id))`)
+	beforeParts := before.partitions()
+	slices.Sort(beforeParts)
+	ctx, stop := context.WithCancel(context.Background())
+	codes := make(chan map[int]int, 1)
+	go func() { codes <- d.drive(ctx, "lenet5", 8) }()
+	replanned := false
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !replanned; time.Sleep(200 * time.Millisecond) {
+		st, err := d.status()
+		require.NoError(t, err)
+		parts := st.partitions()
+		slices.Sort(parts)
+		replanned = st.Reorganizations > before.Reorganizations && !slices.Equal(parts, beforeParts)
+	}
+	stop()
+	t.Logf("lenet5 answers by status code: %v", <-codes)
+	require.True(t, replanned, "the surge re-planned the daemon onto other gpu-lets; logs:\n%s", d.logs)
+
+	after, drawn := waitPageMatches(t, b, d, beforeParts)
+	checkDrawing(t, b, after, drawn)
+	require.Equal(t, "loaded once", eval[string](t, b, `window.gpuletdMarker ?? 'reloaded'`), "no reload")
+	type event struct {
+		ID    int    `json:"id"`
+		Kind  string `json:"kind"`
+		Attrs string `json:"attrs"`
+	}
+	events := eval[[]event](t, b, `[...document.querySelectorAll('#events li')].map((li) => ({
+  id: +li.dataset.id, kind: li.dataset.kind, attrs: li.querySelector('.attrs')?.textContent ?? '' }))`)
+	require.True(t, slices.ContainsFunc(events, func(e event) bool {
+		return e.ID > lastEvent && e.Kind == "reorganize" && strings.Contains(e.Attrs, "surged")
+	}), "the live feed shows the re-plan: %+v", events)
+	require.Equal(t, fmt.Sprint(after.Reorganizations),
+		eval[string](t, b, `document.querySelector('#summary [data-key="reorganizations"] dd').textContent`))
+
+	// A light load on mlp so the screenshots show measured latencies.
+	light, stopLight := context.WithTimeout(context.Background(), 3*time.Second)
+	defer stopLight()
+	t.Logf("mlp answers by status code: %v", d.drive(light, "mlp", 1))
+
+	// Wide: the two devices side by side, nothing wider than the window.
+	wide := viewAt(t, b, 1280)
+	require.LessOrEqual(t, wide.ScrollWidth, wide.Viewport)
+	require.Len(t, wide.Devices, 2)
+	require.Equal(t, wide.Devices[0].Y, wide.Devices[1].Y, "devices side by side at 1280 px")
+	require.Equal(t, []string{"header", "main", "section", "section", "section", "section", "footer"}, wide.Landmarks)
+	screenshot(t, b, filepath.Join(shots, "admin-page-1280.png"))
+
+	// Phone: bars stack, the page does not scroll sideways, the table does.
+	narrow := viewAt(t, b, 390)
+	require.LessOrEqual(t, narrow.ScrollWidth, narrow.Viewport, "the page fits 390 px")
+	require.Len(t, narrow.Devices, 2)
+	require.Equal(t, narrow.Devices[0].X, narrow.Devices[1].X, "devices stacked at 390 px")
+	require.Greater(t, narrow.Devices[1].Y, narrow.Devices[0].Y)
+	require.Equal(t, "auto", narrow.OverflowX)
+	require.Greater(t, narrow.TableScroll, narrow.TableClient, "the models table scrolls sideways")
+	screenshot(t, b, filepath.Join(shots, "admin-page-390.png"))
+
+	require.Empty(t, b.problems(), "console errors")
+}
