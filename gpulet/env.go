@@ -18,6 +18,7 @@ type env struct {
 	pred   Predictor
 	margin float64
 
+	bps   []float64 // fitLet's breakpoint buffer
 	sides map[sideKey]interference.Side
 	preds map[predKey]float64
 
@@ -104,7 +105,14 @@ func (m *model) knee(g *gpuRT) int {
 		return k
 	}
 	k := g.sizes[len(g.sizes)-1]
-	if c, err := Knee(m.profs[g.typ], m.slo, g.sizes...); err == nil {
+	pts := make([]KneePoint, len(g.sizes))
+	for i, s := range g.sizes {
+		pts[i].Size = s
+		if t := m.tab(g.typ, s); t != nil {
+			pts[i].Rate, pts[i].Batch = t.cap, t.capB
+		}
+	}
+	if c, ok := kneeOf(pts); ok {
 		k = c.Knee
 	}
 	m.knees[g.typ][g.sizesKey()] = k

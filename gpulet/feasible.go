@@ -61,10 +61,21 @@ func (e *env) fitLet(typ, size int, ms []member, factors []float64) (letFit, boo
 		}
 		tabs[i] = t
 	}
-	var bps []float64
+	// Only cycles between the batch-of-one busy time (no shorter cycle
+	// holds a batch of every member) and the tightest SLO (no longer cycle
+	// leaves time to run) can work; breakpoints outside are skipped, the
+	// interval below the first one kept starting at its lower end anyway.
+	lo, hi := 0.0, math.Inf(1)
+	for i, mb := range ms {
+		lo += tabs[i].lat[1] * factors[i]
+		hi = min(hi, mb.m.slo)
+	}
+	bps := e.bps[:0]
 	for i, mb := range ms {
 		perMS := mb.rate / 1000
-		for k := 1; k <= tabs[i].maxB; k++ {
+		kLo := max(1, int(math.Floor(lo*perMS)))
+		kHi := min(tabs[i].maxB, int(math.Ceil(hi*perMS)))
+		for k := kLo; k <= kHi; k++ {
 			bps = append(bps, float64(k)/perMS)
 		}
 	}
@@ -72,6 +83,7 @@ func (e *env) fitLet(typ, size int, ms []member, factors []float64) (letFit, boo
 		slices.Sort(bps)
 		bps = slices.Compact(bps)
 	}
+	e.bps = bps
 	bestOcc := math.Inf(1)
 	var best letFit
 	batches := make([]int, len(ms))
@@ -212,8 +224,8 @@ func withMember(lets []letSpec, li int, m *model, rate float64) []letSpec {
 }
 
 // bisectSteps bounds the bisection of maxAdd: the rate found is within
-// 2⁻²⁴ (6·10⁻⁸) of the largest feasible one.
-const bisectSteps = 24
+// 2⁻²⁰ (10⁻⁶) of the bracket below the largest feasible one.
+const bisectSteps = 20
 
 // maxAdd returns the largest rate, at most want, that model m can add on
 // gpu-let li of g while every gpu-let of g stays feasible and the memory
@@ -234,7 +246,14 @@ func (e *env) maxAdd(g *gpuRT, lets []letSpec, li int, m *model, want float64) (
 	if nl, fits, ok := try(want); ok {
 		return want, nl, fits
 	}
+	// Every model needs rate/capacity of the gpu-let's time, so what the
+	// others already take bounds what m can add.
 	hi := min(want, t.cap)
+	if others := timeShare(g, lets[li], m); others < 1 {
+		hi = min(hi, t.cap*(1-others))
+	} else {
+		return 0, nil, nil
+	}
 	if hi < want {
 		if nl, fits, ok := try(hi); ok {
 			return hi, nl, fits
@@ -255,4 +274,21 @@ func (e *env) maxAdd(g *gpuRT, lets []letSpec, li int, m *model, want float64) (
 		return 0, nil, nil
 	}
 	return lo, bestL, bestF
+}
+
+// timeShare is the share of gpu-let l's time its members other than m need
+// at the least: the sum of rate over affordable rate.
+func timeShare(g *gpuRT, l letSpec, m *model) float64 {
+	sh := 0.0
+	for _, mb := range l.members {
+		if mb.m == m {
+			continue
+		}
+		t := mb.m.tab(g.typ, l.size)
+		if t == nil || t.cap == 0 {
+			return 1
+		}
+		sh += mb.rate / t.cap
+	}
+	return sh
 }

@@ -78,16 +78,28 @@ func Knee(p *Profile, sloMS float64, sizes ...int) (KneeCurve, error) {
 	if len(sizes) == 0 {
 		sizes = p.Sizes()
 	}
-	sizes = sortedUnique(sizes)
-	var c KneeCurve
-	maxRate := 0.0
-	for _, s := range sizes {
+	var pts []KneePoint
+	for _, s := range sortedUnique(sizes) {
 		r, b, _ := AffordableRate(p, sloMS, s)
-		c.Points = append(c.Points, KneePoint{Size: s, Batch: b, Rate: r})
-		maxRate = max(maxRate, r)
+		pts = append(pts, KneePoint{Size: s, Batch: b, Rate: r})
 	}
-	if len(c.Points) == 0 || maxRate == 0 {
+	c, ok := kneeOf(pts)
+	if !ok {
 		return c, fmt.Errorf("find knee of %s: %w: no size meets the SLO of %.3g ms", p.Model, ErrNoProfile, sloMS)
+	}
+	return c, nil
+}
+
+// kneeOf fills the curvatures and the knee of an affordable-rate curve
+// (sizes ascending); ok is false when no size affords any rate.
+func kneeOf(pts []KneePoint) (KneeCurve, bool) {
+	c := KneeCurve{Points: pts}
+	maxRate := 0.0
+	for _, pt := range pts {
+		maxRate = max(maxRate, pt.Rate)
+	}
+	if len(pts) == 0 || maxRate == 0 {
+		return c, false
 	}
 	xs := []float64{0}
 	ys := []float64{0}
@@ -112,7 +124,7 @@ func Knee(p *Profile, sloMS float64, sizes ...int) (KneeCurve, error) {
 	} else {
 		c.Knee = c.Points[best].Size
 	}
-	return c, nil
+	return c, true
 }
 
 // mengerCurvature is the signed inverse radius of the circle through three

@@ -58,7 +58,7 @@ const (
 //   - short-skew: the shortest 3/5 of the models 2 shares, the rest 1
 //     (Table 5: le, goo, res at 100, ssd and vgg at 50);
 //   - game: one request reads six digits with the shortest model and one
-//     image with the median model, in parallel (Figure 10: six LeNets and a
+//     image with the median model (the lower one of an even count), in parallel (Figure 10: six LeNets and a
 //     ResNet50), so six separate instances of the shortest model and the
 //     median one, 1 share each; the stages run in parallel, so every member
 //     gets the application's SLO, the median model's (the paper's 95 ms is
@@ -101,7 +101,7 @@ func (n *Node) Mixes() ([]Mix, error) {
 			skew.Demands = append(skew.Demands, d(m, 1))
 		}
 	}
-	short, median := ranked[0], ranked[len(ranked)/2]
+	short, median := ranked[0], ranked[(len(ranked)-1)/2]
 	game := Mix{Name: MixGame}
 	for i := range 6 {
 		x := d(short, 1)

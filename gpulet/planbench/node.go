@@ -99,3 +99,13 @@ func (n *Node) Options() gpulet.Options {
 	}
 	return o
 }
+
+// LoadNode loads the named reference set and builds a node of n of its
+// GPUs.
+func LoadNode(set string, n int) (*Node, error) {
+	s, err := refset.Load(set)
+	if err != nil {
+		return nil, fmt.Errorf("load node: %w", err)
+	}
+	return NewNode(s, n)
+}
