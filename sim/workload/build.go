@@ -1,0 +1,193 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/gpulet/gpuletd/profiler/refset"
+)
+
+// Input builds the planner input of a workload from the reference profile
+// sets its devices name (refset.Load): one GPU per counted device, ids gpu0,
+// gpu1, … in file order; one demand per model with its profile from every
+// set that has it, its SLO (the file's, else the set's, else
+// gpulet.PaperSLO) and its rate. The options carry the interference model of
+// the sets' measured co-locations (refset.NewPhysics; none when no set has
+// any) with gpulet.DefaultInterferenceMargin. A profile set that is not a
+// reference set, a model no set has and a layout the set cannot serve are
+// errors naming the field.
+func (w *Workload) Input() (gpulet.Input, gpulet.Options, error) {
+	var in gpulet.Input
+	opts := gpulet.Options{InterferenceMargin: gpulet.DefaultInterferenceMargin}
+	sets := map[string]*refset.Set{}
+	var order []*refset.Set
+	var predSet string
+	for i, d := range w.Devices {
+		f := fmt.Sprintf("devices[%d]", i)
+		set, ok := sets[d.Profiles]
+		if !ok {
+			s, err := refset.Load(d.Profiles)
+			if err != nil {
+				return in, opts, &FieldError{Field: f + ".profiles", Value: d.Profiles,
+					Allowed: "a reference profile set: " + strings.Join(refset.Names(), ", ") + " (stored device types need the daemon's store)"}
+			}
+			set = s
+			sets[d.Profiles] = s
+			order = append(order, s)
+			if len(s.Pairs) > 0 {
+				if predSet != "" {
+					return in, opts, &FieldError{Field: f + ".profiles", Value: d.Profiles, Allowed: "one set with co-location data per node (" + predSet + " has some)"}
+				}
+				ph, err := refset.NewPhysics(s, nil)
+				if err != nil {
+					return in, opts, fmt.Errorf("build interference model of %s: %w", s.Name, err)
+				}
+				if m := ph.Model(); m != nil {
+					opts.Interference = m
+					predSet = s.Name
+				}
+			}
+		}
+		g, err := gpuOf(set, d, f)
+		if err != nil {
+			return in, opts, err
+		}
+		for range max(d.Count, 1) {
+			g.ID = fmt.Sprintf("gpu%d", len(in.GPUs))
+			in.GPUs = append(in.GPUs, g)
+		}
+	}
+	for i, m := range w.Models {
+		f := fmt.Sprintf("models[%d]", i)
+		name := m.Profile
+		if name == "" {
+			name = m.Name
+		}
+		d := gpulet.Demand{Name: m.Name, SLOMS: m.SLOMS, Rate: m.Rate, MemoryMB: m.MemoryMB}
+		var setSLO float64
+		var known []string
+		for _, s := range order {
+			sm, ok := s.Model(name)
+			known = append(known, s.ModelNames()...)
+			if !ok {
+				continue
+			}
+			if d.Profile == nil {
+				d.Profile, setSLO = sm.Profile, sm.SLOMS
+			} else {
+				d.More = append(d.More, sm.Profile)
+			}
+		}
+		if d.Profile == nil {
+			slices.Sort(known)
+			return in, opts, &FieldError{Field: f + ".profile", Value: name, Allowed: "a model of the device sets: " + strings.Join(slices.Compact(known), ", ")}
+		}
+		if d.SLOMS == 0 {
+			d.SLOMS = setSLO
+		}
+		if d.SLOMS == 0 {
+			slo, ok := gpulet.PaperSLO(d.Profile)
+			if !ok {
+				return in, opts, &FieldError{Field: f + ".slo_ms", Value: 0, Allowed: fmt.Sprintf("an SLO: the set gives none and %s has no L(%d,100) for the default rule", name, gpulet.PaperSLOBatch)}
+			}
+			d.SLOMS = slo
+		}
+		in.Demands = append(in.Demands, d)
+	}
+	return in, opts, nil
+}
+
+// gpuOf describes a GPU of a device group.
+func gpuOf(set *refset.Set, d Device, field string) (gpulet.GPU, error) {
+	g := gpulet.GPU{Type: set.DeviceType, MemoryMB: set.MemoryGiB * 1024, Sizes: slices.Clone(d.Sizes), MaxGPULets: d.MaxGPULets}
+	if d.MemoryMB > 0 {
+		g.MemoryMB = d.MemoryMB
+	}
+	part := d.Partitioning
+	if part == "" {
+		part = set.Partitioning
+	}
+	switch gpulet.Backend(part) {
+	case gpulet.BackendMPS:
+		if set.Partitioning != refset.PartitionMPS {
+			return g, &FieldError{Field: field + ".partitioning", Value: part, Allowed: fmt.Sprintf("none: %s has whole-GPU profiles only", set.Name)}
+		}
+		g.Backend = gpulet.BackendMPS
+		if len(g.Sizes) == 0 {
+			g.Sizes = slices.Clone(set.Sizes)
+		}
+		for _, s := range g.Sizes {
+			if !slices.Contains(set.Sizes, s) {
+				return g, &FieldError{Field: field + ".sizes", Value: d.Sizes, Allowed: fmt.Sprintf("sizes %s has profiles for: %v", set.Name, set.Sizes)}
+			}
+		}
+	case gpulet.BackendMIG:
+		if set.Partitioning != refset.PartitionMPS {
+			return g, &FieldError{Field: field + ".partitioning", Value: part, Allowed: fmt.Sprintf("none: %s has whole-GPU profiles only", set.Name)}
+		}
+		table := d.MIG
+		if table == "" {
+			table = set.GPU
+		}
+		t, err := migrules.Lookup(table)
+		if err != nil {
+			return g, &FieldError{Field: field + ".mig", Value: d.MIG, Allowed: fmt.Sprintf("a MIG table (%s); %s has none of its own", strings.Join(migrules.Models(), ", "), set.GPU)}
+		}
+		g.Backend, g.MIGModel = gpulet.BackendMIG, t.Model
+		for _, s := range g.Sizes {
+			if _, err := t.ProfileForSize(s); err != nil {
+				return g, &FieldError{Field: field + ".sizes", Value: d.Sizes, Allowed: fmt.Sprintf("MIG profile sizes of %s: %v", t.Model, t.Sizes())}
+			}
+		}
+	default:
+		g.Backend, g.Sizes = gpulet.BackendNone, nil
+	}
+	return g, nil
+}
+
+// PlannerAlgo is the workload's planner, or the override when it is not empty;
+// gpulet-int when neither names one.
+func (w *Workload) PlannerAlgo(override string) (gpulet.Algo, error) {
+	a := override
+	if a == "" {
+		a = w.Algo
+	}
+	if a == "" {
+		return gpulet.AlgoGpuletInt, nil
+	}
+	if !slices.Contains(gpulet.Algos(), gpulet.Algo(a)) {
+		return "", &FieldError{Field: "algo", Value: a, Allowed: "one of " + algoNames()}
+	}
+	return gpulet.Algo(a), nil
+}
+
+// Plan is `gpuletd plan`: the workload planned with its planner, or with
+// algo when that is not empty.
+func Plan(ctx context.Context, w *Workload, algo string) (*gpulet.Plan, error) {
+	a, err := w.PlannerAlgo(algo)
+	if err != nil {
+		return nil, err
+	}
+	in, opts, err := w.Input()
+	if err != nil {
+		return nil, err
+	}
+	p, err := gpulet.Run(ctx, a, in, opts)
+	if err != nil {
+		return nil, fmt.Errorf("plan workload: %w", err)
+	}
+	return p, nil
+}
+
+// PlanFile loads a workload file and plans it.
+func PlanFile(ctx context.Context, path, algo string) (*gpulet.Plan, error) {
+	w, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return Plan(ctx, w, algo)
+}
