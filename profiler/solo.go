@@ -76,8 +76,9 @@ func (r *runner) launchLoaded(ctx context.Context, size int, role string, taken 
 	}
 	h, err := x.Health(ctx)
 	if err != nil {
+		err = r.executorErr(ctx, x, size, "ask the executor's health", err)
 		r.closeExecutor(x, size)
-		return nil, r.executorErr(ctx, x, size, "ask the executor's health", err)
+		return nil, err
 	}
 	if role == "profile" {
 		r.res.Executors = append(r.res.Executors, ExecutorInfo{Size: size, Engine: h.Engine, Threads: int(h.Threads),
