@@ -237,15 +237,27 @@ func TestAdminPageInBrowser(t *testing.T) {
 	b.run(t, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(d.base+"/"))
 	before, drawn := waitPageMatches(t, b, d, nil)
 	checkDrawing(t, b, before, drawn)
+	// Everything below happens on this one load of the page.
+	require.True(t, eval[bool](t, b, `window.gpuletdMarker = 'loaded once'; true`))
 	checkProfile(t, b, d, "resnet18")
 	b.run(t, chromedp.Click(chromedp.CSS(`#profiles-all`)))
 	require.Eventually(t, func() bool {
 		return eval[int](t, b, `document.querySelectorAll('#profiles details[open] svg[data-chart="latency"]').length`) == len(pageModels)
 	}, 10*time.Second, 100*time.Millisecond, "Open all draws every model's curves")
 
+	// The page's own button re-plans (POST /api/v1/reorganize) and the
+	// summary shows the manual plan.
+	b.run(t, chromedp.Click(chromedp.CSS(`#reorganize`)))
+	require.Eventually(t, func() bool {
+		return strings.HasPrefix(eval[string](t, b, `document.getElementById('action-result').textContent`), "Re-planned at") &&
+			strings.HasSuffix(eval[string](t, b, `document.querySelector('#summary [data-key="planned"] dd').textContent`), "(manual)")
+	}, 30*time.Second, 100*time.Millisecond, "the button re-plans and the page says so")
+	before, drawn = waitPageMatches(t, b, d, nil)
+	require.Equal(t, "manual", before.PlanReason)
+	checkDrawing(t, b, before, drawn)
+
 	// Drive lenet5 hard: its rate surges past what the plan assigns it and
 	// the daemon re-plans. The page must show the new cut without a reload.
-	require.True(t, eval[bool](t, b, `window.gpuletdMarker = 'loaded once'; true`))
 	lastEvent := eval[int](t, b, `Math.max(0, ...[...document.querySelectorAll('#events li')].map((li) => +li.dataset.id))`)
 	beforeParts := before.partitions()
 	slices.Sort(beforeParts)
@@ -275,7 +287,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	events := eval[[]event](t, b, `[...document.querySelectorAll('#events li')].map((li) => ({
   id: +li.dataset.id, kind: li.dataset.kind, attrs: li.querySelector('.attrs')?.textContent ?? '' }))`)
 	require.True(t, slices.ContainsFunc(events, func(e event) bool {
-		return e.ID > lastEvent && e.Kind == "reorganize" && strings.Contains(e.Attrs, "surged")
+		return e.ID > lastEvent && e.Kind == "reorganize" && strings.Contains(e.Attrs, "lenet5")
 	}), "the live feed shows the re-plan: %+v", events)
 	require.Equal(t, fmt.Sprint(after.Reorganizations),
 		eval[string](t, b, `document.querySelector('#summary [data-key="reorganizations"] dd').textContent`))
@@ -291,6 +303,18 @@ func TestAdminPageInBrowser(t *testing.T) {
 	require.Len(t, wide.Devices, 2)
 	require.Equal(t, wide.Devices[0].Y, wide.Devices[1].Y, "devices side by side at 1280 px")
 	require.Equal(t, []string{"header", "main", "section", "section", "section", "section", "footer"}, wide.Landmarks)
+	type a11y struct {
+		Unlabelled int      `json:"unlabelled"`
+		NoScope    int      `json:"noScope"`
+		Headings   []string `json:"headings"`
+	}
+	acc := eval[a11y](t, b, `({
+  unlabelled: [...document.querySelectorAll('[role="img"]')].filter((e) => !(e.getAttribute('aria-label') || '').trim()).length,
+  noScope: [...document.querySelectorAll('thead th')].filter((th) => th.getAttribute('scope') !== 'col').length,
+  headings: [...document.querySelectorAll('h1, h2')].map((h) => h.tagName.toLowerCase() + ' ' + h.textContent) })`)
+	require.Zero(t, acc.Unlabelled, "every drawing has an accessible name")
+	require.Zero(t, acc.NoScope, "column headers say so")
+	require.Equal(t, []string{"h1 gpuletd", "h2 Devices and gpu-lets", "h2 Models", "h2 Latency profiles L(b,p)", "h2 Events"}, acc.Headings)
 	screenshot(t, b, filepath.Join(shots, "admin-page-1280.png"))
 
 	// Phone: bars stack, the page does not scroll sideways, the table does.

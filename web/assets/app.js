@@ -55,7 +55,7 @@ function render(st) {
   renderPlanNote(st);
   devices.render(st);
   renderModels(document.querySelector('#models-table tbody'), st);
-  profiles.sync(st.models);
+  profiles.sync(st.models || []);
   $('profiles-all').textContent = profiles.allOpen() ? 'Close all' : 'Open all';
   openFromHash();
 }

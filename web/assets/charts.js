@@ -3,6 +3,7 @@
 // size), each with the knee marked.
 
 import { s, h, num, rate } from './dom.js';
+import { width, FONT_BOLD } from './text.js';
 
 const M = { l: 50, r: 14, t: 14, b: 40 }; // margins, px
 let clipSeq = 0;
@@ -46,6 +47,24 @@ function frame(svg, w, ht, [x0, x1], xs, ys, xLabel, yLabel) {
   const plot = s('g', { 'clip-path': `url(#${id})` });
   svg.append(plot);
   return { X, Y, plot, pw, ph };
+}
+
+// tag labels the point (cx, cy) with text on a white plate, to its right
+// (or left where the right has no room), above or below it as preferred,
+// kept inside the plot area.
+function tag(svg, f, cx, cy, text, below = false) {
+  const tw = width(text, FONT_BOLD) + 8;
+  const th = 18;
+  let x = cx + 8;
+  if (x + tw > M.l + f.pw) x = cx - 8 - tw;
+  x = Math.max(M.l + 2, Math.min(x, M.l + f.pw - tw));
+  let y = below ? cy + 10 : cy - 10 - th;
+  if (y < M.t) y = cy + 10;
+  if (y + th > M.t + f.ph) y = cy - 10 - th;
+  const g = s('g', { class: 'knee-tag' });
+  g.append(s('rect', { x, y, width: tw, height: th, rx: 3 }));
+  g.append(s('text', { class: 'knee-label', x: x + 4, y: y + 13, text }));
+  svg.append(g);
 }
 
 function path(pts) {
@@ -102,8 +121,8 @@ export function latencyChart(model, doc, sloMS, w, ht = 250) {
       const cx = f.X(p.batch);
       const cy = f.Y(p.p50_ms);
       svg.append(s('circle', { class: 'knee-dot', cx, cy, r: 5, 'data-knee-size': kneeSize, 'data-knee-batch': kneeBatch }));
-      const right = cx < M.l + f.pw * 0.6;
-      svg.append(s('text', { class: 'knee-label', x: cx + (right ? 8 : -8), y: cy - 8, 'text-anchor': right ? 'start' : 'end', text: `knee ${kneeSize}% · b${kneeBatch}` }));
+      // Below: the knee's batch sits just under the SLO/2 line drawn above it.
+      tag(svg, f, cx, cy, `knee ${kneeSize}% · batch ${kneeBatch}`, true);
     }
   }
   const legend = h(
@@ -145,8 +164,7 @@ export function kneeChart(model, doc, w, ht = 250) {
     const cx = f.X(k.size);
     const cy = f.Y(k.rate);
     svg.append(s('circle', { class: 'knee-dot', cx, cy, r: 6, 'data-knee-size': kneeSize }));
-    const right = cx < M.l + f.pw * 0.6;
-    svg.append(s('text', { class: 'knee-label', x: cx + (right ? 9 : -9), y: cy + (cy < M.t + 24 ? 16 : -9), 'text-anchor': right ? 'start' : 'end', text: `knee ${kneeSize}% · ${rate(k.rate)}/s` }));
+    tag(svg, f, cx, cy, `knee ${kneeSize}% · ${rate(k.rate)} req/s`);
   }
   return svg;
 }

@@ -58,6 +58,12 @@ export function pct(x) {
   return Math.round(p) + '%';
 }
 
+// busy formats a gpu-let's busy ratio; '–' when the executor reports a
+// value outside [0, 1], which no real busy share can be.
+export function busy(x) {
+  return Number.isFinite(x) && x >= 0 && x <= 1 ? pct(x) : '–';
+}
+
 // bytes formats a byte count in GiB or MiB.
 export function bytes(b) {
   if (!(b > 0)) return '–';

@@ -6,7 +6,7 @@ import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 // renderModels fills the table body from the status.
 export function renderModels(tbody, status) {
   const unscheduled = (status.plan && status.plan.unscheduled) || {};
-  const rows = status.models.map((m) => {
+  const rows = (status.models || []).map((m) => {
     const r = m.recent || {};
     const grade = attainment(r);
     const seen = r.requests > 0;
@@ -30,7 +30,7 @@ export function renderModels(tbody, status) {
       h('td', { class: 'num', text: r.mean_batch > 0 ? num(r.mean_batch) : '–' }),
       h('td', { class: 'num', text: seen ? String(r.violations) : '–' }),
       h('td', { class: 'num', text: String(r.requests || 0) }),
-      h('td', { class: 'placed', text: m.placed_on.length ? m.placed_on.join(', ') : 'not placed' }),
+      h('td', { class: 'placed', text: m.placed_on && m.placed_on.length ? m.placed_on.join(', ') : 'not placed' }),
     );
   });
   if (!rows.length) {

@@ -2,7 +2,7 @@
 // gpu-lets to scale (a block's width is its size, percent of the bar), with
 // the models, batch, assigned rate, busy ratio and p99 against the SLO.
 
-import { h, s, num, rate, pct, ms, bytes, attainment, worst, gradeWords } from './dom.js';
+import { h, s, num, rate, pct, ms, busy, bytes, attainment, worst, gradeWords } from './dom.js';
 import { fit, FONT, FONT_BOLD } from './text.js';
 
 const LINE = 16; // text line height in a block, px
@@ -34,7 +34,7 @@ function gpuletLabel(d, g, models) {
   const what = g.models.length
     ? 'running ' + g.models.map((p) => placementLabel(p, models.get(p.name))).join('; and ')
     : 'with no models';
-  return `${deviceWord(d)} ${d.id}: gpu-let ${g.size}% (${g.id}, ${g.state}) ${what}; busy ${pct(g.busy_ratio)}`;
+  return `${deviceWord(d)} ${d.id}: gpu-let ${g.size}% (${g.id}, ${g.state}) ${what}; busy ${busy(g.busy_ratio)}`;
 }
 
 // blockLines are the text lines of a gpu-let block: [text, font, class].
@@ -52,7 +52,7 @@ function blockLines(g, models) {
       'lat att-text-' + attainment(r),
     ]);
   }
-  lines.push([`busy ${pct(g.busy_ratio)}`, FONT, 'busy']);
+  lines.push([`busy ${busy(g.busy_ratio)}`, FONT, 'busy']);
   return lines;
 }
 
@@ -150,7 +150,7 @@ function detailsList(gls, models) {
         'li',
         { 'data-gpulet': g.id },
         h('strong', { text: `${g.size}%` }),
-        ` ${g.id} · ${g.state} · busy ${pct(g.busy_ratio)}`,
+        ` ${g.id} · ${g.state} · busy ${busy(g.busy_ratio)}`,
         g.models.length
           ? h(
               'ul',
@@ -204,10 +204,10 @@ export class Devices {
     this.status = status;
     this.lastWidth = this.root.clientWidth;
     const focused = document.activeElement && document.activeElement.getAttribute ? document.activeElement.getAttribute('data-gpulet') : null;
-    const models = new Map(status.models.map((m) => [m.name, m]));
+    const models = new Map((status.models || []).map((m) => [m.name, m]));
     const wraps = [];
-    const articles = status.devices.map((d) => {
-      const gls = status.gpulets.filter((g) => g.device === d.id);
+    const articles = (status.devices || []).map((d) => {
+      const gls = (status.gpulets || []).filter((g) => g.device === d.id);
       const serving = gls.filter((g) => g.state !== 'draining');
       const used = serving.reduce((a, g) => a + g.size, 0);
       const [memUsed, memTotal] = planMemory(status.plan, d.id);
