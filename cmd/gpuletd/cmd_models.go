@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	neturl "net/url"
+	"strings"
 
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/spf13/cobra"
@@ -13,16 +17,174 @@ func newModelsCmd(g *globalFlags) *cobra.Command {
 		Use:   "models",
 		Short: "Make a demo model repository; list and show a daemon's models",
 	}
-	cmd.AddCommand(newModelsSynthCmd(), &cobra.Command{
+	cmd.AddCommand(newModelsSynthCmd(), newModelsListCmd(g), newModelsShowCmd(g))
+	return cmd
+}
+
+func newModelsListCmd(g *globalFlags) *cobra.Command {
+	var (
+		url    string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the models a running daemon serves",
-		RunE:  func(*cobra.Command, []string) error { return errNotAvailable("models list") },
-	}, &cobra.Command{
+		Long: `List a running daemon's models (GET /api/v1/models): measured and assigned
+rate, SLO, recent SLO attainment and p50/p99 latency, and the gpu-lets each
+is placed on.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			base, err := daemonURL(g, url)
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := adminGet(cmd.Context(), base, "/api/v1/models", &raw); err != nil {
+				return err
+			}
+			if asJSON {
+				return printRaw(cmd.OutOrStdout(), raw)
+			}
+			var models []adminModel
+			if err := json.Unmarshal(raw, &models); err != nil {
+				return fmt.Errorf("decode models: %w", err)
+			}
+			return writeModels(cmd.OutOrStdout(), models)
+		},
+	}
+	addDaemonFlags(cmd, &url, &asJSON)
+	return cmd
+}
+
+func newModelsShowCmd(g *globalFlags) *cobra.Command {
+	var (
+		url    string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
 		Use:   "show MODEL",
 		Short: "Show one model of a running daemon",
-		RunE:  func(*cobra.Command, []string) error { return errNotAvailable("models show") },
-	})
+		Long: `Show one model of a running daemon (GET /api/v1/models/MODEL and its
+profile): file, SLO, inputs and outputs, rates, recent latency, placement and
+the device types it has latency profiles for.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			base, err := daemonURL(g, url)
+			if err != nil {
+				return err
+			}
+			path := "/api/v1/models/" + neturl.PathEscape(args[0])
+			var raw json.RawMessage
+			if err := adminGet(cmd.Context(), base, path, &raw); err != nil {
+				return err
+			}
+			if asJSON {
+				return printRaw(cmd.OutOrStdout(), raw)
+			}
+			var doc adminModelShow
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				return fmt.Errorf("decode model: %w", err)
+			}
+			var prof adminProfiles // best effort: the table says when it is missing
+			if err := adminGet(cmd.Context(), base, path+"/profile", &prof); err != nil {
+				prof.Error = err.Error()
+			}
+			return writeModelShow(cmd.OutOrStdout(), &doc, &prof)
+		},
+	}
+	addDaemonFlags(cmd, &url, &asJSON)
 	return cmd
+}
+
+// adminModelShow is GET /api/v1/models/{m}.
+type adminModelShow struct {
+	Model   adminModel    `json:"model"`
+	Inputs  []adminTensor `json:"inputs"`
+	Outputs []adminTensor `json:"outputs"`
+	File    string        `json:"file"`
+	SHA256  string        `json:"sha256"`
+	Profile string        `json:"profile"`
+}
+
+// adminTensor is one input or output.
+type adminTensor struct {
+	Name     string  `json:"name"`
+	DataType string  `json:"datatype"`
+	Shape    []int64 `json:"shape"`
+}
+
+// adminProfiles is GET /api/v1/models/{m}/profile, shortened.
+type adminProfiles struct {
+	Profiles []struct {
+		DeviceType string            `json:"device_type"`
+		Points     []json.RawMessage `json:"points"`
+		KneeSize   int               `json:"knee_size"`
+	} `json:"profiles"`
+	Error string `json:"-"`
+}
+
+// writeModelShow prints one model: a key-value block, its tensors and its
+// profiles.
+func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
+	m := d.Model
+	tw := newTable(w)
+	ready := "no"
+	if m.Ready {
+		ready = "yes"
+	}
+	fmt.Fprintf(tw, "model\t%s (version %d)\n", m.Name, m.Version)
+	fmt.Fprintf(tw, "file\t%s\n", orDash(d.File))
+	fmt.Fprintf(tw, "sha256\t%s\n", orDash(d.SHA256))
+	fmt.Fprintf(tw, "emulated as\t%s\n", orDash(d.Profile))
+	fmt.Fprintf(tw, "slo\t%s\n", millis(m.SLOMS))
+	fmt.Fprintf(tw, "max batch\t%d\n", m.MaxBatchSize)
+	fmt.Fprintf(tw, "ready\t%s\n", ready)
+	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
+	fmt.Fprintf(tw, "rate\t%s measured, %s assigned\n", perSecond(m.Rate), perSecond(m.AssignedRate))
+	if m.Unscheduled > 0 {
+		fmt.Fprintf(tw, "unscheduled\t%s has no gpu-let\n", perSecond(m.Unscheduled))
+	}
+	if r := m.Recent; r.Requests > 0 {
+		fmt.Fprintf(tw, "recent\t%d requests, %s within the SLO, mean batch %.1f\n", r.Requests, percent(r.Attainment), r.MeanBatch)
+		fmt.Fprintf(tw, "latency\tp50 %s, p99 %s\n", millis(r.P50MS), millis(r.P99MS))
+	} else {
+		fmt.Fprintf(tw, "recent\tno requests\n")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	tw = newTable(w)
+	fmt.Fprintln(tw, "TENSOR\tNAME\tDATATYPE\tSHAPE")
+	for _, t := range d.Inputs {
+		fmt.Fprintf(tw, "input\t%s\t%s\t%v\n", t.Name, t.DataType, t.Shape)
+	}
+	for _, t := range d.Outputs {
+		fmt.Fprintf(tw, "output\t%s\t%s\t%v\n", t.Name, t.DataType, t.Shape)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	if prof.Error != "" {
+		fmt.Fprintf(w, "profiles: unknown (%s)\n", prof.Error)
+		return nil
+	}
+	tw = newTable(w)
+	fmt.Fprintln(tw, "PROFILED ON\tPOINTS\tKNEE")
+	for _, p := range prof.Profiles {
+		knee := "-"
+		if p.KneeSize > 0 {
+			knee = fmt.Sprintf("%d%%", p.KneeSize)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", p.DeviceType, len(p.Points), knee)
+	}
+	if len(prof.Profiles) == 0 {
+		fmt.Fprintln(tw, "(no device type yet)")
+	}
+	return tw.Flush()
 }
 
 func newModelsSynthCmd() *cobra.Command {

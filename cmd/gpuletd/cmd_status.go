@@ -1,11 +1,339 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
 
-func newStatusCmd(_ *globalFlags) *cobra.Command {
-	return &cobra.Command{
+	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/spf13/cobra"
+)
+
+func newStatusCmd(g *globalFlags) *cobra.Command {
+	var (
+		url    string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show a running daemon's devices, gpu-lets and models",
-		RunE:  func(*cobra.Command, []string) error { return errNotAvailable("status") },
+		Long: `Ask a running gpuletd (GET /api/v1/status) for its devices, its gpu-lets with
+the models placed on them (batch, planned rate, busy ratio) and its models
+(measured and assigned rate, SLO, recent attainment and latency, where placed).
+The daemon is found at --url, or at the configured listen address.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			base, err := daemonURL(g, url)
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := adminGet(cmd.Context(), base, "/api/v1/status", &raw); err != nil {
+				return err
+			}
+			if asJSON {
+				return printRaw(cmd.OutOrStdout(), raw)
+			}
+			var s adminStatus
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return fmt.Errorf("decode status: %w", err)
+			}
+			return writeStatus(cmd.OutOrStdout(), base, &s)
+		},
 	}
+	addDaemonFlags(cmd, &url, &asJSON)
+	return cmd
+}
+
+// addDaemonFlags adds --url and --json, the flags of every command that
+// talks to a running daemon.
+func addDaemonFlags(cmd *cobra.Command, url *string, asJSON *bool) {
+	cmd.Flags().StringVar(url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
+}
+
+// daemonURL is --url, or http:// and the configured listen address (a
+// wildcard host is reached on loopback).
+func daemonURL(g *globalFlags, flag string) (string, error) {
+	if flag != "" {
+		if !strings.Contains(flag, "://") {
+			flag = "http://" + flag
+		}
+		return strings.TrimRight(flag, "/"), nil
+	}
+	l, err := g.loadConfig()
+	if err != nil {
+		return "", err
+	}
+	host, port, err := net.SplitHostPort(l.Config.Listen)
+	if err != nil {
+		return "", fmt.Errorf("read listen address %q: %w", l.Config.Listen, err)
+	}
+	switch ip := net.ParseIP(host); {
+	case host == "":
+		host = "127.0.0.1"
+	case ip != nil && ip.IsUnspecified() && ip.To4() != nil:
+		host = "127.0.0.1"
+	case ip != nil && ip.IsUnspecified():
+		host = "::1"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
+}
+
+// adminTimeout bounds one call to a daemon's admin API.
+const adminTimeout = 10 * time.Second
+
+// adminGet fetches one document of a daemon's API. A daemon that does not
+// answer is one clear line and exit status 1.
+func adminGet(ctx context.Context, base, path string, v any) error {
+	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
+	defer cancel()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	return daemonError(base, loadgen.GetJSON(ctx, client, base+path, v))
+}
+
+// daemonError turns "nothing answers" and the daemon's error answers into
+// one clear line.
+func daemonError(base string, err error) error {
+	var he *loadgen.HTTPError
+	switch {
+	case errors.Is(err, loadgen.ErrUnreachable):
+		return &exitError{code: 1, msg: "no gpuletd answers at " + base + ": is it running?"}
+	case errors.As(err, &he) && he.Code == http.StatusNotFound:
+		return &exitError{code: 1, msg: "gpuletd: " + he.Message}
+	case errors.As(err, &he):
+		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: the daemon at %s answered %d %s: %s", base, he.Code, http.StatusText(he.Code), he.Message)}
+	}
+	return err
+}
+
+// printRaw writes a JSON document indented.
+func printRaw(w io.Writer, raw json.RawMessage) error {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return fmt.Errorf("indent JSON: %w", err)
+	}
+	b.WriteByte('\n')
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// adminStatus is the part of GET /api/v1/status the tables show.
+type adminStatus struct {
+	Version         string        `json:"version"`
+	Ready           bool          `json:"ready"`
+	Policy          string        `json:"policy"`
+	Algorithm       string        `json:"algorithm"`
+	Devices         []adminDevice `json:"devices"`
+	Gpulets         []adminGpulet `json:"gpulets"`
+	Models          []adminModel  `json:"models"`
+	PlanAt          *time.Time    `json:"plan_at"`
+	PlanReason      string        `json:"plan_reason"`
+	Reorganizations int64         `json:"reorganizations"`
+	Restarts        int64         `json:"executor_restarts"`
+}
+
+// adminDevice is one device of the status.
+type adminDevice struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Backend string `json:"backend"`
+	Health  string `json:"health"`
+}
+
+// adminGpulet is one running gpu-let of the status.
+type adminGpulet struct {
+	ID        string           `json:"id"`
+	Device    string           `json:"device"`
+	Size      int              `json:"size"`
+	State     string           `json:"state"`
+	PID       int              `json:"pid"`
+	Restarts  int              `json:"restarts"`
+	BusyRatio float64          `json:"busy_ratio"`
+	Models    []adminPlacement `json:"models"`
+}
+
+// adminPlacement is one model on a gpu-let.
+type adminPlacement struct {
+	Name      string  `json:"name"`
+	Batch     int     `json:"batch"`
+	Rate      float64 `json:"rate"`
+	LatencyMS float64 `json:"latency_ms"`
+	MeanBatch float64 `json:"mean_batch"`
+	Requests  int64   `json:"requests"`
+}
+
+// adminModel is one model of the status (GET /api/v1/models).
+type adminModel struct {
+	Name         string      `json:"name"`
+	Version      int         `json:"version"`
+	SLOMS        float64     `json:"slo_ms"`
+	MaxBatchSize int         `json:"max_batch_size"`
+	Rate         float64     `json:"rate"`
+	AssignedRate float64     `json:"assigned_rate"`
+	Unscheduled  float64     `json:"unscheduled_rate"`
+	Ready        bool        `json:"ready"`
+	Placed       []string    `json:"placed_on"`
+	Recent       adminRecent `json:"recent"`
+}
+
+// adminRecent is a model's latency window.
+type adminRecent struct {
+	Requests   int     `json:"requests"`
+	P50MS      float64 `json:"p50_ms"`
+	P99MS      float64 `json:"p99_ms"`
+	Attainment float64 `json:"slo_attainment"`
+	MeanBatch  float64 `json:"mean_batch"`
+	Violations int     `json:"violations"`
+}
+
+// writeStatus prints the status as a header and three tables.
+func writeStatus(w io.Writer, base string, s *adminStatus) error {
+	state := "not ready"
+	if s.Ready {
+		state = "ready"
+	}
+	fmt.Fprintf(w, "gpuletd %s at %s: %s\n", s.Version, base, state)
+	fmt.Fprintf(w, "policy %s, placement %s, %d reorganizations, %d executor restarts\n", s.Policy, s.Algorithm, s.Reorganizations, s.Restarts)
+	switch {
+	case s.PlanAt != nil:
+		fmt.Fprintf(w, "plan of %s (%s)\n", s.PlanAt.Local().Format("2006-01-02 15:04:05"), orDash(s.PlanReason))
+	default:
+		fmt.Fprintln(w, "no plan yet")
+	}
+
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "DEVICE\tKIND\tTYPE\tBACKEND\tHEALTH\tNAME")
+	for _, d := range s.Devices {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Type, orDash(d.Backend), orDash(d.Health), clip(d.Name, 28))
+	}
+	if len(s.Devices) == 0 {
+		fmt.Fprintln(tw, "(none)")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	tw = newTable(w)
+	fmt.Fprintln(tw, "GPU-LET\tSIZE\tSTATE\tBUSY\tMODEL\tBATCH\tRATE\tMEAN BATCH")
+	for _, g := range s.Gpulets {
+		state := g.State
+		if g.Restarts > 0 {
+			state = fmt.Sprintf("%s (%d restarts)", g.State, g.Restarts)
+		}
+		lead := fmt.Sprintf("%s\t%d%%\t%s\t%s", g.ID, g.Size, state, percent(g.BusyRatio))
+		if len(g.Models) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t\t\t\n", lead)
+		}
+		for i, m := range g.Models {
+			if i > 0 {
+				lead = "\t\t\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", lead, m.Name, m.Batch, perSecond(m.Rate), meanBatch(m.Requests, m.MeanBatch))
+		}
+	}
+	if len(s.Gpulets) == 0 {
+		fmt.Fprintln(tw, "(none)")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	return writeModels(w, s.Models)
+}
+
+// writeModels prints the models table and a line per unscheduled load.
+func writeModels(w io.Writer, models []adminModel) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "MODEL\tSLO\tRATE\tASSIGNED\tATTAIN\tP50\tP99\tPLACED ON")
+	for _, m := range models {
+		attain, p50, p99 := "-", "-", "-"
+		if m.Recent.Requests > 0 {
+			attain = percent(m.Recent.Attainment)
+			p50, p99 = millis(m.Recent.P50MS), millis(m.Recent.P99MS)
+		}
+		placed := strings.Join(m.Placed, ",")
+		if placed == "" {
+			placed = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, millis(m.SLOMS), perSecond(m.Rate), perSecond(m.AssignedRate), attain, p50, p99, placed)
+	}
+	if len(models) == 0 {
+		fmt.Fprintln(tw, "(none)")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range models {
+		if m.Unscheduled > 0 {
+			fmt.Fprintf(w, "%s: %s of its load has no gpu-let\n", m.Name, perSecond(m.Unscheduled))
+		}
+	}
+	return nil
+}
+
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+// perSecond writes requests per second.
+func perSecond(r float64) string {
+	switch {
+	case r >= 100:
+		return fmt.Sprintf("%.0f/s", r)
+	case r >= 10:
+		return fmt.Sprintf("%.1f/s", r)
+	}
+	return fmt.Sprintf("%.2f/s", r)
+}
+
+// millis writes a duration given in milliseconds with three significant
+// digits, in µs below 1 ms.
+func millis(ms float64) string {
+	switch {
+	case ms < 1:
+		return fmt.Sprintf("%.0fµs", ms*1000)
+	case ms < 10:
+		return fmt.Sprintf("%.2fms", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.1fms", ms)
+	}
+	return fmt.Sprintf("%.0fms", ms)
+}
+
+func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+func meanBatch(requests int64, mean float64) string {
+	if requests == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", mean)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// clip shortens s to n runes with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

@@ -44,6 +44,7 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 		newBenchCmd(g),
 		newModelsCmd(g),
 		newStatusCmd(g),
+		newLoadCmd(g),
 		newConfigCmd(g),
 		newVersionCmd(),
 	)

@@ -57,6 +57,10 @@ type Config struct {
 	SLO time.Duration
 	// Client sends the requests; nil makes one sized for Concurrency.
 	Client *http.Client
+	// OKStatus is the HTTP status counted as an answer; 0 is 200. Another
+	// value measures an error path (such as 400 for a payload the server
+	// decodes and refuses).
+	OKStatus int
 }
 
 // withDefaults checks c and fills in its defaults.
@@ -73,6 +77,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: duration %s; give a positive duration", ErrConfig, c.Duration)
 	case c.Warmup < 0 || c.Concurrency < 0 || c.Drain < 0 || c.Timeout < 0 || c.SLO < 0:
 		return c, fmt.Errorf("%w: warmup, concurrency, drain, timeout and SLO cannot be negative", ErrConfig)
+	case c.OKStatus != 0 && (c.OKStatus < 100 || c.OKStatus > 599):
+		return c, fmt.Errorf("%w: ok status %d is not an HTTP status", ErrConfig, c.OKStatus)
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
@@ -82,6 +88,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.OKStatus == 0 {
+		c.OKStatus = http.StatusOK
 	}
 	if c.Arrivals == nil {
 		a, err := arrival.NewPoisson(c.Rate, c.Seed)

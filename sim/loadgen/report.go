@@ -35,7 +35,7 @@ type Report struct {
 	// Dropped is how many requests the client dropped because Concurrency
 	// requests were already in flight.
 	Dropped int64 `json:"dropped_by_client"`
-	// OK is how many were answered 200.
+	// OK is how many were answered 200 (Config.OKStatus).
 	OK int64 `json:"ok"`
 	// Failed counts the others by HTTP status ("503") or FailError,
 	// FailCancelled.

@@ -198,7 +198,7 @@ func (g *generator) send(ctx context.Context, j job) {
 	}
 	var errBody bytes.Buffer
 	sink := io.Discard
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != g.cfg.OKStatus {
 		sink = &limitedWriter{w: &errBody, n: 1 << 10}
 	}
 	n, err := io.Copy(sink, resp.Body)
@@ -213,7 +213,7 @@ func (g *generator) send(ctx context.Context, j job) {
 	}
 	g.t.mu.Lock()
 	defer g.t.mu.Unlock()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != g.cfg.OKStatus {
 		g.t.failed[strconv.Itoa(resp.StatusCode)]++
 		if g.t.firstError == "" {
 			g.t.firstError = resp.Status + errorMessage(errBody.Bytes())

@@ -311,3 +311,19 @@ func TestGetJSONErrors(t *testing.T) {
 	require.Contains(t, err.Error(), "404 Not Found")
 	http.DefaultClient.CloseIdleConnections()
 }
+
+func TestOKStatusMeasuresAnErrorPath(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{code: func(i int64) int {
+		if i%2 == 0 {
+			return http.StatusBadRequest
+		}
+		return http.StatusOK
+	}})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 200 * time.Millisecond, Seed: 6, OKStatus: http.StatusBadRequest})
+	require.NoError(t, err)
+	require.Equal(t, (rep.Sent+1)/2, rep.OK, "the 400s are the answers")
+	require.Equal(t, map[string]int64{"200": rep.Sent / 2}, rep.Failed)
+	require.Equal(t, rep.OK, rep.Latency.Count)
+	_, err = Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, OKStatus: 1000})
+	require.ErrorIs(t, err, ErrConfig)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteLoadReport(t *testing.T) {
+	r := &loadgen.Report{
+		Model: "lenet5", URL: "http://127.0.0.1:8700", Rate: 200, Window: 10 * time.Second,
+		Scheduled: 2003, Sent: 2001, Dropped: 2, OK: 1990, Failed: map[string]int64{"503": 9, "error": 2},
+		FirstError: "503 Service Unavailable: lenet5: the deadline cannot be met (lenet5: deadline_unreachable)",
+		SLO:        5 * time.Millisecond, WithinSLO: 1985, Goodput: 198.5, Attainment: 0.992, SendRate: 200.1,
+		Latency:     loadgen.Percentiles{Count: 1990, P50: 850 * time.Microsecond, P90: 1100 * time.Microsecond, P99: 2300 * time.Microsecond, Max: 5100 * time.Microsecond},
+		Lag:         loadgen.Percentiles{Count: 2001, P50: 70 * time.Microsecond, P99: 1100 * time.Microsecond, Max: 2 * time.Millisecond},
+		MaxInFlight: 7, RequestBytes: 8402,
+	}
+	var b strings.Builder
+	require.NoError(t, writeLoadReport(&b, "poisson", false, r))
+	out := b.String()
+	require.LessOrEqual(t, widest(out), 80, out)
+	for _, want := range []string{
+		"target        lenet5 at http://127.0.0.1:8700",
+		"arrivals      poisson, 200/s for 10s, JSON tensors (8402-byte requests)",
+		"requests      2003 scheduled, 2001 sent, 2 dropped by this client, 1990 ok",
+		"failed        9 503, 2 error",
+		"first error   503 Service Unavailable: lenet5: the deadline cannot be met (le…",
+		"slo 5.00ms    1985 within, attainment 99.2%, goodput 198/s",
+		"latency       p50 850µs, p90 1.10ms, p99 2.30ms, max 5.10ms",
+		"send rate     200/s (target 200/s), 7 in flight at most",
+		"schedule lag  p50 70µs, p99 1.10ms, max 2.00ms",
+	} {
+		require.Contains(t, out, want)
+	}
+	b.Reset()
+	require.NoError(t, writeLoadReport(&b, "gamma:cv=2", true, &loadgen.Report{Model: "m"}))
+	require.Contains(t, b.String(), "failed        none")
+	require.Contains(t, b.String(), "latency       no answer")
+	require.Contains(t, b.String(), "binary tensors")
+}
+
+// servingDaemon starts the real daemon on emulated V100s serving the
+// modelzoo's lenet5 and mlp, and waits until both are ready.
+func servingDaemon(t *testing.T) (base, addr string) {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 1))
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo,
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2}]"))
+	base = "http://" + addr
+	require.Eventually(t, func() bool {
+		var s adminStatus
+		if err := adminGet(t.Context(), base, "/api/v1/status", &s); err != nil {
+			return false
+		}
+		for _, m := range s.Models {
+			if !m.Ready {
+				return false
+			}
+		}
+		return len(s.Models) == 2
+	}, time.Minute, 100*time.Millisecond, "models ready; logs:\n%s", logs)
+	return base, addr
+}
+
+// TestCLIAgainstDaemon runs status, models list|show and load against a
+// real daemon.
+func TestCLIAgainstDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, addr := servingDaemon(t)
+
+	code, out, stderr := runCLI(t, "status", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "gpuletd dev at "+base+": ready")
+	require.Regexp(t, `(?m)^emu0 +emulated +igniter-v100`, out)
+	require.Regexp(t, `(?m)^lenet5 +5\.00ms .* emu\d-\d+-\d+$`, out)
+	require.LessOrEqual(t, widest(out), 80, out)
+
+	code, out, _ = runCLI(t, "status", "--url", base, "--json")
+	require.Equal(t, 0, code)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	require.Contains(t, raw, "plan", "--json passes the whole document through")
+
+	code, out, _ = runCLI(t, "models", "list", "--url", base)
+	require.Equal(t, 0, code)
+	require.Len(t, strings.Split(strings.TrimSpace(out), "\n"), 3, out)
+
+	code, out, _ = runCLI(t, "models", "show", "mlp", "--url", base)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "model        mlp (version 1)")
+	require.Regexp(t, `(?m)^input +input +FP32 +\[-1 784\]$`, out)
+	require.Regexp(t, `(?m)^igniter-v100 +\d+ +`, out)
+
+	code, _, stderr = runCLI(t, "models", "show", "nope", "--url", base)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: unknown model \"nope\": it is not in the repository or not loaded\n", stderr)
+
+	// Load through the configured address (no --url).
+	t.Setenv("GPULETD_LISTEN", addr)
+	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--duration", "1s", "--binary", "--json")
+	require.Equal(t, 0, code, stderr)
+	var load struct {
+		Binary bool `json:"binary"`
+		Report struct {
+			Scheduled, Sent, OK int64
+			Failed              map[string]int64 `json:"failed"`
+			SLOMS               float64          `json:"slo_ms"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &load))
+	require.True(t, load.Binary)
+	require.Positive(t, load.Report.Sent)
+	require.Equal(t, load.Report.Scheduled, load.Report.Sent)
+	failed := int64(0)
+	for _, n := range load.Report.Failed {
+		failed += n
+	}
+	require.Equal(t, load.Report.Sent, load.Report.OK+failed, "every request is answered: %s", out)
+	require.Equal(t, 5.0, load.Report.SLOMS, "the SLO comes from the daemon")
+
+	// The daemon saw them: lenet5 has recent requests.
+	var s adminStatus
+	require.NoError(t, adminGet(t.Context(), base, "/api/v1/status", &s))
+	for _, m := range s.Models {
+		if m.Name == "lenet5" {
+			require.Positive(t, m.Recent.Requests)
+		}
+	}
+	code, out, _ = runCLI(t, "models", "list")
+	require.Equal(t, 0, code)
+	require.NotRegexp(t, `(?m)^lenet5 .* - +- +- +`, out, "lenet5 shows attainment and latency now")
+
+	code, _, stderr = runCLI(t, "load", "--model", "nope", "--rate", "5", "--duration", "1s")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `unknown model "nope"`)
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriteModels(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	var b strings.Builder
+	require.NoError(t, writeModels(&b, s.Models))
+	out := b.String()
+	require.LessOrEqual(t, widest(out), 80, out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3, out)
+	require.Equal(t, strings.Fields("MODEL SLO RATE ASSIGNED ATTAIN P50 P99 PLACED ON"), strings.Fields(lines[0]))
+	require.Equal(t, strings.Fields("mlp 5.00ms 0.00/s 72.0/s 12.4% 2.39ms 488ms emu0-100-1"), strings.Fields(lines[2]))
+
+	b.Reset()
+	require.NoError(t, writeModels(&b, []adminModel{{Name: "idle", SLOMS: 20}}))
+	require.Equal(t, strings.Fields("idle 20.0ms 0.00/s 0.00/s - - - -"), strings.Fields(strings.Split(b.String(), "\n")[1]), "no requests yet: dashes")
+}
+
+func TestWriteModelShow(t *testing.T) {
+	var d adminModelShow
+	readFixture(t, "model-lenet5.json", &d)
+	var p adminProfiles
+	readFixture(t, "profile-lenet5.json", &p)
+	var b strings.Builder
+	require.NoError(t, writeModelShow(&b, &d, &p))
+	out := b.String()
+	require.LessOrEqual(t, widest(out), 80, out)
+	for _, want := range []string{
+		"model        lenet5 (version 1)",
+		"sha256       " + d.SHA256,
+		"emulated as  alexnet",
+		"slo          5.00ms",
+		"max batch    32",
+		"placed on    emu0-100-1",
+		"rate         0.00/s measured, 160/s assigned",
+		"input   input   FP32      [-1 1 28 28]",
+		"output  output  FP32      [-1 10]",
+		"igniter-v100  3       50%",
+	} {
+		require.Contains(t, out, want)
+	}
+	require.Contains(t, out, "recent       1193 requests, 0.8% within the SLO, mean batch 1.0")
+	require.Contains(t, out, "latency      p50 2.44ms, p99 36.2ms")
+
+	b.Reset()
+	require.NoError(t, writeModelShow(&b, &d, &adminProfiles{Error: "no gpuletd answers"}))
+	require.Contains(t, b.String(), "profiles: unknown (no gpuletd answers)")
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+// widest is the widest line of s in runes.
+func widest(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
+
+func readFixture(t *testing.T, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, v))
+}
+
+func TestWriteStatus(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	s.Models[1].Unscheduled = 12.5
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	out := b.String()
+	require.LessOrEqual(t, widest(out), 80, out)
+	for _, want := range []string{
+		"gpuletd dev at http://127.0.0.1:18711: ready",
+		"policy deferred, placement gpulet-int, 1 reorganizations, 0 executor restarts",
+		"(rate of mlp surged)",
+		"emu1    emulated  igniter-v100  mps      ok      Emulated igniter-v100",
+		"emu0-100-1  100%  ready  0.8%  lenet5  1      160/s   1.0",
+		"                              mlp     1      72.0/s  1.1",
+		"lenet5  5.00ms  0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
+		"mlp: 12.5/s of its load has no gpu-let",
+	} {
+		require.Contains(t, out, want)
+	}
+	// Columns line up: every gpu-let row starts its model at the MODEL column.
+	lines := strings.Split(out, "\n")
+	var head, row string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "GPU-LET") {
+			head = l
+		}
+		if strings.HasPrefix(l, "emu0-100-1") {
+			row = l
+		}
+	}
+	require.Equal(t, strings.Index(head, "MODEL"), strings.Index(row, "lenet5"))
+}
+
+func TestWriteStatusEmpty(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://x", &adminStatus{Version: "v1"}))
+	out := b.String()
+	require.Contains(t, out, "gpuletd v1 at http://x: not ready")
+	require.Contains(t, out, "no plan yet")
+	require.Equal(t, 3, strings.Count(out, "(none)"), out)
+}
+
+func TestFormats(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{perSecond(0), "0.00/s"}, {perSecond(1.234), "1.23/s"}, {perSecond(12.34), "12.3/s"}, {perSecond(1234.5), "1234/s"},
+		{millis(0.0421), "42µs"}, {millis(2.444), "2.44ms"}, {millis(36.24), "36.2ms"}, {millis(488.4), "488ms"},
+		{percent(0.995), "99.5%"}, {clip("abcdef", 4), "abc…"}, {clip("abc", 4), "abc"},
+		{meanBatch(0, 3), "-"}, {meanBatch(4, 1.26), "1.3"},
+	} {
+		require.Equal(t, tc.want, tc.got)
+	}
+}
+
+func TestDaemonURL(t *testing.T) {
+	for _, tc := range []struct{ flag, listen, want string }{
+		{"127.0.0.1:9", "", "http://127.0.0.1:9"},
+		{"http://example.org:80/", "", "http://example.org:80"},
+		{"", "", "http://127.0.0.1:8700"},
+		{"", "127.0.0.1:8800", "http://127.0.0.1:8800"},
+		{"", "0.0.0.0:8800", "http://127.0.0.1:8800"},
+		{"", "[::]:8800", "http://[::1]:8800"},
+		{"", "localhost:8801", "http://localhost:8801"},
+	} {
+		t.Run(tc.flag+tc.listen, func(t *testing.T) {
+			for _, k := range []string{"GPULETD_CONFIG", "GPULETD_LISTEN"} {
+				t.Setenv(k, "")
+				require.NoError(t, os.Unsetenv(k))
+			}
+			if tc.listen != "" {
+				t.Setenv("GPULETD_LISTEN", tc.listen)
+			}
+			got, err := daemonURL(&globalFlags{}, tc.flag)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestNoDaemonIsOneLine: every command that talks to a daemon says in one
+// line that none answers, and exits 1.
+func TestNoDaemonIsOneLine(t *testing.T) {
+	addr := freeAddr(t) // nothing listens there
+	for _, args := range [][]string{
+		{"status", "--url", addr},
+		{"models", "list", "--url", addr},
+		{"models", "show", "lenet5", "--url", addr},
+		{"load", "--url", addr, "--model", "lenet5", "--rate", "10", "--duration", "1s"},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		require.Equal(t, 1, code, args)
+		require.Empty(t, stdout)
+		require.Equal(t, "no gpuletd answers at http://"+addr+": is it running?\n", stderr, args)
+	}
+	// The address comes from the configuration when --url is not given.
+	t.Setenv("GPULETD_LISTEN", addr)
+	code, _, stderr := runCLI(t, "status")
+	require.Equal(t, 1, code)
+	require.Equal(t, "no gpuletd answers at http://"+addr+": is it running?\n", stderr)
+}
