@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -42,6 +43,7 @@ type supervisor struct {
 	args     []string // flags for every executor
 	onState  func(*gpuletRun, *pb.ExecutorState)
 	nextID   atomic.Uint64
+	sockSeq  atomic.Uint64
 	mu       sync.Mutex
 	running  map[string]*gpuletRun
 	restarts atomic.Int64
@@ -111,9 +113,13 @@ func (s *supervisor) start(ctx context.Context, dev mps.Device, size int, models
 // launch spawns an executor, waits for it and loads every model.
 func (g *gpuletRun) launch(ctx context.Context) error {
 	s := g.sup
-	sock := filepath.Join(s.sockDir, fmt.Sprintf("%s-%d.sock", g.id, time.Now().UnixNano()))
+	sock, err := s.socketPath()
+	if err != nil {
+		return err
+	}
 	out := &zapio.Writer{Log: g.log.Named("executor"), Level: zap.InfoLevel}
-	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: g.lease.Env(), Args: s.execArgs(), Output: out})
+	var p *executor.Process
+	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: g.lease.Env(), Args: s.execArgs(), Output: out})
 	if err != nil {
 		return err
 	}
@@ -356,4 +362,27 @@ func (s *supervisor) setArgs(args []string) {
 	s.argsMu.Lock()
 	s.args = args
 	s.argsMu.Unlock()
+}
+
+// maxSocketPath is the longest Unix socket path Linux accepts (sun_path is
+// 108 bytes with its terminating NUL), with a margin.
+const maxSocketPath = 100
+
+// socketPath names a new executor socket: short names in the runtime
+// directory, or in a private temporary directory when the runtime directory
+// is too deep for a socket path.
+func (s *supervisor) socketPath() (string, error) {
+	name := fmt.Sprintf("x%d.sock", s.sockSeq.Add(1))
+	s.argsMu.Lock()
+	defer s.argsMu.Unlock()
+	if len(filepath.Join(s.sockDir, name)) > maxSocketPath {
+		dir, err := os.MkdirTemp("", "gpuletd-")
+		if err != nil {
+			return "", fmt.Errorf("make a socket directory: %w", err)
+		}
+		s.log.Warn("runtime directory is too deep for Unix sockets; executor sockets go to a private temporary directory",
+			zap.String("runtime_dir", s.sockDir), zap.String("sockets", dir))
+		s.sockDir = dir
+	}
+	return filepath.Join(s.sockDir, name), nil
 }

@@ -280,6 +280,9 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 		l.answerErr(r, pb.Code_NOT_FOUND, fmt.Sprintf("model %s is not loaded", r.model.name))
 		return
 	}
+	if f, changed := r.model.calib.decay(now); changed {
+		l.recalibrate(now, r.model, f)
+	}
 	l.inflight++
 	r.stream.active[r.id] = r
 	for i, in := range rows {
@@ -349,11 +352,8 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	}
 	if err == nil {
 		m := j.model
-		if f, changed := m.calib.observe(now-j.start, m.lat.At(len(j.slots))); changed && !m.retired {
-			m.lat = m.base.Scaled(f)
-			if err := l.sc.SetLatency(now, m.id, m.lat); err != nil {
-				l.s.log.Warn("recalibrate", zap.String("model", m.name), zap.Error(err))
-			}
+		if f, changed := m.calib.observe(now, now-j.start, m.lat.At(len(j.slots))); changed && !m.retired {
+			l.recalibrate(now, m, f)
 		}
 	}
 	st := &j.model.stats
@@ -538,3 +538,13 @@ func (s *slack) observe(late time.Duration) {
 }
 
 func (s *slack) get() time.Duration { return s.cur }
+
+// recalibrate gives the scheduler a model's ℓ(b) scaled by f.
+func (l *loop) recalibrate(now time.Duration, m *modelEntry, f float64) {
+	m.lat = m.base.Scaled(f)
+	if err := l.sc.SetLatency(now, m.id, m.lat); err != nil {
+		l.s.log.Warn("recalibrate", zap.String("model", m.name), zap.Error(err))
+		return
+	}
+	l.s.log.Debug("recalibrated", zap.String("model", m.name), zap.Float64("factor", f), zap.Duration("l1", m.lat.At(1)))
+}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
@@ -94,32 +95,49 @@ func (st *modelStats) batch(size int) {
 	st.batchSizes[int32(size)]++
 }
 
-// calibration tracks how long batches really take against ℓ(b): a decaying
-// maximum of the ratio measured/predicted, so that a slower device (a loaded
-// host, interference the plan did not predict) is followed at once and a
-// faster one slowly. The scheduler's ℓ is rescaled when the factor moves by
-// more than calibStep.
+// calibration tracks how long batches really take against ℓ(b): a maximum
+// of the ratio measured/predicted that decays back towards 1 (the profile),
+// so that a slower device (a loaded host, interference the plan did not
+// predict) is followed at once. It never goes below the profile: a device
+// faster than profiled only leaves some batching unused. The maximum decays
+// with time, not with batches, so that a factor raised too far (which makes
+// the scheduler refuse requests, so that no batch runs to correct it) comes
+// back down. The scheduler's ℓ is rescaled when the factor moves by more
+// than calibStep.
 type calibration struct {
-	factor float64 // current multiplier of base
-	seen   float64 // decaying maximum of measured/base
+	factor float64       // current multiplier of base
+	seen   float64       // decaying maximum of measured/base
+	at     time.Duration // when seen was last decayed
 }
 
 // Calibration bounds.
 const (
-	calibDecay = 0.98 // per batch
-	calibStep  = 0.05
-	calibMin   = 0.5
-	calibMax   = 20
+	calibHalfLife = 5 * time.Second
+	calibStep     = 0.05
+	calibMin      = 1
+	calibMax      = 20
 )
 
-// observe folds one batch's measured time in and returns the new factor and
-// whether the scheduler's ℓ should change.
-func (c *calibration) observe(measured, predicted time.Duration) (float64, bool) {
-	if predicted <= 0 || measured <= 0 {
-		return c.factor, false
+// decay lets the maximum fade with time and returns the factor to use and
+// whether it changed by more than calibStep.
+func (c *calibration) decay(now time.Duration) (float64, bool) {
+	if dt := now - c.at; dt > 0 {
+		c.seen = 1 + (c.seen-1)*math.Exp2(-float64(dt)/float64(calibHalfLife))
+		c.at = now
 	}
-	ratio := float64(measured) / float64(predicted) * c.factor // measured / base
-	c.seen = max(c.seen*calibDecay, ratio)
+	return c.settle()
+}
+
+// observe folds one batch's measured time in.
+func (c *calibration) observe(now, measured, predicted time.Duration) (float64, bool) {
+	c.decay(now)
+	if predicted > 0 && measured > 0 {
+		c.seen = max(c.seen, float64(measured)/float64(predicted)*c.factor) // measured / base
+	}
+	return c.settle()
+}
+
+func (c *calibration) settle() (float64, bool) {
 	next := min(max(c.seen, calibMin), calibMax)
 	if next > c.factor*(1+calibStep) || next < c.factor*(1-calibStep) {
 		c.factor = next

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -30,6 +31,19 @@ func emulatedDaemon(t *testing.T, models []string, extra ...string) (base string
 	t.Helper()
 	repo = filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, models, 1))
+	var rest []string
+	for _, e := range extra {
+		spec, ok := strings.CutPrefix(e, "GPULETD_TEST_PROFILES=")
+		if !ok {
+			rest = append(rest, e)
+			continue
+		}
+		for _, kv := range strings.Split(spec, ",") {
+			model, profile, _ := strings.Cut(kv, ":")
+			setProfile(t, repo, model, profile, "200ms")
+		}
+	}
+	extra = rest
 	env := daemonEnv(t, append([]string{
 		"GPULETD_MODEL_REPOSITORY=" + repo,
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2}]",
@@ -252,4 +266,12 @@ func lintMetrics(t *testing.T, exposition []byte) {
 			t.Errorf("promtool: %s", line)
 		}
 	}
+}
+
+// setProfile points a repository model at another curve of the emulated
+// reference set and gives it an SLO that curve can meet.
+func setProfile(t *testing.T, repo, model, profile, slo string) {
+	t.Helper()
+	p := filepath.Join(repo, model, "config.yaml")
+	require.NoError(t, os.WriteFile(p, []byte("slo: "+slo+"\nmax_batch_size: 32\nprofile: "+profile+"\n"), 0o644))
 }

@@ -19,7 +19,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestUnavailableCommandsExit2WithOneLine(t *testing.T) {
-	for _, args := range [][]string{{"status"}} {
+	for _, args := range [][]string{{"simulate"}} {
 		code, _, stderr := runCLI(t, args...)
 		require.Equal(t, 2, code, args)
 		require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)

@@ -91,8 +91,8 @@ func (g *globalFlags) logger(l *config.Loaded) (*zap.Logger, error) {
 
 func isUsageError(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(msg, p) {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires ", "invalid argument \"", "flag needs an argument", "required flag"} {
+		if strings.HasPrefix(msg, p) {
 			return true
 		}
 	}

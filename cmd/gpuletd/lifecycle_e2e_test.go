@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+)
+
+// statusDoc is the part of /api/v1/status these tests read.
+type statusDoc struct {
+	Gpulets []struct {
+		ID     string `json:"id"`
+		Device string `json:"device"`
+		Size   int    `json:"size"`
+		PID    int    `json:"pid"`
+		State  string `json:"state"`
+		Models []struct {
+			Name string `json:"name"`
+		} `json:"models"`
+	} `json:"gpulets"`
+	Reorganizations int64 `json:"reorganizations"`
+	Restarts        int64 `json:"executor_restarts"`
+}
+
+func getStatus(t *testing.T, base string) statusDoc {
+	t.Helper()
+	r := do(t, "GET", base+"/api/v1/status", nil, nil)
+	require.Equal(t, 200, r.code)
+	var s statusDoc
+	require.NoError(t, json.Unmarshal(r.body, &s))
+	return s
+}
+
+// driver sends mlp (and lenet5) requests from a few goroutines until
+// stopped and counts the answers by status code.
+type driver struct {
+	codes  sync.Map // int → *atomic.Int64
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	failed atomic.Int64
+}
+
+func drive(t *testing.T, base string, model string, workers int, gap time.Duration) *driver {
+	d := &driver{stop: make(chan struct{})}
+	body := mlpJSON(1)
+	if model == "lenet5" {
+		body = lenetJSON()
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	for range workers {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			for {
+				select {
+				case <-d.stop:
+					return
+				default:
+				}
+				resp, err := client.Post(base+"/v2/models/"+model+"/infer", "application/json", bytesReader(body))
+				code := 0
+				if err == nil {
+					code = resp.StatusCode
+					resp.Body.Close()
+				}
+				v, _ := d.codes.LoadOrStore(code, &atomic.Int64{})
+				v.(*atomic.Int64).Add(1)
+				if code != 200 {
+					d.failed.Add(1)
+				}
+				time.Sleep(gap)
+			}
+		}()
+	}
+	return d
+}
+
+func (d *driver) halt() map[int]int64 {
+	close(d.stop)
+	d.wg.Wait()
+	out := map[int]int64{}
+	d.codes.Range(func(k, v any) bool {
+		out[k.(int)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+func lenetJSON() []byte {
+	vals := make([]byte, 0, 784*2)
+	for i := 0; i < 784; i++ {
+		if i > 0 {
+			vals = append(vals, ',')
+		}
+		vals = append(vals, '0')
+	}
+	return []byte(`{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + string(vals) + `]}]}`)
+}
+
+// TestReorganizationLosesNoRequest raises two models' rates so that the
+// planner re-plans and moves them to new gpu-lets, while requests keep
+// flowing: none of them may fail during the switch.
+func TestReorganizationLosesNoRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	// Slow curves (V100 vgg19 and ssd) so that a test's load changes the
+	// layout: at 1 req/s both share a 20% gpu-let; from about 50 req/s
+	// each they get gpu-lets of their own.
+	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd")
+	before := getStatus(t, base)
+	a := drive(t, base, "mlp", 16, 0)
+	b := drive(t, base, "lenet5", 16, 0)
+	require.Eventually(t, func() bool { return getStatus(t, base).Reorganizations > before.Reorganizations },
+		60*time.Second, 200*time.Millisecond, "rates surged, so the daemon re-plans; logs:\n%s", logs)
+	time.Sleep(500 * time.Millisecond) // requests keep flowing after the switch
+	ca, cb := a.halt(), b.halt()
+	require.Greater(t, ca[200], int64(50))
+	require.Greater(t, cb[200], int64(50))
+	// Deadline misses are SLO violations (503), not lost requests; nothing
+	// may fail for another reason (a request sent to a retired executor).
+	for code, n := range ca {
+		require.Contains(t, []int{200, 503}, code, "mlp answered %d ×%d", code, n)
+	}
+	for code, n := range cb {
+		require.Contains(t, []int{200, 503}, code, "lenet5 answered %d ×%d", code, n)
+	}
+	after := getStatus(t, base)
+	require.NotEqual(t, before.Gpulets, after.Gpulets, "the gpu-lets changed")
+	events := do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil)
+	require.Contains(t, string(events.body), `"Kind":"reorganize"`)
+	failures := do(t, "GET", base+"/metrics", nil, nil)
+	require.NotContains(t, string(failures.body), `reason="executor_failed"`, "no request was lost with its executor")
+	require.NotContains(t, string(failures.body), `reason="unavailable"`, "no request reached a draining executor")
+}
+
+// TestKilledExecutorIsRestarted kills one executor with SIGKILL under load:
+// its in-flight requests get an error at once, it is restarted, and the
+// other model goes on unaffected.
+func TestKilledExecutorIsRestarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd")
+	// Load both models until the plan gives each its own gpu-let.
+	a := drive(t, base, "mlp", 16, 0)
+	b := drive(t, base, "lenet5", 16, 0)
+	var victim string
+	var pid int
+	require.Eventually(t, func() bool {
+		st := getStatus(t, base)
+		where := map[string]string{}
+		for _, g := range st.Gpulets {
+			for _, m := range g.Models {
+				where[m.Name] = g.ID
+				if m.Name == "mlp" && g.State == "ready" {
+					victim, pid = g.ID, g.PID
+				}
+			}
+		}
+		return where["mlp"] != "" && where["lenet5"] != "" && where["mlp"] != where["lenet5"] && len(st.Gpulets) == 2
+	}, 60*time.Second, 200*time.Millisecond, "the models get gpu-lets of their own; logs:\n%s", logs)
+	// Count only what happens around the kill.
+	a.halt()
+	b.halt()
+	a = drive(t, base, "mlp", 8, time.Millisecond)
+	b = drive(t, base, "lenet5", 8, time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	require.Eventually(t, func() bool {
+		s := getStatus(t, base)
+		for _, g := range s.Gpulets {
+			if g.ID == victim && g.State == "ready" && g.PID != pid && g.PID != 0 {
+				return s.Restarts >= 1
+			}
+		}
+		return false
+	}, 60*time.Second, 100*time.Millisecond, "the executor comes back; logs:\n%s", logs)
+	time.Sleep(300 * time.Millisecond)
+	ca, cb := a.halt(), b.halt()
+	require.Zero(t, cb[0], "no request hangs or breaks")
+	require.Positive(t, cb[200])
+	require.LessOrEqual(t, float64(cb[503]), 0.05*float64(cb[200]+cb[503]), "the other model is unaffected: %v", cb)
+	for code := range cb {
+		require.Contains(t, []int{200, 503}, code)
+	}
+	require.Greater(t, ca[200], int64(0))
+	require.Zero(t, ca[0], "in-flight requests of the killed executor are answered, not dropped")
+	require.Greater(t, ca[503], int64(0), "requests in flight when it died are answered 503")
+	ev := do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil)
+	require.Contains(t, string(ev.body), "executor_restart")
+}
+
+// TestModelLoadedThroughRepositoryIsPlaced adds a model to the repository
+// while the daemon runs and loads it through the repository API.
+func TestModelLoadedThroughRepositoryIsPlaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, _, repo := emulatedDaemon(t, []string{"mlp"})
+	require.Equal(t, 404, do(t, "GET", base+"/v2/models/lenet5", nil, nil).code)
+	extra := filepath.Join(t.TempDir(), "more")
+	require.NoError(t, modelzoo.WriteRepository(extra, []string{"lenet5"}, 1))
+	require.NoError(t, os.Rename(filepath.Join(extra, "lenet5"), filepath.Join(repo, "lenet5")))
+	r := do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code)
+	r = do(t, "POST", base+"/v2/models/lenet5/infer", lenetJSON(), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	placed := false
+	for _, g := range getStatus(t, base).Gpulets {
+		for _, m := range g.Models {
+			placed = placed || m.Name == "lenet5"
+		}
+	}
+	require.True(t, placed)
+}
+
+// TestSIGTERMAnswersQueuedRequests stops the daemon while requests are in
+// flight: each is answered and the daemon exits cleanly.
+func TestSIGTERMAnswersQueuedRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"resnet18"}, 1))
+	addr := freeAddr(t)
+	cmd := exec.Command(gpuletdBinary(t), "serve")
+	cmd.Env = daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr,
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/v2/models/resnet18/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, 60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	body := resnetJSON()
+	var wg sync.WaitGroup
+	codes := make([]int, 16)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v2/models/resnet18/infer", bytesReader(body))
+			req.Header.Set("Inference-Header-Content-Length", strconv.Itoa(resnetHeadLen))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				codes[i] = -1
+				return
+			}
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // the requests reach the executor and queue
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	wg.Wait()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "logs:\n%s", logs)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no exit after SIGTERM; logs:\n%s", logs)
+	}
+	ok := 0
+	for _, c := range codes {
+		require.NotEqual(t, -1, c, "every request in flight gets an answer")
+		if c == 200 {
+			ok++
+		}
+	}
+	require.Positive(t, ok, "queued requests are served during the drain: %v", codes)
+	require.Contains(t, logs.String(), "stopped")
+}
+
+const resnetHead = `{"inputs":[{"name":"input","shape":[1,3,224,224],"datatype":"FP32","parameters":{"binary_data_size":602112}}]}`
+
+var resnetHeadLen = len(resnetHead)
+
+func resnetJSON() []byte {
+	// Binary payload: 3×224×224 FP32 zeros.
+	head := resnetHead
+	return append([]byte(head), make([]byte, 602112)...)
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
