@@ -58,7 +58,7 @@ falls back to emulated, saying why.`,
 			o.Repository = func(dir string) error { return modelzoo.WriteRepository(dir, []string{httpBenchModel}, o.Seed) }
 			res, err := httpbench.Run(cmd.Context(), o)
 			if err != nil {
-				return daemonError("the bench's daemon", err)
+				return err
 			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), res)
@@ -87,32 +87,46 @@ falls back to emulated, saying why.`,
 // writeHTTPBench prints the comparison.
 func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "HTTP path: gpuletd serve (device %s, policy %s) against a net/http echo\n", r.Device, r.Policy)
-	if r.DeviceNote != "" {
-		fmt.Fprintf(bw, "(not on the CPU: %s)\n", clip(r.DeviceNote, 160))
-	}
-	fmt.Fprintf(bw, "%s, %s tensors: %d-byte requests, %.0f-byte answers; Poisson %.0f requests/s, %gs each\n\n",
-		r.Model, r.Tensors, r.RequestBytes, r.ResponseBytes, r.Rate, r.DurationS)
 	tw := newTable(bw)
+	fmt.Fprintf(tw, "HTTP path\tgpuletd serve against a bare net/http echo\n")
+	fmt.Fprintf(tw, "device\t%s, policy %s\n", r.Device, r.Policy)
+	if r.DeviceNote != "" {
+		fmt.Fprintf(tw, "not on the CPU\t%s\n", clip(r.DeviceNote, 60))
+	}
+	fmt.Fprintf(tw, "workload\t%s, %s tensors, %d-byte requests, %.0f-byte answers\n", r.Model, r.Tensors, r.RequestBytes, r.ResponseBytes)
+	fmt.Fprintf(tw, "rate\tPoisson %g requests/s, %gs for each server\n", r.Rate, r.DurationS)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(bw)
+	tw = newTable(bw)
 	fmt.Fprintln(tw, "\tP50\tP90\tP99\tMAX\tOK")
 	fmt.Fprintf(tw, "daemon\t%s\t%s\t%s\t%s\t%d of %d\n", usStr(r.DaemonP50US), usStr(r.DaemonP90US), usStr(r.DaemonP99US), usStr(r.DaemonMaxUS), r.DaemonOK, r.DaemonSent)
 	fmt.Fprintf(tw, "echo\t%s\t%s\t%s\t%s\t%d\n", usStr(r.EchoP50US), usStr(r.EchoP90US), usStr(r.EchoP99US), usStr(r.EchoMaxUS), r.EchoOK)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+
+	fmt.Fprintln(bw)
 	met := "met"
 	if !r.FloorMet {
 		met = "MISSED"
 	}
-	fmt.Fprintf(bw, "\nexecutor (queue + compute, mean)  %s\n", usStr(r.ExecutorMeanUS))
-	fmt.Fprintf(bw, "overhead p50                      %s  (daemon p50 − echo p50 − executor; floor %s: %s)\n", usStr(r.OverheadP50US), usStr(r.FloorUS), met)
+	tw = newTable(bw)
+	fmt.Fprintf(tw, "executor time, mean\t%s\tqueue + compute in the executor\n", usStr(r.ExecutorMeanUS))
+	fmt.Fprintf(tw, "overhead p50\t%s\tdaemon − echo − executor; floor %s: %s\n", usStr(r.OverheadP50US), usStr(r.FloorUS), met)
 	if r.RefuseP50US > 0 {
-		fmt.Fprintf(bw, "  read + decode + refuse          %s  (p50 of a decoded request refused with 400 − echo p50)\n", usStr(r.DecodeP50US))
-		fmt.Fprintf(bw, "  route + executor hop + encode   %s  (the rest)\n", usStr(r.HopP50US))
+		fmt.Fprintf(tw, "  read, decode, refuse\t%s\ta decoded request refused with 400, − echo\n", usStr(r.DecodeP50US))
+		fmt.Fprintf(tw, "  route, hop, encode\t%s\tthe rest\n", usStr(r.HopP50US))
 	}
-	fmt.Fprintf(bw, "requests/s answered               %.0f (SLO %gms, attainment %.1f%%)\n", r.RequestsPerSecond, r.SLOMS, 100*r.DaemonAttainment)
-	fmt.Fprintf(bw, "CPU per request                   daemon %s, executor %s (%s and %s net of idle)\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS), cpuStr(r.DaemonNetCPUUS), cpuStr(r.ExecutorNetCPUUS))
-	fmt.Fprintf(bw, "CPU when idle                     daemon %s, executor %s of a core\n", coreStr(r.DaemonIdleCPU), coreStr(r.ExecutorIdleCPU))
+	fmt.Fprintf(tw, "answered\t%.0f/s\tSLO %gms, attainment %.1f%%\n", r.RequestsPerSecond, r.SLOMS, 100*r.DaemonAttainment)
+	fmt.Fprintf(tw, "CPU per request\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS))
+	fmt.Fprintf(tw, "  net of idle\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonNetCPUUS), cpuStr(r.ExecutorNetCPUUS))
+	fmt.Fprintf(tw, "CPU when idle\t%s\tof a core, daemon; executor %s\n", coreStr(r.DaemonIdleCPU), coreStr(r.ExecutorIdleCPU))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	return bw.Flush()
 }
 

@@ -1,0 +1,89 @@
+package httpbench
+
+import "time"
+
+// Floor is the p50 overhead the HTTP path must stay under.
+const Floor = 200 * time.Microsecond
+
+// Result is what a run measured. Times are in microseconds.
+type Result struct {
+	// Device is the device the daemon used; DeviceNote says why it is not
+	// the CPU after a fallback.
+	Device     string `json:"device"`
+	DeviceNote string `json:"device_note,omitempty"`
+	Policy     string `json:"policy"`
+	Model      string `json:"model"`
+	// Tensors is json or binary.
+	Tensors       string  `json:"tensors"`
+	RequestBytes  int     `json:"request_bytes"`
+	ResponseBytes float64 `json:"response_bytes"`
+	SLOMS         float64 `json:"slo_ms"`
+	Rate          float64 `json:"rate"`
+	DurationS     float64 `json:"duration_s"`
+
+	DaemonP50US float64 `json:"daemon_p50_us"`
+	DaemonP90US float64 `json:"daemon_p90_us"`
+	DaemonP99US float64 `json:"daemon_p99_us"`
+	DaemonMaxUS float64 `json:"daemon_max_us"`
+	EchoP50US   float64 `json:"echo_p50_us"`
+	EchoP90US   float64 `json:"echo_p90_us"`
+	EchoP99US   float64 `json:"echo_p99_us"`
+	EchoMaxUS   float64 `json:"echo_max_us"`
+	// ExecutorMeanUS is the mean time a request spent queued and computed
+	// in the executor (the statistics extension's queue and compute_infer).
+	ExecutorMeanUS float64 `json:"executor_mean_us"`
+	// DifferenceP50US is DaemonP50US − EchoP50US.
+	DifferenceP50US float64 `json:"difference_p50_us"`
+	// OverheadP50US is DifferenceP50US − ExecutorMeanUS: what the HTTP
+	// path adds around the executor's work.
+	OverheadP50US float64 `json:"overhead_p50_us"`
+	FloorUS       float64 `json:"floor_us"`
+	FloorMet      bool    `json:"floor_met"`
+
+	// RefuseP50US is the daemon's p50 for a request it reads and decodes
+	// whole, then refuses (400: unknown input) before routing.
+	RefuseP50US float64 `json:"daemon_refuse_p50_us"`
+	// DecodeP50US is RefuseP50US − EchoP50US: reading, decoding and
+	// answering beyond the bare server.
+	DecodeP50US float64 `json:"decode_p50_us"`
+	// HopP50US is DaemonP50US − RefuseP50US − ExecutorMeanUS: routing, the
+	// executor hop both ways and the answer's encoding.
+	HopP50US float64 `json:"route_hop_encode_p50_us"`
+
+	// RequestsPerSecond is the daemon's answers per second.
+	RequestsPerSecond float64          `json:"requests_per_second"`
+	DaemonSent        int64            `json:"daemon_sent"`
+	DaemonOK          int64            `json:"daemon_ok"`
+	DaemonAttainment  float64          `json:"daemon_slo_attainment"`
+	DaemonFailed      map[string]int64 `json:"daemon_failed"`
+	DaemonFirstError  string           `json:"daemon_first_error,omitempty"`
+	EchoOK            int64            `json:"echo_ok"`
+	DaemonLagP99US    float64          `json:"daemon_schedule_lag_p99_us"`
+	EchoLagP99US      float64          `json:"echo_schedule_lag_p99_us"`
+
+	// CPU time per answered request, from /proc/<pid>/stat; -1: unknown.
+	// The net values take away what the processes use when idle.
+	DaemonCPUUS      float64 `json:"daemon_cpu_us_per_request"`
+	ExecutorCPUUS    float64 `json:"executor_cpu_us_per_request"`
+	DaemonNetCPUUS   float64 `json:"daemon_net_cpu_us_per_request"`
+	ExecutorNetCPUUS float64 `json:"executor_net_cpu_us_per_request"`
+	// Idle CPU use in cores (0.05: 5% of one core); -1: unknown.
+	DaemonIdleCPU   float64 `json:"daemon_idle_cpu_cores"`
+	ExecutorIdleCPU float64 `json:"executor_idle_cpu_cores"`
+
+	// Probes are the steps of the rate search.
+	Probes []Probe `json:"rate_search,omitempty"`
+}
+
+// Probe is one step of the rate search.
+type Probe struct {
+	Rate  float64 `json:"rate"`
+	P99US float64 `json:"daemon_p99_us"`
+	// Failed counts the requests that failed or were dropped.
+	Failed int64 `json:"failed"`
+	Kept   bool  `json:"kept"`
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,107 @@
+package httpbench
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gpulet/gpuletd/sim/loadgen"
+)
+
+// sample is what the bench reads of the daemon before and after a
+// measurement.
+type sample struct {
+	at                        time.Time
+	answered                  int64         // successful inferences
+	executorCount, executorNS int64         // queue + compute in the executor
+	daemonCPU, executorCPU    time.Duration // -1: unknown
+	executorPIDs              []int
+}
+
+// modelStats is the part of GET /v2/models/{m}/stats the bench reads.
+type modelStats struct {
+	ModelStats []struct {
+		InferenceCount int64 `json:"inference_count"`
+		Stats          map[string]struct {
+			Count int64 `json:"count"`
+			NS    int64 `json:"ns"`
+		} `json:"inference_stats"`
+	} `json:"model_stats"`
+}
+
+// gpuletPIDs is the part of GET /api/v1/status the bench reads.
+type gpuletPIDs struct {
+	Gpulets []struct {
+		PID int `json:"pid"`
+	} `json:"gpulets"`
+}
+
+// sample reads the statistics extension, the gpu-lets' processes and the
+// CPU time of the daemon and its executors.
+func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error) {
+	s := sample{at: time.Now(), daemonCPU: -1, executorCPU: -1}
+	var stats modelStats
+	if err := loadgen.GetJSON(ctx, client, d.base+"/v2/models/"+d.model+"/stats", &stats); err != nil {
+		return s, err
+	}
+	for _, m := range stats.ModelStats {
+		s.answered += m.InferenceCount
+		s.executorCount += m.Stats["compute_infer"].Count
+		s.executorNS += m.Stats["queue"].NS + m.Stats["compute_infer"].NS
+	}
+	var st gpuletPIDs
+	if err := loadgen.GetJSON(ctx, client, d.base+"/api/v1/status", &st); err != nil {
+		return s, err
+	}
+	for _, g := range st.Gpulets {
+		if g.PID > 0 {
+			s.executorPIDs = append(s.executorPIDs, g.PID)
+		}
+	}
+	slices.Sort(s.executorPIDs)
+	if cpu, err := ProcessCPU(d.cmd.Process.Pid); err == nil {
+		s.daemonCPU = cpu
+	}
+	var total time.Duration
+	for _, pid := range s.executorPIDs {
+		cpu, err := ProcessCPU(pid)
+		if err != nil {
+			return s, nil
+		}
+		total += cpu
+	}
+	s.executorCPU = total
+	return s, nil
+}
+
+// idleShare is the CPU the daemon and its executors use, in cores; -1 is
+// unknown.
+type idleShare struct{ daemon, executor float64 }
+
+// idle measures the CPU the daemon and its executors use while no request
+// comes.
+func (d *daemon) idle(ctx context.Context, client *http.Client, span time.Duration) (idleShare, error) {
+	a, err := d.sample(ctx, client)
+	if err != nil {
+		return idleShare{}, err
+	}
+	select {
+	case <-time.After(span):
+	case <-ctx.Done():
+		return idleShare{}, ctx.Err()
+	}
+	b, err := d.sample(ctx, client)
+	if err != nil {
+		return idleShare{}, err
+	}
+	secs := b.at.Sub(a.at).Seconds()
+	share := idleShare{daemon: -1, executor: -1}
+	if a.daemonCPU >= 0 && b.daemonCPU >= 0 {
+		share.daemon = (b.daemonCPU - a.daemonCPU).Seconds() / secs
+	}
+	if a.executorCPU >= 0 && b.executorCPU >= 0 && slices.Equal(a.executorPIDs, b.executorPIDs) {
+		share.executor = (b.executorCPU - a.executorCPU).Seconds() / secs
+	}
+	return share, nil
+}
