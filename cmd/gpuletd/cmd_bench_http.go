@@ -31,8 +31,8 @@ answer's bytes. Drive both with the same open-loop generator at the same rate,
 one after the other, and compare latency.
 
 The rate is found first (unless --rate is given): from 200 requests/s, doubled
-while the daemon's p99 stays under the model's SLO with no failures, up to
---max-rate. overhead_p50_us is the daemon's p50 minus the echo's p50 minus the
+while the daemon's p99 stays under the model's SLO (99% of the requests
+answered within it, failures counted as misses), up to --max-rate. overhead_p50_us is the daemon's p50 minus the echo's p50 minus the
 mean time a request spent in the executor (queue and compute, from the
 statistics extension): what the HTTP decode, routing, the hop to the executor
 and the encoding add. A last run sends inputs the model does not know, which

@@ -97,7 +97,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	rate := o.Rate
 	if rate <= 0 {
 		probe := func(r float64) (*loadgen.Report, error) { return drive(d.base, payload, http.StatusOK, r, o.Probe) }
-		if rate, res.Probes, err = SearchRate(o.Progress, m.SLO, o.MaxRate, probe); err != nil {
+		if rate, res.Probes, err = SearchRate(o.Progress, o.MaxRate, probe); err != nil {
 			return nil, err
 		}
 	}

@@ -11,13 +11,12 @@ import (
 )
 
 func TestSearchRate(t *testing.T) {
-	slo := 5 * time.Millisecond
-	// capacity answers every rate up to c within the SLO and misses above.
+	// capacity answers every rate up to c within the SLO and misses 2% above.
 	capacity := func(c float64) func(float64) (*loadgen.Report, error) {
 		return func(r float64) (*loadgen.Report, error) {
-			rep := &loadgen.Report{Sent: 100, OK: 100, Latency: loadgen.Percentiles{P99: time.Millisecond}}
+			rep := &loadgen.Report{Sent: 100, OK: 100, WithinSLO: 100, Latency: loadgen.Percentiles{P99: time.Millisecond}}
 			if r > c {
-				rep.Latency.P99 = 2 * slo
+				rep.WithinSLO = 98
 			}
 			return rep, nil
 		}
@@ -31,7 +30,7 @@ func TestSearchRate(t *testing.T) {
 		{150, 100, []float64{200, 100}},
 		{30, 25, []float64{200, 100, 50, 25}},
 	} {
-		got, probes, err := SearchRate(io.Discard, slo, 3200, capacity(tc.capacity))
+		got, probes, err := SearchRate(io.Discard, 3200, capacity(tc.capacity))
 		require.NoError(t, err)
 		require.Equal(t, tc.want, got)
 		var tried []float64
@@ -41,16 +40,25 @@ func TestSearchRate(t *testing.T) {
 		}
 		require.Equal(t, tc.tried, tried)
 	}
-	_, probes, err := SearchRate(io.Discard, slo, 3200, capacity(1))
+	_, probes, err := SearchRate(io.Discard, 3200, capacity(1))
 	require.ErrorIs(t, err, ErrNoRate)
 	require.Len(t, probes, 5, "200, 100, 50, 25, 12.5")
 
-	// A failure or a client drop is as bad as a late answer.
-	for _, bad := range []*loadgen.Report{{Sent: 100, OK: 99}, {Sent: 100, OK: 100, Dropped: 1}, {}} {
-		_, probes, _ := SearchRate(io.Discard, slo, 3200, func(float64) (*loadgen.Report, error) { return bad, nil })
-		require.False(t, probes[0].Kept)
+	// Failures count as misses; 1% of them is within the p99; a client
+	// drop spoils the measurement.
+	for _, tc := range []struct {
+		rep  loadgen.Report
+		kept bool
+	}{
+		{loadgen.Report{Sent: 100, OK: 99, WithinSLO: 99}, true},
+		{loadgen.Report{Sent: 100, OK: 98, WithinSLO: 98}, false},
+		{loadgen.Report{Sent: 100, OK: 100, WithinSLO: 100, Dropped: 1}, false},
+		{loadgen.Report{}, false},
+	} {
+		_, probes, _ := SearchRate(io.Discard, 200, func(float64) (*loadgen.Report, error) { return &tc.rep, nil })
+		require.Equal(t, tc.kept, probes[0].Kept, "%+v", tc.rep)
 	}
 	boom := errors.New("boom")
-	_, _, err = SearchRate(io.Discard, slo, 3200, func(float64) (*loadgen.Report, error) { return nil, boom })
+	_, _, err = SearchRate(io.Discard, 3200, func(float64) (*loadgen.Report, error) { return nil, boom })
 	require.ErrorIs(t, err, boom)
 }
