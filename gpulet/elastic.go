@@ -29,6 +29,15 @@ import (
 //     serve some of the rate. A whole GPU is SPLIT into p_ideal and the rest;
 //     a remainder is used whole unless the GPU may hold more gpu-lets than
 //     it would then have (MaxGPULets > 2), in which case it is split too.
+//   - SPLIT happens only when it pays (split.go): the p_ideal gpu-let,
+//     slowed as a neighbour like itself would slow it, must serve more per
+//     percent than the whole GPU. With interference (gpulet-int) the model
+//     must also fit in it (p_ideal = p_req and the rate left within that
+//     slowed capacity); otherwise the model takes the whole GPU, because
+//     its next gpu-let would by best fit be the rest of the same GPU and
+//     the two would slow each other down for nothing. A split gpu-let is
+//     given at most its slowed capacity, leaving its future neighbour room
+//     for the slowdown it will cause.
 //   - The rate given to the gpu-let is the most it can serve, at most the
 //     rate left: with interference, the most that keeps every model on the
 //     GPU — the new one and those already there — within its SLO under the
@@ -106,12 +115,13 @@ func (p *elastic) step(m *model, left float64) bool {
 	slices.SortStableFunc(free, func(a, b freeLet) int { return cmp.Compare(a.size, b.size) })
 	for _, c := range free {
 		g := p.gpus[c.gpu]
-		ideal := min(m.knee(g.rt), minRequired(m, g.rt, left))
+		req := p.e.minRequired(m, g.rt, left)
+		ideal := min(m.knee(g.rt), req)
 		if c.size < ideal {
 			continue
 		}
 		size := c.size
-		if ideal < c.size {
+		if ideal < c.size && p.e.splitPays(m, g.rt, ideal) && (p.e.pred == nil || ideal == req && left <= p.e.splitCapacity(m, g.rt, ideal)) {
 			cur := g.sizes()
 			if (c.whole && g.rt.max >= 2) || (!c.whole && len(cur)+2 <= g.rt.max) {
 				if g.rt.remainder(append(cur, ideal)) > 0 {
@@ -119,14 +129,18 @@ func (p *elastic) step(m *model, left float64) bool {
 				}
 			}
 		}
-		if size < c.size && !p.e.splitPays(m, g.rt, size) {
-			size = c.size
+		want := left
+		if size < c.size {
+			// A split gpu-let takes the rate the split was judged on: its
+			// capacity beside a neighbour like itself, so the neighbour that
+			// comes later finds room for the slowdown it causes.
+			want = min(want, p.e.splitCapacity(m, g.rt, size))
 		}
 		lets := append(slices.Clone(g.lets), letSpec{size: size})
 		if !g.rt.layoutOK(sizesOf(lets)) {
 			continue
 		}
-		rate, nl, fits := p.e.maxAdd(g.rt, lets, len(lets)-1, m, left)
+		rate, nl, fits := p.e.maxAdd(g.rt, lets, len(lets)-1, m, want)
 		if rate <= 0 {
 			continue
 		}
@@ -177,23 +191,15 @@ func (p *elastic) residue(m *model, left float64) bool {
 }
 
 // minRequired is MINREQUIREDPARTITION: the smallest allowed size of g whose
-// affordable rate covers rate, or the size with the largest affordable rate
-// when none does.
-func minRequired(m *model, g *gpuRT, rate float64) int {
-	bestSize, bestCap := g.sizes[len(g.sizes)-1], 0.0
-	for _, s := range g.sizes {
-		t := m.tab(g.typ, s)
-		if t == nil {
-			continue
-		}
-		if t.cap >= rate {
+// affordable rate covers rate, or the largest size when none does.
+func (e *env) minRequired(m *model, g *gpuRT, rate float64) int {
+	whole := g.sizes[len(g.sizes)-1]
+	for _, s := range g.sizes[:len(g.sizes)-1] {
+		if t := m.tab(g.typ, s); t != nil && t.cap >= rate {
 			return s
 		}
-		if t.cap > bestCap {
-			bestSize, bestCap = s, t.cap
-		}
 	}
-	return bestSize
+	return whole
 }
 
 func sizesOf(lets []letSpec) []int {

@@ -341,6 +341,23 @@ func TestSplitOnlyWhenItPays(t *testing.T) {
 	require.Equal(t, 100, withInt.GPUs[0].GPULets[0].Size)
 	mild := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(1.01)})
 	require.Less(t, mild.GPUs[0].GPULets[0].Size, 100)
+	checkSelf(t, in, mild)
+	for _, l := range mild.GPUs[0].GPULets {
+		if l.Size < 100 {
+			// Slowed 1.01×: 2·L·1.01 ≤ 24 and b/(L·1.01).
+			r, _, _ := AffordableRate(in.Demands[0].Profile, 24/1.01, l.Size)
+			require.LessOrEqual(t, l.Models[0].Rate, r/1.01*(1+1e-9), "a split gpu-let keeps room for its neighbour's slowdown")
+		}
+	}
+
+	// A rate beyond what the split gpu-let serves would spill into the rest
+	// of the same GPU: with interference the model takes the whole GPU;
+	// without, gpulet splits at the knee as the paper does.
+	in.Demands[0].Rate = 1500
+	big := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(1.01)})
+	require.Equal(t, 100, big.GPUs[0].GPULets[0].Size)
+	plainBig := runPlan(t, AlgoGpulet, in, Options{})
+	require.Len(t, plainBig.GPUs[0].GPULets, 2)
 }
 
 func TestMIGPlansAreValidLayouts(t *testing.T) {

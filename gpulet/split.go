@@ -9,19 +9,16 @@ package gpulet
 // measured slowdowns of co-located pairs are 1.0-1.3 (refset tests), as
 // large as the gains of a smaller gpu-let (5-20% per percent for the four
 // models). Splitting then costs capacity and fragments the GPU; on the
-// iGniter schedulability and max-rate benchmarks always splitting made
-// gpulet-int schedule a tenth fewer scenarios at the paper's rate levels
-// and about 30% less load than the exhaustive search (docs/BENCHMARKS.md,
-// "Planner").
+// iGniter benchmarks always splitting made gpulet-int schedule 225 of the
+// 255 scenarios ideal schedules at the paper's rate levels and about 69% of
+// ideal's maximum rate (docs/BENCHMARKS.md, "Planner").
 //
 // So a whole GPU is split into p_ideal only when that gpu-let, slowed as a
 // copy of its own model running at capacity on the rest of the GPU would
 // slow it (the interference model's prediction; no slowdown for gpulet,
 // MIG or no model), still serves more per percent than the whole GPU
-// serves the model alone. Otherwise the model takes the whole GPU, and what
-// is left of it is shared in time by later models through MERGE. For
-// gpulet (no interference) the test only declines splits that do not gain
-// per percent even without a neighbour.
+// serves the model alone (splitPays). elastic.go adds the conditions on
+// the rate left and the rate the split gpu-let is given.
 
 // selfFactor is the slowdown of m on a gpu-let of size p of g when a copy of
 // m runs at capacity on the rest of the GPU.
@@ -63,5 +60,15 @@ func (e *env) splitPays(m *model, g *gpuRT, p int) bool {
 	if t == nil {
 		return false
 	}
-	return capWith(t, m.slo, e.selfFactor(m, g, p))/float64(p) > tw.cap/float64(whole)
+	return e.splitCapacity(m, g, p)/float64(p) > tw.cap/float64(whole)
+}
+
+// splitCapacity is the affordable rate of m on a gpu-let of size p of g with
+// a copy of itself on the rest of the GPU.
+func (e *env) splitCapacity(m *model, g *gpuRT, p int) float64 {
+	t := m.tab(g.typ, p)
+	if t == nil {
+		return 0
+	}
+	return capWith(t, m.slo, e.selfFactor(m, g, p))
 }
