@@ -124,6 +124,9 @@ func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 	fmt.Fprintf(tw, "CPU per request\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS))
 	fmt.Fprintf(tw, "  net of idle\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonNetCPUUS), cpuStr(r.ExecutorNetCPUUS))
 	fmt.Fprintf(tw, "CPU when idle\t%s\tof a core, daemon; executor %s\n", coreStr(r.DaemonIdleCPU), coreStr(r.ExecutorIdleCPU))
+	if r.Reorganizations > 0 {
+		fmt.Fprintf(tw, "reorganizations\t%d\tduring the measurement: they disturb it\n", r.Reorganizations)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -62,7 +62,9 @@ type Result struct {
 	EchoLagP99US      float64          `json:"echo_schedule_lag_p99_us"`
 
 	// CPU time per answered request, from /proc/<pid>/stat; -1: unknown.
-	// The net values take away what the processes use when idle.
+	// The net values take away what the processes use when idle (at least
+	// 0: at low rates the idle use is most of it and noise can exceed the
+	// rest).
 	DaemonCPUUS      float64 `json:"daemon_cpu_us_per_request"`
 	ExecutorCPUUS    float64 `json:"executor_cpu_us_per_request"`
 	DaemonNetCPUUS   float64 `json:"daemon_net_cpu_us_per_request"`
@@ -70,6 +72,11 @@ type Result struct {
 	// Idle CPU use in cores (0.05: 5% of one core); -1: unknown.
 	DaemonIdleCPU   float64 `json:"daemon_idle_cpu_cores"`
 	ExecutorIdleCPU float64 `json:"executor_idle_cpu_cores"`
+
+	// Reorganizations is how many plan changes the daemon applied while
+	// the bench measured it (the daemon run and the refusal run): each
+	// starts executors and disturbs the measurement.
+	Reorganizations int64 `json:"reorganizations_during"`
 
 	// Probes are the steps of the rate search.
 	Probes []Probe `json:"rate_search,omitempty"`

@@ -143,6 +143,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	end, err := d.sample(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	res.Reorganizations = end.reorganizations - before.reorganizations
 	if rr.OK > 0 {
 		res.RefuseP50US = us(rr.Latency.P50)
 		res.DecodeP50US = res.RefuseP50US - res.EchoP50US
@@ -175,14 +180,14 @@ func (res *Result) fill(dr, er *loadgen.Report, before, after sample, idle idleS
 		cpu := us(after.daemonCPU - before.daemonCPU)
 		res.DaemonCPUUS = cpu / float64(answered)
 		if idle.daemon >= 0 {
-			res.DaemonNetCPUUS = (cpu - idle.daemon*span) / float64(answered)
+			res.DaemonNetCPUUS = max(cpu-idle.daemon*span, 0) / float64(answered)
 		}
 	}
 	if before.executorCPU >= 0 && after.executorCPU >= 0 && slices.Equal(before.executorPIDs, after.executorPIDs) {
 		cpu := us(after.executorCPU - before.executorCPU)
 		res.ExecutorCPUUS = cpu / float64(answered)
 		if idle.executor >= 0 {
-			res.ExecutorNetCPUUS = (cpu - idle.executor*span) / float64(answered)
+			res.ExecutorNetCPUUS = max(cpu-idle.executor*span, 0) / float64(answered)
 		}
 	}
 }

@@ -17,6 +17,7 @@ type sample struct {
 	executorCount, executorNS int64         // queue + compute in the executor
 	daemonCPU, executorCPU    time.Duration // -1: unknown
 	executorPIDs              []int
+	reorganizations           int64
 }
 
 // modelStats is the part of GET /v2/models/{m}/stats the bench reads.
@@ -30,11 +31,12 @@ type modelStats struct {
 	} `json:"model_stats"`
 }
 
-// gpuletPIDs is the part of GET /api/v1/status the bench reads.
-type gpuletPIDs struct {
+// statusPart is the part of GET /api/v1/status the bench reads.
+type statusPart struct {
 	Gpulets []struct {
 		PID int `json:"pid"`
 	} `json:"gpulets"`
+	Reorganizations int64 `json:"reorganizations"`
 }
 
 // sample reads the statistics extension, the gpu-lets' processes and the
@@ -50,10 +52,11 @@ func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error
 		s.executorCount += m.Stats["compute_infer"].Count
 		s.executorNS += m.Stats["queue"].NS + m.Stats["compute_infer"].NS
 	}
-	var st gpuletPIDs
+	var st statusPart
 	if err := loadgen.GetJSON(ctx, client, d.base+"/api/v1/status", &st); err != nil {
 		return s, err
 	}
+	s.reorganizations = st.Reorganizations
 	for _, g := range st.Gpulets {
 		if g.PID > 0 {
 			s.executorPIDs = append(s.executorPIDs, g.PID)
