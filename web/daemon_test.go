@@ -75,13 +75,24 @@ onnxruntime: {library: %q}
 	d := &daemon{base: "http://" + addr, logs: &syncBuffer{}}
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed when the process has ended; waitErr is then its
+	// exit status.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
+		select {
+		case <-exited:
+			return // it ended early, which the test has reported
+		default:
+		}
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
-		case err := <-exited:
-			require.NoError(t, err, "daemon exits cleanly on SIGINT; logs:\n%s", d.logs)
+		case <-exited:
+			require.NoError(t, waitErr, "daemon exits cleanly on SIGINT; logs:\n%s", d.logs)
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
 			<-exited
@@ -91,8 +102,8 @@ onnxruntime: {library: %q}
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
-			t.Fatalf("daemon exited early: %v\n%s", err, d.logs)
+		case <-exited:
+			t.Fatalf("daemon exited early: %v\n%s", waitErr, d.logs)
 		default:
 		}
 		if st, err := d.status(); err == nil && st.Plan != nil && allReady(st) {
