@@ -12,7 +12,7 @@ import (
 // widened, covers the measured slowdown in 93% of the samples (the margin
 // each sample needs: median 0.004, 90% 0.44, 95% 0.54, 99% 0.95, worst
 // 5.3); with it no gpulet-int plan of 3,000 random workloads broke the
-// measured physics, against 3 without (docs/BENCHMARKS.md, "Planner").
+// measured physics, against 1 without (docs/BENCHMARKS.md, "Planner").
 const DefaultInterferenceMargin = 0.5
 
 // Options tune the planners.

@@ -35,25 +35,17 @@ func TestDefaultMarginCoversMeasuredPairs(t *testing.T) {
 }
 
 // TestDefaultMarginHoldsOnRandomWorkloads: no gpulet-int plan of 3,000
-// random workloads breaks the measured physics with the default margin,
-// while without a margin some do.
+// random workloads breaks the measured physics with the default margin
+// (without one, 1 of them did when this was written: docs/BENCHMARKS.md).
 func TestDefaultMarginHoldsOnRandomWorkloads(t *testing.T) {
 	if testing.Short() {
-		t.Skip("3,000 workloads twice")
+		t.Skip("3,000 workloads")
 	}
 	ig := getIgniter(t)
-	bad := map[float64]int{}
-	for _, margin := range []float64{0, gpulet.DefaultInterferenceMargin} {
-		for seed := range uint64(3000) {
-			r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-			in := randomInput(ig, r)
-			o := ig.node.Options()
-			o.InterferenceMargin = margin
-			if len(verify.Check(runPlan(t, gpulet.AlgoGpuletInt, in, o), in, ig.ph)) > 0 {
-				bad[margin]++
-			}
-		}
+	for seed := range uint64(3000) {
+		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		in := randomInput(ig, r)
+		plan := runPlan(t, gpulet.AlgoGpuletInt, in, ig.node.Options())
+		require.Empty(t, verify.Check(plan, in, ig.ph), "seed %d", seed)
 	}
-	require.Zero(t, bad[gpulet.DefaultInterferenceMargin])
-	require.Positive(t, bad[0], "without a margin the measured pairs break some plans")
 }
