@@ -50,6 +50,8 @@ async function poll() {
   }
 }
 
+let rendered = false;
+
 function render(st) {
   renderSummary(st);
   renderPlanNote(st);
@@ -57,7 +59,8 @@ function render(st) {
   renderModels(document.querySelector('#models-table tbody'), st);
   profiles.sync(st.models || []);
   $('profiles-all').textContent = profiles.allOpen() ? 'Close all' : 'Open all';
-  openFromHash();
+  if (!rendered) openFromHash(); // a link to a profile opens it once
+  rendered = true;
 }
 
 function renderSummary(st) {
@@ -152,6 +155,13 @@ $('profiles-all').addEventListener('click', () => {
   $('profiles-all').textContent = profiles.allOpen() ? 'Close all' : 'Open all';
 });
 window.addEventListener('hashchange', openFromHash);
+// A model's name in the table opens its profile, also when the address
+// already names it (no hashchange then).
+document.getElementById('models-table').addEventListener('click', (ev) => {
+  const a = ev.target.closest('a[href^="#profile-"]');
+  const el = a && document.getElementById(a.getAttribute('href').slice(1));
+  if (el) el.open = true;
+});
 
 new Events(
   $('events'),
