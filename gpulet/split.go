@@ -10,8 +10,8 @@ package gpulet
 // large as the gains of a smaller gpu-let (5-20% per percent for the four
 // models). Splitting then costs capacity and fragments the GPU; on the
 // iGniter benchmarks always splitting made gpulet-int schedule 225 of the
-// 255 scenarios ideal schedules at the paper's rate levels and about 69% of
-// ideal's maximum rate (docs/BENCHMARKS.md, "Planner").
+// 255 scenarios ideal schedules at the paper's rate levels and 70% of
+// ideal's maximum rate on average (docs/BENCHMARKS.md, "Planner").
 //
 // So a whole GPU is split into p_ideal only when that gpu-let, slowed as a
 // copy of its own model running at capacity on the rest of the GPU would
