@@ -240,6 +240,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 	// Everything below happens on this one load of the page.
 	require.True(t, eval[bool](t, b, `window.gpuletdMarker = 'loaded once'; true`))
 	checkProfile(t, b, d, "resnet18")
+	b.run(t, chromedp.Click(chromedp.CSS(`#models-table a[href="#profile-lenet5"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#profile-lenet5 svg[data-chart="latency"]`)))
 	b.run(t, chromedp.Click(chromedp.CSS(`#profiles-all`)))
 	require.Eventually(t, func() bool {
 		return eval[int](t, b, `document.querySelectorAll('#profiles details[open] svg[data-chart="latency"]').length`) == len(pageModels)
