@@ -58,6 +58,17 @@ func (d PlanDiff) Count(a Action) int {
 	return n
 }
 
+// Unchanged reports whether the new plan runs exactly what the old one
+// does: every gpu-let kept, with the same batches and rates.
+func (d PlanDiff) Unchanged() bool {
+	for _, c := range d.Changes {
+		if c.Action != ActionKeep || c.Retune {
+			return false
+		}
+	}
+	return true
+}
+
 // Diff compares two plans GPU by GPU (by id). On one GPU a new gpu-let keeps
 // an old one with the same size, MIG instance and set of models; failing
 // that it resizes an old one with the same set of models; every other new

@@ -53,6 +53,9 @@ func TestDiff(t *testing.T) {
 	require.Equal(t, 4, Diff(old, nil).Count(ActionStop))
 	require.Equal(t, 4, Diff(old, old).Count(ActionKeep))
 	require.Len(t, Diff(old, old).Changes, 4)
+	require.True(t, Diff(old, old).Unchanged())
+	require.False(t, d.Unchanged())
+	require.True(t, Diff(nil, nil).Unchanged())
 }
 
 func TestDiffMIGInstance(t *testing.T) {

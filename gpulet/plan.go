@@ -59,6 +59,7 @@ type GPULet struct {
 
 // Placement is one model on one gpu-let.
 type Placement struct {
+	// Name is the demand's model name.
 	Name string `json:"name"`
 	// Batch is the batch size the gpu-let's scheduler aims for.
 	Batch int `json:"batch"`

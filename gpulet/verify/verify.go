@@ -49,6 +49,7 @@ type Violation struct {
 	Detail string
 }
 
+// String writes the violation on one line.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s: gpu %q gpu-let %d model %q: %s", v.Rule, v.GPU, v.GPULet, v.Model, v.Detail)
 }
@@ -64,9 +65,10 @@ const tol = 1e-6
 // of its models' batch latencies; model m keeps up when b_m requests per
 // cycle cover its rate (b_m / cycle ≥ rate_m) and meets its SLO when a
 // request waiting one cycle and then running its batch finishes in time
-// (cycle + L_m ≤ SLO_m). A longer cycle only makes both worse for throughput
-// per batch wait, so the shortest is the most favourable schedule and the
-// check is exact for it.
+// (cycle + L_m ≤ SLO_m). A cycle D with the plan's batches exists exactly
+// when the shortest one passes both checks (throughput needs D ≤ b_m/rate_m,
+// latency D ≤ SLO_m − L_m, and D is at least the sum), so the check
+// neither trusts nor needs the planner's own duty cycle.
 func Check(plan *gpulet.Plan, in gpulet.Input, ph Physics) []Violation {
 	var out []Violation
 	add := func(rule, gpu string, let int, model, format string, args ...any) {
