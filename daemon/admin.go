@@ -35,7 +35,8 @@ type statusModel struct {
 	Version      int         `json:"version"`
 	SLOMS        float64     `json:"slo_ms"`
 	MaxBatchSize int         `json:"max_batch_size"`
-	Rate         float64     `json:"rate"`
+	Rate         float64     `json:"rate"`      // over the last second
+	RateEWMA     float64     `json:"rate_ewma"` // what the planner plans for
 	AssignedRate float64     `json:"assigned_rate"`
 	Unscheduled  float64     `json:"unscheduled_rate,omitempty"`
 	Ready        bool        `json:"ready"`
@@ -157,7 +158,7 @@ func (n *node) status(ctx context.Context) status {
 		sort.Slice(sg.Models, func(i, j int) bool { return sg.Models[i].Name < sg.Models[j].Name })
 		s.Gpulets = append(s.Gpulets, sg)
 	}
-	rates := n.rates.estimates()
+	rates, now := n.rates.estimates(), n.rates.current()
 	var assigned map[string]float64
 	if cur != nil {
 		assigned = cur.plan.Assigned()
@@ -165,7 +166,7 @@ func (n *node) status(ctx context.Context) status {
 	for _, m := range n.catalog.all() {
 		sm := statusModel{
 			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), MaxBatchSize: m.Config.MaxBatchSize,
-			Rate: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
+			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(m.Config.SLO.D()),
 		}
 		if cur != nil {
@@ -334,10 +335,11 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	if evs == nil {
-		evs = []store.Event{}
+	out := make([]eventDoc, len(evs))
+	for i, e := range evs {
+		out[i] = docOf(e)
 	}
-	writeJSON(w, http.StatusOK, evs)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleAdminEventStream sends events as server-sent events: the history
@@ -358,7 +360,7 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	send := func(e store.Event) {
-		b, _ := json.Marshal(e)
+		b, _ := json.Marshal(docOf(e))
 		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
 	}
 	if history, err := n.st.Events(r.Context(), since, 1000); err == nil {
@@ -385,4 +387,18 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+}
+
+// eventDoc is an event as the admin API shows it.
+type eventDoc struct {
+	ID       int64             `json:"id"`
+	At       time.Time         `json:"at"`
+	Kind     string            `json:"kind"`
+	Severity string            `json:"severity"`
+	Message  string            `json:"message"`
+	Attrs    map[string]string `json:"attrs,omitempty"`
+}
+
+func docOf(e store.Event) eventDoc {
+	return eventDoc{ID: e.ID, At: e.At, Kind: e.Kind, Severity: string(e.Severity), Message: e.Message, Attrs: e.Attrs}
 }

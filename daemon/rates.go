@@ -109,3 +109,14 @@ func (r *rateMeter) setWeight(w float64) {
 	r.weight = w
 	r.mu.Unlock()
 }
+
+// current returns each model's rate over the last short window.
+func (r *rateMeter) current() map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]float64{}
+	for name, m := range r.models {
+		out[name] = m.shortHz
+	}
+	return out
+}

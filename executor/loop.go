@@ -85,7 +85,8 @@ type job struct {
 	idx       []uint32 // the rows' slots, released when the batch ends
 	slots     []slot
 	inputs    [][]tensor.Tensor
-	start     time.Duration
+	start     time.Duration // scheduler time of the dispatch (may lead real time by the timer slack)
+	began     time.Time     // real time of the dispatch
 	ctx       context.Context
 	cancel    context.CancelFunc
 	preempted bool
@@ -343,7 +344,8 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	for _, i := range j.idx {
 		l.releaseSlot(i)
 	}
-	l.busy += now - j.start
+	took := time.Since(j.began)
+	l.busy += took
 	if bdErr := l.sc.BatchDone(now, j.seq); bdErr != nil {
 		l.s.log.Error("batch done", zap.Uint64("seq", j.seq), zap.Error(bdErr))
 	}
@@ -352,7 +354,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	}
 	if err == nil {
 		m := j.model
-		if f, changed := m.calib.observe(now, now-j.start, m.lat.At(len(j.slots))); changed && !m.retired {
+		if f, changed := m.calib.observe(now, took, m.lat.At(len(j.slots))); changed && !m.retired {
 			l.recalibrate(now, m, f)
 		}
 	}
@@ -360,7 +362,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	st.batch(len(j.slots))
 	compute := info.Compute
 	if compute == 0 {
-		compute = now - j.start
+		compute = took
 	}
 	st.computeUS += compute.Microseconds() * int64(len(j.slots))
 	for i, sl := range j.slots {
@@ -379,7 +381,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 		r.rows[sl.row] = outs[i]
 		r.remaining--
 		r.batch = max(r.batch, len(j.slots))
-		r.queue = max(r.queue, j.start-r.arrival)
+		r.queue = max(r.queue, max(j.start-r.arrival, 0))
 		r.compute = max(r.compute, compute)
 		if r.remaining == 0 {
 			l.answerRows(r, info.Emulated)
@@ -481,7 +483,7 @@ func (k sink) Dispatch(now time.Duration, b sched.Batch) {
 	l := k.l
 	m := l.ids[b.Model]
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{seq: b.Seq, model: m, start: now, ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),
+	j := &job{seq: b.Seq, model: m, start: now, began: time.Now(), ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),
 		slots: make([]slot, len(b.Requests)), inputs: make([][]tensor.Tensor, len(b.Requests))}
 	for i, q := range b.Requests {
 		j.idx[i] = q.Slot

@@ -141,7 +141,7 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 	after := getStatus(t, base)
 	require.NotEqual(t, before.Gpulets, after.Gpulets, "the gpu-lets changed")
 	events := do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil)
-	require.Contains(t, string(events.body), `"Kind":"reorganize"`)
+	require.Contains(t, string(events.body), `"kind":"reorganize"`)
 	failures := do(t, "GET", base+"/metrics", nil, nil)
 	require.NotContains(t, string(failures.body), `reason="executor_failed"`, "no request was lost with its executor")
 	require.NotContains(t, string(failures.body), `reason="unavailable"`, "no request reached a draining executor")

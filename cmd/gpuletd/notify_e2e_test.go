@@ -90,7 +90,7 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 	lastReload := func() map[string]any {
 		var last map[string]any
 		for _, e := range events() {
-			if e["Kind"] == "config_reload" {
+			if e["kind"] == "config_reload" {
 				last = e
 			}
 		}
@@ -104,18 +104,18 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 	expect("READY=1")
 	require.Eventually(t, func() bool { return lastReload() != nil }, 10*time.Second, 50*time.Millisecond)
 	ev := lastReload()
-	require.Contains(t, ev["Message"], "1 change(s) applied")
-	require.Contains(t, ev["Message"], "listen")
-	require.Contains(t, ev["Attrs"].(map[string]any)["applied"], "scheduler.reorganize_period")
+	require.Contains(t, ev["message"], "1 change(s) applied")
+	require.Contains(t, ev["message"], "listen")
+	require.Contains(t, ev["attrs"].(map[string]any)["applied"], "scheduler.reorganize_period")
 
 	// An invalid file: refused, the old configuration stays, serving goes on.
 	writeCfg("scheduler:\n  policy: fastest\n")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 	require.Eventually(t, func() bool {
 		e := lastReload()
-		return e != nil && strings.Contains(e["Message"].(string), "not reloaded")
+		return e != nil && strings.Contains(e["message"].(string), "not reloaded")
 	}, 10*time.Second, 50*time.Millisecond)
-	require.Contains(t, lastReload()["Message"], `scheduler.policy: "fastest"`)
+	require.Contains(t, lastReload()["message"], `scheduler.policy: "fastest"`)
 	resp, err := http.Get("http://" + addr + "/v2/health/ready")
 	require.NoError(t, err)
 	resp.Body.Close()
