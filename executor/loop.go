@@ -281,7 +281,7 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 		l.answerErr(r, pb.Code_NOT_FOUND, fmt.Sprintf("model %s is not loaded", r.model.name))
 		return
 	}
-	if f, changed := r.model.calib.decay(now); changed {
+	if f, changed := r.model.calib.idle(now); changed {
 		l.recalibrate(now, r.model, f)
 	}
 	l.inflight++

@@ -2,7 +2,7 @@ package executor
 
 import (
 	"fmt"
-	"math"
+	"slices"
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
@@ -65,7 +65,7 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 		outs[o.Name] = true
 	}
 	return &modelEntry{
-		name: req.Name, rt: rt, lat: lat, base: lat, calib: calibration{factor: 1, seen: 1}, maxBatch: maxB,
+		name: req.Name, rt: rt, lat: lat, base: lat, calib: calibration{factor: 1}, maxBatch: maxB,
 		slo: time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
 		outputs: outs,
 	}, nil
@@ -95,50 +95,61 @@ func (st *modelStats) batch(size int) {
 	st.batchSizes[int32(size)]++
 }
 
-// calibration tracks how long batches really take against ℓ(b): a maximum
-// of the ratio measured/predicted that decays back towards 1 (the profile),
-// so that a slower device (a loaded host, interference the plan did not
-// predict) is followed at once. It never goes below the profile: a device
-// faster than profiled only leaves some batching unused. The maximum decays
-// with time, not with batches, so that a factor raised too far (which makes
-// the scheduler refuse requests, so that no batch runs to correct it) comes
-// back down. The scheduler's ℓ is rescaled when the factor moves by more
-// than calibStep.
+// calibration tracks how long batches really take against ℓ(b): the 90th
+// percentile of measured/predicted over the last calibWindow batches, so
+// that a slower device (a loaded host, interference the plan did not
+// predict) is followed within a few batches while a single late batch (a
+// scheduling hiccup) is not. It never goes below the profile: a device
+// faster than profiled only leaves some batching unused. When no batch has
+// run for calibForget (a factor that makes the scheduler refuse everything
+// would never be corrected otherwise) it goes back to the profile. The
+// scheduler's ℓ is rescaled when the factor moves by more than calibStep.
 type calibration struct {
-	factor float64       // current multiplier of base
-	seen   float64       // decaying maximum of measured/base
-	at     time.Duration // when seen was last decayed
+	factor float64 // current multiplier of the profile
+	ratios [calibWindow]float64
+	n      int           // ratios recorded (up to calibWindow)
+	next   int           // ring position
+	last   time.Duration // when the last batch was observed
 }
 
-// Calibration bounds.
+// Calibration settings.
 const (
-	calibHalfLife = 5 * time.Second
-	calibStep     = 0.05
-	calibMin      = 1
-	calibMax      = 20
+	calibWindow = 64
+	calibMinN   = 8 // batches before the factor moves
+	calibForget = 2 * time.Second
+	calibStep   = 0.05
+	calibMax    = 20
 )
 
-// decay lets the maximum fade with time and returns the factor to use and
-// whether it changed by more than calibStep.
-func (c *calibration) decay(now time.Duration) (float64, bool) {
-	if dt := now - c.at; dt > 0 {
-		c.seen = 1 + (c.seen-1)*math.Exp2(-float64(dt)/float64(calibHalfLife))
-		c.at = now
+// idle forgets the window when no batch ran for calibForget and returns the
+// factor and whether it changed.
+func (c *calibration) idle(now time.Duration) (float64, bool) {
+	if c.n > 0 && now-c.last > calibForget {
+		c.n, c.next = 0, 0
+		if c.factor != 1 {
+			c.factor = 1
+			return 1, true
+		}
 	}
-	return c.settle()
+	return c.factor, false
 }
 
 // observe folds one batch's measured time in.
 func (c *calibration) observe(now, measured, predicted time.Duration) (float64, bool) {
-	c.decay(now)
-	if predicted > 0 && measured > 0 {
-		c.seen = max(c.seen, float64(measured)/float64(predicted)*c.factor) // measured / base
+	c.idle(now)
+	c.last = now
+	if predicted <= 0 || measured <= 0 {
+		return c.factor, false
 	}
-	return c.settle()
-}
-
-func (c *calibration) settle() (float64, bool) {
-	next := min(max(c.seen, calibMin), calibMax)
+	c.ratios[c.next] = float64(measured) / float64(predicted) * c.factor // measured / profile
+	c.next = (c.next + 1) % calibWindow
+	c.n = min(c.n+1, calibWindow)
+	if c.n < calibMinN {
+		return c.factor, false
+	}
+	rs := slices.Clone(c.ratios[:c.n])
+	slices.Sort(rs)
+	next := min(max(rs[(len(rs)*9)/10], 1), calibMax)
 	if next > c.factor*(1+calibStep) || next < c.factor*(1-calibStep) {
 		c.factor = next
 		return next, true
