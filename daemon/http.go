@@ -33,7 +33,11 @@ func (n *node) handler(web http.Handler) http.Handler {
 	n.adminRoutes(r.PathPrefix("/api/v1").Subrouter())
 	r.Handle("/metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(n.log.Named("metrics"))}))
 	if web != nil {
-		r.PathPrefix("/").Handler(web)
+		// Only the page and its assets: other paths keep the API's 404 and
+		// 405 answers.
+		r.Handle("/", web)
+		r.Handle("/index.html", web)
+		r.PathPrefix("/assets/").Handler(web)
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+req.Method+" "+req.URL.Path)

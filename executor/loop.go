@@ -53,6 +53,10 @@ type loop struct {
 	version  uint64
 	subs     map[chan struct{}]bool
 	subsMu   sync.Mutex // guards subs: the loop notifies, watchers (un)subscribe
+
+	stamp        uint64 // stateStamp at the last notification
+	completions  uint64 // batches finished
+	modelChanges uint64 // models added or removed
 }
 
 // request is one client request: one or more rows, each scheduled as its own
@@ -154,8 +158,24 @@ func (l *loop) run() {
 			return
 		}
 		l.rearm()
-		l.changed()
+		if v := l.stateStamp(); v != l.stamp {
+			l.stamp = v
+			l.changed()
+		}
 	}
+}
+
+// stateStamp changes whenever the scheduler's state may have: a request
+// came or went, a batch started or ended, a model came or went. Closures
+// that only read (snapshots, stats) leave it alone, so watchers are not
+// woken by their own reads.
+func (l *loop) stateStamp() uint64 {
+	st := l.sc.Stats()
+	v := st.Submitted + st.Batches*3 + st.Dispatched*5 + st.Preemptions*7 + l.completions*11 + l.modelChanges*13
+	for _, r := range st.Rejected {
+		v += r * 17
+	}
+	return v
 }
 
 // rearm points the timer at the scheduler's next wake-up, early by the
@@ -229,6 +249,7 @@ func (l *loop) addModel(m *modelEntry) (old *modelEntry, err error) {
 		}
 		m.id = sched.ModelID(id)
 		l.ids[id] = m
+		l.modelChanges++
 	})
 	if !ok {
 		return nil, errStopping
@@ -250,6 +271,7 @@ func (l *loop) retire(m *modelEntry) {
 			return
 		}
 		m.retired = true
+		l.modelChanges++
 		if int(m.id) < len(l.ids) && l.ids[m.id] == m {
 			_ = l.sc.RemoveModel(l.now(), m.id)
 			l.ids[m.id] = nil
@@ -331,6 +353,7 @@ func (l *loop) streamGone(st *inferStream) {
 func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	now := l.now()
 	j.model.running--
+	l.completions++
 	if l.running == j {
 		l.running = nil
 	}

@@ -1,13 +1,15 @@
 package kserve
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
@@ -48,14 +50,12 @@ func DecodeRequest(body []byte, jsonLen int64) (*Request, error) {
 		}
 		head, bin = body[:jsonLen], body[jsonLen:]
 	}
+	// encoding/json/v2 semantics (go-json-experiment): unknown members and
+	// trailing content are errors, and it is several times faster than
+	// encoding/json on large data arrays, which it only delimits here.
 	var env InferRequestJSON
-	dec := json.NewDecoder(bytes.NewReader(head))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
+	if err := jsonv2.Unmarshal(head, &env, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return bad("request is not valid JSON for an inference request: %s", jsonErr(err))
-	}
-	if dec.More() {
-		return bad("request has content after its JSON object")
 	}
 	if len(env.Inputs) == 0 {
 		return bad("request has no inputs")
@@ -199,15 +199,7 @@ func intParam(p Parameters, key string) (v int64, found bool, err error) {
 	return v, true, nil
 }
 
-// jsonErr shortens encoding/json's messages.
+// jsonErr shortens the JSON decoder's messages.
 func jsonErr(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
-	}
-	var ue *json.UnmarshalTypeError
-	if errors.As(err, &ue) {
-		return fmt.Sprintf("field %q has the wrong type (%s)", ue.Field, ue.Value)
-	}
-	return err.Error()
+	return strings.TrimPrefix(strings.TrimPrefix(err.Error(), "json: "), "jsontext: ")
 }

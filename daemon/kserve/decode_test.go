@@ -96,7 +96,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"not json", `{"inputs":`, nil, 0, "not valid JSON"},
 		{"unknown field", `{"inputs":[],"extra":1}`, nil, 0, "extra"},
 		{"no inputs", `{"inputs":[]}`, nil, 0, "no inputs"},
-		{"trailing junk", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]} {}`, nil, 0, "after its JSON"},
+		{"trailing junk", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]} {}`, nil, 0, "after top-level value"},
 		{"no name", `{"inputs":[{"shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0, "no name"},
 		{"bad dtype", `{"inputs":[{"name":"x","shape":[1],"datatype":"FLOAT","data":[1]}]}`, nil, 0, `"FLOAT"`},
 		{"bytes dtype", `{"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]}`, nil, 0, "not supported"},
@@ -201,4 +201,33 @@ func le64(vals ...int64) []byte {
 		out = binary.LittleEndian.AppendUint64(out, uint64(v))
 	}
 	return out
+}
+
+func TestFastFloat32MatchesStrconv(t *testing.T) {
+	for _, s := range []string{"0", "-0", "1", "42", "0.5", "-0.123456", "1234567", "16777215", "0.0000001", "3.1415927", "9999999", "0.1", "0.3", "123.456"} {
+		got, ok := fastFloat32([]byte(s))
+		want, err := strconv.ParseFloat(s, 32)
+		require.NoError(t, err)
+		if ok {
+			require.Equal(t, float32(want), got, s)
+		}
+	}
+	for _, s := range []string{"", "-", "1e5", "12345678", "1.", ".5", "01", "1.2.3", "0.12345678901", "abc", "--1"} {
+		_, ok := fastFloat32([]byte(s))
+		require.False(t, ok, s)
+	}
+}
+
+func FuzzFastFloat32(f *testing.F) {
+	f.Add("0.123")
+	f.Add("-42")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := fastFloat32([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 32)
+		require.NoError(t, err, s)
+		require.Equal(t, float32(want), got, s)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
@@ -109,7 +110,9 @@ func decodeData(raw []byte, dt tensor.DataType, want int64) ([]byte, error) {
 
 // appendValue parses one JSON scalar as dt and appends its bytes.
 func appendValue(out []byte, dt tensor.DataType, tok []byte) ([]byte, error) {
-	s := string(tok)
+	// A view of tok, not a copy: the strconv parsers only read it during the
+	// call, and it is copied (string(tok)) before it goes into an error.
+	s := unsafe.String(unsafe.SliceData(tok), len(tok))
 	switch dt {
 	case tensor.Bool:
 		switch s {
@@ -118,36 +121,39 @@ func appendValue(out []byte, dt tensor.DataType, tok []byte) ([]byte, error) {
 		case "false":
 			return append(out, 0), nil
 		}
-		return nil, fmt.Errorf("%q is not true or false", s)
+		return nil, fmt.Errorf("%q is not true or false", string(tok))
 	case tensor.FP32:
+		if f, ok := fastFloat32(tok); ok {
+			return binary.LittleEndian.AppendUint32(out, math.Float32bits(f)), nil
+		}
 		f, err := strconv.ParseFloat(s, 32)
 		if err != nil || !isJSONNumber(tok) {
-			return nil, fmt.Errorf("%q is not a number", s)
+			return nil, fmt.Errorf("%q is not a number", string(tok))
 		}
 		return binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(f))), nil
 	case tensor.FP64:
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || !isJSONNumber(tok) {
-			return nil, fmt.Errorf("%q is not a number", s)
+			return nil, fmt.Errorf("%q is not a number", string(tok))
 		}
 		return binary.LittleEndian.AppendUint64(out, math.Float64bits(f)), nil
 	case tensor.FP16:
 		f, err := strconv.ParseFloat(s, 32)
 		if err != nil || !isJSONNumber(tok) {
-			return nil, fmt.Errorf("%q is not a number", s)
+			return nil, fmt.Errorf("%q is not a number", string(tok))
 		}
 		return binary.LittleEndian.AppendUint16(out, float32ToHalf(float32(f))), nil
 	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
 		bitsz := dt.Size() * 8
 		v, err := strconv.ParseInt(s, 10, bitsz)
 		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer that fits %s", s, dt)
+			return nil, fmt.Errorf("%q is not an integer that fits %s", string(tok), dt)
 		}
 		return appendUint(out, uint64(v), dt.Size()), nil
 	case tensor.Uint8, tensor.Uint16, tensor.Uint32, tensor.Uint64:
 		v, err := strconv.ParseUint(s, 10, dt.Size()*8)
 		if err != nil {
-			return nil, fmt.Errorf("%q is not an unsigned integer that fits %s", s, dt)
+			return nil, fmt.Errorf("%q is not an unsigned integer that fits %s", string(tok), dt)
 		}
 		return appendUint(out, v, dt.Size()), nil
 	}
@@ -236,4 +242,65 @@ func finiteOrError[F float32 | float64](vals []F) (any, error) {
 		}
 	}
 	return vals, nil
+}
+
+// float32pow10 are the powers of ten a float32 holds exactly.
+var float32pow10 = [...]float32{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10}
+
+// fastFloat32 parses the common short decimals ("-0.123456", "42", "1.5")
+// without strconv: when the digits form an integer m < 2^24 and the decimal
+// exponent is at most 10, m and 10^k are exact float32 values and one
+// division (or multiplication) rounds correctly, which is the exact result
+// strconv would give. Anything else (exponents, long mantissas) reports
+// false and goes to strconv.
+func fastFloat32(tok []byte) (float32, bool) {
+	i, neg := 0, false
+	if len(tok) > 0 && tok[0] == '-' {
+		neg, i = true, 1
+	}
+	if i == len(tok) {
+		return 0, false
+	}
+	var m uint32
+	digits, frac, dot := 0, 0, false
+	for ; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits > 0 || c != '0' {
+				digits++
+			}
+			if digits > 7 {
+				return 0, false
+			}
+			m = m*10 + uint32(c-'0')
+			if dot {
+				frac++
+			}
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if m >= 1<<24 || frac > 10 || (dot && tok[len(tok)-1] == '.') || tok[boolInt(neg)] == '.' {
+		return 0, false
+	}
+	// JSON forbids leading zeros such as "01"; leave those to strconv, which
+	// the caller's isJSONNumber check then refuses.
+	if len(tok) > 1+boolInt(neg) && tok[boolInt(neg)] == '0' && tok[1+boolInt(neg)] != '.' {
+		return 0, false
+	}
+	f := float32(m) / float32pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -6,8 +6,9 @@
 package kserve
 
 import (
-	"encoding/json"
 	"errors"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // HeaderContentLength is the binary extension's header: the length of the
@@ -19,7 +20,7 @@ const HeaderContentLength = "Inference-Header-Content-Length"
 var ErrBadRequest = errors.New("bad request")
 
 // Parameters are the free-form "parameters" objects of the protocol.
-type Parameters map[string]json.RawMessage
+type Parameters map[string]jsontext.Value
 
 // RequestInput is one input tensor of an inference request.
 type RequestInput struct {
@@ -27,7 +28,7 @@ type RequestInput struct {
 	Shape      []int64         `json:"shape"`
 	DataType   string          `json:"datatype"`
 	Parameters Parameters      `json:"parameters,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
+	Data       jsontext.Value  `json:"data,omitempty"`
 }
 
 // RequestOutput asks for one output, optionally as binary data.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/go-json-experiment/json/jsontext"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -67,10 +68,10 @@ func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 		ri := kserve.RequestInput{Name: in.Name, Shape: shape, DataType: in.DataType}
 		if bin {
 			data := randomBytes(rng, dt, int(n))
-			ri.Parameters = kserve.Parameters{"binary_data_size": json.RawMessage(strconv.Itoa(len(data)))}
+			ri.Parameters = kserve.Parameters{"binary_data_size": jsontext.Value(strconv.Itoa(len(data)))}
 			raw = append(raw, data...)
 		} else {
-			ri.Data = randomJSON(rng, dt, int(n))
+			ri.Data = jsontext.Value(randomJSON(rng, dt, int(n)))
 		}
 		req.Inputs = append(req.Inputs, ri)
 	}
@@ -78,7 +79,7 @@ func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 		return nil, fmt.Errorf("%w: the model declares no inputs", ErrPayload)
 	}
 	if bin {
-		req.Parameters = kserve.Parameters{"binary_data_output": json.RawMessage("true")}
+		req.Parameters = kserve.Parameters{"binary_data_output": jsontext.Value("true")}
 	}
 	head, err := json.Marshal(req)
 	if err != nil {
