@@ -24,11 +24,11 @@ type Parameters map[string]jsontext.Value
 
 // RequestInput is one input tensor of an inference request.
 type RequestInput struct {
-	Name       string          `json:"name"`
-	Shape      []int64         `json:"shape"`
-	DataType   string          `json:"datatype"`
-	Parameters Parameters      `json:"parameters,omitempty"`
-	Data       jsontext.Value  `json:"data,omitempty"`
+	Name       string         `json:"name"`
+	Shape      []int64        `json:"shape"`
+	DataType   string         `json:"datatype"`
+	Parameters Parameters     `json:"parameters,omitempty"`
+	Data       jsontext.Value `json:"data,omitempty"`
 }
 
 // RequestOutput asks for one output, optionally as binary data.
