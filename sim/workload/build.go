@@ -11,18 +11,42 @@ import (
 	"github.com/gpulet/gpuletd/profiler/refset"
 )
 
-// Input builds the planner input of a workload from the reference profile
-// sets its devices name (refset.Load): one GPU per counted device, ids gpu0,
-// gpu1, … in file order; one demand per model with its profile from every
-// set that has it, its SLO (the file's, else the set's, else
-// gpulet.PaperSLO) and its rate. The options carry the interference model of
-// the sets' measured co-locations (refset.NewPhysics; none when no set has
-// any) with gpulet.DefaultInterferenceMargin. A profile set that is not a
-// reference set, a model no set has and a layout the set cannot serve are
-// errors naming the field.
+// Node is a workload resolved against its profile sets: the planner's
+// input and options and what a simulation needs beside them.
+type Node struct {
+	Input   gpulet.Input
+	Options gpulet.Options
+	// Sets maps each GPU's Type (its set's device type) to the set.
+	Sets map[string]*refset.Set
+	// Physics maps each GPU's Type to the emulated physics of its set.
+	Physics map[string]*refset.Physics
+	// Profiles[i] is model i's name inside the sets.
+	Profiles []string
+}
+
+// Input builds the planner input of a workload (see Resolve).
 func (w *Workload) Input() (gpulet.Input, gpulet.Options, error) {
-	var in gpulet.Input
-	opts := gpulet.Options{InterferenceMargin: gpulet.DefaultInterferenceMargin}
+	n, err := w.Resolve()
+	if err != nil {
+		return gpulet.Input{}, gpulet.Options{InterferenceMargin: gpulet.DefaultInterferenceMargin}, err
+	}
+	return n.Input, n.Options, nil
+}
+
+// Resolve builds the planner input of a workload from the profile sets its
+// devices name (the file's own sets, else reference sets, refset.Load):
+// one GPU per counted device, ids gpu0, gpu1, … in file order; one demand
+// per model with its profile from every set that has it, its SLO (the
+// file's, else the set's, else gpulet.PaperSLO) and its rate. The options
+// carry the interference model of the sets' measured co-locations
+// (refset.NewPhysics; none when no set has any) with
+// gpulet.DefaultInterferenceMargin. A profile set that is not known, a model
+// no set has and a layout the set cannot serve are errors naming the field.
+func (w *Workload) Resolve() (*Node, error) {
+	node := &Node{Sets: map[string]*refset.Set{}, Physics: map[string]*refset.Physics{}}
+	in := &node.Input
+	opts := &node.Options
+	opts.InterferenceMargin = gpulet.DefaultInterferenceMargin
 	sets := map[string]*refset.Set{}
 	var order []*refset.Set
 	var predSet string
@@ -30,21 +54,23 @@ func (w *Workload) Input() (gpulet.Input, gpulet.Options, error) {
 		f := fmt.Sprintf("devices[%d]", i)
 		set, ok := sets[d.Profiles]
 		if !ok {
-			s, err := refset.Load(d.Profiles)
+			s, err := w.loadSet(d.Profiles)
 			if err != nil {
-				return in, opts, &FieldError{Field: f + ".profiles", Value: d.Profiles,
-					Allowed: "a reference profile set: " + strings.Join(refset.Names(), ", ") + " (stored device types need the daemon's store)"}
+				return nil, &FieldError{Field: f + ".profiles", Value: d.Profiles,
+					Allowed: "a reference profile set: " + strings.Join(refset.Names(), ", ") + ", or a set of the file's sets (stored device types need the daemon's store)"}
 			}
 			set = s
 			sets[d.Profiles] = s
 			order = append(order, s)
+			ph, err := refset.NewPhysics(s, nil)
+			if err != nil {
+				return nil, fmt.Errorf("build physics of %s: %w", s.Name, err)
+			}
+			node.Sets[s.DeviceType] = s
+			node.Physics[s.DeviceType] = ph
 			if len(s.Pairs) > 0 {
 				if predSet != "" {
-					return in, opts, &FieldError{Field: f + ".profiles", Value: d.Profiles, Allowed: "one set with co-location data per node (" + predSet + " has some)"}
-				}
-				ph, err := refset.NewPhysics(s, nil)
-				if err != nil {
-					return in, opts, fmt.Errorf("build interference model of %s: %w", s.Name, err)
+					return nil, &FieldError{Field: f + ".profiles", Value: d.Profiles, Allowed: "one set with co-location data per node (" + predSet + " has some)"}
 				}
 				if m := ph.Model(); m != nil {
 					opts.Interference = m
@@ -54,7 +80,7 @@ func (w *Workload) Input() (gpulet.Input, gpulet.Options, error) {
 		}
 		g, err := gpuOf(set, d, f)
 		if err != nil {
-			return in, opts, err
+			return nil, err
 		}
 		for range max(d.Count, 1) {
 			g.ID = fmt.Sprintf("gpu%d", len(in.GPUs))
@@ -84,7 +110,7 @@ func (w *Workload) Input() (gpulet.Input, gpulet.Options, error) {
 		}
 		if d.Profile == nil {
 			slices.Sort(known)
-			return in, opts, &FieldError{Field: f + ".profile", Value: name, Allowed: "a model of the device sets: " + strings.Join(slices.Compact(known), ", ")}
+			return nil, &FieldError{Field: f + ".profile", Value: name, Allowed: "a model of the device sets: " + strings.Join(slices.Compact(known), ", ")}
 		}
 		if d.SLOMS == 0 {
 			d.SLOMS = setSLO
@@ -92,13 +118,55 @@ func (w *Workload) Input() (gpulet.Input, gpulet.Options, error) {
 		if d.SLOMS == 0 {
 			slo, ok := gpulet.PaperSLO(d.Profile)
 			if !ok {
-				return in, opts, &FieldError{Field: f + ".slo_ms", Value: 0, Allowed: fmt.Sprintf("an SLO: the set gives none and %s has no L(%d,100) for the default rule", name, gpulet.PaperSLOBatch)}
+				return nil, &FieldError{Field: f + ".slo_ms", Value: 0, Allowed: fmt.Sprintf("an SLO: the set gives none and %s has no L(%d,100) for the default rule", name, gpulet.PaperSLOBatch)}
 			}
 			d.SLOMS = slo
 		}
 		in.Demands = append(in.Demands, d)
+		node.Profiles = append(node.Profiles, name)
 	}
-	return in, opts, nil
+	return node, nil
+}
+
+// Defaults of a workload's own set.
+const (
+	defaultSetMemoryGiB = 16
+	defaultSetMaxBatch  = 32
+)
+
+// loadSet returns the file's set of that name, built from its lines, or
+// else the reference set.
+func (w *Workload) loadSet(name string) (*refset.Set, error) {
+	for _, ls := range w.Sets {
+		if ls.Name == name {
+			return ls.build()
+		}
+	}
+	return refset.Load(name)
+}
+
+// build turns a linear set into a reference set of whole GPUs.
+func (ls LinearSet) build() (*refset.Set, error) {
+	src := &refset.Source{Meta: refset.Meta{
+		Name: ls.Name, GPU: ls.GPU, Origin: "workload file", Citation: ls.Source,
+		Partitioning: refset.PartitionNone, Sizes: []int{100},
+		MemoryGiB: ls.MemoryGiB, MaxBatch: ls.MaxBatch,
+	}}
+	if src.Meta.MemoryGiB == 0 {
+		src.Meta.MemoryGiB = defaultSetMemoryGiB
+	}
+	if src.Meta.MaxBatch == 0 {
+		src.Meta.MaxBatch = defaultSetMaxBatch
+	}
+	for _, m := range ls.Models {
+		src.Models = append(src.Models, refset.ModelName{Name: m.Name, Label: m.Name})
+		src.Linear = append(src.Linear, refset.LinearModel{Model: m.Name, AlphaMS: m.AlphaMS, BetaMS: m.BetaMS, SLOMS: m.SLOMS})
+	}
+	s, err := refset.Build(src)
+	if err != nil {
+		return nil, fmt.Errorf("build set %s: %w", ls.Name, err)
+	}
+	return s, nil
 }
 
 // gpuOf describes a GPU of a device group.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"gopkg.in/yaml.v3"
 )
@@ -54,5 +55,10 @@ func Load(path string) (*Workload, error) {
 		return nil, fmt.Errorf("open workload: %w", err)
 	}
 	defer f.Close()
-	return Decode(f, path)
+	w, err := Decode(f, path)
+	if err != nil {
+		return nil, err
+	}
+	w.Dir = filepath.Dir(path)
+	return w, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/profiler/refset"
 	"github.com/gpulet/gpuletd/sim/arrival"
 )
 
@@ -41,6 +42,7 @@ func (w *Workload) Validate() error {
 	bad := func(field string, value any, allowed string, args ...any) {
 		errs = append(errs, &FieldError{Field: field, Value: value, Allowed: fmt.Sprintf(allowed, args...)})
 	}
+	errs = append(errs, w.validateSets()...)
 	if len(w.Devices) == 0 {
 		bad("devices", "[]", "at least one device group")
 	}
@@ -125,6 +127,12 @@ func (w *Workload) Validate() error {
 	if w.Duration < 0 {
 		bad("duration", w.Duration.Std(), "a duration ≥ 0")
 	}
+	if w.Reorganize != nil && *w.Reorganize < 0 {
+		bad("reorganize", w.Reorganize.Std(), "a period ≥ 0 (0s plans once)")
+	}
+	if w.Startup != nil && *w.Startup < 0 {
+		bad("startup", w.Startup.Std(), "a duration ≥ 0")
+	}
 	if w.Algo != "" && !slices.Contains(gpulet.Algos(), gpulet.Algo(w.Algo)) {
 		bad("algo", w.Algo, "one of %s", algoNames())
 	}
@@ -153,4 +161,58 @@ func sortedKeys(m map[string]float64) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// maxSetBatch bounds a linear set's batch sizes.
+const maxSetBatch = 4096
+
+// validateSets checks the workload's own profile sets.
+func (w *Workload) validateSets() []error {
+	var errs []error
+	bad := func(field string, value any, allowed string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Value: value, Allowed: fmt.Sprintf(allowed, args...)})
+	}
+	names := map[string]bool{}
+	for i, s := range w.Sets {
+		f := fmt.Sprintf("sets[%d]", i)
+		switch {
+		case strings.TrimSpace(s.Name) == "":
+			bad(f+".name", `""`, "a set name")
+		case slices.Contains(refset.Names(), s.Name):
+			bad(f+".name", s.Name, "a name that is not a reference set's (%s)", strings.Join(refset.Names(), ", "))
+		case names[s.Name]:
+			bad(f+".name", s.Name, "a name not used by another set")
+		}
+		names[s.Name] = true
+		if !finiteNonNeg(s.MemoryGiB) {
+			bad(f+".memory_gib", s.MemoryGiB, "a finite number of GiB ≥ 0 (0 means %v)", defaultSetMemoryGiB)
+		}
+		if s.MaxBatch < 0 || s.MaxBatch > maxSetBatch {
+			bad(f+".max_batch", s.MaxBatch, "a batch size in 1..%d (0 means %d)", maxSetBatch, defaultSetMaxBatch)
+		}
+		if len(s.Models) == 0 {
+			bad(f+".models", "[]", "at least one model")
+		}
+		seen := map[string]bool{}
+		for j, m := range s.Models {
+			mf := fmt.Sprintf("%s.models[%d]", f, j)
+			switch {
+			case strings.TrimSpace(m.Name) == "":
+				bad(mf+".name", `""`, "a model name")
+			case seen[m.Name]:
+				bad(mf+".name", m.Name, "a name not used by another model of the set")
+			}
+			seen[m.Name] = true
+			if !(m.AlphaMS > 0) || math.IsInf(m.AlphaMS, 0) {
+				bad(mf+".alpha_ms", m.AlphaMS, "a finite number of ms > 0")
+			}
+			if !finiteNonNeg(m.BetaMS) {
+				bad(mf+".beta_ms", m.BetaMS, "a finite number of ms ≥ 0")
+			}
+			if !finiteNonNeg(m.SLOMS) {
+				bad(mf+".slo_ms", m.SLOMS, "a finite number of ms ≥ 0 (0: none)")
+			}
+		}
+	}
+	return errs
 }

@@ -9,8 +9,12 @@ import (
 
 // Workload is one workload file.
 type Workload struct {
-	Devices []Device `yaml:"devices"`
-	Models  []Model  `yaml:"models"`
+	// Sets are profile sets defined in the file from published whole-GPU
+	// lines ℓ(b) = α·b + β (as Symphony's and SHEPHERD's tables give them);
+	// devices name them like reference sets.
+	Sets    []LinearSet `yaml:"sets,omitempty"`
+	Devices []Device    `yaml:"devices"`
+	Models  []Model     `yaml:"models"`
 	// Phases change rates over time (simulation only).
 	Phases []Phase `yaml:"phases,omitempty"`
 	// Duration is how long a simulation runs.
@@ -22,6 +26,73 @@ type Workload struct {
 	// Policy is the executors' scheduling policy (simulation only):
 	// deferred (default), eager, timeout:<duration>, flex.
 	Policy string `yaml:"policy,omitempty"`
+	// Reorganize is the planner's period (simulation only): every period
+	// the node re-plans from the measured rates, as the daemon does. Absent
+	// means DefaultReorganize; 0s plans once, at the start.
+	Reorganize *Duration `yaml:"reorganize,omitempty"`
+	// Startup is how long a new gpu-let takes before it serves (simulation
+	// only): process start, model load, warm-up. Absent means
+	// DefaultStartup.
+	Startup *Duration `yaml:"startup,omitempty"`
+
+	// Dir is the folder relative trace paths are read from: the workload
+	// file's folder when it was loaded from a file (Load), else empty (the
+	// working directory).
+	Dir string `yaml:"-"`
+}
+
+// DefaultReorganize is the reorganize period when a workload gives none:
+// the daemon's default (scheduler.reorganize_period), the gpu-let paper's
+// 20 s scheduling period (section 5, gpulet-evaluation.yaml
+// scheduling_period_seconds).
+const DefaultReorganize = 20 * time.Second
+
+// DefaultStartup is how long a new gpu-let takes to serve when a workload
+// gives no startup: the lower end of the 10–15 s the gpu-let paper measured
+// for reorganizing a partition (section 5: spawn the process, load kernels
+// and models, warm up; gpulet-evaluation.yaml reorganization_seconds).
+const DefaultStartup = 10 * time.Second
+
+// ReorganizePeriod is Reorganize, or DefaultReorganize when absent.
+func (w *Workload) ReorganizePeriod() time.Duration {
+	if w.Reorganize == nil {
+		return DefaultReorganize
+	}
+	return w.Reorganize.Std()
+}
+
+// StartupDelay is Startup, or DefaultStartup when absent.
+func (w *Workload) StartupDelay() time.Duration {
+	if w.Startup == nil {
+		return DefaultStartup
+	}
+	return w.Startup.Std()
+}
+
+// LinearSet is a whole-GPU profile set written in the workload: each
+// model's batch latency on a whole GPU is α·b + β for b = 1..MaxBatch.
+type LinearSet struct {
+	// Name is how devices refer to the set; it must not be a reference
+	// set's name.
+	Name string `yaml:"name"`
+	// GPU describes the device the lines were measured on (free text).
+	GPU string `yaml:"gpu,omitempty"`
+	// MemoryGiB is the device memory; 0 means 16.
+	MemoryGiB float64 `yaml:"memory_gib,omitempty"`
+	// MaxBatch is the largest batch; 0 means 32.
+	MaxBatch int `yaml:"max_batch,omitempty"`
+	// Source says where the lines come from (paper and table).
+	Source string       `yaml:"source,omitempty"`
+	Models []LinearLine `yaml:"models"`
+}
+
+// LinearLine is one model's published line.
+type LinearLine struct {
+	Name    string  `yaml:"name"`
+	AlphaMS float64 `yaml:"alpha_ms"`
+	BetaMS  float64 `yaml:"beta_ms"`
+	// SLOMS is the SLO the source gives, 0 when none.
+	SLOMS float64 `yaml:"slo_ms,omitempty"`
 }
 
 // Device is a group of identical GPUs.

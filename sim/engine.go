@@ -1,0 +1,324 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/sim/arrival"
+	"github.com/gpulet/gpuletd/sim/workload"
+)
+
+// never is the time of an event that will not happen.
+const never = time.Duration(math.MaxInt64)
+
+// model is one model of the workload.
+type model struct {
+	idx     int
+	id      sched.ModelID
+	name    string
+	profile string // name inside the sets
+	slo     time.Duration
+	demand  gpulet.Demand
+
+	// the gpu-lets the router sends the model to, with their targets
+	owners  []*glet
+	targets []sched.Target
+
+	// rate measurement, as the daemon's rate meter
+	count, short uint64
+	ewma         float64
+	periods      int
+
+	st modelStats
+}
+
+// engine is one simulation run.
+type engine struct {
+	ctx    context.Context
+	w      *workload.Workload
+	node   *workload.Node
+	set    settings
+	models []*model
+	gpus   []*gpu
+	lets   []*glet // not stopped, in creation order
+	arr    *arrivals
+	jit    *jitterRand
+	pairs  map[pairKey]float64
+
+	now     time.Duration
+	nextID  uint64
+	nextLet int
+
+	// planning
+	plan        *gpulet.Plan
+	pending     *pendingPlan
+	tickPending bool
+	nextTick    time.Duration
+	nextSurge   time.Duration
+	lastTick    time.Duration
+	lastShort   time.Duration
+	lastPlan    time.Duration
+	events      []PlanEvent
+	reorgs      int
+
+	// metrics
+	busy     []series // per GPU
+	sizes    series
+	sizeSum  int
+	sizeAt   time.Duration
+	windows  []window
+	physMiss uint64
+	batches  uint64
+}
+
+// Run simulates the node the workload describes serving its demand, in
+// virtual time, with the real planner (gpulet.Run), the real router
+// (sched.Route) and the real scheduling core (sched.Scheduler) in every
+// gpu-let; batch times come from the reference sets' physics with jitter.
+// It returns when every request generated in the offered time is answered.
+// The same workload and options give the same result.
+func Run(ctx context.Context, w *workload.Workload, opts Options) (*Result, error) {
+	set, err := resolve(w, opts)
+	if err != nil {
+		return nil, err
+	}
+	node, err := w.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	e := &engine{ctx: ctx, w: w, node: node, set: set, pairs: map[pairKey]float64{}}
+	if err := e.build(); err != nil {
+		return nil, err
+	}
+	if err := e.start(); err != nil {
+		return nil, err
+	}
+	if err := e.loop(); err != nil {
+		return nil, err
+	}
+	return e.result(), nil
+}
+
+// build makes the models, GPUs, arrival streams and metrics.
+func (e *engine) build() error {
+	if len(e.w.Models) > sched.MaxModels {
+		return fmt.Errorf("simulate: %w: %d models", ErrBadOptions, len(e.w.Models))
+	}
+	for i, d := range e.node.Input.Demands {
+		m := &model{idx: i, id: sched.ModelID(i), name: d.Name, profile: e.node.Profiles[i], demand: d,
+			slo: time.Duration(math.Round(d.SLOMS * float64(time.Millisecond))), st: newModelStats()}
+		e.models = append(e.models, m)
+	}
+	for i, g := range e.node.Input.GPUs {
+		e.gpus = append(e.gpus, &gpu{idx: i, id: g.ID, typ: g.Type, ph: e.node.Physics[g.Type], mig: g.Backend == gpulet.BackendMIG})
+		e.busy = append(e.busy, newSeries(e.set.duration, e.set.interval))
+	}
+	e.sizes = newSeries(e.set.duration, e.set.interval)
+	e.windows = make([]window, (e.set.duration+e.set.window-1)/e.set.window)
+	traces := map[string]*arrival.Trace{}
+	var streams []*stream
+	for i := range e.w.Models {
+		s, err := newStream(e.w, i, mix(e.set.seed, uint64(i)+1), traces)
+		if err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		streams = append(streams, s)
+	}
+	e.arr = newArrivals(streams, e.set.duration)
+	e.jit = newJitterRand(e.set.jitterCV, mix(e.set.seed, 0))
+	return nil
+}
+
+// mix derives a seed from a seed and a stream number (splitmix64).
+func mix(seed, n uint64) uint64 {
+	z := seed + n*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// The kinds of events; at the same instant they go in this order: batch
+// completions (so a gpu-let freed at t serves what arrives at t), control
+// (plan switches and the planner's periods: a plan applied at t routes the
+// arrivals at t), arrivals, then the schedulers' timers (so that an arrival
+// at a batch's frontrun joins it). Among gpu-lets, the lower creation index
+// goes first.
+const (
+	evDone = iota
+	evControl
+	evArrival
+	evTimer
+	evEnd
+)
+
+// next picks the next event: its kind, time and, for batch completions
+// and timers, the gpu-let.
+func (e *engine) next() (kind int, at time.Duration, who *glet) {
+	kind, at = evEnd, never
+	for _, l := range e.lets {
+		if l.busy && l.end < at {
+			kind, at, who = evDone, l.end, l
+		}
+	}
+	if t := e.nextControl(); t != never && (t < at || (t == at && kind > evControl)) {
+		kind, at, who = evControl, t, nil
+	}
+	if t, _, ok := e.arr.peek(); ok && t < at {
+		kind, at, who = evArrival, t, nil
+	}
+	for _, l := range e.lets {
+		if w := max(l.wake, e.now); w < at {
+			kind, at, who = evTimer, w, l
+		}
+	}
+	return kind, at, who
+}
+
+// loop runs events until none is left.
+func (e *engine) loop() error {
+	for {
+		if err := e.ctx.Err(); err != nil {
+			return fmt.Errorf("simulate: %w", err)
+		}
+		kind, at, who := e.next()
+		if kind == evEnd {
+			return nil
+		}
+		e.now = at
+		var err error
+		switch kind {
+		case evDone:
+			err = e.complete(who)
+		case evControl:
+			err = e.control()
+		case evArrival:
+			err = e.arrive()
+		case evTimer:
+			who.s.Advance(at)
+			who.refresh()
+			e.retireIfDone(who)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// arrive routes the next request to a gpu-let serving its model.
+func (e *engine) arrive() error {
+	_, mi, _ := e.arr.peek()
+	e.arr.pop()
+	m := e.models[mi]
+	e.nextID++
+	r := sched.Request{ID: e.nextID, Model: m.id, Arrival: e.now, Deadline: e.now + m.slo}
+	m.st.requests++
+	m.count++
+	m.short++
+	if w := e.win(r.Arrival); w != nil {
+		w.requests++
+	}
+	if e.set.obs != nil {
+		e.set.obs.arrived(r)
+	}
+	var to *glet
+	switch len(m.owners) {
+	case 0:
+	case 1:
+		to = m.owners[0]
+	default:
+		for j, l := range m.owners {
+			st, err := l.s.RouteState(e.now, m.id)
+			if err != nil {
+				return fmt.Errorf("simulate: route %s: %w", m.name, err)
+			}
+			m.targets[j].RouteState = st
+		}
+		j, _, err := sched.Route(e.now, r.Deadline, m.targets)
+		if err == nil {
+			to = m.owners[j]
+		}
+	}
+	if to == nil {
+		e.reject(r, sched.Unroutable)
+		return nil
+	}
+	if err := to.s.Submit(e.now, r); err != nil {
+		return fmt.Errorf("simulate: submit to gpu-let %d: %w", to.idx, err)
+	}
+	to.refresh()
+	return nil
+}
+
+// complete ends gpu-let l's running batch.
+func (e *engine) complete(l *glet) error {
+	b, ok := l.s.Running()
+	if !ok || b.Seq != l.seq {
+		return fmt.Errorf("simulate: gpu-let %d: batch %d is not running", l.idx, l.seq)
+	}
+	m := e.models[l.model]
+	for _, r := range b.Requests {
+		e.served(r, l, l.start, e.now)
+	}
+	if n := len(b.Requests); n < len(m.st.batches) {
+		m.st.batches[n]++
+	} else {
+		grown := make([]uint64, n+1)
+		copy(grown, m.st.batches)
+		grown[n]++
+		m.st.batches = grown
+	}
+	e.batches++
+	l.busy = false
+	e.gpuStops(l.gpu, e.now)
+	e.coRun(l.gpu, e.now)
+	if err := l.s.BatchDone(e.now, l.seq); err != nil {
+		return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
+	}
+	if lm := l.ms[m.idx]; e.set.calibrate && lm != nil {
+		if f, changed := lm.calib.observe(e.now, e.now-b.Start, l.planEnd-b.Start); changed {
+			if err := l.s.SetLatency(e.now, m.id, lm.base.Scaled(f)); err != nil {
+				return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
+			}
+		}
+	}
+	l.refresh()
+	e.retireIfDone(l)
+	return nil
+}
+
+// retireIfDone stops a draining gpu-let that holds no more work.
+func (e *engine) retireIfDone(l *glet) {
+	if l.state != draining || !l.idle() {
+		return
+	}
+	l.state = stopped
+	e.sizesChange(e.now, -l.size)
+	e.lets = remove(e.lets, l)
+	l.gpu.lets = remove(l.gpu.lets, l)
+}
+
+func remove(ls []*glet, l *glet) []*glet {
+	for i, x := range ls {
+		if x == l {
+			return append(ls[:i], ls[i+1:]...)
+		}
+	}
+	return ls
+}
+
+// profileOn is m's profile on g's device type (nil when it has none).
+func (e *engine) profileOn(m *model, g *gpu) *gpulet.Profile {
+	if p := m.demand.Profile; p != nil && p.DeviceType == g.typ {
+		return p
+	}
+	for _, p := range m.demand.More {
+		if p.DeviceType == g.typ {
+			return p
+		}
+	}
+	return nil
+}

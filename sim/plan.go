@@ -1,0 +1,382 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/gpulet"
+	"go.uber.org/zap"
+)
+
+// Planning, as the daemon's planner loop does it (daemon/loop.go,
+// daemon/plan.go): at the start the node runs the plan for the workload's
+// rates (the deployment an operator would start with; its gpu-lets are
+// ready at time 0). Every reorganize period each model's rate over the
+// period is folded into an EWMA, and the node re-plans for max(EWMA, 1)
+// × (1 + headroom); every second a model whose rate over the last second
+// is above 5 req/s and 1.25 times its assigned rate triggers a re-plan early
+// (at most once per 5 s). A plan is applied like the daemon applies it:
+// per GPU a running gpu-let of the same size is kept (the one with the most
+// models in common), the others start beside the old ones and serve after
+// the startup delay; then the routes switch at once, and the gpu-lets the
+// plan drops drain (no new requests; they finish what they hold) and stop.
+// While a plan is being applied the planner waits, as the daemon's loop
+// does, and a period that ended meanwhile is taken right after.
+
+// PlanEvent is one plan the node applied.
+type PlanEvent struct {
+	// AtS is when it was planned, seconds; ServingS when its routes
+	// switched.
+	AtS      float64 `json:"at_s"`
+	ServingS float64 `json:"serving_s"`
+	Reason   string  `json:"reason"`
+	// Layout is the plan in one line: GPU: size%[model×batch@rate ...].
+	Layout string `json:"layout"`
+	// Started and Retired count the gpu-lets started and drained.
+	Started int `json:"started"`
+	Retired int `json:"retired"`
+	// Unscheduled is the rate the planner could not place, req/s.
+	Unscheduled float64 `json:"unscheduled"`
+}
+
+// pendingPlan is a plan whose new gpu-lets are starting.
+type pendingPlan struct {
+	at     time.Duration // when the routes switch
+	plan   *gpulet.Plan
+	wants  []want
+	retire []*glet
+	event  int // index in engine.events
+}
+
+// want is one gpu-let of a plan, matched to a running one or new.
+type want struct {
+	let gpulet.GPULet
+	l   *glet
+}
+
+// start applies the first plan, ready at once.
+func (e *engine) start() error {
+	rates := make([]float64, len(e.models))
+	for i, d := range e.node.Input.Demands {
+		rates[i] = d.Rate
+	}
+	p, err := e.makePlan(rates)
+	if err != nil {
+		return err
+	}
+	if err := e.apply(p, "start", 0); err != nil {
+		return err
+	}
+	if e.set.reorganize > 0 {
+		e.nextTick, e.nextSurge = e.set.reorganize, surgeCheck
+	} else {
+		e.nextTick, e.nextSurge = never, never
+	}
+	return nil
+}
+
+// nextControl is the time of the next control event: a pending plan's
+// switch, the end of a reorganize period, a surge check (the last two only
+// in the offered time).
+func (e *engine) nextControl() time.Duration {
+	t := min(e.nextTick, e.nextSurge)
+	if t >= e.set.duration {
+		t = never
+	}
+	if e.pending != nil {
+		t = min(t, e.pending.at)
+	}
+	return t
+}
+
+// control handles the control events due now: a plan switch first, then
+// the end of a period (which re-plans), else a surge check.
+func (e *engine) control() error {
+	if p := e.pending; p != nil && p.at <= e.now {
+		if err := e.switchTo(p); err != nil {
+			return err
+		}
+		if e.tickPending && e.now < e.set.duration {
+			e.tickPending = false
+			return e.period()
+		}
+		return nil
+	}
+	tick, surge := e.nextTick <= e.now, e.nextSurge <= e.now
+	if surge {
+		e.nextSurge += surgeCheck
+	}
+	if tick {
+		e.nextTick += e.set.reorganize
+		if surge {
+			e.closeShort()
+		}
+		return e.period()
+	}
+	if surge {
+		return e.surge()
+	}
+	return nil
+}
+
+// period closes a reorganize period and re-plans.
+func (e *engine) period() error {
+	if e.pending != nil {
+		e.tickPending = true
+		return nil
+	}
+	dt := (e.now - e.lastTick).Seconds()
+	e.lastTick = e.now
+	rates := make([]float64, len(e.models))
+	for i, m := range e.models {
+		r := float64(m.count) / dt
+		m.count = 0
+		if m.periods == 0 {
+			m.ewma = r
+		} else {
+			m.ewma = e.set.ewma*r + (1-e.set.ewma)*m.ewma
+		}
+		m.periods++
+		rates[i] = m.ewma
+	}
+	return e.replan("period", rates)
+}
+
+// closeShort measures the rates over the last second.
+func (e *engine) closeShort() []float64 {
+	dt := (e.now - e.lastShort).Seconds()
+	e.lastShort = e.now
+	out := make([]float64, len(e.models))
+	for i, m := range e.models {
+		if dt > 0 {
+			out[i] = float64(m.short) / dt
+		}
+		m.short = 0
+	}
+	return out
+}
+
+// surge re-plans early when a model's rate over the last second outgrows
+// what the plan assigns it.
+func (e *engine) surge() error {
+	short := e.closeShort()
+	if e.pending != nil || e.now-e.lastPlan < minReplanGap || e.plan == nil {
+		return nil
+	}
+	assigned := e.plan.Assigned()
+	why := ""
+	for i, m := range e.models {
+		if r := short[i]; r > surgeMinRate && r > surgeFactor*assigned[m.name] {
+			why = "rate of " + m.name + " surged"
+			break
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	rates := make([]float64, len(e.models))
+	for i, m := range e.models {
+		rates[i] = max(m.ewma, short[i])
+	}
+	return e.replan(why, rates)
+}
+
+// replan plans for the estimated rates and applies the plan.
+func (e *engine) replan(reason string, rates []float64) error {
+	e.lastPlan = e.now
+	p, err := e.makePlan(rates)
+	if err != nil {
+		return err
+	}
+	return e.apply(p, reason, e.set.startup)
+}
+
+// makePlan runs the planner for max(rate, DefaultMinRate) × (1 + headroom)
+// per model, as the daemon does.
+func (e *engine) makePlan(rates []float64) (*gpulet.Plan, error) {
+	in := e.node.Input
+	in.Demands = slices.Clone(in.Demands)
+	for i := range in.Demands {
+		in.Demands[i].Rate = max(rates[i], DefaultMinRate) * (1 + e.set.headroom)
+	}
+	p, err := gpulet.Run(e.ctx, e.set.algo, in, e.node.Options)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: plan at %v: %w", e.now, err)
+	}
+	return p, nil
+}
+
+// apply matches the plan's gpu-lets to the running ones, starts the new
+// ones and switches the routes after delay (at once when nothing starts).
+func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error {
+	var wants []want
+	var retire []*glet
+	started, gains := 0, false
+	for gi, gp := range p.GPUs {
+		g := e.gpuByID(gp.ID, gi)
+		if g == nil {
+			return fmt.Errorf("simulate: plan names GPU %q", gp.ID)
+		}
+		used := map[*glet]bool{}
+		for _, pl := range gp.GPULets {
+			var best *glet
+			for _, l := range g.lets {
+				if used[l] || l.state != active || l.size != pl.Size {
+					continue
+				}
+				if best == nil || overlap(l, pl) > overlap(best, pl) {
+					best = l
+				}
+			}
+			if best == nil {
+				nl, err := e.newGpulet(g, pl.Size, starting)
+				if err != nil {
+					return err
+				}
+				best = nl
+				started++
+			} else {
+				for _, pm := range pl.Models {
+					if lm := best.ms[e.modelIdx(pm.Name)]; lm == nil || !lm.routed {
+						gains = true
+					}
+				}
+			}
+			used[best] = true
+			wants = append(wants, want{let: pl, l: best})
+		}
+		for _, l := range g.lets {
+			if l.state == active && !used[l] {
+				retire = append(retire, l)
+			}
+		}
+	}
+	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: layout(p),
+		Started: started, Retired: len(retire), Unscheduled: p.UnscheduledRate()})
+	if started > 0 || len(retire) > 0 {
+		e.reorgs++
+	}
+	e.set.log.Debug("plan", zap.Duration("at", e.now), zap.String("reason", reason), zap.String("layout", layout(p)),
+		zap.Int("started", started), zap.Int("retired", len(retire)))
+	pp := &pendingPlan{at: e.now, plan: p, wants: wants, retire: retire, event: len(e.events) - 1}
+	if started == 0 && !gains {
+		return e.switchTo(pp)
+	}
+	pp.at = e.now + delay
+	if delay == 0 {
+		return e.switchTo(pp)
+	}
+	e.pending = pp
+	return nil
+}
+
+// switchTo makes a pending plan the one the router follows.
+func (e *engine) switchTo(pp *pendingPlan) error {
+	e.pending = nil
+	e.plan = pp.plan
+	e.events[pp.event].ServingS = e.now.Seconds()
+	type route struct {
+		m int
+		l *glet
+	}
+	sent := map[route]uint64{} // kept routes keep their counts, as the daemon's router does
+	for _, m := range e.models {
+		for j, l := range m.owners {
+			sent[route{m.idx, l}] = m.targets[j].Sent
+		}
+		m.owners, m.targets = nil, nil
+	}
+	for _, l := range e.lets {
+		for _, lm := range l.ms {
+			if lm != nil {
+				lm.routed = false
+			}
+		}
+	}
+	for _, w := range pp.wants {
+		l := w.l
+		if l.state == starting {
+			l.state = active
+			e.sizesChange(e.now, l.size)
+		}
+		for _, pm := range w.let.Models {
+			m := e.models[e.modelIdx(pm.Name)]
+			if err := l.place(e.now, m, pm.Factor); err != nil {
+				return fmt.Errorf("simulate: %w", err)
+			}
+			l.ms[m.idx].routed = true
+			m.owners = append(m.owners, l)
+			t := sched.Target{Weight: max(pm.Rate, 0.001), Sent: sent[route{m.idx, l}]}
+			t.Latency = l.ms[m.idx].base
+			m.targets = append(m.targets, t)
+		}
+	}
+	for _, l := range pp.retire {
+		l.state = draining
+		e.retireIfDone(l)
+	}
+	return nil
+}
+
+func (e *engine) gpuByID(id string, hint int) *gpu {
+	if hint < len(e.gpus) && e.gpus[hint].id == id {
+		return e.gpus[hint]
+	}
+	for _, g := range e.gpus {
+		if g.id == id {
+			return g
+		}
+	}
+	return nil
+}
+
+// modelIdx is the index of the named model (plans only name the
+// workload's models).
+func (e *engine) modelIdx(name string) int {
+	for i, m := range e.models {
+		if m.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// overlap counts the plan's models that already run routed on l.
+func overlap(l *glet, pl gpulet.GPULet) int {
+	n := 0
+	for _, pm := range pl.Models {
+		for i, lm := range l.ms {
+			if lm != nil && lm.routed && l.e.models[i].name == pm.Name {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// layout describes a plan in one line.
+func layout(p *gpulet.Plan) string {
+	var parts []string
+	for _, g := range p.GPUs {
+		var lets []string
+		for _, l := range g.GPULets {
+			var ms []string
+			for _, m := range l.Models {
+				ms = append(ms, fmt.Sprintf("%s×%d@%.0f", m.Name, m.Batch, m.Rate))
+			}
+			sort.Strings(ms)
+			lets = append(lets, fmt.Sprintf("%d%%[%s]", l.Size, strings.Join(ms, " ")))
+		}
+		if len(lets) > 0 {
+			parts = append(parts, g.ID+": "+strings.Join(lets, " "))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing placed"
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gpulet/gpuletd/sim/arrival"
+	"github.com/gpulet/gpuletd/sim/workload"
+)
+
+// step is a model's rate from a moment on.
+type step struct {
+	at   float64 // seconds
+	rate float64 // requests/s
+}
+
+// rateSteps is a model's rate over time: its rate, then each phase that
+// names it.
+func rateSteps(w *workload.Workload, i int) []step {
+	steps := []step{{at: 0, rate: w.Models[i].Rate}}
+	for _, p := range w.Phases {
+		r, ok := p.Rates[w.Models[i].Name]
+		if !ok {
+			continue
+		}
+		at := p.At.Std().Seconds()
+		if at == 0 {
+			steps[0].rate = r
+			continue
+		}
+		steps = append(steps, step{at: at, rate: r})
+	}
+	return steps
+}
+
+// stream is one model's arrivals: the gaps of its arrival process, drawn at
+// a nominal rate, laid out in time by the rate steps (a time change: a gap
+// of g seconds at the nominal rate ν takes g·ν/r seconds while the rate is
+// r, and waits through stretches where the rate is 0), so a Poisson process
+// stays Poisson and a trace keeps its shape at every rate.
+type stream struct {
+	model   int
+	arr     arrival.Arrivals
+	nominal float64
+	steps   []step
+	k       int     // current step
+	t       float64 // last arrival, seconds
+	next    time.Duration
+	done    bool
+}
+
+// newStream builds model i's stream; traces holds the traces read so far by
+// path.
+func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arrival.Trace) (*stream, error) {
+	m := w.Models[i]
+	spec := arrival.Spec{Kind: arrival.KindPoisson}
+	if m.Arrival != "" {
+		s, err := arrival.Parse(m.Arrival)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		spec = s
+	}
+	var tr *arrival.Trace
+	if spec.Kind == arrival.KindTrace {
+		path := spec.Path
+		if !filepath.IsAbs(path) && w.Dir != "" {
+			path = filepath.Join(w.Dir, path)
+		}
+		if tr = traces[path]; tr == nil {
+			t, err := readTrace(path)
+			if err != nil {
+				return nil, fmt.Errorf("model %s: %w", m.Name, err)
+			}
+			traces[path], tr = t, t
+		}
+	}
+	steps := rateSteps(w, i)
+	nominal := 0.0
+	for _, s := range steps {
+		nominal = max(nominal, s.rate)
+	}
+	st := &stream{model: i, steps: steps}
+	if spec.Kind == arrival.KindTrace && spec.Scale > 0 {
+		// The trace's own rate times the scale; the model's rates, when
+		// given, scale it over time relative to the first.
+		arr, err := spec.New(0, seed, tr)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", m.Name, err)
+		}
+		st.arr, st.nominal = arr, arr.Rate()
+		if r0 := steps[0].rate; r0 > 0 {
+			for k := range st.steps {
+				st.steps[k].rate *= st.nominal / r0
+			}
+		} else {
+			st.steps = []step{{at: 0, rate: st.nominal}}
+		}
+		return st, nil
+	}
+	if nominal == 0 {
+		st.done = true
+		return st, nil
+	}
+	arr, err := spec.New(nominal, seed, tr)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", m.Name, err)
+	}
+	st.arr, st.nominal = arr, nominal
+	return st, nil
+}
+
+func readTrace(path string) (*arrival.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read trace: %w", err)
+	}
+	defer f.Close()
+	t, err := arrival.ReadTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("read trace %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// advance draws the next arrival; done is set when there is none before
+// limit (seconds).
+func (s *stream) advance(limit float64) {
+	if s.done {
+		return
+	}
+	u := s.arr.Next().Seconds() * s.nominal // the gap in units of mean gaps at the nominal rate
+	t := s.t
+	for {
+		end := math.Inf(1)
+		if s.k+1 < len(s.steps) {
+			end = s.steps[s.k+1].at
+		}
+		if r := s.steps[s.k].rate; r > 0 {
+			if need := u / r; t+need <= end {
+				t += need
+				break
+			}
+			u -= (end - t) * r
+		}
+		if math.IsInf(end, 1) || end >= limit {
+			s.done = true
+			return
+		}
+		t = end
+		s.k++
+	}
+	if t >= limit {
+		s.done = true
+		return
+	}
+	s.t = t
+	s.next = time.Duration(math.Round(t * 1e9))
+}
+
+// arrivals merges the models' streams in time order; ties go to the lower
+// model index.
+type arrivals struct {
+	h     []*stream
+	limit float64
+}
+
+func newArrivals(streams []*stream, limit time.Duration) *arrivals {
+	a := &arrivals{limit: limit.Seconds()}
+	for _, s := range streams {
+		s.advance(a.limit)
+		if !s.done {
+			a.h = append(a.h, s)
+			a.up(len(a.h) - 1)
+		}
+	}
+	return a
+}
+
+// peek returns the next arrival's time and model; ok is false when none is
+// left.
+func (a *arrivals) peek() (at time.Duration, model int, ok bool) {
+	if len(a.h) == 0 {
+		return never, -1, false
+	}
+	return a.h[0].next, a.h[0].model, true
+}
+
+// pop moves past the next arrival.
+func (a *arrivals) pop() {
+	s := a.h[0]
+	s.advance(a.limit)
+	if s.done {
+		last := len(a.h) - 1
+		a.h[0] = a.h[last]
+		a.h = a.h[:last]
+	}
+	if len(a.h) > 0 {
+		a.down(0)
+	}
+}
+
+func (a *arrivals) less(i, j int) bool {
+	x, y := a.h[i], a.h[j]
+	return x.next < y.next || (x.next == y.next && x.model < y.model)
+}
+
+func (a *arrivals) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !a.less(i, p) {
+			return
+		}
+		a.h[i], a.h[p] = a.h[p], a.h[i]
+		i = p
+	}
+}
+
+func (a *arrivals) down(i int) {
+	n := len(a.h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && a.less(r, l) {
+			m = r
+		}
+		if !a.less(m, i) {
+			return
+		}
+		a.h[i], a.h[m] = a.h[m], a.h[i]
+		i = m
+	}
+}
