@@ -120,6 +120,10 @@ func Run(ctx context.Context, opts Options) error {
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("serving", zap.String("listen", ln.Addr().String()))
 
+	// Models without a latency profile on a measured device are profiled
+	// now, while no executor holds the devices.
+	n.profileMissing(ctx, opts.ExecutorBinary)
+
 	// The first plan places every model at its minimal rate; the daemon is
 	// ready when it is applied.
 	if err := n.replan(ctx, "start", n.planRates()); err != nil {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	le "encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCPUServingMatchesONNXRuntime serves modelzoo models on the CPU device
+// (the daemon profiles them first, since it has no profile yet) and checks
+// that answers through JSON and binary requests equal running the same
+// inputs through ONNX Runtime directly.
+func TestCPUServingMatchesONNXRuntime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
+	// Generous SLOs: the point is correctness on a loaded test machine.
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu"))
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 &&
+			do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200
+	}, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	require.NoError(t, onnxrt.Init(lib))
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, tc := range []struct {
+		model string
+		shape []int64
+	}{{"lenet5", []int64{2, 1, 28, 28}}, {"mlp", []int64{3, 784}}} {
+		n := 1
+		for _, d := range tc.shape {
+			n *= int(d)
+		}
+		vals := make([]float32, n)
+		for i := range vals {
+			vals[i] = rng.Float32()*2 - 1
+		}
+		want, err := onnxrt.RunFloat32(filepath.Join(repo, tc.model, "1", "model.onnx"),
+			map[string]onnxrt.Float32Tensor{"input": {Shape: tc.shape, Data: vals}}, 1)
+		require.NoError(t, err)
+		expect := want["output"].Data
+
+		// JSON tensors.
+		strs := make([]string, len(vals))
+		for i, v := range vals {
+			strs[i] = strconv.FormatFloat(float64(v), 'g', -1, 32)
+		}
+		shape := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(tc.shape)), ","), "[]")
+		body := []byte(`{"inputs":[{"name":"input","shape":[` + shape + `],"datatype":"FP32","data":[` + strings.Join(strs, ",") + `]}]}`)
+		r := do(t, "POST", base+"/v2/models/"+tc.model+"/infer", body, nil)
+		require.Equal(t, 200, r.code, string(r.body))
+		var out struct {
+			Params  map[string]any `json:"parameters"`
+			Outputs []struct {
+				Shape []int64   `json:"shape"`
+				Data  []float32 `json:"data"`
+			} `json:"outputs"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &out))
+		require.Nil(t, out.Params["emulated"], "the CPU engine runs the model")
+		require.Equal(t, want["output"].Shape, out.Outputs[0].Shape)
+		requireClose(t, expect, out.Outputs[0].Data)
+
+		// Binary tensors both ways.
+		raw := make([]byte, 4*len(vals))
+		for i, v := range vals {
+			le.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+		}
+		head := `{"inputs":[{"name":"input","shape":[` + shape + `],"datatype":"FP32","parameters":{"binary_data_size":` + strconv.Itoa(len(raw)) + `}}],"parameters":{"binary_data_output":true}}`
+		r = do(t, "POST", base+"/v2/models/"+tc.model+"/infer", append([]byte(head), raw...),
+			map[string]string{"Inference-Header-Content-Length": strconv.Itoa(len(head))})
+		require.Equal(t, 200, r.code, string(r.body))
+		hl, err := strconv.Atoi(r.header.Get("Inference-Header-Content-Length"))
+		require.NoError(t, err)
+		got := make([]float32, (len(r.body)-hl)/4)
+		for i := range got {
+			got[i] = math.Float32frombits(le.LittleEndian.Uint32(r.body[hl+4*i:]))
+		}
+		requireClose(t, expect, got)
+	}
+}
+
+func requireClose(t *testing.T, want, got []float32) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.InDelta(t, want[i], got[i], 1e-4*math.Max(1, math.Abs(float64(want[i]))), "value %d", i)
+	}
+}
+
+// TestCPUAndEmulatedDevicesTogether serves on the CPU and an emulated GPU at
+// once: both are in the inventory and the plan places every model.
+func TestCPUAndEmulatedDevicesTogether(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo,
+		"GPULETD_DEVICES=[{kind: cpu}, {kind: emulated, profiles: igniter-v100, count: 1}]"))
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 &&
+			do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200
+	}, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	var st struct {
+		Devices []struct {
+			ID   string `json:"id"`
+			Kind string `json:"kind"`
+		} `json:"devices"`
+		Plan struct {
+			Schedulable bool `json:"schedulable"`
+		} `json:"plan"`
+	}
+	r := do(t, "GET", base+"/api/v1/status", nil, nil)
+	require.NoError(t, json.Unmarshal(r.body, &st))
+	kinds := map[string]bool{}
+	for _, d := range st.Devices {
+		kinds[d.Kind] = true
+	}
+	require.Equal(t, map[string]bool{"cpu": true, "emulated": true}, kinds)
+	require.True(t, st.Plan.Schedulable)
+	r = do(t, "POST", base+"/v2/models/lenet5/infer", lenetJSON(), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+}

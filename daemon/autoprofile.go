@@ -1,0 +1,102 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler"
+	"github.com/gpulet/gpuletd/profiler/store"
+	"go.uber.org/zap"
+)
+
+// quickRule is the stop rule of the daemon's own profile jobs: enough for a
+// first plan in seconds, not the precision of `gpuletd profile`, whose
+// measurement replaces it when run (with --force).
+var quickRule = profiler.StopRule{
+	Warmup: 2, MinSamples: 10, MaxSamples: 200, MaxTime: 2 * time.Second, CapMinSamples: 5,
+	MedianCI: 0.05, P99CI: 0.25, Z: 1.96,
+}
+
+// quickBatches are measured first; larger batches only while the largest
+// so far still leaves room in the SLO.
+var quickBatches = []int{1, 2, 4, 8}
+
+// profileMissing measures the models that have no profile on the node's
+// measured devices (CPU, NVIDIA), so that they can be placed. It runs before
+// any executor serves, when the devices are free; models it cannot profile
+// stay unplaced with the reason logged.
+func (n *node) profileMissing(ctx context.Context, binary string) {
+	for _, d := range n.devices.Inventory().Devices {
+		if d.Kind == mps.KindEmulated || d.Health == mps.HealthFailed {
+			continue
+		}
+		for _, m := range n.catalog.all() {
+			if _, err := n.book.profile(ctx, m, d); !errors.Is(err, errNoProfile) {
+				continue
+			}
+			if err := n.profileModel(ctx, m, d, binary); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", m.Name, d.ID, err),
+					map[string]string{"model": m.Name, "device": d.ID})
+			}
+		}
+	}
+}
+
+// profileModel runs quick profile jobs for one model on one device: the
+// small batches first, then doubling while the largest batch measured takes
+// less than half the SLO on the largest gpu-let (bigger ones could never be
+// used: a batch must fit twice in the SLO).
+func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Device, binary string) error {
+	maxB := max(m.Config.MaxBatchSize, 1)
+	batches := slices.DeleteFunc(slices.Clone(quickBatches), func(b int) bool { return b > maxB })
+	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `gpuletd profile %s --device %s --force` measures it fully)", m.Name, d.ID, m.Name, d.ID),
+		map[string]string{"model": m.Name, "device": d.ID})
+	launcher := &profiler.ProcessLauncher{Devices: n.devices, Binary: binary, SocketDir: n.sup.sockDirFor(), Library: n.onnxLib, Log: n.log.Named("profiler")}
+	slo := ms(m.Config.SLO.D())
+	for len(batches) > 0 {
+		res, err := profiler.Measure(ctx, profiler.Job{
+			Model: profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform, SLOMS: slo,
+				MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile()},
+			Device: d, Batches: batches, Force: true, Rule: quickRule, Store: n.st, Launcher: launcher,
+			Log: n.log.Named("profiler"),
+		})
+		if err != nil {
+			return err
+		}
+		top := slices.Max(batches)
+		largest := slices.Max(res.Sizes)
+		p, ok := res.Point(largest, top)
+		if !ok || float64(p.P50MS) >= slo/2 || top >= maxB {
+			break
+		}
+		// Up to two more doublings, ending at the largest batch.
+		batches = nil
+		for b := 2 * top; b < maxB && len(batches) < 2; b *= 2 {
+			batches = append(batches, b)
+		}
+		if len(batches) < 2 {
+			batches = append(batches, maxB)
+		}
+	}
+	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiled %s on %s", m.Name, d.ID), map[string]string{"model": m.Name, "device": d.ID})
+	return nil
+}
+
+// sockDirFor is a short directory for profiling executors' sockets.
+func (s *supervisor) sockDirFor() string {
+	p, err := s.socketPath()
+	if err != nil {
+		s.log.Warn("socket directory", zap.Error(err))
+		return s.sockDir
+	}
+	return filepath.Dir(p)
+}
