@@ -54,7 +54,8 @@ type loop struct {
 	subs     map[chan struct{}]bool
 	subsMu   sync.Mutex // guards subs: the loop notifies, watchers (un)subscribe
 
-	stamp        uint64 // stateStamp at the last notification
+	reqBuf       []sched.Request // reused by submit
+	stamp        uint64          // stateStamp at the last notification
 	completions  uint64 // batches finished
 	modelChanges uint64 // models added or removed
 }
@@ -308,14 +309,15 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 	}
 	l.inflight++
 	r.stream.active[r.id] = r
+	reqs := l.reqBuf[:0]
 	for i, in := range rows {
-		if r.answered {
-			break // an earlier row was rejected
-		}
 		idx := l.allocSlot(slot{req: r, row: i, inputs: in})
 		l.nextID++
-		_ = l.sc.Submit(now, sched.Request{ID: l.nextID, Model: r.model.id, Slot: idx, Arrival: now, Deadline: deadline})
+		reqs = append(reqs, sched.Request{ID: l.nextID, Model: r.model.id, Slot: idx, Arrival: now, Deadline: deadline})
 	}
+	// All rows at once: a batch is chosen only when every row is queued.
+	_ = l.sc.SubmitAll(now, reqs)
+	l.reqBuf = reqs[:0]
 }
 
 func (l *loop) allocSlot(s slot) uint32 {

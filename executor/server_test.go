@@ -115,6 +115,8 @@ func TestMultiRowRequestAndOutputSelection(t *testing.T) {
 	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
 	require.Len(t, resp.Outputs, 1)
 	require.Equal(t, []int64{3, 4}, resp.Outputs[0].Shape)
+	require.Equal(t, []int{3}, f.batchSizes(), "the rows of one request run as one batch, even under eager")
+	require.Equal(t, int32(3), resp.BatchSize)
 	v := outVals(t, resp, "y")
 	for i := range v {
 		require.Equal(t, 2*(1+float32(i)), v[i])

@@ -40,3 +40,25 @@ func TestScaled(t *testing.T) {
 	require.Equal(t, 6*time.Millisecond, s.At(4))
 	require.Equal(t, 4, s.MaxBatch())
 }
+
+func TestSubmitAllBatchesRowsUnderEager(t *testing.T) {
+	rec := newRecorder()
+	s, err := New(Config{Policy: Eager{}}, rec)
+	require.NoError(t, err)
+	lat, err := LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: lat}))
+	rows := []Request{{ID: 1, Deadline: 50 * time.Millisecond}, {ID: 2, Deadline: 50 * time.Millisecond}, {ID: 3, Deadline: 50 * time.Millisecond}}
+	require.NoError(t, s.SubmitAll(0, rows))
+	require.Len(t, rec.dispatches, 1)
+	require.Len(t, rec.dispatches[0].IDs, 3, "the rows of one request run as one batch")
+	// One by one, eager starts the first alone.
+	rec2 := newRecorder()
+	s2, _ := New(Config{Policy: Eager{}}, rec2)
+	require.NoError(t, s2.AddModel(0, 0, ModelConfig{Latency: lat}))
+	for _, r := range rows {
+		require.NoError(t, s2.Submit(0, r))
+	}
+	require.Len(t, rec2.dispatches[0].IDs, 1)
+	require.ErrorIs(t, s.SubmitAll(0, []Request{{ID: 9, Model: 7}}), ErrUnknownModel)
+}

@@ -227,6 +227,31 @@ func (s *Scheduler) RemoveModel(now time.Duration, id ModelID) error {
 // otherwise it is queued and may be dispatched within this call. The only
 // error is ErrUnknownModel, and then nothing was reported to the Sink.
 func (s *Scheduler) Submit(now time.Duration, r Request) error {
+	if err := s.admit(now, r); err != nil {
+		return err
+	}
+	s.tryDispatch(s.now)
+	return nil
+}
+
+// SubmitAll hands the scheduler requests that arrive together (the rows of
+// one client request): all are queued before a batch is chosen, so an idle
+// gpu-let under eager does not start the first alone. A request of an
+// unknown model stops the call with ErrUnknownModel; those before it were
+// submitted.
+func (s *Scheduler) SubmitAll(now time.Duration, rs []Request) error {
+	var err error
+	for _, r := range rs {
+		if err = s.admit(now, r); err != nil {
+			break
+		}
+	}
+	s.tryDispatch(s.now)
+	return err
+}
+
+// admit is Submit without the dispatch decision.
+func (s *Scheduler) admit(now time.Duration, r Request) error {
 	m := s.model(r.Model)
 	if m == nil {
 		return fmt.Errorf("submit request %d: model %d: %w", r.ID, r.Model, ErrUnknownModel)
@@ -245,7 +270,6 @@ func (s *Scheduler) Submit(now time.Duration, r Request) error {
 			s.maybePreempt(now, m)
 		}
 	}
-	s.tryDispatch(now)
 	return nil
 }
 
