@@ -56,8 +56,8 @@ type loop struct {
 
 	reqBuf       []sched.Request // reused by submit
 	stamp        uint64          // stateStamp at the last notification
-	completions  uint64 // batches finished
-	modelChanges uint64 // models added or removed
+	completions  uint64          // batches finished
+	modelChanges uint64          // models added or removed
 }
 
 // request is one client request: one or more rows, each scheduled as its own
