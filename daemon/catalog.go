@@ -14,9 +14,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// readONNXInfo reads a model file's inputs and outputs through ONNX Runtime
+// ReadONNXInfo reads a model file's inputs and outputs through ONNX Runtime
 // for the repository scanner.
-func readONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
+func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
 	info, err := onnxrt.ReadModelInfo(path)
 	if err != nil {
 		return nil, nil, err
@@ -60,7 +60,7 @@ func newCatalog(root string, st *store.Store, ev *events, log *zap.Logger) *cata
 
 // scan reads the repository; with loadAll every good model is served.
 func (c *catalog) scan(ctx context.Context, loadAll bool) error {
-	ix, err := repository.Scan(c.root, readONNXInfo)
+	ix, err := repository.Scan(c.root, ReadONNXInfo)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 
 // load reads one model from the repository (again) and serves it.
 func (c *catalog) load(ctx context.Context, name string) (*repository.Model, error) {
-	m, err := repository.Load(c.root, name, readONNXInfo)
+	m, err := repository.Load(c.root, name, ReadONNXInfo)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (c *catalog) all() []*repository.Model {
 // indexEntries lists every repository entry with its state, for the
 // repository index API.
 func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
-	ix, err := repository.Scan(c.root, readONNXInfo)
+	ix, err := repository.Scan(c.root, ReadONNXInfo)
 	if err != nil {
 		return nil, err
 	}

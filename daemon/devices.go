@@ -8,9 +8,9 @@ import (
 	"github.com/gpulet/gpuletd/profiler/refset"
 )
 
-// deviceSpec turns the configuration into the device layer's spec. Emulated
+// DeviceSpec turns the configuration into the device layer's spec. Emulated
 // GPUs without a memory size take their reference set's.
-func deviceSpec(cfg config.Config) (mps.Spec, error) {
+func DeviceSpec(cfg config.Config) (mps.Spec, error) {
 	spec := mps.Spec{
 		Mode:             mps.Mode(cfg.Devices.Mode),
 		Backend:          mps.Backend(cfg.Partitioning.Backend),

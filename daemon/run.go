@@ -72,7 +72,7 @@ func Run(ctx context.Context, opts Options) error {
 		log.Warn("mark interrupted profile runs", zap.Error(err))
 	}
 
-	spec, err := deviceSpec(cfg)
+	spec, err := DeviceSpec(cfg)
 	if err != nil {
 		return fmt.Errorf("devices: %w", err)
 	}

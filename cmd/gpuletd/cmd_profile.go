@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/gpulet/gpuletd/daemon"
 	"io"
 	"os"
 	"os/exec"
@@ -190,7 +191,7 @@ func importSet(ctx context.Context, w io.Writer, st *store.Store, f *profileFlag
 
 // profileModel runs one profiling job and prints its result.
 func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st *store.Store, log *zap.Logger, f *profileFlags, arg string) error {
-	spec, err := profileDeviceSpec(cfg)
+	spec, err := daemon.DeviceSpec(cfg)
 	if err != nil {
 		return err
 	}
@@ -296,7 +297,7 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	if err := onnxrt.Init(ortLib); err != nil {
 		return profiler.Model{}, err
 	}
-	m, err := repository.Load(cfg.ModelRepository, arg, readModelInfo)
+	m, err := repository.Load(cfg.ModelRepository, arg, daemon.ReadONNXInfo)
 	if errors.Is(err, repository.ErrNotFound) {
 		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)", arg, cfg.ModelRepository)
 	}
@@ -309,23 +310,6 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	}
 	return profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform,
 		SLOMS: float64(slo.Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile()}, nil
-}
-
-// readModelInfo reads a model file's tensors through ONNX Runtime for the
-// repository loader.
-func readModelInfo(path string) (ins, outs []repository.TensorSpec, err error) {
-	info, err := onnxrt.ReadModelInfo(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	conv := func(ts []onnxrt.TensorInfo) []repository.TensorSpec {
-		out := make([]repository.TensorSpec, len(ts))
-		for i, t := range ts {
-			out[i] = repository.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape}
-		}
-		return out
-	}
-	return conv(info.Inputs), conv(info.Outputs), nil
 }
 
 // fileModelName names a bare model file: its base name without extension,
@@ -369,31 +353,6 @@ func utilMeters(d mps.Device, lib nvml.Interface, ortLib string) []profiler.Util
 		meters = append(meters, &profiler.GPM{Lib: lib})
 	}
 	return meters
-}
-
-// profileDeviceSpec turns the configuration into the device layer's spec;
-// emulated GPUs without a memory size take their reference set's.
-func profileDeviceSpec(cfg config.Config) (mps.Spec, error) {
-	spec := mps.Spec{
-		Mode: mps.Mode(cfg.Devices.Mode), Backend: mps.Backend(cfg.Partitioning.Backend), Sizes: cfg.Partitioning.Sizes,
-		MaxGpuletsPerGPU: cfg.Partitioning.MaxGPUletsPerGPU, RuntimeDir: cfg.RuntimeDir,
-		MPS: mps.MPSSpec{ControlBinary: cfg.MPS.ControlBinary, PipeDirectory: cfg.MPS.PipeDirectory, SetComputeMode: cfg.MPS.SetComputeMode},
-	}
-	if cfg.Partitioning.Backend != "mps" {
-		spec.Sizes = nil // mig and none make their own sizes
-	}
-	for i, d := range cfg.Devices.List {
-		e := mps.Entry{Kind: mps.Kind(d.Kind), GPUs: d.GPUs, Profiles: d.Profiles, Count: d.Count, MemoryGB: d.MemoryGB}
-		if d.Kind == config.KindEmulated && e.MemoryGB == 0 {
-			set, err := refset.Load(d.Profiles)
-			if err != nil {
-				return mps.Spec{}, fmt.Errorf("devices[%d].profiles: %w (known: %v)", i, err, refset.Names())
-			}
-			e.MemoryGB = set.MemoryGiB
-		}
-		spec.Entries = append(spec.Entries, e)
-	}
-	return spec, nil
 }
 
 // isTerminal reports whether w is a terminal.
