@@ -21,8 +21,7 @@ func (n *node) planRates() map[string]float64 {
 	return n.rates.estimates()
 }
 
-// planLoop re-plans every reorganize period from the EWMA rates, at once
-// when asked (replanNow), and early when a model's rate surges past what
+// planLoop re-plans every reorganize period from the EWMA rates and early when a model's rate surges past what
 // the plan assigns it. It returns when ctx ends.
 func (n *node) planLoop(ctx context.Context) {
 	period := time.NewTicker(n.conf().Scheduler.ReorganizePeriod.D())
@@ -36,8 +35,6 @@ func (n *node) planLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case reason = <-n.replanNow:
-			rates = n.planRates()
 		case <-n.reloaded:
 			period.Reset(n.conf().Scheduler.ReorganizePeriod.D())
 			continue
@@ -68,13 +65,5 @@ func (n *node) planLoop(ctx context.Context) {
 		if err := n.replan(ctx, reason, rates); err != nil && ctx.Err() == nil {
 			n.log.Warn("re-plan", zap.String("reason", reason), zap.Error(err))
 		}
-	}
-}
-
-// requestReplan asks the loop for a plan now; it never blocks.
-func (n *node) requestReplan(reason string) {
-	select {
-	case n.replanNow <- reason:
-	default:
 	}
 }

@@ -30,7 +30,6 @@ type node struct {
 	planMu          sync.Mutex // one plan computed and applied at a time
 	current         atomic.Pointer[planned]
 	reorganizations atomic.Int64
-	replanNow       chan string // asks the planner loop for a plan now
 	ready           atomic.Bool
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string

@@ -92,7 +92,7 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
-		rates: newRateMeter(cfg.Scheduler.EWMAWeight), replanNow: make(chan string, 1), reloaded: make(chan struct{}, 1)}
+		rates: newRateMeter(cfg.Scheduler.EWMAWeight), reloaded: make(chan struct{}, 1)}
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib = opts.Level, lib
 	n.events = newEvents(st, log.Named("events"))

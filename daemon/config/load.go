@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -85,8 +84,6 @@ func Load(path string, environ []string) (*Loaded, error) {
 	}
 	return l, nil
 }
-
-var yamlLine = regexp.MustCompile(`^(yaml: )?line (\d+): `)
 
 func (l *Loaded) applyFile(path string, data []byte) error {
 	var doc yaml.Node
