@@ -119,10 +119,10 @@ func (e *engine) build() error {
 	}
 	e.sizes = newSeries(e.set.duration, e.set.interval)
 	e.windows = make([]window, (e.set.duration+e.set.window-1)/e.set.window)
-	traces := map[string]*arrival.Trace{}
+	traces, shared := map[string]*arrival.Trace{}, traceUsers(e.w)
 	var streams []*stream
 	for i := range e.w.Models {
-		s, err := newStream(e.w, i, mix(e.set.seed, uint64(i)+1), traces)
+		s, err := newStream(e.w, i, mix(e.set.seed, uint64(i)+1), traces, shared)
 		if err != nil {
 			return fmt.Errorf("simulate: %w", err)
 		}
@@ -311,14 +311,4 @@ func remove(ls []*glet, l *glet) []*glet {
 }
 
 // profileOn is m's profile on g's device type (nil when it has none).
-func (e *engine) profileOn(m *model, g *gpu) *gpulet.Profile {
-	if p := m.demand.Profile; p != nil && p.DeviceType == g.typ {
-		return p
-	}
-	for _, p := range m.demand.More {
-		if p.DeviceType == g.typ {
-			return p
-		}
-	}
-	return nil
-}
+func (e *engine) profileOn(m *model, g *gpu) *gpulet.Profile { return profileOf(m.demand, g.typ) }

@@ -54,7 +54,9 @@ var Table2Timeouts = []float64{0.1, 0.2, 0.3, 0.4}
 
 // Table2Row is one model's measured goodputs, req/s.
 type Table2Row struct {
-	Model    string             `json:"model"`
+	Model string `json:"model"`
+	// Timing names how batches were timed (Timings).
+	Timing   string             `json:"timing"`
 	Bound    float64            `json:"bound"`
 	Measured float64            `json:"symphony_measured"`
 	Goodput  map[string]float64 `json:"goodput"`
@@ -81,11 +83,12 @@ func table2Workload(m Table2Model, rate float64, seed uint64) *workload.Workload
 	}
 }
 
-// RunTable2 measures every policy's goodput on each Table 2 model.
-func RunTable2(ctx context.Context, seed uint64) ([]Table2Row, error) {
+// RunTable2 measures every policy's goodput on each Table 2 model with the
+// given batch timing.
+func RunTable2(ctx context.Context, seed uint64, tm Timing) ([]Table2Row, error) {
 	var rows []Table2Row
 	for _, m := range Table2Models {
-		row := Table2Row{Model: m.Name, Bound: m.Bound, Measured: m.Measured, Goodput: map[string]float64{}, MeanBatch: map[string]float64{}}
+		row := Table2Row{Model: m.Name, Timing: tm.Name, Bound: m.Bound, Measured: m.Measured, Goodput: map[string]float64{}, MeanBatch: map[string]float64{}}
 		build := func(rate float64) (*workload.Workload, error) { return table2Workload(m, rate, seed), nil }
 		for _, pol := range Table2Policies {
 			names := []string{pol}
@@ -97,7 +100,9 @@ func RunTable2(ctx context.Context, seed uint64) ([]Table2Row, error) {
 				}
 			}
 			for _, name := range names {
-				s, err := MaxGoodput(ctx, build, Options{Policy: name}, m.Bound, GoodputTarget)
+				o := tm.Opts
+				o.Policy = name
+				s, err := MaxGoodput(ctx, build, o, m.Bound, GoodputTarget)
 				if err != nil {
 					return nil, fmt.Errorf("table 2 %s %s: %w", m.Name, name, err)
 				}
@@ -107,7 +112,7 @@ func RunTable2(ctx context.Context, seed uint64) ([]Table2Row, error) {
 						row.BestTimeout = name
 					}
 					w := table2Workload(m, s.Rate, seed)
-					res, err := Run(ctx, w, Options{Policy: name})
+					res, err := Run(ctx, w, o)
 					if err != nil {
 						return nil, err
 					}

@@ -42,6 +42,7 @@ type gpu struct {
 type letModel struct {
 	base   sched.Latency // L(b, size) × the plan's interference factor
 	factor float64       // the plan's interference factor
+	capB   int           // the batch cap, 0 for none
 	solo   []float64     // the physics' solo batch time by batch size, ns
 	calib  calibration
 	routed bool // the router sends this model here
@@ -91,10 +92,12 @@ func (e *engine) newGpulet(g *gpu, size int, st letState) (*glet, error) {
 // interference factor: ℓ(b) is L(b, size) × factor, as the daemon gives its
 // executors (daemon/plan.go loadRequest), the batch's real time comes from
 // the physics.
-func (l *glet) place(now time.Duration, m *model, factor float64) error {
+//
+// capB, when positive, caps the model's batches here.
+func (l *glet) place(now time.Duration, m *model, factor float64, capB int) error {
 	factor = max(factor, 1)
 	lm := l.ms[m.idx]
-	if lm != nil && lm.factor == factor {
+	if lm != nil && lm.factor == factor && lm.capB == capB {
 		return nil
 	}
 	prof := l.e.profileOn(m, l.gpu)
@@ -102,6 +105,9 @@ func (l *glet) place(now time.Duration, m *model, factor float64) error {
 		return fmt.Errorf("place %s on %s: %w", m.name, l.gpu.id, gpulet.ErrNoProfile)
 	}
 	maxB := prof.MaxBatch(l.size)
+	if capB > 0 {
+		maxB = min(maxB, capB)
+	}
 	if maxB < 1 {
 		return fmt.Errorf("place %s on %s at %d%%: %w", m.name, l.gpu.id, l.size, gpulet.ErrNoProfile)
 	}
@@ -119,21 +125,21 @@ func (l *glet) place(now time.Duration, m *model, factor float64) error {
 		}
 		solo[b] = phys * float64(time.Millisecond)
 	}
-	base, err := sched.NewLatency(pts, factor, 0, len(pts))
+	base, err := sched.NewLatency(pts, factor*(1+l.e.set.margin), 0, len(pts))
 	if err != nil {
 		return fmt.Errorf("place %s on %s: %w", m.name, l.gpu.id, err)
 	}
 	if lm == nil {
 		lm = &letModel{calib: newCalibration()}
 		l.ms[m.idx] = lm
-		lm.base, lm.factor, lm.solo = base, factor, solo[:len(pts)+1]
+		lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
 		if err := l.s.AddModel(now, m.id, sched.ModelConfig{Latency: base}); err != nil {
 			return fmt.Errorf("place %s: %w", m.name, err)
 		}
 		l.refresh()
 		return nil
 	}
-	lm.base, lm.factor, lm.solo = base, factor, solo[:len(pts)+1]
+	lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
 	if err := l.s.SetLatency(now, m.id, base.Scaled(lm.calib.factor)); err != nil {
 		return fmt.Errorf("place %s: %w", m.name, err)
 	}

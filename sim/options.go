@@ -69,6 +69,15 @@ type Options struct {
 	// EWMAWeight is the newest period's weight in the rate estimate; 0
 	// means DefaultEWMAWeight.
 	EWMAWeight float64
+	// Margin widens every executor's ℓ(b) by this share (0.06: 6% longer)
+	// on top of the calibration. The executor has no such margin; the
+	// option measures what one would change.
+	Margin float64
+	// CapShared caps a model's batches on a gpu-let that several models
+	// share at the plan's batch for it, the batch the planner's duty cycle
+	// was checked with. The daemon gives executors the profile's whole
+	// range; the option measures what the cap would change.
+	CapShared bool
 	// NoCalibration keeps every executor's ℓ(b) as planned instead of
 	// following measured batch times as the executor does.
 	NoCalibration bool
@@ -77,6 +86,9 @@ type Options struct {
 	// Window is the width of the SLO-violation windows; 0 means
 	// DefaultWindow.
 	Window time.Duration
+	// Plan, when set, is the plan the node runs from the start instead of
+	// the planner's, and the node never re-plans (Everywhere builds one).
+	Plan *gpulet.Plan
 	// Logger receives the plan changes at debug level; nil logs nothing.
 	Logger *zap.Logger
 
@@ -103,16 +115,19 @@ type settings struct {
 	headroom   float64
 	ewma       float64
 	calibrate  bool
+	margin     float64
+	capShared  bool
 	interval   time.Duration
 	window     time.Duration
 	reorganize time.Duration
 	startup    time.Duration
+	plan       *gpulet.Plan
 	log        *zap.Logger
 	obs        observer
 }
 
 func resolve(w *workload.Workload, o Options) (settings, error) {
-	s := settings{calibrate: !o.NoCalibration, obs: o.observer, log: o.Logger}
+	s := settings{calibrate: !o.NoCalibration, margin: o.Margin, capShared: o.CapShared, plan: o.Plan, obs: o.observer, log: o.Logger}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -153,7 +168,12 @@ func resolve(w *workload.Workload, o Options) (settings, error) {
 		s.window = DefaultWindow
 	}
 	s.reorganize, s.startup = w.ReorganizePeriod(), w.StartupDelay()
+	if s.plan != nil {
+		s.reorganize = 0
+	}
 	switch {
+	case s.margin < 0 || s.margin > 10:
+		return s, fmt.Errorf("resolve options: %w: margin %v outside [0, 10]", ErrBadOptions, s.margin)
 	case s.duration < 0:
 		return s, fmt.Errorf("resolve options: %w: duration %v", ErrBadOptions, s.duration)
 	case s.ewma < 0 || s.ewma > 1:

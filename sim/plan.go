@@ -36,6 +36,8 @@ type PlanEvent struct {
 	Reason   string  `json:"reason"`
 	// Layout is the plan in one line: GPU: size%[model×batch@rate ...].
 	Layout string `json:"layout"`
+	// GPUs counts the GPUs the plan uses.
+	GPUs int `json:"gpus"`
 	// Started and Retired count the gpu-lets started and drained.
 	Started int `json:"started"`
 	Retired int `json:"retired"`
@@ -64,11 +66,16 @@ func (e *engine) start() error {
 	for i, d := range e.node.Input.Demands {
 		rates[i] = d.Rate
 	}
-	p, err := e.makePlan(rates)
-	if err != nil {
-		return err
+	p := e.set.plan
+	reason := "given"
+	if p == nil {
+		var err error
+		if p, err = e.makePlan(rates); err != nil {
+			return err
+		}
+		reason = "start"
 	}
-	if err := e.apply(p, "start", 0); err != nil {
+	if err := e.apply(p, reason, 0); err != nil {
 		return err
 	}
 	if e.set.reorganize > 0 {
@@ -219,10 +226,15 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 	for gi, gp := range p.GPUs {
 		g := e.gpuByID(gp.ID, gi)
 		if g == nil {
-			return fmt.Errorf("simulate: plan names GPU %q", gp.ID)
+			return fmt.Errorf("simulate: %w: plan names GPU %q, not one of the workload's", ErrBadOptions, gp.ID)
 		}
 		used := map[*glet]bool{}
 		for _, pl := range gp.GPULets {
+			for _, pm := range pl.Models {
+				if e.modelIdx(pm.Name) < 0 {
+					return fmt.Errorf("simulate: %w: plan places %q, not a model of the workload", ErrBadOptions, pm.Name)
+				}
+			}
 			var best *glet
 			for _, l := range g.lets {
 				if used[l] || l.state != active || l.size != pl.Size {
@@ -255,7 +267,7 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 			}
 		}
 	}
-	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: layout(p),
+	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: layout(p), GPUs: p.UsedGPUs(),
 		Started: started, Retired: len(retire), Unscheduled: p.UnscheduledRate()})
 	if started > 0 || len(retire) > 0 {
 		e.reorgs++
@@ -305,7 +317,11 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 		}
 		for _, pm := range w.let.Models {
 			m := e.models[e.modelIdx(pm.Name)]
-			if err := l.place(e.now, m, pm.Factor); err != nil {
+			capB := 0
+			if e.set.capShared && len(w.let.Models) > 1 {
+				capB = max(pm.Batch, 1)
+			}
+			if err := l.place(e.now, m, pm.Factor, capB); err != nil {
 				return fmt.Errorf("simulate: %w", err)
 			}
 			l.ms[m.idx].routed = true

@@ -13,8 +13,13 @@ import (
 // of the requests finish within their SLO.
 const GoodputTarget = 0.99
 
-// searchSteps bounds the bisection: 2^-10 of the bracket.
-const searchSteps = 10
+// The search's shape: upward steps of 25%, at most 40 of them, then 8
+// bisection steps (to 0.1% of the rate).
+const (
+	searchGrowth = 1.25
+	searchScan   = 40
+	searchSteps  = 8
+)
 
 // Build makes the workload of one experiment point at a total offered rate.
 type Build func(rate float64) (*workload.Workload, error)
@@ -36,13 +41,17 @@ type Search struct {
 	Probes  []Probe `json:"probes"`
 }
 
-// MaxGoodput finds the largest offered rate in [0, hi] at which the
-// simulation meets the attainment target, by doubling hi while it is met and
-// then bisecting 10 times (the probes use the same seed, so a point
-// repeats exactly).
-func MaxGoodput(ctx context.Context, build Build, opts Options, hi, target float64) (Search, error) {
-	if !(hi > 0) || math.IsInf(hi, 0) || !(target > 0 && target <= 1) {
-		return Search{}, fmt.Errorf("search goodput: %w: start %v, target %v", ErrBadOptions, hi, target)
+// MaxGoodput finds the largest offered rate up to which the simulation
+// meets the attainment target at every probe: from start/8 it raises the
+// rate by 25% per probe until a probe misses the target (at most 40 probes;
+// a plan can fail at a low rate and hold at a higher one, and such a
+// failure counts, as in the gpu-let paper's search, §6.2: "gradually
+// increasing the request rate until SLO violation happens"), then bisects
+// between the last rate that held and the first that did not, 8 times.
+// Every probe uses the same seed, so a point repeats exactly.
+func MaxGoodput(ctx context.Context, build Build, opts Options, start, target float64) (Search, error) {
+	if !(start > 0) || math.IsInf(start, 0) || !(target > 0 && target <= 1) {
+		return Search{}, fmt.Errorf("search goodput: %w: start %v, target %v", ErrBadOptions, start, target)
 	}
 	var s Search
 	probe := func(rate float64) (bool, error) {
@@ -61,8 +70,8 @@ func MaxGoodput(ctx context.Context, build Build, opts Options, hi, target float
 		}
 		return ok, nil
 	}
-	lo := 0.0
-	for range 20 {
+	lo, hi := 0.0, start/8
+	for range searchScan {
 		ok, err := probe(hi)
 		if err != nil {
 			return s, err
@@ -70,7 +79,10 @@ func MaxGoodput(ctx context.Context, build Build, opts Options, hi, target float
 		if !ok {
 			break
 		}
-		lo, hi = hi, 2*hi
+		lo, hi = hi, hi*searchGrowth
+	}
+	if lo == hi/searchGrowth && len(s.Probes) == searchScan {
+		return s, nil // never missed: the last rate tried
 	}
 	for range searchSteps {
 		mid := (lo + hi) / 2

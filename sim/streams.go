@@ -53,8 +53,10 @@ type stream struct {
 }
 
 // newStream builds model i's stream; traces holds the traces read so far by
-// path.
-func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arrival.Trace) (*stream, error) {
+// path, shared the number of models replaying each. A trace replayed by
+// several models starts, for each, at a point drawn from its seed, so that
+// their bursts do not coincide; one model alone replays it from the start.
+func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arrival.Trace, shared map[string]int) (*stream, error) {
 	m := w.Models[i]
 	spec := arrival.Spec{Kind: arrival.KindPoisson}
 	if m.Arrival != "" {
@@ -78,6 +80,10 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 			traces[path], tr = t, t
 		}
 	}
+	skip := 0
+	if tr != nil && shared[spec.Path] > 1 {
+		skip = int(seed % uint64(tr.Len()))
+	}
 	steps := rateSteps(w, i)
 	nominal := 0.0
 	for _, s := range steps {
@@ -92,6 +98,9 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 			return nil, fmt.Errorf("model %s: %w", m.Name, err)
 		}
 		st.arr, st.nominal = arr, arr.Rate()
+		for range skip {
+			arr.Next()
+		}
 		if r0 := steps[0].rate; r0 > 0 {
 			for k := range st.steps {
 				st.steps[k].rate *= st.nominal / r0
@@ -110,7 +119,21 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 		return nil, fmt.Errorf("model %s: %w", m.Name, err)
 	}
 	st.arr, st.nominal = arr, nominal
+	for range skip {
+		arr.Next()
+	}
 	return st, nil
+}
+
+// traceUsers counts the models replaying each trace spec path.
+func traceUsers(w *workload.Workload) map[string]int {
+	n := map[string]int{}
+	for _, m := range w.Models {
+		if s, err := arrival.Parse(m.Arrival); err == nil && s.Kind == arrival.KindTrace {
+			n[s.Path]++
+		}
+	}
+	return n
 }
 
 func readTrace(path string) (*arrival.Trace, error) {
