@@ -51,8 +51,3 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
-// errNotAvailable is what a subcommand whose capability has not been built
-// returns: one clear line, exit status 2.
-func errNotAvailable(what string) error {
-	return &exitError{code: 2, msg: "gpuletd " + what + ": not available yet in this version of gpuletd"}
-}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,13 +19,27 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-func TestUnavailableCommandsExit2WithOneLine(t *testing.T) {
-	for _, args := range [][]string{{"simulate"}} {
-		code, _, stderr := runCLI(t, args...)
-		require.Equal(t, 2, code, args)
-		require.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
-		require.Contains(t, stderr, "not available yet")
+func TestPlanAndSimulateCommands(t *testing.T) {
+	wl := filepath.Join("..", "..", "sim", "workload", "testdata", "example.yaml")
+	code, stdout, stderr := runCLI(t, "plan", "--workload", wl)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "plan (gpulet-int): schedulable")
+	require.Contains(t, stdout, "resnet50")
+
+	code, stdout, stderr = runCLI(t, "simulate", "--workload", wl, "--duration", "5s", "--json")
+	require.Equal(t, 0, code, stderr)
+	var res struct {
+		Requests int `json:"requests"`
 	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	require.Positive(t, res.Requests)
+
+	code, _, stderr = runCLI(t, "simulate", "--workload", filepath.Join(t.TempDir(), "missing.yaml"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "missing.yaml")
+	code, _, stderr = runCLI(t, "plan")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "workload")
 }
 
 func TestUsageErrorsExit2(t *testing.T) {

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/gpulet/gpuletd/sim"
+	"github.com/spf13/cobra"
+)
+
+func init() { benchCommands = append(benchCommands, newBenchFluctCmd) }
+
+func newBenchFluctCmd(_ *globalFlags) *cobra.Command {
+	var pf paperFlags
+	cmd := &cobra.Command{
+		Use:   "fluctuation",
+		Short: "1,800 s of rising and falling rates, re-planned every 20 s",
+		Long: `The gpu-let paper §6.2 (Figure 14): 4 iGniter V100s and their 4 models, each
+model's rate rising and falling twice over 1,800 s (the second wave higher);
+the node re-plans every 20 s from measured rates and new gpu-lets serve after
+10 s. Goodput, the sum of the gpu-let sizes in use and the SLO violations per
+20 s, with batches on shared gpu-lets as the daemon sets them and capped at
+the plan's.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rs, err := sim.RunFluctuation(cmd.Context(), pf.seed)
+			if err != nil {
+				return err
+			}
+			if err := pf.finish(cmd.OutOrStdout(), func(f string) error { return sim.PlotFluct(f, rs) }); err != nil {
+				return err
+			}
+			if pf.asJSON {
+				return printJSON(cmd.OutOrStdout(), rs)
+			}
+			return sim.WriteFluct(cmd.OutOrStdout(), rs)
+		},
+	}
+	pf.add(cmd, "fluctuation")
+	return cmd
+}
