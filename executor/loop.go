@@ -149,11 +149,14 @@ func (l *loop) run() {
 		case f := <-l.in:
 			f()
 		case <-l.timer.C:
-			// The timer was set early by the slack: act as of the event's
-			// own time (or later, if the wake-up came later still).
-			now := l.now()
-			l.slack.observe(now - l.wokeFor)
-			l.sc.Advance(max(l.wakeAt, now))
+			// Act as of the event's own time: the timer was set early by
+			// the slack, or the host stalled the loop past it. In the
+			// second case the batch starts late and its answers may be
+			// late, but a request is never refused for a stall of the
+			// executor itself (it would have met its deadline had the
+			// wake-up been on time).
+			l.slack.observe(l.now() - l.wokeFor)
+			l.sc.Advance(l.wakeAt)
 		case <-l.quit:
 			l.shutdown()
 			return

@@ -17,6 +17,13 @@ import (
 // startFake serves a Server with a fake runtime on a real Unix socket.
 func startFake(t *testing.T, f *fakeRuntime, policy string) *Client {
 	t.Helper()
+	_, c := startFakeServer(t, f, policy)
+	return c
+}
+
+// startFakeServer is startFake that also returns the server.
+func startFakeServer(t *testing.T, f *fakeRuntime, policy string) (*Server, *Client) {
+	t.Helper()
 	p, err := sched.ParsePolicy(policy)
 	require.NoError(t, err)
 	srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "cpu", Size: 100}})
@@ -39,7 +46,7 @@ func startFake(t *testing.T, f *fakeRuntime, policy string) *Client {
 	defer wcancel()
 	_, err = c.WaitReady(wctx)
 	require.NoError(t, err)
-	return c
+	return srv, c
 }
 
 func loadDouble(t *testing.T, c *Client, name string, slo time.Duration, maxBatch int32) {
@@ -274,4 +281,34 @@ func TestWatchStateReportsQueue(t *testing.T) {
 			return
 		}
 	}
+}
+
+// A stall of the executor's own loop past a deferred batch's latest start
+// makes the answer late, never a refusal: the request would have met its
+// deadline had the wake-up come on time.
+func TestLoopStallDoesNotRefuseDeferredRequest(t *testing.T) {
+	f := &fakeRuntime{base: time.Millisecond}
+	srv, c := startFakeServer(t, f, "deferred")
+	loadDouble(t, c, "double", 100*time.Millisecond, 4)
+	type result struct {
+		resp *pb.InferResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+		done <- result{resp, err}
+	}()
+	require.Eventually(t, func() bool {
+		var n uint64
+		srv.loop.call(func() { n = srv.loop.sc.Stats().Submitted })
+		return n == 1
+	}, 5*time.Second, time.Millisecond)
+	// The deferred batch's latest start is ~99 ms away; block the loop
+	// well past it.
+	srv.loop.post(func() { time.Sleep(150 * time.Millisecond) })
+	r := <-done
+	require.NoError(t, r.err)
+	require.Equal(t, pb.Code_OK, r.resp.Code, r.resp.Error)
+	require.Equal(t, []float32{0, 2, 4, 6}, outVals(t, r.resp, "y"))
 }
