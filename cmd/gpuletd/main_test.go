@@ -83,3 +83,23 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.True(t, strings.HasPrefix(stdout, "gpuletd "), stdout)
 }
+
+func TestPlannerBenchCommands(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "bench", "schedulability", "--json")
+	require.Equal(t, 0, code, stderr)
+	var s struct {
+		Scenarios   int            `json:"scenarios"`
+		Schedulable map[string]int `json:"schedulable"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
+	require.Equal(t, 255, s.Scenarios)
+	require.Equal(t, 255, s.Schedulable["gpulet-int"])
+
+	code, stdout, stderr = runCLI(t, "bench", "planner")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "64 models × 8 GPUs")
+
+	code, _, stderr = runCLI(t, "bench", "maxrate", "--set", "nope")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "nope")
+}
