@@ -11,7 +11,7 @@ export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: help build run test test-short bench lint fmt generate check-generated deps install uninstall clean
+.PHONY: help build run test test-short bench bench-paper lint fmt generate check-generated deps install uninstall clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -37,6 +37,14 @@ test-short: deps ## quick tests, no race detector
 
 bench: deps ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+PAPER_EXPERIMENTS := symphony-table2 deferred-vs-eager flat-top gpulet-vs-temporal fluctuation
+bench-paper: build ## run the paper experiments: tables into docs/bench/, plots into docs/images/
+	@mkdir -p docs/bench docs/images
+	@for e in $(PAPER_EXPERIMENTS); do \
+		echo "== gpuletd bench $$e"; \
+		./bin/gpuletd bench $$e --plot docs/images/$$e.svg | tee docs/bench/$$e.txt || exit 1; \
+	done
 
 lint: ## go vet and staticcheck
 	$(GO) vet ./...

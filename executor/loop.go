@@ -307,7 +307,7 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 		l.answerErr(r, pb.Code_NOT_FOUND, fmt.Sprintf("model %s is not loaded", r.model.name))
 		return
 	}
-	if f, changed := r.model.calib.idle(now); changed {
+	if f, changed := r.model.calib.Idle(now); changed {
 		l.recalibrate(now, r.model, f)
 	}
 	l.inflight++
@@ -382,7 +382,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	}
 	if err == nil {
 		m := j.model
-		if f, changed := m.calib.observe(now, took, m.lat.At(len(j.slots))); changed && !m.retired {
+		if f, changed := m.calib.Observe(now, took, m.lat.At(len(j.slots))); changed && !m.retired {
 			l.recalibrate(now, m, f)
 		}
 	}

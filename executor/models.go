@@ -2,7 +2,6 @@ package executor
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
@@ -22,7 +21,7 @@ type modelEntry struct {
 
 	// Owned by the loop.
 	base    sched.Latency // ℓ(b) as loaded; lat is base × calib
-	calib   calibration
+	calib   sched.Calibration
 	id      sched.ModelID
 	retired bool
 	running int // batches of this model in the engine
@@ -65,7 +64,7 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 		outs[o.Name] = true
 	}
 	return &modelEntry{
-		name: req.Name, rt: rt, lat: lat, base: lat, calib: calibration{factor: 1}, maxBatch: maxB,
+		name: req.Name, rt: rt, lat: lat, base: lat, calib: sched.NewCalibration(), maxBatch: maxB,
 		slo: time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
 		outputs: outs,
 	}, nil
@@ -93,66 +92,4 @@ func (st *modelStats) batch(size int) {
 	st.batches++
 	st.batched += int64(size)
 	st.batchSizes[int32(size)]++
-}
-
-// calibration tracks how long batches really take against ℓ(b): the 90th
-// percentile of measured/predicted over the last calibWindow batches, so
-// that a slower device (a loaded host, interference the plan did not
-// predict) is followed within a few batches while a single late batch (a
-// scheduling hiccup) is not. It never goes below the profile: a device
-// faster than profiled only leaves some batching unused. When no batch has
-// run for calibForget (a factor that makes the scheduler refuse everything
-// would never be corrected otherwise) it goes back to the profile. The
-// scheduler's ℓ is rescaled when the factor moves by more than calibStep.
-type calibration struct {
-	factor float64 // current multiplier of the profile
-	ratios [calibWindow]float64
-	n      int           // ratios recorded (up to calibWindow)
-	next   int           // ring position
-	last   time.Duration // when the last batch was observed
-}
-
-// Calibration settings.
-const (
-	calibWindow = 64
-	calibMinN   = 8 // batches before the factor moves
-	calibForget = 2 * time.Second
-	calibStep   = 0.05
-	calibMax    = 20
-)
-
-// idle forgets the window when no batch ran for calibForget and returns the
-// factor and whether it changed.
-func (c *calibration) idle(now time.Duration) (float64, bool) {
-	if c.n > 0 && now-c.last > calibForget {
-		c.n, c.next = 0, 0
-		if c.factor != 1 {
-			c.factor = 1
-			return 1, true
-		}
-	}
-	return c.factor, false
-}
-
-// observe folds one batch's measured time in.
-func (c *calibration) observe(now, measured, predicted time.Duration) (float64, bool) {
-	c.idle(now)
-	c.last = now
-	if predicted <= 0 || measured <= 0 {
-		return c.factor, false
-	}
-	c.ratios[c.next] = float64(measured) / float64(predicted) * c.factor // measured / profile
-	c.next = (c.next + 1) % calibWindow
-	c.n = min(c.n+1, calibWindow)
-	if c.n < calibMinN {
-		return c.factor, false
-	}
-	rs := slices.Clone(c.ratios[:c.n])
-	slices.Sort(rs)
-	next := min(max(rs[(len(rs)*9)/10], 1), calibMax)
-	if next > c.factor*(1+calibStep) || next < c.factor*(1-calibStep) {
-		c.factor = next
-		return next, true
-	}
-	return c.factor, false
 }

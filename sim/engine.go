@@ -246,6 +246,15 @@ func (e *engine) arrive() error {
 		e.reject(r, sched.Unroutable)
 		return nil
 	}
+	// As the executor does on each request: forget a calibration that has
+	// seen no batch for a while.
+	if lm := to.ms[m.idx]; e.set.calibrate && lm != nil {
+		if f, changed := lm.calib.Idle(e.now); changed {
+			if err := to.s.SetLatency(e.now, m.id, lm.base.Scaled(f)); err != nil {
+				return fmt.Errorf("simulate: gpu-let %d: %w", to.idx, err)
+			}
+		}
+	}
 	if err := to.s.Submit(e.now, r); err != nil {
 		return fmt.Errorf("simulate: submit to gpu-let %d: %w", to.idx, err)
 	}
@@ -279,7 +288,7 @@ func (e *engine) complete(l *glet) error {
 		return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 	}
 	if lm := l.ms[m.idx]; e.set.calibrate && lm != nil {
-		if f, changed := lm.calib.observe(e.now, e.now-b.Start, l.planEnd-b.Start); changed {
+		if f, changed := lm.calib.Observe(e.now, e.now-b.Start, l.planEnd-b.Start); changed {
 			if err := l.s.SetLatency(e.now, m.id, lm.base.Scaled(f)); err != nil {
 				return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 			}

@@ -44,7 +44,7 @@ type letModel struct {
 	factor float64       // the plan's interference factor
 	capB   int           // the batch cap, 0 for none
 	solo   []float64     // the physics' solo batch time by batch size, ns
-	calib  calibration
+	calib  sched.Calibration
 	routed bool // the router sends this model here
 }
 
@@ -130,7 +130,7 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 		return fmt.Errorf("place %s on %s: %w", m.name, l.gpu.id, err)
 	}
 	if lm == nil {
-		lm = &letModel{calib: newCalibration()}
+		lm = &letModel{calib: sched.NewCalibration()}
 		l.ms[m.idx] = lm
 		lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
 		if err := l.s.AddModel(now, m.id, sched.ModelConfig{Latency: base}); err != nil {
@@ -140,7 +140,7 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 		return nil
 	}
 	lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
-	if err := l.s.SetLatency(now, m.id, base.Scaled(lm.calib.factor)); err != nil {
+	if err := l.s.SetLatency(now, m.id, base.Scaled(lm.calib.Factor())); err != nil {
 		return fmt.Errorf("place %s: %w", m.name, err)
 	}
 	l.refresh()

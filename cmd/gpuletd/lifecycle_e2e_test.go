@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -275,7 +276,12 @@ func TestSIGTERMAnswersQueuedRequests(t *testing.T) {
 			codes[i] = resp.StatusCode
 		}()
 	}
-	time.Sleep(50 * time.Millisecond) // the requests reach the executor and queue
+	// Every request has reached a handler (a connection the listener had
+	// not accepted yet would be refused once the daemon stops listening).
+	require.Eventually(t, func() bool {
+		r := do(t, "GET", base+"/metrics", nil, nil)
+		return strings.Contains(string(r.body), `gpuletd_requests_total{model="resnet18"} 16`)
+	}, 30*time.Second, 5*time.Millisecond, "logs:\n%s", logs)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	wg.Wait()
 	select {

@@ -50,4 +50,3 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.msg }
-

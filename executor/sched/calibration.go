@@ -1,0 +1,97 @@
+package sched
+
+import (
+	"slices"
+	"time"
+)
+
+// Calibration follows how long a model's batches really take against its
+// profiled ℓ(b) and gives the factor to scale ℓ(b) by (Latency.Scaled): a
+// high quantile of measured/profiled over the last CalibrationWindow
+// batches. A slower device (a loaded host, interference the plan did not
+// predict, batch-time jitter) is followed within a few batches, so deferred
+// batches, which start at the last moment, still end by their deadlines;
+// one outlier batch (a scheduling hiccup) is not followed. The factor never
+// goes below 1: a device faster than profiled only leaves some batching
+// unused. When no batch has run for CalibrationForget it goes back to 1 (a
+// factor that makes the scheduler refuse everything would never be
+// corrected otherwise). The factor moves only by more than CalibrationStep,
+// so the scheduler is not given a new ℓ after every batch.
+//
+// The executor process and the simulator both drive it, from their own
+// clocks. The zero value is not ready; use NewCalibration.
+type Calibration struct {
+	factor float64
+	ratios [CalibrationWindow]float64
+	sorted []float64 // scratch for the quantile
+	n      int       // ratios recorded (up to CalibrationWindow)
+	next   int       // ring position
+	last   time.Duration
+}
+
+// Calibration settings.
+const (
+	// CalibrationWindow is how many recent batches the quantile is over.
+	CalibrationWindow = 64
+	// CalibrationMinBatches is how many batches are seen before the
+	// factor moves.
+	CalibrationMinBatches = 8
+	// CalibrationSkip is how many of the window's slowest batches the
+	// factor ignores (outliers).
+	CalibrationSkip = 1
+	// CalibrationForget is the idle time after which the window is
+	// forgotten.
+	CalibrationForget = 2 * time.Second
+	// CalibrationStep is the least relative change of the factor that is
+	// passed on.
+	CalibrationStep = 0.01
+	// CalibrationMax caps the factor.
+	CalibrationMax = 20
+)
+
+// NewCalibration returns a calibration at factor 1.
+func NewCalibration() Calibration {
+	return Calibration{factor: 1, sorted: make([]float64, 0, CalibrationWindow)}
+}
+
+// Factor is the current multiplier of the profiled ℓ(b).
+func (c *Calibration) Factor() float64 { return c.factor }
+
+// Idle forgets the window when no batch ran for CalibrationForget before
+// now, and returns the factor and whether it changed.
+func (c *Calibration) Idle(now time.Duration) (float64, bool) {
+	if c.n > 0 && now-c.last > CalibrationForget {
+		c.n, c.next = 0, 0
+		if c.factor != 1 {
+			c.factor = 1
+			return 1, true
+		}
+	}
+	return c.factor, false
+}
+
+// Observe folds in one batch that ended at now after measured, when the
+// scheduler's ℓ (the profile scaled by the current factor) predicted
+// predicted. It returns the factor and whether it changed.
+func (c *Calibration) Observe(now, measured, predicted time.Duration) (float64, bool) {
+	c.Idle(now)
+	c.last = now
+	if predicted <= 0 || measured <= 0 {
+		return c.factor, false
+	}
+	c.ratios[c.next] = float64(measured) / float64(predicted) * c.factor // measured / profile
+	c.next = (c.next + 1) % CalibrationWindow
+	c.n = min(c.n+1, CalibrationWindow)
+	if c.n < CalibrationMinBatches {
+		return c.factor, false
+	}
+	c.sorted = append(c.sorted[:0], c.ratios[:c.n]...)
+	slices.Sort(c.sorted)
+	q := c.sorted[max(c.n-1-CalibrationSkip, 0)]
+	next := min(max(q, 1), CalibrationMax)
+	if next > c.factor*(1+CalibrationStep) || next < c.factor*(1-CalibrationStep) {
+		c.factor = next
+		return next, true
+	}
+	return c.factor, false
+}
