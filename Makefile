@@ -6,6 +6,8 @@ COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/gpulet/gpuletd/internal/version.Version=$(VERSION) -X github.com/gpulet/gpuletd/internal/version.Commit=$(COMMIT)
 ORT_LIB := $(CURDIR)/.deps/onnxruntime/libonnxruntime.so.1
 export CGO_ENABLED := 1
+# go-nvml declares functions NVML deprecates; their warnings say nothing about gpuletd.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)
 
 PREFIX ?= /usr/local

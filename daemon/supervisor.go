@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,7 +16,6 @@ import (
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapio"
 )
 
 // Supervision timings.
@@ -117,7 +115,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out := &zapio.Writer{Log: g.log.Named("executor"), Level: zap.InfoLevel}
+	out := newChildLog(g.log.Named("executor"))
 	var p *executor.Process
 	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: g.lease.Env(), Args: s.execArgs(), Output: out})
 	if err != nil {
@@ -349,8 +347,6 @@ func (s *supervisor) list() []*gpuletRun {
 	}
 	return out
 }
-
-var _ io.Writer = (*zapio.Writer)(nil)
 
 func (s *supervisor) execArgs() []string {
 	s.argsMu.Lock()

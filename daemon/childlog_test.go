@@ -1,0 +1,37 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+func TestChildLogRelogsExecutorRecords(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	w := newChildLog(zap.New(core))
+	in := `{"level":"warn","ts":1,"logger":"executor","caller":"x.go:1","msg":"recalibrate","model":"m","factor":1.5}` + "\n" +
+		"panic: boom\n" +
+		`{"level":"fatal","msg":"cannot start"}` + "\n" +
+		"\n" +
+		`{"level":"info","msg":"split` // an unterminated line, written in two parts
+	_, err := w.Write([]byte(in))
+	require.NoError(t, err)
+	_, err = w.Write([]byte(` line"}` + "\n" + "tail without newline"))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	got := logs.AllUntimed()
+	require.Len(t, got, 5)
+	require.Equal(t, zapcore.WarnLevel, got[0].Level)
+	require.Equal(t, "recalibrate", got[0].Message)
+	require.Equal(t, map[string]any{"executor_logger": "executor", "model": "m", "factor": 1.5}, got[0].ContextMap())
+	require.Equal(t, zapcore.InfoLevel, got[1].Level)
+	require.Equal(t, "panic: boom", got[1].Message)
+	require.Equal(t, zapcore.ErrorLevel, got[2].Level, "a child's fatal record does not end the daemon")
+	require.Equal(t, "cannot start", got[2].Message)
+	require.Equal(t, "split line", got[3].Message)
+	require.Equal(t, "tail without newline", got[4].Message)
+}
