@@ -156,9 +156,11 @@ func TestKilledExecutorIsRestarted(t *testing.T) {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd")
-	// Load both models until the plan gives each its own gpu-let.
-	a := drive(t, base, "mlp", 16, 0)
-	b := drive(t, base, "lenet5", 16, 0)
+	// Load both models until the plan gives each its own gpu-let (at about
+	// 100 req/s each they still share one whole-GPU gpu-let; the load must
+	// be well above that even on a loaded test machine).
+	a := drive(t, base, "mlp", 48, 0)
+	b := drive(t, base, "lenet5", 48, 0)
 	var victim string
 	var pid int
 	require.Eventually(t, func() bool {
