@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"go.uber.org/zap"
 )
@@ -27,9 +25,7 @@ type Emulated struct {
 	opts EmulatedOptions
 	log  *zap.Logger
 
-	mu     sync.Mutex
-	closed bool
-	models map[*emuModel]struct{}
+	open openSet[*emuModel]
 }
 
 var _ Engine = (*Emulated)(nil)
@@ -42,7 +38,7 @@ func NewEmulated(opts EmulatedOptions) *Emulated {
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
-	return &Emulated{opts: opts, log: opts.Log.Named("emulated"), models: map[*emuModel]struct{}{}}
+	return &Emulated{opts: opts, log: opts.Log.Named("emulated")}
 }
 
 // Info implements Engine.
@@ -82,39 +78,13 @@ func (e *Emulated) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 		contention: contention,
 		jitter:     j,
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, ErrClosed)
+	if err := e.open.add(m); err != nil {
+		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, err)
 	}
-	e.models[m] = struct{}{}
 	e.log.Info("loaded model", zap.String("model", spec.Name), zap.Int("max_batch_size", spec.MaxBatchSize),
 		zap.Float64("contention", contention))
 	return m, nil
 }
 
 // Close implements Engine: it closes every model still loaded.
-func (e *Emulated) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil
-	}
-	e.closed = true
-	models := make([]*emuModel, 0, len(e.models))
-	for m := range e.models {
-		models = append(models, m)
-	}
-	e.mu.Unlock()
-	var errs []error
-	for _, m := range models {
-		errs = append(errs, m.Close())
-	}
-	return errors.Join(errs...)
-}
-
-func (e *Emulated) forget(m *emuModel) {
-	e.mu.Lock()
-	delete(e.models, m)
-	e.mu.Unlock()
-}
+func (e *Emulated) Close() error { return e.open.closeAll() }

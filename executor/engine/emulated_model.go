@@ -24,27 +24,6 @@ type emuModel struct {
 
 var _ Loaded = (*emuModel)(nil)
 
-// Inputs implements Loaded.
-func (m *emuModel) Inputs() []TensorSpec { return cloneSpecs(m.inputs) }
-
-// Outputs implements Loaded.
-func (m *emuModel) Outputs() []TensorSpec { return cloneSpecs(m.outputs) }
-
-// MaxBatchSize implements Loaded.
-func (m *emuModel) MaxBatchSize() int { return m.maxBatch }
-
-// Validate implements Loaded.
-func (m *emuModel) Validate(inputs []tensor.Tensor) error {
-	_, _, err := m.validate(inputs)
-	return err
-}
-
-// ValidateOutputs implements Loaded.
-func (m *emuModel) ValidateOutputs(names []string) error {
-	_, err := m.selectOutputs(names)
-	return err
-}
-
 // Run implements Loaded. A batch of rows takes ℓ(rows) × contention ×
 // jitter; a model that does not batch takes ℓ(1) × … per request, in one
 // sleep. Each output is zero-filled with dimension 0 = the request's rows
@@ -131,6 +110,6 @@ func (m *emuModel) Close() error {
 	}
 	m.closed = true
 	m.mu.Unlock()
-	m.engine.forget(m)
+	m.engine.open.forget(m)
 	return nil
 }

@@ -51,6 +51,30 @@ func newLayout(name string, maxBatch int, inputs, outputs []TensorSpec) (*layout
 	return l, nil
 }
 
+// The Loaded methods every engine's model shares through its layout.
+
+// Inputs implements Loaded.
+func (l *layout) Inputs() []TensorSpec { return cloneSpecs(l.inputs) }
+
+// Outputs implements Loaded.
+func (l *layout) Outputs() []TensorSpec { return cloneSpecs(l.outputs) }
+
+// MaxBatchSize implements Loaded.
+func (l *layout) MaxBatchSize() int { return l.maxBatch }
+
+// Validate implements Loaded.
+func (l *layout) Validate(inputs []tensor.Tensor) error {
+	_, _, err := l.validate(inputs)
+	return err
+}
+
+// ValidateOutputs implements Loaded.
+func (l *layout) ValidateOutputs(names []string) error {
+	_, err := l.selectOutputs(names)
+	return err
+}
+
+// batched says whether the model has a batch dimension.
 func (l *layout) batched() bool { return l.maxBatch > 0 }
 
 // validate checks one request and returns its inputs in model order and

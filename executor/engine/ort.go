@@ -3,11 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -47,9 +45,7 @@ type ORT struct {
 	opts ORTOptions
 	log  *zap.Logger
 
-	mu     sync.Mutex
-	closed bool
-	models map[*ortModel]struct{}
+	open openSet[*ortModel]
 }
 
 var _ Engine = (*ORT)(nil)
@@ -86,7 +82,6 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 	return &ORT{
 		opts:   opts,
 		log:    opts.Log.Named("ort").With(zap.String("provider", opts.Provider)),
-		models: map[*ortModel]struct{}{},
 	}, nil
 }
 
@@ -129,13 +124,10 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 	}
 	m := &ortModel{layout: lay, engine: e, sess: sess}
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
+	if err := e.open.add(m); err != nil {
 		_ = sess.Destroy()
-		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, ErrClosed)
+		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, err)
 	}
-	e.models[m] = struct{}{}
 	e.log.Info("loaded model", zap.String("model", spec.Name), zap.String("path", spec.Path),
 		zap.Int("max_batch_size", spec.MaxBatchSize), zap.Duration("took", time.Since(start)))
 	return m, nil
@@ -190,31 +182,7 @@ func ortLayout(spec ModelSpec) (*layout, error) {
 }
 
 // Close implements Engine: it closes every model still loaded.
-func (e *ORT) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil
-	}
-	e.closed = true
-	models := make([]*ortModel, 0, len(e.models))
-	for m := range e.models {
-		models = append(models, m)
-	}
-	e.mu.Unlock()
-	var errs []error
-	for _, m := range models {
-		errs = append(errs, m.Close())
-	}
-	return errors.Join(errs...)
-}
-
-// forget drops a closed model from the engine's set.
-func (e *ORT) forget(m *ortModel) {
-	e.mu.Lock()
-	delete(e.models, m)
-	e.mu.Unlock()
-}
+func (e *ORT) Close() error { return e.open.closeAll() }
 
 // typedOutput lists the data types onnxruntime_go turns into typed Go
 // tensors when it allocates an output itself.

@@ -26,27 +26,6 @@ type ortModel struct {
 
 var _ Loaded = (*ortModel)(nil)
 
-// Inputs implements Loaded.
-func (m *ortModel) Inputs() []TensorSpec { return cloneSpecs(m.inputs) }
-
-// Outputs implements Loaded.
-func (m *ortModel) Outputs() []TensorSpec { return cloneSpecs(m.outputs) }
-
-// MaxBatchSize implements Loaded.
-func (m *ortModel) MaxBatchSize() int { return m.maxBatch }
-
-// Validate implements Loaded.
-func (m *ortModel) Validate(inputs []tensor.Tensor) error {
-	_, _, err := m.validate(inputs)
-	return err
-}
-
-// ValidateOutputs implements Loaded.
-func (m *ortModel) ValidateOutputs(names []string) error {
-	_, err := m.selectOutputs(names)
-	return err
-}
-
 // Run implements Loaded: it validates every request, joins the requests
 // that agree in their non-batch dims into one run, and splits the outputs
 // back per request.
@@ -210,7 +189,7 @@ func (m *ortModel) Close() error {
 	m.closed = true
 	err := m.sess.Destroy()
 	m.mu.Unlock()
-	m.engine.forget(m)
+	m.engine.open.forget(m)
 	if err != nil {
 		return fmt.Errorf("close model %s: %s", m.name, oneLine(err))
 	}
