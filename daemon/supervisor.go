@@ -36,6 +36,7 @@ type supervisor struct {
 	events   *events
 	log      *zap.Logger
 	sockDir  string
+	tmpSock  string // a private socket directory made by socketPath; removed by retireAll
 	binary   string // gpuletd binary; empty: this one
 	argsMu   sync.Mutex
 	args     []string // flags for every executor
@@ -334,6 +335,11 @@ func (s *supervisor) retireAll(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	s.argsMu.Lock()
+	if s.tmpSock != "" {
+		errs = append(errs, os.RemoveAll(s.tmpSock))
+	}
+	s.argsMu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -378,7 +384,7 @@ func (s *supervisor) socketPath() (string, error) {
 		}
 		s.log.Warn("runtime directory is too deep for Unix sockets; executor sockets go to a private temporary directory",
 			zap.String("runtime_dir", s.sockDir), zap.String("sockets", dir))
-		s.sockDir = dir
+		s.sockDir, s.tmpSock = dir, dir
 	}
 	return filepath.Join(s.sockDir, name), nil
 }
