@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -16,35 +15,11 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/mps/execenv"
 	"github.com/stretchr/testify/require"
 )
-
-var gpuletdBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildGpuletd builds the gpuletd binary once for the process tests.
-func buildGpuletd(t *testing.T) string {
-	t.Helper()
-	gpuletdBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "gpuletd-executor-test-")
-		if err != nil {
-			gpuletdBin.err = err
-			return
-		}
-		gpuletdBin.path = filepath.Join(dir, "gpuletd")
-		out, err := exec.Command("go", "build", "-o", gpuletdBin.path, "../cmd/gpuletd").CombinedOutput()
-		if err != nil {
-			gpuletdBin.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, gpuletdBin.err)
-	return gpuletdBin.path
-}
 
 // startExecutor runs `gpuletd executor` on a CPU gpu-let as the daemon would.
 func startExecutor(t *testing.T, policy string) (*Client, *exec.Cmd) {
@@ -52,7 +27,7 @@ func startExecutor(t *testing.T, policy string) (*Client, *exec.Cmd) {
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err)
 	sock := filepath.Join(t.TempDir(), "ex.sock")
-	cmd := exec.Command(buildGpuletd(t), "executor", "--socket", sock, "--policy", policy, "--onnxruntime-library", lib, "--log-format", "console")
+	cmd := exec.Command(testbin.Gpuletd(t), "executor", "--socket", sock, "--policy", policy, "--onnxruntime-library", lib, "--log-format", "console")
 	env := execenv.Env{DeviceID: "cpu", Kind: execenv.KindCPU, Type: "cpu", Partition: execenv.PartitionCPU, Size: 100, Cores: []int{0}, IntraOpThreads: 1}
 	cmd.Env = append(os.Environ(), env.Encode()...)
 	logs := &syncBuf{}

@@ -2,48 +2,20 @@ package profiler
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
 )
-
-var gpuletdBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildGpuletd builds the gpuletd binary once: the executors are its
-// hidden executor command.
-func buildGpuletd(t *testing.T) string {
-	t.Helper()
-	gpuletdBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "gpuletd-profiler-test-")
-		if err != nil {
-			gpuletdBin.err = err
-			return
-		}
-		gpuletdBin.path = filepath.Join(dir, "gpuletd")
-		out, err := exec.Command("go", "build", "-o", gpuletdBin.path, "../cmd/gpuletd").CombinedOutput()
-		if err != nil {
-			gpuletdBin.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, gpuletdBin.err)
-	return gpuletdBin.path
-}
 
 // realCPU returns a CPU device of two cores with its manager and a launcher
 // of real executors.
@@ -59,7 +31,7 @@ func realCPU(t *testing.T) (mps.Device, *ProcessLauncher) {
 	sockets, err := os.MkdirTemp("", "gpuletd-profiler-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(sockets) })
-	return d, &ProcessLauncher{Devices: m, Binary: buildGpuletd(t), SocketDir: sockets, Library: lib}
+	return d, &ProcessLauncher{Devices: m, Binary: testbin.Gpuletd(t), SocketDir: sockets, Library: lib}
 }
 
 // zooModel writes a zoo model and describes it for a job.

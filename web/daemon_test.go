@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
 )
@@ -28,16 +29,7 @@ var pageModels = []string{"lenet5", "mlp", "resnet18"}
 // daemon is a gpuletd serve process the test started.
 type daemon struct {
 	base string
-	logs *syncBuffer
-}
-
-// buildGpuletd builds the binary from this checkout into dir.
-func buildGpuletd(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "gpuletd")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/gpulet/gpuletd/cmd/gpuletd").CombinedOutput()
-	require.NoError(t, err, "go build gpuletd:\n%s", out)
-	return bin
+	logs *testbin.SyncBuffer
 }
 
 // startDaemon writes a model repository and a config for two emulated
@@ -46,7 +38,7 @@ func buildGpuletd(t *testing.T, dir string) string {
 func startDaemon(t *testing.T) *daemon {
 	t.Helper()
 	dir := t.TempDir()
-	bin := buildGpuletd(t, dir)
+	bin := testbin.Gpuletd(t)
 	repo := filepath.Join(dir, "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, pageModels, 1))
 	lib, err := onnxrt.FindLibrary("")
@@ -72,7 +64,7 @@ onnxruntime: {library: %q}
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	d := &daemon{base: "http://" + addr, logs: &syncBuffer{}}
+	d := &daemon{base: "http://" + addr, logs: &testbin.SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	require.NoError(t, cmd.Start())
 	// exited is closed when the process has ended; waitErr is then its
@@ -241,22 +233,4 @@ func (d *daemon) drive(ctx context.Context, model string, workers int) map[int]i
 	}
 	wg.Wait()
 	return codes
-}
-
-// syncBuffer collects a process's output from two writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

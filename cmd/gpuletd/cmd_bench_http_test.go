@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/sim/loadgen/httpbench"
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +55,7 @@ func TestBenchHTTPEmulated(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gpuletdBinary(t), "bench", "http", "--device", "emulated", "--slo", "50ms",
+	cmd := exec.CommandContext(ctx, testbin.Gpuletd(t), "bench", "http", "--device", "emulated", "--slo", "50ms",
 		"--rate", "50", "--duration", "1s", "--probe", "1s", "--warmup", "1s", "--json")
 	cmd.Env = daemonEnv(t)
 	var stdout, stderr bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
@@ -33,7 +34,7 @@ func profileEnv(t *testing.T, models ...string) (env []string, repo, db string) 
 // gpuletd runs the binary and returns its exit code and output.
 func gpuletd(t *testing.T, env []string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(gpuletdBinary(t), args...)
+	cmd := exec.Command(testbin.Gpuletd(t), args...)
 	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -192,11 +193,11 @@ func TestProfileCtrlCKeepsWhatWasMeasured(t *testing.T) {
 	env, repo, db := profileEnv(t, "lenet5")
 	// Every point samples for 2 s (the time cap), so the run is still busy
 	// when the first point is done.
-	cmd := exec.Command(gpuletdBinary(t), "profile", "lenet5", "--batches", "1,2,4", "--min-samples", "1000000",
+	cmd := exec.Command(testbin.Gpuletd(t), "profile", "lenet5", "--batches", "1,2,4", "--min-samples", "1000000",
 		"--max-samples", "1000000", "--max-time", "2s")
 	cmd.Env = env
 	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
+	stderr := &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	require.NoError(t, cmd.Start())
 	deadline := time.Now().Add(60 * time.Second)

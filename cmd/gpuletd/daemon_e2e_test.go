@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -27,7 +28,7 @@ import (
 
 // emulatedDaemon starts the real daemon on emulated V100s with modelzoo
 // models in its repository.
-func emulatedDaemon(t *testing.T, models []string, extra ...string) (base string, logs *syncBuffer, repo string) {
+func emulatedDaemon(t *testing.T, models []string, extra ...string) (base string, logs *testbin.SyncBuffer, repo string) {
 	t.Helper()
 	repo = filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, models, 1))

@@ -4,46 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
 )
-
-// binary is the gpuletd binary built once for the end-to-end tests.
-var binary struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-func gpuletdBinary(t *testing.T) string {
-	t.Helper()
-	binary.once.Do(func() {
-		dir, err := os.MkdirTemp("", "gpuletd-e2e-")
-		if err != nil {
-			binary.err = err
-			return
-		}
-		binary.path = filepath.Join(dir, "gpuletd")
-		out, err := exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput()
-		if err != nil {
-			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, binary.err)
-	return binary.path
-}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -79,12 +53,12 @@ func daemonEnv(t *testing.T, extra ...string) []string {
 
 // startDaemon runs gpuletd serve until the test ends and waits for it to
 // answer /v2/health/live.
-func startDaemon(t *testing.T, env []string) (addr string, logs *syncBuffer) {
+func startDaemon(t *testing.T, env []string) (addr string, logs *testbin.SyncBuffer) {
 	t.Helper()
 	addr = freeAddr(t)
-	cmd := exec.Command(gpuletdBinary(t), "serve")
+	cmd := exec.Command(testbin.Gpuletd(t), "serve")
 	cmd.Env = append(env, "GPULETD_LISTEN="+addr)
-	logs = &syncBuffer{}
+	logs = &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
@@ -117,23 +91,6 @@ func startDaemon(t *testing.T, env []string) (addr string, logs *syncBuffer) {
 	}
 	t.Fatalf("daemon did not become live; logs:\n%s", logs)
 	return "", nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestServeDemoRepository(t *testing.T) {
@@ -214,7 +171,7 @@ func TestMissingONNXRuntimeIsOneClearLine(t *testing.T) {
 	// nor above its working directory.
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "gpuletd")
-	src, err := os.ReadFile(gpuletdBinary(t))
+	src, err := os.ReadFile(testbin.Gpuletd(t))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bin, src, 0o755))
 	repo := filepath.Join(dir, "models")
@@ -240,7 +197,7 @@ func TestServeRefusesBadConfigAndMissingRepository(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	bin := gpuletdBinary(t)
+	bin := testbin.Gpuletd(t)
 	cfg := filepath.Join(t.TempDir(), "gpuletd.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("scheduler:\n  policy: fastest\n"), 0o644))
 	code, out := runOnce(t, bin, t.TempDir(), daemonEnv(t), "serve", "--config", cfg)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
 )
@@ -241,10 +242,10 @@ func TestSIGTERMAnswersQueuedRequests(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"resnet18"}, 1))
 	addr := freeAddr(t)
-	cmd := exec.Command(gpuletdBinary(t), "serve")
+	cmd := exec.Command(testbin.Gpuletd(t), "serve")
 	cmd.Env = daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr,
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
-	logs := &syncBuffer{}
+	logs := &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)

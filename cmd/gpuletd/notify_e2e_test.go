@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
 )
@@ -51,9 +52,9 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 
 	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "NOTIFY_SOCKET="+sockPath, "WATCHDOG_USEC=300000",
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
-	cmd := exec.Command(gpuletdBinary(t), "serve", "--config", cfgPath)
+	cmd := exec.Command(testbin.Gpuletd(t), "serve", "--config", cfgPath)
 	cmd.Env = env
-	logs := &syncBuffer{}
+	logs := &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)

@@ -80,8 +80,8 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 	}
 	_ = so.Destroy()
 	return &ORT{
-		opts:   opts,
-		log:    opts.Log.Named("ort").With(zap.String("provider", opts.Provider)),
+		opts: opts,
+		log:  opts.Log.Named("ort").With(zap.String("provider", opts.Provider)),
 	}, nil
 }
 
