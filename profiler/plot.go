@@ -1,84 +1,37 @@
 package profiler
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
-	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
+	"github.com/gpulet/gpuletd/internal/plotfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // ErrPlotFormat is returned for a plot file that is neither .svg nor .png.
-var ErrPlotFormat = errors.New("unknown plot format")
-
-// palette colours the partition sizes.
-var palette = []color.RGBA{
-	{R: 31, G: 119, B: 180, A: 255}, {R: 255, G: 127, B: 14, A: 255}, {R: 44, G: 160, B: 44, A: 255},
-	{R: 214, G: 39, B: 40, A: 255}, {R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255},
-	{R: 227, G: 119, B: 194, A: 255}, {R: 127, G: 127, B: 127, A: 255},
-}
+var ErrPlotFormat = plotfile.ErrFormat
 
 // WritePlot draws the result into file, SVG or PNG by its extension: on the
 // left L(b,p) against the batch, one curve per partition size, the knee's
 // size drawn thicker; on the right the affordable rate against the size
 // (the SLO's curve, else the largest batch's) with its knee marked.
 func WritePlot(res Result, file string) error {
-	ext := strings.ToLower(filepath.Ext(file))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("write plot %s: %w: use .svg or .png", file, ErrPlotFormat)
+	if err := plotfile.CheckName(file); err != nil {
+		return err
 	}
-	f, err := os.Create(file)
-	if err != nil {
-		return fmt.Errorf("write plot: %w", err)
-	}
-	if err := writePlot(res, ext, f); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write plot %s: %w", file, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write plot %s: %w", file, err)
-	}
-	return nil
-}
-
-func writePlot(res Result, ext string, w io.Writer) error {
 	knee, curve, label := plotKnee(res)
 	left, err := latencyPlot(res, knee)
 	if err != nil {
-		return err
+		return fmt.Errorf("write plot %s: %w", file, err)
 	}
 	right, err := ratePlot(res, curve, label, knee)
 	if err != nil {
-		return err
+		return fmt.Errorf("write plot %s: %w", file, err)
 	}
-	width, height := 26*vg.Centimeter, 11*vg.Centimeter
-	var c vg.CanvasWriterTo
-	var dc draw.Canvas
-	switch ext {
-	case ".svg":
-		sc := vgsvg.New(width, height)
-		c, dc = sc, draw.New(sc)
-	default:
-		ic := vgimg.New(width, height)
-		c, dc = vgimg.PngCanvas{Canvas: ic}, draw.New(ic)
-	}
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Centimeter, PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3,
-		PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
-	plots := [][]*plot.Plot{{left, right}}
-	canvases := plot.Align(plots, tiles, dc)
-	left.Draw(canvases[0][0])
-	right.Draw(canvases[0][1])
-	_, err = c.WriteTo(w)
-	return err
+	return plotfile.Save(file, [][]*plot.Plot{{left, right}}, 13*vg.Centimeter, 11*vg.Centimeter)
 }
 
 // plotKnee picks the curve the right panel shows: the SLO's when there is
@@ -124,7 +77,7 @@ func latencyPlot(res Result, knee int) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		col := palette[i%len(palette)]
+		col := plotfile.Color(i)
 		line.Color, points.Color = col, col
 		name := fmt.Sprintf("p = %d%%", size)
 		if size == knee {

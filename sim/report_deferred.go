@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpulet/gpuletd/internal/plotfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -104,7 +105,7 @@ func (r *DvEResult) Plot(file string) error {
 			if err != nil {
 				return err
 			}
-			s.Color = colorOf(si)
+			s.Color = plotfile.Color(si)
 			p.Add(s)
 			p.Legend.Add(string(sub), s)
 		}
@@ -117,5 +118,5 @@ func (r *DvEResult) Plot(file string) error {
 		p.Y.Min = 0
 		panels = append(panels, p)
 	}
-	return savePlots(file, [][]*plot.Plot{panels}, 14*vg.Centimeter, 10*vg.Centimeter)
+	return plotfile.Save(file, [][]*plot.Plot{panels}, 14*vg.Centimeter, 10*vg.Centimeter)
 }

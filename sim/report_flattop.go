@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/gpulet/gpuletd/internal/plotfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -49,5 +50,5 @@ func (r *FlatTopResult) Plot(file string) error {
 		return err
 	}
 	gp.Y.Min, bp.Y.Min, bp.Y.Max = 0, 0, 1.05
-	return savePlots(file, [][]*plot.Plot{{gp, bp}}, 13*vg.Centimeter, 10*vg.Centimeter)
+	return plotfile.Save(file, [][]*plot.Plot{{gp, bp}}, 13*vg.Centimeter, 10*vg.Centimeter)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/gpulet/gpuletd/internal/plotfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -80,7 +81,7 @@ func PlotFluct(file string, rs []FluctResult) error {
 	sp := newPlot("sum of gpu-let sizes in use", "time (s)", "% of one GPU")
 	vp := newPlot("SLO violations per 20 s", "time (s)", "% of requests")
 	if len(rs) == 0 {
-		return savePlots(file, [][]*plot.Plot{{rp}, {sp}, {vp}}, 24*vg.Centimeter, 7*vg.Centimeter)
+		return plotfile.Save(file, [][]*plot.Plot{{rp}, {sp}, {vp}}, 24*vg.Centimeter, 7*vg.Centimeter)
 	}
 	var offered plotter.XYs
 	for _, x := range rs[0].Result.Windows {
@@ -110,5 +111,5 @@ func PlotFluct(file string, rs []FluctResult) error {
 		}
 	}
 	rp.Y.Min, sp.Y.Min, vp.Y.Min = 0, 0, 0
-	return savePlots(file, [][]*plot.Plot{{rp}, {sp}, {vp}}, 24*vg.Centimeter, 7*vg.Centimeter)
+	return plotfile.Save(file, [][]*plot.Plot{{rp}, {sp}, {vp}}, 24*vg.Centimeter, 7*vg.Centimeter)
 }

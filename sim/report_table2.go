@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/gpulet/gpuletd/internal/plotfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 )
@@ -74,5 +75,5 @@ func PlotTable2(file string, rows []Table2Row) error {
 		p.Legend.Left = false
 		panels = append(panels, p)
 	}
-	return savePlots(file, [][]*plot.Plot{panels}, 14*vg.Centimeter, 10*vg.Centimeter)
+	return plotfile.Save(file, [][]*plot.Plot{panels}, 14*vg.Centimeter, 10*vg.Centimeter)
 }

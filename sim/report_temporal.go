@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/gpulet/gpuletd/internal/plotfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 )
@@ -84,5 +85,5 @@ func PlotTemporal(file string, rows []TemporalRow) error {
 		p.Y.Min = 0
 		panels = append(panels, p)
 	}
-	return savePlots(file, [][]*plot.Plot{panels}, 15*vg.Centimeter, 10*vg.Centimeter)
+	return plotfile.Save(file, [][]*plot.Plot{panels}, 15*vg.Centimeter, 10*vg.Centimeter)
 }

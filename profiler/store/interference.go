@@ -51,31 +51,38 @@ func (s *Store) AddInterferenceSamples(ctx context.Context, samples []Interferen
 			return nil, wrap(op, err)
 		}
 	}
-	ids := make([]int64, 0, len(samples))
-	err := s.write(ctx, op, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO interference_samples
-(device_type, model_a, batch_a, size_a, solo_a_ms, coloc_a_ms, model_b, batch_b, size_b, solo_b_ms, coloc_b_ms, source, measured_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, x := range samples {
-			res, err := st.ExecContext(ctx, x.DeviceType, x.ModelA, x.BatchA, x.SizeA, nullable(x.SoloAMS), x.ColocAMS,
-				x.ModelB, x.BatchB, x.SizeB, nullable(x.SoloBMS), x.ColocBMS, x.Source, ns(s.stamp(x.MeasuredAt)))
-			if err != nil {
-				return err
-			}
-			id, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return nil
+	var ids []int64
+	err := s.write(ctx, op, func(tx *sql.Tx) (err error) {
+		ids, err = s.insertInterference(ctx, tx, samples)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return ids, nil
+}
+
+// insertInterference inserts samples in tx and returns their IDs in order.
+func (s *Store) insertInterference(ctx context.Context, tx *sql.Tx, samples []InterferenceSample) ([]int64, error) {
+	st, err := tx.PrepareContext(ctx, `INSERT INTO interference_samples
+(device_type, model_a, batch_a, size_a, solo_a_ms, coloc_a_ms, model_b, batch_b, size_b, solo_b_ms, coloc_b_ms, source, measured_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	ids := make([]int64, 0, len(samples))
+	for _, x := range samples {
+		res, err := st.ExecContext(ctx, x.DeviceType, x.ModelA, x.BatchA, x.SizeA, nullable(x.SoloAMS), x.ColocAMS,
+			x.ModelB, x.BatchB, x.SizeB, nullable(x.SoloBMS), x.ColocBMS, x.Source, ns(s.stamp(x.MeasuredAt)))
+		if err != nil {
+			return nil, err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
 	}
 	return ids, nil
 }

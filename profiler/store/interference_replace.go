@@ -34,7 +34,6 @@ func (s *Store) ReplaceInterferenceSamples(ctx context.Context, m SampleMatch, s
 			return 0, nil, wrap(op, invalid("sample %s+%s from %s on %s does not match %+v", x.ModelA, x.ModelB, x.Source, x.DeviceType, m))
 		}
 	}
-	ids = make([]int64, 0, len(samples))
 	err = s.write(ctx, op, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM interference_samples WHERE device_type = ?
 AND (? = '' OR source = ?) AND (? = '' OR model_a = ?) AND (? = '' OR model_b = ?)`,
@@ -45,26 +44,8 @@ AND (? = '' OR source = ?) AND (? = '' OR model_a = ?) AND (? = '' OR model_b = 
 		if deleted, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		st, err := tx.PrepareContext(ctx, `INSERT INTO interference_samples
-(device_type, model_a, batch_a, size_a, solo_a_ms, coloc_a_ms, model_b, batch_b, size_b, solo_b_ms, coloc_b_ms, source, measured_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, x := range samples {
-			res, err := st.ExecContext(ctx, x.DeviceType, x.ModelA, x.BatchA, x.SizeA, nullable(x.SoloAMS), x.ColocAMS,
-				x.ModelB, x.BatchB, x.SizeB, nullable(x.SoloBMS), x.ColocBMS, x.Source, ns(s.stamp(x.MeasuredAt)))
-			if err != nil {
-				return err
-			}
-			id, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return nil
+		ids, err = s.insertInterference(ctx, tx, samples)
+		return err
 	})
 	if err != nil {
 		return 0, nil, err
