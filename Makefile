@@ -13,19 +13,26 @@ export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: help build run test test-short bench bench-paper lint fmt generate check-generated deps install uninstall clean
+.PHONY: deps-auto help build run test test-short test-gpu bench bench-paper lint fmt generate check-generated deps deps-gpu install uninstall clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-deps: $(ORT_LIB) ## fetch ONNX Runtime's CPU library (pinned, checksum verified) into .deps/
-$(ORT_LIB):
+# An NVIDIA driver on this machine: make run and make install fetch the GPU providers too.
+HAVE_NVIDIA := $(shell [ -e /proc/driver/nvidia/version ] && echo 1)
+
+deps: ## fetch ONNX Runtime 1.29.0's core library (pinned, checksum verified) into .deps/
 	./scripts/fetch-onnxruntime.sh $(dir $(ORT_LIB))
+
+deps-gpu: ## also fetch ONNX Runtime's CUDA and TensorRT providers (229 MB) into .deps/
+	./scripts/fetch-onnxruntime.sh --gpu $(dir $(ORT_LIB))
+
+deps-auto: $(if $(HAVE_NVIDIA),deps-gpu,deps)
 
 build: ## build bin/gpuletd
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/gpuletd ./cmd/gpuletd
 
-run: build deps ## build, make a demo model repository and start the daemon on 127.0.0.1:8700
+run: build deps-auto ## build, make a demo model repository and start the daemon on 127.0.0.1:8700
 	@mkdir -p var
 	@[ -d var/models ] || ./bin/gpuletd models synth var/models
 	GPULETD_STATE_DIR=$(CURDIR)/var GPULETD_RUNTIME_DIR=$(CURDIR)/var/run \
@@ -33,6 +40,9 @@ run: build deps ## build, make a demo model repository and start the daemon on 1
 
 test: deps ## run every test with the race detector
 	$(GO) test -race -count=1 -timeout 30m ./...
+
+test-gpu: deps-gpu ## the tests that need an NVIDIA GPU (they skip cleanly without one)
+	$(GO) test -tags gpu -count=1 -timeout 30m -run 'GPU|Doctor' ./...
 
 test-short: deps ## quick tests, no race detector
 	$(GO) test -short -count=1 ./...
@@ -61,7 +71,7 @@ generate: ## regenerate protobuf code (needs protoc)
 check-generated: generate ## fail when generated code is stale
 	@git diff --exit-code -- '*.pb.go' || { echo "generated code is stale: run make generate and commit" >&2; exit 1; }
 
-install: build deps ## install binary, library, unit, default config and user (as root)
+install: build deps-auto ## install binary, library, unit, default config and user (as root)
 	./systemd/install.sh install "$(DESTDIR)" "$(PREFIX)"
 
 uninstall: ## remove what install put there; keeps /var/lib/gpuletd

@@ -34,6 +34,12 @@ type ORTOptions struct {
 	DeviceName  string
 	SMCount     int
 	MemoryBytes int64
+	// ProviderDir holds the GPU provider libraries; empty: beside the core
+	// library (make deps-gpu puts them there).
+	ProviderDir string
+	// MemoryLimit caps the GPU memory the CUDA provider's arena may take
+	// (bytes; 0: no cap beyond the device's).
+	MemoryLimit int64
 	// Log receives load and close events; nil: none.
 	Log *zap.Logger
 }
@@ -67,6 +73,9 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 	}
 	if opts.IntraOpThreads == 0 {
 		opts.IntraOpThreads = runtime.NumCPU()
+	}
+	if opts.MemoryLimit < 0 {
+		return nil, fmt.Errorf("new onnxruntime engine: %w: memory limit %d", ErrInvalidOptions, opts.MemoryLimit)
 	}
 	if opts.DeviceID < 0 {
 		return nil, fmt.Errorf("new onnxruntime engine: %w: device id %d", ErrInvalidOptions, opts.DeviceID)

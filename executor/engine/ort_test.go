@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/fakeep"
 	"github.com/gpulet/gpuletd/modelzoo"
 )
 
@@ -197,24 +200,47 @@ func TestORTCloseAndInfo(t *testing.T) {
 
 func TestORTProviders(t *testing.T) {
 	initORT(t)
+	dir := t.TempDir()
+	missingDep := filepath.Join(dir, "missing-dep")
+	fakeep.Build(t, missingDep, onnxrt.CUDAProviderLibrary, fakeep.MissingDependency)
+	failing := filepath.Join(dir, "failing")
+	fakeep.Build(t, failing, onnxrt.CUDAProviderLibrary, fakeep.Failing)
+	empty := filepath.Join(dir, "empty")
+	fakeep.Build(t, empty, onnxrt.CUDAProviderLibrary, fakeep.Empty)
+	fakeep.Build(t, empty, onnxrt.TensorRTProviderLibrary, fakeep.NotPlugin)
 	tests := []struct {
+		name     string
 		provider string
+		dir      string
 		want     string
+		missing  string
 	}{
-		{provider: ProviderCUDA, want: "the onnxruntime library does not provide CUDA"},
-		{provider: ProviderTensorRT, want: "the onnxruntime library does not provide TensorRT"},
-		{provider: "rocm", want: `unknown execution provider "rocm"`},
+		{name: "cuda-not-fetched", provider: ProviderCUDA, dir: filepath.Join(dir, "none"),
+			want: "CUDA cannot be used: register execution provider: execution provider library does not load: " + filepath.Join(dir, "none", onnxrt.CUDAProviderLibrary) + " does not exist (run make deps-gpu"},
+		{name: "cuda-missing-library", provider: ProviderCUDA, dir: missingDep, missing: fakeep.MissingLibrary,
+			want: fakeep.MissingLibrary + " not found: install"},
+		{name: "cuda-failing", provider: ProviderCUDA, dir: failing, want: fakeep.Message},
+		{name: "cuda-no-device", provider: ProviderCUDA, dir: empty, want: "CUDAExecutionProvider device: execution provider has no device (ONNX Runtime offers [CPUExecutionProvider/cpu]): no GPU is visible to CUDA"},
+		{name: "tensorrt-not-plugin", provider: ProviderTensorRT, dir: empty,
+			want: "undefined symbol: CreateEpFactories; built in: TensorRT execution provider is not enabled in this build."},
+		{name: "unknown", provider: "rocm", want: `unknown execution provider "rocm"`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.provider, func(t *testing.T) {
-			_, err := NewORT(ORTOptions{Provider: tt.provider, DeviceID: 0, IntraOpThreads: 1})
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewORT(ORTOptions{Provider: tt.provider, ProviderDir: tt.dir, IntraOpThreads: 1})
 			require.ErrorIs(t, err, ErrProviderUnavailable)
 			require.ErrorContains(t, err, tt.want)
 			require.NotContains(t, err.Error(), "\n")
+			var ml *MissingLibraryError
+			require.Equal(t, tt.missing != "", errors.As(err, &ml))
+			if tt.missing != "" {
+				require.Equal(t, tt.missing, ml.Library)
+				require.Equal(t, "CUDA", ml.Provider)
+			}
 			t.Log(err)
 
 			// The same path runs when a model loads with the provider.
-			_, err = (&ORT{opts: ORTOptions{Provider: tt.provider, IntraOpThreads: 1}}).Load(context.Background(),
+			_, err = (&ORT{opts: ORTOptions{Provider: tt.provider, ProviderDir: tt.dir, IntraOpThreads: 1}}).Load(context.Background(),
 				ModelSpec{Name: "mlp", Path: zooModel(t, "mlp"), MaxBatchSize: 1})
 			require.ErrorIs(t, err, ErrProviderUnavailable)
 		})

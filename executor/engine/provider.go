@@ -1,11 +1,17 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/gpulet/gpuletd/executor/cudalibs"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
 )
 
 // Execution providers the onnxruntime engine can use.
@@ -52,53 +58,126 @@ func (o ORTOptions) configure(opts *ort.SessionOptions) error {
 	case ProviderCPU:
 		return nil
 	case ProviderCUDA:
-		return appendCUDA(opts, o.DeviceID)
+		return appendCUDA(opts, o.ProviderDir, o.MemoryLimit)
 	case ProviderTensorRT:
-		if err := appendTensorRT(opts, o.DeviceID); err != nil {
+		if err := appendTensorRT(opts, o.ProviderDir, o.DeviceID); err != nil {
 			return err
 		}
 		// Nodes TensorRT cannot take fall back to CUDA, then to the CPU.
-		return appendCUDA(opts, o.DeviceID)
+		return appendCUDA(opts, o.ProviderDir, o.MemoryLimit)
 	}
 	return fmt.Errorf("%w: unknown execution provider %q (have %v)", ErrProviderUnavailable, o.Provider, Providers())
 }
 
-func appendCUDA(opts *ort.SessionOptions, device int) error {
-	cuda, err := ort.NewCUDAProviderOptions()
+// appendCUDA adds ONNX Runtime's CUDA plugin provider (registered from
+// beside the core library) on the first CUDA device it offers: the one GPU
+// or MIG instance CUDA_VISIBLE_DEVICES leaves visible to the executor.
+// memLimit caps the provider's memory arena (bytes; 0: none).
+func appendCUDA(opts *ort.SessionOptions, dir string, memLimit int64) error {
+	dev, err := cudaDevice(dir)
 	if err != nil {
-		return providerErr("CUDA", err)
+		return err
 	}
-	defer func() { _ = cuda.Destroy() }()
-	if err := cuda.Update(map[string]string{"device_id": strconv.Itoa(device)}); err != nil {
-		return providerErr("CUDA", err)
+	options := map[string]string{}
+	if memLimit > 0 {
+		// The arena grows by what is asked, so the cap is not reached by
+		// power-of-two rounding.
+		options["gpu_mem_limit"] = strconv.FormatInt(memLimit, 10)
+		options["arena_extend_strategy"] = "kSameAsRequested"
 	}
-	if err := opts.AppendExecutionProviderCUDA(cuda); err != nil {
+	if err := onnxrt.AppendProvider(opts, dev, options); err != nil {
 		return providerErr("CUDA", err)
 	}
 	return nil
 }
 
-func appendTensorRT(opts *ort.SessionOptions, device int) error {
+// cudaDevice registers the CUDA provider library of dir (once per process)
+// and returns its device.
+func cudaDevice(dir string) (onnxrt.EPDevice, error) {
+	lib, err := providerLibrary(dir, onnxrt.CUDAProviderLibrary)
+	if err != nil {
+		return onnxrt.EPDevice{}, providerErr("CUDA", err)
+	}
+	if err := onnxrt.RegisterProvider(ProviderCUDA+"@"+lib, lib); err != nil {
+		return onnxrt.EPDevice{}, providerErr("CUDA", err)
+	}
+	dev, err := onnxrt.FindEPDevice(onnxrt.EPNameCUDA)
+	if err != nil {
+		return onnxrt.EPDevice{}, providerErr("CUDA", fmt.Errorf("%w: no GPU is visible to CUDA (CUDA_VISIBLE_DEVICES=%q)", err, os.Getenv("CUDA_VISIBLE_DEVICES")))
+	}
+	return dev, nil
+}
+
+// appendTensorRT adds the TensorRT provider: as a plugin provider when its
+// library is one, else through the core's built-in TensorRT support. The
+// error gives both reasons when neither works.
+func appendTensorRT(opts *ort.SessionOptions, dir string, device int) error {
+	lib, err := providerLibrary(dir, onnxrt.TensorRTProviderLibrary)
+	if err != nil {
+		return providerErr("TensorRT", err)
+	}
+	pluginErr := onnxrt.RegisterProvider(ProviderTensorRT+"@"+lib, lib)
+	if pluginErr == nil {
+		dev, err := onnxrt.FindEPDevice(onnxrt.EPNameTensorRT)
+		if err == nil {
+			if err := onnxrt.AppendProvider(opts, dev, nil); err != nil {
+				return providerErr("TensorRT", err)
+			}
+			return nil
+		}
+		pluginErr = err
+	}
 	trt, err := ort.NewTensorRTProviderOptions()
+	if err == nil {
+		defer func() { _ = trt.Destroy() }()
+		if err = trt.Update(map[string]string{"device_id": strconv.Itoa(device)}); err == nil {
+			err = opts.AppendExecutionProviderTensorRT(trt)
+		}
+	}
 	if err != nil {
-		return providerErr("TensorRT", err)
-	}
-	defer func() { _ = trt.Destroy() }()
-	if err := trt.Update(map[string]string{"device_id": strconv.Itoa(device)}); err != nil {
-		return providerErr("TensorRT", err)
-	}
-	if err := opts.AppendExecutionProviderTensorRT(trt); err != nil {
-		return providerErr("TensorRT", err)
+		return providerErr("TensorRT", fmt.Errorf("as a plugin: %w; built in: %s", pluginErr, reason(err)))
 	}
 	return nil
 }
 
-// providerErr says that the loaded library cannot give the provider, with
-// ONNX Runtime's reason.
-func providerErr(provider string, err error) error {
-	return fmt.Errorf("%w: the onnxruntime library does not provide %s (a CPU-only build?): %s",
-		ErrProviderUnavailable, provider, reason(err))
+// providerLibrary is the provider library file in dir, or beside the core
+// library when dir is empty.
+func providerLibrary(dir, file string) (string, error) {
+	if dir != "" {
+		return filepath.Join(dir, file), nil
+	}
+	return onnxrt.ProviderLibraryPath(file)
 }
+
+// providerErr says that the provider cannot be used, with ONNX Runtime's or
+// the loader's reason and, for a missing library, how to get it.
+func providerErr(provider string, err error) error {
+	msg := fmt.Errorf("%w: %s cannot be used: %s", ErrProviderUnavailable, provider, reason(err))
+	if lib := onnxrt.MissingLibrary(err); lib != "" {
+		return &MissingLibraryError{Provider: provider, Library: lib, Fix: cudalibs.Fix(lib), err: msg}
+	}
+	if errors.Is(err, onnxrt.ErrProviderLoad) && strings.Contains(err.Error(), "does not exist") {
+		return fmt.Errorf("%w (run make deps-gpu, or install gpuletd's GPU providers beside %s)", msg, onnxrt.LibraryName)
+	}
+	return msg
+}
+
+// MissingLibraryError is a provider that cannot load because the dynamic
+// loader does not find a library it needs. It wraps ErrProviderUnavailable.
+type MissingLibraryError struct {
+	// Provider is "CUDA" or "TensorRT"; Library the missing file; Fix how
+	// to get it.
+	Provider, Library, Fix string
+	err                    error
+}
+
+// Error implements error.
+func (e *MissingLibraryError) Error() string {
+	return fmt.Sprintf("%s: %s not found: %s", e.err.Error(), e.Library, e.Fix)
+}
+
+// Unwrap returns the provider error.
+func (e *MissingLibraryError) Unwrap() error { return e.err }
 
 // reason shortens an ONNX Runtime status message to its text, dropping the
 // source location and codes in front ("<file>:<line> <function>

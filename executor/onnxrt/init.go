@@ -55,6 +55,10 @@ func Init(path string) error {
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		return fmt.Errorf("init onnxruntime: %w %q: %s", ErrLibraryLoad, abs, loadReason(err, abs))
 	}
+	if err := epInit(abs); err != nil {
+		_ = ort.DestroyEnvironment()
+		return fmt.Errorf("init onnxruntime: %w %q: plugin execution provider API: %s", ErrLibraryLoad, abs, err)
+	}
 	env.path = abs
 	return nil
 }
