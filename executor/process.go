@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/engine"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/sched"
@@ -90,9 +91,22 @@ func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engin
 		opts.IntraOpThreads = env.IntraOpThreads
 	case execenv.KindNVIDIA:
 		opts.Provider = firstNonEmpty(o.Provider, engine.ProviderCUDA)
+		opts.MemoryLimit = int64(env.MemoryLimitMB) << 20
 	}
 	if err := onnxrt.Init(lib); err != nil {
 		return nil, err
+	}
+	if env.Kind == execenv.KindNVIDIA {
+		// What this process's CUDA context got: the SMs an MPS percentage
+		// or a MIG instance leaves, and the memory it sees.
+		dev, err := cudart.Query("")
+		if err != nil {
+			log.Warn("cannot ask the CUDA runtime about the device", zap.Error(err))
+		} else {
+			opts.SMCount, opts.MemoryBytes = dev.SMCount, dev.MemoryTotal
+			log.Info("CUDA device", zap.Int("sm_count", dev.SMCount), zap.Int64("memory_bytes", dev.MemoryTotal),
+				zap.Int64("memory_free_bytes", dev.MemoryFree), zap.Int("visible", dev.Visible))
+		}
 	}
 	return engine.NewORT(opts)
 }

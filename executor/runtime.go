@@ -23,9 +23,13 @@ type Runtime interface {
 // RuntimeInfo is what an engine reports about itself.
 type RuntimeInfo struct {
 	Engine     string // onnxruntime | emulated
+	Provider   string // cpu | cuda | tensorrt | emulated
 	DeviceName string
 	Threads    int
 	SMCount    int
+	// MemoryBytes is the device memory the engine sees; MemoryLimit the cap
+	// on its arena (0: none).
+	MemoryBytes, MemoryLimit int64
 }
 
 // LoadedModel is one loaded model: it checks and runs batches.

@@ -22,7 +22,8 @@ type EngineRuntime struct {
 // Describe implements Runtime.
 func (r *EngineRuntime) Describe() RuntimeInfo {
 	info := r.Engine.Info()
-	return RuntimeInfo{Engine: info.Kind, DeviceName: info.DeviceName, Threads: info.Threads, SMCount: info.SMCount}
+	return RuntimeInfo{Engine: info.Kind, Provider: info.Provider, DeviceName: info.DeviceName, Threads: info.Threads,
+		SMCount: info.SMCount, MemoryBytes: info.MemoryBytes, MemoryLimit: info.MemoryLimit}
 }
 
 // Close implements Runtime.

@@ -23,6 +23,12 @@ type Gpulet struct {
 	Cores []int
 	// PinnedMemMB caps the device memory of an MPS client (MiB); 0: no cap.
 	PinnedMemMB int
+	// MIGShare is, on MIG, the MPS share of the instance in percent when
+	// several gpu-lets share one instance through its MPS control daemon
+	// (Manager.StartMIGMPS); 0: the gpu-let has the instance alone.
+	MIGShare int
+	// MemoryLimitMB caps the engine's GPU memory arena (MiB); 0: no cap.
+	MemoryLimitMB int
 }
 
 // badGpulet builds an ErrBadGpulet error.
@@ -66,6 +72,13 @@ func (inv Inventory) executorEnv(g Gpulet) (execenv.Env, error) {
 	if d.Backend != BackendCPU && len(g.Cores) > 0 {
 		return e, badGpulet(g, "cores are for CPU gpu-lets")
 	}
+	if g.MemoryLimitMB < 0 || (g.MemoryLimitMB > 0 && d.Kind != KindNVIDIA) {
+		return e, badGpulet(g, "a GPU memory limit (%d MiB) needs an NVIDIA gpu-let", g.MemoryLimitMB)
+	}
+	e.MemoryLimitMB = g.MemoryLimitMB
+	if d.Backend != BackendMIG && g.MIGShare != 0 {
+		return e, badGpulet(g, "an MPS share of a MIG instance (%d%%) needs a MIG gpu-let", g.MIGShare)
+	}
 	if d.Backend != BackendMIG && g.MIGInstance != "" {
 		return e, badGpulet(g, "MIG instance %s given, but %s is partitioned with %s", g.MIGInstance, d.ID, d.Backend)
 	}
@@ -96,6 +109,16 @@ func (inv Inventory) executorEnv(g Gpulet) (execenv.Env, error) {
 			return e, badGpulet(g, "size %d: instance %s (%s) is %d%%", g.Size, in.UUID, in.Profile, in.Size)
 		}
 		e.VisibleDevices = in.UUID
+		if g.MIGShare != 0 {
+			if g.MIGShare < 1 || g.MIGShare > 100 {
+				return e, badGpulet(g, "MPS share %d%% of instance %s: want 1..100", g.MIGShare, in.UUID)
+			}
+			if in.MPSPipeDir == "" {
+				return e, badGpulet(g, "no MPS control daemon runs inside MIG instance %s", in.UUID)
+			}
+			e.MPSPipeDir = in.MPSPipeDir
+			e.ActiveThreadPercentage = g.MIGShare
+		}
 	case BackendCPU:
 		if len(g.Cores) == 0 {
 			return e, badGpulet(g, "no cores (Manager.Lease allocates them)")

@@ -70,11 +70,18 @@ func (m *Manager) Lease(g Gpulet) (*Lease, error) {
 				g.ID, d.ID, ErrMPSClientLimit, n, MaxMPSClients)
 		}
 	case d.Backend == BackendMIG:
-		if g.MIGInstance != "" && m.migBusy[g.MIGInstance] {
-			return nil, fmt.Errorf("lease gpu-let %s on %s: %w: MIG instance %s is leased already", g.ID, d.ID, ErrBadGpulet, g.MIGInstance)
+		share := g.MIGShare
+		if share == 0 {
+			share = 100
+		}
+		if held := m.migShare[g.MIGInstance]; g.MIGInstance != "" && held+share > 100 {
+			return nil, fmt.Errorf("lease gpu-let %s on %s: %w: MIG instance %s is leased already (%d%% held, %d%% asked)",
+				g.ID, d.ID, ErrBadGpulet, g.MIGInstance, held, share)
 		}
 	}
-	env, err := m.inv.ExecutorEnv(g)
+	inv := m.inv.Clone()
+	m.foldMIGLocked(&inv)
+	env, err := inv.ExecutorEnv(g)
 	if err != nil {
 		rollback()
 		return nil, fmt.Errorf("lease gpu-let %s: %w", g.ID, err)
@@ -82,9 +89,18 @@ func (m *Manager) Lease(g Gpulet) (*Lease, error) {
 	m.leases[d.ID]++
 	undo = append(undo, func() { m.leases[d.ID]-- })
 	if g.MIGInstance != "" {
-		uuid := g.MIGInstance
+		uuid, share := g.MIGInstance, g.MIGShare
+		if share == 0 {
+			share = 100
+		}
 		m.migBusy[uuid] = true
-		undo = append(undo, func() { delete(m.migBusy, uuid) })
+		m.migShare[uuid] += share
+		undo = append(undo, func() {
+			if m.migShare[uuid] -= share; m.migShare[uuid] <= 0 {
+				delete(m.migShare, uuid)
+				delete(m.migBusy, uuid)
+			}
+		})
 	}
 	return &Lease{gpulet: g, env: env, release: func() {
 		m.mu.Lock()

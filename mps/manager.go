@@ -40,19 +40,21 @@ type Manager struct {
 	lib    nvml.Interface
 	nvmlUp bool
 
-	mu      sync.Mutex
-	inv     Inventory
-	handles map[string]nvml.Device
-	cpu     *cpushare.Allocator
-	leases  map[string]int  // device id → gpu-lets leased
-	migBusy map[string]bool // MIG UUIDs leased
-	daemons []*ControlDaemon
-	sups    map[string]*Supervisor // device id → its daemon's supervisor
-	modes   map[string]nvml.ComputeMode
-	stop    context.CancelFunc
-	wg      sync.WaitGroup
-	started bool
-	closed  bool
+	mu       sync.Mutex
+	inv      Inventory
+	handles  map[string]nvml.Device
+	cpu      *cpushare.Allocator
+	leases   map[string]int  // device id → gpu-lets leased
+	migBusy  map[string]bool // MIG UUIDs leased
+	migShare map[string]int  // MIG UUID → percent leased
+	migMPS   map[string]*migMPS
+	daemons  []*ControlDaemon
+	sups     map[string]*Supervisor // device id → its daemon's supervisor
+	modes    map[string]nvml.ComputeMode
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	started  bool
+	closed   bool
 }
 
 // needsNVML says whether the spec may use NVIDIA GPUs.
@@ -86,6 +88,7 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{
 		spec: opts.Spec, runner: runner, log: log, lib: opts.NVML,
 		handles: map[string]nvml.Device{}, leases: map[string]int{}, migBusy: map[string]bool{},
+		migShare: map[string]int{}, migMPS: map[string]*migMPS{},
 		sups: map[string]*Supervisor{}, modes: map[string]nvml.ComputeMode{},
 	}
 	m.spec.MPS = m.spec.MPS.withDefaults()
@@ -278,6 +281,9 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var errs []error
+	if err := m.stopMIGMPSLocked(ctx, func(string) bool { return false }); err != nil {
+		errs = append(errs, err)
+	}
 	for _, cd := range m.daemons {
 		if err := cd.Quit(ctx); err != nil {
 			errs = append(errs, err)
@@ -305,6 +311,7 @@ func (m *Manager) Inventory() Inventory {
 		m.refreshLocked()
 	}
 	inv := m.inv.Clone()
+	m.foldMIGLocked(&inv)
 	for i := range inv.Devices {
 		d := &inv.Devices[i]
 		d.Leased = m.leases[d.ID]
@@ -367,6 +374,13 @@ func (m *Manager) ApplyMIG(deviceID string, want []string) ([]MIGInstance, error
 	h, ok := m.handles[deviceID]
 	if !ok || d.Backend != BackendMIG {
 		return nil, fmt.Errorf("apply MIG layout on %s: %w: partitioned with %s", deviceID, ErrMIGNotEnabled, d.Backend)
+	}
+	// An MPS daemon inside an instance no gpu-let holds would count as a
+	// process on it and block its destruction: stop those first.
+	if err := m.stopMIGMPSLocked(context.Background(), func(uuid string) bool {
+		return m.migShare[uuid] > 0 || m.migMPS[uuid].device != deviceID
+	}); err != nil {
+		return nil, fmt.Errorf("apply MIG layout on %s: %w", deviceID, err)
 	}
 	insts, err := ApplyMIGLayout(h, d.Name, want, m.migBusy, m.log.Named("mig").With(zap.String("device", deviceID)))
 	m.refreshLocked()

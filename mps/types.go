@@ -137,6 +137,11 @@ type MIGInstance struct {
 	UUID string `json:"uuid,omitempty"`
 	// Processes running on the instance.
 	Processes []GPUProcess `json:"processes,omitempty"`
+	// MPSPipeDir is the pipe directory of the MPS control daemon gpuletd
+	// runs inside the instance; empty when none runs.
+	MPSPipeDir string `json:"mps_pipe_dir,omitempty"`
+	// Leased is the share of the instance leased to gpu-lets, percent.
+	Leased int `json:"leased,omitempty"`
 }
 
 // Utilization is NVML's GPU and memory-controller utilisation in percent.

@@ -110,6 +110,8 @@ type Info struct {
 	// memory as the engine sees them; 0 when unknown or on the CPU.
 	SMCount     int
 	MemoryBytes int64
+	// MemoryLimit is the cap on the engine's GPU memory arena; 0: none.
+	MemoryLimit int64
 }
 
 // RunInfo describes one Run.

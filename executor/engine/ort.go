@@ -105,6 +105,7 @@ func (e *ORT) Info() Info {
 		Threads:     e.opts.IntraOpThreads,
 		SMCount:     e.opts.SMCount,
 		MemoryBytes: e.opts.MemoryBytes,
+		MemoryLimit: e.opts.MemoryLimit,
 	}
 }
 

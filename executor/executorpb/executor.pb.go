@@ -133,16 +133,19 @@ type HealthResponse struct {
 	Version  string                 `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
 	Pid      int32                  `protobuf:"varint,4,opt,name=pid,proto3" json:"pid,omitempty"`
 	// The device as the executor sees it.
-	DeviceKind    string   `protobuf:"bytes,5,opt,name=device_kind,json=deviceKind,proto3" json:"device_kind,omitempty"` // cpu | nvidia | emulated
-	DeviceName    string   `protobuf:"bytes,6,opt,name=device_name,json=deviceName,proto3" json:"device_name,omitempty"`
-	SizePercent   int32    `protobuf:"varint,7,opt,name=size_percent,json=sizePercent,proto3" json:"size_percent,omitempty"` // the gpu-let's share
-	SmCount       int32    `protobuf:"varint,8,opt,name=sm_count,json=smCount,proto3" json:"sm_count,omitempty"`             // SMs the executor's CUDA context got (0 when unknown)
-	Threads       int32    `protobuf:"varint,9,opt,name=threads,proto3" json:"threads,omitempty"`                            // CPU threads the engine uses
-	CpuCores      []int32  `protobuf:"varint,10,rep,packed,name=cpu_cores,json=cpuCores,proto3" json:"cpu_cores,omitempty"`  // cores the executor is pinned to
-	Engine        string   `protobuf:"bytes,11,opt,name=engine,proto3" json:"engine,omitempty"`                              // onnxruntime | emulated | torch
-	Models        []string `protobuf:"bytes,12,rep,name=models,proto3" json:"models,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	DeviceKind       string   `protobuf:"bytes,5,opt,name=device_kind,json=deviceKind,proto3" json:"device_kind,omitempty"` // cpu | nvidia | emulated
+	DeviceName       string   `protobuf:"bytes,6,opt,name=device_name,json=deviceName,proto3" json:"device_name,omitempty"`
+	SizePercent      int32    `protobuf:"varint,7,opt,name=size_percent,json=sizePercent,proto3" json:"size_percent,omitempty"` // the gpu-let's share
+	SmCount          int32    `protobuf:"varint,8,opt,name=sm_count,json=smCount,proto3" json:"sm_count,omitempty"`             // SMs the executor's CUDA context got (0 when unknown)
+	Threads          int32    `protobuf:"varint,9,opt,name=threads,proto3" json:"threads,omitempty"`                            // CPU threads the engine uses
+	CpuCores         []int32  `protobuf:"varint,10,rep,packed,name=cpu_cores,json=cpuCores,proto3" json:"cpu_cores,omitempty"`  // cores the executor is pinned to
+	Engine           string   `protobuf:"bytes,11,opt,name=engine,proto3" json:"engine,omitempty"`                              // onnxruntime | emulated | torch
+	Models           []string `protobuf:"bytes,12,rep,name=models,proto3" json:"models,omitempty"`
+	MemoryBytes      int64    `protobuf:"varint,13,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`                  // device memory the executor's CUDA context sees (0 when unknown)
+	MemoryLimitBytes int64    `protobuf:"varint,14,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"` // cap on the engine's GPU memory arena (0: none)
+	Provider         string   `protobuf:"bytes,15,opt,name=provider,proto3" json:"provider,omitempty"`                                            // onnxruntime execution provider: cpu | cuda | tensorrt
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *HealthResponse) Reset() {
@@ -257,6 +260,27 @@ func (x *HealthResponse) GetModels() []string {
 		return x.Models
 	}
 	return nil
+}
+
+func (x *HealthResponse) GetMemoryBytes() int64 {
+	if x != nil {
+		return x.MemoryBytes
+	}
+	return 0
+}
+
+func (x *HealthResponse) GetMemoryLimitBytes() int64 {
+	if x != nil {
+		return x.MemoryLimitBytes
+	}
+	return 0
+}
+
+func (x *HealthResponse) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
 }
 
 type TensorSpec struct {
@@ -1421,7 +1445,7 @@ var File_executor_proto protoreflect.FileDescriptor
 const file_executor_proto_rawDesc = "" +
 	"\n" +
 	"\x0eexecutor.proto\x12\x13gpuletd.executor.v1\"\x0f\n" +
-	"\rHealthRequest\"\xd9\x02\n" +
+	"\rHealthRequest\"\xc6\x03\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aserving\x18\x01 \x01(\bR\aserving\x12\x1a\n" +
 	"\bdraining\x18\x02 \x01(\bR\bdraining\x12\x18\n" +
@@ -1437,7 +1461,10 @@ const file_executor_proto_rawDesc = "" +
 	"\tcpu_cores\x18\n" +
 	" \x03(\x05R\bcpuCores\x12\x16\n" +
 	"\x06engine\x18\v \x01(\tR\x06engine\x12\x16\n" +
-	"\x06models\x18\f \x03(\tR\x06models\"R\n" +
+	"\x06models\x18\f \x03(\tR\x06models\x12!\n" +
+	"\fmemory_bytes\x18\r \x01(\x03R\vmemoryBytes\x12,\n" +
+	"\x12memory_limit_bytes\x18\x0e \x01(\x03R\x10memoryLimitBytes\x12\x1a\n" +
+	"\bprovider\x18\x0f \x01(\tR\bprovider\"R\n" +
 	"\n" +
 	"TensorSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +

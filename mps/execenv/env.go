@@ -38,6 +38,9 @@ const (
 	VarMPSActiveThreadPercentage = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
 	// VarMPSPinnedDeviceMemLimit caps the device memory an MPS client may pin.
 	VarMPSPinnedDeviceMemLimit = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"
+	// VarGPUMemoryLimitMB caps the GPU memory the engine's arena may take
+	// (MiB), as the plan sets it.
+	VarGPUMemoryLimitMB = "GPULETD_GPU_MEMORY_LIMIT_MB"
 )
 
 // Kinds and partition mechanisms as written in VarKind and VarPartition.
@@ -70,6 +73,8 @@ type Env struct {
 	ActiveThreadPercentage int
 	// PinnedMemMB caps the device memory of an MPS client in MiB; 0: no cap.
 	PinnedMemMB int
+	// MemoryLimitMB caps the engine's GPU memory arena in MiB; 0: no cap.
+	MemoryLimitMB int
 	// Cores and IntraOpThreads are set for CPU gpu-lets.
 	Cores          []int
 	IntraOpThreads int
@@ -93,7 +98,12 @@ func (e Env) Encode() []string {
 	switch e.Kind {
 	case KindNVIDIA:
 		m[VarCUDAVisibleDevices] = e.VisibleDevices
-		if e.Partition == PartitionMPS {
+		if e.MemoryLimitMB > 0 {
+			m[VarGPUMemoryLimitMB] = strconv.Itoa(e.MemoryLimitMB)
+		}
+		// MPS gpu-lets, and MIG gpu-lets that share their instance through
+		// the instance's own MPS control daemon.
+		if e.Partition == PartitionMPS || (e.Partition == PartitionMIG && e.MPSPipeDir != "") {
 			m[VarMPSPipeDirectory] = e.MPSPipeDir
 			m[VarMPSActiveThreadPercentage] = strconv.Itoa(e.ActiveThreadPercentage)
 			if e.PinnedMemMB > 0 {
@@ -154,7 +164,9 @@ func Decode(lookup func(string) (string, bool)) (Env, error) {
 	switch e.Kind {
 	case KindNVIDIA:
 		e.VisibleDevices = get(VarCUDAVisibleDevices, true)
-		if e.Partition == PartitionMPS {
+		e.MemoryLimitMB = num(VarGPUMemoryLimitMB, false, 0, 1<<30)
+		_, migMPS := lookup(VarMPSPipeDirectory)
+		if e.Partition == PartitionMPS || (e.Partition == PartitionMIG && migMPS) {
 			e.MPSPipeDir = get(VarMPSPipeDirectory, true)
 			e.ActiveThreadPercentage = num(VarMPSActiveThreadPercentage, true, 1, 100)
 			if s := get(VarMPSPinnedDeviceMemLimit, false); s != "" {

@@ -35,7 +35,15 @@ func TestRoundTrip(t *testing.T) {
 			name: "mig",
 			env:  Env{DeviceID: "gpu1", Kind: KindNVIDIA, Type: "a100-sxm4-40gb", Partition: PartitionMIG, Size: 43, VisibleDevices: "MIG-123"},
 			want: []string{"CUDA_VISIBLE_DEVICES=MIG-123", "GPULETD_PARTITION=mig"},
-			not:  []string{VarMPSPipeDirectory, VarMPSActiveThreadPercentage, VarMPSPinnedDeviceMemLimit},
+			not:  []string{VarMPSPipeDirectory, VarMPSActiveThreadPercentage, VarMPSPinnedDeviceMemLimit, VarGPUMemoryLimitMB},
+		},
+		{
+			name: "mps-inside-mig",
+			env: Env{DeviceID: "gpu1", Kind: KindNVIDIA, Type: "a100-sxm4-40gb", Partition: PartitionMIG, Size: 43, VisibleDevices: "MIG-123",
+				MPSPipeDir: "/run/gpuletd/mps/MIG-123/pipe", ActiveThreadPercentage: 50, MemoryLimitMB: 9000},
+			want: []string{"CUDA_VISIBLE_DEVICES=MIG-123", "GPULETD_PARTITION=mig", "CUDA_MPS_PIPE_DIRECTORY=/run/gpuletd/mps/MIG-123/pipe",
+				"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50", "GPULETD_GPU_MEMORY_LIMIT_MB=9000"},
+			not: []string{VarMPSPinnedDeviceMemLimit},
 		},
 		{
 			name: "cpu",
