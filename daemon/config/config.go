@@ -46,6 +46,10 @@ type Partitioning struct {
 	Sizes []int `yaml:"sizes"`
 	// MaxGPUletsPerGPU caps how many gpu-lets one GPU is cut into.
 	MaxGPUletsPerGPU int `yaml:"max_gpulets_per_gpu"`
+	// MIGReconfigure lists the GPUs (by index or UUID, or "all") whose MIG
+	// instances gpuletd may create and destroy to follow the plan; on the
+	// others it uses the instances as they are.
+	MIGReconfigure []string `yaml:"mig_reconfigure"`
 }
 
 // Scheduler configures batching inside executors and the planner loop.
@@ -79,6 +83,11 @@ type Auth struct {
 type ONNXRuntime struct {
 	// Library is the path of libonnxruntime.so.1; empty searches the usual places.
 	Library string `yaml:"library"`
+	// Provider is the execution provider on NVIDIA gpu-lets: cuda or tensorrt.
+	Provider string `yaml:"provider"`
+	// CUDALibraryDirs are directories (glob patterns allowed) holding the
+	// CUDA 13 runtime libraries and cuDNN when the loader does not find them.
+	CUDALibraryDirs []string `yaml:"cuda_library_dirs"`
 }
 
 // MPS configures the NVIDIA MPS control daemons.
@@ -106,6 +115,7 @@ func Default() Config {
 			// The gpu-let paper's MPS sizes, at most two gpu-lets per GPU.
 			Sizes:            []int{20, 40, 50, 60, 80, 100},
 			MaxGPUletsPerGPU: 2,
+			MIGReconfigure:   []string{},
 		},
 		Scheduler: Scheduler{
 			Policy:    "deferred",
@@ -118,7 +128,7 @@ func Default() Config {
 			MaxRequestBody:    64 << 20,
 			MaxQueuedPerModel: 4096,
 		},
-		ONNXRuntime: ONNXRuntime{},
+		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},
 		MPS:         MPS{ControlBinary: "nvidia-cuda-mps-control"},
 	}
 }

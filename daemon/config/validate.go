@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ var (
 	LogFormats  = []string{"auto", "json", "console"}
 	Backends    = []string{"mps", "mig", "none"}
 	Algorithms  = []string{"gpulet-int", "gpulet", "sbp", "ideal"}
+	Providers   = []string{"cuda", "tensorrt"}
 	DeviceModes = []string{DevicesAuto, DevicesNvidia, DevicesCPU}
 	DeviceKinds = []string{KindCPU, KindNvidia, KindEmulated}
 )
@@ -95,6 +97,17 @@ func (c *Config) Validate() error {
 	}
 	if q := c.Limits.MaxQueuedPerModel; q < 1 || q > 1<<20 {
 		bad("limits.max_queued_per_model", q, "use 1 to 1048576")
+	}
+	for i, g := range c.Partitioning.MIGReconfigure {
+		if strings.TrimSpace(g) == "" {
+			bad(fmt.Sprintf("partitioning.mig_reconfigure[%d]", i), g, `name a GPU by index or UUID, or "all"`)
+		}
+	}
+	oneOf("onnxruntime.provider", c.ONNXRuntime.Provider, Providers)
+	for i, d := range c.ONNXRuntime.CUDALibraryDirs {
+		if !filepath.IsAbs(d) {
+			bad(fmt.Sprintf("onnxruntime.cuda_library_dirs[%d]", i), d, "give an absolute directory (glob patterns allowed)")
+		}
 	}
 	if strings.TrimSpace(c.MPS.ControlBinary) == "" {
 		bad("mps.control_binary", c.MPS.ControlBinary, "name the nvidia-cuda-mps-control program")
