@@ -60,7 +60,8 @@ func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Devi
 	batches := slices.DeleteFunc(slices.Clone(quickBatches), func(b int) bool { return b > maxB })
 	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `gpuletd profile %s --device %s --force` measures it fully)", m.Name, d.ID, m.Name, d.ID),
 		map[string]string{"model": m.Name, "device": d.ID})
-	launcher := &profiler.ProcessLauncher{Devices: n.devices, Binary: binary, SocketDir: n.sup.sockDirFor(), Library: n.onnxLib, Log: n.log.Named("profiler")}
+	launcher := &profiler.ProcessLauncher{Devices: n.devices, Binary: binary, SocketDir: n.sup.sockDirFor(), Library: n.onnxLib,
+		Provider: n.conf().ONNXRuntime.Provider, Env: n.engine.env(), Log: n.log.Named("profiler")}
 	slo := ms(m.Config.SLO.D())
 	for len(batches) > 0 {
 		res, err := profiler.Measure(ctx, profiler.Job{

@@ -20,6 +20,7 @@ const (
 	EventProfileJob      = "profile_job"
 	EventConfigReload    = "config_reload"
 	EventPlan            = "plan"
+	EventDevices         = "devices"
 )
 
 // events records what happens in the store (the history) and hands each

@@ -33,6 +33,7 @@ type node struct {
 	ready           atomic.Bool
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string
+	engine          engineStatus // the GPU engine check at start
 	reloaded        chan struct{} // the planner loop picks up a new period
 	stopping        atomic.Bool
 }

@@ -12,8 +12,8 @@ import (
 
 	sd "github.com/coreos/go-systemd/v22/daemon"
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/executor/gpuprobe"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
-	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -72,11 +72,8 @@ func Run(ctx context.Context, opts Options) error {
 		log.Warn("mark interrupted profile runs", zap.Error(err))
 	}
 
-	spec, err := DeviceSpec(cfg)
-	if err != nil {
-		return fmt.Errorf("devices: %w", err)
-	}
-	devices, err := mps.New(mps.Options{Spec: spec, NVML: newNVML(), Logger: log.Named("devices")})
+	devices, engine, err := deviceOpener{cfg: cfg, lib: lib, binary: opts.ExecutorBinary, nvml: newNVML(),
+		probe: gpuprobe.Spawn, log: log}.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -94,14 +91,18 @@ func Run(ctx context.Context, opts Options) error {
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
 		rates: newRateMeter(cfg.Scheduler.EWMAWeight), reloaded: make(chan struct{}, 1)}
 	n.cfg.Store(&cfg)
-	n.level, n.onnxLib = opts.Level, lib
+	n.level, n.onnxLib, n.engine = opts.Level, lib, engine
 	n.events = newEvents(st, log.Named("events"))
+	if engine.Reason != "" {
+		n.events.add(EventDevices, store.SeverityWarning, "serving on the CPU: "+engine.Reason,
+			map[string]string{"fix": engine.Fix, "provider": engine.Provider})
+	}
 	n.book = newProfileBook(st)
 	n.catalog = newCatalog(cfg.ModelRepository, st, n.events, log.Named("repository"))
 	n.metrics = newMetrics(n)
 	n.sup = &supervisor{devices: devices, events: n.events, log: log.Named("supervisor"),
 		sockDir: filepath.Join(cfg.RuntimeDir, "executors"), binary: opts.ExecutorBinary,
-		args: executorArgs(cfg, lib), onState: n.router.update, running: map[string]*gpuletRun{}}
+		args: executorArgs(cfg, lib), env: engine.env(), onState: n.router.update, running: map[string]*gpuletRun{}}
 
 	if err := n.catalog.scan(ctx, true); err != nil {
 		return err
@@ -185,6 +186,7 @@ func executorArgs(cfg config.Config, lib string) []string {
 		"--policy", cfg.Scheduler.Policy,
 		"--max-queue", fmt.Sprint(cfg.Limits.MaxQueuedPerModel),
 		"--onnxruntime-library", lib,
+		"--provider", cfg.ONNXRuntime.Provider,
 		"--log-format", "json", "--log-level", cfg.Log.Level,
 	}
 }

@@ -40,6 +40,7 @@ type supervisor struct {
 	binary   string // gpuletd binary; empty: this one
 	argsMu   sync.Mutex
 	args     []string // flags for every executor
+	env      []string // added to every executor's environment (LD_LIBRARY_PATH)
 	onState  func(*gpuletRun, *pb.ExecutorState)
 	nextID   atomic.Uint64
 	sockSeq  atomic.Uint64
@@ -118,7 +119,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	}
 	out := newChildLog(g.log.Named("executor"))
 	var p *executor.Process
-	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: g.lease.Env(), Args: s.execArgs(), Output: out})
+	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: append(g.lease.Env(), s.env...), Args: s.execArgs(), Output: out})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,12 @@ type ProcessLauncher struct {
 	Library string
 	// Policy is the executors' --policy (default BatchPolicy).
 	Policy string
+	// Provider is the executors' --provider on NVIDIA gpu-lets (cuda or
+	// tensorrt); empty: the executor's default.
+	Provider string
+	// Env is added to every executor's environment (LD_LIBRARY_PATH for
+	// the CUDA libraries).
+	Env []string
 	// ReadyTimeout bounds the wait for a new executor to answer (default
 	// 60 s).
 	ReadyTimeout time.Duration
@@ -67,10 +73,13 @@ func (l *ProcessLauncher) Launch(ctx context.Context, g mps.Gpulet) (Executor, e
 	if l.Library != "" {
 		args = append(args, "--onnxruntime-library", l.Library)
 	}
+	if l.Provider != "" {
+		args = append(args, "--provider", l.Provider)
+	}
 	logs := &tailBuffer{max: 16 << 10}
 	p, err := executor.Spawn(executor.SpawnOptions{
 		Binary: l.Binary, Socket: filepath.Join(l.SocketDir, g.ID+".sock"),
-		Env: lease.Env(), Args: args, Output: logs,
+		Env: append(lease.Env(), l.Env...), Args: args, Output: logs,
 	})
 	if err != nil {
 		lease.Release()

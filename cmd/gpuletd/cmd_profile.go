@@ -237,7 +237,8 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 			return fmt.Errorf("profile: %w", err)
 		}
 		defer os.RemoveAll(sockets)
-		job.Launcher = &profiler.ProcessLauncher{Devices: devs, SocketDir: sockets, Library: ortLib, Log: log.Named("executors")}
+		job.Launcher = &profiler.ProcessLauncher{Devices: devs, SocketDir: sockets, Library: ortLib, Log: log.Named("executors"),
+			Provider: cfg.ONNXRuntime.Provider, Env: daemon.CUDAEnv(cfg)}
 		job.Meters = utilMeters(dev, lib, ortLib)
 	}
 	stderr := cmd.ErrOrStderr()
