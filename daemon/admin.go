@@ -31,17 +31,19 @@ func (n *node) adminRoutes(r *mux.Router) {
 
 // statusModel is one model in the admin status.
 type statusModel struct {
-	Name         string      `json:"name"`
-	Version      int         `json:"version"`
-	SLOMS        float64     `json:"slo_ms"`
-	MaxBatchSize int         `json:"max_batch_size"`
-	Rate         float64     `json:"rate"`      // over the last second
-	RateEWMA     float64     `json:"rate_ewma"` // what the planner plans for
-	AssignedRate float64     `json:"assigned_rate"`
-	Unscheduled  float64     `json:"unscheduled_rate,omitempty"`
-	Ready        bool        `json:"ready"`
-	Placed       []string    `json:"placed_on"`
-	Window       windowStats `json:"recent"`
+	Name         string  `json:"name"`
+	Version      int     `json:"version"`
+	SLOMS        float64 `json:"slo_ms"`
+	MaxBatchSize int     `json:"max_batch_size"`
+	Rate         float64 `json:"rate"`      // over the last second
+	RateEWMA     float64 `json:"rate_ewma"` // what the planner plans for
+	AssignedRate float64 `json:"assigned_rate"`
+	Unscheduled  float64 `json:"unscheduled_rate,omitempty"`
+	Ready        bool    `json:"ready"`
+	// Reason says why a model that is not ready is not served.
+	Reason string      `json:"reason,omitempty"`
+	Placed []string    `json:"placed_on"`
+	Window windowStats `json:"recent"`
 }
 
 // statusGpulet is one running gpu-let in the admin status.
@@ -78,6 +80,8 @@ type status struct {
 	Policy          string         `json:"policy"`
 	Algorithm       string         `json:"algorithm"`
 	Devices         []mps.Device   `json:"devices"`
+	Engine          engineStatus   `json:"engine"`
+	WaitingFor      []string       `json:"waiting_for,omitempty"`
 	Gpulets         []statusGpulet `json:"gpulets"`
 	Models          []statusModel  `json:"models"`
 	Plan            *gpulet.Plan   `json:"plan"`
@@ -88,8 +92,9 @@ type status struct {
 }
 
 func (n *node) status(ctx context.Context) status {
+	ready, waiting := n.readiness()
 	s := status{
-		Version: version.Version, Ready: n.ready.Load(), Listen: n.conf().Listen,
+		Version: version.Version, Ready: ready, WaitingFor: waiting, Engine: n.engine, Listen: n.conf().Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}
@@ -175,7 +180,16 @@ func (n *node) status(ctx context.Context) status {
 		if sm.Placed == nil {
 			sm.Placed = []string{}
 		}
+		if !sm.Ready {
+			sm.Reason = n.notServedReason(m.Name)
+			if sm.Reason == "" {
+				sm.Reason = waitingReason
+			}
+		}
 		s.Models = append(s.Models, sm)
+	}
+	for _, name := range n.catalog.brokenNames() {
+		s.Models = append(s.Models, statusModel{Name: name, Reason: n.notServedReason(name), Placed: []string{}})
 	}
 	if s.Gpulets == nil {
 		s.Gpulets = []statusGpulet{}

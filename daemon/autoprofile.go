@@ -44,6 +44,7 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 				if ctx.Err() != nil {
 					return
 				}
+				n.unserved.set(m.Name, fmt.Sprintf("profiling on %s failed: %v", d.ID, err))
 				n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", m.Name, d.ID, err),
 					map[string]string{"model": m.Name, "device": d.ID})
 			}

@@ -177,3 +177,31 @@ type repoEntry struct {
 }
 
 var errNotServed = errors.New("model is not served")
+
+// broken returns the error of the repository entry name when the last scan
+// found it broken (and it is not served from an earlier, good version).
+func (c *catalog) broken(name string) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if _, ok := c.models[name]; ok || c.index == nil {
+		return nil
+	}
+	return c.index.Broken[name]
+}
+
+// brokenNames lists the broken entries of the last scan, sorted.
+func (c *catalog) brokenNames() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	if c.index == nil {
+		return nil
+	}
+	for name := range c.index.Broken {
+		if _, ok := c.models[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -100,7 +100,10 @@ func TestOpenDevicesWithoutNVML(t *testing.T) {
 	// without probing anything.
 	cfg := config.Default()
 	o := deviceOpener{cfg: cfg, log: zaptest.NewLogger(t), nvml: newNVML(),
-		probe: func(context.Context, gpuprobe.SpawnOptions) gpuprobe.Result { t.Fatal("no probe without GPUs"); return gpuprobe.Result{} }}
+		probe: func(context.Context, gpuprobe.SpawnOptions) gpuprobe.Result {
+			t.Fatal("no probe without GPUs")
+			return gpuprobe.Result{}
+		}}
 	devices, st, err := o.open(context.Background())
 	require.NoError(t, err)
 	defer func() { require.NoError(t, devices.Close(context.Background())) }()

@@ -86,8 +86,12 @@ func (n *node) handleLive(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (n *node) handleReady(w http.ResponseWriter, _ *http.Request) {
-	if !n.ready.Load() || n.stopping.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false})
+	if ready, waiting := n.readiness(); !ready {
+		body := map[string]any{"ready": false}
+		if len(waiting) > 0 {
+			body["waiting_for"] = waiting
+		}
+		writeJSON(w, http.StatusServiceUnavailable, body)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ready": true})

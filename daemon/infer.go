@@ -111,6 +111,9 @@ func (n *node) infer(r *http.Request, m *repository.Model, arrival time.Time) (*
 	}
 	g, _, err := n.router.route(m.Name, n.router.fromWall(deadline.UnixNano()))
 	if err != nil {
+		if why := n.notServedReason(m.Name); why != "" {
+			return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %s", m.Name, why)}
+		}
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unroutable", msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", m.Name, err)}
 	}
 	client := g.client()

@@ -18,6 +18,11 @@ import (
 func (n *node) servedModel(w http.ResponseWriter, r *http.Request) (*repository.Model, bool) {
 	vars := mux.Vars(r)
 	m, ok := n.catalog.get(vars["model"])
+	if !ok && n.catalog.broken(vars["model"]) != nil {
+		// In the repository, but it cannot be served: say why.
+		writeError(w, http.StatusServiceUnavailable, "model "+strconv.Quote(vars["model"])+" cannot be served: "+n.notServedReason(vars["model"]))
+		return nil, false
+	}
 	if !ok {
 		writeError(w, http.StatusNotFound, "unknown model "+strconv.Quote(vars["model"])+": it is not in the repository or not loaded")
 		return nil, false
@@ -54,10 +59,28 @@ func (n *node) handleModelMetadata(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, kserve.ModelMetadata{
+	md := modelMetadata{ModelMetadata: kserve.ModelMetadata{
 		Name: m.Name, Versions: []string{strconv.Itoa(m.Version)}, Platform: platformName(m.Platform),
 		Inputs: tensorMetadata(m, m.Inputs), Outputs: tensorMetadata(m, m.Outputs),
-	})
+	}, State: "READY"}
+	if !n.modelReady(m.Name) {
+		md.State, md.Reason = "UNAVAILABLE", n.notServedReason(m.Name)
+		if md.Reason == "" {
+			md.Reason = waitingReason
+		}
+	}
+	writeJSON(w, http.StatusOK, md)
+}
+
+// waitingReason is what a model that is on its way to a gpu-let says.
+const waitingReason = "waiting for a gpu-let: the model is being profiled or placed"
+
+// modelMetadata is the protocol's model metadata with the model's state
+// and, when it is not served, why (fields KServe clients ignore).
+type modelMetadata struct {
+	kserve.ModelMetadata
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // platformName is Triton's name for a model's platform.
@@ -79,12 +102,20 @@ func (n *node) modelReady(name string) bool {
 }
 
 func (n *node) handleModelReady(w http.ResponseWriter, r *http.Request) {
+	if name := mux.Vars(r)["model"]; n.catalog.broken(name) != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": name, "ready": false, "reason": n.notServedReason(name)})
+		return
+	}
 	m, ok := n.servedModel(w, r)
 	if !ok {
 		return
 	}
 	if !n.modelReady(m.Name) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Name, "ready": false})
+		why := n.notServedReason(m.Name)
+		if why == "" {
+			why = waitingReason
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Name, "ready": false, "reason": why})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"name": m.Name, "ready": true})

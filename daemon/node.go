@@ -33,7 +33,8 @@ type node struct {
 	ready           atomic.Bool
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string
-	engine          engineStatus // the GPU engine check at start
+	engine          engineStatus  // the GPU engine check at start
+	unserved        unservable    // why models are not served
 	reloaded        chan struct{} // the planner loop picks up a new period
 	stopping        atomic.Bool
 }

@@ -133,9 +133,15 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	in, missing := n.planInput(ctx, rates)
 	for name, why := range missing {
 		n.events.add(EventPlan, store.SeverityWarning, "model cannot be placed: "+why, map[string]string{"model": name})
+		if n.unserved.reason(name) == "" {
+			n.unserved.set(name, "it cannot be placed: "+why)
+		}
 	}
 	var plan *gpulet.Plan
 	if len(in.GPUs) == 0 {
+		for _, m := range n.catalog.all() {
+			n.unserved.set(m.Name, "no healthy device to place it on")
+		}
 		return errors.New("plan: no healthy device")
 	}
 	algo := gpulet.Algo(n.conf().Scheduler.Algorithm)
@@ -149,9 +155,13 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	if err != nil {
 		return fmt.Errorf("plan with %s: %w", algo, err)
 	}
+	assigned := plan.Assigned()
 	for name, rate := range plan.Unscheduled {
 		n.events.add(EventPlan, store.SeverityWarning, fmt.Sprintf("%.1f req/s of %s cannot be placed: %s", rate, name, plan.Reasons[name]),
 			map[string]string{"model": name})
+		if assigned[name] == 0 {
+			n.unserved.set(name, "the plan cannot place it: "+plan.Reasons[name])
+		}
 	}
 	if _, err := n.st.SavePlan(ctx, store.PlanRecord{Algorithm: string(algo), Reason: reason, Plan: mustJSON(plan), Schedulable: plan.Schedulable}); err != nil {
 		n.log.Warn("save plan", zap.Error(err))
@@ -266,6 +276,7 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 				n.log.Info("gpu-let does not fit beside the old ones; it starts after they drain", zap.String("device", w.device.ID), zap.Int("size", w.let.Size), zap.Error(err))
 			default:
 				startErrs = append(startErrs, err)
+				n.gpuletFailed(w, err)
 			}
 		}()
 	}
@@ -285,6 +296,7 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 			}
 			if err != nil {
 				startErrs = append(startErrs, err)
+				n.unserved.set(pl.Name, fmt.Sprintf("loading it on %s failed: %v", w.device.ID, err))
 			}
 		}
 	}
@@ -326,6 +338,7 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 			g, err := n.startGpulet(ctx, w)
 			if err != nil {
 				startErrs = append(startErrs, err)
+				n.gpuletFailed(w, err)
 				continue
 			}
 			w.run = g
@@ -333,6 +346,7 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 		}
 		n.installRoutes(wants, plan)
 	}
+	n.markServing()
 	if !sameLayout {
 		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+summary(plan), map[string]string{
 			"reason": reason, "started": strconv.Itoa(started), "retired": strconv.Itoa(len(retire)),
@@ -340,6 +354,14 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 		n.reorganizations.Add(1)
 	}
 	return errors.Join(startErrs...)
+}
+
+// gpuletFailed records, for the models of a gpu-let that did not start,
+// why they are not served.
+func (n *node) gpuletFailed(w *want, err error) {
+	for _, pl := range w.let.Models {
+		n.unserved.set(pl.Name, fmt.Sprintf("its gpu-let on %s did not start: %v", w.device.ID, err))
+	}
 }
 
 func contains(ws []*want, w *want) bool { return slices.Contains(ws, w) }

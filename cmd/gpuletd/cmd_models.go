@@ -131,6 +131,8 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	ready := "no"
 	if m.Ready {
 		ready = "yes"
+	} else if m.Reason != "" {
+		ready = "no: " + m.Reason
 	}
 	fmt.Fprintf(tw, "model\t%s (version %d)\n", m.Name, m.Version)
 	fmt.Fprintf(tw, "file\t%s\n", orDash(d.File))

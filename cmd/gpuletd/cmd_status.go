@@ -134,12 +134,23 @@ type adminStatus struct {
 	Policy          string        `json:"policy"`
 	Algorithm       string        `json:"algorithm"`
 	Devices         []adminDevice `json:"devices"`
+	Engine          adminEngine   `json:"engine"`
+	WaitingFor      []string      `json:"waiting_for"`
 	Gpulets         []adminGpulet `json:"gpulets"`
 	Models          []adminModel  `json:"models"`
 	PlanAt          *time.Time    `json:"plan_at"`
 	PlanReason      string        `json:"plan_reason"`
 	Reorganizations int64         `json:"reorganizations"`
 	Restarts        int64         `json:"executor_restarts"`
+}
+
+// adminEngine is the GPU engine check of the status.
+type adminEngine struct {
+	GPUs      int    `json:"gpus"`
+	UsingGPUs bool   `json:"using_gpus"`
+	Provider  string `json:"provider"`
+	Reason    string `json:"reason"`
+	Fix       string `json:"fix"`
 }
 
 // adminDevice is one device of the status.
@@ -150,6 +161,14 @@ type adminDevice struct {
 	Type    string `json:"type"`
 	Backend string `json:"backend"`
 	Health  string `json:"health"`
+	MIG     *struct {
+		Instances []struct {
+			Profile    string `json:"profile"`
+			UUID       string `json:"uuid"`
+			Leased     int    `json:"leased"`
+			MPSPipeDir string `json:"mps_pipe_dir"`
+		} `json:"instances"`
+	} `json:"mig"`
 }
 
 // adminGpulet is one running gpu-let of the status.
@@ -184,6 +203,7 @@ type adminModel struct {
 	AssignedRate float64     `json:"assigned_rate"`
 	Unscheduled  float64     `json:"unscheduled_rate"`
 	Ready        bool        `json:"ready"`
+	Reason       string      `json:"reason"`
 	Placed       []string    `json:"placed_on"`
 	Recent       adminRecent `json:"recent"`
 }
@@ -212,12 +232,33 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	default:
 		fmt.Fprintln(w, "no plan yet")
 	}
+	switch e := s.Engine; {
+	case e.Reason != "":
+		fmt.Fprintf(w, "serving on the CPU: %s\n  fix: %s\n", e.Reason, e.Fix)
+	case e.UsingGPUs:
+		fmt.Fprintf(w, "%d NVIDIA GPU(s), execution provider %s\n", e.GPUs, e.Provider)
+	}
+	if len(s.WaitingFor) > 0 {
+		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))
+	}
 
 	fmt.Fprintln(w)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "DEVICE\tKIND\tTYPE\tBACKEND\tHEALTH\tNAME")
 	for _, d := range s.Devices {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Type, orDash(d.Backend), orDash(d.Health), clip(d.Name, 28))
+		if d.MIG != nil {
+			for _, in := range d.MIG.Instances {
+				use := "free"
+				if in.Leased > 0 {
+					use = fmt.Sprintf("%d%% leased", in.Leased)
+				}
+				if in.MPSPipeDir != "" {
+					use += ", MPS inside"
+				}
+				fmt.Fprintf(tw, "  %s\t\t\t%s\t%s\t%s\n", in.Profile, "mig instance", use, in.UUID)
+			}
+		}
 	}
 	if len(s.Devices) == 0 {
 		fmt.Fprintln(tw, "(none)")
@@ -281,6 +322,9 @@ func writeModels(w io.Writer, models []adminModel) error {
 	for _, m := range models {
 		if m.Unscheduled > 0 {
 			fmt.Fprintf(w, "%s: %s of its load has no gpu-let\n", m.Name, perSecond(m.Unscheduled))
+		}
+		if !m.Ready && m.Reason != "" {
+			fmt.Fprintf(w, "%s: not served: %s\n", m.Name, m.Reason)
 		}
 	}
 	return nil

@@ -58,6 +58,8 @@ type Index struct {
 	Root     string
 	Models   map[string]*Model
 	Problems []error
+	// Broken maps the folder name of each entry in Problems to its error.
+	Broken map[string]error
 }
 
 // Names returns the servable model names, sorted.
@@ -88,7 +90,7 @@ func Scan(root string, read InfoReader) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read model repository %s: %w", root, err)
 	}
-	ix := &Index{Root: root, Models: map[string]*Model{}}
+	ix := &Index{Root: root, Models: map[string]*Model{}, Broken: map[string]error{}}
 	for _, e := range entries {
 		if !e.IsDir() || e.Name()[0] == '.' {
 			continue
@@ -96,6 +98,7 @@ func Scan(root string, read InfoReader) (*Index, error) {
 		m, err := Load(root, e.Name(), read)
 		if err != nil {
 			ix.Problems = append(ix.Problems, err)
+			ix.Broken[e.Name()] = err
 			continue
 		}
 		ix.Models[m.Name] = m

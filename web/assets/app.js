@@ -67,7 +67,8 @@ function renderSummary(st) {
   const plan = st.plan;
   const items = [
     ['Version', st.version],
-    ['Ready', st.ready ? 'yes' : 'no'],
+    ['Ready', st.ready ? 'yes' : st.waiting_for && st.waiting_for.length ? 'no (waiting for ' + st.waiting_for.join(', ') + ')' : 'no'],
+    ['GPUs', engineWords(st.engine)],
     ['Policy', st.policy],
     ['Planner', st.algorithm],
     ['Plan', plan ? (plan.schedulable ? 'every rate placed' : 'some rate unplaced') : 'none yet'],
@@ -80,7 +81,23 @@ function renderSummary(st) {
   );
 }
 
+// engineWords says in a few words whether the NVIDIA GPUs serve.
+function engineWords(e) {
+  if (!e || !e.gpus) return 'none found';
+  if (e.using_gpus) return `${e.gpus} NVIDIA, ${e.provider}`;
+  return `${e.gpus} NVIDIA, not used`;
+}
+
+// renderEngineNote says why the NVIDIA GPUs are not used, and the fix.
+function renderEngineNote(st) {
+  const note = $('engine-note');
+  const e = st.engine || {};
+  note.hidden = !e.reason;
+  note.textContent = e.reason ? `Serving on the CPU: ${e.reason}. Fix: ${e.fix}` : '';
+}
+
 function renderPlanNote(st) {
+  renderEngineNote(st);
   const note = $('plan-note');
   const un = (st.plan && st.plan.unscheduled) || {};
   const names = Object.keys(un).sort();

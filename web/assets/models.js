@@ -15,7 +15,7 @@ export function renderModels(tbody, status) {
       'tr',
       { 'data-model': m.name },
       h('th', { scope: 'row' }, h('a', { href: '#profile-' + cssIdent(m.name), text: m.name, title: `L(b,p) of ${m.name}` })),
-      h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no' }),
+      h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no', title: m.reason || '' }),
       h('td', { class: 'num', text: rate(m.rate) }),
       h(
         'td',
@@ -30,7 +30,7 @@ export function renderModels(tbody, status) {
       h('td', { class: 'num', text: r.mean_batch > 0 ? num(r.mean_batch) : '–' }),
       h('td', { class: 'num', text: seen ? String(r.violations) : '–' }),
       h('td', { class: 'num', text: String(r.requests || 0) }),
-      h('td', { class: 'placed', text: m.placed_on && m.placed_on.length ? m.placed_on.join(', ') : 'not placed' }),
+      h('td', { class: 'placed', text: m.placed_on && m.placed_on.length ? m.placed_on.join(', ') : m.reason ? 'not served: ' + m.reason : 'not placed' }),
     );
   });
   if (!rows.length) {

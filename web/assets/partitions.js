@@ -230,6 +230,9 @@ export class Devices {
             `${used}% in ${serving.length} gpu-let${serving.length === 1 ? '' : 's'}`,
             memTotal > 0 ? `memory ${num(memUsed / 1024)} of ${num(memTotal / 1024)} GiB planned` : `memory ${bytes(d.memory_total)}`,
             d.health && d.health !== 'ok' ? `health: ${d.health}` : null,
+            d.mig && d.mig.instances && d.mig.instances.length
+              ? 'MIG ' + d.mig.instances.map((i) => `${i.profile}${i.leased ? ' (' + i.leased + '% leased' + (i.mps_pipe_dir ? ', MPS' : '') + ')' : ''}`).join(', ')
+              : null,
           ]
             .filter(Boolean)
             .join(' · '),

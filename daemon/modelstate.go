@@ -1,0 +1,78 @@
+package daemon
+
+import (
+	"maps"
+	"sort"
+	"sync"
+)
+
+// unservable records why models of the repository are not served: a
+// profile that failed, a plan that could not place them, a gpu-let that did
+// not start. A model's reason is cleared when it serves. Broken repository
+// entries are not here: the catalog's last scan holds them.
+type unservable struct {
+	mu  sync.Mutex
+	why map[string]string
+}
+
+func (u *unservable) set(name, reason string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.why == nil {
+		u.why = map[string]string{}
+	}
+	u.why[name] = reason
+}
+
+func (u *unservable) clear(name string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.why, name)
+}
+
+func (u *unservable) reason(name string) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.why[name]
+}
+
+func (u *unservable) all() map[string]string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return maps.Clone(u.why)
+}
+
+// notServedReason says why a model is not served: its repository entry is
+// broken, or it failed on the way to a gpu-let; "" when nothing is known
+// (it may be on its way).
+func (n *node) notServedReason(name string) string {
+	if err := n.catalog.broken(name); err != nil {
+		return "the model repository entry is broken: " + err.Error()
+	}
+	return n.unserved.reason(name)
+}
+
+// readiness is the server's readiness: the first plan is applied, the
+// daemon is not stopping, and every model of the repository either serves
+// or has a reason it cannot. waiting lists the models still on their way.
+func (n *node) readiness() (ready bool, waiting []string) {
+	if !n.ready.Load() || n.stopping.Load() {
+		return false, nil
+	}
+	for _, m := range n.catalog.all() {
+		if !n.modelReady(m.Name) && n.notServedReason(m.Name) == "" {
+			waiting = append(waiting, m.Name)
+		}
+	}
+	sort.Strings(waiting)
+	return len(waiting) == 0, waiting
+}
+
+// markServing clears the reasons of the models that serve now.
+func (n *node) markServing() {
+	for name := range n.unserved.all() {
+		if n.modelReady(name) {
+			n.unserved.clear(name)
+		}
+	}
+}
