@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -126,7 +127,41 @@ func TestServeSkipsBrokenModelsAndSaysWhy(t *testing.T) {
 	noConfig := filepath.Join(repo, "noconfig", "1")
 	require.NoError(t, os.MkdirAll(noConfig, 0o755))
 
-	_, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo))
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo))
+	base := "http://" + addr
+	// Ready once lenet5 serves: the broken entries have their reasons.
+	require.Eventually(t, func() bool {
+		return do(t, http.MethodGet, base+"/v2/health/ready", nil, nil).code == http.StatusOK
+	}, 90*time.Second, 100*time.Millisecond, "ready; logs:\n%s", logs)
+	require.Equal(t, http.StatusOK, do(t, http.MethodGet, base+"/v2/models/lenet5/ready", nil, nil).code)
+
+	ready := do(t, http.MethodGet, base+"/v2/models/broken/ready", nil, nil)
+	require.Equal(t, http.StatusServiceUnavailable, ready.code)
+	var rd struct {
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason"`
+	}
+	require.NoError(t, json.Unmarshal(ready.body, &rd))
+	require.False(t, rd.Ready)
+	require.Contains(t, rd.Reason, "the model repository entry is broken: invalid model: "+corrupt)
+
+	infer := do(t, http.MethodPost, base+"/v2/models/broken/infer", []byte(`{"inputs":[]}`), nil)
+	require.Equal(t, http.StatusServiceUnavailable, infer.code)
+	require.Contains(t, string(infer.body), `broken\" cannot be served: the model repository entry is broken: invalid model: `+corrupt)
+	meta := do(t, http.MethodGet, base+"/v2/models/noconfig", nil, nil)
+	require.Equal(t, http.StatusServiceUnavailable, meta.code)
+	require.Contains(t, string(meta.body), "config.yaml: missing")
+	require.Equal(t, http.StatusNotFound, do(t, http.MethodGet, base+"/v2/models/absent/ready", nil, nil).code)
+
+	st := getStatus(t, base)
+	reasons := map[string]string{}
+	for _, m := range st.Models {
+		reasons[m.Name] = m.Reason
+	}
+	require.Contains(t, reasons["broken"], corrupt)
+	require.Contains(t, reasons["noconfig"], "config.yaml: missing")
+	require.Empty(t, reasons["lenet5"])
+
 	lines := logLines(logs.String(), "model repository entry skipped")
 	require.Len(t, lines, 2, logs.String())
 	all := strings.Join(lines, "\n")

@@ -33,6 +33,11 @@ type statusDoc struct {
 			Name string `json:"name"`
 		} `json:"models"`
 	} `json:"gpulets"`
+	Models []struct {
+		Name   string `json:"name"`
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason"`
+	} `json:"models"`
 	Reorganizations int64 `json:"reorganizations"`
 	Restarts        int64 `json:"executor_restarts"`
 }
