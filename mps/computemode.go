@@ -36,3 +36,18 @@ func restoreComputeMode(h nvml.Device, mode nvml.ComputeMode) error {
 	}
 	return nil
 }
+
+// computeModeName is NVML's compute mode as gpuletd writes it.
+func computeModeName(m nvml.ComputeMode) string {
+	switch m {
+	case nvml.COMPUTEMODE_DEFAULT:
+		return "default"
+	case nvml.COMPUTEMODE_EXCLUSIVE_THREAD:
+		return "exclusive_thread"
+	case nvml.COMPUTEMODE_PROHIBITED:
+		return "prohibited"
+	case nvml.COMPUTEMODE_EXCLUSIVE_PROCESS:
+		return "exclusive_process"
+	}
+	return fmt.Sprintf("mode-%d", m)
+}

@@ -58,6 +58,9 @@ func describe(h nvml.Device, d *Device, log *zap.Logger) error {
 		d.ComputeCapability = ""
 		log.Debug("no compute capability", zap.String("device", d.ID), zap.Error(err))
 	}
+	if mode, err := call("get compute mode", h.GetComputeMode); err == nil {
+		d.ComputeMode = computeModeName(mode)
+	}
 	mig, err := readMIGState(h)
 	switch {
 	case err == nil:

@@ -70,6 +70,9 @@ type Device struct {
 	MemoryFree  uint64 `json:"memory_free"`
 	// ComputeCapability is "major.minor" for nvidia devices.
 	ComputeCapability string `json:"compute_capability,omitempty"`
+	// ComputeMode is an nvidia device's compute mode: default,
+	// exclusive_process or prohibited; empty when NVML does not say.
+	ComputeMode string `json:"compute_mode,omitempty"`
 	// SMCount is the number of streaming multiprocessors; 0 is unknown (MPS
 	// reports it to the executor, which the daemon may copy here).
 	SMCount int `json:"sm_count,omitempty"`

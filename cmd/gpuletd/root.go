@@ -48,6 +48,7 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 		newConfigCmd(g),
 		newVersionCmd(),
 		newProbeCmd(),
+		newDoctorCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpulet/gpuletd/daemon"
+)
+
+func newDoctorCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the driver, GPUs, MPS, ONNX Runtime, its GPU providers and CUDA libraries",
+		Long: `Check what gpuletd needs to serve on this machine: the NVIDIA driver and NVML,
+each GPU (name, UUID, memory, compute mode, MIG mode and instances), the MPS
+control program and daemons, ONNX Runtime and whether its CUDA and TensorRT
+providers load and run a model (each in a child process), the CUDA libraries
+found or missing with how to get them, and the devices serve would use with
+the current configuration. Exits 1 when those devices cannot serve.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			r := daemon.Doctor(cmd.Context(), daemon.DoctorOptions{Config: l.Config})
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			} else if err := writeDoctor(out, &r); err != nil {
+				return err
+			}
+			if !r.OK {
+				return &exitError{code: 1, msg: "gpuletd doctor: the configured devices cannot serve: " + r.Serve.Error}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+// writeDoctor prints the report as a two-column table.
+func writeDoctor(w io.Writer, r *daemon.Report) error {
+	tw := newTable(w)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	fix := func(f string) {
+		if f != "" {
+			row("", "fix: %s", f)
+		}
+	}
+	if d := r.Driver; d.Loaded {
+		row("NVIDIA driver", "%s (NVML %s, CUDA %s)", orDash(d.Version), orDash(d.NVML), orDash(d.CUDA))
+	} else {
+		row("NVIDIA driver", "not found: %s", d.Error)
+	}
+	for _, gpu := range r.Driver.GPUs {
+		mig := "MIG off"
+		if gpu.MIG != nil && gpu.MIG.Enabled {
+			var insts []string
+			for _, in := range gpu.MIG.Instances {
+				insts = append(insts, in.Profile+" "+in.UUID)
+			}
+			mig = fmt.Sprintf("MIG on, %d instance(s)", len(insts))
+			if len(insts) > 0 {
+				mig += ": " + strings.Join(insts, ", ")
+			}
+		}
+		row(gpu.ID, "%s %s, %.0f GiB, compute mode %s, %s, health %s", gpu.Name, gpu.UUID,
+			float64(gpu.MemoryTotal)/(1<<30), orDash(gpu.ComputeMode), mig, gpu.Health)
+	}
+	if len(r.Driver.GPUs) == 0 {
+		row("GPUs", "none")
+	}
+	if r.MPS.Path != "" {
+		row("MPS control", "%s, %d control daemon(s) running", r.MPS.Path, len(r.MPS.Daemons))
+	} else {
+		row("MPS control", "%s not found", r.MPS.ControlBinary)
+		fix(r.MPS.Fix)
+	}
+	if o := r.ONNXRuntime; o.Error == "" {
+		row("ONNX Runtime", "%s at %s", o.Version, o.Library)
+	} else {
+		row("ONNX Runtime", "does not load: %s", o.Error)
+	}
+	for _, p := range r.Providers {
+		switch {
+		case p.Loads:
+			row("provider "+p.Name, "loads and runs a model (%s)", p.Library)
+		case !p.Installed:
+			row("provider "+p.Name, "not installed (%s)", p.Library)
+		case p.MissingLibrary != "":
+			row("provider "+p.Name, "does not load: %s not found", p.MissingLibrary)
+		default:
+			row("provider "+p.Name, "does not load: %s", p.Error)
+		}
+		fix(p.Fix)
+	}
+	// Missing libraries with the same fix are listed together.
+	var fixes []string
+	missing := map[string][]string{}
+	for _, l := range r.CUDALibraries {
+		if l.Found() {
+			row(l.Name, "%s", l.Path)
+			continue
+		}
+		if _, ok := missing[l.Fix]; !ok {
+			fixes = append(fixes, l.Fix)
+		}
+		missing[l.Fix] = append(missing[l.Fix], l.Name+" ("+l.For+")")
+	}
+	for _, f := range fixes {
+		row("missing", "%s", strings.Join(missing[f], ", "))
+		fix(f)
+	}
+	var use []string
+	for _, d := range r.Serve.Use {
+		use = append(use, fmt.Sprintf("%s (%s, %s)", d.ID, d.Kind, d.Type))
+	}
+	if r.Serve.Error != "" {
+		row("serve", "devices %s: cannot serve: %s", r.Serve.Devices, r.Serve.Error)
+	} else {
+		row("serve", "devices %s: would use %s", r.Serve.Devices, strings.Join(use, ", "))
+		if r.Serve.Note != "" {
+			row("", "%s", r.Serve.Note)
+		}
+	}
+	return tw.Flush()
+}

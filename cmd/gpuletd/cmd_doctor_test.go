@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/fakeep"
+	"github.com/gpulet/gpuletd/internal/testbin"
+)
+
+// haveNVIDIADriver says whether this machine has an NVIDIA kernel driver.
+func haveNVIDIADriver() bool {
+	_, err := os.Stat("/proc/driver/nvidia/version")
+	return err == nil
+}
+
+// doctorJSON runs gpuletd doctor --json and returns its exit code and report.
+func doctorJSON(t *testing.T, env []string) (int, daemon.Report, string) {
+	t.Helper()
+	code, out := runOnce(t, testbin.Gpuletd(t), t.TempDir(), env, "doctor", "--json")
+	var r daemon.Report
+	start := strings.Index(out, "{")
+	require.GreaterOrEqual(t, start, 0, out)
+	require.NoError(t, json.NewDecoder(strings.NewReader(out[start:])).Decode(&r), out)
+	return code, r, out
+}
+
+func TestDoctorOnThisMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	code, r, out := doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=auto"))
+	require.Equal(t, 0, code, out)
+	require.True(t, r.OK)
+	require.Equal(t, "1.29.0", r.ONNXRuntime.Version)
+	require.Len(t, r.Providers, 2)
+	require.NotEmpty(t, r.CUDALibraries)
+	require.NotEmpty(t, r.Serve.Use)
+	if !haveNVIDIADriver() {
+		require.False(t, r.Driver.Loaded)
+		require.Contains(t, r.Driver.Error, "is the NVIDIA driver installed?")
+		require.Equal(t, "cpu", r.Serve.Use[0].Kind)
+		require.Contains(t, r.Serve.Note, "no NVIDIA GPU")
+		for _, p := range r.Providers {
+			require.False(t, p.Loads, "no provider runs a model without a GPU")
+			require.NotEmpty(t, p.Fix)
+		}
+	}
+
+	// The table says the same.
+	code, table := runOnce(t, testbin.Gpuletd(t), t.TempDir(), daemonEnv(t, "GPULETD_DEVICES=auto"), "doctor")
+	require.Equal(t, 0, code)
+	require.Contains(t, table, "ONNX Runtime       1.29.0")
+	require.Contains(t, table, "serve              devices auto: would use")
+}
+
+func TestDoctorNamesMissingProviderLibraries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	// A copy of the core library with stand-in providers beside it: the
+	// CUDA one needs a library that is not there, the TensorRT one is no
+	// plugin provider.
+	dir := t.TempDir()
+	core, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	copyFile(t, core, filepath.Join(dir, onnxrt.LibraryName))
+	fakeep.Build(t, dir, onnxrt.CUDAProviderLibrary, fakeep.MissingDependency)
+	fakeep.Build(t, dir, onnxrt.TensorRTProviderLibrary, fakeep.NotPlugin)
+	env := daemonEnv(t, "GPULETD_DEVICES=auto", "GPULETD_ONNXRUNTIME_LIBRARY="+filepath.Join(dir, onnxrt.LibraryName))
+
+	code, r, out := doctorJSON(t, env)
+	require.Equal(t, 0, code, out)
+	byName := map[string]daemon.ProviderCheck{}
+	for _, p := range r.Providers {
+		byName[p.Name] = p
+	}
+	cuda := byName["cuda"]
+	require.True(t, cuda.Installed)
+	require.False(t, cuda.Loads)
+	require.Equal(t, fakeep.MissingLibrary, cuda.MissingLibrary)
+	require.Contains(t, cuda.Fix, "install")
+	trt := byName["tensorrt"]
+	require.True(t, trt.Installed)
+	require.Contains(t, trt.Error, "CreateEpFactories")
+}
+
+func TestDoctorFailsWhenNVIDIAIsDemandedAndAbsent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	if haveNVIDIADriver() {
+		t.Skip("this machine has an NVIDIA driver")
+	}
+	code, r, out := doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=nvidia"))
+	require.Equal(t, 1, code, out)
+	require.False(t, r.OK)
+	require.Contains(t, r.Serve.Error, "no NVIDIA GPU available")
+	require.Contains(t, out, "gpuletd doctor: the configured devices cannot serve")
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	require.NoError(t, err)
+	defer in.Close()
+	out, err := os.Create(to)
+	require.NoError(t, err)
+	_, err = io.Copy(out, in)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+}
