@@ -28,6 +28,7 @@ type node struct {
 	windows  windows
 
 	planMu          sync.Mutex // one plan computed and applied at a time
+	migMu           sync.Mutex // one MIG instance chosen and leased at a time
 	current         atomic.Pointer[planned]
 	reorganizations atomic.Int64
 	ready           atomic.Bool

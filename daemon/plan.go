@@ -195,7 +195,8 @@ func layoutKey(p *gpulet.Plan) string {
 type want struct {
 	device mps.Device
 	let    gpulet.GPULet
-	run    *gpuletRun // kept or started
+	gpu    *gpulet.GPUPlan // the plan of its GPU
+	run    *gpuletRun      // kept or started
 }
 
 // apply makes the node run plan: it keeps the gpu-lets that stay, starts
@@ -221,7 +222,7 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 		pool := running[gp.ID]
 		used := map[*gpuletRun]bool{}
 		for _, l := range gp.GPULets {
-			w := &want{device: dev, let: l}
+			w := &want{device: dev, let: l, gpu: &gp}
 			// Keep a running gpu-let of the same size, preferring one that
 			// already has the same models.
 			best := -1
@@ -409,7 +410,31 @@ func (n *node) startGpulet(ctx context.Context, w *want) (*gpuletRun, error) {
 		}
 		reqs = append(reqs, req)
 	}
-	return n.sup.start(ctx, w.device, w.let.Size, reqs)
+	sp := gpuletSpec{device: w.device, size: w.let.Size, memLimitMB: memoryLimitMB(w.device, w.let, w.gpu)}
+	if w.device.Backend != mps.BackendMIG {
+		return n.sup.start(ctx, sp, reqs)
+	}
+	// Choosing the instance and leasing it is one step, so that gpu-lets
+	// started side by side never pick the same instance.
+	n.migMu.Lock()
+	uuid, changed, err := chooseMIGInstance(n.devices, w.device, w.let, migLayout(w.gpu),
+		migReconfigurable(n.conf().Partitioning.MIGReconfigure, w.device))
+	if err != nil {
+		n.migMu.Unlock()
+		return nil, fmt.Errorf("start gpu-let on %s: %w", w.device.ID, err)
+	}
+	if changed {
+		n.events.add(EventDevices, store.SeverityInfo, fmt.Sprintf("MIG instances of %s laid out as %v", w.device.ID, migLayout(w.gpu)),
+			map[string]string{"device": w.device.ID})
+	}
+	sp.migInstance = uuid
+	id := n.sup.newID(w.device, w.let.Size)
+	lease, err := n.sup.lease(id, sp)
+	n.migMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return n.sup.startLeased(ctx, id, sp, lease, reqs)
 }
 
 // loadRequest builds what an executor needs to serve a placement: the model

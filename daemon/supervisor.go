@@ -72,6 +72,13 @@ type gpuletRun struct {
 	done     chan struct{}
 }
 
+// healthNow is the executor's last Health answer (nil before the first).
+func (g *gpuletRun) healthNow() *pb.HealthResponse {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.health
+}
+
 // client returns the current executor's client (nil while down).
 func (g *gpuletRun) client() *executor.Client {
 	g.mu.Lock()
@@ -82,14 +89,48 @@ func (g *gpuletRun) client() *executor.Client {
 	return g.proc.Client
 }
 
-// start leases the gpu-let, starts its executor, loads and warms up the
-// models and starts watching it.
-func (s *supervisor) start(ctx context.Context, dev mps.Device, size int, models []*pb.LoadModelRequest) (*gpuletRun, error) {
-	id := fmt.Sprintf("%s-%d-%d", dev.ID, size, s.nextID.Add(1))
-	lease, err := s.devices.Lease(mps.Gpulet{ID: id, Device: dev.ID, Size: size})
+// gpuletSpec is a gpu-let to start: its device and size, and on NVIDIA
+// GPUs the engine's memory cap and, on MIG, its instance.
+type gpuletSpec struct {
+	device      mps.Device
+	size        int
+	memLimitMB  int
+	migInstance string
+}
+
+// newID names a gpu-let: <device>-<size>-<sequence>.
+func (s *supervisor) newID(dev mps.Device, size int) string {
+	return fmt.Sprintf("%s-%d-%d", dev.ID, size, s.nextID.Add(1))
+}
+
+// lease reserves a gpu-let's device share under id.
+func (s *supervisor) lease(id string, sp gpuletSpec) (*mps.Lease, error) {
+	g := mps.Gpulet{ID: id, Device: sp.device.ID, Size: sp.size, MemoryLimitMB: sp.memLimitMB, MIGInstance: sp.migInstance}
+	if sp.migInstance != "" {
+		g.Size = 0 // the instance's own size
+	}
+	lease, err := s.devices.Lease(g)
 	if err != nil {
 		return nil, fmt.Errorf("start gpu-let %s: %w", id, err)
 	}
+	return lease, nil
+}
+
+// start leases the gpu-let, starts its executor, loads and warms up the
+// models and starts watching it.
+func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.LoadModelRequest) (*gpuletRun, error) {
+	id := s.newID(sp.device, sp.size)
+	lease, err := s.lease(id, sp)
+	if err != nil {
+		return nil, err
+	}
+	return s.startLeased(ctx, id, sp, lease, models)
+}
+
+// startLeased is start with the lease already taken; it releases the lease
+// when the gpu-let does not start.
+func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, lease *mps.Lease, models []*pb.LoadModelRequest) (*gpuletRun, error) {
+	dev, size := sp.device, sp.size
 	g := &gpuletRun{id: id, device: dev, size: size, lease: lease, sup: s, log: s.log.With(zap.String("gpulet", id)),
 		models: map[string]*pb.LoadModelRequest{}, loaded: map[string]*pb.LoadModelResponse{},
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -103,9 +144,31 @@ func (s *supervisor) start(ctx context.Context, dev mps.Device, size int, models
 	s.mu.Lock()
 	s.running[id] = g
 	s.mu.Unlock()
-	s.events.add(EventExecutorStart, store.SeverityInfo, "executor started", map[string]string{
+	attrs := map[string]string{
 		"gpulet": id, "device": dev.ID, "size": strconv.Itoa(size), "pid": strconv.Itoa(g.proc.Pid()),
-	})
+	}
+	if sp.migInstance != "" {
+		attrs["mig_instance"] = sp.migInstance
+	}
+	if h := g.healthNow(); h != nil {
+		// What the executor's engine actually got, kept in the store.
+		attrs["provider"] = h.Provider
+		if h.SmCount > 0 {
+			attrs["sm_count"] = strconv.Itoa(int(h.SmCount))
+		}
+		if h.MemoryBytes > 0 {
+			attrs["memory_bytes"] = strconv.FormatInt(h.MemoryBytes, 10)
+		}
+		if h.MemoryLimitBytes > 0 {
+			attrs["memory_limit_bytes"] = strconv.FormatInt(h.MemoryLimitBytes, 10)
+		}
+		if h.SmCount > 0 && dev.Kind == mps.KindNVIDIA && size == 100 && sp.migInstance == "" {
+			if err := s.devices.SetSMCount(dev.ID, int(h.SmCount)); err != nil {
+				g.log.Warn("record SM count", zap.Error(err))
+			}
+		}
+	}
+	s.events.add(EventExecutorStart, store.SeverityInfo, "executor started", attrs)
 	go g.monitor()
 	return g, nil
 }

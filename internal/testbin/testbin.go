@@ -20,11 +20,18 @@ var built struct {
 	err  error
 }
 
+// EnvBinary names a gpuletd binary to use instead of building one, for
+// test binaries run on a machine without Go (scripts/gpu/).
+const EnvBinary = "GPULETD_TEST_BINARY"
+
 // Gpuletd returns the path of a gpuletd binary built from this checkout,
-// building it on the first call. Packages that call it remove it with
-// Cleanup when their tests end.
+// building it on the first call (or the one EnvBinary names). Packages that
+// call it remove it with Cleanup when their tests end.
 func Gpuletd(t testing.TB) string {
 	t.Helper()
+	if p := os.Getenv(EnvBinary); p != "" {
+		return p
+	}
 	built.once.Do(func() {
 		built.dir, built.err = os.MkdirTemp("", "gpuletd-test-")
 		if built.err != nil {

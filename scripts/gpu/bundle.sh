@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds what the GPU checks need on a machine with an NVIDIA GPU but no Go
+# toolchain: the gpuletd binary, the gpu-tagged test binaries and ONNX
+# Runtime with its GPU providers, in one folder to copy there.
+#
+#   scripts/gpu/bundle.sh [DIR]      (default dist/gpu)
+#
+# There, run DIR/run-tests.sh (make test-gpu's tests) and DIR/bin/gpuletd doctor.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-dist/gpu}
+export CGO_ENABLED=1 CGO_CFLAGS="${CGO_CFLAGS:--O2 -g -Wno-deprecated-declarations}"
+make deps-gpu build >/dev/null
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/tests" "$out/lib"
+cp bin/gpuletd "$out/bin/"
+cp -r .deps/onnxruntime/. "$out/lib/"
+for pkg in ./executor/engine ./mps ./cmd/gpuletd; do
+  name=$(echo "$pkg" | tr -c 'a-z0-9\n' '_' | sed 's/^_*//')
+  go test -c -tags gpu -o "$out/tests/$name.test" "$pkg"
+done
+cp scripts/gpu/run-tests.sh "$out/"
+echo "bundle: $out ($(du -sh "$out" | cut -f1))"
