@@ -118,21 +118,21 @@ func (s *Server) Health(context.Context, *pb.HealthRequest) (*pb.HealthResponse,
 		cores[i] = int32(c)
 	}
 	return &pb.HealthResponse{
-		Serving:     !s.loop.isDraining(),
-		Draining:    s.loop.isDraining(),
-		Version:     version.Version,
-		Pid:         int32(os.Getpid()),
-		DeviceKind:  s.opts.Device.Kind,
-		DeviceName:  firstNonEmpty(info.DeviceName, s.opts.Device.Name),
-		SizePercent: int32(s.opts.Device.Size),
+		Serving:          !s.loop.isDraining(),
+		Draining:         s.loop.isDraining(),
+		Version:          version.Version,
+		Pid:              int32(os.Getpid()),
+		DeviceKind:       s.opts.Device.Kind,
+		DeviceName:       firstNonEmpty(info.DeviceName, s.opts.Device.Name),
+		SizePercent:      int32(s.opts.Device.Size),
 		SmCount:          int32(info.SMCount),
 		MemoryBytes:      info.MemoryBytes,
 		MemoryLimitBytes: info.MemoryLimit,
 		Provider:         info.Provider,
-		Threads:     int32(info.Threads),
-		CpuCores:    cores,
-		Engine:      info.Engine,
-		Models:      names,
+		Threads:          int32(info.Threads),
+		CpuCores:         cores,
+		Engine:           info.Engine,
+		Models:           names,
 	}, nil
 }
 

@@ -29,7 +29,6 @@ const char* cudaGetErrorString(int rc) { return rc == 2 ? "out of memory" : "inv
 	return lib
 }
 
-
 func TestQuery(t *testing.T) {
 	d, err := Query(fakeRuntime(t, 1, 66, 0))
 	require.NoError(t, err)
