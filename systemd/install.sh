@@ -40,6 +40,15 @@ install)
   install -d "$bindir" "$libdir" "$unitdir" "$confdir"
   install -m 0755 "$bin" "$bindir/gpuletd"
   install -m 0644 "$lib" "$libdir/libonnxruntime.so.1"
+  # The GPU providers and the licences, when make deps-gpu fetched them.
+  libsrc=$(dirname "$lib")
+  for f in libonnxruntime_providers_cuda.so libonnxruntime_providers_tensorrt.so libonnxruntime_providers_shared.so; do
+    if [ -f "$libsrc/$f" ]; then install -m 0644 "$libsrc/$f" "$libdir/$f"; fi
+  done
+  if [ -d "$libsrc/licenses" ]; then
+    install -d "$libdir/licenses"
+    install -m 0644 "$libsrc"/licenses/* "$libdir/licenses/"
+  fi
   sed "s#/usr/local/bin/gpuletd#$prefix/bin/gpuletd#" systemd/gpuletd.service >"$unitdir/gpuletd.service"
   chmod 0644 "$unitdir/gpuletd.service"
   if [ -e "$confdir/gpuletd.yaml" ]; then
@@ -66,7 +75,9 @@ uninstall)
     systemctl disable --now gpuletd 2>/dev/null || true
   fi
   rm -f "$bindir/gpuletd" "$libdir/libonnxruntime.so.1" "$unitdir/gpuletd.service" \
+    "$libdir"/libonnxruntime_providers_*.so \
     "$confdir/gpuletd.yaml.new"
+  rm -rf "$libdir/licenses"
   rmdir "$libdir" 2>/dev/null || true
   if [ -z "$destdir" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
   echo "install.sh: removed. Kept: /etc/gpuletd/gpuletd.yaml, /var/lib/gpuletd (store and models), the gpuletd user."

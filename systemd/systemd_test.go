@@ -57,8 +57,13 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 	dest := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "gpuletd")
 	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
-	lib := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
+	libDir := t.TempDir()
+	lib := filepath.Join(libDir, "libonnxruntime.so.1")
 	require.NoError(t, os.WriteFile(lib, []byte("lib"), 0o644))
+	// make deps-gpu leaves the providers and licences beside the core.
+	require.NoError(t, os.WriteFile(filepath.Join(libDir, "libonnxruntime_providers_cuda.so"), []byte("cuda"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(libDir, "licenses"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(libDir, "licenses", "onnxruntime-LICENSE"), []byte("MIT"), 0o644))
 	run := func(args ...string) string {
 		cmd := exec.Command("./install.sh", args...)
 		cmd.Env = append(os.Environ(), "GPULETD_BIN="+bin, "GPULETD_ONNXRUNTIME_LIBRARY="+lib)
@@ -70,7 +75,8 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 	unit, err := os.ReadFile(filepath.Join(dest, "etc/systemd/system/gpuletd.service"))
 	require.NoError(t, err)
 	require.Contains(t, string(unit), "ExecStart=/opt/gpuletd/bin/gpuletd serve")
-	for _, f := range []string{"opt/gpuletd/bin/gpuletd", "opt/gpuletd/lib/gpuletd/libonnxruntime.so.1", "etc/gpuletd/gpuletd.yaml"} {
+	for _, f := range []string{"opt/gpuletd/bin/gpuletd", "opt/gpuletd/lib/gpuletd/libonnxruntime.so.1", "etc/gpuletd/gpuletd.yaml",
+		"opt/gpuletd/lib/gpuletd/libonnxruntime_providers_cuda.so", "opt/gpuletd/lib/gpuletd/licenses/onnxruntime-LICENSE"} {
 		require.FileExists(t, filepath.Join(dest, f))
 	}
 	// A second install keeps an edited configuration.
@@ -83,6 +89,7 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 
 	run("uninstall", dest, "/opt/gpuletd")
 	require.NoFileExists(t, filepath.Join(dest, "opt/gpuletd/bin/gpuletd"))
+	require.NoDirExists(t, filepath.Join(dest, "opt/gpuletd/lib/gpuletd"), "libraries, providers and licences are removed")
 	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd.service"))
 	require.FileExists(t, conf, "uninstall keeps the configuration")
 }
