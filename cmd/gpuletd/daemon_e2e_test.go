@@ -110,7 +110,7 @@ func TestKServeProtocol(t *testing.T) {
 
 	r = do(t, "GET", base+"/v2/models/mlp", nil, nil)
 	require.Equal(t, 200, r.code)
-	require.JSONEq(t, `{"name":"mlp","versions":["1"],"platform":"onnxruntime_onnx",
+	require.JSONEq(t, `{"name":"mlp","versions":["1"],"platform":"onnxruntime_onnx","state":"READY",
 	  "inputs":[{"name":"input","datatype":"FP32","shape":[-1,784]}],
 	  "outputs":[{"name":"output","datatype":"FP32","shape":[-1,10]}]}`, string(r.body))
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/versions/1", nil, nil).code)
