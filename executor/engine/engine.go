@@ -112,6 +112,8 @@ type Info struct {
 	MemoryBytes int64
 	// MemoryLimit is the cap on the engine's GPU memory arena; 0: none.
 	MemoryLimit int64
+	// Note says why Provider is not the one asked for, if it is not.
+	Note string
 }
 
 // RunInfo describes one Run.

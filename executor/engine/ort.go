@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -37,6 +38,9 @@ type ORTOptions struct {
 	// ProviderDir holds the GPU provider libraries; empty: beside the core
 	// library (make deps-gpu puts them there).
 	ProviderDir string
+	// ProviderNote says why the provider differs from the one asked for
+	// (TensorRT that does not load falls back to CUDA); set by NewORT.
+	ProviderNote string
 	// MemoryLimit caps the GPU memory the CUDA provider's arena may take
 	// (bytes; 0: no cap beyond the device's).
 	MemoryLimit int64
@@ -84,6 +88,16 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 		opts.Log = zap.NewNop()
 	}
 	so, err := opts.sessionOptions()
+	var trtErr *tensorRTError
+	if errors.As(err, &trtErr) {
+		// TensorRT is used where it loads; elsewhere CUDA serves alone.
+		opts.Log.Warn("TensorRT cannot be used; serving with CUDA alone", zap.Error(err))
+		opts.Provider, opts.ProviderNote = ProviderCUDA, "tensorrt was asked for but "+err.Error()
+		so, err = opts.sessionOptions()
+		if err != nil {
+			err = fmt.Errorf("%w (after %s)", err, opts.ProviderNote)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("new onnxruntime engine: %w", err)
 	}
@@ -106,6 +120,7 @@ func (e *ORT) Info() Info {
 		SMCount:     e.opts.SMCount,
 		MemoryBytes: e.opts.MemoryBytes,
 		MemoryLimit: e.opts.MemoryLimit,
+		Note:        e.opts.ProviderNote,
 	}
 }
 

@@ -221,8 +221,8 @@ func TestORTProviders(t *testing.T) {
 			want: fakeep.MissingLibrary + " not found: install"},
 		{name: "cuda-failing", provider: ProviderCUDA, dir: failing, want: fakeep.Message},
 		{name: "cuda-no-device", provider: ProviderCUDA, dir: empty, want: "CUDAExecutionProvider device: execution provider has no device (ONNX Runtime offers [CPUExecutionProvider/cpu]): no GPU is visible to CUDA"},
-		{name: "tensorrt-not-plugin", provider: ProviderTensorRT, dir: empty,
-			want: "undefined symbol: CreateEpFactories; built in: TensorRT execution provider is not enabled in this build."},
+		{name: "tensorrt-not-plugin-then-cuda", provider: ProviderTensorRT, dir: empty,
+			want: "execution provider has no device (ONNX Runtime offers [CPUExecutionProvider/cpu]): no GPU is visible to CUDA (CUDA_VISIBLE_DEVICES=\"\") (after tensorrt was asked for but execution provider unavailable: TensorRT cannot be used: as a plugin: register execution provider " + filepath.Join(empty, onnxrt.TensorRTProviderLibrary) + ": execution provider library does not load: Failed to get symbol CreateEpFactories"},
 		{name: "unknown", provider: "rocm", want: `unknown execution provider "rocm"`},
 	}
 	for _, tt := range tests {

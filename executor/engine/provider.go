@@ -61,7 +61,7 @@ func (o ORTOptions) configure(opts *ort.SessionOptions) error {
 		return appendCUDA(opts, o.ProviderDir, o.MemoryLimit)
 	case ProviderTensorRT:
 		if err := appendTensorRT(opts, o.ProviderDir, o.DeviceID); err != nil {
-			return err
+			return &tensorRTError{err}
 		}
 		// Nodes TensorRT cannot take fall back to CUDA, then to the CPU.
 		return appendCUDA(opts, o.ProviderDir, o.MemoryLimit)
@@ -161,6 +161,12 @@ func providerErr(provider string, err error) error {
 	}
 	return msg
 }
+
+// tensorRTError marks a TensorRT provider that cannot be used, after
+// which NewORT falls back to CUDA.
+type tensorRTError struct{ error }
+
+func (e *tensorRTError) Unwrap() error { return e.error }
 
 // MissingLibraryError is a provider that cannot load because the dynamic
 // loader does not find a library it needs. It wraps ErrProviderUnavailable.
