@@ -55,6 +55,12 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 	if schedMax > largest {
 		return nil, fmt.Errorf("max batch size %d is beyond the largest profiled batch %d", maxB, largest)
 	}
+	if req.BatchCap < 0 {
+		return nil, fmt.Errorf("batch cap %d is negative", req.BatchCap)
+	}
+	if c := int(req.BatchCap); c > 0 {
+		schedMax = min(schedMax, c)
+	}
 	lat, err := sched.NewLatency(sp, factor, rt.DispatchOverhead(), schedMax)
 	if err != nil {
 		return nil, err

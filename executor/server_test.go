@@ -312,3 +312,37 @@ func TestLoopStallDoesNotRefuseDeferredRequest(t *testing.T) {
 	require.Equal(t, pb.Code_OK, r.resp.Code, r.resp.Error)
 	require.Equal(t, []float32{0, 2, 4, 6}, outVals(t, r.resp, "y"))
 }
+
+func TestBatchCapBoundsBatchesNotRequests(t *testing.T) {
+	f := &fakeRuntime{base: 2 * time.Millisecond, perRow: 100 * time.Microsecond}
+	c := startFake(t, f, "deferred")
+	_, err := c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: "double", Path: "ok", MaxBatchSize: 16, BatchCap: 4,
+		SloUs: (200 * time.Millisecond).Microseconds()})
+	require.NoError(t, err)
+
+	// Many concurrent single-row requests never form a batch above the cap.
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(i))}})
+			require.NoError(t, err)
+			require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+		}()
+	}
+	wg.Wait()
+	for _, b := range f.batchSizes() {
+		require.LessOrEqual(t, b, 4, "batches stay at the plan's cap: %v", f.batchSizes())
+	}
+
+	// A request of more rows than the cap (up to max_batch_size) is still
+	// served, its rows split over batches.
+	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(10, 1)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+	require.Len(t, outVals(t, resp, "y"), 40)
+
+	_, err = c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: "bad", Path: "ok", MaxBatchSize: 16, BatchCap: -1, SloUs: 1000})
+	require.ErrorContains(t, err, "batch cap -1 is negative")
+}

@@ -52,7 +52,7 @@ func fluctShape(m, models int, t float64) float64 {
 // FluctResult is the experiment's outcome for one executor setting.
 type FluctResult struct {
 	// Capped says whether batches on shared gpu-lets were capped at the
-	// plan's (Options.CapShared).
+	// plan's (the default; Options.NoBatchCap turns it off).
 	Capped bool    `json:"capped"`
 	RStar  float64 `json:"r_star"`
 	// Violations is the share of all requests that missed their SLO.
@@ -106,7 +106,7 @@ func RunFluctuation(ctx context.Context, seed uint64) ([]FluctResult, error) {
 	}
 	var out []FluctResult
 	for _, capped := range []bool{false, true} {
-		res, err := Run(ctx, w, Options{CapShared: capped})
+		res, err := Run(ctx, w, Options{NoBatchCap: !capped})
 		if err != nil {
 			return nil, fmt.Errorf("fluctuation: %w", err)
 		}

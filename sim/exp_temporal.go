@@ -47,7 +47,7 @@ const temporalDuration = 20 * time.Second
 type TemporalRow struct {
 	Mix string `json:"mix"`
 	// Capped says whether batches on shared gpu-lets were capped at the
-	// plan's (Options.CapShared).
+	// plan's (the default; Options.NoBatchCap turns it off).
 	Capped  bool               `json:"capped"`
 	Goodput map[string]float64 `json:"goodput"`
 	// Ratio is gpulet-int+deferred over sbp+deferred.
@@ -103,7 +103,7 @@ func RunGpuletVsTemporal(ctx context.Context, seed uint64) ([]TemporalRow, error
 				return temporalWorkload(x, rate/total, seed), nil
 			}
 			for _, sys := range TemporalSystems {
-				s, err := MaxGoodput(ctx, build, Options{Algo: sys.Algo, Policy: sys.Policy, CapShared: capped}, max(start, 0.1)*total, 1-0.01)
+				s, err := MaxGoodput(ctx, build, Options{Algo: sys.Algo, Policy: sys.Policy, NoBatchCap: !capped}, max(start, 0.1)*total, 1-0.01)
 				if err != nil {
 					return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, sys.Name, err)
 				}

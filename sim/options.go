@@ -73,11 +73,11 @@ type Options struct {
 	// on top of the calibration. The executor has no such margin; the
 	// option measures what one would change.
 	Margin float64
-	// CapShared caps a model's batches on a gpu-let that several models
-	// share at the plan's batch for it, the batch the planner's duty cycle
-	// was checked with. The daemon gives executors the profile's whole
-	// range; the option measures what the cap would change.
-	CapShared bool
+	// NoBatchCap lets a model on a gpu-let that several models share run
+	// batches of its profile's whole range instead of the plan's batch for
+	// it (the batch the planner's duty cycle was checked with), which is
+	// where the daemon caps them; the option measures what the cap changes.
+	NoBatchCap bool
 	// NoCalibration keeps every executor's ℓ(b) as planned instead of
 	// following measured batch times as the executor does.
 	NoCalibration bool
@@ -127,7 +127,7 @@ type settings struct {
 }
 
 func resolve(w *workload.Workload, o Options) (settings, error) {
-	s := settings{calibrate: !o.NoCalibration, margin: o.Margin, capShared: o.CapShared, plan: o.Plan, obs: o.observer, log: o.Logger}
+	s := settings{calibrate: !o.NoCalibration, margin: o.Margin, capShared: !o.NoBatchCap, plan: o.Plan, obs: o.observer, log: o.Logger}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}

@@ -418,8 +418,12 @@ type LoadModelRequest struct {
 	// model next to what runs beside it (ground truth, unlike
 	// interference_factor, which is the planner's prediction); 0 means 1.
 	EmulatedContention float64 `protobuf:"fixed64,14,opt,name=emulated_contention,json=emulatedContention,proto3" json:"emulated_contention,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The largest batch the scheduler forms, the plan's batch for a model on
+	// a gpu-let it shares with others (the duty cycle the planner checked);
+	// 0: max_batch_size. Requests of more rows still run, split over batches.
+	BatchCap      int32 `protobuf:"varint,15,opt,name=batch_cap,json=batchCap,proto3" json:"batch_cap,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoadModelRequest) Reset() {
@@ -546,6 +550,13 @@ func (x *LoadModelRequest) GetMaxQueue() int32 {
 func (x *LoadModelRequest) GetEmulatedContention() float64 {
 	if x != nil {
 		return x.EmulatedContention
+	}
+	return 0
+}
+
+func (x *LoadModelRequest) GetBatchCap() int32 {
+	if x != nil {
+		return x.BatchCap
 	}
 	return 0
 }
@@ -1472,7 +1483,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\"4\n" +
 	"\fLatencyPoint\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\x05R\x05batch\x12\x0e\n" +
-	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xaf\x04\n" +
+	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xcc\x04\n" +
 	"\x10LoadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x12\n" +
@@ -1488,7 +1499,8 @@ const file_executor_proto_rawDesc = "" +
 	"\aoutputs\x18\v \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12)\n" +
 	"\x10emulated_profile\x18\f \x01(\tR\x0femulatedProfile\x12\x1b\n" +
 	"\tmax_queue\x18\r \x01(\x05R\bmaxQueue\x12/\n" +
-	"\x13emulated_contention\x18\x0e \x01(\x01R\x12emulatedContention\"\xef\x01\n" +
+	"\x13emulated_contention\x18\x0e \x01(\x01R\x12emulatedContention\x12\x1b\n" +
+	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\"\xef\x01\n" +
 	"\x11LoadModelResponse\x127\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\x06inputs\x129\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12\x17\n" +
