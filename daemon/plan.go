@@ -349,7 +349,7 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 	}
 	n.markServing()
 	if !sameLayout {
-		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+summary(plan), map[string]string{
+		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+plan.Layout(), map[string]string{
 			"reason": reason, "started": strconv.Itoa(started), "retired": strconv.Itoa(len(retire)),
 		})
 		n.reorganizations.Add(1)
@@ -378,27 +378,6 @@ func overlap(g *gpuletRun, l gpulet.GPULet) int {
 	return n
 }
 
-// summary describes a plan in one line: device: size[models] ...
-func summary(p *gpulet.Plan) string {
-	var parts []string
-	for _, g := range p.GPUs {
-		var lets []string
-		for _, l := range g.GPULets {
-			var ms []string
-			for _, m := range l.Models {
-				ms = append(ms, fmt.Sprintf("%s×%d@%.0f/s", m.Name, m.Batch, m.Rate))
-			}
-			lets = append(lets, fmt.Sprintf("%d%%[%s]", l.Size, strings.Join(ms, " ")))
-		}
-		if len(lets) > 0 {
-			parts = append(parts, g.ID+": "+strings.Join(lets, " "))
-		}
-	}
-	if len(parts) == 0 {
-		return "nothing placed"
-	}
-	return strings.Join(parts, "; ")
-}
 
 // startGpulet starts the executor of a wanted gpu-let with its models.
 func (n *node) startGpulet(ctx context.Context, w *want) (*gpuletRun, error) {

@@ -69,6 +69,7 @@ func (r *router) install(entries map[string][]routeEntry) {
 						t.RouteState = prev.targets[i].RouteState
 						t.Latency = e.lat
 						t.Sent = prev.targets[i].Sent
+						t.Credit = prev.targets[i].Credit
 					}
 				}
 				prev.mu.Unlock()
@@ -117,6 +118,7 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 			rs.FreeAt = r.fromWall(st.FreeAtUnixNs)
 			rs.Queued = int(ms.Queued)
 			rs.Size = int(ms.Batch)
+			rs.Ahead = time.Duration(ms.AheadNs)
 			rs.Deadline, rs.Exec, rs.Latest = 0, 0, 0
 			if ms.Queued > 0 {
 				rs.Deadline = r.fromWall(ms.DeadlineUnixNs)

@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/sched"
@@ -267,12 +265,12 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 			}
 		}
 	}
-	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: layout(p), GPUs: p.UsedGPUs(),
+	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: p.Layout(), GPUs: p.UsedGPUs(),
 		Started: started, Retired: len(retire), Unscheduled: p.UnscheduledRate()})
 	if started > 0 || len(retire) > 0 {
 		e.reorgs++
 	}
-	e.set.log.Debug("plan", zap.Duration("at", e.now), zap.String("reason", reason), zap.String("layout", layout(p)),
+	e.set.log.Debug("plan", zap.Duration("at", e.now), zap.String("reason", reason), zap.String("layout", p.Layout()),
 		zap.Int("started", started), zap.Int("retired", len(retire)))
 	pp := &pendingPlan{at: e.now, plan: p, wants: wants, retire: retire, event: len(e.events) - 1}
 	if started == 0 && !gains {
@@ -295,10 +293,10 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 		m int
 		l *glet
 	}
-	sent := map[route]uint64{} // kept routes keep their counts, as the daemon's router does
+	sent := map[route]sched.Target{} // kept routes keep their counts and credit, as the daemon's router does
 	for _, m := range e.models {
 		for j, l := range m.owners {
-			sent[route{m.idx, l}] = m.targets[j].Sent
+			sent[route{m.idx, l}] = m.targets[j]
 		}
 		m.owners, m.targets = nil, nil
 	}
@@ -326,7 +324,8 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 			}
 			l.ms[m.idx].routed = true
 			m.owners = append(m.owners, l)
-			t := sched.Target{Weight: max(pm.Rate, 0.001), Sent: sent[route{m.idx, l}]}
+			prev := sent[route{m.idx, l}]
+			t := sched.Target{Weight: max(pm.Rate, 0.001), Sent: prev.Sent, Credit: prev.Credit}
 			t.Latency = l.ms[m.idx].base
 			m.targets = append(m.targets, t)
 		}
@@ -374,25 +373,3 @@ func overlap(l *glet, pl gpulet.GPULet) int {
 	return n
 }
 
-// layout describes a plan in one line.
-func layout(p *gpulet.Plan) string {
-	var parts []string
-	for _, g := range p.GPUs {
-		var lets []string
-		for _, l := range g.GPULets {
-			var ms []string
-			for _, m := range l.Models {
-				ms = append(ms, fmt.Sprintf("%s×%d@%.0f", m.Name, m.Batch, m.Rate))
-			}
-			sort.Strings(ms)
-			lets = append(lets, fmt.Sprintf("%d%%[%s]", l.Size, strings.Join(ms, " ")))
-		}
-		if len(lets) > 0 {
-			parts = append(parts, g.ID+": "+strings.Join(lets, " "))
-		}
-	}
-	if len(parts) == 0 {
-		return "nothing placed"
-	}
-	return strings.Join(parts, "; ")
-}

@@ -1307,6 +1307,7 @@ type ModelState struct {
 	ExecUnixNs     int64                  `protobuf:"varint,4,opt,name=exec_unix_ns,json=execUnixNs,proto3" json:"exec_unix_ns,omitempty"`             // when it will be dispatched at the earliest
 	LatestUnixNs   int64                  `protobuf:"varint,5,opt,name=latest_unix_ns,json=latestUnixNs,proto3" json:"latest_unix_ns,omitempty"`       // when it must be dispatched at the latest
 	DeadlineUnixNs int64                  `protobuf:"varint,6,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"` // earliest deadline among the queued requests
+	AheadNs        int64                  `protobuf:"varint,7,opt,name=ahead_ns,json=aheadNs,proto3" json:"ahead_ns,omitempty"`                        // the other models' queued work on the gpu-let (sum of ℓ of their forming batches)
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1379,6 +1380,13 @@ func (x *ModelState) GetLatestUnixNs() int64 {
 func (x *ModelState) GetDeadlineUnixNs() int64 {
 	if x != nil {
 		return x.DeadlineUnixNs
+	}
+	return 0
+}
+
+func (x *ModelState) GetAheadNs() int64 {
+	if x != nil {
+		return x.AheadNs
 	}
 	return 0
 }
@@ -1561,7 +1569,7 @@ const file_executor_proto_rawDesc = "" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
 	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\";\n" +
 	"\x11WatchStateRequest\x12&\n" +
-	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xc0\x01\n" +
+	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xdb\x01\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1570,7 +1578,8 @@ const file_executor_proto_rawDesc = "" +
 	"\fexec_unix_ns\x18\x04 \x01(\x03R\n" +
 	"execUnixNs\x12$\n" +
 	"\x0elatest_unix_ns\x18\x05 \x01(\x03R\flatestUnixNs\x12(\n" +
-	"\x10deadline_unix_ns\x18\x06 \x01(\x03R\x0edeadlineUnixNs\"\xa9\x01\n" +
+	"\x10deadline_unix_ns\x18\x06 \x01(\x03R\x0edeadlineUnixNs\x12\x19\n" +
+	"\bahead_ns\x18\a \x01(\x03R\aaheadNs\"\xa9\x01\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +

@@ -12,14 +12,23 @@ type Target struct {
 	// so that requests routed before the next report see it.
 	RouteState
 	// Weight is the plan's rate share for this gpu-let (any positive scale;
-	// 0 counts as 1, a negative weight excludes the target). It only breaks
-	// ties: see Route.
+	// 0 counts as 1, a negative weight excludes the target): see Route.
 	Weight float64
+	// Burst is how many requests the target may run ahead of its weighted
+	// share before Route passes it over; 0 means its largest batch, so that
+	// one gpu-let may take a whole batch while its siblings wait (staggered
+	// execution) and yet the long-run split follows the weights.
+	Burst int
 	// Draining and Down exclude the target: draining before a plan change,
 	// unhealthy.
 	Draining, Down bool
 	// Sent counts the requests Route has sent here; Route increments it.
 	Sent uint64
+	// Credit is the target's standing against its weighted share: each
+	// routed request adds Weight/ΣWeight to every usable target's credit and
+	// takes 1 from the chosen one's. It stays within ±Burst, so a target
+	// that was down or new neither hoards nor owes more than one burst.
+	Credit float64
 }
 
 // Routing says how Route chose its target.
@@ -52,65 +61,105 @@ func (r Routing) String() string {
 }
 
 // Route picks the gpu-let for a request with the given deadline arriving at
-// now, so that batches stay as large as one shared queue would make them
-// (Symphony §3.3, staggered execution):
+// now. The plan's shares come first, then the queues: batches stay as large
+// as one shared queue would make them (Symphony §3.3, staggered execution)
+// within each gpu-let's share of the model's requests.
+//
+// A target's credit (see Target.Credit), this request's share included, says
+// how far it is below its weighted share of the requests routed. Targets
+// whose credit is above −Burst are within their share; the choice among
+// them is:
 //
 //  1. Absorb: among targets whose forming batch holds the whole queue
 //     (Size = Queued ≥ 1, Size < MaxBatch) and is still feasible with the
-//     request, started as soon as the gpu-let frees:
-//     max(now, FreeAt) + ℓ(Size+1) ≤ min(Deadline, deadline),
+//     request, started once the gpu-let is free and its other models' work
+//     is done: max(now, FreeAt) + Ahead + ℓ(Size+1) ≤ min(Deadline, deadline),
 //     the one that will dispatch soonest, max(now, FreeAt, Exec).
 //  2. Otherwise, among targets where the request can finish alone once the
 //     gpu-let is free for it, avail + ℓ(1) ≤ deadline, the one free first.
-//     avail is max(now, FreeAt) when nothing waits there, else the end of
-//     the forming batch, max(now, FreeAt, Exec) + ℓ(Size) (a backlog beyond
-//     one batch is not counted). A new batch thus starts on the gpu-let
-//     whose previous batch ends first, and the gpu-lets' batches interleave
-//     instead of all shrinking.
-//  3. Otherwise the target where it would finish soonest alone,
-//     avail + ℓ(1); the outcome is Unreachable and that gpu-let rejects it.
+//     avail is max(now, FreeAt) + Ahead when nothing of the model waits
+//     there, else the end of the forming batch, max(now, FreeAt, Exec) +
+//     Ahead + ℓ(Size) (a backlog beyond one batch is not counted). A new
+//     batch thus starts on the gpu-let whose previous batch ends first, and
+//     the gpu-lets' batches interleave instead of all shrinking.
+//
+// When no target within its share can meet the deadline, the request spills:
+// 1 and 2 are tried over every target. When none at all can, it goes to the
+// target where it would finish soonest alone, avail + ℓ(1); the outcome is
+// Unreachable and that gpu-let rejects it.
 //
 // Targets that are Draining, Down or have no Latency are skipped; when none
-// is left Route returns ErrNoTarget. Exact ties in 1 and 2 (typically several
-// idle gpu-lets) go to the target furthest below its weighted share of the
-// requests sent so far (a deficit counter over Sent and Weight), then to the
-// lower index, so that with equal weights idle gpu-lets with higher indices
-// stay idle at low load (load-proportional use, Symphony §3.2).
+// is left Route returns ErrNoTarget. Exact ties go to the larger credit,
+// then to the lower index, so that with equal weights idle gpu-lets with
+// higher indices stay idle at low load (load-proportional use, Symphony
+// §3.2).
 //
 // Route increments the chosen target's Sent and updates its RouteState with
 // the request's predicted effect (as the deferred policy would form the
 // batch); the next published state replaces the prediction.
 func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) {
 	var weights float64
-	var sent uint64
 	for i := range targets {
-		t := &targets[i]
-		if t.usable() {
+		if t := &targets[i]; t.usable() {
 			weights += t.weight()
-			sent += t.Sent
 		}
 	}
 	if weights == 0 {
 		return -1, 0, fmt.Errorf("route request: %w among %d targets", ErrNoTarget, len(targets))
 	}
+	for i := range targets {
+		if t := &targets[i]; t.usable() {
+			t.Credit = min(t.Credit+t.weight()/weights, float64(t.burst()))
+		}
+	}
 	// deficit: how far a target is below its share; larger goes first.
-	deficit := func(t *Target) float64 { return t.weight()/weights*float64(sent) - float64(t.Sent) }
+	deficit := func(t *Target) float64 { return t.Credit }
+	within := func(t *Target) bool { return t.Credit > -float64(t.burst()) }
+	pick, how := choose(now, deadline, targets, deficit, within)
+	if pick < 0 {
+		pick, how = choose(now, deadline, targets, deficit, func(*Target) bool { return true })
+	}
+	if pick < 0 {
+		how = Unreachable
+		var pickAt time.Duration
+		for i := range targets {
+			t := &targets[i]
+			if !t.usable() {
+				continue
+			}
+			end := t.availableAt(now) + t.Latency.At(1)
+			if pick < 0 || end < pickAt || (end == pickAt && deficit(t) > deficit(&targets[pick])) {
+				pick, pickAt = i, end
+			}
+		}
+	}
+	t := &targets[pick]
+	t.Sent++
+	t.Credit = max(t.Credit-1, -float64(t.burst()))
+	if how != Unreachable {
+		t.admit(now, deadline)
+	}
+	return pick, how, nil
+}
+
+// choose applies Route's steps 1 and 2 to the usable targets ok accepts; -1
+// when none can meet the deadline.
+func choose(now, deadline time.Duration, targets []Target, deficit func(*Target) float64, ok func(*Target) bool) (int, Routing) {
 	better := func(at, bestAt time.Duration, t, best *Target) bool {
 		if at != bestAt {
 			return at < bestAt
 		}
 		return deficit(t) > deficit(best)
 	}
-
-	pick, how := -1, Absorbed
+	pick := -1
 	var pickAt time.Duration
 	for i := range targets {
 		t := &targets[i]
-		if !t.usable() || t.Size < 1 || t.Size != t.Queued || t.Size >= t.Latency.MaxBatch() {
+		if !t.usable() || !ok(t) || t.Size < 1 || t.Size != t.Queued || t.Size >= t.Latency.MaxBatch() {
 			continue
 		}
 		start := max(now, t.FreeAt)
-		if start+t.Latency.At(t.Size+1) > min(t.Deadline, deadline) {
+		if start+t.Ahead+t.Latency.At(t.Size+1) > min(t.Deadline, deadline) {
 			continue
 		}
 		at := max(start, t.Exec)
@@ -118,41 +167,23 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 			pick, pickAt = i, at
 		}
 	}
-	if pick < 0 {
-		how = FreesFirst
-		for i := range targets {
-			t := &targets[i]
-			if !t.usable() {
-				continue
-			}
-			avail := t.availableAt(now)
-			if avail+t.Latency.At(1) > deadline {
-				continue
-			}
-			if pick < 0 || better(avail, pickAt, t, &targets[pick]) {
-				pick, pickAt = i, avail
-			}
+	if pick >= 0 {
+		return pick, Absorbed
+	}
+	for i := range targets {
+		t := &targets[i]
+		if !t.usable() || !ok(t) {
+			continue
+		}
+		avail := t.availableAt(now)
+		if avail+t.Latency.At(1) > deadline {
+			continue
+		}
+		if pick < 0 || better(avail, pickAt, t, &targets[pick]) {
+			pick, pickAt = i, avail
 		}
 	}
-	if pick < 0 {
-		how = Unreachable
-		for i := range targets {
-			t := &targets[i]
-			if !t.usable() {
-				continue
-			}
-			end := t.availableAt(now) + t.Latency.At(1)
-			if pick < 0 || better(end, pickAt, t, &targets[pick]) {
-				pick, pickAt = i, end
-			}
-		}
-	}
-	t := &targets[pick]
-	t.Sent++
-	if how != Unreachable {
-		t.admit(now, deadline)
-	}
-	return pick, how, nil
+	return pick, FreesFirst
 }
 
 func (t *Target) usable() bool {
@@ -160,17 +191,25 @@ func (t *Target) usable() bool {
 }
 
 // availableAt is when the gpu-let could start a new batch for the model: when
-// it frees, or after the forming batch if one waits.
+// it frees and its other models' work is done, or after the forming batch if
+// one waits.
 func (t *Target) availableAt(now time.Duration) time.Duration {
-	at := max(now, t.FreeAt)
+	at := max(now, t.FreeAt) + t.Ahead
 	if t.Queued == 0 {
 		return at
 	}
-	at = max(at, t.Exec)
+	at = max(at, t.Exec+t.Ahead)
 	if t.Size > 0 {
 		at += t.Latency.At(min(t.Size, t.Latency.MaxBatch()))
 	}
 	return at
+}
+
+func (t *Target) burst() int {
+	if t.Burst > 0 {
+		return t.Burst
+	}
+	return max(t.Latency.MaxBatch(), 1)
 }
 
 func (t *Target) weight() float64 {

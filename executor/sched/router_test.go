@@ -111,8 +111,14 @@ func TestRoute(t *testing.T) {
 			{RouteState: RouteState{FreeAt: ms(10), Queued: 1, Size: 1, Deadline: ms(18), Exec: ms(11), Latest: ms(12), Latency: l}},
 		}, 1, Absorbed},
 		{"unreachable goes where it ends soonest", 15, []Target{{RouteState: busy(12)}, {RouteState: busy(11)}}, 1, Unreachable},
-		{"weights break ties", 30, []Target{{RouteState: idle, Weight: 1, Sent: 5}, {RouteState: idle, Weight: 3, Sent: 5}}, 1, FreesFirst},
-		{"deficit follows weights", 30, []Target{{RouteState: idle, Weight: 1, Sent: 1}, {RouteState: idle, Weight: 3, Sent: 9}}, 0, FreesFirst},
+		{"weights break ties", 30, []Target{{RouteState: idle, Weight: 1}, {RouteState: idle, Weight: 3}}, 1, FreesFirst},
+		{"credit follows weights", 30, []Target{{RouteState: idle, Weight: 1, Credit: 1}, {RouteState: idle, Weight: 3, Credit: -1}}, 0, FreesFirst},
+		{"a target past its share is passed over", 30, []Target{{RouteState: busy(11), Weight: 1, Credit: -3, Burst: 2}, {RouteState: busy(14), Weight: 1}}, 1, FreesFirst},
+		{"within its burst it is not", 30, []Target{{RouteState: busy(11), Weight: 1, Credit: -1, Burst: 4}, {RouteState: busy(14), Weight: 1}}, 0, FreesFirst},
+		{"spills past the share to meet the deadline", 30, []Target{{RouteState: busy(11), Weight: 1, Credit: -3, Burst: 2}, {RouteState: busy(40), Weight: 1}}, 0, FreesFirst},
+		{"a forming batch past its share is not joined", 30, []Target{{RouteState: forming, Weight: 1, Credit: -10, Burst: 4}, {RouteState: idle, Weight: 1}}, 1, FreesFirst},
+		{"other models' queued work counts", 40, []Target{{RouteState: RouteState{FreeAt: ms(10), Ahead: ms(10), Latency: l}}, {RouteState: busy(15)}}, 1, FreesFirst},
+		{"other models' work bars absorbing", 20, []Target{{RouteState: RouteState{FreeAt: ms(10), Queued: 1, Size: 1, Deadline: ms(30), Exec: ms(12), Ahead: ms(8), Latency: l}}, {RouteState: busy(12)}}, 1, FreesFirst},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,4 +165,47 @@ func TestSimUnroutableAndOrder(t *testing.T) {
 	require.ErrorIs(t, err, ErrTimeOrder)
 	_, err = NewSim(nil, nil)
 	require.ErrorIs(t, err, ErrBadConfig)
+}
+
+// TestRouteStateCountsOtherModels: a model's state on a shared gpu-let
+// carries the other models' queued work, ℓ of their forming batches.
+func TestRouteStateCountsOtherModels(t *testing.T) {
+	rec := newRecorder()
+	s, err := New(Config{}, rec)
+	require.NoError(t, err)
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: linear(t, 1, 5, 16)}))
+	require.NoError(t, s.AddModel(0, 1, ModelConfig{Latency: linear(t, 2, 3, 16)}))
+	// Three requests of model 1 due at 40 wait for their frontrun; their
+	// batch will take ℓ1(3) = 9.
+	for i := range 3 {
+		require.NoError(t, s.Submit(ms(float64(i)*0.01), Request{ID: uint64(i + 1), Model: 1, Deadline: ms(40)}))
+	}
+	require.Empty(t, rec.dispatches)
+	st, err := s.RouteState(ms(1), 0)
+	require.NoError(t, err)
+	require.Equal(t, ms(9), st.Ahead)
+	st, err = s.RouteState(ms(1), 1)
+	require.NoError(t, err)
+	require.Zero(t, st.Ahead, "a model's own queue is not ahead of it")
+}
+
+// TestRouteFollowsWeights: over many requests to idle targets the split
+// follows the weights, and credit stays within the bursts.
+func TestRouteFollowsWeights(t *testing.T) {
+	l := linear(t, 1, 5, 4)
+	ts := []Target{{RouteState: RouteState{Latency: l}, Weight: 1}, {RouteState: RouteState{Latency: l}, Weight: 3}}
+	for i := range 4000 {
+		now := ms(float64(i) * 100) // every target idle again at each request
+		for j := range ts {
+			ts[j].RouteState = RouteState{FreeAt: now, Latency: l}
+		}
+		_, _, err := Route(now, now+ms(50), ts)
+		require.NoError(t, err)
+		for j := range ts {
+			require.LessOrEqual(t, ts[j].Credit, 4.0)
+			require.GreaterOrEqual(t, ts[j].Credit, -4.0)
+		}
+	}
+	require.InDelta(t, 1000, ts[0].Sent, 4)
+	require.InDelta(t, 3000, ts[1].Sent, 4)
 }

@@ -26,6 +26,10 @@ type RouteState struct {
 	Latest time.Duration
 	// Latency is ℓ(b) for the model on this gpu-let.
 	Latency Latency
+	// Ahead is the work the gpu-let's other models have queued: the sum of
+	// ℓ of their forming batches. A new batch of this model may wait for it
+	// on a shared gpu-let; 0 where the model is alone.
+	Ahead time.Duration
 }
 
 // RouteState reports the state the router needs for model id as of now. It
@@ -40,6 +44,11 @@ func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error
 	st := RouteState{FreeAt: now, Queued: m.q.n, Latency: m.lat}
 	if s.busy {
 		st.FreeAt = max(now, s.running.End)
+	}
+	for _, o := range s.models {
+		if o != nil && o != m && o.q.n > 0 {
+			st.Ahead += o.lat.At(max(batchAt(o, now), 1))
+		}
 	}
 	if m.q.n > 0 {
 		st.Size = batchAt(m, now)
