@@ -378,7 +378,6 @@ func overlap(g *gpuletRun, l gpulet.GPULet) int {
 	return n
 }
 
-
 // startGpulet starts the executor of a wanted gpu-let with its models.
 func (n *node) startGpulet(ctx context.Context, w *want) (*gpuletRun, error) {
 	var reqs []*pb.LoadModelRequest

@@ -372,4 +372,3 @@ func overlap(l *glet, pl gpulet.GPULet) int {
 	}
 	return n
 }
-
