@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/gpulet/planbench"
 	"github.com/gpulet/gpuletd/sim/workload"
 )
@@ -31,34 +32,64 @@ type TemporalSystem struct {
 	Policy string
 }
 
-// TemporalSystems are compared in this order; the first is gpuletd's and
-// the third the baseline of the ratio.
+// TemporalSystems are compared in this order: gpuletd's first, then
+// elastic partitioning without the interference model, whole-GPU squishy
+// bin packing with deferred executors and, the baseline an operator of
+// Triton gets, with eager ones.
 var TemporalSystems = []TemporalSystem{
-	{Name: "gpulet-int+deferred", Algo: "gpulet-int", Policy: "deferred"},
-	{Name: "gpulet+deferred", Algo: "gpulet", Policy: "deferred"},
-	{Name: "sbp+deferred", Algo: "sbp", Policy: "deferred"},
-	{Name: "sbp+eager", Algo: "sbp", Policy: "eager"},
+	{Name: "gpulet-int", Algo: "gpulet-int", Policy: "deferred"},
+	{Name: "gpulet", Algo: "gpulet", Policy: "deferred"},
+	{Name: "sbp", Algo: "sbp", Policy: "deferred"},
+	{Name: "sbp-eager", Algo: "sbp", Policy: "eager"},
 }
+
+// TemporalPlanners are the planners whose max planned rate each row
+// reports; ideal is the exhaustive search, the ceiling.
+var TemporalPlanners = []string{"gpulet-int", "sbp", "ideal"}
 
 // temporalDuration is each probe's offered time.
 const temporalDuration = 20 * time.Second
 
-// TemporalRow is one mix's goodputs, req/s, by system.
+// TemporalOptions configure the experiment.
+type TemporalOptions struct {
+	// Set is the reference set of the GPUs and models (default igniter-v100).
+	Set string
+	// Seed is the first seed; Seeds how many (default DefaultSeeds).
+	Seed  uint64
+	Seeds int
+	// NoBatchCap runs executors without the plan's batch caps on shared
+	// gpu-lets (Options.NoBatchCap), to see what the caps change.
+	NoBatchCap bool
+}
+
+// TemporalResult is the experiment's outcome.
+type TemporalResult struct {
+	Set      string        `json:"set"`
+	Seeds    []uint64      `json:"seeds"`
+	BatchCap bool          `json:"batch_cap"`
+	Rows     []TemporalRow `json:"rows"`
+}
+
+// TemporalRow is one mix: what each planner plans at most, the shape of
+// its plan there, and what each system serves (median over seeds).
 type TemporalRow struct {
 	Mix string `json:"mix"`
-	// Capped says whether batches on shared gpu-lets were capped at the
-	// plan's (the default; Options.NoBatchCap turns it off).
-	Capped  bool               `json:"capped"`
-	Goodput map[string]float64 `json:"goodput"`
-	// Ratio is gpulet-int+deferred over sbp+deferred.
-	Ratio float64 `json:"ratio"`
+	// Planned is each planner's max planned rate, req/s.
+	Planned map[string]float64 `json:"planned"`
+	// Shape is each planner's plan at that rate: which models on which
+	// gpu-let sizes.
+	Shape map[string]string `json:"shape"`
+	// Served is each system's largest rate served with < 1% misses, req/s,
+	// the median over seeds; Spread has every seed's.
+	Served map[string]float64 `json:"served"`
+	Spread map[string]Spread  `json:"spread"`
 }
 
 // temporalWorkload is a mix at a scale of its Table 5 rates.
-func temporalWorkload(x planbench.Mix, scale float64, seed uint64) *workload.Workload {
+func temporalWorkload(set string, x planbench.Mix, scale float64, seed uint64) *workload.Workload {
 	zero := workload.Duration(0)
 	w := &workload.Workload{
-		Devices:    []workload.Device{{Profiles: "igniter-v100", Count: TemporalGPUs}},
+		Devices:    []workload.Device{{Profiles: set, Count: TemporalGPUs}},
 		Duration:   workload.Duration(temporalDuration),
 		Seed:       seed,
 		Reorganize: &zero,
@@ -78,10 +109,18 @@ func mixRate(x planbench.Mix) float64 {
 	return r
 }
 
-// RunGpuletVsTemporal measures every system on every mix, with executors
-// as the daemon starts them and with batches capped on shared gpu-lets.
-func RunGpuletVsTemporal(ctx context.Context, seed uint64) ([]TemporalRow, error) {
-	node, err := planbench.LoadNode("igniter-v100", TemporalGPUs)
+// RunGpuletVsTemporal measures every system on every mix: the planners'
+// max planned rates, then for each system the largest rate up to its
+// planner's max that the simulated node serves with fewer than 1% of the
+// requests late or lost, over o.Seeds seeds.
+func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResult, error) {
+	if o.Set == "" {
+		o.Set = "igniter-v100"
+	}
+	if o.Seeds <= 0 {
+		o.Seeds = DefaultSeeds
+	}
+	node, err := planbench.LoadNode(o.Set, TemporalGPUs)
 	if err != nil {
 		return nil, fmt.Errorf("gpulet vs temporal: %w", err)
 	}
@@ -89,31 +128,48 @@ func RunGpuletVsTemporal(ctx context.Context, seed uint64) ([]TemporalRow, error
 	if err != nil {
 		return nil, fmt.Errorf("gpulet vs temporal: %w", err)
 	}
-	var rows []TemporalRow
-	for _, capped := range []bool{false, true} {
-		for _, x := range mixes {
-			row := TemporalRow{Mix: x.Name, Capped: capped, Goodput: map[string]float64{}}
-			total := mixRate(x)
-			// Start from what sbp schedules: the planner's own estimate.
-			start, err := planbench.MaxScale(ctx, x, node.GPUs, "sbp", node.Options())
+	res := &TemporalResult{Set: o.Set, BatchCap: !o.NoBatchCap}
+	for k := range o.Seeds {
+		res.Seeds = append(res.Seeds, o.Seed+uint64(k))
+	}
+	for _, x := range mixes {
+		row := TemporalRow{Mix: x.Name, Planned: map[string]float64{}, Shape: map[string]string{},
+			Served: map[string]float64{}, Spread: map[string]Spread{}}
+		total := mixRate(x)
+		for _, algo := range TemporalPlanners {
+			scale, err := planbench.MaxScale(ctx, x, node.GPUs, gpulet.Algo(algo), node.Options())
 			if err != nil {
-				return nil, fmt.Errorf("gpulet vs temporal %s: %w", x.Name, err)
+				return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, algo, err)
 			}
-			build := func(rate float64) (*workload.Workload, error) {
-				return temporalWorkload(x, rate/total, seed), nil
+			row.Planned[algo] = scale * total
+			p, err := gpulet.Run(ctx, gpulet.Algo(algo), x.Input(node.GPUs, scale), node.Options())
+			if err != nil {
+				return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, algo, err)
 			}
-			for _, sys := range TemporalSystems {
-				s, err := MaxGoodput(ctx, build, Options{Algo: sys.Algo, Policy: sys.Policy, NoBatchCap: !capped}, max(start, 0.1)*total, 1-0.01)
+			row.Shape[algo] = p.Shape()
+		}
+		build := func(rate float64, seed uint64) (*workload.Workload, error) {
+			return temporalWorkload(o.Set, x, rate/total, seed), nil
+		}
+		for _, sys := range TemporalSystems {
+			top := row.Planned[sys.Algo]
+			if top == 0 {
+				top, err = planbench.MaxScale(ctx, x, node.GPUs, gpulet.Algo(sys.Algo), node.Options())
 				if err != nil {
 					return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, sys.Name, err)
 				}
-				row.Goodput[sys.Name] = s.Goodput
+				top *= total
 			}
-			if b := row.Goodput[TemporalSystems[2].Name]; b > 0 {
-				row.Ratio = row.Goodput[TemporalSystems[0].Name] / b
+			if top <= 0 {
+				continue
 			}
-			rows = append(rows, row)
+			sp, err := ServedOverSeeds(ctx, build, Options{Algo: sys.Algo, Policy: sys.Policy, NoBatchCap: o.NoBatchCap}, top, o.Seed, o.Seeds)
+			if err != nil {
+				return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, sys.Name, err)
+			}
+			row.Served[sys.Name], row.Spread[sys.Name] = sp.Median, sp
 		}
+		res.Rows = append(res.Rows, row)
 	}
-	return rows, nil
+	return res, nil
 }

@@ -113,3 +113,10 @@ func PlotFluct(file string, rs []FluctResult) error {
 	rp.Y.Min, sp.Y.Min, vp.Y.Min = 0, 0, 0
 	return plotfile.Save(file, [][]*plot.Plot{{rp}, {sp}, {vp}}, 24*vg.Centimeter, 7*vg.Centimeter)
 }
+
+func cappedName(c bool) string {
+	if c {
+		return "capped at the plan's"
+	}
+	return "uncapped"
+}

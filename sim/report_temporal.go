@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gpulet/gpuletd/internal/plotfile"
@@ -10,80 +11,94 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// TemporalAverage is the mean ratio over the mixes of one executor setting
-// (rows without a ratio left out).
-func TemporalAverage(rows []TemporalRow, capped bool) float64 {
-	s, n := 0.0, 0
-	for _, r := range rows {
-		if r.Capped == capped && r.Ratio > 0 {
-			s += r.Ratio
+// TemporalRatio is the mean over mixes of served gpulet-int over served
+// base (a system name), counting mixes where base served something.
+func TemporalRatio(r *TemporalResult, base string) float64 {
+	sum, n := 0.0, 0
+	for _, row := range r.Rows {
+		if b := row.Served[base]; b > 0 {
+			sum += row.Served["gpulet-int"] / b
 			n++
 		}
 	}
 	if n == 0 {
 		return 0
 	}
-	return s / float64(n)
+	return sum / float64(n)
 }
 
-// WriteTemporal writes the rows as a Markdown table and the averages.
-func WriteTemporal(w io.Writer, rows []TemporalRow) error {
+// WriteTemporal prints the planned and served rates per mix, then the plan
+// shapes, so that a reader sees whether anything was partitioned.
+func WriteTemporal(w io.Writer, r *TemporalResult) error {
+	fmt.Fprintf(w, "set %s, %d GPUs, seeds %v, batches on shared gpu-lets %s; served: median [min–max] req/s with < 1%% late or lost, up to the planner's max\n",
+		r.Set, TemporalGPUs, r.Seeds, map[bool]string{true: "capped at the plan's", false: "uncapped"}[r.BatchCap])
 	tw := tabwriter.NewWriter(w, 2, 4, 1, ' ', 0)
-	fmt.Fprint(tw, "| mix\t| batches on shared gpu-lets\t")
-	for _, s := range TemporalSystems {
-		fmt.Fprintf(tw, "| %s\t", s.Name)
+	fmt.Fprint(tw, "| mix\t")
+	for _, p := range TemporalPlanners {
+		fmt.Fprintf(tw, "| planned %s\t", p)
 	}
-	fmt.Fprintln(tw, "| gpulet-int / sbp\t|")
-	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "| %s\t| %s\t", r.Mix, cappedName(r.Capped))
-		for _, s := range TemporalSystems {
-			fmt.Fprintf(tw, "| %.0f\t", r.Goodput[s.Name])
+	for _, s := range TemporalSystems {
+		fmt.Fprintf(tw, "| served %s\t", s.Name)
+	}
+	fmt.Fprintln(tw, "| gpulet-int / planned\t| gpulet-int / sbp-eager\t|")
+	fmt.Fprintln(tw, strings.Repeat("| ---\t", len(TemporalPlanners)+len(TemporalSystems)+3)+"|")
+	for _, row := range r.Rows {
+		fmt.Fprintf(tw, "| %s\t", row.Mix)
+		for _, p := range TemporalPlanners {
+			fmt.Fprintf(tw, "| %.0f\t", row.Planned[p])
 		}
-		fmt.Fprintf(tw, "| %.2f\t|\n", r.Ratio)
+		for _, s := range TemporalSystems {
+			sp := row.Spread[s.Name]
+			fmt.Fprintf(tw, "| %.0f [%.0f–%.0f]\t", sp.Median, sp.Min, sp.Max)
+		}
+		fmt.Fprintf(tw, "| %.2f\t| %.2f\t|\n", safeDiv(row.Served["gpulet-int"], row.Planned["gpulet-int"]), safeDiv(row.Served["gpulet-int"], row.Served["sbp-eager"]))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
-	for _, c := range []bool{false, true} {
-		fmt.Fprintf(w, "average gpulet-int / sbp, batches %s: %.2f\n", cappedName(c), TemporalAverage(rows, c))
+	fmt.Fprintf(w, "average served gpulet-int / sbp: %.2f, / sbp-eager: %.2f\n", TemporalRatio(r, "sbp"), TemporalRatio(r, "sbp-eager"))
+	fmt.Fprintln(w, "plans at each planner's max:")
+	for _, row := range r.Rows {
+		for _, p := range TemporalPlanners {
+			fmt.Fprintf(w, "  %s %s: %s\n", row.Mix, p, row.Shape[p])
+		}
 	}
 	return nil
 }
 
-func cappedName(c bool) string {
-	if c {
-		return "capped at the plan's"
+// safeDiv is a/b, 0 when b is 0.
+func safeDiv(a, b float64) float64 {
+	if b == 0 {
+		return 0
 	}
-	return "as the daemon sets them"
+	return a / b
 }
 
-// PlotTemporal draws each mix's goodput by system, one panel per executor
-// setting.
-func PlotTemporal(file string, rows []TemporalRow) error {
-	var panels []*plot.Plot
-	for _, c := range []bool{false, true} {
-		p := newPlot("max goodput, < 1% SLO violations (batches "+cappedName(c)+")", "", "goodput (req/s)")
-		var mixes []string
-		for _, r := range rows {
-			if r.Capped == c {
-				mixes = append(mixes, r.Mix)
-			}
-		}
-		for si, s := range TemporalSystems {
-			var vals []float64
-			for _, r := range rows {
-				if r.Capped == c {
-					vals = append(vals, r.Goodput[s.Name])
-				}
-			}
-			if err := addBars(p, s.Name, si, len(TemporalSystems), vals); err != nil {
-				return err
-			}
-		}
-		p.NominalX(mixes...)
-		p.Y.Min = 0
-		panels = append(panels, p)
+// PlotTemporal draws each mix's planned and served rates.
+func PlotTemporal(file string, r *TemporalResult) error {
+	p := newPlot("max rate with < 1% late or lost (median over seeds)", "", "req/s")
+	var mixes []string
+	for _, row := range r.Rows {
+		mixes = append(mixes, row.Mix)
 	}
-	return plotfile.Save(file, [][]*plot.Plot{panels}, 15*vg.Centimeter, 10*vg.Centimeter)
+	series := len(TemporalSystems) + 1
+	var planned []float64
+	for _, row := range r.Rows {
+		planned = append(planned, row.Planned["gpulet-int"])
+	}
+	if err := addBars(p, "planned gpulet-int", 0, series, planned); err != nil {
+		return err
+	}
+	for si, s := range TemporalSystems {
+		var vals []float64
+		for _, row := range r.Rows {
+			vals = append(vals, row.Served[s.Name])
+		}
+		if err := addBars(p, "served "+s.Name, si+1, series, vals); err != nil {
+			return err
+		}
+	}
+	p.NominalX(mixes...)
+	p.Y.Min = 0
+	return plotfile.Save(file, [][]*plot.Plot{{p}}, 18*vg.Centimeter, 10*vg.Centimeter)
 }

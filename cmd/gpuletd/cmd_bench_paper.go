@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gpulet/gpuletd/sim"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -10,15 +11,17 @@ import (
 // paperFlags are the flags every paper experiment takes.
 type paperFlags struct {
 	seed   uint64
+	seeds  int
 	asJSON bool
 	plot   string
 }
 
 // add registers the flags; name is the experiment's, for the plot file.
 func (p *paperFlags) add(cmd *cobra.Command, name string) {
-	cmd.Flags().Uint64Var(&p.seed, "seed", 1, "seed of the arrivals and jitter")
+	cmd.Flags().Uint64Var(&p.seed, "seed", 1, "first seed of the arrivals and jitter")
+	cmd.Flags().IntVar(&p.seeds, "seeds", sim.DefaultSeeds, "how many seeds (seed, seed+1, …); reports give the median and range")
 	cmd.Flags().BoolVar(&p.asJSON, "json", false, "print JSON instead of the table")
-	cmd.Flags().StringVar(&p.plot, "plot", "docs/images/"+name+".svg", "plot file (.svg or .png; empty: none)")
+	cmd.Flags().StringVar(&p.plot, "plot", "", "write a plot to this file (.svg or .png; e.g. docs/images/"+name+".svg); none unless given")
 }
 
 // finish draws the plot, if asked, and says where it is.

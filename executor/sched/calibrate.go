@@ -18,7 +18,7 @@ func (s *Scheduler) SetLatency(now time.Duration, id ModelID, lat Latency) error
 	if lat.MaxBatch() < 1 {
 		return fmt.Errorf("set latency of model %d: %w: empty latency table", id, ErrBadLatency)
 	}
-	m.lat, m.l1, m.maxB, m.best = lat, lat.At(1), lat.MaxBatch(), bestBatches(lat)
+	m.lat, m.l1, m.maxB, m.best, m.gains = lat, lat.At(1), lat.MaxBatch(), bestBatches(lat), deferGains(lat)
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)
 		if s.busy {

@@ -21,7 +21,7 @@ func (s *Scheduler) readyAt(m *model) time.Duration {
 	}
 	switch s.pol.kind {
 	case kindDeferred:
-		if n >= m.maxB {
+		if n >= m.maxB || (s.pol.gain && !m.gains[n]) {
 			return always
 		}
 		return m.q.front().Deadline - m.lat.At(n+1)

@@ -43,14 +43,20 @@ type policySpec struct {
 	guard guardMode
 	// drop is the batch-gathering rule (window.go).
 	drop dropRule
+	// gain makes the deferred policy wait only where waiting gains (gain.go).
+	gain bool
 }
 
 // Deferred is Symphony's deferred batch scheduling (the default): a model's
 // batch becomes dispatchable at its frontrun d − ℓ(|B|+1), and among
 // dispatchable batches the smallest latest moment d − ℓ(|B|) goes first
-// (Symphony §3.1, Algorithm 1). Two additions, each on by default and each
+// (Symphony §3.1, Algorithm 1). Three additions, each on by default and each
 // measured in docs/BENCHMARKS.md:
 //
+//   - deferral only with gain (gain.go): a batch of n waits for more only
+//     while one more request lowers the per-request cost ℓ(b)/b by at least
+//     MinDeferralGain; otherwise it is dispatchable at once, as waiting would
+//     buy nothing but the risk of colliding with the next burst;
 //   - shared gpu-lets (guard.go): while two or more models have requests
 //     queued, the gpu-let does not idle; it dispatches the batch with the
 //     smallest latest moment among them. A batch waits for its frontrun only
@@ -71,6 +77,9 @@ type Deferred struct {
 	// HeadOnly turns head dropping off: every batch is the largest prefix of
 	// the queue that meets its head's deadline (GETBATCH from the head).
 	HeadOnly bool
+	// Always defers every batch to its frontrun, whatever one more request
+	// would gain (Algorithm 1 as written).
+	Always bool
 }
 
 // Eager dispatches whenever the gpu-let is free: the largest feasible batch of
@@ -98,22 +107,26 @@ type Flex struct {
 	Lambda float64
 }
 
-// String returns "deferred", followed by ":solo", ":headonly" or
-// ":solo,headonly" when those options are set.
+// String returns "deferred", followed by the options set, as
+// ":solo,headonly,always".
 func (p Deferred) String() string {
-	switch {
-	case p.Solo && p.HeadOnly:
-		return "deferred:solo,headonly"
-	case p.Solo:
-		return "deferred:solo"
-	case p.HeadOnly:
-		return "deferred:headonly"
+	var opts []string
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{{p.Solo, "solo"}, {p.HeadOnly, "headonly"}, {p.Always, "always"}} {
+		if o.on {
+			opts = append(opts, o.name)
+		}
 	}
-	return "deferred"
+	if len(opts) == 0 {
+		return "deferred"
+	}
+	return "deferred:" + strings.Join(opts, ",")
 }
 
 func (p Deferred) spec() policySpec {
-	s := policySpec{kind: kindDeferred, guard: guardBusy, drop: dropPlan}
+	s := policySpec{kind: kindDeferred, guard: guardBusy, drop: dropPlan, gain: !p.Always}
 	if p.Solo {
 		s.guard = guardOff
 	}
@@ -193,8 +206,10 @@ func ParsePolicy(s string) (Policy, error) {
 				p.Solo = true
 			case "headonly":
 				p.HeadOnly = true
+			case "always":
+				p.Always = true
 			default:
-				return nil, fmt.Errorf("parse policy %q: %w: deferred takes solo and headonly", s, ErrBadPolicy)
+				return nil, fmt.Errorf("parse policy %q: %w: deferred takes solo, headonly and always", s, ErrBadPolicy)
 			}
 		}
 		return p, nil

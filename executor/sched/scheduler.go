@@ -56,6 +56,9 @@ type model struct {
 	// best[K] is the batch size k ≤ K with the most requests per unit of
 	// time (head dropping, window.go).
 	best []int32
+	// gains[n] says whether a batch of n gains from waiting for one more
+	// request (gain.go).
+	gains []bool
 	// amin is the earliest arrival among the first min(n, maxB) queued
 	// requests; kept only under the timeout policy.
 	amin time.Duration
@@ -187,7 +190,7 @@ func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) err
 	if cfg.MaxQueue > 0 {
 		maxQ = cfg.MaxQueue
 	}
-	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1, best: bestBatches(cfg.Latency)}
+	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1, best: bestBatches(cfg.Latency), gains: deferGains(cfg.Latency)}
 	s.models[id] = m
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)

@@ -1,0 +1,55 @@
+package sched
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDeferGains(t *testing.T) {
+	// ℓ(b) = b + 5 ms: per-request cost 6, 3.5, 2.67, … falls fast at first,
+	// then by less than 3% per request: from n = 15 on (21/16 vs 20/15 is
+	// 1.6%) waiting gains too little.
+	g := deferGains(linear(t, 1, 5, 16))
+	require.Len(t, g, 17)
+	require.True(t, g[0])
+	for n := 1; n <= 5; n++ {
+		require.True(t, g[n], "n=%d", n)
+	}
+	require.False(t, g[15])
+	require.False(t, g[16], "a full batch never waits")
+	// BERT-like ℓ(b) = 7.35·b + 0.22 ms: one more request saves under 2%.
+	bert := deferGains(linear(t, 7.35, 0.22, 8))
+	for n := 1; n <= 8; n++ {
+		require.False(t, bert[n], "n=%d", n)
+	}
+}
+
+// TestDeferralWaitsOnlyWhereItGains: a lone request of a model whose cost
+// per request barely falls runs at once; Algorithm 1 as written
+// (deferred:always) holds it to its frontrun d − ℓ(2).
+func TestDeferralWaitsOnlyWhereItGains(t *testing.T) {
+	for _, tc := range []struct {
+		policy string
+		at     float64
+	}{
+		{"deferred", 0},
+		{"deferred:always", 100 - (7.35*2 + 0.22)},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			p, err := ParsePolicy(tc.policy)
+			require.NoError(t, err)
+			require.Equal(t, tc.policy, p.String())
+			rec := newRecorder()
+			s, err := New(Config{Policy: p}, rec)
+			require.NoError(t, err)
+			require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: linear(t, 7.35, 0.22, 8)}))
+			require.NoError(t, s.Submit(0, Request{ID: 1, Deadline: ms(100)}))
+			if w, ok := s.NextWakeup(); ok && w < ms(100) {
+				s.Advance(w)
+			}
+			require.Len(t, rec.dispatches, 1)
+			require.InDelta(t, float64(ms(tc.at)), float64(rec.dispatches[0].At), float64(ms(0.001)))
+		})
+	}
+}
