@@ -93,14 +93,20 @@ type DvEPoint struct {
 	// Timing is "jitter" (the emulated engine's default jitter) or "exact"
 	// (every batch takes ℓ(b)).
 	Timing   string  `json:"timing"`
-	Deferred float64 `json:"deferred"`
-	Eager    float64 `json:"eager"`
+	// Deferred and Eager are the goodputs, req/s, medians over the seeds;
+	// the spreads have every seed's.
+	Deferred       float64 `json:"deferred"`
+	Eager          float64 `json:"eager"`
+	DeferredSpread Spread  `json:"deferred_spread"`
+	EagerSpread    Spread  `json:"eager_spread"`
 	// Ratio is Deferred / Eager (0 when eager serves nothing).
 	Ratio float64 `json:"ratio"`
 }
 
 // DvEResult is the experiment's outcome.
 type DvEResult struct {
+	// Seeds are the seeds every point ran with.
+	Seeds []uint64 `json:"seeds"`
 	// Models lists each subset's models.
 	Models map[DvESubset][]string `json:"models"`
 	Points []DvEPoint             `json:"points"`
@@ -159,13 +165,16 @@ var Timings = []Timing{{Name: "jitter", Opts: Options{}}, {Name: "exact", Opts: 
 
 // RunDeferredVsEager measures every configuration under every timing. data
 // is the shared data folder (FindData); the Azure column needs it.
-func RunDeferredVsEager(ctx context.Context, data string, seed uint64) (*DvEResult, error) {
+func RunDeferredVsEager(ctx context.Context, data string, seed uint64, seeds int) (*DvEResult, error) {
 	set, err := refset.Load("symphony-a100")
 	if err != nil {
 		return nil, fmt.Errorf("deferred vs eager: %w", err)
 	}
 	subsets := dveSubsets(set)
 	res := &DvEResult{Models: map[DvESubset][]string{}}
+	for k := range max(seeds, 1) {
+		res.Seeds = append(res.Seeds, seed+uint64(k))
+	}
 	for _, sub := range DvESubsets {
 		for _, m := range subsets[sub] {
 			res.Models[sub] = append(res.Models[sub], m.Name)
@@ -184,10 +193,7 @@ func RunDeferredVsEager(ctx context.Context, data string, seed uint64) (*DvEResu
 				spec = "trace:" + filepath.Join(data, AzureTrace)
 			}
 			for _, k := range DvESLOScales {
-				build := func(rate float64) (*workload.Workload, error) {
-					return dveWorkload(models, spec, k, rate, seed), nil
-				}
-				w, _ := build(start)
+				w := dveWorkload(models, spec, k, start, seed)
 				plan, err := Dedicated(w, DvEGPUsPerModel)
 				if err != nil {
 					return nil, fmt.Errorf("deferred vs eager: %w", err)
@@ -197,14 +203,23 @@ func RunDeferredVsEager(ctx context.Context, data string, seed uint64) (*DvEResu
 					for _, pol := range []string{"deferred", "eager"} {
 						o := tm.Opts
 						o.Policy, o.Plan = pol, plan
-						s, err := MaxGoodput(ctx, build, o, start/2, GoodputTarget)
-						if err != nil {
-							return nil, fmt.Errorf("deferred vs eager %s %s %gx: %w", sub, arr, k, err)
+						var vals []float64
+						for _, sd := range res.Seeds {
+							build := func(rate float64) (*workload.Workload, error) {
+								return dveWorkload(models, spec, k, rate, sd), nil
+							}
+							s, err := MaxGoodput(ctx, build, o, start/2, GoodputTarget)
+							if err != nil {
+								return nil, fmt.Errorf("deferred vs eager %s %s %gx: %w", sub, arr, k, err)
+							}
+							vals = append(vals, s.Goodput)
 						}
 						if pol == "eager" {
-							p.Eager = s.Goodput
+							p.EagerSpread = SpreadOf(vals)
+							p.Eager = p.EagerSpread.Median
 						} else {
-							p.Deferred = s.Goodput
+							p.DeferredSpread = SpreadOf(vals)
+							p.Deferred = p.DeferredSpread.Median
 						}
 					}
 					if p.Eager > 0 {

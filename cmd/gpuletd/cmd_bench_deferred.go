@@ -30,7 +30,7 @@ folder (found from the working directory upwards, or --data).`,
 				}
 				data = d
 			}
-			res, err := sim.RunDeferredVsEager(cmd.Context(), data, pf.seed)
+			res, err := sim.RunDeferredVsEager(cmd.Context(), data, pf.seed, pf.seeds)
 			if err != nil {
 				return err
 			}
@@ -43,6 +43,7 @@ folder (found from the working directory upwards, or --data).`,
 			return res.WriteTable(cmd.OutOrStdout())
 		},
 	}
+	pf.addSeeds(cmd)
 	pf.add(cmd, "deferred-vs-eager")
 	cmd.Flags().StringVar(&data, "data", "", "the shared data folder (default: found from the working directory)")
 	return cmd

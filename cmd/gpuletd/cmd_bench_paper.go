@@ -17,11 +17,16 @@ type paperFlags struct {
 }
 
 // add registers the flags; name is the experiment's, for the plot file.
+// Experiments that run several seeds take --seeds too (addSeeds).
 func (p *paperFlags) add(cmd *cobra.Command, name string) {
-	cmd.Flags().Uint64Var(&p.seed, "seed", 1, "first seed of the arrivals and jitter")
-	cmd.Flags().IntVar(&p.seeds, "seeds", sim.DefaultSeeds, "how many seeds (seed, seed+1, …); reports give the median and range")
+	cmd.Flags().Uint64Var(&p.seed, "seed", 1, "seed of the arrivals and jitter (the first one, with --seeds)")
 	cmd.Flags().BoolVar(&p.asJSON, "json", false, "print JSON instead of the table")
 	cmd.Flags().StringVar(&p.plot, "plot", "", "write a plot to this file (.svg or .png; e.g. docs/images/"+name+".svg); none unless given")
+}
+
+// addSeeds registers --seeds.
+func (p *paperFlags) addSeeds(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&p.seeds, "seeds", sim.DefaultSeeds, "how many seeds (seed, seed+1, …); reports give the median and range")
 }
 
 // finish draws the plot, if asked, and says where it is.

@@ -37,6 +37,7 @@ eager batching: what Triton gives), executors as the daemon starts them.`,
 			return sim.WriteTemporal(cmd.OutOrStdout(), res)
 		},
 	}
+	pf.addSeeds(cmd)
 	pf.add(cmd, "gpulet-vs-temporal")
 	cmd.Flags().StringVar(&set, "set", "igniter-v100", "reference set of the GPUs and models")
 	cmd.Flags().BoolVar(&noCap, "no-batch-cap", false, "let models on shared gpu-lets batch beyond the plan's batch")
