@@ -92,7 +92,7 @@ type DvEPoint struct {
 	SLOScale float64   `json:"slo_scale"`
 	// Timing is "jitter" (the emulated engine's default jitter) or "exact"
 	// (every batch takes ℓ(b)).
-	Timing   string  `json:"timing"`
+	Timing string `json:"timing"`
 	// Deferred and Eager are the goodputs, req/s, medians over the seeds;
 	// the spreads have every seed's.
 	Deferred       float64 `json:"deferred"`
