@@ -5,9 +5,11 @@ package sched
 // model's batches are dispatchable at once: a model whose cost per request
 // barely falls with the batch size (a BERT-like ℓ(b) = 7.35·b + 0.22 ms)
 // would otherwise be held to its frontrun for nothing, and the next burst
-// would collide with it. 3% keeps every strongly batching model deferred
-// (ResNet-50's ℓ(b) on a V100 falls by more than that up to batch 32).
-const MinDeferralGain = 0.03
+// would collide with it. 1% keeps strongly batching models deferred as far
+// as their SLOs allow batches (Symphony Table 2's ResNet50, ℓ(b) = 1.053·b +
+// 5.072 ms, gains more than 1% per request up to batch 19; its staggered
+// bound is batch 16), while the BERT-like line stops gaining at batch 2.
+const MinDeferralGain = 0.01
 
 // deferGains lists, per queue length n in 0..MaxBatch, whether a batch of n
 // gains enough from one more request to wait for it:

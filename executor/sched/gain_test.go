@@ -8,33 +8,35 @@ import (
 
 func TestDeferGains(t *testing.T) {
 	// ℓ(b) = b + 5 ms: per-request cost 6, 3.5, 2.67, … falls fast at first,
-	// then by less than 3% per request: from n = 15 on (21/16 vs 20/15 is
-	// 1.6%) waiting gains too little.
-	g := deferGains(linear(t, 1, 5, 16))
-	require.Len(t, g, 17)
+	// then by less than 1% per request: from n = 20 on (26/21 vs 25/20 is
+	// 0.95%) waiting gains too little.
+	g := deferGains(linear(t, 1, 5, 32))
+	require.Len(t, g, 33)
 	require.True(t, g[0])
-	for n := 1; n <= 5; n++ {
+	for n := 1; n <= 19; n++ {
 		require.True(t, g[n], "n=%d", n)
 	}
-	require.False(t, g[15])
-	require.False(t, g[16], "a full batch never waits")
-	// BERT-like ℓ(b) = 7.35·b + 0.22 ms: one more request saves under 2%.
+	require.False(t, g[20])
+	require.False(t, g[32], "a full batch never waits")
+	// BERT-like ℓ(b) = 7.35·b + 0.22 ms: past a batch of 2 one more request
+	// saves under 1%.
 	bert := deferGains(linear(t, 7.35, 0.22, 8))
-	for n := 1; n <= 8; n++ {
+	require.True(t, bert[1])
+	for n := 2; n <= 8; n++ {
 		require.False(t, bert[n], "n=%d", n)
 	}
 }
 
-// TestDeferralWaitsOnlyWhereItGains: a lone request of a model whose cost
-// per request barely falls runs at once; Algorithm 1 as written
-// (deferred:always) holds it to its frontrun d − ℓ(2).
+// TestDeferralWaitsOnlyWhereItGains: two requests of a model whose cost per
+// request barely falls run at once; Algorithm 1 as written
+// (deferred:always) holds them to their frontrun d − ℓ(3).
 func TestDeferralWaitsOnlyWhereItGains(t *testing.T) {
 	for _, tc := range []struct {
 		policy string
 		at     float64
 	}{
 		{"deferred", 0},
-		{"deferred:always", 100 - (7.35*2 + 0.22)},
+		{"deferred:always", 100 - (7.35*3 + 0.22)},
 	} {
 		t.Run(tc.policy, func(t *testing.T) {
 			p, err := ParsePolicy(tc.policy)
@@ -44,7 +46,7 @@ func TestDeferralWaitsOnlyWhereItGains(t *testing.T) {
 			s, err := New(Config{Policy: p}, rec)
 			require.NoError(t, err)
 			require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: linear(t, 7.35, 0.22, 8)}))
-			require.NoError(t, s.Submit(0, Request{ID: 1, Deadline: ms(100)}))
+			require.NoError(t, s.SubmitAll(0, []Request{{ID: 1, Deadline: ms(100)}, {ID: 2, Deadline: ms(100)}}))
 			if w, ok := s.NextWakeup(); ok && w < ms(100) {
 				s.Advance(w)
 			}
