@@ -97,15 +97,24 @@ func FluctWorkload(ctx context.Context, seed uint64) (*workload.Workload, float6
 	return w, rstar, nil
 }
 
+// FluctReport is the experiment's outcome: the share of requests violated
+// with the daemon's defaults (batches capped on shared gpu-lets), and each
+// setting's run.
+type FluctReport struct {
+	ViolationFraction float64       `json:"violation_fraction"`
+	Settings          []FluctResult `json:"settings"`
+}
+
 // RunFluctuation simulates the workload with executors as the daemon
-// starts them and with batches capped on shared gpu-lets.
-func RunFluctuation(ctx context.Context, seed uint64) ([]FluctResult, error) {
+// starts them (batches capped on shared gpu-lets) and, for comparison,
+// uncapped.
+func RunFluctuation(ctx context.Context, seed uint64) (*FluctReport, error) {
 	w, rstar, err := FluctWorkload(ctx, seed)
 	if err != nil {
 		return nil, err
 	}
-	var out []FluctResult
-	for _, capped := range []bool{false, true} {
+	rep := &FluctReport{}
+	for _, capped := range []bool{true, false} {
 		res, err := Run(ctx, w, Options{NoBatchCap: !capped})
 		if err != nil {
 			return nil, fmt.Errorf("fluctuation: %w", err)
@@ -114,7 +123,10 @@ func RunFluctuation(ctx context.Context, seed uint64) ([]FluctResult, error) {
 		if res.Requests > 0 {
 			v = float64(res.Violations()) / float64(res.Requests)
 		}
-		out = append(out, FluctResult{Capped: capped, RStar: rstar, Violations: v, Result: res})
+		if capped {
+			rep.ViolationFraction = v
+		}
+		rep.Settings = append(rep.Settings, FluctResult{Capped: capped, RStar: rstar, Violations: v, Result: res})
 	}
-	return out, nil
+	return rep, nil
 }

@@ -16,21 +16,21 @@ func newBenchFluctCmd(_ *globalFlags) *cobra.Command {
 model's rate rising and falling twice over 1,800 s (the second wave higher);
 the node re-plans every 20 s from measured rates and new gpu-lets serve after
 10 s. Goodput, the sum of the gpu-let sizes in use and the SLO violations per
-20 s, with batches on shared gpu-lets as the daemon sets them and capped at
-the plan's.`,
+20 s, with batches on shared gpu-lets capped at the plan's as the daemon sets
+them (violation_fraction in the JSON) and, for comparison, uncapped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := sim.RunFluctuation(cmd.Context(), pf.seed)
+			rep, err := sim.RunFluctuation(cmd.Context(), pf.seed)
 			if err != nil {
 				return err
 			}
-			if err := pf.finish(cmd.OutOrStdout(), func(f string) error { return sim.PlotFluct(f, rs) }); err != nil {
+			if err := pf.finish(cmd.OutOrStdout(), func(f string) error { return sim.PlotFluct(f, rep.Settings) }); err != nil {
 				return err
 			}
 			if pf.asJSON {
-				return printJSON(cmd.OutOrStdout(), rs)
+				return printJSON(cmd.OutOrStdout(), rep)
 			}
-			return sim.WriteFluct(cmd.OutOrStdout(), rs)
+			return sim.WriteFluct(cmd.OutOrStdout(), rep.Settings)
 		},
 	}
 	pf.add(cmd, "fluctuation")
