@@ -5,11 +5,11 @@ package sched
 // model's batches are dispatchable at once: a model whose cost per request
 // barely falls with the batch size (a BERT-like ℓ(b) = 7.35·b + 0.22 ms)
 // would otherwise be held to its frontrun for nothing, and the next burst
-// would collide with it. 1% keeps strongly batching models deferred as far
-// as their SLOs allow batches (Symphony Table 2's ResNet50, ℓ(b) = 1.053·b +
-// 5.072 ms, gains more than 1% per request up to batch 19; its staggered
-// bound is batch 16), while the BERT-like line stops gaining at batch 2.
-const MinDeferralGain = 0.01
+// would collide with it. 2% is measured (docs/BENCHMARKS.md, deferred-vs-
+// eager and symphony-table2): 3% cut Table 2's ResNet50 (ℓ(b) = 1.053·b +
+// 5.072 ms, which gains 2% per request up to batch 12) to batches of 11 and
+// below Symphony's goodput, 1% let weak models wait into bursts again.
+const MinDeferralGain = 0.02
 
 // deferGains lists, per queue length n in 0..MaxBatch, whether a batch of n
 // gains enough from one more request to wait for it:
