@@ -5,15 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-)
 
-// Planner loop constants.
-const (
-	surgeCheck      = time.Second     // how often short-window rates are compared with the plan
-	surgeFactor     = 1.25            // a rate this much above its assigned rate is a surge
-	surgeMinRate    = 5.0             // requests/s below which surges are ignored
-	minReplanGap    = 5 * time.Second // at least this long between surge re-plans
-	surgeRateWindow = surgeCheck
+	"github.com/gpulet/gpuletd/control"
 )
 
 // planRates are the rates to plan for now: the EWMA per model.
@@ -26,7 +19,7 @@ func (n *node) planRates() map[string]float64 {
 func (n *node) planLoop(ctx context.Context) {
 	period := time.NewTicker(n.conf().Scheduler.ReorganizePeriod.D())
 	defer period.Stop()
-	surge := time.NewTicker(surgeCheck)
+	surge := time.NewTicker(control.SurgeCheck)
 	defer surge.Stop()
 	last := time.Now()
 	for {
@@ -43,23 +36,13 @@ func (n *node) planLoop(ctx context.Context) {
 		case now := <-surge.C:
 			short := n.rates.closeShort(now)
 			cur := n.current.Load()
-			if cur == nil || now.Sub(last) < minReplanGap {
+			if cur == nil || now.Sub(last) < control.MinReplanGap {
 				continue
 			}
-			assigned := cur.plan.Assigned()
-			for model, r := range short {
-				if r > surgeMinRate && r > surgeFactor*assigned[model] {
-					reason = "rate of " + model + " surged"
-					break
-				}
-			}
-			if reason == "" {
+			if reason = control.Surge(short, cur.plan.Assigned()); reason == "" {
 				continue
 			}
-			rates = n.planRates()
-			for model, r := range short {
-				rates[model] = max(rates[model], r)
-			}
+			rates = control.SurgeRates(n.planRates(), short)
 		}
 		last = time.Now()
 		if err := n.replan(ctx, reason, rates); err != nil && ctx.Err() == nil {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpulet/gpuletd/control"
 )
 
 // rateMeter counts each model's requests and keeps an EWMA of its rate per
@@ -18,9 +20,8 @@ type rateMeter struct {
 type modelRate struct {
 	count    atomic.Int64 // requests since the last period closed
 	short    atomic.Int64 // requests since the last short window closed
-	ewma     float64      // requests/s
-	shortHz  float64      // rate over the last short window
-	periods  int
+	est      control.Estimate
+	shortHz  float64 // rate over the last short window
 	lastTick time.Time
 	lastShrt time.Time
 }
@@ -58,17 +59,10 @@ func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
 		dt := now.Sub(m.lastTick).Seconds()
 		m.lastTick = now
 		if dt <= 0 {
-			out[name] = m.ewma
+			out[name] = m.est.Rate
 			continue
 		}
-		rate := float64(m.count.Swap(0)) / dt
-		if m.periods == 0 {
-			m.ewma = rate
-		} else {
-			m.ewma = r.weight*rate + (1-r.weight)*m.ewma
-		}
-		m.periods++
-		out[name] = m.ewma
+		out[name] = m.est.Fold(float64(m.count.Swap(0))/dt, r.weight)
 	}
 	return out
 }
@@ -96,8 +90,8 @@ func (r *rateMeter) estimates() map[string]float64 {
 	defer r.mu.Unlock()
 	out := map[string]float64{}
 	for name, m := range r.models {
-		if !math.IsNaN(m.ewma) {
-			out[name] = m.ewma
+		if !math.IsNaN(m.est.Rate) {
+			out[name] = m.est.Rate
 		}
 	}
 	return out

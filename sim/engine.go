@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"github.com/gpulet/gpuletd/control"
 	"math"
 	"time"
 
@@ -30,8 +31,7 @@ type model struct {
 
 	// rate measurement, as the daemon's rate meter
 	count, short uint64
-	ewma         float64
-	periods      int
+	est          control.Estimate
 
 	st modelStats
 }

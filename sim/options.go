@@ -37,17 +37,6 @@ const (
 	DefaultEWMAWeight = 0.5
 )
 
-// The daemon's surge rule (daemon/loop.go): every second the rate over the
-// last second is compared with what the plan assigns; a model whose rate is
-// above 5 req/s and 1.25 times its assigned rate triggers a re-plan, at most
-// once per 5 s.
-const (
-	surgeCheck   = time.Second
-	surgeFactor  = 1.25
-	surgeMinRate = 5.0
-	minReplanGap = 5 * time.Second
-)
-
 // Options tune a simulation. Zero values take the workload's settings or the
 // defaults above.
 type Options struct {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/gpulet/gpuletd/control"
 	"slices"
 	"time"
 
@@ -77,7 +78,7 @@ func (e *engine) start() error {
 		return err
 	}
 	if e.set.reorganize > 0 {
-		e.nextTick, e.nextSurge = e.set.reorganize, surgeCheck
+		e.nextTick, e.nextSurge = e.set.reorganize, control.SurgeCheck
 	} else {
 		e.nextTick, e.nextSurge = never, never
 	}
@@ -113,7 +114,7 @@ func (e *engine) control() error {
 	}
 	tick, surge := e.nextTick <= e.now, e.nextSurge <= e.now
 	if surge {
-		e.nextSurge += surgeCheck
+		e.nextSurge += control.SurgeCheck
 	}
 	if tick {
 		e.nextTick += e.set.reorganize
@@ -138,15 +139,8 @@ func (e *engine) period() error {
 	e.lastTick = e.now
 	rates := make([]float64, len(e.models))
 	for i, m := range e.models {
-		r := float64(m.count) / dt
+		rates[i] = m.est.Fold(float64(m.count)/dt, e.set.ewma)
 		m.count = 0
-		if m.periods == 0 {
-			m.ewma = r
-		} else {
-			m.ewma = e.set.ewma*r + (1-e.set.ewma)*m.ewma
-		}
-		m.periods++
-		rates[i] = m.ewma
 	}
 	return e.replan("period", rates)
 }
@@ -169,23 +163,21 @@ func (e *engine) closeShort() []float64 {
 // what the plan assigns it.
 func (e *engine) surge() error {
 	short := e.closeShort()
-	if e.pending != nil || e.now-e.lastPlan < minReplanGap || e.plan == nil {
+	if e.pending != nil || e.now-e.lastPlan < control.MinReplanGap || e.plan == nil {
 		return nil
 	}
-	assigned := e.plan.Assigned()
-	why := ""
+	shortBy, est := map[string]float64{}, map[string]float64{}
 	for i, m := range e.models {
-		if r := short[i]; r > surgeMinRate && r > surgeFactor*assigned[m.name] {
-			why = "rate of " + m.name + " surged"
-			break
-		}
+		shortBy[m.name], est[m.name] = short[i], m.est.Rate
 	}
+	why := control.Surge(shortBy, e.plan.Assigned())
 	if why == "" {
 		return nil
 	}
+	surged := control.SurgeRates(est, shortBy)
 	rates := make([]float64, len(e.models))
 	for i, m := range e.models {
-		rates[i] = max(m.ewma, short[i])
+		rates[i] = surged[m.name]
 	}
 	return e.replan(why, rates)
 }
