@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpulet/gpuletd/control"
 	"math"
 	"slices"
 	"sort"
@@ -220,30 +221,20 @@ func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rate
 			return fmt.Errorf("apply plan: %w", err)
 		}
 		pool := running[gp.ID]
-		used := map[*gpuletRun]bool{}
-		for _, l := range gp.GPULets {
+		rs := make([]control.Running, len(pool))
+		for i, g := range pool {
+			rs[i] = control.Running{Size: g.size, Models: g.modelNames()}
+		}
+		keep, unused := control.Match(rs, gp.GPULets)
+		for j, l := range gp.GPULets {
 			w := &want{device: dev, let: l, gpu: &gp}
-			// Keep a running gpu-let of the same size, preferring one that
-			// already has the same models.
-			best := -1
-			for i, g := range pool {
-				if used[g] || g.size != l.Size {
-					continue
-				}
-				if best < 0 || overlap(g, l) > overlap(pool[best], l) {
-					best = i
-				}
-			}
-			if best >= 0 {
-				w.run = pool[best]
-				used[pool[best]] = true
+			if keep[j] >= 0 {
+				w.run = pool[keep[j]]
 			}
 			wants = append(wants, w)
 		}
-		for _, g := range pool {
-			if !used[g] {
-				retire = append(retire, g)
-			}
+		for _, i := range unused {
+			retire = append(retire, pool[i])
 		}
 		delete(running, gp.ID)
 	}
@@ -366,17 +357,6 @@ func (n *node) gpuletFailed(w *want, err error) {
 }
 
 func contains(ws []*want, w *want) bool { return slices.Contains(ws, w) }
-
-func overlap(g *gpuletRun, l gpulet.GPULet) int {
-	have := g.modelNames()
-	n := 0
-	for _, m := range l.Models {
-		if slices.Contains(have, m.Name) {
-			n++
-		}
-	}
-	return n
-}
 
 // startGpulet starts the executor of a wanted gpu-let with its models.
 func (n *node) startGpulet(ctx context.Context, w *want) (*gpuletRun, error) {

@@ -218,43 +218,49 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 		if g == nil {
 			return fmt.Errorf("simulate: %w: plan names GPU %q, not one of the workload's", ErrBadOptions, gp.ID)
 		}
-		used := map[*glet]bool{}
 		for _, pl := range gp.GPULets {
 			for _, pm := range pl.Models {
 				if e.modelIdx(pm.Name) < 0 {
 					return fmt.Errorf("simulate: %w: plan places %q, not a model of the workload", ErrBadOptions, pm.Name)
 				}
 			}
-			var best *glet
-			for _, l := range g.lets {
-				if used[l] || l.state != active || l.size != pl.Size {
-					continue
-				}
-				if best == nil || overlap(l, pl) > overlap(best, pl) {
-					best = l
+		}
+		var pool []*glet
+		var rs []control.Running
+		for _, l := range g.lets {
+			if l.state != active {
+				continue
+			}
+			r := control.Running{Size: l.size}
+			for i, lm := range l.ms {
+				if lm != nil && lm.routed {
+					r.Models = append(r.Models, e.models[i].name)
 				}
 			}
-			if best == nil {
+			pool, rs = append(pool, l), append(rs, r)
+		}
+		keep, unused := control.Match(rs, gp.GPULets)
+		for j, pl := range gp.GPULets {
+			var l *glet
+			if keep[j] < 0 {
 				nl, err := e.newGpulet(g, pl.Size, starting)
 				if err != nil {
 					return err
 				}
-				best = nl
+				l = nl
 				started++
 			} else {
+				l = pool[keep[j]]
 				for _, pm := range pl.Models {
-					if lm := best.ms[e.modelIdx(pm.Name)]; lm == nil || !lm.routed {
+					if lm := l.ms[e.modelIdx(pm.Name)]; lm == nil || !lm.routed {
 						gains = true
 					}
 				}
 			}
-			used[best] = true
-			wants = append(wants, want{let: pl, l: best})
+			wants = append(wants, want{let: pl, l: l})
 		}
-		for _, l := range g.lets {
-			if l.state == active && !used[l] {
-				retire = append(retire, l)
-			}
+		for _, i := range unused {
+			retire = append(retire, pool[i])
 		}
 	}
 	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: p.Layout(), GPUs: p.UsedGPUs(),
@@ -350,17 +356,4 @@ func (e *engine) modelIdx(name string) int {
 		}
 	}
 	return -1
-}
-
-// overlap counts the plan's models that already run routed on l.
-func overlap(l *glet, pl gpulet.GPULet) int {
-	n := 0
-	for _, pm := range pl.Models {
-		for i, lm := range l.ms {
-			if lm != nil && lm.routed && l.e.models[i].name == pm.Name {
-				n++
-			}
-		}
-	}
-	return n
 }
