@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gpulet/gpuletd/executor/sched"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -235,7 +236,7 @@ func (g *gpuletRun) watchState(p *executor.Process) {
 		}
 		cancel()
 	}()
-	w, err := p.Client.WatchState(ctx, 500*time.Microsecond)
+	w, err := p.Client.WatchState(ctx, sched.PublishInterval)
 	if err != nil {
 		return
 	}

@@ -5,6 +5,15 @@ import (
 	"time"
 )
 
+// PublishInterval is how often at most an executor publishes its route
+// state to the daemon's router (when it changed). Between reports the
+// router works on its own predictions (Route updates the state it routes
+// on). The simulator still routes on each gpu-let's exact state: routing on
+// state this stale in the simulator makes deferred Table 2 ResNet50 fail at
+// half its goodput (docs/BENCHMARKS.md), which the daemon's router has yet
+// to be measured and mended for.
+const PublishInterval = 500 * time.Microsecond
+
 // RouteState is what a gpu-let publishes about one of its models for the
 // router: when the gpu-let frees and the batch forming for the model.
 type RouteState struct {
