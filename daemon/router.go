@@ -119,6 +119,7 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 			rs.Queued = int(ms.Queued)
 			rs.Size = int(ms.Batch)
 			rs.Ahead = time.Duration(ms.AheadNs)
+			rs.DispatchAt = int(ms.DispatchAt)
 			rs.Deadline, rs.Exec, rs.Latest = 0, 0, 0
 			if ms.Queued > 0 {
 				rs.Deadline = r.fromWall(ms.DeadlineUnixNs)

@@ -51,7 +51,7 @@ func (l *loop) snapshot() (*pb.ExecutorState, uint64) {
 				continue
 			}
 			st.FreeAtUnixNs = l.s.toWall(rs.FreeAt)
-			ms := &pb.ModelState{Name: m.name, Queued: int32(rs.Queued), Batch: int32(rs.Size), AheadNs: int64(rs.Ahead)}
+			ms := &pb.ModelState{Name: m.name, Queued: int32(rs.Queued), Batch: int32(rs.Size), AheadNs: int64(rs.Ahead), DispatchAt: int32(rs.DispatchAt)}
 			if rs.Queued > 0 {
 				ms.ExecUnixNs = l.s.toWall(rs.Exec)
 				ms.LatestUnixNs = l.s.toWall(rs.Latest)

@@ -230,12 +230,19 @@ func (e *engine) arrive() error {
 	case 1:
 		to = m.owners[0]
 	default:
+		// The router sees what the gpu-lets published, at most every
+		// PublishInterval, with its own predictions in between, as the
+		// daemon's router does.
 		for j, l := range m.owners {
+			if l.published[m.idx] != 0 && e.now-l.published[m.idx] < sched.PublishInterval {
+				continue
+			}
 			st, err := l.s.RouteState(e.now, m.id)
 			if err != nil {
 				return fmt.Errorf("simulate: route %s: %w", m.name, err)
 			}
 			m.targets[j].RouteState = st
+			l.published[m.idx] = max(e.now, 1)
 		}
 		j, _, err := sched.Route(e.now, r.Deadline, m.targets)
 		if err == nil {

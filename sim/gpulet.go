@@ -72,11 +72,16 @@ type glet struct {
 	planEnd time.Duration // when the scheduler expects it to end
 
 	wake time.Duration // the scheduler's next timer, never when none
+
+	// published is, per model index, when the router last took the
+	// gpu-let's route state (0: never).
+	published []time.Duration
 }
 
 // newGpulet makes a gpu-let of size on g in the given state.
 func (e *engine) newGpulet(g *gpu, size int, st letState) (*glet, error) {
-	l := &glet{e: e, idx: e.nextLet, gpu: g, size: size, state: st, ms: make([]*letModel, len(e.models)), wake: never}
+	l := &glet{e: e, idx: e.nextLet, gpu: g, size: size, state: st, ms: make([]*letModel, len(e.models)), wake: never,
+		published: make([]time.Duration, len(e.models))}
 	s, err := sched.New(sched.Config{Policy: e.set.policy}, letSink{l})
 	if err != nil {
 		return nil, fmt.Errorf("start gpu-let: %w", err)

@@ -321,6 +321,7 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 				return fmt.Errorf("simulate: %w", err)
 			}
 			l.ms[m.idx].routed = true
+			l.published[m.idx] = 0 // a new route takes the gpu-let's state at its first request
 			m.owners = append(m.owners, l)
 			prev := sent[route{m.idx, l}]
 			t := sched.Target{Weight: max(pm.Rate, 0.001), Sent: prev.Sent, Credit: prev.Credit}

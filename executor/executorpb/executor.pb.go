@@ -1308,6 +1308,7 @@ type ModelState struct {
 	LatestUnixNs   int64                  `protobuf:"varint,5,opt,name=latest_unix_ns,json=latestUnixNs,proto3" json:"latest_unix_ns,omitempty"`       // when it must be dispatched at the latest
 	DeadlineUnixNs int64                  `protobuf:"varint,6,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"` // earliest deadline among the queued requests
 	AheadNs        int64                  `protobuf:"varint,7,opt,name=ahead_ns,json=aheadNs,proto3" json:"ahead_ns,omitempty"`                        // the other models' queued work on the gpu-let (sum of ℓ of their forming batches)
+	DispatchAt     int32                  `protobuf:"varint,8,opt,name=dispatch_at,json=dispatchAt,proto3" json:"dispatch_at,omitempty"`               // queue length from which the policy dispatches the forming batch at once
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -1387,6 +1388,13 @@ func (x *ModelState) GetDeadlineUnixNs() int64 {
 func (x *ModelState) GetAheadNs() int64 {
 	if x != nil {
 		return x.AheadNs
+	}
+	return 0
+}
+
+func (x *ModelState) GetDispatchAt() int32 {
+	if x != nil {
+		return x.DispatchAt
 	}
 	return 0
 }
@@ -1569,7 +1577,7 @@ const file_executor_proto_rawDesc = "" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
 	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\";\n" +
 	"\x11WatchStateRequest\x12&\n" +
-	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xdb\x01\n" +
+	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xfc\x01\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1579,7 +1587,9 @@ const file_executor_proto_rawDesc = "" +
 	"execUnixNs\x12$\n" +
 	"\x0elatest_unix_ns\x18\x05 \x01(\x03R\flatestUnixNs\x12(\n" +
 	"\x10deadline_unix_ns\x18\x06 \x01(\x03R\x0edeadlineUnixNs\x12\x19\n" +
-	"\bahead_ns\x18\a \x01(\x03R\aaheadNs\"\xa9\x01\n" +
+	"\bahead_ns\x18\a \x01(\x03R\aaheadNs\x12\x1f\n" +
+	"\vdispatch_at\x18\b \x01(\x05R\n" +
+	"dispatchAt\"\xa9\x01\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +

@@ -110,6 +110,7 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 	for i := range targets {
 		if t := &targets[i]; t.usable() {
 			t.Credit = min(t.Credit+t.weight()/weights, float64(t.burst()))
+			t.advance(now)
 		}
 	}
 	// deficit: how far a target is below its share; larger goes first.
@@ -219,8 +220,40 @@ func (t *Target) weight() float64 {
 	return t.Weight
 }
 
+// advance predicts, between two published states, that the forming batch
+// has been dispatched once its time came: when the gpu-let was free and the
+// batch dispatchable (max(FreeAt, Exec) ≤ now), it runs ℓ(Size) from then and
+// the requests beyond it form the next batch. On a freshly published state
+// it changes nothing (the gpu-let would already have dispatched it).
+func (st *RouteState) advance(now time.Duration) {
+	if st.Queued == 0 || st.Size < 1 {
+		return
+	}
+	start := max(st.FreeAt, st.Exec)
+	if start > now {
+		return
+	}
+	st.FreeAt = start + st.Latency.At(min(st.Size, st.Latency.MaxBatch()))
+	st.Queued -= min(st.Size, st.Queued)
+	if st.Queued == 0 {
+		st.Size, st.Deadline, st.Exec, st.Latest = 0, 0, 0, 0
+		return
+	}
+	// The rest waits for the gpu-let; its deadlines are not known here.
+	st.Size = min(st.Queued, st.Latency.MaxBatch())
+	st.Exec = st.FreeAt
+}
+
+func (st *RouteState) dispatchAt() int {
+	if st.DispatchAt > 0 {
+		return st.DispatchAt
+	}
+	return st.Latency.MaxBatch()
+}
+
 // admit predicts the state after a request with deadline joins the queue at
-// now, as the deferred policy would see it.
+// now, as the policy would see it: the batch waits for its frontrun until it
+// reaches DispatchAt requests.
 func (st *RouteState) admit(now, deadline time.Duration) {
 	whole := st.Size == st.Queued
 	st.Queued++
@@ -236,7 +269,7 @@ func (st *RouteState) admit(now, deadline time.Duration) {
 		st.Latest = st.Deadline - st.Latency.At(st.Size)
 	}
 	st.Exec = now
-	if st.Queued < maxB {
+	if st.Queued < maxB && st.Queued < st.dispatchAt() {
 		st.Exec = max(now, st.Deadline-st.Latency.At(st.Queued+1))
 	}
 }

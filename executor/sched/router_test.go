@@ -150,7 +150,9 @@ func TestRoutePredictsState(t *testing.T) {
 		picks = append(picks, p)
 	}
 	require.Equal(t, []int{0, 0, 0, 0, 1}, picks)
-	require.Equal(t, RouteState{FreeAt: ms(10), Queued: 4, Size: 4, Deadline: ms(20), Exec: ms(10), Latest: ms(11), Latency: l}, ts[0].RouteState)
+	// By the fifth request the full batch on gpu-let 0 is predicted to run
+	// from 10 to 10 + ℓ(4) = 19.
+	require.Equal(t, RouteState{FreeAt: ms(19), Latency: l}, ts[0].RouteState)
 }
 
 func TestSimUnroutableAndOrder(t *testing.T) {
@@ -208,4 +210,31 @@ func TestRouteFollowsWeights(t *testing.T) {
 	}
 	require.InDelta(t, 1000, ts[0].Sent, 4)
 	require.InDelta(t, 3000, ts[1].Sent, 4)
+}
+
+// TestRoutePredictsDispatch: between two reports the router predicts that a
+// batch dispatched once its time came (the frontrun passed, or the policy's
+// DispatchAt reached), so a request is not sent to join a batch that has
+// already left.
+func TestRoutePredictsDispatch(t *testing.T) {
+	l := linear(t, 1, 5, 8)
+	// A batch of 2 due at 30 on gpu-let 0, dispatchable at once from 2
+	// requests (DispatchAt), reported at 10; gpu-let 1 is busy until 14.
+	ts := []Target{
+		{RouteState: RouteState{FreeAt: ms(10), Queued: 1, Size: 1, Deadline: ms(30), Exec: ms(23), Latest: ms(24), Latency: l, DispatchAt: 2}},
+		{RouteState: RouteState{FreeAt: ms(14), Latency: l}},
+	}
+	i, how, err := Route(ms(10), ms(30), ts)
+	require.NoError(t, err)
+	require.Equal(t, 0, i)
+	require.Equal(t, Absorbed, how)
+	require.Equal(t, ms(10), ts[0].Exec, "two requests reach DispatchAt: dispatchable at once")
+	// At 10.5 the batch of 2 has left (10 → 17); a request due at 22 can
+	// no longer join it, and gpu-let 1 frees first.
+	i, how, err = Route(ms(10.5), ms(22), ts)
+	require.NoError(t, err)
+	require.Equal(t, 1, i)
+	require.Equal(t, FreesFirst, how)
+	require.Equal(t, ms(17), ts[0].FreeAt)
+	require.Zero(t, ts[0].Queued)
 }

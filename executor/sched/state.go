@@ -6,12 +6,10 @@ import (
 )
 
 // PublishInterval is how often at most an executor publishes its route
-// state to the daemon's router (when it changed). Between reports the
-// router works on its own predictions (Route updates the state it routes
-// on). The simulator still routes on each gpu-let's exact state: routing on
-// state this stale in the simulator makes deferred Table 2 ResNet50 fail at
-// half its goodput (docs/BENCHMARKS.md), which the daemon's router has yet
-// to be measured and mended for.
+// state to the router (when it changed): the daemon asks its executors for
+// this, and the simulator routes on state refreshed no more often, so both
+// routers see equally stale state and predict alike between reports (Route
+// admits requests and predicts dispatches on the state it routes on).
 const PublishInterval = 500 * time.Microsecond
 
 // RouteState is what a gpu-let publishes about one of its models for the
@@ -39,6 +37,12 @@ type RouteState struct {
 	// ℓ of their forming batches. A new batch of this model may wait for it
 	// on a shared gpu-let; 0 where the model is alone.
 	Ahead time.Duration
+	// DispatchAt is the queue length from which the policy dispatches the
+	// forming batch at once rather than waiting for more (1 under eager;
+	// under deferred the first length whose next request gains too little,
+	// at most MaxBatch); 0 means MaxBatch. The router's predictions between
+	// reports follow it.
+	DispatchAt int
 }
 
 // RouteState reports the state the router needs for model id as of now. It
@@ -59,6 +63,7 @@ func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error
 			st.Ahead += o.lat.At(max(batchAt(o, now), 1))
 		}
 	}
+	st.DispatchAt = s.dispatchAt(m)
 	if m.q.n > 0 {
 		st.Size = batchAt(m, now)
 		st.Deadline = m.q.front().Deadline
@@ -71,4 +76,23 @@ func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error
 		}
 	}
 	return st, nil
+}
+
+// dispatchAt is the queue length from which m's batch is dispatchable at
+// once under the policy (see RouteState.DispatchAt).
+func (s *Scheduler) dispatchAt(m *model) int {
+	switch s.pol.kind {
+	case kindDeferred:
+		if s.pol.gain {
+			for n := 1; n < m.maxB; n++ {
+				if !m.gains[n] {
+					return n
+				}
+			}
+		}
+		return m.maxB
+	case kindTimeout:
+		return m.maxB
+	}
+	return 1
 }
