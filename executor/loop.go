@@ -310,6 +310,13 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 	if f, changed := r.model.calib.Idle(now); changed {
 		l.recalibrate(now, r.model, f)
 	}
+	if m := r.model; len(rows) > m.base.MaxBatch() && m.base.MaxBatch() < m.full.MaxBatch() {
+		// A request's rows run as one batch: a batch cap below the
+		// clients' request size rises to it (up to max_batch_size).
+		m.base = m.full.Truncated(len(rows))
+		l.recalibrate(now, m, m.calib.Factor())
+		l.s.log.Info("batch cap raised to the request's rows", zap.String("model", m.name), zap.Int("cap", m.base.MaxBatch()))
+	}
 	l.inflight++
 	r.stream.active[r.id] = r
 	reqs := l.reqBuf[:0]

@@ -20,7 +20,8 @@ type modelEntry struct {
 	outputs  map[string]bool
 
 	// Owned by the loop.
-	base    sched.Latency // ℓ(b) as loaded; lat is base × calib
+	base    sched.Latency // ℓ(b) as loaded, up to the batch cap; lat is base × calib
+	full    sched.Latency // ℓ(b) up to max_batch_size, which a raised cap reaches into
 	calib   sched.Calibration
 	id      sched.ModelID
 	retired bool
@@ -58,19 +59,20 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 	if req.BatchCap < 0 {
 		return nil, fmt.Errorf("batch cap %d is negative", req.BatchCap)
 	}
-	if c := int(req.BatchCap); c > 0 {
-		schedMax = min(schedMax, c)
-	}
-	lat, err := sched.NewLatency(sp, factor, rt.DispatchOverhead(), schedMax)
+	full, err := sched.NewLatency(sp, factor, rt.DispatchOverhead(), schedMax)
 	if err != nil {
 		return nil, err
+	}
+	lat := full
+	if c := int(req.BatchCap); c > 0 {
+		lat = full.Truncated(c)
 	}
 	outs := map[string]bool{}
 	for _, o := range rt.Outputs() {
 		outs[o.Name] = true
 	}
 	return &modelEntry{
-		name: req.Name, rt: rt, lat: lat, base: lat, calib: sched.NewCalibration(), maxBatch: maxB,
+		name: req.Name, rt: rt, lat: lat, base: lat, full: full, calib: sched.NewCalibration(), maxBatch: maxB,
 		slo: time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
 		outputs: outs,
 	}, nil

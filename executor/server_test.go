@@ -336,12 +336,14 @@ func TestBatchCapBoundsBatchesNotRequests(t *testing.T) {
 		require.LessOrEqual(t, b, 4, "batches stay at the plan's cap: %v", f.batchSizes())
 	}
 
-	// A request of more rows than the cap (up to max_batch_size) is still
-	// served, its rows split over batches.
+	// A request of more rows than the cap (up to max_batch_size) runs as
+	// one batch: the cap rises to the clients' request size.
+	before := len(f.batchSizes())
 	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(10, 1)}})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
 	require.Len(t, outVals(t, resp, "y"), 40)
+	require.Equal(t, []int{10}, f.batchSizes()[before:])
 
 	_, err = c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: "bad", Path: "ok", MaxBatchSize: 16, BatchCap: -1, SloUs: 1000})
 	require.ErrorContains(t, err, "batch cap -1 is negative")

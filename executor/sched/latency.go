@@ -97,6 +97,13 @@ func LinearLatency(alpha, beta time.Duration, maxBatch int) (Latency, error) {
 	return Latency{ns: ns}, nil
 }
 
+// Truncated returns ℓ limited to batches of at most maxB (maxB at least 1,
+// at most MaxBatch).
+func (l Latency) Truncated(maxB int) Latency {
+	maxB = min(max(maxB, 1), l.MaxBatch())
+	return Latency{ns: l.ns[:maxB+1]}
+}
+
 // MaxBatch is the largest batch size ℓ is defined for (0 for the zero value).
 func (l Latency) MaxBatch() int { return max(len(l.ns)-1, 0) }
 

@@ -87,3 +87,12 @@ func TestLatencyLargest(t *testing.T) {
 	require.Zero(t, Latency{}.MaxBatch())
 	require.Zero(t, Latency{}.Largest(ms(100), 4))
 }
+
+func TestTruncated(t *testing.T) {
+	l := linear(t, 1, 5, 8)
+	c := l.Truncated(3)
+	require.Equal(t, 3, c.MaxBatch())
+	require.Equal(t, l.At(3), c.At(3))
+	require.Equal(t, 1, l.Truncated(0).MaxBatch())
+	require.Equal(t, 8, l.Truncated(20).MaxBatch())
+}
