@@ -420,7 +420,8 @@ type LoadModelRequest struct {
 	EmulatedContention float64 `protobuf:"fixed64,14,opt,name=emulated_contention,json=emulatedContention,proto3" json:"emulated_contention,omitempty"`
 	// The largest batch the scheduler forms, the plan's batch for a model on
 	// a gpu-let it shares with others (the duty cycle the planner checked);
-	// 0: max_batch_size. Requests of more rows still run, split over batches.
+	// 0: max_batch_size. A request of more rows raises it to its rows (up to
+	// max_batch_size): a request's rows run as one batch.
 	BatchCap      int32 `protobuf:"varint,15,opt,name=batch_cap,json=batchCap,proto3" json:"batch_cap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
