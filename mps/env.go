@@ -31,6 +31,15 @@ type Gpulet struct {
 	MemoryLimitMB int
 }
 
+// migPercent is the share of its MIG instance the gpu-let leases: its
+// MIGShare, or the whole instance.
+func (g Gpulet) migPercent() int {
+	if g.MIGShare == 0 {
+		return 100
+	}
+	return g.MIGShare
+}
+
 // badGpulet builds an ErrBadGpulet error.
 func badGpulet(g Gpulet, why string, args ...any) error {
 	return fmt.Errorf("check gpu-let %s on %s: %w: %s", g.ID, g.Device, ErrBadGpulet, fmt.Sprintf(why, args...))

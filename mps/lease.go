@@ -70,10 +70,7 @@ func (m *Manager) Lease(g Gpulet) (*Lease, error) {
 				g.ID, d.ID, ErrMPSClientLimit, n, MaxMPSClients)
 		}
 	case d.Backend == BackendMIG:
-		share := g.MIGShare
-		if share == 0 {
-			share = 100
-		}
+		share := g.migPercent()
 		if held := m.migShare[g.MIGInstance]; g.MIGInstance != "" && held+share > 100 {
 			return nil, fmt.Errorf("lease gpu-let %s on %s: %w: MIG instance %s is leased already (%d%% held, %d%% asked)",
 				g.ID, d.ID, ErrBadGpulet, g.MIGInstance, held, share)
@@ -89,16 +86,11 @@ func (m *Manager) Lease(g Gpulet) (*Lease, error) {
 	m.leases[d.ID]++
 	undo = append(undo, func() { m.leases[d.ID]-- })
 	if g.MIGInstance != "" {
-		uuid, share := g.MIGInstance, g.MIGShare
-		if share == 0 {
-			share = 100
-		}
-		m.migBusy[uuid] = true
+		uuid, share := g.MIGInstance, g.migPercent()
 		m.migShare[uuid] += share
 		undo = append(undo, func() {
 			if m.migShare[uuid] -= share; m.migShare[uuid] <= 0 {
 				delete(m.migShare, uuid)
-				delete(m.migBusy, uuid)
 			}
 		})
 	}

@@ -44,9 +44,8 @@ type Manager struct {
 	inv      Inventory
 	handles  map[string]nvml.Device
 	cpu      *cpushare.Allocator
-	leases   map[string]int  // device id → gpu-lets leased
-	migBusy  map[string]bool // MIG UUIDs leased
-	migShare map[string]int  // MIG UUID → percent leased
+	leases   map[string]int // device id → gpu-lets leased
+	migShare map[string]int // MIG UUID → percent leased
 	migMPS   map[string]*migMPS
 	daemons  []*ControlDaemon
 	sups     map[string]*Supervisor // device id → its daemon's supervisor
@@ -87,7 +86,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	m := &Manager{
 		spec: opts.Spec, runner: runner, log: log, lib: opts.NVML,
-		handles: map[string]nvml.Device{}, leases: map[string]int{}, migBusy: map[string]bool{},
+		handles: map[string]nvml.Device{}, leases: map[string]int{},
 		migShare: map[string]int{}, migMPS: map[string]*migMPS{},
 		sups: map[string]*Supervisor{}, modes: map[string]nvml.ComputeMode{},
 	}
@@ -382,7 +381,11 @@ func (m *Manager) ApplyMIG(deviceID string, want []string) ([]MIGInstance, error
 	}); err != nil {
 		return nil, fmt.Errorf("apply MIG layout on %s: %w", deviceID, err)
 	}
-	insts, err := ApplyMIGLayout(h, d.Name, want, m.migBusy, m.log.Named("mig").With(zap.String("device", deviceID)))
+	busy := make(map[string]bool, len(m.migShare))
+	for uuid := range m.migShare {
+		busy[uuid] = true
+	}
+	insts, err := ApplyMIGLayout(h, d.Name, want, busy, m.log.Named("mig").With(zap.String("device", deviceID)))
 	m.refreshLocked()
 	if err != nil {
 		return nil, err
