@@ -216,7 +216,7 @@ func TestORTProviders(t *testing.T) {
 		missing  string
 	}{
 		{name: "cuda-not-fetched", provider: ProviderCUDA, dir: filepath.Join(dir, "none"),
-			want: "CUDA cannot be used: register execution provider: execution provider library does not load: " + filepath.Join(dir, "none", onnxrt.CUDAProviderLibrary) + " does not exist (run make deps-gpu"},
+			want: "CUDA cannot be used: register execution provider: execution provider library does not load: not installed: " + filepath.Join(dir, "none", onnxrt.CUDAProviderLibrary) + " does not exist (run make deps-gpu"},
 		{name: "cuda-missing-library", provider: ProviderCUDA, dir: missingDep, missing: fakeep.MissingLibrary,
 			want: fakeep.MissingLibrary + " not found: install"},
 		{name: "cuda-failing", provider: ProviderCUDA, dir: failing, want: fakeep.Message},

@@ -156,7 +156,7 @@ func providerErr(provider string, err error) error {
 	if lib := onnxrt.MissingLibrary(err); lib != "" {
 		return &MissingLibraryError{Provider: provider, Library: lib, Fix: cudalibs.Fix(lib), err: msg}
 	}
-	if errors.Is(err, onnxrt.ErrProviderLoad) && strings.Contains(err.Error(), "does not exist") {
+	if errors.Is(err, onnxrt.ErrProviderNotInstalled) {
 		return fmt.Errorf("%w (run make deps-gpu, or install gpuletd's GPU providers beside %s)", msg, onnxrt.LibraryName)
 	}
 	return msg

@@ -20,6 +20,9 @@ var (
 	ErrProviderLoad = errors.New("execution provider library does not load")
 	// ErrNoEPDevice is returned when a registered provider offers no device.
 	ErrNoEPDevice = errors.New("execution provider has no device")
+	// ErrProviderNotInstalled is returned (wrapping ErrProviderLoad) when the
+	// provider's library file is not there at all.
+	ErrProviderNotInstalled = errors.New("not installed")
 )
 
 // Provider library files, found beside the core library (make deps-gpu).
@@ -101,7 +104,7 @@ func RegisterProvider(name, path string) error {
 		return fmt.Errorf("register execution provider %s: %w: %s is registered under that name", path, ErrProviderLoad, prev)
 	}
 	if !isFile(path) {
-		return fmt.Errorf("register execution provider: %w: %s does not exist", ErrProviderLoad, path)
+		return fmt.Errorf("register execution provider: %w: %w: %s does not exist", ErrProviderLoad, ErrProviderNotInstalled, path)
 	}
 	if err := registerLibrary(name, path); err != nil {
 		return fmt.Errorf("register execution provider %s: %w: %s", path, ErrProviderLoad, strings.TrimPrefix(oneLine(err), "Failed to load library "+path+" with error: "))

@@ -91,6 +91,7 @@ func TestRegisterProvider(t *testing.T) {
 
 	err := RegisterProvider("absent", filepath.Join(dir, CUDAProviderLibrary))
 	require.ErrorIs(t, err, ErrProviderLoad)
+	require.ErrorIs(t, err, ErrProviderNotInstalled)
 	require.ErrorContains(t, err, "does not exist")
 }
 
