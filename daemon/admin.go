@@ -181,10 +181,7 @@ func (n *node) status(ctx context.Context) status {
 			sm.Placed = []string{}
 		}
 		if !sm.Ready {
-			sm.Reason = n.notServedReason(m.Name)
-			if sm.Reason == "" {
-				sm.Reason = waitingReason
-			}
+			sm.Reason = n.notReadyReason(m.Name)
 		}
 		s.Models = append(s.Models, sm)
 	}

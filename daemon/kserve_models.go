@@ -64,16 +64,11 @@ func (n *node) handleModelMetadata(w http.ResponseWriter, r *http.Request) {
 		Inputs: tensorMetadata(m, m.Inputs), Outputs: tensorMetadata(m, m.Outputs),
 	}, State: "READY"}
 	if !n.modelReady(m.Name) {
-		md.State, md.Reason = "UNAVAILABLE", n.notServedReason(m.Name)
-		if md.Reason == "" {
-			md.Reason = waitingReason
-		}
+		md.State, md.Reason = "UNAVAILABLE", n.notReadyReason(m.Name)
 	}
 	writeJSON(w, http.StatusOK, md)
 }
 
-// waitingReason is what a model that is on its way to a gpu-let says.
-const waitingReason = "waiting for a gpu-let: the model is being profiled or placed"
 
 // modelMetadata is the protocol's model metadata with the model's state
 // and, when it is not served, why (fields KServe clients ignore).
@@ -111,11 +106,7 @@ func (n *node) handleModelReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !n.modelReady(m.Name) {
-		why := n.notServedReason(m.Name)
-		if why == "" {
-			why = waitingReason
-		}
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Name, "ready": false, "reason": why})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Name, "ready": false, "reason": n.notReadyReason(m.Name)})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"name": m.Name, "ready": true})

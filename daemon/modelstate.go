@@ -52,6 +52,18 @@ func (n *node) notServedReason(name string) string {
 	return n.unserved.reason(name)
 }
 
+// waitingReason is what a model that is on its way to a gpu-let says.
+const waitingReason = "waiting for a gpu-let: the model is being profiled or placed"
+
+// notReadyReason is what a model that does not serve says: why it cannot,
+// or that it is on its way.
+func (n *node) notReadyReason(name string) string {
+	if why := n.notServedReason(name); why != "" {
+		return why
+	}
+	return waitingReason
+}
+
 // readiness is the server's readiness: the first plan is applied, the
 // daemon is not stopping, and every model of the repository either serves
 // or has a reason it cannot. waiting lists the models still on their way.
