@@ -171,10 +171,7 @@ func RunDeferredVsEager(ctx context.Context, data string, seed uint64, seeds int
 		return nil, fmt.Errorf("deferred vs eager: %w", err)
 	}
 	subsets := dveSubsets(set)
-	res := &DvEResult{Models: map[DvESubset][]string{}}
-	for k := range max(seeds, 1) {
-		res.Seeds = append(res.Seeds, seed+uint64(k))
-	}
+	res := &DvEResult{Models: map[DvESubset][]string{}, Seeds: SeedList(seed, seeds)}
 	for _, sub := range DvESubsets {
 		for _, m := range subsets[sub] {
 			res.Models[sub] = append(res.Models[sub], m.Name)
@@ -203,23 +200,20 @@ func RunDeferredVsEager(ctx context.Context, data string, seed uint64, seeds int
 					for _, pol := range []string{"deferred", "eager"} {
 						o := tm.Opts
 						o.Policy, o.Plan = pol, plan
-						var vals []float64
-						for _, sd := range res.Seeds {
+						sp, err := OverSeeds(res.Seeds, func(sd uint64) (float64, error) {
 							build := func(rate float64) (*workload.Workload, error) {
 								return dveWorkload(models, spec, k, rate, sd), nil
 							}
 							s, err := MaxGoodput(ctx, build, o, start/2, GoodputTarget)
-							if err != nil {
-								return nil, fmt.Errorf("deferred vs eager %s %s %gx: %w", sub, arr, k, err)
-							}
-							vals = append(vals, s.Goodput)
+							return s.Goodput, err
+						})
+						if err != nil {
+							return nil, fmt.Errorf("deferred vs eager %s %s %gx: %w", sub, arr, k, err)
 						}
 						if pol == "eager" {
-							p.EagerSpread = SpreadOf(vals)
-							p.Eager = p.EagerSpread.Median
+							p.Eager, p.EagerSpread = sp.Median, sp
 						} else {
-							p.DeferredSpread = SpreadOf(vals)
-							p.Deferred = p.DeferredSpread.Median
+							p.Deferred, p.DeferredSpread = sp.Median, sp
 						}
 					}
 					if p.Eager > 0 {

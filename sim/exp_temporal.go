@@ -128,10 +128,7 @@ func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResul
 	if err != nil {
 		return nil, fmt.Errorf("gpulet vs temporal: %w", err)
 	}
-	res := &TemporalResult{Set: o.Set, BatchCap: !o.NoBatchCap}
-	for k := range o.Seeds {
-		res.Seeds = append(res.Seeds, o.Seed+uint64(k))
-	}
+	res := &TemporalResult{Set: o.Set, BatchCap: !o.NoBatchCap, Seeds: SeedList(o.Seed, o.Seeds)}
 	for _, x := range mixes {
 		row := TemporalRow{Mix: x.Name, Planned: map[string]float64{}, Shape: map[string]string{},
 			Served: map[string]float64{}, Spread: map[string]Spread{}}
@@ -163,7 +160,7 @@ func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResul
 			if top <= 0 {
 				continue
 			}
-			sp, err := ServedOverSeeds(ctx, build, Options{Algo: sys.Algo, Policy: sys.Policy, NoBatchCap: o.NoBatchCap}, top, o.Seed, o.Seeds)
+			sp, err := ServedOverSeeds(ctx, build, Options{Algo: sys.Algo, Policy: sys.Policy, NoBatchCap: o.NoBatchCap}, top, res.Seeds)
 			if err != nil {
 				return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, sys.Name, err)
 			}

@@ -55,18 +55,14 @@ func MaxGoodput(ctx context.Context, build Build, opts Options, start, target fl
 	}
 	var s Search
 	probe := func(rate float64) (bool, error) {
-		w, err := build(rate)
+		p, err := probeAt(ctx, build, opts, rate)
 		if err != nil {
 			return false, err
 		}
-		res, err := Run(ctx, w, opts)
-		if err != nil {
-			return false, err
-		}
-		s.Probes = append(s.Probes, Probe{Rate: rate, Attainment: res.SLOAttainment, Goodput: res.Goodput})
-		ok := res.SLOAttainment >= target
+		s.Probes = append(s.Probes, p)
+		ok := p.Attainment >= target
 		if ok && rate > s.Rate {
-			s.Rate, s.Goodput = rate, res.Goodput
+			s.Rate, s.Goodput = rate, p.Goodput
 		}
 		return ok, nil
 	}
@@ -97,4 +93,17 @@ func MaxGoodput(ctx context.Context, build Build, opts Options, start, target fl
 		}
 	}
 	return s, nil
+}
+
+// probeAt simulates the workload build makes at rate.
+func probeAt(ctx context.Context, build Build, opts Options, rate float64) (Probe, error) {
+	w, err := build(rate)
+	if err != nil {
+		return Probe{}, err
+	}
+	res, err := Run(ctx, w, opts)
+	if err != nil {
+		return Probe{}, err
+	}
+	return Probe{Rate: rate, Attainment: res.SLOAttainment, Goodput: res.Goodput}, nil
 }

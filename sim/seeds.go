@@ -53,16 +53,12 @@ func ServedRate(ctx context.Context, build Build, opts Options, top float64) (fl
 	}
 	var probes []Probe
 	probe := func(rate float64) (bool, error) {
-		w, err := build(rate)
+		p, err := probeAt(ctx, build, opts, rate)
 		if err != nil {
 			return false, err
 		}
-		res, err := Run(ctx, w, opts)
-		if err != nil {
-			return false, err
-		}
-		probes = append(probes, Probe{Rate: rate, Attainment: res.SLOAttainment, Goodput: res.Goodput})
-		return res.SLOAttainment >= GoodputTarget, nil
+		probes = append(probes, p)
+		return p.Attainment >= GoodputTarget, nil
 	}
 	ok, err := probe(top)
 	if err != nil || ok {
@@ -84,16 +80,32 @@ func ServedRate(ctx context.Context, build Build, opts Options, top float64) (fl
 	return lo, probes, nil
 }
 
-// ServedOverSeeds is ServedRate for seeds seed, seed+1, … (n of them).
-func ServedOverSeeds(ctx context.Context, build SeedBuild, opts Options, top float64, seed uint64, n int) (Spread, error) {
-	var vals []float64
-	for k := range max(n, 1) {
-		s := seed + uint64(k)
-		r, _, err := ServedRate(ctx, func(rate float64) (*workload.Workload, error) { return build(rate, s) }, opts, top)
+// ServedOverSeeds is ServedRate for each seed.
+func ServedOverSeeds(ctx context.Context, build SeedBuild, opts Options, top float64, seeds []uint64) (Spread, error) {
+	return OverSeeds(seeds, func(seed uint64) (float64, error) {
+		r, _, err := ServedRate(ctx, func(rate float64) (*workload.Workload, error) { return build(rate, seed) }, opts, top)
+		return r, err
+	})
+}
+
+// SeedList is the seeds seed, seed+1, … (n of them, at least one).
+func SeedList(seed uint64, n int) []uint64 {
+	out := make([]uint64, max(n, 1))
+	for k := range out {
+		out[k] = seed + uint64(k)
+	}
+	return out
+}
+
+// OverSeeds measures once per seed and summarises.
+func OverSeeds(seeds []uint64, measure func(seed uint64) (float64, error)) (Spread, error) {
+	vals := make([]float64, 0, len(seeds))
+	for _, s := range seeds {
+		v, err := measure(s)
 		if err != nil {
 			return Spread{}, err
 		}
-		vals = append(vals, r)
+		vals = append(vals, v)
 	}
 	return SpreadOf(vals), nil
 }

@@ -46,3 +46,13 @@ func TestServedRate(t *testing.T) {
 	_, _, err = ServedRate(context.Background(), build, exact, 0)
 	require.ErrorIs(t, err, ErrBadOptions)
 }
+
+func TestOverSeeds(t *testing.T) {
+	require.Equal(t, []uint64{7, 8, 9}, SeedList(7, 3))
+	require.Equal(t, []uint64{7}, SeedList(7, 0))
+	sp, err := OverSeeds(SeedList(1, 3), func(s uint64) (float64, error) { return float64(10 * s), nil })
+	require.NoError(t, err)
+	require.Equal(t, Spread{Median: 20, Min: 10, Max: 30, Values: []float64{10, 20, 30}}, sp)
+	_, err = OverSeeds([]uint64{1}, func(uint64) (float64, error) { return 0, ErrBadOptions })
+	require.ErrorIs(t, err, ErrBadOptions)
+}
