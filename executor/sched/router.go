@@ -14,11 +14,6 @@ type Target struct {
 	// Weight is the plan's rate share for this gpu-let (any positive scale;
 	// 0 counts as 1, a negative weight excludes the target): see Route.
 	Weight float64
-	// Burst is how many requests the target may run ahead of its weighted
-	// share before Route passes it over; 0 means its largest batch, so that
-	// one gpu-let may take a whole batch while its siblings wait (staggered
-	// execution) and yet the long-run split follows the weights.
-	Burst int
 	// Draining and Down exclude the target: draining before a plan change,
 	// unhealthy.
 	Draining, Down bool
@@ -26,8 +21,11 @@ type Target struct {
 	Sent uint64
 	// Credit is the target's standing against its weighted share: each
 	// routed request adds Weight/ΣWeight to every usable target's credit and
-	// takes 1 from the chosen one's. It stays within ±Burst, so a target
-	// that was down or new neither hoards nor owes more than one burst.
+	// takes 1 from the chosen one's. It stays within ± the target's largest
+	// batch (its burst): one gpu-let may take a whole batch while its
+	// siblings wait (staggered execution), the long-run split follows the
+	// weights, and a target that was down or new neither hoards nor owes
+	// more than one batch.
 	Credit float64
 }
 
@@ -67,7 +65,7 @@ func (r Routing) String() string {
 //
 // A target's credit (see Target.Credit), this request's share included, says
 // how far it is below its weighted share of the requests routed. Targets
-// whose credit is above −Burst are within their share; the choice among
+// whose credit is above minus their largest batch are within their share; the choice among
 // them is:
 //
 //  1. Absorb: among targets whose forming batch holds the whole queue
@@ -113,12 +111,10 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 			t.advance(now)
 		}
 	}
-	// deficit: how far a target is below its share; larger goes first.
-	deficit := func(t *Target) float64 { return t.Credit }
 	within := func(t *Target) bool { return t.Credit > -float64(t.burst()) }
-	pick, how := choose(now, deadline, targets, deficit, within)
+	pick, how := choose(now, deadline, targets, within)
 	if pick < 0 {
-		pick, how = choose(now, deadline, targets, deficit, func(*Target) bool { return true })
+		pick, how = choose(now, deadline, targets, func(*Target) bool { return true })
 	}
 	if pick < 0 {
 		how = Unreachable
@@ -129,7 +125,7 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 				continue
 			}
 			end := t.availableAt(now) + t.Latency.At(1)
-			if pick < 0 || end < pickAt || (end == pickAt && deficit(t) > deficit(&targets[pick])) {
+			if pick < 0 || end < pickAt || (end == pickAt && t.Credit > targets[pick].Credit) {
 				pick, pickAt = i, end
 			}
 		}
@@ -144,13 +140,13 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 }
 
 // choose applies Route's steps 1 and 2 to the usable targets ok accepts; -1
-// when none can meet the deadline.
-func choose(now, deadline time.Duration, targets []Target, deficit func(*Target) float64, ok func(*Target) bool) (int, Routing) {
+// when none can meet the deadline. Ties go to the larger credit.
+func choose(now, deadline time.Duration, targets []Target, ok func(*Target) bool) (int, Routing) {
 	better := func(at, bestAt time.Duration, t, best *Target) bool {
 		if at != bestAt {
 			return at < bestAt
 		}
-		return deficit(t) > deficit(best)
+		return t.Credit > best.Credit
 	}
 	pick := -1
 	var pickAt time.Duration
@@ -206,12 +202,8 @@ func (t *Target) availableAt(now time.Duration) time.Duration {
 	return at
 }
 
-func (t *Target) burst() int {
-	if t.Burst > 0 {
-		return t.Burst
-	}
-	return max(t.Latency.MaxBatch(), 1)
-}
+// burst is how far a target's credit may go either way: its largest batch.
+func (t *Target) burst() int { return max(t.Latency.MaxBatch(), 1) }
 
 func (t *Target) weight() float64 {
 	if t.Weight == 0 {
