@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the gpu-tagged tests of a bundle (scripts/gpu/bundle.sh) on a machine
 # with an NVIDIA GPU. CUDA_LIB_DIRS (default: the nvidia/*/lib folders of a
-# CUDA 13 PyTorch under /opt/torch/.venv) go into LD_LIBRARY_PATH.
+# CUDA 13 PyTorch under /opt/torch/.venv) go into LD_LIBRARY_PATH, which the
+# daemons and executors the tests start inherit.
 #
 #   run-tests.sh [-test.run REGEXP]    (default: every GPU test)
 set -uo pipefail
@@ -10,9 +11,6 @@ dirs=${CUDA_LIB_DIRS:-$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia
 export LD_LIBRARY_PATH="${dirs%:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GPULETD_ONNXRUNTIME_LIBRARY="$here/lib/libonnxruntime.so.1"
 export GPULETD_TEST_BINARY="$here/bin/gpuletd"
-export GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="[${dirs%:}]"
-GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS=$(echo "$GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS" | sed 's/:/, /g')
-export GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS
 status=0
 for t in "$here"/tests/*.test; do
   echo "== $(basename "$t")"
