@@ -44,8 +44,9 @@ var TemporalSystems = []TemporalSystem{
 }
 
 // TemporalPlanners are the planners whose max planned rate each row
-// reports; ideal is the exhaustive search, the ceiling.
-var TemporalPlanners = []string{"gpulet-int", "sbp", "ideal"}
+// reports: every system's (the top of its search) and ideal, the
+// exhaustive search, the ceiling.
+var TemporalPlanners = []string{"gpulet-int", "gpulet", "sbp", "ideal"}
 
 // temporalDuration is each probe's offered time.
 const temporalDuration = 20 * time.Second
@@ -150,13 +151,6 @@ func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResul
 		}
 		for _, sys := range TemporalSystems {
 			top := row.Planned[sys.Algo]
-			if top == 0 {
-				top, err = planbench.MaxScale(ctx, x, node.GPUs, gpulet.Algo(sys.Algo), node.Options())
-				if err != nil {
-					return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, sys.Name, err)
-				}
-				top *= total
-			}
 			if top <= 0 {
 				continue
 			}
