@@ -176,16 +176,8 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 // GPU not in MIG mode, or the first MIG instance.
 func firstVisible(gpus []mps.Device) string {
 	for _, g := range gpus {
-		if g.Health == mps.HealthFailed {
-			continue
-		}
-		if g.MIG == nil || !g.MIG.Enabled {
-			return g.UUID
-		}
-		for _, in := range g.MIG.Instances {
-			if in.UUID != "" {
-				return in.UUID
-			}
+		if v := visibleOf(g); v != "" && g.Health != mps.HealthFailed {
+			return v
 		}
 	}
 	return ""

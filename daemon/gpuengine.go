@@ -123,16 +123,7 @@ func (o deviceOpener) check(ctx context.Context, inv mps.Inventory) (engineStatu
 	if first == nil {
 		res = gpuprobe.Result{Provider: st.Provider, Error: "every NVIDIA GPU has failed its health checks"}
 	} else {
-		visible := first.UUID
-		if first.MIG != nil && first.MIG.Enabled {
-			// CUDA sees no GPU in MIG mode, only its instances.
-			visible = ""
-			for _, in := range first.MIG.Instances {
-				if in.UUID != "" && visible == "" {
-					visible = in.UUID
-				}
-			}
-		}
+		visible := visibleOf(*first)
 		if visible == "" {
 			// A MIG GPU without instances yet: the engine is checked
 			// when the first instance serves.
@@ -161,4 +152,19 @@ func (o deviceOpener) check(ctx context.Context, inv mps.Inventory) (engineStatu
 		return st, fmt.Errorf("devices: %s: %w: %s (%s)", o.cfg.Devices.Mode, mps.ErrNoNVIDIA, st.Reason, st.Fix)
 	}
 	return st, nil
+}
+
+// visibleOf is what CUDA_VISIBLE_DEVICES names to reach a GPU: its UUID, or
+// in MIG mode (where CUDA sees only instances) its first instance's; ""
+// for a MIG GPU without instances.
+func visibleOf(d mps.Device) string {
+	if d.MIG == nil || !d.MIG.Enabled {
+		return d.UUID
+	}
+	for _, in := range d.MIG.Instances {
+		if in.UUID != "" {
+			return in.UUID
+		}
+	}
+	return ""
 }
