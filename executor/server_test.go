@@ -79,24 +79,36 @@ func outVals(t *testing.T, r *pb.InferResponse, name string) []float32 {
 	return nil
 }
 
+// inferConcurrently sends n single-row requests at once, request i with
+// input values from i, and returns the answers in order once every one is
+// OK (the checks run here, not in the senders' goroutines).
+func inferConcurrently(t *testing.T, c *Client, model string, n int) []*pb.InferResponse {
+	t.Helper()
+	resps := make([]*pb.InferResponse, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			resps[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: model, Inputs: []*pb.Tensor{xInput(1, float32(i))}})
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+		require.Equal(t, pb.Code_OK, resps[i].Code, resps[i].Error)
+	}
+	return resps
+}
+
 func TestConcurrentRequestsAreBatchedAndAnsweredCorrectly(t *testing.T) {
 	f := &fakeRuntime{base: 2 * time.Millisecond, perRow: 100 * time.Microsecond}
 	c := startFake(t, f, "deferred")
 	loadDouble(t, c, "double", 50*time.Millisecond, 16)
 
-	var wg sync.WaitGroup
-	for i := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(i))}})
-			require.NoError(t, err)
-			require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
-			require.Equal(t, []float32{2 * float32(i), 2*float32(i) + 2, 2*float32(i) + 4, 2*float32(i) + 6}, outVals(t, resp, "y"))
-			require.Positive(t, resp.BatchSize)
-		}()
+	for i, resp := range inferConcurrently(t, c, "double", 64) {
+		require.Equal(t, []float32{2 * float32(i), 2*float32(i) + 2, 2*float32(i) + 4, 2*float32(i) + 6}, outVals(t, resp, "y"))
+		require.Positive(t, resp.BatchSize)
 	}
-	wg.Wait()
 	sizes := f.batchSizes()
 	sum, largest := 0, 0
 	for _, b := range sizes {
@@ -321,17 +333,7 @@ func TestBatchCapBoundsBatchesNotRequests(t *testing.T) {
 	require.NoError(t, err)
 
 	// Many concurrent single-row requests never form a batch above the cap.
-	var wg sync.WaitGroup
-	for i := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(i))}})
-			require.NoError(t, err)
-			require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
-		}()
-	}
-	wg.Wait()
+	inferConcurrently(t, c, "double", 32)
 	for _, b := range f.batchSizes() {
 		require.LessOrEqual(t, b, 4, "batches stay at the plan's cap: %v", f.batchSizes())
 	}
