@@ -421,11 +421,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement, plan *gpulet.Plan) (*pb
 	if m.Config.MaxBatchSize > maxB {
 		req.MaxBatchSize = int32(maxB)
 	}
-	if len(w.let.Models) > 1 {
-		// On a shared gpu-let a model's batches stay at the plan's: larger
-		// ones would break the duty cycle the planner checked.
-		req.BatchCap = int32(max(pl.Batch, 1))
-	}
+	req.BatchCap = int32(control.BatchCap(w.let, pl))
 	for b := 1; b <= maxB; b++ {
 		ms, ok := prof.Latency(b, w.let.Size)
 		if !ok {

@@ -314,8 +314,8 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 		for _, pm := range w.let.Models {
 			m := e.models[e.modelIdx(pm.Name)]
 			capB := 0
-			if e.set.capShared && len(w.let.Models) > 1 {
-				capB = max(pm.Batch, 1)
+			if e.set.capShared {
+				capB = control.BatchCap(w.let, pm)
 			}
 			if err := l.place(e.now, m, pm.Factor, capB); err != nil {
 				return fmt.Errorf("simulate: %w", err)
