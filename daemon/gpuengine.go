@@ -49,8 +49,7 @@ func CUDAEnv(cfg config.Config) []string {
 }
 
 func loaderPath(cfg config.Config) string {
-	search := cudalibs.Search{Dirs: cfg.ONNXRuntime.CUDALibraryDirs, LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")}
-	return cudalibs.LoaderPath(cudalibs.Find(search), search, search.LDLibraryPath)
+	return cudalibs.LoaderPath(cudalibs.Search{Dirs: cfg.ONNXRuntime.CUDALibraryDirs}, os.Getenv("LD_LIBRARY_PATH"))
 }
 
 // deviceOpener opens the device layer and checks the GPU engine; its

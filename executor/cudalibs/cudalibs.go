@@ -134,27 +134,11 @@ func ExpandDirs(dirs []string) []string {
 }
 
 // LoaderPath returns the LD_LIBRARY_PATH a process that loads the GPU
-// providers needs: the directories of the libraries found outside the
-// loader's own search (cache and system directories), then current.
-func LoaderPath(libs []Lib, s Search, current string) string {
-	var dirs []string
-	expanded := ExpandDirs(s.Dirs)
-	for _, l := range libs {
-		if !l.Found() {
-			continue
-		}
-		d := filepath.Dir(l.Path)
-		if slices.Contains(expanded, d) && !slices.Contains(dirs, d) {
-			dirs = append(dirs, d)
-		}
-	}
-	// Every configured directory goes in, so that libraries a provider
-	// loads by itself at run time (cuDNN's engines) are found too.
-	for _, d := range expanded {
-		if !slices.Contains(dirs, d) {
-			dirs = append(dirs, d)
-		}
-	}
+// providers needs: the configured directories (expanded; every one, so that
+// libraries a provider loads by itself at run time, cuDNN's engines, are
+// found too), then current.
+func LoaderPath(s Search, current string) string {
+	dirs := ExpandDirs(s.Dirs)
 	for _, d := range filepath.SplitList(current) {
 		if d != "" && !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)

@@ -64,11 +64,11 @@ func TestFind(t *testing.T) {
 		})
 	}
 
-	lp := LoaderPath(libs, s, "/already:"+filepath.Join(root, "env"))
+	lp := LoaderPath(s, "/already:"+filepath.Join(root, "env"))
 	parts := strings.Split(lp, ":")
 	require.Equal(t, []string{
-		filepath.Join(root, "site/nvidia/cuda_runtime/lib"),
 		filepath.Join(root, "site/nvidia/cublas/lib"),
+		filepath.Join(root, "site/nvidia/cuda_runtime/lib"),
 		"/already",
 		filepath.Join(root, "env"),
 	}, parts)
