@@ -69,7 +69,6 @@ func (n *node) handleModelMetadata(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, md)
 }
 
-
 // modelMetadata is the protocol's model metadata with the model's state
 // and, when it is not served, why (fields KServe clients ignore).
 type modelMetadata struct {
