@@ -2,7 +2,9 @@
 // and the simulator share, so that both re-plan alike: folding a period's
 // request count into a model's rate estimate (EWMA), and when a model's
 // short-window rate is a surge that warrants re-planning before the period
-// ends. It is pure: the callers count requests and keep time.
+// ends; the plan diff's reorganization steps, which it drives through a
+// Node (Reorganize). It does no I/O: the callers count requests, keep time
+// and run the executors.
 package control
 
 import (

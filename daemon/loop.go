@@ -21,7 +21,8 @@ func (n *node) planLoop(ctx context.Context) {
 	defer period.Stop()
 	surge := time.NewTicker(control.SurgeCheck)
 	defer surge.Stop()
-	last := time.Now()
+	start := time.Now()
+	last := start
 	for {
 		var reason string
 		var rates map[string]float64
@@ -36,13 +37,13 @@ func (n *node) planLoop(ctx context.Context) {
 		case now := <-surge.C:
 			short := n.rates.closeShort(now)
 			cur := n.current.Load()
-			if cur == nil || now.Sub(last) < control.MinReplanGap {
+			var assigned map[string]float64
+			if cur != nil {
+				assigned = cur.plan.Assigned()
+			}
+			if reason, rates = control.SurgeReplan(now.Sub(start), last.Sub(start), cur != nil, short, n.planRates(), assigned); reason == "" {
 				continue
 			}
-			if reason = control.Surge(short, cur.plan.Assigned()); reason == "" {
-				continue
-			}
-			rates = control.SurgeRates(n.planRates(), short)
 		}
 		last = time.Now()
 		if err := n.replan(ctx, reason, rates); err != nil && ctx.Err() == nil {

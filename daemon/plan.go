@@ -8,9 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -26,12 +24,6 @@ import (
 
 // Planning constants.
 const (
-	// minPlanRate is the rate a model with no traffic yet is planned for,
-	// so that every model has a gpu-let before its first request.
-	minPlanRate = 1.0
-	// planHeadroom is the extra rate planned over the estimate, so that a
-	// model's rate may grow a little before the next period.
-	planHeadroom = 0.2
 	// cpuMemoryMB stands for the memory of the CPU device (models live in
 	// host memory; the planner only needs a bound).
 	cpuMemoryMB = 1 << 20
@@ -101,7 +93,7 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 			missing[m.Name] = strings.Join(why, "; ")
 			continue
 		}
-		rate := max(rates[m.Name], minPlanRate) * (1 + planHeadroom)
+		rate := control.PlanRate(rates[m.Name], control.Headroom)
 		in.Demands = append(in.Demands, gpulet.Demand{
 			Name: m.Name, Profile: profs[0], More: profs[1:],
 			SLOMS: float64(m.Config.SLO.D().Microseconds()) / 1000, Rate: rate,
@@ -170,199 +162,18 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	return n.apply(ctx, plan, reason, rates)
 }
 
-// layoutKey says what runs where, ignoring rates: plans with the same key
-// need no executor to start or stop.
-func layoutKey(p *gpulet.Plan) string {
-	var b strings.Builder
-	for _, g := range p.GPUs {
-		fmt.Fprintf(&b, "%s:", g.ID)
-		lets := make([]string, 0, len(g.GPULets))
-		for _, l := range g.GPULets {
-			names := make([]string, 0, len(l.Models))
-			for _, m := range l.Models {
-				names = append(names, m.Name)
-			}
-			sort.Strings(names)
-			lets = append(lets, fmt.Sprintf("%d[%s]", l.Size, strings.Join(names, ",")))
-		}
-		sort.Strings(lets)
-		b.WriteString(strings.Join(lets, ";"))
-		b.WriteString("|")
-	}
-	return b.String()
-}
-
 // want is one gpu-let a plan asks for, matched to a running one or not.
 type want struct {
 	device mps.Device
 	let    gpulet.GPULet
 	gpu    *gpulet.GPUPlan // the plan of its GPU
-	run    *gpuletRun      // kept or started
 }
-
-// apply makes the node run plan: it keeps the gpu-lets that stay, starts
-// the new ones beside the old, switches the router atomically, then drains
-// and stops the old ones. When a device cannot hold old and new at once
-// (cores or memory), the old ones there are drained first, which is logged.
-func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rates map[string]float64) error {
-	prev := n.current.Load()
-	sameLayout := prev != nil && layoutKey(prev.plan) == layoutKey(plan)
-	inv := n.devices.Inventory()
-	running := map[string][]*gpuletRun{}
-	for _, g := range n.sup.list() {
-		running[g.device.ID] = append(running[g.device.ID], g)
-	}
-
-	var wants []*want
-	var retire []*gpuletRun
-	for _, gp := range plan.GPUs {
-		dev, err := inv.Device(gp.ID)
-		if err != nil {
-			return fmt.Errorf("apply plan: %w", err)
-		}
-		pool := running[gp.ID]
-		rs := make([]control.Running, len(pool))
-		for i, g := range pool {
-			rs[i] = control.Running{Size: g.size, Models: g.modelNames()}
-		}
-		keep, unused := control.Match(rs, gp.GPULets)
-		for j, l := range gp.GPULets {
-			w := &want{device: dev, let: l, gpu: &gp}
-			if keep[j] >= 0 {
-				w.run = pool[keep[j]]
-			}
-			wants = append(wants, w)
-		}
-		for _, i := range unused {
-			retire = append(retire, pool[i])
-		}
-		delete(running, gp.ID)
-	}
-	for _, gs := range running { // devices the plan no longer lists
-		retire = append(retire, gs...)
-	}
-
-	// Start what is new beside what runs; what does not fit waits for the
-	// old gpu-lets to drain.
-	var deferred []*want
-	started := 0
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var startErrs []error
-	for _, w := range wants {
-		if w.run != nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g, err := n.startGpulet(ctx, w)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				w.run = g
-				started++
-			case len(retire) > 0:
-				deferred = append(deferred, w)
-				n.log.Info("gpu-let does not fit beside the old ones; it starts after they drain", zap.String("device", w.device.ID), zap.Int("size", w.let.Size), zap.Error(err))
-			default:
-				startErrs = append(startErrs, err)
-				n.gpuletFailed(w, err)
-			}
-		}()
-	}
-	wg.Wait()
-	// Kept gpu-lets: load the models they gain.
-	for _, w := range wants {
-		if w.run == nil || !contains(wants, w) {
-			continue
-		}
-		for _, pl := range w.let.Models {
-			if slices.Contains(w.run.modelNames(), pl.Name) {
-				continue
-			}
-			req, err := n.loadRequest(w, pl, plan)
-			if err == nil {
-				err = w.run.loadModel(ctx, req)
-			}
-			if err != nil {
-				startErrs = append(startErrs, err)
-				n.unserved.set(pl.Name, fmt.Sprintf("loading it on %s failed: %v", w.device.ID, err))
-			}
-		}
-	}
-	n.installRoutes(wants, plan)
-	n.current.Store(&planned{plan: plan, at: time.Now(), reason: reason, rates: rates})
-
-	// Retire the old gpu-lets; kept ones drop the models they lost.
-	if len(retire) > 0 {
-		var rwg sync.WaitGroup
-		for _, g := range retire {
-			rwg.Add(1)
-			go func() {
-				defer rwg.Done()
-				if err := n.sup.retire(ctx, g); err != nil {
-					n.log.Warn("retire gpu-let", zap.String("gpulet", g.id), zap.Error(err))
-				}
-			}()
-		}
-		rwg.Wait()
-	}
-	for _, w := range wants {
-		if w.run == nil {
-			continue
-		}
-		keep := map[string]bool{}
-		for _, pl := range w.let.Models {
-			keep[pl.Name] = true
-		}
-		for _, name := range w.run.modelNames() {
-			if !keep[name] {
-				n.drainModelThenUnload(ctx, w.run, name)
-			}
-		}
-	}
-	if len(deferred) > 0 {
-		n.events.add(EventReorganize, store.SeverityWarning,
-			fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones (cores or memory): old gpu-lets were drained first", len(deferred)), nil)
-		for _, w := range deferred {
-			g, err := n.startGpulet(ctx, w)
-			if err != nil {
-				startErrs = append(startErrs, err)
-				n.gpuletFailed(w, err)
-				continue
-			}
-			w.run = g
-			started++
-		}
-		n.installRoutes(wants, plan)
-	}
-	n.markServing()
-	if !sameLayout {
-		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+plan.Layout(), map[string]string{
-			"reason": reason, "started": strconv.Itoa(started), "retired": strconv.Itoa(len(retire)),
-		})
-		n.reorganizations.Add(1)
-	}
-	return errors.Join(startErrs...)
-}
-
-// gpuletFailed records, for the models of a gpu-let that did not start,
-// why they are not served.
-func (n *node) gpuletFailed(w *want, err error) {
-	for _, pl := range w.let.Models {
-		n.unserved.set(pl.Name, fmt.Sprintf("its gpu-let on %s did not start: %v", w.device.ID, err))
-	}
-}
-
-func contains(ws []*want, w *want) bool { return slices.Contains(ws, w) }
 
 // startGpulet starts the executor of a wanted gpu-let with its models.
-func (n *node) startGpulet(ctx context.Context, w *want) (*gpuletRun, error) {
+func (n *node) startGpulet(ctx context.Context, w *want, plan *gpulet.Plan) (*gpuletRun, error) {
 	var reqs []*pb.LoadModelRequest
 	for _, pl := range w.let.Models {
-		req, err := n.loadRequest(w, pl, nil)
+		req, err := n.loadRequest(w, pl, plan)
 		if err != nil {
 			return nil, err
 		}
@@ -480,25 +291,21 @@ func (n *node) contention(w *want, pl gpulet.Placement, m *repository.Model, pla
 	return 1
 }
 
-// installRoutes points the router at the wanted gpu-lets with the plan's
+// installRoutes points the router at the serving gpu-lets with the plan's
 // rates as weights.
-func (n *node) installRoutes(wants []*want, plan *gpulet.Plan) {
+func (n *node) installRoutes(serving []control.Serving[*gpuletRun]) {
 	entries := map[string][]routeEntry{}
-	for _, w := range wants {
-		if w.run == nil {
-			continue
-		}
-		for _, pl := range w.let.Models {
-			lat, err := n.routeLatency(w.run, pl.Name)
+	for _, sv := range serving {
+		for _, pl := range sv.Let.Models {
+			lat, err := n.routeLatency(sv.H, pl.Name)
 			if err != nil {
 				n.log.Warn("route latency", zap.String("model", pl.Name), zap.Error(err))
 				continue
 			}
-			entries[pl.Name] = append(entries[pl.Name], routeEntry{g: w.run, weight: max(pl.Rate, 0.001), lat: lat})
+			entries[pl.Name] = append(entries[pl.Name], routeEntry{g: sv.H, weight: max(pl.Rate, 0.001), lat: lat})
 		}
 	}
 	n.router.install(entries)
-	_ = plan
 }
 
 // routeLatency is ℓ(b) of a model on a running gpu-let, as its executor
@@ -523,20 +330,4 @@ func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, error) {
 		factor = 1
 	}
 	return sched.NewLatency(pts, factor, overhead, int(max(req.MaxBatchSize, 1)))
-}
-
-// drainModelThenUnload unloads a model from a kept gpu-let once the
-// requests it already holds have had time to finish (one SLO).
-func (n *node) drainModelThenUnload(ctx context.Context, g *gpuletRun, name string) {
-	wait := time.Second
-	if m, ok := n.catalog.get(name); ok {
-		wait = m.Config.SLO.D()
-	}
-	select {
-	case <-time.After(wait):
-	case <-ctx.Done():
-	}
-	if err := g.unloadModel(ctx, name); err != nil {
-		n.log.Warn("unload model", zap.String("model", name), zap.String("gpulet", g.id), zap.Error(err))
-	}
 }

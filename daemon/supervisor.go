@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -62,6 +63,7 @@ type gpuletRun struct {
 
 	mu       sync.Mutex
 	proc     *executor.Process
+	planned  gpulet.GPULet // the plan gpu-let it runs
 	models   map[string]*pb.LoadModelRequest
 	loaded   map[string]*pb.LoadModelResponse
 	restarts int

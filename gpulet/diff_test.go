@@ -80,3 +80,32 @@ func TestWriteTable(t *testing.T) {
 		require.Contains(t, out, g.ID)
 	}
 }
+
+func TestDiffKeepsSizeAndSwapsModels(t *testing.T) {
+	tests := []struct {
+		name         string
+		old, next    []GPULet
+		action       Action
+		load, unload []string
+		retune       bool
+	}{
+		{name: "most models in common wins", old: []GPULet{let(50, pl("x", 2, 5)), let(50, pl("a", 4, 10), pl("b", 2, 5))},
+			next: []GPULet{let(50, pl("a", 4, 10), pl("c", 2, 5))}, action: ActionKeep, load: []string{"c"}, unload: []string{"b"}},
+		{name: "same size no model in common is still kept", old: []GPULet{let(40, pl("a", 4, 10))},
+			next: []GPULet{let(40, pl("b", 4, 10))}, action: ActionKeep, load: []string{"b"}, unload: []string{"a"}},
+		{name: "a factor change retunes", old: []GPULet{let(40, Placement{Name: "a", Batch: 4, Rate: 10, Factor: 1})},
+			next: []GPULet{let(40, Placement{Name: "a", Batch: 4, Rate: 10, Factor: 1.2})}, action: ActionKeep, retune: true},
+		{name: "another size starts", old: []GPULet{let(40, pl("a", 4, 10))},
+			next: []GPULet{let(60, pl("a", 4, 10), pl("b", 1, 1))}, action: ActionStart},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Diff(&Plan{GPUs: []GPUPlan{{ID: "g", GPULets: tc.old}}}, &Plan{GPUs: []GPUPlan{{ID: "g", GPULets: tc.next}}})
+			require.Equal(t, tc.action, d.Changes[0].Action)
+			require.Equal(t, tc.load, d.Changes[0].Load)
+			require.Equal(t, tc.unload, d.Changes[0].Unload)
+			require.Equal(t, tc.retune, d.Changes[0].Retune)
+			require.False(t, d.Unchanged())
+		})
+	}
+}

@@ -56,8 +56,10 @@ type glet struct {
 	gpu   *gpu
 	size  int
 	state letState
-	s     *sched.Scheduler
-	ms    []*letModel // by model index; nil where absent
+	// planned is the plan gpu-let it runs.
+	planned gpulet.GPULet
+	s       *sched.Scheduler
+	ms      []*letModel // by model index; nil where absent
 
 	// the running batch
 	busy    bool

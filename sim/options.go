@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gpulet/gpuletd/control"
 	emu "github.com/gpulet/gpuletd/executor/engine"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
@@ -26,12 +27,6 @@ const (
 	// DefaultWindow is the width of the SLO-violation windows: the gpu-let
 	// paper's Figure 14 reports violations per 20 s.
 	DefaultWindow = 20 * time.Second
-	// DefaultHeadroom is the extra rate planned over the measured one: the
-	// daemon's planHeadroom (daemon/plan.go).
-	DefaultHeadroom = 0.2
-	// DefaultMinRate is the rate a model without traffic is planned for:
-	// the daemon's minPlanRate (daemon/plan.go).
-	DefaultMinRate = 1.0
 	// DefaultEWMAWeight is the weight of the newest period in a model's
 	// rate estimate: the daemon's default scheduler.ewma_weight.
 	DefaultEWMAWeight = 0.5
@@ -53,7 +48,7 @@ type Options struct {
 	// engine's default (emu.DefaultJitterCV), negative means none.
 	JitterCV float64
 	// Headroom is the extra share of rate planned over the estimate; 0
-	// means DefaultHeadroom, negative means none.
+	// means control.Headroom (the daemon's), negative means none.
 	Headroom float64
 	// EWMAWeight is the newest period's weight in the rate estimate; 0
 	// means DefaultEWMAWeight.
@@ -144,7 +139,7 @@ func resolve(w *workload.Workload, o Options) (settings, error) {
 		s.duration = DefaultDuration
 	}
 	s.jitterCV = pick(o.JitterCV, emu.DefaultJitterCV)
-	s.headroom = pick(o.Headroom, DefaultHeadroom)
+	s.headroom = pick(o.Headroom, control.Headroom)
 	s.ewma = o.EWMAWeight
 	if s.ewma == 0 {
 		s.ewma = DefaultEWMAWeight

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"github.com/gpulet/gpuletd/control"
 	"slices"
@@ -44,19 +45,14 @@ type PlanEvent struct {
 	Unscheduled float64 `json:"unscheduled"`
 }
 
-// pendingPlan is a plan whose new gpu-lets are starting.
+// pendingPlan is a plan whose new gpu-lets are starting: the steps
+// control.Reorganize asked for after the starts (switch the routes, drain
+// what the plan drops) wait for the startup delay.
 type pendingPlan struct {
-	at     time.Duration // when the routes switch
-	plan   *gpulet.Plan
-	wants  []want
-	retire []*glet
-	event  int // index in engine.events
-}
-
-// want is one gpu-let of a plan, matched to a running one or new.
-type want struct {
-	let gpulet.GPULet
-	l   *glet
+	at    time.Duration // when the routes switch
+	plan  *gpulet.Plan
+	steps []func() error
+	event int // index in engine.events
 }
 
 // start applies the first plan, ready at once.
@@ -163,18 +159,21 @@ func (e *engine) closeShort() []float64 {
 // what the plan assigns it.
 func (e *engine) surge() error {
 	short := e.closeShort()
-	if e.pending != nil || e.now-e.lastPlan < control.MinReplanGap || e.plan == nil {
+	if e.pending != nil {
 		return nil
 	}
 	shortBy, est := map[string]float64{}, map[string]float64{}
 	for i, m := range e.models {
 		shortBy[m.name], est[m.name] = short[i], m.est.Rate
 	}
-	why := control.Surge(shortBy, e.plan.Assigned())
+	var assigned map[string]float64
+	if e.plan != nil {
+		assigned = e.plan.Assigned()
+	}
+	why, surged := control.SurgeReplan(e.now, e.lastPlan, e.plan != nil, shortBy, est, assigned)
 	if why == "" {
 		return nil
 	}
-	surged := control.SurgeRates(est, shortBy)
 	rates := make([]float64, len(e.models))
 	for i, m := range e.models {
 		rates[i] = surged[m.name]
@@ -192,13 +191,13 @@ func (e *engine) replan(reason string, rates []float64) error {
 	return e.apply(p, reason, e.set.startup)
 }
 
-// makePlan runs the planner for max(rate, DefaultMinRate) × (1 + headroom)
+// makePlan runs the planner for control.PlanRate(rate, headroom)
 // per model, as the daemon does.
 func (e *engine) makePlan(rates []float64) (*gpulet.Plan, error) {
 	in := e.node.Input
 	in.Demands = slices.Clone(in.Demands)
 	for i := range in.Demands {
-		in.Demands[i].Rate = max(rates[i], DefaultMinRate) * (1 + e.set.headroom)
+		in.Demands[i].Rate = control.PlanRate(rates[i], e.set.headroom)
 	}
 	p, err := gpulet.Run(e.ctx, e.set.algo, in, e.node.Options)
 	if err != nil {
@@ -207,15 +206,13 @@ func (e *engine) makePlan(rates []float64) (*gpulet.Plan, error) {
 	return p, nil
 }
 
-// apply matches the plan's gpu-lets to the running ones, starts the new
-// ones and switches the routes after delay (at once when nothing starts).
+// apply makes the node run p through control.Reorganize, as the daemon
+// does: the new gpu-lets start now and serve, with the routes switched and
+// the dropped gpu-lets draining, after delay (at once when nothing starts
+// or loads).
 func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error {
-	var wants []want
-	var retire []*glet
-	started, gains := 0, false
 	for gi, gp := range p.GPUs {
-		g := e.gpuByID(gp.ID, gi)
-		if g == nil {
+		if e.gpuByID(gp.ID, gi) == nil {
 			return fmt.Errorf("simulate: %w: plan names GPU %q, not one of the workload's", ErrBadOptions, gp.ID)
 		}
 		for _, pl := range gp.GPULets {
@@ -225,76 +222,78 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 				}
 			}
 		}
-		var pool []*glet
-		var rs []control.Running
-		for _, l := range g.lets {
-			if l.state != active {
-				continue
-			}
-			r := control.Running{Size: l.size}
-			for i, lm := range l.ms {
-				if lm != nil && lm.routed {
-					r.Models = append(r.Models, e.models[i].name)
-				}
-			}
-			pool, rs = append(pool, l), append(rs, r)
-		}
-		keep, unused := control.Match(rs, gp.GPULets)
-		for j, pl := range gp.GPULets {
-			var l *glet
-			if keep[j] < 0 {
-				nl, err := e.newGpulet(g, pl.Size, starting)
-				if err != nil {
-					return err
-				}
-				l = nl
-				started++
-			} else {
-				l = pool[keep[j]]
-				for _, pm := range pl.Models {
-					if lm := l.ms[e.modelIdx(pm.Name)]; lm == nil || !lm.routed {
-						gains = true
-					}
-				}
-			}
-			wants = append(wants, want{let: pl, l: l})
-		}
-		for _, i := range unused {
-			retire = append(retire, pool[i])
-		}
+	}
+	node := &virtualNode{e: e}
+	out, err := control.Reorganize(e.ctx, node, e.running(), p)
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	if node.err != nil {
+		return node.err
 	}
 	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: p.Layout(), GPUs: p.UsedGPUs(),
-		Started: started, Retired: len(retire), Unscheduled: p.UnscheduledRate()})
-	if started > 0 || len(retire) > 0 {
+		Started: out.Started, Retired: out.Stopped, Unscheduled: p.UnscheduledRate()})
+	if out.Started > 0 || out.Stopped > 0 {
 		e.reorgs++
 	}
 	e.set.log.Debug("plan", zap.Duration("at", e.now), zap.String("reason", reason), zap.String("layout", p.Layout()),
-		zap.Int("started", started), zap.Int("retired", len(retire)))
-	pp := &pendingPlan{at: e.now, plan: p, wants: wants, retire: retire, event: len(e.events) - 1}
-	if started == 0 && !gains {
+		zap.Int("started", out.Started), zap.Int("retired", out.Stopped))
+	pp := &pendingPlan{at: e.now, plan: p, steps: node.steps, event: len(e.events) - 1}
+	if out.Ready() || delay == 0 {
 		return e.switchTo(pp)
 	}
 	pp.at = e.now + delay
-	if delay == 0 {
-		return e.switchTo(pp)
-	}
 	e.pending = pp
 	return nil
 }
 
-// switchTo makes a pending plan the one the router follows.
+// running lists the serving gpu-lets with the plan gpu-let each runs (the
+// models routed to it), for control.Reorganize.
+func (e *engine) running() []control.Serving[*glet] {
+	var out []control.Serving[*glet]
+	for _, l := range e.lets {
+		if l.state != active {
+			continue
+		}
+		let := gpulet.GPULet{Size: l.size}
+		for _, pm := range l.planned.Models {
+			if i := e.modelIdx(pm.Name); i >= 0 && l.ms[i] != nil && l.ms[i].routed {
+				let.Models = append(let.Models, pm)
+			}
+		}
+		let.MIGProfile, let.MIGStart = l.planned.MIGProfile, l.planned.MIGStart
+		out = append(out, control.Serving[*glet]{GPU: l.gpu.id, Let: let, H: l})
+	}
+	return out
+}
+
+// switchTo makes a pending plan the one the router follows: it takes the
+// steps Reorganize left for the switch.
 func (e *engine) switchTo(pp *pendingPlan) error {
 	e.pending = nil
 	e.plan = pp.plan
 	e.events[pp.event].ServingS = e.now.Seconds()
-	type route struct {
+	for _, step := range pp.steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// route points the router at the serving gpu-lets: starting ones become
+// active, every placement takes the plan's interference factor and batch
+// cap, and kept routes keep their counts and credit, as the daemon's router
+// does.
+func (e *engine) route(serving []control.Serving[*glet]) error {
+	type key struct {
 		m int
 		l *glet
 	}
-	sent := map[route]sched.Target{} // kept routes keep their counts and credit, as the daemon's router does
+	sent := map[key]sched.Target{}
 	for _, m := range e.models {
 		for j, l := range m.owners {
-			sent[route{m.idx, l}] = m.targets[j]
+			sent[key{m.idx, l}] = m.targets[j]
 		}
 		m.owners, m.targets = nil, nil
 	}
@@ -305,17 +304,18 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 			}
 		}
 	}
-	for _, w := range pp.wants {
-		l := w.l
+	for _, sv := range serving {
+		l := sv.H
+		l.planned = sv.Let
 		if l.state == starting {
 			l.state = active
 			e.sizesChange(e.now, l.size)
 		}
-		for _, pm := range w.let.Models {
+		for _, pm := range sv.Let.Models {
 			m := e.models[e.modelIdx(pm.Name)]
 			capB := 0
 			if e.set.capShared {
-				capB = control.BatchCap(w.let, pm)
+				capB = control.BatchCap(sv.Let, pm)
 			}
 			if err := l.place(e.now, m, pm.Factor, capB); err != nil {
 				return fmt.Errorf("simulate: %w", err)
@@ -323,18 +323,63 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 			l.ms[m.idx].routed = true
 			l.published[m.idx] = 0 // a new route takes the gpu-let's state at its first request
 			m.owners = append(m.owners, l)
-			prev := sent[route{m.idx, l}]
+			prev := sent[key{m.idx, l}]
 			t := sched.Target{Weight: max(pm.Rate, 0.001), Sent: prev.Sent, Credit: prev.Credit}
 			t.Latency = l.ms[m.idx].base
 			m.targets = append(m.targets, t)
 		}
 	}
-	for _, l := range pp.retire {
-		l.state = draining
-		e.retireIfDone(l)
-	}
 	return nil
 }
+
+// virtualNode is the control.Node of the simulated gpu-lets: a start makes
+// a starting gpu-let at once; the routes, drains and unloads are steps that
+// run when the plan switches (engine.switchTo). Loads and retunes need no
+// step: the switch places every model with the plan's factor and cap.
+type virtualNode struct {
+	e     *engine
+	steps []func() error
+	err   error
+}
+
+var _ control.Node[*glet] = (*virtualNode)(nil)
+
+// Serial asks for the steps one at a time in the plan's order: gpu-lets
+// are numbered by when they start, and a simulation repeats exactly.
+func (v *virtualNode) Serial() bool { return true }
+
+func (v *virtualNode) Start(_ context.Context, gp *gpulet.GPUPlan, let gpulet.GPULet) (*glet, error) {
+	l, err := v.e.newGpulet(v.e.gpuByID(gp.ID, 0), let.Size, starting)
+	if err != nil {
+		v.err = err
+		return nil, err
+	}
+	l.planned = let
+	return l, nil
+}
+
+func (v *virtualNode) Load(context.Context, *glet, *gpulet.GPUPlan, gpulet.GPULet, gpulet.Placement) error {
+	return nil
+}
+
+func (v *virtualNode) Retune(context.Context, *glet, gpulet.GPULet) error { return nil }
+
+func (v *virtualNode) Route(serving []control.Serving[*glet]) {
+	serving = slices.Clone(serving)
+	v.steps = append(v.steps, func() error { return v.e.route(serving) })
+}
+
+func (v *virtualNode) Stop(_ context.Context, l *glet) {
+	v.steps = append(v.steps, func() error {
+		l.state = draining
+		v.e.retireIfDone(l)
+		return nil
+	})
+}
+
+// Unload needs no step of its own: the switch routes only the plan's
+// models, and a model no longer routed finishes what it holds.
+func (v *virtualNode) Unload(context.Context, *glet, string) {}
 
 func (e *engine) gpuByID(id string, hint int) *gpu {
 	if hint < len(e.gpus) && e.gpus[hint].id == id {

@@ -1,0 +1,36 @@
+package control
+
+import "time"
+
+// Planned rates: the planner is given max(estimate, MinPlanRate) × (1 +
+// Headroom) per model.
+const (
+	// MinPlanRate is the rate a model with no traffic yet is planned for,
+	// req/s, so that every model has a gpu-let before its first request.
+	MinPlanRate = 1.0
+	// Headroom is the extra share of rate planned over the estimate, so
+	// that a model's rate may grow a little before the next period.
+	Headroom = 0.2
+)
+
+// PlanRate is the rate to plan a model for from its estimate, with the
+// given headroom (Headroom in the daemon; the simulator can vary it).
+func PlanRate(estimate, headroom float64) float64 {
+	return max(estimate, MinPlanRate) * (1 + headroom)
+}
+
+// SurgeReplan decides a surge check at now: it returns why the node
+// re-plans now and the rates to plan for, or "" when it does not. A node
+// that has no plan yet, or re-planned less than MinReplanGap ago, waits.
+// short are the rates over the last SurgeCheck, estimates the EWMAs,
+// assigned what the current plan gives each model.
+func SurgeReplan(now, lastPlan time.Duration, havePlan bool, short, estimates, assigned map[string]float64) (string, map[string]float64) {
+	if !havePlan || now-lastPlan < MinReplanGap {
+		return "", nil
+	}
+	why := Surge(short, assigned)
+	if why == "" {
+		return "", nil
+	}
+	return why, SurgeRates(estimates, short)
+}

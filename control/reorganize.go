@@ -1,0 +1,240 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/gpulet/gpuletd/gpulet"
+)
+
+// Node is what a reorganization drives: the daemon's executors and router,
+// or the simulator's virtual gpu-lets and router. H is the node's handle of
+// one running gpu-let. Start and Stop may be called concurrently with
+// themselves; every other call comes alone.
+type Node[H comparable] interface {
+	// Start starts a new gpu-let for let on the plan's GPU gpu, with its
+	// models loaded and warmed up; it does not serve until Route.
+	Start(ctx context.Context, gpu *gpulet.GPUPlan, let gpulet.GPULet) (H, error)
+	// Load adds model p of the plan's let to a kept gpu-let, loaded and
+	// warmed up, before the routes switch.
+	Load(ctx context.Context, h H, gpu *gpulet.GPUPlan, let gpulet.GPULet, p gpulet.Placement) error
+	// Retune gives a kept gpu-let's models the plan's batch caps and
+	// interference factors.
+	Retune(ctx context.Context, h H, let gpulet.GPULet) error
+	// Route points the router at the serving gpu-lets, at once.
+	Route(serving []Serving[H])
+	// Stop drains a gpu-let the plan drops (no new requests; it finishes
+	// what it holds) and stops it; what fails there is the node's to
+	// report, the gpu-let is off the routes either way.
+	Stop(ctx context.Context, h H)
+	// Unload takes a model a kept gpu-let lost off it once its requests
+	// there are done.
+	Unload(ctx context.Context, h H, model string)
+}
+
+// Serial is implemented by nodes whose Start and Stop calls must come one
+// at a time in the plan's order (a simulator that must repeat exactly):
+// then Reorganize makes no concurrent call.
+type Serial interface{ Serial() bool }
+
+// Serving is one gpu-let that runs now: where, what for and its handle.
+type Serving[H comparable] struct {
+	GPU string
+	// Let is the plan's gpu-let it runs (for a running one, the models it
+	// serves now with the plan's batches and rates).
+	Let gpulet.GPULet
+	H   H
+}
+
+// Failure is a gpu-let that did not start, or a model that did not load on
+// a kept one (Model set).
+type Failure struct {
+	GPU   string
+	Let   gpulet.GPULet
+	Model string
+	Err   error
+}
+
+// Outcome is what Reorganize did.
+type Outcome[H comparable] struct {
+	// Diff is the plan diff it carried out.
+	Diff gpulet.PlanDiff
+	// Started, Loaded and Stopped count new gpu-lets, models loaded on kept
+	// ones and gpu-lets drained.
+	Started, Loaded, Stopped int
+	// Deferred counts gpu-lets that did not fit beside the old ones and
+	// started once those had drained.
+	Deferred int
+	// Failed lists what could not start or load.
+	Failed []Failure
+	// Serving is what the router points at now.
+	Serving []Serving[H]
+}
+
+// Ready says whether the plan serves with no new executor or model: the
+// routes could switch at once.
+func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.Deferred == 0 }
+
+// Reorganize makes node run plan, given what runs (running, each with the
+// plan gpu-let it was started or last retuned for). It follows
+// gpulet.Diff(what runs, plan): it starts the new gpu-lets beside the old
+// ones (concurrently), loads what kept gpu-lets gain and retunes them,
+// switches the routes at once, then drains and stops the old gpu-lets
+// (concurrently) and unloads what kept ones lost. A gpu-let that fails to
+// start while old ones are to stop is taken to lack room (cores, memory,
+// MIG instances): it starts again after they have drained, and the routes
+// switch again. The error joins every start and load failure (also listed
+// in Outcome.Failed); the node serves what did start.
+func Reorganize[H comparable](ctx context.Context, node Node[H], running []Serving[H], plan *gpulet.Plan) (Outcome[H], error) {
+	old, handles := runningPlan(running)
+	out := Outcome[H]{Diff: gpulet.Diff(old, plan)}
+	concurrently := concurrently
+	if s, ok := node.(Serial); ok && s.Serial() {
+		concurrently = inOrder
+	}
+	gpus := map[string]*gpulet.GPUPlan{}
+	for i := range plan.GPUs {
+		gpus[plan.GPUs[i].ID] = &plan.GPUs[i]
+	}
+	type slot struct {
+		gpu *gpulet.GPUPlan
+		let gpulet.GPULet
+		h   H
+		ok  bool
+		err error
+		// change is a kept gpu-let's change.
+		change gpulet.Change
+	}
+	var starts, kept []*slot
+	var stops []H
+	var lost []func()
+	for _, c := range out.Diff.Changes {
+		switch c.Action {
+		case gpulet.ActionStart, gpulet.ActionResize:
+			starts = append(starts, &slot{gpu: gpus[c.GPU], let: *c.New})
+		case gpulet.ActionKeep:
+			s := &slot{gpu: gpus[c.GPU], let: *c.New, h: handles[c.GPU][c.OldIndex], ok: true, change: c}
+			kept = append(kept, s)
+			for _, name := range c.Unload {
+				lost = append(lost, func() { node.Unload(ctx, s.h, name) })
+			}
+		}
+		if c.Action == gpulet.ActionStop || c.Action == gpulet.ActionResize {
+			stops = append(stops, handles[c.GPU][c.OldIndex])
+		}
+	}
+	start := func(ss []*slot) {
+		concurrently(len(ss), func(i int) {
+			ss[i].h, ss[i].err = node.Start(ctx, ss[i].gpu, ss[i].let)
+			ss[i].ok = ss[i].err == nil
+		})
+	}
+	start(starts)
+	var later []*slot
+	for _, s := range starts {
+		switch {
+		case s.ok:
+			out.Started++
+		case len(stops) > 0:
+			later = append(later, s)
+		default:
+			out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: s.err})
+		}
+	}
+	for _, s := range kept {
+		if s.change.Retune {
+			if err := node.Retune(ctx, s.h, s.let); err != nil {
+				out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: err})
+			}
+		}
+		for _, name := range s.change.Load {
+			if err := node.Load(ctx, s.h, s.gpu, s.let, placement(s.let, name)); err != nil {
+				out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Model: name, Err: err})
+				s.let.Models = slices.DeleteFunc(slices.Clone(s.let.Models), func(p gpulet.Placement) bool { return p.Name == name })
+				continue
+			}
+			out.Loaded++
+		}
+	}
+	all := append(starts, kept...)
+	route := func() {
+		out.Serving = out.Serving[:0]
+		for _, s := range all {
+			if s.ok {
+				out.Serving = append(out.Serving, Serving[H]{GPU: s.gpu.ID, Let: s.let, H: s.h})
+			}
+		}
+		node.Route(out.Serving)
+	}
+	route()
+	concurrently(len(stops), func(i int) { node.Stop(ctx, stops[i]) })
+	out.Stopped = len(stops)
+	concurrently(len(lost), func(i int) { lost[i]() })
+	if len(later) > 0 {
+		start(later)
+		for _, s := range later {
+			if s.ok {
+				out.Deferred++
+				continue
+			}
+			out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: s.err})
+		}
+		route()
+	}
+	var errs []error
+	for _, f := range out.Failed {
+		errs = append(errs, f.Err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// runningPlan is what runs as a plan for gpulet.Diff, and each GPU's
+// handles in the order of its gpu-lets there.
+func runningPlan[H comparable](running []Serving[H]) (*gpulet.Plan, map[string][]H) {
+	p := &gpulet.Plan{}
+	handles := map[string][]H{}
+	at := map[string]int{}
+	for _, r := range running {
+		i, ok := at[r.GPU]
+		if !ok {
+			i = len(p.GPUs)
+			at[r.GPU] = i
+			p.GPUs = append(p.GPUs, gpulet.GPUPlan{ID: r.GPU})
+		}
+		p.GPUs[i].GPULets = append(p.GPUs[i].GPULets, r.Let)
+		handles[r.GPU] = append(handles[r.GPU], r.H)
+	}
+	return p, handles
+}
+
+// placement is the named model's placement on let.
+func placement(let gpulet.GPULet, name string) gpulet.Placement {
+	for _, p := range let.Models {
+		if p.Name == name {
+			return p
+		}
+	}
+	return gpulet.Placement{Name: name}
+}
+
+// concurrently runs f(0..n-1) on n goroutines and waits for them.
+func concurrently(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// inOrder runs f(0..n-1) one after the other.
+func inOrder(n int, f func(i int)) {
+	for i := range n {
+		f(i)
+	}
+}

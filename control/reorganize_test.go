@@ -1,0 +1,222 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/gpulet"
+)
+
+// recorder is a Node that records what Reorganize asks of it, in order
+// (concurrent calls are sorted within their step).
+type recorder struct {
+	mu       sync.Mutex
+	next     int
+	log      []string
+	noRoom   map[int]bool // sizes whose first start fails while old gpu-lets run
+	failLoad map[string]bool
+	stopped  bool
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, s)
+}
+
+func names(l gpulet.GPULet) string {
+	var n []string
+	for _, p := range l.Models {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ",")
+}
+
+func (r *recorder) Start(_ context.Context, gpu *gpulet.GPUPlan, let gpulet.GPULet) (int, error) {
+	r.mu.Lock()
+	if r.noRoom[let.Size] && !r.stopped {
+		r.mu.Unlock()
+		r.add(fmt.Sprintf("start %s %d[%s] failed", gpu.ID, let.Size, names(let)))
+		return 0, errors.New("no room")
+	}
+	r.next++
+	h := 100 + r.next
+	r.mu.Unlock()
+	r.add(fmt.Sprintf("start %s %d[%s]", gpu.ID, let.Size, names(let)))
+	return h, nil
+}
+
+func (r *recorder) Load(_ context.Context, h int, _ *gpulet.GPUPlan, _ gpulet.GPULet, p gpulet.Placement) error {
+	if r.failLoad[p.Name] {
+		r.add(fmt.Sprintf("load %d %s failed", h, p.Name))
+		return errors.New("bad model")
+	}
+	r.add(fmt.Sprintf("load %d %s", h, p.Name))
+	return nil
+}
+
+func (r *recorder) Retune(_ context.Context, h int, let gpulet.GPULet) error {
+	r.add(fmt.Sprintf("retune %d", h))
+	return nil
+}
+
+func (r *recorder) Route(serving []Serving[int]) {
+	var s []string
+	for _, x := range serving {
+		s = append(s, fmt.Sprintf("%d[%s]", x.H, names(x.Let)))
+	}
+	slices.Sort(s)
+	r.add("route " + strings.Join(s, " "))
+}
+
+func (r *recorder) Stop(_ context.Context, h int) {
+	r.mu.Lock()
+	r.stopped = true
+	r.mu.Unlock()
+	r.add(fmt.Sprintf("stop %d", h))
+}
+
+func (r *recorder) Unload(_ context.Context, h int, model string) {
+	r.add(fmt.Sprintf("unload %d %s", h, model))
+}
+
+func place(name string, batch int, rate float64) gpulet.Placement {
+	return gpulet.Placement{Name: name, Batch: batch, Rate: rate}
+}
+
+func TestReorganize(t *testing.T) {
+	running := []Serving[int]{
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}}, H: 1},
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("c", 8, 40)}}, H: 2},
+		{GPU: "g1", Let: gpulet.GPULet{Size: 100, Models: []gpulet.Placement{place("d", 8, 40)}}, H: 3},
+	}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{
+		{ID: "g0", GPULets: []gpulet.GPULet{
+			{Size: 50, Models: []gpulet.Placement{place("a", 4, 12), place("e", 2, 5)}}, // keeps 1: loads e, unloads b, retunes a
+			{Size: 30, Models: []gpulet.Placement{place("c", 4, 20)}},                   // starts
+			{Size: 20, Models: []gpulet.Placement{place("c", 2, 20)}},                   // starts
+		}},
+		{ID: "g1", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{place("d", 8, 40)}}}}, // keeps 3 as it is
+	}}
+	tests := []struct {
+		name     string
+		noRoom   map[int]bool
+		failLoad map[string]bool
+		want     []string
+		started  int
+		deferred int
+		failed   int
+	}{
+		{name: "start, load, switch, stop, unload", started: 2, want: []string{
+			"start g0 20[c]", "start g0 30[c]", "retune 1", "load 1 e",
+			"route 101[c] 102[c] 1[a,e] 3[d]", "stop 2", "unload 1 b",
+		}},
+		{name: "a gpu-let without room starts after the old ones drained", noRoom: map[int]bool{30: true}, started: 1, deferred: 1, want: []string{
+			"start g0 20[c]", "start g0 30[c] failed", "retune 1", "load 1 e",
+			"route 101[c] 1[a,e] 3[d]", "stop 2", "unload 1 b", "start g0 30[c]",
+			"route 101[c] 102[c] 1[a,e] 3[d]",
+		}},
+		{name: "a model that does not load is not routed", failLoad: map[string]bool{"e": true}, started: 2, failed: 1, want: []string{
+			"start g0 20[c]", "start g0 30[c]", "retune 1", "load 1 e failed",
+			"route 101[c] 102[c] 1[a] 3[d]", "stop 2", "unload 1 b",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{noRoom: tc.noRoom, failLoad: tc.failLoad}
+			out, err := Reorganize(context.Background(), r, running, plan)
+			require.Equal(t, tc.failed > 0, err != nil, "error: %v", err)
+			// Concurrent starts come in either order and take handles in
+			// that order: sort the first two lines and name handles by
+			// what they run.
+			require.Len(t, r.log, len(tc.want))
+			slices.Sort(r.log[:2])
+			require.Equal(t, tc.want, normalize(r.log))
+			require.Equal(t, tc.started, out.Started)
+			require.Equal(t, tc.deferred, out.Deferred)
+			require.Len(t, out.Failed, tc.failed)
+			require.Equal(t, 1, out.Stopped)
+			require.False(t, out.Ready())
+			require.Equal(t, 12.0, plan.GPUs[0].GPULets[0].Models[0].Rate, "the plan is not changed")
+			require.Len(t, plan.GPUs[0].GPULets[0].Models, 2, "the plan is not changed")
+		})
+	}
+}
+
+// normalize renames the new handles (101, 102, … in start order, which
+// concurrency shuffles) by the size they were started for.
+func normalize(log []string) []string {
+	out := slices.Clone(log)
+	byStart := map[string]string{}
+	n := 0
+	for _, l := range log {
+		if strings.HasPrefix(l, "start ") && !strings.HasSuffix(l, "failed") {
+			n++
+			byStart[fmt.Sprint(100+n)] = l
+		}
+	}
+	// Handles are named 101 for the 20% and 102 for the 30% gpu-let.
+	rename := map[string]string{}
+	for h, l := range byStart {
+		if strings.Contains(l, " 20[") {
+			rename[h] = "101"
+		} else {
+			rename[h] = "102"
+		}
+	}
+	for i, l := range out {
+		if !strings.HasPrefix(l, "route ") {
+			continue
+		}
+		parts := strings.Fields(l)[1:]
+		for j, p := range parts {
+			h, rest, _ := strings.Cut(p, "[")
+			if nh, ok := rename[h]; ok {
+				parts[j] = nh + "[" + rest
+			}
+		}
+		slices.Sort(parts)
+		out[i] = "route " + strings.Join(parts, " ")
+	}
+	return out
+}
+
+func TestReorganizeNothingChanges(t *testing.T) {
+	running := []Serving[int]{{GPU: "g", Let: gpulet.GPULet{Size: 100, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 7}}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{place("a", 4, 10)}}}}}}
+	r := &recorder{}
+	out, err := Reorganize(context.Background(), r, running, plan)
+	require.NoError(t, err)
+	require.True(t, out.Ready())
+	require.True(t, out.Diff.Unchanged())
+	require.Equal(t, []string{"route 7[a]"}, r.log)
+}
+
+// serial is a recorder that asks for its calls one at a time.
+type serial struct{ *recorder }
+
+func (serial) Serial() bool { return true }
+
+func TestReorganizeSerialKeepsPlanOrder(t *testing.T) {
+	running := []Serving[int]{
+		{GPU: "g", Let: gpulet.GPULet{Size: 100, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
+		{GPU: "h", Let: gpulet.GPULet{Size: 100, Models: []gpulet.Placement{place("b", 4, 10)}}, H: 2},
+	}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g", GPULets: []gpulet.GPULet{
+		{Size: 60, Models: []gpulet.Placement{place("a", 4, 10)}},
+		{Size: 40, Models: []gpulet.Placement{place("b", 4, 10)}},
+	}}}}
+	for range 20 {
+		r := serial{&recorder{}}
+		_, err := Reorganize(context.Background(), r, running, plan)
+		require.NoError(t, err)
+		require.Equal(t, []string{"start g 60[a]", "start g 40[b]", "route 101[a] 102[b]", "stop 1", "stop 2"}, r.log)
+	}
+}

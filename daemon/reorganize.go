@@ -1,0 +1,241 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// executors is the control.Node the daemon reorganizes: its supervisor's
+// executor processes and its router, for one plan.
+type executors struct {
+	n      *node
+	plan   *gpulet.Plan
+	reason string
+	rates  map[string]float64
+}
+
+var _ control.Node[*gpuletRun] = executors{}
+
+// wantOf resolves a plan gpu-let to the device it runs on.
+func (x executors) wantOf(gp *gpulet.GPUPlan, let gpulet.GPULet) (*want, error) {
+	dev, err := x.n.devices.Inventory().Device(gp.ID)
+	if err != nil {
+		return nil, fmt.Errorf("apply plan: %w", err)
+	}
+	return &want{device: dev, let: let, gpu: gp}, nil
+}
+
+// Start starts the executor of a new gpu-let with its models.
+func (x executors) Start(ctx context.Context, gp *gpulet.GPUPlan, let gpulet.GPULet) (*gpuletRun, error) {
+	w, err := x.wantOf(gp, let)
+	if err != nil {
+		return nil, err
+	}
+	g, err := x.n.startGpulet(ctx, w, x.plan)
+	if err != nil {
+		return nil, err
+	}
+	g.setPlanned(let)
+	return g, nil
+}
+
+// Load loads a model a kept gpu-let gains.
+func (x executors) Load(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, let gpulet.GPULet, p gpulet.Placement) error {
+	w, err := x.wantOf(gp, let)
+	if err != nil {
+		return err
+	}
+	req, err := x.n.loadRequest(w, p, x.plan)
+	if err == nil {
+		err = g.loadModel(ctx, req)
+	}
+	if err != nil {
+		return err
+	}
+	g.plannedAdd(p)
+	return nil
+}
+
+// Retune reloads, on a kept gpu-let, the models whose batch cap or
+// interference factor the plan changes (the executor swaps the new one in
+// while the old serves); rates alone only change the routes' weights.
+func (x executors) Retune(ctx context.Context, g *gpuletRun, let gpulet.GPULet) error {
+	w, err := x.wantOf(&gpulet.GPUPlan{ID: g.device.ID}, let)
+	if err != nil {
+		return err
+	}
+	for gi := range x.plan.GPUs {
+		if x.plan.GPUs[gi].ID == g.device.ID {
+			w.gpu = &x.plan.GPUs[gi]
+		}
+	}
+	var errs []error
+	for _, p := range let.Models {
+		g.mu.Lock()
+		have := g.models[p.Name]
+		g.mu.Unlock()
+		if have == nil {
+			continue // gained: Load loads it
+		}
+		req, err := x.n.loadRequest(w, p, x.plan)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if req.BatchCap == have.BatchCap && req.InterferenceFactor == have.InterferenceFactor && req.EmulatedContention == have.EmulatedContention {
+			continue
+		}
+		if err := g.loadModel(ctx, req); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	g.retunePlanned(let)
+	return errors.Join(errs...)
+}
+
+// Route points the router at the serving gpu-lets; the plan is the node's
+// from then on.
+func (x executors) Route(serving []control.Serving[*gpuletRun]) {
+	x.n.installRoutes(serving)
+	x.n.current.Store(&planned{plan: x.plan, at: time.Now(), reason: x.reason, rates: x.rates})
+}
+
+// Stop drains and stops a gpu-let the plan drops.
+func (x executors) Stop(ctx context.Context, g *gpuletRun) {
+	if err := x.n.sup.retire(ctx, g); err != nil {
+		x.n.log.Warn("retire gpu-let", zap.String("gpulet", g.id), zap.Error(err))
+	}
+}
+
+// Unload takes a model a kept gpu-let lost off it once its requests there
+// have had time to finish (one SLO).
+func (x executors) Unload(ctx context.Context, g *gpuletRun, name string) {
+	g.plannedDrop(name)
+	wait := time.Second
+	if m, ok := x.n.catalog.get(name); ok {
+		wait = m.Config.SLO.D()
+	}
+	select {
+	case <-time.After(wait):
+	case <-ctx.Done():
+	}
+	if err := g.unloadModel(ctx, name); err != nil {
+		x.n.log.Warn("unload model", zap.String("model", name), zap.String("gpulet", g.id), zap.Error(err))
+	}
+}
+
+// running lists the node's serving gpu-lets with the plan gpu-let each
+// runs, for control.Reorganize.
+func (n *node) running() []control.Serving[*gpuletRun] {
+	var out []control.Serving[*gpuletRun]
+	for _, g := range n.sup.list() {
+		if g.draining.Load() {
+			continue
+		}
+		out = append(out, control.Serving[*gpuletRun]{GPU: g.device.ID, Let: g.plannedNow(), H: g})
+	}
+	return out
+}
+
+// apply makes the node run plan through control.Reorganize: it keeps the
+// gpu-lets that stay, starts the new ones beside the old, switches the
+// router atomically, then drains and stops the old ones. When a device
+// cannot hold old and new at once (cores, memory or MIG instances), the
+// new ones there start after the old have drained, which is logged.
+func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rates map[string]float64) error {
+	out, err := control.Reorganize(ctx, executors{n: n, plan: plan, reason: reason, rates: rates}, n.running(), plan)
+	n.recordOutcome(out, plan, reason)
+	n.markServing()
+	return err
+}
+
+// recordOutcome says what a reorganization did and why models it could not
+// start or load are not served (status, events, the reorganizations metric).
+func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan, reason string) {
+	for _, f := range out.Failed {
+		if f.Model != "" {
+			n.unserved.set(f.Model, fmt.Sprintf("loading it on %s failed: %v", f.GPU, f.Err))
+			continue
+		}
+		for _, pl := range f.Let.Models {
+			n.unserved.set(pl.Name, fmt.Sprintf("its gpu-let on %s did not start: %v", f.GPU, f.Err))
+		}
+	}
+	if out.Deferred > 0 {
+		n.events.add(EventReorganize, store.SeverityWarning,
+			fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones (cores or memory): old gpu-lets were drained first", out.Deferred), nil)
+	}
+	started := out.Started + out.Deferred
+	if started > 0 || out.Stopped > 0 || out.Loaded > 0 || hasUnloads(out.Diff) {
+		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+plan.Layout(), map[string]string{
+			"reason": reason, "started": strconv.Itoa(started), "retired": strconv.Itoa(out.Stopped),
+		})
+		n.reorganizations.Add(1)
+	}
+}
+
+func hasUnloads(d gpulet.PlanDiff) bool {
+	return slices.ContainsFunc(d.Changes, func(c gpulet.Change) bool { return len(c.Unload) > 0 })
+}
+
+// setPlanned records the plan gpu-let g was started for.
+func (g *gpuletRun) setPlanned(let gpulet.GPULet) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.planned = let
+	g.planned.Models = slices.Clone(let.Models)
+}
+
+// retunePlanned takes the plan's batches and rates for the models g keeps.
+func (g *gpuletRun) retunePlanned(let gpulet.GPULet) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, p := range g.planned.Models {
+		for _, q := range let.Models {
+			if q.Name == p.Name {
+				g.planned.Models[i] = q
+			}
+		}
+	}
+}
+
+// plannedAdd records a model g gained.
+func (g *gpuletRun) plannedAdd(p gpulet.Placement) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.planned.Models = append(g.planned.Models, p)
+}
+
+// plannedDrop records a model g lost.
+func (g *gpuletRun) plannedDrop(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.planned.Models = slices.DeleteFunc(g.planned.Models, func(p gpulet.Placement) bool { return p.Name == name })
+}
+
+// plannedNow is the plan gpu-let g runs, with the models loaded on it.
+func (g *gpuletRun) plannedNow() gpulet.GPULet {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l := g.planned
+	if l.Size == 0 {
+		l.Size = g.size
+	}
+	l.Models = nil
+	for _, p := range g.planned.Models {
+		if g.models[p.Name] != nil {
+			l.Models = append(l.Models, p)
+		}
+	}
+	return l
+}

@@ -1,0 +1,59 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+func TestRecordOutcome(t *testing.T) {
+	let := gpulet.GPULet{Size: 50, Models: []gpulet.Placement{{Name: "a", Batch: 4, Rate: 10}, {Name: "b", Batch: 2, Rate: 5}}}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "cpu", GPULets: []gpulet.GPULet{let}}}}
+	tests := []struct {
+		name     string
+		out      control.Outcome[*gpuletRun]
+		unserved map[string]string
+		kinds    []string
+		reorgs   int64
+	}{
+		{name: "nothing changed", out: control.Outcome[*gpuletRun]{Diff: gpulet.Diff(plan, plan)}},
+		{name: "a gpu-let that did not start", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 2,
+			Failed: []control.Failure{{GPU: "cpu", Let: let, Err: errors.New("no cores left")}}},
+			unserved: map[string]string{"a": "its gpu-let on cpu did not start: no cores left", "b": "its gpu-let on cpu did not start: no cores left"},
+			kinds:    []string{EventReorganize}, reorgs: 1},
+		{name: "a model that did not load", out: control.Outcome[*gpuletRun]{Loaded: 0, Deferred: 1,
+			Failed: []control.Failure{{GPU: "cpu", Let: let, Model: "b", Err: errors.New("corrupt model")}}},
+			unserved: map[string]string{"b": "loading it on cpu failed: corrupt model"},
+			kinds:    []string{EventReorganize, EventReorganize}, reorgs: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = st.Close() })
+			n := &node{log: zap.NewNop(), events: newEvents(st, zap.NewNop())}
+			n.recordOutcome(tc.out, plan, "period")
+			got := n.unserved.all()
+			require.Len(t, got, len(tc.unserved))
+			for name, why := range tc.unserved {
+				require.Equal(t, why, got[name])
+			}
+			evs, err := st.Events(context.Background(), 0, 10)
+			require.NoError(t, err)
+			var kinds []string
+			for _, e := range evs {
+				kinds = append(kinds, e.Kind)
+			}
+			require.Equal(t, tc.kinds, kinds)
+			require.Equal(t, tc.reorgs, n.reorganizations.Load())
+		})
+	}
+}
