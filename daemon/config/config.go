@@ -77,6 +77,18 @@ type Auth struct {
 	// AdminToken is the bearer token mutating admin calls need when the
 	// listener is not loopback. Empty: such calls are refused off loopback.
 	AdminToken string `yaml:"admin_token"`
+	// AllowedHosts are the names, besides localhost, IP addresses, the
+	// listener's own name and the machine's host name, that requests may
+	// carry in their Host header ("*": any). Other names are refused, so
+	// that a web page cannot reach the daemon through a name it controls
+	// (DNS rebinding).
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// AllowedOrigins are the web origins (scheme://host[:port]), besides
+	// the daemon's own and loopback ones, whose pages may send requests
+	// that are not GET or HEAD ("*": any). Other origins are refused, so
+	// that a page open in a browser cannot unload models or re-plan the
+	// node (cross-site request forgery).
+	AllowedOrigins []string `yaml:"allowed_origins"`
 }
 
 // ONNXRuntime locates and tunes ONNX Runtime.
@@ -128,6 +140,7 @@ func Default() Config {
 			MaxRequestBody:    64 << 20,
 			MaxQueuedPerModel: 4096,
 		},
+		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}},
 		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},
 		MPS:         MPS{ControlBinary: "nvidia-cuda-mps-control"},
 	}

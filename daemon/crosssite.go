@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// sameSite refuses, with 403, requests a web page could send the daemon
+// against its operator's will: a Host header that is not one of the
+// daemon's names (DNS rebinding: a name the page's site controls that
+// resolves to the daemon's address), and requests other than GET, HEAD and
+// OPTIONS from a foreign web origin (cross-site request forgery). Clients
+// that are not browsers send no Origin and are not affected.
+func (n *node) sameSite(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := n.conf().Auth
+		if !n.hostAllowed(r.Host, auth.AllowedHosts) {
+			writeError(w, http.StatusForbidden, "host "+quote(r.Host)+" is not a name of this daemon: use its address, or add the name to auth.allowed_hosts")
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if o := r.Header.Get("Origin"); o != "" && !n.originAllowed(o, r.Host, auth.AllowedOrigins) {
+				writeError(w, http.StatusForbidden, "requests from web origin "+quote(o)+" may not change or use the daemon: add it to auth.allowed_origins")
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// hostName is the machine's host name, looked up once.
+var hostName = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	return strings.ToLower(h)
+})
+
+// hostOnly is host without its port and brackets, lower case.
+func hostOnly(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(strings.Trim(host, "[]"))
+}
+
+// hostAllowed says whether a request's Host names this daemon: an IP
+// address (rebinding needs a name), localhost, the listener's host, the
+// machine's host name or an allowed host.
+func (n *node) hostAllowed(host string, allowed []string) bool {
+	h := hostOnly(host)
+	switch {
+	case h == "":
+		return true // HTTP/1.0 without Host
+	case net.ParseIP(h) != nil, isLocalhost(h):
+		return true
+	case h == hostOnly(n.conf().Listen), h == hostName():
+		return true
+	}
+	return slices.ContainsFunc(allowed, func(a string) bool { return a == "*" || strings.EqualFold(a, h) })
+}
+
+func isLocalhost(h string) bool { return h == "localhost" || strings.HasSuffix(h, ".localhost") }
+
+// originAllowed says whether a web origin may send the daemon requests
+// that are not GET or HEAD: the daemon's own origin (the admin page), a
+// loopback one (a local tool) or an allowed one.
+func (n *node) originAllowed(origin, host string, allowed []string) bool {
+	if slices.ContainsFunc(allowed, func(a string) bool { return a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) }) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false // "null" (a sandboxed page or a file) or garbage
+	}
+	if strings.EqualFold(u.Host, host) {
+		return true
+	}
+	h := hostOnly(u.Host)
+	if isLocalhost(h) {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
