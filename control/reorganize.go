@@ -21,8 +21,9 @@ type Node[H comparable] interface {
 	// warmed up, before the routes switch.
 	Load(ctx context.Context, h H, gpu *gpulet.GPUPlan, let gpulet.GPULet, p gpulet.Placement) error
 	// Retune gives a kept gpu-let's models the plan's batch caps and
-	// interference factors.
-	Retune(ctx context.Context, h H, let gpulet.GPULet) error
+	// interference factors; a model it cannot retune keeps serving as it
+	// was, which is the node's to report.
+	Retune(ctx context.Context, h H, gpu *gpulet.GPUPlan, let gpulet.GPULet)
 	// Route points the router at the serving gpu-lets, at once.
 	Route(serving []Serving[H])
 	// Stop drains a gpu-let the plan drops (no new requests; it finishes
@@ -145,9 +146,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	}
 	for _, s := range kept {
 		if s.change.Retune {
-			if err := node.Retune(ctx, s.h, s.let); err != nil {
-				out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: err})
-			}
+			node.Retune(ctx, s.h, s.gpu, s.let)
 		}
 		for _, name := range s.change.Load {
 			if err := node.Load(ctx, s.h, s.gpu, s.let, placement(s.let, name)); err != nil {
@@ -160,7 +159,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	}
 	all := append(starts, kept...)
 	route := func() {
-		out.Serving = out.Serving[:0]
+		out.Serving = nil
 		for _, s := range all {
 			if s.ok {
 				out.Serving = append(out.Serving, Serving[H]{GPU: s.gpu.ID, Let: s.let, H: s.h})

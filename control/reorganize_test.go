@@ -62,9 +62,8 @@ func (r *recorder) Load(_ context.Context, h int, _ *gpulet.GPUPlan, _ gpulet.GP
 	return nil
 }
 
-func (r *recorder) Retune(_ context.Context, h int, let gpulet.GPULet) error {
+func (r *recorder) Retune(_ context.Context, h int, _ *gpulet.GPUPlan, _ gpulet.GPULet) {
 	r.add(fmt.Sprintf("retune %d", h))
-	return nil
 }
 
 func (r *recorder) Route(serving []Serving[int]) {

@@ -6,8 +6,11 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gpulet/gpuletd/daemon/config"
 )
 
 // sameSite refuses, with 403, requests a web page could send the daemon
@@ -18,24 +21,22 @@ import (
 // that are not browsers send no Origin and are not affected.
 func (n *node) sameSite(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := n.conf().Auth
-		if !n.hostAllowed(r.Host, auth.AllowedHosts) {
-			writeError(w, http.StatusForbidden, "host "+quote(r.Host)+" is not a name of this daemon: use its address, or add the name to auth.allowed_hosts")
+		c := n.conf()
+		if !hostAllowed(r.Host, c) {
+			writeError(w, http.StatusForbidden, "host "+strconv.Quote(r.Host)+" is not a name of this daemon: use its address, or add the name to auth.allowed_hosts")
 			return
 		}
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:
-			if o := r.Header.Get("Origin"); o != "" && !n.originAllowed(o, r.Host, auth.AllowedOrigins) {
-				writeError(w, http.StatusForbidden, "requests from web origin "+quote(o)+" may not change or use the daemon: add it to auth.allowed_origins")
+			if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host, c.Auth.AllowedOrigins) {
+				writeError(w, http.StatusForbidden, "requests from web origin "+strconv.Quote(o)+" may not change or use the daemon: add it to auth.allowed_origins")
 				return
 			}
 		}
 		h.ServeHTTP(w, r)
 	})
 }
-
-func quote(s string) string { return `"` + s + `"` }
 
 // hostName is the machine's host name, looked up once.
 var hostName = sync.OnceValue(func() string {
@@ -54,17 +55,17 @@ func hostOnly(host string) string {
 // hostAllowed says whether a request's Host names this daemon: an IP
 // address (rebinding needs a name), localhost, the listener's host, the
 // machine's host name or an allowed host.
-func (n *node) hostAllowed(host string, allowed []string) bool {
+func hostAllowed(host string, c *config.Config) bool {
 	h := hostOnly(host)
 	switch {
 	case h == "":
 		return true // HTTP/1.0 without Host
 	case net.ParseIP(h) != nil, isLocalhost(h):
 		return true
-	case h == hostOnly(n.conf().Listen), h == hostName():
+	case h == hostOnly(c.Listen), h == hostName():
 		return true
 	}
-	return slices.ContainsFunc(allowed, func(a string) bool { return a == "*" || strings.EqualFold(a, h) })
+	return slices.ContainsFunc(c.Auth.AllowedHosts, func(a string) bool { return a == "*" || strings.EqualFold(a, h) })
 }
 
 func isLocalhost(h string) bool { return h == "localhost" || strings.HasSuffix(h, ".localhost") }
@@ -72,7 +73,7 @@ func isLocalhost(h string) bool { return h == "localhost" || strings.HasSuffix(h
 // originAllowed says whether a web origin may send the daemon requests
 // that are not GET or HEAD: the daemon's own origin (the admin page), a
 // loopback one (a local tool) or an allowed one.
-func (n *node) originAllowed(origin, host string, allowed []string) bool {
+func originAllowed(origin, host string, allowed []string) bool {
 	if slices.ContainsFunc(allowed, func(a string) bool { return a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) }) {
 		return true
 	}

@@ -170,10 +170,10 @@ type want struct {
 }
 
 // startGpulet starts the executor of a wanted gpu-let with its models.
-func (n *node) startGpulet(ctx context.Context, w *want, plan *gpulet.Plan) (*gpuletRun, error) {
+func (n *node) startGpulet(ctx context.Context, w *want) (*gpuletRun, error) {
 	var reqs []*pb.LoadModelRequest
 	for _, pl := range w.let.Models {
-		req, err := n.loadRequest(w, pl, plan)
+		req, err := n.loadRequest(w, pl)
 		if err != nil {
 			return nil, err
 		}
@@ -210,7 +210,7 @@ func (n *node) startGpulet(ctx context.Context, w *want, plan *gpulet.Plan) (*gp
 // file, its SLO, ℓ(b) at this size from the profile with the plan's
 // interference factor, the batch sizes to warm up and, on emulated devices,
 // the physics' own slowdown for what runs beside it.
-func (n *node) loadRequest(w *want, pl gpulet.Placement, plan *gpulet.Plan) (*pb.LoadModelRequest, error) {
+func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, error) {
 	m, ok := n.catalog.get(pl.Name)
 	if !ok {
 		return nil, fmt.Errorf("load %s: %w", pl.Name, errNotServed)
@@ -250,42 +250,33 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement, plan *gpulet.Plan) (*pb
 		req.Outputs = append(req.Outputs, &pb.TensorSpec{Name: t.Name, Datatype: string(t.DataType), Shape: t.Dims})
 	}
 	if w.device.Kind == mps.KindEmulated {
-		req.EmulatedContention = n.contention(w, pl, m, plan)
+		req.EmulatedContention = n.contention(w, pl, m)
 	}
 	return req, nil
 }
 
 // contention is the emulated physics' slowdown of a placement next to the
-// busiest model of the other gpu-let on its device (1 when alone).
-func (n *node) contention(w *want, pl gpulet.Placement, m *repository.Model, plan *gpulet.Plan) float64 {
-	if plan == nil {
-		if cur := n.current.Load(); cur != nil {
-			plan = cur.plan
-		}
-	}
+// busiest model of the other gpu-let on its device in the plan (1 when
+// alone).
+func (n *node) contention(w *want, pl gpulet.Placement, m *repository.Model) float64 {
 	ph, err := n.book.physicsOf(w.device.Emulated)
-	if err != nil || ph == nil || plan == nil {
+	if err != nil || ph == nil || w.gpu == nil {
 		return 1
 	}
-	for _, g := range plan.GPUs {
-		if g.ID != w.device.ID {
+	for _, l := range w.gpu.GPULets {
+		if l.Size == w.let.Size || len(l.Models) == 0 {
 			continue
 		}
-		for _, l := range g.GPULets {
-			if l.Size == w.let.Size || len(l.Models) == 0 {
-				continue
-			}
-			other := l.Models[0]
-			om, ok := n.catalog.get(other.Name)
-			if !ok {
-				continue
-			}
-			co, err := ph.CoLocated(
-				refset.Placement{Model: m.Profile(), Batch: max(pl.Batch, 1), Size: w.let.Size},
-				refset.Placement{Model: om.Profile(), Batch: max(other.Batch, 1), Size: l.Size})
-			if err == nil && co.Factor(0) > 0 && !math.IsInf(co.Factor(0), 0) {
-				return co.Factor(0)
-			}
+		other := l.Models[0]
+		om, ok := n.catalog.get(other.Name)
+		if !ok {
+			continue
+		}
+		co, err := ph.CoLocated(
+			refset.Placement{Model: m.Profile(), Batch: max(pl.Batch, 1), Size: w.let.Size},
+			refset.Placement{Model: om.Profile(), Batch: max(other.Batch, 1), Size: l.Size})
+		if err == nil && co.Factor(0) > 0 && !math.IsInf(co.Factor(0), 0) {
+			return co.Factor(0)
 		}
 	}
 	return 1
@@ -302,7 +293,7 @@ func (n *node) installRoutes(serving []control.Serving[*gpuletRun]) {
 				n.log.Warn("route latency", zap.String("model", pl.Name), zap.Error(err))
 				continue
 			}
-			entries[pl.Name] = append(entries[pl.Name], routeEntry{g: sv.H, weight: max(pl.Rate, 0.001), lat: lat})
+			entries[pl.Name] = append(entries[pl.Name], routeEntry{g: sv.H, weight: control.RouteWeight(pl), lat: lat})
 		}
 	}
 	n.router.install(entries)

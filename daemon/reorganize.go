@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,22 +25,13 @@ type executors struct {
 
 var _ control.Node[*gpuletRun] = executors{}
 
-// wantOf resolves a plan gpu-let to the device it runs on.
-func (x executors) wantOf(gp *gpulet.GPUPlan, let gpulet.GPULet) (*want, error) {
+// Start starts the executor of a new gpu-let with its models.
+func (x executors) Start(ctx context.Context, gp *gpulet.GPUPlan, let gpulet.GPULet) (*gpuletRun, error) {
 	dev, err := x.n.devices.Inventory().Device(gp.ID)
 	if err != nil {
 		return nil, fmt.Errorf("apply plan: %w", err)
 	}
-	return &want{device: dev, let: let, gpu: gp}, nil
-}
-
-// Start starts the executor of a new gpu-let with its models.
-func (x executors) Start(ctx context.Context, gp *gpulet.GPUPlan, let gpulet.GPULet) (*gpuletRun, error) {
-	w, err := x.wantOf(gp, let)
-	if err != nil {
-		return nil, err
-	}
-	g, err := x.n.startGpulet(ctx, w, x.plan)
+	g, err := x.n.startGpulet(ctx, &want{device: dev, let: let, gpu: gp})
 	if err != nil {
 		return nil, err
 	}
@@ -51,11 +41,7 @@ func (x executors) Start(ctx context.Context, gp *gpulet.GPUPlan, let gpulet.GPU
 
 // Load loads a model a kept gpu-let gains.
 func (x executors) Load(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, let gpulet.GPULet, p gpulet.Placement) error {
-	w, err := x.wantOf(gp, let)
-	if err != nil {
-		return err
-	}
-	req, err := x.n.loadRequest(w, p, x.plan)
+	req, err := x.n.loadRequest(&want{device: g.device, let: let, gpu: gp}, p)
 	if err == nil {
 		err = g.loadModel(ctx, req)
 	}
@@ -68,18 +54,10 @@ func (x executors) Load(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, l
 
 // Retune reloads, on a kept gpu-let, the models whose batch cap or
 // interference factor the plan changes (the executor swaps the new one in
-// while the old serves); rates alone only change the routes' weights.
-func (x executors) Retune(ctx context.Context, g *gpuletRun, let gpulet.GPULet) error {
-	w, err := x.wantOf(&gpulet.GPUPlan{ID: g.device.ID}, let)
-	if err != nil {
-		return err
-	}
-	for gi := range x.plan.GPUs {
-		if x.plan.GPUs[gi].ID == g.device.ID {
-			w.gpu = &x.plan.GPUs[gi]
-		}
-	}
-	var errs []error
+// while the old serves); rates alone only change the routes' weights. A
+// model that fails to reload keeps serving as it was, which is logged.
+func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, let gpulet.GPULet) {
+	w := &want{device: g.device, let: let, gpu: gp}
 	for _, p := range let.Models {
 		g.mu.Lock()
 		have := g.models[p.Name]
@@ -87,20 +65,20 @@ func (x executors) Retune(ctx context.Context, g *gpuletRun, let gpulet.GPULet) 
 		if have == nil {
 			continue // gained: Load loads it
 		}
-		req, err := x.n.loadRequest(w, p, x.plan)
+		req, err := x.n.loadRequest(w, p)
+		if err == nil && req.BatchCap == have.BatchCap && req.InterferenceFactor == have.InterferenceFactor &&
+			req.EmulatedContention == have.EmulatedContention {
+			continue
+		}
+		if err == nil {
+			err = g.loadModel(ctx, req)
+		}
 		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if req.BatchCap == have.BatchCap && req.InterferenceFactor == have.InterferenceFactor && req.EmulatedContention == have.EmulatedContention {
-			continue
-		}
-		if err := g.loadModel(ctx, req); err != nil {
-			errs = append(errs, err)
+			x.n.log.Warn("retune model: it keeps its old batch cap and factor", zap.String("model", p.Name),
+				zap.String("gpulet", g.id), zap.Error(err))
 		}
 	}
 	g.retunePlanned(let)
-	return errors.Join(errs...)
 }
 
 // Route points the router at the serving gpu-lets; the plan is the node's
@@ -228,9 +206,6 @@ func (g *gpuletRun) plannedNow() gpulet.GPULet {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	l := g.planned
-	if l.Size == 0 {
-		l.Size = g.size
-	}
 	l.Models = nil
 	for _, p := range g.planned.Models {
 		if g.models[p.Name] != nil {

@@ -228,9 +228,6 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	if node.err != nil {
-		return node.err
-	}
 	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: p.Layout(), GPUs: p.UsedGPUs(),
 		Started: out.Started, Retired: out.Stopped, Unscheduled: p.UnscheduledRate()})
 	if out.Started > 0 || out.Stopped > 0 {
@@ -247,22 +244,15 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 	return nil
 }
 
-// running lists the serving gpu-lets with the plan gpu-let each runs (the
-// models routed to it), for control.Reorganize.
+// running lists the serving gpu-lets with the plan gpu-let each runs, for
+// control.Reorganize: an active gpu-let serves exactly the models of the
+// plan gpu-let the last switch routed to it (engine.route).
 func (e *engine) running() []control.Serving[*glet] {
 	var out []control.Serving[*glet]
 	for _, l := range e.lets {
-		if l.state != active {
-			continue
+		if l.state == active {
+			out = append(out, control.Serving[*glet]{GPU: l.gpu.id, Let: l.planned, H: l})
 		}
-		let := gpulet.GPULet{Size: l.size}
-		for _, pm := range l.planned.Models {
-			if i := e.modelIdx(pm.Name); i >= 0 && l.ms[i] != nil && l.ms[i].routed {
-				let.Models = append(let.Models, pm)
-			}
-		}
-		let.MIGProfile, let.MIGStart = l.planned.MIGProfile, l.planned.MIGStart
-		out = append(out, control.Serving[*glet]{GPU: l.gpu.id, Let: let, H: l})
 	}
 	return out
 }
@@ -324,7 +314,7 @@ func (e *engine) route(serving []control.Serving[*glet]) error {
 			l.published[m.idx] = 0 // a new route takes the gpu-let's state at its first request
 			m.owners = append(m.owners, l)
 			prev := sent[key{m.idx, l}]
-			t := sched.Target{Weight: max(pm.Rate, 0.001), Sent: prev.Sent, Credit: prev.Credit}
+			t := sched.Target{Weight: control.RouteWeight(pm), Sent: prev.Sent, Credit: prev.Credit}
 			t.Latency = l.ms[m.idx].base
 			m.targets = append(m.targets, t)
 		}
@@ -339,7 +329,6 @@ func (e *engine) route(serving []control.Serving[*glet]) error {
 type virtualNode struct {
 	e     *engine
 	steps []func() error
-	err   error
 }
 
 var _ control.Node[*glet] = (*virtualNode)(nil)
@@ -349,20 +338,14 @@ var _ control.Node[*glet] = (*virtualNode)(nil)
 func (v *virtualNode) Serial() bool { return true }
 
 func (v *virtualNode) Start(_ context.Context, gp *gpulet.GPUPlan, let gpulet.GPULet) (*glet, error) {
-	l, err := v.e.newGpulet(v.e.gpuByID(gp.ID, 0), let.Size, starting)
-	if err != nil {
-		v.err = err
-		return nil, err
-	}
-	l.planned = let
-	return l, nil
+	return v.e.newGpulet(v.e.gpuByID(gp.ID, 0), let.Size, starting) // the switch gives it its plan gpu-let
 }
 
 func (v *virtualNode) Load(context.Context, *glet, *gpulet.GPUPlan, gpulet.GPULet, gpulet.Placement) error {
 	return nil
 }
 
-func (v *virtualNode) Retune(context.Context, *glet, gpulet.GPULet) error { return nil }
+func (v *virtualNode) Retune(context.Context, *glet, *gpulet.GPUPlan, gpulet.GPULet) {}
 
 func (v *virtualNode) Route(serving []control.Serving[*glet]) {
 	serving = slices.Clone(serving)

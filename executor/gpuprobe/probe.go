@@ -16,7 +16,6 @@ import (
 	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/engine"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
-	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/modelzoo"
 )
 
@@ -108,11 +107,11 @@ func Probe(ctx context.Context, o Options) Result {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return fail(fmt.Errorf("probe: %w", err))
 	}
-	want, err := runOnce(ctx, cpu, path)
+	want, err := engine.FixedBatch(ctx, cpu, probeModel, path, 4)
 	if err != nil {
 		return fail(fmt.Errorf("probe on the CPU: %w", err))
 	}
-	got, err := runOnce(ctx, gpu, path)
+	got, err := engine.FixedBatch(ctx, gpu, probeModel, path, 4)
 	if err != nil {
 		return fail(fmt.Errorf("probe on %s: %w", o.Provider, err))
 	}
@@ -122,45 +121,6 @@ func Probe(ctx context.Context, o Options) Result {
 	}
 	r.OK = true
 	return r
-}
-
-// runOnce loads the model and runs one batch of 4 rows of a fixed input.
-func runOnce(ctx context.Context, e engine.Engine, path string) ([]float32, error) {
-	m, err := e.Load(ctx, engine.ModelSpec{Name: probeModel, Path: path, MaxBatchSize: 4})
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = m.Close() }()
-	in := m.Inputs()[0]
-	n := int64(1)
-	for _, d := range in.Shape {
-		n *= d
-	}
-	var reqs [][]tensor.Tensor
-	for r := range 4 {
-		vals := make([]float32, n)
-		for i := range vals {
-			vals[i] = float32((i*7+r*13)%31)/31 - 0.5
-		}
-		t, err := tensor.FromFloat32s(in.Name, append([]int64{1}, in.Shape...), vals)
-		if err != nil {
-			return nil, err
-		}
-		reqs = append(reqs, []tensor.Tensor{t})
-	}
-	outs, _, err := m.Run(ctx, reqs, nil)
-	if err != nil {
-		return nil, err
-	}
-	var flat []float32
-	for _, o := range outs {
-		v, err := o[0].Float32s()
-		if err != nil {
-			return nil, err
-		}
-		flat = append(flat, v...)
-	}
-	return flat, nil
 }
 
 func maxAbsDiff(a, b []float32) float64 {

@@ -12,3 +12,8 @@ func BatchCap(let gpulet.GPULet, pl gpulet.Placement) int {
 	}
 	return max(pl.Batch, 1)
 }
+
+// RouteWeight is the router's weight for a placement: the rate the plan
+// assigns it, and a token weight for one the plan gives no rate (a model
+// placed at its minimum), so that it is still routed to.
+func RouteWeight(pl gpulet.Placement) float64 { return max(pl.Rate, 0.001) }

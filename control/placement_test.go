@@ -14,3 +14,8 @@ func TestBatchCap(t *testing.T) {
 	require.Equal(t, 6, BatchCap(gpulet.GPULet{Models: []gpulet.Placement{a, b}}, a))
 	require.Equal(t, 1, BatchCap(gpulet.GPULet{Models: []gpulet.Placement{a, b}}, b))
 }
+
+func TestRouteWeight(t *testing.T) {
+	require.Equal(t, 12.5, RouteWeight(gpulet.Placement{Rate: 12.5}))
+	require.Positive(t, RouteWeight(gpulet.Placement{}), "a placement without a rate is still routed to")
+}
