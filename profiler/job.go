@@ -61,6 +61,10 @@ type Job struct {
 	// PairBatches is the batch grid of the co-locations; empty: the
 	// smallest, a middle and the largest of Batches.
 	PairBatches []int
+	// UtilBatches are the batches at which solo utilisation is measured
+	// (each a profiled batch); empty: every profiled batch. A meter such as
+	// Nsight Compute replays every kernel, so fewer batches save minutes.
+	UtilBatches []int
 	// Force measures again even when the store holds a complete profile of
 	// this model file on this device type.
 	Force bool
@@ -143,6 +147,12 @@ func (j *Job) plan() error {
 				return fail("batch %d: the model has no batch dimension (max_batch_size 0), only batch 1", b)
 			}
 			return fail("batch %d exceeds the model's max_batch_size %d", b, m.MaxBatchSize)
+		}
+	}
+	j.UtilBatches = sortedUnique(j.UtilBatches)
+	for _, b := range j.UtilBatches {
+		if !slices.Contains(j.Batches, b) {
+			return fail("utilisation batch %d is not one of the profiled batches %v", b, j.Batches)
 		}
 	}
 	if j.Device.Kind != mps.KindEmulated && j.Launcher == nil {

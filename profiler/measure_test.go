@@ -3,8 +3,10 @@ package profiler
 import (
 	"context"
 	"math"
+	"sync"
 	"testing"
 
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
 )
@@ -228,4 +230,46 @@ func TestMeasureCoLocations(t *testing.T) {
 	xs, err = st.InterferenceSamples(ctx, "cpu")
 	require.NoError(t, err)
 	require.Len(t, xs, 6, "a new measurement replaces the model's co-locations")
+}
+
+// countingMeter records the batches it measured.
+type countingMeter struct {
+	mu      sync.Mutex
+	batches []int
+}
+
+func (m *countingMeter) Source() string              { return "count" }
+func (m *countingMeter) Covers(mps.Device, int) bool { return true }
+func (m *countingMeter) Measure(_ context.Context, t UtilTarget) (UtilReading, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.batches = append(m.batches, t.Batch)
+	return UtilReading{SM: 1, L2: 2, DRAM: 3}, nil
+}
+
+func TestMeasureUtilBatches(t *testing.T) {
+	tests := []struct {
+		name        string
+		utilBatches []int
+		want        []int
+		err         string
+	}{
+		{name: "every profiled batch", want: []int{1, 2, 4, 1, 2, 4}},
+		{name: "chosen batches", utilBatches: []int{4, 1}, want: []int{1, 4, 1, 4}},
+		{name: "not profiled", utilBatches: []int{8}, err: "utilisation batch 8 is not one of the profiled batches"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &countingMeter{}
+			job := Job{Model: testModel("lenet5"), Device: cpuDevice(), Batches: []int{1, 2, 4}, UtilBatches: tt.utilBatches,
+				Store: openStore(t), Launcher: &fakeLauncher{alpha: 2, beta: 1}, Rule: fastRule(), Meters: []UtilMeter{m}}
+			_, err := Measure(context.Background(), job)
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, m.batches, "two sizes, each at the chosen batches")
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -64,7 +65,15 @@ type NCU struct {
 	// Target gives the environment and command line of the solo process
 	// ncu launches for a point (see SoloTarget).
 	Target func(t UtilTarget) (env, argv []string)
+	// Timeout bounds one point's ncu run (default DefaultNCUTimeout): a
+	// point that takes longer is left unmeasured, with a note, and the
+	// profile goes on.
+	Timeout time.Duration
 }
+
+// DefaultNCUTimeout is how long one point's ncu run may take: kernel replay
+// makes a profiled batch hundreds of times slower than a plain one.
+const DefaultNCUTimeout = 2 * time.Minute
 
 // Source implements UtilMeter.
 func (n *NCU) Source() string { return store.SourceNCU }
@@ -86,10 +95,21 @@ func (n *NCU) Measure(ctx context.Context, t UtilTarget) (UtilReading, error) {
 		path = "ncu"
 	}
 	env, argv := n.Target(t)
-	args := append([]string{"--csv", "--page", "raw", "--target-processes", "all",
+	timeout := n.Timeout
+	if timeout <= 0 {
+		timeout = DefaultNCUTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// --profile-from-start off: only the target's profiler range (its
+	// measured batches, see SoloRun) is profiled.
+	args := append([]string{"--csv", "--page", "raw", "--target-processes", "all", "--profile-from-start", "off",
 		"--metrics", strings.Join([]string{ncuDuration, ncuSM, ncuL2, ncuDRAM}, ",")}, argv...)
 	out, err := runner.Run(ctx, env, path, args...)
 	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("%w (ncu ran longer than %s)", err, timeout)
+		}
 		return unknownReading(), fmt.Errorf("ncu %s b=%d on %s: %w: %w", t.Model.Name, t.Batch, t.Device.ID, ErrUtilisation, err)
 	}
 	r, _, err := ParseNCU(out)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/stretchr/testify/require"
@@ -95,10 +96,28 @@ func TestNCUMeter(t *testing.T) {
 	require.Equal(t, []string{"/usr/bin/gpuletd", "profile", "--ncu-target", "--batch", "8", "--runs", "3", "--max-batch-size", "32",
 		"--onnxruntime-library", "/lib/libonnxruntime.so.1", m.Path}, run.args[i:])
 	require.True(t, strings.Contains(strings.Join(run.args, " "), ncuDRAM))
+	require.Contains(t, strings.Join(run.args[:i], " "), "--profile-from-start off", "only the target's profiler range is profiled")
 
 	run.err = errors.New("exit status 1")
 	_, err = n.Measure(context.Background(), UtilTarget{Model: m, Device: gpu, Size: 100, Batch: 8})
 	require.ErrorIs(t, err, ErrUtilisation)
+}
+
+// hangingRunner blocks until its context ends, as an ncu that never
+// finishes would.
+type hangingRunner struct{}
+
+func (hangingRunner) Run(ctx context.Context, _ []string, _ string, _ ...string) ([]byte, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestNCUMeterTimeout(t *testing.T) {
+	gpu := mps.Device{ID: "gpu0", Kind: mps.KindNVIDIA, UUID: "GPU-1234", Backend: mps.BackendMPS, Sizes: []int{100}}
+	n := &NCU{Runner: hangingRunner{}, Target: SoloTarget("gpuletd", "", 1), Timeout: 20 * time.Millisecond}
+	_, err := n.Measure(context.Background(), UtilTarget{Model: testModel("resnet18"), Device: gpu, Size: 100, Batch: 8})
+	require.ErrorIs(t, err, ErrUtilisation)
+	require.ErrorContains(t, err, "ncu ran longer than 20ms")
 }
 
 func TestMeasureUtilChainsMeters(t *testing.T) {

@@ -90,6 +90,11 @@ func TestRealExecutorsLeNetAndCoLocation(t *testing.T) {
 	require.Equal(t, 1, res.Executors[0].Threads, "50% of two cores is one core")
 	require.Len(t, res.Executors[0].Cores, 1)
 	require.Equal(t, []int{0, 1}, res.Executors[1].Cores)
+	for _, x := range res.Executors {
+		require.Positive(t, x.StartMS, "executor start time")
+		require.Positive(t, x.LoadMS, "model load time")
+		require.Positive(t, x.WarmupMS, "warm-up time")
+	}
 	for _, p := range res.Points {
 		require.True(t, p.Complete)
 		require.Positive(t, p.P50MS)

@@ -73,6 +73,13 @@ type ExecutorInfo struct {
 	Threads int    `json:"threads"`
 	Cores   []int  `json:"cores,omitempty"`
 	SMCount int    `json:"sm_count,omitempty"`
+	// StartMS is the time from launching the executor to its first health
+	// answer; LoadMS and WarmupMS are what it reported for loading the
+	// model and running one warm-up batch of every profiled size. Together
+	// they are what a reorganization waits for before a new gpu-let serves.
+	StartMS  float64 `json:"start_ms,omitempty"`
+	LoadMS   float64 `json:"load_ms,omitempty"`
+	WarmupMS float64 `json:"warmup_ms,omitempty"`
 }
 
 // Util is one operating point's solo utilisation, in percent of the whole

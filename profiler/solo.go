@@ -48,6 +48,9 @@ func (r *runner) soloSize(ctx context.Context, size int) error {
 		if err != nil {
 			return err
 		}
+		if len(r.job.UtilBatches) > 0 && !slices.Contains(r.job.UtilBatches, b) {
+			continue
+		}
 		if err := r.soloUtil(ctx, l, b); err != nil {
 			return err
 		}
@@ -64,6 +67,7 @@ func (r *runner) launchLoaded(ctx context.Context, size int, role string, taken 
 	if err != nil {
 		return nil, fmt.Errorf("profile %s on %s: %w", r.job.Model.Name, d.ID, err)
 	}
+	launched := time.Now()
 	x, err := r.job.Launcher.Launch(ctx, g)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -80,10 +84,7 @@ func (r *runner) launchLoaded(ctx context.Context, size int, role string, taken 
 		r.closeExecutor(x, size)
 		return nil, err
 	}
-	if role == "profile" {
-		r.res.Executors = append(r.res.Executors, ExecutorInfo{Size: size, Engine: h.Engine, Threads: int(h.Threads),
-			Cores: int32s(h.CpuCores), SMCount: int(h.SmCount)})
-	}
+	started := time.Since(launched)
 	req := r.loadRequest()
 	lr, err := x.LoadModel(ctx, req)
 	if err != nil {
@@ -94,7 +95,12 @@ func (r *runner) launchLoaded(ctx context.Context, size int, role string, taken 
 		return nil, fmt.Errorf("profile %s on %s at %d%%: %w: %s (model file %s)", r.job.Model.Name, d.ID, size, ErrModelLoad, grpcMessage(err), r.job.Model.Path)
 	}
 	r.log.Info("model loaded", zap.Int("size", size), zap.String("engine", h.Engine), zap.Int32s("cores", h.CpuCores),
-		zap.Int64("load_us", lr.LoadUs), zap.Int64("warmup_us", lr.WarmupUs))
+		zap.Duration("start", started), zap.Int64("load_us", lr.LoadUs), zap.Int64("warmup_us", lr.WarmupUs))
+	if role == "profile" {
+		r.res.Executors = append(r.res.Executors, ExecutorInfo{Size: size, Engine: h.Engine, Threads: int(h.Threads),
+			Cores: int32s(h.CpuCores), SMCount: int(h.SmCount), StartMS: msOf(started),
+			LoadMS: float64(lr.LoadUs) / 1000, WarmupMS: float64(lr.WarmupUs) / 1000})
+	}
 	return &loaded{x: x, size: size, inputs: lr.Inputs}, nil
 }
 
@@ -269,3 +275,6 @@ func int32s(xs []int32) []int {
 	}
 	return out
 }
+
+// msOf is d in milliseconds.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/engine"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 )
 
 // SoloRun is the process Nsight Compute profiles (`gpuletd profile
-// --ncu-target`): one model, alone in its process, running Runs batches of
-// Batch zero-filled rows and exiting.
+// --ncu-target`): one model, alone in its process, warming up with one batch
+// and then running Runs batches of Batch zero-filled rows and exiting. On the
+// CUDA provider only the Runs batches lie inside the CUDA profiler range
+// (cudaProfilerStart/Stop), so a profiler started with
+// `--profile-from-start off` leaves out the load and the warm-up, whose
+// convolution algorithm search launches hundreds of kernels that would each
+// be replayed.
 type SoloRun struct {
 	Path string
 	// Batch is the rows per batch; MaxBatchSize 0 runs a model without
@@ -56,12 +62,26 @@ func RunSolo(ctx context.Context, o SoloRun) error {
 		return fmt.Errorf("solo run of %s: %w: %w", o.Path, ErrModelLoad, err)
 	}
 	defer m.Close()
+	if _, err := m.Warmup(ctx, []int{o.Batch}); err != nil {
+		return fmt.Errorf("solo run of %s: %w: %w", o.Path, ErrModelLoad, err)
+	}
 	batches := make([]int, o.Runs)
 	for i := range batches {
 		batches[i] = o.Batch
 	}
+	ranged := provider == engine.ProviderCUDA
+	if ranged {
+		if err := cudart.ProfilerStart(""); err != nil {
+			return fmt.Errorf("solo run of %s: %w", o.Path, err)
+		}
+	}
 	if _, err := m.Warmup(ctx, batches); err != nil {
 		return fmt.Errorf("solo run of %s: %w: %w", o.Path, ErrModelLoad, err)
+	}
+	if ranged {
+		if err := cudart.ProfilerStop(""); err != nil {
+			return fmt.Errorf("solo run of %s: %w", o.Path, err)
+		}
 	}
 	return nil
 }

@@ -35,6 +35,8 @@ type profileFlags struct {
 	partitions  []int
 	pairs       bool
 	pairBatches []int
+	utilBatches []int
+	ncuTimeout  time.Duration
 	force       bool
 	asJSON      bool
 	plot        string
@@ -86,6 +88,8 @@ L(b,p) with the knee marked (.svg or .png), --json prints the result.
 	fl.IntSliceVar(&f.partitions, "partitions", nil, "partition sizes in percent (default: every size the device allows)")
 	fl.BoolVar(&f.pairs, "pairs", false, "also measure the model beside itself on two gpu-lets (p and 100−p)")
 	fl.IntSliceVar(&f.pairBatches, "pair-batches", nil, "batch grid of --pairs (default: smallest, middle and largest batch)")
+	fl.IntSliceVar(&f.utilBatches, "util-batches", nil, "batches whose solo L2/DRAM utilisation is measured (default: every profiled batch)")
+	fl.DurationVar(&f.ncuTimeout, "ncu-timeout", profiler.DefaultNCUTimeout, "longest Nsight Compute run for one point's utilisation; a longer one leaves it unmeasured")
 	fl.BoolVar(&f.force, "force", false, "measure again even when a complete profile is stored")
 	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	fl.StringVar(&f.plot, "plot", "", "write a plot of L(b,p) with the knee (FILE.svg or FILE.png)")
@@ -221,7 +225,7 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	}
 	job := profiler.Job{
 		Model: model, Device: dev, Sizes: f.partitions, Batches: f.batches, Pairs: f.pairs, PairBatches: f.pairBatches,
-		Force: f.force, Rule: f.rule, Store: st, Log: log.Named("profile"),
+		UtilBatches: f.utilBatches, Force: f.force, Rule: f.rule, Store: st, Log: log.Named("profile"),
 	}
 	if dev.Kind != mps.KindEmulated {
 		if ortErr != nil {
@@ -239,7 +243,7 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 		defer os.RemoveAll(sockets)
 		job.Launcher = &profiler.ProcessLauncher{Devices: devs, SocketDir: sockets, Library: ortLib, Log: log.Named("executors"),
 			Provider: cfg.ONNXRuntime.Provider, Env: daemon.CUDAEnv(cfg)}
-		job.Meters = utilMeters(dev, lib, ortLib)
+		job.Meters = utilMeters(dev, lib, ortLib, f.ncuTimeout)
 	}
 	stderr := cmd.ErrOrStderr()
 	bar := profiler.NewProgressBar(stderr, isTerminal(stderr))
@@ -340,14 +344,14 @@ func fileSHA256(path string) (string, error) {
 
 // utilMeters are the utilisation meters the device allows: Nsight Compute
 // when ncu is installed, NVML GPM (Hopper and newer); none on the CPU.
-func utilMeters(d mps.Device, lib nvml.Interface, ortLib string) []profiler.UtilMeter {
+func utilMeters(d mps.Device, lib nvml.Interface, ortLib string, ncuTimeout time.Duration) []profiler.UtilMeter {
 	if d.Kind != mps.KindNVIDIA {
 		return nil
 	}
 	var meters []profiler.UtilMeter
 	if path, err := exec.LookPath("ncu"); err == nil {
 		if self, err := os.Executable(); err == nil {
-			meters = append(meters, &profiler.NCU{Path: path, Target: profiler.SoloTarget(self, ortLib, 5)})
+			meters = append(meters, &profiler.NCU{Path: path, Target: profiler.SoloTarget(self, ortLib, 5), Timeout: ncuTimeout})
 		}
 	}
 	if lib != nil {

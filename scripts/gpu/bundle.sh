@@ -5,7 +5,8 @@
 #
 #   scripts/gpu/bundle.sh [DIR]      (default dist/gpu)
 #
-# There, run DIR/run-tests.sh (make test-gpu's tests) and DIR/bin/gpuletd doctor.
+# There, run DIR/run-tests.sh (make test-gpu's tests), DIR/bin/gpuletd doctor
+# and the measurement phases of DIR/campaign.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-dist/gpu}
@@ -19,5 +20,6 @@ for pkg in ./executor/engine ./mps ./cmd/gpuletd; do
   name=$(echo "$pkg" | tr -c 'a-z0-9\n' '_' | sed 's/^_*//')
   go test -c -tags gpu -o "$out/tests/$name.test" "$pkg"
 done
-cp scripts/gpu/run-tests.sh "$out/"
+go build -o "$out/tests/fake-nvidia-cuda-mps-control" ./mps/testdata/fakempscontrol
+cp scripts/gpu/run-tests.sh scripts/gpu/campaign.sh scripts/gpu/export-models.py scripts/gpu/summarize-profile.py "$out/"
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"

@@ -11,6 +11,7 @@ dirs=${CUDA_LIB_DIRS:-$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia
 export LD_LIBRARY_PATH="${dirs%:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GPULETD_ONNXRUNTIME_LIBRARY="$here/lib/libonnxruntime.so.1"
 export GPULETD_TEST_BINARY="$here/bin/gpuletd"
+export GPULETD_TEST_FAKE_MPS_CONTROL="$here/tests/fake-nvidia-cuda-mps-control"
 status=0
 for t in "$here"/tests/*.test; do
   echo "== $(basename "$t")"

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The measurement campaign on a machine with an NVIDIA GPU, run from an
+# unpacked bundle (scripts/gpu/bundle.sh). Each phase fits in ten minutes,
+# keeps everything it measured in WORK/out/PHASE, packs it into one archive,
+# OUTDIR/campaign-PHASE.tar.gz, and prints a summary.
+#
+#   campaign.sh PHASE OUTDIR [MODELS]
+#
+# Phases:
+#   check     nvidia-smi, `gpuletd doctor --json`, the GPU tests, and the
+#             models exported to WORK/models (export-models.py; lenet5 from
+#             `gpuletd models synth`)
+#   profile   L(b,p) of MODELS (default: every exported model) under MPS at
+#             p in 10..100 and b in 1..64, with the SMs each executor saw,
+#             executor start/load/warm-up times and solo SM/L2/DRAM
+#             utilisation (Nsight Compute on the whole GPU, NVML GPM under
+#             MPS) at batches 8 and 32
+#   pairs     MODELS beside themselves on two gpu-lets (20/80, 40/60, 50/50)
+#
+# WORK (default /tmp/gpuletd-campaign) keeps the models, the store and the
+# MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
+# stops starting new models once BUDGET seconds (default 540) have passed.
+set -uo pipefail
+phase=${1:?phase: check, profile or pairs}
+dest=${2:?output folder}
+here=$(cd "$(dirname "$0")" && pwd)
+work=${WORK:-/tmp/gpuletd-campaign}
+out=$work/out/$phase
+budget=${BUDGET:-540}
+start=$(date +%s)
+rm -rf "$out"
+mkdir -p "$out" "$dest" "$work/state" "$work/run"
+dirs=${CUDA_LIB_DIRS:-$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia/*/lib 2>/dev/null | tr '\n' ':')}
+export LD_LIBRARY_PATH="${dirs%:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GPULETD_ONNXRUNTIME_LIBRARY="$here/lib/libonnxruntime.so.1"
+gpuletd=("$here/bin/gpuletd" --config "$work/gpuletd.yaml" --log-format json)
+cat >"$work/gpuletd.yaml" <<EOF
+state_dir: $work/state
+runtime_dir: $work/run
+model_repository: $work/models
+partitioning:
+  sizes: [10, 20, 30, 40, 50, 60, 80, 100]
+EOF
+all_models="lenet5 mobilenet_v2 resnet50 googlenet bert ssd300 vgg16"
+models=${3:-$all_models}
+
+left() { echo $((budget - ($(date +%s) - start))); }
+
+# each MODEL runs under a time limit; SIGINT keeps what it measured.
+per_model() { # name timeout args...
+  local m=$1 t=$2
+  shift 2
+  if [ "$(left)" -lt 20 ]; then
+    echo "$m: skipped, the phase's time is spent"
+    return
+  fi
+  t=$((t < $(left) ? t : $(left)))
+  timeout -s INT -k 15 "$t" "${gpuletd[@]}" profile "$m" --device gpu0 "$@" \
+    >"$out/$phase-$m.json" 2>"$out/$phase-$m.log"
+  echo "$m: rc=$? after $(($(date +%s) - start))s"
+  python3 "$here/summarize-profile.py" "$out/$phase-$m.json" || tail -3 "$out/$phase-$m.log"
+}
+
+case $phase in
+check)
+  nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1
+  "${gpuletd[@]}" doctor --json >"$out/doctor.json" 2>"$out/doctor.log"
+  echo "doctor rc=$?"
+  (cd "$work" && timeout 200 "$here/run-tests.sh") >"$out/tests.log" 2>&1
+  echo "gpu tests rc=$?"
+  grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log"
+  rm -rf "$work/models"
+  "${gpuletd[@]}" models synth "$work/models" --models lenet5 >"$out/export.log" 2>&1
+  sed -i 's/^max_batch_size: .*/max_batch_size: 64/' "$work/models/lenet5/config.yaml"
+  timeout 240 python3 "$here/export-models.py" "$work/models" --check >>"$out/export.log" 2>&1
+  echo "export rc=$?"
+  cat "$out/export.log"
+  ;;
+profile)
+  n=$(echo "$models" | wc -w)
+  for m in $models; do
+    per_model "$m" $(($(left) / n)) --partitions 10,20,30,40,50,60,80,100 --batches 1,2,4,8,16,32,64 \
+      --util-batches 8,32 --ncu-timeout 60s --min-samples 10 --max-samples 300 --max-time 1s --json --force
+    n=$((n - 1))
+  done
+  ;;
+pairs)
+  n=$(echo "$models" | wc -w)
+  for m in $models; do
+    per_model "$m" $(($(left) / n)) --partitions 20,40,50,60,80 --batches 1,8,32 --pairs --pair-batches 1,8,32 \
+      --util-batches 8 --ncu-timeout 1s --min-samples 10 --max-samples 200 --max-time 1s --json --force
+    n=$((n - 1))
+  done
+  ;;
+*)
+  echo "unknown phase $phase" >&2
+  exit 2
+  ;;
+esac
+cp "$work/state/gpuletd.db" "$out/gpuletd.db" 2>/dev/null
+tar czf "$dest/campaign-$phase.tar.gz" -C "$out" .
+echo "phase $phase done in $(($(date +%s) - start))s: $dest/campaign-$phase.tar.gz"
