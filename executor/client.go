@@ -11,6 +11,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
@@ -46,12 +47,20 @@ func Dial(socket string) (*Client, error) {
 			return d.DialContext(ctx, "unix", addr)
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: dialBackoff, MinConnectTimeout: 5 * time.Second}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("dial executor %s: %w", socket, err)
 	}
 	return &Client{conn: conn, rpc: pb.NewExecutorClient(conn), waiting: map[uint64]chan *pb.InferResponse{}}, nil
 }
+
+// dialBackoff paces reconnection to an executor's socket. gRPC's default
+// waits a full second after the first failed attempt, and the first attempt
+// always fails while a new executor is still starting (its socket does not
+// exist yet): every executor start took at least one second, seen on an H100
+// where start to first health answer was 1003 ms for every executor.
+var dialBackoff = backoff.Config{BaseDelay: 10 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}
 
 // maxMessage bounds one gRPC message between daemon and executor: a whole
 // batch of outputs of a large model fits.

@@ -13,7 +13,10 @@ package interference
 // batch-independent part of a model's batch suffers from the neighbour's DRAM
 // traffic. Because that family was found on the same data it is evaluated
 // on, its held-out numbers are somewhat optimistic; NestedLOMO measures
-// selection and fit together on models neither has seen.
+// selection and fit together on models neither has seen. "latency" needs no
+// utilisation at all, only the latency curves: it is what remains where the
+// counters cannot be read per gpu-let (Nsight Compute does not run under MPS,
+// and NVML GPM has no L2 metric, so on the H100 data L2 is unknown).
 func Candidates() []Spec {
 	paperFeats := []string{"l2_self", "l2_other", "dram_self", "dram_other"}
 	with := func(extra ...string) []string {
@@ -33,5 +36,6 @@ func Candidates() []Spec {
 		{Name: "launch", Features: []string{"fixed_self*dram_other", "log_solo_self*fixed_other", Const}, Target: TargetFactor},
 		{Name: "launch-serial", Features: []string{"serial_self*dram_other", "log_solo_self*fixed_other", Const}, Target: TargetFactor},
 		{Name: "wide-ridge", Features: wide, Target: TargetLogFactor, Ridge: 0.1},
+		{Name: "latency", Features: []string{"serial_self", "fixed_other", "log_solo_self*fixed_other", Const}, Target: TargetFactor},
 	}
 }

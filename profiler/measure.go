@@ -166,7 +166,7 @@ func (r *runner) finish(ctx context.Context, err error) error {
 	case err == nil:
 		status, msg = store.RunComplete, fmt.Sprintf("%d points, %d co-locations", len(r.res.Points), len(r.res.Pairs))
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		status = store.RunIncomplete
+		status, r.res.Interrupted = store.RunIncomplete, true
 		msg = fmt.Sprintf("interrupted: %d of %d points measured and kept, the rest not measured", r.done, r.total)
 		out = fmt.Errorf("profile %s on %s: %w: %d of %d points were measured and are kept; run %d is marked incomplete",
 			r.job.Model.Name, r.job.Device.ID, ErrInterrupted, r.done, r.total, r.runID)

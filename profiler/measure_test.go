@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"testing"
@@ -134,10 +135,11 @@ func TestMeasureFailuresLeaveTheStoreIntact(t *testing.T) {
 			if tt.job != nil {
 				tt.job(&job, f)
 			}
-			_, err := Measure(ctx, job)
+			res, err := Measure(ctx, job)
 			require.ErrorIs(t, err, tt.wantErr)
 			require.Contains(t, err.Error(), tt.wantMsg)
 			require.Contains(t, err.Error(), "lenet5")
+			require.Equal(t, errors.Is(tt.wantErr, ErrInterrupted), res.Interrupted, "the result says it was interrupted")
 
 			runs, rerr := st.Runs(context.Background(), "", "", 0)
 			require.NoError(t, rerr)

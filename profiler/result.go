@@ -143,6 +143,9 @@ type Result struct {
 	// Notes are problems that did not stop the job (a utilisation meter
 	// that failed, for one).
 	Notes []string `json:"notes,omitempty"`
+	// Interrupted says the job was stopped before it finished (Ctrl-C, a
+	// time limit): Points and Pairs hold what was measured.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Point returns the point (b,p), if the result has it.

@@ -16,6 +16,7 @@ func init() { benchCommands = append(benchCommands, newBenchInterferenceCmd) }
 func newBenchInterferenceCmd(_ *globalFlags) *cobra.Command {
 	var (
 		data   string
+		set    string
 		seed   uint64
 		asJSON bool
 	)
@@ -27,17 +28,21 @@ models) and the best of gpuletd's candidates on iGniter's V100 co-locations,
 and print their held-out relative latency errors (p50, p90, p95) under two
 splits: leave one model out (lomo) and a random 70/30 split of the pairs.
 --data reads an iGniter profile (v100-mps-profile.jsonl); without it the
-embedded igniter-v100 set is used. --json prints errors as fractions.`,
+embedded set --set is used (igniter-v100; h100-measured holds self
+co-locations measured on an H100). --json prints errors as fractions.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var rep interference.BenchReport
 			var err error
+			if data != "" && cmd.Flags().Changed("set") {
+				return fmt.Errorf("bench interference: --data and --set exclude each other")
+			}
 			if data == "" {
-				var set *refset.Set
-				if set, err = refset.Load(refset.SetIgniterV100); err != nil {
-					return err
+				s, lerr := refset.Load(set)
+				if lerr != nil {
+					return lerr
 				}
-				rep, err = refset.BenchInterferenceSet(set, seed)
+				rep, err = refset.BenchInterferenceSet(s, seed)
 			} else {
 				f, oerr := os.Open(data)
 				if oerr != nil {
@@ -55,7 +60,8 @@ embedded igniter-v100 set is used. --json prints errors as fractions.`,
 			return writeInterferenceTable(cmd.OutOrStdout(), rep)
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "iGniter profile file (default: the embedded igniter-v100 set)")
+	cmd.Flags().StringVar(&data, "data", "", "iGniter profile file (default: the embedded set --set)")
+	cmd.Flags().StringVar(&set, "set", refset.SetIgniterV100, "reference set whose co-locations are fitted")
 	cmd.Flags().Uint64Var(&seed, "seed", interference.DefaultSeed, "seed of the random split")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (errors as fractions)")
 	return cmd
@@ -69,7 +75,18 @@ func writeInterferenceTable(w io.Writer, rep interference.BenchReport) error {
 		fmt.Fprintf(tw, "%s\t%.2f%%\t%.2f%%\t%.2f%%\t%.2f%%\t%.2f%%\t%.2f%%\t\n", name,
 			100*q.LOMO.P50, 100*q.LOMO.P90, 100*q.LOMO.P95, 100*q.Random.P50, 100*q.Random.P90, 100*q.Random.P95)
 	}
-	row("paper", rep.Paper)
+	if rep.PaperSkipped != "" {
+		fmt.Fprintln(tw, "paper\t-\t-\t-\t-\t-\t-\t")
+	} else {
+		row("paper", rep.Paper)
+	}
 	row("best: "+rep.Best.Name, rep.Best.SplitQuantiles)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rep.PaperSkipped != "" {
+		_, err := fmt.Fprintf(w, "the paper's model was not fitted: %s\n", rep.PaperSkipped)
+		return err
+	}
+	return nil
 }

@@ -250,13 +250,20 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	job.Progress = bar.Update
 	res, err := profiler.Measure(ctx, job)
 	bar.Close()
+	out := cmd.OutOrStdout()
 	if err != nil {
 		if errors.Is(err, profiler.ErrInterrupted) {
+			// What was measured is kept in the store; --json prints it too,
+			// so a campaign stopped by its time limit loses nothing.
+			if f.asJSON {
+				if perr := printJSON(out, res); perr != nil {
+					return perr
+				}
+			}
 			return &exitError{code: 130, msg: "gpuletd profile: " + err.Error()}
 		}
 		return err
 	}
-	out := cmd.OutOrStdout()
 	if f.plot != "" {
 		if err := profiler.WritePlot(res, f.plot); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gpulet/gpuletd/profiler"
 	"math"
 	"os"
 	"os/exec"
@@ -194,7 +195,7 @@ func TestProfileCtrlCKeepsWhatWasMeasured(t *testing.T) {
 	// Every point samples for 2 s (the time cap), so the run is still busy
 	// when the first point is done.
 	cmd := exec.Command(testbin.Gpuletd(t), "profile", "lenet5", "--batches", "1,2,4", "--min-samples", "1000000",
-		"--max-samples", "1000000", "--max-time", "2s")
+		"--max-samples", "1000000", "--max-time", "2s", "--json")
 	cmd.Env = env
 	var stdout bytes.Buffer
 	stderr := &testbin.SyncBuffer{}
@@ -212,6 +213,10 @@ func TestProfileCtrlCKeepsWhatWasMeasured(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, 130, ee.ExitCode())
 	require.Contains(t, stderr.String(), "profiling interrupted: 1 of 6 points were measured and are kept; run 1 is marked incomplete")
+	var partial profiler.Result
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &partial), "--json prints what was measured:\n%s", stdout.String())
+	require.True(t, partial.Interrupted)
+	require.NotEmpty(t, partial.Points)
 
 	sha, err := fileSHA256(filepath.Join(repo, "lenet5", "1", "model.onnx"))
 	require.NoError(t, err)

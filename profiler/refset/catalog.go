@@ -6,6 +6,7 @@ const (
 	SetSymphonyA100   = "symphony-a100"
 	SetSymphony1080Ti = "symphony-1080ti"
 	SetShepherdV100   = "shepherd-v100"
+	SetH100Measured   = "h100-measured"
 )
 
 // mpsSizes are the gpu-let sizes of the MPS set: the design's default sizes
@@ -19,6 +20,19 @@ var mpsSizes = []int{20, 40, 50, 60, 80, 100}
 // is assumed), GTX 1080 Ti 11 GB, A100 40 GB (Symphony does not say which
 // A100; the smaller one is assumed so memory checks err on the safe side).
 var catalog = map[string]Meta{
+	SetH100Measured: {
+		Name:   SetH100Measured,
+		GPU:    "NVIDIA H100 80GB HBM3",
+		Origin: "measured/h100-80gb-2026-11-22.jsonl",
+		Citation: "measured by gpuletd on one H100 80GB HBM3 (driver 580.159.04, CUDA 13.0, ONNX Runtime 1.29.0 CUDA provider) " +
+			"on 2026-11-22: p50 engine time per batch through real executors under MPS, utilisation from Nsight Compute and NVML GPM, " +
+			"self co-locations (scripts/gpu/campaign.sh profile and pairs phases)",
+		Partitioning: PartitionMPS,
+		// The sizes the campaign profiled (issue: p in 10..100).
+		Sizes:     []int{10, 20, 30, 40, 50, 60, 80, 100},
+		MemoryGiB: 80,
+		MaxBatch:  64,
+	},
 	SetIgniterV100: {
 		Name:         SetIgniterV100,
 		GPU:          "NVIDIA V100 16GB",
@@ -64,6 +78,7 @@ var catalog = map[string]Meta{
 // expectedModels is how many models each source table has; a shorter table
 // is reported as truncated.
 var expectedModels = map[string]int{
+	SetH100Measured:   7,
 	SetIgniterV100:    4,
 	SetSymphonyA100:   37,
 	SetSymphony1080Ti: 35,

@@ -3,6 +3,7 @@ package refset
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ConvertIgniter converts iGniter's JSON-lines profile into the reference
@@ -32,8 +33,29 @@ func Convert(set string, r io.Reader, w io.Writer) error {
 	if !ok {
 		return fmt.Errorf("convert %q: %w", set, ErrUnknownSet)
 	}
+	if IsMeasuredOrigin(meta.Origin) {
+		return ConvertMeasured(r, w, set)
+	}
 	if meta.Partitioning == PartitionMPS {
 		return ConvertIgniter(r, w)
 	}
 	return ConvertAlphaBeta(r, w, set)
+}
+
+// measuredDir is the folder of this package that holds measured origins.
+const measuredDir = "measured/"
+
+// IsMeasuredOrigin reports whether a set's origin is a campaign's
+// measurements kept in this package (measured/…) rather than a file of the
+// shared data folder.
+func IsMeasuredOrigin(origin string) bool { return strings.HasPrefix(origin, measuredDir) }
+
+// OriginPath is where a set's origin lies, relative to the repository root's
+// parent for shared data ("../shared/data/…") and to the repository root for
+// measurements ("profiler/refset/measured/…").
+func OriginPath(origin string) string {
+	if IsMeasuredOrigin(origin) {
+		return "profiler/refset/" + origin
+	}
+	return "../shared/data/" + origin
 }

@@ -40,7 +40,7 @@ func (s *Source) Encode(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	m := s.Meta
 	fmt.Fprintln(bw, formatMagic)
-	fmt.Fprintf(bw, "# Reference set %s, converted from ../shared/data/%s; do not edit:\n", m.Name, m.Origin)
+	fmt.Fprintf(bw, "# Reference set %s, converted from %s; do not edit:\n", m.Name, OriginPath(m.Origin))
 	fmt.Fprintln(bw, "# regenerate with `go generate ./profiler/refset`.")
 	fmt.Fprintf(bw, "name %s\ngpu %s\norigin %s\ncitation %s\npartitioning %s\n", m.Name, m.GPU, m.Origin, m.Citation, m.Partitioning)
 	fmt.Fprintf(bw, "sizes %s\nmemory_gib %s\nmax_batch %d\n", joinInts(m.Sizes), num(m.MemoryGiB), m.MaxBatch)

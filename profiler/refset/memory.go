@@ -46,6 +46,10 @@ var paramsM = map[string]float64{
 	// torchvision / PyTorch Hub (SHEPHERD)
 	"resnet18": 11.7, "resnet34": 21.8, "densenet161": 28.7, "googlenet": 6.6,
 	"inception-v3": 27.2, "r-cnn": 41.8,
+	// the H100 campaign's exports (scripts/gpu/export-models.py): torchvision's
+	// documentation for mobilenet_v2 and ssd300_vgg16; LeNet-5 as modelzoo
+	// builds it (about 62 thousand).
+	"mobilenet_v2": 3.5, "ssd300": 35.6, "lenet5": 0.062,
 	"resnest50": 27.5, "resnest101": 48.3, "resnest200": 70.2, "resnest269": 110.9,
 }
 

@@ -132,7 +132,7 @@ func Build(src *Source) (*Set, error) {
 	m := src.Meta
 	s := &Set{
 		Name: m.Name, DeviceType: m.Name, GPU: m.GPU,
-		Source:       "../shared/data/" + m.Origin + " — " + m.Citation,
+		Source:       OriginPath(m.Origin) + " — " + m.Citation,
 		Partitioning: m.Partitioning, Sizes: slices.Clone(m.Sizes),
 		MemoryGiB: m.MemoryGiB, MaxBatch: m.MaxBatch,
 		Pairs:  slices.Clone(src.Pairs),

@@ -14,7 +14,7 @@ import (
 )
 
 func TestNamesAndLoad(t *testing.T) {
-	require.Equal(t, []string{SetIgniterV100, SetShepherdV100, SetSymphony1080Ti, SetSymphonyA100}, Names())
+	require.Equal(t, []string{SetH100Measured, SetIgniterV100, SetShepherdV100, SetSymphony1080Ti, SetSymphonyA100}, Names())
 	tests := []struct {
 		name         string
 		models       int
@@ -23,11 +23,14 @@ func TestNamesAndLoad(t *testing.T) {
 		memGiB       float64
 		withSLO      bool
 		pairs        int
+		maxBatch     int
+		origin       string
 	}{
-		{SetIgniterV100, 4, PartitionMPS, []int{20, 40, 50, 60, 80, 100}, 16, false, 750},
-		{SetSymphonyA100, 37, PartitionNone, []int{100}, 40, true, 0},
-		{SetSymphony1080Ti, 35, PartitionNone, []int{100}, 11, true, 0},
-		{SetShepherdV100, 17, PartitionNone, []int{100}, 16, false, 0},
+		{SetIgniterV100, 4, PartitionMPS, []int{20, 40, 50, 60, 80, 100}, 16, false, 750, 32, "../shared/data/"},
+		{SetH100Measured, 7, PartitionMPS, []int{10, 20, 30, 40, 50, 60, 80, 100}, 80, false, 66, 64, "profiler/refset/measured/"},
+		{SetSymphonyA100, 37, PartitionNone, []int{100}, 40, true, 0, 32, "../shared/data/"},
+		{SetSymphony1080Ti, 35, PartitionNone, []int{100}, 11, true, 0, 32, "../shared/data/"},
+		{SetShepherdV100, 17, PartitionNone, []int{100}, 16, false, 0, 32, "../shared/data/"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,11 +42,11 @@ func TestNamesAndLoad(t *testing.T) {
 			require.Equal(t, tc.sizes, s.Sizes)
 			require.Equal(t, tc.memGiB, s.MemoryGiB)
 			require.Len(t, s.Pairs, tc.pairs)
-			require.Contains(t, s.Source, "../shared/data/")
+			require.True(t, strings.HasPrefix(s.Source, tc.origin), s.Source)
 			for _, m := range s.Models {
 				require.Equal(t, tc.withSLO, m.SLOMS > 0, m.Name)
 				require.Equal(t, tc.name, m.Profile.DeviceType)
-				require.Equal(t, 32, m.Profile.MaxBatch(100), m.Name)
+				require.Equal(t, tc.maxBatch, m.Profile.MaxBatch(100), m.Name)
 				mb, known := FootprintMB(m.Name)
 				require.True(t, known, "parameter count of %s", m.Name)
 				require.Equal(t, mb, m.Profile.MemoryMB)
@@ -142,7 +145,11 @@ func TestEmbeddedMatchesSources(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			origin, err := Origin(name)
 			require.NoError(t, err)
-			f, err := os.Open(filepath.Join(sharedData, origin))
+			dir := sharedData
+			if IsMeasuredOrigin(origin) {
+				dir = "."
+			}
+			f, err := os.Open(filepath.Join(dir, origin))
 			require.NoError(t, err)
 			defer f.Close()
 			var buf bytes.Buffer

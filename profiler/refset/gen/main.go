@@ -1,5 +1,6 @@
 // Command gen rewrites the embedded reference files (../data/*.ref) from the
-// original sources in the shared data folder. Run it with `go generate
+// original sources in the shared data folder and, for measured sets, this
+// package's measured/ folder. Run it with `go generate
 // ./profiler/refset` from the repository root; -shared overrides where the
 // originals are.
 package main
@@ -16,21 +17,26 @@ import (
 
 func main() {
 	shared := flag.String("shared", "../../../shared/data", "folder holding the original reference data")
+	local := flag.String("local", ".", "folder of the refset package, which holds the measured origins (measured/…)")
 	out := flag.String("out", "data", "folder to write the .ref files to")
 	flag.Parse()
-	if err := run(*shared, *out); err != nil {
+	if err := run(*shared, *local, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(shared, out string) error {
+func run(shared, local, out string) error {
 	for _, name := range refset.Names() {
 		origin, err := refset.Origin(name)
 		if err != nil {
 			return err
 		}
-		f, err := os.Open(filepath.Join(shared, origin))
+		dir := shared
+		if refset.IsMeasuredOrigin(origin) {
+			dir = local
+		}
+		f, err := os.Open(filepath.Join(dir, origin))
 		if err != nil {
 			return fmt.Errorf("open source of %s: %w", name, err)
 		}

@@ -17,7 +17,7 @@ func TestRunWritesTheEmbeddedFiles(t *testing.T) {
 		t.Skipf("%s is absent", shared)
 	}
 	out := t.TempDir()
-	require.NoError(t, run(shared, out))
+	require.NoError(t, run(shared, "..", out))
 	for _, name := range refset.Names() {
 		got, err := os.ReadFile(filepath.Join(out, name+".ref"))
 		require.NoError(t, err)
@@ -28,6 +28,6 @@ func TestRunWritesTheEmbeddedFiles(t *testing.T) {
 }
 
 func TestRunWithoutSources(t *testing.T) {
-	err := run(t.TempDir(), t.TempDir())
+	err := run(t.TempDir(), t.TempDir(), t.TempDir())
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
