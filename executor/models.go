@@ -72,8 +72,9 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 		outs[o.Name] = true
 	}
 	return &modelEntry{
-		name: req.Name, rt: rt, lat: lat, base: lat, full: full, calib: sched.NewCalibration(), maxBatch: maxB,
-		slo: time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
+		name: req.Name, rt: rt, lat: lat, base: lat, full: full, maxBatch: maxB,
+		calib: sched.NewCalibration(sched.CalibrationCeiling(time.Duration(req.SloUs)*time.Microsecond, lat.At(1))),
+		slo:   time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
 		outputs: outs,
 	}, nil
 }

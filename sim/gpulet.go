@@ -137,7 +137,7 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 		return fmt.Errorf("place %s on %s: %w", m.name, l.gpu.id, err)
 	}
 	if lm == nil {
-		lm = &letModel{calib: sched.NewCalibration()}
+		lm = &letModel{calib: sched.NewCalibration(sched.CalibrationCeiling(m.slo, base.At(1)))}
 		l.ms[m.idx] = lm
 		lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
 		if err := l.s.AddModel(now, m.id, sched.ModelConfig{Latency: base}); err != nil {
@@ -147,6 +147,7 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 		return nil
 	}
 	lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
+	lm.calib.SetCeiling(sched.CalibrationCeiling(m.slo, base.At(1)))
 	if err := l.s.SetLatency(now, m.id, base.Scaled(lm.calib.Factor())); err != nil {
 		return fmt.Errorf("place %s: %w", m.name, err)
 	}

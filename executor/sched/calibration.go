@@ -18,15 +18,24 @@ import (
 // corrected otherwise). The factor moves only by more than CalibrationStep,
 // so the scheduler is not given a new ℓ after every batch.
 //
+// The factor never makes ℓ(1) longer than half the model's SLO (the ceiling,
+// CalibrationCeiling): ℓ(1) beyond it refuses nearly every request, and a
+// plan whose batches take that long no longer holds anyway — re-planning
+// deals with that, not refusal. Seen on an H100: 8% of a 0.3 ms model's
+// batches took 2-9 ms; the factor went to its cap of 20, ℓ(1) to 6 ms, above
+// the 5 ms SLO, and 84% of a load the GPU could serve was refused as
+// deadline_unreachable while the GPU was 31% busy.
+//
 // The executor process and the simulator both drive it, from their own
 // clocks. The zero value is not ready; use NewCalibration.
 type Calibration struct {
-	factor float64
-	ratios [CalibrationWindow]float64
-	sorted []float64 // scratch for the quantile
-	n      int       // ratios recorded (up to CalibrationWindow)
-	next   int       // ring position
-	last   time.Duration
+	factor  float64
+	ceiling float64
+	ratios  [CalibrationWindow]float64
+	sorted  []float64 // scratch for the quantile
+	n       int       // ratios recorded (up to CalibrationWindow)
+	next    int       // ring position
+	last    time.Duration
 }
 
 // Calibration settings.
@@ -49,9 +58,36 @@ const (
 	CalibrationMax = 20
 )
 
-// NewCalibration returns a calibration at factor 1.
-func NewCalibration() Calibration {
-	return Calibration{factor: 1, sorted: make([]float64, 0, CalibrationWindow)}
+// NewCalibration returns a calibration at factor 1 whose factor never
+// exceeds ceiling (see CalibrationCeiling; at least 1, at most
+// CalibrationMax).
+func NewCalibration(ceiling float64) Calibration {
+	return Calibration{factor: 1, ceiling: min(max(ceiling, 1), CalibrationMax), sorted: make([]float64, 0, CalibrationWindow)}
+}
+
+// CalibrationCeiling is the largest factor for a model with the given SLO
+// whose profiled ℓ(1) is l1: the factor that makes ℓ(1) half the SLO, within
+// [1, CalibrationMax]. Without an SLO (0) it is CalibrationMax.
+func CalibrationCeiling(slo, l1 time.Duration) float64 {
+	if slo <= 0 || l1 <= 0 {
+		return CalibrationMax
+	}
+	return min(max(float64(slo)/2/float64(l1), 1), CalibrationMax)
+}
+
+// Ceiling is the largest factor this calibration gives.
+func (c *Calibration) Ceiling() float64 { return c.ceiling }
+
+// SetCeiling changes the ceiling (the model's ℓ(1) or SLO changed) and
+// returns the factor, lowered to the new ceiling if need be, and whether it
+// changed.
+func (c *Calibration) SetCeiling(ceiling float64) (float64, bool) {
+	c.ceiling = min(max(ceiling, 1), CalibrationMax)
+	if c.factor > c.ceiling {
+		c.factor = c.ceiling
+		return c.factor, true
+	}
+	return c.factor, false
 }
 
 // Factor is the current multiplier of the profiled ℓ(b).
@@ -88,7 +124,7 @@ func (c *Calibration) Observe(now, measured, predicted time.Duration) (float64, 
 	c.sorted = append(c.sorted[:0], c.ratios[:c.n]...)
 	slices.Sort(c.sorted)
 	q := c.sorted[max(c.n-1-CalibrationSkip, 0)]
-	next := min(max(q, 1), CalibrationMax)
+	next := min(max(q, 1), c.ceiling)
 	if next > c.factor*(1+CalibrationStep) || next < c.factor*(1-CalibrationStep) {
 		c.factor = next
 		return next, true

@@ -16,6 +16,10 @@
 #             utilisation (Nsight Compute on the whole GPU, NVML GPM under
 #             MPS) at batches 8 and 32
 #   pairs     MODELS beside themselves on two gpu-lets (20/80, 40/60, 50/50)
+#   serve     `gpuletd serve` on the GPU with MPS and modelzoo's MODELS
+#             (default lenet5 resnet18): it profiles them itself, plans and
+#             serves an open-loop load of each, then stops; status, metrics,
+#             load reports and the daemon's log are kept
 #
 # WORK (default /tmp/gpuletd-campaign) keeps the models, the store and the
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
@@ -91,6 +95,48 @@ pairs)
       --util-batches 8 --ncu-timeout 1s --min-samples 10 --max-samples 200 --max-time 1s --json --force
     n=$((n - 1))
   done
+  ;;
+serve)
+  models=${3:-lenet5 resnet18}
+  sw=$work/serve
+  rm -rf "$sw" && mkdir -p "$sw/state" "$sw/run"
+  "${gpuletd[@]}" models synth "$sw/models" --models "$(echo $models | tr ' ' ,)" >"$out/synth.log" 2>&1
+  printf 'listen: 127.0.0.1:8700\nstate_dir: %s/state\nruntime_dir: %s/run\nmodel_repository: %s/models\n' "$sw" "$sw" "$sw" >"$sw/gpuletd.yaml"
+  sg=("$here/bin/gpuletd" --config "$sw/gpuletd.yaml")
+  "${sg[@]}" serve --log-format json >"$out/serve.log" 2>&1 &
+  daemon=$!
+  ready=no
+  while [ "$(left)" -gt 60 ] && kill -0 $daemon 2>/dev/null; do
+    if python3 -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:8700/v2/health/ready", timeout=2).status == 200 else 1)' 2>/dev/null; then
+      ready=yes
+      break
+    fi
+    sleep 2
+  done
+  echo "ready=$ready after $(($(date +%s) - start))s"
+  "${sg[@]}" status >"$out/status-before.txt" 2>&1
+  cat "$out/status-before.txt"
+  rate=800
+  loads=()
+  for m in $models; do
+    "${sg[@]}" load --model "$m" --rate $rate --duration 20s --binary --json >"$out/load-$m.json" 2>"$out/load-$m.log" &
+    loads+=($!)
+    rate=200
+  done
+  wait "${loads[@]}"
+  for m in $models; do
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["report"]; print(sys.argv[2], {k: r.get(k) for k in ("target_rate", "sent", "ok", "failed", "goodput", "slo_attainment", "slo_ms")}, "p50/p99 ms", r["latency"]["p50_us"] / 1000, r["latency"]["p99_us"] / 1000)' "$out/load-$m.json" "$m" 2>/dev/null || tail -3 "$out/load-$m.log"
+  done
+  python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8700/metrics", timeout=5).read().decode())' >"$out/metrics.txt" 2>&1
+  "${sg[@]}" status >"$out/status-after.txt" 2>&1
+  cat "$out/status-after.txt"
+  kill -TERM $daemon
+  wait $daemon
+  echo "daemon exit=$?"
+  grep -E '"level":"(warn|error)"' "$out/serve.log" | tail -20
+  nvidia-smi --query-gpu=compute_mode,mig.mode.current --format=csv >"$out/gpu-after.txt" 2>&1
+  pgrep -fa nvidia-cuda-mps >>"$out/gpu-after.txt" 2>&1
+  cat "$out/gpu-after.txt"
   ;;
 *)
   echo "unknown phase $phase" >&2
