@@ -576,12 +576,14 @@ func (s *slack) observe(late time.Duration) {
 
 func (s *slack) get() time.Duration { return s.cur }
 
-// recalibrate gives the scheduler a model's ℓ(b) scaled by f.
+// recalibrate gives the scheduler a model's ℓ(b) scaled by its
+// calibration (f is its factor, for the log).
 func (l *loop) recalibrate(now time.Duration, m *modelEntry, f float64) {
-	m.lat = m.base.Scaled(f)
-	if err := l.sc.SetLatency(now, m.id, m.lat); err != nil {
+	var admit time.Duration
+	m.lat, admit = m.calib.Apply(m.base)
+	if err := l.sc.SetLatencies(now, m.id, m.lat, admit); err != nil {
 		l.s.log.Warn("recalibrate", zap.String("model", m.name), zap.Error(err))
 		return
 	}
-	l.s.log.Debug("recalibrated", zap.String("model", m.name), zap.Float64("factor", f), zap.Duration("l1", m.lat.At(1)))
+	l.s.log.Debug("recalibrated", zap.String("model", m.name), zap.Float64("factor", f), zap.Duration("l1", m.lat.At(1)), zap.Duration("admit_l1", admit))
 }

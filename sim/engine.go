@@ -256,8 +256,9 @@ func (e *engine) arrive() error {
 	// As the executor does on each request: forget a calibration that has
 	// seen no batch for a while.
 	if lm := to.ms[m.idx]; e.set.calibrate && lm != nil {
-		if f, changed := lm.calib.Idle(e.now); changed {
-			if err := to.s.SetLatency(e.now, m.id, lm.base.Scaled(f)); err != nil {
+		if _, changed := lm.calib.Idle(e.now); changed {
+			lat, admit := lm.calib.Apply(lm.base)
+			if err := to.s.SetLatencies(e.now, m.id, lat, admit); err != nil {
 				return fmt.Errorf("simulate: gpu-let %d: %w", to.idx, err)
 			}
 		}
@@ -295,8 +296,9 @@ func (e *engine) complete(l *glet) error {
 		return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 	}
 	if lm := l.ms[m.idx]; e.set.calibrate && lm != nil {
-		if f, changed := lm.calib.Observe(e.now, e.now-b.Start, l.planEnd-b.Start); changed {
-			if err := l.s.SetLatency(e.now, m.id, lm.base.Scaled(f)); err != nil {
+		if _, changed := lm.calib.Observe(e.now, e.now-b.Start, l.planEnd-b.Start); changed {
+			lat, admit := lm.calib.Apply(lm.base)
+			if err := l.s.SetLatencies(e.now, m.id, lat, admit); err != nil {
 				return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 			}
 		}

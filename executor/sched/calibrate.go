@@ -10,6 +10,16 @@ import (
 // and requests that can no longer finish even alone under the new ℓ are
 // rejected at once.
 func (s *Scheduler) SetLatency(now time.Duration, id ModelID, lat Latency) error {
+	return s.SetLatencies(now, id, lat, 0)
+}
+
+// SetLatencies is SetLatency with a separate ℓ(1) for refusal: a request is
+// refused as DeadlineUnreachable only when it cannot finish alone in admit
+// (the typical batch time), while when to start batches and how large is
+// decided with lat (a pessimistic one, so deferred batches end in time). A
+// request that admit lets through but lat says is already late runs alone at
+// once, best effort. admit is capped at lat's ℓ(1); 0 means lat's.
+func (s *Scheduler) SetLatencies(now time.Duration, id ModelID, lat Latency, admit time.Duration) error {
 	now = s.clock(now)
 	m := s.model(id)
 	if m == nil {
@@ -18,7 +28,10 @@ func (s *Scheduler) SetLatency(now time.Duration, id ModelID, lat Latency) error
 	if lat.MaxBatch() < 1 {
 		return fmt.Errorf("set latency of model %d: %w: empty latency table", id, ErrBadLatency)
 	}
-	m.lat, m.l1, m.maxB, m.best, m.gains = lat, lat.At(1), lat.MaxBatch(), bestBatches(lat), deferGains(lat)
+	if admit <= 0 || admit > lat.At(1) {
+		admit = lat.At(1)
+	}
+	m.lat, m.l1, m.maxB, m.best, m.gains = lat, admit, lat.MaxBatch(), bestBatches(lat), deferGains(lat)
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)
 		if s.busy {

@@ -62,3 +62,42 @@ func TestSubmitAllBatchesRowsUnderEager(t *testing.T) {
 	require.Len(t, rec2.dispatches[0].IDs, 1)
 	require.ErrorIs(t, s.SubmitAll(0, []Request{{ID: 9, Model: 7}}), ErrUnknownModel)
 }
+
+func TestSetLatenciesRefusesByTheAdmissionLatency(t *testing.T) {
+	ms := time.Millisecond
+	lat, err := LinearLatency(ms, 5*ms, 8) // ℓ(1) = 6 ms
+	require.NoError(t, err)
+	slow := lat.Scaled(3) // ℓ(1) = 18 ms: the pessimistic calibration
+	tests := []struct {
+		name     string
+		policy   Policy
+		admit    time.Duration
+		deadline time.Duration
+		rejected bool
+	}{
+		{"pessimistic ℓ alone refuses", Deferred{Solo: true, HeadOnly: true}, 0, 12 * ms, true},
+		{"typical ℓ(1) admits and runs it at once", Deferred{Solo: true, HeadOnly: true}, 6 * ms, 12 * ms, false},
+		{"with head dropping too", Deferred{}, 6 * ms, 12 * ms, false},
+		{"eager", Eager{}, 6 * ms, 12 * ms, false},
+		{"late even by the typical ℓ(1)", Deferred{Solo: true, HeadOnly: true}, 6 * ms, 5 * ms, true},
+		{"admission above ℓ(1) is capped at it", Deferred{Solo: true, HeadOnly: true}, 30 * ms, 20 * ms, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := newRecorder()
+			s, err := New(Config{Policy: tt.policy}, rec)
+			require.NoError(t, err)
+			require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: lat}))
+			require.NoError(t, s.SetLatencies(0, 0, slow, tt.admit))
+			require.NoError(t, s.Submit(0, Request{ID: 1, Deadline: tt.deadline}))
+			if tt.rejected {
+				require.Len(t, rec.rejects, 1)
+				require.Empty(t, rec.dispatches)
+				return
+			}
+			require.Empty(t, rec.rejects)
+			require.Len(t, rec.dispatches, 1, "best effort: the request runs alone at once")
+			require.Len(t, rec.dispatches[0].IDs, 1)
+		})
+	}
+}

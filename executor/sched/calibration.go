@@ -30,6 +30,7 @@ import (
 // clocks. The zero value is not ready; use NewCalibration.
 type Calibration struct {
 	factor  float64
+	typical float64 // the window's median ratio, within [1, ceiling]
 	ceiling float64
 	ratios  [CalibrationWindow]float64
 	sorted  []float64 // scratch for the quantile
@@ -62,7 +63,7 @@ const (
 // exceeds ceiling (see CalibrationCeiling; at least 1, at most
 // CalibrationMax).
 func NewCalibration(ceiling float64) Calibration {
-	return Calibration{factor: 1, ceiling: min(max(ceiling, 1), CalibrationMax), sorted: make([]float64, 0, CalibrationWindow)}
+	return Calibration{factor: 1, typical: 1, ceiling: min(max(ceiling, 1), CalibrationMax), sorted: make([]float64, 0, CalibrationWindow)}
 }
 
 // CalibrationCeiling is the largest factor for a model with the given SLO
@@ -75,6 +76,13 @@ func CalibrationCeiling(slo, l1 time.Duration) float64 {
 	return min(max(float64(slo)/2/float64(l1), 1), CalibrationMax)
 }
 
+// Apply scales a model's profiled ℓ(b): the ℓ(b) to plan batches with
+// (Factor) and the ℓ(1) to refuse requests by (Typical), the arguments of
+// Scheduler.SetLatencies.
+func (c *Calibration) Apply(base Latency) (Latency, time.Duration) {
+	return base.Scaled(c.factor), max(time.Duration(float64(base.At(1))*c.Typical()), 1)
+}
+
 // Ceiling is the largest factor this calibration gives.
 func (c *Calibration) Ceiling() float64 { return c.ceiling }
 
@@ -83,6 +91,7 @@ func (c *Calibration) Ceiling() float64 { return c.ceiling }
 // changed.
 func (c *Calibration) SetCeiling(ceiling float64) (float64, bool) {
 	c.ceiling = min(max(ceiling, 1), CalibrationMax)
+	c.typical = min(c.typical, c.ceiling)
 	if c.factor > c.ceiling {
 		c.factor = c.ceiling
 		return c.factor, true
@@ -90,16 +99,23 @@ func (c *Calibration) SetCeiling(ceiling float64) (float64, bool) {
 	return c.factor, false
 }
 
-// Factor is the current multiplier of the profiled ℓ(b).
+// Factor is the current multiplier of the profiled ℓ(b): a high quantile,
+// for deciding when batches start.
 func (c *Calibration) Factor() float64 { return c.factor }
+
+// Typical is the median multiplier over the same window (at least 1, at
+// most Factor): the ℓ(1) a request is refused by is the profiled one scaled
+// by it (Scheduler.SetLatencies), so a few slow batches make batches start
+// earlier but do not turn requests away.
+func (c *Calibration) Typical() float64 { return min(c.typical, c.factor) }
 
 // Idle forgets the window when no batch ran for CalibrationForget before
 // now, and returns the factor and whether it changed.
 func (c *Calibration) Idle(now time.Duration) (float64, bool) {
 	if c.n > 0 && now-c.last > CalibrationForget {
 		c.n, c.next = 0, 0
-		if c.factor != 1 {
-			c.factor = 1
+		if c.factor != 1 || c.typical != 1 {
+			c.factor, c.typical = 1, 1
 			return 1, true
 		}
 	}
@@ -108,7 +124,7 @@ func (c *Calibration) Idle(now time.Duration) (float64, bool) {
 
 // Observe folds in one batch that ended at now after measured, when the
 // scheduler's ℓ (the profile scaled by the current factor) predicted
-// predicted. It returns the factor and whether it changed.
+// predicted. It returns the factor and whether it or Typical changed.
 func (c *Calibration) Observe(now, measured, predicted time.Duration) (float64, bool) {
 	c.Idle(now)
 	c.last = now
@@ -125,9 +141,14 @@ func (c *Calibration) Observe(now, measured, predicted time.Duration) (float64, 
 	slices.Sort(c.sorted)
 	q := c.sorted[max(c.n-1-CalibrationSkip, 0)]
 	next := min(max(q, 1), c.ceiling)
-	if next > c.factor*(1+CalibrationStep) || next < c.factor*(1-CalibrationStep) {
-		c.factor = next
-		return next, true
+	typ := min(max(c.sorted[c.n/2], 1), c.ceiling)
+	moved := func(old, v float64) bool { return v > old*(1+CalibrationStep) || v < old*(1-CalibrationStep) }
+	changed := false
+	if moved(c.factor, next) {
+		c.factor, changed = next, true
 	}
-	return c.factor, false
+	if moved(c.typical, typ) {
+		c.typical, changed = typ, true
+	}
+	return c.factor, changed
 }

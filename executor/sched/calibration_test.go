@@ -78,3 +78,28 @@ func TestCalibrationCeiling(t *testing.T) {
 	_, changed = c.SetCeiling(6)
 	require.False(t, changed, "a higher ceiling leaves the factor until batches move it")
 }
+
+func TestCalibrationTypicalIsTheMedian(t *testing.T) {
+	ms := time.Millisecond
+	c := NewCalibration(CalibrationMax)
+	base, err := LinearLatency(ms, ms, 4)
+	require.NoError(t, err)
+	// Every fifth batch takes ten times the profile: the factor follows the
+	// slow ones, the typical ratio stays at the fast ones.
+	for i := range 20 {
+		r := 1.1
+		if i%5 == 4 {
+			r = 10
+		}
+		c.Observe(time.Duration(i+1)*ms, time.Duration(r*float64(2*ms)), time.Duration(float64(2*ms)*c.Factor()))
+	}
+	require.InDelta(t, 10, c.Factor(), 1e-9)
+	require.InDelta(t, 1.1, c.Typical(), 1e-9)
+	lat, admit := c.Apply(base)
+	require.Equal(t, 20*ms, lat.At(1))
+	require.Equal(t, time.Duration(1.1*float64(2*ms)), admit)
+	f, changed := c.Idle(time.Hour)
+	require.True(t, changed)
+	require.Equal(t, 1.0, f)
+	require.Equal(t, 1.0, c.Typical())
+}

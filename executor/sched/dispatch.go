@@ -105,12 +105,18 @@ func (s *Scheduler) expire(now time.Duration) {
 }
 
 // batchAt is GETBATCH: the largest prefix of m's queue that, started at now,
-// finishes by its earliest deadline (the head's), capped at MaxBatch.
+// finishes by its earliest deadline (the head's), capped at MaxBatch. A head
+// that ℓ says is late but the admission ℓ(1) still lets finish (see
+// SetLatencies) runs alone: 1.
 func batchAt(m *model, now time.Duration) int {
 	if m.q.n == 0 {
 		return 0
 	}
-	return m.lat.Largest(m.q.front().Deadline-now, m.q.n)
+	d := m.q.front().Deadline
+	if k := m.lat.Largest(d-now, m.q.n); k > 0 || now+m.l1 > d {
+		return k
+	}
+	return 1
 }
 
 // tryDispatch starts a batch if the gpu-let is free and some model's batch is

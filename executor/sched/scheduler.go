@@ -45,7 +45,7 @@ type Stats struct {
 type model struct {
 	id   ModelID
 	lat  Latency
-	l1   time.Duration // ℓ(1)
+	l1   time.Duration // ℓ(1) a request is refused by (SetLatencies)
 	maxB int
 	maxQ int
 	q    queue

@@ -110,6 +110,9 @@ func headPlanLoses(m *model, now time.Duration) bool {
 			return true
 		}
 		k := m.lat.Largest(d-t, n-i)
+		if k == 0 { // in time by the admission ℓ(1), late by ℓ (SetLatencies)
+			return true
+		}
 		t += m.lat.At(k)
 		i += k
 	}
