@@ -179,10 +179,20 @@ func WriteKnees(w io.Writer, k SetKnees) error {
 		for _, bk := range m.Batches {
 			fmt.Fprintf(tw, "%s\t%d\t%d%%\t", m.Model, bk.Batch, bk.Curve.Knee)
 			curv := 0.0
+			rates := map[int]float64{}
 			for _, p := range bk.Curve.Points {
-				fmt.Fprintf(tw, "%.4g/s\t", p.Rate)
+				rates[p.Size] = p.Rate
 				if p.Size == bk.Curve.Knee {
 					curv = p.Curvature
+				}
+			}
+			// One column per size; "-" where the curve has no point there
+			// (the set lacks that size for the model), so columns stay aligned.
+			for _, size := range k.Sizes {
+				if r, ok := rates[size]; ok {
+					fmt.Fprintf(tw, "%.4g/s\t", r)
+				} else {
+					fmt.Fprint(tw, "-\t")
 				}
 			}
 			fmt.Fprintf(tw, "%.3f\t\n", curv)

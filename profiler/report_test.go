@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gpulet/gpuletd/gpulet"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,4 +99,15 @@ func TestWriteKnees(t *testing.T) {
 	require.NoError(t, WriteKnees(&b, k))
 	require.Contains(t, b.String(), "knees of the affordable-rate curves b / L(b,p) on igniter-v100")
 	require.Equal(t, 1+1+8, strings.Count(b.String(), "\n"), "title, header, 4 models × 2 batches")
+}
+
+func TestWriteKneesKeepsColumnsWhereASizeIsMissing(t *testing.T) {
+	k := SetKnees{Set: "s", Sizes: []int{20, 50, 100}, Models: []ModelKnees{{Model: "m", Batches: []BatchKnee{{Batch: 8,
+		Curve: gpulet.KneeCurve{Knee: 50, Points: []gpulet.KneePoint{{Size: 20, Rate: 100}, {Size: 50, Rate: 200, Curvature: 1.5}}}}}}}}
+	var b bytes.Buffer
+	require.NoError(t, WriteKnees(&b, k))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 3)
+	row := strings.Fields(lines[2])
+	require.Equal(t, []string{"m", "8", "50%", "100/s", "200/s", "-", "1.500"}, row, "the 100%% column shows '-'")
 }
