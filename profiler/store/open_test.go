@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -202,4 +204,37 @@ func TestUseAfterClose(t *testing.T) {
 	require.ErrorContains(t, err, "closed")
 	_, err = s.Events(context.Background(), 0, 0)
 	require.ErrorContains(t, err, "closed")
+}
+
+func TestRetryBusy(t *testing.T) {
+	other := errors.New("boom")
+	tests := []struct {
+		name      string
+		fails     []error // what the calls return, in order; nil after them
+		busy      time.Duration
+		wantErr   error
+		wantCalls int
+	}{
+		{name: "busy twice, then open", fails: []error{ErrBusy, ErrBusy}, busy: time.Second, wantCalls: 3},
+		{name: "another error is not retried", fails: []error{other}, busy: time.Second, wantErr: other, wantCalls: 1},
+		{name: "busy past the timeout", fails: []error{ErrBusy, ErrBusy, ErrBusy, ErrBusy, ErrBusy, ErrBusy, ErrBusy, ErrBusy}, busy: 0, wantErr: ErrBusy, wantCalls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := retryBusy(context.Background(), tt.busy, func() error {
+				calls++
+				if calls <= len(tt.fails) {
+					return fmt.Errorf("connect: %w", tt.fails[calls-1])
+				}
+				return nil
+			})
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, tt.wantErr)
+			}
+			require.Equal(t, tt.wantCalls, calls)
+		})
+	}
 }

@@ -49,7 +49,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxLifetime(0)
 	s.w.SetConnMaxIdleTime(0)
-	if err := s.initWriter(ctx, cfg.quickCheck); err != nil {
+	if err := retryBusy(ctx, cfg.busyTimeout, func() error { return s.initWriter(ctx, cfg.quickCheck) }); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.w.Close())
 	}
 
@@ -145,4 +145,27 @@ func (s *Store) stamp(t time.Time) time.Time {
 		return s.now().UTC()
 	}
 	return t.UTC()
+}
+
+// retryBusy runs f until it succeeds, fails with anything but ErrBusy, or
+// busy has passed. Opening a new database in WAL mode from several
+// processes (or stores) at once can fail with "database is locked" without
+// SQLite's busy handler being consulted (the journal-mode switch), so the
+// whole connect-and-migrate step is retried; migrations are transactional
+// and re-read the schema version, so a retry applies none twice.
+func retryBusy(ctx context.Context, busy time.Duration, f func() error) error {
+	deadline := time.Now().Add(busy)
+	wait := 5 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !errors.Is(err, ErrBusy) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
 }
