@@ -15,6 +15,9 @@
 #             executor start/load/warm-up times and solo SM/L2/DRAM
 #             utilisation (Nsight Compute on the whole GPU, NVML GPM under
 #             MPS) at batches 8 and 32
+#   util      solo SM/L2/DRAM utilisation of MODELS on the whole GPU (Nsight
+#             Compute) at batches 1, 8 and 32: the profile phase measures the
+#             whole GPU last, so its time limit can cut these points
 #   pairs     MODELS beside themselves on two gpu-lets (20/80, 40/60, 50/50)
 #   serve     `gpuletd serve` on the GPU with MPS and modelzoo's MODELS
 #             (default lenet5 resnet18): it profiles them itself, plans and
@@ -25,7 +28,7 @@
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
 # stops starting new models once BUDGET seconds (default 540) have passed.
 set -uo pipefail
-phase=${1:?phase: check, profile or pairs}
+phase=${1:?phase: check, profile, util, pairs or serve}
 dest=${2:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${WORK:-/tmp/gpuletd-campaign}
@@ -85,6 +88,14 @@ profile)
   for m in $models; do
     per_model "$m" $(($(left) / n)) --partitions 10,20,30,40,50,60,80,100 --batches 1,2,4,8,16,32,64 \
       --util-batches 8,32 --ncu-timeout 60s --min-samples 10 --max-samples 300 --max-time 1s --json --force
+    n=$((n - 1))
+  done
+  ;;
+util)
+  n=$(echo "$models" | wc -w)
+  for m in $models; do
+    per_model "$m" $(($(left) / n)) --partitions 100 --batches 1,8,32 --util-batches 1,8,32 \
+      --ncu-timeout 90s --min-samples 8 --max-samples 100 --max-time 300ms --json --force
     n=$((n - 1))
   done
   ;;
