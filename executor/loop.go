@@ -579,11 +579,11 @@ func (s *slack) get() time.Duration { return s.cur }
 // recalibrate gives the scheduler a model's ℓ(b) scaled by its
 // calibration (f is its factor, for the log).
 func (l *loop) recalibrate(now time.Duration, m *modelEntry, f float64) {
-	var admit time.Duration
-	m.lat, admit = m.calib.Apply(m.base)
-	if err := l.sc.SetLatencies(now, m.id, m.lat, admit); err != nil {
+	lat, err := l.sc.Recalibrate(now, m.id, m.base, &m.calib)
+	if err != nil {
 		l.s.log.Warn("recalibrate", zap.String("model", m.name), zap.Error(err))
 		return
 	}
-	l.s.log.Debug("recalibrated", zap.String("model", m.name), zap.Float64("factor", f), zap.Duration("l1", m.lat.At(1)), zap.Duration("admit_l1", admit))
+	m.lat = lat
+	l.s.log.Debug("recalibrated", zap.String("model", m.name), zap.Float64("factor", f), zap.Float64("typical", m.calib.Typical()), zap.Duration("l1", m.lat.At(1)))
 }

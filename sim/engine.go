@@ -257,8 +257,7 @@ func (e *engine) arrive() error {
 	// seen no batch for a while.
 	if lm := to.ms[m.idx]; e.set.calibrate && lm != nil {
 		if _, changed := lm.calib.Idle(e.now); changed {
-			lat, admit := lm.calib.Apply(lm.base)
-			if err := to.s.SetLatencies(e.now, m.id, lat, admit); err != nil {
+			if _, err := to.s.Recalibrate(e.now, m.id, lm.base, &lm.calib); err != nil {
 				return fmt.Errorf("simulate: gpu-let %d: %w", to.idx, err)
 			}
 		}
@@ -297,8 +296,7 @@ func (e *engine) complete(l *glet) error {
 	}
 	if lm := l.ms[m.idx]; e.set.calibrate && lm != nil {
 		if _, changed := lm.calib.Observe(e.now, e.now-b.Start, l.planEnd-b.Start); changed {
-			lat, admit := lm.calib.Apply(lm.base)
-			if err := l.s.SetLatencies(e.now, m.id, lat, admit); err != nil {
+			if _, err := l.s.Recalibrate(e.now, m.id, lm.base, &lm.calib); err != nil {
 				return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 			}
 		}

@@ -148,8 +148,7 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 	}
 	lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
 	lm.calib.SetCeiling(sched.CalibrationCeiling(m.slo, base.At(1)))
-	lat, admit := lm.calib.Apply(base)
-	if err := l.s.SetLatencies(now, m.id, lat, admit); err != nil {
+	if _, err := l.s.Recalibrate(now, m.id, base, &lm.calib); err != nil {
 		return fmt.Errorf("place %s: %w", m.name, err)
 	}
 	l.refresh()

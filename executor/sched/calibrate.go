@@ -5,18 +5,20 @@ import (
 	"time"
 )
 
-// SetLatency replaces a model's ℓ(b), for drivers that calibrate it against
-// measured batch times. Queued requests stay; their timers are recomputed,
-// and requests that can no longer finish even alone under the new ℓ are
-// rejected at once.
-func (s *Scheduler) SetLatency(now time.Duration, id ModelID, lat Latency) error {
-	return s.SetLatencies(now, id, lat, 0)
+// Recalibrate gives the scheduler a model's profiled ℓ(b) scaled by its
+// calibration c and returns the ℓ(b) batches are now planned with. The
+// executor and the simulator both call it after c moved.
+func (s *Scheduler) Recalibrate(now time.Duration, id ModelID, base Latency, c *Calibration) (Latency, error) {
+	lat, admit := c.apply(base)
+	return lat, s.SetLatencies(now, id, lat, admit)
 }
 
-// SetLatencies is SetLatency with a separate ℓ(1) for refusal: a request is
-// refused as DeadlineUnreachable only when it cannot finish alone in admit
-// (the typical batch time), while when to start batches and how large is
-// decided with lat (a pessimistic one, so deferred batches end in time). A
+// SetLatencies replaces a model's ℓ(b), for drivers that calibrate it
+// against measured batch times (Recalibrate). Queued requests stay; their
+// timers are recomputed. A request is refused as DeadlineUnreachable (on
+// arrival, and queued requests at once) only when it cannot finish alone in
+// admit, the typical batch time, while when to start batches and how large
+// is decided with lat, a pessimistic one, so deferred batches end in time. A
 // request that admit lets through but lat says is already late runs alone at
 // once, best effort. admit is capped at lat's ℓ(1); 0 means lat's.
 func (s *Scheduler) SetLatencies(now time.Duration, id ModelID, lat Latency, admit time.Duration) error {

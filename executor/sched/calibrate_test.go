@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSetLatencyRekeysAndRejects(t *testing.T) {
+func TestSetLatenciesRekeysAndRejects(t *testing.T) {
 	rec := newRecorder()
 	s, err := New(Config{Policy: Deferred{Solo: true, HeadOnly: true}}, rec)
 	require.NoError(t, err)
@@ -22,14 +22,14 @@ func TestSetLatencyRekeysAndRejects(t *testing.T) {
 	require.Equal(t, 5*time.Millisecond, w)
 	// 1.7 times slower: ℓ(1) = 10.2 ms still fits, ℓ(2) = 11.9 ms would
 	// need to start by 0.1 ms, which has passed: the batch goes at once.
-	require.NoError(t, s.SetLatency(time.Millisecond, 0, lat.Scaled(1.7)))
+	require.NoError(t, s.SetLatencies(time.Millisecond, 0, lat.Scaled(1.7), 0))
 	require.Len(t, rec.dispatches, 1, "the batch that can no longer grow goes at once")
 	// Slower still: a new request that cannot finish alone is rejected.
-	require.NoError(t, s.SetLatency(time.Millisecond, 0, lat.Scaled(3)))
+	require.NoError(t, s.SetLatencies(time.Millisecond, 0, lat.Scaled(3), 0))
 	require.NoError(t, s.Submit(time.Millisecond, Request{ID: 2, Deadline: 12 * time.Millisecond}))
 	require.Len(t, rec.rejects, 1)
-	require.ErrorIs(t, s.SetLatency(0, 9, lat), ErrUnknownModel)
-	require.ErrorIs(t, s.SetLatency(0, 0, Latency{}), ErrBadLatency)
+	require.ErrorIs(t, s.SetLatencies(0, 9, lat, 0), ErrUnknownModel)
+	require.ErrorIs(t, s.SetLatencies(0, 0, Latency{}, 0), ErrBadLatency)
 }
 
 func TestScaled(t *testing.T) {

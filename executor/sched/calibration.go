@@ -76,15 +76,12 @@ func CalibrationCeiling(slo, l1 time.Duration) float64 {
 	return min(max(float64(slo)/2/float64(l1), 1), CalibrationMax)
 }
 
-// Apply scales a model's profiled ℓ(b): the ℓ(b) to plan batches with
+// apply scales a model's profiled ℓ(b): the ℓ(b) to plan batches with
 // (Factor) and the ℓ(1) to refuse requests by (Typical), the arguments of
 // Scheduler.SetLatencies.
-func (c *Calibration) Apply(base Latency) (Latency, time.Duration) {
+func (c *Calibration) apply(base Latency) (Latency, time.Duration) {
 	return base.Scaled(c.factor), max(time.Duration(float64(base.At(1))*c.Typical()), 1)
 }
-
-// Ceiling is the largest factor this calibration gives.
-func (c *Calibration) Ceiling() float64 { return c.ceiling }
 
 // SetCeiling changes the ceiling (the model's ℓ(1) or SLO changed) and
 // returns the factor, lowered to the new ceiling if need be, and whether it

@@ -62,21 +62,9 @@ func ParseIgniter(r io.Reader) (*Source, error) {
 		rows:     map[string][]pairRow{},
 		rowsAt:   map[string]int{},
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		if err := p.line(line, []byte(text)); err != nil {
-			return nil, err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s line %d: %w: %v", p.file, line+1, ErrFormat, err)
+	line, err := eachLine(r, p.file, func(line int, text string) error { return p.line(line, []byte(text)) })
+	if err != nil {
+		return nil, err
 	}
 	return p.assemble(line)
 }
@@ -329,4 +317,26 @@ func inputName(r io.Reader, def string) string {
 		return n.Name()
 	}
 	return def
+}
+
+// eachLine calls fn with every non-blank line of r (trimmed, numbered from
+// 1) and returns the number of lines read; file names r in errors.
+func eachLine(r io.Reader, file string, fn func(line int, text string) error) (int, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		if err := fn(line, text); err != nil {
+			return line, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return line, fmt.Errorf("read %s line %d: %w: %v", file, line+1, ErrFormat, err)
+	}
+	return line, nil
 }

@@ -1,10 +1,10 @@
 package refset
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -60,44 +60,36 @@ func ParseMeasured(r io.Reader, set string) (*Source, error) {
 	util := map[key]map[string]float64{}
 	var points []SourcePoint
 	seen := map[key]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
+	_, err := eachLine(r, file, func(line int, text string) error {
 		var rec measuredRecord
 		if err := json.Unmarshal([]byte(text), &rec); err != nil {
-			return nil, formatErr(file, line, "not a JSON object: %v", err)
+			return formatErr(file, line, "not a JSON object: %v", err)
 		}
 		switch rec.Kind {
 		case "meta", "executor":
 		case "point":
 			k := key{canonicalName(rec.Model), rec.Size, rec.Batch}
 			if err := checkPoint(meta, k.model, k.size, k.batch); err != nil {
-				return nil, formatErr(file, line, "%v", err)
+				return formatErr(file, line, "%v", err)
 			}
 			if !(rec.P50MS > 0) || math.IsInf(rec.P50MS, 0) {
-				return nil, formatErr(file, line, "point %s b=%d p=%d: p50 %v is not a positive latency", k.model, k.batch, k.size, rec.P50MS)
+				return formatErr(file, line, "point %s b=%d p=%d: p50 %v is not a positive latency", k.model, k.batch, k.size, rec.P50MS)
 			}
 			if seen[k] {
-				return nil, formatErr(file, line, "point %s b=%d p=%d appears twice", k.model, k.batch, k.size)
+				return formatErr(file, line, "point %s b=%d p=%d appears twice", k.model, k.batch, k.size)
 			}
 			seen[k] = true
 			points = append(points, SourcePoint{Model: k.model, Batch: k.batch, Size: k.size, LatencyMS: rec.P50MS})
 		case "util":
 			k := key{canonicalName(rec.Model), rec.Size, rec.Batch}
 			if rec.Metric != "sm" && rec.Metric != "l2" && rec.Metric != "dram" {
-				return nil, formatErr(file, line, "util metric %q is not sm, l2 or dram", rec.Metric)
+				return formatErr(file, line, "util metric %q is not sm, l2 or dram", rec.Metric)
 			}
 			if rec.Value == nil {
-				continue
+				return nil
 			}
 			if v := *rec.Value; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, formatErr(file, line, "util %s of %s: %v is not a percentage", rec.Metric, k.model, v)
+				return formatErr(file, line, "util %s of %s: %v is not a percentage", rec.Metric, k.model, v)
 			}
 			if util[k] == nil {
 				util[k] = map[string]float64{}
@@ -111,20 +103,21 @@ func ParseMeasured(r io.Reader, set string) (*Source, error) {
 				lat      float64
 			}{{a, rec.SizeA, rec.BatchA, rec.ColocA}, {b, rec.SizeB, rec.BatchB, rec.ColocB}} {
 				if err := checkPoint(meta, side.m, side.size, side.bt); err != nil {
-					return nil, formatErr(file, line, "pair: %v", err)
+					return formatErr(file, line, "pair: %v", err)
 				}
 				if !(side.lat > 0) || math.IsInf(side.lat, 0) {
-					return nil, formatErr(file, line, "pair: co-located latency %v of %s is not positive", side.lat, side.m)
+					return formatErr(file, line, "pair: co-located latency %v of %s is not positive", side.lat, side.m)
 				}
 			}
 			src.Pairs = append(src.Pairs, CoLocation{Model1: a, Model2: b, Batch1: rec.BatchA, Batch2: rec.BatchB,
 				Size1: rec.SizeA, Size2: rec.SizeB, Latency1MS: rec.ColocA, Latency2MS: rec.ColocB})
 		default:
-			return nil, formatErr(file, line, "unknown record kind %q", rec.Kind)
+			return formatErr(file, line, "unknown record kind %q", rec.Kind)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s line %d: %w: %v", file, line+1, ErrFormat, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(points) == 0 {
 		return nil, fmt.Errorf("read %s: %w: no point records", file, ErrFormat)
@@ -157,13 +150,7 @@ func ParseMeasured(r io.Reader, set string) (*Source, error) {
 		return x.Size - y.Size
 	})
 	src.Points = points
-	for _, n := range slices.Sorted(func(yield func(string) bool) {
-		for n := range names {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		src.Models = append(src.Models, ModelName{Name: n, Label: n})
 	}
 	return src, nil

@@ -97,11 +97,13 @@ def main():
                                                      "complete": bool(complete)})
         for sha, size, batch, metric, value, source in db.execute(
                 "select model_sha, size, batch, metric, value, source from utilisation"):
-            if sha in names and (names[sha], size, batch, metric) not in utils or (
-                    sha in names and value is not None and utils[(names[sha], size, batch, metric)]["value"] is None):
-                utils[(names[sha], size, batch, metric)] = {"kind": "util", "model": names[sha], "size": size,
-                                                            "batch": batch, "metric": metric, "value": value,
-                                                            "source": source}
+            if sha not in names:
+                continue
+            key = (names[sha], size, batch, metric)
+            # the first store's value, unless it left the metric unknown
+            if key not in utils or utils[key]["value"] is None:
+                utils[key] = {"kind": "util", "model": names[sha], "size": size, "batch": batch,
+                              "metric": metric, "value": value, "source": source}
         for k, v in executors(d).items():
             execs.setdefault(k, v)
     sms = {size: r["sm_count"] for r in execs.values() for size in [r["size"]] if r["sm_count"]}
