@@ -28,7 +28,7 @@ var catalog = map[string]Meta{
 			"on 2026-11-22: p50 engine time per batch through real executors under MPS, utilisation from Nsight Compute and NVML GPM, " +
 			"self co-locations (scripts/gpu/campaign.sh profile and pairs phases)",
 		Partitioning: PartitionMPS,
-		// The sizes the campaign profiled (issue: p in 10..100).
+		// The sizes the campaign profiled.
 		Sizes:     []int{10, 20, 30, 40, 50, 60, 80, 100},
 		MemoryGiB: 80,
 		MaxBatch:  64,

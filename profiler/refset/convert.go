@@ -3,6 +3,7 @@ package refset
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -49,6 +50,15 @@ const measuredDir = "measured/"
 // measurements kept in this package (measured/…) rather than a file of the
 // shared data folder.
 func IsMeasuredOrigin(origin string) bool { return strings.HasPrefix(origin, measuredDir) }
+
+// OriginFile is the file of a set's origin: under shared (the shared data
+// folder) or, for measurements, under local (this package's folder).
+func OriginFile(origin, shared, local string) string {
+	if IsMeasuredOrigin(origin) {
+		return filepath.Join(local, origin)
+	}
+	return filepath.Join(shared, origin)
+}
 
 // OriginPath is where a set's origin lies, relative to the repository root's
 // parent for shared data ("../shared/data/…") and to the repository root for

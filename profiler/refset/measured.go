@@ -27,22 +27,21 @@ import (
 // are p50s, with no spread recorded (std 0). Executor records are not part
 // of a set; docs/BENCHMARKS.md reports them.
 type measuredRecord struct {
-	Kind    string   `json:"kind"`
-	Model   string   `json:"model"`
-	Size    int      `json:"size"`
-	Batch   int      `json:"batch"`
-	P50MS   float64  `json:"p50_ms"`
-	Metric  string   `json:"metric"`
-	Value   *float64 `json:"value"`
-	ModelA  string   `json:"model_a"`
-	SizeA   int      `json:"size_a"`
-	BatchA  int      `json:"batch_a"`
-	ColocA  float64  `json:"coloc_a_ms"`
-	ModelB  string   `json:"model_b"`
-	SizeB   int      `json:"size_b"`
-	BatchB  int      `json:"batch_b"`
-	ColocB  float64  `json:"coloc_b_ms"`
-	SMCount int      `json:"sm_count"`
+	Kind   string   `json:"kind"`
+	Model  string   `json:"model"`
+	Size   int      `json:"size"`
+	Batch  int      `json:"batch"`
+	P50MS  float64  `json:"p50_ms"`
+	Metric string   `json:"metric"`
+	Value  *float64 `json:"value"`
+	ModelA string   `json:"model_a"`
+	SizeA  int      `json:"size_a"`
+	BatchA int      `json:"batch_a"`
+	ColocA float64  `json:"coloc_a_ms"`
+	ModelB string   `json:"model_b"`
+	SizeB  int      `json:"size_b"`
+	BatchB int      `json:"batch_b"`
+	ColocB float64  `json:"coloc_b_ms"`
 }
 
 // ParseMeasured reads a campaign's measurements for the named set.

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -145,11 +144,7 @@ func TestEmbeddedMatchesSources(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			origin, err := Origin(name)
 			require.NoError(t, err)
-			dir := sharedData
-			if IsMeasuredOrigin(origin) {
-				dir = "."
-			}
-			f, err := os.Open(filepath.Join(dir, origin))
+			f, err := os.Open(OriginFile(origin, sharedData, "."))
 			require.NoError(t, err)
 			defer f.Close()
 			var buf bytes.Buffer

@@ -32,11 +32,7 @@ func run(shared, local, out string) error {
 		if err != nil {
 			return err
 		}
-		dir := shared
-		if refset.IsMeasuredOrigin(origin) {
-			dir = local
-		}
-		f, err := os.Open(filepath.Join(dir, origin))
+		f, err := os.Open(refset.OriginFile(origin, shared, local))
 		if err != nil {
 			return fmt.Errorf("open source of %s: %w", name, err)
 		}
