@@ -12,7 +12,7 @@ import (
 // SoloRun is the process Nsight Compute profiles (`gpuletd profile
 // --ncu-target`): one model, alone in its process, warming up with one batch
 // and then running Runs batches of Batch zero-filled rows and exiting. On the
-// CUDA provider only the Runs batches lie inside the CUDA profiler range
+// GPU providers only the Runs batches lie inside the CUDA profiler range
 // (cudaProfilerStart/Stop), so a profiler started with
 // `--profile-from-start off` leaves out the load and the warm-up, whose
 // convolution algorithm search launches hundreds of kernels that would each
@@ -69,7 +69,9 @@ func RunSolo(ctx context.Context, o SoloRun) error {
 	for i := range batches {
 		batches[i] = o.Batch
 	}
-	ranged := provider == engine.ProviderCUDA
+	// Every GPU provider opens the range: ncu runs with
+	// --profile-from-start off and would see nothing otherwise.
+	ranged := provider != engine.ProviderCPU
 	if ranged {
 		if err := cudart.ProfilerStart(""); err != nil {
 			return fmt.Errorf("solo run of %s: %w", o.Path, err)
