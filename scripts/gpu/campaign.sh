@@ -68,6 +68,17 @@ per_model() { # name timeout args...
   python3 "$here/summarize-profile.py" "$out/$phase-$m.json" || tail -3 "$out/$phase-$m.log"
 }
 
+# each_model profiles every model of MODELS with these flags, the phase's
+# time left shared equally among the models not yet done.
+each_model() {
+  local n m
+  n=$(echo "$models" | wc -w)
+  for m in $models; do
+    per_model "$m" $(($(left) / n)) "$@" --json --force
+    n=$((n - 1))
+  done
+}
+
 case $phase in
 check)
   nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1
@@ -84,28 +95,16 @@ check)
   cat "$out/export.log"
   ;;
 profile)
-  n=$(echo "$models" | wc -w)
-  for m in $models; do
-    per_model "$m" $(($(left) / n)) --partitions 10,20,30,40,50,60,80,100 --batches 1,2,4,8,16,32,64 \
-      --util-batches 8,32 --ncu-timeout 60s --min-samples 10 --max-samples 300 --max-time 1s --json --force
-    n=$((n - 1))
-  done
+  each_model --partitions 10,20,30,40,50,60,80,100 --batches 1,2,4,8,16,32,64 \
+    --util-batches 8,32 --ncu-timeout 60s --min-samples 10 --max-samples 300 --max-time 1s
   ;;
 util)
-  n=$(echo "$models" | wc -w)
-  for m in $models; do
-    per_model "$m" $(($(left) / n)) --partitions 100 --batches 1,8,32 --util-batches 1,8,32 \
-      --ncu-timeout 90s --min-samples 8 --max-samples 100 --max-time 300ms --json --force
-    n=$((n - 1))
-  done
+  each_model --partitions 100 --batches 1,8,32 --util-batches 1,8,32 \
+    --ncu-timeout 90s --min-samples 8 --max-samples 100 --max-time 300ms
   ;;
 pairs)
-  n=$(echo "$models" | wc -w)
-  for m in $models; do
-    per_model "$m" $(($(left) / n)) --partitions 20,40,50,60,80 --batches 1,8,32 --pairs --pair-batches 1,8,32 \
-      --util-batches 8 --ncu-timeout 1s --min-samples 10 --max-samples 200 --max-time 1s --json --force
-    n=$((n - 1))
-  done
+  each_model --partitions 20,40,50,60,80 --batches 1,8,32 --pairs --pair-batches 1,8,32 \
+    --util-batches 8 --ncu-timeout 1s --min-samples 10 --max-samples 200 --max-time 1s
   ;;
 serve)
   models=${3:-lenet5 resnet18}
