@@ -1,16 +1,50 @@
 package control
 
-import "github.com/gpulet/gpuletd/gpulet"
+import (
+	"math"
 
-// BatchCap is the largest batch a model placed by pl on let may form: on a
-// gpu-let it shares with other models, the plan's batch for it (larger
-// batches would break the duty cycle the planner checked); 0 (no cap) where
-// it is alone.
-func BatchCap(let gpulet.GPULet, pl gpulet.Placement) int {
+	"github.com/gpulet/gpuletd/gpulet"
+)
+
+// BatchCap is the largest batch a model placed by pl on let may form, its
+// latencies on let's size coming from prof: 0 (no cap) where it is alone.
+// On a gpu-let it shares with other models, the plan checked one duty cycle
+// in which every model runs its plan batch; a larger batch stretches that
+// cycle by its extra time, which is fine while every other model still
+// meets its SLO after the stretched cycle (each of the n models may take
+// 1/(n−1) of a neighbour's slack, SLO − worst case, so that all stretching
+// at once still holds) and the model's own batch still ends in time after a
+// cycle's wait. Allowing it lets a burst above the plan's rate go out in one
+// batch instead of waiting a whole cycle. The cap is never below the plan's
+// batch.
+func BatchCap(let gpulet.GPULet, pl gpulet.Placement, prof *gpulet.Profile) int {
 	if len(let.Models) < 2 {
 		return 0
 	}
-	return max(pl.Batch, 1)
+	b := max(pl.Batch, 1)
+	if prof == nil {
+		return b
+	}
+	room := math.Inf(1)
+	share := float64(len(let.Models) - 1)
+	for _, o := range let.Models {
+		if o.Name != pl.Name {
+			room = min(room, (o.SLOMS-o.WorstMS)/share)
+		}
+	}
+	factor := max(pl.Factor, 1)
+	for c := b + 1; c <= prof.MaxBatch(let.Size); c++ {
+		ms, ok := prof.Latency(c, let.Size)
+		if !ok {
+			break
+		}
+		l := ms * factor
+		if l-pl.LatencyMS > room || let.DutyMS+l > pl.SLOMS {
+			break
+		}
+		b = c
+	}
+	return b
 }
 
 // RouteWeight is the router's weight for a placement: the rate the plan

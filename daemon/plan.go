@@ -93,7 +93,7 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 			missing[m.Name] = strings.Join(why, "; ")
 			continue
 		}
-		rate := control.PlanRate(rates[m.Name], control.Headroom)
+		rate := rates[m.Name] // control.Plan adds the headroom
 		in.Demands = append(in.Demands, gpulet.Demand{
 			Name: m.Name, Profile: profs[0], More: profs[1:],
 			SLOMS: float64(m.Config.SLO.D().Microseconds()) / 1000, Rate: rate,
@@ -144,9 +144,9 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	plan, err := gpulet.Run(pctx, algo, in, opts)
+	plan, err := control.Plan(pctx, algo, in, opts, control.Headroom)
 	if err != nil {
-		return fmt.Errorf("plan with %s: %w", algo, err)
+		return err
 	}
 	assigned := plan.Assigned()
 	for name, rate := range plan.Unscheduled {
@@ -232,7 +232,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 	if m.Config.MaxBatchSize > maxB {
 		req.MaxBatchSize = int32(maxB)
 	}
-	req.BatchCap = int32(control.BatchCap(w.let, pl))
+	req.BatchCap = int32(control.BatchCap(w.let, pl, prof))
 	for b := 1; b <= maxB; b++ {
 		ms, ok := prof.Latency(b, w.let.Size)
 		if !ok {

@@ -56,5 +56,27 @@ func Run(ctx context.Context, algo Algo, in Input, opts Options) (*Plan, error) 
 			return nil, err
 		}
 	}
-	return s.plan(algo), nil
+	p := s.plan(algo)
+	if (algo == AlgoGpulet || algo == AlgoGpuletInt) && len(p.Unscheduled) > 0 {
+		return elasticOrWhole(p, in, opts)
+	}
+	return p, nil
+}
+
+// elasticOrWhole is elastic partitioning's plan p, which leaves some rate
+// unplaced, or whole-GPU temporal sharing's (SBP) where that places more:
+// whole GPUs are gpu-lets too (100%, nothing beside them to interfere),
+// and elastic partitioning, greedy, sometimes misses a packing SBP finds (on
+// the igniter-v100 game mix SBP plans 5% more, docs/BENCHMARKS.md). A node
+// planned by gpulet-int thus never places less than one planned by sbp.
+func elasticOrWhole(p *Plan, in Input, opts Options) (*Plan, error) {
+	e, err := newEnv(in, opts)
+	if err != nil {
+		return nil, err
+	}
+	w := runSBP(e).plan(p.Algo)
+	if w.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
+		return w, nil
+	}
+	return p, nil
 }

@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/gpulet"
@@ -61,6 +63,9 @@ type TemporalOptions struct {
 	// NoBatchCap runs executors without the plan's batch caps on shared
 	// gpu-lets (Options.NoBatchCap), to see what the caps change.
 	NoBatchCap bool
+	// Mixes and Systems, when set, run only the mixes and systems of those
+	// names (the planners' max rates are reported for every planner).
+	Mixes, Systems []string
 }
 
 // TemporalResult is the experiment's outcome.
@@ -129,8 +134,17 @@ func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResul
 	if err != nil {
 		return nil, fmt.Errorf("gpulet vs temporal: %w", err)
 	}
+	if err := knownNames("mix", o.Mixes, mixNames(mixes)); err != nil {
+		return nil, fmt.Errorf("gpulet vs temporal: %w", err)
+	}
+	if err := knownNames("system", o.Systems, systemNames()); err != nil {
+		return nil, fmt.Errorf("gpulet vs temporal: %w", err)
+	}
 	res := &TemporalResult{Set: o.Set, BatchCap: !o.NoBatchCap, Seeds: SeedList(o.Seed, o.Seeds)}
 	for _, x := range mixes {
+		if len(o.Mixes) > 0 && !slices.Contains(o.Mixes, x.Name) {
+			continue
+		}
 		row := TemporalRow{Mix: x.Name, Planned: map[string]float64{}, Shape: map[string]string{},
 			Served: map[string]float64{}, Spread: map[string]Spread{}}
 		total := mixRate(x)
@@ -150,6 +164,9 @@ func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResul
 			return temporalWorkload(o.Set, x, rate/total, seed), nil
 		}
 		for _, sys := range TemporalSystems {
+			if len(o.Systems) > 0 && !slices.Contains(o.Systems, sys.Name) {
+				continue
+			}
 			top := row.Planned[sys.Algo]
 			if top <= 0 {
 				continue
@@ -163,4 +180,30 @@ func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResul
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+func mixNames(xs []planbench.Mix) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.Name
+	}
+	return out
+}
+
+func systemNames() []string {
+	out := make([]string, len(TemporalSystems))
+	for i, s := range TemporalSystems {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// knownNames checks that every name asked for is one of known.
+func knownNames(what string, asked, known []string) error {
+	for _, a := range asked {
+		if !slices.Contains(known, a) {
+			return fmt.Errorf("%w: unknown %s %q (known: %s)", ErrBadOptions, what, a, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }

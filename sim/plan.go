@@ -191,15 +191,15 @@ func (e *engine) replan(reason string, rates []float64) error {
 	return e.apply(p, reason, e.set.startup)
 }
 
-// makePlan runs the planner for control.PlanRate(rate, headroom)
-// per model, as the daemon does.
+// makePlan runs the planner for the estimated rates through control.Plan,
+// as the daemon does.
 func (e *engine) makePlan(rates []float64) (*gpulet.Plan, error) {
 	in := e.node.Input
 	in.Demands = slices.Clone(in.Demands)
 	for i := range in.Demands {
-		in.Demands[i].Rate = control.PlanRate(rates[i], e.set.headroom)
+		in.Demands[i].Rate = rates[i]
 	}
-	p, err := gpulet.Run(e.ctx, e.set.algo, in, e.node.Options)
+	p, err := control.Plan(e.ctx, e.set.algo, in, e.node.Options, e.set.headroom)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: plan at %v: %w", e.now, err)
 	}
@@ -305,7 +305,7 @@ func (e *engine) route(serving []control.Serving[*glet]) error {
 			m := e.models[e.modelIdx(pm.Name)]
 			capB := 0
 			if e.set.capShared {
-				capB = control.BatchCap(sv.Let, pm)
+				capB = control.BatchCap(sv.Let, pm, e.profileOn(m, l.gpu))
 			}
 			if err := l.place(e.now, m, pm.Factor, capB); err != nil {
 				return fmt.Errorf("simulate: %w", err)

@@ -48,10 +48,14 @@ func WriteTemporal(w io.Writer, r *TemporalResult) error {
 			fmt.Fprintf(tw, "| %.0f\t", row.Planned[p])
 		}
 		for _, s := range TemporalSystems {
-			sp := row.Spread[s.Name]
+			sp, ok := row.Spread[s.Name]
+			if !ok {
+				fmt.Fprint(tw, "| —\t") // not run (TemporalOptions.Systems)
+				continue
+			}
 			fmt.Fprintf(tw, "| %.0f [%.0f–%.0f]\t", sp.Median, sp.Min, sp.Max)
 		}
-		fmt.Fprintf(tw, "| %.2f\t| %.2f\t|\n", safeDiv(row.Served["gpulet-int"], row.Planned["gpulet-int"]), safeDiv(row.Served["gpulet-int"], row.Served["sbp-eager"]))
+		fmt.Fprintf(tw, "| %s\t| %s\t|\n", servedRatio(row.Served, "gpulet-int", row.Planned["gpulet-int"]), servedRatio(row.Served, "gpulet-int", row.Served["sbp-eager"]))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
@@ -64,6 +68,16 @@ func WriteTemporal(w io.Writer, r *TemporalResult) error {
 		}
 	}
 	return nil
+}
+
+// servedRatio prints served[name] / base to three places, "—" when either is
+// missing.
+func servedRatio(served map[string]float64, name string, base float64) string {
+	v, ok := served[name]
+	if !ok || base == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", v/base)
 }
 
 // safeDiv is a/b, 0 when b is 0.

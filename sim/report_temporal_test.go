@@ -24,9 +24,24 @@ func TestWriteTemporal(t *testing.T) {
 	require.Contains(t, out, "seeds [1 2 3], batches on shared gpu-lets capped at the plan's")
 	require.Contains(t, out, "| game ")
 	require.Contains(t, out, "980 [970–990]")
-	require.Contains(t, out, "| 0.98 ", "served over planned")
-	require.Contains(t, out, "| 1.23 ", "gpulet-int over sbp-eager")
+	require.Contains(t, out, "| 0.980 ", "served over planned")
+	require.Contains(t, out, "| 1.225 ", "gpulet-int over sbp-eager")
 	require.Contains(t, out, "game gpulet-int: gpu0: 40%[a] 60%[b]")
 	require.InDelta(t, 980.0/880, TemporalRatio(r, "sbp"), 1e-12)
 	require.Zero(t, TemporalRatio(&TemporalResult{}, "sbp"))
+
+	// Systems left out (--system) print as not run, not as zero.
+	delete(r.Rows[0].Served, "sbp-eager")
+	delete(r.Rows[0].Spread, "sbp-eager")
+	b.Reset()
+	require.NoError(t, WriteTemporal(&b, r))
+	require.Contains(t, b.String(), "| 880 [870–890] | —                | 0.980                | —                      |")
+}
+
+func TestGpuletVsTemporalUnknownNames(t *testing.T) {
+	_, err := RunGpuletVsTemporal(t.Context(), TemporalOptions{Mixes: []string{"nope"}})
+	require.ErrorIs(t, err, ErrBadOptions)
+	require.ErrorContains(t, err, `unknown mix "nope" (known: equal, long-only, short-skew, game, traffic)`)
+	_, err = RunGpuletVsTemporal(t.Context(), TemporalOptions{Systems: []string{"triton"}})
+	require.ErrorContains(t, err, `unknown system "triton"`)
 }

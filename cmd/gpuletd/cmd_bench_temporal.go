@@ -11,6 +11,7 @@ func newBenchTemporalCmd(_ *globalFlags) *cobra.Command {
 	var pf paperFlags
 	var set string
 	var noCap bool
+	var mixes, systems []string
 	cmd := &cobra.Command{
 		Use:   "gpulet-vs-temporal",
 		Short: "Max goodput of gpu-let partitioning against whole-GPU temporal sharing (SBP)",
@@ -24,7 +25,7 @@ gpulet and sbp with deferred executors and sbp with eager ones (whole GPUs,
 eager batching: what Triton gives), executors as the daemon starts them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := sim.RunGpuletVsTemporal(cmd.Context(), sim.TemporalOptions{Set: set, Seed: pf.seed, Seeds: pf.seeds, NoBatchCap: noCap})
+			res, err := sim.RunGpuletVsTemporal(cmd.Context(), sim.TemporalOptions{Set: set, Seed: pf.seed, Seeds: pf.seeds, NoBatchCap: noCap, Mixes: mixes, Systems: systems})
 			if err != nil {
 				return err
 			}
@@ -41,5 +42,7 @@ eager batching: what Triton gives), executors as the daemon starts them.`,
 	pf.add(cmd, "gpulet-vs-temporal")
 	cmd.Flags().StringVar(&set, "set", "igniter-v100", "reference set of the GPUs and models")
 	cmd.Flags().BoolVar(&noCap, "no-batch-cap", false, "let models on shared gpu-lets batch beyond the plan's batch")
+	cmd.Flags().StringSliceVar(&mixes, "mix", nil, "run only these mixes (default all)")
+	cmd.Flags().StringSliceVar(&systems, "system", nil, "run only these systems: gpulet-int, gpulet, sbp, sbp-eager (default all)")
 	return cmd
 }
