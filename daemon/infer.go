@@ -168,6 +168,9 @@ func (n *node) infer(r *http.Request, m *repository.Model, arrival time.Time) (*
 		head.Parameters = map[string]any{"emulated": true}
 	}
 	b, jl, err := kserve.EncodeResponse(head, kout)
+	if errors.Is(err, kserve.ErrNotJSON) {
+		return nil, &inferError{code: http.StatusBadRequest, reason: "output_not_json", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+	}
 	if err != nil {
 		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/gpulet/gpuletd/executor/sched"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +41,7 @@ type supervisor struct {
 	log      *zap.Logger
 	sockDir  string
 	tmpSock  string // a private socket directory made by socketPath; removed by retireAll
+	sockHome string // the runtime socket directory, which records tmpSock (privateSockRecord)
 	binary   string // gpuletd binary; empty: this one
 	argsMu   sync.Mutex
 	args     []string // flags for every executor
@@ -405,6 +408,9 @@ func (s *supervisor) retireAll(ctx context.Context) error {
 	s.argsMu.Lock()
 	if s.tmpSock != "" {
 		errs = append(errs, os.RemoveAll(s.tmpSock))
+		if err := os.Remove(filepath.Join(s.sockHome, privateSockRecord)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
 	s.argsMu.Unlock()
 	return errors.Join(errs...)
@@ -437,6 +443,35 @@ func (s *supervisor) setArgs(args []string) {
 // 108 bytes with its terminating NUL), with a margin.
 const maxSocketPath = 100
 
+// privateSockRecord is the file in the runtime socket directory that names
+// the private socket directory in use, so that a daemon started after one
+// that was killed (and could not clean up) removes it.
+const privateSockRecord = "private-socket-dir"
+
+func recordPrivateDir(home, dir string) error {
+	if err := os.MkdirAll(home, 0o750); err != nil {
+		return fmt.Errorf("record private socket directory: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(home, privateSockRecord), []byte(dir), 0o600); err != nil {
+		return fmt.Errorf("record private socket directory: %w", err)
+	}
+	return nil
+}
+
+// removeStalePrivateDir removes the private socket directory a previous
+// daemon recorded in home, when it is one of ours: gpuletd-* right in the
+// temporary directory.
+func removeStalePrivateDir(home string) {
+	b, err := os.ReadFile(filepath.Join(home, privateSockRecord))
+	if err != nil {
+		return
+	}
+	dir := filepath.Clean(strings.TrimSpace(string(b)))
+	if filepath.Dir(dir) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(dir), "gpuletd-") {
+		_ = os.RemoveAll(dir)
+	}
+}
+
 // socketPath names a new executor socket: short names in the runtime
 // directory, or in a private temporary directory when the runtime directory
 // is too deep for a socket path.
@@ -445,10 +480,15 @@ func (s *supervisor) socketPath() (string, error) {
 	s.argsMu.Lock()
 	defer s.argsMu.Unlock()
 	if len(filepath.Join(s.sockDir, name)) > maxSocketPath {
+		removeStalePrivateDir(s.sockDir)
 		dir, err := os.MkdirTemp("", "gpuletd-")
 		if err != nil {
 			return "", fmt.Errorf("make a socket directory: %w", err)
 		}
+		if err := recordPrivateDir(s.sockDir, dir); err != nil {
+			s.log.Warn("record the private socket directory; a killed daemon would leave it behind", zap.Error(err))
+		}
+		s.sockHome = s.sockDir
 		s.log.Warn("runtime directory is too deep for Unix sockets; executor sockets go to a private temporary directory",
 			zap.String("runtime_dir", s.sockDir), zap.String("sockets", dir))
 		s.sockDir, s.tmpSock = dir, dir

@@ -25,3 +25,24 @@ func TestDeepRuntimeDirUsesPrivateSocketDir(t *testing.T) {
 	_, err = os.Stat(dir)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// A daemon killed while its executor sockets were in a private temporary
+// directory cannot remove it; the next daemon on the same runtime
+// directory does.
+func TestStalePrivateSocketDirIsRemoved(t *testing.T) {
+	deep := filepath.Join(t.TempDir(), strings.Repeat("d", maxSocketPath))
+	killed := &supervisor{sockDir: deep, log: zap.NewNop(), running: map[string]*gpuletRun{}}
+	p, err := killed.socketPath()
+	require.NoError(t, err)
+	stale := filepath.Dir(p)
+	require.DirExists(t, stale)
+
+	next := &supervisor{sockDir: deep, log: zap.NewNop(), running: map[string]*gpuletRun{}}
+	p, err = next.socketPath()
+	require.NoError(t, err)
+	require.NoDirExists(t, stale)
+	require.NotEqual(t, stale, filepath.Dir(p))
+	require.NoError(t, next.retireAll(context.Background()))
+	require.NoDirExists(t, filepath.Dir(p))
+	require.NoFileExists(t, filepath.Join(deep, privateSockRecord))
+}

@@ -204,3 +204,23 @@ func TestKilledExecutorFailsCallsFast(t *testing.T) {
 	_, err = c.Infer(ctx, &pb.InferRequest{Model: "resnet18", Inputs: toProto([]tensor.Tensor{x})})
 	require.ErrorIs(t, err, ErrExecutorGone, "later calls fail at once")
 }
+
+func TestKilledExecutorLeavesNoSocket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts executor processes")
+	}
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	sock := filepath.Join(t.TempDir(), "x.sock")
+	env := execenv.Env{DeviceID: "cpu", Kind: execenv.KindCPU, Type: "cpu", Partition: execenv.PartitionCPU, Size: 100, Cores: []int{0}, IntraOpThreads: 1}
+	p, err := Spawn(SpawnOptions{Binary: testbin.Gpuletd(t), Socket: sock, Env: env.Encode(), Args: []string{"--onnxruntime-library", lib}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, p.WaitReady(ctx))
+	require.FileExists(t, sock)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	<-p.Done()
+	require.NoFileExists(t, sock, "the daemon removes a killed executor's socket")
+	_ = p.Client.Close()
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,12 @@ func Spawn(o SpawnOptions) (*Process, error) {
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
+		// An executor removes its socket when it stops; one that was
+		// killed cannot. Every executor gets a socket name of its own, so
+		// nothing else uses it now.
+		if rerr := os.Remove(o.Socket); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+			err = fmt.Errorf("remove executor socket: %w", rerr)
+		}
 		p.mu.Lock()
 		p.err = err
 		p.mu.Unlock()

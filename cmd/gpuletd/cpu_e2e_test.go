@@ -96,6 +96,18 @@ func TestCPUServingMatchesONNXRuntime(t *testing.T) {
 		}
 		requireClose(t, expect, got)
 	}
+
+	// Outputs JSON cannot carry: a client error that says to ask for
+	// binary data, not a server failure; as binary data they arrive.
+	huge := `{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":[` + strings.Repeat("3e38,", 783) + `3e38]}]`
+	r := do(t, "POST", base+"/v2/models/mlp/infer", []byte(huge+`}`), nil)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), `ask for it as binary data (output parameters {\"binary_data\": true})`)
+	r = do(t, "POST", base+"/v2/models/mlp/infer", []byte(huge+`,"outputs":[{"name":"output","parameters":{"binary_data":true}}]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	hl, err := strconv.Atoi(r.header.Get("Inference-Header-Content-Length"))
+	require.NoError(t, err)
+	require.Len(t, r.body[hl:], 40, "ten FP32 values")
 }
 
 func requireClose(t *testing.T, want, got []float32) {

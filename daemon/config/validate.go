@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpulet/gpuletd/profiler/refset"
 )
 
 // FieldError is one value that failed validation: which field, the bad value
@@ -132,9 +134,7 @@ func (c *Config) validateDevices(bad func(string, any, string), oneOf func(strin
 		oneOf(f+".kind", d.Kind, DeviceKinds)
 		switch d.Kind {
 		case KindEmulated:
-			if d.Profiles == "" {
-				bad(f+".profiles", d.Profiles, "name a reference profile set, such as igniter-v100")
-			}
+			oneOf(f+".profiles", d.Profiles, refset.Names())
 			if d.Count < 1 || d.Count > 64 {
 				bad(f+".count", d.Count, "use 1 to 64 emulated GPUs")
 			}

@@ -176,7 +176,13 @@ func TestEncodeResponse(t *testing.T) {
 
 	nan := mustF32(t, "n", []int64{1}, float32(math.NaN()))
 	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: nan}})
+	require.ErrorIs(t, err, ErrNotJSON)
 	require.ErrorContains(t, err, "binary")
+	inf := mustF32(t, "i", []int64{2}, 1, float32(math.Inf(-1)))
+	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: inf}})
+	require.ErrorIs(t, err, ErrNotJSON)
+	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: inf, Binary: true}})
+	require.NoError(t, err, "binary data carries any float")
 }
 
 func TestHalfRoundTrip(t *testing.T) {

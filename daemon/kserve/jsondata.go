@@ -238,7 +238,7 @@ func encodeData(t tensor.Tensor) (any, error) {
 func finiteOrError[F float32 | float64](vals []F) (any, error) {
 	for _, v := range vals {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("output holds NaN or infinity, which JSON cannot carry; ask for it as binary data")
+			return nil, fmt.Errorf(`%w: it holds NaN or infinity; ask for it as binary data (output parameters {"binary_data": true})`, ErrNotJSON)
 		}
 	}
 	return vals, nil

@@ -19,6 +19,12 @@ const HeaderContentLength = "Inference-Header-Content-Length"
 // layer answers it with 400.
 var ErrBadRequest = errors.New("bad request")
 
+// ErrNotJSON is wrapped by EncodeResponse's error when an output asked for as
+// JSON holds values JSON cannot carry (NaN, ±Inf): the request was fine, the
+// client must ask for that output as binary data; the HTTP layer answers it
+// with 400 and does not count it against the server.
+var ErrNotJSON = errors.New("output cannot be sent as JSON")
+
 // Parameters are the free-form "parameters" objects of the protocol.
 type Parameters map[string]jsontext.Value
 
