@@ -19,7 +19,9 @@ const headroomSteps = 3
 // demand with the full headroom (near the node's capacity the planner then
 // settles for another layout that places less of the estimate itself), Plan
 // takes the largest headroom in [0, headroom] at which everything is placed,
-// found by bisection, and no headroom when even the estimates do not all fit.
+// found by bisection. When even the estimates do not all fit, the node is
+// overloaded and the full headroom's plan stands (what it leaves out is
+// refused at the router, where it costs least).
 func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
 	at := func(h float64) (*gpulet.Plan, error) {
 		x := in
@@ -38,8 +40,11 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 		return full, err
 	}
 	best, err := at(0)
-	if err != nil || len(best.Unscheduled) > 0 {
-		return best, err
+	if err != nil {
+		return nil, err
+	}
+	if len(best.Unscheduled) > 0 {
+		return full, nil
 	}
 	lo, hi := 0.0, headroom
 	for range headroomSteps {

@@ -25,7 +25,7 @@ func TestPlanHeadroom(t *testing.T) {
 	}{
 		{"the full headroom fits", 500, 600, 0},
 		{"less headroom, everything placed", 900, 990, 0},
-		{"no headroom when the estimate does not fit", 1100, 1000, 100},
+		{"overloaded: the full headroom's plan", 1100, 1000, 320},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := gpulet.Input{
