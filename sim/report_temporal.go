@@ -80,14 +80,6 @@ func servedRatio(served map[string]float64, name string, base float64) string {
 	return fmt.Sprintf("%.3f", v/base)
 }
 
-// safeDiv is a/b, 0 when b is 0.
-func safeDiv(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
-
 // PlotTemporal draws each mix's planned and served rates.
 func PlotTemporal(file string, r *TemporalResult) error {
 	p := newPlot("max rate with < 1% late or lost (median over seeds)", "", "req/s")
