@@ -3,8 +3,24 @@ package control
 import (
 	"math"
 
+	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
 )
+
+// LatencyPoints is ℓ(b) for b = 1..maxB on a gpu-let of size percent, from
+// prof, as the daemon hands it to an executor and the simulator to its
+// scheduler: it stops at the first batch the profile cannot give.
+func LatencyPoints(prof *gpulet.Profile, size, maxB int) []sched.LatencyPoint {
+	var pts []sched.LatencyPoint
+	for b := 1; b <= maxB; b++ {
+		ms, ok := prof.Latency(b, size)
+		if !ok {
+			break
+		}
+		pts = append(pts, sched.LatencyPoint{Batch: b, MS: ms})
+	}
+	return pts
+}
 
 // BatchCap is the largest batch a model placed by pl on let may form, its
 // latencies on let's size coming from prof: 0 (no cap) where it is alone.

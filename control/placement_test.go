@@ -58,3 +58,12 @@ func TestRouteWeight(t *testing.T) {
 	require.Equal(t, 12.5, RouteWeight(gpulet.Placement{Rate: 12.5}))
 	require.Positive(t, RouteWeight(gpulet.Placement{}), "a placement without a rate is still routed to")
 }
+
+func TestLatencyPoints(t *testing.T) {
+	prof := linearProfile(t)
+	pts := LatencyPoints(prof, 50, 4)
+	require.Len(t, pts, 4)
+	require.Equal(t, 4, pts[3].Batch)
+	require.InDelta(t, 4.0, pts[3].MS, 1e-9)
+	require.Len(t, LatencyPoints(prof, 50, 20), 16, "it stops where the profile ends")
+}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpulet/gpuletd/control"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
@@ -233,12 +233,8 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 		req.MaxBatchSize = int32(maxB)
 	}
 	req.BatchCap = int32(control.BatchCap(w.let, pl, prof))
-	for b := 1; b <= maxB; b++ {
-		ms, ok := prof.Latency(b, w.let.Size)
-		if !ok {
-			break
-		}
-		req.Latency = append(req.Latency, &pb.LatencyPoint{Batch: int32(b), Ms: ms})
+	for _, pt := range control.LatencyPoints(prof, w.let.Size, maxB) {
+		req.Latency = append(req.Latency, &pb.LatencyPoint{Batch: int32(pt.Batch), Ms: pt.MS})
 	}
 	warm := []int32{1, int32(min(max(pl.Batch, 1), maxB)), int32(maxB)}
 	slices.Sort(warm)

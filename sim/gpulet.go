@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/profiler/refset"
@@ -118,14 +119,10 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 	if maxB < 1 {
 		return fmt.Errorf("place %s on %s at %d%%: %w", m.name, l.gpu.id, l.size, gpulet.ErrNoProfile)
 	}
-	var pts []sched.LatencyPoint
-	solo := make([]float64, maxB+1)
-	for b := 1; b <= maxB; b++ {
-		ms, ok := prof.Latency(b, l.size)
-		if !ok {
-			break
-		}
-		pts = append(pts, sched.LatencyPoint{Batch: b, MS: ms})
+	pts := control.LatencyPoints(prof, l.size, maxB)
+	solo := make([]float64, len(pts)+1)
+	for _, pt := range pts {
+		b := pt.Batch
 		phys, err := l.gpu.ph.Solo(refset.Placement{Model: m.profile, Batch: b, Size: l.size})
 		if err != nil {
 			return fmt.Errorf("place %s: %w", m.name, err)
@@ -139,14 +136,14 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 	if lm == nil {
 		lm = &letModel{calib: sched.NewCalibration(sched.CalibrationCeiling(m.slo, base.At(1)))}
 		l.ms[m.idx] = lm
-		lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
+		lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo
 		if err := l.s.AddModel(now, m.id, sched.ModelConfig{Latency: base}); err != nil {
 			return fmt.Errorf("place %s: %w", m.name, err)
 		}
 		l.refresh()
 		return nil
 	}
-	lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo[:len(pts)+1]
+	lm.base, lm.factor, lm.capB, lm.solo = base, factor, capB, solo
 	lm.calib.SetCeiling(sched.CalibrationCeiling(m.slo, base.At(1)))
 	if _, err := l.s.Recalibrate(now, m.id, base, &lm.calib); err != nil {
 		return fmt.Errorf("place %s: %w", m.name, err)

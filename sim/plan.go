@@ -3,29 +3,29 @@ package sim
 import (
 	"context"
 	"fmt"
-	"github.com/gpulet/gpuletd/control"
 	"slices"
 	"time"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
 	"go.uber.org/zap"
 )
 
 // Planning, as the daemon's planner loop does it (daemon/loop.go,
-// daemon/plan.go): at the start the node runs the plan for the workload's
-// rates (the deployment an operator would start with; its gpu-lets are
-// ready at time 0). Every reorganize period each model's rate over the
-// period is folded into an EWMA, and the node re-plans for max(EWMA, 1)
-// × (1 + headroom); every second a model whose rate over the last second
-// is above 5 req/s and 1.25 times its assigned rate triggers a re-plan early
-// (at most once per 5 s). A plan is applied like the daemon applies it:
-// per GPU a running gpu-let of the same size is kept (the one with the most
-// models in common), the others start beside the old ones and serve after
-// the startup delay; then the routes switch at once, and the gpu-lets the
-// plan drops drain (no new requests; they finish what they hold) and stop.
-// While a plan is being applied the planner waits, as the daemon's loop
-// does, and a period that ended meanwhile is taken right after.
+// daemon/plan.go), through the same rules (package control): at the start
+// the node runs the plan for the workload's rates (the deployment an
+// operator would start with; its gpu-lets are ready at time 0). Every
+// reorganize period each model's rate over the period is folded into an
+// EWMA, and the node re-plans for it with headroom (control.Plan); every
+// second a model whose short-window rate surges over its assigned rate
+// triggers a re-plan early (control.SurgeReplan). A plan is applied like
+// the daemon applies it (control.Reorganize): kept gpu-lets stay, the new
+// ones start beside the old ones and serve after the startup delay; then
+// the routes switch at once, and the gpu-lets the plan drops drain (no new
+// requests; they finish what they hold) and stop. While a plan is being
+// applied the planner waits, as the daemon's loop does, and a period that
+// ended meanwhile is taken right after.
 
 // PlanEvent is one plan the node applied.
 type PlanEvent struct {
