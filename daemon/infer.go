@@ -109,13 +109,14 @@ func (n *node) infer(r *http.Request, m *repository.Model, arrival time.Time) (*
 	if req.Timeout > 0 {
 		deadline = minTime(deadline, arrival.Add(req.Timeout))
 	}
-	g, _, err := n.router.route(m.Name, n.router.fromWall(deadline.UnixNano()))
+	g, err := n.admit(m.Name, n.router.fromWall(deadline.UnixNano()))
 	if err != nil {
 		if why := n.notServedReason(m.Name); why != "" {
 			return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %s", m.Name, why)}
 		}
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unroutable", msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", m.Name, err)}
 	}
+	defer g.requests.release()
 	client := g.client()
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_down", msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
@@ -260,4 +261,21 @@ func fromProtoTensors(ts []*pb.Tensor) ([]tensor.Tensor, error) {
 		out[i] = x
 	}
 	return out, nil
+}
+
+// admit routes a request of model and admits it on the chosen gpu-let; the
+// caller releases it once answered. A gpu-let that begins to retire between
+// the routing and the admission is routed around.
+func (n *node) admit(model string, deadline time.Duration) (*gpuletRun, error) {
+	for {
+		g, _, err := n.router.route(model, deadline)
+		if err != nil {
+			return nil, err
+		}
+		if g.requests.acquire() {
+			return g, nil
+		}
+		// It closed after route read its state; routing again skips it
+		// (draining is set before its admissions close).
+	}
 }

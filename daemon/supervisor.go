@@ -74,6 +74,7 @@ type gpuletRun struct {
 
 	down     atomic.Bool // no executor answers now: the router skips it
 	draining atomic.Bool // being retired: the router skips it
+	requests inflight    // requests routed here and not yet answered
 	stop     chan struct{}
 	done     chan struct{}
 }
@@ -363,10 +364,16 @@ func (g *gpuletRun) modelNames() []string {
 // gives the lease back.
 func (s *supervisor) retire(ctx context.Context, g *gpuletRun) error {
 	g.draining.Store(true)
-	var drainErr error
+	wctx, cancel := context.WithTimeout(ctx, stopGrace)
+	drainErr := g.requests.closeAndWait(wctx)
+	cancel()
+	if drainErr != nil {
+		drainErr = fmt.Errorf("wait for requests routed to %s: %w", g.id, drainErr)
+	}
 	if c := g.client(); c != nil {
 		dctx, cancel := context.WithTimeout(ctx, stopGrace)
-		_, drainErr = c.Drain(dctx)
+		_, err := c.Drain(dctx)
+		drainErr = errors.Join(drainErr, err)
 		cancel()
 	}
 	close(g.stop)
