@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -28,6 +27,16 @@ type inferError struct {
 	msg    string
 }
 
+// clientFault tells whether the request itself was at fault (it is then no
+// SLO violation).
+func (e *inferError) clientFault() bool {
+	switch e.code {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestTimeout:
+		return true
+	}
+	return false
+}
+
 func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
 	m, ok := n.servedModel(w, r)
@@ -36,17 +45,22 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	}
 	n.metrics.requests.WithLabelValues(m.Name).Inc()
 	n.rates.hit(m.Name)
-	resp, ierr := n.infer(r, m, arrival)
+	body, release, ierr := n.readBody(r, m, arrival)
+	defer release()
+	var resp *inferAnswer
+	if ierr == nil {
+		resp, ierr = n.infer(r, body, m, arrival)
+	}
 	elapsed := time.Since(arrival)
 	c := n.counters.of(m.Name)
 	c.last.Store(time.Now().UnixMilli())
 	if ierr != nil {
-		if ierr.code != http.StatusBadRequest && ierr.code != http.StatusRequestEntityTooLarge {
+		if !ierr.clientFault() {
 			n.windows.of(m.Name).add(-1, 0)
 		}
 		c.fail.add(elapsed)
 		n.metrics.failures.WithLabelValues(m.Name, ierr.reason).Inc()
-		if ierr.code != http.StatusBadRequest && ierr.code != http.StatusRequestEntityTooLarge {
+		if !ierr.clientFault() {
 			n.metrics.violations.WithLabelValues(m.Name).Inc()
 		}
 		if ierr.code == http.StatusServiceUnavailable {
@@ -78,20 +92,12 @@ type inferAnswer struct {
 	batch   int32
 }
 
-// infer decodes, checks, routes and runs one request.
-func (n *node) infer(r *http.Request, m *repository.Model, arrival time.Time) (*inferAnswer, *inferError) {
+// infer decodes, checks, routes and runs one request whose body was read.
+func (n *node) infer(r *http.Request, body []byte, m *repository.Model, arrival time.Time) (*inferAnswer, *inferError) {
 	bad := func(format string, args ...any) *inferError {
 		return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf(format, args...)}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, int64(n.conf().Limits.MaxRequestBody)))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, &inferError{code: http.StatusRequestEntityTooLarge, reason: "too_large",
-				msg: fmt.Sprintf("request body is over the limit of %d bytes (limits.max_request_body)", tooBig.Limit)}
-		}
-		return nil, bad("read request body: %v", err)
-	}
+	var err error
 	jsonLen := int64(-1)
 	if h := r.Header.Get(kserve.HeaderContentLength); h != "" {
 		if jsonLen, err = strconv.ParseInt(h, 10, 64); err != nil || jsonLen < 0 {

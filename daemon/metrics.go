@@ -66,10 +66,18 @@ var (
 	descRestart  = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
 	descMemory   = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil     = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
+
+	descConns        = prometheus.NewDesc("gpuletd_http_connections", "Client connections open now.", nil, nil)
+	descConnsMax     = prometheus.NewDesc("gpuletd_http_connections_max", "Client connections that may be open at once (limits.max_connections, under the open-file limit).", nil, nil)
+	descConnsRefused = prometheus.NewDesc("gpuletd_http_connections_refused_total", "Client connections answered 503 and closed because the cap was reached.", nil, nil)
+	descBytes        = prometheus.NewDesc("gpuletd_http_inflight_request_bytes", "Request body bytes held by requests in flight.", nil, nil)
+	descBytesMax     = prometheus.NewDesc("gpuletd_http_inflight_request_bytes_max", "Request body bytes requests in flight may hold at once (limits.max_inflight_bytes).", nil, nil)
+	descBytesRefused = prometheus.NewDesc("gpuletd_http_inflight_bytes_refused_total", "Requests answered 503 because their body did not fit in limits.max_inflight_bytes in time.", nil, nil)
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descReorg, descRestart, descMemory, descUtil} {
+	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descReorg, descRestart, descMemory, descUtil,
+		descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused} {
 		ch <- d
 	}
 }
@@ -97,6 +105,16 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
 	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
+	if n.conns != nil {
+		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(n.conns.Open()))
+		ch <- prometheus.MustNewConstMetric(descConnsMax, prometheus.GaugeValue, float64(n.conns.Max()))
+		ch <- prometheus.MustNewConstMetric(descConnsRefused, prometheus.CounterValue, float64(n.conns.Refused()))
+	}
+	if n.bodies != nil {
+		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.GaugeValue, float64(n.bodies.InUse()))
+		ch <- prometheus.MustNewConstMetric(descBytesMax, prometheus.GaugeValue, float64(n.bodies.Max()))
+		ch <- prometheus.MustNewConstMetric(descBytesRefused, prometheus.CounterValue, float64(n.bodies.Refused()))
+	}
 	for _, d := range n.devices.Inventory().Devices {
 		if d.MemoryTotal > 0 {
 			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryTotal), d.ID, "total")

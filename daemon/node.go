@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -26,6 +27,8 @@ type node struct {
 	metrics  *metrics
 	counters counters
 	windows  windows
+	conns    *connlimit.Listener // client connections open (nil until listening)
+	bodies   *connlimit.Budget   // request body bytes in flight
 
 	planMu          sync.Mutex // one plan computed and applied at a time
 	migMu           sync.Mutex // one MIG instance chosen and leased at a time

@@ -12,6 +12,7 @@ import (
 
 	sd "github.com/coreos/go-systemd/v22/daemon"
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/executor/gpuprobe"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -108,13 +109,18 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", cfg.Listen)
+	tcp, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	n.conns = connlimit.NewListener(tcp, connectionCap(cfg.Limits.MaxConnections, log))
+	n.bodies = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
+	ln := net.Listener(n.conns)
 	srv := &http.Server{
 		Handler:           n.handler(opts.Web),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, cfg.Limits.BodyTimeout.D()),
+		ReadTimeout:       cfg.Limits.BodyTimeout.D(),
+		IdleTimeout:       cfg.Limits.IdleTimeout.D(),
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
 	served := make(chan error, 1)

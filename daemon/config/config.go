@@ -70,6 +70,20 @@ type Limits struct {
 	MaxRequestBody ByteSize `yaml:"max_request_body"`
 	// MaxQueuedPerModel is how many requests of one model may wait in an executor.
 	MaxQueuedPerModel int `yaml:"max_queued_per_model"`
+	// BodyTimeout bounds reading one request, headers and body: a client
+	// that sends more slowly is answered 408 and its connection closed.
+	BodyTimeout Duration `yaml:"body_timeout"`
+	// IdleTimeout closes a keep-alive connection that sends no request for
+	// this long.
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// MaxConnections is how many client connections may be open at once;
+	// more are answered 503 and closed. It is held under the process's
+	// open-file limit.
+	MaxConnections int `yaml:"max_connections"`
+	// MaxInflightBytes is how many request body bytes all requests in flight
+	// may hold at once; a request that does not fit waits up to its SLO,
+	// then is answered 503.
+	MaxInflightBytes ByteSize `yaml:"max_inflight_bytes"`
 }
 
 // Auth guards the admin API.
@@ -139,6 +153,10 @@ func Default() Config {
 		Limits: Limits{
 			MaxRequestBody:    64 << 20,
 			MaxQueuedPerModel: 4096,
+			BodyTimeout:       Duration(30 * time.Second),
+			IdleTimeout:       Duration(30 * time.Second),
+			MaxConnections:    1024,
+			MaxInflightBytes:  512 << 20,
 		},
 		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}},
 		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},

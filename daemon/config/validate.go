@@ -100,6 +100,18 @@ func (c *Config) Validate() error {
 	if q := c.Limits.MaxQueuedPerModel; q < 1 || q > 1<<20 {
 		bad("limits.max_queued_per_model", q, "use 1 to 1048576")
 	}
+	if d := c.Limits.BodyTimeout.D(); d < time.Second || d > time.Hour {
+		bad("limits.body_timeout", d, "use 1s to 1h")
+	}
+	if d := c.Limits.IdleTimeout.D(); d < time.Second || d > time.Hour {
+		bad("limits.idle_timeout", d, "use 1s to 1h")
+	}
+	if m := c.Limits.MaxConnections; m < 1 || m > 1<<20 {
+		bad("limits.max_connections", m, "use 1 to 1048576")
+	}
+	if b := c.Limits.MaxInflightBytes; b < c.Limits.MaxRequestBody+1 || b > 64<<30 {
+		bad("limits.max_inflight_bytes", b, "use more than limits.max_request_body, at most 64GiB")
+	}
 	for i, g := range c.Partitioning.MIGReconfigure {
 		if strings.TrimSpace(g) == "" {
 			bad(fmt.Sprintf("partitioning.mig_reconfigure[%d]", i), g, `name a GPU by index or UUID, or "all"`)

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rawRequest opens a connection and sends an inference request's headers
+// and the first part of a body that says it is longer.
+func rawRequest(t *testing.T, addr, model string, length int, first string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(c, "POST /v2/models/%s/infer HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", model, addr, length, first)
+	require.NoError(t, err)
+	return c
+}
+
+// answer reads one HTTP answer from c within limit.
+func answer(t *testing.T, c net.Conn, limit time.Duration) (*http.Response, string) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(limit)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	return resp, string(b)
+}
+
+// TestClientsCannotHoldTheDaemon: a body that never completes is answered
+// 408 within limits.body_timeout, an idle keep-alive connection is closed
+// after limits.idle_timeout, connections over limits.max_connections are
+// answered 503 at once, and a body that does not fit in
+// limits.max_inflight_bytes waits up to its SLO, then is answered 503; the
+// daemon keeps serving throughout and the metrics say what happened.
+func TestClientsCannotHoldTheDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, logs, _ := emulatedDaemon(t, []string{"mlp"},
+		"GPULETD_TEST_PROFILES=mlp:resnet50",
+		"GPULETD_LIMITS_BODY_TIMEOUT=2s", "GPULETD_LIMITS_IDLE_TIMEOUT=2s",
+		"GPULETD_LIMITS_MAX_CONNECTIONS=12",
+		"GPULETD_LIMITS_MAX_REQUEST_BODY=1MiB", "GPULETD_LIMITS_MAX_INFLIGHT_BYTES=1536KiB")
+	addr := strings.TrimPrefix(base, "http://")
+
+	t.Run("a body shorter than it says is answered 408", func(t *testing.T) {
+		start := time.Now()
+		c := rawRequest(t, addr, "mlp", 1000, `{"inputs":`)
+		defer c.Close()
+		resp, body := answer(t, c, 10*time.Second)
+		require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, body)
+		require.Contains(t, body, "limits.body_timeout")
+		require.Less(t, time.Since(start), 8*time.Second)
+	})
+
+	t.Run("an idle keep-alive connection is closed", func(t *testing.T) {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = fmt.Fprintf(c, "GET /v2/health/live HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		require.NoError(t, err)
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		r := bufio.NewReader(c)
+		resp, err := http.ReadResponse(r, nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		idle := time.Now()
+		_, err = r.ReadByte()
+		require.ErrorIs(t, err, io.EOF, "the daemon closes it")
+		require.Less(t, time.Since(idle), 8*time.Second)
+	})
+
+	t.Run("connections over the cap are answered 503", func(t *testing.T) {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				_ = c.Close()
+			}
+		}()
+		for range 16 {
+			held = append(held, rawRequest(t, addr, "mlp", 1000, ""))
+		}
+		time.Sleep(300 * time.Millisecond)
+		var refused []*http.Response
+		for _, c := range held {
+			_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				refused = append(refused, resp)
+				_ = resp.Body.Close()
+			}
+		}
+		require.GreaterOrEqual(t, len(refused), 4, "connections over the cap get an answer at once")
+		for _, resp := range refused {
+			require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+			require.Equal(t, "1", resp.Header.Get("Retry-After"))
+		}
+		for _, c := range held {
+			_ = c.Close()
+		}
+		held = nil
+		require.Eventually(t, func() bool {
+			resp, err := http.Get(base + "/v2/health/ready")
+			if err != nil {
+				return false
+			}
+			_ = resp.Body.Close()
+			return resp.StatusCode == 200
+		}, 10*time.Second, 100*time.Millisecond, "places come back as connections close")
+	})
+
+	t.Run("a body that does not fit in the bytes budget gets 503", func(t *testing.T) {
+		first := rawRequest(t, addr, "mlp", 1<<20, `{"inputs":`)
+		defer first.Close()
+		require.Eventually(t, func() bool {
+			return metricAt(t, base, "gpuletd_http_inflight_request_bytes") >= 1<<20
+		}, 5*time.Second, 50*time.Millisecond, "the stalled body holds its length in the budget")
+		second := rawRequest(t, addr, "mlp", 1<<20, `{"inputs":`)
+		defer second.Close()
+		resp, body := answer(t, second, 10*time.Second)
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, body)
+		require.Contains(t, body, "limits.max_inflight_bytes")
+		require.Equal(t, "1", resp.Header.Get("Retry-After"))
+		_, _ = answer(t, first, 10*time.Second)
+		require.Eventually(t, func() bool {
+			return metricAt(t, base, "gpuletd_http_inflight_request_bytes") == 0
+		}, 5*time.Second, 50*time.Millisecond, "the budget is given back")
+	})
+
+	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+	require.Equal(t, 200, r.code, "the daemon serves on; logs:\n%s", logs)
+	m := do(t, "GET", base+"/metrics", nil, nil)
+	for _, want := range []string{
+		`gpuletd_request_failures_total{model="mlp",reason="body_timeout"}`,
+		`gpuletd_request_failures_total{model="mlp",reason="memory_budget"}`,
+		"gpuletd_http_connections_refused_total",
+		"gpuletd_http_inflight_bytes_refused_total 1",
+		"gpuletd_http_connections_max 12",
+	} {
+		require.Contains(t, string(m.body), want)
+	}
+}
+
+// metricAt is the value of an unlabelled metric at /metrics (-1 if absent).
+func metricAt(t *testing.T, base, name string) float64 {
+	t.Helper()
+	m := do(t, "GET", base+"/metrics", nil, nil)
+	for _, line := range strings.Split(string(m.body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			var f float64
+			_, err := fmt.Sscan(v, &f)
+			require.NoError(t, err)
+			return f
+		}
+	}
+	return -1
+}

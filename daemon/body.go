@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/connlimit"
+	"github.com/gpulet/gpuletd/daemon/repository"
+)
+
+// readBody reads an inference request's body within limits.max_request_body
+// and the budget of bytes in flight, waiting for room at most until the
+// model's SLO has passed. release gives the bytes back once the answer is
+// written.
+func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time) (body []byte, release func(), ierr *inferError) {
+	limits := n.conf().Limits
+	ctx, cancel := context.WithDeadline(r.Context(), arrival.Add(m.Config.SLO.D()))
+	defer cancel()
+	size := r.ContentLength
+	if size > int64(limits.MaxRequestBody) {
+		return nil, func() {}, tooLarge(int64(limits.MaxRequestBody))
+	}
+	body, release, err := n.bodies.ReadAll(ctx, http.MaxBytesReader(nil, r.Body, int64(limits.MaxRequestBody)), size)
+	if err == nil {
+		return body, release, nil
+	}
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, release, tooLarge(tooBig.Limit)
+	case errors.Is(err, connlimit.ErrOverBudget):
+		return nil, release, &inferError{code: http.StatusServiceUnavailable, reason: "memory_budget",
+			msg: fmt.Sprintf("%s: request bodies in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, limits.MaxInflightBytes)}
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return nil, release, &inferError{code: http.StatusRequestTimeout, reason: "body_timeout",
+			msg: fmt.Sprintf("request not received within limits.body_timeout (%s)", limits.BodyTimeout)}
+	}
+	return nil, release, &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf("read request body: %v", err)}
+}
+
+func tooLarge(limit int64) *inferError {
+	return &inferError{code: http.StatusRequestEntityTooLarge, reason: "too_large",
+		msg: fmt.Sprintf("request body is over the limit of %d bytes (limits.max_request_body)", limit)}
+}

@@ -1,0 +1,121 @@
+package connlimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// ErrOverBudget means a request's bytes did not fit in the budget of bytes
+// in flight before its wait ended.
+var ErrOverBudget = errors.New("request bytes in flight are at their limit")
+
+// Budget is a number of bytes that requests in flight may hold at once.
+type Budget struct {
+	max     int64
+	sem     *semaphore.Weighted
+	used    atomic.Int64
+	refused atomic.Int64
+}
+
+// NewBudget makes a budget of max bytes (max ≥ 1).
+func NewBudget(max int64) *Budget {
+	return &Budget{max: max, sem: semaphore.NewWeighted(max)}
+}
+
+// Acquire takes n bytes, waiting while they do not fit until ctx ends; it
+// fails at once when n is over the whole budget.
+func (b *Budget) Acquire(ctx context.Context, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if n > b.max {
+		b.refused.Add(1)
+		return fmt.Errorf("acquire %d bytes of %d: %w", n, b.max, ErrOverBudget)
+	}
+	if err := b.sem.Acquire(ctx, n); err != nil {
+		b.refused.Add(1)
+		return fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
+	}
+	b.used.Add(n)
+	return nil
+}
+
+// Release gives back n bytes taken by Acquire.
+func (b *Budget) Release(n int64) {
+	if n <= 0 {
+		return
+	}
+	b.used.Add(-n)
+	b.sem.Release(n)
+}
+
+// InUse is the number of bytes held now.
+func (b *Budget) InUse() int64 { return b.used.Load() }
+
+// Max is the budget's size.
+func (b *Budget) Max() int64 { return b.max }
+
+// Refused is how many acquisitions failed so far.
+func (b *Budget) Refused() int64 { return b.refused.Load() }
+
+// readStep is the least a body of unknown length reserves at a time.
+const readStep = 256 << 10
+
+// ReadAll reads r to its end holding the memory it reads into in the
+// budget: size bytes up front when the body says its length (size ≥ 0;
+// net/http ends such a body there), else the buffer's capacity as it
+// doubles. The bytes stay taken until release runs; on error nothing stays
+// taken and release does nothing.
+func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []byte, release func(), err error) {
+	var held int64
+	fail := func(err error) ([]byte, func(), error) {
+		b.Release(held)
+		return nil, func() {}, err
+	}
+	grow := func(to int64) error {
+		if to > b.max {
+			b.refused.Add(1)
+			return fmt.Errorf("hold %d bytes of %d: %w", to, b.max, ErrOverBudget)
+		}
+		if err := b.Acquire(ctx, to-held); err != nil {
+			return err
+		}
+		grown := make([]byte, len(data), to)
+		copy(grown, data)
+		data, held = grown, to
+		return nil
+	}
+	if size >= 0 {
+		// One byte more than promised lets a longer body show itself as a
+		// body of unknown length.
+		if err := grow(size + 1); err != nil {
+			return fail(err)
+		}
+	}
+	for {
+		if len(data) == cap(data) {
+			// Doubling, but never past the whole budget: a body that fills
+			// it fails when it grows once more.
+			to := max(2*int64(cap(data)), readStep)
+			if int64(cap(data)) < b.max {
+				to = min(to, b.max)
+			}
+			if err := grow(to); err != nil {
+				return fail(err)
+			}
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if errors.Is(err, io.EOF) {
+			return data, func() { b.Release(held); held = 0 }, nil
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+}

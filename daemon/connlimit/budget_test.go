@@ -1,0 +1,94 @@
+package connlimit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// unknownLength hides a reader's length (a chunked body).
+type unknownLength struct{ r io.Reader }
+
+func (u unknownLength) Read(p []byte) (int, error) { return u.r.Read(p) }
+
+func TestBudgetReadAll(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 700<<10)
+	tests := []struct {
+		name string
+		r    io.Reader
+		size int64
+		held int64 // bytes held until release
+	}{
+		{"known length", bytes.NewReader(body), int64(len(body)), int64(len(body)) + 1},
+		{"unknown length grows by doubling", unknownLength{bytes.NewReader(body)}, -1, 1 << 20},
+		{"empty", bytes.NewReader(nil), 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBudget(4 << 20)
+			data, release, err := b.ReadAll(context.Background(), tc.r, tc.size)
+			require.NoError(t, err)
+			require.Equal(t, int(max(tc.size, int64(len(body)))*boolInt(tc.size != 0)), len(data))
+			require.Equal(t, tc.held, b.InUse())
+			release()
+			release()
+			require.Zero(t, b.InUse())
+		})
+	}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestBudgetRefusesWhatDoesNotFit(t *testing.T) {
+	b := NewBudget(1 << 20)
+	_, _, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 2<<20)), 2<<20)
+	require.ErrorIs(t, err, ErrOverBudget, "a body over the whole budget fails at once")
+	require.Zero(t, b.InUse())
+
+	_, _, err = b.ReadAll(context.Background(), unknownLength{bytes.NewReader(make([]byte, 2<<20))}, -1)
+	require.ErrorIs(t, err, ErrOverBudget, "so does one that grows past it")
+	require.Zero(t, b.InUse(), "what it had taken is given back")
+
+	first, release, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 600<<10)), 600<<10)
+	require.NoError(t, err)
+	require.Len(t, first, 600<<10)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, _, err = b.ReadAll(ctx, bytes.NewReader(make([]byte, 600<<10)), 600<<10)
+	require.ErrorIs(t, err, ErrOverBudget, "a second that does not fit waits, then fails")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.EqualValues(t, 3, b.Refused())
+
+	done := make(chan error, 1)
+	go func() {
+		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 600<<10)), 600<<10)
+		rel()
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	release()
+	require.NoError(t, <-done, "it gets in once the first is released")
+	require.Zero(t, b.InUse())
+}
+
+func TestBudgetReadError(t *testing.T) {
+	b := NewBudget(1 << 20)
+	boom := errors.New("boom")
+	_, _, err := b.ReadAll(context.Background(), io.MultiReader(bytes.NewReader([]byte("ab")), errReader{boom}), 10)
+	require.ErrorIs(t, err, boom)
+	require.Zero(t, b.InUse())
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -1,0 +1,5 @@
+// Package connlimit bounds what HTTP clients can hold of the daemon: how
+// many connections are open at once (Listener) and how many request body
+// bytes are held in memory at once (Budget). Both keep counters for the
+// daemon's metrics.
+package connlimit

@@ -1,0 +1,64 @@
+package connlimit
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestListenerRefusesConnectionsOverTheCap(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := NewListener(inner, 2)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		require.NoError(t, err)
+		return c
+	}
+	a, b := dial(), dial()
+	ca, cb := <-accepted, <-accepted
+	require.EqualValues(t, 2, ln.Open())
+
+	over := dial()
+	require.NoError(t, over.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(over), nil)
+	require.NoError(t, err, "the refused client reads a complete answer")
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, over.Close())
+	require.EqualValues(t, 1, ln.Refused())
+	require.EqualValues(t, 2, ln.Open())
+
+	require.NoError(t, ca.Close())
+	_ = ca.Close() // closing twice gives one place back
+	require.EqualValues(t, 1, ln.Open())
+	c := dial()
+	cc := <-accepted
+	require.EqualValues(t, 2, ln.Open(), "a closed connection's place is taken again")
+	for _, x := range []net.Conn{a, b, c, cb, cc} {
+		require.NoError(t, x.Close())
+	}
+	require.NoError(t, ln.Close())
+	for range accepted {
+	}
+}
