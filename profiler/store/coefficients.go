@@ -82,7 +82,7 @@ func (s *Store) LatestCoefficients(ctx context.Context, deviceType, model string
 	var features, values string
 	var r2, rmse, p50, p90, p95 sql.NullFloat64
 	var at int64
-	err := s.r.QueryRowContext(ctx, `SELECT id, device_type, model, features, coefficients, r2, rmse, p50_err, p90_err, p95_err, samples, fitted_at
+	err := s.reader().QueryRowContext(ctx, `SELECT id, device_type, model, features, coefficients, r2, rmse, p50_err, p90_err, p95_err, samples, fitted_at
 FROM interference_coefficients WHERE device_type = ? AND model = ? ORDER BY fitted_at DESC, id DESC LIMIT 1`, deviceType, model).
 		Scan(&c.ID, &c.DeviceType, &c.Model, &features, &values, &r2, &rmse, &p50, &p90, &p95, &c.Samples, &at)
 	if err != nil {

@@ -20,20 +20,38 @@ type connector struct {
 
 var _ driver.Connector = (*connector)(nil)
 
-// newConnector returns a connector for the database at the absolute path abs.
-// A readOnly connector opens with mode=ro; the writer opens read-write, sets
-// WAL and begins transactions IMMEDIATE so it takes the write lock up front.
-func newConnector(abs string, readOnly bool, busy time.Duration, maxPageCount int) *connector {
+// connKind is what a connector's connections may do.
+type connKind int
+
+const (
+	// connWriter opens read-write, sets WAL and begins transactions
+	// IMMEDIATE so that it takes the write lock up front.
+	connWriter connKind = iota
+	// connReader opens with mode=ro and only queries.
+	connReader
+	// connImmutable also sets immutable=1: no locks and no shared-memory
+	// index, so it reads a database on a disk that cannot take one; it
+	// does not see writes made after it opened.
+	connImmutable
+)
+
+// newConnector returns a connector of kind for the database at the absolute
+// path abs.
+func newConnector(abs string, kind connKind, busy time.Duration, maxPageCount int) *connector {
 	q := url.Values{}
 	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
 	q.Set("_foreign_keys", "1")
 	q.Set("_synchronous", "NORMAL")
-	if readOnly {
-		q.Set("mode", "ro")
-		q.Set("_query_only", "1")
-	} else {
+	switch kind {
+	case connWriter:
 		q.Set("_journal_mode", "WAL")
 		q.Set("_txlock", "immediate")
+	case connReader, connImmutable:
+		q.Set("mode", "ro")
+		q.Set("_query_only", "1")
+		if kind == connImmutable {
+			q.Set("immutable", "1")
+		}
 	}
 	u := url.URL{Scheme: "file", OmitHost: true, Path: abs, RawQuery: q.Encode()}
 	c := &connector{dsn: u.String(), drv: &sqlite3.SQLiteDriver{}}

@@ -99,7 +99,7 @@ func scanDeviceType(r interface{ Scan(...any) error }) (DeviceType, error) {
 
 // DeviceType returns the device type name, or ErrNotFound.
 func (s *Store) DeviceType(ctx context.Context, name string) (DeviceType, error) {
-	d, err := scanDeviceType(s.r.QueryRowContext(ctx, `SELECT `+deviceTypeColumns+` FROM device_types WHERE name = ?`, name))
+	d, err := scanDeviceType(s.reader().QueryRowContext(ctx, `SELECT `+deviceTypeColumns+` FROM device_types WHERE name = ?`, name))
 	if err != nil {
 		return DeviceType{}, wrap(fmt.Sprintf("get device type %s", name), err)
 	}
@@ -108,6 +108,6 @@ func (s *Store) DeviceType(ctx context.Context, name string) (DeviceType, error)
 
 // DeviceTypes returns every device type, ordered by name.
 func (s *Store) DeviceTypes(ctx context.Context) ([]DeviceType, error) {
-	return queryAll(ctx, s.r, "list device types", func(r *sql.Rows) (DeviceType, error) { return scanDeviceType(r) },
+	return queryAll(ctx, s.reader(), "list device types", func(r *sql.Rows) (DeviceType, error) { return scanDeviceType(r) },
 		`SELECT `+deviceTypeColumns+` FROM device_types ORDER BY name`)
 }

@@ -20,6 +20,12 @@ var (
 	// the device, or the page limit reached). The failed transaction is rolled
 	// back and the database stays intact.
 	ErrDiskFull = errors.New("database or disk is full")
+	// ErrIO is returned when SQLite reports an I/O error (SQLITE_IOERR),
+	// which a full or failing disk also causes.
+	ErrIO = errors.New("disk I/O error")
+	// ErrReadOnly is returned by writes while the store cannot be written
+	// (it opened read-only, or the file system refuses writes).
+	ErrReadOnly = errors.New("store is read-only")
 	// ErrCorrupt is returned when the file is not a SQLite database or its
 	// pages are malformed.
 	ErrCorrupt = errors.New("database file is corrupt")
@@ -49,6 +55,10 @@ func wrap(op string, err error) error {
 		switch se.Code {
 		case sqlite3.ErrFull:
 			return fmt.Errorf("%s: %w: %w", op, ErrDiskFull, err)
+		case sqlite3.ErrIoErr:
+			return fmt.Errorf("%s: %w: %w", op, ErrIO, err)
+		case sqlite3.ErrReadonly:
+			return fmt.Errorf("%s: %w: %w", op, ErrReadOnly, err)
 		case sqlite3.ErrCorrupt, sqlite3.ErrNotADB:
 			return fmt.Errorf("%s: %w: %w", op, ErrCorrupt, err)
 		case sqlite3.ErrBusy, sqlite3.ErrLocked:
@@ -61,4 +71,11 @@ func wrap(op string, err error) error {
 // invalid builds an ErrInvalid error with a formatted reason.
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Unwritable tells whether err means the database cannot be written now (a
+// full or failing disk, a read-only file system) rather than that the write
+// itself was wrong.
+func Unwritable(err error) bool {
+	return errors.Is(err, ErrDiskFull) || errors.Is(err, ErrIO) || errors.Is(err, ErrReadOnly)
 }

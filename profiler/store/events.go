@@ -77,7 +77,7 @@ func (s *Store) Events(ctx context.Context, sinceID int64, limit int) ([]Event, 
 	if limit <= 0 {
 		limit = -1
 	}
-	return queryAll(ctx, s.r, fmt.Sprintf("list events since %d", sinceID), scanEvent,
+	return queryAll(ctx, s.reader(), fmt.Sprintf("list events since %d", sinceID), scanEvent,
 		`SELECT id, at, kind, severity, message, attrs FROM events WHERE id > ? ORDER BY id LIMIT ?`, sinceID, limit)
 }
 
@@ -85,7 +85,7 @@ func (s *Store) Events(ctx context.Context, sinceID int64, limit int) ([]Event, 
 // a feed can start from now.
 func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	var id int64
-	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id)
+	err := s.reader().QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&id)
 	return id, wrap("get last event id", err)
 }
 

@@ -29,7 +29,7 @@ func buildFrozen(t *testing.T, ms []Migration, v int) string {
 	ctx := context.Background()
 	seed, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("seed_v%d.sql", v)))
 	require.NoError(t, err, "every released schema version needs rows to freeze with it")
-	db := sql.OpenDB(newConnector(filepath.Join(t.TempDir(), "frozen.db"), false, time.Second, 0))
+	db := sql.OpenDB(newConnector(filepath.Join(t.TempDir(), "frozen.db"), connWriter, time.Second, 0))
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	require.NoError(t, migrate(ctx, db, ms[:v], func() time.Time { return frozenAppliedAt }, zap.NewNop()))
@@ -173,10 +173,10 @@ func TestUpgradeFromFrozen(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, len(ms), got)
 			var applied int64
-			require.NoError(t, s.r.QueryRowContext(ctx, `SELECT applied_at FROM schema_version WHERE version = 1`).Scan(&applied))
+			require.NoError(t, s.reader().QueryRowContext(ctx, `SELECT applied_at FROM schema_version WHERE version = 1`).Scan(&applied))
 			require.Equal(t, frozenAppliedAt.UnixNano(), applied, "the record of earlier migrations is kept")
 
-			require.Equal(t, dumpSchema(t, fresh.r), dumpSchema(t, s.r), "an upgraded database must have the schema of a new one")
+			require.Equal(t, dumpSchema(t, fresh.reader()), dumpSchema(t, s.reader()), "an upgraded database must have the schema of a new one")
 			check(t, s)
 		})
 	}

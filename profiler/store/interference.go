@@ -90,7 +90,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 // InterferenceSamples returns the samples of the device type in the order
 // they were added. No samples is an empty result, not an error.
 func (s *Store) InterferenceSamples(ctx context.Context, deviceType string) ([]InterferenceSample, error) {
-	return queryAll(ctx, s.r, fmt.Sprintf("list interference samples of %s", deviceType), func(r *sql.Rows) (InterferenceSample, error) {
+	return queryAll(ctx, s.reader(), fmt.Sprintf("list interference samples of %s", deviceType), func(r *sql.Rows) (InterferenceSample, error) {
 		var x InterferenceSample
 		var soloA, soloB sql.NullFloat64
 		var at int64

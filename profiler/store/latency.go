@@ -90,7 +90,7 @@ WHERE excluded.complete >= latency_profiles.complete`)
 // complete or not, ordered by size and batch; ErrNotFound when there is none.
 func (s *Store) Latency(ctx context.Context, modelSHA, deviceType string) ([]LatencyPoint, error) {
 	op := fmt.Sprintf("get latency of %s on %s", modelSHA, deviceType)
-	pts, err := queryAll(ctx, s.r, op, scanLatency, `
+	pts, err := queryAll(ctx, s.reader(), op, scanLatency, `
 SELECT model_sha, device_type, size, batch, p50_ms, p99_ms, mean_ms, samples, complete, run_id, measured_at
 FROM latency_profiles WHERE model_sha = ? AND device_type = ? ORDER BY size, batch`, modelSHA, deviceType)
 	if err != nil {
@@ -130,7 +130,7 @@ func (s *Store) HasCompleteProfile(ctx context.Context, modelSHA, deviceType str
 		args = append(args, v)
 	}
 	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM latency_profiles
+	err := s.reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM latency_profiles
 WHERE model_sha = ? AND device_type = ? AND complete = 1
 AND size IN (`+placeholders(len(sizes))+`) AND batch IN (`+placeholders(len(batches))+`)`, args...).Scan(&n)
 	if err != nil {

@@ -90,7 +90,7 @@ func SchemaVersion() int {
 // Version returns the schema version of the open database.
 func (s *Store) Version(ctx context.Context) (int, error) {
 	var v int
-	err := s.r.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&v)
+	err := s.reader().QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&v)
 	return v, wrap("read schema version", err)
 }
 

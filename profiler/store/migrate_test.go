@@ -81,7 +81,7 @@ func TestSchemaTooNewIsRefusedAndLeftAlone(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.w.ExecContext(ctx, `CREATE TABLE future_thing (x INTEGER)`)
 	require.NoError(t, err)
-	before := dumpDatabase(t, s.r, "")
+	before := dumpDatabase(t, s.reader(), "")
 	require.NoError(t, s.Close())
 
 	s, err = Open(ctx, path)
@@ -102,7 +102,7 @@ func TestFailingMigrationRollsBack(t *testing.T) {
 		{1, "one", "CREATE TABLE a (x INTEGER);"},
 		{2, "two", "CREATE TABLE b (x INTEGER); INSERT INTO a VALUES (1); CREATE TABLE broken (;"},
 	}
-	db := sql.OpenDB(newConnector(filepath.Join(t.TempDir(), "m.db"), false, time.Second, 0))
+	db := sql.OpenDB(newConnector(filepath.Join(t.TempDir(), "m.db"), connWriter, time.Second, 0))
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 
@@ -142,7 +142,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		require.NoError(t, errs[i])
 		defer func() { require.NoError(t, stores[i].Close()) }()
 	}
-	rows, err := queryAll(ctx, stores[0].r, "versions", func(r *sql.Rows) (int, error) {
+	rows, err := queryAll(ctx, stores[0].reader(), "versions", func(r *sql.Rows) (int, error) {
 		var v int
 		return v, r.Scan(&v)
 	}, `SELECT version FROM schema_version ORDER BY version`)

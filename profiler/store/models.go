@@ -88,7 +88,7 @@ func scanModel(sc interface{ Scan(...any) error }) (ModelRecord, error) {
 
 // Model returns the stored model (name, version), or ErrNotFound.
 func (s *Store) Model(ctx context.Context, name string, version int) (ModelRecord, error) {
-	row := s.r.QueryRowContext(ctx, `SELECT `+modelColumns+` FROM models WHERE name = ? AND version = ?`, name, version)
+	row := s.reader().QueryRowContext(ctx, `SELECT `+modelColumns+` FROM models WHERE name = ? AND version = ?`, name, version)
 	m, err := scanModel(row)
 	if err != nil {
 		return ModelRecord{}, wrap(fmt.Sprintf("get model %s version %d", name, version), err)
@@ -98,7 +98,7 @@ func (s *Store) Model(ctx context.Context, name string, version int) (ModelRecor
 
 // Models returns every stored model, ordered by name and version.
 func (s *Store) Models(ctx context.Context) ([]ModelRecord, error) {
-	return queryAll(ctx, s.r, "list models", func(r *sql.Rows) (ModelRecord, error) { return scanModel(r) },
+	return queryAll(ctx, s.reader(), "list models", func(r *sql.Rows) (ModelRecord, error) { return scanModel(r) },
 		`SELECT `+modelColumns+` FROM models ORDER BY name, version`)
 }
 

@@ -34,10 +34,10 @@ func TestOpenCreatesDirectoryAndConfiguresConnections(t *testing.T) {
 		{"writer busy timeout", s.w, "busy_timeout", "1234"},
 		{"writer synchronous normal", s.w, "synchronous", "1"},
 		{"writer writable", s.w, "query_only", "0"},
-		{"reader journal", s.r, "journal_mode", "wal"},
-		{"reader foreign keys", s.r, "foreign_keys", "1"},
-		{"reader busy timeout", s.r, "busy_timeout", "1234"},
-		{"reader query only", s.r, "query_only", "1"},
+		{"reader journal", s.reader(), "journal_mode", "wal"},
+		{"reader foreign keys", s.reader(), "foreign_keys", "1"},
+		{"reader busy timeout", s.reader(), "busy_timeout", "1234"},
+		{"reader query only", s.reader(), "query_only", "1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestOpenCreatesDirectoryAndConfiguresConnections(t *testing.T) {
 		})
 	}
 
-	_, err = s.r.ExecContext(ctx, "DELETE FROM events")
+	_, err = s.reader().ExecContext(ctx, "DELETE FROM events")
 	require.Error(t, err, "the reader pool must refuse writes")
 }
 
@@ -92,7 +92,7 @@ func writeFilled(t *testing.T, path string) int {
 	}
 	require.NoError(t, s.PutLatency(ctx, pts))
 	var pageSize int
-	require.NoError(t, s.r.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize))
+	require.NoError(t, s.reader().QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize))
 	require.NoError(t, s.Close())
 	require.NoFileExists(t, path+"-wal", "closing the last connection checkpoints the WAL")
 	return pageSize

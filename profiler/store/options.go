@@ -21,6 +21,8 @@ type config struct {
 	readers      int
 	maxPageCount int
 	quickCheck   bool
+
+	readOnlyFallback bool
 }
 
 func defaultConfig() config {
@@ -88,4 +90,12 @@ func WithMaxPageCount(n int) Option {
 // database on or off (default on). The check reads every page once.
 func WithQuickCheck(on bool) Option {
 	return func(c *config) { c.quickCheck = on }
+}
+
+// WithReadOnlyFallback lets Open succeed on a database it cannot write (a
+// full disk, a failing or read-only file system) as long as its schema is
+// current: reads work, writes fail with ErrReadOnly until Recover succeeds.
+// Without it such a database fails to open.
+func WithReadOnlyFallback() Option {
+	return func(c *config) { c.readOnlyFallback = true }
 }

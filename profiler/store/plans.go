@@ -47,7 +47,7 @@ func scanPlan(r interface{ Scan(...any) error }) (PlanRecord, error) {
 
 // LatestPlan returns the plan saved last, or ErrNotFound.
 func (s *Store) LatestPlan(ctx context.Context) (PlanRecord, error) {
-	p, err := scanPlan(s.r.QueryRowContext(ctx, `SELECT `+planColumns+` FROM plans ORDER BY id DESC LIMIT 1`))
+	p, err := scanPlan(s.reader().QueryRowContext(ctx, `SELECT `+planColumns+` FROM plans ORDER BY id DESC LIMIT 1`))
 	if err != nil {
 		return PlanRecord{}, wrap("get latest plan", err)
 	}
@@ -61,6 +61,6 @@ func (s *Store) Plans(ctx context.Context, beforeID int64, limit int) ([]PlanRec
 	if limit <= 0 {
 		limit = -1
 	}
-	return queryAll(ctx, s.r, "list plans", func(r *sql.Rows) (PlanRecord, error) { return scanPlan(r) },
+	return queryAll(ctx, s.reader(), "list plans", func(r *sql.Rows) (PlanRecord, error) { return scanPlan(r) },
 		`SELECT `+planColumns+` FROM plans WHERE (? <= 0 OR id < ?) ORDER BY id DESC LIMIT ?`, beforeID, beforeID, limit)
 }

@@ -100,7 +100,7 @@ func scanRun(r interface{ Scan(...any) error }) (ProfileRun, error) {
 
 // Run returns the run id, or ErrNotFound.
 func (s *Store) Run(ctx context.Context, id int64) (ProfileRun, error) {
-	run, err := scanRun(s.r.QueryRowContext(ctx, `SELECT `+runColumns+` FROM profile_runs WHERE id = ?`, id))
+	run, err := scanRun(s.reader().QueryRowContext(ctx, `SELECT `+runColumns+` FROM profile_runs WHERE id = ?`, id))
 	if err != nil {
 		return ProfileRun{}, wrap(fmt.Sprintf("get profile run %d", id), err)
 	}
@@ -113,7 +113,7 @@ func (s *Store) Runs(ctx context.Context, modelSHA, deviceType string, limit int
 	if limit <= 0 {
 		limit = -1
 	}
-	return queryAll(ctx, s.r, "list profile runs", func(r *sql.Rows) (ProfileRun, error) { return scanRun(r) },
+	return queryAll(ctx, s.reader(), "list profile runs", func(r *sql.Rows) (ProfileRun, error) { return scanRun(r) },
 		`SELECT `+runColumns+` FROM profile_runs
 WHERE (? = '' OR model_sha = ?) AND (? = '' OR device_type = ?) ORDER BY id DESC LIMIT ?`,
 		modelSHA, modelSHA, deviceType, deviceType, limit)

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,16 +18,24 @@ import (
 // when done.
 type Store struct {
 	path string
-	w    *sql.DB // exactly one connection: every write is serialised here
-	r    *sql.DB // read-only connections
+	cfg  config
 	now  func() time.Time
 	log  *zap.Logger
+
+	mu         sync.Mutex
+	w          *sql.DB // exactly one connection: every write is serialised here; nil while read-only
+	unwritable error   // why writes fail now (nil: they do not)
+	failures   atomic.Int64
+
+	r atomic.Pointer[sql.DB] // read-only connections
 }
 
 // Open opens (creating it and its parent directory when missing) the database
 // at path, checks it, and applies pending migrations. A database written by a
 // newer gpuletd fails with ErrSchemaTooNew; a file that is not a sound SQLite
-// database fails with ErrCorrupt. Errors name the path.
+// database fails with ErrCorrupt. Errors name the path. With
+// WithReadOnlyFallback, a database that cannot be written (a full disk) but
+// is current opens read-only instead of failing; see Writable and Recover.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -42,67 +51,136 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
 		return nil, fmt.Errorf("open store %s: create directory: %w", abs, err)
 	}
-	s := &Store{path: abs, now: cfg.now, log: cfg.log.With(zap.String("path", abs))}
+	s := &Store{path: abs, cfg: cfg, now: cfg.now, log: cfg.log.With(zap.String("path", abs))}
 
-	s.w = sql.OpenDB(newConnector(abs, false, cfg.busyTimeout, cfg.maxPageCount))
-	s.w.SetMaxOpenConns(1)
-	s.w.SetMaxIdleConns(1)
-	s.w.SetConnMaxLifetime(0)
-	s.w.SetConnMaxIdleTime(0)
-	if err := retryBusy(ctx, cfg.busyTimeout, func() error { return s.initWriter(ctx, cfg.quickCheck) }); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), s.w.Close())
+	w, werr := s.openWriter(ctx)
+	if werr != nil {
+		if !cfg.readOnlyFallback || !Unwritable(werr) {
+			return nil, fmt.Errorf("open store %s: %w", abs, werr)
+		}
+		if err := s.openReadOnly(ctx, werr); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", abs, errors.Join(werr, err))
+		}
+		return s, nil
 	}
-
-	s.r = sql.OpenDB(newConnector(abs, true, cfg.busyTimeout, 0))
-	s.r.SetMaxOpenConns(cfg.readers)
-	s.r.SetMaxIdleConns(cfg.readers)
-	if err := s.r.PingContext(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, wrap("open readers", err)), s.r.Close(), s.w.Close())
+	r, err := s.openReaders(ctx, false)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", abs, err), w.Close())
 	}
+	s.w = w
+	s.r.Store(r)
 	return s, nil
 }
 
-// initWriter connects the writer, optionally checks the file, and migrates.
-func (s *Store) initWriter(ctx context.Context, quickCheck bool) error {
-	if err := s.w.PingContext(ctx); err != nil {
+// openWriter connects the one writer connection, optionally checks the
+// file, and migrates.
+func (s *Store) openWriter(ctx context.Context) (*sql.DB, error) {
+	w := sql.OpenDB(newConnector(s.path, connWriter, s.cfg.busyTimeout, s.cfg.maxPageCount))
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := retryBusy(ctx, s.cfg.busyTimeout, func() error { return s.initWriter(ctx, w) }); err != nil {
+		return nil, errors.Join(err, w.Close())
+	}
+	return w, nil
+}
+
+// openReaders opens the pool of read-only connections. Immutable ones read
+// the file without the shared-memory index that WAL readers need, which a
+// full disk cannot hold; they do not see later writes.
+func (s *Store) openReaders(ctx context.Context, immutable bool) (*sql.DB, error) {
+	kind := connReader
+	if immutable {
+		kind = connImmutable
+	}
+	r := sql.OpenDB(newConnector(s.path, kind, s.cfg.busyTimeout, 0))
+	r.SetMaxOpenConns(s.cfg.readers)
+	r.SetMaxIdleConns(s.cfg.readers)
+	if err := r.PingContext(ctx); err != nil {
+		return nil, errors.Join(wrap("open readers", err), r.Close())
+	}
+	return r, nil
+}
+
+// openReadOnly serves reads from a database that cannot be written now:
+// werr says why. The schema must be current, as nothing can migrate it.
+func (s *Store) openReadOnly(ctx context.Context, werr error) error {
+	r, err := s.openReaders(ctx, true)
+	if err != nil {
+		return err
+	}
+	var v int
+	if err := r.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&v); err != nil {
+		return errors.Join(wrap("read schema version", err), r.Close())
+	}
+	if v != SchemaVersion() {
+		return errors.Join(fmt.Errorf("schema version %d needs migrating to %d, which needs a writable database", v, SchemaVersion()), r.Close())
+	}
+	if s.cfg.quickCheck {
+		problems, err := quickCheck(ctx, r)
+		if err != nil {
+			return errors.Join(err, r.Close())
+		}
+		if err := s.acceptProblems(problems, false); err != nil {
+			return errors.Join(err, r.Close())
+		}
+	}
+	s.r.Store(r)
+	s.unwritable = werr
+	s.failures.Add(1)
+	s.log.Warn("the database cannot be written: serving what it holds, read-only", zap.Error(werr))
+	return nil
+}
+
+// initWriter connects the writer w, optionally checks the file, and migrates.
+func (s *Store) initWriter(ctx context.Context, w *sql.DB) error {
+	if err := w.PingContext(ctx); err != nil {
 		return wrap("connect", err)
 	}
-	if quickCheck {
-		if err := s.quickCheck(ctx); err != nil {
+	if s.cfg.quickCheck {
+		problems, err := quickCheck(ctx, w)
+		if err != nil {
 			return err
+		}
+		if err := s.acceptProblems(problems, true); err != nil {
+			return err
+		}
+		if len(problems) > 0 {
+			if err := s.quarantineEvents(ctx, w); err != nil {
+				return err
+			}
 		}
 	}
 	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
-	return migrate(ctx, s.w, ms, s.now, s.log)
+	return migrate(ctx, w, ms, s.now, s.log)
 }
 
-// quickCheck runs PRAGMA quick_check and turns any complaint into ErrCorrupt.
-func (s *Store) quickCheck(ctx context.Context) error {
-	rows, err := s.w.QueryContext(ctx, "PRAGMA quick_check")
+// quickCheck runs PRAGMA quick_check and returns its complaints (at most a
+// few), none when the file is sound.
+func quickCheck(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "PRAGMA quick_check")
 	if err != nil {
-		return wrap("check database", err)
+		return nil, wrap("check database", err)
 	}
 	defer rows.Close()
 	var problems []string
 	for rows.Next() {
 		var line string
 		if err := rows.Scan(&line); err != nil {
-			return wrap("check database", err)
+			return nil, wrap("check database", err)
 		}
 		if line != "ok" && len(problems) < 5 {
 			problems = append(problems, line)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return wrap("check database", err)
+		return nil, wrap("check database", err)
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("check database: %w: %s", ErrCorrupt, strings.Join(problems, "; "))
-	}
-	return nil
+	return problems, nil
 }
 
 // Path returns the absolute path of the database file.
@@ -112,23 +190,42 @@ func (s *Store) Path() string { return s.path }
 // progress to finish.
 func (s *Store) Close() error {
 	var errs []error
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
+	if r := s.r.Load(); r != nil {
+		errs = append(errs, r.Close())
 	}
+	s.mu.Lock()
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
+	s.mu.Unlock()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close store %s: %w", s.path, err)
 	}
 	return nil
 }
 
+// reader is the pool reads use.
+func (s *Store) reader() *sql.DB { return s.r.Load() }
+
 // write runs fn in one IMMEDIATE transaction on the writer connection and
 // commits it; any error rolls the whole transaction back and is wrapped with
-// op.
+// op. A write that fails because the disk cannot take it marks the store
+// unwritable; one that succeeds marks it writable again.
 func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	s.mu.Lock()
+	w, why := s.w, s.unwritable
+	s.mu.Unlock()
+	if w == nil {
+		s.failures.Add(1)
+		return fmt.Errorf("%s: %w: %w", op, ErrReadOnly, why)
+	}
+	err := s.runWrite(ctx, w, op, fn)
+	s.noteWrite(err)
+	return err
+}
+
+func (s *Store) runWrite(ctx context.Context, w *sql.DB, op string, fn func(*sql.Tx) error) error {
+	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap(op, err)
 	}

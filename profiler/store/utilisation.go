@@ -90,7 +90,7 @@ ON CONFLICT (model_sha, device_type, size, batch, metric) DO UPDATE SET
 // ordered by size, batch and metric; unknown values come back as NaN. No
 // points is an empty result, not an error.
 func (s *Store) Util(ctx context.Context, modelSHA, deviceType string) ([]UtilPoint, error) {
-	return queryAll(ctx, s.r, fmt.Sprintf("get utilisation of %s on %s", modelSHA, deviceType), func(r *sql.Rows) (UtilPoint, error) {
+	return queryAll(ctx, s.reader(), fmt.Sprintf("get utilisation of %s on %s", modelSHA, deviceType), func(r *sql.Rows) (UtilPoint, error) {
 		var u UtilPoint
 		var v sql.NullFloat64
 		var at int64

@@ -23,7 +23,7 @@ func TestUtilUnknownRoundTrips(t *testing.T) {
 	require.NoError(t, s.PutUtil(ctx, in))
 
 	var nulls, zeros int
-	require.NoError(t, s.r.QueryRowContext(ctx, `SELECT COUNT(*) FILTER (WHERE value IS NULL), COUNT(*) FILTER (WHERE value = 0) FROM utilisation`).Scan(&nulls, &zeros))
+	require.NoError(t, s.reader().QueryRowContext(ctx, `SELECT COUNT(*) FILTER (WHERE value IS NULL), COUNT(*) FILTER (WHERE value = 0) FROM utilisation`).Scan(&nulls, &zeros))
 	require.Equal(t, 1, nulls, "unknown is stored as NULL")
 	require.Equal(t, 1, zeros, "a measured zero is stored as 0")
 
