@@ -81,6 +81,7 @@ type status struct {
 	Algorithm       string         `json:"algorithm"`
 	Devices         []mps.Device   `json:"devices"`
 	Engine          engineStatus   `json:"engine"`
+	Store           storeStatus    `json:"store"`
 	WaitingFor      []string       `json:"waiting_for,omitempty"`
 	Gpulets         []statusGpulet `json:"gpulets"`
 	Models          []statusModel  `json:"models"`
@@ -94,7 +95,7 @@ type status struct {
 func (n *node) status(ctx context.Context) status {
 	ready, waiting := n.readiness()
 	s := status{
-		Version: version.Version, Ready: ready, WaitingFor: waiting, Engine: n.engine, Listen: n.conf().Listen,
+		Version: version.Version, Ready: ready, WaitingFor: waiting, Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}
@@ -332,7 +333,12 @@ func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cur := n.current.Load()
-	writeJSON(w, http.StatusOK, map[string]any{"plan": cur.plan, "at": cur.at})
+	out := map[string]any{"plan": cur.plan, "at": cur.at, "saved": true}
+	if ok, why := n.st.Writable(); !ok {
+		out["saved"] = false
+		out["warning"] = "the plan is applied but not saved: the database cannot be written (" + why.Error() + ")"
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
@@ -346,9 +352,17 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := make([]eventDoc, len(evs))
-	for i, e := range evs {
-		out[i] = docOf(e)
+	out := make([]eventDoc, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, docOf(e))
+	}
+	// Events the store could not take yet follow, without an ID.
+	for _, e := range n.events.pending() {
+		if len(out) < limit {
+			d := docOf(e)
+			d.Unsaved = true
+			out = append(out, d)
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -408,6 +422,9 @@ type eventDoc struct {
 	Severity string            `json:"severity"`
 	Message  string            `json:"message"`
 	Attrs    map[string]string `json:"attrs,omitempty"`
+	// Unsaved marks an event kept in memory because the store could not
+	// be written when it happened.
+	Unsaved bool `json:"unsaved,omitempty"`
 }
 
 func docOf(e store.Event) eventDoc {

@@ -80,15 +80,12 @@ func (c *catalog) scan(ctx context.Context, loadAll bool) error {
 	return nil
 }
 
-// add serves a model and records it in the store.
+// add serves a model and records it in the store. A store that cannot be
+// written does not keep the model from being served; watchStore records it
+// once the store can be written again.
 func (c *catalog) add(ctx context.Context, m *repository.Model) error {
-	rec := store.ModelRecord{
-		Name: m.Name, Version: m.Version, SHA256: m.SHA256, Path: m.File,
-		SLOMS: float64(m.Config.SLO.D().Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize,
-		Platform: m.Platform,
-	}
-	if _, err := c.st.UpsertModel(ctx, rec); err != nil {
-		return fmt.Errorf("record model %s: %w", m.Name, err)
+	if err := c.record(ctx, m); err != nil && !store.Unwritable(err) {
+		return err
 	}
 	c.mu.Lock()
 	c.models[m.Name] = m
@@ -204,4 +201,33 @@ func (c *catalog) brokenNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// record writes a model's record to the store.
+func (c *catalog) record(ctx context.Context, m *repository.Model) error {
+	rec := store.ModelRecord{
+		Name: m.Name, Version: m.Version, SHA256: m.SHA256, Path: m.File,
+		SLOMS: float64(m.Config.SLO.D().Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize,
+		Platform: m.Platform,
+	}
+	if _, err := c.st.UpsertModel(ctx, rec); err != nil {
+		return fmt.Errorf("record model %s: %w", m.Name, err)
+	}
+	return nil
+}
+
+// recordAll writes every served model's record to the store (after the
+// store could not be written for a while).
+func (c *catalog) recordAll(ctx context.Context) {
+	c.mu.RLock()
+	ms := make([]*repository.Model, 0, len(c.models))
+	for _, m := range c.models {
+		ms = append(ms, m)
+	}
+	c.mu.RUnlock()
+	for _, m := range ms {
+		if err := c.record(ctx, m); err != nil {
+			c.log.Warn("record model", zap.Error(err))
+		}
+	}
 }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -21,6 +22,7 @@ const (
 	EventConfigReload    = "config_reload"
 	EventPlan            = "plan"
 	EventDevices         = "devices"
+	EventStore           = "store"
 )
 
 // events records what happens in the store (the history) and hands each
@@ -29,9 +31,15 @@ type events struct {
 	st  *store.Store
 	log *zap.Logger
 
-	mu   sync.Mutex
-	subs map[chan store.Event]bool
+	mu      sync.Mutex
+	subs    map[chan store.Event]bool
+	unsaved []store.Event // recorded while the store could not be written, oldest first
+	dropped int           // unsaved events dropped over maxUnsaved
 }
+
+// maxUnsaved bounds the events kept in memory while the store cannot be
+// written; older ones are dropped first.
+const maxUnsaved = 1000
 
 func newEvents(st *store.Store, log *zap.Logger) *events {
 	return &events{st: st, log: log, subs: map[chan store.Event]bool{}}
@@ -39,10 +47,11 @@ func newEvents(st *store.Store, log *zap.Logger) *events {
 
 // add records an event; a store failure is logged, never fatal.
 func (e *events) add(kind string, sev store.Severity, msg string, attrs map[string]string) {
-	ev, err := e.st.AppendEvent(context.Background(), store.Event{Kind: kind, Severity: sev, Message: msg, Attrs: attrs})
-	if err != nil {
+	ev := store.Event{At: time.Now(), Kind: kind, Severity: sev, Message: msg, Attrs: attrs}
+	if saved, err := e.save(ev); err == nil {
+		ev = saved
+	} else if !store.Unwritable(err) {
 		e.log.Warn("record event", zap.String("kind", kind), zap.String("message", msg), zap.Error(err))
-		ev = store.Event{Kind: kind, Severity: sev, Message: msg, Attrs: attrs}
 	}
 	fields := []zap.Field{zap.String("event", kind)}
 	for k, v := range attrs {
@@ -78,4 +87,65 @@ func (e *events) unsubscribe(ch chan store.Event) {
 	e.mu.Lock()
 	delete(e.subs, ch)
 	e.mu.Unlock()
+}
+
+// save stores ev after any events kept unsaved (so that the history keeps
+// its order), or keeps it in memory when the store cannot be written.
+func (e *events) save(ev store.Event) (store.Event, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.flushLocked(); err != nil {
+		e.keepLocked(ev)
+		return ev, err
+	}
+	saved, err := e.st.AppendEvent(context.Background(), ev)
+	if err != nil && store.Unwritable(err) {
+		e.keepLocked(ev)
+	}
+	return saved, err
+}
+
+func (e *events) keepLocked(ev store.Event) {
+	if len(e.unsaved) >= maxUnsaved {
+		e.unsaved = e.unsaved[1:]
+		e.dropped++
+	}
+	e.unsaved = append(e.unsaved, ev)
+}
+
+// flushLocked stores the events kept unsaved, oldest first, and stops at
+// the first that fails.
+func (e *events) flushLocked() error {
+	for len(e.unsaved) > 0 {
+		if _, err := e.st.AppendEvent(context.Background(), e.unsaved[0]); err != nil {
+			if !store.Unwritable(err) {
+				e.log.Warn("record event", zap.String("kind", e.unsaved[0].Kind), zap.Error(err))
+				e.unsaved = e.unsaved[1:]
+				continue
+			}
+			return err
+		}
+		e.unsaved = e.unsaved[1:]
+	}
+	if e.dropped > 0 {
+		e.log.Warn("events dropped while the store could not be written", zap.Int("dropped", e.dropped))
+		e.dropped = 0
+	}
+	return nil
+}
+
+// flush stores the events kept unsaved; it fails while the store cannot be
+// written.
+func (e *events) flush() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.flushLocked()
+}
+
+// pending returns the events kept in memory because the store could not be
+// written (they have no ID yet).
+func (e *events) pending() []store.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]store.Event(nil), e.unsaved...)
 }

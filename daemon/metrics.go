@@ -67,6 +67,9 @@ var (
 	descMemory   = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil     = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
 
+	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk).", nil, nil)
+	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)
+
 	descConns        = prometheus.NewDesc("gpuletd_http_connections", "Client connections open now.", nil, nil)
 	descConnsMax     = prometheus.NewDesc("gpuletd_http_connections_max", "Client connections that may be open at once (limits.max_connections, under the open-file limit).", nil, nil)
 	descConnsRefused = prometheus.NewDesc("gpuletd_http_connections_refused_total", "Client connections answered 503 and closed because the cap was reached.", nil, nil)
@@ -77,7 +80,7 @@ var (
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descReorg, descRestart, descMemory, descUtil,
-		descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused} {
+		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused} {
 		ch <- d
 	}
 }
@@ -105,6 +108,12 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
 	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
+	writable := 0.0
+	if ok, _ := n.st.Writable(); ok {
+		writable = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descStoreWritable, prometheus.GaugeValue, writable)
+	ch <- prometheus.MustNewConstMetric(descStoreFailures, prometheus.CounterValue, float64(n.st.WriteFailures()))
 	if n.conns != nil {
 		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(n.conns.Open()))
 		ch <- prometheus.MustNewConstMetric(descConnsMax, prometheus.GaugeValue, float64(n.conns.Max()))

@@ -156,10 +156,17 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 			n.unserved.set(name, "the plan cannot place it: "+plan.Reasons[name])
 		}
 	}
-	if _, err := n.st.SavePlan(ctx, store.PlanRecord{Algorithm: string(algo), Reason: reason, Plan: mustJSON(plan), Schedulable: plan.Schedulable}); err != nil {
+	n.savePlan(ctx, plan, reason)
+	return n.apply(ctx, plan, reason, rates)
+}
+
+// savePlan records a plan in the store; a failure is logged (the store's
+// state says when it cannot be written), never fatal.
+func (n *node) savePlan(ctx context.Context, plan *gpulet.Plan, reason string) {
+	rec := store.PlanRecord{Algorithm: n.conf().Scheduler.Algorithm, Reason: reason, Plan: mustJSON(plan), Schedulable: plan.Schedulable}
+	if _, err := n.st.SavePlan(ctx, rec); err != nil {
 		n.log.Warn("save plan", zap.Error(err))
 	}
-	return n.apply(ctx, plan, reason, rates)
 }
 
 // want is one gpu-let a plan asks for, matched to a running one or not.

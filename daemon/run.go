@@ -60,7 +60,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("onnxruntime loaded", zap.String("library", lib), zap.String("version", onnxrt.Version()))
 
-	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), store.WithLogger(log.Named("store")))
+	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), store.WithLogger(log.Named("store")), store.WithReadOnlyFallback())
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
@@ -143,8 +143,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	var loops sync.WaitGroup
-	loops.Add(2)
+	loops.Add(3)
 	go func() { defer loops.Done(); n.planLoop(loopCtx) }()
+	go func() { defer loops.Done(); n.watchStore(loopCtx) }()
 	go func() { defer loops.Done(); watchdog(loopCtx, log, ln.Addr()) }()
 
 	var serveErr error

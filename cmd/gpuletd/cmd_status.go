@@ -135,6 +135,7 @@ type adminStatus struct {
 	Algorithm       string        `json:"algorithm"`
 	Devices         []adminDevice `json:"devices"`
 	Engine          adminEngine   `json:"engine"`
+	Store           adminStore    `json:"store"`
 	WaitingFor      []string      `json:"waiting_for"`
 	Gpulets         []adminGpulet `json:"gpulets"`
 	Models          []adminModel  `json:"models"`
@@ -142,6 +143,12 @@ type adminStatus struct {
 	PlanReason      string        `json:"plan_reason"`
 	Reorganizations int64         `json:"reorganizations"`
 	Restarts        int64         `json:"executor_restarts"`
+}
+
+// adminStore is the state of the daemon's database.
+type adminStore struct {
+	Writable bool   `json:"writable"`
+	Reason   string `json:"reason"`
 }
 
 // adminEngine is the GPU engine check of the status.
@@ -237,6 +244,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintf(w, "serving on the CPU: %s\n  fix: %s\n", e.Reason, e.Fix)
 	case e.UsingGPUs:
 		fmt.Fprintf(w, "%d NVIDIA GPU(s), execution provider %s\n", e.GPUs, e.Provider)
+	}
+	if s.Store.Reason != "" {
+		fmt.Fprintf(w, "READ-ONLY: %s\n", s.Store.Reason)
 	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))

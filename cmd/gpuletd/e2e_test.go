@@ -56,8 +56,18 @@ func daemonEnv(t *testing.T, extra ...string) []string {
 // answer /v2/health/live.
 func startDaemon(t *testing.T, env []string) (addr string, logs *testbin.SyncBuffer) {
 	t.Helper()
+	addr, logs, _ = startDaemonUnder(t, env)
+	return addr, logs
+}
+
+// startDaemonUnder is startDaemon with gpuletd serve run by a wrapper
+// command (such as prlimit and its flags); it also returns the daemon's
+// process ID (a wrapper must exec it).
+func startDaemonUnder(t *testing.T, env []string, wrapper ...string) (addr string, logs *testbin.SyncBuffer, pid int) {
+	t.Helper()
 	addr = freeAddr(t)
-	cmd := exec.Command(testbin.Gpuletd(t), "serve")
+	argv := append(append([]string(nil), wrapper...), testbin.Gpuletd(t), "serve")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(env, "GPULETD_LISTEN="+addr)
 	logs = &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -85,13 +95,13 @@ func startDaemon(t *testing.T, env []string) (addr string, logs *testbin.SyncBuf
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return addr, logs
+				return addr, logs, cmd.Process.Pid
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("daemon did not become live; logs:\n%s", logs)
-	return "", nil
+	return "", nil, 0
 }
 
 func TestServeDemoRepository(t *testing.T) {
