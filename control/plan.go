@@ -13,6 +13,10 @@ import (
 // largest that fits.
 const headroomSteps = 3
 
+// fairSteps bounds the bisection of the fair-share cap at overload: the cap
+// found is within 1/1024 of the largest demand below the largest that fits.
+const fairSteps = 10
+
 // Plan runs the planner algo for in's demands, whose rates are the models'
 // estimates, each planned at PlanRate(estimate, headroom). Headroom is room
 // to grow, never a reason to place less: when the node cannot place every
@@ -20,31 +24,31 @@ const headroomSteps = 3
 // settles for another layout that places less of the estimate itself), Plan
 // takes the largest headroom in [0, headroom] at which everything is placed,
 // found by bisection. When even the estimates do not all fit, the node is
-// overloaded and the full headroom's plan stands (what it leaves out is
-// refused at the router, where it costs least).
+// overloaded and Plan shares it max-min fairly (FairShare): no model's flood
+// takes the place of another's demand.
 func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
-	at := func(h float64) (*gpulet.Plan, error) {
+	withHeadroom := func(h float64) gpulet.Input {
 		x := in
 		x.Demands = slices.Clone(in.Demands)
 		for i := range x.Demands {
 			x.Demands[i].Rate = PlanRate(in.Demands[i].Rate, h)
 		}
-		p, err := gpulet.Run(ctx, algo, x, opts)
-		if err != nil {
-			return nil, fmt.Errorf("plan with %s: %w", algo, err)
-		}
-		return p, nil
+		return x
 	}
+	at := func(h float64) (*gpulet.Plan, error) { return run(ctx, algo, withHeadroom(h), opts) }
 	full, err := at(headroom)
-	if err != nil || len(full.Unscheduled) == 0 || headroom <= 0 {
+	if err != nil || len(full.Unscheduled) == 0 {
 		return full, err
+	}
+	if headroom <= 0 {
+		return FairShare(ctx, algo, withHeadroom(0), opts, full)
 	}
 	best, err := at(0)
 	if err != nil {
 		return nil, err
 	}
 	if len(best.Unscheduled) > 0 {
-		return full, nil
+		return FairShare(ctx, algo, withHeadroom(0), opts, full)
 	}
 	lo, hi := 0.0, headroom
 	for range headroomSteps {
@@ -60,4 +64,72 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 		}
 	}
 	return best, nil
+}
+
+// FairShare plans an overloaded node for in's demands (the rates to plan,
+// PlanRate(estimate, 0) in Plan): it finds, by bisection, the largest cap C
+// such that every model's demand held to min(rate, C) is placed,
+// so that models asking less than their fair share get all of it and those
+// asking more (a flood) share what the others leave. What a cap holds back
+// is reported in the plan's Unscheduled with the reason; the router refuses
+// it for that model only. When not even every model's smallest demand fits
+// (more models than the node can hold), the plan of the full demands,
+// fallback, stands.
+func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, fallback *gpulet.Plan) (*gpulet.Plan, error) {
+	if len(in.Demands) == 0 {
+		return fallback, nil
+	}
+	lowest, highest := in.Demands[0].Rate, in.Demands[0].Rate
+	for _, d := range in.Demands {
+		lowest, highest = min(lowest, d.Rate), max(highest, d.Rate)
+	}
+	capped := func(c float64) (*gpulet.Plan, error) {
+		x := in
+		x.Demands = slices.Clone(in.Demands)
+		for i := range x.Demands {
+			x.Demands[i].Rate = min(x.Demands[i].Rate, c)
+		}
+		return run(ctx, algo, x, opts)
+	}
+	best, err := capped(lowest)
+	if err != nil {
+		return nil, err
+	}
+	if len(best.Unscheduled) > 0 {
+		return fallback, nil
+	}
+	lo, hi := lowest, highest
+	for range fairSteps {
+		mid := (lo + hi) / 2
+		p, err := capped(mid)
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Unscheduled) == 0 {
+			lo, best = mid, p
+		} else {
+			hi = mid
+		}
+	}
+	for _, d := range in.Demands {
+		if held := d.Rate - lo; held > 0 {
+			if best.Unscheduled == nil {
+				best.Unscheduled = map[string]float64{}
+			}
+			if best.Reasons == nil {
+				best.Reasons = map[string]string{}
+			}
+			best.Unscheduled[d.Name] = held
+			best.Reasons[d.Name] = fmt.Sprintf("the node is overloaded: its fair share is %.1f req/s, which leaves every model with a lower demand all of it; the rest is refused with 503", lo)
+		}
+	}
+	return best, nil
+}
+
+func run(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options) (*gpulet.Plan, error) {
+	p, err := gpulet.Run(ctx, algo, in, opts)
+	if err != nil {
+		return nil, fmt.Errorf("plan with %s: %w", algo, err)
+	}
+	return p, nil
 }

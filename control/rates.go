@@ -1,6 +1,10 @@
 package control
 
-import "time"
+import (
+	"time"
+
+	"github.com/gpulet/gpuletd/gpulet"
+)
 
 // Planned rates: the planner is given max(estimate, MinPlanRate) × (1 +
 // Headroom) per model.
@@ -22,15 +26,27 @@ func PlanRate(estimate, headroom float64) float64 {
 // SurgeReplan decides a surge check at now: it returns why the node
 // re-plans now and the rates to plan for, or "" when it does not. A node
 // that has no plan yet, or re-planned less than MinReplanGap ago, waits.
-// short are the rates over the last SurgeCheck, estimates the EWMAs,
-// assigned what the current plan gives each model.
-func SurgeReplan(now, lastPlan time.Duration, havePlan bool, short, estimates, assigned map[string]float64) (string, map[string]float64) {
-	if !havePlan || now-lastPlan < MinReplanGap {
+// short are the rates over the last SurgeCheck, estimates the EWMAs, plan
+// the plan in force. A surge is over the rate the plan was made for
+// (PlannedFor): a model the plan holds back at overload is not a new surge
+// while its demand stays where it was.
+func SurgeReplan(now, lastPlan time.Duration, plan *gpulet.Plan, short, estimates map[string]float64) (string, map[string]float64) {
+	if plan == nil || now-lastPlan < MinReplanGap {
 		return "", nil
 	}
-	why := Surge(short, assigned)
+	why := Surge(short, PlannedFor(plan))
 	if why == "" {
 		return "", nil
 	}
 	return why, SurgeRates(estimates, short)
+}
+
+// PlannedFor is the rate a plan was made for, per model: what it assigns
+// plus what it leaves unscheduled.
+func PlannedFor(plan *gpulet.Plan) map[string]float64 {
+	out := plan.Assigned()
+	for name, r := range plan.Unscheduled {
+		out[name] += r
+	}
+	return out
 }

@@ -45,7 +45,12 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	}
 	n.metrics.requests.WithLabelValues(m.Name).Inc()
 	n.rates.hit(m.Name)
-	body, release, ierr := n.readBody(r, m, arrival)
+	var body []byte
+	release := func() {}
+	ierr := n.overShare(m.Name)
+	if ierr == nil {
+		body, release, ierr = n.readBody(r, m, arrival)
+	}
 	defer release()
 	var resp *inferAnswer
 	if ierr == nil {

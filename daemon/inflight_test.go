@@ -14,7 +14,12 @@ func TestInflightWaitsForAdmittedRequests(t *testing.T) {
 	require.True(t, f.acquire())
 	done := make(chan error, 1)
 	go func() { done <- f.closeAndWait(context.Background()) }()
-	require.Eventually(t, func() bool { return !f.acquire() }, time.Second, time.Millisecond, "a closing gpu-let admits nothing more")
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.closed
+	}, time.Second, time.Millisecond)
+	require.False(t, f.acquire(), "a closing gpu-let admits nothing more")
 	f.release()
 	select {
 	case <-done:

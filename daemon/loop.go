@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/gpulet"
 )
 
 // planRates are the rates to plan for now: the EWMA per model.
@@ -36,12 +37,11 @@ func (n *node) planLoop(ctx context.Context) {
 			reason, rates = "period", n.rates.closePeriod(now)
 		case now := <-surge.C:
 			short := n.rates.closeShort(now)
-			cur := n.current.Load()
-			var assigned map[string]float64
-			if cur != nil {
-				assigned = cur.plan.Assigned()
+			var plan *gpulet.Plan
+			if cur := n.current.Load(); cur != nil {
+				plan = cur.plan
 			}
-			if reason, rates = control.SurgeReplan(now.Sub(start), last.Sub(start), cur != nil, short, n.planRates(), assigned); reason == "" {
+			if reason, rates = control.SurgeReplan(now.Sub(start), last.Sub(start), plan, short, n.planRates()); reason == "" {
 				continue
 			}
 		}

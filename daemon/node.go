@@ -14,21 +14,22 @@ import (
 
 // node is the daemon's live state: what it serves, on what, and how.
 type node struct {
-	cfg      atomic.Pointer[config.Config] // replaced whole on reload
-	log      *zap.Logger
-	st       *store.Store
-	devices  *mps.Manager
-	catalog  *catalog
-	book     *profileBook
-	sup      *supervisor
-	router   *router
-	events   *events
-	rates    *rateMeter
-	metrics  *metrics
-	counters counters
-	windows  windows
-	conns    *connlimit.Listener // client connections open (nil until listening)
-	bodies   *connlimit.Budget   // request body bytes in flight
+	cfg       atomic.Pointer[config.Config] // replaced whole on reload
+	log       *zap.Logger
+	st        *store.Store
+	devices   *mps.Manager
+	catalog   *catalog
+	book      *profileBook
+	sup       *supervisor
+	router    *router
+	events    *events
+	rates     *rateMeter
+	metrics   *metrics
+	counters  counters
+	windows   windows
+	conns     *connlimit.Listener // client connections open (nil until listening)
+	bodies    *connlimit.Budget   // request body bytes in flight
+	admission admission           // models held to their share at overload
 
 	planMu          sync.Mutex // one plan computed and applied at a time
 	migMu           sync.Mutex // one MIG instance chosen and leased at a time

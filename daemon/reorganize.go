@@ -85,6 +85,8 @@ func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan,
 // from then on.
 func (x executors) Route(serving []control.Serving[*gpuletRun]) {
 	x.n.installRoutes(serving)
+	x.n.setAdmission(x.plan)
+	x.n.setShares(serving)
 	x.n.current.Store(&planned{plan: x.plan, at: time.Now(), reason: x.reason, rates: x.rates})
 }
 

@@ -40,6 +40,7 @@ type loop struct {
 	draining atomic.Bool
 
 	// Loop-owned state.
+	shares   map[string]*pb.ModelShare // by model name; kept across reloads
 	ids      []*modelEntry
 	slots    []slot
 	free     []uint32
@@ -248,7 +249,11 @@ func (l *loop) addModel(m *modelEntry) (old *modelEntry, err error) {
 			id = len(l.ids)
 			l.ids = append(l.ids, nil)
 		}
-		if err = l.sc.AddModel(l.now(), sched.ModelID(id), sched.ModelConfig{Latency: m.lat, MaxQueue: m.maxQueue}); err != nil {
+		cfg := sched.ModelConfig{Latency: m.lat, MaxQueue: m.maxQueue}
+		if sh := l.shares[m.name]; sh != nil {
+			cfg.ShareRate, cfg.ShareBurst = sh.Rate, sh.Burst
+		}
+		if err = l.sc.AddModel(l.now(), sched.ModelID(id), cfg); err != nil {
 			return
 		}
 		m.id = sched.ModelID(id)

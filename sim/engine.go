@@ -55,6 +55,7 @@ type engine struct {
 
 	// planning
 	plan        *gpulet.Plan
+	admission   *control.Admission // the plan's hold on models over their share
 	pending     *pendingPlan
 	tickPending bool
 	nextTick    time.Duration
@@ -223,6 +224,10 @@ func (e *engine) arrive() error {
 	}
 	if e.set.obs != nil {
 		e.set.obs.arrived(r)
+	}
+	if !e.admission.Admit(m.name, e.now) {
+		e.reject(r, sched.OverShare)
+		return nil
 	}
 	var to *glet
 	switch len(m.owners) {

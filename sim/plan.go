@@ -166,11 +166,7 @@ func (e *engine) surge() error {
 	for i, m := range e.models {
 		shortBy[m.name], est[m.name] = short[i], m.est.Rate
 	}
-	var assigned map[string]float64
-	if e.plan != nil {
-		assigned = e.plan.Assigned()
-	}
-	why, surged := control.SurgeReplan(e.now, e.lastPlan, e.plan != nil, shortBy, est, assigned)
+	why, surged := control.SurgeReplan(e.now, e.lastPlan, e.plan, shortBy, est)
 	if why == "" {
 		return nil
 	}
@@ -262,6 +258,11 @@ func (e *engine) running() []control.Serving[*glet] {
 func (e *engine) switchTo(pp *pendingPlan) error {
 	e.pending = nil
 	e.plan = pp.plan
+	slo := make(map[string]float64, len(e.models))
+	for _, m := range e.models {
+		slo[m.name] = float64(m.slo) / float64(time.Millisecond)
+	}
+	e.admission = control.NewAdmission(pp.plan, slo, e.admission)
 	e.events[pp.event].ServingS = e.now.Seconds()
 	for _, step := range pp.steps {
 		if err := step(); err != nil {
@@ -308,6 +309,10 @@ func (e *engine) route(serving []control.Serving[*glet]) error {
 				capB = control.BatchCap(sv.Let, pm, e.profileOn(m, l.gpu))
 			}
 			if err := l.place(e.now, m, pm.Factor, capB); err != nil {
+				return fmt.Errorf("simulate: %w", err)
+			}
+			sh := control.ShareOf(sv.Let, pm, float64(m.slo)/float64(time.Millisecond))
+			if err := l.s.SetShare(e.now, m.id, sh.Rate, sh.Burst); err != nil {
 				return fmt.Errorf("simulate: %w", err)
 			}
 			l.ms[m.idx].routed = true

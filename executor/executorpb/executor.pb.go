@@ -90,6 +90,148 @@ func (Code) EnumDescriptor() ([]byte, []int) {
 	return file_executor_proto_rawDescGZIP(), []int{0}
 }
 
+type SetSharesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shares        []*ModelShare          `protobuf:"bytes,1,rep,name=shares,proto3" json:"shares,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSharesRequest) Reset() {
+	*x = SetSharesRequest{}
+	mi := &file_executor_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSharesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSharesRequest) ProtoMessage() {}
+
+func (x *SetSharesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSharesRequest.ProtoReflect.Descriptor instead.
+func (*SetSharesRequest) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetSharesRequest) GetShares() []*ModelShare {
+	if x != nil {
+		return x.Shares
+	}
+	return nil
+}
+
+// ModelShare is one model's share: rate requests per second, earned up to
+// burst requests ahead and owed at most burst behind.
+type ModelShare struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Model         string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	Rate          float64                `protobuf:"fixed64,2,opt,name=rate,proto3" json:"rate,omitempty"`
+	Burst         float64                `protobuf:"fixed64,3,opt,name=burst,proto3" json:"burst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelShare) Reset() {
+	*x = ModelShare{}
+	mi := &file_executor_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelShare) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelShare) ProtoMessage() {}
+
+func (x *ModelShare) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelShare.ProtoReflect.Descriptor instead.
+func (*ModelShare) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ModelShare) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelShare) GetRate() float64 {
+	if x != nil {
+		return x.Rate
+	}
+	return 0
+}
+
+func (x *ModelShare) GetBurst() float64 {
+	if x != nil {
+		return x.Burst
+	}
+	return 0
+}
+
+type SetSharesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetSharesResponse) Reset() {
+	*x = SetSharesResponse{}
+	mi := &file_executor_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetSharesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetSharesResponse) ProtoMessage() {}
+
+func (x *SetSharesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetSharesResponse.ProtoReflect.Descriptor instead.
+func (*SetSharesResponse) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{2}
+}
+
 type HealthRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -98,7 +240,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -110,7 +252,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -123,7 +265,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{0}
+	return file_executor_proto_rawDescGZIP(), []int{3}
 }
 
 type HealthResponse struct {
@@ -150,7 +292,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -162,7 +304,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -175,7 +317,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{1}
+	return file_executor_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HealthResponse) GetServing() bool {
@@ -294,7 +436,7 @@ type TensorSpec struct {
 
 func (x *TensorSpec) Reset() {
 	*x = TensorSpec{}
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +448,7 @@ func (x *TensorSpec) String() string {
 func (*TensorSpec) ProtoMessage() {}
 
 func (x *TensorSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +461,7 @@ func (x *TensorSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TensorSpec.ProtoReflect.Descriptor instead.
 func (*TensorSpec) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{2}
+	return file_executor_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TensorSpec) GetName() string {
@@ -354,7 +496,7 @@ type LatencyPoint struct {
 
 func (x *LatencyPoint) Reset() {
 	*x = LatencyPoint{}
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +508,7 @@ func (x *LatencyPoint) String() string {
 func (*LatencyPoint) ProtoMessage() {}
 
 func (x *LatencyPoint) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +521,7 @@ func (x *LatencyPoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencyPoint.ProtoReflect.Descriptor instead.
 func (*LatencyPoint) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{3}
+	return file_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LatencyPoint) GetBatch() int32 {
@@ -429,7 +571,7 @@ type LoadModelRequest struct {
 
 func (x *LoadModelRequest) Reset() {
 	*x = LoadModelRequest{}
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -441,7 +583,7 @@ func (x *LoadModelRequest) String() string {
 func (*LoadModelRequest) ProtoMessage() {}
 
 func (x *LoadModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -454,7 +596,7 @@ func (x *LoadModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadModelRequest.ProtoReflect.Descriptor instead.
 func (*LoadModelRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{4}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LoadModelRequest) GetName() string {
@@ -576,7 +718,7 @@ type LoadModelResponse struct {
 
 func (x *LoadModelResponse) Reset() {
 	*x = LoadModelResponse{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +730,7 @@ func (x *LoadModelResponse) String() string {
 func (*LoadModelResponse) ProtoMessage() {}
 
 func (x *LoadModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +743,7 @@ func (x *LoadModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadModelResponse.ProtoReflect.Descriptor instead.
 func (*LoadModelResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LoadModelResponse) GetInputs() []*TensorSpec {
@@ -648,7 +790,7 @@ type UnloadModelRequest struct {
 
 func (x *UnloadModelRequest) Reset() {
 	*x = UnloadModelRequest{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +802,7 @@ func (x *UnloadModelRequest) String() string {
 func (*UnloadModelRequest) ProtoMessage() {}
 
 func (x *UnloadModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +815,7 @@ func (x *UnloadModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadModelRequest.ProtoReflect.Descriptor instead.
 func (*UnloadModelRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UnloadModelRequest) GetName() string {
@@ -691,7 +833,7 @@ type UnloadModelResponse struct {
 
 func (x *UnloadModelResponse) Reset() {
 	*x = UnloadModelResponse{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -703,7 +845,7 @@ func (x *UnloadModelResponse) String() string {
 func (*UnloadModelResponse) ProtoMessage() {}
 
 func (x *UnloadModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -716,7 +858,7 @@ func (x *UnloadModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadModelResponse.ProtoReflect.Descriptor instead.
 func (*UnloadModelResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 type Tensor struct {
@@ -731,7 +873,7 @@ type Tensor struct {
 
 func (x *Tensor) Reset() {
 	*x = Tensor{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -743,7 +885,7 @@ func (x *Tensor) String() string {
 func (*Tensor) ProtoMessage() {}
 
 func (x *Tensor) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -756,7 +898,7 @@ func (x *Tensor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tensor.ProtoReflect.Descriptor instead.
 func (*Tensor) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Tensor) GetName() string {
@@ -801,7 +943,7 @@ type InferRequest struct {
 
 func (x *InferRequest) Reset() {
 	*x = InferRequest{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +955,7 @@ func (x *InferRequest) String() string {
 func (*InferRequest) ProtoMessage() {}
 
 func (x *InferRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +968,7 @@ func (x *InferRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferRequest.ProtoReflect.Descriptor instead.
 func (*InferRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *InferRequest) GetId() uint64 {
@@ -887,7 +1029,7 @@ type InferResponse struct {
 
 func (x *InferResponse) Reset() {
 	*x = InferResponse{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -899,7 +1041,7 @@ func (x *InferResponse) String() string {
 func (*InferResponse) ProtoMessage() {}
 
 func (x *InferResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -912,7 +1054,7 @@ func (x *InferResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferResponse.ProtoReflect.Descriptor instead.
 func (*InferResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InferResponse) GetId() uint64 {
@@ -979,7 +1121,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1133,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1146,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{11}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 type DrainResponse struct {
@@ -1016,7 +1158,7 @@ type DrainResponse struct {
 
 func (x *DrainResponse) Reset() {
 	*x = DrainResponse{}
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1028,7 +1170,7 @@ func (x *DrainResponse) String() string {
 func (*DrainResponse) ProtoMessage() {}
 
 func (x *DrainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1041,7 +1183,7 @@ func (x *DrainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResponse.ProtoReflect.Descriptor instead.
 func (*DrainResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{12}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DrainResponse) GetAnswered() int64 {
@@ -1059,7 +1201,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1213,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1226,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{13}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 type ModelStats struct {
@@ -1104,7 +1246,7 @@ type ModelStats struct {
 
 func (x *ModelStats) Reset() {
 	*x = ModelStats{}
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1116,7 +1258,7 @@ func (x *ModelStats) String() string {
 func (*ModelStats) ProtoMessage() {}
 
 func (x *ModelStats) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1129,7 +1271,7 @@ func (x *ModelStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelStats.ProtoReflect.Descriptor instead.
 func (*ModelStats) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{14}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ModelStats) GetName() string {
@@ -1206,7 +1348,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1360,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1373,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{15}
+	return file_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StatsResponse) GetModels() []*ModelStats {
@@ -1264,7 +1406,7 @@ type WatchStateRequest struct {
 
 func (x *WatchStateRequest) Reset() {
 	*x = WatchStateRequest{}
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1276,7 +1418,7 @@ func (x *WatchStateRequest) String() string {
 func (*WatchStateRequest) ProtoMessage() {}
 
 func (x *WatchStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1289,7 +1431,7 @@ func (x *WatchStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchStateRequest.ProtoReflect.Descriptor instead.
 func (*WatchStateRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
+	return file_executor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchStateRequest) GetMinIntervalUs() int64 {
@@ -1316,7 +1458,7 @@ type ModelState struct {
 
 func (x *ModelState) Reset() {
 	*x = ModelState{}
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1470,7 @@ func (x *ModelState) String() string {
 func (*ModelState) ProtoMessage() {}
 
 func (x *ModelState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1483,7 @@ func (x *ModelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelState.ProtoReflect.Descriptor instead.
 func (*ModelState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{17}
+	return file_executor_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ModelState) GetName() string {
@@ -1412,7 +1554,7 @@ type ExecutorState struct {
 
 func (x *ExecutorState) Reset() {
 	*x = ExecutorState{}
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1566,7 @@ func (x *ExecutorState) String() string {
 func (*ExecutorState) ProtoMessage() {}
 
 func (x *ExecutorState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1579,7 @@ func (x *ExecutorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorState.ProtoReflect.Descriptor instead.
 func (*ExecutorState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{18}
+	return file_executor_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExecutorState) GetAtUnixNs() int64 {
@@ -1472,7 +1614,15 @@ var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x0eexecutor.proto\x12\x13gpuletd.executor.v1\"\x0f\n" +
+	"\x0eexecutor.proto\x12\x13gpuletd.executor.v1\"K\n" +
+	"\x10SetSharesRequest\x127\n" +
+	"\x06shares\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.ModelShareR\x06shares\"L\n" +
+	"\n" +
+	"ModelShare\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x12\n" +
+	"\x04rate\x18\x02 \x01(\x01R\x04rate\x12\x14\n" +
+	"\x05burst\x18\x03 \x01(\x01R\x05burst\"\x13\n" +
+	"\x11SetSharesResponse\"\x0f\n" +
 	"\rHealthRequest\"\xc6\x03\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aserving\x18\x01 \x01(\bR\aserving\x12\x1a\n" +
@@ -1606,7 +1756,7 @@ const file_executor_proto_rawDesc = "" +
 	"QUEUE_FULL\x10\x04\x12\x0f\n" +
 	"\vUNAVAILABLE\x10\x05\x12\r\n" +
 	"\tCANCELLED\x10\x06\x12\f\n" +
-	"\bINTERNAL\x10\a2\xeb\x04\n" +
+	"\bINTERNAL\x10\a2\xc7\x05\n" +
 	"\bExecutor\x12Q\n" +
 	"\x06Health\x12\".gpuletd.executor.v1.HealthRequest\x1a#.gpuletd.executor.v1.HealthResponse\x12Z\n" +
 	"\tLoadModel\x12%.gpuletd.executor.v1.LoadModelRequest\x1a&.gpuletd.executor.v1.LoadModelResponse\x12`\n" +
@@ -1615,7 +1765,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x05Drain\x12!.gpuletd.executor.v1.DrainRequest\x1a\".gpuletd.executor.v1.DrainResponse\x12N\n" +
 	"\x05Stats\x12!.gpuletd.executor.v1.StatsRequest\x1a\".gpuletd.executor.v1.StatsResponse\x12Z\n" +
 	"\n" +
-	"WatchState\x12&.gpuletd.executor.v1.WatchStateRequest\x1a\".gpuletd.executor.v1.ExecutorState0\x01B/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
+	"WatchState\x12&.gpuletd.executor.v1.WatchStateRequest\x1a\".gpuletd.executor.v1.ExecutorState0\x01\x12Z\n" +
+	"\tSetShares\x12%.gpuletd.executor.v1.SetSharesRequest\x1a&.gpuletd.executor.v1.SetSharesResponseB/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -1630,63 +1781,69 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_executor_proto_goTypes = []any{
 	(Code)(0),                   // 0: gpuletd.executor.v1.Code
-	(*HealthRequest)(nil),       // 1: gpuletd.executor.v1.HealthRequest
-	(*HealthResponse)(nil),      // 2: gpuletd.executor.v1.HealthResponse
-	(*TensorSpec)(nil),          // 3: gpuletd.executor.v1.TensorSpec
-	(*LatencyPoint)(nil),        // 4: gpuletd.executor.v1.LatencyPoint
-	(*LoadModelRequest)(nil),    // 5: gpuletd.executor.v1.LoadModelRequest
-	(*LoadModelResponse)(nil),   // 6: gpuletd.executor.v1.LoadModelResponse
-	(*UnloadModelRequest)(nil),  // 7: gpuletd.executor.v1.UnloadModelRequest
-	(*UnloadModelResponse)(nil), // 8: gpuletd.executor.v1.UnloadModelResponse
-	(*Tensor)(nil),              // 9: gpuletd.executor.v1.Tensor
-	(*InferRequest)(nil),        // 10: gpuletd.executor.v1.InferRequest
-	(*InferResponse)(nil),       // 11: gpuletd.executor.v1.InferResponse
-	(*DrainRequest)(nil),        // 12: gpuletd.executor.v1.DrainRequest
-	(*DrainResponse)(nil),       // 13: gpuletd.executor.v1.DrainResponse
-	(*StatsRequest)(nil),        // 14: gpuletd.executor.v1.StatsRequest
-	(*ModelStats)(nil),          // 15: gpuletd.executor.v1.ModelStats
-	(*StatsResponse)(nil),       // 16: gpuletd.executor.v1.StatsResponse
-	(*WatchStateRequest)(nil),   // 17: gpuletd.executor.v1.WatchStateRequest
-	(*ModelState)(nil),          // 18: gpuletd.executor.v1.ModelState
-	(*ExecutorState)(nil),       // 19: gpuletd.executor.v1.ExecutorState
-	nil,                         // 20: gpuletd.executor.v1.ModelStats.FailuresEntry
-	nil,                         // 21: gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	(*SetSharesRequest)(nil),    // 1: gpuletd.executor.v1.SetSharesRequest
+	(*ModelShare)(nil),          // 2: gpuletd.executor.v1.ModelShare
+	(*SetSharesResponse)(nil),   // 3: gpuletd.executor.v1.SetSharesResponse
+	(*HealthRequest)(nil),       // 4: gpuletd.executor.v1.HealthRequest
+	(*HealthResponse)(nil),      // 5: gpuletd.executor.v1.HealthResponse
+	(*TensorSpec)(nil),          // 6: gpuletd.executor.v1.TensorSpec
+	(*LatencyPoint)(nil),        // 7: gpuletd.executor.v1.LatencyPoint
+	(*LoadModelRequest)(nil),    // 8: gpuletd.executor.v1.LoadModelRequest
+	(*LoadModelResponse)(nil),   // 9: gpuletd.executor.v1.LoadModelResponse
+	(*UnloadModelRequest)(nil),  // 10: gpuletd.executor.v1.UnloadModelRequest
+	(*UnloadModelResponse)(nil), // 11: gpuletd.executor.v1.UnloadModelResponse
+	(*Tensor)(nil),              // 12: gpuletd.executor.v1.Tensor
+	(*InferRequest)(nil),        // 13: gpuletd.executor.v1.InferRequest
+	(*InferResponse)(nil),       // 14: gpuletd.executor.v1.InferResponse
+	(*DrainRequest)(nil),        // 15: gpuletd.executor.v1.DrainRequest
+	(*DrainResponse)(nil),       // 16: gpuletd.executor.v1.DrainResponse
+	(*StatsRequest)(nil),        // 17: gpuletd.executor.v1.StatsRequest
+	(*ModelStats)(nil),          // 18: gpuletd.executor.v1.ModelStats
+	(*StatsResponse)(nil),       // 19: gpuletd.executor.v1.StatsResponse
+	(*WatchStateRequest)(nil),   // 20: gpuletd.executor.v1.WatchStateRequest
+	(*ModelState)(nil),          // 21: gpuletd.executor.v1.ModelState
+	(*ExecutorState)(nil),       // 22: gpuletd.executor.v1.ExecutorState
+	nil,                         // 23: gpuletd.executor.v1.ModelStats.FailuresEntry
+	nil,                         // 24: gpuletd.executor.v1.ModelStats.BatchSizesEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	4,  // 0: gpuletd.executor.v1.LoadModelRequest.latency:type_name -> gpuletd.executor.v1.LatencyPoint
-	3,  // 1: gpuletd.executor.v1.LoadModelRequest.inputs:type_name -> gpuletd.executor.v1.TensorSpec
-	3,  // 2: gpuletd.executor.v1.LoadModelRequest.outputs:type_name -> gpuletd.executor.v1.TensorSpec
-	3,  // 3: gpuletd.executor.v1.LoadModelResponse.inputs:type_name -> gpuletd.executor.v1.TensorSpec
-	3,  // 4: gpuletd.executor.v1.LoadModelResponse.outputs:type_name -> gpuletd.executor.v1.TensorSpec
-	9,  // 5: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
-	0,  // 6: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
-	9,  // 7: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
-	20, // 8: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
-	21, // 9: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
-	15, // 10: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
-	18, // 11: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
-	1,  // 12: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
-	5,  // 13: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
-	7,  // 14: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
-	10, // 15: gpuletd.executor.v1.Executor.Infer:input_type -> gpuletd.executor.v1.InferRequest
-	12, // 16: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
-	14, // 17: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
-	17, // 18: gpuletd.executor.v1.Executor.WatchState:input_type -> gpuletd.executor.v1.WatchStateRequest
-	2,  // 19: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
-	6,  // 20: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
-	8,  // 21: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
-	11, // 22: gpuletd.executor.v1.Executor.Infer:output_type -> gpuletd.executor.v1.InferResponse
-	13, // 23: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
-	16, // 24: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
-	19, // 25: gpuletd.executor.v1.Executor.WatchState:output_type -> gpuletd.executor.v1.ExecutorState
-	19, // [19:26] is the sub-list for method output_type
-	12, // [12:19] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	2,  // 0: gpuletd.executor.v1.SetSharesRequest.shares:type_name -> gpuletd.executor.v1.ModelShare
+	7,  // 1: gpuletd.executor.v1.LoadModelRequest.latency:type_name -> gpuletd.executor.v1.LatencyPoint
+	6,  // 2: gpuletd.executor.v1.LoadModelRequest.inputs:type_name -> gpuletd.executor.v1.TensorSpec
+	6,  // 3: gpuletd.executor.v1.LoadModelRequest.outputs:type_name -> gpuletd.executor.v1.TensorSpec
+	6,  // 4: gpuletd.executor.v1.LoadModelResponse.inputs:type_name -> gpuletd.executor.v1.TensorSpec
+	6,  // 5: gpuletd.executor.v1.LoadModelResponse.outputs:type_name -> gpuletd.executor.v1.TensorSpec
+	12, // 6: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
+	0,  // 7: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
+	12, // 8: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
+	23, // 9: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
+	24, // 10: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	18, // 11: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
+	21, // 12: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
+	4,  // 13: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
+	8,  // 14: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
+	10, // 15: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
+	13, // 16: gpuletd.executor.v1.Executor.Infer:input_type -> gpuletd.executor.v1.InferRequest
+	15, // 17: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
+	17, // 18: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
+	20, // 19: gpuletd.executor.v1.Executor.WatchState:input_type -> gpuletd.executor.v1.WatchStateRequest
+	1,  // 20: gpuletd.executor.v1.Executor.SetShares:input_type -> gpuletd.executor.v1.SetSharesRequest
+	5,  // 21: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
+	9,  // 22: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
+	11, // 23: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
+	14, // 24: gpuletd.executor.v1.Executor.Infer:output_type -> gpuletd.executor.v1.InferResponse
+	16, // 25: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
+	19, // 26: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
+	22, // 27: gpuletd.executor.v1.Executor.WatchState:output_type -> gpuletd.executor.v1.ExecutorState
+	3,  // 28: gpuletd.executor.v1.Executor.SetShares:output_type -> gpuletd.executor.v1.SetSharesResponse
+	21, // [21:29] is the sub-list for method output_type
+	13, // [13:21] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1700,7 +1857,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -178,6 +178,7 @@ func (s *Scheduler) pick(now time.Duration) *model {
 			}
 			key = d
 		}
+		key += m.shareLag(now)
 		if best == nil || key < bestKey || (key == bestKey && m.id < best.id) {
 			best, bestK, bestKey = m, k, key
 		}

@@ -76,6 +76,10 @@ const (
 	// have finished after that batch (head dropping under overload, deferred
 	// policy). An SLO miss, answered at once instead of at expiry.
 	Dropped
+	// OverShare: the model asked more than its share of an overloaded node
+	// and the excess is refused before routing (reported by drivers that
+	// admit, never by a Scheduler).
+	OverShare
 
 	numReasons
 )
@@ -95,6 +99,8 @@ func (r Reason) String() string {
 		return "unroutable"
 	case Dropped:
 		return "dropped"
+	case OverShare:
+		return "over_share"
 	}
 	return "unknown"
 }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// floodResult counts a load's answers by status and failure reason.
+type floodResult struct {
+	mu      sync.Mutex
+	codes   map[int]int
+	reasons map[string]int
+}
+
+func (f *floodResult) add(code int, msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.codes[code]++
+	if code != 200 {
+		f.reasons[msg]++
+	}
+}
+
+// openLoop sends body to model at rate per second until ctx ends, whether
+// or not earlier requests were answered (at most 64 in flight).
+func openLoop(ctx context.Context, wg *sync.WaitGroup, base, model string, rate float64, body []byte, header map[string]string) *floodResult {
+	res := &floodResult{codes: map[int]int{}, reasons: map[string]int{}}
+	client := &http.Client{Timeout: 20 * time.Second}
+	slots := make(chan struct{}, 64)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			select {
+			case slots <- struct{}{}:
+			default:
+				continue // the flood is open loop: a full client drops
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				req, _ := http.NewRequest("POST", base+"/v2/models/"+model+"/infer", bytesReader(body))
+				for k, v := range header {
+					req.Header.Set(k, v)
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					res.add(0, err.Error())
+					return
+				}
+				var e struct {
+					Error string `json:"error"`
+				}
+				_ = json.NewDecoder(resp.Body).Decode(&e)
+				_ = resp.Body.Close()
+				res.add(resp.StatusCode, e.Error)
+			}()
+		}
+	}()
+	return res
+}
+
+// TestFloodOnOneModelSparesTheOthers floods resnet18 on the CPU device at
+// about twice what the node can serve of it while mlp gets light traffic:
+// the planner keeps mlp's place (the planner alone would give every core to
+// resnet18), mlp is answered, and resnet18's excess is refused for
+// resnet18 only.
+func TestFloodOnOneModelSparesTheOthers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp", "resnet18"}, 1))
+	// A generous SLO for the probes: the point is that mlp keeps a place,
+	// not its latency on a loaded test machine.
+	setProfile(t, repo, "mlp", "alexnet", "100ms")
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu"))
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		return do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200 &&
+			do(t, "GET", base+"/v2/models/resnet18/ready", nil, nil).code == 200
+	}, 3*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	flood := openLoop(ctx, &wg, base, "resnet18", 40, resnetJSON(), map[string]string{"Inference-Header-Content-Length": strconv.Itoa(resnetHeadLen)})
+	time.Sleep(8 * time.Second) // the node re-plans for the flood
+	probes := openLoop(ctx, &wg, base, "mlp", 10, mlpJSON(1), nil)
+	time.Sleep(25 * time.Second)
+	cancel()
+	wg.Wait()
+
+	total := 0
+	for _, n := range probes.codes {
+		total += n
+	}
+	require.Greater(t, total, 150)
+	ev := do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil)
+	require.GreaterOrEqual(t, float64(probes.codes[200]), 0.95*float64(total),
+		"mlp is answered during resnet18's flood: %v %v; events:\n%s", probes.codes, probes.reasons, ev.body)
+	require.Positive(t, flood.codes[503], "resnet18's excess is refused: %v", flood.codes)
+	require.Positive(t, flood.codes[200], "resnet18 keeps its share: %v", flood.codes)
+	placed := false
+	for _, g := range getStatus(t, base).Gpulets {
+		for _, m := range g.Models {
+			placed = placed || m.Name == "mlp"
+		}
+	}
+	require.True(t, placed, "mlp keeps a gpu-let")
+	require.Contains(t, string(ev.body), "fair share", "the plan says resnet18 is held to its share")
+}

@@ -1,0 +1,65 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"net/http"
+	"sync"
+
+	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/gpulet"
+)
+
+// admission holds the models the plan in force holds back at overload to
+// their share (control.Admission), for the daemon's concurrent handlers.
+type admission struct {
+	mu sync.Mutex
+	a  *control.Admission
+}
+
+// setAdmission follows a new plan.
+func (n *node) setAdmission(plan *gpulet.Plan) {
+	slo := map[string]float64{}
+	for _, m := range n.catalog.all() {
+		slo[m.Name] = float64(m.Config.SLO.D().Microseconds()) / 1000
+	}
+	n.admission.mu.Lock()
+	defer n.admission.mu.Unlock()
+	n.admission.a = control.NewAdmission(plan, slo, n.admission.a)
+}
+
+// overShare refuses a request of model beyond its share of an overloaded
+// node (nil: admitted).
+func (n *node) overShare(model string) *inferError {
+	n.admission.mu.Lock()
+	ok := n.admission.a.Admit(model, n.router.now())
+	rate := n.admission.a.Limited(model)
+	n.admission.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return &inferError{code: http.StatusServiceUnavailable, reason: "over_share",
+		msg: fmt.Sprintf("%s: the node is overloaded and this model asks more than its share (%.1f req/s); the excess is refused so that other models keep theirs, retry later", model, rate)}
+}
+
+// setShares sends each serving gpu-let the plan's shares of its models
+// (control.ShareOf): none where a model has its gpu-let alone.
+func (n *node) setShares(serving []control.Serving[*gpuletRun]) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, sv := range serving {
+		shares := make([]*pb.ModelShare, 0, len(sv.Let.Models))
+		for _, pl := range sv.Let.Models {
+			var slo float64
+			if m, ok := n.catalog.get(pl.Name); ok {
+				slo = float64(m.Config.SLO.D().Microseconds()) / 1000
+			}
+			sh := control.ShareOf(sv.Let, pl, slo)
+			shares = append(shares, &pb.ModelShare{Model: pl.Name, Rate: sh.Rate, Burst: sh.Burst})
+		}
+		sv.H.setShares(ctx, shares)
+	}
+}
