@@ -91,20 +91,3 @@ func (a *Admission) Limited(model string) float64 {
 	}
 	return a.buckets[model].rate
 }
-
-// Share is a model's share of a gpu-let it shares with other models (the
-// executor's scheduler orders a model asking beyond it after the others):
-// Rate requests per second, earned up to Burst ahead. Rate 0: none.
-type Share struct {
-	Rate, Burst float64
-}
-
-// ShareOf is the share placement pl has on let: the plan's rate, with a
-// burst of what that rate brings within the model's SLO (sloMS) and at least
-// two of its planned batches; none on a gpu-let the model has alone.
-func ShareOf(let gpulet.GPULet, pl gpulet.Placement, sloMS float64) Share {
-	if len(let.Models) < 2 || pl.Rate <= 0 {
-		return Share{}
-	}
-	return Share{Rate: pl.Rate, Burst: max(1, pl.Rate*sloMS/1000, 2*float64(pl.Batch))}
-}

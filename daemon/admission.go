@@ -1,11 +1,8 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
-	"time"
 
-	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"net/http"
 	"sync"
 
@@ -43,23 +40,4 @@ func (n *node) overShare(model string) *inferError {
 	}
 	return &inferError{code: http.StatusServiceUnavailable, reason: "over_share",
 		msg: fmt.Sprintf("%s: the node is overloaded and this model asks more than its share (%.1f req/s); the excess is refused so that other models keep theirs, retry later", model, rate)}
-}
-
-// setShares sends each serving gpu-let the plan's shares of its models
-// (control.ShareOf): none where a model has its gpu-let alone.
-func (n *node) setShares(serving []control.Serving[*gpuletRun]) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, sv := range serving {
-		shares := make([]*pb.ModelShare, 0, len(sv.Let.Models))
-		for _, pl := range sv.Let.Models {
-			var slo float64
-			if m, ok := n.catalog.get(pl.Name); ok {
-				slo = float64(m.Config.SLO.D().Microseconds()) / 1000
-			}
-			sh := control.ShareOf(sv.Let, pl, slo)
-			shares = append(shares, &pb.ModelShare{Model: pl.Name, Rate: sh.Rate, Burst: sh.Burst})
-		}
-		sv.H.setShares(ctx, shares)
-	}
 }

@@ -86,7 +86,6 @@ func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan,
 func (x executors) Route(serving []control.Serving[*gpuletRun]) {
 	x.n.installRoutes(serving)
 	x.n.setAdmission(x.plan)
-	x.n.setShares(serving)
 	x.n.current.Store(&planned{plan: x.plan, at: time.Now(), reason: x.reason, rates: x.rates})
 }
 

@@ -69,7 +69,6 @@ type gpuletRun struct {
 	planned  gpulet.GPULet // the plan gpu-let it runs
 	models   map[string]*pb.LoadModelRequest
 	loaded   map[string]*pb.LoadModelResponse
-	shares   []*pb.ModelShare // the plan's shares, sent again to a restarted executor
 	restarts int
 	health   *pb.HealthResponse
 
@@ -219,15 +218,6 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 			return fmt.Errorf("load %s: %w", m.Name, err)
 		}
 		loaded[m.Name] = resp
-	}
-	g.mu.Lock()
-	shares := g.shares
-	g.mu.Unlock()
-	if len(shares) > 0 {
-		if err := p.Client.SetShares(ctx, shares); err != nil {
-			_ = p.Kill()
-			return fmt.Errorf("set shares: %w", err)
-		}
 	}
 	g.mu.Lock()
 	g.proc, g.health = p, h
@@ -511,20 +501,4 @@ func (s *supervisor) socketPath() (string, error) {
 		s.sockDir, s.tmpSock = dir, dir
 	}
 	return filepath.Join(s.sockDir, name), nil
-}
-
-// setShares sends the plan's shares of the models on a gpu-let to its
-// executor (and keeps them for a restarted one). A failure is logged: the
-// gpu-let serves on, ordered by urgency alone.
-func (g *gpuletRun) setShares(ctx context.Context, shares []*pb.ModelShare) {
-	g.mu.Lock()
-	g.shares = shares
-	g.mu.Unlock()
-	c := g.client()
-	if c == nil {
-		return // sent when it is back
-	}
-	if err := c.SetShares(ctx, shares); err != nil {
-		g.log.Warn("set the models' shares", zap.Error(err))
-	}
 }

@@ -40,7 +40,6 @@ type loop struct {
 	draining atomic.Bool
 
 	// Loop-owned state.
-	shares   map[string]*pb.ModelShare // by model name; kept across reloads
 	ids      []*modelEntry
 	slots    []slot
 	free     []uint32
@@ -249,11 +248,7 @@ func (l *loop) addModel(m *modelEntry) (old *modelEntry, err error) {
 			id = len(l.ids)
 			l.ids = append(l.ids, nil)
 		}
-		cfg := sched.ModelConfig{Latency: m.lat, MaxQueue: m.maxQueue}
-		if sh := l.shares[m.name]; sh != nil {
-			cfg.ShareRate, cfg.ShareBurst = sh.Rate, sh.Burst
-		}
-		if err = l.sc.AddModel(l.now(), sched.ModelID(id), cfg); err != nil {
+		if err = l.sc.AddModel(l.now(), sched.ModelID(id), sched.ModelConfig{Latency: m.lat, MaxQueue: m.maxQueue}); err != nil {
 			return
 		}
 		m.id = sched.ModelID(id)

@@ -311,10 +311,6 @@ func (e *engine) route(serving []control.Serving[*glet]) error {
 			if err := l.place(e.now, m, pm.Factor, capB); err != nil {
 				return fmt.Errorf("simulate: %w", err)
 			}
-			sh := control.ShareOf(sv.Let, pm, float64(m.slo)/float64(time.Millisecond))
-			if err := l.s.SetShare(e.now, m.id, sh.Rate, sh.Burst); err != nil {
-				return fmt.Errorf("simulate: %w", err)
-			}
 			l.ms[m.idx].routed = true
 			l.published[m.idx] = 0 // a new route takes the gpu-let's state at its first request
 			m.owners = append(m.owners, l)

@@ -79,7 +79,9 @@ func openLoop(ctx context.Context, wg *sync.WaitGroup, base, model string, rate 
 }
 
 // TestFloodOnOneModelSparesTheOthers floods resnet18 on the CPU device at
-// about twice what the node can serve of it while mlp gets light traffic:
+// 60 req/s, more than the node can serve of it by its profile (about 3×
+// what this machine sustains with its own clients running), while mlp gets
+// light traffic:
 // the planner keeps mlp's place (the planner alone would give every core to
 // resnet18), mlp is answered, and resnet18's excess is refused for
 // resnet18 only.
@@ -89,9 +91,11 @@ func TestFloodOnOneModelSparesTheOthers(t *testing.T) {
 	}
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp", "resnet18"}, 1))
-	// A generous SLO for the probes: the point is that mlp keeps a place,
-	// not its latency on a loaded test machine.
-	setProfile(t, repo, "mlp", "alexnet", "100ms")
+	// A generous SLO for the probes: the point is that mlp keeps a place and
+	// its turns, not its latency on a two-core test machine whose cores
+	// also run this test's clients (batches there run well past their
+	// profile, which the plan cannot know).
+	setProfile(t, repo, "mlp", "alexnet", "400ms")
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu"))
 	base := "http://" + addr
 	require.Eventually(t, func() bool {
@@ -101,7 +105,7 @@ func TestFloodOnOneModelSparesTheOthers(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	flood := openLoop(ctx, &wg, base, "resnet18", 40, resnetJSON(), map[string]string{"Inference-Header-Content-Length": strconv.Itoa(resnetHeadLen)})
+	flood := openLoop(ctx, &wg, base, "resnet18", 60, resnetJSON(), map[string]string{"Inference-Header-Content-Length": strconv.Itoa(resnetHeadLen)})
 	time.Sleep(8 * time.Second) // the node re-plans for the flood
 	probes := openLoop(ctx, &wg, base, "mlp", 10, mlpJSON(1), nil)
 	time.Sleep(25 * time.Second)

@@ -90,148 +90,6 @@ func (Code) EnumDescriptor() ([]byte, []int) {
 	return file_executor_proto_rawDescGZIP(), []int{0}
 }
 
-type SetSharesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Shares        []*ModelShare          `protobuf:"bytes,1,rep,name=shares,proto3" json:"shares,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SetSharesRequest) Reset() {
-	*x = SetSharesRequest{}
-	mi := &file_executor_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SetSharesRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SetSharesRequest) ProtoMessage() {}
-
-func (x *SetSharesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SetSharesRequest.ProtoReflect.Descriptor instead.
-func (*SetSharesRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *SetSharesRequest) GetShares() []*ModelShare {
-	if x != nil {
-		return x.Shares
-	}
-	return nil
-}
-
-// ModelShare is one model's share: rate requests per second, earned up to
-// burst requests ahead and owed at most burst behind.
-type ModelShare struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Model         string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
-	Rate          float64                `protobuf:"fixed64,2,opt,name=rate,proto3" json:"rate,omitempty"`
-	Burst         float64                `protobuf:"fixed64,3,opt,name=burst,proto3" json:"burst,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ModelShare) Reset() {
-	*x = ModelShare{}
-	mi := &file_executor_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ModelShare) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ModelShare) ProtoMessage() {}
-
-func (x *ModelShare) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ModelShare.ProtoReflect.Descriptor instead.
-func (*ModelShare) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *ModelShare) GetModel() string {
-	if x != nil {
-		return x.Model
-	}
-	return ""
-}
-
-func (x *ModelShare) GetRate() float64 {
-	if x != nil {
-		return x.Rate
-	}
-	return 0
-}
-
-func (x *ModelShare) GetBurst() float64 {
-	if x != nil {
-		return x.Burst
-	}
-	return 0
-}
-
-type SetSharesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SetSharesResponse) Reset() {
-	*x = SetSharesResponse{}
-	mi := &file_executor_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SetSharesResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SetSharesResponse) ProtoMessage() {}
-
-func (x *SetSharesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SetSharesResponse.ProtoReflect.Descriptor instead.
-func (*SetSharesResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{2}
-}
-
 type HealthRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -240,7 +98,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -252,7 +110,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -265,7 +123,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{3}
+	return file_executor_proto_rawDescGZIP(), []int{0}
 }
 
 type HealthResponse struct {
@@ -292,7 +150,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -304,7 +162,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -317,7 +175,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{4}
+	return file_executor_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *HealthResponse) GetServing() bool {
@@ -436,7 +294,7 @@ type TensorSpec struct {
 
 func (x *TensorSpec) Reset() {
 	*x = TensorSpec{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -448,7 +306,7 @@ func (x *TensorSpec) String() string {
 func (*TensorSpec) ProtoMessage() {}
 
 func (x *TensorSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -461,7 +319,7 @@ func (x *TensorSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TensorSpec.ProtoReflect.Descriptor instead.
 func (*TensorSpec) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TensorSpec) GetName() string {
@@ -496,7 +354,7 @@ type LatencyPoint struct {
 
 func (x *LatencyPoint) Reset() {
 	*x = LatencyPoint{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +366,7 @@ func (x *LatencyPoint) String() string {
 func (*LatencyPoint) ProtoMessage() {}
 
 func (x *LatencyPoint) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +379,7 @@ func (x *LatencyPoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LatencyPoint.ProtoReflect.Descriptor instead.
 func (*LatencyPoint) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *LatencyPoint) GetBatch() int32 {
@@ -571,7 +429,7 @@ type LoadModelRequest struct {
 
 func (x *LoadModelRequest) Reset() {
 	*x = LoadModelRequest{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -583,7 +441,7 @@ func (x *LoadModelRequest) String() string {
 func (*LoadModelRequest) ProtoMessage() {}
 
 func (x *LoadModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -596,7 +454,7 @@ func (x *LoadModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadModelRequest.ProtoReflect.Descriptor instead.
 func (*LoadModelRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *LoadModelRequest) GetName() string {
@@ -718,7 +576,7 @@ type LoadModelResponse struct {
 
 func (x *LoadModelResponse) Reset() {
 	*x = LoadModelResponse{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +588,7 @@ func (x *LoadModelResponse) String() string {
 func (*LoadModelResponse) ProtoMessage() {}
 
 func (x *LoadModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +601,7 @@ func (x *LoadModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadModelResponse.ProtoReflect.Descriptor instead.
 func (*LoadModelResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LoadModelResponse) GetInputs() []*TensorSpec {
@@ -790,7 +648,7 @@ type UnloadModelRequest struct {
 
 func (x *UnloadModelRequest) Reset() {
 	*x = UnloadModelRequest{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -802,7 +660,7 @@ func (x *UnloadModelRequest) String() string {
 func (*UnloadModelRequest) ProtoMessage() {}
 
 func (x *UnloadModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -815,7 +673,7 @@ func (x *UnloadModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadModelRequest.ProtoReflect.Descriptor instead.
 func (*UnloadModelRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UnloadModelRequest) GetName() string {
@@ -833,7 +691,7 @@ type UnloadModelResponse struct {
 
 func (x *UnloadModelResponse) Reset() {
 	*x = UnloadModelResponse{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +703,7 @@ func (x *UnloadModelResponse) String() string {
 func (*UnloadModelResponse) ProtoMessage() {}
 
 func (x *UnloadModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +716,7 @@ func (x *UnloadModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadModelResponse.ProtoReflect.Descriptor instead.
 func (*UnloadModelResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 type Tensor struct {
@@ -873,7 +731,7 @@ type Tensor struct {
 
 func (x *Tensor) Reset() {
 	*x = Tensor{}
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +743,7 @@ func (x *Tensor) String() string {
 func (*Tensor) ProtoMessage() {}
 
 func (x *Tensor) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +756,7 @@ func (x *Tensor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tensor.ProtoReflect.Descriptor instead.
 func (*Tensor) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{11}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Tensor) GetName() string {
@@ -943,7 +801,7 @@ type InferRequest struct {
 
 func (x *InferRequest) Reset() {
 	*x = InferRequest{}
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +813,7 @@ func (x *InferRequest) String() string {
 func (*InferRequest) ProtoMessage() {}
 
 func (x *InferRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +826,7 @@ func (x *InferRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferRequest.ProtoReflect.Descriptor instead.
 func (*InferRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{12}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *InferRequest) GetId() uint64 {
@@ -1029,7 +887,7 @@ type InferResponse struct {
 
 func (x *InferResponse) Reset() {
 	*x = InferResponse{}
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +899,7 @@ func (x *InferResponse) String() string {
 func (*InferResponse) ProtoMessage() {}
 
 func (x *InferResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +912,7 @@ func (x *InferResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferResponse.ProtoReflect.Descriptor instead.
 func (*InferResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{13}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InferResponse) GetId() uint64 {
@@ -1121,7 +979,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +991,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1004,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{14}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 type DrainResponse struct {
@@ -1158,7 +1016,7 @@ type DrainResponse struct {
 
 func (x *DrainResponse) Reset() {
 	*x = DrainResponse{}
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1170,7 +1028,7 @@ func (x *DrainResponse) String() string {
 func (*DrainResponse) ProtoMessage() {}
 
 func (x *DrainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1183,7 +1041,7 @@ func (x *DrainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResponse.ProtoReflect.Descriptor instead.
 func (*DrainResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{15}
+	return file_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DrainResponse) GetAnswered() int64 {
@@ -1201,7 +1059,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1213,7 +1071,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1226,7 +1084,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
+	return file_executor_proto_rawDescGZIP(), []int{13}
 }
 
 type ModelStats struct {
@@ -1246,7 +1104,7 @@ type ModelStats struct {
 
 func (x *ModelStats) Reset() {
 	*x = ModelStats{}
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1116,7 @@ func (x *ModelStats) String() string {
 func (*ModelStats) ProtoMessage() {}
 
 func (x *ModelStats) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1129,7 @@ func (x *ModelStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelStats.ProtoReflect.Descriptor instead.
 func (*ModelStats) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{17}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ModelStats) GetName() string {
@@ -1348,7 +1206,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1218,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1231,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{18}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StatsResponse) GetModels() []*ModelStats {
@@ -1406,7 +1264,7 @@ type WatchStateRequest struct {
 
 func (x *WatchStateRequest) Reset() {
 	*x = WatchStateRequest{}
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1418,7 +1276,7 @@ func (x *WatchStateRequest) String() string {
 func (*WatchStateRequest) ProtoMessage() {}
 
 func (x *WatchStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1431,7 +1289,7 @@ func (x *WatchStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchStateRequest.ProtoReflect.Descriptor instead.
 func (*WatchStateRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{19}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchStateRequest) GetMinIntervalUs() int64 {
@@ -1458,7 +1316,7 @@ type ModelState struct {
 
 func (x *ModelState) Reset() {
 	*x = ModelState{}
-	mi := &file_executor_proto_msgTypes[20]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1328,7 @@ func (x *ModelState) String() string {
 func (*ModelState) ProtoMessage() {}
 
 func (x *ModelState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[20]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1341,7 @@ func (x *ModelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelState.ProtoReflect.Descriptor instead.
 func (*ModelState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{20}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ModelState) GetName() string {
@@ -1554,7 +1412,7 @@ type ExecutorState struct {
 
 func (x *ExecutorState) Reset() {
 	*x = ExecutorState{}
-	mi := &file_executor_proto_msgTypes[21]
+	mi := &file_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1424,7 @@ func (x *ExecutorState) String() string {
 func (*ExecutorState) ProtoMessage() {}
 
 func (x *ExecutorState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[21]
+	mi := &file_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1437,7 @@ func (x *ExecutorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorState.ProtoReflect.Descriptor instead.
 func (*ExecutorState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{21}
+	return file_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ExecutorState) GetAtUnixNs() int64 {
@@ -1614,15 +1472,7 @@ var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x0eexecutor.proto\x12\x13gpuletd.executor.v1\"K\n" +
-	"\x10SetSharesRequest\x127\n" +
-	"\x06shares\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.ModelShareR\x06shares\"L\n" +
-	"\n" +
-	"ModelShare\x12\x14\n" +
-	"\x05model\x18\x01 \x01(\tR\x05model\x12\x12\n" +
-	"\x04rate\x18\x02 \x01(\x01R\x04rate\x12\x14\n" +
-	"\x05burst\x18\x03 \x01(\x01R\x05burst\"\x13\n" +
-	"\x11SetSharesResponse\"\x0f\n" +
+	"\x0eexecutor.proto\x12\x13gpuletd.executor.v1\"\x0f\n" +
 	"\rHealthRequest\"\xc6\x03\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aserving\x18\x01 \x01(\bR\aserving\x12\x1a\n" +
@@ -1756,7 +1606,7 @@ const file_executor_proto_rawDesc = "" +
 	"QUEUE_FULL\x10\x04\x12\x0f\n" +
 	"\vUNAVAILABLE\x10\x05\x12\r\n" +
 	"\tCANCELLED\x10\x06\x12\f\n" +
-	"\bINTERNAL\x10\a2\xc7\x05\n" +
+	"\bINTERNAL\x10\a2\xeb\x04\n" +
 	"\bExecutor\x12Q\n" +
 	"\x06Health\x12\".gpuletd.executor.v1.HealthRequest\x1a#.gpuletd.executor.v1.HealthResponse\x12Z\n" +
 	"\tLoadModel\x12%.gpuletd.executor.v1.LoadModelRequest\x1a&.gpuletd.executor.v1.LoadModelResponse\x12`\n" +
@@ -1765,8 +1615,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05Drain\x12!.gpuletd.executor.v1.DrainRequest\x1a\".gpuletd.executor.v1.DrainResponse\x12N\n" +
 	"\x05Stats\x12!.gpuletd.executor.v1.StatsRequest\x1a\".gpuletd.executor.v1.StatsResponse\x12Z\n" +
 	"\n" +
-	"WatchState\x12&.gpuletd.executor.v1.WatchStateRequest\x1a\".gpuletd.executor.v1.ExecutorState0\x01\x12Z\n" +
-	"\tSetShares\x12%.gpuletd.executor.v1.SetSharesRequest\x1a&.gpuletd.executor.v1.SetSharesResponseB/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
+	"WatchState\x12&.gpuletd.executor.v1.WatchStateRequest\x1a\".gpuletd.executor.v1.ExecutorState0\x01B/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -1781,69 +1630,63 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_executor_proto_goTypes = []any{
 	(Code)(0),                   // 0: gpuletd.executor.v1.Code
-	(*SetSharesRequest)(nil),    // 1: gpuletd.executor.v1.SetSharesRequest
-	(*ModelShare)(nil),          // 2: gpuletd.executor.v1.ModelShare
-	(*SetSharesResponse)(nil),   // 3: gpuletd.executor.v1.SetSharesResponse
-	(*HealthRequest)(nil),       // 4: gpuletd.executor.v1.HealthRequest
-	(*HealthResponse)(nil),      // 5: gpuletd.executor.v1.HealthResponse
-	(*TensorSpec)(nil),          // 6: gpuletd.executor.v1.TensorSpec
-	(*LatencyPoint)(nil),        // 7: gpuletd.executor.v1.LatencyPoint
-	(*LoadModelRequest)(nil),    // 8: gpuletd.executor.v1.LoadModelRequest
-	(*LoadModelResponse)(nil),   // 9: gpuletd.executor.v1.LoadModelResponse
-	(*UnloadModelRequest)(nil),  // 10: gpuletd.executor.v1.UnloadModelRequest
-	(*UnloadModelResponse)(nil), // 11: gpuletd.executor.v1.UnloadModelResponse
-	(*Tensor)(nil),              // 12: gpuletd.executor.v1.Tensor
-	(*InferRequest)(nil),        // 13: gpuletd.executor.v1.InferRequest
-	(*InferResponse)(nil),       // 14: gpuletd.executor.v1.InferResponse
-	(*DrainRequest)(nil),        // 15: gpuletd.executor.v1.DrainRequest
-	(*DrainResponse)(nil),       // 16: gpuletd.executor.v1.DrainResponse
-	(*StatsRequest)(nil),        // 17: gpuletd.executor.v1.StatsRequest
-	(*ModelStats)(nil),          // 18: gpuletd.executor.v1.ModelStats
-	(*StatsResponse)(nil),       // 19: gpuletd.executor.v1.StatsResponse
-	(*WatchStateRequest)(nil),   // 20: gpuletd.executor.v1.WatchStateRequest
-	(*ModelState)(nil),          // 21: gpuletd.executor.v1.ModelState
-	(*ExecutorState)(nil),       // 22: gpuletd.executor.v1.ExecutorState
-	nil,                         // 23: gpuletd.executor.v1.ModelStats.FailuresEntry
-	nil,                         // 24: gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	(*HealthRequest)(nil),       // 1: gpuletd.executor.v1.HealthRequest
+	(*HealthResponse)(nil),      // 2: gpuletd.executor.v1.HealthResponse
+	(*TensorSpec)(nil),          // 3: gpuletd.executor.v1.TensorSpec
+	(*LatencyPoint)(nil),        // 4: gpuletd.executor.v1.LatencyPoint
+	(*LoadModelRequest)(nil),    // 5: gpuletd.executor.v1.LoadModelRequest
+	(*LoadModelResponse)(nil),   // 6: gpuletd.executor.v1.LoadModelResponse
+	(*UnloadModelRequest)(nil),  // 7: gpuletd.executor.v1.UnloadModelRequest
+	(*UnloadModelResponse)(nil), // 8: gpuletd.executor.v1.UnloadModelResponse
+	(*Tensor)(nil),              // 9: gpuletd.executor.v1.Tensor
+	(*InferRequest)(nil),        // 10: gpuletd.executor.v1.InferRequest
+	(*InferResponse)(nil),       // 11: gpuletd.executor.v1.InferResponse
+	(*DrainRequest)(nil),        // 12: gpuletd.executor.v1.DrainRequest
+	(*DrainResponse)(nil),       // 13: gpuletd.executor.v1.DrainResponse
+	(*StatsRequest)(nil),        // 14: gpuletd.executor.v1.StatsRequest
+	(*ModelStats)(nil),          // 15: gpuletd.executor.v1.ModelStats
+	(*StatsResponse)(nil),       // 16: gpuletd.executor.v1.StatsResponse
+	(*WatchStateRequest)(nil),   // 17: gpuletd.executor.v1.WatchStateRequest
+	(*ModelState)(nil),          // 18: gpuletd.executor.v1.ModelState
+	(*ExecutorState)(nil),       // 19: gpuletd.executor.v1.ExecutorState
+	nil,                         // 20: gpuletd.executor.v1.ModelStats.FailuresEntry
+	nil,                         // 21: gpuletd.executor.v1.ModelStats.BatchSizesEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	2,  // 0: gpuletd.executor.v1.SetSharesRequest.shares:type_name -> gpuletd.executor.v1.ModelShare
-	7,  // 1: gpuletd.executor.v1.LoadModelRequest.latency:type_name -> gpuletd.executor.v1.LatencyPoint
-	6,  // 2: gpuletd.executor.v1.LoadModelRequest.inputs:type_name -> gpuletd.executor.v1.TensorSpec
-	6,  // 3: gpuletd.executor.v1.LoadModelRequest.outputs:type_name -> gpuletd.executor.v1.TensorSpec
-	6,  // 4: gpuletd.executor.v1.LoadModelResponse.inputs:type_name -> gpuletd.executor.v1.TensorSpec
-	6,  // 5: gpuletd.executor.v1.LoadModelResponse.outputs:type_name -> gpuletd.executor.v1.TensorSpec
-	12, // 6: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
-	0,  // 7: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
-	12, // 8: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
-	23, // 9: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
-	24, // 10: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
-	18, // 11: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
-	21, // 12: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
-	4,  // 13: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
-	8,  // 14: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
-	10, // 15: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
-	13, // 16: gpuletd.executor.v1.Executor.Infer:input_type -> gpuletd.executor.v1.InferRequest
-	15, // 17: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
-	17, // 18: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
-	20, // 19: gpuletd.executor.v1.Executor.WatchState:input_type -> gpuletd.executor.v1.WatchStateRequest
-	1,  // 20: gpuletd.executor.v1.Executor.SetShares:input_type -> gpuletd.executor.v1.SetSharesRequest
-	5,  // 21: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
-	9,  // 22: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
-	11, // 23: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
-	14, // 24: gpuletd.executor.v1.Executor.Infer:output_type -> gpuletd.executor.v1.InferResponse
-	16, // 25: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
-	19, // 26: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
-	22, // 27: gpuletd.executor.v1.Executor.WatchState:output_type -> gpuletd.executor.v1.ExecutorState
-	3,  // 28: gpuletd.executor.v1.Executor.SetShares:output_type -> gpuletd.executor.v1.SetSharesResponse
-	21, // [21:29] is the sub-list for method output_type
-	13, // [13:21] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	4,  // 0: gpuletd.executor.v1.LoadModelRequest.latency:type_name -> gpuletd.executor.v1.LatencyPoint
+	3,  // 1: gpuletd.executor.v1.LoadModelRequest.inputs:type_name -> gpuletd.executor.v1.TensorSpec
+	3,  // 2: gpuletd.executor.v1.LoadModelRequest.outputs:type_name -> gpuletd.executor.v1.TensorSpec
+	3,  // 3: gpuletd.executor.v1.LoadModelResponse.inputs:type_name -> gpuletd.executor.v1.TensorSpec
+	3,  // 4: gpuletd.executor.v1.LoadModelResponse.outputs:type_name -> gpuletd.executor.v1.TensorSpec
+	9,  // 5: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
+	0,  // 6: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
+	9,  // 7: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
+	20, // 8: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
+	21, // 9: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	15, // 10: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
+	18, // 11: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
+	1,  // 12: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
+	5,  // 13: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
+	7,  // 14: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
+	10, // 15: gpuletd.executor.v1.Executor.Infer:input_type -> gpuletd.executor.v1.InferRequest
+	12, // 16: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
+	14, // 17: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
+	17, // 18: gpuletd.executor.v1.Executor.WatchState:input_type -> gpuletd.executor.v1.WatchStateRequest
+	2,  // 19: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
+	6,  // 20: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
+	8,  // 21: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
+	11, // 22: gpuletd.executor.v1.Executor.Infer:output_type -> gpuletd.executor.v1.InferResponse
+	13, // 23: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
+	16, // 24: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
+	19, // 25: gpuletd.executor.v1.Executor.WatchState:output_type -> gpuletd.executor.v1.ExecutorState
+	19, // [19:26] is the sub-list for method output_type
+	12, // [12:19] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1857,7 +1700,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   24,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

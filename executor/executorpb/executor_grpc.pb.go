@@ -31,7 +31,6 @@ const (
 	Executor_Drain_FullMethodName       = "/gpuletd.executor.v1.Executor/Drain"
 	Executor_Stats_FullMethodName       = "/gpuletd.executor.v1.Executor/Stats"
 	Executor_WatchState_FullMethodName  = "/gpuletd.executor.v1.Executor/WatchState"
-	Executor_SetShares_FullMethodName   = "/gpuletd.executor.v1.Executor/SetShares"
 )
 
 // ExecutorClient is the client API for Executor service.
@@ -57,11 +56,6 @@ type ExecutorClient interface {
 	// WatchState streams the scheduler state the router needs, at most every
 	// min_interval_us and whenever it changes.
 	WatchState(ctx context.Context, in *WatchStateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecutorState], error)
-	// SetShares sets the plan's share of each named model on a gpu-let that
-	// several models share: a model asking more than its share is scheduled
-	// after those that do not. Models not named keep theirs; a rate of 0
-	// removes a share.
-	SetShares(ctx context.Context, in *SetSharesRequest, opts ...grpc.CallOption) (*SetSharesResponse, error)
 }
 
 type executorClient struct {
@@ -154,16 +148,6 @@ func (c *executorClient) WatchState(ctx context.Context, in *WatchStateRequest, 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Executor_WatchStateClient = grpc.ServerStreamingClient[ExecutorState]
 
-func (c *executorClient) SetShares(ctx context.Context, in *SetSharesRequest, opts ...grpc.CallOption) (*SetSharesResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(SetSharesResponse)
-	err := c.cc.Invoke(ctx, Executor_SetShares_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // ExecutorServer is the server API for Executor service.
 // All implementations must embed UnimplementedExecutorServer
 // for forward compatibility.
@@ -187,11 +171,6 @@ type ExecutorServer interface {
 	// WatchState streams the scheduler state the router needs, at most every
 	// min_interval_us and whenever it changes.
 	WatchState(*WatchStateRequest, grpc.ServerStreamingServer[ExecutorState]) error
-	// SetShares sets the plan's share of each named model on a gpu-let that
-	// several models share: a model asking more than its share is scheduled
-	// after those that do not. Models not named keep theirs; a rate of 0
-	// removes a share.
-	SetShares(context.Context, *SetSharesRequest) (*SetSharesResponse, error)
 	mustEmbedUnimplementedExecutorServer()
 }
 
@@ -222,9 +201,6 @@ func (UnimplementedExecutorServer) Stats(context.Context, *StatsRequest) (*Stats
 }
 func (UnimplementedExecutorServer) WatchState(*WatchStateRequest, grpc.ServerStreamingServer[ExecutorState]) error {
 	return status.Error(codes.Unimplemented, "method WatchState not implemented")
-}
-func (UnimplementedExecutorServer) SetShares(context.Context, *SetSharesRequest) (*SetSharesResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method SetShares not implemented")
 }
 func (UnimplementedExecutorServer) mustEmbedUnimplementedExecutorServer() {}
 func (UnimplementedExecutorServer) testEmbeddedByValue()                  {}
@@ -355,24 +331,6 @@ func _Executor_WatchState_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Executor_WatchStateServer = grpc.ServerStreamingServer[ExecutorState]
 
-func _Executor_SetShares_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(SetSharesRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(ExecutorServer).SetShares(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Executor_SetShares_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(ExecutorServer).SetShares(ctx, req.(*SetSharesRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // Executor_ServiceDesc is the grpc.ServiceDesc for Executor service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -399,10 +357,6 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Stats",
 			Handler:    _Executor_Stats_Handler,
-		},
-		{
-			MethodName: "SetShares",
-			Handler:    _Executor_SetShares_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -178,7 +178,9 @@ func (s *Scheduler) pick(now time.Duration) *model {
 			}
 			key = d
 		}
-		key += m.shareLag(now)
+		if s.owesTurn(m, now) {
+			key += turnLag
+		}
 		if best == nil || key < bestKey || (key == bestKey && m.id < best.id) {
 			best, bestK, bestKey = m, k, key
 		}
@@ -194,6 +196,7 @@ func (s *Scheduler) dispatch(now time.Duration, m *model, skip, k int) {
 		s.reject(now, m.q.popFront(), Dropped)
 	}
 	end := now + m.lat.At(k)
+	m.lastStart, m.lastEnd = now, end
 	s.run = m.q.take(s.run[:0], k)
 	if s.pol.kind == kindTimeout {
 		s.recomputeAmin(m)

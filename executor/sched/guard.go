@@ -80,7 +80,10 @@ func (s *Scheduler) guardedDispatch(now time.Duration) {
 		if k == 0 { // cannot happen after expire; be safe
 			continue
 		}
-		key := m.q.front().Deadline - m.lat.At(k) + m.shareLag(now)
+		key := m.q.front().Deadline - m.lat.At(k)
+		if s.owesTurn(m, now) {
+			key += turnLag
+		}
 		if best == nil || key < bestKey || (key == bestKey && m.id < best.id) {
 			best, bestKey = m, key
 		}

@@ -26,9 +26,6 @@ type ModelConfig struct {
 	Latency Latency
 	// MaxQueue overrides Config.MaxQueue for this model when positive.
 	MaxQueue int
-	// ShareRate and ShareBurst set the model's share of a shared gpu-let
-	// (SetShare); ShareRate 0: none.
-	ShareRate, ShareBurst float64
 }
 
 // Stats counts what a Scheduler has done since it was made.
@@ -65,8 +62,9 @@ type model struct {
 	// amin is the earliest arrival among the first min(n, maxB) queued
 	// requests; kept only under the timeout policy.
 	amin time.Duration
-	// share is the model's share of a shared gpu-let (share.go).
-	share share
+	// lastStart and lastEnd are when the model's last batch started and
+	// was predicted to end (neverRan before its first; turns.go).
+	lastStart, lastEnd time.Duration
 }
 
 // Scheduler is the scheduling core of one gpu-let. It is not safe for
@@ -185,8 +183,6 @@ func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) err
 		return fmt.Errorf("add model %d: %w: empty latency table", id, ErrBadLatency)
 	case cfg.MaxQueue < 0:
 		return fmt.Errorf("add model %d: %w: max queue %d is negative", id, ErrBadConfig, cfg.MaxQueue)
-	case cfg.ShareRate < 0 || (cfg.ShareRate > 0 && cfg.ShareBurst < 1):
-		return fmt.Errorf("add model %d: %w: share %g req/s, burst %g", id, ErrBadConfig, cfg.ShareRate, cfg.ShareBurst)
 	}
 	for int(id) >= len(s.models) {
 		s.models = append(s.models, nil)
@@ -197,11 +193,8 @@ func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) err
 	if cfg.MaxQueue > 0 {
 		maxQ = cfg.MaxQueue
 	}
-	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1, best: bestBatches(cfg.Latency), gains: deferGains(cfg.Latency)}
+	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1, best: bestBatches(cfg.Latency), gains: deferGains(cfg.Latency), lastStart: neverRan, lastEnd: neverRan}
 	s.models[id] = m
-	if cfg.ShareRate > 0 {
-		m.share = share{rate: cfg.ShareRate, burst: cfg.ShareBurst, tokens: cfg.ShareBurst, at: s.now}
-	}
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)
 		if s.busy { // keep the running batch's requests where they are
@@ -278,7 +271,6 @@ func (s *Scheduler) admit(now time.Duration, r Request) error {
 	case m.q.n >= m.maxQ:
 		s.reject(now, r, QueueFull)
 	default:
-		m.share.charge(now, 1)
 		s.enqueue(m, r)
 		if s.busy && s.pol.preempt {
 			s.maybePreempt(now, m)

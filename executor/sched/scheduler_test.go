@@ -42,9 +42,11 @@ func finish(t *testing.T, s *Scheduler) {
 //	   latest = 15 − 9 = 6.
 //
 // deferred takes the smallest latest: B's pair at 6 (ends 15), and A's
-// request expires at 13 − 6 + 1 ns. eager takes the earliest head deadline:
-// A at 6 (ends 12), while B's requests expire at 15 − ℓ_B(1) + 1 ns = 10 ms
-// + 1 ns and 11 ms + 1 ns. flex takes the largest batch: B's pair, as deferred.
+// request expires at 13 − 6 + 1 ns. eager would take the earliest head
+// deadline, A at 6 (ends 12), and B's requests would expire; but B's head
+// was waiting while A's blocker ran and could not finish after A's second
+// batch (12 + ℓ_B(1) = 17 > 15), so A owes B a turn (turns.go): B's pair
+// goes at 6, as under deferred. flex takes the largest batch: B's pair.
 func TestTwoModelsPriority(t *testing.T) {
 	models := func(t *testing.T) map[ModelID]ModelConfig {
 		return map[ModelID]ModelConfig{
@@ -63,11 +65,8 @@ func TestTwoModelsPriority(t *testing.T) {
 		}, []rejected{{At: ms(7) + 1, ID: 2, Why: DeadlineUnreachable}}},
 		{Eager{}, []dispatched{
 			{At: 0, Model: 0, IDs: []uint64{1}},
-			{At: ms(6), Model: 0, IDs: []uint64{2}},
-		}, []rejected{
-			{At: ms(10) + 1, ID: 3, Why: DeadlineUnreachable},
-			{At: ms(11) + 1, ID: 4, Why: DeadlineUnreachable},
-		}},
+			{At: ms(6), Model: 1, IDs: []uint64{3, 4}},
+		}, []rejected{{At: ms(7) + 1, ID: 2, Why: DeadlineUnreachable}}},
 		{Flex{}, []dispatched{
 			{At: 0, Model: 0, IDs: []uint64{1}},
 			{At: ms(6), Model: 1, IDs: []uint64{3, 4}},
