@@ -156,7 +156,7 @@ func Default() Config {
 			BodyTimeout:       Duration(30 * time.Second),
 			IdleTimeout:       Duration(30 * time.Second),
 			MaxConnections:    1024,
-			MaxInflightBytes:  512 << 20,
+			MaxInflightBytes:  256 << 20,
 		},
 		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}},
 		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},

@@ -15,29 +15,49 @@ import (
 var ErrOverBudget = errors.New("request bytes in flight are at their limit")
 
 // Budget is a number of bytes that requests in flight may hold at once.
+// Large holdings (over a sixteenth of the budget each) may fill three
+// quarters of it together, so that a few huge bodies cannot keep ordinary
+// requests waiting for room.
 type Budget struct {
 	max     int64
-	sem     *semaphore.Weighted
+	sem     *semaphore.Weighted // every byte held
+	large   *semaphore.Weighted // bytes of large holdings
 	used    atomic.Int64
 	refused atomic.Int64
 }
 
 // NewBudget makes a budget of max bytes (max ≥ 1).
 func NewBudget(max int64) *Budget {
-	return &Budget{max: max, sem: semaphore.NewWeighted(max)}
+	return &Budget{max: max, sem: semaphore.NewWeighted(max), large: semaphore.NewWeighted(max - max/4)}
 }
 
+// isLarge tells whether n bytes are a large holding.
+func (b *Budget) isLarge(n int64) bool { return n > b.max/16 }
+
 // Acquire takes n bytes, waiting while they do not fit until ctx ends; it
-// fails at once when n is over the whole budget.
+// fails at once when n is over what a holding of its size may take.
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	if n <= 0 {
 		return nil
 	}
-	if n > b.max {
+	limit := b.max
+	if b.isLarge(n) {
+		limit = b.max - b.max/4
+	}
+	if n > limit {
 		b.refused.Add(1)
-		return fmt.Errorf("acquire %d bytes of %d: %w", n, b.max, ErrOverBudget)
+		return fmt.Errorf("acquire %d bytes of %d: %w", n, limit, ErrOverBudget)
+	}
+	if b.isLarge(n) {
+		if err := b.large.Acquire(ctx, n); err != nil {
+			b.refused.Add(1)
+			return fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
+		}
 	}
 	if err := b.sem.Acquire(ctx, n); err != nil {
+		if b.isLarge(n) {
+			b.large.Release(n)
+		}
 		b.refused.Add(1)
 		return fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 	}
@@ -45,13 +65,16 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	return nil
 }
 
-// Release gives back n bytes taken by Acquire.
+// Release gives back n bytes taken by one Acquire of n bytes.
 func (b *Budget) Release(n int64) {
 	if n <= 0 {
 		return
 	}
 	b.used.Add(-n)
 	b.sem.Release(n)
+	if b.isLarge(n) {
+		b.large.Release(n)
+	}
 }
 
 // InUse is the number of bytes held now.
@@ -72,18 +95,32 @@ const readStep = 256 << 10
 // doubles. The bytes stay taken until release runs; on error nothing stays
 // taken and release does nothing.
 func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []byte, release func(), err error) {
-	var held int64
+	var held, heldLarge int64
+	var parts []int64 // each Acquire, released one by one (Release's rule)
+	giveBack := func() {
+		for _, p := range parts {
+			b.Release(p)
+		}
+		parts, held, heldLarge = nil, 0, 0
+	}
 	fail := func(err error) ([]byte, func(), error) {
-		b.Release(held)
+		giveBack()
 		return nil, func() {}, err
 	}
 	grow := func(to int64) error {
-		if to > b.max {
+		step := to - held
+		if to > b.max || (b.isLarge(step) && heldLarge+step > b.max-b.max/4) {
+			// Not even the whole budget would hold it beside what this
+			// body holds already: waiting cannot help.
 			b.refused.Add(1)
 			return fmt.Errorf("hold %d bytes of %d: %w", to, b.max, ErrOverBudget)
 		}
 		if err := b.Acquire(ctx, to-held); err != nil {
 			return err
+		}
+		parts = append(parts, step)
+		if b.isLarge(step) {
+			heldLarge += step
 		}
 		grown := make([]byte, len(data), to)
 		copy(grown, data)
@@ -112,7 +149,7 @@ func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []b
 		n, err := r.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if errors.Is(err, io.EOF) {
-			return data, func() { b.Release(held); held = 0 }, nil
+			return data, giveBack, nil
 		}
 		if err != nil {
 			return fail(err)

@@ -92,3 +92,30 @@ func TestBudgetReadError(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestLargeBodiesLeaveRoomForSmallOnes(t *testing.T) {
+	b := NewBudget(16 << 20) // large: over 1 MiB each; together at most 12 MiB
+	var releases []func()
+	for range 4 {
+		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 3<<20-1)), 3<<20-1)
+		require.NoError(t, err)
+		releases = append(releases, rel)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, _, err := b.ReadAll(ctx, bytes.NewReader(make([]byte, 3<<20)), 3<<20)
+	require.ErrorIs(t, err, ErrOverBudget, "large bodies fill at most three quarters")
+	for range 3 {
+		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 1<<20-1)), 1<<20-1)
+		require.NoError(t, err, "a small body still finds room")
+		releases = append(releases, rel)
+	}
+	for _, rel := range releases {
+		rel()
+	}
+	require.Zero(t, b.InUse())
+	_, rel, err := b.ReadAll(context.Background(), unknownLength{bytes.NewReader(make([]byte, 5<<20))}, -1)
+	require.NoError(t, err, "a body of unknown length grows through small and large steps")
+	rel()
+	require.Zero(t, b.InUse())
+}
