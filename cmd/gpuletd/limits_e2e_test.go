@@ -120,12 +120,13 @@ func TestClientsCannotHoldTheDaemon(t *testing.T) {
 	})
 
 	t.Run("a body that does not fit in the bytes budget gets 503", func(t *testing.T) {
-		first := rawRequest(t, addr, "mlp", 1<<20, `{"inputs":`)
+		// A body holds what it has sent: nearly all of its MiB here.
+		first := rawRequest(t, addr, "mlp", 1<<20, strings.Repeat(" ", 1<<20-16))
 		defer first.Close()
 		require.Eventually(t, func() bool {
 			return metricAt(t, base, "gpuletd_http_inflight_request_bytes") >= 1<<20
-		}, 5*time.Second, 50*time.Millisecond, "the stalled body holds its length in the budget")
-		second := rawRequest(t, addr, "mlp", 1<<20, `{"inputs":`)
+		}, 5*time.Second, 50*time.Millisecond, "the stalled body holds what it sent in the budget")
+		second := rawRequest(t, addr, "mlp", 1<<20, strings.Repeat(" ", 1<<20))
 		defer second.Close()
 		resp, body := answer(t, second, 10*time.Second)
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, body)

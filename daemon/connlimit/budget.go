@@ -31,31 +31,39 @@ func NewBudget(max int64) *Budget {
 	return &Budget{max: max, sem: semaphore.NewWeighted(max), large: semaphore.NewWeighted(max - max/4)}
 }
 
-// isLarge tells whether n bytes are a large holding.
+// isLarge tells whether a holding of n bytes is large.
 func (b *Budget) isLarge(n int64) bool { return n > b.max/16 }
 
 // Acquire takes n bytes, waiting while they do not fit until ctx ends; it
 // fails at once when n is over what a holding of its size may take.
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
+	return b.acquire(ctx, n, b.isLarge(n))
+}
+
+// Release gives back n bytes taken by one Acquire of n bytes.
+func (b *Budget) Release(n int64) { b.release(n, b.isLarge(n)) }
+
+// acquire takes n bytes as part of a large holding or not.
+func (b *Budget) acquire(ctx context.Context, n int64, large bool) error {
 	if n <= 0 {
 		return nil
 	}
 	limit := b.max
-	if b.isLarge(n) {
+	if large {
 		limit = b.max - b.max/4
 	}
 	if n > limit {
 		b.refused.Add(1)
 		return fmt.Errorf("acquire %d bytes of %d: %w", n, limit, ErrOverBudget)
 	}
-	if b.isLarge(n) {
+	if large {
 		if err := b.large.Acquire(ctx, n); err != nil {
 			b.refused.Add(1)
 			return fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 		}
 	}
 	if err := b.sem.Acquire(ctx, n); err != nil {
-		if b.isLarge(n) {
+		if large {
 			b.large.Release(n)
 		}
 		b.refused.Add(1)
@@ -65,14 +73,13 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	return nil
 }
 
-// Release gives back n bytes taken by one Acquire of n bytes.
-func (b *Budget) Release(n int64) {
+func (b *Budget) release(n int64, large bool) {
 	if n <= 0 {
 		return
 	}
 	b.used.Add(-n)
 	b.sem.Release(n)
-	if b.isLarge(n) {
+	if large {
 		b.large.Release(n)
 	}
 }
@@ -90,16 +97,19 @@ func (b *Budget) Refused() int64 { return b.refused.Load() }
 const readStep = 256 << 10
 
 // ReadAll reads r to its end holding the memory it reads into in the
-// budget: size bytes up front when the body says its length (size ≥ 0;
-// net/http ends such a body there), else the buffer's capacity as it
-// doubles. The bytes stay taken until release runs; on error nothing stays
+// budget: the buffer's capacity as it doubles, up to size+1 bytes when the
+// body says its length (size ≥ 0; net/http ends such a body there). The bytes stay taken until release runs; on error nothing stays
 // taken and release does nothing.
 func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []byte, release func(), err error) {
+	type part struct {
+		n     int64
+		large bool
+	}
 	var held, heldLarge int64
-	var parts []int64 // each Acquire, released one by one (Release's rule)
+	var parts []part
 	giveBack := func() {
 		for _, p := range parts {
-			b.Release(p)
+			b.release(p.n, p.large)
 		}
 		parts, held, heldLarge = nil, 0, 0
 	}
@@ -108,18 +118,21 @@ func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []b
 		return nil, func() {}, err
 	}
 	grow := func(to int64) error {
+		// A body is large once it says or shows it is; its bytes from then
+		// on count against the large bodies' three quarters.
+		large := b.isLarge(to) || (size >= 0 && b.isLarge(size+1))
 		step := to - held
-		if to > b.max || (b.isLarge(step) && heldLarge+step > b.max-b.max/4) {
+		if to > b.max || (large && heldLarge+step > b.max-b.max/4) {
 			// Not even the whole budget would hold it beside what this
 			// body holds already: waiting cannot help.
 			b.refused.Add(1)
 			return fmt.Errorf("hold %d bytes of %d: %w", to, b.max, ErrOverBudget)
 		}
-		if err := b.Acquire(ctx, to-held); err != nil {
+		if err := b.acquire(ctx, step, large); err != nil {
 			return err
 		}
-		parts = append(parts, step)
-		if b.isLarge(step) {
+		parts = append(parts, part{step, large})
+		if large {
 			heldLarge += step
 		}
 		grown := make([]byte, len(data), to)
@@ -127,20 +140,18 @@ func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []b
 		data, held = grown, to
 		return nil
 	}
-	if size >= 0 {
-		// One byte more than promised lets a longer body show itself as a
-		// body of unknown length.
-		if err := grow(size + 1); err != nil {
-			return fail(err)
-		}
-	}
 	for {
 		if len(data) == cap(data) {
-			// Doubling, but never past the whole budget: a body that fills
-			// it fails when it grows once more.
+			// Doubling, but never past the whole budget (a body that fills
+			// it fails when it grows once more), nor past a known length:
+			// a body that trickles in holds only what has come. One byte
+			// more than promised lets a longer body show itself.
 			to := max(2*int64(cap(data)), readStep)
 			if int64(cap(data)) < b.max {
 				to = min(to, b.max)
+			}
+			if size >= 0 && int64(cap(data)) < size+1 {
+				to = min(to, size+1)
 			}
 			if err := grow(to); err != nil {
 				return fail(err)
