@@ -178,9 +178,7 @@ func (s *Scheduler) pick(now time.Duration) *model {
 			}
 			key = d
 		}
-		if s.owesTurn(m, now) {
-			key += turnLag
-		}
+		key += s.turnLag(m, now)
 		if best == nil || key < bestKey || (key == bestKey && m.id < best.id) {
 			best, bestK, bestKey = m, k, key
 		}

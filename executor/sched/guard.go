@@ -80,10 +80,7 @@ func (s *Scheduler) guardedDispatch(now time.Duration) {
 		if k == 0 { // cannot happen after expire; be safe
 			continue
 		}
-		key := m.q.front().Deadline - m.lat.At(k)
-		if s.owesTurn(m, now) {
-			key += turnLag
-		}
+		key := m.q.front().Deadline - m.lat.At(k) + s.turnLag(m, now)
 		if best == nil || key < bestKey || (key == bestKey && m.id < best.id) {
 			best, bestKey = m, key
 		}

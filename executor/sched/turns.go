@@ -29,21 +29,23 @@ const neverRan = time.Duration(-1 << 62)
 
 // owesTurn tells whether m must let another model with queued requests run
 // first at now: one whose head was waiting while m's last batch ran (it
-// arrived before that batch ended), that has not run since, and that could no longer finish its head
-// after the batch m would run now (its GETBATCH, or the window head
-// dropping picks). Where every head can still be served in the policy's
-// order, nobody owes a turn.
+// arrived before that batch ended), that has not run since, and that could
+// no longer finish its head after the batch m would run now (its GETBATCH,
+// or the window head dropping picks). Where every head can still be served
+// in the policy's order, nobody owes a turn. It walks the models with
+// queued requests only (the expiry heap's).
 func (s *Scheduler) owesTurn(m *model, now time.Duration) bool {
 	if m.lastStart == neverRan {
 		return false
 	}
 	end := time.Duration(-1)
-	for _, o := range s.models {
-		if o == nil || o == m || o.q.n == 0 {
+	for _, e := range s.expiry.e {
+		o := s.models[e.id]
+		if o == m || o.lastStart >= m.lastStart {
 			continue
 		}
 		h := o.q.front()
-		if o.lastStart >= m.lastStart || h.Arrival >= m.lastEnd {
+		if h.Arrival >= m.lastEnd {
 			continue
 		}
 		if end < 0 {
@@ -55,4 +57,13 @@ func (s *Scheduler) owesTurn(m *model, now time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// turnLag is what m's order key is pushed back by at now: turnLag when it
+// owes another model a turn.
+func (s *Scheduler) turnLag(m *model, now time.Duration) time.Duration {
+	if s.owesTurn(m, now) {
+		return turnLag
+	}
+	return 0
 }

@@ -91,10 +91,10 @@ func TestOwesTurn(t *testing.T) {
 			require.NoError(t, s.AddModel(0, 1, ModelConfig{Latency: l}))
 			m, o := s.model(0), s.model(1)
 			m.lastStart, m.lastEnd, o.lastStart = tc.mLast, tc.mLast+ms(2), tc.oLast
-			m.q.insert(Request{ID: 1, Arrival: ms(8), Deadline: ms(48)})
-			m.q.insert(Request{ID: 2, Arrival: ms(12), Deadline: ms(52)})
+			s.enqueue(m, Request{ID: 1, Arrival: ms(8), Deadline: ms(48)})
+			s.enqueue(m, Request{ID: 2, Arrival: ms(12), Deadline: ms(52)})
 			for i, a := range tc.oHeads {
-				o.q.insert(Request{ID: uint64(10 + i), Arrival: a, Deadline: a + ms(40)})
+				s.enqueue(o, Request{ID: uint64(10 + i), Model: 1, Arrival: a, Deadline: a + ms(40)})
 			}
 			require.Equal(t, tc.owes, s.owesTurn(m, ms(33)))
 		})
