@@ -28,12 +28,7 @@ const fairSteps = 10
 // takes the place of another's demand.
 func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
 	withHeadroom := func(h float64) gpulet.Input {
-		x := in
-		x.Demands = slices.Clone(in.Demands)
-		for i := range x.Demands {
-			x.Demands[i].Rate = PlanRate(in.Demands[i].Rate, h)
-		}
-		return x
+		return withRates(in, func(r float64) float64 { return PlanRate(r, h) })
 	}
 	at := func(h float64) (*gpulet.Plan, error) { return run(ctx, algo, withHeadroom(h), opts) }
 	full, err := at(headroom)
@@ -50,20 +45,8 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 	if len(best.Unscheduled) > 0 {
 		return FairShare(ctx, algo, withHeadroom(0), opts, full)
 	}
-	lo, hi := 0.0, headroom
-	for range headroomSteps {
-		mid := (lo + hi) / 2
-		p, err := at(mid)
-		if err != nil {
-			return nil, err
-		}
-		if len(p.Unscheduled) == 0 {
-			lo, best = mid, p
-		} else {
-			hi = mid
-		}
-	}
-	return best, nil
+	_, best, err = largestPlaced(0, headroom, headroomSteps, best, at)
+	return best, err
 }
 
 // FairShare plans an overloaded node for in's demands (the rates to plan,
@@ -71,7 +54,7 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 // such that every model's demand held to min(rate, C) is placed,
 // so that models asking less than their fair share get all of it and those
 // asking more (a flood) share what the others leave. What a cap holds back
-// is reported in the plan's Unscheduled with the reason; the router refuses
+// is reported in the plan's Unscheduled with the reason; Admission refuses
 // it for that model only. When not even every model's smallest demand fits
 // (more models than the node can hold), the plan of the full demands,
 // fallback, stands.
@@ -84,12 +67,7 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 		lowest, highest = min(lowest, d.Rate), max(highest, d.Rate)
 	}
 	capped := func(c float64) (*gpulet.Plan, error) {
-		x := in
-		x.Demands = slices.Clone(in.Demands)
-		for i := range x.Demands {
-			x.Demands[i].Rate = min(x.Demands[i].Rate, c)
-		}
-		return run(ctx, algo, x, opts)
+		return run(ctx, algo, withRates(in, func(r float64) float64 { return min(r, c) }), opts)
 	}
 	best, err := capped(lowest)
 	if err != nil {
@@ -98,21 +76,12 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 	if len(best.Unscheduled) > 0 {
 		return fallback, nil
 	}
-	lo, hi := lowest, highest
-	for range fairSteps {
-		mid := (lo + hi) / 2
-		p, err := capped(mid)
-		if err != nil {
-			return nil, err
-		}
-		if len(p.Unscheduled) == 0 {
-			lo, best = mid, p
-		} else {
-			hi = mid
-		}
+	c, best, err := largestPlaced(lowest, highest, fairSteps, best, capped)
+	if err != nil {
+		return nil, err
 	}
 	for _, d := range in.Demands {
-		if held := d.Rate - lo; held > 0 {
+		if held := d.Rate - c; held > 0 {
 			if best.Unscheduled == nil {
 				best.Unscheduled = map[string]float64{}
 			}
@@ -120,10 +89,39 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 				best.Reasons = map[string]string{}
 			}
 			best.Unscheduled[d.Name] = held
-			best.Reasons[d.Name] = fmt.Sprintf("the node is overloaded: its fair share is %.1f req/s, which leaves every model with a lower demand all of it; the rest is refused with 503", lo)
+			best.Reasons[d.Name] = fmt.Sprintf("the node is overloaded: its fair share is %.1f req/s, which leaves every model with a lower demand all of it; the rest is refused with 503", c)
 		}
 	}
 	return best, nil
+}
+
+// largestPlaced bisects x over [lo, hi] in steps steps for the largest x
+// whose plan, at(x), places every demand; best is the plan at lo, which
+// does. It returns that x and its plan.
+func largestPlaced(lo, hi float64, steps int, best *gpulet.Plan, at func(float64) (*gpulet.Plan, error)) (float64, *gpulet.Plan, error) {
+	for range steps {
+		mid := (lo + hi) / 2
+		p, err := at(mid)
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(p.Unscheduled) == 0 {
+			lo, best = mid, p
+		} else {
+			hi = mid
+		}
+	}
+	return lo, best, nil
+}
+
+// withRates is in with each demand's rate mapped by f.
+func withRates(in gpulet.Input, f func(rate float64) float64) gpulet.Input {
+	x := in
+	x.Demands = slices.Clone(in.Demands)
+	for i := range x.Demands {
+		x.Demands[i].Rate = f(in.Demands[i].Rate)
+	}
+	return x
 }
 
 func run(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options) (*gpulet.Plan, error) {

@@ -34,16 +34,9 @@ func NewBudget(max int64) *Budget {
 // isLarge tells whether a holding of n bytes is large.
 func (b *Budget) isLarge(n int64) bool { return n > b.max/16 }
 
-// Acquire takes n bytes, waiting while they do not fit until ctx ends; it
-// fails at once when n is over what a holding of its size may take.
-func (b *Budget) Acquire(ctx context.Context, n int64) error {
-	return b.acquire(ctx, n, b.isLarge(n))
-}
-
-// Release gives back n bytes taken by one Acquire of n bytes.
-func (b *Budget) Release(n int64) { b.release(n, b.isLarge(n)) }
-
-// acquire takes n bytes as part of a large holding or not.
+// acquire takes n bytes as part of a large holding or not, waiting while
+// they do not fit until ctx ends; it fails at once when n is over what
+// such a holding may take.
 func (b *Budget) acquire(ctx context.Context, n int64, large bool) error {
 	if n <= 0 {
 		return nil
@@ -73,6 +66,7 @@ func (b *Budget) acquire(ctx context.Context, n int64, large bool) error {
 	return nil
 }
 
+// release gives back n bytes taken by one acquire.
 func (b *Budget) release(n int64, large bool) {
 	if n <= 0 {
 		return
