@@ -2,19 +2,22 @@ package connlimit
 
 import (
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
+// refusalBody is the JSON error a connection over the cap reads.
+const refusalBody = `{"error":"too many open connections to gpuletd (limits.max_connections); retry shortly"}` + "\n"
+
 // refusal is what a connection over the cap gets before it is closed: a
 // complete HTTP answer, so that a client sees why instead of a reset.
-const refusal = "HTTP/1.1 503 Service Unavailable\r\n" +
+var refusal = []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 	"Content-Type: application/json\r\n" +
 	"Retry-After: 1\r\n" +
 	"Connection: close\r\n" +
-	"Content-Length: 88\r\n\r\n" +
-	`{"error":"too many open connections to gpuletd (limits.max_connections); retry shortly"}` + "\n"
+	"Content-Length: " + strconv.Itoa(len(refusalBody)) + "\r\n\r\n" + refusalBody)
 
 // refuseWriteTimeout bounds the write of the refusal so that a client that
 // does not read cannot stall the accept loop.
@@ -64,7 +67,7 @@ func (l *Listener) Max() int64 { return l.max }
 
 func refuse(c net.Conn) {
 	_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
-	_, _ = c.Write([]byte(refusal))
+	_, _ = c.Write(refusal)
 	_ = c.Close()
 }
 
