@@ -53,7 +53,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	s := &Store{path: abs, cfg: cfg, now: cfg.now, log: cfg.log.With(zap.String("path", abs))}
 
-	w, werr := s.openWriter(ctx, cfg.quickCheck)
+	w, werr := s.openWriter(ctx)
 	if werr != nil {
 		if !cfg.readOnlyFallback || !Unwritable(werr) {
 			return nil, fmt.Errorf("open store %s: %w", abs, werr)
@@ -72,15 +72,15 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// openWriter connects the one writer connection, checks the file when
-// check is set, and migrates.
-func (s *Store) openWriter(ctx context.Context, check bool) (*sql.DB, error) {
+// openWriter connects the one writer connection, optionally checks the
+// file, and migrates.
+func (s *Store) openWriter(ctx context.Context) (*sql.DB, error) {
 	w := sql.OpenDB(newConnector(s.path, connWriter, s.cfg.busyTimeout, s.cfg.maxPageCount))
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := retryBusy(ctx, s.cfg.busyTimeout, func() error { return s.initWriter(ctx, w, check) }); err != nil {
+	if err := retryBusy(ctx, s.cfg.busyTimeout, func() error { return s.initWriter(ctx, w) }); err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
 	return w, nil
@@ -133,13 +133,12 @@ func (s *Store) openReadOnly(ctx context.Context, werr error) error {
 	return nil
 }
 
-// initWriter connects the writer w, checks the file when check is set, and
-// migrates.
-func (s *Store) initWriter(ctx context.Context, w *sql.DB, check bool) error {
+// initWriter connects the writer w, optionally checks the file, and migrates.
+func (s *Store) initWriter(ctx context.Context, w *sql.DB) error {
 	if err := w.PingContext(ctx); err != nil {
 		return wrap("connect", err)
 	}
-	if check {
+	if s.cfg.quickCheck {
 		problems, err := quickCheck(ctx, w)
 		if err != nil {
 			return err

@@ -41,19 +41,16 @@ func (s *Store) Writable() (bool, error) {
 func (s *Store) WriteFailures() int64 { return s.failures.Load() }
 
 // Recover tries to make a store that opened read-only writable again (once
-// the disk has room): it connects the writer and reopens the readers so
-// that they see later writes. It does not run quick_check again (the
-// read-only open did; a caller retries every few seconds while the disk is
-// full), so events rows that break their table's constraints wait for the
-// next start to be quarantined. It does nothing on a store with a writer;
-// writes there clear the state themselves.
+// the disk has room): it connects the writer, checks and migrates as Open
+// does, and reopens the readers so that they see later writes. It does
+// nothing on a store with a writer; writes there clear the state themselves.
 func (s *Store) Recover(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.w != nil {
 		return nil
 	}
-	w, err := s.openWriter(ctx, false)
+	w, err := s.openWriter(ctx)
 	if err != nil {
 		s.unwritable = err
 		return fmt.Errorf("recover store %s: %w", s.path, err)
