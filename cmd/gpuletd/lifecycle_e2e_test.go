@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -169,7 +170,7 @@ func TestKilledExecutorIsRestarted(t *testing.T) {
 	b := drive(t, base, "lenet5", 48, 0)
 	var victim string
 	var pid int
-	require.Eventually(t, func() bool {
+	apart := func() bool {
 		st := getStatus(t, base)
 		where := map[string]string{}
 		for _, g := range st.Gpulets {
@@ -181,14 +182,25 @@ func TestKilledExecutorIsRestarted(t *testing.T) {
 			}
 		}
 		return where["mlp"] != "" && where["lenet5"] != "" && where["mlp"] != where["lenet5"] && len(st.Gpulets) == 2
-	}, 60*time.Second, 200*time.Millisecond, "the models get gpu-lets of their own; logs:\n%s", logs)
+	}
+	require.Eventually(t, apart, 60*time.Second, 200*time.Millisecond, "the models get gpu-lets of their own; logs:\n%s", logs)
 	// Count only what happens around the kill.
 	a.halt()
 	b.halt()
 	a = drive(t, base, "mlp", 8, time.Millisecond)
 	b = drive(t, base, "lenet5", 8, time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
-	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	// A re-plan for the lower load may have replaced the gpu-let meanwhile:
+	// kill mlp's executor as the status shows it now.
+	var killErr error
+	require.Eventually(t, func() bool {
+		if !apart() {
+			return false
+		}
+		killErr = syscall.Kill(pid, syscall.SIGKILL)
+		return !errors.Is(killErr, syscall.ESRCH)
+	}, 60*time.Second, 100*time.Millisecond, "mlp's executor is found apart from lenet5's; logs:\n%s", logs)
+	require.NoError(t, killErr)
 	require.Eventually(t, func() bool {
 		s := getStatus(t, base)
 		for _, g := range s.Gpulets {
