@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 	"github.com/gpulet/gpuletd/interference"
-	"github.com/gpulet/gpuletd/mps/migrules"
 )
 
 // env is one planning run: the validated GPUs and models and the caches the

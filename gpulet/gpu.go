@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 )
 
 // newGPU validates one GPU and fills its defaults.

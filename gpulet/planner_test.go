@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 	"github.com/stretchr/testify/require"
 )
 

@@ -26,7 +26,7 @@ const (
 	BackendMPS Backend = "mps"
 	// BackendMIG cuts a GPU into MIG instances: sizes are the percentages
 	// of the base MIG profiles and every layout must be one the hardware
-	// can make (mps/migrules).
+	// can make (gpulet/migrules).
 	BackendMIG Backend = "mig"
 	// BackendNone does not cut the GPU: one gpu-let of 100%, models share
 	// it in time only.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 )
 
 // MIGProfile is one GPU-instance profile as the GPU itself reports it.

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 )
 
 func migManager(t *testing.T, cfg gpus.Config) (*Manager, *gpuMock) {

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/gpulet/gpuletd/gpulet"
-	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 )
 
 // Placement is a model running batches of Batch on a gpu-let of Size
