@@ -42,6 +42,7 @@ type model struct {
 	idx   int
 	name  string
 	slo   float64
+	rule  Rule
 	rate  float64
 	mem   float64
 	profs []*Profile // per type index, nil when none
@@ -54,9 +55,9 @@ type model struct {
 type table struct {
 	lat   []float64 // lat[b], b = 1..maxB
 	maxB  int
-	cap   float64 // requests/s alone, 2·L ≤ SLO
+	cap   float64 // requests/s alone, under the rule (m.alone)
 	capB  int
-	fits1 bool // 2·L(1) ≤ SLO
+	fits1 bool // a batch of one meets the rule
 }
 
 type sideKey struct{ m, typ, b, size int }
@@ -83,7 +84,7 @@ func (m *model) tab(typ, size int) *table {
 		}
 		t.lat = append(t.lat, l)
 		t.maxB = b
-		if 2*l <= m.slo {
+		if m.alone(l) {
 			if b == 1 {
 				t.fits1 = true
 			}
@@ -186,6 +187,10 @@ func newEnv(in Input, opts Options) (*env, error) {
 	if len(in.GPUs) == 0 {
 		return nil, fmt.Errorf("plan: %w: no GPUs", ErrBadInput)
 	}
+	rule, err := ParseRule(string(opts.Rule))
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
 	ids := map[string]bool{}
 	for i, g := range in.GPUs {
 		rt, err := newGPU(g, i)
@@ -237,7 +242,7 @@ func newEnv(in Input, opts Options) (*env, error) {
 			reject(d.Rate, "memory %v MB: must be a finite number ≥ 0", d.MemoryMB)
 			continue
 		}
-		m := &model{idx: len(e.models), name: name, slo: d.SLOMS, rate: d.Rate, mem: d.MemoryMB,
+		m := &model{idx: len(e.models), name: name, slo: d.SLOMS, rule: rule, rate: d.Rate, mem: d.MemoryMB,
 			profs: make([]*Profile, len(e.types)), tabs: make([]map[int]*table, len(e.types)),
 			knees: make([]map[int]int, len(e.types))}
 		hasProf := false
@@ -288,7 +293,7 @@ func (e *env) placeable(m *model) string {
 			if t == nil {
 				continue
 			}
-			best = min(best, 2*t.lat[1])
+			best = min(best, t.lat[1])
 			if t.fits1 && m.mem <= g.letMemory(s) {
 				return ""
 			}
@@ -300,8 +305,8 @@ func (e *env) placeable(m *model) string {
 	switch {
 	case math.IsInf(best, 1):
 		return "no profiled gpu-let size on this node's GPUs"
-	case best > m.slo:
-		return fmt.Sprintf("SLO %.3g ms: no batch meets it on any gpu-let (needs 2·L(1,p) ≤ SLO; the fastest gives %.3g ms)", m.slo, best)
+	case !m.alone(best):
+		return fmt.Sprintf("SLO %.3g ms: no batch meets it on any gpu-let (%s; the fastest L(1,p) is %.3g ms)", m.slo, m.ruleText(), best)
 	case !memFits:
 		return fmt.Sprintf("needs %.0f MB of GPU memory, more than any gpu-let has", m.mem)
 	default:

@@ -68,7 +68,7 @@ func (e *env) fitLet(typ, size int, ms []member, factors []float64) (letFit, boo
 	lo, hi := 0.0, math.Inf(1)
 	for i, mb := range ms {
 		lo += tabs[i].lat[1] * factors[i]
-		hi = min(hi, mb.m.slo)
+		hi = min(hi, mb.m.cycleBound())
 	}
 	bps := e.bps[:0]
 	for i, mb := range ms {
@@ -101,7 +101,7 @@ func (e *env) fitLet(typ, size int, ms []member, factors []float64) (letFit, boo
 			batches[i] = b
 			l := tabs[i].lat[b] * factors[i]
 			busy += l
-			slack = min(slack, mb.m.slo-l)
+			slack = min(slack, mb.m.cycleMax(l))
 		}
 		if over {
 			break // batches only grow with D

@@ -63,6 +63,10 @@ type Placement struct {
 	Name string `json:"name"`
 	// Batch is the batch size the gpu-let's scheduler aims for.
 	Batch int `json:"batch"`
+	// Procs is how many processes of the model share the gpu-let and run
+	// the batch together, each a part of it (MPS inside a MIG instance,
+	// from a profile measured that way, Point.Procs); 0 means one.
+	Procs int `json:"procs,omitempty"`
 	// Rate is the request rate assigned to this gpu-let, requests/s.
 	Rate float64 `json:"rate"`
 	// LatencyMS is the predicted latency of one batch with interference:

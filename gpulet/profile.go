@@ -37,6 +37,11 @@ type Point struct {
 	// use it like any other point; fits that must rest on measurements only
 	// (SerialMS) skip it.
 	Derived bool `json:"derived,omitempty"`
+	// Procs is how many processes of the model run the batch together on
+	// the gpu-let, each a share of it (MPS inside a MIG instance: Batch is
+	// their batches added up, P50MS the time they take side by side); 0
+	// means 1. Only reference sets measured that way have it.
+	Procs int `json:"procs,omitempty"`
 }
 
 // Profile is a model's latency curve L(b,p) on one device type: the measured
@@ -71,6 +76,8 @@ func NewProfile(model, deviceType string, memoryMB float64, points []Point) (*Pr
 			return nil, fmt.Errorf("build profile %s: size %d: must be in 1..100", model, pt.Size)
 		case !(pt.P50MS > 0) || math.IsInf(pt.P50MS, 0):
 			return nil, fmt.Errorf("build profile %s: latency %v at b=%d p=%d: must be positive and finite", model, pt.P50MS, pt.Batch, pt.Size)
+		case pt.Procs < 0:
+			return nil, fmt.Errorf("build profile %s: %d processes at b=%d p=%d: must be ≥ 0", model, pt.Procs, pt.Batch, pt.Size)
 		case pt.P99MS < 0 || math.IsNaN(pt.P99MS) || math.IsInf(pt.P99MS, 0):
 			return nil, fmt.Errorf("build profile %s: p99 %v at b=%d p=%d: must be 0 (unknown) or positive", model, pt.P99MS, pt.Batch, pt.Size)
 		}
@@ -143,6 +150,18 @@ func (p *Profile) Utilisation(b, size int) (Util, bool) {
 	l2, _ := p.lookup(b, size, func(pt Point) float64 { return pt.Util.L2 })
 	dram, _ := p.lookup(b, size, func(pt Point) float64 { return pt.Util.DRAM })
 	return Util{SM: sm, L2: l2, DRAM: dram}, true
+}
+
+// Procs returns how many processes run a batch of b at size: those of the
+// first point at or above b (the batch is then split among them, some
+// taking fewer), 1 when the point has none or the size has no row.
+func (p *Profile) Procs(b, size int) int {
+	row := p.rows[size]
+	i := sort.Search(len(row), func(i int) bool { return row[i].Batch >= b })
+	if i == len(row) {
+		return 1
+	}
+	return max(row[i].Procs, 1)
 }
 
 // LargestBatchWithin returns the largest batch b (1 ≤ b ≤ MaxBatch(size)) whose

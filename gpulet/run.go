@@ -27,6 +27,9 @@ type Options struct {
 	// SortByRateSLO orders elastic partitioning by rate × SLO (the authors'
 	// code) instead of by rate (the paper's text, the default).
 	SortByRateSLO bool
+	// Rule is the latency check every gpu-let is held to; empty means
+	// RuleServing.
+	Rule Rule
 }
 
 // Run plans the input with the named planner. Bad demands never make it

@@ -38,11 +38,11 @@ func (e *env) selfFactor(m *model, g *gpuRT, p int) float64 {
 }
 
 // capWith is the affordable rate of a table when every batch is slowed by f.
-func capWith(t *table, slo, f float64) float64 {
+func capWith(t *table, m *model, f float64) float64 {
 	best := 0.0
 	for b := 1; b <= t.maxB; b++ {
 		l := t.lat[b] * f
-		if 2*l <= slo {
+		if m.alone(l) {
 			best = max(best, 1000*float64(b)/l)
 		}
 	}
@@ -70,5 +70,5 @@ func (e *env) splitCapacity(m *model, g *gpuRT, p int) float64 {
 	if t == nil {
 		return 0
 	}
-	return capWith(t, m.slo, e.selfFactor(m, g, p))
+	return capWith(t, m, e.selfFactor(m, g, p))
 }

@@ -86,8 +86,12 @@ func (s *state) plan(algo Algo) *Plan {
 			}
 			for j, mb := range l.members {
 				mf := f.members[j]
+				procs := 0
+				if n := mb.m.profs[g.rt.typ].Procs(mf.batch, l.size); n > 1 {
+					procs = n
+				}
 				gl.Models = append(gl.Models, Placement{
-					Name: mb.m.name, Batch: mf.batch, Rate: mb.rate,
+					Name: mb.m.name, Batch: mf.batch, Rate: mb.rate, Procs: procs,
 					LatencyMS: mf.solo * mf.factor, SoloMS: mf.solo, Factor: mf.factor,
 					WorstMS: f.duty + mf.solo*mf.factor, SLOMS: mb.m.slo, MemoryMB: mb.m.mem,
 				})

@@ -37,8 +37,11 @@ func RefKey(set, model string) string { return set + "/" + model }
 func ImportSet(ctx context.Context, st *store.Store, set *refset.Set) (ImportReport, error) {
 	rep := ImportReport{Set: set.Name, DeviceType: set.DeviceType, Models: len(set.Models)}
 	part := store.PartitionNone
-	if set.Partitioning == refset.PartitionMPS {
+	switch set.Partitioning {
+	case refset.PartitionMPS:
 		part = store.PartitionMPS
+	case refset.PartitionMIG:
+		part = store.PartitionMIG
 	}
 	if _, err := st.UpsertDeviceType(ctx, store.DeviceType{Name: set.DeviceType, Source: set.Source, Partitioning: part,
 		Sizes: set.Sizes, MemoryMB: set.MemoryGiB * 1024}); err != nil {

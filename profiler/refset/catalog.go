@@ -7,6 +7,7 @@ const (
 	SetSymphony1080Ti = "symphony-1080ti"
 	SetShepherdV100   = "shepherd-v100"
 	SetH100Measured   = "h100-measured"
+	SetParvaGPUA100   = "parvagpu-a100"
 )
 
 // mpsSizes are the gpu-let sizes of the MPS set: the design's default sizes
@@ -20,6 +21,21 @@ var mpsSizes = []int{20, 40, 50, 60, 80, 100}
 // is assumed), GTX 1080 Ti 11 GB, A100 40 GB (Symphony does not say which
 // A100; the smaller one is assumed so memory checks err on the safe side).
 var catalog = map[string]Meta{
+	SetParvaGPUA100: {
+		Name:   SetParvaGPUA100,
+		GPU:    "NVIDIA A100 80GB",
+		Origin: "parvagpu/prof_data",
+		Citation: "ParvaGPU (SC'24, MunQ-Lee/ParvaGPU_SC24 prof_data/, commit 5f3de1e, MIT licence): measured throughput " +
+			"and batch latency of 11 models on MIG instances of 1, 2, 3, 4 and 7 GPCs with 1 to 5 identical MPS processes inside",
+		Partitioning: PartitionMIG,
+		// The base MIG profiles of the A100 (1g, 2g, 3g, 4g, 7g), in percent
+		// of its 7 compute slices.
+		Sizes:     []int{14, 29, 43, 57, 100},
+		MemoryGiB: 80,
+		// The largest batch one process ran; a segment's batch is up to
+		// its processes times this (Build).
+		MaxBatch: 256,
+	},
 	SetH100Measured: {
 		Name:   SetH100Measured,
 		GPU:    "NVIDIA H100 80GB HBM3",
@@ -78,6 +94,7 @@ var catalog = map[string]Meta{
 // expectedModels is how many models each source table has; a shorter table
 // is reported as truncated.
 var expectedModels = map[string]int{
+	SetParvaGPUA100:   11,
 	SetH100Measured:   7,
 	SetIgniterV100:    4,
 	SetSymphonyA100:   37,

@@ -3,6 +3,8 @@ package refset
 import (
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -41,6 +43,39 @@ func Convert(set string, r io.Reader, w io.Writer) error {
 		return ConvertIgniter(r, w)
 	}
 	return ConvertAlphaBeta(r, w, set)
+}
+
+// ConvertFS converts a set whose origin is a folder (ParvaGPU's profiles,
+// one file per model), opened by the caller as fsys, into the reference
+// format.
+func ConvertFS(set string, fsys fs.FS, w io.Writer) error {
+	meta, ok := catalog[set]
+	if !ok || meta.Partitioning != PartitionMIG {
+		return fmt.Errorf("convert folder of %q: %w", set, ErrUnknownSet)
+	}
+	src, err := ParseParvaGPU(fsys, set)
+	if err != nil {
+		return fmt.Errorf("convert %s profiles: %w", set, err)
+	}
+	return src.Encode(w)
+}
+
+// ConvertOrigin converts the set's origin at path, a file (Convert) or a
+// folder (ConvertFS), into the reference format.
+func ConvertOrigin(set, path string, w io.Writer) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("convert %s: %w", set, err)
+	}
+	if st.IsDir() {
+		return ConvertFS(set, os.DirFS(path), w)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("convert %s: %w", set, err)
+	}
+	defer f.Close()
+	return Convert(set, f, w)
 }
 
 // measuredDir is the folder of this package that holds measured origins.

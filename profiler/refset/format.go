@@ -18,7 +18,7 @@ import (
 //	gpu <text>
 //	origin <file under ../shared/data>
 //	citation <text>
-//	partitioning mps|none
+//	partitioning mps|none|mig
 //	sizes <p> ...
 //	memory_gib <GiB>
 //	max_batch <b>
@@ -26,7 +26,11 @@ import (
 //	point <model> <batch> <size> <latency_ms> <l2_pct|-> <dram_pct|->
 //	linear <model> <alpha_ms> <beta_ms> <slo_ms|->
 //	pair <model1> <model2> <batch1> <batch2> <size1> <size2> <lat1_ms> <lat2_ms> <std1_ms> <std2_ms>
-//	end <points> <linears> <pairs>
+//	segment <model> <gpcs> <batch> <procs> <throughput_per_proc> <latency_ms>
+//	end <points> <linears> <pairs> [<segments>]
+//
+// The end line gives the segment count only when the file has segments, so
+// files without them read as they always did.
 //
 // Numbers are written with the shortest representation that reads back to
 // the same float64, so a conversion is exact. The end line's counts catch a
@@ -70,7 +74,17 @@ func (s *Source) Encode(w io.Writer) error {
 		fmt.Fprintf(bw, "pair %s %s %d %d %d %d %s %s %s %s\n", c.Model1, c.Model2, c.Batch1, c.Batch2, c.Size1, c.Size2,
 			num(c.Latency1MS), num(c.Latency2MS), num(c.Std1MS), num(c.Std2MS))
 	}
-	fmt.Fprintf(bw, "end %d %d %d\n", len(s.Points), len(s.Linear), len(s.Pairs))
+	if len(s.Segments) > 0 {
+		fmt.Fprintln(bw, "# segment model gpcs batch procs throughput_per_proc latency_ms")
+	}
+	for _, g := range s.Segments {
+		fmt.Fprintf(bw, "segment %s %d %d %d %s %s\n", g.Model, g.GPCs, g.Batch, g.Procs, num(g.Throughput), num(g.LatencyMS))
+	}
+	if len(s.Segments) > 0 {
+		fmt.Fprintf(bw, "end %d %d %d %d\n", len(s.Points), len(s.Linear), len(s.Pairs), len(s.Segments))
+	} else {
+		fmt.Fprintf(bw, "end %d %d %d\n", len(s.Points), len(s.Linear), len(s.Pairs))
+	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write reference set %s: %w", m.Name, err)
 	}
@@ -169,6 +183,8 @@ func (d *decoder) record(text string) error {
 		return d.linear(f)
 	case "pair":
 		return d.pair(f)
+	case "segment":
+		return d.segment(f)
 	case "end":
 		return d.end(f)
 	}
@@ -196,8 +212,8 @@ func (d *decoder) headerLine(i int, key, rest string) error {
 	case "citation":
 		m.Citation = rest
 	case "partitioning":
-		if rest != PartitionMPS && rest != PartitionNone {
-			return d.errf("partitioning %q, want %s or %s", rest, PartitionMPS, PartitionNone)
+		if rest != PartitionMPS && rest != PartitionNone && rest != PartitionMIG {
+			return d.errf("partitioning %q, want %s, %s or %s", rest, PartitionMPS, PartitionNone, PartitionMIG)
 		}
 		m.Partitioning = rest
 	case "sizes":
@@ -366,12 +382,15 @@ func (d *decoder) pair(f []string) error {
 }
 
 func (d *decoder) end(f []string) error {
-	if err := d.fields(f, 3, "end"); err != nil {
-		return err
+	if len(f) != 3 && len(f) != 4 {
+		return d.errf("end record has %d fields, want 3 or 4", len(f))
 	}
-	got := []int{len(d.src.Points), len(d.src.Linear), len(d.src.Pairs)}
-	names := []string{"point", "linear", "pair"}
-	for i := range 3 {
+	got := []int{len(d.src.Points), len(d.src.Linear), len(d.src.Pairs), len(d.src.Segments)}
+	names := []string{"point", "linear", "pair", "segment"}
+	if len(f) == 3 && got[3] > 0 {
+		return d.errf("end line counts no segment records, the file has %d (truncated or edited file?)", got[3])
+	}
+	for i := range f {
 		n, err := d.int(f[i], names[i]+" count", 0, 1<<30)
 		if err != nil {
 			return err
@@ -381,6 +400,43 @@ func (d *decoder) end(f []string) error {
 		}
 	}
 	d.ended = true
+	return nil
+}
+
+func (d *decoder) segment(f []string) error {
+	if err := d.fields(f, 6, "segment"); err != nil {
+		return err
+	}
+	if err := d.knownModel(f[0]); err != nil {
+		return err
+	}
+	g := SegmentPoint{Model: f[0]}
+	var err error
+	if g.GPCs, err = d.int(f[1], "gpcs", 1, 7); err != nil {
+		return err
+	}
+	if _, err := segmentSize(g.GPCs); err != nil {
+		return d.errf("gpcs %d is no MIG instance size", g.GPCs)
+	}
+	if g.Batch, err = d.int(f[2], "batch", 1, d.src.Meta.MaxBatch); err != nil {
+		return err
+	}
+	if g.Procs, err = d.int(f[3], "procs", 1, maxProcs); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		dst  *float64
+		s    string
+		what string
+	}{{&g.Throughput, f[4], "throughput_per_proc"}, {&g.LatencyMS, f[5], "latency_ms"}} {
+		if *x.dst, err = d.float(x.s, x.what, false); err != nil {
+			return err
+		}
+		if !(*x.dst > 0) {
+			return d.errf("%s %v must be positive", x.what, *x.dst)
+		}
+	}
+	d.src.Segments = append(d.src.Segments, g)
 	return nil
 }
 

@@ -69,7 +69,7 @@ func TestDecodeCorrupt(t *testing.T) {
 		{"data after end", good + "point aa 1 20 4 5 7\n", len(ls) + 1, "data after the end line"},
 		{"header out of order", withLine(good, find("gpu "), "origin x"), find("gpu "), `header "origin" out of order, want "gpu"`},
 		{"header missing", joinLines(append(append([]string{}, ls[:find("max_batch")-1]...), ls[find("max_batch"):]...)), find("max_batch"), `before the header is complete (missing max_batch)`},
-		{"bad partitioning", withLine(good, find("partitioning"), "partitioning mig"), find("partitioning"), `partitioning "mig"`},
+		{"bad partitioning", withLine(good, find("partitioning"), "partitioning cores"), find("partitioning"), `partitioning "cores"`},
 		{"sizes not ascending", withLine(good, find("sizes"), "sizes 20 80 40"), find("sizes"), "sizes must ascend"},
 		{"unknown record", withLine(good, pt, "spot aa 2 20 6 6 8"), pt, `unknown record "spot"`},
 		{"undeclared model", withLine(good, pt, "point cc 2 20 6 6 8"), pt, `model "cc" is not declared`},

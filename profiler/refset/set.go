@@ -24,13 +24,16 @@ type Set struct {
 	// the set name, so two sets of the same GPU (igniter-v100 and
 	// shepherd-v100) never share stored profiles.
 	DeviceType   string
-	GPU          string  // the GPU measured, with its memory
-	Source       string  // original file (under ../shared/data) and citation
-	Partitioning string  // PartitionMPS or PartitionNone
-	Sizes        []int   // allowed gpu-let sizes, percent
-	MemoryGiB    float64 // device memory
-	MaxBatch     int
-	Models       []*Model // in source order
+	GPU          string // the GPU measured, with its memory
+	Source       string // original file (under ../shared/data) and citation
+	Partitioning string // PartitionMPS, PartitionNone or PartitionMIG
+	// MIGModel names the MIG table (gpulet/migrules) of a PartitionMIG
+	// set's GPU.
+	MIGModel  string
+	Sizes     []int   // allowed gpu-let sizes, percent
+	MemoryGiB float64 // device memory
+	MaxBatch  int
+	Models    []*Model // in source order
 	// Pairs are the measured co-locations (iGniter only).
 	Pairs []CoLocation
 
@@ -145,6 +148,22 @@ func Build(src *Source) (*Set, error) {
 			Util: gpulet.Util{SM: math.NaN(), L2: p.L2, DRAM: p.DRAM},
 		})
 	}
+	if m.Partitioning == PartitionMIG {
+		s.MIGModel = migTables[m.Name]
+		for _, mn := range src.Models {
+			var segs []SegmentPoint
+			for _, g := range src.Segments {
+				if g.Model == mn.Name {
+					segs = append(segs, g)
+				}
+			}
+			pts, err := segmentPoints(segs)
+			if err != nil {
+				return nil, fmt.Errorf("build set %s: model %s: %w", m.Name, mn.Name, err)
+			}
+			points[mn.Name] = append(points[mn.Name], pts...)
+		}
+	}
 	linear := map[string]LinearModel{}
 	for _, l := range src.Linear {
 		linear[l.Model] = l
@@ -157,7 +176,7 @@ func Build(src *Source) (*Set, error) {
 			for b := 1; b <= m.MaxBatch; b++ {
 				pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: l.AlphaMS*float64(b) + l.BetaMS, Util: gpulet.UnknownUtil()})
 			}
-		} else if len(pts) > 0 && slices.Contains(m.Sizes, 100) {
+		} else if len(pts) > 0 && m.Partitioning == PartitionMPS && slices.Contains(m.Sizes, 100) {
 			lat := map[[2]int]float64{}
 			for _, p := range pts {
 				lat[[2]int{p.Batch, p.Size}] = p.P50MS

@@ -13,7 +13,7 @@ import (
 )
 
 func TestNamesAndLoad(t *testing.T) {
-	require.Equal(t, []string{SetH100Measured, SetIgniterV100, SetShepherdV100, SetSymphony1080Ti, SetSymphonyA100}, Names())
+	require.Equal(t, []string{SetH100Measured, SetIgniterV100, SetParvaGPUA100, SetShepherdV100, SetSymphony1080Ti, SetSymphonyA100}, Names())
 	tests := []struct {
 		name         string
 		models       int
@@ -30,6 +30,9 @@ func TestNamesAndLoad(t *testing.T) {
 		{SetSymphonyA100, 37, PartitionNone, []int{100}, 40, true, 0, 32, "../shared/data/"},
 		{SetSymphony1080Ti, 35, PartitionNone, []int{100}, 11, true, 0, 32, "../shared/data/"},
 		{SetShepherdV100, 17, PartitionNone, []int{100}, 16, false, 0, 32, "../shared/data/"},
+		// A segment's batch is its processes' batches added up: no one
+		// largest batch (0: not checked).
+		{SetParvaGPUA100, 11, PartitionMIG, []int{14, 29, 43, 57, 100}, 80, false, 0, 0, "../shared/data/"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,7 +48,9 @@ func TestNamesAndLoad(t *testing.T) {
 			for _, m := range s.Models {
 				require.Equal(t, tc.withSLO, m.SLOMS > 0, m.Name)
 				require.Equal(t, tc.name, m.Profile.DeviceType)
-				require.Equal(t, tc.maxBatch, m.Profile.MaxBatch(100), m.Name)
+				if tc.maxBatch > 0 {
+					require.Equal(t, tc.maxBatch, m.Profile.MaxBatch(100), m.Name)
+				}
 				mb, known := FootprintMB(m.Name)
 				require.True(t, known, "parameter count of %s", m.Name)
 				require.Equal(t, mb, m.Profile.MemoryMB)
@@ -144,11 +149,8 @@ func TestEmbeddedMatchesSources(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			origin, err := Origin(name)
 			require.NoError(t, err)
-			f, err := os.Open(OriginFile(origin, sharedData, "."))
-			require.NoError(t, err)
-			defer f.Close()
 			var buf bytes.Buffer
-			require.NoError(t, Convert(name, f, &buf))
+			require.NoError(t, ConvertOrigin(name, OriginFile(origin, sharedData, "."), &buf))
 			emb, err := Embedded(name)
 			require.NoError(t, err)
 			require.Equal(t, string(emb), buf.String(), "run `go generate ./profiler/refset`")

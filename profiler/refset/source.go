@@ -14,6 +14,7 @@ var ErrFormat = errors.New("malformed reference data")
 const (
 	PartitionMPS  = "mps"  // MPS active-thread percentages
 	PartitionNone = "none" // whole GPUs only
+	PartitionMIG  = "mig"  // MIG instances, with MPS processes inside
 )
 
 // Meta describes a reference set: where it comes from and the device it
@@ -23,7 +24,7 @@ type Meta struct {
 	GPU          string  // the GPU the data was measured on, with its memory
 	Origin       string  // the source file, relative to the shared data folder
 	Citation     string  // who measured or published it, and where (paper, table)
-	Partitioning string  // PartitionMPS or PartitionNone
+	Partitioning string  // PartitionMPS, PartitionNone or PartitionMIG
 	Sizes        []int   // allowed gpu-let sizes, percent, ascending
 	MemoryGiB    float64 // device memory of the GPU
 	MaxBatch     int     // largest batch the set covers
@@ -75,6 +76,9 @@ type Source struct {
 	Points []SourcePoint
 	Linear []LinearModel
 	Pairs  []CoLocation
+	// Segments are MIG instances measured with MPS processes inside
+	// (PartitionMIG sets).
+	Segments []SegmentPoint
 }
 
 // canonicalName lowercases a source's model name and replaces every run of

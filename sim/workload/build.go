@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpulet/gpuletd/gpulet"
-	"github.com/gpulet/gpuletd/mps/migrules"
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 	"github.com/gpulet/gpuletd/profiler/refset"
 )
 
@@ -47,6 +47,11 @@ func (w *Workload) Resolve() (*Node, error) {
 	in := &node.Input
 	opts := &node.Options
 	opts.InterferenceMargin = gpulet.DefaultInterferenceMargin
+	rule, err := gpulet.ParseRule(w.Rule)
+	if err != nil {
+		return nil, &FieldError{Field: "rule", Value: w.Rule, Allowed: "serving or parvagpu"}
+	}
+	opts.Rule = rule
 	sets := map[string]*refset.Set{}
 	var order []*refset.Set
 	var predSet string
@@ -181,6 +186,9 @@ func gpuOf(set *refset.Set, d Device, field string) (gpulet.GPU, error) {
 	}
 	switch gpulet.Backend(part) {
 	case gpulet.BackendMPS:
+		if set.Partitioning == refset.PartitionMIG {
+			return g, &FieldError{Field: field + ".partitioning", Value: part, Allowed: fmt.Sprintf("mig: %s has MIG instance profiles only", set.Name)}
+		}
 		if set.Partitioning != refset.PartitionMPS {
 			return g, &FieldError{Field: field + ".partitioning", Value: part, Allowed: fmt.Sprintf("none: %s has whole-GPU profiles only", set.Name)}
 		}
@@ -194,12 +202,15 @@ func gpuOf(set *refset.Set, d Device, field string) (gpulet.GPU, error) {
 			}
 		}
 	case gpulet.BackendMIG:
-		if set.Partitioning != refset.PartitionMPS {
+		if set.Partitioning == refset.PartitionNone {
 			return g, &FieldError{Field: field + ".partitioning", Value: part, Allowed: fmt.Sprintf("none: %s has whole-GPU profiles only", set.Name)}
 		}
 		table := d.MIG
 		if table == "" {
 			table = set.GPU
+			if set.MIGModel != "" {
+				table = set.MIGModel
+			}
 		}
 		t, err := migrules.Lookup(table)
 		if err != nil {

@@ -23,6 +23,10 @@ type Workload struct {
 	Seed uint64 `yaml:"seed,omitempty"`
 	// Algo is the planner: gpulet, gpulet-int (default), sbp or ideal.
 	Algo string `yaml:"algo,omitempty"`
+	// Rule is the latency check the planner holds gpu-lets to: serving
+	// (gpuletd's duty-cycle check, the default) or parvagpu (ParvaGPU's
+	// batch latency below 0.9 × SLO / 2); see gpulet.Rule.
+	Rule string `yaml:"rule,omitempty"`
 	// Policy is the executors' scheduling policy (simulation only):
 	// deferred (default), eager, timeout:<duration>, flex.
 	Policy string `yaml:"policy,omitempty"`

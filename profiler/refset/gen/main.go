@@ -32,14 +32,8 @@ func run(shared, local, out string) error {
 		if err != nil {
 			return err
 		}
-		f, err := os.Open(refset.OriginFile(origin, shared, local))
-		if err != nil {
-			return fmt.Errorf("open source of %s: %w", name, err)
-		}
 		var buf bytes.Buffer
-		err = refset.Convert(name, f, &buf)
-		f.Close()
-		if err != nil {
+		if err := refset.ConvertOrigin(name, refset.OriginFile(origin, shared, local), &buf); err != nil {
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(out, name+".ref"), buf.Bytes(), 0o644); err != nil {
