@@ -46,6 +46,7 @@ func TestFullDiskServesReadOnly(t *testing.T) {
 	require.NoError(t, err, "prlimit (util-linux) starts the daemon with a file size limit")
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	setProfile(t, repo, "mlp", "alexnet", "200ms") // the store, not timing, is under test
 	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
 	var state string
 	for _, kv := range env {
