@@ -26,23 +26,24 @@ type bucket struct {
 // NewAdmission limits the models plan holds back at overload (those with
 // both an assigned rate and an unscheduled one) that share a gpu-let with
 // another model to their assigned rate, with a burst of what that rate
-// brings within the model's SLO (sloMS, in ms) and at least two of its
-// planned batches. A held-back model alone on its gpu-lets is not limited:
+// brings within the model's SLO (as its placements carry it) and at least
+// two of its planned batches. A held-back model alone on its gpu-lets is not limited:
 // its excess delays only itself, and its executors refuse what cannot meet
 // its deadline knowing their real speed. prev carries each limited model's
 // tokens over.
-func NewAdmission(plan *gpulet.Plan, sloMS map[string]float64, prev *Admission) *Admission {
+func NewAdmission(plan *gpulet.Plan, prev *Admission) *Admission {
 	a := &Admission{buckets: map[string]*bucket{}}
 	if plan == nil {
 		return a
 	}
 	assigned := plan.Assigned()
-	shared, batch := map[string]bool{}, map[string]int{}
+	shared, batch, sloMS := map[string]bool{}, map[string]int{}, map[string]float64{}
 	for _, g := range plan.GPUs {
 		for _, l := range g.GPULets {
 			for _, m := range l.Models {
 				shared[m.Name] = shared[m.Name] || len(l.Models) > 1
 				batch[m.Name] = max(batch[m.Name], m.Batch)
+				sloMS[m.Name] = m.SLOMS
 			}
 		}
 	}

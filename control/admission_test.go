@@ -12,11 +12,11 @@ import (
 func TestAdmissionHoldsBackOnlyHeldModels(t *testing.T) {
 	plan := &gpulet.Plan{
 		GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{
-			{Name: "flood", Rate: 100, Batch: 4}, {Name: "calm", Rate: 10, Batch: 1},
+			{Name: "flood", Rate: 100, Batch: 4, SLOMS: 50}, {Name: "calm", Rate: 10, Batch: 1, SLOMS: 50},
 		}}}}},
 		Unscheduled: map[string]float64{"flood": 300},
 	}
-	a := NewAdmission(plan, map[string]float64{"flood": 50, "calm": 50}, nil)
+	a := NewAdmission(plan, nil)
 	require.Equal(t, 100.0, a.Limited("flood"))
 	require.Zero(t, a.Limited("calm"))
 
@@ -33,16 +33,16 @@ func TestAdmissionHoldsBackOnlyHeldModels(t *testing.T) {
 	got := admitted("flood", 400, 10*time.Second)
 	require.InDelta(t, 1000, got, 10, "400 req/s asked, 100 req/s admitted (plus the burst)")
 	alone := &gpulet.Plan{
-		GPUs:        []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{{Name: "flood", Rate: 100, Batch: 4}}}}}},
+		GPUs:        []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{{Name: "flood", Rate: 100, Batch: 4, SLOMS: 50}}}}}},
 		Unscheduled: map[string]float64{"flood": 300},
 	}
-	require.Zero(t, NewAdmission(alone, map[string]float64{"flood": 50}, nil).Limited("flood"), "alone on its gpu-lets it is not limited")
+	require.Zero(t, NewAdmission(alone, nil).Limited("flood"), "alone on its gpu-lets it is not limited")
 	require.Equal(t, 4000, admitted("calm", 400, 10*time.Second), "a model not held back is not limited")
-	require.True(t, NewAdmission(nil, nil, nil).Admit("x", 0))
+	require.True(t, NewAdmission(nil, nil).Admit("x", 0))
 	var none *Admission
 	require.True(t, none.Admit("x", 0))
 
-	next := NewAdmission(plan, map[string]float64{"flood": 50}, a)
+	next := NewAdmission(plan, a)
 	n := 0
 	for next.Admit("flood", time.Hour+10*time.Second) {
 		n++

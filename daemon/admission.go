@@ -18,13 +18,9 @@ type admission struct {
 
 // setAdmission follows a new plan.
 func (n *node) setAdmission(plan *gpulet.Plan) {
-	slo := map[string]float64{}
-	for _, m := range n.catalog.all() {
-		slo[m.Name] = float64(m.Config.SLO.D().Microseconds()) / 1000
-	}
 	n.admission.mu.Lock()
 	defer n.admission.mu.Unlock()
-	n.admission.a = control.NewAdmission(plan, slo, n.admission.a)
+	n.admission.a = control.NewAdmission(plan, n.admission.a)
 }
 
 // overShare refuses a request of model beyond its share of an overloaded

@@ -258,11 +258,7 @@ func (e *engine) running() []control.Serving[*glet] {
 func (e *engine) switchTo(pp *pendingPlan) error {
 	e.pending = nil
 	e.plan = pp.plan
-	slo := make(map[string]float64, len(e.models))
-	for _, m := range e.models {
-		slo[m.name] = float64(m.slo) / float64(time.Millisecond)
-	}
-	e.admission = control.NewAdmission(pp.plan, slo, e.admission)
+	e.admission = control.NewAdmission(pp.plan, e.admission)
 	e.events[pp.event].ServingS = e.now.Seconds()
 	for _, step := range pp.steps {
 		if err := step(); err != nil {
