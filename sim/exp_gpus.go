@@ -140,10 +140,10 @@ const gpusDuration = 20 * time.Second
 
 // gpusWorkload is a scenario on n GPUs of the set, MIG with up to 7
 // instances each.
-func gpusWorkload(set *refset.Set, sc ParvaScenario, n int, rule, algo string, seed uint64) *workload.Workload {
+func gpusWorkload(set string, sc ParvaScenario, n int, rule, algo string, seed uint64) *workload.Workload {
 	zero := workload.Duration(0)
 	w := &workload.Workload{
-		Devices:    []workload.Device{{Profiles: set.Name, Count: n, Partitioning: string(gpulet.BackendMIG), MaxGPULets: 7}},
+		Devices:    []workload.Device{{Profiles: set, Count: n, Partitioning: string(gpulet.BackendMIG), MaxGPULets: 7}},
 		Duration:   workload.Duration(gpusDuration),
 		Seed:       seed,
 		Algo:       algo,
@@ -160,15 +160,11 @@ func gpusWorkload(set *refset.Set, sc ParvaScenario, n int, rule, algo string, s
 // which the planner (algo) under rule places the whole demand, and checks
 // that plan in simulation over the seeds (the node runs the plan as is,
 // no re-planning).
-func RunGPUsNeeded(ctx context.Context, setName string, scenarios []ParvaScenario, rule, algo string, seed uint64, seeds int) (*GPUsResult, error) {
-	set, err := refset.Load(setName)
-	if err != nil {
-		return nil, fmt.Errorf("gpus needed: %w", err)
-	}
-	res := &GPUsResult{Set: setName, Rule: rule, Algo: algo, Seeds: SeedList(seed, seeds)}
+func RunGPUsNeeded(ctx context.Context, set string, scenarios []ParvaScenario, rule, algo string, seed uint64, seeds int) (*GPUsResult, error) {
+	res := &GPUsResult{Set: set, Rule: rule, Algo: algo, Seeds: SeedList(seed, seeds)}
 	for _, sc := range scenarios {
 		row := GPUsRow{Index: sc.Index}
-		if sc.Index >= 1 && sc.Index <= len(ParvaGPUGPUs) && setName == refset.SetParvaGPUA100 {
+		if sc.Index >= 1 && sc.Index <= len(ParvaGPUGPUs) && set == refset.SetParvaGPUA100 {
 			row.ParvaGPU = ParvaGPUGPUs[sc.Index-1]
 		}
 		for n := 1; n <= MaxGPUsTried && row.GPUs == 0; n++ {
@@ -184,6 +180,7 @@ func RunGPUsNeeded(ctx context.Context, setName string, scenarios []ParvaScenari
 			}
 		}
 		if row.GPUs > 0 {
+			var err error
 			row.Violations, err = OverSeeds(res.Seeds, func(s uint64) (float64, error) {
 				r, err := Run(ctx, gpusWorkload(set, sc, row.GPUs, rule, algo, s), Options{Plan: row.Plan})
 				if err != nil {

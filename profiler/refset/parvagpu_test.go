@@ -40,20 +40,14 @@ func TestParvaGPUPointsComeFromSegments(t *testing.T) {
 			_, ok := m.Profile.Latency(1, size)
 			require.True(t, ok, "%s at %d%% serves a batch of one", m.Name, size)
 		}
-		var prev *struct {
-			b, size int
-			ms      float64
-		}
+		prevSize, prevB, prevMS := 0, 0, 0.0
 		for _, p := range m.Profile.Points() {
 			require.GreaterOrEqual(t, p.Procs, 1)
-			if prev != nil && prev.size == p.Size {
-				require.Greater(t, p.Batch, prev.b)
-				require.GreaterOrEqual(t, p.P50MS, prev.ms)
+			if p.Size == prevSize {
+				require.Greater(t, p.Batch, prevB)
+				require.GreaterOrEqual(t, p.P50MS, prevMS)
 			}
-			prev = &struct {
-				b, size int
-				ms      float64
-			}{p.Batch, p.Size, p.P50MS}
+			prevSize, prevB, prevMS = p.Size, p.Batch, p.P50MS
 			ms, ok := measured[key{m.Name, p.Size, p.Batch, p.Procs}]
 			if p.Batch == 1 {
 				// Measured, or a faster larger segment standing in.
