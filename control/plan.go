@@ -89,6 +89,7 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 				best.Reasons = map[string]string{}
 			}
 			best.Unscheduled[d.Name] = held
+			best.Schedulable = false
 			best.Reasons[d.Name] = fmt.Sprintf("the node is overloaded: its fair share is %.1f req/s, which leaves every model with a lower demand all of it; the rest is refused with 503", c)
 		}
 	}

@@ -78,4 +78,5 @@ func TestPlanOverloadSharesFairly(t *testing.T) {
 	require.NotContains(t, p.Unscheduled, "b")
 	require.InDelta(t, 4000-got["flood"], p.Unscheduled["flood"], 4)
 	require.Contains(t, p.Reasons["flood"], "fair share")
+	require.False(t, p.Schedulable, "a plan that holds demand back is not schedulable")
 }
