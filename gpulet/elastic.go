@@ -31,13 +31,18 @@ import (
 //     it would then have (MaxGPULets > 2), in which case it is split too.
 //   - SPLIT happens only when it pays (split.go): the p_ideal gpu-let,
 //     slowed as a neighbour like itself would slow it, must serve more per
-//     percent than the whole GPU. With interference (gpulet-int) the model
-//     must also fit in it (p_ideal = p_req and the rate left within that
-//     slowed capacity); otherwise the model takes the whole GPU, because
-//     its next gpu-let would by best fit be the rest of the same GPU and
-//     the two would slow each other down for nothing. A split gpu-let is
-//     given at most its slowed capacity, leaving its future neighbour room
-//     for the slowdown it will cause.
+//     percent than the whole GPU. When it does, a model above its knee
+//     gpu-let's capacity keeps getting knee-sized gpu-lets, as Algorithm 1
+//     does, with or without interference (an earlier version gave such a
+//     model whole GPUs under gpulet-int; on igniter-v100 both give the same
+//     schedulability and max rates, docs/BENCHMARKS.md "Planner"). A split
+//     gpu-let is given at most its slowed capacity, leaving its future
+//     neighbour room for the slowdown it will cause. On a MIG GPU a residue that fits in
+//     p_req (p_ideal = p_req) is split off even where splitting does not
+//     pay per GPC: isolated instances never slow each other down, so the
+//     rest of the GPU stays whole for other models instead of going to a
+//     residue (on the parvagpu-a100 scenarios this saved a GPU in two of
+//     the six, docs/BENCHMARKS.md "GPUs needed").
 //   - The rate given to the gpu-let is the most it can serve, at most the
 //     rate left: with interference, the most that keeps every model on the
 //     GPU — the new one and those already there — within its SLO under the
@@ -121,7 +126,9 @@ func (p *elastic) step(m *model, left float64) bool {
 			continue
 		}
 		size := c.size
-		if ideal < c.size && p.e.splitPays(m, g.rt, ideal) && (p.e.pred == nil || ideal == req && left <= p.e.splitCapacity(m, g.rt, ideal)) {
+		fitsIdeal := ideal == req && left <= p.e.splitCapacity(m, g.rt, ideal)
+		isolated := g.rt.mig != nil
+		if ideal < c.size && (p.e.splitPays(m, g.rt, ideal) || isolated && fitsIdeal) {
 			cur := g.sizes()
 			if (c.whole && g.rt.max >= 2) || (!c.whole && len(cur)+2 <= g.rt.max) {
 				if g.rt.remainder(append(cur, ideal)) > 0 {

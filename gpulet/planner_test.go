@@ -350,14 +350,23 @@ func TestSplitOnlyWhenItPays(t *testing.T) {
 		}
 	}
 
-	// A rate beyond what the split gpu-let serves would spill into the rest
-	// of the same GPU: with interference the model takes the whole GPU;
-	// without, gpulet splits at the knee as the paper does.
+	// A rate beyond what the split gpu-let serves: both keep allocating
+	// knee-sized gpu-lets, as Algorithm 1 does, while the split pays with
+	// the interference counted; with a 3× slowdown it does not, and
+	// gpulet-int takes whole GPUs.
 	in.Demands[0].Rate = 1500
 	big := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(1.01)})
-	require.Equal(t, 100, big.GPUs[0].GPULets[0].Size)
+	checkSelf(t, in, big)
+	require.Len(t, big.GPUs[0].GPULets, 2)
+	require.Less(t, big.GPUs[0].GPULets[0].Size, 100)
 	plainBig := runPlan(t, AlgoGpulet, in, Options{})
 	require.Len(t, plainBig.GPUs[0].GPULets, 2)
+	bigSlow := runPlan(t, AlgoGpuletInt, in, Options{Interference: constPredictor(3)})
+	for _, g := range bigSlow.GPUs {
+		for _, l := range g.GPULets {
+			require.Equal(t, 100, l.Size)
+		}
+	}
 }
 
 func TestMIGPlansAreValidLayouts(t *testing.T) {
@@ -461,4 +470,61 @@ func TestPlanJSONNames(t *testing.T) {
 		require.Contains(t, doc.GPUs[0].GPULets[0].Models[0], k)
 	}
 	require.Greater(t, doc.Unscheduled["b"], 0.0)
+}
+
+// TestMIGResidueTakesASmallInstance: a model's residue that a small MIG
+// instance can carry gets one even where small instances serve less per
+// GPC than the whole GPU (so splitting at the knee does not pay): isolated
+// instances never slow each other down, and the rest of the GPU stays free
+// for other models. On an MPS GPU the same residue takes the whole GPU
+// (splitting a GPU under MPS costs the interference the rest will bring).
+func TestMIGResidueTakesASmallInstance(t *testing.T) {
+	sizes := []int{14, 29, 43, 57, 100}
+	var pts []Point
+	for _, s := range sizes {
+		per := 0.5 // ms per request on the whole GPU
+		if s < 100 {
+			per *= 1.3 * 100 / float64(s) // small instances 30% less efficient per GPC
+		}
+		for b := 1; b <= 32; b++ {
+			pts = append(pts, Point{Batch: b, Size: s, P50MS: per * float64(b)})
+		}
+	}
+	prof, err := NewProfile("a", "dev", 1000, pts)
+	require.NoError(t, err)
+	// The whole GPU serves 2000 req/s within 30 ms (batches of 30 in 15 ms).
+	demand := []Demand{{Name: "a", Profile: prof, SLOMS: 30, Rate: 2100}}
+	for _, tc := range []struct {
+		name     string
+		gpu      func(id string) GPU
+		wantSize int
+	}{
+		{"MIG", func(id string) GPU {
+			return GPU{ID: id, Type: "dev", MemoryMB: 40960, Backend: BackendMIG, MIGModel: migrules.A100_40GB}
+		}, 14},
+		{"MPS", func(id string) GPU {
+			return GPU{ID: id, Type: "dev", MemoryMB: 40960, Backend: BackendMPS, Sizes: sizes}
+		}, 100},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{GPUs: []GPU{tc.gpu("g0"), tc.gpu("g1")}, Demands: demand}
+			plan := runPlan(t, AlgoGpulet, in, Options{})
+			checkSelf(t, in, plan)
+			require.True(t, plan.Schedulable)
+			pl := placements(plan, "a")
+			require.Len(t, pl, 2)
+			var residue *GPULet
+			for gi := range plan.GPUs {
+				for li := range plan.GPUs[gi].GPULets {
+					l := &plan.GPUs[gi].GPULets[li]
+					if l.Models[0].Rate < 1000 {
+						residue = l
+					}
+				}
+			}
+			require.NotNil(t, residue)
+			require.InDelta(t, 100, residue.Models[0].Rate, 1e-6)
+			require.Equal(t, tc.wantSize, residue.Size)
+		})
+	}
 }
