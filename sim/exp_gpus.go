@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/profiler/refset"
 	"github.com/gpulet/gpuletd/sim/workload"
@@ -156,6 +157,27 @@ func gpusWorkload(set string, sc ParvaScenario, n int, rule, algo string, seed u
 	return w
 }
 
+// planLikeDaemon plans w as the daemon plans its node (control.Plan): every
+// demand with up to control.Headroom of room to grow, as much of it as fits
+// beside the others. The room is what keeps a gpu-let below its capacity
+// under random arrivals; the plan is schedulable exactly when the demands
+// themselves all fit.
+func planLikeDaemon(ctx context.Context, w *workload.Workload) (*gpulet.Plan, error) {
+	a, err := w.PlannerAlgo("")
+	if err != nil {
+		return nil, err
+	}
+	in, opts, err := w.Input()
+	if err != nil {
+		return nil, err
+	}
+	p, err := control.Plan(ctx, a, in, opts, control.Headroom)
+	if err != nil {
+		return nil, fmt.Errorf("plan workload: %w", err)
+	}
+	return p, nil
+}
+
 // RunGPUsNeeded finds, for every scenario, the fewest GPUs of the set on
 // which the planner (algo) under rule places the whole demand, and checks
 // that plan in simulation over the seeds (the node runs the plan as is,
@@ -170,7 +192,7 @@ func RunGPUsNeeded(ctx context.Context, set string, scenarios []ParvaScenario, r
 		for n := 1; n <= MaxGPUsTried && row.GPUs == 0; n++ {
 			w := gpusWorkload(set, sc, n, rule, algo, seed)
 			start := time.Now()
-			p, err := workload.Plan(ctx, w, "")
+			p, err := planLikeDaemon(ctx, w)
 			if err != nil {
 				return nil, fmt.Errorf("gpus needed: scenario %d: %w", sc.Index, err)
 			}

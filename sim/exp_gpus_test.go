@@ -51,29 +51,36 @@ func TestLoadParvaScenarios(t *testing.T) {
 	}
 }
 
-// TestGPUsNeededBeatsParvaGPUOnFirstScenarios plans ParvaGPU's first two
-// scenarios under ParvaGPU's own rule: no more A100s than its scheduler
-// deploys (2 and 3), each plan serving its rates with under 1% of requests
-// late or lost in simulation, every MIG layout one the A100 can make.
-func TestGPUsNeededBeatsParvaGPUOnFirstScenarios(t *testing.T) {
+// TestGPUsNeededBeatsParvaGPU plans ParvaGPU's six scenarios under
+// ParvaGPU's own rule: no more A100s than its scheduler deploys on any of
+// them and fewer in all, each plan serving its rates with under 1% of
+// requests late or lost in simulation, every MIG layout one the A100 can
+// make.
+func TestGPUsNeededBeatsParvaGPU(t *testing.T) {
 	set, err := refset.Load(refset.SetParvaGPUA100)
 	require.NoError(t, err)
-	scs, err := LoadParvaScenarios(parvaScenarios(t, parvaLatency, parvaRate), set.ModelNames())
+	scs, err := LoadParvaScenarios(filepath.Join("testdata", "parvagpu-slo"), set.ModelNames())
 	require.NoError(t, err)
+	require.Len(t, scs, len(ParvaGPUGPUs))
 	res, err := RunGPUsNeeded(context.Background(), set.Name, scs, "parvagpu", "gpulet", 1, 2)
 	require.NoError(t, err)
-	require.Len(t, res.Rows, 2)
+	require.Len(t, res.Rows, len(ParvaGPUGPUs))
+	ours, theirs := 0, 0
 	for _, row := range res.Rows {
 		require.Positive(t, row.GPUs)
 		require.LessOrEqual(t, row.GPUs, row.ParvaGPU, "scenario %d", row.Index)
 		require.Less(t, row.ViolationFraction, 0.01, "scenario %d", row.Index)
 		require.True(t, row.Plan.Schedulable)
+		require.Empty(t, row.Plan.Unscheduled)
 		for _, g := range row.Plan.GPUs {
 			for _, l := range g.GPULets {
 				require.NotEmpty(t, l.MIGProfile, "every gpu-let is a MIG instance")
 			}
 		}
+		ours += row.GPUs
+		theirs += row.ParvaGPU
 	}
+	require.Less(t, ours, theirs)
 	var b strings.Builder
 	require.NoError(t, res.WriteTable(&b))
 	require.Contains(t, b.String(), "| 1 | 6 | 1 | 2 |")
