@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 	"github.com/gpulet/gpuletd/mps"
 )
 
@@ -46,7 +47,7 @@ func sizeSlices(size int) int { return max(1, (size*7+50)/100) }
 // fits says whether a MIG instance is the one a gpu-let of the plan asks for.
 func fits(in mps.MIGInstance, l gpulet.GPULet) bool {
 	if l.MIGProfile != "" {
-		return in.Profile == l.MIGProfile || strings.HasPrefix(in.Profile, l.MIGProfile+".")
+		return migrules.SameProfile(in.Profile, l.MIGProfile) || strings.HasPrefix(in.Profile, l.MIGProfile+".")
 	}
 	return in.Size == l.Size
 }

@@ -47,6 +47,8 @@ func TestChooseMIGInstance(t *testing.T) {
 	}{
 		{name: "free instance used as it is", mig: fakeMIG{free: []mps.MIGInstance{fourG, threeG}}, let: let3, want: "MIG-3"},
 		{name: "by size without a profile", mig: fakeMIG{free: []mps.MIGInstance{fourG, threeG}}, let: gpulet.GPULet{Size: 57}, want: "MIG-4"},
+		{name: "the GPU's own name for the plan's profile", mig: fakeMIG{free: []mps.MIGInstance{{Profile: "7g.79gb", Size: 100, UUID: "MIG-7"}}},
+			let: gpulet.GPULet{Size: 100, MIGProfile: "7g.80gb"}, want: "MIG-7"},
 		{name: "bare slice profile", mig: fakeMIG{free: []mps.MIGInstance{threeG}}, let: gpulet.GPULet{MIGProfile: "3g"}, want: "MIG-3"},
 		{name: "none and may not change", mig: fakeMIG{free: []mps.MIGInstance{fourG}}, let: let3,
 			err: "no free MIG instance 3g.40gb on gpu0 (free: 4g.40gb) and partitioning.mig_reconfigure does not let gpuletd change its instances"},

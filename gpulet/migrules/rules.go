@@ -99,11 +99,17 @@ func (g GPU) clone() GPU {
 	return c
 }
 
-// Profile finds a profile by its full name ("3g.40gb") or by a bare slice
-// count ("3g"), which means the base profile with that many slices.
+// Profile finds a profile by its full name ("3g.40gb"; a name SameProfile
+// matches, where no name is equal) or by a bare slice count ("3g"), which
+// means the base profile with that many slices.
 func (g GPU) Profile(name string) (Profile, error) {
 	for _, p := range g.Profiles {
 		if p.Name() == name {
+			return p, nil
+		}
+	}
+	for _, p := range g.Profiles {
+		if SameProfile(p.Name(), name) {
 			return p, nil
 		}
 	}
