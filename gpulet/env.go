@@ -66,6 +66,15 @@ type predKey struct {
 	a, b sideKey
 }
 
+// procs is how many MPS processes run m's batch b on a gpu-let of size
+// (Profile.Procs; 1 without a profile).
+func (m *model) procs(typ, b, size int) int {
+	if m.profs[typ] == nil {
+		return 1
+	}
+	return m.profs[typ].Procs(b, size)
+}
+
 // tab returns the latency table of m on device type typ at size, nil when m
 // has no profile there or the size is not covered.
 func (m *model) tab(typ, size int) *table {

@@ -155,6 +155,16 @@ const maxFixedPoint = 8
 // then holds under its own prediction. The reported factor is the
 // prediction for the final batches.
 func (e *env) evalGPU(g *gpuRT, lets []letSpec) ([]letFit, bool) {
+	fits, ok := e.scheduleGPU(g, lets)
+	if !ok || !g.procsMemoryOK(lets, fits) {
+		return nil, false
+	}
+	return fits, true
+}
+
+// scheduleGPU is evalGPU's schedule, before the memory of the processes it
+// chose is checked.
+func (e *env) scheduleGPU(g *gpuRT, lets []letSpec) ([]letFit, bool) {
 	fits := make([]letFit, len(lets))
 	factors := make([][]float64, len(lets))
 	for i, l := range lets {

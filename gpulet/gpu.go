@@ -126,6 +126,26 @@ func (g *gpuRT) remainder(sizes []int) int {
 // that is allowed), 0 when none does.
 func (g *gpuRT) splitRest(p int) int { return g.remainder([]int{p}) }
 
+// procsMemoryOK is memoryOK with every process counted: a member whose
+// batch runs as n MPS processes inside its gpu-let (Profile.Procs, from a
+// profile measured that way) loads its model n times. memoryOK, one copy
+// per member, is the quick test before a schedule is searched; this one
+// needs the schedule's batches.
+func (g *gpuRT) procsMemoryOK(lets []letSpec, fits []letFit) bool {
+	total := 0.0
+	for i, l := range lets {
+		sum := 0.0
+		for j, mb := range l.members {
+			sum += float64(mb.m.procs(g.typ, fits[i].members[j].batch, l.size)) * mb.m.mem
+		}
+		if g.mig != nil && sum > g.letMemory(l.size)+1e-9 {
+			return false
+		}
+		total += sum
+	}
+	return total <= g.g.MemoryMB+1e-9
+}
+
 // memoryOK checks the memory of a GPU's gpu-lets: per MIG instance, or the
 // sum over the GPU.
 func (g *gpuRT) memoryOK(lets []letSpec) bool {

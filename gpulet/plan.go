@@ -35,7 +35,7 @@ type GPUPlan struct {
 	Backend Backend  `json:"backend"`
 	GPULets []GPULet `json:"gpulets"`
 	// MemoryMB is the GPU's memory; MemoryUsedMB what the placed models
-	// need.
+	// need, one copy per process (Placement.Procs).
 	MemoryMB     float64 `json:"memory_mb"`
 	MemoryUsedMB float64 `json:"memory_used_mb"`
 }
@@ -81,7 +81,8 @@ type Placement struct {
 	// cycle of waiting plus its batch, at most SLOMS.
 	WorstMS float64 `json:"worst_ms"`
 	SLOMS   float64 `json:"slo_ms"`
-	// MemoryMB is what the loaded model needs on the GPU.
+	// MemoryMB is what one loaded copy of the model needs on the GPU; each
+	// of its Procs processes loads one.
 	MemoryMB float64 `json:"memory_mb"`
 }
 

@@ -528,3 +528,33 @@ func TestMIGResidueTakesASmallInstance(t *testing.T) {
 		})
 	}
 }
+
+// TestMIGMemoryCountsEveryProcess: a batch that runs as several MPS
+// processes inside an instance loads the model once per process, so the
+// planner gives it an instance whose memory holds them all (a 1g.5gb of an
+// A100 40GB holds two 2 GB copies, not four).
+func TestMIGMemoryCountsEveryProcess(t *testing.T) {
+	var pts []Point
+	for _, s := range []int{14, 29, 43, 57, 100} {
+		pts = append(pts,
+			Point{Batch: 1, Size: s, P50MS: 10, Procs: 1},
+			Point{Batch: 8, Size: s, P50MS: 12, Procs: 4}) // four processes of batch 2
+	}
+	prof, err := NewProfile("a", "dev", 2000, pts)
+	require.NoError(t, err)
+	in := Input{
+		GPUs:    []GPU{{ID: "g0", Type: "dev", MemoryMB: 40960, Backend: BackendMIG, MIGModel: migrules.A100_40GB}},
+		Demands: []Demand{{Name: "a", Profile: prof, SLOMS: 100, Rate: 300}},
+	}
+	plan := runPlan(t, AlgoGpulet, in, Options{})
+	checkSelf(t, in, plan)
+	require.True(t, plan.Schedulable)
+	for _, l := range plan.GPUs[0].GPULets {
+		for _, m := range l.Models {
+			if m.Procs > 2 {
+				require.Greater(t, l.Size, 14, "%d processes of 2 GB do not fit a 1g.5gb", m.Procs)
+			}
+		}
+	}
+	require.LessOrEqual(t, plan.GPUs[0].MemoryUsedMB, 40960.0)
+}

@@ -172,7 +172,7 @@ func checkMemory(gp gpulet.GPUPlan, g gpulet.GPU, demands map[string]gpulet.Dema
 	for li, l := range gp.GPULets {
 		sum := 0.0
 		for _, m := range l.Models {
-			sum += memoryOf(demands[m.Name])
+			sum += float64(max(m.Procs, 1)) * memoryOf(demands[m.Name]) // a copy per process
 		}
 		if g.Backend == gpulet.BackendMIG {
 			if limit, err := migMemory(g, l.MIGProfile); err != nil || sum > limit+tol {
