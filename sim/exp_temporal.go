@@ -85,6 +85,9 @@ type TemporalRow struct {
 	// Shape is each planner's plan at that rate: which models on which
 	// gpu-let sizes.
 	Shape map[string]string `json:"shape"`
+	// LowerBounds are the planners some of whose plans ran past the node's
+	// plan limit (planbench.MaxScaleWithin): their Planned is a lower bound.
+	LowerBounds []string `json:"lower_bounds,omitempty"`
 	// Served is each system's largest rate served with < 1% misses, req/s,
 	// the median over seeds; Spread has every seed's.
 	Served map[string]float64 `json:"served"`
@@ -149,9 +152,12 @@ func RunGpuletVsTemporal(ctx context.Context, o TemporalOptions) (*TemporalResul
 			Served: map[string]float64{}, Spread: map[string]Spread{}}
 		total := mixRate(x)
 		for _, algo := range TemporalPlanners {
-			scale, err := planbench.MaxScale(ctx, x, node.GPUs, gpulet.Algo(algo), node.Options())
+			scale, bound, err := planbench.MaxScaleWithin(ctx, x, node.GPUs, gpulet.Algo(algo), node.Options(), node.PlanLimit)
 			if err != nil {
 				return nil, fmt.Errorf("gpulet vs temporal %s %s: %w", x.Name, algo, err)
+			}
+			if bound {
+				row.LowerBounds = append(row.LowerBounds, algo)
 			}
 			row.Planned[algo] = scale * total
 			p, err := gpulet.Run(ctx, gpulet.Algo(algo), x.Input(node.GPUs, scale), node.Options())

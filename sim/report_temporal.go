@@ -3,9 +3,11 @@ package sim
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpulet/gpuletd/gpulet/planbench"
 	"github.com/gpulet/gpuletd/internal/plotfile"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -45,7 +47,11 @@ func WriteTemporal(w io.Writer, r *TemporalResult) error {
 	for _, row := range r.Rows {
 		fmt.Fprintf(tw, "| %s\t", row.Mix)
 		for _, p := range TemporalPlanners {
-			fmt.Fprintf(tw, "| %.0f\t", row.Planned[p])
+			mark := ""
+			if slices.Contains(row.LowerBounds, p) {
+				mark = "≥"
+			}
+			fmt.Fprintf(tw, "| %s%.0f\t", mark, row.Planned[p])
 		}
 		for _, s := range TemporalSystems {
 			sp, ok := row.Spread[s.Name]
@@ -61,6 +67,12 @@ func WriteTemporal(w io.Writer, r *TemporalResult) error {
 		return fmt.Errorf("write table: %w", err)
 	}
 	fmt.Fprintf(w, "average served gpulet-int / sbp: %.2f, / sbp-eager: %.2f\n", TemporalRatio(r, "sbp"), TemporalRatio(r, "sbp-eager"))
+	for _, row := range r.Rows {
+		if len(row.LowerBounds) > 0 {
+			fmt.Fprintf(w, "≥: a plan of the max-rate search ran past %s and counted as not schedulable; the figure is a lower bound\n", planbench.DefaultPlanLimit)
+			break
+		}
+	}
 	fmt.Fprintln(w, "plans at each planner's max:")
 	for _, row := range r.Rows {
 		for _, p := range TemporalPlanners {

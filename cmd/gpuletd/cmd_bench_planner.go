@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gpulet/gpuletd/gpulet"
@@ -54,12 +55,12 @@ func newBenchSchedulabilityCmd(_ *globalFlags) *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), r)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "%s, %d GPUs, rate step %g req/s: %d scenarios\n", r.Set, r.GPUs, r.RateStep, r.Scenarios)
-			fmt.Fprintln(tw, "PLANNER\tSCHEDULABLE\tSHARE")
+			fmt.Fprintf(tw, "%s, %d GPUs, rate step %g req/s: %d scenarios of %s\n", r.Set, r.GPUs, r.RateStep, r.Scenarios, strings.Join(r.Models, ", "))
+			fmt.Fprintln(tw, "PLANNER\tSCHEDULABLE\tSHARE\tPAST THE PLAN LIMIT")
 			for _, a := range planAlgos {
-				fmt.Fprintf(tw, "%s\t%d\t%.1f%%\n", a, r.Schedulable[a], 100*float64(r.Schedulable[a])/float64(r.Scenarios))
+				fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%d\n", a, r.Schedulable[a], 100*float64(r.Schedulable[a])/float64(r.Scenarios), r.TimedOut[a])
 			}
-			fmt.Fprintf(tw, "ideal only %d, gpulet-int only %d\n", r.IdealOnly, r.HeuristicOnly)
+			fmt.Fprintf(tw, "ideal only %d, gpulet-int only %d; a plan past %s counts as not schedulable\n", r.IdealOnly, r.HeuristicOnly, planbench.DefaultPlanLimit)
 			return tw.Flush()
 		},
 	}
@@ -112,9 +113,16 @@ func writeMaxRate(w io.Writer, r *planbench.MaxRate) error {
 		x := r.Rates[m]
 		fmt.Fprint(tw, m)
 		for _, a := range planAlgos {
-			fmt.Fprintf(tw, "\t%.0f", x[a])
+			mark := ""
+			if slices.Contains(r.LowerBounds[m], a) {
+				mark = "≥"
+			}
+			fmt.Fprintf(tw, "\t%s%.0f", mark, x[a])
 		}
 		fmt.Fprintf(tw, "\t%.3f\t%.3f\n", ratio(x[gpulet.AlgoGpuletInt], x[gpulet.AlgoIdeal]), ratio(x[gpulet.AlgoGpuletInt], x[gpulet.AlgoSBP]))
+	}
+	if len(r.LowerBounds) > 0 {
+		fmt.Fprintf(tw, "≥: some plan of the search ran past %s and counted as not schedulable; a lower bound\n", planbench.DefaultPlanLimit)
 	}
 	return tw.Flush()
 }

@@ -89,10 +89,12 @@ func TestPlannerBenchCommands(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	var s struct {
 		Scenarios   int            `json:"scenarios"`
+		Models      []string       `json:"models"`
 		Schedulable map[string]int `json:"schedulable"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &s))
 	require.Equal(t, 255, s.Scenarios)
+	require.Len(t, s.Models, 4)
 	require.Equal(t, 255, s.Schedulable["gpulet-int"])
 
 	code, stdout, stderr = runCLI(t, "bench", "planner")

@@ -2,7 +2,9 @@ package planbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpulet/gpuletd/gpulet"
 )
@@ -15,6 +17,9 @@ type MaxRate struct {
 	Mixes map[string]map[gpulet.Algo]float64 `json:"mixes"`
 	// Rates is the same in total req/s (scale × the mix's rate at scale 1).
 	Rates map[string]map[gpulet.Algo]float64 `json:"rates"`
+	// LowerBounds lists, per mix, the planners some of whose plans ran
+	// past the node's PlanLimit: their figures are lower bounds.
+	LowerBounds map[string][]gpulet.Algo `json:"lower_bounds,omitempty"`
 }
 
 // maxRateTol is the bisection's relative precision on the scale factor.
@@ -37,9 +42,15 @@ func RunMaxRate(ctx context.Context, n *Node) (*MaxRate, error) {
 			total += d.Share * MixUnit
 		}
 		for _, algo := range gpulet.Algos() {
-			s, err := MaxScale(ctx, x, n.GPUs, algo, n.Options())
+			s, bound, err := MaxScaleWithin(ctx, x, n.GPUs, algo, n.Options(), n.PlanLimit)
 			if err != nil {
 				return nil, fmt.Errorf("run maxrate: mix %s: %w", x.Name, err)
+			}
+			if bound {
+				if res.LowerBounds == nil {
+					res.LowerBounds = map[string][]gpulet.Algo{}
+				}
+				res.LowerBounds[x.Name] = append(res.LowerBounds[x.Name], algo)
 			}
 			res.Mixes[x.Name][algo] = s
 			res.Rates[x.Name][algo] = s * total
@@ -51,9 +62,30 @@ func RunMaxRate(ctx context.Context, n *Node) (*MaxRate, error) {
 // MaxScale is the largest scale factor of the mix the planner schedules on
 // these GPUs, to 0.1%.
 func MaxScale(ctx context.Context, x Mix, gpus []gpulet.GPU, algo gpulet.Algo, opts gpulet.Options) (float64, error) {
+	s, _, err := MaxScaleWithin(ctx, x, gpus, algo, opts, 0)
+	return s, err
+}
+
+// MaxScaleWithin is MaxScale with every plan held to limit (none when 0): a
+// plan that runs past it (ideal's exhaustive search near capacity) counts
+// as not schedulable, and lowerBound says that happened, so the scale found
+// is a lower bound on the planner's.
+func MaxScaleWithin(ctx context.Context, x Mix, gpus []gpulet.GPU, algo gpulet.Algo, opts gpulet.Options, limit time.Duration) (scale float64, lowerBound bool, err error) {
 	ok := func(s float64) (bool, error) {
-		p, err := gpulet.Run(ctx, algo, x.Input(gpus, s), opts)
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("find max scale of %s with %s: %w", x.Name, algo, err)
+		}
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if limit > 0 {
+			pctx, cancel = context.WithTimeout(ctx, limit)
+		}
+		defer cancel()
+		p, err := gpulet.Run(pctx, algo, x.Input(gpus, s), opts)
 		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				lowerBound = true
+				return false, nil
+			}
 			return false, err
 		}
 		return p.Schedulable, nil
@@ -62,21 +94,24 @@ func MaxScale(ctx context.Context, x Mix, gpus []gpulet.GPU, algo gpulet.Algo, o
 	for {
 		good, err := ok(hi)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if !good {
 			break
 		}
 		lo, hi = hi, hi*2
 		if hi > 1<<20 {
-			return lo, nil
+			return lo, lowerBound, nil
 		}
 	}
 	for hi-lo > maxRateTol*hi {
+		if lo == 0 && hi < maxRateTol {
+			return 0, lowerBound, nil // not even a thousandth of the mix fits
+		}
 		mid := (lo + hi) / 2
 		good, err := ok(mid)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		if good {
 			lo = mid
@@ -84,5 +119,5 @@ func MaxScale(ctx context.Context, x Mix, gpus []gpulet.GPU, algo gpulet.Algo, o
 			hi = mid
 		}
 	}
-	return lo, nil
+	return lo, lowerBound, nil
 }

@@ -75,15 +75,7 @@ func (n *Node) Mixes() ([]Mix, error) {
 	if len(n.Models) < 3 {
 		return nil, fmt.Errorf("build mixes of %s: %w: %d models, the mixes need 3", n.Set.Name, ErrBadArgs, len(n.Models))
 	}
-	ranked := slices.Clone(n.Models)
-	l32 := func(m Model) float64 {
-		l, ok := m.Profile.Latency(min(gpulet.PaperSLOBatch, m.Profile.MaxBatch(100)), 100)
-		if !ok {
-			return math.Inf(1)
-		}
-		return l
-	}
-	slices.SortStableFunc(ranked, func(a, b Model) int { return cmp.Compare(l32(a), l32(b)) })
+	ranked := n.ranked()
 	k := int(math.Round(0.6 * float64(len(ranked))))
 	d := func(m Model, share float64) MixDemand {
 		return MixDemand{Name: m.Name, Profile: m.Profile, SLOMS: m.SLOMS, Share: share}
@@ -121,4 +113,20 @@ func (n *Node) Mixes() ([]Mix, error) {
 	traffic.Demands[1].SLOMS = app - detSLO
 	traffic.Demands[2].SLOMS = app - detSLO
 	return []Mix{equal, long, skew, game, traffic}, nil
+}
+
+// ranked is the node's models by L(32, 100), shortest first (by the
+// largest batch where 32 is beyond the profile; models without a
+// whole-GPU latency last).
+func (n *Node) ranked() []Model {
+	ranked := slices.Clone(n.Models)
+	l32 := func(m Model) float64 {
+		l, ok := m.Profile.Latency(min(gpulet.PaperSLOBatch, m.Profile.MaxBatch(100)), 100)
+		if !ok {
+			return math.Inf(1)
+		}
+		return l
+	}
+	slices.SortStableFunc(ranked, func(a, b Model) int { return cmp.Compare(l32(a), l32(b)) })
+	return ranked
 }

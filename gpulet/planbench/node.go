@@ -3,6 +3,7 @@ package planbench
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/interference"
@@ -30,7 +31,17 @@ type Node struct {
 	// co-location data): refset.NewPhysics's, trained on the set's measured
 	// pairs.
 	Interference *interference.Model
+	// PlanLimit bounds each plan of the max-rate searches (0: none); a
+	// plan past it counts as not schedulable and the figure as a lower
+	// bound. NewNode sets DefaultPlanLimit.
+	PlanLimit time.Duration
 }
+
+// DefaultPlanLimit is the time each plan of a max-rate search may take.
+// Ideal searches every layout; on 4 MIG A100s with 11 models it does not
+// finish near capacity, while on igniter-v100 every plan takes under a
+// second.
+const DefaultPlanLimit = 10 * time.Second
 
 // NewNode builds a node of n GPUs of the set's device type.
 func NewNode(set *refset.Set, n int) (*Node, error) {
@@ -41,7 +52,7 @@ func NewNode(set *refset.Set, n int) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build node of %s: %w", set.Name, err)
 	}
-	node := &Node{Set: set, Interference: ph.Model()}
+	node := &Node{Set: set, Interference: ph.Model(), PlanLimit: DefaultPlanLimit}
 	for i := range n {
 		node.GPUs = append(node.GPUs, GPUOf(set, fmt.Sprintf("gpu%d", i)))
 	}
@@ -55,14 +66,23 @@ func NewNode(set *refset.Set, n int) (*Node, error) {
 	return node, nil
 }
 
-// GPUOf describes one GPU of a reference set.
+// GPUOf describes one GPU of a reference set: whole, MPS with the set's
+// sizes, or MIG with the set's MIG table and as many instances as the GPU
+// can make.
 func GPUOf(set *refset.Set, id string) gpulet.GPU {
-	backend := gpulet.BackendMPS
-	if set.Partitioning == refset.PartitionNone {
-		backend = gpulet.BackendNone
+	g := gpulet.GPU{ID: id, Type: set.DeviceType, MemoryMB: set.MemoryGiB * 1024, Backend: gpulet.BackendMPS, Sizes: set.Sizes}
+	switch set.Partitioning {
+	case refset.PartitionNone:
+		g.Backend = gpulet.BackendNone
+	case refset.PartitionMIG:
+		g.Backend, g.MIGModel, g.MaxGPULets = gpulet.BackendMIG, set.MIGModel, MIGMaxInstances
 	}
-	return gpulet.GPU{ID: id, Type: set.DeviceType, MemoryMB: set.MemoryGiB * 1024, Backend: backend, Sizes: set.Sizes}
+	return g
 }
+
+// MIGMaxInstances is the most MIG instances the benches let one GPU hold:
+// seven, one per compute slice of an A100 or H100.
+const MIGMaxInstances = 7
 
 // SLOOf is a model's SLO: the source's where it gives one, otherwise the
 // gpu-let paper's rule (gpulet.PaperSLO: twice the solo batch-32 latency

@@ -2,8 +2,10 @@ package planbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gpulet/gpuletd/gpulet"
 )
@@ -19,29 +21,64 @@ const Levels = 4
 // Schedulability is the JSON of `gpuletd bench schedulability`: how many of
 // the scenarios each planner schedules.
 type Schedulability struct {
-	Set         string              `json:"set"`
-	GPUs        int                 `json:"gpus"`
-	RateStep    float64             `json:"rate_step"`
-	Scenarios   int                 `json:"scenarios"`
+	Set       string  `json:"set"`
+	GPUs      int     `json:"gpus"`
+	RateStep  float64 `json:"rate_step"`
+	Scenarios int     `json:"scenarios"`
+	// Models are the models the scenarios vary (ScenarioModels).
+	Models      []string            `json:"models"`
 	Schedulable map[gpulet.Algo]int `json:"schedulable"`
 	// IdealOnly counts scenarios ideal schedules and gpulet-int does not;
 	// HeuristicOnly the reverse (ideal's search is exhaustive only within
 	// its canonical form, see gpulet's ideal.go).
 	IdealOnly     int `json:"ideal_only"`
 	HeuristicOnly int `json:"gpulet_int_only"`
+	// TimedOut counts, per planner, the scenarios whose plan ran past the
+	// node's PlanLimit; they count as not schedulable.
+	TimedOut map[gpulet.Algo]int `json:"timed_out,omitempty"`
 }
 
-// Scenarios lists every rate vector where each of the node's models has
-// one of 0, step, 2·step, 3·step req/s, except all zero: 4^M − 1 of them
-// (1,023 for the paper's five models, 255 for iGniter's four).
+// MaxScenarioModels is the most models the schedulability scenarios vary:
+// the gpu-let paper's five. 4^M − 1 scenarios of a set with more models
+// (4,194,303 for parvagpu-a100's eleven) are too many to plan with ideal.
+const MaxScenarioModels = 5
+
+// ScenarioModels are the indexes (in Models) of the models the scenarios
+// vary: all of them up to MaxScenarioModels; for more, five spread over
+// the models ranked by L(32, 100) as the mixes rank them (the shortest, the
+// quartiles, the median and the longest), so the scenarios keep the range
+// of latencies and SLOs.
+func (n *Node) ScenarioModels() []int {
+	ranked := n.ranked()
+	if len(ranked) <= MaxScenarioModels {
+		out := make([]int, len(n.Models))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	var out []int
+	for k := range MaxScenarioModels {
+		r := ranked[int(math.Round(float64(k)*float64(len(ranked)-1)/float64(MaxScenarioModels-1)))]
+		out = append(out, slices.IndexFunc(n.Models, func(m Model) bool { return m.Name == r.Name }))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Scenarios lists every rate vector where each of the scenario models
+// (ScenarioModels) has one of 0, step, 2·step, 3·step req/s, except all
+// zero, and the other models 0: 4^M − 1 of them (1,023 for five models,
+// 255 for iGniter's four).
 func (n *Node) Scenarios(step float64) [][]float64 {
-	m := len(n.Models)
+	idx := n.ScenarioModels()
+	m := len(idx)
 	total := int(math.Pow(Levels, float64(m)))
 	out := make([][]float64, 0, total-1)
 	for code := 1; code < total; code++ {
-		rates := make([]float64, m)
+		rates := make([]float64, len(n.Models))
 		c := code
-		for i := range m {
+		for _, i := range idx {
 			rates[i] = float64(c%Levels) * step
 			c /= Levels
 		}
@@ -56,13 +93,23 @@ func RunSchedulability(ctx context.Context, n *Node, step float64) (*Schedulabil
 		return nil, fmt.Errorf("run schedulability: %w: rate step %v", ErrBadArgs, step)
 	}
 	res := &Schedulability{Set: n.Set.Name, GPUs: len(n.GPUs), RateStep: step, Schedulable: map[gpulet.Algo]int{}}
+	for _, i := range n.ScenarioModels() {
+		res.Models = append(res.Models, n.Models[i].Name)
+	}
 	for _, rates := range n.Scenarios(step) {
 		res.Scenarios++
 		ok := map[gpulet.Algo]bool{}
 		for _, algo := range gpulet.Algos() {
-			p, err := gpulet.Run(ctx, algo, n.Input(rates), n.Options())
+			p, timedOut, err := n.planWithin(ctx, algo, n.Input(rates))
 			if err != nil {
 				return nil, fmt.Errorf("run schedulability: scenario %v: %w", rates, err)
+			}
+			if timedOut {
+				if res.TimedOut == nil {
+					res.TimedOut = map[gpulet.Algo]int{}
+				}
+				res.TimedOut[algo]++
+				continue
 			}
 			if p.Schedulable {
 				res.Schedulable[algo]++
@@ -77,4 +124,19 @@ func RunSchedulability(ctx context.Context, n *Node, step float64) (*Schedulabil
 		}
 	}
 	return res, nil
+}
+
+// planWithin plans in with the node's options, held to its PlanLimit;
+// timedOut says the plan ran past it (while ctx itself goes on).
+func (n *Node) planWithin(ctx context.Context, algo gpulet.Algo, in gpulet.Input) (p *gpulet.Plan, timedOut bool, err error) {
+	pctx, cancel := ctx, context.CancelFunc(func() {})
+	if n.PlanLimit > 0 {
+		pctx, cancel = context.WithTimeout(ctx, n.PlanLimit)
+	}
+	defer cancel()
+	p, err = gpulet.Run(pctx, algo, in, n.Options())
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, true, nil
+	}
+	return p, false, err
 }
