@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/gpulet/gpuletd/control"
@@ -188,7 +187,7 @@ func (k letSink) Dispatch(now time.Duration, b sched.Batch) {
 	l.start, l.upd, l.planEnd = now, now, b.End
 	l.work = lm.solo[n] * e.jitter()
 	l.slow = 1
-	l.end = now + time.Duration(math.Ceil(l.work))
+	l.end = now + workDuration(l.work)
 	e.gpuStarts(l.gpu, now)
 	e.coRun(l.gpu, now)
 	if e.set.obs != nil {

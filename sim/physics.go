@@ -130,5 +130,15 @@ func (g *gpu) only() *glet {
 func (l *glet) setSlow(now time.Duration, f float64) {
 	l.work = max(l.work-float64(now-l.upd)/l.slow, 0)
 	l.upd, l.slow = now, f
-	l.end = now + time.Duration(math.Ceil(l.work*f))
+	l.end = now + workDuration(l.work*f)
+}
+
+// workDuration is work (ns, fractional) as a duration, rounded to the
+// nearest nanosecond as the scheduler rounds ℓ(b) (sched.NewLatency): a
+// batch that takes exactly its planned time then ends exactly when the
+// scheduler planned. Rounding up made every batch dispatched at its latest
+// moment (a deferred batch whose ℓ(n+1) equals ℓ(n), as flat ParvaGPU
+// segments have) end 1 ns after its deadline and count late.
+func workDuration(work float64) time.Duration {
+	return time.Duration(math.Round(work))
 }
