@@ -109,7 +109,10 @@ func (e *engine) coRun(g *gpu, now time.Duration) {
 				f = max(f, e.pairFactor(g, self, other))
 			}
 		}
-		if total > 100 {
+		if total > 100 && !g.mig {
+			// MPS gpu-lets asking for more than the GPU share it. MIG
+			// sizes are rounded percentages of slices (2g+2g+3g is
+			// 29+29+43 = 101%) that the hardware always holds.
 			f *= float64(total) / 100
 		}
 		if f != l.slow {
