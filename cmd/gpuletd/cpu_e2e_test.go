@@ -126,6 +126,10 @@ func TestCPUAndEmulatedDevicesTogether(t *testing.T) {
 	}
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
+	// The test is about devices, not timing: SLOs a race build on a loaded
+	// machine meets (the zoo's are a few ms).
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo,
 		"GPULETD_DEVICES=[{kind: cpu}, {kind: emulated, profiles: igniter-v100, count: 1}]"))
 	base := "http://" + addr
