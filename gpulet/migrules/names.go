@@ -50,7 +50,13 @@ func SameProfile(a, b string) bool {
 	if err != nil {
 		return false
 	}
-	return pa.Slices == pb.Slices && pa.Suffix == pb.Suffix && abs(pa.MemoryGB-pb.MemoryGB) <= memoryToleranceGB
+	return closeProfiles(pa, pb)
+}
+
+// closeProfiles says whether two profiles have the same slices and variant
+// and memory at most a GB apart.
+func closeProfiles(a, b Profile) bool {
+	return a.Slices == b.Slices && a.Suffix == b.Suffix && abs(a.MemoryGB-b.MemoryGB) <= memoryToleranceGB
 }
 
 func abs(x int) int {

@@ -108,17 +108,19 @@ func (g GPU) Profile(name string) (Profile, error) {
 			return p, nil
 		}
 	}
-	for _, p := range g.Profiles {
-		if SameProfile(p.Name(), name) {
-			return p, nil
-		}
-	}
 	if n, ok := strings.CutSuffix(name, "g"); ok {
 		if s, err := strconv.Atoi(n); err == nil {
 			for _, p := range g.Profiles {
 				if p.Base && p.Slices == s {
 					return p, nil
 				}
+			}
+		}
+	}
+	if want, err := ParseName(name); err == nil {
+		for _, p := range g.Profiles {
+			if closeProfiles(p, want) {
+				return p, nil
 			}
 		}
 	}
