@@ -37,12 +37,12 @@ import (
 //     model whole GPUs under gpulet-int; on igniter-v100 both give the same
 //     schedulability and max rates, docs/BENCHMARKS.md "Planner"). A split
 //     gpu-let is given at most its slowed capacity, leaving its future
-//     neighbour room for the slowdown it will cause. On a MIG GPU a residue that fits in
-//     p_req (p_ideal = p_req) is split off even where splitting does not
-//     pay per GPC: isolated instances never slow each other down, so the
-//     rest of the GPU stays whole for other models instead of going to a
-//     residue (on the parvagpu-a100 scenarios this saved a GPU in two of
-//     the six, docs/BENCHMARKS.md "GPUs needed").
+//     neighbour room for the slowdown it will cause. On a MIG GPU a
+//     residue that fits in p_req (p_ideal = p_req) is split off even where
+//     splitting does not pay per GPC: isolated instances never slow each
+//     other down, so the rest of the GPU stays whole for other models
+//     instead of going to a residue (on the parvagpu-a100 scenarios this
+//     saved a GPU in two of the six, docs/BENCHMARKS.md "GPUs needed").
 //   - The rate given to the gpu-let is the most it can serve, at most the
 //     rate left: with interference, the most that keeps every model on the
 //     GPU — the new one and those already there — within its SLO under the
@@ -126,9 +126,8 @@ func (p *elastic) step(m *model, left float64) bool {
 			continue
 		}
 		size := c.size
-		fitsIdeal := ideal == req && left <= p.e.splitCapacity(m, g.rt, ideal)
-		isolated := g.rt.mig != nil
-		if ideal < c.size && (p.e.splitPays(m, g.rt, ideal) || isolated && fitsIdeal) {
+		migResidue := g.rt.mig != nil && ideal == req
+		if ideal < c.size && (p.e.splitPays(m, g.rt, ideal) || migResidue && left <= p.e.splitCapacity(m, g.rt, ideal)) {
 			cur := g.sizes()
 			if (c.whole && g.rt.max >= 2) || (!c.whole && len(cur)+2 <= g.rt.max) {
 				if g.rt.remainder(append(cur, ideal)) > 0 {

@@ -126,34 +126,31 @@ func (g *gpuRT) remainder(sizes []int) int {
 // that is allowed), 0 when none does.
 func (g *gpuRT) splitRest(p int) int { return g.remainder([]int{p}) }
 
+// memoryOK checks the memory of a GPU's gpu-lets, one copy of each
+// member's model: per MIG instance, or the sum over the GPU. It is the
+// quick test before a schedule is searched; procsMemoryOK counts the
+// copies the schedule's batches need.
+func (g *gpuRT) memoryOK(lets []letSpec) bool {
+	return g.memoryFits(lets, func(int, int) int { return 1 })
+}
+
 // procsMemoryOK is memoryOK with every process counted: a member whose
 // batch runs as n MPS processes inside its gpu-let (Profile.Procs, from a
-// profile measured that way) loads its model n times. memoryOK, one copy
-// per member, is the quick test before a schedule is searched; this one
-// needs the schedule's batches.
+// profile measured that way) loads its model n times.
 func (g *gpuRT) procsMemoryOK(lets []letSpec, fits []letFit) bool {
+	return g.memoryFits(lets, func(i, j int) int {
+		return lets[i].members[j].m.procs(g.typ, fits[i].members[j].batch, lets[i].size)
+	})
+}
+
+// memoryFits checks the memory of a GPU's gpu-lets with copies(i, j)
+// copies of member j of gpu-let i loaded.
+func (g *gpuRT) memoryFits(lets []letSpec, copies func(i, j int) int) bool {
 	total := 0.0
 	for i, l := range lets {
 		sum := 0.0
 		for j, mb := range l.members {
-			sum += float64(mb.m.procs(g.typ, fits[i].members[j].batch, l.size)) * mb.m.mem
-		}
-		if g.mig != nil && sum > g.letMemory(l.size)+1e-9 {
-			return false
-		}
-		total += sum
-	}
-	return total <= g.g.MemoryMB+1e-9
-}
-
-// memoryOK checks the memory of a GPU's gpu-lets: per MIG instance, or the
-// sum over the GPU.
-func (g *gpuRT) memoryOK(lets []letSpec) bool {
-	total := 0.0
-	for _, l := range lets {
-		sum := 0.0
-		for _, m := range l.members {
-			sum += m.m.mem
+			sum += float64(copies(i, j)) * mb.m.mem
 		}
 		if g.mig != nil && sum > g.letMemory(l.size)+1e-9 {
 			return false

@@ -87,7 +87,7 @@ func (s *state) plan(algo Algo) *Plan {
 			for j, mb := range l.members {
 				mf := f.members[j]
 				procs := 0
-				if n := mb.m.profs[g.rt.typ].Procs(mf.batch, l.size); n > 1 {
+				if n := mb.m.procs(g.rt.typ, mf.batch, l.size); n > 1 {
 					procs = n
 				}
 				gl.Models = append(gl.Models, Placement{
