@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/gpulet/planbench"
 	"github.com/gpulet/gpuletd/profiler/refset"
 	"github.com/gpulet/gpuletd/sim/workload"
 )
@@ -144,7 +145,7 @@ const gpusDuration = 20 * time.Second
 func gpusWorkload(set string, sc ParvaScenario, n int, rule, algo string, seed uint64) *workload.Workload {
 	zero := workload.Duration(0)
 	w := &workload.Workload{
-		Devices:    []workload.Device{{Profiles: set, Count: n, Partitioning: string(gpulet.BackendMIG), MaxGPULets: 7}},
+		Devices:    []workload.Device{{Profiles: set, Count: n, Partitioning: string(gpulet.BackendMIG), MaxGPULets: planbench.MIGMaxInstances}},
 		Duration:   workload.Duration(gpusDuration),
 		Seed:       seed,
 		Algo:       algo,

@@ -2,7 +2,6 @@ package planbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -75,17 +74,9 @@ func MaxScaleWithin(ctx context.Context, x Mix, gpus []gpulet.GPU, algo gpulet.A
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("find max scale of %s with %s: %w", x.Name, algo, err)
 		}
-		pctx, cancel := ctx, context.CancelFunc(func() {})
-		if limit > 0 {
-			pctx, cancel = context.WithTimeout(ctx, limit)
-		}
-		defer cancel()
-		p, err := gpulet.Run(pctx, algo, x.Input(gpus, s), opts)
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-				lowerBound = true
-				return false, nil
-			}
+		p, timedOut, err := planWithin(ctx, algo, x.Input(gpus, s), opts, limit)
+		if err != nil || timedOut {
+			lowerBound = lowerBound || timedOut
 			return false, err
 		}
 		return p.Schedulable, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/gpulet/gpuletd/gpulet"
 )
@@ -49,14 +50,14 @@ const MaxScenarioModels = 5
 // quartiles, the median and the longest), so the scenarios keep the range
 // of latencies and SLOs.
 func (n *Node) ScenarioModels() []int {
-	ranked := n.ranked()
-	if len(ranked) <= MaxScenarioModels {
+	if len(n.Models) <= MaxScenarioModels {
 		out := make([]int, len(n.Models))
 		for i := range out {
 			out[i] = i
 		}
 		return out
 	}
+	ranked := n.ranked()
 	var out []int
 	for k := range MaxScenarioModels {
 		r := ranked[int(math.Round(float64(k)*float64(len(ranked)-1)/float64(MaxScenarioModels-1)))]
@@ -100,7 +101,7 @@ func RunSchedulability(ctx context.Context, n *Node, step float64) (*Schedulabil
 		res.Scenarios++
 		ok := map[gpulet.Algo]bool{}
 		for _, algo := range gpulet.Algos() {
-			p, timedOut, err := n.planWithin(ctx, algo, n.Input(rates))
+			p, timedOut, err := planWithin(ctx, algo, n.Input(rates), n.Options(), n.PlanLimit)
 			if err != nil {
 				return nil, fmt.Errorf("run schedulability: scenario %v: %w", rates, err)
 			}
@@ -126,15 +127,16 @@ func RunSchedulability(ctx context.Context, n *Node, step float64) (*Schedulabil
 	return res, nil
 }
 
-// planWithin plans in with the node's options, held to its PlanLimit;
-// timedOut says the plan ran past it (while ctx itself goes on).
-func (n *Node) planWithin(ctx context.Context, algo gpulet.Algo, in gpulet.Input) (p *gpulet.Plan, timedOut bool, err error) {
+// planWithin runs the planner on in held to limit (none when 0);
+// timedOut says the plan ran past it while ctx itself goes on, so the
+// caller can count it as not schedulable.
+func planWithin(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, limit time.Duration) (p *gpulet.Plan, timedOut bool, err error) {
 	pctx, cancel := ctx, context.CancelFunc(func() {})
-	if n.PlanLimit > 0 {
-		pctx, cancel = context.WithTimeout(ctx, n.PlanLimit)
+	if limit > 0 {
+		pctx, cancel = context.WithTimeout(ctx, limit)
 	}
 	defer cancel()
-	p, err = gpulet.Run(pctx, algo, in, n.Options())
+	p, err = gpulet.Run(pctx, algo, in, opts)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		return nil, true, nil
 	}
