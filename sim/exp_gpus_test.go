@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpulet/gpuletd/profiler/refset"
+	"github.com/gpulet/gpuletd/sim/workload"
 	"github.com/stretchr/testify/require"
 )
 
@@ -84,4 +85,20 @@ func TestGPUsNeededBeatsParvaGPU(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, res.WriteTable(&b))
 	require.Contains(t, b.String(), "| 1 | 6 | 1 | 2 |")
+}
+
+// BenchmarkPlanLargestParvaScenario plans ParvaGPU's largest scenario (6,
+// 11 models) on the 16 A100s it needs, from the workload as the bench
+// builds it (set loading included).
+func BenchmarkPlanLargestParvaScenario(b *testing.B) {
+	set, err := refset.Load(refset.SetParvaGPUA100)
+	require.NoError(b, err)
+	scs, err := LoadParvaScenarios(filepath.Join("testdata", "parvagpu-slo"), set.ModelNames())
+	require.NoError(b, err)
+	w := gpusWorkload(set.Name, scs[5], 16, "parvagpu", "gpulet", 1)
+	for b.Loop() {
+		p, err := workload.Plan(context.Background(), w, "")
+		require.NoError(b, err)
+		require.True(b, p.Schedulable)
+	}
 }
