@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gpulet/gpuletd/daemon/kserve"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // retryAfter is the Retry-After header of 503 answers, in seconds.
@@ -43,42 +43,28 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	n.metrics.requests.WithLabelValues(m.Name).Inc()
-	n.rates.hit(m.Name)
 	var body []byte
 	release := func() {}
-	ierr := n.overShare(m.Name)
+	ierr := n.begin(m)
 	if ierr == nil {
 		body, release, ierr = n.readBody(r, m, arrival)
 	}
 	defer release()
 	var resp *inferAnswer
 	if ierr == nil {
-		resp, ierr = n.infer(r, body, m, arrival)
+		resp, ierr = n.inferREST(r, body, m, arrival)
 	}
-	elapsed := time.Since(arrival)
-	c := n.counters.of(m.Name)
-	c.last.Store(time.Now().UnixMilli())
+	var batch int32
+	if resp != nil {
+		batch = resp.batch
+	}
+	n.finish(m, arrival, batch, ierr)
 	if ierr != nil {
-		if !ierr.clientFault() {
-			n.windows.of(m.Name).add(-1, 0)
-		}
-		c.fail.add(elapsed)
-		n.metrics.failures.WithLabelValues(m.Name, ierr.reason).Inc()
-		if !ierr.clientFault() {
-			n.metrics.violations.WithLabelValues(m.Name).Inc()
-		}
 		if ierr.code == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", retryAfter)
 		}
 		writeError(w, ierr.code, ierr.msg)
 		return
-	}
-	c.success.add(elapsed)
-	n.windows.of(m.Name).add(elapsed, resp.batch)
-	n.metrics.e2e.WithLabelValues(m.Name).Observe(elapsed.Seconds())
-	if elapsed > m.Config.SLO.D() {
-		n.metrics.violations.WithLabelValues(m.Name).Inc()
 	}
 	if resp.jsonLen >= 0 {
 		w.Header().Set(kserve.HeaderContentLength, strconv.FormatInt(resp.jsonLen, 10))
@@ -91,30 +77,108 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(resp.body)
 }
 
+// begin counts a request of m at the door and refuses it when the model asks
+// beyond its share of an overloaded node, whichever protocol brought it.
+func (n *node) begin(m *repository.Model) *inferError {
+	n.metrics.requests.WithLabelValues(m.Name).Inc()
+	n.rates.hit(m.Name)
+	return n.overShare(m.Name)
+}
+
+// finish books a request's outcome: the statistics counters, the SLO
+// windows and the metrics. A request that was itself at fault is no SLO
+// violation.
+func (n *node) finish(m *repository.Model, arrival time.Time, batch int32, ierr *inferError) {
+	elapsed := time.Since(arrival)
+	c := n.counters.of(m.Name)
+	c.last.Store(time.Now().UnixMilli())
+	if ierr != nil {
+		if !ierr.clientFault() {
+			n.windows.of(m.Name).add(-1, 0)
+			n.metrics.violations.WithLabelValues(m.Name).Inc()
+		}
+		c.fail.add(elapsed)
+		n.metrics.failures.WithLabelValues(m.Name, ierr.reason).Inc()
+		return
+	}
+	c.success.add(elapsed)
+	n.windows.of(m.Name).add(elapsed, batch)
+	n.metrics.e2e.WithLabelValues(m.Name).Observe(elapsed.Seconds())
+	if elapsed > m.Config.SLO.D() {
+		n.metrics.violations.WithLabelValues(m.Name).Inc()
+	}
+}
+
 type inferAnswer struct {
 	body    []byte
 	jsonLen int64
 	batch   int32
 }
 
-// infer decodes, checks, routes and runs one request whose body was read.
-func (n *node) infer(r *http.Request, body []byte, m *repository.Model, arrival time.Time) (*inferAnswer, *inferError) {
-	bad := func(format string, args ...any) *inferError {
-		return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf(format, args...)}
-	}
+// inferREST decodes a REST body, runs it and encodes the answer.
+func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arrival time.Time) (*inferAnswer, *inferError) {
 	var err error
 	jsonLen := int64(-1)
 	if h := r.Header.Get(kserve.HeaderContentLength); h != "" {
 		if jsonLen, err = strconv.ParseInt(h, 10, 64); err != nil || jsonLen < 0 {
-			return nil, bad("%s %q is not a byte count", kserve.HeaderContentLength, h)
+			return nil, badRequest("%s %q is not a byte count", kserve.HeaderContentLength, h)
 		}
 	}
 	req, err := kserve.DecodeRequest(body, jsonLen)
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, badRequest("%v", err)
 	}
+	res, ierr := n.execute(r.Context(), m, req, arrival)
+	if ierr != nil {
+		return nil, ierr
+	}
+	binary := map[string]bool{}
+	for _, o := range req.Outputs {
+		binary[o.Name] = o.Binary
+	}
+	kout := make([]kserve.Output, len(res.outs))
+	for i, t := range res.outs {
+		b, asked := binary[t.Name]
+		if !asked {
+			b = req.BinaryOutputs
+		}
+		kout[i] = kserve.Output{Tensor: t, Binary: b}
+	}
+	b, jl, err := kserve.EncodeResponse(res.head(m, req), kout)
+	if errors.Is(err, kserve.ErrNotJSON) {
+		return nil, &inferError{code: http.StatusBadRequest, reason: "output_not_json", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+	}
+	if err != nil {
+		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+	}
+	return &inferAnswer{body: b, jsonLen: jl, batch: res.batch}, nil
+}
+
+func badRequest(format string, args ...any) *inferError {
+	return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf(format, args...)}
+}
+
+// executed is a request's answer from its executor.
+type executed struct {
+	outs     []tensor.Tensor
+	batch    int32
+	emulated bool
+}
+
+// head is the answer's envelope.
+func (e *executed) head(m *repository.Model, req *kserve.Request) kserve.InferResponseJSON {
+	h := kserve.InferResponseJSON{ModelName: m.Name, ModelVersion: strconv.Itoa(m.Version), ID: req.ID}
+	if e.emulated {
+		h.Parameters = map[string]any{"emulated": true}
+	}
+	return h
+}
+
+// execute checks a decoded request against its model, routes it and runs it
+// on an executor: the path every protocol shares after decoding.
+func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Request, arrival time.Time) (*executed, *inferError) {
 	if err := checkInputs(m, req); err != nil {
-		return nil, bad("%s: %v", m.Name, err)
+		return nil, badRequest("%s: %v", m.Name, err)
 	}
 	deadline := arrival.Add(m.Config.SLO.D())
 	if req.Timeout > 0 {
@@ -139,7 +203,7 @@ func (n *node) infer(r *http.Request, body []byte, m *repository.Model, arrival 
 	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(req.Inputs), Outputs: names, DeadlineUnixNs: deadline.UnixNano()}
 	// The executor answers by the deadline; the extra second only guards
 	// against an executor that stops answering.
-	ctx, cancel := context.WithDeadline(r.Context(), deadline.Add(time.Second))
+	ctx, cancel := context.WithDeadline(ctx, deadline.Add(time.Second))
 	defer cancel()
 	res, err := client.Infer(ctx, pbreq)
 	switch {
@@ -163,30 +227,7 @@ func (n *node) infer(r *http.Request, body []byte, m *repository.Model, arrival 
 	if err != nil {
 		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: bad output from the executor: %v", m.Name, err)}
 	}
-	binary := map[string]bool{}
-	for _, o := range req.Outputs {
-		binary[o.Name] = o.Binary
-	}
-	kout := make([]kserve.Output, len(outs))
-	for i, t := range outs {
-		b, asked := binary[t.Name]
-		if !asked {
-			b = req.BinaryOutputs
-		}
-		kout[i] = kserve.Output{Tensor: t, Binary: b}
-	}
-	head := kserve.InferResponseJSON{ModelName: m.Name, ModelVersion: strconv.Itoa(m.Version), ID: req.ID}
-	if res.Emulated {
-		head.Parameters = map[string]any{"emulated": true}
-	}
-	b, jl, err := kserve.EncodeResponse(head, kout)
-	if errors.Is(err, kserve.ErrNotJSON) {
-		return nil, &inferError{code: http.StatusBadRequest, reason: "output_not_json", msg: fmt.Sprintf("%s: %v", m.Name, err)}
-	}
-	if err != nil {
-		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: %v", m.Name, err)}
-	}
-	return &inferAnswer{body: b, jsonLen: jl, batch: res.BatchSize}, nil
+	return &executed{outs: outs, batch: res.BatchSize, emulated: res.Emulated}, nil
 }
 
 // executorError maps an executor's answer code to HTTP.

@@ -8,36 +8,50 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
-	"github.com/gpulet/gpuletd/daemon/kserve"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // servedModel resolves {model} and the optional {version} of a request, or
-// answers 404.
+// answers 404 (503 for a model that cannot be served, with the reason).
 func (n *node) servedModel(w http.ResponseWriter, r *http.Request) (*repository.Model, bool) {
 	vars := mux.Vars(r)
-	m, ok := n.catalog.get(vars["model"])
-	if !ok && n.catalog.broken(vars["model"]) != nil {
-		// In the repository, but it cannot be served: say why.
-		writeError(w, http.StatusServiceUnavailable, "model "+strconv.Quote(vars["model"])+" cannot be served: "+n.notServedReason(vars["model"]))
-		return nil, false
-	}
-	if !ok {
-		writeError(w, http.StatusNotFound, "unknown model "+strconv.Quote(vars["model"])+": it is not in the repository or not loaded")
-		return nil, false
-	}
-	if v, ok := vars["version"]; ok && v != strconv.Itoa(m.Version) {
-		writeError(w, http.StatusNotFound, "model "+m.Name+" has no version "+strconv.Quote(v)+"; version "+strconv.Itoa(m.Version)+" is served")
+	m, ierr := n.lookupModel(vars["model"], vars["version"])
+	if ierr != nil {
+		writeError(w, ierr.code, ierr.msg)
 		return nil, false
 	}
 	return m, true
 }
 
+// lookupModel resolves a model by name and version (empty: the one served),
+// whichever protocol asks.
+func (n *node) lookupModel(name, version string) (*repository.Model, *inferError) {
+	m, ok := n.catalog.get(name)
+	if !ok && n.catalog.broken(name) != nil {
+		// In the repository, but it cannot be served: say why.
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable",
+			msg: "model " + strconv.Quote(name) + " cannot be served: " + n.notServedReason(name)}
+	}
+	if !ok {
+		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model",
+			msg: "unknown model " + strconv.Quote(name) + ": it is not in the repository or not loaded"}
+	}
+	if version != "" && version != strconv.Itoa(m.Version) {
+		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model",
+			msg: "model " + m.Name + " has no version " + strconv.Quote(version) + "; version " + strconv.Itoa(m.Version) + " is served"}
+	}
+	return m, nil
+}
+
+// serverExtensions are the protocol extensions gpuletd serves.
+var serverExtensions = []string{"binary_tensor_data", "model_repository", "statistics"}
+
 func (n *node) handleServerMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, kserve.ServerMetadata{
 		Name: "gpuletd", Version: version.Version,
-		Extensions: []string{"binary_tensor_data", "model_repository", "statistics"},
+		Extensions: serverExtensions,
 	})
 }
 

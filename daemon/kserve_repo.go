@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -24,38 +25,51 @@ func (n *node) handleRepoIndex(w http.ResponseWriter, r *http.Request) {
 // handleRepoLoad (re)loads a model from the repository and re-plans so that
 // it is placed.
 func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
-	name := mux.Vars(r)["model"]
-	m, err := n.catalog.load(r.Context(), name)
-	switch {
-	case errors.Is(err, repository.ErrNotFound):
-		writeError(w, http.StatusNotFound, "load "+name+": the repository has no such model")
-		return
-	case errors.Is(err, repository.ErrInvalidModel):
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	n.events.add(EventModelLoad, store.SeverityInfo, "model loaded from the repository", map[string]string{"model": m.Name})
-	if err := n.replan(r.Context(), "model "+m.Name+" loaded", n.planRates()); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "model "+m.Name+" loaded but not placed: "+err.Error())
+	m, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"])
+	if ierr != nil {
+		writeError(w, ierr.code, ierr.msg)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"name": m.Name, "state": "READY"})
 }
 
+// loadModel (re)loads a model from the repository and re-plans so that it is
+// placed, whichever protocol asks.
+func (n *node) loadModel(ctx context.Context, name string) (*repository.Model, *inferError) {
+	m, err := n.catalog.load(ctx, name)
+	switch {
+	case errors.Is(err, repository.ErrNotFound):
+		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model", msg: "load " + name + ": the repository has no such model"}
+	case errors.Is(err, repository.ErrInvalidModel):
+		return nil, badRequest("%v", err)
+	case err != nil:
+		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: err.Error()}
+	}
+	n.events.add(EventModelLoad, store.SeverityInfo, "model loaded from the repository", map[string]string{"model": m.Name})
+	if err := n.replan(ctx, "model "+m.Name+" loaded", n.planRates()); err != nil {
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unplaced", msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
+	}
+	return m, nil
+}
+
 // handleRepoUnload stops serving a model and re-plans without it.
 func (n *node) handleRepoUnload(w http.ResponseWriter, r *http.Request) {
 	name := mux.Vars(r)["model"]
-	if err := n.catalog.unload(name); err != nil {
-		writeError(w, http.StatusNotFound, err.Error())
-		return
-	}
-	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})
-	if err := n.replan(r.Context(), "model "+name+" unloaded", n.planRates()); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+	if ierr := n.unloadModel(r.Context(), name); ierr != nil {
+		writeError(w, ierr.code, ierr.msg)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"name": name, "state": "UNAVAILABLE"})
+}
+
+// unloadModel stops serving a model and re-plans without it.
+func (n *node) unloadModel(ctx context.Context, name string) *inferError {
+	if err := n.catalog.unload(name); err != nil {
+		return &inferError{code: http.StatusNotFound, reason: "unknown_model", msg: err.Error()}
+	}
+	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})
+	if err := n.replan(ctx, "model "+name+" unloaded", n.planRates()); err != nil {
+		return &inferError{code: http.StatusInternalServerError, reason: "internal", msg: err.Error()}
+	}
+	return nil
 }

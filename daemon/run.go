@@ -126,6 +126,18 @@ func Run(ctx context.Context, opts Options) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("serving", zap.String("listen", ln.Addr().String()))
+	grpcLn, err := n.listenGRPC(cfg)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		_ = srv.Shutdown(cctx)
+		return fmt.Errorf("listen on %s (grpc_listen): %w", cfg.GRPCListen, err)
+	}
+	grpcSrv := n.newGRPCServer(cfg)
+	grpcServed := make(chan error, 1)
+	if grpcLn != nil {
+		go serveGRPC(log, grpcSrv, grpcLn, grpcServed)
+	}
 
 	// Models without a latency profile on a measured device are profiled
 	// now, while no executor holds the devices.
@@ -155,6 +167,9 @@ wait:
 		case err := <-served:
 			serveErr = fmt.Errorf("serve http: %w", err)
 			break wait
+		case err := <-grpcServed:
+			serveErr = fmt.Errorf("serve grpc: %w", err)
+			break wait
 		case <-ctx.Done():
 			break wait
 		case <-opts.Reload:
@@ -174,9 +189,12 @@ wait:
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	// Shutdown waits for in-flight requests, which the executors answer.
+	grpcStopped := make(chan struct{})
+	go func() { defer close(grpcStopped); stopGRPC(sctx, grpcSrv) }()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", zap.Error(err))
 	}
+	<-grpcStopped
 	if err := n.sup.retireAll(sctx); err != nil {
 		log.Warn("stop executors", zap.Error(err))
 	}

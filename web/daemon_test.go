@@ -45,6 +45,7 @@ func startDaemon(t *testing.T) *daemon {
 	require.NoError(t, err, "ONNX Runtime's library (make deps)")
 	addr := freeAddr(t)
 	conf := fmt.Sprintf(`listen: %q
+grpc_listen: ""
 state_dir: %q
 runtime_dir: %q
 model_repository: %q

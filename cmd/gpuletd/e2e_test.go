@@ -48,6 +48,8 @@ func daemonEnv(t *testing.T, extra ...string) []string {
 		"GPULETD_RUNTIME_DIR="+filepath.Join(state, "run"),
 		"GPULETD_DEVICES=cpu",
 		"GPULETD_LOG_FORMAT=json",
+		// Any free port: tests run daemons side by side.
+		"GPULETD_GRPC_LISTEN=127.0.0.1:0",
 	)
 	return append(env, extra...)
 }

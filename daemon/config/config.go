@@ -12,6 +12,9 @@ import "time"
 type Config struct {
 	// Listen is the HTTP listener (REST API, admin page, metrics).
 	Listen string `yaml:"listen"`
+	// GRPCListen is the gRPC listener (the Open Inference Protocol's
+	// inference.GRPCInferenceService); empty: no gRPC.
+	GRPCListen string `yaml:"grpc_listen"`
 	// StateDir holds the SQLite store and other state kept across restarts.
 	StateDir string `yaml:"state_dir"`
 	// RuntimeDir holds executor sockets and MPS pipe directories.
@@ -131,6 +134,7 @@ type MPS struct {
 func Default() Config {
 	return Config{
 		Listen:          "127.0.0.1:8700",
+		GRPCListen:      "127.0.0.1:8701",
 		StateDir:        "/var/lib/gpuletd",
 		RuntimeDir:      "/run/gpuletd",
 		ModelRepository: "/var/lib/gpuletd/models",

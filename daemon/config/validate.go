@@ -52,6 +52,11 @@ func (c *Config) Validate() error {
 	if err := checkListen(c.Listen); err != nil {
 		bad("listen", c.Listen, err.Error())
 	}
+	if c.GRPCListen != "" {
+		if err := checkListen(c.GRPCListen); err != nil {
+			bad("grpc_listen", c.GRPCListen, err.Error())
+		}
+	}
 	for _, d := range []struct{ name, v string }{
 		{"state_dir", c.StateDir}, {"runtime_dir", c.RuntimeDir}, {"model_repository", c.ModelRepository},
 	} {
@@ -199,8 +204,12 @@ func CheckPolicy(p string) error {
 }
 
 // IsLoopback reports whether the listener only accepts local connections.
-func (c *Config) IsLoopback() bool {
-	host, _, err := net.SplitHostPort(c.Listen)
+func (c *Config) IsLoopback() bool { return IsLoopbackAddr(c.Listen) }
+
+// IsLoopbackAddr reports whether a listener's host:port only accepts local
+// connections: localhost, 127.0.0.0/8 or ::1.
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
 	}

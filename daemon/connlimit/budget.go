@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
@@ -50,12 +51,12 @@ func (b *Budget) acquire(ctx context.Context, n int64, large bool) error {
 		return fmt.Errorf("acquire %d bytes of %d: %w", n, limit, ErrOverBudget)
 	}
 	if large {
-		if err := b.large.Acquire(ctx, n); err != nil {
+		if err := take(ctx, b.large, n); err != nil {
 			b.refused.Add(1)
 			return fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 		}
 	}
-	if err := b.sem.Acquire(ctx, n); err != nil {
+	if err := take(ctx, b.sem, n); err != nil {
 		if large {
 			b.large.Release(n)
 		}
@@ -64,6 +65,16 @@ func (b *Budget) acquire(ctx context.Context, n int64, large bool) error {
 	}
 	b.used.Add(n)
 	return nil
+}
+
+// take acquires n of sem, at once when they are free even if ctx has ended
+// (a request whose wait is over still gets room that is there), else
+// waiting until ctx ends.
+func take(ctx context.Context, sem *semaphore.Weighted, n int64) error {
+	if sem.TryAcquire(n) {
+		return nil
+	}
+	return sem.Acquire(ctx, n)
 }
 
 // release gives back n bytes taken by one acquire.
@@ -160,4 +171,17 @@ func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []b
 			return fail(err)
 		}
 	}
+}
+
+// Hold takes n bytes of a request that is already in memory (a gRPC message,
+// which the gRPC server reads whole before the call), waiting for room until
+// ctx ends. The bytes stay taken until release runs; on error nothing is
+// taken and release does nothing.
+func (b *Budget) Hold(ctx context.Context, n int64) (release func(), err error) {
+	large := b.isLarge(n)
+	if err := b.acquire(ctx, n, large); err != nil {
+		return func() {}, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { b.release(n, large) }) }, nil
 }

@@ -119,3 +119,28 @@ func TestLargeBodiesLeaveRoomForSmallOnes(t *testing.T) {
 	rel()
 	require.Zero(t, b.InUse())
 }
+
+func TestBudgetHold(t *testing.T) {
+	b := NewBudget(1 << 20)
+	release, err := b.Hold(context.Background(), 600<<10)
+	require.NoError(t, err)
+	require.Equal(t, int64(600<<10), b.InUse())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = b.Hold(ctx, 600<<10)
+	require.ErrorIs(t, err, ErrOverBudget, "no room before the wait ends")
+	require.Equal(t, int64(1), b.Refused())
+
+	release()
+	release()
+	require.Zero(t, b.InUse(), "release gives the bytes back once")
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	now, err := b.Hold(done, 600<<10)
+	require.NoError(t, err, "room that is free is taken even when the wait is over")
+	now()
+	again, err := b.Hold(context.Background(), 600<<10)
+	require.NoError(t, err, "room again")
+	again()
+}

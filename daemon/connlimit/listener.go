@@ -28,6 +28,12 @@ const refuseWriteTimeout = 50 * time.Millisecond
 // that held connections cannot use up the daemon's file descriptors.
 type Listener struct {
 	net.Listener
+	c      *counts
+	refuse func(net.Conn)
+}
+
+// counts are the connections of one or more listeners under one cap.
+type counts struct {
 	max     int64
 	open    atomic.Int64
 	refused atomic.Int64
@@ -35,7 +41,14 @@ type Listener struct {
 
 // NewListener caps ln at max open connections (max ≥ 1).
 func NewListener(ln net.Listener, max int) *Listener {
-	return &Listener{Listener: ln, max: int64(max)}
+	return &Listener{Listener: ln, c: &counts{max: int64(max)}, refuse: refuse}
+}
+
+// Beside caps another listener under the same count as l (the gRPC listener
+// beside the HTTP one). A connection over the cap there is closed at once:
+// a gRPC client cannot read an HTTP/1 answer.
+func (l *Listener) Beside(ln net.Listener) *Listener {
+	return &Listener{Listener: ln, c: l.c, refuse: func(c net.Conn) { _ = c.Close() }}
 }
 
 // Accept returns the next connection within the cap; those over it are
@@ -46,24 +59,25 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.open.Add(1) > l.max {
-			l.open.Add(-1)
-			l.refused.Add(1)
-			refuse(c)
+		if l.c.open.Add(1) > l.c.max {
+			l.c.open.Add(-1)
+			l.c.refused.Add(1)
+			l.refuse(c)
 			continue
 		}
 		return &conn{Conn: c, l: l}, nil
 	}
 }
 
-// Open is the number of connections open now.
-func (l *Listener) Open() int64 { return l.open.Load() }
+// Open is the number of connections open now, on l and the listeners
+// beside it.
+func (l *Listener) Open() int64 { return l.c.open.Load() }
 
 // Refused is the number of connections refused over the cap so far.
-func (l *Listener) Refused() int64 { return l.refused.Load() }
+func (l *Listener) Refused() int64 { return l.c.refused.Load() }
 
 // Max is the cap.
-func (l *Listener) Max() int64 { return l.max }
+func (l *Listener) Max() int64 { return l.c.max }
 
 func refuse(c net.Conn) {
 	_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
@@ -80,6 +94,6 @@ type conn struct {
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.open.Add(-1) })
+	c.once.Do(func() { c.l.c.open.Add(-1) })
 	return err
 }

@@ -62,3 +62,47 @@ func TestListenerRefusesConnectionsOverTheCap(t *testing.T) {
 	for range accepted {
 	}
 }
+
+func TestListenerBesideSharesTheCap(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := NewListener(inner, 1)
+	beside := ln.Beside(other)
+	defer ln.Close()
+	defer beside.Close()
+
+	a, err := net.Dial("tcp", inner.Addr().String())
+	require.NoError(t, err)
+	ca, err := ln.Accept()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, beside.Open(), "one count for both")
+
+	over, err := net.Dial("tcp", other.Addr().String())
+	require.NoError(t, err)
+	// Accept refuses the connection over the cap and waits for the next.
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := beside.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		accepted <- c
+	}()
+	require.NoError(t, over.SetReadDeadline(time.Now().Add(5*time.Second)))
+	n, err := over.Read(make([]byte, 1))
+	require.Zero(t, n, "closed without an HTTP answer")
+	require.Error(t, err)
+	require.Eventually(t, func() bool { return ln.Refused() == 1 }, 5*time.Second, time.Millisecond)
+
+	require.NoError(t, ca.Close())
+	b, err := net.Dial("tcp", other.Addr().String())
+	require.NoError(t, err)
+	cb := <-accepted
+	require.NotNil(t, cb, "room again once the first closed")
+	for _, x := range []net.Conn{a, over, b, cb} {
+		_ = x.Close()
+	}
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// TestGRPCInferenceService drives the daemon's gRPC listener as a Triton
+// gRPC client would (the client is generated from the same .proto): health,
+// metadata, typed and raw inference compared with ONNX Runtime, batches,
+// bad input, a stream, concurrency, statistics and the repository index; and
+// the REST API beside it still answers.
+func TestGRPCInferenceService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
+	// The protocol, not timing, is under test.
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	grpcAddr := freeAddr(t)
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu",
+		"GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_LIMITS_MAX_REQUEST_BODY=256KiB"))
+	base := "http://" + addr
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	c := pb.NewGRPCInferenceServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	live, err := c.ServerLive(ctx, &pb.ServerLiveRequest{})
+	require.NoError(t, err, "logs:\n%s", logs)
+	require.True(t, live.Live)
+	require.Eventually(t, func() bool {
+		r, err := c.ServerReady(ctx, &pb.ServerReadyRequest{})
+		return err == nil && r.Ready
+	}, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	for _, m := range []string{"lenet5", "mlp"} {
+		r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: m})
+		require.NoError(t, err)
+		require.True(t, r.Ready, m)
+	}
+	_, err = c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nosuch"})
+	requireCode(t, err, codes.NotFound, "unknown model")
+
+	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
+	require.NoError(t, err)
+	require.Equal(t, "gpuletd", sm.Name)
+	require.Contains(t, sm.Extensions, "binary_tensor_data")
+	md, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"1"}, md.Versions)
+	require.Equal(t, "onnxruntime_onnx", md.Platform)
+	require.Equal(t, "input", md.Inputs[0].Name)
+	require.Equal(t, "FP32", md.Inputs[0].Datatype)
+	require.Equal(t, []int64{-1, 784}, md.Inputs[0].Shape)
+	require.Equal(t, []int64{-1, 10}, md.Outputs[0].Shape)
+	_, err = c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp", Version: "2"})
+	requireCode(t, err, codes.NotFound, "no version")
+
+	// Typed contents (lenet5, a batch of 2) and raw contents (mlp, 3 rows)
+	// give what ONNX Runtime gives for the same inputs.
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	require.NoError(t, onnxrt.Init(lib))
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, tc := range []struct {
+		model string
+		shape []int64
+		raw   bool
+	}{{"lenet5", []int64{2, 1, 28, 28}, false}, {"mlp", []int64{3, 784}, true}, {"mlp", []int64{1, 784}, false}} {
+		vals := make([]float32, elements(tc.shape))
+		for i := range vals {
+			vals[i] = rng.Float32()*2 - 1
+		}
+		want, err := onnxrt.RunFloat32(filepath.Join(repo, tc.model, "1", "model.onnx"),
+			map[string]onnxrt.Float32Tensor{"input": {Shape: tc.shape, Data: vals}}, 1)
+		require.NoError(t, err)
+		req := fp32Request(tc.model, "id-"+tc.model, tc.shape, vals, tc.raw)
+		res, err := c.ModelInfer(ctx, req)
+		require.NoError(t, err, "%s raw=%v", tc.model, tc.raw)
+		require.Equal(t, tc.model, res.ModelName)
+		require.Equal(t, "1", res.ModelVersion)
+		require.Equal(t, "id-"+tc.model, res.Id, "the id is echoed")
+		require.Len(t, res.Outputs, 1)
+		require.Equal(t, "output", res.Outputs[0].Name)
+		require.Equal(t, "FP32", res.Outputs[0].Datatype)
+		require.Equal(t, []int64{tc.shape[0], 10}, res.Outputs[0].Shape)
+		requireClose(t, want["output"].Data, fp32s(res.RawOutputContents[0]))
+	}
+
+	// Bad input: INVALID_ARGUMENT naming what is wrong; oversized messages
+	// RESOURCE_EXHAUSTED.
+	ones := make([]float32, 784)
+	for _, tc := range []struct {
+		name string
+		req  func() *pb.ModelInferRequest
+		code codes.Code
+		msg  string
+	}{
+		{"wrong datatype", func() *pb.ModelInferRequest {
+			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
+			r.Inputs[0].Datatype = "INT32"
+			r.Inputs[0].Contents = &pb.InferTensorContents{IntContents: make([]int32, 784)}
+			return r
+		}, codes.InvalidArgument, `input "input" is INT32, the model takes FP32`},
+		{"wrong shape", func() *pb.ModelInferRequest {
+			return fp32Request("mlp", "", []int64{1, 783}, ones[:783], false)
+		}, codes.InvalidArgument, "the model takes [-1 784]"},
+		{"too few values", func() *pb.ModelInferRequest {
+			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
+			r.Inputs[0].Contents.Fp32Contents = ones[:10]
+			return r
+		}, codes.InvalidArgument, "fp32_contents holds 10 values but the shape needs 784"},
+		{"raw bytes short", func() *pb.ModelInferRequest {
+			r := fp32Request("mlp", "", []int64{1, 784}, ones, true)
+			r.RawInputContents[0] = r.RawInputContents[0][:100]
+			return r
+		}, codes.InvalidArgument, "raw_input_contents holds 100 bytes"},
+		{"unknown input", func() *pb.ModelInferRequest {
+			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
+			r.Inputs[0].Name = "nope"
+			return r
+		}, codes.InvalidArgument, `input "input" is missing`},
+		{"timeout not an integer", func() *pb.ModelInferRequest {
+			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
+			r.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "soon"}}}
+			return r
+		}, codes.InvalidArgument, "timeout must be a positive number of microseconds"},
+		{"unknown model", func() *pb.ModelInferRequest {
+			return fp32Request("nosuch", "", []int64{1, 784}, ones, false)
+		}, codes.NotFound, `unknown model "nosuch"`},
+		{"over max_request_body", func() *pb.ModelInferRequest {
+			return fp32Request("mlp", "", []int64{100, 784}, make([]float32, 78400), true)
+		}, codes.ResourceExhausted, "larger than max"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.ModelInfer(ctx, tc.req())
+			requireCode(t, err, tc.code, tc.msg)
+		})
+	}
+
+	// Many callers on one connection at once.
+	const callers, each = 16, 5
+	errs := make(chan error, callers*each)
+	var wg sync.WaitGroup
+	for g := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := fmt.Sprintf("c%d-%d", g, i)
+				res, err := c.ModelInfer(ctx, fp32Request("mlp", id, []int64{1, 784}, ones, i%2 == 0))
+				switch {
+				case err != nil:
+					errs <- err
+				case res.Id != id:
+					errs <- fmt.Errorf("answer %q for request %q", res.Id, id)
+				default:
+					errs <- nil
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	// A stream: every request answered on it, a bad one with its error.
+	stream, err := c.ModelStreamInfer(ctx)
+	require.NoError(t, err)
+	const streamed = 8
+	for i := range streamed {
+		req := fp32Request("lenet5", fmt.Sprintf("s%d", i), []int64{1, 1, 28, 28}, ones, i%2 == 0)
+		if i == 3 {
+			req.Inputs[0].Shape = []int64{1, 1, 28, 27}
+			req.Inputs[0].Contents.Fp32Contents = ones[:756]
+		}
+		require.NoError(t, stream.Send(req))
+	}
+	require.NoError(t, stream.CloseSend())
+	got := map[string]string{}
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		got[r.InferResponse.Id] = r.ErrorMessage
+		if r.ErrorMessage == "" {
+			require.Equal(t, []int64{1, 10}, r.InferResponse.Outputs[0].Shape)
+		}
+	}
+	require.Len(t, got, streamed, "one answer per request")
+	require.Contains(t, got["s3"], "the model takes [-1 1 28 28]")
+	require.Empty(t, got["s4"])
+
+	stats, err := c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "mlp"})
+	require.NoError(t, err)
+	require.Len(t, stats.ModelStats, 1)
+	st := stats.ModelStats[0]
+	require.GreaterOrEqual(t, st.InferenceCount, uint64(2+callers*each), "gRPC requests are counted as REST ones are")
+	require.NotZero(t, st.InferenceStats.Fail.Count, "the bad ones too")
+
+	idx, err := c.RepositoryIndex(ctx, &pb.RepositoryIndexRequest{Ready: true})
+	require.NoError(t, err)
+	var names []string
+	for _, m := range idx.Models {
+		names = append(names, m.Name)
+	}
+	require.ElementsMatch(t, []string{"lenet5", "mlp"}, names)
+
+	// REST beside it.
+	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "GET", base+"/metrics", nil, nil)
+	require.Contains(t, string(r.body), `gpuletd_request_failures_total{model="mlp",reason="bad_request"}`)
+}
+
+// TestGRPCRefusalsCarryRetryInfo: a request refused for a reason a retry
+// may cure (no gpu-let serves the model yet) is UNAVAILABLE with RetryInfo.
+func TestGRPCRefusalsCarryRetryInfo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	grpcAddr := freeAddr(t)
+	// Nothing is ever placed: a 1 µs SLO that no emulated gpu-let meets.
+	setProfile(t, repo, "mlp", "alexnet", "1us")
+	_, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo,
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]", "GPULETD_GRPC_LISTEN="+grpcAddr))
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	c := pb.NewGRPCInferenceServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.Eventually(t, func() bool {
+		_, err := c.ServerLive(ctx, &pb.ServerLiveRequest{})
+		return err == nil
+	}, time.Minute, 100*time.Millisecond, "logs:\n%s", logs)
+	ready, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "mlp"})
+	require.NoError(t, err)
+	require.False(t, ready.Ready)
+	_, err = c.ModelInfer(ctx, fp32Request("mlp", "", []int64{1, 784}, make([]float32, 784), true))
+	requireCode(t, err, codes.Unavailable, "mlp")
+	var retry *errdetails.RetryInfo
+	for _, d := range status.Convert(err).Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			retry = ri
+		}
+	}
+	require.NotNil(t, retry, "RetryInfo, as REST's Retry-After")
+	require.Equal(t, time.Second, retry.RetryDelay.AsDuration())
+}
+
+func requireCode(t *testing.T, err error, code codes.Code, msg string) {
+	t.Helper()
+	require.Error(t, err)
+	st := status.Convert(err)
+	require.Equal(t, code, st.Code(), st.Message())
+	require.Contains(t, st.Message(), msg)
+}
+
+func elements(shape []int64) int {
+	n := 1
+	for _, d := range shape {
+		n *= int(d)
+	}
+	return n
+}
+
+// fp32Request is one FP32 input named "input", typed or raw.
+func fp32Request(model, id string, shape []int64, vals []float32, raw bool) *pb.ModelInferRequest {
+	in := &pb.ModelInferRequest_InferInputTensor{Name: "input", Datatype: "FP32", Shape: shape}
+	r := &pb.ModelInferRequest{ModelName: model, Id: id, Inputs: []*pb.ModelInferRequest_InferInputTensor{in}}
+	if !raw {
+		in.Contents = &pb.InferTensorContents{Fp32Contents: vals}
+		return r
+	}
+	b := make([]byte, 0, 4*len(vals))
+	for _, v := range vals {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	r.RawInputContents = [][]byte{b}
+	return r
+}
+
+func fp32s(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}

@@ -1,0 +1,244 @@
+package daemon
+
+import (
+	"context"
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/internal/version"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// grpcServer serves the Open Inference Protocol over gRPC
+// (inference.GRPCInferenceService). After decoding, every call takes the
+// REST API's path: the same model lookup, overload share, byte budget,
+// checks, routing, executors, counters and metrics.
+type grpcServer struct {
+	pb.UnimplementedGRPCInferenceServiceServer
+	n *node
+}
+
+// newGRPCServer builds the gRPC server with the daemon's limits: messages
+// up to limits.max_request_body, idle connections closed after
+// limits.idle_timeout, and the repository's mutating calls guarded as the
+// REST ones are.
+func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
+	s := grpc.NewServer(
+		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxRequestBody)),
+		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
+		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
+		grpc.UnaryInterceptor(n.grpcMutating),
+	)
+	pb.RegisterGRPCInferenceServiceServer(s, &grpcServer{n: n})
+	return s
+}
+
+// listenGRPC opens the gRPC listener under the HTTP listener's connection
+// cap; nil when grpc_listen is empty.
+func (n *node) listenGRPC(cfg config.Config) (net.Listener, error) {
+	if cfg.GRPCListen == "" {
+		return nil, nil
+	}
+	tcp, err := net.Listen("tcp", cfg.GRPCListen)
+	if err != nil {
+		return nil, err
+	}
+	return n.conns.Beside(tcp), nil
+}
+
+// grpcMutating asks the repository's load and unload calls for the admin
+// token when the gRPC listener is not loopback, as mutating REST calls are
+// asked (metadata "authorization: Bearer <auth.admin_token>").
+func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	switch info.FullMethod {
+	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName:
+	default:
+		return next(ctx, req)
+	}
+	cfg := n.conf()
+	if config.IsLoopbackAddr(cfg.GRPCListen) {
+		return next(ctx, req)
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	var got string
+	for _, v := range md.Get("authorization") {
+		got, _ = strings.CutPrefix(v, "Bearer ")
+	}
+	token := cfg.Auth.AdminToken
+	if token == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		return nil, grpcstatus.Error(codes.Unauthenticated, errAuth.Error())
+	}
+	return next(ctx, req)
+}
+
+// grpcError maps an answer the REST API would give with an HTTP code to the
+// gRPC status clients expect. Refusals that a retry may cure carry
+// RetryInfo (REST's Retry-After).
+func grpcError(e *inferError) error {
+	var c codes.Code
+	switch e.code {
+	case http.StatusBadRequest:
+		c = codes.InvalidArgument
+	case http.StatusNotFound:
+		c = codes.NotFound
+	case http.StatusRequestEntityTooLarge:
+		c = codes.ResourceExhausted
+	case http.StatusRequestTimeout:
+		c = codes.DeadlineExceeded
+	case http.StatusUnauthorized:
+		c = codes.Unauthenticated
+	case http.StatusServiceUnavailable:
+		c = codes.Unavailable
+		switch e.reason {
+		case "over_share", "memory_budget", "queue_full":
+			c = codes.ResourceExhausted
+		}
+	default:
+		c = codes.Internal
+	}
+	st := grpcstatus.New(c, e.msg)
+	if e.code == http.StatusServiceUnavailable {
+		delay, _ := strconv.Atoi(retryAfter)
+		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(delay) * time.Second)}); err == nil {
+			st = d
+		}
+	}
+	return st.Err()
+}
+
+// ServerLive answers while the daemon runs.
+func (s *grpcServer) ServerLive(context.Context, *pb.ServerLiveRequest) (*pb.ServerLiveResponse, error) {
+	return &pb.ServerLiveResponse{Live: true}, nil
+}
+
+// ServerReady is REST's /v2/health/ready.
+func (s *grpcServer) ServerReady(context.Context, *pb.ServerReadyRequest) (*pb.ServerReadyResponse, error) {
+	ready, _ := s.n.readiness()
+	return &pb.ServerReadyResponse{Ready: ready}, nil
+}
+
+// ModelReady is REST's model ready endpoint; a model that cannot be served
+// is not ready (its reason is in ModelMetadata's REST twin and the status).
+func (s *grpcServer) ModelReady(_ context.Context, r *pb.ModelReadyRequest) (*pb.ModelReadyResponse, error) {
+	m, ierr := s.n.lookupModel(r.Name, r.Version)
+	if ierr != nil {
+		if ierr.code == http.StatusServiceUnavailable {
+			return &pb.ModelReadyResponse{Ready: false}, nil
+		}
+		return nil, grpcError(ierr)
+	}
+	return &pb.ModelReadyResponse{Ready: s.n.modelReady(m.Name)}, nil
+}
+
+// ServerMetadata names the server and its extensions.
+func (s *grpcServer) ServerMetadata(context.Context, *pb.ServerMetadataRequest) (*pb.ServerMetadataResponse, error) {
+	return &pb.ServerMetadataResponse{Name: "gpuletd", Version: version.Version, Extensions: serverExtensions}, nil
+}
+
+// ModelMetadata describes a model as REST's metadata does.
+func (s *grpcServer) ModelMetadata(_ context.Context, r *pb.ModelMetadataRequest) (*pb.ModelMetadataResponse, error) {
+	m, ierr := s.n.lookupModel(r.Name, r.Version)
+	if ierr != nil {
+		return nil, grpcError(ierr)
+	}
+	tensors := func(specs []repository.TensorSpec) []*pb.ModelMetadataResponse_TensorMetadata {
+		var out []*pb.ModelMetadataResponse_TensorMetadata
+		for _, t := range tensorMetadata(m, specs) {
+			out = append(out, &pb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.DataType, Shape: t.Shape})
+		}
+		return out
+	}
+	return &pb.ModelMetadataResponse{Name: m.Name, Versions: []string{strconv.Itoa(m.Version)}, Platform: platformName(m.Platform),
+		Inputs: tensors(m.Inputs), Outputs: tensors(m.Outputs)}, nil
+}
+
+// ModelStatistics gives the statistics extension's counters, REST's
+// /v2/models/stats.
+func (s *grpcServer) ModelStatistics(_ context.Context, r *pb.ModelStatisticsRequest) (*pb.ModelStatisticsResponse, error) {
+	models := s.n.catalog.all()
+	if r.Name != "" {
+		m, ierr := s.n.lookupModel(r.Name, r.Version)
+		if ierr != nil {
+			return nil, grpcError(ierr)
+		}
+		models = []*repository.Model{m}
+	}
+	out := &pb.ModelStatisticsResponse{}
+	for _, m := range models {
+		c := s.n.counters.of(m.Name)
+		d := func(x *durCount) *pb.StatisticDuration {
+			return &pb.StatisticDuration{Count: uint64(x.count.Load()), Ns: uint64(x.ns.Load())}
+		}
+		out.ModelStats = append(out.ModelStats, &pb.ModelStatistics{
+			Name: m.Name, Version: strconv.Itoa(m.Version), LastInference: uint64(c.last.Load()),
+			InferenceCount: uint64(c.success.count.Load()),
+			InferenceStats: &pb.InferStatistics{Success: d(&c.success), Fail: d(&c.fail), Queue: d(&c.queue), ComputeInfer: d(&c.compute)},
+		})
+	}
+	return out, nil
+}
+
+// RepositoryIndex lists the repository as REST's index does.
+func (s *grpcServer) RepositoryIndex(ctx context.Context, r *pb.RepositoryIndexRequest) (*pb.RepositoryIndexResponse, error) {
+	entries, err := s.n.catalog.indexEntries(ctx)
+	if err != nil {
+		return nil, grpcstatus.Error(codes.Internal, err.Error())
+	}
+	out := &pb.RepositoryIndexResponse{}
+	for _, e := range entries {
+		if r.Ready && e.State != "READY" {
+			continue
+		}
+		out.Models = append(out.Models, &pb.RepositoryIndexResponse_ModelIndex{Name: e.Name, Version: e.Version, State: e.State, Reason: e.Reason})
+	}
+	return out, nil
+}
+
+// RepositoryModelLoad loads or reloads a model and re-plans.
+func (s *grpcServer) RepositoryModelLoad(ctx context.Context, r *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
+	if _, ierr := s.n.loadModel(ctx, r.ModelName); ierr != nil {
+		return nil, grpcError(ierr)
+	}
+	return &pb.RepositoryModelLoadResponse{}, nil
+}
+
+// RepositoryModelUnload stops serving a model and re-plans.
+func (s *grpcServer) RepositoryModelUnload(ctx context.Context, r *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
+	if ierr := s.n.unloadModel(ctx, r.ModelName); ierr != nil {
+		return nil, grpcError(ierr)
+	}
+	return &pb.RepositoryModelUnloadResponse{}, nil
+}
+
+// serveGRPC runs the gRPC server on ln until it is stopped; it logs where.
+func serveGRPC(log *zap.Logger, s *grpc.Server, ln net.Listener, served chan<- error) {
+	log.Info("serving grpc", zap.String("grpc_listen", ln.Addr().String()))
+	served <- s.Serve(ln)
+}
+
+// stopGRPC lets in-flight calls finish until ctx ends, then cuts the rest.
+func stopGRPC(ctx context.Context, s *grpc.Server) {
+	done := make(chan struct{})
+	go func() { defer close(done); s.GracefulStop() }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.Stop()
+		<-done
+	}
+}

@@ -1,0 +1,119 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/connlimit"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/kserve"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"google.golang.org/protobuf/proto"
+)
+
+// ModelInfer runs one request through the path REST requests take.
+func (s *grpcServer) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	res, ierr := s.n.inferGRPC(ctx, r, time.Now())
+	if ierr != nil {
+		return nil, grpcError(ierr)
+	}
+	return res, nil
+}
+
+// ModelStreamInfer runs every request of the stream as it arrives, at most
+// limits.max_queued_per_model at once, and sends each answer when it is
+// ready; a failed request is answered with error_message beside its id, and
+// the stream goes on.
+func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInferServer) error {
+	ctx := stream.Context()
+	var (
+		wg   sync.WaitGroup
+		send sync.Mutex
+	)
+	defer wg.Wait()
+	slots := make(chan struct{}, max(1, s.n.conf().Limits.MaxQueuedPerModel))
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		arrival := time.Now()
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			res, ierr := s.n.inferGRPC(ctx, r, arrival)
+			out := &pb.ModelStreamInferResponse{InferResponse: res}
+			if ierr != nil {
+				out = &pb.ModelStreamInferResponse{ErrorMessage: ierr.msg,
+					InferResponse: &pb.ModelInferResponse{Id: r.Id, ModelName: r.ModelName, ModelVersion: r.ModelVersion}}
+			}
+			send.Lock()
+			defer send.Unlock()
+			// An error means the stream has ended: nobody is left to answer.
+			_ = stream.Send(out)
+		}()
+	}
+}
+
+// inferGRPC is handleInfer for a gRPC request: the model, the overload
+// share, the byte budget, then the shared path, booked as REST books it.
+func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival time.Time) (*pb.ModelInferResponse, *inferError) {
+	m, ierr := n.lookupModel(r.ModelName, r.ModelVersion)
+	if ierr != nil {
+		return nil, ierr
+	}
+	var (
+		res   *pb.ModelInferResponse
+		batch int32
+	)
+	if ierr = n.begin(m); ierr == nil {
+		var release func()
+		if release, ierr = n.holdMessage(ctx, m, int64(proto.Size(r)), arrival); ierr == nil {
+			res, batch, ierr = n.runGRPC(ctx, m, r, arrival)
+			release()
+		}
+	}
+	n.finish(m, arrival, batch, ierr)
+	return res, ierr
+}
+
+// holdMessage takes a received message's bytes in the budget of request
+// bytes in flight, waiting for room at most until the model's SLO has
+// passed, as readBody does for a REST body.
+func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
+	ctx, cancel := context.WithDeadline(ctx, arrival.Add(m.Config.SLO.D()))
+	defer cancel()
+	release, err := n.bodies.Hold(ctx, size)
+	if errors.Is(err, connlimit.ErrOverBudget) {
+		return release, &inferError{code: http.StatusServiceUnavailable, reason: "memory_budget",
+			msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, n.bodies.Max())}
+	}
+	return release, nil
+}
+
+// runGRPC decodes, runs and encodes one gRPC request.
+func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInferRequest, arrival time.Time) (*pb.ModelInferResponse, int32, *inferError) {
+	req, err := kserve.DecodeGRPCRequest(r)
+	if err != nil {
+		return nil, 0, badRequest("%v", err)
+	}
+	res, ierr := n.execute(ctx, m, req, arrival)
+	if ierr != nil {
+		return nil, 0, ierr
+	}
+	return kserve.EncodeGRPCResponse(res.head(m, req), res.outs), res.batch, nil
+}

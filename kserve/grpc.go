@@ -1,0 +1,234 @@
+package kserve
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// DecodeGRPCRequest checks a gRPC inference request as DecodeRequest checks
+// a REST body and returns the same Request. Inputs in raw_input_contents are
+// used in place; typed contents are packed into little-endian bytes. Errors
+// wrap ErrBadRequest and name the input.
+func DecodeGRPCRequest(m *pb.ModelInferRequest) (*Request, error) {
+	bad := func(format string, args ...any) (*Request, error) {
+		return nil, fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))
+	}
+	if len(m.Inputs) == 0 {
+		return bad("request has no inputs")
+	}
+	raw := m.RawInputContents
+	if len(raw) > 0 && len(raw) != len(m.Inputs) {
+		return bad("raw_input_contents has %d entries for %d inputs: give every input's data there, or none", len(raw), len(m.Inputs))
+	}
+	r := &Request{ID: m.Id}
+	if err := r.readGRPCParameters(m.Parameters); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, in := range m.Inputs {
+		var data []byte
+		if len(raw) > 0 {
+			data = raw[i]
+		}
+		t, err := decodeGRPCInput(in, data, len(raw) > 0)
+		if err != nil {
+			name := in.Name
+			if name == "" {
+				name = "#" + strconv.Itoa(i)
+			}
+			return bad("input %q: %s", name, err)
+		}
+		if seen[t.Name] {
+			return bad("input %q given twice", t.Name)
+		}
+		seen[t.Name] = true
+		r.Inputs = append(r.Inputs, t)
+	}
+	outSeen := map[string]bool{}
+	for _, o := range m.Outputs {
+		if o.Name == "" {
+			return bad("an output has no name")
+		}
+		if outSeen[o.Name] {
+			return bad("output %q asked for twice", o.Name)
+		}
+		outSeen[o.Name] = true
+		// Over gRPC every output travels in raw_output_contents.
+		r.Outputs = append(r.Outputs, OutputRequest{Name: o.Name, Binary: true})
+	}
+	r.BinaryOutputs = true
+	return r, nil
+}
+
+// readGRPCParameters reads "timeout" (µs) and "priority"; other parameters
+// are ignored, as in REST.
+func (r *Request) readGRPCParameters(p map[string]*pb.InferParameter) error {
+	if v, ok := p["timeout"]; ok {
+		us, err := grpcInt(v)
+		if err != nil || us <= 0 || us > math.MaxInt64/int64(time.Microsecond) {
+			return fmt.Errorf("%w: parameters: timeout must be a positive number of microseconds", ErrBadRequest)
+		}
+		r.Timeout = time.Duration(us) * time.Microsecond
+	}
+	if v, ok := p["priority"]; ok {
+		pr, err := grpcInt(v)
+		if err != nil {
+			return fmt.Errorf("%w: parameters: priority must be an integer", ErrBadRequest)
+		}
+		r.Priority = pr
+	}
+	return nil
+}
+
+// grpcInt reads an integer parameter given as int64_param or uint64_param.
+func grpcInt(v *pb.InferParameter) (int64, error) {
+	switch x := v.GetParameterChoice().(type) {
+	case *pb.InferParameter_Int64Param:
+		return x.Int64Param, nil
+	case *pb.InferParameter_Uint64Param:
+		if x.Uint64Param > math.MaxInt64 {
+			return 0, errors.New("out of range")
+		}
+		return int64(x.Uint64Param), nil
+	}
+	return 0, errors.New("not an integer")
+}
+
+// decodeGRPCInput checks one input; raw says the request carries its data in
+// raw_input_contents (data), otherwise it is in the typed contents.
+func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw bool) (tensor.Tensor, error) {
+	if in.Name == "" {
+		return tensor.Tensor{}, errors.New("no name")
+	}
+	dt, err := tensor.ParseDataType(in.Datatype)
+	if err != nil {
+		return tensor.Tensor{}, fmt.Errorf("datatype %q is not a KServe v2 data type (FP32, INT64, BOOL, ...)", in.Datatype)
+	}
+	if len(in.Shape) > MaxRank {
+		return tensor.Tensor{}, fmt.Errorf("shape has %d dimensions, at most %d are allowed", len(in.Shape), MaxRank)
+	}
+	n, err := tensor.NumElements(in.Shape)
+	if err != nil {
+		return tensor.Tensor{}, fmt.Errorf("shape %v: %w", in.Shape, err)
+	}
+	if dt.Size() == 0 {
+		return tensor.Tensor{}, fmt.Errorf("datatype %s is not supported for inference", dt)
+	}
+	switch {
+	case raw && in.Contents != nil:
+		return tensor.Tensor{}, errors.New("has contents although the request uses raw_input_contents")
+	case raw:
+		if want := n * int64(dt.Size()); int64(len(data)) != want {
+			return tensor.Tensor{}, fmt.Errorf("raw_input_contents holds %d bytes but shape %v of %s needs %d", len(data), in.Shape, dt, want)
+		}
+	case in.Contents == nil:
+		return tensor.Tensor{}, errors.New("has no contents and the request no raw_input_contents")
+	default:
+		if data, err = packContents(in.Contents, dt, n); err != nil {
+			return tensor.Tensor{}, err
+		}
+	}
+	return tensor.New(in.Name, dt, in.Shape, data)
+}
+
+// packContents packs the typed contents a data type travels in into
+// little-endian bytes, checking the count and every value's range.
+func packContents(c *pb.InferTensorContents, dt tensor.DataType, n int64) ([]byte, error) {
+	size := dt.Size()
+	count := func(got int, field string) error {
+		if int64(got) != n {
+			return fmt.Errorf("%s holds %d values but the shape needs %d", field, got, n)
+		}
+		return nil
+	}
+	out := make([]byte, 0, n*int64(size))
+	switch dt {
+	case tensor.Bool:
+		if err := count(len(c.BoolContents), "bool_contents"); err != nil {
+			return nil, err
+		}
+		for _, v := range c.BoolContents {
+			out = append(out, byte(boolInt(v)))
+		}
+	case tensor.Int8, tensor.Int16, tensor.Int32:
+		if err := count(len(c.IntContents), "int_contents"); err != nil {
+			return nil, err
+		}
+		lo, hi := int64(-1)<<(8*size-1), int64(1)<<(8*size-1)-1
+		for _, v := range c.IntContents {
+			if int64(v) < lo || int64(v) > hi {
+				return nil, fmt.Errorf("int_contents value %d is out of range for %s", v, dt)
+			}
+			out = appendUint(out, uint64(v), size)
+		}
+	case tensor.Int64:
+		if err := count(len(c.Int64Contents), "int64_contents"); err != nil {
+			return nil, err
+		}
+		for _, v := range c.Int64Contents {
+			out = binary.LittleEndian.AppendUint64(out, uint64(v))
+		}
+	case tensor.Uint8, tensor.Uint16, tensor.Uint32:
+		if err := count(len(c.UintContents), "uint_contents"); err != nil {
+			return nil, err
+		}
+		hi := uint64(1)<<(8*size) - 1
+		for _, v := range c.UintContents {
+			if uint64(v) > hi {
+				return nil, fmt.Errorf("uint_contents value %d is out of range for %s", v, dt)
+			}
+			out = appendUint(out, uint64(v), size)
+		}
+	case tensor.Uint64:
+		if err := count(len(c.Uint64Contents), "uint64_contents"); err != nil {
+			return nil, err
+		}
+		for _, v := range c.Uint64Contents {
+			out = binary.LittleEndian.AppendUint64(out, v)
+		}
+	case tensor.FP32:
+		if err := count(len(c.Fp32Contents), "fp32_contents"); err != nil {
+			return nil, err
+		}
+		for _, v := range c.Fp32Contents {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
+		}
+	case tensor.FP64:
+		if err := count(len(c.Fp64Contents), "fp64_contents"); err != nil {
+			return nil, err
+		}
+		for _, v := range c.Fp64Contents {
+			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
+		}
+	default:
+		return nil, fmt.Errorf("%s has no typed contents in the protocol: send it in raw_input_contents", dt)
+	}
+	return out, nil
+}
+
+// EncodeGRPCResponse builds the gRPC answer: every output's data goes in
+// raw_output_contents as it is (not copied), as Triton answers.
+func EncodeGRPCResponse(head InferResponseJSON, outs []tensor.Tensor) *pb.ModelInferResponse {
+	res := &pb.ModelInferResponse{ModelName: head.ModelName, ModelVersion: head.ModelVersion, Id: head.ID,
+		Outputs: make([]*pb.ModelInferResponse_InferOutputTensor, len(outs)), RawOutputContents: make([][]byte, len(outs))}
+	for k, v := range head.Parameters {
+		if b, ok := v.(bool); ok {
+			if res.Parameters == nil {
+				res.Parameters = map[string]*pb.InferParameter{}
+			}
+			res.Parameters[k] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: b}}
+		}
+	}
+	for i, t := range outs {
+		res.Outputs[i] = &pb.ModelInferResponse_InferOutputTensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape}
+		res.RawOutputContents[i] = t.Data
+	}
+	return res
+}
