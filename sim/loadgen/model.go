@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // ErrUnreachable is wrapped when nothing answers at the server's address.

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gpulet/gpuletd/daemon/kserve"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // ErrPayload is wrapped when no request can be built for a model.

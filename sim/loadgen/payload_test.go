@@ -3,7 +3,7 @@ package loadgen
 import (
 	"testing"
 
-	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/stretchr/testify/require"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // job is one request due at a moment of the schedule.

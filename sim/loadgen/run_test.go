@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpulet/gpuletd/daemon/kserve"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/stretchr/testify/require"
 )
 

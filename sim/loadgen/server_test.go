@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/arrival"
 	"github.com/stretchr/testify/require"
 )

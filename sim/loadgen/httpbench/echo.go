@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gpulet/gpuletd/daemon/kserve"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
