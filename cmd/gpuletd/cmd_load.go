@@ -15,13 +15,14 @@ import (
 
 func newLoadCmd(g *globalFlags) *cobra.Command {
 	var (
-		url, model, arrivalSpec string
-		rate                    float64
-		duration, warmup        time.Duration
-		drain, timeout          time.Duration
-		binary, asJSON          bool
-		concurrency             int
-		seed                    uint64
+		url, grpcAddr      string
+		model, arrivalSpec string
+		rate               float64
+		duration, warmup   time.Duration
+		drain, timeout     time.Duration
+		binary, asJSON     bool
+		concurrency        int
+		seed               uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "load --model MODEL --rate R",
@@ -32,7 +33,9 @@ earlier ones were answered. At most --concurrency are in flight; a request due
 while that many are in flight is dropped by this client and counted.
 
 Inputs are random tensors of the shapes the model declares (batch 1), as JSON
-or, with --binary, as binary tensors. The report gives the requests sent, the
+or, with --binary, as binary tensors; with --grpc they go to the gRPC
+listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
+still read over REST). The report gives the requests sent, the
 answers by status, goodput (answers within the model's SLO per second), SLO
 attainment, latency percentiles, the achieved send rate and the schedule lag.
 
@@ -50,7 +53,7 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 				return err
 			}
 			rep, err := loadgen.Run(cmd.Context(), loadgen.Config{
-				URL: base, Model: model, Rate: rate, Duration: duration, Warmup: warmup, Arrivals: arr,
+				URL: base, GRPC: grpcAddr, Model: model, Rate: rate, Duration: duration, Warmup: warmup, Arrivals: arr,
 				Seed: seed, Binary: binary, Concurrency: concurrency, Drain: drain, Timeout: timeout,
 			})
 			interrupted := errors.Is(err, context.Canceled)
@@ -73,6 +76,7 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringVar(&model, "model", "", "model to send requests to")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")
@@ -94,8 +98,12 @@ func writeLoadReport(w io.Writer, spec string, binary bool, r *loadgen.Report) e
 	if binary {
 		tensors = "binary"
 	}
+	target := r.URL
+	if r.GRPC != "" {
+		tensors, target = "gRPC raw", "grpc "+r.GRPC
+	}
 	tw := newTable(w)
-	fmt.Fprintf(tw, "target\t%s at %s\n", r.Model, r.URL)
+	fmt.Fprintf(tw, "target\t%s at %s\n", r.Model, target)
 	fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors (%d-byte requests)\n",
 		spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, r.RequestBytes)
 	fmt.Fprintf(tw, "requests\t%d scheduled, %d sent, %d dropped by this client, %d ok\n", r.Scheduled, r.Sent, r.Dropped, r.OK)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -233,6 +234,25 @@ func TestGRPCInferenceService(t *testing.T) {
 		names = append(names, m.Name)
 	}
 	require.ElementsMatch(t, []string{"lenet5", "mlp"}, names)
+
+	// gpuletd load drives the gRPC listener.
+	code, out, stderr := runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--model", "lenet5", "--rate", "50", "--duration", "1s", "--json")
+	require.Equal(t, 0, code, stderr)
+	var load struct {
+		Report struct {
+			GRPC     string           `json:"grpc"`
+			Sent     int64            `json:"sent"`
+			OK       int64            `json:"ok"`
+			Failed   map[string]int64 `json:"failed"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &load))
+	require.Equal(t, grpcAddr, load.Report.GRPC)
+	require.Positive(t, load.Report.Sent)
+	require.Equal(t, load.Report.Sent, load.Report.OK, "every gRPC request answered: %s", out)
+	stats, err = c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "lenet5"})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, stats.ModelStats[0].InferenceCount, uint64(load.Report.OK), "the daemon counted them")
 
 	// REST beside it.
 	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)

@@ -25,6 +25,10 @@ var ErrConfig = errors.New("bad load configuration")
 type Config struct {
 	// URL is the server's base URL, such as http://127.0.0.1:8700.
 	URL string
+	// GRPC, when set, is the server's gRPC address (host:port): requests go
+	// to its ModelInfer with the payload's inputs in raw_input_contents.
+	// The model's metadata and SLO still come from URL.
+	GRPC string
 	// Model is the model to send requests to.
 	Model string
 	// Rate is the mean request rate, requests per second (a trace spec with

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
 
 // ErrPayload is wrapped when no request can be built for a model.
@@ -161,4 +162,19 @@ func half(v float64) uint16 {
 	bits := math.Float32bits(float32(v))
 	exp := int((bits>>23)&0xff) - 127 + 15
 	return uint16(exp)<<10 | uint16((bits>>13)&0x3ff)
+}
+
+// GRPCRequest is the payload as a gRPC ModelInfer request for model: the
+// same inputs, in raw_input_contents.
+func (p *Payload) GRPCRequest(model string) (*pb.ModelInferRequest, error) {
+	req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPayload, err)
+	}
+	out := &pb.ModelInferRequest{ModelName: model}
+	for _, t := range req.Inputs {
+		out.Inputs = append(out.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape})
+		out.RawInputContents = append(out.RawInputContents, t.Data)
+	}
+	return out, nil
 }

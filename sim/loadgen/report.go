@@ -20,9 +20,11 @@ const (
 // Report is the outcome of a run. Requests sent during the warm-up are not
 // in it.
 type Report struct {
-	// Model and URL are the target.
+	// Model and URL are the target; GRPC is its gRPC address when the
+	// requests went over gRPC.
 	Model string `json:"model"`
 	URL   string `json:"url"`
+	GRPC  string `json:"grpc,omitempty"`
 	// Rate is the arrival process's mean rate, requests per second.
 	Rate float64 `json:"target_rate"`
 	// Window is the time requests were scheduled over.
@@ -37,7 +39,8 @@ type Report struct {
 	Dropped int64 `json:"dropped_by_client"`
 	// OK is how many were answered 200 (Config.OKStatus).
 	OK int64 `json:"ok"`
-	// Failed counts the others by HTTP status ("503") or FailError,
+	// Failed counts the others by HTTP status ("503"), gRPC status code
+	// ("Unavailable") or FailError,
 	// FailCancelled.
 	Failed map[string]int64 `json:"failed"`
 	// FirstError is the first failure's message.

@@ -16,7 +16,16 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/gpulet/gpuletd/kserve"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
+
+// maxAnswer bounds a gRPC message either way (the daemon's own bound is
+// limits.max_request_body).
+const maxAnswer = 1 << 30
 
 // job is one request due at a moment of the schedule.
 type job struct {
@@ -71,6 +80,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		jobs:  make(chan job, cfg.Concurrency),
 		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
 	}
+	if cfg.GRPC != "" {
+		conn, err := grpc.NewClient(cfg.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswer), grpc.MaxCallSendMsgSize(maxAnswer)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: grpc address %q: %v", ErrConfig, cfg.GRPC, err)
+		}
+		defer conn.Close()
+		if g.grpcReq, err = cfg.Payload.GRPCRequest(cfg.Model); err != nil {
+			return nil, err
+		}
+		g.grpc = pb.NewGRPCInferenceServiceClient(conn)
+	}
 	return g.run(ctx)
 }
 
@@ -79,6 +100,8 @@ type generator struct {
 	cfg      Config
 	client   *http.Client
 	infer    string
+	grpc     pb.GRPCInferenceServiceClient // nil: REST
+	grpcReq  *pb.ModelInferRequest
 	jobs     chan job
 	inFlight atomic.Int64
 	t        *tally
@@ -101,7 +124,7 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 		}()
 	}
 
-	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
+	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
 	sendErr := g.schedule(ctx, rep)
 	close(g.jobs)
 
@@ -175,6 +198,10 @@ func (g *generator) schedule(ctx context.Context, rep *Report) error {
 func (g *generator) send(ctx context.Context, j job) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
+	if g.grpc != nil {
+		g.sendGRPC(ctx, j)
+		return
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.infer, bytes.NewReader(g.cfg.Payload.Body))
 	if err != nil {
 		g.fail(j, FailError, err.Error())
@@ -208,18 +235,43 @@ func (g *generator) send(ctx context.Context, j job) {
 		g.fail(j, FailError, fmt.Sprintf("read answer: %v", err))
 		return
 	}
+	if resp.StatusCode != g.cfg.OKStatus {
+		g.fail(j, strconv.Itoa(resp.StatusCode), resp.Status+errorMessage(errBody.Bytes()))
+		return
+	}
+	g.answered(j, lat, n)
+}
+
+// sendGRPC carries one request over gRPC; a failure counts under its
+// status code's name.
+func (g *generator) sendGRPC(ctx context.Context, j job) {
+	sent := time.Now()
+	if j.record {
+		g.t.mu.Lock()
+		record(g.t.lag, sent.Sub(j.at))
+		g.t.mu.Unlock()
+	}
+	res, err := g.grpc.ModelInfer(ctx, g.grpcReq)
+	lat := time.Since(sent)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			g.fail(j, FailCancelled, err.Error())
+			return
+		}
+		st := status.Convert(err)
+		g.fail(j, st.Code().String(), st.Message())
+		return
+	}
+	g.answered(j, lat, int64(proto.Size(res)))
+}
+
+// answered records an answer of n bytes that took lat.
+func (g *generator) answered(j job, lat time.Duration, n int64) {
 	if !j.record {
 		return
 	}
 	g.t.mu.Lock()
 	defer g.t.mu.Unlock()
-	if resp.StatusCode != g.cfg.OKStatus {
-		g.t.failed[strconv.Itoa(resp.StatusCode)]++
-		if g.t.firstError == "" {
-			g.t.firstError = resp.Status + errorMessage(errBody.Bytes())
-		}
-		return
-	}
 	g.t.ok++
 	g.t.respBytes += n
 	record(g.t.latency, lat)
