@@ -13,14 +13,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { benchCommands = append(benchCommands, newBenchHTTPCmd) }
+func init() { benchCommands = append(benchCommands, newBenchHTTPCmd, newBenchGRPCCmd) }
 
 // httpBenchModel is the model the HTTP bench serves.
 const httpBenchModel = "lenet5"
 
-func newBenchHTTPCmd(g *globalFlags) *cobra.Command {
+func newBenchHTTPCmd(g *globalFlags) *cobra.Command { return newPathBenchCmd(g, false) }
+
+func newBenchGRPCCmd(g *globalFlags) *cobra.Command { return newPathBenchCmd(g, true) }
+
+// newPathBenchCmd is bench http, or with grpc bench grpc: the same
+// measurement of the gRPC path against a bare gRPC server.
+func newPathBenchCmd(g *globalFlags, grpc bool) *cobra.Command {
 	var asJSON bool
-	o := httpbench.Options{Model: httpBenchModel}
+	o := httpbench.Options{Model: httpBenchModel, GRPC: grpc}
 	cmd := &cobra.Command{
 		Use:   "http",
 		Short: "The daemon's HTTP path against a bare net/http echo of the same payload",
@@ -74,7 +80,18 @@ falls back to emulated, saying why.`,
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "measured time of each server")
 	f.DurationVar(&o.Probe, "probe", 2*time.Second, "measured time of each step of the rate search and of the refusal run")
 	f.DurationVar(&o.Warmup, "warmup", 3*time.Second, "unrecorded time before each measurement (connections, re-planning)")
-	f.BoolVar(&o.Binary, "binary", false, "binary tensors instead of JSON")
+	if grpc {
+		cmd.Use, cmd.Short = "grpc", "The daemon's gRPC path against a bare gRPC server answering the same answer"
+		cmd.Long = `bench http for the gRPC listener: the daemon's ModelInfer (inputs in
+raw_input_contents) against a bare gRPC server of the same service that
+decodes the request and answers the daemon's first answer, driven by the
+same open-loop generator at the same rate, one after the other.
+overhead_p50_us is the daemon's p50 minus the bare server's minus the mean
+time a request spent in the executor. The refusal run of bench http is not
+made (the generator does not time gRPC errors).`
+	} else {
+		f.BoolVar(&o.Binary, "binary", false, "binary tensors instead of JSON")
+	}
 	f.IntVar(&o.Concurrency, "concurrency", 64, "most requests in flight")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the model's weights, the arrivals and the inputs")
 	f.DurationVar(&o.ProfileTimeout, "profile-timeout", 10*time.Minute, "longest wait for the CPU profile")
@@ -88,7 +105,11 @@ falls back to emulated, saying why.`,
 func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 	bw := bufio.NewWriter(w)
 	tw := newTable(bw)
-	fmt.Fprintf(tw, "HTTP path\tgpuletd serve against a bare net/http echo\n")
+	if r.Protocol == "grpc" {
+		fmt.Fprintf(tw, "gRPC path\tgpuletd serve against a bare gRPC server\n")
+	} else {
+		fmt.Fprintf(tw, "HTTP path\tgpuletd serve against a bare net/http echo\n")
+	}
 	fmt.Fprintf(tw, "device\t%s, policy %s\n", r.Device, r.Policy)
 	if r.DeviceNote != "" {
 		fmt.Fprintf(tw, "not on the CPU\t%s\n", clip(r.DeviceNote, 60))

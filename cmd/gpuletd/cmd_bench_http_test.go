@@ -45,6 +45,11 @@ func TestWriteHTTPBench(t *testing.T) {
 	require.NoError(t, writeHTTPBench(&b, r))
 	require.Contains(t, b.String(), "floor 200µs: met")
 	require.Contains(t, b.String(), "not on the CPU  cpu: gpuletd profile lenet5")
+	r.Protocol, r.RefuseP50US = "grpc", 0
+	b.Reset()
+	require.NoError(t, writeHTTPBench(&b, r))
+	require.Contains(t, b.String(), "gRPC path       gpuletd serve against a bare gRPC server")
+	require.NotContains(t, b.String(), "read, decode, refuse", "no refusal run over gRPC")
 }
 
 // TestBenchHTTPEmulated runs the whole bench on an emulated device at a
@@ -53,32 +58,39 @@ func TestBenchHTTPEmulated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testbin.Gpuletd(t), "bench", "http", "--device", "emulated", "--slo", "50ms",
-		"--rate", "50", "--duration", "1s", "--probe", "1s", "--warmup", "1s", "--json")
-	cmd.Env = daemonEnv(t)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), stderr.String())
-	var res httpbench.Result
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), stdout.String())
-	require.True(t, strings.HasPrefix(res.Device, "emulated"), res.Device)
-	require.Equal(t, "eager", res.Policy)
-	require.Equal(t, 50.0, res.Rate)
-	require.Equal(t, 50.0, res.SLOMS)
-	require.Empty(t, res.Probes, "a given rate is not searched")
-	require.Positive(t, res.DaemonOK)
-	require.Positive(t, res.EchoOK)
-	require.Positive(t, res.DaemonP50US)
-	require.Positive(t, res.EchoP50US)
-	require.Positive(t, res.ExecutorMeanUS, "the statistics extension reports the executor's time")
-	require.Positive(t, res.RefuseP50US, "the refusal path was measured")
-	require.Positive(t, res.RequestBytes)
-	require.Positive(t, res.ResponseBytes)
-	require.InDelta(t, res.DaemonP50US-res.EchoP50US-res.ExecutorMeanUS, res.OverheadP50US, 1e-6)
-	require.Contains(t, stderr.String(), "measuring the echo at 50 requests/s")
-	for _, k := range []string{"daemon_p50_us", "echo_p50_us", "overhead_p50_us", "daemon_p99_us", "requests_per_second"} {
-		require.Contains(t, stdout.String(), `"`+k+`"`)
+	for _, proto := range []string{"http", "grpc"} {
+		t.Run(proto, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, testbin.Gpuletd(t), "bench", proto, "--device", "emulated", "--slo", "50ms",
+				"--rate", "50", "--duration", "1s", "--probe", "1s", "--warmup", "1s", "--json")
+			cmd.Env = daemonEnv(t)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), stderr.String())
+			var res httpbench.Result
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), stdout.String())
+			require.Equal(t, proto, res.Protocol)
+			require.True(t, strings.HasPrefix(res.Device, "emulated"), res.Device)
+			require.Equal(t, "eager", res.Policy)
+			require.Equal(t, 50.0, res.Rate)
+			require.Equal(t, 50.0, res.SLOMS)
+			require.Empty(t, res.Probes, "a given rate is not searched")
+			require.Positive(t, res.DaemonOK)
+			require.Positive(t, res.EchoOK)
+			require.Positive(t, res.DaemonP50US)
+			require.Positive(t, res.EchoP50US)
+			require.Positive(t, res.ExecutorMeanUS, "the statistics extension reports the executor's time")
+			if proto == "http" {
+				require.Positive(t, res.RefuseP50US, "the refusal path was measured")
+			}
+			require.Positive(t, res.RequestBytes)
+			require.Positive(t, res.ResponseBytes)
+			require.InDelta(t, res.DaemonP50US-res.EchoP50US-res.ExecutorMeanUS, res.OverheadP50US, 1e-6)
+			require.Contains(t, stderr.String(), "measuring the echo at 50 requests/s")
+			for _, k := range []string{"daemon_p50_us", "echo_p50_us", "overhead_p50_us", "daemon_p99_us", "requests_per_second"} {
+				require.Contains(t, stdout.String(), `"`+k+`"`)
+			}
+		})
 	}
 }

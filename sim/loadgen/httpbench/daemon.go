@@ -27,7 +27,7 @@ type daemon struct {
 
 // environ is the daemon's environment: o.Environ without GPULETD_
 // settings, plus the bench's own.
-func environ(o *Options, dir, repo string) []string {
+func environ(o *Options, dir, repo, grpcAddr string) []string {
 	var env []string
 	for _, kv := range o.Environ {
 		if !strings.HasPrefix(kv, "GPULETD_") {
@@ -41,6 +41,7 @@ func environ(o *Options, dir, repo string) []string {
 		"GPULETD_ONNXRUNTIME_LIBRARY="+o.ONNXRuntimeLibrary,
 		"GPULETD_SCHEDULER_POLICY="+o.Policy,
 		"GPULETD_LOG_FORMAT=json",
+		"GPULETD_GRPC_LISTEN="+grpcAddr,
 	)
 }
 

@@ -44,6 +44,9 @@ type Options struct {
 	Duration, Probe, Warmup time.Duration
 	// Binary sends binary tensors instead of JSON.
 	Binary bool
+	// GRPC measures the gRPC path instead (raw tensors, the daemon's
+	// grpc_listen against a bare gRPC echo).
+	GRPC bool
 	// Concurrency bounds the requests in flight.
 	Concurrency int
 	// Seed draws the arrivals and the inputs.

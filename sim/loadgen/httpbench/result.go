@@ -13,7 +13,9 @@ type Result struct {
 	DeviceNote string `json:"device_note,omitempty"`
 	Policy     string `json:"policy"`
 	Model      string `json:"model"`
-	// Tensors is json or binary.
+	// Protocol is http or grpc.
+	Protocol string `json:"protocol"`
+	// Tensors is json, binary or raw (gRPC).
 	Tensors       string  `json:"tensors"`
 	RequestBytes  int     `json:"request_bytes"`
 	ResponseBytes float64 `json:"response_bytes"`

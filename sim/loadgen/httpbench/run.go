@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
+	"google.golang.org/protobuf/proto"
 )
 
 // ErrNoAnswer is returned when a measurement got no answer at all.
@@ -41,7 +42,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 
-	d, device, note, err := startOnDevice(ctx, &o, environ(&o, dir, repo), dir)
+	grpcAddr := ""
+	if o.GRPC {
+		if grpcAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	d, device, note, err := startOnDevice(ctx, &o, environ(&o, dir, repo, grpcAddr), dir)
 	if err != nil {
 		return nil, err
 	}
@@ -58,31 +65,52 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, err := firstAnswer(ctx, client, d.base, o.Model, payload)
-	if err != nil {
-		return nil, err
-	}
-	echo, err := startEcho(ans)
-	if err != nil {
-		return nil, err
-	}
-	defer echo.stop()
-
 	res := &Result{
-		Device: device, DeviceNote: note, Policy: o.Policy, Model: o.Model, Tensors: "json",
-		RequestBytes: len(payload.Body), ResponseBytes: float64(len(ans.body)), SLOMS: ms(m.SLO),
+		Device: device, DeviceNote: note, Policy: o.Policy, Model: o.Model, Protocol: "http", Tensors: "json",
+		RequestBytes: len(payload.Body), SLOMS: ms(m.SLO),
 		FloorUS: us(Floor), DaemonCPUUS: -1, ExecutorCPUUS: -1, DaemonNetCPUUS: -1, ExecutorNetCPUUS: -1,
 	}
 	if o.Binary {
 		res.Tensors = "binary"
 	}
-	drive := func(base string, p *loadgen.Payload, okStatus int, rate float64, span time.Duration) (*loadgen.Report, error) {
+	// The daemon and its bare twin: where each is reached.
+	daemonAt, echoAt := target{url: d.base}, target{}
+	if o.GRPC {
+		req, err := payload.GRPCRequest(o.Model)
+		if err != nil {
+			return nil, err
+		}
+		ans, err := firstGRPCAnswer(ctx, grpcAddr, req)
+		if err != nil {
+			return nil, err
+		}
+		echo, err := startGRPCEcho(ans)
+		if err != nil {
+			return nil, err
+		}
+		defer echo.stop()
+		daemonAt.grpc, echoAt = grpcAddr, target{url: d.base, grpc: echo.addr}
+		res.Protocol, res.Tensors, res.FloorUS = "grpc", "raw", us(GRPCFloor)
+		res.RequestBytes, res.ResponseBytes = proto.Size(req), float64(proto.Size(ans))
+	} else {
+		ans, err := firstAnswer(ctx, client, d.base, o.Model, payload)
+		if err != nil {
+			return nil, err
+		}
+		echo, err := startEcho(ans)
+		if err != nil {
+			return nil, err
+		}
+		defer echo.stop()
+		echoAt.url, res.ResponseBytes = echo.base, float64(len(ans.body))
+	}
+	drive := func(at target, p *loadgen.Payload, okStatus int, rate float64, span time.Duration) (*loadgen.Report, error) {
 		arr, err := loadgen.OpenArrivals("poisson", rate, o.Seed)
 		if err != nil {
 			return nil, err
 		}
 		return loadgen.Run(ctx, loadgen.Config{
-			URL: base, Model: o.Model, Rate: rate, Arrivals: arr, Duration: span, Warmup: o.Warmup,
+			URL: at.url, GRPC: at.grpc, Model: o.Model, Rate: rate, Arrivals: arr, Duration: span, Warmup: o.Warmup,
 			Concurrency: o.Concurrency, Payload: p, SLO: m.SLO, Client: client, Seed: o.Seed, OKStatus: okStatus,
 		})
 	}
@@ -96,7 +124,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	rate := o.Rate
 	if rate <= 0 {
-		probe := func(r float64) (*loadgen.Report, error) { return drive(d.base, payload, http.StatusOK, r, o.Probe) }
+		probe := func(r float64) (*loadgen.Report, error) { return drive(daemonAt, payload, http.StatusOK, r, o.Probe) }
 		if rate, res.Probes, err = SearchRate(o.Progress, o.MaxRate, probe); err != nil {
 			return nil, err
 		}
@@ -108,7 +136,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dr, err := drive(d.base, payload, http.StatusOK, rate, o.Duration)
+	dr, err := drive(daemonAt, payload, http.StatusOK, rate, o.Duration)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +145,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "measuring the echo at %g requests/s for %s\n", rate, o.Duration)
-	er, err := drive(echo.base, payload, http.StatusOK, rate, o.Duration)
+	er, err := drive(echoAt, payload, http.StatusOK, rate, o.Duration)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +156,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// Where the overhead goes: a payload whose inputs have names the model
 	// does not know is read and decoded whole, then refused with 400
-	// before any routing.
+	// before any routing. (Over gRPC a refusal is an error the generator
+	// does not time: not measured.)
+	if o.GRPC {
+		return res, nil
+	}
 	fmt.Fprintf(o.Progress, "measuring the daemon's refusal of a decoded request at %g requests/s for %s\n", rate, o.Probe)
 	bad := *m
 	bad.Metadata.Inputs = slices.Clone(m.Metadata.Inputs)
@@ -139,7 +171,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rr, err := drive(d.base, badPayload, http.StatusBadRequest, rate, o.Probe)
+	rr, err := drive(daemonAt, badPayload, http.StatusBadRequest, rate, o.Probe)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +187,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	return res, nil
 }
+
+// target is where a server is reached: its base URL and, over gRPC, its
+// gRPC address.
+type target struct{ url, grpc string }
 
 // fill derives the result from the two measurements and the daemon's
 // samples around the first.
