@@ -1,8 +1,10 @@
 // Package kserve is the wire format of the KServe v2 / Open Inference
-// Protocol as Triton speaks it: inference requests and responses in JSON,
-// the binary tensor extension (Inference-Header-Content-Length), and the
-// metadata documents. Decoding never trusts a declared size: every shape is
-// checked against the bytes or values actually present.
+// Protocol as Triton speaks it, shared by the daemon, its gRPC server and
+// the load generator: inference requests and responses in JSON, the binary
+// tensor extension (Inference-Header-Content-Length), the metadata
+// documents, and the gRPC messages (inferencepb) decoded into the same
+// Request. Decoding never trusts a declared size: every shape is checked
+// against the bytes or values actually present.
 package kserve
 
 import (
