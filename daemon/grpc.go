@@ -113,8 +113,7 @@ func grpcError(e *inferError) error {
 	}
 	st := grpcstatus.New(c, e.msg)
 	if e.code == http.StatusServiceUnavailable {
-		delay, _ := strconv.Atoi(retryAfter)
-		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(delay) * time.Second)}); err == nil {
+		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retryDelay)}); err == nil {
 			st = d
 		}
 	}

@@ -16,8 +16,12 @@ import (
 	"github.com/gpulet/gpuletd/kserve"
 )
 
-// retryAfter is the Retry-After header of 503 answers, in seconds.
-const retryAfter = "1"
+// retryDelay is how long a refused client is told to wait: REST's
+// Retry-After on 503 answers, gRPC's RetryInfo on UNAVAILABLE.
+const retryDelay = time.Second
+
+// retryAfter is retryDelay as the Retry-After header, in seconds.
+var retryAfter = strconv.Itoa(int(retryDelay / time.Second))
 
 // inferError is an HTTP answer to a failed inference with the reason it is
 // counted under.

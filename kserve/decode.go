@@ -115,10 +115,9 @@ func (r *Request) readParameters(p Parameters) error {
 		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
 	}
 	if found {
-		if us <= 0 || us > math.MaxInt64/int64(time.Microsecond) {
-			return fmt.Errorf("%w: parameters: timeout must be a positive number of microseconds", ErrBadRequest)
+		if r.Timeout, err = timeoutParam(us); err != nil {
+			return err
 		}
-		r.Timeout = time.Duration(us) * time.Microsecond
 	}
 	if r.Priority, _, err = intParam(p, "priority"); err != nil {
 		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
@@ -129,25 +128,12 @@ func (r *Request) readParameters(p Parameters) error {
 // decodeInput checks one input and takes its data from JSON or from the
 // front of bin, returning what is left of bin.
 func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
-	if in.Name == "" {
-		return tensor.Tensor{}, bin, errors.New("no name")
-	}
-	dt, err := tensor.ParseDataType(in.DataType)
+	dt, n, err := checkInput(in.Name, in.DataType, in.Shape)
 	if err != nil {
-		return tensor.Tensor{}, bin, fmt.Errorf("datatype %q is not a KServe v2 data type (FP32, INT64, BOOL, ...)", in.DataType)
+		return tensor.Tensor{}, bin, err
 	}
 	if in.Shape == nil {
 		return tensor.Tensor{}, bin, errors.New("no shape")
-	}
-	if len(in.Shape) > MaxRank {
-		return tensor.Tensor{}, bin, fmt.Errorf("shape has %d dimensions, at most %d are allowed", len(in.Shape), MaxRank)
-	}
-	n, err := tensor.NumElements(in.Shape)
-	if err != nil {
-		return tensor.Tensor{}, bin, fmt.Errorf("shape %v: %w", in.Shape, err)
-	}
-	if dt.Size() == 0 {
-		return tensor.Tensor{}, bin, fmt.Errorf("datatype %s is not supported for inference", dt)
 	}
 	size, found, err := intParam(in.Parameters, "binary_data_size")
 	if err != nil {
@@ -175,6 +161,38 @@ func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
 	}
 	t, err := tensor.New(in.Name, dt, in.Shape, data)
 	return t, bin, err
+}
+
+// checkInput checks what every input declares, whichever protocol carries
+// it: a name, a KServe v2 data type that can be run, and a shape within
+// MaxRank and tensor.MaxElements. It returns the type and the element count.
+func checkInput(name, datatype string, shape []int64) (tensor.DataType, int64, error) {
+	if name == "" {
+		return "", 0, errors.New("no name")
+	}
+	dt, err := tensor.ParseDataType(datatype)
+	if err != nil {
+		return "", 0, fmt.Errorf("datatype %q is not a KServe v2 data type (FP32, INT64, BOOL, ...)", datatype)
+	}
+	if len(shape) > MaxRank {
+		return "", 0, fmt.Errorf("shape has %d dimensions, at most %d are allowed", len(shape), MaxRank)
+	}
+	n, err := tensor.NumElements(shape)
+	if err != nil {
+		return "", 0, fmt.Errorf("shape %v: %w", shape, err)
+	}
+	if dt.Size() == 0 {
+		return "", 0, fmt.Errorf("datatype %s is not supported for inference", dt)
+	}
+	return dt, n, nil
+}
+
+// timeoutParam checks the "timeout" parameter's microseconds.
+func timeoutParam(us int64) (time.Duration, error) {
+	if us <= 0 || us > math.MaxInt64/int64(time.Microsecond) {
+		return 0, fmt.Errorf("%w: parameters: timeout must be a positive number of microseconds", ErrBadRequest)
+	}
+	return time.Duration(us) * time.Microsecond, nil
 }
 
 func boolParam(p Parameters, key string) (v, found bool, err error) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
@@ -72,10 +71,12 @@ func DecodeGRPCRequest(m *pb.ModelInferRequest) (*Request, error) {
 func (r *Request) readGRPCParameters(p map[string]*pb.InferParameter) error {
 	if v, ok := p["timeout"]; ok {
 		us, err := grpcInt(v)
-		if err != nil || us <= 0 || us > math.MaxInt64/int64(time.Microsecond) {
-			return fmt.Errorf("%w: parameters: timeout must be a positive number of microseconds", ErrBadRequest)
+		if err != nil {
+			us = 0 // not an integer: refused as out of range
 		}
-		r.Timeout = time.Duration(us) * time.Microsecond
+		if r.Timeout, err = timeoutParam(us); err != nil {
+			return err
+		}
 	}
 	if v, ok := p["priority"]; ok {
 		pr, err := grpcInt(v)
@@ -102,24 +103,12 @@ func grpcInt(v *pb.InferParameter) (int64, error) {
 }
 
 // decodeGRPCInput checks one input; raw says the request carries its data in
-// raw_input_contents (data), otherwise it is in the typed contents.
+// raw_input_contents (data), otherwise it is in the typed contents. An
+// empty shape is a scalar (the protocol cannot tell it from none).
 func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw bool) (tensor.Tensor, error) {
-	if in.Name == "" {
-		return tensor.Tensor{}, errors.New("no name")
-	}
-	dt, err := tensor.ParseDataType(in.Datatype)
+	dt, n, err := checkInput(in.Name, in.Datatype, in.Shape)
 	if err != nil {
-		return tensor.Tensor{}, fmt.Errorf("datatype %q is not a KServe v2 data type (FP32, INT64, BOOL, ...)", in.Datatype)
-	}
-	if len(in.Shape) > MaxRank {
-		return tensor.Tensor{}, fmt.Errorf("shape has %d dimensions, at most %d are allowed", len(in.Shape), MaxRank)
-	}
-	n, err := tensor.NumElements(in.Shape)
-	if err != nil {
-		return tensor.Tensor{}, fmt.Errorf("shape %v: %w", in.Shape, err)
-	}
-	if dt.Size() == 0 {
-		return tensor.Tensor{}, fmt.Errorf("datatype %s is not supported for inference", dt)
+		return tensor.Tensor{}, err
 	}
 	switch {
 	case raw && in.Contents != nil:

@@ -17,6 +17,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// cpuZooDaemon serves the modelzoo's lenet5 and mlp on the CPU device with
+// generous SLOs (the tests using it check answers, not timing, on a loaded
+// machine) and waits until both are ready. It returns the repository and
+// the REST base URL.
+func cpuZooDaemon(t *testing.T, extra ...string) (repo, base string) {
+	t.Helper()
+	repo = filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	addr, logs := startDaemon(t, daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo, "GPULETD_DEVICES=cpu"}, extra...)...))
+	base = "http://" + addr
+	require.Eventually(t, func() bool {
+		return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 &&
+			do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200
+	}, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	return repo, base
+}
+
 // TestCPUServingMatchesONNXRuntime serves modelzoo models on the CPU device
 // (the daemon profiles them first, since it has no profile yet) and checks
 // that answers through JSON and binary requests equal running the same
@@ -25,17 +44,7 @@ func TestCPUServingMatchesONNXRuntime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
-	// Generous SLOs: the point is correctness on a loaded test machine.
-	setProfile(t, repo, "lenet5", "alexnet", "200ms")
-	setProfile(t, repo, "mlp", "alexnet", "200ms")
-	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu"))
-	base := "http://" + addr
-	require.Eventually(t, func() bool {
-		return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 &&
-			do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200
-	}, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	repo, base := cpuZooDaemon(t)
 
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err)

@@ -34,15 +34,8 @@ func TestGRPCInferenceService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
-	// The protocol, not timing, is under test.
-	setProfile(t, repo, "lenet5", "alexnet", "200ms")
-	setProfile(t, repo, "mlp", "alexnet", "200ms")
 	grpcAddr := freeAddr(t)
-	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu",
-		"GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_LIMITS_MAX_REQUEST_BODY=256KiB"))
-	base := "http://" + addr
+	repo, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_LIMITS_MAX_REQUEST_BODY=256KiB")
 
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -52,12 +45,11 @@ func TestGRPCInferenceService(t *testing.T) {
 	defer cancel()
 
 	live, err := c.ServerLive(ctx, &pb.ServerLiveRequest{})
-	require.NoError(t, err, "logs:\n%s", logs)
+	require.NoError(t, err)
 	require.True(t, live.Live)
-	require.Eventually(t, func() bool {
-		r, err := c.ServerReady(ctx, &pb.ServerReadyRequest{})
-		return err == nil && r.Ready
-	}, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	ready, err := c.ServerReady(ctx, &pb.ServerReadyRequest{})
+	require.NoError(t, err)
+	require.True(t, ready.Ready, "ready as REST says")
 	for _, m := range []string{"lenet5", "mlp"} {
 		r, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: m})
 		require.NoError(t, err)

@@ -208,12 +208,7 @@ func (g *generator) send(ctx context.Context, j job) {
 		return
 	}
 	g.cfg.Payload.header(req.Header)
-	sent := time.Now()
-	if j.record {
-		g.t.mu.Lock()
-		record(g.t.lag, sent.Sub(j.at))
-		g.t.mu.Unlock()
-	}
+	sent := g.leave(j)
 	resp, err := g.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -245,12 +240,7 @@ func (g *generator) send(ctx context.Context, j job) {
 // sendGRPC carries one request over gRPC; a failure counts under its
 // status code's name.
 func (g *generator) sendGRPC(ctx context.Context, j job) {
-	sent := time.Now()
-	if j.record {
-		g.t.mu.Lock()
-		record(g.t.lag, sent.Sub(j.at))
-		g.t.mu.Unlock()
-	}
+	sent := g.leave(j)
 	res, err := g.grpc.ModelInfer(ctx, g.grpcReq)
 	lat := time.Since(sent)
 	if err != nil {
@@ -263,6 +253,18 @@ func (g *generator) sendGRPC(ctx context.Context, j job) {
 		return
 	}
 	g.answered(j, lat, int64(proto.Size(res)))
+}
+
+// leave notes that j's request leaves now, how late against its schedule,
+// and returns the moment.
+func (g *generator) leave(j job) time.Time {
+	sent := time.Now()
+	if j.record {
+		g.t.mu.Lock()
+		record(g.t.lag, sent.Sub(j.at))
+		g.t.mu.Unlock()
+	}
+	return sent
 }
 
 // answered records an answer of n bytes that took lat.

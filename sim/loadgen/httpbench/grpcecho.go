@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"time"
 
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
-
-// GRPCFloor is the p50 overhead the gRPC path must stay under.
-const GRPCFloor = 150 * time.Microsecond
 
 // firstGRPCAnswer sends the request once over gRPC and keeps the answer.
 func firstGRPCAnswer(ctx context.Context, addr string, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {

@@ -2,8 +2,12 @@ package httpbench
 
 import "time"
 
-// Floor is the p50 overhead the HTTP path must stay under.
-const Floor = 200 * time.Microsecond
+// Floor and GRPCFloor are the p50 overheads the HTTP and gRPC paths must
+// stay under.
+const (
+	Floor     = 200 * time.Microsecond
+	GRPCFloor = 150 * time.Microsecond
+)
 
 // Result is what a run measured. Times are in microseconds.
 type Result struct {
