@@ -159,6 +159,10 @@ func (d *durCount) json() map[string]int64 {
 type counters struct{ m sync.Map }
 
 func (c *counters) of(model string) *modelCounters {
+	// Load first: LoadOrStore would allocate a new one per request.
+	if v, ok := c.m.Load(model); ok {
+		return v.(*modelCounters)
+	}
 	v, _ := c.m.LoadOrStore(model, &modelCounters{})
 	return v.(*modelCounters)
 }

@@ -75,6 +75,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type windows struct{ m sync.Map }
 
 func (w *windows) of(model string) *latencyWindow {
+	// Load first: LoadOrStore would allocate a new one per request.
+	if v, ok := w.m.Load(model); ok {
+		return v.(*latencyWindow)
+	}
 	v, _ := w.m.LoadOrStore(model, &latencyWindow{})
 	return v.(*latencyWindow)
 }
