@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -16,24 +17,24 @@ import (
 )
 
 // ErrExecutorGone is returned for every call in flight, and every later
-// call, once the executor's connection or stream has broken (the process
+// call, once the executor's connections have broken (the process
 // died or was stopped).
 var ErrExecutorGone = errors.New("executor is gone")
 
-// Client talks to one executor process over its Unix socket. Infer calls
-// share one stream; each call waits only for its own response. A Client is
-// safe for concurrent use.
+// Client talks to one executor process over its Unix socket: gRPC for
+// control, one framed connection (see frame.go) for every Infer call; each
+// call waits only for its own response. A Client is safe for concurrent use.
 type Client struct {
-	conn *grpc.ClientConn
-	rpc  pb.ExecutorClient
+	socket string
+	conn   *grpc.ClientConn
+	rpc    pb.ExecutorClient
 
 	mu      sync.Mutex
-	stream  pb.Executor_InferClient
+	frames  net.Conn // the framed connection, opened by the first Infer
 	sendMu  sync.Mutex
 	nextID  uint64
 	waiting map[uint64]chan *pb.InferResponse
-	broken  error // set once the stream broke
-	stop    context.CancelFunc
+	broken  error // set once the connection broke
 	recvWG  sync.WaitGroup
 }
 
@@ -52,7 +53,7 @@ func Dial(socket string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial executor %s: %w", socket, err)
 	}
-	return &Client{conn: conn, rpc: pb.NewExecutorClient(conn), waiting: map[uint64]chan *pb.InferResponse{}}, nil
+	return &Client{socket: socket, conn: conn, rpc: pb.NewExecutorClient(conn), waiting: map[uint64]chan *pb.InferResponse{}}, nil
 }
 
 // dialBackoff paces reconnection to an executor's socket. gRPC's default
@@ -142,23 +143,29 @@ func (c *Client) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResp
 	}
 }
 
-// register opens the shared stream if needed and reserves a request id.
+// dialFramesTimeout bounds opening the framed connection; the executor is
+// up by then (its Health answered), so the socket accepts at once.
+const dialFramesTimeout = 5 * time.Second
+
+// register opens the framed connection if needed and reserves a request id.
 func (c *Client) register(ch chan *pb.InferResponse) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
 		return 0, c.broken
 	}
-	if c.stream == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		s, err := c.rpc.Infer(ctx)
+	if c.frames == nil {
+		conn, err := net.DialTimeout("unix", c.socket, dialFramesTimeout)
 		if err != nil {
-			cancel()
-			return 0, fmt.Errorf("open infer stream: %w: %w", ErrExecutorGone, err)
+			return 0, fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
 		}
-		c.stream, c.stop = s, cancel
+		if _, err := conn.Write(framePreface); err != nil {
+			_ = conn.Close()
+			return 0, fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
+		}
+		c.frames = conn
 		c.recvWG.Add(1)
-		go c.receive(s)
+		go c.receive(conn)
 	}
 	c.nextID++
 	c.waiting[c.nextID] = ch
@@ -173,13 +180,13 @@ func (c *Client) unregister(id uint64) {
 
 func (c *Client) send(req *pb.InferRequest) error {
 	c.mu.Lock()
-	s, broken := c.stream, c.broken
+	conn, broken := c.frames, c.broken
 	c.mu.Unlock()
 	if broken != nil {
 		return broken
 	}
 	c.sendMu.Lock()
-	err := s.Send(req)
+	err := writeFrame(conn, req)
 	c.sendMu.Unlock()
 	if err != nil {
 		// The receive loop sees the same failure and fails every waiter.
@@ -188,15 +195,16 @@ func (c *Client) send(req *pb.InferRequest) error {
 	return nil
 }
 
-// receive delivers responses to their callers until the stream ends, then
-// fails every caller still waiting.
-func (c *Client) receive(s pb.Executor_InferClient) {
+// receive delivers responses to their callers until the connection ends,
+// then fails every caller still waiting.
+func (c *Client) receive(conn net.Conn) {
 	defer c.recvWG.Done()
+	r := bufio.NewReaderSize(conn, frameReadBuffer)
 	for {
-		resp, err := s.Recv()
-		if err != nil {
+		resp := &pb.InferResponse{}
+		if err := readFrame(r, resp); err != nil {
 			if errors.Is(err, io.EOF) {
-				err = errors.New("stream closed")
+				err = errors.New("connection closed")
 			}
 			c.fail(fmt.Errorf("%w: %w", ErrExecutorGone, err))
 			return
@@ -232,17 +240,17 @@ func (c *Client) brokenErr() error {
 	return ErrExecutorGone
 }
 
-// Close ends the stream and the connection; calls in flight fail with
+// Close closes the connections; calls in flight fail with
 // ErrExecutorGone.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.broken == nil {
 		c.broken = fmt.Errorf("%w: client closed", ErrExecutorGone)
 	}
-	stop := c.stop
+	frames := c.frames
 	c.mu.Unlock()
-	if stop != nil {
-		stop()
+	if frames != nil {
+		_ = frames.Close()
 	}
 	err := c.conn.Close()
 	c.recvWG.Wait()

@@ -1,35 +1,186 @@
 package executor
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"google.golang.org/grpc"
 )
 
-// Serve answers gRPC calls on ln until ctx ends, then stops the gRPC server
-// (open streams end, so clients see their calls fail fast).
+// prefaceTimeout bounds how long a new connection may take to send its
+// first bytes, which tell a framed connection from a gRPC one.
+const prefaceTimeout = 10 * time.Second
+
+// Serve answers on ln until ctx ends: gRPC calls, and inference on framed
+// connections. Then it stops the gRPC server and closes the framed
+// connections (clients see their calls fail fast) and returns once every
+// connection's goroutine has ended.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
 	pb.RegisterExecutorServer(g, s)
+	rpcs := newHandoffListener(ln.Addr())
 	served := make(chan error, 1)
-	go func() { served <- g.Serve(ln) }()
+	go func() { served <- g.Serve(rpcs) }()
+	conns := &connSet{open: map[net.Conn]bool{}}
+	accepted := make(chan error, 1)
+	go func() { accepted <- s.acceptLoop(ln, rpcs, conns) }()
+	var err error
 	select {
-	case err := <-served:
-		return fmt.Errorf("serve executor: %w", err)
+	case err = <-served:
+		err = fmt.Errorf("serve executor: %w", err)
+	case err = <-accepted:
+		err = fmt.Errorf("serve executor: %w", err)
 	case <-ctx.Done():
 	}
+	_ = ln.Close()
 	g.Stop()
-	if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("serve executor: %w", err)
+	conns.closeAll()
+	rpcs.Close()
+	if serr := <-served; err == nil && serr != nil && !errors.Is(serr, grpc.ErrServerStopped) && !errors.Is(serr, net.ErrClosed) {
+		err = fmt.Errorf("serve executor: %w", serr)
 	}
+	<-accepted
+	return err
+}
+
+// acceptLoop takes connections until ln closes and sorts each by its
+// preface; it returns after every framed connection it started has ended.
+func (s *Server) acceptLoop(ln net.Listener, rpcs *handoffListener, conns *connSet) error {
+	defer conns.wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if !conns.add(c) {
+			_ = c.Close()
+			return nil
+		}
+		go func() {
+			defer conns.done(c)
+			s.sortConn(c, rpcs)
+		}()
+	}
+}
+
+// sortConn reads a connection's preface: a framed one is served here, any
+// other is handed to the gRPC server with its first bytes put back.
+func (s *Server) sortConn(c net.Conn, rpcs *handoffListener) {
+	r := bufio.NewReaderSize(c, frameReadBuffer)
+	_ = c.SetReadDeadline(time.Now().Add(prefaceTimeout))
+	head, err := r.Peek(len(framePreface))
+	_ = c.SetReadDeadline(time.Time{})
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	if !bytes.Equal(head, framePreface) {
+		rpcs.handOff(&peekedConn{Conn: c, r: r})
+		return
+	}
+	_, _ = r.Discard(len(framePreface))
+	s.serveFrames(c, r)
+}
+
+// peekedConn is a connection whose first bytes were read into r.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// connSet tracks the connections being sorted or served, so Serve can close
+// them and wait for their goroutines. A gRPC connection leaves it when it is
+// handed off (the gRPC server owns it then).
+type connSet struct {
+	mu     sync.Mutex
+	open   map[net.Conn]bool
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (s *connSet) add(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.open[c] = true
+	s.wg.Add(1)
+	return true
+}
+
+func (s *connSet) done(c net.Conn) {
+	s.mu.Lock()
+	delete(s.open, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.open {
+		_ = c.Close()
+	}
+}
+
+func (s *connSet) wait() { s.wg.Wait() }
+
+// handoffListener is the gRPC server's listener: Accept returns the
+// connections sortConn hands off.
+type handoffListener struct {
+	addr   net.Addr
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newHandoffListener(addr net.Addr) *handoffListener {
+	return &handoffListener{addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+// handOff gives c to Accept, or closes it once the listener is closed.
+func (l *handoffListener) handOff(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.closed:
+		_ = c.Close()
+	}
+}
+
+// Accept returns the next handed-off connection.
+func (l *handoffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops Accept; connections handed off later are closed.
+func (l *handoffListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
 	return nil
 }
+
+// Addr is the socket's address.
+func (l *handoffListener) Addr() net.Addr { return l.addr }
 
 // ListenUnix listens on a Unix socket at path, replacing a stale socket file
 // and making the socket reachable only by its owner.

@@ -41,7 +41,8 @@ func (l *loop) snapshot() (*pb.ExecutorState, uint64) {
 		now := l.now()
 		l.sc.Advance(now)
 		ver = l.version
-		st = &pb.ExecutorState{AtUnixNs: l.s.toWall(now), FreeAtUnixNs: l.s.toWall(now), Draining: l.draining.Load()}
+		st = &pb.ExecutorState{AtUnixNs: l.s.toWall(now), FreeAtUnixNs: l.s.toWall(now), Draining: l.draining.Load(),
+			BusyUs: l.busy.Microseconds(), StartedUnixNs: l.started.UnixNano()}
 		for _, m := range l.ids {
 			if m == nil {
 				continue
@@ -51,7 +52,8 @@ func (l *loop) snapshot() (*pb.ExecutorState, uint64) {
 				continue
 			}
 			st.FreeAtUnixNs = l.s.toWall(rs.FreeAt)
-			ms := &pb.ModelState{Name: m.name, Queued: int32(rs.Queued), Batch: int32(rs.Size), AheadNs: int64(rs.Ahead), DispatchAt: int32(rs.DispatchAt)}
+			ms := &pb.ModelState{Name: m.name, Queued: int32(rs.Queued), Batch: int32(rs.Size), AheadNs: int64(rs.Ahead), DispatchAt: int32(rs.DispatchAt),
+				Batches: m.stats.batches, BatchedRequests: m.stats.batched}
 			if rs.Queued > 0 {
 				ms.ExecUnixNs = l.s.toWall(rs.Exec)
 				ms.LatestUnixNs = l.s.toWall(rs.Latest)

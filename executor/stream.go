@@ -1,37 +1,43 @@
 package executor
 
 import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
-// inferStream is one client's Infer stream: responses go out through an
-// unbounded mailbox drained by one sender goroutine, so the loop never waits
-// on a slow client.
+// inferStream is one client's framed connection: responses are written to
+// it by whoever answers (the loop, or the reader for a refused request),
+// one frame at a time.
 type inferStream struct {
-	out    *mailbox
+	out    *frameWriter
 	active map[uint64]*request // loop-owned: requests not yet answered
 }
 
-// Infer serves one stream of requests. Each request is checked here, on the
-// stream's goroutine, and bad ones are answered at once; good ones go to the
-// scheduling loop.
-func (s *Server) Infer(stream pb.Executor_InferServer) error {
-	st := &inferStream{out: newMailbox(), active: map[uint64]*request{}}
-	sendErr := make(chan error, 1)
-	go func() { sendErr <- st.out.drain(stream.Send) }()
+// serveFrames serves one framed connection until it closes or breaks. Each
+// request is checked here, on the connection's goroutine, and bad ones are
+// answered at once; good ones go to the scheduling loop.
+func (s *Server) serveFrames(conn net.Conn, r *bufio.Reader) {
+	st := &inferStream{out: &frameWriter{conn: conn}, active: map[uint64]*request{}}
 	defer func() {
 		s.loop.post(func() { s.loop.streamGone(st) })
 		st.out.close()
-		<-sendErr
 	}()
 	for {
-		req, err := stream.Recv()
-		if err != nil {
-			return nil // the client closed the stream or went away
+		req := &pb.InferRequest{}
+		if err := readFrame(r, req); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Warn("infer connection closed", zap.Error(err))
+			}
+			return // the client closed the connection or broke the framing
 		}
 		if req.Cancel {
 			id := req.Id
@@ -89,61 +95,36 @@ func (s *Server) accept(st *inferStream, req *pb.InferRequest) {
 	}
 }
 
-// mailbox is an unbounded FIFO of responses with one consumer.
-type mailbox struct {
+// frameWriteTimeout bounds one response's write: a daemon that has not
+// read for this long is stuck, and its connection is closed rather than let
+// it hold the loop.
+const frameWriteTimeout = 10 * time.Second
+
+// frameWriter writes responses to a framed connection, one writer at a time.
+// After a failed write the connection is closed (the daemon sees the
+// executor gone and its reader here ends) and later responses are dropped.
+type frameWriter struct {
 	mu     sync.Mutex
-	items  []*pb.InferResponse
-	wake   chan struct{}
-	closed bool
+	conn   net.Conn
+	failed bool
 }
 
-func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
-
-func (m *mailbox) push(r *pb.InferResponse) {
-	m.mu.Lock()
-	if !m.closed {
-		m.items = append(m.items, r)
+func (w *frameWriter) push(r *pb.InferResponse) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed {
+		return
 	}
-	m.mu.Unlock()
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (m *mailbox) close() {
-	m.mu.Lock()
-	m.closed = true
-	m.mu.Unlock()
-	select {
-	case m.wake <- struct{}{}:
-	default:
+	_ = w.conn.SetWriteDeadline(time.Now().Add(frameWriteTimeout))
+	if err := writeFrame(w.conn, r); err != nil {
+		w.failed = true
+		_ = w.conn.Close()
 	}
 }
 
-// drain sends items until the mailbox is closed and empty, or send fails.
-// After a failure it keeps discarding items until close, so pushers never
-// block.
-func (m *mailbox) drain(send func(*pb.InferResponse) error) error {
-	var failed error
-	for {
-		m.mu.Lock()
-		items, closed := m.items, m.closed
-		m.items = nil
-		m.mu.Unlock()
-		for _, it := range items {
-			if failed == nil {
-				failed = send(it)
-			}
-		}
-		if closed {
-			return failed
-		}
-		if len(items) == 0 {
-			select {
-			case <-m.wake:
-			case <-time.After(time.Second):
-			}
-		}
-	}
+func (w *frameWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failed = true
+	_ = w.conn.Close()
 }

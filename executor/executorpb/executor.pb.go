@@ -720,11 +720,14 @@ func (*UnloadModelResponse) Descriptor() ([]byte, []int) {
 }
 
 type Tensor struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Datatype      string                 `protobuf:"bytes,2,opt,name=datatype,proto3" json:"datatype,omitempty"`
-	Shape         []int64                `protobuf:"varint,3,rep,packed,name=shape,proto3" json:"shape,omitempty"`
-	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"` // row-major, little-endian
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Datatype string                 `protobuf:"bytes,2,opt,name=datatype,proto3" json:"datatype,omitempty"`
+	Shape    []int64                `protobuf:"varint,3,rep,packed,name=shape,proto3" json:"shape,omitempty"`
+	Data     []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"` // row-major, little-endian
+	// In a frame: the tensor's bytes follow the message instead of data, in
+	// the order of the tensors, raw_size of them.
+	RawSize       int64 `protobuf:"varint,5,opt,name=raw_size,json=rawSize,proto3" json:"raw_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -785,6 +788,13 @@ func (x *Tensor) GetData() []byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *Tensor) GetRawSize() int64 {
+	if x != nil {
+		return x.RawSize
+	}
+	return 0
 }
 
 type InferRequest struct {
@@ -1301,17 +1311,19 @@ func (x *WatchStateRequest) GetMinIntervalUs() int64 {
 
 // ModelState is one model's forming batch on this gpu-let.
 type ModelState struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Queued         int32                  `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
-	Batch          int32                  `protobuf:"varint,3,opt,name=batch,proto3" json:"batch,omitempty"`                                           // size of the candidate batch
-	ExecUnixNs     int64                  `protobuf:"varint,4,opt,name=exec_unix_ns,json=execUnixNs,proto3" json:"exec_unix_ns,omitempty"`             // when it will be dispatched at the earliest
-	LatestUnixNs   int64                  `protobuf:"varint,5,opt,name=latest_unix_ns,json=latestUnixNs,proto3" json:"latest_unix_ns,omitempty"`       // when it must be dispatched at the latest
-	DeadlineUnixNs int64                  `protobuf:"varint,6,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"` // earliest deadline among the queued requests
-	AheadNs        int64                  `protobuf:"varint,7,opt,name=ahead_ns,json=aheadNs,proto3" json:"ahead_ns,omitempty"`                        // the other models' queued work on the gpu-let (sum of ℓ of their forming batches)
-	DispatchAt     int32                  `protobuf:"varint,8,opt,name=dispatch_at,json=dispatchAt,proto3" json:"dispatch_at,omitempty"`               // queue length from which the policy dispatches the forming batch at once
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Queued          int32                  `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
+	Batch           int32                  `protobuf:"varint,3,opt,name=batch,proto3" json:"batch,omitempty"`                                             // size of the candidate batch
+	ExecUnixNs      int64                  `protobuf:"varint,4,opt,name=exec_unix_ns,json=execUnixNs,proto3" json:"exec_unix_ns,omitempty"`               // when it will be dispatched at the earliest
+	LatestUnixNs    int64                  `protobuf:"varint,5,opt,name=latest_unix_ns,json=latestUnixNs,proto3" json:"latest_unix_ns,omitempty"`         // when it must be dispatched at the latest
+	DeadlineUnixNs  int64                  `protobuf:"varint,6,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"`   // earliest deadline among the queued requests
+	AheadNs         int64                  `protobuf:"varint,7,opt,name=ahead_ns,json=aheadNs,proto3" json:"ahead_ns,omitempty"`                          // the other models' queued work on the gpu-let (sum of ℓ of their forming batches)
+	DispatchAt      int32                  `protobuf:"varint,8,opt,name=dispatch_at,json=dispatchAt,proto3" json:"dispatch_at,omitempty"`                 // queue length from which the policy dispatches the forming batch at once
+	Batches         int64                  `protobuf:"varint,9,opt,name=batches,proto3" json:"batches,omitempty"`                                         // batches run since the executor started
+	BatchedRequests int64                  `protobuf:"varint,10,opt,name=batched_requests,json=batchedRequests,proto3" json:"batched_requests,omitempty"` // sum of their sizes
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ModelState) Reset() {
@@ -1400,12 +1412,30 @@ func (x *ModelState) GetDispatchAt() int32 {
 	return 0
 }
 
+func (x *ModelState) GetBatches() int64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *ModelState) GetBatchedRequests() int64 {
+	if x != nil {
+		return x.BatchedRequests
+	}
+	return 0
+}
+
 type ExecutorState struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AtUnixNs      int64                  `protobuf:"varint,1,opt,name=at_unix_ns,json=atUnixNs,proto3" json:"at_unix_ns,omitempty"`
-	FreeAtUnixNs  int64                  `protobuf:"varint,2,opt,name=free_at_unix_ns,json=freeAtUnixNs,proto3" json:"free_at_unix_ns,omitempty"` // when the running batch ends (<= at: free now)
-	Draining      bool                   `protobuf:"varint,3,opt,name=draining,proto3" json:"draining,omitempty"`
-	Models        []*ModelState          `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	AtUnixNs     int64                  `protobuf:"varint,1,opt,name=at_unix_ns,json=atUnixNs,proto3" json:"at_unix_ns,omitempty"`
+	FreeAtUnixNs int64                  `protobuf:"varint,2,opt,name=free_at_unix_ns,json=freeAtUnixNs,proto3" json:"free_at_unix_ns,omitempty"` // when the running batch ends (<= at: free now)
+	Draining     bool                   `protobuf:"varint,3,opt,name=draining,proto3" json:"draining,omitempty"`
+	Models       []*ModelState          `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
+	// What the daemon's metrics and status read, pushed rather than asked
+	// for: time the gpu-let ran batches since the executor started.
+	BusyUs        int64 `protobuf:"varint,5,opt,name=busy_us,json=busyUs,proto3" json:"busy_us,omitempty"`
+	StartedUnixNs int64 `protobuf:"varint,6,opt,name=started_unix_ns,json=startedUnixNs,proto3" json:"started_unix_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1468,6 +1498,20 @@ func (x *ExecutorState) GetModels() []*ModelState {
 	return nil
 }
 
+func (x *ExecutorState) GetBusyUs() int64 {
+	if x != nil {
+		return x.BusyUs
+	}
+	return 0
+}
+
+func (x *ExecutorState) GetStartedUnixNs() int64 {
+	if x != nil {
+		return x.StartedUnixNs
+	}
+	return 0
+}
+
 var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
@@ -1526,12 +1570,13 @@ const file_executor_proto_rawDesc = "" +
 	"\x14dispatch_overhead_us\x18\x05 \x01(\x03R\x12dispatchOverheadUs\"(\n" +
 	"\x12UnloadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x15\n" +
-	"\x13UnloadModelResponse\"b\n" +
+	"\x13UnloadModelResponse\"}\n" +
 	"\x06Tensor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bdatatype\x18\x02 \x01(\tR\bdatatype\x12\x14\n" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\x12\x12\n" +
-	"\x04data\x18\x04 \x01(\fR\x04data\"\xc5\x01\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x19\n" +
+	"\braw_size\x18\x05 \x01(\x03R\arawSize\"\xc5\x01\n" +
 	"\fInferRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x123\n" +
@@ -1578,7 +1623,7 @@ const file_executor_proto_rawDesc = "" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
 	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\";\n" +
 	"\x11WatchStateRequest\x12&\n" +
-	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xfc\x01\n" +
+	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xc1\x02\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1590,13 +1635,18 @@ const file_executor_proto_rawDesc = "" +
 	"\x10deadline_unix_ns\x18\x06 \x01(\x03R\x0edeadlineUnixNs\x12\x19\n" +
 	"\bahead_ns\x18\a \x01(\x03R\aaheadNs\x12\x1f\n" +
 	"\vdispatch_at\x18\b \x01(\x05R\n" +
-	"dispatchAt\"\xa9\x01\n" +
+	"dispatchAt\x12\x18\n" +
+	"\abatches\x18\t \x01(\x03R\abatches\x12)\n" +
+	"\x10batched_requests\x18\n" +
+	" \x01(\x03R\x0fbatchedRequests\"\xea\x01\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +
 	"\x0ffree_at_unix_ns\x18\x02 \x01(\x03R\ffreeAtUnixNs\x12\x1a\n" +
 	"\bdraining\x18\x03 \x01(\bR\bdraining\x127\n" +
-	"\x06models\x18\x04 \x03(\v2\x1f.gpuletd.executor.v1.ModelStateR\x06models*\x7f\n" +
+	"\x06models\x18\x04 \x03(\v2\x1f.gpuletd.executor.v1.ModelStateR\x06models\x12\x17\n" +
+	"\abusy_us\x18\x05 \x01(\x03R\x06busyUs\x12&\n" +
+	"\x0fstarted_unix_ns\x18\x06 \x01(\x03R\rstartedUnixNs*\x7f\n" +
 	"\x04Code\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -1606,12 +1656,11 @@ const file_executor_proto_rawDesc = "" +
 	"QUEUE_FULL\x10\x04\x12\x0f\n" +
 	"\vUNAVAILABLE\x10\x05\x12\r\n" +
 	"\tCANCELLED\x10\x06\x12\f\n" +
-	"\bINTERNAL\x10\a2\xeb\x04\n" +
+	"\bINTERNAL\x10\a2\x97\x04\n" +
 	"\bExecutor\x12Q\n" +
 	"\x06Health\x12\".gpuletd.executor.v1.HealthRequest\x1a#.gpuletd.executor.v1.HealthResponse\x12Z\n" +
 	"\tLoadModel\x12%.gpuletd.executor.v1.LoadModelRequest\x1a&.gpuletd.executor.v1.LoadModelResponse\x12`\n" +
-	"\vUnloadModel\x12'.gpuletd.executor.v1.UnloadModelRequest\x1a(.gpuletd.executor.v1.UnloadModelResponse\x12R\n" +
-	"\x05Infer\x12!.gpuletd.executor.v1.InferRequest\x1a\".gpuletd.executor.v1.InferResponse(\x010\x01\x12N\n" +
+	"\vUnloadModel\x12'.gpuletd.executor.v1.UnloadModelRequest\x1a(.gpuletd.executor.v1.UnloadModelResponse\x12N\n" +
 	"\x05Drain\x12!.gpuletd.executor.v1.DrainRequest\x1a\".gpuletd.executor.v1.DrainResponse\x12N\n" +
 	"\x05Stats\x12!.gpuletd.executor.v1.StatsRequest\x1a\".gpuletd.executor.v1.StatsResponse\x12Z\n" +
 	"\n" +
@@ -1671,19 +1720,17 @@ var file_executor_proto_depIdxs = []int32{
 	1,  // 12: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
 	5,  // 13: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
 	7,  // 14: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
-	10, // 15: gpuletd.executor.v1.Executor.Infer:input_type -> gpuletd.executor.v1.InferRequest
-	12, // 16: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
-	14, // 17: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
-	17, // 18: gpuletd.executor.v1.Executor.WatchState:input_type -> gpuletd.executor.v1.WatchStateRequest
-	2,  // 19: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
-	6,  // 20: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
-	8,  // 21: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
-	11, // 22: gpuletd.executor.v1.Executor.Infer:output_type -> gpuletd.executor.v1.InferResponse
-	13, // 23: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
-	16, // 24: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
-	19, // 25: gpuletd.executor.v1.Executor.WatchState:output_type -> gpuletd.executor.v1.ExecutorState
-	19, // [19:26] is the sub-list for method output_type
-	12, // [12:19] is the sub-list for method input_type
+	12, // 15: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
+	14, // 16: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
+	17, // 17: gpuletd.executor.v1.Executor.WatchState:input_type -> gpuletd.executor.v1.WatchStateRequest
+	2,  // 18: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
+	6,  // 19: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
+	8,  // 20: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
+	13, // 21: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
+	16, // 22: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
+	19, // 23: gpuletd.executor.v1.Executor.WatchState:output_type -> gpuletd.executor.v1.ExecutorState
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
 	12, // [12:12] is the sub-list for extension type_name
 	12, // [12:12] is the sub-list for extension extendee
 	0,  // [0:12] is the sub-list for field type_name

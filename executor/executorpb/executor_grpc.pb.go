@@ -27,7 +27,6 @@ const (
 	Executor_Health_FullMethodName      = "/gpuletd.executor.v1.Executor/Health"
 	Executor_LoadModel_FullMethodName   = "/gpuletd.executor.v1.Executor/LoadModel"
 	Executor_UnloadModel_FullMethodName = "/gpuletd.executor.v1.Executor/UnloadModel"
-	Executor_Infer_FullMethodName       = "/gpuletd.executor.v1.Executor/Infer"
 	Executor_Drain_FullMethodName       = "/gpuletd.executor.v1.Executor/Drain"
 	Executor_Stats_FullMethodName       = "/gpuletd.executor.v1.Executor/Stats"
 	Executor_WatchState_FullMethodName  = "/gpuletd.executor.v1.Executor/WatchState"
@@ -45,9 +44,10 @@ type ExecutorClient interface {
 	// UnloadModel stops scheduling a model; its queued requests are answered
 	// with UNAVAILABLE.
 	UnloadModel(ctx context.Context, in *UnloadModelRequest, opts ...grpc.CallOption) (*UnloadModelResponse, error)
-	// Infer carries many requests and their responses on one stream; responses
-	// come back in any order and name the request they answer.
-	Infer(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[InferRequest, InferResponse], error)
+	// Inference does not go through gRPC: InferRequest and InferResponse
+	// travel as frames on a connection to the same socket that opens with
+	// the framed preface (see executor/frame.go), each frame the message with
+	// its tensors' bytes after it.
 	// Drain stops taking new requests and returns when the queued ones are
 	// answered (or the call's deadline passes).
 	Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainResponse, error)
@@ -96,19 +96,6 @@ func (c *executorClient) UnloadModel(ctx context.Context, in *UnloadModelRequest
 	return out, nil
 }
 
-func (c *executorClient) Infer(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[InferRequest, InferResponse], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Executor_ServiceDesc.Streams[0], Executor_Infer_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[InferRequest, InferResponse]{ClientStream: stream}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Executor_InferClient = grpc.BidiStreamingClient[InferRequest, InferResponse]
-
 func (c *executorClient) Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DrainResponse)
@@ -131,7 +118,7 @@ func (c *executorClient) Stats(ctx context.Context, in *StatsRequest, opts ...gr
 
 func (c *executorClient) WatchState(ctx context.Context, in *WatchStateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecutorState], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Executor_ServiceDesc.Streams[1], Executor_WatchState_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Executor_ServiceDesc.Streams[0], Executor_WatchState_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -160,9 +147,10 @@ type ExecutorServer interface {
 	// UnloadModel stops scheduling a model; its queued requests are answered
 	// with UNAVAILABLE.
 	UnloadModel(context.Context, *UnloadModelRequest) (*UnloadModelResponse, error)
-	// Infer carries many requests and their responses on one stream; responses
-	// come back in any order and name the request they answer.
-	Infer(grpc.BidiStreamingServer[InferRequest, InferResponse]) error
+	// Inference does not go through gRPC: InferRequest and InferResponse
+	// travel as frames on a connection to the same socket that opens with
+	// the framed preface (see executor/frame.go), each frame the message with
+	// its tensors' bytes after it.
 	// Drain stops taking new requests and returns when the queued ones are
 	// answered (or the call's deadline passes).
 	Drain(context.Context, *DrainRequest) (*DrainResponse, error)
@@ -189,9 +177,6 @@ func (UnimplementedExecutorServer) LoadModel(context.Context, *LoadModelRequest)
 }
 func (UnimplementedExecutorServer) UnloadModel(context.Context, *UnloadModelRequest) (*UnloadModelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UnloadModel not implemented")
-}
-func (UnimplementedExecutorServer) Infer(grpc.BidiStreamingServer[InferRequest, InferResponse]) error {
-	return status.Error(codes.Unimplemented, "method Infer not implemented")
 }
 func (UnimplementedExecutorServer) Drain(context.Context, *DrainRequest) (*DrainResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Drain not implemented")
@@ -277,13 +262,6 @@ func _Executor_UnloadModel_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Executor_Infer_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(ExecutorServer).Infer(&grpc.GenericServerStream[InferRequest, InferResponse]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Executor_InferServer = grpc.BidiStreamingServer[InferRequest, InferResponse]
-
 func _Executor_Drain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DrainRequest)
 	if err := dec(in); err != nil {
@@ -360,12 +338,6 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
-		{
-			StreamName:    "Infer",
-			Handler:       _Executor_Infer_Handler,
-			ServerStreams: true,
-			ClientStreams: true,
-		},
 		{
 			StreamName:    "WatchState",
 			Handler:       _Executor_WatchState_Handler,
