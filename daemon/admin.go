@@ -92,7 +92,7 @@ type status struct {
 	Restarts        int64          `json:"executor_restarts"`
 }
 
-func (n *node) status(ctx context.Context) status {
+func (n *node) status() status {
 	ready, waiting := n.readiness()
 	s := status{
 		Version: version.Version, Ready: ready, WaitingFor: waiting, Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
@@ -137,19 +137,9 @@ func (n *node) status(ctx context.Context) status {
 			sg.Cores, sg.SMCount = g.health.CpuCores, g.health.SmCount
 		}
 		g.mu.Unlock()
-		var perModel = map[string][2]int64{}
-		if c := g.client(); c != nil {
-			sctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			if st, err := c.Stats(sctx); err == nil {
-				if st.UptimeUs > 0 {
-					sg.BusyRatio = float64(st.BusyUs) / float64(st.UptimeUs)
-				}
-				for _, ms := range st.Models {
-					perModel[ms.Name] = [2]int64{ms.BatchedRequests, ms.Batches}
-				}
-			}
-			cancel()
-		}
+		// From pushed state: the status never waits on an executor.
+		sg.BusyRatio, _ = g.busyRatio(time.Now())
+		perModel := g.batches()
 		for _, name := range g.modelNames() {
 			p := statusPlacement{Name: name}
 			if pl, ok := planned[g.device.ID+"/"+strconv.Itoa(g.size)][name]; ok {
@@ -199,11 +189,11 @@ func (n *node) status(ctx context.Context) status {
 }
 
 func (n *node) handleStatus(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, n.status(r.Context()))
+	writeJSON(w, http.StatusOK, n.status())
 }
 
 func (n *node) handleAdminModels(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, n.status(r.Context()).Models)
+	writeJSON(w, http.StatusOK, n.status().Models)
 }
 
 func (n *node) handleAdminModel(w http.ResponseWriter, r *http.Request) {
@@ -211,7 +201,7 @@ func (n *node) handleAdminModel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	for _, sm := range n.status(r.Context()).Models {
+	for _, sm := range n.status().Models {
 		if sm.Name == m.Name {
 			writeJSON(w, http.StatusOK, map[string]any{
 				"model": sm, "inputs": tensorMetadata(m, m.Inputs), "outputs": tensorMetadata(m, m.Outputs),

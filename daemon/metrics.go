@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -89,13 +88,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	n := c.n
 	for _, g := range n.sup.list() {
 		ch <- prometheus.MustNewConstMetric(descSize, prometheus.GaugeValue, float64(g.size), g.id, g.device.ID)
-		if cl := g.client(); cl != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-			st, err := cl.Stats(ctx)
-			cancel()
-			if err == nil && st.UptimeUs > 0 {
-				ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, float64(st.BusyUs)/float64(st.UptimeUs), g.id, g.device.ID)
-			}
+		// From pushed state: a scrape never waits on an executor.
+		if busy, ok := g.busyRatio(time.Now()); ok {
+			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, busy, g.id, g.device.ID)
 		}
 	}
 	for model, r := range n.rates.estimates() {

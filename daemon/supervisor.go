@@ -72,11 +72,38 @@ type gpuletRun struct {
 	restarts int
 	health   *pb.HealthResponse
 
-	down     atomic.Bool // no executor answers now: the router skips it
-	draining atomic.Bool // being retired: the router skips it
-	requests inflight    // requests routed here and not yet answered
+	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
+	down     atomic.Bool                      // no executor answers now: the router skips it
+	draining atomic.Bool                      // being retired: the router skips it
+	requests inflight                         // requests routed here and not yet answered
 	stop     chan struct{}
 	done     chan struct{}
+}
+
+// busyRatio is the share of its executor's uptime the gpu-let ran batches,
+// from the state the executor last pushed; false before the first.
+func (g *gpuletRun) busyRatio(now time.Time) (float64, bool) {
+	st := g.pushed.Load()
+	if st == nil || st.StartedUnixNs == 0 {
+		return 0, false
+	}
+	up := now.Sub(time.Unix(0, st.StartedUnixNs))
+	if up <= 0 {
+		return 0, false
+	}
+	return min(1, float64(time.Duration(st.BusyUs)*time.Microsecond)/float64(up)), true
+}
+
+// batches is what each model ran on the gpu-let, from the state its
+// executor last pushed: requests batched and batches.
+func (g *gpuletRun) batches() map[string][2]int64 {
+	out := map[string][2]int64{}
+	if st := g.pushed.Load(); st != nil {
+		for _, ms := range st.Models {
+			out[ms.Name] = [2]int64{ms.BatchedRequests, ms.Batches}
+		}
+	}
+	return out
 }
 
 // healthNow is the executor's last Health answer (nil before the first).
@@ -251,6 +278,7 @@ func (g *gpuletRun) watchState(p *executor.Process) {
 		if err != nil {
 			return
 		}
+		g.pushed.Store(st)
 		if g.sup.onState != nil {
 			g.sup.onState(g, st)
 		}

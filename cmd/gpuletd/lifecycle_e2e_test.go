@@ -25,12 +25,13 @@ import (
 // statusDoc is the part of /api/v1/status these tests read.
 type statusDoc struct {
 	Gpulets []struct {
-		ID     string `json:"id"`
-		Device string `json:"device"`
-		Size   int    `json:"size"`
-		PID    int    `json:"pid"`
-		State  string `json:"state"`
-		Models []struct {
+		ID        string  `json:"id"`
+		Device    string  `json:"device"`
+		Size      int     `json:"size"`
+		PID       int     `json:"pid"`
+		State     string  `json:"state"`
+		BusyRatio float64 `json:"busy_ratio"`
+		Models    []struct {
 			Name string `json:"name"`
 		} `json:"models"`
 	} `json:"gpulets"`
@@ -333,3 +334,37 @@ func resnetJSON() []byte {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestScrapeDuringStalledExecutor stops an executor (SIGSTOP) and scrapes
+// /metrics and the status: both answer from the state executors pushed,
+// without waiting on the stalled one (asking it, as scrapes once did, took
+// at least the 500 ms timeout per executor).
+func TestScrapeDuringStalledExecutor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, logs, _ := emulatedDaemon(t, []string{"mlp"})
+	require.Equal(t, 200, do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil).code)
+	var pid int
+	require.Eventually(t, func() bool {
+		for _, g := range getStatus(t, base).Gpulets {
+			if g.State == "ready" && g.PID != 0 && g.BusyRatio > 0 {
+				pid = g.PID
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 100*time.Millisecond, "a gpu-let has run a batch; logs:\n%s", logs)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	for _, path := range []string{"/metrics", "/api/v1/status"} {
+		start := time.Now()
+		r := do(t, "GET", base+path, nil, nil)
+		took := time.Since(start)
+		require.Equal(t, 200, r.code, path)
+		require.Less(t, took, 400*time.Millisecond, "%s waited on the stalled executor", path)
+		if path == "/metrics" {
+			require.Contains(t, string(r.body), "gpuletd_gpulet_busy_ratio{")
+		}
+	}
+}
