@@ -21,6 +21,8 @@ type HopOptions struct {
 	Dir string
 	// Requests are timed after Warmup untimed ones.
 	Requests, Warmup int
+	// Gap is the idle time between requests; 0: back to back.
+	Gap time.Duration
 }
 
 // HopResult is what the hop benchmark measured: the round trip of one
@@ -89,6 +91,13 @@ func BenchHop(ctx context.Context, o HopOptions) (HopResult, error) {
 		if i >= o.Warmup {
 			lat = append(lat, took)
 			execUS += resp.QueueUs + resp.ComputeUs
+		}
+		if o.Gap > 0 {
+			select {
+			case <-ctx.Done():
+				return HopResult{}, ctx.Err()
+			case <-time.After(o.Gap):
+			}
 		}
 	}
 	slices.Sort(lat)

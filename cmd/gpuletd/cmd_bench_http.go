@@ -144,6 +144,7 @@ func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 	fmt.Fprintf(tw, "answered\t%.0f/s\tSLO %gms, attainment %.1f%%\n", r.RequestsPerSecond, r.SLOMS, 100*r.DaemonAttainment)
 	fmt.Fprintf(tw, "CPU per request\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS))
 	fmt.Fprintf(tw, "  net of idle\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonNetCPUUS), cpuStr(r.ExecutorNetCPUUS))
+	fmt.Fprintf(tw, "allocations\t%s\tdaemon, per request\n", allocStr(r.DaemonAllocs, r.DaemonAllocBytes))
 	fmt.Fprintf(tw, "CPU when idle\t%s\tof a core, daemon; executor %s\n", coreStr(r.DaemonIdleCPU), coreStr(r.ExecutorIdleCPU))
 	if r.Reorganizations > 0 {
 		fmt.Fprintf(tw, "reorganizations\t%d\tduring the measurement: they disturb it\n", r.Reorganizations)
@@ -168,4 +169,12 @@ func cpuStr(v float64) string {
 		return "unknown"
 	}
 	return usStr(v)
+}
+
+// allocStr is the daemon's allocations per request: objects and bytes.
+func allocStr(objects, bytes float64) string {
+	if objects < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f (%.1f KiB)", objects, bytes/1024)
 }

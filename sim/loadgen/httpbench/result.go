@@ -75,6 +75,12 @@ type Result struct {
 	ExecutorCPUUS    float64 `json:"executor_cpu_us_per_request"`
 	DaemonNetCPUUS   float64 `json:"daemon_net_cpu_us_per_request"`
 	ExecutorNetCPUUS float64 `json:"executor_net_cpu_us_per_request"`
+	// The daemon's heap allocations per answered request (objects and
+	// bytes, from its Go runtime's counters in /metrics; the bench's own
+	// scrapes are counted too, a few against thousands of requests); -1:
+	// unknown. Executors have no metrics listener: not measured.
+	DaemonAllocs     float64 `json:"daemon_allocs_per_request"`
+	DaemonAllocBytes float64 `json:"daemon_alloc_bytes_per_request"`
 	// Idle CPU use in cores (0.05: 5% of one core); -1: unknown.
 	DaemonIdleCPU   float64 `json:"daemon_idle_cpu_cores"`
 	ExecutorIdleCPU float64 `json:"executor_idle_cpu_cores"`

@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{
 		Device: device, DeviceNote: note, Policy: o.Policy, Model: o.Model, Protocol: "http", Tensors: "json",
 		RequestBytes: len(payload.Body), SLOMS: ms(m.SLO),
-		FloorUS: us(Floor), DaemonCPUUS: -1, ExecutorCPUUS: -1, DaemonNetCPUUS: -1, ExecutorNetCPUUS: -1,
+		FloorUS: us(Floor), DaemonAllocs: -1, DaemonAllocBytes: -1, DaemonCPUUS: -1, ExecutorCPUUS: -1, DaemonNetCPUUS: -1, ExecutorNetCPUUS: -1,
 	}
 	if o.Binary {
 		res.Tensors = "binary"
@@ -210,6 +210,10 @@ func (res *Result) fill(dr, er *loadgen.Report, before, after sample, idle idleS
 	answered := after.answered - before.answered
 	if answered <= 0 {
 		return
+	}
+	if before.mallocs >= 0 && after.mallocs >= 0 {
+		res.DaemonAllocs = (after.mallocs - before.mallocs) / float64(answered)
+		res.DaemonAllocBytes = (after.allocBytes - before.allocBytes) / float64(answered)
 	}
 	span := us(after.at.Sub(before.at))
 	if before.daemonCPU >= 0 && after.daemonCPU >= 0 {

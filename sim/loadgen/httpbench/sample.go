@@ -1,9 +1,14 @@
 package httpbench
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -18,6 +23,7 @@ type sample struct {
 	daemonCPU, executorCPU    time.Duration // -1: unknown
 	executorPIDs              []int
 	reorganizations           int64
+	mallocs, allocBytes       float64 // the daemon's Go heap counters; -1: unknown
 }
 
 // modelStats is the part of GET /v2/models/{m}/stats the bench reads.
@@ -42,7 +48,10 @@ type statusPart struct {
 // sample reads the statistics extension, the gpu-lets' processes and the
 // CPU time of the daemon and its executors.
 func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error) {
-	s := sample{at: time.Now(), daemonCPU: -1, executorCPU: -1}
+	s := sample{at: time.Now(), daemonCPU: -1, executorCPU: -1, mallocs: -1, allocBytes: -1}
+	if v, err := metricValues(ctx, client, d.base+"/metrics", "go_memstats_mallocs_total", "go_memstats_alloc_bytes_total"); err == nil {
+		s.mallocs, s.allocBytes = v[0], v[1]
+	}
 	var stats modelStats
 	if err := loadgen.GetJSON(ctx, client, d.base+"/v2/models/"+d.model+"/stats", &stats); err != nil {
 		return s, err
@@ -107,4 +116,56 @@ func (d *daemon) idle(ctx context.Context, client *http.Client, span time.Durati
 		share.executor = (b.executorCPU - a.executorCPU).Seconds() / secs
 	}
 	return share, nil
+}
+
+// metricValues reads unlabelled samples from a Prometheus text exposition;
+// an error when one of names is missing.
+func metricValues(ctx context.Context, client *http.Client, url string, names ...string) ([]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read metrics: %s", resp.Status)
+	}
+	return parseMetricValues(io.LimitReader(resp.Body, 16<<20), names...)
+}
+
+// parseMetricValues finds each name's unlabelled sample in r.
+func parseMetricValues(r io.Reader, names ...string) ([]float64, error) {
+	want := make(map[string]int, len(names))
+	for i, n := range names {
+		want[n] = i
+	}
+	out := make([]float64, len(names))
+	found := 0
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		i, asked := want[name]
+		if !ok || !asked {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return nil, fmt.Errorf("read metric %s: %w", name, err)
+		}
+		out[i] = v
+		delete(want, name)
+		found++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
+	if found < len(names) {
+		for n := range want {
+			return nil, fmt.Errorf("read metrics: no sample of %s", n)
+		}
+	}
+	return out, nil
 }
