@@ -144,7 +144,7 @@ func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 	fmt.Fprintf(tw, "answered\t%.0f/s\tSLO %gms, attainment %.1f%%\n", r.RequestsPerSecond, r.SLOMS, 100*r.DaemonAttainment)
 	fmt.Fprintf(tw, "CPU per request\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS))
 	fmt.Fprintf(tw, "  net of idle\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonNetCPUUS), cpuStr(r.ExecutorNetCPUUS))
-	fmt.Fprintf(tw, "allocations\t%s\tdaemon, per request\n", allocStr(r.DaemonAllocs, r.DaemonAllocBytes))
+	fmt.Fprintf(tw, "allocations\t%s\n", allocStr(r.DaemonAllocs, r.DaemonAllocBytes))
 	fmt.Fprintf(tw, "CPU when idle\t%s\tof a core, daemon; executor %s\n", coreStr(r.DaemonIdleCPU), coreStr(r.ExecutorIdleCPU))
 	if r.Reorganizations > 0 {
 		fmt.Fprintf(tw, "reorganizations\t%d\tduring the measurement: they disturb it\n", r.Reorganizations)
@@ -171,10 +171,11 @@ func cpuStr(v float64) string {
 	return usStr(v)
 }
 
-// allocStr is the daemon's allocations per request: objects and bytes.
+// allocStr is the daemon's allocations per request, objects then bytes, as
+// the value and description columns.
 func allocStr(objects, bytes float64) string {
 	if objects < 0 {
-		return "unknown"
+		return "unknown\tdaemon, per request"
 	}
-	return fmt.Sprintf("%.0f (%.1f KiB)", objects, bytes/1024)
+	return fmt.Sprintf("%.0f\tobjects of the daemon per request, %.1f KiB", objects, bytes/1024)
 }

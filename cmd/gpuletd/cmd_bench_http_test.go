@@ -20,6 +20,7 @@ func TestWriteHTTPBench(t *testing.T) {
 		SLOMS: 5, Rate: 400, DurationS: 10, DaemonP50US: 900, DaemonP99US: 2500, EchoP50US: 250, EchoP99US: 600,
 		ExecutorMeanUS: 150, OverheadP50US: 500, FloorUS: 200, RefuseP50US: 700, DecodeP50US: 450, HopP50US: 50,
 		DaemonCPUUS: 300, ExecutorCPUUS: -1, DaemonNetCPUUS: 200, ExecutorNetCPUUS: -1, DaemonIdleCPU: 0.06, ExecutorIdleCPU: -1,
+		DaemonAllocs: 118.4, DaemonAllocBytes: 10650,
 		DaemonOK: 3990, DaemonSent: 4000, RequestsPerSecond: 399, DaemonAttainment: 0.99,
 	}
 	var b strings.Builder
@@ -36,6 +37,7 @@ func TestWriteHTTPBench(t *testing.T) {
 		"CPU per request         300µs  daemon; executor unknown",
 		"  net of idle           200µs  daemon; executor unknown",
 		"CPU when idle           6.0%   of a core, daemon; executor unknown",
+		"allocations             118    objects of the daemon per request, 10.4 KiB",
 	} {
 		require.Contains(t, out, want)
 	}
