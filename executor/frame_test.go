@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -126,26 +125,20 @@ func TestServeEndsWithOpenConnections(t *testing.T) {
 	srv, err := NewServer(Options{Runtime: &fakeRuntime{}, Device: DeviceInfo{Kind: "cpu", Size: 100}})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, srv.Close()) }()
-	sock := filepath.Join(t.TempDir(), "ex.sock")
-	ln, err := ListenUnix(sock)
+	sock, stop := serveOnSocket(t, srv)
+	silent, err := net.Dial("unix", sock)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
 	framed, err := net.Dial("unix", sock)
 	require.NoError(t, err)
 	_, err = framed.Write(framePreface)
 	require.NoError(t, err)
-	silent, err := net.Dial("unix", sock)
-	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond) // let both be accepted
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return")
-	}
+	// A round trip shows the framed connection is being served (the silent
+	// one, dialled first, was accepted before it).
+	require.NoError(t, writeFrame(framed, &pb.InferRequest{Id: 1, Model: "none"}))
+	resp := &pb.InferResponse{}
+	require.NoError(t, readFrame(bufio.NewReader(framed), resp))
+	require.Equal(t, pb.Code_NOT_FOUND, resp.Code)
+	require.NoError(t, stop())
 	for _, c := range []net.Conn{framed, silent} {
 		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		_, err := c.Read(make([]byte, 1))

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -28,18 +29,12 @@ func startFakeServer(t *testing.T, f *fakeRuntime, policy string) (*Server, *Cli
 	require.NoError(t, err)
 	srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "cpu", Size: 100}})
 	require.NoError(t, err)
-	sock := filepath.Join(t.TempDir(), "ex.sock")
-	ln, err := ListenUnix(sock)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	sock, stop := serveOnSocket(t, srv)
 	c, err := Dial(sock)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, c.Close())
-		cancel()
-		require.NoError(t, <-done)
+		require.NoError(t, stop())
 		require.NoError(t, srv.Close())
 	})
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -47,6 +42,27 @@ func startFakeServer(t *testing.T, f *fakeRuntime, policy string) (*Server, *Cli
 	_, err = c.WaitReady(wctx)
 	require.NoError(t, err)
 	return srv, c
+}
+
+// serveOnSocket serves srv on a new Unix socket; stop ends Serve and
+// returns its error.
+func serveOnSocket(t *testing.T, srv *Server) (sock string, stop func() error) {
+	t.Helper()
+	sock = filepath.Join(t.TempDir(), "ex.sock")
+	ln, err := ListenUnix(sock)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	return sock, func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			return errors.New("serve did not return")
+		}
+	}
 }
 
 func loadDouble(t *testing.T, c *Client, name string, slo time.Duration, maxBatch int32) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,35 +65,20 @@ func DecodeRequest(body []byte, jsonLen int64) (*Request, error) {
 	if err := r.readParameters(env.Parameters); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
 	for i, in := range env.Inputs {
 		t, rest, err := decodeInput(in, bin)
-		if err != nil {
-			name := in.Name
-			if name == "" {
-				name = "#" + strconv.Itoa(i)
-			}
-			return bad("input %q: %s", name, err)
+		if err := r.addInput(i, in.Name, t, err); err != nil {
+			return nil, err
 		}
-		if seen[t.Name] {
-			return bad("input %q given twice", t.Name)
-		}
-		seen[t.Name] = true
 		bin = rest
-		r.Inputs = append(r.Inputs, t)
 	}
 	if len(bin) > 0 {
 		return bad("%d bytes of binary data are left over after the inputs' binary_data_size", len(bin))
 	}
-	outSeen := map[string]bool{}
 	for _, o := range env.Outputs {
-		if o.Name == "" {
-			return bad("an output has no name")
+		if err := r.checkOutputName(o.Name); err != nil {
+			return nil, err
 		}
-		if outSeen[o.Name] {
-			return bad("output %q asked for twice", o.Name)
-		}
-		outSeen[o.Name] = true
 		b, _, err := boolParam(o.Parameters, "binary_data")
 		if err != nil {
 			return bad("output %q: %s", o.Name, err)
@@ -103,6 +89,34 @@ func DecodeRequest(body []byte, jsonLen int64) (*Request, error) {
 		r.Outputs = append(r.Outputs, OutputRequest{Name: o.Name, Binary: b})
 	}
 	return r, nil
+}
+
+// addInput adds a decoded input, or fails naming it (by position when it
+// has no name); an input given twice fails. Both protocols decode through
+// it.
+func (r *Request) addInput(i int, name string, t tensor.Tensor, err error) error {
+	if err != nil {
+		if name == "" {
+			name = "#" + strconv.Itoa(i)
+		}
+		return fmt.Errorf("%w: input %q: %s", ErrBadRequest, name, err)
+	}
+	if slices.ContainsFunc(r.Inputs, func(x tensor.Tensor) bool { return x.Name == t.Name }) {
+		return fmt.Errorf("%w: input %q given twice", ErrBadRequest, t.Name)
+	}
+	r.Inputs = append(r.Inputs, t)
+	return nil
+}
+
+// checkOutputName refuses an output asked for without a name or twice.
+func (r *Request) checkOutputName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: an output has no name", ErrBadRequest)
+	}
+	if slices.ContainsFunc(r.Outputs, func(o OutputRequest) bool { return o.Name == name }) {
+		return fmt.Errorf("%w: output %q asked for twice", ErrBadRequest, name)
+	}
+	return nil
 }
 
 func (r *Request) readParameters(p Parameters) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
@@ -30,35 +29,20 @@ func DecodeGRPCRequest(m *pb.ModelInferRequest) (*Request, error) {
 	if err := r.readGRPCParameters(m.Parameters); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
 	for i, in := range m.Inputs {
 		var data []byte
 		if len(raw) > 0 {
 			data = raw[i]
 		}
 		t, err := decodeGRPCInput(in, data, len(raw) > 0)
-		if err != nil {
-			name := in.Name
-			if name == "" {
-				name = "#" + strconv.Itoa(i)
-			}
-			return bad("input %q: %s", name, err)
+		if err := r.addInput(i, in.Name, t, err); err != nil {
+			return nil, err
 		}
-		if seen[t.Name] {
-			return bad("input %q given twice", t.Name)
-		}
-		seen[t.Name] = true
-		r.Inputs = append(r.Inputs, t)
 	}
-	outSeen := map[string]bool{}
 	for _, o := range m.Outputs {
-		if o.Name == "" {
-			return bad("an output has no name")
+		if err := r.checkOutputName(o.Name); err != nil {
+			return nil, err
 		}
-		if outSeen[o.Name] {
-			return bad("output %q asked for twice", o.Name)
-		}
-		outSeen[o.Name] = true
 		// Over gRPC every output travels in raw_output_contents.
 		r.Outputs = append(r.Outputs, OutputRequest{Name: o.Name, Binary: true})
 	}

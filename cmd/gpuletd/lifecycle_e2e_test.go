@@ -362,7 +362,9 @@ func TestScrapeDuringStalledExecutor(t *testing.T) {
 		r := do(t, "GET", base+path, nil, nil)
 		took := time.Since(start)
 		require.Equal(t, 200, r.code, path)
-		require.Less(t, took, 400*time.Millisecond, "%s waited on the stalled executor", path)
+		// Asking the executor, as scrapes once did, took at least its 500 ms
+		// timeout: anything under it did not wait.
+		require.Less(t, took, 500*time.Millisecond, "%s waited on the stalled executor", path)
 		if path == "/metrics" {
 			require.Contains(t, string(r.body), "gpuletd_gpulet_busy_ratio{")
 		}

@@ -1,17 +1,16 @@
 package httpbench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // sample is what the bench reads of the daemon before and after a
@@ -136,35 +135,32 @@ func metricValues(ctx context.Context, client *http.Client, url string, names ..
 	return parseMetricValues(io.LimitReader(resp.Body, 16<<20), names...)
 }
 
-// parseMetricValues finds each name's unlabelled sample in r.
+// parseMetricValues finds each name's unlabelled sample in a Prometheus
+// text exposition.
 func parseMetricValues(r io.Reader, names ...string) ([]float64, error) {
-	want := make(map[string]int, len(names))
-	for i, n := range names {
-		want[n] = i
-	}
-	out := make([]float64, len(names))
-	found := 0
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		i, asked := want[name]
-		if !ok || !asked {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			return nil, fmt.Errorf("read metric %s: %w", name, err)
-		}
-		out[i] = v
-		delete(want, name)
-		found++
-	}
-	if err := sc.Err(); err != nil {
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(r)
+	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
-	if found < len(names) {
-		for n := range want {
-			return nil, fmt.Errorf("read metrics: no sample of %s", n)
+	out := make([]float64, len(names))
+	for i, name := range names {
+		found := false
+		for _, m := range fams[name].GetMetric() {
+			if len(m.GetLabel()) > 0 {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				out[i], found = m.Counter.GetValue(), true
+			case m.Gauge != nil:
+				out[i], found = m.Gauge.GetValue(), true
+			case m.Untyped != nil:
+				out[i], found = m.Untyped.GetValue(), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("read metrics: no sample of %s", name)
 		}
 	}
 	return out, nil
