@@ -31,15 +31,22 @@ func (n *node) adminRoutes(r *mux.Router) {
 
 // statusModel is one model in the admin status.
 type statusModel struct {
-	Name         string  `json:"name"`
-	Version      int     `json:"version"`
-	SLOMS        float64 `json:"slo_ms"`
-	MaxBatchSize int     `json:"max_batch_size"`
-	Rate         float64 `json:"rate"`      // over the last second
-	RateEWMA     float64 `json:"rate_ewma"` // what the planner plans for
-	AssignedRate float64 `json:"assigned_rate"`
-	Unscheduled  float64 `json:"unscheduled_rate,omitempty"`
-	Ready        bool    `json:"ready"`
+	Name    string  `json:"name"`
+	Version int     `json:"version"`
+	SLOMS   float64 `json:"slo_ms"`
+	// SLOFrom says where the SLO came from: config.yaml, config.pbtxt
+	// parameters or default_slo.
+	SLOFrom      string `json:"slo_from,omitempty"`
+	MaxBatchSize int    `json:"max_batch_size"`
+	// ConfigFiles are the configuration files read; ConfigNotes say which
+	// of their fields took no effect and why.
+	ConfigFiles  []string `json:"config_files,omitempty"`
+	ConfigNotes  []string `json:"config_notes,omitempty"`
+	Rate         float64  `json:"rate"`      // over the last second
+	RateEWMA     float64  `json:"rate_ewma"` // what the planner plans for
+	AssignedRate float64  `json:"assigned_rate"`
+	Unscheduled  float64  `json:"unscheduled_rate,omitempty"`
+	Ready        bool     `json:"ready"`
 	// Reason says why a model that is not ready is not served.
 	Reason string      `json:"reason,omitempty"`
 	Placed []string    `json:"placed_on"`
@@ -161,7 +168,8 @@ func (n *node) status() status {
 	}
 	for _, m := range n.catalog.all() {
 		sm := statusModel{
-			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), MaxBatchSize: m.Config.MaxBatchSize,
+			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), SLOFrom: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
+			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(m.Config.SLO.D()),
 		}

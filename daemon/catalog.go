@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
@@ -45,6 +46,7 @@ func checkRepository(root string) error {
 // unloads them).
 type catalog struct {
 	root   string
+	opts   repository.Options
 	st     *store.Store
 	events *events
 	log    *zap.Logger
@@ -54,13 +56,14 @@ type catalog struct {
 	index  *repository.Index // last scan
 }
 
-func newCatalog(root string, st *store.Store, ev *events, log *zap.Logger) *catalog {
-	return &catalog{root: root, st: st, events: ev, log: log, models: map[string]*repository.Model{}}
+func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
+	opts := repository.Options{Read: ReadONNXInfo, DefaultSLO: defaultSLO}
+	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{}}
 }
 
 // scan reads the repository; with loadAll every good model is served.
 func (c *catalog) scan(ctx context.Context, loadAll bool) error {
-	ix, err := repository.Scan(c.root, ReadONNXInfo)
+	ix, err := repository.Scan(c.root, c.opts)
 	if err != nil {
 		return err
 	}
@@ -91,13 +94,17 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 	c.models[m.Name] = m
 	c.mu.Unlock()
 	c.log.Info("model found", zap.String("model", m.Name), zap.Int("version", m.Version),
-		zap.Duration("slo", m.Config.SLO.D()), zap.Int("max_batch_size", m.Config.MaxBatchSize))
+		zap.Duration("slo", m.Config.SLO.D()), zap.String("slo_from", m.SLOSource), zap.Int("max_batch_size", m.Config.MaxBatchSize),
+		zap.Strings("config", m.ConfigFiles))
+	for _, note := range m.Notes {
+		c.log.Info("model configuration", zap.String("model", m.Name), zap.String("note", note))
+	}
 	return nil
 }
 
 // load reads one model from the repository (again) and serves it.
 func (c *catalog) load(ctx context.Context, name string) (*repository.Model, error) {
-	m, err := repository.Load(c.root, name, ReadONNXInfo)
+	m, err := repository.Load(c.root, name, c.opts)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +148,7 @@ func (c *catalog) all() []*repository.Model {
 // indexEntries lists every repository entry with its state, for the
 // repository index API.
 func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
-	ix, err := repository.Scan(c.root, ReadONNXInfo)
+	ix, err := repository.Scan(c.root, c.opts)
 	if err != nil {
 		return nil, err
 	}

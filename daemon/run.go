@@ -99,7 +99,7 @@ func Run(ctx context.Context, opts Options) error {
 			map[string]string{"fix": engine.Fix, "provider": engine.Provider})
 	}
 	n.book = newProfileBook(st)
-	n.catalog = newCatalog(cfg.ModelRepository, st, n.events, log.Named("repository"))
+	n.catalog = newCatalog(cfg.ModelRepository, cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
 	n.metrics = newMetrics(n)
 	n.sup = &supervisor{devices: devices, events: n.events, log: log.Named("supervisor"),
 		sockDir: filepath.Join(cfg.RuntimeDir, "executors"), binary: opts.ExecutorBinary,

@@ -20,6 +20,7 @@ type WriteOption func(*writeOptions)
 
 type writeOptions struct {
 	overwrite bool
+	triton    bool
 }
 
 // WithOverwrite lets WriteRepository write into a non-empty directory,
@@ -29,9 +30,15 @@ func WithOverwrite() WriteOption {
 	return func(o *writeOptions) { o.overwrite = true }
 }
 
+// AsTriton writes each model's configuration as Triton has it, a
+// config.pbtxt without an SLO (ConfigPbtxt), instead of config.yaml.
+func AsTriton() WriteOption {
+	return func(o *writeOptions) { o.triton = true }
+}
+
 // WriteRepository writes a model repository for models (DemoModels when
-// empty) into dir: <dir>/<model>/config.yaml and
-// <dir>/<model>/1/model.onnx, with weights drawn from seed. Every file is
+// empty) into dir: <dir>/<model>/config.yaml (config.pbtxt with AsTriton)
+// and <dir>/<model>/1/model.onnx, with weights drawn from seed. Every file is
 // written to a temporary name and renamed into place, so a reader never
 // sees half a file. Unknown names are rejected before anything is written.
 func WriteRepository(dir string, models []string, seed uint64, opts ...WriteOption) error {
@@ -60,14 +67,14 @@ func WriteRepository(dir string, models []string, seed uint64, opts ...WriteOpti
 		}
 	}
 	for _, m := range specs {
-		if err := writeModel(dir, m, seed); err != nil {
+		if err := writeModel(dir, m, seed, o.triton); err != nil {
 			return fmt.Errorf("write repository %s: %w", dir, err)
 		}
 	}
 	return nil
 }
 
-func writeModel(dir string, m Model, seed uint64) error {
+func writeModel(dir string, m Model, seed uint64, triton bool) error {
 	b, err := BuildBytes(m.Name, seed)
 	if err != nil {
 		return err
@@ -78,6 +85,9 @@ func writeModel(dir string, m Model, seed uint64) error {
 	}
 	if err := writeFileAtomic(filepath.Join(versionDir, "model.onnx"), b); err != nil {
 		return err
+	}
+	if triton {
+		return writeFileAtomic(filepath.Join(dir, m.Name, "config.pbtxt"), []byte(ConfigPbtxt(m, seed)))
 	}
 	return writeFileAtomic(filepath.Join(dir, m.Name, "config.yaml"), []byte(ConfigYAML(m, seed)))
 }

@@ -138,7 +138,8 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	fmt.Fprintf(tw, "file\t%s\n", orDash(d.File))
 	fmt.Fprintf(tw, "sha256\t%s\n", orDash(d.SHA256))
 	fmt.Fprintf(tw, "emulated as\t%s\n", orDash(d.Profile))
-	fmt.Fprintf(tw, "slo\t%s\n", millis(m.SLOMS))
+	fmt.Fprintf(tw, "slo\t%s (from %s)\n", millis(m.SLOMS), orDash(m.SLOFrom))
+	fmt.Fprintf(tw, "config\t%s\n", orDash(strings.Join(m.ConfigFiles, ", ")))
 	fmt.Fprintf(tw, "max batch\t%d\n", m.MaxBatchSize)
 	fmt.Fprintf(tw, "ready\t%s\n", ready)
 	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
@@ -151,6 +152,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		fmt.Fprintf(tw, "latency\tp50 %s, p99 %s\n", millis(r.P50MS), millis(r.P99MS))
 	} else {
 		fmt.Fprintf(tw, "recent\tno requests\n")
+	}
+	for _, note := range m.ConfigNotes {
+		fmt.Fprintf(tw, "note\t%s\n", note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -194,6 +198,7 @@ func newModelsSynthCmd() *cobra.Command {
 		models []string
 		seed   uint64
 		force  bool
+		triton bool
 	)
 	cmd := &cobra.Command{
 		Use:   "synth DIR",
@@ -201,7 +206,9 @@ func newModelsSynthCmd() *cobra.Command {
 		Long: fmt.Sprintf(`Write a model repository into DIR: <model>/config.yaml and <model>/1/model.onnx
 for each model. The graphs are real ONNX models (LeNet-5, ResNet-18-style,
 VGG-style, MLP) with random weights drawn from --seed: the same seed writes
-byte-identical files. They are not pretrained.
+byte-identical files. They are not pretrained. With --triton each model gets
+the config.pbtxt Triton would have instead (no SLO: serve it with default_slo
+or GPULETD_DEFAULT_SLO set).
 
 Models: %v (default %v).`, modelzoo.Names(), modelzoo.DemoModels()),
 		Args: cobra.ExactArgs(1),
@@ -209,6 +216,9 @@ Models: %v (default %v).`, modelzoo.Names(), modelzoo.DemoModels()),
 			var opts []modelzoo.WriteOption
 			if force {
 				opts = append(opts, modelzoo.WithOverwrite())
+			}
+			if triton {
+				opts = append(opts, modelzoo.AsTriton())
 			}
 			if err := modelzoo.WriteRepository(args[0], models, seed, opts...); err != nil {
 				if errors.Is(err, modelzoo.ErrRepositoryNotEmpty) {
@@ -227,5 +237,6 @@ Models: %v (default %v).`, modelzoo.Names(), modelzoo.DemoModels()),
 	cmd.Flags().StringSliceVar(&models, "models", nil, "models to write (default: the demo set)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random weights")
 	cmd.Flags().BoolVar(&force, "force", false, "write into a directory that is not empty")
+	cmd.Flags().BoolVar(&triton, "triton", false, "write Triton's config.pbtxt (without an SLO) instead of config.yaml")
 	return cmd
 }

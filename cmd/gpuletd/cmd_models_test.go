@@ -15,13 +15,15 @@ func TestWriteModels(t *testing.T) {
 	out := b.String()
 	require.LessOrEqual(t, widest(out), 80, out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 3, out)
-	require.Equal(t, strings.Fields("MODEL SLO RATE ASSIGNED ATTAIN P50 P99 PLACED ON"), strings.Fields(lines[0]))
-	require.Equal(t, strings.Fields("mlp 5.00ms 0.00/s 72.0/s 12.4% 2.39ms 488ms emu0-100-1"), strings.Fields(lines[2]))
+	require.Len(t, lines, 4, out)
+	require.Equal(t, strings.Fields("MODEL SLO FROM RATE ASSIGNED ATTAIN P50 P99 PLACED ON"), strings.Fields(lines[0]))
+	require.Equal(t, strings.Fields("lenet5 5.00ms yaml 0.00/s 160/s 0.8% 2.44ms 36.2ms emu0-100-1"), strings.Fields(lines[1]))
+	require.Equal(t, strings.Fields("mlp 5.00ms default 0.00/s 72.0/s 12.4% 2.39ms 488ms emu0-100-1"), strings.Fields(lines[2]))
+	require.Equal(t, "mlp: configuration: dynamic_batching ignored: gpuletd forms batches itself", lines[3])
 
 	b.Reset()
 	require.NoError(t, writeModels(&b, []adminModel{{Name: "idle", SLOMS: 20}}))
-	require.Equal(t, strings.Fields("idle 20.0ms 0.00/s 0.00/s - - - -"), strings.Fields(strings.Split(b.String(), "\n")[1]), "no requests yet: dashes")
+	require.Equal(t, strings.Fields("idle 20.0ms - 0.00/s 0.00/s - - - -"), strings.Fields(strings.Split(b.String(), "\n")[1]), "no requests yet: dashes")
 }
 
 func TestWriteModelShow(t *testing.T) {
@@ -37,7 +39,9 @@ func TestWriteModelShow(t *testing.T) {
 		"model        lenet5 (version 1)",
 		"sha256       " + d.SHA256,
 		"emulated as  alexnet",
-		"slo          5.00ms",
+		"slo          5.00ms (from config.pbtxt parameters)",
+		"config       config.pbtxt",
+		"note         instance_group ignored: gpuletd's planner decides",
 		"max batch    32",
 		"placed on    emu0-100-1",
 		"rate         0.00/s measured, 160/s assigned",

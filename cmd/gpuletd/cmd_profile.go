@@ -309,7 +309,7 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	if err := onnxrt.Init(ortLib); err != nil {
 		return profiler.Model{}, err
 	}
-	m, err := repository.Load(cfg.ModelRepository, arg, daemon.ReadONNXInfo)
+	m, err := repository.Load(cfg.ModelRepository, arg, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: cfg.DefaultSLO.D()})
 	if errors.Is(err, repository.ErrNotFound) {
 		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)", arg, cfg.ModelRepository)
 	}

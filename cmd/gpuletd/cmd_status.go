@@ -205,7 +205,10 @@ type adminModel struct {
 	Name         string      `json:"name"`
 	Version      int         `json:"version"`
 	SLOMS        float64     `json:"slo_ms"`
+	SLOFrom      string      `json:"slo_from"`
 	MaxBatchSize int         `json:"max_batch_size"`
+	ConfigFiles  []string    `json:"config_files"`
+	ConfigNotes  []string    `json:"config_notes"`
 	Rate         float64     `json:"rate"`
 	AssignedRate float64     `json:"assigned_rate"`
 	Unscheduled  float64     `json:"unscheduled_rate"`
@@ -310,7 +313,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 // writeModels prints the models table and a line per unscheduled load.
 func writeModels(w io.Writer, models []adminModel) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "MODEL\tSLO\tRATE\tASSIGNED\tATTAIN\tP50\tP99\tPLACED ON")
+	fmt.Fprintln(tw, "MODEL\tSLO\tFROM\tRATE\tASSIGNED\tATTAIN\tP50\tP99\tPLACED ON")
 	for _, m := range models {
 		attain, p50, p99 := "-", "-", "-"
 		if m.Recent.Requests > 0 {
@@ -321,7 +324,7 @@ func writeModels(w io.Writer, models []adminModel) error {
 		if placed == "" {
 			placed = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, millis(m.SLOMS), perSecond(m.Rate), perSecond(m.AssignedRate), attain, p50, p99, placed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, sloText(m.SLOMS), sloFrom(m.SLOFrom), perSecond(m.Rate), perSecond(m.AssignedRate), attain, p50, p99, placed)
 	}
 	if len(models) == 0 {
 		fmt.Fprintln(tw, "(none)")
@@ -336,8 +339,32 @@ func writeModels(w io.Writer, models []adminModel) error {
 		if !m.Ready && m.Reason != "" {
 			fmt.Fprintf(w, "%s: not served: %s\n", m.Name, m.Reason)
 		}
+		for _, note := range m.ConfigNotes {
+			fmt.Fprintf(w, "%s: configuration: %s\n", m.Name, note)
+		}
 	}
 	return nil
+}
+
+// sloText is a model's SLO, a dash for one not known (a broken entry).
+func sloText(ms float64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	return millis(ms)
+}
+
+// sloFrom shortens where a model's SLO came from for the models table.
+func sloFrom(s string) string {
+	switch s {
+	case "config.yaml":
+		return "yaml"
+	case "config.pbtxt parameters":
+		return "pbtxt"
+	case "default_slo":
+		return "default"
+	}
+	return orDash(s)
 }
 
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }

@@ -42,8 +42,10 @@ func TestWriteStatus(t *testing.T) {
 		"emu1    emulated  igniter-v100  mps      ok      Emulated igniter-v100",
 		"emu0-100-1  100%  ready  0.8%  lenet5  1      160/s   1.0",
 		"                              mlp     1      72.0/s  1.1",
-		"lenet5  5.00ms  0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
+		"lenet5  5.00ms  yaml     0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
+		"mlp     5.00ms  default  0.00/s  72.0/s    12.4%   2.39ms  488ms   emu0-100-1",
 		"mlp: 12.5/s of its load has no gpu-let",
+		"mlp: configuration: dynamic_batching ignored: gpuletd forms batches itself",
 	} {
 		require.Contains(t, out, want)
 	}

@@ -22,12 +22,25 @@ import (
 // machine) and waits until both are ready. It returns the repository and
 // the REST base URL.
 func cpuZooDaemon(t *testing.T, extra ...string) (repo, base string) {
+	return zooDaemon(t, false, extra...)
+}
+
+// zooDaemon is cpuZooDaemon with the repository in gpuletd's layout
+// (config.yaml) or, with triton, in Triton's: config.pbtxt files without an
+// SLO, served with GPULETD_DEFAULT_SLO.
+func zooDaemon(t *testing.T, triton bool, extra ...string) (repo, base string) {
 	t.Helper()
 	repo = filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
-	setProfile(t, repo, "lenet5", "alexnet", "200ms")
-	setProfile(t, repo, "mlp", "alexnet", "200ms")
-	addr, logs := startDaemon(t, daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo, "GPULETD_DEVICES=cpu"}, extra...)...))
+	env := []string{"GPULETD_MODEL_REPOSITORY=" + repo, "GPULETD_DEVICES=cpu"}
+	if triton {
+		require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3, modelzoo.AsTriton()))
+		env = append(env, "GPULETD_DEFAULT_SLO=200ms")
+	} else {
+		require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
+		setProfile(t, repo, "lenet5", "alexnet", "200ms")
+		setProfile(t, repo, "mlp", "alexnet", "200ms")
+	}
+	addr, logs := startDaemon(t, daemonEnv(t, append(env, extra...)...))
 	base = "http://" + addr
 	require.Eventually(t, func() bool {
 		return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 &&
@@ -45,6 +58,49 @@ func TestCPUServingMatchesONNXRuntime(t *testing.T) {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	repo, base := cpuZooDaemon(t)
+	checkZooAnswers(t, repo, base)
+}
+
+// TestTritonRepositoryServes serves a repository in Triton's layout, with
+// only config.pbtxt files and no SLO in them, under GPULETD_DEFAULT_SLO:
+// the answers equal ONNX Runtime's, and the models say where their SLO
+// came from and which of Triton's fields took no effect.
+func TestTritonRepositoryServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo, base := zooDaemon(t, true)
+	checkZooAnswers(t, repo, base)
+
+	var models []adminModel
+	r := do(t, "GET", base+"/api/v1/models", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.NoError(t, json.Unmarshal(r.body, &models))
+	require.Len(t, models, 2)
+	for _, m := range models {
+		require.Equal(t, 200.0, m.SLOMS, m.Name)
+		require.Equal(t, "default_slo", m.SLOFrom, m.Name)
+		require.Equal(t, []string{"config.pbtxt"}, m.ConfigFiles, m.Name)
+		notes := strings.Join(m.ConfigNotes, "\n")
+		require.Contains(t, notes, "dynamic_batching ignored", m.Name)
+		require.Contains(t, notes, "instance_group ignored", m.Name)
+	}
+	var meta struct {
+		Inputs []struct {
+			Name  string  `json:"name"`
+			Shape []int64 `json:"shape"`
+		} `json:"inputs"`
+	}
+	r = do(t, "GET", base+"/v2/models/lenet5", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.NoError(t, json.Unmarshal(r.body, &meta))
+	require.Equal(t, []int64{-1, 1, 28, 28}, meta.Inputs[0].Shape, "max_batch_size from config.pbtxt: a batch dimension")
+}
+
+// checkZooAnswers sends lenet5 and mlp inputs as JSON and as binary data and
+// compares the answers with ONNX Runtime's on the same inputs.
+func checkZooAnswers(t *testing.T, repo, base string) {
+	t.Helper()
 
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err)

@@ -19,8 +19,12 @@ type Config struct {
 	StateDir string `yaml:"state_dir"`
 	// RuntimeDir holds executor sockets and MPS pipe directories.
 	RuntimeDir string `yaml:"runtime_dir"`
-	// ModelRepository is the folder of <model>/config.yaml and <model>/<version>/model.onnx.
+	// ModelRepository is the folder of <model>/config.pbtxt (Triton's layout)
+	// or <model>/config.yaml, and <model>/<version>/model.onnx.
 	ModelRepository string `yaml:"model_repository"`
+	// DefaultSLO is the SLO of a model whose configuration gives none; 0
+	// makes such a model an error.
+	DefaultSLO Duration `yaml:"default_slo"`
 
 	Log          Log          `yaml:"log"`
 	Devices      Devices      `yaml:"devices"`

@@ -155,6 +155,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"bad ewma", "scheduler:\n  ewma_weight: 0\n", nil, []string{"scheduler.ewma_weight", "above 0"}},
 		{"bad env", "", []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU=lots"}, []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU", "lots"}},
 		{"env fails validation", "", []string{"GPULETD_LOG_LEVEL=loud"}, []string{"log.level", `"loud"`, "debug, info, warn, error"}},
+		{"default slo too long", "", []string{"GPULETD_DEFAULT_SLO=2h"}, []string{"default_slo", "2h0m0s", "up to 1h"}},
+		{"default slo negative", "default_slo: -5ms\n", nil, []string{"default_slo", "-5ms"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,6 +64,9 @@ func (c *Config) Validate() error {
 			bad(d.name, d.v, "give a directory path")
 		}
 	}
+	if d := c.DefaultSLO.D(); d < 0 || d > time.Hour {
+		bad("default_slo", d, "use 0s (none) or a duration up to 1h, such as 100ms")
+	}
 	oneOf("log.level", c.Log.Level, LogLevels)
 	oneOf("log.format", c.Log.Format, LogFormats)
 	c.validateDevices(bad, oneOf)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -45,6 +46,22 @@ type ModelConfig struct {
 	// (torchscript models must give them).
 	Inputs  []TensorSpec `yaml:"inputs,omitempty"`
 	Outputs []TensorSpec `yaml:"outputs,omitempty"`
+
+	// Versions says which numbered version folders are served (a
+	// config.pbtxt's version_policy); the zero value serves the newest.
+	Versions VersionPolicy `yaml:"-"`
+	// ModelFilename is the model file's name in a version folder when it is
+	// not the platform's (a config.pbtxt's default_model_filename).
+	ModelFilename string `yaml:"-"`
+}
+
+// VersionPolicy selects version folders, as Triton's version_policy does:
+// the Latest n, All, or the Specific ones listed. The zero value is the
+// newest one.
+type VersionPolicy struct {
+	Latest   int
+	All      bool
+	Specific []int
 }
 
 // TensorSpec is one input or output: its name, element type and the shape of
@@ -54,13 +71,17 @@ type TensorSpec struct {
 	Name     string          `yaml:"name" json:"name"`
 	DataType tensor.DataType `yaml:"datatype" json:"datatype"`
 	Dims     []int64         `yaml:"dims" json:"shape"`
+	// Reshape is the shape the model file takes or gives when it differs
+	// from Dims (a config.pbtxt's reshape; empty and not nil: a scalar).
+	Reshape []int64 `yaml:"-" json:"-"`
 }
 
 // maxSLO bounds the SLO a model may declare.
 const maxSLO = time.Hour
 
 // ParseModelConfig reads and validates a config.yaml. Unknown fields are
-// errors; every error says which field and what is allowed.
+// errors; every error says which field and what is allowed. A missing slo is
+// no error here: the repository falls back to the server's default_slo.
 func ParseModelConfig(data []byte) (ModelConfig, error) {
 	var c ModelConfig
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -72,14 +93,11 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 		return c, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var errs []error
-	switch slo := c.SLO.D(); {
-	case slo == 0:
-		errs = append(errs, errors.New("slo: missing; give the latency objective, such as slo: 50ms"))
-	case slo < 0 || slo > maxSLO:
+	if slo := c.SLO.D(); slo < 0 || slo > maxSLO {
 		errs = append(errs, fmt.Errorf("slo: %s is not allowed; use a duration above 0 and at most 1h", slo))
 	}
-	if c.MaxBatchSize < 0 || c.MaxBatchSize > 4096 {
-		errs = append(errs, fmt.Errorf("max_batch_size: %d is not allowed; use 0 (no batching) to 4096", c.MaxBatchSize))
+	if c.MaxBatchSize < 0 || c.MaxBatchSize > maxBatchSize {
+		errs = append(errs, fmt.Errorf("max_batch_size: %d is not allowed; use 0 (no batching) to %d", c.MaxBatchSize, maxBatchSize))
 	}
 	if c.Platform != "" {
 		if _, ok := modelFiles[c.Platform]; !ok {
@@ -117,4 +135,53 @@ func checkSpecs(kind string, specs []TensorSpec) error {
 		}
 	}
 	return nil
+}
+
+// yamlKeys returns the top-level keys a config.yaml sets.
+func yamlKeys(data []byte) map[string]bool {
+	var doc map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil
+	}
+	out := make(map[string]bool, len(doc))
+	for k := range doc {
+		out[k] = true
+	}
+	return out
+}
+
+// overlay returns base with the fields yamlCfg sets (the keys in set)
+// taken from it: config.yaml wins over config.pbtxt field by field.
+func overlay(base, yamlCfg ModelConfig, set map[string]bool) ModelConfig {
+	if set["slo"] {
+		base.SLO = yamlCfg.SLO
+	}
+	if set["max_batch_size"] {
+		base.MaxBatchSize = yamlCfg.MaxBatchSize
+	}
+	if set["platform"] {
+		base.Platform = yamlCfg.Platform
+	}
+	if set["profile"] {
+		base.Profile = yamlCfg.Profile
+	}
+	if set["memory_mb"] {
+		base.MemoryMB = yamlCfg.MemoryMB
+	}
+	if set["inputs"] {
+		base.Inputs = yamlCfg.Inputs
+	}
+	if set["outputs"] {
+		base.Outputs = yamlCfg.Outputs
+	}
+	return base
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -58,7 +58,7 @@ func TestScanGoodModel(t *testing.T) {
 	root := writeRepo(t, map[string]entry{
 		"lenet": {config: goodConfig + "profile: alexnet\n", files: map[string]string{"1/model.onnx": "old", "3/model.onnx": "onnx", "notes/readme": "x"}},
 	})
-	ix, err := Scan(root, fakeReader)
+	ix, err := Scan(root, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Empty(t, ix.Problems)
 	m, err := ix.Get("lenet")
@@ -77,13 +77,13 @@ func TestScanGoodModel(t *testing.T) {
 
 func TestHashChangesWithFile(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"a": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}}})
-	m1, err := Load(root, "a", fakeReader)
+	m1, err := Load(root, "a", Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "1", "model.onnx"), []byte("fixed"), 0o644))
-	_, err = Load(root, "a", fakeReader)
+	_, err = Load(root, "a", Options{Read: fakeReader})
 	require.Error(t, err, "a fixed batch dimension of 1 cannot serve max_batch_size 8")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "config.yaml"), []byte("slo: 20ms\nmax_batch_size: 0\n"), 0o644))
-	m2, err := Load(root, "a", fakeReader)
+	m2, err := Load(root, "a", Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.NotEqual(t, m1.SHA256, m2.SHA256)
 	require.Equal(t, []int64{1, 4}, m2.Inputs[0].Dims, "without batching the file's dims are the request's")
@@ -114,7 +114,7 @@ func TestBrokenEntriesNameFileAndProblem(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"bad": tc.e, "good": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}}})
-			ix, err := Scan(root, fakeReader)
+			ix, err := Scan(root, Options{Read: fakeReader})
 			require.NoError(t, err)
 			require.Equal(t, []string{"good"}, ix.Names(), "a broken entry must not hide the others")
 			require.Len(t, ix.Problems, 1)
@@ -133,7 +133,7 @@ func TestTorchScriptWithConfiguredTensors(t *testing.T) {
 		config: goodConfig + "inputs: [{name: x, datatype: FP32, dims: [3, 224, 224]}]\noutputs: [{name: y, datatype: FP32, dims: [1000]}]\n",
 		files:  map[string]string{"2/model.pt": "pt"},
 	}})
-	m, err := Load(root, "r50", nil)
+	m, err := Load(root, "r50", Options{})
 	require.NoError(t, err)
 	require.Equal(t, PlatformTorchScript, m.Platform)
 	require.Equal(t, 2, m.Version)
@@ -141,14 +141,14 @@ func TestTorchScriptWithConfiguredTensors(t *testing.T) {
 }
 
 func TestScanMissingRoot(t *testing.T) {
-	_, err := Scan(filepath.Join(t.TempDir(), "absent"), fakeReader)
+	_, err := Scan(filepath.Join(t.TempDir(), "absent"), Options{Read: fakeReader})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "absent")
 }
 
 func TestLoadRejectsBadNames(t *testing.T) {
-	_, err := Load(t.TempDir(), "../etc", fakeReader)
+	_, err := Load(t.TempDir(), "../etc", Options{Read: fakeReader})
 	require.ErrorIs(t, err, ErrInvalidModel)
-	_, err = Load(t.TempDir(), "ghost", fakeReader)
+	_, err = Load(t.TempDir(), "ghost", Options{Read: fakeReader})
 	require.ErrorIs(t, err, ErrNotFound)
 }

@@ -1,6 +1,7 @@
 // Package repository reads gpuletd's model repository: one folder per model
-// holding config.yaml and numbered version folders with the model file
-// (<repo>/<model>/config.yaml, <repo>/<model>/<version>/model.onnx). It
+// holding its configuration and numbered version folders with the model file
+// (<repo>/<model>/config.pbtxt as Triton has it, or gpuletd's config.yaml, and
+// <repo>/<model>/<version>/model.onnx). It
 // validates each entry, reads inputs and outputs from the model file and
 // hashes it. A broken entry is reported with its file and problem and does
 // not hide the others.
@@ -15,8 +16,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
 )
 
 // ErrNotFound is returned for a model the repository does not hold.
@@ -35,6 +41,14 @@ type Model struct {
 	SHA256   string // hex sha256 of File
 	Bytes    int64  // size of File
 	Config   ModelConfig
+	// ConfigFiles names the configuration files read (config.pbtxt,
+	// config.yaml or both).
+	ConfigFiles []string
+	// SLOSource says where Config.SLO came from: SLOFromYAML, SLOFromPbtxt
+	// or SLOFromDefault.
+	SLOSource string
+	// Notes say which configured fields took no effect and why.
+	Notes []string
 	// Inputs and Outputs are per request (no batch dimension when the model batches).
 	Inputs  []TensorSpec
 	Outputs []TensorSpec
@@ -85,7 +99,7 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
 // Scan reads every model folder under root. It fails only when root itself
 // cannot be read; a broken entry goes to Index.Problems.
-func Scan(root string, read InfoReader) (*Index, error) {
+func Scan(root string, o Options) (*Index, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("read model repository %s: %w", root, err)
@@ -95,7 +109,7 @@ func Scan(root string, read InfoReader) (*Index, error) {
 		if !e.IsDir() || e.Name()[0] == '.' {
 			continue
 		}
-		m, err := Load(root, e.Name(), read)
+		m, err := Load(root, e.Name(), o)
 		if err != nil {
 			ix.Problems = append(ix.Problems, err)
 			ix.Broken[e.Name()] = err
@@ -106,8 +120,28 @@ func Scan(root string, read InfoReader) (*Index, error) {
 	return ix, nil
 }
 
-// Load reads one model folder: its config.yaml and its newest version.
-func Load(root, name string, read InfoReader) (*Model, error) {
+// Options say how the repository is read.
+type Options struct {
+	// Read reads a model file's inputs and outputs (ONNX files).
+	Read InfoReader
+	// DefaultSLO is the SLO of a model whose configuration gives none (the
+	// server's default_slo); 0 makes such a model an error.
+	DefaultSLO time.Duration
+}
+
+// Where a model's SLO came from (Model.SLOSource).
+const (
+	SLOFromYAML    = "config.yaml"
+	SLOFromPbtxt   = "config.pbtxt parameters"
+	SLOFromDefault = "default_slo"
+)
+
+// YAMLConfigFile is the name of gpuletd's own model configuration.
+const YAMLConfigFile = "config.yaml"
+
+// Load reads one model folder: its configuration (config.pbtxt in Triton's
+// layout, config.yaml, or both) and the version it serves.
+func Load(root, name string, o Options) (*Model, error) {
 	dir := filepath.Join(root, name)
 	fail := func(file string, err error) (*Model, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
@@ -118,43 +152,101 @@ func Load(root, name string, read InfoReader) (*Model, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("load model %q from %s: %w", name, root, ErrNotFound)
 	}
-	cfgPath := filepath.Join(dir, "config.yaml")
-	data, err := os.ReadFile(cfgPath)
+	m, err := readConfig(dir, name, o.DefaultSLO)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fail(cfgPath, errors.New("missing; every model folder needs a config.yaml with at least slo and max_batch_size"))
-		}
-		return fail(cfgPath, err)
+		return nil, err
 	}
-	cfg, err := ParseModelConfig(data)
-	if err != nil {
-		return fail(cfgPath, err)
-	}
-	version, vdir, err := newestVersion(dir)
+	cfg := m.Config
+	all, err := versionFolders(dir)
 	if err != nil {
 		return fail(dir, err)
 	}
-	platform, file, err := modelFile(vdir, cfg.Platform)
+	selected, err := cfg.Versions.apply(all)
 	if err != nil {
+		return fail(dir, err)
+	}
+	m.Version = selected[len(selected)-1]
+	if len(selected) > 1 {
+		m.Notes = append(m.Notes, fmt.Sprintf("version_policy selects versions %v; only the newest, %d, is served", selected, m.Version))
+	}
+	vdir := filepath.Join(dir, strconv.Itoa(m.Version))
+	if m.Platform, m.File, err = modelFile(vdir, cfg.Platform, cfg.ModelFilename); err != nil {
 		return fail(vdir, err)
 	}
-	m := &Model{Name: name, Version: version, Dir: dir, File: file, Platform: platform, Config: cfg}
-	if m.SHA256, m.Bytes, err = hashFile(file); err != nil {
-		return fail(file, err)
+	if m.SHA256, m.Bytes, err = hashFile(m.File); err != nil {
+		return fail(m.File, err)
 	}
-	if err := m.resolveTensors(read); err != nil {
-		return fail(file, err)
+	if err := m.resolveTensors(o.Read); err != nil {
+		return fail(m.File, err)
 	}
 	return m, nil
 }
 
-// newestVersion finds the highest numbered version folder.
-func newestVersion(dir string) (int, string, error) {
+// readConfig reads a model folder's configuration files into a Model with
+// Name, Dir, Config, ConfigFiles, SLOSource and Notes set.
+func readConfig(dir, name string, defaultSLO time.Duration) (*Model, error) {
+	m := &Model{Name: name, Dir: dir}
+	fail := func(file string, err error) (*Model, error) {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
+	}
+	yamlPath, pbPath := filepath.Join(dir, YAMLConfigFile), filepath.Join(dir, TritonConfigFile)
+	yamlData, yerr := os.ReadFile(yamlPath)
+	pbData, perr := os.ReadFile(pbPath)
+	switch {
+	case yerr != nil && !errors.Is(yerr, os.ErrNotExist):
+		return fail(yamlPath, yerr)
+	case perr != nil && !errors.Is(perr, os.ErrNotExist):
+		return fail(pbPath, perr)
+	case yerr != nil && perr != nil:
+		return fail(yamlPath, fmt.Errorf("missing; every model folder needs a %s (Triton's) or a %s with at least slo and max_batch_size", TritonConfigFile, YAMLConfigFile))
+	}
+	var tc tritonConfig
+	if perr == nil {
+		var err error
+		if tc, err = parseTriton(pbData, name); err != nil {
+			return fail(pbPath, err)
+		}
+		m.ConfigFiles = append(m.ConfigFiles, TritonConfigFile)
+		m.Config, m.Notes = tc.cfg, tc.notes
+	}
+	sloFile := pbPath
+	if yerr == nil {
+		cfg, err := ParseModelConfig(yamlData)
+		if err != nil {
+			return fail(yamlPath, err)
+		}
+		m.ConfigFiles = append(m.ConfigFiles, YAMLConfigFile)
+		sloFile = yamlPath
+		if perr == nil {
+			set := yamlKeys(yamlData)
+			m.Config = overlay(m.Config, cfg, set)
+			m.Notes = append(m.Notes, fmt.Sprintf("%s and %s both present: %s wins for the fields it sets (%s), %s gives the rest",
+				YAMLConfigFile, TritonConfigFile, YAMLConfigFile, strings.Join(sortedKeys(set), ", "), TritonConfigFile))
+		} else {
+			m.Config = cfg
+		}
+	}
+	switch {
+	case yerr == nil && m.Config.SLO.D() > 0 && (perr != nil || yamlKeys(yamlData)["slo"]):
+		m.SLOSource = SLOFromYAML
+	case tc.sloSet:
+		m.SLOSource = SLOFromPbtxt
+	case defaultSLO > 0:
+		m.Config.SLO = config.Duration(defaultSLO)
+		m.SLOSource = SLOFromDefault
+	default:
+		return fail(sloFile, errors.New(`slo: missing; give the latency objective (slo: 50ms in config.yaml, or parameters { key: "slo" value { string_value: "50ms" } } in config.pbtxt), or set a server-wide default_slo (GPULETD_DEFAULT_SLO)`))
+	}
+	return m, nil
+}
+
+// versionFolders lists the numbered version folders, ascending.
+func versionFolders(dir string) ([]int, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, "", err
+		return nil, err
 	}
-	best := -1
+	var out []int
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -163,17 +255,54 @@ func newestVersion(dir string) (int, string, error) {
 		if err != nil || v < 1 || strconv.Itoa(v) != e.Name() {
 			continue
 		}
-		best = max(best, v)
+		out = append(out, v)
 	}
-	if best < 1 {
-		return 0, "", errors.New("no version folder; put the model file in <model>/1/model.onnx")
+	if len(out) == 0 {
+		return nil, errors.New("no version folder; put the model file in <model>/1/model.onnx")
 	}
-	return best, filepath.Join(dir, strconv.Itoa(best)), nil
+	sort.Ints(out)
+	return out, nil
 }
 
-// modelFile finds the model file of a version folder for the configured
-// platform, or infers the platform from the file present.
-func modelFile(vdir, platform string) (string, string, error) {
+// apply selects from the version folders present (ascending) the ones the
+// policy serves, ascending.
+func (p VersionPolicy) apply(present []int) ([]int, error) {
+	switch {
+	case p.All:
+		return present, nil
+	case len(p.Specific) > 0:
+		for _, v := range p.Specific {
+			if !slices.Contains(present, v) {
+				return nil, fmt.Errorf("version_policy.specific.versions: %d has no version folder (present: %v)", v, present)
+			}
+		}
+		return p.Specific, nil
+	case p.Latest > 1:
+		return present[max(len(present)-p.Latest, 0):], nil
+	}
+	return present[len(present)-1:], nil
+}
+
+// modelFile finds the model file of a version folder: the configured file
+// name, else the platform's, else whichever platform's file is present.
+func modelFile(vdir, platform, filename string) (string, string, error) {
+	if filename != "" {
+		f := filepath.Join(vdir, filename)
+		if _, err := os.Stat(f); err != nil {
+			return "", "", fmt.Errorf("no %s (default_model_filename)", filename)
+		}
+		if platform == "" {
+			for p, def := range modelFiles {
+				if filepath.Ext(def) == filepath.Ext(filename) {
+					platform = p
+				}
+			}
+		}
+		if platform == "" {
+			return "", "", fmt.Errorf("default_model_filename %q: give platform or backend, the file name does not say", filename)
+		}
+		return platform, f, nil
+	}
 	if platform != "" {
 		f := filepath.Join(vdir, modelFiles[platform])
 		if _, err := os.Stat(f); err != nil {

@@ -57,21 +57,36 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 		return out, nil
 	}
 	if len(configured) != len(out) {
-		return nil, fmt.Errorf("config.yaml lists %d %ss, the model file has %d", len(configured), kind, len(out))
+		return nil, fmt.Errorf("the configuration lists %d %ss, the model file has %d", len(configured), kind, len(out))
 	}
 	for _, c := range configured {
 		i := slices.IndexFunc(out, func(t TensorSpec) bool { return t.Name == c.Name })
 		if i < 0 {
-			return nil, fmt.Errorf("config.yaml names %s %q, which the model file does not have", kind, c.Name)
+			return nil, fmt.Errorf("the configuration names %s %q, which the model file does not have", kind, c.Name)
 		}
 		f := out[i]
 		if c.DataType != f.DataType {
-			return nil, fmt.Errorf("%s %q: config.yaml says %s, the model file says %s", kind, c.Name, c.DataType, f.DataType)
+			return nil, fmt.Errorf("%s %q: the configuration says %s, the model file says %s", kind, c.Name, c.DataType, f.DataType)
 		}
-		if !dimsCompatible(c.Dims, f.Dims) {
-			return nil, fmt.Errorf("%s %q: config.yaml dims %v do not match the model file's %v", kind, c.Name, c.Dims, f.Dims)
+		model := c.Dims // the shape the model file sees
+		if c.Reshape != nil {
+			model = c.Reshape
+			if !sameElements(c.Dims, c.Reshape) {
+				return nil, fmt.Errorf("%s %q: dims %v and reshape %v hold different numbers of elements", kind, c.Name, c.Dims, c.Reshape)
+			}
+		}
+		if !dimsCompatible(model, f.Dims) {
+			what := "dims"
+			if c.Reshape != nil {
+				what = "reshape"
+			}
+			return nil, fmt.Errorf("%s %q: the configuration's %s %v do not match the model file's %v", kind, c.Name, what, model, f.Dims)
 		}
 		out[i].Dims = slices.Clone(c.Dims) // the configured dims may pin dynamic ones
+		out[i].Reshape = slices.Clone(c.Reshape)
+		if c.Reshape != nil && out[i].Reshape == nil {
+			out[i].Reshape = []int64{}
+		}
 	}
 	return out, nil
 }
@@ -86,4 +101,24 @@ func dimsCompatible(cfg, file []int64) bool {
 		}
 	}
 	return true
+}
+
+// sameElements reports whether two shapes can hold the same number of
+// elements: equal products of their fixed dimensions, and a dynamic (-1)
+// dimension in both or in neither.
+func sameElements(a, b []int64) bool {
+	prod := func(s []int64) (int64, bool) {
+		p, dyn := int64(1), false
+		for _, d := range s {
+			if d < 0 {
+				dyn = true
+				continue
+			}
+			p *= d
+		}
+		return p, dyn
+	}
+	pa, da := prod(a)
+	pb, db := prod(b)
+	return da == db && (da || pa == pb)
 }

@@ -1,5 +1,6 @@
-// The models table: rate, SLO, attainment, p50/p99, mean batch, violations
-// and where each model is placed.
+// The models table: rate, SLO (and whether it is the server's default),
+// attainment, p50/p99, mean batch, violations and where each model is
+// placed; configuration fields that took no effect are listed on the name.
 
 import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 
@@ -11,10 +12,18 @@ export function renderModels(tbody, status) {
     const grade = attainment(r);
     const seen = r.requests > 0;
     const un = unscheduled[m.name];
+    const notes = m.config_notes || [];
     return h(
       'tr',
       { 'data-model': m.name },
-      h('th', { scope: 'row' }, h('a', { href: '#profile-' + cssIdent(m.name), text: m.name, title: `L(b,p) of ${m.name}` })),
+      h(
+        'th',
+        { scope: 'row' },
+        h('a', { href: '#profile-' + cssIdent(m.name), text: m.name, title: `L(b,p) of ${m.name}` }),
+        notes.length
+          ? h('span', { class: 'config-notes', text: ` (${notes.length} ignored)`, title: notes.join('\n') })
+          : null,
+      ),
       h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no', title: m.reason || '' }),
       h('td', { class: 'num', text: rate(m.rate) }),
       h(
@@ -23,7 +32,12 @@ export function renderModels(tbody, status) {
         rate(m.assigned_rate),
         un !== undefined ? h('span', { class: 'unscheduled', text: ` (+${rate(un)} unplaced)` }) : null,
       ),
-      h('td', { class: 'num', text: num(m.slo_ms) }),
+      h(
+        'td',
+        { class: 'num', title: m.slo_from ? `SLO from ${m.slo_from}` : '' },
+        num(m.slo_ms),
+        m.slo_from === 'default_slo' ? h('span', { class: 'slo-default', text: ' default' }) : null,
+      ),
       h('td', { class: 'num' }, h('span', { class: `badge att-${grade}`, text: seen ? pct(r.slo_attainment) : '–' })),
       h('td', { class: 'num', text: seen ? ms(r.p50_ms) : '–' }),
       h('td', { class: `num${seen && r.p99_ms > m.slo_ms ? ' over' : ''}`, text: seen ? ms(r.p99_ms) : '–' }),

@@ -1,0 +1,337 @@
+package repository
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository/tritonpb"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+// TritonConfigFile is the name of a model's configuration in Triton's layout.
+const TritonConfigFile = "config.pbtxt"
+
+// Parameters of a config.pbtxt that gpuletd reads (string values, as
+// Triton's parameters map holds them).
+const (
+	ParamSLO      = "slo"       // a duration: "50ms"
+	ParamProfile  = "profile"   // as config.yaml's profile
+	ParamMemoryMB = "memory_mb" // as config.yaml's memory_mb
+)
+
+// Triton's platform and backend names that gpuletd serves.
+var tritonPlatforms = map[string]string{
+	"onnxruntime_onnx": PlatformONNX,
+	"pytorch_libtorch": PlatformTorchScript,
+}
+
+var tritonBackends = map[string]string{
+	"onnxruntime": PlatformONNX,
+	"pytorch":     PlatformTorchScript,
+}
+
+// tritonTypes maps Triton's TYPE_* names to the protocol's data types.
+var tritonTypes = map[tritonpb.DataType]tensor.DataType{
+	tritonpb.DataType_TYPE_BOOL:   tensor.Bool,
+	tritonpb.DataType_TYPE_UINT8:  tensor.Uint8,
+	tritonpb.DataType_TYPE_UINT16: tensor.Uint16,
+	tritonpb.DataType_TYPE_UINT32: tensor.Uint32,
+	tritonpb.DataType_TYPE_UINT64: tensor.Uint64,
+	tritonpb.DataType_TYPE_INT8:   tensor.Int8,
+	tritonpb.DataType_TYPE_INT16:  tensor.Int16,
+	tritonpb.DataType_TYPE_INT32:  tensor.Int32,
+	tritonpb.DataType_TYPE_INT64:  tensor.Int64,
+	tritonpb.DataType_TYPE_FP16:   tensor.FP16,
+	tritonpb.DataType_TYPE_FP32:   tensor.FP32,
+	tritonpb.DataType_TYPE_FP64:   tensor.FP64,
+	tritonpb.DataType_TYPE_STRING: tensor.Bytes,
+	tritonpb.DataType_TYPE_BF16:   "BF16",
+}
+
+// notServed names the fields of Triton's ModelConfig that gpuletd's subset
+// leaves out, with why a model that uses them is not served.
+var notServed = map[string]string{
+	"sequence_batching":       "stateful sequence batching is not served",
+	"batch_input":             "batch inputs are not served",
+	"batch_output":            "batch outputs are not served",
+	"model_operations":        "custom operation libraries are not loaded",
+	"model_repository_agents": "repository agents are not run",
+	"model_metrics":           "per-model metric settings are not read",
+	"cc_model_filenames":      "per-GPU model files are not read",
+	"metric_tags":             "metric tags are not read",
+	"rate_limiter":            "Triton's rate limiter is not run; gpuletd's planner shares the GPUs",
+	"secondary_devices":       "secondary devices are not used",
+	"graph_spec":              "CUDA graph specifications are not read",
+}
+
+// pbtxtError matches prototext's error text: "proto: (line L:C): what".
+var pbtxtError = regexp.MustCompile(`^proto:\s*\(line (\d+):(\d+)\):\s*(.*)$`)
+
+// tritonParseError turns a prototext error into one naming the line, the
+// field and what to do.
+func tritonParseError(err error) error {
+	msg := strings.ReplaceAll(err.Error(), "\u00a0", " ")
+	sub := pbtxtError.FindStringSubmatch(msg)
+	if sub == nil {
+		return errors.New(strings.TrimSpace(strings.TrimPrefix(msg, "proto:")))
+	}
+	at, what := "line "+sub[1]+":"+sub[2], sub[3]
+	if f, ok := strings.CutPrefix(what, "unknown field: "); ok {
+		if why, known := notServed[f]; known {
+			return fmt.Errorf("%s: %s: a field of Triton's model configuration that gpuletd does not serve (%s); remove it", at, f, why)
+		}
+		return fmt.Errorf("%s: unknown field %q; gpuletd reads Triton's ModelConfig fields (name, platform, backend, max_batch_size, input, output, version_policy, default_model_filename, parameters, dynamic_batching, instance_group, model_warmup, optimization, response_cache)", at, f)
+	}
+	if v, ok := strings.CutPrefix(what, "invalid value for enum type: "); ok {
+		return fmt.Errorf("%s: %s is not a value of this field (data types are TYPE_BOOL, TYPE_UINT8…TYPE_UINT64, TYPE_INT8…TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_BF16, TYPE_STRING)", at, v)
+	}
+	return fmt.Errorf("%s: %s", at, what)
+}
+
+// tritonConfig is a config.pbtxt read into gpuletd's terms.
+type tritonConfig struct {
+	cfg ModelConfig
+	// sloSet says the parameters gave an SLO.
+	sloSet bool
+	// notes say which fields took no effect and why.
+	notes []string
+}
+
+// parseTriton reads a config.pbtxt of the model in folder name. Unknown
+// fields, fields gpuletd does not serve and values it cannot use are errors
+// naming the field and value; fields it accepts without using them come back
+// as notes saying why.
+func parseTriton(data []byte, name string) (tritonConfig, error) {
+	var tc tritonConfig
+	var pc tritonpb.ModelConfig
+	if err := prototext.Unmarshal(data, &pc); err != nil {
+		return tc, tritonParseError(err)
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	note := func(format string, args ...any) { tc.notes = append(tc.notes, fmt.Sprintf(format, args...)) }
+	c := &tc.cfg
+
+	if pc.Name != "" && pc.Name != name {
+		bad("name: %q differs from the model's folder %q; they must be equal", pc.Name, name)
+	}
+	c.Platform = tritonPlatform(&pc, bad)
+	if pc.Runtime != "" {
+		note("runtime: %q ignored: gpuletd runs ONNX models with its own ONNX Runtime", pc.Runtime)
+	}
+	if pc.MaxBatchSize < 0 || pc.MaxBatchSize > maxBatchSize {
+		bad("max_batch_size: %d is not allowed; use 0 (no batching) to %d", pc.MaxBatchSize, maxBatchSize)
+	}
+	c.MaxBatchSize = int(pc.MaxBatchSize)
+	for i, in := range pc.Input {
+		f := fmt.Sprintf("input[%d]", i)
+		spec := TensorSpec{Name: in.Name, Dims: slices.Clone(in.Dims)}
+		spec.DataType = tritonType(f, in.DataType, bad)
+		spec.Reshape = tritonReshape(in.Reshape)
+		switch {
+		case in.IsShapeTensor:
+			bad("%s.is_shape_tensor: shape tensors are a TensorRT feature; gpuletd does not serve them", f)
+		case in.AllowRaggedBatch:
+			bad("%s.allow_ragged_batch: ragged batches are not served; remove it", f)
+		case in.IsNonLinearFormatIo:
+			bad("%s.is_non_linear_format_io: a TensorRT feature gpuletd does not serve", f)
+		}
+		if in.Optional {
+			note("%s.optional ignored: requests must give every input", f)
+		}
+		if in.Format != tritonpb.ModelInput_FORMAT_NONE {
+			note("%s.format: %s ignored: the model file's shapes say the layout", f, in.Format)
+		}
+		c.Inputs = append(c.Inputs, spec)
+	}
+	for i, out := range pc.Output {
+		f := fmt.Sprintf("output[%d]", i)
+		spec := TensorSpec{Name: out.Name, Dims: slices.Clone(out.Dims)}
+		spec.DataType = tritonType(f, out.DataType, bad)
+		spec.Reshape = tritonReshape(out.Reshape)
+		switch {
+		case out.IsShapeTensor:
+			bad("%s.is_shape_tensor: shape tensors are a TensorRT feature; gpuletd does not serve them", f)
+		case out.IsNonLinearFormatIo:
+			bad("%s.is_non_linear_format_io: a TensorRT feature gpuletd does not serve", f)
+		}
+		if out.LabelFilename != "" {
+			note("%s.label_filename: %q ignored: the classification extension is not served", f, out.LabelFilename)
+		}
+		c.Outputs = append(c.Outputs, spec)
+	}
+	for kind, specs := range map[string][]TensorSpec{"input": c.Inputs, "output": c.Outputs} {
+		if err := checkSpecs(kind, specs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	c.Versions = tritonVersions(pc.VersionPolicy, bad)
+	if f := pc.DefaultModelFilename; f != "" {
+		if strings.ContainsAny(f, `/\`) || f == "." || f == ".." {
+			bad("default_model_filename: %q must be a file name inside the version folder", f)
+		}
+		c.ModelFilename = f
+	}
+	tc.sloSet = tritonParameters(c, pc.Parameters, bad, note)
+	tritonIgnored(&pc, bad, note)
+	if err := errors.Join(errs...); err != nil {
+		return tc, err
+	}
+	return tc, nil
+}
+
+// maxBatchSize bounds max_batch_size in either configuration.
+const maxBatchSize = 4096
+
+func tritonPlatform(pc *tritonpb.ModelConfig, bad func(string, ...any)) string {
+	if pc.Platform == "ensemble" {
+		bad(`platform: "ensemble": pipelines of models are not served yet; serve the steps as models`)
+		return ""
+	}
+	var fromPlatform, fromBackend string
+	if pc.Platform != "" {
+		p, ok := tritonPlatforms[pc.Platform]
+		if !ok {
+			bad("platform: %q is not served; gpuletd serves onnxruntime_onnx and pytorch_libtorch", pc.Platform)
+		}
+		fromPlatform = p
+	}
+	if pc.Backend != "" {
+		p, ok := tritonBackends[pc.Backend]
+		if !ok {
+			bad("backend: %q is not served; gpuletd serves onnxruntime and pytorch", pc.Backend)
+		}
+		fromBackend = p
+	}
+	if fromPlatform != "" && fromBackend != "" && fromPlatform != fromBackend {
+		bad("platform %q and backend %q name different runtimes", pc.Platform, pc.Backend)
+	}
+	if fromPlatform != "" {
+		return fromPlatform
+	}
+	return fromBackend
+}
+
+func tritonType(field string, t tritonpb.DataType, bad func(string, ...any)) tensor.DataType {
+	dt, ok := tritonTypes[t]
+	switch {
+	case t == tritonpb.DataType_TYPE_INVALID:
+		bad("%s.data_type: missing; give the element type, such as TYPE_FP32", field)
+	case !ok:
+		bad("%s.data_type: %s is not a data type gpuletd knows", field, t)
+	case !dt.Valid():
+		bad("%s.data_type: %s is not served yet", field, t)
+	}
+	return dt
+}
+
+// tritonReshape returns the reshape's shape; a reshape to a scalar is an
+// empty, non-nil shape.
+func tritonReshape(r *tritonpb.ModelTensorReshape) []int64 {
+	if r == nil {
+		return nil
+	}
+	return append([]int64{}, r.Shape...)
+}
+
+func tritonVersions(vp *tritonpb.ModelVersionPolicy, bad func(string, ...any)) VersionPolicy {
+	switch p := vp.GetPolicyChoice().(type) {
+	case *tritonpb.ModelVersionPolicy_Latest_:
+		n := p.Latest.GetNumVersions()
+		if n < 1 {
+			bad("version_policy.latest.num_versions: %d is not allowed; use 1 or more", n)
+		}
+		return VersionPolicy{Latest: int(n)}
+	case *tritonpb.ModelVersionPolicy_All_:
+		return VersionPolicy{All: true}
+	case *tritonpb.ModelVersionPolicy_Specific_:
+		vs := p.Specific.GetVersions()
+		if len(vs) == 0 {
+			bad("version_policy.specific.versions: empty; list the versions to serve")
+		}
+		out := make([]int, 0, len(vs))
+		for _, v := range vs {
+			if v < 1 || v > 1<<31-1 {
+				bad("version_policy.specific.versions: %d is not a version folder number", v)
+				continue
+			}
+			out = append(out, int(v))
+		}
+		sort.Ints(out)
+		return VersionPolicy{Specific: slices.Compact(out)}
+	}
+	return VersionPolicy{}
+}
+
+// tritonParameters reads the parameters gpuletd knows and notes the others;
+// it reports whether an SLO was given.
+func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter, bad, note func(string, ...any)) bool {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	sloSet := false
+	for _, k := range keys {
+		v := params[k].GetStringValue()
+		f := fmt.Sprintf("parameters[%q]", k)
+		switch k {
+		case ParamSLO:
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil || d <= 0 || d > maxSLO {
+				bad("%s: %q is not an SLO; give a duration above 0 and at most 1h, such as \"50ms\"", f, v)
+				continue
+			}
+			c.SLO, sloSet = config.Duration(d), true
+		case ParamProfile:
+			c.Profile = v
+		case ParamMemoryMB:
+			mb, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || mb < 0 {
+				bad("%s: %q is not allowed; give megabytes, 0 to estimate from the file", f, v)
+				continue
+			}
+			c.MemoryMB = mb
+		default:
+			note("%s ignored: gpuletd reads the parameters %s, %s and %s", f, ParamSLO, ParamProfile, ParamMemoryMB)
+		}
+	}
+	return sloSet
+}
+
+// tritonIgnored notes the scheduling, placement and tuning fields gpuletd
+// accepts but decides for itself, and refuses those it cannot honour.
+func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
+	if pc.GetEnsembleScheduling() != nil && pc.Platform != "ensemble" {
+		bad("ensemble_scheduling: pipelines of models are not served yet")
+	}
+	if db := pc.GetDynamicBatching(); db != nil {
+		note("dynamic_batching ignored: gpuletd forms batches itself, as large as the SLO allows (max_batch_size still bounds them)")
+		if len(db.PreferredBatchSize) > 0 || db.MaxQueueDelayMicroseconds > 0 {
+			note("dynamic_batching: preferred_batch_size and max_queue_delay_microseconds take no effect; batches wait only while waiting still meets every queued request's SLO")
+		}
+	}
+	if len(pc.InstanceGroup) > 0 {
+		note("instance_group ignored: gpuletd's planner decides how many copies run and on which gpu-lets")
+	}
+	if len(pc.ModelWarmup) > 0 {
+		note("model_warmup ignored: gpuletd warms every copy with batches of zeros while it profiles the model")
+	}
+	if pc.Optimization != nil {
+		note("optimization ignored: the execution provider comes from the server's onnxruntime settings")
+	}
+	if pc.GetResponseCache().GetEnable() {
+		note("response_cache ignored: gpuletd keeps no response cache")
+	}
+	if pc.GetModelTransactionPolicy().GetDecoupled() {
+		bad("model_transaction_policy.decoupled: models that answer with several responses are not served")
+	}
+}

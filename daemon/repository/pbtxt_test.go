@@ -1,0 +1,245 @@
+package repository
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// tritonLenet is a config.pbtxt as Triton has it for the fake reader's
+// LeNet-like file: no SLO.
+const tritonLenet = `name: "bad"
+platform: "onnxruntime_onnx"
+max_batch_size: 8
+input [ { name: "input", data_type: TYPE_FP32, dims: [ 1, 28, 28 ] } ]
+output [ { name: "output", data_type: TYPE_FP32, dims: [ 10 ] } ]
+`
+
+// pbtxtEntry is a model folder with a config.pbtxt and the given files.
+func pbtxtEntry(pbtxt string, files map[string]string) entry {
+	f := map[string]string{"config.pbtxt": pbtxt}
+	for k, v := range files {
+		f[k] = v
+	}
+	return entry{files: f}
+}
+
+func TestTritonConfigServesWithDefaultSLO(t *testing.T) {
+	root := writeRepo(t, map[string]entry{
+		"lenet": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"lenet"`, 1), map[string]string{"1/model.onnx": "onnx"}),
+	})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 40 * time.Millisecond})
+	require.NoError(t, err)
+	require.Empty(t, ix.Problems)
+	m, err := ix.Get("lenet")
+	require.NoError(t, err)
+	require.Equal(t, 40*time.Millisecond, m.Config.SLO.D())
+	require.Equal(t, SLOFromDefault, m.SLOSource)
+	require.Equal(t, []string{"config.pbtxt"}, m.ConfigFiles)
+	require.Equal(t, 8, m.Config.MaxBatchSize)
+	require.Equal(t, PlatformONNX, m.Platform)
+	require.Equal(t, []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{1, 28, 28}}}, m.Inputs)
+	require.Empty(t, m.Notes)
+
+	ix, err = Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	require.Empty(t, ix.Names(), "without an SLO anywhere the model is not served")
+	require.ErrorContains(t, ix.Broken["lenet"], filepath.Join(root, "lenet", "config.pbtxt")+": slo: missing")
+	require.ErrorContains(t, ix.Broken["lenet"], "GPULETD_DEFAULT_SLO")
+}
+
+func TestTritonConfigEveryAcceptedField(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "everything.pbtxt"))
+	require.NoError(t, err)
+	root := writeRepo(t, map[string]entry{"lenet": pbtxtEntry(string(data), map[string]string{"1/model.onnx": "onnx", "2/model.onnx": "onnx", "3/model.onnx": "onnx"})})
+	m, err := Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, 25*time.Millisecond, m.Config.SLO.D())
+	require.Equal(t, SLOFromPbtxt, m.SLOSource)
+	require.Equal(t, "alexnet", m.Profile())
+	require.Equal(t, 3, m.Version)
+	// Every field that took no effect says so, by name.
+	notes := strings.Join(m.Notes, "\n")
+	for _, field := range []string{
+		"version_policy selects versions [2 3]", "input[0].format", "output[0].label_filename", "dynamic_batching ignored",
+		"preferred_batch_size", "instance_group ignored", "model_warmup ignored", "optimization ignored",
+		"response_cache ignored", `parameters["intra_op_thread_count"] ignored`,
+	} {
+		require.Contains(t, notes, field)
+	}
+	require.Len(t, m.Notes, 10, notes)
+}
+
+func TestTritonConfigSources(t *testing.T) {
+	withSLO := strings.Replace(tritonLenet, `"bad"`, `"m"`, 1) + `parameters { key: "slo" value { string_value: "30ms" } }` + "\n"
+	tests := []struct {
+		name     string
+		files    map[string]string
+		slo      time.Duration
+		from     string
+		maxBatch int
+		configs  []string
+	}{
+		{"pbtxt parameter", map[string]string{"config.pbtxt": withSLO}, 30 * time.Millisecond, SLOFromPbtxt, 8, []string{"config.pbtxt"}},
+		{"yaml alone", map[string]string{"config.yaml": "slo: 20ms\nmax_batch_size: 4\n"}, 20 * time.Millisecond, SLOFromYAML, 4, []string{"config.yaml"}},
+		{"yaml adds the slo", map[string]string{"config.pbtxt": strings.Replace(tritonLenet, `"bad"`, `"m"`, 1), "config.yaml": "slo: 15ms\n"}, 15 * time.Millisecond, SLOFromYAML, 8, []string{"config.pbtxt", "config.yaml"}},
+		{"yaml wins where it sets", map[string]string{"config.pbtxt": withSLO, "config.yaml": "slo: 15ms\nmax_batch_size: 2\n"}, 15 * time.Millisecond, SLOFromYAML, 2, []string{"config.pbtxt", "config.yaml"}},
+		{"pbtxt slo beside yaml without one", map[string]string{"config.pbtxt": withSLO, "config.yaml": "max_batch_size: 2\n"}, 30 * time.Millisecond, SLOFromPbtxt, 2, []string{"config.pbtxt", "config.yaml"}},
+		{"default beside both", map[string]string{"config.pbtxt": strings.Replace(tritonLenet, `"bad"`, `"m"`, 1), "config.yaml": "profile: alexnet\n"}, time.Second, SLOFromDefault, 8, []string{"config.pbtxt", "config.yaml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"1/model.onnx": "onnx"}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			root := writeRepo(t, map[string]entry{"m": {files: files}})
+			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			require.NoError(t, err)
+			require.Equal(t, tc.slo, m.Config.SLO.D())
+			require.Equal(t, tc.from, m.SLOSource)
+			require.Equal(t, tc.maxBatch, m.Config.MaxBatchSize)
+			require.Equal(t, tc.configs, m.ConfigFiles)
+			if len(tc.configs) == 2 {
+				require.Contains(t, strings.Join(m.Notes, "\n"), "config.yaml wins for the fields it sets")
+			}
+		})
+	}
+}
+
+func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
+	lenet := func(old, repl string) string { return strings.Replace(tritonLenet, old, repl, 1) }
+	v1 := map[string]string{"1/model.onnx": "onnx"}
+	tests := []struct {
+		name  string
+		e     entry
+		wants []string
+	}{
+		{"unknown field", pbtxtEntry(tritonLenet+"max_batch: 4\n", v1), []string{"line 6:1", `unknown field "max_batch"`}},
+		{"unknown nested field", pbtxtEntry(lenet(`dims: [ 10 ]`, `dims: [ 10 ] shape: [ 10 ]`), v1), []string{"line 5", `unknown field "shape"`}},
+		{"not served field", pbtxtEntry(tritonLenet+"sequence_batching { }\n", v1), []string{"sequence_batching", "does not serve", "stateful"}},
+		{"wrong type name", pbtxtEntry(lenet("TYPE_FP32", "TYPE_FLOAT"), v1), []string{"line 4", "TYPE_FLOAT is not a value"}},
+		{"missing type", pbtxtEntry(lenet("data_type: TYPE_FP32, ", ""), v1), []string{"input[0].data_type: missing"}},
+		{"dims contradict the file", pbtxtEntry(lenet("dims: [ 1, 28, 28 ]", "dims: [ 3, 28, 28 ]"), v1), []string{`input "input"`, "dims [3 28 28]", "model file's [1 28 28]"}},
+		{"dtype contradicts the file", pbtxtEntry(lenet("TYPE_FP32", "TYPE_INT64"), v1), []string{`input "input"`, "INT64", "FP32"}},
+		{"missing version", pbtxtEntry(tritonLenet+"version_policy: { specific: { versions: [ 1, 2 ] } }\n", v1), []string{"version_policy.specific.versions: 2", "no version folder"}},
+		{"latest zero", pbtxtEntry(tritonLenet+"version_policy: { latest: { num_versions: 0 } }\n", v1), []string{"num_versions: 0"}},
+		{"name differs", pbtxtEntry(lenet(`"bad"`, `"other"`), v1), []string{`name: "other"`, `folder "bad"`}},
+		{"platform not served", pbtxtEntry(lenet("onnxruntime_onnx", "tensorrt_plan"), v1), []string{`platform: "tensorrt_plan"`, "onnxruntime_onnx"}},
+		{"backend not served", pbtxtEntry(lenet(`platform: "onnxruntime_onnx"`, `backend: "python"`), v1), []string{`backend: "python"`}},
+		{"ensemble", pbtxtEntry(lenet("onnxruntime_onnx", "ensemble"), v1), []string{`platform: "ensemble"`, "not served yet"}},
+		{"decoupled", pbtxtEntry(tritonLenet+"model_transaction_policy { decoupled: true }\n", v1), []string{"decoupled"}},
+		{"bad slo", pbtxtEntry(tritonLenet+`parameters { key: "slo" value { string_value: "fast" } }`+"\n", v1), []string{`parameters["slo"]`, `"fast"`}},
+		{"negative batch", pbtxtEntry(lenet("max_batch_size: 8", "max_batch_size: -1"), v1), []string{"max_batch_size: -1"}},
+		{"file name missing", pbtxtEntry(tritonLenet+`default_model_filename: "net.onnx"`+"\n", v1), []string{"net.onnx", "default_model_filename"}},
+		{"file name escapes", pbtxtEntry(tritonLenet+`default_model_filename: "../x.onnx"`+"\n", v1), []string{"default_model_filename", "../x.onnx"}},
+		{"reshape holds other elements", pbtxtEntry(lenet("dims: [ 10 ]", "dims: [ 10 ] reshape: { shape: [ 5 ] }"), v1), []string{`output "output"`, "reshape [5]"}},
+		{"bf16 not served", pbtxtEntry(lenet("TYPE_FP32", "TYPE_BF16"), v1), []string{"input[0].data_type: TYPE_BF16"}},
+		{"ragged", pbtxtEntry(lenet("dims: [ 1, 28, 28 ]", "dims: [ 1, 28, 28 ] allow_ragged_batch: true"), v1), []string{"input[0].allow_ragged_batch"}},
+		{"not text format", pbtxtEntry("{\"name\": \"bad\"}", v1), []string{"config.pbtxt", "line 1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			good := pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"good"`, 1), v1)
+			root := writeRepo(t, map[string]entry{"bad": tc.e, "good": good})
+			ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+			require.NoError(t, err)
+			require.Equal(t, []string{"good"}, ix.Names(), "a broken entry must not hide the others")
+			require.Len(t, ix.Problems, 1)
+			perr := ix.Problems[0]
+			require.ErrorIs(t, perr, ErrInvalidModel)
+			require.Contains(t, perr.Error(), filepath.Join(root, "bad"), "the error names the model")
+			for _, w := range tc.wants {
+				require.Contains(t, perr.Error(), w)
+			}
+		})
+	}
+}
+
+func TestTritonVersionPolicy(t *testing.T) {
+	files := map[string]string{"1/model.onnx": "onnx", "2/model.onnx": "onnx", "3/model.onnx": "onnx", "10/model.onnx": "onnx"}
+	tests := []struct {
+		policy  string
+		version int
+		note    string
+	}{
+		{"", 10, ""},
+		{"version_policy: { latest: { num_versions: 1 } }", 10, ""},
+		{"version_policy: { latest: { num_versions: 2 } }", 10, "[3 10]"},
+		{"version_policy: { all: { } }", 10, "[1 2 3 10]"},
+		{"version_policy: { specific: { versions: [ 2 ] } }", 2, ""},
+		{"version_policy: { specific: { versions: [ 3, 1, 3 ] } }", 3, "[1 3]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.policy, func(t *testing.T) {
+			root := writeRepo(t, map[string]entry{"m": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"m"`, 1)+tc.policy+"\n", files)})
+			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			require.NoError(t, err)
+			require.Equal(t, tc.version, m.Version)
+			if tc.note == "" {
+				require.Empty(t, m.Notes)
+			} else {
+				require.Len(t, m.Notes, 1)
+				require.Contains(t, m.Notes[0], tc.note)
+			}
+		})
+	}
+}
+
+func TestTritonModelFilename(t *testing.T) {
+	pb := strings.Replace(tritonLenet, `"bad"`, `"m"`, 1)
+	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(pb+`default_model_filename: "net.onnx"`+"\n", map[string]string{"1/net.onnx": "onnx"})})
+	m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(root, "m", "1", "net.onnx"), m.File)
+
+	// Without platform or backend the file name's extension says it.
+	pb = strings.Replace(pb, `platform: "onnxruntime_onnx"`+"\n", "", 1)
+	root = writeRepo(t, map[string]entry{"m": pbtxtEntry(pb+`default_model_filename: "net.onnx"`+"\n", map[string]string{"1/net.onnx": "onnx"})})
+	m, err = Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, PlatformONNX, m.Platform)
+}
+
+func TestTritonReshapeIsKept(t *testing.T) {
+	pb := `max_batch_size: 0
+input [ { name: "input", data_type: TYPE_FP32, dims: [ 784 ], reshape: { shape: [ 1, 4 ] } } ]
+`
+	// the fake's "fixed" file takes input [1, 4]: 784 elements are not 4.
+	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(pb, map[string]string{"1/model.onnx": "fixed"})})
+	_, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.ErrorContains(t, err, "dims [784] and reshape [1 4] hold different numbers of elements")
+
+	pb = strings.Replace(pb, "dims: [ 784 ]", "dims: [ 4 ]", 1)
+	root = writeRepo(t, map[string]entry{"m": pbtxtEntry(pb, map[string]string{"1/model.onnx": "fixed"})})
+	m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{4}, Reshape: []int64{1, 4}}}, m.Inputs)
+}
+
+// TestOverlayCoversEveryYAMLField fails when config.yaml gains a field that
+// does not win over config.pbtxt.
+func TestOverlayCoversEveryYAMLField(t *testing.T) {
+	full := ModelConfig{
+		SLO: config.Duration(time.Second), MaxBatchSize: 3, Platform: PlatformONNX, Profile: "p", MemoryMB: 5,
+		Inputs: []TensorSpec{{Name: "i"}}, Outputs: []TensorSpec{{Name: "o"}},
+	}
+	set := map[string]bool{}
+	rt := reflect.TypeFor[ModelConfig]()
+	for i := range rt.NumField() {
+		tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("yaml"), ",")
+		if tag == "-" {
+			continue
+		}
+		set[tag] = true
+		require.False(t, reflect.ValueOf(full).Field(i).IsZero(), "the test sets %s", tag)
+	}
+	require.Equal(t, full, overlay(ModelConfig{}, full, set))
+}
