@@ -184,6 +184,10 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	if err := checkInputs(m, req); err != nil {
 		return nil, badRequest("%s: %v", m.Name, err)
 	}
+	inputs, err := reshapeInputs(m, req.Inputs)
+	if err != nil {
+		return nil, badRequest("%s: %v", m.Name, err)
+	}
 	deadline := arrival.Add(m.Config.SLO.D())
 	if req.Timeout > 0 {
 		deadline = minTime(deadline, arrival.Add(req.Timeout))
@@ -204,7 +208,7 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	for i, o := range req.Outputs {
 		names[i] = o.Name
 	}
-	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(req.Inputs), Outputs: names, DeadlineUnixNs: deadline.UnixNano()}
+	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineUnixNs: deadline.UnixNano()}
 	// The executor answers by the deadline; the extra second only guards
 	// against an executor that stops answering.
 	ctx, cancel := context.WithDeadline(ctx, deadline.Add(time.Second))
@@ -228,6 +232,9 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)
 	n.metrics.batch.WithLabelValues(m.Name).Observe(float64(res.BatchSize))
 	outs, err := fromProtoTensors(res.Outputs)
+	if err == nil {
+		err = reshapeOutputs(m, outs)
+	}
 	if err != nil {
 		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: bad output from the executor: %v", m.Name, err)}
 	}
@@ -287,6 +294,52 @@ func checkInputs(m *repository.Model, req *kserve.Request) error {
 	for _, o := range req.Outputs {
 		if !slices.ContainsFunc(m.Outputs, func(s repository.TensorSpec) bool { return s.Name == o.Name }) {
 			return fmt.Errorf("the model has no output %q", o.Name)
+		}
+	}
+	return nil
+}
+
+// reshapeInputs gives each input whose configuration has a reshape the
+// model file's shape (Triton's reshape); the tensors' bytes are shared.
+func reshapeInputs(m *repository.Model, ins []tensor.Tensor) ([]tensor.Tensor, error) {
+	if !slices.ContainsFunc(m.Inputs, func(s repository.TensorSpec) bool { return s.Reshape != nil }) {
+		return ins, nil
+	}
+	out := slices.Clone(ins)
+	for _, spec := range m.Inputs {
+		if spec.Reshape == nil {
+			continue
+		}
+		for i := range out {
+			if out[i].Name != spec.Name {
+				continue
+			}
+			shape, err := repository.Reshape(out[i].Shape, m.Config.MaxBatchSize > 0, spec.Reshape)
+			if err != nil {
+				return nil, fmt.Errorf("input %q: %w", spec.Name, err)
+			}
+			out[i].Shape = shape
+		}
+	}
+	return out, nil
+}
+
+// reshapeOutputs gives each output whose configuration has a reshape the
+// configured dims back, in place.
+func reshapeOutputs(m *repository.Model, outs []tensor.Tensor) error {
+	for _, spec := range m.Outputs {
+		if spec.Reshape == nil {
+			continue
+		}
+		for i := range outs {
+			if outs[i].Name != spec.Name {
+				continue
+			}
+			shape, err := repository.Reshape(outs[i].Shape, m.Config.MaxBatchSize > 0, spec.Dims)
+			if err != nil {
+				return fmt.Errorf("output %q: %w", spec.Name, err)
+			}
+			outs[i].Shape = shape
 		}
 	}
 	return nil

@@ -246,11 +246,13 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 	warm := []int32{1, int32(min(max(pl.Batch, 1), maxB)), int32(maxB)}
 	slices.Sort(warm)
 	req.WarmupBatches = slices.Compact(warm)
+	// The executor sees the model file's shapes; requests are reshaped to
+	// them at the door (reshapeInputs).
 	for _, t := range m.Inputs {
-		req.Inputs = append(req.Inputs, &pb.TensorSpec{Name: t.Name, Datatype: string(t.DataType), Shape: t.Dims})
+		req.Inputs = append(req.Inputs, &pb.TensorSpec{Name: t.Name, Datatype: string(t.DataType), Shape: t.ModelShape()})
 	}
 	for _, t := range m.Outputs {
-		req.Outputs = append(req.Outputs, &pb.TensorSpec{Name: t.Name, Datatype: string(t.DataType), Shape: t.Dims})
+		req.Outputs = append(req.Outputs, &pb.TensorSpec{Name: t.Name, Datatype: string(t.DataType), Shape: t.ModelShape()})
 	}
 	if w.device.Kind == mps.KindEmulated {
 		req.EmulatedContention = n.contention(w, pl, m)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ func zooDaemon(t *testing.T, triton bool, extra ...string) (repo, base string) {
 	env := []string{"GPULETD_MODEL_REPOSITORY=" + repo, "GPULETD_DEVICES=cpu"}
 	if triton {
 		require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3, modelzoo.AsTriton()))
+		writeReshapedMLP(t, repo)
 		env = append(env, "GPULETD_DEFAULT_SLO=200ms")
 	} else {
 		require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
@@ -72,15 +74,47 @@ func TestTritonRepositoryServes(t *testing.T) {
 	repo, base := zooDaemon(t, true)
 	checkZooAnswers(t, repo, base)
 
+	// Reshape: 28x28 images in, 2x5 answers out, the model file seeing
+	// [N,784] and [N,10].
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/mlpimage/ready", nil, nil).code == 200 },
+		2*time.Minute, 200*time.Millisecond)
+	vals := make([]float32, 2*784)
+	strs := make([]string, len(vals))
+	for i := range vals {
+		vals[i] = float32(i%97)/50 - 1
+		strs[i] = strconv.FormatFloat(float64(vals[i]), 'g', -1, 32)
+	}
+	want, err := onnxrt.RunFloat32(filepath.Join(repo, "mlp", "1", "model.onnx"),
+		map[string]onnxrt.Float32Tensor{"input": {Shape: []int64{2, 784}, Data: vals}}, 1)
+	require.NoError(t, err)
+	r := do(t, "POST", base+"/v2/models/mlpimage/infer",
+		[]byte(`{"inputs":[{"name":"input","shape":[2,1,28,28],"datatype":"FP32","data":[`+strings.Join(strs, ",")+`]}]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ans struct {
+		Outputs []struct {
+			Shape []int64   `json:"shape"`
+			Data  []float32 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	require.Equal(t, []int64{2, 2, 5}, ans.Outputs[0].Shape)
+	requireClose(t, want["output"].Data, ans.Outputs[0].Data)
+	r = do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":[`+strings.Join(strs[:784], ",")+`]}]}`), nil)
+	require.Equal(t, 400, r.code, "the model's own shape is not the configured one: %s", r.body)
+
 	var models []adminModel
-	r := do(t, "GET", base+"/api/v1/models", nil, nil)
+	r = do(t, "GET", base+"/api/v1/models", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.NoError(t, json.Unmarshal(r.body, &models))
-	require.Len(t, models, 2)
+	require.Len(t, models, 3)
 	for _, m := range models {
 		require.Equal(t, 200.0, m.SLOMS, m.Name)
 		require.Equal(t, "default_slo", m.SLOFrom, m.Name)
 		require.Equal(t, []string{"config.pbtxt"}, m.ConfigFiles, m.Name)
+		if m.Name == "mlpimage" {
+			require.Empty(t, m.ConfigNotes)
+			continue
+		}
 		notes := strings.Join(m.ConfigNotes, "\n")
 		require.Contains(t, notes, "dynamic_batching ignored", m.Name)
 		require.Contains(t, notes, "instance_group ignored", m.Name)
@@ -95,6 +129,31 @@ func TestTritonRepositoryServes(t *testing.T) {
 	require.Equal(t, 200, r.code, string(r.body))
 	require.NoError(t, json.Unmarshal(r.body, &meta))
 	require.Equal(t, []int64{-1, 1, 28, 28}, meta.Inputs[0].Shape, "max_batch_size from config.pbtxt: a batch dimension")
+	r = do(t, "GET", base+"/v2/models/mlpimage", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.NoError(t, json.Unmarshal(r.body, &meta))
+	require.Equal(t, []int64{-1, 1, 28, 28}, meta.Inputs[0].Shape, "metadata gives the configured dims, not the reshape")
+}
+
+// reshapedMLP is the modelzoo's mlp ([N,784] -> [N,10]) as Triton would
+// serve it to clients that send 28x28 images and read a 2x5 answer:
+// both reshaped.
+const reshapedMLP = `name: "mlpimage"
+platform: "onnxruntime_onnx"
+max_batch_size: 32
+input [ { name: "input", data_type: TYPE_FP32, dims: [ 1, 28, 28 ], reshape: { shape: [ 784 ] } } ]
+output [ { name: "output", data_type: TYPE_FP32, dims: [ 2, 5 ], reshape: { shape: [ 10 ] } } ]
+`
+
+// writeReshapedMLP adds mlpimage, the mlp's file with reshapedMLP.
+func writeReshapedMLP(t *testing.T, repo string) {
+	t.Helper()
+	onnx, err := os.ReadFile(filepath.Join(repo, "mlp", "1", "model.onnx"))
+	require.NoError(t, err)
+	dir := filepath.Join(repo, "mlpimage")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1", "model.onnx"), onnx, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(reshapedMLP), 0o644))
 }
 
 // checkZooAnswers sends lenet5 and mlp inputs as JSON and as binary data and

@@ -71,6 +71,9 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 		model := c.Dims // the shape the model file sees
 		if c.Reshape != nil {
 			model = c.Reshape
+			if !oneDynamic(c.Reshape) || !oneDynamic(c.Dims) {
+				return nil, fmt.Errorf("%s %q: dims %v and reshape %v may have one dynamic (-1) dimension each", kind, c.Name, c.Dims, c.Reshape)
+			}
 			if !sameElements(c.Dims, c.Reshape) {
 				return nil, fmt.Errorf("%s %q: dims %v and reshape %v hold different numbers of elements", kind, c.Name, c.Dims, c.Reshape)
 			}
