@@ -102,9 +102,13 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 	return nil
 }
 
-// load reads one model from the repository (again) and serves it.
-func (c *catalog) load(ctx context.Context, name string) (*repository.Model, error) {
-	m, err := repository.Load(c.root, name, c.opts)
+// load reads one model from the repository (again) and serves it; a
+// non-empty override (Triton's ModelConfig as JSON) replaces its
+// configuration files.
+func (c *catalog) load(ctx context.Context, name string, override []byte) (*repository.Model, error) {
+	opts := c.opts
+	opts.Override = override
+	m, err := repository.Load(c.root, name, opts)
 	if err != nil {
 		return nil, err
 	}

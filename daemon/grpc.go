@@ -210,7 +210,14 @@ func (s *grpcServer) RepositoryIndex(ctx context.Context, r *pb.RepositoryIndexR
 
 // RepositoryModelLoad loads or reloads a model and re-plans.
 func (s *grpcServer) RepositoryModelLoad(ctx context.Context, r *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
-	if _, ierr := s.n.loadModel(ctx, r.ModelName); ierr != nil {
+	var override []byte
+	for k, v := range r.Parameters {
+		if k != "config" {
+			return nil, grpcError(badRequest("load request: parameter %q is not supported; gpuletd reads config (the model's configuration as JSON)", k))
+		}
+		override = []byte(v.GetStringParam())
+	}
+	if _, ierr := s.n.loadModel(ctx, r.ModelName, override); ierr != nil {
 		return nil, grpcError(ierr)
 	}
 	return &pb.RepositoryModelLoadResponse{}, nil

@@ -1,8 +1,12 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -23,9 +27,15 @@ func (n *node) handleRepoIndex(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleRepoLoad (re)loads a model from the repository and re-plans so that
-// it is placed.
+// it is placed. The body may carry Triton's configuration override,
+// {"parameters": {"config": "<ModelConfig as JSON>"}}.
 func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
-	m, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"])
+	override, ierr := loadOverride(r)
+	if ierr != nil {
+		writeError(w, ierr.code, ierr.msg)
+		return
+	}
+	m, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"], override)
 	if ierr != nil {
 		writeError(w, ierr.code, ierr.msg)
 		return
@@ -35,8 +45,8 @@ func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
 
 // loadModel (re)loads a model from the repository and re-plans so that it is
 // placed, whichever protocol asks.
-func (n *node) loadModel(ctx context.Context, name string) (*repository.Model, *inferError) {
-	m, err := n.catalog.load(ctx, name)
+func (n *node) loadModel(ctx context.Context, name string, override []byte) (*repository.Model, *inferError) {
+	m, err := n.catalog.load(ctx, name, override)
 	switch {
 	case errors.Is(err, repository.ErrNotFound):
 		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model", msg: "load " + name + ": the repository has no such model"}
@@ -50,6 +60,41 @@ func (n *node) loadModel(ctx context.Context, name string) (*repository.Model, *
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unplaced", msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
 	}
 	return m, nil
+}
+
+// maxLoadBody bounds a load request's body (a model configuration).
+const maxLoadBody = 1 << 20
+
+// loadOverride reads a REST load request's body: empty, or parameters of
+// which gpuletd reads config (Triton's ModelConfig as a JSON string).
+func loadOverride(r *http.Request) ([]byte, *inferError) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxLoadBody+1))
+	switch {
+	case err != nil:
+		return nil, badRequest("read load request: %v", err)
+	case len(body) > maxLoadBody:
+		return nil, &inferError{code: http.StatusRequestEntityTooLarge, reason: "too_large", msg: fmt.Sprintf("load request: body above %d bytes", maxLoadBody)}
+	case len(bytes.TrimSpace(body)) == 0:
+		return nil, nil
+	}
+	var req struct {
+		Parameters map[string]json.RawMessage `json:"parameters"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, badRequest("load request: not JSON: %v", err)
+	}
+	var override []byte
+	for k, v := range req.Parameters {
+		if k != "config" {
+			return nil, badRequest("load request: parameter %q is not supported; gpuletd reads config (the model's configuration as JSON)", k)
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, badRequest("load request: parameter config must be a string holding the model configuration as JSON")
+		}
+		override = []byte(s)
+	}
+	return override, nil
 }
 
 // handleRepoUnload stops serving a model and re-plans without it.

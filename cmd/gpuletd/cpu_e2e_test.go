@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,6 +134,28 @@ func TestTritonRepositoryServes(t *testing.T) {
 	require.Equal(t, 200, r.code, string(r.body))
 	require.NoError(t, json.Unmarshal(r.body, &meta))
 	require.Equal(t, []int64{-1, 1, 28, 28}, meta.Inputs[0].Shape, "metadata gives the configured dims, not the reshape")
+
+	// Triton's load API with a configuration override: a bad one is
+	// refused naming the field and the model keeps serving; a good one
+	// replaces config.pbtxt.
+	load := func(config string) httpResult {
+		body, err := json.Marshal(map[string]any{"parameters": map[string]string{"config": config}})
+		require.NoError(t, err)
+		return do(t, "POST", base+"/v2/repository/models/lenet5/load", body, nil)
+	}
+	r = load(`{"max_batch": 8}`)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), `unknown field \"max_batch\"`)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code)
+	r = load(`{"name": "lenet5", "backend": "onnxruntime", "max_batch_size": 16, "parameters": {"slo": {"string_value": "150ms"}}}`)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "GET", base+"/api/v1/models", nil, nil)
+	require.NoError(t, json.Unmarshal(r.body, &models))
+	i := slices.IndexFunc(models, func(m adminModel) bool { return m.Name == "lenet5" })
+	require.GreaterOrEqual(t, i, 0)
+	require.Equal(t, 150.0, models[i].SLOMS)
+	require.Equal(t, "load request parameters", models[i].SLOFrom)
+	require.Equal(t, 16, models[i].MaxBatchSize)
 }
 
 // reshapedMLP is the modelzoo's mlp ([N,784] -> [N,10]) as Triton would

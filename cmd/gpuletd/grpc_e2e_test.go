@@ -227,6 +227,28 @@ func TestGRPCInferenceService(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"lenet5", "mlp"}, names)
 
+	// A load with Triton's configuration override: refused naming the field
+	// or the parameter, while the model keeps serving; then taken.
+	param := func(s string) *pb.ModelRepositoryParameter {
+		return &pb.ModelRepositoryParameter{ParameterChoice: &pb.ModelRepositoryParameter_StringParam{StringParam: s}}
+	}
+	_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "mlp",
+		Parameters: map[string]*pb.ModelRepositoryParameter{"config": param(`{"max_batch_size": "many"}`)}})
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	require.ErrorContains(t, err, `"many"`)
+	_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "mlp",
+		Parameters: map[string]*pb.ModelRepositoryParameter{"file:1/model.onnx": param("x")}})
+	require.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
+	mready, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "mlp"})
+	require.NoError(t, err)
+	require.True(t, mready.Ready)
+	_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "mlp",
+		Parameters: map[string]*pb.ModelRepositoryParameter{"config": param(`{"max_batch_size": 32, "parameters": {"slo": {"string_value": "250ms"}}}`)}})
+	require.NoError(t, err)
+	meta, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp"})
+	require.NoError(t, err)
+	require.Equal(t, []int64{-1, 784}, meta.Inputs[0].Shape)
+
 	// gpuletd load drives the gRPC listener.
 	code, out, stderr := runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--model", "lenet5", "--rate", "50", "--duration", "1s", "--json")
 	require.Equal(t, 0, code, stderr)

@@ -13,6 +13,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository/tritonpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 )
 
@@ -84,7 +85,7 @@ func tritonParseError(err error) error {
 		return errors.New(strings.TrimSpace(strings.TrimPrefix(msg, "proto:")))
 	}
 	at, what := "line "+sub[1]+":"+sub[2], sub[3]
-	if f, ok := strings.CutPrefix(what, "unknown field: "); ok {
+	if f, ok := unknownField(what); ok {
 		if why, known := notServed[f]; known {
 			return fmt.Errorf("%s: %s: a field of Triton's model configuration that gpuletd does not serve (%s); remove it", at, f, why)
 		}
@@ -94,6 +95,18 @@ func tritonParseError(err error) error {
 		return fmt.Errorf("%s: %s is not a value of this field (data types are TYPE_BOOL, TYPE_UINT8…TYPE_UINT64, TYPE_INT8…TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_BF16, TYPE_STRING)", at, v)
 	}
 	return fmt.Errorf("%s: %s", at, what)
+}
+
+// unknownField returns the field an "unknown field" error of prototext
+// (unknown field: f) or protojson (unknown field "f") names.
+func unknownField(what string) (string, bool) {
+	if f, ok := strings.CutPrefix(what, "unknown field: "); ok {
+		return f, true
+	}
+	if f, ok := strings.CutPrefix(what, "unknown field "); ok {
+		return strings.Trim(f, `"`), true
+	}
+	return "", false
 }
 
 // tritonConfig is a config.pbtxt read into gpuletd's terms.
@@ -110,11 +123,26 @@ type tritonConfig struct {
 // naming the field and value; fields it accepts without using them come back
 // as notes saying why.
 func parseTriton(data []byte, name string) (tritonConfig, error) {
-	var tc tritonConfig
 	var pc tritonpb.ModelConfig
 	if err := prototext.Unmarshal(data, &pc); err != nil {
-		return tc, tritonParseError(err)
+		return tritonConfig{}, tritonParseError(err)
 	}
+	return fromTriton(&pc, name)
+}
+
+// parseTritonJSON reads Triton's ModelConfig in its JSON form, as the
+// repository load API's config parameter carries it.
+func parseTritonJSON(data []byte, name string) (tritonConfig, error) {
+	var pc tritonpb.ModelConfig
+	if err := protojson.Unmarshal(data, &pc); err != nil {
+		return tritonConfig{}, tritonParseError(err)
+	}
+	return fromTriton(&pc, name)
+}
+
+// fromTriton turns a ModelConfig into gpuletd's terms.
+func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
+	var tc tritonConfig
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	note := func(format string, args ...any) { tc.notes = append(tc.notes, fmt.Sprintf(format, args...)) }
@@ -123,7 +151,7 @@ func parseTriton(data []byte, name string) (tritonConfig, error) {
 	if pc.Name != "" && pc.Name != name {
 		bad("name: %q differs from the model's folder %q; they must be equal", pc.Name, name)
 	}
-	c.Platform = tritonPlatform(&pc, bad)
+	c.Platform = tritonPlatform(pc, bad)
 	if pc.Runtime != "" {
 		note("runtime: %q ignored: gpuletd runs ONNX models with its own ONNX Runtime", pc.Runtime)
 	}
@@ -181,7 +209,7 @@ func parseTriton(data []byte, name string) (tritonConfig, error) {
 		c.ModelFilename = f
 	}
 	tc.sloSet = tritonParameters(c, pc.Parameters, bad, note)
-	tritonIgnored(&pc, bad, note)
+	tritonIgnored(pc, bad, note)
 	if err := errors.Join(errs...); err != nil {
 		return tc, err
 	}

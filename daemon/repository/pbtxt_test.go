@@ -243,3 +243,38 @@ func TestOverlayCoversEveryYAMLField(t *testing.T) {
 	}
 	require.Equal(t, full, overlay(ModelConfig{}, full, set))
 }
+
+func TestLoadOverride(t *testing.T) {
+	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"m"`, 1), map[string]string{"1/model.onnx": "onnx"})})
+	tests := []struct {
+		name     string
+		override string
+		slo      time.Duration
+		from     string
+		err      []string
+	}{
+		{"slo and batch", `{"name": "m", "platform": "onnxruntime_onnx", "max_batch_size": 4, "parameters": {"slo": {"string_value": "12ms"}}}`, 12 * time.Millisecond, SLOFromOverride, nil},
+		{"typed inputs", `{"max_batch_size": 4, "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [1, 28, 28]}]}`, time.Second, SLOFromDefault, nil},
+		{"unknown field", `{"max_batch": 4}`, 0, "", []string{OverrideSource + " of m", `unknown field "max_batch"`}},
+		{"not served field", `{"sequence_batching": {}}`, 0, "", []string{"sequence_batching", "does not serve"}},
+		{"dims contradict the file", `{"max_batch_size": 4, "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [2, 28, 28]}]}`, 0, "", []string{`input "input"`, "[2 28 28]"}},
+		{"not json", `max_batch_size: 4`, 0, "", []string{OverrideSource}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(tc.override)})
+			if tc.err != nil {
+				require.ErrorIs(t, err, ErrInvalidModel)
+				for _, w := range tc.err {
+					require.ErrorContains(t, err, w)
+				}
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.slo, m.Config.SLO.D())
+			require.Equal(t, tc.from, m.SLOSource)
+			require.Equal(t, 4, m.Config.MaxBatchSize)
+			require.Equal(t, []string{OverrideSource}, m.ConfigFiles)
+		})
+	}
+}

@@ -127,13 +127,23 @@ type Options struct {
 	// DefaultSLO is the SLO of a model whose configuration gives none (the
 	// server's default_slo); 0 makes such a model an error.
 	DefaultSLO time.Duration
+	// Override, when not empty, is Triton's ModelConfig as JSON (the
+	// repository load API's config parameter): Load uses it instead of the
+	// folder's configuration files.
+	Override []byte
 }
+
+// OverrideSource names a configuration given with a load request
+// (Model.ConfigFiles).
+const OverrideSource = "load request config"
 
 // Where a model's SLO came from (Model.SLOSource).
 const (
 	SLOFromYAML    = "config.yaml"
 	SLOFromPbtxt   = "config.pbtxt parameters"
 	SLOFromDefault = "default_slo"
+	// SLOFromOverride: the parameters of a load request's config.
+	SLOFromOverride = "load request parameters"
 )
 
 // YAMLConfigFile is the name of gpuletd's own model configuration.
@@ -152,7 +162,7 @@ func Load(root, name string, o Options) (*Model, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("load model %q from %s: %w", name, root, ErrNotFound)
 	}
-	m, err := readConfig(dir, name, o.DefaultSLO)
+	m, err := readConfig(dir, name, o)
 	if err != nil {
 		return nil, err
 	}
@@ -182,12 +192,29 @@ func Load(root, name string, o Options) (*Model, error) {
 	return m, nil
 }
 
-// readConfig reads a model folder's configuration files into a Model with
-// Name, Dir, Config, ConfigFiles, SLOSource and Notes set.
-func readConfig(dir, name string, defaultSLO time.Duration) (*Model, error) {
+// readConfig reads a model folder's configuration files, or the override,
+// into a Model with Name, Dir, Config, ConfigFiles, SLOSource and Notes set.
+func readConfig(dir, name string, o Options) (*Model, error) {
 	m := &Model{Name: name, Dir: dir}
 	fail := func(file string, err error) (*Model, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
+	}
+	defaultSLO := o.DefaultSLO
+	if len(o.Override) > 0 {
+		tc, err := parseTritonJSON(o.Override, name)
+		if err != nil {
+			return fail(OverrideSource+" of "+name, err)
+		}
+		m.Config, m.Notes, m.ConfigFiles = tc.cfg, tc.notes, []string{OverrideSource}
+		switch {
+		case tc.sloSet:
+			m.SLOSource = SLOFromOverride
+		case defaultSLO > 0:
+			m.Config.SLO, m.SLOSource = config.Duration(defaultSLO), SLOFromDefault
+		default:
+			return fail(OverrideSource+" of "+name, errors.New(`slo: missing; give "parameters": {"slo": {"string_value": "50ms"}} or set a server-wide default_slo (GPULETD_DEFAULT_SLO)`))
+		}
+		return m, nil
 	}
 	yamlPath, pbPath := filepath.Join(dir, YAMLConfigFile), filepath.Join(dir, TritonConfigFile)
 	yamlData, yerr := os.ReadFile(yamlPath)
