@@ -92,6 +92,7 @@ func TestTritonConfigSources(t *testing.T) {
 		{"yaml adds the slo", map[string]string{"config.pbtxt": strings.Replace(tritonLenet, `"bad"`, `"m"`, 1), "config.yaml": "slo: 15ms\n"}, 15 * time.Millisecond, SLOFromYAML, 8, []string{"config.pbtxt", "config.yaml"}},
 		{"yaml wins where it sets", map[string]string{"config.pbtxt": withSLO, "config.yaml": "slo: 15ms\nmax_batch_size: 2\n"}, 15 * time.Millisecond, SLOFromYAML, 2, []string{"config.pbtxt", "config.yaml"}},
 		{"pbtxt slo beside yaml without one", map[string]string{"config.pbtxt": withSLO, "config.yaml": "max_batch_size: 2\n"}, 30 * time.Millisecond, SLOFromPbtxt, 2, []string{"config.pbtxt", "config.yaml"}},
+		{"yaml slo 0 leaves the pbtxt's", map[string]string{"config.pbtxt": withSLO, "config.yaml": "slo: 0s\n"}, 30 * time.Millisecond, SLOFromPbtxt, 8, []string{"config.pbtxt", "config.yaml"}},
 		{"default beside both", map[string]string{"config.pbtxt": strings.Replace(tritonLenet, `"bad"`, `"m"`, 1), "config.yaml": "profile: alexnet\n"}, time.Second, SLOFromDefault, 8, []string{"config.pbtxt", "config.yaml"}},
 	}
 	for _, tc := range tests {

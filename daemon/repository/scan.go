@@ -153,9 +153,7 @@ const YAMLConfigFile = "config.yaml"
 // layout, config.yaml, or both) and the version it serves.
 func Load(root, name string, o Options) (*Model, error) {
 	dir := filepath.Join(root, name)
-	fail := func(file string, err error) (*Model, error) {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
-	}
+	fail := func(file string, err error) (*Model, error) { return nil, invalid(file, err) }
 	if !validName.MatchString(name) {
 		return fail(dir, fmt.Errorf("model name %q is not allowed; use letters, digits, '.', '_' and '-'", name))
 	}
@@ -192,27 +190,28 @@ func Load(root, name string, o Options) (*Model, error) {
 	return m, nil
 }
 
+// invalid wraps a problem with a repository entry, naming its file.
+func invalid(file string, err error) error {
+	return fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
+}
+
 // readConfig reads a model folder's configuration files, or the override,
 // into a Model with Name, Dir, Config, ConfigFiles, SLOSource and Notes set.
 func readConfig(dir, name string, o Options) (*Model, error) {
 	m := &Model{Name: name, Dir: dir}
-	fail := func(file string, err error) (*Model, error) {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
-	}
-	defaultSLO := o.DefaultSLO
+	var sloFrom string // where the configuration gave an SLO; "" for nowhere
 	if len(o.Override) > 0 {
+		src := OverrideSource + " of " + name
 		tc, err := parseTritonJSON(o.Override, name)
 		if err != nil {
-			return fail(OverrideSource+" of "+name, err)
+			return nil, invalid(src, err)
 		}
 		m.Config, m.Notes, m.ConfigFiles = tc.cfg, tc.notes, []string{OverrideSource}
-		switch {
-		case tc.sloSet:
-			m.SLOSource = SLOFromOverride
-		case defaultSLO > 0:
-			m.Config.SLO, m.SLOSource = config.Duration(defaultSLO), SLOFromDefault
-		default:
-			return fail(OverrideSource+" of "+name, errors.New(`slo: missing; give "parameters": {"slo": {"string_value": "50ms"}} or set a server-wide default_slo (GPULETD_DEFAULT_SLO)`))
+		if tc.sloSet {
+			sloFrom = SLOFromOverride
+		}
+		if err := m.resolveSLO(sloFrom, o.DefaultSLO, src, `"parameters": {"slo": {"string_value": "50ms"}} in the config`); err != nil {
+			return nil, err
 		}
 		return m, nil
 	}
@@ -221,31 +220,39 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 	pbData, perr := os.ReadFile(pbPath)
 	switch {
 	case yerr != nil && !errors.Is(yerr, os.ErrNotExist):
-		return fail(yamlPath, yerr)
+		return nil, invalid(yamlPath, yerr)
 	case perr != nil && !errors.Is(perr, os.ErrNotExist):
-		return fail(pbPath, perr)
+		return nil, invalid(pbPath, perr)
 	case yerr != nil && perr != nil:
-		return fail(yamlPath, fmt.Errorf("missing; every model folder needs a %s (Triton's) or a %s with at least slo and max_batch_size", TritonConfigFile, YAMLConfigFile))
+		return nil, invalid(yamlPath, fmt.Errorf("missing; every model folder needs a %s (Triton's) or a %s with at least slo and max_batch_size", TritonConfigFile, YAMLConfigFile))
 	}
-	var tc tritonConfig
+	sloFile := pbPath
 	if perr == nil {
-		var err error
-		if tc, err = parseTriton(pbData, name); err != nil {
-			return fail(pbPath, err)
+		tc, err := parseTriton(pbData, name)
+		if err != nil {
+			return nil, invalid(pbPath, err)
 		}
 		m.ConfigFiles = append(m.ConfigFiles, TritonConfigFile)
 		m.Config, m.Notes = tc.cfg, tc.notes
+		if tc.sloSet {
+			sloFrom = SLOFromPbtxt
+		}
 	}
-	sloFile := pbPath
 	if yerr == nil {
 		cfg, err := ParseModelConfig(yamlData)
 		if err != nil {
-			return fail(yamlPath, err)
+			return nil, invalid(yamlPath, err)
 		}
 		m.ConfigFiles = append(m.ConfigFiles, YAMLConfigFile)
 		sloFile = yamlPath
+		set := yamlKeys(yamlData)
+		if cfg.SLO.D() == 0 {
+			delete(set, "slo") // 0 is no SLO: the others' stands
+		}
+		if set["slo"] {
+			sloFrom = SLOFromYAML
+		}
 		if perr == nil {
-			set := yamlKeys(yamlData)
 			m.Config = overlay(m.Config, cfg, set)
 			m.Notes = append(m.Notes, fmt.Sprintf("%s and %s both present: %s wins for the fields it sets (%s), %s gives the rest",
 				YAMLConfigFile, TritonConfigFile, YAMLConfigFile, strings.Join(sortedKeys(set), ", "), TritonConfigFile))
@@ -253,18 +260,25 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 			m.Config = cfg
 		}
 	}
-	switch {
-	case yerr == nil && m.Config.SLO.D() > 0 && (perr != nil || yamlKeys(yamlData)["slo"]):
-		m.SLOSource = SLOFromYAML
-	case tc.sloSet:
-		m.SLOSource = SLOFromPbtxt
-	case defaultSLO > 0:
-		m.Config.SLO = config.Duration(defaultSLO)
-		m.SLOSource = SLOFromDefault
-	default:
-		return fail(sloFile, errors.New(`slo: missing; give the latency objective (slo: 50ms in config.yaml, or parameters { key: "slo" value { string_value: "50ms" } } in config.pbtxt), or set a server-wide default_slo (GPULETD_DEFAULT_SLO)`))
+	if err := m.resolveSLO(sloFrom, o.DefaultSLO, sloFile, `slo: 50ms in config.yaml, or parameters { key: "slo" value { string_value: "50ms" } } in config.pbtxt`); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// resolveSLO records where the SLO came from: the configuration (sloFrom),
+// else the server's default; without either the entry is invalid, and the
+// error, given for file, says how to give one (how).
+func (m *Model) resolveSLO(sloFrom string, defaultSLO time.Duration, file, how string) error {
+	switch {
+	case sloFrom != "":
+		m.SLOSource = sloFrom
+	case defaultSLO > 0:
+		m.Config.SLO, m.SLOSource = config.Duration(defaultSLO), SLOFromDefault
+	default:
+		return invalid(file, fmt.Errorf("slo: missing; give the latency objective (%s), or set a server-wide default_slo (GPULETD_DEFAULT_SLO)", how))
+	}
+	return nil
 }
 
 // versionFolders lists the numbered version folders, ascending.
