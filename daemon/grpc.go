@@ -212,8 +212,8 @@ func (s *grpcServer) RepositoryIndex(ctx context.Context, r *pb.RepositoryIndexR
 func (s *grpcServer) RepositoryModelLoad(ctx context.Context, r *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
 	var override []byte
 	for k, v := range r.Parameters {
-		if k != "config" {
-			return nil, grpcError(badRequest("load request: parameter %q is not supported; gpuletd reads config (the model's configuration as JSON)", k))
+		if ierr := checkLoadParameter(k); ierr != nil {
+			return nil, grpcError(ierr)
 		}
 		override = []byte(v.GetStringParam())
 	}

@@ -300,46 +300,38 @@ func checkInputs(m *repository.Model, req *kserve.Request) error {
 }
 
 // reshapeInputs gives each input whose configuration has a reshape the
-// model file's shape (Triton's reshape); the tensors' bytes are shared.
+// model file's shape (Triton's reshape); the caller's slice is not changed
+// and the tensors' bytes are shared.
 func reshapeInputs(m *repository.Model, ins []tensor.Tensor) ([]tensor.Tensor, error) {
 	if !slices.ContainsFunc(m.Inputs, func(s repository.TensorSpec) bool { return s.Reshape != nil }) {
 		return ins, nil
 	}
 	out := slices.Clone(ins)
-	for _, spec := range m.Inputs {
-		if spec.Reshape == nil {
-			continue
-		}
-		for i := range out {
-			if out[i].Name != spec.Name {
-				continue
-			}
-			shape, err := repository.Reshape(out[i].Shape, m.Config.MaxBatchSize > 0, spec.Reshape)
-			if err != nil {
-				return nil, fmt.Errorf("input %q: %w", spec.Name, err)
-			}
-			out[i].Shape = shape
-		}
-	}
-	return out, nil
+	return out, reshapeTensors(m, "input", m.Inputs, out, func(s repository.TensorSpec) []int64 { return s.Reshape })
 }
 
 // reshapeOutputs gives each output whose configuration has a reshape the
 // configured dims back, in place.
 func reshapeOutputs(m *repository.Model, outs []tensor.Tensor) error {
-	for _, spec := range m.Outputs {
+	return reshapeTensors(m, "output", m.Outputs, outs, func(s repository.TensorSpec) []int64 { return s.Dims })
+}
+
+// reshapeTensors gives each tensor in ts whose spec has a reshape the shape
+// to(spec), in place.
+func reshapeTensors(m *repository.Model, kind string, specs []repository.TensorSpec, ts []tensor.Tensor, to func(repository.TensorSpec) []int64) error {
+	for _, spec := range specs {
 		if spec.Reshape == nil {
 			continue
 		}
-		for i := range outs {
-			if outs[i].Name != spec.Name {
+		for i := range ts {
+			if ts[i].Name != spec.Name {
 				continue
 			}
-			shape, err := repository.Reshape(outs[i].Shape, m.Config.MaxBatchSize > 0, spec.Dims)
+			shape, err := repository.Reshape(ts[i].Shape, m.Config.MaxBatchSize > 0, to(spec))
 			if err != nil {
-				return fmt.Errorf("output %q: %w", spec.Name, err)
+				return fmt.Errorf("%s %q: %w", kind, spec.Name, err)
 			}
-			outs[i].Shape = shape
+			ts[i].Shape = shape
 		}
 	}
 	return nil

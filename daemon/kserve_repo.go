@@ -85,8 +85,8 @@ func loadOverride(r *http.Request) ([]byte, *inferError) {
 	}
 	var override []byte
 	for k, v := range req.Parameters {
-		if k != "config" {
-			return nil, badRequest("load request: parameter %q is not supported; gpuletd reads config (the model's configuration as JSON)", k)
+		if ierr := checkLoadParameter(k); ierr != nil {
+			return nil, ierr
 		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
@@ -95,6 +95,15 @@ func loadOverride(r *http.Request) ([]byte, *inferError) {
 		override = []byte(s)
 	}
 	return override, nil
+}
+
+// checkLoadParameter refuses a load request's parameter other than config,
+// over either protocol.
+func checkLoadParameter(key string) *inferError {
+	if key != "config" {
+		return badRequest("load request: parameter %q is not supported; gpuletd reads config (the model's configuration as JSON)", key)
+	}
+	return nil
 }
 
 // handleRepoUnload stops serving a model and re-plans without it.

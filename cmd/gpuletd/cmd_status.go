@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
 )
@@ -357,12 +358,14 @@ func sloText(ms float64) string {
 // sloFrom shortens where a model's SLO came from for the models table.
 func sloFrom(s string) string {
 	switch s {
-	case "config.yaml":
+	case repository.SLOFromYAML:
 		return "yaml"
-	case "config.pbtxt parameters":
+	case repository.SLOFromPbtxt:
 		return "pbtxt"
-	case "default_slo":
+	case repository.SLOFromDefault:
 		return "default"
+	case repository.SLOFromOverride:
+		return "load"
 	}
 	return orDash(s)
 }

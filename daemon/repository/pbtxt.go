@@ -161,16 +161,9 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	c.MaxBatchSize = int(pc.MaxBatchSize)
 	for i, in := range pc.Input {
 		f := fmt.Sprintf("input[%d]", i)
-		spec := TensorSpec{Name: in.Name, Dims: slices.Clone(in.Dims)}
-		spec.DataType = tritonType(f, in.DataType, bad)
-		spec.Reshape = tritonReshape(in.Reshape)
-		switch {
-		case in.IsShapeTensor:
-			bad("%s.is_shape_tensor: shape tensors are a TensorRT feature; gpuletd does not serve them", f)
-		case in.AllowRaggedBatch:
+		c.Inputs = append(c.Inputs, tritonTensor(f, in.Name, in.DataType, in.Dims, in.Reshape, in.IsShapeTensor, in.IsNonLinearFormatIo, bad))
+		if in.AllowRaggedBatch {
 			bad("%s.allow_ragged_batch: ragged batches are not served; remove it", f)
-		case in.IsNonLinearFormatIo:
-			bad("%s.is_non_linear_format_io: a TensorRT feature gpuletd does not serve", f)
 		}
 		if in.Optional {
 			note("%s.optional ignored: requests must give every input", f)
@@ -178,23 +171,13 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		if in.Format != tritonpb.ModelInput_FORMAT_NONE {
 			note("%s.format: %s ignored: the model file's shapes say the layout", f, in.Format)
 		}
-		c.Inputs = append(c.Inputs, spec)
 	}
 	for i, out := range pc.Output {
 		f := fmt.Sprintf("output[%d]", i)
-		spec := TensorSpec{Name: out.Name, Dims: slices.Clone(out.Dims)}
-		spec.DataType = tritonType(f, out.DataType, bad)
-		spec.Reshape = tritonReshape(out.Reshape)
-		switch {
-		case out.IsShapeTensor:
-			bad("%s.is_shape_tensor: shape tensors are a TensorRT feature; gpuletd does not serve them", f)
-		case out.IsNonLinearFormatIo:
-			bad("%s.is_non_linear_format_io: a TensorRT feature gpuletd does not serve", f)
-		}
+		c.Outputs = append(c.Outputs, tritonTensor(f, out.Name, out.DataType, out.Dims, out.Reshape, out.IsShapeTensor, out.IsNonLinearFormatIo, bad))
 		if out.LabelFilename != "" {
 			note("%s.label_filename: %q ignored: the classification extension is not served", f, out.LabelFilename)
 		}
-		c.Outputs = append(c.Outputs, spec)
 	}
 	for kind, specs := range map[string][]TensorSpec{"input": c.Inputs, "output": c.Outputs} {
 		if err := checkSpecs(kind, specs); err != nil {
@@ -210,10 +193,25 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	}
 	tc.sloSet = tritonParameters(c, pc.Parameters, bad, note)
 	tritonIgnored(pc, bad, note)
-	if err := errors.Join(errs...); err != nil {
-		return tc, err
+	return tc, errors.Join(errs...)
+}
+
+// tritonTensor is one input or output of a ModelConfig (field names it in
+// errors); shape tensors and non-linear formats, TensorRT features, are
+// refused.
+func tritonTensor(field, name string, t tritonpb.DataType, dims []int64, reshape *tritonpb.ModelTensorReshape,
+	shapeTensor, nonLinear bool, bad func(string, ...any)) TensorSpec {
+	spec := TensorSpec{Name: name, DataType: tritonType(field, t, bad), Dims: slices.Clone(dims)}
+	if reshape != nil {
+		spec.Reshape = append([]int64{}, reshape.Shape...) // a scalar's reshape is empty, not nil
 	}
-	return tc, nil
+	if shapeTensor {
+		bad("%s.is_shape_tensor: shape tensors are a TensorRT feature; gpuletd does not serve them", field)
+	}
+	if nonLinear {
+		bad("%s.is_non_linear_format_io: a TensorRT feature gpuletd does not serve", field)
+	}
+	return spec
 }
 
 // maxBatchSize bounds max_batch_size in either configuration.
@@ -259,15 +257,6 @@ func tritonType(field string, t tritonpb.DataType, bad func(string, ...any)) ten
 		bad("%s.data_type: %s is not served yet", field, t)
 	}
 	return dt
-}
-
-// tritonReshape returns the reshape's shape; a reshape to a scalar is an
-// empty, non-nil shape.
-func tritonReshape(r *tritonpb.ModelTensorReshape) []int64 {
-	if r == nil {
-		return nil
-	}
-	return append([]int64{}, r.Shape...)
 }
 
 func tritonVersions(vp *tritonpb.ModelVersionPolicy, bad func(string, ...any)) VersionPolicy {

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"fmt"
+	"slices"
 )
 
 // ModelShape is the tensor's shape as the model file sees it (without the
@@ -28,37 +29,29 @@ func Reshape(shape []int64, batched bool, to []int64) ([]int64, error) {
 	} else {
 		rest = shape
 	}
-	n := int64(1)
-	for _, d := range rest {
-		n *= d
-	}
-	fixed, dyn := int64(1), -1
-	for i, d := range to {
-		if d < 0 {
-			dyn = i
-			continue
-		}
-		fixed *= d
-	}
+	n, _ := fixedElements(rest) // a request's shape has no dynamic dimension
+	fixed, dyn := fixedElements(to)
 	out := append(append(make([]int64, 0, len(lead)+len(to)), lead...), to...)
 	switch {
-	case dyn < 0 && fixed == n:
+	case dyn == 0 && fixed == n:
 		return out, nil
-	case dyn >= 0 && fixed > 0 && n%fixed == 0:
-		out[len(lead)+dyn] = n / fixed
+	case dyn == 1 && fixed > 0 && n%fixed == 0:
+		out[len(lead)+slices.Index(to, -1)] = n / fixed
 		return out, nil
 	}
 	return nil, fmt.Errorf("reshape %v to %v: %d elements do not fit", shape, to, n)
 }
 
-// oneDynamic reports whether a shape has at most one dynamic dimension, as a
-// reshape target must.
-func oneDynamic(s []int64) bool {
-	n := 0
+// fixedElements returns the product of a shape's fixed dimensions and how
+// many are dynamic (-1).
+func fixedElements(s []int64) (product int64, dynamic int) {
+	product = 1
 	for _, d := range s {
 		if d < 0 {
-			n++
+			dynamic++
+			continue
 		}
+		product *= d
 	}
-	return n <= 1
+	return product, dynamic
 }

@@ -71,10 +71,13 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 		model := c.Dims // the shape the model file sees
 		if c.Reshape != nil {
 			model = c.Reshape
-			if !oneDynamic(c.Reshape) || !oneDynamic(c.Dims) {
+			pd, dd := fixedElements(c.Dims)
+			pr, dr := fixedElements(c.Reshape)
+			if dd > 1 || dr > 1 {
 				return nil, fmt.Errorf("%s %q: dims %v and reshape %v may have one dynamic (-1) dimension each", kind, c.Name, c.Dims, c.Reshape)
 			}
-			if !sameElements(c.Dims, c.Reshape) {
+			// Both dynamic can hold the same elements; else the products agree.
+			if dd != dr || (dd == 0 && pd != pr) {
 				return nil, fmt.Errorf("%s %q: dims %v and reshape %v hold different numbers of elements", kind, c.Name, c.Dims, c.Reshape)
 			}
 		}
@@ -85,11 +88,8 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 			}
 			return nil, fmt.Errorf("%s %q: the configuration's %s %v do not match the model file's %v", kind, c.Name, what, model, f.Dims)
 		}
-		out[i].Dims = slices.Clone(c.Dims) // the configured dims may pin dynamic ones
-		out[i].Reshape = slices.Clone(c.Reshape)
-		if c.Reshape != nil && out[i].Reshape == nil {
-			out[i].Reshape = []int64{}
-		}
+		out[i].Dims = slices.Clone(c.Dims)       // the configured dims may pin dynamic ones
+		out[i].Reshape = slices.Clone(c.Reshape) // a scalar's empty reshape stays non-nil
 	}
 	return out, nil
 }
@@ -104,24 +104,4 @@ func dimsCompatible(cfg, file []int64) bool {
 		}
 	}
 	return true
-}
-
-// sameElements reports whether two shapes can hold the same number of
-// elements: equal products of their fixed dimensions, and a dynamic (-1)
-// dimension in both or in neither.
-func sameElements(a, b []int64) bool {
-	prod := func(s []int64) (int64, bool) {
-		p, dyn := int64(1), false
-		for _, d := range s {
-			if d < 0 {
-				dyn = true
-				continue
-			}
-			p *= d
-		}
-		return p, dyn
-	}
-	pa, da := prod(a)
-	pb, db := prod(b)
-	return da == db && (da || pa == pb)
 }
