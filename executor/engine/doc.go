@@ -31,10 +31,9 @@
 // as the per-batch dispatch overhead the scheduler adds to ℓ(b).
 //
 // The emulated engine fills every output dim a spec leaves open (-1),
-// other than the batch dimension, with 1. The onnxruntime engine needs
-// FP16 outputs to have every non-batch dim fixed, by the model or by the
-// configured specs: onnxruntime_go v1.27.0 cannot copy out an FP16 tensor
-// the runtime allocated, so the engine allocates those outputs itself.
+// other than the batch dimension, with 1. The onnxruntime engine serves
+// tensors of any rank, scalars included, and every protocol data type
+// ONNX Runtime has (BYTES as ONNX strings, which cannot hold a zero byte).
 //
 // Tensor data is little-endian (the KServe v2 binary layout) and is handed
 // to ONNX Runtime without conversion, so the onnxruntime engine needs a

@@ -22,8 +22,8 @@ var (
 	// ErrInvalidOptions is returned by NewORT for options out of range.
 	ErrInvalidOptions = errors.New("invalid engine options")
 	// ErrUnsupported is returned by Load for a model with a tensor the
-	// engine cannot serve (BYTES, scalars, a batched model whose dimension 0
-	// is fixed).
+	// engine cannot serve (a type without a protocol name, a batched model
+	// whose dimension 0 is fixed or that has a scalar).
 	ErrUnsupported = errors.New("unsupported model")
 	// ErrProviderUnavailable is returned when the ONNX Runtime library
 	// lacks the execution provider asked for, or the provider cannot start.

@@ -142,7 +142,11 @@ func (l *layout) checkTensor(spec TensorSpec, t tensor.Tensor) error {
 	if n == 0 {
 		return l.inputErr(t.Name, fmt.Sprintf("shape %v has no elements", shape))
 	}
-	if want := n * int64(t.DataType.Size()); int64(len(t.Data)) != want {
+	if t.DataType.Size() == 0 {
+		if err := t.Check(); err != nil {
+			return l.inputErr(t.Name, err.Error())
+		}
+	} else if want := n * int64(t.DataType.Size()); int64(len(t.Data)) != want {
 		return l.inputErr(t.Name, fmt.Sprintf("%d bytes, shape %v of %s needs %d", len(t.Data), shape, t.DataType, want))
 	}
 	if t.DataType == tensor.Bool {

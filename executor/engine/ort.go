@@ -9,11 +9,9 @@ import (
 	"slices"
 	"time"
 
-	ort "github.com/yalue/onnxruntime_go"
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
-	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
 // ORTOptions configure the onnxruntime engine.
@@ -143,14 +141,14 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 		return nil, fmt.Errorf("load model %s from %s: %w", spec.Name, spec.Path, err)
 	}
 	defer func() { _ = so.Destroy() }()
-	sess, err := ort.NewDynamicAdvancedSession(spec.Path, specNames(lay.inputs), specNames(lay.outputs), so)
+	sess, err := onnxrt.NewSession(spec.Path, specNames(lay.inputs), specNames(lay.outputs), so)
 	if err != nil {
 		return nil, fmt.Errorf("load model %s from %s: %w: %s", spec.Name, spec.Path, ErrLoadFailed, reason(err))
 	}
 	m := &ortModel{layout: lay, engine: e, sess: sess}
 
 	if err := e.open.add(m); err != nil {
-		_ = sess.Destroy()
+		sess.Close()
 		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, err)
 	}
 	e.log.Info("loaded model", zap.String("model", spec.Name), zap.String("path", spec.Path),
@@ -169,12 +167,6 @@ func ortLayout(spec ModelSpec) (*layout, error) {
 	convert := func(kind string, infos []onnxrt.TensorInfo, configured []TensorSpec) ([]TensorSpec, error) {
 		model := make([]TensorSpec, len(infos))
 		for i, in := range infos {
-			if in.DataType.Size() == 0 {
-				return nil, fmt.Errorf("%w: %s %q is %s", ErrUnsupported, kind, in.Name, in.DataType)
-			}
-			if !batched && len(in.Shape) == 0 {
-				return nil, fmt.Errorf("%w: %s %q is a scalar", ErrUnsupported, kind, in.Name)
-			}
 			model[i] = TensorSpec{Name: in.Name, DataType: in.DataType, Shape: slices.Clone(in.Shape)}
 		}
 		specs, err := perRequest(kind, model, batched)
@@ -194,25 +186,8 @@ func ortLayout(spec ModelSpec) (*layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range outputs {
-		// onnxruntime_go v1.27.0 copies a runtime-allocated tensor of a type
-		// it has no Go type for (FP16) with one byte per element, so such
-		// outputs must be allocated by the engine, which needs their shape.
-		if _, typed := typedOutput[o.DataType]; !typed && slices.Contains(o.Shape, -1) {
-			return nil, fmt.Errorf("%w: output %q is %s with shape %v: %s outputs need every non-batch dim fixed (give it in the configuration)",
-				ErrUnsupported, o.Name, o.DataType, o.Shape, o.DataType)
-		}
-	}
 	return newLayout(spec.Name, spec.MaxBatchSize, inputs, outputs)
 }
 
 // Close implements Engine: it closes every model still loaded.
 func (e *ORT) Close() error { return e.open.closeAll() }
-
-// typedOutput lists the data types onnxruntime_go turns into typed Go
-// tensors when it allocates an output itself.
-var typedOutput = map[tensor.DataType]struct{}{
-	tensor.Bool: {}, tensor.Uint8: {}, tensor.Uint16: {}, tensor.Uint32: {}, tensor.Uint64: {},
-	tensor.Int8: {}, tensor.Int16: {}, tensor.Int32: {}, tensor.Int64: {},
-	tensor.FP32: {}, tensor.FP64: {},
-}

@@ -1,14 +1,15 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
-	ort "github.com/yalue/onnxruntime_go"
-
+	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
@@ -18,7 +19,7 @@ import (
 type ortModel struct {
 	*layout
 	engine *ORT
-	sess   *ort.DynamicAdvancedSession
+	sess   *onnxrt.Session
 
 	mu     sync.RWMutex
 	closed bool
@@ -42,6 +43,9 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 	}
 	b, err := m.validateBatch(reqs)
 	if err != nil {
+		return nil, RunInfo{}, err
+	}
+	if err := m.checkStrings(b); err != nil {
 		return nil, RunInfo{}, err
 	}
 	info := RunInfo{BatchSize: int(b.total)}
@@ -99,76 +103,66 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 	return results, info, nil
 }
 
-// runOnce runs the session once on inputs in model order whose dimension 0
-// is rows (when batched) and returns every output. A cancelled ctx sets the
-// run's terminate flag, which ONNX Runtime checks between graph nodes.
-func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64) ([]tensor.Tensor, time.Duration, error) {
-	inVals := make([]ort.Value, len(ins))
-	defer destroyAll(inVals)
-	for i, t := range ins {
-		v, err := newValue(t)
-		if err != nil {
-			return nil, 0, fmt.Errorf("run model %s: %w: input %w", m.name, ErrRunFailed, err)
+// checkStrings refuses BYTES inputs with a zero byte in an element: ONNX
+// Runtime takes strings NUL-terminated and would cut them short.
+func (m *ortModel) checkStrings(b batch) error {
+	var errs []error
+	for r, req := range b.inputs {
+		for i, spec := range m.inputs {
+			if spec.DataType != tensor.Bytes {
+				continue
+			}
+			elems, err := tensor.BytesElements(req[i].Data)
+			if err != nil {
+				errs = append(errs, withRequest(m.inputErr(spec.Name, err.Error()), r))
+				continue
+			}
+			for k, e := range elems {
+				if bytes.IndexByte(e, 0) >= 0 {
+					errs = append(errs, withRequest(m.inputErr(spec.Name, fmt.Sprintf(
+						"BYTES element %d holds a zero byte, which ONNX Runtime's strings cannot carry", k)), r))
+					break
+				}
+			}
 		}
-		inVals[i] = v
 	}
+	if len(errs) > 0 {
+		return fmt.Errorf("run model %s: %w", m.name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// runOnce runs the session once on inputs in model order whose dimension 0
+// is rows (when batched) and returns every output. A cancelled ctx stops
+// the run between graph nodes.
+func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64) ([]tensor.Tensor, time.Duration, error) {
 	// Outputs whose shape is known are allocated here, in Go memory the
-	// runtime writes into; the others the runtime allocates and
-	// onnxruntime_go copies out.
+	// runtime writes into; the runtime allocates the others and they are
+	// copied out.
 	outs := make([]tensor.Tensor, len(m.outputs))
-	outVals := make([]ort.Value, len(m.outputs))
-	defer destroyAll(outVals)
-	allocated := make([]bool, len(m.outputs))
 	for i, s := range m.outputs {
-		if slices.Contains(s.Shape, -1) {
+		if slices.Contains(s.Shape, -1) || s.DataType.Size() == 0 {
 			continue
 		}
 		t, err := tensor.Zeros(s.Name, s.DataType, fillShape(s.Shape, rows, m.batched()))
 		if err != nil || len(t.Data) == 0 {
 			continue
 		}
-		v, err := newValue(t)
-		if err != nil {
-			return nil, 0, fmt.Errorf("run model %s: %w: output %w", m.name, ErrRunFailed, err)
-		}
-		outs[i], outVals[i], allocated[i] = t, v, true
+		outs[i] = t
 	}
-
-	ro, err := ort.NewRunOptions()
-	if err != nil {
-		return nil, 0, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, oneLine(err))
-	}
-	defer func() { _ = ro.Destroy() }()
-	terminated := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		_ = ro.Terminate()
-		close(terminated)
-	})
 	start := time.Now()
-	err = m.sess.RunWithOptions(inVals, outVals, ro)
+	err := m.sess.Run(ctx, ins, outs)
 	compute := time.Since(start)
-	if !stop() {
-		<-terminated // the flag is set: wait before the options go
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, compute, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
-		}
+	switch {
+	case errors.Is(err, onnxrt.ErrTerminated) || err != nil && ctx.Err() != nil:
+		return nil, compute, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
+	case err != nil:
 		return nil, compute, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, reason(err))
 	}
 	for i, s := range m.outputs {
-		if allocated[i] {
-			continue
+		if outs[i].DataType != s.DataType {
+			return nil, compute, fmt.Errorf("run model %s: %w: output %q is %s, the model declares %s", m.name, ErrRunFailed, s.Name, outs[i].DataType, s.DataType)
 		}
-		shape, data, err := valueBytes(outVals[i])
-		if err != nil {
-			return nil, compute, fmt.Errorf("run model %s: %w: output %q: %w", m.name, ErrRunFailed, s.Name, err)
-		}
-		t, err := tensor.New(s.Name, s.DataType, shape, data)
-		if err != nil {
-			return nil, compute, fmt.Errorf("run model %s: %w: output %q: %w", m.name, ErrRunFailed, s.Name, err)
-		}
-		outs[i] = t
 	}
 	return outs, compute, nil
 }
@@ -187,11 +181,8 @@ func (m *ortModel) Close() error {
 		return nil
 	}
 	m.closed = true
-	err := m.sess.Destroy()
+	m.sess.Close()
 	m.mu.Unlock()
 	m.engine.open.forget(m)
-	if err != nil {
-		return fmt.Errorf("close model %s: %s", m.name, oneLine(err))
-	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // checkSpecs checks one list of specs: names non-empty and unique, data
-// types of fixed size, dims -1 or more. kind is "input" or "output".
+// types valid, dims -1 or more. kind is "input" or "output".
 func checkSpecs(kind string, specs []TensorSpec) error {
 	seen := make(map[string]bool, len(specs))
 	for _, s := range specs {
@@ -21,9 +21,6 @@ func checkSpecs(kind string, specs []TensorSpec) error {
 		seen[s.Name] = true
 		if !s.DataType.Valid() {
 			return fmt.Errorf("%w: %s %q: data type %q", ErrInvalidSpec, kind, s.Name, s.DataType)
-		}
-		if s.DataType.Size() == 0 {
-			return fmt.Errorf("%w: %s %q is %s", ErrUnsupported, kind, s.Name, s.DataType)
 		}
 		for i, d := range s.Shape {
 			if d < -1 {

@@ -174,7 +174,6 @@ func TestLayoutSpecErrors(t *testing.T) {
 		{name: "unnamed", inputs: []TensorSpec{fp("")}, outputs: []TensorSpec{fp("y")}, wantIs: ErrInvalidSpec, want: "an input has no name"},
 		{name: "twice", inputs: []TensorSpec{fp("x"), fp("x")}, outputs: []TensorSpec{fp("y")}, wantIs: ErrInvalidSpec, want: `input "x" is listed twice`},
 		{name: "bad dtype", inputs: []TensorSpec{{Name: "x", DataType: "F32"}}, outputs: []TensorSpec{fp("y")}, wantIs: ErrInvalidSpec, want: `data type "F32"`},
-		{name: "bytes", inputs: []TensorSpec{fp("x")}, outputs: []TensorSpec{{Name: "y", DataType: tensor.Bytes}}, wantIs: ErrUnsupported, want: `output "y" is BYTES`},
 		{name: "bad dim", inputs: []TensorSpec{fp("x", 3, -2)}, outputs: []TensorSpec{fp("y")}, wantIs: ErrInvalidSpec, want: `dimension 1 is -2`},
 	}
 	for _, tt := range tests {

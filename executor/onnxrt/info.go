@@ -98,7 +98,7 @@ func convertInfos(in []ort.InputOutputInfo) ([]TensorInfo, error) {
 		if io.OrtValueType != ort.ONNXTypeTensor {
 			return nil, fmt.Errorf("%s: %w: %s", io.Name, ErrUnsupportedType, io.OrtValueType)
 		}
-		dt, ok := dataTypes[io.DataType]
+		dt, ok := DataTypeOf(io.DataType)
 		if !ok {
 			return nil, fmt.Errorf("%s: %w: %s", io.Name, ErrUnsupportedType, io.DataType)
 		}
@@ -111,23 +111,4 @@ func convertInfos(in []ort.InputOutputInfo) ([]TensorInfo, error) {
 		out[i] = TensorInfo{Name: io.Name, DataType: dt, Shape: shape}
 	}
 	return out, nil
-}
-
-// dataTypes maps ONNX tensor element types to KServe v2 data types. ONNX
-// types without a KServe name (BFLOAT16, complex, 8- and 4-bit floats, int4)
-// are unsupported.
-var dataTypes = map[ort.TensorElementDataType]tensor.DataType{
-	ort.TensorElementDataTypeBool:    tensor.Bool,
-	ort.TensorElementDataTypeUint8:   tensor.Uint8,
-	ort.TensorElementDataTypeUint16:  tensor.Uint16,
-	ort.TensorElementDataTypeUint32:  tensor.Uint32,
-	ort.TensorElementDataTypeUint64:  tensor.Uint64,
-	ort.TensorElementDataTypeInt8:    tensor.Int8,
-	ort.TensorElementDataTypeInt16:   tensor.Int16,
-	ort.TensorElementDataTypeInt32:   tensor.Int32,
-	ort.TensorElementDataTypeInt64:   tensor.Int64,
-	ort.TensorElementDataTypeFloat16: tensor.FP16,
-	ort.TensorElementDataTypeFloat:   tensor.FP32,
-	ort.TensorElementDataTypeDouble:  tensor.FP64,
-	ort.TensorElementDataTypeString:  tensor.Bytes,
 }

@@ -56,8 +56,9 @@ func identityModel(t *testing.T, elemType onnxpb.TensorProto_DataType) string {
 		}}}
 	}
 	m := &onnxpb.ModelProto{
-		IrVersion:   8,
-		OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: 17}},
+		// Identity has float8 types from opset 19 (IR version 9).
+		IrVersion:   9,
+		OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: 19}},
 		Graph: &onnxpb.GraphProto{
 			Name:   "identity",
 			Node:   []*onnxpb.NodeProto{{OpType: "Identity", Input: []string{"x"}, Output: []string{"y"}}},
@@ -86,7 +87,8 @@ func TestReadModelInfoDataTypes(t *testing.T) {
 		{elem: onnxpb.TensorProto_UINT8, want: tensor.Uint8},
 		{elem: onnxpb.TensorProto_BOOL, want: tensor.Bool},
 		{elem: onnxpb.TensorProto_STRING, want: tensor.Bytes},
-		{elem: onnxpb.TensorProto_BFLOAT16, wantErr: ErrUnsupportedType},
+		{elem: onnxpb.TensorProto_BFLOAT16, want: tensor.BF16},
+		{elem: onnxpb.TensorProto_FLOAT8E4M3FN, wantErr: ErrUnsupportedType},
 	}
 	for _, tt := range tests {
 		t.Run(tt.elem.String(), func(t *testing.T) {

@@ -24,6 +24,7 @@ const (
 	Int32  DataType = "INT32"
 	Int64  DataType = "INT64"
 	FP16   DataType = "FP16"
+	BF16   DataType = "BF16"
 	FP32   DataType = "FP32"
 	FP64   DataType = "FP64"
 	Bytes  DataType = "BYTES"
@@ -33,7 +34,7 @@ const (
 var ErrInvalidDataType = errors.New("invalid data type")
 
 // elementSize maps every valid data type to its size in bytes; BYTES
-// elements have no fixed size.
+// elements have no fixed size (see BytesElements).
 var elementSize = map[DataType]int{
 	Bool:   1,
 	Uint8:  1,
@@ -45,6 +46,7 @@ var elementSize = map[DataType]int{
 	Int32:  4,
 	Int64:  8,
 	FP16:   2,
+	BF16:   2,
 	FP32:   4,
 	FP64:   8,
 	Bytes:  0,
@@ -53,7 +55,7 @@ var elementSize = map[DataType]int{
 // DataTypes returns every valid data type, in the order of the KServe v2
 // protocol's table.
 func DataTypes() []DataType {
-	return []DataType{Bool, Uint8, Uint16, Uint32, Uint64, Int8, Int16, Int32, Int64, FP16, FP32, FP64, Bytes}
+	return []DataType{Bool, Uint8, Uint16, Uint32, Uint64, Int8, Int16, Int32, Int64, FP16, BF16, FP32, FP64, Bytes}
 }
 
 // Valid reports whether d is one of the KServe v2 data types.

@@ -28,7 +28,8 @@ func TestParseDataType(t *testing.T) {
 		{in: "BYTES", want: Bytes, size: 0},
 		{in: "fp32", wantErr: true},
 		{in: "FLOAT", wantErr: true},
-		{in: "BF16", wantErr: true},
+		{in: "BF16", want: BF16, size: 2},
+		{in: "bf16", wantErr: true},
 		{in: "", wantErr: true},
 	}
 	for _, tt := range tests {
@@ -52,7 +53,7 @@ func TestParseDataType(t *testing.T) {
 
 func TestDataTypesAreValidAndDistinct(t *testing.T) {
 	all := DataTypes()
-	require.Len(t, all, 13)
+	require.Len(t, all, 14)
 	seen := map[DataType]bool{}
 	for _, d := range all {
 		require.True(t, d.Valid(), d)

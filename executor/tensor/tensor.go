@@ -13,8 +13,8 @@ import (
 // in a batch.
 var ErrInvalid = errors.New("invalid tensor")
 
-// ErrUnsupported is returned for a data type that cannot be batched or run,
-// such as BYTES.
+// ErrUnsupported is returned for a data type or a value an engine cannot
+// run.
 var ErrUnsupported = errors.New("unsupported data type")
 
 // MaxElements bounds the elements of one tensor (2^31), so that a declared
@@ -37,19 +37,27 @@ func New(name string, dt DataType, shape []int64, data []byte) (Tensor, error) {
 	return t, t.Check()
 }
 
-// Check validates the tensor: a fixed-size data type, non-negative dims whose
-// product stays within MaxElements, and a byte length that matches.
+// Check validates the tensor: a valid data type, non-negative dims whose
+// product stays within MaxElements, and data that holds exactly that many
+// elements.
 func (t Tensor) Check() error {
 	if !t.DataType.Valid() {
 		return fmt.Errorf("check tensor %q: %w: %q", t.Name, ErrInvalidDataType, t.DataType)
 	}
-	size := t.DataType.Size()
-	if size == 0 {
-		return fmt.Errorf("check tensor %q: %w: %s", t.Name, ErrUnsupported, t.DataType)
-	}
 	n, err := NumElements(t.Shape)
 	if err != nil {
 		return fmt.Errorf("check tensor %q: %w", t.Name, err)
+	}
+	size := t.DataType.Size()
+	if size == 0 {
+		got, err := countBytesElements(t.Data)
+		if err != nil {
+			return fmt.Errorf("check tensor %q: %w", t.Name, err)
+		}
+		if got != n {
+			return fmt.Errorf("check tensor %q: %w: shape %v needs %d BYTES elements, got %d", t.Name, ErrInvalid, t.Shape, n, got)
+		}
+		return nil
 	}
 	if want := n * int64(size); int64(len(t.Data)) != want {
 		return fmt.Errorf("check tensor %q: %w: shape %v of %s needs %d bytes, got %d", t.Name, ErrInvalid, t.Shape, t.DataType, want, len(t.Data))
@@ -129,12 +137,23 @@ func Split(t Tensor, rows []int64) ([]Tensor, error) {
 		return out, nil
 	}
 	rowBytes := int64(len(t.Data)) / t.Shape[0]
+	rowElems := int64(1)
+	if t.DataType.Size() == 0 {
+		if err := t.Check(); err != nil {
+			return nil, fmt.Errorf("split %q: %w", t.Name, err)
+		}
+		n, _ := NumElements(t.Shape)
+		rowElems = n / t.Shape[0]
+	}
 	out := make([]Tensor, len(rows))
 	var off int64
 	for i, r := range rows {
 		shape := slices.Clone(t.Shape)
 		shape[0] = r
 		end := off + r*rowBytes
+		if t.DataType.Size() == 0 { // BYTES: rows differ in length
+			end = off + int64(bytesOffset(t.Data[off:], r*rowElems))
+		}
 		out[i] = Tensor{Name: t.Name, DataType: t.DataType, Shape: shape, Data: t.Data[off:end:end]}
 		off = end
 	}
@@ -147,8 +166,8 @@ func Zeros(name string, dt DataType, shape []int64) (Tensor, error) {
 	if err != nil {
 		return Tensor{}, fmt.Errorf("zeros %q: %w", name, err)
 	}
-	if dt.Size() == 0 {
-		return Tensor{}, fmt.Errorf("zeros %q: %w: %s", name, ErrUnsupported, dt)
+	if dt.Size() == 0 { // BYTES: n empty elements, each a zero length
+		return New(name, dt, slices.Clone(shape), make([]byte, 4*n))
 	}
 	return New(name, dt, slices.Clone(shape), make([]byte, n*int64(dt.Size())))
 }

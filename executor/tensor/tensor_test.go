@@ -28,7 +28,10 @@ func TestNewChecksLength(t *testing.T) {
 		{"negative dim", FP32, []int64{-1, 3}, 0, ErrInvalid},
 		{"overflow", FP32, []int64{1 << 40, 1 << 40}, 0, ErrInvalid},
 		{"over max", Uint8, []int64{1 << 16, 1 << 16}, 0, ErrInvalid},
-		{"bytes", Bytes, []int64{1}, 3, ErrUnsupported},
+		{"bf16 ok", BF16, []int64{3}, 6, nil},
+		{"bytes empty elements ok", Bytes, []int64{2}, 8, nil},
+		{"bytes cut in a length", Bytes, []int64{1}, 3, ErrInvalid},
+		{"bytes too few elements", Bytes, []int64{3}, 8, ErrInvalid},
 		{"unknown type", DataType("FLOAT"), []int64{1}, 4, ErrInvalidDataType},
 	}
 	for _, tc := range tests {
