@@ -158,11 +158,11 @@ func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
 	case found && len(in.Data) > 0:
 		return tensor.Tensor{}, bin, errors.New("has both data and binary_data_size")
 	case found:
-		want := n * int64(dt.Size())
-		if size != want {
+		// BYTES elements vary in length: tensor.New counts them below.
+		if want := n * int64(dt.Size()); dt.Size() > 0 && size != want {
 			return tensor.Tensor{}, bin, fmt.Errorf("binary_data_size is %d but shape %v of %s needs %d bytes", size, in.Shape, dt, want)
 		}
-		if size > int64(len(bin)) {
+		if size < 0 || size > int64(len(bin)) {
 			return tensor.Tensor{}, bin, fmt.Errorf("binary_data_size is %d but only %d bytes of binary data remain", size, len(bin))
 		}
 		data, bin = bin[:size], bin[size:]
@@ -178,7 +178,7 @@ func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
 }
 
 // checkInput checks what every input declares, whichever protocol carries
-// it: a name, a KServe v2 data type that can be run, and a shape within
+// it: a name, a KServe v2 data type, and a shape within
 // MaxRank and tensor.MaxElements. It returns the type and the element count.
 func checkInput(name, datatype string, shape []int64) (tensor.DataType, int64, error) {
 	if name == "" {
@@ -194,9 +194,6 @@ func checkInput(name, datatype string, shape []int64) (tensor.DataType, int64, e
 	n, err := tensor.NumElements(shape)
 	if err != nil {
 		return "", 0, fmt.Errorf("shape %v: %w", shape, err)
-	}
-	if dt.Size() == 0 {
-		return "", 0, fmt.Errorf("datatype %s is not supported for inference", dt)
 	}
 	return dt, n, nil
 }

@@ -3,6 +3,7 @@ package kserve
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -33,6 +34,12 @@ func TestDecodeJSONInputs(t *testing.T) {
 			tensor.Tensor{Name: "u", DataType: tensor.Uint8, Shape: []int64{2}, Data: []byte{0, 255}}},
 		{"fp16", `{"inputs":[{"name":"h","shape":[3],"datatype":"FP16","data":[1, -2, 0.5]}]}`,
 			tensor.Tensor{Name: "h", DataType: tensor.FP16, Shape: []int64{3}, Data: []byte{0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38}}},
+		{"bf16 rounds to nearest", `{"inputs":[{"name":"h","shape":[3],"datatype":"BF16","data":[1, -2.5, 1.00390625]}]}`,
+			tensor.Tensor{Name: "h", DataType: tensor.BF16, Shape: []int64{3}, Data: []byte{0x80, 0x3f, 0x20, 0xc0, 0x80, 0x3f}}},
+		{"bytes nested, commas and escapes", `{"inputs":[{"name":"s","shape":[2,2],"datatype":"BYTES","data":[["a,b", ""],["\u00e9\"]", "x"]]}]}`,
+			tensor.Tensor{Name: "s", DataType: tensor.Bytes, Shape: []int64{2, 2}, Data: strElems("a,b", "", "é\"]", "x")}},
+		{"bytes scalar", `{"inputs":[{"name":"s","shape":[],"datatype":"BYTES","data":["one"]}]}`,
+			tensor.Tensor{Name: "s", DataType: tensor.Bytes, Shape: []int64{}, Data: strElems("one")}},
 		{"empty tensor", `{"inputs":[{"name":"x","shape":[0,4],"datatype":"FP32","data":[]}]}`,
 			tensor.Tensor{Name: "x", DataType: tensor.FP32, Shape: []int64{0, 4}, Data: []byte{}}},
 	}
@@ -71,6 +78,42 @@ func binaryBody(t *testing.T, head string, bin ...[]byte) ([]byte, int64) {
 	return body, int64(len(head))
 }
 
+// strElems encodes BYTES elements.
+func strElems(elems ...string) []byte {
+	var out []byte
+	for _, e := range elems {
+		out = tensor.AppendBytesElement(out, []byte(e))
+	}
+	return out
+}
+
+func TestDecodeBinaryBytes(t *testing.T) {
+	data := strElems("hello", "", "\x00\xff")
+	head := fmt.Sprintf(`{"inputs":[{"name":"s","shape":[3],"datatype":"BYTES","parameters":{"binary_data_size":%d}}]}`, len(data))
+	body, n := binaryBody(t, head, data)
+	r, err := DecodeRequest(body, n)
+	require.NoError(t, err)
+	require.Equal(t, data, r.Inputs[0].Data)
+}
+
+func TestEncodeBytesAndBF16(t *testing.T) {
+	s := tensor.Tensor{Name: "s", DataType: tensor.Bytes, Shape: []int64{2}, Data: strElems("héllo", "")}
+	b := tensor.Tensor{Name: "b", DataType: tensor.BF16, Shape: []int64{2}, Data: []byte{0x80, 0x3f, 0x20, 0xc0}}
+	body, _, err := EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: s}, {Tensor: b}})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"model_name":"m","outputs":[
+	  {"name":"s","shape":[2],"datatype":"BYTES","data":["héllo",""]},
+	  {"name":"b","shape":[2],"datatype":"BF16","data":[1,-2.5]}]}`, string(body))
+
+	bin := tensor.Tensor{Name: "s", DataType: tensor.Bytes, Shape: []int64{1}, Data: strElems("\xff")}
+	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: bin}})
+	require.ErrorIs(t, err, ErrNotJSON)
+	require.ErrorContains(t, err, "not UTF-8")
+	body, n, err := EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: bin, Binary: true}})
+	require.NoError(t, err)
+	require.Equal(t, bin.Data, body[n:])
+}
+
 func TestDecodeBinaryInputs(t *testing.T) {
 	x := mustF32(t, "x", []int64{1, 2}, 1.5, 2.5)
 	head := `{"inputs":[{"name":"x","shape":[1,2],"datatype":"FP32","parameters":{"binary_data_size":8}},` +
@@ -99,7 +142,12 @@ func TestDecodeRejects(t *testing.T) {
 		{"trailing junk", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]} {}`, nil, 0, "after top-level value"},
 		{"no name", `{"inputs":[{"shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0, "no name"},
 		{"bad dtype", `{"inputs":[{"name":"x","shape":[1],"datatype":"FLOAT","data":[1]}]}`, nil, 0, `"FLOAT"`},
-		{"bytes dtype", `{"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":["a"]}]}`, nil, 0, "not supported"},
+		{"bytes given numbers", `{"inputs":[{"name":"x","shape":[1],"datatype":"BYTES","data":[1]}]}`, nil, 0, "BYTES data holds strings"},
+		{"bytes too few strings", `{"inputs":[{"name":"x","shape":[2],"datatype":"BYTES","data":["a"]}]}`, nil, 0, "holds 1 values, the shape asks for 2"},
+		{"bytes not an array", `{"inputs":[{"name":"x","shape":[],"datatype":"BYTES","data":"a"}]}`, nil, 0, "data must be an array"},
+		{"bytes binary cut short", `{"inputs":[{"name":"x","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":9}}]}`,
+			[]byte{1, 0, 0, 0, 'a', 9, 0, 0, 0}, 0, "element 1 is 9 bytes long, only 0 follow"},
+		{"bf16 not a number", `{"inputs":[{"name":"x","shape":[1],"datatype":"BF16","data":["a"]}]}`, nil, 0, "not a number"},
 		{"no shape", `{"inputs":[{"name":"x","datatype":"FP32","data":[1]}]}`, nil, 0, "no shape"},
 		{"negative shape", `{"inputs":[{"name":"x","shape":[-1,2],"datatype":"FP32","data":[1,2]}]}`, nil, 0, "dimension 0 is -1"},
 		{"overflowing shape", `{"inputs":[{"name":"x","shape":[4294967296,4294967296],"datatype":"FP32","data":[1]}]}`, nil, 0, "more than"},

@@ -56,3 +56,14 @@ func halfToFloat32(h uint16) float32 {
 	}
 	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
 }
+
+// float32ToBF16 rounds a float32 to the nearest bfloat16 (ties to even), its
+// upper 16 bits, with NaN kept NaN.
+func float32ToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if b&0x7fffffff > 0x7f800000 {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}

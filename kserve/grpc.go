@@ -98,7 +98,8 @@ func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw
 	case raw && in.Contents != nil:
 		return tensor.Tensor{}, errors.New("has contents although the request uses raw_input_contents")
 	case raw:
-		if want := n * int64(dt.Size()); int64(len(data)) != want {
+		// BYTES elements vary in length: tensor.New counts them below.
+		if want := n * int64(dt.Size()); dt.Size() > 0 && int64(len(data)) != want {
 			return tensor.Tensor{}, fmt.Errorf("raw_input_contents holds %d bytes but shape %v of %s needs %d", len(data), in.Shape, dt, want)
 		}
 	case in.Contents == nil:
@@ -179,6 +180,13 @@ func packContents(c *pb.InferTensorContents, dt tensor.DataType, n int64) ([]byt
 		}
 		for _, v := range c.Fp64Contents {
 			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
+		}
+	case tensor.Bytes:
+		if err := count(len(c.BytesContents), "bytes_contents"); err != nil {
+			return nil, err
+		}
+		for _, v := range c.BytesContents {
+			out = tensor.AppendBytesElement(out, v)
 		}
 	default:
 		return nil, fmt.Errorf("%s has no typed contents in the protocol: send it in raw_input_contents", dt)

@@ -29,6 +29,7 @@ func TestDecodeGRPCTypedContents(t *testing.T) {
 		{"UINT64", &pb.InferTensorContents{Uint64Contents: []uint64{1, 2}}, le64(1, 2)},
 		{"FP32", &pb.InferTensorContents{Fp32Contents: []float32{1, -2}}, []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0}},
 		{"FP64", &pb.InferTensorContents{Fp64Contents: []float64{1, 0}}, []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"BYTES", &pb.InferTensorContents{BytesContents: [][]byte{[]byte("ab"), {}}}, []byte{2, 0, 0, 0, 'a', 'b', 0, 0, 0, 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dt, func(t *testing.T) {
@@ -77,7 +78,7 @@ func TestDecodeGRPCRejects(t *testing.T) {
 		{"int8 range", typed("x", "INT8", two, &pb.InferTensorContents{IntContents: []int32{1, 200}}), "int_contents value 200 is out of range for INT8"},
 		{"uint16 range", typed("x", "UINT16", two, &pb.InferTensorContents{UintContents: []uint32{1, 70000}}), "out of range for UINT16"},
 		{"fp16 typed", typed("x", "FP16", two, &pb.InferTensorContents{Fp32Contents: []float32{1, 2}}), "FP16 has no typed contents in the protocol: send it in raw_input_contents"},
-		{"bytes", typed("x", "BYTES", two, &pb.InferTensorContents{BytesContents: [][]byte{{1}, {2}}}), "BYTES is not supported for inference"},
+		{"bytes count", typed("x", "BYTES", two, &pb.InferTensorContents{BytesContents: [][]byte{{1}}}), "bytes_contents holds 1 values but the shape needs 2"},
 		{"negative dim", typed("x", "FP32", []int64{-1}, &pb.InferTensorContents{}), "shape [-1]"},
 		{"raw count", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}, {Name: "y", Datatype: "UINT8", Shape: two}},
 			RawInputContents: [][]byte{{1, 2}}}, "raw_input_contents has 1 entries for 2 inputs"},

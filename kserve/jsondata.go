@@ -18,14 +18,14 @@ const MaxDataDepth = MaxRank + 1
 const MaxRank = 16
 
 // decodeData reads a JSON "data" value — a flat or nested array of numbers
-// (or true/false for BOOL) — into little-endian bytes of dt. It counts the
+// (true/false for BOOL, strings for BYTES) — into little-endian bytes of dt. It counts the
 // values it actually finds and fails unless they are exactly want; it never
 // allocates from the declared shape alone (capacity grows with the values
 // present).
 func decodeData(raw []byte, dt tensor.DataType, want int64) ([]byte, error) {
 	size := dt.Size()
 	if size == 0 {
-		return nil, fmt.Errorf("%w: %s", tensor.ErrUnsupported, dt)
+		return decodeStrings(raw, want)
 	}
 	// At most one value per two bytes of JSON ("1,"), so this bounds the
 	// allocation by the body, not by the shape.
@@ -143,6 +143,12 @@ func appendValue(out []byte, dt tensor.DataType, tok []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%q is not a number", string(tok))
 		}
 		return binary.LittleEndian.AppendUint16(out, float32ToHalf(float32(f))), nil
+	case tensor.BF16:
+		f, err := strconv.ParseFloat(s, 32)
+		if err != nil || !isJSONNumber(tok) {
+			return nil, fmt.Errorf("%q is not a number", string(tok))
+		}
+		return binary.LittleEndian.AppendUint16(out, float32ToBF16(float32(f))), nil
 	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
 		bitsz := dt.Size() * 8
 		v, err := strconv.ParseInt(s, 10, bitsz)
@@ -182,7 +188,7 @@ func isJSONNumber(tok []byte) bool {
 func encodeData(t tensor.Tensor) (any, error) {
 	size := t.DataType.Size()
 	if size == 0 {
-		return nil, fmt.Errorf("%w: %s", tensor.ErrUnsupported, t.DataType)
+		return encodeStrings(t)
 	}
 	n := len(t.Data) / size
 	d := t.Data
@@ -209,6 +215,12 @@ func encodeData(t tensor.Tensor) (any, error) {
 		out := make([]float32, n)
 		for i := range out {
 			out[i] = halfToFloat32(binary.LittleEndian.Uint16(d[2*i:]))
+		}
+		return finiteOrError(out)
+	case tensor.BF16:
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(d[2*i:])) << 16)
 		}
 		return finiteOrError(out)
 	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:

@@ -54,7 +54,7 @@ var tritonTypes = map[tritonpb.DataType]tensor.DataType{
 	tritonpb.DataType_TYPE_FP32:   tensor.FP32,
 	tritonpb.DataType_TYPE_FP64:   tensor.FP64,
 	tritonpb.DataType_TYPE_STRING: tensor.Bytes,
-	tritonpb.DataType_TYPE_BF16:   "BF16",
+	tritonpb.DataType_TYPE_BF16:   tensor.BF16,
 }
 
 // notServed names the fields of Triton's ModelConfig that gpuletd's subset
@@ -253,8 +253,6 @@ func tritonType(field string, t tritonpb.DataType, bad func(string, ...any)) ten
 		bad("%s.data_type: missing; give the element type, such as TYPE_FP32", field)
 	case !ok:
 		bad("%s.data_type: %s is not a data type gpuletd knows", field, t)
-	case !dt.Valid():
-		bad("%s.data_type: %s is not served yet", field, t)
 	}
 	return dt
 }

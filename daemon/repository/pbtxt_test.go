@@ -142,7 +142,7 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 		{"file name missing", pbtxtEntry(tritonLenet+`default_model_filename: "net.onnx"`+"\n", v1), []string{"net.onnx", "default_model_filename"}},
 		{"file name escapes", pbtxtEntry(tritonLenet+`default_model_filename: "../x.onnx"`+"\n", v1), []string{"default_model_filename", "../x.onnx"}},
 		{"reshape holds other elements", pbtxtEntry(lenet("dims: [ 10 ]", "dims: [ 10 ] reshape: { shape: [ 5 ] }"), v1), []string{`output "output"`, "reshape [5]"}},
-		{"bf16 not served", pbtxtEntry(lenet("TYPE_FP32", "TYPE_BF16"), v1), []string{"input[0].data_type: TYPE_BF16"}},
+		{"bf16 contradicts the file", pbtxtEntry(lenet("TYPE_FP32", "TYPE_BF16"), v1), []string{`input "input"`, "BF16", "FP32"}},
 		{"ragged", pbtxtEntry(lenet("dims: [ 1, 28, 28 ]", "dims: [ 1, 28, 28 ] allow_ragged_batch: true"), v1), []string{"input[0].allow_ragged_batch"}},
 		{"not text format", pbtxtEntry("{\"name\": \"bad\"}", v1), []string{"config.pbtxt", "line 1"}},
 	}
