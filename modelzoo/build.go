@@ -27,6 +27,9 @@ const (
 // Build returns the named model as an ONNX graph whose weights are drawn
 // from seed. Equal names and seeds give equal graphs.
 func Build(name string, seed uint64) (*onnxpb.ModelProto, error) {
+	if f, ok := lookupForm(name); ok {
+		return f.model(seed), nil
+	}
 	m, err := Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("build model: %w", err)
@@ -82,10 +85,16 @@ func BuildBytes(name string, seed uint64) ([]byte, error) {
 // tensorInfo describes an FP32 graph input or output; a negative dimension
 // becomes the symbolic batch dimension.
 func tensorInfo(name string, shape []int64) *onnxpb.ValueInfoProto {
+	return valueInfo(name, onnxpb.TensorProto_FLOAT, shape, BatchDim)
+}
+
+// valueInfo describes a graph input or output of element type elem; a
+// negative dimension becomes the symbolic dimension sym.
+func valueInfo(name string, elem onnxpb.TensorProto_DataType, shape []int64, sym string) *onnxpb.ValueInfoProto {
 	dims := make([]*onnxpb.TensorShapeProto_Dimension, len(shape))
 	for i, d := range shape {
 		if d < 0 {
-			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: BatchDim}}
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: sym}}
 		} else {
 			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}}
 		}
@@ -93,7 +102,7 @@ func tensorInfo(name string, shape []int64) *onnxpb.ValueInfoProto {
 	return &onnxpb.ValueInfoProto{
 		Name: name,
 		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
-			ElemType: int32(onnxpb.TensorProto_FLOAT),
+			ElemType: int32(elem),
 			Shape:    &onnxpb.TensorShapeProto{Dim: dims},
 		}}},
 	}

@@ -37,7 +37,7 @@ func AsTriton() WriteOption {
 }
 
 // WriteRepository writes a model repository for models (DemoModels when
-// empty) into dir: <dir>/<model>/config.yaml (config.pbtxt with AsTriton)
+// empty; names from Names or FormModels) into dir: <dir>/<model>/config.yaml (config.pbtxt with AsTriton)
 // and <dir>/<model>/1/model.onnx, with weights drawn from seed. Every file is
 // written to a temporary name and renamed into place, so a reader never
 // sees half a file. Unknown names are rejected before anything is written.
@@ -49,13 +49,13 @@ func WriteRepository(dir string, models []string, seed uint64, opts ...WriteOpti
 	if len(models) == 0 {
 		models = DemoModels()
 	}
-	specs := make([]Model, len(models))
+	entries := make([]repoEntry, len(models))
 	for i, name := range models {
-		m, err := Lookup(name)
+		e, err := entryFor(name)
 		if err != nil {
 			return fmt.Errorf("write repository %s: %w", dir, err)
 		}
-		specs[i] = m
+		entries[i] = e
 	}
 	if !o.overwrite {
 		empty, err := isEmptyDir(dir)
@@ -66,20 +66,42 @@ func WriteRepository(dir string, models []string, seed uint64, opts ...WriteOpti
 			return fmt.Errorf("write repository %s: %w (pass overwrite to write into it)", dir, ErrRepositoryNotEmpty)
 		}
 	}
-	for _, m := range specs {
-		if err := writeModel(dir, m, seed, o.triton); err != nil {
+	for _, e := range entries {
+		if err := writeModel(dir, e, seed, o.triton); err != nil {
 			return fmt.Errorf("write repository %s: %w", dir, err)
 		}
 	}
 	return nil
 }
 
-func writeModel(dir string, m Model, seed uint64, triton bool) error {
-	b, err := BuildBytes(m.Name, seed)
+// repoEntry is what WriteRepository writes for one model.
+type repoEntry struct {
+	name  string
+	yaml  func(seed uint64) string
+	pbtxt func(seed uint64) string
+}
+
+func entryFor(name string) (repoEntry, error) {
+	if f, ok := lookupForm(name); ok {
+		return repoEntry{name: name, yaml: f.configYAML, pbtxt: f.configPbtxt}, nil
+	}
+	m, err := Lookup(name)
+	if err != nil {
+		return repoEntry{}, fmt.Errorf("%w; or one of %v", err, FormModels())
+	}
+	return repoEntry{
+		name:  name,
+		yaml:  func(seed uint64) string { return ConfigYAML(m, seed) },
+		pbtxt: func(seed uint64) string { return ConfigPbtxt(m, seed) },
+	}, nil
+}
+
+func writeModel(dir string, e repoEntry, seed uint64, triton bool) error {
+	b, err := BuildBytes(e.name, seed)
 	if err != nil {
 		return err
 	}
-	versionDir := filepath.Join(dir, m.Name, ModelVersion)
+	versionDir := filepath.Join(dir, e.name, ModelVersion)
 	if err := os.MkdirAll(versionDir, 0o755); err != nil {
 		return fmt.Errorf("create model directory: %w", err)
 	}
@@ -87,9 +109,9 @@ func writeModel(dir string, m Model, seed uint64, triton bool) error {
 		return err
 	}
 	if triton {
-		return writeFileAtomic(filepath.Join(dir, m.Name, "config.pbtxt"), []byte(ConfigPbtxt(m, seed)))
+		return writeFileAtomic(filepath.Join(dir, e.name, "config.pbtxt"), []byte(e.pbtxt(seed)))
 	}
-	return writeFileAtomic(filepath.Join(dir, m.Name, "config.yaml"), []byte(ConfigYAML(m, seed)))
+	return writeFileAtomic(filepath.Join(dir, e.name, "config.yaml"), []byte(e.yaml(seed)))
 }
 
 // isEmptyDir reports whether dir is missing or has no entries.

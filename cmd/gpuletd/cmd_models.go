@@ -210,7 +210,8 @@ byte-identical files. They are not pretrained. With --triton each model gets
 the config.pbtxt Triton would have instead (no SLO: serve it with default_slo
 or GPULETD_DEFAULT_SLO set).
 
-Models: %v (default %v).`, modelzoo.Names(), modelzoo.DemoModels()),
+Models: %v (default %v). Small models whose tensors take other forms (several
+inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.Names(), modelzoo.DemoModels(), modelzoo.FormModels()),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var opts []modelzoo.WriteOption

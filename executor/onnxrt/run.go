@@ -1,10 +1,13 @@
 package onnxrt
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
 // Float32Tensor is a dense row-major FP32 tensor.
@@ -91,4 +94,51 @@ func RunFloat32(path string, inputs map[string]Float32Tensor, intraOpThreads int
 		result[name] = Float32Tensor{Shape: slices.Clone([]int64(t.GetShape())), Data: slices.Clone(t.GetData())}
 	}
 	return result, nil
+}
+
+// Run runs the model at path once on inputs keyed by name, of any data
+// type and rank, through a Session, and returns every output in the
+// model's order. intraOpThreads is as for RunFloat32. It opens and closes a
+// session per call: meant for tests and one-off checks. It needs Init.
+func Run(path string, inputs map[string]tensor.Tensor, intraOpThreads int) ([]tensor.Tensor, error) {
+	info, err := ReadModelInfo(path)
+	if err != nil {
+		return nil, fmt.Errorf("run model: %w", err)
+	}
+	if len(inputs) != len(info.Inputs) {
+		return nil, fmt.Errorf("run model %s: got %d inputs, model has %d", path, len(inputs), len(info.Inputs))
+	}
+	ins := make([]tensor.Tensor, len(info.Inputs))
+	inNames := make([]string, len(info.Inputs))
+	for i, in := range info.Inputs {
+		t, ok := inputs[in.Name]
+		if !ok {
+			return nil, fmt.Errorf("run model %s: missing input %q", path, in.Name)
+		}
+		ins[i], inNames[i] = t, in.Name
+	}
+	outNames := make([]string, len(info.Outputs))
+	for i, out := range info.Outputs {
+		outNames[i] = out.Name
+	}
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("run model %s: %w", path, err)
+	}
+	defer func() { _ = opts.Destroy() }()
+	if intraOpThreads > 0 {
+		if err := opts.SetIntraOpNumThreads(intraOpThreads); err != nil {
+			return nil, fmt.Errorf("run model %s: %w", path, err)
+		}
+	}
+	sess, err := NewSession(path, inNames, outNames, opts)
+	if err != nil {
+		return nil, fmt.Errorf("run model: %w", err)
+	}
+	defer sess.Close()
+	outs := make([]tensor.Tensor, len(outNames))
+	if err := sess.Run(context.Background(), ins, outs); err != nil {
+		return nil, fmt.Errorf("run model %s: %w", path, err)
+	}
+	return outs, nil
 }

@@ -1,0 +1,219 @@
+package modelzoo
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
+)
+
+// formModel is a small model whose tensors take the forms a Triton
+// repository holds beyond one FP32 batch: several inputs and outputs,
+// scalars, no batch dimension, a dynamic dimension that is not first, FP16,
+// BF16, INT64 and strings. Its config.pbtxt is written out in full, as a
+// Triton user would have it.
+type formModel struct {
+	name        string
+	description string
+	maxBatch    int
+	inputs      []formTensor
+	outputs     []formTensor
+	build       func(g *graph)
+}
+
+// formTensor is one input or output of a form model: its ONNX type and
+// dims (-1: a symbolic dimension named sym) and the dims and reshape its
+// config.pbtxt gives (nil reshape: none).
+type formTensor struct {
+	name    string
+	elem    onnxpb.TensorProto_DataType
+	dims    []int64
+	sym     string
+	config  []int64
+	reshape []int64
+}
+
+// formSLO is the SLO written to config.yaml for the form models: each runs
+// in well under a millisecond on one CPU core, so 20 ms leaves room for a
+// loaded machine.
+const formSLO = 20 * time.Millisecond
+
+var forms = []formModel{
+	{
+		name: "vad",
+		description: "voice-activity-like model that does not batch: audio [1,T] with T any length, " +
+			"a state [2,1,16] and a scalar INT64 sample rate -> a score [1,1] and the next state",
+		inputs: []formTensor{
+			{name: "input", elem: onnxpb.TensorProto_FLOAT, dims: []int64{1, -1}, sym: "T", config: []int64{1, -1}},
+			{name: "state", elem: onnxpb.TensorProto_FLOAT, dims: []int64{2, 1, 16}, config: []int64{2, 1, 16}},
+			// A scalar in the file, [1] in the configuration: Triton's reshape.
+			{name: "sr", elem: onnxpb.TensorProto_INT64, dims: []int64{}, config: []int64{1}, reshape: []int64{}},
+		},
+		outputs: []formTensor{
+			{name: "output", elem: onnxpb.TensorProto_FLOAT, dims: []int64{1, 1}, config: []int64{1, 1}},
+			{name: "stateN", elem: onnxpb.TensorProto_FLOAT, dims: []int64{2, 1, 16}, config: []int64{2, 1, 16}},
+		},
+		build: func(g *graph) {
+			mean := g.node("ReduceMean", "mean", []string{"input"}, intsAttr("axes", 1), intAttr("keepdims", 1))
+			rate := g.node("Cast", "rate", []string{"sr"}, intAttr("to", int64(onnxpb.TensorProto_FLOAT)))
+			scaled := g.node("Div", "scaled", []string{rate, g.param("khz16", []int64{}, []float32{16000})})
+			s := g.node("Mul", "s", []string{mean, scaled})
+			state := g.node("Mul", "weighted", []string{"state", g.param("w", []int64{16}, g.w.normal(16, 0.5))})
+			pooled := g.node("ReduceMean", "pooled", []string{state}, intAttr("keepdims", 0))
+			g.node("Sigmoid", "output", []string{g.node("Add", "z", []string{s, pooled})})
+			g.node("Tanh", "stateN", []string{g.node("Add", "next", []string{state, s})})
+		},
+	},
+	{
+		name:        "mlp16",
+		description: "FP16 MLP 16-4 with Tanh, [N,16] FP16 -> [N,4] FP16 and the same as BF16",
+		maxBatch:    8,
+		inputs: []formTensor{
+			{name: "input", elem: onnxpb.TensorProto_FLOAT16, dims: []int64{-1, 16}, sym: BatchDim, config: []int64{16}},
+		},
+		outputs: []formTensor{
+			{name: "output", elem: onnxpb.TensorProto_FLOAT16, dims: []int64{-1, 4}, sym: BatchDim, config: []int64{4}},
+			{name: "output_bf16", elem: onnxpb.TensorProto_BFLOAT16, dims: []int64{-1, 4}, sym: BatchDim, config: []int64{4}},
+		},
+		build: func(g *graph) {
+			x := g.node("Cast", "x", []string{"input"}, intAttr("to", int64(onnxpb.TensorProto_FLOAT)))
+			y := g.node("Tanh", "y", []string{g.gemm("fc", x, 16, 4, false)})
+			g.node("Cast", "output", []string{y}, intAttr("to", int64(onnxpb.TensorProto_FLOAT16)))
+			g.node("Cast", "output_bf16", []string{y}, intAttr("to", int64(onnxpb.TensorProto_BFLOAT16)))
+		},
+	},
+	{
+		name:        "words",
+		description: "string model that does not batch: words [L] -> the words upper-cased [L] and their count, a scalar INT64",
+		inputs: []formTensor{
+			{name: "text", elem: onnxpb.TensorProto_STRING, dims: []int64{-1}, sym: "L", config: []int64{-1}},
+		},
+		outputs: []formTensor{
+			{name: "upper", elem: onnxpb.TensorProto_STRING, dims: []int64{-1}, sym: "L", config: []int64{-1}},
+			{name: "count", elem: onnxpb.TensorProto_INT64, dims: []int64{}, config: []int64{1}, reshape: []int64{}},
+		},
+		build: func(g *graph) {
+			// The C locale is on every host; its case mapping is ASCII only.
+			g.node("StringNormalizer", "upper", []string{"text"},
+				&onnxpb.AttributeProto{Name: "case_change_action", Type: onnxpb.AttributeProto_STRING, S: []byte("UPPER")},
+				&onnxpb.AttributeProto{Name: "locale", Type: onnxpb.AttributeProto_STRING, S: []byte("C")})
+			g.node("Size", "count", []string{"text"})
+		},
+	},
+}
+
+// FormModels returns the names of the models with other tensor forms (see
+// formModel), which WriteRepository and Build take besides Names.
+func FormModels() []string {
+	names := make([]string, len(forms))
+	for i, f := range forms {
+		names[i] = f.name
+	}
+	return names
+}
+
+func lookupForm(name string) (formModel, bool) {
+	i := slices.IndexFunc(forms, func(f formModel) bool { return f.name == name })
+	if i < 0 {
+		return formModel{}, false
+	}
+	return forms[i], true
+}
+
+// model returns the form model's ONNX graph, weights drawn from seed.
+func (f formModel) model(seed uint64) *onnxpb.ModelProto {
+	g := newGraph(newWeights(f.name, seed))
+	f.build(g)
+	info := func(ts []formTensor) []*onnxpb.ValueInfoProto {
+		out := make([]*onnxpb.ValueInfoProto, len(ts))
+		for i, t := range ts {
+			out[i] = valueInfo(t.name, t.elem, t.dims, t.sym)
+		}
+		return out
+	}
+	return &onnxpb.ModelProto{
+		IrVersion:       IRVersion,
+		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: "", Version: Opset}},
+		ProducerName:    ProducerName,
+		ProducerVersion: ProducerVersion,
+		ModelVersion:    1,
+		DocString:       fmt.Sprintf("%s. Weights are random (modelzoo seed %d): outputs carry no meaning.", f.description, seed),
+		MetadataProps: []*onnxpb.StringStringEntryProto{
+			{Key: "modelzoo.model", Value: f.name},
+			{Key: "modelzoo.seed", Value: strconv.FormatUint(seed, 10)},
+		},
+		Graph: &onnxpb.GraphProto{
+			Name: f.name, Node: g.nodes, Initializer: g.inits,
+			Input: info(f.inputs), Output: info(f.outputs),
+		},
+	}
+}
+
+// configYAML is the form model's config.yaml: shapes come from the file.
+func (f formModel) configYAML(seed uint64) string {
+	return fmt.Sprintf("# %s: %s; weights are random (modelzoo seed %d).\nslo: %s\nmax_batch_size: %d\nprofile: alexnet\n",
+		f.name, f.description, seed, formSLO, f.maxBatch)
+}
+
+// configPbtxt is the config.pbtxt Triton would have for the form model,
+// without an SLO.
+func (f formModel) configPbtxt(seed uint64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s: %s; weights are random (modelzoo seed %d).\n", f.name, f.description, seed)
+	fmt.Fprintf(&b, "name: %q\nplatform: \"onnxruntime_onnx\"\nmax_batch_size: %d\n", f.name, f.maxBatch)
+	list := func(kind string, ts []formTensor) {
+		fmt.Fprintf(&b, "%s [\n", kind)
+		for i, t := range ts {
+			fmt.Fprintf(&b, "  {\n    name: %q\n    data_type: %s\n    dims: [%s]\n", t.name, tritonTypeName(t.elem), padDims(t.config))
+			if t.reshape != nil {
+				fmt.Fprintf(&b, "    reshape: { shape: [%s] }\n", padDims(t.reshape))
+			}
+			b.WriteString("  }")
+			if i < len(ts)-1 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("]\n")
+	}
+	list("input", f.inputs)
+	list("output", f.outputs)
+	if f.maxBatch > 0 {
+		b.WriteString("dynamic_batching { }\n")
+	}
+	b.WriteString("instance_group [ { count: 1, kind: KIND_GPU } ]\n")
+	return b.String()
+}
+
+// padDims formats dims for a list in config.pbtxt: " 1, 2 " or " ".
+func padDims(dims []int64) string {
+	if len(dims) == 0 {
+		return " "
+	}
+	s := make([]string, len(dims))
+	for i, d := range dims {
+		s[i] = strconv.FormatInt(d, 10)
+	}
+	return " " + strings.Join(s, ", ") + " "
+}
+
+// tritonTypeName is the TYPE_* name of an ONNX element type (those the form
+// models use).
+func tritonTypeName(e onnxpb.TensorProto_DataType) string {
+	switch e {
+	case onnxpb.TensorProto_FLOAT:
+		return "TYPE_FP32"
+	case onnxpb.TensorProto_FLOAT16:
+		return "TYPE_FP16"
+	case onnxpb.TensorProto_BFLOAT16:
+		return "TYPE_BF16"
+	case onnxpb.TensorProto_INT64:
+		return "TYPE_INT64"
+	case onnxpb.TensorProto_STRING:
+		return "TYPE_STRING"
+	}
+	panic(fmt.Sprintf("modelzoo: no Triton type name for %s", e))
+}

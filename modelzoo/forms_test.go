@@ -1,0 +1,98 @@
+package modelzoo_test
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+func mustTensor(t *testing.T, name string, dt tensor.DataType, shape []int64, data []byte) tensor.Tensor {
+	t.Helper()
+	x, err := tensor.New(name, dt, shape, data)
+	require.NoError(t, err)
+	return x
+}
+
+// TestFormModelsRun runs each form model in ONNX Runtime on inputs of the
+// forms it declares.
+func TestFormModelsRun(t *testing.T) {
+	initORT(t)
+	require.Equal(t, []string{"vad", "mlp16", "words"}, modelzoo.FormModels())
+
+	t.Run("vad", func(t *testing.T) {
+		audio, err := tensor.FromFloat32s("input", []int64{1, 5}, []float32{0.1, -0.2, 0.3, 0.4, 0.5})
+		require.NoError(t, err)
+		state, err := tensor.Zeros("state", tensor.FP32, []int64{2, 1, 16})
+		require.NoError(t, err)
+		sr := mustTensor(t, "sr", tensor.Int64, []int64{}, binary.LittleEndian.AppendUint64(nil, 16000))
+		outs, err := onnxrt.Run(writeModel(t, "vad", 1), map[string]tensor.Tensor{"input": audio, "state": state, "sr": sr}, 1)
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 1}, outs[0].Shape)
+		require.Equal(t, []int64{2, 1, 16}, outs[1].Shape)
+		score, err := outs[0].Float32s()
+		require.NoError(t, err)
+		// Zero state: the score is sigmoid(mean(audio) * 16000/16000).
+		require.InDelta(t, 1/(1+math.Exp(-0.22)), score[0], 1e-6)
+	})
+
+	t.Run("mlp16", func(t *testing.T) {
+		in := make([]byte, 2*2*16)
+		for i := 0; i < 32; i++ {
+			binary.LittleEndian.PutUint16(in[2*i:], 0x3c00) // 1.0
+		}
+		outs, err := onnxrt.Run(writeModel(t, "mlp16", 1),
+			map[string]tensor.Tensor{"input": mustTensor(t, "input", tensor.FP16, []int64{2, 16}, in)}, 1)
+		require.NoError(t, err)
+		require.Equal(t, tensor.FP16, outs[0].DataType)
+		require.Equal(t, tensor.BF16, outs[1].DataType)
+		require.Equal(t, []int64{2, 4}, outs[1].Shape)
+		require.Equal(t, outs[0].Data[:8], outs[0].Data[8:], "equal rows give equal answers")
+	})
+
+	t.Run("words", func(t *testing.T) {
+		var text []byte
+		for _, w := range []string{"hello", "", "a,b"} {
+			text = tensor.AppendBytesElement(text, []byte(w))
+		}
+		outs, err := onnxrt.Run(writeModel(t, "words", 1),
+			map[string]tensor.Tensor{"text": mustTensor(t, "text", tensor.Bytes, []int64{3}, text)}, 1)
+		require.NoError(t, err)
+		elems, err := tensor.BytesElements(outs[0].Data)
+		require.NoError(t, err)
+		require.Equal(t, [][]byte{[]byte("HELLO"), {}, []byte("A,B")}, elems)
+		require.Equal(t, mustTensor(t, "count", tensor.Int64, []int64{}, binary.LittleEndian.AppendUint64(nil, 3)), outs[1])
+	})
+}
+
+// TestFormModelsTritonConfig writes the form models as Triton has them: a
+// scalar reshaped from [1], no batching, the TYPE_* names.
+func TestFormModelsTritonConfig(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(dir, modelzoo.FormModels(), 1, modelzoo.AsTriton()))
+	b, err := os.ReadFile(filepath.Join(dir, "vad", "config.pbtxt"))
+	require.NoError(t, err)
+	vad := string(b)
+	for _, want := range []string{`name: "vad"`, "max_batch_size: 0", "dims: [ 1, -1 ]", "data_type: TYPE_INT64\n    dims: [ 1 ]\n    reshape: { shape: [ ] }"} {
+		require.Contains(t, vad, want)
+	}
+	require.NotContains(t, vad, "dynamic_batching", "a model that does not batch")
+	b, err = os.ReadFile(filepath.Join(dir, "mlp16", "config.pbtxt"))
+	require.NoError(t, err)
+	require.True(t, strings.Contains(string(b), "TYPE_FP16") && strings.Contains(string(b), "TYPE_BF16"))
+	b, err = os.ReadFile(filepath.Join(dir, "words", "config.pbtxt"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), "TYPE_STRING")
+
+	err = modelzoo.WriteRepository(t.TempDir(), []string{"nope"}, 1)
+	require.ErrorIs(t, err, modelzoo.ErrUnknownModel)
+	require.ErrorContains(t, err, "words")
+}
