@@ -94,6 +94,7 @@ func TestORTScalarsBF16AndStrings(t *testing.T) {
 	t.Run("a string with a zero byte is refused naming the tensor", func(t *testing.T) {
 		bad := append([]tensor.Tensor(nil), req...)
 		bad[2] = mustTensor(t, "s", tensor.Bytes, []int64{1}, strs("a\x00b"))
+		require.ErrorIs(t, m.Validate(bad), ErrInvalidInput, "refused before it is queued")
 		_, _, err := m.Run(context.Background(), [][]tensor.Tensor{bad}, nil)
 		require.ErrorIs(t, err, ErrInvalidInput)
 		var in *InputError

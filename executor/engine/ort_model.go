@@ -45,8 +45,14 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 	if err != nil {
 		return nil, RunInfo{}, err
 	}
-	if err := m.checkStrings(b); err != nil {
-		return nil, RunInfo{}, err
+	var errs []error
+	for r, ordered := range b.inputs {
+		if err := m.checkStrings(ordered); err != nil {
+			errs = append(errs, withRequest(err, r))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, RunInfo{}, fmt.Errorf("run model %s: %w", m.name, errors.Join(errs...))
 	}
 	info := RunInfo{BatchSize: int(b.total)}
 	if !m.batched() {
@@ -103,31 +109,33 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 	return results, info, nil
 }
 
-// checkStrings refuses BYTES inputs with a zero byte in an element: ONNX
-// Runtime takes strings NUL-terminated and would cut them short.
-func (m *ortModel) checkStrings(b batch) error {
-	var errs []error
-	for r, req := range b.inputs {
-		for i, spec := range m.inputs {
-			if spec.DataType != tensor.Bytes {
-				continue
-			}
-			elems, err := tensor.BytesElements(req[i].Data)
-			if err != nil {
-				errs = append(errs, withRequest(m.inputErr(spec.Name, err.Error()), r))
-				continue
-			}
-			for k, e := range elems {
-				if bytes.IndexByte(e, 0) >= 0 {
-					errs = append(errs, withRequest(m.inputErr(spec.Name, fmt.Sprintf(
-						"BYTES element %d holds a zero byte, which ONNX Runtime's strings cannot carry", k)), r))
-					break
-				}
+// Validate implements Loaded: the layout's checks, and BYTES elements
+// without a zero byte (ONNX Runtime takes strings NUL-terminated and would
+// cut them short).
+func (m *ortModel) Validate(inputs []tensor.Tensor) error {
+	ordered, _, err := m.validate(inputs)
+	if err != nil {
+		return err
+	}
+	return m.checkStrings(ordered)
+}
+
+// checkStrings checks one request's BYTES inputs, in model order, for zero
+// bytes.
+func (m *ortModel) checkStrings(ordered []tensor.Tensor) error {
+	for i, spec := range m.inputs {
+		if spec.DataType != tensor.Bytes {
+			continue
+		}
+		elems, err := tensor.BytesElements(ordered[i].Data)
+		if err != nil {
+			return m.inputErr(spec.Name, err.Error())
+		}
+		for k, e := range elems {
+			if bytes.IndexByte(e, 0) >= 0 {
+				return m.inputErr(spec.Name, fmt.Sprintf("BYTES element %d holds a zero byte, which ONNX Runtime's strings cannot carry", k))
 			}
 		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("run model %s: %w", m.name, errors.Join(errs...))
 	}
 	return nil
 }

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// formCase is one request to a form model: the inputs as a client sends
+// them (the configured dims) and as the model file takes them (after
+// reshape), and the shape each output reaches the client in.
+type formCase struct {
+	model     string
+	request   []tensor.Tensor
+	file      map[string]tensor.Tensor
+	outShapes map[string][]int64
+}
+
+// TestTritonFormsServe serves a Triton repository of the modelzoo's form
+// models (no batching, a scalar input and output via reshape, a dynamic
+// dimension that is not first, FP16, BF16, INT64 and strings) with only
+// config.pbtxt files and GPULETD_DEFAULT_SLO, and checks that every answer,
+// as JSON and as binary data, equals ONNX Runtime's on the same inputs.
+func TestTritonFormsServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, modelzoo.FormModels(), 3, modelzoo.AsTriton()))
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms"))
+	base := "http://" + addr
+	require.Eventually(t, func() bool {
+		for _, m := range modelzoo.FormModels() {
+			if do(t, "GET", base+"/v2/models/"+m+"/ready", nil, nil).code != 200 {
+				return false
+			}
+		}
+		return true
+	}, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	require.NoError(t, onnxrt.Init(lib))
+
+	for _, tc := range formCases(t) {
+		t.Run(tc.model+fmt.Sprint(tc.request[0].Shape), func(t *testing.T) {
+			ref, err := onnxrt.Run(filepath.Join(repo, tc.model, "1", "model.onnx"), tc.file, 1)
+			require.NoError(t, err)
+			for i := range ref {
+				ref[i].Shape = tc.outShapes[ref[i].Name]
+			}
+			want := jsonOutputs(t, ref)
+
+			r := do(t, "POST", base+"/v2/models/"+tc.model+"/infer", jsonRequest(t, tc.request), nil)
+			require.Equal(t, 200, r.code, string(r.body))
+			var ans struct {
+				Outputs []map[string]any `json:"outputs"`
+			}
+			require.NoError(t, json.Unmarshal(r.body, &ans))
+			requireSameOutputs(t, want, ans.Outputs)
+
+			body, n := binaryRequest(t, tc.request)
+			r = do(t, "POST", base+"/v2/models/"+tc.model+"/infer", body,
+				map[string]string{"Inference-Header-Content-Length": strconv.Itoa(n)})
+			require.Equal(t, 200, r.code, string(r.body))
+			requireSameOutputs(t, want, jsonOutputs(t, binaryOutputs(t, r)))
+		})
+	}
+
+	// Wrong forms are the client's error, naming the tensor.
+	for _, bad := range []struct{ model, body, want string }{
+		{"vad", `{"inputs":[{"name":"input","shape":[1,2],"datatype":"FP32","data":[1,2]},` +
+			`{"name":"state","shape":[2,1,16],"datatype":"FP32","data":[` + zeros(32) + `]},` +
+			`{"name":"sr","shape":[],"datatype":"INT64","data":[16000]}]}`, `input \"sr\" has shape [], the model takes [1]`},
+		{"mlp16", `{"inputs":[{"name":"input","shape":[1,16],"datatype":"FP32","data":[` + zeros(16) + `]}]}`, `input \"input\" is FP32, the model takes FP16`},
+		{"words", `{"inputs":[{"name":"text","shape":[1],"datatype":"BYTES","data":["a\u0000b"]}]}`, `zero byte`},
+		{"words", `{"inputs":[{"name":"text","shape":[2],"datatype":"BYTES","data":["a", 1]}]}`, `BYTES data holds strings`},
+	} {
+		r := do(t, "POST", base+"/v2/models/"+bad.model+"/infer", []byte(bad.body), nil)
+		require.Equal(t, 400, r.code, "%s: %s", bad.model, r.body)
+		require.Contains(t, string(r.body), bad.want)
+	}
+}
+
+func formCases(t *testing.T) []formCase {
+	t.Helper()
+	must := func(x tensor.Tensor, err error) tensor.Tensor {
+		t.Helper()
+		require.NoError(t, err)
+		return x
+	}
+	floats := func(n int, scale float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = scale * float32(i%7-3)
+		}
+		return v
+	}
+	sr := binary.LittleEndian.AppendUint64(nil, 8000)
+	var cases []formCase
+	for _, steps := range []int64{5, 9} { // the dynamic dimension is the second
+		audio := must(tensor.FromFloat32s("input", []int64{1, steps}, floats(int(steps), 0.1)))
+		state := must(tensor.FromFloat32s("state", []int64{2, 1, 16}, floats(32, 0.05)))
+		cases = append(cases, formCase{
+			model:   "vad",
+			request: []tensor.Tensor{audio, state, must(tensor.New("sr", tensor.Int64, []int64{1}, sr))},
+			file: map[string]tensor.Tensor{"input": audio, "state": state,
+				"sr": must(tensor.New("sr", tensor.Int64, []int64{}, sr))},
+			outShapes: map[string][]int64{"output": {1, 1}, "stateN": {2, 1, 16}},
+		})
+	}
+	half := make([]byte, 0, 3*16*2)
+	for _, f := range floats(3*16, 0.25) {
+		half = binary.LittleEndian.AppendUint16(half, halfOf(f))
+	}
+	x := must(tensor.New("input", tensor.FP16, []int64{3, 16}, half))
+	cases = append(cases, formCase{
+		model: "mlp16", request: []tensor.Tensor{x}, file: map[string]tensor.Tensor{"input": x},
+		outShapes: map[string][]int64{"output": {3, 4}, "output_bf16": {3, 4}},
+	})
+	var text []byte
+	for _, w := range []string{"hello", "", `a,b "quoted"`, "Grüße", "x"} {
+		text = tensor.AppendBytesElement(text, []byte(w))
+	}
+	words := must(tensor.New("text", tensor.Bytes, []int64{5}, text))
+	cases = append(cases, formCase{
+		model: "words", request: []tensor.Tensor{words}, file: map[string]tensor.Tensor{"text": words},
+		outShapes: map[string][]int64{"upper": {5}, "count": {1}},
+	})
+	return cases
+}
+
+// halfOf encodes a float32 that FP16 holds exactly (multiples of 1/4 up to
+// ±1 here).
+func halfOf(f float32) uint16 {
+	if f == 0 {
+		return 0
+	}
+	b := math.Float32bits(f)
+	return uint16(b>>31)<<15 | uint16(int((b>>23)&0xff)-127+15)<<10 | uint16((b>>13)&0x3ff)
+}
+
+func zeros(n int) string {
+	s := "0"
+	for i := 1; i < n; i++ {
+		s += ",0"
+	}
+	return s
+}
+
+// jsonOutputs is the protocol's JSON form of tensors, as "outputs" entries.
+func jsonOutputs(t *testing.T, ts []tensor.Tensor) []map[string]any {
+	t.Helper()
+	outs := make([]kserve.Output, len(ts))
+	for i, x := range ts {
+		outs[i] = kserve.Output{Tensor: x}
+	}
+	body, _, err := kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: "m"}, outs)
+	require.NoError(t, err)
+	var ans struct {
+		Outputs []map[string]any `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(body, &ans))
+	return ans.Outputs
+}
+
+// jsonRequest writes tensors as a JSON inference request: a tensor's JSON
+// form is the same in requests and answers.
+func jsonRequest(t *testing.T, ts []tensor.Tensor) []byte {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"inputs": jsonOutputs(t, ts)})
+	require.NoError(t, err)
+	return body
+}
+
+// binaryRequest writes tensors as binary data and asks for binary answers.
+func binaryRequest(t *testing.T, ts []tensor.Tensor) ([]byte, int) {
+	t.Helper()
+	ins := make([]map[string]any, len(ts))
+	var data []byte
+	for i, x := range ts {
+		ins[i] = map[string]any{"name": x.Name, "shape": x.Shape, "datatype": x.DataType,
+			"parameters": map[string]any{"binary_data_size": len(x.Data)}}
+		data = append(data, x.Data...)
+	}
+	head, err := json.Marshal(map[string]any{"inputs": ins, "parameters": map[string]any{"binary_data_output": true}})
+	require.NoError(t, err)
+	return append(head, data...), len(head)
+}
+
+// binaryOutputs reads an answer whose outputs are all binary data.
+func binaryOutputs(t *testing.T, r httpResult) []tensor.Tensor {
+	t.Helper()
+	n, err := strconv.Atoi(r.header.Get("Inference-Header-Content-Length"))
+	require.NoError(t, err)
+	var head struct {
+		Outputs []struct {
+			Name       string         `json:"name"`
+			Shape      []int64        `json:"shape"`
+			DataType   string         `json:"datatype"`
+			Parameters map[string]int `json:"parameters"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body[:n], &head))
+	rest := r.body[n:]
+	out := make([]tensor.Tensor, len(head.Outputs))
+	for i, o := range head.Outputs {
+		size := o.Parameters["binary_data_size"]
+		x, err := tensor.New(o.Name, tensor.DataType(o.DataType), o.Shape, rest[:size])
+		require.NoError(t, err)
+		out[i], rest = x, rest[size:]
+	}
+	require.Empty(t, rest)
+	return out
+}
+
+// requireSameOutputs compares JSON outputs: names, shapes and types
+// exactly, numbers to float rounding, strings exactly.
+func requireSameOutputs(t *testing.T, want, got []map[string]any) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, want[i]["name"], got[i]["name"])
+		require.Equal(t, want[i]["shape"], got[i]["shape"], want[i]["name"])
+		require.Equal(t, want[i]["datatype"], got[i]["datatype"], want[i]["name"])
+		wd, gd := want[i]["data"].([]any), got[i]["data"].([]any)
+		require.Len(t, gd, len(wd), want[i]["name"])
+		for k := range wd {
+			if w, ok := wd[k].(float64); ok {
+				require.InDelta(t, w, gd[k], 1e-3*math.Max(1, math.Abs(w)), "%s[%d]", want[i]["name"], k)
+				continue
+			}
+			require.Equal(t, wd[k], gd[k], "%s[%d]", want[i]["name"], k)
+		}
+	}
+}
