@@ -13,7 +13,7 @@ export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: deps-auto help build run test test-short test-gpu bench bench-paper lint fmt generate check-generated deps deps-gpu install uninstall clean
+.PHONY: test-deps deps-auto help build run test test-short test-gpu bench bench-paper lint fmt generate check-generated deps deps-gpu install uninstall clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -38,8 +38,13 @@ run: build deps-auto ## build, make a demo model repository and start the daemon
 	GPULETD_STATE_DIR=$(CURDIR)/var GPULETD_RUNTIME_DIR=$(CURDIR)/var/run \
 	GPULETD_MODEL_REPOSITORY=$(CURDIR)/var/models ./bin/gpuletd serve
 
-test: deps ## run every test with the race detector
+test: deps ## run every test with the race detector (says loudly which test tools are missing)
+	@./scripts/test-deps.sh check
 	$(GO) test -race -count=1 -timeout 30m ./...
+	@./scripts/test-deps.sh check
+
+test-deps: ## install what the tests use beyond Go (chromium, promtool, systemd-analyze, protoc, prlimit) with apt-get
+	./scripts/test-deps.sh install
 
 test-gpu: deps-gpu ## the tests that need an NVIDIA GPU (they skip cleanly without one)
 	$(GO) test -tags gpu -count=1 -timeout 30m -run GPU ./executor/engine ./mps ./cmd/gpuletd

@@ -18,7 +18,7 @@ import (
 func TestUnitVerifies(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze is not installed (apt install systemd); CI installs it")
+		t.Skip("SKIPPED: systemd-analyze is not installed; make test-deps installs it")
 	}
 	unit, err := os.ReadFile("gpuletd.service")
 	require.NoError(t, err)

@@ -223,7 +223,7 @@ func screenshot(t *testing.T, b *browser, path string) {
 func TestAdminPageInBrowser(t *testing.T) {
 	chromium, ok := chromiumPath()
 	if !ok {
-		t.Skip("chromium is not installed (Debian: apt-get install chromium)")
+		t.Skip("SKIPPED: chromium is not installed; make test-deps installs it")
 	}
 	d := startDaemon(t)
 	b := startBrowser(t, chromium)

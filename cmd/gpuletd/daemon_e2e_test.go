@@ -261,7 +261,7 @@ func lintMetrics(t *testing.T, exposition []byte) {
 	}
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Log("promtool is not installed; only the client library's linter ran")
+		t.Log("promtool is not installed, so only the client library's linter ran; make test-deps installs it")
 		return
 	}
 	cmd := exec.Command(promtool, "check", "metrics")

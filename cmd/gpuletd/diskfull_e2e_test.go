@@ -43,7 +43,7 @@ func TestFullDiskServesReadOnly(t *testing.T) {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	prlimit, err := exec.LookPath("prlimit")
-	require.NoError(t, err, "prlimit (util-linux) starts the daemon with a file size limit")
+	require.NoError(t, err, "prlimit (util-linux) starts the daemon with a file size limit; make test-deps installs it")
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
 	setProfile(t, repo, "mlp", "alexnet", "200ms") // the store, not timing, is under test
