@@ -102,31 +102,70 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 	return nil
 }
 
-// load reads one model from the repository (again) and serves it; a
+// load reads one model from the repository (again) and serves every
+// version its policy selects, dropping versions it no longer selects; a
 // non-empty override (Triton's ModelConfig as JSON) replaces its
-// configuration files.
+// configuration files. It returns the newest.
 func (c *catalog) load(ctx context.Context, name string, override []byte) (*repository.Model, error) {
 	opts := c.opts
 	opts.Override = override
-	m, err := repository.Load(c.root, name, opts)
+	ms, err := repository.LoadVersions(c.root, name, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.add(ctx, m); err != nil {
-		return nil, err
+	keep := map[string]bool{}
+	for _, m := range ms {
+		if err := c.add(ctx, m); err != nil {
+			return nil, err
+		}
+		keep[m.Name] = true
 	}
-	return m, nil
+	c.mu.Lock()
+	for key, m := range c.models {
+		if m.Family == name && !keep[key] {
+			delete(c.models, key)
+		}
+	}
+	c.mu.Unlock()
+	return ms[0], nil
 }
 
-// unload stops serving a model.
+// unload stops serving a model: every version of a model folder, or the one
+// version a VersionKey names.
 func (c *catalog) unload(name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.models[name]; !ok {
+	if _, ok := c.get(name); !ok {
 		return fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
 	}
+	c.mu.Lock()
 	delete(c.models, name)
+	c.mu.Unlock()
+	c.dropFamily(name)
 	return nil
+}
+
+// dropFamily stops serving every version of the model folder family.
+func (c *catalog) dropFamily(family string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, m := range c.models {
+		if m.Family == family {
+			delete(c.models, key)
+		}
+	}
+}
+
+// versions lists the served versions of a model folder, ascending.
+func (c *catalog) versions(family string) []int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []int
+	for _, m := range c.models {
+		if m.Family == family {
+			out = append(out, m.Version)
+		}
+	}
+	sort.Ints(out)
+	return out
 }
 
 // get returns a served model.
@@ -166,7 +205,7 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 		if _, ok := c.get(name); ok {
 			state = "READY"
 		}
-		out = append(out, repoEntry{Name: name, Version: fmt.Sprint(m.Version), State: state})
+		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state})
 	}
 	for _, p := range ix.Problems {
 		var name string

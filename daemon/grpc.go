@@ -162,7 +162,7 @@ func (s *grpcServer) ModelMetadata(_ context.Context, r *pb.ModelMetadataRequest
 		}
 		return out
 	}
-	return &pb.ModelMetadataResponse{Name: m.Name, Versions: []string{strconv.Itoa(m.Version)}, Platform: platformName(m.Platform),
+	return &pb.ModelMetadataResponse{Name: m.Family, Versions: s.n.versionNames(m.Family), Platform: platformName(m.Platform),
 		Inputs: tensors(m.Inputs), Outputs: tensors(m.Outputs)}, nil
 }
 
@@ -184,7 +184,7 @@ func (s *grpcServer) ModelStatistics(_ context.Context, r *pb.ModelStatisticsReq
 			return &pb.StatisticDuration{Count: uint64(x.count.Load()), Ns: uint64(x.ns.Load())}
 		}
 		out.ModelStats = append(out.ModelStats, &pb.ModelStatistics{
-			Name: m.Name, Version: strconv.Itoa(m.Version), LastInference: uint64(c.last.Load()),
+			Name: m.Family, Version: strconv.Itoa(m.Version), LastInference: uint64(c.last.Load()),
 			InferenceCount: uint64(c.success.count.Load()),
 			InferenceStats: &pb.InferStatistics{Success: d(&c.success), Fail: d(&c.fail), Queue: d(&c.queue), ComputeInfer: d(&c.compute)},
 		})

@@ -171,7 +171,7 @@ type executed struct {
 
 // head is the answer's envelope.
 func (e *executed) head(m *repository.Model, req *kserve.Request) kserve.InferResponseJSON {
-	h := kserve.InferResponseJSON{ModelName: m.Name, ModelVersion: strconv.Itoa(m.Version), ID: req.ID}
+	h := kserve.InferResponseJSON{ModelName: m.Family, ModelVersion: strconv.Itoa(m.Version), ID: req.ID}
 	if e.emulated {
 		h.Parameters = map[string]any{"emulated": true}
 	}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -38,11 +39,27 @@ func (n *node) lookupModel(name, version string) (*repository.Model, *inferError
 		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model",
 			msg: "unknown model " + strconv.Quote(name) + ": it is not in the repository or not loaded"}
 	}
-	if version != "" && version != strconv.Itoa(m.Version) {
-		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model",
-			msg: "model " + m.Name + " has no version " + strconv.Quote(version) + "; version " + strconv.Itoa(m.Version) + " is served"}
+	if version == "" || version == strconv.Itoa(m.Version) {
+		return m, nil
 	}
-	return m, nil
+	if v, err := strconv.Atoi(version); err == nil {
+		if mv, ok := n.catalog.get(repository.VersionKey(m.Family, v)); ok {
+			return mv, nil
+		}
+	}
+	return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model",
+		msg: fmt.Sprintf("model %s has no version %q; versions %v are served", m.Family, version, n.catalog.versions(m.Family))}
+}
+
+// versionNames lists the versions of a model family that are served, as
+// the protocol's strings.
+func (n *node) versionNames(family string) []string {
+	vs := n.catalog.versions(family)
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = strconv.Itoa(v)
+	}
+	return out
 }
 
 // serverExtensions are the protocol extensions gpuletd serves.
@@ -74,7 +91,7 @@ func (n *node) handleModelMetadata(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	md := modelMetadata{ModelMetadata: kserve.ModelMetadata{
-		Name: m.Name, Versions: []string{strconv.Itoa(m.Version)}, Platform: platformName(m.Platform),
+		Name: m.Family, Versions: n.versionNames(m.Family), Platform: platformName(m.Platform),
 		Inputs: tensorMetadata(m, m.Inputs), Outputs: tensorMetadata(m, m.Outputs),
 	}, State: "READY"}
 	if !n.modelReady(m.Name) {
@@ -119,10 +136,10 @@ func (n *node) handleModelReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !n.modelReady(m.Name) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Name, "ready": false, "reason": n.notReadyReason(m.Name)})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Family, "version": strconv.Itoa(m.Version), "ready": false, "reason": n.notReadyReason(m.Name)})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"name": m.Name, "ready": true})
+	writeJSON(w, http.StatusOK, map[string]any{"name": m.Family, "version": strconv.Itoa(m.Version), "ready": true})
 }
 
 func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
@@ -131,7 +148,7 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"name": m.Name, "platform": platformName(m.Platform), "max_batch_size": m.Config.MaxBatchSize,
+		"name": m.Family, "platform": platformName(m.Platform), "max_batch_size": m.Config.MaxBatchSize,
 		"input": tensorMetadata(m, m.Inputs), "output": tensorMetadata(m, m.Outputs),
 		"slo_ms": float64(m.Config.SLO.D().Microseconds()) / 1000, "version": m.Version,
 		"profile": m.Profile(), "sha256": m.SHA256,
@@ -182,7 +199,7 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 	for _, m := range models {
 		c := n.counters.of(m.Name)
 		out = append(out, map[string]any{
-			"name": m.Name, "version": strconv.Itoa(m.Version),
+			"name": m.Family, "version": strconv.Itoa(m.Version),
 			"last_inference": c.last.Load(), "inference_count": c.success.count.Load(),
 			"inference_stats": map[string]any{
 				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(), "compute_infer": c.compute.json(),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -23,6 +24,8 @@ import (
 // reshape), and the shape each output reaches the client in.
 type formCase struct {
 	model     string
+	version   int // 0: the model's newest, at /v2/models/<model>
+
 	request   []tensor.Tensor
 	file      map[string]tensor.Tensor
 	outShapes map[string][]int64
@@ -39,6 +42,12 @@ func TestTritonFormsServe(t *testing.T) {
 	}
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, modelzoo.FormModels(), 3, modelzoo.AsTriton()))
+	// mlp16 in two versions (other weights), both served.
+	v2, err := modelzoo.BuildBytes("mlp16", 4)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "mlp16", "2"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "mlp16", "2", "model.onnx"), v2, 0o644))
+	appendFile(t, filepath.Join(repo, "mlp16", "config.pbtxt"), "version_policy: { all: { } }\n")
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms"))
 	base := "http://" + addr
 	require.Eventually(t, func() bool {
@@ -54,29 +63,57 @@ func TestTritonFormsServe(t *testing.T) {
 	require.NoError(t, onnxrt.Init(lib))
 
 	for _, tc := range formCases(t) {
-		t.Run(tc.model+fmt.Sprint(tc.request[0].Shape), func(t *testing.T) {
-			ref, err := onnxrt.Run(filepath.Join(repo, tc.model, "1", "model.onnx"), tc.file, 1)
+		t.Run(fmt.Sprintf("%s%v@%d", tc.model, tc.request[0].Shape, tc.version), func(t *testing.T) {
+			version, url := tc.version, base+"/v2/models/"+tc.model+"/infer"
+			if version == 0 {
+				version = 1
+				if tc.model == "mlp16" {
+					version = 2
+				}
+			} else {
+				url = fmt.Sprintf("%s/v2/models/%s/versions/%d/infer", base, tc.model, version)
+			}
+			ref, err := onnxrt.Run(filepath.Join(repo, tc.model, strconv.Itoa(version), "model.onnx"), tc.file, 1)
 			require.NoError(t, err)
 			for i := range ref {
 				ref[i].Shape = tc.outShapes[ref[i].Name]
 			}
 			want := jsonOutputs(t, ref)
 
-			r := do(t, "POST", base+"/v2/models/"+tc.model+"/infer", jsonRequest(t, tc.request), nil)
+			r := do(t, "POST", url, jsonRequest(t, tc.request), nil)
 			require.Equal(t, 200, r.code, string(r.body))
 			var ans struct {
+				Name    string           `json:"model_name"`
+				Version string           `json:"model_version"`
 				Outputs []map[string]any `json:"outputs"`
 			}
 			require.NoError(t, json.Unmarshal(r.body, &ans))
+			require.Equal(t, tc.model, ans.Name)
+			require.Equal(t, strconv.Itoa(version), ans.Version)
 			requireSameOutputs(t, want, ans.Outputs)
 
 			body, n := binaryRequest(t, tc.request)
-			r = do(t, "POST", base+"/v2/models/"+tc.model+"/infer", body,
+			r = do(t, "POST", url, body,
 				map[string]string{"Inference-Header-Content-Length": strconv.Itoa(n)})
 			require.Equal(t, 200, r.code, string(r.body))
 			requireSameOutputs(t, want, jsonOutputs(t, binaryOutputs(t, r)))
 		})
 	}
+
+	// Both versions of mlp16 are served, and say so.
+	r := do(t, "GET", base+"/v2/models/mlp16", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var meta struct {
+		Name     string   `json:"name"`
+		Versions []string `json:"versions"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &meta))
+	require.Equal(t, "mlp16", meta.Name)
+	require.Equal(t, []string{"1", "2"}, meta.Versions)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp16/versions/1/ready", nil, nil).code)
+	r = do(t, "POST", base+"/v2/models/mlp16/versions/7/infer", []byte(`{"inputs":[]}`), nil)
+	require.Equal(t, 404, r.code, string(r.body))
+	require.Contains(t, string(r.body), "versions [1 2] are served")
 
 	// Wrong forms are the client's error, naming the tensor.
 	for _, bad := range []struct{ model, body, want string }{
@@ -125,10 +162,12 @@ func formCases(t *testing.T) []formCase {
 		half = binary.LittleEndian.AppendUint16(half, halfOf(f))
 	}
 	x := must(tensor.New("input", tensor.FP16, []int64{3, 16}, half))
-	cases = append(cases, formCase{
-		model: "mlp16", request: []tensor.Tensor{x}, file: map[string]tensor.Tensor{"input": x},
-		outShapes: map[string][]int64{"output": {3, 4}, "output_bf16": {3, 4}},
-	})
+	for _, v := range []int{0, 1, 2} {
+		cases = append(cases, formCase{
+			model: "mlp16", version: v, request: []tensor.Tensor{x}, file: map[string]tensor.Tensor{"input": x},
+			outShapes: map[string][]int64{"output": {3, 4}, "output_bf16": {3, 4}},
+		})
+	}
 	var text []byte
 	for _, w := range []string{"hello", "", `a,b "quoted"`, "Grüße", "x"} {
 		text = tensor.AppendBytesElement(text, []byte(w))
@@ -244,4 +283,13 @@ func requireSameOutputs(t *testing.T, want, got []map[string]any) {
 			require.Equal(t, wd[k], gd[k], "%s[%d]", want[i]["name"], k)
 		}
 	}
+}
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(text)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 }

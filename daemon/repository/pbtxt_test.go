@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -167,29 +168,43 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 func TestTritonVersionPolicy(t *testing.T) {
 	files := map[string]string{"1/model.onnx": "onnx", "2/model.onnx": "onnx", "3/model.onnx": "onnx", "10/model.onnx": "onnx"}
 	tests := []struct {
-		policy  string
-		version int
-		note    string
+		policy   string
+		versions []int // served, newest first
+		note     string
 	}{
-		{"", 10, ""},
-		{"version_policy: { latest: { num_versions: 1 } }", 10, ""},
-		{"version_policy: { latest: { num_versions: 2 } }", 10, "[3 10]"},
-		{"version_policy: { all: { } }", 10, "[1 2 3 10]"},
-		{"version_policy: { specific: { versions: [ 2 ] } }", 2, ""},
-		{"version_policy: { specific: { versions: [ 3, 1, 3 ] } }", 3, "[1 3]"},
+		{"", []int{10}, ""},
+		{"version_policy: { latest: { num_versions: 1 } }", []int{10}, ""},
+		{"version_policy: { latest: { num_versions: 2 } }", []int{10, 3}, "[3 10]"},
+		{"version_policy: { all: { } }", []int{10, 3, 2, 1}, "[1 2 3 10]"},
+		{"version_policy: { specific: { versions: [ 2 ] } }", []int{2}, ""},
+		{"version_policy: { specific: { versions: [ 3, 1, 3 ] } }", []int{3, 1}, "[1 3]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.policy, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"m": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"m"`, 1)+tc.policy+"\n", files)})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			ms, err := LoadVersions(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
-			require.Equal(t, tc.version, m.Version)
-			if tc.note == "" {
-				require.Empty(t, m.Notes)
-			} else {
-				require.Len(t, m.Notes, 1)
-				require.Contains(t, m.Notes[0], tc.note)
+			require.Len(t, ms, len(tc.versions))
+			for i, m := range ms {
+				require.Equal(t, tc.versions[i], m.Version)
+				require.Equal(t, "m", m.Family)
+				require.Equal(t, filepath.Join(root, "m", strconv.Itoa(m.Version), "model.onnx"), m.File)
+				if i == 0 {
+					require.Equal(t, "m", m.Name, "the newest answers under the folder's name")
+				} else {
+					require.Equal(t, "m:"+strconv.Itoa(m.Version), m.Name)
+				}
+				if tc.note == "" {
+					require.Empty(t, m.Notes)
+				} else {
+					require.Len(t, m.Notes, 1)
+					require.Contains(t, m.Notes[0], tc.note)
+					require.Contains(t, m.Notes[0], "side by side")
+				}
 			}
+			ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+			require.NoError(t, err)
+			require.Len(t, ix.Names(), len(tc.versions), "every version is a servable of the index")
 		})
 	}
 }

@@ -31,9 +31,14 @@ var ErrNotFound = errors.New("model not found")
 // ErrInvalidModel wraps every problem with a repository entry.
 var ErrInvalidModel = errors.New("invalid model")
 
-// Model is one servable entry: the newest version of a model folder.
+// Model is one servable entry: one version of a model folder.
 type Model struct {
-	Name     string
+	// Name is the servable's key: the folder's name for the newest version
+	// the version policy selects, VersionKey(folder, version) for each older
+	// one served beside it.
+	Name string
+	// Family is the folder's name, which the protocol answers with.
+	Family   string
 	Version  int
 	Dir      string // the model's folder
 	File     string // the model file of that version
@@ -58,6 +63,9 @@ type Model struct {
 func (m *Model) Profile() string {
 	if m.Config.Profile != "" {
 		return m.Config.Profile
+	}
+	if m.Family != "" {
+		return m.Family // every version of a model has its curve
 	}
 	return m.Name
 }
@@ -109,13 +117,15 @@ func Scan(root string, o Options) (*Index, error) {
 		if !e.IsDir() || e.Name()[0] == '.' {
 			continue
 		}
-		m, err := Load(root, e.Name(), o)
+		ms, err := LoadVersions(root, e.Name(), o)
 		if err != nil {
 			ix.Problems = append(ix.Problems, err)
 			ix.Broken[e.Name()] = err
 			continue
 		}
-		ix.Models[m.Name] = m
+		for _, m := range ms {
+			ix.Models[m.Name] = m
+		}
 	}
 	return ix, nil
 }
@@ -150,44 +160,75 @@ const (
 const YAMLConfigFile = "config.yaml"
 
 // Load reads one model folder: its configuration (config.pbtxt in Triton's
-// layout, config.yaml, or both) and the version it serves.
+// layout, config.yaml, or both) and the newest version its version policy
+// selects.
 func Load(root, name string, o Options) (*Model, error) {
+	ms, err := LoadVersions(root, name, o)
+	if err != nil {
+		return nil, err
+	}
+	return ms[0], nil
+}
+
+// VersionKey is the Name of version v of the model folder family when it is
+// served beside a newer one. Folder names cannot hold ':', so keys never
+// clash with them.
+func VersionKey(family string, v int) string {
+	return family + ":" + strconv.Itoa(v)
+}
+
+// LoadVersions reads one model folder and returns every version its
+// version policy selects, newest first; the newest is named after the
+// folder, the others by VersionKey. They share the configuration; each has
+// its own file and tensors.
+func LoadVersions(root, name string, o Options) ([]*Model, error) {
 	dir := filepath.Join(root, name)
-	fail := func(file string, err error) (*Model, error) { return nil, invalid(file, err) }
+	fail := func(file string, err error) ([]*Model, error) { return nil, invalid(file, err) }
 	if !validName.MatchString(name) {
 		return fail(dir, fmt.Errorf("model name %q is not allowed; use letters, digits, '.', '_' and '-'", name))
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("load model %q from %s: %w", name, root, ErrNotFound)
 	}
-	m, err := readConfig(dir, name, o)
+	base, err := readConfig(dir, name, o)
 	if err != nil {
 		return nil, err
 	}
-	cfg := m.Config
 	all, err := versionFolders(dir)
 	if err != nil {
 		return fail(dir, err)
 	}
-	selected, err := cfg.Versions.apply(all)
+	selected, err := base.Config.Versions.apply(all)
 	if err != nil {
 		return fail(dir, err)
 	}
-	m.Version = selected[len(selected)-1]
+	selected = slices.Compact(slices.Sorted(slices.Values(selected)))
 	if len(selected) > 1 {
-		m.Notes = append(m.Notes, fmt.Sprintf("version_policy selects versions %v; only the newest, %d, is served", selected, m.Version))
+		base.Notes = append(base.Notes, fmt.Sprintf("version_policy selects versions %v, served side by side: %d answers /v2/models/%s, each at /v2/models/%s/versions/<version>",
+			selected, selected[len(selected)-1], name, name))
 	}
-	vdir := filepath.Join(dir, strconv.Itoa(m.Version))
-	if m.Platform, m.File, err = modelFile(vdir, cfg.Platform, cfg.ModelFilename); err != nil {
-		return fail(vdir, err)
+	slices.Reverse(selected) // newest first
+	out := make([]*Model, len(selected))
+	for i, v := range selected {
+		m := *base
+		m.Family, m.Version = name, v
+		m.Notes = slices.Clone(base.Notes)
+		if i > 0 {
+			m.Name = VersionKey(name, v)
+		}
+		vdir := filepath.Join(dir, strconv.Itoa(v))
+		if m.Platform, m.File, err = modelFile(vdir, m.Config.Platform, m.Config.ModelFilename); err != nil {
+			return fail(vdir, err)
+		}
+		if m.SHA256, m.Bytes, err = hashFile(m.File); err != nil {
+			return fail(m.File, err)
+		}
+		if err := m.resolveTensors(o.Read); err != nil {
+			return fail(m.File, err)
+		}
+		out[i] = &m
 	}
-	if m.SHA256, m.Bytes, err = hashFile(m.File); err != nil {
-		return fail(m.File, err)
-	}
-	if err := m.resolveTensors(o.Read); err != nil {
-		return fail(m.File, err)
-	}
-	return m, nil
+	return out, nil
 }
 
 // invalid wraps a problem with a repository entry, naming its file.
@@ -198,7 +239,7 @@ func invalid(file string, err error) error {
 // readConfig reads a model folder's configuration files, or the override,
 // into a Model with Name, Dir, Config, ConfigFiles, SLOSource and Notes set.
 func readConfig(dir, name string, o Options) (*Model, error) {
-	m := &Model{Name: name, Dir: dir}
+	m := &Model{Name: name, Family: name, Dir: dir}
 	var sloFrom string // where the configuration gave an SLO; "" for nowhere
 	if len(o.Override) > 0 {
 		src := OverrideSource + " of " + name

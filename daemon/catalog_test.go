@@ -1,0 +1,86 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// fixedReader stands in for ONNX Runtime: every file has one FP32 input
+// and output with a batch dimension.
+func fixedReader(string) ([]repository.TensorSpec, []repository.TensorSpec, error) {
+	return []repository.TensorSpec{{Name: "x", DataType: tensor.FP32, Dims: []int64{-1, 4}}},
+		[]repository.TensorSpec{{Name: "y", DataType: tensor.FP32, Dims: []int64{-1, 2}}}, nil
+}
+
+// TestCatalogServesVersionsSideBySide loads a model folder whose version
+// policy selects several versions, re-loads it with a narrower policy and
+// unloads it.
+func TestCatalogServesVersionsSideBySide(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "m")
+	for _, v := range []string{"1", "2", "3"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, v), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, v, "model.onnx"), []byte("file "+v), 0o644))
+	}
+	writeConfig := func(policy string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"),
+			[]byte("name: \"m\"\nplatform: \"onnxruntime_onnx\"\nmax_batch_size: 4\n"+policy), 0o644))
+	}
+	writeConfig("version_policy: { latest: { num_versions: 2 } }\n")
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	c := newCatalog(root, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
+	c.opts.Read = fixedReader
+	n := &node{catalog: c}
+
+	require.NoError(t, c.scan(context.Background(), true))
+	require.Equal(t, []int{2, 3}, c.versions("m"))
+	for _, tc := range []struct {
+		version string
+		key     string
+		code    int
+	}{
+		{"", "m", 0}, {"3", "m", 0}, {"2", "m:2", 0}, {"1", "", 404}, {"x", "", 404},
+	} {
+		m, ierr := n.lookupModel("m", tc.version)
+		if tc.code != 0 {
+			require.NotNil(t, ierr, tc.version)
+			require.Equal(t, tc.code, ierr.code)
+			require.Contains(t, ierr.msg, "versions [2 3] are served")
+			continue
+		}
+		require.Nil(t, ierr, tc.version)
+		require.Equal(t, tc.key, m.Name)
+		require.Equal(t, "m", m.Family)
+		require.Equal(t, filepath.Join(dir, map[string]string{"m": "3", "m:2": "2"}[tc.key], "model.onnx"), m.File)
+	}
+
+	// A narrower policy drops the version it no longer selects.
+	writeConfig("")
+	m, err := c.load(context.Background(), "m", nil)
+	require.NoError(t, err)
+	require.Equal(t, 3, m.Version)
+	require.Equal(t, []int{3}, c.versions("m"))
+	_, ok := c.get("m:2")
+	require.False(t, ok)
+
+	// Unloading the folder's name stops every version.
+	writeConfig("version_policy: { all: { } }\n")
+	_, err = c.load(context.Background(), "m", nil)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2, 3}, c.versions("m"))
+	require.NoError(t, c.unload("m"))
+	require.Empty(t, c.versions("m"))
+	require.Empty(t, c.all())
+}
