@@ -41,6 +41,18 @@ func Build(name string, seed uint64) (*onnxpb.ModelProto, error) {
 		return nil, fmt.Errorf("build model %s: last node %s does not produce %s", name, last.Name, out)
 	}
 	last.Output[0] = m.OutputName
+	return modelProto(m.Name, m.Description, seed, &onnxpb.GraphProto{
+		Name:        m.Name,
+		Node:        g.nodes,
+		Initializer: g.inits,
+		Input:       []*onnxpb.ValueInfoProto{tensorInfo(m.InputName, m.InputShape)},
+		Output:      []*onnxpb.ValueInfoProto{tensorInfo(m.OutputName, m.OutputShape)},
+	}), nil
+}
+
+// modelProto wraps a zoo graph in the model every zoo file is: opset,
+// producer and the name and seed in its metadata.
+func modelProto(name, description string, seed uint64, g *onnxpb.GraphProto) *onnxpb.ModelProto {
 	return &onnxpb.ModelProto{
 		IrVersion:       IRVersion,
 		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: "", Version: Opset}},
@@ -48,19 +60,13 @@ func Build(name string, seed uint64) (*onnxpb.ModelProto, error) {
 		ProducerVersion: ProducerVersion,
 		ModelVersion:    1,
 		DocString: fmt.Sprintf("%s. Weights are random (modelzoo seed %d), not pretrained: outputs carry no meaning.",
-			m.Description, seed),
+			description, seed),
 		MetadataProps: []*onnxpb.StringStringEntryProto{
-			{Key: "modelzoo.model", Value: m.Name},
+			{Key: "modelzoo.model", Value: name},
 			{Key: "modelzoo.seed", Value: strconv.FormatUint(seed, 10)},
 		},
-		Graph: &onnxpb.GraphProto{
-			Name:        m.Name,
-			Node:        g.nodes,
-			Initializer: g.inits,
-			Input:       []*onnxpb.ValueInfoProto{tensorInfo(m.InputName, m.InputShape)},
-			Output:      []*onnxpb.ValueInfoProto{tensorInfo(m.OutputName, m.OutputShape)},
-		},
-	}, nil
+		Graph: g,
+	}
 }
 
 // Marshal serializes a model deterministically: the same message always

@@ -134,22 +134,10 @@ func (f formModel) model(seed uint64) *onnxpb.ModelProto {
 		}
 		return out
 	}
-	return &onnxpb.ModelProto{
-		IrVersion:       IRVersion,
-		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: "", Version: Opset}},
-		ProducerName:    ProducerName,
-		ProducerVersion: ProducerVersion,
-		ModelVersion:    1,
-		DocString:       fmt.Sprintf("%s. Weights are random (modelzoo seed %d): outputs carry no meaning.", f.description, seed),
-		MetadataProps: []*onnxpb.StringStringEntryProto{
-			{Key: "modelzoo.model", Value: f.name},
-			{Key: "modelzoo.seed", Value: strconv.FormatUint(seed, 10)},
-		},
-		Graph: &onnxpb.GraphProto{
-			Name: f.name, Node: g.nodes, Initializer: g.inits,
-			Input: info(f.inputs), Output: info(f.outputs),
-		},
-	}
+	return modelProto(f.name, f.description, seed, &onnxpb.GraphProto{
+		Name: f.name, Node: g.nodes, Initializer: g.inits,
+		Input: info(f.inputs), Output: info(f.outputs),
+	})
 }
 
 // configYAML is the form model's config.yaml: shapes come from the file.

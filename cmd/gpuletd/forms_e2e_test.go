@@ -23,8 +23,8 @@ import (
 // them (the configured dims) and as the model file takes them (after
 // reshape), and the shape each output reaches the client in.
 type formCase struct {
-	model     string
-	version   int // 0: the model's newest, at /v2/models/<model>
+	model   string
+	version int // 0: the model's newest, at /v2/models/<model>
 
 	request   []tensor.Tensor
 	file      map[string]tensor.Tensor

@@ -35,16 +35,11 @@ func RunFloat32(path string, inputs map[string]Float32Tensor, intraOpThreads int
 		outNames = append(outNames, out.Name)
 	}
 
-	opts, err := ort.NewSessionOptions()
+	opts, err := oneOffOptions(intraOpThreads)
 	if err != nil {
 		return nil, fmt.Errorf("run model %s: %w", path, err)
 	}
 	defer func() { _ = opts.Destroy() }()
-	if intraOpThreads > 0 {
-		if err := opts.SetIntraOpNumThreads(intraOpThreads); err != nil {
-			return nil, fmt.Errorf("run model %s: %w", path, err)
-		}
-	}
 	sess, err := ort.NewDynamicAdvancedSession(path, inNames, outNames, opts)
 	if err != nil {
 		return nil, fmt.Errorf("run model %s: %s", path, oneLine(err))
@@ -121,16 +116,11 @@ func Run(path string, inputs map[string]tensor.Tensor, intraOpThreads int) ([]te
 	for i, out := range info.Outputs {
 		outNames[i] = out.Name
 	}
-	opts, err := ort.NewSessionOptions()
+	opts, err := oneOffOptions(intraOpThreads)
 	if err != nil {
 		return nil, fmt.Errorf("run model %s: %w", path, err)
 	}
 	defer func() { _ = opts.Destroy() }()
-	if intraOpThreads > 0 {
-		if err := opts.SetIntraOpNumThreads(intraOpThreads); err != nil {
-			return nil, fmt.Errorf("run model %s: %w", path, err)
-		}
-	}
 	sess, err := NewSession(path, inNames, outNames, opts)
 	if err != nil {
 		return nil, fmt.Errorf("run model: %w", err)
@@ -141,4 +131,19 @@ func Run(path string, inputs map[string]tensor.Tensor, intraOpThreads int) ([]te
 		return nil, fmt.Errorf("run model %s: %w", path, err)
 	}
 	return outs, nil
+}
+
+// oneOffOptions are the session options of RunFloat32 and Run.
+func oneOffOptions(intraOpThreads int) (*ort.SessionOptions, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	if intraOpThreads > 0 {
+		if err := opts.SetIntraOpNumThreads(intraOpThreads); err != nil {
+			_ = opts.Destroy()
+			return nil, err
+		}
+	}
+	return opts, nil
 }
