@@ -54,7 +54,7 @@ func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 	for _, in := range m.Metadata.Inputs {
 		dt, err := tensor.ParseDataType(in.DataType)
 		if err != nil || dt.Size() == 0 {
-			return nil, fmt.Errorf("%w: input %q has data type %q; only fixed-size numeric types are generated", ErrPayload, in.Name, in.DataType)
+			return nil, fmt.Errorf("%w: input %q has data type %q; BYTES inputs are not generated, only fixed-size types", ErrPayload, in.Name, in.DataType)
 		}
 		shape := slices.Clone(in.Shape)
 		for d := range shape {
@@ -98,6 +98,8 @@ func value(rng *rand.Rand, dt tensor.DataType) float64 {
 	switch dt {
 	case tensor.FP16:
 		return float64(rng.IntN(1024)) / 1024 // exact in half precision
+	case tensor.BF16:
+		return float64(rng.IntN(128)) / 128 // exact in bfloat16's 8 significant bits
 	case tensor.FP32, tensor.FP64:
 		return rng.Float64()
 	case tensor.Bool:
@@ -120,7 +122,7 @@ func randomJSON(rng *rand.Rand, dt tensor.DataType, n int) json.RawMessage {
 			out = strconv.AppendBool(out, v != 0)
 		case tensor.FP32:
 			out = strconv.AppendFloat(out, float64(float32(v)), 'g', -1, 32)
-		case tensor.FP16, tensor.FP64:
+		case tensor.FP16, tensor.BF16, tensor.FP64:
 			out = strconv.AppendFloat(out, v, 'g', -1, 64)
 		default:
 			out = strconv.AppendInt(out, int64(v), 10)
@@ -139,6 +141,8 @@ func randomBytes(rng *rand.Rand, dt tensor.DataType, n int) []byte {
 		switch dt {
 		case tensor.FP16:
 			binary.LittleEndian.PutUint16(b, half(v))
+		case tensor.BF16: // the upper half of the float32
+			binary.LittleEndian.PutUint16(b, uint16(math.Float32bits(float32(v))>>16))
 		case tensor.FP32:
 			binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
 		case tensor.FP64:

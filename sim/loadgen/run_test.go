@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -206,6 +207,7 @@ func TestNewPayload(t *testing.T) {
 		{Name: "d", DataType: "FP16", Shape: []int64{-1, 5}},
 		{Name: "e", DataType: "UINT8", Shape: []int64{-1, 2}},
 		{Name: "f", DataType: "FP64", Shape: []int64{-1, 1}},
+		{Name: "g", DataType: "BF16", Shape: []int64{-1, 4}},
 	}}}
 	for _, bin := range []bool{false, true} {
 		p, err := NewPayload(m, bin, 1)
@@ -217,7 +219,7 @@ func TestNewPayload(t *testing.T) {
 		for _, in := range req.Inputs {
 			shapes[in.Name] = in.Shape
 		}
-		require.Equal(t, map[string][]int64{"a": {1, 2, 1}, "b": {1, 3}, "c": {1, 2}, "d": {1, 5}, "e": {1, 2}, "f": {1, 1}}, shapes)
+		require.Equal(t, map[string][]int64{"a": {1, 2, 1}, "b": {1, 3}, "c": {1, 2}, "d": {1, 5}, "e": {1, 2}, "f": {1, 1}, "g": {1, 4}}, shapes)
 		for _, in := range req.Inputs {
 			switch in.Name {
 			case "b": // INT64 in [0, 10)
@@ -232,6 +234,10 @@ func TestNewPayload(t *testing.T) {
 			case "d": // FP16 in [0, 1): exponent below 15
 				for i := 0; i < len(in.Data); i += 2 {
 					require.Less(t, in.Data[i+1]>>2, byte(15))
+				}
+			case "g": // BF16 in [0, 1): exponent below 127, sign clear
+				for i := 0; i < len(in.Data); i += 2 {
+					require.Less(t, binary.LittleEndian.Uint16(in.Data[i:])>>7, uint16(127))
 				}
 			}
 		}
