@@ -133,25 +133,17 @@ func (c *catalog) load(ctx context.Context, name string, override []byte) (*repo
 // unload stops serving a model: every version of a model folder, or the one
 // version a VersionKey names.
 func (c *catalog) unload(name string) error {
-	if _, ok := c.get(name); !ok {
-		return fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
-	}
-	c.mu.Lock()
-	delete(c.models, name)
-	c.mu.Unlock()
-	c.dropFamily(name)
-	return nil
-}
-
-// dropFamily stops serving every version of the model folder family.
-func (c *catalog) dropFamily(family string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.models[name]; !ok {
+		return fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
+	}
 	for key, m := range c.models {
-		if m.Family == family {
+		if key == name || m.Family == name {
 			delete(c.models, key)
 		}
 	}
+	return nil
 }
 
 // versions lists the served versions of a model folder, ascending.

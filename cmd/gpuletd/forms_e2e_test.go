@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,13 +191,8 @@ func halfOf(f float32) uint16 {
 	return uint16(b>>31)<<15 | uint16(int((b>>23)&0xff)-127+15)<<10 | uint16((b>>13)&0x3ff)
 }
 
-func zeros(n int) string {
-	s := "0"
-	for i := 1; i < n; i++ {
-		s += ",0"
-	}
-	return s
-}
+// zeros is n zeros as JSON array elements.
+func zeros(n int) string { return strings.Repeat("0,", n-1) + "0" }
 
 // jsonOutputs is the protocol's JSON form of tensors, as "outputs" entries.
 func jsonOutputs(t *testing.T, ts []tensor.Tensor) []map[string]any {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -127,14 +126,8 @@ func (m *ortModel) checkStrings(ordered []tensor.Tensor) error {
 		if spec.DataType != tensor.Bytes {
 			continue
 		}
-		elems, err := tensor.BytesElements(ordered[i].Data)
-		if err != nil {
+		if _, err := onnxrt.Strings(ordered[i].Data); err != nil {
 			return m.inputErr(spec.Name, err.Error())
-		}
-		for k, e := range elems {
-			if bytes.IndexByte(e, 0) >= 0 {
-				return m.inputErr(spec.Name, fmt.Sprintf("BYTES element %d holds a zero byte, which ONNX Runtime's strings cannot carry", k))
-			}
 		}
 	}
 	return nil
@@ -162,7 +155,7 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 	err := m.sess.Run(ctx, ins, outs)
 	compute := time.Since(start)
 	switch {
-	case errors.Is(err, onnxrt.ErrTerminated) || err != nil && ctx.Err() != nil:
+	case errors.Is(err, onnxrt.ErrTerminated):
 		return nil, compute, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
 	case err != nil:
 		return nil, compute, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, reason(err))

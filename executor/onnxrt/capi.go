@@ -503,23 +503,19 @@ func valueStrings(v unsafe.Pointer, n int) ([][]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	// Go memory is handed to C for the call only and holds no pointers.
 	buf := make([]byte, int(total)+1)
-	offsets := (*C.size_t)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.size_t(0)))))
-	defer C.free(unsafe.Pointer(offsets))
-	cbuf := C.malloc(total + 1)
-	defer C.free(cbuf)
-	if err := cErr(C.gpl_string_content(v, cbuf, total, offsets, C.size_t(n))); err != nil {
+	offsets := make([]C.size_t, n)
+	if err := cErr(C.gpl_string_content(v, unsafe.Pointer(&buf[0]), total, &offsets[0], C.size_t(n))); err != nil {
 		return nil, err
 	}
-	copy(buf, unsafe.Slice((*byte)(cbuf), int(total)))
-	offs := unsafe.Slice(offsets, n)
 	out := make([][]byte, n)
 	for i := range n {
 		end := int(total)
 		if i+1 < n {
-			end = int(offs[i+1])
+			end = int(offsets[i+1])
 		}
-		out[i] = buf[int(offs[i]):end:end]
+		out[i] = buf[int(offsets[i]):end:end]
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package onnxrt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -163,9 +164,8 @@ var elementTypes = map[tensor.DataType]ort.TensorElementDataType{
 
 // newValue makes a runtime value of t. Fixed-size tensors are wrapped in
 // place, their bytes pinned by pin (copied first when not aligned to the
-// element size); BYTES tensors become string tensors, copied. ONNX Runtime
-// takes strings NUL-terminated, so an element holding a zero byte is
-// refused rather than cut short.
+// element size); BYTES tensors become string tensors, copied (see
+// Strings).
 func newValue(pin *runtime.Pinner, t tensor.Tensor) (unsafe.Pointer, error) {
 	et, ok := elementTypes[t.DataType]
 	if !ok {
@@ -175,16 +175,9 @@ func newValue(pin *runtime.Pinner, t tensor.Tensor) (unsafe.Pointer, error) {
 		return nil, fmt.Errorf("%q: %w", t.Name, err)
 	}
 	if t.DataType == tensor.Bytes {
-		elems, err := tensor.BytesElements(t.Data)
+		elems, err := Strings(t.Data)
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", t.Name, err)
-		}
-		for i, e := range elems {
-			for _, b := range e {
-				if b == 0 {
-					return nil, fmt.Errorf("%q: %w: element %d holds a zero byte, which an ONNX string cannot", t.Name, tensor.ErrUnsupported, i)
-				}
-			}
 		}
 		v, err := stringTensor(t.Shape, elems)
 		if err != nil {
@@ -205,6 +198,23 @@ func newValue(pin *runtime.Pinner, t tensor.Tensor) (unsafe.Pointer, error) {
 		return nil, fmt.Errorf("%q: %s", t.Name, oneLine(err))
 	}
 	return v, nil
+}
+
+// Strings splits a BYTES tensor's data into the elements of an ONNX string
+// tensor. ONNX Runtime takes strings NUL-terminated, so an element holding
+// a zero byte is an error wrapping tensor.ErrUnsupported rather than a
+// string cut short.
+func Strings(data []byte) ([][]byte, error) {
+	elems, err := tensor.BytesElements(data)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range elems {
+		if bytes.IndexByte(e, 0) >= 0 {
+			return nil, fmt.Errorf("%w: BYTES element %d holds a zero byte, which ONNX Runtime's strings cannot carry", tensor.ErrUnsupported, i)
+		}
+	}
+	return elems, nil
 }
 
 // DataTypeOf returns gpuletd's data type for an ONNX element type.
