@@ -31,6 +31,14 @@ func (h *mheap) min() time.Duration {
 	return h.e[0].key
 }
 
+// key returns id's key, never when id is not in the heap.
+func (h *mheap) key(id ModelID) time.Duration {
+	if int(id) >= len(h.pos) || h.pos[id] < 0 {
+		return never
+	}
+	return h.e[h.pos[id]].key
+}
+
 // top returns the id with the smallest key (heap not empty).
 func (h *mheap) top() ModelID { return h.e[0].id }
 

@@ -77,7 +77,7 @@ func (r Routing) String() string {
 //     gpu-let is free for it, avail + ℓ(1) ≤ deadline, the one free first.
 //     avail is max(now, FreeAt) + Ahead when nothing of the model waits
 //     there, else the end of the forming batch, max(now, FreeAt, Exec) +
-//     Ahead + ℓ(Size) (a backlog beyond one batch is not counted). A new
+//     Ahead + ℓ(Size), plus the backlog behind it (availableAt). A new
 //     batch thus starts on the gpu-let whose previous batch ends first, and
 //     the gpu-lets' batches interleave instead of all shrinking.
 //
@@ -187,17 +187,32 @@ func (t *Target) usable() bool {
 	return !t.Draining && !t.Down && t.Latency.MaxBatch() > 0 && t.Weight >= 0
 }
 
-// availableAt is when the gpu-let could start a new batch for the model: when
-// it frees and its other models' work is done, or after the forming batch if
-// one waits.
+// availableAt is when the gpu-let could start a batch with the request in
+// it: when it frees and its other models' work is done, or, if requests
+// wait, after the forming batch and the full batches (MaxBatch each) of the
+// backlog behind it, each after one turn of the other models' work (Ahead,
+// the plan's duty cycle); the request joins the backlog's last, partial
+// batch, which starts after one more turn. Counting the full batches is
+// what lets a request spill to a sibling when a gpu-let has fallen behind
+// its share (a shared gpu-let planned full: igniter-v100's short-skew mix
+// went from 0.94 to 1.0 of its planned rate served); a backlog of less than
+// one batch is the next batch, which the request joins (staggered batches
+// of one model on many gpu-lets).
 func (t *Target) availableAt(now time.Duration) time.Duration {
 	at := max(now, t.FreeAt) + t.Ahead
 	if t.Queued == 0 {
 		return at
 	}
 	at = max(at, t.Exec+t.Ahead)
+	mb := t.Latency.MaxBatch()
 	if t.Size > 0 {
-		at += t.Latency.At(min(t.Size, t.Latency.MaxBatch()))
+		at += t.Latency.At(min(t.Size, mb))
+	}
+	if rest := t.Queued - max(t.Size, 0); rest > 0 {
+		at += time.Duration(rest/mb) * (t.Latency.At(mb) + t.Ahead)
+		if rest%mb > 0 {
+			at += t.Ahead
+		}
 	}
 	return at
 }

@@ -238,3 +238,28 @@ func TestRoutePredictsDispatch(t *testing.T) {
 	require.Equal(t, ms(17), ts[0].FreeAt)
 	require.Zero(t, ts[0].Queued)
 }
+
+// TestRouteSpillsPastABacklog: gpu-let 0 is within its share, gpu-let 1
+// far past it, but gpu-let 0 has fallen behind: it is busy until 3 ms,
+// then its neighbour's 3 ms of work and its forming batch of 2 run, and
+// three full batches of 2 wait, each after 3 ms of the neighbour's work. A
+// request due 40 ms from now would start there only at 6 + ℓ(2) + 3·(ℓ(2)
+// + 3) = 43 ms: it spills to gpu-let 1. A backlog of less than one batch is the batch the request
+// joins: with one request behind the forming batch it stays on gpu-let 0.
+func TestRouteSpillsPastABacklog(t *testing.T) {
+	l := linear(t, 1, 5, 2) // ℓ(2) = 7
+	for _, tc := range []struct {
+		queued int
+		want   int
+		how    Routing
+	}{{8, 1, FreesFirst}, {3, 0, FreesFirst}} {
+		ts := []Target{
+			{RouteState: RouteState{FreeAt: ms(3), Queued: tc.queued, Size: 2, Deadline: ms(60), Latest: ms(53), Latency: l, Ahead: ms(3)}, Weight: 1, Credit: 2},
+			{RouteState: RouteState{Latency: l}, Weight: 0.001, Credit: -3},
+		}
+		i, how, err := Route(0, ms(40), ts)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, i, "%d queued", tc.queued)
+		require.Equal(t, tc.how, how)
+	}
+}

@@ -99,7 +99,9 @@ type Scheduler struct {
 	altWake time.Duration
 
 	scratch, stack []int32
-	stats          Stats
+	// room is leavesRoom's scratch (guard.go).
+	room  []*model
+	stats Stats
 }
 
 // New returns a Scheduler with no models that reports to sink.

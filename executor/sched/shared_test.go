@@ -123,3 +123,50 @@ func TestSharedRuleSparesOneModel(t *testing.T) {
 		require.Equal(t, b.rejects, a.rejects, "rate %v", rate)
 	}
 }
+
+// TestSharedGpuletRunsReadyFirst: A (model 0, ℓ(b) = b + 5 ms) has the
+// urgent head, B (model 1, capped at batch 2) a full batch. A0 (due 7) runs
+// 0..6; B1, B2 (due 100) and A1 (due 20) arrive meanwhile, A2 (due 40) at
+// 12.5. At 6 A's batch could still grow (its frontrun is 20 − ℓ(2) = 13)
+// and B's is full. When B's batch leaves A room (ℓ(2) = 7: 13 + ℓ(1) ≤ 20)
+// it runs first, and A1 and A2 then go together at 13; when it does not
+// (ℓ(2) = 14: 20 + ℓ(1) > 20), A1 runs first, alone, as the rule had it.
+func TestSharedGpuletRunsReadyFirst(t *testing.T) {
+	reqs := []Request{
+		{ID: 1, Model: 0, Arrival: 0, Deadline: ms(7)},
+		{ID: 2, Model: 1, Arrival: ms(1), Deadline: ms(100)},
+		{ID: 3, Model: 1, Arrival: ms(2), Deadline: ms(100)},
+		{ID: 4, Model: 0, Arrival: ms(3), Deadline: ms(20)},
+		{ID: 5, Model: 0, Arrival: ms(12.5), Deadline: ms(40)},
+	}
+	tests := []struct {
+		name   string
+		alphaB float64
+		betaB  float64
+		first  []dispatched
+	}{
+		{"the full batch leaves room", 1, 5, []dispatched{
+			{At: 0, Model: 0, IDs: []uint64{1}},
+			{At: ms(6), Model: 1, IDs: []uint64{2, 3}},
+			{At: ms(13), Model: 0, IDs: []uint64{4, 5}},
+		}},
+		{"the full batch would make the head miss", 2, 10, []dispatched{
+			{At: 0, Model: 0, IDs: []uint64{1}},
+			{At: ms(6), Model: 0, IDs: []uint64{4}},
+			{At: ms(12), Model: 1, IDs: []uint64{2, 3}},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			specs := []ExecutorSpec{{Models: []ModelSpec{
+				{ID: 0, ModelConfig: ModelConfig{Latency: linear(t, 1, 5, 8)}},
+				{ID: 1, ModelConfig: ModelConfig{Latency: linear(t, tc.alphaB, tc.betaB, 2)}},
+			}}}
+			rec, st := simulate(t, specs, reqs)
+			require.GreaterOrEqual(t, len(rec.dispatches), len(tc.first))
+			require.Equal(t, tc.first, rec.dispatches[:len(tc.first)])
+			require.Zero(t, st.Rejections())
+			require.Zero(t, st.Late)
+		})
+	}
+}
