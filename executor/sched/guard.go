@@ -121,10 +121,14 @@ func (s *Scheduler) guardedDispatch(now time.Duration) {
 // first costs the urgent model nothing it needs (its whole queue still fits
 // after it) and lets its batch grow meanwhile.
 func (s *Scheduler) readyInstead(now time.Duration) *model {
+	s.room = s.room[:0]
+	for _, e := range s.expiry.e {
+		s.room = append(s.room, s.models[e.id])
+	}
+	slices.SortFunc(s.room, func(a, b *model) int { return cmp.Compare(a.q.front().Deadline, b.q.front().Deadline) })
 	var pick *model
 	var pickKey time.Duration
-	for _, e := range s.expiry.e {
-		m := s.models[e.id]
+	for _, m := range s.room {
 		if s.ready.key(m.id) > now {
 			continue
 		}
@@ -144,19 +148,15 @@ func (s *Scheduler) readyInstead(now time.Duration) *model {
 }
 
 // leavesRoom reports whether, after a batch of m ending at end, every other
-// model with requests queued can still run its queue (up to its largest
-// batch) by its head's deadline, the models one after another in head
-// deadline order (earliest deadline first, which fits them whenever any
-// order does).
+// model in s.room (the models with requests queued, by head deadline) can
+// still run its queue (up to its largest batch) by its head's deadline, one
+// after another in that order (earliest deadline first, which fits them
+// whenever any order does).
 func (s *Scheduler) leavesRoom(m *model, end time.Duration) bool {
-	s.room = s.room[:0]
-	for _, e := range s.expiry.e {
-		if o := s.models[e.id]; o != m {
-			s.room = append(s.room, o)
-		}
-	}
-	slices.SortFunc(s.room, func(a, b *model) int { return cmp.Compare(a.q.front().Deadline, b.q.front().Deadline) })
 	for _, o := range s.room {
+		if o == m {
+			continue
+		}
 		end += o.lat.At(max(1, min(o.q.n, o.maxB)))
 		if end > o.q.front().Deadline {
 			return false

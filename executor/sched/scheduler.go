@@ -99,7 +99,8 @@ type Scheduler struct {
 	altWake time.Duration
 
 	scratch, stack []int32
-	// room is leavesRoom's scratch (guard.go).
+	// room is readyInstead's scratch: the models with requests queued, by
+	// head deadline (guard.go).
 	room  []*model
 	stats Stats
 }
