@@ -27,7 +27,7 @@ func DeviceSpec(cfg config.Config) (mps.Spec, error) {
 		spec.Sizes = nil // mig and none make their own sizes
 	}
 	for i, d := range cfg.Devices.List {
-		e := mps.Entry{Kind: mps.Kind(d.Kind), GPUs: d.GPUs, Profiles: d.Profiles, Count: d.Count, MemoryGB: d.MemoryGB}
+		e := mps.Entry{Kind: mps.Kind(d.Kind), GPUs: d.GPUs, Profiles: d.Profiles, Count: d.Count, MemoryGB: d.MemoryGB, TimeScale: d.TimeScale}
 		if d.Kind == config.KindEmulated {
 			set, err := refset.Load(d.Profiles)
 			if err != nil {

@@ -115,7 +115,22 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 	if mem == 0 {
 		mem = src.MemoryMB
 	}
-	return gpulet.NewProfile(m.Name, d.Type, mem, src.Points())
+	return gpulet.NewProfile(m.Name, d.Type, mem, scaledPoints(src.Points(), d.TimeScale))
+}
+
+// scaledPoints multiplies every latency by an emulated device's time scale
+// (0 and 1 leave the points as they are).
+func scaledPoints(pts []gpulet.Point, scale float64) []gpulet.Point {
+	if scale == 0 || scale == 1 {
+		return pts
+	}
+	out := make([]gpulet.Point, len(pts))
+	for i, p := range pts {
+		p.P50MS *= scale
+		p.P99MS *= scale
+		out[i] = p
+	}
+	return out
 }
 
 // estimateMemoryMB guesses a model's device memory from its file: weights

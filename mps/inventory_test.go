@@ -203,6 +203,8 @@ func TestBuildInventory(t *testing.T) {
 		{name: "emulated without set", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindEmulated, Count: 1}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "devices[0].profiles"},
 		{name: "emulated count 0", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindEmulated, Profiles: "a"}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "check devices[0].count 0: invalid device specification"},
 		{name: "emulated negative memory", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindEmulated, Profiles: "a", Count: 1, MemoryGB: -1}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "devices[0].memory_gb"},
+		{name: "emulated negative time scale", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindEmulated, Profiles: "a", Count: 1, TimeScale: -2}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "devices[0].time_scale"},
+		{name: "nvidia with a time scale", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindNVIDIA, TimeScale: 2}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "time_scale are for emulated devices"},
 		{name: "cpu twice", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindCPU}, {Kind: KindCPU}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "devices[1].kind"},
 		{name: "cpu with fields", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindCPU, Count: 2}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "devices[0]"},
 		{name: "nvidia with emulated fields", spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindNVIDIA, Count: 2}}}, wantErr: []error{ErrInvalidSpec}, errMsg: "devices[0]"},
@@ -268,6 +270,15 @@ func TestBuildInventoryDetails(t *testing.T) {
 
 	_, err = inv.Device("gpu9")
 	require.ErrorIs(t, err, ErrUnknownDevice)
+
+	// A slower copy of the set is a device type of its own.
+	require.Equal(t, 1.0, e0.TimeScale)
+	slow, err := BuildInventory(Spec{Mode: ModeList, Entries: []Entry{{Kind: KindEmulated, Profiles: "igniter-v100", Count: 1, TimeScale: 20}}}, Sources{}, zap.NewNop())
+	require.NoError(t, err)
+	require.Equal(t, "igniter-v100-x20", slow.Devices[0].Type)
+	require.Equal(t, "igniter-v100", slow.Devices[0].Emulated)
+	require.Equal(t, "Emulated igniter-v100 at 1/20 speed", slow.Devices[0].Name)
+	require.Equal(t, 20.0, slow.Devices[0].TimeScale)
 
 	// The pipe directory of an existing daemon is shared by every GPU.
 	spec = Spec{Mode: ModeNVIDIA, MPS: MPSSpec{PipeDirectory: "/tmp/nvidia-mps"}}

@@ -2,6 +2,7 @@ package mps
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -66,6 +67,9 @@ type Entry struct {
 	// MemoryGB is each emulated GPU's memory; 0 is unknown (the daemon may
 	// fill it from the set before building the inventory).
 	MemoryGB float64
+	// TimeScale is how many times slower than its set an emulated GPU runs;
+	// 0 is 1. This package only passes it on (Device.TimeScale).
+	TimeScale float64
 }
 
 // MPSSpec configures MPS control daemons. Zero durations take defaults.
@@ -152,14 +156,14 @@ func (s Spec) check() error {
 		f := fmt.Sprintf("devices[%d]", i)
 		switch e.Kind {
 		case KindNVIDIA:
-			if e.Profiles != "" || e.Count != 0 || e.MemoryGB != 0 {
-				return invalid(f, e.Kind, "profiles, count and memory_gb are for emulated devices")
+			if e.Profiles != "" || e.Count != 0 || e.MemoryGB != 0 || e.TimeScale != 0 {
+				return invalid(f, e.Kind, "profiles, count, memory_gb and time_scale are for emulated devices")
 			}
 		case KindCPU:
 			if cpus++; cpus > 1 {
 				return invalid(f+".kind", e.Kind, "the CPU is listed twice")
 			}
-			if len(e.GPUs) > 0 || e.Profiles != "" || e.Count != 0 || e.MemoryGB != 0 {
+			if len(e.GPUs) > 0 || e.Profiles != "" || e.Count != 0 || e.MemoryGB != 0 || e.TimeScale != 0 {
 				return invalid(f, e.Kind, "the CPU entry takes no other field")
 			}
 		case KindEmulated:
@@ -171,6 +175,9 @@ func (s Spec) check() error {
 			}
 			if e.MemoryGB < 0 {
 				return invalid(f+".memory_gb", e.MemoryGB, "must not be negative")
+			}
+			if e.TimeScale < 0 || math.IsNaN(e.TimeScale) || math.IsInf(e.TimeScale, 0) {
+				return invalid(f+".time_scale", e.TimeScale, "want 0 (the set's speed) or a positive factor")
 			}
 			if len(e.GPUs) > 0 {
 				return invalid(f+".gpus", e.GPUs, "gpus is for nvidia devices")

@@ -80,6 +80,9 @@ type Device struct {
 	Cores []int `json:"cores,omitempty"`
 	// Emulated names the physics of an emulated device (a reference profile set).
 	Emulated string `json:"emulated,omitempty"`
+	// TimeScale is how many times slower than its set an emulated device
+	// runs (every latency multiplied by it); 0 for other devices.
+	TimeScale float64 `json:"time_scale,omitempty"`
 
 	// Backend is how the device is cut into gpu-lets.
 	Backend Backend `json:"backend"`

@@ -15,17 +15,18 @@ import (
 
 func newLoadCmd(g *globalFlags) *cobra.Command {
 	var (
-		url, grpcAddr      string
-		model, arrivalSpec string
-		rate               float64
-		duration, warmup   time.Duration
-		drain, timeout     time.Duration
-		binary, asJSON     bool
-		concurrency        int
-		seed               uint64
+		url, grpcAddr    string
+		models           []string
+		arrivalSpec      string
+		rate             float64
+		duration, warmup time.Duration
+		drain, timeout   time.Duration
+		binary, asJSON   bool
+		concurrency      int
+		seed             uint64
 	)
 	cmd := &cobra.Command{
-		Use:   "load --model MODEL --rate R",
+		Use:   "load --model MODEL[=RATE][,MODEL[=RATE]...] [--rate R]",
 		Short: "Send an open-loop load to a running daemon and report latency and goodput",
 		Long: `Send inference requests to MODEL on a running daemon for --duration, open
 loop: requests leave on the schedule of the arrival process whether or not
@@ -39,6 +40,11 @@ still read over REST). The report gives the requests sent, the
 answers by status, goodput (answers within the model's SLO per second), SLO
 attainment, latency percentiles, the achieved send rate and the schedule lag.
 
+Several models (--model a=100,b=300, or --model repeated) are loaded at once,
+each on its own arrivals at its own rate; --rate then scales the rates to that
+total (or splits it equally when no model gives one). The report has a line
+per model and their sum.
+
 Arrivals: poisson, gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>,
 trace:<file> (replayed at --rate) or trace:<file>@<scale> (at <scale> times
 the trace's own rate), such as the Azure LLM traces' CSV files.`,
@@ -48,21 +54,46 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 			if err != nil {
 				return err
 			}
-			arr, err := loadgen.OpenArrivals(arrivalSpec, rate, seed)
+			shares, err := loadShares(models, rate)
 			if err != nil {
 				return err
 			}
-			rep, err := loadgen.Run(cmd.Context(), loadgen.Config{
-				URL: base, GRPC: grpcAddr, Model: model, Rate: rate, Duration: duration, Warmup: warmup, Arrivals: arr,
-				Seed: seed, Binary: binary, Concurrency: concurrency, Drain: drain, Timeout: timeout,
-			})
+			cfgs := make([]loadgen.Config, len(shares))
+			for i, sh := range shares {
+				s := seed + uint64(i) // each model its own arrivals and inputs
+				arr, err := loadgen.OpenArrivals(arrivalSpec, sh.Rate, s)
+				if err != nil {
+					return err
+				}
+				cfgs[i] = loadgen.Config{
+					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr,
+					Seed: s, Binary: binary, Concurrency: concurrency, Drain: drain, Timeout: timeout,
+				}
+			}
+			var (
+				rep *loadgen.Report
+				mix *loadgen.MixReport
+			)
+			if len(cfgs) == 1 {
+				rep, err = loadgen.Run(cmd.Context(), cfgs[0])
+			} else {
+				mix, err = loadgen.RunMix(cmd.Context(), cfgs)
+			}
 			interrupted := errors.Is(err, context.Canceled)
 			if err != nil && !interrupted {
 				return daemonError(base, err)
 			}
-			if asJSON {
-				err = printJSON(cmd.OutOrStdout(), map[string]any{"arrival": arrivalSpec, "binary": binary, "report": rep, "interrupted": interrupted})
-			} else {
+			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "interrupted": interrupted}
+			switch {
+			case asJSON && mix != nil:
+				out["reports"], out["total"] = mix.Models, mix.Total
+				err = printJSON(cmd.OutOrStdout(), out)
+			case asJSON:
+				out["report"] = rep
+				err = printJSON(cmd.OutOrStdout(), out)
+			case mix != nil:
+				err = writeMixReport(cmd.OutOrStdout(), arrivalSpec, binary, mix)
+			default:
 				err = writeLoadReport(cmd.OutOrStdout(), arrivalSpec, binary, rep)
 			}
 			if err != nil {
@@ -77,8 +108,8 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
-	f.StringVar(&model, "model", "", "model to send requests to")
-	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s")
+	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
+	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
 	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>]")
@@ -90,6 +121,20 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
+}
+
+// loadShares reads --model and --rate (loadgen.ParseShares). One model
+// without a rate takes --rate as it is, even 0: a trace replayed at a scale
+// of its own rate needs none.
+func loadShares(models []string, rate float64) ([]loadgen.Share, error) {
+	if len(models) == 1 && !strings.Contains(models[0], "=") {
+		return []loadgen.Share{{Model: models[0], Rate: rate}}, nil
+	}
+	shares, err := loadgen.ParseShares(models, rate)
+	if err != nil {
+		return nil, fmt.Errorf("gpuletd load: %w", err)
+	}
+	return shares, nil
 }
 
 // writeLoadReport prints a load run's report as a key-value table.
@@ -141,3 +186,42 @@ func failures(m map[string]int64) string {
 
 // dur writes a duration like millis does.
 func dur(d time.Duration) string { return millis(float64(d) / float64(time.Millisecond)) }
+
+// writeMixReport prints a mix's load: a row per model and their sum.
+func writeMixReport(w io.Writer, spec string, binary bool, m *loadgen.MixReport) error {
+	tensors := "JSON"
+	if binary {
+		tensors = "binary"
+	}
+	first := m.Models[0]
+	target := first.URL
+	if first.GRPC != "" {
+		tensors, target = "gRPC raw", "grpc "+first.GRPC
+	}
+	fmt.Fprintf(w, "%d models at %s, %s arrivals for %s, %s tensors\n\n",
+		len(m.Models), target, spec, first.Window.Round(time.Millisecond), tensors)
+	tw := newTable(w)
+	fmt.Fprintf(tw, "MODEL\tRATE\tSENT\tOK\tSLO\tIN SLO\tGOODPUT\tP50\tP99\tFAILED\n")
+	for _, r := range m.Models {
+		p50, p99 := "-", "-"
+		if r.Latency.Count > 0 {
+			p50, p99 = dur(r.Latency.P50), dur(r.Latency.P99)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Model, perSecond(r.Rate), r.Sent, r.OK, dur(r.SLO),
+			percent(r.Attainment), perSecond(r.Goodput), p50, p99, failures(r.Failed))
+	}
+	t := m.Total
+	fmt.Fprintf(tw, "total\t%s\t%d\t%d\t\t%s\t%s\t\t\t%s\n", perSecond(t.Rate), t.Sent, t.OK, percent(t.Attainment), perSecond(t.Goodput), failures(t.Failed))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if t.Dropped > 0 {
+		fmt.Fprintf(w, "\n%d requests dropped by this client (--concurrency reached)\n", t.Dropped)
+	}
+	for _, r := range m.Models {
+		if r.FirstError != "" {
+			fmt.Fprintf(w, "first error of %s: %s\n", r.Model, clip(r.FirstError, 64))
+		}
+	}
+	return nil
+}

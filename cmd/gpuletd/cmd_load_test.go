@@ -144,3 +144,39 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `unknown model "nope"`)
 }
+
+func TestWriteMixReport(t *testing.T) {
+	rep := func(model string, rate float64, sent, within int64, failed map[string]int64) *loadgen.Report {
+		return &loadgen.Report{Model: model, URL: "http://127.0.0.1:8700", Rate: rate, Window: 10 * time.Second,
+			Sent: sent, OK: sent, WithinSLO: within, Attainment: float64(within) / float64(sent), Goodput: float64(within) / 10,
+			SLO: 95 * time.Millisecond, Failed: failed, Latency: loadgen.Percentiles{Count: sent, P50: 20 * time.Millisecond, P99: 80 * time.Millisecond}}
+	}
+	a, b := rep("alexnet-1", 100, 1000, 1000, nil), rep("resnet50", 50, 500, 490, map[string]int64{"503": 10})
+	b.OK, b.FirstError = 490, "503 Service Unavailable: resnet50: the deadline cannot be met"
+	var sb strings.Builder
+	require.NoError(t, writeMixReport(&sb, "poisson", true, &loadgen.MixReport{Models: []*loadgen.Report{a, b},
+		Total: loadgen.Total{Rate: 150, Sent: 1500, OK: 1490, WithinSLO: 1490, Attainment: 1490.0 / 1500, Goodput: 149, Failed: map[string]int64{"503": 10}}}))
+	out := sb.String()
+	require.LessOrEqual(t, widest(out), 100, out)
+	for _, want := range []string{
+		"2 models at http://127.0.0.1:8700, poisson arrivals for 10s, binary tensors",
+		"MODEL      RATE    SENT  OK    SLO     IN SLO  GOODPUT  P50     P99     FAILED",
+		"alexnet-1  100/s   1000  1000  95.0ms  100.0%  100/s    20.0ms  80.0ms  none",
+		"resnet50   50.0/s  500   490   95.0ms  98.0%   49.0/s   20.0ms  80.0ms  10 503",
+		"total      150/s   1500  1490          99.3%   149/s                    10 503",
+		"first error of resnet50: 503 Service Unavailable: resnet50: the deadline cannot be met",
+	} {
+		require.Contains(t, out, want)
+	}
+}
+
+func TestLoadShares(t *testing.T) {
+	got, err := loadShares([]string{"m"}, 0)
+	require.NoError(t, err, "one model may leave the rate to its trace")
+	require.Equal(t, []loadgen.Share{{Model: "m"}}, got)
+	got, err = loadShares([]string{"a=1", "b=3"}, 40)
+	require.NoError(t, err)
+	require.Equal(t, []loadgen.Share{{Model: "a", Rate: 10}, {Model: "b", Rate: 30}}, got)
+	_, err = loadShares([]string{"a", "b"}, 0)
+	require.ErrorContains(t, err, "gpuletd load: bad load configuration: no rate")
+}

@@ -146,6 +146,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"bad devices word", "devices: tpu\n", nil, []string{"devices", `"tpu"`, "auto, nvidia, cpu"}},
 		{"emulated without set", "devices:\n  - kind: emulated\n    count: 2\n", nil, []string{"devices[0].profiles", "igniter-v100"}},
 		{"emulated with an unknown set", "devices:\n  - kind: emulated\n    profiles: nosuchset\n    count: 2\n", nil, []string{"devices[0].profiles", `"nosuchset"`, "use one of", "igniter-v100"}},
+		{"emulated time scale out of range", "devices:\n  - kind: emulated\n    profiles: igniter-v100\n    count: 1\n    time_scale: 5000\n", nil, []string{"devices[0].time_scale", "0.01 to 1000"}},
+		{"time scale on the cpu", "devices:\n  - kind: cpu\n    time_scale: 2\n", nil, []string{"devices[0]", "time_scale belong to emulated devices only"}},
 		{"bad duration", "scheduler:\n  reorganize_period: soon\n", nil, []string{"soon", "duration"}},
 		{"bad size unit", "limits:\n  max_request_body: 10 parsecs\n", nil, []string{"10 parsecs", "size"}},
 		{"bad body timeout", "limits:\n  body_timeout: 10ms\n", nil, []string{"limits.body_timeout", "1s to 1h"}},

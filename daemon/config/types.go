@@ -130,6 +130,11 @@ type DeviceEntry struct {
 	Count int `yaml:"count,omitempty"`
 	// MemoryGB is each emulated GPU's memory; 0 takes the set's.
 	MemoryGB float64 `yaml:"memory_gb,omitempty"`
+	// TimeScale makes each emulated GPU this many times slower than its
+	// reference set (every latency of every model multiplied by it), so a
+	// host too small to drive the node at the set's full rate can run the
+	// same plan at 1/TimeScale of it; 0 is 1 (kind emulated).
+	TimeScale float64 `yaml:"time_scale,omitempty"`
 }
 
 // MarshalYAML writes a mode word or the list.

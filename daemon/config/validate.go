@@ -36,6 +36,12 @@ var (
 	DeviceKinds = []string{KindCPU, KindNvidia, KindEmulated}
 )
 
+// The range of an emulated device's time_scale.
+const (
+	MinTimeScale = 0.01
+	MaxTimeScale = 1000.0
+)
+
 // Validate checks every field and returns all problems at once, joined; each
 // is a *FieldError and the whole wraps ErrInvalid.
 func (c *Config) Validate() error {
@@ -161,14 +167,17 @@ func (c *Config) validateDevices(bad func(string, any, string), oneOf func(strin
 			if d.MemoryGB < 0 {
 				bad(f+".memory_gb", d.MemoryGB, "use 0 (the set's memory) or a positive size")
 			}
+			if d.TimeScale != 0 && !(d.TimeScale >= MinTimeScale && d.TimeScale <= MaxTimeScale) {
+				bad(f+".time_scale", d.TimeScale, fmt.Sprintf("use 0 (the set's own speed) or %g to %g", MinTimeScale, MaxTimeScale))
+			}
 		case KindCPU:
 			cpus++
 			if cpus > 1 {
 				bad(f+".kind", d.Kind, "list the cpu device once")
 			}
 		}
-		if d.Kind != KindEmulated && (d.Profiles != "" || d.Count != 0 || d.MemoryGB != 0) {
-			bad(f, d.Kind, "profiles, count and memory_gb belong to emulated devices only")
+		if d.Kind != KindEmulated && (d.Profiles != "" || d.Count != 0 || d.MemoryGB != 0 || d.TimeScale != 0) {
+			bad(f, d.Kind, "profiles, count, memory_gb and time_scale belong to emulated devices only")
 		}
 		if d.Kind != KindNvidia && len(d.GPUs) > 0 {
 			bad(f+".gpus", strings.Join(d.GPUs, ","), "gpus belongs to nvidia devices only")

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/gpulet/planbench"
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+)
+
+// The game mix served end to end: the real daemon on four emulated V100s,
+// the real executors, `gpuletd load` driving all seven models at once over
+// HTTP. The emulated GPUs run at 1/gameTimeScale of the V100's speed (every
+// latency and SLO times it), so this 2-core host can offer the node's rate;
+// the plan and the batching are the full-speed node's.
+//
+// By default the test offers gameFraction of the planned max for a few
+// seconds; GPULETD_GAME_FRACTION and GPULETD_GAME_DURATION run the full
+// measurement docs/BENCHMARKS.md records (0.9 for 60s).
+const (
+	gameTimeScale = 20
+	gameFraction  = 0.5
+	gameDuration  = 8 * time.Second
+)
+
+// gameMix returns the game mix of the igniter-v100 set (the mix
+// `gpuletd bench gpulet-vs-temporal` plans): its models' names, profiles
+// and SLOs.
+func gameMix(t *testing.T) planbench.Mix {
+	t.Helper()
+	node, err := planbench.LoadNode("igniter-v100", 4)
+	require.NoError(t, err)
+	mixes, err := node.Mixes()
+	require.NoError(t, err)
+	for _, x := range mixes {
+		if x.Name == planbench.MixGame {
+			return x
+		}
+	}
+	t.Fatal("igniter-v100 has no game mix")
+	return planbench.Mix{}
+}
+
+// writeMixRepository writes a repository with one small modelzoo model per
+// member of the mix, under the member's name, timed by its profile at its
+// SLO times scale.
+func writeMixRepository(t *testing.T, x planbench.Mix, scale float64) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	for _, d := range x.Demands {
+		tmp := filepath.Join(t.TempDir(), "one")
+		require.NoError(t, modelzoo.WriteRepository(tmp, []string{"mlp"}, 1))
+		require.NoError(t, os.Rename(filepath.Join(tmp, "mlp"), filepath.Join(repo, d.Name)))
+		slo := time.Duration(d.SLOMS * scale * float64(time.Millisecond))
+		setProfile(t, repo, d.Name, d.Profile.Model, slo.String())
+	}
+	return repo
+}
+
+// plannedMax bisects the daemon's own plan preview for the largest total
+// rate of the mix, in its shares, that its planner places whole.
+func plannedMax(t *testing.T, base string, x planbench.Mix) float64 {
+	t.Helper()
+	schedulable := func(total float64) bool {
+		rates := map[string]float64{}
+		shares := 0.0
+		for _, d := range x.Demands {
+			shares += d.Share
+		}
+		for _, d := range x.Demands {
+			rates[d.Name] = total * d.Share / shares
+		}
+		body, err := json.Marshal(map[string]any{"rates": rates})
+		require.NoError(t, err)
+		resp, err := http.Post(base+"/api/v1/plan/preview", "application/json", bytes.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var out struct {
+			Plan struct {
+				Schedulable bool `json:"schedulable"`
+			} `json:"plan"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return out.Plan.Schedulable
+	}
+	lo, hi := 1.0, 1.0
+	require.True(t, schedulable(lo), "the mix is schedulable at 1 req/s")
+	for schedulable(hi) {
+		lo, hi = hi, 2*hi
+		require.Less(t, hi, 1e6, "the planner places any rate")
+	}
+	for hi-lo > 0.005*lo {
+		mid := (lo + hi) / 2
+		if schedulable(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+func envFloat(t *testing.T, key string, def float64) float64 {
+	t.Helper()
+	s := os.Getenv(key)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err, "%s", key)
+	return v
+}
+
+func TestDaemonServesGameMix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	x := gameMix(t)
+	repo := writeMixRepository(t, x, gameTimeScale)
+	env := daemonEnv(t,
+		"GPULETD_MODEL_REPOSITORY="+repo,
+		fmt.Sprintf("GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 4, time_scale: %d}]", gameTimeScale),
+	)
+	addr, logs := startDaemon(t, env)
+	base := "http://" + addr
+	var names []string
+	for _, d := range x.Demands {
+		names = append(names, d.Name)
+	}
+	require.Eventually(t, func() bool {
+		var s adminStatus
+		if err := adminGet(t.Context(), base, "/api/v1/status", &s); err != nil {
+			return false
+		}
+		ready := 0
+		for _, m := range s.Models {
+			if m.Ready {
+				ready++
+			}
+		}
+		return ready == len(names)
+	}, 60*time.Second, 100*time.Millisecond, "models ready; logs:\n%s", logs)
+
+	planned := plannedMax(t, base, x)
+	t.Logf("planned max of the game mix on 4 V100s at 1/%d speed: %.1f req/s (%.0f at full speed)", gameTimeScale, planned, planned*gameTimeScale)
+	fraction := envFloat(t, "GPULETD_GAME_FRACTION", gameFraction)
+	duration := gameDuration
+	if s := os.Getenv("GPULETD_GAME_DURATION"); s != "" {
+		var err error
+		duration, err = time.ParseDuration(s)
+		require.NoError(t, err, "GPULETD_GAME_DURATION")
+	}
+	rate := fraction * planned
+	var spec []string
+	for _, d := range x.Demands {
+		spec = append(spec, fmt.Sprintf("%s=%g", d.Name, d.Share))
+	}
+	// The warm-up lets the rate estimate reach the offered rate and the
+	// daemon re-plan for it before anything is counted.
+	code, out, stderr := runCLI(t, "load", "--url", base, "--model", strings.Join(spec, ","),
+		"--rate", strconv.FormatFloat(rate, 'f', 1, 64), "--warmup", "6s", "--duration", duration.String(), "--binary", "--json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Reports []struct {
+			Model      string           `json:"model"`
+			Sent       int64            `json:"sent"`
+			Within     int64            `json:"within_slo"`
+			Attainment float64          `json:"slo_attainment"`
+			Failed     map[string]int64 `json:"failed"`
+			Latency    struct {
+				P99 float64 `json:"p99_us"`
+			} `json:"latency"`
+			SLOMS float64 `json:"slo_ms"`
+		} `json:"reports"`
+		Total struct {
+			Sent       int64   `json:"sent"`
+			Within     int64   `json:"within_slo"`
+			Attainment float64 `json:"slo_attainment"`
+			Goodput    float64 `json:"goodput"`
+			Dropped    int64   `json:"dropped_by_client"`
+		} `json:"total"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	for _, r := range rep.Reports {
+		t.Logf("%-10s sent %6d within %6d (%.2f%%) p99 %.1f ms of %.0f ms, failed %v", r.Model, r.Sent, r.Within, 100*r.Attainment, r.Latency.P99/1000, r.SLOMS, r.Failed)
+	}
+	t.Logf("offered %.1f req/s (%.2f of the planned max) for %s: sent %d, within SLO %d (%.2f%%), goodput %.1f req/s",
+		rate, fraction, duration, rep.Total.Sent, rep.Total.Within, 100*rep.Total.Attainment, rep.Total.Goodput)
+	require.Len(t, rep.Reports, len(names))
+	require.Zero(t, rep.Total.Dropped, "the client kept up")
+	require.Greater(t, rep.Total.Sent, int64(0.9*rate*duration.Seconds()), "the client sent the offered load")
+	require.GreaterOrEqual(t, rep.Total.Attainment, 0.99, "fewer than 1%% of the requests miss their SLO; logs:\n%s", logs)
+}
