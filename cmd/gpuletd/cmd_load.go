@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/sim/arrival"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
 )
@@ -54,7 +55,7 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 			if err != nil {
 				return err
 			}
-			shares, err := loadShares(models, rate)
+			shares, err := loadShares(models, rate, arrivalSpec)
 			if err != nil {
 				return err
 			}
@@ -125,10 +126,14 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 
 // loadShares reads --model and --rate (loadgen.ParseShares). One model
 // without a rate takes --rate as it is, even 0: a trace replayed at a scale
-// of its own rate needs none.
-func loadShares(models []string, rate float64) ([]loadgen.Share, error) {
+// of its own rate needs none. Several models cannot share such a trace:
+// every model would get the whole trace's rate.
+func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Share, error) {
 	if len(models) == 1 && !strings.Contains(models[0], "=") {
 		return []loadgen.Share{{Model: models[0], Rate: rate}}, nil
+	}
+	if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 {
+		return nil, fmt.Errorf("gpuletd load: --arrival %s replays the trace at a scale of its own rate, which names one model's load; with several models give --rate or NAME=RATE and trace:%s", arrivalSpec, s.Path)
 	}
 	shares, err := loadgen.ParseShares(models, rate)
 	if err != nil {

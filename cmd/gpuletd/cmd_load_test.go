@@ -171,12 +171,14 @@ func TestWriteMixReport(t *testing.T) {
 }
 
 func TestLoadShares(t *testing.T) {
-	got, err := loadShares([]string{"m"}, 0)
+	got, err := loadShares([]string{"m"}, 0, "trace:t.csv@2")
 	require.NoError(t, err, "one model may leave the rate to its trace")
 	require.Equal(t, []loadgen.Share{{Model: "m"}}, got)
-	got, err = loadShares([]string{"a=1", "b=3"}, 40)
+	got, err = loadShares([]string{"a=1", "b=3"}, 40, "poisson")
 	require.NoError(t, err)
 	require.Equal(t, []loadgen.Share{{Model: "a", Rate: 10}, {Model: "b", Rate: 30}}, got)
-	_, err = loadShares([]string{"a", "b"}, 0)
+	_, err = loadShares([]string{"a", "b"}, 0, "poisson")
 	require.ErrorContains(t, err, "gpuletd load: bad load configuration: no rate")
+	_, err = loadShares([]string{"a=1", "b=3"}, 0, "trace:t.csv@2")
+	require.ErrorContains(t, err, "give --rate or NAME=RATE and trace:t.csv")
 }
