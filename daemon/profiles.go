@@ -115,13 +115,13 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 	if mem == 0 {
 		mem = src.MemoryMB
 	}
-	return gpulet.NewProfile(m.Name, d.Type, mem, scaledPoints(src.Points(), d.TimeScale))
+	return gpulet.NewProfile(m.Name, d.Type, mem, scaledPoints(src.Points(), d.LatencyScale()))
 }
 
-// scaledPoints multiplies every latency by an emulated device's time scale
-// (0 and 1 leave the points as they are).
+// scaledPoints multiplies every latency by scale (an emulated device's
+// LatencyScale).
 func scaledPoints(pts []gpulet.Point, scale float64) []gpulet.Point {
-	if scale == 0 || scale == 1 {
+	if scale == 1 {
 		return pts
 	}
 	out := make([]gpulet.Point, len(pts))

@@ -257,18 +257,14 @@ func onlyWhole(sizes []int, field string) error {
 
 // emulatedDevice makes the k-th emulated GPU of the inventory.
 func emulatedDevice(spec Spec, e Entry, k int, field string) (Device, error) {
-	scale := e.TimeScale
-	if scale == 0 {
-		scale = 1
-	}
 	d := Device{
 		ID: fmt.Sprintf("emu%d", k), Index: k, Kind: KindEmulated,
-		Name: "Emulated " + e.Profiles, Type: e.Profiles, Emulated: e.Profiles, TimeScale: scale,
+		Name: "Emulated " + e.Profiles, Type: e.Profiles, Emulated: e.Profiles, TimeScale: e.TimeScale,
 		UUID:        emulatedUUID(e.Profiles, k),
 		MemoryTotal: uint64(e.MemoryGB * (1 << 30)),
 		MaxGpulets:  spec.maxGpulets(), Health: HealthOK,
 	}
-	if scale != 1 {
+	if scale := d.LatencyScale(); scale != 1 {
 		// A slower copy of the set is another device type: its profiles
 		// differ from the set's.
 		d.Name += fmt.Sprintf(" at 1/%g speed", scale)

@@ -272,7 +272,7 @@ func TestBuildInventoryDetails(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownDevice)
 
 	// A slower copy of the set is a device type of its own.
-	require.Equal(t, 1.0, e0.TimeScale)
+	require.Equal(t, 1.0, e0.LatencyScale())
 	slow, err := BuildInventory(Spec{Mode: ModeList, Entries: []Entry{{Kind: KindEmulated, Profiles: "igniter-v100", Count: 1, TimeScale: 20}}}, Sources{}, zap.NewNop())
 	require.NoError(t, err)
 	require.Equal(t, "igniter-v100-x20", slow.Devices[0].Type)

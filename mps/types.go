@@ -81,7 +81,7 @@ type Device struct {
 	// Emulated names the physics of an emulated device (a reference profile set).
 	Emulated string `json:"emulated,omitempty"`
 	// TimeScale is how many times slower than its set an emulated device
-	// runs (every latency multiplied by it); 0 for other devices.
+	// runs (LatencyScale); 0 for other devices and at the set's speed.
 	TimeScale float64 `json:"time_scale,omitempty"`
 
 	// Backend is how the device is cut into gpu-lets.
@@ -229,4 +229,13 @@ func (d Device) clone() Device {
 		c.MPS = &s
 	}
 	return c
+}
+
+// LatencyScale is what every latency of the device's profiles is multiplied
+// by: its TimeScale, 1 when it has none.
+func (d Device) LatencyScale() float64 {
+	if d.TimeScale > 0 {
+		return d.TimeScale
+	}
+	return 1
 }

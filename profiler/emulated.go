@@ -57,9 +57,7 @@ func (r *runner) emulatedSolo(ctx context.Context) error {
 				return fmt.Errorf("profile %s on %s: %w: reference set %s has no L(%d,%d) for %s (it covers batches up to %d at %d%%)",
 					r.job.Model.Name, r.job.Device.ID, ErrNoEmulation, set.Name, b, size, m.Name, m.Profile.MaxBatch(size), size)
 			}
-			if scale := r.job.Device.TimeScale; scale > 0 {
-				l *= scale
-			}
+			l *= r.job.Device.LatencyScale()
 			pts = append(pts, Point{Size: size, Batch: b, P50MS: l, P99MS: Num(math.NaN()), MeanMS: Num(math.NaN()),
 				Complete: true, Derived: m.IsDerived(b, size)})
 			u, _ := m.Profile.Utilisation(b, size)

@@ -144,14 +144,7 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 
 // writeLoadReport prints a load run's report as a key-value table.
 func writeLoadReport(w io.Writer, spec string, binary bool, r *loadgen.Report) error {
-	tensors := "JSON"
-	if binary {
-		tensors = "binary"
-	}
-	target := r.URL
-	if r.GRPC != "" {
-		tensors, target = "gRPC raw", "grpc "+r.GRPC
-	}
+	tensors, target := loadTarget(r, binary)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "target\t%s at %s\n", r.Model, target)
 	fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors (%d-byte requests)\n",
@@ -192,17 +185,21 @@ func failures(m map[string]int64) string {
 // dur writes a duration like millis does.
 func dur(d time.Duration) string { return millis(float64(d) / float64(time.Millisecond)) }
 
+// loadTarget names where a load went and how its tensors were sent.
+func loadTarget(r *loadgen.Report, binary bool) (tensors, target string) {
+	switch {
+	case r.GRPC != "":
+		return "gRPC raw", "grpc " + r.GRPC
+	case binary:
+		return "binary", r.URL
+	}
+	return "JSON", r.URL
+}
+
 // writeMixReport prints a mix's load: a row per model and their sum.
 func writeMixReport(w io.Writer, spec string, binary bool, m *loadgen.MixReport) error {
-	tensors := "JSON"
-	if binary {
-		tensors = "binary"
-	}
 	first := m.Models[0]
-	target := first.URL
-	if first.GRPC != "" {
-		tensors, target = "gRPC raw", "grpc "+first.GRPC
-	}
+	tensors, target := loadTarget(first, binary)
 	fmt.Fprintf(w, "%d models at %s, %s arrivals for %s, %s tensors\n\n",
 		len(m.Models), target, spec, first.Window.Round(time.Millisecond), tensors)
 	tw := newTable(w)

@@ -55,12 +55,11 @@ func gameMix(t *testing.T) planbench.Mix {
 // SLO times scale.
 func writeMixRepository(t *testing.T, x planbench.Mix, scale float64) string {
 	t.Helper()
+	one := filepath.Join(t.TempDir(), "one")
+	require.NoError(t, modelzoo.WriteRepository(one, []string{"mlp"}, 1))
 	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, os.MkdirAll(repo, 0o755))
 	for _, d := range x.Demands {
-		tmp := filepath.Join(t.TempDir(), "one")
-		require.NoError(t, modelzoo.WriteRepository(tmp, []string{"mlp"}, 1))
-		require.NoError(t, os.Rename(filepath.Join(tmp, "mlp"), filepath.Join(repo, d.Name)))
+		require.NoError(t, os.CopyFS(filepath.Join(repo, d.Name), os.DirFS(filepath.Join(one, "mlp"))))
 		slo := time.Duration(d.SLOMS * scale * float64(time.Millisecond))
 		setProfile(t, repo, d.Name, d.Profile.Model, slo.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Share is one model of a mix and its rate, requests/s (0: not given).
@@ -98,32 +99,28 @@ func RunMix(ctx context.Context, cfgs []Config) (*MixReport, error) {
 	if len(cfgs) == 0 {
 		return nil, fmt.Errorf("%w: no model", ErrConfig)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	reps := make([]*Report, len(cfgs))
 	errs := make([]error, len(cfgs))
+	// failed is the first load that could not start; the others then stop,
+	// and may fail to start too, cancelled.
+	var failed atomic.Int32
+	failed.Store(-1)
 	var wg sync.WaitGroup
 	for i, c := range cfgs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			reps[i], errs[i] = Run(ctx, c)
-			if errs[i] != nil && reps[i] == nil {
-				cancel(errs[i])
+			if errs[i] != nil && reps[i] == nil && failed.CompareAndSwap(-1, int32(i)) {
+				cancel()
 			}
 		}()
 	}
 	wg.Wait()
-	// A load that could not start stopped the others, which may then fail
-	// to start too, cancelled: name the first that failed on its own.
-	failed := -1
-	for i, err := range errs {
-		if err != nil && reps[i] == nil && (failed < 0 || errors.Is(errs[failed], context.Canceled) && !errors.Is(err, context.Canceled)) {
-			failed = i
-		}
-	}
-	if failed >= 0 {
-		return nil, fmt.Errorf("load %s: %w", cfgs[failed].Model, errs[failed])
+	if i := failed.Load(); i >= 0 {
+		return nil, fmt.Errorf("load %s: %w", cfgs[i].Model, errs[i])
 	}
 	mr := &MixReport{Models: reps, Total: sum(reps)}
 	return mr, errors.Join(errs...)
