@@ -84,6 +84,9 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 			if err != nil && !interrupted {
 				return daemonError(base, err)
 			}
+			if rep == nil && mix == nil {
+				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}
+			}
 			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "interrupted": interrupted}
 			switch {
 			case asJSON && mix != nil:
@@ -132,7 +135,7 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 	if len(models) == 1 && !strings.Contains(models[0], "=") {
 		return []loadgen.Share{{Model: models[0], Rate: rate}}, nil
 	}
-	if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 {
+	if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 && len(models) > 1 {
 		return nil, fmt.Errorf("gpuletd load: --arrival %s replays the trace at a scale of its own rate, which names one model's load; with several models give --rate or NAME=RATE and trace:%s", arrivalSpec, s.Path)
 	}
 	shares, err := loadgen.ParseShares(models, rate)

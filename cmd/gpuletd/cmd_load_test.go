@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -179,6 +183,24 @@ func TestLoadShares(t *testing.T) {
 	require.Equal(t, []loadgen.Share{{Model: "a", Rate: 10}, {Model: "b", Rate: 30}}, got)
 	_, err = loadShares([]string{"a", "b"}, 0, "poisson")
 	require.ErrorContains(t, err, "gpuletd load: bad load configuration: no rate")
+	got, err = loadShares([]string{"m=5"}, 0, "trace:t.csv@2")
+	require.NoError(t, err, "one model may replay a trace at a scale of its own rate")
+	require.Equal(t, []loadgen.Share{{Model: "m", Rate: 5}}, got)
 	_, err = loadShares([]string{"a=1", "b=3"}, 0, "trace:t.csv@2")
 	require.ErrorContains(t, err, "give --rate or NAME=RATE and trace:t.csv")
+}
+
+// TestLoadInterruptedBeforeSending: an interrupt before the model's
+// metadata came back leaves no report to print; the command says so.
+func TestLoadInterruptedBeforeSending(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, models := range []string{"m", "a=1,b=2"} {
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"load", "--url", srv.URL, "--model", models, "--rate", "10", "--duration", "1s"}, &out, &errb)
+		require.Equal(t, 1, code, "%s: %s", models, errb.String())
+		require.Contains(t, errb.String(), "interrupted before any request was sent", models)
+	}
 }
