@@ -8,6 +8,7 @@ const (
 	SetShepherdV100   = "shepherd-v100"
 	SetH100Measured   = "h100-measured"
 	SetParvaGPUA100   = "parvagpu-a100"
+	SetLoki1080Ti     = "loki-1080ti"
 )
 
 // mpsSizes are the gpu-let sizes of the MPS set: the design's default sizes
@@ -21,6 +22,17 @@ var mpsSizes = []int{20, 40, 50, 60, 80, 100}
 // is assumed), GTX 1080 Ti 11 GB, A100 40 GB (Symphony does not say which
 // A100; the smaller one is assumed so memory checks err on the safe side).
 var catalog = map[string]Meta{
+	SetLoki1080Ti: {
+		Name:   SetLoki1080Ti,
+		GPU:    "NVIDIA GeForce GTX 1080 Ti 11GB",
+		Origin: "loki/runtimes-1080ti.csv",
+		Citation: "Loki (seed 004_86fc025dfe1323f1.txt; UMass-LIDS/Loki profiling/profiled): median ONNX Runtime batch time " +
+			"of YOLOv5 n/s/m/l/x and EfficientNet B0-B6 at batches 1-64 on a whole 1080 Ti",
+		Partitioning: PartitionNone,
+		Sizes:        []int{100},
+		MemoryGiB:    11,
+		MaxBatch:     64,
+	},
 	SetParvaGPUA100: {
 		Name:   SetParvaGPUA100,
 		GPU:    "NVIDIA A100 80GB",
@@ -95,6 +107,7 @@ var catalog = map[string]Meta{
 // is reported as truncated.
 var expectedModels = map[string]int{
 	SetParvaGPUA100:   11,
+	SetLoki1080Ti:     12,
 	SetH100Measured:   7,
 	SetIgniterV100:    4,
 	SetSymphonyA100:   37,

@@ -42,6 +42,13 @@ func Convert(set string, r io.Reader, w io.Writer) error {
 	if meta.Partitioning == PartitionMPS {
 		return ConvertIgniter(r, w)
 	}
+	if strings.HasPrefix(meta.Origin, "loki/") {
+		src, err := ParseLokiRuntimes(r, set)
+		if err != nil {
+			return fmt.Errorf("convert %s runtimes: %w", set, err)
+		}
+		return src.Encode(w)
+	}
 	return ConvertAlphaBeta(r, w, set)
 }
 

@@ -50,6 +50,11 @@ var paramsM = map[string]float64{
 	// documentation for mobilenet_v2 and ssd300_vgg16; LeNet-5 as modelzoo
 	// builds it (about 62 thousand).
 	"mobilenet_v2": 3.5, "ssd300": 35.6, "lenet5": 0.062,
+	// Loki's traffic pipeline: YOLOv5 n/s/m/l/x as Ultralytics' YOLOv5
+	// README lists them; its EfficientNets are the Keras figures above.
+	"yolov5n": 1.9, "yolov5s": 7.2, "yolov5m": 21.2, "yolov5l": 46.5, "yolov5x": 86.7,
+	"efficientnet-b0": 5.3, "efficientnet-b1": 7.9, "efficientnet-b2": 9.2, "efficientnet-b3": 12.3,
+	"efficientnet-b4": 19.5, "efficientnet-b5": 30.6, "efficientnet-b6": 43.3,
 	"resnest50": 27.5, "resnest101": 48.3, "resnest200": 70.2, "resnest269": 110.9,
 }
 

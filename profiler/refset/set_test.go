@@ -13,7 +13,7 @@ import (
 )
 
 func TestNamesAndLoad(t *testing.T) {
-	require.Equal(t, []string{SetH100Measured, SetIgniterV100, SetParvaGPUA100, SetShepherdV100, SetSymphony1080Ti, SetSymphonyA100}, Names())
+	require.Equal(t, []string{SetH100Measured, SetIgniterV100, SetLoki1080Ti, SetParvaGPUA100, SetShepherdV100, SetSymphony1080Ti, SetSymphonyA100}, Names())
 	tests := []struct {
 		name         string
 		models       int
@@ -30,6 +30,7 @@ func TestNamesAndLoad(t *testing.T) {
 		{SetSymphonyA100, 37, PartitionNone, []int{100}, 40, true, 0, 32, "../shared/data/"},
 		{SetSymphony1080Ti, 35, PartitionNone, []int{100}, 11, true, 0, 32, "../shared/data/"},
 		{SetShepherdV100, 17, PartitionNone, []int{100}, 16, false, 0, 32, "../shared/data/"},
+		{SetLoki1080Ti, 12, PartitionNone, []int{100}, 11, false, 0, 64, "../shared/data/"},
 		// A segment's batch is its processes' batches added up: no one
 		// largest batch (0: not checked).
 		{SetParvaGPUA100, 11, PartitionMIG, []int{14, 29, 43, 57, 100}, 80, false, 0, 0, "../shared/data/"},
