@@ -1,0 +1,348 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ErrOverloaded is wrapped when the demand is more than the workers can carry
+// with any variants.
+var ErrOverloaded = errors.New("demand is above what the workers can carry")
+
+// Scaling modes of a plan.
+const (
+	// HardwareScaling: every task runs its most accurate variant, on as few
+	// workers as carry the demand.
+	HardwareScaling = "hardware"
+	// AccuracyScaling: the workers cannot carry the demand at full
+	// accuracy; the plan is the variant mix of the highest expected
+	// accuracy that carries it.
+	AccuracyScaling = "accuracy"
+)
+
+// Plan is an allocation of workers to a pipeline's variants.
+type Plan struct {
+	Pipeline string `json:"pipeline"`
+	// Demand is the rate planned for, requests per second at the first
+	// task; Capacity the most this plan's workers carry in the same mix.
+	Demand   float64 `json:"demand"`
+	Capacity float64 `json:"capacity"`
+	Scaling  string  `json:"scaling"`
+	Workers  int     `json:"workers"`
+	// Accuracy is the expected end-to-end accuracy of a request.
+	Accuracy float64    `json:"accuracy"`
+	Tasks    []TaskPlan `json:"tasks"`
+}
+
+// TaskPlan is one task's part of a plan.
+type TaskPlan struct {
+	Task string `json:"task"`
+	// BudgetMS is the task's latency budget: what its batches may take
+	// (a request behind it is dropped early or rerouted).
+	BudgetMS float64 `json:"budget_ms"`
+	// Load is the task's planned requests per second.
+	Load     float64       `json:"load"`
+	Variants []VariantPlan `json:"variants"`
+}
+
+// VariantPlan is one variant's part of a task's plan.
+type VariantPlan struct {
+	Variant string `json:"variant"`
+	Workers int    `json:"workers"`
+	// Batch is the largest batch it runs; BatchMS that batch's time.
+	Batch   int     `json:"batch"`
+	BatchMS float64 `json:"batch_ms"`
+	// Share is the part of the task's requests it takes; Capacity what its
+	// workers carry, requests per second.
+	Share    float64 `json:"share"`
+	Capacity float64 `json:"capacity"`
+}
+
+// Options bound a plan.
+type Options struct {
+	// Workers is how many workers the node has.
+	Workers int
+	// FullAccuracyOnly keeps every task on its most accurate variant
+	// (hardware scaling alone, InferLine's way); the demand beyond it is
+	// ErrOverloaded.
+	FullAccuracyOnly bool
+}
+
+// config is one variant at the batch a budget allows.
+type config struct {
+	k       int     // variant index
+	batch   int     // batch size
+	ms      float64 // batch time
+	rate    float64 // requests/s of one worker
+	acc     float64
+	fanout  float64
+	allowed bool
+}
+
+// choice is one task's variants in a candidate plan: hi takes share of the
+// task's load on nHi workers, lo the rest on nLo (hi == lo when one variant
+// serves it all).
+type choice struct {
+	hi, lo   config
+	nHi, nLo int
+	share    float64
+}
+
+// searcher holds one search's state.
+type searcher struct {
+	p       *Pipeline
+	opts    Options
+	demand  float64
+	cfg     [][]config // per task, per variant: the config at the current budget
+	budgets []float64
+	cur     []choice
+	best    []choice
+	bestAcc float64
+	bestW   int
+	found   bool
+}
+
+// PlanFor plans the pipeline for demand requests per second on
+// opts.Workers workers. It tries hardware scaling first and accuracy
+// scaling when that cannot carry the demand (unless FullAccuracyOnly).
+// When nothing can, it returns the plan of the largest demand the workers
+// carry (MaxDemand) and an error wrapping ErrOverloaded.
+//
+// The search is exhaustive over: a latency budget per task (the batch
+// times of its variants at Loki's batch sizes, adding up to at most half
+// the SLO less the hops); for each task one variant or two (the more
+// accurate takes what its workers carry, the other the rest); and every
+// worker count. Serving a task with more than two variants at once is
+// not searched (a basic solution of Loki's linear relaxation needs at
+// most two per task when one worker constraint binds), nor routing a
+// request's descendants by the variant that served it: every task mixes
+// its variants in the same shares for all requests.
+func PlanFor(p *Pipeline, demand float64, opts Options) (Plan, error) {
+	if err := p.Validate(); err != nil {
+		return Plan{}, err
+	}
+	if opts.Workers < len(p.Tasks) {
+		return Plan{}, fmt.Errorf("plan pipeline %q: %w: %d workers for %d tasks", p.Name, ErrOverloaded, opts.Workers, len(p.Tasks))
+	}
+	if !(demand >= 0) || math.IsInf(demand, 0) {
+		return Plan{}, fmt.Errorf("plan pipeline %q: %w: demand %v", p.Name, ErrBadPipeline, demand)
+	}
+	if pl, ok := search(p, demand, opts, true); ok {
+		return pl, nil
+	}
+	if !opts.FullAccuracyOnly {
+		if pl, ok := search(p, demand, opts, false); ok {
+			return pl, nil
+		}
+	}
+	top := MaxDemand(p, opts)
+	pl, _ := search(p, top, opts, opts.FullAccuracyOnly)
+	if !opts.FullAccuracyOnly {
+		if alt, ok := search(p, top, opts, false); ok {
+			pl = alt
+		}
+	}
+	return pl, fmt.Errorf("plan pipeline %q for %.4g req/s: %w (at most %.4g req/s on %d workers)", p.Name, demand, ErrOverloaded, top, opts.Workers)
+}
+
+// MaxDemand is the largest demand the workers carry (relative precision
+// 1e-4), with the most accurate variants only when opts.FullAccuracyOnly.
+func MaxDemand(p *Pipeline, opts Options) float64 {
+	if p.Validate() != nil || opts.Workers < len(p.Tasks) {
+		return 0
+	}
+	fits := func(d float64) bool {
+		_, ok := search(p, d, opts, true)
+		if !ok && !opts.FullAccuracyOnly {
+			_, ok = search(p, d, opts, false)
+		}
+		return ok
+	}
+	lo, hi := 0.0, 1.0
+	for fits(hi) {
+		lo, hi = hi, hi*2
+		if hi > 1e12 {
+			return lo
+		}
+	}
+	for hi-lo > 1e-4*hi {
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// search finds the best plan for demand: with full accuracy only, the
+// fewest workers; otherwise the highest accuracy, then the fewest workers.
+func search(p *Pipeline, demand float64, opts Options, full bool) (Plan, bool) {
+	s := &searcher{p: p, opts: opts, demand: demand, bestAcc: -1,
+		cfg: make([][]config, len(p.Tasks)), budgets: make([]float64, len(p.Tasks)), cur: make([]choice, len(p.Tasks))}
+	for i, t := range p.Tasks {
+		s.cfg[i] = make([]config, len(t.Variants))
+		best := t.bestVariant()
+		for k, v := range t.Variants {
+			s.cfg[i][k] = config{k: k, acc: v.Accuracy, fanout: v.Fanout, allowed: !full || k == best}
+		}
+	}
+	s.budget(0, p.budgetMS())
+	if !s.found {
+		return Plan{}, false
+	}
+	return s.plan(full), true
+}
+
+// budget enumerates task i's latency budget within left ms: each batch time
+// of its variants that fits, the last task taking all that is left.
+func (s *searcher) budget(i int, left float64) {
+	if left <= 0 {
+		return
+	}
+	if i == len(s.p.Tasks)-1 {
+		s.budgets[i] = left
+		s.configure(i, left)
+		s.alloc(0, s.demand, s.opts.Workers)
+		return
+	}
+	var cands []float64
+	for k, v := range s.p.Tasks[i].Variants {
+		if !s.cfg[i][k].allowed {
+			continue
+		}
+		for _, b := range candidateBatches(v) {
+			if ms, _ := v.Latency(b); ms <= left {
+				cands = append(cands, ms)
+			}
+		}
+	}
+	slices.Sort(cands)
+	for _, c := range slices.Compact(cands) {
+		s.budgets[i] = c
+		s.configure(i, c)
+		s.budget(i+1, left-c)
+	}
+}
+
+// configure sets every variant of task i to its largest batch within
+// budget ms.
+func (s *searcher) configure(i int, budget float64) {
+	for k, v := range s.p.Tasks[i].Variants {
+		c := &s.cfg[i][k]
+		c.batch, c.ms, c.rate = 0, 0, 0
+		for _, b := range candidateBatches(v) {
+			if ms, _ := v.Latency(b); ms <= budget && ms > 0 {
+				c.batch, c.ms, c.rate = b, ms, float64(b)/ms*1000
+			}
+		}
+	}
+}
+
+// alloc chooses task i's variants for load requests/s with left workers,
+// then the next task's.
+func (s *searcher) alloc(i int, load float64, left int) {
+	if i == len(s.p.Tasks) {
+		s.consider()
+		return
+	}
+	cfgs := s.cfg[i]
+	for _, hi := range cfgs {
+		if !hi.allowed || hi.batch == 0 {
+			continue
+		}
+		need := max(int(math.Ceil(load/hi.rate-1e-9)), 1)
+		if need <= left {
+			s.cur[i] = choice{hi: hi, lo: hi, nHi: need, share: 1}
+			s.alloc(i+1, load*hi.fanout, left-need)
+		}
+		for _, lo := range cfgs {
+			if !lo.allowed || lo.batch == 0 || lo.k == hi.k || lo.acc > hi.acc || (lo.acc == hi.acc && lo.k < hi.k) {
+				continue
+			}
+			for nHi := 1; nHi < need && nHi < left; nHi++ {
+				share := float64(nHi) * hi.rate / load
+				nLo := max(int(math.Ceil((1-share)*load/lo.rate-1e-9)), 1)
+				if nHi+nLo > left {
+					continue
+				}
+				s.cur[i] = choice{hi: hi, lo: lo, nHi: nHi, nLo: nLo, share: share}
+				s.alloc(i+1, load*(share*hi.fanout+(1-share)*lo.fanout), left-nHi-nLo)
+			}
+		}
+	}
+}
+
+// consider keeps the current candidate if it beats the best so far.
+func (s *searcher) consider() {
+	acc := s.accuracy(s.cur)
+	w := 0
+	for _, c := range s.cur {
+		w += c.nHi + c.nLo
+	}
+	better := !s.found || acc > s.bestAcc+1e-12 || (acc > s.bestAcc-1e-12 && w < s.bestW)
+	if !better {
+		return
+	}
+	s.found, s.bestAcc, s.bestW = true, acc, w
+	s.best = slices.Clone(s.cur)
+}
+
+// accuracy is the expected end-to-end accuracy of the choices: every path
+// through one variant per task, weighted by the product of its shares.
+func (s *searcher) accuracy(cs []choice) float64 {
+	ks := make([]int, len(cs))
+	var walk func(i int, w float64) float64
+	walk = func(i int, w float64) float64 {
+		if w == 0 {
+			return 0
+		}
+		if i == len(cs) {
+			return w * s.p.pathAccuracy(ks)
+		}
+		c := cs[i]
+		ks[i] = c.hi.k
+		sum := walk(i+1, w*c.share)
+		if c.lo.k != c.hi.k {
+			ks[i] = c.lo.k
+			sum += walk(i+1, w*(1-c.share))
+		}
+		return sum
+	}
+	return walk(0, 1)
+}
+
+// plan turns the best candidate into a Plan.
+func (s *searcher) plan(full bool) Plan {
+	pl := Plan{Pipeline: s.p.Name, Demand: s.demand, Workers: s.bestW, Accuracy: s.bestAcc, Scaling: AccuracyScaling}
+	if full {
+		pl.Scaling = HardwareScaling
+	}
+	load, capacity := s.demand, math.Inf(1)
+	perRequest := 1.0 // task requests per first-task request
+	for i, c := range s.best {
+		tp := TaskPlan{Task: s.p.Tasks[i].Name, Load: load}
+		add := func(cf config, n int, share float64) {
+			vp := VariantPlan{Variant: s.p.Tasks[i].Variants[cf.k].Name, Workers: n, Batch: cf.batch, BatchMS: cf.ms,
+				Share: share, Capacity: float64(n) * cf.rate}
+			tp.Variants = append(tp.Variants, vp)
+			tp.BudgetMS = max(tp.BudgetMS, cf.ms)
+			if share > 0 {
+				capacity = min(capacity, vp.Capacity/(share*perRequest))
+			}
+		}
+		add(c.hi, c.nHi, c.share)
+		if c.lo.k != c.hi.k {
+			add(c.lo, c.nLo, 1-c.share)
+		}
+		pl.Tasks = append(pl.Tasks, tp)
+		fan := c.share*c.hi.fanout + (1-c.share)*c.lo.fanout
+		load *= fan
+		perRequest *= fan
+	}
+	pl.Capacity = capacity
+	return pl
+}
