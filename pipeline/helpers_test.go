@@ -12,13 +12,7 @@ func lokiTraffic(t testing.TB) *Pipeline {
 	t.Helper()
 	set, err := refset.Load(refset.SetLoki1080Ti)
 	require.NoError(t, err)
-	p, err := TrafficAnalysis(func(name string) (LatencyFunc, int, bool) {
-		m, ok := set.Model(name)
-		if !ok {
-			return nil, 0, false
-		}
-		return func(b int) (float64, bool) { return m.Profile.Latency(b, 100) }, m.Profile.MaxBatch(100), true
-	})
+	p, err := TrafficAnalysis(SetProfile(set, 100))
 	require.NoError(t, err)
 	return p
 }
