@@ -120,6 +120,7 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 			rs.Size = int(ms.Batch)
 			rs.Ahead = time.Duration(ms.AheadNs)
 			rs.DispatchAt = int(ms.DispatchAt)
+			rs.IdleRule = ms.IdleRule
 			rs.Deadline, rs.Exec, rs.Latest = 0, 0, 0
 			if ms.Queued > 0 {
 				rs.Deadline = r.fromWall(ms.DeadlineUnixNs)

@@ -25,12 +25,13 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	r.update(a, &pb.ExecutorState{AtUnixNs: now.UnixNano(), FreeAtUnixNs: now.Add(2 * time.Millisecond).UnixNano(),
 		Models: []*pb.ModelState{{Name: "m", Queued: 2, Batch: 2, ExecUnixNs: now.Add(time.Second).UnixNano(),
 			LatestUnixNs: now.Add(time.Second).UnixNano(), DeadlineUnixNs: now.Add(2 * time.Second).UnixNano(),
-			AheadNs: int64(3 * time.Millisecond), DispatchAt: 5}}})
+			AheadNs: int64(3 * time.Millisecond), DispatchAt: 5, IdleRule: true}}})
 	mr := (*r.table.Load())["m"]
 	st := mr.targets[0].RouteState
 	require.Equal(t, 2, st.Queued)
 	require.Equal(t, 3*time.Millisecond, st.Ahead)
 	require.Equal(t, 5, st.DispatchAt)
+	require.True(t, st.IdleRule)
 	require.Equal(t, r.fromWall(now.Add(2*time.Millisecond).UnixNano()), st.FreeAt)
 
 	// Both report idle before each request: the plan's weights decide.

@@ -1322,6 +1322,7 @@ type ModelState struct {
 	DispatchAt      int32                  `protobuf:"varint,8,opt,name=dispatch_at,json=dispatchAt,proto3" json:"dispatch_at,omitempty"`                 // queue length from which the policy dispatches the forming batch at once
 	Batches         int64                  `protobuf:"varint,9,opt,name=batches,proto3" json:"batches,omitempty"`                                         // batches run since the executor started
 	BatchedRequests int64                  `protobuf:"varint,10,opt,name=batched_requests,json=batchedRequests,proto3" json:"batched_requests,omitempty"` // sum of their sizes
+	IdleRule        bool                   `protobuf:"varint,11,opt,name=idle_rule,json=idleRule,proto3" json:"idle_rule,omitempty"`                      // the policy bounds a waiting batch's idle time (deferred's idle rule)
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1424,6 +1425,13 @@ func (x *ModelState) GetBatchedRequests() int64 {
 		return x.BatchedRequests
 	}
 	return 0
+}
+
+func (x *ModelState) GetIdleRule() bool {
+	if x != nil {
+		return x.IdleRule
+	}
+	return false
 }
 
 type ExecutorState struct {
@@ -1623,7 +1631,7 @@ const file_executor_proto_rawDesc = "" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
 	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\";\n" +
 	"\x11WatchStateRequest\x12&\n" +
-	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xc1\x02\n" +
+	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xde\x02\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1638,7 +1646,8 @@ const file_executor_proto_rawDesc = "" +
 	"dispatchAt\x12\x18\n" +
 	"\abatches\x18\t \x01(\x03R\abatches\x12)\n" +
 	"\x10batched_requests\x18\n" +
-	" \x01(\x03R\x0fbatchedRequests\"\xea\x01\n" +
+	" \x01(\x03R\x0fbatchedRequests\x12\x1b\n" +
+	"\tidle_rule\x18\v \x01(\bR\bidleRule\"\xea\x01\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +

@@ -33,7 +33,7 @@ func (s *Scheduler) SetLatencies(now time.Duration, id ModelID, lat Latency, adm
 	if admit <= 0 || admit > lat.At(1) {
 		admit = lat.At(1)
 	}
-	m.lat, m.l1, m.maxB, m.best, m.gains = lat, admit, lat.MaxBatch(), bestBatches(lat), deferGains(lat)
+	m.lat, m.l1, m.maxB, m.best, m.gains, m.idle = lat, admit, lat.MaxBatch(), bestBatches(lat), deferGains(lat), idleWaits(lat)
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)
 		if s.busy {

@@ -10,7 +10,10 @@ import "time"
 // still be feasible, so waiting can only grow the batch; from it on it cannot
 // (Symphony §3.1), and when the queue is deadline-limited (GETBATCH takes
 // fewer than n) that moment has already passed. A queue of MaxBatch or more
-// can grow no further: dispatchable at once.
+// can grow no further: dispatchable at once. With the gain rules (gain.go)
+// a batch whose next request gains too little is dispatchable at once, and
+// one that waits does so at most its idle bound after the later of its last
+// arrival and the gpu-let's last batch end.
 // timeout: the earlier of the deferred moment and the earliest arrival in the
 // forming batch plus K.
 // eager, flex: at once.
@@ -24,7 +27,11 @@ func (s *Scheduler) readyAt(m *model) time.Duration {
 		if n >= m.maxB || (s.pol.gain && !m.gains[n]) {
 			return always
 		}
-		return m.q.front().Deadline - m.lat.At(n+1)
+		t := m.q.front().Deadline - m.lat.At(n+1)
+		if s.pol.gain {
+			t = min(t, max(m.lastArrival, s.freed)+m.idle[n])
+		}
+		return t
 	case kindTimeout:
 		t := always
 		if n < m.maxB {

@@ -142,7 +142,7 @@ func TestDeferredWaitsForFrontrun(t *testing.T) {
 	st, err := s.RouteState(ms(2), 0)
 	require.NoError(t, err)
 	require.Equal(t, RouteState{FreeAt: ms(2), Queued: 3, Size: 3, Deadline: ms(12), Exec: ms(3), Latest: ms(4), Latency: st.Latency,
-		DispatchAt: 13}, st, "ℓ(b) = b + 5 gains 2% per request up to 12")
+		DispatchAt: 13, IdleRule: true}, st, "ℓ(b) = b + 5 gains 2% per request up to 12")
 
 	require.NoError(t, s.Submit(reqs[3].Arrival, reqs[3]))
 	require.Equal(t, []dispatched{{At: ms(2.25), IDs: []uint64{1, 2, 3, 4}}}, rec.dispatches)

@@ -239,6 +239,28 @@ func TestRoutePredictsDispatch(t *testing.T) {
 	require.Zero(t, ts[0].Queued)
 }
 
+// TestRoutePredictsIdleRule: under the idle rule the router predicts that a
+// batch waiting on a free gpu-let leaves at its idle bound, before its
+// frontrun: a lone request on an idle gpu-let at 10 (ℓ(b) = b + 5 ms, due at
+// 100) leaves at 10 + 2·(2·ℓ(1) − ℓ(2)) = 20, not at 100 − ℓ(2) = 93.
+func TestRoutePredictsIdleRule(t *testing.T) {
+	l := linear(t, 1, 5, 8)
+	for _, tc := range []struct {
+		idle bool
+		exec time.Duration
+	}{{true, ms(20)}, {false, ms(93)}} {
+		ts := []Target{{RouteState: RouteState{FreeAt: ms(10), Latency: l, DispatchAt: 8, IdleRule: tc.idle}}}
+		_, _, err := Route(ms(10), ms(100), ts)
+		require.NoError(t, err)
+		require.Equal(t, tc.exec, ts[0].Exec, "idle rule %v", tc.idle)
+	}
+	// On a busy gpu-let the bound counts from when it frees (30).
+	ts := []Target{{RouteState: RouteState{FreeAt: ms(30), Latency: l, DispatchAt: 8, IdleRule: true}}}
+	_, _, err := Route(ms(10), ms(100), ts)
+	require.NoError(t, err)
+	require.Equal(t, ms(40), ts[0].Exec)
+}
+
 // TestRouteSpillsPastABacklog: gpu-let 0 is within its share, gpu-let 1
 // far past it, but gpu-let 0 has fallen behind: it is busy until 3 ms,
 // then its neighbour's 3 ms of work and its forming batch of 2 run, and

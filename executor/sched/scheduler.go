@@ -57,8 +57,12 @@ type model struct {
 	// time (head dropping, window.go).
 	best []int32
 	// gains[n] says whether a batch of n gains from waiting for one more
-	// request (gain.go).
+	// request, and idle[n] how long it waits for it on a free gpu-let
+	// (gain.go).
 	gains []bool
+	idle  []time.Duration
+	// lastArrival is when the model's last request was queued.
+	lastArrival time.Duration
 	// amin is the earliest arrival among the first min(n, maxB) queued
 	// requests; kept only under the timeout policy.
 	amin time.Duration
@@ -86,8 +90,10 @@ type Scheduler struct {
 	// model ready ≤ expiry.
 	expiry, ready mheap
 
-	now     time.Duration
-	busy    bool
+	now  time.Duration
+	busy bool
+	// freed is when the last batch ended (0 before the first).
+	freed   time.Duration
 	running Batch
 	run     []Request // backing array of running.Requests
 	seq     uint64
@@ -196,7 +202,7 @@ func (s *Scheduler) AddModel(now time.Duration, id ModelID, cfg ModelConfig) err
 	if cfg.MaxQueue > 0 {
 		maxQ = cfg.MaxQueue
 	}
-	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1, best: bestBatches(cfg.Latency), gains: deferGains(cfg.Latency), lastStart: neverRan, lastEnd: neverRan}
+	m := &model{id: id, lat: cfg.Latency, l1: cfg.Latency.At(1), maxB: cfg.Latency.MaxBatch(), maxQ: maxQ, opos: -1, best: bestBatches(cfg.Latency), gains: deferGains(cfg.Latency), idle: idleWaits(cfg.Latency), lastStart: neverRan, lastEnd: neverRan}
 	s.models[id] = m
 	if c := m.maxB; cap(s.run) < c {
 		s.run = make([]Request, 0, c)
@@ -274,6 +280,7 @@ func (s *Scheduler) admit(now time.Duration, r Request) error {
 	case m.q.n >= m.maxQ:
 		s.reject(now, r, QueueFull)
 	default:
+		m.lastArrival = now
 		s.enqueue(m, r)
 		if s.busy && s.pol.preempt {
 			s.maybePreempt(now, m)
@@ -299,6 +306,13 @@ func (s *Scheduler) BatchDone(now time.Duration, seq uint64) error {
 	now = s.clock(now)
 	s.busy = false
 	s.running = Batch{}
+	s.freed = now
+	if s.pol.gain {
+		// The idle rule counts from now for every queued batch.
+		for _, e := range s.expiry.e {
+			s.rekey(s.models[e.id])
+		}
+	}
 	s.advance(now)
 	return nil
 }

@@ -150,7 +150,7 @@ func TestQueueFull(t *testing.T) {
 // requests and leaves the other's timed by its frontrun.
 func TestRemoveModelRejectsQueued(t *testing.T) {
 	l := linear(t, 1, 5, 8)
-	s, rec := newSched(t, Config{Policy: Deferred{Solo: true}}, map[ModelID]ModelConfig{0: {Latency: l}, 1: {Latency: l}})
+	s, rec := newSched(t, Config{Policy: Deferred{Solo: true, Always: true}}, map[ModelID]ModelConfig{0: {Latency: l}, 1: {Latency: l}})
 	submit(t, s, 1, 0, 0, ms(100))
 	submit(t, s, 2, 0, ms(1), ms(100))
 	submit(t, s, 3, 1, ms(1), ms(100))

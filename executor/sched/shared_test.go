@@ -11,16 +11,18 @@ import (
 // gpu-let, models A and B with ℓ(b) = b + 5 ms. A1 (d=25) and B1 (d=22)
 // arrive at 0, A2 (d=35) at 10.
 //
-// As published (solo): A's frontrun is 25 − ℓ(2) = 18, B's 22 − ℓ(2) = 15.
+// As published (solo, always): A's frontrun is 25 − ℓ(2) = 18, B's 22 − ℓ(2) = 15.
 // B1 goes at 15 and runs to 21, through A's window [18, 19]; A1 can no longer
 // finish (21 + 6 > 25) and is rejected at 25 − 6 + 1 ns. A2 alone then waits
 // for its frontrun 35 − 7 = 28 and runs 28..34.
 //
 // deferred (default): at 0 both models have a request queued, so the gpu-let
 // does not idle: B1 has the smaller latest moment (22 − 6 = 16 against 19) and
-// runs 0..6. Then A alone waits for its frontrun: 25 − ℓ(2) = 18, and with
-// A2 queued at 10, 25 − ℓ(3) = 17; A1 and A2 go together at 17 (ends 24 ≤ 25).
-// Nothing is lost and A's batch grew to 2.
+// runs 0..6. Then A alone waits on the free gpu-let, for its frontrun
+// 25 − ℓ(2) = 18 but at most the idle bound 6 + 2·(2·ℓ(1) − ℓ(2)) = 16
+// (gain.go); with A2 queued at 10 the bound is 10 + 2·(3·ℓ(2)/2 − ℓ(3)) = 15,
+// before the frontrun 25 − ℓ(3) = 17: A1 and A2 go together at 15 (ends 22 ≤
+// 25). Nothing is lost and A's batch grew to 2.
 //
 // eager: A1 at 0, the moment it arrives (before B1, at the same instant),
 // B1 at 6, A2 (queued at 10) at 12, all alone.
@@ -30,13 +32,13 @@ func TestSharedGpuletRule(t *testing.T) {
 		batches []dispatched
 		rejects []rejected
 	}{
-		{Deferred{Solo: true}, []dispatched{
+		{Deferred{Solo: true, Always: true}, []dispatched{
 			{At: ms(15), Model: 1, IDs: []uint64{2}},
 			{At: ms(28), Model: 0, IDs: []uint64{3}},
 		}, []rejected{{At: ms(19) + 1, ID: 1, Why: DeadlineUnreachable}}},
 		{Deferred{}, []dispatched{
 			{At: 0, Model: 1, IDs: []uint64{2}},
-			{At: ms(17), Model: 0, IDs: []uint64{1, 3}},
+			{At: ms(15), Model: 0, IDs: []uint64{1, 3}},
 		}, nil},
 		{Eager{}, []dispatched{
 			{At: 0, Model: 0, IDs: []uint64{1}},

@@ -43,6 +43,10 @@ type RouteState struct {
 	// at most MaxBatch); 0 means MaxBatch. The router's predictions between
 	// reports follow it.
 	DispatchAt int
+	// IdleRule says the policy bounds a waiting batch's idle time (the
+	// deferred policy's idle rule, gain.go); the router's predictions
+	// between reports follow it.
+	IdleRule bool
 }
 
 // RouteState reports the state the router needs for model id as of now. It
@@ -64,6 +68,7 @@ func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error
 		}
 	}
 	st.DispatchAt = s.dispatchAt(m)
+	st.IdleRule = s.pol.kind == kindDeferred && s.pol.gain
 	if m.q.n > 0 {
 		st.Size = batchAt(m, now)
 		st.Deadline = m.q.front().Deadline

@@ -28,8 +28,8 @@ func (p specPolicy) spec() policySpec { return p.s }
 var (
 	// published is Symphony's Algorithm 1 as published: every batch waits
 	// for its frontrun, GETBATCH from the head (the scheduler before the
-	// shared-gpu-let rule and head dropping).
-	published Policy = Deferred{Solo: true, HeadOnly: true}
+	// shared-gpu-let rule, head dropping and the gain rules).
+	published Policy = Deferred{Solo: true, HeadOnly: true, Always: true}
 	// sharedOnly is the shared-gpu-let rule alone.
 	sharedOnly Policy = Deferred{HeadOnly: true}
 	// blockGuard and chainGuard are the measured alternatives to the
