@@ -11,8 +11,8 @@ import (
 )
 
 // Table2JSON is what `gpuletd bench symphony-table2 --json` prints: per
-// model the bound and each policy's goodput, req/s, of the rows of one
-// timing.
+// model the bound and each policy's goodput, req/s (median over the seeds),
+// of the rows of one timing.
 func Table2JSON(rows []Table2Row, timing string) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
 	for _, r := range rows {
@@ -31,11 +31,12 @@ func Table2JSON(rows []Table2Row, timing string) map[string]map[string]float64 {
 // WriteTable2 writes the rows as a Markdown table.
 func WriteTable2(w io.Writer, rows []Table2Row) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 1, ' ', 0)
-	fmt.Fprintln(tw, "| model\t| timing\t| bound\t| Symphony measured\t| deferred\t| eager\t| timeout\t| flex\t| deferred / bound\t| mean batch (deferred, eager)\t|")
+	fmt.Fprintln(tw, "| model\t| timing\t| bound\t| Symphony measured\t| deferred (range)\t| eager\t| timeout\t| flex\t| deferred / bound\t| mean batch (deferred, eager)\t|")
 	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "| %s\t| %s\t| %.0f\t| %.0f\t| %.0f\t| %.0f\t| %.0f (%s)\t| %.0f\t| %.1f%%\t| %.1f, %.1f\t|\n",
-			r.Model, r.Timing, r.Bound, r.Measured, r.Goodput["deferred"], r.Goodput["eager"], r.Goodput["timeout"], r.BestTimeout,
+		d := r.Spread["deferred"]
+		fmt.Fprintf(tw, "| %s\t| %s\t| %.0f\t| %.0f\t| %.0f (%.0f–%.0f)\t| %.0f\t| %.0f (%s)\t| %.0f\t| %.1f%%\t| %.1f, %.1f\t|\n",
+			r.Model, r.Timing, r.Bound, r.Measured, r.Goodput["deferred"], d.Min, d.Max, r.Goodput["eager"], r.Goodput["timeout"], r.BestTimeout,
 			r.Goodput["flex"], 100*r.Goodput["deferred"]/r.Bound, r.MeanBatch["deferred"], r.MeanBatch["eager"])
 	}
 	if err := tw.Flush(); err != nil {

@@ -19,7 +19,8 @@ func newBenchTable2Cmd(_ *globalFlags) *cobra.Command {
 β 18.368, SLO 70) each alone on 8 whole GPUs, Poisson arrivals: the goodput
 (largest offered rate with 99% of the requests within SLO) of the deferred,
 eager, timeout (best k of 10–40% of the SLO) and flex policies, against
-Symphony's analytic staggered bound and its measured goodput. The table has
+Symphony's analytic staggered bound and its measured goodput, medians over
+--seeds seeds (the deferred column gives the range). The table has
 both batch timings (the emulated engine's 2% jitter and exact); --json prints
 {"<model>": {"bound", "deferred", "eager", "timeout", "flex"}} for the jitter
 timing, or for exact timing with --exact.`,
@@ -39,7 +40,7 @@ timing, or for exact timing with --exact.`,
 			}
 			var rows []sim.Table2Row
 			for _, tm := range timings {
-				r, err := sim.RunTable2(cmd.Context(), pf.seed, tm)
+				r, err := sim.RunTable2(cmd.Context(), sim.SeedList(pf.seed, pf.seeds), tm)
 				if err != nil {
 					return err
 				}
@@ -54,6 +55,7 @@ timing, or for exact timing with --exact.`,
 			return sim.WriteTable2(cmd.OutOrStdout(), rows)
 		},
 	}
+	pf.addSeeds(cmd)
 	pf.add(cmd, "symphony-table2")
 	cmd.Flags().BoolVar(&exact, "exact", false, "with --json: exact batch times instead of the default jitter")
 	return cmd
