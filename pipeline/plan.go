@@ -25,12 +25,17 @@ const (
 // Plan is an allocation of workers to a pipeline's variants.
 type Plan struct {
 	Pipeline string `json:"pipeline"`
+	// SLOMS is the pipeline's end-to-end SLO, ms.
+	SLOMS float64 `json:"slo_ms"`
 	// Demand is the rate planned for, requests per second at the first
 	// task; Capacity the most this plan's workers carry in the same mix.
 	Demand   float64 `json:"demand"`
 	Capacity float64 `json:"capacity"`
 	Scaling  string  `json:"scaling"`
 	Workers  int     `json:"workers"`
+	// Needed is the workers the demand needs when the plan was given
+	// spare ones (WithSpare); 0 when it was not.
+	Needed int `json:"needed,omitempty"`
 	// Accuracy is the expected end-to-end accuracy of a request.
 	Accuracy float64    `json:"accuracy"`
 	Tasks    []TaskPlan `json:"tasks"`
@@ -68,6 +73,20 @@ type Options struct {
 	// (hardware scaling alone, InferLine's way); the demand beyond it is
 	// ErrOverloaded.
 	FullAccuracyOnly bool
+	// Utilization is the share of a worker's batch throughput b/ℓ(b) the
+	// plan counts on, in (0, 1], leaving the rest to absorb requests that
+	// arrive unevenly; 0 means 1 (Loki's model: a worker busy all the time).
+	Utilization float64
+}
+
+// perWorker is the rate a worker is planned to carry with batches of b that
+// take ms.
+func (o Options) perWorker(b int, ms float64) float64 {
+	u := o.Utilization
+	if !(u > 0 && u <= 1) {
+		u = 1
+	}
+	return u * float64(b) / ms * 1000
 }
 
 // config is one variant at the batch a budget allows.
@@ -88,27 +107,47 @@ type choice struct {
 	hi, lo   config
 	nHi, nLo int
 	share    float64
+	load     float64 // the task's load, requests/s
+}
+
+// room is how far the choice's workers can take their task's load: the
+// least, over its variants, of capacity over the share of the load it
+// takes (∞ without load).
+func (c choice) room() float64 {
+	r := math.Inf(1)
+	if c.load <= 0 {
+		return r
+	}
+	r = float64(c.nHi) * c.hi.rate / (c.share * c.load)
+	if c.lo.k != c.hi.k && c.share < 1 {
+		r = min(r, float64(c.nLo)*c.lo.rate/((1-c.share)*c.load))
+	}
+	return r
 }
 
 // searcher holds one search's state.
 type searcher struct {
-	p       *Pipeline
-	opts    Options
-	demand  float64
-	curves  curves
-	cfg     [][]config // per task, per variant: the config at the current budget
-	cur     []choice
-	best    []choice
-	bestAcc float64
-	bestW   int
-	found   bool
+	p        *Pipeline
+	opts     Options
+	demand   float64
+	curves   curves
+	cfg      [][]config // per task, per variant: the config at the current budget
+	cur      []choice
+	best     []choice
+	bestAcc  float64
+	bestW    int
+	bestRoom float64
+	// floor is the least accuracy a plan may have (Pipeline.MinAccuracy).
+	floor float64
+	found bool
 }
 
 // PlanFor plans the pipeline for demand requests per second on
 // opts.Workers workers. It tries hardware scaling first and accuracy
-// scaling when that cannot carry the demand (unless FullAccuracyOnly).
-// When nothing can, it returns the plan of the largest demand the workers
-// carry (MaxDemand) and an error wrapping ErrOverloaded.
+// scaling when that cannot carry the demand (unless FullAccuracyOnly),
+// never below the pipeline's MinAccuracy. When nothing can, it returns the
+// plan of the largest demand the workers carry (MaxDemand) and an error
+// wrapping ErrOverloaded.
 //
 // The search is exhaustive over: a latency budget per task (the batch
 // times of its variants at Loki's batch sizes, adding up to at most half
@@ -182,7 +221,7 @@ func planAt(p *Pipeline, cv curves, demand float64, opts Options) (Plan, bool) {
 // search finds the best plan for demand: with full accuracy only, the
 // fewest workers; otherwise the highest accuracy, then the fewest workers.
 func search(p *Pipeline, cv curves, demand float64, opts Options, full bool) (Plan, bool) {
-	s := &searcher{p: p, opts: opts, demand: demand, bestAcc: -1, curves: cv,
+	s := &searcher{p: p, opts: opts, demand: demand, bestAcc: -1, curves: cv, floor: p.MinAccuracy*p.FullAccuracy() - 1e-12,
 		cfg: make([][]config, len(p.Tasks)), cur: make([]choice, len(p.Tasks))}
 	for i, t := range p.Tasks {
 		s.cfg[i] = make([]config, len(t.Variants))
@@ -235,7 +274,7 @@ func (s *searcher) configure(i int, budget float64) {
 		c.batch, c.ms, c.rate = 0, 0, 0
 		for _, pt := range curve {
 			if pt.ms <= budget && pt.ms > 0 {
-				c.batch, c.ms, c.rate = pt.batch, pt.ms, float64(pt.batch)/pt.ms*1000
+				c.batch, c.ms, c.rate = pt.batch, pt.ms, s.opts.perWorker(pt.batch, pt.ms)
 			}
 		}
 	}
@@ -255,7 +294,7 @@ func (s *searcher) alloc(i int, load float64, left int) {
 		}
 		need := max(int(math.Ceil(load/hi.rate-1e-9)), 1)
 		if need <= left {
-			s.cur[i] = choice{hi: hi, lo: hi, nHi: need, share: 1}
+			s.cur[i] = choice{hi: hi, lo: hi, nHi: need, share: 1, load: load}
 			s.alloc(i+1, load*hi.fanout, left-need)
 		}
 		for _, lo := range cfgs {
@@ -268,25 +307,36 @@ func (s *searcher) alloc(i int, load float64, left int) {
 				if nHi+nLo > left {
 					continue
 				}
-				s.cur[i] = choice{hi: hi, lo: lo, nHi: nHi, nLo: nLo, share: share}
+				s.cur[i] = choice{hi: hi, lo: lo, nHi: nHi, nLo: nLo, share: share, load: load}
 				s.alloc(i+1, load*(share*hi.fanout+(1-share)*lo.fanout), left-nHi-nLo)
 			}
 		}
 	}
 }
 
-// consider keeps the current candidate if it beats the best so far.
+// consider keeps the current candidate if it beats the best so far: a
+// higher accuracy, then fewer workers, then more room (the tightest
+// variant's capacity over its load: a detector at batch 2 carries more
+// than at batch 1 on the same workers, and that room absorbs bursts).
 func (s *searcher) consider() {
 	acc := s.accuracy(s.cur)
+	if acc < s.floor {
+		return
+	}
 	w := 0
 	for _, c := range s.cur {
 		w += c.nHi + c.nLo
 	}
-	better := !s.found || acc > s.bestAcc+1e-12 || (acc > s.bestAcc-1e-12 && w < s.bestW)
+	room := math.Inf(1)
+	for _, c := range s.cur {
+		room = min(room, c.room())
+	}
+	same := acc > s.bestAcc-1e-12 && acc < s.bestAcc+1e-12
+	better := !s.found || acc > s.bestAcc+1e-12 || (same && w < s.bestW) || (same && w == s.bestW && room > s.bestRoom*(1+1e-9))
 	if !better {
 		return
 	}
-	s.found, s.bestAcc, s.bestW = true, acc, w
+	s.found, s.bestAcc, s.bestW, s.bestRoom = true, acc, w, room
 	s.best = slices.Clone(s.cur)
 }
 
@@ -316,7 +366,7 @@ func (s *searcher) accuracy(cs []choice) float64 {
 
 // plan turns the best candidate into a Plan.
 func (s *searcher) plan(full bool) Plan {
-	pl := Plan{Pipeline: s.p.Name, Demand: s.demand, Workers: s.bestW, Accuracy: s.bestAcc, Scaling: AccuracyScaling}
+	pl := Plan{Pipeline: s.p.Name, SLOMS: msOf(s.p.SLO), Demand: s.demand, Workers: s.bestW, Accuracy: s.bestAcc, Scaling: AccuracyScaling}
 	if full {
 		pl.Scaling = HardwareScaling
 	}
@@ -344,4 +394,56 @@ func (s *searcher) plan(full bool) Plan {
 	}
 	pl.Capacity = capacity
 	return pl
+}
+
+// WithSpare gives the workers a plan leaves idle, up to workers in all, to
+// its variants, one at a time to the variant whose workers carry the most
+// of their capacity (its share of its task's load over its capacity): the
+// same variants and shares, more room for requests that come in bursts
+// (a detector's objects reach the classifier together). Needed keeps the
+// plan's own count.
+func (pl Plan) WithSpare(workers int) Plan {
+	out := pl
+	if out.Needed == 0 {
+		out.Needed = pl.Workers
+	}
+	out.Tasks = make([]TaskPlan, len(pl.Tasks))
+	for i, tp := range pl.Tasks {
+		tp.Variants = slices.Clone(tp.Variants)
+		out.Tasks[i] = tp
+	}
+	for out.Workers < workers {
+		bi, bk, busiest := -1, -1, 0.0
+		for i, tp := range out.Tasks {
+			for k, v := range tp.Variants {
+				if v.Workers < 1 || v.Capacity <= 0 {
+					continue
+				}
+				if u := tp.Load * v.Share / v.Capacity; bi < 0 || u > busiest {
+					bi, bk, busiest = i, k, u
+				}
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		v := &out.Tasks[bi].Variants[bk]
+		v.Capacity *= float64(v.Workers+1) / float64(v.Workers)
+		v.Workers++
+		out.Workers++
+	}
+	// Each variant carries its capacity over its share of its task's load
+	// per request at the first task.
+	out.Capacity = math.Inf(1)
+	for _, tp := range out.Tasks {
+		for _, v := range tp.Variants {
+			if v.Share > 0 && tp.Load > 0 {
+				out.Capacity = min(out.Capacity, v.Capacity*out.Demand/(v.Share*tp.Load))
+			}
+		}
+	}
+	if math.IsInf(out.Capacity, 1) {
+		out.Capacity = pl.Capacity
+	}
+	return out
 }

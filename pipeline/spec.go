@@ -52,6 +52,10 @@ type Pipeline struct {
 	// Hop is the time a request spends between two tasks (transfer and
 	// hand-over), taken off the SLO once per hop.
 	Hop time.Duration
+	// MinAccuracy is the least end-to-end accuracy the operator accepts,
+	// as a share of FullAccuracy in [0, 1]: accuracy scaling goes no lower,
+	// and the demand beyond what that carries is dropped. 0 sets no floor.
+	MinAccuracy float64
 }
 
 // PathKey names a path: its variants' names joined by "/".
@@ -89,6 +93,9 @@ func (p *Pipeline) Validate() error {
 			}
 			seen[v.Name] = true
 		}
+	}
+	if !(p.MinAccuracy >= 0 && p.MinAccuracy <= 1) {
+		return fmt.Errorf("validate pipeline %q: %w: min accuracy %v is outside [0, 1]", p.Name, ErrBadPipeline, p.MinAccuracy)
 	}
 	for k, a := range p.PathAccuracy {
 		if !(a >= 0 && a <= 1) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/pipeline"
 	"github.com/gpulet/gpuletd/sim/arrival"
 	"github.com/gpulet/gpuletd/sim/workload"
 )
@@ -74,6 +75,12 @@ type engine struct {
 	windows  []window
 	physMiss uint64
 	batches  uint64
+
+	// pipelines (pipeline.go)
+	pipes     []*pipe
+	preqs     map[uint64]*preq
+	queued    []pending
+	nextPipes []pipeline.Plan // the pipelines' plans apply is given
 }
 
 // Run simulates the node the workload describes serving its demand, in
@@ -106,8 +113,8 @@ func Run(ctx context.Context, w *workload.Workload, opts Options) (*Result, erro
 
 // build makes the models, GPUs, arrival streams and metrics.
 func (e *engine) build() error {
-	if len(e.w.Models) > sched.MaxModels {
-		return fmt.Errorf("simulate: %w: %d models", ErrBadOptions, len(e.w.Models))
+	if n := len(e.node.Input.Demands); n > sched.MaxModels {
+		return fmt.Errorf("simulate: %w: %d models", ErrBadOptions, n)
 	}
 	for i, d := range e.node.Input.Demands {
 		m := &model{idx: i, id: sched.ModelID(i), name: d.Name, profile: e.node.Profiles[i], demand: d,
@@ -122,12 +129,18 @@ func (e *engine) build() error {
 	e.windows = make([]window, (e.set.duration+e.set.window-1)/e.set.window)
 	traces, shared := map[string]*arrival.Trace{}, traceUsers(e.w)
 	var streams []*stream
-	for i := range e.w.Models {
+	for i := range sources(e.w) {
 		s, err := newStream(e.w, i, mix(e.set.seed, uint64(i)+1), traces, shared)
 		if err != nil {
 			return fmt.Errorf("simulate: %w", err)
 		}
+		if k := i - len(e.w.Models); k >= 0 {
+			s.model = -1 - k // a pipeline's first task (engine.arrive)
+		}
 		streams = append(streams, s)
+	}
+	if err := e.buildPipes(); err != nil {
+		return err
 	}
 	e.arr = newArrivals(streams, e.set.duration)
 	e.jit = newJitterRand(e.set.jitterCV, mix(e.set.seed, 0))
@@ -206,13 +219,20 @@ func (e *engine) loop() error {
 		if err != nil {
 			return err
 		}
+		if err := e.flushPipes(); err != nil {
+			return err
+		}
 	}
 }
 
-// arrive routes the next request to a gpu-let serving its model.
+// arrive routes the next request to a gpu-let serving its model (or,
+// for a pipeline, starts a pipeline request at its first task).
 func (e *engine) arrive() error {
 	_, mi, _ := e.arr.peek()
 	e.arr.pop()
+	if mi < 0 {
+		return e.pipeArrives(e.pipes[-1-mi])
+	}
 	m := e.models[mi]
 	e.nextID++
 	r := sched.Request{ID: e.nextID, Model: m.id, Arrival: e.now, Deadline: e.now + m.slo}
@@ -235,19 +255,10 @@ func (e *engine) arrive() error {
 	case 1:
 		to = m.owners[0]
 	default:
-		// The router sees what the gpu-lets published, at most every
-		// PublishInterval, with its own predictions in between, as the
-		// daemon's router does.
-		for j, l := range m.owners {
-			if l.published[m.idx] != 0 && e.now-l.published[m.idx] < sched.PublishInterval {
-				continue
+		for j := range m.owners {
+			if err := e.publish(m, j); err != nil {
+				return err
 			}
-			st, err := l.s.RouteState(e.now, m.id)
-			if err != nil {
-				return fmt.Errorf("simulate: route %s: %w", m.name, err)
-			}
-			m.targets[j].RouteState = st
-			l.published[m.idx] = max(e.now, 1)
 		}
 		j, _, err := sched.Route(e.now, r.Deadline, m.targets)
 		if err == nil {
@@ -258,6 +269,29 @@ func (e *engine) arrive() error {
 		e.reject(r, sched.Unroutable)
 		return nil
 	}
+	return e.submit(to, m, r)
+}
+
+// publish refreshes the router's view of gpu-let j of m when it is older
+// than PublishInterval: the router sees what the gpu-lets published, at
+// most every PublishInterval, with its own predictions in between, as the
+// daemon's router does.
+func (e *engine) publish(m *model, j int) error {
+	l := m.owners[j]
+	if l.published[m.idx] != 0 && e.now-l.published[m.idx] < sched.PublishInterval {
+		return nil
+	}
+	st, err := l.s.RouteState(e.now, m.id)
+	if err != nil {
+		return fmt.Errorf("simulate: route %s: %w", m.name, err)
+	}
+	m.targets[j].RouteState = st
+	l.published[m.idx] = max(e.now, 1)
+	return nil
+}
+
+// submit hands r, a request of m, to gpu-let to.
+func (e *engine) submit(to *glet, m *model, r sched.Request) error {
 	// As the executor does on each request: forget a calibration that has
 	// seen no batch for a while.
 	if lm := to.ms[m.idx]; e.set.calibrate && lm != nil {

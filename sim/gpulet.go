@@ -197,7 +197,7 @@ func (k letSink) Dispatch(now time.Duration, b sched.Batch) {
 
 // Reject answers a request that will not run.
 func (k letSink) Reject(now time.Duration, r sched.Request, why sched.Reason) {
-	k.l.e.reject(r, why)
+	k.l.e.rejectAt(k.l, r, why)
 }
 
 // Preempt stops the running batch; the scheduler requeues or rejects its

@@ -75,13 +75,24 @@ func (e *engine) win(t time.Duration) *window {
 }
 
 // reject answers a request that will not be served.
-func (e *engine) reject(r sched.Request, why sched.Reason) {
+func (e *engine) reject(r sched.Request, why sched.Reason) { e.rejectAt(nil, r, why) }
+
+// rejectAt answers a request that will not be served, rejected by gpu-let
+// from (nil: by the node, before any gpu-let); a pipeline's request may be
+// rerouted instead (pipeRejected).
+func (e *engine) rejectAt(from *glet, r sched.Request, why sched.Reason) {
+	pr := e.preqs[r.ID]
+	if pr != nil && e.pipeRejected(from, pr, r, why) {
+		return
+	}
 	m := e.models[r.Model]
 	if int(why) < numReasons {
 		m.st.rejected[why]++
 	}
-	if w := e.win(r.Arrival); w != nil {
-		w.rejected++
+	if pr == nil {
+		if w := e.win(r.Arrival); w != nil {
+			w.rejected++
+		}
 	}
 	if e.set.obs != nil {
 		e.set.obs.rejected(r, why)
@@ -91,21 +102,26 @@ func (e *engine) reject(r sched.Request, why sched.Reason) {
 // served records a request its batch finished at end.
 func (e *engine) served(r sched.Request, l *glet, start, end time.Duration) {
 	m := e.models[r.Model]
-	w := e.win(r.Arrival)
-	if end <= r.Deadline {
+	good := end <= r.Deadline
+	if good {
 		m.st.good++
-		if w != nil {
-			w.good++
-		}
 	} else {
 		m.st.late++
-		if w != nil {
-			w.late++
-		}
 	}
 	_ = m.st.hist.RecordValue(int64((end - r.Arrival) / time.Microsecond))
 	if e.set.obs != nil {
 		e.set.obs.served(r, l.idx, start, end)
+	}
+	if pr := e.preqs[r.ID]; pr != nil {
+		e.pipeServed(pr, r, end)
+		return
+	}
+	if w := e.win(r.Arrival); w != nil {
+		if good {
+			w.good++
+		} else {
+			w.late++
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/pipeline"
 	"go.uber.org/zap"
 )
 
@@ -53,6 +54,9 @@ type pendingPlan struct {
 	plan  *gpulet.Plan
 	steps []func() error
 	event int // index in engine.events
+	// pipes are the pipelines' plans the gpulet plan lays out (nil for
+	// models).
+	pipes []pipeline.Plan
 }
 
 // start applies the first plan, ready at once.
@@ -63,7 +67,14 @@ func (e *engine) start() error {
 	}
 	p := e.set.plan
 	reason := "given"
-	if p == nil {
+	switch {
+	case len(e.pipes) > 0:
+		var err error
+		if p, e.nextPipes, err = e.planPipes(true); err != nil {
+			return err
+		}
+		reason = "start"
+	case p == nil:
 		var err error
 		if p, err = e.makePlan(rates); err != nil {
 			return err
@@ -133,6 +144,10 @@ func (e *engine) period() error {
 	}
 	dt := (e.now - e.lastTick).Seconds()
 	e.lastTick = e.now
+	if len(e.pipes) > 0 {
+		e.foldPipes(dt)
+		return e.replanPipes("period")
+	}
 	rates := make([]float64, len(e.models))
 	for i, m := range e.models {
 		rates[i] = m.est.Fold(float64(m.count)/dt, e.set.ewma)
@@ -152,6 +167,13 @@ func (e *engine) closeShort() []float64 {
 		}
 		m.short = 0
 	}
+	for _, p := range e.pipes {
+		p.shortRate = 0
+		if dt > 0 {
+			p.shortRate = float64(p.short) / dt
+		}
+		p.short = 0
+	}
 	return out
 }
 
@@ -161,6 +183,9 @@ func (e *engine) surge() error {
 	short := e.closeShort()
 	if e.pending != nil {
 		return nil
+	}
+	if len(e.pipes) > 0 {
+		return e.surgePipes()
 	}
 	shortBy, est := map[string]float64{}, map[string]float64{}
 	for i, m := range e.models {
@@ -231,7 +256,8 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 	}
 	e.set.log.Debug("plan", zap.Duration("at", e.now), zap.String("reason", reason), zap.String("layout", p.Layout()),
 		zap.Int("started", out.Started), zap.Int("retired", out.Stopped))
-	pp := &pendingPlan{at: e.now, plan: p, steps: node.steps, event: len(e.events) - 1}
+	pp := &pendingPlan{at: e.now, plan: p, steps: node.steps, event: len(e.events) - 1, pipes: e.nextPipes}
+	e.nextPipes = nil
 	if out.Ready() || delay == 0 {
 		return e.switchTo(pp)
 	}
@@ -260,6 +286,7 @@ func (e *engine) switchTo(pp *pendingPlan) error {
 	e.plan = pp.plan
 	e.admission = control.NewAdmission(pp.plan, e.admission)
 	e.events[pp.event].ServingS = e.now.Seconds()
+	e.switchPipes(pp.pipes)
 	for _, step := range pp.steps {
 		if err := step(); err != nil {
 			return err

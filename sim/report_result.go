@@ -19,6 +19,10 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nGPUs busy %.1f%% on average, gpu-let sizes in use %.0f%% on average, mean batch %.2f, %d reorganizations\n",
 		100*r.MeanBusy, r.MeanSizeSum, r.MeanBatch, r.Reorganizations)
+	for _, p := range r.Pipelines {
+		fmt.Fprintf(w, "pipeline %s (%s scaling): %d requests, %.3f%% within SLO end to end, %d late, %d dropped early; accuracy served %.4f (%.3f of full); %.2f GPUs needed on average\n",
+			p.Name, p.Scaling, p.Requests, 100*p.SLOAttainment, p.Late, p.Dropped, p.Accuracy, p.Accuracy/max(p.FullAccuracy, 1e-9), p.MeanWorkers)
+	}
 	for _, p := range r.Plans {
 		fmt.Fprintf(w, "plan at %.1f s (%s), serving from %.1f s: %s", p.AtS, p.Reason, p.ServingS, p.Layout)
 		if p.Unscheduled > 0 {

@@ -43,6 +43,9 @@ type Result struct {
 	Reorganizations int           `json:"reorganizations"`
 	Plans           []PlanEvent   `json:"plans"`
 	Models          []ModelResult `json:"models"`
+	// Pipelines are the workload's pipelines (pipeline.go); Requests, Good
+	// and the other counts above then count their task requests.
+	Pipelines []PipelineResult `json:"pipelines,omitempty"`
 	// GPUs names the GPUs, in the order of Busy.
 	GPUs []string `json:"gpus"`
 	// IntervalS is the width of the time series' buckets, seconds.
@@ -171,6 +174,7 @@ func (e *engine) result() *Result {
 		}
 		res.MeanBusy = busy / float64(len(e.gpus))
 	}
+	res.Pipelines = e.pipeResults()
 	for i, w := range e.windows {
 		v := w.late + w.rejected
 		win := Window{StartS: (time.Duration(i) * e.set.window).Seconds(), Requests: w.requests, Violations: v}

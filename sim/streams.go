@@ -17,12 +17,33 @@ type step struct {
 	rate float64 // requests/s
 }
 
-// rateSteps is a model's rate over time: its rate, then each phase that
+// source is what a stream draws arrivals for: a model, or a pipeline's
+// first task.
+type source struct {
+	name    string
+	rate    float64
+	arrival string
+}
+
+// sources are the workload's models, then its pipelines: stream i serves
+// source i.
+func sources(w *workload.Workload) []source {
+	var out []source
+	for _, m := range w.Models {
+		out = append(out, source{m.Name, m.Rate, m.Arrival})
+	}
+	for _, p := range w.Pipelines {
+		out = append(out, source{p.PipelineName(), p.Rate, p.Arrival})
+	}
+	return out
+}
+
+// rateSteps is a source's rate over time: its rate, then each phase that
 // names it.
-func rateSteps(w *workload.Workload, i int) []step {
-	steps := []step{{at: 0, rate: w.Models[i].Rate}}
+func rateSteps(w *workload.Workload, src source) []step {
+	steps := []step{{at: 0, rate: src.rate}}
 	for _, p := range w.Phases {
-		r, ok := p.Rates[w.Models[i].Name]
+		r, ok := p.Rates[src.name]
 		if !ok {
 			continue
 		}
@@ -52,17 +73,18 @@ type stream struct {
 	done    bool
 }
 
-// newStream builds model i's stream; traces holds the traces read so far by
-// path, shared the number of models replaying each. A trace replayed by
-// several models starts, for each, at a point drawn from its seed, so that
-// their bursts do not coincide; one model alone replays it from the start.
+// newStream builds source i's stream (sources); traces holds the traces read
+// so far by path, shared the number of sources replaying each. A trace
+// replayed by several sources starts, for each, at a point drawn from its
+// seed, so that their bursts do not coincide; one alone replays it from the
+// start.
 func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arrival.Trace, shared map[string]int) (*stream, error) {
-	m := w.Models[i]
+	m := sources(w)[i]
 	spec := arrival.Spec{Kind: arrival.KindPoisson}
-	if m.Arrival != "" {
-		s, err := arrival.Parse(m.Arrival)
+	if m.arrival != "" {
+		s, err := arrival.Parse(m.arrival)
 		if err != nil {
-			return nil, fmt.Errorf("model %s: %w", m.Name, err)
+			return nil, fmt.Errorf("model %s: %w", m.name, err)
 		}
 		spec = s
 	}
@@ -75,7 +97,7 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 		if tr = traces[path]; tr == nil {
 			t, err := readTrace(path)
 			if err != nil {
-				return nil, fmt.Errorf("model %s: %w", m.Name, err)
+				return nil, fmt.Errorf("model %s: %w", m.name, err)
 			}
 			traces[path], tr = t, t
 		}
@@ -84,7 +106,7 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 	if tr != nil && shared[spec.Path] > 1 {
 		skip = int(seed % uint64(tr.Len()))
 	}
-	steps := rateSteps(w, i)
+	steps := rateSteps(w, m)
 	nominal := 0.0
 	for _, s := range steps {
 		nominal = max(nominal, s.rate)
@@ -95,7 +117,7 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 		// given, scale it over time relative to the first.
 		arr, err := spec.New(0, seed, tr)
 		if err != nil {
-			return nil, fmt.Errorf("model %s: %w", m.Name, err)
+			return nil, fmt.Errorf("model %s: %w", m.name, err)
 		}
 		st.arr, st.nominal = arr, arr.Rate()
 		for range skip {
@@ -116,7 +138,7 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 	}
 	arr, err := spec.New(nominal, seed, tr)
 	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", m.Name, err)
+		return nil, fmt.Errorf("model %s: %w", m.name, err)
 	}
 	st.arr, st.nominal = arr, nominal
 	for range skip {
@@ -125,11 +147,11 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 	return st, nil
 }
 
-// traceUsers counts the models replaying each trace spec path.
+// traceUsers counts the sources replaying each trace spec path.
 func traceUsers(w *workload.Workload) map[string]int {
 	n := map[string]int{}
-	for _, m := range w.Models {
-		if s, err := arrival.Parse(m.Arrival); err == nil && s.Kind == arrival.KindTrace {
+	for _, m := range sources(w) {
+		if s, err := arrival.Parse(m.arrival); err == nil && s.Kind == arrival.KindTrace {
 			n[s.Path]++
 		}
 	}

@@ -34,6 +34,15 @@ func TestPlanAndSimulateCommands(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
 	require.Positive(t, res.Requests)
 
+	traffic := filepath.Join("..", "..", "sim", "workload", "testdata", "traffic-pipeline.yaml")
+	code, stdout, stderr = runCLI(t, "plan", "--workload", traffic)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "plan (pipeline)")
+	require.Contains(t, stdout, "yolov5x")
+	code, stdout, stderr = runCLI(t, "simulate", "--workload", traffic, "--duration", "10s")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "pipeline traffic-analysis (gpuletd scaling)")
+
 	code, _, stderr = runCLI(t, "simulate", "--workload", filepath.Join(t.TempDir(), "missing.yaml"))
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "missing.yaml")

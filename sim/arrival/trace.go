@@ -203,3 +203,30 @@ func (r *Replay) Rate() float64 { return r.rate }
 // Loops is how many times the replay has wrapped around to the trace's
 // first arrival.
 func (r *Replay) Loops() int { return r.loops }
+
+// PeakFactor is the rate of the busiest of bins equal stretches of the
+// trace over its mean rate: how far above its mean a trace scaled to a mean
+// rate peaks, at that resolution (1 for bins < 1).
+func (t *Trace) PeakFactor(bins int) float64 {
+	counts := t.Bins(bins)
+	if counts == nil {
+		return 1
+	}
+	return float64(slices.Max(counts)) * float64(bins) / float64(t.Len())
+}
+
+// Bins counts the arrivals in bins equal stretches of the span (nil for
+// bins < 1).
+func (t *Trace) Bins(bins int) []int {
+	if bins < 1 || t.span <= 0 {
+		return nil
+	}
+	counts := make([]int, bins)
+	var at time.Duration
+	counts[0]++
+	for _, g := range t.gaps {
+		at += g
+		counts[min(int(int64(at)*int64(bins)/int64(t.span)), bins-1)]++
+	}
+	return counts
+}

@@ -137,3 +137,19 @@ func TestFullAzureTraces(t *testing.T) {
 		t.Logf("%s: %d arrivals over %s, %.2f/s, gap CV %.2f", name, tr.Len(), tr.Span(), tr.Rate(), tr.CV())
 	}
 }
+
+func TestTracePeak(t *testing.T) {
+	// Arrivals at 0, 1, 2 and then 2.5, 2.75, 3 s: the second half of the
+	// span holds 4 of 6.
+	var ts []time.Time
+	for _, s := range []float64{0, 1, 2, 2.5, 2.75, 3} {
+		ts = append(ts, time.Unix(0, 0).Add(time.Duration(s*float64(time.Second))))
+	}
+	tr, err := NewTrace(ts)
+	require.NoError(t, err)
+	require.InDelta(t, 4.0*2/6, tr.PeakFactor(2), 1e-12)
+	require.Equal(t, []int{2, 4}, tr.Bins(2))
+	require.InDelta(t, 1, tr.PeakFactor(1), 1e-12)
+	require.InDelta(t, 1, tr.PeakFactor(0), 1e-12)
+	require.Nil(t, tr.Bins(0))
+}

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/gpulet/migrules"
+	"github.com/gpulet/gpuletd/pipeline"
 	"github.com/gpulet/gpuletd/profiler/refset"
 )
 
@@ -22,6 +24,10 @@ type Node struct {
 	Physics map[string]*refset.Physics
 	// Profiles[i] is model i's name inside the sets.
 	Profiles []string
+	// Pipelines are the workload's pipelines, in file order; their
+	// variants are demands of Input (rate 0: the pipeline planner places
+	// them), one per variant name.
+	Pipelines []*pipeline.Pipeline
 }
 
 // Input builds the planner input of a workload (see Resolve).
@@ -130,7 +136,56 @@ func (w *Workload) Resolve() (*Node, error) {
 		in.Demands = append(in.Demands, d)
 		node.Profiles = append(node.Profiles, name)
 	}
+	if err := node.resolvePipelines(w, order); err != nil {
+		return nil, err
+	}
 	return node, nil
+}
+
+// resolvePipelines builds the workload's pipelines with the batch times of
+// the first set that profiles each variant (on a whole GPU, a pipeline's
+// worker) and adds every variant as a demand.
+func (node *Node) resolvePipelines(w *Workload, sets []*refset.Set) error {
+	profile := func(name string) (pipeline.LatencyFunc, int, bool) {
+		for _, s := range sets {
+			if f, mb, ok := pipeline.SetProfile(s, 100)(name); ok {
+				return f, mb, true
+			}
+		}
+		return nil, 0, false
+	}
+	seen := map[string]bool{}
+	for i, wp := range w.Pipelines {
+		f := fmt.Sprintf("pipelines[%d]", i)
+		p, err := pipeline.Builtin(wp.Builtin, profile)
+		if err != nil {
+			var names []string
+			for _, s := range sets {
+				names = append(names, s.Name)
+			}
+			return &FieldError{Field: f + ".builtin", Value: wp.Builtin, Allowed: fmt.Sprintf("a pipeline whose variants the device sets (%s) profile: %v", strings.Join(names, ", "), err)}
+		}
+		p.Name, p.MinAccuracy = wp.PipelineName(), wp.MinAccuracy
+		node.Pipelines = append(node.Pipelines, p)
+		for _, t := range p.Tasks {
+			for _, v := range t.Variants {
+				if seen[v.Name] {
+					return &FieldError{Field: f, Value: v.Name, Allowed: "pipelines without variants in common"}
+				}
+				seen[v.Name] = true
+				var prof *gpulet.Profile
+				for _, s := range sets {
+					if sm, ok := s.Model(v.Name); ok {
+						prof = sm.Profile
+						break
+					}
+				}
+				node.Input.Demands = append(node.Input.Demands, gpulet.Demand{Name: v.Name, SLOMS: float64(p.SLO.Milliseconds()), Profile: prof})
+				node.Profiles = append(node.Profiles, v.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // Defaults of a workload's own set.
@@ -251,11 +306,33 @@ func Plan(ctx context.Context, w *Workload, algo string) (*gpulet.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(w.Pipelines) > 0 {
+		return planPipeline(w)
+	}
 	in, opts, err := w.Input()
 	if err != nil {
 		return nil, err
 	}
 	p, err := gpulet.Run(ctx, a, in, opts)
+	if err != nil {
+		return nil, fmt.Errorf("plan workload: %w", err)
+	}
+	return p, nil
+}
+
+// planPipeline lays out the workload's pipeline for its rate, as the node
+// plans it at the start (control.PlanPipeline).
+func planPipeline(w *Workload) (*gpulet.Plan, error) {
+	node, err := w.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	wp := w.Pipelines[0]
+	sc := control.PipelineScaling(wp.Scaling)
+	if sc == "" {
+		sc = control.ScaleJointly
+	}
+	_, p, err := control.PlanPipeline(node.Pipelines[0], sc, control.PipelineDemand{Rate: wp.Rate}, node.Input.GPUs, nil)
 	if err != nil {
 		return nil, fmt.Errorf("plan workload: %w", err)
 	}

@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/pipeline"
 	"github.com/gpulet/gpuletd/profiler/refset"
 	"github.com/gpulet/gpuletd/sim/arrival"
 )
@@ -80,10 +82,39 @@ func (w *Workload) Validate() error {
 			bad(f+".memory_mb", d.MemoryMB, "a finite number of MB ≥ 0 (0 means the GPU's)")
 		}
 	}
-	if len(w.Models) == 0 {
-		bad("models", "[]", "at least one model")
+	switch {
+	case len(w.Models) == 0 && len(w.Pipelines) == 0:
+		bad("models", "[]", "at least one model (or pipeline)")
+	case len(w.Models) > 0 && len(w.Pipelines) > 0:
+		bad("pipelines", len(w.Pipelines), "no pipelines beside models: a workload serves one or the other")
+	case len(w.Pipelines) > 1:
+		bad("pipelines", len(w.Pipelines), "one pipeline: the pipeline planner takes every GPU of the node")
 	}
 	names := map[string]bool{}
+	for i, p := range w.Pipelines {
+		f := fmt.Sprintf("pipelines[%d]", i)
+		if !slices.Contains(pipeline.Builtins(), p.Builtin) {
+			bad(f+".builtin", p.Builtin, "one of %s", strings.Join(pipeline.Builtins(), ", "))
+		}
+		if names[p.PipelineName()] {
+			bad(f+".name", p.PipelineName(), "a name not used by another pipeline")
+		}
+		names[p.PipelineName()] = true
+		if !finiteNonNeg(p.Rate) {
+			bad(f+".rate", p.Rate, "a finite number of requests/s ≥ 0")
+		}
+		if p.Arrival != "" {
+			if _, err := arrival.Parse(p.Arrival); err != nil {
+				bad(f+".arrival", p.Arrival, "poisson, gamma:<shape>, gamma:cv=<c>, trace:<file> or trace:<file>@<rate scale>")
+			}
+		}
+		if !(p.MinAccuracy >= 0 && p.MinAccuracy <= 1) {
+			bad(f+".min_accuracy", p.MinAccuracy, "a share of the full accuracy in [0, 1]")
+		}
+		if p.Scaling != "" && !slices.Contains(pipelineScalings, p.Scaling) {
+			bad(f+".scaling", p.Scaling, "one of %s", strings.Join(pipelineScalings, ", "))
+		}
+	}
 	for i, m := range w.Models {
 		f := fmt.Sprintf("models[%d]", i)
 		switch {
@@ -117,7 +148,7 @@ func (w *Workload) Validate() error {
 		last = p.At
 		for _, name := range sortedKeys(p.Rates) {
 			if !names[name] {
-				bad(f+".rates", name, "names of models in models")
+				bad(f+".rates", name, "names of models in models (or of pipelines)")
 			}
 			if r := p.Rates[name]; !finiteNonNeg(r) {
 				bad(f+".rates."+name, r, "a finite number of requests/s ≥ 0")
@@ -143,6 +174,9 @@ func (w *Workload) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// pipelineScalings are the values of Pipeline.Scaling.
+var pipelineScalings = []string{string(control.ScaleJointly), string(control.ScaleHardware), string(control.ScalePerTask)}
 
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 

@@ -14,7 +14,11 @@ type Workload struct {
 	// devices name them like reference sets.
 	Sets    []LinearSet `yaml:"sets,omitempty"`
 	Devices []Device    `yaml:"devices"`
-	Models  []Model     `yaml:"models"`
+	Models  []Model     `yaml:"models,omitempty"`
+	// Pipelines are pipelines to serve (simulation only), each a builtin
+	// pipeline whose variants the device sets profile; a workload serves
+	// either models or pipelines.
+	Pipelines []Pipeline `yaml:"pipelines,omitempty"`
 	// Phases change rates over time (simulation only).
 	Phases []Phase `yaml:"phases,omitempty"`
 	// Duration is how long a simulation runs.
@@ -140,9 +144,41 @@ type Model struct {
 	MemoryMB float64 `yaml:"memory_mb,omitempty"`
 }
 
+// Pipeline is one pipeline's demand (simulation only): requests arrive at
+// its first task, and every request a variant serves makes, on average,
+// that variant's fanout of requests of the next task.
+type Pipeline struct {
+	// Name names the pipeline in results and phases; empty means Builtin.
+	Name string `yaml:"name,omitempty"`
+	// Builtin is the pipeline (pipeline.Builtins): traffic-analysis is
+	// Loki's YOLOv5 detector and EfficientNet car classifier.
+	Builtin string `yaml:"builtin"`
+	// Rate is the request rate at the first task, requests/s.
+	Rate float64 `yaml:"rate"`
+	// Arrival is the arrival process, as for a model.
+	Arrival string `yaml:"arrival,omitempty"`
+	// MinAccuracy is the least end-to-end accuracy accuracy scaling may
+	// go to, as a share of the pipeline's full accuracy (0: no floor).
+	MinAccuracy float64 `yaml:"min_accuracy,omitempty"`
+	// Scaling is how the node follows the demand (control.PipelineScaling):
+	// gpuletd (default: hardware, then accuracy scaling over the
+	// pipeline), hardware (full accuracy only) or per-task (each task
+	// scaled on its own load).
+	Scaling string `yaml:"scaling,omitempty"`
+}
+
+// PipelineName is p's name: Name, else Builtin.
+func (p Pipeline) PipelineName() string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.Builtin
+}
+
 // Phase sets new rates from a moment on (simulation only).
 type Phase struct {
-	At    Duration           `yaml:"at"`
+	At Duration `yaml:"at"`
+	// Rates are new rates by model or pipeline name.
 	Rates map[string]float64 `yaml:"rates"`
 }
 

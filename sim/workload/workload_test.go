@@ -95,6 +95,24 @@ func TestValidate(t *testing.T) {
 		{"duration", func(w *Workload) { w.Duration = -1 }, "duration", "≥ 0"},
 		{"algo", func(w *Workload) { w.Algo = "best" }, "algo", "gpulet, gpulet-int, sbp, ideal"},
 		{"policy", func(w *Workload) { w.Policy = "lazy" }, "policy", "deferred"},
+		{"pipeline beside models", func(w *Workload) {
+			w.Pipelines = []Pipeline{{Builtin: "traffic-analysis", Rate: 1}}
+		}, "pipelines", "one or the other"},
+		{"pipeline builtin", func(w *Workload) {
+			w.Models, w.Pipelines = nil, []Pipeline{{Builtin: "video", Rate: 1}}
+		}, "pipelines[0].builtin", "traffic-analysis"},
+		{"two pipelines", func(w *Workload) {
+			w.Models, w.Pipelines = nil, []Pipeline{{Builtin: "traffic-analysis", Rate: 1}, {Name: "b", Builtin: "traffic-analysis", Rate: 1}}
+		}, "pipelines", "one pipeline"},
+		{"pipeline scaling", func(w *Workload) {
+			w.Models, w.Pipelines = nil, []Pipeline{{Builtin: "traffic-analysis", Rate: 1, Scaling: "fast"}}
+		}, "pipelines[0].scaling", "gpuletd, hardware, per-task"},
+		{"pipeline accuracy floor", func(w *Workload) {
+			w.Models, w.Pipelines = nil, []Pipeline{{Builtin: "traffic-analysis", Rate: 1, MinAccuracy: 1.2}}
+		}, "pipelines[0].min_accuracy", "[0, 1]"},
+		{"pipeline rate", func(w *Workload) {
+			w.Models, w.Pipelines = nil, []Pipeline{{Builtin: "traffic-analysis", Rate: -1}}
+		}, "pipelines[0].rate", "≥ 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,6 +162,7 @@ func TestInputErrors(t *testing.T) {
 		{"size the set lacks", "devices: [{profiles: igniter-v100, sizes: [30]}]\nmodels: [{name: alexnet, rate: 1}]\n", "devices[0].sizes"},
 		{"mig without a table", "devices: [{profiles: igniter-v100, partitioning: mig}]\nmodels: [{name: alexnet, rate: 1}]\n", "devices[0].mig"},
 		{"mig size", "devices: [{profiles: igniter-v100, partitioning: mig, mig: A100-40GB, sizes: [50]}]\nmodels: [{name: alexnet, rate: 1}]\n", "devices[0].sizes"},
+		{"pipeline the set cannot serve", "devices: [{profiles: igniter-v100}]\npipelines: [{builtin: traffic-analysis, rate: 1}]\n", "pipelines[0].builtin"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
