@@ -55,7 +55,7 @@ test-short: deps ## quick tests, no race detector
 bench: deps ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-PAPER_EXPERIMENTS := symphony-table2 deferred-vs-eager flat-top gpulet-vs-temporal fluctuation
+PAPER_EXPERIMENTS := symphony-table2 deferred-vs-eager flat-top gpulet-vs-temporal fluctuation loki
 bench-paper: build ## run the paper experiments: tables into docs/bench/, plots into docs/images/
 	@mkdir -p docs/bench docs/images
 	@for e in $(PAPER_EXPERIMENTS); do \
