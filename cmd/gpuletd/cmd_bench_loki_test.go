@@ -15,7 +15,8 @@ import (
 // written only where asked.
 func TestBenchLoki(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "loki.svg")
-	code, stdout, stderr := runCLI(t, "bench", "loki", "--seeds", "1", "--json", "--plot", plot)
+	data := filepath.Join("..", "..", "sim", "testdata", "azure-conv")
+	code, stdout, stderr := runCLI(t, "bench", "loki", "--seeds", "1", "--json", "--plot", plot, "--data", data)
 	require.Equal(t, 0, code, stderr)
 	var r struct {
 		CapacityRatio      float64            `json:"capacity_ratio"`
