@@ -81,22 +81,23 @@ type statusPlacement struct {
 
 // status is GET /api/v1/status.
 type status struct {
-	Version         string         `json:"version"`
-	Ready           bool           `json:"ready"`
-	Listen          string         `json:"listen"`
-	Policy          string         `json:"policy"`
-	Algorithm       string         `json:"algorithm"`
-	Devices         []mps.Device   `json:"devices"`
-	Engine          engineStatus   `json:"engine"`
-	Store           storeStatus    `json:"store"`
-	WaitingFor      []string       `json:"waiting_for,omitempty"`
-	Gpulets         []statusGpulet `json:"gpulets"`
-	Models          []statusModel  `json:"models"`
-	Plan            *gpulet.Plan   `json:"plan"`
-	PlanAt          *time.Time     `json:"plan_at,omitempty"`
-	PlanReason      string         `json:"plan_reason,omitempty"`
-	Reorganizations int64          `json:"reorganizations"`
-	Restarts        int64          `json:"executor_restarts"`
+	Version         string           `json:"version"`
+	Ready           bool             `json:"ready"`
+	Listen          string           `json:"listen"`
+	Policy          string           `json:"policy"`
+	Algorithm       string           `json:"algorithm"`
+	Devices         []mps.Device     `json:"devices"`
+	Engine          engineStatus     `json:"engine"`
+	Store           storeStatus      `json:"store"`
+	WaitingFor      []string         `json:"waiting_for,omitempty"`
+	Gpulets         []statusGpulet   `json:"gpulets"`
+	Models          []statusModel    `json:"models"`
+	Pipelines       []statusPipeline `json:"pipelines"`
+	Plan            *gpulet.Plan     `json:"plan"`
+	PlanAt          *time.Time       `json:"plan_at,omitempty"`
+	PlanReason      string           `json:"plan_reason,omitempty"`
+	Reorganizations int64            `json:"reorganizations"`
+	Restarts        int64            `json:"executor_restarts"`
 }
 
 func (n *node) status() status {
@@ -193,6 +194,7 @@ func (n *node) status() status {
 	if s.Models == nil {
 		s.Models = []statusModel{}
 	}
+	s.Pipelines = n.pipelineStatus()
 	return s
 }
 

@@ -53,12 +53,16 @@ type catalog struct {
 
 	mu     sync.RWMutex
 	models map[string]*repository.Model
-	index  *repository.Index // last scan
+	// pipelines are the served ensembles: they run the models' executors
+	// and have none of their own, so they stay out of models (the planner,
+	// the profiler and the store see models only).
+	pipelines map[string]*repository.Model
+	index     *repository.Index // last scan
 }
 
 func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
 	opts := repository.Options{Read: ReadONNXInfo, DefaultSLO: defaultSLO}
-	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{}}
+	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{}, pipelines: map[string]*repository.Model{}}
 }
 
 // scan reads the repository; with loadAll every good model is served.
@@ -87,6 +91,18 @@ func (c *catalog) scan(ctx context.Context, loadAll bool) error {
 // written does not keep the model from being served; watchStore records it
 // once the store can be written again.
 func (c *catalog) add(ctx context.Context, m *repository.Model) error {
+	if m.Config.Ensemble != nil {
+		c.mu.Lock()
+		c.pipelines[m.Name] = m
+		c.mu.Unlock()
+		var steps []string
+		for _, s := range m.Config.Ensemble.Steps {
+			steps = append(steps, s.StepKey())
+		}
+		c.log.Info("pipeline found", zap.String("pipeline", m.Name), zap.Strings("steps", steps),
+			zap.Duration("slo", m.Config.SLO.D()), zap.String("fanout", m.Config.Ensemble.Fanout))
+		return nil
+	}
 	if err := c.record(ctx, m); err != nil && !store.Unwritable(err) {
 		return err
 	}
@@ -126,6 +142,11 @@ func (c *catalog) load(ctx context.Context, name string, override []byte) (*repo
 			delete(c.models, key)
 		}
 	}
+	if !keep[name] {
+		delete(c.pipelines, name)
+	} else if ms[0].Config.Ensemble != nil {
+		delete(c.models, name) // a model folder turned into a pipeline
+	}
 	c.mu.Unlock()
 	return ms[0], nil
 }
@@ -135,6 +156,10 @@ func (c *catalog) load(ctx context.Context, name string, override []byte) (*repo
 func (c *catalog) unload(name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.pipelines[name]; ok {
+		delete(c.pipelines, name)
+		return nil
+	}
 	if _, ok := c.models[name]; !ok {
 		return fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
 	}
@@ -168,6 +193,35 @@ func (c *catalog) get(name string) (*repository.Model, bool) {
 	return m, ok
 }
 
+// pipeline returns a served pipeline (an ensemble).
+func (c *catalog) pipeline(name string) (*repository.Model, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p, ok := c.pipelines[name]
+	return p, ok
+}
+
+// allPipelines returns the served pipelines, sorted by name.
+func (c *catalog) allPipelines() []*repository.Model {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*repository.Model, 0, len(c.pipelines))
+	for _, p := range c.pipelines {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// steps checks a pipeline against the models served now and returns the
+// models its steps run, in order.
+func (c *catalog) steps(p *repository.Model) ([]*repository.Model, error) {
+	return p.CheckEnsemble(func(name string) *repository.Model {
+		m, _ := c.get(name)
+		return m
+	})
+}
+
 // all returns the served models, sorted by name.
 func (c *catalog) all() []*repository.Model {
 	c.mu.RLock()
@@ -194,7 +248,9 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 	for _, name := range ix.Names() {
 		m := ix.Models[name]
 		state := "UNAVAILABLE"
-		if _, ok := c.get(name); ok {
+		_, model := c.get(name)
+		_, pipe := c.pipeline(name)
+		if model || pipe {
 			state = "READY"
 		}
 		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state})
@@ -223,6 +279,9 @@ func (c *catalog) broken(name string) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if _, ok := c.models[name]; ok || c.index == nil {
+		return nil
+	}
+	if _, ok := c.pipelines[name]; ok {
 		return nil
 	}
 	return c.index.Broken[name]

@@ -179,7 +179,8 @@ func (e *executed) head(m *repository.Model, req *kserve.Request) kserve.InferRe
 }
 
 // execute checks a decoded request against its model, routes it and runs it
-// on an executor: the path every protocol shares after decoding.
+// on an executor — or, for a pipeline, runs its steps (executePipeline): the
+// path every protocol shares after decoding.
 func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Request, arrival time.Time) (*executed, *inferError) {
 	if err := checkInputs(m, req); err != nil {
 		return nil, badRequest("%s: %v", m.Name, err)
@@ -192,6 +193,19 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	if req.Timeout > 0 {
 		deadline = minTime(deadline, arrival.Add(req.Timeout))
 	}
+	names := make([]string, len(req.Outputs))
+	for i, o := range req.Outputs {
+		names[i] = o.Name
+	}
+	if m.Config.Ensemble != nil {
+		return n.executePipeline(ctx, m, inputs, names, arrival, deadline)
+	}
+	return n.dispatch(ctx, m, inputs, names, deadline)
+}
+
+// dispatch routes checked inputs of model m to a gpu-let and runs them there
+// by deadline, asking for the outputs named (all when none).
+func (n *node) dispatch(ctx context.Context, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
 	g, err := n.admit(m.Name, n.router.fromWall(deadline.UnixNano()))
 	if err != nil {
 		if why := n.notServedReason(m.Name); why != "" {
@@ -203,10 +217,6 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	client := g.client()
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_down", msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
-	}
-	names := make([]string, len(req.Outputs))
-	for i, o := range req.Outputs {
-		names[i] = o.Name
 	}
 	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineUnixNs: deadline.UnixNano()}
 	// The executor answers by the deadline; the extra second only guards

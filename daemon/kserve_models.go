@@ -30,6 +30,9 @@ func (n *node) servedModel(w http.ResponseWriter, r *http.Request) (*repository.
 // whichever protocol asks.
 func (n *node) lookupModel(name, version string) (*repository.Model, *inferError) {
 	m, ok := n.catalog.get(name)
+	if !ok {
+		m, ok = n.catalog.pipeline(name)
+	}
 	if !ok && n.catalog.broken(name) != nil {
 		// In the repository, but it cannot be served: say why.
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable",
@@ -110,14 +113,30 @@ type modelMetadata struct {
 
 // platformName is Triton's name for a model's platform.
 func platformName(p string) string {
-	if p == repository.PlatformTorchScript {
+	switch p {
+	case repository.PlatformTorchScript:
 		return "pytorch_libtorch"
+	case repository.PlatformEnsemble:
+		return repository.PlatformEnsemble
 	}
 	return "onnxruntime_onnx"
 }
 
-// modelReady says whether some gpu-let that is up serves the model.
+// modelReady says whether some gpu-let that is up serves the model, or,
+// for a pipeline, every model of its steps.
 func (n *node) modelReady(name string) bool {
+	if p, ok := n.catalog.pipeline(name); ok {
+		steps, err := n.catalog.steps(p)
+		if err != nil {
+			return false
+		}
+		for _, s := range steps {
+			if !n.modelReady(s.Name) {
+				return false
+			}
+		}
+		return true
+	}
 	for _, g := range n.router.models()[name] {
 		if !g.down.Load() && !g.draining.Load() {
 			return true

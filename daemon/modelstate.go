@@ -46,6 +46,9 @@ func (u *unservable) all() map[string]string {
 // broken, or it failed on the way to a gpu-let; "" when nothing is known
 // (it may be on its way).
 func (n *node) notServedReason(name string) string {
+	if p, ok := n.catalog.pipeline(name); ok {
+		return n.pipelineNotServed(p)
+	}
 	if err := n.catalog.broken(name); err != nil {
 		return "the model repository entry is broken: " + err.Error()
 	}

@@ -116,11 +116,12 @@ func FormModels() []string {
 }
 
 func lookupForm(name string) (formModel, bool) {
-	i := slices.IndexFunc(forms, func(f formModel) bool { return f.name == name })
-	if i < 0 {
-		return formModel{}, false
+	for _, list := range [][]formModel{forms, pipelineForms} {
+		if i := slices.IndexFunc(list, func(f formModel) bool { return f.name == name }); i >= 0 {
+			return list[i], true
+		}
 	}
-	return forms[i], true
+	return formModel{}, false
 }
 
 // model returns the form model's ONNX graph, weights drawn from seed.

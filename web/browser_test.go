@@ -304,7 +304,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 	require.LessOrEqual(t, wide.ScrollWidth, wide.Viewport)
 	require.Len(t, wide.Devices, 2)
 	require.Equal(t, wide.Devices[0].Y, wide.Devices[1].Y, "devices side by side at 1280 px")
-	require.Equal(t, []string{"header", "main", "section", "section", "section", "section", "footer"}, wide.Landmarks)
+	require.Equal(t, []string{"header", "main", "section", "section", "section", "section", "section", "footer"}, wide.Landmarks)
+	require.Equal(t, "No pipelines are served.", eval[string](t, b, `document.querySelector('#pipelines-table tbody').textContent`))
 	type a11y struct {
 		Unlabelled int      `json:"unlabelled"`
 		NoScope    int      `json:"noScope"`
@@ -316,7 +317,7 @@ func TestAdminPageInBrowser(t *testing.T) {
   headings: [...document.querySelectorAll('h1, h2')].map((h) => h.tagName.toLowerCase() + ' ' + h.textContent) })`)
 	require.Zero(t, acc.Unlabelled, "every drawing has an accessible name")
 	require.Zero(t, acc.NoScope, "column headers say so")
-	require.Equal(t, []string{"h1 gpuletd", "h2 Devices and gpu-lets", "h2 Models", "h2 Latency profiles L(b,p)", "h2 Events"}, acc.Headings)
+	require.Equal(t, []string{"h1 gpuletd", "h2 Devices and gpu-lets", "h2 Models", "h2 Pipelines", "h2 Latency profiles L(b,p)", "h2 Events"}, acc.Headings)
 	screenshot(t, b, filepath.Join(shots, "admin-page-1280.png"))
 
 	// Phone: bars stack, the page does not scroll sideways, the table does.

@@ -130,20 +130,21 @@ func printRaw(w io.Writer, raw json.RawMessage) error {
 
 // adminStatus is the part of GET /api/v1/status the tables show.
 type adminStatus struct {
-	Version         string        `json:"version"`
-	Ready           bool          `json:"ready"`
-	Policy          string        `json:"policy"`
-	Algorithm       string        `json:"algorithm"`
-	Devices         []adminDevice `json:"devices"`
-	Engine          adminEngine   `json:"engine"`
-	Store           adminStore    `json:"store"`
-	WaitingFor      []string      `json:"waiting_for"`
-	Gpulets         []adminGpulet `json:"gpulets"`
-	Models          []adminModel  `json:"models"`
-	PlanAt          *time.Time    `json:"plan_at"`
-	PlanReason      string        `json:"plan_reason"`
-	Reorganizations int64         `json:"reorganizations"`
-	Restarts        int64         `json:"executor_restarts"`
+	Version         string          `json:"version"`
+	Ready           bool            `json:"ready"`
+	Policy          string          `json:"policy"`
+	Algorithm       string          `json:"algorithm"`
+	Devices         []adminDevice   `json:"devices"`
+	Engine          adminEngine     `json:"engine"`
+	Store           adminStore      `json:"store"`
+	WaitingFor      []string        `json:"waiting_for"`
+	Gpulets         []adminGpulet   `json:"gpulets"`
+	Models          []adminModel    `json:"models"`
+	Pipelines       []adminPipeline `json:"pipelines"`
+	PlanAt          *time.Time      `json:"plan_at"`
+	PlanReason      string          `json:"plan_reason"`
+	Reorganizations int64           `json:"reorganizations"`
+	Restarts        int64           `json:"executor_restarts"`
 }
 
 // adminStore is the state of the daemon's database.
@@ -308,7 +309,54 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 
 	fmt.Fprintln(w)
-	return writeModels(w, s.Models)
+	if err := writeModels(w, s.Models); err != nil {
+		return err
+	}
+	if len(s.Pipelines) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return writePipelines(w, s.Pipelines)
+}
+
+// adminPipeline is one pipeline of the status.
+type adminPipeline struct {
+	Name   string      `json:"name"`
+	SLOMS  float64     `json:"slo_ms"`
+	Steps  []string    `json:"steps"`
+	Fanout string      `json:"fanout"`
+	Ready  bool        `json:"ready"`
+	Reason string      `json:"reason"`
+	Rate   float64     `json:"rate"`
+	Recent adminRecent `json:"recent"`
+}
+
+// writePipelines prints the pipelines table and why those that cannot run
+// cannot.
+func writePipelines(w io.Writer, ps []adminPipeline) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "PIPELINE\tSTEPS\tSLO\tRATE\tATTAIN\tP50\tP99")
+	for _, p := range ps {
+		attain, p50, p99 := "-", "-", "-"
+		if p.Recent.Requests > 0 {
+			attain = percent(p.Recent.Attainment)
+			p50, p99 = millis(p.Recent.P50MS), millis(p.Recent.P99MS)
+		}
+		steps := strings.Join(p.Steps, " -> ")
+		if p.Fanout != "" {
+			steps += " (fan-out: " + p.Fanout + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, steps, sloText(p.SLOMS), perSecond(p.Rate), attain, p50, p99)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if !p.Ready && p.Reason != "" {
+			fmt.Fprintf(w, "%s: not served: %s\n", p.Name, p.Reason)
+		}
+	}
+	return nil
 }
 
 // writeModels prints the models table and a line per unscheduled load.

@@ -63,6 +63,21 @@ func TestWriteStatus(t *testing.T) {
 	require.Equal(t, strings.Index(head, "MODEL"), strings.Index(row, "lenet5"))
 }
 
+// TestWriteStatusPipelines: a pipeline's steps and fan-out, its latency,
+// and why one that cannot run cannot.
+func TestWriteStatusPipelines(t *testing.T) {
+	s := adminStatus{Version: "v1", Pipelines: []adminPipeline{
+		{Name: "spot-and-label", SLOMS: 400, Steps: []string{"spotter", "labeler"}, Fanout: "objects", Ready: true, Rate: 12,
+			Recent: adminRecent{Requests: 40, Attainment: 1, P50MS: 3.1, P99MS: 9.5}},
+		{Name: "broken", SLOMS: 100, Steps: []string{"a", "b"}, Reason: "check pipeline broken: pipeline cannot run: step[1] (b): the model is not served"},
+	}}
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://x", &s))
+	out := b.String()
+	require.Contains(t, out, "spot-and-label  spotter -> labeler (fan-out: objects)  400ms  12.0/s  100.0%  3.10ms  9.50ms")
+	require.Contains(t, out, "broken: not served: check pipeline broken: pipeline cannot run: step[1] (b)")
+}
+
 func TestWriteStatusEmpty(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, writeStatus(&b, "http://x", &adminStatus{Version: "v1"}))

@@ -53,6 +53,9 @@ type ModelConfig struct {
 	// ModelFilename is the model file's name in a version folder when it is
 	// not the platform's (a config.pbtxt's default_model_filename).
 	ModelFilename string `yaml:"-"`
+	// Ensemble is a pipeline's steps (Platform PlatformEnsemble, from a
+	// config.pbtxt's ensemble_scheduling); nil for a model.
+	Ensemble *Ensemble `yaml:"-"`
 }
 
 // VersionPolicy selects version folders, as Triton's version_policy does:

@@ -191,7 +191,16 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		}
 		c.ModelFilename = f
 	}
-	tc.sloSet = tritonParameters(c, pc.Parameters, bad, note)
+	var fanout string
+	tc.sloSet, fanout = tritonParameters(c, pc.Parameters, bad, note)
+	if c.Platform == PlatformEnsemble {
+		c.Ensemble = tritonEnsemble(pc, c, fanout, bad)
+		if len(c.Inputs) == 0 || len(c.Outputs) == 0 {
+			bad("a pipeline declares its input and output tensors (input and output)")
+		}
+	} else if fanout != "" {
+		bad("parameters[%q]: only a pipeline (platform: \"ensemble\") fans out", ParamFanout)
+	}
 	tritonIgnored(pc, bad, note)
 	return tc, errors.Join(errs...)
 }
@@ -218,9 +227,11 @@ func tritonTensor(field, name string, t tritonpb.DataType, dims []int64, reshape
 const maxBatchSize = 4096
 
 func tritonPlatform(pc *tritonpb.ModelConfig, bad func(string, ...any)) string {
-	if pc.Platform == "ensemble" {
-		bad(`platform: "ensemble": pipelines of models are not served yet; serve the steps as models`)
-		return ""
+	if pc.Platform == PlatformEnsemble {
+		if pc.Backend != "" {
+			bad("backend: %q; a pipeline (platform: \"ensemble\") has no backend of its own", pc.Backend)
+		}
+		return PlatformEnsemble
 	}
 	var fromPlatform, fromBackend string
 	if pc.Platform != "" {
@@ -287,14 +298,14 @@ func tritonVersions(vp *tritonpb.ModelVersionPolicy, bad func(string, ...any)) V
 }
 
 // tritonParameters reads the parameters gpuletd knows and notes the others;
-// it reports whether an SLO was given.
-func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter, bad, note func(string, ...any)) bool {
+// it reports whether an SLO was given, and the fan-out tensor (ensembles).
+func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter, bad, note func(string, ...any)) (bool, string) {
 	keys := make([]string, 0, len(params))
 	for k := range params {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	sloSet := false
+	sloSet, fanout := false, ""
 	for _, k := range keys {
 		v := params[k].GetStringValue()
 		f := fmt.Sprintf("parameters[%q]", k)
@@ -315,18 +326,22 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 				continue
 			}
 			c.MemoryMB = mb
+		case ParamFanout:
+			if fanout = strings.TrimSpace(v); fanout == "" {
+				bad("%s: empty; name the tensor whose rows become requests of their own", f)
+			}
 		default:
-			note("%s ignored: gpuletd reads the parameters %s, %s and %s", f, ParamSLO, ParamProfile, ParamMemoryMB)
+			note("%s ignored: gpuletd reads the parameters %s, %s, %s and (pipelines) %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamFanout)
 		}
 	}
-	return sloSet
+	return sloSet, fanout
 }
 
 // tritonIgnored notes the scheduling, placement and tuning fields gpuletd
 // accepts but decides for itself, and refuses those it cannot honour.
 func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
-	if pc.GetEnsembleScheduling() != nil && pc.Platform != "ensemble" {
-		bad("ensemble_scheduling: pipelines of models are not served yet")
+	if pc.GetEnsembleScheduling() != nil && pc.Platform != PlatformEnsemble {
+		bad(`ensemble_scheduling: only a pipeline has steps; give platform: "ensemble"`)
 	}
 	if db := pc.GetDynamicBatching(); db != nil {
 		note("dynamic_batching ignored: gpuletd forms batches itself, as large as the SLO allows (max_batch_size still bounds them)")

@@ -136,7 +136,7 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 		{"name differs", pbtxtEntry(lenet(`"bad"`, `"other"`), v1), []string{`name: "other"`, `folder "bad"`}},
 		{"platform not served", pbtxtEntry(lenet("onnxruntime_onnx", "tensorrt_plan"), v1), []string{`platform: "tensorrt_plan"`, "onnxruntime_onnx"}},
 		{"backend not served", pbtxtEntry(lenet(`platform: "onnxruntime_onnx"`, `backend: "python"`), v1), []string{`backend: "python"`}},
-		{"ensemble", pbtxtEntry(lenet("onnxruntime_onnx", "ensemble"), v1), []string{`platform: "ensemble"`, "not served yet"}},
+		{"ensemble without steps", pbtxtEntry(lenet("onnxruntime_onnx", "ensemble"), v1), []string{`platform: "ensemble"`, "ensemble_scheduling"}},
 		{"decoupled", pbtxtEntry(tritonLenet+"model_transaction_policy { decoupled: true }\n", v1), []string{"decoupled"}},
 		{"bad slo", pbtxtEntry(tritonLenet+`parameters { key: "slo" value { string_value: "fast" } }`+"\n", v1), []string{`parameters["slo"]`, `"fast"`}},
 		{"negative batch", pbtxtEntry(lenet("max_batch_size: 8", "max_batch_size: -1"), v1), []string{"max_batch_size: -1"}},

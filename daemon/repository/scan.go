@@ -194,6 +194,9 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if base.Config.Ensemble != nil {
+		return []*Model{base.ensemble()}, nil
+	}
 	all, err := versionFolders(dir)
 	if err != nil {
 		return fail(dir, err)
@@ -229,6 +232,15 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 		out[i] = &m
 	}
 	return out, nil
+}
+
+// ensemble is a pipeline folder as a servable: version 1 (Triton's layout
+// has an empty version folder; none is needed), no model file, the
+// configured tensors.
+func (m *Model) ensemble() *Model {
+	m.Version, m.Platform = 1, PlatformEnsemble
+	m.Inputs, m.Outputs = slices.Clone(m.Config.Inputs), slices.Clone(m.Config.Outputs)
+	return m
 }
 
 // invalid wraps a problem with a repository entry, naming its file.

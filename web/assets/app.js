@@ -4,6 +4,7 @@
 import { h, rate, clock } from './dom.js';
 import { Devices } from './partitions.js';
 import { renderModels } from './models.js';
+import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
 
@@ -57,6 +58,7 @@ function render(st) {
   renderPlanNote(st);
   devices.render(st);
   renderModels(document.querySelector('#models-table tbody'), st);
+  renderPipelines(document.querySelector('#pipelines-table tbody'), st);
   profiles.sync(st.models || []);
   $('profiles-all').textContent = profiles.allOpen() ? 'Close all' : 'Open all';
   if (!rendered) openFromHash(); // a link to a profile opens it once

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// TestPipelineServes serves the modelzoo's pipeline as a Triton ensemble on
+// the CPU: a detector-like model finds 4 objects in an input, and each
+// object goes to a classifier-like model as a request of its own (the
+// fan-out). The answer holds the objects and one row of scores per object,
+// equal to running the two models one after the other in ONNX Runtime; the
+// pipeline says what it is in its metadata, refuses what it cannot take, and
+// says why it cannot be served once a step's model is gone.
+func TestPipelineServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WritePipeline(repo, 5, "400ms"))
+	grpcAddr := freeAddr(t)
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms", "GPULETD_GRPC_LISTEN="+grpcAddr))
+	base := "http://" + addr
+	url := base + "/v2/models/" + modelzoo.PipelineName
+	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 },
+		2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+
+	in := make([]float32, 64)
+	for i := range in {
+		in[i] = float32(i%5) / 5
+	}
+	image, err := tensor.FromFloat32s("image", []int64{1, 64}, in)
+	require.NoError(t, err)
+
+	// What the two models give, one after the other.
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	require.NoError(t, onnxrt.Init(lib))
+	det, err := onnxrt.Run(filepath.Join(repo, modelzoo.DetectorModel, "1", "model.onnx"), map[string]tensor.Tensor{"image": image}, 1)
+	require.NoError(t, err)
+	objects := det[0]
+	rows := objects
+	rows.Name, rows.Shape = "object", []int64{modelzoo.PipelineObjects, 16}
+	cls, err := onnxrt.Run(filepath.Join(repo, modelzoo.ClassifierModel, "1", "model.onnx"), map[string]tensor.Tensor{"object": rows}, 1)
+	require.NoError(t, err)
+	labels := cls[0]
+	labels.Name, labels.Shape = "labels", []int64{1, modelzoo.PipelineObjects, 10}
+	want := jsonOutputs(t, []tensor.Tensor{objects, labels})
+
+	r := do(t, "POST", url+"/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ans struct {
+		Name    string           `json:"model_name"`
+		Outputs []map[string]any `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	require.Equal(t, modelzoo.PipelineName, ans.Name)
+	requireSameOutputs(t, want, ans.Outputs)
+
+	// Binary tensors and the gRPC front door take the same path.
+	body, n := binaryRequest(t, []tensor.Tensor{image})
+	r = do(t, "POST", url+"/infer", body, map[string]string{"Inference-Header-Content-Length": strconv.Itoa(n)})
+	require.Equal(t, 200, r.code, string(r.body))
+	requireSameOutputs(t, want, jsonOutputs(t, binaryOutputs(t, r)))
+
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req := fp32Request(modelzoo.PipelineName, "g1", []int64{1, 64}, in, true)
+	req.Inputs[0].Name = "image"
+	gres, err := pb.NewGRPCInferenceServiceClient(conn).ModelInfer(ctx, req)
+	require.NoError(t, err)
+	require.Equal(t, "g1", gres.Id)
+	require.Len(t, gres.Outputs, 2)
+	require.Equal(t, []int64{1, modelzoo.PipelineObjects, 10}, gres.Outputs[1].Shape)
+	wantScores, err := labels.Float32s()
+	require.NoError(t, err)
+	require.InDeltaSlice(t, wantScores, fp32s(gres.RawOutputContents[1]), 1e-4)
+
+	// One output asked for.
+	r = do(t, "POST", url+"/infer", []byte(strings.Replace(string(jsonRequest(t, []tensor.Tensor{image})), `{"inputs"`, `{"outputs":[{"name":"labels"}],"inputs"`, 1)), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	require.Len(t, ans.Outputs, 1)
+	require.Equal(t, "labels", ans.Outputs[0]["name"])
+
+	// Metadata and configuration say it is a pipeline.
+	r = do(t, "GET", url, nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"platform":"ensemble"`)
+	require.Contains(t, string(r.body), `"name":"labels"`)
+
+	// The admin status lists the pipeline with its steps and its requests,
+	// and /metrics counts them under its name.
+	r = do(t, "GET", base+"/api/v1/status", nil, nil)
+	require.Equal(t, 200, r.code)
+	var st struct {
+		Pipelines []struct {
+			Name   string   `json:"name"`
+			Steps  []string `json:"steps"`
+			Fanout string   `json:"fanout"`
+			Ready  bool     `json:"ready"`
+			Recent struct {
+				Requests int `json:"requests"`
+			} `json:"recent"`
+		} `json:"pipelines"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &st))
+	require.Len(t, st.Pipelines, 1)
+	require.Equal(t, modelzoo.PipelineName, st.Pipelines[0].Name)
+	require.Equal(t, []string{modelzoo.DetectorModel, modelzoo.ClassifierModel}, st.Pipelines[0].Steps)
+	require.Equal(t, "objects", st.Pipelines[0].Fanout)
+	require.True(t, st.Pipelines[0].Ready)
+	require.GreaterOrEqual(t, st.Pipelines[0].Recent.Requests, 3)
+	r = do(t, "GET", base+"/metrics", nil, nil)
+	require.Contains(t, string(r.body), `model="`+modelzoo.PipelineName+`"`)
+
+	// What a pipeline cannot take is the client's error.
+	two, err := tensor.FromFloat32s("image", []int64{2, 64}, append(in, in...))
+	require.NoError(t, err)
+	r = do(t, "POST", url+"/infer", jsonRequest(t, []tensor.Tensor{two}), nil)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "dimension 0 is the batch, 1 to 1")
+
+	// The classifier unloaded: the pipeline cannot run, and says why.
+	r = do(t, "POST", base+"/v2/repository/models/"+modelzoo.ClassifierModel+"/unload", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "POST", url+"/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 503, r.code, string(r.body))
+	require.Contains(t, string(r.body), "step[1] ("+modelzoo.ClassifierModel+"): the model is not served")
+	r = do(t, "GET", url+"/ready", nil, nil)
+	require.Equal(t, 503, r.code, string(r.body))
+	require.Contains(t, string(r.body), "step[1]")
+}

@@ -1,0 +1,300 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/pipeline"
+)
+
+// Serving pipelines (Triton's ensembles; repository/ensemble.go).
+//
+// A pipeline request runs its steps one after the other, each as a request
+// of the step's model through the same path as any request (dispatch:
+// routed to a gpu-let of the model and batched there with the model's other
+// requests), against a deadline of its own: the pipeline's SLO split over
+// the steps by pipeline.DeadlineShares, every step given half its model's
+// own SLO as its budget (so the steps after it keep their models' SLOs, and
+// the first step takes the rest). A step whose model cannot meet its
+// deadline refuses the request there and then: the pipeline request is
+// dropped early, with a 503 naming the step, rather than served late. From
+// the fan-out on, the steps run once per row of the fan-out tensor,
+// concurrently, and the pipeline's outputs they write hold one row per
+// such request, in order.
+
+// pipelineNotServed says why a pipeline cannot run now: a step's model is
+// missing or does not fit it, or is itself not served; "" when it can.
+func (n *node) pipelineNotServed(p *repository.Model) string {
+	steps, err := n.catalog.steps(p)
+	if err != nil {
+		return err.Error()
+	}
+	for i, s := range steps {
+		if why := n.notServedReason(s.Name); why != "" {
+			return fmt.Sprintf("step[%d] (%s) is not served: %s", i, s.Name, why)
+		}
+	}
+	return ""
+}
+
+// stepDeadlines are the deadlines of a pipeline request's steps.
+func stepDeadlines(p *repository.Model, steps []*repository.Model, arrival, deadline time.Time) []time.Time {
+	plan := pipeline.Plan{SLOMS: float64(deadline.Sub(arrival)) / float64(time.Millisecond)}
+	for _, s := range steps {
+		plan.Tasks = append(plan.Tasks, pipeline.TaskPlan{BudgetMS: float64(s.Config.SLO.D()) / float64(time.Millisecond) / 2})
+	}
+	shares := plan.DeadlineShares()
+	out := make([]time.Time, len(steps))
+	for i := range steps {
+		out[i] = arrival.Add(pipeline.TaskDeadline(0, deadline.Sub(arrival), shares, i))
+	}
+	return out
+}
+
+// pipelineRun is one pipeline request in flight.
+type pipelineRun struct {
+	n         *node
+	p         *repository.Model
+	e         *repository.Ensemble
+	steps     []*repository.Model
+	deadlines []time.Time
+	emulated  bool
+}
+
+// executePipeline runs a pipeline request's steps (inputs checked against
+// the pipeline) and answers the outputs named (all when none).
+func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs []tensor.Tensor, names []string, arrival, deadline time.Time) (*executed, *inferError) {
+	steps, err := n.catalog.steps(p)
+	if err != nil {
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %v", p.Name, err)}
+	}
+	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(p, steps, arrival, deadline)}
+	pool := map[string]tensor.Tensor{}
+	for _, t := range inputs {
+		pool[t.Name] = t
+	}
+	last := len(steps)
+	if run.e.FanoutStep >= 0 {
+		last = run.e.FanoutStep
+	}
+	for i := range last {
+		if ierr := run.step(ctx, i, pool); ierr != nil {
+			return nil, ierr
+		}
+	}
+	var rows []map[string]tensor.Tensor
+	if run.e.FanoutStep >= 0 {
+		var ierr *inferError
+		if rows, ierr = run.fanOut(ctx, pool); ierr != nil {
+			return nil, ierr
+		}
+	}
+	outs, ierr := run.outputs(pool, rows, names)
+	if ierr != nil {
+		return nil, ierr
+	}
+	return &executed{outs: outs, batch: 1, emulated: run.emulated}, nil
+}
+
+// step runs step i on the tensors of pool and adds what it writes.
+func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) *inferError {
+	s, m := r.e.Steps[i], r.steps[i]
+	var ins []tensor.Tensor
+	for _, spec := range m.Inputs {
+		t := pool[s.Inputs[spec.Name]]
+		t.Name = spec.Name
+		ins = append(ins, t)
+	}
+	outNames := make([]string, 0, len(s.Outputs))
+	for k := range s.Outputs {
+		outNames = append(outNames, k)
+	}
+	slices.Sort(outNames)
+	r.n.rates.hit(m.Name)
+	r.n.metrics.requests.WithLabelValues(m.Name).Inc()
+	res, ierr := r.n.dispatch(ctx, m, ins, outNames, r.deadlines[i])
+	if ierr != nil {
+		return &inferError{code: ierr.code, reason: "dropped_early",
+			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, i, m.Name, ierr.msg)}
+	}
+	r.emulated = r.emulated || res.emulated
+	for _, t := range res.outs {
+		if to, ok := s.Outputs[t.Name]; ok {
+			t.Name = to
+			pool[to] = t
+		}
+	}
+	return nil
+}
+
+// fanOut runs the steps from the fan-out on once per row of the fan-out
+// tensor, concurrently, and returns each row's tensors.
+func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, *inferError) {
+	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
+	if err != nil {
+		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
+	}
+	out := make([]map[string]tensor.Tensor, len(rows))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first *inferError // the first row to fail; the others are cancelled
+	)
+	for j, row := range rows {
+		out[j] = map[string]tensor.Tensor{r.e.Fanout: row}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := r.e.FanoutStep; i < len(r.steps); i++ {
+				if ierr := r.step(ctx, i, out[j]); ierr != nil {
+					mu.Lock()
+					if first == nil {
+						first = ierr
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
+}
+
+// splitRows cuts the fan-out tensor into one tensor per row: along the
+// dimension after the batch (of 1) when the pipeline batches, along the
+// first otherwise; each row has a batch dimension of 1 when the model that
+// reads it batches.
+func splitRows(t tensor.Tensor, pipelineBatches, modelBatches bool) ([]tensor.Tensor, error) {
+	shape := t.Shape
+	if pipelineBatches {
+		if len(shape) < 2 || shape[0] != 1 {
+			return nil, fmt.Errorf("shape %v: want [1, rows, …]", shape)
+		}
+		shape = shape[1:]
+	}
+	if len(shape) == 0 {
+		return nil, fmt.Errorf("a scalar has no rows")
+	}
+	flat := tensor.Tensor{Name: t.Name, DataType: t.DataType, Shape: slices.Clone(shape), Data: t.Data}
+	n := int(shape[0])
+	ones := make([]int64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	rows, err := tensor.Split(flat, ones)
+	if err != nil {
+		return nil, err
+	}
+	if !modelBatches {
+		for i := range rows {
+			rows[i].Shape = rows[i].Shape[1:]
+		}
+	}
+	return rows, nil
+}
+
+// outputs gathers the pipeline's outputs: from pool when written before the
+// fan-out, else one row per fan-out request, joined in order (batch 1 in
+// front when the pipeline batches).
+func (r *pipelineRun) outputs(pool map[string]tensor.Tensor, rows []map[string]tensor.Tensor, names []string) ([]tensor.Tensor, *inferError) {
+	var out []tensor.Tensor
+	for _, spec := range r.p.Outputs {
+		if len(names) > 0 && !slices.Contains(names, spec.Name) {
+			continue
+		}
+		if t, ok := pool[spec.Name]; ok {
+			out = append(out, t)
+			continue
+		}
+		t, err := r.joinRows(spec, rows)
+		if err != nil {
+			return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: output %q: %v", r.p.Name, spec.Name, err)}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// joinRows joins the rows' tensors of one output of the pipeline.
+func (r *pipelineRun) joinRows(spec repository.TensorSpec, rows []map[string]tensor.Tensor) (tensor.Tensor, error) {
+	var parts []tensor.Tensor
+	for _, row := range rows {
+		t, ok := row[spec.Name]
+		if !ok {
+			return tensor.Tensor{}, fmt.Errorf("no step wrote it")
+		}
+		if r.steps[len(r.steps)-1].Config.MaxBatchSize == 0 { // a row without its batch dimension
+			t.Shape = append([]int64{1}, t.Shape...)
+		}
+		parts = append(parts, t)
+	}
+	var t tensor.Tensor
+	var err error
+	if len(parts) == 0 {
+		// No rows: an empty tensor of the declared per-row dims.
+		dims := spec.Dims
+		if len(dims) > 0 {
+			dims = dims[1:]
+		}
+		shape := append([]int64{0}, dims...)
+		for i, d := range shape {
+			shape[i] = max(d, 0)
+		}
+		t, err = tensor.New(spec.Name, spec.DataType, shape, nil)
+	} else {
+		t, err = tensor.Concat(spec.Name, parts)
+	}
+	if err != nil {
+		return tensor.Tensor{}, err
+	}
+	if r.p.Config.MaxBatchSize > 0 {
+		t.Shape = append([]int64{1}, t.Shape...)
+	}
+	return t, nil
+}
+
+// statusPipeline is one pipeline in the admin status.
+type statusPipeline struct {
+	Name  string   `json:"name"`
+	SLOMS float64  `json:"slo_ms"`
+	Steps []string `json:"steps"`
+	// Fanout is the tensor whose rows run the later steps once each.
+	Fanout string `json:"fanout,omitempty"`
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"`
+	// Rate is the pipeline's requests per second over the last second;
+	// Window its recent end-to-end latency and SLO attainment.
+	Rate   float64     `json:"rate"`
+	Window windowStats `json:"recent"`
+}
+
+// pipelineStatus lists the served pipelines for the admin status.
+func (n *node) pipelineStatus() []statusPipeline {
+	out := []statusPipeline{}
+	now := n.rates.current()
+	for _, p := range n.catalog.allPipelines() {
+		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
+			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(p.Config.SLO.D())}
+		for _, st := range p.Config.Ensemble.Steps {
+			sp.Steps = append(sp.Steps, st.StepKey())
+		}
+		if !sp.Ready {
+			sp.Reason = n.notReadyReason(p.Name)
+		}
+		out = append(out, sp)
+	}
+	return out
+}

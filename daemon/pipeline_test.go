@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStepDeadlines: a 300 ms pipeline of a detector (SLO 100 ms) and a
+// classifier (SLO 60 ms): the classifier keeps its model's 60 ms (twice half
+// of it) and the detector takes the rest, 240 ms; a request's own shorter
+// timeout scales the split down with it.
+func TestStepDeadlines(t *testing.T) {
+	steps := []*repository.Model{
+		{Config: repository.ModelConfig{SLO: config.Duration(100 * time.Millisecond)}},
+		{Config: repository.ModelConfig{SLO: config.Duration(60 * time.Millisecond)}},
+	}
+	at := time.Unix(100, 0)
+	ds := stepDeadlines(nil, steps, at, at.Add(300*time.Millisecond))
+	require.Equal(t, []time.Time{at.Add(240 * time.Millisecond), at.Add(300 * time.Millisecond)}, ds)
+	// 100 ms left in all: under the two budgets' 160, split in proportion.
+	ds = stepDeadlines(nil, steps, at, at.Add(100*time.Millisecond))
+	require.Equal(t, at.Add(62500*time.Microsecond), ds[0])
+	require.Equal(t, at.Add(100*time.Millisecond), ds[1])
+}
+
+func TestSplitRows(t *testing.T) {
+	vals := make([]float32, 3*2)
+	for i := range vals {
+		vals[i] = float32(i)
+	}
+	x, err := tensor.FromFloat32s("objects", []int64{1, 3, 2}, vals)
+	require.NoError(t, err)
+	rows, err := splitRows(x, true, true)
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	require.Equal(t, []int64{1, 2}, rows[1].Shape)
+	got, err := rows[1].Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []float32{2, 3}, got)
+	// A model that does not batch takes rows without the batch dimension.
+	rows, err = splitRows(x, true, false)
+	require.NoError(t, err)
+	require.Equal(t, []int64{2}, rows[2].Shape)
+	// A pipeline that does not batch: the rows are dimension 0.
+	y := x
+	y.Shape = []int64{3, 2}
+	rows, err = splitRows(y, false, true)
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	_, err = splitRows(tensor.Tensor{Name: "s", DataType: tensor.FP32, Shape: []int64{2, 3}, Data: make([]byte, 24)}, true, true)
+	require.ErrorContains(t, err, "want [1, rows")
+}
+
+// TestJoinRows: the rows' outputs joined in order, the batch of 1 in front;
+// no rows give an empty tensor of the declared per-row dims.
+func TestJoinRows(t *testing.T) {
+	p := &repository.Model{Name: "p", Config: repository.ModelConfig{MaxBatchSize: 1}}
+	r := &pipelineRun{p: p, steps: []*repository.Model{{Config: repository.ModelConfig{MaxBatchSize: 8}}}}
+	spec := repository.TensorSpec{Name: "labels", DataType: tensor.FP32, Dims: []int64{-1, 2}}
+	row := func(a, b float32) map[string]tensor.Tensor {
+		x, err := tensor.FromFloat32s("labels", []int64{1, 2}, []float32{a, b})
+		require.NoError(t, err)
+		return map[string]tensor.Tensor{"labels": x}
+	}
+	out, err := r.joinRows(spec, []map[string]tensor.Tensor{row(1, 2), row(3, 4)})
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2, 2}, out.Shape)
+	got, err := out.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []float32{1, 2, 3, 4}, got)
+	out, err = r.joinRows(spec, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 0, 2}, out.Shape)
+	require.Empty(t, out.Data)
+}

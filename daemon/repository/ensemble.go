@@ -1,0 +1,238 @@
+package repository
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/gpulet/gpuletd/daemon/repository/tritonpb"
+)
+
+// Pipelines: Triton's ensembles.
+//
+// A config.pbtxt with platform "ensemble" is a pipeline of models served
+// under its own name and SLO: its ensemble_scheduling steps run in order,
+// each reading tensors the request gave or an earlier step wrote (input_map:
+// the step model's input → the pipeline's tensor) and writing new ones
+// (output_map: the step model's output → the pipeline's tensor). The
+// pipeline's outputs are tensors its steps write. gpuletd adds one
+// parameter: fanout names a tensor a step writes whose rows, along its first
+// dimension after the batch, each become a request of their own to the steps
+// after it (a detector's objects, each to the classifier); the pipeline's
+// outputs written after the fan-out hold one row per such request, in
+// order. A pipeline with a fan-out answers one request at a time: batch 1.
+
+// PlatformEnsemble is a pipeline of models (Triton's ensemble platform).
+const PlatformEnsemble = "ensemble"
+
+// ParamFanout is the ensemble parameter naming the fan-out tensor.
+const ParamFanout = "fanout"
+
+// Ensemble is a pipeline's steps.
+type Ensemble struct {
+	Steps []EnsembleStep
+	// Fanout is the tensor whose rows become requests of their own ("" for
+	// none); FanoutStep the first step that runs once per row.
+	Fanout     string
+	FanoutStep int
+}
+
+// EnsembleStep is one model of a pipeline.
+type EnsembleStep struct {
+	// Model is the model's folder name; Version the version to run (0: the
+	// one served under the folder's name).
+	Model   string
+	Version int
+	// Inputs maps each input of the model to the pipeline tensor it reads,
+	// Outputs each output of the model it uses to the pipeline tensor it
+	// writes.
+	Inputs, Outputs map[string]string
+}
+
+// StepKey is the catalog name of the step's model.
+func (s EnsembleStep) StepKey() string {
+	if s.Version > 0 {
+		return VersionKey(s.Model, s.Version)
+	}
+	return s.Model
+}
+
+// tritonEnsemble reads ensemble_scheduling and checks that its steps form a
+// chain over the pipeline's tensors (each read tensor given by the request
+// or written by an earlier step, each written tensor new, every output
+// written) and that the fan-out, if any, is a tensor a step writes and a
+// later step reads.
+func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad func(string, ...any)) *Ensemble {
+	es := pc.GetEnsembleScheduling()
+	if es == nil || len(es.Step) == 0 {
+		bad(`platform: "ensemble" needs ensemble_scheduling with at least one step`)
+		return nil
+	}
+	e := &Ensemble{Fanout: fanout, FanoutStep: -1}
+	have := map[string]string{} // tensor → who gives it
+	for _, in := range c.Inputs {
+		have[in.Name] = "the request"
+	}
+	for i, st := range es.Step {
+		f := fmt.Sprintf("ensemble_scheduling.step[%d]", i)
+		s := EnsembleStep{Model: st.ModelName, Inputs: map[string]string{}, Outputs: map[string]string{}}
+		switch {
+		case !validName.MatchString(st.ModelName):
+			bad("%s.model_name: %q is not a model name", f, st.ModelName)
+		case st.ModelNamespace != "":
+			bad("%s.model_namespace: namespaces are not served; name the model folder", f)
+		}
+		switch {
+		case st.ModelVersion > 0:
+			s.Version = int(st.ModelVersion)
+		case st.ModelVersion < -1:
+			bad("%s.model_version: %d; give a version folder's number, or -1 for the one served", f, st.ModelVersion)
+		}
+		if len(st.InputMap) == 0 {
+			bad("%s.input_map: empty; map every input of %s to a tensor of the pipeline", f, st.ModelName)
+		}
+		for _, k := range sortedMapKeys(st.InputMap) {
+			v := st.InputMap[k]
+			if _, ok := have[v]; !ok {
+				bad("%s.input_map[%q]: %q is neither an input of the pipeline nor written by an earlier step (steps run in the order given)", f, k, v)
+			}
+			s.Inputs[k] = v
+			if v == fanout && e.FanoutStep < 0 {
+				e.FanoutStep = i
+			}
+		}
+		if len(st.OutputMap) == 0 {
+			bad("%s.output_map: empty; map the outputs of %s the pipeline uses", f, st.ModelName)
+		}
+		for _, k := range sortedMapKeys(st.OutputMap) {
+			v := st.OutputMap[k]
+			if by, ok := have[v]; ok {
+				bad("%s.output_map[%q]: %q is already given by %s; every tensor of the pipeline has one writer", f, k, v, by)
+			}
+			have[v] = fmt.Sprintf("step[%d]", i)
+			s.Outputs[k] = v
+		}
+		e.Steps = append(e.Steps, s)
+	}
+	for i, out := range c.Outputs {
+		if _, ok := have[out.Name]; !ok {
+			bad("output[%d]: %q is written by no step's output_map", i, out.Name)
+		}
+	}
+	if fanout == "" {
+		return e
+	}
+	f := fmt.Sprintf("parameters[%q]", ParamFanout)
+	switch by, ok := have[fanout]; {
+	case !ok:
+		bad("%s: %q is no tensor of the pipeline", f, fanout)
+	case by == "the request":
+		bad("%s: %q is an input of the pipeline; the fan-out is a tensor a step writes", f, fanout)
+	case e.FanoutStep < 0:
+		bad("%s: %q is read by no step; the steps after the fan-out read it", f, fanout)
+	}
+	if c.MaxBatchSize > 1 {
+		bad("max_batch_size: %d; a pipeline with a fan-out answers one request at a time: 0 or 1", c.MaxBatchSize)
+	}
+	if e.FanoutStep >= 0 {
+		// The steps from the fan-out on run once per row: they may read only
+		// what the fan-out step and the steps after it write, or the fan-out.
+		after := map[string]bool{fanout: true}
+		for i := e.FanoutStep; i < len(e.Steps); i++ {
+			for k, v := range e.Steps[i].Inputs {
+				if !after[v] {
+					bad("ensemble_scheduling.step[%d].input_map[%q]: %q was written before the fan-out; a step after the fan-out runs once per row of %q and reads only it and what is written after it", i, k, v, fanout)
+				}
+			}
+			for _, v := range e.Steps[i].Outputs {
+				after[v] = true
+			}
+		}
+	}
+	return e
+}
+
+// ErrEnsemble wraps the problems of a pipeline with the models it runs.
+var ErrEnsemble = errors.New("pipeline cannot run")
+
+// CheckEnsemble checks a pipeline against the models its steps run, as
+// get returns them by catalog name (nil: not served): every step's model
+// served, every input of it mapped and every mapped name one of its inputs
+// or outputs, and every tensor read as its writer gives it (data type). It
+// returns the step models in step order.
+func (m *Model) CheckEnsemble(get func(name string) *Model) ([]*Model, error) {
+	e := m.Config.Ensemble
+	if e == nil {
+		return nil, fmt.Errorf("check pipeline %s: %w: not a pipeline", m.Name, ErrEnsemble)
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	types := map[string]string{}
+	for _, in := range m.Inputs {
+		types[in.Name] = string(in.DataType)
+	}
+	out := make([]*Model, len(e.Steps))
+	for i, s := range e.Steps {
+		f := fmt.Sprintf("step[%d] (%s)", i, s.StepKey())
+		sm := get(s.StepKey())
+		switch {
+		case sm == nil:
+			bad("%s: the model is not served; load it first", f)
+			continue
+		case sm.Config.Ensemble != nil:
+			bad("%s: a pipeline; the steps of a pipeline are models", f)
+			continue
+		}
+		out[i] = sm
+		for _, in := range sm.Inputs {
+			v, ok := s.Inputs[in.Name]
+			if !ok {
+				bad("%s: input %q of the model is not in input_map", f, in.Name)
+				continue
+			}
+			if t, ok := types[v]; ok && t != string(in.DataType) {
+				bad("%s: input %q is %s but %q is %s", f, in.Name, in.DataType, v, t)
+			}
+		}
+		for k := range s.Inputs {
+			if !slices.ContainsFunc(sm.Inputs, func(t TensorSpec) bool { return t.Name == k }) {
+				bad("%s: input_map names %q, which the model has not (inputs: %s)", f, k, specNames(sm.Inputs))
+			}
+		}
+		for k, v := range s.Outputs {
+			i := slices.IndexFunc(sm.Outputs, func(t TensorSpec) bool { return t.Name == k })
+			if i < 0 {
+				bad("%s: output_map names %q, which the model has not (outputs: %s)", f, k, specNames(sm.Outputs))
+				continue
+			}
+			types[v] = string(sm.Outputs[i].DataType)
+		}
+	}
+	for _, o := range m.Outputs {
+		if t, ok := types[o.Name]; ok && t != string(o.DataType) {
+			bad("output %q is declared %s but its step writes %s", o.Name, o.DataType, t)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("check pipeline %s: %w: %w", m.Name, ErrEnsemble, errors.Join(errs...))
+	}
+	return out, nil
+}
+
+func specNames(ts []TensorSpec) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	return fmt.Sprint(names)
+}
+
+func sortedMapKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

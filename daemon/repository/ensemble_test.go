@@ -1,0 +1,123 @@
+package repository
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// trafficEnsemble is a detector whose boxes each go to a classifier.
+const trafficEnsemble = `name: "traffic"
+platform: "ensemble"
+max_batch_size: 1
+input [ { name: "image", data_type: TYPE_FP32, dims: [ 3, 32, 32 ] } ]
+output [ { name: "labels", data_type: TYPE_FP32, dims: [ -1, 10 ] } ]
+parameters { key: "slo" value { string_value: "250ms" } }
+parameters { key: "fanout" value { string_value: "boxes" } }
+ensemble_scheduling {
+  step [
+    { model_name: "detector", model_version: -1, input_map { key: "image" value: "image" }, output_map { key: "crops" value: "boxes" } },
+    { model_name: "classifier", model_version: -1, input_map { key: "crop" value: "boxes" }, output_map { key: "scores" value: "labels" } }
+  ]
+}
+`
+
+func TestEnsembleParses(t *testing.T) {
+	root := writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, map[string]string{"1/.keep": ""})})
+	ix, err := Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	require.Empty(t, ix.Problems)
+	m, err := ix.Get("traffic")
+	require.NoError(t, err)
+	require.Equal(t, PlatformEnsemble, m.Platform)
+	require.Equal(t, 250*time.Millisecond, m.Config.SLO.D())
+	require.Empty(t, m.File)
+	require.Equal(t, []TensorSpec{{Name: "image", DataType: tensor.FP32, Dims: []int64{3, 32, 32}}}, m.Inputs)
+	e := m.Config.Ensemble
+	require.NotNil(t, e)
+	require.Equal(t, "boxes", e.Fanout)
+	require.Equal(t, 1, e.FanoutStep)
+	require.Equal(t, []EnsembleStep{
+		{Model: "detector", Inputs: map[string]string{"image": "image"}, Outputs: map[string]string{"crops": "boxes"}},
+		{Model: "classifier", Inputs: map[string]string{"crop": "boxes"}, Outputs: map[string]string{"scores": "labels"}},
+	}, e.Steps)
+	require.Equal(t, "detector", e.Steps[0].StepKey())
+
+	// Without a version folder too: a pipeline has no file.
+	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})
+	ix, err = Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	require.Equal(t, []string{"traffic"}, ix.Names())
+}
+
+func TestEnsembleBadConfigs(t *testing.T) {
+	edit := func(old, new string) string { return strings.Replace(trafficEnsemble, old, new, 1) }
+	tests := []struct {
+		name  string
+		pbtxt string
+		wants []string
+	}{
+		{"reads an unknown tensor", edit(`key: "crop" value: "boxes"`, `key: "crop" value: "objects"`), []string{"step[1].input_map[\"crop\"]", `"objects"`, "order"}},
+		{"output nobody writes", edit(`value: "labels" }`, `value: "classes" }`), []string{`output[0]: "labels"`, "no step"}},
+		{"two writers", edit(`output_map { key: "scores" value: "labels" }`, `output_map { key: "scores" value: "boxes" }`), []string{`"boxes" is already given by step[0]`}},
+		{"fan-out unknown", edit(`string_value: "boxes"`, `string_value: "crops"`), []string{`parameters["fanout"]: "crops" is no tensor`}},
+		{"fan-out is an input", edit(`string_value: "boxes"`, `string_value: "image"`), []string{`"image" is an input of the pipeline`}},
+		{"fan-out with batches", edit("max_batch_size: 1", "max_batch_size: 8"), []string{"max_batch_size: 8", "one request at a time"}},
+		{"after the fan-out reads before it", edit(`input_map { key: "crop" value: "boxes" }`, `input_map [ { key: "crop" value: "boxes" }, { key: "frame" value: "image" } ]`), []string{`input_map["frame"]`, "before the fan-out"}},
+		{"no steps", strings.Split(trafficEnsemble, "ensemble_scheduling")[0], []string{"ensemble_scheduling with at least one step"}},
+		{"bad step name", edit(`model_name: "detector"`, `model_name: "../detector"`), []string{`step[0].model_name: "../detector"`}},
+		{"no slo", edit(`parameters { key: "slo" value { string_value: "250ms" } }`, ""), []string{"slo: missing"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeRepo(t, map[string]entry{"traffic": pbtxtEntry(tc.pbtxt, nil)})
+			ix, err := Scan(root, Options{Read: fakeReader})
+			require.NoError(t, err)
+			require.Empty(t, ix.Names())
+			require.Len(t, ix.Problems, 1)
+			for _, w := range tc.wants {
+				require.Contains(t, ix.Problems[0].Error(), w)
+			}
+		})
+	}
+	// A model may not fan out or have steps.
+	v1 := map[string]string{"1/model.onnx": "onnx"}
+	root := writeRepo(t, map[string]entry{
+		"a": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"a"`, 1)+`parameters { key: "fanout" value { string_value: "output" } }`+"\n", v1),
+		"b": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"b"`, 1)+"ensemble_scheduling { step [ { model_name: \"a\" } ] }\n", v1),
+	})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.ErrorContains(t, ix.Broken["a"], "only a pipeline")
+	require.ErrorContains(t, ix.Broken["b"], "only a pipeline has steps")
+}
+
+func TestCheckEnsemble(t *testing.T) {
+	root := writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})
+	ix, err := Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	p, err := ix.Get("traffic")
+	require.NoError(t, err)
+	det := &Model{Name: "detector", Inputs: []TensorSpec{{Name: "image", DataType: tensor.FP32}}, Outputs: []TensorSpec{{Name: "crops", DataType: tensor.FP32}}}
+	cls := &Model{Name: "classifier", Inputs: []TensorSpec{{Name: "crop", DataType: tensor.FP32}}, Outputs: []TensorSpec{{Name: "scores", DataType: tensor.FP32}}}
+	models := map[string]*Model{"detector": det, "classifier": cls}
+	get := func(name string) *Model { return models[name] }
+	steps, err := p.CheckEnsemble(get)
+	require.NoError(t, err)
+	require.Equal(t, []*Model{det, cls}, steps)
+
+	delete(models, "classifier")
+	_, err = p.CheckEnsemble(get)
+	require.ErrorIs(t, err, ErrEnsemble)
+	require.ErrorContains(t, err, "step[1] (classifier): the model is not served")
+
+	models["classifier"] = &Model{Name: "classifier", Inputs: []TensorSpec{{Name: "crop", DataType: tensor.Int64}, {Name: "mask", DataType: tensor.FP32}},
+		Outputs: []TensorSpec{{Name: "logits", DataType: tensor.FP32}}}
+	_, err = p.CheckEnsemble(get)
+	require.ErrorContains(t, err, `input "crop" is INT64 but "boxes" is FP32`)
+	require.ErrorContains(t, err, `input "mask" of the model is not in input_map`)
+	require.ErrorContains(t, err, `output_map names "scores"`)
+}

@@ -1,0 +1,115 @@
+package modelzoo
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
+)
+
+// A pipeline to serve as a Triton ensemble: a detector-like model that finds
+// a fixed number of objects in an input and describes each by a feature
+// vector, and a classifier-like model that scores one object. Both are
+// random graphs (no accuracy is claimed for either); what they share with a
+// real detector and classifier is the form of their tensors.
+
+// PipelineObjects is how many objects the detector-like model finds in
+// every input: the pipeline's fan-out.
+const PipelineObjects = 4
+
+// The pipeline's models and its own name.
+const (
+	DetectorModel   = "spotter"
+	ClassifierModel = "labeler"
+	PipelineName    = "spot-and-label"
+)
+
+var pipelineForms = []formModel{
+	{
+		name:        DetectorModel,
+		description: fmt.Sprintf("detector-like MLP: [N,64] -> %d objects of 16 features each, [N,%d,16]", PipelineObjects, PipelineObjects),
+		maxBatch:    8,
+		inputs: []formTensor{
+			{name: "image", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 64}, sym: BatchDim, config: []int64{64}},
+		},
+		outputs: []formTensor{
+			{name: "objects", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, PipelineObjects, 16}, sym: BatchDim, config: []int64{PipelineObjects, 16}},
+		},
+		build: func(g *graph) {
+			h := g.gemm("fc", "image", 64, PipelineObjects*16, true)
+			g.inits = append(g.inits, int64Tensor("shape", []int64{-1, PipelineObjects, 16}))
+			g.node("Reshape", "objects", []string{h, "shape"})
+		},
+	},
+	{
+		name:        ClassifierModel,
+		description: "classifier-like MLP: one object's 16 features [N,16] -> 10 class scores [N,10]",
+		maxBatch:    32,
+		inputs: []formTensor{
+			{name: "object", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 16}, sym: BatchDim, config: []int64{16}},
+		},
+		outputs: []formTensor{
+			{name: "scores", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 10}, sym: BatchDim, config: []int64{10}},
+		},
+		build: func(g *graph) {
+			g.node("Softmax", "scores", []string{g.gemm("fc", "object", 16, 10, false)}, intAttr("axis", 1))
+		},
+	},
+}
+
+// int64Tensor is an INT64 initializer named name.
+func int64Tensor(name string, vals []int64) *onnxpb.TensorProto {
+	return &onnxpb.TensorProto{Name: name, Dims: []int64{int64(len(vals))}, DataType: int32(onnxpb.TensorProto_INT64), Int64Data: vals}
+}
+
+// PipelineModels returns the names of the pipeline's models, which
+// WriteRepository and Build take besides Names and FormModels.
+func PipelineModels() []string { return []string{DetectorModel, ClassifierModel} }
+
+// PipelinePbtxt is the config.pbtxt of the pipeline as a Triton ensemble
+// with gpuletd's parameters: an SLO and the fan-out (every object the
+// detector finds goes to the classifier as a request of its own).
+func PipelinePbtxt(slo string) string {
+	return fmt.Sprintf(`# %s: %s finds %d objects in an input, %s scores each one.
+name: %q
+platform: "ensemble"
+max_batch_size: 1
+input [ { name: "image", data_type: TYPE_FP32, dims: [ 64 ] } ]
+output [
+  { name: "objects", data_type: TYPE_FP32, dims: [ %d, 16 ] },
+  { name: "labels", data_type: TYPE_FP32, dims: [ -1, 10 ] }
+]
+parameters { key: "slo" value { string_value: %q } }
+parameters { key: "fanout" value { string_value: "objects" } }
+ensemble_scheduling {
+  step [
+    {
+      model_name: %q
+      model_version: -1
+      input_map { key: "image" value: "image" }
+      output_map { key: "objects" value: "objects" }
+    },
+    {
+      model_name: %q
+      model_version: -1
+      input_map { key: "object" value: "objects" }
+      output_map { key: "scores" value: "labels" }
+    }
+  ]
+}
+`, PipelineName, DetectorModel, PipelineObjects, ClassifierModel, PipelineName, PipelineObjects, slo, DetectorModel, ClassifierModel)
+}
+
+// WritePipeline writes the pipeline's models (config.pbtxt as Triton has
+// them, without an SLO) and its ensemble folder, with SLO slo, into dir.
+func WritePipeline(dir string, seed uint64, slo string) error {
+	if err := WriteRepository(dir, PipelineModels(), seed, AsTriton(), WithOverwrite()); err != nil {
+		return err
+	}
+	pdir := filepath.Join(dir, PipelineName, ModelVersion)
+	if err := os.MkdirAll(pdir, 0o755); err != nil {
+		return fmt.Errorf("write pipeline: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(dir, PipelineName, "config.pbtxt"), []byte(PipelinePbtxt(slo)))
+}

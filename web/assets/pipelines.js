@@ -1,0 +1,31 @@
+// The pipelines table: each pipeline's steps (the fan-out marked), its
+// rate, SLO and recent end-to-end latency and attainment.
+
+import { h, num, rate, pct, ms, attainment } from './dom.js';
+
+// renderPipelines fills the table body from the status.
+export function renderPipelines(tbody, status) {
+  const rows = (status.pipelines || []).map((p) => {
+    const r = p.recent || {};
+    const seen = r.requests > 0;
+    const steps = (p.steps || []).join(' → ') + (p.fanout ? ` (each row of ${p.fanout} its own request)` : '');
+    return h(
+      'tr',
+      { 'data-pipeline': p.name },
+      h('th', { scope: 'row', text: p.name }),
+      h('td', { class: p.ready ? 'ok' : 'no', text: p.ready ? 'yes' : 'no', title: p.reason || '' }),
+      h('td', { text: steps, title: p.reason || '' }),
+      h('td', { class: 'num', text: rate(p.rate) }),
+      h('td', { class: 'num', text: num(p.slo_ms) }),
+      h('td', { class: 'num' }, h('span', { class: `badge att-${attainment(r)}`, text: seen ? pct(r.slo_attainment) : '–' })),
+      h('td', { class: 'num', text: seen ? ms(r.p50_ms) : '–' }),
+      h('td', { class: `num${seen && r.p99_ms > p.slo_ms ? ' over' : ''}`, text: seen ? ms(r.p99_ms) : '–' }),
+      h('td', { class: 'num', text: seen ? String(r.violations) : '–' }),
+      h('td', { class: 'num', text: String(r.requests || 0) }),
+    );
+  });
+  if (!rows.length) {
+    rows.push(h('tr', {}, h('td', { colspan: 10, class: 'empty', text: 'No pipelines are served.' })));
+  }
+  tbody.replaceChildren(...rows);
+}
