@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -51,7 +52,7 @@ func TestWritePipeline(t *testing.T) {
 	initORT(t)
 	dir := t.TempDir()
 	require.NoError(t, modelzoo.WritePipeline(dir, 1, "150ms"))
-	ix, err := repository.Scan(dir, repository.Options{Read: readInfo, DefaultSLO: 50 * time.Millisecond})
+	ix, err := repository.Scan(dir, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: 50 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Problems)
 	require.Equal(t, []string{modelzoo.ClassifierModel, modelzoo.PipelineName, modelzoo.DetectorModel}, ix.Names())
@@ -64,20 +65,4 @@ func TestWritePipeline(t *testing.T) {
 	require.Len(t, steps, 2)
 	_, err = os.Stat(filepath.Join(dir, modelzoo.PipelineName, "1"))
 	require.NoError(t, err, "Triton's layout: an empty version folder")
-}
-
-// readInfo reads a model file's tensors for the repository scanner.
-func readInfo(path string) (ins, outs []repository.TensorSpec, err error) {
-	info, err := onnxrt.ReadModelInfo(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	conv := func(ts []onnxrt.TensorInfo) []repository.TensorSpec {
-		out := make([]repository.TensorSpec, len(ts))
-		for i, t := range ts {
-			out[i] = repository.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape}
-		}
-		return out
-	}
-	return conv(info.Inputs), conv(info.Outputs), nil
 }

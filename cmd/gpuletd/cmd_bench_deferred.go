@@ -23,12 +23,9 @@ and with exact batch times. The Azure trace is read from the shared data
 folder (found from the working directory upwards, or --data).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if data == "" {
-				d, err := sim.FindData(".")
-				if err != nil {
-					return err
-				}
-				data = d
+			data, err := sharedData(data)
+			if err != nil {
+				return err
 			}
 			res, err := sim.RunDeferredVsEager(cmd.Context(), data, pf.seed, pf.seeds)
 			if err != nil {

@@ -38,7 +38,7 @@ data folder, found from the working directory upwards).`,
 				return errors.New("bench gpus-needed: draws no plot; the table and --json hold the result")
 			}
 			if scenarios == "" {
-				d, err := sim.FindData(".")
+				d, err := sharedData("")
 				if err != nil {
 					return err
 				}

@@ -32,12 +32,9 @@ trace (median over --seeds); all three then run with the trace peaking at
 "hardware_only"} (whole trace), "busy_violations", "worst_violations", …}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if data == "" {
-				d, err := sim.FindData(".")
-				if err != nil {
-					return err
-				}
-				data = d
+			data, err := sharedData(data)
+			if err != nil {
+				return err
 			}
 			floor := minAcc
 			if floor == 0 {

@@ -42,3 +42,12 @@ func (p *paperFlags) finish(w io.Writer, draw func(file string) error) error {
 	}
 	return nil
 }
+
+// sharedData is the shared data folder given with --data, or else the one
+// found from the working directory upwards (sim.FindData).
+func sharedData(given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	return sim.FindData(".")
+}

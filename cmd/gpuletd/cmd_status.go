@@ -337,11 +337,7 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "PIPELINE\tSTEPS\tSLO\tRATE\tATTAIN\tP50\tP99")
 	for _, p := range ps {
-		attain, p50, p99 := "-", "-", "-"
-		if p.Recent.Requests > 0 {
-			attain = percent(p.Recent.Attainment)
-			p50, p99 = millis(p.Recent.P50MS), millis(p.Recent.P99MS)
-		}
+		attain, p50, p99 := p.Recent.texts()
 		steps := strings.Join(p.Steps, " -> ")
 		if p.Fanout != "" {
 			steps += " (fan-out: " + p.Fanout + ")"
@@ -364,11 +360,7 @@ func writeModels(w io.Writer, models []adminModel) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "MODEL\tSLO\tFROM\tRATE\tASSIGNED\tATTAIN\tP50\tP99\tPLACED ON")
 	for _, m := range models {
-		attain, p50, p99 := "-", "-", "-"
-		if m.Recent.Requests > 0 {
-			attain = percent(m.Recent.Attainment)
-			p50, p99 = millis(m.Recent.P50MS), millis(m.Recent.P99MS)
-		}
+		attain, p50, p99 := m.Recent.texts()
 		placed := strings.Join(m.Placed, ",")
 		if placed == "" {
 			placed = "-"
@@ -393,6 +385,15 @@ func writeModels(w io.Writer, models []adminModel) error {
 		}
 	}
 	return nil
+}
+
+// texts are the window's attainment, p50 and p99 for a table, dashes
+// before any request.
+func (r adminRecent) texts() (attain, p50, p99 string) {
+	if r.Requests == 0 {
+		return "-", "-", "-"
+	}
+	return percent(r.Attainment), millis(r.P50MS), millis(r.P99MS)
 }
 
 // sloText is a model's SLO, a dash for one not known (a broken entry).
