@@ -116,8 +116,9 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		outNames = append(outNames, k)
 	}
 	slices.Sort(outNames)
+	// The step counts in its model's rate, which the planner provisions
+	// for; the pipeline's own request is what the door's metrics count.
 	r.n.rates.hit(m.Name)
-	r.n.metrics.requests.WithLabelValues(m.Name).Inc()
 	res, ierr := r.n.dispatch(ctx, m, ins, outNames, r.deadlines[i])
 	if ierr != nil {
 		return &inferError{code: ierr.code, reason: "dropped_early",
