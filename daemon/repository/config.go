@@ -56,6 +56,12 @@ type ModelConfig struct {
 	// Ensemble is a pipeline's steps (Platform PlatformEnsemble, from a
 	// config.pbtxt's ensemble_scheduling); nil for a model.
 	Ensemble *Ensemble `yaml:"-"`
+	// VariantOf names the model this one may stand in for in a pipeline's
+	// step (a cheaper variant of it), and Accuracy is the model's accuracy
+	// as a share in (0, 1] (0: not given, taken as 1): a pipeline under
+	// load runs its steps' cheaper variants (accuracy scaling).
+	VariantOf string  `yaml:"variant_of,omitempty"`
+	Accuracy  float64 `yaml:"accuracy,omitempty"`
 }
 
 // VersionPolicy selects version folders, as Triton's version_policy does:
@@ -110,12 +116,34 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 	if c.MemoryMB < 0 {
 		errs = append(errs, fmt.Errorf("memory_mb: %v is not allowed; use 0 (estimate) or a positive size", c.MemoryMB))
 	}
+	if err := checkVariant(c.VariantOf, c.Accuracy); err != nil {
+		errs = append(errs, err)
+	}
 	for kind, specs := range map[string][]TensorSpec{"inputs": c.Inputs, "outputs": c.Outputs} {
 		if err := checkSpecs(kind, specs); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// checkVariant checks a model's variant_of and accuracy.
+func checkVariant(of string, accuracy float64) error {
+	if of != "" && !validName.MatchString(of) {
+		return fmt.Errorf("variant_of: %q is not a model name", of)
+	}
+	if !(accuracy >= 0 && accuracy <= 1) {
+		return fmt.Errorf("accuracy: %v is not allowed; give a share in (0, 1]", accuracy)
+	}
+	return nil
+}
+
+// ModelAccuracy is the model's accuracy, 1 when not given.
+func (c ModelConfig) ModelAccuracy() float64 {
+	if c.Accuracy > 0 {
+		return c.Accuracy
+	}
+	return 1
 }
 
 func checkSpecs(kind string, specs []TensorSpec) error {
@@ -176,6 +204,12 @@ func overlay(base, yamlCfg ModelConfig, set map[string]bool) ModelConfig {
 	}
 	if set["outputs"] {
 		base.Outputs = yamlCfg.Outputs
+	}
+	if set["variant_of"] {
+		base.VariantOf = yamlCfg.VariantOf
+	}
+	if set["accuracy"] {
+		base.Accuracy = yamlCfg.Accuracy
 	}
 	return base
 }

@@ -121,3 +121,31 @@ func TestCheckEnsemble(t *testing.T) {
 	require.ErrorContains(t, err, `input "mask" of the model is not in input_map`)
 	require.ErrorContains(t, err, `output_map names "scores"`)
 }
+
+// TestVariantParameters: a model says which model it may stand in for and
+// its accuracy, in config.pbtxt's parameters or config.yaml.
+func TestVariantParameters(t *testing.T) {
+	v1 := map[string]string{"1/model.onnx": "onnx"}
+	lite := strings.Replace(tritonLenet, `"bad"`, `"lite"`, 1) +
+		`parameters { key: "variant_of" value { string_value: "full" } }` + "\n" +
+		`parameters { key: "accuracy" value { string_value: "0.8" } }` + "\n"
+	root := writeRepo(t, map[string]entry{
+		"lite":  pbtxtEntry(lite, v1),
+		"lite2": {files: map[string]string{"config.yaml": "slo: 10ms\nmax_batch_size: 8\nvariant_of: full\naccuracy: 0.7\n", "1/model.onnx": "onnx"}},
+		"bad":   pbtxtEntry(tritonLenet+`parameters { key: "accuracy" value { string_value: "1.5" } }`+"\n", v1),
+		"bad2":  {files: map[string]string{"config.yaml": "slo: 10ms\nvariant_of: ../x\n", "1/model.onnx": "onnx"}},
+	})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	m, err := ix.Get("lite")
+	require.NoError(t, err)
+	require.Equal(t, "full", m.Config.VariantOf)
+	require.InDelta(t, 0.8, m.Config.ModelAccuracy(), 1e-12)
+	m, err = ix.Get("lite2")
+	require.NoError(t, err)
+	require.Equal(t, "full", m.Config.VariantOf)
+	require.InDelta(t, 0.7, m.Config.ModelAccuracy(), 1e-12)
+	require.ErrorContains(t, ix.Broken["bad"], `parameters["accuracy"]: "1.5" is not an accuracy`)
+	require.ErrorContains(t, ix.Broken["bad2"], `variant_of: "../x" is not a model name`)
+	require.InDelta(t, 1, ModelConfig{}.ModelAccuracy(), 0, "not given: 1")
+}

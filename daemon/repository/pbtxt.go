@@ -26,6 +26,8 @@ const (
 	ParamSLO      = "slo"       // a duration: "50ms"
 	ParamProfile  = "profile"   // as config.yaml's profile
 	ParamMemoryMB = "memory_mb" // as config.yaml's memory_mb
+	ParamVariant  = "variant_of" // as config.yaml's variant_of
+	ParamAccuracy = "accuracy"   // as config.yaml's accuracy
 )
 
 // Triton's platform and backend names that gpuletd serves.
@@ -330,8 +332,22 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 			if fanout = strings.TrimSpace(v); fanout == "" {
 				bad("%s: empty; name the tensor whose rows become requests of their own", f)
 			}
+		case ParamVariant:
+			c.VariantOf = strings.TrimSpace(v)
+		case ParamAccuracy:
+			a, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || !(a > 0 && a <= 1) {
+				bad("%s: %q is not an accuracy; give a share in (0, 1], such as \"0.92\"", f, v)
+				continue
+			}
+			c.Accuracy = a
 		default:
-			note("%s ignored: gpuletd reads the parameters %s, %s, %s and (pipelines) %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamFanout)
+			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s and (pipelines) %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamVariant, ParamAccuracy, ParamFanout)
+		}
+	}
+	if c.VariantOf != "" {
+		if err := checkVariant(c.VariantOf, c.Accuracy); err != nil {
+			bad("parameters[%q]: %v", ParamVariant, err)
 		}
 	}
 	return sloSet, fanout

@@ -245,7 +245,7 @@ input [ { name: "input", data_type: TYPE_FP32, dims: [ 784 ], reshape: { shape: 
 func TestOverlayCoversEveryYAMLField(t *testing.T) {
 	full := ModelConfig{
 		SLO: config.Duration(time.Second), MaxBatchSize: 3, Platform: PlatformONNX, Profile: "p", MemoryMB: 5,
-		Inputs: []TensorSpec{{Name: "i"}}, Outputs: []TensorSpec{{Name: "o"}},
+		Inputs: []TensorSpec{{Name: "i"}}, Outputs: []TensorSpec{{Name: "o"}}, VariantOf: "v", Accuracy: 0.5,
 	}
 	set := map[string]bool{}
 	rt := reflect.TypeFor[ModelConfig]()
