@@ -51,7 +51,21 @@ type PipelineDemand struct {
 // demand above what the GPUs carry gets the plan of the most they carry:
 // the excess is dropped early at the first task, never queued.
 func PlanPipeline(p *pipeline.Pipeline, scaling PipelineScaling, demand PipelineDemand, gpus []gpulet.GPU, current map[string]string) (pipeline.Plan, *gpulet.Plan, error) {
-	opts := pipeline.Options{Workers: len(gpus), Utilization: PipelineUtilization}
+	pl, err := PlanPipelineMix(p, scaling, demand, len(gpus))
+	if err != nil {
+		return pipeline.Plan{}, nil, err
+	}
+	pl = pl.WithSpare(len(gpus))
+	return pl, PipelineLayout(p, pl, gpus, current), nil
+}
+
+// PlanPipelineMix is the pipeline plan of PlanPipeline on workers, before
+// spare workers and layout: which variants serve each task, in what
+// shares, on how many workers. The daemon, which places a pipeline's
+// variants beside its other models with the gpu-let planner, follows its
+// shares alone.
+func PlanPipelineMix(p *pipeline.Pipeline, scaling PipelineScaling, demand PipelineDemand, workers int) (pipeline.Plan, error) {
+	opts := pipeline.Options{Workers: workers, Utilization: PipelineUtilization}
 	rate := PlanRate(demand.Rate, Headroom)
 	var (
 		pl  pipeline.Plan
@@ -72,16 +86,15 @@ func PlanPipeline(p *pipeline.Pipeline, scaling PipelineScaling, demand Pipeline
 		}
 		pl, err = pipeline.PerTask(p, loads, opts)
 	default:
-		return pipeline.Plan{}, nil, fmt.Errorf("plan pipeline %s: %w: %q", p.Name, ErrBadScaling, scaling)
+		return pipeline.Plan{}, fmt.Errorf("plan pipeline %s: %w: %q", p.Name, ErrBadScaling, scaling)
 	}
 	if err != nil && !errors.Is(err, pipeline.ErrOverloaded) {
-		return pipeline.Plan{}, nil, err
+		return pipeline.Plan{}, err
 	}
 	if pl.Workers == 0 {
-		return pipeline.Plan{}, nil, fmt.Errorf("plan pipeline %s: %w", p.Name, err)
+		return pipeline.Plan{}, fmt.Errorf("plan pipeline %s: %w", p.Name, err)
 	}
-	pl = pl.WithSpare(len(gpus))
-	return pl, PipelineLayout(p, pl, gpus, current), nil
+	return pl, nil
 }
 
 // fullAccuracyLoads are the task loads of rate requests per second at the

@@ -30,6 +30,7 @@ type node struct {
 	conns     *connlimit.Listener // client connections open (nil until listening)
 	bodies    *connlimit.Budget   // request body bytes in flight
 	admission admission           // models held to their share at overload
+	pipes     pipelinePlans       // the pipelines' variant mixes (accuracy scaling)
 
 	planMu          sync.Mutex // one plan computed and applied at a time
 	migMu           sync.Mutex // one MIG instance chosen and leased at a time

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -64,7 +65,9 @@ type pipelineRun struct {
 	e         *repository.Ensemble
 	steps     []*repository.Model
 	deadlines []time.Time
-	emulated  bool
+	emulated  atomic.Bool // a step ran on an emulated device
+	// fanVariant is the model that ran the step writing the fan-out tensor.
+	fanVariant string
 }
 
 // executePipeline runs a pipeline request's steps (inputs checked against
@@ -83,28 +86,38 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if run.e.FanoutStep >= 0 {
 		last = run.e.FanoutStep
 	}
+	acc := 1.0 // the product of the accuracies of the models that ran
 	for i := range last {
-		if ierr := run.step(ctx, i, pool); ierr != nil {
+		a, ierr := run.step(ctx, i, pool)
+		if ierr != nil {
 			return nil, ierr
 		}
+		acc *= a
 	}
 	var rows []map[string]tensor.Tensor
 	if run.e.FanoutStep >= 0 {
 		var ierr *inferError
-		if rows, ierr = run.fanOut(ctx, pool); ierr != nil {
+		var a float64
+		if rows, a, ierr = run.fanOut(ctx, pool); ierr != nil {
 			return nil, ierr
 		}
+		acc *= a
 	}
 	outs, ierr := run.outputs(pool, rows, names)
 	if ierr != nil {
 		return nil, ierr
 	}
-	return &executed{outs: outs, batch: 1, emulated: run.emulated}, nil
+	n.pipes.served(p.Name, acc)
+	return &executed{outs: outs, batch: 1, emulated: run.emulated.Load()}, nil
 }
 
-// step runs step i on the tensors of pool and adds what it writes.
-func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) *inferError {
-	s, m := r.e.Steps[i], r.steps[i]
+// step runs step i on the tensors of pool, with the model the pipeline's
+// plan chooses for it (pipeline_plan.go), adds what it writes and returns
+// the accuracy of the model that ran it. A request the model refuses for
+// its deadline or load goes once to the step's fastest variant.
+func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) (float64, *inferError) {
+	s := r.e.Steps[i]
+	m := r.variant(i)
 	var ins []tensor.Tensor
 	for _, spec := range m.Inputs {
 		t := pool[s.Inputs[spec.Name]]
@@ -116,32 +129,73 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		outNames = append(outNames, k)
 	}
 	slices.Sort(outNames)
-	// The step counts in its model's rate, which the planner provisions
-	// for; the pipeline's own request is what the door's metrics count.
-	r.n.rates.hit(m.Name)
-	res, ierr := r.n.dispatch(ctx, m, ins, outNames, r.deadlines[i])
+	res, ierr := r.dispatch(ctx, m, ins, outNames, r.deadlines[i])
+	if ierr != nil && reroutable(ierr) && time.Now().Before(r.deadlines[i]) {
+		if f := r.n.catalog.fastestVariant(s, r.steps[i], m); f != nil {
+			r.n.pipes.rerouted(r.p.Name)
+			m = f
+			res, ierr = r.dispatch(ctx, m, ins, outNames, r.deadlines[i])
+		}
+	}
 	if ierr != nil {
-		return &inferError{code: ierr.code, reason: "dropped_early",
+		return 0, &inferError{code: ierr.code, reason: "dropped_early",
 			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, i, m.Name, ierr.msg)}
 	}
-	r.emulated = r.emulated || res.emulated
+	if i == r.e.FanoutStep-1 {
+		r.fanVariant = m.Name
+	}
+	if res.emulated {
+		r.emulated.Store(true)
+	}
 	for _, t := range res.outs {
 		if to, ok := s.Outputs[t.Name]; ok {
 			t.Name = to
 			pool[to] = t
 		}
 	}
-	return nil
+	return m.Config.ModelAccuracy(), nil
+}
+
+// variant is the model to run step i with: the plan's choice while it is
+// served and fits the step, else the step's own model.
+func (r *pipelineRun) variant(i int) *repository.Model {
+	name := r.n.pipes.choose(r.p.Name, i, r.steps[i].Name)
+	if name != r.steps[i].Name {
+		if v, ok := r.n.catalog.get(name); ok && v.FitsStep(r.e.Steps[i], r.steps[i]) {
+			return v
+		}
+	}
+	return r.steps[i]
+}
+
+// dispatch sends one step request to model m. It counts in m's rate, which
+// the planner provisions for; the pipeline's own request is what the door's
+// metrics count.
+func (r *pipelineRun) dispatch(ctx context.Context, m *repository.Model, ins []tensor.Tensor, outNames []string, deadline time.Time) (*executed, *inferError) {
+	r.n.rates.hit(m.Name)
+	return r.n.dispatch(ctx, m, ins, outNames, deadline)
+}
+
+// reroutable reports whether a step request was refused for its deadline or
+// the model's load, which a faster variant may still meet.
+func reroutable(e *inferError) bool {
+	switch e.reason {
+	case "deadline", "queue_full", "unroutable":
+		return true
+	}
+	return false
 }
 
 // fanOut runs the steps from the fan-out on once per row of the fan-out
 // tensor, concurrently, and returns each row's tensors.
-func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, *inferError) {
+func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, float64, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
-		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
+		return nil, 0, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
 	}
+	r.n.pipes.rows(r.p.Name, r.fanVariant, len(rows))
 	out := make([]map[string]tensor.Tensor, len(rows))
+	acc := make([]float64, len(rows)) // each row's accuracy
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -154,8 +208,10 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			acc[j] = 1
 			for i := r.e.FanoutStep; i < len(r.steps); i++ {
-				if ierr := r.step(ctx, i, out[j]); ierr != nil {
+				a, ierr := r.step(ctx, i, out[j])
+				if ierr != nil {
 					mu.Lock()
 					if first == nil {
 						first = ierr
@@ -164,14 +220,23 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 					cancel()
 					return
 				}
+				acc[j] *= a
 			}
 		}()
 	}
 	wg.Wait()
 	if first != nil {
-		return nil, first
+		return nil, 0, first
 	}
-	return out, nil
+	// A request's accuracy is the mean of its rows' (1 with none).
+	mean := 1.0
+	if len(acc) > 0 {
+		mean = 0
+		for _, a := range acc {
+			mean += a / float64(len(acc))
+		}
+	}
+	return out, mean, nil
 }
 
 // splitRows cuts the fan-out tensor into one tensor per row: along the
@@ -280,6 +345,9 @@ type statusPipeline struct {
 	// Window its recent end-to-end latency and SLO attainment.
 	Rate   float64     `json:"rate"`
 	Window windowStats `json:"recent"`
+	// Scaling is the pipeline's accuracy scaling: its plan, variant mix and
+	// the accuracy it serves at.
+	Scaling pipelineScaling `json:"scaling"`
 }
 
 // pipelineStatus lists the served pipelines for the admin status.
@@ -288,7 +356,8 @@ func (n *node) pipelineStatus() []statusPipeline {
 	now := n.rates.current()
 	for _, p := range n.catalog.allPipelines() {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
-			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(p.Config.SLO.D())}
+			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(p.Config.SLO.D()),
+			Scaling: n.pipes.snapshot(p.Name)}
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
 		}

@@ -123,6 +123,7 @@ func (n *node) predictor() gpulet.Predictor {
 func (n *node) replan(ctx context.Context, reason string, rates map[string]float64) error {
 	n.planMu.Lock()
 	defer n.planMu.Unlock()
+	rates = n.planPipelines(ctx, rates)
 	in, missing := n.planInput(ctx, rates)
 	for name, why := range missing {
 		n.events.add(EventPlan, store.SeverityWarning, "model cannot be placed: "+why, map[string]string{"model": name})

@@ -306,6 +306,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	require.Equal(t, wide.Devices[0].Y, wide.Devices[1].Y, "devices side by side at 1280 px")
 	require.Equal(t, []string{"header", "main", "section", "section", "section", "section", "section", "footer"}, wide.Landmarks)
 	require.Equal(t, "No pipelines are served.", eval[string](t, b, `document.querySelector('#pipelines-table tbody').textContent`))
+	checkPipelineRow(t, b)
 	type a11y struct {
 		Unlabelled int      `json:"unlabelled"`
 		NoScope    int      `json:"noScope"`
@@ -331,4 +332,36 @@ func TestAdminPageInBrowser(t *testing.T) {
 	screenshot(t, b, filepath.Join(shots, "admin-page-390.png"))
 
 	require.Empty(t, b.problems(), "console errors")
+}
+
+// checkPipelineRow renders a pipeline under accuracy scaling, as the status
+// gives it, with the page's own module into a table of its own: the row
+// shows the accuracy served, and its title the plan and the variant mix.
+func checkPipelineRow(t *testing.T, b *browser) {
+	t.Helper()
+	type cell struct {
+		Text    string `json:"text"`
+		Title   string `json:"title"`
+		Scaling string `json:"scaling"`
+		Cells   int    `json:"cells"`
+		Headers int    `json:"headers"`
+	}
+	got := eval[cell](t, b, `(async () => {
+  const { renderPipelines } = await import('/assets/pipelines.js');
+  const tbody = document.createElement('tbody');
+  renderPipelines(tbody, { pipelines: [{ name: 'traffic', ready: true, steps: ['det', 'cls'], fanout: 'objects', rate: 120, slo_ms: 250,
+    recent: { requests: 10, slo_attainment: 1, p50_ms: 40, p99_ms: 90, violations: 0 },
+    scaling: { scaling: 'accuracy', planned_accuracy: 0.91, accuracy: 0.905, served: 10, rerouted: 2,
+      mix: [[{ model: 'det', share: 1 }], [{ model: 'cls', share: 0.6 }, { model: 'cls-lite', share: 0.4 }]] } }] });
+  const td = tbody.querySelector('td[data-scaling]');
+  return { text: td.textContent, title: td.title, scaling: td.dataset.scaling, cells: tbody.querySelector('tr').children.length,
+    headers: document.querySelectorAll('#pipelines-table thead th').length };
+})()`)
+	require.Equal(t, "accuracy", got.Scaling)
+	require.Contains(t, got.Text, "90.5")
+	require.Contains(t, got.Title, "accuracy scaling, expected 91.0%")
+	require.Contains(t, got.Title, "cls 60")
+	require.Contains(t, got.Title, "cls-lite 40")
+	require.Contains(t, got.Title, "2 step requests rerouted")
+	require.Equal(t, got.Headers, got.Cells, "one cell per column")
 }

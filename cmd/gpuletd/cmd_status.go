@@ -329,20 +329,64 @@ type adminPipeline struct {
 	Reason string      `json:"reason"`
 	Rate   float64     `json:"rate"`
 	Recent adminRecent `json:"recent"`
+	// Scaling is the pipeline's accuracy scaling.
+	Scaling struct {
+		Scaling  string  `json:"scaling"`
+		Planned  float64 `json:"planned_accuracy"`
+		Accuracy float64 `json:"accuracy"`
+		Served   int64   `json:"served"`
+		Mix      [][]struct {
+			Model string  `json:"model"`
+			Share float64 `json:"share"`
+		} `json:"mix"`
+	} `json:"scaling"`
+}
+
+// accuracyText is the accuracy a pipeline serves at and its scaling mode.
+func (p adminPipeline) accuracyText() string {
+	sc := p.Scaling
+	if sc.Served == 0 {
+		if sc.Scaling == "" {
+			return "-"
+		}
+		return "- (" + sc.Scaling + ")"
+	}
+	s := fmt.Sprintf("%.1f%%", 100*sc.Accuracy)
+	if sc.Scaling != "" {
+		s += " (" + sc.Scaling + ")"
+	}
+	return s
+}
+
+// mixText is a pipeline's variant mix where some step runs more than one
+// model: "step[1]: a 60% + b 40%"; "" otherwise.
+func (p adminPipeline) mixText() string {
+	var parts []string
+	for i, step := range p.Scaling.Mix {
+		if len(step) < 2 && (len(step) == 0 || i >= len(p.Steps) || step[0].Model == p.Steps[i]) {
+			continue
+		}
+		var vs []string
+		for _, v := range step {
+			vs = append(vs, fmt.Sprintf("%s %.0f%%", v.Model, 100*v.Share))
+		}
+		parts = append(parts, fmt.Sprintf("step[%d]: %s", i, strings.Join(vs, " + ")))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // writePipelines prints the pipelines table and why those that cannot run
 // cannot.
 func writePipelines(w io.Writer, ps []adminPipeline) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "PIPELINE\tSTEPS\tSLO\tRATE\tATTAIN\tP50\tP99")
+	fmt.Fprintln(tw, "PIPELINE\tSTEPS\tSLO\tRATE\tACCURACY\tATTAIN\tP50\tP99")
 	for _, p := range ps {
 		attain, p50, p99 := p.Recent.texts()
 		steps := strings.Join(p.Steps, " -> ")
 		if p.Fanout != "" {
 			steps += " (fan-out: " + p.Fanout + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, steps, sloText(p.SLOMS), perSecond(p.Rate), attain, p50, p99)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, steps, sloText(p.SLOMS), perSecond(p.Rate), p.accuracyText(), attain, p50, p99)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -350,6 +394,9 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 	for _, p := range ps {
 		if !p.Ready && p.Reason != "" {
 			fmt.Fprintf(w, "%s: not served: %s\n", p.Name, p.Reason)
+		}
+		if mix := p.mixText(); mix != "" {
+			fmt.Fprintf(w, "%s: runs cheaper variants: %s\n", p.Name, mix)
 		}
 	}
 	return nil

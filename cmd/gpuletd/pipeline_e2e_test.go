@@ -119,6 +119,14 @@ func TestPipelineServes(t *testing.T) {
 			Recent struct {
 				Requests int `json:"requests"`
 			} `json:"recent"`
+			Scaling struct {
+				Scaling  string  `json:"scaling"`
+				Accuracy float64 `json:"accuracy"`
+				Served   int     `json:"served"`
+				Mix      [][]struct {
+					Model string `json:"model"`
+				} `json:"mix"`
+			} `json:"scaling"`
 		} `json:"pipelines"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &st))
@@ -128,6 +136,14 @@ func TestPipelineServes(t *testing.T) {
 	require.Equal(t, "objects", st.Pipelines[0].Fanout)
 	require.True(t, st.Pipelines[0].Ready)
 	require.GreaterOrEqual(t, st.Pipelines[0].Recent.Requests, 3)
+	// At this rate the plan is hardware scaling: every step runs its own
+	// model, and every request was served at full accuracy.
+	sc := st.Pipelines[0].Scaling
+	require.Equal(t, "hardware", sc.Scaling)
+	require.Len(t, sc.Mix, 2)
+	require.Equal(t, modelzoo.ClassifierModel, sc.Mix[1][0].Model)
+	require.GreaterOrEqual(t, sc.Served, 3)
+	require.InDelta(t, 1, sc.Accuracy, 1e-9)
 	r = do(t, "GET", base+"/metrics", nil, nil)
 	require.Contains(t, string(r.body), `model="`+modelzoo.PipelineName+`"`)
 

@@ -62,6 +62,10 @@ type ModelConfig struct {
 	// load runs its steps' cheaper variants (accuracy scaling).
 	VariantOf string  `yaml:"variant_of,omitempty"`
 	Accuracy  float64 `yaml:"accuracy,omitempty"`
+	// MinAccuracy is a pipeline's least accepted end-to-end accuracy as a
+	// share of its full accuracy, in [0, 1] (a config.pbtxt's min_accuracy
+	// parameter): accuracy scaling goes no lower. 0 sets no floor.
+	MinAccuracy float64 `yaml:"-"`
 }
 
 // VersionPolicy selects version folders, as Triton's version_policy does:

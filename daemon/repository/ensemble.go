@@ -236,3 +236,28 @@ func sortedMapKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// FitsStep reports whether m can run step s in place of the step's own
+// model step: m has the same inputs as step, of the same data types, every
+// output s maps, of the same data type, and batches if step does.
+func (m *Model) FitsStep(s EnsembleStep, step *Model) bool {
+	if m.Config.Ensemble != nil || len(m.Inputs) != len(step.Inputs) ||
+		(m.Config.MaxBatchSize > 0) != (step.Config.MaxBatchSize > 0) {
+		return false
+	}
+	same := func(have []TensorSpec, want TensorSpec) bool {
+		return slices.ContainsFunc(have, func(t TensorSpec) bool { return t.Name == want.Name && t.DataType == want.DataType })
+	}
+	for _, in := range step.Inputs {
+		if !same(m.Inputs, in) {
+			return false
+		}
+	}
+	for k := range s.Outputs {
+		i := slices.IndexFunc(step.Outputs, func(t TensorSpec) bool { return t.Name == k })
+		if i < 0 || !same(m.Outputs, step.Outputs[i]) {
+			return false
+		}
+	}
+	return true
+}

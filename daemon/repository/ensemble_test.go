@@ -45,6 +45,15 @@ func TestEnsembleParses(t *testing.T) {
 		{Model: "classifier", Inputs: map[string]string{"crop": "boxes"}, Outputs: map[string]string{"scores": "labels"}},
 	}, e.Steps)
 	require.Equal(t, "detector", e.Steps[0].StepKey())
+	require.Zero(t, m.Config.MinAccuracy, "no floor unless given")
+
+	// An accuracy floor.
+	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble+`parameters { key: "min_accuracy" value { string_value: "0.9" } }`+"\n", nil)})
+	ix, err = Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	m, err = ix.Get("traffic")
+	require.NoError(t, err)
+	require.InDelta(t, 0.9, m.Config.MinAccuracy, 1e-12)
 
 	// Without a version folder too: a pipeline has no file.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})
@@ -69,6 +78,7 @@ func TestEnsembleBadConfigs(t *testing.T) {
 		{"after the fan-out reads before it", edit(`input_map { key: "crop" value: "boxes" }`, `input_map [ { key: "crop" value: "boxes" }, { key: "frame" value: "image" } ]`), []string{`input_map["frame"]`, "before the fan-out"}},
 		{"no steps", strings.Split(trafficEnsemble, "ensemble_scheduling")[0], []string{"ensemble_scheduling with at least one step"}},
 		{"bad step name", edit(`model_name: "detector"`, `model_name: "../detector"`), []string{`step[0].model_name: "../detector"`}},
+		{"floor above 1", trafficEnsemble + `parameters { key: "min_accuracy" value { string_value: "1.2" } }` + "\n", []string{`parameters["min_accuracy"]: "1.2" is not an accuracy floor`}},
 		{"no slo", edit(`parameters { key: "slo" value { string_value: "250ms" } }`, ""), []string{"slo: missing"}},
 	}
 	for _, tc := range tests {
@@ -88,11 +98,13 @@ func TestEnsembleBadConfigs(t *testing.T) {
 	root := writeRepo(t, map[string]entry{
 		"a": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"a"`, 1)+`parameters { key: "fanout" value { string_value: "output" } }`+"\n", v1),
 		"b": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"b"`, 1)+"ensemble_scheduling { step [ { model_name: \"a\" } ] }\n", v1),
+		"c": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"c"`, 1)+`parameters { key: "min_accuracy" value { string_value: "0.9" } }`+"\n", v1),
 	})
 	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.ErrorContains(t, ix.Broken["a"], "only a pipeline")
 	require.ErrorContains(t, ix.Broken["b"], "only a pipeline has steps")
+	require.ErrorContains(t, ix.Broken["c"], "only a pipeline (platform: \"ensemble\") has an accuracy floor")
 }
 
 func TestCheckEnsemble(t *testing.T) {
@@ -148,4 +160,34 @@ func TestVariantParameters(t *testing.T) {
 	require.ErrorContains(t, ix.Broken["bad"], `parameters["accuracy"]: "1.5" is not an accuracy`)
 	require.ErrorContains(t, ix.Broken["bad2"], `variant_of: "../x" is not a model name`)
 	require.InDelta(t, 1, ModelConfig{}.ModelAccuracy(), 0, "not given: 1")
+}
+
+// TestFitsStep: a model fits a step in place of the step's model when it
+// takes the same inputs, gives every output the step maps with the same
+// data types, and batches as the step's model does.
+func TestFitsStep(t *testing.T) {
+	fp := func(names ...string) []TensorSpec {
+		var out []TensorSpec
+		for _, n := range names {
+			out = append(out, TensorSpec{Name: n, DataType: tensor.FP32})
+		}
+		return out
+	}
+	step := EnsembleStep{Model: "cls", Inputs: map[string]string{"crop": "boxes"}, Outputs: map[string]string{"scores": "labels"}}
+	cls := &Model{Name: "cls", Inputs: fp("crop"), Outputs: fp("scores", "features"), Config: ModelConfig{MaxBatchSize: 8}}
+	for _, tc := range []struct {
+		name string
+		m    *Model
+		fits bool
+	}{
+		{"same tensors", &Model{Inputs: fp("crop"), Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4}}, true},
+		{"another input", &Model{Inputs: fp("image"), Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4}}, false},
+		{"an extra input", &Model{Inputs: fp("crop", "mask"), Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4}}, false},
+		{"no mapped output", &Model{Inputs: fp("crop"), Outputs: fp("features"), Config: ModelConfig{MaxBatchSize: 4}}, false},
+		{"another type", &Model{Inputs: []TensorSpec{{Name: "crop", DataType: tensor.FP16}}, Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4}}, false},
+		{"does not batch", &Model{Inputs: fp("crop"), Outputs: fp("scores")}, false},
+		{"a pipeline", &Model{Inputs: fp("crop"), Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4, Ensemble: &Ensemble{}}}, false},
+	} {
+		require.Equal(t, tc.fits, tc.m.FitsStep(step, cls), tc.name)
+	}
 }

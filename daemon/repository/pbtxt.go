@@ -23,11 +23,14 @@ const TritonConfigFile = "config.pbtxt"
 // Parameters of a config.pbtxt that gpuletd reads (string values, as
 // Triton's parameters map holds them).
 const (
-	ParamSLO      = "slo"       // a duration: "50ms"
-	ParamProfile  = "profile"   // as config.yaml's profile
-	ParamMemoryMB = "memory_mb" // as config.yaml's memory_mb
+	ParamSLO      = "slo"        // a duration: "50ms"
+	ParamProfile  = "profile"    // as config.yaml's profile
+	ParamMemoryMB = "memory_mb"  // as config.yaml's memory_mb
 	ParamVariant  = "variant_of" // as config.yaml's variant_of
 	ParamAccuracy = "accuracy"   // as config.yaml's accuracy
+	// ParamMinAccuracy is a pipeline's least accepted end-to-end accuracy,
+	// as a share of its full accuracy: "0.9".
+	ParamMinAccuracy = "min_accuracy"
 )
 
 // Triton's platform and backend names that gpuletd serves.
@@ -200,8 +203,13 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		if len(c.Inputs) == 0 || len(c.Outputs) == 0 {
 			bad("a pipeline declares its input and output tensors (input and output)")
 		}
-	} else if fanout != "" {
-		bad("parameters[%q]: only a pipeline (platform: \"ensemble\") fans out", ParamFanout)
+	} else {
+		if fanout != "" {
+			bad("parameters[%q]: only a pipeline (platform: \"ensemble\") fans out", ParamFanout)
+		}
+		if c.MinAccuracy > 0 {
+			bad("parameters[%q]: only a pipeline (platform: \"ensemble\") has an accuracy floor; a model gives its own accuracy", ParamMinAccuracy)
+		}
 	}
 	tritonIgnored(pc, bad, note)
 	return tc, errors.Join(errs...)
@@ -341,8 +349,15 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 				continue
 			}
 			c.Accuracy = a
+		case ParamMinAccuracy:
+			a, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || !(a >= 0 && a <= 1) {
+				bad("%s: %q is not an accuracy floor; give a share of the full accuracy in [0, 1], such as \"0.9\"", f, v)
+				continue
+			}
+			c.MinAccuracy = a
 		default:
-			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s and (pipelines) %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamVariant, ParamAccuracy, ParamFanout)
+			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s and (pipelines) %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamVariant, ParamAccuracy, ParamFanout, ParamMinAccuracy)
 		}
 	}
 	if c.VariantOf != "" {

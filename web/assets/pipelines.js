@@ -1,5 +1,6 @@
 // The pipelines table: each pipeline's steps (the fan-out marked), its
-// rate, SLO and recent end-to-end latency and attainment.
+// rate, the accuracy it serves at (accuracy scaling), its SLO and its
+// recent end-to-end latency and attainment.
 
 import { h, num, rate, pct, ms, attainment } from './dom.js';
 
@@ -16,6 +17,7 @@ export function renderPipelines(tbody, status) {
       h('td', { class: p.ready ? 'ok' : 'no', text: p.ready ? 'yes' : 'no', title: p.reason || '' }),
       h('td', { text: steps, title: p.reason || '' }),
       h('td', { class: 'num', text: rate(p.rate) }),
+      accuracyCell(p.scaling || {}),
       h('td', { class: 'num', text: num(p.slo_ms) }),
       h('td', { class: 'num' }, h('span', { class: `badge att-${attainment(r)}`, text: seen ? pct(r.slo_attainment) : '–' })),
       h('td', { class: 'num', text: seen ? ms(r.p50_ms) : '–' }),
@@ -25,7 +27,21 @@ export function renderPipelines(tbody, status) {
     );
   });
   if (!rows.length) {
-    rows.push(h('tr', {}, h('td', { colspan: 10, class: 'empty', text: 'No pipelines are served.' })));
+    rows.push(h('tr', {}, h('td', { colspan: 11, class: 'empty', text: 'No pipelines are served.' })));
   }
   tbody.replaceChildren(...rows);
+}
+
+// accuracyCell shows the recent accuracy of the requests served (one
+// decimal: a point of accuracy matters); its title the plan's mode,
+// expected accuracy and each step's variant mix.
+function accuracyCell(sc) {
+  const acc = (x) => `${(100 * x).toFixed(1)}%`;
+  const mix = (sc.mix || [])
+    .map((step) => step.map((v) => `${v.model} ${pct(v.share)}`).join(' + '))
+    .join('; ');
+  const title = sc.scaling
+    ? `${sc.scaling} scaling, expected ${acc(sc.planned_accuracy)}: ${mix}; ${sc.rerouted} step requests rerouted`
+    : 'not planned yet';
+  return h('td', { class: 'num', 'data-scaling': sc.scaling || '', title, text: sc.served > 0 ? acc(sc.accuracy) : '–' });
 }

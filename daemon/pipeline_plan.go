@@ -1,0 +1,366 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/pipeline"
+	"github.com/gpulet/gpuletd/profiler/store"
+	"go.uber.org/zap"
+)
+
+// Accuracy scaling of the daemon's pipelines (Loki's, pipeline package).
+//
+// A step of a pipeline may run its model or any served model that declares
+// itself a variant of it (variant_of, with its accuracy) and takes and gives
+// the same tensors. With every plan the daemon plans each pipeline as the
+// simulator does (control.PlanPipelineMix): hardware scaling while the
+// node's workers carry the pipeline's demand with the most accurate models,
+// else the variant mix of the highest expected end-to-end accuracy that
+// does, down to the pipeline's min_accuracy. The daemon's worker is a
+// gpu-let of the smallest size the first healthy device allows (a whole GPU
+// in the simulator, which gives a pipeline the node alone); a variant's
+// batch times are its profile at that size, the fan-out of a variant the
+// mean number of rows it has written so far (1 before any). The door sends
+// each step's requests to the variants in the plan's shares, and the
+// gpu-let planner places each variant for its share of its step's load (or
+// its measured rate, when more). A step request a variant refuses for its
+// deadline or its load goes once to the step's least accurate variant
+// (Loki's opportunistic rerouting).
+
+// pipelinePlans is the variant mix of every pipeline and what the door has
+// measured of the variants.
+type pipelinePlans struct {
+	mu sync.Mutex
+	by map[string]*pipelineState
+}
+
+// pipelineState is one pipeline's plan and measures.
+type pipelineState struct {
+	// mix[i] are step i's variants and their shares; credit[i] their
+	// standing for the weighted round robin.
+	mix    [][]variantShare
+	credit [][]float64
+	// plan is the last plan (Tasks empty before the first).
+	plan pipeline.Plan
+	// fanout is each variant's mean number of rows of the fan-out tensor.
+	fanout map[string]*meanOf
+	// served counts the pipeline's requests served and recent is the EWMA
+	// of their accuracy (0 before any); rerouted counts the step requests
+	// sent to a faster variant after a refusal.
+	served   int64
+	recent   float64
+	rerouted int64
+	// unplanned says why the last plan failed ("" when it did not).
+	unplanned string
+}
+
+// variantShare is one variant of a step and its share of the step's
+// requests.
+type variantShare struct {
+	Model string  `json:"model"`
+	Share float64 `json:"share"`
+}
+
+// meanOf is a running mean.
+type meanOf struct{ sum, n float64 }
+
+func (m *meanOf) add(v float64) { m.sum, m.n = m.sum+v, m.n+1 }
+func (m *meanOf) mean(def float64) float64 {
+	if m.n == 0 {
+		return def
+	}
+	return m.sum / m.n
+}
+
+// accuracyEWMA is the weight of a new request in a pipeline's recent served
+// accuracy.
+const accuracyEWMA = 0.05
+
+func (pp *pipelinePlans) state(name string) *pipelineState {
+	if pp.by == nil {
+		pp.by = map[string]*pipelineState{}
+	}
+	s := pp.by[name]
+	if s == nil {
+		s = &pipelineState{fanout: map[string]*meanOf{}}
+		pp.by[name] = s
+	}
+	return s
+}
+
+// choose picks the variant of step i for the next request: the step's model
+// until a plan says otherwise, then the plan's shares by weighted round
+// robin (each variant's credit grows by its share, the largest is taken and
+// pays 1).
+func (pp *pipelinePlans) choose(name string, i int, model string) string {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	s := pp.state(name)
+	if i >= len(s.mix) || len(s.mix[i]) == 0 {
+		return model
+	}
+	best := -1
+	for k, v := range s.mix[i] {
+		s.credit[i][k] += v.Share
+		if best < 0 || s.credit[i][k] > s.credit[i][best] {
+			best = k
+		}
+	}
+	s.credit[i][best]--
+	return s.mix[i][best].Model
+}
+
+// rows records that variant wrote n rows of the fan-out tensor.
+func (pp *pipelinePlans) rows(name, variant string, n int) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	s := pp.state(name)
+	m := s.fanout[variant]
+	if m == nil {
+		m = &meanOf{}
+		s.fanout[variant] = m
+	}
+	m.add(float64(n))
+}
+
+// served records a request of the pipeline served with accuracy acc.
+func (pp *pipelinePlans) served(name string, acc float64) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	s := pp.state(name)
+	s.served++
+	if s.served == 1 {
+		s.recent = acc
+	} else {
+		s.recent += accuracyEWMA * (acc - s.recent)
+	}
+}
+
+// unplannedFor records why a pipeline could not be planned.
+func (pp *pipelinePlans) unplannedFor(name, why string) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.state(name).unplanned = why
+}
+
+// rerouted counts a step request of the pipeline sent to a faster variant.
+func (pp *pipelinePlans) rerouted(name string) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.state(name).rerouted++
+}
+
+// pipelineScaling is a pipeline's accuracy scaling in the admin status.
+type pipelineScaling struct {
+	// Scaling is the plan's mode (pipeline.HardwareScaling or
+	// AccuracyScaling; "" before the first plan), Planned its expected
+	// accuracy and Mix each step's variants and shares.
+	Scaling string           `json:"scaling,omitempty"`
+	Planned float64          `json:"planned_accuracy,omitempty"`
+	Mix     [][]variantShare `json:"mix,omitempty"`
+	// Accuracy is the recent accuracy of the requests served (an EWMA),
+	// Served their number, Rerouted the step requests sent to a faster
+	// variant.
+	Accuracy float64 `json:"accuracy,omitempty"`
+	Served   int64   `json:"served"`
+	Rerouted int64   `json:"rerouted"`
+	// Unplanned says why the pipeline could not be planned last time (its
+	// steps run their own models, or the last plan's mix, meanwhile).
+	Unplanned string `json:"unplanned,omitempty"`
+}
+
+// snapshot is a pipeline's scaling for the status.
+func (pp *pipelinePlans) snapshot(name string) pipelineScaling {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	s := pp.state(name)
+	out := pipelineScaling{Scaling: s.plan.Scaling, Planned: s.plan.Accuracy, Accuracy: s.recent, Served: s.served, Rerouted: s.rerouted, Unplanned: s.unplanned}
+	for i := range s.mix {
+		out.Mix = append(out.Mix, slices.Clone(s.mix[i]))
+	}
+	return out
+}
+
+// set installs a pipeline's new plan.
+func (pp *pipelinePlans) set(name string, pl pipeline.Plan) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	s := pp.state(name)
+	s.plan, s.unplanned = pl, ""
+	s.mix = make([][]variantShare, len(pl.Tasks))
+	s.credit = make([][]float64, len(pl.Tasks))
+	for i, tp := range pl.Tasks {
+		for _, v := range tp.Variants {
+			if v.Share > 0 {
+				s.mix[i] = append(s.mix[i], variantShare{Model: v.Variant, Share: v.Share})
+			}
+		}
+		s.credit[i] = make([]float64, len(s.mix[i]))
+	}
+}
+
+// fanoutOf is a variant's mean fan-out so far (def before any).
+func (pp *pipelinePlans) fanoutOf(name, variant string, def float64) float64 {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if m := pp.state(name).fanout[variant]; m != nil {
+		return m.mean(def)
+	}
+	return def
+}
+
+// variantsOf lists the models that may run step s of a pipeline whose step
+// model is m: m, then every served model that declares itself a variant of
+// m's folder and fits the step's maps, by name.
+func (c *catalog) variantsOf(s repository.EnsembleStep, m *repository.Model) []*repository.Model {
+	out := []*repository.Model{m}
+	for _, o := range c.all() {
+		if o.Name != m.Name && o.Config.VariantOf == m.Family && o.FitsStep(s, m) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// fastestVariant is the variant of step s (step model m) to reroute a
+// request that tried has refused: the least accurate one below tried's
+// accuracy, taken as the fastest; nil when there is none.
+func (c *catalog) fastestVariant(s repository.EnsembleStep, m, tried *repository.Model) *repository.Model {
+	var best *repository.Model
+	for _, v := range c.variantsOf(s, m) {
+		a := v.Config.ModelAccuracy()
+		if v.Name != tried.Name && a < tried.Config.ModelAccuracy() && (best == nil || a < best.Config.ModelAccuracy()) {
+			best = v
+		}
+	}
+	return best
+}
+
+// errNoWorker is returned when no device can serve a pipeline.
+var errNoWorker = errors.New("no healthy device")
+
+// planPipelines plans every served pipeline for its estimated rate (rates)
+// and installs the plans the door follows. It returns the rates the gpu-let
+// planner is to place: rates, with each planned variant's share of its
+// step's load where that is more than the variant's measured rate (so a
+// variant the new mix sends requests to is placed for them before they
+// arrive). A pipeline whose steps cannot run, or whose variants have no
+// profile yet, keeps its last plan.
+func (n *node) planPipelines(ctx context.Context, rates map[string]float64) map[string]float64 {
+	out := maps.Clone(rates)
+	for _, p := range n.catalog.allPipelines() {
+		pl, err := n.planPipeline(ctx, p, rates[p.Name])
+		if err != nil {
+			n.log.Debug("pipeline not planned", zap.String("pipeline", p.Name), zap.Error(err))
+			n.pipes.unplannedFor(p.Name, err.Error())
+			continue
+		}
+		n.installPipelinePlan(p.Name, rates[p.Name], pl, out)
+	}
+	return out
+}
+
+// installPipelinePlan makes pl the plan of pipeline name (planned for rate),
+// says so in the events when its scaling changes, and raises in rates each
+// variant's rate to its share of its step's load.
+func (n *node) installPipelinePlan(name string, rate float64, pl pipeline.Plan, rates map[string]float64) {
+	if old := n.pipes.snapshot(name); old.Scaling != pl.Scaling {
+		n.events.add(EventPlan, store.SeverityInfo, fmt.Sprintf("pipeline %s: %s scaling at %.1f req/s, expected accuracy %.3f", name, pl.Scaling, rate, pl.Accuracy),
+			map[string]string{"model": name})
+	}
+	n.pipes.set(name, pl)
+	for _, tp := range pl.Tasks {
+		for _, v := range tp.Variants {
+			// The plan's loads carry the headroom control.Plan adds again.
+			if r := tp.Load * v.Share / (1 + control.Headroom); r > rates[v.Variant] {
+				rates[v.Variant] = r
+			}
+		}
+	}
+}
+
+// planPipeline plans one pipeline for rate requests per second on the
+// node's healthy devices.
+func (n *node) planPipeline(ctx context.Context, p *repository.Model, rate float64) (pipeline.Plan, error) {
+	dev, workers, size := pipelineWorkers(n.devices.Inventory().Devices)
+	if dev == nil {
+		return pipeline.Plan{}, errNoWorker
+	}
+	if steps := len(p.Config.Ensemble.Steps); workers < steps {
+		return pipeline.Plan{}, fmt.Errorf("plan pipeline %s: %d worker(s) (gpu-lets of %d%%) for %d steps, and each step needs its own: its steps run their own models", p.Name, workers, size, steps)
+	}
+	spec, err := n.pipelineSpec(p, size, func(m *repository.Model) (*gpulet.Profile, error) { return n.book.profile(ctx, m, *dev) })
+	if err != nil {
+		return pipeline.Plan{}, err
+	}
+	return planPipelineSpec(spec, rate, workers)
+}
+
+// pipelineWorkers are the workers a pipeline is planned on: gpu-lets of
+// the smallest size the first healthy device allows, as many as fit the
+// healthy devices. dev is that device (nil: none is healthy).
+func pipelineWorkers(devs []mps.Device) (dev *mps.Device, workers, size int) {
+	size = 100
+	for _, d := range devs {
+		if d.Health == mps.HealthFailed {
+			continue
+		}
+		if dev == nil {
+			dev = &d
+			if g := gpuOf(d); len(g.Sizes) > 0 {
+				size = slices.Min(g.Sizes)
+			}
+		}
+		workers += 100 / size
+	}
+	return dev, workers, size
+}
+
+// pipelineSpec describes pipeline p for the pipeline planner: each step's
+// variants served now with a profile (profile gives it; an error leaves
+// the variant out), their accuracies, fan-outs measured so far and batch
+// times on a gpu-let of size.
+func (n *node) pipelineSpec(p *repository.Model, size int, profile func(*repository.Model) (*gpulet.Profile, error)) (*pipeline.Pipeline, error) {
+	steps, err := n.catalog.steps(p)
+	if err != nil {
+		return nil, err
+	}
+	e := p.Config.Ensemble
+	spec := &pipeline.Pipeline{Name: p.Name, SLO: p.Config.SLO.D(), MinAccuracy: p.Config.MinAccuracy}
+	for i, sm := range steps {
+		t := pipeline.Task{Name: sm.Name}
+		for _, v := range n.catalog.variantsOf(e.Steps[i], sm) {
+			prof, err := profile(v)
+			if err != nil || prof.MaxBatch(size) == 0 {
+				continue // not profiled (at this size) yet: not a candidate
+			}
+			fan := 1.0
+			if i == e.FanoutStep-1 {
+				fan = n.pipes.fanoutOf(p.Name, v.Name, n.pipes.fanoutOf(p.Name, sm.Name, 1))
+			}
+			t.Variants = append(t.Variants, pipeline.Variant{Name: v.Name, Accuracy: v.Config.ModelAccuracy(), Fanout: fan,
+				Latency: func(b int) (float64, bool) { return prof.Latency(b, size) }, MaxBatch: prof.MaxBatch(size)})
+		}
+		if len(t.Variants) == 0 {
+			return nil, fmt.Errorf("plan pipeline %s: step[%d] (%s) has no profiled model yet", p.Name, i, sm.Name)
+		}
+		spec.Tasks = append(spec.Tasks, t)
+	}
+	return spec, nil
+}
+
+// planPipelineSpec plans a pipeline for rate requests per second on
+// workers, jointly (control.PlanPipelineMix, as the simulator plans): a
+// plan that cannot carry it all is still the best there is.
+func planPipelineSpec(spec *pipeline.Pipeline, rate float64, workers int) (pipeline.Plan, error) {
+	return control.PlanPipelineMix(spec, control.ScaleJointly, control.PipelineDemand{Rate: rate}, workers)
+}

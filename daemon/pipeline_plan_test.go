@@ -1,0 +1,231 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/pipeline"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// TestPipelineMixFollowsShares: before a plan every step runs its own model;
+// after one, each step's requests go to its variants in the plan's shares,
+// evenly interleaved.
+func TestPipelineMixFollowsShares(t *testing.T) {
+	var pp pipelinePlans
+	require.Equal(t, "det", pp.choose("p", 0, "det"))
+	pp.set("p", pipeline.Plan{Scaling: pipeline.AccuracyScaling, Accuracy: 0.9, Tasks: []pipeline.TaskPlan{
+		{Variants: []pipeline.VariantPlan{{Variant: "det", Share: 1}}},
+		{Variants: []pipeline.VariantPlan{{Variant: "cls", Share: 0.75}, {Variant: "cls-lite", Share: 0.25}, {Variant: "cls-tiny", Share: 0}}},
+	}})
+	counts := map[string]int{}
+	for range 400 {
+		require.Equal(t, "det", pp.choose("p", 0, "det"))
+		counts[pp.choose("p", 1, "cls")]++
+	}
+	require.Equal(t, map[string]int{"cls": 300, "cls-lite": 100}, counts)
+	// Interleaved: never more than 3 of cls in a row.
+	run := 0
+	for range 40 {
+		if pp.choose("p", 1, "cls") == "cls" {
+			run++
+			require.LessOrEqual(t, run, 3)
+		} else {
+			run = 0
+		}
+	}
+	sc := pp.snapshot("p")
+	require.Equal(t, pipeline.AccuracyScaling, sc.Scaling)
+	require.Equal(t, [][]variantShare{{{"det", 1}}, {{"cls", 0.75}, {"cls-lite", 0.25}}}, sc.Mix)
+	// Another pipeline is not affected.
+	require.Equal(t, "cls", pp.choose("q", 1, "cls"))
+}
+
+// TestPipelineMeasures: the fan-out of a variant is the mean of the rows it
+// wrote; the served accuracy starts at the first request's and then moves
+// by the EWMA weight.
+func TestPipelineMeasures(t *testing.T) {
+	var pp pipelinePlans
+	require.InDelta(t, 1, pp.fanoutOf("p", "det", 1), 0)
+	pp.rows("p", "det", 4)
+	pp.rows("p", "det", 2)
+	require.InDelta(t, 3, pp.fanoutOf("p", "det", 1), 1e-12)
+	require.InDelta(t, 7, pp.fanoutOf("p", "det-lite", 7), 0, "none written: the default")
+	pp.served("p", 0.8)
+	require.InDelta(t, 0.8, pp.snapshot("p").Accuracy, 1e-12)
+	pp.served("p", 1)
+	require.InDelta(t, 0.8+accuracyEWMA*0.2, pp.snapshot("p").Accuracy, 1e-12)
+	pp.rerouted("p")
+	pp.unplannedFor("p", "no healthy device")
+	sc := pp.snapshot("p")
+	require.Equal(t, int64(2), sc.Served)
+	require.Equal(t, int64(1), sc.Rerouted)
+	require.Equal(t, "no healthy device", sc.Unplanned)
+	pp.set("p", pipeline.Plan{Scaling: pipeline.HardwareScaling})
+	require.Empty(t, pp.snapshot("p").Unplanned, "a plan clears the reason")
+}
+
+// variantCatalog serves a two-step pipeline "p" (det → cls, 200 ms) and
+// cls's variants: cls-lite (0.8) and cls-tiny (0.6) fit the step;
+// cls-wrong declares itself a variant but gives another output; other is
+// no variant.
+func variantCatalog() (*catalog, *repository.Model) {
+	spec := func(name string) []repository.TensorSpec {
+		return []repository.TensorSpec{{Name: name, DataType: tensor.FP32, Dims: []int64{4}}}
+	}
+	model := func(name, of string, acc float64, in, out string) *repository.Model {
+		return &repository.Model{Name: name, Family: name, Inputs: spec(in), Outputs: spec(out),
+			Config: repository.ModelConfig{SLO: config.Duration(100 * time.Millisecond), MaxBatchSize: 8, VariantOf: of, Accuracy: acc}}
+	}
+	c := &catalog{models: map[string]*repository.Model{}, pipelines: map[string]*repository.Model{}}
+	for _, m := range []*repository.Model{
+		model("det", "", 0, "image", "objects"),
+		model("cls", "", 0.95, "object", "labels"),
+		model("cls-lite", "cls", 0.8, "object", "labels"),
+		model("cls-tiny", "cls", 0.6, "object", "labels"),
+		model("cls-wrong", "cls", 0.5, "object", "scores"),
+		model("other", "", 0.3, "object", "labels"),
+	} {
+		c.models[m.Name] = m
+	}
+	p := &repository.Model{Name: "p", Family: "p", Inputs: spec("image"), Outputs: spec("labels"),
+		Config: repository.ModelConfig{SLO: config.Duration(200 * time.Millisecond), MinAccuracy: 0.5, Ensemble: &repository.Ensemble{
+			Fanout: "objects", FanoutStep: 1,
+			Steps: []repository.EnsembleStep{
+				{Model: "det", Inputs: map[string]string{"image": "image"}, Outputs: map[string]string{"objects": "objects"}},
+				{Model: "cls", Inputs: map[string]string{"object": "objects"}, Outputs: map[string]string{"labels": "labels"}},
+			}}}}
+	c.pipelines[p.Name] = p
+	return c, p
+}
+
+// TestVariantsOfStep: a step's variants are its model and the served models
+// that name it and fit the step; a refused request goes to the least
+// accurate one below the model it tried.
+func TestVariantsOfStep(t *testing.T) {
+	c, p := variantCatalog()
+	step := p.Config.Ensemble.Steps[1]
+	cls, _ := c.get("cls")
+	var names []string
+	for _, v := range c.variantsOf(step, cls) {
+		names = append(names, v.Name)
+	}
+	require.Equal(t, []string{"cls", "cls-lite", "cls-tiny"}, names)
+	for _, tc := range []struct{ tried, want string }{{"cls", "cls-tiny"}, {"cls-lite", "cls-tiny"}, {"cls-tiny", ""}} {
+		tried, _ := c.get(tc.tried)
+		got := c.fastestVariant(step, cls, tried)
+		if tc.want == "" {
+			require.Nil(t, got, tc.tried)
+			continue
+		}
+		require.Equal(t, tc.want, got.Name, tc.tried)
+	}
+}
+
+// linearProfile is a model whose batch of b takes base + per·b ms at every
+// size, up to batch 16.
+func linearProfile(t *testing.T, name string, base, per float64) *gpulet.Profile {
+	var pts []gpulet.Point
+	for _, size := range []int{50, 100} {
+		for b := 1; b <= 16; b *= 2 {
+			ms := base + per*float64(b)
+			pts = append(pts, gpulet.Point{Batch: b, Size: size, P50MS: ms, P99MS: ms, Util: gpulet.UnknownUtil()})
+		}
+	}
+	p, err := gpulet.NewProfile(name, "t", 100, pts)
+	require.NoError(t, err)
+	return p
+}
+
+// TestPipelinePlansAccuracyScaling plans the pipeline on 4 workers: a low
+// rate runs every step at full accuracy; a rate beyond what full accuracy
+// carries mixes in cls's cheaper variants, and their rates are raised to
+// their shares of the step's load so that the gpu-let planner places them.
+// A variant without a profile is no candidate.
+func TestPipelinePlansAccuracyScaling(t *testing.T) {
+	c, p := variantCatalog()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	n := &node{catalog: c, events: newEvents(st, zap.NewNop()), log: zap.NewNop()}
+	n.pipes.rows("p", "det", 4) // every image has 4 objects
+	profiles := map[string]*gpulet.Profile{
+		"det":      linearProfile(t, "det", 4, 1),
+		"cls":      linearProfile(t, "cls", 4, 2),
+		"cls-lite": linearProfile(t, "cls-lite", 1, 0.5),
+	}
+	profile := func(m *repository.Model) (*gpulet.Profile, error) {
+		if pr, ok := profiles[m.Name]; ok {
+			return pr, nil
+		}
+		return nil, errors.New("not profiled")
+	}
+	spec, err := n.pipelineSpec(p, 50, profile)
+	require.NoError(t, err)
+	require.Len(t, spec.Tasks, 2)
+	require.Len(t, spec.Tasks[1].Variants, 2, "cls-tiny has no profile")
+	require.InDelta(t, 4, spec.Tasks[0].Variants[0].Fanout, 1e-12)
+	require.InDelta(t, 0.5, spec.MinAccuracy, 0)
+
+	low, err := planPipelineSpec(spec, 10, 4)
+	require.NoError(t, err)
+	require.Equal(t, pipeline.HardwareScaling, low.Scaling)
+	full := pipeline.MaxDemand(spec, pipeline.Options{Workers: 4, Utilization: 0.7, FullAccuracyOnly: true})
+	high, err := planPipelineSpec(spec, full*1.2, 4)
+	require.NoError(t, err)
+	require.Equal(t, pipeline.AccuracyScaling, high.Scaling)
+	require.Less(t, high.Accuracy, low.Accuracy)
+
+	rates := map[string]float64{"p": full * 1.2, "cls": 5000}
+	n.installPipelinePlan("p", full*1.2, high, rates)
+	sc := n.pipes.snapshot("p")
+	require.Equal(t, pipeline.AccuracyScaling, sc.Scaling)
+	require.Len(t, sc.Mix[1], 2)
+	lite := high.Tasks[1].Variants[1]
+	require.Equal(t, "cls-lite", lite.Variant)
+	require.InDelta(t, high.Tasks[1].Load*lite.Share/1.2, rates["cls-lite"], 1e-9)
+	require.InDelta(t, 5000, rates["cls"], 0, "a measured rate above the plan's stays")
+	evs, err := st.Events(context.Background(), 0, 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Contains(t, evs[0].Message, "pipeline p: accuracy scaling")
+}
+
+// TestPipelineWorkers: the workers are the first healthy device's smallest
+// gpu-lets, as many as fit every healthy device.
+func TestPipelineWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		devs          []mps.Device
+		first         string
+		workers, size int
+	}{
+		{"none", nil, "", 0, 100},
+		{"one cpu", []mps.Device{{ID: "cpu", Backend: mps.BackendNone, Sizes: []int{100}, Health: mps.HealthOK}}, "cpu", 1, 100},
+		{"two gpus, one failed", []mps.Device{
+			{ID: "gpu0", Health: mps.HealthFailed, Sizes: []int{50, 100}},
+			{ID: "gpu1", Health: mps.HealthOK, Sizes: []int{20, 40, 100}},
+			{ID: "gpu2", Health: mps.HealthOK, Sizes: []int{20, 40, 100}},
+		}, "gpu1", 10, 20},
+	} {
+		dev, workers, size := pipelineWorkers(tc.devs)
+		if tc.first == "" {
+			require.Nil(t, dev, tc.name)
+		} else {
+			require.Equal(t, tc.first, dev.ID, tc.name)
+		}
+		require.Equal(t, tc.workers, workers, tc.name)
+		require.Equal(t, tc.size, size, tc.name)
+	}
+}
