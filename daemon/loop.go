@@ -37,6 +37,7 @@ func (n *node) planLoop(ctx context.Context) {
 			reason, rates = "period", n.rates.closePeriod(now)
 		case now := <-surge.C:
 			short := n.rates.closeShort(now)
+			pipes := n.takePipelineRates(short)
 			var plan *gpulet.Plan
 			if cur := n.current.Load(); cur != nil {
 				plan = cur.plan
@@ -44,10 +45,28 @@ func (n *node) planLoop(ctx context.Context) {
 			if reason, rates = control.SurgeReplan(now.Sub(start), last.Sub(start), plan, short, n.planRates()); reason == "" {
 				continue
 			}
+			for name, r := range pipes {
+				rates[name] = max(rates[name], r)
+			}
 		}
 		last = time.Now()
 		if err := n.replan(ctx, reason, rates); err != nil && ctx.Err() == nil {
 			n.log.Warn("re-plan", zap.String("reason", reason), zap.Error(err))
 		}
 	}
+}
+
+// takePipelineRates removes the pipelines' own rates from short and returns
+// them. A pipeline is no model of the plan (it assigns it nothing), so its
+// rate is no surge; its surges show in its steps' models, and the re-plan
+// they cause plans the pipeline for its short rate too.
+func (n *node) takePipelineRates(short map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range n.catalog.allPipelines() {
+		if r, ok := short[p.Name]; ok {
+			out[p.Name] = r
+			delete(short, p.Name)
+		}
+	}
+	return out
 }

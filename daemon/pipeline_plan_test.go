@@ -229,3 +229,15 @@ func TestPipelineWorkers(t *testing.T) {
 		require.Equal(t, tc.size, size, tc.name)
 	}
 }
+
+// TestPipelineRateIsNoSurge: a pipeline's own rate is taken out of the
+// short rates the surge check compares with the plan (which assigns a
+// pipeline nothing) and kept for the re-plan.
+func TestPipelineRateIsNoSurge(t *testing.T) {
+	c, _ := variantCatalog()
+	n := &node{catalog: c}
+	short := map[string]float64{"p": 80, "det": 80, "cls": 320}
+	pipes := n.takePipelineRates(short)
+	require.Equal(t, map[string]float64{"p": 80}, pipes)
+	require.Equal(t, map[string]float64{"det": 80, "cls": 320}, short)
+}
