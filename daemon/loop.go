@@ -33,9 +33,12 @@ func (n *node) planLoop(ctx context.Context) {
 		case <-n.reloaded:
 			period.Reset(n.conf().Scheduler.ReorganizePeriod.D())
 			continue
-		case now := <-period.C:
-			reason, rates = "period", n.rates.closePeriod(now)
-		case now := <-surge.C:
+		// A ticker's time is when it ticked, which a re-plan that took
+		// longer than a tick leaves behind: the rates are measured to now.
+		case <-period.C:
+			reason, rates = "period", n.rates.closePeriod(time.Now())
+		case <-surge.C:
+			now := time.Now()
 			short := n.rates.closeShort(now)
 			pipes := n.takePipelineRates(short)
 			var plan *gpulet.Plan
