@@ -58,6 +58,11 @@ type loop struct {
 	stamp        uint64          // stateStamp at the last notification
 	completions  uint64          // batches finished
 	modelChanges uint64          // models added or removed
+
+	// handing is the entry a replaced model's queue moves to while
+	// handOver removes the old one; moved collects those requests.
+	handing *modelEntry
+	moved   []sched.Request
 }
 
 // request is one client request: one or more rows, each scheduled as its own
@@ -284,6 +289,51 @@ func (l *loop) retire(m *modelEntry) {
 			l.closeModel(m)
 		}
 	})
+}
+
+// handOver retires a model a reload replaced with m (the same model with a
+// new batch cap or latency curve): its queued requests move to m, which
+// serves them by their deadlines, instead of failing as an unload's do.
+func (l *loop) handOver(old, m *modelEntry) {
+	l.post(func() {
+		if old.retired {
+			return
+		}
+		old.retired = true
+		l.modelChanges++
+		if int(old.id) < len(l.ids) && l.ids[old.id] == old {
+			l.handing = m
+			_ = l.sc.RemoveModel(l.now(), old.id)
+			l.handing = nil
+			l.ids[old.id] = nil
+			moved := l.moved
+			l.moved = nil
+			l.resubmit(m, moved)
+		}
+		if old.running == 0 {
+			l.closeModel(old)
+		}
+	})
+}
+
+// resubmit queues requests handed over to m; when m itself is gone they
+// are answered as an unload's are.
+func (l *loop) resubmit(m *modelEntry, moved []sched.Request) {
+	if len(moved) == 0 {
+		return
+	}
+	now := l.now()
+	if m.retired {
+		for _, q := range moved {
+			sink{l}.Reject(now, q, sched.ModelRemoved)
+		}
+		return
+	}
+	for i := range moved {
+		moved[i].Model = m.id
+		l.slots[moved[i].Slot].req.model = m
+	}
+	_ = l.sc.SubmitAll(now, moved)
 }
 
 func (l *loop) closeModel(m *modelEntry) {
@@ -533,6 +583,10 @@ func (k sink) Dispatch(now time.Duration, b sched.Batch) {
 // Reject answers a request the scheduler will not run.
 func (k sink) Reject(now time.Duration, q sched.Request, why sched.Reason) {
 	l := k.l
+	if why == sched.ModelRemoved && l.handing != nil {
+		l.moved = append(l.moved, q) // handOver queues it again
+		return
+	}
 	sl := l.slots[q.Slot]
 	l.releaseSlot(q.Slot)
 	code := pb.Code_DEADLINE

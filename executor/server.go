@@ -172,7 +172,7 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 	s.byName[m.name] = m
 	s.mu.Unlock()
 	if old != nil {
-		s.loop.retire(old)
+		s.loop.handOver(old, m)
 	}
 	s.log.Info("model loaded", zap.String("model", m.name), zap.Int("max_batch", m.maxBatch),
 		zap.Duration("load", rt.LoadTime()), zap.Duration("warmup", rt.WarmupTime()),

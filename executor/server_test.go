@@ -284,6 +284,36 @@ func TestUnloadAnswersQueuedAndClosesModel(t *testing.T) {
 	require.ErrorContains(t, c.UnloadModel(context.Background(), "double"), "not loaded")
 }
 
+// TestReloadHandsQueuedRequestsOver: a model loaded again under its name (a
+// re-plan's new batch cap) takes over the old entry's queue: every request
+// queued at the reload is served, none fails, and the old entry is closed.
+func TestReloadHandsQueuedRequestsOver(t *testing.T) {
+	f := &fakeRuntime{base: 30 * time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", time.Second, 1)
+	var wg sync.WaitGroup
+	results := make([]*pb.InferResponse, 4)
+	errs := make([]error, 4)
+	for i := range results {
+		wg.Go(func() {
+			results[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(i))}})
+		})
+	}
+	time.Sleep(10 * time.Millisecond) // one batch runs, three wait
+	loadDouble(t, c, "double", time.Second, 1)
+	wg.Wait()
+	for i := range results {
+		require.NoError(t, errs[i])
+		require.Equal(t, pb.Code_OK, results[i].Code, "request %d: %s", i, results[i].Error)
+		require.Equal(t, []float32{2 * float32(i), 2 * float32(i+1), 2 * float32(i+2), 2 * float32(i+3)}, outVals(t, results[i], "y"))
+	}
+	require.Eventually(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.closed == 1
+	}, 5*time.Second, 5*time.Millisecond, "the old entry is closed")
+}
+
 func TestWatchStateReportsQueue(t *testing.T) {
 	f := &fakeRuntime{base: 2 * time.Millisecond}
 	c := startFake(t, f, "deferred")
