@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -243,6 +244,31 @@ func (c *catalog) fastestVariant(s repository.EnsembleStep, m, tried *repository
 		}
 	}
 	return best
+}
+
+// drainWait is how long a request of model name may still be due after it
+// was routed: the model's SLO, or the SLO of a pipeline whose step may run
+// it when that is longer (a pipeline's last step is due at the pipeline's
+// deadline, later than its model's own SLO when the pipeline's is longer).
+// One second for a model no longer served.
+func (c *catalog) drainWait(name string) time.Duration {
+	m, ok := c.get(name)
+	if !ok {
+		return time.Second
+	}
+	wait := m.Config.SLO.D()
+	for _, p := range c.allPipelines() {
+		steps, err := c.steps(p)
+		if err != nil || p.Config.SLO.D() <= wait {
+			continue
+		}
+		for i, sm := range steps {
+			if slices.ContainsFunc(c.variantsOf(p.Config.Ensemble.Steps[i], sm), func(v *repository.Model) bool { return v.Name == name }) {
+				wait = p.Config.SLO.D()
+			}
+		}
+	}
+	return wait
 }
 
 // errNoWorker is returned when no device can serve a pipeline.

@@ -241,3 +241,23 @@ func TestPipelineRateIsNoSurge(t *testing.T) {
 	require.Equal(t, map[string]float64{"p": 80}, pipes)
 	require.Equal(t, map[string]float64{"det": 80, "cls": 320}, short)
 }
+
+// TestDrainWait: a model's requests are due within its SLO, or within the
+// SLO of a longer pipeline whose step may run it (its own model or a
+// variant).
+func TestDrainWait(t *testing.T) {
+	c, _ := variantCatalog()
+	for _, tc := range []struct {
+		model string
+		want  time.Duration
+	}{
+		{"det", 200 * time.Millisecond},
+		{"cls", 200 * time.Millisecond},
+		{"cls-lite", 200 * time.Millisecond},
+		{"cls-wrong", 100 * time.Millisecond},
+		{"other", 100 * time.Millisecond},
+		{"gone", time.Second},
+	} {
+		require.Equal(t, tc.want, c.drainWait(tc.model), tc.model)
+	}
+}

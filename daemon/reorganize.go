@@ -97,15 +97,11 @@ func (x executors) Stop(ctx context.Context, g *gpuletRun) {
 }
 
 // Unload takes a model a kept gpu-let lost off it once its requests there
-// have had time to finish (one SLO).
+// have had time to finish (drainWait).
 func (x executors) Unload(ctx context.Context, g *gpuletRun, name string) {
 	g.plannedDrop(name)
-	wait := time.Second
-	if m, ok := x.n.catalog.get(name); ok {
-		wait = m.Config.SLO.D()
-	}
 	select {
-	case <-time.After(wait):
+	case <-time.After(x.n.catalog.drainWait(name)):
 	case <-ctx.Done():
 	}
 	if err := g.unloadModel(ctx, name); err != nil {
