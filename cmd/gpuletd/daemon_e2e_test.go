@@ -73,7 +73,7 @@ type httpResult struct {
 	body   []byte
 }
 
-func do(t *testing.T, method, url string, body []byte, header map[string]string) httpResult {
+func do(t testing.TB, method, url string, body []byte, header map[string]string) httpResult {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	require.NoError(t, err)

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func freeAddr(t *testing.T) string {
 // daemonEnv is a clean environment for a daemon under test: no GPULETD_
 // variables from the caller, the ONNX Runtime library found for this
 // checkout, state in a temporary directory.
-func daemonEnv(t *testing.T, extra ...string) []string {
+func daemonEnv(t testing.TB, extra ...string) []string {
 	t.Helper()
 	var env []string
 	for _, kv := range os.Environ() {
@@ -56,7 +56,7 @@ func daemonEnv(t *testing.T, extra ...string) []string {
 
 // startDaemon runs gpuletd serve until the test ends and waits for it to
 // answer /v2/health/live.
-func startDaemon(t *testing.T, env []string) (addr string, logs *testbin.SyncBuffer) {
+func startDaemon(t testing.TB, env []string) (addr string, logs *testbin.SyncBuffer) {
 	t.Helper()
 	addr, logs, _ = startDaemonUnder(t, env)
 	return addr, logs
@@ -65,7 +65,7 @@ func startDaemon(t *testing.T, env []string) (addr string, logs *testbin.SyncBuf
 // startDaemonUnder is startDaemon with gpuletd serve run by a wrapper
 // command (such as prlimit and its flags); it also returns the daemon's
 // process ID (a wrapper must exec it).
-func startDaemonUnder(t *testing.T, env []string, wrapper ...string) (addr string, logs *testbin.SyncBuffer, pid int) {
+func startDaemonUnder(t testing.TB, env []string, wrapper ...string) (addr string, logs *testbin.SyncBuffer, pid int) {
 	t.Helper()
 	addr = freeAddr(t)
 	argv := append(append([]string(nil), wrapper...), testbin.Gpuletd(t), "serve")

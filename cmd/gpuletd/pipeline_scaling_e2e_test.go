@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// pipelineScaling is what the test reads of a pipeline in the status.
+type pipelineScaling struct {
+	Scaling  string  `json:"scaling"`
+	Planned  float64 `json:"planned_accuracy"`
+	Accuracy float64 `json:"accuracy"`
+	Served   int     `json:"served"`
+	Mix      [][]struct {
+		Model string  `json:"model"`
+		Share float64 `json:"share"`
+	} `json:"mix"`
+}
+
+// pipelineScalingOf reads the pipeline's scaling from the admin status.
+func pipelineScalingOf(ctx context.Context, base string) (pipelineScaling, error) {
+	var st struct {
+		Pipelines []struct {
+			Name    string          `json:"name"`
+			Scaling pipelineScaling `json:"scaling"`
+		} `json:"pipelines"`
+	}
+	if err := adminGet(ctx, base, "/api/v1/status", &st); err != nil {
+		return pipelineScaling{}, err
+	}
+	for _, p := range st.Pipelines {
+		if p.Name == modelzoo.PipelineName {
+			return p.Scaling, nil
+		}
+	}
+	return pipelineScaling{}, os.ErrNotExist
+}
+
+// addParameters appends config.pbtxt parameters to a model folder's
+// configuration.
+func addParameters(t testing.TB, dir string, kv ...string) {
+	t.Helper()
+	path := filepath.Join(dir, "config.pbtxt")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := string(b)
+	for i := 0; i < len(kv); i += 2 {
+		s += `parameters { key: "` + kv[i] + `" value { string_value: "` + kv[i+1] + `" } }` + "\n"
+	}
+	require.NoError(t, os.WriteFile(path, []byte(s), 0o644))
+}
+
+// writeScalingRepo writes the modelzoo's pipeline (SLO 2 s, accuracy floor
+// 0.5) with its step models timed as a detector and a classifier (resnet50
+// and vgg19 of the igniter-v100 set) and, withLite, a cheaper variant of
+// the classifier: labeler-lite, timed as alexnet, accuracy 0.8.
+func writeScalingRepo(t testing.TB, withLite bool) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WritePipeline(repo, 5, "2s"))
+	addParameters(t, filepath.Join(repo, modelzoo.DetectorModel), "profile", "resnet50")
+	addParameters(t, filepath.Join(repo, modelzoo.ClassifierModel), "profile", "vgg19")
+	addParameters(t, filepath.Join(repo, modelzoo.PipelineName), "min_accuracy", "0.5")
+	if !withLite {
+		return repo
+	}
+	lite := filepath.Join(repo, "labeler-lite")
+	require.NoError(t, os.CopyFS(lite, os.DirFS(filepath.Join(repo, modelzoo.ClassifierModel))))
+	cfg, err := os.ReadFile(filepath.Join(lite, "config.pbtxt"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(lite, "config.pbtxt"),
+		[]byte(strings.Replace(string(cfg), `name: "`+modelzoo.ClassifierModel+`"`, `name: "labeler-lite"`, 1)), 0o644))
+	addParameters(t, lite, "profile", "alexnet", "variant_of", modelzoo.ClassifierModel, "accuracy", "0.8")
+	return repo
+}
+
+// startScalingDaemon serves repo on one emulated V100 whose time runs four
+// times slower than the reference set's (five 20% gpu-lets), re-planning
+// every 2 s, and waits until the pipeline is ready.
+func startScalingDaemon(t testing.TB, repo string) (base string, logs *testbin.SyncBuffer) {
+	t.Helper()
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEFAULT_SLO=1s",
+		"GPULETD_SCHEDULER_REORGANIZE_PERIOD=2s",
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1, time_scale: 4}]"))
+	base = "http://" + addr
+	url := base + "/v2/models/" + modelzoo.PipelineName
+	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 },
+		2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	return base, logs
+}
+
+// TestPipelineScalesAccuracy serves the modelzoo's pipeline on an emulated
+// V100 (time four times slower than the reference set's) with the step
+// models timed as a detector and a classifier (resnet50 and vgg19 from the
+// set) and a cheaper variant of the classifier (labeler-lite, timed as
+// alexnet, accuracy 0.8). At a rate the full models cannot carry on the
+// node, the plan turns to accuracy scaling: part of the objects go to
+// labeler-lite, and the accuracy of the requests served comes down to the
+// plan's; once the load stops, the plan goes back to the full models.
+func TestPipelineScalesAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, logs := startScalingDaemon(t, writeScalingRepo(t, true))
+	sc, err := pipelineScalingOf(t.Context(), base)
+	require.NoError(t, err)
+	require.Equal(t, "hardware", sc.Scaling, "idle: the full models")
+
+	// 40 requests/s, 160 objects/s: above what the full models carry on
+	// the node's five 20% gpu-lets (about 22 requests/s at this time scale,
+	// 18 with the planner's headroom).
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	var loadOut bytes.Buffer
+	go func() {
+		defer close(done)
+		run(ctx, []string{"load", "--url", base, "--model", modelzoo.PipelineName, "--rate", "40", "--duration", "60s"}, &loadOut, &loadOut)
+	}()
+	var under pipelineScaling
+	require.Eventually(t, func() bool {
+		under, err = pipelineScalingOf(t.Context(), base)
+		return err == nil && under.Scaling == "accuracy" && under.Served > 0 && under.Accuracy < 0.999
+	}, 45*time.Second, 250*time.Millisecond, "accuracy scaling under load; last %+v; logs:\n%s", under, logs)
+	// The door follows the mix: the accuracy served drops to near the
+	// plan's as the requests under it outnumber those before it.
+	require.Eventually(t, func() bool {
+		under, err = pipelineScalingOf(t.Context(), base)
+		return err == nil && under.Scaling == "accuracy" && under.Accuracy < under.Planned+0.03
+	}, 30*time.Second, 250*time.Millisecond, "served accuracy near the plan's; last %+v", under)
+	stop()
+	<-done
+	t.Logf("under load: %+v\nload:\n%s", under, loadOut.String())
+	require.Len(t, under.Mix, 2)
+	require.Len(t, under.Mix[1], 2, "the classifier's step mixes its two variants: %+v", under.Mix)
+	require.Equal(t, "labeler-lite", under.Mix[1][1].Model)
+	require.Less(t, under.Planned, 1.0)
+	require.GreaterOrEqual(t, under.Planned, 0.8, "no lower than the lite variant alone")
+	require.Greater(t, under.Accuracy, 0.8-1e-9)
+
+	// The load gone, the rate estimate decays and the full models return.
+	require.Eventually(t, func() bool {
+		sc, err = pipelineScalingOf(t.Context(), base)
+		return err == nil && sc.Scaling == "hardware"
+	}, 45*time.Second, 250*time.Millisecond, "back to hardware scaling; last %+v", sc)
+	code, out, _ := runCLI(t, "status", "--url", base)
+	require.Equal(t, 0, code)
+	require.Regexp(t, `(?m)^`+modelzoo.PipelineName+` .* \(hardware\)`, out)
+}
