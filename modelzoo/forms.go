@@ -22,6 +22,11 @@ type formModel struct {
 	inputs      []formTensor
 	outputs     []formTensor
 	build       func(g *graph)
+	// variantOf and accuracy, when set, declare the model a cheaper variant
+	// of another in a pipeline's step (config parameters variant_of and
+	// accuracy).
+	variantOf string
+	accuracy  float64
 }
 
 // formTensor is one input or output of a form model: its ONNX type and
@@ -143,8 +148,12 @@ func (f formModel) model(seed uint64) *onnxpb.ModelProto {
 
 // configYAML is the form model's config.yaml: shapes come from the file.
 func (f formModel) configYAML(seed uint64) string {
-	return fmt.Sprintf("# %s: %s; weights are random (modelzoo seed %d).\nslo: %s\nmax_batch_size: %d\nprofile: alexnet\n",
+	y := fmt.Sprintf("# %s: %s; weights are random (modelzoo seed %d).\nslo: %s\nmax_batch_size: %d\nprofile: alexnet\n",
 		f.name, f.description, seed, formSLO, f.maxBatch)
+	if f.variantOf != "" {
+		y += fmt.Sprintf("variant_of: %s\naccuracy: %g\n", f.variantOf, f.accuracy)
+	}
+	return y
 }
 
 // configPbtxt is the config.pbtxt Triton would have for the form model,
@@ -174,6 +183,10 @@ func (f formModel) configPbtxt(seed uint64) string {
 		b.WriteString("dynamic_batching { }\n")
 	}
 	b.WriteString("instance_group [ { count: 1, kind: KIND_GPU } ]\n")
+	if f.variantOf != "" {
+		fmt.Fprintf(&b, "parameters { key: \"variant_of\" value { string_value: %q } }\n", f.variantOf)
+		fmt.Fprintf(&b, "parameters { key: \"accuracy\" value { string_value: \"%g\" } }\n", f.accuracy)
+	}
 	return b.String()
 }
 

@@ -10,9 +10,11 @@ import (
 
 // A pipeline to serve as a Triton ensemble: a detector-like model that finds
 // a fixed number of objects in an input and describes each by a feature
-// vector, and a classifier-like model that scores one object. Both are
-// random graphs (no accuracy is claimed for either); what they share with a
-// real detector and classifier is the form of their tensors.
+// vector, and a classifier-like model that scores one object, with a
+// cheaper variant of the classifier for accuracy scaling. All are random
+// graphs: what they share with a real detector and classifiers is the form
+// of their tensors and that the variant does less work; its accuracy (0.8
+// of the classifier's) is declared for the tests, not measured.
 
 // PipelineObjects is how many objects the detector-like model finds in
 // every input: the pipeline's fan-out.
@@ -23,6 +25,10 @@ const (
 	DetectorModel   = "spotter"
 	ClassifierModel = "labeler"
 	PipelineName    = "spot-and-label"
+	// LiteClassifierModel is the classifier's cheaper variant, of accuracy
+	// LiteAccuracy (declared, not measured).
+	LiteClassifierModel = "labeler-lite"
+	LiteAccuracy        = 0.8
 )
 
 var pipelineForms = []formModel{
@@ -44,28 +50,48 @@ var pipelineForms = []formModel{
 	},
 	{
 		name:        ClassifierModel,
-		description: "classifier-like MLP: one object's 16 features [N,16] -> 10 class scores [N,10]",
+		description: "classifier-like MLP 16-256-10: one object's 16 features [N,16] -> 10 class scores [N,10]",
 		maxBatch:    32,
-		inputs: []formTensor{
-			{name: "object", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 16}, sym: BatchDim, config: []int64{16}},
+		inputs:      classifierInputs,
+		outputs:     classifierOutputs,
+		build: func(g *graph) {
+			h := g.gemm("fc1", "object", 16, 256, true)
+			g.node("Softmax", "scores", []string{g.gemm("fc2", h, 256, 10, false)}, intAttr("axis", 1))
 		},
-		outputs: []formTensor{
-			{name: "scores", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 10}, sym: BatchDim, config: []int64{10}},
-		},
+	},
+	{
+		name:        LiteClassifierModel,
+		description: "the classifier's cheaper variant, MLP 16-10: one object's 16 features [N,16] -> 10 class scores [N,10]",
+		maxBatch:    32,
+		inputs:      classifierInputs,
+		outputs:     classifierOutputs,
 		build: func(g *graph) {
 			g.node("Softmax", "scores", []string{g.gemm("fc", "object", 16, 10, false)}, intAttr("axis", 1))
 		},
+		variantOf: ClassifierModel,
+		accuracy:  LiteAccuracy,
 	},
 }
+
+// The classifier's tensors, which its variant shares.
+var (
+	classifierInputs = []formTensor{
+		{name: "object", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 16}, sym: BatchDim, config: []int64{16}},
+	}
+	classifierOutputs = []formTensor{
+		{name: "scores", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 10}, sym: BatchDim, config: []int64{10}},
+	}
+)
 
 // int64Tensor is an INT64 initializer named name.
 func int64Tensor(name string, vals []int64) *onnxpb.TensorProto {
 	return &onnxpb.TensorProto{Name: name, Dims: []int64{int64(len(vals))}, DataType: int32(onnxpb.TensorProto_INT64), Int64Data: vals}
 }
 
-// PipelineModels returns the names of the pipeline's models, which
-// WriteRepository and Build take besides Names and FormModels.
-func PipelineModels() []string { return []string{DetectorModel, ClassifierModel} }
+// PipelineModels returns the names of the pipeline's models and the
+// classifier's variant, which WriteRepository and Build take besides Names
+// and FormModels.
+func PipelineModels() []string { return []string{DetectorModel, ClassifierModel, LiteClassifierModel} }
 
 // PipelinePbtxt is the config.pbtxt of the pipeline as a Triton ensemble
 // with gpuletd's parameters: an SLO and the fan-out (every object the
@@ -101,10 +127,15 @@ ensemble_scheduling {
 `, PipelineName, DetectorModel, PipelineObjects, ClassifierModel, PipelineName, PipelineObjects, slo, DetectorModel, ClassifierModel)
 }
 
-// WritePipeline writes the pipeline's models (config.pbtxt as Triton has
-// them, without an SLO) and its ensemble folder, with SLO slo, into dir.
-func WritePipeline(dir string, seed uint64, slo string) error {
-	if err := WriteRepository(dir, PipelineModels(), seed, AsTriton(), WithOverwrite()); err != nil {
+// WritePipeline writes the pipeline's two models (config.pbtxt as Triton has
+// them, without an SLO) and its ensemble folder, with SLO slo, into dir;
+// withVariant adds the classifier's cheaper variant, for accuracy scaling.
+func WritePipeline(dir string, seed uint64, slo string, withVariant bool) error {
+	models := []string{DetectorModel, ClassifierModel}
+	if withVariant {
+		models = append(models, LiteClassifierModel)
+	}
+	if err := WriteRepository(dir, models, seed, AsTriton(), WithOverwrite()); err != nil {
 		return err
 	}
 	pdir := filepath.Join(dir, PipelineName, ModelVersion)

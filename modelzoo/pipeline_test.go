@@ -44,6 +44,9 @@ func TestPipelineModelsRun(t *testing.T) {
 		require.InDelta(t, 1, sum, 1e-5, "row %d", r)
 	}
 	require.NotEqual(t, scores[:10], scores[10:20], "objects differ")
+	lite, err := onnxrt.Run(writeModel(t, modelzoo.LiteClassifierModel, 1), map[string]tensor.Tensor{"object": objects}, 1)
+	require.NoError(t, err)
+	require.Equal(t, outs[0].Shape, lite[0].Shape, "the variant gives the classifier's tensors")
 }
 
 // TestWritePipeline writes the pipeline as a Triton repository the
@@ -51,11 +54,11 @@ func TestPipelineModelsRun(t *testing.T) {
 func TestWritePipeline(t *testing.T) {
 	initORT(t)
 	dir := t.TempDir()
-	require.NoError(t, modelzoo.WritePipeline(dir, 1, "150ms"))
+	require.NoError(t, modelzoo.WritePipeline(dir, 1, "150ms", true))
 	ix, err := repository.Scan(dir, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: 50 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Problems)
-	require.Equal(t, []string{modelzoo.ClassifierModel, modelzoo.PipelineName, modelzoo.DetectorModel}, ix.Names())
+	require.Equal(t, []string{modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.PipelineName, modelzoo.DetectorModel}, ix.Names())
 	p, err := ix.Get(modelzoo.PipelineName)
 	require.NoError(t, err)
 	require.Equal(t, "objects", p.Config.Ensemble.Fanout)
@@ -65,4 +68,10 @@ func TestWritePipeline(t *testing.T) {
 	require.Len(t, steps, 2)
 	_, err = os.Stat(filepath.Join(dir, modelzoo.PipelineName, "1"))
 	require.NoError(t, err, "Triton's layout: an empty version folder")
+	// The classifier's variant declares itself one and fits its step.
+	lite := ix.Models[modelzoo.LiteClassifierModel]
+	require.Equal(t, modelzoo.ClassifierModel, lite.Config.VariantOf)
+	require.InDelta(t, modelzoo.LiteAccuracy, lite.Config.ModelAccuracy(), 0)
+	require.True(t, lite.FitsStep(p.Config.Ensemble.Steps[1], steps[1]))
+	require.Less(t, lite.Bytes, steps[1].Bytes, "the variant is the smaller graph")
 }

@@ -31,7 +31,7 @@ func TestPipelineServes(t *testing.T) {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WritePipeline(repo, 5, "400ms"))
+	require.NoError(t, modelzoo.WritePipeline(repo, 5, "400ms", false))
 	grpcAddr := freeAddr(t)
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms", "GPULETD_GRPC_LISTEN="+grpcAddr))
 	base := "http://" + addr
