@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"strconv"
 	"time"
+
+	"github.com/gpulet/gpuletd/pipeline"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -66,6 +69,12 @@ var (
 	descMemory   = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil     = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
 
+	descPipeAccuracy = prometheus.NewDesc("gpuletd_pipeline_accuracy_ratio", "Accuracy of a pipeline's recent requests (an average weighted to the latest), from the declared accuracies of the models that ran them.", []string{"pipeline"}, nil)
+	descPipePlanned  = prometheus.NewDesc("gpuletd_pipeline_planned_accuracy_ratio", "Expected accuracy of a pipeline's requests under its plan.", []string{"pipeline"}, nil)
+	descPipeShare    = prometheus.NewDesc("gpuletd_pipeline_variant_share_ratio", "Share of a pipeline step's requests its plan sends to a model (the step's own or a variant).", []string{"pipeline", "step", "model"}, nil)
+	descPipeScaling  = prometheus.NewDesc("gpuletd_pipeline_accuracy_scaling", "1 while a pipeline's plan runs cheaper variants (accuracy scaling), 0 while it runs its steps' own models.", []string{"pipeline"}, nil)
+	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a model refused and that went to the step's fastest variant.", []string{"pipeline"}, nil)
+
 	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk).", nil, nil)
 	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)
 
@@ -79,7 +88,8 @@ var (
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descReorg, descRestart, descMemory, descUtil,
-		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused} {
+		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
+		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute} {
 		ch <- d
 	}
 }
@@ -119,6 +129,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBytesMax, prometheus.GaugeValue, float64(n.bodies.Max()))
 		ch <- prometheus.MustNewConstMetric(descBytesRefused, prometheus.CounterValue, float64(n.bodies.Refused()))
 	}
+	collectPipelines(n, ch)
 	for _, d := range n.devices.Inventory().Devices {
 		if d.MemoryTotal > 0 {
 			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryTotal), d.ID, "total")
@@ -126,6 +137,32 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if d.Utilization != nil {
 			ch <- prometheus.MustNewConstMetric(descUtil, prometheus.GaugeValue, float64(d.Utilization.GPU)/100, d.ID)
+		}
+	}
+}
+
+// collectPipelines reports each served pipeline's accuracy scaling: the
+// mode, the variant shares, the accuracy expected and served, the reroutes.
+func collectPipelines(n *node, ch chan<- prometheus.Metric) {
+	for _, p := range n.catalog.allPipelines() {
+		sc := n.pipes.snapshot(p.Name)
+		ch <- prometheus.MustNewConstMetric(descPipeReroute, prometheus.CounterValue, float64(sc.Rerouted), p.Name)
+		if sc.Served > 0 {
+			ch <- prometheus.MustNewConstMetric(descPipeAccuracy, prometheus.GaugeValue, sc.Accuracy, p.Name)
+		}
+		if sc.Scaling == "" {
+			continue
+		}
+		scaling := 0.0
+		if sc.Scaling == pipeline.AccuracyScaling {
+			scaling = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descPipeScaling, prometheus.GaugeValue, scaling, p.Name)
+		ch <- prometheus.MustNewConstMetric(descPipePlanned, prometheus.GaugeValue, sc.Planned, p.Name)
+		for i, step := range sc.Mix {
+			for _, v := range step {
+				ch <- prometheus.MustNewConstMetric(descPipeShare, prometheus.GaugeValue, v.Share, p.Name, strconv.Itoa(i), v.Model)
+			}
 		}
 	}
 }

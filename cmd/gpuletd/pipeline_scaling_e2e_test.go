@@ -129,6 +129,13 @@ func TestPipelineScalesAccuracy(t *testing.T) {
 		under, err = pipelineScalingOf(t.Context(), base)
 		return err == nil && under.Scaling == "accuracy" && under.Accuracy < under.Planned+0.03
 	}, 30*time.Second, 250*time.Millisecond, "served accuracy near the plan's; last %+v", under)
+	// Prometheus has the mode, the shares and the accuracy served.
+	r := do(t, "GET", base+"/metrics", nil, nil)
+	require.Equal(t, 200, r.code)
+	lintMetrics(t, r.body)
+	require.Contains(t, string(r.body), `gpuletd_pipeline_accuracy_scaling{pipeline="spot-and-label"} 1`)
+	require.Regexp(t, `gpuletd_pipeline_variant_share_ratio\{model="labeler-lite",pipeline="spot-and-label",step="1"\} 0\.\d+`, string(r.body))
+	require.Regexp(t, `gpuletd_pipeline_accuracy_ratio\{pipeline="spot-and-label"\} 0\.[89]\d*`, string(r.body))
 	stop()
 	<-done
 	t.Logf("under load: %+v\nload:\n%s", under, loadOut.String())
