@@ -86,22 +86,30 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if run.e.FanoutStep >= 0 {
 		last = run.e.FanoutStep
 	}
-	acc := 1.0 // the product of the accuracies of the models that ran
+	var path []*repository.Model // the models that ran the steps before the fan-out
 	for i := range last {
-		a, ierr := run.step(ctx, i, pool)
+		m, ierr := run.step(ctx, i, pool)
 		if ierr != nil {
 			return nil, ierr
 		}
-		acc *= a
+		path = append(path, m)
 	}
+	acc := run.accuracy(path)
 	var rows []map[string]tensor.Tensor
 	if run.e.FanoutStep >= 0 {
 		var ierr *inferError
-		var a float64
-		if rows, a, ierr = run.fanOut(ctx, pool); ierr != nil {
+		var paths [][]*repository.Model
+		if rows, paths, ierr = run.fanOut(ctx, pool); ierr != nil {
 			return nil, ierr
 		}
-		acc *= a
+		// A request's accuracy is the mean of its rows' paths' (with no
+		// rows, its path to the fan-out's).
+		if len(paths) > 0 {
+			acc = 0
+			for _, rp := range paths {
+				acc += run.accuracy(append(slices.Clone(path), rp...)) / float64(len(paths))
+			}
+		}
 	}
 	outs, ierr := run.outputs(pool, rows, names)
 	if ierr != nil {
@@ -111,11 +119,27 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	return &executed{outs: outs, batch: 1, emulated: run.emulated.Load()}, nil
 }
 
+// accuracy is the end-to-end accuracy of a request whose steps ran the
+// models of path (all steps, or those up to the fan-out): the pipeline's
+// path_accuracy entry for it, else the product of the models' accuracies.
+func (r *pipelineRun) accuracy(path []*repository.Model) float64 {
+	names := make([]string, len(path))
+	acc := 1.0
+	for i, m := range path {
+		names[i] = m.Name
+		acc *= m.Config.ModelAccuracy()
+	}
+	if a, ok := r.p.Config.PathAccuracy[pipeline.PathKey(names...)]; ok {
+		return a
+	}
+	return acc
+}
+
 // step runs step i on the tensors of pool, with the model the pipeline's
 // plan chooses for it (pipeline_plan.go), adds what it writes and returns
-// the accuracy of the model that ran it. A request the model refuses for
-// its deadline or load goes once to the step's fastest variant.
-func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) (float64, *inferError) {
+// the model that ran it. A request the model refuses for its deadline or
+// load goes once to the step's fastest variant.
+func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) (*repository.Model, *inferError) {
 	s := r.e.Steps[i]
 	m := r.variant(i)
 	var ins []tensor.Tensor
@@ -138,7 +162,7 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		}
 	}
 	if ierr != nil {
-		return 0, &inferError{code: ierr.code, reason: "dropped_early",
+		return nil, &inferError{code: ierr.code, reason: "dropped_early",
 			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, i, m.Name, ierr.msg)}
 	}
 	if i == r.e.FanoutStep-1 {
@@ -153,7 +177,7 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 			pool[to] = t
 		}
 	}
-	return m.Config.ModelAccuracy(), nil
+	return m, nil
 }
 
 // variant is the model to run step i with: the plan's choice while it is
@@ -188,14 +212,14 @@ func reroutable(e *inferError) bool {
 
 // fanOut runs the steps from the fan-out on once per row of the fan-out
 // tensor, concurrently, and returns each row's tensors.
-func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, float64, *inferError) {
+func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, [][]*repository.Model, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
-		return nil, 0, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
+		return nil, nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
 	}
 	r.n.pipes.rows(r.p.Name, r.fanVariant, len(rows))
 	out := make([]map[string]tensor.Tensor, len(rows))
-	acc := make([]float64, len(rows)) // each row's accuracy
+	paths := make([][]*repository.Model, len(rows)) // the models each row ran
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -208,9 +232,8 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			acc[j] = 1
 			for i := r.e.FanoutStep; i < len(r.steps); i++ {
-				a, ierr := r.step(ctx, i, out[j])
+				m, ierr := r.step(ctx, i, out[j])
 				if ierr != nil {
 					mu.Lock()
 					if first == nil {
@@ -220,23 +243,15 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 					cancel()
 					return
 				}
-				acc[j] *= a
+				paths[j] = append(paths[j], m)
 			}
 		}()
 	}
 	wg.Wait()
 	if first != nil {
-		return nil, 0, first
+		return nil, nil, first
 	}
-	// A request's accuracy is the mean of its rows' (1 with none).
-	mean := 1.0
-	if len(acc) > 0 {
-		mean = 0
-		for _, a := range acc {
-			mean += a / float64(len(acc))
-		}
-	}
-	return out, mean, nil
+	return out, paths, nil
 }
 
 // splitRows cuts the fan-out tensor into one tensor per row: along the

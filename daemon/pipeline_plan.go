@@ -361,7 +361,7 @@ func (n *node) pipelineSpec(p *repository.Model, size int, profile func(*reposit
 		return nil, err
 	}
 	e := p.Config.Ensemble
-	spec := &pipeline.Pipeline{Name: p.Name, SLO: p.Config.SLO.D(), MinAccuracy: p.Config.MinAccuracy}
+	spec := &pipeline.Pipeline{Name: p.Name, SLO: p.Config.SLO.D(), MinAccuracy: p.Config.MinAccuracy, PathAccuracy: p.Config.PathAccuracy}
 	for i, sm := range steps {
 		t := pipeline.Task{Name: sm.Name}
 		for _, v := range n.catalog.variantsOf(e.Steps[i], sm) {

@@ -100,12 +100,13 @@ func variantCatalog() (*catalog, *repository.Model) {
 		c.models[m.Name] = m
 	}
 	p := &repository.Model{Name: "p", Family: "p", Inputs: spec("image"), Outputs: spec("labels"),
-		Config: repository.ModelConfig{SLO: config.Duration(200 * time.Millisecond), MinAccuracy: 0.5, Ensemble: &repository.Ensemble{
-			Fanout: "objects", FanoutStep: 1,
-			Steps: []repository.EnsembleStep{
-				{Model: "det", Inputs: map[string]string{"image": "image"}, Outputs: map[string]string{"objects": "objects"}},
-				{Model: "cls", Inputs: map[string]string{"object": "objects"}, Outputs: map[string]string{"labels": "labels"}},
-			}}}}
+		Config: repository.ModelConfig{SLO: config.Duration(200 * time.Millisecond), MinAccuracy: 0.5,
+			PathAccuracy: map[string]float64{"det/cls-lite": 0.7}, Ensemble: &repository.Ensemble{
+				Fanout: "objects", FanoutStep: 1,
+				Steps: []repository.EnsembleStep{
+					{Model: "det", Inputs: map[string]string{"image": "image"}, Outputs: map[string]string{"objects": "objects"}},
+					{Model: "cls", Inputs: map[string]string{"object": "objects"}, Outputs: map[string]string{"labels": "labels"}},
+				}}}}
 	c.pipelines[p.Name] = p
 	return c, p
 }
@@ -177,6 +178,7 @@ func TestPipelinePlansAccuracyScaling(t *testing.T) {
 	require.Len(t, spec.Tasks[1].Variants, 2, "cls-tiny has no profile")
 	require.InDelta(t, 4, spec.Tasks[0].Variants[0].Fanout, 1e-12)
 	require.InDelta(t, 0.5, spec.MinAccuracy, 0)
+	require.Equal(t, p.Config.PathAccuracy, spec.PathAccuracy)
 
 	low, err := planPipelineSpec(spec, 10, 4)
 	require.NoError(t, err)
@@ -260,4 +262,24 @@ func TestDrainWait(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, c.drainWait(tc.model), tc.model)
 	}
+}
+
+// TestRequestAccuracy: a request's accuracy is the pipeline's table entry
+// for the path its steps ran, else the product of the models' accuracies.
+func TestRequestAccuracy(t *testing.T) {
+	c, p := variantCatalog()
+	r := &pipelineRun{p: p}
+	get := func(names ...string) []*repository.Model {
+		var out []*repository.Model
+		for _, n := range names {
+			m, ok := c.get(n)
+			require.True(t, ok, n)
+			out = append(out, m)
+		}
+		return out
+	}
+	require.InDelta(t, 0.95, r.accuracy(get("det", "cls")), 1e-12, "the product: det declares none (1), cls 0.95")
+	require.InDelta(t, 0.7, r.accuracy(get("det", "cls-lite")), 1e-12, "the table's entry, not 0.8")
+	require.InDelta(t, 0.6, r.accuracy(get("det", "cls-tiny")), 1e-12)
+	require.InDelta(t, 1, r.accuracy(get("det")), 1e-12, "up to the fan-out")
 }

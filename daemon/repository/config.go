@@ -66,6 +66,10 @@ type ModelConfig struct {
 	// share of its full accuracy, in [0, 1] (a config.pbtxt's min_accuracy
 	// parameter): accuracy scaling goes no lower. 0 sets no floor.
 	MinAccuracy float64 `yaml:"-"`
+	// PathAccuracy gives a pipeline's end-to-end accuracy for a path (the
+	// models its steps ran, joined by "/") where it is not the product of
+	// the models' accuracies (a config.pbtxt's path_accuracy parameter).
+	PathAccuracy map[string]float64 `yaml:"-"`
 }
 
 // VersionPolicy selects version folders, as Triton's version_policy does:

@@ -55,6 +55,14 @@ func TestEnsembleParses(t *testing.T) {
 	require.NoError(t, err)
 	require.InDelta(t, 0.9, m.Config.MinAccuracy, 1e-12)
 
+	// A table of end-to-end accuracies by path.
+	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble+`parameters { key: "path_accuracy" value { string_value: "detector/classifier=1, detector/classifier-lite = 0.82" } }`+"\n", nil)})
+	ix, err = Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	m, err = ix.Get("traffic")
+	require.NoError(t, err)
+	require.Equal(t, map[string]float64{"detector/classifier": 1, "detector/classifier-lite": 0.82}, m.Config.PathAccuracy)
+
 	// Without a version folder too: a pipeline has no file.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})
 	ix, err = Scan(root, Options{Read: fakeReader})
@@ -78,6 +86,11 @@ func TestEnsembleBadConfigs(t *testing.T) {
 		{"after the fan-out reads before it", edit(`input_map { key: "crop" value: "boxes" }`, `input_map [ { key: "crop" value: "boxes" }, { key: "frame" value: "image" } ]`), []string{`input_map["frame"]`, "before the fan-out"}},
 		{"no steps", strings.Split(trafficEnsemble, "ensemble_scheduling")[0], []string{"ensemble_scheduling with at least one step"}},
 		{"bad step name", edit(`model_name: "detector"`, `model_name: "../detector"`), []string{`step[0].model_name: "../detector"`}},
+		{"path too short", trafficEnsemble + `parameters { key: "path_accuracy" value { string_value: "detector=0.9" } }` + "\n", []string{`path "detector" names 1 models for 2 steps`}},
+		{"path accuracy above 1", trafficEnsemble + `parameters { key: "path_accuracy" value { string_value: "a/b=1.5" } }` + "\n", []string{`"a/b=1.5": the accuracy is not a share in [0, 1]`}},
+		{"path not a pair", trafficEnsemble + `parameters { key: "path_accuracy" value { string_value: "a/b" } }` + "\n", []string{`"a/b" is not path=accuracy`}},
+		{"path twice", trafficEnsemble + `parameters { key: "path_accuracy" value { string_value: "a/b=0.5,a/b=0.6" } }` + "\n", []string{`path "a/b" is given twice`}},
+		{"path bad name", trafficEnsemble + `parameters { key: "path_accuracy" value { string_value: "a/../b=0.5" } }` + "\n", []string{`".." is not a model name`}},
 		{"floor above 1", trafficEnsemble + `parameters { key: "min_accuracy" value { string_value: "1.2" } }` + "\n", []string{`parameters["min_accuracy"]: "1.2" is not an accuracy floor`}},
 		{"no slo", edit(`parameters { key: "slo" value { string_value: "250ms" } }`, ""), []string{"slo: missing"}},
 	}

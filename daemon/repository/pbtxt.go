@@ -31,6 +31,9 @@ const (
 	// ParamMinAccuracy is a pipeline's least accepted end-to-end accuracy,
 	// as a share of its full accuracy: "0.9".
 	ParamMinAccuracy = "min_accuracy"
+	// ParamPathAccuracy is a pipeline's table of end-to-end accuracies by
+	// path: "spotter/labeler=1, spotter/labeler-lite=0.82".
+	ParamPathAccuracy = "path_accuracy"
 )
 
 // Triton's platform and backend names that gpuletd serves.
@@ -200,6 +203,13 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	tc.sloSet, fanout = tritonParameters(c, pc.Parameters, bad, note)
 	if c.Platform == PlatformEnsemble {
 		c.Ensemble = tritonEnsemble(pc, c, fanout, bad)
+		if c.Ensemble != nil {
+			for _, k := range sortedPaths(c.PathAccuracy) {
+				if n := len(strings.Split(k, "/")); n != len(c.Ensemble.Steps) {
+					bad("parameters[%q]: path %q names %d models for %d steps; name one model per step, joined by /", ParamPathAccuracy, k, n, len(c.Ensemble.Steps))
+				}
+			}
+		}
 		if len(c.Inputs) == 0 || len(c.Outputs) == 0 {
 			bad("a pipeline declares its input and output tensors (input and output)")
 		}
@@ -209,6 +219,9 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		}
 		if c.MinAccuracy > 0 {
 			bad("parameters[%q]: only a pipeline (platform: \"ensemble\") has an accuracy floor; a model gives its own accuracy", ParamMinAccuracy)
+		}
+		if c.PathAccuracy != nil {
+			bad("parameters[%q]: only a pipeline (platform: \"ensemble\") has paths; a model gives its own accuracy", ParamPathAccuracy)
 		}
 	}
 	tritonIgnored(pc, bad, note)
@@ -356,8 +369,15 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 				continue
 			}
 			c.MinAccuracy = a
+		case ParamPathAccuracy:
+			table, err := parsePathAccuracy(v)
+			if err != nil {
+				bad("%s: %v", f, err)
+				continue
+			}
+			c.PathAccuracy = table
 		default:
-			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s and (pipelines) %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamVariant, ParamAccuracy, ParamFanout, ParamMinAccuracy)
+			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s and (pipelines) %s, %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamVariant, ParamAccuracy, ParamFanout, ParamMinAccuracy, ParamPathAccuracy)
 		}
 	}
 	if c.VariantOf != "" {
@@ -395,4 +415,49 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 	if pc.GetModelTransactionPolicy().GetDecoupled() {
 		bad("model_transaction_policy.decoupled: models that answer with several responses are not served")
 	}
+}
+
+// parsePathAccuracy reads a path_accuracy table: comma-separated entries
+// path=accuracy, a path being model names joined by "/", an accuracy in
+// [0, 1].
+func parsePathAccuracy(v string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, entry := range strings.Split(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		path, acc, ok := strings.Cut(entry, "=")
+		path = strings.TrimSpace(path)
+		if !ok {
+			return nil, fmt.Errorf("%q is not path=accuracy, such as \"detector/classifier-lite=0.82\"", entry)
+		}
+		for _, name := range strings.Split(path, "/") {
+			if !validName.MatchString(name) {
+				return nil, fmt.Errorf("%q: %q is not a model name", entry, name)
+			}
+		}
+		a, err := strconv.ParseFloat(strings.TrimSpace(acc), 64)
+		if err != nil || !(a >= 0 && a <= 1) {
+			return nil, fmt.Errorf("%q: the accuracy is not a share in [0, 1]", entry)
+		}
+		if _, dup := out[path]; dup {
+			return nil, fmt.Errorf("path %q is given twice", path)
+		}
+		out[path] = a
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty; give path=accuracy entries, such as \"detector/classifier-lite=0.82\"")
+	}
+	return out, nil
+}
+
+// sortedPaths lists a path table's paths in order.
+func sortedPaths(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
