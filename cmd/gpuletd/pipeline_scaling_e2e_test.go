@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
 // pipelineScaling is what the test reads of a pipeline in the status.
@@ -116,7 +119,7 @@ func TestPipelineScalesAccuracy(t *testing.T) {
 	var loadOut bytes.Buffer
 	go func() {
 		defer close(done)
-		run(ctx, []string{"load", "--url", base, "--model", modelzoo.PipelineName, "--rate", "40", "--duration", "60s"}, &loadOut, &loadOut)
+		run(ctx, []string{"load", "--url", base, "--model", modelzoo.PipelineName, "--rate", "40", "--duration", "60s", "--json"}, &loadOut, io.Discard)
 	}()
 	var under pipelineScaling
 	require.Eventually(t, func() bool {
@@ -139,6 +142,28 @@ func TestPipelineScalesAccuracy(t *testing.T) {
 	stop()
 	<-done
 	t.Logf("under load: %+v\nload:\n%s", under, loadOut.String())
+	// Every request was answered within its SLO, or dropped early at a
+	// step that could not meet its deadline, and said so.
+	var rep struct {
+		Report struct {
+			OK         int64            `json:"ok"`
+			WithinSLO  int64            `json:"within_slo"`
+			Failed     map[string]int64 `json:"failed"`
+			FirstError string           `json:"first_error"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal(loadOut.Bytes(), &rep), loadOut.String())
+	require.Positive(t, rep.Report.OK)
+	require.Equal(t, rep.Report.OK, rep.Report.WithinSLO, "every answer within the SLO")
+	for code, n := range rep.Report.Failed {
+		switch code {
+		case "503":
+			require.Contains(t, rep.Report.FirstError, "dropped at step[", "%d refused", n)
+		case loadgen.FailCancelled: // in flight when the test stopped the load
+		default:
+			t.Errorf("%d requests failed with %s: %s", n, code, rep.Report.FirstError)
+		}
+	}
 	require.Len(t, under.Mix, 2)
 	require.Len(t, under.Mix[1], 2, "the classifier's step mixes its two variants: %+v", under.Mix)
 	require.Equal(t, modelzoo.LiteClassifierModel, under.Mix[1][1].Model)
