@@ -71,10 +71,21 @@ type variantShare struct {
 	Share float64 `json:"share"`
 }
 
-// meanOf is a running mean.
+// meanOf is a running mean over about the last fanoutWindow values (older
+// ones fade out geometrically), so that a fan-out that changes with the
+// traffic's content is followed.
 type meanOf struct{ sum, n float64 }
 
-func (m *meanOf) add(v float64) { m.sum, m.n = m.sum+v, m.n+1 }
+// fanoutWindow is how many recent values a meanOf weighs.
+const fanoutWindow = 1000
+
+func (m *meanOf) add(v float64) {
+	if m.n >= fanoutWindow {
+		m.sum -= m.sum / m.n
+		m.n--
+	}
+	m.sum, m.n = m.sum+v, m.n+1
+}
 func (m *meanOf) mean(def float64) float64 {
 	if m.n == 0 {
 		return def

@@ -62,6 +62,16 @@ func TestPipelineMeasures(t *testing.T) {
 	pp.rows("p", "det", 2)
 	require.InDelta(t, 3, pp.fanoutOf("p", "det", 1), 1e-12)
 	require.InDelta(t, 7, pp.fanoutOf("p", "det-lite", 7), 0, "none written: the default")
+	// The mean follows a change: after 3 windows of 4-row inputs, one of
+	// 10 rows moves it most of the way (≈7.8), where the all-time mean
+	// would be 5.5.
+	for range 3 * fanoutWindow {
+		pp.rows("q", "det", 4)
+	}
+	for range fanoutWindow {
+		pp.rows("q", "det", 10)
+	}
+	require.InDelta(t, 7.8, pp.fanoutOf("q", "det", 1), 0.1)
 	pp.served("p", 0.8)
 	require.InDelta(t, 0.8, pp.snapshot("p").Accuracy, 1e-12)
 	pp.served("p", 1)
