@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/gpulet/gpuletd/daemon/repository/tritonpb"
 )
@@ -92,7 +91,7 @@ func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad
 		if len(st.InputMap) == 0 {
 			bad("%s.input_map: empty; map every input of %s to a tensor of the pipeline", f, st.ModelName)
 		}
-		for _, k := range sortedMapKeys(st.InputMap) {
+		for _, k := range sortedKeys(st.InputMap) {
 			v := st.InputMap[k]
 			if _, ok := have[v]; !ok {
 				bad("%s.input_map[%q]: %q is neither an input of the pipeline nor written by an earlier step (steps run in the order given)", f, k, v)
@@ -105,7 +104,7 @@ func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad
 		if len(st.OutputMap) == 0 {
 			bad("%s.output_map: empty; map the outputs of %s the pipeline uses", f, st.ModelName)
 		}
-		for _, k := range sortedMapKeys(st.OutputMap) {
+		for _, k := range sortedKeys(st.OutputMap) {
 			v := st.OutputMap[k]
 			if by, ok := have[v]; ok {
 				bad("%s.output_map[%q]: %q is already given by %s; every tensor of the pipeline has one writer", f, k, v, by)
@@ -226,15 +225,6 @@ func specNames(ts []TensorSpec) string {
 		names[i] = t.Name
 	}
 	return fmt.Sprint(names)
-}
-
-func sortedMapKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // FitsStep reports whether m can run step s in place of the step's own

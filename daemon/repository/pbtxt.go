@@ -204,7 +204,7 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	if c.Platform == PlatformEnsemble {
 		c.Ensemble = tritonEnsemble(pc, c, fanout, bad)
 		if c.Ensemble != nil {
-			for _, k := range sortedPaths(c.PathAccuracy) {
+			for _, k := range sortedKeys(c.PathAccuracy) {
 				if n := len(strings.Split(k, "/")); n != len(c.Ensemble.Steps) {
 					bad("parameters[%q]: path %q names %d models for %d steps; name one model per step, joined by /", ParamPathAccuracy, k, n, len(c.Ensemble.Steps))
 				}
@@ -450,14 +450,4 @@ func parsePathAccuracy(v string) (map[string]float64, error) {
 		return nil, errors.New("empty; give path=accuracy entries, such as \"detector/classifier-lite=0.82\"")
 	}
 	return out, nil
-}
-
-// sortedPaths lists a path table's paths in order.
-func sortedPaths(m map[string]float64) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
