@@ -274,27 +274,13 @@ func (l *loop) addModel(m *modelEntry) (old *modelEntry, err error) {
 
 // retire takes a model off the scheduler (its queue is answered UNAVAILABLE)
 // and closes it once no batch of it runs.
-func (l *loop) retire(m *modelEntry) {
-	l.post(func() {
-		if m.retired {
-			return
-		}
-		m.retired = true
-		l.modelChanges++
-		if int(m.id) < len(l.ids) && l.ids[m.id] == m {
-			_ = l.sc.RemoveModel(l.now(), m.id)
-			l.ids[m.id] = nil
-		}
-		if m.running == 0 {
-			l.closeModel(m)
-		}
-	})
-}
+func (l *loop) retire(m *modelEntry) { l.handOver(m, nil) }
 
-// handOver retires a model a reload replaced with m (the same model with a
-// new batch cap or latency curve): its queued requests move to m, which
-// serves them by their deadlines, instead of failing as an unload's do.
-func (l *loop) handOver(old, m *modelEntry) {
+// handOver retires old as retire does, except that when a reload replaced
+// it with to (the same model with a new batch cap or latency curve) its
+// queued requests move to to, which serves them by their deadlines, instead
+// of failing as an unload's do.
+func (l *loop) handOver(old, to *modelEntry) {
 	l.post(func() {
 		if old.retired {
 			return
@@ -302,13 +288,13 @@ func (l *loop) handOver(old, m *modelEntry) {
 		old.retired = true
 		l.modelChanges++
 		if int(old.id) < len(l.ids) && l.ids[old.id] == old {
-			l.handing = m
+			l.handing = to
 			_ = l.sc.RemoveModel(l.now(), old.id)
 			l.handing = nil
 			l.ids[old.id] = nil
 			moved := l.moved
 			l.moved = nil
-			l.resubmit(m, moved)
+			l.resubmit(to, moved)
 		}
 		if old.running == 0 {
 			l.closeModel(old)
