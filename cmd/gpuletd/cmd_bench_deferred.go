@@ -31,13 +31,7 @@ folder (found from the working directory upwards, or --data).`,
 			if err != nil {
 				return err
 			}
-			if err := pf.finish(cmd.OutOrStdout(), res.Plot); err != nil {
-				return err
-			}
-			if pf.asJSON {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			return res.WriteTable(cmd.OutOrStdout())
+			return pf.report(cmd.OutOrStdout(), res.Plot, res, res.WriteTable)
 		},
 	}
 	pf.addSeeds(cmd)

@@ -22,13 +22,7 @@ fraction of deferred, Symphony's published rule and eager.`,
 			if err != nil {
 				return err
 			}
-			if err := pf.finish(cmd.OutOrStdout(), res.Plot); err != nil {
-				return err
-			}
-			if pf.asJSON {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			return res.WriteTable(cmd.OutOrStdout())
+			return pf.report(cmd.OutOrStdout(), res.Plot, res, res.WriteTable)
 		},
 	}
 	pf.add(cmd, "flat-top")

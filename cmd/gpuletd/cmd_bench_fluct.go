@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/gpulet/gpuletd/sim"
 	"github.com/spf13/cobra"
+	"io"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchFluctCmd) }
@@ -24,13 +25,8 @@ them (violation_fraction in the JSON) and, for comparison, uncapped.`,
 			if err != nil {
 				return err
 			}
-			if err := pf.finish(cmd.OutOrStdout(), func(f string) error { return sim.PlotFluct(f, rep.Settings) }); err != nil {
-				return err
-			}
-			if pf.asJSON {
-				return printJSON(cmd.OutOrStdout(), rep)
-			}
-			return sim.WriteFluct(cmd.OutOrStdout(), rep.Settings)
+			return pf.report(cmd.OutOrStdout(), func(f string) error { return sim.PlotFluct(f, rep.Settings) },
+				rep, func(w io.Writer) error { return sim.WriteFluct(w, rep.Settings) })
 		},
 	}
 	pf.add(cmd, "fluctuation")

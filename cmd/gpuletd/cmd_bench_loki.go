@@ -44,13 +44,7 @@ trace (median over --seeds); all three then run with the trace peaking at
 			if err != nil {
 				return err
 			}
-			if err := pf.finish(cmd.OutOrStdout(), res.Plot); err != nil {
-				return err
-			}
-			if pf.asJSON {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			return res.WriteTable(cmd.OutOrStdout())
+			return pf.report(cmd.OutOrStdout(), res.Plot, res, res.WriteTable)
 		},
 	}
 	pf.addSeeds(cmd)

@@ -29,18 +29,21 @@ func (p *paperFlags) addSeeds(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&p.seeds, "seeds", sim.DefaultSeeds, "how many seeds (seed, seed+1, …); reports give the median and range")
 }
 
-// finish draws the plot, if asked, and says where it is.
-func (p *paperFlags) finish(w io.Writer, draw func(file string) error) error {
-	if p.plot == "" {
-		return nil
+// report draws the plot, if asked (and says where it is), then prints
+// asJSON as JSON with --json, else the table.
+func (p *paperFlags) report(w io.Writer, draw func(file string) error, asJSON any, table func(io.Writer) error) error {
+	if p.plot != "" {
+		if err := draw(p.plot); err != nil {
+			return err
+		}
+		if !p.asJSON {
+			fmt.Fprintf(w, "plot: %s\n", p.plot)
+		}
 	}
-	if err := draw(p.plot); err != nil {
-		return err
+	if p.asJSON {
+		return printJSON(w, asJSON)
 	}
-	if !p.asJSON {
-		fmt.Fprintf(w, "plot: %s\n", p.plot)
-	}
-	return nil
+	return table(w)
 }
 
 // sharedData is the shared data folder given with --data, or else the one

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/gpulet/gpuletd/sim"
 	"github.com/spf13/cobra"
+	"io"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchTable2Cmd) }
@@ -46,13 +47,8 @@ timing, or for exact timing with --exact.`,
 				}
 				rows = append(rows, r...)
 			}
-			if err := pf.finish(cmd.OutOrStdout(), func(f string) error { return sim.PlotTable2(f, rows) }); err != nil {
-				return err
-			}
-			if pf.asJSON {
-				return printJSON(cmd.OutOrStdout(), sim.Table2JSON(rows, want))
-			}
-			return sim.WriteTable2(cmd.OutOrStdout(), rows)
+			return pf.report(cmd.OutOrStdout(), func(f string) error { return sim.PlotTable2(f, rows) },
+				sim.Table2JSON(rows, want), func(w io.Writer) error { return sim.WriteTable2(w, rows) })
 		},
 	}
 	pf.addSeeds(cmd)

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/gpulet/gpuletd/sim"
 	"github.com/spf13/cobra"
+	"io"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchTemporalCmd) }
@@ -29,13 +30,8 @@ eager batching: what Triton gives), executors as the daemon starts them.`,
 			if err != nil {
 				return err
 			}
-			if err := pf.finish(cmd.OutOrStdout(), func(f string) error { return sim.PlotTemporal(f, res) }); err != nil {
-				return err
-			}
-			if pf.asJSON {
-				return printJSON(cmd.OutOrStdout(), res)
-			}
-			return sim.WriteTemporal(cmd.OutOrStdout(), res)
+			return pf.report(cmd.OutOrStdout(), func(f string) error { return sim.PlotTemporal(f, res) },
+				res, func(w io.Writer) error { return sim.WriteTemporal(w, res) })
 		},
 	}
 	pf.addSeeds(cmd)
