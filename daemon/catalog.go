@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,12 +208,7 @@ func (c *catalog) pipeline(name string) (*repository.Model, bool) {
 func (c *catalog) allPipelines() []*repository.Model {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]*repository.Model, 0, len(c.pipelines))
-	for _, p := range c.pipelines {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return byName(c.pipelines)
 }
 
 // steps checks a pipeline against the models served now and returns the
@@ -226,11 +224,13 @@ func (c *catalog) steps(p *repository.Model) ([]*repository.Model, error) {
 func (c *catalog) all() []*repository.Model {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]*repository.Model, 0, len(c.models))
-	for _, m := range c.models {
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return byName(c.models)
+}
+
+// byName lists a map's models sorted by name.
+func byName(ms map[string]*repository.Model) []*repository.Model {
+	out := slices.Collect(maps.Values(ms))
+	slices.SortFunc(out, func(a, b *repository.Model) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
