@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	neturl "net/url"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/spf13/cobra"
@@ -195,10 +197,11 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 
 func newModelsSynthCmd() *cobra.Command {
 	var (
-		models []string
-		seed   uint64
-		force  bool
-		triton bool
+		models   []string
+		seed     uint64
+		force    bool
+		triton   bool
+		pipeline string
 	)
 	cmd := &cobra.Command{
 		Use:   "synth DIR",
@@ -210,10 +213,20 @@ byte-identical files. They are not pretrained. With --triton each model gets
 the config.pbtxt Triton would have instead (no SLO: serve it with default_slo
 or GPULETD_DEFAULT_SLO set).
 
+--pipeline SLO writes the example pipeline instead: a Triton ensemble %q
+with end-to-end SLO SLO whose detector-like model %q finds %d objects in
+each input and whose classifier-like model %q scores every one of them,
+with a cheaper variant %q (declared accuracy %.2f, not measured) that
+gpuletd serves some objects with when the full pipeline cannot keep up.
+
 Models: %v (default %v). Small models whose tensors take other forms (several
-inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.Names(), modelzoo.DemoModels(), modelzoo.FormModels()),
+inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.PipelineObjects, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.LiteAccuracy,
+			modelzoo.Names(), modelzoo.DemoModels(), modelzoo.FormModels()),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pipeline != "" {
+				return synthPipeline(cmd, args[0], seed, pipeline, force, models)
+			}
 			var opts []modelzoo.WriteOption
 			if force {
 				opts = append(opts, modelzoo.WithOverwrite())
@@ -239,5 +252,29 @@ inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.Names(
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random weights")
 	cmd.Flags().BoolVar(&force, "force", false, "write into a directory that is not empty")
 	cmd.Flags().BoolVar(&triton, "triton", false, "write Triton's config.pbtxt (without an SLO) instead of config.yaml")
+	cmd.Flags().StringVar(&pipeline, "pipeline", "", "write the example pipeline (a Triton ensemble) with this end-to-end SLO, e.g. 50ms")
 	return cmd
+}
+
+// synthPipeline writes modelzoo's example pipeline with its models and the
+// classifier's cheaper variant into dir.
+func synthPipeline(cmd *cobra.Command, dir string, seed uint64, slo string, force bool, models []string) error {
+	if len(models) > 0 {
+		return fmt.Errorf("synth pipeline: --models and --pipeline write different repositories; pass one")
+	}
+	if d, err := time.ParseDuration(slo); err != nil || d <= 0 {
+		return fmt.Errorf("synth pipeline: --pipeline takes the end-to-end SLO as a duration such as 50ms, not %q", slo)
+	}
+	if !force {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return fmt.Errorf("%s is not empty: choose an empty directory or pass --force", dir)
+		}
+	}
+	if err := modelzoo.WritePipeline(dir, seed, slo, true); err != nil {
+		return err
+	}
+	cmd.Printf("wrote pipeline %s (SLO %s) to %s: %s -> %s, variant %s\n"+
+		"its models carry Triton's config.pbtxt without an SLO: serve them with default_slo or GPULETD_DEFAULT_SLO set\n",
+		modelzoo.PipelineName, slo, dir, modelzoo.DetectorModel, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel)
+	return nil
 }

@@ -23,12 +23,15 @@
 #             (default lenet5 resnet18): it profiles them itself, plans and
 #             serves an open-loop load of each, then stops; status, metrics,
 #             load reports and the daemon's log are kept
+#   pipeline  the same with `gpuletd models synth --pipeline`: the example
+#             ensemble (detector-like model, classifier-like model and its
+#             cheaper variant) served end to end at an open-loop load
 #
 # WORK (default /tmp/gpuletd-campaign) keeps the models, the store and the
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
 # stops starting new models once BUDGET seconds (default 540) have passed.
 set -uo pipefail
-phase=${1:?phase: check, profile, util, pairs or serve}
+phase=${1:?phase: check, profile, util, pairs, serve or pipeline}
 dest=${2:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${WORK:-/tmp/gpuletd-campaign}
@@ -106,12 +109,18 @@ pairs)
   each_model --partitions 20,40,50,60,80 --batches 1,8,32 --pairs --pair-batches 1,8,32 \
     --util-batches 8 --ncu-timeout 1s --min-samples 10 --max-samples 200 --max-time 1s
   ;;
-serve)
-  models=${3:-lenet5 resnet18}
-  sw=$work/serve
+serve | pipeline)
+  sw=$work/$phase
   rm -rf "$sw" && mkdir -p "$sw/state" "$sw/run"
-  "${gpuletd[@]}" models synth "$sw/models" --models "$(echo $models | tr ' ' ,)" >"$out/synth.log" 2>&1
   printf 'listen: 127.0.0.1:8700\nstate_dir: %s/state\nruntime_dir: %s/run\nmodel_repository: %s/models\n' "$sw" "$sw" "$sw" >"$sw/gpuletd.yaml"
+  if [ "$phase" = pipeline ]; then
+    models=spot-and-label
+    "${gpuletd[@]}" models synth "$sw/models" --pipeline 50ms >"$out/synth.log" 2>&1
+    echo 'default_slo: 25ms' >>"$sw/gpuletd.yaml"
+  else
+    models=${3:-lenet5 resnet18}
+    "${gpuletd[@]}" models synth "$sw/models" --models "$(echo $models | tr ' ' ,)" >"$out/synth.log" 2>&1
+  fi
   sg=("$here/bin/gpuletd" --config "$sw/gpuletd.yaml")
   "${sg[@]}" serve --log-format json >"$out/serve.log" 2>&1 &
   daemon=$!
@@ -126,7 +135,7 @@ serve)
   echo "ready=$ready after $(($(date +%s) - start))s"
   "${sg[@]}" status >"$out/status-before.txt" 2>&1
   cat "$out/status-before.txt"
-  rate=800
+  rate=${RATE:-800}
   loads=()
   for m in $models; do
     "${sg[@]}" load --model "$m" --rate $rate --duration 20s --binary --json >"$out/load-$m.json" 2>"$out/load-$m.log" &

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+)
+
+// models synth --pipeline writes a repository the daemon's own scan reads
+// as a pipeline whose steps' models are there, with the classifier's variant.
+func TestModelsSynthPipeline(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	code, out, stderr := runCLI(t, "models", "synth", dir, "--pipeline", "80ms")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, modelzoo.PipelineName)
+	require.Contains(t, out, "default_slo")
+
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	require.NoError(t, onnxrt.Init(lib))
+	ix, err := repository.Scan(dir, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: 20 * time.Millisecond})
+	require.NoError(t, err)
+	require.Empty(t, ix.Problems)
+	require.ElementsMatch(t, []string{modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel}, ix.Names())
+	p, err := ix.Get(modelzoo.PipelineName)
+	require.NoError(t, err)
+	require.Equal(t, 80*time.Millisecond, p.Config.SLO.D())
+	steps, err := p.CheckEnsemble(func(name string) *repository.Model { return ix.Models[name] })
+	require.NoError(t, err)
+	require.Len(t, steps, 2)
+	lite, err := ix.Get(modelzoo.LiteClassifierModel)
+	require.NoError(t, err)
+	require.Equal(t, modelzoo.ClassifierModel, lite.Config.VariantOf)
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not a duration", []string{"--pipeline", "80"}, "duration"},
+		{"with models", []string{"--pipeline", "80ms", "--models", "lenet5"}, "--models and --pipeline"},
+		{"not empty", []string{"--pipeline", "80ms"}, "not empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			code, _, stderr := runCLI(t, append([]string{"models", "synth", dir}, tc.args...)...)
+			require.Equal(t, 1, code)
+			require.Contains(t, stderr, tc.want)
+			after, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Len(t, after, len(before))
+		})
+	}
+}
