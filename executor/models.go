@@ -29,10 +29,17 @@ type modelEntry struct {
 	stats   modelStats
 }
 
+// batchPadder is a model that runs a batch of n rows as one of pad(n) ≥ n
+// (engine.ORTOptions.FixedShapes): its ℓ(n) is ℓ(pad(n)).
+type batchPadder interface {
+	PaddedBatch(n int) int
+}
+
 // newModelEntry builds the scheduler's view of a loaded model: ℓ(b) from the
 // profile the daemon sent (the gpu-let's L(b,p)) or, without one, from the
 // latencies measured at warm-up, times the interference factor, plus the
-// measured dispatch overhead.
+// measured dispatch overhead; a model whose engine pads batches costs its
+// padded size's ℓ.
 func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error) {
 	pts := req.Latency
 	if len(pts) == 0 {
@@ -62,6 +69,9 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 	full, err := sched.NewLatency(sp, factor, rt.DispatchOverhead(), schedMax)
 	if err != nil {
 		return nil, err
+	}
+	if p, ok := rt.(batchPadder); ok {
+		full = full.Padded(p.PaddedBatch)
 	}
 	lat := full
 	if c := int(req.BatchCap); c > 0 {

@@ -92,6 +92,15 @@ func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engin
 	case execenv.KindNVIDIA:
 		opts.Provider = firstNonEmpty(o.Provider, engine.ProviderCUDA)
 		opts.MemoryLimit = int64(env.MemoryLimitMB) << 20
+		// The GPU runs the graph; the CPU only launches kernels and runs
+		// the odd shape node. One thread that sleeps when idle leaves the
+		// host's cores to the daemon and the other executors, whose
+		// requests a pool of spinning threads per session would delay.
+		opts.IntraOpThreads = 1
+		opts.DisableSpinning = true
+		// Batches of a few fixed sizes, each on its own session: a CUDA
+		// session redoes its set-up whenever the batch size changes.
+		opts.FixedShapes = true
 	}
 	if err := onnxrt.Init(lib); err != nil {
 		return nil, err

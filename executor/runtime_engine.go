@@ -135,6 +135,15 @@ func (e *engineModel) WarmupTime() time.Duration         { return e.warmup }
 func (e *engineModel) DispatchOverhead() time.Duration   { return e.overhead }
 func (e *engineModel) Close() error                      { return e.m.Close() }
 
+// PaddedBatch is the batch size the engine runs a batch of n at (n unless
+// the engine pads batches to fixed sizes).
+func (e *engineModel) PaddedBatch(n int) int {
+	if p, ok := e.m.(batchPadder); ok {
+		return p.PaddedBatch(n)
+	}
+	return n
+}
+
 func (e *engineModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tensor.Tensor, RunInfo, error) {
 	outs, info, err := e.m.Run(ctx, inputs, nil)
 	return outs, RunInfo{Compute: info.Compute, Emulated: info.Emulated}, err

@@ -18,19 +18,19 @@ import (
 // library (make deps-gpu): go test -tags gpu ./executor/engine/ (make
 // test-gpu). They skip without a driver.
 
-func requireGPU(t *testing.T) {
+func requireGPU(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat("/proc/driver/nvidia/version"); err != nil {
 		t.Skip("no NVIDIA driver on this machine")
 	}
 }
 
-// TestGPUCUDAMatchesCPU runs zoo models on the CUDA provider and on the CPU
-// and compares the outputs.
+// TestGPUCUDAMatchesCPU runs zoo models on the CUDA provider, as executors
+// on a GPU do (fixed shapes), and on the CPU and compares the outputs.
 func TestGPUCUDAMatchesCPU(t *testing.T) {
 	requireGPU(t)
 	initORT(t)
-	gpu, err := NewORT(ORTOptions{Provider: ProviderCUDA, IntraOpThreads: 1, MemoryLimit: 4 << 30})
+	gpu, err := NewORT(ORTOptions{Provider: ProviderCUDA, IntraOpThreads: 1, DisableSpinning: true, FixedShapes: true, MemoryLimit: 4 << 30})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, gpu.Close()) }()
 	dev, err := cudart.Query("")

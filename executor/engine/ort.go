@@ -42,6 +42,16 @@ type ORTOptions struct {
 	// MemoryLimit caps the GPU memory the CUDA provider's arena may take
 	// (bytes; 0: no cap beyond the device's).
 	MemoryLimit int64
+	// ConvAlgoSearch is how the CUDA provider picks a convolution
+	// algorithm for a new input shape: ConvSearchExhaustive (the
+	// provider's default, used when empty), ConvSearchHeuristic or
+	// ConvSearchDefault.
+	ConvAlgoSearch string
+	// FixedShapes runs every batch of a batching model at one of a few
+	// sizes, padding it with zero rows, with one session per size
+	// (shapeSessions): GPU providers set up a session anew each time the
+	// input shape changes.
+	FixedShapes bool
 	// Log receives load and close events; nil: none.
 	Log *zap.Logger
 }
@@ -146,6 +156,21 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 		return nil, fmt.Errorf("load model %s from %s: %w: %s", spec.Name, spec.Path, ErrLoadFailed, reason(err))
 	}
 	m := &ortModel{layout: lay, engine: e, sess: sess}
+	if e.opts.FixedShapes && lay.batched() && lay.maxBatch > 1 {
+		names := [2][]string{specNames(lay.inputs), specNames(lay.outputs)}
+		m.shapes = newShapeSessions(int64(lay.maxBatch), sess, func() (*onnxrt.Session, error) {
+			so, err := e.opts.sessionOptions()
+			if err != nil {
+				return nil, err
+			}
+			defer func() { _ = so.Destroy() }()
+			s, err := onnxrt.NewSession(spec.Path, names[0], names[1], so)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s", ErrLoadFailed, reason(err))
+			}
+			return s, nil
+		})
+	}
 
 	if err := e.open.add(m); err != nil {
 		sess.Close()

@@ -19,6 +19,9 @@ type ortModel struct {
 	*layout
 	engine *ORT
 	sess   *onnxrt.Session
+	// shapes, when set, holds sess and one more session per padded batch
+	// size (ORTOptions.FixedShapes).
+	shapes *shapeSessions
 
 	mu     sync.RWMutex
 	closed bool
@@ -135,8 +138,23 @@ func (m *ortModel) checkStrings(ordered []tensor.Tensor) error {
 
 // runOnce runs the session once on inputs in model order whose dimension 0
 // is rows (when batched) and returns every output. A cancelled ctx stops
-// the run between graph nodes.
+// the run between graph nodes. With fixed shapes the inputs are padded to
+// the size of the session that runs them, and the outputs cut back.
 func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64) ([]tensor.Tensor, time.Duration, error) {
+	sess, size := m.sess, rows
+	if m.shapes != nil {
+		size = m.shapes.pad(rows)
+		var err error
+		if sess, err = m.shapes.session(size); err != nil {
+			if errors.Is(err, ErrClosed) {
+				return nil, 0, fmt.Errorf("run model %s: %w", m.name, err)
+			}
+			return nil, 0, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+		}
+		if ins, err = padRows(ins, rows, size); err != nil {
+			return nil, 0, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+		}
+	}
 	// Outputs whose shape is known are allocated here, in Go memory the
 	// runtime writes into; the runtime allocates the others and they are
 	// copied out.
@@ -145,14 +163,14 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 		if slices.Contains(s.Shape, -1) || s.DataType.Size() == 0 {
 			continue
 		}
-		t, err := tensor.Zeros(s.Name, s.DataType, fillShape(s.Shape, rows, m.batched()))
+		t, err := tensor.Zeros(s.Name, s.DataType, fillShape(s.Shape, size, m.batched()))
 		if err != nil || len(t.Data) == 0 {
 			continue
 		}
 		outs[i] = t
 	}
 	start := time.Now()
-	err := m.sess.Run(ctx, ins, outs)
+	err := sess.Run(ctx, ins, outs)
 	compute := time.Since(start)
 	switch {
 	case errors.Is(err, onnxrt.ErrTerminated):
@@ -165,7 +183,19 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 			return nil, compute, fmt.Errorf("run model %s: %w: output %q is %s, the model declares %s", m.name, ErrRunFailed, s.Name, outs[i].DataType, s.DataType)
 		}
 	}
+	if outs, err = trimRows(outs, rows, size); err != nil {
+		return nil, compute, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+	}
 	return outs, compute, nil
+}
+
+// PaddedBatch is the batch size a batch of n rows runs at: n, or with fixed
+// shapes the size of the session that runs it.
+func (m *ortModel) PaddedBatch(n int) int {
+	if m.shapes == nil {
+		return n
+	}
+	return int(m.shapes.pad(int64(n)))
 }
 
 // Warmup implements Loaded: a batch of b is b one-row requests, so that
@@ -182,7 +212,11 @@ func (m *ortModel) Close() error {
 		return nil
 	}
 	m.closed = true
-	m.sess.Close()
+	if m.shapes != nil {
+		m.shapes.close()
+	} else {
+		m.sess.Close()
+	}
 	m.mu.Unlock()
 	m.engine.open.forget(m)
 	return nil

@@ -104,6 +104,17 @@ func (l Latency) Truncated(maxB int) Latency {
 	return Latency{ns: l.ns[:maxB+1]}
 }
 
+// Padded returns ℓ as an engine that runs a batch of b at pad(b) ≥ b rows
+// costs: ℓ'(b) = ℓ(pad(b)), pad(b) capped at MaxBatch. pad must not
+// decrease, so neither does ℓ'.
+func (l Latency) Padded(pad func(b int) int) Latency {
+	ns := make([]time.Duration, len(l.ns))
+	for b := 1; b < len(ns); b++ {
+		ns[b] = l.ns[min(max(pad(b), b), len(l.ns)-1)]
+	}
+	return Latency{ns: ns}
+}
+
 // MaxBatch is the largest batch size ℓ is defined for (0 for the zero value).
 func (l Latency) MaxBatch() int { return max(len(l.ns)-1, 0) }
 

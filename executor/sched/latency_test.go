@@ -96,3 +96,23 @@ func TestTruncated(t *testing.T) {
 	require.Equal(t, 1, l.Truncated(0).MaxBatch())
 	require.Equal(t, 8, l.Truncated(20).MaxBatch())
 }
+
+func TestPadded(t *testing.T) {
+	l := linear(t, 1, 5, 8) // ℓ(b) = b + 5 ms
+	pow2 := func(b int) int {
+		p := 1
+		for p < b {
+			p *= 2
+		}
+		return p
+	}
+	p := l.Padded(pow2)
+	require.Equal(t, 8, p.MaxBatch())
+	for b, want := range map[int]int{1: 1, 2: 2, 3: 4, 4: 4, 5: 8, 7: 8, 8: 8} {
+		require.Equal(t, l.At(want), p.At(b), "batch %d runs as %d", b, want)
+	}
+	require.Equal(t, l.At(8), l.Padded(func(int) int { return 100 }).At(2), "a pad beyond the largest batch is capped")
+	require.Equal(t, l.At(5), l.Padded(func(int) int { return 1 }).At(5), "a batch never runs smaller than it is")
+	require.Equal(t, 3, p.Truncated(3).MaxBatch())
+	require.Equal(t, l.At(4), p.Truncated(3).At(3), "truncating keeps the padded cost")
+}

@@ -5,6 +5,10 @@
 #
 #   scripts/gpu/bundle.sh [DIR]      (default dist/gpu)
 #
+# SLIM_SM=90 (H100, H200; 80 for A100) keeps only that architecture's code in
+# the CUDA provider (slim-provider.py): the bundle then packs into about a
+# quarter of the size, and runs on GPUs of that architecture only.
+#
 # There, run DIR/run-tests.sh (make test-gpu's tests), DIR/bin/gpuletd doctor
 # and the measurement phases of DIR/campaign.sh.
 set -euo pipefail
@@ -16,6 +20,10 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/tests" "$out/lib"
 cp bin/gpuletd "$out/bin/"
 cp -r .deps/onnxruntime/. "$out/lib/"
+if [ -n "${SLIM_SM:-}" ]; then
+  python3 scripts/gpu/slim-provider.py .deps/onnxruntime/libonnxruntime_providers_cuda.so \
+    "$out/lib/libonnxruntime_providers_cuda.so" "$SLIM_SM"
+fi
 for pkg in ./executor/engine ./mps ./cmd/gpuletd; do
   name=$(echo "$pkg" | tr -c 'a-z0-9\n' '_' | sed 's/^_*//')
   go test -c -tags gpu -o "$out/tests/$name.test" "$pkg"
