@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -206,14 +207,37 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 // dispatch routes checked inputs of model m to a gpu-let and runs them there
 // by deadline, asking for the outputs named (all when none).
 func (n *node) dispatch(ctx context.Context, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
-	g, err := n.admit(m.Name, n.router.fromWall(deadline.UnixNano()))
+	res, _, _, ierr := n.dispatchAny(ctx, []*repository.Model{m}, nil, inputs, names, deadline)
+	return res, ierr
+}
+
+// dispatchAny is dispatch for a request that any of models may serve (a
+// pipeline step and its variants): one route over all their gpu-lets
+// (router.routeAny) picks the model and the gpu-let, not excepted. It
+// returns the answer, the model and the gpu-let that ran it.
+func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not *gpuletRun, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+	byName := make(map[string]*repository.Model, len(models))
+	routeNames := make([]string, len(models))
+	for i, m := range models {
+		byName[m.Name], routeNames[i] = m, m.Name
+	}
+	name, g, err := n.admitAny(routeNames, n.router.fromWall(deadline.UnixNano()), not)
 	if err != nil {
-		if why := n.notServedReason(m.Name); why != "" {
-			return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %s", m.Name, why)}
+		what := strings.Join(routeNames, " or ")
+		if why := n.notServedReason(models[0].Name); why != "" && len(models) == 1 {
+			return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %s", what, why)}
 		}
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unroutable", msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", m.Name, err)}
+		return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: "unroutable", msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
 	}
 	defer g.requests.release()
+	m := byName[name]
+	res, ierr := n.runOn(ctx, g, m, inputs, names, deadline)
+	return res, m, g, ierr
+}
+
+// runOn runs checked inputs of model m on gpu-let g, admitted there, by
+// deadline.
+func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
 	client := g.client()
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_down", msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
@@ -374,17 +398,18 @@ func fromProtoTensors(ts []*pb.Tensor) ([]tensor.Tensor, error) {
 	return out, nil
 }
 
-// admit routes a request of model and admits it on the chosen gpu-let; the
-// caller releases it once answered. A gpu-let that begins to retire between
-// the routing and the admission is routed around.
-func (n *node) admit(model string, deadline time.Duration) (*gpuletRun, error) {
+// admitAny routes a request that any of models may serve (routeAny, not
+// excepted) and admits it on the chosen gpu-let; the caller releases it
+// once answered. A gpu-let that begins to retire between the routing and
+// the admission is routed around. It returns the model chosen.
+func (n *node) admitAny(models []string, deadline time.Duration, not *gpuletRun) (string, *gpuletRun, error) {
 	for {
-		g, _, err := n.router.route(model, deadline)
+		model, g, _, err := n.router.routeAny(models, deadline, not)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if g.requests.acquire() {
-			return g, nil
+			return model, g, nil
 		}
 		// It closed after route read its state; routing again skips it
 		// (draining is set before its admissions close).

@@ -36,10 +36,13 @@ func (n *node) planLoop(ctx context.Context) {
 		// A ticker's time is when it ticked, which a re-plan that took
 		// longer than a tick leaves behind: the rates are measured to now.
 		case <-period.C:
-			reason, rates = "period", n.rates.closePeriod(time.Now())
+			now := time.Now()
+			reason, rates = "period", n.rates.closePeriod(now)
+			n.stepRates.closePeriod(now)
 		case <-surge.C:
 			now := time.Now()
 			short := n.rates.closeShort(now)
+			n.stepRates.closeShort(now)
 			pipes := n.takePipelineRates(short)
 			var plan *gpulet.Plan
 			if cur := n.current.Load(); cur != nil {

@@ -73,7 +73,7 @@ var (
 	descPipePlanned  = prometheus.NewDesc("gpuletd_pipeline_planned_accuracy_ratio", "Expected accuracy of a pipeline's requests under its plan.", []string{"pipeline"}, nil)
 	descPipeShare    = prometheus.NewDesc("gpuletd_pipeline_variant_share_ratio", "Share of a pipeline step's requests its plan sends to a model (the step's own or a variant).", []string{"pipeline", "step", "model"}, nil)
 	descPipeScaling  = prometheus.NewDesc("gpuletd_pipeline_accuracy_scaling", "1 while a pipeline's plan runs cheaper variants (accuracy scaling), 0 while it runs its steps' own models.", []string{"pipeline"}, nil)
-	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a model refused and that went to the step's fastest variant.", []string{"pipeline"}, nil)
+	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a gpu-let refused that were rerouted to another gpu-let of the step's variants.", []string{"pipeline"}, nil)
 
 	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk).", nil, nil)
 	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)

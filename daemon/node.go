@@ -14,16 +14,20 @@ import (
 
 // node is the daemon's live state: what it serves, on what, and how.
 type node struct {
-	cfg       atomic.Pointer[config.Config] // replaced whole on reload
-	log       *zap.Logger
-	st        *store.Store
-	devices   *mps.Manager
-	catalog   *catalog
-	book      *profileBook
-	sup       *supervisor
-	router    *router
-	events    *events
-	rates     *rateMeter
+	cfg     atomic.Pointer[config.Config] // replaced whole on reload
+	log     *zap.Logger
+	st      *store.Store
+	devices *mps.Manager
+	catalog *catalog
+	book    *profileBook
+	sup     *supervisor
+	router  *router
+	events  *events
+	rates   *rateMeter
+	// stepRates counts the requests pipeline steps send each model (also
+	// in rates): the planner gives those models the pipelines' plans
+	// instead (planPipelines).
+	stepRates *rateMeter
 	metrics   *metrics
 	counters  counters
 	windows   windows

@@ -135,15 +135,18 @@ func (r *pipelineRun) accuracy(path []*repository.Model) float64 {
 	return acc
 }
 
-// step runs step i on the tensors of pool, with the model the pipeline's
-// plan chooses for it (pipeline_plan.go), adds what it writes and returns
-// the model that ran it. A request the model refuses for its deadline or
-// load goes once to the step's fastest variant.
+// step runs step i on the tensors of pool, adds what it writes and returns
+// the model that ran it. The request is routed over the gpu-lets of every
+// model the pipeline's plan gives the step at once (router.routeAny), so
+// each variant takes its planned share as in the simulator. A request
+// refused for its deadline or load is rerouted once over the gpu-lets of
+// all the step's variants but the one that refused it, to one where it can
+// still finish (Loki's opportunistic rerouting); else it is dropped early,
+// and its pipeline request with it.
 func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) (*repository.Model, *inferError) {
 	s := r.e.Steps[i]
-	m := r.variant(i)
 	var ins []tensor.Tensor
-	for _, spec := range m.Inputs {
+	for _, spec := range r.steps[i].Inputs { // every variant takes the same inputs (FitsStep)
 		t := pool[s.Inputs[spec.Name]]
 		t.Name = spec.Name
 		ins = append(ins, t)
@@ -153,17 +156,25 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		outNames = append(outNames, k)
 	}
 	slices.Sort(outNames)
-	res, ierr := r.dispatch(ctx, m, ins, outNames, r.deadlines[i])
+	res, m, g, ierr := r.dispatch(ctx, r.planned(i), nil, ins, outNames, r.deadlines[i])
 	if ierr != nil && reroutable(ierr) && time.Now().Before(r.deadlines[i]) {
-		if f := r.n.catalog.fastestVariant(s, r.steps[i], m); f != nil {
-			r.n.pipes.rerouted(r.p.Name)
-			m = f
-			res, ierr = r.dispatch(ctx, m, ins, outNames, r.deadlines[i])
+		if v := r.n.catalog.variantsOf(s, r.steps[i]); g != nil || len(v) > 1 {
+			var again *inferError
+			var used *repository.Model
+			res, used, _, again = r.dispatch(ctx, v, g, ins, outNames, r.deadlines[i])
+			if used != nil {
+				r.n.pipes.rerouted(r.p.Name)
+				m, ierr = used, again
+			}
 		}
 	}
 	if ierr != nil {
+		at := r.steps[i].Name
+		if m != nil {
+			at = m.Name
+		}
 		return nil, &inferError{code: ierr.code, reason: "dropped_early",
-			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, i, m.Name, ierr.msg)}
+			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, i, at, ierr.msg)}
 	}
 	if i == r.e.FanoutStep-1 {
 		r.fanVariant = m.Name
@@ -180,28 +191,42 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 	return m, nil
 }
 
-// variant is the model to run step i with: the plan's choice while it is
-// served and fits the step, else the step's own model.
-func (r *pipelineRun) variant(i int) *repository.Model {
-	name := r.n.pipes.choose(r.p.Name, i, r.steps[i].Name)
-	if name != r.steps[i].Name {
-		if v, ok := r.n.catalog.get(name); ok && v.FitsStep(r.e.Steps[i], r.steps[i]) {
-			return v
+// planned lists the models that run step i: the plan's variants for it that
+// are served and fit the step, else the step's own model.
+func (r *pipelineRun) planned(i int) []*repository.Model {
+	var out []*repository.Model
+	for _, name := range r.n.pipes.variants(r.p.Name, i) {
+		if name == r.steps[i].Name {
+			out = append(out, r.steps[i])
+		} else if v, ok := r.n.catalog.get(name); ok && v.FitsStep(r.e.Steps[i], r.steps[i]) {
+			out = append(out, v)
 		}
 	}
-	return r.steps[i]
+	if len(out) == 0 {
+		return []*repository.Model{r.steps[i]}
+	}
+	return out
 }
 
-// dispatch sends one step request to model m. It counts in m's rate, which
-// the planner provisions for; the pipeline's own request is what the door's
-// metrics count.
-func (r *pipelineRun) dispatch(ctx context.Context, m *repository.Model, ins []tensor.Tensor, outNames []string, deadline time.Time) (*executed, *inferError) {
-	r.n.rates.hit(m.Name)
-	return r.n.dispatch(ctx, m, ins, outNames, deadline)
+// dispatch sends one step request to a gpu-let of one of models, not
+// excepted (node.dispatchAny). It counts in the rate of the model chosen
+// (the first when none could be) and in its step rate (planPipelines); the
+// pipeline's own request is what the door's metrics count.
+func (r *pipelineRun) dispatch(ctx context.Context, models []*repository.Model, not *gpuletRun, ins []tensor.Tensor, outNames []string, deadline time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+	res, m, g, ierr := r.n.dispatchAny(ctx, models, not, ins, outNames, deadline)
+	counted := m
+	if counted == nil && not == nil {
+		counted = models[0] // routed nowhere: still load offered to the step
+	}
+	if counted != nil {
+		r.n.rates.hit(counted.Name)
+		r.n.stepRates.hit(counted.Name)
+	}
+	return res, m, g, ierr
 }
 
 // reroutable reports whether a step request was refused for its deadline or
-// the model's load, which a faster variant may still meet.
+// the model's load, which another gpu-let of the step may still meet.
 func reroutable(e *inferError) bool {
 	switch e.reason {
 	case "deadline", "queue_full", "unroutable":

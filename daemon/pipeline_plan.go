@@ -30,12 +30,13 @@ import (
 // gpu-let of the smallest size the first healthy device allows (a whole GPU
 // in the simulator, which gives a pipeline the node alone); a variant's
 // batch times are its profile at that size, the fan-out of a variant the
-// mean number of rows it has written so far (1 before any). The door sends
-// each step's requests to the variants in the plan's shares, and the
-// gpu-let planner places each variant for its share of its step's load (or
-// its measured rate, when more). A step request a variant refuses for its
-// deadline or its load goes once to the step's least accurate variant
-// (Loki's opportunistic rerouting).
+// mean number of rows it has written so far (1 before any). The gpu-let
+// planner places each variant for its share of its step's load (or its
+// measured rate, when more), and the door routes each step request over
+// the gpu-lets of the step's planned variants together, weighted by the
+// plan's rates, as the simulator does; a request refused for its deadline
+// or its load is rerouted once to another gpu-let of any of the step's
+// variants where it can still finish (Loki's opportunistic rerouting).
 
 // pipelinePlans is the variant mix of every pipeline and what the door has
 // measured of the variants.
@@ -46,17 +47,15 @@ type pipelinePlans struct {
 
 // pipelineState is one pipeline's plan and measures.
 type pipelineState struct {
-	// mix[i] are step i's variants and their shares; credit[i] their
-	// standing for the weighted round robin.
-	mix    [][]variantShare
-	credit [][]float64
+	// mix[i] are step i's variants and their shares.
+	mix [][]variantShare
 	// plan is the last plan (Tasks empty before the first).
 	plan pipeline.Plan
 	// fanout is each variant's mean number of rows of the fan-out tensor.
 	fanout map[string]*meanOf
 	// served counts the pipeline's requests served and recent is the EWMA
 	// of their accuracy (0 before any); rerouted counts the step requests
-	// sent to a faster variant after a refusal.
+	// rerouted to another gpu-let after a refusal.
 	served   int64
 	recent   float64
 	rerouted int64
@@ -109,26 +108,20 @@ func (pp *pipelinePlans) state(name string) *pipelineState {
 	return s
 }
 
-// choose picks the variant of step i for the next request: the step's model
-// until a plan says otherwise, then the plan's shares by weighted round
-// robin (each variant's credit grows by its share, the largest is taken and
-// pays 1).
-func (pp *pipelinePlans) choose(name string, i int, model string) string {
+// variants are the models the plan gives step i of pipeline name, the
+// variants with a share of its requests (none before a plan).
+func (pp *pipelinePlans) variants(name string, i int) []string {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	s := pp.state(name)
-	if i >= len(s.mix) || len(s.mix[i]) == 0 {
-		return model
+	if i >= len(s.mix) {
+		return nil
 	}
-	best := -1
+	out := make([]string, len(s.mix[i]))
 	for k, v := range s.mix[i] {
-		s.credit[i][k] += v.Share
-		if best < 0 || s.credit[i][k] > s.credit[i][best] {
-			best = k
-		}
+		out[k] = v.Model
 	}
-	s.credit[i][best]--
-	return s.mix[i][best].Model
+	return out
 }
 
 // rows records that variant wrote n rows of the fan-out tensor.
@@ -164,7 +157,7 @@ func (pp *pipelinePlans) unplannedFor(name, why string) {
 	pp.state(name).unplanned = why
 }
 
-// rerouted counts a step request of the pipeline sent to a faster variant.
+// rerouted counts a step request of the pipeline rerouted to another gpu-let.
 func (pp *pipelinePlans) rerouted(name string) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
@@ -180,8 +173,8 @@ type pipelineScaling struct {
 	Planned float64          `json:"planned_accuracy,omitempty"`
 	Mix     [][]variantShare `json:"mix,omitempty"`
 	// Accuracy is the recent accuracy of the requests served (an EWMA),
-	// Served their number, Rerouted the step requests sent to a faster
-	// variant.
+	// Served their number, Rerouted the step requests rerouted to another
+	// gpu-let after a refusal.
 	Accuracy float64 `json:"accuracy,omitempty"`
 	Served   int64   `json:"served"`
 	Rerouted int64   `json:"rerouted"`
@@ -209,14 +202,12 @@ func (pp *pipelinePlans) set(name string, pl pipeline.Plan) {
 	s := pp.state(name)
 	s.plan, s.unplanned = pl, ""
 	s.mix = make([][]variantShare, len(pl.Tasks))
-	s.credit = make([][]float64, len(pl.Tasks))
 	for i, tp := range pl.Tasks {
 		for _, v := range tp.Variants {
 			if v.Share > 0 {
 				s.mix[i] = append(s.mix[i], variantShare{Model: v.Variant, Share: v.Share})
 			}
 		}
-		s.credit[i] = make([]float64, len(s.mix[i]))
 	}
 }
 
@@ -241,20 +232,6 @@ func (c *catalog) variantsOf(s repository.EnsembleStep, m *repository.Model) []*
 		}
 	}
 	return out
-}
-
-// fastestVariant is the variant of step s (step model m) to reroute a
-// request that tried has refused: the least accurate one below tried's
-// accuracy, taken as the fastest; nil when there is none.
-func (c *catalog) fastestVariant(s repository.EnsembleStep, m, tried *repository.Model) *repository.Model {
-	var best *repository.Model
-	for _, v := range c.variantsOf(s, m) {
-		a := v.Config.ModelAccuracy()
-		if v.Name != tried.Name && a < tried.Config.ModelAccuracy() && (best == nil || a < best.Config.ModelAccuracy()) {
-			best = v
-		}
-	}
-	return best
 }
 
 // drainWait is how long a request of model name may still be due after it
@@ -287,13 +264,12 @@ var errNoWorker = errors.New("no healthy device")
 
 // planPipelines plans every served pipeline for its estimated rate (rates)
 // and installs the plans the door follows. It returns the rates the gpu-let
-// planner is to place: rates, with each planned variant's share of its
-// step's load where that is more than the variant's measured rate (so a
-// variant the new mix sends requests to is placed for them before they
-// arrive). A pipeline whose steps cannot run, or whose variants have no
-// profile yet, keeps its last plan.
+// planner is to place (pipelineRates): each planned variant is placed for
+// its share of its step's load, so a variant the new mix sends requests to
+// is placed for them before they arrive. A pipeline whose steps cannot
+// run, or whose variants have no profile yet, keeps its last plan.
 func (n *node) planPipelines(ctx context.Context, rates map[string]float64) map[string]float64 {
-	out := maps.Clone(rates)
+	var planned []pipeline.Plan
 	for _, p := range n.catalog.allPipelines() {
 		pl, err := n.planPipeline(ctx, p, rates[p.Name])
 		if err != nil {
@@ -301,28 +277,43 @@ func (n *node) planPipelines(ctx context.Context, rates map[string]float64) map[
 			n.pipes.unplannedFor(p.Name, err.Error())
 			continue
 		}
-		n.installPipelinePlan(p.Name, rates[p.Name], pl, out)
+		n.installPipelinePlan(p.Name, rates[p.Name], pl)
+		planned = append(planned, pl)
+	}
+	return pipelineRates(rates, n.stepRates.estimates(), planned)
+}
+
+// pipelineRates are the rates to place models for: a variant a planned
+// pipeline runs gets its share of its step's load on top of the requests it
+// has had from elsewhere (its measured rate less what pipeline steps sent
+// it, steps). The plan's share, not the measured one, is what counts: the
+// door routes a step over its variants by the plan's rates, so a measured
+// share would feed back into itself. Other models keep their measured rate.
+func pipelineRates(rates, steps map[string]float64, plans []pipeline.Plan) map[string]float64 {
+	out := maps.Clone(rates)
+	extra := map[string]float64{}
+	for _, pl := range plans {
+		for _, tp := range pl.Tasks {
+			for _, v := range tp.Variants {
+				// The plan's loads carry the headroom control.Plan adds again.
+				extra[v.Variant] += tp.Load * v.Share / (1 + control.Headroom)
+			}
+		}
+	}
+	for name, r := range extra {
+		out[name] = max(out[name]-steps[name], 0) + r
 	}
 	return out
 }
 
-// installPipelinePlan makes pl the plan of pipeline name (planned for rate),
-// says so in the events when its scaling changes, and raises in rates each
-// variant's rate to its share of its step's load.
-func (n *node) installPipelinePlan(name string, rate float64, pl pipeline.Plan, rates map[string]float64) {
+// installPipelinePlan makes pl the plan of pipeline name (planned for
+// rate) and says so in the events when its scaling changes.
+func (n *node) installPipelinePlan(name string, rate float64, pl pipeline.Plan) {
 	if old := n.pipes.snapshot(name); old.Scaling != pl.Scaling {
 		n.events.add(EventPlan, store.SeverityInfo, fmt.Sprintf("pipeline %s: %s scaling at %.1f req/s, expected accuracy %.3f", name, pl.Scaling, rate, pl.Accuracy),
 			map[string]string{"model": name})
 	}
 	n.pipes.set(name, pl)
-	for _, tp := range pl.Tasks {
-		for _, v := range tp.Variants {
-			// The plan's loads carry the headroom control.Plan adds again.
-			if r := tp.Load * v.Share / (1 + control.Headroom); r > rates[v.Variant] {
-				rates[v.Variant] = r
-			}
-		}
-	}
 }
 
 // planPipeline plans one pipeline for rate requests per second on the

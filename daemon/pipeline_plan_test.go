@@ -19,37 +19,24 @@ import (
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
-// TestPipelineMixFollowsShares: before a plan every step runs its own model;
-// after one, each step's requests go to its variants in the plan's shares,
-// evenly interleaved.
+// TestPipelineMixFollowsShares: before a plan no step has variants (each
+// runs its own model); after one, each step's variants are those with a
+// share, which the status shows with their shares.
 func TestPipelineMixFollowsShares(t *testing.T) {
 	var pp pipelinePlans
-	require.Equal(t, "det", pp.choose("p", 0, "det"))
+	require.Empty(t, pp.variants("p", 0))
 	pp.set("p", pipeline.Plan{Scaling: pipeline.AccuracyScaling, Accuracy: 0.9, Tasks: []pipeline.TaskPlan{
 		{Variants: []pipeline.VariantPlan{{Variant: "det", Share: 1}}},
 		{Variants: []pipeline.VariantPlan{{Variant: "cls", Share: 0.75}, {Variant: "cls-lite", Share: 0.25}, {Variant: "cls-tiny", Share: 0}}},
 	}})
-	counts := map[string]int{}
-	for range 400 {
-		require.Equal(t, "det", pp.choose("p", 0, "det"))
-		counts[pp.choose("p", 1, "cls")]++
-	}
-	require.Equal(t, map[string]int{"cls": 300, "cls-lite": 100}, counts)
-	// Interleaved: never more than 3 of cls in a row.
-	run := 0
-	for range 40 {
-		if pp.choose("p", 1, "cls") == "cls" {
-			run++
-			require.LessOrEqual(t, run, 3)
-		} else {
-			run = 0
-		}
-	}
+	require.Equal(t, []string{"det"}, pp.variants("p", 0))
+	require.Equal(t, []string{"cls", "cls-lite"}, pp.variants("p", 1), "a variant without a share is not used")
+	require.Empty(t, pp.variants("p", 2))
 	sc := pp.snapshot("p")
 	require.Equal(t, pipeline.AccuracyScaling, sc.Scaling)
 	require.Equal(t, [][]variantShare{{{"det", 1}}, {{"cls", 0.75}, {"cls-lite", 0.25}}}, sc.Mix)
 	// Another pipeline is not affected.
-	require.Equal(t, "cls", pp.choose("q", 1, "cls"))
+	require.Empty(t, pp.variants("q", 1))
 }
 
 // TestPipelineMeasures: the fan-out of a variant is the mean of the rows it
@@ -122,8 +109,7 @@ func variantCatalog() (*catalog, *repository.Model) {
 }
 
 // TestVariantsOfStep: a step's variants are its model and the served models
-// that name it and fit the step; a refused request goes to the least
-// accurate one below the model it tried.
+// that name it and fit the step.
 func TestVariantsOfStep(t *testing.T) {
 	c, p := variantCatalog()
 	step := p.Config.Ensemble.Steps[1]
@@ -133,15 +119,6 @@ func TestVariantsOfStep(t *testing.T) {
 		names = append(names, v.Name)
 	}
 	require.Equal(t, []string{"cls", "cls-lite", "cls-tiny"}, names)
-	for _, tc := range []struct{ tried, want string }{{"cls", "cls-tiny"}, {"cls-lite", "cls-tiny"}, {"cls-tiny", ""}} {
-		tried, _ := c.get(tc.tried)
-		got := c.fastestVariant(step, cls, tried)
-		if tc.want == "" {
-			require.Nil(t, got, tc.tried)
-			continue
-		}
-		require.Equal(t, tc.want, got.Name, tc.tried)
-	}
 }
 
 // linearProfile is a model whose batch of b takes base + per·b ms at every
@@ -199,15 +176,22 @@ func TestPipelinePlansAccuracyScaling(t *testing.T) {
 	require.Equal(t, pipeline.AccuracyScaling, high.Scaling)
 	require.Less(t, high.Accuracy, low.Accuracy)
 
-	rates := map[string]float64{"p": full * 1.2, "cls": 5000}
-	n.installPipelinePlan("p", full*1.2, high, rates)
+	n.installPipelinePlan("p", full*1.2, high)
 	sc := n.pipes.snapshot("p")
 	require.Equal(t, pipeline.AccuracyScaling, sc.Scaling)
 	require.Len(t, sc.Mix[1], 2)
-	lite := high.Tasks[1].Variants[1]
+	cls, lite := high.Tasks[1].Variants[0], high.Tasks[1].Variants[1]
 	require.Equal(t, "cls-lite", lite.Variant)
-	require.InDelta(t, high.Tasks[1].Load*lite.Share/1.2, rates["cls-lite"], 1e-9)
-	require.InDelta(t, 5000, rates["cls"], 0, "a measured rate above the plan's stays")
+
+	// cls had 5000 req/s, 3000 of them from the pipeline's step; lite
+	// only pipeline requests, more than its share (the door's last split).
+	rates := pipelineRates(map[string]float64{"p": full * 1.2, "cls": 5000, "cls-lite": 900, "other": 7},
+		map[string]float64{"cls": 3000, "cls-lite": 900}, []pipeline.Plan{high})
+	require.InDelta(t, high.Tasks[1].Load*lite.Share/1.2, rates["cls-lite"], 1e-9, "the plan's share, not the measured one")
+	require.InDelta(t, 2000+high.Tasks[1].Load*cls.Share/1.2, rates["cls"], 1e-9, "direct requests and the plan's share")
+	require.InDelta(t, 7, rates["other"], 0)
+	require.InDelta(t, full*1.2, rates["p"], 0)
+	require.InDelta(t, high.Tasks[0].Load/1.2, rates["det"], 1e-9, "a step model without requests yet")
 	evs, err := st.Events(context.Background(), 0, 10)
 	require.NoError(t, err)
 	require.Len(t, evs, 1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/engine"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
@@ -326,5 +327,10 @@ func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, error) {
 	if factor == 0 {
 		factor = 1
 	}
-	return sched.NewLatency(pts, factor, overhead, int(max(req.MaxBatchSize, 1)))
+	lat, err := sched.NewLatency(pts, factor, overhead, int(max(req.MaxBatchSize, 1)))
+	if err != nil || g.device.Kind != mps.KindNVIDIA {
+		return lat, err
+	}
+	// The executor runs a batch padded to a fixed size (engine.FixedShapes).
+	return lat.Padded(func(b int) int { return engine.PaddedBatch(int(req.MaxBatchSize), b) }), nil
 }

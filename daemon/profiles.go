@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/engine"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/interference"
 	"github.com/gpulet/gpuletd/mps"
@@ -107,7 +108,7 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 		}
 		mem := m.Config.MemoryMB
 		if mem == 0 {
-			mem = estimateMemoryMB(m.Bytes)
+			mem = estimateMemoryMB(m.Bytes, sessionsOn(d, m.Config.MaxBatchSize))
 		}
 		return gpulet.NewProfile(m.Name, d.Type, mem, gp)
 	}
@@ -133,11 +134,21 @@ func scaledPoints(pts []gpulet.Point, scale float64) []gpulet.Point {
 	return out
 }
 
-// estimateMemoryMB guesses a model's device memory from its file: weights
-// twice (the weights and the runtime's working copies) plus a fixed 256 MB
-// for the runtime and activations.
-func estimateMemoryMB(fileBytes int64) float64 {
-	return 2*float64(fileBytes)/(1<<20) + 256
+// estimateMemoryMB guesses a model's device memory from its file: the
+// weights once per engine session and once more for the runtime's working
+// copies, plus a fixed 256 MB for the runtime and activations.
+func estimateMemoryMB(fileBytes int64, sessions int) float64 {
+	return float64(1+sessions)*float64(fileBytes)/(1<<20) + 256
+}
+
+// sessionsOn is how many engine sessions a model whose largest batch is
+// maxBatch runs on device d: one per padded batch size on an NVIDIA GPU
+// (engine.ORTOptions.FixedShapes), else one.
+func sessionsOn(d mps.Device, maxBatch int) int {
+	if d.Kind != mps.KindNVIDIA || maxBatch <= 1 {
+		return 1
+	}
+	return len(engine.PaddedSizes(maxBatch))
 }
 
 // interferenceModel returns the interference model of a device type: for a

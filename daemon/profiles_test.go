@@ -36,3 +36,31 @@ func TestEmulatedTimeScale(t *testing.T) {
 		})
 	}
 }
+
+// On an NVIDIA GPU a batching model runs one session per padded batch size,
+// each with its copy of the weights, and its memory estimate counts them.
+func TestMemoryEstimateCountsSessions(t *testing.T) {
+	gpu := mps.Device{Kind: mps.KindNVIDIA}
+	cpu := mps.Device{Kind: mps.KindCPU}
+	tests := []struct {
+		name     string
+		dev      mps.Device
+		maxBatch int
+		sessions int
+	}{
+		{"cpu", cpu, 64, 1},
+		{"gpu, no batching", gpu, 0, 1},
+		{"gpu, batch of one", gpu, 1, 1},
+		{"gpu, 5", gpu, 5, 4},   // 1 2 4 5
+		{"gpu, 32", gpu, 32, 6}, // 1 2 4 8 16 32
+		{"gpu, 64", gpu, 64, 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.sessions, sessionsOn(tc.dev, tc.maxBatch))
+		})
+	}
+	mb := int64(100 << 20)
+	require.InDelta(t, 456, estimateMemoryMB(mb, 1), 1e-9, "weights twice and 256 MB, as before")
+	require.InDelta(t, 256+800, estimateMemoryMB(mb, 7), 1e-9)
+}

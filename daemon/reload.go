@@ -52,6 +52,7 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 		case "scheduler.ewma_weight":
 			merged.Scheduler.EWMAWeight = next.Scheduler.EWMAWeight
 			n.rates.setWeight(next.Scheduler.EWMAWeight)
+			n.stepRates.setWeight(next.Scheduler.EWMAWeight)
 		case "limits.max_request_body":
 			merged.Limits.MaxRequestBody = next.Limits.MaxRequestBody
 		case "limits.max_queued_per_model":

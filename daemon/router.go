@@ -3,6 +3,8 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,23 +84,60 @@ func (r *router) install(entries map[string][]routeEntry) {
 	r.table.Store(&next)
 }
 
-// route picks the gpu-let for one request of model due at deadline.
-func (r *router) route(model string, deadline time.Duration) (*gpuletRun, sched.Routing, error) {
-	mr := (*r.table.Load())[model]
-	if mr == nil {
-		return nil, 0, fmt.Errorf("route %s: %w", model, ErrNoGpulet)
+// errCannotFinish: a reroute found no other gpu-let where the request can
+// still finish.
+var errCannotFinish = errors.New("no other gpu-let can finish it in time")
+
+// routeAny picks the gpu-let for one request due at deadline among the
+// gpu-lets of every model in models, as one route over their targets
+// together: the plan's rates weigh them, so each model takes its planned
+// share (a pipeline step over its variants, as the simulator routes one).
+// It returns the model and gpu-let chosen. not, when set, is left out (a
+// reroute) and then a gpu-let where the request cannot finish is no choice.
+func (r *router) routeAny(models []string, deadline time.Duration, not *gpuletRun) (string, *gpuletRun, sched.Routing, error) {
+	table := *r.table.Load()
+	names := slices.Clone(models)
+	slices.Sort(names) // routes are locked in name order: no two routings deadlock
+	names = slices.Compact(names)
+	type ref struct {
+		model string
+		mr    *modelRoute
+		i     int
 	}
-	mr.mu.Lock()
-	defer mr.mu.Unlock()
-	for i, g := range mr.gpulets {
-		mr.targets[i].Down = g.down.Load()
-		mr.targets[i].Draining = g.draining.Load()
+	var refs []ref
+	var targets []sched.Target
+	for _, name := range names {
+		mr := table[name]
+		if mr == nil {
+			continue
+		}
+		mr.mu.Lock()
+		defer mr.mu.Unlock()
+		for i, g := range mr.gpulets {
+			if g == not {
+				continue
+			}
+			mr.targets[i].Down = g.down.Load()
+			mr.targets[i].Draining = g.draining.Load()
+			refs = append(refs, ref{name, mr, i})
+			targets = append(targets, mr.targets[i])
+		}
 	}
-	i, how, err := sched.Route(r.now(), deadline, mr.targets)
+	what := strings.Join(names, "|")
+	if len(targets) == 0 {
+		return "", nil, 0, fmt.Errorf("route %s: %w", what, ErrNoGpulet)
+	}
+	k, how, err := sched.Route(r.now(), deadline, targets)
 	if err != nil {
-		return nil, 0, fmt.Errorf("route %s: %w: %w", model, ErrNoGpulet, err)
+		return "", nil, 0, fmt.Errorf("route %s: %w: %w", what, ErrNoGpulet, err)
 	}
-	return mr.gpulets[i], how, nil
+	for j, rf := range refs {
+		rf.mr.targets[rf.i] = targets[j]
+	}
+	if not != nil && how == sched.Unreachable {
+		return "", nil, 0, fmt.Errorf("reroute %s: %w: %w", what, ErrNoGpulet, errCannotFinish)
+	}
+	return refs[k].model, refs[k].mr.gpulets[refs[k].i], how, nil
 }
 
 // update takes an executor's published state into every route it serves.

@@ -8,6 +8,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/mps"
 )
 
 // TestRouterTakesPublishedState: an executor's published state (its queue,
@@ -41,7 +42,7 @@ func TestRouterTakesPublishedState(t *testing.T) {
 		for _, g := range []*gpuletRun{a, b} {
 			r.update(g, &pb.ExecutorState{AtUnixNs: at, FreeAtUnixNs: at, Models: []*pb.ModelState{{Name: "m"}}})
 		}
-		g, _, err := r.route("m", r.now()+time.Second)
+		_, g, _, err := r.routeAny([]string{"m"}, r.now()+time.Second, nil)
 		require.NoError(t, err)
 		sent[g.id]++
 	}
@@ -54,6 +55,83 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	require.Equal(t, credit, kept.Credit, "a kept gpu-let keeps its credit")
 	require.Equal(t, uint64(sent["a"]), kept.Sent)
 
-	_, _, err = r.route("absent", r.now())
+	_, _, _, err = r.routeAny([]string{"absent"}, r.now(), nil)
 	require.ErrorIs(t, err, ErrNoGpulet)
+}
+
+// TestRouteAnyAcrossModels: one route over two models' gpu-lets gives each
+// model its plan weight's share (a pipeline step's variants); a reroute
+// leaves out the gpu-let that refused and goes only where the request can
+// still finish.
+func TestRouteAnyAcrossModels(t *testing.T) {
+	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	r := newRouter()
+	a, b, c := &gpuletRun{id: "a"}, &gpuletRun{id: "b"}, &gpuletRun{id: "c"}
+	r.install(map[string][]routeEntry{
+		"cls":      {{g: a, weight: 2, lat: lat}, {g: b, weight: 1, lat: lat}},
+		"cls-lite": {{g: c, weight: 1, lat: lat}},
+		"other":    {{g: c, weight: 5, lat: lat}},
+	})
+	idle := func() {
+		at := time.Now().UnixNano()
+		for _, g := range []*gpuletRun{a, b, c} {
+			r.update(g, &pb.ExecutorState{AtUnixNs: at, FreeAtUnixNs: at, Models: []*pb.ModelState{{Name: "cls"}, {Name: "cls-lite"}, {Name: "other"}}})
+		}
+	}
+	sent := map[string]int{}
+	for range 400 {
+		idle()
+		model, g, _, err := r.routeAny([]string{"cls-lite", "cls"}, r.now()+time.Second, nil)
+		require.NoError(t, err)
+		sent[model+"@"+g.id]++
+	}
+	require.InDelta(t, 200, sent["cls@a"], 8, "the plan's 2:1:1 split over both models")
+	require.InDelta(t, 100, sent["cls@b"], 8)
+	require.InDelta(t, 100, sent["cls-lite@c"], 8)
+	require.Len(t, sent, 3, "only the models asked for")
+
+	for range 20 {
+		idle()
+		model, g, _, err := r.routeAny([]string{"cls", "cls-lite"}, r.now()+time.Second, a)
+		require.NoError(t, err)
+		require.NotEqual(t, "a", g.id, "a reroute leaves out the gpu-let that refused")
+		require.Contains(t, []string{"cls", "cls-lite"}, model)
+	}
+
+	// b and c are busy for longer than the request has: a reroute finds no
+	// gpu-let that can finish it, a new request still gets one.
+	at := time.Now()
+	for _, g := range []*gpuletRun{b, c} {
+		r.update(g, &pb.ExecutorState{AtUnixNs: at.UnixNano(), FreeAtUnixNs: at.Add(time.Second).UnixNano(),
+			Models: []*pb.ModelState{{Name: "cls"}, {Name: "cls-lite"}}})
+	}
+	_, _, _, err = r.routeAny([]string{"cls", "cls-lite"}, r.now()+10*time.Millisecond, a)
+	require.ErrorIs(t, err, errCannotFinish)
+	require.ErrorIs(t, err, ErrNoGpulet)
+	_, _, _, err = r.routeAny([]string{"cls-lite"}, r.now()+10*time.Millisecond, c)
+	require.ErrorIs(t, err, ErrNoGpulet, "nothing left once the refusing gpu-let is out")
+}
+
+// TestRouteLatencyPadsOnGPUs: on an NVIDIA GPU the executor runs a batch
+// padded to a fixed size, and the router predicts it at that size's ℓ.
+func TestRouteLatencyPadsOnGPUs(t *testing.T) {
+	req := &pb.LoadModelRequest{Name: "m", MaxBatchSize: 8, Latency: []*pb.LatencyPoint{{Batch: 1, Ms: 1}, {Batch: 8, Ms: 8}}}
+	var n node
+	for _, tc := range []struct {
+		kind   mps.Kind
+		padded bool
+	}{{mps.KindNVIDIA, true}, {mps.KindCPU, false}, {mps.KindEmulated, false}} {
+		g := &gpuletRun{id: string(tc.kind), device: mps.Device{Kind: tc.kind}, models: map[string]*pb.LoadModelRequest{"m": req}}
+		lat, err := n.routeLatency(g, "m")
+		require.NoError(t, err)
+		if tc.padded {
+			require.Equal(t, lat.At(4), lat.At(3), tc.kind)
+			require.Equal(t, lat.At(8), lat.At(5), tc.kind)
+		} else {
+			require.Less(t, lat.At(3), lat.At(4), tc.kind)
+		}
+	}
+	_, err := n.routeLatency(&gpuletRun{id: "x"}, "m")
+	require.Error(t, err, "a model not loaded there")
 }

@@ -90,7 +90,8 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
-		rates: newRateMeter(cfg.Scheduler.EWMAWeight), reloaded: make(chan struct{}, 1)}
+		rates: newRateMeter(cfg.Scheduler.EWMAWeight), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight),
+		reloaded: make(chan struct{}, 1)}
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine
 	n.events = newEvents(st, log.Named("events"))

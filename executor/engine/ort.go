@@ -158,7 +158,7 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 	m := &ortModel{layout: lay, engine: e, sess: sess}
 	if e.opts.FixedShapes && lay.batched() && lay.maxBatch > 1 {
 		names := [2][]string{specNames(lay.inputs), specNames(lay.outputs)}
-		m.shapes = newShapeSessions(int64(lay.maxBatch), sess, func() (*onnxrt.Session, error) {
+		m.shapes = newShapeSessions(lay.maxBatch, sess, func() (*onnxrt.Session, error) {
 			so, err := e.opts.sessionOptions()
 			if err != nil {
 				return nil, err

@@ -26,16 +26,33 @@ type shapeSessions struct {
 	closed bool
 }
 
+// PaddedSizes are the batch sizes a batching model whose largest batch is
+// maxBatch runs at with fixed shapes, one session each: the powers of two
+// below maxBatch, and maxBatch.
+func PaddedSizes(maxBatch int) []int64 {
+	var sizes []int64
+	for n := int64(1); n < int64(maxBatch); n *= 2 {
+		sizes = append(sizes, n)
+	}
+	return append(sizes, int64(max(maxBatch, 1)))
+}
+
+// PaddedBatch is the batch size a batch of n rows runs at with fixed shapes
+// (the smallest of PaddedSizes(maxBatch) not below n).
+func PaddedBatch(maxBatch, n int) int {
+	for _, size := range PaddedSizes(maxBatch) {
+		if int(size) >= n {
+			return int(size)
+		}
+	}
+	return n
+}
+
 // newShapeSessions pads batches of a model whose largest batch is
 // maxBatch; first is a session already open, kept for size 1. open opens
 // another session of the same model.
-func newShapeSessions(maxBatch int64, first *onnxrt.Session, open func() (*onnxrt.Session, error)) *shapeSessions {
-	var sizes []int64
-	for n := int64(1); n < maxBatch; n *= 2 {
-		sizes = append(sizes, n)
-	}
-	sizes = append(sizes, maxBatch)
-	return &shapeSessions{open: open, sizes: sizes, bySize: map[int64]*onnxrt.Session{1: first}}
+func newShapeSessions(maxBatch int, first *onnxrt.Session, open func() (*onnxrt.Session, error)) *shapeSessions {
+	return &shapeSessions{open: open, sizes: PaddedSizes(maxBatch), bySize: map[int64]*onnxrt.Session{1: first}}
 }
 
 // pad is the batch size a batch of rows runs at: the smallest size not
