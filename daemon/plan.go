@@ -245,9 +245,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 	for _, pt := range control.LatencyPoints(prof, w.let.Size, maxB) {
 		req.Latency = append(req.Latency, &pb.LatencyPoint{Batch: int32(pt.Batch), Ms: pt.MS})
 	}
-	warm := []int32{1, int32(min(max(pl.Batch, 1), maxB)), int32(maxB)}
-	slices.Sort(warm)
-	req.WarmupBatches = slices.Compact(warm)
+	req.WarmupBatches = warmupBatches(w.device, pl.Batch, maxB, int(req.BatchCap))
 	// The executor sees the model file's shapes; requests are reshaped to
 	// them at the door (reshapeInputs).
 	for _, t := range m.Inputs {
@@ -304,6 +302,29 @@ func (n *node) installRoutes(serving []control.Serving[*gpuletRun]) {
 		}
 	}
 	n.router.install(entries)
+}
+
+// warmupBatches are the batch sizes an executor runs a model at before it
+// serves: 1, the plan's batch and the largest; on an NVIDIA GPU every size
+// it pads batches to up to the batch cap's (engine.FixedShapes), so that no
+// session opens, and searches its algorithms, while serving.
+func warmupBatches(dev mps.Device, planBatch, maxB, batchCap int) []int32 {
+	if dev.Kind == mps.KindNVIDIA {
+		top := maxB
+		if batchCap > 0 {
+			top = engine.PaddedBatch(maxB, batchCap)
+		}
+		var warm []int32
+		for _, size := range engine.PaddedSizes(maxB) {
+			if int(size) <= top {
+				warm = append(warm, int32(size))
+			}
+		}
+		return warm
+	}
+	warm := []int32{1, int32(min(max(planBatch, 1), maxB)), int32(maxB)}
+	slices.Sort(warm)
+	return slices.Compact(warm)
 }
 
 // routeLatency is ℓ(b) of a model on a running gpu-let, as its executor
