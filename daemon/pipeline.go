@@ -44,18 +44,24 @@ func (n *node) pipelineNotServed(p *repository.Model) string {
 	return ""
 }
 
-// stepDeadlines are the deadlines of a pipeline request's steps.
-func stepDeadlines(p *repository.Model, steps []*repository.Model, arrival, deadline time.Time) []time.Time {
-	plan := pipeline.Plan{SLOMS: float64(deadline.Sub(arrival)) / float64(time.Millisecond)}
-	for _, s := range steps {
-		plan.Tasks = append(plan.Tasks, pipeline.TaskPlan{BudgetMS: float64(s.Config.SLO.D()) / float64(time.Millisecond) / 2})
-	}
-	shares := plan.DeadlineShares()
-	out := make([]time.Time, len(steps))
-	for i := range steps {
+// stepDeadlines are the deadlines of a pipeline request's steps: its SLO
+// split by shares (pipeline.DeadlineShares, as the simulator splits it).
+func stepDeadlines(shares []float64, arrival, deadline time.Time) []time.Time {
+	out := make([]time.Time, len(shares))
+	for i := range shares {
 		out[i] = arrival.Add(pipeline.TaskDeadline(0, deadline.Sub(arrival), shares, i))
 	}
 	return out
+}
+
+// modelShares split a pipeline's SLO before it has a plan: each step's
+// budget is half its model's SLO.
+func modelShares(steps []*repository.Model, slo time.Duration) []float64 {
+	plan := pipeline.Plan{SLOMS: float64(slo) / float64(time.Millisecond)}
+	for _, s := range steps {
+		plan.Tasks = append(plan.Tasks, pipeline.TaskPlan{BudgetMS: float64(s.Config.SLO.D()) / float64(time.Millisecond) / 2})
+	}
+	return plan.DeadlineShares()
 }
 
 // pipelineRun is one pipeline request in flight.
@@ -77,7 +83,11 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if err != nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %v", p.Name, err)}
 	}
-	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(p, steps, arrival, deadline)}
+	shares := n.pipes.deadlineShares(p.Name, len(steps))
+	if shares == nil {
+		shares = modelShares(steps, p.Config.SLO.D())
+	}
+	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline)}
 	pool := map[string]tensor.Tensor{}
 	for _, t := range inputs {
 		pool[t.Name] = t

@@ -49,8 +49,10 @@ type pipelinePlans struct {
 type pipelineState struct {
 	// mix[i] are step i's variants and their shares.
 	mix [][]variantShare
-	// plan is the last plan (Tasks empty before the first).
-	plan pipeline.Plan
+	// plan is the last plan (Tasks empty before the first) and shares its
+	// split of the SLO among the steps.
+	plan   pipeline.Plan
+	shares []float64
 	// fanout is each variant's mean number of rows of the fan-out tensor.
 	fanout map[string]*meanOf
 	// served counts the pipeline's requests served and recent is the EWMA
@@ -122,6 +124,19 @@ func (pp *pipelinePlans) variants(name string, i int) []string {
 		out[k] = v.Model
 	}
 	return out
+}
+
+// deadlineShares split a request's SLO among the steps of pipeline name by
+// its plan's task budgets (pipeline.Plan.DeadlineShares); nil before a plan
+// of its steps.
+func (pp *pipelinePlans) deadlineShares(name string, steps int) []float64 {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	s := pp.state(name)
+	if len(s.plan.Tasks) != steps || steps == 0 {
+		return nil
+	}
+	return s.shares
 }
 
 // rows records that variant wrote n rows of the fan-out tensor.
@@ -200,7 +215,7 @@ func (pp *pipelinePlans) set(name string, pl pipeline.Plan) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	s := pp.state(name)
-	s.plan, s.unplanned = pl, ""
+	s.plan, s.shares, s.unplanned = pl, pl.DeadlineShares(), ""
 	s.mix = make([][]variantShare, len(pl.Tasks))
 	for i, tp := range pl.Tasks {
 		for _, v := range tp.Variants {

@@ -7,25 +7,39 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/pipeline"
 	"github.com/stretchr/testify/require"
 )
 
 // TestStepDeadlines: a 300 ms pipeline of a detector (SLO 100 ms) and a
-// classifier (SLO 60 ms): the classifier keeps its model's 60 ms (twice half
-// of it) and the detector takes the rest, 240 ms; a request's own shorter
-// timeout scales the split down with it.
+// classifier (SLO 60 ms): before a plan the classifier keeps its model's
+// 60 ms (twice half of it) and the detector takes the rest, 240 ms; with a
+// plan, twice the plan's budget; a request's own shorter timeout scales the
+// split down with it.
 func TestStepDeadlines(t *testing.T) {
 	steps := []*repository.Model{
 		{Config: repository.ModelConfig{SLO: config.Duration(100 * time.Millisecond)}},
 		{Config: repository.ModelConfig{SLO: config.Duration(60 * time.Millisecond)}},
 	}
 	at := time.Unix(100, 0)
-	ds := stepDeadlines(nil, steps, at, at.Add(300*time.Millisecond))
+	// Before a plan: budgets of half the models' SLOs, the last step keeps
+	// twice its budget.
+	ds := stepDeadlines(modelShares(steps, 300*time.Millisecond), at, at.Add(300*time.Millisecond))
 	require.Equal(t, []time.Time{at.Add(240 * time.Millisecond), at.Add(300 * time.Millisecond)}, ds)
-	// 100 ms left in all: under the two budgets' 160, split in proportion.
-	ds = stepDeadlines(nil, steps, at, at.Add(100*time.Millisecond))
+	// 100 ms in all: under the two budgets' 160, split in proportion.
+	ds = stepDeadlines(modelShares(steps, 100*time.Millisecond), at, at.Add(100*time.Millisecond))
 	require.Equal(t, at.Add(62500*time.Microsecond), ds[0])
 	require.Equal(t, at.Add(100*time.Millisecond), ds[1])
+
+	// With a plan: its budgets, the simulator's split; a request with a
+	// shorter timeout keeps the shares of its own time.
+	var pp pipelinePlans
+	require.Nil(t, pp.deadlineShares("p", 2))
+	pp.set("p", pipeline.Plan{SLOMS: 300, Tasks: []pipeline.TaskPlan{{BudgetMS: 50}, {BudgetMS: 30}}})
+	require.Nil(t, pp.deadlineShares("p", 3), "a plan of other steps")
+	shares := pp.deadlineShares("p", 2)
+	require.Equal(t, []time.Time{at.Add(240 * time.Millisecond), at.Add(300 * time.Millisecond)}, stepDeadlines(shares, at, at.Add(300*time.Millisecond)))
+	require.Equal(t, []time.Time{at.Add(120 * time.Millisecond), at.Add(150 * time.Millisecond)}, stepDeadlines(shares, at, at.Add(150*time.Millisecond)))
 }
 
 func TestSplitRows(t *testing.T) {
