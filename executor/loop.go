@@ -322,7 +322,12 @@ func (l *loop) resubmit(m *modelEntry, moved []sched.Request) {
 	_ = l.sc.SubmitAll(now, moved)
 }
 
+// closeModel lets m's runtime go, and closes it when no other entry holds
+// it (a retuned model's successor may).
 func (l *loop) closeModel(m *modelEntry) {
+	if m.refs != nil && !m.refs.release() {
+		return
+	}
 	if err := m.rt.Close(); err != nil {
 		l.s.log.Warn("close model", zap.String("model", m.name), zap.Error(err))
 	}

@@ -13,6 +13,8 @@ import (
 type modelEntry struct {
 	name     string
 	rt       LoadedModel
+	refs     *runtimeRefs         // the entries holding rt (retune.go)
+	req      *pb.LoadModelRequest // what loaded it
 	lat      sched.Latency
 	maxBatch int // 0: the model has no batch dimension
 	slo      time.Duration
@@ -82,7 +84,7 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 		outs[o.Name] = true
 	}
 	return &modelEntry{
-		name: req.Name, rt: rt, lat: lat, base: lat, full: full, maxBatch: maxB,
+		name: req.Name, rt: rt, refs: newRuntimeRefs(), req: req, lat: lat, base: lat, full: full, maxBatch: maxB,
 		calib: sched.NewCalibration(sched.CalibrationCeiling(time.Duration(req.SloUs)*time.Microsecond, lat.At(1))),
 		slo:   time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
 		outputs: outs,

@@ -135,6 +135,12 @@ func (e *engineModel) WarmupTime() time.Duration         { return e.warmup }
 func (e *engineModel) DispatchOverhead() time.Duration   { return e.overhead }
 func (e *engineModel) Close() error                      { return e.m.Close() }
 
+// Warm implements warmer: a zero-filled batch of each size.
+func (e *engineModel) Warm(ctx context.Context, batches []int) (time.Duration, error) {
+	w, err := e.m.Warmup(ctx, batches)
+	return w.Elapsed, err
+}
+
 // PaddedBatch is the batch size the engine runs a batch of n at (n unless
 // the engine pads batches to fixed sizes).
 func (e *engineModel) PaddedBatch(n int) int {

@@ -143,7 +143,8 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// LoadModel loads, warms up and starts scheduling a model.
+// LoadModel loads, warms up and starts scheduling a model. A model loaded
+// again only to retune it keeps its runtime (retune.go).
 func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.LoadModelResponse, error) {
 	if req.Name == "" {
 		return nil, status.Error(codes.InvalidArgument, "load model: no name")
@@ -154,18 +155,36 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 	if s.loop.isDraining() {
 		return nil, status.Errorf(codes.Unavailable, "load model %s: executor is draining", req.Name)
 	}
-	rt, err := s.opts.Runtime.Load(ctx, req)
+	s.mu.RLock()
+	prev := s.byName[req.Name]
+	s.mu.RUnlock()
+	rt, warmed, err := retune(ctx, prev, req)
 	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "load model %s: %v", req.Name, err)
 	}
+	shared := rt != nil
+	if !shared {
+		if rt, err = s.opts.Runtime.Load(ctx, req); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "load model %s: %v", req.Name, err)
+		}
+	}
 	m, err := newModelEntry(req, rt)
+	if err == nil && shared {
+		m.refs = prev.refs // acquired by retune
+	}
+	// letGo undoes this load: the runtime's hold, or the runtime.
+	letGo := func() {
+		if !shared || prev.refs.release() {
+			_ = rt.Close()
+		}
+	}
 	if err != nil {
-		_ = rt.Close()
+		letGo()
 		return nil, status.Errorf(codes.InvalidArgument, "load model %s: %v", req.Name, err)
 	}
 	old, err := s.loop.addModel(m)
 	if err != nil {
-		_ = rt.Close()
+		letGo()
 		return nil, status.Errorf(codes.ResourceExhausted, "load model %s: %v", req.Name, err)
 	}
 	s.mu.Lock()
@@ -174,12 +193,16 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 	if old != nil {
 		s.loop.handOver(old, m)
 	}
+	load, warmup := rt.LoadTime(), rt.WarmupTime()
+	if shared {
+		load, warmup = 0, warmed
+	}
 	s.log.Info("model loaded", zap.String("model", m.name), zap.Int("max_batch", m.maxBatch),
-		zap.Duration("load", rt.LoadTime()), zap.Duration("warmup", rt.WarmupTime()),
+		zap.Bool("retuned", shared), zap.Duration("load", load), zap.Duration("warmup", warmup),
 		zap.Duration("l1", m.lat.At(1)), zap.Duration("lmax", m.lat.At(m.lat.MaxBatch())))
 	return &pb.LoadModelResponse{
 		Inputs: rt.Inputs(), Outputs: rt.Outputs(),
-		LoadUs: rt.LoadTime().Microseconds(), WarmupUs: rt.WarmupTime().Microseconds(),
+		LoadUs: load.Microseconds(), WarmupUs: warmup.Microseconds(),
 		DispatchOverheadUs: rt.DispatchOverhead().Microseconds(),
 	}, nil
 }

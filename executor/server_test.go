@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"google.golang.org/protobuf/proto"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -284,34 +285,90 @@ func TestUnloadAnswersQueuedAndClosesModel(t *testing.T) {
 	require.ErrorContains(t, c.UnloadModel(context.Background(), "double"), "not loaded")
 }
 
-// TestReloadHandsQueuedRequestsOver: a model loaded again under its name (a
-// re-plan's new batch cap) takes over the old entry's queue: every request
-// queued at the reload is served, none fails, and the old entry is closed.
+// TestReloadHandsQueuedRequestsOver: a model loaded again under its name
+// takes over the old entry's queue: every request queued at the reload is
+// served, none fails. A reload that only retunes the scheduler (a re-plan's
+// new batch cap) keeps the runtime, which closes once both entries let it
+// go; one that changes the model loads it anew and closes the old runtime.
 func TestReloadHandsQueuedRequestsOver(t *testing.T) {
-	f := &fakeRuntime{base: 30 * time.Millisecond}
-	c := startFake(t, f, "eager")
-	loadDouble(t, c, "double", time.Second, 1)
-	var wg sync.WaitGroup
-	results := make([]*pb.InferResponse, 4)
-	errs := make([]error, 4)
-	for i := range results {
-		wg.Go(func() {
-			results[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(i))}})
+	for _, tc := range []struct {
+		name         string
+		again        *pb.LoadModelRequest
+		loads        int
+		closedBefore int // after the reload, before the unload
+	}{
+		{"retuned", &pb.LoadModelRequest{Name: "double", Path: "ok", MaxBatchSize: 1, SloUs: 900_000, BatchCap: 1, InterferenceFactor: 1.2}, 1, 0},
+		{"another file", &pb.LoadModelRequest{Name: "double", Path: "ok-v2", MaxBatchSize: 1, SloUs: time.Second.Microseconds()}, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRuntime{base: 30 * time.Millisecond}
+			c := startFake(t, f, "eager")
+			loadDouble(t, c, "double", time.Second, 1)
+			var wg sync.WaitGroup
+			results := make([]*pb.InferResponse, 4)
+			errs := make([]error, 4)
+			for i := range results {
+				wg.Go(func() {
+					results[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(i))}})
+				})
+			}
+			time.Sleep(10 * time.Millisecond) // one batch runs, three wait
+			resp, err := c.LoadModel(context.Background(), tc.again)
+			require.NoError(t, err)
+			wg.Wait()
+			for i := range results {
+				require.NoError(t, errs[i])
+				require.Equal(t, pb.Code_OK, results[i].Code, "request %d: %s", i, results[i].Error)
+				require.Equal(t, []float32{2 * float32(i), 2 * float32(i+1), 2 * float32(i+2), 2 * float32(i+3)}, outVals(t, results[i], "y"))
+			}
+			closed := func() int {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				return f.closed
+			}
+			require.Eventually(t, func() bool { return closed() == tc.closedBefore }, 5*time.Second, 5*time.Millisecond)
+			f.mu.Lock()
+			require.Equal(t, tc.loads, f.loaded)
+			f.mu.Unlock()
+			if tc.loads == 1 {
+				require.Zero(t, resp.LoadUs, "nothing loaded")
+			}
+			// Still serving after the old entry let go, then closed once on unload.
+			r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
+			require.NoError(t, err)
+			require.Equal(t, pb.Code_OK, r.Code, r.Error)
+			err = c.UnloadModel(context.Background(), "double")
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return closed() == tc.closedBefore+1 }, 5*time.Second, 5*time.Millisecond)
 		})
 	}
-	time.Sleep(10 * time.Millisecond) // one batch runs, three wait
-	loadDouble(t, c, "double", time.Second, 1)
-	wg.Wait()
-	for i := range results {
-		require.NoError(t, errs[i])
-		require.Equal(t, pb.Code_OK, results[i].Code, "request %d: %s", i, results[i].Error)
-		require.Equal(t, []float32{2 * float32(i), 2 * float32(i+1), 2 * float32(i+2), 2 * float32(i+3)}, outVals(t, results[i], "y"))
+}
+
+// TestSameEngineLoad: only the scheduler's fields may differ for a load to
+// retune a model in place.
+func TestSameEngineLoad(t *testing.T) {
+	base := &pb.LoadModelRequest{Name: "m", Path: "/m/1/model.onnx", MaxBatchSize: 8, SloUs: 100, BatchCap: 4,
+		Latency: []*pb.LatencyPoint{{Batch: 1, Ms: 1}}, WarmupBatches: []int32{1, 4}}
+	for _, tc := range []struct {
+		name string
+		edit func(*pb.LoadModelRequest)
+		same bool
+	}{
+		{"identical", func(*pb.LoadModelRequest) {}, true},
+		{"batch cap, factor, slo, queue, warm-up", func(r *pb.LoadModelRequest) {
+			r.BatchCap, r.InterferenceFactor, r.SloUs, r.MaxQueue, r.WarmupBatches = 2, 1.3, 200, 64, []int32{1, 2}
+		}, true},
+		{"file", func(r *pb.LoadModelRequest) { r.Path = "/m/2/model.onnx" }, false},
+		{"max batch", func(r *pb.LoadModelRequest) { r.MaxBatchSize = 16 }, false},
+		{"latency (an emulated engine's timing)", func(r *pb.LoadModelRequest) { r.Latency[0].Ms = 2 }, false},
+		{"emulated contention", func(r *pb.LoadModelRequest) { r.EmulatedContention = 1.5 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := proto.Clone(base).(*pb.LoadModelRequest)
+			tc.edit(b)
+			require.Equal(t, tc.same, sameEngineLoad(base, b))
+		})
 	}
-	require.Eventually(t, func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.closed == 1
-	}, 5*time.Second, 5*time.Millisecond, "the old entry is closed")
 }
 
 func TestWatchStateReportsQueue(t *testing.T) {
