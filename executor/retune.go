@@ -82,7 +82,9 @@ func retune(ctx context.Context, prev *modelEntry, req *pb.LoadModelRequest) (Lo
 	}
 	took, err := w.Warm(ctx, sizes)
 	if err != nil {
-		prev.refs.release() // prev still holds it
+		if prev.refs.release() { // prev let go meanwhile: the last hold was this
+			_ = prev.rt.Close()
+		}
 		return nil, 0, fmt.Errorf("warm up %s again: %w", req.Name, err)
 	}
 	return prev.rt, took, nil
