@@ -7,8 +7,9 @@
 #   campaign.sh PHASE OUTDIR [MODELS]
 #
 # Phases:
-#   check     nvidia-smi, `gpuletd doctor --json`, the GPU tests, and the
-#             models exported to WORK/models (export-models.py; lenet5 from
+#   check     nvidia-smi, `gpuletd doctor --json`, the GPU tests, the GPU
+#             run-time benchmark (BenchmarkGPURunGaps), and the models
+#             exported to WORK/models (export-models.py; lenet5 from
 #             `gpuletd models synth`)
 #   profile   L(b,p) of MODELS (default: every exported model) under MPS at
 #             p in 10..100 and b in 1..64, with the SMs each executor saw,
@@ -90,6 +91,12 @@ check)
   (cd "$work" && timeout 200 "$here/run-tests.sh") >"$out/tests.log" 2>&1
   echo "gpu tests rc=$?"
   grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log"
+  # A CUDA run's time as serving issues them (gaps, changing batch sizes,
+  # one session per size): BenchmarkGPURunGaps, docs/BENCHMARKS.md.
+  (cd "$work" && timeout 120 "$here/tests/executor_engine.test" -test.run '^$' -test.bench GPURunGaps \
+    -test.benchtime 0.3s) >"$out/run-gaps.txt" 2>&1
+  echo "run gaps rc=$?"
+  grep -E 'b1-5|b2/back' "$out/run-gaps.txt"
   rm -rf "$work/models"
   "${gpuletd[@]}" models synth "$work/models" --models lenet5 >"$out/export.log" 2>&1
   sed -i 's/^max_batch_size: .*/max_batch_size: 64/' "$work/models/lenet5/config.yaml"
