@@ -40,7 +40,19 @@ var ErrBadScaling = errors.New("unknown pipeline scaling")
 type PipelineDemand struct {
 	Rate  float64
 	Loads []float64
+	// Accuracy is the expected accuracy of the plan in force (0: none). A
+	// new plan more accurate than it needs room to spare (ScaleUpMargin).
+	Accuracy float64
 }
+
+// ScaleUpMargin is the room a pipeline's plan must leave before accuracy
+// scaling goes back to more accurate, slower variants as the load falls: it
+// plans for this much more than the demand. Going down in accuracy as the
+// load rises is immediate. Without it the plan went back up as soon as the
+// estimate allowed, and the next burst of the trace met the slower variants
+// (bench loki: a third of gpuletd's violations came in the trace's last,
+// quiet sixth).
+const ScaleUpMargin = 1.2
 
 // PlanPipeline plans p for demand on the node's GPUs with the given
 // scaling, each rate with Headroom (PlanRate), gives the GPUs the plan
@@ -75,6 +87,12 @@ func PlanPipelineMix(p *pipeline.Pipeline, scaling PipelineScaling, demand Pipel
 	case ScaleJointly, ScaleHardware:
 		opts.FullAccuracyOnly = scaling == ScaleHardware
 		pl, err = pipeline.PlanFor(p, rate, opts)
+		if scaling == ScaleJointly && demand.Accuracy > 0 && err == nil && pl.Accuracy > demand.Accuracy {
+			if up, uerr := pipeline.PlanFor(p, rate*ScaleUpMargin, opts); uerr == nil && up.Accuracy < pl.Accuracy {
+				up.Demand = pl.Demand
+				pl = up
+			}
+		}
 	case ScalePerTask:
 		loads := slices.Clone(demand.Loads)
 		if len(loads) != len(p.Tasks) {

@@ -99,3 +99,35 @@ func TestPlanPipelineLaysOutWholeGPUs(t *testing.T) {
 	_, _, err = PlanPipeline(p, "fastest", PipelineDemand{Rate: 1}, gpus(5), nil)
 	require.ErrorIs(t, err, ErrBadScaling)
 }
+
+// TestPlanPipelineScalesUpWithRoom: going back to more accurate variants as
+// the load falls needs ScaleUpMargin of room; going down is immediate, and
+// a plan as accurate as the one in force is not held back.
+func TestPlanPipelineScalesUpWithRoom(t *testing.T) {
+	p := twoTasks()
+	const workers = 4
+	// Where full accuracy carries d but not d·ScaleUpMargin.
+	full := pipeline.MaxDemand(p, pipeline.Options{Workers: workers, Utilization: PipelineUtilization, FullAccuracyOnly: true})
+	d := full / (1 + Headroom) / 1.1
+	fresh, err := PlanPipelineMix(p, ScaleJointly, PipelineDemand{Rate: d}, workers)
+	require.NoError(t, err)
+	require.InDelta(t, 1, fresh.Accuracy, 1e-9, "a first plan takes full accuracy")
+
+	held, err := PlanPipelineMix(p, ScaleJointly, PipelineDemand{Rate: d, Accuracy: 0.8}, workers)
+	require.NoError(t, err)
+	require.Less(t, held.Accuracy, 1.0, "coming from 0.8, full accuracy lacks the room")
+	require.InDelta(t, fresh.Demand, held.Demand, 1e-9, "planned for the same demand")
+
+	low, err := PlanPipelineMix(p, ScaleJointly, PipelineDemand{Rate: d / 2, Accuracy: 0.8}, workers)
+	require.NoError(t, err)
+	require.InDelta(t, 1, low.Accuracy, 1e-9, "with room, back to full accuracy")
+
+	same, err := PlanPipelineMix(p, ScaleJointly, PipelineDemand{Rate: d, Accuracy: 1}, workers)
+	require.NoError(t, err)
+	require.InDelta(t, 1, same.Accuracy, 1e-9, "full accuracy in force stays")
+
+	busy := pipeline.MaxDemand(p, pipeline.Options{Workers: workers, Utilization: PipelineUtilization}) / (1 + Headroom) / 1.05
+	down, err := PlanPipelineMix(p, ScaleJointly, PipelineDemand{Rate: busy, Accuracy: 1}, workers)
+	require.NoError(t, err)
+	require.Less(t, down.Accuracy, 1.0, "down at once as the load rises")
+}

@@ -345,7 +345,7 @@ func (n *node) planPipeline(ctx context.Context, p *repository.Model, rate float
 	if err != nil {
 		return pipeline.Plan{}, err
 	}
-	return planPipelineSpec(spec, rate, workers)
+	return planPipelineSpec(spec, rate, n.pipes.snapshot(p.Name).Planned, workers)
 }
 
 // pipelineWorkers are the workers a pipeline is planned on: gpu-lets of
@@ -402,8 +402,9 @@ func (n *node) pipelineSpec(p *repository.Model, size int, profile func(*reposit
 }
 
 // planPipelineSpec plans a pipeline for rate requests per second on
-// workers, jointly (control.PlanPipelineMix, as the simulator plans): a
-// plan that cannot carry it all is still the best there is.
-func planPipelineSpec(spec *pipeline.Pipeline, rate float64, workers int) (pipeline.Plan, error) {
-	return control.PlanPipelineMix(spec, control.ScaleJointly, control.PipelineDemand{Rate: rate}, workers)
+// workers, jointly (control.PlanPipelineMix, as the simulator plans),
+// coming from a plan in force of accuracy inForce (0: none): a plan that
+// cannot carry it all is still the best there is.
+func planPipelineSpec(spec *pipeline.Pipeline, rate, inForce float64, workers int) (pipeline.Plan, error) {
+	return control.PlanPipelineMix(spec, control.ScaleJointly, control.PipelineDemand{Rate: rate, Accuracy: inForce}, workers)
 }

@@ -167,11 +167,11 @@ func TestPipelinePlansAccuracyScaling(t *testing.T) {
 	require.InDelta(t, 0.5, spec.MinAccuracy, 0)
 	require.Equal(t, p.Config.PathAccuracy, spec.PathAccuracy)
 
-	low, err := planPipelineSpec(spec, 10, 4)
+	low, err := planPipelineSpec(spec, 10, 0, 4)
 	require.NoError(t, err)
 	require.Equal(t, pipeline.HardwareScaling, low.Scaling)
 	full := pipeline.MaxDemand(spec, pipeline.Options{Workers: 4, Utilization: 0.7, FullAccuracyOnly: true})
-	high, err := planPipelineSpec(spec, full*1.2, 4)
+	high, err := planPipelineSpec(spec, full*1.2, 0, 4)
 	require.NoError(t, err)
 	require.Equal(t, pipeline.AccuracyScaling, high.Scaling)
 	require.Less(t, high.Accuracy, low.Accuracy)

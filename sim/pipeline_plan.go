@@ -14,7 +14,7 @@ import (
 // pipeline.
 func (e *engine) planPipes(initial bool) (*gpulet.Plan, []pipeline.Plan, error) {
 	p := e.pipes[0]
-	d := control.PipelineDemand{Rate: p.est.Rate}
+	d := control.PipelineDemand{Rate: p.est.Rate, Accuracy: p.plan.Accuracy}
 	if initial {
 		d.Rate = e.w.Pipelines[p.idx].Rate
 	} else if p.scaling == control.ScalePerTask {
