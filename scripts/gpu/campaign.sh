@@ -27,12 +27,15 @@
 #   pipeline  the same with `gpuletd models synth --pipeline`: the example
 #             ensemble (detector-like model, classifier-like model and its
 #             cheaper variant) served end to end at an open-loop load
+##   quick     what a short lease allows, in about five minutes: doctor, the
+#             GPU tests, BenchmarkGPURunGaps, then the serve and pipeline
+#             phases (needs no torchvision)
 #
 # WORK (default /tmp/gpuletd-campaign) keeps the models, the store and the
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
 # stops starting new models once BUDGET seconds (default 540) have passed.
 set -uo pipefail
-phase=${1:?phase: check, profile, util, pairs, serve or pipeline}
+phase=${1:?phase: check, profile, util, pairs, serve, pipeline or quick}
 dest=${2:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${WORK:-/tmp/gpuletd-campaign}
@@ -103,6 +106,20 @@ check)
   timeout 240 python3 "$here/export-models.py" "$work/models" --check >>"$out/export.log" 2>&1
   echo "export rc=$?"
   cat "$out/export.log"
+  ;;
+quick)
+  "${gpuletd[@]}" doctor >"$out/doctor.txt" 2>&1
+  echo "doctor rc=$?"
+  tail -25 "$out/doctor.txt"
+  (cd "$work" && timeout 120 "$here/run-tests.sh") >"$out/tests.log" 2>&1
+  echo "gpu tests rc=$?"
+  grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log"
+  (cd "$work" && timeout 90 "$here/tests/executor_engine.test" -test.run '^$' -test.bench GPURunGaps \
+    -test.benchtime 0.3s) >"$out/run-gaps.txt" 2>&1
+  echo "run gaps rc=$?"
+  grep -E 'b1-5|b2/back' "$out/run-gaps.txt"
+  BUDGET=150 "$0" serve "$dest"
+  BUDGET=150 RATE=400 "$0" pipeline "$dest"
   ;;
 profile)
   each_model --partitions 10,20,30,40,50,60,80,100 --batches 1,2,4,8,16,32,64 \
