@@ -1,0 +1,71 @@
+package executor
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/gpulet/gpuletd/executor/engine"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
+)
+
+// countingEngine counts the models an engine loads.
+type countingEngine struct {
+	engine.Engine
+	loads atomic.Int32
+}
+
+func (c *countingEngine) Load(ctx context.Context, spec engine.ModelSpec) (engine.Loaded, error) {
+	c.loads.Add(1)
+	return c.Engine.Load(ctx, spec)
+}
+
+// TestRetuneKeepsEngineModel: through the engine runtime, a load that only
+// retunes the scheduler loads nothing and warms the sizes it asks for; one
+// that changes the model's timing loads it again.
+func TestRetuneKeepsEngineModel(t *testing.T) {
+	eng := &countingEngine{Engine: engine.NewEmulated(engine.EmulatedOptions{})}
+	p, err := sched.ParsePolicy("eager")
+	require.NoError(t, err)
+	srv, err := NewServer(Options{Runtime: &EngineRuntime{Engine: eng}, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "emulated", Size: 100}})
+	require.NoError(t, err)
+	sock, stop := serveOnSocket(t, srv)
+	c, err := Dial(sock)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.Close())
+		require.NoError(t, stop())
+		require.NoError(t, srv.Close())
+	})
+	req := func(batchCap int32, warm []int32, ms float64) *pb.LoadModelRequest {
+		return &pb.LoadModelRequest{Name: "m", Path: "m.onnx", MaxBatchSize: 8, SloUs: 100_000, BatchCap: batchCap, WarmupBatches: warm,
+			Inputs:  []*pb.TensorSpec{{Name: "x", Datatype: "FP32", Shape: []int64{4}}},
+			Outputs: []*pb.TensorSpec{{Name: "y", Datatype: "FP32", Shape: []int64{4}}},
+			Latency: []*pb.LatencyPoint{{Batch: 1, Ms: ms}, {Batch: 8, Ms: 8 * ms}}}
+	}
+	first, err := c.LoadModel(context.Background(), req(2, []int32{1, 2}, 1))
+	require.NoError(t, err)
+	require.Positive(t, first.WarmupUs)
+	require.EqualValues(t, 1, eng.loads.Load())
+
+	start := time.Now()
+	retuned, err := c.LoadModel(context.Background(), req(8, []int32{1, 8}, 1))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, eng.loads.Load(), "a retune loads nothing")
+	require.Zero(t, retuned.LoadUs)
+	require.Positive(t, retuned.WarmupUs, "it warms the sizes asked for")
+	require.LessOrEqual(t, time.Duration(retuned.WarmupUs)*time.Microsecond, time.Since(start))
+
+	r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "m", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, r.Code, r.Error)
+
+	_, err = c.LoadModel(context.Background(), req(8, nil, 2))
+	require.NoError(t, err)
+	require.EqualValues(t, 2, eng.loads.Load(), "new timing: loaded again")
+}
