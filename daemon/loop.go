@@ -42,7 +42,6 @@ func (n *node) planLoop(ctx context.Context) {
 		case <-surge.C:
 			now := time.Now()
 			short := n.rates.closeShort(now)
-			n.stepRates.closeShort(now)
 			pipes := n.takePipelineRates(short)
 			var plan *gpulet.Plan
 			if cur := n.current.Load(); cur != nil {

@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/gpulet/gpuletd/executor/engine"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
-	"github.com/gpulet/gpuletd/executor/sched"
 )
 
 // countingEngine counts the models an engine loads.
@@ -30,18 +28,7 @@ func (c *countingEngine) Load(ctx context.Context, spec engine.ModelSpec) (engin
 // that changes the model's timing loads it again.
 func TestRetuneKeepsEngineModel(t *testing.T) {
 	eng := &countingEngine{Engine: engine.NewEmulated(engine.EmulatedOptions{})}
-	p, err := sched.ParsePolicy("eager")
-	require.NoError(t, err)
-	srv, err := NewServer(Options{Runtime: &EngineRuntime{Engine: eng}, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "emulated", Size: 100}})
-	require.NoError(t, err)
-	sock, stop := serveOnSocket(t, srv)
-	c, err := Dial(sock)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, c.Close())
-		require.NoError(t, stop())
-		require.NoError(t, srv.Close())
-	})
+	_, c := startServer(t, &EngineRuntime{Engine: eng}, "eager")
 	req := func(batchCap int32, warm []int32, ms float64) *pb.LoadModelRequest {
 		return &pb.LoadModelRequest{Name: "m", Path: "m.onnx", MaxBatchSize: 8, SloUs: 100_000, BatchCap: batchCap, WarmupBatches: warm,
 			Inputs:  []*pb.TensorSpec{{Name: "x", Datatype: "FP32", Shape: []int64{4}}},

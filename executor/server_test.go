@@ -26,9 +26,16 @@ func startFake(t *testing.T, f *fakeRuntime, policy string) *Client {
 // startFakeServer is startFake that also returns the server.
 func startFakeServer(t *testing.T, f *fakeRuntime, policy string) (*Server, *Client) {
 	t.Helper()
+	return startServer(t, f, policy)
+}
+
+// startServer serves rt with the policy on a socket until the test ends
+// and returns the server and a client that found it ready.
+func startServer(t *testing.T, rt Runtime, policy string) (*Server, *Client) {
+	t.Helper()
 	p, err := sched.ParsePolicy(policy)
 	require.NoError(t, err)
-	srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "cpu", Size: 100}})
+	srv, err := NewServer(Options{Runtime: rt, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "cpu", Size: 100}})
 	require.NoError(t, err)
 	sock, stop := serveOnSocket(t, srv)
 	c, err := Dial(sock)

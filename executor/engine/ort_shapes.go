@@ -40,12 +40,7 @@ func PaddedSizes(maxBatch int) []int64 {
 // PaddedBatch is the batch size a batch of n rows runs at with fixed shapes
 // (the smallest of PaddedSizes(maxBatch) not below n).
 func PaddedBatch(maxBatch, n int) int {
-	for _, size := range PaddedSizes(maxBatch) {
-		if int(size) >= n {
-			return int(size)
-		}
-	}
-	return n
+	return int(padTo(PaddedSizes(maxBatch), int64(n)))
 }
 
 // newShapeSessions pads batches of a model whose largest batch is
@@ -55,10 +50,12 @@ func newShapeSessions(maxBatch int, first *onnxrt.Session, open func() (*onnxrt.
 	return &shapeSessions{open: open, sizes: PaddedSizes(maxBatch), bySize: map[int64]*onnxrt.Session{1: first}}
 }
 
-// pad is the batch size a batch of rows runs at: the smallest size not
-// below rows.
-func (s *shapeSessions) pad(rows int64) int64 {
-	for _, n := range s.sizes {
+// pad is the batch size a batch of rows runs at.
+func (s *shapeSessions) pad(rows int64) int64 { return padTo(s.sizes, rows) }
+
+// padTo is the smallest of sizes (ascending) not below rows, or rows.
+func padTo(sizes []int64, rows int64) int64 {
+	for _, n := range sizes {
 		if n >= rows {
 			return n
 		}

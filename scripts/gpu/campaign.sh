@@ -86,20 +86,25 @@ each_model() {
   done
 }
 
+# gpu_tests TESTS_TIMEOUT BENCH_TIMEOUT: the GPU tests, then a CUDA run's
+# time as serving issues them (gaps, changing batch sizes, one session per
+# size: BenchmarkGPURunGaps, docs/BENCHMARKS.md).
+gpu_tests() {
+  (cd "$work" && timeout "$1" "$here/run-tests.sh") >"$out/tests.log" 2>&1
+  echo "gpu tests rc=$?"
+  grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log"
+  (cd "$work" && timeout "$2" "$here/tests/executor_engine.test" -test.run '^$' -test.bench GPURunGaps \
+    -test.benchtime 0.3s) >"$out/run-gaps.txt" 2>&1
+  echo "run gaps rc=$?"
+  grep -E 'b1-5|b2/back' "$out/run-gaps.txt"
+}
+
 case $phase in
 check)
   nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1
   "${gpuletd[@]}" doctor --json >"$out/doctor.json" 2>"$out/doctor.log"
   echo "doctor rc=$?"
-  (cd "$work" && timeout 200 "$here/run-tests.sh") >"$out/tests.log" 2>&1
-  echo "gpu tests rc=$?"
-  grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log"
-  # A CUDA run's time as serving issues them (gaps, changing batch sizes,
-  # one session per size): BenchmarkGPURunGaps, docs/BENCHMARKS.md.
-  (cd "$work" && timeout 120 "$here/tests/executor_engine.test" -test.run '^$' -test.bench GPURunGaps \
-    -test.benchtime 0.3s) >"$out/run-gaps.txt" 2>&1
-  echo "run gaps rc=$?"
-  grep -E 'b1-5|b2/back' "$out/run-gaps.txt"
+  gpu_tests 200 120
   rm -rf "$work/models"
   "${gpuletd[@]}" models synth "$work/models" --models lenet5 >"$out/export.log" 2>&1
   sed -i 's/^max_batch_size: .*/max_batch_size: 64/' "$work/models/lenet5/config.yaml"
@@ -111,13 +116,7 @@ quick)
   "${gpuletd[@]}" doctor >"$out/doctor.txt" 2>&1
   echo "doctor rc=$?"
   tail -25 "$out/doctor.txt"
-  (cd "$work" && timeout 120 "$here/run-tests.sh") >"$out/tests.log" 2>&1
-  echo "gpu tests rc=$?"
-  grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log"
-  (cd "$work" && timeout 90 "$here/tests/executor_engine.test" -test.run '^$' -test.bench GPURunGaps \
-    -test.benchtime 0.3s) >"$out/run-gaps.txt" 2>&1
-  echo "run gaps rc=$?"
-  grep -E 'b1-5|b2/back' "$out/run-gaps.txt"
+  gpu_tests 120 90
   BUDGET=150 "$0" serve "$dest"
   BUDGET=150 RATE=400 "$0" pipeline "$dest"
   ;;
