@@ -96,16 +96,18 @@ var errCannotFinish = errors.New("no other gpu-let can finish it in time")
 // reroute) and then a gpu-let where the request cannot finish is no choice.
 func (r *router) routeAny(models []string, deadline time.Duration, not *gpuletRun) (string, *gpuletRun, sched.Routing, error) {
 	table := *r.table.Load()
-	names := slices.Clone(models)
-	slices.Sort(names) // routes are locked in name order: no two routings deadlock
-	names = slices.Compact(names)
+	names := models
+	if len(names) > 1 {
+		names = slices.Clone(models)
+		slices.Sort(names) // routes are locked in name order: no two routings deadlock
+		names = slices.Compact(names)
+	}
 	type ref struct {
 		model string
 		mr    *modelRoute
 		i     int
 	}
-	var refs []ref
-	var targets []sched.Target
+	refs, targets := make([]ref, 0, 4), make([]sched.Target, 0, 4) // room for most routes
 	for _, name := range names {
 		mr := table[name]
 		if mr == nil {
@@ -123,19 +125,18 @@ func (r *router) routeAny(models []string, deadline time.Duration, not *gpuletRu
 			targets = append(targets, mr.targets[i])
 		}
 	}
-	what := strings.Join(names, "|")
 	if len(targets) == 0 {
-		return "", nil, 0, fmt.Errorf("route %s: %w", what, ErrNoGpulet)
+		return "", nil, 0, fmt.Errorf("route %s: %w", strings.Join(names, "|"), ErrNoGpulet)
 	}
 	k, how, err := sched.Route(r.now(), deadline, targets)
 	if err != nil {
-		return "", nil, 0, fmt.Errorf("route %s: %w: %w", what, ErrNoGpulet, err)
+		return "", nil, 0, fmt.Errorf("route %s: %w: %w", strings.Join(names, "|"), ErrNoGpulet, err)
 	}
 	for j, rf := range refs {
 		rf.mr.targets[rf.i] = targets[j]
 	}
 	if not != nil && how == sched.Unreachable {
-		return "", nil, 0, fmt.Errorf("reroute %s: %w: %w", what, ErrNoGpulet, errCannotFinish)
+		return "", nil, 0, fmt.Errorf("reroute %s: %w: %w", strings.Join(names, "|"), ErrNoGpulet, errCannotFinish)
 	}
 	return refs[k].model, refs[k].mr.gpulets[refs[k].i], how, nil
 }
