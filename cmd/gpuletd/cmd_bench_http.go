@@ -31,9 +31,11 @@ func newPathBenchCmd(g *globalFlags, grpc bool) *cobra.Command {
 		Use:   "http",
 		Short: "The daemon's HTTP path against a bare net/http echo of the same payload",
 		Long: `Start gpuletd serve as a child (temporary state, a repository holding the
-modelzoo's lenet5, a free port on loopback) and, in this process, a bare
+modelzoo's lenet5, a free port on loopback) and, as another child, a bare
 net/http server that reads the same request body and answers the daemon's
-answer's bytes. Drive both with the same open-loop generator at the same rate,
+answer's bytes (--echo-in-process runs it in this process instead, as
+releases before 2026-11-26 did: it is then spared waking a second process,
+which the daemon is not). Drive both with the same open-loop generator at the same rate,
 one after the other, and compare latency.
 
 The rate is found first (unless --rate is given): from 200 requests/s, doubled
@@ -92,6 +94,7 @@ made (the generator does not time gRPC errors).`
 	} else {
 		f.BoolVar(&o.Binary, "binary", false, "binary tensors instead of JSON")
 	}
+	f.BoolVar(&o.InProcessEcho, "echo-in-process", false, "run the bare server in this process (the measurement of earlier releases)")
 	f.IntVar(&o.Concurrency, "concurrency", 64, "most requests in flight")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the model's weights, the arrivals and the inputs")
 	f.DurationVar(&o.ProfileTimeout, "profile-timeout", 10*time.Minute, "longest wait for the CPU profile")
@@ -116,6 +119,11 @@ func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 	}
 	fmt.Fprintf(tw, "workload\t%s, %s tensors, %d-byte requests, %.0f-byte answers\n", r.Model, r.Tensors, r.RequestBytes, r.ResponseBytes)
 	fmt.Fprintf(tw, "rate\tPoisson %g requests/s, %gs for each server\n", r.Rate, r.DurationS)
+	if r.Echo == "in-process" {
+		fmt.Fprintf(tw, "echo\tin the bench's process (spared a process wake-up)\n")
+	} else {
+		fmt.Fprintf(tw, "echo\ta process of its own, as the daemon\n")
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -142,7 +150,7 @@ func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 		fmt.Fprintf(tw, "  route, hop, encode\t%s\tthe rest\n", usStr(r.HopP50US))
 	}
 	fmt.Fprintf(tw, "answered\t%.0f/s\tSLO %gms, attainment %.1f%%\n", r.RequestsPerSecond, r.SLOMS, 100*r.DaemonAttainment)
-	fmt.Fprintf(tw, "CPU per request\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS))
+	fmt.Fprintf(tw, "CPU per request\t%s\tdaemon; executor %s; echo %s\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS), cpuStr(r.EchoCPUUS))
 	fmt.Fprintf(tw, "  net of idle\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonNetCPUUS), cpuStr(r.ExecutorNetCPUUS))
 	fmt.Fprintf(tw, "allocations\t%s\n", allocStr(r.DaemonAllocs, r.DaemonAllocBytes))
 	fmt.Fprintf(tw, "CPU when idle\t%s\tof a core, daemon; executor %s\n", coreStr(r.DaemonIdleCPU), coreStr(r.ExecutorIdleCPU))

@@ -19,7 +19,7 @@ func TestWriteHTTPBench(t *testing.T) {
 		Device: "cpu", Policy: "eager", Model: "lenet5", Tensors: "json", RequestBytes: 8402, ResponseBytes: 222,
 		SLOMS: 5, Rate: 400, DurationS: 10, DaemonP50US: 900, DaemonP99US: 2500, EchoP50US: 250, EchoP99US: 600,
 		ExecutorMeanUS: 150, OverheadP50US: 500, FloorUS: 200, RefuseP50US: 700, DecodeP50US: 450, HopP50US: 50,
-		DaemonCPUUS: 300, ExecutorCPUUS: -1, DaemonNetCPUUS: 200, ExecutorNetCPUUS: -1, DaemonIdleCPU: 0.06, ExecutorIdleCPU: -1,
+		DaemonCPUUS: 300, ExecutorCPUUS: -1, EchoCPUUS: 90, DaemonNetCPUUS: 200, ExecutorNetCPUUS: -1, DaemonIdleCPU: 0.06, ExecutorIdleCPU: -1,
 		DaemonAllocs: 118.4, DaemonAllocBytes: 10650,
 		DaemonOK: 3990, DaemonSent: 4000, RequestsPerSecond: 399, DaemonAttainment: 0.99,
 	}
@@ -34,7 +34,8 @@ func TestWriteHTTPBench(t *testing.T) {
 		"daemon  900µs", "3990 of 4000",
 		"overhead p50            500µs  daemon − echo − executor; floor 200µs: MISSED",
 		"  read, decode, refuse  450µs  a decoded request refused with 400, − echo",
-		"CPU per request         300µs  daemon; executor unknown",
+		"CPU per request         300µs  daemon; executor unknown; echo 90µs",
+		"echo       a process of its own, as the daemon",
 		"  net of idle           200µs  daemon; executor unknown",
 		"CPU when idle           6.0%   of a core, daemon; executor unknown",
 		"allocations             118    objects of the daemon per request, 10.4 KiB",
@@ -47,6 +48,10 @@ func TestWriteHTTPBench(t *testing.T) {
 	require.NoError(t, writeHTTPBench(&b, r))
 	require.Contains(t, b.String(), "floor 200µs: met")
 	require.Contains(t, b.String(), "not on the CPU  cpu: gpuletd profile lenet5")
+	r.Echo = "in-process"
+	b.Reset()
+	require.NoError(t, writeHTTPBench(&b, r))
+	require.Contains(t, b.String(), "in the bench's process (spared a process wake-up)")
 	r.Protocol, r.RefuseP50US = "grpc", 0
 	b.Reset()
 	require.NoError(t, writeHTTPBench(&b, r))
@@ -86,6 +91,8 @@ func TestBenchHTTPEmulated(t *testing.T) {
 			if proto == "http" {
 				require.Positive(t, res.RefuseP50US, "the refusal path was measured")
 			}
+			require.Equal(t, "process", res.Echo, "the bare server runs as a process of its own")
+			require.GreaterOrEqual(t, res.EchoCPUUS, 0.0, "the bare server's CPU is read from its process")
 			require.Positive(t, res.RequestBytes)
 			require.Positive(t, res.ResponseBytes)
 			require.InDelta(t, res.DaemonP50US-res.EchoP50US-res.ExecutorMeanUS, res.OverheadP50US, 1e-6)

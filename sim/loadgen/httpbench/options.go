@@ -47,6 +47,10 @@ type Options struct {
 	// GRPC measures the gRPC path instead (raw tensors, the daemon's
 	// grpc_listen against a bare gRPC echo).
 	GRPC bool
+	// InProcessEcho runs the bare server inside the bench's own process
+	// instead of as a process of its own (see echoproc.go): how releases
+	// before 2026-11-26 measured, kept to compare with them.
+	InProcessEcho bool
 	// Concurrency bounds the requests in flight.
 	Concurrency int
 	// Seed draws the arrivals and the inputs.

@@ -27,6 +27,10 @@ type Result struct {
 	Rate          float64 `json:"rate"`
 	DurationS     float64 `json:"duration_s"`
 
+	// Echo is where the bare server ran: "process" (a process of its
+	// own, the default) or "in-process" (inside the bench's process).
+	Echo string `json:"echo"`
+
 	DaemonP50US float64 `json:"daemon_p50_us"`
 	DaemonP90US float64 `json:"daemon_p90_us"`
 	DaemonP99US float64 `json:"daemon_p99_us"`
@@ -71,9 +75,12 @@ type Result struct {
 	// The net values take away what the processes use when idle (at least
 	// 0: at low rates the idle use is most of it and noise can exceed the
 	// rest).
-	DaemonCPUUS      float64 `json:"daemon_cpu_us_per_request"`
-	ExecutorCPUUS    float64 `json:"executor_cpu_us_per_request"`
-	DaemonNetCPUUS   float64 `json:"daemon_net_cpu_us_per_request"`
+	DaemonCPUUS    float64 `json:"daemon_cpu_us_per_request"`
+	ExecutorCPUUS  float64 `json:"executor_cpu_us_per_request"`
+	DaemonNetCPUUS float64 `json:"daemon_net_cpu_us_per_request"`
+	// EchoCPUUS is the bare server's CPU per answered request (a process
+	// of its own only; -1 otherwise).
+	EchoCPUUS        float64 `json:"echo_cpu_us_per_request"`
 	ExecutorNetCPUUS float64 `json:"executor_net_cpu_us_per_request"`
 	// The daemon's heap allocations per answered request (objects and
 	// bytes, from its Go runtime's counters in /metrics; the bench's own

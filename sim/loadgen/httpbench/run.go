@@ -68,13 +68,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{
 		Device: device, DeviceNote: note, Policy: o.Policy, Model: o.Model, Protocol: "http", Tensors: "json",
 		RequestBytes: len(payload.Body), SLOMS: ms(m.SLO),
-		FloorUS: us(Floor), DaemonAllocs: -1, DaemonAllocBytes: -1, DaemonCPUUS: -1, ExecutorCPUUS: -1, DaemonNetCPUUS: -1, ExecutorNetCPUUS: -1,
+		FloorUS: us(Floor), DaemonAllocs: -1, DaemonAllocBytes: -1, DaemonCPUUS: -1, ExecutorCPUUS: -1, DaemonNetCPUUS: -1, ExecutorNetCPUUS: -1, EchoCPUUS: -1,
 	}
 	if o.Binary {
 		res.Tensors = "binary"
 	}
 	// The daemon and its bare twin: where each is reached.
 	daemonAt, echoAt := target{url: d.base}, target{}
+	var echoProc *echoProcess // the bare server, unless InProcessEcho
+	res.Echo = "process"
+	if o.InProcessEcho {
+		res.Echo = "in-process"
+	}
 	if o.GRPC {
 		req, err := payload.GRPCRequest(o.Model)
 		if err != nil {
@@ -84,12 +89,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		echo, err := startGRPCEcho(ans)
-		if err != nil {
-			return nil, err
+		daemonAt.grpc, echoAt = grpcAddr, target{url: d.base}
+		if o.InProcessEcho {
+			echo, err := startGRPCEcho(ans)
+			if err != nil {
+				return nil, err
+			}
+			defer echo.stop()
+			echoAt.grpc = echo.addr
+		} else {
+			raw, err := proto.Marshal(ans)
+			if err != nil {
+				return nil, fmt.Errorf("keep the first answer: %w", err)
+			}
+			if echoProc, err = startEchoProcess(&o, dir, &EchoSpec{Protocol: "grpc", GRPCAnswer: raw}); err != nil {
+				return nil, err
+			}
+			defer echoProc.stop()
+			echoAt.grpc = echoProc.addr
 		}
-		defer echo.stop()
-		daemonAt.grpc, echoAt = grpcAddr, target{url: d.base, grpc: echo.addr}
 		res.Protocol, res.Tensors, res.FloorUS = "grpc", "raw", us(GRPCFloor)
 		res.RequestBytes, res.ResponseBytes = proto.Size(req), float64(proto.Size(ans))
 	} else {
@@ -97,12 +115,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		echo, err := startEcho(ans)
-		if err != nil {
-			return nil, err
+		res.ResponseBytes = float64(len(ans.body))
+		if o.InProcessEcho {
+			echo, err := startEcho(ans)
+			if err != nil {
+				return nil, err
+			}
+			defer echo.stop()
+			echoAt.url = echo.base
+		} else {
+			spec := &EchoSpec{Protocol: "http", Body: ans.body, Header: map[string]string{}}
+			for k := range ans.header {
+				spec.Header[k] = ans.header.Get(k)
+			}
+			if echoProc, err = startEchoProcess(&o, dir, spec); err != nil {
+				return nil, err
+			}
+			defer echoProc.stop()
+			echoAt.url = "http://" + echoProc.addr
 		}
-		defer echo.stop()
-		echoAt.url, res.ResponseBytes = echo.base, float64(len(ans.body))
 	}
 	drive := func(at target, p *loadgen.Payload, okStatus int, rate float64, span time.Duration) (*loadgen.Report, error) {
 		arr, err := loadgen.OpenArrivals("poisson", rate, o.Seed)
@@ -145,10 +176,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "measuring the echo at %g requests/s for %s\n", rate, o.Duration)
+	echoCPU := processCPUSpan(echoProc)
 	er, err := drive(echoAt, payload, http.StatusOK, rate, o.Duration)
 	if err != nil {
 		return nil, err
 	}
+	res.EchoCPUUS = echoCPU(er.OK)
 	if dr.OK == 0 || er.OK == 0 {
 		return nil, fmt.Errorf("%w: daemon %d of %d (%s), echo %d of %d (%s)", ErrNoAnswer, dr.OK, dr.Sent, dr.FirstError, er.OK, er.Sent, er.FirstError)
 	}
@@ -186,6 +219,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.HopP50US = res.DaemonP50US - res.RefuseP50US - res.ExecutorMeanUS
 	}
 	return res, nil
+}
+
+// processCPUSpan starts measuring the bare server's CPU time; the function
+// it returns gives the CPU per answered request since, in µs (-1 when
+// unknown: an in-process server, no answer, /proc unreadable).
+func processCPUSpan(e *echoProcess) func(answered int64) float64 {
+	if e == nil {
+		return func(int64) float64 { return -1 }
+	}
+	before, err := ProcessCPU(e.pid())
+	return func(answered int64) float64 {
+		after, err2 := ProcessCPU(e.pid())
+		if err != nil || err2 != nil || answered <= 0 {
+			return -1
+		}
+		return us(after-before) / float64(answered)
+	}
 }
 
 // target is where a server is reached: its base URL and, over gRPC, its
