@@ -253,35 +253,27 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 	g.down.Store(false)
-	go g.watchState(p)
+	g.watchState(p)
 	return nil
 }
 
 // watchState feeds the router with the executor's scheduler state until the
-// executor goes away.
+// executor goes away or the gpu-let stops. The state comes on the framed
+// connection the requests use, read by its own reader goroutine.
 func (g *gpuletRun) watchState(p *executor.Process) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
+	err := p.Client.WatchState(sched.PublishInterval, func(st *pb.ExecutorState) {
 		select {
-		case <-p.Done():
 		case <-g.stop:
-		}
-		cancel()
-	}()
-	w, err := p.Client.WatchState(ctx, sched.PublishInterval)
-	if err != nil {
-		return
-	}
-	for {
-		st, err := w.Recv()
-		if err != nil {
 			return
+		default:
 		}
 		g.pushed.Store(st)
 		if g.sup.onState != nil {
 			g.sup.onState(g, st)
 		}
+	})
+	if err != nil {
+		g.log.Warn("executor state not watched: routing predicts without it", zap.Error(err))
 	}
 }
 

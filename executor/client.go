@@ -34,7 +34,8 @@ type Client struct {
 	sendMu  sync.Mutex
 	nextID  uint64
 	waiting map[uint64]chan *pb.InferResponse
-	broken  error // set once the connection broke
+	onState func(*pb.ExecutorState) // set by WatchState
+	broken  error                   // set once the connection broke
 	recvWG  sync.WaitGroup
 }
 
@@ -111,9 +112,19 @@ func (c *Client) Stats(ctx context.Context) (*pb.StatsResponse, error) {
 	return c.rpc.Stats(ctx, &pb.StatsRequest{})
 }
 
-// WatchState streams the executor's scheduler state.
-func (c *Client) WatchState(ctx context.Context, minInterval time.Duration) (pb.Executor_WatchStateClient, error) {
-	return c.rpc.WatchState(ctx, &pb.WatchStateRequest{MinIntervalUs: minInterval.Microseconds()})
+// WatchState asks the executor for its scheduler state whenever it
+// changes, at most once every every, and hands each to fn, which runs on
+// the goroutine that reads the answers: it must not block. The first comes
+// at once; they stop when the connection breaks (the executor went away)
+// or the client closes.
+func (c *Client) WatchState(every time.Duration, fn func(*pb.ExecutorState)) error {
+	if every <= 0 {
+		return fmt.Errorf("watch executor state: interval %s: must be positive", every)
+	}
+	if err := c.open(func() { c.onState = fn }); err != nil {
+		return err
+	}
+	return c.send(&pb.InferRequest{WatchStateUs: max(every.Microseconds(), 1)})
 }
 
 // Infer sends one request and waits for its response, ctx's end, or the
@@ -149,27 +160,38 @@ const dialFramesTimeout = 5 * time.Second
 
 // register opens the framed connection if needed and reserves a request id.
 func (c *Client) register(ch chan *pb.InferResponse) (uint64, error) {
+	var id uint64
+	err := c.open(func() {
+		c.nextID++
+		c.waiting[c.nextID] = ch
+		id = c.nextID
+	})
+	return id, err
+}
+
+// open opens the framed connection if it is not, then runs then, both
+// under c.mu.
+func (c *Client) open(then func()) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
-		return 0, c.broken
+		return c.broken
 	}
 	if c.frames == nil {
 		conn, err := net.DialTimeout("unix", c.socket, dialFramesTimeout)
 		if err != nil {
-			return 0, fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
+			return fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
 		}
 		if _, err := conn.Write(framePreface); err != nil {
 			_ = conn.Close()
-			return 0, fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
+			return fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
 		}
 		c.frames = conn
 		c.recvWG.Add(1)
 		go c.receive(conn)
 	}
-	c.nextID++
-	c.waiting[c.nextID] = ch
-	return c.nextID, nil
+	then()
+	return nil
 }
 
 func (c *Client) unregister(id uint64) {
@@ -210,6 +232,14 @@ func (c *Client) receive(conn net.Conn) {
 			return
 		}
 		c.mu.Lock()
+		if resp.Id == 0 && resp.State != nil {
+			onState := c.onState
+			c.mu.Unlock()
+			if onState != nil {
+				onState(resp.State)
+			}
+			continue
+		}
 		ch, ok := c.waiting[resp.Id]
 		delete(c.waiting, resp.Id)
 		c.mu.Unlock()

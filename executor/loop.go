@@ -50,9 +50,15 @@ type loop struct {
 	drained  int64
 	busy     time.Duration
 	started  time.Time
-	version  uint64
-	subs     map[chan struct{}]bool
-	subsMu   sync.Mutex // guards subs: the loop notifies, watchers (un)subscribe
+	// State frames (state.go): the connections that watch the state and
+	// the interval each asked for; whether the state changed since it
+	// was last written to all of them; the timer for those whose
+	// interval has not passed, and the time it is set for.
+	watchers map[*inferStream]time.Duration
+	dirty    bool
+	pubTimer *time.Timer
+	pubAt    time.Duration
+	pubArmed bool
 
 	reqBuf       []sched.Request // reused by submit
 	stamp        uint64          // stateStamp at the last notification
@@ -105,7 +111,7 @@ type job struct {
 func newLoop(s *Server) (*loop, error) {
 	l := &loop{
 		s: s, in: make(chan func(), 1024), quit: make(chan struct{}), done: make(chan struct{}),
-		jobs: make(chan *job, 2), workerDone: make(chan struct{}), subs: map[chan struct{}]bool{},
+		jobs: make(chan *job, 2), workerDone: make(chan struct{}),
 		started: time.Now(),
 	}
 	sc, err := sched.New(sched.Config{Policy: s.opts.Policy, MaxQueue: s.opts.MaxQueue}, sink{l})
@@ -116,6 +122,8 @@ func newLoop(s *Server) (*loop, error) {
 	l.slack = slack{floor: s.opts.TimerSlack, cur: s.opts.TimerSlack}
 	l.timer = time.NewTimer(time.Hour)
 	l.timer.Stop()
+	l.pubTimer = time.NewTimer(time.Hour)
+	l.pubTimer.Stop()
 	go l.run()
 	go l.worker()
 	return l, nil
@@ -162,15 +170,17 @@ func (l *loop) run() {
 			// wake-up been on time).
 			l.slack.observe(l.now() - l.wokeFor)
 			l.sc.Advance(l.wakeAt)
+		case <-l.pubTimer.C:
+			l.pubArmed = false
 		case <-l.quit:
 			l.shutdown()
 			return
 		}
 		l.rearm()
 		if v := l.stateStamp(); v != l.stamp {
-			l.stamp = v
-			l.changed()
+			l.stamp, l.dirty = v, true
 		}
+		l.publish()
 	}
 }
 
@@ -397,6 +407,7 @@ func (l *loop) cancel(st *inferStream, id uint64) {
 
 // streamGone drops the responses of a client that went away.
 func (l *loop) streamGone(st *inferStream) {
+	l.unwatch(st)
 	for _, r := range st.active {
 		l.answer(r, nil)
 	}

@@ -243,39 +243,6 @@ func (s *Server) Stats(context.Context, *pb.StatsRequest) (*pb.StatsResponse, er
 	return s.loop.stats(), nil
 }
 
-// WatchState streams scheduler state at most every min_interval_us (default
-// 1 ms) and only when it changed.
-func (s *Server) WatchState(req *pb.WatchStateRequest, stream pb.Executor_WatchStateServer) error {
-	interval := time.Duration(req.MinIntervalUs) * time.Microsecond
-	if interval <= 0 {
-		interval = time.Millisecond
-	}
-	changed := s.loop.subscribe()
-	defer s.loop.unsubscribe(changed)
-	var last uint64
-	for {
-		st, ver := s.loop.snapshot()
-		if ver != last {
-			if err := stream.Send(st); err != nil {
-				return err
-			}
-			last = ver
-		}
-		select {
-		case <-stream.Context().Done():
-			return nil
-		case <-s.loop.done:
-			return nil
-		case <-changed:
-		}
-		select {
-		case <-stream.Context().Done():
-			return nil
-		case <-time.After(interval):
-		}
-	}
-}
-
 // errorf builds an InferResponse carrying an error.
 func errorf(id uint64, code pb.Code, format string, args ...any) *pb.InferResponse {
 	return &pb.InferResponse{Id: id, Code: code, Error: fmt.Sprintf(format, args...)}

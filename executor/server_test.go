@@ -382,26 +382,67 @@ func TestWatchStateReportsQueue(t *testing.T) {
 	f := &fakeRuntime{base: 2 * time.Millisecond}
 	c := startFake(t, f, "deferred")
 	loadDouble(t, c, "double", 500*time.Millisecond, 8)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w, err := c.WatchState(ctx, time.Millisecond)
-	require.NoError(t, err)
-	first, err := w.Recv()
-	require.NoError(t, err)
-	require.Len(t, first.Models, 1)
+	states := make(chan *pb.ExecutorState, 64)
+	require.NoError(t, c.WatchState(time.Millisecond, func(st *pb.ExecutorState) {
+		select {
+		case states <- st:
+		default: // the test reads on; a full buffer drops
+		}
+	}))
+	first := <-states
+	require.Len(t, first.Models, 1, "the first state comes at once")
+	require.Zero(t, first.Models[0].Queued)
+	done := make(chan error, 1)
 	go func() {
-		_, _ = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+		_, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+		done <- err
 	}()
-	for {
-		st, err := w.Recv()
-		require.NoError(t, err)
-		if st.Models[0].Queued == 1 {
+	queued := false
+	for st := range states {
+		if st.Models[0].Queued == 1 && !queued {
+			queued = true
 			require.Equal(t, int32(1), st.Models[0].Batch)
 			require.GreaterOrEqual(t, st.Models[0].ExecUnixNs, st.AtUnixNs)
 			require.GreaterOrEqual(t, st.Models[0].LatestUnixNs, st.Models[0].ExecUnixNs)
 			require.Greater(t, st.Models[0].DeadlineUnixNs, st.Models[0].LatestUnixNs)
-			return
 		}
+		if queued && st.Models[0].Queued == 0 && st.Models[0].Batches == 1 {
+			break // the batch ran: the state says so without being asked
+		}
+	}
+	require.NoError(t, <-done)
+}
+
+// State frames come at most once an interval however often the state
+// changes, and the last change is always written.
+func TestWatchStateThrottles(t *testing.T) {
+	f := &fakeRuntime{base: 100 * time.Microsecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", time.Second, 8)
+	var mu sync.Mutex
+	var got []*pb.ExecutorState
+	require.NoError(t, c.WatchState(200*time.Millisecond, func(st *pb.ExecutorState) {
+		mu.Lock()
+		got = append(got, st)
+		mu.Unlock()
+	}))
+	const requests = 20
+	for range requests {
+		_, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		last := got[len(got)-1].Models[0]
+		return last.Batches == requests && last.Queued == 0
+	}, 5*time.Second, 10*time.Millisecond, "the last change is written after the interval")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Less(t, len(got), requests, "%d state frames for %d requests", len(got), requests)
+	for i := 1; i < len(got); i++ { // as the executor's clock had them
+		gap := time.Duration(got[i].AtUnixNs - got[i-1].AtUnixNs)
+		require.GreaterOrEqual(t, gap, 190*time.Millisecond, "frames %d and %d", i-1, i)
 	}
 }
 

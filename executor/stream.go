@@ -20,6 +20,10 @@ import (
 type inferStream struct {
 	out    *frameWriter
 	active map[uint64]*request // loop-owned: requests not yet answered
+	// Loop-owned, for a connection that watches the state: when its
+	// last state frame was written, and whether one was.
+	published time.Duration
+	sent      bool
 }
 
 // serveFrames serves one framed connection until it closes or breaks. Each
@@ -42,6 +46,11 @@ func (s *Server) serveFrames(conn net.Conn, r *bufio.Reader) {
 		if req.Cancel {
 			id := req.Id
 			s.loop.post(func() { s.loop.cancel(st, id) })
+			continue
+		}
+		if req.WatchStateUs > 0 {
+			every := time.Duration(req.WatchStateUs) * time.Microsecond
+			s.loop.post(func() { s.loop.watch(st, every) })
 			continue
 		}
 		s.accept(st, req)

@@ -805,8 +805,12 @@ type InferRequest struct {
 	Outputs        []string               `protobuf:"bytes,4,rep,name=outputs,proto3" json:"outputs,omitempty"`                                        // empty: all outputs
 	DeadlineUnixNs int64                  `protobuf:"varint,5,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"` // wall clock; 0: now + the model's SLO
 	Cancel         bool                   `protobuf:"varint,6,opt,name=cancel,proto3" json:"cancel,omitempty"`                                         // withdraw request id (no other field is read)
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A watch frame (id 0, no other field read): from now on the executor
+	// writes state frames on this connection whenever its scheduler state
+	// changed, at most once every this many microseconds.
+	WatchStateUs  int64 `protobuf:"varint,7,opt,name=watch_state_us,json=watchStateUs,proto3" json:"watch_state_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InferRequest) Reset() {
@@ -881,16 +885,26 @@ func (x *InferRequest) GetCancel() bool {
 	return false
 }
 
+func (x *InferRequest) GetWatchStateUs() int64 {
+	if x != nil {
+		return x.WatchStateUs
+	}
+	return 0
+}
+
 type InferResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Code          Code                   `protobuf:"varint,2,opt,name=code,proto3,enum=gpuletd.executor.v1.Code" json:"code,omitempty"`
-	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
-	Outputs       []*Tensor              `protobuf:"bytes,4,rep,name=outputs,proto3" json:"outputs,omitempty"`
-	Emulated      bool                   `protobuf:"varint,5,opt,name=emulated,proto3" json:"emulated,omitempty"`                    // outputs are zero-filled by the emulated engine
-	BatchSize     int32                  `protobuf:"varint,6,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"` // the batch this request ran in
-	QueueUs       int64                  `protobuf:"varint,7,opt,name=queue_us,json=queueUs,proto3" json:"queue_us,omitempty"`       // arrival at the executor to batch start
-	ComputeUs     int64                  `protobuf:"varint,8,opt,name=compute_us,json=computeUs,proto3" json:"compute_us,omitempty"` // batch start to batch end
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Id        uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Code      Code                   `protobuf:"varint,2,opt,name=code,proto3,enum=gpuletd.executor.v1.Code" json:"code,omitempty"`
+	Error     string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Outputs   []*Tensor              `protobuf:"bytes,4,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	Emulated  bool                   `protobuf:"varint,5,opt,name=emulated,proto3" json:"emulated,omitempty"`                    // outputs are zero-filled by the emulated engine
+	BatchSize int32                  `protobuf:"varint,6,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"` // the batch this request ran in
+	QueueUs   int64                  `protobuf:"varint,7,opt,name=queue_us,json=queueUs,proto3" json:"queue_us,omitempty"`       // arrival at the executor to batch start
+	ComputeUs int64                  `protobuf:"varint,8,opt,name=compute_us,json=computeUs,proto3" json:"compute_us,omitempty"` // batch start to batch end
+	// Set on a state frame (id 0, nothing else set): the executor's
+	// scheduler state, written to connections that sent a watch frame.
+	State         *ExecutorState `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -979,6 +993,13 @@ func (x *InferResponse) GetComputeUs() int64 {
 		return x.ComputeUs
 	}
 	return 0
+}
+
+func (x *InferResponse) GetState() *ExecutorState {
+	if x != nil {
+		return x.State
+	}
+	return nil
 }
 
 type DrainRequest struct {
@@ -1265,50 +1286,6 @@ func (x *StatsResponse) GetUptimeUs() int64 {
 	return 0
 }
 
-type WatchStateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MinIntervalUs int64                  `protobuf:"varint,1,opt,name=min_interval_us,json=minIntervalUs,proto3" json:"min_interval_us,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *WatchStateRequest) Reset() {
-	*x = WatchStateRequest{}
-	mi := &file_executor_proto_msgTypes[16]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *WatchStateRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*WatchStateRequest) ProtoMessage() {}
-
-func (x *WatchStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use WatchStateRequest.ProtoReflect.Descriptor instead.
-func (*WatchStateRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
-}
-
-func (x *WatchStateRequest) GetMinIntervalUs() int64 {
-	if x != nil {
-		return x.MinIntervalUs
-	}
-	return 0
-}
-
 // ModelState is one model's forming batch on this gpu-let.
 type ModelState struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -1329,7 +1306,7 @@ type ModelState struct {
 
 func (x *ModelState) Reset() {
 	*x = ModelState{}
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1318,7 @@ func (x *ModelState) String() string {
 func (*ModelState) ProtoMessage() {}
 
 func (x *ModelState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1331,7 @@ func (x *ModelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelState.ProtoReflect.Descriptor instead.
 func (*ModelState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{17}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ModelState) GetName() string {
@@ -1450,7 +1427,7 @@ type ExecutorState struct {
 
 func (x *ExecutorState) Reset() {
 	*x = ExecutorState{}
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1439,7 @@ func (x *ExecutorState) String() string {
 func (*ExecutorState) ProtoMessage() {}
 
 func (x *ExecutorState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1452,7 @@ func (x *ExecutorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorState.ProtoReflect.Descriptor instead.
 func (*ExecutorState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{18}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExecutorState) GetAtUnixNs() int64 {
@@ -1584,14 +1561,15 @@ const file_executor_proto_rawDesc = "" +
 	"\bdatatype\x18\x02 \x01(\tR\bdatatype\x12\x14\n" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\x12\x19\n" +
-	"\braw_size\x18\x05 \x01(\x03R\arawSize\"\xc5\x01\n" +
+	"\braw_size\x18\x05 \x01(\x03R\arawSize\"\xeb\x01\n" +
 	"\fInferRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x123\n" +
 	"\x06inputs\x18\x03 \x03(\v2\x1b.gpuletd.executor.v1.TensorR\x06inputs\x12\x18\n" +
 	"\aoutputs\x18\x04 \x03(\tR\aoutputs\x12(\n" +
 	"\x10deadline_unix_ns\x18\x05 \x01(\x03R\x0edeadlineUnixNs\x12\x16\n" +
-	"\x06cancel\x18\x06 \x01(\bR\x06cancel\"\x90\x02\n" +
+	"\x06cancel\x18\x06 \x01(\bR\x06cancel\x12$\n" +
+	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\"\xca\x02\n" +
 	"\rInferResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\x04code\x18\x02 \x01(\x0e2\x19.gpuletd.executor.v1.CodeR\x04code\x12\x14\n" +
@@ -1602,7 +1580,8 @@ const file_executor_proto_rawDesc = "" +
 	"batch_size\x18\x06 \x01(\x05R\tbatchSize\x12\x19\n" +
 	"\bqueue_us\x18\a \x01(\x03R\aqueueUs\x12\x1d\n" +
 	"\n" +
-	"compute_us\x18\b \x01(\x03R\tcomputeUs\"\x0e\n" +
+	"compute_us\x18\b \x01(\x03R\tcomputeUs\x128\n" +
+	"\x05state\x18\t \x01(\v2\".gpuletd.executor.v1.ExecutorStateR\x05state\"\x0e\n" +
 	"\fDrainRequest\"+\n" +
 	"\rDrainResponse\x12\x1a\n" +
 	"\banswered\x18\x01 \x01(\x03R\banswered\"\x0e\n" +
@@ -1629,9 +1608,7 @@ const file_executor_proto_rawDesc = "" +
 	"\rStatsResponse\x127\n" +
 	"\x06models\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.ModelStatsR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
-	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\";\n" +
-	"\x11WatchStateRequest\x12&\n" +
-	"\x0fmin_interval_us\x18\x01 \x01(\x03R\rminIntervalUs\"\xde\x02\n" +
+	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\xde\x02\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1665,15 +1642,13 @@ const file_executor_proto_rawDesc = "" +
 	"QUEUE_FULL\x10\x04\x12\x0f\n" +
 	"\vUNAVAILABLE\x10\x05\x12\r\n" +
 	"\tCANCELLED\x10\x06\x12\f\n" +
-	"\bINTERNAL\x10\a2\x97\x04\n" +
+	"\bINTERNAL\x10\a2\xbb\x03\n" +
 	"\bExecutor\x12Q\n" +
 	"\x06Health\x12\".gpuletd.executor.v1.HealthRequest\x1a#.gpuletd.executor.v1.HealthResponse\x12Z\n" +
 	"\tLoadModel\x12%.gpuletd.executor.v1.LoadModelRequest\x1a&.gpuletd.executor.v1.LoadModelResponse\x12`\n" +
 	"\vUnloadModel\x12'.gpuletd.executor.v1.UnloadModelRequest\x1a(.gpuletd.executor.v1.UnloadModelResponse\x12N\n" +
 	"\x05Drain\x12!.gpuletd.executor.v1.DrainRequest\x1a\".gpuletd.executor.v1.DrainResponse\x12N\n" +
-	"\x05Stats\x12!.gpuletd.executor.v1.StatsRequest\x1a\".gpuletd.executor.v1.StatsResponse\x12Z\n" +
-	"\n" +
-	"WatchState\x12&.gpuletd.executor.v1.WatchStateRequest\x1a\".gpuletd.executor.v1.ExecutorState0\x01B/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
+	"\x05Stats\x12!.gpuletd.executor.v1.StatsRequest\x1a\".gpuletd.executor.v1.StatsResponseB/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -1688,7 +1663,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_executor_proto_goTypes = []any{
 	(Code)(0),                   // 0: gpuletd.executor.v1.Code
 	(*HealthRequest)(nil),       // 1: gpuletd.executor.v1.HealthRequest
@@ -1707,11 +1682,10 @@ var file_executor_proto_goTypes = []any{
 	(*StatsRequest)(nil),        // 14: gpuletd.executor.v1.StatsRequest
 	(*ModelStats)(nil),          // 15: gpuletd.executor.v1.ModelStats
 	(*StatsResponse)(nil),       // 16: gpuletd.executor.v1.StatsResponse
-	(*WatchStateRequest)(nil),   // 17: gpuletd.executor.v1.WatchStateRequest
-	(*ModelState)(nil),          // 18: gpuletd.executor.v1.ModelState
-	(*ExecutorState)(nil),       // 19: gpuletd.executor.v1.ExecutorState
-	nil,                         // 20: gpuletd.executor.v1.ModelStats.FailuresEntry
-	nil,                         // 21: gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	(*ModelState)(nil),          // 17: gpuletd.executor.v1.ModelState
+	(*ExecutorState)(nil),       // 18: gpuletd.executor.v1.ExecutorState
+	nil,                         // 19: gpuletd.executor.v1.ModelStats.FailuresEntry
+	nil,                         // 20: gpuletd.executor.v1.ModelStats.BatchSizesEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	4,  // 0: gpuletd.executor.v1.LoadModelRequest.latency:type_name -> gpuletd.executor.v1.LatencyPoint
@@ -1722,27 +1696,26 @@ var file_executor_proto_depIdxs = []int32{
 	9,  // 5: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
 	0,  // 6: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
 	9,  // 7: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
-	20, // 8: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
-	21, // 9: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
-	15, // 10: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
-	18, // 11: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
-	1,  // 12: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
-	5,  // 13: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
-	7,  // 14: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
-	12, // 15: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
-	14, // 16: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
-	17, // 17: gpuletd.executor.v1.Executor.WatchState:input_type -> gpuletd.executor.v1.WatchStateRequest
+	18, // 8: gpuletd.executor.v1.InferResponse.state:type_name -> gpuletd.executor.v1.ExecutorState
+	19, // 9: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
+	20, // 10: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	15, // 11: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
+	17, // 12: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
+	1,  // 13: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
+	5,  // 14: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
+	7,  // 15: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
+	12, // 16: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
+	14, // 17: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
 	2,  // 18: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
 	6,  // 19: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
 	8,  // 20: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
 	13, // 21: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
 	16, // 22: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
-	19, // 23: gpuletd.executor.v1.Executor.WatchState:output_type -> gpuletd.executor.v1.ExecutorState
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	18, // [18:23] is the sub-list for method output_type
+	13, // [13:18] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1756,7 +1729,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,7 +29,6 @@ const (
 	Executor_UnloadModel_FullMethodName = "/gpuletd.executor.v1.Executor/UnloadModel"
 	Executor_Drain_FullMethodName       = "/gpuletd.executor.v1.Executor/Drain"
 	Executor_Stats_FullMethodName       = "/gpuletd.executor.v1.Executor/Stats"
-	Executor_WatchState_FullMethodName  = "/gpuletd.executor.v1.Executor/WatchState"
 )
 
 // ExecutorClient is the client API for Executor service.
@@ -53,9 +52,6 @@ type ExecutorClient interface {
 	Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainResponse, error)
 	// Stats returns counters since the executor started.
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
-	// WatchState streams the scheduler state the router needs, at most every
-	// min_interval_us and whenever it changes.
-	WatchState(ctx context.Context, in *WatchStateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecutorState], error)
 }
 
 type executorClient struct {
@@ -116,25 +112,6 @@ func (c *executorClient) Stats(ctx context.Context, in *StatsRequest, opts ...gr
 	return out, nil
 }
 
-func (c *executorClient) WatchState(ctx context.Context, in *WatchStateRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecutorState], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Executor_ServiceDesc.Streams[0], Executor_WatchState_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[WatchStateRequest, ExecutorState]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Executor_WatchStateClient = grpc.ServerStreamingClient[ExecutorState]
-
 // ExecutorServer is the server API for Executor service.
 // All implementations must embed UnimplementedExecutorServer
 // for forward compatibility.
@@ -156,9 +133,6 @@ type ExecutorServer interface {
 	Drain(context.Context, *DrainRequest) (*DrainResponse, error)
 	// Stats returns counters since the executor started.
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
-	// WatchState streams the scheduler state the router needs, at most every
-	// min_interval_us and whenever it changes.
-	WatchState(*WatchStateRequest, grpc.ServerStreamingServer[ExecutorState]) error
 	mustEmbedUnimplementedExecutorServer()
 }
 
@@ -183,9 +157,6 @@ func (UnimplementedExecutorServer) Drain(context.Context, *DrainRequest) (*Drain
 }
 func (UnimplementedExecutorServer) Stats(context.Context, *StatsRequest) (*StatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stats not implemented")
-}
-func (UnimplementedExecutorServer) WatchState(*WatchStateRequest, grpc.ServerStreamingServer[ExecutorState]) error {
-	return status.Error(codes.Unimplemented, "method WatchState not implemented")
 }
 func (UnimplementedExecutorServer) mustEmbedUnimplementedExecutorServer() {}
 func (UnimplementedExecutorServer) testEmbeddedByValue()                  {}
@@ -298,17 +269,6 @@ func _Executor_Stats_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Executor_WatchState_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(WatchStateRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(ExecutorServer).WatchState(m, &grpc.GenericServerStream[WatchStateRequest, ExecutorState]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Executor_WatchStateServer = grpc.ServerStreamingServer[ExecutorState]
-
 // Executor_ServiceDesc is the grpc.ServiceDesc for Executor service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -337,12 +297,6 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Executor_Stats_Handler,
 		},
 	},
-	Streams: []grpc.StreamDesc{
-		{
-			StreamName:    "WatchState",
-			Handler:       _Executor_WatchState_Handler,
-			ServerStreams: true,
-		},
-	},
+	Streams:  []grpc.StreamDesc{},
 	Metadata: "executor.proto",
 }
