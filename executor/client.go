@@ -232,13 +232,16 @@ func (c *Client) receive(conn net.Conn) {
 			return
 		}
 		c.mu.Lock()
-		if resp.Id == 0 && resp.State != nil {
+		if resp.State != nil { // a state frame, or state with an answer
 			onState := c.onState
 			c.mu.Unlock()
 			if onState != nil {
 				onState(resp.State)
 			}
-			continue
+			if resp.Id == 0 {
+				continue
+			}
+			c.mu.Lock()
 		}
 		ch, ok := c.waiting[resp.Id]
 		delete(c.waiting, resp.Id)

@@ -55,9 +55,23 @@ func frameTensors(m proto.Message) []*pb.Tensor {
 // bytes from where they are. m is left as it was, but must not be read by
 // anyone else while it is written.
 func writeFrame(w io.Writer, m proto.Message) error {
+	bufs, err := appendFrame(nil, m)
+	if err != nil {
+		return err
+	}
+	if _, err := bufs.WriteTo(w); err != nil {
+		return fmt.Errorf("write frame: %w", err)
+	}
+	return nil
+}
+
+// appendFrame appends m's frame to bufs: its head, then its tensors' bytes
+// where they are.
+func appendFrame(bufs net.Buffers, m proto.Message) (net.Buffers, error) {
 	ts := frameTensors(m)
 	data := make([][]byte, len(ts))
-	bufs := make(net.Buffers, 1, 1+len(ts))
+	at := len(bufs)
+	bufs = append(bufs, nil)
 	var payload int64
 	for i, t := range ts {
 		data[i] = t.Data
@@ -72,13 +86,10 @@ func writeFrame(w io.Writer, m proto.Message) error {
 		t.RawSize, t.Data = 0, data[i]
 	}
 	if err != nil {
-		return err
+		return bufs[:at], err
 	}
-	bufs[0] = head
-	if _, err := bufs.WriteTo(w); err != nil {
-		return fmt.Errorf("write frame: %w", err)
-	}
-	return nil
+	bufs[at] = head
+	return bufs, nil
 }
 
 // frameHead is a frame's prefix and header.

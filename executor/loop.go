@@ -59,6 +59,8 @@ type loop struct {
 	pubTimer *time.Timer
 	pubAt    time.Duration
 	pubArmed bool
+	// flushing are the connections with answers pending (answer).
+	flushing []*inferStream
 
 	reqBuf       []sched.Request // reused by submit
 	stamp        uint64          // stateStamp at the last notification
@@ -174,6 +176,7 @@ func (l *loop) run() {
 			l.pubArmed = false
 		case <-l.quit:
 			l.shutdown()
+			l.flush()
 			return
 		}
 		l.rearm()
@@ -181,6 +184,7 @@ func (l *loop) run() {
 			l.stamp, l.dirty = v, true
 		}
 		l.publish()
+		l.flush()
 	}
 }
 
@@ -522,7 +526,11 @@ func (l *loop) answer(r *request, resp *pb.InferResponse) {
 	}
 	r.answered = true
 	if resp != nil {
-		r.stream.out.push(resp)
+		st := r.stream
+		if len(st.pending) == 0 {
+			l.flushing = append(l.flushing, st)
+		}
+		st.pending = append(st.pending, resp)
 	}
 	if _, ok := r.stream.active[r.id]; ok {
 		delete(r.stream.active, r.id)

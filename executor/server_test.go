@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"google.golang.org/protobuf/proto"
+	"net"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -413,35 +415,55 @@ func TestWatchStateReportsQueue(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
-// State frames come at most once an interval however often the state
-// changes, and the last change is always written.
+// State frames of their own come at most once an interval however often
+// the state changes; an answer carries the state whenever it changed, for
+// no write of its own; the last change is always written.
 func TestWatchStateThrottles(t *testing.T) {
 	f := &fakeRuntime{base: 100 * time.Microsecond}
 	c := startFake(t, f, "eager")
 	loadDouble(t, c, "double", time.Second, 8)
-	var mu sync.Mutex
-	var got []*pb.ExecutorState
-	require.NoError(t, c.WatchState(200*time.Millisecond, func(st *pb.ExecutorState) {
-		mu.Lock()
-		got = append(got, st)
-		mu.Unlock()
-	}))
-	const requests = 20
-	for range requests {
-		_, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
-		require.NoError(t, err)
+	conn, err := net.Dial("unix", c.socket)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write(framePreface)
+	require.NoError(t, err)
+	require.NoError(t, writeFrame(conn, &pb.InferRequest{WatchStateUs: (200 * time.Millisecond).Microseconds()}))
+	r := bufio.NewReader(conn)
+	var own []*pb.ExecutorState // state frames of their own
+	var withAnswer int
+	var last *pb.ExecutorState
+	read := func() *pb.InferResponse {
+		resp := &pb.InferResponse{}
+		require.NoError(t, readFrame(r, resp))
+		if resp.State != nil {
+			last = resp.State
+		}
+		if resp.Id == 0 {
+			require.NotNil(t, resp.State)
+			own = append(own, resp.State)
+		} else if resp.State != nil {
+			withAnswer++
+		}
+		return resp
 	}
-	require.Eventually(t, func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		last := got[len(got)-1].Models[0]
-		return last.Batches == requests && last.Queued == 0
-	}, 5*time.Second, 10*time.Millisecond, "the last change is written after the interval")
-	mu.Lock()
-	defer mu.Unlock()
-	require.Less(t, len(got), requests, "%d state frames for %d requests", len(got), requests)
-	for i := 1; i < len(got); i++ { // as the executor's clock had them
-		gap := time.Duration(got[i].AtUnixNs - got[i-1].AtUnixNs)
+	const requests = 20
+	for id := uint64(1); id <= requests; id++ {
+		require.NoError(t, writeFrame(conn, &pb.InferRequest{Id: id, Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}}))
+		for read().Id != id {
+		}
+	}
+	require.Positive(t, withAnswer, "answers carry the state")
+	// The answers took ~20 ms, within one interval of the first frame:
+	// the states they changed came with them, state frames of their own
+	// (a request queued and its batch started) at most once an interval.
+	require.NotEmpty(t, own, "the first state comes at once")
+	_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for last.Models[0].Batches < requests || last.Models[0].Queued != 0 {
+		read()
+	}
+	require.LessOrEqual(t, len(own), 2, "state frames of their own for %d requests", requests)
+	for i := 1; i < len(own); i++ { // as the executor's clock had them
+		gap := time.Duration(own[i].AtUnixNs - own[i-1].AtUnixNs)
 		require.GreaterOrEqual(t, gap, 190*time.Millisecond, "frames %d and %d", i-1, i)
 	}
 }

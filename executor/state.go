@@ -34,7 +34,9 @@ func (l *loop) unwatch(st *inferStream) { delete(l.watchers, st) }
 
 // publish writes the state to every watcher whose interval has passed
 // since its last frame, and sets the publish timer for the others. It is
-// called when the state changed and when the publish timer fires.
+// called at the end of every iteration of the loop. A watcher that is
+// being answered in this iteration gets the state with its last answer,
+// whatever its interval: that costs no write of its own.
 func (l *loop) publish() {
 	if !l.dirty || len(l.watchers) == 0 {
 		return
@@ -43,6 +45,14 @@ func (l *loop) publish() {
 	next := time.Duration(-1)
 	var st *pb.ExecutorState
 	for w, every := range l.watchers {
+		if n := len(w.pending); n > 0 {
+			if st == nil {
+				st = l.state(now)
+			}
+			w.pending[n-1].State = st
+			w.published, w.sent = now, true
+			continue
+		}
 		if due := w.published + every; w.sent && now < due {
 			if next < 0 || due < next {
 				next = due
@@ -63,6 +73,17 @@ func (l *loop) publish() {
 		l.pubAt, l.pubArmed = next, true
 		l.pubTimer.Reset(next - now)
 	}
+}
+
+// flush writes each connection's pending answers with one write.
+func (l *loop) flush() {
+	for i, st := range l.flushing {
+		st.out.pushAll(st.pending)
+		clear(st.pending)
+		st.pending = st.pending[:0]
+		l.flushing[i] = nil
+	}
+	l.flushing = l.flushing[:0]
 }
 
 // state is the state the router needs, as of now (on the loop).

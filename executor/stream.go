@@ -24,6 +24,10 @@ type inferStream struct {
 	// last state frame was written, and whether one was.
 	published time.Duration
 	sent      bool
+	// pending are answers the loop wrote during its current iteration
+	// (loop-owned); it flushes them with one write at the iteration's end,
+	// the state attached to the last when it changed.
+	pending []*pb.InferResponse
 }
 
 // serveFrames serves one framed connection until it closes or breaks. Each
@@ -118,14 +122,27 @@ type frameWriter struct {
 	failed bool
 }
 
-func (w *frameWriter) push(r *pb.InferResponse) {
+func (w *frameWriter) push(r *pb.InferResponse) { w.pushAll([]*pb.InferResponse{r}) }
+
+// pushAll writes responses with one vectored write. One that cannot be
+// framed (too large) is answered with its error instead.
+func (w *frameWriter) pushAll(rs []*pb.InferResponse) {
+	var bufs net.Buffers
+	for _, r := range rs {
+		var err error
+		if bufs, err = appendFrame(bufs, r); err != nil {
+			e := errorf(r.Id, pb.Code_INTERNAL, "%v", err)
+			e.State = r.State
+			bufs, _ = appendFrame(bufs, e)
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.failed {
 		return
 	}
 	_ = w.conn.SetWriteDeadline(time.Now().Add(frameWriteTimeout))
-	if err := writeFrame(w.conn, r); err != nil {
+	if _, err := bufs.WriteTo(w.conn); err != nil {
 		w.failed = true
 		_ = w.conn.Close()
 	}
