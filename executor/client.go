@@ -231,23 +231,19 @@ func (c *Client) receive(conn net.Conn) {
 			c.fail(fmt.Errorf("%w: %w", ErrExecutorGone, err))
 			return
 		}
+		// The answer first, then the state it may carry (a state frame
+		// has id 0 and no answer).
+		state := resp.State
 		c.mu.Lock()
-		if resp.State != nil { // a state frame, or state with an answer
-			onState := c.onState
-			c.mu.Unlock()
-			if onState != nil {
-				onState(resp.State)
-			}
-			if resp.Id == 0 {
-				continue
-			}
-			c.mu.Lock()
-		}
 		ch, ok := c.waiting[resp.Id]
 		delete(c.waiting, resp.Id)
+		onState := c.onState
 		c.mu.Unlock()
-		if ok {
+		if ok && resp.Id != 0 {
 			ch <- resp
+		}
+		if state != nil && onState != nil {
+			onState(state)
 		}
 	}
 }
