@@ -30,6 +30,11 @@ type modelRoute struct {
 	mu      sync.Mutex
 	gpulets []*gpuletRun
 	targets []sched.Target // parallel to gpulets; Route updates them in place
+	// base is each gpu-let's ℓ(b) as planned (parallel to gpulets);
+	// factor the calibration factor its executor last reported, by which
+	// the target's Latency is base scaled, as its scheduler's is.
+	base   []sched.Latency
+	factor []float64
 }
 
 // routeEntry is one gpu-let of a model in a new table: its plan weight and
@@ -64,12 +69,16 @@ func (r *router) install(entries map[string][]routeEntry) {
 			t := sched.Target{Weight: e.weight}
 			t.Latency = e.lat
 			t.FreeAt = r.now()
+			factor := 1.0
 			if prev := old[model]; prev != nil {
 				prev.mu.Lock()
 				for i, g := range prev.gpulets {
 					if g == e.g {
 						t.RouteState = prev.targets[i].RouteState
-						t.Latency = e.lat
+						factor, t.Latency = prev.factor[i], e.lat
+						if factor != 1 {
+							t.Latency = e.lat.Scaled(factor)
+						}
 						t.Sent = prev.targets[i].Sent
 						t.Credit = prev.targets[i].Credit
 					}
@@ -78,6 +87,8 @@ func (r *router) install(entries map[string][]routeEntry) {
 			}
 			mr.gpulets = append(mr.gpulets, e.g)
 			mr.targets = append(mr.targets, t)
+			mr.base = append(mr.base, e.lat)
+			mr.factor = append(mr.factor, factor)
 		}
 		next[model] = mr
 	}
@@ -162,6 +173,11 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 			rs.DispatchAt = int(ms.DispatchAt)
 			rs.IdleRule = ms.IdleRule
 			rs.Deadline, rs.Exec, rs.Latest = 0, 0, 0
+			// The executor's scheduler plans with ℓ(b) scaled by its
+			// calibration; the route predicts with the same.
+			if f := max(ms.LatencyFactor, 1); f != mr.factor[i] {
+				mr.factor[i], rs.Latency = f, mr.base[i].Scaled(f)
+			}
 			if ms.Queued > 0 {
 				rs.Deadline = r.fromWall(ms.DeadlineUnixNs)
 				rs.Exec = r.fromWall(ms.ExecUnixNs)

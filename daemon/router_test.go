@@ -59,6 +59,41 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoGpulet)
 }
 
+// TestRouterTakesCalibration: the route predicts with ℓ(b) scaled by the
+// calibration factor the executor reports, as the executor's scheduler
+// plans, and keeps it across a new table; an executor reporting none (0)
+// or a factor below 1 leaves the planned ℓ(b).
+func TestRouterTakesCalibration(t *testing.T) {
+	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	r := newRouter()
+	a := &gpuletRun{id: "a"}
+	r.install(map[string][]routeEntry{"m": {{g: a, weight: 1, lat: lat}}})
+	at := time.Now().UnixNano()
+	state := func(f float64) *pb.ExecutorState {
+		return &pb.ExecutorState{AtUnixNs: at, FreeAtUnixNs: at, Models: []*pb.ModelState{{Name: "m", LatencyFactor: f}}}
+	}
+	l1 := func() time.Duration { return (*r.table.Load())["m"].targets[0].Latency.At(1) }
+	require.Equal(t, 6*time.Millisecond, l1())
+	for _, tc := range []struct {
+		factor float64
+		want   time.Duration
+	}{
+		{0, 6 * time.Millisecond},
+		{1.5, 9 * time.Millisecond},
+		{1.5, 9 * time.Millisecond},
+		{0.5, 6 * time.Millisecond},
+		{2, 12 * time.Millisecond},
+	} {
+		r.update(a, state(tc.factor))
+		require.Equal(t, tc.want, l1(), "factor %g", tc.factor)
+	}
+	r.install(map[string][]routeEntry{"m": {{g: a, weight: 1, lat: lat}}})
+	require.Equal(t, 12*time.Millisecond, l1(), "a kept gpu-let keeps its calibration")
+	r.update(a, state(1))
+	require.Equal(t, 6*time.Millisecond, l1())
+}
+
 // TestRouteAnyAcrossModels: one route over two models' gpu-lets gives each
 // model its plan weight's share (a pipeline step's variants); a reroute
 // leaves out the gpu-let that refused and goes only where the request can

@@ -420,7 +420,7 @@ func TestWatchStateReportsQueue(t *testing.T) {
 // no write of its own; the last change is always written.
 func TestWatchStateThrottles(t *testing.T) {
 	f := &fakeRuntime{base: 100 * time.Microsecond}
-	c := startFake(t, f, "eager")
+	srv, c := startFakeServer(t, f, "eager")
 	loadDouble(t, c, "double", time.Second, 8)
 	conn, err := net.Dial("unix", c.socket)
 	require.NoError(t, err)
@@ -462,6 +462,10 @@ func TestWatchStateThrottles(t *testing.T) {
 		read()
 	}
 	require.LessOrEqual(t, len(own), 2, "state frames of their own for %d requests", requests)
+	var factor float64
+	srv.loop.call(func() { factor = srv.loop.ids[0].calib.Factor() })
+	require.Greater(t, factor, 1.0, "the fake runs slower than it says: calibrated")
+	require.Equal(t, factor, last.Models[0].LatencyFactor, "the state reports the calibration")
 	for i := 1; i < len(own); i++ { // as the executor's clock had them
 		gap := time.Duration(own[i].AtUnixNs - own[i-1].AtUnixNs)
 		require.GreaterOrEqual(t, gap, 190*time.Millisecond, "frames %d and %d", i-1, i)

@@ -1300,8 +1300,11 @@ type ModelState struct {
 	Batches         int64                  `protobuf:"varint,9,opt,name=batches,proto3" json:"batches,omitempty"`                                         // batches run since the executor started
 	BatchedRequests int64                  `protobuf:"varint,10,opt,name=batched_requests,json=batchedRequests,proto3" json:"batched_requests,omitempty"` // sum of their sizes
 	IdleRule        bool                   `protobuf:"varint,11,opt,name=idle_rule,json=idleRule,proto3" json:"idle_rule,omitempty"`                      // the policy bounds a waiting batch's idle time (deferred's idle rule)
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The calibration factor the scheduler's ℓ(b) is the loaded one scaled
+	// by (batches measured slower than loaded: above 1); 0 as 1.
+	LatencyFactor float64 `protobuf:"fixed64,12,opt,name=latency_factor,json=latencyFactor,proto3" json:"latency_factor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ModelState) Reset() {
@@ -1409,6 +1412,13 @@ func (x *ModelState) GetIdleRule() bool {
 		return x.IdleRule
 	}
 	return false
+}
+
+func (x *ModelState) GetLatencyFactor() float64 {
+	if x != nil {
+		return x.LatencyFactor
+	}
+	return 0
 }
 
 type ExecutorState struct {
@@ -1608,7 +1618,7 @@ const file_executor_proto_rawDesc = "" +
 	"\rStatsResponse\x127\n" +
 	"\x06models\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.ModelStatsR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
-	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\xde\x02\n" +
+	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\x85\x03\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1624,7 +1634,8 @@ const file_executor_proto_rawDesc = "" +
 	"\abatches\x18\t \x01(\x03R\abatches\x12)\n" +
 	"\x10batched_requests\x18\n" +
 	" \x01(\x03R\x0fbatchedRequests\x12\x1b\n" +
-	"\tidle_rule\x18\v \x01(\bR\bidleRule\"\xea\x01\n" +
+	"\tidle_rule\x18\v \x01(\bR\bidleRule\x12%\n" +
+	"\x0elatency_factor\x18\f \x01(\x01R\rlatencyFactor\"\xea\x01\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +
