@@ -146,14 +146,19 @@ func startDaemon(ctx context.Context, o *Options, env []string, dir string) (*da
 }
 
 // stop interrupts the daemon and waits for it, killing it after 30 s.
-func (d *daemon) stop() {
-	_ = d.cmd.Process.Signal(os.Interrupt)
+func (d *daemon) stop() { stopChild(d.cmd.Process, d.done, 30*time.Second) }
+
+// stopChild interrupts a child process and waits for its exit on done
+// (where its Wait's result arrives, and is put back for later stops),
+// killing it after grace.
+func stopChild(p *os.Process, done chan error, grace time.Duration) {
+	_ = p.Signal(os.Interrupt)
 	select {
-	case err := <-d.done:
-		d.done <- err
-	case <-time.After(30 * time.Second):
-		_ = d.cmd.Process.Kill()
-		d.done <- <-d.done
+	case err := <-done:
+		done <- err
+	case <-time.After(grace):
+		_ = p.Kill()
+		done <- <-done
 	}
 }
 

@@ -161,13 +161,4 @@ func startEchoProcess(o *Options, dir string, spec *EchoSpec) (*echoProcess, err
 func (e *echoProcess) pid() int { return e.cmd.Process.Pid }
 
 // stop interrupts the bare server and waits for it, killing it after 10 s.
-func (e *echoProcess) stop() {
-	_ = e.cmd.Process.Signal(os.Interrupt)
-	select {
-	case err := <-e.done:
-		e.done <- err
-	case <-time.After(10 * time.Second):
-		_ = e.cmd.Process.Kill()
-		e.done <- <-e.done
-	}
-}
+func (e *echoProcess) stop() { stopChild(e.cmd.Process, e.done, 10*time.Second) }
