@@ -224,7 +224,7 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	name, g, err := n.admitAny(routeNames, n.router.fromWall(deadline.UnixNano()), not)
 	if err != nil {
 		what := strings.Join(routeNames, " or ")
-		if why := n.notServedReason(models[0].Name); why != "" && len(models) == 1 {
+		if why := n.whyNotServed(models); why != "" {
 			return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %s", what, why)}
 		}
 		return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: "unroutable", msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
@@ -233,6 +233,15 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	m := byName[name]
 	res, ierr := n.runOn(ctx, g, m, inputs, names, deadline)
 	return res, m, g, ierr
+}
+
+// whyNotServed says why the one model asked for cannot be served, if it
+// cannot; for several (a step's variants) it says nothing.
+func (n *node) whyNotServed(models []*repository.Model) string {
+	if len(models) != 1 {
+		return ""
+	}
+	return n.notServedReason(models[0].Name)
 }
 
 // runOn runs checked inputs of model m on gpu-let g, admitted there, by

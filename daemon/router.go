@@ -67,7 +67,6 @@ func (r *router) install(entries map[string][]routeEntry) {
 		mr := &modelRoute{}
 		for _, e := range es {
 			t := sched.Target{Weight: e.weight}
-			t.Latency = e.lat
 			t.FreeAt = r.now()
 			factor := 1.0
 			if prev := old[model]; prev != nil {
@@ -75,15 +74,16 @@ func (r *router) install(entries map[string][]routeEntry) {
 				for i, g := range prev.gpulets {
 					if g == e.g {
 						t.RouteState = prev.targets[i].RouteState
-						factor, t.Latency = prev.factor[i], e.lat
-						if factor != 1 {
-							t.Latency = e.lat.Scaled(factor)
-						}
 						t.Sent = prev.targets[i].Sent
 						t.Credit = prev.targets[i].Credit
+						factor = prev.factor[i]
 					}
 				}
 				prev.mu.Unlock()
+			}
+			t.Latency = e.lat
+			if factor != 1 {
+				t.Latency = e.lat.Scaled(factor)
 			}
 			mr.gpulets = append(mr.gpulets, e.g)
 			mr.targets = append(mr.targets, t)

@@ -239,7 +239,7 @@ func (c *Client) receive(conn net.Conn) {
 		delete(c.waiting, resp.Id)
 		onState := c.onState
 		c.mu.Unlock()
-		if ok && resp.Id != 0 {
+		if ok { // ids start at 1: a state frame has no caller
 			ch <- resp
 		}
 		if state != nil && onState != nil {

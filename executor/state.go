@@ -26,7 +26,7 @@ func (l *loop) watch(st *inferStream, every time.Duration) {
 	l.watchers[st] = every
 	now := l.now()
 	st.out.push(&pb.InferResponse{State: l.state(now)})
-	st.published, st.sent = now, true
+	st.published = now
 }
 
 // unwatch drops a connection that went away.
@@ -50,10 +50,10 @@ func (l *loop) publish() {
 				st = l.state(now)
 			}
 			w.pending[n-1].State = st
-			w.published, w.sent = now, true
+			w.published = now
 			continue
 		}
-		if due := w.published + every; w.sent && now < due {
+		if due := w.published + every; now < due {
 			if next < 0 || due < next {
 				next = due
 			}
@@ -63,7 +63,7 @@ func (l *loop) publish() {
 			st = l.state(now)
 		}
 		w.out.push(&pb.InferResponse{State: st})
-		w.published, w.sent = now, true
+		w.published = now
 	}
 	if next < 0 {
 		l.dirty = false

@@ -21,9 +21,8 @@ type inferStream struct {
 	out    *frameWriter
 	active map[uint64]*request // loop-owned: requests not yet answered
 	// Loop-owned, for a connection that watches the state: when its
-	// last state frame was written, and whether one was.
+	// last state frame was written (watch writes the first at once).
 	published time.Duration
-	sent      bool
 	// pending are answers the loop wrote during its current iteration
 	// (loop-owned); it flushes them with one write at the iteration's end,
 	// the state attached to the last when it changed.

@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -52,34 +50,4 @@ func firstAnswer(ctx context.Context, client *http.Client, base, model string, p
 		}
 	}
 	return &answer{body: body, header: h}, nil
-}
-
-// echoServer is the in-process net/http server the daemon is compared with.
-type echoServer struct {
-	srv  *http.Server
-	base string
-	done chan error
-}
-
-// startEcho serves a loadgen.Echo of the answer on a free loopback port.
-func startEcho(a *answer) (*echoServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen for the echo server: %w", err)
-	}
-	e := &echoServer{
-		srv:  &http.Server{Handler: &loadgen.Echo{Body: a.body, Header: a.header}, ReadHeaderTimeout: 10 * time.Second},
-		base: "http://" + ln.Addr().String(),
-		done: make(chan error, 1),
-	}
-	go func() { e.done <- e.srv.Serve(ln) }()
-	return e, nil
-}
-
-// stop shuts the server down and waits for it.
-func (e *echoServer) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = e.srv.Shutdown(ctx)
-	<-e.done
 }

@@ -101,11 +101,37 @@ func ServeEcho(ctx context.Context, spec *EchoSpec, ln net.Listener) error {
 	}
 }
 
-// echoProcess is the bare server running as `gpuletd bench echo-server`.
-type echoProcess struct {
-	cmd  *exec.Cmd
+// bareServer is a running bare server: a process of its own (pid > 0) or
+// ServeEcho inside this one (pid 0).
+type bareServer struct {
 	addr string // host:port
-	done chan error
+	pid  int
+	stop func() // ends it and waits for it
+}
+
+// startBareServer starts the bare server for spec: as `gpuletd bench
+// echo-server` in a process of its own, or in this process when
+// o.InProcessEcho.
+func startBareServer(o *Options, dir string, spec *EchoSpec) (*bareServer, error) {
+	if o.InProcessEcho {
+		return startEchoInProcess(spec)
+	}
+	return startEchoProcess(o, dir, spec)
+}
+
+// startEchoInProcess serves spec on a free loopback port from this process.
+func startEchoInProcess(spec *EchoSpec) (*bareServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for the echo server: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = ServeEcho(ctx, spec, ln)
+	}()
+	return &bareServer{addr: ln.Addr().String(), stop: func() { cancel(); <-done }}, nil
 }
 
 // echoReadyTimeout bounds the wait for the bare server's address.
@@ -113,7 +139,7 @@ const echoReadyTimeout = 30 * time.Second
 
 // startEchoProcess writes spec into dir and starts the bare server on it;
 // the server prints "listening <addr>" once it serves.
-func startEchoProcess(o *Options, dir string, spec *EchoSpec) (*echoProcess, error) {
+func startEchoProcess(o *Options, dir string, spec *EchoSpec) (*bareServer, error) {
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, fmt.Errorf("write echo spec: %w", err)
@@ -131,7 +157,8 @@ func startEchoProcess(o *Options, dir string, spec *EchoSpec) (*echoProcess, err
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the echo server: %w", err)
 	}
-	e := &echoProcess{cmd: cmd, done: make(chan error, 1)}
+	done := make(chan error, 1)
+	e := &bareServer{pid: cmd.Process.Pid, stop: func() { stopChild(cmd.Process, done, 10*time.Second) }}
 	line := make(chan string, 1)
 	go func() {
 		s := bufio.NewScanner(out)
@@ -140,7 +167,7 @@ func startEchoProcess(o *Options, dir string, spec *EchoSpec) (*echoProcess, err
 		}
 		close(line)
 		_, _ = io.Copy(io.Discard, out) // until the process ends
-		e.done <- cmd.Wait()
+		done <- cmd.Wait()
 	}()
 	select {
 	case l, ok := <-line:
@@ -156,9 +183,3 @@ func startEchoProcess(o *Options, dir string, spec *EchoSpec) (*echoProcess, err
 		return nil, fmt.Errorf("start the echo server: no address within %s", echoReadyTimeout)
 	}
 }
-
-// pid is the bare server's process id.
-func (e *echoProcess) pid() int { return e.cmd.Process.Pid }
-
-// stop interrupts the bare server and waits for it, killing it after 10 s.
-func (e *echoProcess) stop() { stopChild(e.cmd.Process, e.done, 10*time.Second) }

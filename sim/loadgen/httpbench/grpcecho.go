@@ -24,38 +24,17 @@ func firstGRPCAnswer(ctx context.Context, addr string, req *pb.ModelInferRequest
 	return res, nil
 }
 
-// grpcEcho is the bare gRPC server the daemon's gRPC path is compared with:
-// ModelInfer receives and decodes the request and answers the daemon's
-// answer.
+// grpcEcho is the bare gRPC service the daemon's gRPC path is compared
+// with (ServeEcho): ModelInfer receives and decodes the request and answers
+// the daemon's answer.
 type grpcEcho struct {
 	pb.UnimplementedGRPCInferenceServiceServer
 	answer *pb.ModelInferResponse
-	srv    *grpc.Server
-	addr   string
-	done   chan error
 }
 
 // ModelInfer answers the kept answer.
 func (e *grpcEcho) ModelInfer(context.Context, *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
 	return e.answer, nil
-}
-
-// startGRPCEcho serves the answer on a free loopback port.
-func startGRPCEcho(answer *pb.ModelInferResponse) (*grpcEcho, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen for the grpc echo: %w", err)
-	}
-	e := &grpcEcho{answer: answer, srv: grpc.NewServer(), addr: ln.Addr().String(), done: make(chan error, 1)}
-	pb.RegisterGRPCInferenceServiceServer(e.srv, e)
-	go func() { e.done <- e.srv.Serve(ln) }()
-	return e, nil
-}
-
-// stop ends the server and waits for it.
-func (e *grpcEcho) stop() {
-	e.srv.Stop()
-	<-e.done
 }
 
 // freeAddr is a loopback address free a moment ago.

@@ -74,12 +74,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Tensors = "binary"
 	}
 	// The daemon and its bare twin: where each is reached.
-	daemonAt, echoAt := target{url: d.base}, target{}
-	var echoProc *echoProcess // the bare server, unless InProcessEcho
-	res.Echo = "process"
-	if o.InProcessEcho {
-		res.Echo = "in-process"
-	}
+	daemonAt, echoAt := target{url: d.base}, target{url: d.base}
+	var spec *EchoSpec
 	if o.GRPC {
 		req, err := payload.GRPCRequest(o.Model)
 		if err != nil {
@@ -89,25 +85,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		daemonAt.grpc, echoAt = grpcAddr, target{url: d.base}
-		if o.InProcessEcho {
-			echo, err := startGRPCEcho(ans)
-			if err != nil {
-				return nil, err
-			}
-			defer echo.stop()
-			echoAt.grpc = echo.addr
-		} else {
-			raw, err := proto.Marshal(ans)
-			if err != nil {
-				return nil, fmt.Errorf("keep the first answer: %w", err)
-			}
-			if echoProc, err = startEchoProcess(&o, dir, &EchoSpec{Protocol: "grpc", GRPCAnswer: raw}); err != nil {
-				return nil, err
-			}
-			defer echoProc.stop()
-			echoAt.grpc = echoProc.addr
+		raw, err := proto.Marshal(ans)
+		if err != nil {
+			return nil, fmt.Errorf("keep the first answer: %w", err)
 		}
+		spec = &EchoSpec{Protocol: "grpc", GRPCAnswer: raw}
+		daemonAt.grpc = grpcAddr
 		res.Protocol, res.Tensors, res.FloorUS = "grpc", "raw", us(GRPCFloor)
 		res.RequestBytes, res.ResponseBytes = proto.Size(req), float64(proto.Size(ans))
 	} else {
@@ -115,25 +98,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.ResponseBytes = float64(len(ans.body))
-		if o.InProcessEcho {
-			echo, err := startEcho(ans)
-			if err != nil {
-				return nil, err
-			}
-			defer echo.stop()
-			echoAt.url = echo.base
-		} else {
-			spec := &EchoSpec{Protocol: "http", Body: ans.body, Header: map[string]string{}}
-			for k := range ans.header {
-				spec.Header[k] = ans.header.Get(k)
-			}
-			if echoProc, err = startEchoProcess(&o, dir, spec); err != nil {
-				return nil, err
-			}
-			defer echoProc.stop()
-			echoAt.url = "http://" + echoProc.addr
+		spec = &EchoSpec{Protocol: "http", Body: ans.body, Header: map[string]string{}}
+		for k := range ans.header {
+			spec.Header[k] = ans.header.Get(k)
 		}
+		res.ResponseBytes = float64(len(ans.body))
+	}
+	echo, err := startBareServer(&o, dir, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer echo.stop()
+	res.Echo = "process"
+	if o.InProcessEcho {
+		res.Echo = "in-process"
+	}
+	if o.GRPC {
+		echoAt.grpc = echo.addr
+	} else {
+		echoAt.url = "http://" + echo.addr
 	}
 	drive := func(at target, p *loadgen.Payload, okStatus int, rate float64, span time.Duration) (*loadgen.Report, error) {
 		arr, err := loadgen.OpenArrivals("poisson", rate, o.Seed)
@@ -176,7 +159,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "measuring the echo at %g requests/s for %s\n", rate, o.Duration)
-	echoCPU := processCPUSpan(echoProc)
+	echoCPU := processCPUSpan(echo.pid)
 	er, err := drive(echoAt, payload, http.StatusOK, rate, o.Duration)
 	if err != nil {
 		return nil, err
@@ -221,16 +204,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// processCPUSpan starts measuring the bare server's CPU time; the function
-// it returns gives the CPU per answered request since, in µs (-1 when
-// unknown: an in-process server, no answer, /proc unreadable).
-func processCPUSpan(e *echoProcess) func(answered int64) float64 {
-	if e == nil {
+// processCPUSpan starts measuring the CPU time of process pid; the
+// function it returns gives the CPU per answered request since, in µs (-1
+// when unknown: pid 0, a server in this process; no answer; /proc
+// unreadable).
+func processCPUSpan(pid int) func(answered int64) float64 {
+	if pid <= 0 {
 		return func(int64) float64 { return -1 }
 	}
-	before, err := ProcessCPU(e.pid())
+	before, err := ProcessCPU(pid)
 	return func(answered int64) float64 {
-		after, err2 := ProcessCPU(e.pid())
+		after, err2 := ProcessCPU(pid)
 		if err != nil || err2 != nil || answered <= 0 {
 			return -1
 		}
