@@ -128,9 +128,15 @@ type RunInfo struct {
 	// Compute is the time spent executing the model (the emulated engine:
 	// the emulated duration).
 	Compute time.Duration
-	// Overhead is the rest of Run's time: validation, joining inputs,
-	// creating runtime values, splitting outputs.
+	// Overhead is the rest of Run's time but Setup: validation, joining
+	// inputs, creating runtime values, splitting outputs. It recurs with
+	// every batch, and the scheduler adds its largest to ℓ(b).
 	Overhead time.Duration
+	// Setup is what happens once, at a batch size's first run: with fixed
+	// shapes, opening that size's session (50–200 ms on a GPU). Counted as
+	// Overhead it made a warm-up's largest overhead, which the scheduler
+	// adds to every batch, 6–150 ms on an H200 where it is 0.1 ms.
+	Setup time.Duration
 	// Emulated marks zero-filled outputs from the emulated engine.
 	Emulated bool
 }
@@ -151,7 +157,8 @@ type WarmupResult struct {
 type BatchTiming struct {
 	// Batch is the batch size warmed up.
 	Batch int
-	// Compute and Overhead are as in RunInfo.
+	// Compute, Overhead and Setup are as in RunInfo.
 	Compute  time.Duration
 	Overhead time.Duration
+	Setup    time.Duration
 }

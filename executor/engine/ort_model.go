@@ -86,11 +86,12 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 			ins[i], release = join(spec.Name, parts)
 			releases = append(releases, release)
 		}
-		outs, compute, err := m.runOnce(ctx, ins, total)
+		outs, compute, setup, err := m.runOnce(ctx, ins, total)
 		for _, release := range releases {
 			release()
 		}
 		info.Compute += compute
+		info.Setup += setup
 		info.Runs++
 		if err != nil {
 			return nil, info, err
@@ -107,7 +108,7 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 			}
 		}
 	}
-	info.Overhead = time.Since(start) - info.Compute
+	info.Overhead = time.Since(start) - info.Compute - info.Setup
 	return results, info, nil
 }
 
@@ -139,20 +140,23 @@ func (m *ortModel) checkStrings(ordered []tensor.Tensor) error {
 // runOnce runs the session once on inputs in model order whose dimension 0
 // is rows (when batched) and returns every output. A cancelled ctx stops
 // the run between graph nodes. With fixed shapes the inputs are padded to
-// the size of the session that runs them, and the outputs cut back.
-func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64) ([]tensor.Tensor, time.Duration, error) {
+// the size of the session that runs them, and the outputs cut back. It
+// returns the run's time and, apart, the time a session took to open for a
+// size run for the first time (RunInfo.Setup).
+func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64) ([]tensor.Tensor, time.Duration, time.Duration, error) {
 	sess, size := m.sess, rows
+	var setup time.Duration
 	if m.shapes != nil {
 		size = m.shapes.pad(rows)
 		var err error
-		if sess, err = m.shapes.session(size); err != nil {
+		if sess, setup, err = m.shapes.session(size); err != nil {
 			if errors.Is(err, ErrClosed) {
-				return nil, 0, fmt.Errorf("run model %s: %w", m.name, err)
+				return nil, 0, setup, fmt.Errorf("run model %s: %w", m.name, err)
 			}
-			return nil, 0, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+			return nil, 0, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
 		}
 		if ins, err = padRows(ins, rows, size); err != nil {
-			return nil, 0, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+			return nil, 0, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
 		}
 	}
 	// Outputs whose shape is known are allocated here, in Go memory the
@@ -174,19 +178,19 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 	compute := time.Since(start)
 	switch {
 	case errors.Is(err, onnxrt.ErrTerminated):
-		return nil, compute, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
+		return nil, compute, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
 	case err != nil:
-		return nil, compute, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, reason(err))
+		return nil, compute, setup, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, reason(err))
 	}
 	for i, s := range m.outputs {
 		if outs[i].DataType != s.DataType {
-			return nil, compute, fmt.Errorf("run model %s: %w: output %q is %s, the model declares %s", m.name, ErrRunFailed, s.Name, outs[i].DataType, s.DataType)
+			return nil, compute, setup, fmt.Errorf("run model %s: %w: output %q is %s, the model declares %s", m.name, ErrRunFailed, s.Name, outs[i].DataType, s.DataType)
 		}
 	}
 	if outs, err = trimRows(outs, rows, size); err != nil {
-		return nil, compute, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+		return nil, compute, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
 	}
-	return outs, compute, nil
+	return outs, compute, setup, nil
 }
 
 // PaddedBatch is the batch size a batch of n rows runs at: n, or with fixed

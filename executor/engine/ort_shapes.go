@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -64,22 +65,41 @@ func padTo(sizes []int64, rows int64) int64 {
 }
 
 // session returns the session for batches of size, opening it on first use
-// (a model's warm-up runs every size, so serving finds them open).
-func (s *shapeSessions) session(size int64) (*onnxrt.Session, error) {
+// (a model's warm-up runs every size, so serving finds them open). A session
+// opens outside the lock: on an H200 that took 25–200 ms per model at a
+// retune, and a retuned model's new sizes open while its open sizes go on
+// serving; under the lock every batch of the model waited for the open.
+// Two first uses of one size may both open it; the later closes its own. It
+// also returns how long opening took, 0 when the session was open.
+func (s *shapeSessions) session(size int64) (*onnxrt.Session, time.Duration, error) {
+	s.mu.Lock()
+	sess, ok := s.bySize[size]
+	closed := s.closed
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return nil, 0, ErrClosed
+	case ok:
+		return sess, 0, nil
+	}
+	start := time.Now()
+	sess, err := s.open()
+	took := time.Since(start)
+	if err != nil {
+		return nil, took, fmt.Errorf("open a session for batches of %d: %w", size, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		sess.Close()
+		return nil, took, ErrClosed
 	}
-	if sess, ok := s.bySize[size]; ok {
-		return sess, nil
-	}
-	sess, err := s.open()
-	if err != nil {
-		return nil, fmt.Errorf("open a session for batches of %d: %w", size, err)
+	if have, ok := s.bySize[size]; ok {
+		sess.Close()
+		return have, took, nil
 	}
 	s.bySize[size] = sess
-	return sess, nil
+	return sess, took, nil
 }
 
 // count says how many sessions are open.

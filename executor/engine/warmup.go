@@ -38,7 +38,7 @@ func warmup(ctx context.Context, l *layout, batches []int, run runFunc) (WarmupR
 		if err != nil {
 			return res, fmt.Errorf("warm up model %s at batch %d: %w", l.name, b, err)
 		}
-		res.Batches = append(res.Batches, BatchTiming{Batch: b, Compute: info.Compute, Overhead: info.Overhead})
+		res.Batches = append(res.Batches, BatchTiming{Batch: b, Compute: info.Compute, Overhead: info.Overhead, Setup: info.Setup})
 		res.DispatchOverhead = max(res.DispatchOverhead, info.Overhead)
 	}
 	res.Elapsed = time.Since(start)
