@@ -23,6 +23,9 @@ const (
 	EventPlan            = "plan"
 	EventDevices         = "devices"
 	EventStore           = "store"
+	// EventSLOUnreachable: a model's batch of one is predicted past its SLO
+	// on a gpu-let it is placed on (slowstart.go).
+	EventSLOUnreachable = "slo_unreachable"
 )
 
 // events records what happens in the store (the history) and hands each

@@ -45,6 +45,7 @@ type node struct {
 	onnxLib         string
 	engine          engineStatus  // the GPU engine check at start
 	unserved        unservable    // why models are not served
+	slowStarts      slowStarts    // placements whose batch of one misses the SLO, reported
 	reloaded        chan struct{} // the planner loop picks up a new period
 	stopping        atomic.Bool
 }

@@ -291,17 +291,23 @@ func (n *node) contention(w *want, pl gpulet.Placement, m *repository.Model) flo
 // rates as weights.
 func (n *node) installRoutes(serving []control.Serving[*gpuletRun]) {
 	entries := map[string][]routeEntry{}
+	var slow []slowStart
 	for _, sv := range serving {
 		for _, pl := range sv.Let.Models {
-			lat, err := n.routeLatency(sv.H, pl.Name)
+			lat, overhead, err := n.routeLatency(sv.H, pl.Name)
 			if err != nil {
 				n.log.Warn("route latency", zap.String("model", pl.Name), zap.Error(err))
 				continue
 			}
 			entries[pl.Name] = append(entries[pl.Name], routeEntry{g: sv.H, weight: control.RouteWeight(pl), lat: lat})
+			slo := time.Duration(pl.SLOMS * float64(time.Millisecond))
+			if slo > 0 && lat.MaxBatch() > 0 && lat.At(1) > slo {
+				slow = append(slow, slowStart{model: pl.Name, gpulet: sv.H.id, one: lat.At(1), overhead: overhead, slo: slo})
+			}
 		}
 	}
 	n.router.install(entries)
+	n.reportSlowStarts(slow)
 }
 
 // warmupBatches are the batch sizes an executor runs a model at before it
@@ -328,13 +334,13 @@ func warmupBatches(dev mps.Device, planBatch, maxB, batchCap int) []int32 {
 }
 
 // routeLatency is ℓ(b) of a model on a running gpu-let, as its executor
-// schedules it.
-func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, error) {
+// schedules it, and the executor's dispatch overhead included in it.
+func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, time.Duration, error) {
 	g.mu.Lock()
 	req, resp := g.models[model], g.loaded[model]
 	g.mu.Unlock()
 	if req == nil {
-		return sched.Latency{}, fmt.Errorf("%s is not loaded on %s", model, g.id)
+		return sched.Latency{}, 0, fmt.Errorf("%s is not loaded on %s", model, g.id)
 	}
 	pts := make([]sched.LatencyPoint, len(req.Latency))
 	for i, p := range req.Latency {
@@ -350,8 +356,8 @@ func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, error) {
 	}
 	lat, err := sched.NewLatency(pts, factor, overhead, int(max(req.MaxBatchSize, 1)))
 	if err != nil || g.device.Kind != mps.KindNVIDIA {
-		return lat, err
+		return lat, overhead, err
 	}
 	// The executor runs a batch padded to a fixed size (engine.FixedShapes).
-	return lat.Padded(func(b int) int { return engine.PaddedBatch(int(req.MaxBatchSize), b) }), nil
+	return lat.Padded(func(b int) int { return engine.PaddedBatch(int(req.MaxBatchSize), b) }), overhead, nil
 }

@@ -158,7 +158,7 @@ func TestRouteLatencyPadsOnGPUs(t *testing.T) {
 		padded bool
 	}{{mps.KindNVIDIA, true}, {mps.KindCPU, false}, {mps.KindEmulated, false}} {
 		g := &gpuletRun{id: string(tc.kind), device: mps.Device{Kind: tc.kind}, models: map[string]*pb.LoadModelRequest{"m": req}}
-		lat, err := n.routeLatency(g, "m")
+		lat, _, err := n.routeLatency(g, "m")
 		require.NoError(t, err)
 		if tc.padded {
 			require.Equal(t, lat.At(4), lat.At(3), tc.kind)
@@ -167,7 +167,7 @@ func TestRouteLatencyPadsOnGPUs(t *testing.T) {
 			require.Less(t, lat.At(3), lat.At(4), tc.kind)
 		}
 	}
-	_, err := n.routeLatency(&gpuletRun{id: "x"}, "m")
+	_, _, err := n.routeLatency(&gpuletRun{id: "x"}, "m")
 	require.Error(t, err, "a model not loaded there")
 }
 
