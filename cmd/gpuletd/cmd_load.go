@@ -163,6 +163,11 @@ func writeLoadReport(w io.Writer, spec string, binary bool, r *loadgen.Report) e
 	} else {
 		fmt.Fprintf(tw, "latency\tno answer\n")
 	}
+	if i, share := r.WorstSecond(); i >= 0 && share < 1 {
+		s := r.Seconds[i]
+		fmt.Fprintf(tw, "worst second\t%ds–%ds: %s within the SLO (%d due, %d failed, %d dropped)\n",
+			i, i+1, percent(share), s.Due, s.Failed, s.Dropped)
+	}
 	fmt.Fprintf(tw, "send rate\t%s (target %s), %d in flight at most\n", perSecond(r.SendRate), perSecond(r.Rate), r.MaxInFlight)
 	fmt.Fprintf(tw, "schedule lag\tp50 %s, p99 %s, max %s\n", dur(r.Lag.P50), dur(r.Lag.P99), dur(r.Lag.Max))
 	return tw.Flush()

@@ -25,6 +25,7 @@ func TestWriteLoadReport(t *testing.T) {
 		Latency:     loadgen.Percentiles{Count: 1990, P50: 850 * time.Microsecond, P90: 1100 * time.Microsecond, P99: 2300 * time.Microsecond, Max: 5100 * time.Microsecond},
 		Lag:         loadgen.Percentiles{Count: 2001, P50: 70 * time.Microsecond, P99: 1100 * time.Microsecond, Max: 2 * time.Millisecond},
 		MaxInFlight: 7, RequestBytes: 8402,
+		Seconds: []loadgen.Second{{Due: 200, OK: 200, Within: 200}, {Due: 210, Dropped: 2, OK: 197, Within: 192, Failed: 11}, {Due: 190, OK: 190, Within: 189}},
 	}
 	var b strings.Builder
 	require.NoError(t, writeLoadReport(&b, "poisson", false, r))
@@ -38,6 +39,7 @@ func TestWriteLoadReport(t *testing.T) {
 		"first error   503 Service Unavailable: lenet5: the deadline cannot be met (le…",
 		"slo 5.00ms    1985 within, attainment 99.2%, goodput 198/s",
 		"latency       p50 850µs, p90 1.10ms, p99 2.30ms, max 5.10ms",
+		"worst second  1s–2s: 91.4% within the SLO (210 due, 11 failed, 2 dropped)",
 		"send rate     200/s (target 200/s), 7 in flight at most",
 		"schedule lag  p50 70µs, p99 1.10ms, max 2.00ms",
 	} {
@@ -48,6 +50,7 @@ func TestWriteLoadReport(t *testing.T) {
 	require.Contains(t, b.String(), "failed        none")
 	require.Contains(t, b.String(), "latency       no answer")
 	require.Contains(t, b.String(), "binary tensors")
+	require.NotContains(t, b.String(), "worst second", "no second to name")
 }
 
 // servingDaemon starts the real daemon on emulated V100s serving the

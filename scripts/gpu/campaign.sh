@@ -147,6 +147,8 @@ serve | pipeline)
   sg=("$here/bin/gpuletd" --config "$sw/gpuletd.yaml")
   "${sg[@]}" serve --log-format json >"$out/serve.log" 2>&1 &
   daemon=$!
+  nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,clocks_throttle_reasons.active,power.draw --format=csv -l 2 >"$out/gpu-samples.csv" 2>&1 &
+  sampler=$!
   ready=no
   while [ "$(left)" -gt 60 ] && kill -0 $daemon 2>/dev/null; do
     if python3 -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:8700/v2/health/ready", timeout=2).status == 200 else 1)' 2>/dev/null; then
@@ -167,7 +169,7 @@ serve | pipeline)
   done
   wait "${loads[@]}"
   for m in $models; do
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["report"]; print(sys.argv[2], {k: r.get(k) for k in ("target_rate", "sent", "ok", "failed", "goodput", "slo_attainment", "slo_ms")}, "p50/p99 ms", r["latency"]["p50_us"] / 1000, r["latency"]["p99_us"] / 1000)' "$out/load-$m.json" "$m" 2>/dev/null || tail -3 "$out/load-$m.log"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["report"]; print(sys.argv[2], {k: r.get(k) for k in ("target_rate", "sent", "ok", "failed", "goodput", "slo_attainment", "slo_ms")}, "p50/p99 ms", r["latency"]["p50_us"] / 1000, r["latency"]["p99_us"] / 1000); print("  per second (due/within SLO/failed):", " ".join("%d/%d/%d" % (s["due"], s["within_slo"], s["failed"]) for s in r.get("seconds") or []))' "$out/load-$m.json" "$m" 2>/dev/null || tail -3 "$out/load-$m.log"
   done
   python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8700/metrics", timeout=5).read().decode())' >"$out/metrics.txt" 2>&1
   "${sg[@]}" status >"$out/status-after.txt" 2>&1
@@ -175,7 +177,9 @@ serve | pipeline)
   kill -TERM $daemon
   wait $daemon
   echo "daemon exit=$?"
+  kill $sampler 2>/dev/null
   grep -E '"level":"(warn|error)"' "$out/serve.log" | tail -20
+  cp "$sw/state/gpuletd.db" "$out/gpuletd.db" 2>/dev/null # the profiles the daemon measured
   nvidia-smi --query-gpu=compute_mode,mig.mode.current --format=csv >"$out/gpu-after.txt" 2>&1
   pgrep -fa nvidia-cuda-mps >>"$out/gpu-after.txt" 2>&1
   cat "$out/gpu-after.txt"
@@ -185,6 +189,6 @@ serve | pipeline)
   exit 2
   ;;
 esac
-cp "$work/state/gpuletd.db" "$out/gpuletd.db" 2>/dev/null
+[ -e "$out/gpuletd.db" ] || cp "$work/state/gpuletd.db" "$out/gpuletd.db" 2>/dev/null
 tar czf "$dest/campaign-$phase.tar.gz" -C "$out" .
 echo "phase $phase done in $(($(date +%s) - start))s: $dest/campaign-$phase.tar.gz"

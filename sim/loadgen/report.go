@@ -66,6 +66,38 @@ type Report struct {
 	ResponseBytes float64 `json:"mean_response_bytes"`
 	// RequestBytes is the size of the request body.
 	RequestBytes int `json:"request_bytes"`
+	// Seconds follows the window second by second, each second counting
+	// the requests that fell due in it: a plan change, a retune or a stall
+	// shows as the seconds it cost.
+	Seconds []Second `json:"seconds"`
+}
+
+// Second is what became of the requests that fell due in one second of a
+// run's window.
+type Second struct {
+	// Due were scheduled; Dropped of them by this client.
+	Due     int64 `json:"due"`
+	Dropped int64 `json:"dropped,omitempty"`
+	// OK were answered 200 (Within of them within the SLO); Failed were not.
+	OK     int64 `json:"ok"`
+	Within int64 `json:"within_slo"`
+	Failed int64 `json:"failed"`
+}
+
+// WorstSecond is the second of the window with the smallest share of its
+// due requests answered within the SLO, and that share; -1 when no request
+// fell due.
+func (r *Report) WorstSecond() (int, float64) {
+	worst, share := -1, 2.0
+	for i, s := range r.Seconds {
+		if s.Due == 0 {
+			continue
+		}
+		if f := float64(s.Within) / float64(s.Due); f < share {
+			worst, share = i, f
+		}
+	}
+	return worst, share
 }
 
 // MarshalJSON adds the durations in readable units.

@@ -31,6 +31,7 @@ const maxAnswer = 1 << 30
 type job struct {
 	at     time.Time
 	record bool // false during the warm-up
+	second int  // the second of the window it falls due in
 }
 
 // tally collects the workers' outcomes.
@@ -43,6 +44,15 @@ type tally struct {
 	firstError  string
 	respBytes   int64
 	maxInFlight int64
+	seconds     []Second // by the second of the window a request fell due in
+}
+
+// second returns the tally of second i, growing the list to hold it.
+func (t *tally) second(i int) *Second {
+	for len(t.seconds) <= i {
+		t.seconds = append(t.seconds, Second{})
+	}
+	return &t.seconds[i]
 }
 
 // Run sends requests to cfg.Model on the schedule of cfg.Arrivals for
@@ -171,13 +181,19 @@ func (g *generator) schedule(ctx context.Context, rep *Report) error {
 			rep.Window = time.Since(start)
 			return ctx.Err()
 		}
-		record := !at.Before(start)
+		record, second := !at.Before(start), int(at.Sub(start)/time.Second)
 		if record {
 			rep.Scheduled++
+			g.t.mu.Lock()
+			g.t.second(second).Due++
+			g.t.mu.Unlock()
 		}
 		if g.inFlight.Load() >= limit {
 			if record {
 				rep.Dropped++
+				g.t.mu.Lock()
+				g.t.second(second).Dropped++
+				g.t.mu.Unlock()
 			}
 			continue
 		}
@@ -188,7 +204,7 @@ func (g *generator) schedule(ctx context.Context, rep *Report) error {
 				g.t.maxInFlight = n
 			}
 		}
-		g.jobs <- job{at: at, record: record}
+		g.jobs <- job{at: at, record: record, second: second}
 	}
 	rep.Window = max(g.cfg.Duration, time.Since(start))
 	return nil
@@ -277,8 +293,11 @@ func (g *generator) answered(j job, lat time.Duration, n int64) {
 	g.t.ok++
 	g.t.respBytes += n
 	record(g.t.latency, lat)
+	sec := g.t.second(j.second)
+	sec.OK++
 	if lat <= g.cfg.SLO {
 		g.t.within++
+		sec.Within++
 	}
 }
 
@@ -289,6 +308,7 @@ func (g *generator) fail(j job, key, msg string) {
 	g.t.mu.Lock()
 	defer g.t.mu.Unlock()
 	g.t.failed[key]++
+	g.t.second(j.second).Failed++
 	if g.t.firstError == "" {
 		g.t.firstError = msg
 	}
@@ -299,6 +319,7 @@ func (g *generator) fill(rep *Report) {
 	t := g.t
 	rep.OK, rep.WithinSLO, rep.Failed, rep.FirstError = t.ok, t.within, t.failed, t.firstError
 	rep.MaxInFlight = t.maxInFlight
+	rep.Seconds = t.seconds
 	rep.Latency, rep.Lag = summarize(t.latency), summarize(t.lag)
 	if w := rep.Window.Seconds(); w > 0 {
 		rep.Goodput = float64(rep.WithinSLO) / w

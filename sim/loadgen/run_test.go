@@ -43,6 +43,10 @@ func TestRunCountsAndPayload(t *testing.T) {
 			require.Equal(t, float64(len(`{"model_name":"m","outputs":[]}`)), rep.ResponseBytes)
 			require.InDelta(t, float64(want)/rep.Window.Seconds(), rep.SendRate, 1e-9)
 			require.InDelta(t, float64(want)/rep.Window.Seconds(), rep.Goodput, 1e-9)
+			require.Equal(t, []Second{{Due: want, OK: want, Within: want}}, rep.Seconds)
+			worst, share := rep.WorstSecond()
+			require.Equal(t, 0, worst)
+			require.Equal(t, 1.0, share)
 
 			got := srv.decoded[0]
 			require.Len(t, got.Inputs, 1)
@@ -93,6 +97,7 @@ func TestBoundDrops(t *testing.T) {
 	require.LessOrEqual(t, rep.MaxInFlight, int64(4))
 	require.Equal(t, rep.Sent, rep.OK)
 	require.Equal(t, rep.Sent, srv.requests.Load())
+	require.Equal(t, []Second{{Due: want, Dropped: rep.Dropped, OK: rep.OK, Within: rep.OK}}, rep.Seconds)
 }
 
 // TestStatusesAndSLO: every third request is refused with 503, the others
@@ -122,7 +127,24 @@ func TestStatusesAndSLO(t *testing.T) {
 	require.Equal(t, n-refused, rep.OK)
 	require.Equal(t, fast, rep.WithinSLO)
 	require.InDelta(t, float64(fast)/float64(n), rep.Attainment, 1e-12)
+	require.Equal(t, []Second{{Due: n, OK: n - refused, Within: fast, Failed: refused}}, rep.Seconds)
 	require.GreaterOrEqual(t, rep.Latency.Max, 1200*time.Millisecond)
+}
+
+// TestSeconds: each request counts in the second of the window it fell due
+// in, and the worst second is the first with the smallest share within the
+// SLO.
+func TestSeconds(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{code: func(int64) int { return http.StatusServiceUnavailable }})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 1500 * time.Millisecond, Seed: 6})
+	require.NoError(t, err)
+	first, second := due(t, 200, 6, 0, time.Second), due(t, 200, 6, time.Second, 1500*time.Millisecond)
+	require.Equal(t, []Second{{Due: first, Failed: first}, {Due: second, Failed: second}}, rep.Seconds)
+	worst, share := rep.WorstSecond()
+	require.Equal(t, 0, worst)
+	require.Zero(t, share)
+	worst, _ = (&Report{}).WorstSecond()
+	require.Equal(t, -1, worst, "no request fell due")
 }
 
 func TestWarmupIsNotRecorded(t *testing.T) {
