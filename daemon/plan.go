@@ -334,7 +334,7 @@ func warmupBatches(dev mps.Device, planBatch, maxB, batchCap int) []int32 {
 }
 
 // routeLatency is ℓ(b) of a model on a running gpu-let, as its executor
-// schedules it, and the executor's dispatch overhead included in it.
+// schedules it, and the executor's dispatch overhead included in ℓ(1).
 func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, time.Duration, error) {
 	g.mu.Lock()
 	req, resp := g.models[model], g.loaded[model]
@@ -346,9 +346,11 @@ func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, time.Dur
 	for i, p := range req.Latency {
 		pts[i] = sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms}
 	}
-	var overhead time.Duration
+	var overhead sched.Overhead
 	if resp != nil {
-		overhead = time.Duration(resp.DispatchOverheadUs) * time.Microsecond
+		for _, p := range resp.DispatchOverhead {
+			overhead = append(overhead, sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms})
+		}
 	}
 	factor := req.InterferenceFactor
 	if factor == 0 {
@@ -356,8 +358,8 @@ func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, time.Dur
 	}
 	lat, err := sched.NewLatency(pts, factor, overhead, int(max(req.MaxBatchSize, 1)))
 	if err != nil || g.device.Kind != mps.KindNVIDIA {
-		return lat, overhead, err
+		return lat, overhead.At(1), err
 	}
 	// The executor runs a batch padded to a fixed size (engine.FixedShapes).
-	return lat.Padded(func(b int) int { return engine.PaddedBatch(int(req.MaxBatchSize), b) }), overhead, nil
+	return lat.Padded(func(b int) int { return engine.PaddedBatch(int(req.MaxBatchSize), b) }), overhead.At(1), nil
 }

@@ -169,6 +169,16 @@ func TestRouteLatencyPadsOnGPUs(t *testing.T) {
 	}
 	_, _, err := n.routeLatency(&gpuletRun{id: "x"}, "m")
 	require.Error(t, err, "a model not loaded there")
+
+	// The executor's overhead at each batch size, as it schedules with it.
+	g := &gpuletRun{id: "cpu", device: mps.Device{Kind: mps.KindCPU}, models: map[string]*pb.LoadModelRequest{"m": req},
+		loaded: map[string]*pb.LoadModelResponse{"m": {DispatchOverhead: []*pb.LatencyPoint{{Batch: 1, Ms: 0.1}, {Batch: 8, Ms: 0.8}}}}}
+	lat, one, err := n.routeLatency(g, "m")
+	require.NoError(t, err)
+	require.Equal(t, 100*time.Microsecond, one)
+	require.Equal(t, 1100*time.Microsecond, lat.At(1))
+	require.Equal(t, 4400*time.Microsecond, lat.At(4))
+	require.Equal(t, 8800*time.Microsecond, lat.At(8))
 }
 
 // TestWarmupBatches: an executor on an NVIDIA GPU warms every padded batch

@@ -27,7 +27,7 @@ func TestSlowStartReported(t *testing.T) {
 	req := &pb.LoadModelRequest{Name: "lenet5", MaxBatchSize: 2, Latency: []*pb.LatencyPoint{{Batch: 1, Ms: 0.33}, {Batch: 2, Ms: 0.4}}}
 	g := &gpuletRun{id: "gpu0-20-1", device: mps.Device{Kind: mps.KindCPU},
 		models: map[string]*pb.LoadModelRequest{"lenet5": req},
-		loaded: map[string]*pb.LoadModelResponse{"lenet5": {DispatchOverheadUs: 6200}}}
+		loaded: map[string]*pb.LoadModelResponse{"lenet5": {}}}
 	serving := []control.Serving[*gpuletRun]{{GPU: "gpu0", H: g, Let: gpulet.GPULet{Size: 20,
 		Models: []gpulet.Placement{{Name: "lenet5", Batch: 1, SLOMS: 5}}}}}
 	messages := func() []string {
@@ -54,7 +54,7 @@ func TestSlowStartReported(t *testing.T) {
 		{6200, 2}, // broke again
 	}
 	for i, s := range steps {
-		g.loaded["lenet5"].DispatchOverheadUs = s.overheadUS
+		g.loaded["lenet5"].DispatchOverhead = []*pb.LatencyPoint{{Batch: 1, Ms: float64(s.overheadUS) / 1000}, {Batch: 2, Ms: 9}}
 		n.installRoutes(serving)
 		got := messages()
 		require.Len(t, got, s.events, "step %d", i)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
@@ -110,9 +111,11 @@ func (m *fakeModel) Latency() []*pb.LatencyPoint {
 	}
 	return pts
 }
-func (m *fakeModel) LoadTime() time.Duration         { return time.Millisecond }
-func (m *fakeModel) WarmupTime() time.Duration       { return time.Millisecond }
-func (m *fakeModel) DispatchOverhead() time.Duration { return 50 * time.Microsecond }
+func (m *fakeModel) LoadTime() time.Duration   { return time.Millisecond }
+func (m *fakeModel) WarmupTime() time.Duration { return time.Millisecond }
+func (m *fakeModel) DispatchOverhead() sched.Overhead {
+	return sched.ConstantOverhead(50 * time.Microsecond)
+}
 func (m *fakeModel) Close() error {
 	m.f.mu.Lock()
 	m.f.closed++

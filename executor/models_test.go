@@ -2,10 +2,12 @@ package executor
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
 )
 
 // paddedModel runs every batch at the next power of two.
@@ -40,4 +42,25 @@ func TestModelEntryPaddedLatency(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, capped.lat.MaxBatch())
 	require.Equal(t, plain.lat.At(4), capped.lat.At(3))
+}
+
+// overheadModel measured its dispatch overhead at batches 1 and 8.
+type overheadModel struct{ fakeModel }
+
+func (overheadModel) DispatchOverhead() sched.Overhead {
+	return sched.Overhead{{Batch: 1, MS: 0.1}, {Batch: 8, MS: 0.8}}
+}
+
+// A batch is scheduled with the dispatch overhead measured at its size, not
+// the largest overhead measured at any size.
+func TestModelEntryOverheadByBatch(t *testing.T) {
+	req := &pb.LoadModelRequest{
+		Name: "m", SloUs: 100_000, MaxBatchSize: 8,
+		Latency: []*pb.LatencyPoint{{Batch: 1, Ms: 1}, {Batch: 8, Ms: 8}},
+	}
+	m, err := newModelEntry(req, &overheadModel{})
+	require.NoError(t, err)
+	for b, want := range map[int]time.Duration{1: 1100 * time.Microsecond, 4: 4400 * time.Microsecond, 8: 8800 * time.Microsecond} {
+		require.Equal(t, want, m.lat.At(b), "ℓ(%d)", b)
+	}
 }

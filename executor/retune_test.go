@@ -39,6 +39,7 @@ func TestRetuneKeepsEngineModel(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, first.WarmupUs)
 	require.EqualValues(t, 1, eng.loads.Load())
+	require.Equal(t, []int32{1, 2}, overheadBatches(first), "the overhead at each size warmed up")
 
 	start := time.Now()
 	retuned, err := c.LoadModel(context.Background(), req(8, []int32{1, 8}, 1))
@@ -47,6 +48,7 @@ func TestRetuneKeepsEngineModel(t *testing.T) {
 	require.Zero(t, retuned.LoadUs)
 	require.Positive(t, retuned.WarmupUs, "it warms the sizes asked for")
 	require.LessOrEqual(t, time.Duration(retuned.WarmupUs)*time.Microsecond, time.Since(start))
+	require.Equal(t, []int32{1, 2, 8}, overheadBatches(retuned), "the new size's overhead joins the others")
 
 	r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "m", Inputs: []*pb.Tensor{xInput(1, 0)}})
 	require.NoError(t, err)
@@ -55,4 +57,14 @@ func TestRetuneKeepsEngineModel(t *testing.T) {
 	_, err = c.LoadModel(context.Background(), req(8, nil, 2))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, eng.loads.Load(), "new timing: loaded again")
+}
+
+// overheadBatches are the batch sizes a load's dispatch overhead was
+// measured at.
+func overheadBatches(r *pb.LoadModelResponse) []int32 {
+	var out []int32
+	for _, p := range r.DispatchOverhead {
+		out = append(out, p.Batch)
+	}
+	return out
 }

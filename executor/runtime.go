@@ -5,6 +5,7 @@ import (
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
@@ -49,8 +50,9 @@ type LoadedModel interface {
 	// LoadTime and WarmupTime say what loading took.
 	LoadTime() time.Duration
 	WarmupTime() time.Duration
-	// DispatchOverhead is the measured per-batch cost outside the model.
-	DispatchOverhead() time.Duration
+	// DispatchOverhead is the measured cost of a batch outside the model, at
+	// the batch sizes measured.
+	DispatchOverhead() sched.Overhead
 	Close() error
 }
 

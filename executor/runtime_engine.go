@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/engine"
@@ -61,9 +62,11 @@ func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (Loa
 		_ = m.Close()
 		return nil, fmt.Errorf("warm up %s: %w", req.Name, err)
 	}
-	lm := &engineModel{m: m, load: loadTime, warmup: w.Elapsed, overhead: w.DispatchOverhead}
+	lm := &engineModel{m: m, load: loadTime, warmup: w.Elapsed}
+	lm.measured(w)
 	for _, bt := range w.Batches {
-		ms := float64(bt.Compute+bt.Overhead) / float64(time.Millisecond)
+		// The overhead is added to ℓ(b) apart (DispatchOverhead).
+		ms := float64(bt.Compute) / float64(time.Millisecond)
 		lm.latency = append(lm.latency, &pb.LatencyPoint{Batch: int32(bt.Batch), Ms: max(ms, 0.001)})
 	}
 	return lm, nil
@@ -99,7 +102,7 @@ func profileLatency(pts []*pb.LatencyPoint) (sched.Latency, error) {
 	for i, p := range pts {
 		sp[i] = sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms}
 	}
-	return sched.NewLatency(sp, 1, 0, 0)
+	return sched.NewLatency(sp, 1, nil, 0)
 }
 
 func specsFromProto(ps []*pb.TensorSpec) []engine.TensorSpec {
@@ -123,7 +126,35 @@ type engineModel struct {
 	m            engine.Loaded
 	latency      []*pb.LatencyPoint
 	load, warmup time.Duration
-	overhead     time.Duration
+
+	mu       sync.Mutex
+	overhead map[int]time.Duration // by batch size warmed up
+}
+
+// measured keeps a warm-up's overhead at each batch size, the last
+// measurement of a size replacing an earlier one.
+func (e *engineModel) measured(w engine.WarmupResult) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.overhead == nil {
+		e.overhead = map[int]time.Duration{}
+	}
+	for _, bt := range w.Batches {
+		e.overhead[bt.Batch] = bt.Overhead
+	}
+}
+
+// DispatchOverhead implements LoadedModel: the overhead at every batch size
+// warmed up so far (a retune warms new ones).
+func (e *engineModel) DispatchOverhead() sched.Overhead {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o := make(sched.Overhead, 0, len(e.overhead))
+	for b, d := range e.overhead {
+		o = append(o, sched.LatencyPoint{Batch: b, MS: float64(d) / float64(time.Millisecond)})
+	}
+	slices.SortFunc(o, func(a, b sched.LatencyPoint) int { return a.Batch - b.Batch })
+	return o
 }
 
 func (e *engineModel) Inputs() []*pb.TensorSpec          { return specsToProto(e.m.Inputs()) }
@@ -132,12 +163,14 @@ func (e *engineModel) Validate(in []tensor.Tensor) error { return e.m.Validate(i
 func (e *engineModel) Latency() []*pb.LatencyPoint       { return e.latency }
 func (e *engineModel) LoadTime() time.Duration           { return e.load }
 func (e *engineModel) WarmupTime() time.Duration         { return e.warmup }
-func (e *engineModel) DispatchOverhead() time.Duration   { return e.overhead }
 func (e *engineModel) Close() error                      { return e.m.Close() }
 
 // Warm implements warmer: a zero-filled batch of each size.
 func (e *engineModel) Warm(ctx context.Context, batches []int) (time.Duration, error) {
 	w, err := e.m.Warmup(ctx, batches)
+	if err == nil {
+		e.measured(w)
+	}
 	return w.Elapsed, err
 }
 

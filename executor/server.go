@@ -203,8 +203,17 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 	return &pb.LoadModelResponse{
 		Inputs: rt.Inputs(), Outputs: rt.Outputs(),
 		LoadUs: load.Microseconds(), WarmupUs: warmup.Microseconds(),
-		DispatchOverheadUs: rt.DispatchOverhead().Microseconds(),
+		DispatchOverhead: overheadToProto(rt.DispatchOverhead()),
 	}, nil
+}
+
+// overheadToProto lists an engine's dispatch overhead for the daemon.
+func overheadToProto(o sched.Overhead) []*pb.LatencyPoint {
+	out := make([]*pb.LatencyPoint, len(o))
+	for i, p := range o {
+		out[i] = &pb.LatencyPoint{Batch: int32(p.Batch), Ms: p.MS}
+	}
+	return out
 }
 
 // UnloadModel stops scheduling a model; its queued requests are answered

@@ -128,7 +128,7 @@ func (l *glet) place(now time.Duration, m *model, factor float64, capB int) erro
 		}
 		solo[b] = phys * float64(time.Millisecond)
 	}
-	base, err := sched.NewLatency(pts, factor*(1+l.e.set.margin), 0, len(pts))
+	base, err := sched.NewLatency(pts, factor*(1+l.e.set.margin), nil, len(pts))
 	if err != nil {
 		return fmt.Errorf("place %s on %s: %w", m.name, l.gpu.id, err)
 	}

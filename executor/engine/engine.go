@@ -145,12 +145,10 @@ type RunInfo struct {
 type WarmupResult struct {
 	// Elapsed is the whole warm-up's wall time.
 	Elapsed time.Duration
-	// Batches holds one timing per warmed-up batch size, in the order asked.
+	// Batches holds one timing per warmed-up batch size, in the order asked;
+	// their Overhead is the dispatch cost the scheduler adds to ℓ(b) at
+	// their sizes (sched.Overhead).
 	Batches []BatchTiming
-	// DispatchOverhead is the largest Overhead (see RunInfo) seen during
-	// warm-up: the per-batch cost, outside the model, that the scheduler
-	// adds to ℓ(b).
-	DispatchOverhead time.Duration
 }
 
 // BatchTiming is one warm-up run.

@@ -146,7 +146,6 @@ func TestORTWarmup(t *testing.T) {
 		require.Equal(t, b, res.Batches[i].Batch)
 		require.Positive(t, res.Batches[i].Compute)
 		require.Positive(t, res.Batches[i].Overhead)
-		require.LessOrEqual(t, res.Batches[i].Overhead, res.DispatchOverhead)
 	}
 	require.Greater(t, res.Elapsed, res.Batches[0].Compute+res.Batches[1].Compute+res.Batches[2].Compute)
 

@@ -13,8 +13,7 @@ type runFunc func(ctx context.Context, inputs [][]tensor.Tensor, outputs []strin
 
 // warmup runs, for each batch size b, a batch of b one-row zero-filled
 // requests (one request for a model that does not batch) and collects the
-// timings. DispatchOverhead is the largest overhead seen: conservative for
-// the scheduler, which adds it to every batch.
+// timings.
 func warmup(ctx context.Context, l *layout, batches []int, run runFunc) (WarmupResult, error) {
 	start := time.Now()
 	res := WarmupResult{Batches: make([]BatchTiming, 0, len(batches))}
@@ -39,7 +38,6 @@ func warmup(ctx context.Context, l *layout, batches []int, run runFunc) (WarmupR
 			return res, fmt.Errorf("warm up model %s at batch %d: %w", l.name, b, err)
 		}
 		res.Batches = append(res.Batches, BatchTiming{Batch: b, Compute: info.Compute, Overhead: info.Overhead, Setup: info.Setup})
-		res.DispatchOverhead = max(res.DispatchOverhead, info.Overhead)
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil

@@ -568,10 +568,11 @@ type LoadModelResponse struct {
 	Outputs  []*TensorSpec          `protobuf:"bytes,2,rep,name=outputs,proto3" json:"outputs,omitempty"`
 	LoadUs   int64                  `protobuf:"varint,3,opt,name=load_us,json=loadUs,proto3" json:"load_us,omitempty"`
 	WarmupUs int64                  `protobuf:"varint,4,opt,name=warmup_us,json=warmupUs,proto3" json:"warmup_us,omitempty"`
-	// Measured per-batch overhead of dispatching to the engine, added to ℓ.
-	DispatchOverheadUs int64 `protobuf:"varint,5,opt,name=dispatch_overhead_us,json=dispatchOverheadUs,proto3" json:"dispatch_overhead_us,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The engine's measured dispatch cost outside the model at each batch size
+	// it warmed up (ms), added to ℓ(b) by interpolation (sched.Overhead).
+	DispatchOverhead []*LatencyPoint `protobuf:"bytes,6,rep,name=dispatch_overhead,json=dispatchOverhead,proto3" json:"dispatch_overhead,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *LoadModelResponse) Reset() {
@@ -632,11 +633,11 @@ func (x *LoadModelResponse) GetWarmupUs() int64 {
 	return 0
 }
 
-func (x *LoadModelResponse) GetDispatchOverheadUs() int64 {
+func (x *LoadModelResponse) GetDispatchOverhead() []*LatencyPoint {
 	if x != nil {
-		return x.DispatchOverheadUs
+		return x.DispatchOverhead
 	}
-	return 0
+	return nil
 }
 
 type UnloadModelRequest struct {
@@ -1556,13 +1557,13 @@ const file_executor_proto_rawDesc = "" +
 	"\x10emulated_profile\x18\f \x01(\tR\x0femulatedProfile\x12\x1b\n" +
 	"\tmax_queue\x18\r \x01(\x05R\bmaxQueue\x12/\n" +
 	"\x13emulated_contention\x18\x0e \x01(\x01R\x12emulatedContention\x12\x1b\n" +
-	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\"\xef\x01\n" +
+	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\"\x93\x02\n" +
 	"\x11LoadModelResponse\x127\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\x06inputs\x129\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12\x17\n" +
 	"\aload_us\x18\x03 \x01(\x03R\x06loadUs\x12\x1b\n" +
-	"\twarmup_us\x18\x04 \x01(\x03R\bwarmupUs\x120\n" +
-	"\x14dispatch_overhead_us\x18\x05 \x01(\x03R\x12dispatchOverheadUs\"(\n" +
+	"\twarmup_us\x18\x04 \x01(\x03R\bwarmupUs\x12N\n" +
+	"\x11dispatch_overhead\x18\x06 \x03(\v2!.gpuletd.executor.v1.LatencyPointR\x10dispatchOverheadJ\x04\b\x05\x10\x06\"(\n" +
 	"\x12UnloadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x15\n" +
 	"\x13UnloadModelResponse\"}\n" +
@@ -1704,29 +1705,30 @@ var file_executor_proto_depIdxs = []int32{
 	3,  // 2: gpuletd.executor.v1.LoadModelRequest.outputs:type_name -> gpuletd.executor.v1.TensorSpec
 	3,  // 3: gpuletd.executor.v1.LoadModelResponse.inputs:type_name -> gpuletd.executor.v1.TensorSpec
 	3,  // 4: gpuletd.executor.v1.LoadModelResponse.outputs:type_name -> gpuletd.executor.v1.TensorSpec
-	9,  // 5: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
-	0,  // 6: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
-	9,  // 7: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
-	18, // 8: gpuletd.executor.v1.InferResponse.state:type_name -> gpuletd.executor.v1.ExecutorState
-	19, // 9: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
-	20, // 10: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
-	15, // 11: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
-	17, // 12: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
-	1,  // 13: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
-	5,  // 14: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
-	7,  // 15: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
-	12, // 16: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
-	14, // 17: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
-	2,  // 18: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
-	6,  // 19: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
-	8,  // 20: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
-	13, // 21: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
-	16, // 22: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
-	18, // [18:23] is the sub-list for method output_type
-	13, // [13:18] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	4,  // 5: gpuletd.executor.v1.LoadModelResponse.dispatch_overhead:type_name -> gpuletd.executor.v1.LatencyPoint
+	9,  // 6: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
+	0,  // 7: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
+	9,  // 8: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
+	18, // 9: gpuletd.executor.v1.InferResponse.state:type_name -> gpuletd.executor.v1.ExecutorState
+	19, // 10: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
+	20, // 11: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	15, // 12: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
+	17, // 13: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
+	1,  // 14: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
+	5,  // 15: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
+	7,  // 16: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
+	12, // 17: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
+	14, // 18: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
+	2,  // 19: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
+	6,  // 20: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
+	8,  // 21: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
+	13, // 22: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
+	16, // 23: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
+	19, // [19:24] is the sub-list for method output_type
+	14, // [14:19] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }

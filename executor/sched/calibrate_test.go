@@ -33,7 +33,7 @@ func TestSetLatenciesRekeysAndRejects(t *testing.T) {
 }
 
 func TestScaled(t *testing.T) {
-	lat, err := NewLatency([]LatencyPoint{{1, 1}, {4, 4}}, 1, 0, 4)
+	lat, err := NewLatency([]LatencyPoint{{1, 1}, {4, 4}}, 1, nil, 4)
 	require.NoError(t, err)
 	s := lat.Scaled(1.5)
 	require.Equal(t, 1500*time.Microsecond, s.At(1))

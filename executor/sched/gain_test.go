@@ -65,7 +65,7 @@ func TestIdleWaits(t *testing.T) {
 	}
 	require.Zero(t, w[8], "a full batch cannot grow")
 	// ℓ that grows faster than linearly from 2 to 3: batching saves nothing.
-	l, err := NewLatency([]LatencyPoint{{1, 4}, {2, 5}, {3, 9}}, 1, 0, 0)
+	l, err := NewLatency([]LatencyPoint{{1, 4}, {2, 5}, {3, 9}}, 1, nil, 0)
 	require.NoError(t, err)
 	w = idleWaits(l)
 	require.InDelta(t, float64(ms(IdleWaitFactor*3)), float64(w[1]), 1)

@@ -104,7 +104,7 @@ func randomLatency(t *testing.T, rng *rand.Rand) Latency {
 		}
 		pts = append(pts, LatencyPoint{Batch: b, MS: alpha*float64(b) + beta + step})
 	}
-	l, err := NewLatency(pts, 1+0.5*rng.Float64(), time.Duration(rng.IntN(200))*time.Microsecond, 0)
+	l, err := NewLatency(pts, 1+0.5*rng.Float64(), ConstantOverhead(time.Duration(rng.IntN(200))*time.Microsecond), 0)
 	require.NoError(t, err)
 	return l
 }

@@ -31,18 +31,20 @@ type Latency struct {
 //     exceed it, and 0 means the largest profiled size.
 //
 // factor is the plan's interference factor (≥ 1 normally, > 0 required) and
-// overhead the measured per-batch dispatch cost. Values are rounded to the
-// nanosecond, and a measured dip (ℓ(b+1) < ℓ(b), noise) is raised to the
-// running maximum so that ℓ never decreases, which GETBATCH relies on.
-func NewLatency(points []LatencyPoint, factor float64, overhead time.Duration, maxBatch int) (Latency, error) {
+// overhead the measured dispatch cost at batch b (nil: none). Values are
+// rounded to the nanosecond, and a measured dip (ℓ(b+1) < ℓ(b), noise) is
+// raised to the running maximum so that ℓ never decreases, which GETBATCH
+// relies on.
+func NewLatency(points []LatencyPoint, factor float64, overhead Overhead, maxBatch int) (Latency, error) {
 	if len(points) == 0 {
 		return Latency{}, fmt.Errorf("build latency: %w: no points", ErrBadLatency)
 	}
 	if !(factor > 0) || math.IsInf(factor, 0) {
 		return Latency{}, fmt.Errorf("build latency: %w: interference factor %v must be positive and finite", ErrBadLatency, factor)
 	}
-	if overhead < 0 {
-		return Latency{}, fmt.Errorf("build latency: %w: overhead %v is negative", ErrBadLatency, overhead)
+	overhead, err := overhead.sorted()
+	if err != nil {
+		return Latency{}, fmt.Errorf("build latency: %w", err)
 	}
 	pts := slices.Clone(points)
 	slices.SortFunc(pts, func(a, b LatencyPoint) int { return a.Batch - b.Batch })
@@ -75,13 +77,64 @@ func NewLatency(points []LatencyPoint, factor float64, overhead time.Duration, m
 			lo, hi := pts[j-1], pts[j]
 			ms = lo.MS + (hi.MS-lo.MS)*float64(b-lo.Batch)/float64(hi.Batch-lo.Batch)
 		}
-		v := time.Duration(math.Round(ms*factor*float64(time.Millisecond))) + overhead
+		v := time.Duration(math.Round(ms*factor*float64(time.Millisecond))) + overhead.At(b)
 		if v <= 0 {
 			v = 1
 		}
 		ns[b] = max(v, ns[b-1])
 	}
 	return Latency{ns: ns}, nil
+}
+
+// Overhead is an engine's dispatch cost outside the model (joining a
+// batch's rows, padding it, splitting its outputs), measured at some batch
+// sizes: LatencyPoint.MS at LatencyPoint.Batch. It grows with the batch's
+// bytes: on the CPU, lenet5's is 1–9 µs at a batch of one and 20–120 µs at
+// 32, resnet18's 10–25 µs and 1–50 ms (a single warm-up run each), so the
+// largest alone, added to every batch, tripled lenet5's ℓ(1).
+type Overhead []LatencyPoint
+
+// At is the overhead at batch b: interpolated between measured sizes, the
+// smallest's below it and the largest's above it; 0 without points. The
+// points must be sorted by batch (NewLatency sorts its copy).
+func (o Overhead) At(b int) time.Duration {
+	if len(o) == 0 {
+		return 0
+	}
+	ms := o[len(o)-1].MS
+	for i, p := range o {
+		if p.Batch >= b {
+			ms = p.MS
+			if p.Batch > b && i > 0 {
+				lo := o[i-1]
+				ms = lo.MS + (p.MS-lo.MS)*float64(b-lo.Batch)/float64(p.Batch-lo.Batch)
+			}
+			break
+		}
+	}
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
+}
+
+// ConstantOverhead is the same overhead d at every batch size.
+func ConstantOverhead(d time.Duration) Overhead {
+	return Overhead{{Batch: 1, MS: float64(d) / float64(time.Millisecond)}}
+}
+
+// sorted returns a checked copy of o in ascending batch order.
+func (o Overhead) sorted() (Overhead, error) {
+	c := slices.Clone(o)
+	slices.SortFunc(c, func(a, b LatencyPoint) int { return a.Batch - b.Batch })
+	for i, p := range c {
+		switch {
+		case p.Batch < 1:
+			return nil, fmt.Errorf("%w: overhead at batch %d: batch must be at least 1", ErrBadLatency, p.Batch)
+		case p.MS < 0 || math.IsNaN(p.MS) || math.IsInf(p.MS, 0):
+			return nil, fmt.Errorf("%w: overhead %v ms at batch %d must be finite and not negative", ErrBadLatency, p.MS, p.Batch)
+		case i > 0 && c[i-1].Batch == p.Batch:
+			return nil, fmt.Errorf("%w: overhead at batch %d given twice", ErrBadLatency, p.Batch)
+		}
+	}
+	return c, nil
 }
 
 // LinearLatency is ℓ(b) = alpha·b + beta for b = 1..maxBatch, the linear

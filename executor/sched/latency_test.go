@@ -1,8 +1,8 @@
 package sched
 
 import (
+	"math"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -13,15 +13,19 @@ func TestNewLatency(t *testing.T) {
 		name     string
 		points   []LatencyPoint
 		factor   float64
-		overhead time.Duration
+		overhead Overhead
 		maxBatch int
 		want     []float64 // ℓ(1..) in ms
 	}{
-		{"interpolates", pts, 1, 0, 0, []float64{5, 6, 7, 8, 8.5, 9, 9.5, 10}},
-		{"factor and overhead", pts, 1.5, ms(0.25), 4, []float64{7.75, 9.25, 10.75, 12.25}},
-		{"below smallest profiled takes its value", []LatencyPoint{{Batch: 2, MS: 4}, {Batch: 4, MS: 6}}, 1, 0, 0, []float64{4, 4, 5, 6}},
-		{"dip raised to running max", []LatencyPoint{{Batch: 1, MS: 5}, {Batch: 2, MS: 4}, {Batch: 3, MS: 7}}, 1, 0, 0, []float64{5, 5, 7}},
-		{"single point", []LatencyPoint{{Batch: 1, MS: 2}}, 1, 0, 0, []float64{2}},
+		{"interpolates", pts, 1, nil, 0, []float64{5, 6, 7, 8, 8.5, 9, 9.5, 10}},
+		{"factor and overhead", pts, 1.5, ConstantOverhead(ms(0.25)), 4, []float64{7.75, 9.25, 10.75, 12.25}},
+		{"overhead by batch size", pts, 1, Overhead{{Batch: 8, MS: 1}, {Batch: 2, MS: 0.25}}, 0,
+			[]float64{5.25, 6.25, 7.375, 8.5, 9.125, 9.75, 10.375, 11}},
+		{"a dip after an overhead's peak is raised to the running max", pts, 1, Overhead{{Batch: 1, MS: 0}, {Batch: 4, MS: 3}, {Batch: 8, MS: 0}}, 0,
+			[]float64{5, 7, 9, 11, 11, 11, 11, 11}},
+		{"below smallest profiled takes its value", []LatencyPoint{{Batch: 2, MS: 4}, {Batch: 4, MS: 6}}, 1, nil, 0, []float64{4, 4, 5, 6}},
+		{"dip raised to running max", []LatencyPoint{{Batch: 1, MS: 5}, {Batch: 2, MS: 4}, {Batch: 3, MS: 7}}, 1, nil, 0, []float64{5, 5, 7}},
+		{"single point", []LatencyPoint{{Batch: 1, MS: 2}}, 1, nil, 0, []float64{2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,17 +45,20 @@ func TestNewLatencyErrors(t *testing.T) {
 		name     string
 		points   []LatencyPoint
 		factor   float64
-		overhead time.Duration
+		overhead Overhead
 		maxBatch int
 	}{
-		{"no points", nil, 1, 0, 0},
-		{"zero factor", ok, 0, 0, 0},
-		{"negative overhead", ok, 1, -1, 0},
-		{"batch 0", []LatencyPoint{{Batch: 0, MS: 1}}, 1, 0, 0},
-		{"non-positive latency", []LatencyPoint{{Batch: 1, MS: 0}}, 1, 0, 0},
-		{"repeated batch", []LatencyPoint{{Batch: 1, MS: 1}, {Batch: 1, MS: 2}}, 1, 0, 0},
-		{"beyond largest profiled", ok, 1, 0, 9},
-		{"negative max batch", ok, 1, 0, -1},
+		{"no points", nil, 1, nil, 0},
+		{"zero factor", ok, 0, nil, 0},
+		{"negative overhead", ok, 1, ConstantOverhead(-1), 0},
+		{"overhead at batch 0", ok, 1, Overhead{{Batch: 0, MS: 1}}, 0},
+		{"overhead twice at one batch", ok, 1, Overhead{{Batch: 2, MS: 1}, {Batch: 2, MS: 1}}, 0},
+		{"overhead not a number", ok, 1, Overhead{{Batch: 2, MS: math.NaN()}}, 0},
+		{"batch 0", []LatencyPoint{{Batch: 0, MS: 1}}, 1, nil, 0},
+		{"non-positive latency", []LatencyPoint{{Batch: 1, MS: 0}}, 1, nil, 0},
+		{"repeated batch", []LatencyPoint{{Batch: 1, MS: 1}, {Batch: 1, MS: 2}}, 1, nil, 0},
+		{"beyond largest profiled", ok, 1, nil, 9},
+		{"negative max batch", ok, 1, nil, -1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // at batch 2, so that one request per 2 ms beats two per 10.
 func stepLatency(t *testing.T) Latency {
 	t.Helper()
-	l, err := NewLatency([]LatencyPoint{{Batch: 1, MS: 2}, {Batch: 2, MS: 10}, {Batch: 3, MS: 11}}, 1, 0, 0)
+	l, err := NewLatency([]LatencyPoint{{Batch: 1, MS: 2}, {Batch: 2, MS: 10}, {Batch: 3, MS: 11}}, 1, nil, 0)
 	require.NoError(t, err)
 	return l
 }
@@ -79,7 +79,7 @@ func TestBestBatches(t *testing.T) {
 	require.Equal(t, []int32{0, 1, 1, 1}, bestBatches(stepLatency(t)))
 	require.Equal(t, []int32{0, 1, 2, 3, 4}, bestBatches(linear(t, 1, 5, 4)))
 	// equal ratios: the larger batch
-	flat, err := NewLatency([]LatencyPoint{{Batch: 1, MS: 2}, {Batch: 2, MS: 4}, {Batch: 3, MS: 7}}, 1, 0, 0)
+	flat, err := NewLatency([]LatencyPoint{{Batch: 1, MS: 2}, {Batch: 2, MS: 4}, {Batch: 3, MS: 7}}, 1, nil, 0)
 	require.NoError(t, err)
 	require.Equal(t, []int32{0, 1, 2, 2}, bestBatches(flat))
 }
