@@ -75,32 +75,20 @@ func TestFixedShapesPadBatches(t *testing.T) {
 
 // A closed model's sessions are gone: a run says so instead of opening one.
 func TestFixedShapesClosed(t *testing.T) {
-	initORT(t)
-	fixed, err := NewORT(ORTOptions{IntraOpThreads: 1, FixedShapes: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, fixed.Close()) })
-	m, err := fixed.Load(context.Background(), ModelSpec{Name: "lenet5", Path: zooModel(t, "lenet5"), MaxBatchSize: 4})
-	require.NoError(t, err)
-	om := m.(*ortModel)
-	require.NoError(t, m.Close())
-	_, _, err = om.shapes.session(4)
+	om := fixedLenet5(t)
+	require.NoError(t, om.Close())
+	_, _, err := om.shapes.session(4)
 	require.ErrorIs(t, err, ErrClosed)
 }
 
 // A batch size whose session is still opening holds up no other size: a
 // retuned model's new sizes open while its open ones serve.
 func TestFixedShapesOpenBesideRuns(t *testing.T) {
-	initORT(t)
-	fixed, err := NewORT(ORTOptions{IntraOpThreads: 1, FixedShapes: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, fixed.Close()) })
-	m, err := fixed.Load(context.Background(), ModelSpec{Name: "lenet5", Path: zooModel(t, "lenet5"), MaxBatchSize: 4})
-	require.NoError(t, err)
+	m := fixedLenet5(t)
 	defer func() { require.NoError(t, m.Close()) }()
-	om := m.(*ortModel)
-	open := om.shapes.open
+	open := m.shapes.open
 	opening, gate := make(chan struct{}), make(chan struct{})
-	om.shapes.open = func() (*onnxrt.Session, error) {
+	m.shapes.open = func() (*onnxrt.Session, error) {
 		close(opening)
 		<-gate
 		return open()
@@ -125,31 +113,25 @@ func TestFixedShapesOpenBesideRuns(t *testing.T) {
 		close(gate)
 		t.Fatal("a batch of one waited for the session of batches of four to open")
 	}
-	require.Equal(t, 1, om.shapes.count(), "batches of four still wait for their session")
+	require.Equal(t, 1, m.shapes.count(), "batches of four still wait for their session")
 	close(gate)
 	require.NoError(t, <-ranFour)
-	require.Equal(t, 2, om.shapes.count())
+	require.Equal(t, 2, m.shapes.count())
 }
 
 // Opening a batch size's session at its first run is set-up, not the
 // dispatch overhead the scheduler adds to every batch: on a GPU a warm-up
 // that counted it had every batch of lenet5 predicted 6 ms longer.
 func TestFixedShapesSetupIsNotOverhead(t *testing.T) {
-	initORT(t)
-	fixed, err := NewORT(ORTOptions{IntraOpThreads: 1, FixedShapes: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, fixed.Close()) })
-	m, err := fixed.Load(context.Background(), ModelSpec{Name: "lenet5", Path: zooModel(t, "lenet5"), MaxBatchSize: 4})
-	require.NoError(t, err)
+	m := fixedLenet5(t)
 	defer func() { require.NoError(t, m.Close()) }()
-	om := m.(*ortModel)
 	const slowOpen = 300 * time.Millisecond
-	open := om.shapes.open
-	om.shapes.open = func() (*onnxrt.Session, error) {
+	open := m.shapes.open
+	m.shapes.open = func() (*onnxrt.Session, error) {
 		time.Sleep(slowOpen)
 		return open()
 	}
-	res, err := om.Warmup(context.Background(), []int{1, 2, 4})
+	res, err := m.Warmup(context.Background(), []int{1, 2, 4})
 	require.NoError(t, err)
 	require.Len(t, res.Batches, 3)
 	require.Zero(t, res.Batches[0].Setup, "batches of one run on the session open since the load")
@@ -160,6 +142,19 @@ func TestFixedShapesSetupIsNotOverhead(t *testing.T) {
 	_, info, err := m.Run(context.Background(), randomRequests(t, m.Inputs(), 3, rand.New(rand.NewPCG(5, 5))), nil)
 	require.NoError(t, err)
 	require.Zero(t, info.Setup, "a size warmed up opens nothing")
+}
+
+// fixedLenet5 loads lenet5 (largest batch 4) with fixed shapes, one
+// session per padded size.
+func fixedLenet5(t *testing.T) *ortModel {
+	t.Helper()
+	initORT(t)
+	fixed, err := NewORT(ORTOptions{IntraOpThreads: 1, FixedShapes: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, fixed.Close()) })
+	m, err := fixed.Load(context.Background(), ModelSpec{Name: "lenet5", Path: zooModel(t, "lenet5"), MaxBatchSize: 4})
+	require.NoError(t, err)
+	return m.(*ortModel)
 }
 
 // randomRequests makes n one-row requests of random values for inputs (FP32
