@@ -9,6 +9,12 @@
 # the CUDA provider (slim-provider.py): the bundle then packs into about a
 # quarter of the size, and runs on GPUs of that architecture only.
 #
+# PACK=FILE also writes the bundle as one xz archive to carry there: binaries
+# stripped, without the TensorRT provider (whose TensorRT libraries GPU
+# machines rarely have) and without the cmd/gpuletd test binary (its one GPU
+# test is `gpuletd doctor`, which campaign.sh runs itself). With SLIM_SM it
+# comes to about 60 MB; unpack with `tar xJf FILE`, the folder is named as DIR.
+#
 # There, run DIR/run-tests.sh (make test-gpu's tests), DIR/bin/gpuletd doctor
 # and the measurement phases of DIR/campaign.sh.
 set -euo pipefail
@@ -31,3 +37,13 @@ done
 go build -o "$out/tests/fake-nvidia-cuda-mps-control" ./mps/testdata/fakempscontrol
 cp scripts/gpu/run-tests.sh scripts/gpu/campaign.sh scripts/gpu/export-models.py scripts/gpu/summarize-profile.py "$out/"
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"
+if [ -n "${PACK:-}" ]; then
+  pack=$(mktemp -d)
+  trap 'rm -rf "$pack"' EXIT
+  cp -r "$out" "$pack/"
+  name=$(basename "$out")
+  rm -f "$pack/$name/lib/libonnxruntime_providers_tensorrt.so" "$pack/$name/tests/cmd_gpuletd.test"
+  strip "$pack/$name/bin/"* "$pack/$name/tests/"*
+  tar cf - -C "$pack" "$name" | xz -T0 -9e >"$PACK"
+  echo "packed: $PACK ($(du -h "$PACK" | cut -f1))"
+fi
