@@ -245,7 +245,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 	for _, pt := range control.LatencyPoints(prof, w.let.Size, maxB) {
 		req.Latency = append(req.Latency, &pb.LatencyPoint{Batch: int32(pt.Batch), Ms: pt.MS})
 	}
-	req.WarmupBatches = warmupBatches(w.device, pl.Batch, maxB, int(req.BatchCap))
+	req.WarmupBatches = warmupBatches(w.device, pl.Batch, maxB)
 	// The executor sees the model file's shapes; requests are reshaped to
 	// them at the door (reshapeInputs).
 	for _, t := range m.Inputs {
@@ -312,19 +312,17 @@ func (n *node) installRoutes(serving []control.Serving[*gpuletRun]) {
 
 // warmupBatches are the batch sizes an executor runs a model at before it
 // serves: 1, the plan's batch and the largest; on an NVIDIA GPU every size
-// it pads batches to up to the batch cap's (engine.FixedShapes), so that no
-// session opens, and searches its algorithms, while serving.
-func warmupBatches(dev mps.Device, planBatch, maxB, batchCap int) []int32 {
+// it pads batches to (engine.FixedShapes), so that no session opens, and
+// searches its algorithms, while serving — above the plan's batch cap too:
+// a later plan that raises the cap then opens nothing on the GPU that
+// serves (on an H200, opening lenet5's and resnet18's new sizes at such a
+// retune cost 10% of that second's requests at 800 req/s). The plan's
+// memory estimate already counts a session per size (sessionsOn).
+func warmupBatches(dev mps.Device, planBatch, maxB int) []int32 {
 	if dev.Kind == mps.KindNVIDIA {
-		top := maxB
-		if batchCap > 0 {
-			top = engine.PaddedBatch(maxB, batchCap)
-		}
-		var warm []int32
+		warm := make([]int32, 0, 8)
 		for _, size := range engine.PaddedSizes(maxB) {
-			if int(size) <= top {
-				warm = append(warm, int32(size))
-			}
+			warm = append(warm, int32(size))
 		}
 		return warm
 	}

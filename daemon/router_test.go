@@ -182,25 +182,24 @@ func TestRouteLatencyPadsOnGPUs(t *testing.T) {
 }
 
 // TestWarmupBatches: an executor on an NVIDIA GPU warms every padded batch
-// size up to the batch cap's (each its own session); elsewhere 1, the
+// size (each its own session), whatever the batch cap; elsewhere 1, the
 // plan's batch and the largest.
 func TestWarmupBatches(t *testing.T) {
 	gpu, cpu := mps.Device{Kind: mps.KindNVIDIA}, mps.Device{Kind: mps.KindCPU}
 	for _, tc := range []struct {
-		name            string
-		dev             mps.Device
-		plan, maxB, cap int
-		want            []int32
+		name       string
+		dev        mps.Device
+		plan, maxB int
+		want       []int32
 	}{
-		{"cpu", cpu, 6, 32, 8, []int32{1, 6, 32}},
-		{"cpu, plan batch beyond the largest", cpu, 64, 32, 0, []int32{1, 32}},
-		{"gpu, no cap", gpu, 6, 32, 0, []int32{1, 2, 4, 8, 16, 32}},
-		{"gpu, cap 5", gpu, 5, 32, 5, []int32{1, 2, 4, 8}},
-		{"gpu, largest 6", gpu, 3, 6, 0, []int32{1, 2, 4, 6}},
-		{"gpu, batch of one", gpu, 1, 1, 0, []int32{1}},
+		{"cpu", cpu, 6, 32, []int32{1, 6, 32}},
+		{"cpu, plan batch beyond the largest", cpu, 64, 32, []int32{1, 32}},
+		{"gpu", gpu, 6, 32, []int32{1, 2, 4, 8, 16, 32}},
+		{"gpu, largest 6", gpu, 3, 6, []int32{1, 2, 4, 6}},
+		{"gpu, batch of one", gpu, 1, 1, []int32{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, warmupBatches(tc.dev, tc.plan, tc.maxB, tc.cap))
+			require.Equal(t, tc.want, warmupBatches(tc.dev, tc.plan, tc.maxB))
 		})
 	}
 }

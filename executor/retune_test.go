@@ -24,8 +24,9 @@ func (c *countingEngine) Load(ctx context.Context, spec engine.ModelSpec) (engin
 }
 
 // TestRetuneKeepsEngineModel: through the engine runtime, a load that only
-// retunes the scheduler loads nothing and warms the sizes it asks for; one
-// that changes the model's timing loads it again.
+// retunes the scheduler loads nothing and warms the sizes it asks for that
+// were not warmed up yet; one that changes the model's timing loads it
+// again.
 func TestRetuneKeepsEngineModel(t *testing.T) {
 	eng := &countingEngine{Engine: engine.NewEmulated(engine.EmulatedOptions{})}
 	_, c := startServer(t, &EngineRuntime{Engine: eng}, "eager")
@@ -49,6 +50,12 @@ func TestRetuneKeepsEngineModel(t *testing.T) {
 	require.Positive(t, retuned.WarmupUs, "it warms the sizes asked for")
 	require.LessOrEqual(t, time.Duration(retuned.WarmupUs)*time.Microsecond, time.Since(start))
 	require.Equal(t, []int32{1, 2, 8}, overheadBatches(retuned), "the new size's overhead joins the others")
+
+	again, err := c.LoadModel(context.Background(), req(4, []int32{1, 2, 8}, 1))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, eng.loads.Load())
+	require.Zero(t, again.WarmupUs, "every size asked for was warmed up already")
+	require.Equal(t, []int32{1, 2, 8}, overheadBatches(again))
 
 	r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "m", Inputs: []*pb.Tensor{xInput(1, 0)}})
 	require.NoError(t, err)

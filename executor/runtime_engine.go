@@ -165,9 +165,20 @@ func (e *engineModel) LoadTime() time.Duration           { return e.load }
 func (e *engineModel) WarmupTime() time.Duration         { return e.warmup }
 func (e *engineModel) Close() error                      { return e.m.Close() }
 
-// Warm implements warmer: a zero-filled batch of each size.
+// Warm implements warmer: a zero-filled batch of each size not warmed up
+// yet. A retune runs while the model serves, on the same GPU share: a size
+// already run (its session open, its algorithms chosen) is not run again.
 func (e *engineModel) Warm(ctx context.Context, batches []int) (time.Duration, error) {
-	w, err := e.m.Warmup(ctx, batches)
+	e.mu.Lock()
+	fresh := slices.DeleteFunc(slices.Clone(batches), func(b int) bool {
+		_, done := e.overhead[b]
+		return done
+	})
+	e.mu.Unlock()
+	if len(fresh) == 0 {
+		return 0, nil
+	}
+	w, err := e.m.Warmup(ctx, fresh)
 	if err == nil {
 		e.measured(w)
 	}
