@@ -96,21 +96,29 @@ type Overhead []LatencyPoint
 
 // At is the overhead at batch b: interpolated between measured sizes, the
 // smallest's below it and the largest's above it; 0 without points. The
-// points must be sorted by batch (NewLatency sorts its copy).
+// points may come in any order.
 func (o Overhead) At(b int) time.Duration {
 	if len(o) == 0 {
 		return 0
 	}
-	ms := o[len(o)-1].MS
-	for i, p := range o {
-		if p.Batch >= b {
-			ms = p.MS
-			if p.Batch > b && i > 0 {
-				lo := o[i-1]
-				ms = lo.MS + (p.MS-lo.MS)*float64(b-lo.Batch)/float64(p.Batch-lo.Batch)
-			}
-			break
+	var lo, hi *LatencyPoint // the nearest sizes below b, and at or above it
+	for i := range o {
+		p := &o[i]
+		switch {
+		case p.Batch >= b && (hi == nil || p.Batch < hi.Batch):
+			hi = p
+		case p.Batch < b && (lo == nil || p.Batch > lo.Batch):
+			lo = p
 		}
+	}
+	var ms float64
+	switch {
+	case hi == nil:
+		ms = lo.MS
+	case lo == nil || hi.Batch == b:
+		ms = hi.MS
+	default:
+		ms = lo.MS + (hi.MS-lo.MS)*float64(b-lo.Batch)/float64(hi.Batch-lo.Batch)
 	}
 	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }

@@ -39,6 +39,15 @@ func TestNewLatency(t *testing.T) {
 	}
 }
 
+// An overhead's points may come in any order.
+func TestOverheadAt(t *testing.T) {
+	o := Overhead{{Batch: 8, MS: 1}, {Batch: 2, MS: 0.25}, {Batch: 4, MS: 0.5}}
+	for b, want := range map[int]float64{1: 0.25, 2: 0.25, 3: 0.375, 4: 0.5, 6: 0.75, 8: 1, 16: 1} {
+		require.Equal(t, ms(want), o.At(b), "batch %d", b)
+	}
+	require.Zero(t, Overhead(nil).At(3))
+}
+
 func TestNewLatencyErrors(t *testing.T) {
 	ok := []LatencyPoint{{Batch: 1, MS: 5}, {Batch: 8, MS: 10}}
 	tests := []struct {
