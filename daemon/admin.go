@@ -48,9 +48,12 @@ type statusModel struct {
 	Unscheduled  float64  `json:"unscheduled_rate,omitempty"`
 	Ready        bool     `json:"ready"`
 	// Reason says why a model that is not ready is not served.
-	Reason string      `json:"reason,omitempty"`
-	Placed []string    `json:"placed_on"`
-	Window windowStats `json:"recent"`
+	Reason string `json:"reason,omitempty"`
+	// Warnings say what keeps a served model from meeting its SLO where it
+	// is placed (slowstart.go).
+	Warnings []string    `json:"warnings,omitempty"`
+	Placed   []string    `json:"placed_on"`
+	Window   windowStats `json:"recent"`
 }
 
 // statusGpulet is one running gpu-let in the admin status.
@@ -173,6 +176,7 @@ func (n *node) status() status {
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(m.Config.SLO.D()),
+			Warnings: n.slowStarts.of(m.Name),
 		}
 		if cur != nil {
 			sm.Unscheduled = cur.plan.Unscheduled[m.Name]

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,10 +36,16 @@ func (s slowStart) message() string {
 		s.model, s.gpulet, s.one.Round(time.Microsecond), s.overhead.Round(time.Microsecond), s.slo)
 }
 
-// slowStarts remembers which slow starts were reported.
+// short says it in a status line, after the model's name.
+func (s slowStart) short() string {
+	return fmt.Sprintf("refused on %s: ℓ(1) %v > SLO %v (overhead %v)",
+		s.gpulet, s.one.Round(time.Microsecond), s.slo, s.overhead.Round(time.Microsecond))
+}
+
+// slowStarts remembers the slow starts of the routes in force.
 type slowStarts struct {
 	mu       sync.Mutex
-	reported map[string]bool
+	reported map[string]slowStart // by key
 }
 
 // fresh returns those of now that the last call did not see, and keeps now
@@ -46,15 +53,30 @@ type slowStarts struct {
 func (s *slowStarts) fresh(now []slowStart) []slowStart {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := make(map[string]bool, len(now))
+	seen := make(map[string]slowStart, len(now))
 	var out []slowStart
 	for _, st := range now {
-		seen[st.key()] = true
-		if !s.reported[st.key()] {
+		seen[st.key()] = st
+		if _, ok := s.reported[st.key()]; !ok {
 			out = append(out, st)
 		}
 	}
 	s.reported = seen
+	return out
+}
+
+// of says what model's slow starts in force are, one line per gpu-let
+// (slowStart.short).
+func (s *slowStarts) of(model string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, st := range s.reported {
+		if st.model == model {
+			out = append(out, st.short())
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -58,6 +58,12 @@ func TestSlowStartReported(t *testing.T) {
 		n.installRoutes(serving)
 		got := messages()
 		require.Len(t, got, s.events, "step %d", i)
+		if s.overheadUS > 1000 {
+			require.Equal(t, []string{"refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)"},
+				n.slowStarts.of("lenet5"), "step %d: the status says so while it lasts", i)
+		} else {
+			require.Empty(t, n.slowStarts.of("lenet5"), "step %d", i)
+		}
 		for _, m := range got {
 			require.Equal(t, want, m)
 		}

@@ -211,6 +211,7 @@ type adminModel struct {
 	MaxBatchSize int         `json:"max_batch_size"`
 	ConfigFiles  []string    `json:"config_files"`
 	ConfigNotes  []string    `json:"config_notes"`
+	Warnings     []string    `json:"warnings"`
 	Rate         float64     `json:"rate"`
 	AssignedRate float64     `json:"assigned_rate"`
 	Unscheduled  float64     `json:"unscheduled_rate"`
@@ -426,6 +427,9 @@ func writeModels(w io.Writer, models []adminModel) error {
 		}
 		if !m.Ready && m.Reason != "" {
 			fmt.Fprintf(w, "%s: not served: %s\n", m.Name, m.Reason)
+		}
+		for _, warning := range m.Warnings {
+			fmt.Fprintf(w, "%s: warning: %s\n", m.Name, warning)
 		}
 		for _, note := range m.ConfigNotes {
 			fmt.Fprintf(w, "%s: configuration: %s\n", m.Name, note)

@@ -31,6 +31,7 @@ func TestWriteStatus(t *testing.T) {
 	var s adminStatus
 	readFixture(t, "status.json", &s)
 	s.Models[1].Unscheduled = 12.5
+	s.Models[0].Warnings = []string{"refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)"}
 	var b strings.Builder
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	out := b.String()
@@ -45,6 +46,7 @@ func TestWriteStatus(t *testing.T) {
 		"lenet5  5.00ms  yaml     0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
 		"mlp     5.00ms  default  0.00/s  72.0/s    12.4%   2.39ms  488ms   emu0-100-1",
 		"mlp: 12.5/s of its load has no gpu-let",
+		"lenet5: warning: refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)",
 		"mlp: configuration: dynamic_batching ignored: gpuletd forms batches itself",
 	} {
 		require.Contains(t, out, want)
