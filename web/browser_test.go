@@ -307,6 +307,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	require.Equal(t, []string{"header", "main", "section", "section", "section", "section", "section", "footer"}, wide.Landmarks)
 	require.Equal(t, "No pipelines are served.", eval[string](t, b, `document.querySelector('#pipelines-table tbody').textContent`))
 	checkPipelineRow(t, b)
+	checkModelWarning(t, b)
 	type a11y struct {
 		Unlabelled int      `json:"unlabelled"`
 		NoScope    int      `json:"noScope"`
@@ -364,4 +365,25 @@ func checkPipelineRow(t *testing.T, b *browser) {
 	require.Contains(t, got.Title, "cls-lite 40")
 	require.Contains(t, got.Title, "2 step requests rerouted")
 	require.Equal(t, got.Headers, got.Cells, "one cell per column")
+}
+
+// checkModelWarning renders a model row whose batch of one is predicted past
+// its SLO on one of its gpu-lets: the placement says so, the warning is its
+// title.
+func checkModelWarning(t *testing.T, b *browser) {
+	t.Helper()
+	type cell struct {
+		Text  string `json:"text"`
+		Title string `json:"title"`
+	}
+	got := eval[cell](t, b, `(async () => {
+  const { renderModels } = await import('/assets/models.js');
+  const tbody = document.createElement('tbody');
+  renderModels(tbody, { models: [{ name: 'lenet5', ready: true, slo_ms: 5, placed_on: ['gpu0-20-1'], recent: {},
+    warnings: ['refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)'] }] });
+  const warning = tbody.querySelector('td.placed .warning');
+  return { text: tbody.querySelector('td.placed').textContent, title: warning ? warning.title : '' };
+})()`)
+	require.Equal(t, "gpu0-20-1 (refused where ℓ(1) > SLO)", got.Text)
+	require.Equal(t, "refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)", got.Title)
 }

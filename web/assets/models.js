@@ -1,6 +1,7 @@
 // The models table: rate, SLO (and whether it is the server's default),
 // attainment, p50/p99, mean batch, violations and where each model is
-// placed; configuration fields that took no effect are listed on the name.
+// placed; configuration fields that took no effect are listed on the name,
+// gpu-lets where a batch of one is predicted past the SLO on the placement.
 
 import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 
@@ -13,6 +14,7 @@ export function renderModels(tbody, status) {
     const seen = r.requests > 0;
     const un = unscheduled[m.name];
     const notes = m.config_notes || [];
+    const warnings = m.warnings || [];
     return h(
       'tr',
       { 'data-model': m.name },
@@ -44,7 +46,12 @@ export function renderModels(tbody, status) {
       h('td', { class: 'num', text: r.mean_batch > 0 ? num(r.mean_batch) : '–' }),
       h('td', { class: 'num', text: seen ? String(r.violations) : '–' }),
       h('td', { class: 'num', text: String(r.requests || 0) }),
-      h('td', { class: 'placed', text: m.placed_on && m.placed_on.length ? m.placed_on.join(', ') : m.reason ? 'not served: ' + m.reason : 'not placed' }),
+      h(
+        'td',
+        { class: 'placed' },
+        m.placed_on && m.placed_on.length ? m.placed_on.join(', ') : m.reason ? 'not served: ' + m.reason : 'not placed',
+        warnings.length ? h('span', { class: 'warning', text: ' (refused where ℓ(1) > SLO)', title: warnings.join('\n') }) : null,
+      ),
     );
   });
   if (!rows.length) {
