@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/executor/engine"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
@@ -332,7 +333,8 @@ func warmupBatches(dev mps.Device, planBatch, maxB int) []int32 {
 }
 
 // routeLatency is ℓ(b) of a model on a running gpu-let, as its executor
-// schedules it, and the executor's dispatch overhead included in ℓ(1).
+// schedules it (executor.ScheduledLatency: up to the batch cap), and the
+// executor's dispatch overhead included in ℓ(1).
 func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, time.Duration, error) {
 	g.mu.Lock()
 	req, resp := g.models[model], g.loaded[model]
@@ -340,24 +342,15 @@ func (n *node) routeLatency(g *gpuletRun, model string) (sched.Latency, time.Dur
 	if req == nil {
 		return sched.Latency{}, 0, fmt.Errorf("%s is not loaded on %s", model, g.id)
 	}
-	pts := make([]sched.LatencyPoint, len(req.Latency))
-	for i, p := range req.Latency {
-		pts[i] = sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms}
-	}
 	var overhead sched.Overhead
 	if resp != nil {
-		for _, p := range resp.DispatchOverhead {
-			overhead = append(overhead, sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms})
-		}
+		overhead = executor.SchedPoints(resp.DispatchOverhead)
 	}
-	factor := req.InterferenceFactor
-	if factor == 0 {
-		factor = 1
+	var pad func(int) int
+	if g.device.Kind == mps.KindNVIDIA {
+		// The executor runs a batch padded to a fixed size (engine.FixedShapes).
+		pad = func(b int) int { return engine.PaddedBatch(int(req.MaxBatchSize), b) }
 	}
-	lat, err := sched.NewLatency(pts, factor, overhead, int(max(req.MaxBatchSize, 1)))
-	if err != nil || g.device.Kind != mps.KindNVIDIA {
-		return lat, overhead.At(1), err
-	}
-	// The executor runs a batch padded to a fixed size (engine.FixedShapes).
-	return lat.Padded(func(b int) int { return engine.PaddedBatch(int(req.MaxBatchSize), b) }), overhead.At(1), nil
+	_, lat, err := executor.ScheduledLatency(req, executor.SchedPoints(req.Latency), overhead, pad)
+	return lat, overhead.At(1), err
 }

@@ -179,6 +179,14 @@ func TestRouteLatencyPadsOnGPUs(t *testing.T) {
 	require.Equal(t, 1100*time.Microsecond, lat.At(1))
 	require.Equal(t, 4400*time.Microsecond, lat.At(4))
 	require.Equal(t, 8800*time.Microsecond, lat.At(8))
+
+	// A batch cap bounds the batches the router predicts as it bounds the
+	// executor's (and the simulator's).
+	capped := &pb.LoadModelRequest{Name: "m", MaxBatchSize: 8, BatchCap: 3, Latency: req.Latency}
+	g.models["m"] = capped
+	lat, _, err = n.routeLatency(g, "m")
+	require.NoError(t, err)
+	require.Equal(t, 3, lat.MaxBatch())
 }
 
 // TestWarmupBatches: an executor on an NVIDIA GPU warms every padded batch

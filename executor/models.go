@@ -37,11 +37,9 @@ type batchPadder interface {
 	PaddedBatch(n int) int
 }
 
-// newModelEntry builds the scheduler's view of a loaded model: ℓ(b) from the
-// profile the daemon sent (the gpu-let's L(b,p)) or, without one, from the
-// latencies measured at warm-up, times the interference factor, plus the
-// measured dispatch overhead; a model whose engine pads batches costs its
-// padded size's ℓ.
+// newModelEntry builds the scheduler's view of a loaded model: ℓ(b)
+// (ScheduledLatency) from the profile the daemon sent (the gpu-let's
+// L(b,p)) or, without one, from the latencies measured at warm-up.
 func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error) {
 	pts := req.Latency
 	if len(pts) == 0 {
@@ -50,41 +48,20 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("no latency profile: send one or warm up at least one batch size")
 	}
-	sp := make([]sched.LatencyPoint, len(pts))
-	largest := 0
-	for i, p := range pts {
-		sp[i] = sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms}
-		largest = max(largest, int(p.Batch))
+	var pad func(int) int
+	if p, ok := rt.(batchPadder); ok {
+		pad = p.PaddedBatch
 	}
-	factor := req.InterferenceFactor
-	if factor == 0 {
-		factor = 1
-	}
-	maxB := int(req.MaxBatchSize)
-	schedMax := max(maxB, 1)
-	if schedMax > largest {
-		return nil, fmt.Errorf("max batch size %d is beyond the largest profiled batch %d", maxB, largest)
-	}
-	if req.BatchCap < 0 {
-		return nil, fmt.Errorf("batch cap %d is negative", req.BatchCap)
-	}
-	full, err := sched.NewLatency(sp, factor, rt.DispatchOverhead(), schedMax)
+	full, lat, err := ScheduledLatency(req, SchedPoints(pts), rt.DispatchOverhead(), pad)
 	if err != nil {
 		return nil, err
-	}
-	if p, ok := rt.(batchPadder); ok {
-		full = full.Padded(p.PaddedBatch)
-	}
-	lat := full
-	if c := int(req.BatchCap); c > 0 {
-		lat = full.Truncated(c)
 	}
 	outs := map[string]bool{}
 	for _, o := range rt.Outputs() {
 		outs[o.Name] = true
 	}
 	return &modelEntry{
-		name: req.Name, rt: rt, refs: newRuntimeRefs(), req: req, lat: lat, base: lat, full: full, maxBatch: maxB,
+		name: req.Name, rt: rt, refs: newRuntimeRefs(), req: req, lat: lat, base: lat, full: full, maxBatch: int(req.MaxBatchSize),
 		calib: sched.NewCalibration(sched.CalibrationCeiling(time.Duration(req.SloUs)*time.Microsecond, lat.At(1))),
 		slo:   time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
 		outputs: outs,

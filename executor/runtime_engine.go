@@ -98,11 +98,7 @@ func warmupBatches(req *pb.LoadModelRequest) []int {
 // profileLatency turns the daemon's profile into ℓ(b) for the emulated
 // engine's timing (interpolated between profiled batch sizes).
 func profileLatency(pts []*pb.LatencyPoint) (sched.Latency, error) {
-	sp := make([]sched.LatencyPoint, len(pts))
-	for i, p := range pts {
-		sp[i] = sched.LatencyPoint{Batch: int(p.Batch), MS: p.Ms}
-	}
-	return sched.NewLatency(sp, 1, nil, 0)
+	return sched.NewLatency(SchedPoints(pts), 1, nil, 0)
 }
 
 func specsFromProto(ps []*pb.TensorSpec) []engine.TensorSpec {
