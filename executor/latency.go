@@ -17,6 +17,16 @@ func SchedPoints(ps []*pb.LatencyPoint) []sched.LatencyPoint {
 	return out
 }
 
+// overheadToProto lists an engine's dispatch overhead for the daemon
+// (SchedPoints reads it back).
+func overheadToProto(o sched.Overhead) []*pb.LatencyPoint {
+	out := make([]*pb.LatencyPoint, len(o))
+	for i, p := range o {
+		out[i] = &pb.LatencyPoint{Batch: int32(p.Batch), Ms: p.MS}
+	}
+	return out
+}
+
 // ScheduledLatency is ℓ(b) as an executor schedules a model that req loads,
 // for the executor's scheduler and for the daemon's router alike: pts (the
 // gpu-let's profile) times req's interference factor, plus the engine's

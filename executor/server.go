@@ -207,15 +207,6 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 	}, nil
 }
 
-// overheadToProto lists an engine's dispatch overhead for the daemon.
-func overheadToProto(o sched.Overhead) []*pb.LatencyPoint {
-	out := make([]*pb.LatencyPoint, len(o))
-	for i, p := range o {
-		out[i] = &pb.LatencyPoint{Batch: int32(p.Batch), Ms: p.MS}
-	}
-	return out
-}
-
 // UnloadModel stops scheduling a model; its queued requests are answered
 // UNAVAILABLE and it is closed once its running batch ends.
 func (s *Server) UnloadModel(_ context.Context, req *pb.UnloadModelRequest) (*pb.UnloadModelResponse, error) {

@@ -49,10 +49,16 @@ type tally struct {
 
 // second returns the tally of second i, growing the list to hold it.
 func (t *tally) second(i int) *Second {
-	for len(t.seconds) <= i {
-		t.seconds = append(t.seconds, Second{})
-	}
+	t.seconds = grow(t.seconds, i)
 	return &t.seconds[i]
+}
+
+// grow returns ss long enough to hold second i.
+func grow(ss []Second, i int) []Second {
+	for len(ss) <= i {
+		ss = append(ss, Second{})
+	}
+	return ss
 }
 
 // Run sends requests to cfg.Model on the schedule of cfg.Arrivals for
@@ -115,6 +121,9 @@ type generator struct {
 	jobs     chan job
 	inFlight atomic.Int64
 	t        *tally
+	// due counts the requests due and dropped in each second; only the
+	// schedule writes it (the workers count the rest in t.seconds).
+	due []Second
 }
 
 func (g *generator) run(ctx context.Context) (*Report, error) {
@@ -184,16 +193,13 @@ func (g *generator) schedule(ctx context.Context, rep *Report) error {
 		record, second := !at.Before(start), int(at.Sub(start)/time.Second)
 		if record {
 			rep.Scheduled++
-			g.t.mu.Lock()
-			g.t.second(second).Due++
-			g.t.mu.Unlock()
+			g.due = grow(g.due, second)
+			g.due[second].Due++
 		}
 		if g.inFlight.Load() >= limit {
 			if record {
 				rep.Dropped++
-				g.t.mu.Lock()
-				g.t.second(second).Dropped++
-				g.t.mu.Unlock()
+				g.due[second].Dropped++
 			}
 			continue
 		}
@@ -319,6 +325,10 @@ func (g *generator) fill(rep *Report) {
 	t := g.t
 	rep.OK, rep.WithinSLO, rep.Failed, rep.FirstError = t.ok, t.within, t.failed, t.firstError
 	rep.MaxInFlight = t.maxInFlight
+	t.seconds = grow(t.seconds, len(g.due)-1)
+	for i, d := range g.due {
+		t.seconds[i].Due, t.seconds[i].Dropped = d.Due, d.Dropped
+	}
 	rep.Seconds = t.seconds
 	rep.Latency, rep.Lag = summarize(t.latency), summarize(t.lag)
 	if w := rep.Window.Seconds(); w > 0 {
