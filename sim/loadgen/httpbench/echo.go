@@ -3,10 +3,12 @@ package httpbench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -19,8 +21,49 @@ type answer struct {
 	header http.Header
 }
 
-// firstAnswer sends the payload once and keeps the answer.
+// First answers are tried up to firstTries times, firstRetryWait apart,
+// while the daemon refuses them as passing (503): one refusal right after
+// the model turned ready (a stall of the host past lenet5's 5 ms SLO) ended
+// a whole bench run.
+const (
+	firstTries     = 5
+	firstRetryWait = 200 * time.Millisecond
+)
+
+// errPassing marks a refusal worth trying again.
+var errPassing = errors.New("refused for now")
+
+// firstAnswer sends the payload and keeps the answer, trying again while
+// the daemon refuses it as passing.
 func firstAnswer(ctx context.Context, client *http.Client, base, model string, p *loadgen.Payload) (*answer, error) {
+	for try := 1; ; try++ {
+		a, err := firstAnswerOnce(ctx, client, base, model, p)
+		if err == nil || !errors.Is(err, errPassing) || try == firstTries {
+			if err != nil {
+				return nil, fmt.Errorf("try %d: %w", try, err)
+			}
+			return a, nil
+		}
+		if err := sleepCtx(ctx, firstRetryWait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// firstAnswerOnce sends the payload once.
+func firstAnswerOnce(ctx context.Context, client *http.Client, base, model string, p *loadgen.Payload) (*answer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v2/models/"+model+"/infer", bytes.NewReader(p.Body))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
@@ -39,6 +82,9 @@ func firstAnswer(ctx context.Context, client *http.Client, base, model string, p
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, fmt.Errorf("read first answer: %w", err)
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		return nil, fmt.Errorf("first request: %s: %s: %w", resp.Status, bytes.TrimSpace(body), errPassing)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("first request: %s: %s", resp.Status, bytes.TrimSpace(body))

@@ -7,21 +7,33 @@ import (
 
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
-// firstGRPCAnswer sends the request once over gRPC and keeps the answer.
+// firstGRPCAnswer sends the request over gRPC and keeps the answer. A
+// refusal the daemon marks as passing (UNAVAILABLE) is tried again, up to
+// firstTries times.
 func firstGRPCAnswer(ctx context.Context, addr string, req *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, fmt.Errorf("dial grpc %s: %w", addr, err)
 	}
 	defer conn.Close()
-	res, err := pb.NewGRPCInferenceServiceClient(conn).ModelInfer(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("first grpc request: %w", err)
+	client := pb.NewGRPCInferenceServiceClient(conn)
+	for try := 1; ; try++ {
+		res, err := client.ModelInfer(ctx, req)
+		if err == nil {
+			return res, nil
+		}
+		if status.Code(err) != codes.Unavailable || try == firstTries {
+			return nil, fmt.Errorf("first grpc request (try %d): %w", try, err)
+		}
+		if err := sleepCtx(ctx, firstRetryWait); err != nil {
+			return nil, err
+		}
 	}
-	return res, nil
 }
 
 // grpcEcho is the bare gRPC service the daemon's gRPC path is compared

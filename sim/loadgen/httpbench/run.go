@@ -83,7 +83,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		ans, err := firstGRPCAnswer(ctx, grpcAddr, req)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w; the daemon's log ends: %s", err, d.logTail())
 		}
 		raw, err := proto.Marshal(ans)
 		if err != nil {
@@ -96,7 +96,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	} else {
 		ans, err := firstAnswer(ctx, client, d.base, o.Model, payload)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w; the daemon's log ends: %s", err, d.logTail())
 		}
 		spec = &EchoSpec{Protocol: "http", Body: ans.body, Header: map[string]string{}}
 		for k := range ans.header {
