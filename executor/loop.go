@@ -104,6 +104,7 @@ type job struct {
 	slots     []slot
 	inputs    [][]tensor.Tensor
 	start     time.Duration // scheduler time of the dispatch (may lead real time by the timer slack)
+	end       time.Duration // scheduler time it is expected to end (start + ℓ)
 	began     time.Time     // real time of the dispatch
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -578,7 +579,7 @@ func (k sink) Dispatch(now time.Duration, b sched.Batch) {
 	l := k.l
 	m := l.ids[b.Model]
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{seq: b.Seq, model: m, start: now, began: time.Now(), ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),
+	j := &job{seq: b.Seq, model: m, start: now, end: now + (b.End - b.Start), began: time.Now(), ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),
 		slots: make([]slot, len(b.Requests)), inputs: make([][]tensor.Tensor, len(b.Requests))}
 	for i, q := range b.Requests {
 		j.idx[i] = q.Slot

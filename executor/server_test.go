@@ -527,3 +527,68 @@ func TestBatchCapBoundsBatchesNotRequests(t *testing.T) {
 	_, err = c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: "bad", Path: "ok", MaxBatchSize: 16, BatchCap: -1, SloUs: 1000})
 	require.ErrorContains(t, err, "batch cap -1 is negative")
 }
+
+// A batch that ends within the watch interval publishes nothing of its own
+// at its start: the router counted the request it routed, and the answer
+// carries the state. A batch still running an interval after its start
+// gets a state frame of its own, saying the gpu-let is busy.
+func TestWatchStateWaitsForTheBatch(t *testing.T) {
+	tests := []struct {
+		name         string
+		batch        time.Duration // the fake's time per batch
+		every        time.Duration // the watch interval
+		gap          time.Duration // between requests (each past an interval since the last frame)
+		requests     int
+		wantOwnFrame bool // a state frame of its own before each answer
+	}{
+		{name: "short batches", batch: time.Millisecond, every: 30 * time.Millisecond, gap: 40 * time.Millisecond, requests: 4},
+		{name: "long batch", batch: 300 * time.Millisecond, every: 20 * time.Millisecond, gap: 40 * time.Millisecond, requests: 1, wantOwnFrame: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRuntime{base: tc.batch}
+			_, c := startFakeServer(t, f, "eager")
+			loadDouble(t, c, "double", 10*time.Second, 8)
+			conn, err := net.Dial("unix", c.socket)
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = conn.Write(framePreface)
+			require.NoError(t, err)
+			require.NoError(t, writeFrame(conn, &pb.InferRequest{WatchStateUs: tc.every.Microseconds()}))
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			r := bufio.NewReader(conn)
+			first := &pb.InferResponse{}
+			require.NoError(t, readFrame(r, first))
+			require.NotNil(t, first.State, "the first state comes at once")
+			for id := uint64(1); id <= uint64(tc.requests); id++ {
+				time.Sleep(tc.gap)
+				sent := time.Now()
+				require.NoError(t, writeFrame(conn, &pb.InferRequest{Id: id, Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}}))
+				var own []*pb.ExecutorState
+				for {
+					resp := &pb.InferResponse{}
+					require.NoError(t, readFrame(r, resp))
+					if resp.Id == 0 {
+						if resp.State.AtUnixNs >= sent.UnixNano() { // not a change from before the request
+							own = append(own, resp.State)
+						}
+						continue
+					}
+					require.Equal(t, id, resp.Id)
+					require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+					require.NotNil(t, resp.State, "the answer carries the state its batch changed")
+					require.Equal(t, int64(id), resp.State.Models[0].Batches)
+					break
+				}
+				if !tc.wantOwnFrame {
+					require.Empty(t, own, "request %d: a frame of its own for a batch of %s", id, tc.batch)
+					continue
+				}
+				require.Len(t, own, 1, "request %d: one frame while the batch ran", id)
+				st := own[0]
+				require.GreaterOrEqual(t, time.Unix(0, st.AtUnixNs).Sub(sent), tc.every-5*time.Millisecond, "published an interval into the batch")
+				require.Greater(t, st.FreeAtUnixNs, st.AtUnixNs, "busy until the batch ends")
+			}
+		})
+	}
+}
