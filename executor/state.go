@@ -40,7 +40,7 @@ func (l *loop) unwatch(st *inferStream) { delete(l.watchers, st) }
 // a change waits for the batch's answers, or for an interval into the
 // batch: the daemon's router already counted what it routed here, and at
 // 400 req/s of lenet5 on the CPU a frame at every batch's start cost the
-// executor about 30 µs of CPU per request (docs/BENCHMARKS.md).
+// executor 15–30 µs of CPU per request (docs/BENCHMARKS.md).
 func (l *loop) publish() {
 	if !l.dirty || len(l.watchers) == 0 {
 		return

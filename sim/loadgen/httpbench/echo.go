@@ -22,9 +22,9 @@ type answer struct {
 }
 
 // First answers are tried up to firstTries times, firstRetryWait apart,
-// while the daemon refuses them as passing (503): one refusal right after
-// the model turned ready (a stall of the host past lenet5's 5 ms SLO) ended
-// a whole bench run.
+// while the daemon refuses them as passing (503): one refusal as
+// deadline_unreachable right after the model turned ready (not traced
+// further; it did not come back) ended a whole bench run.
 const (
 	firstTries     = 5
 	firstRetryWait = 200 * time.Millisecond
