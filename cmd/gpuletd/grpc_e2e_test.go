@@ -27,9 +27,9 @@ import (
 
 // TestGRPCInferenceService drives the daemon's gRPC listener as a Triton
 // gRPC client would (the client is generated from the same .proto): health,
-// metadata, typed and raw inference compared with ONNX Runtime, batches,
-// bad input, a stream, concurrency, statistics and the repository index; and
-// the REST API beside it still answers.
+// metadata, Triton's model configuration, typed and raw inference compared
+// with ONNX Runtime, batches, bad input, a stream, concurrency, statistics
+// and the repository index; and the REST API beside it still answers.
 func TestGRPCInferenceService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -72,6 +72,19 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.Equal(t, []int64{-1, 10}, md.Outputs[0].Shape)
 	_, err = c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp", Version: "2"})
 	requireCode(t, err, codes.NotFound, "no version")
+	// Triton's ModelConfig, as perf_analyzer reads it before sending.
+	mc, err := c.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "mlp"})
+	require.NoError(t, err)
+	require.Equal(t, "mlp", mc.Config.Name)
+	require.Equal(t, "onnxruntime_onnx", mc.Config.Platform)
+	require.Positive(t, mc.Config.MaxBatchSize)
+	require.NotNil(t, mc.Config.GetDynamicBatching())
+	require.Equal(t, "input", mc.Config.Input[0].Name)
+	require.Equal(t, "TYPE_FP32", mc.Config.Input[0].DataType.String())
+	require.Equal(t, []int64{784}, mc.Config.Input[0].Dims, "no batch dimension")
+	require.Equal(t, []int64{10}, mc.Config.Output[0].Dims)
+	_, err = c.ModelConfig(ctx, &pb.ModelConfigRequest{Name: "nosuch"})
+	requireCode(t, err, codes.NotFound, "unknown model")
 
 	// Typed contents (lenet5, a batch of 2) and raw contents (mlp, 3 rows)
 	// give what ONNX Runtime gives for the same inputs.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gpulet/gpuletd/daemon/repository/tritonpb"
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
 // Pipelines: Triton's ensembles.

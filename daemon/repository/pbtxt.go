@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
-	"github.com/gpulet/gpuletd/daemon/repository/tritonpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 )
@@ -63,6 +63,28 @@ var tritonTypes = map[tritonpb.DataType]tensor.DataType{
 	tritonpb.DataType_TYPE_FP64:   tensor.FP64,
 	tritonpb.DataType_TYPE_STRING: tensor.Bytes,
 	tritonpb.DataType_TYPE_BF16:   tensor.BF16,
+}
+
+// TritonDataType is Triton's TYPE_* for one of the protocol's data types
+// (TYPE_INVALID for one Triton has no name for).
+func TritonDataType(dt tensor.DataType) tritonpb.DataType {
+	for t, d := range tritonTypes {
+		if d == dt {
+			return t
+		}
+	}
+	return tritonpb.DataType_TYPE_INVALID
+}
+
+// TritonBackend is the Triton backend that runs models of a platform
+// ("" for one Triton runs without a backend, an ensemble).
+func TritonBackend(platform string) string {
+	for b, p := range tritonBackends {
+		if p == platform {
+			return b
+		}
+	}
+	return ""
 }
 
 // notServed names the fields of Triton's ModelConfig that gpuletd's subset

@@ -1,5 +1,6 @@
 // The part of Triton's model configuration (ModelConfig, the message a
-// config.pbtxt holds in protobuf text format) that gpuletd reads. Message,
+// config.pbtxt holds in protobuf text format) that gpuletd reads, and answers
+// with over gRPC (GRPCInferenceService.ModelConfig). Message,
 // field and enum names and numbers are those of the public format, so that a
 // Triton model repository is read unchanged; the comments are gpuletd's.
 // Fields left out here (batch inputs and outputs, sequence batching, model
@@ -2244,7 +2245,7 @@ const file_model_config_proto_rawDesc = "" +
 	"\tTYPE_FP32\x10\v\x12\r\n" +
 	"\tTYPE_FP64\x10\f\x12\x0f\n" +
 	"\vTYPE_STRING\x10\r\x12\r\n" +
-	"\tTYPE_BF16\x10\x0eB6Z4github.com/gpulet/gpuletd/daemon/repository/tritonpbb\x06proto3"
+	"\tTYPE_BF16\x10\x0eB+Z)github.com/gpulet/gpuletd/kserve/tritonpbb\x06proto3"
 
 var (
 	file_model_config_proto_rawDescOnce sync.Once

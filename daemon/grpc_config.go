@@ -1,0 +1,41 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
+)
+
+// ModelConfig gives a model's configuration as Triton's ModelConfig message,
+// for Triton's clients: perf_analyzer, for one, reads max_batch_size and the
+// tensors from it before it sends anything. Dims leave out the batch
+// dimension when the model batches (max_batch_size > 0), as a config.pbtxt
+// does; a batching model says dynamic_batching, which gpuletd's scheduler
+// does. A pipeline says platform "ensemble" without its steps. gpuletd's own
+// settings (the SLO, the profile) have no field here; REST's
+// /v2/models/{model}/config gives them.
+func (s *grpcServer) ModelConfig(_ context.Context, r *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
+	m, ierr := s.n.lookupModel(r.Name, r.Version)
+	if ierr != nil {
+		return nil, grpcError(ierr)
+	}
+	return &pb.ModelConfigResponse{Config: tritonConfig(m)}, nil
+}
+
+// tritonConfig describes m as Triton's ModelConfig.
+func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
+	c := &tritonpb.ModelConfig{Name: m.Family, Platform: platformName(m.Platform), Backend: repository.TritonBackend(m.Platform),
+		MaxBatchSize: int32(m.Config.MaxBatchSize)}
+	for _, t := range m.Inputs {
+		c.Input = append(c.Input, &tritonpb.ModelInput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims})
+	}
+	for _, t := range m.Outputs {
+		c.Output = append(c.Output, &tritonpb.ModelOutput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims})
+	}
+	if m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble {
+		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: &tritonpb.ModelDynamicBatching{}}
+	}
+	return c
+}
