@@ -12,6 +12,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/kserve"
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
 // servedModel resolves {model} and the optional {version} of a request, or
@@ -166,12 +167,50 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"name": m.Family, "platform": platformName(m.Platform), "max_batch_size": m.Config.MaxBatchSize,
-		"input": tensorMetadata(m, m.Inputs), "output": tensorMetadata(m, m.Outputs),
+	tc := tritonConfig(m)
+	cfg := map[string]any{
+		"name": m.Family, "platform": tc.Platform, "max_batch_size": m.Config.MaxBatchSize,
+		"input": configTensors(tensorMetadata(m, m.Inputs), tc.Input), "output": configTensors(tensorMetadata(m, m.Outputs), tc.Output),
 		"slo_ms": float64(m.Config.SLO.D().Microseconds()) / 1000, "version": m.Version,
 		"profile": m.Profile(), "sha256": m.SHA256,
-	})
+	}
+	if tc.Backend != "" {
+		cfg["backend"] = tc.Backend
+	}
+	if tc.GetDynamicBatching() != nil {
+		cfg["dynamic_batching"] = map[string]any{}
+	}
+	writeJSON(w, http.StatusOK, cfg)
+}
+
+// configTensor is one tensor of REST's model configuration: the protocol's
+// metadata (name, datatype, shape with -1 for the batch) and, beside it,
+// Triton's configuration fields (data_type TYPE_*, dims without the batch),
+// so that Triton's HTTP clients read it as they read Triton's.
+type configTensor struct {
+	kserve.TensorMetadata
+	TritonType string  `json:"data_type"`
+	TritonDims []int64 `json:"dims"`
+}
+
+// tritonTensor is what configTensors needs of Triton's ModelInput and
+// ModelOutput.
+type tritonTensor interface {
+	GetDataType() tritonpb.DataType
+	GetDims() []int64
+}
+
+// configTensors pairs a model's tensor metadata with Triton's configuration
+// of the same tensors (tritonConfig), in the same order.
+func configTensors[T tritonTensor](md []kserve.TensorMetadata, tc []T) []configTensor {
+	out := make([]configTensor, len(md))
+	for i := range md {
+		out[i] = configTensor{TensorMetadata: md[i], TritonType: tc[i].GetDataType().String(), TritonDims: tc[i].GetDims()}
+		if out[i].TritonDims == nil {
+			out[i].TritonDims = []int64{}
+		}
+	}
+	return out
 }
 
 // modelCounters are the statistics extension's counters of one model.

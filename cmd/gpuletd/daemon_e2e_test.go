@@ -123,7 +123,27 @@ func TestKServeProtocol(t *testing.T) {
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code)
 	r = do(t, "GET", base+"/v2/models/mlp/config", nil, nil)
 	require.Equal(t, 200, r.code)
-	require.Contains(t, string(r.body), `"max_batch_size":32`)
+	var cfg struct {
+		MaxBatchSize int             `json:"max_batch_size"`
+		Backend      string          `json:"backend"`
+		Batching     json.RawMessage `json:"dynamic_batching"`
+		Input        []struct {
+			Name       string  `json:"name"`
+			DataType   string  `json:"datatype"`
+			Shape      []int64 `json:"shape"`
+			TritonType string  `json:"data_type"`
+			Dims       []int64 `json:"dims"`
+		} `json:"input"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &cfg))
+	require.Equal(t, 32, cfg.MaxBatchSize)
+	require.Equal(t, "onnxruntime", cfg.Backend, "Triton's backend name")
+	require.JSONEq(t, `{}`, string(cfg.Batching), "a batching model says dynamic_batching, as Triton's config does")
+	require.Len(t, cfg.Input, 1)
+	require.Equal(t, "FP32", cfg.Input[0].DataType, "the protocol's datatype")
+	require.Equal(t, []int64{-1, 784}, cfg.Input[0].Shape)
+	require.Equal(t, "TYPE_FP32", cfg.Input[0].TritonType, "Triton's data_type beside it")
+	require.Equal(t, []int64{784}, cfg.Input[0].Dims, "Triton's dims, without the batch")
 
 	// JSON inference, one and three rows; the output echoes the id.
 	r = do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
