@@ -12,7 +12,6 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/kserve"
-	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
 // servedModel resolves {model} and the optional {version} of a request, or
@@ -170,7 +169,7 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	tc := tritonConfig(m)
 	cfg := map[string]any{
 		"name": m.Family, "platform": tc.Platform, "max_batch_size": m.Config.MaxBatchSize,
-		"input": configTensors(tensorMetadata(m, m.Inputs), tc.Input), "output": configTensors(tensorMetadata(m, m.Outputs), tc.Output),
+		"input": configTensors(m, m.Inputs), "output": configTensors(m, m.Outputs),
 		"slo_ms": float64(m.Config.SLO.D().Microseconds()) / 1000, "version": m.Version,
 		"profile": m.Profile(), "sha256": m.SHA256,
 	}
@@ -193,22 +192,18 @@ type configTensor struct {
 	TritonDims []int64 `json:"dims"`
 }
 
-// tritonTensor is what configTensors needs of Triton's ModelInput and
-// ModelOutput.
-type tritonTensor interface {
-	GetDataType() tritonpb.DataType
-	GetDims() []int64
-}
-
-// configTensors pairs a model's tensor metadata with Triton's configuration
-// of the same tensors (tritonConfig), in the same order.
-func configTensors[T tritonTensor](md []kserve.TensorMetadata, tc []T) []configTensor {
-	out := make([]configTensor, len(md))
-	for i := range md {
-		out[i] = configTensor{TensorMetadata: md[i], TritonType: tc[i].GetDataType().String(), TritonDims: tc[i].GetDims()}
-		if out[i].TritonDims == nil {
-			out[i].TritonDims = []int64{}
+// configTensors describes a model's tensors for REST's configuration: the
+// protocol's metadata with Triton's type and dims (as tritonConfig gives
+// them) beside it.
+func configTensors(m *repository.Model, specs []repository.TensorSpec) []configTensor {
+	md := tensorMetadata(m, specs)
+	out := make([]configTensor, len(specs))
+	for i, t := range specs {
+		dims := t.Dims
+		if dims == nil {
+			dims = []int64{} // a scalar: [], not null
 		}
+		out[i] = configTensor{TensorMetadata: md[i], TritonType: repository.TritonDataType(t.DataType).String(), TritonDims: dims}
 	}
 	return out
 }

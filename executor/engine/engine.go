@@ -130,12 +130,13 @@ type RunInfo struct {
 	Compute time.Duration
 	// Overhead is the rest of Run's time but Setup: validation, joining
 	// inputs, creating runtime values, splitting outputs. It recurs with
-	// every batch, and the scheduler adds its largest to ℓ(b).
+	// every batch, and the scheduler adds it to ℓ(b) at the batch's size
+	// (sched.Overhead).
 	Overhead time.Duration
 	// Setup is what happens once, at a batch size's first run: with fixed
 	// shapes, opening that size's session (50–200 ms on a GPU). Counted as
-	// Overhead it made a warm-up's largest overhead, which the scheduler
-	// adds to every batch, 6–150 ms on an H200 where it is 0.1 ms.
+	// Overhead it put 6–150 ms on every batch's ℓ on an H200, where the
+	// recurring overhead is 0.1 ms.
 	Setup time.Duration
 	// Emulated marks zero-filled outputs from the emulated engine.
 	Emulated bool
