@@ -274,8 +274,8 @@ func (e *engine) arrive() error {
 
 // publish refreshes the router's view of gpu-let j of m when it is older
 // than PublishInterval: the router sees what the gpu-lets published, at
-// most every PublishInterval, with its own predictions in between, as the
-// daemon's router does.
+// most every PublishInterval and with every batch's answers (answered),
+// with its own predictions in between, as the daemon's router does.
 func (e *engine) publish(m *model, j int) error {
 	l := m.owners[j]
 	if l.published[m.idx] != 0 && e.now-l.published[m.idx] < sched.PublishInterval {
@@ -341,7 +341,34 @@ func (e *engine) complete(l *glet) error {
 		}
 	}
 	l.refresh()
+	if err := e.answered(l); err != nil {
+		return err
+	}
 	e.retireIfDone(l)
+	return nil
+}
+
+// answered hands the router gpu-let l's state as a batch's answers leave
+// it: the executor attaches its state, taken after the next batch started,
+// to the last answer of every batch (executor/state.go), and the daemon's
+// router takes it from there. Without this the router would keep sending
+// requests, until the next publish, to a batch that had already started
+// because the one before it ended early (TestRouterSeesABatchEnd).
+func (e *engine) answered(l *glet) error {
+	for _, m := range e.models {
+		if len(m.owners) < 2 || l.ms[m.idx] == nil {
+			continue // the router does not choose among one
+		}
+		for j, o := range m.owners {
+			if o != l {
+				continue
+			}
+			l.published[m.idx] = 0
+			if err := e.publish(m, j); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
