@@ -334,7 +334,7 @@ func (e *engine) complete(l *glet) error {
 		return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 	}
 	if lm := l.ms[m.idx]; e.set.calibrate && lm != nil {
-		if _, changed := lm.calib.Observe(e.now, e.now-b.Start, l.planEnd-b.Start); changed {
+		if _, changed := lm.calib.Observe(e.now, e.now-b.Start, b.End-b.Start); changed {
 			if _, err := l.s.Recalibrate(e.now, m.id, lm.base, &lm.calib); err != nil {
 				return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 			}

@@ -62,16 +62,15 @@ type glet struct {
 	ms      []*letModel // by model index; nil where absent
 
 	// the running batch
-	busy    bool
-	seq     uint64
-	model   int
-	batch   int
-	start   time.Duration
-	work    float64 // solo time left, ns
-	slow    float64 // current slowdown factor (≥ 1)
-	upd     time.Duration
-	end     time.Duration // when it ends at the current slowdown
-	planEnd time.Duration // when the scheduler expects it to end
+	busy  bool
+	seq   uint64
+	model int
+	batch int
+	start time.Duration
+	work  float64 // solo time left, ns
+	slow  float64 // current slowdown factor (≥ 1)
+	upd   time.Duration
+	end   time.Duration // when it ends at the current slowdown
 
 	wake time.Duration // the scheduler's next timer, never when none
 
@@ -184,7 +183,7 @@ func (k letSink) Dispatch(now time.Duration, b sched.Batch) {
 	lm := l.ms[b.Model]
 	n := len(b.Requests)
 	l.busy, l.seq, l.model, l.batch = true, b.Seq, int(b.Model), n
-	l.start, l.upd, l.planEnd = now, now, b.End
+	l.start, l.upd = now, now
 	l.work = lm.solo[n] * e.jitter()
 	l.slow = 1
 	l.end = now + workDuration(l.work)

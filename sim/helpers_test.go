@@ -29,6 +29,9 @@ type recorder struct {
 	answered   map[uint64]string
 	dispatches []dispatch
 	order      []time.Duration // times of every observed event
+	// planned is, per dispatched batch, how long the scheduler expected
+	// it to run (Batch.End − Batch.Start).
+	planned []time.Duration
 }
 
 func newRecorder(t testing.TB) *recorder {
@@ -69,6 +72,7 @@ func (o recObserver) dispatched(let int, at time.Duration, b sched.Batch) {
 		d.IDs = append(d.IDs, q.ID)
 	}
 	o.r.dispatches = append(o.r.dispatches, d)
+	o.r.planned = append(o.r.planned, b.End-b.Start)
 	o.r.order = append(o.r.order, at)
 }
 
