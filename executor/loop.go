@@ -363,14 +363,14 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 		l.answerErr(r, pb.Code_NOT_FOUND, fmt.Sprintf("model %s is not loaded", r.model.name))
 		return
 	}
-	if f, changed := r.model.calib.Idle(now); changed {
-		l.recalibrate(now, r.model, f)
+	if _, changed := r.model.calib.Idle(now); changed {
+		l.recalibrate(now, r.model)
 	}
 	if m := r.model; len(rows) > m.base.MaxBatch() && m.base.MaxBatch() < m.full.MaxBatch() {
 		// A request's rows run as one batch: a batch cap below the
 		// clients' request size rises to it (up to max_batch_size).
 		m.base = m.full.Truncated(len(rows))
-		l.recalibrate(now, m, m.calib.Factor())
+		l.recalibrate(now, m)
 		l.s.log.Info("batch cap raised to the request's rows", zap.String("model", m.name), zap.Int("cap", m.base.MaxBatch()))
 	}
 	l.inflight++
@@ -438,17 +438,18 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	}
 	took := time.Since(j.began)
 	l.busy += took
-	if bdErr := l.sc.BatchDone(now, j.seq); bdErr != nil {
-		l.s.log.Error("batch done", zap.Uint64("seq", j.seq), zap.Error(bdErr))
-	}
 	if err == nil && len(outs) != len(j.slots) {
 		err = fmt.Errorf("engine returned %d results for a batch of %d", len(outs), len(j.slots))
 	}
-	if err == nil {
-		m := j.model
-		if f, changed := m.calib.Observe(now, took, m.lat.At(len(j.slots))); changed && !m.retired {
-			l.recalibrate(now, m, f)
-		}
+	m := j.model
+	var calib *sched.Calibration // a failed batch's time says nothing of ℓ
+	if err == nil && !m.retired {
+		calib = &m.calib
+	}
+	if lat, changed, bdErr := l.sc.BatchEnded(now, j.seq, took, m.base, calib); bdErr != nil {
+		l.s.log.Error("batch done", zap.Uint64("seq", j.seq), zap.Error(bdErr))
+	} else if changed {
+		l.recalibrated(m, lat)
 	}
 	st := &j.model.stats
 	st.batch(len(j.slots))
@@ -642,13 +643,18 @@ func (s *slack) observe(late time.Duration) {
 func (s *slack) get() time.Duration { return s.cur }
 
 // recalibrate gives the scheduler a model's ℓ(b) scaled by its
-// calibration (f is its factor, for the log).
-func (l *loop) recalibrate(now time.Duration, m *modelEntry, f float64) {
+// calibration.
+func (l *loop) recalibrate(now time.Duration, m *modelEntry) {
 	lat, err := l.sc.Recalibrate(now, m.id, m.base, &m.calib)
 	if err != nil {
 		l.s.log.Warn("recalibrate", zap.String("model", m.name), zap.Error(err))
 		return
 	}
+	l.recalibrated(m, lat)
+}
+
+// recalibrated keeps the ℓ(b) the scheduler now plans m's batches with.
+func (l *loop) recalibrated(m *modelEntry, lat sched.Latency) {
 	m.lat = lat
-	l.s.log.Debug("recalibrated", zap.String("model", m.name), zap.Float64("factor", f), zap.Float64("typical", m.calib.Typical()), zap.Duration("l1", m.lat.At(1)))
+	l.s.log.Debug("recalibrated", zap.String("model", m.name), zap.Float64("factor", m.calib.Factor()), zap.Float64("typical", m.calib.Typical()), zap.Duration("l1", m.lat.At(1)))
 }

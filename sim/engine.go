@@ -330,15 +330,15 @@ func (e *engine) complete(l *glet) error {
 	l.busy = false
 	e.gpuStops(l.gpu, e.now)
 	e.coRun(l.gpu, e.now)
-	if err := l.s.BatchDone(e.now, l.seq); err != nil {
-		return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
-	}
+	var (
+		base  sched.Latency
+		calib *sched.Calibration
+	)
 	if lm := l.ms[m.idx]; e.set.calibrate && lm != nil {
-		if _, changed := lm.calib.Observe(e.now, e.now-b.Start, b.End-b.Start); changed {
-			if _, err := l.s.Recalibrate(e.now, m.id, lm.base, &lm.calib); err != nil {
-				return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
-			}
-		}
+		base, calib = lm.base, &lm.calib
+	}
+	if _, _, err := l.s.BatchEnded(e.now, l.seq, e.now-b.Start, base, calib); err != nil {
+		return fmt.Errorf("simulate: gpu-let %d: %w", l.idx, err)
 	}
 	l.refresh()
 	if err := e.answered(l); err != nil {

@@ -13,6 +13,32 @@ func (s *Scheduler) Recalibrate(now time.Duration, id ModelID, base Latency, c *
 	return lat, s.SetLatencies(now, id, lat, admit)
 }
 
+// BatchEnded is BatchDone for drivers that calibrate ℓ (the executor and
+// the simulator): it ends batch seq at now, then, when c is not nil, folds
+// in how long the batch took against the time ℓ planned for it, and when the
+// calibration moved gives the scheduler the batch's model's base ℓ scaled by
+// it (Recalibrate). BatchDone may start the next batch first; the
+// calibration still compares the batch that ended with its own plan. It
+// returns the ℓ the model's batches are now planned with and whether it
+// changed; on ErrNoBatch nothing is calibrated.
+func (s *Scheduler) BatchEnded(now time.Duration, seq uint64, took time.Duration, base Latency, c *Calibration) (Latency, bool, error) {
+	b := s.running
+	if err := s.BatchDone(now, seq); err != nil {
+		return Latency{}, false, err
+	}
+	if c == nil {
+		return Latency{}, false, nil
+	}
+	if _, changed := c.Observe(s.now, took, b.End-b.Start); !changed {
+		return Latency{}, false, nil
+	}
+	lat, err := s.Recalibrate(s.now, b.Model, base, c)
+	if err != nil {
+		return Latency{}, false, err
+	}
+	return lat, true, nil
+}
+
 // SetLatencies replaces a model's ℓ(b), for drivers that calibrate it
 // against measured batch times (Recalibrate). Queued requests stay; their
 // timers are recomputed. A request is refused as DeadlineUnreachable (on

@@ -101,3 +101,69 @@ func TestSetLatenciesRefusesByTheAdmissionLatency(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchEndedCalibratesTheBatchThatEnded: every batch takes twice its
+// planned time, and the next batch, of another size, always waits, so
+// BatchDone starts it before the calibration is told. The calibration still
+// compares each batch with its own plan: once it has seen
+// CalibrationMinBatches batches the factor is exactly 2 (compared with the
+// batch that had just started, it would read 8/6 and 6/8 of that) and, after
+// the batch already started, batches are planned twice as long. A failed
+// batch (nil calibration) ends without being counted; an unknown batch is
+// ErrNoBatch.
+func TestBatchEndedCalibratesTheBatchThatEnded(t *testing.T) {
+	ms := time.Millisecond
+	rec := newRecorder()
+	s, err := New(Config{Policy: Eager{}}, rec)
+	require.NoError(t, err)
+	base, err := LinearLatency(ms, 5*ms, 4) // ℓ(1) = 6 ms, ℓ(3) = 8 ms
+	require.NoError(t, err)
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: base}))
+	id := uint64(0)
+	submit := func(now time.Duration, n int) {
+		for range n {
+			id++
+			require.NoError(t, s.Submit(now, Request{ID: id, Deadline: time.Hour}))
+		}
+	}
+	c := NewCalibration(CalibrationMax)
+	now := time.Duration(0)
+	submit(now, 1) // runs at once, alone
+	end := func(calib *Calibration) (Latency, bool) {
+		b, ok := s.Running()
+		require.True(t, ok)
+		planned := b.End - b.Start
+		now = b.Start + 2*planned
+		lat, changed, err := s.BatchEnded(now, b.Seq, 2*planned, base, calib)
+		require.NoError(t, err)
+		return lat, changed
+	}
+	var changed bool
+	for i := range CalibrationMinBatches {
+		submit(now, 3-2*(i%2)) // 3 and 1 by turns: batches of 1, 3, 1, 3, …
+		var lat Latency
+		lat, changed = end(&c)
+		if changed {
+			require.Equal(t, 12*ms, lat.At(1))
+		}
+	}
+	require.True(t, changed, "the factor moved at the %dth batch", CalibrationMinBatches)
+	require.InDelta(t, 2, c.Factor(), 1e-9)
+	// The batch BatchDone started keeps its plan; the one after it is
+	// planned with the calibrated ℓ.
+	b, ok := s.Running()
+	require.True(t, ok)
+	require.Equal(t, base.At(len(b.Requests)), b.End-b.Start)
+	submit(now, 1)
+	end(&c)
+	b, ok = s.Running()
+	require.True(t, ok)
+	require.Equal(t, 2*base.At(len(b.Requests)), b.End-b.Start, "the next batch is planned with the calibrated ℓ")
+
+	submit(now, 1)
+	_, changed = end(nil)
+	require.False(t, changed, "a failed batch is not counted")
+	require.InDelta(t, 2, c.Factor(), 1e-9)
+	_, _, err = s.BatchEnded(now+ms, 999, ms, base, &c)
+	require.ErrorIs(t, err, ErrNoBatch)
+}
