@@ -6,8 +6,11 @@
 // code on it: the planner (gpulet.Run) at the start and every reorganize
 // period on EWMA-measured rates, as the daemon's planner loop does; the
 // router (sched.Route) over the gpu-lets serving each model, weighted by the
-// plan; and in every gpu-let the scheduling core (sched.Scheduler) with the
-// chosen policy. Only the GPUs are emulated: a batch takes the reference
+// plan, on the state the daemon's router would have (each gpu-let's state at
+// most PublishInterval old, and as every batch's answers leave it, with the
+// router's own predictions in between); and in every gpu-let the scheduling
+// core (sched.Scheduler) with the chosen policy, its batches ended and
+// calibrated through the executor's call (Scheduler.BatchEnded). Only the GPUs are emulated: a batch takes the reference
 // set's solo time L(b,p) (refset.Physics) times a seeded jitter, slowed
 // while a neighbouring gpu-let of the same GPU runs (the physics'
 // co-located latency), and each executor calibrates ℓ(b) against measured
