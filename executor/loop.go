@@ -363,8 +363,10 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 		l.answerErr(r, pb.Code_NOT_FOUND, fmt.Sprintf("model %s is not loaded", r.model.name))
 		return
 	}
-	if _, changed := r.model.calib.Idle(now); changed {
-		l.recalibrate(now, r.model)
+	if lat, changed, err := l.sc.CalibrationIdle(now, r.model.id, r.model.base, &r.model.calib); err != nil {
+		l.s.log.Warn("recalibrate", zap.String("model", r.model.name), zap.Error(err))
+	} else if changed {
+		l.recalibrated(r.model, lat)
 	}
 	if m := r.model; len(rows) > m.base.MaxBatch() && m.base.MaxBatch() < m.full.MaxBatch() {
 		// A request's rows run as one batch: a batch cap below the

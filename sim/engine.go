@@ -295,10 +295,8 @@ func (e *engine) submit(to *glet, m *model, r sched.Request) error {
 	// As the executor does on each request: forget a calibration that has
 	// seen no batch for a while.
 	if lm := to.ms[m.idx]; e.set.calibrate && lm != nil {
-		if _, changed := lm.calib.Idle(e.now); changed {
-			if _, err := to.s.Recalibrate(e.now, m.id, lm.base, &lm.calib); err != nil {
-				return fmt.Errorf("simulate: gpu-let %d: %w", to.idx, err)
-			}
+		if _, _, err := to.s.CalibrationIdle(e.now, m.id, lm.base, &lm.calib); err != nil {
+			return fmt.Errorf("simulate: gpu-let %d: %w", to.idx, err)
 		}
 	}
 	if err := to.s.Submit(e.now, r); err != nil {

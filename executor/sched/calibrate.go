@@ -39,6 +39,22 @@ func (s *Scheduler) BatchEnded(now time.Duration, seq uint64, took time.Duration
 	return lat, true, nil
 }
 
+// CalibrationIdle is what a driver that calibrates ℓ does as a request of
+// model id comes: when no batch ran for CalibrationForget, c forgets its
+// window (Calibration.Idle) and the scheduler gets base scaled by the reset
+// factor. It returns the ℓ the model's batches are now planned with and
+// whether it changed.
+func (s *Scheduler) CalibrationIdle(now time.Duration, id ModelID, base Latency, c *Calibration) (Latency, bool, error) {
+	if _, changed := c.Idle(now); !changed {
+		return Latency{}, false, nil
+	}
+	lat, err := s.Recalibrate(now, id, base, c)
+	if err != nil {
+		return Latency{}, false, err
+	}
+	return lat, true, nil
+}
+
 // SetLatencies replaces a model's ℓ(b), for drivers that calibrate it
 // against measured batch times (Recalibrate). Queued requests stay; their
 // timers are recomputed. A request is refused as DeadlineUnreachable (on

@@ -167,3 +167,39 @@ func TestBatchEndedCalibratesTheBatchThatEnded(t *testing.T) {
 	_, _, err = s.BatchEnded(now+ms, 999, ms, base, &c)
 	require.ErrorIs(t, err, ErrNoBatch)
 }
+
+// TestCalibrationIdleForgetsAfterAPause: a calibration raised to 2 stays
+// while batches keep coming; a request after CalibrationForget without a
+// batch resets it, and the scheduler plans with the profiled ℓ again.
+func TestCalibrationIdleForgetsAfterAPause(t *testing.T) {
+	ms := time.Millisecond
+	s, err := New(Config{Policy: Eager{}}, newRecorder())
+	require.NoError(t, err)
+	base, err := LinearLatency(ms, 5*ms, 4)
+	require.NoError(t, err)
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: base}))
+	c := NewCalibration(CalibrationMax)
+	now := time.Duration(0)
+	for i := range CalibrationMinBatches {
+		require.NoError(t, s.Submit(now, Request{ID: uint64(i + 1), Deadline: now + time.Second}))
+		b, ok := s.Running()
+		require.True(t, ok)
+		now += 2 * (b.End - b.Start)
+		_, _, err := s.BatchEnded(now, b.Seq, 2*(b.End-b.Start), base, &c)
+		require.NoError(t, err)
+	}
+	require.InDelta(t, 2, c.Factor(), 1e-9)
+
+	_, changed, err := s.CalibrationIdle(now+CalibrationForget, 0, base, &c)
+	require.NoError(t, err)
+	require.False(t, changed, "not idle long enough")
+	lat, changed, err := s.CalibrationIdle(now+CalibrationForget+ms, 0, base, &c)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, base.At(1), lat.At(1))
+	require.InDelta(t, 1, c.Factor(), 1e-9)
+	require.NoError(t, s.Submit(now+CalibrationForget+ms, Request{ID: 99, Deadline: now + time.Hour}))
+	b, ok := s.Running()
+	require.True(t, ok)
+	require.Equal(t, base.At(1), b.End-b.Start, "planned with the profiled ℓ again")
+}
