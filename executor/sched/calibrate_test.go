@@ -107,7 +107,7 @@ func TestSetLatenciesRefusesByTheAdmissionLatency(t *testing.T) {
 // BatchDone starts it before the calibration is told. The calibration still
 // compares each batch with its own plan: once it has seen
 // CalibrationMinBatches batches the factor is exactly 2 (compared with the
-// batch that had just started, it would read 8/6 and 6/8 of that) and, after
+// batch that had just started, every ratio would be off by 8/6 or 6/8) and, after
 // the batch already started, batches are planned twice as long. A failed
 // batch (nil calibration) ends without being counted; an unknown batch is
 // ErrNoBatch.
