@@ -36,16 +36,25 @@ var errPassing = errors.New("refused for now")
 // firstAnswer sends the payload and keeps the answer, trying again while
 // the daemon refuses it as passing.
 func firstAnswer(ctx context.Context, client *http.Client, base, model string, p *loadgen.Payload) (*answer, error) {
+	return tryFirst(ctx, func() (*answer, error) { return firstAnswerOnce(ctx, client, base, model, p) },
+		func(err error) bool { return errors.Is(err, errPassing) })
+}
+
+// tryFirst calls once until it answers, fails for good (passing says
+// whether a failure is worth another try) or has been tried firstTries
+// times, firstRetryWait apart; the error says which try failed.
+func tryFirst[T any](ctx context.Context, once func() (T, error), passing func(error) bool) (T, error) {
+	var zero T
 	for try := 1; ; try++ {
-		a, err := firstAnswerOnce(ctx, client, base, model, p)
-		if err == nil || !errors.Is(err, errPassing) || try == firstTries {
-			if err != nil {
-				return nil, fmt.Errorf("try %d: %w", try, err)
-			}
-			return a, nil
+		v, err := once()
+		if err == nil {
+			return v, nil
+		}
+		if !passing(err) || try == firstTries {
+			return zero, fmt.Errorf("try %d: %w", try, err)
 		}
 		if err := sleepCtx(ctx, firstRetryWait); err != nil {
-			return nil, err
+			return zero, err
 		}
 	}
 }

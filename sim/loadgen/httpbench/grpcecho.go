@@ -22,18 +22,13 @@ func firstGRPCAnswer(ctx context.Context, addr string, req *pb.ModelInferRequest
 	}
 	defer conn.Close()
 	client := pb.NewGRPCInferenceServiceClient(conn)
-	for try := 1; ; try++ {
+	return tryFirst(ctx, func() (*pb.ModelInferResponse, error) {
 		res, err := client.ModelInfer(ctx, req)
-		if err == nil {
-			return res, nil
+		if err != nil {
+			return nil, fmt.Errorf("first grpc request: %w", err)
 		}
-		if status.Code(err) != codes.Unavailable || try == firstTries {
-			return nil, fmt.Errorf("first grpc request (try %d): %w", try, err)
-		}
-		if err := sleepCtx(ctx, firstRetryWait); err != nil {
-			return nil, err
-		}
-	}
+		return res, nil
+	}, func(err error) bool { return status.Code(err) == codes.Unavailable })
 }
 
 // grpcEcho is the bare gRPC service the daemon's gRPC path is compared
