@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -100,10 +101,7 @@ func (x executors) Stop(ctx context.Context, g *gpuletRun) {
 // have had time to finish (drainWait).
 func (x executors) Unload(ctx context.Context, g *gpuletRun, name string) {
 	g.plannedDrop(name)
-	select {
-	case <-time.After(x.n.catalog.drainWait(name)):
-	case <-ctx.Done():
-	}
+	_ = ctxsleep.Sleep(ctx, x.n.catalog.drainWait(name)) // unload either way
 	if err := g.unloadModel(ctx, name); err != nil {
 		x.n.log.Warn("unload model", zap.String("model", name), zap.String("gpulet", g.id), zap.Error(err))
 	}

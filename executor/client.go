@@ -11,6 +11,7 @@ import (
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
@@ -78,10 +79,8 @@ func (c *Client) WaitReady(ctx context.Context) (*pb.HealthResponse, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("wait for executor: %w", err)
 		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for executor: %w", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
+		if err := ctxsleep.Sleep(ctx, 20*time.Millisecond); err != nil {
+			return nil, fmt.Errorf("wait for executor: %w", err)
 		}
 	}
 }

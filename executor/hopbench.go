@@ -9,6 +9,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/mps/execenv"
 )
 
@@ -93,10 +94,8 @@ func BenchHop(ctx context.Context, o HopOptions) (HopResult, error) {
 			execUS += resp.QueueUs + resp.ComputeUs
 		}
 		if o.Gap > 0 {
-			select {
-			case <-ctx.Done():
-				return HopResult{}, ctx.Err()
-			case <-time.After(o.Gap):
+			if err := ctxsleep.Sleep(ctx, o.Gap); err != nil {
+				return HopResult{}, err
 			}
 		}
 	}

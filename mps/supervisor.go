@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 )
 
 // MPSState is where a supervised MPS control daemon stands.
@@ -133,10 +135,8 @@ func (s *Supervisor) Run(ctx context.Context) {
 			attempt++
 			wait := s.backoff.Delay(attempt)
 			s.log.Info("restarting MPS control daemon", zap.Int("attempt", attempt), zap.Duration("backoff", wait))
-			select {
-			case <-ctx.Done():
+			if ctxsleep.Sleep(ctx, wait) != nil {
 				return
-			case <-time.After(wait):
 			}
 			err := s.d.Start(ctx)
 			if ctx.Err() != nil {

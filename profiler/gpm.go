@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
@@ -102,13 +103,13 @@ func (g *GPM) Measure(ctx context.Context, t UtilTarget) (UtilReading, error) {
 	workErr := make(chan error, 1)
 	go func() { workErr <- t.Work(wctx) }()
 	sampled := func() (UtilReading, error) {
-		if !sleepCtx(ctx, settle) {
+		if ctxsleep.Sleep(ctx, settle) != nil {
 			return unknownReading(), ctx.Err()
 		}
 		if ret := g.Lib.GpmSampleGet(dev, samples[0]); ret != nvml.SUCCESS {
 			return fail("take the first sample", ret)
 		}
-		if !sleepCtx(ctx, window) {
+		if ctxsleep.Sleep(ctx, window) != nil {
 			return unknownReading(), ctx.Err()
 		}
 		if ret := g.Lib.GpmSampleGet(dev, samples[1]); ret != nvml.SUCCESS {
@@ -144,16 +145,4 @@ func (g *GPM) metrics(t UtilTarget, s [2]nvml.GpmSample) (UtilReading, error) {
 		return unknownReading(), fmt.Errorf("gpm on %s: %w: NVML returned no metric", t.Device.ID, ErrUtilisation)
 	}
 	return r, nil
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether d passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

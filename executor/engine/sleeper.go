@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 )
 
 // Sleeper waits out the emulated engine's compute time. The executor uses
@@ -20,18 +22,5 @@ var _ Sleeper = RealSleeper{}
 
 // Sleep implements Sleeper with a timer.
 func (RealSleeper) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return ctxsleep.Sleep(ctx, d)
 }

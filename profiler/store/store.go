@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 )
 
 // Store is an open gpuletd database. It is safe for concurrent use; Close it
@@ -258,10 +260,8 @@ func retryBusy(ctx context.Context, busy time.Duration, f func() error) error {
 		if err == nil || !errors.Is(err, ErrBusy) || time.Now().After(deadline) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(err, ctx.Err())
-		case <-time.After(wait):
+		if serr := ctxsleep.Sleep(ctx, wait); serr != nil {
+			return errors.Join(err, serr)
 		}
 		wait = min(2*wait, 100*time.Millisecond)
 	}

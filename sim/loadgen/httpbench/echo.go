@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
@@ -53,21 +54,9 @@ func tryFirst[T any](ctx context.Context, once func() (T, error), passing func(e
 		if !passing(err) || try == firstTries {
 			return zero, fmt.Errorf("try %d: %w", try, err)
 		}
-		if err := sleepCtx(ctx, firstRetryWait); err != nil {
+		if err := ctxsleep.Sleep(ctx, firstRetryWait); err != nil {
 			return zero, err
 		}
-	}
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

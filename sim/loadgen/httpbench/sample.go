@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -97,10 +98,8 @@ func (d *daemon) idle(ctx context.Context, client *http.Client, span time.Durati
 	if err != nil {
 		return idleShare{}, err
 	}
-	select {
-	case <-time.After(span):
-	case <-ctx.Done():
-		return idleShare{}, ctx.Err()
+	if err := ctxsleep.Sleep(ctx, span); err != nil {
+		return idleShare{}, err
 	}
 	b, err := d.sample(ctx, client)
 	if err != nil {
