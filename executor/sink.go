@@ -1,0 +1,61 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// sink receives the scheduler's decisions on the loop.
+type sink struct{ l *loop }
+
+// Dispatch hands a batch to the engine worker.
+func (k sink) Dispatch(now time.Duration, b sched.Batch) {
+	l := k.l
+	m := l.ids[b.Model]
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &job{seq: b.Seq, model: m, start: now, end: now + (b.End - b.Start), began: time.Now(), ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),
+		slots: make([]slot, len(b.Requests)), inputs: make([][]tensor.Tensor, len(b.Requests))}
+	for i, q := range b.Requests {
+		j.idx[i] = q.Slot
+		j.slots[i] = l.slots[q.Slot]
+		j.inputs[i] = l.slots[q.Slot].inputs
+	}
+	m.running++
+	l.running = j
+	l.jobs <- j
+}
+
+// Reject answers a request the scheduler will not run.
+func (k sink) Reject(now time.Duration, q sched.Request, why sched.Reason) {
+	l := k.l
+	if why == sched.ModelRemoved && l.handing != nil {
+		l.moved = append(l.moved, q) // handOver queues it again
+		return
+	}
+	sl := l.slots[q.Slot]
+	l.releaseSlot(q.Slot)
+	code := pb.Code_DEADLINE
+	switch why {
+	case sched.QueueFull:
+		code = pb.Code_QUEUE_FULL
+	case sched.ModelRemoved:
+		code = pb.Code_UNAVAILABLE
+	}
+	l.answerErr(sl.req, code, fmt.Sprintf("%s: %s", sl.req.model.name, why))
+}
+
+// Preempt cancels the running batch. The scheduler puts its rows back in
+// the queue with their slots, which stay allocated (or rejects them, which
+// releases them).
+func (k sink) Preempt(now time.Duration, b sched.Batch) {
+	l := k.l
+	if j := l.running; j != nil && j.seq == b.Seq {
+		j.preempted = true
+		j.cancel()
+	}
+}
