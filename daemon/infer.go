@@ -256,7 +256,9 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	// against an executor that stops answering.
 	ctx, cancel := context.WithDeadline(ctx, deadline.Add(time.Second))
 	defer cancel()
+	sent := time.Now()
 	res, err := client.Infer(ctx, pbreq)
+	trip := time.Since(sent)
 	switch {
 	case errors.Is(err, executor.ErrExecutorGone):
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_failed", msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
@@ -273,6 +275,9 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	c.compute.add(time.Duration(res.ComputeUs) * time.Microsecond)
 	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
 	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)
+	if res.HeldUs > 0 {
+		n.metrics.hop.WithLabelValues(m.Name).Observe(max(trip.Seconds()-float64(res.HeldUs)/1e6, 0))
+	}
 	n.metrics.batch.WithLabelValues(m.Name).Observe(float64(res.BatchSize))
 	outs, err := fromProtoTensors(res.Outputs)
 	if err == nil {

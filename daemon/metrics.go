@@ -20,11 +20,16 @@ type metrics struct {
 	e2e        *prometheus.HistogramVec
 	queue      *prometheus.HistogramVec
 	compute    *prometheus.HistogramVec
+	hop        *prometheus.HistogramVec
 	batch      *prometheus.HistogramVec
 }
 
 // latencyBuckets span 100 µs to 10 s.
 var latencyBuckets = prometheus.ExponentialBucketsRange(0.0001, 10, 24)
+
+// hopBuckets span 10 µs to 100 ms: the hop to an executor and back takes
+// tens to hundreds of microseconds on an idle host (docs/BENCHMARKS.md).
+var hopBuckets = prometheus.ExponentialBucketsRange(0.00001, 0.1, 17)
 
 func newMetrics(n *node) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
@@ -46,11 +51,14 @@ func newMetrics(n *node) *metrics {
 	m.compute = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "gpuletd_compute_duration_seconds", Help: "Time of the batch each request ran in, per model.", Buckets: latencyBuckets,
 	}, []string{"model"})
+	m.hop = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gpuletd_executor_hop_duration_seconds", Help: "Round trip of a request to its executor less the executor's own time for it (waking the executor and the daemon, framing), per model.", Buckets: hopBuckets,
+	}, []string{"model"})
 	m.batch = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "gpuletd_batch_size", Help: "Size of the batch each request ran in, per model.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 	}, []string{"model"})
-	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.batch,
+	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch,
 		&nodeCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -87,6 +87,7 @@ type request struct {
 	batch     int
 	queue     time.Duration
 	compute   time.Duration
+	read      time.Time // when its frame was read (HeldUs)
 }
 
 // slot is one scheduled row of a request.
@@ -441,6 +442,7 @@ func (l *loop) answer(r *request, resp *pb.InferResponse) {
 			l.flushing = append(l.flushing, st)
 		}
 		st.pending = append(st.pending, resp)
+		st.pendingRead = append(st.pendingRead, r.read)
 	}
 	if _, ok := r.stream.active[r.id]; ok {
 		delete(r.stream.active, r.id)

@@ -151,6 +151,25 @@ func TestConcurrentRequestsAreBatchedAndAnsweredCorrectly(t *testing.T) {
 	require.Equal(t, int64(len(sizes)), st.Models[0].Batches)
 }
 
+func TestAnswerSaysHowLongTheExecutorHeldIt(t *testing.T) {
+	f := &fakeRuntime{base: 2 * time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", 50*time.Millisecond, 8)
+	start := time.Now()
+	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
+	trip := time.Since(start)
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+	require.GreaterOrEqual(t, resp.HeldUs, resp.QueueUs+resp.ComputeUs, "held from the frame's read to the answer's write: queue and compute inside it")
+	require.GreaterOrEqual(t, resp.HeldUs, int64(2000), "the batch's 2 ms are inside it")
+	require.LessOrEqual(t, resp.HeldUs, trip.Microseconds(), "inside the client's round trip")
+
+	bad, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(9, 1)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_INVALID_ARGUMENT, bad.Code)
+	require.Zero(t, bad.HeldUs, "refused by the connection's reader, not measured")
+}
+
 func TestMultiRowRequestAndOutputSelection(t *testing.T) {
 	f := &fakeRuntime{base: time.Millisecond}
 	c := startFake(t, f, "eager")

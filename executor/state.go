@@ -99,10 +99,20 @@ func (l *loop) publish() {
 
 // flush writes each connection's pending answers with one write.
 func (l *loop) flush() {
+	if len(l.flushing) == 0 {
+		return
+	}
+	now := time.Now()
 	for i, st := range l.flushing {
+		for j, read := range st.pendingRead {
+			if !read.IsZero() {
+				st.pending[j].HeldUs = max(now.Sub(read).Microseconds(), 1)
+			}
+		}
 		st.out.pushAll(st.pending)
 		clear(st.pending)
-		st.pending = st.pending[:0]
+		clear(st.pendingRead)
+		st.pending, st.pendingRead = st.pending[:0], st.pendingRead[:0]
 		l.flushing[i] = nil
 	}
 	l.flushing = l.flushing[:0]

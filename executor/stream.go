@@ -27,6 +27,9 @@ type inferStream struct {
 	// (loop-owned); it flushes them with one write at the iteration's end,
 	// the state attached to the last when it changed.
 	pending []*pb.InferResponse
+	// pendingRead is, for each pending answer, when its request's frame
+	// was read (zero: not known); flush turns it into the answer's HeldUs.
+	pendingRead []time.Time
 }
 
 // serveFrames serves one framed connection until it closes or breaks. Each
@@ -56,12 +59,13 @@ func (s *Server) serveFrames(conn net.Conn, r *bufio.Reader) {
 			s.loop.post(func() { s.loop.watch(st, every) })
 			continue
 		}
-		s.accept(st, req)
+		s.accept(st, req, time.Now())
 	}
 }
 
-// accept checks one request and submits it, or answers it with its error.
-func (s *Server) accept(st *inferStream, req *pb.InferRequest) {
+// accept checks one request, whose frame was read at read, and submits it,
+// or answers it with its error.
+func (s *Server) accept(st *inferStream, req *pb.InferRequest, read time.Time) {
 	m, ok := s.model(req.Model)
 	if !ok {
 		st.out.push(errorf(req.Id, pb.Code_NOT_FOUND, "model %q is not loaded on this executor", req.Model))
@@ -101,7 +105,7 @@ func (s *Server) accept(st *inferStream, req *pb.InferRequest) {
 	if req.DeadlineUnixNs != 0 {
 		deadline = min(deadline, s.toClock(req.DeadlineUnixNs))
 	}
-	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs}
+	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs, read: read}
 	if !s.loop.post(func() { s.loop.submit(r, rows, deadline) }) {
 		st.out.push(errorf(req.Id, pb.Code_UNAVAILABLE, "%v", errStopping))
 	}

@@ -149,6 +149,9 @@ func writeHTTPBench(w io.Writer, r *httpbench.Result) error {
 		fmt.Fprintf(tw, "  read, decode, refuse\t%s\ta decoded request refused with 400, − echo\n", usStr(r.DecodeP50US))
 		fmt.Fprintf(tw, "  route, hop, encode\t%s\tthe rest\n", usStr(r.HopP50US))
 	}
+	if r.HopMeanUS > 0 {
+		fmt.Fprintf(tw, "  executor hop, mean\t%s\tthe hop outside the executor: wake-ups, framing\n", usStr(r.HopMeanUS))
+	}
 	fmt.Fprintf(tw, "answered\t%.0f/s\tSLO %gms, attainment %.1f%%\n", r.RequestsPerSecond, r.SLOMS, 100*r.DaemonAttainment)
 	fmt.Fprintf(tw, "CPU per request\t%s\tdaemon; executor %s; echo %s\n", cpuStr(r.DaemonCPUUS), cpuStr(r.ExecutorCPUUS), cpuStr(r.EchoCPUUS))
 	fmt.Fprintf(tw, "  net of idle\t%s\tdaemon; executor %s\n", cpuStr(r.DaemonNetCPUUS), cpuStr(r.ExecutorNetCPUUS))

@@ -18,7 +18,7 @@ func TestWriteHTTPBench(t *testing.T) {
 	r := &httpbench.Result{
 		Device: "cpu", Policy: "eager", Model: "lenet5", Tensors: "json", RequestBytes: 8402, ResponseBytes: 222,
 		SLOMS: 5, Rate: 400, DurationS: 10, DaemonP50US: 900, DaemonP99US: 2500, EchoP50US: 250, EchoP99US: 600,
-		ExecutorMeanUS: 150, OverheadP50US: 500, FloorUS: 200, RefuseP50US: 700, DecodeP50US: 450, HopP50US: 50,
+		ExecutorMeanUS: 150, HopMeanUS: 120, OverheadP50US: 500, FloorUS: 200, RefuseP50US: 700, DecodeP50US: 450, HopP50US: 50,
 		DaemonCPUUS: 300, ExecutorCPUUS: -1, EchoCPUUS: 90, DaemonNetCPUUS: 200, ExecutorNetCPUUS: -1, DaemonIdleCPU: 0.06, ExecutorIdleCPU: -1,
 		DaemonAllocs: 118.4, DaemonAllocBytes: 10650,
 		DaemonOK: 3990, DaemonSent: 4000, RequestsPerSecond: 399, DaemonAttainment: 0.99,
@@ -34,6 +34,7 @@ func TestWriteHTTPBench(t *testing.T) {
 		"daemon  900µs", "3990 of 4000",
 		"overhead p50            500µs  daemon − echo − executor; floor 200µs: MISSED",
 		"  read, decode, refuse  450µs  a decoded request refused with 400, − echo",
+		"  executor hop, mean    120µs  the hop outside the executor: wake-ups, framing",
 		"CPU per request         300µs  daemon; executor unknown; echo 90µs",
 		"echo       a process of its own, as the daemon",
 		"  net of idle           200µs  daemon; executor unknown",
@@ -52,11 +53,12 @@ func TestWriteHTTPBench(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeHTTPBench(&b, r))
 	require.Contains(t, b.String(), "in the bench's process (spared a process wake-up)")
-	r.Protocol, r.RefuseP50US = "grpc", 0
+	r.Protocol, r.RefuseP50US, r.HopMeanUS = "grpc", 0, 0
 	b.Reset()
 	require.NoError(t, writeHTTPBench(&b, r))
 	require.Contains(t, b.String(), "gRPC path       gpuletd serve against a bare gRPC server")
 	require.NotContains(t, b.String(), "read, decode, refuse", "no refusal run over gRPC")
+	require.NotContains(t, b.String(), "executor hop", "not shown when not measured")
 }
 
 // TestBenchHTTPEmulated runs the whole bench on an emulated device at a

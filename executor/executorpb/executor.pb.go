@@ -903,6 +903,10 @@ type InferResponse struct {
 	BatchSize int32                  `protobuf:"varint,6,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"` // the batch this request ran in
 	QueueUs   int64                  `protobuf:"varint,7,opt,name=queue_us,json=queueUs,proto3" json:"queue_us,omitempty"`       // arrival at the executor to batch start
 	ComputeUs int64                  `protobuf:"varint,8,opt,name=compute_us,json=computeUs,proto3" json:"compute_us,omitempty"` // batch start to batch end
+	// The executor's own time for the request: its frame read to the answer's
+	// write (0 when not measured). The caller's round trip less this is the
+	// hop between the two processes both ways: wake-ups and framing.
+	HeldUs int64 `protobuf:"varint,10,opt,name=held_us,json=heldUs,proto3" json:"held_us,omitempty"`
 	// Set on a state frame (id 0, nothing else set): the executor's
 	// scheduler state, written to connections that sent a watch frame.
 	State         *ExecutorState `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
@@ -992,6 +996,13 @@ func (x *InferResponse) GetQueueUs() int64 {
 func (x *InferResponse) GetComputeUs() int64 {
 	if x != nil {
 		return x.ComputeUs
+	}
+	return 0
+}
+
+func (x *InferResponse) GetHeldUs() int64 {
+	if x != nil {
+		return x.HeldUs
 	}
 	return 0
 }
@@ -1580,7 +1591,7 @@ const file_executor_proto_rawDesc = "" +
 	"\aoutputs\x18\x04 \x03(\tR\aoutputs\x12(\n" +
 	"\x10deadline_unix_ns\x18\x05 \x01(\x03R\x0edeadlineUnixNs\x12\x16\n" +
 	"\x06cancel\x18\x06 \x01(\bR\x06cancel\x12$\n" +
-	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\"\xca\x02\n" +
+	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\"\xe3\x02\n" +
 	"\rInferResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\x04code\x18\x02 \x01(\x0e2\x19.gpuletd.executor.v1.CodeR\x04code\x12\x14\n" +
@@ -1591,7 +1602,9 @@ const file_executor_proto_rawDesc = "" +
 	"batch_size\x18\x06 \x01(\x05R\tbatchSize\x12\x19\n" +
 	"\bqueue_us\x18\a \x01(\x03R\aqueueUs\x12\x1d\n" +
 	"\n" +
-	"compute_us\x18\b \x01(\x03R\tcomputeUs\x128\n" +
+	"compute_us\x18\b \x01(\x03R\tcomputeUs\x12\x17\n" +
+	"\aheld_us\x18\n" +
+	" \x01(\x03R\x06heldUs\x128\n" +
 	"\x05state\x18\t \x01(\v2\".gpuletd.executor.v1.ExecutorStateR\x05state\"\x0e\n" +
 	"\fDrainRequest\"+\n" +
 	"\rDrainResponse\x12\x1a\n" +

@@ -98,12 +98,14 @@ func TestFill(t *testing.T) {
 		Latency: loadgen.Percentiles{P50: ms(1.2), P90: ms(1.5), P99: ms(3), Max: ms(9)}}
 	er := &loadgen.Report{Sent: 1000, OK: 1000, Window: 10 * time.Second, Latency: loadgen.Percentiles{P50: ms(0.25)}}
 	t0 := time.Unix(100, 0)
-	before := sample{at: t0, answered: 10, executorCount: 10, executorNS: 5e6, daemonCPU: time.Second, executorCPU: 2 * time.Second, executorPIDs: []int{7}}
+	before := sample{at: t0, answered: 10, executorCount: 10, executorNS: 5e6, daemonCPU: time.Second, executorCPU: 2 * time.Second, executorPIDs: []int{7},
+		hopSum: 0.5, hopCount: 10}
 	after := sample{at: t0.Add(10 * time.Second), answered: 1000, executorCount: 1010, executorNS: 5e6 + 1000*800e3,
-		daemonCPU: 2 * time.Second, executorCPU: 2500 * time.Millisecond, executorPIDs: []int{7}}
+		daemonCPU: 2 * time.Second, executorCPU: 2500 * time.Millisecond, executorPIDs: []int{7}, hopSum: 0.5 + 1000*90e-6, hopCount: 1010}
 	res := &Result{FloorUS: 200}
 	res.fill(dr, er, before, after, idleShare{daemon: 0.05, executor: 0.01})
 	require.InDelta(t, 800, res.ExecutorMeanUS, 1e-9)
+	require.InDelta(t, 90, res.HopMeanUS, 1e-6, "the hop histogram's mean over the measurement")
 	require.InDelta(t, 950, res.DifferenceP50US, 1e-9)
 	require.InDelta(t, 150, res.OverheadP50US, 1e-9)
 	require.True(t, res.FloorMet)

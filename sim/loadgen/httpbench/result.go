@@ -42,6 +42,11 @@ type Result struct {
 	// ExecutorMeanUS is the mean time a request spent queued and computed
 	// in the executor (the statistics extension's queue and compute_infer).
 	ExecutorMeanUS float64 `json:"executor_mean_us"`
+	// HopMeanUS is the mean round trip of a request to its executor less
+	// the executor's own time for it (the daemon's
+	// gpuletd_executor_hop_duration_seconds): waking both processes and
+	// framing, part of OverheadP50US; 0 when not measured.
+	HopMeanUS float64 `json:"executor_hop_mean_us"`
 	// DifferenceP50US is DaemonP50US − EchoP50US.
 	DifferenceP50US float64 `json:"difference_p50_us"`
 	// OverheadP50US is DifferenceP50US − ExecutorMeanUS: what the HTTP

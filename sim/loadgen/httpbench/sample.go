@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/sim/loadgen"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -24,7 +25,14 @@ type sample struct {
 	executorPIDs              []int
 	reorganizations           int64
 	mallocs, allocBytes       float64 // the daemon's Go heap counters; -1: unknown
+	// hopSum and hopCount total the daemon's hop histogram (hopMetric).
+	hopSum   float64
+	hopCount uint64
 }
+
+// hopMetric is the daemon's histogram of the hop to an executor and back,
+// outside the executor.
+const hopMetric = "gpuletd_executor_hop_duration_seconds"
 
 // modelStats is the part of GET /v2/models/{m}/stats the bench reads.
 type modelStats struct {
@@ -49,8 +57,11 @@ type statusPart struct {
 // CPU time of the daemon and its executors.
 func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error) {
 	s := sample{at: time.Now(), daemonCPU: -1, executorCPU: -1, mallocs: -1, allocBytes: -1}
-	if v, err := metricValues(ctx, client, d.base+"/metrics", "go_memstats_mallocs_total", "go_memstats_alloc_bytes_total"); err == nil {
-		s.mallocs, s.allocBytes = v[0], v[1]
+	if fams, err := scrapeMetrics(ctx, client, d.base+"/metrics"); err == nil {
+		if v, err := unlabelledValues(fams, "go_memstats_mallocs_total", "go_memstats_alloc_bytes_total"); err == nil {
+			s.mallocs, s.allocBytes = v[0], v[1]
+		}
+		s.hopSum, s.hopCount = histogramTotals(fams, hopMetric)
 	}
 	var stats modelStats
 	if err := loadgen.GetJSON(ctx, client, d.base+"/v2/models/"+d.model+"/stats", &stats); err != nil {
@@ -116,9 +127,8 @@ func (d *daemon) idle(ctx context.Context, client *http.Client, span time.Durati
 	return share, nil
 }
 
-// metricValues reads unlabelled samples from a Prometheus text exposition;
-// an error when one of names is missing.
-func metricValues(ctx context.Context, client *http.Client, url string, names ...string) ([]float64, error) {
+// scrapeMetrics reads and parses a Prometheus text exposition.
+func scrapeMetrics(ctx context.Context, client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
@@ -131,17 +141,22 @@ func metricValues(ctx context.Context, client *http.Client, url string, names ..
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("read metrics: %s", resp.Status)
 	}
-	return parseMetricValues(io.LimitReader(resp.Body, 16<<20), names...)
+	return parseMetrics(io.LimitReader(resp.Body, 16<<20))
 }
 
-// parseMetricValues finds each name's unlabelled sample in a Prometheus
-// text exposition.
-func parseMetricValues(r io.Reader, names ...string) ([]float64, error) {
+// parseMetrics parses a Prometheus text exposition.
+func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
 	parser := expfmt.NewTextParser(model.LegacyValidation)
 	fams, err := parser.TextToMetricFamilies(r)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
+	return fams, nil
+}
+
+// unlabelledValues finds each name's unlabelled sample; an error when one
+// of names has none.
+func unlabelledValues(fams map[string]*dto.MetricFamily, names ...string) ([]float64, error) {
 	out := make([]float64, len(names))
 	for i, name := range names {
 		found := false
@@ -163,4 +178,16 @@ func parseMetricValues(r io.Reader, names ...string) ([]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// histogramTotals sums a histogram family's sums and counts over all its
+// label sets (0, 0 when it has none).
+func histogramTotals(fams map[string]*dto.MetricFamily, name string) (sum float64, count uint64) {
+	for _, m := range fams[name].GetMetric() {
+		if h := m.GetHistogram(); h != nil {
+			sum += h.GetSampleSum()
+			count += h.GetSampleCount()
+		}
+	}
+	return sum, count
 }
