@@ -10,11 +10,12 @@
 // most PublishInterval old, and as every batch's answers leave it, with the
 // router's own predictions in between); and in every gpu-let the scheduling
 // core (sched.Scheduler) with the chosen policy, its batches ended and
-// calibrated through the executor's call (Scheduler.BatchEnded). Only the GPUs are emulated: a batch takes the reference
-// set's solo time L(b,p) (refset.Physics) times a seeded jitter, slowed
-// while a neighbouring gpu-let of the same GPU runs (the physics'
-// co-located latency), and each executor calibrates ℓ(b) against measured
-// batch times as the real one does. Arrivals come from package arrival
+// calibrated through the executor's call (Scheduler.BatchEnded). Only the
+// GPUs are emulated: a batch takes the reference set's solo time L(b,p)
+// (refset.Physics) times a seeded jitter, slowed while a neighbouring
+// gpu-let of the same GPU runs (the physics' co-located latency), and each
+// executor calibrates ℓ(b) against measured batch times as the real one
+// does. Arrivals come from package arrival
 // (Poisson, Gamma, replayed traces), one stream per model. A plan change
 // starts new gpu-lets beside the old ones; they serve after a startup delay,
 // then the routes switch and the gpu-lets the plan drops drain.

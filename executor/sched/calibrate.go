@@ -32,11 +32,7 @@ func (s *Scheduler) BatchEnded(now time.Duration, seq uint64, took time.Duration
 	if _, changed := c.Observe(s.now, took, b.End-b.Start); !changed {
 		return Latency{}, false, nil
 	}
-	lat, err := s.Recalibrate(s.now, b.Model, base, c)
-	if err != nil {
-		return Latency{}, false, err
-	}
-	return lat, true, nil
+	return s.recalibrated(s.now, b.Model, base, c)
 }
 
 // CalibrationIdle is what a driver that calibrates ℓ does as a request of
@@ -48,6 +44,12 @@ func (s *Scheduler) CalibrationIdle(now time.Duration, id ModelID, base Latency,
 	if _, changed := c.Idle(now); !changed {
 		return Latency{}, false, nil
 	}
+	return s.recalibrated(now, id, base, c)
+}
+
+// recalibrated is Recalibrate after c moved, reported as BatchEnded and
+// CalibrationIdle report it.
+func (s *Scheduler) recalibrated(now time.Duration, id ModelID, base Latency, c *Calibration) (Latency, bool, error) {
 	lat, err := s.Recalibrate(now, id, base, c)
 	if err != nil {
 		return Latency{}, false, err

@@ -238,8 +238,8 @@ func (res *Result) fill(dr, er *loadgen.Report, before, after sample, idle idleS
 	if n := after.executorCount - before.executorCount; n > 0 {
 		res.ExecutorMeanUS = float64(after.executorNS-before.executorNS) / float64(n) / 1e3
 	}
-	if n := after.hopCount - before.hopCount; after.hopCount > before.hopCount {
-		res.HopMeanUS = (after.hopSum - before.hopSum) / float64(n) * 1e6
+	if after.hopCount > before.hopCount {
+		res.HopMeanUS = (after.hopSum - before.hopSum) / float64(after.hopCount-before.hopCount) * 1e6
 	}
 	res.DifferenceP50US = res.DaemonP50US - res.EchoP50US
 	res.OverheadP50US = res.DifferenceP50US - res.ExecutorMeanUS
