@@ -251,6 +251,21 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_down", msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
 	}
+	return n.ask(ctx, client, m, inputs, names, deadline)
+}
+
+// inferrer is what the request path needs of an executor (executor.Client):
+// one request answered, or an error — executor.ErrExecutorGone when the
+// executor died with it in flight, the context's when it never answered.
+type inferrer interface {
+	Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error)
+}
+
+// ask sends checked inputs of model m to an executor, waits for its answer
+// until shortly after deadline and maps what comes back: the answer's
+// outputs in the model's configured shapes and its times in the metrics, or
+// the error a client is told.
+func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
 	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineUnixNs: deadline.UnixNano()}
 	// The executor answers by the deadline; the extra second only guards
 	// against an executor that stops answering.
@@ -270,6 +285,15 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	if res.Code != pb.Code_OK {
 		return nil, executorError(m.Name, res)
 	}
+	outs, err := fromProtoTensors(res.Outputs)
+	if err == nil {
+		err = reshapeOutputs(m, outs)
+	}
+	if err != nil {
+		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: bad output from the executor: %v", m.Name, err)}
+	}
+	// Only answers handed out count, as in Triton's statistics: what a
+	// failed request spent shows in its failure.
 	c := n.counters.of(m.Name)
 	c.queue.add(time.Duration(res.QueueUs) * time.Microsecond)
 	c.compute.add(time.Duration(res.ComputeUs) * time.Microsecond)
@@ -279,13 +303,6 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 		n.metrics.hop.WithLabelValues(m.Name).Observe(max(trip.Seconds()-float64(res.HeldUs)/1e6, 0))
 	}
 	n.metrics.batch.WithLabelValues(m.Name).Observe(float64(res.BatchSize))
-	outs, err := fromProtoTensors(res.Outputs)
-	if err == nil {
-		err = reshapeOutputs(m, outs)
-	}
-	if err != nil {
-		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: bad output from the executor: %v", m.Name, err)}
-	}
 	return &executed{outs: outs, batch: res.BatchSize, emulated: res.Emulated}, nil
 }
 

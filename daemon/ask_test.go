@@ -1,0 +1,183 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// inferFunc is an executor as the request path sees it.
+type inferFunc func(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error)
+
+func (f inferFunc) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error) {
+	return f(ctx, req)
+}
+
+// answering is an executor that answers every request with res.
+func answering(res *pb.InferResponse) inferFunc {
+	return func(context.Context, *pb.InferRequest) (*pb.InferResponse, error) { return res, nil }
+}
+
+// failing is an executor whose call fails with err.
+func failing(err error) inferFunc {
+	return func(context.Context, *pb.InferRequest) (*pb.InferResponse, error) { return nil, err }
+}
+
+// askModel is a batching model with one FP32 input of 4 and one output
+// "scores" configured as [2, 5] that the model file gives as [10].
+func askModel() *repository.Model {
+	return &repository.Model{Name: "m", Family: "m",
+		Inputs:  []repository.TensorSpec{{Name: "x", DataType: tensor.FP32, Dims: []int64{4}}},
+		Outputs: []repository.TensorSpec{{Name: "scores", DataType: tensor.FP32, Dims: []int64{2, 5}, Reshape: []int64{10}}},
+		Config:  repository.ModelConfig{SLO: config.Duration(50 * time.Millisecond), MaxBatchSize: 8}}
+}
+
+// scores is an answer's output: n elements of FP32 in shape.
+func scores(shape []int64, n int) *pb.Tensor {
+	return &pb.Tensor{Name: "scores", Datatype: string(tensor.FP32), Shape: shape, Data: make([]byte, 4*n)}
+}
+
+func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
+	tests := []struct {
+		name   string
+		exec   inferFunc
+		code   int
+		reason string
+		msg    string
+	}{
+		{name: "the executor dies with the request in flight",
+			exec: failing(fmt.Errorf("infer: %w", executor.ErrExecutorGone)),
+			code: http.StatusServiceUnavailable, reason: "executor_failed", msg: "m: the executor serving it failed while the request was in flight"},
+		{name: "the executor never answers",
+			exec: func(ctx context.Context, _ *pb.InferRequest) (*pb.InferResponse, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			},
+			code: http.StatusServiceUnavailable, reason: "deadline", msg: "m: no answer by the deadline"},
+		{name: "the stream fails otherwise",
+			exec: failing(errors.New("send request: broken pipe")),
+			code: http.StatusServiceUnavailable, reason: "cancelled", msg: "m: send request: broken pipe"},
+		{name: "the executor refuses the inputs",
+			exec: answering(&pb.InferResponse{Code: pb.Code_INVALID_ARGUMENT, Error: "input x: wrong shape"}),
+			code: http.StatusBadRequest, reason: "bad_request", msg: "input x: wrong shape"},
+		{name: "the deadline cannot be met",
+			exec: answering(&pb.InferResponse{Code: pb.Code_DEADLINE, Error: "queue too long"}),
+			code: http.StatusServiceUnavailable, reason: "deadline", msg: "m: the deadline cannot be met (queue too long)"},
+		{name: "the queue is full",
+			exec: answering(&pb.InferResponse{Code: pb.Code_QUEUE_FULL, Error: "64 queued"}),
+			code: http.StatusServiceUnavailable, reason: "queue_full", msg: "m: overloaded (64 queued)"},
+		{name: "the model is not loaded there",
+			exec: answering(&pb.InferResponse{Code: pb.Code_NOT_FOUND, Error: "no model m"}),
+			code: http.StatusServiceUnavailable, reason: "unavailable", msg: "m: no model m"},
+		{name: "the engine fails",
+			exec: answering(&pb.InferResponse{Code: pb.Code_INTERNAL, Error: "run: out of memory"}),
+			code: http.StatusInternalServerError, reason: "internal", msg: "m: run: out of memory"},
+		{name: "an output whose bytes do not fill its shape",
+			exec: answering(&pb.InferResponse{Outputs: []*pb.Tensor{scores([]int64{1, 10}, 7)}}),
+			code: http.StatusInternalServerError, reason: "internal", msg: "m: bad output from the executor"},
+		{name: "an output of an unknown data type",
+			exec: answering(&pb.InferResponse{Outputs: []*pb.Tensor{{Name: "scores", Datatype: "FP128", Shape: []int64{1}, Data: make([]byte, 16)}}}),
+			code: http.StatusInternalServerError, reason: "internal", msg: "m: bad output from the executor"},
+		{name: "an output that does not fit its configured shape",
+			exec: answering(&pb.InferResponse{Outputs: []*pb.Tensor{scores([]int64{1, 9}, 9)}}),
+			code: http.StatusInternalServerError, reason: "internal", msg: `m: bad output from the executor: output "scores"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := &node{}
+			n.metrics = newMetrics(n)
+			// A deadline long past gives "never answers" its second of grace
+			// only: the call's context ends 100 ms from now.
+			deadline := time.Now().Add(100*time.Millisecond - time.Second)
+			res, ierr := n.ask(context.Background(), tt.exec, askModel(), nil, nil, deadline)
+			require.Nil(t, res)
+			require.NotNil(t, ierr)
+			require.Equal(t, tt.code, ierr.code)
+			require.Equal(t, tt.reason, ierr.reason)
+			require.Contains(t, ierr.msg, tt.msg)
+			require.Equal(t, tt.code == http.StatusBadRequest, ierr.clientFault())
+			require.Zero(t, sampleCount(t, n.metrics.compute, "m"), "a failed request is no compute sample")
+		})
+	}
+}
+
+func TestAskReturnsTheAnswerInTheModelsShapes(t *testing.T) {
+	tests := []struct {
+		name string
+		held int64 // the executor's held time, µs; 0: an executor that does not say
+		hops uint64
+	}{
+		{name: "an executor that says how long it held the request", held: 40, hops: 1},
+		{name: "an executor that does not say", held: 0, hops: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := &node{}
+			n.metrics = newMetrics(n)
+			deadline := time.Now().Add(time.Minute)
+			in := tensor.Tensor{Name: "x", DataType: tensor.FP32, Shape: []int64{2, 4}, Data: make([]byte, 32)}
+			var sent *pb.InferRequest
+			exec := func(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error) {
+				sent = req
+				d, ok := ctx.Deadline()
+				require.True(t, ok)
+				require.Equal(t, deadline.Add(time.Second), d, "the call waits a second past the request's deadline")
+				return &pb.InferResponse{Outputs: []*pb.Tensor{scores([]int64{2, 10}, 20)},
+					BatchSize: 6, QueueUs: 300, ComputeUs: 700, HeldUs: tt.held, Emulated: true}, nil
+			}
+			res, ierr := n.ask(context.Background(), inferFunc(exec), askModel(), []tensor.Tensor{in}, []string{"scores"}, deadline)
+			require.Nil(t, ierr)
+
+			require.Equal(t, "m", sent.Model)
+			require.Equal(t, []string{"scores"}, sent.Outputs)
+			require.Equal(t, deadline.UnixNano(), sent.DeadlineUnixNs)
+			require.Len(t, sent.Inputs, 1)
+			require.Equal(t, []int64{2, 4}, sent.Inputs[0].Shape)
+
+			require.Len(t, res.outs, 1)
+			require.Equal(t, []int64{2, 2, 5}, res.outs[0].Shape, "the model file's [10] goes back to the configured [2, 5]")
+			require.Equal(t, int32(6), res.batch)
+			require.True(t, res.emulated)
+
+			c := n.counters.of("m")
+			require.Equal(t, map[string]int64{"count": 1, "ns": 300_000}, c.queue.json())
+			require.Equal(t, map[string]int64{"count": 1, "ns": 700_000}, c.compute.json())
+			for _, h := range []*prometheus.HistogramVec{n.metrics.queue, n.metrics.compute, n.metrics.batch} {
+				require.Equal(t, uint64(1), sampleCount(t, h, "m"))
+			}
+			require.Equal(t, tt.hops, sampleCount(t, n.metrics.hop, "m"))
+		})
+	}
+}
+
+// sampleCount is how many observations the histogram h holds for model; 0
+// when it has none.
+func sampleCount(t *testing.T, h *prometheus.HistogramVec, model string) uint64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(h))
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "model" && l.GetValue() == model {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
+}
