@@ -11,23 +11,28 @@ import (
 
 // rateMeter counts each model's requests and keeps an EWMA of its rate per
 // planning period, plus a short window to notice surges between periods.
+// Windows are the node's, as the simulator's are: a model's first window
+// starts where the others' do, at the last close (or the meter's start), not
+// at its first request — one request just before a close would otherwise
+// read as a rate of thousands per second, and surge.
 type rateMeter struct {
-	mu     sync.Mutex
-	weight float64
-	models map[string]*modelRate
+	mu        sync.Mutex
+	weight    float64
+	models    map[string]*modelRate
+	lastTick  time.Time // the last period's close
+	lastShort time.Time // the last short window's close
 }
 
 type modelRate struct {
-	count    atomic.Int64 // requests since the last period closed
-	short    atomic.Int64 // requests since the last short window closed
-	est      control.Estimate
-	shortHz  float64 // rate over the last short window
-	lastTick time.Time
-	lastShrt time.Time
+	count   atomic.Int64 // requests since the last period closed
+	short   atomic.Int64 // requests since the last short window closed
+	est     control.Estimate
+	shortHz float64 // rate over the last short window
 }
 
-func newRateMeter(weight float64) *rateMeter {
-	return &rateMeter{weight: weight, models: map[string]*modelRate{}}
+// newRateMeter starts a meter's windows at start.
+func newRateMeter(weight float64, start time.Time) *rateMeter {
+	return &rateMeter{weight: weight, models: map[string]*modelRate{}, lastTick: start, lastShort: start}
 }
 
 func (r *rateMeter) get(model string) *modelRate {
@@ -35,8 +40,7 @@ func (r *rateMeter) get(model string) *modelRate {
 	defer r.mu.Unlock()
 	m := r.models[model]
 	if m == nil {
-		now := time.Now()
-		m = &modelRate{lastTick: now, lastShrt: now}
+		m = &modelRate{}
 		r.models[model] = m
 	}
 	return m
@@ -54,10 +58,12 @@ func (r *rateMeter) hit(model string) {
 func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	dt := now.Sub(r.lastTick).Seconds()
+	if dt > 0 {
+		r.lastTick = now
+	}
 	out := map[string]float64{}
 	for name, m := range r.models {
-		dt := now.Sub(m.lastTick).Seconds()
-		m.lastTick = now
 		if dt <= 0 {
 			out[name] = m.est.Rate
 			continue
@@ -72,10 +78,12 @@ func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
 func (r *rateMeter) closeShort(now time.Time) map[string]float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	dt := now.Sub(r.lastShort).Seconds()
+	if dt > 0 {
+		r.lastShort = now
+	}
 	out := map[string]float64{}
 	for name, m := range r.models {
-		dt := now.Sub(m.lastShrt).Seconds()
-		m.lastShrt = now
 		if dt > 0 {
 			m.shortHz = float64(m.short.Swap(0)) / dt
 		}

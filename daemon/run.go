@@ -89,8 +89,9 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}()
 
+	started := time.Now()
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
-		rates: newRateMeter(cfg.Scheduler.EWMAWeight), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight),
+		rates: newRateMeter(cfg.Scheduler.EWMAWeight, started), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight, started),
 		reloaded: make(chan struct{}, 1)}
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine
