@@ -33,6 +33,6 @@ func (n *node) overShare(model string) *inferError {
 	if ok {
 		return nil
 	}
-	return &inferError{code: http.StatusServiceUnavailable, reason: "over_share",
+	return &inferError{code: http.StatusServiceUnavailable, reason: reasonOverShare,
 		msg: fmt.Sprintf("%s: the node is overloaded and this model asks more than its share (%.1f req/s); the excess is refused so that other models keep theirs, retry later", model, rate)}
 }

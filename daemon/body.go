@@ -35,16 +35,16 @@ func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time)
 	case errors.As(err, &tooBig):
 		return nil, release, tooLarge(tooBig.Limit)
 	case errors.Is(err, connlimit.ErrOverBudget):
-		return nil, release, &inferError{code: http.StatusServiceUnavailable, reason: "memory_budget",
+		return nil, release, &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
 			msg: fmt.Sprintf("%s: request bodies in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, limits.MaxInflightBytes)}
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return nil, release, &inferError{code: http.StatusRequestTimeout, reason: "body_timeout",
+		return nil, release, &inferError{code: http.StatusRequestTimeout, reason: reasonBodyTimeout,
 			msg: fmt.Sprintf("request not received within limits.body_timeout (%s)", limits.BodyTimeout)}
 	}
-	return nil, release, &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf("read request body: %v", err)}
+	return nil, release, &inferError{code: http.StatusBadRequest, reason: reasonBadRequest, msg: fmt.Sprintf("read request body: %v", err)}
 }
 
 func tooLarge(limit int64) *inferError {
-	return &inferError{code: http.StatusRequestEntityTooLarge, reason: "too_large",
+	return &inferError{code: http.StatusRequestEntityTooLarge, reason: reasonTooLarge,
 		msg: fmt.Sprintf("request body is over the limit of %d bytes (limits.max_request_body)", limit)}
 }

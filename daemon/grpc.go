@@ -105,7 +105,7 @@ func grpcError(e *inferError) error {
 	case http.StatusServiceUnavailable:
 		c = codes.Unavailable
 		switch e.reason {
-		case "over_share", "memory_budget", "queue_full":
+		case reasonOverShare, reasonMemoryBudget, reasonQueueFull:
 			c = codes.ResourceExhausted
 		}
 	default:

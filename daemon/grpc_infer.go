@@ -99,7 +99,7 @@ func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64,
 	defer cancel()
 	release, err := n.bodies.Hold(ctx, size)
 	if errors.Is(err, connlimit.ErrOverBudget) {
-		return release, &inferError{code: http.StatusServiceUnavailable, reason: "memory_budget",
+		return release, &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
 			msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, n.bodies.Max())}
 	}
 	return release, nil

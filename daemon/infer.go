@@ -151,16 +151,16 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 	}
 	b, jl, err := kserve.EncodeResponse(res.head(m, req), kout)
 	if errors.Is(err, kserve.ErrNotJSON) {
-		return nil, &inferError{code: http.StatusBadRequest, reason: "output_not_json", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+		return nil, &inferError{code: http.StatusBadRequest, reason: reasonOutputNotJSON, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	if err != nil {
-		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	return &inferAnswer{body: b, jsonLen: jl, batch: res.batch}, nil
 }
 
 func badRequest(format string, args ...any) *inferError {
-	return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: fmt.Sprintf(format, args...)}
+	return &inferError{code: http.StatusBadRequest, reason: reasonBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
 // executed is a request's answer from its executor.
@@ -225,9 +225,9 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	if err != nil {
 		what := strings.Join(routeNames, " or ")
 		if why := n.whyNotServed(models); why != "" {
-			return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %s", what, why)}
+			return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %s", what, why)}
 		}
-		return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: "unroutable", msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
+		return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
 	}
 	defer g.requests.release()
 	m := byName[name]
@@ -249,7 +249,7 @@ func (n *node) whyNotServed(models []*repository.Model) string {
 func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
 	client := g.client()
 	if client == nil {
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_down", msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorDown, msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
 	}
 	return n.ask(ctx, client, m, inputs, names, deadline)
 }
@@ -276,11 +276,11 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	trip := time.Since(sent)
 	switch {
 	case errors.Is(err, executor.ErrExecutorGone):
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "executor_failed", msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "deadline", msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "cancelled", msg: fmt.Sprintf("%s: %v", m.Name, err)}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	if res.Code != pb.Code_OK {
 		return nil, executorError(m.Name, res)
@@ -290,7 +290,7 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 		err = reshapeOutputs(m, outs)
 	}
 	if err != nil {
-		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: bad output from the executor: %v", m.Name, err)}
+		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: bad output from the executor: %v", m.Name, err)}
 	}
 	// Only answers handed out count, as in Triton's statistics: what a
 	// failed request spent shows in its failure.
@@ -310,15 +310,15 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 func executorError(model string, res *pb.InferResponse) *inferError {
 	switch res.Code {
 	case pb.Code_INVALID_ARGUMENT:
-		return &inferError{code: http.StatusBadRequest, reason: "bad_request", msg: res.Error}
+		return &inferError{code: http.StatusBadRequest, reason: reasonBadRequest, msg: res.Error}
 	case pb.Code_DEADLINE:
-		return &inferError{code: http.StatusServiceUnavailable, reason: "deadline", msg: fmt.Sprintf("%s: the deadline cannot be met (%s)", model, res.Error)}
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf("%s: the deadline cannot be met (%s)", model, res.Error)}
 	case pb.Code_QUEUE_FULL:
-		return &inferError{code: http.StatusServiceUnavailable, reason: "queue_full", msg: fmt.Sprintf("%s: overloaded (%s)", model, res.Error)}
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonQueueFull, msg: fmt.Sprintf("%s: overloaded (%s)", model, res.Error)}
 	case pb.Code_UNAVAILABLE, pb.Code_NOT_FOUND, pb.Code_CANCELLED:
-		return &inferError{code: http.StatusServiceUnavailable, reason: "unavailable", msg: fmt.Sprintf("%s: %s", model, res.Error)}
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnavailable, msg: fmt.Sprintf("%s: %s", model, res.Error)}
 	}
-	return &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: %s", model, res.Error)}
+	return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %s", model, res.Error)}
 }
 
 // checkInputs checks a decoded request against the model: every input

@@ -35,11 +35,11 @@ func (n *node) lookupModel(name, version string) (*repository.Model, *inferError
 	}
 	if !ok && n.catalog.broken(name) != nil {
 		// In the repository, but it cannot be served: say why.
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable",
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable,
 			msg: "model " + strconv.Quote(name) + " cannot be served: " + n.notServedReason(name)}
 	}
 	if !ok {
-		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model",
+		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
 			msg: "unknown model " + strconv.Quote(name) + ": it is not in the repository or not loaded"}
 	}
 	if version == "" || version == strconv.Itoa(m.Version) {
@@ -50,7 +50,7 @@ func (n *node) lookupModel(name, version string) (*repository.Model, *inferError
 			return mv, nil
 		}
 	}
-	return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model",
+	return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
 		msg: fmt.Sprintf("model %s has no version %q; versions %v are served", m.Family, version, n.catalog.versions(m.Family))}
 }
 

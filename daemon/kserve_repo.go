@@ -49,15 +49,15 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 	m, err := n.catalog.load(ctx, name, override)
 	switch {
 	case errors.Is(err, repository.ErrNotFound):
-		return nil, &inferError{code: http.StatusNotFound, reason: "unknown_model", msg: "load " + name + ": the repository has no such model"}
+		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model"}
 	case errors.Is(err, repository.ErrInvalidModel):
 		return nil, badRequest("%v", err)
 	case err != nil:
-		return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: err.Error()}
+		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
 	}
 	n.events.add(EventModelLoad, store.SeverityInfo, "model loaded from the repository", map[string]string{"model": m.Name})
 	if err := n.replan(ctx, "model "+m.Name+" loaded", n.planRates()); err != nil {
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unplaced", msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
 	}
 	return m, nil
 }
@@ -73,7 +73,7 @@ func loadOverride(r *http.Request) ([]byte, *inferError) {
 	case err != nil:
 		return nil, badRequest("read load request: %v", err)
 	case len(body) > maxLoadBody:
-		return nil, &inferError{code: http.StatusRequestEntityTooLarge, reason: "too_large", msg: fmt.Sprintf("load request: body above %d bytes", maxLoadBody)}
+		return nil, &inferError{code: http.StatusRequestEntityTooLarge, reason: reasonTooLarge, msg: fmt.Sprintf("load request: body above %d bytes", maxLoadBody)}
 	case len(bytes.TrimSpace(body)) == 0:
 		return nil, nil
 	}
@@ -119,11 +119,11 @@ func (n *node) handleRepoUnload(w http.ResponseWriter, r *http.Request) {
 // unloadModel stops serving a model and re-plans without it.
 func (n *node) unloadModel(ctx context.Context, name string) *inferError {
 	if err := n.catalog.unload(name); err != nil {
-		return &inferError{code: http.StatusNotFound, reason: "unknown_model", msg: err.Error()}
+		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: err.Error()}
 	}
 	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})
 	if err := n.replan(ctx, "model "+name+" unloaded", n.planRates()); err != nil {
-		return &inferError{code: http.StatusInternalServerError, reason: "internal", msg: err.Error()}
+		return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
 	}
 	return nil
 }

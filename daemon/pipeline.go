@@ -81,7 +81,7 @@ type pipelineRun struct {
 func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs []tensor.Tensor, names []string, arrival, deadline time.Time) (*executed, *inferError) {
 	steps, err := n.catalog.steps(p)
 	if err != nil {
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: "unservable", msg: fmt.Sprintf("%s cannot be served: %v", p.Name, err)}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %v", p.Name, err)}
 	}
 	shares := n.pipes.deadlineShares(p.Name, len(steps))
 	if shares == nil {
@@ -183,7 +183,7 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		if m != nil {
 			at = m.Name
 		}
-		return nil, &inferError{code: ierr.code, reason: "dropped_early",
+		return nil, &inferError{code: ierr.code, reason: reasonDroppedEarly,
 			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, i, at, ierr.msg)}
 	}
 	if i == r.e.FanoutStep-1 {
@@ -239,7 +239,7 @@ func (r *pipelineRun) dispatch(ctx context.Context, models []*repository.Model, 
 // the model's load, which another gpu-let of the step may still meet.
 func reroutable(e *inferError) bool {
 	switch e.reason {
-	case "deadline", "queue_full", "unroutable":
+	case reasonDeadline, reasonQueueFull, reasonUnroutable:
 		return true
 	}
 	return false
@@ -250,7 +250,7 @@ func reroutable(e *inferError) bool {
 func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, [][]*repository.Model, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
-		return nil, nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
+		return nil, nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
 	}
 	r.n.pipes.rows(r.p.Name, r.fanVariant, len(rows))
 	out := make([]map[string]tensor.Tensor, len(rows))
@@ -337,7 +337,7 @@ func (r *pipelineRun) outputs(pool map[string]tensor.Tensor, rows []map[string]t
 		}
 		t, err := r.joinRows(spec, rows)
 		if err != nil {
-			return nil, &inferError{code: http.StatusInternalServerError, reason: "internal", msg: fmt.Sprintf("%s: output %q: %v", r.p.Name, spec.Name, err)}
+			return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: output %q: %v", r.p.Name, spec.Name, err)}
 		}
 		out = append(out, t)
 	}

@@ -103,8 +103,9 @@ const readStep = 256 << 10
 
 // ReadAll reads r to its end holding the memory it reads into in the
 // budget: the buffer's capacity as it doubles, up to size+1 bytes when the
-// body says its length (size ≥ 0; net/http ends such a body there). The bytes stay taken until release runs; on error nothing stays
-// taken and release does nothing.
+// body says its length (size ≥ 0; net/http ends such a body there). The
+// bytes stay taken until release runs; on error nothing stays taken and
+// release does nothing.
 func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []byte, release func(), err error) {
 	type part struct {
 		n     int64

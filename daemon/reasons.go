@@ -1,0 +1,61 @@
+package daemon
+
+// Reasons a request fails with: the reason label of
+// gpuletd_request_failures_total and of the daemon's log lines, a public
+// name that dashboards and alerts match. docs/OPERATIONS.md lists each with
+// its HTTP and gRPC codes and what to do about it.
+const (
+	// reasonBadRequest: the request is malformed or does not fit the model.
+	reasonBadRequest = "bad_request"
+	// reasonTooLarge: a body over limits.max_request_body.
+	reasonTooLarge = "too_large"
+	// reasonBodyTimeout: a body not received within limits.body_timeout.
+	reasonBodyTimeout = "body_timeout"
+	// reasonMemoryBudget: the bodies in flight hold
+	// limits.max_inflight_bytes.
+	reasonMemoryBudget = "memory_budget"
+	// reasonOutputNotJSON: an output holds NaN or ±Inf, which JSON cannot
+	// carry.
+	reasonOutputNotJSON = "output_not_json"
+	// reasonUnknownModel: no such model in the repository.
+	reasonUnknownModel = "unknown_model"
+	// reasonUnservable: the model cannot be served (its reason is in the
+	// message, the model's metadata and the events).
+	reasonUnservable = "unservable"
+	// reasonUnplaced: a model loaded through the repository API that the
+	// planner could not place.
+	reasonUnplaced = "unplaced"
+	// reasonOverShare: at overload, a model's requests beyond its share.
+	reasonOverShare = "over_share"
+	// reasonUnroutable: no gpu-let serves the model now.
+	reasonUnroutable = "unroutable"
+	// reasonExecutorDown: the model's executor is restarting.
+	reasonExecutorDown = "executor_down"
+	// reasonExecutorFailed: the executor died with the request in flight.
+	reasonExecutorFailed = "executor_failed"
+	// reasonDeadline: the request's deadline cannot be met, or passed
+	// without an answer.
+	reasonDeadline = "deadline"
+	// reasonQueueFull: the executor's queue for the model is full.
+	reasonQueueFull = "queue_full"
+	// reasonUnavailable: the executor did not take the request: it is
+	// draining or stopping (a re-plan moves the model), or the model is not
+	// loaded there (yet or any more), or the request was cancelled in it.
+	reasonUnavailable = "unavailable"
+	// reasonCancelled: the request ended before the executor answered: the
+	// client went away, or sending it to the executor failed.
+	reasonCancelled = "cancelled"
+	// reasonDroppedEarly: a pipeline step was refused, so the pipeline's
+	// later steps never ran.
+	reasonDroppedEarly = "dropped_early"
+	// reasonInternal: a fault of gpuletd's or of the engine.
+	reasonInternal = "internal"
+)
+
+// failureReasons lists every reason above.
+var failureReasons = []string{
+	reasonBadRequest, reasonTooLarge, reasonBodyTimeout, reasonMemoryBudget, reasonOutputNotJSON,
+	reasonUnknownModel, reasonUnservable, reasonUnplaced, reasonOverShare, reasonUnroutable,
+	reasonExecutorDown, reasonExecutorFailed, reasonDeadline, reasonQueueFull, reasonUnavailable,
+	reasonCancelled, reasonDroppedEarly, reasonInternal,
+}
