@@ -25,7 +25,7 @@ func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time)
 	if size > int64(limits.MaxRequestBody) {
 		return nil, func() {}, tooLarge(int64(limits.MaxRequestBody))
 	}
-	body, release, err := n.bodies.ReadAll(ctx, http.MaxBytesReader(nil, r.Body, int64(limits.MaxRequestBody)), size)
+	body, release, err := n.bodies.ReadAll(ctx, http.MaxBytesReader(nil, r.Body, int64(limits.MaxRequestBody)), size, int64(limits.MaxRequestBody))
 	if err == nil {
 		return body, release, nil
 	}

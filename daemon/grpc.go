@@ -37,6 +37,9 @@ type grpcServer struct {
 // limits.idle_timeout, and the repository's mutating calls guarded as the
 // REST ones are.
 func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
+	if cfg.GRPCListen != "" {
+		n.grpcMaxMsg = int64(cfg.Limits.MaxRequestBody)
+	}
 	s := grpc.NewServer(
 		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),

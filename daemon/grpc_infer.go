@@ -82,7 +82,12 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 	)
 	if ierr = n.begin(m); ierr == nil {
 		var release func()
-		if release, ierr = n.holdMessage(ctx, m, int64(proto.Size(r)), arrival); ierr == nil {
+		size := int64(proto.Size(r))
+		// The gRPC server's own cap is the limit it started with; a limit
+		// lowered since by a reload holds here.
+		if limit := int64(n.conf().Limits.MaxRequestBody); size > limit {
+			ierr = tooLarge(limit)
+		} else if release, ierr = n.holdMessage(ctx, m, size, arrival); ierr == nil {
 			res, batch, ierr = n.runGRPC(ctx, m, r, arrival)
 			release()
 		}

@@ -33,8 +33,11 @@ type node struct {
 	windows   windows
 	conns     *connlimit.Listener // client connections open (nil until listening)
 	bodies    *connlimit.Budget   // request body bytes in flight
-	admission admission           // models held to their share at overload
-	pipes     pipelinePlans       // the pipelines' variant mixes (accuracy scaling)
+	// grpcMaxMsg is the largest message the gRPC server takes, fixed when
+	// it starts (limits.max_request_body then); 0 without one.
+	grpcMaxMsg int64
+	admission  admission     // models held to their share at overload
+	pipes      pipelinePlans // the pipelines' variant mixes (accuracy scaling)
 
 	planMu          sync.Mutex // one plan computed and applied at a time
 	migMu           sync.Mutex // one MIG instance chosen and leased at a time

@@ -34,6 +34,15 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			needRestart = append(needRestart, f)
 			continue
 		}
+		if f == "limits.max_request_body" {
+			ok, note := n.bodyLimitLive(next.Limits.MaxRequestBody)
+			if note != "" {
+				needRestart = append(needRestart, note)
+			}
+			if !ok {
+				continue
+			}
+		}
 		applied = append(applied, f)
 		switch f {
 		case "log.level":
@@ -68,6 +77,22 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 	default:
 	}
 	return applied, needRestart
+}
+
+// bodyLimitLive says whether a new limits.max_request_body can apply now,
+// and what of it waits for a restart: a body of the new limit must fit the
+// budget of bytes in flight sized at start (else nothing changes until a
+// restart with limits.max_inflight_bytes), and the gRPC server's message
+// cap is set at start too (a lower limit holds for gRPC at once, per
+// message; a higher one waits).
+func (n *node) bodyLimitLive(limit config.ByteSize) (ok bool, note string) {
+	if n.bodies != nil && int64(limit) > n.bodies.MaxBody() {
+		return false, fmt.Sprintf("limits.max_request_body (%s: one body of it would overfill limits.max_inflight_bytes, %s, as it runs)", limit, config.ByteSize(n.bodies.Max()))
+	}
+	if n.grpcMaxMsg > 0 && int64(limit) > n.grpcMaxMsg {
+		return true, fmt.Sprintf("limits.max_request_body for gRPC messages (the gRPC server takes at most %s until then)", config.ByteSize(n.grpcMaxMsg))
+	}
+	return true, ""
 }
 
 // diffConfig lists the dotted names of the fields that differ.

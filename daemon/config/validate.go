@@ -123,8 +123,11 @@ func (c *Config) Validate() error {
 	if m := c.Limits.MaxConnections; m < 1 || m > 1<<20 {
 		bad("limits.max_connections", m, "use 1 to 1048576")
 	}
-	if b := c.Limits.MaxInflightBytes; b < c.Limits.MaxRequestBody+1 || b > 64<<30 {
-		bad("limits.max_inflight_bytes", b, "use more than limits.max_request_body, at most 64GiB")
+	// One body may fill three quarters of the budget, holding a byte more
+	// than it has (connlimit.Budget.MaxBody): a budget below that would
+	// refuse the largest bodies the limit lets in, every time.
+	if b := c.Limits.MaxInflightBytes; b-b/4-1 < c.Limits.MaxRequestBody || b > 64<<30 {
+		bad("limits.max_inflight_bytes", b, "use at least 4/3 of limits.max_request_body (one body may fill three quarters of it), at most 64GiB")
 	}
 	for i, g := range c.Partitioning.MIGReconfigure {
 		if strings.TrimSpace(g) == "" {

@@ -101,12 +101,18 @@ func (b *Budget) Refused() int64 { return b.refused.Load() }
 // readStep is the least a body of unknown length reserves at a time.
 const readStep = 256 << 10
 
+// MaxBody is the longest body ReadAll can take with nothing else held: a
+// large holding fills three quarters of the budget at most, and a body of
+// n bytes holds n+1 (the byte that shows a longer body).
+func (b *Budget) MaxBody() int64 { return b.max - b.max/4 - 1 }
+
 // ReadAll reads r to its end holding the memory it reads into in the
 // budget: the buffer's capacity as it doubles, up to size+1 bytes when the
-// body says its length (size ≥ 0; net/http ends such a body there). The
-// bytes stay taken until release runs; on error nothing stays taken and
-// release does nothing.
-func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []byte, release func(), err error) {
+// body says its length (size ≥ 0; net/http ends such a body there) and
+// never past limit+1 (limit > 0: the longest body r gives, as
+// http.MaxBytesReader does). The bytes stay taken until release runs; on
+// error nothing stays taken and release does nothing.
+func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size, limit int64) (data []byte, release func(), err error) {
 	type part struct {
 		n     int64
 		large bool
@@ -158,6 +164,12 @@ func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size int64) (data []b
 			}
 			if size >= 0 && int64(cap(data)) < size+1 {
 				to = min(to, size+1)
+			}
+			if limit > 0 {
+				if int64(cap(data)) > limit {
+					return fail(fmt.Errorf("read body: more than %d bytes", limit))
+				}
+				to = min(to, limit+1)
 			}
 			if err := grow(to); err != nil {
 				return fail(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -31,7 +32,7 @@ func TestBudgetReadAll(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewBudget(4 << 20)
-			data, release, err := b.ReadAll(context.Background(), tc.r, tc.size)
+			data, release, err := b.ReadAll(context.Background(), tc.r, tc.size, 0)
 			require.NoError(t, err)
 			require.Equal(t, int(max(tc.size, int64(len(body)))*boolInt(tc.size != 0)), len(data))
 			require.Equal(t, tc.held, b.InUse())
@@ -51,27 +52,27 @@ func boolInt(b bool) int64 {
 
 func TestBudgetRefusesWhatDoesNotFit(t *testing.T) {
 	b := NewBudget(1 << 20)
-	_, _, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 2<<20)), 2<<20)
+	_, _, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 2<<20)), 2<<20, 0)
 	require.ErrorIs(t, err, ErrOverBudget, "a body over the whole budget fails at once")
 	require.Zero(t, b.InUse())
 
-	_, _, err = b.ReadAll(context.Background(), unknownLength{bytes.NewReader(make([]byte, 2<<20))}, -1)
+	_, _, err = b.ReadAll(context.Background(), unknownLength{bytes.NewReader(make([]byte, 2<<20))}, -1, 0)
 	require.ErrorIs(t, err, ErrOverBudget, "so does one that grows past it")
 	require.Zero(t, b.InUse(), "what it had taken is given back")
 
-	first, release, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 600<<10)), 600<<10)
+	first, release, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 600<<10)), 600<<10, 0)
 	require.NoError(t, err)
 	require.Len(t, first, 600<<10)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, _, err = b.ReadAll(ctx, bytes.NewReader(make([]byte, 600<<10)), 600<<10)
+	_, _, err = b.ReadAll(ctx, bytes.NewReader(make([]byte, 600<<10)), 600<<10, 0)
 	require.ErrorIs(t, err, ErrOverBudget, "a second that does not fit waits, then fails")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.EqualValues(t, 3, b.Refused())
 
 	done := make(chan error, 1)
 	go func() {
-		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 600<<10)), 600<<10)
+		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 600<<10)), 600<<10, 0)
 		rel()
 		done <- err
 	}()
@@ -84,7 +85,7 @@ func TestBudgetRefusesWhatDoesNotFit(t *testing.T) {
 func TestBudgetReadError(t *testing.T) {
 	b := NewBudget(1 << 20)
 	boom := errors.New("boom")
-	_, _, err := b.ReadAll(context.Background(), io.MultiReader(bytes.NewReader([]byte("ab")), errReader{boom}), 10)
+	_, _, err := b.ReadAll(context.Background(), io.MultiReader(bytes.NewReader([]byte("ab")), errReader{boom}), 10, 0)
 	require.ErrorIs(t, err, boom)
 	require.Zero(t, b.InUse())
 }
@@ -97,16 +98,16 @@ func TestLargeBodiesLeaveRoomForSmallOnes(t *testing.T) {
 	b := NewBudget(16 << 20) // large: over 1 MiB each; together at most 12 MiB
 	var releases []func()
 	for range 4 {
-		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 3<<20-1)), 3<<20-1)
+		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 3<<20-1)), 3<<20-1, 0)
 		require.NoError(t, err)
 		releases = append(releases, rel)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
-	_, _, err := b.ReadAll(ctx, bytes.NewReader(make([]byte, 3<<20)), 3<<20)
+	_, _, err := b.ReadAll(ctx, bytes.NewReader(make([]byte, 3<<20)), 3<<20, 0)
 	require.ErrorIs(t, err, ErrOverBudget, "large bodies fill at most three quarters")
 	for range 3 {
-		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 1<<20-1)), 1<<20-1)
+		_, rel, err := b.ReadAll(context.Background(), bytes.NewReader(make([]byte, 1<<20-1)), 1<<20-1, 0)
 		require.NoError(t, err, "a small body still finds room")
 		releases = append(releases, rel)
 	}
@@ -114,7 +115,7 @@ func TestLargeBodiesLeaveRoomForSmallOnes(t *testing.T) {
 		rel()
 	}
 	require.Zero(t, b.InUse())
-	_, rel, err := b.ReadAll(context.Background(), unknownLength{bytes.NewReader(make([]byte, 5<<20))}, -1)
+	_, rel, err := b.ReadAll(context.Background(), unknownLength{bytes.NewReader(make([]byte, 5<<20))}, -1, 0)
 	require.NoError(t, err, "a body of unknown length grows through small and large steps")
 	rel()
 	require.Zero(t, b.InUse())
@@ -143,4 +144,36 @@ func TestBudgetHold(t *testing.T) {
 	again, err := b.Hold(context.Background(), 600<<10)
 	require.NoError(t, err, "room again")
 	again()
+}
+
+func TestABodyUpToMaxBodyFitsAnEmptyBudget(t *testing.T) {
+	b := NewBudget(4 << 20)
+	limit := b.MaxBody()
+	require.Equal(t, int64(3<<20-1), limit)
+	tests := []struct {
+		name   string
+		r      io.Reader
+		size   int64
+		tooBig bool
+	}{
+		{name: "a known length at the limit", r: bytes.NewReader(make([]byte, limit)), size: limit},
+		{name: "an unknown length at the limit: the doubling stops at the limit",
+			r: unknownLength{bytes.NewReader(make([]byte, limit))}, size: -1},
+		{name: "an unknown length over the limit", r: unknownLength{bytes.NewReader(make([]byte, limit+1))}, size: -1, tooBig: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, release, err := b.ReadAll(context.Background(), http.MaxBytesReader(nil, io.NopCloser(tc.r), limit), tc.size, limit)
+			defer release()
+			if tc.tooBig {
+				var tooBig *http.MaxBytesError
+				require.ErrorAs(t, err, &tooBig)
+				require.Zero(t, b.InUse())
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, data, int(limit))
+			require.Equal(t, limit+1, b.InUse())
+		})
+	}
 }

@@ -1,0 +1,85 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+func TestReloadAppliesTheBodyLimitWhereItFits(t *testing.T) {
+	const mib = config.ByteSize(1 << 20)
+	tests := []struct {
+		name      string
+		grpc      bool // a gRPC server started with the old limit
+		limit     config.ByteSize
+		applied   bool
+		restart   []string // what the reload says waits for a restart
+		wantLimit config.ByteSize
+	}{
+		{name: "a lower limit applies everywhere at once", grpc: true, limit: 16 * mib, applied: true, wantLimit: 16 * mib},
+		{name: "a higher limit that the budget holds applies at once", limit: 128 * mib, applied: true, wantLimit: 128 * mib},
+		{name: "a higher limit applies to REST, and to gRPC after a restart", grpc: true, limit: 128 * mib, applied: true,
+			restart: []string{"limits.max_request_body for gRPC messages (the gRPC server takes at most 64MiB until then)"}, wantLimit: 128 * mib},
+		{name: "a limit one body of which would overfill the running budget waits", grpc: true, limit: 200 * mib,
+			restart: []string{"limits.max_request_body (200MiB: one body of it would overfill limits.max_inflight_bytes, 256MiB, as it runs)"}, wantLimit: 64 * mib},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur := config.Default()
+			require.Equal(t, 64*mib, cur.Limits.MaxRequestBody)
+			require.Equal(t, 256*mib, cur.Limits.MaxInflightBytes)
+			if !tt.grpc {
+				cur.GRPCListen = ""
+			}
+			n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes))}
+			n.cfg.Store(&cur)
+			_ = n.newGRPCServer(cur)
+
+			next := cur
+			next.Limits.MaxRequestBody = tt.limit
+			next.Limits.MaxInflightBytes = 4 * tt.limit // valid on its own; not live
+			applied, restart := n.reload(&next)
+
+			require.Equal(t, tt.applied, len(applied) == 1 && applied[0] == "limits.max_request_body", "applied %v", applied)
+			require.Equal(t, append(tt.restart, "limits.max_inflight_bytes"), restart)
+			require.Equal(t, tt.wantLimit, n.conf().Limits.MaxRequestBody)
+			require.Equal(t, 256*mib, n.conf().Limits.MaxInflightBytes)
+		})
+	}
+}
+
+func TestGRPCHoldsALimitLoweredByAReload(t *testing.T) {
+	cur := config.Default()
+	n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
+		router: newRouter(), rates: newRateMeter(0.5, time.Now()),
+		catalog: &catalog{models: map[string]*repository.Model{"m": askModel()}, pipelines: map[string]*repository.Model{}}}
+	n.metrics = newMetrics(n)
+	n.cfg.Store(&cur)
+	_ = n.newGRPCServer(cur)
+	next := cur
+	next.Limits.MaxRequestBody = 1 << 10
+	applied, _ := n.reload(&next)
+	require.Contains(t, applied, "limits.max_request_body")
+
+	// 2 KiB of raw input: under the 64 MiB the gRPC server started with,
+	// over the 1 KiB the node holds to now.
+	r := &pb.ModelInferRequest{ModelName: "m",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: string(tensor.FP32), Shape: []int64{128, 4}}},
+		RawInputContents: [][]byte{make([]byte, 2<<10)}}
+	res, ierr := n.inferGRPC(context.Background(), r, time.Now())
+	require.Nil(t, res)
+	require.NotNil(t, ierr)
+	require.Equal(t, http.StatusRequestEntityTooLarge, ierr.code)
+	require.Equal(t, reasonTooLarge, ierr.reason)
+	require.Contains(t, ierr.msg, "over the limit of 1024 bytes (limits.max_request_body)")
+	require.Zero(t, n.bodies.InUse(), "nothing was held for it")
+}
