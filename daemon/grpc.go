@@ -90,8 +90,8 @@ func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServer
 }
 
 // grpcError maps an answer the REST API would give with an HTTP code to the
-// gRPC status clients expect. Refusals that a retry may cure carry
-// RetryInfo (REST's Retry-After).
+// gRPC status clients expect. Refusals that a retry may cure (retryable)
+// carry RetryInfo (REST's Retry-After).
 func grpcError(e *inferError) error {
 	var c codes.Code
 	switch e.code {
@@ -115,7 +115,7 @@ func grpcError(e *inferError) error {
 		c = codes.Internal
 	}
 	st := grpcstatus.New(c, e.msg)
-	if e.code == http.StatusServiceUnavailable {
+	if e.retryable() {
 		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retryDelay)}); err == nil {
 			st = d
 		}

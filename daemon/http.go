@@ -60,6 +60,16 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]string{"error": msg})
 }
 
+// writeInferError answers a refused request as every protocol does: its
+// code and message, and when a retry may cure it the wait it should take
+// (gRPC's RetryInfo, grpcError).
+func writeInferError(w http.ResponseWriter, e *inferError) {
+	if e.retryable() {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	writeError(w, e.code, e.msg)
+}
+
 // errAuth is the answer to a mutating call without the right token.
 var errAuth = errors.New("this call changes the daemon: send Authorization: Bearer <auth.admin_token>")
 

@@ -17,8 +17,9 @@ import (
 	"github.com/gpulet/gpuletd/kserve"
 )
 
-// retryDelay is how long a refused client is told to wait: REST's
-// Retry-After on 503 answers, gRPC's RetryInfo on UNAVAILABLE.
+// retryDelay is how long a refused client is told to wait when a retry may
+// cure its refusal (inferError.retryable): REST's Retry-After, gRPC's
+// RetryInfo.
 const retryDelay = time.Second
 
 // retryAfter is retryDelay as the Retry-After header, in seconds.
@@ -65,10 +66,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	}
 	n.finish(m, arrival, batch, ierr)
 	if ierr != nil {
-		if ierr.code == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", retryAfter)
-		}
-		writeError(w, ierr.code, ierr.msg)
+		writeInferError(w, ierr)
 		return
 	}
 	if resp.jsonLen >= 0 {

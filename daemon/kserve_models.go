@@ -20,7 +20,7 @@ func (n *node) servedModel(w http.ResponseWriter, r *http.Request) (*repository.
 	vars := mux.Vars(r)
 	m, ierr := n.lookupModel(vars["model"], vars["version"])
 	if ierr != nil {
-		writeError(w, ierr.code, ierr.msg)
+		writeInferError(w, ierr)
 		return nil, false
 	}
 	return m, true

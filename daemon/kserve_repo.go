@@ -32,12 +32,12 @@ func (n *node) handleRepoIndex(w http.ResponseWriter, r *http.Request) {
 func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
 	override, ierr := loadOverride(r)
 	if ierr != nil {
-		writeError(w, ierr.code, ierr.msg)
+		writeInferError(w, ierr)
 		return
 	}
 	m, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"], override)
 	if ierr != nil {
-		writeError(w, ierr.code, ierr.msg)
+		writeInferError(w, ierr)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"name": m.Name, "state": "READY"})
@@ -110,7 +110,7 @@ func checkLoadParameter(key string) *inferError {
 func (n *node) handleRepoUnload(w http.ResponseWriter, r *http.Request) {
 	name := mux.Vars(r)["model"]
 	if ierr := n.unloadModel(r.Context(), name); ierr != nil {
-		writeError(w, ierr.code, ierr.msg)
+		writeInferError(w, ierr)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"name": name, "state": "UNAVAILABLE"})

@@ -1,5 +1,7 @@
 package daemon
 
+import "net/http"
+
 // Reasons a request fails with: the reason label of
 // gpuletd_request_failures_total and of the daemon's log lines, a public
 // name that dashboards and alerts match. docs/OPERATIONS.md lists each with
@@ -58,4 +60,11 @@ var failureReasons = []string{
 	reasonUnknownModel, reasonUnservable, reasonUnplaced, reasonOverShare, reasonUnroutable,
 	reasonExecutorDown, reasonExecutorFailed, reasonDeadline, reasonQueueFull, reasonUnavailable,
 	reasonCancelled, reasonDroppedEarly, reasonInternal,
+}
+
+// retryable tells whether a client should retry e after retryDelay: a 503
+// that the next seconds may cure. A model that cannot be served or placed
+// waits for the operator or a new plan instead, and its message says why.
+func (e *inferError) retryable() bool {
+	return e.code == http.StatusServiceUnavailable && e.reason != reasonUnservable && e.reason != reasonUnplaced
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,8 +18,9 @@ import (
 
 // documentedReason is a row of OPERATIONS.md's table of failure reasons.
 type documentedReason struct {
-	http string // a status code, or prose where it varies
-	grpc string
+	http  string // a status code, or prose where it varies
+	grpc  string
+	retry string // "1 s", or "–" for none
 }
 
 // failureReasonTable reads the table under "### Why a request failed".
@@ -27,7 +29,7 @@ func failureReasonTable(t *testing.T) map[string]documentedReason {
 	f, err := os.Open(filepath.Join("..", "docs", "OPERATIONS.md"))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, f.Close()) }()
-	row := regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]+) \\| ([^|]+) \\|")
+	row := regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]+) \\| ([^|]+) \\| ([^|]+) \\|")
 	out := map[string]documentedReason{}
 	in := false
 	sc := bufio.NewScanner(f)
@@ -40,7 +42,7 @@ func failureReasonTable(t *testing.T) map[string]documentedReason {
 			in = false
 		case in:
 			if m := row.FindStringSubmatch(line); m != nil {
-				out[m[1]] = documentedReason{http: strings.TrimSpace(m[2]), grpc: strings.TrimSpace(m[3])}
+				out[m[1]] = documentedReason{http: strings.TrimSpace(m[2]), grpc: strings.TrimSpace(m[3]), retry: strings.TrimSpace(m[4])}
 			}
 		}
 	}
@@ -69,9 +71,20 @@ func TestEveryFailureReasonIsDocumentedWithItsCodes(t *testing.T) {
 					retry = r
 				}
 			}
-			require.Equal(t, httpCode == 503, retry != nil, "RetryInfo goes with 503 only")
+			require.Equal(t, row.retry == "1 s", retry != nil, "RetryInfo where OPERATIONS.md says a retry may cure it (%q)", row.retry)
 			if retry != nil {
 				require.Equal(t, retryDelay, retry.RetryDelay.AsDuration())
+			}
+
+			// REST says the same: the status, the message and the wait.
+			rec := httptest.NewRecorder()
+			writeInferError(rec, &inferError{code: httpCode, reason: reason, msg: "m: why"})
+			require.Equal(t, httpCode, rec.Code)
+			require.JSONEq(t, `{"error": "m: why"}`, rec.Body.String())
+			if retry != nil {
+				require.Equal(t, "1", rec.Header().Get("Retry-After"))
+			} else {
+				require.Empty(t, rec.Header().Get("Retry-After"))
 			}
 		})
 	}

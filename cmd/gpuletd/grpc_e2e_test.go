@@ -287,17 +287,20 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.Contains(t, string(r.body), `gpuletd_request_failures_total{model="mlp",reason="bad_request"}`)
 }
 
-// TestGRPCRefusalsCarryRetryInfo: a request refused for a reason a retry
-// may cure (no gpu-let serves the model yet) is UNAVAILABLE with RetryInfo.
-func TestGRPCRefusalsCarryRetryInfo(t *testing.T) {
+// TestGRPCRefusalsCarryRetryInfoWhereARetryMayCure: a request refused for
+// a reason the next seconds may cure (a deadline that cannot be met now) is
+// UNAVAILABLE with RetryInfo, as REST's Retry-After; one for a model that
+// cannot be placed at all is UNAVAILABLE with the reason and no RetryInfo.
+func TestGRPCRefusalsCarryRetryInfoWhereARetryMayCure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp", "lenet5"}, 1))
 	grpcAddr := freeAddr(t)
-	// Nothing is ever placed: a 1 µs SLO that no emulated gpu-let meets.
+	// mlp is never placed: a 1 µs SLO that no emulated gpu-let meets.
 	setProfile(t, repo, "mlp", "alexnet", "1us")
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
 	_, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo,
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]", "GPULETD_GRPC_LISTEN="+grpcAddr))
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -307,20 +310,30 @@ func TestGRPCRefusalsCarryRetryInfo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.Eventually(t, func() bool {
-		_, err := c.ServerLive(ctx, &pb.ServerLiveRequest{})
-		return err == nil
+		ready, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "lenet5"})
+		return err == nil && ready.Ready
 	}, time.Minute, 100*time.Millisecond, "logs:\n%s", logs)
+	retryOf := func(err error) *errdetails.RetryInfo {
+		for _, d := range status.Convert(err).Details() {
+			if ri, ok := d.(*errdetails.RetryInfo); ok {
+				return ri
+			}
+		}
+		return nil
+	}
+
 	ready, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "mlp"})
 	require.NoError(t, err)
 	require.False(t, ready.Ready)
 	_, err = c.ModelInfer(ctx, fp32Request("mlp", "", []int64{1, 784}, make([]float32, 784), true))
-	requireCode(t, err, codes.Unavailable, "mlp")
-	var retry *errdetails.RetryInfo
-	for _, d := range status.Convert(err).Details() {
-		if ri, ok := d.(*errdetails.RetryInfo); ok {
-			retry = ri
-		}
-	}
+	requireCode(t, err, codes.Unavailable, "mlp cannot be served")
+	require.Nil(t, retryOf(err), "no retry cures a model the planner cannot place")
+
+	r := fp32Request("lenet5", "", []int64{1, 1, 28, 28}, make([]float32, 784), true)
+	r.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 1}}}
+	_, err = c.ModelInfer(ctx, r)
+	requireCode(t, err, codes.Unavailable, "lenet5")
+	retry := retryOf(err)
 	require.NotNil(t, retry, "RetryInfo, as REST's Retry-After")
 	require.Equal(t, time.Second, retry.RetryDelay.AsDuration())
 }
