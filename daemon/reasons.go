@@ -3,9 +3,9 @@ package daemon
 import "net/http"
 
 // Reasons a request fails with: the reason label of
-// gpuletd_request_failures_total and of the daemon's log lines, a public
-// name that dashboards and alerts match. docs/OPERATIONS.md lists each with
-// its HTTP and gRPC codes and what to do about it.
+// gpuletd_request_failures_total, a public name that dashboards and alerts
+// match. docs/OPERATIONS.md lists each with its HTTP and gRPC codes, whether
+// to retry, and what to do about it.
 const (
 	// reasonBadRequest: the request is malformed or does not fit the model.
 	reasonBadRequest = "bad_request"
