@@ -72,6 +72,7 @@ var (
 	descSize     = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
 	descRate     = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
 	descAssigned = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
+	descState    = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
 	descReorg    = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied that changed what runs where.", nil, nil)
 	descRestart  = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
 	descMemory   = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
@@ -95,7 +96,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descReorg, descRestart, descMemory, descUtil,
+	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descState, descReorg, descRestart, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute} {
 		ch <- d
@@ -119,6 +120,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descAssigned, prometheus.GaugeValue, r, model)
 		}
 	}
+	collectModelStates(n, ch)
 	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
 	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
 	writable := 0.0
@@ -171,6 +173,21 @@ func collectPipelines(n *node, ch chan<- prometheus.Metric) {
 			for _, v := range step {
 				ch <- prometheus.MustNewConstMetric(descPipeShare, prometheus.GaugeValue, v.Share, p.Name, strconv.Itoa(i), v.Model)
 			}
+		}
+	}
+}
+
+// collectModelStates reports gpuletd_model_state: per model of the
+// repository, 1 for its state and 0 for the others, so that an alert can
+// match a model that is not served.
+func collectModelStates(n *node, ch chan<- prometheus.Metric) {
+	for model, state := range n.repositoryStates() {
+		for _, s := range modelStates {
+			v := 0.0
+			if s == state {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, model, s)
 		}
 	}
 }

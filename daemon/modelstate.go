@@ -91,3 +91,41 @@ func (n *node) markServing() {
 		}
 	}
 }
+
+// Model states as gpuletd_model_state reports them.
+const (
+	stateReady      = "ready"      // a gpu-let serves it
+	stateWaiting    = "waiting"    // on its way: being profiled or placed
+	stateUnservable = "unservable" // it cannot be served, for a reason said elsewhere
+)
+
+// modelStates are the states of every model and pipeline of the repository,
+// broken entries included.
+var modelStates = []string{stateReady, stateWaiting, stateUnservable}
+
+// modelState is the state of one model or pipeline of the repository.
+func (n *node) modelState(name string) string {
+	switch {
+	case n.modelReady(name):
+		return stateReady
+	case n.notServedReason(name) != "":
+		return stateUnservable
+	}
+	return stateWaiting
+}
+
+// repositoryStates is the state of every model, pipeline and broken entry
+// of the repository, by name.
+func (n *node) repositoryStates() map[string]string {
+	out := map[string]string{}
+	for _, m := range n.catalog.all() {
+		out[m.Name] = n.modelState(m.Name)
+	}
+	for _, p := range n.catalog.allPipelines() {
+		out[p.Name] = n.modelState(p.Name)
+	}
+	for _, name := range n.catalog.brokenNames() {
+		out[name] = stateUnservable
+	}
+	return out
+}

@@ -174,6 +174,18 @@ func TestServeSkipsBrokenModelsAndSaysWhy(t *testing.T) {
 	require.Contains(t, reasons["noconfig"], "config.yaml: missing")
 	require.Empty(t, reasons["lenet5"])
 
+	// An alert sees it too: one state per model, 1 where it is.
+	metrics := string(do(t, http.MethodGet, base+"/metrics", nil, nil).body)
+	for _, line := range []string{
+		`gpuletd_model_state{model="broken",state="unservable"} 1`,
+		`gpuletd_model_state{model="broken",state="ready"} 0`,
+		`gpuletd_model_state{model="noconfig",state="unservable"} 1`,
+		`gpuletd_model_state{model="lenet5",state="ready"} 1`,
+		`gpuletd_model_state{model="lenet5",state="unservable"} 0`,
+	} {
+		require.Contains(t, metrics, line+"\n")
+	}
+
 	lines := logLines(logs.String(), "model repository entry skipped")
 	require.Len(t, lines, 2, logs.String())
 	all := strings.Join(lines, "\n")

@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/sched"
+)
+
+func TestModelStateMetricSaysWhatIsNotServed(t *testing.T) {
+	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
+	c := &catalog{
+		models:    map[string]*repository.Model{"served": model("served"), "failed": model("failed"), "placing": model("placing"), "restarting": model("restarting")},
+		pipelines: map[string]*repository.Model{},
+		index:     &repository.Index{Broken: map[string]error{"corrupt": errors.New("invalid model: model.onnx: truncated")}},
+	}
+	n := &node{catalog: c, router: newRouter()}
+	up, down := &gpuletRun{id: "a"}, &gpuletRun{id: "b"}
+	down.down.Store(true)
+	n.router.install(map[string][]routeEntry{
+		"served":     {{g: up, weight: 1, lat: lat}},
+		"restarting": {{g: down, weight: 1, lat: lat}},
+	})
+	n.unserved.set("failed", "profiling on cpu failed: the model does not load")
+
+	want := map[string]string{
+		"served":     stateReady,
+		"failed":     stateUnservable,
+		"placing":    stateWaiting,
+		"restarting": stateWaiting, // its only executor is down: on its way back
+		"corrupt":    stateUnservable,
+	}
+	require.Equal(t, want, n.repositoryStates())
+
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(stateOnly{n}))
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, fams, 1)
+	got := map[string]map[string]float64{}
+	for _, m := range fams[0].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if got[labels["model"]] == nil {
+			got[labels["model"]] = map[string]float64{}
+		}
+		got[labels["model"]][labels["state"]] = m.GetGauge().GetValue()
+	}
+	for name, state := range want {
+		require.Len(t, got[name], len(modelStates), name)
+		for _, s := range modelStates {
+			v := 0.0
+			if s == state {
+				v = 1
+			}
+			require.Equal(t, v, got[name][s], "%s %s", name, s)
+		}
+	}
+}
+
+// stateOnly is the node collector's gpuletd_model_state alone.
+type stateOnly struct{ n *node }
+
+func (s stateOnly) Describe(ch chan<- *prometheus.Desc) { ch <- descState }
+func (s stateOnly) Collect(ch chan<- prometheus.Metric) { collectModelStates(s.n, ch) }
