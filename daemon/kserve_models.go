@@ -124,20 +124,23 @@ func platformName(p string) string {
 
 // modelReady says whether some gpu-let that is up serves the model, or,
 // for a pipeline, every model of its steps.
-func (n *node) modelReady(name string) bool {
+func (n *node) modelReady(name string) bool { return n.readyIn(name, n.router.models()) }
+
+// readyIn is modelReady over routed, the router's models at one moment.
+func (n *node) readyIn(name string, routed map[string][]*gpuletRun) bool {
 	if p, ok := n.catalog.pipeline(name); ok {
 		steps, err := n.catalog.steps(p)
 		if err != nil {
 			return false
 		}
 		for _, s := range steps {
-			if !n.modelReady(s.Name) {
+			if !n.readyIn(s.Name, routed) {
 				return false
 			}
 		}
 		return true
 	}
-	for _, g := range n.router.models()[name] {
+	for _, g := range routed[name] {
 		if !g.down.Load() && !g.draining.Load() {
 			return true
 		}

@@ -103,10 +103,11 @@ const (
 // broken entries included.
 var modelStates = []string{stateReady, stateWaiting, stateUnservable}
 
-// modelState is the state of one model or pipeline of the repository.
-func (n *node) modelState(name string) string {
+// modelState is the state of one model or pipeline of the repository,
+// routed the router's models at one moment.
+func (n *node) modelState(name string, routed map[string][]*gpuletRun) string {
 	switch {
-	case n.modelReady(name):
+	case n.readyIn(name, routed):
 		return stateReady
 	case n.notServedReason(name) != "":
 		return stateUnservable
@@ -118,11 +119,12 @@ func (n *node) modelState(name string) string {
 // of the repository, by name.
 func (n *node) repositoryStates() map[string]string {
 	out := map[string]string{}
+	routed := n.router.models()
 	for _, m := range n.catalog.all() {
-		out[m.Name] = n.modelState(m.Name)
+		out[m.Name] = n.modelState(m.Name, routed)
 	}
 	for _, p := range n.catalog.allPipelines() {
-		out[p.Name] = n.modelState(p.Name)
+		out[p.Name] = n.modelState(p.Name, routed)
 	}
 	for _, name := range n.catalog.brokenNames() {
 		out[name] = stateUnservable
