@@ -74,8 +74,9 @@ func (n *node) readiness() (ready bool, waiting []string) {
 	if !n.ready.Load() || n.stopping.Load() {
 		return false, nil
 	}
+	routed := n.router.models()
 	for _, m := range n.catalog.all() {
-		if !n.modelReady(m.Name) && n.notServedReason(m.Name) == "" {
+		if n.modelState(m.Name, routed) == stateWaiting {
 			waiting = append(waiting, m.Name)
 		}
 	}
