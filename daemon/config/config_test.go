@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/systemd"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -153,8 +154,9 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"bad body timeout", "limits:\n  body_timeout: 10ms\n", nil, []string{"limits.body_timeout", "1s to 1h"}},
 		{"bad idle timeout", "limits:\n  idle_timeout: 2h\n", nil, []string{"limits.idle_timeout", "1s to 1h"}},
 		{"no connections", "limits:\n  max_connections: 0\n", nil, []string{"limits.max_connections", "1 to 1048576"}},
-		{"budget under one body", "limits:\n  max_request_body: 64MiB\n  max_inflight_bytes: 32MiB\n", nil, []string{"limits.max_inflight_bytes", "at least 4/3 of limits.max_request_body"}},
-		{"budget that one body would overfill", "limits:\n  max_request_body: 64MiB\n  max_inflight_bytes: 80MiB\n", nil, []string{"limits.max_inflight_bytes", "at least 4/3 of limits.max_request_body"}},
+		{"budget under one body", "limits:\n  max_request_body: 64MiB\n  max_inflight_bytes: 32MiB\n", nil, []string{"limits.max_inflight_bytes", "at least 87382KiB, 4/3 of limits.max_request_body"}},
+		{"budget that one body would overfill", "limits:\n  max_request_body: 64MiB\n  max_inflight_bytes: 80MiB\n", nil, []string{"limits.max_inflight_bytes", "at least 87382KiB, 4/3 of limits.max_request_body"}},
+		{"budget one byte short of a body", "limits:\n  max_request_body: 3MiB\n  max_inflight_bytes: 4194303\n", nil, []string{"limits.max_inflight_bytes", "at least 4097KiB"}},
 		{"bad ewma", "scheduler:\n  ewma_weight: 0\n", nil, []string{"scheduler.ewma_weight", "above 0"}},
 		{"bad env", "", []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU=lots"}, []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU", "lots"}},
 		{"env fails validation", "", []string{"GPULETD_LOG_LEVEL=loud"}, []string{"log.level", `"loud"`, "debug, info, warn, error"}},
@@ -247,5 +249,16 @@ func TestIsLoopback(t *testing.T) {
 	} {
 		c := Config{Listen: addr}
 		require.Equal(t, want, c.IsLoopback(), addr)
+	}
+}
+
+func TestTheSuggestedBudgetHoldsOneBody(t *testing.T) {
+	for _, body := range []ByteSize{1 << 10, 3 << 20, 64 << 20, 4 << 30} {
+		m := minInflightBytes(body)
+		require.GreaterOrEqual(t, connlimit.NewBudget(int64(m)).MaxBody(), int64(body), "body %s, budget %s", body, m)
+		require.Less(t, connlimit.NewBudget(int64(m)-1<<10).MaxBody(), int64(body), "%s is the least whole KiB", m)
+		c := Default()
+		c.Limits.MaxRequestBody, c.Limits.MaxInflightBytes = body, m
+		require.NoError(t, c.Validate())
 	}
 }

@@ -127,7 +127,8 @@ func (c *Config) Validate() error {
 	// than it has (connlimit.Budget.MaxBody): a budget below that would
 	// refuse the largest bodies the limit lets in, every time.
 	if b := c.Limits.MaxInflightBytes; b-b/4-1 < c.Limits.MaxRequestBody || b > 64<<30 {
-		bad("limits.max_inflight_bytes", b, "use at least 4/3 of limits.max_request_body (one body may fill three quarters of it), at most 64GiB")
+		bad("limits.max_inflight_bytes", b, fmt.Sprintf("use at least %s, 4/3 of limits.max_request_body (one body may fill three quarters of it), at most 64GiB",
+			minInflightBytes(c.Limits.MaxRequestBody)))
 	}
 	for i, g := range c.Partitioning.MIGReconfigure {
 		if strings.TrimSpace(g) == "" {
@@ -233,4 +234,15 @@ func IsLoopbackAddr(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// minInflightBytes is the least limits.max_inflight_bytes that holds one
+// body of limits.max_request_body, rounded up to whole KiB.
+func minInflightBytes(body ByteSize) ByteSize {
+	const kib = 1 << 10
+	b := (4*(body+1)/3 + kib - 1) / kib * kib
+	for b-b/4-1 < body {
+		b += kib
+	}
+	return b
 }
