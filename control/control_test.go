@@ -2,6 +2,7 @@ package control
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -30,4 +31,15 @@ func TestSurge(t *testing.T) {
 		require.Equal(t, tc.want, Surge(tc.short, tc.assigned), tc.name)
 	}
 	require.Equal(t, map[string]float64{"a": 20, "b": 7}, SurgeRates(map[string]float64{"a": 10, "b": 7}, map[string]float64{"a": 20, "b": 3}))
+}
+
+func TestWindowOpensWhereTheLastClosed(t *testing.T) {
+	var w Window // opened at 0
+	require.InDelta(t, 1.0, w.Close(time.Second), 1e-12)
+	require.Zero(t, w.Close(time.Second), "no time has passed: the window stays open")
+	require.InDelta(t, 0.5, w.Close(1500*time.Millisecond), 1e-12)
+	require.Zero(t, w.Close(time.Second), "a clock that went back closes nothing")
+	require.InDelta(t, 0.5, w.Close(2*time.Second), 1e-12, "the window opened at the last close, 1.5 s")
+	late := OpenWindow(10 * time.Second)
+	require.InDelta(t, 0.25, late.Close(10250*time.Millisecond), 1e-12)
 }

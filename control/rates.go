@@ -50,3 +50,24 @@ func PlannedFor(plan *gpulet.Plan) map[string]float64 {
 	}
 	return out
 }
+
+// Window is a measuring window every model of a node shares, the period's or
+// the short one's: it opens where the last one closed (the zero value at
+// time 0), never at a model's first request, so that one request just
+// before a close cannot read as a burst. Times are on the caller's clock.
+type Window struct{ opened time.Duration }
+
+// OpenWindow opens the first window at start.
+func OpenWindow(start time.Duration) Window { return Window{opened: start} }
+
+// Close closes the window at now and opens the next one there: it returns
+// the closed window's length in seconds, or 0, leaving the window open,
+// when now is not after it opened.
+func (w *Window) Close(now time.Duration) float64 {
+	dt := (now - w.opened).Seconds()
+	if dt <= 0 {
+		return 0
+	}
+	w.opened = now
+	return dt
+}

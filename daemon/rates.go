@@ -11,16 +11,14 @@ import (
 
 // rateMeter counts each model's requests and keeps an EWMA of its rate per
 // planning period, plus a short window to notice surges between periods.
-// Windows are the node's, as the simulator's are: a model's first window
-// starts where the others' do, at the last close (or the meter's start), not
-// at its first request — one request just before a close would otherwise
-// read as a rate of thousands per second, and surge.
+// Its windows are the node's (control.Window), as the simulator's are.
 type rateMeter struct {
-	mu        sync.Mutex
-	weight    float64
-	models    map[string]*modelRate
-	lastTick  time.Time // the last period's close
-	lastShort time.Time // the last short window's close
+	mu     sync.Mutex
+	weight float64
+	models map[string]*modelRate
+	start  time.Time      // the windows' clock starts here
+	period control.Window // the reorganize period
+	short  control.Window // the surge check's
 }
 
 type modelRate struct {
@@ -32,7 +30,7 @@ type modelRate struct {
 
 // newRateMeter starts a meter's windows at start.
 func newRateMeter(weight float64, start time.Time) *rateMeter {
-	return &rateMeter{weight: weight, models: map[string]*modelRate{}, lastTick: start, lastShort: start}
+	return &rateMeter{weight: weight, models: map[string]*modelRate{}, start: start}
 }
 
 func (r *rateMeter) get(model string) *modelRate {
@@ -58,10 +56,7 @@ func (r *rateMeter) hit(model string) {
 func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	dt := now.Sub(r.lastTick).Seconds()
-	if dt > 0 {
-		r.lastTick = now
-	}
+	dt := r.period.Close(now.Sub(r.start))
 	out := map[string]float64{}
 	for name, m := range r.models {
 		if dt <= 0 {
@@ -78,10 +73,7 @@ func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
 func (r *rateMeter) closeShort(now time.Time) map[string]float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	dt := now.Sub(r.lastShort).Seconds()
-	if dt > 0 {
-		r.lastShort = now
-	}
+	dt := r.short.Close(now.Sub(r.start))
 	out := map[string]float64{}
 	for name, m := range r.models {
 		if dt > 0 {

@@ -61,8 +61,7 @@ type engine struct {
 	tickPending bool
 	nextTick    time.Duration
 	nextSurge   time.Duration
-	lastTick    time.Duration
-	lastShort   time.Duration
+	tick, short control.Window // the period's and the surge check's windows
 	lastPlan    time.Duration
 	events      []PlanEvent
 	reorgs      int

@@ -142,8 +142,7 @@ func (e *engine) period() error {
 		e.tickPending = true
 		return nil
 	}
-	dt := (e.now - e.lastTick).Seconds()
-	e.lastTick = e.now
+	dt := e.tick.Close(e.now)
 	if len(e.pipes) > 0 {
 		e.foldPipes(dt)
 		return e.replanPipes("period")
@@ -158,8 +157,7 @@ func (e *engine) period() error {
 
 // closeShort measures the rates over the last second.
 func (e *engine) closeShort() []float64 {
-	dt := (e.now - e.lastShort).Seconds()
-	e.lastShort = e.now
+	dt := e.short.Close(e.now)
 	out := make([]float64, len(e.models))
 	for i, m := range e.models {
 		if dt > 0 {
