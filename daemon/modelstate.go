@@ -100,12 +100,12 @@ const (
 	stateUnservable = "unservable" // it cannot be served, for a reason said elsewhere
 )
 
-// modelStates are the states of every model and pipeline of the repository,
-// broken entries included.
+// modelStates lists the states; gpuletd_model_state has a series for each
+// per model.
 var modelStates = []string{stateReady, stateWaiting, stateUnservable}
 
-// modelState is the state of one model or pipeline of the repository,
-// routed the router's models at one moment.
+// modelState is the state of one model or pipeline of the repository;
+// routed is the router's models at one moment.
 func (n *node) modelState(name string, routed map[string][]*gpuletRun) string {
 	switch {
 	case n.readyIn(name, routed):
