@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gpulet/gpuletd/executor/sched"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,7 +15,9 @@ import (
 
 	"github.com/gpulet/gpuletd/executor"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -76,8 +77,11 @@ type gpuletRun struct {
 	down     atomic.Bool                      // no executor answers now: the router skips it
 	draining atomic.Bool                      // being retired: the router skips it
 	requests inflight                         // requests routed here and not yet answered
-	stop     chan struct{}
-	done     chan struct{}
+	// life ends when the gpu-let is retired (end): monitor stops, and a
+	// restart it has under way (spawn, load, warm-up) is abandoned.
+	life context.Context
+	end  context.CancelFunc
+	done chan struct{} // closed when monitor has returned
 }
 
 // busyRatio is the share of its executor's uptime the gpu-let ran batches,
@@ -165,13 +169,9 @@ func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.Load
 // when the gpu-let does not start.
 func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, lease *mps.Lease, models []*pb.LoadModelRequest) (*gpuletRun, error) {
 	dev, size := sp.device, sp.size
-	g := &gpuletRun{id: id, device: dev, size: size, lease: lease, sup: s, log: s.log.With(zap.String("gpulet", id)),
-		models: map[string]*pb.LoadModelRequest{}, loaded: map[string]*pb.LoadModelResponse{},
-		stop: make(chan struct{}), done: make(chan struct{})}
-	for _, m := range models {
-		g.models[m.Name] = m
-	}
+	g := s.newRun(id, sp, lease, models)
 	if err := g.launch(ctx); err != nil {
+		g.end()
 		lease.Release()
 		return nil, fmt.Errorf("start gpu-let %s: %w", id, err)
 	}
@@ -205,6 +205,19 @@ func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, 
 	s.events.add(EventExecutorStart, store.SeverityInfo, "executor started", attrs)
 	go g.monitor()
 	return g, nil
+}
+
+// newRun is a gpu-let with its lease and models, before its executor is
+// launched and monitored.
+func (s *supervisor) newRun(id string, sp gpuletSpec, lease *mps.Lease, models []*pb.LoadModelRequest) *gpuletRun {
+	g := &gpuletRun{id: id, device: sp.device, size: sp.size, lease: lease, sup: s, log: s.log.With(zap.String("gpulet", id)),
+		models: map[string]*pb.LoadModelRequest{}, loaded: map[string]*pb.LoadModelResponse{},
+		done: make(chan struct{})}
+	g.life, g.end = context.WithCancel(context.Background())
+	for _, m := range models {
+		g.models[m.Name] = m
+	}
+	return g
 }
 
 // launch spawns an executor, waits for it and loads every model.
@@ -262,10 +275,8 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 // connection the requests use, read by its own reader goroutine.
 func (g *gpuletRun) watchState(p *executor.Process) {
 	err := p.Client.WatchState(sched.PublishInterval, func(st *pb.ExecutorState) {
-		select {
-		case <-g.stop:
+		if g.life.Err() != nil {
 			return
-		default:
 		}
 		g.pushed.Store(st)
 		if g.sup.onState != nil {
@@ -278,7 +289,8 @@ func (g *gpuletRun) watchState(p *executor.Process) {
 }
 
 // monitor health-checks the executor and restarts it when it dies, until
-// the gpu-let is stopped.
+// the gpu-let is retired (its life ends), which also abandons a restart
+// under way.
 func (g *gpuletRun) monitor() {
 	defer close(g.done)
 	backoff := restartBackoff0
@@ -290,16 +302,19 @@ func (g *gpuletRun) monitor() {
 		p := g.proc
 		g.mu.Unlock()
 		select {
-		case <-g.stop:
+		case <-g.life.Done():
 			return
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
+			ctx, cancel := context.WithTimeout(g.life, healthTimeout)
 			_, err := p.Client.Health(ctx)
 			cancel()
 			if err == nil {
 				missed = 0
 				backoff = restartBackoff0
 				continue
+			}
+			if g.life.Err() != nil {
+				return
 			}
 			if missed++; missed < healthFailures {
 				continue
@@ -310,7 +325,10 @@ func (g *gpuletRun) monitor() {
 		case <-p.Done():
 		}
 		// The executor died: in-flight calls already failed (its client saw
-		// the stream break). Restart it with backoff.
+		// the stream break). Its client is closed (it would otherwise keep
+		// redialling the dead executor's socket), and it is restarted with
+		// backoff.
+		_ = p.Client.Close()
 		g.down.Store(true)
 		g.sup.restarts.Add(1)
 		g.mu.Lock()
@@ -322,16 +340,17 @@ func (g *gpuletRun) monitor() {
 			"gpulet": g.id, "exit": fmt.Sprint(p.ExitErr()), "restarts": strconv.Itoa(n), "backoff": backoff.String(),
 		})
 		for {
-			select {
-			case <-g.stop:
+			if ctxsleep.Sleep(g.life, backoff) != nil {
 				return
-			case <-time.After(backoff):
 			}
 			backoff = min(2*backoff, restartBackoffN)
-			err := g.launch(context.Background())
+			err := g.launch(g.life)
 			if err == nil {
 				missed = 0
 				break
+			}
+			if g.life.Err() != nil {
+				return // retired while restarting: not a failure to report
 			}
 			g.sup.events.add(EventExecutorRestart, store.SeverityError, "executor restart failed", map[string]string{
 				"gpulet": g.id, "error": err.Error(), "next_backoff": backoff.String(),
@@ -396,7 +415,7 @@ func (s *supervisor) retire(ctx context.Context, g *gpuletRun) error {
 		drainErr = errors.Join(drainErr, err)
 		cancel()
 	}
-	close(g.stop)
+	g.end()
 	<-g.done
 	g.mu.Lock()
 	p := g.proc
