@@ -42,6 +42,7 @@ type node struct {
 	planMu          sync.Mutex // one plan computed and applied at a time
 	migMu           sync.Mutex // one MIG instance chosen and leased at a time
 	current         atomic.Pointer[planned]
+	history         planHistory // what of the re-plans the store keeps
 	reorganizations atomic.Int64
 	ready           atomic.Bool
 	level           *zap.AtomicLevel // the process's log level, changed by reloads

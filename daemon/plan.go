@@ -128,17 +128,35 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	rates = n.planPipelines(ctx, rates)
 	in, missing := n.planInput(ctx, rates)
 	for name, why := range missing {
-		n.events.add(EventPlan, store.SeverityWarning, "model cannot be placed: "+why, map[string]string{"model": name})
 		if n.unserved.reason(name) == "" {
 			n.unserved.set(name, "it cannot be placed: "+why)
 		}
 	}
-	var plan *gpulet.Plan
+	plan, err := n.plan(ctx, in)
+	n.warnUnplaced(missing, plan)
+	if err != nil {
+		return err
+	}
+	n.recordPlan(ctx, plan, reason)
+	return n.apply(ctx, plan, reason, rates)
+}
+
+// recordPlan saves a re-plan's plan in the store when it changes what runs
+// where (planHistory), and always at start.
+func (n *node) recordPlan(ctx context.Context, plan *gpulet.Plan, reason string) {
+	if reason == "start" || n.history.changed(plan) {
+		n.savePlan(ctx, plan, reason)
+	}
+}
+
+// plan runs the configured planner on in; the models it cannot place at all
+// are not served, with the reason.
+func (n *node) plan(ctx context.Context, in gpulet.Input) (*gpulet.Plan, error) {
 	if len(in.GPUs) == 0 {
 		for _, m := range n.catalog.all() {
 			n.unserved.set(m.Name, "no healthy device to place it on")
 		}
-		return errors.New("plan: no healthy device")
+		return nil, errors.New("plan: no healthy device")
 	}
 	algo := gpulet.Algo(n.conf().Scheduler.Algorithm)
 	opts := gpulet.Options{}
@@ -149,18 +167,45 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	defer cancel()
 	plan, err := control.Plan(pctx, algo, in, opts, control.Headroom)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	assigned := plan.Assigned()
-	for name, rate := range plan.Unscheduled {
-		n.events.add(EventPlan, store.SeverityWarning, fmt.Sprintf("%.1f req/s of %s cannot be placed: %s", rate, name, plan.Reasons[name]),
-			map[string]string{"model": name})
+	for name := range plan.Unscheduled {
 		if assigned[name] == 0 {
 			n.unserved.set(name, "the plan cannot place it: "+plan.Reasons[name])
 		}
 	}
-	n.savePlan(ctx, plan, reason)
-	return n.apply(ctx, plan, reason, rates)
+	return plan, nil
+}
+
+// warnUnplaced records a warning event for each model a re-plan could not
+// place, for lack of a profile (missing) or in full (plan, nil when there
+// is none) — once, and again only when the reason changes or the model was
+// placed in between (planHistory.warnings).
+func (n *node) warnUnplaced(missing map[string]string, plan *gpulet.Plan) {
+	warnings := map[string]string{}
+	for name, why := range missing {
+		warnings[name] = "model cannot be placed: " + why
+	}
+	var short map[string]float64
+	if plan != nil {
+		short = plan.Unscheduled
+		assigned := plan.Assigned()
+		for name := range short {
+			what := "model cannot be placed: "
+			if assigned[name] > 0 {
+				what = "model cannot be placed in full: "
+			}
+			warnings[name] = what + plan.Reasons[name]
+		}
+	}
+	for name, msg := range n.history.warnings(warnings) {
+		attrs := map[string]string{"model": name}
+		if rate, ok := short[name]; ok {
+			attrs["unplaced_rate"] = fmt.Sprintf("%.1f", rate)
+		}
+		n.events.add(EventPlan, store.SeverityWarning, msg, attrs)
+	}
 }
 
 // savePlan records a plan in the store; a failure is logged (the store's
@@ -169,7 +214,9 @@ func (n *node) savePlan(ctx context.Context, plan *gpulet.Plan, reason string) {
 	rec := store.PlanRecord{Algorithm: n.conf().Scheduler.Algorithm, Reason: reason, Plan: mustJSON(plan), Schedulable: plan.Schedulable}
 	if _, err := n.st.SavePlan(ctx, rec); err != nil {
 		n.log.Warn("save plan", zap.Error(err))
+		return
 	}
+	n.history.markSaved(plan)
 }
 
 // want is one gpu-let a plan asks for, matched to a running one or not.

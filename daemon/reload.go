@@ -21,6 +21,7 @@ var liveFields = map[string]bool{
 	"limits.max_request_body":     true,
 	"limits.max_queued_per_model": true, // executors started from now on
 	"auth.admin_token":            true,
+	"history_retention":           true, // from the next hourly pruning
 }
 
 // reload applies a new, already validated configuration: what can change
@@ -68,6 +69,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.Limits.MaxQueuedPerModel = next.Limits.MaxQueuedPerModel
 		case "auth.admin_token":
 			merged.Auth.AdminToken = next.Auth.AdminToken
+		case "history_retention":
+			merged.HistoryRetention = next.HistoryRetention
 		}
 	}
 	n.cfg.Store(&merged)

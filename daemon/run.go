@@ -157,9 +157,10 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	var loops sync.WaitGroup
-	loops.Add(3)
+	loops.Add(4)
 	go func() { defer loops.Done(); n.planLoop(loopCtx) }()
 	go func() { defer loops.Done(); n.watchStore(loopCtx) }()
+	go func() { defer loops.Done(); n.pruneHistory(loopCtx) }()
 	go func() { defer loops.Done(); watchdog(loopCtx, log, ln.Addr()) }()
 
 	var serveErr error

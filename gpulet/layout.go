@@ -20,6 +20,14 @@ func (p *Plan) Shape() string {
 	return p.describe(func(m Placement) string { return m.Name })
 }
 
+// Arrangement is Layout without rates: which models share which gpu-let
+// sizes and the batch each is planned for, "gpu0: 40%[a×8] 60%[b×2 c×4]; …".
+// Two plans that differ only in the rates they were made for have the same
+// arrangement.
+func (p *Plan) Arrangement() string {
+	return p.describe(func(m Placement) string { return fmt.Sprintf("%s×%d", m.Name, m.Batch) })
+}
+
 func (p *Plan) describe(model func(Placement) string) string {
 	var parts []string
 	for _, g := range p.GPUs {

@@ -16,5 +16,6 @@ func TestLayoutAndShape(t *testing.T) {
 	}}
 	require.Equal(t, "gpu0: 40%[resnet50×8@120/s] 60%[bert×4@10/s ssd×2@40/s]", p.Layout())
 	require.Equal(t, "gpu0: 40%[resnet50] 60%[bert ssd]", p.Shape())
+	require.Equal(t, "gpu0: 40%[resnet50×8] 60%[bert×4 ssd×2]", p.Arrangement())
 	require.Equal(t, "nothing placed", (&Plan{}).Layout())
 }

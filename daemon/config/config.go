@@ -17,6 +17,9 @@ type Config struct {
 	GRPCListen string `yaml:"grpc_listen"`
 	// StateDir holds the SQLite store and other state kept across restarts.
 	StateDir string `yaml:"state_dir"`
+	// HistoryRetention is how long the store keeps events and superseded
+	// plans; 0 keeps them for ever.
+	HistoryRetention Duration `yaml:"history_retention"`
 	// RuntimeDir holds executor sockets and MPS pipe directories.
 	RuntimeDir string `yaml:"runtime_dir"`
 	// ModelRepository is the folder of <model>/config.pbtxt (Triton's layout)
@@ -137,13 +140,16 @@ type MPS struct {
 // Default returns the built-in defaults: exactly what systemd/gpuletd.yaml holds.
 func Default() Config {
 	return Config{
-		Listen:          "127.0.0.1:8700",
-		GRPCListen:      "127.0.0.1:8701",
-		StateDir:        "/var/lib/gpuletd",
-		RuntimeDir:      "/run/gpuletd",
-		ModelRepository: "/var/lib/gpuletd/models",
-		Log:             Log{Level: "info", Format: "auto"},
-		Devices:         Devices{Mode: DevicesAuto},
+		Listen:     "127.0.0.1:8700",
+		GRPCListen: "127.0.0.1:8701",
+		StateDir:   "/var/lib/gpuletd",
+		// A month of history, as an operator reads it back after an
+		// incident; what the daemon runs needs none of it.
+		HistoryRetention: Duration(30 * 24 * time.Hour),
+		RuntimeDir:       "/run/gpuletd",
+		ModelRepository:  "/var/lib/gpuletd/models",
+		Log:              Log{Level: "info", Format: "auto"},
+		Devices:          Devices{Mode: DevicesAuto},
 		Partitioning: Partitioning{
 			Backend: "mps",
 			// The gpu-let paper's MPS sizes, at most two gpu-lets per GPU.

@@ -162,6 +162,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"env fails validation", "", []string{"GPULETD_LOG_LEVEL=loud"}, []string{"log.level", `"loud"`, "debug, info, warn, error"}},
 		{"default slo too long", "", []string{"GPULETD_DEFAULT_SLO=2h"}, []string{"default_slo", "2h0m0s", "up to 1h"}},
 		{"default slo negative", "default_slo: -5ms\n", nil, []string{"default_slo", "-5ms"}},
+		{"history kept for minutes", "history_retention: 10m\n", nil, []string{"history_retention", "10m0s", "at least 1h"}},
+		{"history retention negative", "", []string{"GPULETD_HISTORY_RETENTION=-1h"}, []string{"history_retention", "-1h0m0s"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

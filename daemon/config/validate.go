@@ -70,6 +70,9 @@ func (c *Config) Validate() error {
 			bad(d.name, d.v, "give a directory path")
 		}
 	}
+	if d := c.HistoryRetention.D(); d != 0 && d < time.Hour {
+		bad("history_retention", d, "use 0s (keep everything) or at least 1h, such as 720h (30 days)")
+	}
 	if d := c.DefaultSLO.D(); d < 0 || d > time.Hour {
 		bad("default_slo", d, "use 0s (none) or a duration up to 1h, such as 100ms")
 	}

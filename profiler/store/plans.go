@@ -64,3 +64,18 @@ func (s *Store) Plans(ctx context.Context, beforeID int64, limit int) ([]PlanRec
 	return queryAll(ctx, s.reader(), "list plans", func(r *sql.Rows) (PlanRecord, error) { return scanPlan(r) },
 		`SELECT `+planColumns+` FROM plans WHERE (? <= 0 OR id < ?) ORDER BY id DESC LIMIT ?`, beforeID, beforeID, limit)
 }
+
+// PrunePlans deletes the plans saved before before, except the newest (the
+// plan in force), and returns how many it deleted.
+func (s *Store) PrunePlans(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.write(ctx, "prune plans", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM plans WHERE created_at < ? AND id < (SELECT MAX(id) FROM plans)`, ns(before))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
