@@ -35,8 +35,8 @@ func onePlan(batchA, batchB int, rateA, rateB float64) *gpulet.Plan {
 		Models: []gpulet.Placement{{Name: "a", Batch: batchA, Rate: rateA}, {Name: "b", Batch: batchB, Rate: rateB}}}}}}}
 }
 
-// A re-plan's plan is saved at start and when it changes what runs where,
-// not every period for rates that moved: a node re-planning every 20 s
+// A re-plan's plan is saved at start, when an operator asks for one and
+// when it changes what runs where, not every period for rates that moved: a node re-planning every 20 s
 // saved a row each time.
 func TestReplansSaveOnlyPlansThatChangeWhatRuns(t *testing.T) {
 	overloaded := onePlan(4, 2, 10, 5)
@@ -56,6 +56,8 @@ func TestReplansSaveOnlyPlansThatChangeWhatRuns(t *testing.T) {
 		{"still not, at another rate", func() *gpulet.Plan { p := *overloaded; p.Unscheduled = map[string]float64{"a": 9}; return &p }(), "period", false},
 		{"back to the batch before", onePlan(8, 2, 10, 5), "period", true},
 		{"a restart saves even the same plan", onePlan(8, 2, 10, 5), "start", true},
+		{"so does an operator's re-plan", onePlan(8, 2, 10, 5), "manual", true},
+		{"but not the next period's", onePlan(8, 2, 10, 5), "period", false},
 	}
 	n, st := historyNode(t)
 	ctx := context.Background()

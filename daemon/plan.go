@@ -142,9 +142,10 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 }
 
 // recordPlan saves a re-plan's plan in the store when it changes what runs
-// where (planHistory), and always at start.
+// where (planHistory), and always at start and when an operator asked for it
+// (POST /api/v1/reorganize).
 func (n *node) recordPlan(ctx context.Context, plan *gpulet.Plan, reason string) {
-	if reason == "start" || n.history.changed(plan) {
+	if reason == "start" || reason == "manual" || n.history.changed(plan) {
 		n.savePlan(ctx, plan, reason)
 	}
 }
