@@ -345,13 +345,22 @@ func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// handleAdminEvents lists events: with ?since=ID those after it, oldest
+// first (a reader pages forward); without, the newest ones (as `journalctl
+// -n` does), then the ones the store could not take yet. ?limit= caps the
+// list (default 100, at most 1000).
 func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
-	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
 	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
 	if err != nil || limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	evs, err := n.st.Events(r.Context(), since, limit)
+	var evs []store.Event
+	if s := r.URL.Query().Get("since"); s != "" {
+		since, _ := strconv.ParseInt(s, 10, 64)
+		evs, err = n.st.Events(r.Context(), since, limit)
+	} else {
+		evs, err = n.st.LatestEvents(r.Context(), max(limit-len(n.events.pending()), 0))
+	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
@@ -371,8 +380,13 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleAdminEventStream sends events as server-sent events: the history
-// after Last-Event-ID (or ?since=), then live ones.
+// streamHistory is how many events of the history a stream sends before
+// the live ones.
+const streamHistory = 1000
+
+// handleAdminEventStream sends events as server-sent events, each named by
+// its kind: the history after Last-Event-ID (or ?since=) — without either,
+// the newest streamHistory events — then live ones.
 func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -381,10 +395,11 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	}
 	ch := n.events.subscribe()
 	defer n.events.unsubscribe(ch)
-	since, _ := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64)
+	from := r.Header.Get("Last-Event-ID")
 	if s := r.URL.Query().Get("since"); s != "" {
-		since, _ = strconv.ParseInt(s, 10, 64)
+		from = s
 	}
+	since, _ := strconv.ParseInt(from, 10, 64)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -392,7 +407,11 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(docOf(e))
 		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
 	}
-	if history, err := n.st.Events(r.Context(), since, 1000); err == nil {
+	history, err := n.st.Events(r.Context(), since, streamHistory)
+	if from == "" {
+		history, err = n.st.LatestEvents(r.Context(), streamHistory)
+	}
+	if err == nil {
 		for _, e := range history {
 			send(e)
 			since = e.ID

@@ -119,3 +119,14 @@ func scanEvent(r *sql.Rows) (Event, error) {
 	}
 	return e, nil
 }
+
+// LatestEvents returns the newest limit events (limit ≤ 0: all), oldest
+// first: the end of the history, as a feed that starts now shows it.
+func (s *Store) LatestEvents(ctx context.Context, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	return queryAll(ctx, s.reader(), "list the latest events", scanEvent,
+		`SELECT id, at, kind, severity, message, attrs FROM (
+SELECT id, at, kind, severity, message, attrs FROM events ORDER BY id DESC LIMIT ?) ORDER BY id`, limit)
+}

@@ -106,3 +106,38 @@ func TestAppendEventValidation(t *testing.T) {
 		})
 	}
 }
+
+// LatestEvents is the end of the history, oldest first.
+func TestLatestEvents(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	got, err := s.LatestEvents(ctx, 3)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	var ids []int64
+	for range 5 {
+		e, err := s.AppendEvent(ctx, Event{Kind: EventReorganize, Severity: SeverityInfo})
+		require.NoError(t, err)
+		ids = append(ids, e.ID)
+	}
+	tests := []struct {
+		name  string
+		limit int
+		want  []int64
+	}{
+		{"the newest three", 3, ids[2:]},
+		{"more than there are", 10, ids},
+		{"no limit", 0, ids},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.LatestEvents(ctx, tt.limit)
+			require.NoError(t, err)
+			var gotIDs []int64
+			for _, e := range got {
+				gotIDs = append(gotIDs, e.ID)
+			}
+			require.Equal(t, tt.want, gotIDs)
+		})
+	}
+}

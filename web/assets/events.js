@@ -3,9 +3,9 @@
 
 import { h, clock } from './dom.js';
 
-// KINDS are the event kinds the daemon writes (daemon/events.go). The
-// stream names each event by its kind, and EventSource delivers a named
-// event only to a listener for that name.
+// KINDS are the event kinds the daemon writes (daemon/events.go; a test
+// there holds this list to them). The stream names each event by its kind,
+// and EventSource delivers a named event only to a listener for that name.
 const KINDS = [
   'reorganize',
   'plan',
@@ -17,6 +17,9 @@ const KINDS = [
   'model_unload',
   'profile_job',
   'config_reload',
+  'devices',
+  'store',
+  'slo_unreachable',
 ];
 
 const MAX = 200; // events kept on the page

@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// eventsNode is a node whose store holds n events, ids 1..n.
+func eventsNode(t *testing.T, count int) *node {
+	t.Helper()
+	n, st := historyNode(t)
+	for i := range count {
+		_, err := st.AppendEvent(context.Background(), store.Event{Kind: EventPlan, Severity: store.SeverityInfo, Message: "e" + strconv.Itoa(i+1)})
+		require.NoError(t, err)
+	}
+	return n
+}
+
+// GET /api/v1/events shows the end of the history, as `journalctl -n`
+// does; with ?since= it pages forward from there. It showed the oldest
+// events, so a daemon with a long history never listed what just happened.
+func TestEventsListTheNewestUnlessAskedSince(t *testing.T) {
+	n := eventsNode(t, 150)
+	tests := []struct {
+		query       string
+		first, last int64
+	}{
+		{"", 51, 150},
+		{"?limit=10", 141, 150},
+		{"?limit=5000", 51, 150},
+		{"?since=0", 1, 100},
+		{"?since=0&limit=1000", 1, 150},
+		{"?since=140", 141, 150},
+		{"?since=150", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run("events"+tt.query, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+tt.query, nil))
+			require.Equal(t, http.StatusOK, rec.Code)
+			var got []eventDoc
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+			if tt.first == 0 {
+				require.Empty(t, got)
+				return
+			}
+			require.Equal(t, tt.first, got[0].ID)
+			require.Equal(t, tt.last, got[len(got)-1].ID)
+			require.Len(t, got, int(tt.last-tt.first+1), "oldest first, none missing")
+		})
+	}
+}
+
+// The event stream starts with the newest streamHistory events (the admin
+// page's list), or those after Last-Event-ID when it reconnects.
+func TestEventStreamStartsAtTheEndOfTheHistory(t *testing.T) {
+	n := eventsNode(t, streamHistory+20)
+	srv := httptest.NewServer(http.HandlerFunc(n.handleAdminEventStream))
+	defer srv.Close()
+	tests := []struct {
+		name        string
+		lastEventID string
+		first       int64
+		count       int
+	}{
+		{"a new page", "", 21, streamHistory},
+		{"a reconnect", strconv.Itoa(streamHistory + 10), streamHistory + 11, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			require.NoError(t, err)
+			if tt.lastEventID != "" {
+				req.Header.Set("Last-Event-ID", tt.lastEventID)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			var ids []int64
+			sc := bufio.NewScanner(resp.Body)
+			for len(ids) < tt.count && sc.Scan() {
+				if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+					id, err := strconv.ParseInt(v, 10, 64)
+					require.NoError(t, err)
+					ids = append(ids, id)
+				}
+			}
+			require.Len(t, ids, tt.count)
+			require.Equal(t, tt.first, ids[0])
+			require.Equal(t, int64(streamHistory+20), ids[len(ids)-1])
+		})
+	}
+}
