@@ -3,7 +3,9 @@ package control
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gpulet/gpuletd/gpulet"
@@ -15,7 +17,9 @@ import (
 // themselves; every other call comes alone.
 type Node[H comparable] interface {
 	// Start starts a new gpu-let for let on the plan's GPU gpu, with its
-	// models loaded and warmed up; it does not serve until Route.
+	// models loaded and warmed up; it does not serve until Route. When the
+	// gpu-let starts but some of its models do not load, Start returns its
+	// handle and a *ModelsNotLoaded: the gpu-let serves the others.
 	Start(ctx context.Context, gpu *gpulet.GPUPlan, let gpulet.GPULet) (H, error)
 	// Load adds model p of the plan's let to a kept gpu-let, loaded and
 	// warmed up, before the routes switch.
@@ -49,8 +53,25 @@ type Serving[H comparable] struct {
 	H   H
 }
 
+// ModelsNotLoaded is Node.Start's error for a gpu-let that started without
+// some of its models: one that does not load (a file the engine refuses,
+// memory the device lacks) does not keep its neighbours from serving.
+type ModelsNotLoaded struct {
+	// Errs says why each model did not load.
+	Errs map[string]error
+}
+
+func (e *ModelsNotLoaded) Error() string {
+	names := slices.Sorted(maps.Keys(e.Errs))
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, n+": "+e.Errs[n].Error())
+	}
+	return "models not loaded: " + strings.Join(parts, "; ")
+}
+
 // Failure is a gpu-let that did not start, or a model that did not load on
-// a kept one (Model set).
+// a gpu-let that runs (Model set).
 type Failure struct {
 	GPU   string
 	Let   gpulet.GPULet
@@ -101,10 +122,14 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	}
 	type slot struct {
 		gpu *gpulet.GPUPlan
-		let gpulet.GPULet
+		let gpulet.GPULet // what it serves: the plan's, less what did not load
 		h   H
 		ok  bool
 		err error
+		// planned is the plan's gpu-let, and missing its models that did
+		// not load when it started (ModelsNotLoaded).
+		planned gpulet.GPULet
+		missing map[string]error
 		// change is a kept gpu-let's change.
 		change gpulet.Change
 	}
@@ -114,7 +139,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	for _, c := range out.Diff.Changes {
 		switch c.Action {
 		case gpulet.ActionStart, gpulet.ActionResize:
-			starts = append(starts, &slot{gpu: gpus[c.GPU], let: *c.New})
+			starts = append(starts, &slot{gpu: gpus[c.GPU], let: *c.New, planned: *c.New})
 		case gpulet.ActionKeep:
 			s := &slot{gpu: gpus[c.GPU], let: *c.New, h: handles[c.GPU][c.OldIndex], ok: true, change: c}
 			kept = append(kept, s)
@@ -128,16 +153,36 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	}
 	start := func(ss []*slot) {
 		concurrently(len(ss), func(i int) {
-			ss[i].h, ss[i].err = node.Start(ctx, ss[i].gpu, ss[i].let)
-			ss[i].ok = ss[i].err == nil
+			s := ss[i]
+			s.h, s.err = node.Start(ctx, s.gpu, s.planned)
+			var partial *ModelsNotLoaded
+			if errors.As(s.err, &partial) {
+				s.missing, s.err = partial.Errs, nil
+				s.let.Models = slices.DeleteFunc(slices.Clone(s.planned.Models), func(p gpulet.Placement) bool { return s.missing[p.Name] != nil })
+			}
+			s.ok = s.err == nil
 		})
 	}
+	// notLoaded records the models a started gpu-let lacks as failures.
+	notLoaded := func(s *slot) {
+		for _, p := range s.planned.Models {
+			if err := s.missing[p.Name]; err != nil {
+				out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.planned, Model: p.Name, Err: err})
+			}
+		}
+		s.missing = nil
+	}
 	start(starts)
-	var later []*slot
+	var later, reload []*slot
 	for _, s := range starts {
 		switch {
 		case s.ok:
 			out.Started++
+			if len(s.missing) > 0 && len(stops) > 0 {
+				reload = append(reload, s) // perhaps memory the old ones hold
+			} else {
+				notLoaded(s)
+			}
 		case len(stops) > 0:
 			later = append(later, s)
 		default:
@@ -171,15 +216,33 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	concurrently(len(stops), func(i int) { node.Stop(ctx, stops[i]) })
 	out.Stopped = len(stops)
 	concurrently(len(lost), func(i int) { lost[i]() })
+	for _, s := range reload {
+		for _, p := range s.planned.Models {
+			if s.missing[p.Name] == nil {
+				continue
+			}
+			if err := node.Load(ctx, s.h, s.gpu, s.planned, p); err != nil {
+				s.missing[p.Name] = err
+				continue
+			}
+			delete(s.missing, p.Name)
+			s.let.Models = append(s.let.Models, p)
+			out.Loaded++
+		}
+		notLoaded(s)
+	}
 	if len(later) > 0 {
 		start(later)
 		for _, s := range later {
 			if s.ok {
 				out.Deferred++
+				notLoaded(s)
 				continue
 			}
 			out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: s.err})
 		}
+	}
+	if len(later)+len(reload) > 0 {
 		route()
 	}
 	var errs []error

@@ -22,7 +22,10 @@ type recorder struct {
 	log      []string
 	noRoom   map[int]bool // sizes whose first start fails while old gpu-lets run
 	failLoad map[string]bool
-	stopped  bool
+	// tight names models that do not load on a new gpu-let while old
+	// gpu-lets run (memory they hold), broken models that never load.
+	tight, broken map[string]bool
+	stopped       bool
 }
 
 func (r *recorder) add(s string) {
@@ -48,14 +51,29 @@ func (r *recorder) Start(_ context.Context, gpu *gpulet.GPUPlan, let gpulet.GPUL
 	}
 	r.next++
 	h := 100 + r.next
+	missing := map[string]error{}
+	for _, p := range let.Models {
+		if r.broken[p.Name] || (r.tight[p.Name] && !r.stopped) {
+			missing[p.Name] = errors.New("out of memory")
+		}
+	}
 	r.mu.Unlock()
 	r.add(fmt.Sprintf("start %s %d[%s]", gpu.ID, let.Size, names(let)))
+	if len(missing) > 0 {
+		return h, &ModelsNotLoaded{Errs: missing}
+	}
 	return h, nil
 }
 
 func (r *recorder) Load(_ context.Context, h int, _ *gpulet.GPUPlan, _ gpulet.GPULet, p gpulet.Placement) error {
-	if r.failLoad[p.Name] {
+	r.mu.Lock()
+	noMemory := r.broken[p.Name] || (r.tight[p.Name] && !r.stopped)
+	r.mu.Unlock()
+	if r.failLoad[p.Name] || noMemory {
 		r.add(fmt.Sprintf("load %d %s failed", h, p.Name))
+		if noMemory {
+			return errors.New("out of memory")
+		}
 		return errors.New("bad model")
 	}
 	r.add(fmt.Sprintf("load %d %s", h, p.Name))
@@ -185,6 +203,53 @@ func normalize(log []string) []string {
 		out[i] = "route " + strings.Join(parts, " ")
 	}
 	return out
+}
+
+// A new gpu-let whose model does not load serves its other models; when old
+// gpu-lets were to stop, the model is tried again once they have (memory
+// they held), and otherwise reported.
+func TestReorganizeStartsWithoutAModelThatDoesNotLoad(t *testing.T) {
+	running := []Serving[int]{{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1}}
+	resize := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
+		{Size: 60, Models: []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}}}}}}
+	fresh := &gpulet.Plan{GPUs: []gpulet.GPUPlan{
+		{ID: "g0", GPULets: []gpulet.GPULet{{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}}},
+		{ID: "g1", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{place("b", 2, 5), place("c", 2, 5)}}}}}}
+	tests := []struct {
+		name          string
+		plan          *gpulet.Plan
+		tight, broken map[string]bool
+		want          []string
+		failed        []string
+		loaded        int
+	}{
+		{name: "loads once the old gpu-let has stopped", plan: resize, tight: map[string]bool{"b": true}, loaded: 1, want: []string{
+			"start g0 60[a,b]", "route 101[a]", "stop 1", "load 101 b", "route 101[a,b]",
+		}},
+		{name: "never loads: reported, its neighbour serves", plan: resize, broken: map[string]bool{"b": true}, failed: []string{"b"}, want: []string{
+			"start g0 60[a,b]", "route 101[a]", "stop 1", "load 101 b failed", "route 101[a]",
+		}},
+		{name: "nothing to stop: reported at once", plan: fresh, broken: map[string]bool{"c": true}, failed: []string{"c"}, want: []string{
+			"start g1 100[b,c]", "route 101[b] 1[a]",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{tight: tc.tight, broken: tc.broken}
+			out, err := Reorganize(context.Background(), r, running, tc.plan)
+			var failed []string
+			for _, f := range out.Failed {
+				failed = append(failed, f.Model)
+				require.ErrorContains(t, f.Err, "out of memory")
+			}
+			require.Equal(t, tc.failed, failed)
+			require.Equal(t, len(tc.failed) > 0, err != nil, "error: %v", err)
+			require.Equal(t, tc.want, r.log)
+			require.Equal(t, 1, out.Started)
+			require.Equal(t, tc.loaded, out.Loaded)
+			require.Len(t, tc.plan.GPUs[len(tc.plan.GPUs)-1].GPULets[0].Models, 2, "the plan is not changed")
+		})
+	}
 }
 
 func TestReorganizeNothingChanges(t *testing.T) {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,18 +27,21 @@ type executors struct {
 
 var _ control.Node[*gpuletRun] = executors{}
 
-// Start starts the executor of a new gpu-let with its models.
+// Start starts the executor of a new gpu-let with its models; one the
+// executor refuses to load leaves the others serving
+// (control.ModelsNotLoaded).
 func (x executors) Start(ctx context.Context, gp *gpulet.GPUPlan, let gpulet.GPULet) (*gpuletRun, error) {
 	dev, err := x.n.devices.Inventory().Device(gp.ID)
 	if err != nil {
 		return nil, fmt.Errorf("apply plan: %w", err)
 	}
 	g, err := x.n.startGpulet(ctx, &want{device: dev, let: let, gpu: gp})
-	if err != nil {
+	var notLoaded *control.ModelsNotLoaded
+	if err != nil && !errors.As(err, &notLoaded) {
 		return nil, err
 	}
-	g.setPlanned(let)
-	return g, nil
+	g.setPlanned(let) // plannedNow leaves out what did not load
+	return g, err
 }
 
 // Load loads a model a kept gpu-let gains.
@@ -182,10 +186,15 @@ func (g *gpuletRun) retunePlanned(let gpulet.GPULet) {
 	}
 }
 
-// plannedAdd records a model g gained.
+// plannedAdd records a model g gained, or one it was started for that
+// loads only now.
 func (g *gpuletRun) plannedAdd(p gpulet.Placement) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if i := slices.IndexFunc(g.planned.Models, func(q gpulet.Placement) bool { return q.Name == p.Name }); i >= 0 {
+		g.planned.Models[i] = p
+		return
+	}
 	g.planned.Models = append(g.planned.Models, p)
 }
 

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/executor"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
@@ -21,6 +24,8 @@ import (
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 // Supervision timings.
@@ -155,7 +160,8 @@ func (s *supervisor) lease(id string, sp gpuletSpec) (*mps.Lease, error) {
 }
 
 // start leases the gpu-let, starts its executor, loads and warms up the
-// models and starts watching it.
+// models and starts watching it. Models the executor refuses to load are
+// named in a *control.ModelsNotLoaded returned with the running gpu-let.
 func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.LoadModelRequest) (*gpuletRun, error) {
 	id := s.newID(sp.device, sp.size)
 	lease, err := s.lease(id, sp)
@@ -170,7 +176,8 @@ func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.Load
 func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, lease *mps.Lease, models []*pb.LoadModelRequest) (*gpuletRun, error) {
 	dev, size := sp.device, sp.size
 	g := s.newRun(id, sp, lease, models)
-	if err := g.launch(ctx); err != nil {
+	var notLoaded *control.ModelsNotLoaded
+	if err := g.launch(ctx, true); err != nil && !errors.As(err, &notLoaded) {
 		g.end()
 		lease.Release()
 		return nil, fmt.Errorf("start gpu-let %s: %w", id, err)
@@ -204,6 +211,9 @@ func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, 
 	}
 	s.events.add(EventExecutorStart, store.SeverityInfo, "executor started", attrs)
 	go g.monitor()
+	if notLoaded != nil {
+		return g, notLoaded
+	}
 	return g, nil
 }
 
@@ -220,8 +230,12 @@ func (s *supervisor) newRun(id string, sp gpuletSpec, lease *mps.Lease, models [
 	return g
 }
 
-// launch spawns an executor, waits for it and loads every model.
-func (g *gpuletRun) launch(ctx context.Context) error {
+// launch spawns an executor, waits for it and loads every model. With
+// partial, a model the executor refuses to load (its engine cannot take the
+// file, the device lacks the memory) is dropped from the gpu-let and named
+// in a *control.ModelsNotLoaded, and the others serve; unless none loaded.
+// Without, any failure stops the executor.
+func (g *gpuletRun) launch(ctx context.Context, partial bool) error {
 	s := g.sup
 	sock, err := s.socketPath()
 	if err != nil {
@@ -251,23 +265,55 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 	loaded := map[string]*pb.LoadModelResponse{}
+	refused := map[string]error{}
 	for _, m := range models {
 		resp, err := p.Client.LoadModel(ctx, m)
 		if err != nil {
-			_ = p.Kill()
-			return fmt.Errorf("load %s: %w", m.Name, err)
+			err = fmt.Errorf("load %s: %w", m.Name, err)
+			if !partial || !modelRefused(err, p) {
+				_ = p.Kill()
+				return err
+			}
+			refused[m.Name] = err
+			continue
 		}
 		loaded[m.Name] = resp
+	}
+	if len(loaded) == 0 && len(refused) > 0 {
+		_ = p.Kill()
+		return errors.Join(slices.Collect(maps.Values(refused))...)
 	}
 	g.mu.Lock()
 	g.proc, g.health = p, h
 	for k, v := range loaded {
 		g.loaded[k] = v
 	}
+	for name := range refused {
+		delete(g.models, name)
+	}
 	g.mu.Unlock()
 	g.down.Store(false)
 	g.watchState(p)
+	if len(refused) > 0 {
+		return &control.ModelsNotLoaded{Errs: refused}
+	}
 	return nil
+}
+
+// modelRefused says whether a load failed for the model's own sake (the
+// executor answered that it cannot take it) rather than the executor's (it
+// died, stopped answering, or is draining).
+func modelRefused(err error, p *executor.Process) bool {
+	select {
+	case <-p.Done():
+		return false
+	default:
+	}
+	switch grpcstatus.Code(err) {
+	case codes.InvalidArgument, codes.ResourceExhausted:
+		return true
+	}
+	return false
 }
 
 // watchState feeds the router with the executor's scheduler state until the
@@ -344,7 +390,7 @@ func (g *gpuletRun) monitor() {
 				return
 			}
 			backoff = min(2*backoff, restartBackoffN)
-			err := g.launch(g.life)
+			err := g.launch(g.life, false)
 			if err == nil {
 				missed = 0
 				break

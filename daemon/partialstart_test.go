@@ -1,0 +1,111 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/control"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// cpuSupervisor supervises real executors (this checkout's binary) on one
+// core of the CPU.
+func cpuSupervisor(t *testing.T) (*supervisor, mps.Device) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts executor processes")
+	}
+	ctx := context.Background()
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeCPU}, CPUs: []int{0}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = devices.Close(ctx) })
+	dev, err := devices.Inventory().Device("cpu")
+	require.NoError(t, err)
+	return &supervisor{devices: devices, events: newEvents(st, zap.NewNop()), log: zap.NewNop(),
+		sockDir: filepath.Join(dir, "run"), binary: testbin.Gpuletd(t), running: map[string]*gpuletRun{},
+		args: []string{"--policy", "deferred", "--log-format", "json", "--onnxruntime-library", lib}}, dev
+}
+
+// loadOf loads the ONNX file at path as model name.
+func loadOf(name, path string) *pb.LoadModelRequest {
+	return &pb.LoadModelRequest{Name: name, Version: 1, Path: path, Platform: "onnxruntime", MaxBatchSize: 4,
+		SloUs: 100_000, WarmupBatches: []int32{1}}
+}
+
+// A model its executor refuses to load (a file ONNX Runtime cannot take,
+// memory the device lacks) no longer keeps the other models of its gpu-let
+// from serving: the gpu-let starts with them and names the refused one.
+// Before, the whole gpu-let failed, and every re-plan tried the same plan
+// and failed again.
+func TestAGpuletStartsWithoutAModelItsExecutorRefuses(t *testing.T) {
+	s, dev := cpuSupervisor(t)
+	repo := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	good := loadOf("lenet5", filepath.Join(repo, "lenet5", "1", "model.onnx"))
+	garbage := filepath.Join(repo, "garbage.onnx")
+	require.NoError(t, os.WriteFile(garbage, []byte("not an ONNX model"), 0o644))
+	bad := loadOf("broken", garbage)
+	ctx := context.Background()
+
+	g, err := s.start(ctx, gpuletSpec{device: dev, size: 100}, []*pb.LoadModelRequest{good, bad})
+	var notLoaded *control.ModelsNotLoaded
+	require.ErrorAs(t, err, &notLoaded)
+	require.NotNil(t, g)
+	require.Len(t, notLoaded.Errs, 1)
+	require.ErrorContains(t, notLoaded.Errs["broken"], "load broken")
+	require.Equal(t, []string{"lenet5"}, g.modelNames())
+	require.False(t, g.down.Load())
+	h, err := g.client().Health(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"lenet5"}, h.Models, "the executor serves the model that loaded")
+	require.NoError(t, s.retire(ctx, g))
+
+	g, err = s.start(ctx, gpuletSpec{device: dev, size: 100}, []*pb.LoadModelRequest{bad})
+	require.Error(t, err, "a gpu-let none of whose models loads does not start")
+	require.False(t, errors.As(err, &notLoaded))
+	require.Nil(t, g)
+	require.Empty(t, s.list())
+	lease, err := s.lease("again", gpuletSpec{device: dev, size: 100})
+	require.NoError(t, err, "its lease is given back")
+	lease.Release()
+}
+
+// What a gpu-let runs, as the next reorganization sees it: the plan's
+// gpu-let it was started for, less the models that did not load, with a
+// model loaded later counted once.
+func TestPlannedNowFollowsWhatLoaded(t *testing.T) {
+	let := gpulet.GPULet{Size: 50, Models: []gpulet.Placement{{Name: "a", Batch: 4, Rate: 10}, {Name: "b", Batch: 2, Rate: 5}}}
+	g := &gpuletRun{models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}}}
+	g.setPlanned(let)
+	require.Equal(t, []gpulet.Placement{let.Models[0]}, g.plannedNow().Models, "b did not load")
+
+	g.models["b"] = &pb.LoadModelRequest{Name: "b"}
+	b := gpulet.Placement{Name: "b", Batch: 2, Rate: 7}
+	g.plannedAdd(b)
+	require.Equal(t, []gpulet.Placement{let.Models[0], b}, g.plannedNow().Models, "b loads later, once")
+
+	g.models["c"] = &pb.LoadModelRequest{Name: "c"}
+	c := gpulet.Placement{Name: "c", Batch: 1, Rate: 1}
+	g.plannedAdd(c)
+	g.plannedDrop("a")
+	require.Equal(t, []gpulet.Placement{b, c}, g.plannedNow().Models)
+	require.Equal(t, 50, g.plannedNow().Size)
+}
