@@ -238,7 +238,19 @@ func TestModelLoadedThroughRepositoryIsPlaced(t *testing.T) {
 	require.NoError(t, modelzoo.WriteRepository(extra, []string{"lenet5"}, 1))
 	setProfile(t, extra, "lenet5", "alexnet", "200ms") // loading, not timing, is under test
 	require.NoError(t, os.Rename(filepath.Join(extra, "lenet5"), filepath.Join(repo, "lenet5")))
-	r := do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
+	// A model the planner cannot place yet (no latency profile) is not
+	// answered READY, as Triton fails a load whose model does not become
+	// ready: the answer says why.
+	require.NoError(t, modelzoo.WriteRepository(extra, []string{"vgg"}, 1))
+	require.NoError(t, os.WriteFile(filepath.Join(extra, "vgg", "config.yaml"), []byte("slo: 200ms\nmax_batch_size: 8\n"), 0o644))
+	require.NoError(t, os.Rename(filepath.Join(extra, "vgg"), filepath.Join(repo, "vgg")))
+	r := do(t, "POST", base+"/v2/repository/models/vgg/load", nil, nil)
+	require.Equal(t, 503, r.code, string(r.body))
+	require.Contains(t, string(r.body), "vgg loaded but not served")
+	require.Contains(t, string(r.body), "no latency profile")
+	require.Equal(t, 503, do(t, "GET", base+"/v2/models/vgg/ready", nil, nil).code)
+
+	r = do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code)
 	r = do(t, "POST", base+"/v2/models/lenet5/infer", lenetJSON(), nil)
