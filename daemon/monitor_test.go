@@ -19,18 +19,52 @@ import (
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
-// fakeExecutor writes a stand-in for `gpuletd executor` into dir: the first
-// start exits at once with status 3 (a crash); every later one records its
-// pid in <script>.relaunched and never answers (an executor still loading).
-func fakeExecutor(t *testing.T, dir string) string {
-	t.Helper()
-	script := filepath.Join(dir, "executor.sh")
-	body := "#!/bin/sh\n" +
-		"if [ -e \"$0.ran\" ]; then echo $$ > \"$0.relaunched\"; exec sleep 600; fi\n" +
+// Stand-ins for `gpuletd executor` (shell scripts; $0 is the script).
+const (
+	// crashThenHang exits at once with status 3 (a crash) the first time;
+	// every later start records its pid in $0.relaunched and never answers
+	// (an executor still loading).
+	crashThenHang = "if [ -e \"$0.ran\" ]; then echo $$ > \"$0.relaunched\"; exec sleep 600; fi\n" +
 		": > \"$0.ran\"\n" +
 		"exit 3\n"
-	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
+	// alwaysCrash exits at once with status 3, adding a line to $0.runs.
+	alwaysCrash = "echo run >> \"$0.runs\"\nexit 3\n"
+)
+
+// fakeExecutor writes a stand-in for `gpuletd executor` into dir.
+func fakeExecutor(t *testing.T, dir, body string) string {
+	t.Helper()
+	script := filepath.Join(dir, "executor.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\n"+body), 0o755))
 	return script
+}
+
+// fakeSupervisor supervises the fake executor body on one core of the CPU,
+// recording events in a store of its own.
+func fakeSupervisor(t *testing.T, body string) (*supervisor, *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, filepath.Join(dir, "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeCPU}, CPUs: []int{0}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, devices.Close(ctx)) })
+	return &supervisor{devices: devices, events: newEvents(st, zap.NewNop()), log: zap.NewNop(),
+		sockDir: filepath.Join(dir, "run"), binary: fakeExecutor(t, dir, body), running: map[string]*gpuletRun{}}, st
+}
+
+// eventKinds lists the store's events as kind/severity.
+func eventKinds(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	evs, err := st.Events(context.Background(), 0, 0)
+	require.NoError(t, err)
+	var kinds []string
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind+"/"+string(e.Severity))
+	}
+	return kinds
 }
 
 // monitoredRun is a CPU gpu-let supervised by s whose executor is the fake
@@ -64,19 +98,11 @@ func monitoredRun(t *testing.T, s *supervisor) *gpuletRun {
 // after two minutes, and a crashed executor's client was never closed: it
 // kept redialling the dead executor's socket (goleak sees its goroutines).
 func TestRetireAbandonsARestartUnderWay(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) }) // after the cleanups below
 	ctx := context.Background()
-	dir := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(dir, "g.db"))
-	require.NoError(t, err)
-	defer func() { require.NoError(t, st.Close()) }()
-	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeCPU}, CPUs: []int{0}})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, devices.Close(ctx)) }()
-	script := fakeExecutor(t, dir)
-	s := &supervisor{devices: devices, events: newEvents(st, zap.NewNop()), log: zap.NewNop(),
-		sockDir: filepath.Join(dir, "run"), binary: script, running: map[string]*gpuletRun{}}
-
+	s, st := fakeSupervisor(t, crashThenHang)
+	script := s.binary
 	g := monitoredRun(t, s)
 	var pid int
 	require.Eventually(t, func() bool {
@@ -103,13 +129,36 @@ func TestRetireAbandonsARestartUnderWay(t *testing.T) {
 	require.NoError(t, err, "the lease must be given back")
 	again.Release()
 
-	evs, err := st.Events(ctx, 0, 100)
+	require.Equal(t, []string{EventExecutorRestart + "/" + string(store.SeverityWarning), EventExecutorStop + "/" + string(store.SeverityInfo)},
+		eventKinds(t, st), "a restart abandoned by retire is not a failure")
+}
+
+// An executor that cannot be started again is tried with backoff for as long
+// as the gpu-let runs, and its failures are said at the 1st, 2nd, 4th, 8th…
+// time (and when the reason changes): before, every try (one per 10 s at
+// most) added an error event.
+func TestFailedRestartsAreSaidLessAndLessOften(t *testing.T) {
+	ctx := context.Background()
+	s, st := fakeSupervisor(t, alwaysCrash)
+	g := monitoredRun(t, s)
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(s.binary + ".runs")
+		return err == nil && strings.Count(string(b), "run") >= 6 // the crash and five restarts
+	}, time.Minute, 10*time.Millisecond)
+	require.NoError(t, s.retire(ctx, g))
+	runs, err := os.ReadFile(s.binary + ".runs")
 	require.NoError(t, err)
-	var kinds []string
-	for _, e := range evs {
-		kinds = append(kinds, e.Kind+"/"+string(e.Severity))
-		require.False(t, e.Kind == EventExecutorRestart && e.Severity == store.SeverityError,
-			"a restart abandoned by retire is not a failure: %s %v", e.Message, e.Attrs)
+	tries := strings.Count(string(runs), "run") - 1
+	failed := 0
+	for _, k := range eventKinds(t, st) {
+		if k == EventExecutorRestart+"/"+string(store.SeverityError) {
+			failed++
+		}
 	}
-	require.Equal(t, []string{EventExecutorRestart + "/" + string(store.SeverityWarning), EventExecutorStop + "/" + string(store.SeverityInfo)}, kinds)
+	// Failures 1, 2, 4 (and 8 if the eighth try came before retire).
+	want := 3
+	if tries >= 8 {
+		want = 4
+	}
+	require.Equal(t, want, failed, "%d failed restarts", tries)
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -47,7 +49,7 @@ func cpuSupervisor(t *testing.T) (*supervisor, mps.Device) {
 // loadOf loads the ONNX file at path as model name.
 func loadOf(name, path string) *pb.LoadModelRequest {
 	return &pb.LoadModelRequest{Name: name, Version: 1, Path: path, Platform: "onnxruntime", MaxBatchSize: 4,
-		SloUs: 100_000, WarmupBatches: []int32{1}}
+		SloUs: 100_000, WarmupBatches: []int32{1}, Latency: []*pb.LatencyPoint{{Batch: 1, Ms: 1}, {Batch: 4, Ms: 2}}}
 }
 
 // A model its executor refuses to load (a file ONNX Runtime cannot take,
@@ -108,4 +110,55 @@ func TestPlannedNowFollowsWhatLoaded(t *testing.T) {
 	g.plannedDrop("a")
 	require.Equal(t, []gpulet.Placement{b, c}, g.plannedNow().Models)
 	require.Equal(t, 50, g.plannedNow().Size)
+}
+
+// An executor that dies and, started again, cannot load one of its models
+// any more (its file was removed meanwhile) serves the others and says which
+// it lost. Before, every restart failed whole, and the gpu-let's other
+// models stayed down for as long as the file was missing.
+func TestARestartedExecutorServesWhatStillLoads(t *testing.T) {
+	s, dev := cpuSupervisor(t)
+	n := &node{sup: s, router: newRouter(), log: zap.NewNop(), events: s.events,
+		catalog: newCatalog(t.TempDir(), 0, nil, s.events, zap.NewNop())}
+	lost := make(chan map[string]error, 1)
+	s.onModelsLost = func(g *gpuletRun, errs map[string]error) {
+		n.modelsLost(g, errs)
+		lost <- errs
+	}
+	repo := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 1))
+	mlp := filepath.Join(repo, "mlp", "1", "model.onnx")
+	ctx := context.Background()
+	g, err := s.start(ctx, gpuletSpec{device: dev, size: 100}, []*pb.LoadModelRequest{
+		loadOf("lenet5", filepath.Join(repo, "lenet5", "1", "model.onnx")), loadOf("mlp", mlp)})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.retire(ctx, g)) }()
+	names := g.modelNames()
+	slices.Sort(names)
+	require.Equal(t, []string{"lenet5", "mlp"}, names)
+	g.setPlanned(gpulet.GPULet{Size: 100, Models: []gpulet.Placement{{Name: "lenet5", Batch: 4, Rate: 1}, {Name: "mlp", Batch: 4, Rate: 1}}})
+	n.installRoutes(n.running())
+	require.True(t, n.modelReady("mlp"))
+
+	require.NoError(t, os.Remove(mlp))
+	g.mu.Lock()
+	p := g.proc
+	g.mu.Unlock()
+	require.NoError(t, p.Kill())
+	var errs map[string]error
+	select {
+	case errs = <-lost:
+	case <-time.After(readyTimeout):
+		t.Fatal("the executor was not restarted without mlp")
+	}
+	require.Len(t, errs, 1)
+	require.ErrorContains(t, errs["mlp"], "load mlp")
+	require.Equal(t, []string{"lenet5"}, g.modelNames())
+	require.False(t, g.down.Load())
+	h, err := g.client().Health(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"lenet5"}, h.Models)
+	require.True(t, n.modelReady("lenet5"))
+	require.False(t, n.modelReady("mlp"), "mlp is not routed to the executor that lost it")
+	require.Contains(t, n.notServedReason("mlp"), "restarted without it: load mlp")
 }

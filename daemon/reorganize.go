@@ -111,6 +111,19 @@ func (x executors) Unload(ctx context.Context, g *gpuletRun, name string) {
 	}
 }
 
+// modelsLost follows a gpu-let whose executor restarted without some of its
+// models: the routes are rebuilt from what runs, so they are not sent there,
+// and a model served nowhere else says why. The next re-plan loads them
+// again where its plan puts them (a kept gpu-let's Load).
+func (n *node) modelsLost(g *gpuletRun, errs map[string]error) {
+	n.installRoutes(n.running())
+	for name, err := range errs {
+		if !n.modelReady(name) {
+			n.unserved.set(name, fmt.Sprintf("its executor on %s restarted without it: %v", g.id, err))
+		}
+	}
+}
+
 // running lists the node's serving gpu-lets with the plan gpu-let each
 // runs, for control.Reorganize.
 func (n *node) running() []control.Serving[*gpuletRun] {

@@ -53,11 +53,14 @@ type supervisor struct {
 	args     []string // flags for every executor
 	env      []string // added to every executor's environment (LD_LIBRARY_PATH)
 	onState  func(*gpuletRun, *pb.ExecutorState)
-	nextID   atomic.Uint64
-	sockSeq  atomic.Uint64
-	mu       sync.Mutex
-	running  map[string]*gpuletRun
-	restarts atomic.Int64
+	// onModelsLost hears of an executor restarted without some of its
+	// models (each with why it did not load again).
+	onModelsLost func(*gpuletRun, map[string]error)
+	nextID       atomic.Uint64
+	sockSeq      atomic.Uint64
+	mu           sync.Mutex
+	running      map[string]*gpuletRun
+	restarts     atomic.Int64
 }
 
 // gpuletRun is one running gpu-let: its lease on the device, its executor
@@ -177,7 +180,7 @@ func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, 
 	dev, size := sp.device, sp.size
 	g := s.newRun(id, sp, lease, models)
 	var notLoaded *control.ModelsNotLoaded
-	if err := g.launch(ctx, true); err != nil && !errors.As(err, &notLoaded) {
+	if err := g.launch(ctx); err != nil && !errors.As(err, &notLoaded) {
 		g.end()
 		lease.Release()
 		return nil, fmt.Errorf("start gpu-let %s: %w", id, err)
@@ -230,12 +233,12 @@ func (s *supervisor) newRun(id string, sp gpuletSpec, lease *mps.Lease, models [
 	return g
 }
 
-// launch spawns an executor, waits for it and loads every model. With
-// partial, a model the executor refuses to load (its engine cannot take the
-// file, the device lacks the memory) is dropped from the gpu-let and named
-// in a *control.ModelsNotLoaded, and the others serve; unless none loaded.
-// Without, any failure stops the executor.
-func (g *gpuletRun) launch(ctx context.Context, partial bool) error {
+// launch spawns an executor, waits for it and loads every model. A model
+// the executor refuses to load (its engine cannot take the file, the device
+// lacks the memory) is dropped from the gpu-let and named in a
+// *control.ModelsNotLoaded, and the others serve; unless none loaded. Any
+// other failure stops the executor.
+func (g *gpuletRun) launch(ctx context.Context) error {
 	s := g.sup
 	sock, err := s.socketPath()
 	if err != nil {
@@ -270,7 +273,7 @@ func (g *gpuletRun) launch(ctx context.Context, partial bool) error {
 		resp, err := p.Client.LoadModel(ctx, m)
 		if err != nil {
 			err = fmt.Errorf("load %s: %w", m.Name, err)
-			if !partial || !modelRefused(err, p) {
+			if !modelRefused(err, p) {
 				_ = p.Kill()
 				return err
 			}
@@ -385,12 +388,18 @@ func (g *gpuletRun) monitor() {
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, "executor exited; restarting it", map[string]string{
 			"gpulet": g.id, "exit": fmt.Sprint(p.ExitErr()), "restarts": strconv.Itoa(n), "backoff": backoff.String(),
 		})
+		failures, said := 0, ""
 		for {
 			if ctxsleep.Sleep(g.life, backoff) != nil {
 				return
 			}
 			backoff = min(2*backoff, restartBackoffN)
-			err := g.launch(g.life, false)
+			err := g.launch(g.life)
+			var lost *control.ModelsNotLoaded
+			if errors.As(err, &lost) {
+				g.lostModels(lost)
+				err = nil
+			}
 			if err == nil {
 				missed = 0
 				break
@@ -398,10 +407,28 @@ func (g *gpuletRun) monitor() {
 			if g.life.Err() != nil {
 				return // retired while restarting: not a failure to report
 			}
-			g.sup.events.add(EventExecutorRestart, store.SeverityError, "executor restart failed", map[string]string{
-				"gpulet": g.id, "error": err.Error(), "next_backoff": backoff.String(),
-			})
+			// Said at the 1st, 2nd, 4th, 8th… failure, and when the
+			// reason changes: an executor that cannot start for an hour
+			// (backoff at most 10 s) makes a dozen events, not hundreds.
+			failures++
+			if why := withoutNumbers(err.Error()); why != said || failures&(failures-1) == 0 {
+				said = why
+				g.sup.events.add(EventExecutorRestart, store.SeverityError, "executor restart failed", map[string]string{
+					"gpulet": g.id, "error": err.Error(), "next_backoff": backoff.String(), "failures": strconv.Itoa(failures),
+				})
+			}
 		}
+	}
+}
+
+// lostModels reports the models an executor restarted without (their file
+// is gone or changed, the device lacks the memory now): the others serve,
+// and the next re-plan tries to load them again.
+func (g *gpuletRun) lostModels(lost *control.ModelsNotLoaded) {
+	g.sup.events.add(EventExecutorRestart, store.SeverityError, "executor restarted without some of its models: "+lost.Error(),
+		map[string]string{"gpulet": g.id, "models": strings.Join(slices.Sorted(maps.Keys(lost.Errs)), ",")})
+	if g.sup.onModelsLost != nil {
+		g.sup.onModelsLost(g, lost.Errs)
 	}
 }
 
