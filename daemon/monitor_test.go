@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/executor"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
@@ -67,9 +68,10 @@ func eventKinds(t *testing.T, st *store.Store) []string {
 	return kinds
 }
 
-// monitoredRun is a CPU gpu-let supervised by s whose executor is the fake
-// one, already started (and about to crash), watched by monitor.
-func monitoredRun(t *testing.T, s *supervisor) *gpuletRun {
+// monitoredRun is a CPU gpu-let supervised by s, serving models, whose
+// executor is the fake one, already started (and about to crash), watched
+// by monitor.
+func monitoredRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *gpuletRun {
 	t.Helper()
 	dev, err := s.devices.Inventory().Device("cpu")
 	require.NoError(t, err)
@@ -77,7 +79,7 @@ func monitoredRun(t *testing.T, s *supervisor) *gpuletRun {
 	id := s.newID(dev, sp.size)
 	lease, err := s.lease(id, sp)
 	require.NoError(t, err)
-	g := s.newRun(id, sp, lease, nil)
+	g := s.newRun(id, sp, lease, models)
 	sock, err := s.socketPath()
 	require.NoError(t, err)
 	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock})
@@ -140,11 +142,18 @@ func TestRetireAbandonsARestartUnderWay(t *testing.T) {
 func TestFailedRestartsAreSaidLessAndLessOften(t *testing.T) {
 	ctx := context.Background()
 	s, st := fakeSupervisor(t, alwaysCrash)
-	g := monitoredRun(t, s)
+	n := &node{sup: s, router: newRouter(), log: zap.NewNop(), events: s.events,
+		catalog: newCatalog(t.TempDir(), 0, nil, s.events, zap.NewNop())}
+	s.onRestart = n.restartTried
+	g := monitoredRun(t, s, &pb.LoadModelRequest{Name: "a"})
 	require.Eventually(t, func() bool {
 		b, err := os.ReadFile(s.binary + ".runs")
 		return err == nil && strings.Count(string(b), "run") >= 6 // the crash and five restarts
 	}, time.Minute, 10*time.Millisecond)
+	// Its model says why it is not served, so the node's readiness does not
+	// wait for it (other models serve).
+	require.Equal(t, stateUnservable, n.modelState("a", n.router.models()))
+	require.Contains(t, n.notServedReason("a"), "died and does not start again")
 	require.NoError(t, s.retire(ctx, g))
 	runs, err := os.ReadFile(s.binary + ".runs")
 	require.NoError(t, err)

@@ -125,6 +125,7 @@ func TestARestartedExecutorServesWhatStillLoads(t *testing.T) {
 		n.modelsLost(g, errs)
 		lost <- errs
 	}
+	s.onRestart = n.restartTried
 	repo := t.TempDir()
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 1))
 	mlp := filepath.Join(repo, "mlp", "1", "model.onnx")
@@ -140,6 +141,7 @@ func TestARestartedExecutorServesWhatStillLoads(t *testing.T) {
 	n.installRoutes(n.running())
 	require.True(t, n.modelReady("mlp"))
 
+	n.unserved.set("lenet5", "its executor died and does not start again") // as a failed try would say
 	require.NoError(t, os.Remove(mlp))
 	g.mu.Lock()
 	p := g.proc
@@ -161,4 +163,6 @@ func TestARestartedExecutorServesWhatStillLoads(t *testing.T) {
 	require.True(t, n.modelReady("lenet5"))
 	require.False(t, n.modelReady("mlp"), "mlp is not routed to the executor that lost it")
 	require.Contains(t, n.notServedReason("mlp"), "restarted without it: load mlp")
+	require.Eventually(t, func() bool { return n.notServedReason("lenet5") == "" }, 10*time.Second, 10*time.Millisecond,
+		"a model served again has no reason left")
 }

@@ -124,6 +124,23 @@ func (n *node) modelsLost(g *gpuletRun, errs map[string]error) {
 	}
 }
 
+// restartTried follows the restarts of g's dead executor. While it does
+// not start, each of its models served nowhere else says why (instead of
+// waiting for it: the node's readiness does not wait for a model with a
+// reason, so a load balancer keeps the node for the models that serve);
+// once it serves again the reasons go.
+func (n *node) restartTried(g *gpuletRun, err error) {
+	if err == nil {
+		n.markServing()
+		return
+	}
+	for _, name := range g.modelNames() {
+		if !n.modelReady(name) {
+			n.unserved.set(name, fmt.Sprintf("its executor on %s died and does not start again (tried again with backoff): %v", g.id, err))
+		}
+	}
+}
+
 // running lists the node's serving gpu-lets with the plan gpu-let each
 // runs, for control.Reorganize.
 func (n *node) running() []control.Serving[*gpuletRun] {

@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts Options) error {
 	n.sup = &supervisor{devices: devices, events: n.events, log: log.Named("supervisor"),
 		sockDir: filepath.Join(cfg.RuntimeDir, "executors"), binary: opts.ExecutorBinary,
 		args: executorArgs(cfg, lib), env: engine.env(), onState: n.router.update, onModelsLost: n.modelsLost,
-		running: map[string]*gpuletRun{}}
+		onRestart: n.restartTried, running: map[string]*gpuletRun{}}
 
 	if err := n.catalog.scan(ctx, true); err != nil {
 		return err

@@ -56,6 +56,9 @@ type supervisor struct {
 	// onModelsLost hears of an executor restarted without some of its
 	// models (each with why it did not load again).
 	onModelsLost func(*gpuletRun, map[string]error)
+	// onRestart hears of each try to start a dead executor again: nil when
+	// it serves again, else why it did not start.
+	onRestart func(*gpuletRun, error)
 	nextID       atomic.Uint64
 	sockSeq      atomic.Uint64
 	mu           sync.Mutex
@@ -400,12 +403,15 @@ func (g *gpuletRun) monitor() {
 				g.lostModels(lost)
 				err = nil
 			}
+			if g.life.Err() != nil {
+				return // retired while restarting: not a failure to report
+			}
+			if g.sup.onRestart != nil {
+				g.sup.onRestart(g, err)
+			}
 			if err == nil {
 				missed = 0
 				break
-			}
-			if g.life.Err() != nil {
-				return // retired while restarting: not a failure to report
 			}
 			// Said at the 1st, 2nd, 4th, 8th… failure, and when the
 			// reason changes: an executor that cannot start for an hour
