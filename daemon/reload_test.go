@@ -83,3 +83,51 @@ func TestGRPCHoldsALimitLoweredByAReload(t *testing.T) {
 	require.Contains(t, ierr.msg, "over the limit of 1024 bytes (limits.max_request_body)")
 	require.Zero(t, n.bodies.InUse(), "nothing was held for it")
 }
+
+// Every field a reload says it applies is applied: the configuration in
+// force takes the new value (a live field without its case in reload would
+// be reported applied and silently kept), and a field that is not live is
+// reported as waiting for a restart and kept.
+func TestReloadAppliesEveryLiveField(t *testing.T) {
+	tests := []struct {
+		field  string
+		change func(*config.Config)
+		got    func(*config.Config) any
+		want   any
+	}{
+		{"log.level", func(c *config.Config) { c.Log.Level = "debug" }, func(c *config.Config) any { return c.Log.Level }, "debug"},
+		{"scheduler.policy", func(c *config.Config) { c.Scheduler.Policy = "eager" }, func(c *config.Config) any { return c.Scheduler.Policy }, "eager"},
+		{"scheduler.algorithm", func(c *config.Config) { c.Scheduler.Algorithm = "sbp" }, func(c *config.Config) any { return c.Scheduler.Algorithm }, "sbp"},
+		{"scheduler.reorganize_period", func(c *config.Config) { c.Scheduler.ReorganizePeriod = config.Duration(time.Minute) },
+			func(c *config.Config) any { return c.Scheduler.ReorganizePeriod.D() }, time.Minute},
+		{"scheduler.ewma_weight", func(c *config.Config) { c.Scheduler.EWMAWeight = 0.25 }, func(c *config.Config) any { return c.Scheduler.EWMAWeight }, 0.25},
+		{"limits.max_request_body", func(c *config.Config) { c.Limits.MaxRequestBody = 1 << 20 },
+			func(c *config.Config) any { return c.Limits.MaxRequestBody }, config.ByteSize(1 << 20)},
+		{"limits.max_queued_per_model", func(c *config.Config) { c.Limits.MaxQueuedPerModel = 7 },
+			func(c *config.Config) any { return c.Limits.MaxQueuedPerModel }, 7},
+		{"auth.admin_token", func(c *config.Config) { c.Auth.AdminToken = "s3cret" }, func(c *config.Config) any { return c.Auth.AdminToken }, "s3cret"},
+		{"history_retention", func(c *config.Config) { c.HistoryRetention = 0 }, func(c *config.Config) any { return c.HistoryRetention.D() }, time.Duration(0)},
+	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		covered[tt.field] = true
+		t.Run(tt.field, func(t *testing.T) {
+			cur := config.Default()
+			cur.GRPCListen = ""
+			n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
+				rates: newRateMeter(cur.Scheduler.EWMAWeight, time.Now()), stepRates: newRateMeter(cur.Scheduler.EWMAWeight, time.Now())}
+			n.cfg.Store(&cur)
+			next := cur
+			tt.change(&next)
+			next.Listen = "127.0.0.1:18999" // not live
+			applied, restart := n.reload(&next)
+			require.Equal(t, []string{tt.field}, applied)
+			require.Equal(t, []string{"listen"}, restart)
+			require.Equal(t, tt.want, tt.got(n.conf()))
+			require.Equal(t, cur.Listen, n.conf().Listen)
+		})
+	}
+	for f := range liveFields {
+		require.True(t, covered[f], "live field %s has no case here", f)
+	}
+}
