@@ -321,12 +321,14 @@ func executorError(model string, res *pb.InferResponse) *inferError {
 
 // checkInputs checks a decoded request against the model: every input
 // named once, none unknown, right data type, and a shape that fits (a
-// leading batch dimension of 1..max_batch_size for batching models).
+// leading batch dimension of 1..max_batch_size for batching models, the
+// same for every input).
 func checkInputs(m *repository.Model, req *kserve.Request) error {
 	got := map[string]tensor.Tensor{}
 	for _, t := range req.Inputs {
 		got[t.Name] = t
 	}
+	rows, first := int64(0), ""
 	for _, spec := range m.Inputs {
 		t, ok := got[spec.Name]
 		if !ok {
@@ -339,6 +341,11 @@ func checkInputs(m *repository.Model, req *kserve.Request) error {
 		if m.Config.MaxBatchSize > 0 {
 			if len(shape) == 0 || shape[0] < 1 || shape[0] > int64(m.Config.MaxBatchSize) {
 				return fmt.Errorf("input %q has shape %v: dimension 0 is the batch, 1 to %d", spec.Name, t.Shape, m.Config.MaxBatchSize)
+			}
+			if first == "" {
+				rows, first = shape[0], spec.Name
+			} else if shape[0] != rows {
+				return fmt.Errorf("input %q has a batch of %d, input %q of %d: every input has the same batch", spec.Name, shape[0], first, rows)
 			}
 			shape = shape[1:]
 		}
