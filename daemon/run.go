@@ -60,9 +60,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("onnxruntime loaded", zap.String("library", lib), zap.String("version", onnxrt.Version()))
 
-	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), store.WithLogger(log.Named("store")), store.WithReadOnlyFallback())
+	st, err := openStore(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), log.Named("store"))
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return err
 	}
 	defer func() {
 		if err := st.Close(); err != nil {
@@ -218,4 +218,18 @@ func executorArgs(cfg config.Config, lib string) []string {
 		"--provider", cfg.ONNXRuntime.Provider,
 		"--log-format", "json", "--log-level", cfg.Log.Level,
 	}
+}
+
+// openStore opens the daemon's store; a file that is no database (or a
+// damaged one) says what the operator can do about it.
+func openStore(ctx context.Context, path string, log *zap.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, path, store.WithLogger(log), store.WithReadOnlyFallback())
+	if errors.Is(err, store.ErrCorrupt) {
+		return nil, fmt.Errorf("open store: %w; restore it from a backup, or move it aside and start again: "+
+			"the daemon then starts with an empty store and measures the models' latency profiles again", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return st, nil
 }
