@@ -346,36 +346,39 @@ func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleAdminEvents lists events: with ?since=ID those after it, oldest
-// first (a reader pages forward); without, the newest ones (as `journalctl
-// -n` does), then the ones the store could not take yet. ?limit= caps the
-// list (default 100, at most 1000).
+// first (a reader pages forward), then the ones the store could not take
+// yet; without, the newest ones (as `journalctl -n` does), the unsaved last.
+// ?limit= caps the list (default 100, at most 1000).
 func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
 	if err != nil || limit <= 0 || limit > 1000 {
 		limit = 100
 	}
+	unsaved := n.events.pending()
 	var evs []store.Event
 	if s := r.URL.Query().Get("since"); s != "" {
 		since, _ := strconv.ParseInt(s, 10, 64)
 		evs, err = n.st.Events(r.Context(), since, limit)
+		unsaved = unsaved[:min(len(unsaved), limit-len(evs))]
 	} else {
-		evs, err = n.st.LatestEvents(r.Context(), max(limit-len(n.events.pending()), 0))
+		unsaved = unsaved[max(len(unsaved)-limit, 0):]
+		if room := limit - len(unsaved); room > 0 {
+			evs, err = n.st.LatestEvents(r.Context(), room)
+		}
 	}
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := make([]eventDoc, 0, len(evs))
+	out := make([]eventDoc, 0, len(evs)+len(unsaved))
 	for _, e := range evs {
 		out = append(out, docOf(e))
 	}
 	// Events the store could not take yet follow, without an ID.
-	for _, e := range n.events.pending() {
-		if len(out) < limit {
-			d := docOf(e)
-			d.Unsaved = true
-			out = append(out, d)
-		}
+	for _, e := range unsaved {
+		d := docOf(e)
+		d.Unsaved = true
+		out = append(out, d)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

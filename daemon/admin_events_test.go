@@ -103,3 +103,41 @@ func TestEventStreamStartsAtTheEndOfTheHistory(t *testing.T) {
 		})
 	}
 }
+
+// Events the store could not take (a full disk) are listed after the saved
+// ones, marked unsaved; the newest come first to go when the list is full.
+// Once they outnumbered ?limit=, a list without ?since= held the whole
+// history.
+func TestEventsListHoldsTheUnsavedLast(t *testing.T) {
+	n := eventsNode(t, 30)
+	n.events.mu.Lock()
+	for i := range 8 {
+		n.events.unsaved = append(n.events.unsaved, store.Event{Kind: EventStore, Severity: store.SeverityError, Message: "u" + strconv.Itoa(i+1)})
+	}
+	n.events.mu.Unlock()
+	tests := []struct {
+		query string
+		want  []string // messages, in order
+	}{
+		{"?limit=10", []string{"e29", "e30", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}},
+		{"?limit=5", []string{"u4", "u5", "u6", "u7", "u8"}},
+		{"?limit=8", []string{"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}},
+		{"?since=27&limit=5", []string{"e28", "e29", "e30", "u1", "u2"}},
+		{"?since=30&limit=3", []string{"u1", "u2", "u3"}},
+	}
+	for _, tt := range tests {
+		t.Run("events"+tt.query, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+tt.query, nil))
+			require.Equal(t, http.StatusOK, rec.Code)
+			var got []eventDoc
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+			var msgs []string
+			for _, e := range got {
+				msgs = append(msgs, e.Message)
+				require.Equal(t, strings.HasPrefix(e.Message, "u"), e.Unsaved, e.Message)
+			}
+			require.Equal(t, tt.want, msgs)
+		})
+	}
+}
