@@ -410,9 +410,12 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(docOf(e))
 		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
 	}
-	history, err := n.st.Events(r.Context(), since, streamHistory)
+	var history []store.Event
+	var err error
 	if from == "" {
 		history, err = n.st.LatestEvents(r.Context(), streamHistory)
+	} else {
+		history, err = n.st.Events(r.Context(), since, streamHistory)
 	}
 	if err == nil {
 		for _, e := range history {
