@@ -30,6 +30,10 @@ const (
 		"exit 3\n"
 	// alwaysCrash exits at once with status 3, adding a line to $0.runs.
 	alwaysCrash = "echo run >> \"$0.runs\"\nexit 3\n"
+	// neverAnswers records its pid in $0.first the first time, in
+	// $0.relaunched after, and never answers (a wedged executor).
+	neverAnswers = "if [ -e \"$0.first\" ]; then echo $$ > \"$0.relaunched\"; else echo $$ > \"$0.first\"; fi\n" +
+		"exec sleep 600\n"
 )
 
 // fakeExecutor writes a stand-in for `gpuletd executor` into dir.
@@ -170,4 +174,31 @@ func TestFailedRestartsAreSaidLessAndLessOften(t *testing.T) {
 		want = 4
 	}
 	require.Equal(t, want, failed, "%d failed restarts", tries)
+}
+
+// An executor that stops answering its health checks (wedged in a driver
+// call, stopped) is killed after healthFailures missed checks and started
+// again.
+func TestAnExecutorThatStopsAnsweringIsKilledAndStartedAgain(t *testing.T) {
+	ctx := context.Background()
+	s, st := fakeSupervisor(t, neverAnswers)
+	s.healthEvery = 20 * time.Millisecond
+	g := monitoredRun(t, s)
+	pidIn := func(file string) int {
+		b, err := os.ReadFile(s.binary + file)
+		if err != nil {
+			return 0
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid
+	}
+	require.Eventually(t, func() bool { return pidIn(".relaunched") != 0 }, time.Minute, 10*time.Millisecond,
+		"the wedged executor was not started again")
+	require.ErrorIs(t, syscall.Kill(pidIn(".first"), 0), syscall.ESRCH, "the wedged executor is killed")
+	require.NoError(t, s.retire(ctx, g))
+	evs, err := st.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, EventExecutorRestart, evs[0].Kind)
+	require.Equal(t, "signal: killed", evs[0].Attrs["exit"])
+	require.Equal(t, "1", evs[0].Attrs["restarts"])
 }

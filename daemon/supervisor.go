@@ -59,11 +59,14 @@ type supervisor struct {
 	// onRestart hears of each try to start a dead executor again: nil when
 	// it serves again, else why it did not start.
 	onRestart func(*gpuletRun, error)
-	nextID       atomic.Uint64
-	sockSeq      atomic.Uint64
-	mu           sync.Mutex
-	running      map[string]*gpuletRun
-	restarts     atomic.Int64
+	nextID    atomic.Uint64
+	sockSeq   atomic.Uint64
+	mu        sync.Mutex
+	running   map[string]*gpuletRun
+	restarts  atomic.Int64
+	// healthEvery is how often monitor asks each executor for its health;
+	// 0: healthInterval.
+	healthEvery time.Duration
 }
 
 // gpuletRun is one running gpu-let: its lease on the device, its executor
@@ -347,7 +350,11 @@ func (g *gpuletRun) monitor() {
 	defer close(g.done)
 	backoff := restartBackoff0
 	missed := 0
-	tick := time.NewTicker(healthInterval)
+	every := g.sup.healthEvery
+	if every <= 0 {
+		every = healthInterval
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		g.mu.Lock()
