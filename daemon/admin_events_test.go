@@ -26,6 +26,17 @@ func eventsNode(t *testing.T, count int) *node {
 	return n
 }
 
+// listEvents asks n for GET /api/v1/events with query.
+func listEvents(t *testing.T, n *node, query string) []eventDoc {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+query, nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	var got []eventDoc
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	return got
+}
+
 // GET /api/v1/events shows the end of the history, as `journalctl -n`
 // does; with ?since= it pages forward from there. It showed the oldest
 // events, so a daemon with a long history never listed what just happened.
@@ -45,11 +56,7 @@ func TestEventsListTheNewestUnlessAskedSince(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("events"+tt.query, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+tt.query, nil))
-			require.Equal(t, http.StatusOK, rec.Code)
-			var got []eventDoc
-			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+			got := listEvents(t, n, tt.query)
 			if tt.first == 0 {
 				require.Empty(t, got)
 				return
@@ -127,11 +134,7 @@ func TestEventsListHoldsTheUnsavedLast(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("events"+tt.query, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+tt.query, nil))
-			require.Equal(t, http.StatusOK, rec.Code)
-			var got []eventDoc
-			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+			got := listEvents(t, n, tt.query)
 			var msgs []string
 			for _, e := range got {
 				msgs = append(msgs, e.Message)
