@@ -21,7 +21,7 @@ with --json. docs/BENCHMARKS.md records the results and the commands.`,
 	for _, mk := range benchCommands {
 		cmd.AddCommand(mk(g))
 	}
-	return cmd
+	return commandGroup(cmd)
 }
 
 // printJSON writes v as indented JSON.

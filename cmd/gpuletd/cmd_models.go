@@ -20,7 +20,7 @@ func newModelsCmd(g *globalFlags) *cobra.Command {
 		Short: "Make a demo model repository; list and show a daemon's models",
 	}
 	cmd.AddCommand(newModelsSynthCmd(), newModelsListCmd(g), newModelsShowCmd(g))
-	return cmd
+	return commandGroup(cmd)
 }
 
 func newModelsListCmd(g *globalFlags) *cobra.Command {

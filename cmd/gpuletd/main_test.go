@@ -59,6 +59,33 @@ func TestUsageErrorsExit2(t *testing.T) {
 	require.Equal(t, 2, code)
 }
 
+// A command that only holds others refuses an unknown one as the root does:
+// `gpuletd bench fluctuaton` printed bench's help and succeeded, so a
+// script with a typo went on as if the benchmark had run.
+func TestUnknownSubcommandsExit2(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		say  string
+	}{
+		{[]string{"bench", "fluctuaton"}, 2, `unknown command "fluctuaton" for "gpuletd bench"; did you mean fluctuation?`},
+		{[]string{"models", "lst"}, 2, `unknown command "lst" for "gpuletd models"; did you mean list?`},
+		{[]string{"bench", "frobnicate"}, 2, `unknown command "frobnicate" for "gpuletd bench"`},
+		{[]string{"models"}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			require.Equal(t, tt.code, code, stderr)
+			if tt.say == "" {
+				require.Contains(t, stdout, "Available Commands:", "alone it prints its help")
+				return
+			}
+			require.Contains(t, stderr, tt.say)
+		})
+	}
+}
+
 func TestConfigCommand(t *testing.T) {
 	t.Setenv("GPULETD_LISTEN", "127.0.0.1:9000")
 	t.Setenv("GPULETD_DEVICES", "cpu")

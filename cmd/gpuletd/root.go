@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -99,6 +101,27 @@ func isUsageError(err error) bool {
 		}
 	}
 	return false
+}
+
+// commandGroup makes cmd, which only holds subcommands, refuse an unknown
+// one as the root does (a usage error, with the names it resembles) instead
+// of printing its help and succeeding; given none, it prints its help.
+func commandGroup(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+		if c.SuggestionsMinimumDistance <= 0 {
+			c.SuggestionsMinimumDistance = 2 // as the root's own suggestions
+		}
+		if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+			msg += "; did you mean " + strings.Join(near, " or ") + "?"
+		}
+		return errors.New(msg)
+	}
+	return cmd
 }
 
 func newVersionCmd() *cobra.Command {
