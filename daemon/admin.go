@@ -58,16 +58,20 @@ type statusModel struct {
 
 // statusGpulet is one running gpu-let in the admin status.
 type statusGpulet struct {
-	ID        string            `json:"id"`
-	Device    string            `json:"device"`
-	Size      int               `json:"size"`
-	State     string            `json:"state"`
-	PID       int               `json:"pid,omitempty"`
-	Restarts  int               `json:"restarts"`
-	BusyRatio float64           `json:"busy_ratio"`
-	Cores     []int32           `json:"cores,omitempty"`
-	SMCount   int32             `json:"sm_count,omitempty"`
-	Models    []statusPlacement `json:"models"`
+	ID        string  `json:"id"`
+	Device    string  `json:"device"`
+	Size      int     `json:"size"`
+	State     string  `json:"state"`
+	PID       int     `json:"pid,omitempty"`
+	Restarts  int     `json:"restarts"`
+	BusyRatio float64 `json:"busy_ratio"`
+	Cores     []int32 `json:"cores,omitempty"`
+	SMCount   int32   `json:"sm_count,omitempty"`
+	// Policy is the batch scheduling policy its executor runs: the one
+	// configured when it started (a reload applies to executors started
+	// after it).
+	Policy string            `json:"policy,omitempty"`
+	Models []statusPlacement `json:"models"`
 }
 
 // statusPlacement is one model on a gpu-let, as planned and as measured.
@@ -140,7 +144,7 @@ func (n *node) status() status {
 			sg.State = "restarting"
 		}
 		g.mu.Lock()
-		sg.Restarts = g.restarts
+		sg.Restarts, sg.Policy = g.restarts, g.policy
 		if g.proc != nil {
 			sg.PID = g.proc.Pid()
 		}

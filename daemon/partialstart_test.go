@@ -75,6 +75,7 @@ func TestAGpuletStartsWithoutAModelItsExecutorRefuses(t *testing.T) {
 	require.ErrorContains(t, notLoaded.Errs["broken"], "load broken")
 	require.Equal(t, []string{"lenet5"}, g.modelNames())
 	require.False(t, g.down.Load())
+	require.Equal(t, "deferred", g.policy, "the policy its executor was started with")
 	h, err := g.client().Health(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"lenet5"}, h.Models, "the executor serves the model that loaded")

@@ -86,6 +86,7 @@ type gpuletRun struct {
 	loaded   map[string]*pb.LoadModelResponse
 	restarts int
 	health   *pb.HealthResponse
+	policy   string // the batch scheduling policy its executor was started with
 
 	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
 	down     atomic.Bool                      // no executor answers now: the router skips it
@@ -251,8 +252,9 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		return err
 	}
 	out := newChildLog(g.log.Named("executor"))
+	args := s.execArgs()
 	var p *executor.Process
-	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: append(g.lease.Env(), s.env...), Args: s.execArgs(), Output: out})
+	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: append(g.lease.Env(), s.env...), Args: args, Output: out})
 	if err != nil {
 		return err
 	}
@@ -293,7 +295,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		return errors.Join(slices.Collect(maps.Values(refused))...)
 	}
 	g.mu.Lock()
-	g.proc, g.health = p, h
+	g.proc, g.health, g.policy = p, h, flagValue(args, "--policy")
 	for k, v := range loaded {
 		g.loaded[k] = v
 	}
@@ -307,6 +309,14 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		return &control.ModelsNotLoaded{Errs: refused}
 	}
 	return nil
+}
+
+// flagValue is the value that follows flag in args ("" when absent).
+func flagValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
 }
 
 // modelRefused says whether a load failed for the model's own sake (the

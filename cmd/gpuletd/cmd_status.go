@@ -189,6 +189,7 @@ type adminGpulet struct {
 	PID       int              `json:"pid"`
 	Restarts  int              `json:"restarts"`
 	BusyRatio float64          `json:"busy_ratio"`
+	Policy    string           `json:"policy"`
 	Models    []adminPlacement `json:"models"`
 }
 
@@ -239,6 +240,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	fmt.Fprintf(w, "gpuletd %s at %s: %s\n", s.Version, base, state)
 	fmt.Fprintf(w, "policy %s, placement %s, %d reorganizations, %d executor restarts\n", s.Policy, s.Algorithm, s.Reorganizations, s.Restarts)
+	if old := olderPolicies(s); len(old) > 0 {
+		fmt.Fprintf(w, "  still on an earlier policy until a re-plan replaces them: %s\n", strings.Join(old, ", "))
+	}
 	switch {
 	case s.PlanAt != nil:
 		fmt.Fprintf(w, "plan of %s (%s)\n", s.PlanAt.Local().Format("2006-01-02 15:04:05"), orDash(s.PlanReason))
@@ -520,4 +524,17 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// olderPolicies lists the gpu-lets whose executors run another policy than
+// the one configured (a reload changed it after they started), as
+// "<gpu-let> (<policy>)".
+func olderPolicies(s *adminStatus) []string {
+	var out []string
+	for _, g := range s.Gpulets {
+		if g.Policy != "" && g.Policy != s.Policy {
+			out = append(out, g.ID+" ("+g.Policy+")")
+		}
+	}
+	return out
 }

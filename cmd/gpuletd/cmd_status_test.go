@@ -65,6 +65,24 @@ func TestWriteStatus(t *testing.T) {
 	require.Equal(t, strings.Index(head, "MODEL"), strings.Index(row, "lenet5"))
 }
 
+// After a reload changed the policy, the gpu-lets whose executors started
+// before it still run the old one until a re-plan replaces them: the status
+// says which, instead of the new policy alone.
+func TestWriteStatusNamesGpuletsOnAnEarlierPolicy(t *testing.T) {
+	s := adminStatus{Version: "v1", Policy: "eager", Algorithm: "gpulet-int", Gpulets: []adminGpulet{
+		{ID: "cpu-50-1", Size: 50, State: "ready", Policy: "deferred"},
+		{ID: "cpu-50-3", Size: 50, State: "ready", Policy: "eager"},
+	}}
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://x", &s))
+	require.Contains(t, b.String(), "policy eager, placement gpulet-int")
+	require.Contains(t, b.String(), "still on an earlier policy until a re-plan replaces them: cpu-50-1 (deferred)\n")
+	s.Gpulets[0].Policy = "eager"
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://x", &s))
+	require.NotContains(t, b.String(), "earlier policy")
+}
+
 // TestWriteStatusPipelines: a pipeline's steps and fan-out, its latency,
 // and why one that cannot run cannot.
 func TestWriteStatusPipelines(t *testing.T) {
