@@ -336,7 +336,7 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
-	if err := n.replan(r.Context(), "manual", n.planRates()); err != nil {
+	if err := n.replan(r.Context(), planAsked, n.planRates()); err != nil {
 		writeError(w, http.StatusInternalServerError, "reorganize: "+err.Error())
 		return
 	}

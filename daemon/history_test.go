@@ -130,7 +130,7 @@ func TestPlacementWarningsAreRecordedWhenTheyChange(t *testing.T) {
 		plan := onePlan(4, 2, 10, 5)
 		plan.GPUs[0].GPULets[0].Models = plan.GPUs[0].GPULets[0].Models[1:] // b alone is placed
 		plan.Unscheduled, plan.Reasons = s.short, s.reasons
-		n.warnUnplaced(s.missing, plan)
+		n.reportUnplaced(s.missing, plan)
 		evs, err := st.Events(ctx, seen, 0)
 		require.NoError(t, err)
 		var got []string
@@ -141,7 +141,7 @@ func TestPlacementWarningsAreRecordedWhenTheyChange(t *testing.T) {
 		}
 		require.Equal(t, s.want, got, s.name)
 	}
-	n.warnUnplaced(map[string]string{"a": "no profile on cpu"}, nil)
+	n.reportUnplaced(map[string]string{"a": "no profile on cpu"}, nil)
 	evs, err := st.Events(ctx, seen, 0)
 	require.NoError(t, err)
 	require.Len(t, evs, 1, "a re-plan that made no plan still says why a is not placed")

@@ -127,13 +127,8 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	defer n.planMu.Unlock()
 	rates = n.planPipelines(ctx, rates)
 	in, missing := n.planInput(ctx, rates)
-	for name, why := range missing {
-		if n.unserved.reason(name) == "" {
-			n.unserved.set(name, "it cannot be placed: "+why)
-		}
-	}
 	plan, err := n.plan(ctx, in)
-	n.warnUnplaced(missing, plan)
+	n.reportUnplaced(missing, plan)
 	if err != nil {
 		return err
 	}
@@ -141,17 +136,21 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	return n.apply(ctx, plan, reason, rates)
 }
 
+// Reasons of the re-plans whose plan is always saved (recordPlan).
+const (
+	planAtStart = "start"  // the first plan
+	planAsked   = "manual" // POST /api/v1/reorganize
+)
+
 // recordPlan saves a re-plan's plan in the store when it changes what runs
-// where (planHistory), and always at start and when an operator asked for it
-// (POST /api/v1/reorganize).
+// where (planHistory), and always at start and when an operator asked for it.
 func (n *node) recordPlan(ctx context.Context, plan *gpulet.Plan, reason string) {
-	if reason == "start" || reason == "manual" || n.history.changed(plan) {
+	if reason == planAtStart || reason == planAsked || n.history.changed(plan) {
 		n.savePlan(ctx, plan, reason)
 	}
 }
 
-// plan runs the configured planner on in; the models it cannot place at all
-// are not served, with the reason.
+// plan runs the configured planner on in.
 func (n *node) plan(ctx context.Context, in gpulet.Input) (*gpulet.Plan, error) {
 	if len(in.GPUs) == 0 {
 		for _, m := range n.catalog.all() {
@@ -166,26 +165,20 @@ func (n *node) plan(ctx context.Context, in gpulet.Input) (*gpulet.Plan, error) 
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	plan, err := control.Plan(pctx, algo, in, opts, control.Headroom)
-	if err != nil {
-		return nil, err
-	}
-	assigned := plan.Assigned()
-	for name := range plan.Unscheduled {
-		if assigned[name] == 0 {
-			n.unserved.set(name, "the plan cannot place it: "+plan.Reasons[name])
-		}
-	}
-	return plan, nil
+	return control.Plan(pctx, algo, in, opts, control.Headroom)
 }
 
-// warnUnplaced records a warning event for each model a re-plan could not
-// place, for lack of a profile (missing) or in full (plan, nil when there
-// is none) — once, and again only when the reason changes or the model was
-// placed in between (planHistory.warnings).
-func (n *node) warnUnplaced(missing map[string]string, plan *gpulet.Plan) {
+// reportUnplaced says why the models a re-plan could not place are not
+// served — for lack of a profile (missing) or of room (plan, nil when there
+// is none) — and records a warning event for each, also for a model placed
+// only in part: once, and again only when the reason changes or the model
+// was placed in between (planHistory.warnings).
+func (n *node) reportUnplaced(missing map[string]string, plan *gpulet.Plan) {
 	warnings := map[string]string{}
 	for name, why := range missing {
+		if n.unserved.reason(name) == "" {
+			n.unserved.set(name, "it cannot be placed: "+why)
+		}
 		warnings[name] = "model cannot be placed: " + why
 	}
 	var short map[string]float64
@@ -193,9 +186,10 @@ func (n *node) warnUnplaced(missing map[string]string, plan *gpulet.Plan) {
 		short = plan.Unscheduled
 		assigned := plan.Assigned()
 		for name := range short {
-			what := "model cannot be placed: "
-			if assigned[name] > 0 {
-				what = "model cannot be placed in full: "
+			what := "model cannot be placed in full: "
+			if assigned[name] == 0 {
+				n.unserved.set(name, "the plan cannot place it: "+plan.Reasons[name])
+				what = "model cannot be placed: "
 			}
 			warnings[name] = what + plan.Reasons[name]
 		}

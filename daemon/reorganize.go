@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -117,11 +118,9 @@ func (x executors) Unload(ctx context.Context, g *gpuletRun, name string) {
 // again where its plan puts them (a kept gpu-let's Load).
 func (n *node) modelsLost(g *gpuletRun, errs map[string]error) {
 	n.installRoutes(n.running())
-	for name, err := range errs {
-		if !n.modelReady(name) {
-			n.unserved.set(name, fmt.Sprintf("its executor on %s restarted without it: %v", g.id, err))
-		}
-	}
+	n.sayWhyNotServed(slices.Collect(maps.Keys(errs)), func(name string) string {
+		return fmt.Sprintf("its executor on %s restarted without it: %v", g.id, errs[name])
+	})
 }
 
 // restartTried follows the restarts of g's dead executor. While it does
@@ -134,9 +133,18 @@ func (n *node) restartTried(g *gpuletRun, err error) {
 		n.markServing()
 		return
 	}
-	for _, name := range g.modelNames() {
-		if !n.modelReady(name) {
-			n.unserved.set(name, fmt.Sprintf("its executor on %s died and does not start again (tried again with backoff): %v", g.id, err))
+	n.sayWhyNotServed(g.modelNames(), func(string) string {
+		return fmt.Sprintf("its executor on %s died and does not start again (tried again with backoff): %v", g.id, err)
+	})
+}
+
+// sayWhyNotServed gives each of models that no gpu-let serves now the
+// reason why(model).
+func (n *node) sayWhyNotServed(models []string, why func(model string) string) {
+	routed := n.router.models()
+	for _, name := range models {
+		if !n.readyIn(name, routed) {
+			n.unserved.set(name, why(name))
 		}
 	}
 }

@@ -148,7 +148,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	// The first plan places every model at its minimal rate; the daemon is
 	// ready when it is applied.
-	if err := n.replan(ctx, "start", n.planRates()); err != nil {
+	if err := n.replan(ctx, planAtStart, n.planRates()); err != nil {
 		log.Warn("first plan", zap.Error(err))
 	}
 	n.ready.Store(true)
