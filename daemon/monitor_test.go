@@ -44,9 +44,9 @@ func fakeExecutor(t *testing.T, dir, body string) string {
 	return script
 }
 
-// fakeSupervisor supervises the fake executor body on one core of the CPU,
-// recording events in a store of its own.
-func fakeSupervisor(t *testing.T, body string) (*supervisor, *store.Store) {
+// testSupervisor supervises executors run from binary on one core of the
+// CPU, recording events in a store of its own.
+func testSupervisor(t *testing.T, binary string) (*supervisor, *store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -57,7 +57,21 @@ func fakeSupervisor(t *testing.T, body string) (*supervisor, *store.Store) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, devices.Close(ctx)) })
 	return &supervisor{devices: devices, events: newEvents(st, zap.NewNop()), log: zap.NewNop(),
-		sockDir: filepath.Join(dir, "run"), binary: fakeExecutor(t, dir, body), running: map[string]*gpuletRun{}}, st
+		sockDir: filepath.Join(dir, "run"), binary: binary, running: map[string]*gpuletRun{}}, st
+}
+
+// fakeSupervisor supervises the fake executor body (testSupervisor).
+func fakeSupervisor(t *testing.T, body string) (*supervisor, *store.Store) {
+	t.Helper()
+	return testSupervisor(t, fakeExecutor(t, t.TempDir(), body))
+}
+
+// supervisedNode is a node around s, with its router and an empty catalog,
+// for the supervisor's calls into the node.
+func supervisedNode(t *testing.T, s *supervisor) *node {
+	t.Helper()
+	return &node{sup: s, router: newRouter(), log: zap.NewNop(), events: s.events,
+		catalog: newCatalog(t.TempDir(), 0, nil, s.events, zap.NewNop())}
 }
 
 // eventKinds lists the store's events as kind/severity.
@@ -146,8 +160,7 @@ func TestRetireAbandonsARestartUnderWay(t *testing.T) {
 func TestFailedRestartsAreSaidLessAndLessOften(t *testing.T) {
 	ctx := context.Background()
 	s, st := fakeSupervisor(t, alwaysCrash)
-	n := &node{sup: s, router: newRouter(), log: zap.NewNop(), events: s.events,
-		catalog: newCatalog(t.TempDir(), 0, nil, s.events, zap.NewNop())}
+	n := supervisedNode(t, s)
 	s.onRestart = n.restartTried
 	g := monitoredRun(t, s, &pb.LoadModelRequest{Name: "a"})
 	require.Eventually(t, func() bool {

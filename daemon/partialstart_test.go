@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/control"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
@@ -19,7 +18,6 @@ import (
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/mps"
-	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 // cpuSupervisor supervises real executors (this checkout's binary) on one
@@ -29,21 +27,13 @@ func cpuSupervisor(t *testing.T) (*supervisor, mps.Device) {
 	if testing.Short() {
 		t.Skip("starts executor processes")
 	}
-	ctx := context.Background()
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err)
-	dir := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(dir, "g.db"))
+	s, _ := testSupervisor(t, testbin.Gpuletd(t))
+	s.args = []string{"--policy", "deferred", "--log-format", "json", "--onnxruntime-library", lib}
+	dev, err := s.devices.Inventory().Device("cpu")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeCPU}, CPUs: []int{0}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = devices.Close(ctx) })
-	dev, err := devices.Inventory().Device("cpu")
-	require.NoError(t, err)
-	return &supervisor{devices: devices, events: newEvents(st, zap.NewNop()), log: zap.NewNop(),
-		sockDir: filepath.Join(dir, "run"), binary: testbin.Gpuletd(t), running: map[string]*gpuletRun{},
-		args: []string{"--policy", "deferred", "--log-format", "json", "--onnxruntime-library", lib}}, dev
+	return s, dev
 }
 
 // loadOf loads the ONNX file at path as model name.
@@ -119,8 +109,7 @@ func TestPlannedNowFollowsWhatLoaded(t *testing.T) {
 // models stayed down for as long as the file was missing.
 func TestARestartedExecutorServesWhatStillLoads(t *testing.T) {
 	s, dev := cpuSupervisor(t)
-	n := &node{sup: s, router: newRouter(), log: zap.NewNop(), events: s.events,
-		catalog: newCatalog(t.TempDir(), 0, nil, s.events, zap.NewNop())}
+	n := supervisedNode(t, s)
 	lost := make(chan map[string]error, 1)
 	s.onModelsLost = func(g *gpuletRun, errs map[string]error) {
 		n.modelsLost(g, errs)
