@@ -27,6 +27,11 @@ func (l *loop) addModel(m *modelEntry) (old *modelEntry, err error) {
 		m.id = sched.ModelID(id)
 		l.ids[id] = m
 		l.modelChanges++
+		if from := m.tunedFrom; from != nil {
+			m.tunedFrom = nil
+			m.calib = from.calib.Carried(sched.CalibrationCeiling(m.slo, m.base.At(1)))
+			l.recalibrate(l.now(), m)
+		}
 	})
 	if !ok {
 		return nil, errStopping

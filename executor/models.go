@@ -22,13 +22,16 @@ type modelEntry struct {
 	outputs  map[string]bool
 
 	// Owned by the loop.
-	base    sched.Latency // ℓ(b) as loaded, up to the batch cap; lat is base × calib
-	full    sched.Latency // ℓ(b) up to max_batch_size, which a raised cap reaches into
-	calib   sched.Calibration
-	id      sched.ModelID
-	retired bool
-	running int // batches of this model in the engine
-	stats   modelStats
+	base  sched.Latency // ℓ(b) as loaded, up to the batch cap; lat is base × calib
+	full  sched.Latency // ℓ(b) up to max_batch_size, which a raised cap reaches into
+	calib sched.Calibration
+	// tunedFrom is the entry a retune replaces (the same runtime); the
+	// loop carries its calibration over when it adds this one.
+	tunedFrom *modelEntry
+	id        sched.ModelID
+	retired   bool
+	running   int // batches of this model in the engine
+	stats     modelStats
 }
 
 // batchPadder is a model that runs a batch of n rows as one of pad(n) ≥ n

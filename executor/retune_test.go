@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/engine"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/sched"
 )
 
 // countingEngine counts the models an engine loads.
@@ -74,4 +75,49 @@ func overheadBatches(r *pb.LoadModelResponse) []int32 {
 		out = append(out, p.Batch)
 	}
 	return out
+}
+
+// TestRetuneKeepsTheCalibration: a model loaded again only to retune it (a
+// re-plan's new batch cap) keeps what its calibration measured, so its next
+// batches are planned as slow as the device ran them, not with the bare
+// profile until enough batches ran again (on an H200 the re-plan's second
+// was the one that lost requests). A load that changes the timing starts
+// afresh.
+func TestRetuneKeepsTheCalibration(t *testing.T) {
+	f := &fakeRuntime{base: 3 * time.Millisecond}
+	srv, c := startFakeServer(t, f, "eager")
+	load := func(batchCap int32, ms float64) {
+		t.Helper()
+		_, err := c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: "double", Path: "ok", MaxBatchSize: 8, SloUs: time.Second.Microseconds(),
+			BatchCap: batchCap, Latency: []*pb.LatencyPoint{{Batch: 1, Ms: ms}, {Batch: 8, Ms: ms}}})
+		require.NoError(t, err)
+	}
+	calibration := func() (factor float64, l1, base time.Duration) {
+		t.Helper()
+		m, ok := srv.model("double")
+		require.True(t, ok)
+		require.True(t, srv.loop.call(func() { factor, l1, base = m.calib.Factor(), m.lat.At(1), m.base.At(1) }))
+		return factor, l1, base
+	}
+
+	load(4, 1)
+	for range 2 * sched.CalibrationMinBatches {
+		r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+		require.NoError(t, err)
+		require.Equal(t, pb.Code_OK, r.Code, r.Error)
+	}
+	before, l1, base := calibration()
+	require.Greater(t, before, 2.0, "batches of 3 ms against a 1 ms profile")
+	require.InDelta(t, base.Seconds()*before, l1.Seconds(), 1e-9)
+
+	load(8, 1)
+	require.EqualValues(t, 1, f.loaded, "retuned, not loaded again")
+	after, l1, base := calibration()
+	require.Equal(t, before, after, "the retuned entry keeps the factor")
+	require.InDelta(t, base.Seconds()*before, l1.Seconds(), 1e-9, "and plans with it at once")
+
+	load(8, 2)
+	require.EqualValues(t, 2, f.loaded, "new timing: loaded again")
+	fresh, _, _ := calibration()
+	require.Equal(t, 1.0, fresh, "a model loaded anew measures afresh")
 }

@@ -171,6 +171,7 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 	m, err := newModelEntry(req, rt)
 	if err == nil && shared {
 		m.refs = prev.refs // acquired by retune
+		m.tunedFrom = prev
 	}
 	// letGo undoes this load: the runtime's hold, or the runtime.
 	letGo := func() {

@@ -96,6 +96,20 @@ func (c *Calibration) SetCeiling(ceiling float64) (float64, bool) {
 	return c.factor, false
 }
 
+// Carried returns a copy of c for the same model's next entry on the same
+// gpu-let (a retune: a new batch cap, interference factor or SLO on the same
+// runtime), under the new ceiling. What the window measured still holds
+// there; starting again from factor 1 would plan the first batches after
+// every such re-plan with the bare profile, against a device the window
+// already knew to be slower. The simulator keeps a placed model's
+// calibration the same way.
+func (c *Calibration) Carried(ceiling float64) Calibration {
+	d := *c
+	d.sorted = make([]float64, 0, CalibrationWindow)
+	d.SetCeiling(ceiling)
+	return d
+}
+
 // Factor is the current multiplier of the profiled ℓ(b): a high quantile,
 // for deciding when batches start.
 func (c *Calibration) Factor() float64 { return c.factor }
