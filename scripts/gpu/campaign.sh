@@ -24,6 +24,10 @@
 #             (default lenet5 resnet18): it profiles them itself, plans and
 #             serves an open-loop load of each, then stops; status, metrics,
 #             load reports and the daemon's log are kept
+#             SERVE_BIN=FILE serves with another gpuletd binary (an earlier
+#             build, to compare; load and status still use this bundle's)
+#             and PROFILES=FILE starts from that state database's profiles
+#             (campaign-serve.tar.gz's gpuletd.db), so no time goes to them
 #   pipeline  the same with `gpuletd models synth --pipeline`: the example
 #             ensemble (detector-like model, classifier-like model and its
 #             cheaper variant) served end to end at an open-loop load
@@ -145,7 +149,8 @@ serve | pipeline)
     "${gpuletd[@]}" models synth "$sw/models" --models "$(echo $models | tr ' ' ,)" >"$out/synth.log" 2>&1
   fi
   sg=("$here/bin/gpuletd" --config "$sw/gpuletd.yaml")
-  "${sg[@]}" serve --log-format json >"$out/serve.log" 2>&1 &
+  [ -n "${PROFILES:-}" ] && cp "$PROFILES" "$sw/state/gpuletd.db"
+  "${SERVE_BIN:-$here/bin/gpuletd}" --config "$sw/gpuletd.yaml" serve --log-format json >"$out/serve.log" 2>&1 &
   daemon=$!
   nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,clocks_throttle_reasons.active,power.draw --format=csv -l 2 >"$out/gpu-samples.csv" 2>&1 &
   sampler=$!
