@@ -27,28 +27,66 @@ var quickRule = profiler.StopRule{
 // so far still leaves room in the SLO.
 var quickBatches = []int{1, 2, 4, 8}
 
+// profileJob is one model to profile on one device.
+type profileJob struct {
+	m *repository.Model
+	d mps.Device
+}
+
 // profileMissing measures the models that have no profile on the node's
 // measured devices (CPU, NVIDIA), so that they can be placed. It runs before
 // any executor serves, when the devices are free; models it cannot profile
 // stay unplaced with the reason logged.
 func (n *node) profileMissing(ctx context.Context, binary string) {
+	var jobs []profileJob
 	for _, d := range n.devices.Inventory().Devices {
 		if d.Kind == mps.KindEmulated || d.Health == mps.HealthFailed {
 			continue
 		}
 		for _, m := range n.catalog.all() {
-			if _, err := n.book.profile(ctx, m, d); !errors.Is(err, errNoProfile) {
-				continue
-			}
-			if err := n.profileModel(ctx, m, d, binary); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				n.unserved.set(m.Name, fmt.Sprintf("profiling on %s failed: %v", d.ID, err))
-				n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", m.Name, d.ID, err),
-					map[string]string{"model": m.Name, "device": d.ID})
+			if _, err := n.book.profile(ctx, m, d); errors.Is(err, errNoProfile) {
+				jobs = append(jobs, profileJob{m: m, d: d})
 			}
 		}
+	}
+	n.runProfileJobs(ctx, jobs, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary) })
+}
+
+// runProfileJobs runs the jobs in turn with profile, and keeps each
+// model's progress (n.progress) up to date for the operator who asks why
+// nothing serves yet: a cold start with several models spends minutes here.
+func (n *node) runProfileJobs(ctx context.Context, jobs []profileJob, profile func(context.Context, profileJob) error) {
+	for i, j := range jobs {
+		n.noteProfiles(jobs, i, time.Now())
+		if err := profile(ctx, j); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			n.unserved.set(j.m.Name, fmt.Sprintf("profiling on %s failed: %v", j.d.ID, err))
+			n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", j.m.Name, j.d.ID, err),
+				map[string]string{"model": j.m.Name, "device": j.d.ID})
+		}
+	}
+	n.noteProfiles(jobs, len(jobs), time.Time{})
+}
+
+// noteProfiles says where each job's model stands while jobs[running]
+// runs (since started; running == len(jobs) once all are done). A model
+// with jobs on several devices says its earliest unfinished one.
+func (n *node) noteProfiles(jobs []profileJob, running int, started time.Time) {
+	for k := range min(running, len(jobs)) {
+		msg := "profiled; the first plan is being made"
+		if left := len(jobs) - running; left > 0 {
+			msg = fmt.Sprintf("profiled; the first plan places it once the other models are profiled (%d profile(s) to go)", left)
+		}
+		n.progress.set(jobs[k].m.Name, msg)
+	}
+	for k := len(jobs) - 1; k > running; k-- {
+		n.progress.set(jobs[k].m.Name, fmt.Sprintf("to be profiled on %s after %d other profile(s)", jobs[k].d.ID, k-running))
+	}
+	if running < len(jobs) {
+		j := jobs[running]
+		n.progress.set(j.m.Name, fmt.Sprintf("being profiled on %s since %s (profile %d of %d)", j.d.ID, started.Format(time.TimeOnly), running+1, len(jobs)))
 	}
 }
 

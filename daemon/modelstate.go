@@ -6,16 +6,18 @@ import (
 	"sync"
 )
 
-// unservable records why models of the repository are not served: a
-// profile that failed, a plan that could not place them, a gpu-let that did
-// not start. A model's reason is cleared when it serves. Broken repository
-// entries are not here: the catalog's last scan holds them.
-type unservable struct {
+// modelNotes holds one line of text per model of the repository. The node
+// keeps two: why models are not served (a profile that failed, a plan that
+// could not place them, a gpu-let that did not start; cleared when the
+// model serves; broken repository entries are not there, the catalog's last
+// scan holds them), and how far the models on their way at start have come
+// (profileMissing).
+type modelNotes struct {
 	mu  sync.Mutex
 	why map[string]string
 }
 
-func (u *unservable) set(name, reason string) {
+func (u *modelNotes) set(name, reason string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.why == nil {
@@ -24,19 +26,26 @@ func (u *unservable) set(name, reason string) {
 	u.why[name] = reason
 }
 
-func (u *unservable) clear(name string) {
+func (u *modelNotes) clear(name string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	delete(u.why, name)
 }
 
-func (u *unservable) reason(name string) string {
+func (u *modelNotes) reason(name string) string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.why[name]
 }
 
-func (u *unservable) all() map[string]string {
+// reset forgets every model's line.
+func (u *modelNotes) reset() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.why = nil
+}
+
+func (u *modelNotes) all() map[string]string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return maps.Clone(u.why)
@@ -59,19 +68,23 @@ func (n *node) notServedReason(name string) string {
 const waitingReason = "waiting for a gpu-let: the model is being profiled or placed"
 
 // notReadyReason is what a model that does not serve says: why it cannot,
-// or that it is on its way.
+// or that it is on its way, and at start how far it has come.
 func (n *node) notReadyReason(name string) string {
 	if why := n.notServedReason(name); why != "" {
 		return why
+	}
+	if where := n.progress.reason(name); where != "" {
+		return "waiting for a gpu-let: " + where
 	}
 	return waitingReason
 }
 
 // readiness is the server's readiness: the first plan is applied, the
 // daemon is not stopping, and every model of the repository either serves
-// or has a reason it cannot. waiting lists the models still on their way.
+// or has a reason it cannot. waiting lists the models still on their way,
+// also before the first plan (while the models are profiled at start).
 func (n *node) readiness() (ready bool, waiting []string) {
-	if !n.ready.Load() || n.stopping.Load() {
+	if n.stopping.Load() {
 		return false, nil
 	}
 	routed := n.router.models()
@@ -81,7 +94,7 @@ func (n *node) readiness() (ready bool, waiting []string) {
 		}
 	}
 	sort.Strings(waiting)
-	return len(waiting) == 0, waiting
+	return n.ready.Load() && len(waiting) == 0, waiting
 }
 
 // markServing clears the reasons of the models that serve now.

@@ -48,7 +48,8 @@ type node struct {
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string
 	engine          engineStatus  // the GPU engine check at start
-	unserved        unservable    // why models are not served
+	unserved        modelNotes    // why models are not served
+	progress        modelNotes    // how far models on their way at start have come
 	slowStarts      slowStarts    // placements whose batch of one misses the SLO, reported
 	reloaded        chan struct{} // the planner loop picks up a new period
 	stopping        atomic.Bool

@@ -151,6 +151,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := n.replan(ctx, planAtStart, n.planRates()); err != nil {
 		log.Warn("first plan", zap.Error(err))
 	}
+	n.progress.reset() // placed now, or unservable with a reason
 	n.ready.Store(true)
 	notify(log, sd.SdNotifyReady)
 	if opts.Ready != nil {

@@ -1,0 +1,56 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/mps"
+)
+
+// While the daemon profiles the models it has no profile for at start
+// (minutes on a cold GPU node with several models, nothing served), each
+// model says how far it has come wherever its readiness is asked, not only
+// that it is "being profiled or placed"; a profile that fails says so.
+func TestProfilingAtStartSaysHowFarEachModelHasCome(t *testing.T) {
+	n, _ := historyNode(t)
+	a, b, c := &repository.Model{Name: "a"}, &repository.Model{Name: "b"}, &repository.Model{Name: "c"}
+	n.catalog = &catalog{models: map[string]*repository.Model{"a": a, "b": b, "c": c}, pipelines: map[string]*repository.Model{}}
+	n.router = newRouter()
+	cpu, gpu := mps.Device{ID: "cpu"}, mps.Device{ID: "gpu0"}
+	jobs := []profileJob{{m: a, d: cpu}, {m: b, d: cpu}, {m: a, d: gpu}, {m: c, d: cpu}}
+	seen := map[int]map[string]string{}
+	step := 0
+	n.runProfileJobs(context.Background(), jobs, func(_ context.Context, j profileJob) error {
+		seen[step] = map[string]string{"a": n.notReadyReason("a"), "b": n.notReadyReason("b"), "c": n.notReadyReason("c")}
+		step++
+		if j.m == b {
+			return errors.New("executor exited")
+		}
+		return nil
+	})
+	require.Len(t, seen, 4)
+	require.Regexp(t, `^waiting for a gpu-let: being profiled on cpu since \d\d:\d\d:\d\d \(profile 1 of 4\)$`, seen[0]["a"])
+	require.Equal(t, "waiting for a gpu-let: to be profiled on cpu after 1 other profile(s)", seen[0]["b"])
+	require.Equal(t, "waiting for a gpu-let: to be profiled on cpu after 3 other profile(s)", seen[0]["c"])
+
+	require.Equal(t, "waiting for a gpu-let: to be profiled on gpu0 after 1 other profile(s)", seen[1]["a"], "a's next profile, not its first done")
+	require.Contains(t, seen[1]["b"], "(profile 2 of 4)")
+
+	require.Contains(t, seen[2]["a"], "being profiled on gpu0")
+	require.Equal(t, "profiling on cpu failed: executor exited", seen[2]["b"], "a failure is why, not progress")
+	require.Equal(t, "waiting for a gpu-let: to be profiled on cpu after 1 other profile(s)", seen[2]["c"])
+
+	require.Equal(t, "waiting for a gpu-let: profiled; the first plan places it once the other models are profiled (1 profile(s) to go)", seen[3]["a"])
+	require.Equal(t, "waiting for a gpu-let: profiled; the first plan is being made", n.notReadyReason("c"))
+
+	ready, waiting := n.readiness()
+	require.False(t, ready)
+	require.Equal(t, []string{"a", "c"}, waiting, "named before the first plan too; b says why it cannot be served")
+
+	n.progress.reset() // the first plan is applied
+	require.Equal(t, waitingReason, n.notReadyReason("a"))
+}
