@@ -54,3 +54,18 @@ func TestProfilingAtStartSaysHowFarEachModelHasCome(t *testing.T) {
 	n.progress.reset() // the first plan is applied
 	require.Equal(t, waitingReason, n.notReadyReason("a"))
 }
+
+// A daemon told to stop while it profiles at start makes no first plan: a
+// plan with a cancelled context failed every placement ("get latency …:
+// context canceled") and left those warnings in the history, and the
+// daemon said it was ready on its way out.
+func TestAStopDuringTheStartProfilesMakesNoPlan(t *testing.T) {
+	n, st := historyNode(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.False(t, n.planFirst(ctx))
+	require.False(t, n.ready.Load())
+	events, err := st.Events(context.Background(), 0, 100)
+	require.NoError(t, err)
+	require.Empty(t, events)
+}

@@ -120,6 +120,24 @@ func (n *node) predictor() gpulet.Predictor {
 	return nil
 }
 
+// planFirst applies the first plan, which places every model at its
+// minimal rate, and makes the daemon ready; it reports whether it did. A
+// daemon told to stop before (while it profiled the models at start)
+// plans nothing: a plan made with a cancelled context fails every
+// placement, and its warnings would stay in the history as the models'
+// reasons for a stop.
+func (n *node) planFirst(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if err := n.replan(ctx, planAtStart, n.planRates()); err != nil {
+		n.log.Warn("first plan", zap.Error(err))
+	}
+	n.progress.reset() // placed now, or unservable with a reason
+	n.ready.Store(true)
+	return true
+}
+
 // replan plans the node for the given rates and applies the plan when it
 // changes what runs where.
 func (n *node) replan(ctx context.Context, reason string, rates map[string]float64) error {
@@ -128,6 +146,9 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	rates = n.planPipelines(ctx, rates)
 	in, missing := n.planInput(ctx, rates)
 	plan, err := n.plan(ctx, in)
+	if ctx.Err() != nil { // stopping: what was not read says nothing of the models
+		return fmt.Errorf("plan: %w", ctx.Err())
+	}
 	n.reportUnplaced(missing, plan)
 	if err != nil {
 		return err

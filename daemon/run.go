@@ -146,16 +146,11 @@ func Run(ctx context.Context, opts Options) error {
 	// now, while no executor holds the devices.
 	n.profileMissing(ctx, opts.ExecutorBinary)
 
-	// The first plan places every model at its minimal rate; the daemon is
-	// ready when it is applied.
-	if err := n.replan(ctx, planAtStart, n.planRates()); err != nil {
-		log.Warn("first plan", zap.Error(err))
-	}
-	n.progress.reset() // placed now, or unservable with a reason
-	n.ready.Store(true)
-	notify(log, sd.SdNotifyReady)
-	if opts.Ready != nil {
-		opts.Ready(ln.Addr())
+	if n.planFirst(ctx) {
+		notify(log, sd.SdNotifyReady)
+		if opts.Ready != nil {
+			opts.Ready(ln.Addr())
+		}
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	var loops sync.WaitGroup
