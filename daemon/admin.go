@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/mps"
@@ -237,6 +238,34 @@ type profileDoc struct {
 	Points     []gpulet.Point `json:"points"`
 	KneeSize   int            `json:"knee_size,omitempty"`
 	Knee       any            `json:"knee,omitempty"`
+	// Unfinished is set when the latest profile run on the device type did
+	// not complete (stopped midway, failed): the points may lack sizes or
+	// batches the planner could use.
+	Unfinished *unfinishedRun `json:"unfinished,omitempty"`
+}
+
+// unfinishedRun is a profile run that stopped before it measured all its
+// points, and the command that completes the profile.
+type unfinishedRun struct {
+	Status  store.RunStatus `json:"status"`
+	Message string          `json:"message"`
+	At      time.Time       `json:"at"`
+	Fix     string          `json:"fix"`
+}
+
+// unfinishedProfile is the latest profile run of m on d when it did not
+// complete; nil when it did, or there is none.
+func (n *node) unfinishedProfile(ctx context.Context, m *repository.Model, d mps.Device) *unfinishedRun {
+	if d.Kind == mps.KindEmulated {
+		return nil
+	}
+	runs, err := n.st.Runs(ctx, m.SHA256, d.Type, 1)
+	if err != nil || len(runs) == 0 || (runs[0].Status != store.RunIncomplete && runs[0].Status != store.RunFailed) {
+		return nil
+	}
+	r := runs[0]
+	return &unfinishedRun{Status: r.Status, Message: r.Message, At: r.StartedAt,
+		Fix: fmt.Sprintf("gpuletd profile %s --device %s", m.Name, d.ID)}
 }
 
 func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {
@@ -255,7 +284,7 @@ func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			continue
 		}
-		doc := profileDoc{DeviceType: d.Type, Points: p.Points()}
+		doc := profileDoc{DeviceType: d.Type, Points: p.Points(), Unfinished: n.unfinishedProfile(r.Context(), m, d)}
 		for i := range doc.Points {
 			u := &doc.Points[i].Util // NaN does not go into JSON
 			u.SM, u.L2, u.DRAM = jsonNum(u.SM), jsonNum(u.L2), jsonNum(u.DRAM)

@@ -3,12 +3,14 @@ package daemon
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 // While the daemon profiles the models it has no profile for at start
@@ -68,4 +70,32 @@ func TestAStopDuringTheStartProfilesMakesNoPlan(t *testing.T) {
 	events, err := st.Events(context.Background(), 0, 100)
 	require.NoError(t, err)
 	require.Empty(t, events)
+}
+
+// A profile whose latest run stopped midway (the daemon stopped while it
+// profiled at start, a Ctrl-C) still places the model with the points it
+// has; the profile says so, with the command that completes it, where an
+// operator looks at the model (GET /api/v1/models/{m}/profile, gpuletd
+// models show, the page).
+func TestAnUnfinishedProfileRunIsSaid(t *testing.T) {
+	ctx := context.Background()
+	n, st := historyNode(t)
+	m := &repository.Model{Name: "resnet18", SHA256: strings.Repeat("ab", 32)}
+	cpu := mps.Device{ID: "cpu", Type: "cpu", Kind: mps.KindCPU}
+	require.Nil(t, n.unfinishedProfile(ctx, m, cpu), "no run yet")
+
+	run, err := st.StartRun(ctx, m.SHA256, "cpu", "quick")
+	require.NoError(t, err)
+	require.NoError(t, st.FinishRun(ctx, run.ID, store.RunIncomplete, "interrupted: 6 of 8 points measured and kept"))
+	u := n.unfinishedProfile(ctx, m, cpu)
+	require.NotNil(t, u)
+	require.Equal(t, store.RunIncomplete, u.Status)
+	require.Equal(t, "interrupted: 6 of 8 points measured and kept", u.Message)
+	require.Equal(t, "gpuletd profile resnet18 --device cpu", u.Fix)
+	require.Nil(t, n.unfinishedProfile(ctx, m, mps.Device{ID: "emu0", Type: "cpu", Kind: mps.KindEmulated}), "emulated devices are not measured")
+
+	run, err = st.StartRun(ctx, m.SHA256, "cpu", "full")
+	require.NoError(t, err)
+	require.NoError(t, st.FinishRun(ctx, run.ID, store.RunComplete, "done"))
+	require.Nil(t, n.unfinishedProfile(ctx, m, cpu), "a later run completed it")
 }

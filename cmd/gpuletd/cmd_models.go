@@ -121,6 +121,11 @@ type adminProfiles struct {
 		DeviceType string            `json:"device_type"`
 		Points     []json.RawMessage `json:"points"`
 		KneeSize   int               `json:"knee_size"`
+		Unfinished *struct {
+			Status  string `json:"status"`
+			Message string `json:"message"`
+			Fix     string `json:"fix"`
+		} `json:"unfinished"`
 	} `json:"profiles"`
 	Error string `json:"-"`
 }
@@ -192,7 +197,15 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	if len(prof.Profiles) == 0 {
 		fmt.Fprintln(tw, "(no device type yet)")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range prof.Profiles {
+		if u := p.Unfinished; u != nil {
+			fmt.Fprintf(w, "%s: the last profile run is %s (%s); `%s` completes the profile\n", p.DeviceType, u.Status, u.Message, u.Fix)
+		}
+	}
+	return nil
 }
 
 func newModelsSynthCmd() *cobra.Command {

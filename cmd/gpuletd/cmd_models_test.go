@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -53,6 +54,15 @@ func TestWriteModelShow(t *testing.T) {
 	}
 	require.Contains(t, out, "recent       1193 requests, 0.8% within the SLO, mean batch 1.0")
 	require.Contains(t, out, "latency      p50 2.44ms, p99 36.2ms")
+
+	require.NotContains(t, out, "completes the profile")
+
+	var cut adminProfiles
+	require.NoError(t, json.Unmarshal([]byte(`{"profiles": [{"device_type": "cpu", "points": [{}], "knee_size": 50,
+		"unfinished": {"status": "incomplete", "message": "interrupted: 6 of 8 points measured", "fix": "gpuletd profile lenet5 --device cpu"}}]}`), &cut))
+	b.Reset()
+	require.NoError(t, writeModelShow(&b, &d, &cut))
+	require.Contains(t, b.String(), "cpu: the last profile run is incomplete (interrupted: 6 of 8 points measured); `gpuletd profile lenet5 --device cpu` completes the profile")
 
 	b.Reset()
 	require.NoError(t, writeModelShow(&b, &d, &adminProfiles{Error: "no gpuletd answers"}))

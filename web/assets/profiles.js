@@ -117,6 +117,9 @@ export class Profiles {
         { class: 'profile-fig', 'data-device-type': p.device_type },
         h('figcaption', {}, `${name} on ${p.device_type}`, p.knee_size ? ` — knee at ${p.knee_size}%` : ' — no size meets the SLO'),
         h('div', { class: 'chart-pair' }, h('div', { class: 'chart-box' }, lat, legend), h('div', { class: 'chart-box' }, kc)),
+        p.unfinished
+          ? h('p', { class: 'warning unfinished', text: `The last profile run on ${p.device_type} is ${p.unfinished.status} (${p.unfinished.message}); ${p.unfinished.fix} completes the profile.` })
+          : null,
       );
     });
     e.body.replaceChildren(...figs);
