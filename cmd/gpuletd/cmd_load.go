@@ -82,6 +82,9 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 			}
 			interrupted := errors.Is(err, context.Canceled)
 			if err != nil && !interrupted {
+				if errors.Is(err, loadgen.ErrGRPCUnreachable) {
+					return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", grpcAddr, err)}
+				}
 				return daemonError(base, err)
 			}
 			if rep == nil && mix == nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -279,6 +280,16 @@ func TestGRPCInferenceService(t *testing.T) {
 	stats, err = c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "lenet5"})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, stats.ModelStats[0].InferenceCount, uint64(load.Report.OK), "the daemon counted them")
+	// An address where nothing listens is one clear error before the run,
+	// not a run of failures that exits 0.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := free.Addr().String()
+	require.NoError(t, free.Close())
+	code, out, stderr = runCLI(t, "load", "--url", base, "--grpc", dead, "--model", "lenet5", "--rate", "50", "--duration", "1s")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, stderr, "no gpuletd answers over gRPC at "+dead+": is it running, with grpc_listen at that address?")
+	require.Empty(t, out)
 
 	// REST beside it.
 	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)

@@ -17,6 +17,10 @@ import (
 // ErrUnreachable is wrapped when nothing answers at the server's address.
 var ErrUnreachable = errors.New("server does not answer")
 
+// ErrGRPCUnreachable is wrapped when nothing answers at the gRPC address a
+// run sends to; it is an ErrUnreachable too.
+var ErrGRPCUnreachable = fmt.Errorf("grpc %w", ErrUnreachable)
+
 // ErrNotFound matches an HTTPError with status 404 (for a model: the server
 // does not serve it).
 var ErrNotFound = errors.New("not found")

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-json-experiment/json/jsontext"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve"

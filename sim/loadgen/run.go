@@ -18,6 +18,7 @@ import (
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -107,9 +108,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		g.grpc = pb.NewGRPCInferenceServiceClient(conn)
+		if err := grpcLive(ctx, g.grpc); err != nil {
+			return nil, fmt.Errorf("%w at %s: %v", ErrGRPCUnreachable, cfg.GRPC, err)
+		}
 	}
 	return g.run(ctx)
 }
+
+// grpcLive asks the server whether it is live before the run, so that an
+// address where nothing listens is one error, not a run of failures. Any
+// answer, an error status included (a bare echo server does not implement
+// ServerLive), is a server that answers.
+func grpcLive(ctx context.Context, c pb.GRPCInferenceServiceClient) error {
+	ctx, cancel := context.WithTimeout(ctx, liveTimeout)
+	defer cancel()
+	_, err := c.ServerLive(ctx, &pb.ServerLiveRequest{})
+	if code := status.Code(err); code == codes.Unavailable || code == codes.DeadlineExceeded {
+		return err
+	}
+	return nil
+}
+
+// liveTimeout bounds grpcLive.
+const liveTimeout = 5 * time.Second
 
 // generator is one run in progress.
 type generator struct {
