@@ -32,6 +32,9 @@ func (n *node) planLoop(ctx context.Context) {
 			return
 		case <-n.reloaded:
 			period.Reset(n.conf().Scheduler.ReorganizePeriod.D())
+			n.planMu.Lock()
+			n.applyToExecutors(ctx)
+			n.planMu.Unlock()
 			continue
 		// A ticker's time is when it ticked, which a re-plan that took
 		// longer than a tick leaves behind: the rates are measured to now.

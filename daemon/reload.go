@@ -14,12 +14,12 @@ import (
 // other change waits for a restart.
 var liveFields = map[string]bool{
 	"log.level":                   true,
-	"scheduler.policy":            true, // executors started from now on
+	"scheduler.policy":            true, // running executors switch in place (applyToExecutors)
 	"scheduler.algorithm":         true,
 	"scheduler.reorganize_period": true,
 	"scheduler.ewma_weight":       true,
 	"limits.max_request_body":     true,
-	"limits.max_queued_per_model": true, // executors started from now on
+	"limits.max_queued_per_model": true, // running executors' models are retuned
 	"auth.admin_token":            true,
 	"history_retention":           true, // from the next hourly pruning
 }

@@ -106,6 +106,13 @@ func (c *Client) Drain(ctx context.Context) (*pb.DrainResponse, error) {
 	return c.rpc.Drain(ctx, &pb.DrainRequest{})
 }
 
+// SetPolicy switches the executor's batch scheduling policy (a policy as
+// its --policy flag takes it).
+func (c *Client) SetPolicy(ctx context.Context, policy string) error {
+	_, err := c.rpc.SetPolicy(ctx, &pb.SetPolicyRequest{Policy: policy})
+	return err
+}
+
 // Stats returns the executor's counters.
 func (c *Client) Stats(ctx context.Context) (*pb.StatsResponse, error) {
 	return c.rpc.Stats(ctx, &pb.StatsRequest{})

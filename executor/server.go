@@ -239,6 +239,24 @@ func (s *Server) Drain(ctx context.Context, _ *pb.DrainRequest) (*pb.DrainRespon
 	return &pb.DrainResponse{Answered: n}, nil
 }
 
+// SetPolicy switches the scheduler's policy: queued requests stay, the
+// running batch runs on.
+func (s *Server) SetPolicy(_ context.Context, req *pb.SetPolicyRequest) (*pb.SetPolicyResponse, error) {
+	p, err := sched.ParsePolicy(req.Policy)
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "set policy: %v", err)
+	}
+	var setErr error
+	if !s.loop.call(func() { setErr = s.loop.sc.SetPolicy(s.loop.now(), p) }) {
+		return nil, status.Error(codes.Unavailable, "set policy: executor is stopping")
+	}
+	if setErr != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", setErr)
+	}
+	s.log.Info("policy set", zap.String("policy", p.String()))
+	return &pb.SetPolicyResponse{}, nil
+}
+
 // Stats returns the counters since start.
 func (s *Server) Stats(context.Context, *pb.StatsRequest) (*pb.StatsResponse, error) {
 	return s.loop.stats(), nil

@@ -1094,6 +1094,88 @@ func (x *DrainResponse) GetAnswered() int64 {
 	return 0
 }
 
+type SetPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The policy as the executor's --policy flag takes it: deferred, eager,
+	// timeout:5ms, flex, flex-preempt…
+	Policy        string `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPolicyRequest) Reset() {
+	*x = SetPolicyRequest{}
+	mi := &file_executor_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPolicyRequest) ProtoMessage() {}
+
+func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SetPolicyRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type SetPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPolicyResponse) Reset() {
+	*x = SetPolicyResponse{}
+	mi := &file_executor_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPolicyResponse) ProtoMessage() {}
+
+func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{14}
+}
+
 type StatsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1102,7 +1184,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1196,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1209,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{13}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 type ModelStats struct {
@@ -1147,7 +1229,7 @@ type ModelStats struct {
 
 func (x *ModelStats) Reset() {
 	*x = ModelStats{}
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1241,7 @@ func (x *ModelStats) String() string {
 func (*ModelStats) ProtoMessage() {}
 
 func (x *ModelStats) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1254,7 @@ func (x *ModelStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelStats.ProtoReflect.Descriptor instead.
 func (*ModelStats) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{14}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ModelStats) GetName() string {
@@ -1249,7 +1331,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1343,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1356,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{15}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StatsResponse) GetModels() []*ModelStats {
@@ -1321,7 +1403,7 @@ type ModelState struct {
 
 func (x *ModelState) Reset() {
 	*x = ModelState{}
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1333,7 +1415,7 @@ func (x *ModelState) String() string {
 func (*ModelState) ProtoMessage() {}
 
 func (x *ModelState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1346,7 +1428,7 @@ func (x *ModelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelState.ProtoReflect.Descriptor instead.
 func (*ModelState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
+	return file_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ModelState) GetName() string {
@@ -1449,7 +1531,7 @@ type ExecutorState struct {
 
 func (x *ExecutorState) Reset() {
 	*x = ExecutorState{}
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1543,7 @@ func (x *ExecutorState) String() string {
 func (*ExecutorState) ProtoMessage() {}
 
 func (x *ExecutorState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1556,7 @@ func (x *ExecutorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorState.ProtoReflect.Descriptor instead.
 func (*ExecutorState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{17}
+	return file_executor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ExecutorState) GetAtUnixNs() int64 {
@@ -1608,7 +1690,10 @@ const file_executor_proto_rawDesc = "" +
 	"\x05state\x18\t \x01(\v2\".gpuletd.executor.v1.ExecutorStateR\x05state\"\x0e\n" +
 	"\fDrainRequest\"+\n" +
 	"\rDrainResponse\x12\x1a\n" +
-	"\banswered\x18\x01 \x01(\x03R\banswered\"\x0e\n" +
+	"\banswered\x18\x01 \x01(\x03R\banswered\"*\n" +
+	"\x10SetPolicyRequest\x12\x16\n" +
+	"\x06policy\x18\x01 \x01(\tR\x06policy\"\x13\n" +
+	"\x11SetPolicyResponse\"\x0e\n" +
 	"\fStatsRequest\"\x80\x04\n" +
 	"\n" +
 	"ModelStats\x12\x12\n" +
@@ -1667,13 +1752,14 @@ const file_executor_proto_rawDesc = "" +
 	"QUEUE_FULL\x10\x04\x12\x0f\n" +
 	"\vUNAVAILABLE\x10\x05\x12\r\n" +
 	"\tCANCELLED\x10\x06\x12\f\n" +
-	"\bINTERNAL\x10\a2\xbb\x03\n" +
+	"\bINTERNAL\x10\a2\x97\x04\n" +
 	"\bExecutor\x12Q\n" +
 	"\x06Health\x12\".gpuletd.executor.v1.HealthRequest\x1a#.gpuletd.executor.v1.HealthResponse\x12Z\n" +
 	"\tLoadModel\x12%.gpuletd.executor.v1.LoadModelRequest\x1a&.gpuletd.executor.v1.LoadModelResponse\x12`\n" +
 	"\vUnloadModel\x12'.gpuletd.executor.v1.UnloadModelRequest\x1a(.gpuletd.executor.v1.UnloadModelResponse\x12N\n" +
 	"\x05Drain\x12!.gpuletd.executor.v1.DrainRequest\x1a\".gpuletd.executor.v1.DrainResponse\x12N\n" +
-	"\x05Stats\x12!.gpuletd.executor.v1.StatsRequest\x1a\".gpuletd.executor.v1.StatsResponseB/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
+	"\x05Stats\x12!.gpuletd.executor.v1.StatsRequest\x1a\".gpuletd.executor.v1.StatsResponse\x12Z\n" +
+	"\tSetPolicy\x12%.gpuletd.executor.v1.SetPolicyRequest\x1a&.gpuletd.executor.v1.SetPolicyResponseB/Z-github.com/gpulet/gpuletd/executor/executorpbb\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -1688,7 +1774,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_executor_proto_goTypes = []any{
 	(Code)(0),                   // 0: gpuletd.executor.v1.Code
 	(*HealthRequest)(nil),       // 1: gpuletd.executor.v1.HealthRequest
@@ -1704,13 +1790,15 @@ var file_executor_proto_goTypes = []any{
 	(*InferResponse)(nil),       // 11: gpuletd.executor.v1.InferResponse
 	(*DrainRequest)(nil),        // 12: gpuletd.executor.v1.DrainRequest
 	(*DrainResponse)(nil),       // 13: gpuletd.executor.v1.DrainResponse
-	(*StatsRequest)(nil),        // 14: gpuletd.executor.v1.StatsRequest
-	(*ModelStats)(nil),          // 15: gpuletd.executor.v1.ModelStats
-	(*StatsResponse)(nil),       // 16: gpuletd.executor.v1.StatsResponse
-	(*ModelState)(nil),          // 17: gpuletd.executor.v1.ModelState
-	(*ExecutorState)(nil),       // 18: gpuletd.executor.v1.ExecutorState
-	nil,                         // 19: gpuletd.executor.v1.ModelStats.FailuresEntry
-	nil,                         // 20: gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	(*SetPolicyRequest)(nil),    // 14: gpuletd.executor.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),   // 15: gpuletd.executor.v1.SetPolicyResponse
+	(*StatsRequest)(nil),        // 16: gpuletd.executor.v1.StatsRequest
+	(*ModelStats)(nil),          // 17: gpuletd.executor.v1.ModelStats
+	(*StatsResponse)(nil),       // 18: gpuletd.executor.v1.StatsResponse
+	(*ModelState)(nil),          // 19: gpuletd.executor.v1.ModelState
+	(*ExecutorState)(nil),       // 20: gpuletd.executor.v1.ExecutorState
+	nil,                         // 21: gpuletd.executor.v1.ModelStats.FailuresEntry
+	nil,                         // 22: gpuletd.executor.v1.ModelStats.BatchSizesEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	4,  // 0: gpuletd.executor.v1.LoadModelRequest.latency:type_name -> gpuletd.executor.v1.LatencyPoint
@@ -1722,23 +1810,25 @@ var file_executor_proto_depIdxs = []int32{
 	9,  // 6: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
 	0,  // 7: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
 	9,  // 8: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
-	18, // 9: gpuletd.executor.v1.InferResponse.state:type_name -> gpuletd.executor.v1.ExecutorState
-	19, // 10: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
-	20, // 11: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
-	15, // 12: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
-	17, // 13: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
+	20, // 9: gpuletd.executor.v1.InferResponse.state:type_name -> gpuletd.executor.v1.ExecutorState
+	21, // 10: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
+	22, // 11: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	17, // 12: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
+	19, // 13: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
 	1,  // 14: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
 	5,  // 15: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
 	7,  // 16: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
 	12, // 17: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
-	14, // 18: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
-	2,  // 19: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
-	6,  // 20: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
-	8,  // 21: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
-	13, // 22: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
-	16, // 23: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
-	19, // [19:24] is the sub-list for method output_type
-	14, // [14:19] is the sub-list for method input_type
+	16, // 18: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
+	14, // 19: gpuletd.executor.v1.Executor.SetPolicy:input_type -> gpuletd.executor.v1.SetPolicyRequest
+	2,  // 20: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
+	6,  // 21: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
+	8,  // 22: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
+	13, // 23: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
+	18, // 24: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
+	15, // 25: gpuletd.executor.v1.Executor.SetPolicy:output_type -> gpuletd.executor.v1.SetPolicyResponse
+	20, // [20:26] is the sub-list for method output_type
+	14, // [14:20] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -1755,7 +1845,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	Executor_UnloadModel_FullMethodName = "/gpuletd.executor.v1.Executor/UnloadModel"
 	Executor_Drain_FullMethodName       = "/gpuletd.executor.v1.Executor/Drain"
 	Executor_Stats_FullMethodName       = "/gpuletd.executor.v1.Executor/Stats"
+	Executor_SetPolicy_FullMethodName   = "/gpuletd.executor.v1.Executor/SetPolicy"
 )
 
 // ExecutorClient is the client API for Executor service.
@@ -52,6 +53,11 @@ type ExecutorClient interface {
 	Drain(ctx context.Context, in *DrainRequest, opts ...grpc.CallOption) (*DrainResponse, error)
 	// Stats returns counters since the executor started.
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
+	// SetPolicy switches the batch scheduling policy (the daemon's
+	// configuration was reloaded): queued requests stay queued, a running
+	// batch runs on, and from then on batches are formed as the new policy
+	// says.
+	SetPolicy(ctx context.Context, in *SetPolicyRequest, opts ...grpc.CallOption) (*SetPolicyResponse, error)
 }
 
 type executorClient struct {
@@ -112,6 +118,16 @@ func (c *executorClient) Stats(ctx context.Context, in *StatsRequest, opts ...gr
 	return out, nil
 }
 
+func (c *executorClient) SetPolicy(ctx context.Context, in *SetPolicyRequest, opts ...grpc.CallOption) (*SetPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPolicyResponse)
+	err := c.cc.Invoke(ctx, Executor_SetPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServer is the server API for Executor service.
 // All implementations must embed UnimplementedExecutorServer
 // for forward compatibility.
@@ -133,6 +149,11 @@ type ExecutorServer interface {
 	Drain(context.Context, *DrainRequest) (*DrainResponse, error)
 	// Stats returns counters since the executor started.
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
+	// SetPolicy switches the batch scheduling policy (the daemon's
+	// configuration was reloaded): queued requests stay queued, a running
+	// batch runs on, and from then on batches are formed as the new policy
+	// says.
+	SetPolicy(context.Context, *SetPolicyRequest) (*SetPolicyResponse, error)
 	mustEmbedUnimplementedExecutorServer()
 }
 
@@ -157,6 +178,9 @@ func (UnimplementedExecutorServer) Drain(context.Context, *DrainRequest) (*Drain
 }
 func (UnimplementedExecutorServer) Stats(context.Context, *StatsRequest) (*StatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stats not implemented")
+}
+func (UnimplementedExecutorServer) SetPolicy(context.Context, *SetPolicyRequest) (*SetPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPolicy not implemented")
 }
 func (UnimplementedExecutorServer) mustEmbedUnimplementedExecutorServer() {}
 func (UnimplementedExecutorServer) testEmbeddedByValue()                  {}
@@ -269,6 +293,24 @@ func _Executor_Stats_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Executor_SetPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServer).SetPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Executor_SetPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServer).SetPolicy(ctx, req.(*SetPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Executor_ServiceDesc is the grpc.ServiceDesc for Executor service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -295,6 +337,10 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Stats",
 			Handler:    _Executor_Stats_Handler,
+		},
+		{
+			MethodName: "SetPolicy",
+			Handler:    _Executor_SetPolicy_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
