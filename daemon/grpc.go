@@ -64,12 +64,14 @@ func (n *node) listenGRPC(cfg config.Config) (net.Listener, error) {
 	return n.conns.Beside(tcp), nil
 }
 
-// grpcMutating asks the repository's load and unload calls for the admin
-// token when the gRPC listener is not loopback, as mutating REST calls are
-// asked (metadata "authorization: Bearer <auth.admin_token>").
+// grpcMutating asks the repository's load and unload calls and the
+// shared-memory registrations for the admin token when the gRPC listener is
+// not loopback, as mutating REST calls are asked (metadata "authorization:
+// Bearer <auth.admin_token>").
 func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	switch info.FullMethod {
-	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName:
+	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName,
+		pb.GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName, pb.GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName:
 	default:
 		return next(ctx, req)
 	}

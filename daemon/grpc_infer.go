@@ -96,10 +96,14 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 	return res, ierr
 }
 
-// holdMessage takes a received message's bytes in the budget of request
-// bytes in flight, waiting for room at most until the model's SLO has
-// passed, as readBody does for a REST body.
+// holdMessage takes a received message's bytes (or the bytes its inputs
+// took out of shared memory) in the budget of request bytes in flight,
+// waiting for room at most until the model's SLO has passed, as readBody
+// does for a REST body. Nothing to hold holds nothing.
 func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
+	if size <= 0 || n.bodies == nil {
+		return func() {}, nil
+	}
 	ctx, cancel := context.WithDeadline(ctx, arrival.Add(m.Config.SLO.D()))
 	defer cancel()
 	release, err := n.bodies.Hold(ctx, size)
@@ -112,13 +116,22 @@ func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64,
 
 // runGRPC decodes, runs and encodes one gRPC request.
 func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInferRequest, arrival time.Time) (*pb.ModelInferResponse, int32, *inferError) {
-	req, err := kserve.DecodeGRPCRequest(r)
+	req, err := kserve.DecodeGRPCRequestWith(r, n.sharedMem())
 	if err != nil {
 		return nil, 0, badRequest("%v", err)
+	}
+	release, ierr := n.holdMessage(ctx, m, req.ShmBytes, arrival)
+	defer release()
+	if ierr != nil {
+		return nil, 0, ierr
 	}
 	res, ierr := n.execute(ctx, m, req, arrival)
 	if ierr != nil {
 		return nil, 0, ierr
 	}
-	return kserve.EncodeGRPCResponse(res.head(m, req), res.outs), res.batch, nil
+	kout, ierr := n.placeOutputs(m, req, res.outs)
+	if ierr != nil {
+		return nil, 0, ierr
+	}
+	return kserve.EncodeGRPCResponse(res.head(m, req), kout), res.batch, nil
 }

@@ -30,6 +30,7 @@ func (n *node) handler(web http.Handler) http.Handler {
 	r.HandleFunc("/v2/repository/index", n.handleRepoIndex).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/load", n.mutating(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/unload", n.mutating(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)
+	n.shmRoutes(r)
 	n.adminRoutes(r.PathPrefix("/api/v1").Subrouter())
 	r.Handle("/metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(n.log.Named("metrics"))}))
 	if web != nil {

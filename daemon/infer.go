@@ -127,25 +127,22 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 			return nil, badRequest("%s %q is not a byte count", kserve.HeaderContentLength, h)
 		}
 	}
-	req, err := kserve.DecodeRequest(body, jsonLen)
+	req, err := kserve.DecodeRequestWith(body, jsonLen, n.sharedMem())
 	if err != nil {
 		return nil, badRequest("%v", err)
+	}
+	release, ierr := n.holdMessage(r.Context(), m, req.ShmBytes, arrival)
+	defer release()
+	if ierr != nil {
+		return nil, ierr
 	}
 	res, ierr := n.execute(r.Context(), m, req, arrival)
 	if ierr != nil {
 		return nil, ierr
 	}
-	binary := map[string]bool{}
-	for _, o := range req.Outputs {
-		binary[o.Name] = o.Binary
-	}
-	kout := make([]kserve.Output, len(res.outs))
-	for i, t := range res.outs {
-		b, asked := binary[t.Name]
-		if !asked {
-			b = req.BinaryOutputs
-		}
-		kout[i] = kserve.Output{Tensor: t, Binary: b}
+	kout, ierr := n.placeOutputs(m, req, res.outs)
+	if ierr != nil {
+		return nil, ierr
 	}
 	b, jl, err := kserve.EncodeResponse(res.head(m, req), kout)
 	if errors.Is(err, kserve.ErrNotJSON) {
@@ -155,6 +152,43 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	return &inferAnswer{body: b, jsonLen: jl, batch: res.batch}, nil
+}
+
+// placeOutputs says how each output travels, as the request asked (REST:
+// JSON or binary data; gRPC: binary), and writes those asked for in shared
+// memory into their regions.
+func (n *node) placeOutputs(m *repository.Model, req *kserve.Request, outs []tensor.Tensor) ([]kserve.Output, *inferError) {
+	asked := make(map[string]kserve.OutputRequest, len(req.Outputs))
+	for _, o := range req.Outputs {
+		asked[o.Name] = o
+	}
+	kout := make([]kserve.Output, len(outs))
+	for i, t := range outs {
+		o, ok := asked[t.Name]
+		if !ok {
+			o.Binary = req.BinaryOutputs
+		}
+		kout[i] = kserve.Output{Tensor: t, Binary: o.Binary, Shm: o.Shm}
+		if o.Shm == nil {
+			continue
+		}
+		if n.shm == nil {
+			return nil, badRequest("%s: output %q: shared memory is not served here", m.Name, t.Name)
+		}
+		if err := n.shm.write(o.Shm.Region, o.Shm.Offset, o.Shm.Size, t.Data); err != nil {
+			return nil, badRequest("%s: output %q: %v", m.Name, t.Name, err)
+		}
+	}
+	return kout, nil
+}
+
+// sharedMem is the registry of shared-memory regions as the decoders take
+// it: nil when the node keeps none.
+func (n *node) sharedMem() kserve.SharedMemory {
+	if n.shm == nil {
+		return nil
+	}
+	return n.shm
 }
 
 func badRequest(format string, args ...any) *inferError {

@@ -66,7 +66,7 @@ func (n *node) versionNames(family string) []string {
 }
 
 // serverExtensions are the protocol extensions gpuletd serves.
-var serverExtensions = []string{"binary_tensor_data", "model_repository", "statistics"}
+var serverExtensions = []string{"binary_tensor_data", "model_repository", "statistics", "system_shared_memory"}
 
 func (n *node) handleServerMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, kserve.ServerMetadata{

@@ -48,6 +48,7 @@ type node struct {
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string
 	engine          engineStatus  // the GPU engine check at start
+	shm             *sharedMemory // registered system shared-memory regions; nil: none served
 	unserved        modelNotes    // why models are not served
 	progress        modelNotes    // how far models on their way at start have come
 	slowStarts      slowStarts    // placements whose batch of one misses the SLO, reported

@@ -92,7 +92,9 @@ func Run(ctx context.Context, opts Options) error {
 	started := time.Now()
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
 		rates: newRateMeter(cfg.Scheduler.EWMAWeight, started), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight, started),
-		reloaded: make(chan struct{}, 1)}
+		reloaded: make(chan struct{}, 1), shm: newSharedMemory(shmDir)}
+	defer n.shm.close()
+	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine
 	n.events = newEvents(st, log.Named("events"))

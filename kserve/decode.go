@@ -15,10 +15,12 @@ import (
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
-// OutputRequest is one output the client asked for.
+// OutputRequest is one output the client asked for: as binary data, or
+// written into a shared-memory region (Shm).
 type OutputRequest struct {
 	Name   string
 	Binary bool
+	Shm    *ShmRef
 }
 
 // Request is a decoded, checked inference request.
@@ -34,13 +36,23 @@ type Request struct {
 	Timeout time.Duration
 	// Priority is the "priority" parameter; accepted, 0 when absent.
 	Priority int64
+	// ShmBytes counts the input bytes copied out of shared memory.
+	ShmBytes int64
 }
 
 // DecodeRequest decodes an inference request body. jsonLen is the value of
 // the Inference-Header-Content-Length header, or -1 when the header is
 // absent (the whole body is JSON). Errors wrap ErrBadRequest and say what is
-// wrong with which input.
+// wrong with which input. A tensor placed in shared memory is refused:
+// DecodeRequestWith reads those.
 func DecodeRequest(body []byte, jsonLen int64) (*Request, error) {
+	return DecodeRequestWith(body, jsonLen, nil)
+}
+
+// DecodeRequestWith is DecodeRequest where inputs may be placed in the
+// system shared-memory regions of shm (copied out here) and outputs asked
+// for in them.
+func DecodeRequestWith(body []byte, jsonLen int64, shm SharedMemory) (*Request, error) {
 	bad := func(format string, args ...any) (*Request, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))
 	}
@@ -66,7 +78,7 @@ func DecodeRequest(body []byte, jsonLen int64) (*Request, error) {
 		return nil, err
 	}
 	for i, in := range env.Inputs {
-		t, rest, err := decodeInput(in, bin)
+		t, rest, err := decodeInput(in, bin, shm, &r.ShmBytes)
 		if err := r.addInput(i, in.Name, t, err); err != nil {
 			return nil, err
 		}
@@ -86,7 +98,12 @@ func DecodeRequest(body []byte, jsonLen int64) (*Request, error) {
 		if _, found := o.Parameters["binary_data"]; !found {
 			b = r.BinaryOutputs
 		}
-		r.Outputs = append(r.Outputs, OutputRequest{Name: o.Name, Binary: b})
+		out := OutputRequest{Name: o.Name, Binary: b}
+		ref, inShm, err := jsonShmRef(o.Parameters)
+		if out.Shm, err = outputShm(shm, ref, inShm, err); err != nil {
+			return bad("output %q: %s", o.Name, err)
+		}
+		r.Outputs = append(r.Outputs, out)
 	}
 	return r, nil
 }
@@ -139,9 +156,9 @@ func (r *Request) readParameters(p Parameters) error {
 	return nil
 }
 
-// decodeInput checks one input and takes its data from JSON or from the
-// front of bin, returning what is left of bin.
-func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
+// decodeInput checks one input and takes its data from JSON, from the
+// front of bin (returning what is left of bin) or from shared memory.
+func decodeInput(in RequestInput, bin []byte, shm SharedMemory, shmBytes *int64) (tensor.Tensor, []byte, error) {
 	dt, n, err := checkInput(in.Name, in.DataType, in.Shape)
 	if err != nil {
 		return tensor.Tensor{}, bin, err
@@ -153,8 +170,19 @@ func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
 	if err != nil {
 		return tensor.Tensor{}, bin, err
 	}
+	ref, inShm, err := jsonShmRef(in.Parameters)
+	if err != nil {
+		return tensor.Tensor{}, bin, err
+	}
 	var data []byte
 	switch {
+	case inShm && (found || len(in.Data) > 0):
+		return tensor.Tensor{}, bin, fmt.Errorf("has %s and also data or binary_data_size", ParamShmRegion)
+	case inShm:
+		if data, err = readShm(shm, ref, fixedBytes(dt, n)); err != nil {
+			return tensor.Tensor{}, bin, err
+		}
+		*shmBytes += int64(len(data))
 	case found && len(in.Data) > 0:
 		return tensor.Tensor{}, bin, errors.New("has both data and binary_data_size")
 	case found:
@@ -175,6 +203,29 @@ func decodeInput(in RequestInput, bin []byte) (tensor.Tensor, []byte, error) {
 	}
 	t, err := tensor.New(in.Name, dt, in.Shape, data)
 	return t, bin, err
+}
+
+// fixedBytes is the byte count n elements of dt take, or -1 for BYTES
+// (whose elements vary in length).
+func fixedBytes(dt tensor.DataType, n int64) int64 {
+	if dt.Size() == 0 {
+		return -1
+	}
+	return n * int64(dt.Size())
+}
+
+// outputShm checks an output asked for in shared memory (the result of
+// jsonShmRef or grpcShmRef): nil when it is not.
+func outputShm(shm SharedMemory, ref ShmRef, found bool, err error) (*ShmRef, error) {
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, nil
+	case shm == nil:
+		return nil, errNoShm
+	}
+	return &ref, nil
 }
 
 // checkInput checks what every input declares, whichever protocol carries

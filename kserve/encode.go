@@ -7,10 +7,13 @@ import (
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
-// Output is one output tensor to send and whether it travels as binary data.
+// Output is one output tensor to send and how it travels: as JSON, as
+// binary data, or (Shm) already written into a shared-memory region, the
+// answer carrying only its place.
 type Output struct {
 	Tensor tensor.Tensor
 	Binary bool
+	Shm    *ShmRef
 }
 
 // EncodeResponse writes an inference response. When any output is binary the
@@ -26,10 +29,15 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (body []byte, jsonLen
 		if ro.Shape == nil {
 			ro.Shape = []int64{}
 		}
-		if o.Binary {
+		switch {
+		case o.Shm != nil:
+			written := *o.Shm
+			written.Size = int64(len(t.Data))
+			ro.Parameters = written.Parameters()
+		case o.Binary:
 			ro.Parameters = map[string]any{"binary_data_size": len(t.Data)}
 			binParts = append(binParts, t.Data)
-		} else {
+		default:
 			if ro.Data, err = encodeData(t); err != nil {
 				return nil, 0, fmt.Errorf("encode output %q: %w", t.Name, err)
 			}

@@ -13,28 +13,62 @@ import (
 // DecodeGRPCRequest checks a gRPC inference request as DecodeRequest checks
 // a REST body and returns the same Request. Inputs in raw_input_contents are
 // used in place; typed contents are packed into little-endian bytes. Errors
-// wrap ErrBadRequest and name the input.
+// wrap ErrBadRequest and name the input. A tensor placed in shared memory is
+// refused: DecodeGRPCRequestWith reads those.
 func DecodeGRPCRequest(m *pb.ModelInferRequest) (*Request, error) {
+	return DecodeGRPCRequestWith(m, nil)
+}
+
+// DecodeGRPCRequestWith is DecodeGRPCRequest where inputs may be placed in
+// the system shared-memory regions of shm (copied out here) and outputs
+// asked for in them. raw_input_contents then holds the inputs that are not
+// in shared memory, in their order.
+func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request, error) {
 	bad := func(format string, args ...any) (*Request, error) {
 		return nil, fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))
 	}
 	if len(m.Inputs) == 0 {
 		return bad("request has no inputs")
 	}
+	refs := make([]*ShmRef, len(m.Inputs))
+	inMessage := 0
+	for i, in := range m.Inputs {
+		ref, found, err := grpcShmRef(in.Parameters)
+		if err != nil { // named as addInput names a bad input
+			return nil, (&Request{}).addInput(i, in.Name, tensor.Tensor{}, err)
+		}
+		if found {
+			refs[i] = &ref
+		} else {
+			inMessage++
+		}
+	}
 	raw := m.RawInputContents
-	if len(raw) > 0 && len(raw) != len(m.Inputs) {
-		return bad("raw_input_contents has %d entries for %d inputs: give every input's data there, or none", len(raw), len(m.Inputs))
+	if len(raw) > 0 && len(raw) != inMessage {
+		return bad("raw_input_contents has %d entries for %d inputs not in shared memory: give every such input's data there, or none", len(raw), inMessage)
 	}
 	r := &Request{ID: m.Id}
 	if err := r.readGRPCParameters(m.Parameters); err != nil {
 		return nil, err
 	}
+	next := 0
 	for i, in := range m.Inputs {
-		var data []byte
-		if len(raw) > 0 {
-			data = raw[i]
+		var (
+			t   tensor.Tensor
+			err error
+		)
+		switch {
+		case refs[i] != nil:
+			t, err = decodeGRPCShmInput(in, *refs[i], shm)
+			r.ShmBytes += int64(len(t.Data))
+		default:
+			var data []byte
+			if len(raw) > 0 {
+				data = raw[next]
+				next++
+			}
+			t, err = decodeGRPCInput(in, data, len(raw) > 0)
 		}
-		t, err := decodeGRPCInput(in, data, len(raw) > 0)
 		if err := r.addInput(i, in.Name, t, err); err != nil {
 			return nil, err
 		}
@@ -43,11 +77,34 @@ func DecodeGRPCRequest(m *pb.ModelInferRequest) (*Request, error) {
 		if err := r.checkOutputName(o.Name); err != nil {
 			return nil, err
 		}
-		// Over gRPC every output travels in raw_output_contents.
-		r.Outputs = append(r.Outputs, OutputRequest{Name: o.Name, Binary: true})
+		// Over gRPC every output travels in raw_output_contents, or in
+		// shared memory.
+		out := OutputRequest{Name: o.Name, Binary: true}
+		ref, found, err := grpcShmRef(o.Parameters)
+		if out.Shm, err = outputShm(shm, ref, found, err); err != nil {
+			return bad("output %q: %s", o.Name, err)
+		}
+		r.Outputs = append(r.Outputs, out)
 	}
 	r.BinaryOutputs = true
 	return r, nil
+}
+
+// decodeGRPCShmInput checks one input placed in shared memory and copies
+// its bytes out.
+func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, shm SharedMemory) (tensor.Tensor, error) {
+	dt, n, err := checkInput(in.Name, in.Datatype, in.Shape)
+	if err != nil {
+		return tensor.Tensor{}, err
+	}
+	if in.Contents != nil {
+		return tensor.Tensor{}, fmt.Errorf("has %s and also contents", ParamShmRegion)
+	}
+	data, err := readShm(shm, ref, fixedBytes(dt, n))
+	if err != nil {
+		return tensor.Tensor{}, err
+	}
+	return tensor.New(in.Name, dt, in.Shape, data)
 }
 
 // readGRPCParameters reads "timeout" (µs) and "priority"; other parameters
@@ -195,10 +252,12 @@ func packContents(c *pb.InferTensorContents, dt tensor.DataType, n int64) ([]byt
 }
 
 // EncodeGRPCResponse builds the gRPC answer: every output's data goes in
-// raw_output_contents as it is (not copied), as Triton answers.
-func EncodeGRPCResponse(head InferResponseJSON, outs []tensor.Tensor) *pb.ModelInferResponse {
+// raw_output_contents as it is (not copied), as Triton answers, except an
+// output placed in shared memory (already written there), which carries its
+// region in its parameters and no entry in raw_output_contents.
+func EncodeGRPCResponse(head InferResponseJSON, outs []Output) *pb.ModelInferResponse {
 	res := &pb.ModelInferResponse{ModelName: head.ModelName, ModelVersion: head.ModelVersion, Id: head.ID,
-		Outputs: make([]*pb.ModelInferResponse_InferOutputTensor, len(outs)), RawOutputContents: make([][]byte, len(outs))}
+		Outputs: make([]*pb.ModelInferResponse_InferOutputTensor, len(outs)), RawOutputContents: make([][]byte, 0, len(outs))}
 	for k, v := range head.Parameters {
 		if b, ok := v.(bool); ok {
 			if res.Parameters == nil {
@@ -207,9 +266,21 @@ func EncodeGRPCResponse(head InferResponseJSON, outs []tensor.Tensor) *pb.ModelI
 			res.Parameters[k] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: b}}
 		}
 	}
-	for i, t := range outs {
+	for i, o := range outs {
+		t := o.Tensor
 		res.Outputs[i] = &pb.ModelInferResponse_InferOutputTensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape}
-		res.RawOutputContents[i] = t.Data
+		if o.Shm == nil {
+			res.RawOutputContents = append(res.RawOutputContents, t.Data)
+			continue
+		}
+		p := map[string]*pb.InferParameter{
+			ParamShmRegion: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: o.Shm.Region}},
+			ParamShmSize:   {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: int64(len(t.Data))}},
+		}
+		if o.Shm.Offset != 0 {
+			p[ParamShmOffset] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: o.Shm.Offset}}
+		}
+		res.Outputs[i].Parameters = p
 	}
 	return res
 }

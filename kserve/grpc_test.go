@@ -102,7 +102,7 @@ func TestDecodeGRPCRejects(t *testing.T) {
 
 func TestEncodeGRPCResponse(t *testing.T) {
 	out := mustF32(t, "y", []int64{1, 2}, 1, 2)
-	res := EncodeGRPCResponse(InferResponseJSON{ModelName: "m", ModelVersion: "3", ID: "i", Parameters: map[string]any{"emulated": true}}, []tensor.Tensor{out})
+	res := EncodeGRPCResponse(InferResponseJSON{ModelName: "m", ModelVersion: "3", ID: "i", Parameters: map[string]any{"emulated": true}}, []Output{{Tensor: out}})
 	require.Equal(t, "m", res.ModelName)
 	require.Equal(t, "3", res.ModelVersion)
 	require.Equal(t, "i", res.Id)

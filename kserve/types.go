@@ -1,9 +1,9 @@
 // Package kserve is the wire format of the KServe v2 / Open Inference
 // Protocol as Triton speaks it, shared by the daemon, its gRPC server and
 // the load generator: inference requests and responses in JSON, the binary
-// tensor extension (Inference-Header-Content-Length), the metadata
-// documents, and the gRPC messages (inferencepb) decoded into the same
-// Request. Decoding never trusts a declared size: every shape is checked
+// tensor extension (Inference-Header-Content-Length), the parameters of the
+// system shared-memory extension, the metadata documents, and the gRPC
+// messages (inferencepb) decoded into the same Request. Decoding never trusts a declared size: every shape is checked
 // against the bytes or values actually present.
 package kserve
 

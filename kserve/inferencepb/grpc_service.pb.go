@@ -1798,6 +1798,281 @@ func (*RepositoryModelUnloadResponse) Descriptor() ([]byte, []int) {
 	return file_grpc_service_proto_rawDescGZIP(), []int{28}
 }
 
+// An empty name asks for every region.
+type SystemSharedMemoryStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryStatusRequest) Reset() {
+	*x = SystemSharedMemoryStatusRequest{}
+	mi := &file_grpc_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryStatusRequest) ProtoMessage() {}
+
+func (x *SystemSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryStatusRequest.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryStatusRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SystemSharedMemoryStatusRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type SystemSharedMemoryStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By region name.
+	Regions       map[string]*SystemSharedMemoryStatusResponse_RegionStatus `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryStatusResponse) Reset() {
+	*x = SystemSharedMemoryStatusResponse{}
+	mi := &file_grpc_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryStatusResponse) ProtoMessage() {}
+
+func (x *SystemSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryStatusResponse.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryStatusResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SystemSharedMemoryStatusResponse) GetRegions() map[string]*SystemSharedMemoryStatusResponse_RegionStatus {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
+type SystemSharedMemoryRegisterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Offset        uint64                 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	ByteSize      uint64                 `protobuf:"varint,4,opt,name=byte_size,json=byteSize,proto3" json:"byte_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryRegisterRequest) Reset() {
+	*x = SystemSharedMemoryRegisterRequest{}
+	mi := &file_grpc_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryRegisterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryRegisterRequest) ProtoMessage() {}
+
+func (x *SystemSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryRegisterRequest.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryRegisterRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SystemSharedMemoryRegisterRequest) GetByteSize() uint64 {
+	if x != nil {
+		return x.ByteSize
+	}
+	return 0
+}
+
+type SystemSharedMemoryRegisterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryRegisterResponse) Reset() {
+	*x = SystemSharedMemoryRegisterResponse{}
+	mi := &file_grpc_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryRegisterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryRegisterResponse) ProtoMessage() {}
+
+func (x *SystemSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryRegisterResponse.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryRegisterResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{32}
+}
+
+// An empty name unregisters every region.
+type SystemSharedMemoryUnregisterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryUnregisterRequest) Reset() {
+	*x = SystemSharedMemoryUnregisterRequest{}
+	mi := &file_grpc_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryUnregisterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryUnregisterRequest) ProtoMessage() {}
+
+func (x *SystemSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryUnregisterRequest.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryUnregisterRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *SystemSharedMemoryUnregisterRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type SystemSharedMemoryUnregisterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryUnregisterResponse) Reset() {
+	*x = SystemSharedMemoryUnregisterResponse{}
+	mi := &file_grpc_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryUnregisterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryUnregisterResponse) ProtoMessage() {}
+
+func (x *SystemSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryUnregisterResponse.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{34}
+}
+
 // One input or output; -1 is a dimension of any size.
 type ModelMetadataResponse_TensorMetadata struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1810,7 +2085,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[29]
+	mi := &file_grpc_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +2097,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[29]
+	mi := &file_grpc_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +2148,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1885,7 +2160,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1946,7 +2221,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2233,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +2276,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +2288,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2076,7 +2351,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2363,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2130,6 +2405,76 @@ func (x *RepositoryIndexResponse_ModelIndex) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+type SystemSharedMemoryStatusResponse_RegionStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The shared-memory object, as shm_open names it ("/name").
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// Where the region starts in the object, and its length, in bytes.
+	Offset        uint64 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	ByteSize      uint64 `protobuf:"varint,4,opt,name=byte_size,json=byteSize,proto3" json:"byte_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) Reset() {
+	*x = SystemSharedMemoryStatusResponse_RegionStatus{}
+	mi := &file_grpc_service_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SystemSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SystemSharedMemoryStatusResponse_RegionStatus.ProtoReflect.Descriptor instead.
+func (*SystemSharedMemoryStatusResponse_RegionStatus) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{30, 0}
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetByteSize() uint64 {
+	if x != nil {
+		return x.ByteSize
+	}
+	return 0
 }
 
 var File_grpc_service_proto protoreflect.FileDescriptor
@@ -2315,7 +2660,28 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x129\n" +
 	"\x05value\x18\x02 \x01(\v2#.inference.ModelRepositoryParameterR\x05value:\x028\x01\"\x1f\n" +
-	"\x1dRepositoryModelUnloadResponse2\xb7\b\n" +
+	"\x1dRepositoryModelUnloadResponse\"5\n" +
+	"\x1fSystemSharedMemoryStatusRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xd7\x02\n" +
+	" SystemSharedMemoryStatusResponse\x12R\n" +
+	"\aregions\x18\x01 \x03(\v28.inference.SystemSharedMemoryStatusResponse.RegionsEntryR\aregions\x1ai\n" +
+	"\fRegionStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x04R\x06offset\x12\x1b\n" +
+	"\tbyte_size\x18\x04 \x01(\x04R\bbyteSize\x1at\n" +
+	"\fRegionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12N\n" +
+	"\x05value\x18\x02 \x01(\v28.inference.SystemSharedMemoryStatusResponse.RegionStatusR\x05value:\x028\x01\"~\n" +
+	"!SystemSharedMemoryRegisterRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x16\n" +
+	"\x06offset\x18\x03 \x01(\x04R\x06offset\x12\x1b\n" +
+	"\tbyte_size\x18\x04 \x01(\x04R\bbyteSize\"$\n" +
+	"\"SystemSharedMemoryRegisterResponse\"9\n" +
+	"#SystemSharedMemoryUnregisterRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
+	"$SystemSharedMemoryUnregisterResponse2\xaf\v\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -2331,7 +2697,10 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x0fModelStatistics\x12!.inference.ModelStatisticsRequest\x1a\".inference.ModelStatisticsResponse\"\x00\x12Z\n" +
 	"\x0fRepositoryIndex\x12!.inference.RepositoryIndexRequest\x1a\".inference.RepositoryIndexResponse\"\x00\x12f\n" +
 	"\x13RepositoryModelLoad\x12%.inference.RepositoryModelLoadRequest\x1a&.inference.RepositoryModelLoadResponse\"\x00\x12l\n" +
-	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00B.Z,github.com/gpulet/gpuletd/kserve/inferencepbb\x06proto3"
+	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00\x12u\n" +
+	"\x18SystemSharedMemoryStatus\x12*.inference.SystemSharedMemoryStatusRequest\x1a+.inference.SystemSharedMemoryStatusResponse\"\x00\x12{\n" +
+	"\x1aSystemSharedMemoryRegister\x12,.inference.SystemSharedMemoryRegisterRequest\x1a-.inference.SystemSharedMemoryRegisterResponse\"\x00\x12\x81\x01\n" +
+	"\x1cSystemSharedMemoryUnregister\x12..inference.SystemSharedMemoryUnregisterRequest\x1a/.inference.SystemSharedMemoryUnregisterResponse\"\x00B.Z,github.com/gpulet/gpuletd/kserve/inferencepbb\x06proto3"
 
 var (
 	file_grpc_service_proto_rawDescOnce sync.Once
@@ -2345,7 +2714,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -2376,30 +2745,38 @@ var file_grpc_service_proto_goTypes = []any{
 	(*RepositoryModelLoadResponse)(nil),                  // 26: inference.RepositoryModelLoadResponse
 	(*RepositoryModelUnloadRequest)(nil),                 // 27: inference.RepositoryModelUnloadRequest
 	(*RepositoryModelUnloadResponse)(nil),                // 28: inference.RepositoryModelUnloadResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 29: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 30: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 31: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 32: inference.ModelInferRequest.ParametersEntry
-	nil, // 33: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 34: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 35: inference.ModelInferResponse.InferOutputTensor
-	nil, // 36: inference.ModelInferResponse.ParametersEntry
-	nil, // 37: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 38: inference.RepositoryIndexResponse.ModelIndex
-	nil,                          // 39: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil,                          // 40: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*tritonpb.ModelConfig)(nil), // 41: inference.ModelConfig
+	(*SystemSharedMemoryStatusRequest)(nil),              // 29: inference.SystemSharedMemoryStatusRequest
+	(*SystemSharedMemoryStatusResponse)(nil),             // 30: inference.SystemSharedMemoryStatusResponse
+	(*SystemSharedMemoryRegisterRequest)(nil),            // 31: inference.SystemSharedMemoryRegisterRequest
+	(*SystemSharedMemoryRegisterResponse)(nil),           // 32: inference.SystemSharedMemoryRegisterResponse
+	(*SystemSharedMemoryUnregisterRequest)(nil),          // 33: inference.SystemSharedMemoryUnregisterRequest
+	(*SystemSharedMemoryUnregisterResponse)(nil),         // 34: inference.SystemSharedMemoryUnregisterResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 35: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 36: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 37: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 38: inference.ModelInferRequest.ParametersEntry
+	nil, // 39: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 40: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 41: inference.ModelInferResponse.InferOutputTensor
+	nil, // 42: inference.ModelInferResponse.ParametersEntry
+	nil, // 43: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 44: inference.RepositoryIndexResponse.ModelIndex
+	nil, // 45: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil, // 46: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 47: inference.SystemSharedMemoryStatusResponse.RegionStatus
+	nil,                          // 48: inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	(*tritonpb.ModelConfig)(nil), // 49: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	29, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	29, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	32, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	30, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	31, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	36, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	35, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	35, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	35, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	38, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	36, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	37, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	42, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	41, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	41, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	49, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -2408,50 +2785,58 @@ var file_grpc_service_proto_depIdxs = []int32{
 	18, // 14: inference.InferStatistics.compute_output:type_name -> inference.StatisticDuration
 	19, // 15: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 16: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	38, // 17: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	39, // 18: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	40, // 19: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	33, // 20: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 21: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	34, // 22: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 23: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 24: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 25: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	37, // 26: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 27: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 28: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 29: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	22, // 30: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	22, // 31: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	0,  // 32: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 33: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 34: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 35: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 36: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 37: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 38: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 39: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 40: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	23, // 41: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	25, // 42: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	27, // 43: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	1,  // 44: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 45: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 46: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 47: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 48: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 49: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 50: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 51: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	21, // 52: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	24, // 53: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	26, // 54: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	28, // 55: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	44, // [44:56] is the sub-list for method output_type
-	32, // [32:44] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	44, // 17: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	45, // 18: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	46, // 19: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	48, // 20: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	39, // 21: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 22: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	40, // 23: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 24: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 25: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 26: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	43, // 27: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 28: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 29: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 30: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	22, // 31: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	22, // 32: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	47, // 33: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	0,  // 34: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 35: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 36: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 37: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 38: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 39: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 40: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 41: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 42: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	23, // 43: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	25, // 44: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	27, // 45: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	29, // 46: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	31, // 47: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	33, // 48: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	1,  // 49: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 50: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 51: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 52: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 53: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 54: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 55: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 56: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	21, // 57: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	24, // 58: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	26, // 59: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	28, // 60: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	30, // 61: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	32, // 62: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	34, // 63: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	49, // [49:64] is the sub-list for method output_type
+	34, // [34:49] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -2478,7 +2863,7 @@ func file_grpc_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

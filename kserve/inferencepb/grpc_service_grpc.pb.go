@@ -25,18 +25,21 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	GRPCInferenceService_ServerLive_FullMethodName            = "/inference.GRPCInferenceService/ServerLive"
-	GRPCInferenceService_ServerReady_FullMethodName           = "/inference.GRPCInferenceService/ServerReady"
-	GRPCInferenceService_ModelReady_FullMethodName            = "/inference.GRPCInferenceService/ModelReady"
-	GRPCInferenceService_ServerMetadata_FullMethodName        = "/inference.GRPCInferenceService/ServerMetadata"
-	GRPCInferenceService_ModelMetadata_FullMethodName         = "/inference.GRPCInferenceService/ModelMetadata"
-	GRPCInferenceService_ModelInfer_FullMethodName            = "/inference.GRPCInferenceService/ModelInfer"
-	GRPCInferenceService_ModelStreamInfer_FullMethodName      = "/inference.GRPCInferenceService/ModelStreamInfer"
-	GRPCInferenceService_ModelConfig_FullMethodName           = "/inference.GRPCInferenceService/ModelConfig"
-	GRPCInferenceService_ModelStatistics_FullMethodName       = "/inference.GRPCInferenceService/ModelStatistics"
-	GRPCInferenceService_RepositoryIndex_FullMethodName       = "/inference.GRPCInferenceService/RepositoryIndex"
-	GRPCInferenceService_RepositoryModelLoad_FullMethodName   = "/inference.GRPCInferenceService/RepositoryModelLoad"
-	GRPCInferenceService_RepositoryModelUnload_FullMethodName = "/inference.GRPCInferenceService/RepositoryModelUnload"
+	GRPCInferenceService_ServerLive_FullMethodName                   = "/inference.GRPCInferenceService/ServerLive"
+	GRPCInferenceService_ServerReady_FullMethodName                  = "/inference.GRPCInferenceService/ServerReady"
+	GRPCInferenceService_ModelReady_FullMethodName                   = "/inference.GRPCInferenceService/ModelReady"
+	GRPCInferenceService_ServerMetadata_FullMethodName               = "/inference.GRPCInferenceService/ServerMetadata"
+	GRPCInferenceService_ModelMetadata_FullMethodName                = "/inference.GRPCInferenceService/ModelMetadata"
+	GRPCInferenceService_ModelInfer_FullMethodName                   = "/inference.GRPCInferenceService/ModelInfer"
+	GRPCInferenceService_ModelStreamInfer_FullMethodName             = "/inference.GRPCInferenceService/ModelStreamInfer"
+	GRPCInferenceService_ModelConfig_FullMethodName                  = "/inference.GRPCInferenceService/ModelConfig"
+	GRPCInferenceService_ModelStatistics_FullMethodName              = "/inference.GRPCInferenceService/ModelStatistics"
+	GRPCInferenceService_RepositoryIndex_FullMethodName              = "/inference.GRPCInferenceService/RepositoryIndex"
+	GRPCInferenceService_RepositoryModelLoad_FullMethodName          = "/inference.GRPCInferenceService/RepositoryModelLoad"
+	GRPCInferenceService_RepositoryModelUnload_FullMethodName        = "/inference.GRPCInferenceService/RepositoryModelUnload"
+	GRPCInferenceService_SystemSharedMemoryStatus_FullMethodName     = "/inference.GRPCInferenceService/SystemSharedMemoryStatus"
+	GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName   = "/inference.GRPCInferenceService/SystemSharedMemoryRegister"
+	GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName = "/inference.GRPCInferenceService/SystemSharedMemoryUnregister"
 )
 
 // GRPCInferenceServiceClient is the client API for GRPCInferenceService service.
@@ -70,6 +73,12 @@ type GRPCInferenceServiceClient interface {
 	RepositoryModelLoad(ctx context.Context, in *RepositoryModelLoadRequest, opts ...grpc.CallOption) (*RepositoryModelLoadResponse, error)
 	// RepositoryModelUnload stops serving a model.
 	RepositoryModelUnload(ctx context.Context, in *RepositoryModelUnloadRequest, opts ...grpc.CallOption) (*RepositoryModelUnloadResponse, error)
+	// The system shared-memory extension: regions of POSIX shared-memory
+	// objects a local client registers, then names in an input's or an
+	// output's parameters instead of carrying the tensor in the message.
+	SystemSharedMemoryStatus(ctx context.Context, in *SystemSharedMemoryStatusRequest, opts ...grpc.CallOption) (*SystemSharedMemoryStatusResponse, error)
+	SystemSharedMemoryRegister(ctx context.Context, in *SystemSharedMemoryRegisterRequest, opts ...grpc.CallOption) (*SystemSharedMemoryRegisterResponse, error)
+	SystemSharedMemoryUnregister(ctx context.Context, in *SystemSharedMemoryUnregisterRequest, opts ...grpc.CallOption) (*SystemSharedMemoryUnregisterResponse, error)
 }
 
 type gRPCInferenceServiceClient struct {
@@ -203,6 +212,36 @@ func (c *gRPCInferenceServiceClient) RepositoryModelUnload(ctx context.Context, 
 	return out, nil
 }
 
+func (c *gRPCInferenceServiceClient) SystemSharedMemoryStatus(ctx context.Context, in *SystemSharedMemoryStatusRequest, opts ...grpc.CallOption) (*SystemSharedMemoryStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SystemSharedMemoryStatusResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_SystemSharedMemoryStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *gRPCInferenceServiceClient) SystemSharedMemoryRegister(ctx context.Context, in *SystemSharedMemoryRegisterRequest, opts ...grpc.CallOption) (*SystemSharedMemoryRegisterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SystemSharedMemoryRegisterResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *gRPCInferenceServiceClient) SystemSharedMemoryUnregister(ctx context.Context, in *SystemSharedMemoryUnregisterRequest, opts ...grpc.CallOption) (*SystemSharedMemoryUnregisterResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SystemSharedMemoryUnregisterResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GRPCInferenceServiceServer is the server API for GRPCInferenceService service.
 // All implementations must embed UnimplementedGRPCInferenceServiceServer
 // for forward compatibility.
@@ -234,6 +273,12 @@ type GRPCInferenceServiceServer interface {
 	RepositoryModelLoad(context.Context, *RepositoryModelLoadRequest) (*RepositoryModelLoadResponse, error)
 	// RepositoryModelUnload stops serving a model.
 	RepositoryModelUnload(context.Context, *RepositoryModelUnloadRequest) (*RepositoryModelUnloadResponse, error)
+	// The system shared-memory extension: regions of POSIX shared-memory
+	// objects a local client registers, then names in an input's or an
+	// output's parameters instead of carrying the tensor in the message.
+	SystemSharedMemoryStatus(context.Context, *SystemSharedMemoryStatusRequest) (*SystemSharedMemoryStatusResponse, error)
+	SystemSharedMemoryRegister(context.Context, *SystemSharedMemoryRegisterRequest) (*SystemSharedMemoryRegisterResponse, error)
+	SystemSharedMemoryUnregister(context.Context, *SystemSharedMemoryUnregisterRequest) (*SystemSharedMemoryUnregisterResponse, error)
 	mustEmbedUnimplementedGRPCInferenceServiceServer()
 }
 
@@ -279,6 +324,15 @@ func (UnimplementedGRPCInferenceServiceServer) RepositoryModelLoad(context.Conte
 }
 func (UnimplementedGRPCInferenceServiceServer) RepositoryModelUnload(context.Context, *RepositoryModelUnloadRequest) (*RepositoryModelUnloadResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RepositoryModelUnload not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) SystemSharedMemoryStatus(context.Context, *SystemSharedMemoryStatusRequest) (*SystemSharedMemoryStatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SystemSharedMemoryStatus not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) SystemSharedMemoryRegister(context.Context, *SystemSharedMemoryRegisterRequest) (*SystemSharedMemoryRegisterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SystemSharedMemoryRegister not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) SystemSharedMemoryUnregister(context.Context, *SystemSharedMemoryUnregisterRequest) (*SystemSharedMemoryUnregisterResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SystemSharedMemoryUnregister not implemented")
 }
 func (UnimplementedGRPCInferenceServiceServer) mustEmbedUnimplementedGRPCInferenceServiceServer() {}
 func (UnimplementedGRPCInferenceServiceServer) testEmbeddedByValue()                              {}
@@ -506,6 +560,60 @@ func _GRPCInferenceService_RepositoryModelUnload_Handler(srv interface{}, ctx co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GRPCInferenceService_SystemSharedMemoryStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SystemSharedMemoryStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).SystemSharedMemoryStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_SystemSharedMemoryStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).SystemSharedMemoryStatus(ctx, req.(*SystemSharedMemoryStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GRPCInferenceService_SystemSharedMemoryRegister_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SystemSharedMemoryRegisterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).SystemSharedMemoryRegister(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).SystemSharedMemoryRegister(ctx, req.(*SystemSharedMemoryRegisterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GRPCInferenceService_SystemSharedMemoryUnregister_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SystemSharedMemoryUnregisterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).SystemSharedMemoryUnregister(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).SystemSharedMemoryUnregister(ctx, req.(*SystemSharedMemoryUnregisterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GRPCInferenceService_ServiceDesc is the grpc.ServiceDesc for GRPCInferenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -556,6 +664,18 @@ var GRPCInferenceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RepositoryModelUnload",
 			Handler:    _GRPCInferenceService_RepositoryModelUnload_Handler,
+		},
+		{
+			MethodName: "SystemSharedMemoryStatus",
+			Handler:    _GRPCInferenceService_SystemSharedMemoryStatus_Handler,
+		},
+		{
+			MethodName: "SystemSharedMemoryRegister",
+			Handler:    _GRPCInferenceService_SystemSharedMemoryRegister_Handler,
+		},
+		{
+			MethodName: "SystemSharedMemoryUnregister",
+			Handler:    _GRPCInferenceService_SystemSharedMemoryUnregister_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

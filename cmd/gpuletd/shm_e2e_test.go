@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// Triton's system shared-memory extension end to end, as a local client
+// uses it: a POSIX shared-memory object holds mlp's input and receives its
+// output, registered as two regions over REST; inference over REST and over
+// gRPC reads the input from one and writes the output into the other, with
+// the same result as a request that carries its tensors; misuse is refused
+// naming what is wrong, and unregistering leaves nothing registered.
+func TestSystemSharedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm on this machine")
+	}
+	grpcAddr := freeAddr(t)
+	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr)
+
+	// What mlp answers to mlpJSON(1)'s input, carried in the request.
+	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ref struct {
+		Outputs []struct {
+			Data []float32 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ref))
+	want := ref.Outputs[0].Data
+	require.Len(t, want, 10)
+
+	// The object: the input at 0, room for the output at 3200.
+	key := fmt.Sprintf("/gpuletd-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	file := filepath.Join("/dev/shm", key[1:])
+	obj := make([]byte, 3264)
+	for i := range 784 { // the values mlpJSON sends, as it rounds them
+		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(i%7)/7, 'f', 3, 32), 32)
+		require.NoError(t, err)
+		binary.LittleEndian.PutUint32(obj[4*i:], math.Float32bits(float32(f)))
+	}
+	require.NoError(t, os.WriteFile(file, obj, 0o600))
+	t.Cleanup(func() { _ = os.Remove(file) })
+	output := func() []float32 {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		out := make([]float32, 10)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[3200+4*i:]))
+		}
+		return out
+	}
+
+	r = do(t, "POST", base+"/v2/systemsharedmemory/region/in/register", []byte(fmt.Sprintf(`{"key": %q, "offset": 0, "byte_size": 3136}`, key)), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "POST", base+"/v2/systemsharedmemory/region/out/register", []byte(fmt.Sprintf(`{"key": %q, "offset": 3200, "byte_size": 64}`, key)), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "POST", base+"/v2/systemsharedmemory/region/out/register", []byte(fmt.Sprintf(`{"key": %q, "offset": 0, "byte_size": 8}`, key)), nil)
+	require.Equal(t, 400, r.code, "a name registered twice")
+	r = do(t, "POST", base+"/v2/systemsharedmemory/region/etc/register", []byte(`{"key": "/../etc/passwd", "offset": 0, "byte_size": 8}`), nil)
+	require.Equal(t, 400, r.code)
+	require.Contains(t, string(r.body), "is not a shared-memory object name")
+	r = do(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.JSONEq(t, fmt.Sprintf(`[{"name": "in", "key": %q, "offset": 0, "byte_size": 3136}, {"name": "out", "key": %q, "offset": 3200, "byte_size": 64}]`, key, key), string(r.body))
+
+	infer := func(in, out string, outSize int) httpResult {
+		return do(t, "POST", base+"/v2/models/mlp/infer", []byte(fmt.Sprintf(`{"inputs": [{"name": "input", "shape": [1, 784], "datatype": "FP32",
+			"parameters": {"shared_memory_region": %q, "shared_memory_byte_size": 3136}}],
+			"outputs": [{"name": "output", "parameters": {"shared_memory_region": %q, "shared_memory_byte_size": %d}}]}`, in, out, outSize)), nil)
+	}
+	r = infer("in", "out", 64)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.JSONEq(t, `{"model_name": "mlp", "model_version": "1", "outputs": [{"name": "output", "shape": [1, 10], "datatype": "FP32",
+		"parameters": {"shared_memory_region": "out", "shared_memory_byte_size": 40}}]}`, string(r.body))
+	require.InDeltaSlice(t, want, output(), 1e-5, "the output written into the region")
+
+	r = infer("nosuch", "out", 64)
+	require.Equal(t, 400, r.code)
+	require.Contains(t, string(r.body), `input \"input\": no shared-memory region of that name is registered: \"nosuch\"`)
+	r = infer("in", "out", 8)
+	require.Equal(t, 400, r.code)
+	require.Contains(t, string(r.body), "the output takes 40 bytes but shared_memory_byte_size gives it 8")
+
+	// gRPC, into a cleared output region.
+	require.NoError(t, os.WriteFile(file, append(obj[:3200:3200], make([]byte, 64)...), 0o600))
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	c := pb.NewGRPCInferenceServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
+	require.NoError(t, err)
+	require.Contains(t, sm.Extensions, "system_shared_memory")
+	place := func(region string, size int64) map[string]*pb.InferParameter {
+		return map[string]*pb.InferParameter{
+			"shared_memory_region":    {ParameterChoice: &pb.InferParameter_StringParam{StringParam: region}},
+			"shared_memory_byte_size": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: size}},
+		}
+	}
+	res, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "mlp",
+		Inputs:  []*pb.ModelInferRequest_InferInputTensor{{Name: "input", Datatype: "FP32", Shape: []int64{1, 784}, Parameters: place("in", 3136)}},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "output", Parameters: place("out", 64)}}})
+	require.NoError(t, err)
+	require.Empty(t, res.RawOutputContents)
+	require.Equal(t, "out", res.Outputs[0].Parameters["shared_memory_region"].GetStringParam())
+	require.InDeltaSlice(t, want, output(), 1e-5)
+
+	st, err := c.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.Regions, 2)
+	require.EqualValues(t, 3200, st.Regions["out"].Offset)
+	_, err = c.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{Name: "in"})
+	require.NoError(t, err)
+	_, err = c.SystemSharedMemoryStatus(ctx, &pb.SystemSharedMemoryStatusRequest{Name: "in"})
+	requireCode(t, err, codes.NotFound, "no shared-memory region of that name")
+	_, err = c.SystemSharedMemoryRegister(ctx, &pb.SystemSharedMemoryRegisterRequest{Name: "in", Key: key, ByteSize: 3136})
+	require.NoError(t, err, "registered again over gRPC")
+	r = do(t, "POST", base+"/v2/systemsharedmemory/unregister", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil)
+	require.JSONEq(t, `[]`, string(r.body))
+}

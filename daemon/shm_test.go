@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The registry maps regions of shared-memory objects, reads and writes
+// within their bounds only, and refuses keys outside its directory.
+func TestSharedMemoryRegistry(t *testing.T) {
+	dir := t.TempDir()
+	obj := make([]byte, 64)
+	for i := range obj {
+		obj[i] = byte(i)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "obj"), obj, 0o600))
+	s := newSharedMemory(dir)
+	defer s.close()
+
+	require.NoError(t, s.register("in", "/obj", 16, 32))
+	require.ErrorIs(t, s.register("in", "/obj", 0, 8), errShmExists)
+	for _, key := range []string{"obj", "/", "/../etc/passwd", "/a/b", "/.."} {
+		require.ErrorIs(t, s.register("k", key, 0, 8), errShmBad, key)
+	}
+	require.ErrorIs(t, s.register("big", "/obj", 60, 8), errShmBad, "past the object's end")
+	require.ErrorIs(t, s.register("none", "/missing", 0, 8), errShmBad)
+	require.ErrorIs(t, s.register("zero", "/obj", 0, 0), errShmBad)
+
+	got, err := s.ReadRegion("in", 4, 4)
+	require.NoError(t, err)
+	require.Equal(t, []byte{20, 21, 22, 23}, got, "offset within the region, which starts at 16")
+	_, err = s.ReadRegion("in", 30, 4)
+	require.ErrorContains(t, err, `4 bytes at offset 30 do not fit region "in" (32 bytes)`)
+	_, err = s.ReadRegion("out", 0, 4)
+	require.ErrorIs(t, err, errShmUnknown)
+
+	require.NoError(t, s.write("in", 0, 4, []byte{9, 9}))
+	file, err := os.ReadFile(filepath.Join(dir, "obj"))
+	require.NoError(t, err)
+	require.Equal(t, []byte{9, 9, 18}, file[16:19], "written through to the object")
+	require.ErrorContains(t, s.write("in", 0, 1, []byte{9, 9}), "the output takes 2 bytes but shared_memory_byte_size gives it 1")
+
+	st, err := s.status("")
+	require.NoError(t, err)
+	require.Equal(t, []shmRegion{{Name: "in", Key: "/obj", Offset: 16, ByteSize: 32}}, st)
+	_, err = s.status("other")
+	require.ErrorIs(t, err, errShmUnknown)
+
+	require.ErrorIs(t, s.unregister("other"), errShmUnknown)
+	require.NoError(t, s.unregister("in"))
+	_, err = s.ReadRegion("in", 0, 1)
+	require.ErrorIs(t, err, errShmUnknown)
+	st, err = s.status("")
+	require.NoError(t, err)
+	require.Empty(t, st)
+
+	s.maxRead = func() int64 { return 4 }
+	require.NoError(t, s.register("in", "/obj", 0, 64))
+	_, err = s.ReadRegion("in", 0, 8)
+	require.ErrorContains(t, err, "8 bytes from region \"in\" are above limits.max_request_body (4 bytes)")
+
+	var off *sharedMemory
+	require.ErrorIs(t, off.register("a", "/obj", 0, 1), errShmOff)
+}
