@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -163,7 +165,7 @@ func (s *sharedMemory) span(name string, offset, size int64) ([]byte, error) {
 }
 
 // ReadRegion implements kserve.SharedMemory: a copy of the bytes.
-func (s *sharedMemory) ReadRegion(region string, offset, size int64) ([]byte, error) {
+func (s *sharedMemory) ReadRegion(region string, offset, size int64) (out []byte, err error) {
 	if s.maxRead != nil {
 		if most := s.maxRead(); size > most {
 			return nil, fmt.Errorf("%d bytes from region %q are above limits.max_request_body (%d bytes)", size, region, most)
@@ -175,12 +177,33 @@ func (s *sharedMemory) ReadRegion(region string, offset, size int64) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer faultAsError(region, &err)
 	return append([]byte(nil), b...), nil
+}
+
+// faultAsError turns a fault while touching a mapped region into an error
+// (with debug.SetPanicOnFault on for the copy): a client that shrinks its
+// object after registering it leaves pages that fault on access (SIGBUS),
+// which would otherwise stop the daemon. Deferred after SetPanicOnFault, so
+// it runs before the setting is restored.
+func faultAsError(region string, err *error) {
+	if r := recover(); r != nil {
+		// A fault's run-time error carries the faulting address.
+		fault, ok := r.(interface {
+			runtime.Error
+			Addr() uintptr
+		})
+		if !ok {
+			panic(r)
+		}
+		*err = fmt.Errorf("region %q can no longer be read or written (was its shared-memory object shrunk?): fault at %#x", region, fault.Addr())
+	}
 }
 
 // write puts data at offset in the region; room is the byte size the
 // request gave the output there, which data must not exceed.
-func (s *sharedMemory) write(region string, offset, room int64, data []byte) error {
+func (s *sharedMemory) write(region string, offset, room int64, data []byte) (err error) {
 	if int64(len(data)) > room {
 		return fmt.Errorf("the output takes %d bytes but shared_memory_byte_size gives it %d", len(data), room)
 	}
@@ -190,6 +213,8 @@ func (s *sharedMemory) write(region string, offset, room int64, data []byte) err
 	if err != nil {
 		return err
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer faultAsError(region, &err)
 	copy(b, data)
 	return nil
 }

@@ -65,3 +65,20 @@ func TestSharedMemoryRegistry(t *testing.T) {
 	var off *sharedMemory
 	require.ErrorIs(t, off.register("a", "/obj", 0, 1), errShmOff)
 }
+
+// A client that shrinks its object after registering it leaves pages that
+// fault when touched: the request gets an error, the daemon lives on.
+func TestSharedMemoryShrunkUnderARegionIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "obj")
+	require.NoError(t, os.WriteFile(file, make([]byte, 3*os.Getpagesize()), 0o600))
+	s := newSharedMemory(dir)
+	defer s.close()
+	require.NoError(t, s.register("r", "/obj", 0, int64(3*os.Getpagesize())))
+	require.NoError(t, os.Truncate(file, 0))
+
+	_, err := s.ReadRegion("r", int64(2*os.Getpagesize()), 8)
+	require.ErrorContains(t, err, `region "r" can no longer be read or written`)
+	err = s.write("r", int64(2*os.Getpagesize()), 8, []byte{1})
+	require.ErrorContains(t, err, `region "r" can no longer be read or written`)
+}
