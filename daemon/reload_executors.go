@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -26,7 +27,10 @@ func (n *node) applyToExecutors(ctx context.Context) {
 	policy, maxQueue := cfg.Scheduler.Policy, int32(cfg.Limits.MaxQueuedPerModel)
 	var failed []string
 	for _, g := range n.sup.list() {
-		if err := g.follow(ctx, policy, maxQueue); err != nil {
+		gctx, cancel := context.WithTimeout(ctx, followTimeout)
+		err := g.follow(gctx, policy, maxQueue)
+		cancel()
+		if err != nil {
 			n.log.Warn("apply the reloaded configuration", zap.String("gpulet", g.id), zap.Error(err))
 			failed = append(failed, err.Error())
 		}
@@ -37,6 +41,11 @@ func (n *node) applyToExecutors(ctx context.Context) {
 			"the reloaded policy or queue bound did not reach every running executor: "+strings.Join(failed, "; "), nil)
 	}
 }
+
+// followTimeout bounds bringing one gpu-let to a reloaded configuration: a
+// wedged executor must not hold the planner's goroutine (its health check
+// restarts it, with the new arguments).
+const followTimeout = 30 * time.Second
 
 // follow switches g's executor to policy and its models to maxQueue where
 // they differ. An executor being restarted takes both from its arguments.
