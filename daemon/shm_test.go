@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,4 +82,44 @@ func TestSharedMemoryShrunkUnderARegionIsAnError(t *testing.T) {
 	require.ErrorContains(t, err, `region "r" can no longer be read or written`)
 	err = s.write("r", int64(2*os.Getpagesize()), 8, []byte{1})
 	require.ErrorContains(t, err, `region "r" can no longer be read or written`)
+}
+
+// Requests copy in and out while regions come and go: a region is never
+// unmapped under a copy (the race detector and the mapping both check).
+func TestSharedMemoryConcurrentUse(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "obj"), make([]byte, 4096), 0o600))
+	s := newSharedMemory(dir)
+	defer s.close()
+	require.NoError(t, s.register("r", "/obj", 0, 4096))
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := s.ReadRegion("r", int64(w*512), 512); err != nil && !errors.Is(err, errShmUnknown) {
+					errs <- err
+					return
+				}
+				if err := s.write("r", int64(w*512), 512, make([]byte, 512)); err != nil && !errors.Is(err, errShmUnknown) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 200 {
+		require.NoError(t, s.unregister("r"))
+		require.NoError(t, s.register("r", "/obj", 0, 4096))
+	}
+	close(done)
+	for range 4 {
+		require.NoError(t, <-errs)
+	}
 }
