@@ -158,15 +158,12 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 // JSON or binary data; gRPC: binary), and writes those asked for in shared
 // memory into their regions.
 func (n *node) placeOutputs(m *repository.Model, req *kserve.Request, outs []tensor.Tensor) ([]kserve.Output, *inferError) {
-	asked := make(map[string]kserve.OutputRequest, len(req.Outputs))
-	for _, o := range req.Outputs {
-		asked[o.Name] = o
-	}
 	kout := make([]kserve.Output, len(outs))
 	for i, t := range outs {
-		o, ok := asked[t.Name]
-		if !ok {
-			o.Binary = req.BinaryOutputs
+		// A few outputs at most: a scan allocates nothing.
+		o := kserve.OutputRequest{Binary: req.BinaryOutputs}
+		if k := slices.IndexFunc(req.Outputs, func(a kserve.OutputRequest) bool { return a.Name == t.Name }); k >= 0 {
+			o = req.Outputs[k]
 		}
 		kout[i] = kserve.Output{Tensor: t, Binary: o.Binary, Shm: o.Shm}
 		if o.Shm == nil {
