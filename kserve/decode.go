@@ -273,6 +273,14 @@ func intParam(p Parameters, key string) (v int64, found bool, err error) {
 	if !ok {
 		return 0, false, nil
 	}
+	return parseInt(raw, key)
+}
+
+// parseInt reads an integer parameter that is present. Apart from intParam
+// so that the value Unmarshal fills escapes only when there is one: most
+// requests give few of the parameters looked for.
+func parseInt(raw []byte, key string) (int64, bool, error) {
+	var v int64
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return 0, true, fmt.Errorf("%s must be an integer", key)
 	}

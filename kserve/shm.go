@@ -67,8 +67,9 @@ func jsonShmRef(p Parameters) (ShmRef, bool, error) {
 	var region string
 	raw, hasRegion := p[ParamShmRegion]
 	if hasRegion {
-		if err := json.Unmarshal(raw, &region); err != nil {
-			return ShmRef{}, false, fmt.Errorf("%s must be a string", ParamShmRegion)
+		var err error
+		if region, err = parseString(raw, ParamShmRegion); err != nil {
+			return ShmRef{}, false, err
 		}
 	}
 	size, hasSize, err := intParam(p, ParamShmSize)
@@ -80,6 +81,16 @@ func jsonShmRef(p Parameters) (ShmRef, bool, error) {
 		return ShmRef{}, false, err
 	}
 	return shmRef(region, hasRegion, size, hasSize, offset)
+}
+
+// parseString reads a string parameter that is present (apart, as
+// parseInt is).
+func parseString(raw []byte, key string) (string, error) {
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", fmt.Errorf("%s must be a string", key)
+	}
+	return v, nil
 }
 
 // grpcShmRef reads the shared-memory parameters of a gRPC input or output.
