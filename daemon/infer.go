@@ -342,6 +342,8 @@ func executorError(model string, res *pb.InferResponse) *inferError {
 		return &inferError{code: http.StatusBadRequest, reason: reasonBadRequest, msg: res.Error}
 	case pb.Code_DEADLINE:
 		return &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf("%s: the deadline cannot be met (%s)", model, res.Error)}
+	case pb.Code_DROPPED:
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonDropped, msg: fmt.Sprintf("%s: dropped so that the requests queued behind it meet their deadlines (%s)", model, res.Error)}
 	case pb.Code_QUEUE_FULL:
 		return &inferError{code: http.StatusServiceUnavailable, reason: reasonQueueFull, msg: fmt.Sprintf("%s: overloaded (%s)", model, res.Error)}
 	case pb.Code_UNAVAILABLE, pb.Code_NOT_FOUND, pb.Code_CANCELLED:

@@ -239,7 +239,7 @@ func (r *pipelineRun) dispatch(ctx context.Context, models []*repository.Model, 
 // the model's load, which another gpu-let of the step may still meet.
 func reroutable(e *inferError) bool {
 	switch e.reason {
-	case reasonDeadline, reasonQueueFull, reasonUnroutable:
+	case reasonDeadline, reasonDropped, reasonQueueFull, reasonUnroutable:
 		return true
 	}
 	return false

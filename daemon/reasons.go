@@ -38,6 +38,10 @@ const (
 	// reasonDeadline: the request's deadline cannot be met, or passed
 	// without an answer.
 	reasonDeadline = "deadline"
+	// reasonDropped: the executor dropped the request from the head of its
+	// queue so that the requests behind it meet their deadlines (it could
+	// no longer finish in time with them).
+	reasonDropped = "dropped"
 	// reasonQueueFull: the executor's queue for the model is full.
 	reasonQueueFull = "queue_full"
 	// reasonUnavailable: the executor did not take the request: it is
@@ -58,7 +62,7 @@ const (
 var failureReasons = []string{
 	reasonBadRequest, reasonTooLarge, reasonBodyTimeout, reasonMemoryBudget, reasonOutputNotJSON,
 	reasonUnknownModel, reasonUnservable, reasonUnplaced, reasonOverShare, reasonUnroutable,
-	reasonExecutorDown, reasonExecutorFailed, reasonDeadline, reasonQueueFull, reasonUnavailable,
+	reasonExecutorDown, reasonExecutorFailed, reasonDeadline, reasonDropped, reasonQueueFull, reasonUnavailable,
 	reasonCancelled, reasonDroppedEarly, reasonInternal,
 }
 

@@ -39,14 +39,20 @@ func (k sink) Reject(now time.Duration, q sched.Request, why sched.Reason) {
 	}
 	sl := l.slots[q.Slot]
 	l.releaseSlot(q.Slot)
-	code := pb.Code_DEADLINE
+	l.answerErr(sl.req, rejectCode(why), fmt.Sprintf("%s: %s", sl.req.model.name, why))
+}
+
+// rejectCode is the protocol's code for a request the scheduler refused.
+func rejectCode(why sched.Reason) pb.Code {
 	switch why {
+	case sched.Dropped:
+		return pb.Code_DROPPED
 	case sched.QueueFull:
-		code = pb.Code_QUEUE_FULL
+		return pb.Code_QUEUE_FULL
 	case sched.ModelRemoved:
-		code = pb.Code_UNAVAILABLE
+		return pb.Code_UNAVAILABLE
 	}
-	l.answerErr(sl.req, code, fmt.Sprintf("%s: %s", sl.req.model.name, why))
+	return pb.Code_DEADLINE
 }
 
 // Preempt cancels the running batch. The scheduler puts its rows back in

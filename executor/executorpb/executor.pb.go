@@ -37,6 +37,7 @@ const (
 	Code_UNAVAILABLE      Code = 5 // draining, unloading or stopping
 	Code_CANCELLED        Code = 6 // the client withdrew it
 	Code_INTERNAL         Code = 7 // the engine failed
+	Code_DROPPED          Code = 8 // dropped from the head of its queue, which could no longer
 )
 
 // Enum value maps for Code.
@@ -50,6 +51,7 @@ var (
 		5: "UNAVAILABLE",
 		6: "CANCELLED",
 		7: "INTERNAL",
+		8: "DROPPED",
 	}
 	Code_value = map[string]int32{
 		"OK":               0,
@@ -60,6 +62,7 @@ var (
 		"UNAVAILABLE":      5,
 		"CANCELLED":        6,
 		"INTERNAL":         7,
+		"DROPPED":          8,
 	}
 )
 
@@ -1742,7 +1745,7 @@ const file_executor_proto_rawDesc = "" +
 	"\bdraining\x18\x03 \x01(\bR\bdraining\x127\n" +
 	"\x06models\x18\x04 \x03(\v2\x1f.gpuletd.executor.v1.ModelStateR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x05 \x01(\x03R\x06busyUs\x12&\n" +
-	"\x0fstarted_unix_ns\x18\x06 \x01(\x03R\rstartedUnixNs*\x7f\n" +
+	"\x0fstarted_unix_ns\x18\x06 \x01(\x03R\rstartedUnixNs*\x8c\x01\n" +
 	"\x04Code\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
@@ -1752,7 +1755,8 @@ const file_executor_proto_rawDesc = "" +
 	"QUEUE_FULL\x10\x04\x12\x0f\n" +
 	"\vUNAVAILABLE\x10\x05\x12\r\n" +
 	"\tCANCELLED\x10\x06\x12\f\n" +
-	"\bINTERNAL\x10\a2\x97\x04\n" +
+	"\bINTERNAL\x10\a\x12\v\n" +
+	"\aDROPPED\x10\b2\x97\x04\n" +
 	"\bExecutor\x12Q\n" +
 	"\x06Health\x12\".gpuletd.executor.v1.HealthRequest\x1a#.gpuletd.executor.v1.HealthResponse\x12Z\n" +
 	"\tLoadModel\x12%.gpuletd.executor.v1.LoadModelRequest\x1a&.gpuletd.executor.v1.LoadModelResponse\x12`\n" +
