@@ -177,6 +177,7 @@ serve | pipeline)
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["report"]; print(sys.argv[2], {k: r.get(k) for k in ("target_rate", "sent", "ok", "failed", "goodput", "slo_attainment", "slo_ms")}, "p50/p99 ms", r["latency"]["p50_us"] / 1000, r["latency"]["p99_us"] / 1000); print("  per second (due/within SLO/failed):", " ".join("%d/%d/%d" % (s["due"], s["within_slo"], s["failed"]) for s in r.get("seconds") or []))' "$out/load-$m.json" "$m" 2>/dev/null || tail -3 "$out/load-$m.log"
   done
   python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8700/metrics", timeout=5).read().decode())' >"$out/metrics.txt" 2>&1
+  grep -E '^gpuletd_request_failures_total' "$out/metrics.txt" # deadline (refused on arrival, late) against dropped (a queue's head) and the rest
   "${sg[@]}" status >"$out/status-after.txt" 2>&1
   cat "$out/status-after.txt"
   kill -TERM $daemon
