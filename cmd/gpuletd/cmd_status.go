@@ -241,7 +241,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	fmt.Fprintf(w, "gpuletd %s at %s: %s\n", s.Version, base, state)
 	fmt.Fprintf(w, "policy %s, placement %s, %d reorganizations, %d executor restarts\n", s.Policy, s.Algorithm, s.Reorganizations, s.Restarts)
 	if old := olderPolicies(s); len(old) > 0 {
-		fmt.Fprintf(w, "  still on an earlier policy until a re-plan replaces them: %s\n", strings.Join(old, ", "))
+		fmt.Fprintf(w, "  still on an earlier policy (the reload could not switch them: see the events): %s\n", strings.Join(old, ", "))
 	}
 	switch {
 	case s.PlanAt != nil:

@@ -76,7 +76,7 @@ func TestWriteStatusNamesGpuletsOnAnEarlierPolicy(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, writeStatus(&b, "http://x", &s))
 	require.Contains(t, b.String(), "policy eager, placement gpulet-int")
-	require.Contains(t, b.String(), "still on an earlier policy until a re-plan replaces them: cpu-50-1 (deferred)\n")
+	require.Contains(t, b.String(), "still on an earlier policy (the reload could not switch them: see the events): cpu-50-1 (deferred)\n")
 	s.Gpulets[0].Policy = "eager"
 	b.Reset()
 	require.NoError(t, writeStatus(&b, "http://x", &s))
