@@ -68,9 +68,9 @@ type statusGpulet struct {
 	BusyRatio float64 `json:"busy_ratio"`
 	Cores     []int32 `json:"cores,omitempty"`
 	SMCount   int32   `json:"sm_count,omitempty"`
-	// Policy is the batch scheduling policy its executor runs: the one
-	// configured when it started (a reload applies to executors started
-	// after it).
+	// Policy is the batch scheduling policy its executor runs: the one it
+	// started with, or the one a reload switched it to (an executor that
+	// could not switch keeps its own, and the events say why).
 	Policy string            `json:"policy,omitempty"`
 	Models []statusPlacement `json:"models"`
 }

@@ -86,7 +86,7 @@ type gpuletRun struct {
 	loaded   map[string]*pb.LoadModelResponse
 	restarts int
 	health   *pb.HealthResponse
-	policy   string // the batch scheduling policy its executor was started with
+	policy   string // the batch scheduling policy its executor runs (started with, or switched to by a reload)
 
 	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
 	down     atomic.Bool                      // no executor answers now: the router skips it

@@ -527,7 +527,7 @@ func clip(s string, n int) string {
 }
 
 // olderPolicies lists the gpu-lets whose executors run another policy than
-// the one configured (a reload changed it after they started), as
+// the one configured (a reload changed it and could not switch them), as
 // "<gpu-let> (<policy>)".
 func olderPolicies(s *adminStatus) []string {
 	var out []string
