@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 )
@@ -67,6 +68,9 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 func writeInferError(w http.ResponseWriter, e *inferError) {
 	if e.retryable() {
 		w.Header().Set("Retry-After", retryAfter)
+	}
+	if e.reason != "" {
+		w.Header().Set(kserve.HeaderFailureReason, e.reason)
 	}
 	writeError(w, e.code, e.msg)
 }

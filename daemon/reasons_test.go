@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -81,6 +82,7 @@ func TestEveryFailureReasonIsDocumentedWithItsCodes(t *testing.T) {
 			writeInferError(rec, &inferError{code: httpCode, reason: reason, msg: "m: why"})
 			require.Equal(t, httpCode, rec.Code)
 			require.JSONEq(t, `{"error": "m: why"}`, rec.Body.String())
+			require.Equal(t, reason, rec.Header().Get(kserve.HeaderFailureReason), "the reason, for clients that count by cause")
 			if retry != nil {
 				require.Equal(t, "1", rec.Header().Get("Retry-After"))
 			} else {

@@ -17,6 +17,12 @@ import (
 // JSON part of a body whose tensors follow as raw bytes.
 const HeaderContentLength = "Inference-Header-Content-Length"
 
+// HeaderFailureReason names, on a failed inference answer, gpuletd's reason
+// for it: the reason label of gpuletd_request_failures_total ("deadline",
+// "dropped", "queue_full", ...), for clients and load generators that count
+// failures by cause. Not part of the protocol.
+const HeaderFailureReason = "Gpuletd-Failure-Reason"
+
 // ErrBadRequest is wrapped by every error about a malformed request; the HTTP
 // layer answers it with 400.
 var ErrBadRequest = errors.New("bad request")

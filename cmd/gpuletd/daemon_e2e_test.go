@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -217,6 +218,7 @@ func TestKServeProtocol(t *testing.T) {
 			require.Contains(t, e.Error, tc.has)
 			if tc.code == 503 {
 				require.NotEmpty(t, r.header.Get("Retry-After"))
+				require.Equal(t, "deadline", r.header.Get(kserve.HeaderFailureReason), "the reason, for clients that count failures by cause")
 			}
 		})
 	}

@@ -39,9 +39,9 @@ type Report struct {
 	Dropped int64 `json:"dropped_by_client"`
 	// OK is how many were answered 200 (Config.OKStatus).
 	OK int64 `json:"ok"`
-	// Failed counts the others by HTTP status ("503"), gRPC status code
-	// ("Unavailable") or FailError,
-	// FailCancelled.
+	// Failed counts the others by HTTP status ("503"; from gpuletd with its
+	// failure reason, "503 dropped"), gRPC status code ("Unavailable") or
+	// FailError, FailCancelled.
 	Failed map[string]int64 `json:"failed"`
 	// FirstError is the first failure's message.
 	FirstError string `json:"first_error,omitempty"`

@@ -274,7 +274,11 @@ func (g *generator) send(ctx context.Context, j job) {
 		return
 	}
 	if resp.StatusCode != g.cfg.OKStatus {
-		g.fail(j, strconv.Itoa(resp.StatusCode), resp.Status+errorMessage(errBody.Bytes()))
+		key := strconv.Itoa(resp.StatusCode)
+		if why := resp.Header.Get(kserve.HeaderFailureReason); why != "" {
+			key += " " + why // gpuletd's reason: "503 deadline", "503 dropped"
+		}
+		g.fail(j, key, resp.Status+errorMessage(errBody.Bytes()))
 		return
 	}
 	g.answered(j, lat, n)

@@ -131,6 +131,25 @@ func TestStatusesAndSLO(t *testing.T) {
 	require.GreaterOrEqual(t, rep.Latency.Max, 1200*time.Millisecond)
 }
 
+// Failures from gpuletd count by status and the reason its header gives, so
+// a report tells requests dropped from a queue's head from those refused on
+// arrival.
+func TestFailuresCountByReason(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{
+		code: func(int64) int { return http.StatusServiceUnavailable },
+		reason: func(i int64) string {
+			if i%2 == 0 {
+				return "deadline"
+			}
+			return "dropped"
+		},
+	})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 100, Duration: 300 * time.Millisecond, Seed: 1})
+	require.NoError(t, err)
+	n := rep.Sent
+	require.Equal(t, map[string]int64{"503 deadline": (n + 1) / 2, "503 dropped": n / 2}, rep.Failed)
+}
+
 // TestSeconds: each request counts in the second of the window it fell due
 // in, and the worst second is the first with the smallest share within the
 // SLO.

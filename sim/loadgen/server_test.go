@@ -24,6 +24,9 @@ type fakeServer struct {
 	slo   time.Duration
 	delay func(i int64) time.Duration // i counts infer requests from 0
 	code  func(i int64) int
+	// reason, when set, gives a failed answer gpuletd's failure reason
+	// header.
+	reason func(i int64) string
 
 	requests    atomic.Int64
 	inFlight    atomic.Int64
@@ -91,6 +94,9 @@ func (f *fakeServer) infer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := f.code(i)
+	if f.reason != nil && code != http.StatusOK {
+		w.Header().Set(kserve.HeaderFailureReason, f.reason(i))
+	}
 	w.WriteHeader(code)
 	if code == http.StatusOK {
 		_, _ = w.Write([]byte(`{"model_name":"m","outputs":[]}`))
