@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,7 +65,13 @@ func TestFloodOnOneModelSparesTheOthers(t *testing.T) {
 	require.GreaterOrEqual(t, float64(probes.rep.OK), 0.70*float64(probes.rep.Sent),
 		"mlp is answered during resnet18's flood: %d of %d, %v (%s); events:\n%s",
 		probes.rep.OK, probes.rep.Sent, probes.rep.Failed, probes.rep.FirstError, ev.body)
-	require.Positive(t, flood.rep.Failed["503"], "resnet18's excess is refused: %v", flood.rep.Failed)
+	refused := int64(0)
+	for code, n := range flood.rep.Failed {
+		if strings.HasPrefix(code, "503") { // with gpuletd's reason: "503 over_share", "503 deadline"
+			refused += n
+		}
+	}
+	require.Positive(t, refused, "resnet18's excess is refused: %v", flood.rep.Failed)
 	require.Positive(t, flood.rep.OK, "resnet18 keeps its share")
 	placed := false
 	for _, g := range getStatus(t, base).Gpulets {
