@@ -48,3 +48,21 @@ func tooLarge(limit int64) *inferError {
 	return &inferError{code: http.StatusRequestEntityTooLarge, reason: reasonTooLarge,
 		msg: fmt.Sprintf("request body is over the limit of %d bytes (limits.max_request_body)", limit)}
 }
+
+// holdMessage takes a received message's bytes (or the bytes its inputs
+// took out of shared memory) in the budget of request bytes in flight,
+// waiting for room at most until the model's SLO has passed, as readBody
+// does for a REST body. Nothing to hold holds nothing.
+func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
+	if size <= 0 || n.bodies == nil {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithDeadline(ctx, arrival.Add(m.Config.SLO.D()))
+	defer cancel()
+	release, err := n.bodies.Hold(ctx, size)
+	if errors.Is(err, connlimit.ErrOverBudget) {
+		return release, &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
+			msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, n.bodies.Max())}
+	}
+	return release, nil
+}

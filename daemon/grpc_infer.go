@@ -3,13 +3,10 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"time"
 
-	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
@@ -94,24 +91,6 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 	}
 	n.finish(m, arrival, batch, ierr)
 	return res, ierr
-}
-
-// holdMessage takes a received message's bytes (or the bytes its inputs
-// took out of shared memory) in the budget of request bytes in flight,
-// waiting for room at most until the model's SLO has passed, as readBody
-// does for a REST body. Nothing to hold holds nothing.
-func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
-	if size <= 0 || n.bodies == nil {
-		return func() {}, nil
-	}
-	ctx, cancel := context.WithDeadline(ctx, arrival.Add(m.Config.SLO.D()))
-	defer cancel()
-	release, err := n.bodies.Hold(ctx, size)
-	if errors.Is(err, connlimit.ErrOverBudget) {
-		return release, &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
-			msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, n.bodies.Max())}
-	}
-	return release, nil
 }
 
 // runGRPC decodes, runs and encodes one gRPC request.

@@ -204,6 +204,9 @@ func faultAsError(region string, err *error) {
 // write puts data at offset in the region; room is the byte size the
 // request gave the output there, which data must not exceed.
 func (s *sharedMemory) write(region string, offset, room int64, data []byte) (err error) {
+	if s == nil {
+		return errShmOff
+	}
 	if int64(len(data)) > room {
 		return fmt.Errorf("the output takes %d bytes but shared_memory_byte_size gives it %d", len(data), room)
 	}

@@ -65,6 +65,7 @@ func TestSharedMemoryRegistry(t *testing.T) {
 
 	var off *sharedMemory
 	require.ErrorIs(t, off.register("a", "/obj", 0, 1), errShmOff)
+	require.ErrorIs(t, off.write("a", 0, 1, []byte{1}), errShmOff)
 }
 
 // A client that shrinks its object after registering it leaves pages that

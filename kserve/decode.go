@@ -113,16 +113,22 @@ func DecodeRequestWith(body []byte, jsonLen int64, shm SharedMemory) (*Request, 
 // it.
 func (r *Request) addInput(i int, name string, t tensor.Tensor, err error) error {
 	if err != nil {
-		if name == "" {
-			name = "#" + strconv.Itoa(i)
-		}
-		return fmt.Errorf("%w: input %q: %s", ErrBadRequest, name, err)
+		return inputError(i, name, err)
 	}
 	if slices.ContainsFunc(r.Inputs, func(x tensor.Tensor) bool { return x.Name == t.Name }) {
 		return fmt.Errorf("%w: input %q given twice", ErrBadRequest, t.Name)
 	}
 	r.Inputs = append(r.Inputs, t)
 	return nil
+}
+
+// inputError says what is wrong with input i, named (by position when it
+// has no name).
+func inputError(i int, name string, err error) error {
+	if name == "" {
+		name = "#" + strconv.Itoa(i)
+	}
+	return fmt.Errorf("%w: input %q: %s", ErrBadRequest, name, err)
 }
 
 // checkOutputName refuses an output asked for without a name or twice.
@@ -179,15 +185,14 @@ func decodeInput(in RequestInput, bin []byte, shm SharedMemory, shmBytes *int64)
 	case inShm && (found || len(in.Data) > 0):
 		return tensor.Tensor{}, bin, fmt.Errorf("has %s and also data or binary_data_size", ParamShmRegion)
 	case inShm:
-		if data, err = readShm(shm, ref, fixedBytes(dt, n)); err != nil {
+		if data, err = readShm(shm, ref, fixedBytes(dt, n), shmBytes); err != nil {
 			return tensor.Tensor{}, bin, err
 		}
-		*shmBytes += int64(len(data))
 	case found && len(in.Data) > 0:
 		return tensor.Tensor{}, bin, errors.New("has both data and binary_data_size")
 	case found:
 		// BYTES elements vary in length: tensor.New counts them below.
-		if want := n * int64(dt.Size()); dt.Size() > 0 && size != want {
+		if want := fixedBytes(dt, n); want >= 0 && size != want {
 			return tensor.Tensor{}, bin, fmt.Errorf("binary_data_size is %d but shape %v of %s needs %d bytes", size, in.Shape, dt, want)
 		}
 		if size < 0 || size > int64(len(bin)) {

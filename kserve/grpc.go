@@ -34,8 +34,8 @@ func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request,
 	inMessage := 0
 	for i, in := range m.Inputs {
 		ref, found, err := grpcShmRef(in.Parameters)
-		if err != nil { // named as addInput names a bad input
-			return nil, (&Request{}).addInput(i, in.Name, tensor.Tensor{}, err)
+		if err != nil {
+			return nil, inputError(i, in.Name, err)
 		}
 		if found {
 			refs[i] = &ref
@@ -59,8 +59,7 @@ func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request,
 		)
 		switch {
 		case refs[i] != nil:
-			t, err = decodeGRPCShmInput(in, *refs[i], shm)
-			r.ShmBytes += int64(len(t.Data))
+			t, err = decodeGRPCShmInput(in, *refs[i], shm, &r.ShmBytes)
 		default:
 			var data []byte
 			if len(raw) > 0 {
@@ -91,8 +90,8 @@ func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request,
 }
 
 // decodeGRPCShmInput checks one input placed in shared memory and copies
-// its bytes out.
-func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, shm SharedMemory) (tensor.Tensor, error) {
+// its bytes out, counting them in shmBytes.
+func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, shm SharedMemory, shmBytes *int64) (tensor.Tensor, error) {
 	dt, n, err := checkInput(in.Name, in.Datatype, in.Shape)
 	if err != nil {
 		return tensor.Tensor{}, err
@@ -100,7 +99,7 @@ func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, s
 	if in.Contents != nil {
 		return tensor.Tensor{}, fmt.Errorf("has %s and also contents", ParamShmRegion)
 	}
-	data, err := readShm(shm, ref, fixedBytes(dt, n))
+	data, err := readShm(shm, ref, fixedBytes(dt, n), shmBytes)
 	if err != nil {
 		return tensor.Tensor{}, err
 	}
@@ -156,7 +155,7 @@ func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw
 		return tensor.Tensor{}, errors.New("has contents although the request uses raw_input_contents")
 	case raw:
 		// BYTES elements vary in length: tensor.New counts them below.
-		if want := n * int64(dt.Size()); dt.Size() > 0 && int64(len(data)) != want {
+		if want := fixedBytes(dt, n); want >= 0 && int64(len(data)) != want {
 			return tensor.Tensor{}, fmt.Errorf("raw_input_contents holds %d bytes but shape %v of %s needs %d", len(data), in.Shape, dt, want)
 		}
 	case in.Contents == nil:

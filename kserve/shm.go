@@ -123,13 +123,15 @@ func grpcShmRef(p map[string]*pb.InferParameter) (ShmRef, bool, error) {
 
 // readShm copies an input's bytes out of its region, checking them against
 // what its shape and data type need (BYTES elements vary: tensor.New counts
-// them).
-func readShm(shm SharedMemory, ref ShmRef, want int64) ([]byte, error) {
+// them), and adds them to counted (Request.ShmBytes).
+func readShm(shm SharedMemory, ref ShmRef, want int64, counted *int64) ([]byte, error) {
 	if shm == nil {
 		return nil, errNoShm
 	}
 	if want >= 0 && ref.Size != want {
 		return nil, fmt.Errorf("%s is %d but the shape and data type need %d bytes", ParamShmSize, ref.Size, want)
 	}
-	return shm.ReadRegion(ref.Region, ref.Offset, ref.Size)
+	data, err := shm.ReadRegion(ref.Region, ref.Offset, ref.Size)
+	*counted += int64(len(data))
+	return data, err
 }
