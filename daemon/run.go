@@ -60,6 +60,12 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("onnxruntime loaded", zap.String("library", lib), zap.String("version", onnxrt.Version()))
 
+	locks, err := lockDirs(log, lockedDir{"state_dir", cfg.StateDir}, lockedDir{"runtime_dir", cfg.RuntimeDir})
+	if err != nil {
+		return err
+	}
+	defer locks.release()
+
 	st, err := openStore(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), log.Named("store"))
 	if err != nil {
 		return err

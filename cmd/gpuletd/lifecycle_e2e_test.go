@@ -390,3 +390,62 @@ func TestScrapeDuringStalledExecutor(t *testing.T) {
 		}
 	}
 }
+
+// TestASecondDaemonOnTheSameDirectoriesIsRefused starts a daemon, then a
+// second `gpuletd serve` with the same state and runtime directories (on
+// another port): the second exits at once naming the first, and leaves the
+// first's executor sockets and store as they were.
+func TestASecondDaemonOnTheSameDirectoriesIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
+	addr, logs, pid := startDaemonUnder(t, env)
+	base := "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	var runtime string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GPULETD_RUNTIME_DIR="); ok {
+			runtime = v
+		}
+	}
+	before := treeOf(t, runtime)
+	require.Contains(t, before, "executors/x1.sock")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	second := exec.CommandContext(ctx, testbin.Gpuletd(t), "serve")
+	second.Env = append(env, "GPULETD_LISTEN="+freeAddr(t))
+	var errb bytes.Buffer
+	second.Stderr = &errb
+	err := second.Run()
+	stderr := errb.String()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the second daemon exits: %s", stderr)
+	require.Equal(t, 1, ee.ExitCode(), stderr)
+	require.Contains(t, stderr, "another gpuletd uses this directory (pid "+strconv.Itoa(pid)+")")
+	require.Contains(t, stderr, "give this daemon a state_dir and a runtime_dir of its own")
+	require.Equal(t, before, treeOf(t, runtime), "the second daemon touched nothing of the first's")
+	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(2), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Zero(t, getStatus(t, base).Restarts)
+}
+
+// treeOf lists the paths under dir, relative to it.
+func treeOf(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		out = append(out, rel)
+		return err
+	}))
+	return out
+}
