@@ -242,6 +242,29 @@ type profileDoc struct {
 	// not complete (stopped midway, failed): the points may lack sizes or
 	// batches the planner could use.
 	Unfinished *unfinishedRun `json:"unfinished,omitempty"`
+	// Borrowed is set when the model's file has no profile of its own on
+	// the device type and is placed with the one of the file it replaced
+	// (profile_borrow.go).
+	Borrowed *borrowedProfile `json:"borrowed,omitempty"`
+}
+
+// borrowedProfile names the file whose profile a model's file is placed
+// with, and the command that measures its own.
+type borrowedProfile struct {
+	FromSHA256 string `json:"from_sha256"`
+	Fix        string `json:"fix"`
+}
+
+// borrowedProfile is set when m's profile on d is its predecessor's.
+func (n *node) borrowedProfile(ctx context.Context, m *repository.Model, d mps.Device) *borrowedProfile {
+	if d.Kind == mps.KindEmulated {
+		return nil
+	}
+	if _, borrowed, err := n.book.storedLatency(ctx, m.SHA256, d.Type); err != nil || !borrowed {
+		return nil
+	}
+	l, _ := n.book.loanOf(m.SHA256)
+	return &borrowedProfile{FromSHA256: l.From, Fix: measureCommand(m, d)}
 }
 
 // unfinishedRun is a profile run that stopped before it measured all its
@@ -284,7 +307,8 @@ func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			continue
 		}
-		doc := profileDoc{DeviceType: d.Type, Points: p.Points(), Unfinished: n.unfinishedProfile(r.Context(), m, d)}
+		doc := profileDoc{DeviceType: d.Type, Points: p.Points(), Unfinished: n.unfinishedProfile(r.Context(), m, d),
+			Borrowed: n.borrowedProfile(r.Context(), m, d)}
 		for i := range doc.Points {
 			u := &doc.Points[i].Util // NaN does not go into JSON
 			u.SM, u.L2, u.DRAM = jsonNum(u.SM), jsonNum(u.L2), jsonNum(u.DRAM)

@@ -46,6 +46,7 @@ func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
 // loadModel (re)loads a model from the repository and re-plans so that it is
 // placed, whichever protocol asks.
 func (n *node) loadModel(ctx context.Context, name string, override []byte) (*repository.Model, *inferError) {
+	old, _ := n.catalog.get(name)
 	m, err := n.catalog.load(ctx, name, override)
 	switch {
 	case errors.Is(err, repository.ErrNotFound):
@@ -56,6 +57,9 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
 	}
 	n.events.add(EventModelLoad, store.SeverityInfo, "model loaded from the repository", map[string]string{"model": m.Name})
+	if m.Config.Ensemble == nil {
+		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later
+	}
 	if err := n.replan(ctx, "model "+m.Name+" loaded", n.planRates()); err != nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
 	}

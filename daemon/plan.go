@@ -297,7 +297,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 		return nil, fmt.Errorf("load %s: %w at size %d on %s", pl.Name, errNoProfile, w.let.Size, w.device.Type)
 	}
 	req := &pb.LoadModelRequest{
-		Name: m.Name, Version: int32(m.Version), Path: m.File, Platform: m.Platform,
+		Name: m.Name, Version: int32(m.Version), Path: m.File, Sha256: m.SHA256, Platform: m.Platform,
 		MaxBatchSize: int32(m.Config.MaxBatchSize), SloUs: m.Config.SLO.D().Microseconds(),
 		InterferenceFactor: max(pl.Factor, 1), EmulatedProfile: m.Profile(),
 		MaxQueue: int32(n.conf().Limits.MaxQueuedPerModel),

@@ -30,10 +30,13 @@ type profileBook struct {
 	sets    map[string]*refset.Set
 	physics map[string]*refset.Physics
 	intf    map[string]*interference.Model
+	// loans are the files planned with another file's profile
+	// (profile_borrow.go), by sha256.
+	loans map[string]profileLoan
 }
 
 func newProfileBook(st *store.Store) *profileBook {
-	return &profileBook{st: st, sets: map[string]*refset.Set{}, physics: map[string]*refset.Physics{}, intf: map[string]*interference.Model{}}
+	return &profileBook{st: st, sets: map[string]*refset.Set{}, physics: map[string]*refset.Physics{}, intf: map[string]*interference.Model{}, loans: map[string]profileLoan{}}
 }
 
 func (b *profileBook) set(name string) (*refset.Set, error) {
@@ -85,7 +88,7 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 		}
 		src = rm.Profile
 	default:
-		pts, err := b.st.Latency(ctx, m.SHA256, d.Type)
+		pts, _, err := b.storedLatency(ctx, m.SHA256, d.Type)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s on %s (run: gpuletd profile %s --device %s)", errNoProfile, m.Name, d.Type, m.Name, d.ID)
 		}

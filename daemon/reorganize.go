@@ -59,9 +59,11 @@ func (x executors) Load(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, l
 }
 
 // Retune reloads, on a kept gpu-let, the models whose batch cap or
-// interference factor the plan changes (the executor swaps the new one in
-// while the old serves); rates alone only change the routes' weights. A
-// model that fails to reload keeps serving as it was, which is logged.
+// interference factor the plan changes, or whose file was loaded again
+// with other contents (the executor swaps the new one in while the old
+// serves; only a new file loads the engine anew); rates alone only change
+// the routes' weights. A model that fails to reload keeps serving as it
+// was, which is logged.
 func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, let gpulet.GPULet) {
 	w := &want{device: g.device, let: let, gpu: gp}
 	for _, p := range let.Models {
@@ -73,7 +75,7 @@ func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan,
 		}
 		req, err := x.n.loadRequest(w, p)
 		if err == nil && req.BatchCap == have.BatchCap && req.InterferenceFactor == have.InterferenceFactor &&
-			req.EmulatedContention == have.EmulatedContention {
+			req.EmulatedContention == have.EmulatedContention && req.Sha256 == have.Sha256 {
 			continue
 		}
 		if err == nil {
@@ -169,6 +171,7 @@ func (n *node) running() []control.Serving[*gpuletRun] {
 // new ones there start after the old have drained, which is logged.
 func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rates map[string]float64) error {
 	out, err := control.Reorganize(ctx, executors{n: n, plan: plan, reason: reason, rates: rates}, n.running(), plan)
+	n.reloadNewFiles(ctx, plan)
 	n.recordOutcome(out, plan, reason)
 	n.markServing()
 	return err

@@ -26,8 +26,8 @@ func (c *countingEngine) Load(ctx context.Context, spec engine.ModelSpec) (engin
 
 // TestRetuneKeepsEngineModel: through the engine runtime, a load that only
 // retunes the scheduler loads nothing and warms the sizes it asks for that
-// were not warmed up yet; one that changes the model's timing loads it
-// again.
+// were not warmed up yet; one that changes the model's timing, or names
+// other file contents, loads it again.
 func TestRetuneKeepsEngineModel(t *testing.T) {
 	eng := &countingEngine{Engine: engine.NewEmulated(engine.EmulatedOptions{})}
 	_, c := startServer(t, &EngineRuntime{Engine: eng}, "eager")
@@ -65,6 +65,12 @@ func TestRetuneKeepsEngineModel(t *testing.T) {
 	_, err = c.LoadModel(context.Background(), req(8, nil, 2))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, eng.loads.Load(), "new timing: loaded again")
+
+	newFile := req(8, nil, 2)
+	newFile.Sha256 = "b2"
+	_, err = c.LoadModel(context.Background(), newFile)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, eng.loads.Load(), "the same path with other contents (a replaced file): loaded again")
 }
 
 // overheadBatches are the batch sizes a load's dispatch overhead was

@@ -126,6 +126,10 @@ type adminProfiles struct {
 			Message string `json:"message"`
 			Fix     string `json:"fix"`
 		} `json:"unfinished"`
+		Borrowed *struct {
+			FromSHA256 string `json:"from_sha256"`
+			Fix        string `json:"fix"`
+		} `json:"borrowed"`
 	} `json:"profiles"`
 	Error string `json:"-"`
 }
@@ -203,6 +207,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	for _, p := range prof.Profiles {
 		if u := p.Unfinished; u != nil {
 			fmt.Fprintf(w, "%s: the last profile run is %s (%s); `%s` completes the profile\n", p.DeviceType, u.Status, u.Message, u.Fix)
+		}
+		if b := p.Borrowed; b != nil {
+			fmt.Fprintf(w, "%s: placed with the profile of the file this one replaced (sha256 %.12s) until `%s` measures its own\n", p.DeviceType, b.FromSHA256, b.Fix)
 		}
 	}
 	return nil

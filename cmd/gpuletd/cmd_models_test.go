@@ -63,6 +63,14 @@ func TestWriteModelShow(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeModelShow(&b, &d, &cut))
 	require.Contains(t, b.String(), "cpu: the last profile run is incomplete (interrupted: 6 of 8 points measured); `gpuletd profile lenet5 --device cpu` completes the profile")
+	require.NotContains(t, b.String(), "placed with the profile of")
+
+	cut = adminProfiles{}
+	require.NoError(t, json.Unmarshal([]byte(`{"profiles": [{"device_type": "cpu", "points": [{}], "knee_size": 50,
+		"borrowed": {"from_sha256": "0123456789abcdef0123", "fix": "gpuletd profile lenet5 --device cpu"}}]}`), &cut))
+	b.Reset()
+	require.NoError(t, writeModelShow(&b, &d, &cut))
+	require.Contains(t, b.String(), "cpu: placed with the profile of the file this one replaced (sha256 0123456789ab) until `gpuletd profile lenet5 --device cpu` measures its own")
 
 	b.Reset()
 	require.NoError(t, writeModelShow(&b, &d, &adminProfiles{Error: "no gpuletd answers"}))

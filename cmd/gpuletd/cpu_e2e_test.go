@@ -304,3 +304,62 @@ func TestCPUAndEmulatedDevicesTogether(t *testing.T) {
 	r = do(t, "POST", base+"/v2/models/lenet5/infer", lenetJSON(), nil)
 	require.Equal(t, 200, r.code, string(r.body))
 }
+
+// TestANewModelFileServesAtOnce replaces a served model's file with one of
+// other weights and loads it through the repository API, as an operator
+// does with a retrained model: the load answers READY and requests get the
+// new file's outputs at once, placed with the old file's profile (which the
+// profile API says, with the command that measures the new file). It used
+// to take the model out of service: no latency profile for the new file.
+func TestANewModelFileServesAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo, base := cpuZooDaemon(t)
+	outputs := func() []float32 {
+		r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+		require.Equal(t, 200, r.code, string(r.body))
+		var out struct {
+			Outputs []struct {
+				Data []float32 `json:"data"`
+			} `json:"outputs"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &out))
+		return out.Outputs[0].Data
+	}
+	sha := func() string {
+		var doc struct {
+			SHA256 string `json:"sha256"`
+		}
+		require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/models/mlp", nil, nil).body, &doc))
+		require.Len(t, doc.SHA256, 64)
+		return doc.SHA256
+	}
+	before, oldSHA := outputs(), sha()
+
+	other := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(other, []string{"mlp"}, 4))
+	b, err := os.ReadFile(filepath.Join(other, "mlp", "1", "model.onnx"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "mlp", "1", "model.onnx"), b, 0o644))
+	r := do(t, "POST", base+"/v2/repository/models/mlp/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.JSONEq(t, `{"name": "mlp", "state": "READY"}`, string(r.body))
+
+	require.NotEqual(t, oldSHA, sha())
+	require.NotEqual(t, before, outputs(), "the new weights answer")
+	var prof struct {
+		Profiles []struct {
+			DeviceType string `json:"device_type"`
+			Borrowed   *struct {
+				FromSHA256 string `json:"from_sha256"`
+				Fix        string `json:"fix"`
+			} `json:"borrowed"`
+		} `json:"profiles"`
+	}
+	require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/models/mlp/profile", nil, nil).body, &prof))
+	require.Len(t, prof.Profiles, 1)
+	require.NotNil(t, prof.Profiles[0].Borrowed)
+	require.Equal(t, oldSHA, prof.Profiles[0].Borrowed.FromSHA256)
+	require.Equal(t, "gpuletd profile mlp --device cpu", prof.Profiles[0].Borrowed.Fix)
+}

@@ -425,7 +425,11 @@ type LoadModelRequest struct {
 	// a gpu-let it shares with others (the duty cycle the planner checked);
 	// 0: max_batch_size. A request of more rows raises it to its rows (up to
 	// max_batch_size): a request's rows run as one batch.
-	BatchCap      int32 `protobuf:"varint,15,opt,name=batch_cap,json=batchCap,proto3" json:"batch_cap,omitempty"`
+	BatchCap int32 `protobuf:"varint,15,opt,name=batch_cap,json=batchCap,proto3" json:"batch_cap,omitempty"`
+	// The model file's sha256 as the daemon read it: a load that names
+	// another file content loads the engine anew, where one that differs only
+	// in what the scheduler reads keeps the runtime (a retune).
+	Sha256        string `protobuf:"bytes,16,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -563,6 +567,13 @@ func (x *LoadModelRequest) GetBatchCap() int32 {
 		return x.BatchCap
 	}
 	return 0
+}
+
+func (x *LoadModelRequest) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
 }
 
 type LoadModelResponse struct {
@@ -1636,7 +1647,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\"4\n" +
 	"\fLatencyPoint\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\x05R\x05batch\x12\x0e\n" +
-	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xcc\x04\n" +
+	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xe4\x04\n" +
 	"\x10LoadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x12\n" +
@@ -1653,7 +1664,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x10emulated_profile\x18\f \x01(\tR\x0femulatedProfile\x12\x1b\n" +
 	"\tmax_queue\x18\r \x01(\x05R\bmaxQueue\x12/\n" +
 	"\x13emulated_contention\x18\x0e \x01(\x01R\x12emulatedContention\x12\x1b\n" +
-	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\"\x93\x02\n" +
+	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\x12\x16\n" +
+	"\x06sha256\x18\x10 \x01(\tR\x06sha256\"\x93\x02\n" +
 	"\x11LoadModelResponse\x127\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\x06inputs\x129\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12\x17\n" +

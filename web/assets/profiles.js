@@ -120,6 +120,9 @@ export class Profiles {
         p.unfinished
           ? h('p', { class: 'warning unfinished', text: `The last profile run on ${p.device_type} is ${p.unfinished.status} (${p.unfinished.message}); ${p.unfinished.fix} completes the profile.` })
           : null,
+        p.borrowed
+          ? h('p', { class: 'warning borrowed', text: `This file has no profile of its own on ${p.device_type} yet: it is placed with the profile of the file it replaced (sha256 ${p.borrowed.from_sha256.slice(0, 12)}) until ${p.borrowed.fix} measures it.` })
+          : null,
       );
     });
     e.body.replaceChildren(...figs);
