@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gpulet/gpuletd/control"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -58,12 +60,13 @@ func (x executors) Load(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, l
 	return nil
 }
 
-// Retune reloads, on a kept gpu-let, the models whose batch cap or
-// interference factor the plan changes, or whose file was loaded again
-// with other contents (the executor swaps the new one in while the old
-// serves; only a new file loads the engine anew); rates alone only change
-// the routes' weights. A model that fails to reload keeps serving as it
-// was, which is logged.
+// Retune reloads, on a kept gpu-let, each model whose load the plan or the
+// catalog changes: its batch cap or interference factor, its configuration
+// (SLO, largest batch, queue bound), its profile (measured again), its file
+// (loaded again with other contents). The executor swaps the new load in
+// while the old one serves, and keeps the engine unless the file or the
+// engine's settings change. Rates alone only change the routes' weights. A
+// model that fails to reload keeps serving as it was, which is logged.
 func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan, let gpulet.GPULet) {
 	w := &want{device: g.device, let: let, gpu: gp}
 	for _, p := range let.Models {
@@ -74,19 +77,30 @@ func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan,
 			continue // gained: Load loads it
 		}
 		req, err := x.n.loadRequest(w, p)
-		if err == nil && req.BatchCap == have.BatchCap && req.InterferenceFactor == have.InterferenceFactor &&
-			req.EmulatedContention == have.EmulatedContention && req.Sha256 == have.Sha256 {
+		if err == nil && sameLoad(req, have) {
 			continue
 		}
 		if err == nil {
 			err = g.loadModel(ctx, req)
 		}
 		if err != nil {
-			x.n.log.Warn("retune model: it keeps its old batch cap and factor", zap.String("model", p.Name),
+			x.n.log.Warn("retune model: it keeps serving as it was loaded", zap.String("model", p.Name),
 				zap.String("gpulet", g.id), zap.Error(err))
 		}
 	}
 	g.retunePlanned(let)
+}
+
+// sameLoad tells whether two loads of a model ask the executor for the same
+// thing. The batch sizes to warm up are left out: they follow the plan's
+// batch, which moves with the rates, and a size warmed once stays warm.
+func sameLoad(a, b *pb.LoadModelRequest) bool {
+	if len(a.WarmupBatches) == 0 && len(b.WarmupBatches) == 0 {
+		return proto.Equal(a, b)
+	}
+	a, b = proto.Clone(a).(*pb.LoadModelRequest), proto.Clone(b).(*pb.LoadModelRequest)
+	a.WarmupBatches, b.WarmupBatches = nil, nil
+	return proto.Equal(a, b)
 }
 
 // Route points the router at the serving gpu-lets; the plan is the node's
@@ -171,7 +185,7 @@ func (n *node) running() []control.Serving[*gpuletRun] {
 // new ones there start after the old have drained, which is logged.
 func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rates map[string]float64) error {
 	out, err := control.Reorganize(ctx, executors{n: n, plan: plan, reason: reason, rates: rates}, n.running(), plan)
-	n.reloadNewFiles(ctx, plan)
+	n.syncLoads(ctx, plan)
 	n.recordOutcome(out, plan, reason)
 	n.markServing()
 	return err
@@ -214,10 +228,14 @@ func (g *gpuletRun) setPlanned(let gpulet.GPULet) {
 	g.planned.Models = slices.Clone(let.Models)
 }
 
-// retunePlanned takes the plan's batches and rates for the models g keeps.
+// retunePlanned takes the plan's gpu-let (its duty cycle, which the batch
+// caps follow) and its batches and rates for the models g keeps.
 func (g *gpuletRun) retunePlanned(let gpulet.GPULet) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	kept := g.planned.Models
+	g.planned = let
+	g.planned.Models = kept
 	for i, p := range g.planned.Models {
 		for _, q := range let.Models {
 			if q.Name == p.Name {
