@@ -154,6 +154,22 @@ func (c *catalog) load(ctx context.Context, name string, override []byte) (*repo
 	return ms[0], nil
 }
 
+// serves tells whether the model folder family is loaded: a version of its
+// model, or its pipeline.
+func (c *catalog) serves(family string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if _, ok := c.pipelines[family]; ok {
+		return true
+	}
+	for _, m := range c.models {
+		if m.Family == family {
+			return true
+		}
+	}
+	return false
+}
+
 // unload stops serving a model: every version of a model folder, or the one
 // version a VersionKey names.
 func (c *catalog) unload(name string) error {

@@ -56,6 +56,7 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 	case err != nil:
 		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
 	}
+	n.noteLoaded(name)
 	n.events.add(EventModelLoad, store.SeverityInfo, "model loaded from the repository", map[string]string{"model": m.Name})
 	if m.Config.Ensemble == nil {
 		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later

@@ -22,6 +22,8 @@ func (n *node) planLoop(ctx context.Context) {
 	defer period.Stop()
 	surge := time.NewTicker(control.SurgeCheck)
 	defer surge.Stop()
+	poll := newPoll(n.conf().RepositoryPoll.D())
+	defer poll.stop()
 	start := time.Now()
 	last := start
 	for {
@@ -32,9 +34,14 @@ func (n *node) planLoop(ctx context.Context) {
 			return
 		case <-n.reloaded:
 			period.Reset(n.conf().Scheduler.ReorganizePeriod.D())
+			poll.reset(n.conf().RepositoryPoll.D())
 			n.planMu.Lock()
 			n.applyToExecutors(ctx)
 			n.planMu.Unlock()
+			n.syncRepository(ctx, false)
+			continue
+		case <-poll.c():
+			n.syncRepository(ctx, true)
 			continue
 		// A ticker's time is when it ticked, which a re-plan that took
 		// longer than a tick leaves behind: the rates are measured to now.
@@ -77,4 +84,40 @@ func (n *node) takePipelineRates(short map[string]float64) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// poll is a ticker that may be off (every 0).
+type poll struct{ t *time.Ticker }
+
+func newPoll(every time.Duration) *poll {
+	p := &poll{}
+	p.reset(every)
+	return p
+}
+
+// reset makes it tick every every from now, or stops it when every is 0.
+func (p *poll) reset(every time.Duration) {
+	switch {
+	case every <= 0:
+		p.stop()
+	case p.t == nil:
+		p.t = time.NewTicker(every)
+	default:
+		p.t.Reset(every)
+	}
+}
+
+// c is its channel; nil (never ready) while it is off.
+func (p *poll) c() <-chan time.Time {
+	if p.t == nil {
+		return nil
+	}
+	return p.t.C
+}
+
+func (p *poll) stop() {
+	if p.t != nil {
+		p.t.Stop()
+		p.t = nil
+	}
 }

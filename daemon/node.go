@@ -53,6 +53,7 @@ type node struct {
 	progress        modelNotes    // how far models on their way at start have come
 	slowStarts      slowStarts    // placements whose batch of one misses the SLO, reported
 	reloaded        chan struct{} // the planner loop picks up a new period
+	repo            *repoWatch    // the repository's folders as last read (repo_watch.go)
 	stopping        atomic.Bool
 }
 

@@ -22,6 +22,7 @@ var liveFields = map[string]bool{
 	"limits.max_queued_per_model": true, // running executors' models are retuned
 	"auth.admin_token":            true,
 	"history_retention":           true, // from the next hourly pruning
+	"repository_poll":             true, // the planner loop's poll restarts
 }
 
 // reload applies a new, already validated configuration: what can change
@@ -71,6 +72,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.Auth.AdminToken = next.Auth.AdminToken
 		case "history_retention":
 			merged.HistoryRetention = next.HistoryRetention
+		case "repository_poll":
+			merged.RepositoryPoll = next.RepositoryPoll
 		}
 	}
 	n.cfg.Store(&merged)

@@ -119,6 +119,11 @@ func Run(ctx context.Context, opts Options) error {
 	if err := n.catalog.scan(ctx, true); err != nil {
 		return err
 	}
+	read, _, err := printRepository(cfg.ModelRepository)
+	if err != nil {
+		return err
+	}
+	n.repo = newRepoWatch(read)
 
 	tcp, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -28,6 +28,11 @@ type Config struct {
 	// DefaultSLO is the SLO of a model whose configuration gives none; 0
 	// makes such a model an error.
 	DefaultSLO Duration `yaml:"default_slo"`
+	// RepositoryPoll is how often the daemon looks for model folders added,
+	// changed or removed in the repository and follows them (Triton's poll
+	// mode); 0: only at start, on a reload (SIGHUP) and through the
+	// repository API.
+	RepositoryPoll Duration `yaml:"repository_poll"`
 
 	Log          Log          `yaml:"log"`
 	Devices      Devices      `yaml:"devices"`

@@ -73,6 +73,9 @@ func (c *Config) Validate() error {
 	if d := c.HistoryRetention.D(); d != 0 && d < time.Hour {
 		bad("history_retention", d, "use 0s (keep everything) or at least 1h, such as 720h (30 days)")
 	}
+	if d := c.RepositoryPoll.D(); d != 0 && (d < time.Second || d > 24*time.Hour) {
+		bad("repository_poll", d, "use 0s (no polling: a reload or the repository API) or 1s to 24h, such as 30s")
+	}
 	if d := c.DefaultSLO.D(); d < 0 || d > time.Hour {
 		bad("default_slo", d, "use 0s (none) or a duration up to 1h, such as 100ms")
 	}

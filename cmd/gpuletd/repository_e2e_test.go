@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+)
+
+// repoDaemon serves mlp on an emulated V100 from a repository of its own,
+// with extra environment, and returns the repository, the REST base URL and
+// the daemon's process ID.
+func repoDaemon(t *testing.T, extra ...string) (repo, base string, pid int) {
+	t.Helper()
+	repo = filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	env := daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo,
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]"}, extra...)...)
+	addr, logs, pid := startDaemonUnder(t, env)
+	base = "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	return repo, base, pid
+}
+
+// addLeNet moves a lenet5 folder into repo, as an operator's mv does.
+func addLeNet(t *testing.T, repo string) {
+	t.Helper()
+	staging := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(staging, []string{"lenet5"}, 1))
+	setProfile(t, staging, "lenet5", "alexnet", "200ms")
+	require.NoError(t, os.Rename(filepath.Join(staging, "lenet5"), filepath.Join(repo, "lenet5")))
+}
+
+// eventMessages lists the daemon's event messages.
+func eventMessages(t *testing.T, base string) string {
+	t.Helper()
+	var evs []struct {
+		Message string `json:"message"`
+	}
+	require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil).body, &evs))
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString(e.Message + "\n")
+	}
+	return b.String()
+}
+
+// With repository_poll set, a model folder moved into the repository is
+// served and one removed from it is unloaded, the other models untouched:
+// Triton's poll mode. Before, the repository was read at start only.
+func TestRepositoryPollFollowsTheRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo, base, _ := repoDaemon(t, "GPULETD_REPOSITORY_POLL=1s")
+	require.Equal(t, 404, do(t, "GET", base+"/v2/models/lenet5", nil, nil).code)
+
+	addLeNet(t, repo)
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 },
+		30*time.Second, 200*time.Millisecond, "a folder moved in is served; events:\n%s", eventMessages(t, base))
+	r := do(t, "POST", base+"/v2/models/lenet5/infer", []byte(`{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[`+strings.Repeat("0,", 783)+`0]}]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	require.NoError(t, os.RemoveAll(filepath.Join(repo, "lenet5")))
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/lenet5", nil, nil).code == 404 },
+		30*time.Second, 200*time.Millisecond, "a folder removed is unloaded; events:\n%s", eventMessages(t, base))
+	require.Contains(t, eventMessages(t, base), "lenet5 left the model repository: unloading it")
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code, "the other model serves on")
+}
+
+// Without polling, `systemctl reload gpuletd` (SIGHUP) follows the
+// repository at once.
+func TestReloadFollowsTheRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo, base, pid := repoDaemon(t)
+	addLeNet(t, repo)
+	time.Sleep(1500 * time.Millisecond)
+	require.Equal(t, 404, do(t, "GET", base+"/v2/models/lenet5", nil, nil).code, "no poll: nothing happens by itself")
+
+	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 },
+		30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
+	require.Contains(t, eventMessages(t, base), "lenet5 appeared in the model repository: loading it")
+}

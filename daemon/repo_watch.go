@@ -1,0 +1,209 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// Following the model repository on disk.
+//
+// The daemon reads the repository at start; afterwards the repository API
+// loads and unloads models (Triton's explicit model control). An operator
+// who edits the repository instead (copies a model folder in, replaces a
+// model file or a configuration, removes a folder) has it followed on
+// `systemctl reload gpuletd` (SIGHUP) and, when repository_poll is set,
+// every that often (Triton's poll mode). What is followed is what changed
+// on disk since the daemon last read a folder: a folder that appeared or
+// changed is loaded (again) as the API's load does, one that disappeared is
+// unloaded. A folder left as it was is left alone, so a model the API
+// unloaded stays unloaded until its folder changes or the API loads it
+// again. A poll acts on a folder once two polls in a row saw it the same,
+// so a folder still being copied is not loaded half-written; a reload,
+// which an operator asks for when done, acts at once.
+
+// folderPrint is what a model folder held when read: every file's path,
+// size and modification time, and every folder's path.
+type folderPrint string
+
+// printFolder reads dir's print. Names starting with a dot (editors' and
+// copy tools' temporary files) are left out.
+func printFolder(dir string) (folderPrint, error) {
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() { // its entries say what changed in it (its own time moves with hidden ones too)
+			fmt.Fprintf(&b, "%s/\n", rel)
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d %d\n", rel, info.Mode().Type(), info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	return folderPrint(b.String()), err
+}
+
+// printRepository reads the print of every model folder in root. A folder
+// that cannot be read (its permissions being changed, say) is listed in
+// unreadable instead: it is neither loaded nor unloaded until it can be.
+func printRepository(root string) (prints map[string]folderPrint, unreadable []string, err error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read model repository: %w", err)
+	}
+	prints = map[string]folderPrint{}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p, err := printFolder(filepath.Join(root, e.Name()))
+		switch {
+		case err == nil:
+			prints[e.Name()] = p
+		case !errors.Is(err, fs.ErrNotExist): // not removed while read
+			unreadable = append(unreadable, e.Name())
+		}
+	}
+	return prints, unreadable, nil
+}
+
+// repoWatch remembers what the daemon last read of each model folder.
+type repoWatch struct {
+	mu sync.Mutex
+	// read is each folder as the daemon last read it (to load it, or at
+	// start whatever became of it).
+	read map[string]folderPrint
+	// seen is each changed folder as the last poll saw it, before acting.
+	seen map[string]folderPrint
+}
+
+func newRepoWatch(read map[string]folderPrint) *repoWatch {
+	if read == nil {
+		read = map[string]folderPrint{}
+	}
+	return &repoWatch{read: read, seen: map[string]folderPrint{}}
+}
+
+// changes compares the folders now on disk with what was read: the folders
+// to load (new or changed; with settle, only once the previous poll saw
+// them as they are now) and those to unload (gone), both sorted.
+func (w *repoWatch) changes(now map[string]folderPrint, unreadable []string, settle bool) (load, unload []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, name := range unreadable {
+		if r, ok := w.read[name]; ok {
+			now[name] = r // as last read, until it can be read again
+		}
+	}
+	for name, p := range now {
+		if r, ok := w.read[name]; ok && r == p {
+			delete(w.seen, name)
+			continue
+		}
+		if settle && w.seen[name] != p {
+			w.seen[name] = p
+			continue
+		}
+		load = append(load, name)
+	}
+	for name := range w.read {
+		if _, ok := now[name]; !ok {
+			unload = append(unload, name)
+		}
+	}
+	for name := range w.seen {
+		if _, ok := now[name]; !ok {
+			delete(w.seen, name)
+		}
+	}
+	slices.Sort(load)
+	slices.Sort(unload)
+	return load, unload
+}
+
+// markRead records folder name as read with print p (none: gone).
+func (w *repoWatch) markRead(name string, p folderPrint, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.seen, name)
+	if !ok {
+		delete(w.read, name)
+		return
+	}
+	w.read[name] = p
+}
+
+// noteLoaded records, after a load through the API, the folder as the load
+// read it, so that a poll does not load it again for the same change.
+func (n *node) noteLoaded(name string) {
+	if n.repo == nil {
+		return
+	}
+	p, err := printFolder(filepath.Join(n.catalog.root, name))
+	n.repo.markRead(name, p, err == nil)
+}
+
+// syncRepository loads the model folders that appeared or changed on disk
+// since last read and unloads those that disappeared (with settle, a poll:
+// only folders that held still since the previous poll). Each load or
+// unload re-plans as the repository API's does, and says what it did and
+// why in an event.
+func (n *node) syncRepository(ctx context.Context, settle bool) {
+	now, unreadable, err := printRepository(n.catalog.root)
+	if err != nil {
+		n.log.Warn("follow the model repository", zap.Error(err))
+		return
+	}
+	for _, name := range unreadable {
+		n.log.Warn("follow the model repository: a model folder cannot be read; it stays as it was", zap.String("model", name))
+	}
+	load, unload := n.repo.changes(now, unreadable, settle)
+	for _, name := range unload {
+		n.repo.markRead(name, "", false)
+		if !n.catalog.serves(name) {
+			continue
+		}
+		n.events.add(EventModelUnload, store.SeverityInfo, name+" left the model repository: unloading it", map[string]string{"model": name})
+		if ierr := n.unloadModel(ctx, name); ierr != nil {
+			n.events.add(EventModelUnload, store.SeverityWarning, fmt.Sprintf("unloading %s failed: %s", name, ierr.msg),
+				map[string]string{"model": name})
+		}
+	}
+	for _, name := range load {
+		if ctx.Err() != nil {
+			return
+		}
+		what := "appeared in"
+		if n.catalog.serves(name) {
+			what = "changed in"
+		}
+		n.events.add(EventModelLoad, store.SeverityInfo, fmt.Sprintf("%s %s the model repository: loading it", name, what), map[string]string{"model": name})
+		n.repo.markRead(name, now[name], true)
+		if _, ierr := n.loadModel(ctx, name, nil); ierr != nil {
+			n.events.add(EventModelLoad, store.SeverityWarning, fmt.Sprintf("loading %s failed: %s", name, ierr.msg),
+				map[string]string{"model": name})
+		}
+	}
+}

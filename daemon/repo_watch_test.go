@@ -1,0 +1,96 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPrintFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
+	file := filepath.Join(dir, "1", "model.onnx")
+	require.NoError(t, os.WriteFile(file, []byte("abc"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("slo: 5ms\n"), 0o644))
+	first, err := printFolder(dir)
+	require.NoError(t, err)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".config.yaml.swp"), []byte("x"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".partial"), 0o755))
+	p, err := printFolder(dir)
+	require.NoError(t, err)
+	require.Equal(t, first, p, "hidden names are left out")
+
+	require.NoError(t, os.WriteFile(file, []byte("abcd"), 0o644))
+	grown, err := printFolder(dir)
+	require.NoError(t, err)
+	require.NotEqual(t, first, grown, "a file of another size")
+
+	later := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(file, later, later))
+	touched, err := printFolder(dir)
+	require.NoError(t, err)
+	require.NotEqual(t, grown, touched, "a file written again at the same size")
+
+	_, err = printFolder(filepath.Join(dir, "nope"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestRepoWatchChanges(t *testing.T) {
+	type look struct {
+		now        map[string]folderPrint
+		unreadable []string
+		settle     bool
+		load       []string
+		unload     []string
+	}
+	start := map[string]folderPrint{"a": "a1", "b": "b1"}
+	cases := []struct {
+		name  string
+		looks []look
+	}{
+		{"nothing changed", []look{{now: map[string]folderPrint{"a": "a1", "b": "b1"}, settle: true}}},
+		{"a reload loads what changed at once", []look{
+			{now: map[string]folderPrint{"a": "a2", "b": "b1", "c": "c1"}, load: []string{"a", "c"}},
+			{now: map[string]folderPrint{"a": "a2", "b": "b1", "c": "c1"}}}},
+		{"a poll waits for a folder to hold still", []look{
+			{now: map[string]folderPrint{"a": "a1", "b": "b1", "c": "c1"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1", "b": "b1", "c": "c2"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1", "b": "b1", "c": "c2"}, settle: true, load: []string{"c"}},
+			{now: map[string]folderPrint{"a": "a1", "b": "b1", "c": "c2"}, settle: true}}},
+		{"a folder changed back before it held still", []look{
+			{now: map[string]folderPrint{"a": "a2", "b": "b1"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1", "b": "b1"}, settle: true},
+			{now: map[string]folderPrint{"a": "a2", "b": "b1"}, settle: true}}},
+		{"a removed folder is unloaded once", []look{
+			{now: map[string]folderPrint{"a": "a1"}, settle: true, unload: []string{"b"}},
+			{now: map[string]folderPrint{"a": "a1"}, settle: true}}},
+		{"an unreadable folder stays as it was", []look{
+			{now: map[string]folderPrint{"a": "a1"}, unreadable: []string{"b"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1"}, unreadable: []string{"b", "x"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			read := map[string]folderPrint{}
+			for k, v := range start {
+				read[k] = v
+			}
+			w := newRepoWatch(read)
+			for i, l := range tc.looks {
+				load, unload := w.changes(l.now, l.unreadable, l.settle)
+				require.Equal(t, l.load, load, "look %d", i)
+				require.Equal(t, l.unload, unload, "look %d", i)
+				// The caller reads what it acts on.
+				for _, name := range load {
+					w.markRead(name, l.now[name], true)
+				}
+				for _, name := range unload {
+					w.markRead(name, "", false)
+				}
+			}
+		})
+	}
+}
