@@ -39,17 +39,26 @@ type profileJob struct {
 // stay unplaced with the reason logged.
 func (n *node) profileMissing(ctx context.Context, binary string) {
 	var jobs []profileJob
-	for _, d := range n.devices.Inventory().Devices {
-		if d.Kind == mps.KindEmulated || d.Health == mps.HealthFailed {
-			continue
-		}
+	for _, d := range n.measuredDevices() {
 		for _, m := range n.catalog.all() {
 			if _, err := n.book.profile(ctx, m, d); errors.Is(err, errNoProfile) {
 				jobs = append(jobs, profileJob{m: m, d: d})
 			}
 		}
 	}
-	n.runProfileJobs(ctx, jobs, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary) })
+	n.runProfileJobs(ctx, jobs, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary, false) })
+}
+
+// measuredDevices are the healthy devices whose profiles are measured (the
+// CPU, NVIDIA GPUs), not taken from a reference set.
+func (n *node) measuredDevices() []mps.Device {
+	var out []mps.Device
+	for _, d := range n.devices.Inventory().Devices {
+		if d.Kind != mps.KindEmulated && d.Health != mps.HealthFailed {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // runProfileJobs runs the jobs in turn with profile, and keeps each
@@ -90,17 +99,18 @@ func (n *node) noteProfiles(jobs []profileJob, running int, started time.Time) {
 	}
 }
 
-// profileModel runs quick profile jobs for one model on one device: the
-// small batches first, then doubling while the largest batch measured takes
+// profileModel runs quick profile jobs for one model on one device (with
+// shared, beside the serving gpu-lets: profile_live.go): the small batches
+// first, then doubling while the largest batch measured takes
 // less than half the SLO on the largest gpu-let (bigger ones could never be
 // used: a batch must fit twice in the SLO).
-func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Device, binary string) error {
+func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Device, binary string, shared bool) error {
 	maxB := max(m.Config.MaxBatchSize, 1)
 	batches := slices.DeleteFunc(slices.Clone(quickBatches), func(b int) bool { return b > maxB })
 	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `gpuletd profile %s --device %s --force` measures it fully)", m.Name, d.ID, m.Name, d.ID),
 		map[string]string{"model": m.Name, "device": d.ID})
 	launcher := &profiler.ProcessLauncher{Devices: n.devices, Binary: binary, SocketDir: n.sup.sockDirFor(), Library: n.onnxLib,
-		Provider: n.conf().ONNXRuntime.Provider, Env: n.engine.env(), Log: n.log.Named("profiler")}
+		Provider: n.conf().ONNXRuntime.Provider, Env: n.engine.env(), Log: n.log.Named("profiler"), Shared: shared}
 	slo := ms(m.Config.SLO.D())
 	for len(batches) > 0 {
 		res, err := profiler.Measure(ctx, profiler.Job{

@@ -67,6 +67,7 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 	// Triton answers a load once the model is ready, or fails it: a model
 	// the plan left out (no latency profile yet, no room) is not READY.
 	if !n.modelReady(m.Name) {
+		n.profileLater(ctx, m)
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not served: " + n.notReadyReason(m.Name)}
 	}
 	return m, nil

@@ -54,6 +54,7 @@ type node struct {
 	slowStarts      slowStarts    // placements whose batch of one misses the SLO, reported
 	reloaded        chan struct{} // the planner loop picks up a new period
 	repo            *repoWatch    // the repository's folders as last read (repo_watch.go)
+	live            *liveProfiles // models waiting for a profile measured while serving; nil: none are
 	stopping        atomic.Bool
 }
 

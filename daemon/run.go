@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts Options) error {
 	started := time.Now()
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
 		rates: newRateMeter(cfg.Scheduler.EWMAWeight, started), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight, started),
-		reloaded: make(chan struct{}, 1), shm: newSharedMemory(shmDir)}
+		reloaded: make(chan struct{}, 1), shm: newSharedMemory(shmDir), live: newLiveProfiles()}
 	defer n.shm.close()
 	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.cfg.Store(&cfg)
@@ -167,8 +167,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	var loops sync.WaitGroup
-	loops.Add(4)
+	loops.Add(5)
 	go func() { defer loops.Done(); n.planLoop(loopCtx) }()
+	go func() { defer loops.Done(); n.profileLive(loopCtx) }()
 	go func() { defer loops.Done(); n.watchStore(loopCtx) }()
 	go func() { defer loops.Done(); n.pruneHistory(loopCtx) }()
 	go func() { defer loops.Done(); watchdog(loopCtx, log, ln.Addr()) }()

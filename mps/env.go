@@ -29,6 +29,10 @@ type Gpulet struct {
 	MIGShare int
 	// MemoryLimitMB caps the engine's GPU memory arena (MiB); 0: no cap.
 	MemoryLimitMB int
+	// Shared leases a CPU gpu-let's cores without taking them from the
+	// gpu-lets that hold them: for a profile measured while the node serves
+	// (the measurement and the serving executors then share those cores).
+	Shared bool
 }
 
 // migPercent is the share of its MIG instance the gpu-let leases: its

@@ -58,6 +58,14 @@ func (m *Manager) Lease(g Gpulet) (*Lease, error) {
 		if len(g.Cores) > 0 {
 			return nil, fmt.Errorf("lease gpu-let %s: %w: cores are allocated by the lease, not given", g.ID, ErrBadGpulet)
 		}
+		if g.Shared {
+			cores, err := m.cpu.Borrow(g.Size)
+			if err != nil {
+				return nil, fmt.Errorf("lease gpu-let %s on %s: %w", g.ID, d.ID, err)
+			}
+			g.Cores = cores
+			break
+		}
 		cores, err := m.cpu.Allocate(g.ID, g.Size)
 		if err != nil {
 			return nil, fmt.Errorf("lease gpu-let %s on %s: %w", g.ID, d.ID, err)

@@ -275,6 +275,13 @@ func TestManagerCPULeases(t *testing.T) {
 
 	_, err = m.Lease(Gpulet{ID: "c", Device: "cpu", Size: 50})
 	require.ErrorContains(t, err, "not enough free cores")
+	// A profile measured while the node serves shares the serving cores.
+	p, err := m.Lease(Gpulet{ID: "p", Device: "cpu", Size: 100, Shared: true})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, p.Gpulet().Cores)
+	p.Release()
+	_, err = m.Lease(Gpulet{ID: "c", Device: "cpu", Size: 50})
+	require.ErrorContains(t, err, "not enough free cores", "a shared lease let go of no one's cores")
 	_, err = m.Lease(Gpulet{ID: "c", Device: "cpu", Size: 20})
 	require.ErrorContains(t, err, "maps to no whole core")
 	_, err = m.Lease(Gpulet{ID: "c", Device: "cpu", Size: 50, Cores: []int{0}})

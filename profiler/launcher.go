@@ -53,6 +53,10 @@ type ProcessLauncher struct {
 	ReadyTimeout time.Duration
 	// Log receives launch and stop events; nil: none.
 	Log *zap.Logger
+	// Shared leases the gpu-lets without taking their CPU cores from the
+	// serving gpu-lets that hold them (mps.Gpulet.Shared): a profile
+	// measured while the node serves.
+	Shared bool
 }
 
 // Launch implements Launcher.
@@ -61,6 +65,7 @@ func (l *ProcessLauncher) Launch(ctx context.Context, g mps.Gpulet) (Executor, e
 	if log == nil {
 		log = zap.NewNop()
 	}
+	g.Shared = g.Shared || l.Shared
 	lease, err := l.Devices.Lease(g)
 	if err != nil {
 		return nil, fmt.Errorf("launch executor for %s: %w", g.ID, err)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -362,4 +363,46 @@ func TestANewModelFileServesAtOnce(t *testing.T) {
 	require.NotNil(t, prof.Profiles[0].Borrowed)
 	require.Equal(t, oldSHA, prof.Profiles[0].Borrowed.FromSHA256)
 	require.Equal(t, "gpuletd profile mlp --device cpu", prof.Profiles[0].Borrowed.Fix)
+}
+
+// TestAModelLoadedWhileServingIsProfiledAndPlaced adds a model the daemon
+// has no profile for while it serves others on the CPU, as an operator
+// does, and loads it through the repository API: the load answers that it
+// is being profiled, the daemon measures it beside the serving gpu-lets and
+// places it, and the others serve throughout. It used to stay unplaced
+// until an operator ran `gpuletd profile`.
+func TestAModelLoadedWhileServingIsProfiledAndPlaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo, base := cpuZooDaemon(t)
+	staging := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(staging, []string{"lenet5"}, 5)) // other weights: no profile
+	setProfile(t, staging, "lenet5", "alexnet", "200ms")
+	require.NoError(t, os.Rename(filepath.Join(staging, "lenet5"), filepath.Join(repo, "digits")))
+
+	r := do(t, "POST", base+"/v2/repository/models/digits/load", nil, nil)
+	require.Equal(t, 503, r.code, string(r.body))
+	require.Contains(t, string(r.body), "profile")
+	var othersDown atomic.Int32
+	require.Eventually(t, func() bool {
+		if do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code != 200 {
+			othersDown.Add(1)
+		}
+		return do(t, "GET", base+"/v2/models/digits/ready", nil, nil).code == 200
+	}, 2*time.Minute, 250*time.Millisecond, "events:\n%s", eventMessages(t, base))
+	require.Zero(t, othersDown.Load(), "the others serve on")
+	body := []byte(`{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + strings.Repeat("0.5,", 783) + `0.5]}]}`)
+	r = do(t, "POST", base+"/v2/models/digits/infer", body, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, eventMessages(t, base), "profiling digits on cpu while the node serves")
+	var prof struct {
+		Profiles []struct {
+			DeviceType string            `json:"device_type"`
+			Points     []json.RawMessage `json:"points"`
+		} `json:"profiles"`
+	}
+	require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/models/digits/profile", nil, nil).body, &prof))
+	require.Len(t, prof.Profiles, 1)
+	require.NotEmpty(t, prof.Profiles[0].Points, "measured and stored")
 }

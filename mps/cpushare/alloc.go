@@ -51,6 +51,30 @@ func (a *Allocator) Allocate(owner string, size int) ([]int, error) {
 	return got, nil
 }
 
+// Borrow names the cores a size maps to without taking them: the free ones
+// first, then the highest taken ones (the lowest are the first gpu-lets').
+// Nothing is recorded, so nothing is released.
+func (a *Allocator) Borrow(size int) ([]int, error) {
+	k, err := CoresForSize(size, len(a.cpus))
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var free, taken []int
+	for _, c := range a.cpus {
+		if _, ok := a.owner[c]; ok {
+			taken = append(taken, c)
+		} else {
+			free = append(free, c)
+		}
+	}
+	slices.Reverse(taken)
+	got := append(free, taken...)[:k]
+	slices.Sort(got)
+	return got, nil
+}
+
 // Release gives cores back to the pool; cores not allocated are ignored.
 func (a *Allocator) Release(cores []int) {
 	a.mu.Lock()

@@ -112,6 +112,29 @@ func TestAllocator(t *testing.T) {
 	require.Equal(t, []int{0}, got)
 }
 
+func TestAllocatorBorrow(t *testing.T) {
+	a := NewAllocator([]int{0, 1, 2, 3})
+	_, err := a.Allocate("g1", 50)
+	require.NoError(t, err)
+	cases := []struct {
+		size int
+		want []int
+	}{
+		{25, []int{2}},           // a free core
+		{50, []int{2, 3}},        // the free ones
+		{75, []int{1, 2, 3}},     // then the highest taken
+		{100, []int{0, 1, 2, 3}}, // all
+	}
+	for _, tc := range cases {
+		got, err := a.Borrow(tc.size)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got, "size %d", tc.size)
+	}
+	require.Equal(t, []int{2, 3}, a.Free(), "borrowing takes nothing")
+	_, err = a.Borrow(10)
+	require.ErrorIs(t, err, ErrNoWholeCore)
+}
+
 func TestAllocatorConcurrent(t *testing.T) {
 	cpus := make([]int, 16)
 	for i := range cpus {

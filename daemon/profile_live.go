@@ -1,0 +1,140 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// Profiling a model loaded while the node serves.
+//
+// A model loaded through the repository API, or found by following the
+// repository (repo_watch.go), that has no latency profile on a measured
+// device and cannot borrow one (profile_borrow.go) used to stay unplaced
+// until an operator ran `gpuletd profile`. The daemon now measures it
+// itself with the quick profile of its first start (autoprofile.go), but
+// beside the serving gpu-lets: on a GPU in MPS partitions of its own, on the
+// CPU on cores the serving gpu-lets hold (mps.Gpulet.Shared). The profile
+// is therefore somewhat pessimistic, and the other models' batches may run
+// slower while it lasts (seconds on the CPU, a minute or two on a GPU); an
+// event says so, and `gpuletd profile <m> --force` measures it fully when
+// the node is quiet. Models are measured one at a time, by one goroutine
+// that Run owns (profileLive); each, once measured, is placed by a re-plan.
+
+// liveQueueLen bounds the models waiting for a live profile; a load beyond
+// it is told to measure the model by hand.
+const liveQueueLen = 64
+
+// liveProfiles is the queue of models waiting for a live profile.
+type liveProfiles struct {
+	queue  chan *repository.Model
+	mu     sync.Mutex
+	queued map[string]bool // by name, until measured
+}
+
+func newLiveProfiles() *liveProfiles {
+	return &liveProfiles{queue: make(chan *repository.Model, liveQueueLen), queued: map[string]bool{}}
+}
+
+// ask queues m, unless it is queued already (true then too); false when the
+// queue is full.
+func (q *liveProfiles) ask(m *repository.Model) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.queued[m.Name] {
+		return true
+	}
+	select {
+	case q.queue <- m:
+		q.queued[m.Name] = true
+		return true
+	default:
+		return false
+	}
+}
+
+func (q *liveProfiles) done(name string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.queued, name)
+}
+
+// missingProfiles are m's profile jobs: the measured devices where it has
+// no profile, of its own or borrowed.
+func (n *node) missingProfiles(ctx context.Context, m *repository.Model) []profileJob {
+	var jobs []profileJob
+	seen := map[string]bool{}
+	for _, d := range n.measuredDevices() {
+		if seen[d.Type] {
+			continue
+		}
+		seen[d.Type] = true
+		if _, err := n.book.profile(ctx, m, d); errors.Is(err, errNoProfile) {
+			jobs = append(jobs, profileJob{m: m, d: d})
+		}
+	}
+	return jobs
+}
+
+// profileLater queues m for a live profile when it lacks one on a measured
+// device, and says so as its reason for not serving yet; it reports whether
+// m is queued.
+func (n *node) profileLater(ctx context.Context, m *repository.Model) bool {
+	if n.live == nil || m.Config.Ensemble != nil || len(n.missingProfiles(ctx, m)) == 0 {
+		return false
+	}
+	if !n.live.ask(m) {
+		return false
+	}
+	n.unserved.set(m.Name, "to be profiled (a quick profile beside the serving gpu-lets); it is placed once measured")
+	return true
+}
+
+// profileLive measures the queued models in turn until ctx ends.
+func (n *node) profileLive(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-n.live.queue:
+			n.measureLive(ctx, m)
+			n.live.done(m.Name)
+		}
+	}
+}
+
+// measureLive profiles m beside the serving gpu-lets on every measured
+// device where it has no profile, then re-plans so that it is placed. A
+// model unloaded or loaded anew meanwhile is left to what replaced it.
+func (n *node) measureLive(ctx context.Context, m *repository.Model) {
+	if cur, ok := n.catalog.get(m.Name); !ok || cur.SHA256 != m.SHA256 {
+		return
+	}
+	for _, j := range n.missingProfiles(ctx, m) {
+		n.unserved.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
+			j.d.ID, time.Now().Format(time.TimeOnly)))
+		n.events.add(EventProfileJob, store.SeverityInfo,
+			fmt.Sprintf("profiling %s on %s while the node serves: the other models' batches may run slower until it is measured", m.Name, j.d.ID),
+			map[string]string{"model": m.Name, "device": j.d.ID})
+		if err := n.profileModel(ctx, m, j.d, n.sup.binary, true); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			n.unserved.set(m.Name, fmt.Sprintf("profiling on %s failed: %v (run: %s)", j.d.ID, err, measureCommand(m, j.d)))
+			n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", m.Name, j.d.ID, err),
+				map[string]string{"model": m.Name, "device": j.d.ID})
+			return
+		}
+	}
+	n.unserved.clear(m.Name)
+	if err := n.replan(ctx, "model "+m.Name+" profiled", n.planRates()); err != nil && ctx.Err() == nil {
+		n.log.Warn("re-plan", zap.String("reason", "model "+m.Name+" profiled"), zap.Error(err))
+	}
+}
