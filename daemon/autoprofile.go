@@ -107,8 +107,12 @@ func (n *node) noteProfiles(jobs []profileJob, running int, started time.Time) {
 func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Device, binary string, shared bool) error {
 	maxB := max(m.Config.MaxBatchSize, 1)
 	batches := slices.DeleteFunc(slices.Clone(quickBatches), func(b int) bool { return b > maxB })
-	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `gpuletd profile %s --device %s --force` measures it fully)", m.Name, d.ID, m.Name, d.ID),
-		map[string]string{"model": m.Name, "device": d.ID})
+	msg := fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `%s --force` measures it fully)", m.Name, d.ID, measureCommand(m, d))
+	if shared {
+		msg = fmt.Sprintf("profiling %s on %s beside the serving gpu-lets (a quick profile so it can be placed): the other models' batches may run slower until it is measured; `%s --force` measures it fully when the node is quiet",
+			m.Name, d.ID, measureCommand(m, d))
+	}
+	n.events.add(EventProfileJob, store.SeverityInfo, msg, map[string]string{"model": m.Name, "device": d.ID})
 	launcher := &profiler.ProcessLauncher{Devices: n.devices, Binary: binary, SocketDir: n.sup.sockDirFor(), Library: n.onnxLib,
 		Provider: n.conf().ONNXRuntime.Provider, Env: n.engine.env(), Log: n.log.Named("profiler"), Shared: shared}
 	slo := ms(m.Config.SLO.D())

@@ -60,6 +60,7 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 	n.events.add(EventModelLoad, store.SeverityInfo, "model loaded from the repository", map[string]string{"model": m.Name})
 	if m.Config.Ensemble == nil {
 		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later
+		n.profileLater(ctx, m)     // no profile at all: measured beside the serving gpu-lets, then placed
 	}
 	if err := n.replan(ctx, "model "+m.Name+" loaded", n.planRates()); err != nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
@@ -67,7 +68,6 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 	// Triton answers a load once the model is ready, or fails it: a model
 	// the plan left out (no latency profile yet, no room) is not READY.
 	if !n.modelReady(m.Name) {
-		n.profileLater(ctx, m)
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not served: " + n.notReadyReason(m.Name)}
 	}
 	return m, nil

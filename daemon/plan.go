@@ -197,6 +197,9 @@ func (n *node) plan(ctx context.Context, in gpulet.Input) (*gpulet.Plan, error) 
 func (n *node) reportUnplaced(missing map[string]string, plan *gpulet.Plan) {
 	warnings := map[string]string{}
 	for name, why := range missing {
+		if n.live.pending(name) {
+			continue // being profiled: its note and the profile's events say so
+		}
 		if n.unserved.reason(name) == "" {
 			n.unserved.set(name, "it cannot be placed: "+why)
 		}

@@ -60,6 +60,17 @@ func (q *liveProfiles) ask(m *repository.Model) bool {
 	}
 }
 
+// pending tells whether name waits for its live profile or is being
+// measured; a nil queue has none.
+func (q *liveProfiles) pending(name string) bool {
+	if q == nil {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.queued[name]
+}
+
 func (q *liveProfiles) done(name string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -120,9 +131,6 @@ func (n *node) measureLive(ctx context.Context, m *repository.Model) {
 	for _, j := range n.missingProfiles(ctx, m) {
 		n.unserved.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
 			j.d.ID, time.Now().Format(time.TimeOnly)))
-		n.events.add(EventProfileJob, store.SeverityInfo,
-			fmt.Sprintf("profiling %s on %s while the node serves: the other models' batches may run slower until it is measured", m.Name, j.d.ID),
-			map[string]string{"model": m.Name, "device": j.d.ID})
 		if err := n.profileModel(ctx, m, j.d, n.sup.binary, true); err != nil {
 			if ctx.Err() != nil {
 				return

@@ -395,7 +395,7 @@ func TestAModelLoadedWhileServingIsProfiledAndPlaced(t *testing.T) {
 	body := []byte(`{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + strings.Repeat("0.5,", 783) + `0.5]}]}`)
 	r = do(t, "POST", base+"/v2/models/digits/infer", body, nil)
 	require.Equal(t, 200, r.code, string(r.body))
-	require.Contains(t, eventMessages(t, base), "profiling digits on cpu while the node serves")
+	require.Contains(t, eventMessages(t, base), "profiling digits on cpu beside the serving gpu-lets")
 	var prof struct {
 		Profiles []struct {
 			DeviceType string            `json:"device_type"`
