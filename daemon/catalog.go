@@ -129,6 +129,7 @@ func (c *catalog) load(ctx context.Context, name string, override []byte) (*repo
 	opts := c.opts
 	opts.Override = override
 	ms, err := repository.LoadVersions(c.root, name, opts)
+	c.noteBroken(name, err)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +153,23 @@ func (c *catalog) load(ctx context.Context, name string, override []byte) (*repo
 	}
 	c.mu.Unlock()
 	return ms[0], nil
+}
+
+// noteBroken keeps the repository entry name's state after reading it
+// again with result err: broken with err (so that the model list, the
+// status and the ready endpoint say why it does not serve, as for an entry
+// broken at start), or no longer broken (read, or gone).
+func (c *catalog) noteBroken(name string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.index == nil {
+		return
+	}
+	if err == nil || errors.Is(err, repository.ErrNotFound) {
+		delete(c.index.Broken, name)
+		return
+	}
+	c.index.Broken[name] = err
 }
 
 // serves tells whether the model folder family is loaded: a version of its
@@ -271,9 +289,8 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 		}
 		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state})
 	}
-	for _, p := range ix.Problems {
-		var name string
-		out = append(out, repoEntry{Name: name, State: "UNAVAILABLE", Reason: p.Error()})
+	for _, name := range slices.Sorted(maps.Keys(ix.Broken)) {
+		out = append(out, repoEntry{Name: name, State: "UNAVAILABLE", Reason: ix.Broken[name].Error()})
 	}
 	_ = ctx
 	return out, nil

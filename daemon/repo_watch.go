@@ -182,6 +182,7 @@ func (n *node) syncRepository(ctx context.Context, settle bool) {
 	load, unload := n.repo.changes(now, unreadable, settle)
 	for _, name := range unload {
 		n.repo.markRead(name, "", false)
+		n.catalog.noteBroken(name, nil) // gone: not broken either
 		if !n.catalog.serves(name) {
 			continue
 		}

@@ -91,4 +91,25 @@ func TestReloadFollowsTheRepository(t *testing.T) {
 	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 },
 		30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
 	require.Contains(t, eventMessages(t, base), "lenet5 appeared in the model repository: loading it")
+
+	// A folder that cannot be served says why wherever an operator looks,
+	// as one broken at start does, until it is removed.
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "broken", "1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "config.yaml"), []byte("max_batch_size: 4\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "1", "model.onnx"), []byte("junk"), 0o644))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
+	require.Eventually(t, func() bool { return strings.Contains(eventMessages(t, base), "loading broken failed: ") },
+		30*time.Second, 200*time.Millisecond)
+	ready := do(t, "GET", base+"/v2/models/broken/ready", nil, nil)
+	require.Equal(t, 503, ready.code)
+	require.Contains(t, string(ready.body), "the model repository entry is broken: ")
+	require.Contains(t, string(ready.body), "slo: missing")
+	index := do(t, "POST", base+"/v2/repository/index", nil, nil)
+	require.Contains(t, string(index.body), `"name":"broken","state":"UNAVAILABLE","reason":"`)
+
+	require.NoError(t, os.RemoveAll(filepath.Join(repo, "broken")))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/broken/ready", nil, nil).code == 404 },
+		30*time.Second, 200*time.Millisecond)
+	require.NotContains(t, string(do(t, "POST", base+"/v2/repository/index", nil, nil).body), `"broken"`)
 }
