@@ -121,11 +121,15 @@ func (n *node) profileLive(ctx context.Context) {
 	}
 }
 
-// measureLive profiles m beside the serving gpu-lets on every measured
-// device where it has no profile, then re-plans so that it is placed. A
-// model unloaded or loaded anew meanwhile is left to what replaced it.
-func (n *node) measureLive(ctx context.Context, m *repository.Model) {
-	if cur, ok := n.catalog.get(m.Name); !ok || cur.SHA256 != m.SHA256 {
+// measureLive profiles the model named as queued beside the serving
+// gpu-lets on every measured device where it has no profile, then re-plans
+// so that it is placed. It measures the model as the catalog holds it now:
+// one unloaded meanwhile is not measured, one loaded again with another
+// file is measured with that file.
+func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
+	m, ok := n.catalog.get(queued.Name)
+	if !ok {
+		n.unserved.clear(queued.Name)
 		return
 	}
 	for _, j := range n.missingProfiles(ctx, m) {
