@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -34,17 +35,40 @@ type profileJob struct {
 }
 
 // profileMissing measures the models that have no profile on the node's
-// measured devices (CPU, NVIDIA), so that they can be placed. It runs before
-// any executor serves, when the devices are free; models it cannot profile
-// stay unplaced with the reason logged.
+// measured devices (CPU, NVIDIA), so that they can be placed. On a node
+// none of whose models could be placed yet (a first start) it measures them
+// before any executor serves, while the devices are free. On one where some
+// can (a restart with a model added to the repository), those serve at
+// once and the others are measured beside them (profile_live.go), as a
+// model loaded while the node serves is: a restart then takes no model
+// out of service for the new one's profile. Models it cannot profile stay
+// unplaced with the reason said.
 func (n *node) profileMissing(ctx context.Context, binary string) {
 	var jobs []profileJob
+	lacking := map[string]bool{}
 	for _, d := range n.measuredDevices() {
 		for _, m := range n.catalog.all() {
 			if _, err := n.book.profile(ctx, m, d); errors.Is(err, errNoProfile) {
 				jobs = append(jobs, profileJob{m: m, d: d})
+				lacking[m.Name] = true
 			}
 		}
+	}
+	if len(jobs) == 0 {
+		return
+	}
+	if len(lacking) < len(n.catalog.all()) && n.live != nil {
+		var later []string
+		for _, m := range n.catalog.all() {
+			if lacking[m.Name] && n.profileLater(ctx, m) {
+				later = append(later, m.Name)
+			}
+		}
+		if len(later) > 0 {
+			n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("the profiled models serve at once; %s will be profiled beside them",
+				strings.Join(later, ", ")), nil)
+		}
+		return
 	}
 	n.runProfileJobs(ctx, jobs, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary, false) })
 }

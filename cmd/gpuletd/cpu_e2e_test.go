@@ -406,3 +406,40 @@ func TestAModelLoadedWhileServingIsProfiledAndPlaced(t *testing.T) {
 	require.Len(t, prof.Profiles, 1)
 	require.NotEmpty(t, prof.Profiles[0].Points, "measured and stored")
 }
+
+// TestARestartServesTheProfiledModelsAtOnce restarts the daemon on a
+// repository one of whose models has no profile yet (added while it was
+// down): the profiled models serve at once and the new one is measured
+// beside them. It used to serve nothing until the new model was profiled
+// (minutes on a GPU).
+func TestARestartServesTheProfiledModelsAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	env, repo, _ := profileEnv(t, "lenet5", "mlp")
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	for _, m := range []string{"lenet5", "mlp"} {
+		code, _, stderr := gpuletd(t, env, "profile", m, "--device", "cpu", "--batches", "1,2,4,8", "--max-time", "300ms", "--min-samples", "5")
+		require.Zero(t, code, stderr)
+	}
+	staging := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(staging, []string{"lenet5"}, 5))
+	setProfile(t, staging, "lenet5", "alexnet", "200ms")
+	require.NoError(t, os.Rename(filepath.Join(staging, "lenet5"), filepath.Join(repo, "digits")))
+
+	addr, logs := startDaemon(t, append(env, "GPULETD_LOG_LEVEL=info", "GPULETD_DEVICES=cpu"))
+	base := "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/digits/ready", nil, nil).code == 200 },
+		2*time.Minute, 250*time.Millisecond, "logs:\n%s", logs)
+	evs := eventMessages(t, base)
+	require.Contains(t, evs, "the profiled models serve at once; digits will be profiled beside them")
+	first := strings.Index(evs, "plan applied: ")
+	require.Positive(t, first, evs)
+	firstPlan, _, _ := strings.Cut(evs[first:], "\n")
+	require.Contains(t, firstPlan, "lenet5")
+	require.Contains(t, firstPlan, "mlp")
+	require.NotContains(t, firstPlan, "digits")
+	require.Greater(t, strings.Index(evs, "profiled digits on cpu"), first, "the others served before digits was measured:\n%s", evs)
+	require.NotContains(t, evs, "profiling lenet5", "the profiled models are not measured again")
+}
