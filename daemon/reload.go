@@ -134,11 +134,16 @@ func diffConfig(a, b config.Config) []string {
 }
 
 // handleReload loads the configuration again and applies it, or keeps the
-// old one when the new one is invalid; either way it is recorded.
+// old one when the new one is invalid; either way it is recorded, and the
+// planner loop follows the model repository (repo_watch.go).
 func (n *node) handleReload(load func() (*config.Loaded, error)) {
 	l, err := load()
 	if err != nil {
 		n.events.add(EventConfigReload, store.SeverityError, "configuration not reloaded, the old one stays: "+err.Error(), nil)
+		select { // the repository is followed all the same
+		case n.reloaded <- struct{}{}:
+		default:
+		}
 		return
 	}
 	applied, restart := n.reload(&l.Config)

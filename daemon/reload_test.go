@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -132,4 +133,17 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 	for f := range liveFields {
 		require.True(t, covered[f], "live field %s has no case here", f)
 	}
+}
+
+// A reload whose configuration is invalid keeps the old one, and still has
+// the planner loop follow the model repository: an operator who edited
+// both hears about the file, and the models are followed.
+func TestAnInvalidReloadStillFollowsTheRepository(t *testing.T) {
+	n, _ := historyNode(t)
+	n.reloaded = make(chan struct{}, 1)
+	n.handleReload(func() (*config.Loaded, error) { return nil, errors.New("line 3: bad") })
+	require.Len(t, n.reloaded, 1)
+	evs := listEvents(t, n, "")
+	require.Len(t, evs, 1)
+	require.Contains(t, evs[0].Message, "configuration not reloaded, the old one stays: line 3: bad")
 }
