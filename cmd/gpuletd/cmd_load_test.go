@@ -150,6 +150,23 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, _, stderr = runCLI(t, "load", "--model", "nope", "--rate", "5", "--duration", "1s")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `unknown model "nope"`)
+
+	// Unload and load again, through the configured address.
+	code, out, stderr = runCLI(t, "models", "unload", "lenet5")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "lenet5: unloaded\n", out)
+	code, out, _ = runCLI(t, "models", "list")
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "lenet5")
+	code, out, stderr = runCLI(t, "models", "load", "lenet5")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "lenet5: ready\n", out)
+	code, _, stderr = runCLI(t, "models", "load", "nope", "--url", base)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: load nope: the repository has no such model\n", stderr)
+	code, _, stderr = runCLI(t, "models", "unload", "nope", "--url", base)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "nope")
 }
 
 func TestWriteMixReport(t *testing.T) {

@@ -17,9 +17,9 @@ import (
 func newModelsCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
-		Short: "Make a demo model repository; list and show a daemon's models",
+		Short: "Make a demo model repository; list, show, load and unload a daemon's models",
 	}
-	cmd.AddCommand(newModelsSynthCmd(), newModelsListCmd(g), newModelsShowCmd(g))
+	cmd.AddCommand(newModelsSynthCmd(), newModelsListCmd(g), newModelsShowCmd(g), newModelsLoadCmd(g), newModelsUnloadCmd(g))
 	return commandGroup(cmd)
 }
 

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/kserve"
+	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/spf13/cobra"
+)
+
+func newModelsLoadCmd(g *globalFlags) *cobra.Command {
+	var (
+		url, token string
+		wait       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "load MODEL",
+		Short: "Load (or load again) a model of the repository into a running daemon",
+		Long: `Load a model folder of the repository into a running daemon, or load it again
+after its files changed (POST /v2/repository/models/MODEL/load, Triton's
+repository API). A model without a latency profile is measured by the daemon
+first; --wait waits until it serves, printing why it does not yet whenever
+that changes (0: do not wait).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			base, err := daemonURL(g, url)
+			if err != nil {
+				return err
+			}
+			name := args[0]
+			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token))
+			switch {
+			case err != nil:
+				return err
+			case code == http.StatusOK:
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: ready\n", name)
+				return nil
+			case code != http.StatusServiceUnavailable || wait <= 0:
+				return &exitError{code: 1, msg: "gpuletd: " + msg}
+			}
+			return waitReady(cmd.Context(), cmd.OutOrStdout(), base, name, wait, msg)
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
+	return cmd
+}
+
+func newModelsUnloadCmd(g *globalFlags) *cobra.Command {
+	var url, token string
+	cmd := &cobra.Command{
+		Use:   "unload MODEL",
+		Short: "Stop serving a model in a running daemon",
+		Long: `Stop serving a model (every version of a model folder) in a running daemon
+and re-plan without it (POST /v2/repository/models/MODEL/unload). Its folder
+stays in the repository; load it again with gpuletd models load.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			base, err := daemonURL(g, url)
+			if err != nil {
+				return err
+			}
+			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(args[0])+"/unload", adminToken(g, token))
+			if err != nil {
+				return err
+			}
+			if code != http.StatusOK {
+				return &exitError{code: 1, msg: "gpuletd: " + msg}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: unloaded\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	return cmd
+}
+
+// adminToken is flag, or the configuration's admin token when there is a
+// configuration to read.
+func adminToken(g *globalFlags, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if l, err := g.loadConfig(); err == nil {
+		return l.Config.Auth.AdminToken
+	}
+	return ""
+}
+
+// adminPost posts an empty body to a daemon's API and returns the status
+// and the daemon's message (its error, for a failure). A daemon that does
+// not answer is one clear line and exit status 1.
+func adminPost(ctx context.Context, base, path, token string) (code int, msg string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("build request: %w", err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, "", fmt.Errorf("post %s: %w", path, ctx.Err())
+		}
+		return 0, "", daemonError(base, fmt.Errorf("%w: %v", loadgen.ErrUnreachable, err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return 0, "", fmt.Errorf("read answer: %w", err)
+	}
+	msg = strings.TrimSpace(string(body))
+	var e kserve.ErrorResponse
+	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		msg = e.Error
+	}
+	return resp.StatusCode, msg, nil
+}
+
+// loadTimeout bounds one load or unload call: it re-plans, which may start
+// executors and warm models up.
+const loadTimeout = 2 * time.Minute
+
+// waitReady polls the model's ready endpoint until it serves or wait
+// passes, printing why it does not serve yet whenever that changes (msg,
+// the load's own answer, until the endpoint gives one).
+func waitReady(ctx context.Context, w io.Writer, base, name string, wait time.Duration, msg string) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	last := msg
+	said := ""
+	say := func(why string) {
+		if why != said {
+			fmt.Fprintf(w, "%s: %s\n", name, why)
+			said, last = why, why
+		}
+	}
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s does not serve after %s: %s", name, wait, last)}
+			case <-tick.C:
+			}
+		}
+		ready, why, err := readiness(ctx, client, base+"/v2/models/"+neturl.PathEscape(name)+"/ready")
+		switch {
+		case ready:
+			fmt.Fprintf(w, "%s: ready\n", name)
+			return nil
+		case err == nil:
+			say(why)
+		case ctx.Err() != nil:
+			continue // the wait is over: said above
+		default:
+			return daemonError(base, err)
+		}
+	}
+}
+
+// readiness reads a model's ready endpoint: ready, or the reason it gives
+// for not being ready.
+func readiness(ctx context.Context, client *http.Client, url string) (ready bool, why string, err error) {
+	var doc struct {
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason"`
+	}
+	err = loadgen.GetJSON(ctx, client, url, &doc)
+	var he *loadgen.HTTPError
+	if errors.As(err, &he) && he.Code == http.StatusServiceUnavailable {
+		if json.Unmarshal([]byte(he.Message), &doc) == nil && doc.Reason != "" {
+			return false, doc.Reason, nil
+		}
+		return false, he.Message, nil
+	}
+	return err == nil && doc.Ready, "", err
+}
