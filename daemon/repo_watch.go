@@ -28,9 +28,10 @@ import (
 // changed is loaded (again) as the API's load does, one that disappeared is
 // unloaded. A folder left as it was is left alone, so a model the API
 // unloaded stays unloaded until its folder changes or the API loads it
-// again. A poll acts on a folder once two polls in a row saw it the same,
-// so a folder still being copied is not loaded half-written; a reload,
-// which an operator asks for when done, acts at once.
+// again. A poll acts on a folder once two polls in a row saw it the same
+// (or both saw it gone), so a folder still being copied is not loaded
+// half-written; a reload, which an operator asks for when done, acts at
+// once.
 
 // folderPrint is what a model folder held when read: every file's path,
 // size and modification time, and every folder's path.
@@ -89,6 +90,10 @@ func printRepository(root string) (prints map[string]folderPrint, unreadable []s
 	return prints, unreadable, nil
 }
 
+// goneFolder is what a poll saw of a folder that is no longer there; no
+// print of a folder starts with a NUL.
+const goneFolder folderPrint = "\x00gone"
+
 // repoWatch remembers what the daemon last read of each model folder.
 type repoWatch struct {
 	mu sync.Mutex
@@ -107,8 +112,10 @@ func newRepoWatch(read map[string]folderPrint) *repoWatch {
 }
 
 // changes compares the folders now on disk with what was read: the folders
-// to load (new or changed; with settle, only once the previous poll saw
-// them as they are now) and those to unload (gone), both sorted.
+// to load (new or changed) and those to unload (gone), both sorted. With
+// settle (a poll) a folder counts once the previous poll saw it as it is
+// now, gone included: a tool that syncs the repository by removing and
+// writing folders again does not unload them in between.
 func (w *repoWatch) changes(now map[string]folderPrint, unreadable []string, settle bool) (load, unload []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -129,12 +136,17 @@ func (w *repoWatch) changes(now map[string]folderPrint, unreadable []string, set
 		load = append(load, name)
 	}
 	for name := range w.read {
-		if _, ok := now[name]; !ok {
-			unload = append(unload, name)
+		if _, ok := now[name]; ok {
+			continue
 		}
+		if settle && w.seen[name] != goneFolder {
+			w.seen[name] = goneFolder
+			continue
+		}
+		unload = append(unload, name)
 	}
-	for name := range w.seen {
-		if _, ok := now[name]; !ok {
+	for name, p := range w.seen {
+		if _, ok := now[name]; !ok && p != goneFolder {
 			delete(w.seen, name)
 		}
 	}

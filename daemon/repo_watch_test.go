@@ -65,9 +65,21 @@ func TestRepoWatchChanges(t *testing.T) {
 			{now: map[string]folderPrint{"a": "a2", "b": "b1"}, settle: true},
 			{now: map[string]folderPrint{"a": "a1", "b": "b1"}, settle: true},
 			{now: map[string]folderPrint{"a": "a2", "b": "b1"}, settle: true}}},
-		{"a removed folder is unloaded once", []look{
+		{"a reload unloads a removed folder at once", []look{
+			{now: map[string]folderPrint{"a": "a1"}, unload: []string{"b"}},
+			{now: map[string]folderPrint{"a": "a1"}, settle: true}}},
+		{"a poll unloads a folder two polls saw gone, once", []look{
+			{now: map[string]folderPrint{"a": "a1"}, settle: true},
 			{now: map[string]folderPrint{"a": "a1"}, settle: true, unload: []string{"b"}},
 			{now: map[string]folderPrint{"a": "a1"}, settle: true}}},
+		{"a folder gone for one poll stays", []look{
+			{now: map[string]folderPrint{"a": "a1"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1", "b": "b1"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1", "b": "b1"}, settle: true}}},
+		{"a folder written again after a poll saw it gone", []look{
+			{now: map[string]folderPrint{"a": "a1"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1", "b": "b2"}, settle: true},
+			{now: map[string]folderPrint{"a": "a1", "b": "b2"}, settle: true, load: []string{"b"}}}},
 		{"an unreadable folder stays as it was", []look{
 			{now: map[string]folderPrint{"a": "a1"}, unreadable: []string{"b"}, settle: true},
 			{now: map[string]folderPrint{"a": "a1"}, unreadable: []string{"b", "x"}}}},
