@@ -15,18 +15,17 @@ import (
 //
 // Latency profiles are stored by the model file's sha256, so a file
 // replaced in the repository and loaded again (new weights for a served
-// model, the commonest update) has none of its own. At start the daemon
-// measures such files before it serves; while it serves, the devices are
-// busy, and a model without a profile could not be placed: the load would
-// take a serving model out of service until an operator ran `gpuletd
-// profile`. Instead, a new file that is most likely the same network with
-// other weights (the same inputs and outputs, and a file size within
-// borrowSizeSlack of the old one's) is placed with the profile of the file it
-// replaces, on every device type where it has none of its own, until it is
-// measured: `gpuletd profile` stores its own, which then wins at the next
-// plan. The executors' calibration follows whatever difference remains. The
-// loan lives in memory only: a daemon started later measures the file
-// before it serves, as for any model without a profile.
+// model, the commonest update) has none of its own, and a model without a
+// profile cannot be placed: the load would take a serving model out of
+// service until its new file was measured (beside the serving gpu-lets,
+// profile_live.go: seconds on a CPU, minutes on a GPU). Instead, a new
+// file that is most likely the same network with other weights (the same
+// inputs and outputs, and a file size within borrowSizeSlack of the old
+// one's) is placed with the profile of the file it replaces, on every
+// device type where it has none of its own, until it is measured: `gpuletd
+// profile` stores its own, which then wins at the next plan. The executors' calibration follows whatever difference remains. The
+// loan lives in memory only: a daemon started later measures the file, as
+// any model without a profile.
 
 // borrowSizeSlack is how far, relatively, a new file's size may be from the
 // old one's for it to count as the same network with other weights: the
