@@ -7,8 +7,9 @@ import (
 )
 
 // modelNotes holds one line of text per model of the repository. The node
-// keeps two: why models are not served (a profile that failed, a plan that
-// could not place them, a gpu-let that did not start; cleared when the
+// keeps two: why models are not served (a profile that failed or is being
+// measured beside the serving gpu-lets, a plan that could not place them, a
+// gpu-let that did not start; cleared when the
 // model serves; broken repository entries are not there, the catalog's last
 // scan holds them), and how far the models on their way at start have come
 // (profileMissing).
