@@ -23,6 +23,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		duration, warmup time.Duration
 		drain, timeout   time.Duration
 		binary, asJSON   bool
+		shm              bool
 		concurrency      int
 		seed             uint64
 	)
@@ -37,7 +38,11 @@ while that many are in flight is dropped by this client and counted.
 Inputs are random tensors of the shapes the model declares (batch 1), as JSON
 or, with --binary, as binary tensors; with --grpc they go to the gRPC
 listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
-still read over REST). The report gives the requests sent, the
+still read over REST). With --shm no tensor travels in a request: the inputs
+lie in a POSIX shared-memory object registered with the daemon as a region
+(Triton's system shared-memory extension, as perf_analyzer's
+--shared-memory=system), the outputs are written there, and the region is
+unregistered and the object removed at the end. The report gives the requests sent, the
 answers by status, goodput (answers within the model's SLO per second), SLO
 attainment, latency percentiles, the achieved send rate and the schedule lag.
 
@@ -68,7 +73,7 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 				}
 				cfgs[i] = loadgen.Config{
 					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr,
-					Seed: s, Binary: binary, Concurrency: concurrency, Drain: drain, Timeout: timeout,
+					Seed: s, Binary: binary, SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
 				}
 			}
 			var (
@@ -121,6 +126,7 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
 	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>]")
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs")
+	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight")
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrivals and the inputs")
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
@@ -199,6 +205,10 @@ func dur(d time.Duration) string { return millis(float64(d) / float64(time.Milli
 // loadTarget names where a load went and how its tensors were sent.
 func loadTarget(r *loadgen.Report, binary bool) (tensors, target string) {
 	switch {
+	case r.SharedMemory && r.GRPC != "":
+		return "shared-memory", "grpc " + r.GRPC
+	case r.SharedMemory:
+		return "shared-memory", r.URL
 	case r.GRPC != "":
 		return "gRPC raw", "grpc " + r.GRPC
 	case binary:

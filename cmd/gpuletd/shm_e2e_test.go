@@ -140,3 +140,49 @@ func TestSystemSharedMemory(t *testing.T) {
 	r = do(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil)
 	require.JSONEq(t, `[]`, string(r.body))
 }
+
+// TestLoadOverSharedMemory drives the daemon with gpuletd load --shm over
+// REST and over gRPC: every request is answered with its tensors in a
+// registered region, and the run leaves no region registered and no object
+// behind.
+func TestLoadOverSharedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm on this machine")
+	}
+	grpcAddr := freeAddr(t)
+	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr)
+	objects := func() []string {
+		m, err := filepath.Glob("/dev/shm/gpuletd-load-*")
+		require.NoError(t, err)
+		return m
+	}
+	before := objects()
+	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
+		args := append([]string{"load", "--model", "mlp", "--url", base, "--rate", "40", "--duration", "1s", "--shm", "--json"}, via...)
+		code, out, stderr := runCLI(t, args...)
+		require.Equal(t, 0, code, stderr)
+		var load struct {
+			Report struct {
+				Sent, OK     int64
+				Failed       map[string]int64 `json:"failed"`
+				FirstError   string           `json:"first_error"`
+				SharedMemory bool             `json:"shared_memory"`
+				RequestBytes int              `json:"request_bytes"`
+			} `json:"report"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &load))
+		require.True(t, load.Report.SharedMemory)
+		require.Positive(t, load.Report.Sent)
+		require.Equal(t, load.Report.Sent, load.Report.OK, "every request answered: %v %s", load.Report.Failed, load.Report.FirstError)
+		if via == nil {
+			require.Less(t, load.Report.RequestBytes, 1024, "no tensor travels in the body (mlp's input alone is 3 136 bytes)")
+		}
+		r := do(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil)
+		require.Equal(t, 200, r.code)
+		require.JSONEq(t, `[]`, string(r.body), "the run unregistered its region")
+		require.Equal(t, before, objects(), "and removed its object")
+	}
+}

@@ -46,6 +46,10 @@ type Config struct {
 	Seed uint64
 	// Binary sends the inputs as binary tensors and asks for binary outputs.
 	Binary bool
+	// SharedMemory places every input and output in a system shared-memory
+	// region the run registers with the server (shm.go), which must run on
+	// this machine; Payload and Binary are then not used.
+	SharedMemory bool
 	// Concurrency bounds the requests in flight; a request due while that
 	// many are in flight is dropped by the client. 0: DefaultConcurrency.
 	Concurrency int

@@ -25,6 +25,9 @@ type Report struct {
 	Model string `json:"model"`
 	URL   string `json:"url"`
 	GRPC  string `json:"grpc,omitempty"`
+	// SharedMemory is set when the tensors lay in a registered system
+	// shared-memory region instead of the requests (Config.SharedMemory).
+	SharedMemory bool `json:"shared_memory,omitempty"`
 	// Rate is the arrival process's mean rate, requests per second.
 	Rate float64 `json:"target_rate"`
 	// Window is the time requests were scheduled over.

@@ -77,7 +77,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		client = NewClient(cfg.Concurrency)
 		defer client.CloseIdleConnections()
 	}
-	if cfg.Payload == nil || cfg.SLO == 0 {
+	var shmGRPC *pb.ModelInferRequest
+	if cfg.Payload == nil || cfg.SLO == 0 || cfg.SharedMemory {
 		m, err := FetchModel(ctx, client, cfg.URL, cfg.Model)
 		if err != nil {
 			return nil, err
@@ -85,10 +86,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.SLO == 0 {
 			cfg.SLO = m.SLO
 		}
-		if cfg.Payload == nil {
-			if cfg.Payload, err = NewPayload(m, cfg.Binary, cfg.Seed); err != nil {
+		if cfg.Payload == nil || cfg.SharedMemory {
+			if cfg.Payload, err = NewPayload(m, cfg.Binary || cfg.SharedMemory, cfg.Seed); err != nil {
 				return nil, err
 			}
+		}
+		if cfg.SharedMemory {
+			var r *shmRegion
+			if r, cfg.Payload, shmGRPC, err = setUpSharedMemory(ctx, client, cfg.URL, cfg.Model, m, cfg.Payload); err != nil {
+				return nil, err
+			}
+			defer r.tearDown(context.WithoutCancel(ctx), client, cfg.URL)
 		}
 	}
 	g := &generator{
@@ -104,8 +112,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%w: grpc address %q: %v", ErrConfig, cfg.GRPC, err)
 		}
 		defer conn.Close()
-		if g.grpcReq, err = cfg.Payload.GRPCRequest(cfg.Model); err != nil {
-			return nil, err
+		if g.grpcReq = shmGRPC; g.grpcReq == nil {
+			if g.grpcReq, err = cfg.Payload.GRPCRequest(cfg.Model); err != nil {
+				return nil, err
+			}
 		}
 		g.grpc = pb.NewGRPCInferenceServiceClient(conn)
 		if err := grpcLive(ctx, g.grpc); err != nil {
@@ -164,7 +174,7 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 		}()
 	}
 
-	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
+	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
 	sendErr := g.schedule(ctx, rep)
 	close(g.jobs)
 

@@ -1,0 +1,199 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// Shared memory (Config.SharedMemory), as perf_analyzer's
+// --shared-memory=system sends: the run writes the inputs once into a POSIX
+// shared-memory object, registers it with the server as one region (Triton's
+// system shared-memory extension) and sends requests that name where each
+// input lies and where each output goes, so that no tensor travels in a
+// body. Every request reads the same inputs and writes its outputs over
+// the same bytes (a load generator does not read them). The region is
+// unregistered and the object removed when the run ends.
+
+// shmDir is where POSIX shared-memory objects live on Linux.
+const shmDir = "/dev/shm"
+
+// shmAlign is the offset alignment of each tensor in the object.
+const shmAlign = 64
+
+// shmRegion is the object a run registered.
+type shmRegion struct {
+	name, key, file string
+	size            int64
+}
+
+// shmTensor is where one tensor lies in the region.
+type shmTensor struct {
+	name, datatype string
+	shape          []int64
+	offset, size   int64
+}
+
+// setUpSharedMemory writes the inputs of p (a binary payload of model, as
+// m describes it) into a new object, registers it at the server at base and
+// returns the region, the REST payload and the gRPC request that use it.
+func setUpSharedMemory(ctx context.Context, client *http.Client, base, model string, m *Model, p *Payload) (*shmRegion, *Payload, *pb.ModelInferRequest, error) {
+	req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %v", ErrPayload, err)
+	}
+	var ins, outs []shmTensor
+	var size int64
+	place := func(t shmTensor) shmTensor {
+		t.offset = (size + shmAlign - 1) / shmAlign * shmAlign
+		size = t.offset + t.size
+		return t
+	}
+	for _, in := range req.Inputs {
+		ins = append(ins, place(shmTensor{name: in.Name, datatype: string(in.DataType), shape: in.Shape, size: int64(len(in.Data))}))
+	}
+	for _, o := range m.Metadata.Outputs {
+		dt, err := tensor.ParseDataType(o.DataType)
+		if err != nil || dt.Size() == 0 {
+			return nil, nil, nil, fmt.Errorf("%w: output %q has data type %q; shared memory holds fixed-size types only", ErrPayload, o.Name, o.DataType)
+		}
+		shape := slices.Clone(o.Shape)
+		for d := range shape {
+			if shape[d] < 0 || (d == 0 && m.MaxBatchSize > 0) {
+				shape[d] = 1
+			}
+		}
+		n, err := tensor.NumElements(shape)
+		if err != nil || n > maxPayloadElements {
+			return nil, nil, nil, fmt.Errorf("%w: output %q has shape %v, too large for shared memory", ErrPayload, o.Name, shape)
+		}
+		outs = append(outs, place(shmTensor{name: o.Name, size: n * int64(dt.Size())}))
+	}
+	f, err := os.CreateTemp(shmDir, "gpuletd-load-*")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: make a shared-memory object: %v", ErrConfig, err)
+	}
+	r := &shmRegion{name: filepath.Base(f.Name()), key: "/" + filepath.Base(f.Name()), file: f.Name(), size: size}
+	obj := make([]byte, size)
+	for i, in := range req.Inputs {
+		copy(obj[ins[i].offset:], in.Data)
+	}
+	_, err = f.Write(obj)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(r.file)
+		return nil, nil, nil, fmt.Errorf("write shared-memory object %s: %w", r.file, err)
+	}
+	body, err := json.Marshal(map[string]any{"key": r.key, "offset": 0, "byte_size": r.size})
+	if err != nil {
+		_ = os.Remove(r.file)
+		return nil, nil, nil, fmt.Errorf("encode register request: %w", err)
+	}
+	if err := post(ctx, client, base+"/v2/systemsharedmemory/region/"+url.PathEscape(r.name)+"/register", body); err != nil {
+		_ = os.Remove(r.file)
+		return nil, nil, nil, fmt.Errorf("register shared memory: %w", err)
+	}
+	payload, err := r.restPayload(ins, outs)
+	if err != nil {
+		r.tearDown(context.WithoutCancel(ctx), client, base)
+		return nil, nil, nil, err
+	}
+	return r, payload, r.grpcRequest(model, ins, outs), nil
+}
+
+// params are the parameters that place a tensor in the region.
+func (r *shmRegion) params(t shmTensor) kserve.Parameters {
+	return kserve.Parameters{
+		kserve.ParamShmRegion: jsontext.Value(strconv.Quote(r.name)),
+		kserve.ParamShmSize:   jsontext.Value(strconv.FormatInt(t.size, 10)),
+		kserve.ParamShmOffset: jsontext.Value(strconv.FormatInt(t.offset, 10)),
+	}
+}
+
+// restPayload is a JSON request whose tensors all lie in the region.
+func (r *shmRegion) restPayload(ins, outs []shmTensor) (*Payload, error) {
+	req := kserve.InferRequestJSON{}
+	for _, t := range ins {
+		req.Inputs = append(req.Inputs, kserve.RequestInput{Name: t.name, Shape: t.shape, DataType: t.datatype, Parameters: r.params(t)})
+	}
+	for _, t := range outs {
+		req.Outputs = append(req.Outputs, kserve.RequestOutput{Name: t.name, Parameters: r.params(t)})
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	return &Payload{Body: body, JSONLen: -1}, nil
+}
+
+// grpcRequest is the same request for ModelInfer.
+func (r *shmRegion) grpcRequest(model string, ins, outs []shmTensor) *pb.ModelInferRequest {
+	params := func(t shmTensor) map[string]*pb.InferParameter {
+		return map[string]*pb.InferParameter{
+			kserve.ParamShmRegion: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: r.name}},
+			kserve.ParamShmSize:   {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: t.size}},
+			kserve.ParamShmOffset: {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: t.offset}},
+		}
+	}
+	out := &pb.ModelInferRequest{ModelName: model}
+	for _, t := range ins {
+		out.Inputs = append(out.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: t.name, Datatype: t.datatype, Shape: t.shape, Parameters: params(t)})
+	}
+	for _, t := range outs {
+		out.Outputs = append(out.Outputs, &pb.ModelInferRequest_InferRequestedOutputTensor{Name: t.name, Parameters: params(t)})
+	}
+	return out
+}
+
+// tearDown unregisters the region (5 s at most) and removes the object.
+func (r *shmRegion) tearDown(ctx context.Context, client *http.Client, base string) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = post(ctx, client, base+"/v2/systemsharedmemory/region/"+url.PathEscape(r.name)+"/unregister", nil)
+	_ = os.Remove(r.file)
+}
+
+// post sends body and wants 200; another answer is an error with the
+// server's message.
+func post(ctx context.Context, client *http.Client, u string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		msg := string(bytes.TrimSpace(b))
+		var e kserve.ErrorResponse
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+		return fmt.Errorf("post %s: %d %s: %s", u, resp.StatusCode, http.StatusText(resp.StatusCode), msg)
+	}
+	return nil
+}
