@@ -8,10 +8,8 @@ import (
 	"io"
 	"net/http"
 	neturl "net/url"
-	"strings"
 	"time"
 
-	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
 )
@@ -112,24 +110,14 @@ func adminPost(ctx context.Context, base, path, token string) (code int, msg str
 	}
 	client := &http.Client{}
 	defer client.CloseIdleConnections()
-	resp, err := client.Do(req)
+	code, _, msg, err = loadgen.Call(ctx, client, req, 1<<20)
+	if errors.Is(err, loadgen.ErrUnreachable) {
+		return 0, "", daemonError(base, err)
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return 0, "", fmt.Errorf("post %s: %w", path, ctx.Err())
-		}
-		return 0, "", daemonError(base, fmt.Errorf("%w: %v", loadgen.ErrUnreachable, err))
+		return 0, "", fmt.Errorf("post %s: %w", path, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return 0, "", fmt.Errorf("read answer: %w", err)
-	}
-	msg = strings.TrimSpace(string(body))
-	var e kserve.ErrorResponse
-	if json.Unmarshal(body, &e) == nil && e.Error != "" {
-		msg = e.Error
-	}
-	return resp.StatusCode, msg, nil
+	return code, msg, nil
 }
 
 // loadTimeout bounds one load or unload call: it re-plans, which may start

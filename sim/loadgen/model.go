@@ -84,28 +84,42 @@ func GetJSON(ctx context.Context, client *http.Client, url string, v any) error 
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
 	}
-	resp, err := client.Do(req)
+	code, body, msg, err := Call(ctx, client, req, 64<<20)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := strings.TrimSpace(string(body))
-		var e kserve.ErrorResponse
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
-		return &HTTPError{URL: url, Code: resp.StatusCode, Message: msg}
+	if code != http.StatusOK {
+		return &HTTPError{URL: url, Code: code, Message: msg}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("decode %s: %w", url, err)
 	}
 	return nil
+}
+
+// Call sends req and reads the answer, up to limit bytes: its status, its
+// body and, for a status other than 200, the server's message (its
+// {"error": …}, else the body). A server that does not answer gives
+// ErrUnreachable; a ctx that ended, its error.
+func Call(ctx context.Context, client *http.Client, req *http.Request, limit int64) (code int, body []byte, msg string, err error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0, nil, "", ctx.Err()
+		}
+		return 0, nil, "", fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return 0, nil, "", fmt.Errorf("read %s: %w", req.URL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg = strings.TrimSpace(string(body))
+		var e kserve.ErrorResponse
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+	}
+	return resp.StatusCode, body, msg, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -178,22 +177,12 @@ func post(ctx context.Context, client *http.Client, u string, body []byte) error
 		return fmt.Errorf("build request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
+	code, _, msg, err := Call(ctx, client, req, 1<<20)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return err
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		msg := string(bytes.TrimSpace(b))
-		var e kserve.ErrorResponse
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
-		return fmt.Errorf("post %s: %d %s: %s", u, resp.StatusCode, http.StatusText(resp.StatusCode), msg)
+	if code != http.StatusOK {
+		return fmt.Errorf("post %s: %d %s: %s", u, code, http.StatusText(code), msg)
 	}
 	return nil
 }
