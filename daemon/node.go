@@ -55,6 +55,7 @@ type node struct {
 	reloaded        chan struct{} // the planner loop picks up a new period
 	repo            *repoWatch    // the repository's folders as last read (repo_watch.go)
 	live            *liveProfiles // models waiting for a profile measured while serving; nil: none are
+	retuneFailed    sync.Map      // "gpulet/model" → the last failed reload's error (retuned)
 	stopping        atomic.Bool
 }
 

@@ -83,12 +83,26 @@ func (x executors) Retune(ctx context.Context, g *gpuletRun, gp *gpulet.GPUPlan,
 		if err == nil {
 			err = g.loadModel(ctx, req)
 		}
-		if err != nil {
-			x.n.log.Warn("retune model: it keeps serving as it was loaded", zap.String("model", p.Name),
-				zap.String("gpulet", g.id), zap.Error(err))
-		}
+		x.n.retuned(g, p.Name, err)
 	}
 	g.retunePlanned(let)
+}
+
+// retuned reports a reload of model on g that failed: in the log each time,
+// and in an event when it fails otherwise than last time (a new file the
+// engine cannot load would otherwise fail silently at every plan while the
+// old one serves on).
+func (n *node) retuned(g *gpuletRun, model string, err error) {
+	key := g.id + "/" + model
+	if err == nil {
+		n.retuneFailed.Delete(key)
+		return
+	}
+	n.log.Warn("retune model: it keeps serving as it was loaded", zap.String("model", model), zap.String("gpulet", g.id), zap.Error(err))
+	if last, ok := n.retuneFailed.Swap(key, err.Error()); !ok || last != err.Error() {
+		n.events.add(EventModelLoad, store.SeverityWarning, fmt.Sprintf("reloading %s on %s failed; it keeps serving as it was loaded: %v", model, g.id, err),
+			map[string]string{"model": model, "gpulet": g.id})
+	}
 }
 
 // sameLoad tells whether two loads of a model ask the executor for the same

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,4 +35,23 @@ func TestSameLoad(t *testing.T) {
 			require.Equal(t, []int32{1, 4}, a.WarmupBatches, "the loads compared are left as they were")
 		})
 	}
+}
+
+// A reload that fails is an event once per way it fails, not once per plan
+// (syncLoads tries it again at every plan while the old load serves on).
+func TestAFailedReloadIsAnEventOnce(t *testing.T) {
+	n, _ := historyNode(t)
+	g := &gpuletRun{id: "cpu-50-1"}
+	broken := errors.New("load model mlp: unsupported operator")
+	for range 3 {
+		n.retuned(g, "mlp", broken)
+	}
+	evs := listEvents(t, n, "?kind="+EventModelLoad)
+	require.Len(t, evs, 1)
+	require.Equal(t, "reloading mlp on cpu-50-1 failed; it keeps serving as it was loaded: load model mlp: unsupported operator", evs[0].Message)
+	n.retuned(g, "mlp", errors.New("load model mlp: out of memory"))
+	require.Len(t, listEvents(t, n, "?kind="+EventModelLoad), 2, "another failure")
+	n.retuned(g, "mlp", nil)
+	n.retuned(g, "mlp", broken)
+	require.Len(t, listEvents(t, n, "?kind="+EventModelLoad), 3, "failing again after a success")
 }
