@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -37,33 +38,49 @@ import (
 // size and modification time, and every folder's path.
 type folderPrint string
 
-// printFolder reads dir's print. Names starting with a dot (editors' and
-// copy tools' temporary files) are left out.
+// printFolder reads dir's print, following symbolic links to folders and
+// files (a repository may link its model or version folders from
+// elsewhere, and switch versions by relinking). Names starting with a dot
+// (editors' and copy tools' temporary files) are left out.
 func printFolder(dir string) (folderPrint, error) {
 	var b strings.Builder
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	if err := printInto(&b, dir, ".", 0); err != nil {
+		return "", err
+	}
+	return folderPrint(b.String()), nil
+}
+
+// maxPrintDepth bounds how deep printInto descends (a link loop ends there).
+const maxPrintDepth = 8
+
+// printInto writes the print of folder dir, named rel in the model folder.
+func printInto(b *strings.Builder, dir, rel string, depth int) error {
+	if depth > maxPrintDepth {
+		return fmt.Errorf("read %s: folders nested deeper than %d (a link loop?)", dir, maxPrintDepth)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "%s/\n", rel) // its entries say what changed in it (its own time moves with hidden ones too)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
 		}
-		if path != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
+		path, name := filepath.Join(dir, e.Name()), filepath.Join(rel, e.Name())
+		if repository.IsFolder(dir, e) {
+			if err := printInto(b, path, name, depth+1); err != nil {
+				return err
 			}
-			return nil
+			continue
 		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() { // its entries say what changed in it (its own time moves with hidden ones too)
-			fmt.Fprintf(&b, "%s/\n", rel)
-			return nil
-		}
-		info, err := d.Info()
+		info, err := os.Stat(path) // a link's target
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "%s %v %d %d\n", rel, info.Mode().Type(), info.Size(), info.ModTime().UnixNano())
-		return nil
-	})
-	return folderPrint(b.String()), err
+		fmt.Fprintf(b, "%s %v %d %d\n", name, info.Mode().Type(), info.Size(), info.ModTime().UnixNano())
+	}
+	return nil
 }
 
 // printRepository reads the print of every model folder in root. A folder
@@ -76,7 +93,7 @@ func printRepository(root string) (prints map[string]folderPrint, unreadable []s
 	}
 	prints = map[string]folderPrint{}
 	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+		if !repository.IsFolder(root, e) || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		p, err := printFolder(filepath.Join(root, e.Name()))

@@ -106,3 +106,35 @@ func TestRepoWatchChanges(t *testing.T) {
 		})
 	}
 }
+
+// A model folder whose version folder is a link (a deployment that switches
+// versions by relinking) prints what the link reaches: relinking it, or
+// writing a file behind it, is a change.
+func TestPrintFolderFollowsLinks(t *testing.T) {
+	store := t.TempDir()
+	for v, content := range map[string]string{"a": "abc", "b": "abcd"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(store, v), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(store, v, "model.onnx"), []byte(content), 0o644))
+	}
+	dir := t.TempDir()
+	link := filepath.Join(dir, "1")
+	require.NoError(t, os.Symlink(filepath.Join(store, "a"), link))
+	first, err := printFolder(dir)
+	require.NoError(t, err)
+	require.Contains(t, string(first), "1/model.onnx ")
+
+	require.NoError(t, os.Remove(link))
+	require.NoError(t, os.Symlink(filepath.Join(store, "b"), link))
+	relinked, err := printFolder(dir)
+	require.NoError(t, err)
+	require.NotEqual(t, first, relinked)
+
+	require.NoError(t, os.WriteFile(filepath.Join(store, "b", "model.onnx"), []byte("abcde"), 0o644))
+	written, err := printFolder(dir)
+	require.NoError(t, err)
+	require.NotEqual(t, relinked, written)
+
+	require.NoError(t, os.Symlink(dir, filepath.Join(dir, "loop")))
+	_, err = printFolder(dir)
+	require.ErrorContains(t, err, "a link loop?")
+}

@@ -152,3 +152,23 @@ func TestLoadRejectsBadNames(t *testing.T) {
 	_, err = Load(t.TempDir(), "ghost", Options{Read: fakeReader})
 	require.ErrorIs(t, err, ErrNotFound)
 }
+
+// Model and version folders linked from elsewhere are read as folders, as
+// Triton reads them; they used to be passed over without a word.
+func TestScanFollowsLinkedFolders(t *testing.T) {
+	elsewhere := writeRepo(t, map[string]entry{
+		"lenet": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}},
+		"mlp":   {config: goodConfig, files: map[string]string{"9/model.onnx": "onnx"}},
+	})
+	root := writeRepo(t, map[string]entry{"digits": {config: goodConfig}})
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "lenet"), filepath.Join(root, "lenet")))
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "mlp", "9"), filepath.Join(root, "digits", "2")))
+	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "nowhere"), filepath.Join(root, "dangling")))
+	ix, err := Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	require.Empty(t, ix.Problems)
+	require.Equal(t, []string{"digits", "lenet"}, ix.Names())
+	d, err := ix.Get("digits")
+	require.NoError(t, err)
+	require.Equal(t, 2, d.Version, "a linked version folder")
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,7 +115,7 @@ func Scan(root string, o Options) (*Index, error) {
 	}
 	ix := &Index{Root: root, Models: map[string]*Model{}, Broken: map[string]error{}}
 	for _, e := range entries {
-		if !e.IsDir() || e.Name()[0] == '.' {
+		if !IsFolder(root, e) || e.Name()[0] == '.' {
 			continue
 		}
 		ms, err := LoadVersions(root, e.Name(), o)
@@ -334,6 +335,20 @@ func (m *Model) resolveSLO(sloFrom string, defaultSLO time.Duration, file, how s
 	return nil
 }
 
+// IsFolder tells whether entry e of dir is a folder, or a symbolic link to
+// one (a repository that links its model or version folders from elsewhere,
+// as Triton's may).
+func IsFolder(dir string, e fs.DirEntry) bool {
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, e.Name()))
+	return err == nil && st.IsDir()
+}
+
 // versionFolders lists the numbered version folders, ascending.
 func versionFolders(dir string) ([]int, error) {
 	entries, err := os.ReadDir(dir)
@@ -342,7 +357,7 @@ func versionFolders(dir string) ([]int, error) {
 	}
 	var out []int
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !IsFolder(dir, e) {
 			continue
 		}
 		v, err := strconv.Atoi(e.Name())
