@@ -166,9 +166,11 @@ func TestScanFollowsLinkedFolders(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "nowhere"), filepath.Join(root, "dangling")))
 	ix, err := Scan(root, Options{Read: fakeReader})
 	require.NoError(t, err)
-	require.Empty(t, ix.Problems)
 	require.Equal(t, []string{"digits", "lenet"}, ix.Names())
 	d, err := ix.Get("digits")
 	require.NoError(t, err)
 	require.Equal(t, 2, d.Version, "a linked version folder")
+	require.Len(t, ix.Problems, 1)
+	require.ErrorIs(t, ix.Broken["dangling"], ErrInvalidModel)
+	require.ErrorContains(t, ix.Broken["dangling"], "a link to "+filepath.Join(elsewhere, "nowhere")+", which does not exist")
 }

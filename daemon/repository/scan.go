@@ -115,7 +115,15 @@ func Scan(root string, o Options) (*Index, error) {
 	}
 	ix := &Index{Root: root, Models: map[string]*Model{}, Broken: map[string]error{}}
 	for _, e := range entries {
-		if !IsFolder(root, e) || e.Name()[0] == '.' {
+		if e.Name()[0] == '.' {
+			continue
+		}
+		if err := danglingLink(root, e); err != nil {
+			ix.Problems = append(ix.Problems, err)
+			ix.Broken[e.Name()] = err
+			continue
+		}
+		if !IsFolder(root, e) {
 			continue
 		}
 		ms, err := LoadVersions(root, e.Name(), o)
@@ -347,6 +355,21 @@ func IsFolder(dir string, e fs.DirEntry) bool {
 	}
 	st, err := os.Stat(filepath.Join(dir, e.Name()))
 	return err == nil && st.IsDir()
+}
+
+// danglingLink is the problem of entry e of root when it is a symbolic link
+// that leads nowhere (its folder moved or not mounted): a model an operator
+// linked in, which must say why it does not serve. Nil otherwise.
+func danglingLink(root string, e fs.DirEntry) error {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	path := filepath.Join(root, e.Name())
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	target, _ := os.Readlink(path)
+	return invalid(path, fmt.Errorf("a link to %s, which does not exist", target))
 }
 
 // versionFolders lists the numbered version folders, ascending.
