@@ -28,15 +28,18 @@ export class Profiles {
         this.entries.delete(name);
       }
     }
-    for (const m of models) {
+    models.forEach((m, i) => {
       let e = this.entries.get(m.name);
       if (!e) {
         e = this.entry(m);
         this.entries.set(m.name, e);
       }
       e.slo.textContent = `SLO ${num(m.slo_ms)} ms`;
-      this.root.append(e.details); // keeps the status order
-    }
+      // The status order, moving an entry only when it is out of place: a
+      // move detaches it, which loses what the reader was about to click.
+      const at = this.root.children[i];
+      if (at !== e.details) this.root.insertBefore(e.details, at ?? null);
+    });
   }
 
   entry(m) {
