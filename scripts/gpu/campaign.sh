@@ -27,11 +27,16 @@
 #             SERVE_BIN=FILE serves with another gpuletd binary (an earlier
 #             build, to compare; load and status still use this bundle's)
 #             and PROFILES=FILE starts from that state database's profiles
-#             (campaign-serve.tar.gz's gpuletd.db), so no time goes to them
+#             (campaign-serve.tar.gz's gpuletd.db), so no time goes to them;
+#             LIVE=1 also loads, 6 s into the load, a resnet18 with other
+#             weights under another name (no profile): the daemon profiles
+#             it beside the serving gpu-lets (gpuletd models load --wait
+#             prints how long that took; the load reports' seconds show
+#             what it cost the others)
 #   pipeline  the same with `gpuletd models synth --pipeline`: the example
 #             ensemble (detector-like model, classifier-like model and its
 #             cheaper variant) served end to end at an open-loop load
-##   quick     what a short lease allows, in about five minutes: doctor, the
+#   quick     what a short lease allows, in about five minutes: doctor, the
 #             GPU tests, BenchmarkGPURunGaps, then the serve and pipeline
 #             phases (needs no torchvision)
 #
@@ -172,6 +177,15 @@ serve | pipeline)
     loads+=($!)
     rate=200
   done
+  if [ -n "${LIVE:-}" ] && [ "$phase" = serve ]; then
+    sleep 6
+    "${sg[@]}" models synth "$sw/extra" --models resnet18 --seed 2 >>"$out/synth.log" 2>&1
+    mv "$sw/extra/resnet18" "$sw/models/resnet18b"
+    live_start=$(date +%s)
+    "${sg[@]}" models load resnet18b --wait "$(( $(left) > 70 ? $(left) - 60 : 10 ))s" >"$out/live-load.log" 2>&1
+    echo "live: gpuletd models load resnet18b rc=$? after $(($(date +%s) - live_start))s"
+    cat "$out/live-load.log"
+  fi
   wait "${loads[@]}"
   for m in $models; do
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["report"]; print(sys.argv[2], {k: r.get(k) for k in ("target_rate", "sent", "ok", "failed", "goodput", "slo_attainment", "slo_ms")}, "p50/p99 ms", r["latency"]["p50_us"] / 1000, r["latency"]["p99_us"] / 1000); print("  per second (due/within SLO/failed):", " ".join("%d/%d/%d" % (s["due"], s["within_slo"], s["failed"]) for s in r.get("seconds") or []))' "$out/load-$m.json" "$m" 2>/dev/null || tail -3 "$out/load-$m.log"
