@@ -257,13 +257,13 @@ type borrowedProfile struct {
 
 // borrowedProfile is set when m's profile on d is its predecessor's.
 func (n *node) borrowedProfile(ctx context.Context, m *repository.Model, d mps.Device) *borrowedProfile {
-	if d.Kind == mps.KindEmulated {
-		return nil
+	l, ok := n.book.loanOf(m.SHA256)
+	if !ok || d.Kind == mps.KindEmulated {
+		return nil // no store query for the models that borrow nothing
 	}
 	if _, borrowed, err := n.book.storedLatency(ctx, m.SHA256, d.Type); err != nil || !borrowed {
 		return nil
 	}
-	l, _ := n.book.loanOf(m.SHA256)
 	return &borrowedProfile{FromSHA256: l.From, Fix: measureCommand(m, d)}
 }
 
@@ -288,7 +288,7 @@ func (n *node) unfinishedProfile(ctx context.Context, m *repository.Model, d mps
 	}
 	r := runs[0]
 	return &unfinishedRun{Status: r.Status, Message: r.Message, At: r.StartedAt,
-		Fix: fmt.Sprintf("gpuletd profile %s --device %s", m.Name, d.ID)}
+		Fix: measureCommand(m, d)}
 }
 
 func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {

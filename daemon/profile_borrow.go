@@ -119,8 +119,8 @@ func (n *node) lendProfile(ctx context.Context, old, next *repository.Model) []s
 	return lent
 }
 
-// measureCommand is the command that measures m's own profile on d,
-// replacing one it borrows.
+// measureCommand is the command that measures m's own profile on d (a
+// missing, unfinished or borrowed one).
 func measureCommand(m *repository.Model, d mps.Device) string {
 	return fmt.Sprintf("gpuletd profile %s --device %s", m.Name, d.ID)
 }

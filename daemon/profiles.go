@@ -90,7 +90,7 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 	default:
 		pts, _, err := b.storedLatency(ctx, m.SHA256, d.Type)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s on %s (run: gpuletd profile %s --device %s)", errNoProfile, m.Name, d.Type, m.Name, d.ID)
+			return nil, fmt.Errorf("%w: %s on %s (run: %s)", errNoProfile, m.Name, d.Type, measureCommand(m, d))
 		}
 		if err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,35 +133,25 @@ func waitReady(ctx context.Context, w io.Writer, base, name string, wait time.Du
 	defer cancel()
 	client := &http.Client{}
 	defer client.CloseIdleConnections()
-	last := msg
-	said := ""
-	say := func(why string) {
-		if why != said {
-			fmt.Fprintf(w, "%s: %s\n", name, why)
-			said, last = why, why
-		}
-	}
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	for first := true; ; first = false {
-		if !first {
-			select {
-			case <-ctx.Done():
-				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s does not serve after %s: %s", name, wait, last)}
-			case <-tick.C:
-			}
-		}
+	said := ""
+	for {
 		ready, why, err := readiness(ctx, client, base+"/v2/models/"+neturl.PathEscape(name)+"/ready")
 		switch {
 		case ready:
 			fmt.Fprintf(w, "%s: ready\n", name)
 			return nil
-		case err == nil:
-			say(why)
-		case ctx.Err() != nil:
-			continue // the wait is over: said above
-		default:
+		case err == nil && why != said:
+			fmt.Fprintf(w, "%s: %s\n", name, why)
+			said = why
+		case err != nil && ctx.Err() == nil:
 			return daemonError(base, err)
+		}
+		select {
+		case <-ctx.Done():
+			return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s does not serve after %s: %s", name, wait, cmp.Or(said, msg))}
+		case <-tick.C:
 		}
 	}
 }

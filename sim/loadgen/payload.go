@@ -57,12 +57,7 @@ func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 		if err != nil || dt.Size() == 0 {
 			return nil, fmt.Errorf("%w: input %q has data type %q; BYTES inputs are not generated, only fixed-size types", ErrPayload, in.Name, in.DataType)
 		}
-		shape := slices.Clone(in.Shape)
-		for d := range shape {
-			if shape[d] < 0 || (d == 0 && m.MaxBatchSize > 0) {
-				shape[d] = 1
-			}
-		}
+		shape := m.requestShape(in.Shape)
 		n, err := tensor.NumElements(shape)
 		if err != nil || n > maxPayloadElements {
 			return nil, fmt.Errorf("%w: input %q has shape %v, too large to generate", ErrPayload, in.Name, shape)
@@ -91,6 +86,19 @@ func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 		return &Payload{Body: head, JSONLen: -1}, nil
 	}
 	return &Payload{Body: append(head, raw...), JSONLen: int64(len(head))}, nil
+}
+
+// requestShape is a declared shape as one request of batch 1 has it:
+// dimension 0 is 1 when the model batches, and any other open dimension
+// (-1) is 1 too.
+func (m *Model) requestShape(declared []int64) []int64 {
+	shape := slices.Clone(declared)
+	for d := range shape {
+		if shape[d] < 0 || (d == 0 && m.MaxBatchSize > 0) {
+			shape[d] = 1
+		}
+	}
+	return shape
 }
 
 // value draws one element as a float64: uniform in [0, 1) for floats, an

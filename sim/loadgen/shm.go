@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -71,12 +70,7 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, base, model str
 		if err != nil || dt.Size() == 0 {
 			return nil, nil, nil, fmt.Errorf("%w: output %q has data type %q; shared memory holds fixed-size types only", ErrPayload, o.Name, o.DataType)
 		}
-		shape := slices.Clone(o.Shape)
-		for d := range shape {
-			if shape[d] < 0 || (d == 0 && m.MaxBatchSize > 0) {
-				shape[d] = 1
-			}
-		}
+		shape := m.requestShape(o.Shape)
 		n, err := tensor.NumElements(shape)
 		if err != nil || n > maxPayloadElements {
 			return nil, nil, nil, fmt.Errorf("%w: output %q has shape %v, too large for shared memory", ErrPayload, o.Name, shape)
