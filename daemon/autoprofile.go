@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -35,7 +34,8 @@ type profileJob struct {
 }
 
 // profileMissing measures the models that have no profile on the node's
-// measured devices (CPU, NVIDIA), so that they can be placed. On a node
+// measured device types (CPU, NVIDIA GPUs: once per type, on one of its
+// devices), so that they can be placed. On a node
 // none of whose models could be placed yet (a first start) it measures them
 // before any executor serves, while the devices are free. On one where some
 // can (a restart with a model added to the repository), those serve at
@@ -45,13 +45,11 @@ type profileJob struct {
 // unplaced with the reason said.
 func (n *node) profileMissing(ctx context.Context, binary string) {
 	var jobs []profileJob
-	lacking := map[string]bool{}
-	for _, d := range n.measuredDevices() {
-		for _, m := range n.catalog.all() {
-			if _, err := n.book.profile(ctx, m, d); errors.Is(err, errNoProfile) {
-				jobs = append(jobs, profileJob{m: m, d: d})
-				lacking[m.Name] = true
-			}
+	var lacking []*repository.Model
+	for _, m := range n.catalog.all() {
+		if js := n.missingProfiles(ctx, m); len(js) > 0 {
+			jobs = append(jobs, js...)
+			lacking = append(lacking, m)
 		}
 	}
 	if len(jobs) == 0 {
@@ -59,8 +57,8 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 	}
 	if len(lacking) < len(n.catalog.all()) && n.live != nil {
 		var later []string
-		for _, m := range n.catalog.all() {
-			if lacking[m.Name] && n.profileLater(ctx, m) {
+		for _, m := range lacking {
+			if n.queueLive(m) {
 				later = append(later, m.Name)
 			}
 		}

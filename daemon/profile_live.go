@@ -101,6 +101,12 @@ func (n *node) profileLater(ctx context.Context, m *repository.Model) bool {
 	if n.live == nil || m.Config.Ensemble != nil || len(n.missingProfiles(ctx, m)) == 0 {
 		return false
 	}
+	return n.queueLive(m)
+}
+
+// queueLive queues m, which lacks a profile, for a live profile and says so
+// as its reason for not serving yet; false when the queue is full.
+func (n *node) queueLive(m *repository.Model) bool {
 	if !n.live.ask(m) {
 		return false
 	}
