@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -67,11 +71,12 @@ func TestBenchHTTPEmulated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
+	bin := testbin.Gpuletd(t) // built before the clock starts: a cold build takes minutes
 	for _, proto := range []string{"http", "grpc"} {
 		t.Run(proto, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, testbin.Gpuletd(t), "bench", proto, "--device", "emulated", "--slo", "50ms",
+			cmd := exec.CommandContext(ctx, bin, "bench", proto, "--device", "emulated", "--slo", "50ms",
 				"--rate", "50", "--duration", "1s", "--probe", "1s", "--warmup", "1s", "--json")
 			cmd.Env = daemonEnv(t)
 			var stdout, stderr bytes.Buffer
@@ -104,4 +109,63 @@ func TestBenchHTTPEmulated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAKilledBenchLeavesNoDaemon kills the bench while it measures: the
+// daemon it started must not outlive it (it would hold its port, its
+// executors and a core).
+func TestAKilledBenchLeavesNoDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	cmd := exec.Command(testbin.Gpuletd(t), "bench", "http", "--device", "emulated", "--slo", "50ms",
+		"--rate", "20", "--duration", "1m", "--warmup", "1s")
+	cmd.Env = daemonEnv(t)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := benchDaemonPID(t, stderr)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.Eventually(t, func() bool { return !processRuns(pid) }, 30*time.Second, 50*time.Millisecond,
+		"the daemon (pid %d) outlived the bench killed", pid)
+}
+
+// benchDaemonPID reads the bench's progress until it names its daemon's pid.
+func benchDaemonPID(t *testing.T, progress io.Reader) int {
+	t.Helper()
+	found := make(chan int, 1)
+	go func() {
+		defer close(found)
+		s := bufio.NewScanner(progress)
+		for s.Scan() {
+			var addr, device string
+			var pid int
+			if _, err := fmt.Sscanf(s.Text(), "daemon on %s (pid %d), device %s", &addr, &pid, &device); err == nil {
+				found <- pid
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, progress)
+	}()
+	select {
+	case pid, ok := <-found:
+		require.True(t, ok, "the bench ended without naming its daemon")
+		return pid
+	case <-time.After(2 * time.Minute):
+		require.FailNow(t, "the bench did not start its daemon within 2 minutes")
+		return 0
+	}
+}
+
+// processRuns tells whether pid is a live process (not gone, not a zombie
+// waiting to be reaped).
+func processRuns(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, ok := strings.Cut(string(b), ") ")
+	return ok && !strings.HasPrefix(rest, "Z")
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -108,6 +109,7 @@ func startDaemon(ctx context.Context, o *Options, env []string, dir string) (*da
 	cmd := exec.Command(o.Exe, "serve")
 	cmd.Env, cmd.Dir = append(env, "GPULETD_LISTEN="+addr), dir
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = diesWithBench()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start gpuletd serve: %w", err)
 	}
@@ -166,4 +168,12 @@ func stopChild(p *os.Process, done chan error, grace time.Duration) {
 func (d *daemon) logTail() string {
 	b, _ := os.ReadFile(d.log)
 	return lastLines(string(b), 5)
+}
+
+// diesWithBench makes a child of the bench (the daemon, the bare server)
+// stop when the bench ends however it ends: killed, it cannot stop them
+// itself, and a daemon left behind would hold its port, its executors and a
+// core of a machine that runs the next measurement.
+func diesWithBench() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 }

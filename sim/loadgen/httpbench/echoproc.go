@@ -150,6 +150,7 @@ func startEchoProcess(o *Options, dir string, spec *EchoSpec) (*bareServer, erro
 	}
 	cmd := exec.Command(o.Exe, "bench", "echo-server", "--spec", path)
 	cmd.Env, cmd.Dir, cmd.Stderr = o.Environ, dir, io.Discard
+	cmd.SysProcAttr = diesWithBench()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("start the echo server: %w", err)
