@@ -26,11 +26,19 @@ const fairSteps = 10
 // found by bisection. When even the estimates do not all fit, the node is
 // overloaded and Plan shares it max-min fairly (FairShare): no model's flood
 // takes the place of another's demand.
+//
+// Headroom is probed with elastic partitioning's first pass alone
+// (gpulet.Options.WholeResidues): the second pass, which splits residues
+// off MPS GPUs, serves to place the estimates, and only when they need it
+// does it also size the headroom.
 func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
 	withHeadroom := func(h float64) gpulet.Input {
 		return withRates(in, func(r float64) float64 { return PlanRate(r, h) })
 	}
-	at := func(h float64) (*gpulet.Plan, error) { return run(ctx, algo, withHeadroom(h), opts) }
+	firstPass := opts
+	firstPass.WholeResidues = true
+	probe := firstPass
+	at := func(h float64) (*gpulet.Plan, error) { return run(ctx, algo, withHeadroom(h), probe) }
 	full, err := at(headroom)
 	if err != nil || len(full.Unscheduled) == 0 {
 		return full, err
@@ -43,7 +51,16 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 		return nil, err
 	}
 	if len(best.Unscheduled) > 0 {
-		return FairShare(ctx, algo, withHeadroom(0), opts, full)
+		probe = opts // the estimates need the second pass: so does the headroom
+		if best, err = at(0); err != nil {
+			return nil, err
+		}
+		if len(best.Unscheduled) > 0 {
+			return FairShare(ctx, algo, withHeadroom(0), opts, full)
+		}
+		if p, err := at(headroom); err != nil || len(p.Unscheduled) == 0 {
+			return p, err
+		}
 	}
 	_, best, err = largestPlaced(0, headroom, headroomSteps, best, at)
 	return best, err

@@ -80,3 +80,89 @@ func TestPlanOverloadSharesFairly(t *testing.T) {
 	require.Contains(t, p.Reasons["flood"], "fair share")
 	require.False(t, p.Schedulable, "a plan that holds demand back is not schedulable")
 }
+
+// TestPlanHeadroomWithSplitResidues is make run's demo node: a small model
+// with a 5 ms SLO that serves slightly more per core on both cores of a
+// CPU device, and a model whose batches take 18–33 ms, which cannot share
+// its duty cycle. Only elastic partitioning's second pass (residues split
+// off MPS devices) places both; the headroom is then sized with it too,
+// instead of falling to none.
+func TestPlanHeadroomWithSplitResidues(t *testing.T) {
+	var small, long []gpulet.Point
+	for b := 1; b <= 32; b *= 2 {
+		small = append(small,
+			gpulet.Point{Batch: b, Size: 50, P50MS: 0.10 + 0.032*float64(b)},
+			gpulet.Point{Batch: b, Size: 100, P50MS: 0.08 + 0.015*float64(b)})
+		long = append(long,
+			gpulet.Point{Batch: b, Size: 50, P50MS: 33 * float64(b)},
+			gpulet.Point{Batch: b, Size: 100, P50MS: 18 * float64(b)})
+	}
+	smallProf, err := gpulet.NewProfile("small", "cpu", 256, small)
+	require.NoError(t, err)
+	longProf, err := gpulet.NewProfile("long", "cpu", 256, long)
+	require.NoError(t, err)
+	in := gpulet.Input{
+		GPUs: []gpulet.GPU{{ID: "cpu", Type: "cpu", MemoryMB: 16384, Backend: gpulet.BackendMPS, Sizes: []int{50, 100}}},
+		Demands: []gpulet.Demand{
+			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: 12},
+			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
+		},
+	}
+	first, err := gpulet.Run(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{WholeResidues: true})
+	require.NoError(t, err)
+	require.Contains(t, first.Unscheduled, "long", "the first pass alone leaves it out")
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	require.NoError(t, err)
+	require.Empty(t, p.Unscheduled)
+	for _, d := range in.Demands {
+		require.InDelta(t, PlanRate(d.Rate, Headroom), p.Assigned()[d.Name], 1e-6, d.Name)
+	}
+}
+
+// TestPlanHeadroomKeepsResiduesWhole: where the estimates fit with every
+// residue on a whole GPU, room to grow is not bought with a residue split
+// off an MPS GPU, whose size would then follow every rate change. Two
+// two-core CPU devices: the small model's 0.9 of a device fits on one,
+// the long model takes the other; with the full headroom the small one's
+// residue would have to share the second device.
+func TestPlanHeadroomKeepsResiduesWhole(t *testing.T) {
+	var small, long []gpulet.Point
+	for b := 1; b <= 32; b *= 2 {
+		small = append(small,
+			gpulet.Point{Batch: b, Size: 50, P50MS: 0.10 + 0.032*float64(b)},
+			gpulet.Point{Batch: b, Size: 100, P50MS: 0.08 + 0.015*float64(b)})
+		long = append(long,
+			gpulet.Point{Batch: b, Size: 50, P50MS: 33 * float64(b)},
+			gpulet.Point{Batch: b, Size: 100, P50MS: 18 * float64(b)})
+	}
+	smallProf, err := gpulet.NewProfile("small", "cpu", 256, small)
+	require.NoError(t, err)
+	longProf, err := gpulet.NewProfile("long", "cpu", 256, long)
+	require.NoError(t, err)
+	cpu := func(id string) gpulet.GPU {
+		return gpulet.GPU{ID: id, Type: "cpu", MemoryMB: 16384, Backend: gpulet.BackendMPS, Sizes: []int{50, 100}}
+	}
+	in := gpulet.Input{
+		GPUs: []gpulet.GPU{cpu("cpu0"), cpu("cpu1")},
+		Demands: []gpulet.Demand{
+			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: 0.9 * 57142}, // 57 142 req/s: one device's capacity
+			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
+		},
+	}
+	split, err := gpulet.Run(context.Background(), gpulet.AlgoGpuletInt, withRates(in, func(r float64) float64 { return PlanRate(r, Headroom) }), gpulet.Options{})
+	require.NoError(t, err)
+	require.Empty(t, split.Unscheduled, "the full headroom fits with a residue split off")
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	require.NoError(t, err)
+	require.Empty(t, p.Unscheduled)
+	for _, g := range p.GPUs {
+		for _, l := range g.GPULets {
+			for _, m := range l.Models {
+				if m.Name == "small" {
+					require.Equal(t, 100, l.Size, "%s: %v", g.ID, l.Models)
+				}
+			}
+		}
+	}
+	require.Greater(t, p.Assigned()["small"], in.Demands[0].Rate, "some headroom")
+}

@@ -99,13 +99,13 @@ func runIdeal(ctx context.Context, e *env) (*state, error) {
 		// No plan serves everything. The search prunes branches that
 		// cannot finish, so its fullest partial plan may be poor: report
 		// the elastic planner's when that leaves less work unplaced.
-		if h := runElastic(e, false); id.work(h.left()) < id.work(s.left()) {
+		if h := runElastic(e, false, false); id.work(h.left()) < id.work(s.left()) {
 			s = h
 		}
 	}
 	for _, m := range e.models {
 		if left := m.rate - s.assigned[m]; left > m.rate*1e-6 {
-			s.reasons[m] = fmt.Sprintf("%.4g req/s left over: no layout and placement of the %d GPUs serves it within its SLO, memory and interference limits", left, len(e.gpus))
+			s.reasons[m] = fmt.Sprintf("%.4g req/s left over: no layout and placement of %s serves it within its SLO, memory and interference limits", left, theDevices(len(e.gpus)))
 		}
 	}
 	return s, nil

@@ -477,7 +477,9 @@ func TestPlanJSONNames(t *testing.T) {
 // GPC than the whole GPU (so splitting at the knee does not pay): isolated
 // instances never slow each other down, and the rest of the GPU stays free
 // for other models. On an MPS GPU the same residue takes the whole GPU
-// (splitting a GPU under MPS costs the interference the rest will bring).
+// while the plan places everything (a residue's size follows its rate, so
+// a split residue would start a new gpu-let at every rate change);
+// TestASmallModelLeavesRoomForALongOne is the case where it must not.
 func TestMIGResidueTakesASmallInstance(t *testing.T) {
 	sizes := []int{14, 29, 43, 57, 100}
 	var pts []Point
@@ -557,4 +559,45 @@ func TestMIGMemoryCountsEveryProcess(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, plan.GPUs[0].MemoryUsedMB, 40960.0)
+}
+
+// TestASmallModelLeavesRoomForALongOne is the demo repository on a two-core
+// CPU device (gpu-lets of 50% and 100%), with profiles shaped as measured
+// there: a small model with a 5 ms SLO serves slightly more per core on
+// both cores (so splitting never pays for it) and its whole rate fits on
+// one core; a model whose batch of one takes 18–33 ms cannot share the
+// small one's 5 ms duty cycle. The small model used to take the whole
+// device and leave the long one unplaced at any rate; the second pass that
+// splits residues off MPS GPUs places both.
+func TestASmallModelLeavesRoomForALongOne(t *testing.T) {
+	cpu := GPU{ID: "cpu", Type: "cpu", MemoryMB: 16384, Backend: BackendMPS, Sizes: []int{50, 100}}
+	var small, long []Point
+	for b := 1; b <= 32; b *= 2 {
+		small = append(small,
+			Point{Batch: b, Size: 50, P50MS: 0.10 + 0.032*float64(b)},
+			Point{Batch: b, Size: 100, P50MS: 0.08 + 0.015*float64(b)})
+		long = append(long,
+			Point{Batch: b, Size: 50, P50MS: 33 * float64(b)},
+			Point{Batch: b, Size: 100, P50MS: 18 * float64(b)})
+	}
+	smallProf, err := NewProfile("small", "cpu", 256, small)
+	require.NoError(t, err)
+	longProf, err := NewProfile("long", "cpu", 256, long)
+	require.NoError(t, err)
+	for _, rate := range []float64{1, 12, 120} {
+		in := Input{GPUs: []GPU{cpu}, Demands: []Demand{
+			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: rate},
+			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
+		}}
+		for _, algo := range []Algo{AlgoGpulet, AlgoGpuletInt} {
+			plan := runPlan(t, algo, in, Options{})
+			checkSelf(t, in, plan)
+			require.True(t, plan.Schedulable, "%s at %g req/s: %v", algo, rate, plan.Reasons)
+			var sizes []int
+			for _, l := range plan.GPUs[0].GPULets {
+				sizes = append(sizes, l.Size)
+			}
+			require.Equal(t, []int{50, 50}, sizes, "%s at %g req/s", algo, rate)
+		}
+	}
 }

@@ -30,6 +30,12 @@ type Options struct {
 	// Rule is the latency check every gpu-let is held to; empty means
 	// RuleServing.
 	Rule Rule
+	// WholeResidues keeps elastic partitioning to its first pass: no second
+	// pass that splits residues off MPS GPUs where the first leaves rate
+	// unplaced (elastic.go). control.Plan probes headroom with it, so that
+	// room to grow never buys a layout whose gpu-lets change size with
+	// every rate change.
+	WholeResidues bool
 }
 
 // Run plans the input with the named planner. Bad demands never make it
@@ -51,7 +57,7 @@ func Run(ctx context.Context, algo Algo, in Input, opts Options) (*Plan, error) 
 	var s *state
 	switch algo {
 	case AlgoGpulet, AlgoGpuletInt:
-		s = runElastic(e, opts.SortByRateSLO)
+		s = runElastic(e, opts.SortByRateSLO, false)
 	case AlgoSBP:
 		s = runSBP(e)
 	case AlgoIdeal:
@@ -61,7 +67,27 @@ func Run(ctx context.Context, algo Algo, in Input, opts Options) (*Plan, error) 
 	}
 	p := s.plan(algo)
 	if (algo == AlgoGpulet || algo == AlgoGpuletInt) && len(p.Unscheduled) > 0 {
+		if !opts.WholeResidues {
+			if p, err = splitResiduesIfMore(p, in, opts); err != nil {
+				return nil, err
+			}
+		}
 		return elasticOrWhole(p, in, opts)
+	}
+	return p, nil
+}
+
+// splitResiduesIfMore is elastic partitioning's plan p, which leaves some
+// rate unplaced, or the plan of a second pass that splits every model's
+// last residue off an MPS GPU too (elastic.go) where that places more.
+func splitResiduesIfMore(p *Plan, in Input, opts Options) (*Plan, error) {
+	e, err := newEnv(in, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := runElastic(e, opts.SortByRateSLO, true).plan(p.Algo)
+	if r.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
+		return r, nil
 	}
 	return p, nil
 }

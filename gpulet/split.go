@@ -17,8 +17,9 @@ package gpulet
 // copy of its own model running at capacity on the rest of the GPU would
 // slow it (the interference model's prediction; no slowdown for gpulet,
 // MIG or no model), still serves more per percent than the whole GPU
-// serves the model alone (splitPays). elastic.go adds the conditions on
-// the rate left and the rate the split gpu-let is given.
+// serves the model alone (splitPays), or when the model's last residue
+// fits in p_ideal whole (elastic.go, where the conditions on the rate left
+// and the rate the split gpu-let is given are).
 
 // selfFactor is the slowdown of m on a gpu-let of size p of g when a copy of
 // m runs at capacity on the rest of the GPU.

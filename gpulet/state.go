@@ -121,5 +121,14 @@ func (s *state) plan(algo Algo) *Plan {
 
 // describeLeft explains leftover rate of a model.
 func describeLeft(rate float64, ngpus int) string {
-	return fmt.Sprintf("%.4g req/s left over: no gpu-let of the %d GPUs can take more of it within its SLO, memory and interference limits", rate, ngpus)
+	return fmt.Sprintf("%.4g req/s left over: no gpu-let of %s can take more of it within its SLO, memory and interference limits", rate, theDevices(ngpus))
+}
+
+// theDevices names n devices: GPUs, or the CPU device a node without GPUs
+// plans for.
+func theDevices(n int) string {
+	if n == 1 {
+		return "the node's one device"
+	}
+	return fmt.Sprintf("the node's %d devices", n)
 }
