@@ -14,7 +14,7 @@ import (
 // Node is what a reorganization drives: the daemon's executors and router,
 // or the simulator's virtual gpu-lets and router. H is the node's handle of
 // one running gpu-let. Start and Stop may be called concurrently with
-// themselves; every other call comes alone.
+// themselves, and Route with Start; every other call comes alone.
 type Node[H comparable] interface {
 	// Start starts a new gpu-let for let on the plan's GPU gpu, with its
 	// models loaded and warmed up; it does not serve until Route. When the
@@ -28,7 +28,9 @@ type Node[H comparable] interface {
 	// interference factors; a model it cannot retune keeps serving as it
 	// was, which is the node's to report.
 	Retune(ctx context.Context, h H, gpu *gpulet.GPUPlan, let gpulet.GPULet)
-	// Route points the router at the serving gpu-lets, at once.
+	// Route points the router at the serving gpu-lets, at once. It may
+	// come while Starts run (a gpu-let that started after the old ones
+	// drained serves as soon as it has started), never two at a time.
 	Route(serving []Serving[H])
 	// Stop drains a gpu-let the plan drops (no new requests; it finishes
 	// what it holds) and stops it; what fails there is the node's to
@@ -151,16 +153,26 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 			stops = append(stops, handles[c.GPU][c.OldIndex])
 		}
 	}
+	// started is called, one at a time, with each slot start has started
+	// (or failed to).
+	var started func(s *slot)
 	start := func(ss []*slot) {
+		var mu sync.Mutex
 		concurrently(len(ss), func(i int) {
 			s := ss[i]
-			s.h, s.err = node.Start(ctx, s.gpu, s.planned)
+			h, err := node.Start(ctx, s.gpu, s.planned)
+			mu.Lock()
+			defer mu.Unlock()
+			s.h, s.err = h, err
 			var partial *ModelsNotLoaded
 			if errors.As(s.err, &partial) {
 				s.missing, s.err = partial.Errs, nil
 				s.let.Models = slices.DeleteFunc(slices.Clone(s.planned.Models), func(p gpulet.Placement) bool { return s.missing[p.Name] != nil })
 			}
 			s.ok = s.err == nil
+			if started != nil {
+				started(s)
+			}
 		})
 	}
 	// notLoaded records the models a started gpu-let lacks as failures.
@@ -232,6 +244,15 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		notLoaded(s)
 	}
 	if len(later) > 0 {
+		// Each deferred gpu-let serves as soon as it has started, not once
+		// the slowest of them has (a model whose warm-up takes seconds kept
+		// its neighbours' new gpu-let off the routes that long, while the
+		// old gpu-lets had already drained).
+		started = func(s *slot) {
+			if s.ok {
+				route()
+			}
+		}
 		start(later)
 		for _, s := range later {
 			if s.ok {
@@ -242,8 +263,8 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 			out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: s.err})
 		}
 	}
-	if len(later)+len(reload) > 0 {
-		route()
+	if len(reload) > 0 {
+		route() // the deferred gpu-lets routed themselves as they started
 	}
 	var errs []error
 	for _, f := range out.Failed {

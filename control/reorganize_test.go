@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +26,10 @@ type recorder struct {
 	// tight names models that do not load on a new gpu-let while old
 	// gpu-lets run (memory they hold), broken models that never load.
 	tight, broken map[string]bool
-	stopped       bool
+	// slow holds the start of a gpu-let of the size (once it has room)
+	// until the channel closes.
+	slow    map[int]chan struct{}
+	stopped bool
 }
 
 func (r *recorder) add(s string) {
@@ -57,7 +61,11 @@ func (r *recorder) Start(_ context.Context, gpu *gpulet.GPUPlan, let gpulet.GPUL
 			missing[p.Name] = errors.New("out of memory")
 		}
 	}
+	wait := r.slow[let.Size]
 	r.mu.Unlock()
+	if wait != nil {
+		<-wait
+	}
 	r.add(fmt.Sprintf("start %s %d[%s]", gpu.ID, let.Size, names(let)))
 	if len(missing) > 0 {
 		return h, &ModelsNotLoaded{Errs: missing}
@@ -165,6 +173,55 @@ func TestReorganize(t *testing.T) {
 			require.Len(t, plan.GPUs[0].GPULets[0].Models, 2, "the plan is not changed")
 		})
 	}
+}
+
+// TestReorganizeRoutesEachDeferredGPULetAsItStarts: two gpu-lets that
+// start only after the old ones drained; the one that starts first serves
+// at once, not when the other (a model warming up for seconds) has
+// started too.
+func TestReorganizeRoutesEachDeferredGPULetAsItStarts(t *testing.T) {
+	running := []Serving[int]{{GPU: "g0", Let: gpulet.GPULet{Size: 100, Models: []gpulet.Placement{place("a", 4, 10), place("c", 2, 5)}}, H: 1}}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
+		{Size: 50, Models: []gpulet.Placement{place("a", 4, 20)}},
+		{Size: 40, Models: []gpulet.Placement{place("c", 2, 10)}},
+	}}}}
+	slow := make(chan struct{})
+	r := &recorder{noRoom: map[int]bool{50: true, 40: true}, slow: map[int]chan struct{}{40: slow}}
+	done := make(chan Outcome[int], 1)
+	go func() {
+		out, _ := Reorganize(context.Background(), r, running, plan)
+		done <- out
+	}()
+	// Handles are taken in start order, which concurrency shuffles: the
+	// routes are compared by the models they serve.
+	routes := func() []string {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		var out []string
+		for _, l := range r.log {
+			if h, ok := strings.CutPrefix(l, "route "); ok {
+				out = append(out, strings.Join(slices.Sorted(slices.Values(modelsOf(h))), " "))
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return slices.Contains(routes(), "a") }, 5*time.Second, time.Millisecond,
+		"the 50%% gpu-let serves while the 40%% one still starts: %v", r)
+	close(slow)
+	out := <-done
+	require.Equal(t, 2, out.Deferred)
+	require.Equal(t, []string{"", "a", "a c"}, routes(), "no route before the old gpu-let drained, then each as it starts")
+	require.Len(t, out.Serving, 2)
+}
+
+// modelsOf are the models a route line's gpu-lets serve ("101[a,b] 3[c]").
+func modelsOf(route string) []string {
+	var out []string
+	for _, f := range strings.Fields(route) {
+		_, ms, _ := strings.Cut(strings.TrimSuffix(f, "]"), "[")
+		out = append(out, strings.Split(ms, ",")...)
+	}
+	return out
 }
 
 // normalize renames the new handles (101, 102, … in start order, which
