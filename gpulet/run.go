@@ -3,6 +3,7 @@ package gpulet
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // DefaultInterferenceMargin is the margin callers plan with when they take
@@ -84,6 +85,9 @@ func splitResiduesIfMore(p *Plan, in Input, opts Options) (*Plan, error) {
 	e, err := newEnv(in, opts)
 	if err != nil {
 		return nil, err
+	}
+	if !slices.ContainsFunc(e.gpus, func(g *gpuRT) bool { return g.mig == nil && g.max >= 2 && len(g.sizes) > 1 }) {
+		return p, nil // no MPS GPU a residue could be split off: the same plan
 	}
 	r := runElastic(e, opts.SortByRateSLO, true).plan(p.Algo)
 	if r.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
