@@ -69,11 +69,9 @@ func Run(ctx context.Context, algo Algo, in Input, opts Options) (*Plan, error) 
 	p := s.plan(algo)
 	if (algo == AlgoGpulet || algo == AlgoGpuletInt) && len(p.Unscheduled) > 0 {
 		if !opts.WholeResidues {
-			if p, err = splitResiduesIfMore(p, in, opts); err != nil {
-				return nil, err
-			}
+			p = splitResiduesIfMore(e, p, opts.SortByRateSLO)
 		}
-		return elasticOrWhole(p, in, opts)
+		return elasticOrWhole(e, p), nil
 	}
 	return p, nil
 }
@@ -81,19 +79,16 @@ func Run(ctx context.Context, algo Algo, in Input, opts Options) (*Plan, error) 
 // splitResiduesIfMore is elastic partitioning's plan p, which leaves some
 // rate unplaced, or the plan of a second pass that splits every model's
 // last residue off an MPS GPU too (elastic.go) where that places more.
-func splitResiduesIfMore(p *Plan, in Input, opts Options) (*Plan, error) {
-	e, err := newEnv(in, opts)
-	if err != nil {
-		return nil, err
-	}
+// It plans on e, the first pass's env, whose tables and predictions it
+// reuses.
+func splitResiduesIfMore(e *env, p *Plan, byRateSLO bool) *Plan {
 	if !slices.ContainsFunc(e.gpus, func(g *gpuRT) bool { return g.mig == nil && g.max >= 2 && len(g.sizes) > 1 }) {
-		return p, nil // no MPS GPU a residue could be split off: the same plan
+		return p // no MPS GPU a residue could be split off: the same plan
 	}
-	r := runElastic(e, opts.SortByRateSLO, true).plan(p.Algo)
-	if r.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
-		return r, nil
+	if r := runElastic(e, byRateSLO, true).plan(p.Algo); r.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
+		return r
 	}
-	return p, nil
+	return p
 }
 
 // elasticOrWhole is elastic partitioning's plan p, which leaves some rate
@@ -102,14 +97,10 @@ func splitResiduesIfMore(p *Plan, in Input, opts Options) (*Plan, error) {
 // and elastic partitioning, greedy, sometimes misses a packing SBP finds (on
 // the igniter-v100 game mix SBP plans 5% more, docs/BENCHMARKS.md). A node
 // planned by gpulet-int thus never places less than one planned by sbp.
-func elasticOrWhole(p *Plan, in Input, opts Options) (*Plan, error) {
-	e, err := newEnv(in, opts)
-	if err != nil {
-		return nil, err
+// It plans on e, elastic partitioning's env.
+func elasticOrWhole(e *env, p *Plan) *Plan {
+	if w := runSBP(e).plan(p.Algo); w.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
+		return w
 	}
-	w := runSBP(e).plan(p.Algo)
-	if w.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
-		return w, nil
-	}
-	return p, nil
+	return p
 }
