@@ -88,21 +88,9 @@ func TestPlanOverloadSharesFairly(t *testing.T) {
 // off MPS devices) places both; the headroom is then sized with it too,
 // instead of falling to none.
 func TestPlanHeadroomWithSplitResidues(t *testing.T) {
-	var small, long []gpulet.Point
-	for b := 1; b <= 32; b *= 2 {
-		small = append(small,
-			gpulet.Point{Batch: b, Size: 50, P50MS: 0.10 + 0.032*float64(b)},
-			gpulet.Point{Batch: b, Size: 100, P50MS: 0.08 + 0.015*float64(b)})
-		long = append(long,
-			gpulet.Point{Batch: b, Size: 50, P50MS: 33 * float64(b)},
-			gpulet.Point{Batch: b, Size: 100, P50MS: 18 * float64(b)})
-	}
-	smallProf, err := gpulet.NewProfile("small", "cpu", 256, small)
-	require.NoError(t, err)
-	longProf, err := gpulet.NewProfile("long", "cpu", 256, long)
-	require.NoError(t, err)
+	smallProf, longProf := demoProfiles(t)
 	in := gpulet.Input{
-		GPUs: []gpulet.GPU{{ID: "cpu", Type: "cpu", MemoryMB: 16384, Backend: gpulet.BackendMPS, Sizes: []int{50, 100}}},
+		GPUs: []gpulet.GPU{twoCoreCPU("cpu")},
 		Demands: []gpulet.Demand{
 			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: 12},
 			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
@@ -126,24 +114,9 @@ func TestPlanHeadroomWithSplitResidues(t *testing.T) {
 // the long model takes the other; with the full headroom the small one's
 // residue would have to share the second device.
 func TestPlanHeadroomKeepsResiduesWhole(t *testing.T) {
-	var small, long []gpulet.Point
-	for b := 1; b <= 32; b *= 2 {
-		small = append(small,
-			gpulet.Point{Batch: b, Size: 50, P50MS: 0.10 + 0.032*float64(b)},
-			gpulet.Point{Batch: b, Size: 100, P50MS: 0.08 + 0.015*float64(b)})
-		long = append(long,
-			gpulet.Point{Batch: b, Size: 50, P50MS: 33 * float64(b)},
-			gpulet.Point{Batch: b, Size: 100, P50MS: 18 * float64(b)})
-	}
-	smallProf, err := gpulet.NewProfile("small", "cpu", 256, small)
-	require.NoError(t, err)
-	longProf, err := gpulet.NewProfile("long", "cpu", 256, long)
-	require.NoError(t, err)
-	cpu := func(id string) gpulet.GPU {
-		return gpulet.GPU{ID: id, Type: "cpu", MemoryMB: 16384, Backend: gpulet.BackendMPS, Sizes: []int{50, 100}}
-	}
+	smallProf, longProf := demoProfiles(t)
 	in := gpulet.Input{
-		GPUs: []gpulet.GPU{cpu("cpu0"), cpu("cpu1")},
+		GPUs: []gpulet.GPU{twoCoreCPU("cpu0"), twoCoreCPU("cpu1")},
 		Demands: []gpulet.Demand{
 			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: 0.9 * 57142}, // 57 142 req/s: one device's capacity
 			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
@@ -165,4 +138,31 @@ func TestPlanHeadroomKeepsResiduesWhole(t *testing.T) {
 		}
 	}
 	require.Greater(t, p.Assigned()["small"], in.Demands[0].Rate, "some headroom")
+}
+
+// demoProfiles are make run's demo models as the planner sees them on a
+// two-core CPU device: a small model with a 5 ms SLO in mind that serves
+// slightly more per core on both cores, and a long one whose batches take
+// 18–33 ms.
+func demoProfiles(t *testing.T) (small, long *gpulet.Profile) {
+	t.Helper()
+	var sp, lp []gpulet.Point
+	for b := 1; b <= 32; b *= 2 {
+		sp = append(sp,
+			gpulet.Point{Batch: b, Size: 50, P50MS: 0.10 + 0.032*float64(b)},
+			gpulet.Point{Batch: b, Size: 100, P50MS: 0.08 + 0.015*float64(b)})
+		lp = append(lp,
+			gpulet.Point{Batch: b, Size: 50, P50MS: 33 * float64(b)},
+			gpulet.Point{Batch: b, Size: 100, P50MS: 18 * float64(b)})
+	}
+	small, err := gpulet.NewProfile("small", "cpu", 256, sp)
+	require.NoError(t, err)
+	long, err = gpulet.NewProfile("long", "cpu", 256, lp)
+	require.NoError(t, err)
+	return small, long
+}
+
+// twoCoreCPU is a CPU device of two cores: gpu-lets of 50% and 100%.
+func twoCoreCPU(id string) gpulet.GPU {
+	return gpulet.GPU{ID: id, Type: "cpu", MemoryMB: 16384, Backend: gpulet.BackendMPS, Sizes: []int{50, 100}}
 }

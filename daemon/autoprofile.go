@@ -46,7 +46,8 @@ type profileJob struct {
 func (n *node) profileMissing(ctx context.Context, binary string) {
 	var jobs []profileJob
 	var lacking []*repository.Model
-	for _, m := range n.catalog.all() {
+	models := n.catalog.all()
+	for _, m := range models {
 		if js := n.missingProfiles(ctx, m); len(js) > 0 {
 			jobs = append(jobs, js...)
 			lacking = append(lacking, m)
@@ -55,7 +56,7 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 	if len(jobs) == 0 {
 		return
 	}
-	if len(lacking) < len(n.catalog.all()) && n.live != nil {
+	if len(lacking) < len(models) && n.live != nil {
 		var later []string
 		for _, m := range lacking {
 			if n.queueLive(m) {

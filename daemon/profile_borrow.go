@@ -23,9 +23,10 @@ import (
 // inputs and outputs, and a file size within borrowSizeSlack of the old
 // one's) is placed with the profile of the file it replaces, on every
 // device type where it has none of its own, until it is measured: `gpuletd
-// profile` stores its own, which then wins at the next plan. The executors' calibration follows whatever difference remains. The
-// loan lives in memory only: a daemon started later measures the file, as
-// any model without a profile.
+// profile` stores its own, which then wins at the next plan. The
+// executors' calibration follows whatever difference remains. The loan
+// lives in memory only: a daemon started later measures the file, as any
+// model without a profile.
 
 // borrowSizeSlack is how far, relatively, a new file's size may be from the
 // old one's for it to count as the same network with other weights: the

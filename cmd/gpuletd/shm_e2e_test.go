@@ -27,14 +27,7 @@ import (
 // the same result as a request that carries its tensors; misuse is refused
 // naming what is wrong, and unregistering leaves nothing registered.
 func TestSystemSharedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: builds and runs the binary")
-	}
-	if _, err := os.Stat("/dev/shm"); err != nil {
-		t.Skip("no /dev/shm on this machine")
-	}
-	grpcAddr := freeAddr(t)
-	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr)
+	base, grpcAddr := shmDaemon(t)
 
 	// What mlp answers to mlpJSON(1)'s input, carried in the request.
 	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
@@ -146,14 +139,7 @@ func TestSystemSharedMemory(t *testing.T) {
 // registered region, and the run leaves no region registered and no object
 // behind.
 func TestLoadOverSharedMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: builds and runs the binary")
-	}
-	if _, err := os.Stat("/dev/shm"); err != nil {
-		t.Skip("no /dev/shm on this machine")
-	}
-	grpcAddr := freeAddr(t)
-	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr)
+	base, grpcAddr := shmDaemon(t)
 	objects := func() []string {
 		m, err := filepath.Glob("/dev/shm/gpuletd-load-*")
 		require.NoError(t, err)
@@ -185,4 +171,20 @@ func TestLoadOverSharedMemory(t *testing.T) {
 		require.JSONEq(t, `[]`, string(r.body), "the run unregistered its region")
 		require.Equal(t, before, objects(), "and removed its object")
 	}
+}
+
+// shmDaemon starts the CPU zoo daemon with a gRPC listener for the shared
+// memory tests, which skip in -short and where there is no /dev/shm. It
+// returns the REST base URL and the gRPC address.
+func shmDaemon(t *testing.T) (base, grpcAddr string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm on this machine")
+	}
+	grpcAddr = freeAddr(t)
+	_, base = cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr)
+	return base, grpcAddr
 }
