@@ -180,7 +180,7 @@ func (n *node) status() status {
 			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), SLOFrom: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
-			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(m.Config.SLO.D()),
+			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
 			Warnings: n.slowStarts.of(m.Name),
 		}
 		if cur != nil {

@@ -93,11 +93,26 @@ func (n *node) begin(m *repository.Model) *inferError {
 // violation.
 func (n *node) finish(m *repository.Model, arrival time.Time, batch int32, ierr *inferError) {
 	elapsed := time.Since(arrival)
+	n.record(m, elapsed, elapsed > m.Config.SLO.D(), batch, ierr)
+}
+
+// finishStep books a pipeline step's request of m as finish books one from
+// the door (a step is a request of its model like any other, as Triton
+// counts an ensemble's in its composing models' statistics), late when
+// answered after the step's own deadline rather than the model's SLO.
+func (n *node) finishStep(m *repository.Model, sent, deadline time.Time, batch int32, ierr *inferError) {
+	now := time.Now()
+	n.metrics.requests.WithLabelValues(m.Name).Inc()
+	n.record(m, now.Sub(sent), now.After(deadline), batch, ierr)
+}
+
+// record books one outcome of m that took elapsed.
+func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, batch int32, ierr *inferError) {
 	c := n.counters.of(m.Name)
 	c.last.Store(time.Now().UnixMilli())
 	if ierr != nil {
 		if !ierr.clientFault() {
-			n.windows.of(m.Name).add(-1, 0)
+			n.windows.of(m.Name).add(-1, 0, false)
 			n.metrics.violations.WithLabelValues(m.Name).Inc()
 		}
 		c.fail.add(elapsed)
@@ -105,9 +120,9 @@ func (n *node) finish(m *repository.Model, arrival time.Time, batch int32, ierr 
 		return
 	}
 	c.success.add(elapsed)
-	n.windows.of(m.Name).add(elapsed, batch)
+	n.windows.of(m.Name).add(elapsed, batch, late)
 	n.metrics.e2e.WithLabelValues(m.Name).Observe(elapsed.Seconds())
-	if elapsed > m.Config.SLO.D() {
+	if late {
 		n.metrics.violations.WithLabelValues(m.Name).Inc()
 	}
 }

@@ -220,9 +220,12 @@ func (r *pipelineRun) planned(i int) []*repository.Model {
 
 // dispatch sends one step request to a gpu-let of one of models, not
 // excepted (node.dispatchAny). It counts in the rate of the model chosen
-// (the first when none could be) and in its step rate (planPipelines); the
-// pipeline's own request is what the door's metrics count.
+// (the first when none could be) and in its step rate (planPipelines), and
+// is booked in that model's statistics, window and metrics against the
+// step's deadline (node.finishStep); the pipeline's own request is booked
+// under the pipeline's name at the door.
 func (r *pipelineRun) dispatch(ctx context.Context, models []*repository.Model, not *gpuletRun, ins []tensor.Tensor, outNames []string, deadline time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+	sent := time.Now()
 	res, m, g, ierr := r.n.dispatchAny(ctx, models, not, ins, outNames, deadline)
 	counted := m
 	if counted == nil && not == nil {
@@ -231,6 +234,11 @@ func (r *pipelineRun) dispatch(ctx context.Context, models []*repository.Model, 
 	if counted != nil {
 		r.n.rates.hit(counted.Name)
 		r.n.stepRates.hit(counted.Name)
+		var batch int32
+		if res != nil {
+			batch = res.batch
+		}
+		r.n.finishStep(counted, sent, deadline, batch, ierr)
 	}
 	return res, m, g, ierr
 }
@@ -406,7 +414,7 @@ func (n *node) pipelineStatus() []statusPipeline {
 	now := n.rates.current()
 	for _, p := range n.catalog.allPipelines() {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
-			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(p.Config.SLO.D()),
+			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
 			Scaling: n.pipes.snapshot(p.Name)}
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())

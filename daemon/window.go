@@ -15,14 +15,18 @@ const windowSize = 4096
 type latencyWindow struct {
 	mu    sync.Mutex
 	lat   [windowSize]time.Duration // -1: failed
+	late  [windowSize]bool          // answered after its deadline
 	batch [windowSize]int32
 	next  int
 	n     int
 }
 
-func (w *latencyWindow) add(lat time.Duration, batch int32) {
+// add records a request's outcome: its latency (-1 when it failed), the
+// batch it ran in, and whether it was answered after its deadline (the
+// model's SLO at the door, a pipeline step's own deadline for a step).
+func (w *latencyWindow) add(lat time.Duration, batch int32, late bool) {
 	w.mu.Lock()
-	w.lat[w.next], w.batch[w.next] = lat, batch
+	w.lat[w.next], w.batch[w.next], w.late[w.next] = lat, batch, late
 	w.next = (w.next + 1) % windowSize
 	w.n = min(w.n+1, windowSize)
 	w.mu.Unlock()
@@ -38,9 +42,10 @@ type windowStats struct {
 	Violations int     `json:"violations"`
 }
 
-func (w *latencyWindow) stats(slo time.Duration) windowStats {
+func (w *latencyWindow) stats() windowStats {
 	w.mu.Lock()
 	lats := slices.Clone(w.lat[:w.n])
+	late := slices.Clone(w.late[:w.n])
 	batches := slices.Clone(w.batch[:w.n])
 	w.mu.Unlock()
 	s := windowStats{Requests: len(lats)}
@@ -50,7 +55,7 @@ func (w *latencyWindow) stats(slo time.Duration) windowStats {
 	var ok []time.Duration
 	var bsum, bn int64
 	for i, l := range lats {
-		if l < 0 || l > slo {
+		if l < 0 || late[i] {
 			s.Violations++
 		}
 		if l >= 0 {

@@ -147,6 +147,48 @@ func TestPipelineServes(t *testing.T) {
 	r = do(t, "GET", base+"/metrics", nil, nil)
 	require.Contains(t, string(r.body), `model="`+modelzoo.PipelineName+`"`)
 
+	// Each step is a request of its model like any other: the four
+	// pipeline requests above show in the steps' models' statistics,
+	// status windows and metrics, the classifier's once per object.
+	for _, step := range []struct {
+		model string
+		per   int
+	}{{modelzoo.DetectorModel, 1}, {modelzoo.ClassifierModel, modelzoo.PipelineObjects}} {
+		r = do(t, "GET", base+"/v2/models/"+step.model+"/stats", nil, nil)
+		require.Equal(t, 200, r.code, string(r.body))
+		var stats struct {
+			ModelStats []struct {
+				InferenceCount int   `json:"inference_count"`
+				LastInference  int64 `json:"last_inference"`
+			} `json:"model_stats"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &stats))
+		require.Len(t, stats.ModelStats, 1)
+		require.GreaterOrEqual(t, stats.ModelStats[0].InferenceCount, 4*step.per, step.model)
+		require.Positive(t, stats.ModelStats[0].LastInference, step.model)
+	}
+	r = do(t, "GET", base+"/api/v1/status", nil, nil)
+	var models struct {
+		Models []struct {
+			Name   string `json:"name"`
+			Recent struct {
+				Requests   int     `json:"requests"`
+				Attainment float64 `json:"slo_attainment"`
+			} `json:"recent"`
+		} `json:"models"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &models))
+	seen := map[string]int{}
+	for _, m := range models.Models {
+		seen[m.Name] = m.Recent.Requests
+		if m.Recent.Requests > 0 {
+			require.Positive(t, m.Recent.Attainment, m.Name)
+		}
+	}
+	require.GreaterOrEqual(t, seen[modelzoo.ClassifierModel], 4*modelzoo.PipelineObjects, "%v", seen)
+	r = do(t, "GET", base+"/metrics", nil, nil)
+	require.Contains(t, string(r.body), `gpuletd_requests_total{model="`+modelzoo.ClassifierModel+`"}`)
+
 	// What a pipeline cannot take is the client's error.
 	two, err := tensor.FromFloat32s("image", []int64{2, 64}, append(in, in...))
 	require.NoError(t, err)
