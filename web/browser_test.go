@@ -337,7 +337,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 
 // checkPipelineRow renders a pipeline under accuracy scaling, as the status
 // gives it, with the page's own module into a table of its own: the row
-// shows the accuracy served, and its title the plan and the variant mix.
+// shows the accuracy served, and its title the plan and the variant mix;
+// drawn into the page's table too, it fits the window.
 func checkPipelineRow(t *testing.T, b *browser) {
 	t.Helper()
 	type cell struct {
@@ -346,25 +347,33 @@ func checkPipelineRow(t *testing.T, b *browser) {
 		Scaling string `json:"scaling"`
 		Cells   int    `json:"cells"`
 		Headers int    `json:"headers"`
+		Scroll  int    `json:"scroll"`
+		Client  int    `json:"client"`
 	}
 	got := eval[cell](t, b, `(async () => {
   const { renderPipelines } = await import('/assets/pipelines.js');
-  const tbody = document.createElement('tbody');
-  renderPipelines(tbody, { pipelines: [{ name: 'traffic', ready: true, steps: ['det', 'cls'], fanout: 'objects', rate: 120, slo_ms: 250,
-    recent: { requests: 10, slo_attainment: 1, p50_ms: 40, p99_ms: 90, violations: 0 },
+  const status = { pipelines: [{ name: 'spot-and-label', ready: true, steps: ['spotter', 'labeler'], fanout: 'objects', rate: 1234.5, slo_ms: 250,
+    recent: { requests: 4096, slo_attainment: 0.996, p50_ms: 40.25, p99_ms: 190.5, violations: 16 },
     scaling: { scaling: 'accuracy', planned_accuracy: 0.91, accuracy: 0.905, served: 10, rerouted: 2,
-      mix: [[{ model: 'det', share: 1 }], [{ model: 'cls', share: 0.6 }, { model: 'cls-lite', share: 0.4 }]] } }] });
+      mix: [[{ model: 'spotter', share: 1 }], [{ model: 'labeler', share: 0.6 }, { model: 'labeler-lite', share: 0.4 }]] } }] };
+  const tbody = document.createElement('tbody');
+  renderPipelines(tbody, status);
   const td = tbody.querySelector('td[data-scaling]');
+  // The same row in the page's own table (the next refresh redraws it).
+  const live = document.querySelector('#pipelines-table tbody');
+  renderPipelines(live, status);
+  const ts = live.closest('.table-scroll');
   return { text: td.textContent, title: td.title, scaling: td.dataset.scaling, cells: tbody.querySelector('tr').children.length,
-    headers: document.querySelectorAll('#pipelines-table thead th').length };
+    headers: document.querySelectorAll('#pipelines-table thead th').length, scroll: ts.scrollWidth, client: ts.clientWidth };
 })()`)
 	require.Equal(t, "accuracy", got.Scaling)
 	require.Contains(t, got.Text, "90.5")
 	require.Contains(t, got.Title, "accuracy scaling, expected 91.0%")
-	require.Contains(t, got.Title, "cls 60")
-	require.Contains(t, got.Title, "cls-lite 40")
+	require.Contains(t, got.Title, "labeler 60")
+	require.Contains(t, got.Title, "labeler-lite 40")
 	require.Contains(t, got.Title, "2 step requests rerouted")
 	require.Equal(t, got.Headers, got.Cells, "one cell per column")
+	require.LessOrEqual(t, got.Scroll, got.Client, "a pipeline's row fits a 1280 px window: its steps wrap")
 }
 
 // checkModelWarning renders a model row whose batch of one is predicted past

@@ -15,7 +15,7 @@ export function renderPipelines(tbody, status) {
       { 'data-pipeline': p.name },
       h('th', { scope: 'row', text: p.name }),
       h('td', { class: p.ready ? 'ok' : 'no', text: p.ready ? 'yes' : 'no', title: p.reason || '' }),
-      h('td', { text: steps, title: p.reason || '' }),
+      h('td', { class: 'steps', text: steps, title: p.reason || '' }),
       h('td', { class: 'num', text: rate(p.rate) }),
       accuracyCell(p.scaling || {}),
       h('td', { class: 'num', text: num(p.slo_ms) }),
