@@ -2,6 +2,7 @@ package repository
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -126,6 +127,18 @@ func TestBrokenEntriesNameFileAndProblem(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestAReaderThatNamesTheFileIsNotRepeated(t *testing.T) {
+	root := writeRepo(t, map[string]entry{"bad": {config: goodConfig, files: map[string]string{"1/model.onnx": "garbage"}}})
+	naming := func(path string) ([]TensorSpec, []TensorSpec, error) { // as ONNX Runtime's reader words it
+		return nil, nil, fmt.Errorf("read model info %s: invalid onnx model: protobuf parsing failed", path)
+	}
+	ix, err := Scan(root, Options{Read: naming})
+	require.NoError(t, err)
+	require.Len(t, ix.Problems, 1)
+	file := filepath.Join(root, "bad", "1", "model.onnx")
+	require.Equal(t, "invalid model: read model info "+file+": invalid onnx model: protobuf parsing failed", ix.Problems[0].Error())
 }
 
 func TestTorchScriptWithConfiguredTensors(t *testing.T) {

@@ -252,8 +252,12 @@ func (m *Model) ensemble() *Model {
 	return m
 }
 
-// invalid wraps a problem with a repository entry, naming its file.
+// invalid wraps a problem with a repository entry, naming its file unless
+// the problem already does (ONNX Runtime's reader names the model file).
 func invalid(file string, err error) error {
+	if strings.Contains(err.Error(), file) {
+		return fmt.Errorf("%w: %w", ErrInvalidModel, err)
+	}
 	return fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
 }
 
