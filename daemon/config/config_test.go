@@ -95,6 +95,29 @@ func TestEnvOverridesNeedNoFile(t *testing.T) {
 	require.Equal(t, Source{Kind: FromEnv, Detail: "GPULETD_LISTEN"}, l.Sources["listen"])
 	require.Len(t, l.Warnings, 1)
 	require.Contains(t, l.Warnings[0], "GPULETD_NO_SUCH_THING")
+	require.NotContains(t, l.Warnings[0], "did you mean")
+
+	l, err = Load("", []string{"GPULETD_SCHEDULER_POLICI=eager"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"environment variable GPULETD_SCHEDULER_POLICI names no configuration field; ignored (did you mean GPULETD_SCHEDULER_POLICY?)"}, l.Warnings)
+}
+
+func TestDidYouMean(t *testing.T) {
+	known := map[string]string{"policy": "scheduler.policy", "algorithm": "scheduler.algorithm", "ab": "x.ab", "ac": "x.ac"}
+	tests := []struct{ name, want string }{
+		{"polcy", " (did you mean scheduler.policy?)"},
+		{"plicy", " (did you mean scheduler.policy?)"},
+		{"algoritm", " (did you mean scheduler.algorithm?)"},
+		{"speed", ""},
+		{"a", ""}, // ab and ac are both one edit away: no guess
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, didYouMean(tt.name, known), tt.name)
+	}
+	require.Equal(t, 3, editDistance("kitten", "sitting"))
+	require.Equal(t, 1, editDistance("listne", "listen"))
+	require.Equal(t, 0, editDistance("", ""))
+	require.Equal(t, 4, editDistance("", "abcd"))
 }
 
 func TestEnvDeviceList(t *testing.T) {
@@ -134,9 +157,11 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		env   []string
 		wants []string
 	}{
-		{"unknown top field", "listne: 1.2.3.4:1\n", nil, []string{"line 1", "listne"}},
-		{"unknown section field", "scheduler:\n  polcy: eager\n", nil, []string{"line 2", "polcy"}},
-		{"unknown device field", "devices:\n  - kind: emulated\n    profile: x\n", nil, []string{"profile"}},
+		{"unknown top field", "listne: 1.2.3.4:1\n", nil, []string{`line 1: unknown field "listne" at the top level (did you mean listen?)`}},
+		{"unknown section field", "scheduler:\n  polcy: eager\n", nil, []string{`line 2: unknown field "polcy" in scheduler (did you mean scheduler.policy?)`}},
+		{"unknown device field", "devices:\n  - kind: emulated\n    profile: x\n", nil, []string{`line 3: unknown field "profile" in a devices entry (did you mean profiles?)`}},
+		{"unknown field like no other", "scheduler:\n  speed: 3\n", nil, []string{`line 2: unknown field "speed" in scheduler`}},
+		{"bad device value", "devices:\n  - kind: emulated\n    profiles: igniter-v100\n    count: many\n", nil, []string{"line 4", "many"}},
 		{"not yaml", "listen: [\n", nil, []string{"config"}},
 		{"bad policy", "scheduler:\n  policy: fastest\n", nil, []string{"scheduler.policy", `"fastest"`, "deferred, eager, flex or timeout"}},
 		{"bad timeout", "scheduler:\n  policy: timeout:-1s\n", nil, []string{"scheduler.policy", "positive duration"}},

@@ -107,13 +107,25 @@ func (l *Loaded) applyFile(path string, data []byte) error {
 }
 
 // cleanYAMLError turns yaml.v3's messages into one line that names the line
-// and the problem ("line 4: unknown field "polcy" in scheduler").
+// and the problem ("line 4: unknown field "polcy" in scheduler (did you
+// mean scheduler.policy?)").
 func cleanYAMLError(err error) string {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		msgs := make([]string, 0, len(te.Errors))
+		var known map[string]section
 		for _, m := range te.Errors {
-			m = strings.Replace(m, "not found in type config.", "is unknown in ", 1)
+			if sub := unknownFieldMessage.FindStringSubmatchIndex(m); sub != nil {
+				if known == nil {
+					known = sections()
+				}
+				name, typ := m[sub[2]:sub[3]], m[sub[4]:sub[5]]
+				sec, ok := known[typ]
+				if !ok {
+					sec.where = "in " + typ
+				}
+				m = m[:sub[0]] + fmt.Sprintf("unknown field %q %s%s", name, sec.where, didYouMean(name, sec.keys)) + m[sub[1]:]
+			}
 			msgs = append(msgs, m)
 		}
 		return strings.Join(msgs, "; ")
@@ -135,7 +147,11 @@ func (l *Loaded) applyEnv(environ []string) error {
 		f, known := fields[name]
 		if !known {
 			if !strings.HasPrefix(name, internalEnvPrefix) {
-				l.Warnings = append(l.Warnings, fmt.Sprintf("environment variable %s names no configuration field; ignored", name))
+				envs := make(map[string]string, len(fields))
+				for env := range fields {
+					envs[env] = env
+				}
+				l.Warnings = append(l.Warnings, fmt.Sprintf("environment variable %s names no configuration field; ignored%s", name, didYouMean(name, envs)))
 			}
 			continue
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -168,13 +169,26 @@ func (d *Devices) UnmarshalYAML(n *yaml.Node) error {
 	}
 }
 
-// decodeStrict decodes a YAML node, refusing fields the target lacks.
+// decodeStrict decodes a YAML node, refusing fields the target lacks with
+// yaml.v3's own error at the key's line in the file (decoding the node again
+// from its own text would count lines from the node).
 func decodeStrict(n *yaml.Node, out any) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
+	if n.Kind == yaml.MappingNode {
+		t := reflect.TypeOf(out).Elem()
+		known := map[string]bool{}
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			known[name] = true
+		}
+		var unknown []string
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !known[k.Value] {
+				unknown = append(unknown, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, t))
+			}
+		}
+		if len(unknown) > 0 {
+			return &yaml.TypeError{Errors: unknown}
+		}
 	}
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	return dec.Decode(out)
+	return n.Decode(out)
 }
