@@ -102,24 +102,6 @@ func TestEnvOverridesNeedNoFile(t *testing.T) {
 	require.Equal(t, []string{"environment variable GPULETD_SCHEDULER_POLICI names no configuration field; ignored (did you mean GPULETD_SCHEDULER_POLICY?)"}, l.Warnings)
 }
 
-func TestDidYouMean(t *testing.T) {
-	known := map[string]string{"policy": "scheduler.policy", "algorithm": "scheduler.algorithm", "ab": "x.ab", "ac": "x.ac"}
-	tests := []struct{ name, want string }{
-		{"polcy", " (did you mean scheduler.policy?)"},
-		{"plicy", " (did you mean scheduler.policy?)"},
-		{"algoritm", " (did you mean scheduler.algorithm?)"},
-		{"speed", ""},
-		{"a", ""}, // ab and ac are both one edit away: no guess
-	}
-	for _, tt := range tests {
-		require.Equal(t, tt.want, didYouMean(tt.name, known), tt.name)
-	}
-	require.Equal(t, 3, editDistance("kitten", "sitting"))
-	require.Equal(t, 1, editDistance("listne", "listen"))
-	require.Equal(t, 0, editDistance("", ""))
-	require.Equal(t, 4, editDistance("", "abcd"))
-}
-
 func TestEnvDeviceList(t *testing.T) {
 	l, err := Load("", []string{"GPULETD_DEVICES=[{kind: cpu}, {kind: emulated, profiles: igniter-v100, count: 2}]"})
 	require.NoError(t, err)

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
+	"sync"
 
+	"github.com/gpulet/gpuletd/internal/yamlerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -110,28 +113,14 @@ func (l *Loaded) applyFile(path string, data []byte) error {
 // and the problem ("line 4: unknown field "polcy" in scheduler (did you
 // mean scheduler.policy?)").
 func cleanYAMLError(err error) string {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs := make([]string, 0, len(te.Errors))
-		var known map[string]section
-		for _, m := range te.Errors {
-			if sub := unknownFieldMessage.FindStringSubmatchIndex(m); sub != nil {
-				if known == nil {
-					known = sections()
-				}
-				name, typ := m[sub[2]:sub[3]], m[sub[4]:sub[5]]
-				sec, ok := known[typ]
-				if !ok {
-					sec.where = "in " + typ
-				}
-				m = m[:sub[0]] + fmt.Sprintf("unknown field %q %s%s", name, sec.where, didYouMean(name, sec.keys)) + m[sub[1]:]
-			}
-			msgs = append(msgs, m)
-		}
-		return strings.Join(msgs, "; ")
-	}
-	return strings.TrimPrefix(err.Error(), "yaml: ")
+	return yamlerr.Clean(err, sections())
 }
+
+// sections are the configuration's sections for yamlerr; a devices list's
+// entries are DeviceEntry values (Devices decodes them itself).
+var sections = sync.OnceValue(func() map[string]yamlerr.Section {
+	return yamlerr.Sections(reflect.TypeFor[Config](), map[reflect.Type]reflect.Type{reflect.TypeFor[Devices](): reflect.TypeFor[DeviceEntry]()})
+})
 
 func (l *Loaded) applyEnv(environ []string) error {
 	fields := map[string]field{}
@@ -151,7 +140,7 @@ func (l *Loaded) applyEnv(environ []string) error {
 				for env := range fields {
 					envs[env] = env
 				}
-				l.Warnings = append(l.Warnings, fmt.Sprintf("environment variable %s names no configuration field; ignored%s", name, didYouMean(name, envs)))
+				l.Warnings = append(l.Warnings, fmt.Sprintf("environment variable %s names no configuration field; ignored%s", name, yamlerr.DidYouMean(name, envs)))
 			}
 			continue
 		}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"slices"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/yamlerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -97,6 +99,11 @@ type TensorSpec struct {
 // maxSLO bounds the SLO a model may declare.
 const maxSLO = time.Hour
 
+// modelConfigSections are config.yaml's sections for yamlerr.
+var modelConfigSections = sync.OnceValue(func() map[string]yamlerr.Section {
+	return yamlerr.Sections(reflect.TypeFor[ModelConfig](), nil)
+})
+
 // ParseModelConfig reads and validates a config.yaml. Unknown fields are
 // errors; every error says which field and what is allowed. A missing slo is
 // no error here: the repository falls back to the server's default_slo.
@@ -108,7 +115,7 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 		if errors.Is(err, io.EOF) {
 			return c, errors.New("empty file: give at least slo and max_batch_size")
 		}
-		return c, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		return c, errors.New(yamlerr.Clean(err, modelConfigSections()))
 	}
 	var errs []error
 	if slo := c.SLO.D(); slo < 0 || slo > maxSLO {

@@ -99,6 +99,8 @@ func TestBrokenEntriesNameFileAndProblem(t *testing.T) {
 		{"no config", entry{files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "missing"}},
 		{"empty config", entry{config: "\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "empty"}},
 		{"unknown field", entry{config: goodConfig + "slos: 1s\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "slos"}},
+		{"misspelt field", entry{config: "slo: 20ms\nmax_batch: 8\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{`line 2: unknown field "max_batch" at the top level (did you mean max_batch_size?)`}},
+		{"misspelt tensor field", entry{config: goodConfig + "inputs: [{name: input, datatyp: FP32, dims: [1, 28, 28]}]\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{`line 3: unknown field "datatyp" in an inputs entry (did you mean datatype?)`}},
 		{"no slo", entry{config: "max_batch_size: 4\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "slo: missing"}},
 		{"bad slo", entry{config: "slo: fast\nmax_batch_size: 4\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"config.yaml", "fast"}},
 		{"negative batch", entry{config: "slo: 1s\nmax_batch_size: -2\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"max_batch_size", "-2"}},
