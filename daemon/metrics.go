@@ -73,7 +73,7 @@ var (
 	descRate     = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
 	descAssigned = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
 	descState    = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
-	descReorg    = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied that changed what runs where.", nil, nil)
+	descReorg    = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
 	descRestart  = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
 	descMemory   = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil     = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -23,12 +24,15 @@ func TestRecordOutcome(t *testing.T) {
 		unserved map[string]string
 		kinds    []string
 		reorgs   int64
+		reason   string // "period" when empty
 	}{
 		{name: "nothing changed", out: control.Outcome[*gpuletRun]{Diff: gpulet.Diff(plan, plan)}},
 		{name: "a gpu-let that did not start", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 2,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Err: errors.New("no cores left")}}},
 			unserved: map[string]string{"a": "its gpu-let on cpu did not start: no cores left", "b": "its gpu-let on cpu did not start: no cores left"},
 			kinds:    []string{EventReorganize}, reorgs: 1},
+		{name: "the first plan is no reorganization", out: control.Outcome[*gpuletRun]{Started: 1},
+			kinds: []string{EventReorganize}, reorgs: 0, reason: planAtStart},
 		{name: "a model that did not load", out: control.Outcome[*gpuletRun]{Loaded: 0, Deferred: 1,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Model: "b", Err: errors.New("corrupt model")}}},
 			unserved: map[string]string{"b": "loading it on cpu failed: corrupt model"},
@@ -40,7 +44,8 @@ func TestRecordOutcome(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = st.Close() })
 			n := &node{log: zap.NewNop(), events: newEvents(st, zap.NewNop())}
-			n.recordOutcome(tc.out, plan, "period")
+			reason := cmp.Or(tc.reason, "period")
+			n.recordOutcome(tc.out, plan, reason)
 			got := n.unserved.all()
 			require.Len(t, got, len(tc.unserved))
 			for name, why := range tc.unserved {

@@ -239,7 +239,8 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		state = "ready"
 	}
 	fmt.Fprintf(w, "gpuletd %s at %s: %s\n", s.Version, base, state)
-	fmt.Fprintf(w, "policy %s, placement %s, %d reorganizations, %d executor restarts\n", s.Policy, s.Algorithm, s.Reorganizations, s.Restarts)
+	fmt.Fprintf(w, "policy %s, placement %s, %s, %s\n", s.Policy, s.Algorithm,
+		counted(s.Reorganizations, "reorganization"), counted(s.Restarts, "executor restart"))
 	if old := olderPolicies(s); len(old) > 0 {
 		fmt.Fprintf(w, "  still on an earlier policy (the reload could not switch them: see the events): %s\n", strings.Join(old, ", "))
 	}
@@ -537,4 +538,12 @@ func olderPolicies(s *adminStatus) []string {
 		}
 	}
 	return out
+}
+
+// counted writes n things, "1 thing" or "2 things".
+func counted(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

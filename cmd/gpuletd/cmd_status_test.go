@@ -38,7 +38,7 @@ func TestWriteStatus(t *testing.T) {
 	require.LessOrEqual(t, widest(out), 80, out)
 	for _, want := range []string{
 		"gpuletd dev at http://127.0.0.1:18711: ready",
-		"policy deferred, placement gpulet-int, 1 reorganizations, 0 executor restarts",
+		"policy deferred, placement gpulet-int, 1 reorganization, 0 executor restarts",
 		"(rate of mlp surged)",
 		"emu1    emulated  igniter-v100  mps      ok      Emulated igniter-v100",
 		"emu0-100-1  100%  ready  0.8%  lenet5  1      160/s   1.0",
