@@ -22,6 +22,20 @@ func TestWriteModels(t *testing.T) {
 	require.Equal(t, strings.Fields("mlp 5.00ms default 0.00/s 72.0/s 12.4% 2.39ms 488ms emu0-100-1"), strings.Fields(lines[2]))
 	require.Equal(t, "mlp: configuration: dynamic_batching ignored: gpuletd forms batches itself", lines[3])
 
+	// A note shared by many models is one line.
+	b.Reset()
+	var many []adminModel
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		many = append(many, adminModel{Name: name, SLOMS: 20, Ready: true, ConfigNotes: []string{"instance_group ignored", "only " + name}})
+	}
+	require.NoError(t, writeModels(&b, many))
+	lines = strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Equal(t, []string{"a, b, c and 2 more: configuration: instance_group ignored", "a: configuration: only a"}, lines[6:8])
+	require.Len(t, lines, 12)
+	b.Reset()
+	require.NoError(t, writeModels(&b, many[:4]))
+	require.Contains(t, b.String(), "\na, b, c, d: configuration: instance_group ignored\n")
+
 	b.Reset()
 	require.NoError(t, writeModels(&b, []adminModel{{Name: "idle", SLOMS: 20}}))
 	require.Equal(t, strings.Fields("idle 20.0ms - 0.00/s 0.00/s - - - -"), strings.Fields(strings.Split(b.String(), "\n")[1]), "no requests yet: dashes")

@@ -436,11 +436,36 @@ func writeModels(w io.Writer, models []adminModel) error {
 		for _, warning := range m.Warnings {
 			fmt.Fprintf(w, "%s: warning: %s\n", m.Name, warning)
 		}
+	}
+	writeConfigNotes(w, models)
+	return nil
+}
+
+// writeConfigNotes prints each configuration note once, after the models it
+// applies to (a Triton repository gives most models the same ones), in the
+// order they first appear; gpuletd models show M lists a model's own.
+func writeConfigNotes(w io.Writer, models []adminModel) {
+	var notes []string
+	who := map[string][]string{}
+	for _, m := range models {
 		for _, note := range m.ConfigNotes {
-			fmt.Fprintf(w, "%s: configuration: %s\n", m.Name, note)
+			if _, seen := who[note]; !seen {
+				notes = append(notes, note)
+			}
+			who[note] = append(who[note], m.Name)
 		}
 	}
-	return nil
+	for _, note := range notes {
+		fmt.Fprintf(w, "%s: configuration: %s\n", someNames(who[note], 3), note)
+	}
+}
+
+// someNames joins names, the first few and how many more past that.
+func someNames(names []string, few int) string {
+	if len(names) <= few+1 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:few], ", "), len(names)-few)
 }
 
 // texts are the window's attainment, p50 and p99 for a table, dashes
