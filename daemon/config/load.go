@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gpulet/gpuletd/internal/yamlerr"
+	"github.com/gpulet/gpuletd/internal/configerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -113,13 +113,13 @@ func (l *Loaded) applyFile(path string, data []byte) error {
 // and the problem ("line 4: unknown field "polcy" in scheduler (did you
 // mean scheduler.policy?)").
 func cleanYAMLError(err error) string {
-	return yamlerr.Clean(err, sections())
+	return configerr.Clean(err, sections())
 }
 
-// sections are the configuration's sections for yamlerr; a devices list's
+// sections are the configuration's sections for configerr; a devices list's
 // entries are DeviceEntry values (Devices decodes them itself).
-var sections = sync.OnceValue(func() map[string]yamlerr.Section {
-	return yamlerr.Sections(reflect.TypeFor[Config](), map[reflect.Type]reflect.Type{reflect.TypeFor[Devices](): reflect.TypeFor[DeviceEntry]()})
+var sections = sync.OnceValue(func() map[string]configerr.Section {
+	return configerr.Sections(reflect.TypeFor[Config](), map[reflect.Type]reflect.Type{reflect.TypeFor[Devices](): reflect.TypeFor[DeviceEntry]()})
 })
 
 func (l *Loaded) applyEnv(environ []string) error {
@@ -140,7 +140,7 @@ func (l *Loaded) applyEnv(environ []string) error {
 				for env := range fields {
 					envs[env] = env
 				}
-				l.Warnings = append(l.Warnings, fmt.Sprintf("environment variable %s names no configuration field; ignored%s", name, yamlerr.DidYouMean(name, envs)))
+				l.Warnings = append(l.Warnings, fmt.Sprintf("environment variable %s names no configuration field; ignored%s", name, configerr.DidYouMean(name, envs)))
 			}
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor/tensor"
-	"github.com/gpulet/gpuletd/internal/yamlerr"
+	"github.com/gpulet/gpuletd/internal/configerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -99,9 +99,9 @@ type TensorSpec struct {
 // maxSLO bounds the SLO a model may declare.
 const maxSLO = time.Hour
 
-// modelConfigSections are config.yaml's sections for yamlerr.
-var modelConfigSections = sync.OnceValue(func() map[string]yamlerr.Section {
-	return yamlerr.Sections(reflect.TypeFor[ModelConfig](), nil)
+// modelConfigSections are config.yaml's sections for configerr.
+var modelConfigSections = sync.OnceValue(func() map[string]configerr.Section {
+	return configerr.Sections(reflect.TypeFor[ModelConfig](), nil)
 })
 
 // ParseModelConfig reads and validates a config.yaml. Unknown fields are
@@ -115,7 +115,7 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 		if errors.Is(err, io.EOF) {
 			return c, errors.New("empty file: give at least slo and max_batch_size")
 		}
-		return c, errors.New(yamlerr.Clean(err, modelConfigSections()))
+		return c, errors.New(configerr.Clean(err, modelConfigSections()))
 	}
 	var errs []error
 	if slo := c.SLO.D(); slo < 0 || slo > maxSLO {

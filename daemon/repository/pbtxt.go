@@ -8,13 +8,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/configerr"
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // TritonConfigFile is the name of a model's configuration in Triton's layout.
@@ -119,13 +122,39 @@ func tritonParseError(err error) error {
 		if why, known := notServed[f]; known {
 			return fmt.Errorf("%s: %s: a field of Triton's model configuration that gpuletd does not serve (%s); remove it", at, f, why)
 		}
-		return fmt.Errorf("%s: unknown field %q; gpuletd reads Triton's ModelConfig fields (name, platform, backend, max_batch_size, input, output, version_policy, default_model_filename, parameters, dynamic_batching, instance_group, model_warmup, optimization, response_cache)", at, f)
+		return fmt.Errorf("%s: unknown field %q%s; gpuletd reads Triton's ModelConfig fields (name, platform, backend, max_batch_size, input, output, version_policy, default_model_filename, parameters, dynamic_batching, instance_group, model_warmup, optimization, response_cache)",
+			at, f, configerr.DidYouMean(f, tritonFieldNames()))
 	}
 	if v, ok := strings.CutPrefix(what, "invalid value for enum type: "); ok {
 		return fmt.Errorf("%s: %s is not a value of this field (data types are TYPE_BOOL, TYPE_UINT8…TYPE_UINT64, TYPE_INT8…TYPE_INT64, TYPE_FP16, TYPE_FP32, TYPE_FP64, TYPE_BF16, TYPE_STRING)", at, v)
 	}
 	return fmt.Errorf("%s: %s", at, what)
 }
+
+// tritonFieldNames are the names of every field of Triton's model
+// configuration that tritonpb holds, at any depth, for guessing the one a
+// misspelt name meant.
+var tritonFieldNames = sync.OnceValue(func() map[string]string {
+	names := map[string]string{}
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(m protoreflect.MessageDescriptor)
+	walk = func(m protoreflect.MessageDescriptor) {
+		if seen[m.FullName()] {
+			return
+		}
+		seen[m.FullName()] = true
+		fields := m.Fields()
+		for i := range fields.Len() {
+			f := fields.Get(i)
+			names[string(f.Name())] = string(f.Name())
+			if msg := f.Message(); msg != nil {
+				walk(msg)
+			}
+		}
+	}
+	walk((&tritonpb.ModelConfig{}).ProtoReflect().Descriptor())
+	return names
+})
 
 // unknownField returns the field an "unknown field" error of prototext
 // (unknown field: f) or protojson (unknown field "f") names.

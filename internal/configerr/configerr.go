@@ -1,8 +1,9 @@
-// Package yamlerr turns yaml.v3's decoding errors into one line an
-// operator can act on: the line in the file, the section as the file
-// writes it rather than a Go type name, and, for a key no field takes, the
-// field most likely meant.
-package yamlerr
+// Package configerr words configuration mistakes so that an operator can
+// act on them: yaml.v3's decoding errors on one line with the line in the
+// file and the section as the file writes it rather than a Go type name,
+// and, for a key no field takes (in YAML or in Triton's model
+// configuration), the field most likely meant.
+package configerr
 
 import (
 	"errors"

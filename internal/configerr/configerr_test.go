@@ -1,4 +1,4 @@
-package yamlerr
+package configerr
 
 import (
 	"reflect"
@@ -47,7 +47,7 @@ func TestCleanSaysWhereAndGuesses(t *testing.T) {
 		{"list entry", "inputs:\n  - name: a\n    cont: 2\n", `line 3: unknown field "cont" in an inputs entry (did you mean count?)`},
 		{"nothing like it", "scheduler:\n  speed: 3\n", `line 2: unknown field "speed" in scheduler`},
 		{"two problems", "listne: x\nhidden: y\n", `line 1: unknown field "listne" at the top level (did you mean listen?); line 2: unknown field "hidden" at the top level`},
-		{"a wrong type", "scheduler: [1]\n", "line 1: cannot unmarshal !!seq into yamlerr.sched"},
+		{"a wrong type", "scheduler: [1]\n", "line 1: cannot unmarshal !!seq into configerr.sched"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
