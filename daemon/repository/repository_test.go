@@ -131,16 +131,19 @@ func TestBrokenEntriesNameFileAndProblem(t *testing.T) {
 	}
 }
 
+var errBadONNX = errors.New("invalid onnx model")
+
 func TestAReaderThatNamesTheFileIsNotRepeated(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"bad": {config: goodConfig, files: map[string]string{"1/model.onnx": "garbage"}}})
 	naming := func(path string) ([]TensorSpec, []TensorSpec, error) { // as ONNX Runtime's reader words it
-		return nil, nil, fmt.Errorf("read model info %s: invalid onnx model: protobuf parsing failed", path)
+		return nil, nil, fmt.Errorf("read model info %s: %w: protobuf parsing failed", path, errBadONNX)
 	}
 	ix, err := Scan(root, Options{Read: naming})
 	require.NoError(t, err)
 	require.Len(t, ix.Problems, 1)
 	file := filepath.Join(root, "bad", "1", "model.onnx")
-	require.Equal(t, "invalid model: read model info "+file+": invalid onnx model: protobuf parsing failed", ix.Problems[0].Error())
+	require.Equal(t, "invalid model: "+file+": invalid onnx model: protobuf parsing failed", ix.Problems[0].Error())
+	require.ErrorIs(t, ix.Problems[0], errBadONNX, "the reader's error is still there to match")
 }
 
 func TestTorchScriptWithConfiguredTensors(t *testing.T) {

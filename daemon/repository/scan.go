@@ -252,14 +252,26 @@ func (m *Model) ensemble() *Model {
 	return m
 }
 
-// invalid wraps a problem with a repository entry, naming its file unless
-// the problem already does (ONNX Runtime's reader names the model file).
+// invalid wraps a problem with a repository entry, naming its file once:
+// a problem that names the file itself (ONNX Runtime's reader: "read model
+// info F: …") is told from after its name.
 func invalid(file string, err error) error {
-	if strings.Contains(err.Error(), file) {
-		return fmt.Errorf("%w: %w", ErrInvalidModel, err)
+	if msg := err.Error(); strings.Contains(msg, file+": ") {
+		_, rest, _ := strings.Cut(msg, file+": ")
+		err = &reworded{msg: rest, err: err}
 	}
 	return fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
 }
+
+// reworded is an error told in other words; errors.Is and As see the
+// original.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.err }
 
 // readConfig reads a model folder's configuration files, or the override,
 // into a Model with Name, Dir, Config, ConfigFiles, SLOSource and Notes set.
