@@ -63,6 +63,7 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "gpuletd", sm.Name)
 	require.Contains(t, sm.Extensions, "binary_tensor_data")
+	require.Contains(t, sm.Extensions, "model_configuration")
 	md, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"1"}, md.Versions)
