@@ -338,6 +338,9 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	c := n.counters.of(m.Name)
 	c.queue.add(time.Duration(res.QueueUs) * time.Microsecond)
 	c.compute.add(time.Duration(res.ComputeUs) * time.Microsecond)
+	if res.BatchSize > 0 { // the request's rows of the batch's, which run together
+		c.batches.add(float64(min(requestRows(m, inputs), res.BatchSize)) / float64(res.BatchSize))
+	}
 	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
 	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)
 	if res.HeldUs > 0 {
@@ -495,4 +498,13 @@ func (n *node) admitAny(models []string, deadline time.Duration, not *gpuletRun)
 		// It closed after route read its state; routing again skips it
 		// (draining is set before its admissions close).
 	}
+}
+
+// requestRows is how many rows a request of m carries: its inputs' first
+// dimension when m batches, else one.
+func requestRows(m *repository.Model, inputs []tensor.Tensor) int32 {
+	if m.Config.MaxBatchSize > 0 && len(inputs) > 0 && len(inputs[0].Shape) > 0 {
+		return int32(max(inputs[0].Shape[0], 1))
+	}
+	return 1
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -217,7 +218,25 @@ func configTensors(m *repository.Model, specs []repository.TensorSpec) []configT
 type modelCounters struct {
 	success, fail, queue, compute durCount
 	last                          atomic.Int64 // unix ms of the last inference
+	// batches is Triton's execution_count: the batches the answers handed
+	// out ran in, each answer adding its share of its batch's rows.
+	batches shareCount
 }
+
+// shareCount sums shares of a whole, concurrently.
+type shareCount struct{ bits atomic.Uint64 }
+
+func (s *shareCount) add(x float64) {
+	for {
+		old := s.bits.Load()
+		if s.bits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+x)) {
+			return
+		}
+	}
+}
+
+// whole is the sum, rounded: the batches that ran.
+func (s *shareCount) whole() int64 { return int64(math.Round(math.Float64frombits(s.bits.Load()))) }
 
 type durCount struct{ count, ns atomic.Int64 }
 
@@ -258,7 +277,7 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 		c := n.counters.of(m.Name)
 		out = append(out, map[string]any{
 			"name": m.Family, "version": strconv.Itoa(m.Version),
-			"last_inference": c.last.Load(), "inference_count": c.success.count.Load(),
+			"last_inference": c.last.Load(), "inference_count": c.success.count.Load(), "execution_count": c.batches.whole(),
 			"inference_stats": map[string]any{
 				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(), "compute_infer": c.compute.json(),
 			},

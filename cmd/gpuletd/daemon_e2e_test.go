@@ -232,14 +232,16 @@ func TestKServeProtocol(t *testing.T) {
 		ModelStats []struct {
 			Name           string `json:"name"`
 			InferenceCount int64  `json:"inference_count"`
+			ExecutionCount int64  `json:"execution_count"`
 		} `json:"model_stats"`
 	}
 	require.NoError(t, json.Unmarshal(r.body, &stats))
-	counts := map[string]int64{}
+	counts, batches := map[string]int64{}, map[string]int64{}
 	for _, s := range stats.ModelStats {
-		counts[s.Name] = s.InferenceCount
+		counts[s.Name], batches[s.Name] = s.InferenceCount, s.ExecutionCount
 	}
 	require.Equal(t, int64(3), counts["mlp"])
+	require.Equal(t, int64(3), batches["mlp"], "one after the other, each ran in a batch of its own (one of 3 rows)")
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/stats", nil, nil).code)
 
 	// Metrics pass the client library's linter and count failures by reason.
