@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -222,10 +223,14 @@ func (n *node) handleAdminModel(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, sm := range n.status().Models {
 		if sm.Name == m.Name {
-			writeJSON(w, http.StatusOK, map[string]any{
+			doc := map[string]any{
 				"model": sm, "inputs": tensorMetadata(m, m.Inputs), "outputs": tensorMetadata(m, m.Outputs),
-				"file": m.File, "sha256": m.SHA256, "profile": m.Profile(),
-			})
+				"file": m.File, "sha256": m.SHA256,
+			}
+			if n.hasEmulated() { // the curve it takes from the reference set there
+				doc["profile"] = m.Profile()
+			}
+			writeJSON(w, http.StatusOK, doc)
 			return
 		}
 	}
@@ -253,6 +258,12 @@ type profileDoc struct {
 type borrowedProfile struct {
 	FromSHA256 string `json:"from_sha256"`
 	Fix        string `json:"fix"`
+}
+
+// hasEmulated says whether the node serves on emulated GPUs, where a model
+// takes its latency curve from a reference set (repository.Model.Profile).
+func (n *node) hasEmulated() bool {
+	return slices.ContainsFunc(n.devices.Inventory().Devices, func(d mps.Device) bool { return d.Kind == mps.KindEmulated })
 }
 
 // borrowedProfile is set when m's profile on d is its predecessor's.

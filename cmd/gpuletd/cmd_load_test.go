@@ -107,6 +107,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Contains(t, out, "model        mlp (version 1)")
 	require.Regexp(t, `(?m)^input +input +FP32 +\[-1 784\]$`, out)
 	require.Regexp(t, `(?m)^igniter-v100 +\d+ +`, out)
+	require.Contains(t, out, "emulated as  alexnet", "an emulated node names the reference curve (the zoo stands mlp in for alexnet)")
 
 	code, _, stderr = runCLI(t, "models", "show", "nope", "--url", base)
 	require.Equal(t, 1, code)

@@ -105,7 +105,7 @@ type adminModelShow struct {
 	Outputs []adminTensor `json:"outputs"`
 	File    string        `json:"file"`
 	SHA256  string        `json:"sha256"`
-	Profile string        `json:"profile"`
+	Profile string        `json:"profile"` // the reference curve on emulated GPUs; empty without them
 }
 
 // adminTensor is one input or output.
@@ -148,7 +148,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	fmt.Fprintf(tw, "model\t%s (version %d)\n", m.Name, m.Version)
 	fmt.Fprintf(tw, "file\t%s\n", orDash(d.File))
 	fmt.Fprintf(tw, "sha256\t%s\n", orDash(d.SHA256))
-	fmt.Fprintf(tw, "emulated as\t%s\n", orDash(d.Profile))
+	if d.Profile != "" { // only on a node with emulated GPUs
+		fmt.Fprintf(tw, "emulated as\t%s\n", d.Profile)
+	}
 	fmt.Fprintf(tw, "slo\t%s (from %s)\n", millis(m.SLOMS), orDash(m.SLOFrom))
 	fmt.Fprintf(tw, "config\t%s\n", orDash(strings.Join(m.ConfigFiles, ", ")))
 	fmt.Fprintf(tw, "max batch\t%d\n", m.MaxBatchSize)

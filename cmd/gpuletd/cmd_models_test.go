@@ -67,6 +67,10 @@ func TestWriteModelShow(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 	require.Contains(t, out, "recent       1193 requests, 0.8% within the SLO, mean batch 1.0")
+	b.Reset()
+	d.Profile = "" // a node without emulated GPUs
+	require.NoError(t, writeModelShow(&b, &d, &p))
+	require.NotContains(t, b.String(), "emulated as")
 	require.Contains(t, out, "latency      p50 2.44ms, p99 36.2ms")
 
 	require.NotContains(t, out, "completes the profile")
