@@ -378,7 +378,7 @@ func checkPipelineRow(t *testing.T, b *browser) {
 
 // checkModelWarning renders a model row whose batch of one is predicted past
 // its SLO on one of its gpu-lets: the placement says so, the warning is its
-// title.
+// title; and a Triton repository's rows into the page's table, which fit.
 func checkModelWarning(t *testing.T, b *browser) {
 	t.Helper()
 	type cell struct {
@@ -395,4 +395,23 @@ func checkModelWarning(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, "gpu0-20-1 (refused where ℓ(1) > SLO)", got.Text)
 	require.Equal(t, "refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)", got.Title)
+
+	// A Triton repository's models, drawn into the page's own table (the
+	// next refresh redraws it), fit a 1 280 px window: the ignored fields'
+	// count goes under the name.
+	type fit struct {
+		Scroll int `json:"scroll"`
+		Client int `json:"client"`
+	}
+	f := eval[fit](t, b, `(async () => {
+  const { renderModels } = await import('/assets/models.js');
+  const live = document.querySelector('#models-table tbody');
+  const model = (name) => ({ name, ready: true, rate: 180.25, assigned_rate: 1234.5, slo_ms: 100, slo_from: 'default_slo',
+    placed_on: ['cpu-50-1'], config_notes: ['dynamic_batching ignored', 'instance_group ignored'],
+    recent: { requests: 4096, slo_attainment: 0.996, p50_ms: 0.297, p99_ms: 14.16, mean_batch: 2.01, violations: 16 } });
+  renderModels(live, { models: [model('labeler-lite'), model('spotter')] });
+  const ts = live.closest('.table-scroll');
+  return { scroll: ts.scrollWidth, client: ts.clientWidth };
+})()`)
+	require.LessOrEqual(t, f.Scroll, f.Client, "the models table fits a 1280 px window")
 }
