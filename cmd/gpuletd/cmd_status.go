@@ -294,7 +294,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	for _, g := range s.Gpulets {
 		state := g.State
 		if g.Restarts > 0 {
-			state = fmt.Sprintf("%s (%d restarts)", g.State, g.Restarts)
+			state = fmt.Sprintf("%s (%s)", g.State, counted(int64(g.Restarts), "restart"))
 		}
 		lead := fmt.Sprintf("%s\t%d%%\t%s\t%s", g.ID, g.Size, state, percent(g.BusyRatio))
 		if len(g.Models) == 0 {

@@ -65,6 +65,20 @@ func TestWriteStatus(t *testing.T) {
 	require.Equal(t, strings.Index(head, "MODEL"), strings.Index(row, "lenet5"))
 }
 
+func TestWriteStatusCountsRestarts(t *testing.T) {
+	for _, tt := range []struct {
+		restarts int
+		want     string
+	}{{1, "ready (1 restart)"}, {3, "ready (3 restarts)"}} {
+		var s adminStatus
+		readFixture(t, "status.json", &s)
+		s.Gpulets[0].Restarts = tt.restarts
+		var b strings.Builder
+		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+		require.Contains(t, b.String(), "emu0-100-1  100%  "+tt.want+"  ")
+	}
+}
+
 // After a reload changed the policy, the gpu-lets whose executors started
 // before it still run the old one until a re-plan replaces them: the status
 // says which, instead of the new policy alone.
