@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,4 +157,40 @@ func TestARestartedExecutorServesWhatStillLoads(t *testing.T) {
 	require.Contains(t, n.notServedReason("mlp"), "restarted without it: load mlp")
 	require.Eventually(t, func() bool { return n.notServedReason("lenet5") == "" }, 10*time.Second, 10*time.Millisecond,
 		"a model served again has no reason left")
+}
+
+// A CPU gpu-let's executor is not told of the GPU provider it would not use
+// (`ps` showed --provider cuda on hosts without a GPU).
+func TestACPUExecutorGetsNoGPUProvider(t *testing.T) {
+	s, dev := cpuSupervisor(t)
+	s.args = append(s.args, "--provider", "cuda")
+	repo := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	ctx := context.Background()
+	g, err := s.start(ctx, gpuletSpec{device: dev, size: 100}, []*pb.LoadModelRequest{loadOf("lenet5", filepath.Join(repo, "lenet5", "1", "model.onnx"))})
+	require.NoError(t, err)
+	g.mu.Lock()
+	pid := g.proc.Pid()
+	g.mu.Unlock()
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	require.NoError(t, err)
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	require.Contains(t, args, "--policy", "the other flags are passed")
+	require.NotContains(t, args, "--provider")
+	require.NotContains(t, args, "cuda")
+	require.NoError(t, s.retire(ctx, g))
+}
+
+func TestWithoutFlag(t *testing.T) {
+	tests := []struct {
+		args, want []string
+	}{
+		{[]string{"--policy", "deferred", "--provider", "cuda", "--log-level", "info"}, []string{"--policy", "deferred", "--log-level", "info"}},
+		{[]string{"--provider", "cuda"}, []string{}},
+		{[]string{"--policy", "eager"}, []string{"--policy", "eager"}},
+		{[]string{"--policy", "eager", "--provider"}, []string{"--policy", "eager"}}, // no value left
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, withoutFlag(tt.args, "--provider"), "%v", tt.args)
+	}
 }

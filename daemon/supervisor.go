@@ -253,6 +253,9 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	}
 	out := newChildLog(g.log.Named("executor"))
 	args := s.execArgs()
+	if g.device.Kind != mps.KindNVIDIA {
+		args = withoutFlag(args, "--provider") // it runs ONNX Runtime's CPU provider there
+	}
 	var p *executor.Process
 	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: append(g.lease.Env(), s.env...), Args: args, Output: out})
 	if err != nil {
@@ -573,6 +576,19 @@ func (s *supervisor) execArgs() []string {
 	s.argsMu.Lock()
 	defer s.argsMu.Unlock()
 	return append([]string(nil), s.args...)
+}
+
+// withoutFlag is args less a flag given as "--name value".
+func withoutFlag(args []string, name string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		if args[i] == name {
+			i++ // and its value
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 func (s *supervisor) setArgs(args []string) {
