@@ -350,21 +350,23 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	return &executed{outs: outs, batch: res.BatchSize, emulated: res.Emulated}, nil
 }
 
-// executorError maps an executor's answer code to HTTP.
+// executorError maps an executor's answer code to HTTP. The executor's
+// reason follows the daemon's words, without the model's name again.
 func executorError(model string, res *pb.InferResponse) *inferError {
+	why := strings.TrimPrefix(res.Error, model+": ")
 	switch res.Code {
 	case pb.Code_INVALID_ARGUMENT:
 		return &inferError{code: http.StatusBadRequest, reason: reasonBadRequest, msg: res.Error}
 	case pb.Code_DEADLINE:
-		return &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf("%s: the deadline cannot be met (%s)", model, res.Error)}
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf("%s: the deadline cannot be met (%s)", model, why)}
 	case pb.Code_DROPPED:
-		return &inferError{code: http.StatusServiceUnavailable, reason: reasonDropped, msg: fmt.Sprintf("%s: dropped so that the requests queued behind it meet their deadlines (%s)", model, res.Error)}
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonDropped, msg: fmt.Sprintf("%s: dropped so that the requests queued behind it meet their deadlines (%s)", model, why)}
 	case pb.Code_QUEUE_FULL:
-		return &inferError{code: http.StatusServiceUnavailable, reason: reasonQueueFull, msg: fmt.Sprintf("%s: overloaded (%s)", model, res.Error)}
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonQueueFull, msg: fmt.Sprintf("%s: overloaded (%s)", model, why)}
 	case pb.Code_UNAVAILABLE, pb.Code_NOT_FOUND, pb.Code_CANCELLED:
-		return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnavailable, msg: fmt.Sprintf("%s: %s", model, res.Error)}
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnavailable, msg: fmt.Sprintf("%s: %s", model, why)}
 	}
-	return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %s", model, res.Error)}
+	return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %s", model, why)}
 }
 
 // checkInputs checks a decoded request against the model: every input
