@@ -20,7 +20,7 @@ func TestWriteLoadReport(t *testing.T) {
 	r := &loadgen.Report{
 		Model: "lenet5", URL: "http://127.0.0.1:8700", Rate: 200, Window: 10 * time.Second,
 		Scheduled: 2003, Sent: 2001, Dropped: 2, OK: 1990, Failed: map[string]int64{"503": 9, "error": 2},
-		FirstError: "503 Service Unavailable: lenet5: the deadline cannot be met (deadline_unreachable)",
+		FirstError: "503: lenet5: the deadline cannot be met (deadline_unreachable)",
 		SLO:        5 * time.Millisecond, WithinSLO: 1985, Goodput: 198.5, Attainment: 0.992, SendRate: 200.1,
 		Latency:     loadgen.Percentiles{Count: 1990, P50: 850 * time.Microsecond, P90: 1100 * time.Microsecond, P99: 2300 * time.Microsecond, Max: 5100 * time.Microsecond},
 		Lag:         loadgen.Percentiles{Count: 2001, P50: 70 * time.Microsecond, P99: 1100 * time.Microsecond, Max: 2 * time.Millisecond},
@@ -36,7 +36,7 @@ func TestWriteLoadReport(t *testing.T) {
 		"arrivals      poisson, 200/s for 10s, JSON tensors (8402-byte requests)",
 		"requests      2003 scheduled, 2001 sent, 2 dropped by this client, 1990 ok",
 		"failed        9 503, 2 error",
-		"first error   503 Service Unavailable: lenet5: the deadline cannot be met (de…",
+		"first error   503: lenet5: the deadline cannot be met (deadline_unreachable)",
 		"slo 5.00ms    1985 within, attainment 99.2%, goodput 198/s",
 		"latency       p50 850µs, p90 1.10ms, p99 2.30ms, max 5.10ms",
 		"worst second  1s–2s: 91.4% within the SLO (210 due, 11 failed, 2 dropped)",
@@ -177,7 +177,7 @@ func TestWriteMixReport(t *testing.T) {
 			SLO: 95 * time.Millisecond, Failed: failed, Latency: loadgen.Percentiles{Count: sent, P50: 20 * time.Millisecond, P99: 80 * time.Millisecond}}
 	}
 	a, b := rep("alexnet-1", 100, 1000, 1000, nil), rep("resnet50", 50, 500, 490, map[string]int64{"503": 10})
-	b.OK, b.FirstError = 490, "503 Service Unavailable: resnet50: the deadline cannot be met"
+	b.OK, b.FirstError = 490, "503: resnet50: the deadline cannot be met"
 	var sb strings.Builder
 	require.NoError(t, writeMixReport(&sb, "poisson", true, &loadgen.MixReport{Models: []*loadgen.Report{a, b},
 		Total: loadgen.Total{Rate: 150, Sent: 1500, OK: 1490, WithinSLO: 1490, Attainment: 1490.0 / 1500, Goodput: 149, Failed: map[string]int64{"503": 10}}}))
@@ -189,7 +189,7 @@ func TestWriteMixReport(t *testing.T) {
 		"alexnet-1  100/s   1000  1000  95.0ms  100.0%  100/s    20.0ms  80.0ms  none",
 		"resnet50   50.0/s  500   490   95.0ms  98.0%   49.0/s   20.0ms  80.0ms  10 503",
 		"total      150/s   1500  1490          99.3%   149/s                    10 503",
-		"first error of resnet50: 503 Service Unavailable: resnet50: the deadline cannot be met",
+		"first error of resnet50: 503: resnet50: the deadline cannot be met",
 	} {
 		require.Contains(t, out, want)
 	}

@@ -288,7 +288,9 @@ func (g *generator) send(ctx context.Context, j job) {
 		if why := resp.Header.Get(kserve.HeaderFailureReason); why != "" {
 			key += " " + why // gpuletd's reason: "503 deadline", "503 dropped"
 		}
-		g.fail(j, key, resp.Status+errorMessage(errBody.Bytes()))
+		// "503: lenet5: …", the code without its text: a report's line has
+		// room for the daemon's reason then.
+		g.fail(j, key, strconv.Itoa(resp.StatusCode)+errorMessage(errBody.Bytes()))
 		return
 	}
 	g.answered(j, lat, n)

@@ -123,7 +123,7 @@ func TestStatusesAndSLO(t *testing.T) {
 	require.Equal(t, due(t, 100, 1, 0, 300*time.Millisecond), n)
 	refused, fast := (n+2)/3, (n+1)/3 // i%3 == 0 and i%3 == 1 for i < n
 	require.Equal(t, map[string]int64{"503": refused}, rep.Failed)
-	require.Equal(t, "503 Service Unavailable: no", rep.FirstError, "the status and the server's message")
+	require.Equal(t, "503: no", rep.FirstError, "the status and the server's message")
 	require.Equal(t, n-refused, rep.OK)
 	require.Equal(t, fast, rep.WithinSLO)
 	require.InDelta(t, float64(fast)/float64(n), rep.Attainment, 1e-12)
