@@ -36,8 +36,10 @@ earlier ones were answered. At most --concurrency are in flight; a request due
 while that many are in flight is dropped by this client and counted.
 
 Inputs are random tensors of the shapes the model declares (batch 1), as JSON
-or, with --binary, as binary tensors; with --grpc they go to the gRPC
-listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
+or, with --binary, as binary tensors (without the flag, binary anyway where
+a JSON request would be over 256 KiB, an image model's input, whose JSON
+numbers would be measured rather than the server; --binary=false keeps
+JSON); with --grpc they go to the gRPC listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
 still read over REST). With --shm no tensor travels in a request: the inputs
 lie in a POSIX shared-memory object registered with the daemon as a region
 (Triton's system shared-memory extension, as perf_analyzer's
@@ -73,7 +75,7 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 				}
 				cfgs[i] = loadgen.Config{
 					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr,
-					Seed: s, Binary: binary, SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
+					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
 				}
 			}
 			var (
@@ -104,9 +106,9 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 				out["report"] = rep
 				err = printJSON(cmd.OutOrStdout(), out)
 			case mix != nil:
-				err = writeMixReport(cmd.OutOrStdout(), arrivalSpec, binary, mix)
+				err = writeMixReport(cmd.OutOrStdout(), arrivalSpec, mix)
 			default:
-				err = writeLoadReport(cmd.OutOrStdout(), arrivalSpec, binary, rep)
+				err = writeLoadReport(cmd.OutOrStdout(), arrivalSpec, rep)
 			}
 			if err != nil {
 				return err
@@ -155,8 +157,8 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 }
 
 // writeLoadReport prints a load run's report as a key-value table.
-func writeLoadReport(w io.Writer, spec string, binary bool, r *loadgen.Report) error {
-	tensors, target := loadTarget(r, binary)
+func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
+	tensors, target := loadTarget(r)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "target\t%s at %s\n", r.Model, target)
 	fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors (%d-byte requests)\n",
@@ -203,7 +205,7 @@ func failures(m map[string]int64) string {
 func dur(d time.Duration) string { return millis(float64(d) / float64(time.Millisecond)) }
 
 // loadTarget names where a load went and how its tensors were sent.
-func loadTarget(r *loadgen.Report, binary bool) (tensors, target string) {
+func loadTarget(r *loadgen.Report) (tensors, target string) {
 	switch {
 	case r.SharedMemory && r.GRPC != "":
 		return "shared-memory", "grpc " + r.GRPC
@@ -211,17 +213,28 @@ func loadTarget(r *loadgen.Report, binary bool) (tensors, target string) {
 		return "shared-memory", r.URL
 	case r.GRPC != "":
 		return "gRPC raw", "grpc " + r.GRPC
-	case binary:
+	case r.Binary:
 		return "binary", r.URL
 	}
 	return "JSON", r.URL
 }
 
 // writeMixReport prints a mix's load: a row per model and their sum.
-func writeMixReport(w io.Writer, spec string, binary bool, m *loadgen.MixReport) error {
+func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 	first := m.Models[0]
-	tensors, target := loadTarget(first, binary)
-	fmt.Fprintf(w, "%d models at %s, %s arrivals for %s, %s tensors\n\n",
+	tensors, target := loadTarget(first)
+	var binary []string // the models sent binary (over REST)
+	for _, r := range m.Models {
+		if t, _ := loadTarget(r); t == "binary" {
+			binary = append(binary, r.Model)
+		}
+	}
+	if len(binary) > 0 && len(binary) < len(m.Models) {
+		tensors = "JSON tensors, binary for " + strings.Join(binary, ", ") + " (large as JSON)"
+	} else {
+		tensors += " tensors"
+	}
+	fmt.Fprintf(w, "%d models at %s, %s arrivals for %s, %s\n\n",
 		len(m.Models), target, spec, first.Window.Round(time.Millisecond), tensors)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "MODEL\tRATE\tSENT\tOK\tSLO\tIN SLO\tGOODPUT\tP50\tP99\tFAILED\n")

@@ -28,7 +28,7 @@ func TestWriteLoadReport(t *testing.T) {
 		Seconds: []loadgen.Second{{Due: 200, OK: 200, Within: 200}, {Due: 210, Dropped: 2, OK: 197, Within: 192, Failed: 11}, {Due: 190, OK: 190, Within: 189}},
 	}
 	var b strings.Builder
-	require.NoError(t, writeLoadReport(&b, "poisson", false, r))
+	require.NoError(t, writeLoadReport(&b, "poisson", r))
 	out := b.String()
 	require.LessOrEqual(t, widest(out), 80, out)
 	for _, want := range []string{
@@ -46,7 +46,7 @@ func TestWriteLoadReport(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 	b.Reset()
-	require.NoError(t, writeLoadReport(&b, "gamma:cv=2", true, &loadgen.Report{Model: "m"}))
+	require.NoError(t, writeLoadReport(&b, "gamma:cv=2", &loadgen.Report{Model: "m", Binary: true}))
 	require.Contains(t, b.String(), "failed        none")
 	require.Contains(t, b.String(), "latency       no answer")
 	require.Contains(t, b.String(), "binary tensors")
@@ -178,8 +178,9 @@ func TestWriteMixReport(t *testing.T) {
 	}
 	a, b := rep("alexnet-1", 100, 1000, 1000, nil), rep("resnet50", 50, 500, 490, map[string]int64{"503": 10})
 	b.OK, b.FirstError = 490, "503: resnet50: the deadline cannot be met"
+	a.Binary, b.Binary = true, true
 	var sb strings.Builder
-	require.NoError(t, writeMixReport(&sb, "poisson", true, &loadgen.MixReport{Models: []*loadgen.Report{a, b},
+	require.NoError(t, writeMixReport(&sb, "poisson", &loadgen.MixReport{Models: []*loadgen.Report{a, b},
 		Total: loadgen.Total{Rate: 150, Sent: 1500, OK: 1490, WithinSLO: 1490, Attainment: 1490.0 / 1500, Goodput: 149, Failed: map[string]int64{"503": 10}}}))
 	out := sb.String()
 	require.LessOrEqual(t, widest(out), 100, out)
@@ -193,6 +194,12 @@ func TestWriteMixReport(t *testing.T) {
 	} {
 		require.Contains(t, out, want)
 	}
+
+	// Only the large model went binary (AutoBinary): the header says so.
+	a.Binary = false
+	sb.Reset()
+	require.NoError(t, writeMixReport(&sb, "poisson", &loadgen.MixReport{Models: []*loadgen.Report{a, b}}))
+	require.Contains(t, sb.String(), "2 models at http://127.0.0.1:8700, poisson arrivals for 10s, JSON tensors, binary for resnet50 (large as JSON)\n")
 }
 
 func TestLoadShares(t *testing.T) {

@@ -13,6 +13,9 @@ import (
 
 // Defaults of Config.
 const (
+	// AutoBinaryBytes is the JSON request size past which AutoBinary sends
+	// binary tensors: 256 KiB, about 25 000 FP32 numbers.
+	AutoBinaryBytes    = 256 << 10
 	DefaultConcurrency = 256
 	DefaultDrain       = 10 * time.Second
 	DefaultTimeout     = 30 * time.Second
@@ -46,6 +49,11 @@ type Config struct {
 	Seed uint64
 	// Binary sends the inputs as binary tensors and asks for binary outputs.
 	Binary bool
+	// AutoBinary sends binary tensors instead of JSON when a JSON request
+	// would be over AutoBinaryBytes, as Triton's perf_analyzer sends binary
+	// data: decoding megabytes of JSON numbers per request (an image
+	// model's input) measures the JSON, on either side, not the server.
+	AutoBinary bool
 	// SharedMemory places every input and output in a system shared-memory
 	// region the run registers with the server (shm.go), which must run on
 	// this machine; Payload and Binary are then not used.

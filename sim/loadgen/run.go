@@ -90,6 +90,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			if cfg.Payload, err = NewPayload(m, cfg.Binary || cfg.SharedMemory, cfg.Seed); err != nil {
 				return nil, err
 			}
+			if !cfg.Binary && cfg.AutoBinary && !cfg.SharedMemory && cfg.GRPC == "" && len(cfg.Payload.Body) > AutoBinaryBytes {
+				cfg.Binary = true
+				if cfg.Payload, err = NewPayload(m, true, cfg.Seed); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if cfg.SharedMemory {
 			var r *shmRegion
@@ -174,7 +180,7 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 		}()
 	}
 
-	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
+	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Binary: g.cfg.Binary, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
 	sendErr := g.schedule(ctx, rep)
 	close(g.jobs)
 

@@ -65,6 +65,37 @@ func TestRunCountsAndPayload(t *testing.T) {
 	}
 }
 
+// An image model's input is megabytes as JSON: AutoBinary sends it binary,
+// a small model's stays JSON, and a run without AutoBinary keeps JSON.
+func TestAutoBinaryForLargeRequests(t *testing.T) {
+	image := kserve.ModelMetadata{Name: "m", Versions: []string{"1"},
+		Inputs:  []kserve.TensorMetadata{{Name: "x", DataType: "FP32", Shape: []int64{-1, 3, 224, 224}}},
+		Outputs: []kserve.TensorMetadata{{Name: "y", DataType: "FP32", Shape: []int64{-1, 10}}}}
+	tests := []struct {
+		name       string
+		meta       kserve.ModelMetadata
+		auto, want bool
+	}{
+		{"an image, auto", image, true, true},
+		{"an image, JSON asked for", image, false, false},
+		{"a small input, auto", kserve.ModelMetadata{}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, &fakeServer{meta: tt.meta})
+			rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 20, Duration: 200 * time.Millisecond, Seed: 1, AutoBinary: tt.auto})
+			require.NoError(t, err)
+			require.Equal(t, tt.want, rep.Binary)
+			require.Positive(t, rep.OK)
+			require.Empty(t, srv.decodeErrs)
+			require.Equal(t, tt.want, srv.decoded[0].BinaryOutputs, "binary requests ask for binary outputs")
+			if tt.meta.Name != "" { // the image: 602 112 bytes of FP32, more than twice that as JSON numbers
+				require.Equal(t, tt.want, rep.RequestBytes < 2*4*3*224*224, "%d-byte requests", rep.RequestBytes)
+			}
+		})
+	}
+}
+
 // TestOpenLoop: a server that takes 300 ms per answer does not slow the
 // sending. A closed loop of one client could send about 3 requests in the
 // second the run lasts; the open loop sends every arrival on schedule and
