@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/gpulet/gpuletd/internal/configerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -28,8 +29,8 @@ func fieldPaths() []field {
 	walk = func(t reflect.Type, prefix string, index []int) {
 		for i := range t.NumField() {
 			sf := t.Field(i)
-			name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
+			name := configerr.Key(sf)
+			if name == "" {
 				continue
 			}
 			p := name

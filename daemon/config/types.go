@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/configerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -177,8 +178,7 @@ func decodeStrict(n *yaml.Node, out any) error {
 		t := reflect.TypeOf(out).Elem()
 		known := map[string]bool{}
 		for i := range t.NumField() {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-			known[name] = true
+			known[configerr.Key(t.Field(i))] = true
 		}
 		var unknown []string
 		for i := 0; i+1 < len(n.Content); i += 2 {

@@ -48,8 +48,8 @@ func Sections(root reflect.Type, entries map[reflect.Type]reflect.Type) map[stri
 		out[t.Name()] = Section{Where: where, Keys: keys}
 		for i := range t.NumField() {
 			sf := t.Field(i)
-			name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
-			if name == "" || name == "-" {
+			name := Key(sf)
+			if name == "" {
 				continue
 			}
 			p := name
@@ -74,6 +74,16 @@ func Sections(root reflect.Type, entries map[reflect.Type]reflect.Type) map[stri
 	}
 	walk(root, "")
 	return out
+}
+
+// Key is the YAML key a struct field is read from; "" for a field YAML
+// does not read (no tag, or "-").
+func Key(sf reflect.StructField) string {
+	name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
 }
 
 func article(word string) string {

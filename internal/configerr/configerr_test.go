@@ -99,3 +99,16 @@ func TestEditDistance(t *testing.T) {
 		require.Equal(t, tt.want, EditDistance(tt.a, tt.b), "%s/%s", tt.a, tt.b)
 	}
 }
+
+func TestKey(t *testing.T) {
+	type s struct {
+		A string `yaml:"a,omitempty"`
+		B string `yaml:"-"`
+		C string
+		D string `json:"d"`
+	}
+	typ := reflect.TypeFor[s]()
+	for i, want := range []string{"a", "", "", ""} {
+		require.Equal(t, want, Key(typ.Field(i)), typ.Field(i).Name)
+	}
+}
