@@ -85,7 +85,7 @@ func splitResiduesIfMore(e *env, p *Plan, byRateSLO bool) *Plan {
 	if !slices.ContainsFunc(e.gpus, func(g *gpuRT) bool { return g.mig == nil && g.max >= 2 && len(g.sizes) > 1 }) {
 		return p // no MPS GPU a residue could be split off: the same plan
 	}
-	if r := runElastic(e, byRateSLO, true).plan(p.Algo); r.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
+	if r := runElastic(e, byRateSLO, true).plan(p.Algo); r.placesMoreThan(p) {
 		return r
 	}
 	return p
@@ -99,8 +99,14 @@ func splitResiduesIfMore(e *env, p *Plan, byRateSLO bool) *Plan {
 // planned by gpulet-int thus never places less than one planned by sbp.
 // It plans on e, elastic partitioning's env.
 func elasticOrWhole(e *env, p *Plan) *Plan {
-	if w := runSBP(e).plan(p.Algo); w.UnscheduledRate() < p.UnscheduledRate()*(1-relTol) {
+	if w := runSBP(e).plan(p.Algo); w.placesMoreThan(p) {
 		return w
 	}
 	return p
+}
+
+// placesMoreThan says whether p leaves less rate unplaced than q, beyond
+// rounding.
+func (p *Plan) placesMoreThan(q *Plan) bool {
+	return p.UnscheduledRate() < q.UnscheduledRate()*(1-relTol)
 }

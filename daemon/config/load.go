@@ -128,6 +128,7 @@ func (l *Loaded) applyEnv(environ []string) error {
 		fields[f.env] = f
 	}
 	var errs []error
+	var envs map[string]string // the variables, for a guess at a misspelt one
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, EnvPrefix) || name == EnvConfigFile {
@@ -136,9 +137,11 @@ func (l *Loaded) applyEnv(environ []string) error {
 		f, known := fields[name]
 		if !known {
 			if !strings.HasPrefix(name, internalEnvPrefix) {
-				envs := make(map[string]string, len(fields))
-				for env := range fields {
-					envs[env] = env
+				if envs == nil {
+					envs = make(map[string]string, len(fields))
+					for env := range fields {
+						envs[env] = env
+					}
 				}
 				l.Warnings = append(l.Warnings, fmt.Sprintf("environment variable %s names no configuration field; ignored%s", name, configerr.DidYouMean(name, envs)))
 			}

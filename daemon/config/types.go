@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpulet/gpuletd/internal/configerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -176,13 +175,10 @@ func (d *Devices) UnmarshalYAML(n *yaml.Node) error {
 func decodeStrict(n *yaml.Node, out any) error {
 	if n.Kind == yaml.MappingNode {
 		t := reflect.TypeOf(out).Elem()
-		known := map[string]bool{}
-		for i := range t.NumField() {
-			known[configerr.Key(t.Field(i))] = true
-		}
+		known := sections()[t.Name()].Keys
 		var unknown []string
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if k := n.Content[i]; !known[k.Value] {
+			if k := n.Content[i]; known[k.Value] == "" {
 				unknown = append(unknown, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, t))
 			}
 		}

@@ -256,8 +256,7 @@ func (m *Model) ensemble() *Model {
 // a problem that names the file itself (ONNX Runtime's reader: "read model
 // info F: …") is told from after its name.
 func invalid(file string, err error) error {
-	if msg := err.Error(); strings.Contains(msg, file+": ") {
-		_, rest, _ := strings.Cut(msg, file+": ")
+	if _, rest, named := strings.Cut(err.Error(), file+": "); named {
 		err = &reworded{msg: rest, err: err}
 	}
 	return fmt.Errorf("%w: %s: %w", ErrInvalidModel, file, err)
