@@ -446,10 +446,20 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 		bad(`ensemble_scheduling: only a pipeline has steps; give platform: "ensemble"`)
 	}
 	if db := pc.GetDynamicBatching(); db != nil {
-		note("dynamic_batching ignored: gpuletd forms batches itself, as large as the SLO allows (max_batch_size still bounds them)")
-		if len(db.PreferredBatchSize) > 0 || db.MaxQueueDelayMicroseconds > 0 {
-			note("dynamic_batching: preferred_batch_size and max_queue_delay_microseconds take no effect; batches wait only while waiting still meets every queued request's SLO")
+		// One note for the block and what it sets: two lines about one
+		// field read as two problems in `gpuletd status`.
+		var set []string
+		if len(db.PreferredBatchSize) > 0 {
+			set = append(set, "preferred_batch_size")
 		}
+		if db.MaxQueueDelayMicroseconds > 0 {
+			set = append(set, "max_queue_delay_microseconds")
+		}
+		what := "dynamic_batching"
+		if len(set) > 0 {
+			what += " (" + strings.Join(set, ", ") + ")"
+		}
+		note("%s ignored: gpuletd forms batches itself, as large as the SLO allows, waiting only while every queued request still meets its SLO (max_batch_size still bounds them)", what)
 	}
 	if len(pc.InstanceGroup) > 0 {
 		note("instance_group ignored: gpuletd's planner decides how many copies run and on which gpu-lets")
