@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,11 +62,14 @@ type catalog struct {
 	// the profiler and the store see models only).
 	pipelines map[string]*repository.Model
 	index     *repository.Index // last scan
+	// uploaded maps a model folder loaded from file overrides (a load
+	// request's files, not the repository) to the root that holds it.
+	uploaded map[string]string
 }
 
 func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
 	opts := repository.Options{Read: ReadONNXInfo, DefaultSLO: defaultSLO}
-	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{}, pipelines: map[string]*repository.Model{}}
+	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{}, pipelines: map[string]*repository.Model{}, uploaded: map[string]string{}}
 }
 
 // scan reads the repository; with loadAll every good model is served.
@@ -124,23 +128,38 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 // load reads one model from the repository (again) and serves every
 // version its policy selects, dropping versions it no longer selects; a
 // non-empty override (Triton's ModelConfig as JSON) replaces its
-// configuration files. It returns the newest.
-func (c *catalog) load(ctx context.Context, name string, override []byte) (*repository.Model, error) {
+// configuration files. A non-empty root reads the folder from there instead
+// of the repository (uploaded files; see uploads). It returns the newest,
+// and the root of the uploaded folder it replaced, which the caller
+// removes.
+func (c *catalog) load(ctx context.Context, name string, override []byte, root string) (m *repository.Model, replaced string, err error) {
 	opts := c.opts
 	opts.Override = override
-	ms, err := repository.LoadVersions(c.root, name, opts)
-	c.noteBroken(name, err)
+	from := c.root
+	if root != "" {
+		from = root
+	}
+	ms, err := repository.LoadVersions(from, name, opts)
+	if root == "" {
+		c.noteBroken(name, err)
+	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	keep := map[string]bool{}
 	for _, m := range ms {
 		if err := c.add(ctx, m); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		keep[m.Name] = true
 	}
 	c.mu.Lock()
+	replaced = c.uploaded[name]
+	if root != "" {
+		c.uploaded[name] = root
+	} else {
+		delete(c.uploaded, name)
+	}
 	for key, m := range c.models {
 		if m.Family == name && !keep[key] {
 			delete(c.models, key)
@@ -152,7 +171,7 @@ func (c *catalog) load(ctx context.Context, name string, override []byte) (*repo
 		delete(c.models, name) // a model folder turned into a pipeline
 	}
 	c.mu.Unlock()
-	return ms[0], nil
+	return ms[0], replaced, nil
 }
 
 // noteBroken keeps the repository entry name's state after reading it
@@ -189,23 +208,39 @@ func (c *catalog) serves(family string) bool {
 }
 
 // unload stops serving a model: every version of a model folder, or the one
-// version a VersionKey names.
-func (c *catalog) unload(name string) error {
+// version a VersionKey names. It returns the root of the folder's uploaded
+// files, if it was loaded from them and no version is left, which the
+// caller removes.
+func (c *catalog) unload(name string) (uploaded string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.pipelines[name]; ok {
 		delete(c.pipelines, name)
-		return nil
+		return c.dropUpload(name), nil
 	}
-	if _, ok := c.models[name]; !ok {
-		return fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
+	m, ok := c.models[name]
+	if !ok {
+		return "", fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
 	}
-	for key, m := range c.models {
-		if key == name || m.Family == name {
+	for key, o := range c.models {
+		if key == name || o.Family == name {
 			delete(c.models, key)
 		}
 	}
-	return nil
+	for _, o := range c.models {
+		if o.Family == m.Family {
+			return "", nil
+		}
+	}
+	return c.dropUpload(m.Family), nil
+}
+
+// dropUpload forgets that family came from uploaded files and returns
+// their root; c.mu is held.
+func (c *catalog) dropUpload(family string) string {
+	root := c.uploaded[family]
+	delete(c.uploaded, family)
+	return root
 }
 
 // versions lists the served versions of a model folder, ascending.
@@ -268,8 +303,9 @@ func byName(ms map[string]*repository.Model) []*repository.Model {
 	return out
 }
 
-// indexEntries lists every repository entry with its state, for the
-// repository index API.
+// indexEntries lists every repository entry with its state, and the models
+// served from uploaded files in place of (or beside) the repository's, for
+// the repository index API, by name and then version.
 func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 	ix, err := repository.Scan(c.root, c.opts)
 	if err != nil {
@@ -278,20 +314,35 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 	c.mu.Lock()
 	c.index = ix
 	c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	var out []repoEntry
+	for _, m := range c.models {
+		if c.uploaded[m.Family] != "" {
+			out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: "READY", version: m.Version})
+		}
+	}
 	for _, name := range ix.Names() {
 		m := ix.Models[name]
+		if c.uploaded[m.Family] != "" {
+			continue
+		}
 		state := "UNAVAILABLE"
-		_, model := c.get(name)
-		_, pipe := c.pipeline(name)
+		_, model := c.models[name]
+		_, pipe := c.pipelines[name]
 		if model || pipe {
 			state = "READY"
 		}
-		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state})
+		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state, version: m.Version})
 	}
-	for _, name := range slices.Sorted(maps.Keys(ix.Broken)) {
-		out = append(out, repoEntry{Name: name, State: "UNAVAILABLE", Reason: ix.Broken[name].Error()})
+	for name, err := range ix.Broken {
+		if c.uploaded[name] == "" {
+			out = append(out, repoEntry{Name: name, State: "UNAVAILABLE", Reason: err.Error()})
+		}
 	}
+	slices.SortFunc(out, func(a, b repoEntry) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), cmp.Compare(a.version, b.version))
+	})
 	_ = ctx
 	return out, nil
 }
@@ -302,6 +353,7 @@ type repoEntry struct {
 	Version string `json:"version,omitempty"`
 	State   string `json:"state"`
 	Reason  string `json:"reason,omitempty"`
+	version int    // Version as a number, to sort by
 }
 
 var errNotServed = errors.New("model is not served")

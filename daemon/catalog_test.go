@@ -68,7 +68,7 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 
 	// A narrower policy drops the version it no longer selects.
 	writeConfig("")
-	m, err := c.load(context.Background(), "m", nil)
+	m, _, err := c.load(context.Background(), "m", nil, "")
 	require.NoError(t, err)
 	require.Equal(t, 3, m.Version)
 	require.Equal(t, []int{3}, c.versions("m"))
@@ -77,10 +77,12 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 
 	// Unloading the folder's name stops every version.
 	writeConfig("version_policy: { all: { } }\n")
-	_, err = c.load(context.Background(), "m", nil)
+	_, _, err = c.load(context.Background(), "m", nil, "")
 	require.NoError(t, err)
 	require.Equal(t, []int{1, 2, 3}, c.versions("m"))
-	require.NoError(t, c.unload("m"))
+	uploaded, err := c.unload("m")
+	require.NoError(t, err)
+	require.Empty(t, uploaded, "from the repository: nothing to remove")
 	require.Empty(t, c.versions("m"))
 	require.Empty(t, c.all())
 }

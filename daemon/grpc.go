@@ -215,14 +215,13 @@ func (s *grpcServer) RepositoryIndex(ctx context.Context, r *pb.RepositoryIndexR
 
 // RepositoryModelLoad loads or reloads a model and re-plans.
 func (s *grpcServer) RepositoryModelLoad(ctx context.Context, r *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
-	var override []byte
+	var lr loadRequest
 	for k, v := range r.Parameters {
-		if ierr := checkLoadParameter(k); ierr != nil {
+		if ierr := lr.addParameter(k, v.GetStringParam(), v.GetBytesParam()); ierr != nil {
 			return nil, grpcError(ierr)
 		}
-		override = []byte(v.GetStringParam())
 	}
-	if _, ierr := s.n.loadModel(ctx, r.ModelName, override); ierr != nil {
+	if _, ierr := s.n.loadModel(ctx, r.ModelName, lr); ierr != nil {
 		return nil, grpcError(ierr)
 	}
 	return &pb.RepositoryModelLoadResponse{}, nil

@@ -3,11 +3,13 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gorilla/mux"
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -28,14 +30,15 @@ func (n *node) handleRepoIndex(w http.ResponseWriter, r *http.Request) {
 
 // handleRepoLoad (re)loads a model from the repository and re-plans so that
 // it is placed. The body may carry Triton's configuration override,
-// {"parameters": {"config": "<ModelConfig as JSON>"}}.
+// {"parameters": {"config": "<ModelConfig as JSON>"}}, and its file
+// overrides, "file:<version>/<file>": "<base64>".
 func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
-	override, ierr := loadOverride(r)
+	lr, ierr := n.readLoadRequest(r)
 	if ierr != nil {
 		writeInferError(w, ierr)
 		return
 	}
-	m, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"], override)
+	m, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"], lr)
 	if ierr != nil {
 		writeInferError(w, ierr)
 		return
@@ -43,11 +46,73 @@ func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"name": m.Name, "state": "READY"})
 }
 
-// loadModel (re)loads a model from the repository and re-plans so that it is
-// placed, whichever protocol asks.
-func (n *node) loadModel(ctx context.Context, name string, override []byte) (*repository.Model, *inferError) {
+// loadRequest is what a repository load request asks beyond the model's
+// name, over either protocol.
+type loadRequest struct {
+	// config is Triton's ModelConfig as JSON; it replaces the folder's
+	// configuration files.
+	config []byte
+	// files are file overrides by path in the model folder (checked by
+	// uploadPath): the folder then comes from them, not the repository.
+	files map[string][]byte
+}
+
+// addParameter takes one of a load request's parameters: config as text,
+// a file override as its bytes.
+func (lr *loadRequest) addParameter(key string, text string, data []byte) *inferError {
+	if key == "config" {
+		lr.config = []byte(text)
+		return nil
+	}
+	p, ok := strings.CutPrefix(key, uploadPrefix)
+	if !ok {
+		return badRequest("load request: parameter %q is not supported; gpuletd reads config (the model's configuration as JSON) and %s<version>/<file> (a file of the model folder)", key, uploadPrefix)
+	}
+	p, err := uploadPath(p)
+	if err != nil {
+		return badRequest("load request: %v", err)
+	}
+	if len(data) == 0 {
+		return badRequest("load request: file override %q is empty (over gRPC a file's bytes go in bytes_param)", key)
+	}
+	if lr.files == nil {
+		lr.files = map[string][]byte{}
+	}
+	lr.files[p] = data
+	return nil
+}
+
+// check refuses file overrides without the configuration: Triton asks for
+// both, since the files replace the whole folder.
+func (lr *loadRequest) check() *inferError {
+	if len(lr.files) > 0 && len(lr.config) == 0 {
+		return badRequest("load request: file overrides replace the whole model folder, so the model's configuration must come with them in the config parameter")
+	}
+	return nil
+}
+
+// loadModel (re)loads a model from the repository, or from the files the
+// request carries, and re-plans so that it is placed, whichever protocol
+// asks. A load that fails leaves the model as it was.
+func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*repository.Model, *inferError) {
+	if ierr := lr.check(); ierr != nil {
+		return nil, ierr
+	}
+	var root string
+	if len(lr.files) > 0 {
+		if n.uploads == nil {
+			return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": this daemon keeps no uploaded files"}
+		}
+		var err error
+		if root, err = n.uploads.write(name, lr.files); err != nil {
+			return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": " + err.Error()}
+		}
+	}
 	old, _ := n.catalog.get(name)
-	m, err := n.catalog.load(ctx, name, override)
+	m, replaced, err := n.catalog.load(ctx, name, lr.config, root)
+	if err != nil {
+		n.uploads.drop(root)
+	}
 	switch {
 	case errors.Is(err, repository.ErrNotFound):
 		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model"}
@@ -56,8 +121,15 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 	case err != nil:
 		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
 	}
+	if replaced != root {
+		n.uploads.drop(replaced)
+	}
 	n.noteLoaded(name)
-	n.events.add(EventModelLoad, store.SeverityInfo, "model loaded from the repository", map[string]string{"model": m.Name})
+	msg := "model loaded from the repository"
+	if root != "" {
+		msg = fmt.Sprintf("model loaded from %d uploaded files", len(lr.files))
+	}
+	n.events.add(EventModelLoad, store.SeverityInfo, msg, map[string]string{"model": m.Name})
 	if m.Config.Ensemble == nil {
 		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later
 		n.profileLater(ctx, m)     // no profile at all: measured beside the serving gpu-lets, then placed
@@ -73,48 +145,45 @@ func (n *node) loadModel(ctx context.Context, name string, override []byte) (*re
 	return m, nil
 }
 
-// maxLoadBody bounds a load request's body (a model configuration).
-const maxLoadBody = 1 << 20
-
-// loadOverride reads a REST load request's body: empty, or parameters of
-// which gpuletd reads config (Triton's ModelConfig as a JSON string).
-func loadOverride(r *http.Request) ([]byte, *inferError) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxLoadBody+1))
+// readLoadRequest reads a REST load request's body: empty, or parameters,
+// of which gpuletd reads config (Triton's ModelConfig as a JSON string) and
+// file overrides (base64 strings). A body with files may be as large as
+// limits.max_request_body.
+func (n *node) readLoadRequest(r *http.Request) (loadRequest, *inferError) {
+	limit := int64(n.conf().Limits.MaxRequestBody)
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	switch {
 	case err != nil:
-		return nil, badRequest("read load request: %v", err)
-	case len(body) > maxLoadBody:
-		return nil, &inferError{code: http.StatusRequestEntityTooLarge, reason: reasonTooLarge, msg: fmt.Sprintf("load request: body above %d bytes", maxLoadBody)}
+		return loadRequest{}, badRequest("read load request: %v", err)
+	case int64(len(body)) > limit:
+		return loadRequest{}, &inferError{code: http.StatusRequestEntityTooLarge, reason: reasonTooLarge,
+			msg: fmt.Sprintf("load request: body above %d bytes (limits.max_request_body)", limit)}
 	case len(bytes.TrimSpace(body)) == 0:
-		return nil, nil
+		return loadRequest{}, nil
 	}
 	var req struct {
 		Parameters map[string]json.RawMessage `json:"parameters"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, badRequest("load request: not JSON: %v", err)
+		return loadRequest{}, badRequest("load request: not JSON: %v", err)
 	}
-	var override []byte
+	var lr loadRequest
 	for k, v := range req.Parameters {
-		if ierr := checkLoadParameter(k); ierr != nil {
-			return nil, ierr
-		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, badRequest("load request: parameter config must be a string holding the model configuration as JSON")
+			return loadRequest{}, badRequest("load request: parameter %q must be a string: the model's configuration as JSON for config, the file's bytes in base64 for a file", k)
 		}
-		override = []byte(s)
+		var data []byte
+		if strings.HasPrefix(k, uploadPrefix) {
+			if data, err = base64.StdEncoding.DecodeString(s); err != nil {
+				return loadRequest{}, badRequest("load request: parameter %q is not base64: %v", k, err)
+			}
+		}
+		if ierr := lr.addParameter(k, s, data); ierr != nil {
+			return loadRequest{}, ierr
+		}
 	}
-	return override, nil
-}
-
-// checkLoadParameter refuses a load request's parameter other than config,
-// over either protocol.
-func checkLoadParameter(key string) *inferError {
-	if key != "config" {
-		return badRequest("load request: parameter %q is not supported; gpuletd reads config (the model's configuration as JSON)", key)
-	}
-	return nil
+	return lr, nil
 }
 
 // handleRepoUnload stops serving a model and re-plans without it.
@@ -129,9 +198,11 @@ func (n *node) handleRepoUnload(w http.ResponseWriter, r *http.Request) {
 
 // unloadModel stops serving a model and re-plans without it.
 func (n *node) unloadModel(ctx context.Context, name string) *inferError {
-	if err := n.catalog.unload(name); err != nil {
+	uploaded, err := n.catalog.unload(name)
+	if err != nil {
 		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: err.Error()}
 	}
+	n.uploads.drop(uploaded)
 	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})
 	if err := n.replan(ctx, "model "+name+" unloaded", n.planRates()); err != nil {
 		return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}

@@ -19,6 +19,7 @@ type node struct {
 	st      *store.Store
 	devices *mps.Manager
 	catalog *catalog
+	uploads *uploads // model folders loaded from a load request's files
 	book    *profileBook
 	sup     *supervisor
 	router  *router

@@ -231,7 +231,7 @@ func (n *node) syncRepository(ctx context.Context, settle bool) {
 		}
 		n.events.add(EventModelLoad, store.SeverityInfo, fmt.Sprintf("%s %s the model repository: loading it", name, what), map[string]string{"model": name})
 		n.repo.markRead(name, now[name], true)
-		if _, ierr := n.loadModel(ctx, name, nil); ierr != nil && !n.live.pending(name) {
+		if _, ierr := n.loadModel(ctx, name, loadRequest{}); ierr != nil && !n.live.pending(name) {
 			n.events.add(EventModelLoad, store.SeverityWarning, fmt.Sprintf("loading %s failed: %s", name, ierr.msg),
 				map[string]string{"model": name})
 		}

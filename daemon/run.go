@@ -110,6 +110,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	n.book = newProfileBook(st)
 	n.catalog = newCatalog(cfg.ModelRepository, cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
+	if n.uploads, err = newUploads(filepath.Join(cfg.StateDir, "uploads")); err != nil {
+		return err
+	}
 	n.metrics = newMetrics(n)
 	n.sup = &supervisor{devices: devices, events: n.events, log: log.Named("supervisor"),
 		sockDir: filepath.Join(cfg.RuntimeDir, "executors"), binary: opts.ExecutorBinary,

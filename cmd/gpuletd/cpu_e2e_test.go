@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	le "encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -156,6 +157,60 @@ func TestTritonRepositoryServes(t *testing.T) {
 	require.Equal(t, 150.0, models[i].SLOMS)
 	require.Equal(t, "load request parameters", models[i].SLOFrom)
 	require.Equal(t, 16, models[i].MaxBatchSize)
+
+	checkUploadedModel(t, repo, base, vals[:784], want["output"].Data[:10])
+}
+
+// checkUploadedModel loads the mlp's file as a new model through Triton's
+// load API with file overrides (tritonclient's load_model(files=...)):
+// it serves the mlp's answers and is in the index until unloaded; a
+// broken upload is refused and the model it named serves on.
+func checkUploadedModel(t *testing.T, repo, base string, input, want []float32) {
+	t.Helper()
+	onnx, err := os.ReadFile(filepath.Join(repo, "mlp", "1", "model.onnx"))
+	require.NoError(t, err)
+	load := func(name string, params map[string]string) httpResult {
+		body, err := json.Marshal(map[string]any{"parameters": params})
+		require.NoError(t, err)
+		return do(t, "POST", base+"/v2/repository/models/"+name+"/load", body, nil)
+	}
+	config := `{"max_batch_size": 8, "parameters": {"slo": {"string_value": "150ms"}}}`
+	file := base64.StdEncoding.EncodeToString(onnx)
+
+	r := load("sent", map[string]string{"file:3/model.onnx": file})
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "must come with them in the config parameter")
+	r = load("sent", map[string]string{"config": config, "file:3/model.onnx": file})
+	require.Equal(t, 200, r.code, string(r.body))
+	strs := make([]string, len(input))
+	for i, v := range input {
+		strs[i] = strconv.FormatFloat(float64(v), 'g', -1, 32)
+	}
+	r = do(t, "POST", base+"/v2/models/sent/infer",
+		[]byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":[`+strings.Join(strs, ",")+`]}]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ans struct {
+		ModelVersion string `json:"model_version"`
+		Outputs      []struct {
+			Data []float32 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	require.Equal(t, "3", ans.ModelVersion)
+	requireClose(t, want, ans.Outputs[0].Data)
+	r = do(t, "POST", base+"/v2/repository/index", nil, nil)
+	require.Contains(t, string(r.body), `{"name":"sent","version":"3","state":"READY"}`)
+
+	// A broken file for a served model: refused, saying why, and the
+	// model serves on from the repository.
+	r = load("mlp", map[string]string{"config": config, "file:1/model.onnx": base64.StdEncoding.EncodeToString([]byte("not onnx"))})
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "invalid model")
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code)
+
+	require.Equal(t, 200, do(t, "POST", base+"/v2/repository/models/sent/unload", nil, nil).code)
+	require.Equal(t, 404, do(t, "GET", base+"/v2/models/sent", nil, nil).code)
+	require.NotContains(t, string(do(t, "POST", base+"/v2/repository/index", nil, nil).body), `"sent"`)
 }
 
 // reshapedMLP is the modelzoo's mlp ([N,784] -> [N,10]) as Triton would

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -257,6 +258,30 @@ func TestGRPCInferenceService(t *testing.T) {
 	mready, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "mlp"})
 	require.NoError(t, err)
 	require.True(t, mready.Ready)
+
+	// File overrides go in bytes_param (tritonclient's load_model(files=...)),
+	// within limits.max_request_body.
+	upload := func(name, model string) error {
+		onnx, err := os.ReadFile(filepath.Join(repo, model, "1", "model.onnx"))
+		require.NoError(t, err)
+		_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: name,
+			Parameters: map[string]*pb.ModelRepositoryParameter{
+				"config":            param(`{"max_batch_size": 4, "parameters": {"slo": {"string_value": "250ms"}}}`),
+				"file:7/model.onnx": {ParameterChoice: &pb.ModelRepositoryParameter_BytesParam{BytesParam: onnx}},
+			}})
+		return err
+	}
+	err = upload("big", "mlp")
+	require.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
+	require.NoError(t, upload("copy", "lenet5"))
+	copyMeta, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "copy"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"7"}, copyMeta.Versions)
+	require.Equal(t, []int64{-1, 1, 28, 28}, copyMeta.Inputs[0].Shape)
+	_, err = c.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "copy"})
+	require.NoError(t, err)
+	_, err = c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "copy"})
+	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
 	_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "mlp",
 		Parameters: map[string]*pb.ModelRepositoryParameter{"config": param(`{"max_batch_size": 32, "parameters": {"slo": {"string_value": "250ms"}}}`)}})
 	require.NoError(t, err)

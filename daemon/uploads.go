@@ -1,0 +1,93 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// uploadPrefix starts a repository load request's parameter that carries a
+// file of the model folder (Triton's file override): "file:1/model.onnx".
+const uploadPrefix = "file:"
+
+// errUploadPath is a file override whose path is not a file of a version
+// folder.
+var errUploadPath = errors.New("not a file in a version folder")
+
+// uploadPath checks a file override's path, relative to the model folder:
+// a version folder (a number), then a file in it or below it, with '/'
+// between. The model's configuration comes in the config parameter, never
+// as a file.
+func uploadPath(p string) (string, error) {
+	version, rest, ok := strings.Cut(p, "/")
+	if !ok || rest == "" || !filepath.IsLocal(p) || path.Clean(p) != p || strings.Contains(p, `\`) {
+		return "", fmt.Errorf("file override %q: %w (such as 1/model.onnx)", p, errUploadPath)
+	}
+	if n, err := strconv.ParseUint(version, 10, 63); err != nil || strconv.FormatUint(n, 10) != version {
+		return "", fmt.Errorf("file override %q: %w: %q is not a version number", p, errUploadPath, version)
+	}
+	return filepath.FromSlash(p), nil
+}
+
+// uploads keeps the model folders that repository load requests brought as
+// file overrides, under the state directory, one folder tree per load:
+// <dir>/<model>.<n>/<model>/<version>/<file>. As in Triton such a model
+// serves until it is unloaded, loaded again from the repository, or the
+// daemon restarts: the folder is not part of the repository and start
+// clears it.
+type uploads struct {
+	dir string
+
+	mu   sync.Mutex
+	next int
+}
+
+// newUploads empties dir (what an earlier run uploaded) and returns the
+// store that writes there.
+func newUploads(dir string) (*uploads, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("clear uploaded models %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("create uploaded models %s: %w", dir, err)
+	}
+	return &uploads{dir: dir}, nil
+}
+
+// write writes model's files (paths checked by uploadPath) into a folder
+// tree of their own and returns its root, which holds the folder model as
+// a repository would. Nothing is left behind when a write fails (a full
+// disk): the model serves as it did.
+func (u *uploads) write(model string, files map[string][]byte) (root string, err error) {
+	u.mu.Lock()
+	u.next++
+	root = filepath.Join(u.dir, model+"."+strconv.Itoa(u.next))
+	u.mu.Unlock()
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(root)
+		}
+	}()
+	for p, data := range files {
+		f := filepath.Join(root, model, p)
+		if err := os.MkdirAll(filepath.Dir(f), 0o750); err != nil {
+			return "", fmt.Errorf("write uploaded file %s: %w", p, err)
+		}
+		if err := os.WriteFile(f, data, 0o640); err != nil {
+			return "", fmt.Errorf("write uploaded file %s: %w", p, err)
+		}
+	}
+	return root, nil
+}
+
+// drop removes a folder tree write returned; "" is none.
+func (u *uploads) drop(root string) {
+	if u != nil && root != "" && filepath.Dir(root) == u.dir {
+		_ = os.RemoveAll(root)
+	}
+}
