@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -117,9 +118,9 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	case errors.Is(err, repository.ErrNotFound):
 		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model"}
 	case errors.Is(err, repository.ErrInvalidModel):
-		return nil, badRequest("%v", err)
+		return nil, badRequest("%s", uploadedPaths(err.Error(), root, name))
 	case err != nil:
-		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
+		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: uploadedPaths(err.Error(), root, name)}
 	}
 	if replaced != root {
 		n.uploads.drop(replaced)
@@ -143,6 +144,17 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not served: " + n.notReadyReason(m.Name)}
 	}
 	return m, nil
+}
+
+// uploadedPaths names the files of an upload in msg by their paths in the
+// request rather than where the daemon wrote them; root "" is no upload.
+func uploadedPaths(msg, root, name string) string {
+	if root == "" {
+		return msg
+	}
+	dir := filepath.Join(root, name)
+	msg = strings.ReplaceAll(msg, dir+string(filepath.Separator), "uploaded ")
+	return strings.ReplaceAll(msg, dir, "the uploaded folder")
 }
 
 // readLoadRequest reads a REST load request's body: empty, or parameters,

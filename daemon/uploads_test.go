@@ -143,3 +143,16 @@ func TestCatalogServesUploadedFolder(t *testing.T) {
 	require.NoError(t, err)
 	require.NoDirExists(t, third)
 }
+
+func TestUploadedPaths(t *testing.T) {
+	root := filepath.Join("/state", "uploads", "m.3")
+	for _, tc := range []struct{ root, in, want string }{
+		{root, "invalid model: " + filepath.Join(root, "m", "1", "model.onnx") + ": invalid onnx model: proto: bad",
+			"invalid model: uploaded 1/model.onnx: invalid onnx model: proto: bad"},
+		{root, "invalid model: " + filepath.Join(root, "m") + ": no version folder",
+			"invalid model: the uploaded folder: no version folder"},
+		{"", "invalid model: /repo/m/1/model.onnx: bad", "invalid model: /repo/m/1/model.onnx: bad"},
+	} {
+		require.Equal(t, tc.want, uploadedPaths(tc.in, tc.root, "m"))
+	}
+}

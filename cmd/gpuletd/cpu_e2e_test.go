@@ -205,7 +205,7 @@ func checkUploadedModel(t *testing.T, repo, base string, input, want []float32) 
 	// model serves on from the repository.
 	r = load("mlp", map[string]string{"config": config, "file:1/model.onnx": base64.StdEncoding.EncodeToString([]byte("not onnx"))})
 	require.Equal(t, 400, r.code, string(r.body))
-	require.Contains(t, string(r.body), "invalid model")
+	require.Contains(t, string(r.body), "invalid model: uploaded 1/model.onnx: ", "named as the request named it")
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code)
 
 	require.Equal(t, 200, do(t, "POST", base+"/v2/repository/models/sent/unload", nil, nil).code)
