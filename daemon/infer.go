@@ -170,8 +170,9 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 }
 
 // placeOutputs says how each output travels, as the request asked (REST:
-// JSON or binary data; gRPC: binary), and writes those asked for in shared
-// memory into their regions.
+// JSON or binary data; gRPC: binary), answers those asked for as classes
+// with their top classes, and writes those asked for in shared memory into
+// their regions.
 func (n *node) placeOutputs(m *repository.Model, req *kserve.Request, outs []tensor.Tensor) ([]kserve.Output, *inferError) {
 	kout := make([]kserve.Output, len(outs))
 	for i, t := range outs {
@@ -179,6 +180,13 @@ func (n *node) placeOutputs(m *repository.Model, req *kserve.Request, outs []ten
 		o := kserve.OutputRequest{Binary: req.BinaryOutputs}
 		if k := slices.IndexFunc(req.Outputs, func(a kserve.OutputRequest) bool { return a.Name == t.Name }); k >= 0 {
 			o = req.Outputs[k]
+		}
+		if o.Classes > 0 {
+			c, err := kserve.Classify(t, o.Classes, m.Config.MaxBatchSize > 0, m.Labels[t.Name])
+			if err != nil {
+				return nil, badRequest("%s: output %q: %v", m.Name, t.Name, err)
+			}
+			t = c
 		}
 		kout[i] = kserve.Output{Tensor: t, Binary: o.Binary, Shm: o.Shm}
 		if o.Shm == nil {

@@ -21,6 +21,9 @@ type OutputRequest struct {
 	Name   string
 	Binary bool
 	Shm    *ShmRef
+	// Classes is the classification parameter: answer with this many
+	// classes (Classify) instead of the tensor; 0 for the tensor.
+	Classes int
 }
 
 // Request is a decoded, checked inference request.
@@ -103,9 +106,29 @@ func DecodeRequestWith(body []byte, jsonLen int64, shm SharedMemory) (*Request, 
 		if out.Shm, err = outputShm(shm, ref, inShm, err); err != nil {
 			return bad("output %q: %s", o.Name, err)
 		}
+		classes, found, err := intParam(o.Parameters, ParamClassification)
+		if err == nil && found {
+			err = out.classify(classes)
+		}
+		if err != nil {
+			return bad("output %q: %s", o.Name, err)
+		}
 		r.Outputs = append(r.Outputs, out)
 	}
 	return r, nil
+}
+
+// classify takes an output's classification parameter: a count from 1 up,
+// for an output not written into shared memory.
+func (o *OutputRequest) classify(classes int64) error {
+	switch {
+	case classes < 1 || classes > math.MaxInt32:
+		return fmt.Errorf("%s must be a count of classes from 1, not %d", ParamClassification, classes)
+	case o.Shm != nil:
+		return fmt.Errorf("%s and %s cannot be combined: classes are answered in the response", ParamClassification, ParamShmRegion)
+	}
+	o.Classes = int(classes)
+	return nil
 }
 
 // addInput adds a decoded input, or fails naming it (by position when it

@@ -59,14 +59,14 @@ func TestDecodeJSONInputs(t *testing.T) {
 func TestDecodeParametersAndOutputs(t *testing.T) {
 	body := `{"id":"r1","parameters":{"timeout":2500,"priority":3,"binary_data_output":true},
 	  "inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],
-	  "outputs":[{"name":"a"},{"name":"b","parameters":{"binary_data":false}}]}`
+	  "outputs":[{"name":"a"},{"name":"b","parameters":{"binary_data":false,"classification":3}}]}`
 	r, err := DecodeRequest([]byte(body), -1)
 	require.NoError(t, err)
 	require.Equal(t, "r1", r.ID)
 	require.Equal(t, 2500*time.Microsecond, r.Timeout)
 	require.Equal(t, int64(3), r.Priority)
 	require.True(t, r.BinaryOutputs)
-	require.Equal(t, []OutputRequest{{Name: "a", Binary: true}, {Name: "b", Binary: false}}, r.Outputs)
+	require.Equal(t, []OutputRequest{{Name: "a", Binary: true}, {Name: "b", Binary: false, Classes: 3}}, r.Outputs)
 }
 
 func binaryBody(t *testing.T, head string, bin ...[]byte) ([]byte, int64) {
@@ -147,6 +147,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"bytes not an array", `{"inputs":[{"name":"x","shape":[],"datatype":"BYTES","data":"a"}]}`, nil, 0, "data must be an array"},
 		{"bytes binary cut short", `{"inputs":[{"name":"x","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":9}}]}`,
 			[]byte{1, 0, 0, 0, 'a', 9, 0, 0, 0}, 0, "element 1 is 9 bytes long, only 0 follow"},
+		{"classification zero", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"y","parameters":{"classification":0}}]}`, nil, 0, `output "y": classification must be a count of classes from 1, not 0`},
+		{"classification not a number", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"y","parameters":{"classification":"3"}}]}`, nil, 0, `output "y": classification must be an integer`},
 		{"bf16 not a number", `{"inputs":[{"name":"x","shape":[1],"datatype":"BF16","data":["a"]}]}`, nil, 0, "not a number"},
 		{"no shape", `{"inputs":[{"name":"x","datatype":"FP32","data":[1]}]}`, nil, 0, "no shape"},
 		{"negative shape", `{"inputs":[{"name":"x","shape":[-1,2],"datatype":"FP32","data":[1,2]}]}`, nil, 0, "dimension 0 is -1"},

@@ -83,6 +83,15 @@ func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request,
 		if out.Shm, err = outputShm(shm, ref, found, err); err != nil {
 			return bad("output %q: %s", o.Name, err)
 		}
+		if v, ok := o.Parameters[ParamClassification]; ok {
+			classes, err := grpcInt(v)
+			if err != nil {
+				return bad("output %q: %s must be an integer", o.Name, ParamClassification)
+			}
+			if err := out.classify(classes); err != nil {
+				return bad("output %q: %s", o.Name, err)
+			}
+		}
 		r.Outputs = append(r.Outputs, out)
 	}
 	r.BinaryOutputs = true

@@ -45,8 +45,9 @@ func TestDecodeGRPCTypedContents(t *testing.T) {
 func TestDecodeGRPCRawAndParameters(t *testing.T) {
 	raw := []byte{1, 2, 3, 4, 5, 6, 7, 8}
 	m := &pb.ModelInferRequest{Id: "a",
-		Inputs:  []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP16", Shape: []int64{1, 4}}},
-		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y"}},
+		Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP16", Shape: []int64{1, 4}}},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y"}, {Name: "z", Parameters: map[string]*pb.InferParameter{
+			ParamClassification: {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 5}}}}},
 		Parameters: map[string]*pb.InferParameter{
 			"timeout":  {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 1500}},
 			"priority": {ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: 2}},
@@ -58,7 +59,7 @@ func TestDecodeGRPCRawAndParameters(t *testing.T) {
 	require.Equal(t, "a", r.ID)
 	require.Equal(t, 1500*time.Microsecond, r.Timeout)
 	require.Equal(t, int64(2), r.Priority)
-	require.Equal(t, []OutputRequest{{Name: "y", Binary: true}}, r.Outputs)
+	require.Equal(t, []OutputRequest{{Name: "y", Binary: true}, {Name: "z", Binary: true, Classes: 5}}, r.Outputs)
 	require.Same(t, &raw[0], &r.Inputs[0].Data[0], "raw contents are used in place")
 }
 
@@ -88,6 +89,9 @@ func TestDecodeGRPCRejects(t *testing.T) {
 			RawInputContents: [][]byte{{1, 2}, {3, 4}}}, `input "x" given twice`},
 		{"output twice", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
 			RawInputContents: [][]byte{{1, 2}}, Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y"}, {Name: "y"}}}, `output "y" asked for twice`},
+		{"classification a string", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
+			RawInputContents: [][]byte{{1, 2}}, Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y", Parameters: map[string]*pb.InferParameter{
+				ParamClassification: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "3"}}}}}}, `output "y": classification must be an integer`},
 		{"timeout negative", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
 			RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: -5}}}}, "timeout must be a positive number"},
 	}

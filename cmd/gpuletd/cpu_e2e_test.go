@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/base64"
 	le "encoding/binary"
 	"encoding/json"
@@ -75,6 +76,7 @@ func TestTritonRepositoryServes(t *testing.T) {
 	}
 	repo, base := zooDaemon(t, true)
 	checkZooAnswers(t, repo, base)
+	checkClassification(t, repo, base)
 
 	// Reshape: 28x28 images in, 2x5 answers out, the model file seeing
 	// [N,784] and [N,10].
@@ -159,6 +161,70 @@ func TestTritonRepositoryServes(t *testing.T) {
 	require.Equal(t, 16, models[i].MaxBatchSize)
 
 	checkUploadedModel(t, repo, base, vals[:784], want["output"].Data[:10])
+}
+
+// checkClassification gives lenet5's output a label file with fewer labels
+// than classes, loads it again and asks for the top three classes of two
+// images (Triton's classification extension): each is "value:index" or
+// "value:index:label", in the order of ONNX Runtime's own answer.
+func checkClassification(t *testing.T, repo, base string) {
+	t.Helper()
+	dir := filepath.Join(repo, "lenet5")
+	var labels []string
+	for i := range 8 {
+		labels = append(labels, fmt.Sprintf("digit %d", i))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "labels.txt"), []byte(strings.Join(labels, "\n")+"\n"), 0o644))
+	config, err := os.ReadFile(filepath.Join(dir, "config.pbtxt"))
+	require.NoError(t, err)
+	labelled := strings.Replace(string(config), "dims: [ 10 ]", "dims: [ 10 ]\n    label_filename: \"labels.txt\"", 1)
+	require.NotEqual(t, string(config), labelled)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(labelled), 0o644))
+	r := do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	vals := make([]float32, 2*784)
+	strs := make([]string, len(vals))
+	for i := range vals {
+		vals[i] = float32(i%89)/40 - 1
+		strs[i] = strconv.FormatFloat(float64(vals[i]), 'g', -1, 32)
+	}
+	want, err := onnxrt.RunFloat32(filepath.Join(dir, "1", "model.onnx"),
+		map[string]onnxrt.Float32Tensor{"input": {Shape: []int64{2, 1, 28, 28}, Data: vals}}, 1)
+	require.NoError(t, err)
+	r = do(t, "POST", base+"/v2/models/lenet5/infer", []byte(`{"inputs":[{"name":"input","shape":[2,1,28,28],"datatype":"FP32","data":[`+
+		strings.Join(strs, ",")+`]}],"outputs":[{"name":"output","parameters":{"classification":3}}]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ans struct {
+		Outputs []struct {
+			Datatype string   `json:"datatype"`
+			Shape    []int64  `json:"shape"`
+			Data     []string `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	require.Equal(t, "BYTES", ans.Outputs[0].Datatype)
+	require.Equal(t, []int64{2, 3}, ans.Outputs[0].Shape)
+	for row := range 2 {
+		scores := want["output"].Data[row*10 : (row+1)*10]
+		order := make([]int, 10)
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+		for k, i := range order[:3] {
+			got := strings.Split(ans.Outputs[0].Data[row*3+k], ":")
+			require.Equal(t, strconv.Itoa(i), got[1], "row %d, class %d: %v", row, k, ans.Outputs[0].Data)
+			v, err := strconv.ParseFloat(got[0], 64)
+			require.NoError(t, err)
+			require.InDelta(t, scores[i], v, 1e-5)
+			if i < len(labels) {
+				require.Equal(t, []string{got[0], got[1], labels[i]}, got)
+			} else {
+				require.Len(t, got, 2, "no label past the file's last line")
+			}
+		}
+	}
 }
 
 // checkUploadedModel loads the mlp's file as a new model through Triton's

@@ -12,11 +12,15 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
@@ -118,6 +122,23 @@ func TestGRPCInferenceService(t *testing.T) {
 		require.Equal(t, "FP32", res.Outputs[0].Datatype)
 		require.Equal(t, []int64{tc.shape[0], 10}, res.Outputs[0].Shape)
 		requireClose(t, want["output"].Data, fp32s(res.RawOutputContents[0]))
+
+		// The same asking for each row's best class (Triton's
+		// classification extension): one BYTES element per row.
+		req = fp32Request(tc.model, "", tc.shape, vals, tc.raw)
+		req.Outputs = []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "output", Parameters: map[string]*pb.InferParameter{
+			"classification": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 1}}}}}
+		res, err = c.ModelInfer(ctx, req)
+		require.NoError(t, err)
+		require.Equal(t, "BYTES", res.Outputs[0].Datatype)
+		require.Equal(t, []int64{tc.shape[0], 1}, res.Outputs[0].Shape)
+		best, err := tensor.BytesElements(res.RawOutputContents[0])
+		require.NoError(t, err)
+		for row, b := range best {
+			scores := want["output"].Data[row*10 : (row+1)*10]
+			top := slices.Index(scores, slices.Max(scores))
+			require.Equal(t, strconv.Itoa(top), strings.Split(string(b), ":")[1], "row %d: %s", row, b)
+		}
 	}
 
 	// Bad input: INVALID_ARGUMENT naming what is wrong; oversized messages

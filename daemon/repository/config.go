@@ -73,6 +73,10 @@ type ModelConfig struct {
 	// models its steps ran, joined by "/") where it is not the product of
 	// the models' accuracies (a config.pbtxt's path_accuracy parameter).
 	PathAccuracy map[string]float64 `yaml:"-"`
+	// LabelFiles names, by output, the file in the model folder that labels
+	// its classes one per line (a config.pbtxt's label_filename): answers
+	// of the classification extension carry them.
+	LabelFiles map[string]string `yaml:"-"`
 }
 
 // VersionPolicy selects version folders, as Triton's version_policy does:

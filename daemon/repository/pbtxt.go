@@ -3,6 +3,7 @@ package repository
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -235,7 +236,14 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		f := fmt.Sprintf("output[%d]", i)
 		c.Outputs = append(c.Outputs, tritonTensor(f, out.Name, out.DataType, out.Dims, out.Reshape, out.IsShapeTensor, out.IsNonLinearFormatIo, bad))
 		if out.LabelFilename != "" {
-			note("%s.label_filename: %q ignored: the classification extension is not served", f, out.LabelFilename)
+			if !filepath.IsLocal(out.LabelFilename) {
+				bad("%s.label_filename: %q is not a file in the model folder", f, out.LabelFilename)
+				continue
+			}
+			if c.LabelFiles == nil {
+				c.LabelFiles = map[string]string{}
+			}
+			c.LabelFiles[out.Name] = out.LabelFilename
 		}
 	}
 	for kind, specs := range map[string][]TensorSpec{"input": c.Inputs, "output": c.Outputs} {

@@ -59,9 +59,17 @@ func TestTritonConfigServesWithDefaultSLO(t *testing.T) {
 func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "everything.pbtxt"))
 	require.NoError(t, err)
-	root := writeRepo(t, map[string]entry{"lenet": pbtxtEntry(string(data), map[string]string{"1/model.onnx": "onnx", "2/model.onnx": "onnx", "3/model.onnx": "onnx"})})
+	files := map[string]string{"1/model.onnx": "onnx", "2/model.onnx": "onnx", "3/model.onnx": "onnx"}
+	root := writeRepo(t, map[string]entry{"lenet": pbtxtEntry(string(data), files)})
+	_, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.ErrorIs(t, err, ErrInvalidModel, "the label file is missing")
+	require.ErrorContains(t, err, filepath.Join(root, "lenet", "labels.txt")+`: the label file of output "output": no such file or directory`)
+
+	files["labels.txt"] = "zero\r\none\n\nthree\n"
+	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(string(data), files)})
 	m, err := Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
+	require.Equal(t, map[string][]string{"output": {"zero", "one", "", "three"}}, m.Labels)
 	require.Equal(t, 25*time.Millisecond, m.Config.SLO.D())
 	require.Equal(t, SLOFromPbtxt, m.SLOSource)
 	require.Equal(t, "alexnet", m.Profile())
@@ -69,13 +77,13 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	// Every field that took no effect says so, by name.
 	notes := strings.Join(m.Notes, "\n")
 	for _, field := range []string{
-		"version_policy selects versions [2 3]", "input[0].format", "output[0].label_filename",
+		"version_policy selects versions [2 3]", "input[0].format",
 		"dynamic_batching (preferred_batch_size, max_queue_delay_microseconds) ignored", "instance_group ignored", "model_warmup ignored", "optimization ignored",
 		"response_cache ignored", `parameters["intra_op_thread_count"] ignored`,
 	} {
 		require.Contains(t, notes, field)
 	}
-	require.Len(t, m.Notes, 9, notes)
+	require.Len(t, m.Notes, 8, notes)
 }
 
 func TestTritonConfigSources(t *testing.T) {
@@ -145,6 +153,8 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 		{"file name escapes", pbtxtEntry(tritonLenet+`default_model_filename: "../x.onnx"`+"\n", v1), []string{"default_model_filename", "../x.onnx"}},
 		{"reshape holds other elements", pbtxtEntry(lenet("dims: [ 10 ]", "dims: [ 10 ] reshape: { shape: [ 5 ] }"), v1), []string{`output "output"`, "reshape [5]"}},
 		{"bf16 contradicts the file", pbtxtEntry(lenet("TYPE_FP32", "TYPE_BF16"), v1), []string{`input "input"`, "BF16", "FP32"}},
+		{"label file escapes", pbtxtEntry(lenet("dims: [ 10 ]", `dims: [ 10 ] label_filename: "../labels.txt"`), v1), []string{"output[0].label_filename", "not a file in the model folder"}},
+		{"label file missing", pbtxtEntry(lenet("dims: [ 10 ]", `dims: [ 10 ] label_filename: "labels.txt"`), v1), []string{"labels.txt", `label file of output "output"`}},
 		{"ragged", pbtxtEntry(lenet("dims: [ 1, 28, 28 ]", "dims: [ 1, 28, 28 ] allow_ragged_batch: true"), v1), []string{"input[0].allow_ragged_batch"}},
 		{"not text format", pbtxtEntry("{\"name\": \"bad\"}", v1), []string{"config.pbtxt", "line 1"}},
 	}

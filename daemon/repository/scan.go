@@ -58,6 +58,9 @@ type Model struct {
 	// Inputs and Outputs are per request (no batch dimension when the model batches).
 	Inputs  []TensorSpec
 	Outputs []TensorSpec
+	// Labels are the class labels of outputs with a label file
+	// (Config.LabelFiles), by output and class index.
+	Labels map[string][]string
 }
 
 // Profile is the name of the model's curve in a reference profile set.
@@ -201,6 +204,9 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 	}
 	base, err := readConfig(dir, name, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := base.readLabels(); err != nil {
 		return nil, err
 	}
 	if base.Config.Ensemble != nil {
