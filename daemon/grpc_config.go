@@ -32,7 +32,8 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 		c.Input = append(c.Input, &tritonpb.ModelInput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims})
 	}
 	for _, t := range m.Outputs {
-		c.Output = append(c.Output, &tritonpb.ModelOutput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims})
+		c.Output = append(c.Output, &tritonpb.ModelOutput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims,
+			LabelFilename: m.Config.LabelFiles[t.Name]})
 	}
 	if m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble {
 		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: &tritonpb.ModelDynamicBatching{}}

@@ -20,7 +20,8 @@ func TestTritonConfig(t *testing.T) {
 		wantBatcher bool
 	}{
 		{name: "a batching ONNX model", m: repository.Model{Family: "lenet5", Platform: repository.PlatformONNX,
-			Config: repository.ModelConfig{MaxBatchSize: 32}, Inputs: img, Outputs: []repository.TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{10}}}},
+			Config: repository.ModelConfig{MaxBatchSize: 32, LabelFiles: map[string]string{"output": "labels.txt"}}, Inputs: img,
+			Outputs: []repository.TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{10}}}},
 			platform: "onnxruntime_onnx", backend: "onnxruntime", inType: tritonpb.DataType_TYPE_FP32, wantBatcher: true},
 		{name: "a TorchScript model that does not batch", m: repository.Model{Family: "tok", Platform: repository.PlatformTorchScript,
 			Inputs: []repository.TensorSpec{{Name: "text", DataType: tensor.Bytes, Dims: []int64{1}}}, Outputs: []repository.TensorSpec{{Name: "ids", DataType: tensor.Int64, Dims: []int64{16}}}},
@@ -44,6 +45,7 @@ func TestTritonConfig(t *testing.T) {
 			require.Equal(t, repository.TritonDataType(tc.m.Outputs[0].DataType), c.Output[0].DataType)
 			require.NotEqual(t, tritonpb.DataType_TYPE_INVALID, c.Output[0].DataType)
 			require.Equal(t, tc.wantBatcher, c.GetDynamicBatching() != nil)
+			require.Equal(t, tc.m.Config.LabelFiles[c.Output[0].Name], c.Output[0].LabelFilename)
 		})
 	}
 }

@@ -175,7 +175,7 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	tc := tritonConfig(m)
 	cfg := map[string]any{
 		"name": m.Family, "platform": tc.Platform, "max_batch_size": m.Config.MaxBatchSize,
-		"input": configTensors(m, m.Inputs), "output": configTensors(m, m.Outputs),
+		"input": configTensors(m, m.Inputs, nil), "output": configTensors(m, m.Outputs, m.Config.LabelFiles),
 		"slo_ms": float64(m.Config.SLO.D().Microseconds()) / 1000, "version": m.Version,
 		"profile": m.Profile(), "sha256": m.SHA256,
 	}
@@ -196,12 +196,14 @@ type configTensor struct {
 	kserve.TensorMetadata
 	TritonType string  `json:"data_type"`
 	TritonDims []int64 `json:"dims"`
+	// LabelFile is an output's label_filename (classification labels).
+	LabelFile string `json:"label_filename,omitempty"`
 }
 
 // configTensors describes a model's tensors for REST's configuration: the
 // protocol's metadata with Triton's type and dims (as tritonConfig gives
 // them) beside it.
-func configTensors(m *repository.Model, specs []repository.TensorSpec) []configTensor {
+func configTensors(m *repository.Model, specs []repository.TensorSpec, labels map[string]string) []configTensor {
 	md := tensorMetadata(m, specs)
 	out := make([]configTensor, len(specs))
 	for i, t := range specs {
@@ -209,7 +211,8 @@ func configTensors(m *repository.Model, specs []repository.TensorSpec) []configT
 		if dims == nil {
 			dims = []int64{} // a scalar: [], not null
 		}
-		out[i] = configTensor{TensorMetadata: md[i], TritonType: repository.TritonDataType(t.DataType).String(), TritonDims: dims}
+		out[i] = configTensor{TensorMetadata: md[i], TritonType: repository.TritonDataType(t.DataType).String(), TritonDims: dims,
+			LabelFile: labels[t.Name]}
 	}
 	return out
 }
