@@ -71,7 +71,8 @@ func (n *node) listenGRPC(cfg config.Config) (net.Listener, error) {
 func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	switch info.FullMethod {
 	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName,
-		pb.GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName, pb.GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName:
+		pb.GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName, pb.GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName,
+		pb.GRPCInferenceService_LogSettings_FullMethodName:
 	default:
 		return next(ctx, req)
 	}
@@ -225,6 +226,42 @@ func (s *grpcServer) RepositoryModelLoad(ctx context.Context, r *pb.RepositoryMo
 		return nil, grpcError(ierr)
 	}
 	return &pb.RepositoryModelLoadResponse{}, nil
+}
+
+// LogSettings reads the log settings and, with settings given, changes them
+// first (the logging extension).
+func (s *grpcServer) LogSettings(_ context.Context, r *pb.LogSettingsRequest) (*pb.LogSettingsResponse, error) {
+	changes := make(map[string]any, len(r.Settings))
+	for k, v := range r.Settings {
+		switch x := v.GetParameterChoice().(type) {
+		case *pb.LogSettingsRequest_SettingValue_BoolParam:
+			changes[k] = x.BoolParam
+		case *pb.LogSettingsRequest_SettingValue_Uint32Param:
+			changes[k] = x.Uint32Param
+		case *pb.LogSettingsRequest_SettingValue_StringParam:
+			changes[k] = x.StringParam
+		default:
+			return nil, grpcError(badRequest("log setting %q has no value", k))
+		}
+	}
+	now, ierr := s.n.updateLogSettings(changes)
+	if ierr != nil {
+		return nil, grpcError(ierr)
+	}
+	res := &pb.LogSettingsResponse{Settings: make(map[string]*pb.LogSettingsResponse_SettingValue, len(now))}
+	for k, v := range now {
+		sv := &pb.LogSettingsResponse_SettingValue{}
+		switch x := v.(type) {
+		case bool:
+			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_BoolParam{BoolParam: x}
+		case uint32:
+			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_Uint32Param{Uint32Param: x}
+		case string:
+			sv.ParameterChoice = &pb.LogSettingsResponse_SettingValue_StringParam{StringParam: x}
+		}
+		res.Settings[k] = sv
+	}
+	return res, nil
 }
 
 // RepositoryModelUnload stops serving a model and re-plans.

@@ -28,6 +28,8 @@ func (n *node) handler(web http.Handler) http.Handler {
 		r.HandleFunc(prefix+"/config", n.handleModelConfig).Methods(http.MethodGet)
 		r.HandleFunc(prefix+"/stats", n.handleModelStats).Methods(http.MethodGet)
 	}
+	r.HandleFunc("/v2/logging", n.handleLogSettings).Methods(http.MethodGet)
+	r.Handle("/v2/logging", n.mutating(http.HandlerFunc(n.handleLogSettings))).Methods(http.MethodPost)
 	r.HandleFunc("/v2/repository/index", n.handleRepoIndex).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/load", n.mutating(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/unload", n.mutating(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)

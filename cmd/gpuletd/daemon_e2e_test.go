@@ -105,12 +105,28 @@ func TestKServeProtocol(t *testing.T) {
 	// zoo's 5 ms, which a race-instrumented build on a loaded machine can
 	// miss between the socket and the executor (seen once in CI: the first
 	// request was refused as deadline_unreachable).
-	base, _, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=64KiB",
+	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=64KiB",
 		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet")
 
 	r := do(t, "GET", base+"/v2", nil, nil)
 	require.Equal(t, 200, r.code)
 	require.Contains(t, string(r.body), `"binary_tensor_data"`)
+
+	// The logging extension: the settings of the configured level, changed
+	// while running; a change no level describes is refused.
+	r = do(t, "GET", base+"/v2/logging", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.JSONEq(t, `{"log_file":"","log_info":true,"log_warning":true,"log_error":true,"log_verbose_level":0,"log_format":"default"}`, string(r.body))
+	r = do(t, "POST", base+"/v2/logging", []byte(`{"log_verbose_level":1}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"log_verbose_level":1`)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "log level changed through the logging extension") },
+		5*time.Second, 50*time.Millisecond)
+	r = do(t, "POST", base+"/v2/logging", []byte(`{"log_verbose_level":0,"log_warning":false}`), nil)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "gpuletd logs by level")
+	require.Contains(t, string(do(t, "GET", base+"/v2/logging", nil, nil).body), `"log_verbose_level":1`, "refused: nothing changed")
+	require.Equal(t, 200, do(t, "POST", base+"/v2/logging", []byte(`{"log_verbose_level":0}`), nil).code)
 	require.Equal(t, 200, do(t, "GET", base+"/v2/health/live", nil, nil).code)
 	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code)
 

@@ -68,6 +68,18 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "gpuletd", sm.Name)
 	require.Contains(t, sm.Extensions, "binary_tensor_data")
+	logSet, err := c.LogSettings(ctx, &pb.LogSettingsRequest{Settings: map[string]*pb.LogSettingsRequest_SettingValue{
+		"log_info": {ParameterChoice: &pb.LogSettingsRequest_SettingValue_BoolParam{BoolParam: false}}}})
+	require.NoError(t, err)
+	require.False(t, logSet.Settings["log_info"].GetBoolParam())
+	require.True(t, logSet.Settings["log_warning"].GetBoolParam())
+	_, err = c.LogSettings(ctx, &pb.LogSettingsRequest{Settings: map[string]*pb.LogSettingsRequest_SettingValue{
+		"log_file": {ParameterChoice: &pb.LogSettingsRequest_SettingValue_StringParam{StringParam: "/tmp/gpuletd.log"}}}})
+	requireCode(t, err, codes.InvalidArgument, "standard error")
+	logSet, err = c.LogSettings(ctx, &pb.LogSettingsRequest{Settings: map[string]*pb.LogSettingsRequest_SettingValue{
+		"log_info": {ParameterChoice: &pb.LogSettingsRequest_SettingValue_BoolParam{BoolParam: true}}}})
+	require.NoError(t, err)
+	require.True(t, logSet.Settings["log_info"].GetBoolParam())
 	require.Contains(t, sm.Extensions, "model_configuration")
 	md, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp"})
 	require.NoError(t, err)

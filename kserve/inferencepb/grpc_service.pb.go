@@ -2073,6 +2073,98 @@ func (*SystemSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
 	return file_grpc_service_proto_rawDescGZIP(), []int{34}
 }
 
+// LogSettingsRequest names the settings to change (none: only read them):
+// log_info, log_warning, log_error (bool), log_verbose_level (uint32),
+// log_file and log_format (string).
+type LogSettingsRequest struct {
+	state         protoimpl.MessageState                      `protogen:"open.v1"`
+	Settings      map[string]*LogSettingsRequest_SettingValue `protobuf:"bytes,1,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogSettingsRequest) Reset() {
+	*x = LogSettingsRequest{}
+	mi := &file_grpc_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsRequest) ProtoMessage() {}
+
+func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsRequest.ProtoReflect.Descriptor instead.
+func (*LogSettingsRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *LogSettingsRequest) GetSettings() map[string]*LogSettingsRequest_SettingValue {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+// LogSettingsResponse holds every log setting as it now is.
+type LogSettingsResponse struct {
+	state         protoimpl.MessageState                       `protogen:"open.v1"`
+	Settings      map[string]*LogSettingsResponse_SettingValue `protobuf:"bytes,1,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogSettingsResponse) Reset() {
+	*x = LogSettingsResponse{}
+	mi := &file_grpc_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsResponse) ProtoMessage() {}
+
+func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsResponse.ProtoReflect.Descriptor instead.
+func (*LogSettingsResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *LogSettingsResponse) GetSettings() map[string]*LogSettingsResponse_SettingValue {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 // One input or output; -1 is a dimension of any size.
 type ModelMetadataResponse_TensorMetadata struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2085,7 +2177,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2097,7 +2189,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2148,7 +2240,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2252,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2313,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2325,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2368,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2288,7 +2380,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2351,7 +2443,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[44]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2363,7 +2455,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[44]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2513,7 @@ type SystemSharedMemoryStatusResponse_RegionStatus struct {
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) Reset() {
 	*x = SystemSharedMemoryStatusResponse_RegionStatus{}
-	mi := &file_grpc_service_proto_msgTypes[47]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2433,7 +2525,7 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) String() string {
 func (*SystemSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[47]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,6 +2567,208 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetByteSize() uint64 {
 		return x.ByteSize
 	}
 	return 0
+}
+
+type LogSettingsRequest_SettingValue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to ParameterChoice:
+	//
+	//	*LogSettingsRequest_SettingValue_BoolParam
+	//	*LogSettingsRequest_SettingValue_Uint32Param
+	//	*LogSettingsRequest_SettingValue_StringParam
+	ParameterChoice isLogSettingsRequest_SettingValue_ParameterChoice `protobuf_oneof:"parameter_choice"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LogSettingsRequest_SettingValue) Reset() {
+	*x = LogSettingsRequest_SettingValue{}
+	mi := &file_grpc_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsRequest_SettingValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsRequest_SettingValue) ProtoMessage() {}
+
+func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsRequest_SettingValue.ProtoReflect.Descriptor instead.
+func (*LogSettingsRequest_SettingValue) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{35, 0}
+}
+
+func (x *LogSettingsRequest_SettingValue) GetParameterChoice() isLogSettingsRequest_SettingValue_ParameterChoice {
+	if x != nil {
+		return x.ParameterChoice
+	}
+	return nil
+}
+
+func (x *LogSettingsRequest_SettingValue) GetBoolParam() bool {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsRequest_SettingValue_BoolParam); ok {
+			return x.BoolParam
+		}
+	}
+	return false
+}
+
+func (x *LogSettingsRequest_SettingValue) GetUint32Param() uint32 {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsRequest_SettingValue_Uint32Param); ok {
+			return x.Uint32Param
+		}
+	}
+	return 0
+}
+
+func (x *LogSettingsRequest_SettingValue) GetStringParam() string {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsRequest_SettingValue_StringParam); ok {
+			return x.StringParam
+		}
+	}
+	return ""
+}
+
+type isLogSettingsRequest_SettingValue_ParameterChoice interface {
+	isLogSettingsRequest_SettingValue_ParameterChoice()
+}
+
+type LogSettingsRequest_SettingValue_BoolParam struct {
+	BoolParam bool `protobuf:"varint,1,opt,name=bool_param,json=boolParam,proto3,oneof"`
+}
+
+type LogSettingsRequest_SettingValue_Uint32Param struct {
+	Uint32Param uint32 `protobuf:"varint,2,opt,name=uint32_param,json=uint32Param,proto3,oneof"`
+}
+
+type LogSettingsRequest_SettingValue_StringParam struct {
+	StringParam string `protobuf:"bytes,3,opt,name=string_param,json=stringParam,proto3,oneof"`
+}
+
+func (*LogSettingsRequest_SettingValue_BoolParam) isLogSettingsRequest_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsRequest_SettingValue_Uint32Param) isLogSettingsRequest_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsRequest_SettingValue_StringParam) isLogSettingsRequest_SettingValue_ParameterChoice() {
+}
+
+type LogSettingsResponse_SettingValue struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to ParameterChoice:
+	//
+	//	*LogSettingsResponse_SettingValue_BoolParam
+	//	*LogSettingsResponse_SettingValue_Uint32Param
+	//	*LogSettingsResponse_SettingValue_StringParam
+	ParameterChoice isLogSettingsResponse_SettingValue_ParameterChoice `protobuf_oneof:"parameter_choice"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LogSettingsResponse_SettingValue) Reset() {
+	*x = LogSettingsResponse_SettingValue{}
+	mi := &file_grpc_service_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogSettingsResponse_SettingValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogSettingsResponse_SettingValue) ProtoMessage() {}
+
+func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogSettingsResponse_SettingValue.ProtoReflect.Descriptor instead.
+func (*LogSettingsResponse_SettingValue) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{36, 0}
+}
+
+func (x *LogSettingsResponse_SettingValue) GetParameterChoice() isLogSettingsResponse_SettingValue_ParameterChoice {
+	if x != nil {
+		return x.ParameterChoice
+	}
+	return nil
+}
+
+func (x *LogSettingsResponse_SettingValue) GetBoolParam() bool {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsResponse_SettingValue_BoolParam); ok {
+			return x.BoolParam
+		}
+	}
+	return false
+}
+
+func (x *LogSettingsResponse_SettingValue) GetUint32Param() uint32 {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsResponse_SettingValue_Uint32Param); ok {
+			return x.Uint32Param
+		}
+	}
+	return 0
+}
+
+func (x *LogSettingsResponse_SettingValue) GetStringParam() string {
+	if x != nil {
+		if x, ok := x.ParameterChoice.(*LogSettingsResponse_SettingValue_StringParam); ok {
+			return x.StringParam
+		}
+	}
+	return ""
+}
+
+type isLogSettingsResponse_SettingValue_ParameterChoice interface {
+	isLogSettingsResponse_SettingValue_ParameterChoice()
+}
+
+type LogSettingsResponse_SettingValue_BoolParam struct {
+	BoolParam bool `protobuf:"varint,1,opt,name=bool_param,json=boolParam,proto3,oneof"`
+}
+
+type LogSettingsResponse_SettingValue_Uint32Param struct {
+	Uint32Param uint32 `protobuf:"varint,2,opt,name=uint32_param,json=uint32Param,proto3,oneof"`
+}
+
+type LogSettingsResponse_SettingValue_StringParam struct {
+	StringParam string `protobuf:"bytes,3,opt,name=string_param,json=stringParam,proto3,oneof"`
+}
+
+func (*LogSettingsResponse_SettingValue_BoolParam) isLogSettingsResponse_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsResponse_SettingValue_Uint32Param) isLogSettingsResponse_SettingValue_ParameterChoice() {
+}
+
+func (*LogSettingsResponse_SettingValue_StringParam) isLogSettingsResponse_SettingValue_ParameterChoice() {
 }
 
 var File_grpc_service_proto protoreflect.FileDescriptor
@@ -2681,7 +2975,29 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\"SystemSharedMemoryRegisterResponse\"9\n" +
 	"#SystemSharedMemoryUnregisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
-	"$SystemSharedMemoryUnregisterResponse2\xaf\v\n" +
+	"$SystemSharedMemoryUnregisterResponse\"\xd6\x02\n" +
+	"\x12LogSettingsRequest\x12G\n" +
+	"\bsettings\x18\x01 \x03(\v2+.inference.LogSettingsRequest.SettingsEntryR\bsettings\x1a\x8d\x01\n" +
+	"\fSettingValue\x12\x1f\n" +
+	"\n" +
+	"bool_param\x18\x01 \x01(\bH\x00R\tboolParam\x12#\n" +
+	"\fuint32_param\x18\x02 \x01(\rH\x00R\vuint32Param\x12#\n" +
+	"\fstring_param\x18\x03 \x01(\tH\x00R\vstringParamB\x12\n" +
+	"\x10parameter_choice\x1ag\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12@\n" +
+	"\x05value\x18\x02 \x01(\v2*.inference.LogSettingsRequest.SettingValueR\x05value:\x028\x01\"\xd9\x02\n" +
+	"\x13LogSettingsResponse\x12H\n" +
+	"\bsettings\x18\x01 \x03(\v2,.inference.LogSettingsResponse.SettingsEntryR\bsettings\x1a\x8d\x01\n" +
+	"\fSettingValue\x12\x1f\n" +
+	"\n" +
+	"bool_param\x18\x01 \x01(\bH\x00R\tboolParam\x12#\n" +
+	"\fuint32_param\x18\x02 \x01(\rH\x00R\vuint32Param\x12#\n" +
+	"\fstring_param\x18\x03 \x01(\tH\x00R\vstringParamB\x12\n" +
+	"\x10parameter_choice\x1ah\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12A\n" +
+	"\x05value\x18\x02 \x01(\v2+.inference.LogSettingsResponse.SettingValueR\x05value:\x028\x012\xff\v\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -2700,7 +3016,8 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00\x12u\n" +
 	"\x18SystemSharedMemoryStatus\x12*.inference.SystemSharedMemoryStatusRequest\x1a+.inference.SystemSharedMemoryStatusResponse\"\x00\x12{\n" +
 	"\x1aSystemSharedMemoryRegister\x12,.inference.SystemSharedMemoryRegisterRequest\x1a-.inference.SystemSharedMemoryRegisterResponse\"\x00\x12\x81\x01\n" +
-	"\x1cSystemSharedMemoryUnregister\x12..inference.SystemSharedMemoryUnregisterRequest\x1a/.inference.SystemSharedMemoryUnregisterResponse\"\x00B.Z,github.com/gpulet/gpuletd/kserve/inferencepbb\x06proto3"
+	"\x1cSystemSharedMemoryUnregister\x12..inference.SystemSharedMemoryUnregisterRequest\x1a/.inference.SystemSharedMemoryUnregisterResponse\"\x00\x12N\n" +
+	"\vLogSettings\x12\x1d.inference.LogSettingsRequest\x1a\x1e.inference.LogSettingsResponse\"\x00B.Z,github.com/gpulet/gpuletd/kserve/inferencepbb\x06proto3"
 
 var (
 	file_grpc_service_proto_rawDescOnce sync.Once
@@ -2714,7 +3031,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -2751,32 +3068,38 @@ var file_grpc_service_proto_goTypes = []any{
 	(*SystemSharedMemoryRegisterResponse)(nil),           // 32: inference.SystemSharedMemoryRegisterResponse
 	(*SystemSharedMemoryUnregisterRequest)(nil),          // 33: inference.SystemSharedMemoryUnregisterRequest
 	(*SystemSharedMemoryUnregisterResponse)(nil),         // 34: inference.SystemSharedMemoryUnregisterResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 35: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 36: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 37: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 38: inference.ModelInferRequest.ParametersEntry
-	nil, // 39: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 40: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 41: inference.ModelInferResponse.InferOutputTensor
-	nil, // 42: inference.ModelInferResponse.ParametersEntry
-	nil, // 43: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 44: inference.RepositoryIndexResponse.ModelIndex
-	nil, // 45: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil, // 46: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 47: inference.SystemSharedMemoryStatusResponse.RegionStatus
-	nil,                          // 48: inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	(*tritonpb.ModelConfig)(nil), // 49: inference.ModelConfig
+	(*LogSettingsRequest)(nil),                           // 35: inference.LogSettingsRequest
+	(*LogSettingsResponse)(nil),                          // 36: inference.LogSettingsResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 37: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 38: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 39: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 40: inference.ModelInferRequest.ParametersEntry
+	nil, // 41: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 42: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 43: inference.ModelInferResponse.InferOutputTensor
+	nil, // 44: inference.ModelInferResponse.ParametersEntry
+	nil, // 45: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 46: inference.RepositoryIndexResponse.ModelIndex
+	nil, // 47: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil, // 48: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 49: inference.SystemSharedMemoryStatusResponse.RegionStatus
+	nil,                                      // 50: inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	(*LogSettingsRequest_SettingValue)(nil),  // 51: inference.LogSettingsRequest.SettingValue
+	nil,                                      // 52: inference.LogSettingsRequest.SettingsEntry
+	(*LogSettingsResponse_SettingValue)(nil), // 53: inference.LogSettingsResponse.SettingValue
+	nil,                                      // 54: inference.LogSettingsResponse.SettingsEntry
+	(*tritonpb.ModelConfig)(nil),             // 55: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	35, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	35, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	38, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	36, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	37, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	42, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	41, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	37, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	37, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	40, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	38, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	39, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	44, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	43, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	49, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	55, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -2785,58 +3108,64 @@ var file_grpc_service_proto_depIdxs = []int32{
 	18, // 14: inference.InferStatistics.compute_output:type_name -> inference.StatisticDuration
 	19, // 15: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 16: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	44, // 17: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	45, // 18: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	46, // 19: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	48, // 20: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	39, // 21: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 22: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	40, // 23: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 24: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 25: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 26: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	43, // 27: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 28: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 29: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 30: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	22, // 31: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	22, // 32: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	47, // 33: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
-	0,  // 34: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 35: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 36: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 37: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 38: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 39: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 40: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 41: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 42: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	23, // 43: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	25, // 44: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	27, // 45: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	29, // 46: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
-	31, // 47: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
-	33, // 48: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
-	1,  // 49: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 50: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 51: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 52: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 53: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 54: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 55: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 56: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	21, // 57: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	24, // 58: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	26, // 59: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	28, // 60: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	30, // 61: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
-	32, // 62: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
-	34, // 63: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
-	49, // [49:64] is the sub-list for method output_type
-	34, // [34:49] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	46, // 17: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	47, // 18: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	48, // 19: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	50, // 20: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	52, // 21: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	54, // 22: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	41, // 23: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 24: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	42, // 25: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 26: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 27: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 28: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	45, // 29: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 30: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 31: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 32: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	22, // 33: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	22, // 34: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	49, // 35: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	51, // 36: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	53, // 37: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	0,  // 38: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 39: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 40: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 41: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 42: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 43: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 44: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 45: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 46: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	23, // 47: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	25, // 48: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	27, // 49: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	29, // 50: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	31, // 51: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	33, // 52: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	35, // 53: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	1,  // 54: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 55: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 56: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 57: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 58: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 59: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 60: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 61: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	21, // 62: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	24, // 63: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	26, // 64: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	28, // 65: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	30, // 66: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	32, // 67: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	34, // 68: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	36, // 69: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	54, // [54:70] is the sub-list for method output_type
+	38, // [38:54] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -2857,13 +3186,23 @@ func file_grpc_service_proto_init() {
 		(*ModelRepositoryParameter_StringParam)(nil),
 		(*ModelRepositoryParameter_BytesParam)(nil),
 	}
+	file_grpc_service_proto_msgTypes[51].OneofWrappers = []any{
+		(*LogSettingsRequest_SettingValue_BoolParam)(nil),
+		(*LogSettingsRequest_SettingValue_Uint32Param)(nil),
+		(*LogSettingsRequest_SettingValue_StringParam)(nil),
+	}
+	file_grpc_service_proto_msgTypes[53].OneofWrappers = []any{
+		(*LogSettingsResponse_SettingValue_BoolParam)(nil),
+		(*LogSettingsResponse_SettingValue_Uint32Param)(nil),
+		(*LogSettingsResponse_SettingValue_StringParam)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   49,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,7 @@ const (
 	GRPCInferenceService_SystemSharedMemoryStatus_FullMethodName     = "/inference.GRPCInferenceService/SystemSharedMemoryStatus"
 	GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName   = "/inference.GRPCInferenceService/SystemSharedMemoryRegister"
 	GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName = "/inference.GRPCInferenceService/SystemSharedMemoryUnregister"
+	GRPCInferenceService_LogSettings_FullMethodName                  = "/inference.GRPCInferenceService/LogSettings"
 )
 
 // GRPCInferenceServiceClient is the client API for GRPCInferenceService service.
@@ -79,6 +80,9 @@ type GRPCInferenceServiceClient interface {
 	SystemSharedMemoryStatus(ctx context.Context, in *SystemSharedMemoryStatusRequest, opts ...grpc.CallOption) (*SystemSharedMemoryStatusResponse, error)
 	SystemSharedMemoryRegister(ctx context.Context, in *SystemSharedMemoryRegisterRequest, opts ...grpc.CallOption) (*SystemSharedMemoryRegisterResponse, error)
 	SystemSharedMemoryUnregister(ctx context.Context, in *SystemSharedMemoryUnregisterRequest, opts ...grpc.CallOption) (*SystemSharedMemoryUnregisterResponse, error)
+	// The logging extension: reads the log settings and, with settings
+	// given, changes them first.
+	LogSettings(ctx context.Context, in *LogSettingsRequest, opts ...grpc.CallOption) (*LogSettingsResponse, error)
 }
 
 type gRPCInferenceServiceClient struct {
@@ -242,6 +246,16 @@ func (c *gRPCInferenceServiceClient) SystemSharedMemoryUnregister(ctx context.Co
 	return out, nil
 }
 
+func (c *gRPCInferenceServiceClient) LogSettings(ctx context.Context, in *LogSettingsRequest, opts ...grpc.CallOption) (*LogSettingsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogSettingsResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_LogSettings_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GRPCInferenceServiceServer is the server API for GRPCInferenceService service.
 // All implementations must embed UnimplementedGRPCInferenceServiceServer
 // for forward compatibility.
@@ -279,6 +293,9 @@ type GRPCInferenceServiceServer interface {
 	SystemSharedMemoryStatus(context.Context, *SystemSharedMemoryStatusRequest) (*SystemSharedMemoryStatusResponse, error)
 	SystemSharedMemoryRegister(context.Context, *SystemSharedMemoryRegisterRequest) (*SystemSharedMemoryRegisterResponse, error)
 	SystemSharedMemoryUnregister(context.Context, *SystemSharedMemoryUnregisterRequest) (*SystemSharedMemoryUnregisterResponse, error)
+	// The logging extension: reads the log settings and, with settings
+	// given, changes them first.
+	LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error)
 	mustEmbedUnimplementedGRPCInferenceServiceServer()
 }
 
@@ -333,6 +350,9 @@ func (UnimplementedGRPCInferenceServiceServer) SystemSharedMemoryRegister(contex
 }
 func (UnimplementedGRPCInferenceServiceServer) SystemSharedMemoryUnregister(context.Context, *SystemSharedMemoryUnregisterRequest) (*SystemSharedMemoryUnregisterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SystemSharedMemoryUnregister not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LogSettings not implemented")
 }
 func (UnimplementedGRPCInferenceServiceServer) mustEmbedUnimplementedGRPCInferenceServiceServer() {}
 func (UnimplementedGRPCInferenceServiceServer) testEmbeddedByValue()                              {}
@@ -614,6 +634,24 @@ func _GRPCInferenceService_SystemSharedMemoryUnregister_Handler(srv interface{},
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GRPCInferenceService_LogSettings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogSettingsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).LogSettings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_LogSettings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).LogSettings(ctx, req.(*LogSettingsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GRPCInferenceService_ServiceDesc is the grpc.ServiceDesc for GRPCInferenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -676,6 +714,10 @@ var GRPCInferenceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SystemSharedMemoryUnregister",
 			Handler:    _GRPCInferenceService_SystemSharedMemoryUnregister_Handler,
+		},
+		{
+			MethodName: "LogSettings",
+			Handler:    _GRPCInferenceService_LogSettings_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
