@@ -63,23 +63,20 @@ func newUploads(dir string) (*uploads, error) {
 // tree of their own and returns its root, which holds the folder model as
 // a repository would. Nothing is left behind when a write fails (a full
 // disk): the model serves as it did.
-func (u *uploads) write(model string, files map[string][]byte) (root string, err error) {
+func (u *uploads) write(model string, files map[string][]byte) (string, error) {
 	u.mu.Lock()
 	u.next++
-	root = filepath.Join(u.dir, model+"."+strconv.Itoa(u.next))
+	root := filepath.Join(u.dir, model+"."+strconv.Itoa(u.next))
 	u.mu.Unlock()
-	defer func() {
-		if err != nil {
-			_ = os.RemoveAll(root)
-		}
-	}()
 	for p, data := range files {
 		f := filepath.Join(root, model, p)
-		if err := os.MkdirAll(filepath.Dir(f), 0o750); err != nil {
-			return "", fmt.Errorf("write uploaded file %s: %w", p, err)
+		err := os.MkdirAll(filepath.Dir(f), 0o750)
+		if err == nil {
+			err = os.WriteFile(f, data, 0o640)
 		}
-		if err := os.WriteFile(f, data, 0o640); err != nil {
-			return "", fmt.Errorf("write uploaded file %s: %w", p, err)
+		if err != nil {
+			_ = os.RemoveAll(root)
+			return "", fmt.Errorf("write uploaded file %s: %w", filepath.ToSlash(p), err)
 		}
 	}
 	return root, nil

@@ -156,3 +156,20 @@ func TestUploadedPaths(t *testing.T) {
 		require.Equal(t, tc.want, uploadedPaths(tc.in, tc.root, "m"))
 	}
 }
+
+// TestUploadThatCannotBeWrittenLeavesNothing stands in for a full disk: the
+// folder of the upload cannot be made, the write fails naming the file, and
+// nothing of it is left.
+func TestUploadThatCannotBeWrittenLeavesNothing(t *testing.T) {
+	up, err := newUploads(filepath.Join(t.TempDir(), "uploads"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(up.dir, "m.1"), nil, 0o600)) // where the first upload's folder goes
+	_, err = up.write("m", map[string][]byte{filepath.FromSlash("1/model.onnx"): []byte("onnx")})
+	require.ErrorContains(t, err, "write uploaded file 1/model.onnx")
+	entries, err := os.ReadDir(up.dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the failed upload is removed")
+	root, err := up.write("m", map[string][]byte{filepath.FromSlash("1/model.onnx"): []byte("onnx")})
+	require.NoError(t, err, "the next upload goes elsewhere")
+	require.FileExists(t, filepath.Join(root, "m", "1", "model.onnx"))
+}
