@@ -59,7 +59,7 @@ func newMetrics(n *node) *metrics {
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 	}, []string{"model"})
 	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch,
-		&nodeCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		&nodeCollector{n: n}, &tritonCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

@@ -14,6 +14,7 @@ import (
 // other change waits for a restart.
 var liveFields = map[string]bool{
 	"log.level":                   true,
+	"metrics.triton_names":        true, // read at every scrape
 	"scheduler.policy":            true, // running executors switch in place (applyToExecutors)
 	"scheduler.algorithm":         true,
 	"scheduler.reorganize_period": true,
@@ -54,6 +55,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 					n.level.SetLevel(lvl)
 				}
 			}
+		case "metrics.triton_names":
+			merged.Metrics.TritonNames = next.Metrics.TritonNames
 		case "scheduler.policy":
 			merged.Scheduler.Policy = next.Scheduler.Policy
 		case "scheduler.algorithm":

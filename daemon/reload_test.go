@@ -97,6 +97,7 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 		want   any
 	}{
 		{"log.level", func(c *config.Config) { c.Log.Level = "debug" }, func(c *config.Config) any { return c.Log.Level }, "debug"},
+		{"metrics.triton_names", func(c *config.Config) { c.Metrics.TritonNames = true }, func(c *config.Config) any { return c.Metrics.TritonNames }, true},
 		{"scheduler.policy", func(c *config.Config) { c.Scheduler.Policy = "eager" }, func(c *config.Config) any { return c.Scheduler.Policy }, "eager"},
 		{"scheduler.algorithm", func(c *config.Config) { c.Scheduler.Algorithm = "sbp" }, func(c *config.Config) any { return c.Scheduler.Algorithm }, "sbp"},
 		{"scheduler.reorganize_period", func(c *config.Config) { c.Scheduler.ReorganizePeriod = config.Duration(time.Minute) },

@@ -35,6 +35,7 @@ type Config struct {
 	RepositoryPoll Duration `yaml:"repository_poll"`
 
 	Log          Log          `yaml:"log"`
+	Metrics      Metrics      `yaml:"metrics"`
 	Devices      Devices      `yaml:"devices"`
 	Partitioning Partitioning `yaml:"partitioning"`
 	Scheduler    Scheduler    `yaml:"scheduler"`
@@ -50,6 +51,14 @@ type Log struct {
 	Level string `yaml:"level"`
 	// Format is auto (console on a terminal, JSON otherwise), json or console.
 	Format string `yaml:"format"`
+}
+
+// Metrics configures what /metrics exports beside gpuletd's own families.
+type Metrics struct {
+	// TritonNames also exports the statistics under Triton's metric names
+	// (nv_inference_*, nv_gpu_*), for dashboards and alerts built for
+	// Triton.
+	TritonNames bool `yaml:"triton_names"`
 }
 
 // Partitioning says how GPUs are cut into gpu-lets.

@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gpulet/gpuletd/mps"
+)
+
+// tritonCollector exports, when metrics.triton_names is set, the statistics
+// extension's counters and the GPUs' state under the names Triton's
+// /metrics uses, so that dashboards and alerts made for Triton read
+// gpuletd. The values are the statistics extension's (GET
+// /v2/models/<m>/stats): a request counts once whatever its batch, and a
+// pipeline counts as Triton counts an ensemble. Triton's counters carry no
+// _total suffix; the names are kept as Triton has them.
+type tritonCollector struct{ n *node }
+
+// Triton's metric names and labels.
+var (
+	tritonModelLabels = []string{"model", "version"}
+
+	descNVSuccess  = prometheus.NewDesc("nv_inference_request_success", "Successful inference requests (Triton's name; see gpuletd_requests_total).", tritonModelLabels, nil)
+	descNVFailure  = prometheus.NewDesc("nv_inference_request_failure", "Failed inference requests (Triton's name; see gpuletd_request_failures_total).", tritonModelLabels, nil)
+	descNVCount    = prometheus.NewDesc("nv_inference_count", "Inferences performed, one per successful request (Triton's name).", tritonModelLabels, nil)
+	descNVExec     = prometheus.NewDesc("nv_inference_exec_count", "Batches the successful requests ran in, each request adding its share of its batch (Triton's name).", tritonModelLabels, nil)
+	descNVDuration = prometheus.NewDesc("nv_inference_request_duration_us", "Cumulative end-to-end time of successful requests, microseconds (Triton's name).", tritonModelLabels, nil)
+	descNVQueue    = prometheus.NewDesc("nv_inference_queue_duration_us", "Cumulative time requests waited before their batch started, microseconds (Triton's name).", tritonModelLabels, nil)
+	descNVCompute  = prometheus.NewDesc("nv_inference_compute_infer_duration_us", "Cumulative time of the batches requests ran in, microseconds (Triton's name).", tritonModelLabels, nil)
+
+	descNVGPUUtil     = prometheus.NewDesc("nv_gpu_utilization", "GPU utilization as the driver reports it, 0 to 1 (Triton's name).", []string{"gpu_uuid"}, nil)
+	descNVGPUMemTotal = prometheus.NewDesc("nv_gpu_memory_total_bytes", "GPU memory, total (Triton's name).", []string{"gpu_uuid"}, nil)
+	descNVGPUMemUsed  = prometheus.NewDesc("nv_gpu_memory_used_bytes", "GPU memory in use (Triton's name).", []string{"gpu_uuid"}, nil)
+)
+
+func (c *tritonCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descNVSuccess, descNVFailure, descNVCount, descNVExec, descNVDuration, descNVQueue, descNVCompute,
+		descNVGPUUtil, descNVGPUMemTotal, descNVGPUMemUsed} {
+		ch <- d
+	}
+}
+
+func (c *tritonCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.n.conf().Metrics.TritonNames {
+		return
+	}
+	collectTritonModels(c.n, ch)
+	collectTritonGPUs(c.n.devices.Inventory().Devices, ch)
+}
+
+// collectTritonModels reports every served model's and pipeline's
+// statistics under Triton's names.
+func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
+	us := func(d *durCount) float64 { return float64(d.ns.Load() / 1e3) } // whole µs, as Triton counts
+	for _, m := range append(n.catalog.all(), n.catalog.allPipelines()...) {
+		k := n.counters.of(m.Name)
+		labels := []string{m.Family, strconv.Itoa(max(m.Version, 1))}
+		counter := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+		}
+		counter(descNVSuccess, float64(k.success.count.Load()))
+		counter(descNVFailure, float64(k.fail.count.Load()))
+		counter(descNVCount, float64(k.success.count.Load()))
+		counter(descNVExec, float64(k.batches.whole()))
+		counter(descNVDuration, us(&k.success))
+		counter(descNVQueue, us(&k.queue))
+		counter(descNVCompute, us(&k.compute))
+	}
+}
+
+// collectTritonGPUs reports the NVIDIA GPUs' utilization and memory under
+// Triton's names, by UUID; other devices have none in Triton.
+func collectTritonGPUs(devices []mps.Device, ch chan<- prometheus.Metric) {
+	for _, d := range devices {
+		if d.Kind != mps.KindNVIDIA {
+			continue
+		}
+		if d.Utilization != nil {
+			ch <- prometheus.MustNewConstMetric(descNVGPUUtil, prometheus.GaugeValue, float64(d.Utilization.GPU)/100, d.UUID)
+		}
+		if d.MemoryTotal > 0 {
+			ch <- prometheus.MustNewConstMetric(descNVGPUMemTotal, prometheus.GaugeValue, float64(d.MemoryTotal), d.UUID)
+			ch <- prometheus.MustNewConstMetric(descNVGPUMemUsed, prometheus.GaugeValue, float64(d.MemoryTotal-d.MemoryFree), d.UUID)
+		}
+	}
+}
