@@ -266,7 +266,15 @@ func (s *grpcServer) LogSettings(_ context.Context, r *pb.LogSettingsRequest) (*
 
 // RepositoryModelUnload stops serving a model and re-plans.
 func (s *grpcServer) RepositoryModelUnload(ctx context.Context, r *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
-	if ierr := s.n.unloadModel(ctx, r.ModelName); ierr != nil {
+	var dependents bool
+	for k, v := range r.Parameters {
+		b, ok := v.GetParameterChoice().(*pb.ModelRepositoryParameter_BoolParam)
+		if k != paramUnloadDependents || !ok {
+			return nil, grpcError(badRequest("unload request: parameter %q is not supported; gpuletd reads %s (a bool_param)", k, paramUnloadDependents))
+		}
+		dependents = b.BoolParam
+	}
+	if ierr := s.n.unloadModel(ctx, r.ModelName, dependents); ierr != nil {
 		return nil, grpcError(ierr)
 	}
 	return &pb.RepositoryModelUnloadResponse{}, nil

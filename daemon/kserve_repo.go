@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -198,24 +199,80 @@ func (n *node) readLoadRequest(r *http.Request) (loadRequest, *inferError) {
 	return lr, nil
 }
 
-// handleRepoUnload stops serving a model and re-plans without it.
+// handleRepoUnload stops serving a model and re-plans without it. The body
+// may carry Triton's {"parameters": {"unload_dependents": true}}: a
+// pipeline's step models are unloaded with it.
 func (n *node) handleRepoUnload(w http.ResponseWriter, r *http.Request) {
+	dependents, ierr := readUnloadRequest(r)
+	if ierr != nil {
+		writeInferError(w, ierr)
+		return
+	}
 	name := mux.Vars(r)["model"]
-	if ierr := n.unloadModel(r.Context(), name); ierr != nil {
+	if ierr := n.unloadModel(r.Context(), name, dependents); ierr != nil {
 		writeInferError(w, ierr)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"name": name, "state": "UNAVAILABLE"})
 }
 
-// unloadModel stops serving a model and re-plans without it.
-func (n *node) unloadModel(ctx context.Context, name string) *inferError {
+// paramUnloadDependents is the unload parameter that also unloads a
+// pipeline's step models (Triton's model_repository(unload_dependents)).
+const paramUnloadDependents = "unload_dependents"
+
+// maxUnloadBody bounds an unload request's body (its parameters).
+const maxUnloadBody = 64 << 10
+
+// readUnloadRequest reads a REST unload request's body: empty, or
+// parameters of which gpuletd reads unload_dependents.
+func readUnloadRequest(r *http.Request) (dependents bool, ierr *inferError) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxUnloadBody+1))
+	switch {
+	case err != nil || len(body) > maxUnloadBody:
+		return false, badRequest("read unload request: the body is unreadable or above %d bytes", maxUnloadBody)
+	case len(bytes.TrimSpace(body)) == 0:
+		return false, nil
+	}
+	var req struct {
+		Parameters map[string]json.RawMessage `json:"parameters"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return false, badRequest("unload request: not JSON: %v", err)
+	}
+	for k, v := range req.Parameters {
+		if k != paramUnloadDependents {
+			return false, badRequest("unload request: parameter %q is not supported; gpuletd reads %s", k, paramUnloadDependents)
+		}
+		if err := json.Unmarshal(v, &dependents); err != nil {
+			return false, badRequest("unload request: %s must be true or false", paramUnloadDependents)
+		}
+	}
+	return dependents, nil
+}
+
+// unloadModel stops serving a model, and with dependents a pipeline's step
+// models too, and re-plans without them.
+func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *inferError {
+	var steps []string
+	if p, ok := n.catalog.pipeline(name); ok && dependents {
+		for _, s := range p.Config.Ensemble.Steps {
+			steps = append(steps, s.Model)
+		}
+	}
 	uploaded, err := n.catalog.unload(name)
 	if err != nil {
 		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: err.Error()}
 	}
 	n.uploads.drop(uploaded)
 	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})
+	for _, step := range slices.Compact(slices.Sorted(slices.Values(steps))) {
+		uploaded, err := n.catalog.unload(step)
+		if err != nil {
+			continue // not served (already unloaded, or never loaded)
+		}
+		n.uploads.drop(uploaded)
+		n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded with its pipeline "+name, map[string]string{"model": step})
+	}
 	if err := n.replan(ctx, "model "+name+" unloaded", n.planRates()); err != nil {
 		return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
 	}

@@ -216,7 +216,7 @@ func (n *node) syncRepository(ctx context.Context, settle bool) {
 			continue
 		}
 		n.events.add(EventModelUnload, store.SeverityInfo, name+" left the model repository: unloading it", map[string]string{"model": name})
-		if ierr := n.unloadModel(ctx, name); ierr != nil {
+		if ierr := n.unloadModel(ctx, name, false); ierr != nil {
 			n.events.add(EventModelUnload, store.SeverityWarning, fmt.Sprintf("unloading %s failed: %s", name, ierr.msg),
 				map[string]string{"model": name})
 		}

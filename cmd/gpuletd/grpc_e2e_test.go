@@ -311,8 +311,12 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"7"}, copyMeta.Versions)
 	require.Equal(t, []int64{-1, 1, 28, 28}, copyMeta.Inputs[0].Shape)
-	_, err = c.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "copy"})
-	require.NoError(t, err)
+	_, err = c.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "copy",
+		Parameters: map[string]*pb.ModelRepositoryParameter{"unload_dependents": param("yes")}})
+	requireCode(t, err, codes.InvalidArgument, "a bool_param")
+	_, err = c.RepositoryModelUnload(ctx, &pb.RepositoryModelUnloadRequest{ModelName: "copy",
+		Parameters: map[string]*pb.ModelRepositoryParameter{"unload_dependents": {ParameterChoice: &pb.ModelRepositoryParameter_BoolParam{BoolParam: true}}}})
+	require.NoError(t, err, "a model has no dependents: it alone is unloaded")
 	_, err = c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "copy"})
 	require.Equal(t, codes.NotFound, status.Code(err), "%v", err)
 	_, err = c.RepositoryModelLoad(ctx, &pb.RepositoryModelLoadRequest{ModelName: "mlp",

@@ -205,4 +205,17 @@ func TestPipelineServes(t *testing.T) {
 	r = do(t, "GET", url+"/ready", nil, nil)
 	require.Equal(t, 503, r.code, string(r.body))
 	require.Contains(t, string(r.body), "step[1]")
+
+	// Unloading the pipeline with its dependents (Triton's
+	// unload_dependents) unloads the step models it names too; the one
+	// already unloaded is passed over.
+	r = do(t, "POST", base+"/v2/repository/models/"+modelzoo.PipelineName+"/unload", []byte(`{"parameters":{"unload_dependent":true}}`), nil)
+	require.Equal(t, 400, r.code, "a misspelt parameter is refused: %s", r.body)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/"+modelzoo.DetectorModel+"/ready", nil, nil).code)
+	r = do(t, "POST", base+"/v2/repository/models/"+modelzoo.PipelineName+"/unload", []byte(`{"parameters":{"unload_dependents":true}}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	for _, gone := range []string{modelzoo.PipelineName, modelzoo.DetectorModel} {
+		require.Equal(t, 404, do(t, "GET", base+"/v2/models/"+gone, nil, nil).code, gone)
+	}
+	require.Contains(t, eventMessages(t, base), "model unloaded with its pipeline "+modelzoo.PipelineName)
 }
