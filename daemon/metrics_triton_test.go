@@ -17,7 +17,7 @@ import (
 // collectFunc is a collector made of one collect function.
 type collectFunc func(chan<- prometheus.Metric)
 
-func (f collectFunc) Describe(chan<- *prometheus.Desc)   {}
+func (f collectFunc) Describe(chan<- *prometheus.Desc)    {}
 func (f collectFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 func TestTritonMetricNames(t *testing.T) {
