@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -56,26 +57,40 @@ per model and their sum.
 
 Arrivals: poisson, gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>,
 trace:<file> (replayed at --rate) or trace:<file>@<scale> (at <scale> times
-the trace's own rate), such as the Azure LLM traces' CSV files.`,
+the trace's own rate), such as the Azure LLM traces' CSV files; or closed:
+a closed loop, as perf_analyzer's concurrency mode, where --concurrency
+requests (default 1) are always in flight, each sent as soon as the last is
+answered, and no --rate is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			base, err := daemonURL(g, url)
 			if err != nil {
 				return err
 			}
-			shares, err := loadShares(models, rate, arrivalSpec)
+			closed := arrivalSpec == arrivalClosed
+			var shares []loadgen.Share
+			if closed {
+				shares, err = closedShares(models, rate)
+				if !cmd.Flags().Changed("concurrency") {
+					concurrency = 1 // perf_analyzer's concurrency mode starts at one
+				}
+			} else {
+				shares, err = loadShares(models, rate, arrivalSpec)
+			}
 			if err != nil {
 				return err
 			}
 			cfgs := make([]loadgen.Config, len(shares))
 			for i, sh := range shares {
 				s := seed + uint64(i) // each model its own arrivals and inputs
-				arr, err := loadgen.OpenArrivals(arrivalSpec, sh.Rate, s)
-				if err != nil {
-					return err
+				var arr arrival.Arrivals
+				if !closed {
+					if arr, err = loadgen.OpenArrivals(arrivalSpec, sh.Rate, s); err != nil {
+						return err
+					}
 				}
 				cfgs[i] = loadgen.Config{
-					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr,
+					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
 				}
 			}
@@ -127,16 +142,38 @@ the trace's own rate), such as the Azure LLM traces' CSV files.`,
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
-	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>]")
+	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], or closed (a closed loop of --concurrency)")
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs (unset: for inputs over 256 KiB as JSON; false: never)")
 	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
-	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight")
+	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrivals and the inputs")
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("model")
 	return cmd
+}
+
+// arrivalClosed is the --arrival of a closed loop.
+const arrivalClosed = "closed"
+
+// closedShares reads --model for a closed loop: names without rates, and
+// no --rate, since the loop's rate is what the server answers.
+func closedShares(models []string, rate float64) ([]loadgen.Share, error) {
+	if rate != 0 {
+		return nil, fmt.Errorf("load: --arrival closed sends each request when the last is answered: give --concurrency, not --rate")
+	}
+	shares := make([]loadgen.Share, 0, len(models))
+	for _, m := range models {
+		if strings.Contains(m, "=") {
+			return nil, fmt.Errorf("load: --arrival closed takes no rate per model (%s): give the model's name and --concurrency", m)
+		}
+		if slices.ContainsFunc(shares, func(s loadgen.Share) bool { return s.Model == m }) {
+			return nil, fmt.Errorf("load: model %s is listed twice", m)
+		}
+		shares = append(shares, loadgen.Share{Model: m})
+	}
+	return shares, nil
 }
 
 // loadShares reads --model and --rate (loadgen.ParseShares). One model
@@ -148,11 +185,11 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 		return []loadgen.Share{{Model: models[0], Rate: rate}}, nil
 	}
 	if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 && len(models) > 1 {
-		return nil, fmt.Errorf("gpuletd load: --arrival %s replays the trace at a scale of its own rate, which names one model's load; with several models give --rate or NAME=RATE and trace:%s", arrivalSpec, s.Path)
+		return nil, fmt.Errorf("load: --arrival %s replays the trace at a scale of its own rate, which names one model's load; with several models give --rate or NAME=RATE and trace:%s", arrivalSpec, s.Path)
 	}
 	shares, err := loadgen.ParseShares(models, rate)
 	if err != nil {
-		return nil, fmt.Errorf("gpuletd load: %w", err)
+		return nil, fmt.Errorf("load: %w", err)
 	}
 	return shares, nil
 }
@@ -162,8 +199,13 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	tensors, target := loadTarget(r)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "target\t%s at %s\n", r.Model, target)
-	fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors (%d-byte requests)\n",
-		spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, r.RequestBytes)
+	if r.Closed > 0 {
+		fmt.Fprintf(tw, "arrivals\tclosed loop, %d in flight, for %s, %s tensors (%d-byte requests)\n",
+			r.Closed, r.Window.Round(time.Millisecond), tensors, r.RequestBytes)
+	} else {
+		fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors (%d-byte requests)\n",
+			spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, r.RequestBytes)
+	}
 	fmt.Fprintf(tw, "requests\t%d scheduled, %d sent, %d dropped by this client, %d ok\n", r.Scheduled, r.Sent, r.Dropped, r.OK)
 	fmt.Fprintf(tw, "failed\t%s\n", failures(r.Failed))
 	if r.FirstError != "" {
@@ -179,6 +221,10 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 		s := r.Seconds[i]
 		fmt.Fprintf(tw, "worst second\t%ds–%ds: %s within the SLO (%d due, %d failed, %d dropped)\n",
 			i, i+1, percent(share), s.Due, s.Failed, s.Dropped)
+	}
+	if r.Closed > 0 {
+		fmt.Fprintf(tw, "send rate\t%s, %d in flight at most\n", perSecond(r.SendRate), r.MaxInFlight)
+		return tw.Flush()
 	}
 	fmt.Fprintf(tw, "send rate\t%s (target %s), %d in flight at most\n", perSecond(r.SendRate), perSecond(r.Rate), r.MaxInFlight)
 	fmt.Fprintf(tw, "schedule lag\tp50 %s, p99 %s, max %s\n", dur(r.Lag.P50), dur(r.Lag.P99), dur(r.Lag.Max))
@@ -235,8 +281,12 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 	} else {
 		tensors += " tensors"
 	}
-	fmt.Fprintf(w, "%d models at %s, %s arrivals for %s, %s\n\n",
-		len(m.Models), target, spec, first.Window.Round(time.Millisecond), tensors)
+	arrivals := spec + " arrivals"
+	if first.Closed > 0 {
+		arrivals = fmt.Sprintf("a closed loop of %d each", first.Closed)
+	}
+	fmt.Fprintf(w, "%d models at %s, %s for %s, %s\n\n",
+		len(m.Models), target, arrivals, first.Window.Round(time.Millisecond), tensors)
 	tw := newTable(w)
 	fmt.Fprintf(tw, "MODEL\tRATE\tSENT\tOK\tSLO\tIN SLO\tGOODPUT\tP50\tP99\tFAILED\n")
 	for _, r := range m.Models {
@@ -244,11 +294,19 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 		if r.Latency.Count > 0 {
 			p50, p99 = dur(r.Latency.P50), dur(r.Latency.P99)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Model, perSecond(r.Rate), r.Sent, r.OK, dur(r.SLO),
+		rate := r.Rate
+		if r.Closed > 0 {
+			rate = r.SendRate // a closed loop's rate is what was answered
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Model, perSecond(rate), r.Sent, r.OK, dur(r.SLO),
 			percent(r.Attainment), perSecond(r.Goodput), p50, p99, failures(r.Failed))
 	}
 	t := m.Total
-	fmt.Fprintf(tw, "total\t%s\t%d\t%d\t\t%s\t%s\t\t\t%s\n", perSecond(t.Rate), t.Sent, t.OK, percent(t.Attainment), perSecond(t.Goodput), failures(t.Failed))
+	rate := t.Rate
+	if first.Closed > 0 {
+		rate = t.SendRate
+	}
+	fmt.Fprintf(tw, "total\t%s\t%d\t%d\t\t%s\t%s\t\t\t%s\n", perSecond(rate), t.Sent, t.OK, percent(t.Attainment), perSecond(t.Goodput), failures(t.Failed))
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -51,6 +51,32 @@ func TestWriteLoadReport(t *testing.T) {
 	require.Contains(t, b.String(), "latency       no answer")
 	require.Contains(t, b.String(), "binary tensors")
 	require.NotContains(t, b.String(), "worst second", "no second to name")
+
+	// A closed loop: no target rate, no schedule lag.
+	b.Reset()
+	r.Closed, r.Rate = 4, 0
+	require.NoError(t, writeLoadReport(&b, "closed", r))
+	require.Contains(t, b.String(), "arrivals      closed loop, 4 in flight, for 10s, JSON tensors (8402-byte requests)")
+	require.Contains(t, b.String(), "send rate     200/s, 7 in flight at most")
+	require.NotContains(t, b.String(), "schedule lag")
+}
+
+func TestClosedShares(t *testing.T) {
+	got, err := closedShares([]string{"a", "b"}, 0)
+	require.NoError(t, err)
+	require.Equal(t, []loadgen.Share{{Model: "a"}, {Model: "b"}}, got)
+	for _, tc := range []struct {
+		models []string
+		rate   float64
+		err    string
+	}{
+		{[]string{"a"}, 10, "give --concurrency, not --rate"},
+		{[]string{"a=5"}, 0, "takes no rate per model (a=5)"},
+		{[]string{"a", "a"}, 0, "model a is listed twice"},
+	} {
+		_, err := closedShares(tc.models, tc.rate)
+		require.ErrorContains(t, err, tc.err)
+	}
 }
 
 // servingDaemon starts the real daemon on emulated V100s serving the
@@ -136,6 +162,23 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, load.Report.Sent, load.Report.OK+failed, "every request is answered: %s", out)
 	require.Equal(t, 5.0, load.Report.SLOMS, "the SLO comes from the daemon")
 
+	// A closed loop of two (perf_analyzer's concurrency mode).
+	code, out, stderr = runCLI(t, "load", "--model", "mlp", "--arrival", "closed", "--concurrency", "2", "--duration", "1s", "--json")
+	require.Equal(t, 0, code, stderr)
+	var closed struct {
+		Report struct {
+			Closed  int   `json:"closed_loop"`
+			Sent    int64 `json:"sent"`
+			Dropped int64 `json:"dropped_by_client"`
+			Max     int64 `json:"max_in_flight"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &closed))
+	require.Equal(t, 2, closed.Report.Closed)
+	require.Positive(t, closed.Report.Sent)
+	require.Zero(t, closed.Report.Dropped)
+	require.LessOrEqual(t, closed.Report.Max, int64(2), out)
+
 	// The daemon saw them: lenet5 has recent requests.
 	var s adminStatus
 	require.NoError(t, adminGet(t.Context(), base, "/api/v1/status", &s))
@@ -200,6 +243,14 @@ func TestWriteMixReport(t *testing.T) {
 	sb.Reset()
 	require.NoError(t, writeMixReport(&sb, "poisson", &loadgen.MixReport{Models: []*loadgen.Report{a, b}}))
 	require.Contains(t, sb.String(), "2 models at http://127.0.0.1:8700, poisson arrivals for 10s, JSON tensors, binary for resnet50 (large as JSON)\n")
+
+	// A closed loop's rates are what was answered.
+	a.Closed, b.Closed = 2, 2
+	sb.Reset()
+	mix := &loadgen.MixReport{Models: []*loadgen.Report{a, b}, Total: loadgen.Total{Rate: 0, SendRate: 321}}
+	require.NoError(t, writeMixReport(&sb, "closed", mix))
+	require.Contains(t, sb.String(), "a closed loop of 2 each for 10s")
+	require.Regexp(t, `(?m)^total\s+321/s`, sb.String())
 }
 
 func TestLoadShares(t *testing.T) {
@@ -210,7 +261,7 @@ func TestLoadShares(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []loadgen.Share{{Model: "a", Rate: 10}, {Model: "b", Rate: 30}}, got)
 	_, err = loadShares([]string{"a", "b"}, 0, "poisson")
-	require.ErrorContains(t, err, "gpuletd load: bad load configuration: no rate")
+	require.ErrorContains(t, err, "load: bad load configuration: no rate")
 	got, err = loadShares([]string{"m=5"}, 0, "trace:t.csv@2")
 	require.NoError(t, err, "one model may replay a trace at a scale of its own rate")
 	require.Equal(t, []loadgen.Share{{Model: "m", Rate: 5}}, got)

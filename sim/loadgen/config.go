@@ -60,7 +60,13 @@ type Config struct {
 	SharedMemory bool
 	// Concurrency bounds the requests in flight; a request due while that
 	// many are in flight is dropped by the client. 0: DefaultConcurrency.
+	// In a closed loop it is the requests always in flight.
 	Concurrency int
+	// Closed runs a closed loop instead of an arrival process (as
+	// perf_analyzer's concurrency mode): Concurrency senders each send a
+	// request as soon as their last one is answered; Rate and Arrivals are
+	// not used.
+	Closed bool
 	// Drain is how long to wait for answers after the last request was
 	// sent; requests still in flight then are cancelled. 0: DefaultDrain.
 	Drain time.Duration
@@ -87,7 +93,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: url %q is not an http:// or https:// URL", ErrConfig, c.URL)
 	case c.Model == "":
 		return c, fmt.Errorf("%w: no model", ErrConfig)
-	case c.Arrivals == nil && (!(c.Rate > 0) || math.IsInf(c.Rate, 0)):
+	case !c.Closed && c.Arrivals == nil && (!(c.Rate > 0) || math.IsInf(c.Rate, 0)):
 		return c, fmt.Errorf("%w: rate %v requests/s; give a positive rate", ErrConfig, c.Rate)
 	case c.Duration <= 0:
 		return c, fmt.Errorf("%w: duration %s; give a positive duration", ErrConfig, c.Duration)
@@ -108,7 +114,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.OKStatus == 0 {
 		c.OKStatus = http.StatusOK
 	}
-	if c.Arrivals == nil {
+	if c.Arrivals == nil && !c.Closed {
 		a, err := arrival.NewPoisson(c.Rate, c.Seed)
 		if err != nil {
 			return c, err

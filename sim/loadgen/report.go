@@ -31,8 +31,12 @@ type Report struct {
 	// Binary is set when the tensors went as binary data (Config.Binary,
 	// or Config.AutoBinary for a large request).
 	Binary bool `json:"binary,omitempty"`
-	// Rate is the arrival process's mean rate, requests per second.
+	// Rate is the arrival process's mean rate, requests per second; 0 in a
+	// closed loop.
 	Rate float64 `json:"target_rate"`
+	// Closed is the number of requests a closed loop kept in flight
+	// (Config.Closed); 0 for an arrival process.
+	Closed int `json:"closed_loop,omitempty"`
 	// Window is the time requests were scheduled over.
 	Window time.Duration `json:"-"`
 	// Scheduled is how many requests fell due in the window; each was sent

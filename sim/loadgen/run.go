@@ -168,6 +168,13 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 	// ctx ends.
 	reqCtx, cancelReqs := context.WithCancel(ctx)
 	defer cancelReqs()
+	if g.cfg.Closed {
+		rep := g.newReport()
+		rep.Closed = g.cfg.Concurrency
+		err := g.closedLoop(ctx, reqCtx, rep)
+		g.fill(rep)
+		return rep, err
+	}
 	var workers sync.WaitGroup
 	for range g.cfg.Concurrency {
 		workers.Add(1)
@@ -180,7 +187,8 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 		}()
 	}
 
-	rep := &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Binary: g.cfg.Binary, Rate: g.cfg.Arrivals.Rate(), SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
+	rep := g.newReport()
+	rep.Rate = g.cfg.Arrivals.Rate()
 	sendErr := g.schedule(ctx, rep)
 	close(g.jobs)
 
@@ -201,6 +209,48 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 	}
 	g.fill(rep)
 	return rep, sendErr
+}
+
+// newReport starts the run's report.
+func (g *generator) newReport() *Report {
+	return &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Binary: g.cfg.Binary,
+		SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
+}
+
+// closedLoop runs Concurrency senders, each sending its next request as
+// soon as its last is answered, until the window ends (or ctx does:
+// requests in flight then end with reqCtx). A request is due when it
+// leaves, so none is dropped and the schedule lag is nil.
+func (g *generator) closedLoop(ctx, reqCtx context.Context, rep *Report) error {
+	begin := time.Now()
+	start := begin.Add(g.cfg.Warmup)
+	end := start.Add(g.cfg.Duration)
+	var mu sync.Mutex // guards rep's counts and g.due, which every sender writes
+	var senders sync.WaitGroup
+	for range g.cfg.Concurrency {
+		senders.Add(1)
+		go func() {
+			defer senders.Done()
+			for at := time.Now(); at.Before(end) && ctx.Err() == nil; at = time.Now() {
+				j := job{at: at, record: !at.Before(start), second: int(at.Sub(start) / time.Second)}
+				n := g.inFlight.Add(1)
+				if j.record {
+					mu.Lock()
+					rep.Scheduled++
+					rep.Sent++
+					g.due = grow(g.due, j.second)
+					g.due[j.second].Due++
+					g.t.maxInFlight = max(g.t.maxInFlight, n)
+					mu.Unlock()
+				}
+				g.send(reqCtx, j)
+				g.inFlight.Add(-1)
+			}
+		}()
+	}
+	senders.Wait()
+	rep.Window = max(g.cfg.Duration, time.Since(start))
+	return ctx.Err()
 }
 
 // schedule hands requests to the workers at the moments the arrival process

@@ -113,6 +113,33 @@ func TestOpenLoop(t *testing.T) {
 	require.GreaterOrEqual(t, rep.Latency.P50, 300*time.Millisecond)
 }
 
+// TestClosedLoop: three senders each send the next request when the last
+// is answered, so exactly three are in flight at the server, the rate is
+// what the server answers (about 3 per 100 ms), and nothing is dropped.
+func TestClosedLoop(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return 100 * time.Millisecond }})
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Closed: true, Concurrency: 3, Duration: time.Second, Warmup: 200 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.Closed)
+	require.Zero(t, rep.Rate)
+	require.Equal(t, int64(3), srv.maxInFlight.Load())
+	require.Equal(t, int64(3), rep.MaxInFlight)
+	require.Zero(t, rep.Dropped)
+	require.Equal(t, rep.Sent, rep.Scheduled)
+	require.Equal(t, rep.Sent, rep.OK)
+	// 3 senders × 1 s / 100 ms: 30 sent (warm-up requests not counted); a
+	// slow machine sends fewer, never more.
+	require.LessOrEqual(t, rep.Sent, int64(33))
+	require.GreaterOrEqual(t, rep.Sent, int64(15))
+	require.Greater(t, srv.requests.Load(), rep.Sent, "the warm-up's requests reached the server too")
+	require.GreaterOrEqual(t, rep.Latency.P50, 100*time.Millisecond)
+	var due int64
+	for _, sec := range rep.Seconds {
+		due += sec.Due
+	}
+	require.Equal(t, rep.Sent, due, "every request falls due in a second of the window")
+}
+
 // TestBoundDrops: with 4 requests in flight allowed and a slow server, the
 // requests due while 4 are in flight are dropped by the client, and the
 // schedule goes on.
