@@ -18,16 +18,35 @@ import (
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
+// handleRepoIndex lists the repository's entries; the body may ask, as
+// Triton's index request does, for those ready only: {"ready": true}.
 func (n *node) handleRepoIndex(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Ready bool `json:"ready"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxUnloadBody+1))
+	if err == nil && len(body) > maxUnloadBody {
+		err = fmt.Errorf("above %d bytes", maxUnloadBody)
+	}
+	if err == nil && len(bytes.TrimSpace(body)) > 0 {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		writeInferError(w, badRequest("index request: %v", err))
+		return
+	}
 	entries, err := n.catalog.indexEntries(r.Context())
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	if entries == nil {
-		entries = []repoEntry{}
+	out := []repoEntry{}
+	for _, e := range entries {
+		if !req.Ready || e.State == "READY" {
+			out = append(out, e)
+		}
 	}
-	writeJSON(w, http.StatusOK, entries)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleRepoLoad (re)loads a model from the repository and re-plans so that
@@ -220,7 +239,7 @@ func (n *node) handleRepoUnload(w http.ResponseWriter, r *http.Request) {
 // pipeline's step models (Triton's model_repository(unload_dependents)).
 const paramUnloadDependents = "unload_dependents"
 
-// maxUnloadBody bounds an unload request's body (its parameters).
+// maxUnloadBody bounds an unload or index request's body (its parameters).
 const maxUnloadBody = 64 << 10
 
 // readUnloadRequest reads a REST unload request's body: empty, or

@@ -106,6 +106,11 @@ func TestReloadFollowsTheRepository(t *testing.T) {
 	require.Contains(t, string(ready.body), "slo: missing")
 	index := do(t, "POST", base+"/v2/repository/index", nil, nil)
 	require.Contains(t, string(index.body), `"name":"broken","state":"UNAVAILABLE","reason":"`)
+	ready = do(t, "POST", base+"/v2/repository/index", []byte(`{"ready": true}`), nil)
+	require.Equal(t, 200, ready.code, string(ready.body))
+	require.NotContains(t, string(ready.body), `"broken"`, "ready only")
+	require.Contains(t, string(ready.body), `"name":"lenet5"`)
+	require.Equal(t, 400, do(t, "POST", base+"/v2/repository/index", []byte(`{"ready": "yes"}`), nil).code)
 
 	require.NoError(t, os.RemoveAll(filepath.Join(repo, "broken")))
 	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
