@@ -15,18 +15,24 @@ import (
 // file of the model folder (Triton's file override): "file:1/model.onnx".
 const uploadPrefix = "file:"
 
-// errUploadPath is a file override whose path is not a file of a version
-// folder.
+// errUploadPath is a file override whose path is not a file of a model
+// folder gpuletd takes.
 var errUploadPath = errors.New("not a file in a version folder")
 
 // uploadPath checks a file override's path, relative to the model folder:
 // a version folder (a number), then a file in it or below it, with '/'
-// between. The model's configuration comes in the config parameter, never
-// as a file.
+// between; or a file beside the version folders (a label file). The
+// model's configuration comes in the config parameter, never as a file.
 func uploadPath(p string) (string, error) {
-	version, rest, ok := strings.Cut(p, "/")
-	if !ok || rest == "" || !filepath.IsLocal(p) || path.Clean(p) != p || strings.Contains(p, `\`) {
+	if !filepath.IsLocal(p) || path.Clean(p) != p || strings.Contains(p, `\`) || strings.HasSuffix(p, "/") {
 		return "", fmt.Errorf("file override %q: %w (such as 1/model.onnx)", p, errUploadPath)
+	}
+	version, _, inFolder := strings.Cut(p, "/")
+	if !inFolder {
+		if p == "config.pbtxt" || p == "config.yaml" {
+			return "", fmt.Errorf("file override %q: %w: the configuration comes in the config parameter, as JSON", p, errUploadPath)
+		}
+		return p, nil // beside the version folders: a label file
 	}
 	if n, err := strconv.ParseUint(version, 10, 63); err != nil || strconv.FormatUint(n, 10) != version {
 		return "", fmt.Errorf("file override %q: %w: %q is not a version number", p, errUploadPath, version)

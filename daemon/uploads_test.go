@@ -19,9 +19,9 @@ func TestUploadPath(t *testing.T) {
 	}{
 		{in: "1/model.onnx", want: filepath.FromSlash("1/model.onnx")},
 		{in: "12/sub/weights.bin", want: filepath.FromSlash("12/sub/weights.bin")},
-		{in: "model.onnx", err: "not a file in a version folder"},
+		{in: "labels.txt", want: "labels.txt"},
 		{in: "1/", err: "not a file in a version folder"},
-		{in: "config.pbtxt", err: "not a file in a version folder"},
+		{in: "config.pbtxt", err: "the configuration comes in the config parameter"},
 		{in: "1/../../etc/passwd", err: "not a file in a version folder"},
 		{in: "/1/model.onnx", err: "not a file in a version folder"},
 		{in: "1//model.onnx", err: "not a file in a version folder"},
@@ -52,7 +52,7 @@ func TestLoadRequestParameters(t *testing.T) {
 		{name: "config", key: "config", text: "{}"},
 		{name: "file", key: "file:1/model.onnx", data: []byte("onnx"), check: "configuration must come with them"},
 		{name: "empty file", key: "file:1/model.onnx", err: "is empty"},
-		{name: "bad path", key: "file:model.onnx", data: []byte("onnx"), err: "not a file in a version folder"},
+		{name: "bad path", key: "file:../model.onnx", data: []byte("onnx"), err: "not a file in a version folder"},
 		{name: "unknown", key: "unload_dependents", err: `parameter "unload_dependents" is not supported; gpuletd reads config`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,8 +18,8 @@ import (
 
 func newModelsLoadCmd(g *globalFlags) *cobra.Command {
 	var (
-		url, token string
-		wait       time.Duration
+		url, token, from string
+		wait             time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "load MODEL",
@@ -27,7 +28,12 @@ func newModelsLoadCmd(g *globalFlags) *cobra.Command {
 after its files changed (POST /v2/repository/models/MODEL/load, Triton's
 repository API). A model without a latency profile is measured by the daemon
 first; --wait waits until it serves, printing why it does not yet whenever
-that changes (0: do not wait).`,
+that changes (0: do not wait).
+
+With --from DIR the model folder comes from this machine instead of the
+daemon's repository: DIR's config.pbtxt and files go in the load request
+(Triton's file overrides), so a daemon on another host serves them until
+the model is unloaded, loaded again without --from, or the daemon restarts.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			base, err := daemonURL(g, url)
@@ -35,7 +41,13 @@ that changes (0: do not wait).`,
 				return err
 			}
 			name := args[0]
-			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token))
+			var body []byte
+			if from != "" {
+				if body, err = uploadBody(from); err != nil {
+					return err
+				}
+			}
+			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token), body)
 			switch {
 			case err != nil:
 				return err
@@ -51,6 +63,7 @@ that changes (0: do not wait).`,
 	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
+	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
 	return cmd
 }
 
@@ -68,7 +81,7 @@ stays in the repository; load it again with gpuletd models load.`,
 			if err != nil {
 				return err
 			}
-			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(args[0])+"/unload", adminToken(g, token))
+			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(args[0])+"/unload", adminToken(g, token), nil)
 			if err != nil {
 				return err
 			}
@@ -96,18 +109,21 @@ func adminToken(g *globalFlags, flag string) string {
 	return ""
 }
 
-// adminPost posts an empty body to a daemon's API and returns the status
-// and the daemon's message (its error, for a failure). A daemon that does
-// not answer is one clear line and exit status 1.
-func adminPost(ctx context.Context, base, path, token string) (code int, msg string, err error) {
+// adminPost posts body (JSON; nil: none) to a daemon's API and returns the
+// status and the daemon's message (its error, for a failure). A daemon that
+// does not answer is one clear line and exit status 1.
+func adminPost(ctx context.Context, base, path, token string, body []byte) (code int, msg string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", fmt.Errorf("build request: %w", err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	client := &http.Client{}
 	defer client.CloseIdleConnections()

@@ -277,6 +277,22 @@ func checkUploadedModel(t *testing.T, repo, base string, input, want []float32) 
 	require.Equal(t, 200, do(t, "POST", base+"/v2/repository/models/sent/unload", nil, nil).code)
 	require.Equal(t, 404, do(t, "GET", base+"/v2/models/sent", nil, nil).code)
 	require.NotContains(t, string(do(t, "POST", base+"/v2/repository/index", nil, nil).body), `"sent"`)
+
+	// The CLI sends a Triton model folder of this machine the same way.
+	dir := filepath.Join(t.TempDir(), "carried")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "2"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "2", "model.onnx"), onnx, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(`name: "carried"
+platform: "onnxruntime_onnx"
+max_batch_size: 4
+parameters { key: "slo" value { string_value: "150ms" } }
+`), 0o644))
+	code, out, stderr := runCLI(t, "models", "load", "carried", "--url", base, "--from", dir)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "carried: ready\n", out)
+	r = do(t, "GET", base+"/v2/models/carried", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"versions":["2"]`)
 }
 
 // reshapedMLP is the modelzoo's mlp ([N,784] -> [N,10]) as Triton would
