@@ -121,6 +121,9 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	}
 	var root string
 	if len(lr.files) > 0 {
+		if !repository.ValidName(name) {
+			return nil, badRequest("load %q: the name is not allowed for a model folder; use letters, digits, '.', '_' and '-'", name)
+		}
 		if n.uploads == nil {
 			return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": this daemon keeps no uploaded files"}
 		}

@@ -70,6 +70,9 @@ func newUploads(dir string) (*uploads, error) {
 // a repository would. Nothing is left behind when a write fails (a full
 // disk): the model serves as it did.
 func (u *uploads) write(model string, files map[string][]byte) (string, error) {
+	if !filepath.IsLocal(model) || strings.ContainsAny(model, `/\`) || strings.Trim(model, ".") == "" {
+		return "", fmt.Errorf("write uploaded files: model name %q is not a folder name", model)
+	}
 	u.mu.Lock()
 	u.next++
 	root := filepath.Join(u.dir, model+"."+strconv.Itoa(u.next))

@@ -169,6 +169,10 @@ func TestUploadThatCannotBeWrittenLeavesNothing(t *testing.T) {
 	entries, err := os.ReadDir(up.dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "the failed upload is removed")
+	for _, bad := range []string{"..", ".", "a/b", ""} {
+		_, err = up.write(bad, map[string][]byte{filepath.FromSlash("1/model.onnx"): []byte("onnx")})
+		require.ErrorContains(t, err, "is not a folder name", bad)
+	}
 	root, err := up.write("m", map[string][]byte{filepath.FromSlash("1/model.onnx"): []byte("onnx")})
 	require.NoError(t, err, "the next upload goes elsewhere")
 	require.FileExists(t, filepath.Join(root, "m", "1", "model.onnx"))

@@ -109,6 +109,10 @@ func (ix *Index) Get(name string) (*Model, error) {
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 
+// ValidName reports whether name may name a model folder: letters, digits,
+// '.', '_' and '-', not starting with a '.', '_' or '-'.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
 // Scan reads every model folder under root. It fails only when root itself
 // cannot be read; a broken entry goes to Index.Problems.
 func Scan(root string, o Options) (*Index, error) {
