@@ -36,11 +36,11 @@ loop: requests leave on the schedule of the arrival process whether or not
 earlier ones were answered. At most --concurrency are in flight; a request due
 while that many are in flight is dropped by this client and counted.
 
-Inputs are random tensors of the shapes the model declares (batch 1), as JSON
-or, with --binary, as binary tensors (without the flag, binary anyway where
-a JSON request would be over 256 KiB, an image model's input, whose JSON
-numbers would be measured rather than the server; --binary=false keeps
-JSON); with --grpc they go to the gRPC listener's ModelInfer in
+Inputs are random tensors of the shapes the model declares (batch 1; strings
+are random 16-letter words), as JSON or, with --binary, as binary tensors
+(without the flag, binary anyway where a JSON request would be over 256 KiB,
+an image model's input, whose JSON numbers would be measured rather than the
+server; --binary=false keeps JSON); with --grpc they go to the gRPC listener's ModelInfer in
 raw_input_contents (the model's metadata and SLO are still read over REST).
 With --shm no tensor travels in a request: the inputs lie in a POSIX
 shared-memory object registered with the daemon as a region (Triton's system

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -128,6 +129,25 @@ func TestTritonFormsServe(t *testing.T) {
 		r := do(t, "POST", base+"/v2/models/"+bad.model+"/infer", []byte(bad.body), nil)
 		require.Equal(t, 400, r.code, "%s: %s", bad.model, r.body)
 		require.Contains(t, string(r.body), bad.want)
+	}
+
+	// gpuletd load generates every form, strings included, as JSON and
+	// as binary tensors.
+	for _, args := range [][]string{{"--model", "words,mlp16,vad"}, {"--model", "words", "--binary"}} {
+		code, out, stderr := runCLI(t, append([]string{"load", "--url", base, "--rate", "30", "--duration", "1s", "--json"}, args...)...)
+		require.Equal(t, 0, code, stderr)
+		type counts struct {
+			Sent   int64            `json:"sent"`
+			OK     int64            `json:"ok"`
+			Failed map[string]int64 `json:"failed"`
+		}
+		var got struct{ Report, Total *counts }
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		c := cmp.Or(got.Total, got.Report)
+		require.NotNil(t, c, out)
+		require.Positive(t, c.Sent)
+		require.Empty(t, c.Failed, "every request answered: %s", out)
+		require.Equal(t, c.Sent, c.OK)
 	}
 }
 

@@ -307,6 +307,7 @@ func TestNewPayload(t *testing.T) {
 		{Name: "e", DataType: "UINT8", Shape: []int64{-1, 2}},
 		{Name: "f", DataType: "FP64", Shape: []int64{-1, 1}},
 		{Name: "g", DataType: "BF16", Shape: []int64{-1, 4}},
+		{Name: "h", DataType: "BYTES", Shape: []int64{-1, 3}},
 	}}}
 	for _, bin := range []bool{false, true} {
 		p, err := NewPayload(m, bin, 1)
@@ -318,7 +319,7 @@ func TestNewPayload(t *testing.T) {
 		for _, in := range req.Inputs {
 			shapes[in.Name] = in.Shape
 		}
-		require.Equal(t, map[string][]int64{"a": {1, 2, 1}, "b": {1, 3}, "c": {1, 2}, "d": {1, 5}, "e": {1, 2}, "f": {1, 1}, "g": {1, 4}}, shapes)
+		require.Equal(t, map[string][]int64{"a": {1, 2, 1}, "b": {1, 3}, "c": {1, 2}, "d": {1, 5}, "e": {1, 2}, "f": {1, 1}, "g": {1, 4}, "h": {1, 3}}, shapes)
 		for _, in := range req.Inputs {
 			switch in.Name {
 			case "b": // INT64 in [0, 10)
@@ -338,6 +339,13 @@ func TestNewPayload(t *testing.T) {
 				for i := 0; i < len(in.Data); i += 2 {
 					require.Less(t, binary.LittleEndian.Uint16(in.Data[i:])>>7, uint16(127))
 				}
+			case "h": // BYTES: three words of lowercase letters
+				words, err := tensor.BytesElements(in.Data)
+				require.NoError(t, err)
+				require.Len(t, words, 3)
+				for _, w := range words {
+					require.Regexp(t, `^[a-z]{16}$`, string(w))
+				}
 			}
 		}
 		again, err := NewPayload(m, bin, 1)
@@ -355,7 +363,6 @@ func TestNewPayload(t *testing.T) {
 	require.Equal(t, []int64{3}, head.Inputs[0].Shape)
 
 	for _, in := range []kserve.TensorMetadata{
-		{Name: "s", DataType: "BYTES", Shape: []int64{-1, 1}},
 		{Name: "s", DataType: "COMPLEX", Shape: []int64{1}},
 		{Name: "s", DataType: "FP32", Shape: []int64{1 << 20, 1 << 20}},
 	} {
