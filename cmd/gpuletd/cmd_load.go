@@ -40,15 +40,16 @@ Inputs are random tensors of the shapes the model declares (batch 1; strings
 are random 16-letter words), as JSON or, with --binary, as binary tensors
 (without the flag, binary anyway where a JSON request would be over 256 KiB,
 an image model's input, whose JSON numbers would be measured rather than the
-server; --binary=false keeps JSON); with --grpc they go to the gRPC listener's ModelInfer in
-raw_input_contents (the model's metadata and SLO are still read over REST).
-With --shm no tensor travels in a request: the inputs lie in a POSIX
-shared-memory object registered with the daemon as a region (Triton's system
-shared-memory extension, as perf_analyzer's --shared-memory=system), the
-outputs are written there, and the region is unregistered and the object
-removed at the end. The report gives the requests sent, the answers by
-status, goodput (answers within the model's SLO per second), SLO attainment,
-latency percentiles, the achieved send rate and the schedule lag.
+server; --binary=false keeps JSON); with --grpc they go to the gRPC
+listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
+still read over REST). With --shm no tensor travels in a request: the inputs
+lie in a POSIX shared-memory object registered with the daemon as a region
+(Triton's system shared-memory extension, as perf_analyzer's
+--shared-memory=system), the outputs are written there, and the region is
+unregistered and the object removed at the end. The report gives the requests
+sent, the answers by status, goodput (answers within the model's SLO per
+second), SLO attainment, latency percentiles, the achieved send rate and the
+schedule lag.
 
 Several models (--model a=100,b=300, or --model repeated) are loaded at once,
 each on its own arrivals at its own rate; --rate then scales the rates to that
