@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -65,4 +68,30 @@ func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64,
 			msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, n.bodies.Max())}
 	}
 	return release, nil
+}
+
+// maxParamsBody bounds the body of an API request that carries only
+// parameters (repository index and unload, log settings).
+const maxParamsBody = 64 << 10
+
+// errBodyTooLarge is an API request's body above its bound.
+var errBodyTooLarge = errors.New("body too large")
+
+// readJSONBody reads an API request's body of at most limit bytes as JSON
+// into v. An empty body leaves v as it is and is not present; one above
+// limit is errBodyTooLarge.
+func readJSONBody(r *http.Request, limit int64, v any) (present bool, err error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("read body: %w", err)
+	case int64(len(body)) > limit:
+		return false, fmt.Errorf("%w: above %d bytes", errBodyTooLarge, limit)
+	case len(bytes.TrimSpace(body)) == 0:
+		return false, nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return true, fmt.Errorf("not JSON: %w", err)
+	}
+	return true, nil
 }

@@ -135,11 +135,7 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 func (c *catalog) load(ctx context.Context, name string, override []byte, root string) (m *repository.Model, replaced string, err error) {
 	opts := c.opts
 	opts.Override = override
-	from := c.root
-	if root != "" {
-		from = root
-	}
-	ms, err := repository.LoadVersions(from, name, opts)
+	ms, err := repository.LoadVersions(cmp.Or(root, c.root), name, opts)
 	if root == "" {
 		c.noteBroken(name, err)
 	}
@@ -154,11 +150,9 @@ func (c *catalog) load(ctx context.Context, name string, override []byte, root s
 		keep[m.Name] = true
 	}
 	c.mu.Lock()
-	replaced = c.uploaded[name]
+	replaced = c.dropUpload(name)
 	if root != "" {
 		c.uploaded[name] = root
-	} else {
-		delete(c.uploaded, name)
 	}
 	for key, m := range c.models {
 		if m.Family == name && !keep[key] {
@@ -312,10 +306,8 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.index = ix
-	c.mu.Unlock()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
 	var out []repoEntry
 	for _, m := range c.models {
 		if c.uploaded[m.Family] != "" {

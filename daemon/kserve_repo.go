@@ -1,13 +1,11 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -24,14 +22,7 @@ func (n *node) handleRepoIndex(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Ready bool `json:"ready"`
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxUnloadBody+1))
-	if err == nil && len(body) > maxUnloadBody {
-		err = fmt.Errorf("above %d bytes", maxUnloadBody)
-	}
-	if err == nil && len(bytes.TrimSpace(body)) > 0 {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
+	if _, err := readJSONBody(r, maxParamsBody, &req); err != nil {
 		writeInferError(w, badRequest("index request: %v", err))
 		return
 	}
@@ -186,21 +177,16 @@ func uploadedPaths(msg, root, name string) string {
 // limits.max_request_body.
 func (n *node) readLoadRequest(r *http.Request) (loadRequest, *inferError) {
 	limit := int64(n.conf().Limits.MaxRequestBody)
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	switch {
-	case err != nil:
-		return loadRequest{}, badRequest("read load request: %v", err)
-	case int64(len(body)) > limit:
-		return loadRequest{}, &inferError{code: http.StatusRequestEntityTooLarge, reason: reasonTooLarge,
-			msg: fmt.Sprintf("load request: body above %d bytes (limits.max_request_body)", limit)}
-	case len(bytes.TrimSpace(body)) == 0:
-		return loadRequest{}, nil
-	}
 	var req struct {
 		Parameters map[string]json.RawMessage `json:"parameters"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return loadRequest{}, badRequest("load request: not JSON: %v", err)
+	_, err := readJSONBody(r, limit, &req)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		return loadRequest{}, &inferError{code: http.StatusRequestEntityTooLarge, reason: reasonTooLarge,
+			msg: fmt.Sprintf("load request: body above %d bytes (limits.max_request_body)", limit)}
+	case err != nil:
+		return loadRequest{}, badRequest("load request: %v", err)
 	}
 	var lr loadRequest
 	for k, v := range req.Parameters {
@@ -242,24 +228,14 @@ func (n *node) handleRepoUnload(w http.ResponseWriter, r *http.Request) {
 // pipeline's step models (Triton's model_repository(unload_dependents)).
 const paramUnloadDependents = "unload_dependents"
 
-// maxUnloadBody bounds an unload or index request's body (its parameters).
-const maxUnloadBody = 64 << 10
-
 // readUnloadRequest reads a REST unload request's body: empty, or
 // parameters of which gpuletd reads unload_dependents.
 func readUnloadRequest(r *http.Request) (dependents bool, ierr *inferError) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxUnloadBody+1))
-	switch {
-	case err != nil || len(body) > maxUnloadBody:
-		return false, badRequest("read unload request: the body is unreadable or above %d bytes", maxUnloadBody)
-	case len(bytes.TrimSpace(body)) == 0:
-		return false, nil
-	}
 	var req struct {
 		Parameters map[string]json.RawMessage `json:"parameters"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return false, badRequest("unload request: not JSON: %v", err)
+	if _, err := readJSONBody(r, maxParamsBody, &req); err != nil {
+		return false, badRequest("unload request: %v", err)
 	}
 	for k, v := range req.Parameters {
 		if k != paramUnloadDependents {

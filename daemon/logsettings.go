@@ -1,10 +1,8 @@
 package daemon
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -145,20 +143,16 @@ func (n *node) updateLogSettings(changes map[string]any) (map[string]any, *infer
 	return settingsOf(lvl).values(), nil
 }
 
-// maxLogSettingsBody bounds a POST /v2/logging body.
-const maxLogSettingsBody = 64 << 10
-
 // handleLogSettings answers GET /v2/logging and POST /v2/logging.
 func (n *node) handleLogSettings(w http.ResponseWriter, r *http.Request) {
 	var changes map[string]any
 	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxLogSettingsBody+1))
-		if err != nil || len(body) > maxLogSettingsBody {
-			writeInferError(w, badRequest("read log settings: the body is unreadable or above %d bytes", maxLogSettingsBody))
-			return
+		present, err := readJSONBody(r, maxParamsBody, &changes)
+		if err == nil && !present {
+			err = errors.New("the body is empty")
 		}
-		if err := json.Unmarshal(body, &changes); err != nil {
-			writeInferError(w, badRequest("log settings: not a JSON object of settings: %v", err))
+		if err != nil {
+			writeInferError(w, badRequest("log settings: %v; give the settings to change as a JSON object", err))
 			return
 		}
 	}
