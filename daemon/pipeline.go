@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -74,6 +75,7 @@ type pipelineRun struct {
 	emulated  atomic.Bool // a step ran on an emulated device
 	// fanVariant is the model that ran the step writing the fan-out tensor.
 	fanVariant string
+	send       stepSender // nil: node.dispatchAny
 }
 
 // executePipeline runs a pipeline request's steps (inputs checked against
@@ -148,10 +150,8 @@ func (r *pipelineRun) accuracy(path []*repository.Model) float64 {
 // step runs step i on the tensors of pool, adds what it writes and returns
 // the model that ran it. The request is routed over the gpu-lets of every
 // model the pipeline's plan gives the step at once (router.routeAny), so
-// each variant takes its planned share as in the simulator. A request
-// refused for its deadline or load is rerouted once over the gpu-lets of
-// all the step's variants but the one that refused it, to one where it can
-// still finish (Loki's opportunistic rerouting); else it is dropped early,
+// each variant takes its planned share as in the simulator, and rerouted
+// once if refused (dispatch); a request still refused is dropped early,
 // and its pipeline request with it.
 func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) (*repository.Model, *inferError) {
 	s := r.e.Steps[i]
@@ -166,18 +166,7 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		outNames = append(outNames, k)
 	}
 	slices.Sort(outNames)
-	res, m, g, ierr := r.dispatch(ctx, r.planned(i), nil, ins, outNames, r.deadlines[i])
-	if ierr != nil && reroutable(ierr) && time.Now().Before(r.deadlines[i]) {
-		if v := r.n.catalog.variantsOf(s, r.steps[i]); g != nil || len(v) > 1 {
-			var again *inferError
-			var used *repository.Model
-			res, used, _, again = r.dispatch(ctx, v, g, ins, outNames, r.deadlines[i])
-			if used != nil {
-				r.n.pipes.rerouted(r.p.Name)
-				m, ierr = used, again
-			}
-		}
-	}
+	res, m, ierr := r.dispatch(ctx, i, ins, outNames)
 	if ierr != nil {
 		at := r.steps[i].Name
 		if m != nil {
@@ -218,29 +207,48 @@ func (r *pipelineRun) planned(i int) []*repository.Model {
 	return out
 }
 
-// dispatch sends one step request to a gpu-let of one of models, not
-// excepted (node.dispatchAny). It counts in the rate of the model chosen
-// (the first when none could be) and in its step rate (planPipelines), and
-// is booked in that model's statistics, window and metrics against the
-// step's deadline (node.finishStep); the pipeline's own request is booked
-// under the pipeline's name at the door.
-func (r *pipelineRun) dispatch(ctx context.Context, models []*repository.Model, not *gpuletRun, ins []tensor.Tensor, outNames []string, deadline time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+// stepSender sends one step request to a gpu-let of one of models, not
+// excepted (node.dispatchAny, a test's fake).
+type stepSender func(ctx context.Context, models []*repository.Model, not *gpuletRun, ins []tensor.Tensor, outNames []string, deadline time.Time) (*executed, *repository.Model, *gpuletRun, *inferError)
+
+// dispatch sends step i's request over the gpu-lets of the models the plan
+// gives the step and returns its answer and the model that ran it. A
+// request refused for its deadline or load is rerouted once over the
+// gpu-lets of all the step's variants but the one that refused it, to one
+// where it can still finish (Loki's opportunistic rerouting). The request
+// counts once, as the simulator counts it: in the rate and step rate
+// (planPipelines) of the model first chosen (the first planned when none
+// could be), and in the statistics, window and metrics of the model whose
+// answer or refusal stands (node.finishStep), against the step's deadline;
+// the pipeline's own request is booked under the pipeline's name at the
+// door.
+func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, outNames []string) (*executed, *repository.Model, *inferError) {
+	send := r.send
+	if send == nil {
+		send = r.n.dispatchAny
+	}
+	deadline := r.deadlines[i]
+	planned := r.planned(i)
 	sent := time.Now()
-	res, m, g, ierr := r.n.dispatchAny(ctx, models, not, ins, outNames, deadline)
-	counted := m
-	if counted == nil && not == nil {
-		counted = models[0] // routed nowhere: still load offered to the step
-	}
-	if counted != nil {
-		r.n.rates.hit(counted.Name)
-		r.n.stepRates.hit(counted.Name)
-		var batch int32
-		if res != nil {
-			batch = res.batch
+	res, m, g, ierr := send(ctx, planned, nil, ins, outNames, deadline)
+	offered := cmp.Or(m, planned[0]) // routed nowhere: still load offered to the step
+	r.n.rates.hit(offered.Name)
+	r.n.stepRates.hit(offered.Name)
+	if ierr != nil && reroutable(ierr) && time.Now().Before(deadline) {
+		if v := r.n.catalog.variantsOf(r.e.Steps[i], r.steps[i]); g != nil || len(v) > 1 {
+			again, used, _, aerr := send(ctx, v, g, ins, outNames, deadline)
+			if used != nil {
+				r.n.pipes.rerouted(r.p.Name)
+				res, m, ierr = again, used, aerr
+			}
 		}
-		r.n.finishStep(counted, sent, deadline, batch, ierr)
 	}
-	return res, m, g, ierr
+	var batch int32
+	if res != nil {
+		batch = res.batch
+	}
+	r.n.finishStep(cmp.Or(m, offered), sent, deadline, batch, ierr)
+	return res, m, ierr
 }
 
 // reroutable reports whether a step request was refused for its deadline or

@@ -1,0 +1,100 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// sent is what a fake gpu-let does with one step request: the model that
+// took it (nil: routed nowhere), whether it had a gpu-let, its error.
+type sent struct {
+	model  string
+	gpulet bool
+	reason string // "" answers
+}
+
+// A step request counts once however it is routed, as the simulator
+// counts it: in the rate of the model first chosen, and in the statistics
+// of the model whose answer or refusal stands. A rerouted request counted
+// twice before: two hits in the planner's rates (the load it planned for
+// was inflated by every reroute) and a failure booked against the model
+// that refused it although the pipeline answered.
+func TestStepRequestCountsOnce(t *testing.T) {
+	a := &repository.Model{Name: "a", Family: "a"}
+	b := &repository.Model{Name: "b", Family: "a"}
+	byName := map[string]*repository.Model{"a": a, "b": b}
+	cases := []struct {
+		name      string
+		sends     []sent
+		err       string // the step's error reason, "" answered
+		rates     map[string]int64
+		successes map[string]int64
+		failures  map[string]int64
+		rerouted  int64
+	}{
+		{name: "answered", sends: []sent{{"a", true, ""}}, rates: map[string]int64{"a": 1},
+			successes: map[string]int64{"a": 1}},
+		{name: "rerouted and answered", sends: []sent{{"a", true, reasonDeadline}, {"b", true, ""}},
+			rates: map[string]int64{"a": 1}, successes: map[string]int64{"b": 1}, rerouted: 1},
+		{name: "rerouted and refused again", sends: []sent{{"a", true, reasonDropped}, {"b", true, reasonDeadline}},
+			err: reasonDeadline, rates: map[string]int64{"a": 1}, failures: map[string]int64{"b": 1}, rerouted: 1},
+		{name: "nowhere to reroute", sends: []sent{{"a", true, reasonQueueFull}, {"", false, reasonUnroutable}},
+			err: reasonQueueFull, rates: map[string]int64{"a": 1}, failures: map[string]int64{"a": 1}},
+		{name: "not rerouted for a bad answer", sends: []sent{{"a", true, reasonExecutorFailed}},
+			err: reasonExecutorFailed, rates: map[string]int64{"a": 1}, failures: map[string]int64{"a": 1}},
+		{name: "routed nowhere", sends: []sent{{"", false, reasonUnroutable}},
+			err: reasonUnroutable, rates: map[string]int64{"a": 1}, failures: map[string]int64{"a": 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &node{log: zap.NewNop(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
+				catalog: newCatalog(t.TempDir(), 0, nil, nil, zap.NewNop())}
+			n.metrics = newMetrics(n)
+			p := &repository.Model{Name: "p"}
+			run := &pipelineRun{n: n, p: p, e: &repository.Ensemble{Steps: []repository.EnsembleStep{{Model: "a"}}, FanoutStep: -1},
+				steps: []*repository.Model{a}, deadlines: []time.Time{time.Now().Add(time.Minute)}}
+			calls := 0
+			run.send = func(_ context.Context, _ []*repository.Model, not *gpuletRun, _ []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+				require.Less(t, calls, len(tc.sends), "sent more than the case expects")
+				s := tc.sends[calls]
+				calls++
+				if calls > 1 {
+					require.NotNil(t, not, "a reroute excepts the gpu-let that refused")
+				}
+				var g *gpuletRun
+				if s.gpulet {
+					g = &gpuletRun{}
+				}
+				if s.reason != "" {
+					return nil, byName[s.model], g, &inferError{code: http.StatusServiceUnavailable, reason: s.reason, msg: s.reason}
+				}
+				return &executed{batch: 1}, byName[s.model], g, nil
+			}
+			_, m, ierr := run.dispatch(context.Background(), 0, nil, nil)
+			require.Equal(t, len(tc.sends), calls)
+			if tc.err == "" {
+				require.Nil(t, ierr)
+				require.Equal(t, tc.sends[len(tc.sends)-1].model, m.Name)
+			} else {
+				require.NotNil(t, ierr)
+				require.Equal(t, tc.err, ierr.reason)
+			}
+			for _, name := range []string{"a", "b"} {
+				require.Equal(t, tc.rates[name], n.rates.get(name).count.Load(), "rate of %s", name)
+				require.Equal(t, tc.rates[name], n.stepRates.get(name).count.Load(), "step rate of %s", name)
+				c := n.counters.of(name)
+				require.Equal(t, tc.successes[name], c.success.count.Load(), "successes of %s", name)
+				require.Equal(t, tc.failures[name], c.fail.count.Load(), "failures of %s", name)
+			}
+			require.Equal(t, tc.rerouted, n.pipes.snapshot(p.Name).Rerouted)
+		})
+	}
+}
