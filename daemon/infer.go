@@ -215,8 +215,9 @@ func badRequest(format string, args ...any) *inferError {
 // executed is a request's answer from its executor.
 type executed struct {
 	outs     []tensor.Tensor
-	batch    int32
+	batch    int32 // 0: no batch ran it (a cached answer)
 	emulated bool
+	cached   bool // answered from the response cache
 }
 
 // head is the answer's envelope.
@@ -250,7 +251,38 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	if m.Config.Ensemble != nil {
 		return n.executePipeline(ctx, m, inputs, names, arrival, deadline)
 	}
-	return n.dispatch(ctx, m, inputs, names, deadline)
+	if !m.Config.ResponseCache || !n.cache.on() {
+		return n.dispatch(ctx, m, inputs, names, deadline)
+	}
+	return n.executeCached(ctx, m, inputs, names, deadline)
+}
+
+// executeCached answers a request of a model that enables the response
+// cache from the cache when it holds the answer (no gpu-let runs it, and
+// it leaves the model's planned rate), else dispatches it and keeps a
+// successful answer. Hits and misses are timed as Triton's statistics time
+// them: the look-up, and the look-up and the insertion.
+func (n *node) executeCached(ctx context.Context, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
+	start := time.Now()
+	key := n.cache.key(m, inputs, names)
+	c := n.counters.of(m.Name)
+	if outs, emulated, ok := n.cache.get(key, m); ok {
+		c.cacheHit.add(time.Since(start))
+		n.rates.unhit(m.Name)
+		n.metrics.cacheHits.WithLabelValues(m.Name).Inc()
+		return &executed{outs: outs, emulated: emulated, cached: true}, nil
+	}
+	lookup := time.Since(start)
+	n.metrics.cacheMisses.WithLabelValues(m.Name).Inc()
+	res, ierr := n.dispatch(ctx, m, inputs, names, deadline)
+	if ierr != nil {
+		c.cacheMiss.add(lookup)
+		return nil, ierr
+	}
+	put := time.Now()
+	n.cache.put(key, m, res.outs, res.emulated)
+	c.cacheMiss.add(lookup + time.Since(put))
+	return res, nil
 }
 
 // dispatch routes checked inputs of model m to a gpu-let and runs them there

@@ -220,7 +220,10 @@ func configTensors(m *repository.Model, specs []repository.TensorSpec, labels ma
 // modelCounters are the statistics extension's counters of one model.
 type modelCounters struct {
 	success, fail, queue, compute durCount
-	last                          atomic.Int64 // unix ms of the last inference
+	// cacheHit and cacheMiss time the response cache's look-ups (a miss
+	// with its insertion), as Triton's cache_hit and cache_miss.
+	cacheHit, cacheMiss durCount
+	last                atomic.Int64 // unix ms of the last inference
 	// batches is Triton's execution_count: the batches the answers handed
 	// out ran in, each answer adding its share of its batch's rows.
 	batches shareCount
@@ -283,6 +286,7 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 			"last_inference": c.last.Load(), "inference_count": c.success.count.Load(), "execution_count": c.batches.whole(),
 			"inference_stats": map[string]any{
 				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(), "compute_infer": c.compute.json(),
+				"cache_hit": c.cacheHit.json(), "cache_miss": c.cacheMiss.json(),
 			},
 		})
 	}

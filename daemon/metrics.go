@@ -22,6 +22,8 @@ type metrics struct {
 	compute    *prometheus.HistogramVec
 	hop        *prometheus.HistogramVec
 	batch      *prometheus.HistogramVec
+	// cacheHits and cacheMisses count the response cache's look-ups.
+	cacheHits, cacheMisses *prometheus.CounterVec
 }
 
 // latencyBuckets span 100 µs to 10 s.
@@ -58,8 +60,14 @@ func newMetrics(n *node) *metrics {
 		Name: "gpuletd_batch_size", Help: "Size of the batch each request ran in, per model.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 	}, []string{"model"})
-	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch,
-		&nodeCollector{n: n}, &tritonCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.cacheHits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuletd_response_cache_hits_total", Help: "Requests answered from the response cache, per model.",
+	}, []string{"model"})
+	m.cacheMisses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuletd_response_cache_misses_total", Help: "Requests of models that enable the response cache that it did not hold, per model.",
+	}, []string{"model"})
+	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses,
+		&nodeCollector{n: n}, cacheCollector{n: n}, &tritonCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

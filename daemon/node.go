@@ -48,15 +48,16 @@ type node struct {
 	ready           atomic.Bool
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string
-	engine          engineStatus  // the GPU engine check at start
-	shm             *sharedMemory // registered system shared-memory regions; nil: none served
-	unserved        modelNotes    // why models are not served
-	progress        modelNotes    // how far models on their way at start have come
-	slowStarts      slowStarts    // placements whose batch of one misses the SLO, reported
-	reloaded        chan struct{} // the planner loop picks up a new period
-	repo            *repoWatch    // the repository's folders as last read (repo_watch.go)
-	live            *liveProfiles // models waiting for a profile measured while serving; nil: none are
-	retuneFailed    sync.Map      // "gpulet/model" → the last failed reload's error (retuned)
+	engine          engineStatus   // the GPU engine check at start
+	shm             *sharedMemory  // registered system shared-memory regions; nil: none served
+	cache           *responseCache // answers of models that enable the response cache; nil: none
+	unserved        modelNotes     // why models are not served
+	progress        modelNotes     // how far models on their way at start have come
+	slowStarts      slowStarts     // placements whose batch of one misses the SLO, reported
+	reloaded        chan struct{}  // the planner loop picks up a new period
+	repo            *repoWatch     // the repository's folders as last read (repo_watch.go)
+	live            *liveProfiles  // models waiting for a profile measured while serving; nil: none are
+	retuneFailed    sync.Map       // "gpulet/model" → the last failed reload's error (retuned)
 	stopping        atomic.Bool
 }
 

@@ -51,6 +51,14 @@ func (r *rateMeter) hit(model string) {
 	m.short.Add(1)
 }
 
+// unhit takes back a request counted by hit that asked nothing of a
+// gpu-let (a response cache hit): the planner plans for the others.
+func (r *rateMeter) unhit(model string) {
+	m := r.get(model)
+	m.count.Add(-1)
+	m.short.Add(-1)
+}
+
 // closePeriod folds the requests since the last call into each model's
 // EWMA and returns the estimates (requests/s).
 func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
@@ -63,7 +71,7 @@ func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
 			out[name] = m.est.Rate
 			continue
 		}
-		out[name] = m.est.Fold(float64(m.count.Swap(0))/dt, r.weight)
+		out[name] = m.est.Fold(max(float64(m.count.Swap(0)), 0)/dt, r.weight) // a cache hit taken back after the period closed
 	}
 	return out
 }
@@ -77,7 +85,7 @@ func (r *rateMeter) closeShort(now time.Time) map[string]float64 {
 	out := map[string]float64{}
 	for name, m := range r.models {
 		if dt > 0 {
-			m.shortHz = float64(m.short.Swap(0)) / dt
+			m.shortHz = max(float64(m.short.Swap(0)), 0) / dt
 		}
 		out[name] = m.shortHz
 	}

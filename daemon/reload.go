@@ -24,6 +24,7 @@ var liveFields = map[string]bool{
 	"auth.admin_token":            true,
 	"history_retention":           true, // from the next hourly pruning
 	"repository_poll":             true, // the planner loop's poll restarts
+	"response_cache.size":         true, // shrinking drops the least recently used
 }
 
 // reload applies a new, already validated configuration: what can change
@@ -77,6 +78,11 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.HistoryRetention = next.HistoryRetention
 		case "repository_poll":
 			merged.RepositoryPoll = next.RepositoryPoll
+		case "response_cache.size":
+			merged.ResponseCache.Size = next.ResponseCache.Size
+			if n.cache != nil {
+				n.cache.resize(int64(next.ResponseCache.Size))
+			}
 		}
 	}
 	n.cfg.Store(&merged)

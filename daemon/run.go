@@ -98,7 +98,8 @@ func Run(ctx context.Context, opts Options) error {
 	started := time.Now()
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
 		rates: newRateMeter(cfg.Scheduler.EWMAWeight, started), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight, started),
-		reloaded: make(chan struct{}, 1), shm: newSharedMemory(shmDir), live: newLiveProfiles()}
+		reloaded: make(chan struct{}, 1), shm: newSharedMemory(shmDir), live: newLiveProfiles(),
+		cache: newResponseCache(int64(cfg.ResponseCache.Size))}
 	defer n.shm.close()
 	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.cfg.Store(&cfg)

@@ -60,6 +60,8 @@ func (w *latencyWindow) stats() windowStats {
 		}
 		if l >= 0 {
 			ok = append(ok, l)
+		}
+		if l >= 0 && batches[i] > 0 { // 0: no batch ran it (a cached answer)
 			bsum += int64(batches[i])
 			bn++
 		}
@@ -69,7 +71,9 @@ func (w *latencyWindow) stats() windowStats {
 		slices.Sort(ok)
 		s.P50MS = ms(ok[(len(ok)-1)/2])
 		s.P99MS = ms(ok[(len(ok)*99+99)/100-1])
-		s.MeanBatch = float64(bsum) / float64(bn)
+		if bn > 0 {
+			s.MeanBatch = float64(bsum) / float64(bn)
+		}
 	}
 	return s
 }

@@ -39,7 +39,7 @@ func zooDaemon(t *testing.T, triton bool, extra ...string) (repo, base string) {
 	if triton {
 		require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3, modelzoo.AsTriton()))
 		writeReshapedMLP(t, repo)
-		env = append(env, "GPULETD_DEFAULT_SLO=200ms")
+		env = append(env, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_RESPONSE_CACHE_SIZE=1MiB")
 	} else {
 		require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 3))
 		setProfile(t, repo, "lenet5", "alexnet", "200ms")
@@ -105,6 +105,7 @@ func TestTritonRepositoryServes(t *testing.T) {
 	requireClose(t, want["output"].Data, ans.Outputs[0].Data)
 	r = do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":[`+strings.Join(strs[:784], ",")+`]}]}`), nil)
 	require.Equal(t, 400, r.code, "the model's own shape is not the configured one: %s", r.body)
+	checkResponseCache(t, base, `{"inputs":[{"name":"input","shape":[2,1,28,28],"datatype":"FP32","data":[`+strings.Join(strs, ",")+`]}]}`, want["output"].Data)
 
 	var models []adminModel
 	r = do(t, "GET", base+"/api/v1/models", nil, nil)
@@ -306,6 +307,7 @@ platform: "onnxruntime_onnx"
 max_batch_size: 32
 input [ { name: "input", data_type: TYPE_FP32, dims: [ 1, 28, 28 ], reshape: { shape: [ 784 ] } } ]
 output [ { name: "output", data_type: TYPE_FP32, dims: [ 2, 5 ], reshape: { shape: [ 10 ] } } ]
+response_cache { enable: true }
 `
 
 // writeReshapedMLP adds mlpimage, the mlp's file with reshapedMLP.
@@ -577,4 +579,53 @@ func TestARestartServesTheProfiledModelsAtOnce(t *testing.T) {
 	require.NotContains(t, firstPlan, "digits")
 	require.Greater(t, strings.Index(evs, "profiled digits on cpu"), first, "the others served before digits was measured:\n%s", evs)
 	require.NotContains(t, evs, "profiling lenet5", "the profiled models are not measured again")
+}
+
+// checkResponseCache sends mlpimage (which enables the response cache) the
+// request it answered once already, twice more, and another request: the
+// repeats are answered from the cache with the same answer, which its
+// statistics and metrics count; the new one is not.
+func checkResponseCache(t *testing.T, base, body string, want []float32) {
+	t.Helper()
+	for range 2 {
+		r := do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(body), nil)
+		require.Equal(t, 200, r.code, string(r.body))
+		var ans struct {
+			Outputs []struct {
+				Shape []int64   `json:"shape"`
+				Data  []float32 `json:"data"`
+			} `json:"outputs"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &ans))
+		require.Equal(t, []int64{2, 2, 5}, ans.Outputs[0].Shape)
+		requireClose(t, want, ans.Outputs[0].Data)
+	}
+	other := strings.Replace(body, `"data":[`, `"data":[0.5,`, 1)
+	other = other[:strings.LastIndex(other, ",")] + "]}]}" // one value in, the last out
+	r := do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(other), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	r = do(t, "GET", base+"/v2/models/mlpimage/stats", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var stats struct {
+		ModelStats []struct {
+			InferenceCount int64 `json:"inference_count"`
+			InferStats     map[string]struct {
+				Count int64 `json:"count"`
+			} `json:"inference_stats"`
+		} `json:"model_stats"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &stats))
+	s := stats.ModelStats[0]
+	require.Equal(t, int64(4), s.InferenceCount, "hits are inferences, as in Triton")
+	require.Equal(t, int64(2), s.InferStats["cache_hit"].Count, string(r.body))
+	require.Equal(t, int64(2), s.InferStats["cache_miss"].Count, string(r.body))
+	require.Equal(t, int64(2), s.InferStats["compute_infer"].Count, "only misses ran: %s", r.body)
+
+	r = do(t, "GET", base+"/metrics", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), `gpuletd_response_cache_hits_total{model="mlpimage"} 2`)
+	require.Contains(t, string(r.body), `gpuletd_response_cache_misses_total{model="mlpimage"} 2`)
+	require.Contains(t, string(r.body), "gpuletd_response_cache_entries 2")
+	require.Contains(t, string(r.body), "gpuletd_response_cache_budget_bytes 1.048576e+06")
 }

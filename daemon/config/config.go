@@ -40,9 +40,12 @@ type Config struct {
 	Partitioning Partitioning `yaml:"partitioning"`
 	Scheduler    Scheduler    `yaml:"scheduler"`
 	Limits       Limits       `yaml:"limits"`
-	Auth         Auth         `yaml:"auth"`
-	ONNXRuntime  ONNXRuntime  `yaml:"onnxruntime"`
-	MPS          MPS          `yaml:"mps"`
+	// ResponseCache keeps the answers of models that enable it
+	// (response_cache in their configuration).
+	ResponseCache ResponseCache `yaml:"response_cache"`
+	Auth          Auth          `yaml:"auth"`
+	ONNXRuntime   ONNXRuntime   `yaml:"onnxruntime"`
+	MPS           MPS           `yaml:"mps"`
 }
 
 // Log configures logging.
@@ -59,6 +62,14 @@ type Metrics struct {
 	// (nv_inference_*, nv_gpu_*), for dashboards and alerts built for
 	// Triton.
 	TritonNames bool `yaml:"triton_names"`
+}
+
+// ResponseCache configures the node's response cache (Triton's
+// --cache-config local,size=…).
+type ResponseCache struct {
+	// Size is the bytes of answers kept, least recently used dropped
+	// first; 0 keeps none.
+	Size ByteSize `yaml:"size"`
 }
 
 // Partitioning says how GPUs are cut into gpu-lets.

@@ -136,6 +136,9 @@ func (c *Config) Validate() error {
 		bad("limits.max_inflight_bytes", b, fmt.Sprintf("use at least %s, 4/3 of limits.max_request_body (one body may fill three quarters of it), at most 64GiB",
 			minInflightBytes(c.Limits.MaxRequestBody)))
 	}
+	if b := c.ResponseCache.Size; b < 0 || b > 1<<40 {
+		bad("response_cache.size", b, "use 0 (no cache) to 1TiB")
+	}
 	for i, g := range c.Partitioning.MIGReconfigure {
 		if strings.TrimSpace(g) == "" {
 			bad(fmt.Sprintf("partitioning.mig_reconfigure[%d]", i), g, `name a GPU by index or UUID, or "all"`)

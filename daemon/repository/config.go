@@ -77,6 +77,10 @@ type ModelConfig struct {
 	// its classes one per line (a config.pbtxt's label_filename): answers
 	// of the classification extension carry them.
 	LabelFiles map[string]string `yaml:"-"`
+	// ResponseCache answers identical requests from the node's response
+	// cache (a config.pbtxt's response_cache { enable: true }); it needs
+	// the node's response_cache.size, and is ignored for a pipeline.
+	ResponseCache bool `yaml:"response_cache,omitempty"`
 }
 
 // VersionPolicy selects version folders, as Triton's version_policy does:
@@ -230,6 +234,9 @@ func overlay(base, yamlCfg ModelConfig, set map[string]bool) ModelConfig {
 	}
 	if set["accuracy"] {
 		base.Accuracy = yamlCfg.Accuracy
+	}
+	if set["response_cache"] {
+		base.ResponseCache = yamlCfg.ResponseCache
 	}
 	return base
 }

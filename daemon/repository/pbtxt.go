@@ -284,6 +284,13 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		}
 	}
 	tritonIgnored(pc, bad, note)
+	if pc.GetResponseCache().GetEnable() {
+		if pc.GetEnsembleScheduling() != nil {
+			note("response_cache ignored: a pipeline's answers are not cached (its steps' models may enable it)")
+		} else {
+			c.ResponseCache = true
+		}
+	}
 	return tc, errors.Join(errs...)
 }
 
@@ -477,9 +484,6 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 	}
 	if pc.Optimization != nil {
 		note("optimization ignored: the execution provider comes from the server's onnxruntime settings")
-	}
-	if pc.GetResponseCache().GetEnable() {
-		note("response_cache ignored: gpuletd keeps no response cache")
 	}
 	if pc.GetModelTransactionPolicy().GetDecoupled() {
 		bad("model_transaction_policy.decoupled: models that answer with several responses are not served")

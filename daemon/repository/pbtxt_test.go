@@ -79,11 +79,12 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	for _, field := range []string{
 		"version_policy selects versions [2 3]", "input[0].format",
 		"dynamic_batching (preferred_batch_size, max_queue_delay_microseconds) ignored", "instance_group ignored", "model_warmup ignored", "optimization ignored",
-		"response_cache ignored", `parameters["intra_op_thread_count"] ignored`,
+		`parameters["intra_op_thread_count"] ignored`,
 	} {
 		require.Contains(t, notes, field)
 	}
-	require.Len(t, m.Notes, 8, notes)
+	require.Len(t, m.Notes, 7, notes)
+	require.True(t, m.Config.ResponseCache, "response_cache { enable: true } is honoured")
 }
 
 func TestTritonConfigSources(t *testing.T) {
@@ -257,6 +258,7 @@ func TestOverlayCoversEveryYAMLField(t *testing.T) {
 	full := ModelConfig{
 		SLO: config.Duration(time.Second), MaxBatchSize: 3, Platform: PlatformONNX, Profile: "p", MemoryMB: 5,
 		Inputs: []TensorSpec{{Name: "i"}}, Outputs: []TensorSpec{{Name: "o"}}, VariantOf: "v", Accuracy: 0.5,
+		ResponseCache: true,
 	}
 	set := map[string]bool{}
 	rt := reflect.TypeFor[ModelConfig]()

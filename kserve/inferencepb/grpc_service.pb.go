@@ -1188,6 +1188,10 @@ type InferStatistics struct {
 	ComputeInput  *StatisticDuration     `protobuf:"bytes,4,opt,name=compute_input,json=computeInput,proto3" json:"compute_input,omitempty"`
 	ComputeInfer  *StatisticDuration     `protobuf:"bytes,5,opt,name=compute_infer,json=computeInfer,proto3" json:"compute_infer,omitempty"`
 	ComputeOutput *StatisticDuration     `protobuf:"bytes,6,opt,name=compute_output,json=computeOutput,proto3" json:"compute_output,omitempty"`
+	// Look-ups the response cache answered, and those it did not (with the
+	// answer's insertion).
+	CacheHit      *StatisticDuration `protobuf:"bytes,7,opt,name=cache_hit,json=cacheHit,proto3" json:"cache_hit,omitempty"`
+	CacheMiss     *StatisticDuration `protobuf:"bytes,8,opt,name=cache_miss,json=cacheMiss,proto3" json:"cache_miss,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1260,6 +1264,20 @@ func (x *InferStatistics) GetComputeInfer() *StatisticDuration {
 func (x *InferStatistics) GetComputeOutput() *StatisticDuration {
 	if x != nil {
 		return x.ComputeOutput
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetCacheHit() *StatisticDuration {
+	if x != nil {
+		return x.CacheHit
+	}
+	return nil
+}
+
+func (x *InferStatistics) GetCacheMiss() *StatisticDuration {
+	if x != nil {
+		return x.CacheMiss
 	}
 	return nil
 }
@@ -2895,14 +2913,17 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\aversion\x18\x02 \x01(\tR\aversion\"9\n" +
 	"\x11StatisticDuration\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x04R\x05count\x12\x0e\n" +
-	"\x02ns\x18\x02 \x01(\x04R\x02ns\"\xfa\x02\n" +
+	"\x02ns\x18\x02 \x01(\x04R\x02ns\"\xf2\x03\n" +
 	"\x0fInferStatistics\x126\n" +
 	"\asuccess\x18\x01 \x01(\v2\x1c.inference.StatisticDurationR\asuccess\x120\n" +
 	"\x04fail\x18\x02 \x01(\v2\x1c.inference.StatisticDurationR\x04fail\x122\n" +
 	"\x05queue\x18\x03 \x01(\v2\x1c.inference.StatisticDurationR\x05queue\x12A\n" +
 	"\rcompute_input\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInput\x12A\n" +
 	"\rcompute_infer\x18\x05 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInfer\x12C\n" +
-	"\x0ecompute_output\x18\x06 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\"\xfd\x01\n" +
+	"\x0ecompute_output\x18\x06 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\x129\n" +
+	"\tcache_hit\x18\a \x01(\v2\x1c.inference.StatisticDurationR\bcacheHit\x12;\n" +
+	"\n" +
+	"cache_miss\x18\b \x01(\v2\x1c.inference.StatisticDurationR\tcacheMiss\"\xfd\x01\n" +
 	"\x0fModelStatistics\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
@@ -3106,66 +3127,68 @@ var file_grpc_service_proto_depIdxs = []int32{
 	18, // 12: inference.InferStatistics.compute_input:type_name -> inference.StatisticDuration
 	18, // 13: inference.InferStatistics.compute_infer:type_name -> inference.StatisticDuration
 	18, // 14: inference.InferStatistics.compute_output:type_name -> inference.StatisticDuration
-	19, // 15: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
-	20, // 16: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	46, // 17: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	47, // 18: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	48, // 19: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	50, // 20: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	52, // 21: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
-	54, // 22: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
-	41, // 23: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 24: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	42, // 25: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 26: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 27: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 28: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	45, // 29: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 30: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 31: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 32: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	22, // 33: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	22, // 34: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	49, // 35: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
-	51, // 36: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
-	53, // 37: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
-	0,  // 38: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 39: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 40: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 41: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 42: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 43: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 44: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 45: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 46: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	23, // 47: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	25, // 48: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	27, // 49: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	29, // 50: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
-	31, // 51: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
-	33, // 52: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
-	35, // 53: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
-	1,  // 54: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 55: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 56: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 57: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 58: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 59: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 60: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 61: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	21, // 62: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	24, // 63: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	26, // 64: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	28, // 65: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	30, // 66: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
-	32, // 67: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
-	34, // 68: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
-	36, // 69: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
-	54, // [54:70] is the sub-list for method output_type
-	38, // [38:54] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	18, // 15: inference.InferStatistics.cache_hit:type_name -> inference.StatisticDuration
+	18, // 16: inference.InferStatistics.cache_miss:type_name -> inference.StatisticDuration
+	19, // 17: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
+	20, // 18: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
+	46, // 19: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	47, // 20: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	48, // 21: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	50, // 22: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	52, // 23: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	54, // 24: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	41, // 25: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 26: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	42, // 27: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 28: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 29: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 30: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	45, // 31: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 32: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 33: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 34: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	22, // 35: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	22, // 36: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	49, // 37: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	51, // 38: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	53, // 39: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	0,  // 40: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 41: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 42: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 43: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 44: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 45: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 46: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 47: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 48: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	23, // 49: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	25, // 50: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	27, // 51: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	29, // 52: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	31, // 53: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	33, // 54: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	35, // 55: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	1,  // 56: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 57: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 58: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 59: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 60: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 61: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 62: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 63: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	21, // 64: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	24, // 65: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	26, // 66: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	28, // 67: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	30, // 68: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	32, // 69: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	34, // 70: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	36, // 71: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	56, // [56:72] is the sub-list for method output_type
+	40, // [40:56] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
