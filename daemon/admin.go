@@ -56,6 +56,29 @@ type statusModel struct {
 	Warnings []string    `json:"warnings,omitempty"`
 	Placed   []string    `json:"placed_on"`
 	Window   windowStats `json:"recent"`
+	// Cache is the response cache's account of a model that enables it.
+	Cache *statusCache `json:"response_cache,omitempty"`
+}
+
+// statusCache is a model's use of the response cache: its look-ups, or
+// why the node keeps no cache for it.
+type statusCache struct {
+	Hits   int64  `json:"hits"`
+	Misses int64  `json:"misses"`
+	Off    string `json:"off,omitempty"`
+}
+
+// cacheStatus is m's statusCache; nil when m does not enable the cache.
+func (n *node) cacheStatus(m *repository.Model) *statusCache {
+	if !m.Config.ResponseCache {
+		return nil
+	}
+	c := n.counters.of(m.Name)
+	s := &statusCache{Hits: c.cacheHit.count.Load(), Misses: c.cacheMiss.count.Load()}
+	if !n.cache.on() {
+		s.Off = "the node keeps none (response_cache.size 0)"
+	}
+	return s
 }
 
 // statusGpulet is one running gpu-let in the admin status.
@@ -182,7 +205,7 @@ func (n *node) status() status {
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
-			Warnings: n.slowStarts.of(m.Name),
+			Warnings: n.slowStarts.of(m.Name), Cache: n.cacheStatus(m),
 		}
 		if cur != nil {
 			sm.Unscheduled = cur.plan.Unscheduled[m.Name]

@@ -38,5 +38,8 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 	if m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble {
 		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: &tritonpb.ModelDynamicBatching{}}
 	}
+	if m.Config.ResponseCache {
+		c.ResponseCache = &tritonpb.ModelResponseCache{Enable: true}
+	}
 	return c
 }

@@ -185,6 +185,9 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if tc.GetDynamicBatching() != nil {
 		cfg["dynamic_batching"] = map[string]any{}
 	}
+	if tc.ResponseCache != nil {
+		cfg["response_cache"] = map[string]any{"enable": true}
+	}
 	writeJSON(w, http.StatusOK, cfg)
 }
 

@@ -111,6 +111,8 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 		{"history_retention", func(c *config.Config) { c.HistoryRetention = 0 }, func(c *config.Config) any { return c.HistoryRetention.D() }, time.Duration(0)},
 		{"repository_poll", func(c *config.Config) { c.RepositoryPoll = config.Duration(30 * time.Second) },
 			func(c *config.Config) any { return c.RepositoryPoll.D() }, 30 * time.Second},
+		{"response_cache.size", func(c *config.Config) { c.ResponseCache.Size = 1 << 20 },
+			func(c *config.Config) any { return c.ResponseCache.Size }, config.ByteSize(1 << 20)},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -119,7 +121,8 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 			cur := config.Default()
 			cur.GRPCListen = ""
 			n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
-				rates: newRateMeter(cur.Scheduler.EWMAWeight, time.Now()), stepRates: newRateMeter(cur.Scheduler.EWMAWeight, time.Now())}
+				rates: newRateMeter(cur.Scheduler.EWMAWeight, time.Now()), stepRates: newRateMeter(cur.Scheduler.EWMAWeight, time.Now()),
+				cache: newResponseCache(int64(cur.ResponseCache.Size))}
 			n.cfg.Store(&cur)
 			next := cur
 			tt.change(&next)
@@ -129,6 +132,7 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 			require.Equal(t, []string{"listen"}, restart)
 			require.Equal(t, tt.want, tt.got(n.conf()))
 			require.Equal(t, cur.Listen, n.conf().Listen)
+			require.Equal(t, int64(n.conf().ResponseCache.Size), n.cache.usage().Budget, "the cache follows its size")
 		})
 	}
 	for f := range liveFields {

@@ -26,6 +26,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		binary, asJSON   bool
 		shm              bool
 		concurrency      int
+		inputs           int
 		seed             uint64
 	)
 	cmd := &cobra.Command{
@@ -40,7 +41,10 @@ Inputs are random tensors of the shapes the model declares (batch 1; strings
 are random 16-letter words), as JSON or, with --binary, as binary tensors
 (without the flag, binary anyway where a JSON request would be over 256 KiB,
 an image model's input, whose JSON numbers would be measured rather than the
-server; --binary=false keeps JSON); with --grpc they go to the gRPC
+server; --binary=false keeps JSON), the same ones in every request, as
+perf_analyzer sends them, unless --inputs N asks for N distinct requests,
+sent in turn (a model that enables the daemon's response cache answers the
+repeats from it, without running); with --grpc they go to the gRPC
 listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
 still read over REST). With --shm no tensor travels in a request: the inputs
 lie in a POSIX shared-memory object registered with the daemon as a region
@@ -93,6 +97,7 @@ answered, and no --rate is given.`,
 				cfgs[i] = loadgen.Config{
 					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
+					Inputs: inputs,
 				}
 			}
 			var (
@@ -147,6 +152,7 @@ answered, and no --rate is given.`,
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs (unset: for inputs over 256 KiB as JSON; false: never)")
 	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
+	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrivals and the inputs")
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")

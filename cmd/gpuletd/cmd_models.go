@@ -166,6 +166,11 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	} else {
 		fmt.Fprintf(tw, "recent\tno requests\n")
 	}
+	if c := m.Cache; c != nil && c.Off != "" {
+		fmt.Fprintf(tw, "cache\tenabled, but off: %s\n", c.Off)
+	} else if c != nil {
+		fmt.Fprintf(tw, "cache\t%d hits, %d misses (response cache)\n", c.Hits, c.Misses)
+	}
 	for _, note := range m.ConfigNotes {
 		fmt.Fprintf(tw, "note\t%s\n", note)
 	}

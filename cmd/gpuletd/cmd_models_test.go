@@ -74,6 +74,21 @@ func TestWriteModelShow(t *testing.T) {
 	require.Contains(t, out, "latency      p50 2.44ms, p99 36.2ms")
 
 	require.NotContains(t, out, "completes the profile")
+	require.NotContains(t, out, "cache", "the model does not enable the response cache")
+	for _, tc := range []struct {
+		cache adminCache
+		want  string
+	}{
+		{adminCache{Hits: 3, Misses: 1}, `\ncache +3 hits, 1 misses \(response cache\)\n`},
+		{adminCache{Off: "the node keeps none (response_cache.size 0)"}, `\ncache +enabled, but off: the node keeps none \(response_cache.size 0\)\n`},
+	} {
+		d.Model.Cache = &tc.cache
+		b.Reset()
+		require.NoError(t, writeModelShow(&b, &d, &p))
+		require.Regexp(t, tc.want, b.String())
+		require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	}
+	d.Model.Cache = nil
 
 	var cut adminProfiles
 	require.NoError(t, json.Unmarshal([]byte(`{"profiles": [{"device_type": "cpu", "points": [{}], "knee_size": 50,

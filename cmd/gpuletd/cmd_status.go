@@ -220,6 +220,14 @@ type adminModel struct {
 	Reason       string      `json:"reason"`
 	Placed       []string    `json:"placed_on"`
 	Recent       adminRecent `json:"recent"`
+	Cache        *adminCache `json:"response_cache"`
+}
+
+// adminCache is a model's use of the response cache (nil: not enabled).
+type adminCache struct {
+	Hits   int64  `json:"hits"`
+	Misses int64  `json:"misses"`
+	Off    string `json:"off"`
 }
 
 // adminRecent is a model's latency window.

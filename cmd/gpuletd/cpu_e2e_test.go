@@ -628,4 +628,34 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 	require.Contains(t, string(r.body), `gpuletd_response_cache_misses_total{model="mlpimage"} 2`)
 	require.Contains(t, string(r.body), "gpuletd_response_cache_entries 2")
 	require.Contains(t, string(r.body), "gpuletd_response_cache_budget_bytes 1.048576e+06")
+
+	// gpuletd load with four distinct requests in turn: the first of each
+	// misses, every later one hits.
+	code, out, stderr := runCLI(t, "load", "--url", base, "--model", "mlpimage", "--inputs", "4", "--arrival", "closed", "--duration", "1s", "--json")
+	require.Equal(t, 0, code, stderr)
+	var load struct {
+		Report struct {
+			Sent, OK int64
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &load))
+	require.Greater(t, load.Report.Sent, int64(4), out)
+	require.Equal(t, load.Report.Sent, load.Report.OK, out)
+
+	var models []adminModel
+	r = do(t, "GET", base+"/api/v1/models", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.NoError(t, json.Unmarshal(r.body, &models))
+	for _, m := range models {
+		if m.Name == "mlpimage" {
+			require.Equal(t, &adminCache{Hits: 2 + load.Report.Sent - 4, Misses: 2 + 4}, m.Cache)
+		} else {
+			require.Nil(t, m.Cache, m.Name)
+		}
+	}
+
+	// The model's configuration says so, as Triton's does.
+	r = do(t, "GET", base+"/v2/models/mlpimage/config", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), `"response_cache":{"enable":true}`)
 }

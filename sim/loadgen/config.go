@@ -75,6 +75,12 @@ type Config struct {
 	// Payload is the request body; nil builds one from the model's
 	// metadata (NewPayload).
 	Payload *Payload
+	// Inputs is how many distinct requests a run built from the model's
+	// metadata sends, in turn, each with its own random inputs (seeds Seed,
+	// Seed+1, …); 0 or 1 sends one request every time, as perf_analyzer
+	// does. More keep a server's response cache from answering most of
+	// them. Not with a given Payload or SharedMemory.
+	Inputs int
 	// SLO is the model's latency objective; 0 reads it from the server.
 	SLO time.Duration
 	// Client sends the requests; nil makes one sized for Concurrency.
@@ -84,6 +90,10 @@ type Config struct {
 	// decodes and refuses).
 	OKStatus int
 }
+
+// MaxInputs bounds Config.Inputs: the payloads are all built, and held,
+// before the run.
+const MaxInputs = 4096
 
 // withDefaults checks c and fills in its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -101,6 +111,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: warmup, concurrency, drain, timeout and SLO cannot be negative", ErrConfig)
 	case c.OKStatus != 0 && (c.OKStatus < 100 || c.OKStatus > 599):
 		return c, fmt.Errorf("%w: ok status %d is not an HTTP status", ErrConfig, c.OKStatus)
+	case c.Inputs < 0 || c.Inputs > MaxInputs:
+		return c, fmt.Errorf("%w: %d distinct inputs; give 1 to %d", ErrConfig, c.Inputs, MaxInputs)
+	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory):
+		return c, fmt.Errorf("%w: distinct inputs are built from the model's metadata, not with a given payload or shared memory (one region holds one request)", ErrConfig)
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency

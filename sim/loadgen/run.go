@@ -78,6 +78,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer client.CloseIdleConnections()
 	}
 	var shmGRPC *pb.ModelInferRequest
+	var extra []*Payload // the distinct requests after cfg.Payload (Inputs)
 	if cfg.Payload == nil || cfg.SLO == 0 || cfg.SharedMemory {
 		m, err := FetchModel(ctx, client, cfg.URL, cfg.Model)
 		if err != nil {
@@ -97,6 +98,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 			}
 		}
+		if !cfg.SharedMemory {
+			if extra, err = distinctPayloads(m, cfg); err != nil {
+				return nil, err
+			}
+		}
 		if cfg.SharedMemory {
 			var r *shmRegion
 			if r, cfg.Payload, shmGRPC, err = setUpSharedMemory(ctx, client, cfg.URL, cfg.Model, m, cfg.Payload); err != nil {
@@ -106,7 +112,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	g := &generator{
-		cfg: cfg, client: client,
+		cfg: cfg, client: client, payloads: append([]*Payload{cfg.Payload}, extra...),
 		infer: cfg.URL + "/v2/models/" + url.PathEscape(cfg.Model) + "/infer",
 		jobs:  make(chan job, cfg.Concurrency),
 		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
@@ -118,10 +124,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%w: grpc address %q: %v", ErrConfig, cfg.GRPC, err)
 		}
 		defer conn.Close()
-		if g.grpcReq = shmGRPC; g.grpcReq == nil {
-			if g.grpcReq, err = cfg.Payload.GRPCRequest(cfg.Model); err != nil {
+		if shmGRPC != nil {
+			g.grpcReqs = []*pb.ModelInferRequest{shmGRPC}
+		}
+		for _, p := range g.payloads[len(g.grpcReqs):] {
+			req, err := p.GRPCRequest(cfg.Model)
+			if err != nil {
 				return nil, err
 			}
+			g.grpcReqs = append(g.grpcReqs, req)
 		}
 		g.grpc = pb.NewGRPCInferenceServiceClient(conn)
 		if err := grpcLive(ctx, g.grpc); err != nil {
@@ -150,11 +161,15 @@ const liveTimeout = 5 * time.Second
 
 // generator is one run in progress.
 type generator struct {
-	cfg      Config
-	client   *http.Client
-	infer    string
-	grpc     pb.GRPCInferenceServiceClient // nil: REST
-	grpcReq  *pb.ModelInferRequest
+	cfg    Config
+	client *http.Client
+	infer  string
+	grpc   pb.GRPCInferenceServiceClient // nil: REST
+	// payloads are the requests sent in turn (grpcReqs the same over
+	// gRPC); next counts the requests that took one.
+	payloads []*Payload
+	grpcReqs []*pb.ModelInferRequest
+	next     atomic.Uint64
 	jobs     chan job
 	inFlight atomic.Int64
 	t        *tally
@@ -303,6 +318,28 @@ func (g *generator) schedule(ctx context.Context, rep *Report) error {
 	return nil
 }
 
+// turn picks which of n requests the next one sends.
+func (g *generator) turn(n int) int {
+	if n == 1 {
+		return 0
+	}
+	return int((g.next.Add(1) - 1) % uint64(n))
+}
+
+// distinctPayloads builds the requests after cfg.Payload that cfg.Inputs
+// asks for, in cfg.Payload's form, each from its own seed.
+func distinctPayloads(m *Model, cfg Config) ([]*Payload, error) {
+	var out []*Payload
+	for i := 1; i < cfg.Inputs; i++ {
+		p, err := NewPayload(m, cfg.Payload.JSONLen >= 0, cfg.Seed+uint64(i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 // send carries one request and records its outcome.
 func (g *generator) send(ctx context.Context, j job) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
@@ -311,12 +348,13 @@ func (g *generator) send(ctx context.Context, j job) {
 		g.sendGRPC(ctx, j)
 		return
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.infer, bytes.NewReader(g.cfg.Payload.Body))
+	p := g.payloads[g.turn(len(g.payloads))]
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.infer, bytes.NewReader(p.Body))
 	if err != nil {
 		g.fail(j, FailError, err.Error())
 		return
 	}
-	g.cfg.Payload.header(req.Header)
+	p.header(req.Header)
 	sent := g.leave(j)
 	resp, err := g.client.Do(req)
 	if err != nil {
@@ -356,7 +394,7 @@ func (g *generator) send(ctx context.Context, j job) {
 // status code's name.
 func (g *generator) sendGRPC(ctx context.Context, j job) {
 	sent := g.leave(j)
-	res, err := g.grpc.ModelInfer(ctx, g.grpcReq)
+	res, err := g.grpc.ModelInfer(ctx, g.grpcReqs[g.turn(len(g.grpcReqs))])
 	lat := time.Since(sent)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {

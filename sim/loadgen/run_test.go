@@ -439,3 +439,34 @@ func TestOKStatusMeasuresAnErrorPath(t *testing.T) {
 	_, err = Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, OKStatus: 1000})
 	require.ErrorIs(t, err, ErrConfig)
 }
+
+// With Inputs, a run sends that many distinct requests in turn; without,
+// the same one every time. Inputs refuses what it cannot vary.
+func TestDistinctInputs(t *testing.T) {
+	for _, tc := range []struct {
+		inputs, distinct int
+	}{{0, 1}, {1, 1}, {3, 3}} {
+		srv := newFakeServer(t, &fakeServer{})
+		rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Closed: true, Concurrency: 1, Duration: 200 * time.Millisecond, Inputs: tc.inputs})
+		require.NoError(t, err)
+		require.Greater(t, rep.Sent, int64(2*tc.distinct))
+		srv.mu.Lock()
+		var seen []string
+		for i, r := range srv.decoded {
+			data := string(r.Inputs[0].Data)
+			if i < tc.distinct {
+				require.NotContains(t, seen, data, "request %d repeats an earlier one", i)
+				seen = append(seen, data)
+				continue
+			}
+			require.Equal(t, seen[i%tc.distinct], data, "request %d is not the request %d turns back", i, i%tc.distinct)
+		}
+		srv.mu.Unlock()
+	}
+	_, err := Run(context.Background(), Config{URL: "http://127.0.0.1:1", Model: "m", Rate: 1, Duration: time.Second, Inputs: 2, Payload: &Payload{}})
+	require.ErrorIs(t, err, ErrConfig)
+	_, err = Run(context.Background(), Config{URL: "http://127.0.0.1:1", Model: "m", Rate: 1, Duration: time.Second, Inputs: 2, SharedMemory: true})
+	require.ErrorContains(t, err, "one region holds one request")
+	_, err = Run(context.Background(), Config{URL: "http://127.0.0.1:1", Model: "m", Rate: 1, Duration: time.Second, Inputs: MaxInputs + 1})
+	require.ErrorIs(t, err, ErrConfig)
+}
