@@ -70,7 +70,7 @@ func TestEnsembleParses(t *testing.T) {
 	m, err = ix.Get("traffic")
 	require.NoError(t, err)
 	require.False(t, m.Config.ResponseCache)
-	require.Contains(t, strings.Join(m.Notes, "\n"), "response_cache ignored: a pipeline's answers are not cached")
+	require.Contains(t, strings.Join(m.Notes, "\n"), "response_cache ignored: neither a pipeline's answers nor its step requests are cached")
 
 	// Without a version folder too: a pipeline has no file.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})

@@ -286,7 +286,7 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	tritonIgnored(pc, bad, note)
 	if pc.GetResponseCache().GetEnable() {
 		if pc.GetEnsembleScheduling() != nil {
-			note("response_cache ignored: a pipeline's answers are not cached (its steps' models may enable it)")
+			note("response_cache ignored: neither a pipeline's answers nor its step requests are cached")
 		} else {
 			c.ResponseCache = true
 		}
