@@ -89,8 +89,10 @@ type Outcome[H comparable] struct {
 	// ones and gpu-lets drained.
 	Started, Loaded, Stopped int
 	// Deferred counts gpu-lets that did not fit beside the old ones and
-	// started once those had drained.
-	Deferred int
+	// started once those had drained; Bridged the old gpu-lets that kept
+	// serving models only a deferred gpu-let would serve while the others
+	// drained, and drained last.
+	Deferred, Bridged int
 	// Failed lists what could not start or load.
 	Failed []Failure
 	// Serving is what the router points at now.
@@ -122,41 +124,28 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	for i := range plan.GPUs {
 		gpus[plan.GPUs[i].ID] = &plan.GPUs[i]
 	}
-	type slot struct {
-		gpu *gpulet.GPUPlan
-		let gpulet.GPULet // what it serves: the plan's, less what did not load
-		h   H
-		ok  bool
-		err error
-		// planned is the plan's gpu-let, and missing its models that did
-		// not load when it started (ModelsNotLoaded).
-		planned gpulet.GPULet
-		missing map[string]error
-		// change is a kept gpu-let's change.
-		change gpulet.Change
-	}
-	var starts, kept []*slot
-	var stops []H
+	var starts, kept []*slot[H]
+	var stops []Serving[H] // what runs now on each gpu-let to stop
 	var lost []func()
 	for _, c := range out.Diff.Changes {
 		switch c.Action {
 		case gpulet.ActionStart, gpulet.ActionResize:
-			starts = append(starts, &slot{gpu: gpus[c.GPU], let: *c.New, planned: *c.New})
+			starts = append(starts, &slot[H]{gpu: gpus[c.GPU], let: *c.New, planned: *c.New})
 		case gpulet.ActionKeep:
-			s := &slot{gpu: gpus[c.GPU], let: *c.New, h: handles[c.GPU][c.OldIndex], ok: true, change: c}
+			s := &slot[H]{gpu: gpus[c.GPU], let: *c.New, h: handles[c.GPU][c.OldIndex], ok: true, change: c}
 			kept = append(kept, s)
 			for _, name := range c.Unload {
 				lost = append(lost, func() { node.Unload(ctx, s.h, name) })
 			}
 		}
 		if c.Action == gpulet.ActionStop || c.Action == gpulet.ActionResize {
-			stops = append(stops, handles[c.GPU][c.OldIndex])
+			stops = append(stops, Serving[H]{GPU: c.GPU, Let: *c.Old, H: handles[c.GPU][c.OldIndex]})
 		}
 	}
 	// started is called, one at a time, with each slot start has started
 	// (or failed to).
-	var started func(s *slot)
-	start := func(ss []*slot) {
+	var started func(s *slot[H])
+	start := func(ss []*slot[H]) {
 		var mu sync.Mutex
 		concurrently(len(ss), func(i int) {
 			s := ss[i]
@@ -176,7 +165,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		})
 	}
 	// notLoaded records the models a started gpu-let lacks as failures.
-	notLoaded := func(s *slot) {
+	notLoaded := func(s *slot[H]) {
 		for _, p := range s.planned.Models {
 			if err := s.missing[p.Name]; err != nil {
 				out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.planned, Model: p.Name, Err: err})
@@ -185,7 +174,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		s.missing = nil
 	}
 	start(starts)
-	var later, reload []*slot
+	var later, reload []*slot[H]
 	for _, s := range starts {
 		switch {
 		case s.ok:
@@ -215,6 +204,11 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		}
 	}
 	all := append(starts, kept...)
+	// bridges are old gpu-lets that keep serving, while the others drain,
+	// the models only a deferred gpu-let would serve (bridges): those
+	// models are not left unrouted for a deferred gpu-let's start when
+	// draining the others makes room for it.
+	var bridges []Serving[H]
 	route := func() {
 		out.Serving = nil
 		for _, s := range all {
@@ -222,12 +216,51 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 				out.Serving = append(out.Serving, Serving[H]{GPU: s.gpu.ID, Let: s.let, H: s.h})
 			}
 		}
-		node.Route(out.Serving)
+		node.Route(append(slices.Clone(out.Serving), bridges...))
+	}
+	stop := func(ss []Serving[H]) {
+		concurrently(len(ss), func(i int) { node.Stop(ctx, ss[i].H) })
+	}
+	// startLater starts the deferred gpu-lets, each routed as soon as it
+	// has started, not once the slowest of them has (a model whose warm-up
+	// takes seconds kept its neighbours' new gpu-let off the routes that
+	// long, while the old gpu-lets had already drained); it returns those
+	// that still failed.
+	startLater := func(ss []*slot[H]) []*slot[H] {
+		started = func(s *slot[H]) {
+			if s.ok {
+				route()
+			}
+		}
+		start(ss)
+		started = nil
+		var failed []*slot[H]
+		for _, s := range ss {
+			if s.ok {
+				out.Deferred++
+				notLoaded(s)
+				continue
+			}
+			failed = append(failed, s)
+		}
+		return failed
+	}
+	var first []Serving[H] // the gpu-lets to stop before the deferred start
+	if first, bridges = splitBridges(stops, later, all); len(first) == 0 {
+		first, bridges = stops, nil // nothing would make room: drain them all
 	}
 	route()
-	concurrently(len(stops), func(i int) { node.Stop(ctx, stops[i]) })
+	stop(first)
 	out.Stopped = len(stops)
 	concurrently(len(lost), func(i int) { lost[i]() })
+	if len(bridges) > 0 {
+		out.Bridged = len(bridges)
+		later = startLater(later)
+		last := bridges
+		bridges = nil
+		route()
+		stop(last)
+	}
 	for _, s := range reload {
 		for _, p := range s.planned.Models {
 			if s.missing[p.Name] == nil {
@@ -243,25 +276,8 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		}
 		notLoaded(s)
 	}
-	if len(later) > 0 {
-		// Each deferred gpu-let serves as soon as it has started, not once
-		// the slowest of them has (a model whose warm-up takes seconds kept
-		// its neighbours' new gpu-let off the routes that long, while the
-		// old gpu-lets had already drained).
-		started = func(s *slot) {
-			if s.ok {
-				route()
-			}
-		}
-		start(later)
-		for _, s := range later {
-			if s.ok {
-				out.Deferred++
-				notLoaded(s)
-				continue
-			}
-			out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: s.err})
-		}
+	for _, s := range startLater(later) {
+		out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: s.err})
 	}
 	if len(reload) > 0 {
 		route() // the deferred gpu-lets routed themselves as they started
@@ -271,6 +287,50 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		errs = append(errs, f.Err)
 	}
 	return out, errors.Join(errs...)
+}
+
+// slot is one gpu-let of the plan as Reorganize carries it out.
+type slot[H comparable] struct {
+	gpu *gpulet.GPUPlan
+	let gpulet.GPULet // what it serves: the plan's, less what did not load
+	h   H
+	ok  bool
+	err error
+	// planned is the plan's gpu-let, and missing its models that did
+	// not load when it started (ModelsNotLoaded).
+	planned gpulet.GPULet
+	missing map[string]error
+	// change is a kept gpu-let's change.
+	change gpulet.Change
+}
+
+// splitBridges splits the gpu-lets to stop into those to drain first and
+// the bridges: gpu-lets serving a model that only a deferred gpu-let
+// (later) would serve, no gpu-let that runs (all, those that started or
+// are kept) serving it. Draining the others first may make the room the
+// deferred gpu-lets lack while the bridges keep those models routed.
+func splitBridges[H comparable](stops []Serving[H], later, all []*slot[H]) (first, bridges []Serving[H]) {
+	served, wanted := map[string]bool{}, map[string]bool{}
+	for _, s := range all {
+		if s.ok {
+			for _, p := range s.let.Models {
+				served[p.Name] = true
+			}
+		}
+	}
+	for _, s := range later {
+		for _, p := range s.planned.Models {
+			wanted[p.Name] = !served[p.Name]
+		}
+	}
+	for _, st := range stops {
+		if slices.ContainsFunc(st.Let.Models, func(p gpulet.Placement) bool { return wanted[p.Name] }) {
+			bridges = append(bridges, st)
+		} else {
+			first = append(first, st)
+		}
+	}
+	return first, bridges
 }
 
 // runningPlan is what runs as a plan for gpulet.Diff, and each GPU's

@@ -30,6 +30,9 @@ type recorder struct {
 	// until the channel closes.
 	slow    map[int]chan struct{}
 	stopped bool
+	// stops counts the gpu-lets stopped; a gpu-let without room starts
+	// once roomAfter (at least one) have been.
+	stops, roomAfter int
 }
 
 func (r *recorder) add(s string) {
@@ -48,7 +51,7 @@ func names(l gpulet.GPULet) string {
 
 func (r *recorder) Start(_ context.Context, gpu *gpulet.GPUPlan, let gpulet.GPULet) (int, error) {
 	r.mu.Lock()
-	if r.noRoom[let.Size] && !r.stopped {
+	if r.noRoom[let.Size] && r.stops < max(r.roomAfter, 1) {
 		r.mu.Unlock()
 		r.add(fmt.Sprintf("start %s %d[%s] failed", gpu.ID, let.Size, names(let)))
 		return 0, errors.New("no room")
@@ -104,6 +107,7 @@ func (r *recorder) Route(serving []Serving[int]) {
 func (r *recorder) Stop(_ context.Context, h int) {
 	r.mu.Lock()
 	r.stopped = true
+	r.stops++
 	r.mu.Unlock()
 	r.add(fmt.Sprintf("stop %d", h))
 }
@@ -339,5 +343,54 @@ func TestReorganizeSerialKeepsPlanOrder(t *testing.T) {
 		_, err := Reorganize(context.Background(), r, running, plan)
 		require.NoError(t, err)
 		require.Equal(t, []string{"start g 60[a]", "start g 40[b]", "route 101[a] 102[b]", "stop 1", "stop 2"}, r.log)
+	}
+}
+
+// A model whose new gpu-let lacks room keeps its old gpu-let while the
+// other old gpu-lets drain and the new one starts: it is never unrouted
+// when draining those others makes the room. Before, every old gpu-let
+// drained first, and the model had no route for the new gpu-let's start
+// (its load and warm-up: seconds on a GPU). When the room takes its old
+// gpu-let too, that one drains next and the start is tried again.
+func TestReorganizeBridgesAModelWhoseGPULetLacksRoom(t *testing.T) {
+	running := []Serving[int]{
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("b", 2, 5)}}, H: 2},
+	}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
+		{Size: 80, Models: []gpulet.Placement{place("a", 8, 20)}},
+		{Size: 20, Models: []gpulet.Placement{place("b", 2, 5)}},
+	}}}}
+	tests := []struct {
+		name      string
+		roomAfter int
+		want      []string
+	}{
+		{name: "the others' room suffices", roomAfter: 1, want: []string{
+			"start g0 20[b]", "start g0 80[a] failed",
+			"route 101[b] 1[a]", "stop 2", "start g0 80[a]",
+			"route 101[b] 102[a] 1[a]", "route 101[b] 102[a]", "stop 1",
+		}},
+		{name: "the bridge's room is needed too", roomAfter: 2, want: []string{
+			"start g0 20[b]", "start g0 80[a] failed",
+			"route 101[b] 1[a]", "stop 2", "start g0 80[a] failed",
+			"route 101[b]", "stop 1", "start g0 80[a]",
+			"route 101[b] 102[a]",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{noRoom: map[int]bool{80: true}, roomAfter: tc.roomAfter}
+			out, err := Reorganize(context.Background(), r, running, plan)
+			require.NoError(t, err)
+			slices.Sort(r.log[:2])
+			require.Equal(t, tc.want, normalize(r.log))
+			require.Equal(t, 1, out.Started)
+			require.Equal(t, 1, out.Deferred)
+			require.Equal(t, 2, out.Stopped)
+			require.Equal(t, 1, out.Bridged)
+			require.Empty(t, out.Failed)
+			require.Len(t, out.Serving, 2)
+		})
 	}
 }

@@ -218,8 +218,11 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 		}
 	}
 	if out.Deferred > 0 {
-		n.events.add(EventReorganize, store.SeverityWarning,
-			fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones (cores or memory): old gpu-lets were drained first", out.Deferred), nil)
+		msg := fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones (cores or memory): old gpu-lets were drained first", out.Deferred)
+		if out.Bridged > 0 {
+			msg += fmt.Sprintf(", %d of them last, serving the models that moved until then", out.Bridged)
+		}
+		n.events.add(EventReorganize, store.SeverityWarning, msg, nil)
 	}
 	started := out.Started + out.Deferred
 	if started > 0 || out.Stopped > 0 || out.Loaded > 0 || hasUnloads(out.Diff) {

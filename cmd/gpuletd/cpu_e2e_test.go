@@ -93,16 +93,7 @@ func TestTritonRepositoryServes(t *testing.T) {
 	require.NoError(t, err)
 	r := do(t, "POST", base+"/v2/models/mlpimage/infer",
 		[]byte(`{"inputs":[{"name":"input","shape":[2,1,28,28],"datatype":"FP32","data":[`+strings.Join(strs, ",")+`]}]}`), nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	var ans struct {
-		Outputs []struct {
-			Shape []int64   `json:"shape"`
-			Data  []float32 `json:"data"`
-		} `json:"outputs"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &ans))
-	require.Equal(t, []int64{2, 2, 5}, ans.Outputs[0].Shape)
-	requireClose(t, want["output"].Data, ans.Outputs[0].Data)
+	requireImageAnswer(t, r, want["output"].Data)
 	r = do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","data":[`+strings.Join(strs[:784], ",")+`]}]}`), nil)
 	require.Equal(t, 400, r.code, "the model's own shape is not the configured one: %s", r.body)
 	checkResponseCache(t, base, `{"inputs":[{"name":"input","shape":[2,1,28,28],"datatype":"FP32","data":[`+strings.Join(strs, ",")+`]}]}`, want["output"].Data)
@@ -588,17 +579,7 @@ func TestARestartServesTheProfiledModelsAtOnce(t *testing.T) {
 func checkResponseCache(t *testing.T, base, body string, want []float32) {
 	t.Helper()
 	for range 2 {
-		r := do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(body), nil)
-		require.Equal(t, 200, r.code, string(r.body))
-		var ans struct {
-			Outputs []struct {
-				Shape []int64   `json:"shape"`
-				Data  []float32 `json:"data"`
-			} `json:"outputs"`
-		}
-		require.NoError(t, json.Unmarshal(r.body, &ans))
-		require.Equal(t, []int64{2, 2, 5}, ans.Outputs[0].Shape)
-		requireClose(t, want, ans.Outputs[0].Data)
+		requireImageAnswer(t, do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(body), nil), want)
 	}
 	other := strings.Replace(body, `"data":[`, `"data":[0.5,`, 1)
 	other = other[:strings.LastIndex(other, ",")] + "]}]}" // one value in, the last out
@@ -658,4 +639,20 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 	r = do(t, "GET", base+"/v2/models/mlpimage/config", nil, nil)
 	require.Equal(t, 200, r.code)
 	require.Contains(t, string(r.body), `"response_cache":{"enable":true}`)
+}
+
+// requireImageAnswer checks mlpimage's answer to two images: 2x5 scores
+// each, close to want.
+func requireImageAnswer(t *testing.T, r httpResult, want []float32) {
+	t.Helper()
+	require.Equal(t, 200, r.code, string(r.body))
+	var ans struct {
+		Outputs []struct {
+			Shape []int64   `json:"shape"`
+			Data  []float32 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	require.Equal(t, []int64{2, 2, 5}, ans.Outputs[0].Shape)
+	requireClose(t, want, ans.Outputs[0].Data)
 }
