@@ -204,10 +204,11 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		}
 	}
 	all := append(starts, kept...)
-	// bridges are old gpu-lets that keep serving, while the others drain,
-	// the models only a deferred gpu-let would serve (bridges): those
-	// models are not left unrouted for a deferred gpu-let's start when
-	// draining the others makes room for it.
+	// bridges are old gpu-lets to stop that stay routed while the other
+	// old ones drain and the deferred gpu-lets start again, since they
+	// serve models only a deferred gpu-let would serve (splitBridges):
+	// those models are not left unrouted for that start when draining the
+	// others makes the room.
 	var bridges []Serving[H]
 	route := func() {
 		out.Serving = nil
