@@ -72,7 +72,7 @@ func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServer
 	switch info.FullMethod {
 	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName,
 		pb.GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName, pb.GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName,
-		pb.GRPCInferenceService_LogSettings_FullMethodName:
+		pb.GRPCInferenceService_LogSettings_FullMethodName, pb.GRPCInferenceService_TraceSetting_FullMethodName:
 	default:
 		return next(ctx, req)
 	}

@@ -77,6 +77,8 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 		res   *pb.ModelInferResponse
 		batch int32
 	)
+	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival)
+	ctx = withTrace(ctx, tr)
 	if ierr = n.begin(m); ierr == nil {
 		var release func()
 		size := int64(proto.Size(r))
@@ -90,6 +92,7 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 		}
 	}
 	n.finish(m, arrival, batch, ierr)
+	n.traces.done(tr, time.Now(), ierr.message())
 	return res, ierr
 }
 

@@ -28,6 +28,10 @@ func (n *node) handler(web http.Handler) http.Handler {
 		r.HandleFunc(prefix+"/config", n.handleModelConfig).Methods(http.MethodGet)
 		r.HandleFunc(prefix+"/stats", n.handleModelStats).Methods(http.MethodGet)
 	}
+	for _, path := range []string{"/v2/trace/setting", "/v2/models/{model}/trace/setting"} {
+		r.HandleFunc(path, n.handleTraceSettings).Methods(http.MethodGet)
+		r.Handle(path, n.mutating(http.HandlerFunc(n.handleTraceSettings))).Methods(http.MethodPost)
+	}
 	r.HandleFunc("/v2/logging", n.handleLogSettings).Methods(http.MethodGet)
 	r.Handle("/v2/logging", n.mutating(http.HandlerFunc(n.handleLogSettings))).Methods(http.MethodPost)
 	r.HandleFunc("/v2/repository/index", n.handleRepoIndex).Methods(http.MethodPost)

@@ -33,6 +33,14 @@ type inferError struct {
 	msg    string
 }
 
+// message is the error's message; "" for none.
+func (e *inferError) message() string {
+	if e == nil {
+		return ""
+	}
+	return e.msg
+}
+
 // clientFault tells whether the request itself was at fault (it is then no
 // SLO violation).
 func (e *inferError) clientFault() bool {
@@ -51,6 +59,10 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	release := func() {}
+	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival)
+	if tr != nil {
+		r = r.WithContext(withTrace(r.Context(), tr))
+	}
 	ierr := n.begin(m)
 	if ierr == nil {
 		body, release, ierr = n.readBody(r, m, arrival)
@@ -65,6 +77,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 		batch = resp.batch
 	}
 	n.finish(m, arrival, batch, ierr)
+	n.traces.done(tr, time.Now(), ierr.message())
 	if ierr != nil {
 		writeInferError(w, ierr)
 		return
@@ -236,6 +249,9 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	if err := checkInputs(m, req); err != nil {
 		return nil, badRequest("%s: %v", m.Name, err)
 	}
+	if tr := traceOf(ctx); tr != nil {
+		tr.entry.RequestID = req.ID
+	}
 	inputs, err := reshapeInputs(m, req.Inputs)
 	if err != nil {
 		return nil, badRequest("%s: %v", m.Name, err)
@@ -249,6 +265,9 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 		names[i] = o.Name
 	}
 	if m.Config.Ensemble != nil {
+		if traceOf(ctx) != nil { // a pipeline's trace has its start and end only
+			ctx = context.WithValue(ctx, traceKey{}, (*reqTrace)(nil))
+		}
 		return n.executePipeline(ctx, m, inputs, names, arrival, deadline)
 	}
 	if !m.Config.ResponseCache || !n.cache.on() {
@@ -383,6 +402,8 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	}
 	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
 	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)
+	traceOf(ctx).executorTimes(sent, trip, time.Duration(res.HeldUs)*time.Microsecond,
+		time.Duration(res.QueueUs)*time.Microsecond, time.Duration(res.ComputeUs)*time.Microsecond)
 	if res.HeldUs > 0 {
 		n.metrics.hop.WithLabelValues(m.Name).Observe(max(trip.Seconds()-float64(res.HeldUs)/1e6, 0))
 	}

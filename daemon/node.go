@@ -51,6 +51,7 @@ type node struct {
 	engine          engineStatus   // the GPU engine check at start
 	shm             *sharedMemory  // registered system shared-memory regions; nil: none served
 	cache           *responseCache // answers of models that enable the response cache; nil: none
+	traces          *tracer        // the trace extension's settings and traces; nil: none
 	unserved        modelNotes     // why models are not served
 	progress        modelNotes     // how far models on their way at start have come
 	slowStarts      slowStarts     // placements whose batch of one misses the SLO, reported

@@ -101,6 +101,8 @@ func Run(ctx context.Context, opts Options) error {
 		reloaded: make(chan struct{}, 1), shm: newSharedMemory(shmDir), live: newLiveProfiles(),
 		cache: newResponseCache(int64(cfg.ResponseCache.Size))}
 	defer n.shm.close()
+	n.traces = newTracer(filepath.Join(cfg.StateDir, "traces"), func(err error) { log.Warn("trace extension", zap.Error(err)) })
+	defer n.traces.close() // after the servers stopped: every trace taken is written
 	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine

@@ -41,7 +41,8 @@ func TestGRPCInferenceService(t *testing.T) {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	grpcAddr := freeAddr(t)
-	repo, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_LIMITS_MAX_REQUEST_BODY=256KiB")
+	state := t.TempDir()
+	repo, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_LIMITS_MAX_REQUEST_BODY=256KiB", "GPULETD_STATE_DIR="+state)
 
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
@@ -80,6 +81,7 @@ func TestGRPCInferenceService(t *testing.T) {
 		"log_info": {ParameterChoice: &pb.LogSettingsRequest_SettingValue_BoolParam{BoolParam: true}}}})
 	require.NoError(t, err)
 	require.True(t, logSet.Settings["log_info"].GetBoolParam())
+	checkTraces(ctx, t, c, base, filepath.Join(state, "traces"))
 	require.Contains(t, sm.Extensions, "model_configuration")
 	md, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp"})
 	require.NoError(t, err)
@@ -450,4 +452,72 @@ func fp32s(b []byte) []float32 {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out
+}
+
+// checkTraces traces lenet5's requests through the trace extension, set
+// over gRPC: one over REST and one over gRPC are each written, with their
+// timestamps, to a file of their own under dir; mlp's are not traced. The
+// model's own settings then go, over REST, and it follows the global ones.
+func checkTraces(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceClient, base, dir string) {
+	t.Helper()
+	set := func(v ...string) *pb.TraceSettingRequest_SettingValue {
+		return &pb.TraceSettingRequest_SettingValue{Value: v}
+	}
+	got, err := c.TraceSetting(ctx, &pb.TraceSettingRequest{ModelName: "lenet5", Settings: map[string]*pb.TraceSettingRequest_SettingValue{
+		"trace_level": set("TIMESTAMPS"), "trace_rate": set("1"), "log_frequency": set("1"), "trace_file": set("lenet5.json")}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"TIMESTAMPS"}, got.Settings["trace_level"].GetValue())
+	require.Equal(t, []string{filepath.Join(dir, "lenet5.json")}, got.Settings["trace_file"].GetValue())
+	_, err = c.TraceSetting(ctx, &pb.TraceSettingRequest{Settings: map[string]*pb.TraceSettingRequest_SettingValue{"trace_level": set("TENSORS")}})
+	requireCode(t, err, codes.InvalidArgument, "timestamps only")
+
+	r := do(t, "GET", base+"/v2/trace/setting", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"trace_level":["OFF"]`, "the global settings are unchanged")
+
+	image := make([]float32, 784)
+	_, err = c.ModelInfer(ctx, fp32Request("mlp", "untraced", []int64{1, 784}, image, true))
+	require.NoError(t, err)
+	_, err = c.ModelInfer(ctx, fp32Request("lenet5", "over-grpc", []int64{1, 1, 28, 28}, image, true))
+	require.NoError(t, err)
+	body := `{"id": "over-rest", "inputs": [{"name": "input", "shape": [1, 1, 28, 28], "datatype": "FP32", "data": [` +
+		strings.Repeat("0,", 783) + `0]}]}`
+	r = do(t, "POST", base+"/v2/models/lenet5/infer", []byte(body), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	var ids []string
+	for i := range 2 {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("lenet5.json.%d", i)))
+		require.NoError(t, err)
+		var traces []struct {
+			Model      string `json:"model_name"`
+			RequestID  string `json:"request_id"`
+			Timestamps []struct {
+				Name string `json:"name"`
+				NS   int64  `json:"ns"`
+			} `json:"timestamps"`
+		}
+		require.NoError(t, json.Unmarshal(data, &traces))
+		require.Len(t, traces, 1)
+		tr := traces[0]
+		require.Equal(t, "lenet5", tr.Model)
+		ids = append(ids, tr.RequestID)
+		var names []string
+		for k, ts := range tr.Timestamps {
+			names = append(names, ts.Name)
+			if k > 0 {
+				require.LessOrEqual(t, tr.Timestamps[k-1].NS, ts.NS, "in order: %s", data)
+			}
+		}
+		require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END"}, names)
+	}
+	require.Equal(t, []string{"over-grpc", "over-rest"}, ids)
+	require.NoFileExists(t, filepath.Join(dir, "lenet5.json.2"))
+
+	r = do(t, "POST", base+"/v2/models/lenet5/trace/setting",
+		[]byte(`{"trace_level": null, "trace_rate": null, "log_frequency": null, "trace_file": null}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Equal(t, string(do(t, "GET", base+"/v2/trace/setting", nil, nil).body), string(r.body), "lenet5 follows the global settings")
+	r = do(t, "GET", base+"/v2/models/nosuch/trace/setting", nil, nil)
+	require.Equal(t, 404, r.code, string(r.body))
 }

@@ -2183,6 +2183,106 @@ func (x *LogSettingsResponse) GetSettings() map[string]*LogSettingsResponse_Sett
 	return nil
 }
 
+// TraceSettingRequest names the trace settings to change (none: only read
+// them) for model_name, or globally when it is empty. A setting given with
+// no value takes a model's own setting away.
+type TraceSettingRequest struct {
+	state         protoimpl.MessageState                       `protogen:"open.v1"`
+	Settings      map[string]*TraceSettingRequest_SettingValue `protobuf:"bytes,1,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ModelName     string                                       `protobuf:"bytes,2,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceSettingRequest) Reset() {
+	*x = TraceSettingRequest{}
+	mi := &file_grpc_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceSettingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceSettingRequest) ProtoMessage() {}
+
+func (x *TraceSettingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceSettingRequest.ProtoReflect.Descriptor instead.
+func (*TraceSettingRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *TraceSettingRequest) GetSettings() map[string]*TraceSettingRequest_SettingValue {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+func (x *TraceSettingRequest) GetModelName() string {
+	if x != nil {
+		return x.ModelName
+	}
+	return ""
+}
+
+// TraceSettingResponse holds the trace settings in force.
+type TraceSettingResponse struct {
+	state         protoimpl.MessageState                        `protogen:"open.v1"`
+	Settings      map[string]*TraceSettingResponse_SettingValue `protobuf:"bytes,1,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceSettingResponse) Reset() {
+	*x = TraceSettingResponse{}
+	mi := &file_grpc_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceSettingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceSettingResponse) ProtoMessage() {}
+
+func (x *TraceSettingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceSettingResponse.ProtoReflect.Descriptor instead.
+func (*TraceSettingResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *TraceSettingResponse) GetSettings() map[string]*TraceSettingResponse_SettingValue {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 // One input or output; -1 is a dimension of any size.
 type ModelMetadataResponse_TensorMetadata struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2195,7 +2295,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2207,7 +2307,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2358,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2370,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2331,7 +2431,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2443,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2486,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2498,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2561,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2473,7 +2573,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2531,7 +2631,7 @@ type SystemSharedMemoryStatusResponse_RegionStatus struct {
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) Reset() {
 	*x = SystemSharedMemoryStatusResponse_RegionStatus{}
-	mi := &file_grpc_service_proto_msgTypes[49]
+	mi := &file_grpc_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2543,7 +2643,7 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) String() string {
 func (*SystemSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[49]
+	mi := &file_grpc_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2601,7 +2701,7 @@ type LogSettingsRequest_SettingValue struct {
 
 func (x *LogSettingsRequest_SettingValue) Reset() {
 	*x = LogSettingsRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[51]
+	mi := &file_grpc_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2713,7 @@ func (x *LogSettingsRequest_SettingValue) String() string {
 func (*LogSettingsRequest_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[51]
+	mi := &file_grpc_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +2802,7 @@ type LogSettingsResponse_SettingValue struct {
 
 func (x *LogSettingsResponse_SettingValue) Reset() {
 	*x = LogSettingsResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[53]
+	mi := &file_grpc_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2714,7 +2814,7 @@ func (x *LogSettingsResponse_SettingValue) String() string {
 func (*LogSettingsResponse_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[53]
+	mi := &file_grpc_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2787,6 +2887,94 @@ func (*LogSettingsResponse_SettingValue_Uint32Param) isLogSettingsResponse_Setti
 }
 
 func (*LogSettingsResponse_SettingValue_StringParam) isLogSettingsResponse_SettingValue_ParameterChoice() {
+}
+
+type TraceSettingRequest_SettingValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Value         []string               `protobuf:"bytes,1,rep,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceSettingRequest_SettingValue) Reset() {
+	*x = TraceSettingRequest_SettingValue{}
+	mi := &file_grpc_service_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceSettingRequest_SettingValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceSettingRequest_SettingValue) ProtoMessage() {}
+
+func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceSettingRequest_SettingValue.ProtoReflect.Descriptor instead.
+func (*TraceSettingRequest_SettingValue) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{37, 0}
+}
+
+func (x *TraceSettingRequest_SettingValue) GetValue() []string {
+	if x != nil {
+		return x.Value
+	}
+	return nil
+}
+
+type TraceSettingResponse_SettingValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Value         []string               `protobuf:"bytes,1,rep,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TraceSettingResponse_SettingValue) Reset() {
+	*x = TraceSettingResponse_SettingValue{}
+	mi := &file_grpc_service_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TraceSettingResponse_SettingValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TraceSettingResponse_SettingValue) ProtoMessage() {}
+
+func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TraceSettingResponse_SettingValue.ProtoReflect.Descriptor instead.
+func (*TraceSettingResponse_SettingValue) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{38, 0}
+}
+
+func (x *TraceSettingResponse_SettingValue) GetValue() []string {
+	if x != nil {
+		return x.Value
+	}
+	return nil
 }
 
 var File_grpc_service_proto protoreflect.FileDescriptor
@@ -3018,7 +3206,23 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x10parameter_choice\x1ah\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12A\n" +
-	"\x05value\x18\x02 \x01(\v2+.inference.LogSettingsResponse.SettingValueR\x05value:\x028\x012\xff\v\n" +
+	"\x05value\x18\x02 \x01(\v2+.inference.LogSettingsResponse.SettingValueR\x05value:\x028\x01\"\x8e\x02\n" +
+	"\x13TraceSettingRequest\x12H\n" +
+	"\bsettings\x18\x01 \x03(\v2,.inference.TraceSettingRequest.SettingsEntryR\bsettings\x12\x1d\n" +
+	"\n" +
+	"model_name\x18\x02 \x01(\tR\tmodelName\x1a$\n" +
+	"\fSettingValue\x12\x14\n" +
+	"\x05value\x18\x01 \x03(\tR\x05value\x1ah\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12A\n" +
+	"\x05value\x18\x02 \x01(\v2+.inference.TraceSettingRequest.SettingValueR\x05value:\x028\x01\"\xf2\x01\n" +
+	"\x14TraceSettingResponse\x12I\n" +
+	"\bsettings\x18\x01 \x03(\v2-.inference.TraceSettingResponse.SettingsEntryR\bsettings\x1a$\n" +
+	"\fSettingValue\x12\x14\n" +
+	"\x05value\x18\x01 \x03(\tR\x05value\x1ai\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12B\n" +
+	"\x05value\x18\x02 \x01(\v2,.inference.TraceSettingResponse.SettingValueR\x05value:\x028\x012\xd2\f\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -3038,7 +3242,8 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x18SystemSharedMemoryStatus\x12*.inference.SystemSharedMemoryStatusRequest\x1a+.inference.SystemSharedMemoryStatusResponse\"\x00\x12{\n" +
 	"\x1aSystemSharedMemoryRegister\x12,.inference.SystemSharedMemoryRegisterRequest\x1a-.inference.SystemSharedMemoryRegisterResponse\"\x00\x12\x81\x01\n" +
 	"\x1cSystemSharedMemoryUnregister\x12..inference.SystemSharedMemoryUnregisterRequest\x1a/.inference.SystemSharedMemoryUnregisterResponse\"\x00\x12N\n" +
-	"\vLogSettings\x12\x1d.inference.LogSettingsRequest\x1a\x1e.inference.LogSettingsResponse\"\x00B.Z,github.com/gpulet/gpuletd/kserve/inferencepbb\x06proto3"
+	"\vLogSettings\x12\x1d.inference.LogSettingsRequest\x1a\x1e.inference.LogSettingsResponse\"\x00\x12Q\n" +
+	"\fTraceSetting\x12\x1e.inference.TraceSettingRequest\x1a\x1f.inference.TraceSettingResponse\"\x00B.Z,github.com/gpulet/gpuletd/kserve/inferencepbb\x06proto3"
 
 var (
 	file_grpc_service_proto_rawDescOnce sync.Once
@@ -3052,7 +3257,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -3091,36 +3296,42 @@ var file_grpc_service_proto_goTypes = []any{
 	(*SystemSharedMemoryUnregisterResponse)(nil),         // 34: inference.SystemSharedMemoryUnregisterResponse
 	(*LogSettingsRequest)(nil),                           // 35: inference.LogSettingsRequest
 	(*LogSettingsResponse)(nil),                          // 36: inference.LogSettingsResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 37: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 38: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 39: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 40: inference.ModelInferRequest.ParametersEntry
-	nil, // 41: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 42: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 43: inference.ModelInferResponse.InferOutputTensor
-	nil, // 44: inference.ModelInferResponse.ParametersEntry
-	nil, // 45: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 46: inference.RepositoryIndexResponse.ModelIndex
-	nil, // 47: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil, // 48: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 49: inference.SystemSharedMemoryStatusResponse.RegionStatus
-	nil,                                      // 50: inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	(*LogSettingsRequest_SettingValue)(nil),  // 51: inference.LogSettingsRequest.SettingValue
-	nil,                                      // 52: inference.LogSettingsRequest.SettingsEntry
-	(*LogSettingsResponse_SettingValue)(nil), // 53: inference.LogSettingsResponse.SettingValue
-	nil,                                      // 54: inference.LogSettingsResponse.SettingsEntry
-	(*tritonpb.ModelConfig)(nil),             // 55: inference.ModelConfig
+	(*TraceSettingRequest)(nil),                          // 37: inference.TraceSettingRequest
+	(*TraceSettingResponse)(nil),                         // 38: inference.TraceSettingResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 39: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 40: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 41: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 42: inference.ModelInferRequest.ParametersEntry
+	nil, // 43: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 44: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 45: inference.ModelInferResponse.InferOutputTensor
+	nil, // 46: inference.ModelInferResponse.ParametersEntry
+	nil, // 47: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 48: inference.RepositoryIndexResponse.ModelIndex
+	nil, // 49: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil, // 50: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 51: inference.SystemSharedMemoryStatusResponse.RegionStatus
+	nil,                                      // 52: inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	(*LogSettingsRequest_SettingValue)(nil),  // 53: inference.LogSettingsRequest.SettingValue
+	nil,                                      // 54: inference.LogSettingsRequest.SettingsEntry
+	(*LogSettingsResponse_SettingValue)(nil), // 55: inference.LogSettingsResponse.SettingValue
+	nil,                                      // 56: inference.LogSettingsResponse.SettingsEntry
+	(*TraceSettingRequest_SettingValue)(nil), // 57: inference.TraceSettingRequest.SettingValue
+	nil,                                      // 58: inference.TraceSettingRequest.SettingsEntry
+	(*TraceSettingResponse_SettingValue)(nil), // 59: inference.TraceSettingResponse.SettingValue
+	nil,                          // 60: inference.TraceSettingResponse.SettingsEntry
+	(*tritonpb.ModelConfig)(nil), // 61: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	37, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	37, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	40, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	38, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	39, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	44, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	43, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	39, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	39, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	42, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	40, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	41, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	46, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	45, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	55, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	61, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -3131,64 +3342,70 @@ var file_grpc_service_proto_depIdxs = []int32{
 	18, // 16: inference.InferStatistics.cache_miss:type_name -> inference.StatisticDuration
 	19, // 17: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 18: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	46, // 19: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	47, // 20: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	48, // 21: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	50, // 22: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	52, // 23: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
-	54, // 24: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
-	41, // 25: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 26: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	42, // 27: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 28: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 29: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 30: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	45, // 31: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 32: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 33: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 34: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	22, // 35: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	22, // 36: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	49, // 37: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
-	51, // 38: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
-	53, // 39: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
-	0,  // 40: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 41: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 42: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 43: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 44: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 45: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 46: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 47: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 48: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	23, // 49: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	25, // 50: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	27, // 51: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	29, // 52: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
-	31, // 53: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
-	33, // 54: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
-	35, // 55: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
-	1,  // 56: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 57: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 58: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 59: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 60: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 61: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 62: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 63: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	21, // 64: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	24, // 65: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	26, // 66: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	28, // 67: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	30, // 68: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
-	32, // 69: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
-	34, // 70: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
-	36, // 71: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
-	56, // [56:72] is the sub-list for method output_type
-	40, // [40:56] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	48, // 19: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	49, // 20: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	50, // 21: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	52, // 22: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	54, // 23: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	56, // 24: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	58, // 25: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
+	60, // 26: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
+	43, // 27: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 28: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	44, // 29: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 30: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 31: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 32: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	47, // 33: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 34: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 35: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 36: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	22, // 37: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	22, // 38: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	51, // 39: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	53, // 40: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	55, // 41: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	57, // 42: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
+	59, // 43: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
+	0,  // 44: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 45: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 46: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 47: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 48: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 49: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 50: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 51: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 52: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	23, // 53: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	25, // 54: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	27, // 55: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	29, // 56: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	31, // 57: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	33, // 58: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	35, // 59: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	37, // 60: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
+	1,  // 61: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 62: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 63: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 64: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 65: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 66: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 67: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 68: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	21, // 69: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	24, // 70: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	26, // 71: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	28, // 72: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	30, // 73: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	32, // 74: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	34, // 75: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	36, // 76: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	38, // 77: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
+	61, // [61:78] is the sub-list for method output_type
+	44, // [44:61] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -3209,12 +3426,12 @@ func file_grpc_service_proto_init() {
 		(*ModelRepositoryParameter_StringParam)(nil),
 		(*ModelRepositoryParameter_BytesParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[51].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[53].OneofWrappers = []any{
 		(*LogSettingsRequest_SettingValue_BoolParam)(nil),
 		(*LogSettingsRequest_SettingValue_Uint32Param)(nil),
 		(*LogSettingsRequest_SettingValue_StringParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[53].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[55].OneofWrappers = []any{
 		(*LogSettingsResponse_SettingValue_BoolParam)(nil),
 		(*LogSettingsResponse_SettingValue_Uint32Param)(nil),
 		(*LogSettingsResponse_SettingValue_StringParam)(nil),
@@ -3225,7 +3442,7 @@ func file_grpc_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

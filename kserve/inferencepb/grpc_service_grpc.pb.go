@@ -41,6 +41,7 @@ const (
 	GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName   = "/inference.GRPCInferenceService/SystemSharedMemoryRegister"
 	GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName = "/inference.GRPCInferenceService/SystemSharedMemoryUnregister"
 	GRPCInferenceService_LogSettings_FullMethodName                  = "/inference.GRPCInferenceService/LogSettings"
+	GRPCInferenceService_TraceSetting_FullMethodName                 = "/inference.GRPCInferenceService/TraceSetting"
 )
 
 // GRPCInferenceServiceClient is the client API for GRPCInferenceService service.
@@ -83,6 +84,9 @@ type GRPCInferenceServiceClient interface {
 	// The logging extension: reads the log settings and, with settings
 	// given, changes them first.
 	LogSettings(ctx context.Context, in *LogSettingsRequest, opts ...grpc.CallOption) (*LogSettingsResponse, error)
+	// The trace extension: reads the trace settings, global or a model's,
+	// and, with settings given, changes them first.
+	TraceSetting(ctx context.Context, in *TraceSettingRequest, opts ...grpc.CallOption) (*TraceSettingResponse, error)
 }
 
 type gRPCInferenceServiceClient struct {
@@ -256,6 +260,16 @@ func (c *gRPCInferenceServiceClient) LogSettings(ctx context.Context, in *LogSet
 	return out, nil
 }
 
+func (c *gRPCInferenceServiceClient) TraceSetting(ctx context.Context, in *TraceSettingRequest, opts ...grpc.CallOption) (*TraceSettingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TraceSettingResponse)
+	err := c.cc.Invoke(ctx, GRPCInferenceService_TraceSetting_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GRPCInferenceServiceServer is the server API for GRPCInferenceService service.
 // All implementations must embed UnimplementedGRPCInferenceServiceServer
 // for forward compatibility.
@@ -296,6 +310,9 @@ type GRPCInferenceServiceServer interface {
 	// The logging extension: reads the log settings and, with settings
 	// given, changes them first.
 	LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error)
+	// The trace extension: reads the trace settings, global or a model's,
+	// and, with settings given, changes them first.
+	TraceSetting(context.Context, *TraceSettingRequest) (*TraceSettingResponse, error)
 	mustEmbedUnimplementedGRPCInferenceServiceServer()
 }
 
@@ -353,6 +370,9 @@ func (UnimplementedGRPCInferenceServiceServer) SystemSharedMemoryUnregister(cont
 }
 func (UnimplementedGRPCInferenceServiceServer) LogSettings(context.Context, *LogSettingsRequest) (*LogSettingsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LogSettings not implemented")
+}
+func (UnimplementedGRPCInferenceServiceServer) TraceSetting(context.Context, *TraceSettingRequest) (*TraceSettingResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TraceSetting not implemented")
 }
 func (UnimplementedGRPCInferenceServiceServer) mustEmbedUnimplementedGRPCInferenceServiceServer() {}
 func (UnimplementedGRPCInferenceServiceServer) testEmbeddedByValue()                              {}
@@ -652,6 +672,24 @@ func _GRPCInferenceService_LogSettings_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GRPCInferenceService_TraceSetting_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TraceSettingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GRPCInferenceServiceServer).TraceSetting(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GRPCInferenceService_TraceSetting_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GRPCInferenceServiceServer).TraceSetting(ctx, req.(*TraceSettingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GRPCInferenceService_ServiceDesc is the grpc.ServiceDesc for GRPCInferenceService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -718,6 +756,10 @@ var GRPCInferenceService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "LogSettings",
 			Handler:    _GRPCInferenceService_LogSettings_Handler,
+		},
+		{
+			MethodName: "TraceSetting",
+			Handler:    _GRPCInferenceService_TraceSetting_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,430 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Triton's trace extension: GET and POST /v2[/models/<m>]/trace/setting
+// and gRPC TraceSetting read and change which requests are traced, and a
+// traced request's timestamps are written, as JSON, to files under
+// <state_dir>/traces. The settings are global, and a model may override
+// any of them (the others follow the global ones); a model with its own
+// settings samples, counts and writes its traces apart. gpuletd traces
+// TIMESTAMPS: when the request arrived (REQUEST_START), entered its
+// executor's queue (QUEUE_START), its batch ran (COMPUTE_START,
+// COMPUTE_END) and it was answered (REQUEST_END). The executor's times are
+// placed halfway along the hop to it and back, which is tens of
+// microseconds on an idle host; a pipeline's or a cached answer has only
+// REQUEST_START and REQUEST_END.
+
+// The trace extension's settings.
+const (
+	traceFile    = "trace_file"
+	traceLevel   = "trace_level"
+	traceRate    = "trace_rate"
+	traceCount   = "trace_count"
+	logFrequency = "log_frequency"
+	traceMode    = "trace_mode"
+)
+
+// Trace levels.
+const (
+	traceOff        = "OFF"
+	traceTimestamps = "TIMESTAMPS"
+)
+
+// maxBufferedTraces bounds the traces one stream holds before they are
+// written; more are dropped (log_frequency 0 writes only when tracing
+// stops).
+const maxBufferedTraces = 100_000
+
+// errTraceSetting is a trace setting gpuletd cannot take.
+var errTraceSetting = errors.New("trace setting refused")
+
+// traceConfig is one stream's settings.
+type traceConfig struct {
+	level     string
+	rate      int64
+	count     int64 // -1: no limit
+	frequency int64 // log_frequency; 0: write when tracing stops
+	file      string
+}
+
+// defaultTraceConfig is Triton's defaults, the file named.
+var defaultTraceConfig = traceConfig{level: traceOff, rate: 1000, count: -1, file: "trace.json"}
+
+// set takes one setting's value (a JSON string or array of strings, or a
+// gRPC value list).
+func (c *traceConfig) set(name string, values []string) error {
+	one := func() (string, error) {
+		if len(values) != 1 {
+			return "", fmt.Errorf("%w: %s takes one value, not %d", errTraceSetting, name, len(values))
+		}
+		return values[0], nil
+	}
+	number := func(min int64) (int64, error) {
+		v, err := one()
+		if err != nil {
+			return 0, err
+		}
+		n, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil || n < min {
+			return 0, fmt.Errorf("%w: %s %q: give a whole number from %d", errTraceSetting, name, v, min)
+		}
+		return n, nil
+	}
+	var err error
+	switch name {
+	case traceLevel:
+		levels := slices.Compact(slices.Sorted(slices.Values(values)))
+		switch {
+		case len(levels) == 1 && (levels[0] == traceOff || levels[0] == traceTimestamps):
+			c.level = levels[0]
+		case slices.Contains(levels, "TENSORS"):
+			return fmt.Errorf("%w: %s TENSORS: gpuletd traces timestamps only (%s or %s)", errTraceSetting, name, traceTimestamps, traceOff)
+		default:
+			return fmt.Errorf("%w: %s %q: give [\"%s\"] or [\"%s\"]", errTraceSetting, name, values, traceTimestamps, traceOff)
+		}
+	case traceRate:
+		c.rate, err = number(1)
+	case traceCount:
+		c.count, err = number(-1)
+	case logFrequency:
+		c.frequency, err = number(0)
+	case traceFile:
+		var v string
+		if v, err = one(); err == nil && (v == "" || strings.ContainsRune(v, '/') || !filepath.IsLocal(v)) {
+			err = fmt.Errorf("%w: %s %q: give a file name; traces are written in the daemon's state directory, under traces/", errTraceSetting, name, v)
+		}
+		c.file = v
+	case traceMode:
+		var v string
+		if v, err = one(); err == nil && v != "triton" {
+			err = fmt.Errorf("%w: %s %q: gpuletd writes Triton's trace files only (\"triton\")", errTraceSetting, name, v)
+		}
+	default:
+		err = fmt.Errorf("%w: %q is not a trace setting; the settings are %s, %s, %s, %s, %s and %s",
+			errTraceSetting, name, traceFile, traceLevel, traceRate, traceCount, logFrequency, traceMode)
+	}
+	return err
+}
+
+// traceStream is the traces of one set of settings: the global ones, or a
+// model's own.
+type traceStream struct {
+	cfg       traceConfig
+	seen      int64 // requests counted for the rate
+	remaining int64 // traces still to take; -1: no limit
+	index     int   // the next indexed file's
+	buf       []traceEntry
+	dropped   int64
+}
+
+// traceEntry is one traced request as the trace file holds it.
+type traceEntry struct {
+	ID         uint64           `json:"id"`
+	Model      string           `json:"model_name"`
+	Version    int              `json:"model_version"`
+	RequestID  string           `json:"request_id,omitempty"`
+	Error      string           `json:"error,omitempty"`
+	Timestamps []traceTimestamp `json:"timestamps"`
+}
+
+type traceTimestamp struct {
+	Name string `json:"name"`
+	NS   int64  `json:"ns"`
+}
+
+// reqTrace is a request being traced.
+type reqTrace struct {
+	stream string // "" global, else the model's
+	entry  traceEntry
+	start  time.Time
+	// exec holds the executor's times once it answered.
+	exec struct {
+		set            bool
+		queued, ran    time.Time
+		queue, compute time.Duration
+	}
+}
+
+// tracer keeps the trace settings and the traces taken.
+type tracer struct {
+	dir    string
+	on     atomic.Bool // some stream's level is not OFF
+	nextID atomic.Uint64
+
+	mu        sync.Mutex
+	global    traceConfig
+	overrides map[string]map[string][]string // a model's own settings, by name
+	streams   map[string]*traceStream        // "" global, else a model with overrides
+	writeErr  func(error)
+}
+
+// newTracer writes its files under dir; failed writes go to writeErr.
+func newTracer(dir string, writeErr func(error)) *tracer {
+	t := &tracer{dir: dir, global: defaultTraceConfig, overrides: map[string]map[string][]string{},
+		streams: map[string]*traceStream{}, writeErr: writeErr}
+	t.streams[""] = &traceStream{cfg: t.global, remaining: t.global.count}
+	return t
+}
+
+// configOf is model's settings: the global ones with its own on top.
+func (t *tracer) configOf(model string) (traceConfig, error) {
+	c := t.global
+	over := t.overrides[model]
+	for _, name := range slices.Sorted(maps.Keys(over)) {
+		if err := c.set(name, over[name]); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// settings answers the settings in force for model ("" the global ones).
+func (t *tracer) settings(model string) map[string][]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.settingsLocked(model)
+}
+
+func (t *tracer) settingsLocked(model string) map[string][]string {
+	c, _ := t.configOf(model)
+	st := t.streams[t.streamKey(model)]
+	remaining := c.count
+	if st != nil {
+		remaining = st.remaining
+	}
+	return map[string][]string{
+		traceFile: {filepath.Join(t.dir, c.file)}, traceLevel: {c.level}, traceRate: {strconv.FormatInt(c.rate, 10)},
+		traceCount: {strconv.FormatInt(remaining, 10)}, logFrequency: {strconv.FormatInt(c.frequency, 10)}, traceMode: {"triton"},
+	}
+}
+
+// streamKey is the stream a model's requests go to.
+func (t *tracer) streamKey(model string) string {
+	if len(t.overrides[model]) > 0 {
+		return model
+	}
+	return ""
+}
+
+// update changes the settings of model ("" the global ones): a nil value
+// takes a model's own setting away (the global one holds again). All or
+// none apply. Traces the old settings hold are written first; the streams
+// changed start counting again.
+func (t *tracer) update(model string, changes map[string][]string) (map[string][]string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(changes) == 0 {
+		return t.settingsLocked(model), nil
+	}
+	global := t.global
+	overrides := maps.Clone(t.overrides)
+	for _, name := range slices.Sorted(maps.Keys(changes)) {
+		v := changes[name]
+		switch {
+		case model == "" && v == nil:
+			return nil, fmt.Errorf("%w: %s: the global settings cannot be removed, only changed", errTraceSetting, name)
+		case model == "":
+			if err := global.set(name, v); err != nil {
+				return nil, err
+			}
+		default:
+			own := maps.Clone(overrides[model])
+			if own == nil {
+				own = map[string][]string{}
+			}
+			if v == nil {
+				delete(own, name)
+			} else {
+				if err := new(traceConfig).set(name, v); err != nil {
+					return nil, err
+				}
+				own[name] = slices.Clone(v)
+			}
+			overrides[model] = own
+		}
+	}
+	// Every stream whose settings change writes what it holds and starts
+	// again; the others go on.
+	old := map[string]traceConfig{}
+	for key := range t.streams {
+		old[key], _ = t.configOf(key)
+	}
+	t.global, t.overrides = global, overrides
+	for key, st := range t.streams {
+		now, _ := t.configOf(key)
+		if key != "" && len(t.overrides[key]) == 0 {
+			t.flushLocked(st, true)
+			delete(t.streams, key)
+			continue
+		}
+		if now != old[key] {
+			t.flushLocked(st, true)
+			t.streams[key] = &traceStream{cfg: now, remaining: now.count}
+		}
+	}
+	for key := range t.overrides {
+		if _, ok := t.streams[key]; !ok && len(t.overrides[key]) > 0 {
+			c, _ := t.configOf(key)
+			t.streams[key] = &traceStream{cfg: c, remaining: c.count}
+		}
+	}
+	on := false
+	for _, st := range t.streams {
+		on = on || st.cfg.level != traceOff
+	}
+	t.on.Store(on)
+	return t.settingsLocked(model), nil
+}
+
+// sample decides whether a request of model (its family and version)
+// arriving at start is traced: nil when not.
+func (t *tracer) sample(model, family string, version int, start time.Time) *reqTrace {
+	if t == nil || !t.on.Load() {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := t.streamKey(model)
+	st := t.streams[key]
+	if st == nil || st.cfg.level == traceOff || st.remaining == 0 {
+		return nil
+	}
+	st.seen++
+	if st.seen%st.cfg.rate != 0 {
+		return nil
+	}
+	if st.remaining > 0 {
+		st.remaining--
+	}
+	return &reqTrace{stream: key, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
+}
+
+// done books a traced request answered at end (with errMsg when it
+// failed), and writes its stream's traces when log_frequency or the
+// count says so.
+func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
+	if tr == nil {
+		return
+	}
+	ts := []traceTimestamp{{"REQUEST_START", tr.start.UnixNano()}}
+	if x := tr.exec; x.set {
+		ts = append(ts, traceTimestamp{"QUEUE_START", x.queued.UnixNano()},
+			traceTimestamp{"COMPUTE_START", x.ran.UnixNano()}, traceTimestamp{"COMPUTE_END", x.ran.Add(x.compute).UnixNano()})
+	}
+	tr.entry.Timestamps = append(ts, traceTimestamp{"REQUEST_END", end.UnixNano()})
+	tr.entry.Error = errMsg
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.streams[tr.stream]
+	if st == nil {
+		return // its settings changed meanwhile and it was written
+	}
+	if len(st.buf) >= maxBufferedTraces {
+		st.dropped++
+		return
+	}
+	st.buf = append(st.buf, tr.entry)
+	switch {
+	case st.cfg.frequency > 0 && int64(len(st.buf)) >= st.cfg.frequency:
+		t.flushLocked(st, false)
+	case st.remaining == 0:
+		t.writeLocked(st, fmt.Sprintf("%s.%d", st.cfg.file, st.index))
+		st.index++
+	}
+}
+
+// flushLocked writes what a stream holds: to the indexed file next in
+// turn with a log_frequency, else (final: tracing stops or changes) to
+// trace_file itself.
+func (t *tracer) flushLocked(st *traceStream, final bool) {
+	if len(st.buf) == 0 {
+		return
+	}
+	if st.cfg.frequency > 0 || !final {
+		t.writeLocked(st, fmt.Sprintf("%s.%d", st.cfg.file, st.index))
+		st.index++
+		return
+	}
+	t.writeLocked(st, st.cfg.file)
+}
+
+// writeLocked writes the stream's traces to name, as a JSON array, and
+// empties it.
+func (t *tracer) writeLocked(st *traceStream, name string) {
+	if len(st.buf) == 0 {
+		return
+	}
+	data, err := json.MarshalIndent(st.buf, "", " ")
+	if err == nil {
+		err = os.MkdirAll(t.dir, 0o750)
+	}
+	if err == nil {
+		err = writeFileAtomic(filepath.Join(t.dir, name), data)
+	}
+	if err != nil && t.writeErr != nil {
+		t.writeErr(fmt.Errorf("write traces %s: %w", name, err))
+	}
+	st.buf = nil
+}
+
+// close writes every stream's traces (the daemon stops).
+func (t *tracer) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, st := range t.streams {
+		t.flushLocked(st, true)
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file beside it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o640); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// traceKey carries a request's trace in its context.
+type traceKey struct{}
+
+func withTrace(ctx context.Context, tr *reqTrace) context.Context {
+	if tr == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, traceKey{}, tr)
+}
+
+func traceOf(ctx context.Context) *reqTrace {
+	tr, _ := ctx.Value(traceKey{}).(*reqTrace)
+	return tr
+}
+
+// executorTimes books what the executor said of a traced request sent at
+// sent and answered after trip, holding it held of that: its queue and
+// compute times, placed halfway along the hop.
+func (tr *reqTrace) executorTimes(sent time.Time, trip, held, queue, compute time.Duration) {
+	if tr == nil {
+		return
+	}
+	hop := max(trip-held, 0) / 2
+	tr.exec.set = true
+	tr.exec.queued = sent.Add(hop)
+	tr.exec.ran = tr.exec.queued.Add(queue)
+	tr.exec.queue, tr.exec.compute = queue, compute
+}

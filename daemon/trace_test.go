@@ -1,0 +1,156 @@
+package daemon
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTraceSettingsRefuseWhatTheyCannotDo(t *testing.T) {
+	tests := []struct {
+		model   string
+		changes map[string][]string
+		err     string
+	}{
+		{"", map[string][]string{traceLevel: {"TENSORS"}}, "timestamps only"},
+		{"", map[string][]string{traceLevel: {"LOUD"}}, `give ["TIMESTAMPS"] or ["OFF"]`},
+		{"", map[string][]string{traceRate: {"0"}}, "trace_rate \"0\": give a whole number from 1"},
+		{"", map[string][]string{traceCount: {"-2"}}, "from -1"},
+		{"", map[string][]string{logFrequency: {"often"}}, "from 0"},
+		{"", map[string][]string{traceRate: {"1", "2"}}, "takes one value, not 2"},
+		{"", map[string][]string{traceFile: {"../t.json"}}, "give a file name"},
+		{"", map[string][]string{traceFile: {"/tmp/t.json"}}, "give a file name"},
+		{"", map[string][]string{traceMode: {"opentelemetry"}}, `Triton's trace files only ("triton")`},
+		{"", map[string][]string{"trace_colour": {"red"}}, `"trace_colour" is not a trace setting`},
+		{"", map[string][]string{traceRate: nil}, "the global settings cannot be removed"},
+		{"m", map[string][]string{traceRate: {"x"}}, "give a whole number"},
+	}
+	for _, tc := range tests {
+		tr := newTracer(t.TempDir(), nil)
+		before := tr.settings(tc.model)
+		_, err := tr.update(tc.model, tc.changes)
+		require.ErrorIs(t, err, errTraceSetting)
+		require.ErrorContains(t, err, tc.err)
+		require.Equal(t, before, tr.settings(tc.model), "nothing changed")
+	}
+}
+
+// readTraces reads a trace file.
+func readTraces(t *testing.T, path string) []traceEntry {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []traceEntry
+	require.NoError(t, json.Unmarshal(data, &out))
+	return out
+}
+
+// trace sends n requests of model through the tracer, the executor
+// answering each.
+func trace(tr *tracer, model string, n int) {
+	t0 := time.Unix(1_700_000_000, 0)
+	for i := range n {
+		start := t0.Add(time.Duration(i) * time.Millisecond)
+		rt := tr.sample(model, model, 1, start)
+		rt.executorTimes(start.Add(100*time.Microsecond), 500*time.Microsecond, 300*time.Microsecond, 100*time.Microsecond, 150*time.Microsecond)
+		tr.done(rt, start.Add(time.Millisecond), "")
+	}
+}
+
+func TestTracesAreSampledAndWritten(t *testing.T) {
+	dir := t.TempDir()
+	tr := newTracer(dir, func(err error) { require.NoError(t, err) })
+	trace(tr, "m", 10)
+	entries, err := os.ReadDir(dir)
+	var got map[string][]string
+	require.NoError(t, err)
+	require.Empty(t, entries, "tracing is off by default")
+
+	// Every second request, written two at a time.
+	got, err = tr.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"2"}, logFrequency: {"2"}, traceFile: {"t.json"}})
+	require.NoError(t, err)
+	require.Equal(t, map[string][]string{traceFile: {filepath.Join(dir, "t.json")}, traceLevel: {traceTimestamps}, traceRate: {"2"},
+		traceCount: {"-1"}, logFrequency: {"2"}, traceMode: {"triton"}}, got)
+	trace(tr, "m", 9)
+	first := readTraces(t, filepath.Join(dir, "t.json.0"))
+	require.Len(t, first, 2)
+	require.Len(t, readTraces(t, filepath.Join(dir, "t.json.1")), 2)
+	require.NoFileExists(t, filepath.Join(dir, "t.json.2"), "the ninth request was not sampled")
+	e := first[0]
+	require.Equal(t, "m", e.Model)
+	var names []string
+	for i, ts := range e.Timestamps {
+		names = append(names, ts.Name)
+		if i > 0 {
+			require.LessOrEqual(t, e.Timestamps[i-1].NS, ts.NS, "timestamps in order")
+		}
+	}
+	require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END"}, names)
+	start := time.Unix(1_700_000_000, 0).Add(time.Millisecond) // the second request
+	require.Equal(t, start.UnixNano(), e.Timestamps[0].NS)
+	// The executor held it 300 µs of a 500 µs round trip: 100 µs each way.
+	require.Equal(t, start.Add(200*time.Microsecond).UnixNano(), e.Timestamps[1].NS)
+	require.Equal(t, start.Add(300*time.Microsecond).UnixNano(), e.Timestamps[2].NS)
+	require.Equal(t, start.Add(450*time.Microsecond).UnixNano(), e.Timestamps[3].NS)
+
+	// A count: three traces, written when the third is taken, then none.
+	_, err = tr.update("", map[string][]string{traceRate: {"1"}, traceCount: {"3"}, logFrequency: {"0"}, traceFile: {"c.json"}})
+	require.NoError(t, err)
+	trace(tr, "m", 5)
+	require.Len(t, readTraces(t, filepath.Join(dir, "c.json.0")), 3)
+	require.Equal(t, []string{"0"}, tr.settings("")[traceCount])
+
+	// Without a log frequency, traces are written when tracing stops.
+	_, err = tr.update("", map[string][]string{traceCount: {"-1"}, traceFile: {"off.json"}})
+	require.NoError(t, err)
+	trace(tr, "m", 2)
+	require.NoFileExists(t, filepath.Join(dir, "off.json"))
+	_, err = tr.update("", map[string][]string{traceLevel: {traceOff}})
+	require.NoError(t, err)
+	require.Len(t, readTraces(t, filepath.Join(dir, "off.json")), 2)
+	require.Nil(t, tr.sample("m", "m", 1, time.Now()))
+}
+
+// A model's own settings trace its requests apart; taking them away
+// writes what they hold, and the model follows the global ones again.
+func TestAModelTracesOnItsOwnSettings(t *testing.T) {
+	dir := t.TempDir()
+	tr := newTracer(dir, func(err error) { require.NoError(t, err) })
+	got, err := tr.update("a", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}, traceFile: {"a.json"}})
+	require.NoError(t, err)
+	require.Equal(t, []string{traceTimestamps}, got[traceLevel])
+	require.Equal(t, []string{"0"}, got[logFrequency], "unset: the global one")
+	require.Equal(t, []string{traceOff}, tr.settings("")[traceLevel], "the global settings are unchanged")
+	require.Equal(t, []string{traceOff}, tr.settings("b")[traceLevel], "another model follows them")
+	trace(tr, "a", 3)
+	require.Nil(t, tr.sample("b", "b", 1, time.Now()))
+
+	got, err = tr.update("a", map[string][]string{traceLevel: nil, traceRate: nil, traceFile: nil})
+	require.NoError(t, err)
+	require.Equal(t, tr.settings(""), got, "a follows the global settings again")
+	require.Len(t, readTraces(t, filepath.Join(dir, "a.json")), 3)
+	require.Nil(t, tr.sample("a", "a", 1, time.Now()))
+
+	// What a stream holds when the daemon stops is written.
+	_, err = tr.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}, traceFile: {"last.json"}})
+	require.NoError(t, err)
+	trace(tr, "b", 1)
+	tr.close()
+	require.Len(t, readTraces(t, filepath.Join(dir, "last.json")), 1)
+}
+
+func TestTraceValues(t *testing.T) {
+	got, err := traceValues(map[string]json.RawMessage{
+		"a": json.RawMessage(`"1"`), "b": json.RawMessage(`["TIMESTAMPS"]`), "c": json.RawMessage(`null`), "d": json.RawMessage(`5`),
+	})
+	require.NoError(t, err)
+	require.Equal(t, map[string][]string{"a": {"1"}, "b": {"TIMESTAMPS"}, "c": nil, "d": {"5"}}, got)
+	for _, bad := range []string{`1.5`, `{"x": 1}`, `[1]`, `true`} {
+		_, err := traceValues(map[string]json.RawMessage{"a": json.RawMessage(bad)})
+		require.Error(t, err, bad)
+	}
+}
