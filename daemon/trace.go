@@ -256,6 +256,9 @@ func (t *tracer) update(model string, changes map[string][]string) (map[string][
 				own[name] = slices.Clone(v)
 			}
 			overrides[model] = own
+			if len(own) == 0 {
+				delete(overrides, model)
+			}
 		}
 	}
 	// Every stream whose settings change writes what it holds and starts

@@ -329,7 +329,7 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.Equal(t, []int64{-1, 784}, meta.Inputs[0].Shape)
 
 	// gpuletd load drives the gRPC listener.
-	code, out, stderr := runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--model", "lenet5", "--rate", "50", "--duration", "1s", "--json")
+	code, out, stderr := runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--model", "lenet5", "--rate", "50", "--duration", "1s", "--inputs", "3", "--json")
 	require.Equal(t, 0, code, stderr)
 	var load struct {
 		Report struct {
