@@ -130,6 +130,8 @@ type status struct {
 	PlanReason      string           `json:"plan_reason,omitempty"`
 	Reorganizations int64            `json:"reorganizations"`
 	Restarts        int64            `json:"executor_restarts"`
+	// Cache is what the response cache holds; nil when the node keeps none.
+	Cache *cacheUsage `json:"response_cache,omitempty"`
 }
 
 func (n *node) status() status {
@@ -138,6 +140,10 @@ func (n *node) status() status {
 		Version: version.Version, Ready: ready, WaitingFor: waiting, Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
+	}
+	if n.cache.on() {
+		u := n.cache.usage()
+		s.Cache = &u
 	}
 	cur := n.current.Load()
 	planned := map[string]map[string]gpulet.Placement{} // device → model → placement (by size below)

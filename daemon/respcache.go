@@ -187,9 +187,12 @@ func (c *responseCache) removeLocked(el *list.Element) {
 	c.used -= e.bytes
 }
 
-// cacheUsage is what the cache holds, for the metrics.
+// cacheUsage is what the cache holds, for the metrics and the status.
 type cacheUsage struct {
-	Budget, Bytes, Entries, Evictions int64
+	Budget    int64 `json:"budget_bytes"`
+	Bytes     int64 `json:"bytes"`
+	Entries   int64 `json:"entries"`
+	Evictions int64 `json:"evictions"`
 }
 
 func (c *responseCache) usage() cacheUsage {

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
@@ -145,6 +148,14 @@ type adminStatus struct {
 	PlanReason      string          `json:"plan_reason"`
 	Reorganizations int64           `json:"reorganizations"`
 	Restarts        int64           `json:"executor_restarts"`
+	Cache           *adminCacheUse  `json:"response_cache"`
+}
+
+// adminCacheUse is what the response cache holds (nil: none kept).
+type adminCacheUse struct {
+	Budget  int64 `json:"budget_bytes"`
+	Bytes   int64 `json:"bytes"`
+	Entries int64 `json:"entries"`
 }
 
 // adminStore is the state of the daemon's database.
@@ -266,6 +277,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	if s.Store.Reason != "" {
 		fmt.Fprintf(w, "READ-ONLY: %s\n", s.Store.Reason)
+	}
+	if c := s.Cache; c != nil {
+		fmt.Fprintf(w, "response cache: %s of %s, %s\n", roundBytes(c.Bytes), config.ByteSize(c.Budget), counted(c.Entries, "answer"))
 	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))
@@ -574,6 +588,22 @@ func olderPolicies(s *adminStatus) []string {
 }
 
 // counted writes n things, "1 thing" or "2 things".
+// roundBytes writes a byte count to three figures in the largest binary
+// unit it fills (318318: "311 KiB").
+func roundBytes(n int64) string {
+	v, unit := float64(n), "B"
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if v < 1024 {
+			break
+		}
+		v, unit = v/1024, u
+	}
+	if unit == "B" {
+		return fmt.Sprintf("%d B", n)
+	}
+	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Log10(v))), 64) + " " + unit
+}
+
 func counted(n int64, thing string) string {
 	if n == 1 {
 		return "1 " + thing

@@ -79,6 +79,26 @@ func TestWriteStatusCountsRestarts(t *testing.T) {
 	}
 }
 
+func TestRoundBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.00 KiB", 318318: "311 KiB", 5 << 20: "5.00 MiB", 1536 << 20: "1.50 GiB", 99 << 10: "99.0 KiB"} {
+		require.Equal(t, want, roundBytes(n), "%d", n)
+	}
+}
+
+// A node that keeps a response cache says how full it is; one that keeps
+// none says nothing of it.
+func TestWriteStatusResponseCache(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.NotContains(t, b.String(), "response cache")
+	s.Cache = &adminCacheUse{Budget: 64 << 20, Bytes: 318318, Entries: 1001}
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "response cache: 311 KiB of 64MiB, 1001 answers\n")
+}
+
 // After a reload changed the policy, the gpu-lets whose executors started
 // before it still run the old one until a re-plan replaces them: the status
 // says which, instead of the new policy alone.

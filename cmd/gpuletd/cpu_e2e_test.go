@@ -635,6 +635,10 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 		}
 	}
 
+	r = do(t, "GET", base+"/api/v1/status", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), `"response_cache":{"budget_bytes":1048576,`)
+
 	// The model's configuration says so, as Triton's does.
 	r = do(t, "GET", base+"/v2/models/mlpimage/config", nil, nil)
 	require.Equal(t, 200, r.code)
