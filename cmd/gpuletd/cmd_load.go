@@ -44,7 +44,8 @@ an image model's input, whose JSON numbers would be measured rather than the
 server; --binary=false keeps JSON), the same ones in every request, as
 perf_analyzer sends them, unless --inputs N asks for N distinct requests,
 sent in turn (a model that enables the daemon's response cache answers the
-repeats from it, without running); with --grpc they go to the gRPC
+repeats from it, without running, and the report then says how many it
+answered); with --grpc they go to the gRPC
 listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
 still read over REST). With --shm no tensor travels in a request: the inputs
 lie in a POSIX shared-memory object registered with the daemon as a region
@@ -104,6 +105,11 @@ answered, and no --rate is given.`,
 				rep *loadgen.Report
 				mix *loadgen.MixReport
 			)
+			names := make([]string, len(shares))
+			for i, sh := range shares {
+				names[i] = sh.Model
+			}
+			before := cacheHitsOf(cmd.Context(), base, names)
 			if len(cfgs) == 1 {
 				rep, err = loadgen.Run(cmd.Context(), cfgs[0])
 			} else {
@@ -119,7 +125,11 @@ answered, and no --rate is given.`,
 			if rep == nil && mix == nil {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}
 			}
+			hits := cacheHitsDuring(before, cacheHitsOf(context.WithoutCancel(cmd.Context()), base, names))
 			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "interrupted": interrupted}
+			if len(hits) > 0 {
+				out["cache_hits"] = hits
+			}
 			switch {
 			case asJSON && mix != nil:
 				out["reports"], out["total"] = mix.Models, mix.Total
@@ -129,8 +139,10 @@ answered, and no --rate is given.`,
 				err = printJSON(cmd.OutOrStdout(), out)
 			case mix != nil:
 				err = writeMixReport(cmd.OutOrStdout(), arrivalSpec, mix)
+				writeCacheHits(cmd.OutOrStdout(), hits, mix.Models)
 			default:
 				err = writeLoadReport(cmd.OutOrStdout(), arrivalSpec, rep)
+				writeCacheHits(cmd.OutOrStdout(), hits, []*loadgen.Report{rep})
 			}
 			if err != nil {
 				return err

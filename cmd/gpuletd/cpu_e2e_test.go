@@ -618,10 +618,12 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 		Report struct {
 			Sent, OK int64
 		} `json:"report"`
+		CacheHits map[string]int64 `json:"cache_hits"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &load))
 	require.Greater(t, load.Report.Sent, int64(4), out)
 	require.Equal(t, load.Report.Sent, load.Report.OK, out)
+	require.Equal(t, map[string]int64{"mlpimage": load.Report.Sent - 4}, load.CacheHits, "the run says the cache answered")
 
 	var models []adminModel
 	r = do(t, "GET", base+"/api/v1/models", nil, nil)

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gpulet/gpuletd/sim/loadgen"
+)
+
+// A load test of a model that enables the daemon's response cache measures
+// the cache when the same request goes every time; gpuletd load says how
+// many of its answers the cache gave, read from the statistics extension
+// before and after the run.
+
+// cacheHitsOf reads the response cache's hits of each model (the
+// statistics' cache_hit count); a model whose statistics cannot be read is
+// left out.
+func cacheHitsOf(ctx context.Context, base string, models []string) map[string]int64 {
+	client := &http.Client{Timeout: 5 * time.Second}
+	out := map[string]int64{}
+	for _, m := range models {
+		var st struct {
+			ModelStats []struct {
+				InferStats struct {
+					CacheHit struct {
+						Count int64 `json:"count"`
+					} `json:"cache_hit"`
+				} `json:"inference_stats"`
+			} `json:"model_stats"`
+		}
+		if err := loadgen.GetJSON(ctx, client, base+"/v2/models/"+url.PathEscape(m)+"/stats", &st); err != nil || len(st.ModelStats) == 0 {
+			continue
+		}
+		out[m] = st.ModelStats[0].InferStats.CacheHit.Count
+	}
+	return out
+}
+
+// cacheHitsDuring is, for each model whose hits grew from before to
+// after, by how much.
+func cacheHitsDuring(before, after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for m, n := range after {
+		if b, ok := before[m]; ok && n > b {
+			out[m] = n - b
+		}
+	}
+	return out
+}
+
+// writeCacheHits says, for each model the cache answered during the run,
+// how many of the run's answers it may have given.
+func writeCacheHits(w io.Writer, hits map[string]int64, reps []*loadgen.Report) {
+	for _, r := range reps {
+		if n := hits[r.Model]; n > 0 {
+			fmt.Fprintf(w, "%s: the daemon's response cache answered %d of its requests during the run (%d answered here): "+
+				"the same request went every time unless --inputs N varies it\n", r.Model, n, r.OK)
+		}
+	}
+}
