@@ -137,7 +137,7 @@ func (c *Config) Validate() error {
 			minInflightBytes(c.Limits.MaxRequestBody)))
 	}
 	if b := c.ResponseCache.Size; b < 0 || b > 1<<40 {
-		bad("response_cache.size", b, "use 0 (no cache) to 1TiB")
+		bad("response_cache.size", b, "use 0 (no cache) to 1024GiB")
 	}
 	for i, g := range c.Partitioning.MIGReconfigure {
 		if strings.TrimSpace(g) == "" {
