@@ -165,6 +165,7 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"budget that one body would overfill", "limits:\n  max_request_body: 64MiB\n  max_inflight_bytes: 80MiB\n", nil, []string{"limits.max_inflight_bytes", "at least 87382KiB, 4/3 of limits.max_request_body"}},
 		{"budget one byte short of a body", "limits:\n  max_request_body: 3MiB\n  max_inflight_bytes: 4194303\n", nil, []string{"limits.max_inflight_bytes", "at least 4097KiB"}},
 		{"bad ewma", "scheduler:\n  ewma_weight: 0\n", nil, []string{"scheduler.ewma_weight", "above 0"}},
+		{"response cache beyond memory", "response_cache:\n  size: 2000GiB\n", nil, []string{"response_cache.size", "0 (no cache) to 1024GiB"}},
 		{"bad env", "", []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU=lots"}, []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU", "lots"}},
 		{"env fails validation", "", []string{"GPULETD_LOG_LEVEL=loud"}, []string{"log.level", `"loud"`, "debug, info, warn, error"}},
 		{"default slo too long", "", []string{"GPULETD_DEFAULT_SLO=2h"}, []string{"default_slo", "2h0m0s", "up to 1h"}},
