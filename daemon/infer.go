@@ -265,9 +265,6 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 		names[i] = o.Name
 	}
 	if m.Config.Ensemble != nil {
-		if traceOf(ctx) != nil { // a pipeline's trace has its start and end only
-			ctx = context.WithValue(ctx, traceKey{}, (*reqTrace)(nil))
-		}
 		return n.executePipeline(ctx, m, inputs, names, arrival, deadline)
 	}
 	if !m.Config.ResponseCache || !n.cache.on() {

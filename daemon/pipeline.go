@@ -76,6 +76,7 @@ type pipelineRun struct {
 	// fanVariant is the model that ran the step writing the fan-out tensor.
 	fanVariant string
 	send       stepSender // nil: node.dispatchAny
+	trace      *reqTrace  // the pipeline request's trace; nil: not traced
 }
 
 // executePipeline runs a pipeline request's steps (inputs checked against
@@ -89,7 +90,10 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if shares == nil {
 		shares = modelShares(steps, p.Config.SLO.D())
 	}
-	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline)}
+	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline), trace: traceOf(ctx)}
+	if run.trace != nil { // the pipeline's trace has its start and end; its steps have theirs
+		ctx = context.WithValue(ctx, traceKey{}, (*reqTrace)(nil))
+	}
 	pool := map[string]tensor.Tensor{}
 	for _, t := range inputs {
 		pool[t.Name] = t
@@ -230,6 +234,8 @@ func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, 
 	deadline := r.deadlines[i]
 	planned := r.planned(i)
 	sent := time.Now()
+	child := r.n.traces.child(r.trace, sent)
+	ctx = withTrace(ctx, child)
 	res, m, g, ierr := send(ctx, planned, nil, ins, outNames, deadline)
 	offered := cmp.Or(m, planned[0]) // routed nowhere: still load offered to the step
 	r.n.rates.hit(offered.Name)
@@ -247,7 +253,12 @@ func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, 
 	if res != nil {
 		batch = res.batch
 	}
-	r.n.finishStep(cmp.Or(m, offered), sent, deadline, batch, ierr)
+	booked := cmp.Or(m, offered)
+	r.n.finishStep(booked, sent, deadline, batch, ierr)
+	if child != nil {
+		child.entry.Model, child.entry.Version = booked.Family, booked.Version
+		r.n.traces.done(child, time.Now(), ierr.message())
+	}
 	return res, m, ierr
 }
 

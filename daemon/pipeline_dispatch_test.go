@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -97,4 +98,42 @@ func TestStepRequestCountsOnce(t *testing.T) {
 			require.Equal(t, tc.rerouted, n.pipes.snapshot(p.Name).Rerouted)
 		})
 	}
+}
+
+// A traced pipeline request's step requests have traces of their own that
+// name it, with the executor's times of the one that ran; an untraced
+// pipeline's steps are not traced.
+func TestStepRequestsAreTracedUnderTheirPipeline(t *testing.T) {
+	dir := t.TempDir()
+	a := &repository.Model{Name: "a", Family: "a", Version: 2}
+	n := &node{log: zap.NewNop(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
+		catalog: newCatalog(t.TempDir(), 0, nil, nil, zap.NewNop()), traces: newTracer(dir, nil)}
+	n.metrics = newMetrics(n)
+	_, err := n.traces.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}, traceFile: {"p.json"}})
+	require.NoError(t, err)
+	run := func(parent *reqTrace) {
+		r := &pipelineRun{n: n, p: &repository.Model{Name: "p"}, e: &repository.Ensemble{Steps: []repository.EnsembleStep{{Model: "a"}}, FanoutStep: -1},
+			steps: []*repository.Model{a}, deadlines: []time.Time{time.Now().Add(time.Minute)}, trace: parent}
+		r.send = func(ctx context.Context, _ []*repository.Model, _ *gpuletRun, _ []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+			traceOf(ctx).executorTimes(time.Now(), 400*time.Microsecond, 200*time.Microsecond, 50*time.Microsecond, 100*time.Microsecond)
+			return &executed{batch: 1}, a, &gpuletRun{}, nil
+		}
+		_, _, ierr := r.dispatch(context.Background(), 0, nil, nil)
+		require.Nil(t, ierr)
+	}
+	run(nil)
+	parent := n.traces.sample("p", "p", 1, time.Now())
+	require.NotNil(t, parent)
+	run(parent)
+	n.traces.done(parent, time.Now(), "")
+	n.traces.close()
+	traces := readTraces(t, filepath.Join(dir, "p.json"))
+	require.Len(t, traces, 2, "the step's trace and the pipeline's; the untraced pipeline's step has none")
+	step, pipe := traces[0], traces[1]
+	require.Equal(t, "p", pipe.Model)
+	require.Zero(t, pipe.ParentID)
+	require.Equal(t, pipe.ID, step.ParentID)
+	require.Equal(t, "a", step.Model)
+	require.Equal(t, 2, step.Version)
+	require.Len(t, step.Timestamps, 5, "the executor's times of the step")
 }

@@ -27,7 +27,9 @@ import (
 // COMPUTE_END) and it was answered (REQUEST_END). The executor's times are
 // placed halfway along the hop to it and back, which is tens of
 // microseconds on an idle host; a pipeline's or a cached answer has only
-// REQUEST_START and REQUEST_END.
+// REQUEST_START and REQUEST_END, and each step request of a traced
+// pipeline request has a trace of its own that names the pipeline's
+// (parent_id), as Triton traces an ensemble's.
 
 // The trace extension's settings.
 const (
@@ -134,7 +136,9 @@ type traceStream struct {
 
 // traceEntry is one traced request as the trace file holds it.
 type traceEntry struct {
-	ID         uint64           `json:"id"`
+	ID uint64 `json:"id"`
+	// ParentID is the pipeline request's trace of a step request's.
+	ParentID   uint64           `json:"parent_id,omitempty"`
 	Model      string           `json:"model_name"`
 	Version    int              `json:"model_version"`
 	RequestID  string           `json:"request_id,omitempty"`
@@ -315,6 +319,16 @@ func (t *tracer) sample(model, family string, version int, start time.Time) *req
 		st.remaining--
 	}
 	return &reqTrace{stream: key, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
+}
+
+// child starts the trace of a step request that a traced pipeline request
+// (parent; nil: none) sends at start: it goes with the parent's traces,
+// named after it.
+func (t *tracer) child(parent *reqTrace, start time.Time) *reqTrace {
+	if parent == nil {
+		return nil
+	}
+	return &reqTrace{stream: parent.stream, start: start, entry: traceEntry{ID: t.nextID.Add(1), ParentID: parent.entry.ID}}
 }
 
 // done books a traced request answered at end (with errMsg when it
