@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,7 +34,9 @@ func TestPipelineServes(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WritePipeline(repo, 5, "400ms", false))
 	grpcAddr := freeAddr(t)
-	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms", "GPULETD_GRPC_LISTEN="+grpcAddr))
+	state := t.TempDir()
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms", "GPULETD_GRPC_LISTEN="+grpcAddr,
+		"GPULETD_STATE_DIR="+state))
 	base := "http://" + addr
 	url := base + "/v2/models/" + modelzoo.PipelineName
 	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 },
@@ -70,6 +73,7 @@ func TestPipelineServes(t *testing.T) {
 	require.NoError(t, json.Unmarshal(r.body, &ans))
 	require.Equal(t, modelzoo.PipelineName, ans.Name)
 	requireSameOutputs(t, want, ans.Outputs)
+	checkPipelineTraces(t, url, jsonRequest(t, []tensor.Tensor{image}), filepath.Join(state, "traces", "p.json"))
 
 	// Binary tensors and the gRPC front door take the same path.
 	body, n := binaryRequest(t, []tensor.Tensor{image})
@@ -218,4 +222,42 @@ func TestPipelineServes(t *testing.T) {
 		require.Equal(t, 404, do(t, "GET", base+"/v2/models/"+gone, nil, nil).code, gone)
 	}
 	require.Contains(t, eventMessages(t, base), "model unloaded with its pipeline "+modelzoo.PipelineName)
+}
+
+// checkPipelineTraces traces one request of the pipeline at url: its trace,
+// written when tracing stops, and one of each step request (the detector,
+// then the classifier once per object), each naming the pipeline's.
+func checkPipelineTraces(t *testing.T, url string, body []byte, file string) {
+	t.Helper()
+	r := do(t, "POST", url+"/trace/setting", []byte(`{"trace_level": ["TIMESTAMPS"], "trace_rate": "1", "trace_file": "p.json"}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "POST", url+"/infer", body, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "POST", url+"/trace/setting", []byte(`{"trace_level": ["OFF"]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var traces []struct {
+		ID         uint64            `json:"id"`
+		ParentID   uint64            `json:"parent_id"`
+		Model      string            `json:"model_name"`
+		Timestamps []json.RawMessage `json:"timestamps"`
+	}
+	require.NoError(t, json.Unmarshal(data, &traces))
+	byModel := map[string]int{}
+	var parent uint64
+	for _, tr := range traces {
+		byModel[tr.Model]++
+		if tr.Model == modelzoo.PipelineName {
+			parent = tr.ID
+			require.Len(t, tr.Timestamps, 2, "a pipeline's trace has its start and end")
+		}
+	}
+	require.Equal(t, map[string]int{modelzoo.PipelineName: 1, modelzoo.DetectorModel: 1, modelzoo.ClassifierModel: modelzoo.PipelineObjects}, byModel, "%s", data)
+	for _, tr := range traces {
+		if tr.Model != modelzoo.PipelineName {
+			require.Equal(t, parent, tr.ParentID, "%s names the pipeline's trace", tr.Model)
+			require.Len(t, tr.Timestamps, 5, tr.Model)
+		}
+	}
 }
