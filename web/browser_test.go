@@ -396,6 +396,26 @@ func checkModelWarning(t *testing.T, b *browser) {
 	require.Equal(t, "gpu0-20-1 (refused where ℓ(1) > SLO)", got.Text)
 	require.Equal(t, "refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)", got.Title)
 
+	// A model that enables the response cache says on its name how many
+	// requests it answered, or why it is off.
+	names := eval[[]cell](t, b, `(async () => {
+  const { renderModels } = await import('/assets/models.js');
+  const tbody = document.createElement('tbody');
+  renderModels(tbody, { models: [
+    { name: 'a', ready: true, recent: {}, response_cache: { hits: 232367, misses: 1004 } },
+    { name: 'b', ready: true, recent: {}, response_cache: { hits: 0, misses: 0, off: 'the node keeps none (response_cache.size 0)' } },
+    { name: 'c', ready: true, recent: {} }] });
+  return [...tbody.querySelectorAll('th')].map((th) => {
+    const note = th.querySelector('.config-notes');
+    return { text: th.textContent, title: note ? note.title : '' };
+  });
+})()`)
+	require.Equal(t, []cell{
+		{"a (232,367 cached)", "response cache: 232367 hits, 1004 misses"},
+		{"b (cache off)", "response cache enabled, but off: the node keeps none (response_cache.size 0)"},
+		{"c", ""},
+	}, names)
+
 	// A Triton repository's models, drawn into the page's own table (the
 	// next refresh redraws it), fit a 1 280 px window: the ignored fields'
 	// count goes under the name.

@@ -1,9 +1,26 @@
 // The models table: rate, SLO (and whether it is the server's default),
 // attainment, p50/p99, mean batch, violations and where each model is
-// placed; configuration fields that took no effect are listed on the name,
-// gpu-lets where a batch of one is predicted past the SLO on the placement.
+// placed; configuration fields that took no effect and the response
+// cache's hits are listed on the name, gpu-lets where a batch of one is
+// predicted past the SLO on the placement.
 
 import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
+
+// cacheNote says, on a model that enables the response cache, how many
+// requests it answered, or why it is off.
+function cacheNote(c) {
+  if (!c) {
+    return null;
+  }
+  if (c.off) {
+    return h('span', { class: 'config-notes', text: ' (cache off)', title: `response cache enabled, but off: ${c.off}` });
+  }
+  return h('span', {
+    class: 'config-notes',
+    text: ` (${num(c.hits)} cached)`,
+    title: `response cache: ${c.hits} hits, ${c.misses} misses`,
+  });
+}
 
 // renderModels fills the table body from the status.
 export function renderModels(tbody, status) {
@@ -25,6 +42,7 @@ export function renderModels(tbody, status) {
         notes.length
           ? h('span', { class: 'config-notes', text: ` (${notes.length} ignored)`, title: notes.join('\n') })
           : null,
+        cacheNote(m.response_cache),
       ),
       h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no', title: m.reason || '' }),
       h('td', { class: 'num', text: rate(m.rate) }),
