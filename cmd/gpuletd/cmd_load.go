@@ -139,10 +139,10 @@ answered, and no --rate is given.`,
 				err = printJSON(cmd.OutOrStdout(), out)
 			case mix != nil:
 				err = writeMixReport(cmd.OutOrStdout(), arrivalSpec, mix)
-				writeCacheHits(cmd.OutOrStdout(), hits, mix.Models)
+				writeCacheHits(cmd.OutOrStdout(), hits, mix.Models, inputs)
 			default:
 				err = writeLoadReport(cmd.OutOrStdout(), arrivalSpec, rep)
-				writeCacheHits(cmd.OutOrStdout(), hits, []*loadgen.Report{rep})
+				writeCacheHits(cmd.OutOrStdout(), hits, []*loadgen.Report{rep}, inputs)
 			}
 			if err != nil {
 				return err

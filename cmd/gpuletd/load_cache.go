@@ -53,12 +53,17 @@ func cacheHitsDuring(before, after map[string]int64) map[string]int64 {
 }
 
 // writeCacheHits says, for each model the cache answered during the run,
-// how many of the run's answers it may have given.
-func writeCacheHits(w io.Writer, hits map[string]int64, reps []*loadgen.Report) {
+// how many of the run's answers it may have given; inputs is how many
+// distinct requests went (--inputs).
+func writeCacheHits(w io.Writer, hits map[string]int64, reps []*loadgen.Report, inputs int) {
+	sent := "the same request went every time; --inputs N sends N distinct ones"
+	if inputs > 1 {
+		sent = fmt.Sprintf("%d distinct requests went in turn", inputs)
+	}
 	for _, r := range reps {
 		if n := hits[r.Model]; n > 0 {
-			fmt.Fprintf(w, "%s: the daemon's response cache answered %d of its requests during the run (%d answered here): "+
-				"the same request went every time unless --inputs N varies it\n", r.Model, n, r.OK)
+			fmt.Fprintf(w, "%s: the daemon's response cache answered %d of its requests during the run (%d answered here; %s)\n",
+				r.Model, n, r.OK, sent)
 		}
 	}
 }
