@@ -158,9 +158,9 @@ type reqTrace struct {
 	start  time.Time
 	// exec holds the executor's times once it answered.
 	exec struct {
-		set            bool
-		queued, ran    time.Time
-		queue, compute time.Duration
+		set         bool
+		queued, ran time.Time
+		compute     time.Duration
 	}
 }
 
@@ -443,5 +443,5 @@ func (tr *reqTrace) executorTimes(sent time.Time, trip, held, queue, compute tim
 	tr.exec.set = true
 	tr.exec.queued = sent.Add(hop)
 	tr.exec.ran = tr.exec.queued.Add(queue)
-	tr.exec.queue, tr.exec.compute = queue, compute
+	tr.exec.compute = compute
 }
