@@ -225,7 +225,8 @@ type stepSender func(ctx context.Context, models []*repository.Model, not *gpule
 // could be), and in the statistics, window and metrics of the model whose
 // answer or refusal stands (node.finishStep), against the step's deadline;
 // the pipeline's own request is booked under the pipeline's name at the
-// door.
+// door. A traced pipeline request's step request is traced under that
+// model too, naming the pipeline's trace.
 func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, outNames []string) (*executed, *repository.Model, *inferError) {
 	send := r.send
 	if send == nil {
