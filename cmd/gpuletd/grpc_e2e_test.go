@@ -514,6 +514,14 @@ func checkTraces(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceCli
 	require.Equal(t, []string{"over-grpc", "over-rest"}, ids)
 	require.NoFileExists(t, filepath.Join(dir, "lenet5.json.2"))
 
+	// The CLI reads the settings and sums the files up.
+	code, out, stderr := runCLI(t, "trace", "--url", base, "--model", "lenet5")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^trace_level +TIMESTAMPS$`, out)
+	code, out, stderr = runCLI(t, "trace", "summary", filepath.Join(dir, "lenet5.json.0"), filepath.Join(dir, "lenet5.json.1"))
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^lenet5 +2 +0 +\S+ / \S+ +\S+ / \S+ +\S+ / \S+ +\S+ / \S+$`, out)
+
 	r = do(t, "POST", base+"/v2/models/lenet5/trace/setting",
 		[]byte(`{"trace_level": null, "trace_rate": null, "log_frequency": null, "trace_file": null}`), nil)
 	require.Equal(t, 200, r.code, string(r.body))

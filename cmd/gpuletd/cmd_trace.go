@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpulet/gpuletd/sim/loadgen"
+)
+
+func newTraceCmd(g *globalFlags) *cobra.Command {
+	var url, token, model string
+	cmd := &cobra.Command{
+		Use:   "trace",
+		Short: "Read or change which requests a running daemon traces; summarize trace files",
+		Long: `Print a running daemon's trace settings (Triton's trace extension; with
+--model, that model's). gpuletd trace set changes them, gpuletd trace summary
+reads the trace files the daemon writes under <state_dir>/traces/.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			base, err := daemonURL(g, url)
+			if err != nil {
+				return err
+			}
+			return traceSettings(cmd.Context(), cmd.OutOrStdout(), base, model, "", nil)
+		},
+	}
+	set := &cobra.Command{
+		Use:   "set NAME=VALUE...",
+		Short: "Change a running daemon's trace settings",
+		Long: `Change a running daemon's trace settings, globally or, with --model, that
+model's own, and print them: trace_level (OFF or TIMESTAMPS), trace_rate (one
+request traced in so many), trace_count (traces still to take; -1 no limit),
+log_frequency (write every so many traces; 0 when tracing stops) and
+trace_file (a file name under the daemon's <state_dir>/traces/). A model's
+setting given as NAME= (no value) follows the global one again. For example:
+
+  gpuletd trace set --model resnet trace_level=TIMESTAMPS trace_rate=100 log_frequency=50`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			base, err := daemonURL(g, url)
+			if err != nil {
+				return err
+			}
+			changes, err := traceChanges(args)
+			if err != nil {
+				return err
+			}
+			return traceSettings(cmd.Context(), cmd.OutOrStdout(), base, model, adminToken(g, token), changes)
+		},
+	}
+	summary := &cobra.Command{
+		Use:   "summary FILE...",
+		Short: "Summarize trace files: where each model's traced requests spent their time",
+		Long: `Read trace files the daemon wrote (JSON arrays of traces) and print, per model,
+the traced requests and the median and 99th percentile of their time end to
+end, waiting in the executor's queue (QUEUE_START to COMPUTE_START), in their
+batch (COMPUTE_START to COMPUTE_END) and outside the executor (the rest: the
+request's decoding, routing, the hop and the answer's encoding).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var all []traceRecord
+			for _, f := range args {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					return err
+				}
+				var recs []traceRecord
+				if err := json.Unmarshal(data, &recs); err != nil {
+					return fmt.Errorf("trace summary: %s is not a trace file (a JSON array of traces): %w", f, err)
+				}
+				all = append(all, recs...)
+			}
+			return writeTraceSummary(cmd.OutOrStdout(), all)
+		},
+	}
+	for _, c := range []*cobra.Command{cmd, set} {
+		c.Flags().StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+		c.Flags().StringVar(&model, "model", "", "a model's own settings instead of the global ones")
+	}
+	set.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	cmd.AddCommand(set, summary)
+	return cmd
+}
+
+// traceChanges reads NAME=VALUE arguments: trace_level's value is a list
+// (comma-separated), the others one value; an empty value is null.
+func traceChanges(args []string) (map[string]any, error) {
+	out := map[string]any{}
+	for _, a := range args {
+		name, value, ok := strings.Cut(a, "=")
+		switch {
+		case !ok || name == "":
+			return nil, fmt.Errorf("trace set: %q: give NAME=VALUE, such as trace_level=TIMESTAMPS", a)
+		case value == "":
+			out[name] = nil
+		case name == "trace_level":
+			out[name] = strings.Split(value, ",")
+		default:
+			out[name] = value
+		}
+	}
+	return out, nil
+}
+
+// traceSettings reads (changes nil) or changes the trace settings of model
+// ("" the global ones) and prints them.
+func traceSettings(ctx context.Context, w io.Writer, base, model, token string, changes map[string]any) error {
+	path := "/v2/trace/setting"
+	if model != "" {
+		path = "/v2/models/" + neturl.PathEscape(model) + "/trace/setting"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	method, body := http.MethodGet, []byte(nil)
+	if changes != nil {
+		method = http.MethodPost
+		var err error
+		if body, err = json.Marshal(changes); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	code, got, msg, err := loadgen.Call(ctx, client, req, 1<<20)
+	switch {
+	case errors.Is(err, loadgen.ErrUnreachable):
+		return daemonError(base, err)
+	case err != nil:
+		return err
+	case code != http.StatusOK:
+		return &exitError{code: 1, msg: "gpuletd: trace: " + msg}
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(got, &settings); err != nil {
+		return fmt.Errorf("trace: decode the settings: %w", err)
+	}
+	tw := newTable(w)
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		v := settings[k]
+		if list, ok := v.([]any); ok {
+			parts := make([]string, len(list))
+			for i, x := range list {
+				parts[i] = fmt.Sprint(x)
+			}
+			v = strings.Join(parts, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%v\n", k, v)
+	}
+	return tw.Flush()
+}
+
+// traceRecord is one trace as the daemon writes it.
+type traceRecord struct {
+	Model      string `json:"model_name"`
+	ParentID   uint64 `json:"parent_id"`
+	Error      string `json:"error"`
+	Timestamps []struct {
+		Name string `json:"name"`
+		NS   int64  `json:"ns"`
+	} `json:"timestamps"`
+}
+
+// at is the trace's timestamp of name, and whether it has one.
+func (r traceRecord) at(name string) (int64, bool) {
+	for _, ts := range r.Timestamps {
+		if ts.Name == name {
+			return ts.NS, true
+		}
+	}
+	return 0, false
+}
+
+// writeTraceSummary prints, per model, the traced requests and where they
+// spent their time (median / 99th percentile, failed requests left out of
+// the times).
+func writeTraceSummary(w io.Writer, recs []traceRecord) error {
+	type spans struct {
+		n, failed                      int
+		total, queue, compute, outside []time.Duration
+	}
+	by := map[string]*spans{}
+	for _, r := range recs {
+		s := by[r.Model]
+		if s == nil {
+			s = &spans{}
+			by[r.Model] = s
+		}
+		s.n++
+		start, ok1 := r.at("REQUEST_START")
+		end, ok2 := r.at("REQUEST_END")
+		if r.Error != "" || !ok1 || !ok2 {
+			s.failed++
+			continue
+		}
+		total := time.Duration(end - start)
+		s.total = append(s.total, total)
+		q, okq := r.at("QUEUE_START")
+		cs, okc := r.at("COMPUTE_START")
+		ce, oke := r.at("COMPUTE_END")
+		if okq && okc && oke {
+			s.queue = append(s.queue, time.Duration(cs-q))
+			s.compute = append(s.compute, time.Duration(ce-cs))
+			s.outside = append(s.outside, total-time.Duration(ce-q))
+		}
+	}
+	if len(by) == 0 {
+		return errors.New("trace summary: the files hold no traces")
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "MODEL\tTRACES\tFAILED\tTOTAL p50/p99\tQUEUE p50/p99\tBATCH p50/p99\tOUTSIDE p50/p99")
+	for _, m := range slices.Sorted(maps.Keys(by)) {
+		s := by[m]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", m, s.n, s.failed, spread(s.total), spread(s.queue), spread(s.compute), spread(s.outside))
+	}
+	return tw.Flush()
+}
+
+// spread is a sample's median and 99th percentile ("-" for none).
+func spread(d []time.Duration) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	slices.Sort(d)
+	p := func(q int) time.Duration { return d[(len(d)*q+99)/100-1] }
+	return fmt.Sprintf("%s / %s", d[(len(d)-1)/2].Round(time.Microsecond), p(99).Round(time.Microsecond))
+}

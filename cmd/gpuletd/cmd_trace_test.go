@@ -1,0 +1,43 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTraceChanges(t *testing.T) {
+	got, err := traceChanges([]string{"trace_level=TIMESTAMPS", "trace_rate=100", "trace_file="})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"trace_level": []string{"TIMESTAMPS"}, "trace_rate": "100", "trace_file": nil}, got)
+	for _, bad := range []string{"trace_level", "=1"} {
+		_, err := traceChanges([]string{bad})
+		require.ErrorContains(t, err, "give NAME=VALUE", bad)
+	}
+}
+
+func TestWriteTraceSummary(t *testing.T) {
+	var recs []traceRecord
+	// Three answered lenet5 requests (1, 2 and 3 ms end to end, each
+	// 100 µs queued and 300 µs in its batch) and one failed; one pipeline
+	// request with its start and end only.
+	require.NoError(t, json.Unmarshal([]byte(`[
+ {"model_name": "lenet5", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "QUEUE_START", "ns": 200000},
+   {"name": "COMPUTE_START", "ns": 300000}, {"name": "COMPUTE_END", "ns": 600000}, {"name": "REQUEST_END", "ns": 1000000}]},
+ {"model_name": "lenet5", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "QUEUE_START", "ns": 200000},
+   {"name": "COMPUTE_START", "ns": 300000}, {"name": "COMPUTE_END", "ns": 600000}, {"name": "REQUEST_END", "ns": 2000000}]},
+ {"model_name": "lenet5", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "QUEUE_START", "ns": 200000},
+   {"name": "COMPUTE_START", "ns": 300000}, {"name": "COMPUTE_END", "ns": 600000}, {"name": "REQUEST_END", "ns": 3000000}]},
+ {"model_name": "lenet5", "error": "deadline", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "REQUEST_END", "ns": 9000000}]},
+ {"model_name": "pipe", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "REQUEST_END", "ns": 5000000}]}
+]`), &recs))
+	var b strings.Builder
+	require.NoError(t, writeTraceSummary(&b, recs))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 3)
+	require.Equal(t, []string{"lenet5", "4", "1", "2ms", "/", "3ms", "100µs", "/", "100µs", "300µs", "/", "300µs", "1.6ms", "/", "2.6ms"}, strings.Fields(lines[1]))
+	require.Equal(t, []string{"pipe", "1", "0", "5ms", "/", "5ms", "-", "-", "-"}, strings.Fields(lines[2]))
+	require.Error(t, writeTraceSummary(&b, nil))
+}
