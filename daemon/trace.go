@@ -167,7 +167,7 @@ type reqTrace struct {
 // tracer keeps the trace settings and the traces taken.
 type tracer struct {
 	dir    string
-	on     atomic.Bool // some stream's level is not OFF
+	on     atomic.Bool // some stream may still take a trace (refreshOnLocked)
 	nextID atomic.Uint64
 
 	mu        sync.Mutex
@@ -290,12 +290,19 @@ func (t *tracer) update(model string, changes map[string][]string) (map[string][
 			t.streams[key] = &traceStream{cfg: c, remaining: c.count}
 		}
 	}
+	t.refreshOnLocked()
+	return t.settingsLocked(model), nil
+}
+
+// refreshOnLocked says whether some stream may still take a trace: its
+// level is not OFF and its count has not run out. While none may, a
+// request's sampling takes no lock.
+func (t *tracer) refreshOnLocked() {
 	on := false
 	for _, st := range t.streams {
-		on = on || st.cfg.level != traceOff
+		on = on || (st.cfg.level != traceOff && st.remaining != 0)
 	}
 	t.on.Store(on)
-	return t.settingsLocked(model), nil
 }
 
 // sample decides whether a request of model (its family and version)
@@ -317,6 +324,9 @@ func (t *tracer) sample(model, family string, version int, start time.Time) *req
 	}
 	if st.remaining > 0 {
 		st.remaining--
+		if st.remaining == 0 {
+			t.refreshOnLocked()
+		}
 	}
 	return &reqTrace{stream: key, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
 }

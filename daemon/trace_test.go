@@ -103,6 +103,7 @@ func TestTracesAreSampledAndWritten(t *testing.T) {
 	trace(tr, "m", 5)
 	require.Len(t, readTraces(t, filepath.Join(dir, "c.json.0")), 3)
 	require.Equal(t, []string{"0"}, tr.settings("")[traceCount])
+	require.False(t, tr.on.Load(), "no stream may take a trace: sampling takes no lock")
 
 	// Without a log frequency, traces are written when tracing stops.
 	_, err = tr.update("", map[string][]string{traceCount: {"-1"}, traceFile: {"off.json"}})
