@@ -129,7 +129,6 @@ type traceStream struct {
 	cfg       traceConfig
 	seen      int64 // requests counted for the rate
 	remaining int64 // traces still to take; -1: no limit
-	index     int   // the next indexed file's
 	buf       []traceEntry
 	dropped   int64
 }
@@ -174,13 +173,14 @@ type tracer struct {
 	global    traceConfig
 	overrides map[string]map[string][]string // a model's own settings, by name
 	streams   map[string]*traceStream        // "" global, else a model with overrides
+	indexes   map[string]int                 // the next index of each file name (nextFileLocked)
 	writeErr  func(error)
 }
 
 // newTracer writes its files under dir; failed writes go to writeErr.
 func newTracer(dir string, writeErr func(error)) *tracer {
 	t := &tracer{dir: dir, global: defaultTraceConfig, overrides: map[string]map[string][]string{},
-		streams: map[string]*traceStream{}, writeErr: writeErr}
+		streams: map[string]*traceStream{}, indexes: map[string]int{}, writeErr: writeErr}
 	t.streams[""] = &traceStream{cfg: t.global, remaining: t.global.count}
 	return t
 }
@@ -370,9 +370,28 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 	case st.cfg.frequency > 0 && int64(len(st.buf)) >= st.cfg.frequency:
 		t.flushLocked(st, false)
 	case st.remaining == 0:
-		t.writeLocked(st, fmt.Sprintf("%s.%d", st.cfg.file, st.index))
-		st.index++
+		t.writeLocked(st, t.nextFileLocked(st.cfg.file))
 	}
+}
+
+// nextFileLocked names the indexed file the next traces of file go to:
+// indexes count on across every stream writing that file name and, at the
+// first write, from the files already there (a daemon started again), so
+// that no traces are written over.
+func (t *tracer) nextFileLocked(file string) string {
+	n, ok := t.indexes[file]
+	if !ok {
+		entries, _ := os.ReadDir(t.dir) // none yet: from 0
+		for _, e := range entries {
+			if suffix, found := strings.CutPrefix(e.Name(), file+"."); found {
+				if i, err := strconv.Atoi(suffix); err == nil && i >= n {
+					n = i + 1
+				}
+			}
+		}
+	}
+	t.indexes[file] = n + 1
+	return fmt.Sprintf("%s.%d", file, n)
 }
 
 // flushLocked writes what a stream holds: to the indexed file next in
@@ -383,25 +402,36 @@ func (t *tracer) flushLocked(st *traceStream, final bool) {
 		return
 	}
 	if st.cfg.frequency > 0 || !final {
-		t.writeLocked(st, fmt.Sprintf("%s.%d", st.cfg.file, st.index))
-		st.index++
+		t.writeLocked(st, t.nextFileLocked(st.cfg.file))
 		return
 	}
 	t.writeLocked(st, st.cfg.file)
 }
 
 // writeLocked writes the stream's traces to name, as a JSON array, and
-// empties it.
+// empties it; the traces a file of that name holds already (trace_file
+// written when tracing stopped before) stay, first.
 func (t *tracer) writeLocked(st *traceStream, name string) {
 	if len(st.buf) == 0 {
 		return
 	}
-	data, err := json.MarshalIndent(st.buf, "", " ")
+	path := filepath.Join(t.dir, name)
+	var all []json.RawMessage
+	if old, err := os.ReadFile(path); err == nil && json.Unmarshal(old, &all) != nil {
+		all = nil // not a trace file: written over
+	}
+	for _, e := range st.buf {
+		b, err := json.Marshal(e)
+		if err == nil {
+			all = append(all, b)
+		}
+	}
+	data, err := json.MarshalIndent(all, "", " ")
 	if err == nil {
 		err = os.MkdirAll(t.dir, 0o750)
 	}
 	if err == nil {
-		err = writeFileAtomic(filepath.Join(t.dir, name), data)
+		err = writeFileAtomic(path, data)
 	}
 	if err != nil && t.writeErr != nil {
 		t.writeErr(fmt.Errorf("write traces %s: %w", name, err))

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -154,4 +155,39 @@ func TestTraceValues(t *testing.T) {
 		_, err := traceValues(map[string]json.RawMessage{"a": json.RawMessage(bad)})
 		require.Error(t, err, bad)
 	}
+}
+
+// No trace file is written over: indexes count on across the streams that
+// write one file name, across settings changes and from the files a daemon
+// started before left; trace_file itself keeps what it held.
+func TestTraceFilesAreNeverWrittenOver(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.json.3"), []byte("[]"), 0o644))
+	tr := newTracer(dir, func(err error) { require.NoError(t, err) })
+	on := map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}, logFrequency: {"1"}, traceFile: {"t.json"}}
+	_, err := tr.update("", on)
+	require.NoError(t, err)
+	trace(tr, "m", 1)
+	_, err = tr.update("a", on) // its own stream, the same file name
+	require.NoError(t, err)
+	trace(tr, "a", 1)
+	_, err = tr.update("", map[string][]string{traceCount: {"5"}}) // the global stream starts again
+	require.NoError(t, err)
+	trace(tr, "m", 1)
+	for i, model := range map[int]string{4: "m", 5: "a", 6: "m"} {
+		got := readTraces(t, filepath.Join(dir, fmt.Sprintf("t.json.%d", i)))
+		require.Len(t, got, 1)
+		require.Equal(t, model, got[0].Model, "t.json.%d", i)
+	}
+
+	z := map[string][]string{traceLevel: {traceTimestamps}, logFrequency: {"0"}, traceFile: {"z.json"}}
+	off := map[string][]string{traceLevel: {traceOff}}
+	for _, n := range []int{1, 2} {
+		_, err = tr.update("", z)
+		require.NoError(t, err)
+		trace(tr, "m", n)
+		_, err = tr.update("", off)
+		require.NoError(t, err)
+	}
+	require.Len(t, readTraces(t, filepath.Join(dir, "z.json")), 3, "the second stop's traces after the first's")
 }
