@@ -111,8 +111,10 @@ func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.
 // (concurrently) and unloads what kept ones lost. A gpu-let that fails to
 // start while old ones are to stop is taken to lack room (cores, memory,
 // MIG instances): it starts again after they have drained, and the routes
-// switch again. The error joins every start and load failure (also listed
-// in Outcome.Failed); the node serves what did start.
+// switch again; the old gpu-lets that serve models only it would serve
+// stay routed and drain last, after it was tried again beside them
+// (splitBridges). The error joins every start and load failure (also
+// listed in Outcome.Failed); the node serves what did start.
 func Reorganize[H comparable](ctx context.Context, node Node[H], running []Serving[H], plan *gpulet.Plan) (Outcome[H], error) {
 	old, handles := runningPlan(running)
 	out := Outcome[H]{Diff: gpulet.Diff(old, plan)}
