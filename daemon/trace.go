@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpulet/gpuletd/internal/atomicfile"
 )
 
 // Triton's trace extension: GET and POST /v2[/models/<m>]/trace/setting
@@ -185,27 +187,21 @@ func newTracer(dir string, writeErr func(error)) *tracer {
 	return t
 }
 
-// configOf is model's settings: the global ones with its own on top.
-func (t *tracer) configOf(model string) (traceConfig, error) {
+// configOf is model's settings: the global ones with its own on top
+// (checked by update before they were kept).
+func (t *tracer) configOf(model string) traceConfig {
 	c := t.global
 	over := t.overrides[model]
 	for _, name := range slices.Sorted(maps.Keys(over)) {
-		if err := c.set(name, over[name]); err != nil {
-			return c, err
-		}
+		_ = c.set(name, over[name])
 	}
-	return c, nil
+	return c
 }
 
-// settings answers the settings in force for model ("" the global ones).
-func (t *tracer) settings(model string) map[string][]string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.settingsLocked(model)
-}
-
+// settingsLocked answers the settings in force for model ("" the global
+// ones).
 func (t *tracer) settingsLocked(model string) map[string][]string {
-	c, _ := t.configOf(model)
+	c := t.configOf(model)
 	st := t.streams[t.streamKey(model)]
 	remaining := c.count
 	if st != nil {
@@ -269,11 +265,11 @@ func (t *tracer) update(model string, changes map[string][]string) (map[string][
 	// again; the others go on.
 	old := map[string]traceConfig{}
 	for key := range t.streams {
-		old[key], _ = t.configOf(key)
+		old[key] = t.configOf(key)
 	}
 	t.global, t.overrides = global, overrides
 	for key, st := range t.streams {
-		now, _ := t.configOf(key)
+		now := t.configOf(key)
 		if key != "" && len(t.overrides[key]) == 0 {
 			t.flushLocked(st, true)
 			delete(t.streams, key)
@@ -286,7 +282,7 @@ func (t *tracer) update(model string, changes map[string][]string) (map[string][
 	}
 	for key := range t.overrides {
 		if _, ok := t.streams[key]; !ok && len(t.overrides[key]) > 0 {
-			c, _ := t.configOf(key)
+			c := t.configOf(key)
 			t.streams[key] = &traceStream{cfg: c, remaining: c.count}
 		}
 	}
@@ -431,7 +427,7 @@ func (t *tracer) writeLocked(st *traceStream, name string) {
 		err = os.MkdirAll(t.dir, 0o750)
 	}
 	if err == nil {
-		err = writeFileAtomic(path, data)
+		err = atomicfile.Write(path, data, 0o640)
 	}
 	if err != nil && t.writeErr != nil {
 		t.writeErr(fmt.Errorf("write traces %s: %w", name, err))
@@ -446,15 +442,6 @@ func (t *tracer) close() {
 	for _, st := range t.streams {
 		t.flushLocked(st, true)
 	}
-}
-
-// writeFileAtomic writes data to path through a temporary file beside it.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o640); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // traceKey carries a request's trace in its context.

@@ -32,12 +32,20 @@ func TestTraceSettingsRefuseWhatTheyCannotDo(t *testing.T) {
 	}
 	for _, tc := range tests {
 		tr := newTracer(t.TempDir(), nil)
-		before := tr.settings(tc.model)
+		before := traceSettingsOf(t, tr, tc.model)
 		_, err := tr.update(tc.model, tc.changes)
 		require.ErrorIs(t, err, errTraceSetting)
 		require.ErrorContains(t, err, tc.err)
-		require.Equal(t, before, tr.settings(tc.model), "nothing changed")
+		require.Equal(t, before, traceSettingsOf(t, tr, tc.model), "nothing changed")
 	}
+}
+
+// traceSettingsOf reads the settings in force for model, as a GET does.
+func traceSettingsOf(t *testing.T, tr *tracer, model string) map[string][]string {
+	t.Helper()
+	s, err := tr.update(model, nil)
+	require.NoError(t, err)
+	return s
 }
 
 // readTraces reads a trace file.
@@ -103,7 +111,7 @@ func TestTracesAreSampledAndWritten(t *testing.T) {
 	require.NoError(t, err)
 	trace(tr, "m", 5)
 	require.Len(t, readTraces(t, filepath.Join(dir, "c.json.0")), 3)
-	require.Equal(t, []string{"0"}, tr.settings("")[traceCount])
+	require.Equal(t, []string{"0"}, traceSettingsOf(t, tr, "")[traceCount])
 	require.False(t, tr.on.Load(), "no stream may take a trace: sampling takes no lock")
 
 	// Without a log frequency, traces are written when tracing stops.
@@ -126,14 +134,14 @@ func TestAModelTracesOnItsOwnSettings(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{traceTimestamps}, got[traceLevel])
 	require.Equal(t, []string{"0"}, got[logFrequency], "unset: the global one")
-	require.Equal(t, []string{traceOff}, tr.settings("")[traceLevel], "the global settings are unchanged")
-	require.Equal(t, []string{traceOff}, tr.settings("b")[traceLevel], "another model follows them")
+	require.Equal(t, []string{traceOff}, traceSettingsOf(t, tr, "")[traceLevel], "the global settings are unchanged")
+	require.Equal(t, []string{traceOff}, traceSettingsOf(t, tr, "b")[traceLevel], "another model follows them")
 	trace(tr, "a", 3)
 	require.Nil(t, tr.sample("b", "b", 1, time.Now()))
 
 	got, err = tr.update("a", map[string][]string{traceLevel: nil, traceRate: nil, traceFile: nil})
 	require.NoError(t, err)
-	require.Equal(t, tr.settings(""), got, "a follows the global settings again")
+	require.Equal(t, traceSettingsOf(t, tr, ""), got, "a follows the global settings again")
 	require.Len(t, readTraces(t, filepath.Join(dir, "a.json")), 3)
 	require.Nil(t, tr.sample("a", "a", 1, time.Now()))
 

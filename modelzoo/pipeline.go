@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gpulet/gpuletd/internal/atomicfile"
 	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
 )
 
@@ -142,5 +143,5 @@ func WritePipeline(dir string, seed uint64, slo string, withVariant bool) error 
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
 		return fmt.Errorf("write pipeline: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, PipelineName, "config.pbtxt"), []byte(PipelinePbtxt(slo)))
+	return atomicfile.Write(filepath.Join(dir, PipelineName, "config.pbtxt"), []byte(PipelinePbtxt(slo)), 0o644)
 }

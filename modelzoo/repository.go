@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/gpulet/gpuletd/internal/atomicfile"
 )
 
 // ErrRepositoryNotEmpty is returned by WriteRepository for a directory that
@@ -105,13 +107,13 @@ func writeModel(dir string, e repoEntry, seed uint64, triton bool) error {
 	if err := os.MkdirAll(versionDir, 0o755); err != nil {
 		return fmt.Errorf("create model directory: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(versionDir, "model.onnx"), b); err != nil {
+	if err := atomicfile.Write(filepath.Join(versionDir, "model.onnx"), b, 0o644); err != nil {
 		return err
 	}
 	if triton {
-		return writeFileAtomic(filepath.Join(dir, e.name, "config.pbtxt"), []byte(e.pbtxt(seed)))
+		return atomicfile.Write(filepath.Join(dir, e.name, "config.pbtxt"), []byte(e.pbtxt(seed)), 0o644)
 	}
-	return writeFileAtomic(filepath.Join(dir, e.name, "config.yaml"), []byte(e.yaml(seed)))
+	return atomicfile.Write(filepath.Join(dir, e.name, "config.yaml"), []byte(e.yaml(seed)), 0o644)
 }
 
 // isEmptyDir reports whether dir is missing or has no entries.
@@ -130,35 +132,4 @@ func isEmptyDir(dir string) (bool, error) {
 		return false, fmt.Errorf("read directory: %w", err)
 	}
 	return false, nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path.
-func writeFileAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temporary file: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -23,19 +22,11 @@ func cacheHitsOf(ctx context.Context, base string, models []string) map[string]i
 	client := &http.Client{Timeout: 5 * time.Second}
 	out := map[string]int64{}
 	for _, m := range models {
-		var st struct {
-			ModelStats []struct {
-				InferStats struct {
-					CacheHit struct {
-						Count int64 `json:"count"`
-					} `json:"cache_hit"`
-				} `json:"inference_stats"`
-			} `json:"model_stats"`
-		}
-		if err := loadgen.GetJSON(ctx, client, base+"/v2/models/"+url.PathEscape(m)+"/stats", &st); err != nil || len(st.ModelStats) == 0 {
+		st, err := loadgen.FetchStats(ctx, client, base, m)
+		if err != nil || len(st.ModelStats) == 0 {
 			continue
 		}
-		out[m] = st.ModelStats[0].InferStats.CacheHit.Count
+		out[m] = st.ModelStats[0].Stats["cache_hit"].Count
 	}
 	return out
 }

@@ -76,6 +76,32 @@ func FetchModel(ctx context.Context, client *http.Client, base, model string) (*
 	return &m, nil
 }
 
+// ModelStats is the part of GET /v2/models/{m}/stats (Triton's statistics
+// extension) the load tools read.
+type ModelStats struct {
+	ModelStats []struct {
+		// InferenceCount is the answers handed out; Stats each statistic
+		// (success, fail, queue, compute_infer, cache_hit, cache_miss).
+		InferenceCount int64                   `json:"inference_count"`
+		Stats          map[string]StatDuration `json:"inference_stats"`
+	} `json:"model_stats"`
+}
+
+// StatDuration is one statistic: how many, and their total time.
+type StatDuration struct {
+	Count int64 `json:"count"`
+	NS    int64 `json:"ns"`
+}
+
+// FetchStats reads the statistics of model from the server at base.
+func FetchStats(ctx context.Context, client *http.Client, base, model string) (*ModelStats, error) {
+	var s ModelStats
+	if err := GetJSON(ctx, client, base+"/v2/models/"+url.PathEscape(model)+"/stats", &s); err != nil {
+		return nil, fmt.Errorf("fetch model %s statistics: %w", model, err)
+	}
+	return &s, nil
+}
+
 // GetJSON fetches url and decodes its JSON answer into v. A server that
 // does not answer gives ErrUnreachable, and any other status than 200 an
 // *HTTPError (a 404 matches ErrNotFound).

@@ -34,17 +34,6 @@ type sample struct {
 // outside the executor.
 const hopMetric = "gpuletd_executor_hop_duration_seconds"
 
-// modelStats is the part of GET /v2/models/{m}/stats the bench reads.
-type modelStats struct {
-	ModelStats []struct {
-		InferenceCount int64 `json:"inference_count"`
-		Stats          map[string]struct {
-			Count int64 `json:"count"`
-			NS    int64 `json:"ns"`
-		} `json:"inference_stats"`
-	} `json:"model_stats"`
-}
-
 // statusPart is the part of GET /api/v1/status the bench reads.
 type statusPart struct {
 	Gpulets []struct {
@@ -63,8 +52,8 @@ func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error
 		}
 		s.hopSum, s.hopCount = histogramTotals(fams, hopMetric)
 	}
-	var stats modelStats
-	if err := loadgen.GetJSON(ctx, client, d.base+"/v2/models/"+d.model+"/stats", &stats); err != nil {
+	stats, err := loadgen.FetchStats(ctx, client, d.base, d.model)
+	if err != nil {
 		return s, err
 	}
 	for _, m := range stats.ModelStats {
