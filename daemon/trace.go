@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,13 +177,16 @@ type tracer struct {
 	overrides map[string]map[string][]string // a model's own settings, by name
 	streams   map[string]*traceStream        // "" global, else a model with overrides
 	indexes   map[string]int                 // the next index of each file name (nextFileLocked)
-	writeErr  func(error)
+	// maxBuffered bounds the traces a stream holds (maxBufferedTraces).
+	maxBuffered int
+	writeErr    func(error)
 }
 
 // newTracer writes its files under dir; failed writes go to writeErr.
 func newTracer(dir string, writeErr func(error)) *tracer {
 	t := &tracer{dir: dir, global: defaultTraceConfig, overrides: map[string]map[string][]string{},
-		streams: map[string]*traceStream{}, indexes: map[string]int{}, writeErr: writeErr}
+		streams: map[string]*traceStream{}, indexes: map[string]int{}, writeErr: writeErr,
+		maxBuffered: maxBufferedTraces}
 	t.streams[""] = &traceStream{cfg: t.global, remaining: t.global.count}
 	return t
 }
@@ -357,8 +361,11 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 	if st == nil {
 		return // its settings changed meanwhile and it was written
 	}
-	if len(st.buf) >= maxBufferedTraces {
-		st.dropped++
+	if len(st.buf) >= t.maxBuffered {
+		if st.dropped++; st.dropped == 1 && t.writeErr != nil {
+			t.writeErr(fmt.Errorf("drop traces of %s: %d are held, not yet written (%s %d); set a %s below that",
+				cmp.Or(tr.stream, "the global settings"), len(st.buf), logFrequency, st.cfg.frequency, logFrequency))
+		}
 		return
 	}
 	st.buf = append(st.buf, tr.entry)
@@ -411,6 +418,10 @@ func (t *tracer) writeLocked(st *traceStream, name string) {
 	if len(st.buf) == 0 {
 		return
 	}
+	if st.dropped > 0 && t.writeErr != nil {
+		t.writeErr(fmt.Errorf("write traces %s: %d traces taken meanwhile were dropped (more than %d held)", name, st.dropped, t.maxBuffered))
+	}
+	st.dropped = 0
 	path := filepath.Join(t.dir, name)
 	var all []json.RawMessage
 	if old, err := os.ReadFile(path); err == nil && json.Unmarshal(old, &all) != nil {

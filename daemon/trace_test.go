@@ -199,3 +199,19 @@ func TestTraceFilesAreNeverWrittenOver(t *testing.T) {
 	}
 	require.Len(t, readTraces(t, filepath.Join(dir, "z.json")), 3, "the second stop's traces after the first's")
 }
+
+// Traces beyond what a stream may hold unwritten are dropped, and the log
+// says so: when the first is, and how many when the others are written.
+func TestDroppedTracesAreSaid(t *testing.T) {
+	dir := t.TempDir()
+	var said []string
+	tr := newTracer(dir, func(err error) { said = append(said, err.Error()) })
+	tr.maxBuffered = 2
+	_, err := tr.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}, traceFile: {"d.json"}})
+	require.NoError(t, err)
+	trace(tr, "m", 5)
+	require.Equal(t, []string{"drop traces of the global settings: 2 are held, not yet written (log_frequency 0); set a log_frequency below that"}, said)
+	tr.close()
+	require.Len(t, readTraces(t, filepath.Join(dir, "d.json")), 2)
+	require.Equal(t, "write traces d.json: 3 traces taken meanwhile were dropped (more than 2 held)", said[1])
+}
