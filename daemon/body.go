@@ -18,7 +18,9 @@ import (
 
 // readBody reads an inference request's body within limits.max_request_body
 // and the budget of bytes in flight, waiting for room at most until the
-// model's SLO has passed. release gives the bytes back once the answer is
+// model's SLO has passed. A compressed body (Content-Encoding gzip or
+// deflate) is decompressed as it is read, and the limit and the budget hold
+// its decompressed bytes. release gives the bytes back once the answer is
 // written.
 func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time) (body []byte, release func(), ierr *inferError) {
 	limits := n.conf().Limits
@@ -28,7 +30,11 @@ func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time)
 	if size > int64(limits.MaxRequestBody) {
 		return nil, func() {}, tooLarge(int64(limits.MaxRequestBody))
 	}
-	body, release, err := n.bodies.ReadAll(ctx, http.MaxBytesReader(nil, r.Body, int64(limits.MaxRequestBody)), size, int64(limits.MaxRequestBody))
+	src, size, err := decodedBody(r.Header.Get("Content-Encoding"), http.MaxBytesReader(nil, r.Body, int64(limits.MaxRequestBody)), size, int64(limits.MaxRequestBody))
+	if err != nil {
+		return nil, func() {}, &inferError{code: http.StatusUnsupportedMediaType, reason: reasonBadRequest, msg: err.Error()}
+	}
+	body, release, err = n.bodies.ReadAll(ctx, src, size, int64(limits.MaxRequestBody))
 	if err == nil {
 		return body, release, nil
 	}

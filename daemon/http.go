@@ -78,6 +78,9 @@ func writeInferError(w http.ResponseWriter, e *inferError) {
 	if e.reason != "" {
 		w.Header().Set(kserve.HeaderFailureReason, e.reason)
 	}
+	if e.code == http.StatusUnsupportedMediaType {
+		w.Header().Set("Accept-Encoding", acceptedCodings)
+	}
 	writeError(w, e.code, e.msg)
 }
 

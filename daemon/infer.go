@@ -45,7 +45,7 @@ func (e *inferError) message() string {
 // SLO violation).
 func (e *inferError) clientFault() bool {
 	switch e.code {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestTimeout:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestTimeout, http.StatusUnsupportedMediaType:
 		return true
 	}
 	return false
@@ -88,9 +88,14 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(resp.body)))
+	out, coding := encodeAnswer(r.Header.Get("Accept-Encoding"), resp.body)
+	w.Header().Set("Vary", "Accept-Encoding")
+	if coding != codingIdentity {
+		w.Header().Set("Content-Encoding", coding)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(resp.body)
+	_, _ = w.Write(out)
 }
 
 // begin counts a request of m at the door and refuses it when the model asks

@@ -25,13 +25,14 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		drain, timeout   time.Duration
 		binary, asJSON   bool
 		shm              bool
+		compression      string
 		concurrency      int
 		inputs           int
 		seed             uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "load --model MODEL[=RATE][,MODEL[=RATE]...] [--rate R]",
-		Short: "Send an open-loop load to a running daemon and report latency and goodput",
+		Short: "Send a load (open loop, or closed) to a running daemon and report latency and goodput",
 		Long: `Send inference requests to MODEL on a running daemon for --duration, open
 loop: requests leave on the schedule of the arrival process whether or not
 earlier ones were answered. At most --concurrency are in flight; a request due
@@ -42,19 +43,20 @@ are random 16-letter words), as JSON or, with --binary, as binary tensors
 (without the flag, binary anyway where a JSON request would be over 256 KiB,
 an image model's input, whose JSON numbers would be measured rather than the
 server; --binary=false keeps JSON), the same ones in every request, as
-perf_analyzer sends them, unless --inputs N asks for N distinct requests,
-sent in turn (a model that enables the daemon's response cache answers the
-repeats from it, without running, and the report then says how many it
-answered); with --grpc they go to the gRPC
-listener's ModelInfer in raw_input_contents (the model's metadata and SLO are
-still read over REST). With --shm no tensor travels in a request: the inputs
-lie in a POSIX shared-memory object registered with the daemon as a region
-(Triton's system shared-memory extension, as perf_analyzer's
---shared-memory=system), the outputs are written there, and the region is
-unregistered and the object removed at the end. The report gives the requests
-sent, the answers by status, goodput (answers within the model's SLO per
-second), SLO attainment, latency percentiles, the achieved send rate and the
-schedule lag.
+perf_analyzer sends them, unless --inputs N asks for N distinct requests, sent
+in turn (a model that enables the daemon's response cache answers the repeats
+from it, without running, and the report then says how many it answered); with
+--grpc they go to the gRPC listener's ModelInfer in raw_input_contents (the
+model's metadata and SLO are still read over REST). --compression gzip (or
+deflate) sends every request compressed and asks for compressed answers, over
+REST or gRPC, as tritonclient's compression options do. With --shm no tensor
+travels in a request: the inputs lie in a POSIX shared-memory object
+registered with the daemon as a region (Triton's system shared-memory
+extension, as perf_analyzer's --shared-memory=system), the outputs are written
+there, and the region is unregistered and the object removed at the end. The
+report gives the requests sent, the answers by status, goodput (answers within
+the model's SLO per second), SLO attainment, latency percentiles, the achieved
+send rate and the schedule lag.
 
 Several models (--model a=100,b=300, or --model repeated) are loaded at once,
 each on its own arrivals at its own rate; --rate then scales the rates to that
@@ -98,7 +100,7 @@ answered, and no --rate is given.`,
 				cfgs[i] = loadgen.Config{
 					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
-					Inputs: inputs,
+					Inputs: inputs, Compression: compression,
 				}
 			}
 			var (
@@ -126,7 +128,7 @@ answered, and no --rate is given.`,
 				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}
 			}
 			hits := cacheHitsDuring(before, cacheHitsOf(context.WithoutCancel(cmd.Context()), base, names))
-			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "interrupted": interrupted}
+			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "compression": compression, "interrupted": interrupted}
 			if len(hits) > 0 {
 				out["cache_hits"] = hits
 			}
@@ -162,6 +164,7 @@ answered, and no --rate is given.`,
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
 	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], or closed (a closed loop of --concurrency)")
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs (unset: for inputs over 256 KiB as JSON; false: never)")
+	f.StringVar(&compression, "compression", "", "send requests compressed, gzip or deflate, and ask for compressed answers (as tritonclient's compression options)")
 	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
@@ -219,11 +222,11 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	tw := newTable(w)
 	fmt.Fprintf(tw, "target\t%s at %s\n", r.Model, target)
 	if r.Closed > 0 {
-		fmt.Fprintf(tw, "arrivals\tclosed loop, %d in flight, for %s, %s tensors (%d-byte requests)\n",
-			r.Closed, r.Window.Round(time.Millisecond), tensors, r.RequestBytes)
+		fmt.Fprintf(tw, "arrivals\tclosed loop, %d in flight, for %s, %s tensors%s (%d-byte requests)\n",
+			r.Closed, r.Window.Round(time.Millisecond), tensors, compressed(r), r.RequestBytes)
 	} else {
-		fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors (%d-byte requests)\n",
-			spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, r.RequestBytes)
+		fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors%s (%d-byte requests)\n",
+			spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, compressed(r), r.RequestBytes)
 	}
 	fmt.Fprintf(tw, "requests\t%d scheduled, %d sent, %d dropped by this client, %d ok\n", r.Scheduled, r.Sent, r.Dropped, r.OK)
 	fmt.Fprintf(tw, "failed\t%s\n", failures(r.Failed))
@@ -270,6 +273,14 @@ func failures(m map[string]int64) string {
 // dur writes a duration like millis does.
 func dur(d time.Duration) string { return millis(float64(d) / float64(time.Millisecond)) }
 
+// compressed says in which coding a load's requests went, if any.
+func compressed(r *loadgen.Report) string {
+	if r.Compression == "" {
+		return ""
+	}
+	return ", " + r.Compression + "-compressed"
+}
+
 // loadTarget names where a load went and how its tensors were sent.
 func loadTarget(r *loadgen.Report) (tensors, target string) {
 	switch {
@@ -300,6 +311,7 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 	} else {
 		tensors += " tensors"
 	}
+	tensors += compressed(first)
 	arrivals := spec + " arrivals"
 	if first.Closed > 0 {
 		arrivals = fmt.Sprintf("a closed loop of %d each", first.Closed)

@@ -51,6 +51,9 @@ func TestWriteLoadReport(t *testing.T) {
 	require.Contains(t, b.String(), "latency       no answer")
 	require.Contains(t, b.String(), "binary tensors")
 	require.NotContains(t, b.String(), "worst second", "no second to name")
+	b.Reset()
+	require.NoError(t, writeLoadReport(&b, "poisson", &loadgen.Report{Model: "m", Binary: true, Compression: "gzip", RequestBytes: 310}))
+	require.Contains(t, b.String(), "binary tensors, gzip-compressed (310-byte requests)")
 
 	// A closed loop: no target rate, no schedule lag.
 	b.Reset()
@@ -162,20 +165,29 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, load.Report.Sent, load.Report.OK+failed, "every request is answered: %s", out)
 	require.Equal(t, 5.0, load.Report.SLOMS, "the SLO comes from the daemon")
 
-	// A closed loop of two (perf_analyzer's concurrency mode).
-	code, out, stderr = runCLI(t, "load", "--model", "mlp", "--arrival", "closed", "--concurrency", "2", "--duration", "1s", "--json")
+	// A closed loop of two (perf_analyzer's concurrency mode), its bodies
+	// deflate-compressed.
+	code, out, stderr = runCLI(t, "load", "--model", "mlp", "--arrival", "closed", "--concurrency", "2", "--duration", "1s", "--compression", "deflate", "--json")
 	require.Equal(t, 0, code, stderr)
 	var closed struct {
 		Report struct {
-			Closed  int   `json:"closed_loop"`
-			Sent    int64 `json:"sent"`
-			Dropped int64 `json:"dropped_by_client"`
-			Max     int64 `json:"max_in_flight"`
+			Closed  int              `json:"closed_loop"`
+			Sent    int64            `json:"sent"`
+			Dropped int64            `json:"dropped_by_client"`
+			Max     int64            `json:"max_in_flight"`
+			OK      int64            `json:"ok"`
+			Failed  map[string]int64 `json:"failed"`
+			Bytes   int              `json:"request_bytes"`
 		} `json:"report"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &closed))
 	require.Equal(t, 2, closed.Report.Closed)
 	require.Positive(t, closed.Report.Sent)
+	require.Positive(t, closed.Report.OK)
+	for key := range closed.Report.Failed {
+		require.NotContains(t, key, "bad_request", "the daemon reads every compressed body: %s", out)
+	}
+	require.Less(t, closed.Report.Bytes, 4000, "the report gives the compressed size of mlp's 8 KiB JSON request")
 	require.Zero(t, closed.Report.Dropped)
 	require.LessOrEqual(t, closed.Report.Max, int64(2), out)
 

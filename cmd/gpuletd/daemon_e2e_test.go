@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	le "encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -105,7 +107,7 @@ func TestKServeProtocol(t *testing.T) {
 	// zoo's 5 ms, which a race-instrumented build on a loaded machine can
 	// miss between the socket and the executor (seen once in CI: the first
 	// request was refused as deadline_unreachable).
-	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=64KiB",
+	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=128KiB",
 		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet")
 
 	r := do(t, "GET", base+"/v2", nil, nil)
@@ -199,7 +201,7 @@ func TestKServeProtocol(t *testing.T) {
 
 	// Errors.
 	const wrongSize = `{"inputs":[{"name":"input","shape":[1,784],"datatype":"FP32","parameters":{"binary_data_size":3000}}]}`
-	big := bytes.Repeat([]byte(" "), 70<<10)
+	big := bytes.Repeat([]byte(" "), 130<<10)
 	for _, tc := range []struct {
 		name, path string
 		body       []byte
@@ -268,6 +270,8 @@ func TestKServeProtocol(t *testing.T) {
 	require.Contains(t, string(r.body), `gpuletd_executor_hop_duration_seconds_count{model="mlp"} 3`, "every answer's hop is measured")
 	lintMetrics(t, r.body)
 
+	checkCompression(t, base)
+
 	// Repository API.
 	r = do(t, "POST", base+"/v2/repository/index", nil, nil)
 	require.Equal(t, 200, r.code)
@@ -321,4 +325,104 @@ func setProfile(t *testing.T, repo, model, profile, slo string) {
 	t.Helper()
 	p := filepath.Join(repo, model, "config.yaml")
 	require.NoError(t, os.WriteFile(p, []byte("slo: "+slo+"\nmax_batch_size: 32\nprofile: "+profile+"\n"), 0o644))
+}
+
+// checkCompression sends inference bodies compressed and asks for
+// compressed answers, as tritonclient's request_compression_algorithm and
+// response_compression_algorithm do: the answers are the uncompressed ones,
+// an answer too small to gain goes as it is, a coding gpuletd cannot read is
+// refused naming those it reads, and a body that expands past
+// limits.max_request_body (128 KiB here) is refused as too large.
+func checkCompression(t *testing.T, base string) {
+	t.Helper()
+	zipped := func(coding string, b []byte) []byte {
+		var buf bytes.Buffer
+		var w io.WriteCloser = gzip.NewWriter(&buf)
+		if coding == "deflate" {
+			w = zlib.NewWriter(&buf)
+		}
+		_, err := w.Write(b)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		return buf.Bytes()
+	}
+	unzipped := func(coding string, b []byte) []byte {
+		var r io.Reader
+		var err error
+		if coding == "deflate" {
+			r, err = zlib.NewReader(bytes.NewReader(b))
+		} else {
+			r, err = gzip.NewReader(bytes.NewReader(b))
+		}
+		require.NoError(t, err)
+		out, err := io.ReadAll(r)
+		require.NoError(t, err)
+		return out
+	}
+	// 32 rows in binary out: 1 280 bytes of outputs behind the JSON
+	// header, over the size from which answers are compressed.
+	head := []byte(`{"inputs":[{"name":"input","shape":[32,784],"datatype":"FP32","parameters":{"binary_data_size":100352}}],"outputs":[{"name":"output","parameters":{"binary_data":true}}]}`)
+	body := append(append([]byte{}, head...), make([]byte, 100352)...)
+	for _, tc := range []struct {
+		name, coding, format, accept, got string
+	}{
+		{"gzip both ways", "gzip", "gzip", "gzip", "gzip"},
+		{"deflate both ways", "deflate", "deflate", "deflate", "deflate"},
+		{"the heavier accepted coding", "gzip", "gzip", "gzip;q=0.5, deflate", "deflate"},
+		{"a deflate body in gzip's format, as Triton reads it", "deflate", "gzip", "identity", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sent := zipped(tc.format, body)
+			require.Less(t, len(sent), len(body)/10)
+			r := do(t, "POST", base+"/v2/models/mlp/infer", sent, map[string]string{
+				"Inference-Header-Content-Length": strconv.Itoa(len(head)), "Content-Encoding": tc.coding, "Accept-Encoding": tc.accept})
+			require.Equal(t, 200, r.code, string(r.body))
+			require.Equal(t, tc.got, r.header.Get("Content-Encoding"))
+			require.Equal(t, "Accept-Encoding", r.header.Get("Vary"))
+			answer := r.body
+			if tc.got != "" {
+				answer = unzipped(tc.got, r.body)
+			}
+			n, err := strconv.Atoi(r.header.Get("Inference-Header-Content-Length"))
+			require.NoError(t, err)
+			require.Greater(t, len(answer), 1400)
+			require.Equal(t, 32*10*4, len(answer)-n, "the header length is the decompressed JSON's, as Triton gives it")
+			require.Contains(t, string(answer[:n]), `"shape":[32,10]`)
+		})
+	}
+	// One row's answer is too small to gain: it goes as it is.
+	r := do(t, "POST", base+"/v2/models/mlp/infer", zipped("gzip", mlpJSON(1)), map[string]string{"Content-Encoding": "gzip", "Accept-Encoding": "gzip"})
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Empty(t, r.header.Get("Content-Encoding"))
+	require.Contains(t, string(r.body), `"shape":[1,10]`)
+
+	for _, tc := range []struct {
+		name     string
+		body     []byte
+		coding   string
+		code     int
+		has      string
+		accepted string
+	}{
+		{"a coding gpuletd cannot read", mlpJSON(1), "br", 415, `unsupported content coding "br"`, "gzip, deflate"},
+		{"not gzip at all", mlpJSON(1), "gzip", 400, "decompress gzip body", ""},
+		{"cut short", func() []byte { b := zipped("gzip", mlpJSON(1)); return b[:len(b)/2] }(), "gzip", 400, "unexpected EOF", ""},
+		{"expands past the limit", zipped("gzip", bytes.Repeat([]byte(" "), 1<<20)), "gzip", 413, "over the limit of 131072 bytes", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := do(t, "POST", base+"/v2/models/mlp/infer", tc.body, map[string]string{"Content-Encoding": tc.coding})
+			require.Equal(t, tc.code, r.code, string(r.body))
+			var e struct {
+				Error string `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(r.body, &e), string(r.body))
+			require.Contains(t, e.Error, tc.has)
+			require.Equal(t, tc.accepted, r.header.Get("Accept-Encoding"))
+			reason := "bad_request"
+			if tc.code == 413 {
+				reason = "too_large"
+			}
+			require.Equal(t, reason, r.header.Get(kserve.HeaderFailureReason))
+		})
+	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/status"
 )
 
@@ -137,6 +139,14 @@ func TestGRPCInferenceService(t *testing.T) {
 		require.Equal(t, []int64{tc.shape[0], 10}, res.Outputs[0].Shape)
 		requireClose(t, want["output"].Data, fp32s(res.RawOutputContents[0]))
 
+		// The same compressed, as tritonclient's compression_algorithm
+		// sends it: the same answer.
+		for _, coding := range []string{gzip.Name, kserve.GRPCDeflate} {
+			zres, err := c.ModelInfer(ctx, req, grpc.UseCompressor(coding))
+			require.NoError(t, err, "%s in %s", tc.model, coding)
+			require.Equal(t, res.RawOutputContents, zres.RawOutputContents, "%s in %s", tc.model, coding)
+		}
+
 		// The same asking for each row's best class (Triton's
 		// classification extension): one BYTES element per row.
 		req = fp32Request(tc.model, "", tc.shape, vals, tc.raw)
@@ -163,45 +173,49 @@ func TestGRPCInferenceService(t *testing.T) {
 		req  func() *pb.ModelInferRequest
 		code codes.Code
 		msg  string
+		opts []grpc.CallOption
 	}{
 		{"wrong datatype", func() *pb.ModelInferRequest {
 			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
 			r.Inputs[0].Datatype = "INT32"
 			r.Inputs[0].Contents = &pb.InferTensorContents{IntContents: make([]int32, 784)}
 			return r
-		}, codes.InvalidArgument, `input "input" is INT32, the model takes FP32`},
+		}, codes.InvalidArgument, `input "input" is INT32, the model takes FP32`, nil},
 		{"wrong shape", func() *pb.ModelInferRequest {
 			return fp32Request("mlp", "", []int64{1, 783}, ones[:783], false)
-		}, codes.InvalidArgument, "the model takes [-1 784]"},
+		}, codes.InvalidArgument, "the model takes [-1 784]", nil},
 		{"too few values", func() *pb.ModelInferRequest {
 			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
 			r.Inputs[0].Contents.Fp32Contents = ones[:10]
 			return r
-		}, codes.InvalidArgument, "fp32_contents holds 10 values but the shape needs 784"},
+		}, codes.InvalidArgument, "fp32_contents holds 10 values but the shape needs 784", nil},
 		{"raw bytes short", func() *pb.ModelInferRequest {
 			r := fp32Request("mlp", "", []int64{1, 784}, ones, true)
 			r.RawInputContents[0] = r.RawInputContents[0][:100]
 			return r
-		}, codes.InvalidArgument, "raw_input_contents holds 100 bytes"},
+		}, codes.InvalidArgument, "raw_input_contents holds 100 bytes", nil},
 		{"unknown input", func() *pb.ModelInferRequest {
 			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
 			r.Inputs[0].Name = "nope"
 			return r
-		}, codes.InvalidArgument, `input "input" is missing`},
+		}, codes.InvalidArgument, `input "input" is missing`, nil},
 		{"timeout not an integer", func() *pb.ModelInferRequest {
 			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
 			r.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "soon"}}}
 			return r
-		}, codes.InvalidArgument, "timeout must be a positive number of microseconds"},
+		}, codes.InvalidArgument, "timeout must be a positive number of microseconds", nil},
 		{"unknown model", func() *pb.ModelInferRequest {
 			return fp32Request("nosuch", "", []int64{1, 784}, ones, false)
-		}, codes.NotFound, `unknown model "nosuch"`},
+		}, codes.NotFound, `unknown model "nosuch"`, nil},
 		{"over max_request_body", func() *pb.ModelInferRequest {
 			return fp32Request("mlp", "", []int64{100, 784}, make([]float32, 78400), true)
-		}, codes.ResourceExhausted, "larger than max"},
+		}, codes.ResourceExhausted, "larger than max", nil},
+		{"over max_request_body once decompressed", func() *pb.ModelInferRequest {
+			return fp32Request("mlp", "", []int64{100, 784}, make([]float32, 78400), true)
+		}, codes.ResourceExhausted, "after decompression larger than max", []grpc.CallOption{grpc.UseCompressor(gzip.Name)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.ModelInfer(ctx, tc.req())
+			_, err := c.ModelInfer(ctx, tc.req(), tc.opts...)
 			requireCode(t, err, tc.code, tc.msg)
 		})
 	}
@@ -328,18 +342,21 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{-1, 784}, meta.Inputs[0].Shape)
 
-	// gpuletd load drives the gRPC listener.
-	code, out, stderr := runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--model", "lenet5", "--rate", "50", "--duration", "1s", "--inputs", "3", "--json")
+	// gpuletd load drives the gRPC listener, compressed as asked.
+	code, out, stderr := runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--model", "lenet5", "--rate", "50", "--duration", "1s", "--inputs", "3",
+		"--compression", "gzip", "--json")
 	require.Equal(t, 0, code, stderr)
 	var load struct {
 		Report struct {
-			GRPC string `json:"grpc"`
-			Sent int64  `json:"sent"`
-			OK   int64  `json:"ok"`
+			GRPC        string `json:"grpc"`
+			Compression string `json:"compression"`
+			Sent        int64  `json:"sent"`
+			OK          int64  `json:"ok"`
 		} `json:"report"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &load))
 	require.Equal(t, grpcAddr, load.Report.GRPC)
+	require.Equal(t, "gzip", load.Report.Compression)
 	require.Positive(t, load.Report.Sent)
 	require.Equal(t, load.Report.Sent, load.Report.OK, "every gRPC request answered: %s", out)
 	stats, err = c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "lenet5"})

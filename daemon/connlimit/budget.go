@@ -108,7 +108,9 @@ func (b *Budget) MaxBody() int64 { return b.max - b.max/4 - 1 }
 
 // ReadAll reads r to its end holding the memory it reads into in the
 // budget: the buffer's capacity as it doubles, up to size+1 bytes when the
-// body says its length (size ≥ 0; net/http ends such a body there) and
+// body says its length (size ≥ 0; net/http ends such a body there; a body
+// that goes on, where size was a guess, grows on as one of unknown length)
+// and
 // never past limit+1 (limit > 0: the longest body r gives, as
 // http.MaxBytesReader does). The bytes stay taken until release runs; on
 // error nothing stays taken and release does nothing.

@@ -81,6 +81,11 @@ type Config struct {
 	// does. More keep a server's response cache from answering most of
 	// them. Not with a given Payload or SharedMemory.
 	Inputs int
+	// Compression sends every request compressed in this coding, gzip or
+	// deflate ("" sends them as they are), and asks for answers in it too,
+	// as tritonclient's compression options do: over REST the bodies
+	// (Content-Encoding, Accept-Encoding), over gRPC the messages.
+	Compression string
 	// SLO is the model's latency objective; 0 reads it from the server.
 	SLO time.Duration
 	// Client sends the requests; nil makes one sized for Concurrency.
@@ -113,6 +118,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: ok status %d is not an HTTP status", ErrConfig, c.OKStatus)
 	case c.Inputs < 0 || c.Inputs > MaxInputs:
 		return c, fmt.Errorf("%w: %d distinct inputs; give 1 to %d", ErrConfig, c.Inputs, MaxInputs)
+	case c.Compression != "" && c.Compression != CodingGzip && c.Compression != CodingDeflate:
+		return c, fmt.Errorf("%w: compression %q; give gzip or deflate", ErrConfig, c.Compression)
 	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory):
 		return c, fmt.Errorf("%w: distinct inputs are built from the model's metadata, not with a given payload or shared memory (one region holds one request)", ErrConfig)
 	}

@@ -31,10 +31,17 @@ type Payload struct {
 	// JSONLen is the length of the JSON part of a binary-tensor body (the
 	// Inference-Header-Content-Length header), or -1 for a JSON body.
 	JSONLen int64
+	// Coding is the content coding Body is compressed in (gzip or
+	// deflate), or "" when it is not; answers are then asked for in it too.
+	Coding string
 }
 
 // header sets the request headers the payload needs.
 func (p *Payload) header(h http.Header) {
+	if p.Coding != "" {
+		h.Set("Content-Encoding", p.Coding)
+		h.Set("Accept-Encoding", p.Coding)
+	}
 	if p.JSONLen >= 0 {
 		h.Set("Content-Type", "application/octet-stream")
 		h.Set(kserve.HeaderContentLength, strconv.FormatInt(p.JSONLen, 10))

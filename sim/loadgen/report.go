@@ -31,6 +31,9 @@ type Report struct {
 	// Binary is set when the tensors went as binary data (Config.Binary,
 	// or Config.AutoBinary for a large request).
 	Binary bool `json:"binary,omitempty"`
+	// Compression is the coding requests and answers went in
+	// (Config.Compression), "" when none.
+	Compression string `json:"compression,omitempty"`
 	// Rate is the arrival process's mean rate, requests per second; 0 in a
 	// closed loop.
 	Rate float64 `json:"target_rate"`
@@ -74,7 +77,8 @@ type Report struct {
 	MaxInFlight int64 `json:"max_in_flight"`
 	// ResponseBytes is the mean size of a 200 answer's body.
 	ResponseBytes float64 `json:"mean_response_bytes"`
-	// RequestBytes is the size of the request body.
+	// RequestBytes is the size of the request body (compressed, when it
+	// was).
 	RequestBytes int `json:"request_bytes"`
 	// Seconds follows the window second by second, each second counting
 	// the requests that fell due in it: a plan change, a retune or a stall

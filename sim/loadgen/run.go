@@ -111,8 +111,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			defer r.tearDown(context.WithoutCancel(ctx), client, cfg.URL)
 		}
 	}
+	payloads := append([]*Payload{cfg.Payload}, extra...)
+	if cfg.Compression != "" && cfg.GRPC == "" {
+		for i, p := range payloads {
+			if payloads[i], err = p.compressed(cfg.Compression); err != nil {
+				return nil, err
+			}
+		}
+	}
 	g := &generator{
-		cfg: cfg, client: client, payloads: append([]*Payload{cfg.Payload}, extra...),
+		cfg: cfg, client: client, payloads: payloads,
 		infer: cfg.URL + "/v2/models/" + url.PathEscape(cfg.Model) + "/infer",
 		jobs:  make(chan job, cfg.Concurrency),
 		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
@@ -135,6 +143,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			g.grpcReqs = append(g.grpcReqs, req)
 		}
 		g.grpc = pb.NewGRPCInferenceServiceClient(conn)
+		if cfg.Compression != "" {
+			g.grpcOpts = []grpc.CallOption{grpc.UseCompressor(cfg.Compression)}
+		}
 		if err := grpcLive(ctx, g.grpc); err != nil {
 			return nil, fmt.Errorf("%w at %s: %v", ErrGRPCUnreachable, cfg.GRPC, err)
 		}
@@ -169,6 +180,7 @@ type generator struct {
 	// gRPC); next counts the requests that took one.
 	payloads []*Payload
 	grpcReqs []*pb.ModelInferRequest
+	grpcOpts []grpc.CallOption
 	next     atomic.Uint64
 	jobs     chan job
 	inFlight atomic.Int64
@@ -228,8 +240,8 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 
 // newReport starts the run's report.
 func (g *generator) newReport() *Report {
-	return &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Binary: g.cfg.Binary,
-		SLO: g.cfg.SLO, RequestBytes: len(g.cfg.Payload.Body)}
+	return &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
+		SLO: g.cfg.SLO, RequestBytes: len(g.payloads[0].Body)}
 }
 
 // closedLoop runs Concurrency senders, each sending its next request as
@@ -370,7 +382,7 @@ func (g *generator) send(ctx context.Context, j job) {
 	if resp.StatusCode != g.cfg.OKStatus {
 		sink = &limitedWriter{w: &errBody, n: 1 << 10}
 	}
-	n, err := io.Copy(sink, resp.Body)
+	n, err := readAnswer(sink, resp)
 	resp.Body.Close()
 	lat := time.Since(sent)
 	if err != nil {
@@ -394,7 +406,7 @@ func (g *generator) send(ctx context.Context, j job) {
 // status code's name.
 func (g *generator) sendGRPC(ctx context.Context, j job) {
 	sent := g.leave(j)
-	res, err := g.grpc.ModelInfer(ctx, g.grpcReqs[g.turn(len(g.grpcReqs))])
+	res, err := g.grpc.ModelInfer(ctx, g.grpcReqs[g.turn(len(g.grpcReqs))], g.grpcOpts...)
 	lat := time.Since(sent)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {

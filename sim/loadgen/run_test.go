@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -292,6 +293,7 @@ func TestRunErrors(t *testing.T) {
 		{URL: srv.URL, Model: "m", Rate: 0, Duration: time.Second},
 		{URL: srv.URL, Model: "m", Rate: 1},
 		{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, Concurrency: -1},
+		{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, Compression: "br"},
 	} {
 		_, err := Run(ctx, cfg)
 		require.ErrorIs(t, err, ErrConfig, "%+v", cfg)
@@ -469,4 +471,25 @@ func TestDistinctInputs(t *testing.T) {
 	require.ErrorContains(t, err, "one region holds one request")
 	_, err = Run(context.Background(), Config{URL: "http://127.0.0.1:1", Model: "m", Rate: 1, Duration: time.Second, Inputs: MaxInputs + 1})
 	require.ErrorIs(t, err, ErrConfig)
+}
+
+// Compressed runs send every body in the coding, ask for answers in it, and
+// read those answers decompressed.
+func TestCompressedRequests(t *testing.T) {
+	for _, coding := range []string{CodingGzip, CodingDeflate} {
+		for _, bin := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s binary=%v", coding, bin), func(t *testing.T) {
+				srv := newFakeServer(t, &fakeServer{})
+				rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 300 * time.Millisecond,
+					Seed: 5, Binary: bin, Compression: coding, Inputs: 3})
+				require.NoError(t, err)
+				want := due(t, 200, 5, 0, 300*time.Millisecond)
+				require.Equal(t, want, rep.OK)
+				require.Empty(t, srv.decodeErrs, "the server decodes every request once decompressed")
+				require.Equal(t, map[string]int{coding: int(want)}, srv.codings)
+				require.Equal(t, float64(len(`{"model_name":"m","outputs":[]}`)), rep.ResponseBytes, "answers are counted decompressed")
+				require.Equal(t, bin, srv.decoded[0].BinaryOutputs)
+			})
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"compress/gzip"
+	"compress/zlib"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -34,6 +36,7 @@ type fakeServer struct {
 	mu          sync.Mutex
 	decodeErrs  []string
 	decoded     []*kserve.Request
+	codings     map[string]int // requests by Content-Encoding ("" none)
 }
 
 func newFakeServer(t *testing.T, f *fakeServer) *fakeServer {
@@ -52,6 +55,7 @@ func newFakeServer(t *testing.T, f *fakeServer) *fakeServer {
 	if f.code == nil {
 		f.code = func(int64) int { return http.StatusOK }
 	}
+	f.codings = map[string]int{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v2/models/m", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(f.meta)
@@ -75,13 +79,25 @@ func (f *fakeServer) infer(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	body, _ := io.ReadAll(r.Body)
+	var src io.Reader = r.Body
+	coding := r.Header.Get("Content-Encoding")
+	switch coding {
+	case "gzip":
+		src, _ = gzip.NewReader(r.Body)
+	case "deflate":
+		src, _ = zlib.NewReader(r.Body)
+	}
+	var body []byte
+	if src != nil {
+		body, _ = io.ReadAll(src)
+	}
 	jsonLen := int64(-1)
 	if h := r.Header.Get(kserve.HeaderContentLength); h != "" {
 		jsonLen, _ = strconv.ParseInt(h, 10, 64)
 	}
 	req, err := kserve.DecodeRequest(body, jsonLen)
 	f.mu.Lock()
+	f.codings[coding]++
 	if err != nil {
 		f.decodeErrs = append(f.decodeErrs, err.Error())
 	} else if len(f.decoded) < 4 {
@@ -97,10 +113,27 @@ func (f *fakeServer) infer(w http.ResponseWriter, r *http.Request) {
 	if f.reason != nil && code != http.StatusOK {
 		w.Header().Set(kserve.HeaderFailureReason, f.reason(i))
 	}
-	w.WriteHeader(code)
 	if code == http.StatusOK {
-		_, _ = w.Write([]byte(`{"model_name":"m","outputs":[]}`))
+		// An answer compressed in the coding the client accepts.
+		var out io.Writer = w
+		var zw io.WriteCloser
+		switch accept := r.Header.Get("Accept-Encoding"); accept {
+		case "gzip":
+			zw = gzip.NewWriter(w)
+		case "deflate":
+			zw = zlib.NewWriter(w)
+		}
+		if zw != nil {
+			w.Header().Set("Content-Encoding", r.Header.Get("Accept-Encoding"))
+			out = zw
+		}
+		w.WriteHeader(code)
+		_, _ = out.Write([]byte(`{"model_name":"m","outputs":[]}`))
+		if zw != nil {
+			_ = zw.Close()
+		}
 	} else {
+		w.WriteHeader(code)
 		_, _ = w.Write([]byte(`{"error":"no"}`))
 	}
 }
