@@ -1,18 +1,15 @@
 package daemon
 
 import (
-	"bufio"
 	"bytes"
-	"compress/flate"
-	"compress/gzip"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // Content codings of inference bodies, as Triton's HTTP endpoint takes and
@@ -20,8 +17,8 @@ import (
 // HTTP's "deflate" names.
 const (
 	codingIdentity = "identity"
-	codingGzip     = "gzip"
-	codingDeflate  = "deflate"
+	codingGzip     = kserve.CodingGzip
+	codingDeflate  = kserve.CodingDeflate
 )
 
 // acceptedCodings is the Accept-Encoding of a refusal for a coding gpuletd
@@ -55,6 +52,9 @@ func decodedBody(coding string, raw io.Reader, size, limit int64) (io.Reader, in
 	case "", codingIdentity:
 		return raw, size, nil
 	case codingGzip, "x-gzip", codingDeflate:
+		if c == "x-gzip" {
+			c = codingGzip // HTTP/1.1's old name for it
+		}
 		guess := int64(-1)
 		if size >= 0 {
 			guess = min(limit, max(size*expansionGuess, 4<<10))
@@ -72,7 +72,7 @@ func decodedBody(coding string, raw io.Reader, size, limit int64) (io.Reader, in
 type decompressingReader struct {
 	coding string
 	src    io.Reader
-	dec    *decompressor
+	dec    io.ReadCloser
 	left   int64
 	limit  int64
 	err    error // the end, once reached: io.EOF or the failure
@@ -83,7 +83,7 @@ func (d *decompressingReader) Read(p []byte) (int, error) {
 		return 0, d.err
 	}
 	if d.dec == nil {
-		dec, err := openDecompressor(d.coding, d.src)
+		dec, err := kserve.NewDecompressor(d.coding, d.src)
 		if err != nil {
 			return 0, d.end(fmt.Errorf("decompress %s body: %w", d.coding, err))
 		}
@@ -92,7 +92,7 @@ func (d *decompressingReader) Read(p []byte) (int, error) {
 	if d.left <= 0 {
 		// The body is at the limit: one byte more shows it is longer.
 		var one [1]byte
-		if n, _ := io.ReadFull(d.dec.r, one[:]); n > 0 {
+		if n, _ := io.ReadFull(d.dec, one[:]); n > 0 {
 			return 0, d.end(&http.MaxBytesError{Limit: d.limit})
 		}
 		return 0, d.end(io.EOF)
@@ -100,7 +100,7 @@ func (d *decompressingReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > d.left {
 		p = p[:d.left]
 	}
-	n, err := d.dec.r.Read(p)
+	n, err := d.dec.Read(p)
 	d.left -= int64(n)
 	switch {
 	case errors.Is(err, io.EOF):
@@ -115,77 +115,8 @@ func (d *decompressingReader) Read(p []byte) (int, error) {
 func (d *decompressingReader) end(err error) error {
 	d.err = err
 	if d.dec != nil {
-		d.dec.release()
+		_ = d.dec.Close()
 		d.dec = nil
-	}
-	return err
-}
-
-// decompressor is a pooled reader of one compressed body: a deflate
-// decompressor holds a 32 KiB window, too much to allocate per request.
-type decompressor struct {
-	r       io.Reader // the decompressed bytes: gz or zl
-	br      *bufio.Reader
-	gz      *gzip.Reader
-	zl      io.ReadCloser
-	release func()
-}
-
-var decompressors = sync.Pool{New: func() any { return &decompressor{br: bufio.NewReader(nil)} }}
-
-// openDecompressor starts decompressing src. A deflate body may also come
-// in gzip's format, as Triton reads either.
-func openDecompressor(coding string, src io.Reader) (*decompressor, error) {
-	d := decompressors.Get().(*decompressor)
-	d.release = func() {
-		d.br.Reset(nil)
-		d.r = nil
-		decompressors.Put(d)
-	}
-	d.br.Reset(src)
-	zlibFormat := false
-	if coding == codingDeflate {
-		magic, err := d.br.Peek(2)
-		if err != nil {
-			d.release()
-			return nil, noEOF(err)
-		}
-		zlibFormat = magic[0] != 0x1f || magic[1] != 0x8b
-	}
-	var err error
-	switch {
-	case zlibFormat && d.zl != nil:
-		err = d.zl.(zlib.Resetter).Reset(d.br, nil)
-		d.r = d.zl
-	case zlibFormat:
-		d.zl, err = zlib.NewReader(d.br)
-		d.r = d.zl
-	case d.gz != nil:
-		err = d.gz.Reset(d.br)
-		d.r = d.gz
-	default:
-		var gz *gzip.Reader
-		if gz, err = gzip.NewReader(d.br); err == nil {
-			d.gz = gz
-		}
-		d.r = d.gz
-	}
-	if err != nil {
-		if zlibFormat {
-			// A zlib reader that failed its header cannot be reset.
-			d.zl = nil
-		}
-		d.release()
-		return nil, noEOF(err)
-	}
-	return d, nil
-}
-
-// noEOF makes a body that ends before its compressed header a truncated
-// one rather than an empty one.
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
 	}
 	return err
 }
@@ -220,38 +151,13 @@ func answerCoding(accept string) string {
 	return best
 }
 
-// Compressors are reused: a deflate compressor holds about a megabyte of
-// tables, too much to build per answer.
-var (
-	gzipWriters = sync.Pool{New: func() any {
-		w, _ := gzip.NewWriterLevel(io.Discard, flate.BestSpeed)
-		return w
-	}}
-	zlibWriters = sync.Pool{New: func() any {
-		w, _ := zlib.NewWriterLevel(io.Discard, flate.BestSpeed)
-		return w
-	}}
-)
-
-// resettableWriter is a pooled compressor.
-type resettableWriter interface {
-	io.WriteCloser
-	Reset(io.Writer)
-}
-
-// compressAnswer compresses an answer's body in coding (gzip or deflate) at
-// the fastest level: answers are latency, not storage.
+// compressAnswer compresses an answer's body in coding (gzip or deflate).
 func compressAnswer(coding string, body []byte) ([]byte, error) {
-	pool := &gzipWriters
-	if coding == codingDeflate {
-		pool = &zlibWriters
-	}
-	w := pool.Get().(resettableWriter)
-	defer pool.Put(w)
 	var out bytes.Buffer
 	out.Grow(len(body)/2 + 64)
-	w.Reset(&out)
+	w := kserve.NewCompressor(coding, &out)
 	if _, err := w.Write(body); err != nil {
+		_ = w.Close()
 		return nil, fmt.Errorf("compress answer: %w", err)
 	}
 	if err := w.Close(); err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -18,6 +20,12 @@ func (s *grpcServer) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*
 	res, ierr := s.n.inferGRPC(ctx, r, time.Now())
 	if ierr != nil {
 		return nil, grpcError(ierr)
+	}
+	if proto.Size(res) < minCompressedAnswer {
+		// gRPC answers in the coding the request came in; a small answer
+		// goes as it is, as over REST, since compressing it only costs
+		// both sides CPU (a compressor's reset alone clears its tables).
+		_ = grpc.SetSendCompressor(ctx, encoding.Identity)
 	}
 	return res, nil
 }

@@ -141,7 +141,7 @@ func TestGRPCInferenceService(t *testing.T) {
 
 		// The same compressed, as tritonclient's compression_algorithm
 		// sends it: the same answer.
-		for _, coding := range []string{gzip.Name, kserve.GRPCDeflate} {
+		for _, coding := range []string{gzip.Name, kserve.CodingDeflate} {
 			zres, err := c.ModelInfer(ctx, req, grpc.UseCompressor(coding))
 			require.NoError(t, err, "%s in %s", tc.model, coding)
 			require.Equal(t, res.RawOutputContents, zres.RawOutputContents, "%s in %s", tc.model, coding)

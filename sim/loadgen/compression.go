@@ -2,30 +2,27 @@ package loadgen
 
 import (
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/gpulet/gpuletd/kserve"
 )
 
-// The codings Config.Compression takes: HTTP's and gRPC's names alike
-// (deflate being the zlib format in both).
+// The codings Config.Compression takes: HTTP's and gRPC's names alike.
 const (
-	CodingGzip    = "gzip"
-	CodingDeflate = "deflate"
+	CodingGzip    = kserve.CodingGzip
+	CodingDeflate = kserve.CodingDeflate
 )
 
 // compressed is p with its body compressed in coding, once before a run, so
 // that every request carries the same compressed bytes.
 func (p *Payload) compressed(coding string) (*Payload, error) {
 	var buf bytes.Buffer
-	var w io.WriteCloser = gzip.NewWriter(&buf)
-	if coding == CodingDeflate {
-		w = zlib.NewWriter(&buf)
-	}
+	w := kserve.NewCompressor(coding, &buf)
 	if _, err := w.Write(p.Body); err != nil {
+		_ = w.Close()
 		return nil, fmt.Errorf("compress payload: %w", err)
 	}
 	if err := w.Close(); err != nil {
@@ -35,26 +32,21 @@ func (p *Payload) compressed(coding string) (*Payload, error) {
 }
 
 // readAnswer copies an answer's body to w, decompressing it when the server
-// compressed it (a client asked for that decompresses what it reads, as
-// tritonclient does), and gives the decompressed byte count.
+// compressed it (a client that asked for that decompresses what it reads,
+// as tritonclient does), and gives the decompressed byte count.
 func readAnswer(w io.Writer, resp *http.Response) (int64, error) {
-	var body io.Reader = resp.Body
-	switch coding := strings.ToLower(resp.Header.Get("Content-Encoding")); coding {
-	case "", "identity":
-	case CodingGzip:
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return 0, fmt.Errorf("decompress answer: %w", err)
-		}
-		body = zr
-	case CodingDeflate:
-		zr, err := zlib.NewReader(resp.Body)
-		if err != nil {
-			return 0, fmt.Errorf("decompress answer: %w", err)
-		}
-		body = zr
-	default:
-		return 0, fmt.Errorf("answer in content coding %q, which was not asked for", coding)
+	coding := strings.ToLower(resp.Header.Get("Content-Encoding"))
+	if coding == "" || coding == "identity" {
+		return io.Copy(w, resp.Body)
 	}
-	return io.Copy(w, body)
+	dec, err := kserve.NewDecompressor(coding, resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("decompress answer: %w", err)
+	}
+	defer dec.Close()
+	n, err := io.Copy(w, dec)
+	if err != nil {
+		return n, fmt.Errorf("decompress answer: %w", err)
+	}
+	return n, nil
 }
