@@ -17,6 +17,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
@@ -34,19 +35,23 @@ type grpcServer struct {
 
 // newGRPCServer builds the gRPC server with the daemon's limits: messages
 // up to limits.max_request_body, idle connections closed after
-// limits.idle_timeout, and the repository's mutating calls guarded as the
-// REST ones are.
+// limits.idle_timeout, the repository's mutating calls guarded as the REST
+// ones are, and TLS with the listeners' certificate when it is on.
 func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 	if cfg.GRPCListen != "" {
 		n.grpcMaxMsg = int64(cfg.Limits.MaxRequestBody)
 	}
-	s := grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
 		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
 		grpc.UnaryInterceptor(n.grpcMutating),
-	)
+	}
+	if n.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(n.tls.config())))
+	}
+	s := grpc.NewServer(opts...)
 	pb.RegisterGRPCInferenceServiceServer(s, &grpcServer{n: n})
 	return s
 }

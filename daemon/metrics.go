@@ -101,12 +101,13 @@ var (
 	descBytes        = prometheus.NewDesc("gpuletd_http_inflight_request_bytes", "Request body bytes held by requests in flight.", nil, nil)
 	descBytesMax     = prometheus.NewDesc("gpuletd_http_inflight_request_bytes_max", "Request body bytes requests in flight may hold at once (limits.max_inflight_bytes).", nil, nil)
 	descBytesRefused = prometheus.NewDesc("gpuletd_http_inflight_bytes_refused_total", "Requests answered 503 because their body did not fit in limits.max_inflight_bytes in time.", nil, nil)
+	descCertExpiry   = prometheus.NewDesc("gpuletd_tls_certificate_expiry_timestamp_seconds", "When the listeners' TLS certificate in use expires, Unix seconds (absent without TLS).", nil, nil)
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descState, descReorg, descRestart, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
-		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute} {
+		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
 		ch <- d
 	}
 }
@@ -129,6 +130,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	collectModelStates(n, ch)
+	if n.tls != nil {
+		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, float64(n.tls.leaf().NotAfter.Unix()))
+	}
 	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
 	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
 	writable := 0.0

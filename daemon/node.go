@@ -34,6 +34,7 @@ type node struct {
 	windows   windows
 	conns     *connlimit.Listener // client connections open (nil until listening)
 	bodies    *connlimit.Budget   // request body bytes in flight
+	tls       *serverCert         // the listeners' TLS certificate; nil: plain HTTP and gRPC
 	// grpcMaxMsg is the largest message the gRPC server takes, fixed when
 	// it starts (limits.max_request_body then); 0 without one.
 	grpcMaxMsg int64

@@ -162,6 +162,16 @@ func (n *node) handleReload(load func() (*config.Loaded, error)) {
 		msg += fmt.Sprintf("; %v take effect after a restart", restart)
 		sev = store.SeverityWarning
 	}
+	if n.tls != nil {
+		// A renewed certificate in the same files serves new connections
+		// from now on; one that does not load leaves the old one serving.
+		if err := n.tls.load(); err != nil {
+			msg += "; the TLS certificate in use stays: " + err.Error()
+			sev = store.SeverityError
+		} else {
+			msg += "; TLS certificate " + n.tls.describe()
+		}
+	}
 	n.events.add(EventConfigReload, sev, msg, map[string]string{"applied": fmt.Sprint(applied), "restart": fmt.Sprint(restart)})
 	n.log.Info("reload", zap.Strings("applied", applied), zap.Strings("needs_restart", restart))
 }

@@ -131,6 +131,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	n.repo = newRepoWatch(read)
 
+	if n.tls, err = newServerCert(cfg.TLS); err != nil {
+		return err
+	}
 	tcp, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -146,8 +149,14 @@ func Run(ctx context.Context, opts Options) error {
 		ErrorLog:          zap.NewStdLog(log.Named("http")),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", zap.String("listen", ln.Addr().String()))
+	if n.tls != nil {
+		srv.TLSConfig = n.tls.config()
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+		log.Info("serving", zap.String("listen", ln.Addr().String()), zap.String("tls", n.tls.describe()))
+	} else {
+		go func() { served <- srv.Serve(ln) }()
+		log.Info("serving", zap.String("listen", ln.Addr().String()))
+	}
 	grpcLn, err := n.listenGRPC(cfg)
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)

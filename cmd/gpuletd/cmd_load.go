@@ -71,7 +71,7 @@ requests (default 1) are always in flight, each sent as soon as the last is
 answered, and no --rate is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
@@ -98,7 +98,7 @@ answered, and no --rate is given.`,
 					}
 				}
 				cfgs[i] = loadgen.Config{
-					URL: base, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
+					URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
 					Inputs: inputs, Compression: compression,
 				}
@@ -111,7 +111,7 @@ answered, and no --rate is given.`,
 			for i, sh := range shares {
 				names[i] = sh.Model
 			}
-			before := cacheHitsOf(cmd.Context(), base, names)
+			before := cacheHitsOf(cmd.Context(), d, names)
 			if len(cfgs) == 1 {
 				rep, err = loadgen.Run(cmd.Context(), cfgs[0])
 			} else {
@@ -122,12 +122,12 @@ answered, and no --rate is given.`,
 				if errors.Is(err, loadgen.ErrGRPCUnreachable) {
 					return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", grpcAddr, err)}
 				}
-				return daemonError(base, err)
+				return daemonError(d.base, err)
 			}
 			if rep == nil && mix == nil {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}
 			}
-			hits := cacheHitsDuring(before, cacheHitsOf(context.WithoutCancel(cmd.Context()), base, names))
+			hits := cacheHitsDuring(before, cacheHitsOf(context.WithoutCancel(cmd.Context()), d, names))
 			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "compression": compression, "interrupted": interrupted}
 			if len(hits) > 0 {
 				out["cache_hits"] = hits
@@ -156,7 +156,7 @@ answered, and no --rate is given.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	f.StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")

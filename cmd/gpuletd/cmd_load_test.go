@@ -93,7 +93,7 @@ func servingDaemon(t *testing.T) (base, addr string) {
 	base = "http://" + addr
 	require.Eventually(t, func() bool {
 		var s adminStatus
-		if err := adminGet(t.Context(), base, "/api/v1/status", &s); err != nil {
+		if err := adminGet(t.Context(), plainAPI(base), "/api/v1/status", &s); err != nil {
 			return false
 		}
 		for _, m := range s.Models {
@@ -193,7 +193,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 
 	// The daemon saw them: lenet5 has recent requests.
 	var s adminStatus
-	require.NoError(t, adminGet(t.Context(), base, "/api/v1/status", &s))
+	require.NoError(t, adminGet(t.Context(), plainAPI(base), "/api/v1/status", &s))
 	for _, m := range s.Models {
 		if m.Name == "lenet5" {
 			require.Positive(t, m.Recent.Requests)

@@ -36,12 +36,12 @@ rate, SLO, recent SLO attainment and p50/p99 latency, and the gpu-lets each
 is placed on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
 			var raw json.RawMessage
-			if err := adminGet(cmd.Context(), base, "/api/v1/models", &raw); err != nil {
+			if err := adminGet(cmd.Context(), d, "/api/v1/models", &raw); err != nil {
 				return err
 			}
 			if asJSON {
@@ -71,13 +71,13 @@ profile): file, SLO, inputs and outputs, rates, recent latency, placement and
 the device types it has latency profiles for.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
 			path := "/api/v1/models/" + neturl.PathEscape(args[0])
 			var raw json.RawMessage
-			if err := adminGet(cmd.Context(), base, path, &raw); err != nil {
+			if err := adminGet(cmd.Context(), d, path, &raw); err != nil {
 				return err
 			}
 			if asJSON {
@@ -88,7 +88,7 @@ the device types it has latency profiles for.`,
 				return fmt.Errorf("decode model: %w", err)
 			}
 			var prof adminProfiles // best effort: the table says when it is missing
-			if err := adminGet(cmd.Context(), base, path+"/profile", &prof); err != nil {
+			if err := adminGet(cmd.Context(), d, path+"/profile", &prof); err != nil {
 				prof.Error = err.Error()
 			}
 			return writeModelShow(cmd.OutOrStdout(), &doc, &prof)

@@ -36,7 +36,7 @@ daemon's repository: DIR's config.pbtxt and files go in the load request
 the model is unloaded, loaded again without --from, or the daemon restarts.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
@@ -47,7 +47,7 @@ the model is unloaded, loaded again without --from, or the daemon restarts.`,
 					return err
 				}
 			}
-			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token), body)
+			code, msg, err := adminPost(cmd.Context(), d, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token), body)
 			switch {
 			case err != nil:
 				return err
@@ -57,10 +57,10 @@ the model is unloaded, loaded again without --from, or the daemon restarts.`,
 			case code != http.StatusServiceUnavailable || wait <= 0:
 				return &exitError{code: 1, msg: "gpuletd: " + msg}
 			}
-			return waitReady(cmd.Context(), cmd.OutOrStdout(), base, name, wait, msg)
+			return waitReady(cmd.Context(), cmd.OutOrStdout(), d, name, wait, msg)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
@@ -77,11 +77,11 @@ and re-plan without it (POST /v2/repository/models/MODEL/unload). Its folder
 stays in the repository; load it again with gpuletd models load.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
-			code, msg, err := adminPost(cmd.Context(), base, "/v2/repository/models/"+neturl.PathEscape(args[0])+"/unload", adminToken(g, token), nil)
+			code, msg, err := adminPost(cmd.Context(), d, "/v2/repository/models/"+neturl.PathEscape(args[0])+"/unload", adminToken(g, token), nil)
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ stays in the repository; load it again with gpuletd models load.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	return cmd
 }
@@ -112,10 +112,10 @@ func adminToken(g *globalFlags, flag string) string {
 // adminPost posts body (JSON; nil: none) to a daemon's API and returns the
 // status and the daemon's message (its error, for a failure). A daemon that
 // does not answer is one clear line and exit status 1.
-func adminPost(ctx context.Context, base, path, token string, body []byte) (code int, msg string, err error) {
+func adminPost(ctx context.Context, d *daemonAPI, path, token string, body []byte) (code int, msg string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", fmt.Errorf("build request: %w", err)
 	}
@@ -125,11 +125,10 @@ func adminPost(ctx context.Context, base, path, token string, body []byte) (code
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	client := &http.Client{}
-	defer client.CloseIdleConnections()
-	code, _, msg, err = loadgen.Call(ctx, client, req, 1<<20)
+	defer d.client.CloseIdleConnections()
+	code, _, msg, err = loadgen.Call(ctx, d.client, req, 1<<20)
 	if errors.Is(err, loadgen.ErrUnreachable) {
-		return 0, "", daemonError(base, err)
+		return 0, "", daemonError(d.base, err)
 	}
 	if err != nil {
 		return 0, "", fmt.Errorf("post %s: %w", path, err)
@@ -144,16 +143,15 @@ const loadTimeout = 2 * time.Minute
 // waitReady polls the model's ready endpoint until it serves or wait
 // passes, printing why it does not serve yet whenever that changes (msg,
 // the load's own answer, until the endpoint gives one).
-func waitReady(ctx context.Context, w io.Writer, base, name string, wait time.Duration, msg string) error {
+func waitReady(ctx context.Context, w io.Writer, d *daemonAPI, name string, wait time.Duration, msg string) error {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	client := &http.Client{}
-	defer client.CloseIdleConnections()
+	defer d.client.CloseIdleConnections()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	said := ""
 	for {
-		ready, why, err := readiness(ctx, client, base+"/v2/models/"+neturl.PathEscape(name)+"/ready")
+		ready, why, err := readiness(ctx, d.client, d.base+"/v2/models/"+neturl.PathEscape(name)+"/ready")
 		switch {
 		case ready:
 			fmt.Fprintf(w, "%s: ready\n", name)
@@ -162,7 +160,7 @@ func waitReady(ctx context.Context, w io.Writer, base, name string, wait time.Du
 			fmt.Fprintf(w, "%s: %s\n", name, why)
 			said = why
 		case err != nil && ctx.Err() == nil:
-			return daemonError(base, err)
+			return daemonError(d.base, err)
 		}
 		select {
 		case <-ctx.Done():

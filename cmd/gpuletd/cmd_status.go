@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,12 +35,12 @@ the models placed on them (batch, planned rate, busy ratio) and its models
 The daemon is found at --url, or at the configured listen address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
 			var raw json.RawMessage
-			if err := adminGet(cmd.Context(), base, "/api/v1/status", &raw); err != nil {
+			if err := adminGet(cmd.Context(), d, "/api/v1/status", &raw); err != nil {
 				return err
 			}
 			if asJSON {
@@ -50,7 +50,7 @@ The daemon is found at --url, or at the configured listen address.`,
 			if err := json.Unmarshal(raw, &s); err != nil {
 				return fmt.Errorf("decode status: %w", err)
 			}
-			return writeStatus(cmd.OutOrStdout(), base, &s)
+			return writeStatus(cmd.OutOrStdout(), d.base, &s)
 		},
 	}
 	addDaemonFlags(cmd, &url, &asJSON)
@@ -60,36 +60,8 @@ The daemon is found at --url, or at the configured listen address.`,
 // addDaemonFlags adds --url and --json, the flags of every command that
 // talks to a running daemon.
 func addDaemonFlags(cmd *cobra.Command, url *string, asJSON *bool) {
-	cmd.Flags().StringVar(url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+	cmd.Flags().StringVar(url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
-}
-
-// daemonURL is --url, or http:// and the configured listen address (a
-// wildcard host is reached on loopback).
-func daemonURL(g *globalFlags, flag string) (string, error) {
-	if flag != "" {
-		if !strings.Contains(flag, "://") {
-			flag = "http://" + flag
-		}
-		return strings.TrimRight(flag, "/"), nil
-	}
-	l, err := g.loadConfig()
-	if err != nil {
-		return "", err
-	}
-	host, port, err := net.SplitHostPort(l.Config.Listen)
-	if err != nil {
-		return "", fmt.Errorf("read listen address %q: %w", l.Config.Listen, err)
-	}
-	switch ip := net.ParseIP(host); {
-	case host == "":
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified() && ip.To4() != nil:
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified():
-		host = "::1"
-	}
-	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 // adminTimeout bounds one call to a daemon's admin API.
@@ -97,19 +69,28 @@ const adminTimeout = 10 * time.Second
 
 // adminGet fetches one document of a daemon's API. A daemon that does not
 // answer is one clear line and exit status 1.
-func adminGet(ctx context.Context, base, path string, v any) error {
+func adminGet(ctx context.Context, d *daemonAPI, path string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
-	client := &http.Client{}
-	defer client.CloseIdleConnections()
-	return daemonError(base, loadgen.GetJSON(ctx, client, base+path, v))
+	defer d.client.CloseIdleConnections()
+	return daemonError(d.base, loadgen.GetJSON(ctx, d.client, d.base+path, v))
 }
 
 // daemonError turns "nothing answers" and the daemon's error answers into
 // one clear line.
 func daemonError(base string, err error) error {
 	var he *loadgen.HTTPError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
 	switch {
+	case errors.As(err, &verify):
+		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s: its certificate is not trusted here (%v): give its certificate as tls.cert_file, or one its issuer signed to the system's roots", base, verify.Err)}
+	case errors.As(err, &record):
+		return &exitError{code: 1, msg: "gpuletd at " + base + " does not speak TLS: reach it with --url http://…"}
+	case errors.Is(err, loadgen.ErrUnreachable) && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return &exitError{code: 1, msg: "gpuletd at " + base + " does not speak TLS: reach it with --url http://…"}
+	case errors.As(err, &he) && he.Code == http.StatusBadRequest && strings.Contains(he.Message, "HTTP request to an HTTPS server"):
+		return &exitError{code: 1, msg: "gpuletd at " + base + " speaks TLS: set tls.cert_file (GPULETD_TLS_CERT_FILE) to its certificate, or reach it with --url https://…"}
 	case errors.Is(err, loadgen.ErrUnreachable):
 		return &exitError{code: 1, msg: "no gpuletd answers at " + base + ": is it running?"}
 	case errors.As(err, &he) && he.Code == http.StatusNotFound:

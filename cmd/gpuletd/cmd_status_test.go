@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,4 +223,36 @@ func TestNoDaemonIsOneLine(t *testing.T) {
 	code, _, stderr := runCLI(t, "status")
 	require.Equal(t, 1, code)
 	require.Equal(t, "no gpuletd answers at http://"+addr+": is it running?\n", stderr)
+}
+
+// TestDaemonErrorSaysWhatTLSNeeds: a daemon reached with the wrong scheme
+// or an untrusted certificate is one line saying what to change.
+func TestDaemonErrorSaysWhatTLSNeeds(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{}`)) })
+	secure := httptest.NewTLSServer(ok)
+	defer secure.Close()
+	plain := httptest.NewServer(ok)
+	defer plain.Close()
+	trusting := &daemonAPI{base: secure.URL, client: secure.Client()}
+	for _, tc := range []struct {
+		name string
+		d    *daemonAPI
+		want string
+	}{
+		{"untrusted certificate", plainAPI(secure.URL), "its certificate is not trusted here (x509: certificate signed by unknown authority)"},
+		{"https to a plain daemon", plainAPI(strings.Replace(plain.URL, "http://", "https://", 1)), "does not speak TLS: reach it with --url http://"},
+		{"http to a TLS daemon", plainAPI(strings.Replace(secure.URL, "https://", "http://", 1)), "speaks TLS: set tls.cert_file (GPULETD_TLS_CERT_FILE) to its certificate"},
+		{"trusted", trusting, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v map[string]any
+			err := adminGet(t.Context(), tc.d, "/", &v)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			tc.d.client.CloseIdleConnections()
+		})
+	}
 }

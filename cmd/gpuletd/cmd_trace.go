@@ -30,11 +30,11 @@ func newTraceCmd(g *globalFlags) *cobra.Command {
 reads the trace files the daemon writes under <state_dir>/traces/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
-			return traceSettings(cmd.Context(), cmd.OutOrStdout(), base, model, "", nil)
+			return traceSettings(cmd.Context(), cmd.OutOrStdout(), d, model, "", nil)
 		},
 	}
 	set := &cobra.Command{
@@ -50,7 +50,7 @@ setting given as NAME= (no value) follows the global one again. For example:
   gpuletd trace set --model resnet trace_level=TIMESTAMPS trace_rate=100 log_frequency=50`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			base, err := daemonURL(g, url)
+			d, err := g.daemon(url)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ setting given as NAME= (no value) follows the global one again. For example:
 			if err != nil {
 				return err
 			}
-			return traceSettings(cmd.Context(), cmd.OutOrStdout(), base, model, adminToken(g, token), changes)
+			return traceSettings(cmd.Context(), cmd.OutOrStdout(), d, model, adminToken(g, token), changes)
 		},
 	}
 	summary := &cobra.Command{
@@ -87,7 +87,7 @@ request's decoding, routing, the hop and the answer's encoding).`,
 		},
 	}
 	for _, c := range []*cobra.Command{cmd, set} {
-		c.Flags().StringVar(&url, "url", "", "the daemon's base URL (default http:// and the configured listen address)")
+		c.Flags().StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
 		c.Flags().StringVar(&model, "model", "", "a model's own settings instead of the global ones")
 	}
 	set.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
@@ -117,7 +117,7 @@ func traceChanges(args []string) (map[string]any, error) {
 
 // traceSettings reads (changes nil) or changes the trace settings of model
 // ("" the global ones) and prints them.
-func traceSettings(ctx context.Context, w io.Writer, base, model, token string, changes map[string]any) error {
+func traceSettings(ctx context.Context, w io.Writer, d *daemonAPI, model, token string, changes map[string]any) error {
 	path := "/v2/trace/setting"
 	if model != "" {
 		path = "/v2/models/" + neturl.PathEscape(model) + "/trace/setting"
@@ -132,19 +132,18 @@ func traceSettings(ctx context.Context, w io.Writer, base, model, token string, 
 			return err
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	client := &http.Client{}
-	defer client.CloseIdleConnections()
-	code, got, msg, err := loadgen.Call(ctx, client, req, 1<<20)
+	defer d.client.CloseIdleConnections()
+	code, got, msg, err := loadgen.Call(ctx, d.client, req, 1<<20)
 	switch {
 	case errors.Is(err, loadgen.ErrUnreachable):
-		return daemonError(base, err)
+		return daemonError(d.base, err)
 	case err != nil:
 		return err
 	case code != http.StatusOK:

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -86,6 +88,7 @@ func startDaemonUnder(t testing.TB, env []string, wrapper ...string) (addr strin
 			t.Fatalf("daemon did not stop within 30s of SIGINT; logs:\n%s", logs)
 		}
 	})
+	scheme, probe := probeClient(t, env)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -93,7 +96,7 @@ func startDaemonUnder(t testing.TB, env []string, wrapper ...string) (addr strin
 			t.Fatalf("daemon exited early: %v\n%s", err, logs)
 		default:
 		}
-		resp, err := http.Get("http://" + addr + "/v2/health/live")
+		resp, err := probe.Get(scheme + addr + "/v2/health/live")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -104,6 +107,22 @@ func startDaemonUnder(t testing.TB, env []string, wrapper ...string) (addr strin
 	}
 	t.Fatalf("daemon did not become live; logs:\n%s", logs)
 	return "", nil, 0
+}
+
+// probeClient is how a daemon started with env is reached: over https,
+// trusting its certificate, when env gives it one.
+func probeClient(t testing.TB, env []string) (scheme string, client *http.Client) {
+	t.Helper()
+	for _, kv := range env {
+		if file, ok := strings.CutPrefix(kv, "GPULETD_TLS_CERT_FILE="); ok && file != "" {
+			pem, err := os.ReadFile(file)
+			require.NoError(t, err)
+			pool := x509.NewCertPool()
+			require.True(t, pool.AppendCertsFromPEM(pem))
+			return "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+		}
+	}
+	return "http://", http.DefaultClient
 }
 
 func TestServeDemoRepository(t *testing.T) {

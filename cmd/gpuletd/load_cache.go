@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -18,11 +17,12 @@ import (
 // cacheHitsOf reads the response cache's hits of each model (the
 // statistics' cache_hit count); a model whose statistics cannot be read is
 // left out.
-func cacheHitsOf(ctx context.Context, base string, models []string) map[string]int64 {
-	client := &http.Client{Timeout: 5 * time.Second}
+func cacheHitsOf(ctx context.Context, d *daemonAPI, models []string) map[string]int64 {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	out := map[string]int64{}
 	for _, m := range models {
-		st, err := loadgen.FetchStats(ctx, client, base, m)
+		st, err := loadgen.FetchStats(ctx, d.client, d.base, m)
 		if err != nil || len(st.ModelStats) == 0 {
 			continue
 		}

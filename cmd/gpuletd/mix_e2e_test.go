@@ -139,7 +139,7 @@ func TestDaemonServesGameMix(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		var s adminStatus
-		if err := adminGet(t.Context(), base, "/api/v1/status", &s); err != nil {
+		if err := adminGet(t.Context(), plainAPI(base), "/api/v1/status", &s); err != nil {
 			return false
 		}
 		ready := 0

@@ -38,7 +38,7 @@ func pipelineScalingOf(ctx context.Context, base string) (pipelineScaling, error
 			Scaling pipelineScaling `json:"scaling"`
 		} `json:"pipelines"`
 	}
-	if err := adminGet(ctx, base, "/api/v1/status", &st); err != nil {
+	if err := adminGet(ctx, plainAPI(base), "/api/v1/status", &st); err != nil {
 		return pipelineScaling{}, err
 	}
 	for _, p := range st.Pipelines {

@@ -44,8 +44,10 @@ type Config struct {
 	// (response_cache in their configuration).
 	ResponseCache ResponseCache `yaml:"response_cache"`
 	Auth          Auth          `yaml:"auth"`
-	ONNXRuntime   ONNXRuntime   `yaml:"onnxruntime"`
-	MPS           MPS           `yaml:"mps"`
+	// TLS serves both listeners over TLS when it names a certificate.
+	TLS         TLS         `yaml:"tls"`
+	ONNXRuntime ONNXRuntime `yaml:"onnxruntime"`
+	MPS         MPS         `yaml:"mps"`
 }
 
 // Log configures logging.
@@ -71,6 +73,19 @@ type ResponseCache struct {
 	// first; 0 keeps none.
 	Size ByteSize `yaml:"size"`
 }
+
+// TLS configures HTTPS on listen and TLS on grpc_listen (Triton's
+// --grpc-use-ssl with --grpc-server-cert and --grpc-server-key).
+type TLS struct {
+	// CertFile is the server's certificate chain in PEM, leaf first;
+	// empty: plain HTTP and gRPC.
+	CertFile string `yaml:"cert_file"`
+	// KeyFile is the certificate's private key in PEM.
+	KeyFile string `yaml:"key_file"`
+}
+
+// Enabled says whether the listeners serve TLS.
+func (t TLS) Enabled() bool { return t.CertFile != "" }
 
 // Partitioning says how GPUs are cut into gpu-lets.
 type Partitioning struct {

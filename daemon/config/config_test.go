@@ -166,6 +166,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"budget one byte short of a body", "limits:\n  max_request_body: 3MiB\n  max_inflight_bytes: 4194303\n", nil, []string{"limits.max_inflight_bytes", "at least 4097KiB"}},
 		{"bad ewma", "scheduler:\n  ewma_weight: 0\n", nil, []string{"scheduler.ewma_weight", "above 0"}},
 		{"response cache beyond memory", "response_cache:\n  size: 2000GiB\n", nil, []string{"response_cache.size", "0 (no cache) to 1024GiB"}},
+		{"tls certificate without its key", "tls:\n  cert_file: /etc/gpuletd/cert.pem\n", nil, []string{"tls", "give both a certificate and its key"}},
+		{"tls key without a certificate", "", []string{"GPULETD_TLS_KEY_FILE=/etc/gpuletd/key.pem"}, []string{"tls", "give both a certificate and its key"}},
 		{"bad env", "", []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU=lots"}, []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU", "lots"}},
 		{"env fails validation", "", []string{"GPULETD_LOG_LEVEL=loud"}, []string{"log.level", `"loud"`, "debug, info, warn, error"}},
 		{"default slo too long", "", []string{"GPULETD_DEFAULT_SLO=2h"}, []string{"default_slo", "2h0m0s", "up to 1h"}},

@@ -139,6 +139,9 @@ func (c *Config) Validate() error {
 	if b := c.ResponseCache.Size; b < 0 || b > 1<<40 {
 		bad("response_cache.size", b, "use 0 (no cache) to 1024GiB")
 	}
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		bad("tls", fmt.Sprintf("cert_file %q, key_file %q", c.TLS.CertFile, c.TLS.KeyFile), "give both a certificate and its key, or neither (plain HTTP and gRPC)")
+	}
 	for i, g := range c.Partitioning.MIGReconfigure {
 		if strings.TrimSpace(g) == "" {
 			bad(fmt.Sprintf("partitioning.mig_reconfigure[%d]", i), g, `name a GPU by index or UUID, or "all"`)

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -88,6 +89,10 @@ type Config struct {
 	Compression string
 	// SLO is the model's latency objective; 0 reads it from the server.
 	SLO time.Duration
+	// TLS is what a client made here trusts (the system's roots when nil)
+	// for an https URL, and what the gRPC connection dials with: with TLS
+	// set, gRPC goes over TLS.
+	TLS *tls.Config
 	// Client sends the requests; nil makes one sized for Concurrency.
 	Client *http.Client
 	// OKStatus is the HTTP status counted as an answer; 0 is 200. Another
@@ -146,9 +151,14 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // NewClient returns an HTTP client for up to concurrency requests in flight
-// to one server: that many idle keep-alive connections, no compression.
-func NewClient(concurrency int) *http.Client {
+// to one server: that many idle keep-alive connections, no compression, and
+// tlsConfig's trust for https (nil: the system's roots).
+func NewClient(concurrency int, tlsConfig *tls.Config) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	if tlsConfig != nil {
+		t.TLSClientConfig = tlsConfig.Clone()
+		t.TLSClientConfig.NextProtos = nil // HTTP/1.1 alone, as over plain HTTP
+	}
 	t.MaxIdleConns = concurrency
 	t.MaxIdleConnsPerHost = concurrency
 	t.DisableCompression = true

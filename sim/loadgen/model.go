@@ -133,7 +133,7 @@ func Call(ctx context.Context, client *http.Client, req *http.Request, limit int
 		if ctx.Err() != nil {
 			return 0, nil, "", ctx.Err()
 		}
-		return 0, nil, "", fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return 0, nil, "", fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	body, err = io.ReadAll(io.LimitReader(resp.Body, limit))

@@ -19,6 +19,7 @@ import (
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -74,7 +75,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	client := cfg.Client
 	if client == nil {
-		client = NewClient(cfg.Concurrency)
+		client = NewClient(cfg.Concurrency, cfg.TLS)
 		defer client.CloseIdleConnections()
 	}
 	var shmGRPC *pb.ModelInferRequest
@@ -126,7 +127,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
 	}
 	if cfg.GRPC != "" {
-		conn, err := grpc.NewClient(cfg.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		creds := insecure.NewCredentials()
+		if cfg.TLS != nil {
+			creds = credentials.NewTLS(cfg.TLS.Clone())
+		}
+		conn, err := grpc.NewClient(cfg.GRPC, grpc.WithTransportCredentials(creds),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswer), grpc.MaxCallSendMsgSize(maxAnswer)))
 		if err != nil {
 			return nil, fmt.Errorf("%w: grpc address %q: %v", ErrConfig, cfg.GRPC, err)

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+)
+
+// daemonAPI is how gpuletd's commands reach a running daemon: its base URL
+// and an HTTP client that trusts its certificate.
+type daemonAPI struct {
+	base   string
+	client *http.Client
+	// tls is what the client trusts: the system's roots and, when the
+	// configuration serves TLS, its certificate (a self-signed one then
+	// works too); nil for plain HTTP.
+	tls *tls.Config
+}
+
+// plainAPI reaches a daemon at base with no trust beyond the system's.
+func plainAPI(base string) *daemonAPI { return &daemonAPI{base: base, client: &http.Client{}} }
+
+// daemon is the daemon at --url, or at the configured listen address.
+func (g *globalFlags) daemon(flag string) (*daemonAPI, error) {
+	base, err := daemonURL(g, flag)
+	if err != nil {
+		return nil, err
+	}
+	l, err := g.loadConfig()
+	if err != nil || !l.Config.TLS.Enabled() {
+		// With --url, a configuration that does not load only loses its
+		// certificate's trust; without it daemonURL has said why.
+		return plainAPI(base), nil
+	}
+	tc, err := trustConfig(l.Config.TLS)
+	if err != nil {
+		return nil, err
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tc.Clone() // the transport adds its protocols to its own
+	return &daemonAPI{base: base, client: &http.Client{Transport: t}, tls: tc}, nil
+}
+
+// trustConfig trusts the system's roots and the certificates of the
+// configured tls.cert_file.
+func trustConfig(c config.TLS) (*tls.Config, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	pem, err := os.ReadFile(c.CertFile)
+	if err != nil {
+		return nil, fmt.Errorf("read tls.cert_file to trust the daemon: %w", err)
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("read tls.cert_file %s to trust the daemon: no PEM certificate in it", c.CertFile)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}, nil
+}
+
+// daemonURL is --url, or the configured listen address (a wildcard host is
+// reached on loopback), over https when the configuration serves TLS.
+func daemonURL(g *globalFlags, flag string) (string, error) {
+	scheme := "http://"
+	l, err := g.loadConfig()
+	if err == nil && l.Config.TLS.Enabled() {
+		scheme = "https://"
+	}
+	if flag != "" {
+		if !strings.Contains(flag, "://") {
+			flag = scheme + flag
+		}
+		return strings.TrimRight(flag, "/"), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	host, port, err := net.SplitHostPort(l.Config.Listen)
+	if err != nil {
+		return "", fmt.Errorf("read listen address %q: %w", l.Config.Listen, err)
+	}
+	switch ip := net.ParseIP(host); {
+	case host == "":
+		host = "127.0.0.1"
+	case ip != nil && ip.IsUnspecified() && ip.To4() != nil:
+		host = "127.0.0.1"
+	case ip != nil && ip.IsUnspecified():
+		host = "::1"
+	}
+	return scheme + net.JoinHostPort(host, port), nil
+}

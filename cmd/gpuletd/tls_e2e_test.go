@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/internal/testbin"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and localhost
+// with the given serial, and its key, valid for a day from now.
+func writeCert(t *testing.T, certFile, keyFile string, serial int64) time.Time {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	notAfter := time.Now().Add(24 * time.Hour).Truncate(time.Second)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "gpuletd test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	return notAfter
+}
+
+// servedSerial is the serial of the certificate a new connection to addr
+// is served, trusting any (the test looks at which one it is).
+func servedSerial(t *testing.T, addr string) int64 {
+	t.Helper()
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the test reads the certificate
+	require.NoError(t, err)
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.Int64()
+}
+
+// TestTLS serves both listeners over TLS: HTTPS and gRPC with the
+// configured certificate, nothing in plain text, gpuletd's own commands
+// trusting the certificate, its expiry in the metrics, a renewed certificate
+// served after a reload, and a broken one refused while the old one serves.
+func TestTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	notAfter := writeCert(t, certFile, keyFile, 1)
+	repo := filepath.Join(dir, "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 3))
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	grpcAddr := freeAddr(t)
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr,
+		"GPULETD_TLS_CERT_FILE="+certFile, "GPULETD_TLS_KEY_FILE="+keyFile)
+	addr, logs, pid := startDaemonUnder(t, env)
+	base := "https://" + addr
+	_, client := probeClient(t, env)
+	get := func(path string) (int, string) {
+		resp, err := client.Get(base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	require.Eventually(t, func() bool { code, _ := get("/v2/models/lenet5/ready"); return code == 200 },
+		2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+
+	// Inference over HTTPS; nothing in plain text.
+	resp, err := client.Post(base+"/v2/models/lenet5/infer", "application/json", bytes.NewReader(lenetJSON()))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode, string(body))
+	require.Equal(t, uint16(tls.VersionTLS13), resp.TLS.Version)
+	plain, err := http.Get("http://" + addr + "/v2/health/ready")
+	require.NoError(t, err)
+	plain.Body.Close()
+	require.Equal(t, 400, plain.StatusCode, "plain HTTP to the TLS listener")
+	_, metrics := get("/metrics")
+	require.Contains(t, metrics, "gpuletd_tls_certificate_expiry_timestamp_seconds "+strconv.FormatFloat(float64(notAfter.Unix()), 'e', -1, 64))
+
+	// gRPC over TLS, and not without it.
+	pool := client.Transport.(*http.Transport).TLSClientConfig.RootCAs
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool})))
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	live, err := pb.NewGRPCInferenceServiceClient(conn).ServerLive(ctx, &pb.ServerLiveRequest{})
+	require.NoError(t, err)
+	require.True(t, live.Live)
+	bare, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer bare.Close()
+	_, err = pb.NewGRPCInferenceServiceClient(bare).ServerLive(ctx, &pb.ServerLiveRequest{})
+	require.Error(t, err, "gRPC in plain text to the TLS listener")
+
+	// gpuletd's commands find the daemon over https from the configuration
+	// and trust its certificate; load goes over TLS to both listeners.
+	t.Setenv("GPULETD_LISTEN", addr)
+	t.Setenv("GPULETD_TLS_CERT_FILE", certFile)
+	t.Setenv("GPULETD_TLS_KEY_FILE", keyFile)
+	code, out, stderr := runCLI(t, "status")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "lenet5")
+	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
+		code, out, stderr = runCLI(t, append([]string{"load", "--model", "lenet5", "--rate", "20", "--duration", "500ms", "--json"}, via...)...)
+		require.Equal(t, 0, code, stderr)
+		var load struct {
+			Report struct {
+				Sent int64 `json:"sent"`
+				OK   int64 `json:"ok"`
+			} `json:"report"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &load))
+		require.Positive(t, load.Report.OK, "%v: %s", via, out)
+	}
+
+	// A renewed certificate in the same files serves new connections after
+	// a reload, without a restart.
+	require.Equal(t, int64(1), servedSerial(t, addr))
+	writeCert(t, certFile, keyFile, 2)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
+	require.Eventually(t, func() bool { return servedSerial(t, addr) == 2 }, 10*time.Second, 50*time.Millisecond, "logs:\n%s", logs)
+	require.Equal(t, int64(2), servedSerial(t, grpcAddr), "the gRPC listener serves it too")
+
+	// A broken one is refused and the renewed one keeps serving.
+	require.NoError(t, os.WriteFile(certFile, []byte("not a certificate"), 0o644))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), "the TLS certificate in use stays")
+	}, 10*time.Second, 50*time.Millisecond, "logs:\n%s", logs)
+	require.Equal(t, int64(2), servedSerial(t, addr))
+}
+
+// TestServeRefusesAMissingCertificate: a certificate that does not load is
+// an error at start naming the files, before anything listens.
+func TestServeRefusesAMissingCertificate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 3))
+	cmd := exec.Command(testbin.Gpuletd(t), "serve")
+	cmd.Env = append(daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+freeAddr(t)),
+		"GPULETD_TLS_CERT_FILE="+filepath.Join(dir, "missing.pem"), "GPULETD_TLS_KEY_FILE="+filepath.Join(dir, "missing-key.pem"))
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "load tls.cert_file "+filepath.Join(dir, "missing.pem"))
+	require.Contains(t, string(out), "no such file or directory")
+}
