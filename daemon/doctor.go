@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.uber.org/zap"
@@ -29,7 +30,9 @@ type Report struct {
 	ONNXRuntime   ORTReport       `json:"onnxruntime"`
 	Providers     []ProviderCheck `json:"providers"`
 	CUDALibraries []cudalibs.Lib  `json:"cuda_libraries"`
-	Serve         ServeReport     `json:"serve"`
+	// TLS is the listeners' certificate; nil without TLS.
+	TLS   *TLSReport  `json:"tls,omitempty"`
+	Serve ServeReport `json:"serve"`
 }
 
 // MPSReport says whether MPS can be used.
@@ -107,6 +110,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	cfg := o.Config
 	r := Report{Driver: mps.ReadDriver(o.NVML(), o.Log), Serve: ServeReport{Devices: cfg.Devices.Mode}}
 	r.MPS = mpsReport(cfg.MPS.ControlBinary)
+	r.TLS = tlsReport(cfg, time.Now())
 	r.CUDALibraries = cudalibs.Find(cudalibs.Search{Dirs: cfg.ONNXRuntime.CUDALibraryDirs, LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")})
 
 	lib, err := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)
@@ -168,7 +172,10 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	case st.GPUs == 0 && cfg.Devices.Mode == config.DevicesAuto:
 		r.Serve.Note = "no NVIDIA GPU: serving on the CPU"
 	}
-	r.OK = true
+	r.OK = r.TLS == nil || r.TLS.Error == ""
+	if !r.OK {
+		r.Serve.Error = r.TLS.Error
+	}
 	return r
 }
 

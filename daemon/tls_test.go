@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,10 +22,16 @@ import (
 // key into dir.
 func selfSigned(t *testing.T, dir string, serial int64) (certFile, keyFile string) {
 	t.Helper()
+	return selfSignedUntil(t, dir, serial, time.Now().Add(time.Hour))
+}
+
+// selfSignedUntil is selfSigned valid until notAfter, for 127.0.0.1.
+func selfSignedUntil(t *testing.T, dir string, serial int64, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "node"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour)}
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: notAfter, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	require.NoError(t, err)
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
@@ -68,4 +75,53 @@ func TestServerCert(t *testing.T) {
 	require.NoError(t, os.WriteFile(keyFile, key, 0o600))
 	require.ErrorContains(t, s.load(), "private key does not match public key")
 	require.Equal(t, int64(8), s.leaf().SerialNumber.Int64())
+}
+
+func TestTLSReport(t *testing.T) {
+	dir := t.TempDir()
+	notAfter := time.Now().Add(365 * 24 * time.Hour).Truncate(time.Second)
+	certFile, keyFile := selfSignedUntil(t, dir, 3, notAfter)
+	with := func(listen string) config.Config {
+		c := config.Default()
+		c.Listen, c.TLS = listen, config.TLS{CertFile: certFile, KeyFile: keyFile}
+		return c
+	}
+	require.Nil(t, tlsReport(config.Default(), time.Now()), "no TLS, nothing to report")
+	for _, tc := range []struct {
+		name    string
+		cfg     config.Config
+		now     time.Time
+		warning string
+		err     string
+	}{
+		{"good", with("127.0.0.1:8700"), time.Now(), "", ""},
+		{"any address", with("0.0.0.0:8700"), time.Now(), "", ""},
+		{"expiring", with("127.0.0.1:8700"), notAfter.Add(-48 * time.Hour), "expires in 48h0m0s", ""},
+		{"expired", with("127.0.0.1:8700"), notAfter.Add(3 * time.Hour), "expired 3h0m0s ago: clients refuse it", ""},
+		{"another address", with("10.1.2.3:8700"), time.Now(), "not valid for 10.1.2.3, the listen address", ""},
+		{"missing", func() config.Config {
+			c := with("127.0.0.1:8700")
+			c.TLS.KeyFile = filepath.Join(dir, "none.pem")
+			return c
+		}(), time.Now(), "", "load tls.cert_file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tlsReport(tc.cfg, tc.now)
+			require.NotNil(t, r)
+			if tc.err != "" {
+				require.Contains(t, r.Error, tc.err)
+				require.NotEmpty(t, r.Fix)
+				return
+			}
+			require.Empty(t, r.Error)
+			require.Equal(t, "CN=node", r.Subject)
+			require.Equal(t, notAfter.UTC(), r.NotAfter.UTC())
+			if tc.warning == "" {
+				require.Empty(t, r.Warning)
+				return
+			}
+			require.Contains(t, r.Warning, tc.warning)
+			require.NotEmpty(t, r.Fix)
+		})
+	}
 }

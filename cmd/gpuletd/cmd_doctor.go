@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +40,10 @@ the current configuration. Exits 1 when those devices cannot serve.`,
 			} else if err := writeDoctor(out, &r); err != nil {
 				return err
 			}
-			if !r.OK {
+			switch {
+			case r.TLS != nil && r.TLS.Error != "":
+				return &exitError{code: 1, msg: "gpuletd doctor: serve would not start: " + r.TLS.Error}
+			case !r.OK:
 				return &exitError{code: 1, msg: "gpuletd doctor: the configured devices cannot serve: " + r.Serve.Error}
 			}
 			return nil
@@ -121,6 +125,17 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 	for _, f := range fixes {
 		row("missing", "%s", strings.Join(missing[f], ", "))
 		fix(f)
+	}
+	if t := r.TLS; t != nil {
+		if t.Error != "" {
+			row("TLS", "%s", t.Error)
+		} else {
+			row("TLS", "%s, %s, valid until %s", t.CertFile, t.Subject, t.NotAfter.UTC().Format(time.DateOnly))
+			if t.Warning != "" {
+				row("", "warning: %s", t.Warning)
+			}
+		}
+		fix(t.Fix)
 	}
 	var use []string
 	for _, d := range r.Serve.Use {

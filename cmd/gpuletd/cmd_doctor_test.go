@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -117,4 +118,29 @@ func copyFile(t *testing.T, from, to string) {
 	_, err = io.Copy(out, in)
 	require.NoError(t, err)
 	require.NoError(t, out.Close())
+}
+
+// TestDoctorTableSaysTheCertificate: the TLS row names the certificate and
+// its end, what clients would refuse, and how to fix it.
+func TestDoctorTableSaysTheCertificate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tls  daemon.TLSReport
+		want []string
+	}{
+		{"good", daemon.TLSReport{CertFile: "/etc/gpuletd/tls/cert.pem", Subject: "CN=node", NotAfter: time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)},
+			[]string{"TLS            /etc/gpuletd/tls/cert.pem, CN=node, valid until 2027-03-01"}},
+		{"expiring", daemon.TLSReport{CertFile: "c.pem", Subject: "CN=node", NotAfter: time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC), Warning: "expires in 48h0m0s", Fix: "renew it"},
+			[]string{"warning: expires in 48h0m0s", "fix: renew it"}},
+		{"broken", daemon.TLSReport{CertFile: "c.pem", Error: "load tls.cert_file c.pem and tls.key_file k.pem: open c.pem: no such file", Fix: "give them"},
+			[]string{"TLS            load tls.cert_file c.pem", "fix: give them"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			require.NoError(t, writeDoctor(&b, &daemon.Report{TLS: &tc.tls}))
+			for _, w := range tc.want {
+				require.Contains(t, b.String(), w)
+			}
+		})
+	}
 }
