@@ -26,6 +26,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		binary, asJSON   bool
 		shm              bool
 		compression      string
+		slo              time.Duration
 		concurrency      int
 		inputs           int
 		seed             uint64
@@ -57,6 +58,10 @@ there, and the region is unregistered and the object removed at the end. The
 report gives the requests sent, the answers by status, goodput (answers within
 the model's SLO per second), SLO attainment, latency percentiles, the achieved
 send rate and the schedule lag.
+
+The SLO the report counts answers within is the daemon's for each model;
+--slo gives another, and is needed against a server that gives none, such as
+Triton, so that the same load measures both.
 
 Several models (--model a=100,b=300, or --model repeated) are loaded at once,
 each on its own arrivals at its own rate; --rate then scales the rates to that
@@ -100,7 +105,7 @@ answered, and no --rate is given.`,
 				cfgs[i] = loadgen.Config{
 					URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
-					Inputs: inputs, Compression: compression,
+					Inputs: inputs, Compression: compression, SLO: slo,
 				}
 			}
 			var (
@@ -164,6 +169,7 @@ answered, and no --rate is given.`,
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
 	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], or closed (a closed loop of --concurrency)")
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs (unset: for inputs over 256 KiB as JSON; false: never)")
+	f.DurationVar(&slo, "slo", 0, "latency objective the report counts answers within (default the daemon's, per model; needed against a server that gives none, such as Triton)")
 	f.StringVar(&compression, "compression", "", "send requests compressed, gzip or deflate, and ask for compressed answers (as tritonclient's compression options)")
 	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")

@@ -57,7 +57,8 @@ type modelConfig struct {
 }
 
 // FetchModel reads GET /v2/models/{m} and GET /v2/models/{m}/config from the
-// server at base (such as http://127.0.0.1:8700).
+// server at base (such as http://127.0.0.1:8700). The SLO is gpuletd's
+// slo_ms; 0 from a server that gives none (Triton).
 func FetchModel(ctx context.Context, client *http.Client, base, model string) (*Model, error) {
 	var m Model
 	path := "/v2/models/" + url.PathEscape(model)
@@ -68,11 +69,10 @@ func FetchModel(ctx context.Context, client *http.Client, base, model string) (*
 	if err := GetJSON(ctx, client, base+path+"/config", &c); err != nil {
 		return nil, fmt.Errorf("fetch model %s config: %w", model, err)
 	}
-	if c.SLOMS == nil || !(*c.SLOMS > 0) {
-		return nil, fmt.Errorf("fetch model %s config: it gives no slo_ms", model)
-	}
 	m.MaxBatchSize = c.MaxBatchSize
-	m.SLO = time.Duration(*c.SLOMS * float64(time.Millisecond))
+	if c.SLOMS != nil && *c.SLOMS > 0 {
+		m.SLO = time.Duration(*c.SLOMS * float64(time.Millisecond))
+	}
 	return &m, nil
 }
 

@@ -88,6 +88,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.SLO == 0 {
 			cfg.SLO = m.SLO
 		}
+		if cfg.SLO == 0 {
+			return nil, fmt.Errorf("%w: the server gives no SLO for %s (gpuletd's slo_ms in its configuration): give one (Config.SLO, gpuletd load --slo)", ErrConfig, cfg.Model)
+		}
 		if cfg.Payload == nil || cfg.SharedMemory {
 			if cfg.Payload, err = NewPayload(m, cfg.Binary || cfg.SharedMemory, cfg.Seed); err != nil {
 				return nil, err

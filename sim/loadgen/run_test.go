@@ -493,3 +493,18 @@ func TestCompressedRequests(t *testing.T) {
 		}
 	}
 }
+
+// A server that gives no SLO (Triton) needs one from the caller.
+func TestServerWithoutAnSLO(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{tritonConfig: true, delay: func(int64) time.Duration { return 3 * time.Millisecond }})
+	_, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 100, Duration: 200 * time.Millisecond})
+	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorContains(t, err, "the server gives no SLO for m")
+	require.Zero(t, srv.requests.Load(), "nothing sent")
+
+	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 100, Duration: 300 * time.Millisecond, SLO: 2 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Millisecond, rep.SLO)
+	require.Positive(t, rep.OK)
+	require.Zero(t, rep.WithinSLO, "3 ms answers are outside a 2 ms SLO")
+}

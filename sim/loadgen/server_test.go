@@ -29,6 +29,9 @@ type fakeServer struct {
 	// reason, when set, gives a failed answer gpuletd's failure reason
 	// header.
 	reason func(i int64) string
+	// tritonConfig answers the model's configuration as Triton does,
+	// without gpuletd's slo_ms.
+	tritonConfig bool
 
 	requests    atomic.Int64
 	inFlight    atomic.Int64
@@ -61,6 +64,10 @@ func newFakeServer(t *testing.T, f *fakeServer) *fakeServer {
 		_ = json.NewEncoder(w).Encode(f.meta)
 	})
 	mux.HandleFunc("GET /v2/models/m/config", func(w http.ResponseWriter, _ *http.Request) {
+		if f.tritonConfig {
+			_ = json.NewEncoder(w).Encode(map[string]any{"name": "m", "max_batch_size": 8})
+			return
+		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"max_batch_size": 8, "slo_ms": float64(f.slo) / 1e6})
 	})
 	mux.HandleFunc("POST /v2/models/m/infer", f.infer)
