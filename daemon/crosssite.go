@@ -17,8 +17,10 @@ import (
 // against its operator's will: a Host header that is not one of the
 // daemon's names (DNS rebinding: a name the page's site controls that
 // resolves to the daemon's address), and requests other than GET, HEAD and
-// OPTIONS from a foreign web origin (cross-site request forgery). Clients
-// that are not browsers send no Origin and are not affected.
+// OPTIONS from a foreign web origin (cross-site request forgery). Pages of
+// the allowed origins may send requests and read the answers (CORS, its
+// preflight answered here). Clients that are not browsers send no Origin
+// and are not affected.
 func (n *node) sameSite(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := n.conf()
@@ -26,16 +28,52 @@ func (n *node) sameSite(h http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, "host "+strconv.Quote(r.Host)+" is not a name of this daemon: use its address, or add the name to auth.allowed_hosts")
 			return
 		}
+		origin := r.Header.Get("Origin")
+		allowed := origin != "" && originAllowed(origin, r.Host, c.Auth.AllowedOrigins)
+		if origin != "" {
+			w.Header().Add("Vary", "Origin")
+		}
+		if allowed {
+			// The origins that may use the daemon may read its answers too
+			// (CORS), as Ollama's allowed origins may.
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Access-Control-Expose-Headers", corsExposed)
+		}
+		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+			preflight(w, r, allowed)
+			return
+		}
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:
-			if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host, c.Auth.AllowedOrigins) {
-				writeError(w, http.StatusForbidden, "requests from web origin "+strconv.Quote(o)+" may not change or use the daemon: add it to auth.allowed_origins")
+			if origin != "" && !allowed {
+				writeError(w, http.StatusForbidden, "requests from web origin "+strconv.Quote(origin)+" may not change or use the daemon: add it to auth.allowed_origins")
 				return
 			}
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// corsExposed are the answer headers a page of an allowed origin may read
+// besides the plain ones: the binary tensor extension's header length, why
+// a request failed, and when to retry.
+const corsExposed = "Inference-Header-Content-Length, Gpuletd-Failure-Reason, Retry-After, Content-Encoding"
+
+// preflight answers a browser's question whether a page may send a request
+// (CORS): for an allowed origin, the methods and the headers asked for, for
+// ten minutes; for another, 403 saying how to allow it.
+func preflight(w http.ResponseWriter, r *http.Request, allowed bool) {
+	if !allowed {
+		writeError(w, http.StatusForbidden, "requests from web origin "+strconv.Quote(r.Header.Get("Origin"))+" may not change or use the daemon: add it to auth.allowed_origins")
+		return
+	}
+	w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE")
+	if hs := r.Header.Get("Access-Control-Request-Headers"); hs != "" {
+		w.Header().Set("Access-Control-Allow-Headers", hs)
+	}
+	w.Header().Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // hostName is the machine's host name, looked up once.

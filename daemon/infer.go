@@ -89,7 +89,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 	}
 	out, coding := encodeAnswer(r.Header.Get("Accept-Encoding"), resp.body)
-	w.Header().Set("Vary", "Accept-Encoding")
+	w.Header().Add("Vary", "Accept-Encoding")
 	if coding != codingIdentity {
 		w.Header().Set("Content-Encoding", coding)
 	}

@@ -378,7 +378,7 @@ func checkCompression(t *testing.T, base string) {
 				"Inference-Header-Content-Length": strconv.Itoa(len(head)), "Content-Encoding": tc.coding, "Accept-Encoding": tc.accept})
 			require.Equal(t, 200, r.code, string(r.body))
 			require.Equal(t, tc.got, r.header.Get("Content-Encoding"))
-			require.Equal(t, "Accept-Encoding", r.header.Get("Vary"))
+			require.Contains(t, r.header.Values("Vary"), "Accept-Encoding")
 			answer := r.body
 			if tc.got != "" {
 				answer = unzipped(tc.got, r.body)

@@ -149,7 +149,8 @@ type Auth struct {
 	AllowedHosts []string `yaml:"allowed_hosts"`
 	// AllowedOrigins are the web origins (scheme://host[:port]), besides
 	// the daemon's own and loopback ones, whose pages may send requests
-	// that are not GET or HEAD ("*": any). Other origins are refused, so
+	// that are not GET or HEAD and read the answers (CORS) ("*": any).
+	// Other origins are refused, so
 	// that a page open in a browser cannot unload models or re-plan the
 	// node (cross-site request forgery).
 	AllowedOrigins []string `yaml:"allowed_origins"`

@@ -1,0 +1,44 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAnotherOriginUsesTheDaemon: a page served from another origin that
+// the daemon allows (a local tool's, on loopback) sends an inference
+// request with fetch, the browser's CORS preflight included, and reads the
+// answer and its headers, in a real browser.
+func TestAnotherOriginUsesTheDaemon(t *testing.T) {
+	chromium, ok := chromiumPath()
+	if !ok {
+		t.Skip("SKIPPED: chromium is not installed; make test-deps installs it")
+	}
+	d := startDaemon(t)
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<!doctype html><title>a local tool</title>"))
+	}))
+	defer page.Close()
+	require.NotEqual(t, page.URL, d.base, "another origin: another port")
+	b := startBrowser(t, chromium)
+	b.run(t, chromedp.Navigate(page.URL))
+
+	body := `{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + strings.TrimSuffix(strings.Repeat("0,", 784), ",") + `]}]}`
+	got := eval[string](t, b, fmt.Sprintf(`fetch(%q, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: %q})
+		.then(r => r.json().then(j => r.status + ' ' + j.model_name + ' ' + j.outputs[0].shape.join('x')))
+		.catch(e => 'refused: ' + e)`, d.base+"/v2/models/lenet5/infer", body))
+	require.Equal(t, "200 lenet5 1x10", got, "the preflight passes and the answer is readable")
+	// A failed request's reason header is readable too.
+	got = eval[string](t, b, fmt.Sprintf(`fetch(%q, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{"inputs":['})
+		.then(r => r.status + ' ' + r.headers.get('Gpuletd-Failure-Reason'))
+		.catch(e => 'refused: ' + e)`, d.base+"/v2/models/lenet5/infer"))
+	require.Equal(t, "400 bad_request", got)
+	require.Empty(t, b.problems())
+}
