@@ -256,3 +256,38 @@ func TestDaemonErrorSaysWhatTLSNeeds(t *testing.T) {
 		})
 	}
 }
+
+// TestDaemonTrust: the commands trust the configured certificate for the
+// configured daemon, the system's roots for an https --url, and speak plain
+// gRPC to a daemon reached over http.
+func TestDaemonTrust(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	writeCert(t, certFile, keyFile, 5)
+	for _, k := range []string{"GPULETD_CONFIG", "GPULETD_LISTEN", "GPULETD_TLS_CERT_FILE", "GPULETD_TLS_KEY_FILE"} {
+		t.Setenv(k, "")
+		require.NoError(t, os.Unsetenv(k))
+	}
+	d, err := (&globalFlags{}).daemon("https://gpu1.example:8700")
+	require.NoError(t, err)
+	require.NotNil(t, d.tls, "an https daemon's gRPC is TLS too")
+	require.Nil(t, d.tls.RootCAs, "the system's roots")
+	d, err = (&globalFlags{}).daemon("127.0.0.1:8700")
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:8700", d.base)
+	require.Nil(t, d.tls)
+
+	t.Setenv("GPULETD_TLS_CERT_FILE", certFile)
+	t.Setenv("GPULETD_TLS_KEY_FILE", keyFile)
+	d, err = (&globalFlags{}).daemon("")
+	require.NoError(t, err)
+	require.Equal(t, "https://127.0.0.1:8700", d.base)
+	require.NotNil(t, d.tls.RootCAs, "the configured certificate is trusted")
+	d, err = (&globalFlags{}).daemon("http://127.0.0.1:9000")
+	require.NoError(t, err)
+	require.Nil(t, d.tls, "a daemon reached over http is plain, gRPC too")
+
+	require.NoError(t, os.WriteFile(certFile, []byte("garbage"), 0o600))
+	_, err = (&globalFlags{}).daemon("")
+	require.ErrorContains(t, err, "no PEM certificate in it")
+}

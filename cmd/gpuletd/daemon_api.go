@@ -19,7 +19,8 @@ type daemonAPI struct {
 	client *http.Client
 	// tls is what the client trusts: the system's roots and, when the
 	// configuration serves TLS, its certificate (a self-signed one then
-	// works too); nil for plain HTTP.
+	// works too); nil for a daemon reached over plain HTTP, whose gRPC
+	// listener is taken to be plain too.
 	tls *tls.Config
 }
 
@@ -33,18 +34,28 @@ func (g *globalFlags) daemon(flag string) (*daemonAPI, error) {
 		return nil, err
 	}
 	l, err := g.loadConfig()
-	if err != nil || !l.Config.TLS.Enabled() {
+	var tc *tls.Config
+	switch {
+	case err == nil && l.Config.TLS.Enabled():
+		if tc, err = trustConfig(l.Config.TLS); err != nil {
+			return nil, err
+		}
+	case strings.HasPrefix(base, "https://"):
+		// A daemon given by --url whose certificate the system's roots
+		// vouch for: its gRPC listener speaks TLS too.
+		tc = &tls.Config{MinVersion: tls.VersionTLS12}
+	default:
 		// With --url, a configuration that does not load only loses its
 		// certificate's trust; without it daemonURL has said why.
 		return plainAPI(base), nil
 	}
-	tc, err := trustConfig(l.Config.TLS)
-	if err != nil {
-		return nil, err
-	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tc.Clone() // the transport adds its protocols to its own
-	return &daemonAPI{base: base, client: &http.Client{Transport: t}, tls: tc}, nil
+	d := &daemonAPI{base: base, client: &http.Client{Transport: t}}
+	if strings.HasPrefix(base, "https://") {
+		d.tls = tc // and gRPC goes over TLS as well
+	}
+	return d, nil
 }
 
 // trustConfig trusts the system's roots and the certificates of the
