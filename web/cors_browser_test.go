@@ -31,10 +31,20 @@ func TestAnotherOriginUsesTheDaemon(t *testing.T) {
 	b.run(t, chromedp.Navigate(page.URL))
 
 	body := `{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + strings.TrimSuffix(strings.Repeat("0,", 784), ",") + `]}]}`
-	got := eval[string](t, b, fmt.Sprintf(`fetch(%q, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: %q})
-		.then(r => r.json().then(j => r.status + ' ' + j.model_name + ' ' + j.outputs[0].shape.join('x')))
-		.catch(e => 'refused: ' + e)`, d.base+"/v2/models/lenet5/infer", body))
-	require.Equal(t, "200 lenet5 1x10", got, "the preflight passes and the answer is readable")
+	infer := fmt.Sprintf(`fetch(%q, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: %q})
+		.then(r => r.json().then(j => r.status + ' ' + (r.ok ? j.model_name + ' ' + j.outputs[0].shape.join('x') : j.error)))
+		.catch(e => 'refused: ' + e)`, d.base+"/v2/models/lenet5/infer", body)
+	// lenet5's SLO is 5 ms: on a loaded machine a request may be refused
+	// for its deadline, an answer the page reads all the same.
+	var got string
+	for range 20 {
+		got = eval[string](t, b, infer)
+		require.NotContains(t, got, "refused:", "the preflight passes and the answer is readable")
+		if got == "200 lenet5 1x10" {
+			break
+		}
+	}
+	require.Equal(t, "200 lenet5 1x10", got)
 	// A failed request's reason header is readable too.
 	got = eval[string](t, b, fmt.Sprintf(`fetch(%q, {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{"inputs":['})
 		.then(r => r.status + ' ' + r.headers.get('Gpuletd-Failure-Reason'))
