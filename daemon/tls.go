@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,10 @@ import (
 type serverCert struct {
 	certFile, keyFile string
 	cert              atomic.Pointer[tls.Certificate]
+	// clientCAFile, when set, names the CAs client certificates must chain
+	// to (mutual TLS); clientCAs is the pool read from it last.
+	clientCAFile string
+	clientCAs    atomic.Pointer[x509.CertPool]
 }
 
 // newServerCert reads the certificate tls names; nil when TLS is off.
@@ -24,14 +29,14 @@ func newServerCert(c config.TLS) (*serverCert, error) {
 	if !c.Enabled() {
 		return nil, nil
 	}
-	s := &serverCert{certFile: c.CertFile, keyFile: c.KeyFile}
+	s := &serverCert{certFile: c.CertFile, keyFile: c.KeyFile, clientCAFile: c.ClientCAFile}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// load reads the files again; on error the certificate in use stays.
+// load reads the files again; on error what is in use stays, all of it.
 func (s *serverCert) load() error {
 	cert, err := tls.LoadX509KeyPair(s.certFile, s.keyFile)
 	if err != nil {
@@ -42,7 +47,45 @@ func (s *serverCert) load() error {
 			return fmt.Errorf("parse tls.cert_file %s: %w", s.certFile, err)
 		}
 	}
+	var pool *x509.CertPool
+	if s.clientCAFile != "" {
+		pem, err := os.ReadFile(s.clientCAFile)
+		if err != nil {
+			return fmt.Errorf("load tls.client_ca_file: %w", err)
+		}
+		pool = x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("load tls.client_ca_file %s: no PEM certificate in it", s.clientCAFile)
+		}
+	}
 	s.cert.Store(&cert)
+	if pool != nil {
+		s.clientCAs.Store(pool)
+	}
+	return nil
+}
+
+// errNoClientCertificate is a client that gave no certificate to a daemon
+// that asks for one.
+var errNoClientCertificate = errors.New("no client certificate: this daemon serves clients with a certificate its tls.client_ca_file vouches for")
+
+// verifyClient checks a client's certificate against the CAs read last, so
+// that a reload's new CAs apply to the next connection. The handshake asks
+// for any certificate and leaves the checking here, since a configuration
+// picked per connection would lose the listeners' protocols (ALPN).
+func (s *serverCert) verifyClient(cs tls.ConnectionState) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errNoClientCertificate
+	}
+	inter := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: s.clientCAs.Load(), Intermediates: inter,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil {
+		return fmt.Errorf("client certificate %s: %w", cs.PeerCertificates[0].Subject, err)
+	}
 	return nil
 }
 
@@ -54,9 +97,10 @@ func (s *serverCert) leaf() *x509.Certificate { return s.cert.Load().Leaf }
 var errNoCertificate = errors.New("no TLS certificate loaded")
 
 // config is the listeners' TLS configuration: TLS 1.2 at least, the
-// certificate read last.
+// certificate read last, and with client CAs a client certificate asked
+// of every client and checked against them.
 func (s *serverCert) config() *tls.Config {
-	return &tls.Config{
+	c := &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			if c := s.cert.Load(); c != nil {
@@ -65,6 +109,11 @@ func (s *serverCert) config() *tls.Config {
 			return nil, errNoCertificate
 		},
 	}
+	if s.clientCAFile != "" {
+		c.ClientAuth = tls.RequireAnyClientCert
+		c.VerifyConnection = s.verifyClient
+	}
+	return c
 }
 
 // describe names the certificate in use for the log and the events.

@@ -1,20 +1,14 @@
 package daemon
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
+	"crypto/tls"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/internal/testcert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,20 +19,11 @@ func selfSigned(t *testing.T, dir string, serial int64) (certFile, keyFile strin
 	return selfSignedUntil(t, dir, serial, time.Now().Add(time.Hour))
 }
 
-// selfSignedUntil is selfSigned valid until notAfter, for 127.0.0.1.
+// selfSignedUntil is selfSigned valid until notAfter.
 func selfSignedUntil(t *testing.T, dir string, serial int64, notAfter time.Time) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "node"},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: notAfter, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	require.NoError(t, err)
 	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
-	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	testcert.Issue(t, testcert.Options{Serial: serial, CommonName: "node", NotAfter: notAfter}).Write(t, certFile, keyFile)
 	return certFile, keyFile
 }
 
@@ -124,4 +109,41 @@ func TestTLSReport(t *testing.T) {
 			require.NotEmpty(t, r.Fix)
 		})
 	}
+}
+
+func TestClientCertificates(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := selfSigned(t, dir, 1)
+	ca := testcert.Issue(t, testcert.Options{CA: true, CommonName: "client CA"})
+	caFile := filepath.Join(dir, "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, ca.CertPEM, 0o600))
+	s, err := newServerCert(config.TLS{CertFile: certFile, KeyFile: keyFile, ClientCAFile: caFile})
+	require.NoError(t, err)
+	c := s.config()
+	require.Equal(t, tls.RequireAnyClientCert, c.ClientAuth, "every client is asked for a certificate")
+
+	signed := testcert.Issue(t, testcert.Options{Client: true, Parent: ca, CommonName: "alice"})
+	stranger := testcert.Issue(t, testcert.Options{Client: true, CommonName: "mallory"})
+	server := testcert.Issue(t, testcert.Options{Parent: ca, CommonName: "a server's"})
+	state := func(certs ...*testcert.Cert) tls.ConnectionState {
+		var cs tls.ConnectionState
+		for _, c := range certs {
+			cs.PeerCertificates = append(cs.PeerCertificates, c.Cert)
+		}
+		return cs
+	}
+	require.NoError(t, c.VerifyConnection(state(signed)))
+	require.ErrorIs(t, c.VerifyConnection(state()), errNoClientCertificate)
+	require.ErrorContains(t, c.VerifyConnection(state(stranger)), "client certificate CN=mallory: x509: certificate signed by unknown authority")
+	require.ErrorContains(t, c.VerifyConnection(state(server)), "incompatible key usage", "a server's certificate is no client's")
+
+	// Other CAs on a reload: the next handshake checks against them.
+	other := testcert.Issue(t, testcert.Options{CA: true, CommonName: "other CA"})
+	require.NoError(t, os.WriteFile(caFile, other.CertPEM, 0o600))
+	require.NoError(t, s.load())
+	require.Error(t, c.VerifyConnection(state(signed)))
+	// A file without certificates is refused; the CAs in use stay.
+	require.NoError(t, os.WriteFile(caFile, []byte("nothing"), 0o600))
+	require.ErrorContains(t, s.load(), "no PEM certificate in it")
+	require.NoError(t, c.VerifyConnection(state(testcert.Issue(t, testcert.Options{Client: true, Parent: other}))))
 }

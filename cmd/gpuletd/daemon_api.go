@@ -59,7 +59,7 @@ func (g *globalFlags) daemon(flag string) (*daemonAPI, error) {
 }
 
 // trustConfig trusts the system's roots and the certificates of the
-// configured tls.cert_file.
+// configured tls.cert_file, and presents tls.client_cert_file when set.
 func trustConfig(c config.TLS) (*tls.Config, error) {
 	pool, err := x509.SystemCertPool()
 	if err != nil {
@@ -72,7 +72,15 @@ func trustConfig(c config.TLS) (*tls.Config, error) {
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("read tls.cert_file %s to trust the daemon: no PEM certificate in it", c.CertFile)
 	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}, nil
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+	if c.ClientCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.ClientCertFile, c.ClientKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("load tls.client_cert_file %s and tls.client_key_file %s: %w", c.ClientCertFile, c.ClientKeyFile, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
 }
 
 // daemonURL is --url, or the configured listen address (a wildcard host is

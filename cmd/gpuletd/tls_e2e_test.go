@@ -3,17 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/internal/testcert"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
@@ -37,23 +30,9 @@ import (
 // with the given serial, and its key, valid for a day from now.
 func writeCert(t *testing.T, certFile, keyFile string, serial int64) time.Time {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	notAfter := time.Now().Add(24 * time.Hour).Truncate(time.Second)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "gpuletd test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter,
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
-	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
-	return notAfter
+	c := testcert.Issue(t, testcert.Options{Serial: serial})
+	c.Write(t, certFile, keyFile)
+	return c.Cert.NotAfter
 }
 
 // servedSerial is the serial of the certificate a new connection to addr
@@ -181,4 +160,101 @@ func TestServeRefusesAMissingCertificate(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, string(out), "load tls.cert_file "+filepath.Join(dir, "missing.pem"))
 	require.Contains(t, string(out), "no such file or directory")
+}
+
+// TestMutualTLS: with tls.client_ca_file the daemon serves only clients
+// whose certificate that CA signed, on both listeners; gpuletd's commands
+// present tls.client_cert_file, and without one say what is missing.
+func TestMutualTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	dir := t.TempDir()
+	file := func(name string) string { return filepath.Join(dir, name) }
+	testcert.Issue(t, testcert.Options{}).Write(t, file("cert.pem"), file("key.pem"))
+	ca := testcert.Issue(t, testcert.Options{CA: true, CommonName: "clients"})
+	require.NoError(t, os.WriteFile(file("ca.pem"), ca.CertPEM, 0o600))
+	client := testcert.Issue(t, testcert.Options{Client: true, Parent: ca, CommonName: "operator"})
+	client.Write(t, file("client.pem"), file("client-key.pem"))
+	stranger := testcert.Issue(t, testcert.Options{Client: true, CommonName: "stranger"})
+
+	repo := filepath.Join(dir, "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 3))
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	grpcAddr := freeAddr(t)
+	tlsEnv := []string{"GPULETD_TLS_CERT_FILE=" + file("cert.pem"), "GPULETD_TLS_KEY_FILE=" + file("key.pem"),
+		"GPULETD_TLS_CLIENT_CA_FILE=" + file("ca.pem"),
+		"GPULETD_TLS_CLIENT_CERT_FILE=" + file("client.pem"), "GPULETD_TLS_CLIENT_KEY_FILE=" + file("client-key.pem")}
+	env := daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo, "GPULETD_GRPC_LISTEN=" + grpcAddr}, tlsEnv...)...)
+	// The daemon's own liveness probe has no client certificate: wait for
+	// its log line instead.
+	cmd := exec.Command(testbin.Gpuletd(t), "serve")
+	addr := freeAddr(t)
+	cmd.Env = append(env, "GPULETD_LISTEN="+addr)
+	logs := &testbin.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	for _, kv := range tlsEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	t.Setenv("GPULETD_LISTEN", addr)
+	require.Eventually(t, func() bool { code, _, _ := runCLI(t, "status"); return code == 0 },
+		time.Minute, 200*time.Millisecond, "the commands present the client certificate; logs:\n%s", logs)
+
+	_, probe := probeClient(t, env)
+	roots := probe.Transport.(*http.Transport).TLSClientConfig.RootCAs
+	withCert := func(c *testcert.Cert) *tls.Config {
+		tc := &tls.Config{RootCAs: roots}
+		if c != nil {
+			pair, err := tls.X509KeyPair(c.CertPEM, c.KeyPEM)
+			require.NoError(t, err)
+			tc.Certificates = []tls.Certificate{pair}
+		}
+		return tc
+	}
+	for _, tc := range []struct {
+		name string
+		cert *testcert.Cert
+		ok   bool
+	}{{"the CA's client", client, true}, {"no certificate", nil, false}, {"a stranger's", stranger, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			hc := &http.Client{Transport: &http.Transport{TLSClientConfig: withCert(tc.cert), DisableKeepAlives: true}}
+			resp, err := hc.Get("https://" + addr + "/v2/health/live")
+			if resp != nil {
+				resp.Body.Close()
+			}
+			conn, gerr := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(credentials.NewTLS(withCert(tc.cert))))
+			require.NoError(t, gerr)
+			defer conn.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, gerr = pb.NewGRPCInferenceServiceClient(conn).ServerLive(ctx, &pb.ServerLiveRequest{})
+			if tc.ok {
+				require.NoError(t, err)
+				require.Equal(t, 200, resp.StatusCode)
+				require.NoError(t, gerr)
+				return
+			}
+			require.Error(t, err, "HTTPS refused")
+			require.Error(t, gerr, "gRPC refused")
+		})
+	}
+
+	// gpuletd load presents it on both listeners.
+	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
+		code, out, stderr := runCLI(t, append([]string{"load", "--model", "lenet5", "--rate", "20", "--duration", "500ms", "--json"}, via...)...)
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, out, `"ok"`)
+	}
+	// Without it, the commands say what is missing.
+	require.NoError(t, os.Unsetenv("GPULETD_TLS_CLIENT_CERT_FILE"))
+	require.NoError(t, os.Unsetenv("GPULETD_TLS_CLIENT_KEY_FILE"))
+	code, _, stderr := runCLI(t, "status")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "it asks for a client certificate; set tls.client_cert_file and tls.client_key_file")
 }

@@ -82,6 +82,14 @@ type TLS struct {
 	CertFile string `yaml:"cert_file"`
 	// KeyFile is the certificate's private key in PEM.
 	KeyFile string `yaml:"key_file"`
+	// ClientCAFile, when set, makes both listeners ask every client for a
+	// certificate one of these CAs (PEM) signed (Triton's
+	// --grpc-use-ssl-mutual with --grpc-root-cert).
+	ClientCAFile string `yaml:"client_ca_file"`
+	// ClientCertFile and ClientKeyFile are the certificate and key
+	// gpuletd's own commands present to a daemon that asks for one.
+	ClientCertFile string `yaml:"client_cert_file"`
+	ClientKeyFile  string `yaml:"client_key_file"`
 }
 
 // Enabled says whether the listeners serve TLS.

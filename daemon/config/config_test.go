@@ -168,6 +168,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"response cache beyond memory", "response_cache:\n  size: 2000GiB\n", nil, []string{"response_cache.size", "0 (no cache) to 1024GiB"}},
 		{"tls certificate without its key", "tls:\n  cert_file: /etc/gpuletd/cert.pem\n", nil, []string{"tls", "give both a certificate and its key"}},
 		{"tls key without a certificate", "", []string{"GPULETD_TLS_KEY_FILE=/etc/gpuletd/key.pem"}, []string{"tls", "give both a certificate and its key"}},
+		{"client CAs without TLS", "tls:\n  client_ca_file: /etc/gpuletd/ca.pem\n", nil, []string{"tls.client_ca_file", "give tls.cert_file and tls.key_file too"}},
+		{"a client certificate without its key", "", []string{"GPULETD_TLS_CLIENT_CERT_FILE=/etc/gpuletd/client.pem"}, []string{"tls", "give both the commands' client certificate and its key"}},
 		{"bad env", "", []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU=lots"}, []string{"GPULETD_PARTITIONING_MAX_GPULETS_PER_GPU", "lots"}},
 		{"env fails validation", "", []string{"GPULETD_LOG_LEVEL=loud"}, []string{"log.level", `"loud"`, "debug, info, warn, error"}},
 		{"default slo too long", "", []string{"GPULETD_DEFAULT_SLO=2h"}, []string{"default_slo", "2h0m0s", "up to 1h"}},

@@ -142,6 +142,12 @@ func (c *Config) Validate() error {
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls", fmt.Sprintf("cert_file %q, key_file %q", c.TLS.CertFile, c.TLS.KeyFile), "give both a certificate and its key, or neither (plain HTTP and gRPC)")
 	}
+	if c.TLS.ClientCAFile != "" && c.TLS.CertFile == "" {
+		bad("tls.client_ca_file", c.TLS.ClientCAFile, "client certificates are asked for over TLS: give tls.cert_file and tls.key_file too")
+	}
+	if (c.TLS.ClientCertFile == "") != (c.TLS.ClientKeyFile == "") {
+		bad("tls", fmt.Sprintf("client_cert_file %q, client_key_file %q", c.TLS.ClientCertFile, c.TLS.ClientKeyFile), "give both the commands' client certificate and its key, or neither")
+	}
 	for i, g := range c.Partitioning.MIGReconfigure {
 		if strings.TrimSpace(g) == "" {
 			bad(fmt.Sprintf("partitioning.mig_reconfigure[%d]", i), g, `name a GPU by index or UUID, or "all"`)
