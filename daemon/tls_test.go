@@ -89,6 +89,11 @@ func TestTLSReport(t *testing.T) {
 			c.TLS.KeyFile = filepath.Join(dir, "none.pem")
 			return c
 		}(), time.Now(), "", "load tls.cert_file"},
+		{"client CAs missing", func() config.Config {
+			c := with("127.0.0.1:8700")
+			c.TLS.ClientCAFile = filepath.Join(dir, "no-ca.pem")
+			return c
+		}(), time.Now(), "", "load tls.client_ca_file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tlsReport(tc.cfg, tc.now)
