@@ -128,6 +128,11 @@ func TestKServeProtocol(t *testing.T) {
 	require.Equal(t, 400, r.code, string(r.body))
 	require.Contains(t, string(r.body), "gpuletd logs by level")
 	require.Contains(t, string(do(t, "GET", base+"/v2/logging", nil, nil).body), `"log_verbose_level":1`, "refused: nothing changed")
+	// At verbose level every request is logged as it ends, as Triton's
+	// --log-verbose logs them: the refusal above too.
+	require.Eventually(t, func() bool {
+		return strings.Contains(logs.String(), `"msg":"http request","method":"POST","path":"/v2/logging","status":400`)
+	}, 5*time.Second, 50*time.Millisecond, "logs:\n%s", logs)
 	require.Equal(t, 200, do(t, "POST", base+"/v2/logging", []byte(`{"log_verbose_level":0}`), nil).code)
 	require.Equal(t, 200, do(t, "GET", base+"/v2/health/live", nil, nil).code)
 	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code)
