@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,6 +121,33 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Regexp(t, `(?m)^emu0 +emulated +igniter-v100`, out)
 	require.Regexp(t, `(?m)^lenet5 +5\.00ms .* emu\d-\d+-\d+$`, out)
 	require.LessOrEqual(t, widest(out), 80, out)
+
+	// One request and its answer, then its classes (a 5 ms SLO on a loaded
+	// machine may refuse one for its deadline: tried again then).
+	infer := func(args ...string) string {
+		t.Helper()
+		var stderr string
+		for range 5 {
+			var code int
+			var out string
+			if code, out, stderr = runCLI(t, append([]string{"infer", "--url", base}, args...)...); code == 0 {
+				return out
+			}
+			require.Contains(t, stderr, "deadline")
+		}
+		t.Fatalf("infer %v: %s", args, stderr)
+		return ""
+	}
+	out = infer("mlp")
+	require.Regexp(t, `(?m)^model +mlp \(version 1\), answered in \S+$`, out)
+	require.Regexp(t, `(?m)^output +FP32 \[1 10\]  (\S+ ){8}… \(10 values\)$`, out)
+	out = infer("mlp", "--top", "2")
+	require.Regexp(t, `(?m)^output +BYTES \[1 2\]\n +row 0: [-\d.e]+:\d+, [-\d.e]+:\d+$`, out)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}`), 0o600))
+	code, _, stderr = runCLI(t, "infer", "mlp", "--url", base, "--request", bad)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `gpuletd: mlp refused the request: 400 Bad Request: mlp: input "input" has shape [1 3], the model takes [-1 784]`)
 
 	code, out, _ = runCLI(t, "status", "--url", base, "--json")
 	require.Equal(t, 0, code)

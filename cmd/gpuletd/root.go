@@ -47,6 +47,7 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 		newModelsCmd(g),
 		newStatusCmd(g),
 		newLoadCmd(g),
+		newInferCmd(g),
 		newTraceCmd(g),
 		newConfigCmd(g),
 		newVersionCmd(),

@@ -114,6 +114,9 @@ func TestTLS(t *testing.T) {
 	code, out, stderr := runCLI(t, "status")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "lenet5")
+	code, out, stderr = runCLI(t, "infer", "lenet5")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "output  FP32 [1 10]")
 	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
 		code, out, stderr = runCLI(t, append([]string{"load", "--model", "lenet5", "--rate", "20", "--duration", "500ms", "--json"}, via...)...)
 		require.Equal(t, 0, code, stderr)

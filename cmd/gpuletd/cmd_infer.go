@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpulet/gpuletd/sim/loadgen"
+)
+
+func newInferCmd(g *globalFlags) *cobra.Command {
+	var (
+		url, request string
+		top          int
+		seed         uint64
+		asJSON       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "infer MODEL",
+		Short: "Send one request to a running daemon's model and print the answer",
+		Long: `Send MODEL one inference request (POST /v2/models/MODEL/infer) and print
+each output: its data type, shape and first values, or with --top K each
+row's K best classes (Triton's classification extension). The inputs are
+random tensors of the shapes the model declares (batch 1), or the KServe v2
+JSON body in --request FILE ("-": standard input). A refusal prints the
+daemon's reason and exits 1. It reaches the daemon as the other commands do
+(over https, with a client certificate, as the configuration says), so it
+checks a deployment end to end.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := g.daemon(url)
+			if err != nil {
+				return err
+			}
+			defer d.client.CloseIdleConnections()
+			ctx, cancel := context.WithTimeout(cmd.Context(), adminTimeout)
+			defer cancel()
+			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], request, top, seed)
+			if err != nil {
+				return err
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+"/v2/models/"+neturl.PathEscape(args[0])+"/infer", bytes.NewReader(body))
+			if err != nil {
+				return fmt.Errorf("build request: %w", err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			start := time.Now()
+			code, answer, msg, err := loadgen.Call(ctx, d.client, req, 64<<20)
+			took := time.Since(start)
+			if err != nil {
+				return daemonError(d.base, err)
+			}
+			if code != http.StatusOK {
+				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s refused the request: %d %s: %s", args[0], code, http.StatusText(code), msg)}
+			}
+			if asJSON {
+				return printRaw(cmd.OutOrStdout(), answer)
+			}
+			return writeAnswer(cmd.OutOrStdout(), answer, took)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
+	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
+	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
+	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")
+	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
+	return cmd
+}
+
+// inferBody is the request to send: the given body, or random inputs of
+// the model's shapes; with top, every output asked for as its classes.
+func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, request string, top int, seed uint64) ([]byte, error) {
+	if top < 0 {
+		return nil, fmt.Errorf("infer: --top %d: give a number of classes above 0", top)
+	}
+	var body []byte
+	var m *loadgen.Model
+	var err error
+	if request == "" || top > 0 {
+		if m, err = loadgen.FetchModel(ctx, d.client, d.base, model); err != nil {
+			return nil, daemonError(d.base, err)
+		}
+	}
+	switch request {
+	case "":
+		p, err := loadgen.NewPayload(m, false, seed)
+		if err != nil {
+			return nil, err
+		}
+		body = p.Body
+	case "-":
+		if body, err = io.ReadAll(io.LimitReader(stdin, 64<<20)); err != nil {
+			return nil, fmt.Errorf("read the request from standard input: %w", err)
+		}
+	default:
+		if body, err = os.ReadFile(request); err != nil {
+			return nil, fmt.Errorf("read the request: %w", err)
+		}
+	}
+	if top == 0 {
+		return body, nil
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("infer: --top needs a JSON request: %w", err)
+	}
+	type output struct {
+		Name       string         `json:"name"`
+		Parameters map[string]int `json:"parameters"`
+	}
+	outs := make([]output, 0, len(m.Metadata.Outputs))
+	for _, o := range m.Metadata.Outputs {
+		outs = append(outs, output{Name: o.Name, Parameters: map[string]int{"classification": top}})
+	}
+	if doc["outputs"], err = json.Marshal(outs); err != nil {
+		return nil, err
+	}
+	return json.Marshal(doc)
+}
+
+// shownValues is how many of an output's values are printed.
+const shownValues = 8
+
+// writeAnswer prints an inference answer: the model, the time it took, and
+// each output's data type, shape and first values (a classification's
+// classes row by row).
+func writeAnswer(w io.Writer, raw []byte, took time.Duration) error {
+	var a struct {
+		Model   string `json:"model_name"`
+		Version string `json:"model_version"`
+		Outputs []struct {
+			Name     string            `json:"name"`
+			DataType string            `json:"datatype"`
+			Shape    []int64           `json:"shape"`
+			Data     []json.RawMessage `json:"data"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return fmt.Errorf("decode answer: %w", err)
+	}
+	tw := newTable(w)
+	fmt.Fprintf(tw, "model\t%s (version %s), answered in %s\n", a.Model, a.Version, dur(took))
+	for _, o := range a.Outputs {
+		shape := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.Shape)), " "), "[]")
+		if o.DataType == "BYTES" {
+			// Strings, such as classes ("score:index[:label]"): a line per
+			// row.
+			fmt.Fprintf(tw, "%s\tBYTES [%s]\n", o.Name, shape)
+			row := len(o.Data)
+			if len(o.Shape) > 1 && o.Shape[len(o.Shape)-1] > 0 {
+				row = int(o.Shape[len(o.Shape)-1])
+			}
+			for i := 0; i < len(o.Data); i += row {
+				var elems []string
+				for _, v := range o.Data[i:min(i+row, len(o.Data))] {
+					var s string
+					if json.Unmarshal(v, &s) != nil {
+						s = string(v)
+					}
+					elems = append(elems, s)
+				}
+				fmt.Fprintf(tw, "\trow %d: %s\n", i/max(row, 1), strings.Join(elems, ", "))
+			}
+			continue
+		}
+		vals := make([]string, 0, shownValues)
+		for _, v := range o.Data[:min(len(o.Data), shownValues)] {
+			vals = append(vals, string(v))
+		}
+		more := ""
+		if len(o.Data) > shownValues {
+			more = fmt.Sprintf(" … (%d values)", len(o.Data))
+		}
+		fmt.Fprintf(tw, "%s\t%s [%s]  %s%s\n", o.Name, o.DataType, shape, strings.Join(vals, " "), more)
+	}
+	return tw.Flush()
+}
