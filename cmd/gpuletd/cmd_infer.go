@@ -178,8 +178,11 @@ func writeAnswer(w io.Writer, raw []byte, took time.Duration) error {
 			vals = append(vals, string(v))
 		}
 		more := ""
-		if len(o.Data) > shownValues {
+		switch {
+		case len(o.Data) > shownValues:
 			more = fmt.Sprintf(" … (%d values)", len(o.Data))
+		case len(o.Data) == 0:
+			more = "(no values: sent as binary data)"
 		}
 		fmt.Fprintf(tw, "%s\t%s [%s]  %s%s\n", o.Name, o.DataType, shape, strings.Join(vals, " "), more)
 	}
