@@ -20,8 +20,8 @@ import (
 // and the budget of bytes in flight, waiting for room at most until the
 // model's SLO has passed. A compressed body (Content-Encoding gzip or
 // deflate) is decompressed as it is read, and the limit and the budget hold
-// its decompressed bytes. release gives the bytes back once the answer is
-// written.
+// its decompressed bytes (and, while it is read, the decompressor's
+// buffers). release gives the bytes back once the answer is written.
 func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time) (body []byte, release func(), ierr *inferError) {
 	limits := n.conf().Limits
 	ctx, cancel := context.WithDeadline(r.Context(), arrival.Add(m.Config.SLO.D()))
@@ -34,7 +34,17 @@ func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time)
 	if err != nil {
 		return nil, func() {}, &inferError{code: http.StatusUnsupportedMediaType, reason: reasonBadRequest, msg: err.Error()}
 	}
-	body, release, err = n.bodies.ReadAll(ctx, src, size, int64(limits.MaxRequestBody))
+	release = func() {}
+	if _, compressed := src.(*decompressingReader); compressed {
+		// The decompressor's buffers are in use while the body is read.
+		var held func()
+		if held, err = n.bodies.Hold(ctx, decompressorBytes); err == nil {
+			defer held()
+		}
+	}
+	if err == nil {
+		body, release, err = n.bodies.ReadAll(ctx, src, size, int64(limits.MaxRequestBody))
+	}
 	if err == nil {
 		return body, release, nil
 	}

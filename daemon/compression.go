@@ -38,6 +38,11 @@ const minCompressedAnswer = 1400
 // Without a guess every body took a first buffer of 256 KiB.
 const expansionGuess = 8
 
+// decompressorBytes is what a body's decompressor holds while the body is
+// read, counted in the budget of request bytes in flight: its 4 KiB read
+// buffer and flate's 32 KiB window, with the tables beside them.
+const decompressorBytes = 48 << 10
+
 // errUnsupportedCoding is a request body in a coding gpuletd cannot read.
 var errUnsupportedCoding = errors.New("unsupported content coding")
 

@@ -8,10 +8,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/stretchr/testify/require"
 )
 
@@ -199,4 +204,44 @@ func BenchmarkCompression(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A compressed body holds its decompressor's buffers in the budget of
+// request bytes while it is read, and gives them back after.
+func TestCompressedBodyHoldsItsDecompressor(t *testing.T) {
+	body := []byte(strings.Repeat(`{"inputs":[]}`, 100))
+	for _, tc := range []struct {
+		name, coding string
+		budget       int64
+		raw          []byte
+		reason       string // "" read
+	}{
+		{"room for the decompressor", "gzip", 1 << 20, compressed(t, "gzip", body), ""},
+		{"no room for it", "gzip", 56 << 10, compressed(t, "gzip", body), reasonMemoryBudget},
+		{"an uncompressed body needs none", "", 56 << 10, body, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &node{bodies: connlimit.NewBudget(tc.budget)}
+			c := config.Default()
+			n.cfg.Store(&c)
+			m := &repository.Model{Name: "m"}
+			m.Config.SLO = config.Duration(50 * time.Millisecond)
+			req := httptest.NewRequest("POST", "/v2/models/m/infer", bytes.NewReader(tc.raw))
+			if tc.coding != "" {
+				req.Header.Set("Content-Encoding", tc.coding)
+			}
+			got, release, ierr := n.readBody(req, m, time.Now())
+			if tc.reason != "" {
+				require.NotNil(t, ierr)
+				require.Equal(t, tc.reason, ierr.reason, ierr.msg)
+				require.Zero(t, n.bodies.InUse(), "nothing stays held")
+				return
+			}
+			require.Nil(t, ierr)
+			require.Equal(t, body, got)
+			require.Less(t, n.bodies.InUse(), int64(decompressorBytes), "the decompressor's buffers are given back once the body is read")
+			release()
+			require.Zero(t, n.bodies.InUse())
+		})
+	}
 }
