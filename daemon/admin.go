@@ -132,6 +132,16 @@ type status struct {
 	Restarts        int64            `json:"executor_restarts"`
 	// Cache is what the response cache holds; nil when the node keeps none.
 	Cache *cacheUsage `json:"response_cache,omitempty"`
+	// TLS is the listeners' certificate; nil when they serve plain text.
+	TLS *tlsStatus `json:"tls,omitempty"`
+}
+
+// tlsStatus is the certificate the listeners serve, and whether they ask
+// clients for theirs.
+type tlsStatus struct {
+	Subject            string    `json:"subject"`
+	NotAfter           time.Time `json:"not_after"`
+	ClientCertificates bool      `json:"client_certificates"`
 }
 
 func (n *node) status() status {
@@ -144,6 +154,10 @@ func (n *node) status() status {
 	if n.cache.on() {
 		u := n.cache.usage()
 		s.Cache = &u
+	}
+	if n.tls != nil {
+		l := n.tls.leaf()
+		s.TLS = &tlsStatus{Subject: l.Subject.String(), NotAfter: l.NotAfter, ClientCertificates: n.tls.clientCAFile != ""}
 	}
 	cur := n.current.Load()
 	planned := map[string]map[string]gpulet.Placement{} // device → model → placement (by size below)

@@ -133,6 +133,14 @@ type adminStatus struct {
 	Reorganizations int64           `json:"reorganizations"`
 	Restarts        int64           `json:"executor_restarts"`
 	Cache           *adminCacheUse  `json:"response_cache"`
+	TLS             *adminTLS       `json:"tls"`
+}
+
+// adminTLS is the listeners' certificate (nil: plain text).
+type adminTLS struct {
+	Subject            string    `json:"subject"`
+	NotAfter           time.Time `json:"not_after"`
+	ClientCertificates bool      `json:"client_certificates"`
 }
 
 // adminCacheUse is what the response cache holds (nil: none kept).
@@ -264,6 +272,13 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	if c := s.Cache; c != nil {
 		fmt.Fprintf(w, "response cache: %s of %s, %s\n", roundBytes(c.Bytes), config.ByteSize(c.Budget), counted(c.Entries, "answer"))
+	}
+	if t := s.TLS; t != nil {
+		clients := ""
+		if t.ClientCertificates {
+			clients = ", client certificates required"
+		}
+		fmt.Fprintf(w, "TLS: %s, valid until %s%s\n", t.Subject, t.NotAfter.UTC().Format(time.DateOnly), clients)
 	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))

@@ -114,6 +114,7 @@ func TestTLS(t *testing.T) {
 	code, out, stderr := runCLI(t, "status")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "lenet5")
+	require.Contains(t, out, "TLS: CN=gpuletd test, valid until "+notAfter.UTC().Format(time.DateOnly)+"\n", "the status names the certificate")
 	code, out, stderr = runCLI(t, "infer", "lenet5")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "output  FP32 [1 10]")
@@ -208,6 +209,8 @@ func TestMutualTLS(t *testing.T) {
 	t.Setenv("GPULETD_LISTEN", addr)
 	require.Eventually(t, func() bool { code, _, _ := runCLI(t, "status"); return code == 0 },
 		time.Minute, 200*time.Millisecond, "the commands present the client certificate; logs:\n%s", logs)
+	_, out, _ := runCLI(t, "status")
+	require.Contains(t, out, ", client certificates required\n")
 
 	_, probe := probeClient(t, env)
 	roots := probe.Transport.(*http.Transport).TLSClientConfig.RootCAs
