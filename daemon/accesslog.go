@@ -19,6 +19,15 @@ import (
 // and gRPC call is logged when it ends: who, what, the answer and how long
 // it took. Otherwise nothing is done per request beyond one level check.
 
+// accessLogger is the access log's logger (none for a node built without
+// a log, as some tests build one).
+func (n *node) accessLogger() *zap.Logger {
+	if n.log == nil {
+		return zap.NewNop()
+	}
+	return n.log.Named("access")
+}
+
 // accessLog logs each HTTP request h answers, at debug level.
 func accessLog(log *zap.Logger, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

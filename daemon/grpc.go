@@ -46,8 +46,8 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
 		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
-		grpc.ChainUnaryInterceptor(grpcAccessLog(n.log.Named("access")), n.grpcMutating),
-		grpc.StreamInterceptor(grpcStreamAccessLog(n.log.Named("access"))),
+		grpc.ChainUnaryInterceptor(grpcAccessLog(n.accessLogger()), n.grpcMutating),
+		grpc.StreamInterceptor(grpcStreamAccessLog(n.accessLogger())),
 	}
 	if n.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(n.tls.config())))

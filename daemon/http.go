@@ -53,7 +53,7 @@ func (n *node) handler(web http.Handler) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
-	return accessLog(n.log.Named("access"), n.sameSite(r))
+	return accessLog(n.accessLogger(), n.sameSite(r))
 }
 
 // writeJSON answers with a JSON document.

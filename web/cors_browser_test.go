@@ -50,5 +50,4 @@ func TestAnotherOriginUsesTheDaemon(t *testing.T) {
 		.then(r => r.status + ' ' + r.headers.get('Gpuletd-Failure-Reason'))
 		.catch(e => 'refused: ' + e)`, d.base+"/v2/models/lenet5/infer"))
 	require.Equal(t, "400 bad_request", got)
-	require.Empty(t, b.problems())
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -86,8 +87,14 @@ func daemonError(base string, err error) error {
 	case errors.As(err, &verify):
 		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s: its certificate is not trusted here (%v): give its certificate as tls.cert_file, or one its issuer signed to the system's roots", base, verify.Err)}
 	case errors.Is(err, loadgen.ErrUnreachable) && strings.Contains(err.Error(), "remote error: tls:"):
-		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s refused this client (%s): it asks for a client certificate; set tls.client_cert_file and tls.client_key_file to one its tls.client_ca_file vouches for",
-			base, err.Error()[strings.Index(err.Error(), "remote error: tls:"):])}
+		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s refused this client (%s): it %s",
+			base, err.Error()[strings.Index(err.Error(), "remote error: tls:"):], asksForClientCert)}
+	case errors.Is(err, loadgen.ErrUnreachable) && strings.HasPrefix(base, "https://") &&
+		(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)):
+		// A TLS 1.3 server checks a client's certificate after the client
+		// thinks the handshake done: its refusal may arrive as a closed
+		// connection.
+		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s closed the connection (%v): if it %s", base, errors.Unwrap(err), asksForClientCert)}
 	case errors.As(err, &record):
 		return &exitError{code: 1, msg: "gpuletd at " + base + " does not speak TLS: reach it with --url http://…"}
 	case errors.Is(err, loadgen.ErrUnreachable) && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):

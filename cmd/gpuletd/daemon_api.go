@@ -37,6 +37,11 @@ func (g *globalFlags) daemon(flag string) (*daemonAPI, error) {
 	var tc *tls.Config
 	switch {
 	case err == nil && l.Config.TLS.Enabled():
+		if flag == "" && l.Config.TLS.ClientCAFile != "" && l.Config.TLS.ClientCertFile == "" {
+			// The configured daemon would refuse the handshake; how it
+			// does so reaches a client in more than one form.
+			return nil, &exitError{code: 1, msg: "gpuletd at " + base + " " + asksForClientCert}
+		}
 		if tc, err = trustConfig(l.Config.TLS); err != nil {
 			return nil, err
 		}
@@ -57,6 +62,10 @@ func (g *globalFlags) daemon(flag string) (*daemonAPI, error) {
 	}
 	return d, nil
 }
+
+// asksForClientCert is what a command says of a daemon that asks for a
+// client certificate it does not have.
+const asksForClientCert = "asks for a client certificate: set tls.client_cert_file and tls.client_key_file to one its tls.client_ca_file vouches for"
 
 // trustConfig trusts the system's roots and the certificates of the
 // configured tls.cert_file, and presents tls.client_cert_file when set.

@@ -262,5 +262,9 @@ func TestMutualTLS(t *testing.T) {
 	require.NoError(t, os.Unsetenv("GPULETD_TLS_CLIENT_KEY_FILE"))
 	code, _, stderr := runCLI(t, "status")
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "it asks for a client certificate; set tls.client_cert_file and tls.client_key_file")
+	require.Equal(t, "gpuletd at https://"+addr+" asks for a client certificate: set tls.client_cert_file and tls.client_key_file to one its tls.client_ca_file vouches for\n", stderr)
+	// Reached by --url, the daemon's refusal is read from the handshake.
+	code, _, stderr = runCLI(t, "status", "--url", "https://"+addr)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "asks for a client certificate: set tls.client_cert_file and tls.client_key_file")
 }
