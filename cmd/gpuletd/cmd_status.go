@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -89,18 +90,19 @@ func daemonError(base string, err error) error {
 	case errors.Is(err, loadgen.ErrUnreachable) && strings.Contains(err.Error(), "remote error: tls:"):
 		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s refused this client (%s): it %s",
 			base, err.Error()[strings.Index(err.Error(), "remote error: tls:"):], asksForClientCert)}
-	case errors.Is(err, loadgen.ErrUnreachable) && strings.HasPrefix(base, "https://") &&
-		(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)):
-		// A TLS 1.3 server checks a client's certificate after the client
-		// thinks the handshake done: its refusal may arrive as a closed
-		// connection.
-		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s closed the connection (%v): if it %s", base, errors.Unwrap(err), asksForClientCert)}
 	case errors.As(err, &record):
 		return &exitError{code: 1, msg: "gpuletd at " + base + " does not speak TLS: reach it with --url http://…"}
 	case errors.Is(err, loadgen.ErrUnreachable) && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return &exitError{code: 1, msg: "gpuletd at " + base + " does not speak TLS: reach it with --url http://…"}
 	case errors.As(err, &he) && he.Code == http.StatusBadRequest && strings.Contains(he.Message, "HTTP request to an HTTPS server"):
 		return &exitError{code: 1, msg: "gpuletd at " + base + " speaks TLS: set tls.cert_file (GPULETD_TLS_CERT_FILE) to its certificate, or reach it with --url https://…"}
+	case errors.Is(err, loadgen.ErrUnreachable) && strings.HasPrefix(base, "https://") &&
+		!errors.Is(err, syscall.ECONNREFUSED) && !errors.As(err, new(*net.DNSError)):
+		// Something answered and broke the connection off. A TLS 1.3
+		// server checks a client's certificate after the client thinks
+		// the handshake done, so its refusal may arrive as a closed or
+		// reset connection, or a failed write, rather than an alert.
+		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s broke the connection off (%v): if it %s", base, err, asksForClientCert)}
 	case errors.Is(err, loadgen.ErrUnreachable):
 		return &exitError{code: 1, msg: "no gpuletd answers at " + base + ": is it running?"}
 	case errors.As(err, &he) && he.Code == http.StatusNotFound:
