@@ -92,22 +92,14 @@ func (s *serverCert) verifyClient(cs tls.ConnectionState) error {
 // leaf is the certificate in use.
 func (s *serverCert) leaf() *x509.Certificate { return s.cert.Load().Leaf }
 
-// errNoCertificate is a handshake before any certificate was read, which
-// newServerCert rules out.
-var errNoCertificate = errors.New("no TLS certificate loaded")
-
 // config is the listeners' TLS configuration: TLS 1.2 at least, the
 // certificate read last, and with client CAs a client certificate asked
 // of every client and checked against them.
 func (s *serverCert) config() *tls.Config {
 	c := &tls.Config{
 		MinVersion: tls.VersionTLS12,
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-			if c := s.cert.Load(); c != nil {
-				return c, nil
-			}
-			return nil, errNoCertificate
-		},
+		// newServerCert has read one before any listener serves.
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
 	}
 	if s.clientCAFile != "" {
 		c.ClientAuth = tls.RequireAnyClientCert

@@ -110,19 +110,29 @@ func startDaemonUnder(t testing.TB, env []string, wrapper ...string) (addr strin
 }
 
 // probeClient is how a daemon started with env is reached: over https,
-// trusting its certificate, when env gives it one.
+// trusting its certificate, when env gives it one, and presenting the
+// commands' client certificate when env gives that.
 func probeClient(t testing.TB, env []string) (scheme string, client *http.Client) {
 	t.Helper()
+	vars := map[string]string{}
 	for _, kv := range env {
-		if file, ok := strings.CutPrefix(kv, "GPULETD_TLS_CERT_FILE="); ok && file != "" {
-			pem, err := os.ReadFile(file)
-			require.NoError(t, err)
-			pool := x509.NewCertPool()
-			require.True(t, pool.AppendCertsFromPEM(pem))
-			return "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
-		}
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
 	}
-	return "http://", http.DefaultClient
+	certFile := vars["GPULETD_TLS_CERT_FILE"]
+	if certFile == "" {
+		return "http://", http.DefaultClient
+	}
+	pem, err := os.ReadFile(certFile)
+	require.NoError(t, err)
+	tc := &tls.Config{RootCAs: x509.NewCertPool()}
+	require.True(t, tc.RootCAs.AppendCertsFromPEM(pem))
+	if c := vars["GPULETD_TLS_CLIENT_CERT_FILE"]; c != "" {
+		pair, err := tls.LoadX509KeyPair(c, vars["GPULETD_TLS_CLIENT_KEY_FILE"])
+		require.NoError(t, err)
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	return "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: tc, DisableKeepAlives: true}}
 }
 
 func TestServeDemoRepository(t *testing.T) {

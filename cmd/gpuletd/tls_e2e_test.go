@@ -190,18 +190,7 @@ func TestMutualTLS(t *testing.T) {
 		"GPULETD_TLS_CLIENT_CA_FILE=" + file("ca.pem"),
 		"GPULETD_TLS_CLIENT_CERT_FILE=" + file("client.pem"), "GPULETD_TLS_CLIENT_KEY_FILE=" + file("client-key.pem")}
 	env := daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo, "GPULETD_GRPC_LISTEN=" + grpcAddr}, tlsEnv...)...)
-	// The daemon's own liveness probe has no client certificate: wait for
-	// its log line instead.
-	cmd := exec.Command(testbin.Gpuletd(t), "serve")
-	addr := freeAddr(t)
-	cmd.Env = append(env, "GPULETD_LISTEN="+addr)
-	logs := &testbin.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
+	addr, logs := startDaemon(t, env)
 	for _, kv := range tlsEnv {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
