@@ -127,7 +127,7 @@ func TestStepRequestsAreTracedUnderTheirPipeline(t *testing.T) {
 	run(parent)
 	n.traces.done(parent, time.Now(), "")
 	n.traces.close()
-	traces := readTraces(t, filepath.Join(dir, "p.json"))
+	traces := readTraces(t, n.traces, filepath.Join(dir, "p.json"))
 	require.Len(t, traces, 2, "the step's trace and the pipeline's; the untraced pipeline's step has none")
 	step, pipe := traces[0], traces[1]
 	require.Equal(t, "p", pipe.Model)

@@ -177,17 +177,40 @@ type tracer struct {
 	overrides map[string]map[string][]string // a model's own settings, by name
 	streams   map[string]*traceStream        // "" global, else a model with overrides
 	indexes   map[string]int                 // the next index of each file name (nextFileLocked)
-	// maxBuffered bounds the traces a stream holds (maxBufferedTraces).
+	// maxBuffered bounds the traces a stream holds, and those handed to
+	// the writer and not yet written (maxBufferedTraces).
 	maxBuffered int
 	writeErr    func(error)
+
+	// The files are written off the request path (drain): a request's
+	// sampling and answer take mu, and a write of thousands of traces
+	// (tens of milliseconds with the file's sync) under it held up every
+	// request arriving meanwhile, past a short SLO.
+	wmu       sync.Mutex
+	queue     []traceWrite // in the order the files were named
+	queued    int          // traces in queue
+	writing   bool         // a drain goroutine runs
+	handed    uint64       // files handed to the writer so far
+	written   uint64       // and written (or failed)
+	wrote     *sync.Cond   // on wmu: written moved
+	writers   sync.WaitGroup
+	writeFile func(path string, data []byte) error
+}
+
+// traceWrite is one file's worth of traces handed to the writer.
+type traceWrite struct {
+	name    string
+	entries []traceEntry
+	dropped int64 // traces dropped since the stream's last write
 }
 
 // newTracer writes its files under dir; failed writes go to writeErr.
 func newTracer(dir string, writeErr func(error)) *tracer {
 	t := &tracer{dir: dir, global: defaultTraceConfig, overrides: map[string]map[string][]string{},
 		streams: map[string]*traceStream{}, indexes: map[string]int{}, writeErr: writeErr,
-		maxBuffered: maxBufferedTraces}
+		maxBuffered: maxBufferedTraces, writeFile: func(path string, data []byte) error { return atomicfile.Write(path, data, 0o640) }}
 	t.streams[""] = &traceStream{cfg: t.global, remaining: t.global.count}
+	t.wrote = sync.NewCond(&t.wmu)
 	return t
 }
 
@@ -229,9 +252,21 @@ func (t *tracer) streamKey(model string) string {
 // takes a model's own setting away (the global one holds again). All or
 // none apply. Traces the old settings hold are written first; the streams
 // changed start counting again.
+// The answer waits until the traces written on the way are in their files,
+// so that a file can be read once tracing is turned off.
 func (t *tracer) update(model string, changes map[string][]string) (map[string][]string, error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	settings, err := t.updateLocked(model, changes)
+	t.wmu.Lock()
+	handed := t.handed
+	t.wmu.Unlock()
+	t.mu.Unlock()
+	t.waitWritten(handed)
+	return settings, err
+}
+
+// updateLocked is update under mu.
+func (t *tracer) updateLocked(model string, changes map[string][]string) (map[string][]string, error) {
 	if len(changes) == 0 {
 		return t.settingsLocked(model), nil
 	}
@@ -361,10 +396,10 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 	if st == nil {
 		return // its settings changed meanwhile and it was written
 	}
-	if len(st.buf) >= t.maxBuffered {
+	if held := len(st.buf) + t.pending(); held >= t.maxBuffered {
 		if st.dropped++; st.dropped == 1 && t.writeErr != nil {
 			t.writeErr(fmt.Errorf("drop traces of %s: %d are held, not yet written (%s %d); set a %s below that",
-				cmp.Or(tr.stream, "the global settings"), len(st.buf), logFrequency, st.cfg.frequency, logFrequency))
+				cmp.Or(tr.stream, "the global settings"), held, logFrequency, st.cfg.frequency, logFrequency))
 		}
 		return
 	}
@@ -411,23 +446,82 @@ func (t *tracer) flushLocked(st *traceStream, final bool) {
 	t.writeLocked(st, st.cfg.file)
 }
 
-// writeLocked writes the stream's traces to name, as a JSON array, and
-// empties it; the traces a file of that name holds already (trace_file
-// written when tracing stopped before) stay, first.
+// writeLocked hands the stream's traces to the writer, for the file
+// name, and empties it.
 func (t *tracer) writeLocked(st *traceStream, name string) {
 	if len(st.buf) == 0 {
 		return
 	}
-	if st.dropped > 0 && t.writeErr != nil {
-		t.writeErr(fmt.Errorf("write traces %s: %d traces taken meanwhile were dropped (more than %d held)", name, st.dropped, t.maxBuffered))
+	w := traceWrite{name: name, entries: st.buf, dropped: st.dropped}
+	st.buf, st.dropped = nil, 0
+	t.wmu.Lock()
+	t.queue = append(t.queue, w)
+	t.queued += len(w.entries)
+	t.handed++
+	start := !t.writing
+	t.writing = true
+	t.wmu.Unlock()
+	if start {
+		t.writers.Add(1)
+		go t.drain()
 	}
-	st.dropped = 0
-	path := filepath.Join(t.dir, name)
+}
+
+// pending is how many traces the writer has not written yet.
+func (t *tracer) pending() int {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	return t.queued
+}
+
+// drain writes the queued files in turn and ends when none is left; one
+// runs at a time, so a file name's writes keep their order. close waits
+// for it.
+func (t *tracer) drain() {
+	defer t.writers.Done()
+	for {
+		t.wmu.Lock()
+		if len(t.queue) == 0 {
+			t.writing = false
+			t.wmu.Unlock()
+			return
+		}
+		w := t.queue[0]
+		t.queue[0] = traceWrite{}
+		t.queue = t.queue[1:]
+		t.wmu.Unlock()
+		t.write(w)
+		t.wmu.Lock()
+		t.queued -= len(w.entries)
+		t.written++
+		t.wrote.Broadcast()
+		t.wmu.Unlock()
+	}
+}
+
+// waitWritten waits until the first n files handed to the writer are
+// written.
+func (t *tracer) waitWritten(n uint64) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	for t.written < n {
+		t.wrote.Wait()
+	}
+}
+
+// write writes one file's traces, as a JSON array; the traces a file of
+// that name holds already (trace_file written when tracing stopped
+// before) stay, first.
+func (t *tracer) write(w traceWrite) {
+	if w.dropped > 0 && t.writeErr != nil {
+		t.writeErr(fmt.Errorf("write traces %s: %d traces taken meanwhile were dropped (more than %d held)", w.name, w.dropped, t.maxBuffered))
+	}
+	path := filepath.Join(t.dir, w.name)
 	var all []json.RawMessage
 	if old, err := os.ReadFile(path); err == nil && json.Unmarshal(old, &all) != nil {
 		all = nil // not a trace file: written over
 	}
-	for _, e := range st.buf {
+	for _, e := range w.entries {
 		b, err := json.Marshal(e)
 		if err == nil {
 			all = append(all, b)
@@ -438,21 +532,22 @@ func (t *tracer) writeLocked(st *traceStream, name string) {
 		err = os.MkdirAll(t.dir, 0o750)
 	}
 	if err == nil {
-		err = atomicfile.Write(path, data, 0o640)
+		err = t.writeFile(path, data)
 	}
 	if err != nil && t.writeErr != nil {
-		t.writeErr(fmt.Errorf("write traces %s: %w", name, err))
+		t.writeErr(fmt.Errorf("write traces %s: %w", w.name, err))
 	}
-	st.buf = nil
 }
 
-// close writes every stream's traces (the daemon stops).
+// close writes every stream's traces and waits until they are written
+// (the daemon stops).
 func (t *tracer) close() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	for _, st := range t.streams {
 		t.flushLocked(st, true)
 	}
+	t.mu.Unlock()
+	t.writers.Wait()
 }
 
 // traceKey carries a request's trace in its context.

@@ -504,7 +504,10 @@ func checkTraces(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceCli
 
 	var ids []string
 	for i := range 2 {
-		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("lenet5.json.%d", i)))
+		// Written by the daemon's trace writer, after the answer.
+		path := filepath.Join(dir, fmt.Sprintf("lenet5.json.%d", i))
+		require.Eventually(t, func() bool { _, err := os.Stat(path); return err == nil }, time.Minute, 10*time.Millisecond)
+		data, err := os.ReadFile(path)
 		require.NoError(t, err)
 		var traces []struct {
 			Model      string `json:"model_name"`

@@ -36,15 +36,16 @@
 #   pipeline  the same with `gpuletd models synth --pipeline`: the example
 #             ensemble (detector-like model, classifier-like model and its
 #             cheaper variant) served end to end at an open-loop load
-#   quick     what a short lease allows, in about five minutes: doctor, the
-#             GPU tests, BenchmarkGPURunGaps, then the serve and pipeline
-#             phases (needs no torchvision)
+#   tests     doctor, the GPU tests and BenchmarkGPURunGaps (about three
+#             minutes at most; needs no torchvision)
+#   quick     what a short lease allows, in about five minutes: the tests
+#             phase, then the serve and pipeline phases
 #
 # WORK (default /tmp/gpuletd-campaign) keeps the models, the store and the
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
 # stops starting new models once BUDGET seconds (default 540) have passed.
 set -uo pipefail
-phase=${1:?phase: check, profile, util, pairs, serve, pipeline or quick}
+phase=${1:?phase: check, tests, profile, util, pairs, serve, pipeline or quick}
 dest=${2:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${WORK:-/tmp/gpuletd-campaign}
@@ -121,11 +122,14 @@ check)
   echo "export rc=$?"
   cat "$out/export.log"
   ;;
-quick)
+tests)
   "${gpuletd[@]}" doctor >"$out/doctor.txt" 2>&1
   echo "doctor rc=$?"
   tail -25 "$out/doctor.txt"
   gpu_tests 120 90
+  ;;
+quick)
+  "$0" tests "$dest"
   BUDGET=150 "$0" serve "$dest"
   BUDGET=150 RATE=400 "$0" pipeline "$dest"
   ;;
