@@ -84,6 +84,10 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 		var profs []*gpulet.Profile
 		var why []string
 		for _, t := range typeNames {
+			if n.live.measuringOn(m.Name, t) {
+				why = append(why, fmt.Sprintf("%s is being profiled on %s", m.Name, t))
+				continue
+			}
 			p, err := n.book.profile(ctx, m, types[t])
 			if err != nil {
 				why = append(why, err.Error())

@@ -34,13 +34,39 @@ const liveQueueLen = 64
 
 // liveProfiles is the queue of models waiting for a live profile.
 type liveProfiles struct {
-	queue  chan *repository.Model
-	mu     sync.Mutex
-	queued map[string]bool // by name, until measured
+	queue     chan *repository.Model
+	mu        sync.Mutex
+	queued    map[string]bool   // by name, until measured
+	measuring map[string]string // the device type each model is being measured on
 }
 
 func newLiveProfiles() *liveProfiles {
-	return &liveProfiles{queue: make(chan *repository.Model, liveQueueLen), queued: map[string]bool{}}
+	return &liveProfiles{queue: make(chan *repository.Model, liveQueueLen), queued: map[string]bool{}, measuring: map[string]string{}}
+}
+
+// measure says that name is being measured on deviceType ("": no longer).
+func (q *liveProfiles) measure(name, deviceType string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if deviceType == "" {
+		delete(q.measuring, name)
+		return
+	}
+	q.measuring[name] = deviceType
+}
+
+// measuringOn tells whether name is being measured on deviceType: its
+// profile there is stored point by point, and a plan must not take the
+// points measured so far for the model's profile (it was placed on them
+// before the rest were measured, and loaded again as each larger batch
+// came in). A nil queue measures nothing.
+func (q *liveProfiles) measuringOn(name, deviceType string) bool {
+	if q == nil {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.measuring[name] == deviceType
 }
 
 // ask queues m, unless it is queued already (true then too); false when the
@@ -141,7 +167,10 @@ func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
 	for _, j := range n.missingProfiles(ctx, m) {
 		n.unserved.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
 			j.d.ID, time.Now().Format(time.TimeOnly)))
-		if err := n.profileModel(ctx, m, j.d, n.sup.binary, true); err != nil {
+		n.live.measure(m.Name, j.d.Type)
+		err := n.profileModel(ctx, m, j.d, n.sup.binary, true)
+		n.live.measure(m.Name, "")
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}

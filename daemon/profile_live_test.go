@@ -1,11 +1,15 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 )
 
@@ -22,4 +26,40 @@ func TestLiveProfilesQueue(t *testing.T) {
 	require.Equal(t, a, <-q.queue)
 	q.done("a")
 	require.True(t, q.ask(a), "measured, it may be asked for again")
+}
+
+// A model measured beside the serving gpu-lets is not planned on the points
+// its profile has stored so far, only once it is measured: on an H200 such
+// a model was placed by a re-plan 4 s into its profile, on its first batch
+// sizes, and loaded again on the serving gpu-let as larger ones came in. A
+// profile on another device type still plans it meanwhile.
+func TestAModelBeingProfiledIsNotPlanned(t *testing.T) {
+	ctx := context.Background()
+	n, st, cpu := lendingNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	n.live = newLiveProfiles()
+	m := mlpFile("a", 1_000_000)
+	m.Version, m.Config.SLO = 1, config.Duration(50*time.Millisecond)
+	require.NoError(t, n.catalog.add(ctx, m))
+	putProfile(t, st, m, cpu.Type, 2) // the points measured so far
+	rates := map[string]float64{"mlp": 10}
+
+	for _, tc := range []struct {
+		measuring string
+		planned   bool
+	}{
+		{cpu.Type, false},
+		{"", true},
+		{"another-type", true},
+	} {
+		n.live.measure(m.Name, tc.measuring)
+		in, missing := n.planInput(ctx, rates)
+		if !tc.planned {
+			require.Empty(t, in.Demands, tc.measuring)
+			require.Equal(t, "mlp is being profiled on "+cpu.Type, missing["mlp"])
+			continue
+		}
+		require.Len(t, in.Demands, 1, tc.measuring)
+		require.Empty(t, missing)
+	}
 }
