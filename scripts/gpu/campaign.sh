@@ -32,7 +32,9 @@
 #             weights under another name (no profile): the daemon profiles
 #             it beside the serving gpu-lets (gpuletd models load --wait
 #             prints how long that took; the load reports' seconds show
-#             what it cost the others)
+#             what it cost the others); TRACE=1 traces every request
+#             (trace_rate 1; the files, with each batch's start and end,
+#             go into the archive under traces/)
 #   pipeline  the same with `gpuletd models synth --pipeline`: the example
 #             ensemble (detector-like model, classifier-like model and its
 #             cheaper variant) served end to end at an open-loop load
@@ -174,6 +176,10 @@ serve | pipeline)
   echo "ready=$ready after $(($(date +%s) - start))s"
   "${sg[@]}" status >"$out/status-before.txt" 2>&1
   cat "$out/status-before.txt"
+  if [ -n "${TRACE:-}" ]; then
+    "${sg[@]}" trace set trace_level=TIMESTAMPS trace_rate=1 log_frequency=4000 >"$out/trace-set.txt" 2>&1
+    echo "trace set rc=$?"
+  fi
   rate=${RATE:-800}
   loads=()
   for m in $models; do
@@ -204,6 +210,7 @@ serve | pipeline)
   kill $sampler 2>/dev/null
   grep -E '"level":"(warn|error)"' "$out/serve.log" | tail -20
   cp "$sw/state/gpuletd.db" "$out/gpuletd.db" 2>/dev/null # the profiles the daemon measured
+  [ -d "$sw/state/traces" ] && cp -r "$sw/state/traces" "$out/traces"
   nvidia-smi --query-gpu=compute_mode,mig.mode.current --format=csv >"$out/gpu-after.txt" 2>&1
   pgrep -fa nvidia-cuda-mps >>"$out/gpu-after.txt" 2>&1
   cat "$out/gpu-after.txt"
