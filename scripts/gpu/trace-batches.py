@@ -14,6 +14,7 @@ refused requests or slow batches: refused/slow per model.
 import argparse
 import collections
 import json
+import signal
 
 
 def load(paths):
@@ -82,4 +83,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under | head
     main()
