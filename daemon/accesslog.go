@@ -91,11 +91,7 @@ func grpcAccessLog(log *zap.Logger) grpc.UnaryServerInterceptor {
 		}
 		start := time.Now()
 		res, err := next(ctx, req)
-		fields := []zap.Field{zap.String("method", info.FullMethod), zap.String("code", grpcstatus.Code(err).String()),
-			zap.Duration("took", time.Since(start))}
-		if p, ok := peer.FromContext(ctx); ok {
-			fields = append(fields, zap.String("remote", p.Addr.String()))
-		}
+		fields := grpcCallFields(ctx, info.FullMethod, err, start)
 		if err != nil {
 			fields = append(fields, zap.String("error", grpcstatus.Convert(err).Message()))
 		}
@@ -112,12 +108,18 @@ func grpcStreamAccessLog(log *zap.Logger) grpc.StreamServerInterceptor {
 		}
 		start := time.Now()
 		err := next(srv, ss)
-		fields := []zap.Field{zap.String("method", info.FullMethod), zap.String("code", grpcstatus.Code(err).String()),
-			zap.Duration("took", time.Since(start))}
-		if p, ok := peer.FromContext(ss.Context()); ok {
-			fields = append(fields, zap.String("remote", p.Addr.String()))
-		}
-		log.Debug("grpc stream", fields...)
+		log.Debug("grpc stream", grpcCallFields(ss.Context(), info.FullMethod, err, start)...)
 		return err
 	}
+}
+
+// grpcCallFields are what the access log says of every gRPC call or stream
+// that started at start and ended with err.
+func grpcCallFields(ctx context.Context, method string, err error, start time.Time) []zap.Field {
+	fields := []zap.Field{zap.String("method", method), zap.String("code", grpcstatus.Code(err).String()),
+		zap.Duration("took", time.Since(start))}
+	if p, ok := peer.FromContext(ctx); ok {
+		fields = append(fields, zap.String("remote", p.Addr.String()))
+	}
+	return fields
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -156,21 +155,6 @@ func answerCoding(accept string) string {
 	return best
 }
 
-// compressAnswer compresses an answer's body in coding (gzip or deflate).
-func compressAnswer(coding string, body []byte) ([]byte, error) {
-	var out bytes.Buffer
-	out.Grow(len(body)/2 + 64)
-	w := kserve.NewCompressor(coding, &out)
-	if _, err := w.Write(body); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("compress answer: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("compress answer: %w", err)
-	}
-	return out.Bytes(), nil
-}
-
 // encodeAnswer gives the body to write for an answer and its coding: the
 // answer compressed in the coding the request accepts, when it is large
 // enough to gain from it, else the answer as it is.
@@ -182,7 +166,7 @@ func encodeAnswer(acceptEncoding string, body []byte) ([]byte, string) {
 	if coding == codingIdentity {
 		return body, codingIdentity
 	}
-	out, err := compressAnswer(coding, body)
+	out, err := kserve.Compress(coding, body)
 	if err != nil {
 		// Writing into memory does not fail; should it, the answer goes
 		// as it is, which every client reads.

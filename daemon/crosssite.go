@@ -47,7 +47,7 @@ func (n *node) sameSite(h http.Handler) http.Handler {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:
 			if origin != "" && !allowed {
-				writeError(w, http.StatusForbidden, "requests from web origin "+strconv.Quote(origin)+" may not change or use the daemon: add it to auth.allowed_origins")
+				refuseOrigin(w, origin)
 				return
 			}
 		}
@@ -65,7 +65,7 @@ const corsExposed = "Inference-Header-Content-Length, Gpuletd-Failure-Reason, Re
 // ten minutes; for another, 403 saying how to allow it.
 func preflight(w http.ResponseWriter, r *http.Request, allowed bool) {
 	if !allowed {
-		writeError(w, http.StatusForbidden, "requests from web origin "+strconv.Quote(r.Header.Get("Origin"))+" may not change or use the daemon: add it to auth.allowed_origins")
+		refuseOrigin(w, r.Header.Get("Origin"))
 		return
 	}
 	w.Header().Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, DELETE")
@@ -74,6 +74,12 @@ func preflight(w http.ResponseWriter, r *http.Request, allowed bool) {
 	}
 	w.Header().Set("Access-Control-Max-Age", "600")
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// refuseOrigin answers a request, or its preflight, from a web origin that
+// may not use the daemon.
+func refuseOrigin(w http.ResponseWriter, origin string) {
+	writeError(w, http.StatusForbidden, "requests from web origin "+strconv.Quote(origin)+" may not change or use the daemon: add it to auth.allowed_origins")
 }
 
 // hostName is the machine's host name, looked up once.

@@ -2,6 +2,7 @@ package kserve
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
@@ -144,4 +145,20 @@ func (c *compressor) Close() error {
 	c.resettableWriter.Reset(io.Discard)
 	c.pool.Put(c.resettableWriter)
 	return err
+}
+
+// Compress gives b compressed in coding (CodingGzip, or CodingDeflate for
+// any other), in one buffer.
+func Compress(coding string, b []byte) ([]byte, error) {
+	var out bytes.Buffer
+	out.Grow(len(b)/2 + 64)
+	w := NewCompressor(coding, &out)
+	if _, err := w.Write(b); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("compress %s: %w", coding, err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("compress %s: %w", coding, err)
+	}
+	return out.Bytes(), nil
 }

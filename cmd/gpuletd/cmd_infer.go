@@ -69,7 +69,7 @@ checks a deployment end to end.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
+	f.StringVar(&url, "url", "", urlUsage)
 	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")

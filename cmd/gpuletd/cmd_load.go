@@ -161,7 +161,7 @@ answered, and no --rate is given.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
+	f.StringVar(&url, "url", "", urlUsage)
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")

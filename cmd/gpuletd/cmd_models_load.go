@@ -60,7 +60,7 @@ the model is unloaded, loaded again without --from, or the daemon restarts.`,
 			return waitReady(cmd.Context(), cmd.OutOrStdout(), d, name, wait, msg)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
+	cmd.Flags().StringVar(&url, "url", "", urlUsage)
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
@@ -92,7 +92,7 @@ stays in the repository; load it again with gpuletd models load.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
+	cmd.Flags().StringVar(&url, "url", "", urlUsage)
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	return cmd
 }

@@ -62,7 +62,7 @@ The daemon is found at --url, or at the configured listen address.`,
 // addDaemonFlags adds --url and --json, the flags of every command that
 // talks to a running daemon.
 func addDaemonFlags(cmd *cobra.Command, url *string, asJSON *bool) {
-	cmd.Flags().StringVar(url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
+	cmd.Flags().StringVar(url, "url", "", urlUsage)
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
 }
 

@@ -196,7 +196,8 @@ func TestDaemonURL(t *testing.T) {
 			if tc.listen != "" {
 				t.Setenv("GPULETD_LISTEN", tc.listen)
 			}
-			got, err := daemonURL(&globalFlags{}, tc.flag)
+			l, loadErr := (&globalFlags{}).loadConfig()
+			got, err := daemonURL(l, loadErr, tc.flag)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})

@@ -87,7 +87,7 @@ request's decoding, routing, the hop and the answer's encoding).`,
 		},
 	}
 	for _, c := range []*cobra.Command{cmd, set} {
-		c.Flags().StringVar(&url, "url", "", "the daemon's base URL (default the configured listen address, https when tls is set)")
+		c.Flags().StringVar(&url, "url", "", urlUsage)
 		c.Flags().StringVar(&model, "model", "", "a model's own settings instead of the global ones")
 	}
 	set.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")

@@ -29,14 +29,14 @@ func plainAPI(base string) *daemonAPI { return &daemonAPI{base: base, client: &h
 
 // daemon is the daemon at --url, or at the configured listen address.
 func (g *globalFlags) daemon(flag string) (*daemonAPI, error) {
-	base, err := daemonURL(g, flag)
+	l, loadErr := g.loadConfig()
+	base, err := daemonURL(l, loadErr, flag)
 	if err != nil {
 		return nil, err
 	}
-	l, err := g.loadConfig()
 	var tc *tls.Config
 	switch {
-	case err == nil && l.Config.TLS.Enabled():
+	case loadErr == nil && l.Config.TLS.Enabled():
 		if flag == "" && l.Config.TLS.ClientCAFile != "" && l.Config.TLS.ClientCertFile == "" {
 			// The configured daemon would refuse the handshake; how it
 			// does so reaches a client in more than one form.
@@ -92,12 +92,16 @@ func trustConfig(c config.TLS) (*tls.Config, error) {
 	return tc, nil
 }
 
+// urlUsage is the --url flag's usage in every command that reaches a
+// daemon.
+const urlUsage = "the daemon's base URL (default the configured listen address, https when tls is set)"
+
 // daemonURL is --url, or the configured listen address (a wildcard host is
-// reached on loopback), over https when the configuration serves TLS.
-func daemonURL(g *globalFlags, flag string) (string, error) {
+// reached on loopback), over https when the configuration serves TLS; l
+// and loadErr are the configuration's loading (g.loadConfig).
+func daemonURL(l *config.Loaded, loadErr error, flag string) (string, error) {
 	scheme := "http://"
-	l, err := g.loadConfig()
-	if err == nil && l.Config.TLS.Enabled() {
+	if loadErr == nil && l.Config.TLS.Enabled() {
 		scheme = "https://"
 	}
 	if flag != "" {
@@ -106,8 +110,8 @@ func daemonURL(g *globalFlags, flag string) (string, error) {
 		}
 		return strings.TrimRight(flag, "/"), nil
 	}
-	if err != nil {
-		return "", err
+	if loadErr != nil {
+		return "", loadErr
 	}
 	host, port, err := net.SplitHostPort(l.Config.Listen)
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
@@ -119,19 +118,13 @@ func probeClient(t testing.TB, env []string) (scheme string, client *http.Client
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
-	certFile := vars["GPULETD_TLS_CERT_FILE"]
-	if certFile == "" {
+	c := config.TLS{CertFile: vars["GPULETD_TLS_CERT_FILE"],
+		ClientCertFile: vars["GPULETD_TLS_CLIENT_CERT_FILE"], ClientKeyFile: vars["GPULETD_TLS_CLIENT_KEY_FILE"]}
+	if !c.Enabled() {
 		return "http://", http.DefaultClient
 	}
-	pem, err := os.ReadFile(certFile)
+	tc, err := trustConfig(c) // as the commands trust it
 	require.NoError(t, err)
-	tc := &tls.Config{RootCAs: x509.NewCertPool()}
-	require.True(t, tc.RootCAs.AppendCertsFromPEM(pem))
-	if c := vars["GPULETD_TLS_CLIENT_CERT_FILE"]; c != "" {
-		pair, err := tls.LoadX509KeyPair(c, vars["GPULETD_TLS_CLIENT_KEY_FILE"])
-		require.NoError(t, err)
-		tc.Certificates = []tls.Certificate{pair}
-	}
 	return "https://", &http.Client{Transport: &http.Transport{TLSClientConfig: tc, DisableKeepAlives: true}}
 }
 

@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,16 +18,11 @@ const (
 // compressed is p with its body compressed in coding, once before a run, so
 // that every request carries the same compressed bytes.
 func (p *Payload) compressed(coding string) (*Payload, error) {
-	var buf bytes.Buffer
-	w := kserve.NewCompressor(coding, &buf)
-	if _, err := w.Write(p.Body); err != nil {
-		_ = w.Close()
+	body, err := kserve.Compress(coding, p.Body)
+	if err != nil {
 		return nil, fmt.Errorf("compress payload: %w", err)
 	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("compress payload: %w", err)
-	}
-	return &Payload{Body: buf.Bytes(), JSONLen: p.JSONLen, Coding: coding}, nil
+	return &Payload{Body: body, JSONLen: p.JSONLen, Coding: coding}, nil
 }
 
 // readAnswer copies an answer's body to w, decompressing it when the server
