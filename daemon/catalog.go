@@ -259,6 +259,13 @@ func (c *catalog) get(name string) (*repository.Model, bool) {
 	return m, ok
 }
 
+// serving tells whether m is the load of its model served now: not
+// unloaded, nor loaded again since.
+func (c *catalog) serving(m *repository.Model) bool {
+	cur, ok := c.get(m.Name)
+	return ok && cur == m
+}
+
 // pipeline returns a served pipeline (an ensemble).
 func (c *catalog) pipeline(name string) (*repository.Model, bool) {
 	c.mu.RLock()

@@ -33,7 +33,9 @@ func TestCheckInputs(t *testing.T) {
 		err     string
 	}{
 		{name: "a batch of two", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32, 2, 3, 7), in("mask", tensor.Bool, 2, 2)}, outputs: []string{"score"}},
-		{name: "missing input", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32, 1, 3, 7)}, err: `input "mask" is missing`},
+		{name: "missing input", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32, 1, 3, 7)}, err: `input "mask" is missing (the model takes "image", "mask")`},
+		{name: "a wrong name", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32, 1, 3, 7), in("masks", tensor.Bool, 1, 2)},
+			err: `the model has no input "masks" (it takes "image", "mask")`},
 		{name: "wrong data type", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP16, 1, 3, 7), in("mask", tensor.Bool, 1, 2)},
 			err: `input "image" is FP16, the model takes FP32`},
 		{name: "no batch dimension", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32), in("mask", tensor.Bool, 1, 2)},
@@ -45,9 +47,9 @@ func TestCheckInputs(t *testing.T) {
 		{name: "wrong shape", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32, 1, 4, 7), in("mask", tensor.Bool, 1, 2)},
 			err: `input "image" has shape [1 4 7], the model takes [-1 3 -1]`},
 		{name: "unknown input", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32, 1, 3, 7), in("mask", tensor.Bool, 1, 2), in("extra", tensor.FP32, 1)},
-			err: `the model has no input "extra"`},
+			err: `the model has no input "extra" (it takes "image", "mask")`},
 		{name: "unknown output", model: pair, inputs: []tensor.Tensor{in("image", tensor.FP32, 1, 3, 7), in("mask", tensor.Bool, 1, 2)}, outputs: []string{"logits"},
-			err: `the model has no output "logits"`},
+			err: `the model has no output "logits" (it gives "score")`},
 		{name: "a model that does not batch", model: single, inputs: []tensor.Tensor{in("x", tensor.Int64, 2, 2)}},
 		{name: "a model that does not batch, given a batch", model: single, inputs: []tensor.Tensor{in("x", tensor.Int64, 1, 2, 2)},
 			err: `input "x" has shape [1 2 2], the model takes [2 2]`},

@@ -236,6 +236,10 @@ type executed struct {
 	batch    int32 // 0: no batch ran it (a cached answer)
 	emulated bool
 	cached   bool // answered from the response cache
+	// ran are the model loads a pipeline's steps ran; degraded says that a
+	// step ran a cheaper variant (accuracy scaling) rather than its model.
+	ran      []*repository.Model
+	degraded bool
 }
 
 // head is the answer's envelope.
@@ -269,41 +273,14 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	for i, o := range req.Outputs {
 		names[i] = o.Name
 	}
+	run := func() (*executed, *inferError) { return n.dispatch(ctx, m, inputs, names, deadline) }
 	if m.Config.Ensemble != nil {
-		return n.executePipeline(ctx, m, inputs, names, arrival, deadline)
+		run = func() (*executed, *inferError) { return n.executePipeline(ctx, m, inputs, names, arrival, deadline) }
 	}
 	if !m.Config.ResponseCache || !n.cache.on() {
-		return n.dispatch(ctx, m, inputs, names, deadline)
+		return run()
 	}
-	return n.executeCached(ctx, m, inputs, names, deadline)
-}
-
-// executeCached answers a request of a model that enables the response
-// cache from the cache when it holds the answer (no gpu-let runs it, and
-// it leaves the model's planned rate), else dispatches it and keeps a
-// successful answer. Hits and misses are timed as Triton's statistics time
-// them: the look-up, and the look-up and the insertion.
-func (n *node) executeCached(ctx context.Context, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
-	start := time.Now()
-	key := n.cache.key(m, inputs, names)
-	c := n.counters.of(m.Name)
-	if outs, emulated, ok := n.cache.get(key, m); ok {
-		c.cacheHit.add(time.Since(start))
-		n.rates.unhit(m.Name)
-		n.metrics.cacheHits.WithLabelValues(m.Name).Inc()
-		return &executed{outs: outs, emulated: emulated, cached: true}, nil
-	}
-	lookup := time.Since(start)
-	n.metrics.cacheMisses.WithLabelValues(m.Name).Inc()
-	res, ierr := n.dispatch(ctx, m, inputs, names, deadline)
-	if ierr != nil {
-		c.cacheMiss.add(lookup)
-		return nil, ierr
-	}
-	put := time.Now()
-	n.cache.put(key, m, res.outs, res.emulated)
-	c.cacheMiss.add(lookup + time.Since(put))
-	return res, nil
+	return n.executeCached(m, inputs, names, run)
 }
 
 // dispatch routes checked inputs of model m to a gpu-let and runs them there
@@ -439,13 +416,16 @@ func executorError(model string, res *pb.InferResponse) *inferError {
 func checkInputs(m *repository.Model, req *kserve.Request) error {
 	got := map[string]tensor.Tensor{}
 	for _, t := range req.Inputs {
+		if !slices.ContainsFunc(m.Inputs, func(s repository.TensorSpec) bool { return s.Name == t.Name }) {
+			return fmt.Errorf("the model has no input %q (it takes %s)", t.Name, tensorNames(m.Inputs))
+		}
 		got[t.Name] = t
 	}
 	rows, first := int64(0), ""
 	for _, spec := range m.Inputs {
 		t, ok := got[spec.Name]
 		if !ok {
-			return fmt.Errorf("input %q is missing", spec.Name)
+			return fmt.Errorf("input %q is missing (the model takes %s)", spec.Name, tensorNames(m.Inputs))
 		}
 		if t.DataType != spec.DataType {
 			return fmt.Errorf("input %q is %s, the model takes %s", spec.Name, t.DataType, spec.DataType)
@@ -469,17 +449,22 @@ func checkInputs(m *repository.Model, req *kserve.Request) error {
 			}
 			return fmt.Errorf("input %q has shape %v, the model takes %v", spec.Name, t.Shape, want)
 		}
-		delete(got, spec.Name)
-	}
-	for name := range got {
-		return fmt.Errorf("the model has no input %q", name)
 	}
 	for _, o := range req.Outputs {
 		if !slices.ContainsFunc(m.Outputs, func(s repository.TensorSpec) bool { return s.Name == o.Name }) {
-			return fmt.Errorf("the model has no output %q", o.Name)
+			return fmt.Errorf("the model has no output %q (it gives %s)", o.Name, tensorNames(m.Outputs))
 		}
 	}
 	return nil
+}
+
+// tensorNames lists a model's inputs or outputs for an error: "a", "b".
+func tensorNames(specs []repository.TensorSpec) string {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = strconv.Quote(s.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // reshapeInputs gives each input whose configuration has a reshape the

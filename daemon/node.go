@@ -60,6 +60,7 @@ type node struct {
 	repo            *repoWatch     // the repository's folders as last read (repo_watch.go)
 	live            *liveProfiles  // models waiting for a profile measured while serving; nil: none are
 	retuneFailed    sync.Map       // "gpulet/model" → the last failed reload's error (retuned)
+	sendStep        stepSender     // how pipeline steps are sent; nil: dispatchAny (a test's fake)
 	stopping        atomic.Bool
 }
 

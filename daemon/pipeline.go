@@ -73,6 +73,9 @@ type pipelineRun struct {
 	steps     []*repository.Model
 	deadlines []time.Time
 	emulated  atomic.Bool // a step ran on an emulated device
+	degraded  atomic.Bool // a step ran a variant, not its own model
+	ranMu     sync.Mutex
+	ran       []*repository.Model // the loads the steps ran, each once
 	// fanVariant is the model that ran the step writing the fan-out tensor.
 	fanVariant string
 	send       stepSender // nil: node.dispatchAny
@@ -90,7 +93,7 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if shares == nil {
 		shares = modelShares(steps, p.Config.SLO.D())
 	}
-	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline), trace: traceOf(ctx)}
+	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline), trace: traceOf(ctx), send: n.sendStep}
 	if run.trace != nil { // the pipeline's trace has its start and end; its steps have theirs
 		ctx = context.WithValue(ctx, traceKey{}, (*reqTrace)(nil))
 	}
@@ -132,7 +135,7 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 		return nil, ierr
 	}
 	n.pipes.served(p.Name, acc)
-	return &executed{outs: outs, batch: 1, emulated: run.emulated.Load()}, nil
+	return &executed{outs: outs, batch: 1, emulated: run.emulated.Load(), ran: run.ran, degraded: run.degraded.Load()}, nil
 }
 
 // accuracy is the end-to-end accuracy of a request whose steps ran the
@@ -185,6 +188,7 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 	if res.emulated {
 		r.emulated.Store(true)
 	}
+	r.noteRan(i, m)
 	for _, t := range res.outs {
 		if to, ok := s.Outputs[t.Name]; ok {
 			t.Name = to
@@ -192,6 +196,19 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		}
 	}
 	return m, nil
+}
+
+// noteRan books that step i ran model m (rows of a fan-out run
+// concurrently).
+func (r *pipelineRun) noteRan(i int, m *repository.Model) {
+	if m.Name != r.steps[i].Name {
+		r.degraded.Store(true)
+	}
+	r.ranMu.Lock()
+	defer r.ranMu.Unlock()
+	if !slices.Contains(r.ran, m) {
+		r.ran = append(r.ran, m)
+	}
 }
 
 // planned lists the models that run step i: the plan's variants for it that
@@ -226,16 +243,29 @@ type stepSender func(ctx context.Context, models []*repository.Model, not *gpule
 // answer or refusal stands (node.finishStep), against the step's deadline;
 // the pipeline's own request is booked under the pipeline's name at the
 // door. A traced pipeline request's step request is traced under that
-// model too, naming the pipeline's trace.
+// model too, naming the pipeline's trace. A step whose own model enables
+// the response cache is answered from it when it holds the answer (routed
+// nowhere, counted in no rate), and keeps that model's answers, as
+// Triton's composing models keep theirs.
 func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, outNames []string) (*executed, *repository.Model, *inferError) {
 	send := r.send
 	if send == nil {
 		send = r.n.dispatchAny
 	}
 	deadline := r.deadlines[i]
-	planned := r.planned(i)
+	own := r.steps[i]
 	sent := time.Now()
 	child := r.n.traces.child(r.trace, sent)
+	var miss *cacheMiss
+	if own.Config.ResponseCache && r.n.cache.on() {
+		var hit *executed
+		if hit, miss = r.n.lookUp(own, ins, outNames); hit != nil {
+			r.n.finishStep(own, sent, deadline, 0, nil)
+			r.traceStep(child, own, nil)
+			return hit, own, nil
+		}
+	}
+	planned := r.planned(i)
 	ctx = withTrace(ctx, child)
 	res, m, g, ierr := send(ctx, planned, nil, ins, outNames, deadline)
 	offered := cmp.Or(m, planned[0]) // routed nowhere: still load offered to the step
@@ -256,11 +286,25 @@ func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, 
 	}
 	booked := cmp.Or(m, offered)
 	r.n.finishStep(booked, sent, deadline, batch, ierr)
-	if child != nil {
-		child.entry.Model, child.entry.Version = booked.Family, booked.Version
-		r.n.traces.done(child, time.Now(), ierr.message())
+	r.traceStep(child, booked, ierr)
+	if miss != nil {
+		var keep *executed
+		if ierr == nil && m == own {
+			keep = res
+		}
+		miss.done(keep)
 	}
 	return res, m, ierr
+}
+
+// traceStep ends a step request's trace (nil: not traced) under the model
+// booked with it.
+func (r *pipelineRun) traceStep(child *reqTrace, booked *repository.Model, ierr *inferError) {
+	if child == nil {
+		return
+	}
+	child.entry.Model, child.entry.Version = booked.Family, booked.Version
+	r.n.traces.done(child, time.Now(), ierr.message())
 }
 
 // reroutable reports whether a step request was refused for its deadline or
@@ -426,6 +470,8 @@ type statusPipeline struct {
 	// Scaling is the pipeline's accuracy scaling: its plan, variant mix and
 	// the accuracy it serves at.
 	Scaling pipelineScaling `json:"scaling"`
+	// Cache is its use of the response cache; nil when it does not enable it.
+	Cache *statusCache `json:"response_cache,omitempty"`
 }
 
 // pipelineStatus lists the served pipelines for the admin status.
@@ -435,7 +481,7 @@ func (n *node) pipelineStatus() []statusPipeline {
 	for _, p := range n.catalog.allPipelines() {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
-			Scaling: n.pipes.snapshot(p.Name)}
+			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p)}
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
 		}

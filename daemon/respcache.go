@@ -17,8 +17,10 @@ import (
 // Identical means the same load of the model (a model loaded again, with
 // another file or configuration, never answers from an older load's
 // entries, which age out), the same inputs (names, data types, shapes and
-// bytes) and the same outputs asked for. Only successful answers are kept;
-// the least recently used go first when the byte budget is spent.
+// bytes) and the same outputs asked for. A pipeline's answer also names the
+// loads of the models its steps ran, and is answered only while each of
+// them is still the one served. Only successful answers are kept; the
+// least recently used go first when the byte budget is spent.
 
 // cacheEntryOverhead is what one entry costs beside its tensors' bytes (the
 // key, the list element, the tensors' headers), counted in its size so that
@@ -31,7 +33,8 @@ type cacheKey [2]uint64
 // cacheEntry is one answer kept.
 type cacheEntry struct {
 	key   cacheKey
-	model *repository.Model // the load that answered
+	model *repository.Model   // the load that answered
+	ran   []*repository.Model // a pipeline's answer: the loads its steps ran
 	outs  []tensor.Tensor
 	emul  bool
 	bytes int64
@@ -118,9 +121,11 @@ func writeInt(h *maphash.Hash, v int64) {
 	_, _ = h.Write(b[:])
 }
 
-// get returns the answer kept for key from model m's load, if any. The
-// tensors share their bytes with the entry: callers only read them.
-func (c *responseCache) get(key cacheKey, m *repository.Model) ([]tensor.Tensor, bool, bool) {
+// get returns the answer kept for key from model m's load, if any, and
+// only while served (when given) tells that every load a pipeline's answer
+// ran is still served. The tensors share their bytes with the entry: callers only read
+// them.
+func (c *responseCache) get(key cacheKey, m *repository.Model, served func(*repository.Model) bool) ([]tensor.Tensor, bool, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
@@ -128,7 +133,7 @@ func (c *responseCache) get(key cacheKey, m *repository.Model) ([]tensor.Tensor,
 		return nil, false, false
 	}
 	e := el.Value.(*cacheEntry)
-	if e.model != m {
+	if e.model != m || (served != nil && slices.ContainsFunc(e.ran, func(r *repository.Model) bool { return !served(r) })) {
 		c.removeLocked(el) // an older load's: never answered again
 		return nil, false, false
 	}
@@ -141,9 +146,10 @@ func (c *responseCache) get(key cacheKey, m *repository.Model) ([]tensor.Tensor,
 	return outs, e.emul, true
 }
 
-// put keeps an answer of model m's load for key, copying its bytes; an
-// answer larger than the whole budget is not kept.
-func (c *responseCache) put(key cacheKey, m *repository.Model, outs []tensor.Tensor, emulated bool) {
+// put keeps an answer of model m's load for key, copying its bytes, with the
+// loads a pipeline's steps ran for it (ran); an answer larger than the whole
+// budget is not kept.
+func (c *responseCache) put(key cacheKey, m *repository.Model, outs []tensor.Tensor, emulated bool, ran []*repository.Model) {
 	size := int64(cacheEntryOverhead)
 	for _, t := range outs {
 		size += int64(len(t.Data) + len(t.Name) + 8*len(t.Shape))
@@ -160,7 +166,7 @@ func (c *responseCache) put(key cacheKey, m *repository.Model, outs []tensor.Ten
 	for i, t := range outs {
 		kept[i] = tensor.Tensor{Name: t.Name, DataType: t.DataType, Shape: slices.Clone(t.Shape), Data: slices.Clone(t.Data)}
 	}
-	c.entries[key] = c.lru.PushFront(&cacheEntry{key: key, model: m, outs: kept, emul: emulated, bytes: size})
+	c.entries[key] = c.lru.PushFront(&cacheEntry{key: key, model: m, ran: ran, outs: kept, emul: emulated, bytes: size})
 	c.used += size
 	c.trimLocked()
 }

@@ -52,25 +52,25 @@ func TestResponseCacheKeepsAndEvicts(t *testing.T) {
 	key := func(b byte) cacheKey { return c.key(m, []tensor.Tensor{fp32("x", []int64{1}, b)}, nil) }
 
 	out := answer(1)
-	c.put(key(1), m, out, true)
+	c.put(key(1), m, out, true, nil)
 	out[0].Data[0] = 99 // the caller's buffer is reused: the entry holds a copy
-	got, emulated, ok := c.get(key(1), m)
+	got, emulated, ok := c.get(key(1), m, nil)
 	require.True(t, ok)
 	require.True(t, emulated)
 	require.Equal(t, answer(1), got)
 	got[0].Shape[0] = 7 // an answer's shape changed by its reader leaves the entry alone
-	got, _, _ = c.get(key(1), m)
+	got, _, _ = c.get(key(1), m, nil)
 	require.Equal(t, answer(1), got)
 
-	c.put(key(2), m, answer(2), false)
-	c.put(key(3), m, answer(3), false)
+	c.put(key(2), m, answer(2), false, nil)
+	c.put(key(3), m, answer(3), false, nil)
 	require.Equal(t, cacheUsage{Budget: 3 * size, Bytes: 3 * size, Entries: 3}, c.usage())
-	_, _, _ = c.get(key(1), m) // 1 is now the most recently used: 2 goes first
-	c.put(key(4), m, answer(4), false)
-	_, _, ok = c.get(key(2), m)
+	_, _, _ = c.get(key(1), m, nil) // 1 is now the most recently used: 2 goes first
+	c.put(key(4), m, answer(4), false, nil)
+	_, _, ok = c.get(key(2), m, nil)
 	require.False(t, ok, "the least recently used answer was dropped")
 	for _, b := range []byte{1, 3, 4} {
-		got, _, ok := c.get(key(b), m)
+		got, _, ok := c.get(key(b), m, nil)
 		require.True(t, ok, "answer %d", b)
 		require.Equal(t, answer(b), got)
 	}
@@ -79,13 +79,13 @@ func TestResponseCacheKeepsAndEvicts(t *testing.T) {
 	// Another load of the model (a new file, a new configuration) never
 	// answers from the old one's entries, which go.
 	reloaded := &repository.Model{Name: "m", Version: 1}
-	_, _, ok = c.get(key(1), reloaded)
+	_, _, ok = c.get(key(1), reloaded, nil)
 	require.False(t, ok)
 	require.Equal(t, int64(2), c.usage().Entries)
 
 	// An answer larger than the whole budget is not kept.
-	c.put(key(5), m, []tensor.Tensor{fp32("out", []int64{1}, make([]byte, 3*size)...)}, false)
-	_, _, ok = c.get(key(5), m)
+	c.put(key(5), m, []tensor.Tensor{fp32("out", []int64{1}, make([]byte, 3*size)...)}, false, nil)
+	_, _, ok = c.get(key(5), m, nil)
 	require.False(t, ok)
 
 	c.resize(size)
@@ -114,7 +114,7 @@ func TestExecuteAnswersFromTheCache(t *testing.T) {
 	require.Equal(t, int64(0), n.cache.usage().Entries, "a failure is not kept")
 
 	want := []tensor.Tensor{fp32("scores", []int64{1, 2, 5}, make([]byte, 40)...)}
-	n.cache.put(n.cache.key(m, req.Inputs, nil), m, want, false)
+	n.cache.put(n.cache.key(m, req.Inputs, nil), m, want, false, nil)
 	n.rates.hit(m.Name)
 	res, ierr := n.execute(context.Background(), m, req, time.Now())
 	require.Nil(t, ierr)

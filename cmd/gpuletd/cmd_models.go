@@ -167,9 +167,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		fmt.Fprintf(tw, "recent\tno requests\n")
 	}
 	if c := m.Cache; c != nil && c.Off != "" {
-		fmt.Fprintf(tw, "cache\tenabled, but off: %s\n", c.Off)
+		fmt.Fprintf(tw, "cache\t%s\n", c.text())
 	} else if c != nil {
-		fmt.Fprintf(tw, "cache\t%d hits, %d misses (response cache)\n", c.Hits, c.Misses)
+		fmt.Fprintf(tw, "cache\t%s (response cache)\n", c.text())
 	}
 	for _, note := range m.ConfigNotes {
 		fmt.Fprintf(tw, "note\t%s\n", note)

@@ -240,6 +240,14 @@ type adminCache struct {
 	Off    string `json:"off"`
 }
 
+// text says how the response cache served a model or pipeline.
+func (c *adminCache) text() string {
+	if c.Off != "" {
+		return "enabled, but off: " + c.Off
+	}
+	return fmt.Sprintf("%d hits, %d misses", c.Hits, c.Misses)
+}
+
 // adminRecent is a model's latency window.
 type adminRecent struct {
 	Requests   int     `json:"requests"`
@@ -374,6 +382,7 @@ type adminPipeline struct {
 			Share float64 `json:"share"`
 		} `json:"mix"`
 	} `json:"scaling"`
+	Cache *adminCache `json:"response_cache"`
 }
 
 // accuracyText is the accuracy a pipeline serves at and its scaling mode.
@@ -431,6 +440,9 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 		}
 		if mix := p.mixText(); mix != "" {
 			fmt.Fprintf(w, "%s: runs cheaper variants: %s\n", p.Name, mix)
+		}
+		if c := p.Cache; c != nil {
+			fmt.Fprintf(w, "%s: response cache: %s\n", p.Name, c.text())
 		}
 	}
 	return nil

@@ -136,7 +136,8 @@ func TestWriteStatusPipelines(t *testing.T) {
 
 // TestWritePipelines: the pipelines table shows the accuracy a pipeline
 // serves at and its scaling, and a line names the cheaper variants a step
-// runs; a pipeline under hardware scaling gets no such line.
+// runs; a pipeline under hardware scaling gets no such line. A line gives
+// the response cache's hits of a pipeline that enables it.
 func TestWritePipelines(t *testing.T) {
 	var ps []adminPipeline
 	require.NoError(t, json.Unmarshal([]byte(`[
@@ -145,17 +146,19 @@ func TestWritePipelines(t *testing.T) {
   "scaling": {"scaling": "accuracy", "planned_accuracy": 0.91, "accuracy": 0.905, "served": 10,
    "mix": [[{"model": "det", "share": 1}], [{"model": "cls", "share": 0.6}, {"model": "cls-lite", "share": 0.4}]]}},
  {"name": "full", "slo_ms": 100, "steps": ["a"], "ready": true,
-  "scaling": {"scaling": "hardware", "planned_accuracy": 1, "mix": [[{"model": "a", "share": 1}]]}}
+  "scaling": {"scaling": "hardware", "planned_accuracy": 1, "mix": [[{"model": "a", "share": 1}]]},
+  "response_cache": {"hits": 7, "misses": 3}}
 ]`), &ps))
 	var b strings.Builder
 	require.NoError(t, writePipelines(&b, ps))
 	out := b.String()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 4, out)
+	require.Len(t, lines, 5, out)
 	require.Equal(t, strings.Fields("PIPELINE STEPS SLO RATE ACCURACY ATTAIN P50 P99"), strings.Fields(lines[0]))
 	require.Contains(t, lines[1], "90.5% (accuracy)")
 	require.Contains(t, lines[2], "- (hardware)")
 	require.Equal(t, "traffic: runs cheaper variants: step[1]: cls 60% + cls-lite 40%", lines[3])
+	require.Equal(t, "full: response cache: 7 hits, 3 misses", lines[4])
 }
 
 func TestWriteStatusEmpty(t *testing.T) {

@@ -586,22 +586,11 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 	r := do(t, "POST", base+"/v2/models/mlpimage/infer", []byte(other), nil)
 	require.Equal(t, 200, r.code, string(r.body))
 
-	r = do(t, "GET", base+"/v2/models/mlpimage/stats", nil, nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	var stats struct {
-		ModelStats []struct {
-			InferenceCount int64 `json:"inference_count"`
-			InferStats     map[string]struct {
-				Count int64 `json:"count"`
-			} `json:"inference_stats"`
-		} `json:"model_stats"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &stats))
-	s := stats.ModelStats[0]
+	s := statsOf(t, base, "mlpimage")
 	require.Equal(t, int64(4), s.InferenceCount, "hits are inferences, as in Triton")
-	require.Equal(t, int64(2), s.InferStats["cache_hit"].Count, string(r.body))
-	require.Equal(t, int64(2), s.InferStats["cache_miss"].Count, string(r.body))
-	require.Equal(t, int64(2), s.InferStats["compute_infer"].Count, "only misses ran: %s", r.body)
+	require.Equal(t, int64(2), s.InferStats["cache_hit"].Count, "%+v", s)
+	require.Equal(t, int64(2), s.InferStats["cache_miss"].Count, "%+v", s)
+	require.Equal(t, int64(2), s.InferStats["compute_infer"].Count, "only misses ran: %+v", s)
 
 	r = do(t, "GET", base+"/metrics", nil, nil)
 	require.Equal(t, 200, r.code)

@@ -91,6 +91,30 @@ func do(t testing.TB, method, url string, body []byte, header map[string]string)
 	return httpResult{code: resp.StatusCode, header: resp.Header, body: b}
 }
 
+// modelStat is one model's statistics as GET /v2/models/<m>/stats answers
+// them (Triton's statistics extension).
+type modelStat struct {
+	InferenceCount int64 `json:"inference_count"`
+	ExecutionCount int64 `json:"execution_count"`
+	LastInference  int64 `json:"last_inference"`
+	InferStats     map[string]struct {
+		Count int64 `json:"count"`
+	} `json:"inference_stats"`
+}
+
+// statsOf reads one model's statistics from the daemon at base.
+func statsOf(t testing.TB, base, model string) modelStat {
+	t.Helper()
+	r := do(t, "GET", base+"/v2/models/"+model+"/stats", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var stats struct {
+		ModelStats []modelStat `json:"model_stats"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &stats))
+	require.Len(t, stats.ModelStats, 1, string(r.body))
+	return stats.ModelStats[0]
+}
+
 func mlpJSON(rows int) []byte {
 	vals := make([]string, 784*rows)
 	for i := range vals {
@@ -219,7 +243,7 @@ func TestKServeProtocol(t *testing.T) {
 		{"wrong dtype", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[1,784],"datatype":"INT32","data":[` + strings.Repeat("1,", 783) + `1]}]}`), nil, 400, "INT32"},
 		{"wrong shape", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[1,783],"datatype":"FP32","data":[` + strings.Repeat("1,", 782) + `1]}]}`), nil, 400, "[1 783]"},
 		{"too many rows", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[33,784],"datatype":"FP32","parameters":{"binary_data_size":103488}}]}`), nil, 400, ""},
-		{"missing input", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`), nil, 400, `"input" is missing`},
+		{"unknown input", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`), nil, 400, `the model has no input "x" (it takes "input")`},
 		{"unknown output", "/v2/models/mlp/infer", append(mlpJSON(1)[:len(mlpJSON(1))-1], []byte(`,"outputs":[{"name":"logits"}]}`)...), nil, 400, `"logits"`},
 		{"negative shape", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[-1,784],"datatype":"FP32","data":[1]}]}`), nil, 400, "dimension 0 is -1"},
 		{"overflowing shape", "/v2/models/mlp/infer", []byte(`{"inputs":[{"name":"input","shape":[9223372036854775807,784],"datatype":"FP32","data":[1]}]}`), nil, 400, "more than"},

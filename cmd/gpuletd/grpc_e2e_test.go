@@ -198,7 +198,7 @@ func TestGRPCInferenceService(t *testing.T) {
 			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
 			r.Inputs[0].Name = "nope"
 			return r
-		}, codes.InvalidArgument, `input "input" is missing`, nil},
+		}, codes.InvalidArgument, `the model has no input "nope" (it takes "input")`, nil},
 		{"timeout not an integer", func() *pb.ModelInferRequest {
 			r := fp32Request("mlp", "", []int64{1, 784}, ones, false)
 			r.Parameters = map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "soon"}}}

@@ -158,18 +158,9 @@ func TestPipelineServes(t *testing.T) {
 		model string
 		per   int
 	}{{modelzoo.DetectorModel, 1}, {modelzoo.ClassifierModel, modelzoo.PipelineObjects}} {
-		r = do(t, "GET", base+"/v2/models/"+step.model+"/stats", nil, nil)
-		require.Equal(t, 200, r.code, string(r.body))
-		var stats struct {
-			ModelStats []struct {
-				InferenceCount int   `json:"inference_count"`
-				LastInference  int64 `json:"last_inference"`
-			} `json:"model_stats"`
-		}
-		require.NoError(t, json.Unmarshal(r.body, &stats))
-		require.Len(t, stats.ModelStats, 1)
-		require.GreaterOrEqual(t, stats.ModelStats[0].InferenceCount, 4*step.per, step.model)
-		require.Positive(t, stats.ModelStats[0].LastInference, step.model)
+		s := statsOf(t, base, step.model)
+		require.GreaterOrEqual(t, s.InferenceCount, int64(4*step.per), step.model)
+		require.Positive(t, s.LastInference, step.model)
 	}
 	r = do(t, "GET", base+"/api/v1/status", nil, nil)
 	var models struct {

@@ -78,8 +78,8 @@ type ModelConfig struct {
 	// of the classification extension carry them.
 	LabelFiles map[string]string `yaml:"-"`
 	// ResponseCache answers identical requests from the node's response
-	// cache (a config.pbtxt's response_cache { enable: true }); it needs
-	// the node's response_cache.size, and is ignored for a pipeline.
+	// cache (a config.pbtxt's response_cache { enable: true }), a model's
+	// or a pipeline's; it needs the node's response_cache.size.
 	ResponseCache bool `yaml:"response_cache,omitempty"`
 }
 

@@ -63,14 +63,15 @@ func TestEnsembleParses(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]float64{"detector/classifier": 1, "detector/classifier-lite": 0.82}, m.Config.PathAccuracy)
 
-	// A pipeline's answers are not cached, which its notes say.
+	// A pipeline may keep its answers in the response cache, as Triton's
+	// ensembles do.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble+"response_cache { enable: true }\n", nil)})
 	ix, err = Scan(root, Options{Read: fakeReader})
 	require.NoError(t, err)
 	m, err = ix.Get("traffic")
 	require.NoError(t, err)
-	require.False(t, m.Config.ResponseCache)
-	require.Contains(t, strings.Join(m.Notes, "\n"), "response_cache ignored: neither a pipeline's answers nor its step requests are cached")
+	require.True(t, m.Config.ResponseCache)
+	require.NotContains(t, strings.Join(m.Notes, "\n"), "response_cache")
 
 	// Without a version folder too: a pipeline has no file.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})

@@ -285,11 +285,7 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	}
 	tritonIgnored(pc, bad, note)
 	if pc.GetResponseCache().GetEnable() {
-		if pc.GetEnsembleScheduling() != nil {
-			note("response_cache ignored: neither a pipeline's answers nor its step requests are cached")
-		} else {
-			c.ResponseCache = true
-		}
+		c.ResponseCache = true
 	}
 	return tc, errors.Join(errs...)
 }
