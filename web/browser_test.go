@@ -337,8 +337,9 @@ func TestAdminPageInBrowser(t *testing.T) {
 
 // checkPipelineRow renders a pipeline under accuracy scaling, as the status
 // gives it, with the page's own module into a table of its own: the row
-// shows the accuracy served, and its title the plan and the variant mix;
-// drawn into the page's table too, it fits the window.
+// shows the accuracy served, and its title the plan and the variant mix,
+// and its name what its response cache answered; drawn into the page's
+// table too, it fits the window.
 func checkPipelineRow(t *testing.T, b *browser) {
 	t.Helper()
 	type cell struct {
@@ -349,13 +350,16 @@ func checkPipelineRow(t *testing.T, b *browser) {
 		Headers int    `json:"headers"`
 		Scroll  int    `json:"scroll"`
 		Client  int    `json:"client"`
+		Name    string `json:"name"`
+		Cached  string `json:"cached"`
 	}
 	got := eval[cell](t, b, `(async () => {
   const { renderPipelines } = await import('/assets/pipelines.js');
   const status = { pipelines: [{ name: 'spot-and-label', ready: true, steps: ['spotter', 'labeler'], fanout: 'objects', rate: 1234.5, slo_ms: 250,
     recent: { requests: 4096, slo_attainment: 0.996, p50_ms: 40.25, p99_ms: 190.5, violations: 16 },
     scaling: { scaling: 'accuracy', planned_accuracy: 0.91, accuracy: 0.905, served: 10, rerouted: 2,
-      mix: [[{ model: 'spotter', share: 1 }], [{ model: 'labeler', share: 0.6 }, { model: 'labeler-lite', share: 0.4 }]] } }] };
+      mix: [[{ model: 'spotter', share: 1 }], [{ model: 'labeler', share: 0.6 }, { model: 'labeler-lite', share: 0.4 }]] },
+    response_cache: { hits: 1500, misses: 20 } }] };
   const tbody = document.createElement('tbody');
   renderPipelines(tbody, status);
   const td = tbody.querySelector('td[data-scaling]');
@@ -363,8 +367,10 @@ func checkPipelineRow(t *testing.T, b *browser) {
   const live = document.querySelector('#pipelines-table tbody');
   renderPipelines(live, status);
   const ts = live.closest('.table-scroll');
+  const name = tbody.querySelector('th');
   return { text: td.textContent, title: td.title, scaling: td.dataset.scaling, cells: tbody.querySelector('tr').children.length,
-    headers: document.querySelectorAll('#pipelines-table thead th').length, scroll: ts.scrollWidth, client: ts.clientWidth };
+    headers: document.querySelectorAll('#pipelines-table thead th').length, scroll: ts.scrollWidth, client: ts.clientWidth,
+    name: name.textContent, cached: name.querySelector('.config-notes').title };
 })()`)
 	require.Equal(t, "accuracy", got.Scaling)
 	require.Contains(t, got.Text, "90.5")
@@ -374,6 +380,8 @@ func checkPipelineRow(t *testing.T, b *browser) {
 	require.Contains(t, got.Title, "2 step requests rerouted")
 	require.Equal(t, got.Headers, got.Cells, "one cell per column")
 	require.LessOrEqual(t, got.Scroll, got.Client, "a pipeline's row fits a 1280 px window: its steps wrap")
+	require.Equal(t, "spot-and-label (1,500 cached)", got.Name, "its name says what its response cache answered")
+	require.Equal(t, "response cache: 1500 hits, 20 misses", got.Cached)
 }
 
 // checkModelWarning renders a model row whose batch of one is predicted past

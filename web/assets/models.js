@@ -6,9 +6,9 @@
 
 import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 
-// cacheNote says, on a model that enables the response cache, how many
-// requests it answered, or why it is off.
-function cacheNote(c) {
+// cacheNote says, on a model or pipeline that enables the response cache,
+// how many requests it answered, or why it is off.
+export function cacheNote(c) {
   if (!c) {
     return null;
   }
