@@ -2,6 +2,7 @@ package gpulet
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,6 +79,9 @@ func TestWriteTable(t *testing.T) {
 	require.Contains(t, out, "WORST MS")
 	for _, g := range plan.GPUs {
 		require.Contains(t, out, g.ID)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		require.Equal(t, strings.TrimRight(line, " "), line, "no line ends in the last column's padding")
 	}
 }
 

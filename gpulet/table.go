@@ -17,10 +17,10 @@ func (p *Plan) WriteTable(w io.Writer) error {
 		verdict = "NOT schedulable"
 	}
 	fmt.Fprintf(tw, "plan (%s): %s, %d of %d GPUs used\n", p.Algo, verdict, p.UsedGPUs(), len(p.GPUs))
-	fmt.Fprintln(tw, "GPU\tGPU-LET\tSIZE\tDUTY MS\tBUSY\tMODEL\tBATCH\tRATE/S\tLAT MS\tFACTOR\tWORST MS\tSLO MS\t")
+	fmt.Fprintln(tw, "GPU\tGPU-LET\tSIZE\tDUTY MS\tBUSY\tMODEL\tBATCH\tRATE/S\tLAT MS\tFACTOR\tWORST MS\tSLO MS")
 	for _, g := range p.GPUs {
 		if len(g.GPULets) == 0 {
-			fmt.Fprintf(tw, "%s\t-\t-\t\t\t(idle)\t\t\t\t\t\t\t\n", g.ID)
+			fmt.Fprintf(tw, "%s\t-\t-\t\t\t(idle)\n", g.ID)
 			continue
 		}
 		for li, l := range g.GPULets {
@@ -37,7 +37,7 @@ func (p *Plan) WriteTable(w io.Writer) error {
 						gid = g.ID
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%.3f\t%.2f\t%.2f\t\n",
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.1f\t%.2f\t%.3f\t%.2f\t%.2f\n",
 					gid, lid, sz, duty, busy, m.Name, m.Batch, m.Rate, m.LatencyMS, m.Factor, m.WorstMS, m.SLOMS)
 			}
 		}

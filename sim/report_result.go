@@ -31,13 +31,13 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tSLO MS\tREQUESTS\tWITHIN SLO\tLATE\tREJECTED\tP50 MS\tP99 MS\tMEAN BATCH\t")
+	fmt.Fprintln(tw, "MODEL\tSLO MS\tREQUESTS\tWITHIN SLO\tLATE\tREJECTED\tP50 MS\tP99 MS\tMEAN BATCH")
 	for _, m := range r.Models {
 		var rej uint64
 		for _, v := range m.Rejected {
 			rej += v
 		}
-		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%.3f%%\t%d\t%d\t%.2f\t%.2f\t%.2f\t\n", m.Name, m.SLOMS, m.Requests, 100*m.SLOAttainment, m.Late, rej, m.P50MS, m.P99MS, m.MeanBatch)
+		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%.3f%%\t%d\t%d\t%.2f\t%.2f\t%.2f\n", m.Name, m.SLOMS, m.Requests, 100*m.SLOAttainment, m.Late, rej, m.P50MS, m.P99MS, m.MeanBatch)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write summary: %w", err)
