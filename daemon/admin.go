@@ -63,9 +63,13 @@ type statusModel struct {
 // statusCache is a model's use of the response cache: its look-ups, or
 // why the node keeps no cache for it.
 type statusCache struct {
-	Hits   int64  `json:"hits"`
-	Misses int64  `json:"misses"`
-	Off    string `json:"off,omitempty"`
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
+	// Rate is the requests per second the cache answered over the last
+	// second: none of them is in the model's rate, which is what the
+	// planner provisions gpu-lets for.
+	Rate float64 `json:"rate"`
+	Off  string  `json:"off,omitempty"`
 }
 
 // cacheStatus is m's statusCache; nil when m does not enable the cache.
@@ -74,7 +78,7 @@ func (n *node) cacheStatus(m *repository.Model) *statusCache {
 		return nil
 	}
 	c := n.counters.of(m.Name)
-	s := &statusCache{Hits: c.cacheHit.count.Load(), Misses: c.cacheMiss.count.Load()}
+	s := &statusCache{Hits: c.cacheHit.count.Load(), Misses: c.cacheMiss.count.Load(), Rate: n.rates.cachedRate(m.Name)}
 	if !n.cache.on() {
 		s.Off = "the node keeps none (response_cache.size 0)"
 	}

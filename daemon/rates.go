@@ -26,6 +26,11 @@ type modelRate struct {
 	short   atomic.Int64 // requests since the last short window closed
 	est     control.Estimate
 	shortHz float64 // rate over the last short window
+	// cached counts the requests taken back by unhit (answered from the
+	// response cache) since the last short window closed; cachedHz is
+	// their rate over the last short window.
+	cached   atomic.Int64
+	cachedHz float64
 }
 
 // newRateMeter starts a meter's windows at start.
@@ -57,6 +62,7 @@ func (r *rateMeter) unhit(model string) {
 	m := r.get(model)
 	m.count.Add(-1)
 	m.short.Add(-1)
+	m.cached.Add(1)
 }
 
 // closePeriod folds the requests since the last call into each model's
@@ -86,6 +92,7 @@ func (r *rateMeter) closeShort(now time.Time) map[string]float64 {
 	for name, m := range r.models {
 		if dt > 0 {
 			m.shortHz = max(float64(m.short.Swap(0)), 0) / dt
+			m.cachedHz = float64(m.cached.Swap(0)) / dt
 		}
 		out[name] = m.shortHz
 	}
@@ -110,6 +117,17 @@ func (r *rateMeter) setWeight(w float64) {
 	r.mu.Lock()
 	r.weight = w
 	r.mu.Unlock()
+}
+
+// cachedRate is a model's rate of requests answered from the response
+// cache over the last short window, which current leaves out.
+func (r *rateMeter) cachedRate(model string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m := r.models[model]; m != nil {
+		return m.cachedHz
+	}
+	return 0
 }
 
 // current returns each model's rate over the last short window.

@@ -91,3 +91,24 @@ func TestRateMeterMeasuresOverTheNodesWindows(t *testing.T) {
 		})
 	}
 }
+
+// A request answered from the response cache is taken back from the rates
+// the planner and the surge check read, and counted in the cache's own
+// rate, so that the status can say what the cache answered.
+func TestRateMeterCountsCacheHitsApart(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	r := newRateMeter(0.5, t0)
+	for i := range 10 {
+		r.hit("a")
+		if i < 8 {
+			r.unhit("a") // a hit
+		}
+	}
+	require.Equal(t, map[string]float64{"a": 2}, r.closeShort(t0.Add(time.Second)))
+	require.Equal(t, map[string]float64{"a": 2}, r.current())
+	require.Equal(t, 8.0, r.cachedRate("a"))
+	require.Zero(t, r.cachedRate("b"))
+	require.Equal(t, map[string]float64{"a": 0.2}, r.closePeriod(t0.Add(10*time.Second)))
+	r.closeShort(t0.Add(2 * time.Second))
+	require.Zero(t, r.cachedRate("a"), "a second without hits")
+}

@@ -410,7 +410,7 @@ func checkModelWarning(t *testing.T, b *browser) {
   const { renderModels } = await import('/assets/models.js');
   const tbody = document.createElement('tbody');
   renderModels(tbody, { models: [
-    { name: 'a', ready: true, recent: {}, response_cache: { hits: 232367, misses: 1004 } },
+    { name: 'a', ready: true, recent: {}, response_cache: { hits: 232367, misses: 1004, rate: 5355 } },
     { name: 'b', ready: true, recent: {}, response_cache: { hits: 0, misses: 0, off: 'the node keeps none (response_cache.size 0)' } },
     { name: 'c', ready: true, recent: {} }] });
   return [...tbody.querySelectorAll('th')].map((th) => {
@@ -419,7 +419,7 @@ func checkModelWarning(t *testing.T, b *browser) {
   });
 })()`)
 	require.Equal(t, []cell{
-		{"a (232,367 cached)", "response cache: 232367 hits, 1004 misses"},
+		{"a (232,367 cached)", "response cache: 232367 hits, 1004 misses; 5,355/s now, outside the model's rate (no gpu-let runs them)"},
 		{"b (cache off)", "response cache enabled, but off: the node keeps none (response_cache.size 0)"},
 		{"c", ""},
 	}, names)

@@ -80,6 +80,7 @@ func TestWriteModelShow(t *testing.T) {
 		want  string
 	}{
 		{adminCache{Hits: 3, Misses: 1}, `\ncache +3 hits, 1 misses \(response cache\)\n`},
+		{adminCache{Hits: 5000, Misses: 4, Rate: 1250}, `\ncache +5000 hits, 4 misses, 1250/s now \(response cache\)\n`},
 		{adminCache{Off: "the node keeps none (response_cache.size 0)"}, `\ncache +enabled, but off: the node keeps none \(response_cache.size 0\)\n`},
 	} {
 		d.Model.Cache = &tc.cache

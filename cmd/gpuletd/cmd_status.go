@@ -235,15 +235,19 @@ type adminModel struct {
 
 // adminCache is a model's use of the response cache (nil: not enabled).
 type adminCache struct {
-	Hits   int64  `json:"hits"`
-	Misses int64  `json:"misses"`
-	Off    string `json:"off"`
+	Hits   int64   `json:"hits"`
+	Misses int64   `json:"misses"`
+	Rate   float64 `json:"rate"` // answered over the last second, outside the model's rate
+	Off    string  `json:"off"`
 }
 
 // text says how the response cache served a model or pipeline.
 func (c *adminCache) text() string {
 	if c.Off != "" {
 		return "enabled, but off: " + c.Off
+	}
+	if c.Rate > 0 {
+		return fmt.Sprintf("%d hits, %d misses, %s now", c.Hits, c.Misses, perSecond(c.Rate))
 	}
 	return fmt.Sprintf("%d hits, %d misses", c.Hits, c.Misses)
 }
@@ -475,6 +479,9 @@ func writeModels(w io.Writer, models []adminModel) error {
 		}
 		for _, warning := range m.Warnings {
 			fmt.Fprintf(w, "%s: warning: %s\n", m.Name, warning)
+		}
+		if c := m.Cache; c != nil && c.Rate > 0 {
+			fmt.Fprintf(w, "%s: %s more answered by the response cache, outside RATE\n", m.Name, perSecond(c.Rate))
 		}
 	}
 	writeConfigNotes(w, models)

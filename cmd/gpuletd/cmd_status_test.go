@@ -34,6 +34,7 @@ func TestWriteStatus(t *testing.T) {
 	readFixture(t, "status.json", &s)
 	s.Models[1].Unscheduled = 12.5
 	s.Models[0].Warnings = []string{"refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)"}
+	s.Models[0].Cache = &adminCache{Hits: 90000, Misses: 12, Rate: 5355}
 	var b strings.Builder
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	out := b.String()
@@ -49,6 +50,7 @@ func TestWriteStatus(t *testing.T) {
 		"mlp     5.00ms  default  0.00/s  72.0/s    12.4%   2.39ms  488ms   emu0-100-1",
 		"mlp: 12.5/s of its load has no gpu-let",
 		"lenet5: warning: refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)",
+		"lenet5: 5355/s more answered by the response cache, outside RATE",
 		"mlp: configuration: dynamic_batching ignored: gpuletd forms batches itself",
 	} {
 		require.Contains(t, out, want)

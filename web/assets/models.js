@@ -18,7 +18,9 @@ export function cacheNote(c) {
   return h('span', {
     class: 'config-notes',
     text: ` (${num(c.hits)} cached)`,
-    title: `response cache: ${c.hits} hits, ${c.misses} misses`,
+    title:
+      `response cache: ${c.hits} hits, ${c.misses} misses` +
+      (c.rate > 0 ? `; ${rate(c.rate)}/s now, outside the model's rate (no gpu-let runs them)` : ''),
   });
 }
 
