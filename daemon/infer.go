@@ -258,8 +258,10 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	if err := checkInputs(m, req); err != nil {
 		return nil, badRequest("%s: %v", m.Name, err)
 	}
-	if tr := traceOf(ctx); tr != nil {
+	tr := traceOf(ctx)
+	if tr != nil {
 		tr.entry.RequestID = req.ID
+		tr.tensors(activityQueueInput, req.Inputs)
 	}
 	inputs, err := reshapeInputs(m, req.Inputs)
 	if err != nil {
@@ -277,10 +279,15 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	if m.Config.Ensemble != nil {
 		run = func() (*executed, *inferError) { return n.executePipeline(ctx, m, inputs, names, arrival, deadline) }
 	}
-	if !m.Config.ResponseCache || !n.cache.on() {
-		return run()
+	if m.Config.ResponseCache && n.cache.on() {
+		cached := run
+		run = func() (*executed, *inferError) { return n.executeCached(m, inputs, names, cached) }
 	}
-	return n.executeCached(m, inputs, names, run)
+	res, ierr := run()
+	if ierr == nil {
+		tr.tensors(activityBackendOutput, res.outs)
+	}
+	return res, ierr
 }
 
 // dispatch routes checked inputs of model m to a gpu-let and runs them there

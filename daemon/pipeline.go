@@ -256,12 +256,13 @@ func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, 
 	own := r.steps[i]
 	sent := time.Now()
 	child := r.n.traces.child(r.trace, sent)
+	child.tensors(activityQueueInput, ins)
 	var miss *cacheMiss
 	if own.Config.ResponseCache && r.n.cache.on() {
 		var hit *executed
 		if hit, miss = r.n.lookUp(own, ins, outNames); hit != nil {
 			r.n.finishStep(own, sent, deadline, 0, nil)
-			r.traceStep(child, own, nil)
+			r.traceStep(child, own, hit, nil)
 			return hit, own, nil
 		}
 	}
@@ -286,7 +287,7 @@ func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, 
 	}
 	booked := cmp.Or(m, offered)
 	r.n.finishStep(booked, sent, deadline, batch, ierr)
-	r.traceStep(child, booked, ierr)
+	r.traceStep(child, booked, res, ierr)
 	if miss != nil {
 		var keep *executed
 		if ierr == nil && m == own {
@@ -298,10 +299,13 @@ func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, 
 }
 
 // traceStep ends a step request's trace (nil: not traced) under the model
-// booked with it.
-func (r *pipelineRun) traceStep(child *reqTrace, booked *repository.Model, ierr *inferError) {
+// booked with it, with its answer's tensors at level TENSORS.
+func (r *pipelineRun) traceStep(child *reqTrace, booked *repository.Model, res *executed, ierr *inferError) {
 	if child == nil {
 		return
+	}
+	if ierr == nil {
+		child.tensors(activityBackendOutput, res.outs)
 	}
 	child.entry.Model, child.entry.Version = booked.Family, booked.Version
 	r.n.traces.done(child, time.Now(), ierr.message())

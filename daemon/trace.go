@@ -16,7 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/internal/atomicfile"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // Triton's trace extension: GET and POST /v2[/models/<m>]/trace/setting
@@ -24,10 +26,13 @@ import (
 // traced request's timestamps are written, as JSON, to files under
 // <state_dir>/traces. The settings are global, and a model may override
 // any of them (the others follow the global ones); a model with its own
-// settings samples, counts and writes its traces apart. gpuletd traces
-// TIMESTAMPS: when the request arrived (REQUEST_START), entered its
-// executor's queue (QUEUE_START), its batch ran (COMPUTE_START,
-// COMPUTE_END) and it was answered (REQUEST_END). The executor's times are
+// settings samples, counts and writes its traces apart. At level
+// TIMESTAMPS a trace says when the request arrived (REQUEST_START), entered
+// its executor's queue (QUEUE_START), its batch ran (COMPUTE_START,
+// COMPUTE_END) and it was answered (REQUEST_END); at level TENSORS the file
+// holds, after it, an entry per input the request brought
+// (TENSOR_QUEUE_INPUT) and per output it was answered with
+// (TENSOR_BACKEND_OUTPUT), each tensor's values as text. The executor's times are
 // placed halfway along the hop to it and back, which is tens of
 // microseconds on an idle host; a pipeline's or a cached answer has only
 // REQUEST_START and REQUEST_END, and each step request of a traced
@@ -48,19 +53,54 @@ const (
 const (
 	traceOff        = "OFF"
 	traceTimestamps = "TIMESTAMPS"
+	traceTensors    = "TENSORS"
+)
+
+// traceLevels are the levels a stream traces at: none (OFF), TIMESTAMPS,
+// TENSORS or both.
+type traceLevels uint8
+
+const (
+	levelTimestamps traceLevels = 1 << iota
+	levelTensors
+)
+
+// names are the levels as the settings give them.
+func (l traceLevels) names() []string {
+	if l == 0 {
+		return []string{traceOff}
+	}
+	var out []string
+	if l&levelTimestamps != 0 {
+		out = append(out, traceTimestamps)
+	}
+	if l&levelTensors != 0 {
+		out = append(out, traceTensors)
+	}
+	return out
+}
+
+// Activities of a traced tensor.
+const (
+	activityQueueInput    = "TENSOR_QUEUE_INPUT"
+	activityBackendOutput = "TENSOR_BACKEND_OUTPUT"
 )
 
 // maxBufferedTraces bounds the traces one stream holds before they are
 // written; more are dropped (log_frequency 0 writes only when tracing
-// stops).
-const maxBufferedTraces = 100_000
+// stops). maxBufferedTraceBytes bounds the tensors' text they hold at
+// level TENSORS the same way.
+const (
+	maxBufferedTraces     = 100_000
+	maxBufferedTraceBytes = 256 << 20
+)
 
 // errTraceSetting is a trace setting gpuletd cannot take.
 var errTraceSetting = errors.New("trace setting refused")
 
 // traceConfig is one stream's settings.
 type traceConfig struct {
-	level     string
+	levels    traceLevels
 	rate      int64
 	count     int64 // -1: no limit
 	frequency int64 // log_frequency; 0: write when tracing stops
@@ -68,7 +108,7 @@ type traceConfig struct {
 }
 
 // defaultTraceConfig is Triton's defaults, the file named.
-var defaultTraceConfig = traceConfig{level: traceOff, rate: 1000, count: -1, file: "trace.json"}
+var defaultTraceConfig = traceConfig{rate: 1000, count: -1, file: "trace.json"}
 
 // set takes one setting's value (a JSON string or array of strings, or a
 // gRPC value list).
@@ -93,15 +133,22 @@ func (c *traceConfig) set(name string, values []string) error {
 	var err error
 	switch name {
 	case traceLevel:
-		levels := slices.Compact(slices.Sorted(slices.Values(values)))
-		switch {
-		case len(levels) == 1 && (levels[0] == traceOff || levels[0] == traceTimestamps):
-			c.level = levels[0]
-		case slices.Contains(levels, "TENSORS"):
-			return fmt.Errorf("%w: %s TENSORS: gpuletd traces timestamps only (%s or %s)", errTraceSetting, name, traceTimestamps, traceOff)
-		default:
-			return fmt.Errorf("%w: %s %q: give [\"%s\"] or [\"%s\"]", errTraceSetting, name, values, traceTimestamps, traceOff)
+		var l traceLevels
+		for _, v := range values {
+			switch v {
+			case traceTimestamps:
+				l |= levelTimestamps
+			case traceTensors:
+				l |= levelTensors
+			case traceOff:
+			default:
+				l = 0xff
+			}
 		}
+		if len(values) == 0 || l == 0xff || (l != 0 && slices.Contains(values, traceOff)) {
+			return fmt.Errorf("%w: %s %q: give [\"%s\"], [\"%s\"], both, or [\"%s\"]", errTraceSetting, name, values, traceTimestamps, traceTensors, traceOff)
+		}
+		c.levels = l
 	case traceRate:
 		c.rate, err = number(1)
 	case traceCount:
@@ -133,6 +180,7 @@ type traceStream struct {
 	seen      int64 // requests counted for the rate
 	remaining int64 // traces still to take; -1: no limit
 	buf       []traceEntry
+	bytes     int // the tensors' text in buf
 	dropped   int64
 }
 
@@ -145,7 +193,25 @@ type traceEntry struct {
 	Version    int              `json:"model_version"`
 	RequestID  string           `json:"request_id,omitempty"`
 	Error      string           `json:"error,omitempty"`
-	Timestamps []traceTimestamp `json:"timestamps"`
+	Timestamps []traceTimestamp `json:"timestamps,omitempty"`
+	// tensors follow the trace in its file, each an entry of its own.
+	tensors []traceTensorEntry
+}
+
+// traceTensorEntry is one traced tensor as the trace file holds it.
+type traceTensorEntry struct {
+	ID       uint64      `json:"id"`
+	Activity string      `json:"activity"`
+	Tensor   traceTensor `json:"tensor"`
+}
+
+// traceTensor is a tensor as a trace file writes it: its values and shape
+// comma-separated.
+type traceTensor struct {
+	Name  string `json:"name"`
+	Data  string `json:"data"`
+	Shape string `json:"shape"`
+	DType string `json:"dtype"`
 }
 
 type traceTimestamp struct {
@@ -156,6 +222,8 @@ type traceTimestamp struct {
 // reqTrace is a request being traced.
 type reqTrace struct {
 	stream string // "" global, else the model's
+	levels traceLevels
+	bytes  int // the text of entry.tensors
 	entry  traceEntry
 	start  time.Time
 	// exec holds the executor's times once it answered.
@@ -178,9 +246,11 @@ type tracer struct {
 	streams   map[string]*traceStream        // "" global, else a model with overrides
 	indexes   map[string]int                 // the next index of each file name (nextFileLocked)
 	// maxBuffered bounds the traces a stream holds, and those handed to
-	// the writer and not yet written (maxBufferedTraces).
-	maxBuffered int
-	writeErr    func(error)
+	// the writer and not yet written (maxBufferedTraces), and the bytes of
+	// tensor text they may hold (maxBufferedTraceBytes).
+	maxBuffered      int
+	maxBufferedBytes int
+	writeErr         func(error)
 
 	// The files are written off the request path (drain): a request's
 	// sampling and answer take mu, and a write of thousands of traces
@@ -189,6 +259,7 @@ type tracer struct {
 	wmu       sync.Mutex
 	queue     []traceWrite // in the order the files were named
 	queued    int          // traces in queue
+	queuedB   int          // and the bytes of their tensors' text
 	writing   bool         // a drain goroutine runs
 	handed    uint64       // files handed to the writer so far
 	written   uint64       // and written (or failed)
@@ -201,6 +272,7 @@ type tracer struct {
 type traceWrite struct {
 	name    string
 	entries []traceEntry
+	bytes   int   // the tensors' text in entries
 	dropped int64 // traces dropped since the stream's last write
 }
 
@@ -208,7 +280,7 @@ type traceWrite struct {
 func newTracer(dir string, writeErr func(error)) *tracer {
 	t := &tracer{dir: dir, global: defaultTraceConfig, overrides: map[string]map[string][]string{},
 		streams: map[string]*traceStream{}, indexes: map[string]int{}, writeErr: writeErr,
-		maxBuffered: maxBufferedTraces, writeFile: func(path string, data []byte) error { return atomicfile.Write(path, data, 0o640) }}
+		maxBuffered: maxBufferedTraces, maxBufferedBytes: maxBufferedTraceBytes, writeFile: func(path string, data []byte) error { return atomicfile.Write(path, data, 0o640) }}
 	t.streams[""] = &traceStream{cfg: t.global, remaining: t.global.count}
 	t.wrote = sync.NewCond(&t.wmu)
 	return t
@@ -235,7 +307,7 @@ func (t *tracer) settingsLocked(model string) map[string][]string {
 		remaining = st.remaining
 	}
 	return map[string][]string{
-		traceFile: {filepath.Join(t.dir, c.file)}, traceLevel: {c.level}, traceRate: {strconv.FormatInt(c.rate, 10)},
+		traceFile: {filepath.Join(t.dir, c.file)}, traceLevel: c.levels.names(), traceRate: {strconv.FormatInt(c.rate, 10)},
 		traceCount: {strconv.FormatInt(remaining, 10)}, logFrequency: {strconv.FormatInt(c.frequency, 10)}, traceMode: {"triton"},
 	}
 }
@@ -335,7 +407,7 @@ func (t *tracer) updateLocked(model string, changes map[string][]string) (map[st
 func (t *tracer) refreshOnLocked() {
 	on := false
 	for _, st := range t.streams {
-		on = on || (st.cfg.level != traceOff && st.remaining != 0)
+		on = on || (st.cfg.levels != 0 && st.remaining != 0)
 	}
 	t.on.Store(on)
 }
@@ -350,7 +422,7 @@ func (t *tracer) sample(model, family string, version int, start time.Time) *req
 	defer t.mu.Unlock()
 	key := t.streamKey(model)
 	st := t.streams[key]
-	if st == nil || st.cfg.level == traceOff || st.remaining == 0 {
+	if st == nil || st.cfg.levels == 0 || st.remaining == 0 {
 		return nil
 	}
 	st.seen++
@@ -363,7 +435,7 @@ func (t *tracer) sample(model, family string, version int, start time.Time) *req
 			t.refreshOnLocked()
 		}
 	}
-	return &reqTrace{stream: key, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
+	return &reqTrace{stream: key, levels: st.cfg.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
 }
 
 // child starts the trace of a step request that a traced pipeline request
@@ -373,7 +445,7 @@ func (t *tracer) child(parent *reqTrace, start time.Time) *reqTrace {
 	if parent == nil {
 		return nil
 	}
-	return &reqTrace{stream: parent.stream, start: start, entry: traceEntry{ID: t.nextID.Add(1), ParentID: parent.entry.ID}}
+	return &reqTrace{stream: parent.stream, levels: parent.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), ParentID: parent.entry.ID}}
 }
 
 // done books a traced request answered at end (with errMsg when it
@@ -383,12 +455,14 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 	if tr == nil {
 		return
 	}
-	ts := []traceTimestamp{{"REQUEST_START", tr.start.UnixNano()}}
-	if x := tr.exec; x.set {
-		ts = append(ts, traceTimestamp{"QUEUE_START", x.queued.UnixNano()},
-			traceTimestamp{"COMPUTE_START", x.ran.UnixNano()}, traceTimestamp{"COMPUTE_END", x.ran.Add(x.compute).UnixNano()})
+	if tr.levels&levelTimestamps != 0 {
+		ts := []traceTimestamp{{"REQUEST_START", tr.start.UnixNano()}}
+		if x := tr.exec; x.set {
+			ts = append(ts, traceTimestamp{"QUEUE_START", x.queued.UnixNano()},
+				traceTimestamp{"COMPUTE_START", x.ran.UnixNano()}, traceTimestamp{"COMPUTE_END", x.ran.Add(x.compute).UnixNano()})
+		}
+		tr.entry.Timestamps = append(ts, traceTimestamp{"REQUEST_END", end.UnixNano()})
 	}
-	tr.entry.Timestamps = append(ts, traceTimestamp{"REQUEST_END", end.UnixNano()})
 	tr.entry.Error = errMsg
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -396,14 +470,21 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 	if st == nil {
 		return // its settings changed meanwhile and it was written
 	}
-	if held := len(st.buf) + t.pending(); held >= t.maxBuffered {
+	pending, pendingBytes := t.pending()
+	held, heldBytes := len(st.buf)+pending, st.bytes+pendingBytes+tr.bytes
+	if held >= t.maxBuffered || heldBytes > t.maxBufferedBytes {
 		if st.dropped++; st.dropped == 1 && t.writeErr != nil {
-			t.writeErr(fmt.Errorf("drop traces of %s: %d are held, not yet written (%s %d); set a %s below that",
-				cmp.Or(tr.stream, "the global settings"), held, logFrequency, st.cfg.frequency, logFrequency))
+			tensors := ""
+			if heldBytes > 0 {
+				tensors = fmt.Sprintf(", with %d bytes of tensors", heldBytes)
+			}
+			t.writeErr(fmt.Errorf("drop traces of %s: %d are held, not yet written%s (%s %d); set a %s below that",
+				cmp.Or(tr.stream, "the global settings"), held, tensors, logFrequency, st.cfg.frequency, logFrequency))
 		}
 		return
 	}
 	st.buf = append(st.buf, tr.entry)
+	st.bytes += tr.bytes
 	switch {
 	case st.cfg.frequency > 0 && int64(len(st.buf)) >= st.cfg.frequency:
 		t.flushLocked(st, false)
@@ -452,11 +533,12 @@ func (t *tracer) writeLocked(st *traceStream, name string) {
 	if len(st.buf) == 0 {
 		return
 	}
-	w := traceWrite{name: name, entries: st.buf, dropped: st.dropped}
-	st.buf, st.dropped = nil, 0
+	w := traceWrite{name: name, entries: st.buf, bytes: st.bytes, dropped: st.dropped}
+	st.buf, st.bytes, st.dropped = nil, 0, 0
 	t.wmu.Lock()
 	t.queue = append(t.queue, w)
 	t.queued += len(w.entries)
+	t.queuedB += w.bytes
 	t.handed++
 	start := !t.writing
 	t.writing = true
@@ -467,11 +549,12 @@ func (t *tracer) writeLocked(st *traceStream, name string) {
 	}
 }
 
-// pending is how many traces the writer has not written yet.
-func (t *tracer) pending() int {
+// pending is how many traces the writer has not written yet, and the
+// bytes of their tensors' text.
+func (t *tracer) pending() (traces, bytes int) {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	return t.queued
+	return t.queued, t.queuedB
 }
 
 // drain writes the queued files in turn and ends when none is left; one
@@ -493,6 +576,7 @@ func (t *tracer) drain() {
 		t.write(w)
 		t.wmu.Lock()
 		t.queued -= len(w.entries)
+		t.queuedB -= w.bytes
 		t.written++
 		t.wrote.Broadcast()
 		t.wmu.Unlock()
@@ -525,6 +609,11 @@ func (t *tracer) write(w traceWrite) {
 		b, err := json.Marshal(e)
 		if err == nil {
 			all = append(all, b)
+		}
+		for _, te := range e.tensors {
+			if b, err := json.Marshal(te); err == nil {
+				all = append(all, b)
+			}
 		}
 	}
 	data, err := json.MarshalIndent(all, "", " ")
@@ -563,6 +652,23 @@ func withTrace(ctx context.Context, tr *reqTrace) context.Context {
 func traceOf(ctx context.Context) *reqTrace {
 	tr, _ := ctx.Value(traceKey{}).(*reqTrace)
 	return tr
+}
+
+// tensors books what a traced request at level TENSORS brought or was
+// answered with (activity).
+func (tr *reqTrace) tensors(activity string, ts []tensor.Tensor) {
+	if tr == nil || tr.levels&levelTensors == 0 {
+		return
+	}
+	for _, t := range ts {
+		data, err := kserve.TensorText(t)
+		if err != nil {
+			data = "(unreadable: " + err.Error() + ")"
+		}
+		tr.entry.tensors = append(tr.entry.tensors, traceTensorEntry{ID: tr.entry.ID, Activity: activity,
+			Tensor: traceTensor{Name: t.Name, Data: data, Shape: kserve.ShapeText(t.Shape), DType: string(t.DataType)}})
+		tr.bytes += len(data)
+	}
 }
 
 // executorTimes books what the executor said of a traced request sent at

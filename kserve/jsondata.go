@@ -186,6 +186,22 @@ func isJSONNumber(tok []byte) bool {
 
 // encodeData turns a tensor's bytes into a flat slice JSON can marshal.
 func encodeData(t tensor.Tensor) (any, error) {
+	vals, err := elements(t)
+	if err != nil {
+		return nil, err
+	}
+	switch v := vals.(type) {
+	case []float32:
+		return finiteOrError(v)
+	case []float64:
+		return finiteOrError(v)
+	}
+	return vals, nil
+}
+
+// elements turns a tensor's bytes into a flat slice of its values: bool,
+// float32 (FP32, FP16, BF16), float64, int64, uint64 or string.
+func elements(t tensor.Tensor) (any, error) {
 	size := t.DataType.Size()
 	if size == 0 {
 		return encodeStrings(t)
@@ -204,25 +220,25 @@ func encodeData(t tensor.Tensor) (any, error) {
 		for i := range out {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
 		}
-		return finiteOrError(out)
+		return out, nil
 	case tensor.FP64:
 		out := make([]float64, n)
 		for i := range out {
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
 		}
-		return finiteOrError(out)
+		return out, nil
 	case tensor.FP16:
 		out := make([]float32, n)
 		for i := range out {
 			out[i] = halfToFloat32(binary.LittleEndian.Uint16(d[2*i:]))
 		}
-		return finiteOrError(out)
+		return out, nil
 	case tensor.BF16:
 		out := make([]float32, n)
 		for i := range out {
 			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(d[2*i:])) << 16)
 		}
-		return finiteOrError(out)
+		return out, nil
 	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
 		out := make([]int64, n)
 		for i := range out {

@@ -41,11 +41,13 @@ reads the trace files the daemon writes under <state_dir>/traces/.`,
 		Use:   "set NAME=VALUE...",
 		Short: "Change a running daemon's trace settings",
 		Long: `Change a running daemon's trace settings, globally or, with --model, that
-model's own, and print them: trace_level (OFF or TIMESTAMPS), trace_rate (one
-request traced in so many), trace_count (traces still to take; -1 no limit),
-log_frequency (write every so many traces; 0 when tracing stops) and
-trace_file (a file name under the daemon's <state_dir>/traces/). A model's
-setting given as NAME= (no value) follows the global one again. For example:
+model's own, and print them: trace_level (OFF, TIMESTAMPS, TENSORS, or
+TIMESTAMPS,TENSORS; TENSORS writes each traced request's inputs and outputs
+after its trace, their values as text), trace_rate (one request traced in so
+many), trace_count (traces still to take; -1 no limit), log_frequency (write
+every so many traces; 0 when tracing stops) and trace_file (a file name under
+the daemon's <state_dir>/traces/). A model's setting given as NAME= (no value)
+follows the global one again. For example:
 
   gpuletd trace set --model resnet trace_level=TIMESTAMPS trace_rate=100 log_frequency=50`,
 		Args: cobra.MinimumNArgs(1),
@@ -68,7 +70,8 @@ setting given as NAME= (no value) follows the global one again. For example:
 the traced requests and the median and 99th percentile of their time end to
 end, waiting in the executor's queue (QUEUE_START to COMPUTE_START), in their
 batch (COMPUTE_START to COMPUTE_END) and outside the executor (the rest: the
-request's decoding, routing, the hop and the answer's encoding).`,
+request's decoding, routing, the hop and the answer's encoding). Traced tensors
+(trace_level TENSORS) are left out.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var all []traceRecord
@@ -170,6 +173,9 @@ func traceSettings(ctx context.Context, w io.Writer, d *daemonAPI, model, token 
 
 // traceRecord is one trace as the daemon writes it.
 type traceRecord struct {
+	// Activity is set on a traced tensor's entry (level TENSORS), which
+	// the summary leaves out.
+	Activity   string `json:"activity"`
 	Model      string `json:"model_name"`
 	ParentID   uint64 `json:"parent_id"`
 	Error      string `json:"error"`
@@ -199,6 +205,9 @@ func writeTraceSummary(w io.Writer, recs []traceRecord) error {
 	}
 	by := map[string]*spans{}
 	for _, r := range recs {
+		if r.Activity != "" || (len(r.Timestamps) == 0 && r.Error == "") {
+			continue // a tensor, or a trace at level TENSORS alone
+		}
 		s := by[r.Model]
 		if s == nil {
 			s = &spans{}
@@ -223,7 +232,7 @@ func writeTraceSummary(w io.Writer, recs []traceRecord) error {
 		}
 	}
 	if len(by) == 0 {
-		return errors.New("trace summary: the files hold no traces")
+		return errors.New("trace summary: the files hold no traces with timestamps (trace_level TIMESTAMPS)")
 	}
 	tw := newTable(w)
 	fmt.Fprintln(tw, "MODEL\tTRACES\tFAILED\tTOTAL p50/p99\tQUEUE p50/p99\tBATCH p50/p99\tOUTSIDE p50/p99")

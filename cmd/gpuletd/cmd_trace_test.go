@@ -22,7 +22,8 @@ func TestWriteTraceSummary(t *testing.T) {
 	var recs []traceRecord
 	// Three answered lenet5 requests (1, 2 and 3 ms end to end, each
 	// 100 µs queued and 300 µs in its batch) and one failed; one pipeline
-	// request with its start and end only.
+	// request with its start and end only; a traced tensor and a trace
+	// at level TENSORS alone, which have no times to summarize.
 	require.NoError(t, json.Unmarshal([]byte(`[
  {"model_name": "lenet5", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "QUEUE_START", "ns": 200000},
    {"name": "COMPUTE_START", "ns": 300000}, {"name": "COMPUTE_END", "ns": 600000}, {"name": "REQUEST_END", "ns": 1000000}]},
@@ -31,7 +32,9 @@ func TestWriteTraceSummary(t *testing.T) {
  {"model_name": "lenet5", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "QUEUE_START", "ns": 200000},
    {"name": "COMPUTE_START", "ns": 300000}, {"name": "COMPUTE_END", "ns": 600000}, {"name": "REQUEST_END", "ns": 3000000}]},
  {"model_name": "lenet5", "error": "deadline", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "REQUEST_END", "ns": 9000000}]},
- {"model_name": "pipe", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "REQUEST_END", "ns": 5000000}]}
+ {"model_name": "pipe", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "REQUEST_END", "ns": 5000000}]},
+ {"id": 5, "activity": "TENSOR_QUEUE_INPUT", "tensor": {"name": "x", "data": "1,2", "shape": "1,2", "dtype": "FP32"}},
+ {"id": 6, "model_name": "tensors-only"}
 ]`), &recs))
 	var b strings.Builder
 	require.NoError(t, writeTraceSummary(&b, recs))

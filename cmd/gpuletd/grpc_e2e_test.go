@@ -485,8 +485,8 @@ func checkTraces(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceCli
 	require.NoError(t, err)
 	require.Equal(t, []string{"TIMESTAMPS"}, got.Settings["trace_level"].GetValue())
 	require.Equal(t, []string{filepath.Join(dir, "lenet5.json")}, got.Settings["trace_file"].GetValue())
-	_, err = c.TraceSetting(ctx, &pb.TraceSettingRequest{Settings: map[string]*pb.TraceSettingRequest_SettingValue{"trace_level": set("TENSORS")}})
-	requireCode(t, err, codes.InvalidArgument, "timestamps only")
+	_, err = c.TraceSetting(ctx, &pb.TraceSettingRequest{Settings: map[string]*pb.TraceSettingRequest_SettingValue{"trace_level": set("TENSORS", "OFF")}})
+	requireCode(t, err, codes.InvalidArgument, `give ["TIMESTAMPS"], ["TENSORS"], both, or ["OFF"]`)
 
 	r := do(t, "GET", base+"/v2/trace/setting", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))

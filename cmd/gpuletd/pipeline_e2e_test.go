@@ -215,12 +215,14 @@ func TestPipelineServes(t *testing.T) {
 	require.Contains(t, eventMessages(t, base), "model unloaded with its pipeline "+modelzoo.PipelineName)
 }
 
-// checkPipelineTraces traces one request of the pipeline at url: its trace,
-// written when tracing stops, and one of each step request (the detector,
-// then the classifier once per object), each naming the pipeline's.
+// checkPipelineTraces traces one request of the pipeline at url, at levels
+// TIMESTAMPS and TENSORS: its trace, written when tracing stops, and one of
+// each step request (the detector, then the classifier once per object),
+// each naming the pipeline's, each followed by the tensors it brought and
+// was answered with.
 func checkPipelineTraces(t *testing.T, url string, body []byte, file string) {
 	t.Helper()
-	r := do(t, "POST", url+"/trace/setting", []byte(`{"trace_level": ["TIMESTAMPS"], "trace_rate": "1", "trace_file": "p.json"}`), nil)
+	r := do(t, "POST", url+"/trace/setting", []byte(`{"trace_level": ["TIMESTAMPS", "TENSORS"], "trace_rate": "1", "trace_file": "p.json"}`), nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	r = do(t, "POST", url+"/infer", body, nil)
 	require.Equal(t, 200, r.code, string(r.body))
@@ -228,27 +230,47 @@ func checkPipelineTraces(t *testing.T, url string, body []byte, file string) {
 	require.Equal(t, 200, r.code, string(r.body))
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	var traces []struct {
+	var entries []struct {
 		ID         uint64            `json:"id"`
 		ParentID   uint64            `json:"parent_id"`
 		Model      string            `json:"model_name"`
 		Timestamps []json.RawMessage `json:"timestamps"`
+		Activity   string            `json:"activity"`
+		Tensor     struct {
+			Name, Data, Shape, DType string
+		} `json:"tensor"`
 	}
-	require.NoError(t, json.Unmarshal(data, &traces))
+	require.NoError(t, json.Unmarshal(data, &entries))
 	byModel := map[string]int{}
+	model := map[uint64]string{}
+	tensors := map[string][]string{} // by model: "activity name shape"
 	var parent uint64
-	for _, tr := range traces {
-		byModel[tr.Model]++
-		if tr.Model == modelzoo.PipelineName {
-			parent = tr.ID
-			require.Len(t, tr.Timestamps, 2, "a pipeline's trace has its start and end")
+	for _, e := range entries {
+		if e.Activity != "" {
+			m := model[e.ID]
+			require.NotEmpty(t, m, "a tensor follows its trace: %s", data)
+			tensors[m] = append(tensors[m], e.Activity+" "+e.Tensor.Name+" "+e.Tensor.Shape+" "+e.Tensor.DType)
+			if m == modelzoo.PipelineName && e.Tensor.Name == "image" {
+				require.True(t, strings.HasPrefix(e.Tensor.Data, "0,0.2,0.4,0.6,0.8,0,"), "the values sent: %.40s", e.Tensor.Data)
+			}
+			continue
+		}
+		model[e.ID] = e.Model
+		byModel[e.Model]++
+		if e.Model == modelzoo.PipelineName {
+			parent = e.ID
+			require.Len(t, e.Timestamps, 2, "a pipeline's trace has its start and end")
 		}
 	}
 	require.Equal(t, map[string]int{modelzoo.PipelineName: 1, modelzoo.DetectorModel: 1, modelzoo.ClassifierModel: modelzoo.PipelineObjects}, byModel, "%s", data)
-	for _, tr := range traces {
-		if tr.Model != modelzoo.PipelineName {
-			require.Equal(t, parent, tr.ParentID, "%s names the pipeline's trace", tr.Model)
-			require.Len(t, tr.Timestamps, 5, tr.Model)
+	for _, e := range entries {
+		if e.Activity == "" && e.Model != modelzoo.PipelineName {
+			require.Equal(t, parent, e.ParentID, "%s names the pipeline's trace", e.Model)
+			require.Len(t, e.Timestamps, 5, e.Model)
 		}
 	}
+	require.Equal(t, []string{"TENSOR_QUEUE_INPUT image 1,64 FP32", "TENSOR_BACKEND_OUTPUT objects 1,4,16 FP32",
+		"TENSOR_BACKEND_OUTPUT labels 1,4,10 FP32"}, tensors[modelzoo.PipelineName])
+	require.Len(t, tensors[modelzoo.DetectorModel], 2, "%v", tensors)
+	require.Len(t, tensors[modelzoo.ClassifierModel], 2*modelzoo.PipelineObjects, "%v", tensors)
 }
