@@ -22,6 +22,7 @@ import (
 
 func newTraceCmd(g *globalFlags) *cobra.Command {
 	var url, token, model string
+	var tensors bool
 	cmd := &cobra.Command{
 		Use:   "trace",
 		Short: "Read or change which requests a running daemon traces; summarize trace files",
@@ -70,8 +71,10 @@ follows the global one again. For example:
 the traced requests and the median and 99th percentile of their time end to
 end, waiting in the executor's queue (QUEUE_START to COMPUTE_START), in their
 batch (COMPUTE_START to COMPUTE_END) and outside the executor (the rest: the
-request's decoding, routing, the hop and the answer's encoding). Traced tensors
-(trace_level TENSORS) are left out.`,
+request's decoding, routing, the hop and the answer's encoding). With
+--tensors it prints instead the tensors traced at trace_level TENSORS, trace by
+trace: what each request brought and was answered with (a pipeline's step
+requests under it), the first values of each.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var all []traceRecord
@@ -86,9 +89,13 @@ request's decoding, routing, the hop and the answer's encoding). Traced tensors
 				}
 				all = append(all, recs...)
 			}
+			if tensors {
+				return writeTraceTensors(cmd.OutOrStdout(), all)
+			}
 			return writeTraceSummary(cmd.OutOrStdout(), all)
 		},
 	}
+	summary.Flags().BoolVar(&tensors, "tensors", false, "print the traced tensors (trace_level TENSORS), trace by trace")
 	for _, c := range []*cobra.Command{cmd, set} {
 		c.Flags().StringVar(&url, "url", "", urlUsage)
 		c.Flags().StringVar(&model, "model", "", "a model's own settings instead of the global ones")
@@ -174,9 +181,17 @@ func traceSettings(ctx context.Context, w io.Writer, d *daemonAPI, model, token 
 // traceRecord is one trace as the daemon writes it.
 type traceRecord struct {
 	// Activity is set on a traced tensor's entry (level TENSORS), which
-	// the summary leaves out.
-	Activity   string `json:"activity"`
+	// the summary leaves out; Tensor is the tensor.
+	Activity string `json:"activity"`
+	Tensor   struct {
+		Name  string `json:"name"`
+		Data  string `json:"data"`
+		Shape string `json:"shape"`
+		DType string `json:"dtype"`
+	} `json:"tensor"`
+	ID         uint64 `json:"id"`
 	Model      string `json:"model_name"`
+	Version    int    `json:"model_version"`
 	ParentID   uint64 `json:"parent_id"`
 	Error      string `json:"error"`
 	Timestamps []struct {
