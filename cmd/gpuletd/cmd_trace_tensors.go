@@ -16,7 +16,8 @@ const maxTensorValues = 8
 // writeTraceTensors prints the tensors traced at level TENSORS, trace by
 // trace in the files' order: each trace's model and id, then a line per
 // tensor it brought (in) or was answered with (out), its first values; a
-// pipeline's step requests follow it, indented.
+// pipeline's step requests follow it, indented, in the order they were sent
+// (their traces' ids), not the order they ended.
 func writeTraceTensors(w io.Writer, recs []traceRecord) error {
 	byID := map[uint64]*traceRecord{}
 	tensors := map[uint64][]*traceRecord{}
@@ -56,7 +57,7 @@ func writeTraceTensors(w io.Writer, recs []traceRecord) error {
 			}
 			fmt.Fprintf(w, "%s  %s %s %s [%s]: %s\n", indent, dir, t.Tensor.Name, t.Tensor.DType, t.Tensor.Shape, firstValues(t.Tensor.Data))
 		}
-		for _, c := range children[id] {
+		for _, c := range slices.Sorted(slices.Values(children[id])) { // in the order they were sent
 			write(c, indent+"  ")
 		}
 	}
