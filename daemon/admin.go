@@ -268,6 +268,15 @@ func (n *node) handleAdminModel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if m.Config.Ensemble != nil {
+		for _, sp := range n.pipelineStatus() {
+			if sp.Name == m.Name {
+				writeJSON(w, http.StatusOK, map[string]any{
+					"pipeline": sp, "inputs": tensorMetadata(m, m.Inputs), "outputs": tensorMetadata(m, m.Outputs)})
+				return
+			}
+		}
+	}
 	for _, sm := range n.status().Models {
 		if sm.Name == m.Name {
 			doc := map[string]any{

@@ -68,7 +68,9 @@ func newModelsShowCmd(g *globalFlags) *cobra.Command {
 		Short: "Show one model of a running daemon",
 		Long: `Show one model of a running daemon (GET /api/v1/models/MODEL and its
 profile): file, SLO, inputs and outputs, rates, recent latency, placement and
-the device types it has latency profiles for.`,
+the device types it has latency profiles for; for a pipeline (an ensemble), its
+steps, SLO, rate, the accuracy it serves at, recent latency and its inputs and
+outputs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := g.daemon(url)
@@ -86,6 +88,9 @@ the device types it has latency profiles for.`,
 			var doc adminModelShow
 			if err := json.Unmarshal(raw, &doc); err != nil {
 				return fmt.Errorf("decode model: %w", err)
+			}
+			if doc.Pipeline != nil {
+				return writePipelineShow(cmd.OutOrStdout(), &doc)
 			}
 			var prof adminProfiles // best effort: the table says when it is missing
 			if err := adminGet(cmd.Context(), d, path+"/profile", &prof); err != nil {
@@ -106,6 +111,8 @@ type adminModelShow struct {
 	File    string        `json:"file"`
 	SHA256  string        `json:"sha256"`
 	Profile string        `json:"profile"` // the reference curve on emulated GPUs; empty without them
+	// Pipeline is set, in place of Model, for a pipeline (an ensemble).
+	Pipeline *adminPipeline `json:"pipeline"`
 }
 
 // adminTensor is one input or output.
@@ -132,6 +139,54 @@ type adminProfiles struct {
 		} `json:"borrowed"`
 	} `json:"profiles"`
 	Error string `json:"-"`
+}
+
+// writeTensorTable prints, after a blank line, a model's or pipeline's
+// inputs and outputs.
+func writeTensorTable(w io.Writer, d *adminModelShow) error {
+	fmt.Fprintln(w)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "TENSOR\tNAME\tDATATYPE\tSHAPE")
+	for _, t := range d.Inputs {
+		fmt.Fprintf(tw, "input\t%s\t%s\t%v\n", t.Name, t.DataType, t.Shape)
+	}
+	for _, t := range d.Outputs {
+		fmt.Fprintf(tw, "output\t%s\t%s\t%v\n", t.Name, t.DataType, t.Shape)
+	}
+	return tw.Flush()
+}
+
+// writePipelineShow prints one pipeline: a key-value block and its
+// tensors.
+func writePipelineShow(w io.Writer, d *adminModelShow) error {
+	p := d.Pipeline
+	tw := newTable(w)
+	ready := "yes"
+	if !p.Ready {
+		ready = "no: " + orDash(p.Reason)
+	}
+	fmt.Fprintf(tw, "pipeline\t%s\n", p.Name)
+	fmt.Fprintf(tw, "steps\t%s\n", p.stepsText())
+	fmt.Fprintf(tw, "slo\t%s\n", sloText(p.SLOMS))
+	fmt.Fprintf(tw, "ready\t%s\n", ready)
+	fmt.Fprintf(tw, "rate\t%s\n", perSecond(p.Rate))
+	fmt.Fprintf(tw, "accuracy\t%s\n", p.accuracyText())
+	if mix := p.mixText(); mix != "" {
+		fmt.Fprintf(tw, "variants\t%s\n", mix)
+	}
+	if r := p.Recent; r.Requests > 0 {
+		fmt.Fprintf(tw, "recent\t%d requests, %s within the SLO\n", r.Requests, percent(r.Attainment))
+		fmt.Fprintf(tw, "latency\tp50 %s, p99 %s\n", millis(r.P50MS), millis(r.P99MS))
+	} else {
+		fmt.Fprintf(tw, "recent\tno requests\n")
+	}
+	if c := p.Cache; c != nil {
+		fmt.Fprintf(tw, "cache\t%s (response cache)\n", c.text())
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeTensorTable(w, d)
 }
 
 // writeModelShow prints one model: a key-value block, its tensors and its
@@ -178,16 +233,7 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		return err
 	}
 
-	fmt.Fprintln(w)
-	tw = newTable(w)
-	fmt.Fprintln(tw, "TENSOR\tNAME\tDATATYPE\tSHAPE")
-	for _, t := range d.Inputs {
-		fmt.Fprintf(tw, "input\t%s\t%s\t%v\n", t.Name, t.DataType, t.Shape)
-	}
-	for _, t := range d.Outputs {
-		fmt.Fprintf(tw, "output\t%s\t%s\t%v\n", t.Name, t.DataType, t.Shape)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTensorTable(w, d); err != nil {
 		return err
 	}
 

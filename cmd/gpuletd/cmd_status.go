@@ -389,6 +389,15 @@ type adminPipeline struct {
 	Cache *adminCache `json:"response_cache"`
 }
 
+// stepsText is a pipeline's steps in order, its fan-out named.
+func (p adminPipeline) stepsText() string {
+	steps := strings.Join(p.Steps, " -> ")
+	if p.Fanout != "" {
+		steps += " (fan-out: " + p.Fanout + ")"
+	}
+	return steps
+}
+
 // accuracyText is the accuracy a pipeline serves at and its scaling mode.
 func (p adminPipeline) accuracyText() string {
 	sc := p.Scaling
@@ -429,11 +438,7 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 	fmt.Fprintln(tw, "PIPELINE\tSTEPS\tSLO\tRATE\tACCURACY\tATTAIN\tP50\tP99")
 	for _, p := range ps {
 		attain, p50, p99 := p.Recent.texts()
-		steps := strings.Join(p.Steps, " -> ")
-		if p.Fanout != "" {
-			steps += " (fan-out: " + p.Fanout + ")"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, steps, sloText(p.SLOMS), perSecond(p.Rate), p.accuracyText(), attain, p50, p99)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.stepsText(), sloText(p.SLOMS), perSecond(p.Rate), p.accuracyText(), attain, p50, p99)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -73,6 +73,15 @@ func TestPipelineResponseCache(t *testing.T) {
 	r = do(t, "GET", url+"/config", nil, nil)
 	require.Contains(t, string(r.body), `"response_cache":{"enable":true}`)
 
+	// gpuletd models show takes a pipeline too: its steps, SLO, accuracy
+	// and cache, and its tensors.
+	code, out, stderr := runCLI(t, "models", "show", modelzoo.PipelineName, "--url", base)
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{"pipeline  " + modelzoo.PipelineName, "steps     " + modelzoo.DetectorModel + " -> " + modelzoo.ClassifierModel,
+		"slo       400ms", "ready     yes", "cache     1 hits, 1 misses", "input   image", "output  labels"} {
+		require.Contains(t, out, want)
+	}
+
 	// The detector loaded again: the answer its old load gave goes.
 	r = do(t, "POST", base+"/v2/repository/models/"+modelzoo.DetectorModel+"/load", nil, nil)
 	require.Contains(t, []int{200, 503}, r.code, string(r.body))
