@@ -110,3 +110,36 @@ func TestWriteModelShow(t *testing.T) {
 	require.NoError(t, writeModelShow(&b, &d, &adminProfiles{Error: "no gpuletd answers"}))
 	require.Contains(t, b.String(), "profiles: unknown (no gpuletd answers)")
 }
+
+// A pipeline shows its steps, SLO, why it is not ready, the accuracy it
+// serves at with its variants, and its tensors, within 80 columns.
+func TestWritePipelineShow(t *testing.T) {
+	var d adminModelShow
+	require.NoError(t, json.Unmarshal([]byte(`{"pipeline": {"name": "traffic", "slo_ms": 250, "steps": ["det", "cls"], "fanout": "objects",
+  "ready": false, "reason": "step[1] (cls) is not served: no gpu-let", "rate": 120,
+  "recent": {"requests": 10, "slo_attainment": 0.9, "p50_ms": 40, "p99_ms": 90},
+  "scaling": {"scaling": "accuracy", "accuracy": 0.905, "served": 10,
+   "mix": [[{"model": "det", "share": 1}], [{"model": "cls", "share": 0.6}, {"model": "cls-lite", "share": 0.4}]]},
+  "response_cache": {"hits": 7, "misses": 3}},
+ "inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 64]}],
+ "outputs": [{"name": "labels", "datatype": "FP32", "shape": [1, -1, 10]}]}`), &d))
+	var b strings.Builder
+	require.NoError(t, writePipelineShow(&b, &d))
+	out := b.String()
+	for _, want := range []string{
+		"pipeline  traffic\n",
+		"steps     det -> cls (fan-out: objects)\n",
+		"slo       250ms\n",
+		"ready     no: step[1] (cls) is not served: no gpu-let\n",
+		"rate      120/s\n",
+		"accuracy  90.5% (accuracy)\n",
+		"variants  step[1]: cls 60% + cls-lite 40%\n",
+		"recent    10 requests, 90.0% within the SLO\n",
+		"cache     7 hits, 3 misses (response cache)\n",
+		"input   image   FP32      [1 64]\n",
+		"output  labels  FP32      [1 -1 10]\n",
+	} {
+		require.Contains(t, out, want)
+	}
+	require.LessOrEqual(t, widest(out), 80, out)
+}
