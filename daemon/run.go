@@ -102,6 +102,10 @@ func Run(ctx context.Context, opts Options) error {
 		cache: newResponseCache(int64(cfg.ResponseCache.Size))}
 	defer n.shm.close()
 	n.traces = newTracer(filepath.Join(cfg.StateDir, "traces"), func(err error) { log.Warn("trace extension", zap.Error(err)) })
+	if cfg.Trace.Mode == config.TraceModeOpenTelemetry {
+		n.traces.exportTo(newOTelExporter(cfg.Trace.OpenTelemetryURL, cfg.Trace.OpenTelemetryResource,
+			func(err error) { log.Warn("trace extension: opentelemetry", zap.Error(err)) }))
+	}
 	defer n.traces.close() // after the servers stopped: every trace taken is written
 	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.cfg.Store(&cfg)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/internal/atomicfile"
 	"github.com/gpulet/gpuletd/kserve"
@@ -24,7 +25,7 @@ import (
 // Triton's trace extension: GET and POST /v2[/models/<m>]/trace/setting
 // and gRPC TraceSetting read and change which requests are traced, and a
 // traced request's timestamps are written, as JSON, to files under
-// <state_dir>/traces. The settings are global, and a model may override
+// <state_dir>/traces (or exported as spans: trace_otel.go). The settings are global, and a model may override
 // any of them (the others follow the global ones); a model with its own
 // settings samples, counts and writes its traces apart. At level
 // TIMESTAMPS a trace says when the request arrived (REQUEST_START), entered
@@ -100,6 +101,7 @@ var errTraceSetting = errors.New("trace setting refused")
 
 // traceConfig is one stream's settings.
 type traceConfig struct {
+	mode      string // trace.mode: triton, or opentelemetry (trace_otel.go)
 	levels    traceLevels
 	rate      int64
 	count     int64 // -1: no limit
@@ -108,7 +110,7 @@ type traceConfig struct {
 }
 
 // defaultTraceConfig is Triton's defaults, the file named.
-var defaultTraceConfig = traceConfig{rate: 1000, count: -1, file: "trace.json"}
+var defaultTraceConfig = traceConfig{mode: config.TraceModeTriton, rate: 1000, count: -1, file: "trace.json"}
 
 // set takes one setting's value (a JSON string or array of strings, or a
 // gRPC value list).
@@ -148,6 +150,9 @@ func (c *traceConfig) set(name string, values []string) error {
 		if len(values) == 0 || l == 0xff || (l != 0 && slices.Contains(values, traceOff)) {
 			return fmt.Errorf("%w: %s %q: give [\"%s\"], [\"%s\"], both, or [\"%s\"]", errTraceSetting, name, values, traceTimestamps, traceTensors, traceOff)
 		}
+		if l&levelTensors != 0 && c.mode == config.TraceModeOpenTelemetry {
+			return fmt.Errorf("%w: %s %s: tensors are written to trace files only (trace.mode %s), as in Triton", errTraceSetting, name, traceTensors, config.TraceModeTriton)
+		}
 		c.levels = l
 	case traceRate:
 		c.rate, err = number(1)
@@ -163,8 +168,9 @@ func (c *traceConfig) set(name string, values []string) error {
 		c.file = v
 	case traceMode:
 		var v string
-		if v, err = one(); err == nil && v != "triton" {
-			err = fmt.Errorf("%w: %s %q: gpuletd writes Triton's trace files only (\"triton\")", errTraceSetting, name, v)
+		if v, err = one(); err == nil && v != c.mode {
+			err = fmt.Errorf("%w: %s %q: this daemon's traces go to %s; trace.mode in the configuration (%s or %s) changes it at a restart",
+				errTraceSetting, name, v, c.mode, config.TraceModeTriton, config.TraceModeOpenTelemetry)
 		}
 	default:
 		err = fmt.Errorf("%w: %q is not a trace setting; the settings are %s, %s, %s, %s, %s and %s",
@@ -223,7 +229,8 @@ type traceTimestamp struct {
 type reqTrace struct {
 	stream string // "" global, else the model's
 	levels traceLevels
-	bytes  int // the text of entry.tensors
+	otel   otelIDs // its spans' ids when traces go to a collector
+	bytes  int     // the text of entry.tensors
 	entry  traceEntry
 	start  time.Time
 	// exec holds the executor's times once it answered.
@@ -251,6 +258,9 @@ type tracer struct {
 	maxBuffered      int
 	maxBufferedBytes int
 	writeErr         func(error)
+	// otel exports the traces as spans instead of files (exportTo); nil:
+	// files.
+	otel *otelExporter
 
 	// The files are written off the request path (drain): a request's
 	// sampling and answer take mu, and a write of thousands of traces
@@ -286,6 +296,15 @@ func newTracer(dir string, writeErr func(error)) *tracer {
 	return t
 }
 
+// exportTo sends the traces to a collector as spans instead of writing
+// files (trace.mode opentelemetry); called once, before the tracer is
+// used. close stops e.
+func (t *tracer) exportTo(e *otelExporter) {
+	t.otel = e
+	t.global.mode = config.TraceModeOpenTelemetry
+	t.streams[""] = &traceStream{cfg: t.global, remaining: t.global.count}
+}
+
 // configOf is model's settings: the global ones with its own on top
 // (checked by update before they were kept).
 func (t *tracer) configOf(model string) traceConfig {
@@ -308,7 +327,7 @@ func (t *tracer) settingsLocked(model string) map[string][]string {
 	}
 	return map[string][]string{
 		traceFile: {filepath.Join(t.dir, c.file)}, traceLevel: c.levels.names(), traceRate: {strconv.FormatInt(c.rate, 10)},
-		traceCount: {strconv.FormatInt(remaining, 10)}, logFrequency: {strconv.FormatInt(c.frequency, 10)}, traceMode: {"triton"},
+		traceCount: {strconv.FormatInt(remaining, 10)}, logFrequency: {strconv.FormatInt(c.frequency, 10)}, traceMode: {c.mode},
 	}
 }
 
@@ -361,7 +380,7 @@ func (t *tracer) updateLocked(model string, changes map[string][]string) (map[st
 			if v == nil {
 				delete(own, name)
 			} else {
-				if err := new(traceConfig).set(name, v); err != nil {
+				if err := (&traceConfig{mode: t.global.mode}).set(name, v); err != nil {
 					return nil, err
 				}
 				own[name] = slices.Clone(v)
@@ -435,7 +454,11 @@ func (t *tracer) sample(model, family string, version int, start time.Time) *req
 			t.refreshOnLocked()
 		}
 	}
-	return &reqTrace{stream: key, levels: st.cfg.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
+	tr := &reqTrace{stream: key, levels: st.cfg.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
+	if t.otel != nil {
+		tr.otel = otelIDs{trace: randomID(16), parent: randomID(8), model: randomID(8)}
+	}
+	return tr
 }
 
 // child starts the trace of a step request that a traced pipeline request
@@ -445,7 +468,11 @@ func (t *tracer) child(parent *reqTrace, start time.Time) *reqTrace {
 	if parent == nil {
 		return nil
 	}
-	return &reqTrace{stream: parent.stream, levels: parent.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), ParentID: parent.entry.ID}}
+	tr := &reqTrace{stream: parent.stream, levels: parent.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), ParentID: parent.entry.ID}}
+	if parent.otel.trace != "" {
+		tr.otel = otelIDs{trace: parent.otel.trace, parent: parent.otel.model, model: randomID(8)}
+	}
+	return tr
 }
 
 // done books a traced request answered at end (with errMsg when it
@@ -453,6 +480,10 @@ func (t *tracer) child(parent *reqTrace, start time.Time) *reqTrace {
 // count says so.
 func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 	if tr == nil {
+		return
+	}
+	if t.otel != nil {
+		t.otel.add(tr.spans(end, errMsg))
 		return
 	}
 	if tr.levels&levelTimestamps != 0 {
@@ -637,6 +668,9 @@ func (t *tracer) close() {
 	}
 	t.mu.Unlock()
 	t.writers.Wait()
+	if t.otel != nil {
+		t.otel.close()
+	}
 }
 
 // traceKey carries a request's trace in its context.

@@ -28,7 +28,7 @@ func TestTraceSettingsRefuseWhatTheyCannotDo(t *testing.T) {
 		{"", map[string][]string{traceRate: {"1", "2"}}, "takes one value, not 2"},
 		{"", map[string][]string{traceFile: {"../t.json"}}, "give a file name"},
 		{"", map[string][]string{traceFile: {"/tmp/t.json"}}, "give a file name"},
-		{"", map[string][]string{traceMode: {"opentelemetry"}}, `Triton's trace files only ("triton")`},
+		{"", map[string][]string{traceMode: {"opentelemetry"}}, `this daemon's traces go to triton; trace.mode in the configuration (triton or opentelemetry) changes it at a restart`},
 		{"", map[string][]string{"trace_colour": {"red"}}, `"trace_colour" is not a trace setting`},
 		{"", map[string][]string{traceRate: nil}, "the global settings cannot be removed"},
 		{"m", map[string][]string{traceRate: {"x"}}, "give a whole number"},

@@ -44,6 +44,9 @@ type Config struct {
 	// (response_cache in their configuration).
 	ResponseCache ResponseCache `yaml:"response_cache"`
 	Auth          Auth          `yaml:"auth"`
+	// Trace says where request traces go: files (Triton's trace
+	// extension) or an OpenTelemetry collector.
+	Trace Trace `yaml:"trace"`
 	// TLS serves both listeners over TLS when it names a certificate.
 	TLS         TLS         `yaml:"tls"`
 	ONNXRuntime ONNXRuntime `yaml:"onnxruntime"`
@@ -72,6 +75,26 @@ type ResponseCache struct {
 	// Size is the bytes of answers kept, least recently used dropped
 	// first; 0 keeps none.
 	Size ByteSize `yaml:"size"`
+}
+
+// Trace modes.
+const (
+	TraceModeTriton        = "triton"
+	TraceModeOpenTelemetry = "opentelemetry"
+)
+
+// Trace configures where the trace extension's traces go (Triton's
+// --trace-config mode=…, opentelemetry,url=…, opentelemetry,resource=…).
+type Trace struct {
+	// Mode is triton (JSON files under state_dir/traces) or opentelemetry
+	// (spans exported to OpenTelemetryURL).
+	Mode string `yaml:"mode"`
+	// OpenTelemetryURL is the collector's OTLP/HTTP traces endpoint, such
+	// as http://localhost:4318/v1/traces.
+	OpenTelemetryURL string `yaml:"opentelemetry_url"`
+	// OpenTelemetryResource are key=value attributes of the spans'
+	// resource, beside service.name=gpuletd.
+	OpenTelemetryResource []string `yaml:"opentelemetry_resource"`
 }
 
 // TLS configures HTTPS on listen and TLS on grpc_listen (Triton's
@@ -221,6 +244,7 @@ func Default() Config {
 			MaxConnections:    1024,
 			MaxInflightBytes:  256 << 20,
 		},
+		Trace:       Trace{Mode: TraceModeTriton, OpenTelemetryResource: []string{}},
 		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}},
 		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},
 		MPS:         MPS{ControlBinary: "nvidia-cuda-mps-control"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -138,6 +139,17 @@ func (c *Config) Validate() error {
 	}
 	if b := c.ResponseCache.Size; b < 0 || b > 1<<40 {
 		bad("response_cache.size", b, "use 0 (no cache) to 1024GiB")
+	}
+	oneOf("trace.mode", c.Trace.Mode, []string{TraceModeTriton, TraceModeOpenTelemetry})
+	if c.Trace.Mode == TraceModeOpenTelemetry {
+		if u, err := url.Parse(c.Trace.OpenTelemetryURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("trace.opentelemetry_url", c.Trace.OpenTelemetryURL, "give the collector's OTLP/HTTP traces endpoint, such as http://localhost:4318/v1/traces")
+		}
+	}
+	for i, kv := range c.Trace.OpenTelemetryResource {
+		if k, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(k) == "" {
+			bad(fmt.Sprintf("trace.opentelemetry_resource[%d]", i), kv, "give key=value, such as deployment.environment=prod")
+		}
 	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls", fmt.Sprintf("cert_file %q, key_file %q", c.TLS.CertFile, c.TLS.KeyFile), "give both a certificate and its key, or neither (plain HTTP and gRPC)")

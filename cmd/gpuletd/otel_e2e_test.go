@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// TestTracesGoToAnOpenTelemetryCollector serves the demo ensemble with
+// trace.mode opentelemetry and a collector (an OTLP/HTTP endpoint in the
+// test): a traced pipeline request arrives there as spans in one trace —
+// the request's, the pipeline's, each step's model span under the
+// pipeline's and each step's compute span — and the trace settings say
+// where traces go.
+func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	var (
+		mu    sync.Mutex
+		spans []struct {
+			TraceID      string `json:"traceId"`
+			SpanID       string `json:"spanId"`
+			ParentSpanID string `json:"parentSpanId"`
+			Name         string `json:"name"`
+		}
+		service string
+	)
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req struct {
+			ResourceSpans []struct {
+				Resource struct {
+					Attributes []struct {
+						Key   string `json:"key"`
+						Value struct {
+							StringValue string `json:"stringValue"`
+						} `json:"value"`
+					} `json:"attributes"`
+				} `json:"resource"`
+				ScopeSpans []struct {
+					Spans json.RawMessage `json:"spans"`
+				} `json:"scopeSpans"`
+			} `json:"resourceSpans"`
+		}
+		if json.Unmarshal(b, &req) != nil {
+			http.Error(w, "not OTLP/JSON", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, rs := range req.ResourceSpans {
+			for _, a := range rs.Resource.Attributes {
+				if a.Key == "service.name" {
+					service = a.Value.StringValue
+				}
+			}
+			for _, ss := range rs.ScopeSpans {
+				var got []struct {
+					TraceID      string `json:"traceId"`
+					SpanID       string `json:"spanId"`
+					ParentSpanID string `json:"parentSpanId"`
+					Name         string `json:"name"`
+				}
+				if json.Unmarshal(ss.Spans, &got) == nil {
+					spans = append(spans, got...)
+				}
+			}
+		}
+	}))
+	defer col.Close()
+
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WritePipeline(repo, 5, "400ms", false))
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms",
+		"GPULETD_TRACE_MODE=opentelemetry", "GPULETD_TRACE_OPENTELEMETRY_URL="+col.URL+"/v1/traces"))
+	base := "http://" + addr
+	url := base + "/v2/models/" + modelzoo.PipelineName
+	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 }, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+
+	r := do(t, "POST", base+"/v2/trace/setting", []byte(`{"trace_level": ["TIMESTAMPS"], "trace_rate": "1"}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"trace_mode":"opentelemetry"`)
+	r = do(t, "POST", base+"/v2/trace/setting", []byte(`{"trace_level": ["TENSORS"]}`), nil)
+	require.Equal(t, 400, r.code, string(r.body))
+
+	image, err := tensor.FromFloat32s("image", []int64{1, 64}, make([]float32, 64))
+	require.NoError(t, err)
+	r = do(t, "POST", url+"/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	// The batch of spans leaves within the exporter's schedule delay (5 s).
+	want := 2 + 1 + modelzoo.PipelineObjects // request and pipeline, then each step's model span
+	count := func(name string) int {
+		n := 0
+		for _, s := range spans {
+			if s.Name == name {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return count("compute") == 1+modelzoo.PipelineObjects && len(spans) >= want
+	}, 30*time.Second, 100*time.Millisecond, "spans received: %+v\nlogs:\n%s", spans, logs)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, "gpuletd", service)
+	require.Equal(t, 1, count("InferRequest"))
+	require.Equal(t, 1, count(modelzoo.PipelineName))
+	require.Equal(t, 1, count(modelzoo.DetectorModel))
+	require.Equal(t, modelzoo.PipelineObjects, count(modelzoo.ClassifierModel))
+	var pipe string
+	for _, s := range spans {
+		if s.Name == modelzoo.PipelineName {
+			pipe = s.SpanID
+		}
+	}
+	for _, s := range spans {
+		require.Equal(t, spans[0].TraceID, s.TraceID, "one trace")
+		if s.Name == modelzoo.DetectorModel || s.Name == modelzoo.ClassifierModel {
+			require.Equal(t, pipe, s.ParentSpanID, "%s's span hangs from the pipeline's", s.Name)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package daemon
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// collector is an OTLP/HTTP endpoint that keeps what it is sent.
+type collector struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	bodies []otlpRequest
+	status int // answered; 0: 200
+}
+
+func newCollector(t *testing.T) *collector {
+	c := &collector{}
+	c.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var req otlpRequest
+		ok := r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/json" && json.Unmarshal(b, &req) == nil
+		c.mu.Lock()
+		status := c.status
+		if ok {
+			c.bodies = append(c.bodies, req)
+		}
+		c.mu.Unlock()
+		if !ok {
+			status = http.StatusBadRequest
+		}
+		if status != 0 {
+			http.Error(w, "refused", status)
+		}
+	}))
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+// spans are the spans received, by name.
+func (c *collector) spans() map[string][]otlpSpan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string][]otlpSpan{}
+	for _, b := range c.bodies {
+		for _, rs := range b.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					out[s.Name] = append(out[s.Name], s)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func attr(kvs []otlpKeyValue, key string) string {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			if kv.Value.StringValue != nil {
+				return *kv.Value.StringValue
+			}
+			if kv.Value.IntValue != nil {
+				return *kv.Value.IntValue
+			}
+		}
+	}
+	return ""
+}
+
+// With trace.mode opentelemetry a traced request is exported as spans,
+// as Triton's are: its request span, its model's with the timestamps as
+// events, and its batch's compute span; a pipeline's step request hangs
+// from the pipeline's model span in the same trace; a failed request's
+// spans say so. What is queued when the daemon stops is sent.
+func TestTracesAreExportedToACollector(t *testing.T) {
+	col := newCollector(t)
+	var said traceErrors
+	tr := newTracer(t.TempDir(), said.add)
+	tr.exportTo(newOTelExporter(col.srv.URL+"/v1/traces", []string{"deployment.environment=test"}, said.add))
+	_, err := tr.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}})
+	require.NoError(t, err)
+
+	t0 := time.Unix(1_700_000_000, 0)
+	pipe := tr.sample("p", "p", 1, t0)
+	pipe.entry.RequestID = "r1"
+	step := tr.child(pipe, t0.Add(time.Millisecond))
+	step.entry.Model, step.entry.Version = "a", 2
+	step.executorTimes(t0.Add(time.Millisecond), 600*time.Microsecond, 400*time.Microsecond, 100*time.Microsecond, 200*time.Microsecond)
+	tr.done(step, t0.Add(2*time.Millisecond), "")
+	tr.done(pipe, t0.Add(3*time.Millisecond), "")
+	failed := tr.sample("a", "a", 2, t0)
+	tr.done(failed, t0.Add(time.Millisecond), "a: the deadline cannot be met")
+	tr.close()
+	require.Empty(t, said.all())
+
+	col.mu.Lock()
+	require.NotEmpty(t, col.bodies)
+	res := col.bodies[0].ResourceSpans[0].Resource.Attributes
+	col.mu.Unlock()
+	require.Equal(t, "gpuletd", attr(res, "service.name"))
+	require.Equal(t, "test", attr(res, "deployment.environment"))
+
+	got := col.spans()
+	require.Len(t, got["InferRequest"], 2)
+	require.Len(t, got["p"], 1)
+	require.Len(t, got["a"], 2)
+	require.Len(t, got["compute"], 1)
+	root, p := got["InferRequest"][0], got["p"][0]
+	require.Equal(t, otlpKindServer, root.Kind)
+	require.Empty(t, root.ParentSpanID)
+	require.Equal(t, "r1", attr(root.Attributes, "triton.request_id"))
+	require.Equal(t, root.SpanID, p.ParentSpanID, "the model span hangs from the request's")
+	require.Equal(t, root.TraceID, p.TraceID)
+	require.Len(t, root.TraceID, 32)
+	require.Len(t, p.SpanID, 16)
+	a := got["a"][0]
+	require.Equal(t, p.TraceID, a.TraceID, "a step request is in its pipeline's trace")
+	require.Equal(t, p.SpanID, a.ParentSpanID, "under the pipeline's model span")
+	require.Equal(t, "2", attr(a.Attributes, "triton.model_version"))
+	var events []string
+	for _, e := range a.Events {
+		events = append(events, e.Name)
+	}
+	require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END"}, events)
+	c := got["compute"][0]
+	require.Equal(t, a.SpanID, c.ParentSpanID)
+	require.Equal(t, "1700000000001200000", c.StartTimeUnixNano, "100µs along the hop (half of what the executor did not hold), then 100µs queued")
+	require.Equal(t, "1700000000001400000", c.EndTimeUnixNano)
+
+	f := got["a"][1]
+	require.NotEqual(t, p.TraceID, f.TraceID, "another request, another trace")
+	require.NotNil(t, f.Status)
+	require.Equal(t, otlpStatusError, f.Status.Code)
+	require.Equal(t, "a: the deadline cannot be met", f.Status.Message)
+}
+
+// In opentelemetry mode the settings say so; trace_mode cannot be changed
+// at run time, and TENSORS are refused, as in Triton.
+func TestOpenTelemetrySettings(t *testing.T) {
+	col := newCollector(t)
+	tr := newTracer(t.TempDir(), nil)
+	tr.exportTo(newOTelExporter(col.srv.URL, nil, func(error) {}))
+	defer tr.close()
+	s := traceSettingsOf(t, tr, "")
+	require.Equal(t, []string{"opentelemetry"}, s[traceMode])
+	_, err := tr.update("", map[string][]string{traceMode: {"triton"}})
+	require.ErrorContains(t, err, "this daemon's traces go to opentelemetry")
+	_, err = tr.update("m", map[string][]string{traceLevel: {traceTensors}})
+	require.ErrorContains(t, err, "tensors are written to trace files only")
+	_, err = tr.update("m", map[string][]string{traceMode: {"opentelemetry"}, traceRate: {"5"}})
+	require.NoError(t, err)
+
+	files := newTestTracer(t, t.TempDir())
+	_, err = files.update("", map[string][]string{traceMode: {"opentelemetry"}})
+	require.ErrorContains(t, err, "this daemon's traces go to triton; trace.mode in the configuration")
+}
+
+// A collector that refuses, and spans beyond the queue, are said; the
+// exporter goes on.
+func TestOpenTelemetryExportFailuresAreSaid(t *testing.T) {
+	col := newCollector(t)
+	col.status = http.StatusServiceUnavailable
+	var said traceErrors
+	e := newOTelExporter(col.srv.URL, nil, said.add)
+	e.mu.Lock()
+	e.maxQueue = 3
+	e.mu.Unlock()
+	span := otlpSpan{TraceID: randomID(16), SpanID: randomID(8), Name: "x", StartTimeUnixNano: "1", EndTimeUnixNano: "2"}
+	e.add([]otlpSpan{span, span})
+	e.add([]otlpSpan{span, span})
+	e.close()
+	all := said.all()
+	require.Len(t, all, 2, "%q", all)
+	require.Equal(t, "drop spans: 1 found the export queue full (3 spans)", all[0])
+	require.True(t, strings.HasPrefix(all[1], "export 3 spans to "+col.srv.URL+": collector answered 503 Service Unavailable: refused"), all[1])
+}
