@@ -161,8 +161,9 @@ func (tr *reqTrace) spans(end time.Time, errMsg string) []otlpSpan {
 
 // otelExporter sends spans to a collector in batches (OpenTelemetry's
 // batch span processor): when a batch's worth is queued or the oldest has
-// waited the schedule delay, and all that is left when it closes. Spans
-// beyond the queue's room are dropped and said once per export.
+// waited the schedule delay, and what is left when it closes (for at most
+// one export's timeout). Spans beyond the queue's room are dropped and said
+// once per export.
 type otelExporter struct {
 	url      string
 	resource []otlpKeyValue
@@ -171,6 +172,7 @@ type otelExporter struct {
 	batch    int
 	delay    time.Duration
 	maxQueue int
+	timeout  time.Duration // one export's, and the flush's at close
 
 	mu      sync.Mutex
 	queue   []otlpSpan
@@ -189,8 +191,8 @@ func newOTelExporter(url string, resource []string, fail func(error)) *otelExpor
 		k, v, _ := strings.Cut(kv, "=")
 		attrs = append(attrs, otlpString(strings.TrimSpace(k), strings.TrimSpace(v)))
 	}
-	e := &otelExporter{url: url, resource: attrs, client: &http.Client{Timeout: otelExportTimeout}, fail: fail,
-		batch: otelMaxExportBatch, delay: otelScheduleDelay, maxQueue: otelMaxQueue,
+	e := &otelExporter{url: url, resource: attrs, client: &http.Client{}, fail: fail,
+		batch: otelMaxExportBatch, delay: otelScheduleDelay, maxQueue: otelMaxQueue, timeout: otelExportTimeout,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go e.run()
 	return e
@@ -223,7 +225,18 @@ func (e *otelExporter) run() {
 	for {
 		select {
 		case <-e.stop:
-			for e.export() {
+			// What is queued goes, within one export's time in all, so
+			// that a collector that does not answer cannot hold the
+			// daemon's stop up for a timeout per batch.
+			deadline := time.Now().Add(e.timeout)
+			for time.Now().Before(deadline) && e.export() {
+			}
+			e.mu.Lock()
+			left := len(e.queue)
+			e.queue = nil
+			e.mu.Unlock()
+			if left > 0 {
+				e.fail(fmt.Errorf("drop spans: %d not exported before the daemon stopped", left))
 			}
 			return
 		case <-e.kick:
@@ -265,7 +278,7 @@ func (e *otelExporter) post(spans []otlpSpan) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), otelExportTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {

@@ -182,3 +182,32 @@ func TestOpenTelemetryExportFailuresAreSaid(t *testing.T) {
 	require.Equal(t, "drop spans: 1 found the export queue full (3 spans)", all[0])
 	require.True(t, strings.HasPrefix(all[1], "export 3 spans to "+col.srv.URL+": collector answered 503 Service Unavailable: refused"), all[1])
 }
+
+// A collector that does not answer holds the daemon's stop up for one
+// export's timeout at most: what is left then is dropped, and said.
+func TestOpenTelemetryStopIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer col.Close()
+	defer close(release)
+	var said traceErrors
+	e := newOTelExporter(col.URL, nil, said.add)
+	e.mu.Lock()
+	e.timeout = 200 * time.Millisecond
+	e.batch = 1000 // queued without a batch's worth: left for the stop
+	e.mu.Unlock()
+	e.add(make([]otlpSpan, otelMaxExportBatch+88))
+	e.mu.Lock()
+	e.batch = otelMaxExportBatch
+	e.mu.Unlock()
+	e.close()
+	all := said.all()
+	require.Len(t, all, 2, "%q", all)
+	require.Contains(t, all[0], "export 512 spans to "+col.URL)
+	require.Equal(t, "drop spans: 88 not exported before the daemon stopped", all[1])
+}
