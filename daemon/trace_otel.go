@@ -135,11 +135,14 @@ func (tr *reqTrace) spans(end time.Time, errMsg string) []otlpSpan {
 	if errMsg != "" {
 		status = &otlpStatus{Code: otlpStatusError, Message: errMsg}
 	}
+	var requestID []otlpKeyValue // the attribute names are Triton's
+	if tr.entry.RequestID != "" {
+		requestID = []otlpKeyValue{otlpString("triton.request_id", tr.entry.RequestID)}
+	}
 	var out []otlpSpan
 	if tr.entry.ParentID == 0 {
 		out = append(out, otlpSpan{TraceID: tr.otel.trace, SpanID: tr.otel.parent, Name: "InferRequest", Kind: otlpKindServer,
-			StartTimeUnixNano: otlpTime(tr.start), EndTimeUnixNano: otlpTime(end), Status: status,
-			Attributes: []otlpKeyValue{otlpString("triton.request_id", tr.entry.RequestID)}})
+			StartTimeUnixNano: otlpTime(tr.start), EndTimeUnixNano: otlpTime(end), Status: status, Attributes: requestID})
 	}
 	events := []otlpEvent{{otlpTime(tr.start), "REQUEST_START"}}
 	x := tr.exec
@@ -150,8 +153,8 @@ func (tr *reqTrace) spans(end time.Time, errMsg string) []otlpSpan {
 	events = append(events, otlpEvent{otlpTime(end), "REQUEST_END"})
 	out = append(out, otlpSpan{TraceID: tr.otel.trace, SpanID: tr.otel.model, ParentSpanID: tr.otel.parent, Name: tr.entry.Model,
 		Kind: otlpKindInternal, StartTimeUnixNano: otlpTime(tr.start), EndTimeUnixNano: otlpTime(end), Status: status, Events: events,
-		Attributes: []otlpKeyValue{otlpString("triton.model_name", tr.entry.Model), otlpInt("triton.model_version", int64(tr.entry.Version)),
-			otlpString("triton.request_id", tr.entry.RequestID)}})
+		Attributes: append([]otlpKeyValue{otlpString("triton.model_name", tr.entry.Model), otlpInt("triton.model_version", int64(tr.entry.Version))},
+			requestID...)})
 	if x.set {
 		out = append(out, otlpSpan{TraceID: tr.otel.trace, SpanID: randomID(8), ParentSpanID: tr.otel.model, Name: "compute",
 			Kind: otlpKindInternal, StartTimeUnixNano: otlpTime(x.ran), EndTimeUnixNano: otlpTime(x.ran.Add(x.compute))})

@@ -125,6 +125,11 @@ func TestTracesAreExportedToACollector(t *testing.T) {
 	require.Equal(t, p.TraceID, a.TraceID, "a step request is in its pipeline's trace")
 	require.Equal(t, p.SpanID, a.ParentSpanID, "under the pipeline's model span")
 	require.Equal(t, "2", attr(a.Attributes, "triton.model_version"))
+	require.Equal(t, "a", attr(a.Attributes, "triton.model_name"))
+	require.Equal(t, "r1", attr(p.Attributes, "triton.request_id"))
+	for _, kv := range a.Attributes {
+		require.NotEqual(t, "triton.request_id", kv.Key, "a request without an id has no such attribute")
+	}
 	var events []string
 	for _, e := range a.Events {
 		events = append(events, e.Name)
