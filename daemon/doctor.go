@@ -31,8 +31,10 @@ type Report struct {
 	Providers     []ProviderCheck `json:"providers"`
 	CUDALibraries []cudalibs.Lib  `json:"cuda_libraries"`
 	// TLS is the listeners' certificate; nil without TLS.
-	TLS   *TLSReport  `json:"tls,omitempty"`
-	Serve ServeReport `json:"serve"`
+	TLS *TLSReport `json:"tls,omitempty"`
+	// Trace is the OpenTelemetry collector; nil unless traces go to one.
+	Trace *TraceReport `json:"trace,omitempty"`
+	Serve ServeReport  `json:"serve"`
 }
 
 // MPSReport says whether MPS can be used.
@@ -111,6 +113,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	r := Report{Driver: mps.ReadDriver(o.NVML(), o.Log), Serve: ServeReport{Devices: cfg.Devices.Mode}}
 	r.MPS = mpsReport(cfg.MPS.ControlBinary)
 	r.TLS = tlsReport(cfg, time.Now())
+	r.Trace = traceReport(ctx, cfg)
 	r.CUDALibraries = cudalibs.Find(cudalibs.Search{Dirs: cfg.ONNXRuntime.CUDALibraryDirs, LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")})
 
 	lib, err := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)

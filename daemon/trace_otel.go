@@ -266,22 +266,25 @@ func (e *otelExporter) export() bool {
 	if n == 0 {
 		return false
 	}
-	if err := e.post(spans); err != nil {
+	if err := e.post(context.Background(), spans); err != nil {
 		e.fail(fmt.Errorf("export %d spans to %s: %w", n, e.url, err))
 	}
 	return true
 }
 
 // post sends spans as one OTLP/HTTP request.
-func (e *otelExporter) post(spans []otlpSpan) error {
+func (e *otelExporter) post(ctx context.Context, spans []otlpSpan) error {
+	if spans == nil {
+		spans = []otlpSpan{} // the doctor's export: an empty list, not null
+	}
 	body, err := json.Marshal(otlpRequest{ResourceSpans: []otlpResourceSpans{{
-		Resource:   otlpResource{Attributes: e.resource},
+		Resource:   otlpResource{Attributes: append([]otlpKeyValue{}, e.resource...)},
 		ScopeSpans: []otlpScopeSpans{{Scope: otlpScope{Name: "gpuletd", Version: version.Version}, Spans: spans}},
 	}}})
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {

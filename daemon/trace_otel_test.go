@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/config"
 )
 
 // collector is an OTLP/HTTP endpoint that keeps what it is sent.
@@ -215,4 +218,32 @@ func TestOpenTelemetryStopIsBounded(t *testing.T) {
 	require.Len(t, all, 2, "%q", all)
 	require.Contains(t, all[0], "export 512 spans to "+col.URL)
 	require.Equal(t, "drop spans: 88 not exported before the daemon stopped", all[1])
+}
+
+// The doctor sends the configured collector an empty export and says
+// whether it took it; without trace.mode opentelemetry it says nothing.
+func TestDoctorChecksTheCollector(t *testing.T) {
+	col := newCollector(t)
+	cfg := config.Default()
+	require.Nil(t, traceReport(context.Background(), cfg))
+
+	cfg.Trace.Mode, cfg.Trace.OpenTelemetryURL = config.TraceModeOpenTelemetry, col.srv.URL+"/v1/traces"
+	r := traceReport(context.Background(), cfg)
+	require.True(t, r.OK, "%+v", r)
+	col.mu.Lock()
+	require.Len(t, col.bodies, 1, "the collector decoded the export")
+	col.mu.Unlock()
+
+	col.mu.Lock()
+	col.status = http.StatusNotFound
+	col.mu.Unlock()
+	r = traceReport(context.Background(), cfg)
+	require.False(t, r.OK)
+	require.Contains(t, r.Error, "collector answered 404 Not Found")
+	require.Contains(t, r.Fix, "trace.opentelemetry_url")
+
+	col.srv.Close()
+	r = traceReport(context.Background(), cfg)
+	require.False(t, r.OK)
+	require.Contains(t, r.Error, "connection refused")
 }

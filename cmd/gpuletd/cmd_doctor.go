@@ -137,6 +137,14 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		}
 		fix(t.Fix)
 	}
+	if t := r.Trace; t != nil {
+		if t.OK {
+			row("traces", "exported to %s (the collector takes them)", t.URL)
+		} else {
+			row("traces", "exported to %s, which does not take them: %s", t.URL, t.Error)
+			fix(t.Fix)
+		}
+	}
 	var use []string
 	for _, d := range r.Serve.Use {
 		use = append(use, fmt.Sprintf("%s (%s, %s)", d.ID, d.Kind, d.Type))

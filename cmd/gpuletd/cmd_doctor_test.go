@@ -144,3 +144,26 @@ func TestDoctorTableSaysTheCertificate(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorTableSaysTheCollector: with traces going to a collector, a row
+// says whether it takes them, and how to fix it when it does not.
+func TestDoctorTableSaysTheCollector(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		trace daemon.TraceReport
+		want  []string
+	}{
+		{"taken", daemon.TraceReport{URL: "http://otel:4318/v1/traces", OK: true},
+			[]string{"traces         exported to http://otel:4318/v1/traces (the collector takes them)"}},
+		{"refused", daemon.TraceReport{URL: "http://otel:4318/v1/trace", Error: "collector answered 404 Not Found", Fix: "point trace.opentelemetry_url at it"},
+			[]string{"traces         exported to http://otel:4318/v1/trace, which does not take them: collector answered 404 Not Found", "fix: point trace.opentelemetry_url at it"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			require.NoError(t, writeDoctor(&b, &daemon.Report{Trace: &tc.trace}))
+			for _, w := range tc.want {
+				require.Contains(t, b.String(), w)
+			}
+		})
+	}
+}
