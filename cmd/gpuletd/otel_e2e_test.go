@@ -26,14 +26,15 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
+	type span struct {
+		TraceID      string `json:"traceId"`
+		SpanID       string `json:"spanId"`
+		ParentSpanID string `json:"parentSpanId"`
+		Name         string `json:"name"`
+	}
 	var (
-		mu    sync.Mutex
-		spans []struct {
-			TraceID      string `json:"traceId"`
-			SpanID       string `json:"spanId"`
-			ParentSpanID string `json:"parentSpanId"`
-			Name         string `json:"name"`
-		}
+		mu      sync.Mutex
+		spans   []span
 		service string
 	)
 	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -66,12 +67,7 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 				}
 			}
 			for _, ss := range rs.ScopeSpans {
-				var got []struct {
-					TraceID      string `json:"traceId"`
-					SpanID       string `json:"spanId"`
-					ParentSpanID string `json:"parentSpanId"`
-					Name         string `json:"name"`
-				}
+				var got []span
 				if json.Unmarshal(ss.Spans, &got) == nil {
 					spans = append(spans, got...)
 				}
