@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -29,8 +28,9 @@ func traceReport(ctx context.Context, cfg config.Config) *TraceReport {
 		return nil
 	}
 	r := &TraceReport{URL: cfg.Trace.OpenTelemetryURL}
-	e := &otelExporter{url: r.URL, client: &http.Client{}, timeout: doctorTraceTimeout}
-	if err := e.post(ctx, nil); err != nil {
+	e := newOTelPoster(r.URL, cfg.Trace.OpenTelemetryResource)
+	e.timeout = doctorTraceTimeout
+	if err := e.post(ctx, []otlpSpan{}); err != nil {
 		r.Error = err.Error()
 		r.Fix = "start the collector, or point trace.opentelemetry_url at its OTLP/HTTP traces endpoint (such as http://localhost:4318/v1/traces)"
 		return r

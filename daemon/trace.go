@@ -25,16 +25,17 @@ import (
 // Triton's trace extension: GET and POST /v2[/models/<m>]/trace/setting
 // and gRPC TraceSetting read and change which requests are traced, and a
 // traced request's timestamps are written, as JSON, to files under
-// <state_dir>/traces (or exported as spans: trace_otel.go). The settings are global, and a model may override
-// any of them (the others follow the global ones); a model with its own
-// settings samples, counts and writes its traces apart. At level
+// <state_dir>/traces (or exported as spans: trace_otel.go). The settings
+// are global, and a model may override any of them (the others follow the
+// global ones); a model with its own settings samples, counts and writes
+// its traces apart. At level
 // TIMESTAMPS a trace says when the request arrived (REQUEST_START), entered
 // its executor's queue (QUEUE_START), its batch ran (COMPUTE_START,
 // COMPUTE_END) and it was answered (REQUEST_END); at level TENSORS the file
 // holds, after it, an entry per input the request brought
 // (TENSOR_QUEUE_INPUT) and per output it was answered with
-// (TENSOR_BACKEND_OUTPUT), each tensor's values as text. The executor's times are
-// placed halfway along the hop to it and back, which is tens of
+// (TENSOR_BACKEND_OUTPUT), each tensor's values as text. The executor's
+// times are placed halfway along the hop to it and back, which is tens of
 // microseconds on an idle host; a pipeline's or a cached answer has only
 // REQUEST_START and REQUEST_END, and each step request of a traced
 // pipeline request has a trace of its own that names the pipeline's
@@ -136,6 +137,7 @@ func (c *traceConfig) set(name string, values []string) error {
 	switch name {
 	case traceLevel:
 		var l traceLevels
+		bad := len(values) == 0
 		for _, v := range values {
 			switch v {
 			case traceTimestamps:
@@ -143,11 +145,12 @@ func (c *traceConfig) set(name string, values []string) error {
 			case traceTensors:
 				l |= levelTensors
 			case traceOff:
+				bad = bad || len(values) > 1 // OFF stands alone
 			default:
-				l = 0xff
+				bad = true
 			}
 		}
-		if len(values) == 0 || l == 0xff || (l != 0 && slices.Contains(values, traceOff)) {
+		if bad {
 			return fmt.Errorf("%w: %s %q: give [\"%s\"], [\"%s\"], both, or [\"%s\"]", errTraceSetting, name, values, traceTimestamps, traceTensors, traceOff)
 		}
 		if l&levelTensors != 0 && c.mode == config.TraceModeOpenTelemetry {
@@ -204,6 +207,16 @@ type traceEntry struct {
 	tensors []traceTensorEntry
 }
 
+// tensorBytes is the text of the trace's tensors, which the bound on what
+// a stream holds counts.
+func (e *traceEntry) tensorBytes() int {
+	n := 0
+	for _, te := range e.tensors {
+		n += len(te.Tensor.Data)
+	}
+	return n
+}
+
 // traceTensorEntry is one traced tensor as the trace file holds it.
 type traceTensorEntry struct {
 	ID       uint64      `json:"id"`
@@ -230,7 +243,6 @@ type reqTrace struct {
 	stream string // "" global, else the model's
 	levels traceLevels
 	otel   otelIDs // its spans' ids when traces go to a collector
-	bytes  int     // the text of entry.tensors
 	entry  traceEntry
 	start  time.Time
 	// exec holds the executor's times once it answered.
@@ -502,7 +514,8 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 		return // its settings changed meanwhile and it was written
 	}
 	pending, pendingBytes := t.pending()
-	held, heldBytes := len(st.buf)+pending, st.bytes+pendingBytes+tr.bytes
+	bytes := tr.entry.tensorBytes()
+	held, heldBytes := len(st.buf)+pending, st.bytes+pendingBytes+bytes
 	if held >= t.maxBuffered || heldBytes > t.maxBufferedBytes {
 		if st.dropped++; st.dropped == 1 && t.writeErr != nil {
 			tensors := ""
@@ -515,7 +528,7 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 		return
 	}
 	st.buf = append(st.buf, tr.entry)
-	st.bytes += tr.bytes
+	st.bytes += bytes
 	switch {
 	case st.cfg.frequency > 0 && int64(len(st.buf)) >= st.cfg.frequency:
 		t.flushLocked(st, false)
@@ -701,7 +714,6 @@ func (tr *reqTrace) tensors(activity string, ts []tensor.Tensor) {
 		}
 		tr.entry.tensors = append(tr.entry.tensors, traceTensorEntry{ID: tr.entry.ID, Activity: activity,
 			Tensor: traceTensor{Name: t.Name, Data: data, Shape: kserve.ShapeText(t.Shape), DType: string(t.DataType)}})
-		tr.bytes += len(data)
 	}
 }
 

@@ -189,16 +189,23 @@ type otelExporter struct {
 // service.name=gpuletd and the key=value attributes given; failed exports
 // go to fail. close stops it.
 func newOTelExporter(url string, resource []string, fail func(error)) *otelExporter {
+	e := newOTelPoster(url, resource)
+	e.fail = fail
+	go e.run()
+	return e
+}
+
+// newOTelPoster is an exporter that only posts (post), as the doctor does:
+// newOTelExporter starts it.
+func newOTelPoster(url string, resource []string) *otelExporter {
 	attrs := []otlpKeyValue{otlpString("service.name", "gpuletd"), otlpString("service.version", version.Version)}
 	for _, kv := range resource {
 		k, v, _ := strings.Cut(kv, "=")
 		attrs = append(attrs, otlpString(strings.TrimSpace(k), strings.TrimSpace(v)))
 	}
-	e := &otelExporter{url: url, resource: attrs, client: &http.Client{}, fail: fail,
+	return &otelExporter{url: url, resource: attrs, client: &http.Client{},
 		batch: otelMaxExportBatch, delay: otelScheduleDelay, maxQueue: otelMaxQueue, timeout: otelExportTimeout,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go e.run()
-	return e
 }
 
 // add queues spans for export.
@@ -274,11 +281,8 @@ func (e *otelExporter) export() bool {
 
 // post sends spans as one OTLP/HTTP request.
 func (e *otelExporter) post(ctx context.Context, spans []otlpSpan) error {
-	if spans == nil {
-		spans = []otlpSpan{} // the doctor's export: an empty list, not null
-	}
 	body, err := json.Marshal(otlpRequest{ResourceSpans: []otlpResourceSpans{{
-		Resource:   otlpResource{Attributes: append([]otlpKeyValue{}, e.resource...)},
+		Resource:   otlpResource{Attributes: e.resource},
 		ScopeSpans: []otlpScopeSpans{{Scope: otlpScope{Name: "gpuletd", Version: version.Version}, Spans: spans}},
 	}}})
 	if err != nil {

@@ -83,5 +83,5 @@ func TestTracedTensorsAreBounded(t *testing.T) {
 	rt := plain.sample("m", "m", 1, time.Now())
 	rt.tensors(activityQueueInput, []tensor.Tensor{in})
 	require.Empty(t, rt.entry.tensors)
-	require.Zero(t, rt.bytes)
+	require.Zero(t, rt.entry.tensorBytes())
 }

@@ -180,13 +180,23 @@ func writePipelineShow(w io.Writer, d *adminModelShow) error {
 	} else {
 		fmt.Fprintf(tw, "recent\tno requests\n")
 	}
-	if c := p.Cache; c != nil {
-		fmt.Fprintf(tw, "cache\t%s (response cache)\n", c.text())
-	}
+	writeCacheRow(tw, p.Cache)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	return writeTensorTable(w, d)
+}
+
+// writeCacheRow prints the cache row of a model or pipeline that enables
+// the response cache (c nil: none).
+func writeCacheRow(w io.Writer, c *adminCache) {
+	switch {
+	case c == nil:
+	case c.Off != "":
+		fmt.Fprintf(w, "cache\t%s\n", c.text())
+	default:
+		fmt.Fprintf(w, "cache\t%s (response cache)\n", c.text())
+	}
 }
 
 // writeModelShow prints one model: a key-value block, its tensors and its
@@ -221,11 +231,7 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	} else {
 		fmt.Fprintf(tw, "recent\tno requests\n")
 	}
-	if c := m.Cache; c != nil && c.Off != "" {
-		fmt.Fprintf(tw, "cache\t%s\n", c.text())
-	} else if c != nil {
-		fmt.Fprintf(tw, "cache\t%s (response cache)\n", c.text())
-	}
+	writeCacheRow(tw, m.Cache)
 	for _, note := range m.ConfigNotes {
 		fmt.Fprintf(tw, "note\t%s\n", note)
 	}

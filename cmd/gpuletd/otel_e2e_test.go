@@ -96,7 +96,7 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 	require.Equal(t, 200, r.code, string(r.body))
 
 	// The batch of spans leaves within the exporter's schedule delay (5 s).
-	want := 2 + 1 + modelzoo.PipelineObjects // request and pipeline, then each step's model span
+	want := 2 + 1 + modelzoo.PipelineObjects // the request's and the pipeline's, the detector's, each classifier request's
 	count := func(name string) int {
 		n := 0
 		for _, s := range spans {
