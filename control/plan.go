@@ -70,14 +70,16 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 // PlanRate(estimate, 0) in Plan): it finds, by bisection, the largest cap C
 // such that every model's demand held to min(rate, C) is placed,
 // so that models asking less than their fair share get all of it and those
-// asking more (a flood) share what the others leave. What a cap holds back
-// is reported in the plan's Unscheduled with the reason; Admission refuses
-// it for that model only. When not even every model's smallest demand fits
-// (more models than the node can hold), the plan of the full demands,
+// asking more (a flood) share what the others leave. When not every model
+// can have even the lowest demand, the cap falls below it: every model then
+// keeps a place with an equal share rather than some being left out. What a
+// cap holds back is reported in the plan's Unscheduled with the reason;
+// Admission refuses it for that model only. When not even MinPlanRate each
+// fits (more models than the node can hold), the plan of the full demands,
 // fallback, stands.
 func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, fallback *gpulet.Plan) (*gpulet.Plan, error) {
-	if len(in.Demands) == 0 {
-		return fallback, nil
+	if len(in.Demands) < 2 {
+		return fallback, nil // nothing to share: a lone model gets what fits
 	}
 	lowest, highest := in.Demands[0].Rate, in.Demands[0].Rate
 	for _, d := range in.Demands {
@@ -90,10 +92,19 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 	if err != nil {
 		return nil, err
 	}
+	lo, hi := lowest, highest
 	if len(best.Unscheduled) > 0 {
-		return fallback, nil
+		// Not every model gets even the lowest demand: the share falls
+		// below it, equal for all, down to MinPlanRate, a place each.
+		lo, hi = min(MinPlanRate, lowest), lowest
+		if best, err = capped(lo); err != nil {
+			return nil, err
+		}
+		if len(best.Unscheduled) > 0 {
+			return fallback, nil
+		}
 	}
-	c, best, err := largestPlaced(lowest, highest, fairSteps, best, capped)
+	c, best, err := largestPlaced(lo, hi, fairSteps, best, capped)
 	if err != nil {
 		return nil, err
 	}

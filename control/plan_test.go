@@ -81,6 +81,48 @@ func TestPlanOverloadSharesFairly(t *testing.T) {
 	require.False(t, p.Schedulable, "a plan that holds demand back is not schedulable")
 }
 
+// TestPlanOverloadBelowEveryDemand: when even the lowest demand cannot be
+// given to every model (here each asks more than a third of the node), the
+// fair share falls below it and every model keeps a place with an equal
+// share, rather than the plan of the full demands, which places the first
+// models whole and leaves the rest out.
+func TestPlanOverloadBelowEveryDemand(t *testing.T) {
+	// ℓ(b) = b ms on one whole GPU with a 20 ms SLO: 1000 req/s at most.
+	var pts []gpulet.Point
+	for b := 1; b <= 32; b++ {
+		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
+	}
+	prof := func(name string) *gpulet.Profile {
+		p, err := gpulet.NewProfile(name, "t", 100, pts)
+		require.NoError(t, err)
+		return p
+	}
+	in := gpulet.Input{
+		GPUs: []gpulet.GPU{{ID: "g0", Type: "t", MemoryMB: 1000, Backend: gpulet.BackendNone}},
+		Demands: []gpulet.Demand{
+			{Name: "flood", Profile: prof("flood"), SLOMS: 20, Rate: 4000},
+			{Name: "a", Profile: prof("a"), SLOMS: 20, Rate: 600},
+			{Name: "b", Profile: prof("b"), SLOMS: 20, Rate: 700},
+		},
+	}
+	alone, err := gpulet.Run(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{})
+	require.NoError(t, err)
+	require.True(t, alone.Assigned()["a"] == 0 || alone.Assigned()["b"] == 0,
+		"the case needs a planner that, given the full demands, leaves a model out: %v", alone.Assigned())
+
+	p, err := Plan(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{}, Headroom)
+	require.NoError(t, err)
+	got := p.Assigned()
+	for _, name := range []string{"flood", "a", "b"} {
+		require.Greater(t, got[name], 300.0, "%s keeps a place with about a third of the node: %v", name, got)
+		require.InDelta(t, got["a"], got[name], 1, "every model gets the same share: %v", got)
+		require.Contains(t, p.Reasons[name], "fair share")
+	}
+	require.InDelta(t, 600-got["a"], p.Unscheduled["a"], 1e-6)
+	require.InDelta(t, 4000-got["flood"], p.Unscheduled["flood"], 1e-6)
+	require.False(t, p.Schedulable)
+}
+
 // TestPlanHeadroomWithSplitResidues is make run's demo node: a small model
 // with a 5 ms SLO that serves slightly more per core on both cores of a
 // CPU device, and a model whose batches take 18–33 ms, which cannot share
