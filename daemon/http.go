@@ -38,6 +38,7 @@ func (n *node) handler(web http.Handler) http.Handler {
 	r.Handle("/v2/repository/models/{model}/load", n.mutating(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/unload", n.mutating(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)
 	n.shmRoutes(r)
+	n.cudaShmRoutes(r)
 	n.adminRoutes(r.PathPrefix("/api/v1").Subrouter())
 	r.Handle("/metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(n.log.Named("metrics"))}))
 	if web != nil {

@@ -69,7 +69,7 @@ func (n *node) versionNames(family string) []string {
 // serverExtensions are the protocol extensions gpuletd serves, by the names
 // Triton gives them (model_configuration: GET /v2/models/M/config and the
 // ModelConfig RPC).
-var serverExtensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "model_repository(unload_dependents)", "statistics", "system_shared_memory", "trace"}
+var serverExtensions = []string{"binary_tensor_data", "classification", "logging", "model_configuration", "model_repository", "model_repository(unload_dependents)", "statistics", "system_shared_memory", "cuda_shared_memory", "trace"}
 
 func (n *node) handleServerMetadata(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, kserve.ServerMetadata{

@@ -108,6 +108,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer n.traces.close() // after the servers stopped: every trace taken is written
 	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
+	n.shm.openCUDA = openCUDAMemory(func() []string { return n.conf().ONNXRuntime.CUDALibraryDirs })
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine
 	n.events = newEvents(st, log.Named("events"))

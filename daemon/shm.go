@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpulet/gpuletd/executor/cudart"
 )
 
 // shmDir is where Linux keeps POSIX shared-memory objects: the object a
@@ -26,29 +29,66 @@ var (
 	errShmOff     = errors.New("shared memory is not served here")
 )
 
-// shmRegion is one registered system shared-memory region: byteSize bytes at
-// offset in the object key, mapped into the daemon.
+// regionKind tells Triton's two shared-memory extensions apart: their
+// regions share one namespace, but each extension lists and unregisters
+// only its own.
+type regionKind int
+
+const (
+	systemRegion regionKind = iota // a POSIX shared-memory object, mapped
+	cudaRegion                     // GPU memory shared through a CUDA IPC handle
+)
+
+func (k regionKind) String() string {
+	if k == cudaRegion {
+		return "CUDA shared-memory region"
+	}
+	return "system shared-memory region"
+}
+
+// shmRegion is one registered region. A system region is byteSize bytes at
+// offset in the object key, mapped into the daemon; a CUDA region is
+// byteSize bytes of device memory on DeviceID, opened from the client's
+// IPC handle.
 type shmRegion struct {
 	Name     string `json:"name"`
 	Key      string `json:"key"`
 	Offset   int64  `json:"offset"`
 	ByteSize int64  `json:"byte_size"`
+	DeviceID int64  `json:"-"`
 
-	mapping []byte // the object from 0 to offset+byteSize, for munmap
-	mem     []byte // the region: mapping[offset:]
+	kind    regionKind
+	mapping []byte       // a system region's object from 0 to offset+byteSize, for munmap
+	mem     []byte       // a system region: mapping[offset:]
+	dev     deviceMemory // a CUDA region's memory
 }
 
-// sharedMemory is the registry of Triton's system shared-memory extension:
-// local clients register a region of a POSIX shared-memory object and then
-// place inputs (read from it) and outputs (written into it) there instead of
-// in the request and the answer. Requests copy in and out under the read
-// lock; unregistering takes the write lock, so no region is unmapped while
-// a request uses it.
+// deviceMemory is a CUDA region's device memory as the daemon reaches it:
+// copies between it and host memory (cudart.IPCMemory: the hardware edge).
+type deviceMemory interface {
+	ReadAt(dst []byte, offset int64) error
+	WriteAt(src []byte, offset int64) error
+	Close() error
+}
+
+// cudaOpener opens a client's CUDA IPC handle made on device.
+type cudaOpener func(device int, handle []byte) (deviceMemory, error)
+
+// sharedMemory is the registry of Triton's system and CUDA shared-memory
+// extensions: local clients register a region of a POSIX shared-memory
+// object, or of GPU memory they share with a CUDA IPC handle, and then place
+// inputs (read from it) and outputs (written into it) there instead of in
+// the request and the answer. The daemon copies a CUDA region's bytes
+// between the GPU and host memory, so its executors take them as any
+// other. Requests copy in and out under the read lock; unregistering takes
+// the write lock, so no region is released while a request uses it.
 type sharedMemory struct {
 	dir string // shmDir; tests may point elsewhere
 	// maxRead bounds one input read out of a region, as
 	// limits.max_request_body bounds a body (nil: no bound).
 	maxRead func() int64
+	// openCUDA opens CUDA regions (nil: the CUDA extension is not served).
+	openCUDA cudaOpener
 
 	mu      sync.RWMutex
 	regions map[string]*shmRegion
@@ -98,6 +138,36 @@ func (s *sharedMemory) register(name, key string, offset, byteSize int64) error 
 	return nil
 }
 
+// registerCUDA opens byteSize bytes of device memory that a client shared
+// with a CUDA IPC handle made on device, as the region name.
+func (s *sharedMemory) registerCUDA(name string, device int64, handle []byte, byteSize int64) error {
+	switch {
+	case s == nil:
+		return errShmOff
+	case s.openCUDA == nil:
+		return fmt.Errorf("%w: CUDA shared memory needs the daemon's CUDA runtime", errShmOff)
+	case name == "":
+		return fmt.Errorf("%w: no region name", errShmBad)
+	case byteSize <= 0:
+		return fmt.Errorf("%w: region %q: byte_size %d must be positive", errShmBad, name, byteSize)
+	case device < 0 || device > math.MaxInt32:
+		return fmt.Errorf("%w: region %q: device_id %d is not a device", errShmBad, name, device)
+	case len(handle) != cudart.HandleSize:
+		return fmt.Errorf("%w: region %q: raw_handle has %d bytes, a CUDA IPC handle (cudaIpcGetMemHandle) %d", errShmBad, name, len(handle), cudart.HandleSize)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.regions[name]; ok {
+		return fmt.Errorf("%w: %q", errShmExists, name)
+	}
+	dev, err := s.openCUDA(int(device), handle)
+	if err != nil {
+		return fmt.Errorf("%w: region %q: %v", errShmBad, name, err)
+	}
+	s.regions[name] = &shmRegion{Name: name, ByteSize: byteSize, DeviceID: device, kind: cudaRegion, dev: dev}
+	return nil
+}
+
 // objectPath is the file of the shared-memory object key: one name after
 // the leading slash, nothing that leaves the directory.
 func (s *sharedMemory) objectPath(key string) (string, error) {
@@ -108,31 +178,44 @@ func (s *sharedMemory) objectPath(key string) (string, error) {
 	return filepath.Join(s.dir, name), nil
 }
 
-// unregister unmaps the region name, or every region when name is empty; an
-// unknown name is an error.
-func (s *sharedMemory) unregister(name string) error {
+// unregister releases the region name of kind, or every region of kind
+// when name is empty; an unknown name (or one of the other kind) is an
+// error.
+func (s *sharedMemory) unregister(kind regionKind, name string) error {
 	if s == nil {
 		return errShmOff
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if name == "" {
+		var errs []error
 		for n, r := range s.regions {
-			_ = unix.Munmap(r.mapping)
-			delete(s.regions, n)
+			if r.kind == kind {
+				delete(s.regions, n)
+				errs = append(errs, r.release())
+			}
 		}
-		return nil
+		return errors.Join(errs...)
 	}
 	r, ok := s.regions[name]
-	if !ok {
-		return fmt.Errorf("%w: %q", errShmUnknown, name)
+	if !ok || r.kind != kind {
+		return fmt.Errorf("%w: no %s %q", errShmUnknown, kind, name)
 	}
 	delete(s.regions, name)
+	return r.release()
+}
+
+// release unmaps a system region or closes a CUDA one.
+func (r *shmRegion) release() error {
+	if r.dev != nil {
+		return r.dev.Close()
+	}
 	return unix.Munmap(r.mapping)
 }
 
-// status lists the region name, or every region by name when name is empty.
-func (s *sharedMemory) status(name string) ([]shmRegion, error) {
+// status lists the region name of kind, or every region of kind by name
+// when name is empty.
+func (s *sharedMemory) status(kind regionKind, name string) ([]shmRegion, error) {
 	if s == nil {
 		return nil, errShmOff
 	}
@@ -140,20 +223,20 @@ func (s *sharedMemory) status(name string) ([]shmRegion, error) {
 	defer s.mu.RUnlock()
 	var out []shmRegion
 	for n, r := range s.regions {
-		if name == "" || n == name {
-			out = append(out, shmRegion{Name: r.Name, Key: r.Key, Offset: r.Offset, ByteSize: r.ByteSize})
+		if r.kind == kind && (name == "" || n == name) {
+			out = append(out, shmRegion{Name: r.Name, Key: r.Key, Offset: r.Offset, ByteSize: r.ByteSize, DeviceID: r.DeviceID, kind: r.kind})
 		}
 	}
 	if name != "" && len(out) == 0 {
-		return nil, fmt.Errorf("%w: %q", errShmUnknown, name)
+		return nil, fmt.Errorf("%w: no %s %q", errShmUnknown, kind, name)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
-// span is the size bytes at offset in the region name, checked (read lock
-// held by the caller).
-func (s *sharedMemory) span(name string, offset, size int64) ([]byte, error) {
+// region is the region name, once size bytes at offset are checked to fit
+// it (read lock held by the caller).
+func (s *sharedMemory) region(name string, offset, size int64) (*shmRegion, error) {
 	r, ok := s.regions[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", errShmUnknown, name)
@@ -161,7 +244,7 @@ func (s *sharedMemory) span(name string, offset, size int64) ([]byte, error) {
 	if offset < 0 || size < 0 || offset+size > r.ByteSize || offset+size < offset {
 		return nil, fmt.Errorf("%d bytes at offset %d do not fit region %q (%d bytes)", size, offset, name, r.ByteSize)
 	}
-	return r.mem[offset : offset+size], nil
+	return r, nil
 }
 
 // ReadRegion implements kserve.SharedMemory: a copy of the bytes.
@@ -173,13 +256,20 @@ func (s *sharedMemory) ReadRegion(region string, offset, size int64) (out []byte
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	b, err := s.span(region, offset, size)
+	r, err := s.region(region, offset, size)
 	if err != nil {
 		return nil, err
 	}
+	if r.dev != nil {
+		out = make([]byte, size)
+		if err := r.dev.ReadAt(out, offset); err != nil {
+			return nil, fmt.Errorf("read region %q: %w", region, err)
+		}
+		return out, nil
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer faultAsError(region, &err)
-	return append([]byte(nil), b...), nil
+	return append([]byte(nil), r.mem[offset:offset+size]...), nil
 }
 
 // faultAsError turns a fault while touching a mapped region into an error
@@ -212,19 +302,26 @@ func (s *sharedMemory) write(region string, offset, room int64, data []byte) (er
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	b, err := s.span(region, offset, int64(len(data)))
+	r, err := s.region(region, offset, int64(len(data)))
 	if err != nil {
 		return err
 	}
+	if r.dev != nil {
+		if err := r.dev.WriteAt(data, offset); err != nil {
+			return fmt.Errorf("write region %q: %w", region, err)
+		}
+		return nil
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer faultAsError(region, &err)
-	copy(b, data)
+	copy(r.mem[offset:], data)
 	return nil
 }
 
-// close unmaps every region (the daemon stops).
+// close releases every region (the daemon stops).
 func (s *sharedMemory) close() {
 	if s != nil {
-		_ = s.unregister("")
+		_ = s.unregister(systemRegion, "")
+		_ = s.unregister(cudaRegion, "")
 	}
 }

@@ -39,7 +39,7 @@ func shmCode(err error) int {
 }
 
 func (n *node) handleShmStatus(w http.ResponseWriter, r *http.Request) {
-	regions, err := n.shm.status(mux.Vars(r)["name"])
+	regions, err := n.shm.status(systemRegion, mux.Vars(r)["name"])
 	if err != nil {
 		writeError(w, shmCode(err), err.Error())
 		return
@@ -77,7 +77,7 @@ func (n *node) handleShmRegister(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *node) handleShmUnregister(w http.ResponseWriter, r *http.Request) {
-	if err := n.shm.unregister(mux.Vars(r)["name"]); err != nil {
+	if err := n.shm.unregister(systemRegion, mux.Vars(r)["name"]); err != nil {
 		writeError(w, shmCode(err), "unregister: "+err.Error())
 		return
 	}
@@ -86,7 +86,7 @@ func (n *node) handleShmUnregister(w http.ResponseWriter, r *http.Request) {
 
 // SystemSharedMemoryStatus lists the registered regions (one when named).
 func (s *grpcServer) SystemSharedMemoryStatus(_ context.Context, r *pb.SystemSharedMemoryStatusRequest) (*pb.SystemSharedMemoryStatusResponse, error) {
-	regions, err := s.n.shm.status(r.Name)
+	regions, err := s.n.shm.status(systemRegion, r.Name)
 	if err != nil {
 		return nil, shmGRPCError(err)
 	}
@@ -112,7 +112,7 @@ func (s *grpcServer) SystemSharedMemoryRegister(_ context.Context, r *pb.SystemS
 
 // SystemSharedMemoryUnregister unregisters a region, or all when unnamed.
 func (s *grpcServer) SystemSharedMemoryUnregister(_ context.Context, r *pb.SystemSharedMemoryUnregisterRequest) (*pb.SystemSharedMemoryUnregisterResponse, error) {
-	if err := s.n.shm.unregister(r.Name); err != nil {
+	if err := s.n.shm.unregister(systemRegion, r.Name); err != nil {
 		return nil, shmGRPCError(fmt.Errorf("unregister: %w", err))
 	}
 	return &pb.SystemSharedMemoryUnregisterResponse{}, nil

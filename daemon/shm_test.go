@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/cudart"
 )
 
 // The registry maps regions of shared-memory objects, reads and writes
@@ -44,17 +46,17 @@ func TestSharedMemoryRegistry(t *testing.T) {
 	require.Equal(t, []byte{9, 9, 18}, file[16:19], "written through to the object")
 	require.ErrorContains(t, s.write("in", 0, 1, []byte{9, 9}), "the output takes 2 bytes but shared_memory_byte_size gives it 1")
 
-	st, err := s.status("")
+	st, err := s.status(systemRegion, "")
 	require.NoError(t, err)
 	require.Equal(t, []shmRegion{{Name: "in", Key: "/obj", Offset: 16, ByteSize: 32}}, st)
-	_, err = s.status("other")
+	_, err = s.status(systemRegion, "other")
 	require.ErrorIs(t, err, errShmUnknown)
 
-	require.ErrorIs(t, s.unregister("other"), errShmUnknown)
-	require.NoError(t, s.unregister("in"))
+	require.ErrorIs(t, s.unregister(systemRegion, "other"), errShmUnknown)
+	require.NoError(t, s.unregister(systemRegion, "in"))
 	_, err = s.ReadRegion("in", 0, 1)
 	require.ErrorIs(t, err, errShmUnknown)
-	st, err = s.status("")
+	st, err = s.status(systemRegion, "")
 	require.NoError(t, err)
 	require.Empty(t, st)
 
@@ -116,11 +118,110 @@ func TestSharedMemoryConcurrentUse(t *testing.T) {
 		}()
 	}
 	for range 200 {
-		require.NoError(t, s.unregister("r"))
+		require.NoError(t, s.unregister(systemRegion, "r"))
 		require.NoError(t, s.register("r", "/obj", 0, 4096))
 	}
 	close(done)
 	for range 4 {
 		require.NoError(t, <-errs)
 	}
+}
+
+// fakeDevice stands in for a CUDA region's device memory (cudart.IPCMemory
+// on a GPU): host bytes, bounds checked as the runtime checks a copy.
+type fakeDevice struct {
+	mem    []byte
+	closed bool
+}
+
+func (d *fakeDevice) ReadAt(dst []byte, offset int64) error {
+	if offset+int64(len(dst)) > int64(len(d.mem)) {
+		return errors.New("invalid argument")
+	}
+	copy(dst, d.mem[offset:])
+	return nil
+}
+
+func (d *fakeDevice) WriteAt(src []byte, offset int64) error {
+	if offset+int64(len(src)) > int64(len(d.mem)) {
+		return errors.New("invalid argument")
+	}
+	copy(d.mem[offset:], src)
+	return nil
+}
+
+func (d *fakeDevice) Close() error {
+	d.closed = true
+	return nil
+}
+
+// CUDA regions share the system regions' namespace, are listed and
+// unregistered apart from them, copy within their bounds through the
+// device memory, and are closed when unregistered.
+func TestSharedMemoryCUDARegions(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "obj"), make([]byte, 64), 0o600))
+	s := newSharedMemory(dir)
+	require.ErrorIs(t, s.registerCUDA("g", 0, make([]byte, cudart.HandleSize), 8), errShmOff, "no CUDA runtime: not served")
+
+	devices := map[string]*fakeDevice{}
+	s.openCUDA = func(device int, handle []byte) (deviceMemory, error) {
+		if device != 0 {
+			return nil, errors.New("select the device: invalid device ordinal")
+		}
+		d := &fakeDevice{mem: make([]byte, 32)}
+		devices[string(handle[:4])] = d
+		return d, nil
+	}
+	handle := func(tag string) []byte { return append([]byte(tag), make([]byte, cudart.HandleSize-len(tag))...) }
+	require.NoError(t, s.register("sys", "/obj", 0, 64))
+	require.NoError(t, s.registerCUDA("gpu", 0, handle("gpu0"), 32))
+	require.ErrorIs(t, s.registerCUDA("sys", 0, handle("gpu1"), 8), errShmExists, "one namespace for both kinds")
+	for _, tc := range []struct {
+		name   string
+		device int64
+		handle []byte
+		size   int64
+		want   string
+	}{
+		{"short handle", 0, make([]byte, 10), 8, "raw_handle has 10 bytes, a CUDA IPC handle (cudaIpcGetMemHandle) 64"},
+		{"negative device", -1, handle("gpu2"), 8, "device_id -1 is not a device"},
+		{"no such device", 3, handle("gpu2"), 8, "invalid device ordinal"},
+		{"no size", 0, handle("gpu2"), 0, "byte_size 0 must be positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.registerCUDA("bad", tc.device, tc.handle, tc.size)
+			require.ErrorIs(t, err, errShmBad)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+
+	require.NoError(t, s.write("gpu", 4, 8, []byte{1, 2, 3}))
+	require.Equal(t, []byte{0, 1, 2, 3, 0}, devices["gpu0"].mem[3:8], "written to the device")
+	got, err := s.ReadRegion("gpu", 5, 2)
+	require.NoError(t, err)
+	require.Equal(t, []byte{2, 3}, got)
+	_, err = s.ReadRegion("gpu", 30, 4)
+	require.ErrorContains(t, err, `4 bytes at offset 30 do not fit region "gpu" (32 bytes)`)
+
+	cuda, err := s.status(cudaRegion, "")
+	require.NoError(t, err)
+	require.Equal(t, []shmRegion{{Name: "gpu", ByteSize: 32, kind: cudaRegion}}, cuda)
+	sys, err := s.status(systemRegion, "")
+	require.NoError(t, err)
+	require.Len(t, sys, 1)
+	_, err = s.status(cudaRegion, "sys")
+	require.ErrorIs(t, err, errShmUnknown)
+	require.ErrorIs(t, s.unregister(cudaRegion, "sys"), errShmUnknown, "the CUDA extension does not unregister a system region")
+
+	require.NoError(t, s.unregister(cudaRegion, ""))
+	require.True(t, devices["gpu0"].closed)
+	_, err = s.ReadRegion("gpu", 0, 1)
+	require.ErrorIs(t, err, errShmUnknown)
+	_, err = s.ReadRegion("sys", 0, 1)
+	require.NoError(t, err, "unregistering every CUDA region leaves the system ones")
+
+	require.NoError(t, s.registerCUDA("gpu", 0, handle("gpu3"), 32))
+	s.close()
+	require.True(t, devices["gpu3"].closed, "the daemon's stop closes CUDA regions")
 }

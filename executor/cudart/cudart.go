@@ -1,8 +1,10 @@
 // Package cudart asks the CUDA runtime which device an executor got and how
 // much of it: the multiprocessors its context may use (fewer than the GPU's
-// under an MPS thread percentage or in a MIG instance) and the device memory.
-// It opens libcudart by name at run time, so gpuletd needs no CUDA to build
-// and a CPU executor never loads it.
+// under an MPS thread percentage or in a MIG instance) and the device memory;
+// and it opens device memory another process shares through a CUDA IPC
+// handle (the daemon's CUDA shared-memory regions). It opens libcudart by
+// name at run time, so gpuletd needs no CUDA to build and a CPU executor
+// never loads it.
 package cudart
 
 /*

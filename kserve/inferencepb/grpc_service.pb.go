@@ -2091,6 +2091,282 @@ func (*SystemSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
 	return file_grpc_service_proto_rawDescGZIP(), []int{34}
 }
 
+// An empty name asks for every CUDA region.
+type CudaSharedMemoryStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CudaSharedMemoryStatusRequest) Reset() {
+	*x = CudaSharedMemoryStatusRequest{}
+	mi := &file_grpc_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CudaSharedMemoryStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CudaSharedMemoryStatusRequest) ProtoMessage() {}
+
+func (x *CudaSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CudaSharedMemoryStatusRequest.ProtoReflect.Descriptor instead.
+func (*CudaSharedMemoryStatusRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *CudaSharedMemoryStatusRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type CudaSharedMemoryStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By region name.
+	Regions       map[string]*CudaSharedMemoryStatusResponse_RegionStatus `protobuf:"bytes,1,rep,name=regions,proto3" json:"regions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CudaSharedMemoryStatusResponse) Reset() {
+	*x = CudaSharedMemoryStatusResponse{}
+	mi := &file_grpc_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CudaSharedMemoryStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CudaSharedMemoryStatusResponse) ProtoMessage() {}
+
+func (x *CudaSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CudaSharedMemoryStatusResponse.ProtoReflect.Descriptor instead.
+func (*CudaSharedMemoryStatusResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CudaSharedMemoryStatusResponse) GetRegions() map[string]*CudaSharedMemoryStatusResponse_RegionStatus {
+	if x != nil {
+		return x.Regions
+	}
+	return nil
+}
+
+type CudaSharedMemoryRegisterRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What cudaIpcGetMemHandle gave the client, as its bytes.
+	RawHandle     []byte `protobuf:"bytes,2,opt,name=raw_handle,json=rawHandle,proto3" json:"raw_handle,omitempty"`
+	DeviceId      int64  `protobuf:"varint,3,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	ByteSize      uint64 `protobuf:"varint,4,opt,name=byte_size,json=byteSize,proto3" json:"byte_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CudaSharedMemoryRegisterRequest) Reset() {
+	*x = CudaSharedMemoryRegisterRequest{}
+	mi := &file_grpc_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CudaSharedMemoryRegisterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CudaSharedMemoryRegisterRequest) ProtoMessage() {}
+
+func (x *CudaSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CudaSharedMemoryRegisterRequest.ProtoReflect.Descriptor instead.
+func (*CudaSharedMemoryRegisterRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *CudaSharedMemoryRegisterRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CudaSharedMemoryRegisterRequest) GetRawHandle() []byte {
+	if x != nil {
+		return x.RawHandle
+	}
+	return nil
+}
+
+func (x *CudaSharedMemoryRegisterRequest) GetDeviceId() int64 {
+	if x != nil {
+		return x.DeviceId
+	}
+	return 0
+}
+
+func (x *CudaSharedMemoryRegisterRequest) GetByteSize() uint64 {
+	if x != nil {
+		return x.ByteSize
+	}
+	return 0
+}
+
+type CudaSharedMemoryRegisterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CudaSharedMemoryRegisterResponse) Reset() {
+	*x = CudaSharedMemoryRegisterResponse{}
+	mi := &file_grpc_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CudaSharedMemoryRegisterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CudaSharedMemoryRegisterResponse) ProtoMessage() {}
+
+func (x *CudaSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CudaSharedMemoryRegisterResponse.ProtoReflect.Descriptor instead.
+func (*CudaSharedMemoryRegisterResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{38}
+}
+
+// An empty name unregisters every CUDA region.
+type CudaSharedMemoryUnregisterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CudaSharedMemoryUnregisterRequest) Reset() {
+	*x = CudaSharedMemoryUnregisterRequest{}
+	mi := &file_grpc_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CudaSharedMemoryUnregisterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CudaSharedMemoryUnregisterRequest) ProtoMessage() {}
+
+func (x *CudaSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CudaSharedMemoryUnregisterRequest.ProtoReflect.Descriptor instead.
+func (*CudaSharedMemoryUnregisterRequest) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *CudaSharedMemoryUnregisterRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type CudaSharedMemoryUnregisterResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CudaSharedMemoryUnregisterResponse) Reset() {
+	*x = CudaSharedMemoryUnregisterResponse{}
+	mi := &file_grpc_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CudaSharedMemoryUnregisterResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CudaSharedMemoryUnregisterResponse) ProtoMessage() {}
+
+func (x *CudaSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CudaSharedMemoryUnregisterResponse.ProtoReflect.Descriptor instead.
+func (*CudaSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{40}
+}
+
 // LogSettingsRequest names the settings to change (none: only read them):
 // log_info, log_warning, log_error (bool), log_verbose_level (uint32),
 // log_file and log_format (string).
@@ -2103,7 +2379,7 @@ type LogSettingsRequest struct {
 
 func (x *LogSettingsRequest) Reset() {
 	*x = LogSettingsRequest{}
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2391,7 @@ func (x *LogSettingsRequest) String() string {
 func (*LogSettingsRequest) ProtoMessage() {}
 
 func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2404,7 @@ func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsRequest.ProtoReflect.Descriptor instead.
 func (*LogSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{35}
+	return file_grpc_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *LogSettingsRequest) GetSettings() map[string]*LogSettingsRequest_SettingValue {
@@ -2148,7 +2424,7 @@ type LogSettingsResponse struct {
 
 func (x *LogSettingsResponse) Reset() {
 	*x = LogSettingsResponse{}
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2436,7 @@ func (x *LogSettingsResponse) String() string {
 func (*LogSettingsResponse) ProtoMessage() {}
 
 func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2449,7 @@ func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsResponse.ProtoReflect.Descriptor instead.
 func (*LogSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{36}
+	return file_grpc_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *LogSettingsResponse) GetSettings() map[string]*LogSettingsResponse_SettingValue {
@@ -2196,7 +2472,7 @@ type TraceSettingRequest struct {
 
 func (x *TraceSettingRequest) Reset() {
 	*x = TraceSettingRequest{}
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2484,7 @@ func (x *TraceSettingRequest) String() string {
 func (*TraceSettingRequest) ProtoMessage() {}
 
 func (x *TraceSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2497,7 @@ func (x *TraceSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingRequest.ProtoReflect.Descriptor instead.
 func (*TraceSettingRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{37}
+	return file_grpc_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *TraceSettingRequest) GetSettings() map[string]*TraceSettingRequest_SettingValue {
@@ -2248,7 +2524,7 @@ type TraceSettingResponse struct {
 
 func (x *TraceSettingResponse) Reset() {
 	*x = TraceSettingResponse{}
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2536,7 @@ func (x *TraceSettingResponse) String() string {
 func (*TraceSettingResponse) ProtoMessage() {}
 
 func (x *TraceSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2549,7 @@ func (x *TraceSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingResponse.ProtoReflect.Descriptor instead.
 func (*TraceSettingResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{38}
+	return file_grpc_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TraceSettingResponse) GetSettings() map[string]*TraceSettingResponse_SettingValue {
@@ -2295,7 +2571,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2583,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2634,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2646,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2431,7 +2707,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2719,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2486,7 +2762,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[45]
+	mi := &file_grpc_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2498,7 +2774,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[45]
+	mi := &file_grpc_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2837,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2573,7 +2849,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2907,7 @@ type SystemSharedMemoryStatusResponse_RegionStatus struct {
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) Reset() {
 	*x = SystemSharedMemoryStatusResponse_RegionStatus{}
-	mi := &file_grpc_service_proto_msgTypes[51]
+	mi := &file_grpc_service_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2643,7 +2919,7 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) String() string {
 func (*SystemSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[51]
+	mi := &file_grpc_service_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,6 +2963,67 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetByteSize() uint64 {
 	return 0
 }
 
+type CudaSharedMemoryStatusResponse_RegionStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The GPU the handle was made on, as CUDA numbers devices.
+	DeviceId      uint64 `protobuf:"varint,2,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	ByteSize      uint64 `protobuf:"varint,3,opt,name=byte_size,json=byteSize,proto3" json:"byte_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CudaSharedMemoryStatusResponse_RegionStatus) Reset() {
+	*x = CudaSharedMemoryStatusResponse_RegionStatus{}
+	mi := &file_grpc_service_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CudaSharedMemoryStatusResponse_RegionStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CudaSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
+
+func (x *CudaSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CudaSharedMemoryStatusResponse_RegionStatus.ProtoReflect.Descriptor instead.
+func (*CudaSharedMemoryStatusResponse_RegionStatus) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{36, 0}
+}
+
+func (x *CudaSharedMemoryStatusResponse_RegionStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CudaSharedMemoryStatusResponse_RegionStatus) GetDeviceId() uint64 {
+	if x != nil {
+		return x.DeviceId
+	}
+	return 0
+}
+
+func (x *CudaSharedMemoryStatusResponse_RegionStatus) GetByteSize() uint64 {
+	if x != nil {
+		return x.ByteSize
+	}
+	return 0
+}
+
 type LogSettingsRequest_SettingValue struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to ParameterChoice:
@@ -2701,7 +3038,7 @@ type LogSettingsRequest_SettingValue struct {
 
 func (x *LogSettingsRequest_SettingValue) Reset() {
 	*x = LogSettingsRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[53]
+	mi := &file_grpc_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2713,7 +3050,7 @@ func (x *LogSettingsRequest_SettingValue) String() string {
 func (*LogSettingsRequest_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[53]
+	mi := &file_grpc_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2726,7 +3063,7 @@ func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsRequest_SettingValue.ProtoReflect.Descriptor instead.
 func (*LogSettingsRequest_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{35, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{41, 0}
 }
 
 func (x *LogSettingsRequest_SettingValue) GetParameterChoice() isLogSettingsRequest_SettingValue_ParameterChoice {
@@ -2802,7 +3139,7 @@ type LogSettingsResponse_SettingValue struct {
 
 func (x *LogSettingsResponse_SettingValue) Reset() {
 	*x = LogSettingsResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[55]
+	mi := &file_grpc_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2814,7 +3151,7 @@ func (x *LogSettingsResponse_SettingValue) String() string {
 func (*LogSettingsResponse_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[55]
+	mi := &file_grpc_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2827,7 +3164,7 @@ func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsResponse_SettingValue.ProtoReflect.Descriptor instead.
 func (*LogSettingsResponse_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{36, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{42, 0}
 }
 
 func (x *LogSettingsResponse_SettingValue) GetParameterChoice() isLogSettingsResponse_SettingValue_ParameterChoice {
@@ -2898,7 +3235,7 @@ type TraceSettingRequest_SettingValue struct {
 
 func (x *TraceSettingRequest_SettingValue) Reset() {
 	*x = TraceSettingRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[57]
+	mi := &file_grpc_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +3247,7 @@ func (x *TraceSettingRequest_SettingValue) String() string {
 func (*TraceSettingRequest_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[57]
+	mi := &file_grpc_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +3260,7 @@ func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingRequest_SettingValue.ProtoReflect.Descriptor instead.
 func (*TraceSettingRequest_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{37, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{43, 0}
 }
 
 func (x *TraceSettingRequest_SettingValue) GetValue() []string {
@@ -2942,7 +3279,7 @@ type TraceSettingResponse_SettingValue struct {
 
 func (x *TraceSettingResponse_SettingValue) Reset() {
 	*x = TraceSettingResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[59]
+	mi := &file_grpc_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2954,7 +3291,7 @@ func (x *TraceSettingResponse_SettingValue) String() string {
 func (*TraceSettingResponse_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[59]
+	mi := &file_grpc_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2967,7 +3304,7 @@ func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use TraceSettingResponse_SettingValue.ProtoReflect.Descriptor instead.
 func (*TraceSettingResponse_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{38, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{44, 0}
 }
 
 func (x *TraceSettingResponse_SettingValue) GetValue() []string {
@@ -3184,7 +3521,28 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\"SystemSharedMemoryRegisterResponse\"9\n" +
 	"#SystemSharedMemoryUnregisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
-	"$SystemSharedMemoryUnregisterResponse\"\xd6\x02\n" +
+	"$SystemSharedMemoryUnregisterResponse\"3\n" +
+	"\x1dCudaSharedMemoryStatusRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xc4\x02\n" +
+	"\x1eCudaSharedMemoryStatusResponse\x12P\n" +
+	"\aregions\x18\x01 \x03(\v26.inference.CudaSharedMemoryStatusResponse.RegionsEntryR\aregions\x1a\\\n" +
+	"\fRegionStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
+	"\tdevice_id\x18\x02 \x01(\x04R\bdeviceId\x12\x1b\n" +
+	"\tbyte_size\x18\x03 \x01(\x04R\bbyteSize\x1ar\n" +
+	"\fRegionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12L\n" +
+	"\x05value\x18\x02 \x01(\v26.inference.CudaSharedMemoryStatusResponse.RegionStatusR\x05value:\x028\x01\"\x8e\x01\n" +
+	"\x1fCudaSharedMemoryRegisterRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"raw_handle\x18\x02 \x01(\fR\trawHandle\x12\x1b\n" +
+	"\tdevice_id\x18\x03 \x01(\x03R\bdeviceId\x12\x1b\n" +
+	"\tbyte_size\x18\x04 \x01(\x04R\bbyteSize\"\"\n" +
+	" CudaSharedMemoryRegisterResponse\"7\n" +
+	"!CudaSharedMemoryUnregisterRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"$\n" +
+	"\"CudaSharedMemoryUnregisterResponse\"\xd6\x02\n" +
 	"\x12LogSettingsRequest\x12G\n" +
 	"\bsettings\x18\x01 \x03(\v2+.inference.LogSettingsRequest.SettingsEntryR\bsettings\x1a\x8d\x01\n" +
 	"\fSettingValue\x12\x1f\n" +
@@ -3222,7 +3580,7 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x05value\x18\x01 \x03(\tR\x05value\x1ai\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12B\n" +
-	"\x05value\x18\x02 \x01(\v2,.inference.TraceSettingResponse.SettingValueR\x05value:\x028\x012\xd2\f\n" +
+	"\x05value\x18\x02 \x01(\v2,.inference.TraceSettingResponse.SettingValueR\x05value:\x028\x012\xb7\x0f\n" +
 	"\x14GRPCInferenceService\x12K\n" +
 	"\n" +
 	"ServerLive\x12\x1c.inference.ServerLiveRequest\x1a\x1d.inference.ServerLiveResponse\"\x00\x12N\n" +
@@ -3241,7 +3599,10 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x15RepositoryModelUnload\x12'.inference.RepositoryModelUnloadRequest\x1a(.inference.RepositoryModelUnloadResponse\"\x00\x12u\n" +
 	"\x18SystemSharedMemoryStatus\x12*.inference.SystemSharedMemoryStatusRequest\x1a+.inference.SystemSharedMemoryStatusResponse\"\x00\x12{\n" +
 	"\x1aSystemSharedMemoryRegister\x12,.inference.SystemSharedMemoryRegisterRequest\x1a-.inference.SystemSharedMemoryRegisterResponse\"\x00\x12\x81\x01\n" +
-	"\x1cSystemSharedMemoryUnregister\x12..inference.SystemSharedMemoryUnregisterRequest\x1a/.inference.SystemSharedMemoryUnregisterResponse\"\x00\x12N\n" +
+	"\x1cSystemSharedMemoryUnregister\x12..inference.SystemSharedMemoryUnregisterRequest\x1a/.inference.SystemSharedMemoryUnregisterResponse\"\x00\x12o\n" +
+	"\x16CudaSharedMemoryStatus\x12(.inference.CudaSharedMemoryStatusRequest\x1a).inference.CudaSharedMemoryStatusResponse\"\x00\x12u\n" +
+	"\x18CudaSharedMemoryRegister\x12*.inference.CudaSharedMemoryRegisterRequest\x1a+.inference.CudaSharedMemoryRegisterResponse\"\x00\x12{\n" +
+	"\x1aCudaSharedMemoryUnregister\x12,.inference.CudaSharedMemoryUnregisterRequest\x1a-.inference.CudaSharedMemoryUnregisterResponse\"\x00\x12N\n" +
 	"\vLogSettings\x12\x1d.inference.LogSettingsRequest\x1a\x1e.inference.LogSettingsResponse\"\x00\x12Q\n" +
 	"\fTraceSetting\x12\x1e.inference.TraceSettingRequest\x1a\x1f.inference.TraceSettingResponse\"\x00B.Z,github.com/gpulet/gpuletd/kserve/inferencepbb\x06proto3"
 
@@ -3257,7 +3618,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -3294,44 +3655,52 @@ var file_grpc_service_proto_goTypes = []any{
 	(*SystemSharedMemoryRegisterResponse)(nil),           // 32: inference.SystemSharedMemoryRegisterResponse
 	(*SystemSharedMemoryUnregisterRequest)(nil),          // 33: inference.SystemSharedMemoryUnregisterRequest
 	(*SystemSharedMemoryUnregisterResponse)(nil),         // 34: inference.SystemSharedMemoryUnregisterResponse
-	(*LogSettingsRequest)(nil),                           // 35: inference.LogSettingsRequest
-	(*LogSettingsResponse)(nil),                          // 36: inference.LogSettingsResponse
-	(*TraceSettingRequest)(nil),                          // 37: inference.TraceSettingRequest
-	(*TraceSettingResponse)(nil),                         // 38: inference.TraceSettingResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 39: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 40: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 41: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 42: inference.ModelInferRequest.ParametersEntry
-	nil, // 43: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 44: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 45: inference.ModelInferResponse.InferOutputTensor
-	nil, // 46: inference.ModelInferResponse.ParametersEntry
-	nil, // 47: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 48: inference.RepositoryIndexResponse.ModelIndex
-	nil, // 49: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil, // 50: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 51: inference.SystemSharedMemoryStatusResponse.RegionStatus
-	nil,                                      // 52: inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	(*LogSettingsRequest_SettingValue)(nil),  // 53: inference.LogSettingsRequest.SettingValue
-	nil,                                      // 54: inference.LogSettingsRequest.SettingsEntry
-	(*LogSettingsResponse_SettingValue)(nil), // 55: inference.LogSettingsResponse.SettingValue
-	nil,                                      // 56: inference.LogSettingsResponse.SettingsEntry
-	(*TraceSettingRequest_SettingValue)(nil), // 57: inference.TraceSettingRequest.SettingValue
-	nil,                                      // 58: inference.TraceSettingRequest.SettingsEntry
-	(*TraceSettingResponse_SettingValue)(nil), // 59: inference.TraceSettingResponse.SettingValue
-	nil,                          // 60: inference.TraceSettingResponse.SettingsEntry
-	(*tritonpb.ModelConfig)(nil), // 61: inference.ModelConfig
+	(*CudaSharedMemoryStatusRequest)(nil),                // 35: inference.CudaSharedMemoryStatusRequest
+	(*CudaSharedMemoryStatusResponse)(nil),               // 36: inference.CudaSharedMemoryStatusResponse
+	(*CudaSharedMemoryRegisterRequest)(nil),              // 37: inference.CudaSharedMemoryRegisterRequest
+	(*CudaSharedMemoryRegisterResponse)(nil),             // 38: inference.CudaSharedMemoryRegisterResponse
+	(*CudaSharedMemoryUnregisterRequest)(nil),            // 39: inference.CudaSharedMemoryUnregisterRequest
+	(*CudaSharedMemoryUnregisterResponse)(nil),           // 40: inference.CudaSharedMemoryUnregisterResponse
+	(*LogSettingsRequest)(nil),                           // 41: inference.LogSettingsRequest
+	(*LogSettingsResponse)(nil),                          // 42: inference.LogSettingsResponse
+	(*TraceSettingRequest)(nil),                          // 43: inference.TraceSettingRequest
+	(*TraceSettingResponse)(nil),                         // 44: inference.TraceSettingResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 45: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 46: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 47: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 48: inference.ModelInferRequest.ParametersEntry
+	nil, // 49: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 50: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 51: inference.ModelInferResponse.InferOutputTensor
+	nil, // 52: inference.ModelInferResponse.ParametersEntry
+	nil, // 53: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 54: inference.RepositoryIndexResponse.ModelIndex
+	nil, // 55: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil, // 56: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 57: inference.SystemSharedMemoryStatusResponse.RegionStatus
+	nil, // 58: inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	(*CudaSharedMemoryStatusResponse_RegionStatus)(nil), // 59: inference.CudaSharedMemoryStatusResponse.RegionStatus
+	nil,                                      // 60: inference.CudaSharedMemoryStatusResponse.RegionsEntry
+	(*LogSettingsRequest_SettingValue)(nil),  // 61: inference.LogSettingsRequest.SettingValue
+	nil,                                      // 62: inference.LogSettingsRequest.SettingsEntry
+	(*LogSettingsResponse_SettingValue)(nil), // 63: inference.LogSettingsResponse.SettingValue
+	nil,                                      // 64: inference.LogSettingsResponse.SettingsEntry
+	(*TraceSettingRequest_SettingValue)(nil), // 65: inference.TraceSettingRequest.SettingValue
+	nil,                                      // 66: inference.TraceSettingRequest.SettingsEntry
+	(*TraceSettingResponse_SettingValue)(nil), // 67: inference.TraceSettingResponse.SettingValue
+	nil,                          // 68: inference.TraceSettingResponse.SettingsEntry
+	(*tritonpb.ModelConfig)(nil), // 69: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	39, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	39, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	42, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	40, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	41, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	46, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	45, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	45, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	45, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	48, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	46, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	47, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	52, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	51, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	61, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	69, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -3342,70 +3711,78 @@ var file_grpc_service_proto_depIdxs = []int32{
 	18, // 16: inference.InferStatistics.cache_miss:type_name -> inference.StatisticDuration
 	19, // 17: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 18: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	48, // 19: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	49, // 20: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	50, // 21: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	52, // 22: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	54, // 23: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
-	56, // 24: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
-	58, // 25: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
-	60, // 26: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
-	43, // 27: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 28: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	44, // 29: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 30: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 31: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 32: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	47, // 33: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 34: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 35: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 36: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	22, // 37: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	22, // 38: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	51, // 39: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
-	53, // 40: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
-	55, // 41: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
-	57, // 42: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
-	59, // 43: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
-	0,  // 44: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 45: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 46: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 47: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 48: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 49: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 50: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 51: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 52: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	23, // 53: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	25, // 54: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	27, // 55: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	29, // 56: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
-	31, // 57: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
-	33, // 58: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
-	35, // 59: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
-	37, // 60: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
-	1,  // 61: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 62: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 63: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 64: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 65: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 66: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 67: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 68: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	21, // 69: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	24, // 70: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	26, // 71: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	28, // 72: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	30, // 73: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
-	32, // 74: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
-	34, // 75: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
-	36, // 76: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
-	38, // 77: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
-	61, // [61:78] is the sub-list for method output_type
-	44, // [44:61] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	54, // 19: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	55, // 20: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	56, // 21: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	58, // 22: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	60, // 23: inference.CudaSharedMemoryStatusResponse.regions:type_name -> inference.CudaSharedMemoryStatusResponse.RegionsEntry
+	62, // 24: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	64, // 25: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	66, // 26: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
+	68, // 27: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
+	49, // 28: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 29: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	50, // 30: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 31: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 32: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 33: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	53, // 34: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 35: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 36: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 37: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	22, // 38: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	22, // 39: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	57, // 40: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	59, // 41: inference.CudaSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.CudaSharedMemoryStatusResponse.RegionStatus
+	61, // 42: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	63, // 43: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	65, // 44: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
+	67, // 45: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
+	0,  // 46: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 47: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 48: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 49: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 50: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 51: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 52: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 53: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 54: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	23, // 55: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	25, // 56: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	27, // 57: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	29, // 58: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	31, // 59: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	33, // 60: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	35, // 61: inference.GRPCInferenceService.CudaSharedMemoryStatus:input_type -> inference.CudaSharedMemoryStatusRequest
+	37, // 62: inference.GRPCInferenceService.CudaSharedMemoryRegister:input_type -> inference.CudaSharedMemoryRegisterRequest
+	39, // 63: inference.GRPCInferenceService.CudaSharedMemoryUnregister:input_type -> inference.CudaSharedMemoryUnregisterRequest
+	41, // 64: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	43, // 65: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
+	1,  // 66: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 67: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 68: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 69: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 70: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 71: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 72: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 73: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	21, // 74: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	24, // 75: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	26, // 76: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	28, // 77: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	30, // 78: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	32, // 79: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	34, // 80: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	36, // 81: inference.GRPCInferenceService.CudaSharedMemoryStatus:output_type -> inference.CudaSharedMemoryStatusResponse
+	38, // 82: inference.GRPCInferenceService.CudaSharedMemoryRegister:output_type -> inference.CudaSharedMemoryRegisterResponse
+	40, // 83: inference.GRPCInferenceService.CudaSharedMemoryUnregister:output_type -> inference.CudaSharedMemoryUnregisterResponse
+	42, // 84: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	44, // 85: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
+	66, // [66:86] is the sub-list for method output_type
+	46, // [46:66] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -3426,12 +3803,12 @@ func file_grpc_service_proto_init() {
 		(*ModelRepositoryParameter_StringParam)(nil),
 		(*ModelRepositoryParameter_BytesParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[53].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[61].OneofWrappers = []any{
 		(*LogSettingsRequest_SettingValue_BoolParam)(nil),
 		(*LogSettingsRequest_SettingValue_Uint32Param)(nil),
 		(*LogSettingsRequest_SettingValue_StringParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[55].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[63].OneofWrappers = []any{
 		(*LogSettingsResponse_SettingValue_BoolParam)(nil),
 		(*LogSettingsResponse_SettingValue_Uint32Param)(nil),
 		(*LogSettingsResponse_SettingValue_StringParam)(nil),
@@ -3442,7 +3819,7 @@ func file_grpc_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   61,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

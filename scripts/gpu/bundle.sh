@@ -35,7 +35,7 @@ for pkg in ./executor/engine ./mps ./cmd/gpuletd; do
   go test -c -tags gpu -o "$out/tests/$name.test" "$pkg"
 done
 go build -o "$out/tests/fake-nvidia-cuda-mps-control" ./mps/testdata/fakempscontrol
-cp scripts/gpu/run-tests.sh scripts/gpu/campaign.sh scripts/gpu/export-models.py scripts/gpu/summarize-profile.py scripts/gpu/trace-batches.py "$out/"
+cp scripts/gpu/run-tests.sh scripts/gpu/campaign.sh scripts/gpu/export-models.py scripts/gpu/summarize-profile.py scripts/gpu/trace-batches.py scripts/gpu/cuda-shm-check.py "$out/"
 echo "bundle: $out ($(du -sh "$out" | cut -f1))"
 if [ -n "${PACK:-}" ]; then
   pack=$(mktemp -d)

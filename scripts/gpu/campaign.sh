@@ -34,7 +34,10 @@
 #             prints how long that took; the load reports' seconds show
 #             what it cost the others); TRACE=1 traces every request
 #             (trace_rate 1; the files, with each batch's start and end,
-#             go into the archive under traces/)
+#             go into the archive under traces/); CUDASHM=1 first runs
+#             cuda-shm-check.py against the first model once it is ready
+#             (the CUDA shared-memory extension with GPU memory of the
+#             client's own, and its latency against a binary body)
 #   pipeline  the same with `gpuletd models synth --pipeline`: the example
 #             ensemble (detector-like model, classifier-like model and its
 #             cheaper variant) served end to end at an open-loop load
@@ -176,6 +179,11 @@ serve | pipeline)
   echo "ready=$ready after $(($(date +%s) - start))s"
   "${sg[@]}" status >"$out/status-before.txt" 2>&1
   cat "$out/status-before.txt"
+  if [ -n "${CUDASHM:-}" ]; then
+    python3 "$here/cuda-shm-check.py" http://127.0.0.1:8700 "${models%% *}" >"$out/cuda-shm.json" 2>&1
+    echo "cuda-shm-check rc=$?"
+    cat "$out/cuda-shm.json"
+  fi
   if [ -n "${TRACE:-}" ]; then
     "${sg[@]}" trace set trace_level=TIMESTAMPS trace_rate=1 log_frequency=4000 >"$out/trace-set.txt" 2>&1
     echo "trace set rc=$?"

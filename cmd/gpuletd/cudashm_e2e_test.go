@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// Triton's CUDA shared-memory extension end to end, with the daemon's CUDA
+// runtime replaced at the hardware edge: a libcudart built from
+// executor/cudart/testdata/fakeipc.c, whose IPC handles name POSIX
+// shared-memory objects that stand for device memory. The daemon finds it
+// in onnxruntime.cuda_library_dirs as it finds the real one, opens the
+// handles and copies mlp's input out of one region and its output into
+// another over REST and gRPC; the answer is the same as a request's that
+// carries its tensors, and misuse is refused naming what is wrong.
+func TestCUDASharedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm on this machine")
+	}
+	libDir := t.TempDir()
+	out, err := exec.Command("cc", "-shared", "-fPIC", "-o", filepath.Join(libDir, "libcudart.so.13"),
+		"../../executor/cudart/testdata/fakeipc.c", "-lrt").CombinedOutput()
+	require.NoError(t, err, string(out))
+	grpcAddr := freeAddr(t)
+	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="+libDir)
+
+	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ref struct {
+		Outputs []struct {
+			Data []float32 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ref))
+	want := ref.Outputs[0].Data
+
+	// The "device memory": mlp's input at 0, room for its output at 3200.
+	name := fmt.Sprintf("gpuletd-cuda-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
+	file := filepath.Join("/dev/shm", name)
+	mem := make([]byte, 3264)
+	for i := range 784 { // the values mlpJSON sends, as it rounds them
+		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(i%7)/7, 'f', 3, 32), 32)
+		require.NoError(t, err)
+		binary.LittleEndian.PutUint32(mem[4*i:], math.Float32bits(float32(f)))
+	}
+	require.NoError(t, os.WriteFile(file, mem, 0o600))
+	t.Cleanup(func() { _ = os.Remove(file) })
+	handle := make([]byte, 64) // what cudaIpcGetMemHandle would give: here the object's name
+	copy(handle, "/"+name)
+	output := func() []float32 {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		out := make([]float32, 10)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[3200+4*i:]))
+		}
+		return out
+	}
+
+	register := func(region string, device, size int, h []byte) httpResult {
+		return do(t, "POST", base+"/v2/cudasharedmemory/region/"+region+"/register",
+			[]byte(fmt.Sprintf(`{"raw_handle": {"b64": %q}, "device_id": %d, "byte_size": %d}`, base64.StdEncoding.EncodeToString(h), device, size)), nil)
+	}
+	r = register("gpu", 0, 3264, handle)
+	require.Equal(t, 200, r.code, string(r.body))
+	for _, tc := range []struct {
+		name   string
+		device int
+		handle []byte
+		want   string
+	}{
+		{"another device", 1, handle, "invalid device ordinal"},
+		{"a handle nobody made", 0, make([]byte, 64), "open the IPC handle"},
+		{"not a handle", 0, handle[:16], "raw_handle has 16 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := register("bad", tc.device, 8, tc.handle)
+			require.Equal(t, 400, r.code, string(r.body))
+			require.Contains(t, string(r.body), tc.want)
+		})
+	}
+	r = do(t, "GET", base+"/v2/cudasharedmemory/status", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.JSONEq(t, `[{"name": "gpu", "device_id": 0, "byte_size": 3264}]`, string(r.body))
+	r = do(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil)
+	require.JSONEq(t, `[]`, string(r.body), "a CUDA region is not a system one")
+
+	r = do(t, "POST", base+"/v2/models/mlp/infer", []byte(`{"inputs": [{"name": "input", "shape": [1, 784], "datatype": "FP32",
+		"parameters": {"shared_memory_region": "gpu", "shared_memory_byte_size": 3136}}],
+		"outputs": [{"name": "output", "parameters": {"shared_memory_region": "gpu", "shared_memory_offset": 3200, "shared_memory_byte_size": 64}}]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.JSONEq(t, `{"model_name": "mlp", "model_version": "1", "outputs": [{"name": "output", "shape": [1, 10], "datatype": "FP32",
+		"parameters": {"shared_memory_region": "gpu", "shared_memory_offset": 3200, "shared_memory_byte_size": 40}}]}`, string(r.body))
+	require.InDeltaSlice(t, want, output(), 1e-5, "the output copied into the device memory")
+	r = do(t, "POST", base+"/v2/models/mlp/infer", []byte(`{"inputs": [{"name": "input", "shape": [1, 784], "datatype": "FP32",
+		"parameters": {"shared_memory_region": "gpu", "shared_memory_offset": 3200, "shared_memory_byte_size": 3136}}]}`), nil)
+	require.Equal(t, 400, r.code)
+	require.Contains(t, string(r.body), `3136 bytes at offset 3200 do not fit region \"gpu\" (3264 bytes)`)
+
+	// gRPC: a second region on the same memory, the output cleared first.
+	require.NoError(t, os.WriteFile(file, append(mem[:3200:3200], make([]byte, 64)...), 0o600))
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	c := pb.NewGRPCInferenceServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
+	require.NoError(t, err)
+	require.Contains(t, sm.Extensions, "cuda_shared_memory")
+	_, err = c.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{Name: "gpu", RawHandle: handle, ByteSize: 8})
+	requireCode(t, err, codes.AlreadyExists, "already registered")
+	_, err = c.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{Name: "gpu2", RawHandle: handle, ByteSize: 3264})
+	require.NoError(t, err)
+	place := func(region string, offset, size int64) map[string]*pb.InferParameter {
+		p := map[string]*pb.InferParameter{
+			"shared_memory_region":    {ParameterChoice: &pb.InferParameter_StringParam{StringParam: region}},
+			"shared_memory_byte_size": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: size}},
+		}
+		if offset != 0 {
+			p["shared_memory_offset"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: offset}}
+		}
+		return p
+	}
+	res, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "mlp",
+		Inputs:  []*pb.ModelInferRequest_InferInputTensor{{Name: "input", Datatype: "FP32", Shape: []int64{1, 784}, Parameters: place("gpu2", 0, 3136)}},
+		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "output", Parameters: place("gpu2", 3200, 64)}}})
+	require.NoError(t, err)
+	require.Empty(t, res.RawOutputContents)
+	require.InDeltaSlice(t, want, output(), 1e-5)
+
+	st, err := c.CudaSharedMemoryStatus(ctx, &pb.CudaSharedMemoryStatusRequest{})
+	require.NoError(t, err)
+	require.Len(t, st.Regions, 2)
+	require.EqualValues(t, 3264, st.Regions["gpu2"].ByteSize)
+	_, err = c.SystemSharedMemoryUnregister(ctx, &pb.SystemSharedMemoryUnregisterRequest{Name: "gpu"})
+	requireCode(t, err, codes.NotFound, "no system shared-memory region")
+	_, err = c.CudaSharedMemoryUnregister(ctx, &pb.CudaSharedMemoryUnregisterRequest{Name: "gpu"})
+	require.NoError(t, err)
+	_, err = c.CudaSharedMemoryStatus(ctx, &pb.CudaSharedMemoryStatusRequest{Name: "gpu"})
+	requireCode(t, err, codes.NotFound, "no CUDA shared-memory region")
+	r = do(t, "POST", base+"/v2/cudasharedmemory/unregister", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "GET", base+"/v2/cudasharedmemory/status", nil, nil)
+	require.JSONEq(t, `[]`, string(r.body))
+}
