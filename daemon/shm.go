@@ -64,7 +64,7 @@ type shmRegion struct {
 }
 
 // deviceMemory is a CUDA region's device memory as the daemon reaches it:
-// copies between it and host memory (cudart.IPCMemory: the hardware edge).
+// copies between it and host memory (cudart.Memory: the hardware edge).
 type deviceMemory interface {
 	ReadAt(dst []byte, offset int64) error
 	WriteAt(src []byte, offset int64) error

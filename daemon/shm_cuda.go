@@ -15,16 +15,11 @@ import (
 // daemon's process (device memory of its own, as any CUDA process has).
 func openCUDAMemory(dirs func() []string) cudaOpener {
 	return func(device int, handle []byte) (deviceMemory, error) {
-		lib := cudart.Library
-		for _, l := range cudalibs.Find(cudalibs.Search{Dirs: dirs(), LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")}) {
-			if l.Name == cudart.Library && l.Found() {
-				lib = l.Path
-			}
-		}
+		lib := cudalibs.Path(cudart.Library, cudalibs.Search{Dirs: dirs(), LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")})
 		m, err := cudart.OpenIPC(lib, device, handle)
 		if err != nil {
-			if lib == cudart.Library { // not found: say how to get it
-				return nil, fmt.Errorf("%w (fix: %s)", err, cudalibs.Fix(lib))
+			if lib == "" { // not found: say how to get it
+				return nil, fmt.Errorf("%w (fix: %s)", err, cudalibs.Fix(cudart.Library))
 			}
 			return nil, err
 		}

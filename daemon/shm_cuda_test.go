@@ -12,10 +12,8 @@ import (
 // Without a CUDA runtime anywhere the loader looks, registering a CUDA
 // region says what is missing and how to get it.
 func TestOpenCUDAMemoryWithoutARuntime(t *testing.T) {
-	for _, l := range cudalibs.Find(cudalibs.Search{}) {
-		if l.Name == cudart.Library && l.Found() {
-			t.Skip("this machine has a CUDA runtime: " + l.Path)
-		}
+	if p := cudalibs.Path(cudart.Library, cudalibs.Search{}); p != "" {
+		t.Skip("this machine has a CUDA runtime: " + p)
 	}
 	t.Setenv("LD_LIBRARY_PATH", "")
 	_, err := openCUDAMemory(func() []string { return []string{t.TempDir()} })(0, make([]byte, cudart.HandleSize))

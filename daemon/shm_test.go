@@ -127,7 +127,7 @@ func TestSharedMemoryConcurrentUse(t *testing.T) {
 	}
 }
 
-// fakeDevice stands in for a CUDA region's device memory (cudart.IPCMemory
+// fakeDevice stands in for a CUDA region's device memory (cudart.Memory
 // on a GPU): host bytes, bounds checked as the runtime checks a copy.
 type fakeDevice struct {
 	mem    []byte

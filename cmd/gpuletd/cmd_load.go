@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/executor/cudalibs"
+	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/sim/arrival"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
@@ -24,7 +27,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		duration, warmup time.Duration
 		drain, timeout   time.Duration
 		binary, asJSON   bool
-		shm              bool
+		shm, cudaShm     bool
 		compression      string
 		slo              time.Duration
 		concurrency      int
@@ -54,7 +57,11 @@ REST or gRPC, as tritonclient's compression options do. With --shm no tensor
 travels in a request: the inputs lie in a POSIX shared-memory object
 registered with the daemon as a region (Triton's system shared-memory
 extension, as perf_analyzer's --shared-memory=system), the outputs are written
-there, and the region is unregistered and the object removed at the end. The
+there, and the region is unregistered and the object removed at the end;
+--cuda-shm does the same with GPU memory the run allocates on GPU 0 and
+registers by its CUDA IPC handle (Triton's CUDA shared-memory extension, as
+perf_analyzer's --shared-memory=cuda; it needs the CUDA 13 runtime,
+libcudart.so.13, where the loader finds it). The
 report gives the requests sent, the answers by status, goodput (answers within
 the model's SLO per second), SLO attainment, latency percentiles, the achieved
 send rate and the schedule lag.
@@ -76,6 +83,9 @@ requests (default 1) are always in flight, each sent as soon as the last is
 answered, and no --rate is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if shm && cudaShm {
+				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
+			}
 			d, err := g.daemon(url)
 			if err != nil {
 				return err
@@ -104,7 +114,7 @@ answered, and no --rate is given.`,
 				}
 				cfgs[i] = loadgen.Config{
 					URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
-					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, Concurrency: concurrency, Drain: drain, Timeout: timeout,
+					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
 					Inputs: inputs, Compression: compression, SLO: slo,
 				}
 			}
@@ -172,6 +182,7 @@ answered, and no --rate is given.`,
 	f.DurationVar(&slo, "slo", 0, "latency objective the report counts answers within (default the daemon's, per model; needed against a server that gives none, such as Triton)")
 	f.StringVar(&compression, "compression", "", "send requests compressed, gzip or deflate, and ask for compressed answers (as tritonclient's compression options)")
 	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
+	f.BoolVar(&cudaShm, "cuda-shm", false, "place inputs and outputs in GPU memory of this process's, registered as a CUDA shared-memory region (GPU 0; the daemon must run on this machine)")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrivals and the inputs")
@@ -290,6 +301,10 @@ func compressed(r *loadgen.Report) string {
 // loadTarget names where a load went and how its tensors were sent.
 func loadTarget(r *loadgen.Report) (tensors, target string) {
 	switch {
+	case r.CUDASharedMemory && r.GRPC != "":
+		return "CUDA shared-memory", "grpc " + r.GRPC
+	case r.CUDASharedMemory:
+		return "CUDA shared-memory", r.URL
 	case r.SharedMemory && r.GRPC != "":
 		return "shared-memory", "grpc " + r.GRPC
 	case r.SharedMemory:
@@ -356,4 +371,17 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 		}
 	}
 	return nil
+}
+
+// cudaRuntime is the CUDA runtime library --cuda-shm allocates with: where
+// the loader's path, cache or the system's folders have it, else its name
+// (opening it then fails saying so).
+func cudaRuntime(wanted bool) string {
+	if !wanted {
+		return ""
+	}
+	if p := cudalibs.Path(cudart.Library, cudalibs.Search{LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")}); p != "" {
+		return p
+	}
+	return cudart.Library
 }

@@ -163,4 +163,39 @@ func TestCUDASharedMemory(t *testing.T) {
 	require.Equal(t, 200, r.code, string(r.body))
 	r = do(t, "GET", base+"/v2/cudasharedmemory/status", nil, nil)
 	require.JSONEq(t, `[]`, string(r.body))
+
+	// gpuletd load --cuda-shm, over REST and gRPC: the generator allocates
+	// the "GPU memory" itself with the runtime it finds in LD_LIBRARY_PATH.
+	t.Setenv("LD_LIBRARY_PATH", libDir)
+	mine := func() []string {
+		m, err := filepath.Glob(fmt.Sprintf("/dev/shm/fakecudart-%d-*", os.Getpid()))
+		require.NoError(t, err)
+		return m
+	}
+	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
+		code, out, stderr := runCLI(t, append([]string{"load", "--model", "mlp", "--url", base, "--rate", "40", "--duration", "1s", "--cuda-shm", "--json"}, via...)...)
+		require.Equal(t, 0, code, stderr)
+		var load struct {
+			Report struct {
+				Sent, OK         int64
+				Failed           map[string]int64 `json:"failed"`
+				FirstError       string           `json:"first_error"`
+				CUDASharedMemory bool             `json:"cuda_shared_memory"`
+				RequestBytes     int              `json:"request_bytes"`
+			} `json:"report"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &load))
+		require.True(t, load.Report.CUDASharedMemory)
+		require.Positive(t, load.Report.Sent)
+		require.Equal(t, load.Report.Sent, load.Report.OK, "every request answered: %v %s", load.Report.Failed, load.Report.FirstError)
+		if via == nil {
+			require.Less(t, load.Report.RequestBytes, 1024, "no tensor travels in the body")
+		}
+		r = do(t, "GET", base+"/v2/cudasharedmemory/status", nil, nil)
+		require.JSONEq(t, `[]`, string(r.body), "the run unregistered its region")
+		require.Empty(t, mine(), "and freed its memory")
+	}
+	code, _, stderr := runCLI(t, "load", "--model", "mlp", "--url", base, "--rate", "40", "--duration", "1s", "--cuda-shm", "--shm")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "not both")
 }

@@ -81,13 +81,7 @@ func SystemDirs() []string {
 
 // Find looks for every library the providers need.
 func Find(s Search) []Lib {
-	if s.Cache == nil {
-		s.Cache = LoaderCache()
-	}
-	if s.System == nil {
-		s.System = SystemDirs()
-	}
-	dirs := slices.Concat(ExpandDirs(s.Dirs), filepath.SplitList(s.LDLibraryPath))
+	s, dirs := s.prepared()
 	out := make([]Lib, len(needed))
 	for i, l := range needed {
 		out[i] = l
@@ -97,6 +91,25 @@ func Find(s Search) []Lib {
 		}
 	}
 	return out
+}
+
+// Path is where the library name is, looked for as Find looks; "" when it
+// is nowhere.
+func Path(name string, s Search) string {
+	s, dirs := s.prepared()
+	return find(name, dirs, s.Cache, s.System)
+}
+
+// prepared is s with the loader's cache and the system's folders filled in
+// where not given, and the folders to look in first.
+func (s Search) prepared() (Search, []string) {
+	if s.Cache == nil {
+		s.Cache = LoaderCache()
+	}
+	if s.System == nil {
+		s.System = SystemDirs()
+	}
+	return s, slices.Concat(ExpandDirs(s.Dirs), filepath.SplitList(s.LDLibraryPath))
 }
 
 func find(name string, dirs []string, cache map[string]string, system []string) string {

@@ -55,6 +55,7 @@ func TestFind(t *testing.T) {
 			l, ok := got[tt.name]
 			require.True(t, ok)
 			require.Equal(t, tt.path, l.Path)
+			require.Equal(t, tt.path, Path(tt.name, s), "one library looked for alone")
 			require.Equal(t, tt.path != "", l.Found())
 			if tt.path == "" {
 				require.Contains(t, l.Fix, "TensorRT 10")

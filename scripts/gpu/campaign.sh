@@ -37,7 +37,10 @@
 #             go into the archive under traces/); CUDASHM=1 first runs
 #             cuda-shm-check.py against the first model once it is ready
 #             (the CUDA shared-memory extension with GPU memory of the
-#             client's own, and its latency against a binary body)
+#             client's own, and its latency against a binary body) and,
+#             after the load, `gpuletd load` of that model at 400 req/s
+#             with its tensors in GPU memory, in the body and in system
+#             shared memory, alternated
 #   pipeline  the same with `gpuletd models synth --pipeline`: the example
 #             ensemble (detector-like model, classifier-like model and its
 #             cheaper variant) served end to end at an open-loop load
@@ -205,6 +208,13 @@ serve | pipeline)
     cat "$out/live-load.log"
   fi
   wait "${loads[@]}"
+  if [ -n "${CUDASHM:-}" ]; then # the first model again, its tensors three ways, 5 s each
+    m=${models%% *}
+    for how in --cuda-shm --binary --shm --cuda-shm --binary; do
+      "${sg[@]}" load --model "$m" --rate 400 --duration 5s $how --json >"$out/load-$m$how.json" 2>&1
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["report"]; print(sys.argv[2], "sent", r["sent"], "ok", r["ok"], "goodput", r.get("goodput"), "p50/p99 us", r["latency"]["p50_us"], r["latency"]["p99_us"], "request bytes", r.get("request_bytes"))' "$out/load-$m$how.json" "$how" 2>/dev/null || tail -3 "$out/load-$m$how.json"
+    done
+  fi
   for m in $models; do
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["report"]; print(sys.argv[2], {k: r.get(k) for k in ("target_rate", "sent", "ok", "failed", "goodput", "slo_attainment", "slo_ms")}, "p50/p99 ms", r["latency"]["p50_us"] / 1000, r["latency"]["p99_us"] / 1000); print("  per second (due/within SLO/failed):", " ".join("%d/%d/%d" % (s["due"], s["within_slo"], s["failed"]) for s in r.get("seconds") or []))' "$out/load-$m.json" "$m" 2>/dev/null || tail -3 "$out/load-$m.log"
   done

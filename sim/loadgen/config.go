@@ -59,6 +59,12 @@ type Config struct {
 	// region the run registers with the server (shm.go), which must run on
 	// this machine; Payload and Binary are then not used.
 	SharedMemory bool
+	// CUDASharedMemory makes that region GPU memory the run allocates on
+	// device 0 and registers by its CUDA IPC handle (Triton's CUDA
+	// shared-memory extension), through the CUDA runtime library
+	// CUDARuntime (found by the loader when empty); it implies SharedMemory.
+	CUDASharedMemory bool
+	CUDARuntime      string
 	// Concurrency bounds the requests in flight; a request due while that
 	// many are in flight is dropped by the client. 0: DefaultConcurrency.
 	// In a closed loop it is the requests always in flight.
@@ -125,9 +131,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: %d distinct inputs; give 1 to %d", ErrConfig, c.Inputs, MaxInputs)
 	case c.Compression != "" && c.Compression != CodingGzip && c.Compression != CodingDeflate:
 		return c, fmt.Errorf("%w: compression %q; give gzip or deflate", ErrConfig, c.Compression)
-	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory):
+	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory || c.CUDASharedMemory):
 		return c, fmt.Errorf("%w: distinct inputs are built from the model's metadata, not with a given payload or shared memory (one region holds one request)", ErrConfig)
 	}
+	c.SharedMemory = c.SharedMemory || c.CUDASharedMemory
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
 	}

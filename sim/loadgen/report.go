@@ -28,6 +28,9 @@ type Report struct {
 	// SharedMemory is set when the tensors lay in a registered system
 	// shared-memory region instead of the requests (Config.SharedMemory).
 	SharedMemory bool `json:"shared_memory,omitempty"`
+	// CUDASharedMemory is set when that region was GPU memory
+	// (Config.CUDASharedMemory).
+	CUDASharedMemory bool `json:"cuda_shared_memory,omitempty"`
 	// Binary is set when the tensors went as binary data (Config.Binary,
 	// or Config.AutoBinary for a large request).
 	Binary bool `json:"binary,omitempty"`

@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		if cfg.SharedMemory {
 			var r *shmRegion
-			if r, cfg.Payload, shmGRPC, err = setUpSharedMemory(ctx, client, cfg.URL, cfg.Model, m, cfg.Payload); err != nil {
+			if r, cfg.Payload, shmGRPC, err = setUpSharedMemory(ctx, client, cfg, m, cfg.Payload); err != nil {
 				return nil, err
 			}
 			defer r.tearDown(context.WithoutCancel(ctx), client, cfg.URL)
@@ -248,7 +248,7 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 
 // newReport starts the run's report.
 func (g *generator) newReport() *Report {
-	return &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
+	return &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
 		SLO: g.cfg.SLO, RequestBytes: len(g.payloads[0].Body)}
 }
 

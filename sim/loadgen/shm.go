@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
@@ -26,7 +27,10 @@ import (
 // input lies and where each output goes, so that no tensor travels in a
 // body. Every request reads the same inputs and writes its outputs over
 // the same bytes (a load generator does not read them). The region is
-// unregistered and the object removed when the run ends.
+// unregistered and the object removed when the run ends. With
+// Config.CUDASharedMemory (--shared-memory=cuda) the region is GPU memory
+// the run allocates and registers by its CUDA IPC handle (Triton's CUDA
+// shared-memory extension), freed at the end.
 
 // shmDir is where POSIX shared-memory objects live on Linux.
 const shmDir = "/dev/shm"
@@ -34,10 +38,20 @@ const shmDir = "/dev/shm"
 // shmAlign is the offset alignment of each tensor in the object.
 const shmAlign = 64
 
-// shmRegion is the object a run registered.
+// shmRegion is the region a run registered: a POSIX object (key, file) or
+// GPU memory (gpu).
 type shmRegion struct {
 	name, key, file string
 	size            int64
+	gpu             *cudart.Memory
+}
+
+// extension is the path of the region's extension in the REST API.
+func (r *shmRegion) extension() string {
+	if r.gpu != nil {
+		return "/v2/cudasharedmemory/region/"
+	}
+	return "/v2/systemsharedmemory/region/"
 }
 
 // shmTensor is where one tensor lies in the region.
@@ -48,9 +62,11 @@ type shmTensor struct {
 }
 
 // setUpSharedMemory writes the inputs of p (a binary payload of model, as
-// m describes it) into a new object, registers it at the server at base and
-// returns the region, the REST payload and the gRPC request that use it.
-func setUpSharedMemory(ctx context.Context, client *http.Client, base, model string, m *Model, p *Payload) (*shmRegion, *Payload, *pb.ModelInferRequest, error) {
+// m describes it) into a new object, or with cfg.CUDASharedMemory into GPU
+// memory, registers it at the server at cfg.URL and returns the region, the
+// REST payload and the gRPC request that use it.
+func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *Model, p *Payload) (*shmRegion, *Payload, *pb.ModelInferRequest, error) {
+	base, model := cfg.URL, cfg.Model
 	req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %v", ErrPayload, err)
@@ -77,30 +93,24 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, base, model str
 		}
 		outs = append(outs, place(shmTensor{name: o.Name, size: n * int64(dt.Size())}))
 	}
-	f, err := os.CreateTemp(shmDir, "gpuletd-load-*")
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: make a shared-memory object: %v", ErrConfig, err)
-	}
-	r := &shmRegion{name: filepath.Base(f.Name()), key: "/" + filepath.Base(f.Name()), file: f.Name(), size: size}
 	obj := make([]byte, size)
 	for i, in := range req.Inputs {
 		copy(obj[ins[i].offset:], in.Data)
 	}
-	_, err = f.Write(obj)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	newRegion := newSystemRegion
+	if cfg.CUDASharedMemory {
+		newRegion = func(obj []byte) (*shmRegion, map[string]any, error) { return newCUDARegion(obj, cfg.CUDARuntime) }
+	}
+	r, register, err := newRegion(obj)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	body, err := json.Marshal(register)
+	if err == nil {
+		err = post(ctx, client, base+r.extension()+url.PathEscape(r.name)+"/register", body)
 	}
 	if err != nil {
-		_ = os.Remove(r.file)
-		return nil, nil, nil, fmt.Errorf("write shared-memory object %s: %w", r.file, err)
-	}
-	body, err := json.Marshal(map[string]any{"key": r.key, "offset": 0, "byte_size": r.size})
-	if err != nil {
-		_ = os.Remove(r.file)
-		return nil, nil, nil, fmt.Errorf("encode register request: %w", err)
-	}
-	if err := post(ctx, client, base+"/v2/systemsharedmemory/region/"+url.PathEscape(r.name)+"/register", body); err != nil {
-		_ = os.Remove(r.file)
+		r.release()
 		return nil, nil, nil, fmt.Errorf("register shared memory: %w", err)
 	}
 	payload, err := r.restPayload(ins, outs)
@@ -109,6 +119,53 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, base, model str
 		return nil, nil, nil, err
 	}
 	return r, payload, r.grpcRequest(model, ins, outs), nil
+}
+
+// newSystemRegion writes obj into a new POSIX shared-memory object: the
+// region and its register request.
+func newSystemRegion(obj []byte) (*shmRegion, map[string]any, error) {
+	f, err := os.CreateTemp(shmDir, "gpuletd-load-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: make a shared-memory object: %v", ErrConfig, err)
+	}
+	r := &shmRegion{name: filepath.Base(f.Name()), key: "/" + filepath.Base(f.Name()), file: f.Name(), size: int64(len(obj))}
+	_, err = f.Write(obj)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.release()
+		return nil, nil, fmt.Errorf("write shared-memory object %s: %w", r.file, err)
+	}
+	return r, map[string]any{"key": r.key, "offset": 0, "byte_size": r.size}, nil
+}
+
+// newCUDARegion copies obj into GPU memory it allocates on device 0 with
+// the CUDA runtime library lib: the region and its register request.
+func newCUDARegion(obj []byte, lib string) (*shmRegion, map[string]any, error) {
+	gpu, err := cudart.Alloc(lib, 0, int64(len(obj)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	r := &shmRegion{name: fmt.Sprintf("gpuletd-load-cuda-%d-%d", os.Getpid(), time.Now().UnixNano()), size: int64(len(obj)), gpu: gpu}
+	handle, err := gpu.Handle()
+	if err == nil {
+		err = gpu.WriteAt(obj, 0)
+	}
+	if err != nil {
+		r.release()
+		return nil, nil, err
+	}
+	return r, map[string]any{"raw_handle": map[string]any{"b64": handle}, "device_id": 0, "byte_size": r.size}, nil
+}
+
+// release removes the object or frees the GPU memory.
+func (r *shmRegion) release() {
+	if r.gpu != nil {
+		_ = r.gpu.Close()
+		return
+	}
+	_ = os.Remove(r.file)
 }
 
 // params are the parameters that place a tensor in the region.
@@ -155,12 +212,13 @@ func (r *shmRegion) grpcRequest(model string, ins, outs []shmTensor) *pb.ModelIn
 	return out
 }
 
-// tearDown unregisters the region (5 s at most) and removes the object.
+// tearDown unregisters the region (5 s at most) and removes the object or
+// frees the GPU memory.
 func (r *shmRegion) tearDown(ctx context.Context, client *http.Client, base string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_ = post(ctx, client, base+"/v2/systemsharedmemory/region/"+url.PathEscape(r.name)+"/unregister", nil)
-	_ = os.Remove(r.file)
+	_ = post(ctx, client, base+r.extension()+url.PathEscape(r.name)+"/unregister", nil)
+	r.release()
 }
 
 // post sends body and wants 200; another answer is an error with the

@@ -32,7 +32,7 @@ func fakeHandle(t *testing.T, size int) ([]byte, string) {
 	return h, file
 }
 
-func TestIPCMemoryCopiesBothWays(t *testing.T) {
+func TestOpenedMemoryCopiesBothWays(t *testing.T) {
 	lib := fakeIPCRuntime(t)
 	h, file := fakeHandle(t, 64)
 	m, err := OpenIPC(lib, 0, h)
@@ -75,4 +75,33 @@ func TestOpenIPCErrors(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// Memory allocated here is shared by its handle: another opening of the
+// handle sees what was written, and Close frees it.
+func TestAllocatedMemoryIsSharedByItsHandle(t *testing.T) {
+	lib := fakeIPCRuntime(t)
+	owned, err := Alloc(lib, 0, 64)
+	require.NoError(t, err)
+	require.NoError(t, owned.WriteAt([]byte("input"), 8))
+	h, err := owned.Handle()
+	require.NoError(t, err)
+	require.Len(t, h, HandleSize)
+
+	opened, err := OpenIPC(lib, 0, h)
+	require.NoError(t, err)
+	got := make([]byte, 5)
+	require.NoError(t, opened.ReadAt(got, 8))
+	require.Equal(t, "input", string(got))
+	_, err = opened.Handle()
+	require.ErrorContains(t, err, "the memory was opened from one")
+	require.NoError(t, opened.Close())
+	require.NoError(t, owned.Close())
+	_, err = owned.Handle()
+	require.ErrorIs(t, err, ErrClosed)
+
+	_, err = Alloc(lib, 0, 0)
+	require.ErrorContains(t, err, "size 0 is not positive")
+	_, err = Alloc(lib, 2, 64)
+	require.ErrorContains(t, err, "invalid device ordinal")
 }
