@@ -80,10 +80,13 @@ func (n *node) notReadyReason(name string) string {
 	return waitingReason
 }
 
-// readiness is the server's readiness: the first plan is applied, the
-// daemon is not stopping, and every model of the repository either serves
-// or has a reason it cannot. waiting lists the models still on their way,
-// also before the first plan (while the models are profiled at start).
+// readiness is the server's readiness: the first plan is applied (or its
+// routes are being published: then a model not routed yet is waiting, so
+// that the server is ready once the last model is, never after a client
+// saw every model ready), the daemon is not stopping, and every model of
+// the repository either serves or has a reason it cannot. waiting lists
+// the models still on their way, also before the first plan (while the
+// models are profiled at start).
 func (n *node) readiness() (ready bool, waiting []string) {
 	if n.stopping.Load() {
 		return false, nil
@@ -95,7 +98,7 @@ func (n *node) readiness() (ready bool, waiting []string) {
 		}
 	}
 	sort.Strings(waiting)
-	return n.ready.Load() && len(waiting) == 0, waiting
+	return (n.ready.Load() || len(routed) > 0) && len(waiting) == 0, waiting
 }
 
 // markServing clears the reasons of the models that serve now.

@@ -72,3 +72,34 @@ type stateOnly struct{ n *node }
 
 func (s stateOnly) Describe(ch chan<- *prometheus.Desc) { ch <- descState }
 func (s stateOnly) Collect(ch chan<- prometheus.Metric) { collectModelStates(s.n, ch) }
+
+// The server is ready once every model is, even while the first plan is
+// still finishing: a client that saw each model ready never reads the
+// server as not ready after that.
+func TestServerReadyOnceEveryModelIsRouted(t *testing.T) {
+	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
+	n := &node{router: newRouter(), catalog: &catalog{
+		models:    map[string]*repository.Model{"a": model("a"), "b": model("b")},
+		pipelines: map[string]*repository.Model{},
+	}}
+	g := &gpuletRun{id: "g"}
+
+	ready, waiting := n.readiness()
+	require.False(t, ready, "nothing routed, no first plan")
+	require.Equal(t, []string{"a", "b"}, waiting)
+
+	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}})
+	ready, waiting = n.readiness()
+	require.False(t, ready, "the first plan's routes half published")
+	require.Equal(t, []string{"b"}, waiting)
+
+	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}, "b": {{g: g, weight: 1, lat: lat}}})
+	ready, _ = n.readiness()
+	require.True(t, ready, "every model ready: so is the server, before the first plan returns")
+
+	n.stopping.Store(true)
+	ready, _ = n.readiness()
+	require.False(t, ready)
+}
