@@ -155,17 +155,31 @@ func (s *sharedMemory) registerCUDA(name string, device int64, handle []byte, by
 	case len(handle) != cudart.HandleSize:
 		return fmt.Errorf("%w: region %q: raw_handle has %d bytes, a CUDA IPC handle (cudaIpcGetMemHandle) %d", errShmBad, name, len(handle), cudart.HandleSize)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.regions[name]; ok {
+	if s.exists(name) {
 		return fmt.Errorf("%w: %q", errShmExists, name)
 	}
+	// Opened outside the lock: the first open makes the daemon's CUDA
+	// context, which takes a while, and requests copy under the lock.
 	dev, err := s.openCUDA(int(device), handle)
 	if err != nil {
 		return fmt.Errorf("%w: region %q: %v", errShmBad, name, err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.regions[name]; ok { // registered meanwhile
+		_ = dev.Close()
+		return fmt.Errorf("%w: %q", errShmExists, name)
+	}
 	s.regions[name] = &shmRegion{Name: name, ByteSize: byteSize, DeviceID: device, kind: cudaRegion, dev: dev}
 	return nil
+}
+
+// exists says whether a region of either kind is registered as name.
+func (s *sharedMemory) exists(name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.regions[name]
+	return ok
 }
 
 // objectPath is the file of the shared-memory object key: one name after

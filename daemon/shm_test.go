@@ -224,4 +224,14 @@ func TestSharedMemoryCUDARegions(t *testing.T) {
 	require.NoError(t, s.registerCUDA("gpu", 0, handle("gpu3"), 32))
 	s.close()
 	require.True(t, devices["gpu3"].closed, "the daemon's stop closes CUDA regions")
+
+	// The handle opens outside the lock: a region registered under the same
+	// name meanwhile wins, and the opened memory is closed again.
+	opener := s.openCUDA
+	s.openCUDA = func(device int, h []byte) (deviceMemory, error) {
+		require.NoError(t, s.register("race", "/obj", 0, 8))
+		return opener(device, h)
+	}
+	require.ErrorIs(t, s.registerCUDA("race", 0, handle("gpu4"), 32), errShmExists)
+	require.True(t, devices["gpu4"].closed)
 }
