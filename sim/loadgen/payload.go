@@ -127,6 +127,17 @@ func randomWords(rng *rand.Rand, n int) []string {
 	return out
 }
 
+// fixedShape says whether a tensor of the declared shape has one size in
+// every request of a batch of one: no dimension unknown but the batch's.
+func (m *Model) fixedShape(declared []int64) bool {
+	for d, n := range declared {
+		if n < 0 && (d > 0 || m.MaxBatchSize == 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // requestShape is a declared shape as one request of batch 1 has it:
 // dimension 0 is 1 when the model batches, and any other open dimension
 // (-1) is 1 too.

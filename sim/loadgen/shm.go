@@ -81,17 +81,34 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *
 	for _, in := range req.Inputs {
 		ins = append(ins, place(shmTensor{name: in.Name, datatype: string(in.DataType), shape: in.Shape, size: int64(len(in.Data))}))
 	}
+	var answered map[string]int64 // output sizes in an answer to p, when needed
 	for _, o := range m.Metadata.Outputs {
 		dt, err := tensor.ParseDataType(o.DataType)
 		if err != nil || dt.Size() == 0 {
 			return nil, nil, nil, fmt.Errorf("%w: output %q has data type %q; shared memory holds fixed-size types only", ErrPayload, o.Name, o.DataType)
 		}
-		shape := m.requestShape(o.Shape)
-		n, err := tensor.NumElements(shape)
-		if err != nil || n > maxPayloadElements {
-			return nil, nil, nil, fmt.Errorf("%w: output %q has shape %v, too large for shared memory", ErrPayload, o.Name, shape)
+		var room int64
+		if m.fixedShape(o.Shape) {
+			shape := m.requestShape(o.Shape)
+			n, err := tensor.NumElements(shape)
+			if err != nil || n > maxPayloadElements {
+				return nil, nil, nil, fmt.Errorf("%w: output %q has shape %v, too large for shared memory", ErrPayload, o.Name, shape)
+			}
+			room = n * int64(dt.Size())
+		} else {
+			// Its size depends on the input (a pipeline's fan-out): every
+			// request sends p's inputs, so an answer to p says it.
+			if answered == nil {
+				if answered, err = outputSizes(ctx, client, base, model, p); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			var ok bool
+			if room, ok = answered[o.Name]; !ok {
+				return nil, nil, nil, fmt.Errorf("%w: output %q: the answer to a request has none", ErrPayload, o.Name)
+			}
 		}
-		outs = append(outs, place(shmTensor{name: o.Name, size: n * int64(dt.Size())}))
+		outs = append(outs, place(shmTensor{name: o.Name, size: room}))
 	}
 	obj := make([]byte, size)
 	for i, in := range req.Inputs {
@@ -119,6 +136,44 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *
 		return nil, nil, nil, err
 	}
 	return r, payload, r.grpcRequest(model, ins, outs), nil
+}
+
+// outputSizes sends p once over REST and returns the bytes each output of
+// the answer takes.
+func outputSizes(ctx context.Context, client *http.Client, base, model string, p *Payload) (map[string]int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v2/models/"+url.PathEscape(model)+"/infer", bytes.NewReader(p.Body))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	p.header(req.Header)
+	code, body, msg, err := Call(ctx, client, req, maxAnswer)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("size the outputs for shared memory: a request was answered %d: %s", code, msg)
+	}
+	// A binary answer's JSON comes first: the decoder stops after it.
+	var ans struct {
+		Outputs []struct {
+			Name     string  `json:"name"`
+			Shape    []int64 `json:"shape"`
+			DataType string  `json:"datatype"`
+		} `json:"outputs"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&ans); err != nil {
+		return nil, fmt.Errorf("size the outputs for shared memory: read the answer: %w", err)
+	}
+	out := map[string]int64{}
+	for _, o := range ans.Outputs {
+		dt, err := tensor.ParseDataType(o.DataType)
+		n, nerr := tensor.NumElements(o.Shape)
+		if err != nil || nerr != nil || n > maxPayloadElements {
+			return nil, fmt.Errorf("%w: output %q answered with shape %v and data type %q", ErrPayload, o.Name, o.Shape, o.DataType)
+		}
+		out[o.Name] = n * int64(dt.Size())
+	}
+	return out, nil
 }
 
 // newSystemRegion writes obj into a new POSIX shared-memory object: the
