@@ -45,16 +45,7 @@ func TestPlanHeadroom(t *testing.T) {
 // the flood, keeps no place for them); the flood gets what is left and the
 // rest of it is reported held back.
 func TestPlanOverloadSharesFairly(t *testing.T) {
-	// ℓ(b) = b ms on one whole GPU with a 20 ms SLO: 1000 req/s at most.
-	var pts []gpulet.Point
-	for b := 1; b <= 32; b++ {
-		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
-	}
-	prof := func(name string) *gpulet.Profile {
-		p, err := gpulet.NewProfile(name, "t", 100, pts)
-		require.NoError(t, err)
-		return p
-	}
+	prof := wholeGPUProfiles(t) // 1000 req/s at most with a 20 ms SLO
 	in := gpulet.Input{
 		GPUs: []gpulet.GPU{{ID: "g0", Type: "t", MemoryMB: 1000, Backend: gpulet.BackendNone}},
 		Demands: []gpulet.Demand{
@@ -87,16 +78,7 @@ func TestPlanOverloadSharesFairly(t *testing.T) {
 // share, rather than the plan of the full demands, which places the first
 // models whole and leaves the rest out.
 func TestPlanOverloadBelowEveryDemand(t *testing.T) {
-	// ℓ(b) = b ms on one whole GPU with a 20 ms SLO: 1000 req/s at most.
-	var pts []gpulet.Point
-	for b := 1; b <= 32; b++ {
-		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
-	}
-	prof := func(name string) *gpulet.Profile {
-		p, err := gpulet.NewProfile(name, "t", 100, pts)
-		require.NoError(t, err)
-		return p
-	}
+	prof := wholeGPUProfiles(t) // 1000 req/s at most with a 20 ms SLO
 	in := gpulet.Input{
 		GPUs: []gpulet.GPU{{ID: "g0", Type: "t", MemoryMB: 1000, Backend: gpulet.BackendNone}},
 		Demands: []gpulet.Demand{
@@ -207,4 +189,18 @@ func demoProfiles(t *testing.T) (small, long *gpulet.Profile) {
 // twoCoreCPU is a CPU device of two cores: gpu-lets of 50% and 100%.
 func twoCoreCPU(id string) gpulet.GPU {
 	return gpulet.GPU{ID: id, Type: "cpu", MemoryMB: 16384, Backend: gpulet.BackendMPS, Sizes: []int{50, 100}}
+}
+
+// wholeGPUProfiles makes profiles of ℓ(b) = b ms on one whole GPU: with a 20
+// ms SLO, batches of 10 every 10 ms, 1000 req/s at most.
+func wholeGPUProfiles(t *testing.T) func(name string) *gpulet.Profile {
+	var pts []gpulet.Point
+	for b := 1; b <= 32; b++ {
+		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
+	}
+	return func(name string) *gpulet.Profile {
+		p, err := gpulet.NewProfile(name, "t", 100, pts)
+		require.NoError(t, err)
+		return p
+	}
 }

@@ -173,23 +173,10 @@ func TestCUDASharedMemory(t *testing.T) {
 		return m
 	}
 	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
-		code, out, stderr := runCLI(t, append([]string{"load", "--model", "mlp", "--url", base, "--rate", "40", "--duration", "1s", "--cuda-shm", "--json"}, via...)...)
-		require.Equal(t, 0, code, stderr)
-		var load struct {
-			Report struct {
-				Sent, OK         int64
-				Failed           map[string]int64 `json:"failed"`
-				FirstError       string           `json:"first_error"`
-				CUDASharedMemory bool             `json:"cuda_shared_memory"`
-				RequestBytes     int              `json:"request_bytes"`
-			} `json:"report"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(out), &load))
-		require.True(t, load.Report.CUDASharedMemory)
-		require.Positive(t, load.Report.Sent)
-		require.Equal(t, load.Report.Sent, load.Report.OK, "every request answered: %v %s", load.Report.Failed, load.Report.FirstError)
+		rep := loadAllAnswered(t, append([]string{"--model", "mlp", "--url", base, "--rate", "40", "--duration", "1s", "--cuda-shm"}, via...)...)
+		require.True(t, rep.CUDASharedMemory)
 		if via == nil {
-			require.Less(t, load.Report.RequestBytes, 1024, "no tensor travels in the body")
+			require.Less(t, rep.RequestBytes, 1024, "no tensor travels in the body")
 		}
 		r = do(t, "GET", base+"/v2/cudasharedmemory/status", nil, nil)
 		require.JSONEq(t, `[]`, string(r.body), "the run unregistered its region")

@@ -147,24 +147,10 @@ func TestLoadOverSharedMemory(t *testing.T) {
 	}
 	before := objects()
 	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
-		args := append([]string{"load", "--model", "mlp", "--url", base, "--rate", "40", "--duration", "1s", "--shm", "--json"}, via...)
-		code, out, stderr := runCLI(t, args...)
-		require.Equal(t, 0, code, stderr)
-		var load struct {
-			Report struct {
-				Sent, OK     int64
-				Failed       map[string]int64 `json:"failed"`
-				FirstError   string           `json:"first_error"`
-				SharedMemory bool             `json:"shared_memory"`
-				RequestBytes int              `json:"request_bytes"`
-			} `json:"report"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(out), &load))
-		require.True(t, load.Report.SharedMemory)
-		require.Positive(t, load.Report.Sent)
-		require.Equal(t, load.Report.Sent, load.Report.OK, "every request answered: %v %s", load.Report.Failed, load.Report.FirstError)
+		rep := loadAllAnswered(t, append([]string{"--model", "mlp", "--url", base, "--rate", "40", "--duration", "1s", "--shm"}, via...)...)
+		require.True(t, rep.SharedMemory)
 		if via == nil {
-			require.Less(t, load.Report.RequestBytes, 1024, "no tensor travels in the body (mlp's input alone is 3 136 bytes)")
+			require.Less(t, rep.RequestBytes, 1024, "no tensor travels in the body (mlp's input alone is 3 136 bytes)")
 		}
 		r := do(t, "GET", base+"/v2/systemsharedmemory/status", nil, nil)
 		require.Equal(t, 200, r.code)
@@ -187,4 +173,29 @@ func shmDaemon(t *testing.T) (base, grpcAddr string) {
 	grpcAddr = freeAddr(t)
 	_, base = cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr)
 	return base, grpcAddr
+}
+
+// loadReport is what the shared-memory tests read of gpuletd load --json.
+type loadReport struct {
+	Sent, OK         int64
+	Failed           map[string]int64 `json:"failed"`
+	FirstError       string           `json:"first_error"`
+	SharedMemory     bool             `json:"shared_memory"`
+	CUDASharedMemory bool             `json:"cuda_shared_memory"`
+	RequestBytes     int              `json:"request_bytes"`
+}
+
+// loadAllAnswered runs gpuletd load --json with args and requires that it
+// sent requests and every one was answered.
+func loadAllAnswered(t *testing.T, args ...string) loadReport {
+	t.Helper()
+	code, out, stderr := runCLI(t, append([]string{"load", "--json"}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	var load struct {
+		Report loadReport `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &load))
+	require.Positive(t, load.Report.Sent)
+	require.Equal(t, load.Report.Sent, load.Report.OK, "every request answered: %v %s", load.Report.Failed, load.Report.FirstError)
+	return load.Report
 }
