@@ -230,7 +230,9 @@ serve | pipeline)
   cp "$sw/state/gpuletd.db" "$out/gpuletd.db" 2>/dev/null # the profiles the daemon measured
   [ -d "$sw/state/traces" ] && cp -r "$sw/state/traces" "$out/traces"
   nvidia-smi --query-gpu=compute_mode,mig.mode.current --format=csv >"$out/gpu-after.txt" 2>&1
-  pgrep -fa nvidia-cuda-mps >>"$out/gpu-after.txt" 2>&1
+  # MPS processes left, by their command name (pgrep -f would also match
+  # the shells whose command lines name them); a zombie shows as Z.
+  ps -eo pid,stat,comm | awk '$3 ~ /^nvidia-cuda-mps/' >>"$out/gpu-after.txt" 2>&1
   cat "$out/gpu-after.txt"
   ;;
 *)
