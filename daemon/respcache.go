@@ -122,9 +122,9 @@ func writeInt(h *maphash.Hash, v int64) {
 }
 
 // get returns the answer kept for key from model m's load, if any, and
-// only while served (when given) tells that every load a pipeline's answer
-// ran is still served. The tensors share their bytes with the entry: callers only read
-// them.
+// only while served says that every load a pipeline's answer ran is still
+// the one served. The tensors share their bytes with the entry: callers
+// only read them.
 func (c *responseCache) get(key cacheKey, m *repository.Model, served func(*repository.Model) bool) ([]tensor.Tensor, bool, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -133,7 +133,7 @@ func (c *responseCache) get(key cacheKey, m *repository.Model, served func(*repo
 		return nil, false, false
 	}
 	e := el.Value.(*cacheEntry)
-	if e.model != m || (served != nil && slices.ContainsFunc(e.ran, func(r *repository.Model) bool { return !served(r) })) {
+	if e.model != m || slices.ContainsFunc(e.ran, func(r *repository.Model) bool { return !served(r) }) {
 		c.removeLocked(el) // an older load's: never answered again
 		return nil, false, false
 	}

@@ -44,6 +44,10 @@ func TestResponseCacheKey(t *testing.T) {
 	}
 }
 
+// allServed says every load is still served: entries of models alone name
+// no other loads.
+func allServed(*repository.Model) bool { return true }
+
 func TestResponseCacheKeepsAndEvicts(t *testing.T) {
 	m := &repository.Model{Name: "m", Version: 1}
 	answer := func(b byte) []tensor.Tensor { return []tensor.Tensor{fp32("out", []int64{1, 4}, b, b, b, b)} }
@@ -54,23 +58,23 @@ func TestResponseCacheKeepsAndEvicts(t *testing.T) {
 	out := answer(1)
 	c.put(key(1), m, out, true, nil)
 	out[0].Data[0] = 99 // the caller's buffer is reused: the entry holds a copy
-	got, emulated, ok := c.get(key(1), m, nil)
+	got, emulated, ok := c.get(key(1), m, allServed)
 	require.True(t, ok)
 	require.True(t, emulated)
 	require.Equal(t, answer(1), got)
 	got[0].Shape[0] = 7 // an answer's shape changed by its reader leaves the entry alone
-	got, _, _ = c.get(key(1), m, nil)
+	got, _, _ = c.get(key(1), m, allServed)
 	require.Equal(t, answer(1), got)
 
 	c.put(key(2), m, answer(2), false, nil)
 	c.put(key(3), m, answer(3), false, nil)
 	require.Equal(t, cacheUsage{Budget: 3 * size, Bytes: 3 * size, Entries: 3}, c.usage())
-	_, _, _ = c.get(key(1), m, nil) // 1 is now the most recently used: 2 goes first
+	_, _, _ = c.get(key(1), m, allServed) // 1 is now the most recently used: 2 goes first
 	c.put(key(4), m, answer(4), false, nil)
-	_, _, ok = c.get(key(2), m, nil)
+	_, _, ok = c.get(key(2), m, allServed)
 	require.False(t, ok, "the least recently used answer was dropped")
 	for _, b := range []byte{1, 3, 4} {
-		got, _, ok := c.get(key(b), m, nil)
+		got, _, ok := c.get(key(b), m, allServed)
 		require.True(t, ok, "answer %d", b)
 		require.Equal(t, answer(b), got)
 	}
@@ -79,13 +83,13 @@ func TestResponseCacheKeepsAndEvicts(t *testing.T) {
 	// Another load of the model (a new file, a new configuration) never
 	// answers from the old one's entries, which go.
 	reloaded := &repository.Model{Name: "m", Version: 1}
-	_, _, ok = c.get(key(1), reloaded, nil)
+	_, _, ok = c.get(key(1), reloaded, allServed)
 	require.False(t, ok)
 	require.Equal(t, int64(2), c.usage().Entries)
 
 	// An answer larger than the whole budget is not kept.
 	c.put(key(5), m, []tensor.Tensor{fp32("out", []int64{1}, make([]byte, 3*size)...)}, false, nil)
-	_, _, ok = c.get(key(5), m, nil)
+	_, _, ok = c.get(key(5), m, allServed)
 	require.False(t, ok)
 
 	c.resize(size)

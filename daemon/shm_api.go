@@ -50,21 +50,29 @@ func (n *node) handleShmStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, regions)
 }
 
-func (n *node) handleShmRegister(w http.ResponseWriter, r *http.Request) {
+// decodeShmRegister reads a register request's body into req; want shows
+// the body it takes, for the error.
+func decodeShmRegister(r *http.Request, req any, want string) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxShmBody+1))
 	if err != nil || len(body) > maxShmBody {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("register request: unreadable or above %d bytes", maxShmBody))
-		return
+		return fmt.Errorf("register request: unreadable or above %d bytes", maxShmBody)
 	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(req); err != nil {
+		return fmt.Errorf("register request: want %s: %w", want, err)
+	}
+	return nil
+}
+
+func (n *node) handleShmRegister(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Key      string `json:"key"`
 		Offset   int64  `json:"offset"`
 		ByteSize int64  `json:"byte_size"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "register request: want {\"key\": \"/name\", \"offset\": 0, \"byte_size\": N}: "+err.Error())
+	if err := decodeShmRegister(r, &req, `{"key": "/name", "offset": 0, "byte_size": N}`); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	name := mux.Vars(r)["name"]

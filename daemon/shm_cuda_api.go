@@ -1,11 +1,8 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/gorilla/mux"
@@ -47,11 +44,6 @@ func (n *node) handleCUDAShmStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (n *node) handleCUDAShmRegister(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxShmBody+1))
-	if err != nil || len(body) > maxShmBody {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("register request: unreadable or above %d bytes", maxShmBody))
-		return
-	}
 	var req struct {
 		RawHandle struct {
 			B64 []byte `json:"b64"` // base64 in JSON
@@ -59,10 +51,8 @@ func (n *node) handleCUDAShmRegister(w http.ResponseWriter, r *http.Request) {
 		DeviceID int64 `json:"device_id"`
 		ByteSize int64 `json:"byte_size"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, `register request: want {"raw_handle": {"b64": "<the CUDA IPC handle in base64>"}, "device_id": 0, "byte_size": N}: `+err.Error())
+	if err := decodeShmRegister(r, &req, `{"raw_handle": {"b64": "<the CUDA IPC handle in base64>"}, "device_id": 0, "byte_size": N}`); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	name := mux.Vars(r)["name"]

@@ -286,18 +286,18 @@ func (e *otelExporter) post(ctx context.Context, spans []otlpSpan) error {
 		ScopeSpans: []otlpScopeSpans{{Scope: otlpScope{Name: "gpuletd", Version: version.Version}, Spans: spans}},
 	}}})
 	if err != nil {
-		return err
+		return fmt.Errorf("encode spans: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return fmt.Errorf("build export request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("post spans: %w", err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))

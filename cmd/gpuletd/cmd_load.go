@@ -374,14 +374,11 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 }
 
 // cudaRuntime is the CUDA runtime library --cuda-shm allocates with: where
-// the loader's path, cache or the system's folders have it, else its name
-// (opening it then fails saying so).
+// the loader's path, cache or the system's folders have it; "" leaves it to
+// the loader (which then says it is missing).
 func cudaRuntime(wanted bool) string {
 	if !wanted {
 		return ""
 	}
-	if p := cudalibs.Path(cudart.Library, cudalibs.Search{LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")}); p != "" {
-		return p
-	}
-	return cudart.Library
+	return cudalibs.Path(cudart.Library, cudalibs.Search{LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")})
 }

@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -44,44 +40,19 @@ func TestCUDASharedMemory(t *testing.T) {
 	grpcAddr := freeAddr(t)
 	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="+libDir)
 
-	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	var ref struct {
-		Outputs []struct {
-			Data []float32 `json:"data"`
-		} `json:"outputs"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &ref))
-	want := ref.Outputs[0].Data
-
+	want := mlpReference(t, base)
 	// The "device memory": mlp's input at 0, room for its output at 3200.
 	name := fmt.Sprintf("gpuletd-cuda-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
-	file := filepath.Join("/dev/shm", name)
-	mem := make([]byte, 3264)
-	for i := range 784 { // the values mlpJSON sends, as it rounds them
-		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(i%7)/7, 'f', 3, 32), 32)
-		require.NoError(t, err)
-		binary.LittleEndian.PutUint32(mem[4*i:], math.Float32bits(float32(f)))
-	}
-	require.NoError(t, os.WriteFile(file, mem, 0o600))
-	t.Cleanup(func() { _ = os.Remove(file) })
+	file, mem := mlpShmObject(t, name)
 	handle := make([]byte, 64) // what cudaIpcGetMemHandle would give: here the object's name
 	copy(handle, "/"+name)
-	output := func() []float32 {
-		b, err := os.ReadFile(file)
-		require.NoError(t, err)
-		out := make([]float32, 10)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[3200+4*i:]))
-		}
-		return out
-	}
+	output := func() []float32 { return mlpShmOutput(t, file) }
 
 	register := func(region string, device, size int, h []byte) httpResult {
 		return do(t, "POST", base+"/v2/cudasharedmemory/region/"+region+"/register",
 			[]byte(fmt.Sprintf(`{"raw_handle": {"b64": %q}, "device_id": %d, "byte_size": %d}`, base64.StdEncoding.EncodeToString(h), device, size)), nil)
 	}
-	r = register("gpu", 0, 3264, handle)
+	r := register("gpu", 0, 3264, handle)
 	require.Equal(t, 200, r.code, string(r.body))
 	for _, tc := range []struct {
 		name   string
@@ -118,7 +89,7 @@ func TestCUDASharedMemory(t *testing.T) {
 	require.Contains(t, string(r.body), `3136 bytes at offset 3200 do not fit region \"gpu\" (3264 bytes)`)
 
 	// gRPC: a second region on the same memory, the output cleared first.
-	require.NoError(t, os.WriteFile(file, append(mem[:3200:3200], make([]byte, 64)...), 0o600))
+	require.NoError(t, os.WriteFile(file, append(mem[:mlpOutputAt:mlpOutputAt], make([]byte, 64)...), 0o600))
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
@@ -132,16 +103,7 @@ func TestCUDASharedMemory(t *testing.T) {
 	requireCode(t, err, codes.AlreadyExists, "already registered")
 	_, err = c.CudaSharedMemoryRegister(ctx, &pb.CudaSharedMemoryRegisterRequest{Name: "gpu2", RawHandle: handle, ByteSize: 3264})
 	require.NoError(t, err)
-	place := func(region string, offset, size int64) map[string]*pb.InferParameter {
-		p := map[string]*pb.InferParameter{
-			"shared_memory_region":    {ParameterChoice: &pb.InferParameter_StringParam{StringParam: region}},
-			"shared_memory_byte_size": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: size}},
-		}
-		if offset != 0 {
-			p["shared_memory_offset"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: offset}}
-		}
-		return p
-	}
+	place := shmPlace
 	res, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "mlp",
 		Inputs:  []*pb.ModelInferRequest_InferInputTensor{{Name: "input", Datatype: "FP32", Shape: []int64{1, 784}, Parameters: place("gpu2", 0, 3136)}},
 		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "output", Parameters: place("gpu2", 3200, 64)}}})

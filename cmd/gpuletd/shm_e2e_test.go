@@ -29,40 +29,12 @@ import (
 func TestSystemSharedMemory(t *testing.T) {
 	base, grpcAddr := shmDaemon(t)
 
-	// What mlp answers to mlpJSON(1)'s input, carried in the request.
-	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	var ref struct {
-		Outputs []struct {
-			Data []float32 `json:"data"`
-		} `json:"outputs"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &ref))
-	want := ref.Outputs[0].Data
-	require.Len(t, want, 10)
-
-	// The object: the input at 0, room for the output at 3200.
+	want := mlpReference(t, base)
 	key := fmt.Sprintf("/gpuletd-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())
-	file := filepath.Join("/dev/shm", key[1:])
-	obj := make([]byte, 3264)
-	for i := range 784 { // the values mlpJSON sends, as it rounds them
-		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(i%7)/7, 'f', 3, 32), 32)
-		require.NoError(t, err)
-		binary.LittleEndian.PutUint32(obj[4*i:], math.Float32bits(float32(f)))
-	}
-	require.NoError(t, os.WriteFile(file, obj, 0o600))
-	t.Cleanup(func() { _ = os.Remove(file) })
-	output := func() []float32 {
-		b, err := os.ReadFile(file)
-		require.NoError(t, err)
-		out := make([]float32, 10)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[3200+4*i:]))
-		}
-		return out
-	}
+	file, obj := mlpShmObject(t, key[1:])
+	output := func() []float32 { return mlpShmOutput(t, file) }
 
-	r = do(t, "POST", base+"/v2/systemsharedmemory/region/in/register", []byte(fmt.Sprintf(`{"key": %q, "offset": 0, "byte_size": 3136}`, key)), nil)
+	r := do(t, "POST", base+"/v2/systemsharedmemory/region/in/register", []byte(fmt.Sprintf(`{"key": %q, "offset": 0, "byte_size": 3136}`, key)), nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	r = do(t, "POST", base+"/v2/systemsharedmemory/region/out/register", []byte(fmt.Sprintf(`{"key": %q, "offset": 3200, "byte_size": 64}`, key)), nil)
 	require.Equal(t, 200, r.code, string(r.body))
@@ -94,7 +66,7 @@ func TestSystemSharedMemory(t *testing.T) {
 	require.Contains(t, string(r.body), "the output takes 40 bytes but shared_memory_byte_size gives it 8")
 
 	// gRPC, into a cleared output region.
-	require.NoError(t, os.WriteFile(file, append(obj[:3200:3200], make([]byte, 64)...), 0o600))
+	require.NoError(t, os.WriteFile(file, append(obj[:mlpOutputAt:mlpOutputAt], make([]byte, 64)...), 0o600))
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
@@ -104,12 +76,7 @@ func TestSystemSharedMemory(t *testing.T) {
 	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
 	require.NoError(t, err)
 	require.Contains(t, sm.Extensions, "system_shared_memory")
-	place := func(region string, size int64) map[string]*pb.InferParameter {
-		return map[string]*pb.InferParameter{
-			"shared_memory_region":    {ParameterChoice: &pb.InferParameter_StringParam{StringParam: region}},
-			"shared_memory_byte_size": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: size}},
-		}
-	}
+	place := func(region string, size int64) map[string]*pb.InferParameter { return shmPlace(region, 0, size) }
 	res, err := c.ModelInfer(ctx, &pb.ModelInferRequest{ModelName: "mlp",
 		Inputs:  []*pb.ModelInferRequest_InferInputTensor{{Name: "input", Datatype: "FP32", Shape: []int64{1, 784}, Parameters: place("in", 3136)}},
 		Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "output", Parameters: place("out", 64)}}})
@@ -198,4 +165,68 @@ func loadAllAnswered(t *testing.T, args ...string) loadReport {
 	require.Positive(t, load.Report.Sent)
 	require.Equal(t, load.Report.Sent, load.Report.OK, "every request answered: %v %s", load.Report.Failed, load.Report.FirstError)
 	return load.Report
+}
+
+// Where the shared-memory tests place mlp's tensors in one object of
+// mlpObjectSize bytes: its input (mlpJSON(1)'s values, 3 136 bytes) at 0,
+// room for its output (40 bytes) at mlpOutputAt.
+const (
+	mlpOutputAt   = 3200
+	mlpObjectSize = 3264
+)
+
+// mlpReference is what mlp answers to mlpJSON(1)'s input carried in the
+// request.
+func mlpReference(t *testing.T, base string) []float32 {
+	t.Helper()
+	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ref struct {
+		Outputs []struct {
+			Data []float32 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ref))
+	require.Len(t, ref.Outputs[0].Data, 10)
+	return ref.Outputs[0].Data
+}
+
+// mlpShmObject writes the shared-memory object /dev/shm/name with mlp's
+// input at 0, removed when the test ends; it returns its file and bytes.
+func mlpShmObject(t *testing.T, name string) (string, []byte) {
+	t.Helper()
+	file := filepath.Join("/dev/shm", name)
+	obj := make([]byte, mlpObjectSize)
+	for i := range 784 { // the values mlpJSON sends, as it rounds them
+		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(i%7)/7, 'f', 3, 32), 32)
+		require.NoError(t, err)
+		binary.LittleEndian.PutUint32(obj[4*i:], math.Float32bits(float32(f)))
+	}
+	require.NoError(t, os.WriteFile(file, obj, 0o600))
+	t.Cleanup(func() { _ = os.Remove(file) })
+	return file, obj
+}
+
+// mlpShmOutput reads mlp's output from its place in the object file.
+func mlpShmOutput(t *testing.T, file string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	out := make([]float32, 10)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[mlpOutputAt+4*i:]))
+	}
+	return out
+}
+
+// shmPlace are the gRPC parameters that place a tensor in a region.
+func shmPlace(region string, offset, size int64) map[string]*pb.InferParameter {
+	p := map[string]*pb.InferParameter{
+		"shared_memory_region":    {ParameterChoice: &pb.InferParameter_StringParam{StringParam: region}},
+		"shared_memory_byte_size": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: size}},
+	}
+	if offset != 0 {
+		p["shared_memory_offset"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: offset}}
+	}
+	return p
 }

@@ -81,9 +81,8 @@ func Query(lib string) (Device, error) {
 	defer C.free(unsafe.Pointer(cl))
 	var count, sms C.int
 	var free, total C.size_t
-	if msg := C.gpl_cuda_query(cl, &count, &sms, &free, &total); msg != nil {
-		defer C.free(unsafe.Pointer(msg))
-		return Device{}, fmt.Errorf("query CUDA device: %s", C.GoString(msg))
+	if err := takeError(C.gpl_cuda_query(cl, &count, &sms, &free, &total)); err != nil {
+		return Device{}, fmt.Errorf("query CUDA device: %w", err)
 	}
 	if count == 0 {
 		return Device{}, fmt.Errorf("query CUDA device: %w", ErrNoDevice)

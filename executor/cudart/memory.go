@@ -22,7 +22,7 @@ typedef int (*malloc_t)(void**, size_t);
 typedef int (*free_t)(void*);
 typedef int (*ipc_get_t)(gpl_ipc_handle*, void*);
 
-// gpl_ipc is device memory, opened from an IPC handle or allocated here
+// gpl_mem is device memory, opened from an IPC handle or allocated here
 // (owned), and the runtime calls it needs.
 typedef struct {
 	void* lib;
@@ -37,9 +37,9 @@ typedef struct {
 	int device;
 	int owned;
 	void* ptr;
-} gpl_ipc;
+} gpl_mem;
 
-static char* gpl_ipc_error(gpl_ipc* m, const char* what, int rc) {
+static char* gpl_mem_error(gpl_mem* m, const char* what, int rc) {
 	const char* s = m->err_str ? m->err_str(rc) : "unknown error";
 	size_t n = strlen(what) + strlen(s) + 3;
 	char* msg = malloc(n);
@@ -47,10 +47,10 @@ static char* gpl_ipc_error(gpl_ipc* m, const char* what, int rc) {
 	return msg;
 }
 
-// gpl_ipc_open loads lib and selects device, then opens handle into m, or
+// gpl_mem_open loads lib and selects device, then opens handle into m, or
 // (handle NULL) allocates size bytes there. It returns NULL or an error
 // message to free.
-static char* gpl_ipc_open(const char* lib, int device, const void* handle, size_t size, gpl_ipc* m) {
+static char* gpl_mem_open(const char* lib, int device, const void* handle, size_t size, gpl_mem* m) {
 	m->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (m->lib == NULL) {
 		const char* e = dlerror();
@@ -70,15 +70,15 @@ static char* gpl_ipc_open(const char* lib, int device, const void* handle, size_
 	if (!m->set_device || !m->open || !m->close || !m->copy || !m->err_str || !m->alloc || !m->free || !m->get_handle) {
 		msg = strdup("the library lacks one of cudaSetDevice, cudaMalloc, cudaFree, cudaMemcpy, cudaIpcGetMemHandle, cudaIpcOpenMemHandle, cudaIpcCloseMemHandle, cudaGetErrorString");
 	} else if ((rc = m->set_device(device)) != 0) {
-		msg = gpl_ipc_error(m, "select the device", rc);
+		msg = gpl_mem_error(m, "select the device", rc);
 	} else if (handle == NULL) {
 		m->device = device;
 		m->owned = 1;
-		if ((rc = m->alloc(&m->ptr, size)) != 0) msg = gpl_ipc_error(m, "allocate device memory", rc);
+		if ((rc = m->alloc(&m->ptr, size)) != 0) msg = gpl_mem_error(m, "allocate device memory", rc);
 	} else {
 		m->device = device;
 		memcpy(h.reserved, handle, sizeof h.reserved);
-		if ((rc = m->open(&m->ptr, h, ipc_lazy_peer_access)) != 0) msg = gpl_ipc_error(m, "open the IPC handle", rc);
+		if ((rc = m->open(&m->ptr, h, ipc_lazy_peer_access)) != 0) msg = gpl_mem_error(m, "open the IPC handle", rc);
 	}
 	if (msg != NULL) {
 		dlclose(m->lib);
@@ -87,33 +87,33 @@ static char* gpl_ipc_open(const char* lib, int device, const void* handle, size_
 	return msg;
 }
 
-// gpl_ipc_handle_of writes the IPC handle of memory m allocated into out.
-static char* gpl_ipc_handle_of(gpl_ipc* m, void* out) {
+// gpl_mem_handle_of writes the IPC handle of memory m allocated into out.
+static char* gpl_mem_handle_of(gpl_mem* m, void* out) {
 	gpl_ipc_handle h;
 	int rc = m->set_device(m->device);
 	if (rc == 0) rc = m->get_handle(&h, m->ptr);
-	if (rc != 0) return gpl_ipc_error(m, "get its IPC handle", rc);
+	if (rc != 0) return gpl_mem_error(m, "get its IPC handle", rc);
 	memcpy(out, h.reserved, sizeof h.reserved);
 	return NULL;
 }
 
-// gpl_ipc_copy copies n bytes between host and the opened memory at offset:
+// gpl_mem_copy copies n bytes between host and the opened memory at offset:
 // into host when to_host, out of it otherwise.
-static char* gpl_ipc_copy(gpl_ipc* m, void* host, size_t offset, size_t n, int to_host) {
+static char* gpl_mem_copy(gpl_mem* m, void* host, size_t offset, size_t n, int to_host) {
 	int rc = m->set_device(m->device);
-	if (rc != 0) return gpl_ipc_error(m, "select the device", rc);
+	if (rc != 0) return gpl_mem_error(m, "select the device", rc);
 	char* dev = (char*)m->ptr + offset;
 	rc = to_host ? m->copy(host, dev, n, copy_device_to_host) : m->copy(dev, host, n, copy_host_to_device);
-	return rc == 0 ? NULL : gpl_ipc_error(m, "copy", rc);
+	return rc == 0 ? NULL : gpl_mem_error(m, "copy", rc);
 }
 
-// gpl_ipc_close closes the handle (frees memory allocated here) and
+// gpl_mem_close closes the handle (frees memory allocated here) and
 // unloads the library.
-static char* gpl_ipc_close(gpl_ipc* m) {
+static char* gpl_mem_close(gpl_mem* m) {
 	char* msg = NULL;
 	int rc = m->set_device(m->device);
 	if (rc == 0) rc = m->owned ? m->free(m->ptr) : m->close(m->ptr);
-	if (rc != 0) msg = gpl_ipc_error(m, m->owned ? "free device memory" : "close the IPC handle", rc);
+	if (rc != 0) msg = gpl_mem_error(m, m->owned ? "free device memory" : "close the IPC handle", rc);
 	dlclose(m->lib);
 	m->lib = NULL;
 	return msg;
@@ -141,7 +141,7 @@ var ErrClosed = errors.New("CUDA memory is closed")
 // (the runtime does not say how large a shared allocation is). It is not
 // safe for concurrent use with Close.
 type Memory struct {
-	c *C.gpl_ipc // C memory: the runtime's function pointers and the device pointer
+	c *C.gpl_mem // C memory: the runtime's function pointers and the device pointer
 }
 
 // OpenIPC opens handle, made on device (an ordinal as this process's CUDA
@@ -180,14 +180,13 @@ func open(lib string, device int, handle unsafe.Pointer, size int64) (*Memory, e
 	}
 	cl := C.CString(lib)
 	defer C.free(unsafe.Pointer(cl))
-	m := (*C.gpl_ipc)(C.calloc(1, C.sizeof_gpl_ipc))
+	m := (*C.gpl_mem)(C.calloc(1, C.sizeof_gpl_mem))
 	if m == nil {
 		return nil, errors.New("out of memory")
 	}
-	if msg := C.gpl_ipc_open(cl, C.int(device), handle, C.size_t(size), m); msg != nil {
-		defer C.free(unsafe.Pointer(msg))
+	if err := takeError(C.gpl_mem_open(cl, C.int(device), handle, C.size_t(size), m)); err != nil {
 		C.free(unsafe.Pointer(m))
-		return nil, errors.New(C.GoString(msg))
+		return nil, err
 	}
 	return &Memory{c: m}, nil
 }
@@ -202,9 +201,8 @@ func (m *Memory) Handle() ([]byte, error) {
 		return nil, errors.New("get CUDA IPC handle: the memory was opened from one")
 	}
 	out := make([]byte, HandleSize)
-	if msg := C.gpl_ipc_handle_of(m.c, unsafe.Pointer(&out[0])); msg != nil {
-		defer C.free(unsafe.Pointer(msg))
-		return nil, fmt.Errorf("get CUDA IPC handle: %s", C.GoString(msg))
+	if err := takeError(C.gpl_mem_handle_of(m.c, unsafe.Pointer(&out[0]))); err != nil {
+		return nil, fmt.Errorf("get CUDA IPC handle: %w", err)
 	}
 	return out, nil
 }
@@ -232,9 +230,8 @@ func (m *Memory) copy(host []byte, offset int64, toHost bool) error {
 	if toHost {
 		dir = 1
 	}
-	if msg := C.gpl_ipc_copy(m.c, unsafe.Pointer(&host[0]), C.size_t(offset), C.size_t(len(host)), dir); msg != nil {
-		defer C.free(unsafe.Pointer(msg))
-		return fmt.Errorf("copy %d bytes at offset %d of CUDA memory: %s", len(host), offset, C.GoString(msg))
+	if err := takeError(C.gpl_mem_copy(m.c, unsafe.Pointer(&host[0]), C.size_t(offset), C.size_t(len(host)), dir)); err != nil {
+		return fmt.Errorf("copy %d bytes at offset %d of CUDA memory: %w", len(host), offset, err)
 	}
 	return nil
 }
@@ -245,12 +242,21 @@ func (m *Memory) Close() error {
 	if m.c == nil {
 		return ErrClosed
 	}
-	msg := C.gpl_ipc_close(m.c)
+	err := takeError(C.gpl_mem_close(m.c))
 	C.free(unsafe.Pointer(m.c))
 	m.c = nil
-	if msg != nil {
-		defer C.free(unsafe.Pointer(msg))
-		return fmt.Errorf("close CUDA memory: %s", C.GoString(msg))
+	if err != nil {
+		return fmt.Errorf("close CUDA memory: %w", err)
 	}
 	return nil
+}
+
+// takeError is a C helper's error message (NULL: none) as an error; it
+// frees the message.
+func takeError(msg *C.char) error {
+	if msg == nil {
+		return nil
+	}
+	defer C.free(unsafe.Pointer(msg))
+	return errors.New(C.GoString(msg))
 }

@@ -154,13 +154,7 @@ func outputSizes(ctx context.Context, client *http.Client, base, model string, p
 		return nil, fmt.Errorf("size the outputs for shared memory: a request was answered %d: %s", code, msg)
 	}
 	// A binary answer's JSON comes first: the decoder stops after it.
-	var ans struct {
-		Outputs []struct {
-			Name     string  `json:"name"`
-			Shape    []int64 `json:"shape"`
-			DataType string  `json:"datatype"`
-		} `json:"outputs"`
-	}
+	var ans kserve.InferResponseJSON
 	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&ans); err != nil {
 		return nil, fmt.Errorf("size the outputs for shared memory: read the answer: %w", err)
 	}
