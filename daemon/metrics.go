@@ -92,7 +92,7 @@ var (
 	descPipeScaling  = prometheus.NewDesc("gpuletd_pipeline_accuracy_scaling", "1 while a pipeline's plan runs cheaper variants (accuracy scaling), 0 while it runs its steps' own models.", []string{"pipeline"}, nil)
 	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a gpu-let refused that were rerouted to another gpu-let of the step's variants.", []string{"pipeline"}, nil)
 
-	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk).", nil, nil)
+	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk, files its user may not write).", nil, nil)
 	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)
 
 	descConns        = prometheus.NewDesc("gpuletd_http_connections", "Client connections open now.", nil, nil)

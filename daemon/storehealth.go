@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -27,9 +28,22 @@ func (n *node) storeStatus() storeStatus {
 	s := storeStatus{Path: n.st.Path(), Writable: ok, WriteFailures: n.st.WriteFailures(), UnsavedEvents: len(n.events.pending())}
 	if !ok {
 		s.Reason = "the database cannot be written (" + why.Error() + "): serving read-only from the profiles and models it holds; " +
-			"events are kept in memory and plans are not saved until it can be written again (free space on its disk)"
+			"events are kept in memory, and plans and new profiles are not saved until it can be written again (" + storeRemedy(why) + ")"
 	}
 	return s
+}
+
+// storeRemedy says what makes a store that cannot be written writable
+// again, from why its writes fail.
+func storeRemedy(why error) string {
+	switch {
+	case errors.Is(why, store.ErrPermission):
+		return "let the daemon's user write its files, as said above"
+	case errors.Is(why, store.ErrReadOnlyFS):
+		return "mount its file system read-write"
+	default:
+		return "free space on its disk"
+	}
 }
 
 // watchStore follows whether the store can be written: it records the
@@ -58,6 +72,7 @@ func (n *node) watchStore(ctx context.Context) {
 			n.storeLost()
 		case !wasOK && ok:
 			n.events.add(EventStore, store.SeverityInfo, "the database can be written again: events kept in memory, models and the plan in force are saved", nil)
+			n.profileOwed(ctx)
 		}
 		wasOK = ok
 	}
@@ -86,4 +101,16 @@ func (n *node) tryStore(ctx context.Context) bool {
 	}
 	ok, _ := n.st.Writable()
 	return ok
+}
+
+// profileOwed queues for a profile the models that still lack one once the
+// store can be written again: their profiles could not be stored meanwhile
+// (a first start on a database the daemon may not write fails every
+// profile), and nothing else would measure them again before a reload.
+func (n *node) profileOwed(ctx context.Context) {
+	for _, m := range n.catalog.all() {
+		if !n.live.pending(m.Name) {
+			n.profileLater(ctx, m)
+		}
+	}
 }

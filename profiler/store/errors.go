@@ -9,7 +9,9 @@ import (
 )
 
 // Sentinel errors. Every error the store returns wraps at most one of these
-// together with the underlying SQLite error, and names what was being done.
+// together with the underlying SQLite error, and names what was being done
+// (ErrReadOnly with the cause the system gives, ErrPermission or
+// ErrReadOnlyFS, where it gives one).
 var (
 	// ErrNotFound is returned when a requested record does not exist.
 	ErrNotFound = errors.New("not found")
@@ -26,6 +28,12 @@ var (
 	// ErrReadOnly is returned by writes while the store cannot be written
 	// (it opened read-only, or the file system refuses writes).
 	ErrReadOnly = errors.New("store is read-only")
+	// ErrPermission comes with ErrReadOnly when the database's files or
+	// folder may not be written by the user the process runs as.
+	ErrPermission = errors.New("permission denied")
+	// ErrReadOnlyFS comes with ErrReadOnly when the database is on a file
+	// system mounted read-only.
+	ErrReadOnlyFS = errors.New("read-only file system")
 	// ErrCorrupt is returned when the file is not a SQLite database or its
 	// pages are malformed.
 	ErrCorrupt = errors.New("database file is corrupt")

@@ -25,8 +25,9 @@ type Store struct {
 	log  *zap.Logger
 
 	mu         sync.Mutex
-	w          *sql.DB // exactly one connection: every write is serialised here; nil while read-only
-	unwritable error   // why writes fail now (nil: they do not)
+	w          *sql.DB   // exactly one connection: every write is serialised here; nil while read-only
+	retired    []*sql.DB // writers SQLite opened read-only, closed by Recover and Close
+	unwritable error     // why writes fail now (nil: they do not)
 	failures   atomic.Int64
 
 	r atomic.Pointer[sql.DB] // read-only connections
@@ -57,6 +58,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 
 	w, werr := s.openWriter(ctx)
 	if werr != nil {
+		werr = s.explain(werr)
 		if !cfg.readOnlyFallback || !Unwritable(werr) {
 			return nil, fmt.Errorf("open store %s: %w", abs, werr)
 		}
@@ -158,7 +160,27 @@ func (s *Store) initWriter(ctx context.Context, w *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	return migrate(ctx, w, ms, s.now, s.log)
+	if err := migrate(ctx, w, ms, s.now, s.log); err != nil {
+		return err
+	}
+	return checkWritable(ctx, w)
+}
+
+// checkWritable runs a write that changes nothing on w and rolls it back.
+// SQLite opens a file it may not write read-only without a word (and
+// begins a write transaction on it too); a current schema needs no
+// migration, so without this a writer that can never write would pass for
+// one that can.
+func checkWritable(ctx context.Context, w *sql.DB) error {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("check the database can be written", err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM schema_version WHERE 0"); err != nil {
+		_ = tx.Rollback()
+		return wrap("check the database can be written", err)
+	}
+	return wrap("check the database can be written", tx.Rollback())
 }
 
 // quickCheck runs PRAGMA quick_check and returns its complaints (at most a
@@ -196,6 +218,10 @@ func (s *Store) Close() error {
 		errs = append(errs, r.Close())
 	}
 	s.mu.Lock()
+	for _, r := range s.retired {
+		errs = append(errs, r.Close())
+	}
+	s.retired = nil
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
@@ -219,10 +245,13 @@ func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) er
 	s.mu.Unlock()
 	if w == nil {
 		s.failures.Add(1)
+		if errors.Is(why, ErrReadOnly) {
+			return fmt.Errorf("%s: %w", op, why)
+		}
 		return fmt.Errorf("%s: %w: %w", op, ErrReadOnly, why)
 	}
-	err := s.runWrite(ctx, w, op, fn)
-	s.noteWrite(err)
+	err := s.explain(s.runWrite(ctx, w, op, fn))
+	s.noteWrite(w, err)
 	return err
 }
 

@@ -2,12 +2,19 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+
 	"go.uber.org/zap"
 )
 
-// noteWrite records what a write's outcome says about the disk.
-func (s *Store) noteWrite(err error) {
+// noteWrite records what the outcome of a write on w says about the disk.
+// A writer that finds the database read-only never writes again: SQLite
+// opened the file read-only (its permissions) or the file system turned
+// read-only under it. It is retired, so that Recover connects anew once
+// the cause is mended.
+func (s *Store) noteWrite(w *sql.DB, err error) {
 	switch {
 	case err == nil:
 		s.mu.Lock()
@@ -23,6 +30,10 @@ func (s *Store) noteWrite(err error) {
 			s.log.Warn("the database cannot be written", zap.Error(err))
 		}
 		s.unwritable = err
+		if errors.Is(err, ErrReadOnly) && s.w == w {
+			s.retired = append(s.retired, w)
+			s.w = nil
+		}
 		s.mu.Unlock()
 	}
 }
@@ -46,12 +57,31 @@ func (s *Store) WriteFailures() int64 { return s.failures.Load() }
 // nothing on a store with a writer; writes there clear the state themselves.
 func (s *Store) Recover(ctx context.Context) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	retired := s.retired
+	s.retired = nil
+	err := s.reconnect(ctx)
+	s.mu.Unlock()
+	var errs []error
+	for _, r := range retired {
+		errs = append(errs, r.Close())
+	}
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.log.Debug("close retired writer", zap.Error(err))
+	}
+	return nil
+}
+
+// reconnect is Recover's work, with s.mu held.
+func (s *Store) reconnect(ctx context.Context) error {
 	if s.w != nil {
 		return nil
 	}
 	w, err := s.openWriter(ctx)
 	if err != nil {
+		err = s.explain(err)
 		s.unwritable = err
 		return fmt.Errorf("recover store %s: %w", s.path, err)
 	}
