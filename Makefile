@@ -13,7 +13,7 @@ export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: test-deps deps-auto help build run test test-short test-gpu bench bench-paper lint fmt generate check-generated deps deps-gpu install uninstall clean
+.PHONY: test-deps deps-auto help build run test test-short test-gpu bench bench-paper lint fmt generate check-generated deps deps-gpu install uninstall dist dist-gpu clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -81,6 +81,12 @@ install: build deps-auto ## install binary, library, unit, default config and us
 
 uninstall: ## remove what install put there; keeps /var/lib/gpuletd
 	./systemd/install.sh uninstall "$(DESTDIR)" "$(PREFIX)"
+
+dist: build deps ## release archive for servers without Go or npm: dist/gpuletd-VERSION-linux-amd64.tar.gz
+	VERSION=$(VERSION) GPULETD_BIN=bin/gpuletd GPULETD_ONNXRUNTIME_LIBRARY=$(ORT_LIB) ./scripts/dist.sh dist
+
+dist-gpu: build deps-gpu ## the same with ONNX Runtime's CUDA and TensorRT providers (…-cuda.tar.gz)
+	VERSION=$(VERSION) GPULETD_BIN=bin/gpuletd GPULETD_ONNXRUNTIME_LIBRARY=$(ORT_LIB) ./scripts/dist.sh --gpu dist
 
 clean: ## remove build outputs
 	rm -rf bin dist

@@ -144,7 +144,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 		pc.Installed = serr == nil
 		if !pc.Installed {
 			pc.Error = "not installed"
-			pc.Fix = "run make deps-gpu in the source tree (or install gpuletd's GPU providers beside " + lib + ")"
+			pc.Fix = "run make deps-gpu in the source tree, or unpack the release archive with the CUDA providers (gpuletd-VERSION-linux-amd64-cuda.tar.gz, from make dist-gpu) instead, or put its lib/gpuletd/ providers beside " + lib
 			probes[name] = gpuprobe.Result{Provider: name, Error: name + " provider not installed: " + pc.Fix, Fix: pc.Fix}
 			r.Providers = append(r.Providers, pc)
 			continue

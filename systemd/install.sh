@@ -4,6 +4,9 @@
 #   systemd/install.sh install   [DESTDIR] [PREFIX]   (make install)
 #   systemd/install.sh uninstall [DESTDIR] [PREFIX]   (make uninstall)
 #
+# It runs from a checkout (bin/gpuletd, .deps/onnxruntime/) or from an
+# unpacked release archive (make dist: bin/gpuletd, lib/gpuletd/).
+#
 # install: the binary to PREFIX/bin, ONNX Runtime's library to
 # PREFIX/lib/gpuletd (where the binary looks for it), the unit to
 # /etc/systemd/system, the default configuration to /etc/gpuletd (an
@@ -34,9 +37,14 @@ case "$action" in
 install)
   need_root
   bin=${GPULETD_BIN:-bin/gpuletd}
-  lib=${GPULETD_ONNXRUNTIME_LIBRARY:-.deps/onnxruntime/libonnxruntime.so.1}
-  [ -x "$bin" ] || { echo "install.sh: $bin is missing: run make build" >&2; exit 1; }
-  [ -f "$lib" ] || { echo "install.sh: ONNX Runtime ($lib) is missing: run make deps" >&2; exit 1; }
+  lib=${GPULETD_ONNXRUNTIME_LIBRARY:-}
+  if [ -z "$lib" ]; then
+    lib=.deps/onnxruntime/libonnxruntime.so.1
+    # An unpacked release archive keeps the library where the binary looks.
+    if [ ! -f "$lib" ] && [ -f lib/gpuletd/libonnxruntime.so.1 ]; then lib=lib/gpuletd/libonnxruntime.so.1; fi
+  fi
+  [ -x "$bin" ] || { echo "install.sh: $bin is missing: run make build (or unpack the release archive whole)" >&2; exit 1; }
+  [ -f "$lib" ] || { echo "install.sh: ONNX Runtime ($lib) is missing: run make deps (or unpack the release archive whole)" >&2; exit 1; }
   install -d "$bindir" "$libdir" "$unitdir" "$confdir"
   install -m 0755 "$bin" "$bindir/gpuletd"
   install -m 0644 "$lib" "$libdir/libonnxruntime.so.1"
@@ -65,6 +73,10 @@ install)
     fi
     if getent group video >/dev/null; then usermod -a -G video gpuletd; fi
     install -d -o gpuletd -g gpuletd -m 0750 /var/lib/gpuletd /var/lib/gpuletd/models
+    # What a run as root left there (gpuletd serve tried before the
+    # service, with the default state_dir) becomes the service's: a
+    # database it may not write would leave it serving read-only.
+    chown -R gpuletd:gpuletd /var/lib/gpuletd
     if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
   fi
   echo "install.sh: installed. Put models in /var/lib/gpuletd/models, then: systemctl enable --now gpuletd"
