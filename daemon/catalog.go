@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -34,15 +33,6 @@ func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
 		return out
 	}
 	return conv(info.Inputs), conv(info.Outputs), nil
-}
-
-// checkRepository fails with what to do when the model repository folder is
-// missing, before anything else is started.
-func checkRepository(root string) error {
-	if st, err := os.Stat(root); err != nil || !st.IsDir() {
-		return fmt.Errorf("model repository %s does not exist: create it, point model_repository (GPULETD_MODEL_REPOSITORY) at yours, or write a demo one with: gpuletd models synth %s", root, root)
-	}
-	return nil
 }
 
 // catalog is the set of models the daemon serves: the repository entries

@@ -65,6 +65,9 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer locks.release()
+	if err := checkRuntimeDir(cfg.RuntimeDir); err != nil {
+		return err
+	}
 
 	st, err := openStore(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), log.Named("store"))
 	if err != nil {
@@ -257,6 +260,9 @@ func openStore(ctx context.Context, path string, log *zap.Logger) (*store.Store,
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, fmt.Errorf("open store: %w; restore it from a backup, or move it aside and start again: "+
 			"the daemon then starts with an empty store and measures the models' latency profiles again", err)
+	}
+	if errors.Is(err, store.ErrPermission) {
+		return nil, fmt.Errorf("open store: %w; or point state_dir (GPULETD_STATE_DIR) at a folder this user may write", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

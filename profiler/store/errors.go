@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
 // Sentinel errors. Every error the store returns wraps at most one of these
@@ -28,12 +30,13 @@ var (
 	// ErrReadOnly is returned by writes while the store cannot be written
 	// (it opened read-only, or the file system refuses writes).
 	ErrReadOnly = errors.New("store is read-only")
-	// ErrPermission comes with ErrReadOnly when the database's files or
-	// folder may not be written by the user the process runs as.
-	ErrPermission = errors.New("permission denied")
+	// ErrPermission comes with ErrReadOnly (or a database that cannot be
+	// opened) when the database's files or folder may not be written by the
+	// user the process runs as.
+	ErrPermission = fsperm.ErrPermission
 	// ErrReadOnlyFS comes with ErrReadOnly when the database is on a file
 	// system mounted read-only.
-	ErrReadOnlyFS = errors.New("read-only file system")
+	ErrReadOnlyFS = fsperm.ErrReadOnlyFS
 	// ErrCorrupt is returned when the file is not a SQLite database or its
 	// pages are malformed.
 	ErrCorrupt = errors.New("database file is corrupt")

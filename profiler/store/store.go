@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/internal/ctxsleep"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
 // Store is an open gpuletd database. It is safe for concurrent use; Close it
@@ -52,6 +54,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
+		if why := fsperm.WhyNoMkdir(filepath.Dir(abs)); why != nil && errors.Is(err, fs.ErrPermission) {
+			err = fmt.Errorf("%w: %w", err, why)
+		}
 		return nil, fmt.Errorf("open store %s: create directory: %w", abs, err)
 	}
 	s := &Store{path: abs, cfg: cfg, now: cfg.now, log: cfg.log.With(zap.String("path", abs))}

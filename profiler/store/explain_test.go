@@ -10,67 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 )
-
-// TestReadOnlyCause: what the store says about a database it may not write,
-// with the answers another user would get from the system.
-func TestReadOnlyCause(t *testing.T) {
-	names := map[uint32]string{0: "root", 999: "gpuletd"}
-	base := access{
-		writable:   func(string) error { return nil },
-		readOnlyFS: func(string) bool { return false },
-		owner:      func(string) (uint32, uint32, bool) { return 0, 0, true },
-		self:       func() (int, int) { return 999, 999 },
-		userName:   func(id uint32) string { return names[id] },
-		groupName:  func(id uint32) string { return names[id] },
-	}
-	deny := func(which string) func(string) error {
-		return func(p string) error {
-			if p == which {
-				return unix.EACCES
-			}
-			return unix.ENOENT
-		}
-	}
-	tests := []struct {
-		name   string
-		change func(a *access)
-		is     error
-		says   string
-	}{
-		{"nothing to say", func(*access) {}, nil, ""},
-		{"the file belongs to root", func(a *access) { a.writable = deny("/s/gpuletd.db") }, ErrPermission,
-			"/s/gpuletd.db belongs to root:root and gpuletd runs as gpuletd (uid 999), which may not write it: chown -R gpuletd:gpuletd /s"},
-		{"the folder belongs to root", func(a *access) { a.writable = deny("/s") }, ErrPermission,
-			"/s belongs to root:root and gpuletd runs as gpuletd (uid 999), which may not write it: chown -R gpuletd:gpuletd /s"},
-		{"the write-ahead log belongs to root", func(a *access) { a.writable = deny("/s/gpuletd.db-wal") }, ErrPermission,
-			"/s/gpuletd.db-wal belongs to root:root"},
-		{"its own file without write permission", func(a *access) {
-			a.writable = deny("/s/gpuletd.db")
-			a.owner = func(string) (uint32, uint32, bool) { return 999, 999, true }
-		}, ErrPermission, "/s/gpuletd.db belongs to gpuletd:gpuletd and gpuletd runs as gpuletd (uid 999), which may not write it: chmod -R u+w /s"},
-		{"an owner it cannot read", func(a *access) {
-			a.writable = deny("/s/gpuletd.db")
-			a.owner = func(string) (uint32, uint32, bool) { return 0, 0, false }
-		}, ErrPermission, "gpuletd runs as gpuletd (uid 999), which may not write /s/gpuletd.db (permission denied): chown -R gpuletd:gpuletd /s"},
-		{"a read-only file system", func(a *access) { a.readOnlyFS = func(string) bool { return true } }, ErrReadOnlyFS,
-			"/s is on a file system mounted read-only"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			a := base
-			tt.change(&a)
-			err := a.readOnlyCause("/s/gpuletd.db")
-			if tt.is == nil {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, tt.is)
-			require.Contains(t, err.Error(), tt.says)
-		})
-	}
-}
 
 // TestWriterFoundReadOnlyIsRetired: a writer whose writes SQLite refuses as
 // read-only (here by query_only, as a file system remounted read-only

@@ -1,0 +1,138 @@
+// Package fsperm says why a folder or file cannot be written or made by
+// this process, in the words an operator acts on: whose it is, which user
+// gpuletd runs as, and the command that mends it. SQLite and the kernel say
+// only "permission denied" or "attempt to write a readonly database",
+// which, for a daemon usually started by systemd as its own user over
+// folders someone may have used as root before, leaves an operator to
+// guess.
+package fsperm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	// ErrPermission is in an explanation of files or folders the user the
+	// process runs as may not write.
+	ErrPermission = errors.New("not writable by this user")
+	// ErrReadOnlyFS is in an explanation of a file system mounted
+	// read-only.
+	ErrReadOnlyFS = errors.New("read-only file system")
+)
+
+// system is what the package asks of the operating system, apart so that
+// tests can give the answers only another user would get.
+type system struct {
+	writable   func(path string) error                      // nil when this process may write path (access(2), W_OK)
+	readOnlyFS func(path string) bool                       // the file system holding path is mounted read-only
+	owner      func(path string) (uid, gid uint32, ok bool) // path's owner; ok false when it cannot be read
+	self       func() (uid, gid int)
+	userName   func(uid uint32) string
+	groupName  func(gid uint32) string
+}
+
+// osSystem answers from the operating system.
+var osSystem = system{
+	writable: func(path string) error { return unix.Access(path, unix.W_OK) },
+	readOnlyFS: func(path string) bool {
+		var fs unix.Statfs_t
+		return unix.Statfs(path, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+	},
+	owner: func(path string) (uint32, uint32, bool) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return 0, 0, false
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return 0, 0, false
+		}
+		return st.Uid, st.Gid, true
+	},
+	self: func() (int, int) { return os.Geteuid(), os.Getegid() },
+	userName: func(uid uint32) string {
+		id := strconv.FormatUint(uint64(uid), 10)
+		if u, err := user.LookupId(id); err == nil {
+			return u.Username
+		}
+		return id
+	},
+	groupName: func(gid uint32) string {
+		id := strconv.FormatUint(uint64(gid), 10)
+		if g, err := user.LookupGroupId(id); err == nil {
+			return g.Name
+		}
+		return id
+	},
+}
+
+// WhyNotWritable looks at the folder dir and the files in it (full paths)
+// for one this process may not write, and says whose it is and what to
+// run (ErrPermission); or at dir's file system mounted read-only
+// (ErrReadOnlyFS). Files that do not exist are passed over. Nil when
+// neither is the case.
+func WhyNotWritable(dir string, files ...string) error {
+	return osSystem.whyNotWritable(dir, files...)
+}
+
+// WhyNoMkdir says why the folder dir could not be made, when its nearest
+// existing parent is one this process may not write (ErrPermission: whose
+// it is, and how to make the folder for this user) or is on a file system
+// mounted read-only (ErrReadOnlyFS). Nil otherwise.
+func WhyNoMkdir(dir string) error {
+	return osSystem.whyNoMkdir(dir)
+}
+
+func (a system) whyNotWritable(dir string, files ...string) error {
+	if a.readOnlyFS(dir) {
+		return fmt.Errorf("%w: %s is on a file system mounted read-only", ErrReadOnlyFS, dir)
+	}
+	uid, gid := a.self()
+	me := a.userName(uint32(uid))
+	for _, p := range append(files, dir) {
+		err := a.writable(p)
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		fix := fmt.Sprintf("chown -R %s:%s %s", me, a.groupName(uint32(gid)), dir)
+		ouid, ogid, ok := a.owner(p)
+		if !ok {
+			return fmt.Errorf("%w: gpuletd runs as %s (uid %d), which may not write %s (%v): %s", ErrPermission, me, uid, p, err, fix)
+		}
+		if int(ouid) == uid {
+			fix = "chmod -R u+w " + dir
+		}
+		return fmt.Errorf("%w: %s belongs to %s:%s and gpuletd runs as %s (uid %d), which may not write it: %s",
+			ErrPermission, p, a.userName(ouid), a.groupName(ogid), me, uid, fix)
+	}
+	return nil
+}
+
+func (a system) whyNoMkdir(dir string) error {
+	parent := filepath.Dir(dir)
+	for parent != filepath.Dir(parent) {
+		if _, _, ok := a.owner(parent); ok {
+			break
+		}
+		parent = filepath.Dir(parent)
+	}
+	if a.readOnlyFS(parent) {
+		return fmt.Errorf("%w: %s is on a file system mounted read-only", ErrReadOnlyFS, parent)
+	}
+	if a.writable(parent) == nil {
+		return nil
+	}
+	uid, gid := a.self()
+	me, group := a.userName(uint32(uid)), a.groupName(uint32(gid))
+	ouid, ogid, _ := a.owner(parent)
+	return fmt.Errorf("%w: %s belongs to %s:%s and gpuletd runs as %s (uid %d), which may not make %s in it: make it for that user (mkdir -p %s && chown %s:%s %s)",
+		ErrPermission, parent, a.userName(ouid), a.groupName(ogid), me, uid, dir, dir, me, group, dir)
+}

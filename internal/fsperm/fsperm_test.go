@@ -1,0 +1,119 @@
+package fsperm
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// fakeSystem answers as the system would to gpuletd (uid 999) over files of
+// root's, without needing either user here.
+func fakeSystem() system {
+	names := map[uint32]string{0: "root", 999: "gpuletd"}
+	return system{
+		writable:   func(string) error { return nil },
+		readOnlyFS: func(string) bool { return false },
+		owner:      func(string) (uint32, uint32, bool) { return 0, 0, true },
+		self:       func() (int, int) { return 999, 999 },
+		userName:   func(id uint32) string { return names[id] },
+		groupName:  func(id uint32) string { return names[id] },
+	}
+}
+
+// deny makes writes to which refused, and every other path missing.
+func deny(which string) func(string) error {
+	return func(p string) error {
+		if p == which {
+			return unix.EACCES
+		}
+		return unix.ENOENT
+	}
+}
+
+func TestWhyNotWritable(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(a *system)
+		is     error
+		says   string
+	}{
+		{"nothing to say", func(*system) {}, nil, ""},
+		{"the file belongs to root", func(a *system) { a.writable = deny("/s/gpuletd.db") }, ErrPermission,
+			"/s/gpuletd.db belongs to root:root and gpuletd runs as gpuletd (uid 999), which may not write it: chown -R gpuletd:gpuletd /s"},
+		{"the folder belongs to root", func(a *system) { a.writable = deny("/s") }, ErrPermission,
+			"/s belongs to root:root and gpuletd runs as gpuletd (uid 999), which may not write it: chown -R gpuletd:gpuletd /s"},
+		{"the write-ahead log belongs to root", func(a *system) { a.writable = deny("/s/gpuletd.db-wal") }, ErrPermission,
+			"/s/gpuletd.db-wal belongs to root:root"},
+		{"its own file without write permission", func(a *system) {
+			a.writable = deny("/s/gpuletd.db")
+			a.owner = func(string) (uint32, uint32, bool) { return 999, 999, true }
+		}, ErrPermission, "/s/gpuletd.db belongs to gpuletd:gpuletd and gpuletd runs as gpuletd (uid 999), which may not write it: chmod -R u+w /s"},
+		{"an owner it cannot read", func(a *system) {
+			a.writable = deny("/s/gpuletd.db")
+			a.owner = func(string) (uint32, uint32, bool) { return 0, 0, false }
+		}, ErrPermission, "gpuletd runs as gpuletd (uid 999), which may not write /s/gpuletd.db (permission denied): chown -R gpuletd:gpuletd /s"},
+		{"a read-only file system", func(a *system) { a.readOnlyFS = func(string) bool { return true } }, ErrReadOnlyFS,
+			"/s is on a file system mounted read-only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := fakeSystem()
+			tt.change(&a)
+			err := a.whyNotWritable("/s", "/s/gpuletd.db", "/s/gpuletd.db-wal", "/s/gpuletd.db-shm")
+			if tt.is == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.is)
+			require.Contains(t, err.Error(), tt.says)
+		})
+	}
+}
+
+func TestWhyNoMkdir(t *testing.T) {
+	exists := func(paths ...string) func(string) (uint32, uint32, bool) {
+		return func(p string) (uint32, uint32, bool) {
+			for _, e := range paths {
+				if p == e {
+					return 0, 0, true
+				}
+			}
+			return 0, 0, false
+		}
+	}
+	tests := []struct {
+		name   string
+		change func(a *system)
+		is     error
+		says   string
+	}{
+		{"a parent it may write", func(a *system) { a.owner = exists("/var/lib") }, nil, ""},
+		{"a parent of root's", func(a *system) {
+			a.owner = exists("/var/lib")
+			a.writable = deny("/var/lib")
+		}, ErrPermission, "/var/lib belongs to root:root and gpuletd runs as gpuletd (uid 999), which may not make /var/lib/gpuletd/state in it: " +
+			"make it for that user (mkdir -p /var/lib/gpuletd/state && chown gpuletd:gpuletd /var/lib/gpuletd/state)"},
+		{"the nearest parent that exists", func(a *system) {
+			a.owner = exists("/var")
+			a.writable = deny("/var")
+		}, ErrPermission, "/var belongs to root:root"},
+		{"a read-only file system", func(a *system) {
+			a.owner = exists("/var/lib")
+			a.readOnlyFS = func(p string) bool { return p == "/var/lib" }
+		}, ErrReadOnlyFS, "/var/lib is on a file system mounted read-only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := fakeSystem()
+			tt.change(&a)
+			err := a.whyNoMkdir("/var/lib/gpuletd/state")
+			if tt.is == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.is)
+			require.Contains(t, err.Error(), tt.says)
+		})
+	}
+}

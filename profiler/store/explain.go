@@ -1,0 +1,31 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/mattn/go-sqlite3"
+
+	"github.com/gpulet/gpuletd/internal/fsperm"
+)
+
+// explain adds to an error that says the database cannot be written or
+// opened (ErrReadOnly, SQLite's "unable to open database file") why, where
+// the operating system says: SQLite opens a file it may not write
+// read-only and only says "attempt to write a readonly database" at the
+// first write, which leaves an operator to guess. Other errors are returned
+// as they are.
+func (s *Store) explain(err error) error {
+	if err == nil || errors.Is(err, ErrPermission) || errors.Is(err, ErrReadOnlyFS) {
+		return err
+	}
+	var se sqlite3.Error
+	if !errors.Is(err, ErrReadOnly) && (!errors.As(err, &se) || se.Code != sqlite3.ErrCantOpen) {
+		return err
+	}
+	if why := fsperm.WhyNotWritable(filepath.Dir(s.path), s.path, s.path+"-wal", s.path+"-shm"); why != nil {
+		return fmt.Errorf("%w: %w", err, why)
+	}
+	return err
+}
