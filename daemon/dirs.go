@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -21,14 +22,15 @@ func checkRepository(root string) error {
 	st, err := os.Stat(root)
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not reach it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read",
-			root, err, os.Geteuid())
+		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not reach it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read%s",
+			root, err, os.Geteuid(), sandboxHint(root, false))
 	case err != nil || !st.IsDir():
-		return fmt.Errorf("model repository %s does not exist: create it, point model_repository (GPULETD_MODEL_REPOSITORY) at yours, or write a demo one with: gpuletd models synth %s", root, root)
+		return fmt.Errorf("model repository %s does not exist: create it, point model_repository (GPULETD_MODEL_REPOSITORY) at yours, or write a demo one with: gpuletd models synth %s%s",
+			root, root, sandboxHint(root, false))
 	}
 	if err := unix.Access(root, unix.R_OK|unix.X_OK); err != nil {
-		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not read it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read",
-			root, err, os.Geteuid())
+		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not read it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read%s",
+			root, err, os.Geteuid(), sandboxHint(root, false))
 	}
 	return nil
 }
@@ -40,12 +42,61 @@ func checkRuntimeDir(dir string) error {
 	const elsewhere = "; or point runtime_dir (GPULETD_RUNTIME_DIR) at a folder this user may write"
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		if why := fsperm.WhyNoMkdir(dir); why != nil {
-			return fmt.Errorf("runtime_dir %s: %w: %w%s", dir, err, why, elsewhere)
+			return fmt.Errorf("runtime_dir %s: %w: %w%s%s", dir, err, why, elsewhere, writeHint(why, dir))
 		}
-		return fmt.Errorf("runtime_dir %s: %w%s", dir, err, elsewhere)
+		return fmt.Errorf("runtime_dir %s: %w%s%s", dir, err, elsewhere, sandboxHint(dir, true))
 	}
 	if why := fsperm.WhyNotWritable(dir); why != nil {
-		return fmt.Errorf("runtime_dir %s: %w%s", dir, why, elsewhere)
+		return fmt.Errorf("runtime_dir %s: %w%s%s", dir, why, elsewhere, writeHint(why, dir))
 	}
 	return nil
+}
+
+// The unit gpuletd ships (systemd/gpuletd.service) sandboxes the service:
+// it may write only these folders (ProtectSystem=strict, ReadWritePaths)
+// and does not see the homes (ProtectHome=yes).
+var (
+	unitWritable = []string{"/var/lib/gpuletd", "/run/gpuletd"}
+	unitHidden   = []string{"/home", "/root", "/run/user"}
+)
+
+// underSystemd tells whether the daemon runs as a systemd service (systemd
+// sets INVOCATION_ID for every unit it starts).
+func underSystemd() bool { return os.Getenv("INVOCATION_ID") != "" }
+
+// writeHint is sandboxHint for a folder that why (from fsperm) says cannot
+// be written: only a read-only file system may be the unit's doing.
+func writeHint(why error, dir string) string {
+	if !errors.Is(why, fsperm.ErrReadOnlyFS) {
+		return ""
+	}
+	return sandboxHint(dir, true)
+}
+
+// sandboxHint says what to change in the service's unit when the daemon
+// runs as a systemd service and dir lies where its sandbox forbids (write:
+// outside the folders it may write; else: under the homes it does not
+// see): the folder itself may be fine, and only the unit in the way. Empty
+// otherwise.
+func sandboxHint(dir string, write bool) string {
+	if !underSystemd() {
+		return ""
+	}
+	within := func(roots []string) bool {
+		for _, r := range roots {
+			if dir == r || strings.HasPrefix(dir, r+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case within(unitHidden):
+		return "; the service does not see " + strings.Join(unitHidden, ", ") +
+			" (ProtectHome=yes in its unit): move the folder, or run systemctl edit gpuletd and add [Service] ProtectHome=read-only"
+	case write && !within(unitWritable):
+		return "; the service may write only " + strings.Join(unitWritable, " and ") +
+			" (ProtectSystem=strict in its unit): run systemctl edit gpuletd and add [Service] ReadWritePaths=" + dir
+	}
+	return ""
 }

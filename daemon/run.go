@@ -261,8 +261,9 @@ func openStore(ctx context.Context, path string, log *zap.Logger) (*store.Store,
 		return nil, fmt.Errorf("open store: %w; restore it from a backup, or move it aside and start again: "+
 			"the daemon then starts with an empty store and measures the models' latency profiles again", err)
 	}
-	if errors.Is(err, store.ErrPermission) {
-		return nil, fmt.Errorf("open store: %w; or point state_dir (GPULETD_STATE_DIR) at a folder this user may write", err)
+	if errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrReadOnlyFS) {
+		return nil, fmt.Errorf("open store: %w; or point state_dir (GPULETD_STATE_DIR) at a folder this user may write%s",
+			err, writeHint(err, filepath.Dir(path)))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"time"
 
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -28,19 +29,19 @@ func (n *node) storeStatus() storeStatus {
 	s := storeStatus{Path: n.st.Path(), Writable: ok, WriteFailures: n.st.WriteFailures(), UnsavedEvents: len(n.events.pending())}
 	if !ok {
 		s.Reason = "the database cannot be written (" + why.Error() + "): serving read-only from the profiles and models it holds; " +
-			"events are kept in memory, and plans and new profiles are not saved until it can be written again (" + storeRemedy(why) + ")"
+			"events are kept in memory, and plans and new profiles are not saved until it can be written again (" + storeRemedy(why, filepath.Dir(n.st.Path())) + ")"
 	}
 	return s
 }
 
 // storeRemedy says what makes a store that cannot be written writable
 // again, from why its writes fail.
-func storeRemedy(why error) string {
+func storeRemedy(why error, dir string) string {
 	switch {
 	case errors.Is(why, store.ErrPermission):
 		return "let the daemon's user write its files, as said above"
 	case errors.Is(why, store.ErrReadOnlyFS):
-		return "mount its file system read-write"
+		return "mount its file system read-write" + writeHint(why, dir)
 	default:
 		return "free space on its disk"
 	}

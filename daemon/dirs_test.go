@@ -1,0 +1,45 @@
+package daemon
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/internal/fsperm"
+)
+
+// TestSandboxHint: as a systemd service, a folder outside the unit's
+// writable ones, or under the homes it hides, names the unit's setting to
+// change; outside systemd, or where the unit is not in the way, nothing is
+// added.
+func TestSandboxHint(t *testing.T) {
+	roFS := fmt.Errorf("%w: / is on a file system mounted read-only", fsperm.ErrReadOnlyFS)
+	denied := fmt.Errorf("%w: /data belongs to root:root", fsperm.ErrPermission)
+	tests := []struct {
+		name    string
+		systemd bool
+		hint    func() string
+		says    string
+	}{
+		{"a state_dir outside the unit's", true, func() string { return writeHint(roFS, "/data/gpuletd") },
+			"; the service may write only /var/lib/gpuletd and /run/gpuletd (ProtectSystem=strict in its unit): run systemctl edit gpuletd and add [Service] ReadWritePaths=/data/gpuletd"},
+		{"not under systemd", false, func() string { return writeHint(roFS, "/data/gpuletd") }, ""},
+		{"a folder the unit lets it write", true, func() string { return writeHint(roFS, "/var/lib/gpuletd/sub") }, ""},
+		{"a permission, not the sandbox", true, func() string { return writeHint(denied, "/data") }, ""},
+		{"a repository under /home", true, func() string { return sandboxHint("/home/alice/models", false) },
+			"; the service does not see /home, /root, /run/user (ProtectHome=yes in its unit): move the folder, or run systemctl edit gpuletd and add [Service] ProtectHome=read-only"},
+		{"a repository elsewhere", true, func() string { return sandboxHint("/models", false) }, ""},
+		{"/homework is not /home", true, func() string { return sandboxHint("/homework/models", false) }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.systemd {
+				t.Setenv("INVOCATION_ID", "0123456789abcdef")
+			} else {
+				t.Setenv("INVOCATION_ID", "")
+			}
+			require.Equal(t, tt.says, tt.hint())
+		})
+	}
+}
