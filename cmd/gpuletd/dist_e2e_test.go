@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,18 +11,6 @@ import (
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/testbin"
 )
-
-// withoutGpuletdEnv is this process's environment less every GPULETD_
-// variable, as on a server that has only the archive.
-func withoutGpuletdEnv(extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GPULETD_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, extra...)
-}
 
 // TestReleaseArchive packs a release archive (make dist's script) from the
 // binary and ONNX Runtime as built here, then uses it as an operator of a

@@ -29,17 +29,24 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// daemonEnv is a clean environment for a daemon under test: no GPULETD_
-// variables from the caller, the ONNX Runtime library found for this
-// checkout, state in a temporary directory.
-func daemonEnv(t testing.TB, extra ...string) []string {
-	t.Helper()
+// withoutGpuletdEnv is this process's environment less every GPULETD_
+// variable: nothing of the caller's configuration reaches a child.
+func withoutGpuletdEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GPULETD_") {
 			env = append(env, kv)
 		}
 	}
+	return append(env, extra...)
+}
+
+// daemonEnv is a clean environment for a daemon under test: no GPULETD_
+// variables from the caller, the ONNX Runtime library found for this
+// checkout, state in a temporary directory.
+func daemonEnv(t testing.TB, extra ...string) []string {
+	t.Helper()
+	env := withoutGpuletdEnv()
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err)
 	state := t.TempDir()
