@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
 // serverCert is the listeners' TLS certificate, read from its files at start
@@ -40,7 +41,7 @@ func newServerCert(c config.TLS) (*serverCert, error) {
 func (s *serverCert) load() error {
 	cert, err := tls.LoadX509KeyPair(s.certFile, s.keyFile)
 	if err != nil {
-		return fmt.Errorf("load tls.cert_file %s and tls.key_file %s: %w", s.certFile, s.keyFile, err)
+		return fmt.Errorf("load tls.cert_file %s and tls.key_file %s: %w", s.certFile, s.keyFile, fsperm.ExplainRead(err, s.certFile, s.keyFile))
 	}
 	if cert.Leaf == nil {
 		if cert.Leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
@@ -51,7 +52,7 @@ func (s *serverCert) load() error {
 	if s.clientCAFile != "" {
 		pem, err := os.ReadFile(s.clientCAFile)
 		if err != nil {
-			return fmt.Errorf("load tls.client_ca_file: %w", err)
+			return fmt.Errorf("load tls.client_ca_file: %w", fsperm.ExplainRead(err, s.clientCAFile))
 		}
 		pool = x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {

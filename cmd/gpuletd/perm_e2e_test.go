@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/internal/testcert"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
@@ -134,7 +135,8 @@ func (u *otherUser) shared() string {
 // write (where the executors' sockets go) stops it at once with whose
 // folder it is and what to run, instead of a daemon that starts and then
 // fails to start every executor; one it may not make names the parent; a
-// model repository it may not read is not said to be missing.
+// model repository it may not read is not said to be missing; a
+// configuration file or TLS key it may not read says how to let it.
 func TestFoldersItsUserMayNotUse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -143,7 +145,10 @@ func TestFoldersItsUserMayNotUse(t *testing.T) {
 	repo := filepath.Join(u.shared(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
 	state := filepath.Join(u.shared(), "state")
-	require.NoError(t, os.Mkdir(state, 0o777))
+	require.NoError(t, os.Mkdir(state, 0o755))
+	if u.root {
+		require.NoError(t, os.Chown(state, 65534, 65534))
+	}
 	runtime := filepath.Join(u.shared(), "run")
 	require.NoError(t, os.Mkdir(runtime, 0o755))
 	says := "chmod -R u+w " + runtime
@@ -172,12 +177,49 @@ func TestFoldersItsUserMayNotUse(t *testing.T) {
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "model repository "+repo+": permission denied: the user gpuletd runs as")
 	require.NotContains(t, out, "does not exist")
+
+	// A configuration file root keeps to itself (it holds the admin
+	// token, say) stops the service with the commands that let it read.
+	conf := filepath.Join(u.shared(), "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("auth:\n  admin_token: secret\n"), 0o600))
+	if !u.root {
+		require.NoError(t, os.Chmod(conf, 0o000))
+	}
+	code, out = u.serveOnce(repo, state, filepath.Join(state, "run"), "--config", conf)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, conf+": permission denied: not readable by this user: ")
+	require.Contains(t, out, "chmod g+r "+conf)
+
+	// So does a TLS key only root may read (certbot's are).
+	require.NoError(t, os.Chmod(repo, 0o755))
+	tlsDir := u.shared()
+	cert, key := filepath.Join(tlsDir, "cert.pem"), filepath.Join(tlsDir, "key.pem")
+	testcert.Issue(t, testcert.Options{}).Write(t, cert, key)
+	require.NoError(t, os.Chmod(cert, 0o644))
+	require.NoError(t, os.Chmod(key, 0o600))
+	if !u.root {
+		require.NoError(t, os.Chmod(key, 0o000))
+	}
+	code, out = u.serveOnce(repo, state, filepath.Join(state, "run"), "--config", writeConfig(t, u.shared(),
+		"tls:\n  cert_file: "+cert+"\n  key_file: "+key+"\n"))
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, key+": permission denied: not readable by this user: ")
+	require.Contains(t, out, "chmod g+r "+key)
 }
 
-// serveOnce runs gpuletd serve as the other user until it exits.
-func (u *otherUser) serveOnce(repo, state, runtimeDir string) (int, string) {
+// writeConfig writes body as gpuletd.yaml in dir, readable by all.
+func writeConfig(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+// serveOnce runs gpuletd serve (with args) as the other user until it
+// exits.
+func (u *otherUser) serveOnce(repo, state, runtimeDir string, args ...string) (int, string) {
 	env := daemonEnv(u.t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_ONNXRUNTIME_LIBRARY="+u.lib,
 		"GPULETD_STATE_DIR="+state, "GPULETD_RUNTIME_DIR="+runtimeDir, "GPULETD_LISTEN=127.0.0.1:0")
-	argv := append(append([]string(nil), u.wrapper...), testbin.Gpuletd(u.t), "serve")
+	argv := append(append(append([]string(nil), u.wrapper...), testbin.Gpuletd(u.t), "serve"), args...)
 	return runOnce(u.t, argv[0], state, env, argv[1:]...)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/gpulet/gpuletd/internal/configerr"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 	"gopkg.in/yaml.v3"
 )
 
@@ -70,7 +71,7 @@ func Load(path string, environ []string) (*Loaded, error) {
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: read config file: %w", ErrInvalid, err)
+			return nil, fmt.Errorf("%w: read config file: %w", ErrInvalid, fsperm.ExplainRead(err, path))
 		}
 		if err := l.applyFile(path, data); err != nil {
 			return nil, err

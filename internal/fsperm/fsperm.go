@@ -1,5 +1,5 @@
-// Package fsperm says why a folder or file cannot be written or made by
-// this process, in the words an operator acts on: whose it is, which user
+// Package fsperm says why a folder or file cannot be written, made or read
+// by this process, in the words an operator acts on: whose it is, which user
 // gpuletd runs as, and the command that mends it. SQLite and the kernel say
 // only "permission denied" or "attempt to write a readonly database",
 // which, for a daemon usually started by systemd as its own user over
@@ -10,6 +10,7 @@ package fsperm
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -23,6 +24,9 @@ var (
 	// ErrPermission is in an explanation of files or folders the user the
 	// process runs as may not write.
 	ErrPermission = errors.New("not writable by this user")
+	// ErrNotReadable is in an explanation of a file the user the process
+	// runs as may not read.
+	ErrNotReadable = errors.New("not readable by this user")
 	// ErrReadOnlyFS is in an explanation of a file system mounted
 	// read-only.
 	ErrReadOnlyFS = errors.New("read-only file system")
@@ -32,6 +36,7 @@ var (
 // tests can give the answers only another user would get.
 type system struct {
 	writable   func(path string) error                      // nil when this process may write path (access(2), W_OK)
+	readable   func(path string) error                      // nil when this process may read path (access(2), R_OK)
 	readOnlyFS func(path string) bool                       // the file system holding path is mounted read-only
 	owner      func(path string) (uid, gid uint32, ok bool) // path's owner; ok false when it cannot be read
 	self       func() (uid, gid int)
@@ -42,6 +47,7 @@ type system struct {
 // osSystem answers from the operating system.
 var osSystem = system{
 	writable: func(path string) error { return unix.Access(path, unix.W_OK) },
+	readable: func(path string) error { return unix.Access(path, unix.R_OK) },
 	readOnlyFS: func(path string) bool {
 		var fs unix.Statfs_t
 		return unix.Statfs(path, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
@@ -89,6 +95,43 @@ func WhyNotWritable(dir string, files ...string) error {
 // mounted read-only (ErrReadOnlyFS). Nil otherwise.
 func WhyNoMkdir(dir string) error {
 	return osSystem.whyNoMkdir(dir)
+}
+
+// WhyNotReadable says whose the file at path is and how to let this
+// process read it, when this process may not (ErrPermission). Nil when it
+// may, or when the file does not exist.
+func WhyNotReadable(path string) error {
+	return osSystem.whyNotReadable(path)
+}
+
+// ExplainRead adds to err, when it is a permission denied from reading one
+// of paths, why that file cannot be read (WhyNotReadable). Other errors
+// are returned as they are.
+func ExplainRead(err error, paths ...string) error {
+	if !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	for _, p := range paths {
+		if why := WhyNotReadable(p); why != nil {
+			return fmt.Errorf("%w: %w", err, why)
+		}
+	}
+	return err
+}
+
+func (a system) whyNotReadable(path string) error {
+	if err := a.readable(path); err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	uid, gid := a.self()
+	me, group := a.userName(uint32(uid)), a.groupName(uint32(gid))
+	ouid, ogid, ok := a.owner(path)
+	if !ok {
+		return fmt.Errorf("%w: gpuletd runs as %s (uid %d), which may not reach %s: let it read the folders above it",
+			ErrNotReadable, me, uid, path)
+	}
+	return fmt.Errorf("%w: %s belongs to %s:%s and gpuletd runs as %s (uid %d), which may not read it: chgrp %s %s && chmod g+r %s",
+		ErrNotReadable, path, a.userName(ouid), a.groupName(ogid), me, uid, group, path, path)
 }
 
 func (a system) whyNotWritable(dir string, files ...string) error {

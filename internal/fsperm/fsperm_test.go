@@ -13,6 +13,7 @@ func fakeSystem() system {
 	names := map[uint32]string{0: "root", 999: "gpuletd"}
 	return system{
 		writable:   func(string) error { return nil },
+		readable:   func(string) error { return nil },
 		readOnlyFS: func(string) bool { return false },
 		owner:      func(string) (uint32, uint32, bool) { return 0, 0, true },
 		self:       func() (int, int) { return 999, 999 },
@@ -114,6 +115,37 @@ func TestWhyNoMkdir(t *testing.T) {
 			}
 			require.ErrorIs(t, err, tt.is)
 			require.Contains(t, err.Error(), tt.says)
+		})
+	}
+}
+
+func TestWhyNotReadable(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(a *system)
+		says   string
+	}{
+		{"readable", func(*system) {}, ""},
+		{"missing", func(a *system) { a.readable = deny("/other") }, ""},
+		{"root's alone", func(a *system) { a.readable = deny("/etc/gpuletd/gpuletd.yaml") },
+			"/etc/gpuletd/gpuletd.yaml belongs to root:root and gpuletd runs as gpuletd (uid 999), which may not read it: " +
+				"chgrp gpuletd /etc/gpuletd/gpuletd.yaml && chmod g+r /etc/gpuletd/gpuletd.yaml"},
+		{"behind a folder it may not enter", func(a *system) {
+			a.readable = deny("/etc/gpuletd/gpuletd.yaml")
+			a.owner = func(string) (uint32, uint32, bool) { return 0, 0, false }
+		}, "gpuletd runs as gpuletd (uid 999), which may not reach /etc/gpuletd/gpuletd.yaml: let it read the folders above it"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := fakeSystem()
+			tt.change(&a)
+			err := a.whyNotReadable("/etc/gpuletd/gpuletd.yaml")
+			if tt.says == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrNotReadable)
+			require.EqualError(t, err, "not readable by this user: "+tt.says)
 		})
 	}
 }
