@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"strings"
 
@@ -12,8 +13,8 @@ import (
 	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
-// The folders the daemon needs are checked before anything is started, so
-// that a folder its user may not read or write stops it with what to do,
+// The folders and addresses the daemon needs are checked before anything
+// is started, so that one its user may not use stops it with what to do,
 // instead of a daemon that starts and then serves nothing.
 
 // checkRepository fails with what to do when the model repository folder is
@@ -99,4 +100,17 @@ func sandboxHint(dir string, write bool) string {
 			" (ProtectSystem=strict in its unit): run systemctl edit gpuletd and add [Service] ReadWritePaths=" + dir
 	}
 	return ""
+}
+
+// inUseHint says what to do when addr, from the configuration's field (env
+// its variable), is taken by another process; empty for other errors.
+func inUseHint(err error, addr, field, env string) string {
+	if !errors.Is(err, unix.EADDRINUSE) {
+		return ""
+	}
+	port := addr
+	if _, p, splitErr := net.SplitHostPort(addr); splitErr == nil {
+		port = p
+	}
+	return fmt.Sprintf("; another process listens there (ss -ltnp 'sport = :%s' names it): stop it, or give gpuletd another address in %s (%s)", port, field, env)
 }

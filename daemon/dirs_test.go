@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,4 +43,23 @@ func TestSandboxHint(t *testing.T) {
 			require.Equal(t, tt.says, tt.hint())
 		})
 	}
+}
+
+// TestInUseHint: an address another process holds names the command that
+// finds it and the setting to change; other listen errors get nothing.
+func TestInUseHint(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	addr := held.Addr().String()
+	_, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	_, inUse := net.Listen("tcp", addr)
+	require.Error(t, inUse)
+	_, badAddr := net.Listen("tcp", "127.0.0.1:notaport")
+	require.Error(t, badAddr)
+
+	require.Equal(t, "; another process listens there (ss -ltnp 'sport = :"+port+"' names it): stop it, or give gpuletd another address in listen (GPULETD_LISTEN)",
+		inUseHint(inUse, addr, "listen", "GPULETD_LISTEN"))
+	require.Empty(t, inUseHint(badAddr, "127.0.0.1:notaport", "listen", "GPULETD_LISTEN"))
 }

@@ -144,7 +144,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	tcp, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		return fmt.Errorf("listen on %s: %w%s", cfg.Listen, err, inUseHint(err, cfg.Listen, "listen", "GPULETD_LISTEN"))
 	}
 	n.conns = connlimit.NewListener(tcp, connectionCap(cfg.Limits.MaxConnections, log))
 	n.bodies = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
@@ -170,7 +170,7 @@ func Run(ctx context.Context, opts Options) error {
 		cctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		_ = srv.Shutdown(cctx)
-		return fmt.Errorf("listen on %s (grpc_listen): %w", cfg.GRPCListen, err)
+		return fmt.Errorf("listen on %s (grpc_listen): %w%s", cfg.GRPCListen, err, inUseHint(err, cfg.GRPCListen, "grpc_listen", "GPULETD_GRPC_LISTEN"))
 	}
 	grpcSrv := n.newGRPCServer(cfg)
 	grpcServed := make(chan error, 1)
