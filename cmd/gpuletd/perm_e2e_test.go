@@ -26,15 +26,22 @@ import (
 // is made read-only. The daemon serves read-only and says, in status,
 // events and the model's reason, whose file it is and what to run; once
 // that is run it writes again, profiles the model whose profile could not
-// be stored, and serves it, without a restart.
+// be stored, and serves it, without a restart. A model whose configuration
+// it may not read says so, and how to let it.
 func TestStoreItsUserMayNotWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	u := newOtherUser(t)
 	repo := filepath.Join(u.shared(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp", "lenet5"}, 1))
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "mlp", "config.yaml"), []byte("slo: 200ms\nmax_batch_size: 8\n"), 0o644))
+	// lenet5's configuration is root's alone (or no one's).
+	unreadable := filepath.Join(repo, "lenet5", "config.yaml")
+	require.NoError(t, os.Chmod(unreadable, 0o600))
+	if !u.root {
+		require.NoError(t, os.Chmod(unreadable, 0o000))
+	}
 	state := filepath.Join(u.shared(), "state")
 	require.NoError(t, os.Mkdir(state, 0o755))
 	dbPath := filepath.Join(state, "gpuletd.db")
@@ -70,25 +77,37 @@ func TestStoreItsUserMayNotWrite(t *testing.T) {
 		} `json:"models"`
 	}
 	var sd status
+	var mlp struct {
+		Ready  bool
+		Reason string
+	}
 	read := func() {
 		require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/status", nil, nil).body, &sd))
+		for _, m := range sd.Models {
+			if m.Name == "mlp" {
+				mlp.Ready, mlp.Reason = m.Ready, m.Reason
+			}
+		}
 	}
 	require.Eventually(t, func() bool {
 		read()
-		return len(sd.Models) == 1 && strings.Contains(sd.Models[0].Reason, "profiling on cpu failed")
+		return strings.Contains(mlp.Reason, "profiling on cpu failed")
 	}, time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
 	require.False(t, sd.Store.Writable)
 	require.Contains(t, sd.Store.Reason, says)
 	require.Contains(t, sd.Store.Reason, "let the daemon's user write its files")
-	require.Contains(t, sd.Models[0].Reason, says, "the model says why it is not served")
-	require.False(t, sd.Models[0].Ready)
+	require.Contains(t, mlp.Reason, says, "the model says why it is not served")
+	require.False(t, mlp.Ready)
+	lenet5 := string(do(t, "GET", base+"/v2/models/lenet5", nil, nil).body)
+	require.Contains(t, lenet5, unreadable+": permission denied: not readable by this user: ", "a file it may not read is not called broken alone")
+	require.Contains(t, lenet5, "chmod g+r "+unreadable)
 	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body), "gpuletd_store_writable 0")
 
 	out, err := exec.Command(fix[0], fix[1:]...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Eventually(t, func() bool {
 		read()
-		return sd.Store.Writable && len(sd.Models) == 1 && sd.Models[0].Ready
+		return sd.Store.Writable && mlp.Ready
 	}, time.Minute, 200*time.Millisecond, "once its files may be written it writes again, profiles mlp and serves it; logs:\n%s", logs)
 	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(2), nil)
 	require.Equal(t, 200, r.code, string(r.body))

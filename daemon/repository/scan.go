@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
 // ErrNotFound is returned for a model the repository does not hold.
@@ -264,8 +265,10 @@ func (m *Model) ensemble() *Model {
 
 // invalid wraps a problem with a repository entry, naming its file once:
 // a problem that names the file itself (ONNX Runtime's reader: "read model
-// info F: …") is told from after its name.
+// info F: …") is told from after its name. A file the daemon's user may not
+// read says whose it is and how to let it.
 func invalid(file string, err error) error {
+	err = fsperm.ExplainRead(err, file)
 	if _, rest, named := strings.Cut(err.Error(), file+": "); named {
 		err = &reworded{msg: rest, err: err}
 	}
