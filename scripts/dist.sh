@@ -58,12 +58,11 @@ install -m 0644 "$lib" "$root/lib/gpuletd/libonnxruntime.so.1"
 if [ "$gpu" = 1 ]; then
   for f in "${providers[@]}"; do install -m 0644 "$libsrc/$f" "$root/lib/gpuletd/$f"; done
 fi
-install -d "$root/lib/gpuletd/licenses"
 for f in "$libsrc"/licenses/*; do
   [ -f "$f" ] || continue
   # The GPU package's licence goes only with the providers it covers.
   case "$(basename "$f")" in *-gpu-*) [ "$gpu" = 1 ] || continue ;; esac
-  install -m 0644 "$f" "$root/lib/gpuletd/licenses/"
+  install -D -m 0644 "$f" "$root/lib/gpuletd/licenses/$(basename "$f")"
 done
 install -m 0755 systemd/install.sh "$root/systemd/install.sh"
 install -m 0644 systemd/gpuletd.service systemd/gpuletd.yaml "$root/systemd/"

@@ -53,10 +53,9 @@ install)
   for f in libonnxruntime_providers_cuda.so libonnxruntime_providers_tensorrt.so libonnxruntime_providers_shared.so; do
     if [ -f "$libsrc/$f" ]; then install -m 0644 "$libsrc/$f" "$libdir/$f"; fi
   done
-  if [ -d "$libsrc/licenses" ]; then
-    install -d "$libdir/licenses"
-    install -m 0644 "$libsrc"/licenses/* "$libdir/licenses/"
-  fi
+  for f in "$libsrc"/licenses/*; do
+    if [ -f "$f" ]; then install -D -m 0644 "$f" "$libdir/licenses/$(basename "$f")"; fi
+  done
   sed "s#/usr/local/bin/gpuletd#$prefix/bin/gpuletd#" systemd/gpuletd.service >"$unitdir/gpuletd.service"
   chmod 0644 "$unitdir/gpuletd.service"
   if [ -e "$confdir/gpuletd.yaml" ]; then

@@ -131,10 +131,10 @@ func newOtherUser(t *testing.T) *otherUser {
 		setpriv, err := exec.LookPath("setpriv")
 		require.NoError(t, err, "setpriv (util-linux) runs the daemon as nobody; make test-deps installs it")
 		u.wrapper = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+		// nobody must reach the binary and the library (the checkout
+		// may lie in root's home).
+		require.NoError(t, os.Chmod(filepath.Dir(testbin.Gpuletd(t)), 0o755))
 	}
-	// nobody must reach the binary and the library (the checkout may lie
-	// in root's home).
-	require.NoError(t, os.Chmod(filepath.Dir(testbin.Gpuletd(t)), 0o755))
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err)
 	u.lib = filepath.Join(u.shared(), onnxrt.LibraryName)
