@@ -34,7 +34,10 @@ type Report struct {
 	TLS *TLSReport `json:"tls,omitempty"`
 	// Trace is the OpenTelemetry collector; nil unless traces go to one.
 	Trace *TraceReport `json:"trace,omitempty"`
-	Serve ServeReport  `json:"serve"`
+	// Folders are the folders and addresses serve needs; a problem there
+	// is a warning (doctor may run as another user than serve will).
+	Folders []FolderCheck `json:"folders"`
+	Serve   ServeReport   `json:"serve"`
 }
 
 // MPSReport says whether MPS can be used.
@@ -114,6 +117,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	r.MPS = mpsReport(cfg.MPS.ControlBinary)
 	r.TLS = tlsReport(cfg, time.Now())
 	r.Trace = traceReport(ctx, cfg)
+	r.Folders = folderChecks(cfg)
 	r.CUDALibraries = cudalibs.Find(cudalibs.Search{Dirs: cfg.ONNXRuntime.CUDALibraryDirs, LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")})
 
 	lib, err := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)

@@ -21,8 +21,10 @@ func newDoctorCmd(g *globalFlags) *cobra.Command {
 each GPU (name, UUID, memory, compute mode, MIG mode and instances), the MPS
 control program and daemons, ONNX Runtime and whether its CUDA and TensorRT
 providers load and run a model (each in a child process), the CUDA libraries
-found or missing with how to get them, and the devices serve would use with
-the current configuration. Exits 1 when those devices cannot serve.`,
+found or missing with how to get them, the devices serve would use with the
+current configuration, and, as warnings, the folders and addresses serve
+needs (run as root: the state folder for the service's gpuletd user too).
+Exits 1 when those devices cannot serve.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := g.loadConfig()
@@ -143,6 +145,18 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		} else {
 			row("traces", "exported to %s, which does not take them: %s", t.URL, t.Error)
 			fix(t.Fix)
+		}
+	}
+	for _, f := range r.Folders {
+		switch {
+		case f.Problem != "":
+			row(f.Field, "%s: warning for %s: %s", f.Path, f.For, f.Problem)
+		case f.Serving != "":
+			row(f.Field, "%s: %s serves there (a second serve needs another address)", f.Path, f.Serving)
+		case f.Field == "listen" || f.Field == "grpc_listen":
+			row(f.Field, "%s: free", f.Path)
+		default:
+			row(f.Field, "%s: %s may use it", f.Path, f.For)
 		}
 	}
 	var use []string

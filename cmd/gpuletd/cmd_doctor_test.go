@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,47 @@ func TestDoctorOnThisMachine(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, table, "ONNX Runtime       1.29.0")
 	require.Contains(t, table, "serve              devices auto: would use")
+}
+
+// TestDoctorChecksFoldersAndAddresses: doctor says, as warnings that do
+// not fail it, what serve's start checks would stop at: a repository that
+// does not exist, an address another process holds; and that the state
+// and runtime folders may be used; a gpuletd serving on the address.
+func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	missing := filepath.Join(t.TempDir(), "no-models")
+	env := daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+missing, "GPULETD_LISTEN="+held.Addr().String(), "GPULETD_GRPC_LISTEN=")
+	code, r, out := doctorJSON(t, env)
+	require.Equal(t, 0, code, "folder and address problems are warnings; %s", out)
+	found := map[string]daemon.FolderCheck{}
+	for _, f := range r.Folders {
+		found[f.Field] = f
+	}
+	require.Contains(t, found["model_repository"].Problem, "model repository "+missing+" does not exist")
+	require.Empty(t, found["state_dir"].Problem)
+	require.Empty(t, found["runtime_dir"].Problem)
+	require.Contains(t, found["listen"].Problem, "another process listens there")
+	require.NotContains(t, found, "grpc_listen", "an empty grpc_listen is not served, nor checked")
+
+	_, table := runOnce(t, testbin.Gpuletd(t), t.TempDir(), env, "doctor")
+	require.Contains(t, table, "listen             "+held.Addr().String()+": warning for ")
+	require.Contains(t, table, "state_dir          ")
+
+	// An address a gpuletd serves is named as that, not as a problem.
+	repo := t.TempDir()
+	addr, _ := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo))
+	_, r, out = doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr))
+	for _, f := range r.Folders {
+		if f.Field == "listen" {
+			require.Empty(t, f.Problem, out)
+			require.True(t, strings.HasPrefix(f.Serving, "gpuletd "), out)
+		}
+	}
 }
 
 func TestDoctorNamesMissingProviderLibraries(t *testing.T) {

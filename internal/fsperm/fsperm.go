@@ -119,6 +119,45 @@ func ExplainRead(err error, paths ...string) error {
 	return err
 }
 
+// WhyNotWritableBy looks, as WhyNotWritable does, at the folder dir and
+// the files in it, but for the user u rather than this process, from their
+// owners and modes alone (u's supplementary groups are not counted): for
+// a check, run as root, of what the service's own user will meet.
+func WhyNotWritableBy(u *user.User, dir string, files ...string) error {
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return fmt.Errorf("user %s: uid %q: %w", u.Username, u.Uid, err)
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return fmt.Errorf("user %s: gid %q: %w", u.Username, u.Gid, err)
+	}
+	a := osSystem
+	a.self = func() (int, int) { return int(uid), int(gid) }
+	a.writable = func(path string) error { return writableBy(path, uint32(uid), uint32(gid)) }
+	return a.whyNotWritable(dir, files...)
+}
+
+// writableBy tells from path's owner and mode whether the user uid (group
+// gid) may write it: unix.EACCES when not, unix.ENOENT when it is missing.
+func writableBy(path string, uid, gid uint32) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return unix.ENOENT
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	mode := fi.Mode().Perm()
+	switch {
+	case st.Uid == uid && mode&0o200 != 0, st.Uid != uid && st.Gid == gid && mode&0o020 != 0,
+		st.Uid != uid && st.Gid != gid && mode&0o002 != 0:
+		return nil
+	}
+	return unix.EACCES
+}
+
 func (a system) whyNotReadable(path string) error {
 	if err := a.readable(path); err == nil || errors.Is(err, unix.ENOENT) {
 		return nil

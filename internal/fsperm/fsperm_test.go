@@ -1,6 +1,9 @@
 package fsperm
 
 import (
+	"os"
+	"os/user"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -148,4 +151,31 @@ func TestWhyNotReadable(t *testing.T) {
 			require.EqualError(t, err, "not readable by this user: "+tt.says)
 		})
 	}
+}
+
+// TestWhyNotWritableBy: what another user may write, told from owners and
+// modes, on real files.
+func TestWhyNotWritableBy(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gpuletd.db")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	me, err := user.Current()
+	require.NoError(t, err)
+	nobody := &user.User{Uid: "65534", Gid: "65534", Username: "nobody"}
+
+	require.NoError(t, WhyNotWritableBy(me, dir, file), "the owner may write its own files")
+	err = WhyNotWritableBy(nobody, dir, file, file+"-wal")
+	require.ErrorIs(t, err, ErrPermission)
+	require.Contains(t, err.Error(), file+" belongs to "+me.Username)
+	require.Contains(t, err.Error(), "runs as nobody (uid 65534), which may not write it: chown -R nobody:")
+
+	require.NoError(t, os.Chmod(file, 0o666))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	require.NoError(t, WhyNotWritableBy(nobody, dir, file), "writable by all")
+	require.NoError(t, os.Chmod(dir, 0o755))
+	err = WhyNotWritableBy(nobody, dir, file)
+	require.ErrorIs(t, err, ErrPermission, "the folder too")
+	require.Contains(t, err.Error(), dir+" belongs to "+me.Username)
+
+	require.Error(t, WhyNotWritableBy(&user.User{Uid: "x", Gid: "1", Username: "odd"}, dir))
 }

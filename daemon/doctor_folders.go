@@ -1,0 +1,140 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/internal/fsperm"
+	"github.com/gpulet/gpuletd/kserve/inferencepb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// serviceUser is the user the shipped unit runs the daemon as
+// (systemd/gpuletd.service, User=).
+const serviceUser = "gpuletd"
+
+// FolderCheck is one folder or address serve needs, checked as serve's
+// start checks would: for the user doctor runs as and, run as root, the
+// state folder for the service's user too.
+type FolderCheck struct {
+	// Field is the configuration's name for it (state_dir, runtime_dir,
+	// model_repository, listen, grpc_listen).
+	Field string `json:"field"`
+	Path  string `json:"path"`
+	// For is the user the check is for.
+	For string `json:"for"`
+	// Problem says why that user could not use it and what to run; empty
+	// when it can.
+	Problem string `json:"problem,omitempty"`
+	// Serving names the gpuletd that answers on an address in use (the
+	// service, say): no problem for the check, but serve beside it needs
+	// another address.
+	Serving string `json:"serving,omitempty"`
+}
+
+// folderChecks checks the folders and addresses of cfg as this user, and
+// the state folder as the service's user when this is root and that user
+// exists.
+func folderChecks(cfg config.Config) []FolderCheck {
+	me := "uid " + strconv.Itoa(os.Geteuid())
+	if u, err := user.Current(); err == nil {
+		me = u.Username
+	}
+	problem := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	db := filepath.Join(cfg.StateDir, "gpuletd.db")
+	checks := []FolderCheck{
+		{Field: "model_repository", Path: cfg.ModelRepository, For: me, Problem: problem(checkRepository(cfg.ModelRepository))},
+		{Field: "state_dir", Path: cfg.StateDir, For: me, Problem: problem(folderProblem(cfg.StateDir, db, db+"-wal", db+"-shm"))},
+		{Field: "runtime_dir", Path: cfg.RuntimeDir, For: me, Problem: problem(folderProblem(cfg.RuntimeDir))},
+	}
+	if os.Geteuid() == 0 {
+		if u, err := user.Lookup(serviceUser); err == nil {
+			if _, serr := os.Stat(cfg.StateDir); serr == nil {
+				checks = append(checks, FolderCheck{Field: "state_dir", Path: cfg.StateDir, For: serviceUser + " (the service)",
+					Problem: problem(fsperm.WhyNotWritableBy(u, cfg.StateDir, db, db+"-wal", db+"-shm"))})
+			}
+		}
+	}
+	for _, l := range []struct{ field, addr, env string }{
+		{"listen", cfg.Listen, "GPULETD_LISTEN"}, {"grpc_listen", cfg.GRPCListen, "GPULETD_GRPC_LISTEN"},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		c := FolderCheck{Field: l.field, Path: l.addr, For: me}
+		ln, err := net.Listen("tcp", l.addr)
+		switch {
+		case err == nil:
+			_ = ln.Close()
+		case l.field == "listen" && gpuletdAt(l.addr) != "":
+			c.Serving = gpuletdAt(l.addr)
+		case l.field == "grpc_listen" && gpuletdAtGRPC(l.addr) != "":
+			c.Serving = gpuletdAtGRPC(l.addr)
+		default:
+			c.Problem = err.Error() + inUseHint(err, l.addr, l.field, l.env)
+		}
+		checks = append(checks, c)
+	}
+	return checks
+}
+
+// folderProblem says why this process could not make or write dir and the
+// files in it, or nil.
+func folderProblem(dir string, files ...string) error {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return fsperm.WhyNoMkdir(dir)
+	}
+	return fsperm.WhyNotWritable(dir, files...)
+}
+
+// gpuletdAt is "gpuletd VERSION" when a gpuletd answers plain HTTP at addr
+// (its server metadata), else empty.
+func gpuletdAt(addr string) string {
+	c := http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := c.Get("http://" + addr + "/v2")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var md struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&md) != nil || md.Name != "gpuletd" {
+		return ""
+	}
+	return "gpuletd " + md.Version
+}
+
+// gpuletdAtGRPC is "gpuletd VERSION" when a gpuletd answers ServerMetadata
+// over plain gRPC at addr, else empty.
+func gpuletdAtGRPC(addr string) string {
+	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	md, err := inferencepb.NewGRPCInferenceServiceClient(conn).ServerMetadata(ctx, &inferencepb.ServerMetadataRequest{})
+	if err != nil || md.GetName() != "gpuletd" {
+		return ""
+	}
+	return "gpuletd " + md.GetVersion()
+}
