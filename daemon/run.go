@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -60,6 +61,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("onnxruntime loaded", zap.String("library", lib), zap.String("version", onnxrt.Version()))
 
+	if w := rootOverAnotherUsersState(os.Geteuid(), cfg.StateDir, ownerOf); w != "" {
+		log.Warn(w)
+	}
 	locks, err := lockDirs(log, lockedDir{"state_dir", cfg.StateDir}, lockedDir{"runtime_dir", cfg.RuntimeDir})
 	if err != nil {
 		return err

@@ -6,7 +6,10 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/user"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -113,4 +116,38 @@ func inUseHint(err error, addr, field, env string) string {
 		port = p
 	}
 	return fmt.Sprintf("; another process listens there (ss -ltnp 'sport = :%s' names it): stop it, or give gpuletd another address in %s (%s)", port, field, env)
+}
+
+// rootOverAnotherUsersState warns of a run as root over a state_dir that
+// belongs to another user (the service's, most often: `sudo gpuletd serve`
+// tried beside an installed service): what the run makes there (the
+// database's log, uploads, traces) would be root's, and the service could
+// then not write it. Empty when that is not the case.
+func rootOverAnotherUsersState(euid int, stateDir string, owner func(string) (uid uint32, name string, ok bool)) string {
+	if euid != 0 {
+		return ""
+	}
+	uid, name, ok := owner(stateDir)
+	if !ok || uid == 0 {
+		return ""
+	}
+	return fmt.Sprintf("running as root over state_dir %s, which belongs to %s: what this run makes there will be root's, and a daemon run as %s (the service) may then not write it; "+
+		"run it as that user (sudo -u %s gpuletd serve …), or give it back after (chown -R %s %s)", stateDir, name, name, name, name, stateDir)
+}
+
+// ownerOf is path's owner's uid and name, for rootOverAnotherUsersState.
+func ownerOf(path string) (uint32, string, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, "", false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, "", false
+	}
+	name := strconv.FormatUint(uint64(st.Uid), 10)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	return st.Uid, name, true
 }

@@ -63,3 +63,29 @@ func TestInUseHint(t *testing.T) {
 		inUseHint(inUse, addr, "listen", "GPULETD_LISTEN"))
 	require.Empty(t, inUseHint(badAddr, "127.0.0.1:notaport", "listen", "GPULETD_LISTEN"))
 }
+
+// TestRootOverAnotherUsersState: only root over a state folder of another
+// user's is warned, naming the user and both ways out.
+func TestRootOverAnotherUsersState(t *testing.T) {
+	owner := func(uid uint32, name string, ok bool) func(string) (uint32, string, bool) {
+		return func(string) (uint32, string, bool) { return uid, name, ok }
+	}
+	tests := []struct {
+		name  string
+		euid  int
+		owner func(string) (uint32, string, bool)
+		says  string
+	}{
+		{"root over the service's", 0, owner(999, "gpuletd", true),
+			"running as root over state_dir /var/lib/gpuletd, which belongs to gpuletd: what this run makes there will be root's, and a daemon run as gpuletd (the service) may then not write it; " +
+				"run it as that user (sudo -u gpuletd gpuletd serve …), or give it back after (chown -R gpuletd /var/lib/gpuletd)"},
+		{"root over root's", 0, owner(0, "root", true), ""},
+		{"a folder not there yet", 0, owner(0, "", false), ""},
+		{"the service itself", 999, owner(999, "gpuletd", true), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.says, rootOverAnotherUsersState(tt.euid, "/var/lib/gpuletd", tt.owner))
+		})
+	}
+}

@@ -242,3 +242,21 @@ func (u *otherUser) serveOnce(repo, state, runtimeDir string, args ...string) (i
 	argv := append(append(append([]string(nil), u.wrapper...), testbin.Gpuletd(u.t), "serve"), args...)
 	return runOnce(u.t, argv[0], state, env, argv[1:]...)
 }
+
+// TestRootOverTheServicesState: `sudo gpuletd serve` over a state folder
+// that belongs to another user (the service's) serves, and warns that what
+// it makes there will be root's, with both ways out.
+func TestRootOverTheServicesState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: the warning is for root; run as root (as CI does) to check it")
+	}
+	state := t.TempDir()
+	require.NoError(t, os.Chown(state, 65534, 65534))
+	repo := t.TempDir()
+	_, logs := startDaemon(t, daemonEnv(t, "GPULETD_STATE_DIR="+state, "GPULETD_RUNTIME_DIR="+filepath.Join(t.TempDir(), "run"), "GPULETD_MODEL_REPOSITORY="+repo))
+	require.Contains(t, logs.String(), "running as root over state_dir "+state+", which belongs to nobody")
+	require.Contains(t, logs.String(), "sudo -u nobody gpuletd serve")
+}
