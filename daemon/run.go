@@ -16,6 +16,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/executor/gpuprobe"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -61,7 +62,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	log.Info("onnxruntime loaded", zap.String("library", lib), zap.String("version", onnxrt.Version()))
 
-	if w := rootOverAnotherUsersState(os.Geteuid(), cfg.StateDir, ownerOf); w != "" {
+	if w := rootOverAnotherUsersState(os.Geteuid(), cfg.StateDir, fsperm.Owner); w != "" {
 		log.Warn(w)
 	}
 	locks, err := lockDirs(log, lockedDir{"state_dir", cfg.StateDir}, lockedDir{"runtime_dir", cfg.RuntimeDir})

@@ -6,10 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/user"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -133,21 +130,4 @@ func rootOverAnotherUsersState(euid int, stateDir string, owner func(string) (ui
 	}
 	return fmt.Sprintf("running as root over state_dir %s, which belongs to %s: what this run makes there will be root's, and a daemon run as %s (the service) may then not write it; "+
 		"run it as that user (sudo -u %s gpuletd serve …), or give it back after (chown -R %s %s)", stateDir, name, name, name, name, stateDir)
-}
-
-// ownerOf is path's owner's uid and name, for rootOverAnotherUsersState.
-func ownerOf(path string) (uint32, string, bool) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, "", false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, "", false
-	}
-	name := strconv.FormatUint(uint64(st.Uid), 10)
-	if u, err := user.LookupId(name); err == nil {
-		name = u.Username
-	}
-	return st.Uid, name, true
 }

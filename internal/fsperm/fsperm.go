@@ -80,6 +80,16 @@ var osSystem = system{
 	},
 }
 
+// Owner is path's owner: its uid and user name (the uid again when no
+// user has it); ok false when path cannot be read.
+func Owner(path string) (uid uint32, name string, ok bool) {
+	uid, _, ok = osSystem.owner(path)
+	if !ok {
+		return 0, "", false
+	}
+	return uid, osSystem.userName(uid), true
+}
+
 // WhyNotWritable looks at the folder dir and the files in it (full paths)
 // for one this process may not write, and says whose it is and what to
 // run (ErrPermission); or at dir's file system mounted read-only

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -178,4 +179,15 @@ func TestWhyNotWritableBy(t *testing.T) {
 	require.Contains(t, err.Error(), dir+" belongs to "+me.Username)
 
 	require.Error(t, WhyNotWritableBy(&user.User{Uid: "x", Gid: "1", Username: "odd"}, dir))
+}
+
+func TestOwner(t *testing.T) {
+	me, err := user.Current()
+	require.NoError(t, err)
+	uid, name, ok := Owner(t.TempDir())
+	require.True(t, ok)
+	require.Equal(t, me.Uid, strconv.FormatUint(uint64(uid), 10))
+	require.Equal(t, me.Username, name)
+	_, _, ok = Owner(filepath.Join(t.TempDir(), "missing"))
+	require.False(t, ok)
 }
