@@ -16,6 +16,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/internal/fsperm"
 	"github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/profiler/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -57,36 +58,33 @@ func folderChecks(cfg config.Config) []FolderCheck {
 		}
 		return err.Error()
 	}
-	db := filepath.Join(cfg.StateDir, "gpuletd.db")
+	db := store.Files(filepath.Join(cfg.StateDir, store.FileName))
 	checks := []FolderCheck{
 		{Field: "model_repository", Path: cfg.ModelRepository, For: me, Problem: problem(checkRepository(cfg.ModelRepository))},
-		{Field: "state_dir", Path: cfg.StateDir, For: me, Problem: problem(folderProblem(cfg.StateDir, db, db+"-wal", db+"-shm"))},
+		{Field: "state_dir", Path: cfg.StateDir, For: me, Problem: problem(folderProblem(cfg.StateDir, db...))},
 		{Field: "runtime_dir", Path: cfg.RuntimeDir, For: me, Problem: problem(folderProblem(cfg.RuntimeDir))},
 	}
 	if os.Geteuid() == 0 {
 		if u, err := user.Lookup(serviceUser); err == nil {
 			if _, serr := os.Stat(cfg.StateDir); serr == nil {
 				checks = append(checks, FolderCheck{Field: "state_dir", Path: cfg.StateDir, For: serviceUser + " (the service)",
-					Problem: problem(fsperm.WhyNotWritableBy(u, cfg.StateDir, db, db+"-wal", db+"-shm"))})
+					Problem: problem(fsperm.WhyNotWritableBy(u, cfg.StateDir, db...))})
 			}
 		}
 	}
-	for _, l := range []struct{ field, addr, env string }{
-		{"listen", cfg.Listen, "GPULETD_LISTEN"}, {"grpc_listen", cfg.GRPCListen, "GPULETD_GRPC_LISTEN"},
+	for _, l := range []struct {
+		field, addr, env string
+		probe            func(addr string) string
+	}{
+		{"listen", cfg.Listen, "GPULETD_LISTEN", gpuletdAt}, {"grpc_listen", cfg.GRPCListen, "GPULETD_GRPC_LISTEN", gpuletdAtGRPC},
 	} {
 		if l.addr == "" {
 			continue
 		}
 		c := FolderCheck{Field: l.field, Path: l.addr, For: me}
-		ln, err := net.Listen("tcp", l.addr)
-		switch {
-		case err == nil:
+		if ln, err := net.Listen("tcp", l.addr); err == nil {
 			_ = ln.Close()
-		case l.field == "listen" && gpuletdAt(l.addr) != "":
-			c.Serving = gpuletdAt(l.addr)
-		case l.field == "grpc_listen" && gpuletdAtGRPC(l.addr) != "":
-			c.Serving = gpuletdAtGRPC(l.addr)
-		default:
+		} else if c.Serving = l.probe(l.addr); c.Serving == "" {
 			c.Problem = err.Error() + inUseHint(err, l.addr, l.field, l.env)
 		}
 		checks = append(checks, c)

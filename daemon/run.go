@@ -74,7 +74,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	st, err := openStore(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), log.Named("store"))
+	st, err := openStore(ctx, filepath.Join(cfg.StateDir, store.FileName), log.Named("store"))
 	if err != nil {
 		return err
 	}

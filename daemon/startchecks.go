@@ -21,17 +21,16 @@ import (
 // missing or its user may not read it.
 func checkRepository(root string) error {
 	st, err := os.Stat(root)
+	if err == nil {
+		err = unix.Access(root, unix.R_OK|unix.X_OK)
+	}
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not reach it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read%s",
+		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not read it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read%s",
 			root, err, os.Geteuid(), sandboxHint(root, false))
 	case err != nil || !st.IsDir():
 		return fmt.Errorf("model repository %s does not exist: create it, point model_repository (GPULETD_MODEL_REPOSITORY) at yours, or write a demo one with: gpuletd models synth %s%s",
 			root, root, sandboxHint(root, false))
-	}
-	if err := unix.Access(root, unix.R_OK|unix.X_OK); err != nil {
-		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not read it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read%s",
-			root, err, os.Geteuid(), sandboxHint(root, false))
 	}
 	return nil
 }

@@ -144,7 +144,7 @@ func runProfile(cmd *cobra.Command, g *globalFlags, f *profileFlags, args []stri
 	}
 	defer func() { _ = log.Sync() }()
 	cfg := l.Config
-	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, "gpuletd.db"), store.WithLogger(log.Named("store")))
+	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, store.FileName), store.WithLogger(log.Named("store")))
 	if err != nil {
 		return fmt.Errorf("open store (state_dir %s): %w", cfg.StateDir, err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -11,9 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
@@ -90,12 +87,7 @@ func TestCUDASharedMemory(t *testing.T) {
 
 	// gRPC: a second region on the same memory, the output cleared first.
 	require.NoError(t, os.WriteFile(file, append(mem[:mlpOutputAt:mlpOutputAt], make([]byte, 64)...), 0o600))
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	c := pb.NewGRPCInferenceServiceClient(conn)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	c, ctx := inferenceClient(t, grpcAddr, time.Minute)
 	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
 	require.NoError(t, err)
 	require.Contains(t, sm.Extensions, "cuda_shared_memory")

@@ -33,6 +33,18 @@ import (
 	"google.golang.org/grpc/status"
 )
 
+// inferenceClient is a client of the daemon's plain gRPC listener at addr
+// for the rest of the test, and a context that ends after d.
+func inferenceClient(t *testing.T, addr string, d time.Duration) (pb.GRPCInferenceServiceClient, context.Context) {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return pb.NewGRPCInferenceServiceClient(conn), ctx
+}
+
 // TestGRPCInferenceService drives the daemon's gRPC listener as a Triton
 // gRPC client would (the client is generated from the same .proto): health,
 // metadata, Triton's model configuration, typed and raw inference compared
@@ -46,12 +58,7 @@ func TestGRPCInferenceService(t *testing.T) {
 	state := t.TempDir()
 	repo, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_LIMITS_MAX_REQUEST_BODY=256KiB", "GPULETD_STATE_DIR="+state)
 
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	c := pb.NewGRPCInferenceServiceClient(conn)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	c, ctx := inferenceClient(t, grpcAddr, 3*time.Minute)
 
 	live, err := c.ServerLive(ctx, &pb.ServerLiveRequest{})
 	require.NoError(t, err)
@@ -396,12 +403,7 @@ func TestGRPCRefusalsCarryRetryInfoWhereARetryMayCure(t *testing.T) {
 	setProfile(t, repo, "lenet5", "alexnet", "200ms")
 	_, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo,
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]", "GPULETD_GRPC_LISTEN="+grpcAddr))
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	c := pb.NewGRPCInferenceServiceClient(conn)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	c, ctx := inferenceClient(t, grpcAddr, time.Minute)
 	require.Eventually(t, func() bool {
 		ready, err := c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "lenet5"})
 		return err == nil && ready.Ready

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,12 +10,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
-	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/gpulet/gpuletd/modelzoo"
 )
 
@@ -81,14 +77,10 @@ func TestPipelineServes(t *testing.T) {
 	require.Equal(t, 200, r.code, string(r.body))
 	requireSameOutputs(t, want, jsonOutputs(t, binaryOutputs(t, r)))
 
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	c, ctx := inferenceClient(t, grpcAddr, time.Minute)
 	req := fp32Request(modelzoo.PipelineName, "g1", []int64{1, 64}, in, true)
 	req.Inputs[0].Name = "image"
-	gres, err := pb.NewGRPCInferenceServiceClient(conn).ModelInfer(ctx, req)
+	gres, err := c.ModelInfer(ctx, req)
 	require.NoError(t, err)
 	require.Equal(t, "g1", gres.Id)
 	require.Len(t, gres.Outputs, 2)

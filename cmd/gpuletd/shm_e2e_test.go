@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -13,9 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
@@ -67,12 +64,7 @@ func TestSystemSharedMemory(t *testing.T) {
 
 	// gRPC, into a cleared output region.
 	require.NoError(t, os.WriteFile(file, append(obj[:mlpOutputAt:mlpOutputAt], make([]byte, 64)...), 0o600))
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	defer conn.Close()
-	c := pb.NewGRPCInferenceServiceClient(conn)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	c, ctx := inferenceClient(t, grpcAddr, time.Minute)
 	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
 	require.NoError(t, err)
 	require.Contains(t, sm.Extensions, "system_shared_memory")

@@ -24,7 +24,7 @@ func (s *Store) explain(err error) error {
 	if !errors.Is(err, ErrReadOnly) && (!errors.As(err, &se) || se.Code != sqlite3.ErrCantOpen) {
 		return err
 	}
-	if why := fsperm.WhyNotWritable(filepath.Dir(s.path), s.path, s.path+"-wal", s.path+"-shm"); why != nil {
+	if why := fsperm.WhyNotWritable(filepath.Dir(s.path), Files(s.path)...); why != nil {
 		return fmt.Errorf("%w: %w", err, why)
 	}
 	return err

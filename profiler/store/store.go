@@ -35,6 +35,13 @@ type Store struct {
 	r atomic.Pointer[sql.DB] // read-only connections
 }
 
+// FileName is the database's file name in the daemon's state_dir.
+const FileName = "gpuletd.db"
+
+// Files are the database file at path and the two files SQLite keeps
+// beside it in WAL mode: its write-ahead log and its shared-memory index.
+func Files(path string) []string { return []string{path, path + "-wal", path + "-shm"} }
+
 // Open opens (creating it and its parent directory when missing) the database
 // at path, checks it, and applies pending migrations. A database written by a
 // newer gpuletd fails with ErrSchemaTooNew; a file that is not a sound SQLite
