@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -108,7 +109,7 @@ func WhyNoMkdir(dir string) error {
 }
 
 // WhyNotReadable says whose the file at path is and how to let this
-// process read it, when this process may not (ErrPermission). Nil when it
+// process read it, when this process may not (ErrNotReadable). Nil when it
 // may, or when the file does not exist.
 func WhyNotReadable(path string) error {
 	return osSystem.whyNotReadable(path)
@@ -159,13 +160,17 @@ func writableBy(path string, uid, gid uint32) error {
 	if !ok {
 		return nil
 	}
-	mode := fi.Mode().Perm()
+	bit := fs.FileMode(0o002) // others'
 	switch {
-	case st.Uid == uid && mode&0o200 != 0, st.Uid != uid && st.Gid == gid && mode&0o020 != 0,
-		st.Uid != uid && st.Gid != gid && mode&0o002 != 0:
-		return nil
+	case st.Uid == uid:
+		bit = 0o200
+	case st.Gid == gid:
+		bit = 0o020
 	}
-	return unix.EACCES
+	if fi.Mode().Perm()&bit == 0 {
+		return unix.EACCES
+	}
+	return nil
 }
 
 func (a system) whyNotReadable(path string) error {
@@ -189,7 +194,7 @@ func (a system) whyNotWritable(dir string, files ...string) error {
 	}
 	uid, gid := a.self()
 	me := a.userName(uint32(uid))
-	for _, p := range append(files, dir) {
+	for _, p := range append(slices.Clone(files), dir) {
 		err := a.writable(p)
 		if err == nil || errors.Is(err, unix.ENOENT) {
 			continue
