@@ -10,10 +10,11 @@
 # quarter of the size, and runs on GPUs of that architecture only.
 #
 # PACK=FILE also writes the bundle as one xz archive to carry there: binaries
-# stripped, without the TensorRT provider (whose TensorRT libraries GPU
-# machines rarely have) and without the cmd/gpuletd test binary (its one GPU
-# test is `gpuletd doctor`, which campaign.sh runs itself). With SLIM_SM it
-# comes to about 60 MB; unpack with `tar xJf FILE`, the folder is named as DIR.
+# stripped, without the cmd/gpuletd test binary (its one GPU test is `gpuletd
+# doctor`, which campaign.sh runs itself). With SLIM_SM it comes to about
+# 60 MB; unpack with `tar xJf FILE`, the folder is named as DIR. Its bin/ and
+# lib/ are what scripts/dist.sh --gpu packs into a release archive there
+# (campaign.sh release).
 #
 # There, run DIR/run-tests.sh (make test-gpu's tests), DIR/bin/gpuletd doctor
 # and the measurement phases of DIR/campaign.sh.
@@ -42,7 +43,7 @@ if [ -n "${PACK:-}" ]; then
   trap 'rm -rf "$pack"' EXIT
   cp -r "$out" "$pack/"
   name=$(basename "$out")
-  rm -f "$pack/$name/lib/libonnxruntime_providers_tensorrt.so" "$pack/$name/tests/cmd_gpuletd.test"
+  rm -f "$pack/$name/tests/cmd_gpuletd.test"
   strip "$pack/$name/bin/"* "$pack/$name/tests/"*
   tar cf - -C "$pack" "$name" | xz -T0 -9e >"$PACK"
   echo "packed: $PACK ($(du -h "$PACK" | cut -f1))"

@@ -48,12 +48,22 @@
 #             minutes at most; needs no torchvision)
 #   quick     what a short lease allows, in about five minutes: the tests
 #             phase, then the serve and pipeline phases
+#   release   RELEASE=FILE, a -cuda release archive (make dist-gpu, or
+#             scripts/dist.sh --gpu from this bundle's bin/ and lib/): checks
+#             its sha256, unpacks it outside the bundle and runs it as an
+#             operator would, without GPULETD_ONNXRUNTIME_LIBRARY or
+#             LD_LIBRARY_PATH: `gpuletd doctor` bare (it must name the CUDA
+#             libraries it misses and the fix), then with the fix it names
+#             (GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS, a glob of PyTorch's
+#             nvidia/*/lib folders), then the serve phase with the archive's
+#             binary, which finds ONNX Runtime and its CUDA provider beside
+#             itself and the CUDA libraries through that setting
 #
 # WORK (default /tmp/gpuletd-campaign) keeps the models, the store and the
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
 # stops starting new models once BUDGET seconds (default 540) have passed.
 set -uo pipefail
-phase=${1:?phase: check, tests, profile, util, pairs, serve, pipeline or quick}
+phase=${1:?phase: check, tests, profile, util, pairs, serve, pipeline, quick or release}
 dest=${2:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${WORK:-/tmp/gpuletd-campaign}
@@ -141,6 +151,24 @@ quick)
   BUDGET=150 "$0" serve "$dest"
   BUDGET=150 RATE=400 "$0" pipeline "$dest"
   ;;
+release)
+  archive=${RELEASE:?RELEASE=FILE: a gpuletd-VERSION-linux-amd64-cuda.tar.gz}
+  (cd "$(dirname "$archive")" && sha256sum -c "$(basename "$archive").sha256") || exit 1
+  rel=$work/release
+  rm -rf "$rel" && mkdir -p "$rel"
+  tar xzf "$archive" -C "$rel" || exit 1
+  relbin=$(echo "$rel"/gpuletd-*/bin/gpuletd)
+  (cd "$rel" && find . -type f | sort) >"$out/files.txt"
+  env -u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH "$relbin" doctor >"$out/doctor-bare.txt" 2>&1
+  echo "doctor from the archive, no CUDA libraries in the loader's path: rc=$?"
+  head -20 "$out/doctor-bare.txt"
+  export CUDA_GLOB=${CUDA_GLOB:-/opt/torch/.venv/lib/python3*/site-packages/nvidia/*/lib}
+  env -u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="$CUDA_GLOB" \
+    "$relbin" doctor >"$out/doctor.txt" 2>&1
+  echo "doctor from the archive with GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS=$CUDA_GLOB: rc=$?"
+  cat "$out/doctor.txt"
+  SERVE_BIN=$relbin SERVE_OWN_LIB=1 BUDGET=${BUDGET:-150} "$0" serve "$dest"
+  ;;
 profile)
   each_model --partitions 10,20,30,40,50,60,80,100 --batches 1,2,4,8,16,32,64 \
     --util-batches 8,32 --ncu-timeout 60s --min-samples 10 --max-samples 300 --max-time 1s
@@ -167,7 +195,12 @@ serve | pipeline)
   fi
   sg=("$here/bin/gpuletd" --config "$sw/gpuletd.yaml")
   [ -n "${PROFILES:-}" ] && cp "$PROFILES" "$sw/state/gpuletd.db"
-  "${SERVE_BIN:-$here/bin/gpuletd}" --config "$sw/gpuletd.yaml" serve --log-format json >"$out/serve.log" 2>&1 &
+  # SERVE_OWN_LIB=1: the serve binary finds ONNX Runtime itself (a release's
+  # lib/gpuletd/), as an installed gpuletd does, and the CUDA libraries
+  # through CUDA_GLOB (onnxruntime.cuda_library_dirs), not LD_LIBRARY_PATH.
+  serve_env=()
+  [ -n "${SERVE_OWN_LIB:-}" ] && serve_env=(-u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH "GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS=$CUDA_GLOB")
+  env "${serve_env[@]}" "${SERVE_BIN:-$here/bin/gpuletd}" --config "$sw/gpuletd.yaml" serve --log-format json >"$out/serve.log" 2>&1 &
   daemon=$!
   nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,clocks_throttle_reasons.active,power.draw --format=csv -l 2 >"$out/gpu-samples.csv" 2>&1 &
   sampler=$!
