@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,10 +66,24 @@ type ProviderCheck struct {
 	Installed bool   `json:"installed"`
 	// Loads is true when a child process loaded it and ran a model with
 	// the CPU's outputs on a visible GPU.
-	Loads          bool   `json:"loads"`
+	Loads bool `json:"loads"`
+	// FallsBackTo is the provider that ran the model instead (cuda, for
+	// TensorRT that cannot be used: Error says why); serve does the same.
+	FallsBackTo    string `json:"falls_back_to,omitempty"`
 	Error          string `json:"error,omitempty"`
 	MissingLibrary string `json:"missing_library,omitempty"`
 	Fix            string `json:"fix,omitempty"`
+}
+
+// probed is the check with the probe's result: a provider that gave way to
+// another (TensorRT that cannot be used, CUDA running the model) does not
+// load, whatever ran instead.
+func (pc ProviderCheck) probed(res gpuprobe.Result) ProviderCheck {
+	pc.Loads, pc.Error, pc.MissingLibrary, pc.Fix = res.OK, res.Error, res.MissingLibrary, res.Fix
+	if res.OK && res.Used != "" && res.Used != pc.Name {
+		pc.Loads, pc.FallsBackTo, pc.Error = false, res.Used, res.Fallback
+	}
+	return pc
 }
 
 // ServeReport is what serve would do with the configuration.
@@ -155,8 +170,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 		}
 		res := o.Probe(ctx, gpuprobe.SpawnOptions{Binary: o.Binary, Env: env, Options: gpuprobe.Options{Library: lib, Provider: name}})
 		probes[name] = res
-		pc.Loads, pc.Error, pc.MissingLibrary, pc.Fix = res.OK, res.Error, res.MissingLibrary, res.Fix
-		r.Providers = append(r.Providers, pc)
+		r.Providers = append(r.Providers, pc.probed(res))
 	}
 
 	// What serve would do, with the probe already made.
@@ -176,6 +190,8 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	switch {
 	case st.Reason != "":
 		r.Serve.Note = "NVIDIA GPUs are not used: " + st.Reason
+	case st.Asked != "":
+		r.Serve.Note = fmt.Sprintf("execution provider %s, not %s as configured: %s", st.Provider, st.Asked, st.ProviderNote)
 	case st.GPUs == 0 && cfg.Devices.Mode == config.DevicesAuto:
 		r.Serve.Note = "no NVIDIA GPU: serving on the CPU"
 	}

@@ -23,6 +23,12 @@ type engineStatus struct {
 	UsingGPUs bool `json:"using_gpus"`
 	// Provider is the execution provider on NVIDIA gpu-lets.
 	Provider string `json:"provider"`
+	// Asked is the provider the configuration asks for when another one
+	// runs (tensorrt, when TensorRT cannot be used and CUDA serves alone);
+	// ProviderNote says why and ProviderFix how to mend it.
+	Asked        string `json:"asked,omitempty"`
+	ProviderNote string `json:"provider_note,omitempty"`
+	ProviderFix  string `json:"provider_fix,omitempty"`
 	// Reason says why the GPUs are not used; Fix how to mend it.
 	Reason string `json:"reason,omitempty"`
 	Fix    string `json:"fix,omitempty"`
@@ -138,6 +144,12 @@ func (o deviceOpener) check(ctx context.Context, inv mps.Inventory) (engineStatu
 	st.Probe = &res
 	if res.OK {
 		st.UsingGPUs = true
+		if res.Fallback != "" {
+			// Executors fall back the same way, each on its own.
+			st.Asked, st.Provider, st.ProviderNote, st.ProviderFix = st.Provider, res.Used, res.Fallback, res.Fix
+			o.log.Warn("the execution provider asked for cannot be used; another serves", zap.String("asked", st.Asked),
+				zap.String("provider", st.Provider), zap.String("reason", st.ProviderNote), zap.String("fix", st.ProviderFix))
+		}
 		o.log.Info("GPU engine works", zap.String("provider", st.Provider), zap.Int("sm_count", res.SMCount),
 			zap.Int64("memory_bytes", res.MemoryBytes), zap.Float64("max_abs_diff", res.MaxAbsDiff))
 		return st, nil

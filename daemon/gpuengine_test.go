@@ -28,11 +28,15 @@ func TestCheckGPUEngine(t *testing.T) {
 	cpu := mps.Device{ID: "cpu", Kind: mps.KindCPU, Health: mps.HealthOK}
 	broken := gpuprobe.Result{Provider: "cuda", Error: "libcublasLt.so.13: cannot open shared object file",
 		MissingLibrary: "libcublasLt.so.13", Fix: "install the CUDA 13 runtime libraries"}
-	works := gpuprobe.Result{Provider: "cuda", OK: true, SMCount: 132}
+	works := gpuprobe.Result{Provider: "cuda", OK: true, SMCount: 132, Used: "cuda"}
+	trtFallsBack := gpuprobe.Result{Provider: "tensorrt", OK: true, SMCount: 132, Used: "cuda",
+		Fallback: "TensorRT cannot be used: libnvinfer.so.10 not found", MissingLibrary: "libnvinfer.so.10", Fix: "install TensorRT 10"}
+	trtWorks := gpuprobe.Result{Provider: "tensorrt", OK: true, SMCount: 132, Used: "tensorrt"}
 
 	tests := []struct {
 		name     string
 		mode     string
+		provider string // configured; "": cuda
 		devices  []mps.Device
 		probe    gpuprobe.Result
 		visible  string // CUDA_VISIBLE_DEVICES the probe got; "" when none ran
@@ -40,6 +44,8 @@ func TestCheckGPUEngine(t *testing.T) {
 		reason   string
 		fix      string
 		err      string
+		serving  string // the provider st names; "": the configured one
+		note     string // why it is not the configured one
 	}{
 		{name: "no GPU", mode: config.DevicesAuto, devices: []mps.Device{cpu}},
 		{name: "engine works", mode: config.DevicesAuto, devices: []mps.Device{gpu}, probe: works, visible: "GPU-aaaa", usingGPU: true},
@@ -53,11 +59,18 @@ func TestCheckGPUEngine(t *testing.T) {
 		{name: "every GPU failed", mode: config.DevicesAuto, devices: []mps.Device{failed}, reason: "every NVIDIA GPU has failed its health checks",
 			fix: "run `gpuletd doctor`"},
 		{name: "MIG without instances", mode: config.DevicesAuto, devices: []mps.Device{migEmpty}, usingGPU: true},
+		{name: "tensorrt works", mode: config.DevicesAuto, provider: "tensorrt", devices: []mps.Device{gpu}, probe: trtWorks,
+			visible: "GPU-aaaa", usingGPU: true},
+		{name: "tensorrt falls back to cuda", mode: config.DevicesNvidia, provider: "tensorrt", devices: []mps.Device{gpu},
+			probe: trtFallsBack, visible: "GPU-aaaa", usingGPU: true, serving: "cuda", note: "libnvinfer.so.10 not found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := config.Default()
 			cfg.Devices.Mode = tt.mode
+			if tt.provider != "" {
+				cfg.ONNXRuntime.Provider = tt.provider
+			}
 			cfg.ONNXRuntime.CUDALibraryDirs = []string{cudaDir}
 			var got *gpuprobe.SpawnOptions
 			o := deviceOpener{cfg: cfg, lib: "/lib/libonnxruntime.so.1", log: zaptest.NewLogger(t),
@@ -75,12 +88,22 @@ func TestCheckGPUEngine(t *testing.T) {
 			}
 			require.Contains(t, st.Reason, tt.reason)
 			require.Contains(t, st.Fix, tt.fix)
+			if tt.serving == "" {
+				require.Equal(t, cfg.ONNXRuntime.Provider, st.Provider)
+				require.Empty(t, st.Asked)
+				require.Empty(t, st.ProviderNote)
+			} else {
+				require.Equal(t, tt.serving, st.Provider, "the status names the provider that serves")
+				require.Equal(t, cfg.ONNXRuntime.Provider, st.Asked)
+				require.Contains(t, st.ProviderNote, tt.note)
+				require.Equal(t, "install TensorRT 10", st.ProviderFix)
+			}
 			if tt.visible == "" {
 				require.Nil(t, got, "no probe")
 				return
 			}
 			require.NotNil(t, got)
-			require.Equal(t, "cuda", got.Options.Provider)
+			require.Equal(t, cfg.ONNXRuntime.Provider, got.Options.Provider)
 			require.Equal(t, "/lib/libonnxruntime.so.1", got.Options.Library)
 			require.Contains(t, got.Env, "CUDA_VISIBLE_DEVICES="+tt.visible)
 			var ld string

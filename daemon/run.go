@@ -124,6 +124,10 @@ func Run(ctx context.Context, opts Options) error {
 		n.events.add(EventDevices, store.SeverityWarning, "serving on the CPU: "+engine.Reason,
 			map[string]string{"fix": engine.Fix, "provider": engine.Provider})
 	}
+	if engine.Asked != "" {
+		n.events.add(EventDevices, store.SeverityWarning, fmt.Sprintf("execution provider %s, not %s as configured: %s", engine.Provider, engine.Asked, engine.ProviderNote),
+			map[string]string{"fix": engine.ProviderFix, "provider": engine.Provider, "asked": engine.Asked})
+	}
 	n.book = newProfileBook(st)
 	n.catalog = newCatalog(cfg.ModelRepository, cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
 	if n.uploads, err = newUploads(filepath.Join(cfg.StateDir, "uploads")); err != nil {

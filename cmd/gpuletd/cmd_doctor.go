@@ -102,6 +102,10 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		switch {
 		case p.Loads:
 			row("provider "+p.Name, "loads and runs a model (%s)", p.Library)
+		case p.FallsBackTo != "" && p.MissingLibrary != "":
+			row("provider "+p.Name, "does not load (%s not found): %s serves alone instead", p.MissingLibrary, p.FallsBackTo)
+		case p.FallsBackTo != "":
+			row("provider "+p.Name, "does not load: %s serves alone instead: %s", p.FallsBackTo, p.Error)
 		case !p.Installed:
 			row("provider "+p.Name, "not installed (%s)", p.Library)
 		case p.MissingLibrary != "":

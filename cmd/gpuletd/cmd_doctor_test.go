@@ -209,3 +209,31 @@ func TestDoctorTableSaysTheCollector(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorTableSaysTheProviderThatServes: a provider that gave way to
+// another is not reported as loading; its row names what serves instead,
+// the library it misses and the fix.
+func TestDoctorTableSaysTheProviderThatServes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pc   daemon.ProviderCheck
+		want []string
+	}{
+		{"loads", daemon.ProviderCheck{Name: "tensorrt", Library: "/l/trt.so", Installed: true, Loads: true},
+			[]string{"provider tensorrt  loads and runs a model (/l/trt.so)"}},
+		{"missing library", daemon.ProviderCheck{Name: "tensorrt", Library: "/l/trt.so", Installed: true, FallsBackTo: "cuda",
+			Error: "TensorRT cannot be used: libnvinfer.so.10 not found", MissingLibrary: "libnvinfer.so.10", Fix: "install TensorRT 10"},
+			[]string{"provider tensorrt  does not load (libnvinfer.so.10 not found): cuda serves alone instead", "fix: install TensorRT 10"}},
+		{"other reason", daemon.ProviderCheck{Name: "tensorrt", Library: "/l/trt.so", Installed: true, FallsBackTo: "cuda",
+			Error: "TensorRT cannot be used: no device"},
+			[]string{"provider tensorrt  does not load: cuda serves alone instead: TensorRT cannot be used: no device"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			require.NoError(t, writeDoctor(&b, &daemon.Report{Providers: []daemon.ProviderCheck{tc.pc}}))
+			for _, w := range tc.want {
+				require.Contains(t, b.String(), w)
+			}
+		})
+	}
+}

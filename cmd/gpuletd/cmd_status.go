@@ -170,6 +170,11 @@ type adminEngine struct {
 	Provider  string `json:"provider"`
 	Reason    string `json:"reason"`
 	Fix       string `json:"fix"`
+	// Asked is the configured provider when another serves (see
+	// ProviderNote, ProviderFix).
+	Asked        string `json:"asked"`
+	ProviderNote string `json:"provider_note"`
+	ProviderFix  string `json:"provider_fix"`
 }
 
 // adminDevice is one device of the status.
@@ -285,6 +290,12 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintf(w, "serving on the CPU: %s\n  fix: %s\n", e.Reason, e.Fix)
 	case e.UsingGPUs:
 		fmt.Fprintf(w, "%d NVIDIA GPU(s), execution provider %s\n", e.GPUs, e.Provider)
+		if e.Asked != "" {
+			fmt.Fprintf(w, "  not %s as configured: %s\n", e.Asked, e.ProviderNote)
+			if e.ProviderFix != "" {
+				fmt.Fprintf(w, "  fix: %s\n", e.ProviderFix)
+			}
+		}
 	}
 	if s.Store.Reason != "" {
 		fmt.Fprintf(w, "READ-ONLY: %s\n", s.Store.Reason)

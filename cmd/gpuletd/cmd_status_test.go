@@ -103,6 +103,22 @@ func TestWriteStatusResponseCache(t *testing.T) {
 	require.Contains(t, b.String(), "response cache: 311 KiB of 64MiB, 1001 answers\n")
 }
 
+// The engine line names the provider that serves; when it is not the
+// configured one, the status says which was asked for, why and the fix.
+func TestWriteStatusProviderFallback(t *testing.T) {
+	s := adminStatus{Version: "v1", Engine: adminEngine{GPUs: 1, UsingGPUs: true, Provider: "tensorrt"}}
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://x", &s))
+	require.Contains(t, b.String(), "1 NVIDIA GPU(s), execution provider tensorrt\n")
+	require.NotContains(t, b.String(), "as configured")
+	s.Engine = adminEngine{GPUs: 1, UsingGPUs: true, Provider: "cuda", Asked: "tensorrt",
+		ProviderNote: "TensorRT cannot be used: libnvinfer.so.10 not found", ProviderFix: "install TensorRT 10"}
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://x", &s))
+	require.Contains(t, b.String(), "1 NVIDIA GPU(s), execution provider cuda\n"+
+		"  not tensorrt as configured: TensorRT cannot be used: libnvinfer.so.10 not found\n  fix: install TensorRT 10\n")
+}
+
 // After a reload changed the policy, the gpu-lets whose executors started
 // before it still run the old one until a re-plan replaces them: the status
 // says which, instead of the new policy alone.

@@ -21,8 +21,14 @@ func TestGPUDoctor(t *testing.T) {
 	require.True(t, r.Driver.Loaded, r.Driver.Error)
 	require.NotEmpty(t, r.Driver.GPUs)
 	for _, p := range r.Providers {
-		if p.Name == "cuda" {
+		switch {
+		case p.Name == "cuda":
 			require.True(t, p.Loads, "the CUDA provider runs a model: %s", p.Error)
+		case p.Name == "tensorrt" && p.Installed && !p.Loads:
+			// Without TensorRT's libraries the provider gives way to CUDA,
+			// and the doctor says so instead of "loads".
+			require.Equal(t, "cuda", p.FallsBackTo, "%+v", p)
+			require.NotEmpty(t, p.Error)
 		}
 	}
 	require.Equal(t, "nvidia", r.Serve.Use[0].Kind)

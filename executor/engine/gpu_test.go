@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"testing"
@@ -54,5 +55,43 @@ func TestGPUCUDAMatchesCPU(t *testing.T) {
 			t.Logf("%s: largest relative difference %.2g", name, worst)
 			require.Less(t, worst, 1e-2)
 		})
+	}
+}
+
+// TestGPUTensorRTOrItsFallback: the TensorRT provider either runs the model
+// itself or, where TensorRT cannot be used (its libraries absent), the
+// engine says so, names CUDA as the provider that runs, and CUDA's outputs
+// match the CPU's. What the machine has decides which branch runs; both
+// assert.
+func TestGPUTensorRTOrItsFallback(t *testing.T) {
+	requireGPU(t)
+	initORT(t)
+	trt, err := NewORT(ORTOptions{Provider: ProviderTensorRT, IntraOpThreads: 1, DisableSpinning: true, MemoryLimit: 4 << 30})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, trt.Close()) }()
+	info := trt.Info()
+	if ferr := trt.Fallback(); ferr != nil {
+		t.Logf("TensorRT cannot be used here: %v", ferr)
+		require.ErrorIs(t, ferr, ErrProviderUnavailable)
+		require.Equal(t, ProviderCUDA, info.Provider)
+		require.Contains(t, info.Note, "tensorrt was asked for")
+		var ml *MissingLibraryError
+		if errors.As(ferr, &ml) {
+			require.NotEmpty(t, ml.Fix)
+			t.Logf("missing %s: %s", ml.Library, ml.Fix)
+		}
+	} else {
+		t.Log("TensorRT runs here")
+		require.Equal(t, ProviderTensorRT, info.Provider)
+		require.Empty(t, info.Note)
+	}
+	path := zooModel(t, "mlp")
+	want, err := FixedBatch(context.Background(), newCPU(t, 0), "mlp", path, 4)
+	require.NoError(t, err)
+	got, err := FixedBatch(context.Background(), trt, "mlp", path, 4)
+	require.NoError(t, err)
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		require.InDelta(t, want[i], got[i], 1e-2)
 	}
 }

@@ -62,6 +62,9 @@ type ORTOptions struct {
 type ORT struct {
 	opts ORTOptions
 	log  *zap.Logger
+	// fallback is why the provider asked for could not be used (TensorRT
+	// that does not load, CUDA serving instead); nil otherwise.
+	fallback error
 
 	open openSet[*ortModel]
 }
@@ -97,7 +100,9 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 	}
 	so, err := opts.sessionOptions()
 	var trtErr *tensorRTError
+	var fallback error
 	if errors.As(err, &trtErr) {
+		fallback = trtErr.error
 		// TensorRT is used where it loads; elsewhere CUDA serves alone.
 		opts.Log.Warn("TensorRT cannot be used; serving with CUDA alone", zap.Error(err))
 		opts.Provider, opts.ProviderNote = ProviderCUDA, "tensorrt was asked for but "+err.Error()
@@ -111,10 +116,16 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 	}
 	_ = so.Destroy()
 	return &ORT{
-		opts: opts,
-		log:  opts.Log.Named("ort").With(zap.String("provider", opts.Provider)),
+		opts:     opts,
+		log:      opts.Log.Named("ort").With(zap.String("provider", opts.Provider)),
+		fallback: fallback,
 	}, nil
 }
+
+// Fallback is why the provider asked for is not the one that runs (TensorRT
+// that cannot be used, CUDA serving alone), with the missing library as a
+// *MissingLibraryError where one is; nil when the provider asked for runs.
+func (e *ORT) Fallback() error { return e.fallback }
 
 // Info implements Engine.
 func (e *ORT) Info() Info {

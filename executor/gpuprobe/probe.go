@@ -22,7 +22,8 @@ import (
 // Result is what a probe found.
 type Result struct {
 	// OK is true when the provider loaded and ran the model with outputs
-	// equal to the CPU's within Tolerance.
+	// equal to the CPU's within Tolerance (or, for TensorRT that cannot be
+	// used, CUDA did: see Used).
 	OK bool `json:"ok"`
 	// Provider is the provider probed: cuda or tensorrt.
 	Provider string `json:"provider"`
@@ -31,6 +32,11 @@ type Result struct {
 	Library     string `json:"library,omitempty"`
 	// VisibleDevices is the CUDA_VISIBLE_DEVICES the probe ran with.
 	VisibleDevices string `json:"visible_devices,omitempty"`
+	// Used is the provider that ran the model: Provider, or cuda when
+	// TensorRT cannot be used and CUDA serves alone (Fallback says why,
+	// MissingLibrary and Fix name the library TensorRT misses).
+	Used     string `json:"used,omitempty"`
+	Fallback string `json:"fallback,omitempty"`
 	// Error says why it failed; MissingLibrary and Fix are set when the
 	// loader did not find a library.
 	Error          string `json:"error,omitempty"`
@@ -85,6 +91,17 @@ func Probe(ctx context.Context, o Options) Result {
 		return fail(err)
 	}
 	defer func() { _ = gpu.Close() }()
+	r.Used = gpu.Info().Provider
+	if ferr := gpu.Fallback(); ferr != nil {
+		r.Fallback = ferr.Error()
+		var ml *engine.MissingLibraryError
+		if errors.As(ferr, &ml) {
+			// The loader's whole story is in the executors' logs; the
+			// status and doctor say it in a line, the fix beside it.
+			r.Fallback = fmt.Sprintf("%s cannot be used: %s not found", ml.Provider, ml.Library)
+			r.MissingLibrary, r.Fix = ml.Library, ml.Fix
+		}
+	}
 	if dev, err := cudart.Query(""); err == nil {
 		r.SMCount, r.MemoryBytes = dev.SMCount, dev.MemoryTotal
 	}

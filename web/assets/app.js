@@ -90,12 +90,16 @@ function engineWords(e) {
   return `${e.gpus} NVIDIA, not used`;
 }
 
-// renderEngineNote says why the NVIDIA GPUs are not used, and the fix.
+// renderEngineNote says why the NVIDIA GPUs are not used, or why another
+// execution provider than the configured one serves, and the fix.
 function renderEngineNote(st) {
   const note = $('engine-note');
   const e = st.engine || {};
-  note.hidden = !e.reason;
-  note.textContent = e.reason ? `Serving on the CPU: ${e.reason}. Fix: ${e.fix}` : '';
+  let text = '';
+  if (e.reason) text = `Serving on the CPU: ${e.reason}. Fix: ${e.fix}`;
+  else if (e.asked) text = `Execution provider ${e.provider}, not ${e.asked} as configured: ${e.provider_note}.${e.provider_fix ? ' Fix: ' + e.provider_fix : ''}`;
+  note.hidden = !text;
+  note.textContent = text;
 }
 
 function renderPlanNote(st) {
