@@ -39,6 +39,10 @@ type Report struct {
 	// is a warning (doctor may run as another user than serve will).
 	Folders []FolderCheck `json:"folders"`
 	Serve   ServeReport   `json:"serve"`
+	// ConfigWarnings are the configuration's warnings (a GPULETD_ variable
+	// that names no field, a CUDA library folder that is not there), which
+	// serve logs at start.
+	ConfigWarnings []string `json:"config_warnings,omitempty"`
 }
 
 // MPSReport says whether MPS can be used.
@@ -109,6 +113,8 @@ type ServeDevice struct {
 // DoctorOptions are the doctor's inputs; NVML and Probe are seams for tests.
 type DoctorOptions struct {
 	Config config.Config
+	// ConfigWarnings are the configuration loader's warnings, reported.
+	ConfigWarnings []string
 	// Binary is the gpuletd binary for probe children; empty: this one.
 	Binary string
 	NVML   func() nvml.Interface
@@ -128,7 +134,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 		o.Log = zap.NewNop()
 	}
 	cfg := o.Config
-	r := Report{Driver: mps.ReadDriver(o.NVML(), o.Log), Serve: ServeReport{Devices: cfg.Devices.Mode}}
+	r := Report{Driver: mps.ReadDriver(o.NVML(), o.Log), Serve: ServeReport{Devices: cfg.Devices.Mode}, ConfigWarnings: o.ConfigWarnings}
 	r.MPS = mpsReport(cfg.MPS.ControlBinary)
 	r.TLS = tlsReport(cfg, time.Now())
 	r.Trace = traceReport(ctx, cfg)

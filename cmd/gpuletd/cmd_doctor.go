@@ -31,7 +31,7 @@ Exits 1 when those devices cannot serve.`,
 			if err != nil {
 				return err
 			}
-			r := daemon.Doctor(cmd.Context(), daemon.DoctorOptions{Config: l.Config})
+			r := daemon.Doctor(cmd.Context(), daemon.DoctorOptions{Config: l.Config, ConfigWarnings: l.Warnings})
 			out := cmd.OutOrStdout()
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -63,6 +63,9 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		if f != "" {
 			row("", "fix: %s", f)
 		}
+	}
+	for _, w := range r.ConfigWarnings {
+		row("configuration", "warning: %s", w)
 	}
 	if d := r.Driver; d.Loaded {
 		row("NVIDIA driver", "%s (NVML %s, CUDA %s)", orDash(d.Version), orDash(d.NVML), orDash(d.CUDA))

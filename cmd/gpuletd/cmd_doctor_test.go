@@ -118,10 +118,17 @@ func TestDoctorNamesMissingProviderLibraries(t *testing.T) {
 	copyFile(t, core, filepath.Join(dir, onnxrt.LibraryName))
 	fakeep.Build(t, dir, onnxrt.CUDAProviderLibrary, fakeep.MissingDependency)
 	fakeep.Build(t, dir, onnxrt.TensorRTProviderLibrary, fakeep.NotPlugin)
-	env := daemonEnv(t, "GPULETD_DEVICES=auto", "GPULETD_ONNXRUNTIME_LIBRARY="+filepath.Join(dir, onnxrt.LibraryName))
+	// The CUDA libraries' folder is set, mistyped, as a new user might.
+	env := daemonEnv(t, "GPULETD_DEVICES=auto", "GPULETD_ONNXRUNTIME_LIBRARY="+filepath.Join(dir, onnxrt.LibraryName),
+		"GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS=/opt/torch/.venv/lib/python3.1/site-packages/nvidia/*/lib")
 
 	code, r, out := doctorJSON(t, env)
 	require.Equal(t, 0, code, out)
+	require.Len(t, r.ConfigWarnings, 1, out)
+	require.Contains(t, r.ConfigWarnings[0], `onnxruntime.cuda_library_dirs[0] "/opt/torch/.venv/lib/python3.1/site-packages/nvidia/*/lib" (from env GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS) names no folder`)
+	code, text := runOnce(t, testbin.Gpuletd(t), t.TempDir(), env, "doctor")
+	require.Equal(t, 0, code, text)
+	require.Contains(t, text, "configuration      warning: onnxruntime.cuda_library_dirs[0]")
 	byName := map[string]daemon.ProviderCheck{}
 	for _, p := range r.Providers {
 		byName[p.Name] = p

@@ -86,6 +86,7 @@ func Load(path string, environ []string) (*Loaded, error) {
 		}
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	l.Warnings = append(l.Warnings, l.folderWarnings()...)
 	return l, nil
 }
 
