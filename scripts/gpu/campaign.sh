@@ -57,7 +57,11 @@
 #             (GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS, a glob of PyTorch's
 #             nvidia/*/lib folders), then the serve phase with the archive's
 #             binary, which finds ONNX Runtime and its CUDA provider beside
-#             itself and the CUDA libraries through that setting
+#             itself and the CUDA libraries through that setting;
+#             RELEASE_USER=gpuletd runs doctor and the daemon as that
+#             unprivileged user, as the shipped unit does (the user is added,
+#             as install.sh adds it, when missing), and lists what under the
+#             serve folder it does not own afterwards
 #
 # WORK (default /tmp/gpuletd-campaign) keeps the models, the store and the
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
@@ -159,15 +163,21 @@ release)
   tar xzf "$archive" -C "$rel" || exit 1
   relbin=$(echo "$rel"/gpuletd-*/bin/gpuletd)
   (cd "$rel" && find . -type f | sort) >"$out/files.txt"
-  env -u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH "$relbin" doctor >"$out/doctor-bare.txt" 2>&1
+  as=()
+  if [ -n "${RELEASE_USER:-}" ]; then
+    id "$RELEASE_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$RELEASE_USER" || exit 1
+    as=(setpriv --reuid="$(id -u "$RELEASE_USER")" --regid="$(id -g "$RELEASE_USER")" --init-groups)
+    echo "as $(id "$RELEASE_USER")"
+  fi
+  "${as[@]}" env -u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH "$relbin" doctor >"$out/doctor-bare.txt" 2>&1
   echo "doctor from the archive, no CUDA libraries in the loader's path: rc=$?"
   head -20 "$out/doctor-bare.txt"
   export CUDA_GLOB=${CUDA_GLOB:-/opt/torch/.venv/lib/python3*/site-packages/nvidia/*/lib}
-  env -u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="$CUDA_GLOB" \
+  "${as[@]}" env -u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="$CUDA_GLOB" \
     "$relbin" doctor >"$out/doctor.txt" 2>&1
   echo "doctor from the archive with GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS=$CUDA_GLOB: rc=$?"
   cat "$out/doctor.txt"
-  SERVE_BIN=$relbin SERVE_OWN_LIB=1 BUDGET=${BUDGET:-150} "$0" serve "$dest"
+  SERVE_AS=${RELEASE_USER:-} SERVE_BIN=$relbin SERVE_OWN_LIB=1 BUDGET=${BUDGET:-150} "$0" serve "$dest"
   ;;
 profile)
   each_model --partitions 10,20,30,40,50,60,80,100 --batches 1,2,4,8,16,32,64 \
@@ -200,7 +210,13 @@ serve | pipeline)
   # through CUDA_GLOB (onnxruntime.cuda_library_dirs), not LD_LIBRARY_PATH.
   serve_env=()
   [ -n "${SERVE_OWN_LIB:-}" ] && serve_env=(-u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH "GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS=$CUDA_GLOB")
-  env "${serve_env[@]}" "${SERVE_BIN:-$here/bin/gpuletd}" --config "$sw/gpuletd.yaml" serve --log-format json >"$out/serve.log" 2>&1 &
+  # SERVE_AS=USER: the daemon runs as that user, over folders it owns.
+  as=()
+  if [ -n "${SERVE_AS:-}" ]; then
+    chown -R "$SERVE_AS:" "$sw"
+    as=(setpriv --reuid="$(id -u "$SERVE_AS")" --regid="$(id -g "$SERVE_AS")" --init-groups)
+  fi
+  "${as[@]}" env "${serve_env[@]}" "${SERVE_BIN:-$here/bin/gpuletd}" --config "$sw/gpuletd.yaml" serve --log-format json >"$out/serve.log" 2>&1 &
   daemon=$!
   nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,clocks_throttle_reasons.active,power.draw --format=csv -l 2 >"$out/gpu-samples.csv" 2>&1 &
   sampler=$!
@@ -213,6 +229,7 @@ serve | pipeline)
     sleep 2
   done
   echo "ready=$ready after $(($(date +%s) - start))s"
+  [ -n "${SERVE_AS:-}" ] && ps -eo user,pid,comm | awk '$3 ~ /^(nvidia-cuda-mps|gpuletd)/'
   "${sg[@]}" status >"$out/status-before.txt" 2>&1
   cat "$out/status-before.txt"
   if [ -n "${CUDASHM:-}" ]; then
@@ -267,6 +284,10 @@ serve | pipeline)
   # the shells whose command lines name them); a zombie shows as Z.
   ps -eo pid,stat,comm | awk '$3 ~ /^nvidia-cuda-mps/' >>"$out/gpu-after.txt" 2>&1
   cat "$out/gpu-after.txt"
+  if [ -n "${SERVE_AS:-}" ]; then
+    echo "under $sw, not $SERVE_AS's:"
+    find "$sw" ! -user "$SERVE_AS" | head
+  fi
   ;;
 *)
   echo "unknown phase $phase" >&2
