@@ -117,15 +117,18 @@ type statusPlacement struct {
 
 // status is GET /api/v1/status.
 type status struct {
-	Version         string           `json:"version"`
-	Ready           bool             `json:"ready"`
-	Listen          string           `json:"listen"`
-	Policy          string           `json:"policy"`
-	Algorithm       string           `json:"algorithm"`
-	Devices         []mps.Device     `json:"devices"`
-	Engine          engineStatus     `json:"engine"`
-	Store           storeStatus      `json:"store"`
-	WaitingFor      []string         `json:"waiting_for,omitempty"`
+	Version    string       `json:"version"`
+	Ready      bool         `json:"ready"`
+	Listen     string       `json:"listen"`
+	Policy     string       `json:"policy"`
+	Algorithm  string       `json:"algorithm"`
+	Devices    []mps.Device `json:"devices"`
+	Engine     engineStatus `json:"engine"`
+	Store      storeStatus  `json:"store"`
+	WaitingFor []string     `json:"waiting_for,omitempty"`
+	// NotReadyFor are the models that cannot be served while
+	// strict_readiness holds the server not ready for them.
+	NotReadyFor     []string         `json:"not_ready_for,omitempty"`
 	Gpulets         []statusGpulet   `json:"gpulets"`
 	Models          []statusModel    `json:"models"`
 	Pipelines       []statusPipeline `json:"pipelines"`
@@ -149,9 +152,12 @@ type tlsStatus struct {
 }
 
 func (n *node) status() status {
-	ready, waiting := n.readiness()
+	ready, waiting, unservable := n.readiness()
+	if !n.conf().StrictReadiness {
+		unservable = nil
+	}
 	s := status{
-		Version: version.Version, Ready: ready, WaitingFor: waiting, Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
+		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}

@@ -49,7 +49,7 @@ func TestProfilingAtStartSaysHowFarEachModelHasCome(t *testing.T) {
 	require.Equal(t, "waiting for a gpu-let: profiled; the first plan places it once the other models are profiled (1 profile(s) to go)", seen[3]["a"])
 	require.Equal(t, "waiting for a gpu-let: profiled; the first plan is being made", n.notReadyReason("c"))
 
-	ready, waiting := n.readiness()
+	ready, waiting, _ := n.readiness()
 	require.False(t, ready)
 	require.Equal(t, []string{"a", "c"}, waiting, "named before the first plan too; b says why it cannot be served")
 

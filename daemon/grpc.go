@@ -139,7 +139,7 @@ func (s *grpcServer) ServerLive(context.Context, *pb.ServerLiveRequest) (*pb.Ser
 
 // ServerReady is REST's /v2/health/ready.
 func (s *grpcServer) ServerReady(context.Context, *pb.ServerReadyRequest) (*pb.ServerReadyResponse, error) {
-	ready, _ := s.n.readiness()
+	ready, _, _ := s.n.readiness()
 	return &pb.ServerReadyResponse{Ready: ready}, nil
 }
 

@@ -111,10 +111,13 @@ func (n *node) handleLive(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (n *node) handleReady(w http.ResponseWriter, _ *http.Request) {
-	if ready, waiting := n.readiness(); !ready {
+	if ready, waiting, unservable := n.readiness(); !ready {
 		body := map[string]any{"ready": false}
 		if len(waiting) > 0 {
 			body["waiting_for"] = waiting
+		}
+		if len(unservable) > 0 && n.conf().StrictReadiness {
+			body["unservable"] = unservable // their reasons: GET /v2/models/<m>/ready, gpuletd status
 		}
 		writeJSON(w, http.StatusServiceUnavailable, body)
 		return

@@ -84,12 +84,13 @@ func (n *node) notReadyReason(name string) string {
 // routes are being published: then a model not routed yet is waiting, so
 // that the server is ready once the last model is, never after a client
 // saw every model ready), the daemon is not stopping, and every model of
-// the repository either serves or has a reason it cannot. waiting lists
-// the models still on their way, also before the first plan (while the
-// models are profiled at start).
-func (n *node) readiness() (ready bool, waiting []string) {
+// the repository either serves or has a reason it cannot — with
+// strict_readiness, serves. waiting lists the models still on their way,
+// also before the first plan (while the models are profiled at start);
+// unservable those that cannot be served.
+func (n *node) readiness() (ready bool, waiting, unservable []string) {
 	if n.stopping.Load() {
-		return false, nil
+		return false, nil, nil
 	}
 	routed := n.router.models()
 	for _, m := range n.catalog.all() {
@@ -97,8 +98,18 @@ func (n *node) readiness() (ready bool, waiting []string) {
 			waiting = append(waiting, m.Name)
 		}
 	}
+	for name, state := range n.repositoryStates() { // broken entries and pipelines too
+		if state == stateUnservable {
+			unservable = append(unservable, name)
+		}
+	}
 	sort.Strings(waiting)
-	return (n.ready.Load() || len(routed) > 0) && len(waiting) == 0, waiting
+	sort.Strings(unservable)
+	ready = (n.ready.Load() || len(routed) > 0) && len(waiting) == 0
+	if n.conf().StrictReadiness && len(unservable) > 0 {
+		ready = false
+	}
+	return ready, waiting, unservable
 }
 
 // markServing clears the reasons of the models that serve now.

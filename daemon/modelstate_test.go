@@ -2,12 +2,15 @@ package daemon
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/sched"
 )
@@ -84,22 +87,71 @@ func TestServerReadyOnceEveryModelIsRouted(t *testing.T) {
 		models:    map[string]*repository.Model{"a": model("a"), "b": model("b")},
 		pipelines: map[string]*repository.Model{},
 	}}
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
 	g := &gpuletRun{id: "g"}
 
-	ready, waiting := n.readiness()
+	ready, waiting, _ := n.readiness()
 	require.False(t, ready, "nothing routed, no first plan")
 	require.Equal(t, []string{"a", "b"}, waiting)
 
 	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}})
-	ready, waiting = n.readiness()
+	ready, waiting, _ = n.readiness()
 	require.False(t, ready, "the first plan's routes half published")
 	require.Equal(t, []string{"b"}, waiting)
 
 	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}, "b": {{g: g, weight: 1, lat: lat}}})
-	ready, _ = n.readiness()
+	ready, _, _ = n.readiness()
 	require.True(t, ready, "every model ready: so is the server, before the first plan returns")
 
 	n.stopping.Store(true)
-	ready, _ = n.readiness()
+	ready, _, _ = n.readiness()
 	require.False(t, ready)
+}
+
+// A model that cannot be served leaves the server ready, saying why
+// elsewhere; with strict_readiness (Triton's --strict-readiness) the server
+// is not ready while it cannot, and is again once it serves or leaves the
+// repository.
+func TestStrictReadiness(t *testing.T) {
+	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
+	n := &node{router: newRouter(), catalog: &catalog{
+		models:    map[string]*repository.Model{"a": model("a"), "b": model("b")},
+		pipelines: map[string]*repository.Model{},
+		index:     &repository.Index{Broken: map[string]error{"corrupt": errors.New("invalid model: model.onnx: truncated")}},
+	}}
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
+	g := &gpuletRun{id: "g"}
+	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}})
+	n.ready.Store(true)
+	n.unserved.set("b", "profiling on cpu failed: the model does not load")
+
+	ready, waiting, unservable := n.readiness()
+	require.True(t, ready, "b says why it cannot be served")
+	require.Empty(t, waiting)
+	require.Equal(t, []string{"b", "corrupt"}, unservable, "a broken repository entry too")
+
+	strict := cfg
+	strict.StrictReadiness = true
+	n.cfg.Store(&strict)
+	ready, _, unservable = n.readiness()
+	require.False(t, ready, "strict: every model must serve")
+	require.Equal(t, []string{"b", "corrupt"}, unservable)
+	rec := httptest.NewRecorder()
+	n.handleReady(rec, httptest.NewRequest(http.MethodGet, "/v2/health/ready", nil))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.JSONEq(t, `{"ready": false, "unservable": ["b", "corrupt"]}`, rec.Body.String())
+
+	n.unserved.clear("b")
+	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}, "b": {{g: g, weight: 1, lat: lat}}})
+	ready, _, unservable = n.readiness()
+	require.False(t, ready, "corrupt is still in the repository")
+	require.Equal(t, []string{"corrupt"}, unservable)
+	n.catalog.index = &repository.Index{} // removed from it
+	ready, _, unservable = n.readiness()
+	require.True(t, ready, "b serves now")
+	require.Empty(t, unservable)
 }

@@ -25,6 +25,7 @@ var liveFields = map[string]bool{
 	"history_retention":           true, // from the next hourly pruning
 	"repository_poll":             true, // the planner loop's poll restarts
 	"response_cache.size":         true, // shrinking drops the least recently used
+	"strict_readiness":            true, // read at every readiness check
 }
 
 // reload applies a new, already validated configuration: what can change
@@ -78,6 +79,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.HistoryRetention = next.HistoryRetention
 		case "repository_poll":
 			merged.RepositoryPoll = next.RepositoryPoll
+		case "strict_readiness":
+			merged.StrictReadiness = next.StrictReadiness
 		case "response_cache.size":
 			merged.ResponseCache.Size = next.ResponseCache.Size
 			if n.cache != nil {

@@ -109,6 +109,7 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 			func(c *config.Config) any { return c.Limits.MaxQueuedPerModel }, 7},
 		{"auth.admin_token", func(c *config.Config) { c.Auth.AdminToken = "s3cret" }, func(c *config.Config) any { return c.Auth.AdminToken }, "s3cret"},
 		{"history_retention", func(c *config.Config) { c.HistoryRetention = 0 }, func(c *config.Config) any { return c.HistoryRetention.D() }, time.Duration(0)},
+		{"strict_readiness", func(c *config.Config) { c.StrictReadiness = true }, func(c *config.Config) any { return c.StrictReadiness }, true},
 		{"repository_poll", func(c *config.Config) { c.RepositoryPoll = config.Duration(30 * time.Second) },
 			func(c *config.Config) any { return c.RepositoryPoll.D() }, 30 * time.Second},
 		{"response_cache.size", func(c *config.Config) { c.ResponseCache.Size = 1 << 20 },

@@ -132,6 +132,7 @@ type adminStatus struct {
 	Engine          adminEngine     `json:"engine"`
 	Store           adminStore      `json:"store"`
 	WaitingFor      []string        `json:"waiting_for"`
+	NotReadyFor     []string        `json:"not_ready_for"`
 	Gpulets         []adminGpulet   `json:"gpulets"`
 	Models          []adminModel    `json:"models"`
 	Pipelines       []adminPipeline `json:"pipelines"`
@@ -309,6 +310,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 			clients = ", client certificates required"
 		}
 		fmt.Fprintf(w, "TLS: %s, valid until %s%s\n", t.Subject, t.NotAfter.UTC().Format(time.DateOnly), clients)
+	}
+	if len(s.NotReadyFor) > 0 {
+		fmt.Fprintf(w, "not ready (strict_readiness) while these cannot be served: %s\n", strings.Join(s.NotReadyFor, ", "))
 	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))

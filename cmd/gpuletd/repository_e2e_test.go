@@ -82,7 +82,9 @@ func TestReloadFollowsTheRepository(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo, base, pid := repoDaemon(t)
+	conf := filepath.Join(t.TempDir(), "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("strict_readiness: false\n"), 0o644))
+	repo, base, pid := repoDaemon(t, "GPULETD_CONFIG="+conf)
 	addLeNet(t, repo)
 	time.Sleep(1500 * time.Millisecond)
 	require.Equal(t, 404, do(t, "GET", base+"/v2/models/lenet5", nil, nil).code, "no poll: nothing happens by itself")
@@ -112,9 +114,23 @@ func TestReloadFollowsTheRepository(t *testing.T) {
 	require.Contains(t, string(ready.body), `"name":"lenet5"`)
 	require.Equal(t, 400, do(t, "POST", base+"/v2/repository/index", []byte(`{"ready": "yes"}`), nil).code)
 
+	// The server stays ready beside it, unless strict_readiness (turned on
+	// by a reload) holds it not ready while broken cannot be served.
+	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code)
+	require.NoError(t, os.WriteFile(conf, []byte("strict_readiness: true\n"), 0o644))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 503 },
+		30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
+	require.JSONEq(t, `{"ready": false, "unservable": ["broken"]}`, string(do(t, "GET", base+"/v2/health/ready", nil, nil).body))
+	code, out, stderr := runCLI(t, "status", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, ": not ready\n")
+	require.Contains(t, out, "not ready (strict_readiness) while these cannot be served: broken\n")
+
 	require.NoError(t, os.RemoveAll(filepath.Join(repo, "broken")))
 	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
 	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/broken/ready", nil, nil).code == 404 },
 		30*time.Second, 200*time.Millisecond)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code, "strict, and every model serves")
 	require.NotContains(t, string(do(t, "POST", base+"/v2/repository/index", nil, nil).body), `"broken"`)
 }

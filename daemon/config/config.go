@@ -33,6 +33,12 @@ type Config struct {
 	// mode); 0: only at start, on a reload (SIGHUP) and through the
 	// repository API.
 	RepositoryPoll Duration `yaml:"repository_poll"`
+	// StrictReadiness makes the server ready (GET /v2/health/ready, gRPC
+	// ServerReady) only while every model and pipeline of the repository
+	// serves, as Triton's --strict-readiness: one that cannot be served
+	// takes the node out of a load balancer's rotation. Off: ready once
+	// each serves or says why it cannot.
+	StrictReadiness bool `yaml:"strict_readiness"`
 
 	Log          Log          `yaml:"log"`
 	Metrics      Metrics      `yaml:"metrics"`
