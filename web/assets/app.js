@@ -69,7 +69,7 @@ function renderSummary(st) {
   const plan = st.plan;
   const items = [
     ['Version', st.version],
-    ['Ready', st.ready ? 'yes' : st.waiting_for && st.waiting_for.length ? 'no (waiting for ' + st.waiting_for.join(', ') + ')' : 'no'],
+    ['Ready', readyWords(st)],
     ['GPUs', engineWords(st.engine)],
     ['Policy', st.policy],
     ['Planner', st.algorithm],
@@ -81,6 +81,15 @@ function renderSummary(st) {
   $('summary').replaceChildren(
     ...items.map(([k, v]) => h('div', { class: 'kv', 'data-key': k.toLowerCase().replace(/ /g, '-') }, h('dt', { text: k }), h('dd', { text: v }))),
   );
+}
+
+// readyWords says whether the server is ready and, if not, for what.
+function readyWords(st) {
+  if (st.ready) return 'yes';
+  const why = [];
+  if (st.waiting_for && st.waiting_for.length) why.push('waiting for ' + st.waiting_for.join(', '));
+  if (st.not_ready_for && st.not_ready_for.length) why.push('strict readiness: ' + st.not_ready_for.join(', ') + ' cannot be served');
+  return why.length ? `no (${why.join('; ')})` : 'no';
 }
 
 // engineWords says in a few words whether the NVIDIA GPUs serve.
