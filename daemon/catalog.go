@@ -55,33 +55,61 @@ type catalog struct {
 	// uploaded maps a model folder loaded from file overrides (a load
 	// request's files, not the repository) to the root that holds it.
 	uploaded map[string]string
+	// notLoaded are the repository's folders startup_models left out, until
+	// a load asks for them: they are not served, and a broken one among
+	// them is not reported as a model that cannot be served.
+	notLoaded map[string]bool
 }
 
 func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
 	opts := repository.Options{Read: ReadONNXInfo, DefaultSLO: defaultSLO}
-	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{}, pipelines: map[string]*repository.Model{}, uploaded: map[string]string{}}
+	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{},
+		pipelines: map[string]*repository.Model{}, uploaded: map[string]string{}, notLoaded: map[string]bool{}}
 }
 
-// scan reads the repository; with loadAll every good model is served.
-func (c *catalog) scan(ctx context.Context, loadAll bool) error {
+// scan reads the repository and serves its good models that startup (the
+// startup_models setting) selects.
+func (c *catalog) scan(ctx context.Context, startup []string) (startupSelection, error) {
 	ix, err := repository.Scan(c.root, c.opts)
 	if err != nil {
-		return err
+		return startupSelection{}, err
 	}
-	for _, p := range ix.Problems {
-		c.events.add(EventModelInvalid, store.SeverityWarning, "model repository entry skipped: "+p.Error(), nil)
-	}
+	sel := selectStartup(ix, startup)
 	c.mu.Lock()
 	c.index = ix
+	for _, name := range sel.notLoaded(ix) {
+		c.notLoaded[name] = true
+	}
 	c.mu.Unlock()
-	if loadAll {
-		for _, name := range ix.Names() {
-			if err := c.add(ctx, ix.Models[name]); err != nil {
-				return err
+	for _, name := range slices.Sorted(maps.Keys(ix.Broken)) {
+		if sel.serves(name) {
+			c.events.add(EventModelInvalid, store.SeverityWarning, "model repository entry skipped: "+ix.Broken[name].Error(), nil)
+		}
+	}
+	for _, name := range ix.Names() {
+		if m := ix.Models[name]; sel.serves(m.Family) {
+			if err := c.add(ctx, m); err != nil {
+				return sel, err
 			}
 		}
 	}
-	return nil
+	return sel, nil
+}
+
+// notLoadedNames lists the folders startup_models left out that nothing
+// loaded since, sorted.
+func (c *catalog) notLoadedNames() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Sorted(maps.Keys(c.notLoaded))
+}
+
+// isNotLoaded tells whether startup_models left the repository folder name
+// out and nothing loaded it since.
+func (c *catalog) isNotLoaded(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.notLoaded[name]
 }
 
 // add serves a model and records it in the store. A store that cannot be
@@ -123,6 +151,9 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 // and the root of the uploaded folder it replaced, which the caller
 // removes.
 func (c *catalog) load(ctx context.Context, name string, override []byte, root string) (m *repository.Model, replaced string, err error) {
+	c.mu.Lock()
+	delete(c.notLoaded, name) // asked for now: served, or said why not
+	c.mu.Unlock()
 	opts := c.opts
 	opts.Override = override
 	ms, err := repository.LoadVersions(cmp.Or(root, c.root), name, opts)
@@ -316,13 +347,16 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 		if c.uploaded[m.Family] != "" {
 			continue
 		}
-		state := "UNAVAILABLE"
+		state, reason := "UNAVAILABLE", ""
 		_, model := c.models[name]
 		_, pipe := c.pipelines[name]
-		if model || pipe {
+		switch {
+		case model || pipe:
 			state = "READY"
+		case c.notLoaded[m.Family]:
+			reason = reasonNotLoaded
 		}
-		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state, version: m.Version})
+		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state, Reason: reason, version: m.Version})
 	}
 	for name, err := range ix.Broken {
 		if c.uploaded[name] == "" {
@@ -335,6 +369,9 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 	_ = ctx
 	return out, nil
 }
+
+// reasonNotLoaded is why a folder startup_models left out does not serve.
+const reasonNotLoaded = "not loaded at start (startup_models); load it with the repository API"
 
 // repoEntry is one row of POST /v2/repository/index.
 type repoEntry struct {
@@ -355,7 +392,7 @@ func (c *catalog) broken(name string) error {
 	if _, ok := c.models[name]; ok || c.index == nil {
 		return nil
 	}
-	if _, ok := c.pipelines[name]; ok {
+	if _, ok := c.pipelines[name]; ok || c.notLoaded[name] {
 		return nil
 	}
 	return c.index.Broken[name]
@@ -370,7 +407,7 @@ func (c *catalog) brokenNames() []string {
 		return nil
 	}
 	for name := range c.index.Broken {
-		if _, ok := c.models[name]; !ok {
+		if _, ok := c.models[name]; !ok && !c.notLoaded[name] {
 			out = append(out, name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -44,7 +45,8 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 	c.opts.Read = fixedReader
 	n := &node{catalog: c}
 
-	require.NoError(t, c.scan(context.Background(), true))
+	_, err = c.scan(context.Background(), []string{config.StartupAll})
+	require.NoError(t, err)
 	require.Equal(t, []int{2, 3}, c.versions("m"))
 	for _, tc := range []struct {
 		version string

@@ -39,6 +39,10 @@ func (n *node) lookupModel(name, version string) (*repository.Model, *inferError
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable,
 			msg: "model " + strconv.Quote(name) + " cannot be served: " + n.notServedReason(name)}
 	}
+	if !ok && n.catalog.isNotLoaded(name) {
+		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
+			msg: "model " + strconv.Quote(name) + " is in the repository but " + reasonNotLoaded + " (gpuletd models load " + name + ")"}
+	}
 	if !ok {
 		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
 			msg: "unknown model " + strconv.Quote(name) + ": it is not in the repository or not loaded"}

@@ -139,9 +139,11 @@ func Run(ctx context.Context, opts Options) error {
 		args: executorArgs(cfg, lib), env: engine.env(), onState: n.router.update, onModelsLost: n.modelsLost,
 		onRestart: n.restartTried, running: map[string]*gpuletRun{}}
 
-	if err := n.catalog.scan(ctx, true); err != nil {
+	startup, err := n.catalog.scan(ctx, cfg.StartupModels)
+	if err != nil {
 		return err
 	}
+	n.noteStartup(startup)
 	read, _, err := printRepository(cfg.ModelRepository)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -91,7 +92,8 @@ func TestCatalogServesUploadedFolder(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	c := newCatalog(root, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
 	c.opts.Read = fixedReader
-	require.NoError(t, c.scan(context.Background(), true))
+	_, err = c.scan(context.Background(), []string{config.StartupAll})
+	require.NoError(t, err)
 	up, err := newUploads(filepath.Join(t.TempDir(), "uploads"))
 	require.NoError(t, err)
 

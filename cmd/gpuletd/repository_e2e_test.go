@@ -134,3 +134,42 @@ func TestReloadFollowsTheRepository(t *testing.T) {
 	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code, "strict, and every model serves")
 	require.NotContains(t, string(do(t, "POST", base+"/v2/repository/index", nil, nil).body), `"broken"`)
 }
+
+// TestStartupModels: startup_models (Triton's --load-model under explicit
+// model control) serves the folders it names at start; the others wait in
+// the repository, said to be not loaded, until the repository API loads
+// them, and do not hold strict readiness; a name with no folder is an
+// event.
+func TestStartupModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	addLeNet(t, repo)
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "broken", "1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "1", "model.onnx"), []byte("junk"), 0o644))
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]",
+		"GPULETD_STARTUP_MODELS=mlp,mlp5", "GPULETD_STRICT_READINESS=true")
+	addr, logs, _ := startDaemonUnder(t, env)
+	base := "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "ready although lenet5 and broken are not loaded; logs:\n%s", logs)
+
+	ready := do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil)
+	require.Equal(t, 404, ready.code)
+	require.Contains(t, string(ready.body), `model \"lenet5\" is in the repository but not loaded at start (startup_models); load it with the repository API (gpuletd models load lenet5)`)
+	index := string(do(t, "POST", base+"/v2/repository/index", nil, nil).body)
+	require.Contains(t, index, `{"name":"lenet5","version":"1","state":"UNAVAILABLE","reason":"not loaded at start (startup_models); load it with the repository API"}`)
+	require.Contains(t, index, `{"name":"mlp","version":"1","state":"READY"}`)
+	require.Contains(t, index, `"name":"broken","state":"UNAVAILABLE","reason":"`)
+	events := eventMessages(t, base)
+	require.Contains(t, events, "startup_models names mlp5, which the model repository ("+repo+") has no folder of")
+	require.NotContains(t, events, "broken", "a folder left out is not reported as broken")
+
+	code, out, stderr := runCLI(t, "models", "load", "lenet5", "--url", base, "--wait", "60s")
+	require.Equal(t, 0, code, "%s%s", out, stderr)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code)
+	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code)
+}

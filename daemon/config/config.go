@@ -33,6 +33,12 @@ type Config struct {
 	// mode); 0: only at start, on a reload (SIGHUP) and through the
 	// repository API.
 	RepositoryPoll Duration `yaml:"repository_poll"`
+	// StartupModels are the model folders served at start (Triton's
+	// --load-model with explicit model control): ["*"] every one; [] none;
+	// names those and, for a pipeline, its steps and their variants. The
+	// others wait in the repository for the repository API (or a change
+	// of their folder seen by a reload or a poll).
+	StartupModels []string `yaml:"startup_models"`
 	// StrictReadiness makes the server ready (GET /v2/health/ready, gRPC
 	// ServerReady) only while every model and pipeline of the repository
 	// serves, as Triton's --strict-readiness: one that cannot be served
@@ -215,6 +221,9 @@ type MPS struct {
 	SetComputeMode bool `yaml:"set_compute_mode"`
 }
 
+// StartupAll in startup_models serves every model folder at start.
+const StartupAll = "*"
+
 // Default returns the built-in defaults: exactly what systemd/gpuletd.yaml holds.
 func Default() Config {
 	return Config{
@@ -226,6 +235,7 @@ func Default() Config {
 		HistoryRetention: Duration(30 * 24 * time.Hour),
 		RuntimeDir:       "/run/gpuletd",
 		ModelRepository:  "/var/lib/gpuletd/models",
+		StartupModels:    []string{StartupAll},
 		Log:              Log{Level: "info", Format: "auto"},
 		Devices:          Devices{Mode: DevicesAuto},
 		Partitioning: Partitioning{

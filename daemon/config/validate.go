@@ -77,6 +77,11 @@ func (c *Config) Validate() error {
 	if d := c.RepositoryPoll.D(); d != 0 && (d < time.Second || d > 24*time.Hour) {
 		bad("repository_poll", d, "use 0s (no polling: a reload or the repository API) or 1s to 24h, such as 30s")
 	}
+	for i, name := range c.StartupModels {
+		if name != StartupAll && (name == "" || strings.ContainsAny(name, "/ \t") || name == "." || name == "..") {
+			bad(fmt.Sprintf("startup_models[%d]", i), name, `give a model folder's name, or "*" for every one`)
+		}
+	}
 	if d := c.DefaultSLO.D(); d < 0 || d > time.Hour {
 		bad("default_slo", d, "use 0s (none) or a duration up to 1h, such as 100ms")
 	}
