@@ -128,7 +128,10 @@ type status struct {
 	WaitingFor []string     `json:"waiting_for,omitempty"`
 	// NotReadyFor are the models that cannot be served while
 	// strict_readiness holds the server not ready for them.
-	NotReadyFor     []string         `json:"not_ready_for,omitempty"`
+	NotReadyFor []string `json:"not_ready_for,omitempty"`
+	// NotLoaded are the repository's folders startup_models left out that
+	// nothing loaded since.
+	NotLoaded       []string         `json:"not_loaded,omitempty"`
 	Gpulets         []statusGpulet   `json:"gpulets"`
 	Models          []statusModel    `json:"models"`
 	Pipelines       []statusPipeline `json:"pipelines"`
@@ -157,7 +160,7 @@ func (n *node) status() status {
 		unservable = nil
 	}
 	s := status{
-		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
+		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}

@@ -133,6 +133,7 @@ type adminStatus struct {
 	Store           adminStore      `json:"store"`
 	WaitingFor      []string        `json:"waiting_for"`
 	NotReadyFor     []string        `json:"not_ready_for"`
+	NotLoaded       []string        `json:"not_loaded"`
 	Gpulets         []adminGpulet   `json:"gpulets"`
 	Models          []adminModel    `json:"models"`
 	Pipelines       []adminPipeline `json:"pipelines"`
@@ -313,6 +314,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	if len(s.NotReadyFor) > 0 {
 		fmt.Fprintf(w, "not ready (strict_readiness) while these cannot be served: %s\n", strings.Join(s.NotReadyFor, ", "))
+	}
+	if len(s.NotLoaded) > 0 {
+		fmt.Fprintf(w, "in the repository, not loaded (startup_models; gpuletd models load NAME): %s\n", strings.Join(s.NotLoaded, ", "))
 	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))

@@ -167,9 +167,14 @@ func TestStartupModels(t *testing.T) {
 	events := eventMessages(t, base)
 	require.Contains(t, events, "startup_models names mlp5, which the model repository ("+repo+") has no folder of")
 	require.NotContains(t, events, "broken", "a folder left out is not reported as broken")
+	code, out, stderr := runCLI(t, "status", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "in the repository, not loaded (startup_models; gpuletd models load NAME): broken, lenet5\n")
 
-	code, out, stderr := runCLI(t, "models", "load", "lenet5", "--url", base, "--wait", "60s")
+	code, out, stderr = runCLI(t, "models", "load", "lenet5", "--url", base, "--wait", "60s")
 	require.Equal(t, 0, code, "%s%s", out, stderr)
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code)
 	require.Equal(t, 200, do(t, "GET", base+"/v2/health/ready", nil, nil).code)
+	_, out, _ = runCLI(t, "status", "--url", base)
+	require.Contains(t, out, "not loaded (startup_models; gpuletd models load NAME): broken\n")
 }
