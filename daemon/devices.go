@@ -21,6 +21,7 @@ func DeviceSpec(cfg config.Config) (mps.Spec, error) {
 			ControlBinary:  cfg.MPS.ControlBinary,
 			PipeDirectory:  cfg.MPS.PipeDirectory,
 			SetComputeMode: cfg.MPS.SetComputeMode,
+			Foreground:     cfg.MPS.Foreground,
 		},
 	}
 	if cfg.Partitioning.Backend != "mps" {

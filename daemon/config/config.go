@@ -219,6 +219,11 @@ type MPS struct {
 	PipeDirectory string `yaml:"pipe_directory"`
 	// SetComputeMode lets gpuletd set GPUs to EXCLUSIVE_PROCESS for MPS.
 	SetComputeMode bool `yaml:"set_compute_mode"`
+	// Foreground runs each MPS control daemon as gpuletd's child
+	// (nvidia-cuda-mps-control -f) instead of letting it daemonize (-d):
+	// gpuletd reaps it when it quits, as a container whose first process
+	// reaps no orphans needs, and sees its death at once.
+	Foreground bool `yaml:"foreground"`
 }
 
 // StartupAll in startup_models serves every model folder at start.

@@ -203,6 +203,9 @@ serve | pipeline)
     models=${3:-lenet5 resnet18}
     "${gpuletd[@]}" models synth "$sw/models" --models "$(echo $models | tr ' ' ,)" >"$out/synth.log" 2>&1
   fi
+  # MPS_FOREGROUND=1: MPS control daemons as the daemon's children (-f); the
+  # check after the run then should find no MPS zombie.
+  [ -n "${MPS_FOREGROUND:-}" ] && printf 'mps:\n  foreground: true\n' >>"$sw/gpuletd.yaml"
   sg=("$here/bin/gpuletd" --config "$sw/gpuletd.yaml")
   [ -n "${PROFILES:-}" ] && cp "$PROFILES" "$sw/state/gpuletd.db"
   # SERVE_OWN_LIB=1: the serve binary finds ONNX Runtime itself (a release's
