@@ -57,7 +57,7 @@ func TestWritePipeline(t *testing.T) {
 	require.NoError(t, modelzoo.WritePipeline(dir, 1, "150ms", true))
 	ix, err := repository.Scan(dir, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: 50 * time.Millisecond})
 	require.NoError(t, err)
-	require.Empty(t, ix.Problems)
+	require.Empty(t, ix.Broken)
 	require.Equal(t, []string{modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.PipelineName, modelzoo.DetectorModel}, ix.Names())
 	p, err := ix.Get(modelzoo.PipelineName)
 	require.NoError(t, err)

@@ -27,7 +27,7 @@ func TestModelsSynthPipeline(t *testing.T) {
 	require.NoError(t, onnxrt.Init(lib))
 	ix, err := repository.Scan(dir, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: 20 * time.Millisecond})
 	require.NoError(t, err)
-	require.Empty(t, ix.Problems)
+	require.Empty(t, ix.Broken)
 	require.ElementsMatch(t, []string{modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel}, ix.Names())
 	p, err := ix.Get(modelzoo.PipelineName)
 	require.NoError(t, err)

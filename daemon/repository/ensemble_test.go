@@ -29,7 +29,7 @@ func TestEnsembleParses(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, map[string]string{"1/.keep": ""})})
 	ix, err := Scan(root, Options{Read: fakeReader})
 	require.NoError(t, err)
-	require.Empty(t, ix.Problems)
+	require.Empty(t, ix.Broken)
 	m, err := ix.Get("traffic")
 	require.NoError(t, err)
 	require.Equal(t, PlatformEnsemble, m.Platform)
@@ -110,9 +110,9 @@ func TestEnsembleBadConfigs(t *testing.T) {
 			ix, err := Scan(root, Options{Read: fakeReader})
 			require.NoError(t, err)
 			require.Empty(t, ix.Names())
-			require.Len(t, ix.Problems, 1)
+			require.Len(t, ix.Broken, 1)
 			for _, w := range tc.wants {
-				require.Contains(t, ix.Problems[0].Error(), w)
+				require.Contains(t, onlyProblem(ix).Error(), w)
 			}
 		})
 	}

@@ -38,7 +38,7 @@ func TestTritonConfigServesWithDefaultSLO(t *testing.T) {
 	})
 	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 40 * time.Millisecond})
 	require.NoError(t, err)
-	require.Empty(t, ix.Problems)
+	require.Empty(t, ix.Broken)
 	m, err := ix.Get("lenet")
 	require.NoError(t, err)
 	require.Equal(t, 40*time.Millisecond, m.Config.SLO.D())
@@ -166,8 +166,8 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 			ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Equal(t, []string{"good"}, ix.Names(), "a broken entry must not hide the others")
-			require.Len(t, ix.Problems, 1)
-			perr := ix.Problems[0]
+			require.Len(t, ix.Broken, 1)
+			perr := onlyProblem(ix)
 			require.ErrorIs(t, perr, ErrInvalidModel)
 			require.Contains(t, perr.Error(), filepath.Join(root, "bad"), "the error names the model")
 			for _, w := range tc.wants {

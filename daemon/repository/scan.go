@@ -82,10 +82,10 @@ type InfoReader func(path string) (inputs, outputs []TensorSpec, err error)
 // Index is the result of a scan: the models that are fine and one error per
 // entry that is not.
 type Index struct {
-	Root     string
-	Models   map[string]*Model
-	Problems []error
-	// Broken maps the folder name of each entry in Problems to its error.
+	Root   string
+	Models map[string]*Model
+	// Broken maps the folder name of each entry that is not fine to its
+	// error.
 	Broken map[string]error
 }
 
@@ -115,7 +115,7 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 func ValidName(name string) bool { return validName.MatchString(name) }
 
 // Scan reads every model folder under root. It fails only when root itself
-// cannot be read; a broken entry goes to Index.Problems.
+// cannot be read; a broken entry goes to Index.Broken.
 func Scan(root string, o Options) (*Index, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -127,7 +127,6 @@ func Scan(root string, o Options) (*Index, error) {
 			continue
 		}
 		if err := danglingLink(root, e); err != nil {
-			ix.Problems = append(ix.Problems, err)
 			ix.Broken[e.Name()] = err
 			continue
 		}
@@ -136,7 +135,6 @@ func Scan(root string, o Options) (*Index, error) {
 		}
 		ms, err := LoadVersions(root, e.Name(), o)
 		if err != nil {
-			ix.Problems = append(ix.Problems, err)
 			ix.Broken[e.Name()] = err
 			continue
 		}
