@@ -19,7 +19,7 @@ func newModelsCmd(g *globalFlags) *cobra.Command {
 		Use:   "models",
 		Short: "Make a demo model repository; list, show, load and unload a daemon's models",
 	}
-	cmd.AddCommand(newModelsSynthCmd(), newModelsListCmd(g), newModelsShowCmd(g), newModelsLoadCmd(g), newModelsUnloadCmd(g))
+	cmd.AddCommand(newModelsSynthCmd(), newModelsCheckCmd(g), newModelsListCmd(g), newModelsShowCmd(g), newModelsLoadCmd(g), newModelsUnloadCmd(g))
 	return commandGroup(cmd)
 }
 

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+)
+
+// newModelsCheckCmd checks a model repository offline, as serve would read
+// it, without a daemon.
+func newModelsCheckCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [DIR]",
+		Short: "Check a model repository as serve would read it, without a daemon",
+		Long: `Read a model repository (DIR, else the configured model_repository) as
+gpuletd serve reads it, without starting anything: every folder either serves —
+its versions, SLO and where it came from, largest batch, inputs and outputs
+(read from the model files through ONNX Runtime), and the configuration fields
+that take no effect — or is broken, with why. A pipeline lists its steps.
+Exits 1 when a folder cannot be served, so it fits a deployment's checks
+before the files are copied to a server.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			dir := l.Config.ModelRepository
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			lib, err := onnxrt.FindLibrary(l.Config.ONNXRuntime.Library)
+			if err == nil {
+				err = onnxrt.Init(lib)
+			}
+			if err != nil {
+				return fmt.Errorf("check model repository: ONNX Runtime reads the model files: %w", err)
+			}
+			ix, err := repository.Scan(dir, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: l.Config.DefaultSLO.D()})
+			if err != nil {
+				return err
+			}
+			r := checkReport(ix)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			} else if err := writeCheck(cmd.OutOrStdout(), r); err != nil {
+				return err
+			}
+			if len(r.Broken) > 0 {
+				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd models check: %d of %d folder(s) in %s cannot be served", len(r.Broken), r.Folders, dir)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// repoCheck is what `gpuletd models check` found.
+type repoCheck struct {
+	Root string `json:"root"`
+	// Folders counts the model folders read, broken ones included.
+	Folders int `json:"folders"`
+	// Models are the servables, by name (a folder's older versions served
+	// beside its newest are entries of their own).
+	Models []checkedModel `json:"models"`
+	// Broken maps each folder that cannot be served to why.
+	Broken map[string]string `json:"broken"`
+}
+
+// checkedModel is one servable of the repository.
+type checkedModel struct {
+	Name         string                  `json:"name"`
+	Folder       string                  `json:"folder"`
+	Version      int                     `json:"version"`
+	Platform     string                  `json:"platform,omitempty"`
+	SLO          string                  `json:"slo"`
+	SLOSource    string                  `json:"slo_source"`
+	MaxBatchSize int                     `json:"max_batch_size"`
+	Steps        []string                `json:"steps,omitempty"`
+	Inputs       []repository.TensorSpec `json:"inputs"`
+	Outputs      []repository.TensorSpec `json:"outputs"`
+	Notes        []string                `json:"notes,omitempty"`
+}
+
+func checkReport(ix *repository.Index) repoCheck {
+	r := repoCheck{Root: ix.Root, Broken: map[string]string{}}
+	folders := map[string]bool{}
+	for _, name := range ix.Names() {
+		m := ix.Models[name]
+		folders[m.Family] = true
+		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
+			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
+			Inputs: m.Inputs, Outputs: m.Outputs, Notes: m.Notes}
+		if e := m.Config.Ensemble; e != nil {
+			for _, s := range e.Steps {
+				c.Steps = append(c.Steps, s.StepKey())
+			}
+		}
+		r.Models = append(r.Models, c)
+	}
+	for name, err := range ix.Broken {
+		folders[name] = true
+		r.Broken[name] = err.Error()
+	}
+	// A pipeline whose step cannot be served loads, and serves nothing.
+	for _, m := range r.Models {
+		for _, step := range m.Steps {
+			if _, ok := ix.Models[step]; ok {
+				continue
+			}
+			why := "is not in the repository"
+			if _, broken := ix.Broken[strings.SplitN(step, ":", 2)[0]]; broken {
+				why = "is broken"
+			}
+			r.Broken[m.Folder] = fmt.Sprintf("its step %s %s, so the pipeline cannot run", step, why)
+			break
+		}
+	}
+	r.Folders = len(folders)
+	return r
+}
+
+// writeCheck prints the servables as a table, then their notes, then the
+// broken folders.
+func writeCheck(w io.Writer, r repoCheck) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "MODEL\tVERSION\tSLO\tMAX BATCH\tINPUTS\tOUTPUTS")
+	for _, m := range r.Models {
+		batch := fmt.Sprint(m.MaxBatchSize)
+		if m.MaxBatchSize == 0 {
+			batch = "- (no batch dimension)"
+		}
+		ins, outs := tensorsText(m.Inputs), tensorsText(m.Outputs)
+		if len(m.Steps) > 0 {
+			ins, outs = "pipeline: "+strings.Join(m.Steps, " -> "), ""
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s (%s)\t%s\t%s\t%s\n", m.Name, m.Version, m.SLO, m.SLOSource, batch, ins, outs)
+	}
+	if len(r.Models) == 0 {
+		fmt.Fprintln(tw, "(none)")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, m := range r.Models {
+		for _, n := range m.Notes {
+			fmt.Fprintf(w, "%s: %s\n", m.Name, n)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Broken)) {
+		fmt.Fprintf(w, "%s: BROKEN: %s\n", name, r.Broken[name])
+	}
+	fmt.Fprintf(w, "%d folder(s) in %s: %d serve, %d broken\n", r.Folders, r.Root, r.Folders-len(r.Broken), len(r.Broken))
+	return nil
+}
+
+// tensorsText writes tensors as NAME DATATYPE[dims], comma-separated.
+func tensorsText(ts []repository.TensorSpec) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%s %s%v", t.Name, t.DataType, t.Dims)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// TestModelsCheck: `gpuletd models check` reads a repository as serve does,
+// without a daemon: the folders that serve with their SLO, batch and
+// tensors, the broken ones with why (a pipeline whose step is broken among
+// them), exit 1 while any is broken and 0 once the configuration mends it.
+func TestModelsCheck(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "broken", "1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "config.yaml"), []byte("slo: 10ms\nmax_batch_size: 4\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "1", "model.onnx"), []byte("junk"), 0o644))
+
+	code, out, stderr := runCLI(t, "models", "check", repo)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, out, "lenet5  1        5ms (config.yaml)  32         input FP32[1 28 28]  output FP32[10]\n")
+	require.Contains(t, out, "broken: BROKEN: invalid model: "+filepath.Join(repo, "broken", "1", "model.onnx")+": invalid onnx model")
+	require.Contains(t, out, "2 folder(s) in "+repo+": 1 serve, 1 broken\n")
+	require.Contains(t, stderr, "gpuletd models check: 1 of 2 folder(s) in "+repo+" cannot be served")
+
+	// The demo pipeline's step models take their SLO from default_slo.
+	pipes := filepath.Join(t.TempDir(), "pipes")
+	code, _, stderr = runCLI(t, "models", "synth", pipes, "--pipeline", "50ms")
+	require.Equal(t, 0, code, stderr)
+	code, out, _ = runCLI(t, "models", "check", pipes, "--json")
+	require.Equal(t, 1, code)
+	var r repoCheck
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.Equal(t, 4, r.Folders)
+	require.Contains(t, r.Broken["spotter"], "slo: missing")
+	require.Equal(t, "its step spotter is broken, so the pipeline cannot run", r.Broken["spot-and-label"])
+
+	conf := filepath.Join(t.TempDir(), "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("default_slo: 25ms\n"), 0o644))
+	code, out, stderr = runCLI(t, "--config", conf, "models", "check", pipes)
+	require.Equal(t, 0, code, "%s%s", out, stderr)
+	require.Contains(t, out, "labeler         1        25ms (default_slo)")
+	require.Contains(t, out, "spot-and-label  1        50ms (config.pbtxt parameters)  1          pipeline: spotter -> labeler")
+	require.Contains(t, out, "4 folder(s) in "+pipes+": 4 serve, 0 broken\n")
+}
