@@ -103,3 +103,11 @@ func (n *node) noteStartup(sel startupSelection) {
 		n.log.Info("model folders not loaded at start (startup_models): the repository API loads them", zap.Strings("models", names))
 	}
 }
+
+// StartupPlan says what startup_models (names) would do with the repository
+// ix: the folders not served at start, and the names ix has no folder of
+// (both sorted); nil for both when every folder serves.
+func StartupPlan(ix *repository.Index, names []string) (notLoaded, unknown []string) {
+	sel := selectStartup(ix, names)
+	return sel.notLoaded(ix), sel.unknown
+}

@@ -51,6 +51,7 @@ before the files are copied to a server.`,
 				return err
 			}
 			r := checkReport(ix)
+			r.NotLoaded, r.StartupUnknown = daemon.StartupPlan(ix, l.Config.StartupModels)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -80,6 +81,10 @@ type repoCheck struct {
 	Models []checkedModel `json:"models"`
 	// Broken maps each folder that cannot be served to why.
 	Broken map[string]string `json:"broken"`
+	// NotLoaded are the folders startup_models leaves out at start;
+	// StartupUnknown the names it gives that have no folder.
+	NotLoaded      []string `json:"not_loaded,omitempty"`
+	StartupUnknown []string `json:"startup_unknown,omitempty"`
 }
 
 // checkedModel is one servable of the repository.
@@ -164,6 +169,12 @@ func writeCheck(w io.Writer, r repoCheck) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Broken)) {
 		fmt.Fprintf(w, "%s: BROKEN: %s\n", name, r.Broken[name])
+	}
+	if len(r.NotLoaded) > 0 {
+		fmt.Fprintf(w, "not served at start (startup_models): %s\n", strings.Join(r.NotLoaded, ", "))
+	}
+	for _, name := range r.StartupUnknown {
+		fmt.Fprintf(w, "startup_models names %s, which has no folder here\n", name)
 	}
 	fmt.Fprintf(w, "%d folder(s) in %s: %d serve, %d broken\n", r.Folders, r.Root, r.Folders-len(r.Broken), len(r.Broken))
 	return nil

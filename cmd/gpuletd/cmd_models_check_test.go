@@ -42,10 +42,12 @@ func TestModelsCheck(t *testing.T) {
 	require.Equal(t, "its step spotter is broken, so the pipeline cannot run", r.Broken["spot-and-label"])
 
 	conf := filepath.Join(t.TempDir(), "gpuletd.yaml")
-	require.NoError(t, os.WriteFile(conf, []byte("default_slo: 25ms\n"), 0o644))
+	require.NoError(t, os.WriteFile(conf, []byte("default_slo: 25ms\nstartup_models: [labeler, labeller]\n"), 0o644))
 	code, out, stderr = runCLI(t, "--config", conf, "models", "check", pipes)
 	require.Equal(t, 0, code, "%s%s", out, stderr)
 	require.Contains(t, out, "labeler         1        25ms (default_slo)")
 	require.Contains(t, out, "spot-and-label  1        50ms (config.pbtxt parameters)  1          pipeline: spotter -> labeler")
 	require.Contains(t, out, "4 folder(s) in "+pipes+": 4 serve, 0 broken\n")
+	require.Contains(t, out, "not served at start (startup_models): labeler-lite, spot-and-label, spotter\n")
+	require.Contains(t, out, "startup_models names labeller, which has no folder here\n")
 }
