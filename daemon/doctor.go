@@ -38,7 +38,10 @@ type Report struct {
 	// Folders are the folders and addresses serve needs; a problem there
 	// is a warning (doctor may run as another user than serve will).
 	Folders []FolderCheck `json:"folders"`
-	Serve   ServeReport   `json:"serve"`
+	// Models is the model repository as serve would read it; nil when it
+	// cannot be read (Folders says why) or ONNX Runtime does not load.
+	Models *ModelsReport `json:"models,omitempty"`
+	Serve  ServeReport   `json:"serve"`
 	// ConfigWarnings are the configuration's warnings (a GPULETD_ variable
 	// that names no field, a CUDA library folder that is not there), which
 	// serve logs at start.
@@ -151,6 +154,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 		return r
 	}
 	r.ONNXRuntime = ORTReport{Library: lib, Version: onnxrt.Version()}
+	r.Models = modelsReport(cfg)
 
 	// The providers run on the first GPU (or MIG instance) there is.
 	env := CUDAEnv(cfg)

@@ -166,6 +166,15 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 			row(f.Field, "%s: %s may use it", f.Path, f.For)
 		}
 	}
+	if m := r.Models; m != nil {
+		if len(m.Broken) > 0 {
+			row("models", "warning: %s", m.Summary())
+			fix("gpuletd models check " + m.Path + " says why")
+		} else {
+			row("models", "%s", m.Summary())
+		}
+		writeStartupPlan(func(format string, args ...any) { row("", format, args...) }, m)
+	}
 	var use []string
 	for _, d := range r.Serve.Use {
 		use = append(use, fmt.Sprintf("%s (%s, %s)", d.ID, d.Kind, d.Type))

@@ -16,6 +16,7 @@ import (
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/fakeep"
 	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/modelzoo"
 )
 
 // haveNVIDIADriver says whether this machine has an NVIDIA kernel driver.
@@ -103,6 +104,28 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 			require.True(t, strings.HasPrefix(f.Serving, "gpuletd "), out)
 		}
 	}
+	require.NotNil(t, r.Models, out)
+	require.Zero(t, r.Models.Folders)
+	_, table = runOnce(t, testbin.Gpuletd(t), t.TempDir(), daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+repo), "doctor")
+	require.Contains(t, table, "models             no model folders in "+repo+" yet\n")
+
+	// The repository judged as serve would: a broken folder is a warning
+	// that names `gpuletd models check`.
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "broken", "1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "1", "model.onnx"), []byte("junk"), 0o644))
+	modelsEnv := daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_STARTUP_MODELS=lenet5,lenet")
+	code, r, out = doctorJSON(t, modelsEnv)
+	require.Equal(t, 0, code, "a broken model is a warning; %s", out)
+	require.NotNil(t, r.Models, out)
+	require.Equal(t, 2, r.Models.Folders)
+	require.Contains(t, r.Models.Broken["broken"], "config.yaml: missing")
+	require.Equal(t, []string{"broken"}, r.Models.NotLoaded)
+	require.Equal(t, []string{"lenet"}, r.Models.StartupUnknown)
+	_, table = runOnce(t, testbin.Gpuletd(t), t.TempDir(), modelsEnv, "doctor")
+	require.Contains(t, table, "models             warning: 1 of 2 folder(s) in "+repo+" can be served; broken cannot\n")
+	require.Contains(t, table, "fix: gpuletd models check "+repo+" says why\n")
+	require.Contains(t, table, "warning: startup_models names lenet, which has no folder there\n")
 }
 
 func TestDoctorNamesMissingProviderLibraries(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,8 +48,7 @@ before the files are copied to a server.`,
 			if err != nil {
 				return err
 			}
-			r := checkReport(ix)
-			r.NotLoaded, r.StartupUnknown = daemon.StartupPlan(ix, l.Config.StartupModels)
+			r := checkReport(ix, l.Config.StartupModels)
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -62,7 +59,7 @@ before the files are copied to a server.`,
 				return err
 			}
 			if len(r.Broken) > 0 {
-				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd models check: %d of %d folder(s) in %s cannot be served", len(r.Broken), r.Folders, dir)}
+				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd models check: %d of %d folder(s) in %s cannot be served", len(r.Broken), r.Folders, r.Path)}
 			}
 			return nil
 		},
@@ -71,20 +68,14 @@ before the files are copied to a server.`,
 	return cmd
 }
 
-// repoCheck is what `gpuletd models check` found.
+// repoCheck is what `gpuletd models check` found: the repository judged as
+// serve would (the folder counts, what cannot be served, startup_models),
+// and each servable.
 type repoCheck struct {
-	Root string `json:"root"`
-	// Folders counts the model folders read, broken ones included.
-	Folders int `json:"folders"`
+	*daemon.ModelsReport
 	// Models are the servables, by name (a folder's older versions served
 	// beside its newest are entries of their own).
 	Models []checkedModel `json:"models"`
-	// Broken maps each folder that cannot be served to why.
-	Broken map[string]string `json:"broken"`
-	// NotLoaded are the folders startup_models leaves out at start;
-	// StartupUnknown the names it gives that have no folder.
-	NotLoaded      []string `json:"not_loaded,omitempty"`
-	StartupUnknown []string `json:"startup_unknown,omitempty"`
 }
 
 // checkedModel is one servable of the repository.
@@ -102,12 +93,10 @@ type checkedModel struct {
 	Notes        []string                `json:"notes,omitempty"`
 }
 
-func checkReport(ix *repository.Index) repoCheck {
-	r := repoCheck{Root: ix.Root, Broken: map[string]string{}}
-	folders := map[string]bool{}
+func checkReport(ix *repository.Index, startup []string) repoCheck {
+	r := repoCheck{ModelsReport: daemon.RepositoryReport(ix, startup)}
 	for _, name := range ix.Names() {
 		m := ix.Models[name]
-		folders[m.Family] = true
 		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			Inputs: m.Inputs, Outputs: m.Outputs, Notes: m.Notes}
@@ -118,25 +107,6 @@ func checkReport(ix *repository.Index) repoCheck {
 		}
 		r.Models = append(r.Models, c)
 	}
-	for name, err := range ix.Broken {
-		folders[name] = true
-		r.Broken[name] = err.Error()
-	}
-	// A pipeline whose step cannot be served loads, and serves nothing.
-	for _, m := range r.Models {
-		for _, step := range m.Steps {
-			if _, ok := ix.Models[step]; ok {
-				continue
-			}
-			why := "is not in the repository"
-			if _, broken := ix.Broken[strings.SplitN(step, ":", 2)[0]]; broken {
-				why = "is broken"
-			}
-			r.Broken[m.Folder] = fmt.Sprintf("its step %s %s, so the pipeline cannot run", step, why)
-			break
-		}
-	}
-	r.Folders = len(folders)
 	return r
 }
 
@@ -167,17 +137,23 @@ func writeCheck(w io.Writer, r repoCheck) error {
 			fmt.Fprintf(w, "%s: %s\n", m.Name, n)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(r.Broken)) {
+	for _, name := range r.BrokenNames() {
 		fmt.Fprintf(w, "%s: BROKEN: %s\n", name, r.Broken[name])
 	}
-	if len(r.NotLoaded) > 0 {
-		fmt.Fprintf(w, "not served at start (startup_models): %s\n", strings.Join(r.NotLoaded, ", "))
-	}
-	for _, name := range r.StartupUnknown {
-		fmt.Fprintf(w, "startup_models names %s, which has no folder here\n", name)
-	}
-	fmt.Fprintf(w, "%d folder(s) in %s: %d serve, %d broken\n", r.Folders, r.Root, r.Folders-len(r.Broken), len(r.Broken))
+	writeStartupPlan(func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }, r.ModelsReport)
+	fmt.Fprintln(w, r.Summary())
 	return nil
+}
+
+// writeStartupPlan says, a line each, what startup_models leaves out of the
+// repository and which of its names have no folder there.
+func writeStartupPlan(line func(format string, args ...any), m *daemon.ModelsReport) {
+	if len(m.NotLoaded) > 0 {
+		line("not served at start (startup_models): %s", strings.Join(m.NotLoaded, ", "))
+	}
+	for _, name := range m.StartupUnknown {
+		line("warning: startup_models names %s, which has no folder there", name)
+	}
 }
 
 // tensorsText writes tensors as NAME DATATYPE[dims], comma-separated.

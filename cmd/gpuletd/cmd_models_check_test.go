@@ -26,7 +26,7 @@ func TestModelsCheck(t *testing.T) {
 	require.Equal(t, 1, code, stderr)
 	require.Contains(t, out, "lenet5  1        5ms (config.yaml)  32         input FP32[1 28 28]  output FP32[10]\n")
 	require.Contains(t, out, "broken: BROKEN: invalid model: "+filepath.Join(repo, "broken", "1", "model.onnx")+": invalid onnx model")
-	require.Contains(t, out, "2 folder(s) in "+repo+": 1 serve, 1 broken\n")
+	require.Contains(t, out, "1 of 2 folder(s) in "+repo+" can be served; broken cannot\n")
 	require.Contains(t, stderr, "gpuletd models check: 1 of 2 folder(s) in "+repo+" cannot be served")
 
 	// The demo pipeline's step models take their SLO from default_slo.
@@ -47,7 +47,7 @@ func TestModelsCheck(t *testing.T) {
 	require.Equal(t, 0, code, "%s%s", out, stderr)
 	require.Contains(t, out, "labeler         1        25ms (default_slo)")
 	require.Contains(t, out, "spot-and-label  1        50ms (config.pbtxt parameters)  1          pipeline: spotter -> labeler")
-	require.Contains(t, out, "4 folder(s) in "+pipes+": 4 serve, 0 broken\n")
+	require.Contains(t, out, "4 folder(s) in "+pipes+", all can be served\n")
 	require.Contains(t, out, "not served at start (startup_models): labeler-lite, spot-and-label, spotter\n")
-	require.Contains(t, out, "startup_models names labeller, which has no folder here\n")
+	require.Contains(t, out, "warning: startup_models names labeller, which has no folder there\n")
 }

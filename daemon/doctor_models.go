@@ -1,0 +1,83 @@
+package daemon
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+)
+
+// ModelsReport is a model repository as serve would read it: how many
+// folders it holds and which cannot be served, and what startup_models
+// would do with it (`gpuletd models check` lists the rest).
+type ModelsReport struct {
+	Path    string `json:"path"`
+	Folders int    `json:"folders"`
+	// Broken maps each folder that cannot be served to why: a broken
+	// entry, or a pipeline whose step cannot be served.
+	Broken map[string]string `json:"broken"`
+	// NotLoaded are the folders startup_models leaves out at start;
+	// StartupUnknown the names it gives that have no folder.
+	NotLoaded      []string `json:"not_loaded,omitempty"`
+	StartupUnknown []string `json:"startup_unknown,omitempty"`
+}
+
+// RepositoryReport judges the scanned repository ix as serve would, with
+// startup_models set to startup.
+func RepositoryReport(ix *repository.Index, startup []string) *ModelsReport {
+	r := &ModelsReport{Path: ix.Root, Broken: map[string]string{}}
+	folders := map[string]bool{}
+	for name, err := range ix.Broken {
+		folders[name] = true
+		r.Broken[name] = err.Error()
+	}
+	for _, m := range ix.Models {
+		folders[m.Family] = true
+		if m.Config.Ensemble == nil {
+			continue
+		}
+		// A pipeline whose step cannot be served loads, and serves nothing.
+		for _, s := range m.Config.Ensemble.Steps {
+			if _, ok := ix.Models[s.StepKey()]; ok {
+				continue
+			}
+			why := "is not in the repository"
+			if _, broken := ix.Broken[s.Model]; broken {
+				why = "is broken"
+			}
+			r.Broken[m.Family] = fmt.Sprintf("its step %s %s, so the pipeline cannot run", s.StepKey(), why)
+			break
+		}
+	}
+	r.Folders = len(folders)
+	r.NotLoaded, r.StartupUnknown = StartupPlan(ix, startup)
+	return r
+}
+
+// modelsReport reads the repository of cfg (ONNX Runtime loaded); nil when
+// the folder cannot be read, which the folder checks report.
+func modelsReport(cfg config.Config) *ModelsReport {
+	ix, err := repository.Scan(cfg.ModelRepository, repository.Options{Read: ReadONNXInfo, DefaultSLO: cfg.DefaultSLO.D()})
+	if err != nil {
+		return nil
+	}
+	return RepositoryReport(ix, cfg.StartupModels)
+}
+
+// BrokenNames lists the folders that cannot be served, sorted.
+func (r *ModelsReport) BrokenNames() []string { return slices.Sorted(maps.Keys(r.Broken)) }
+
+// Summary says in a line how many folders serve and which cannot.
+func (r *ModelsReport) Summary() string {
+	broken := r.BrokenNames()
+	if r.Folders == 0 {
+		return "no model folders in " + r.Path + " yet"
+	}
+	if len(broken) == 0 {
+		return fmt.Sprintf("%d folder(s) in %s, all can be served", r.Folders, r.Path)
+	}
+	return fmt.Sprintf("%d of %d folder(s) in %s can be served; %s cannot", r.Folders-len(broken), r.Folders, r.Path, strings.Join(broken, ", "))
+}

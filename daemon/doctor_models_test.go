@@ -1,0 +1,49 @@
+package daemon
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+)
+
+// TestRepositoryReport: a repository judged as serve would: broken folders,
+// a pipeline whose step is broken or missing, and what startup_models does.
+func TestRepositoryReport(t *testing.T) {
+	pipe := func(name string, steps ...string) *repository.Model {
+		m := &repository.Model{Name: name, Family: name}
+		m.Config.Ensemble = &repository.Ensemble{}
+		for _, s := range steps {
+			m.Config.Ensemble.Steps = append(m.Config.Ensemble.Steps, repository.EnsembleStep{Model: s})
+		}
+		return m
+	}
+	ix := &repository.Index{Root: "/models",
+		Models: map[string]*repository.Model{
+			"good": {Name: "good", Family: "good"}, "good:1": {Name: "good:1", Family: "good"},
+			"fine": pipe("fine", "good"), "halfbroken": pipe("halfbroken", "good", "bad"), "dangling": pipe("dangling", "gone"),
+		},
+		Broken: map[string]error{"bad": errors.New("invalid model: bad/1/model.onnx: truncated")},
+	}
+	r := RepositoryReport(ix, []string{config.StartupAll})
+	require.Equal(t, 5, r.Folders, "a folder's versions count once")
+	require.Equal(t, map[string]string{
+		"bad":        "invalid model: bad/1/model.onnx: truncated",
+		"halfbroken": "its step bad is broken, so the pipeline cannot run",
+		"dangling":   "its step gone is not in the repository, so the pipeline cannot run",
+	}, r.Broken)
+	require.Equal(t, "2 of 5 folder(s) in /models can be served; bad, dangling, halfbroken cannot", r.Summary())
+	require.Empty(t, r.NotLoaded)
+
+	r = RepositoryReport(ix, []string{"fine", "typo"})
+	require.Equal(t, []string{"bad", "dangling", "halfbroken"}, r.NotLoaded)
+	require.Equal(t, []string{"typo"}, r.StartupUnknown)
+
+	delete(ix.Broken, "bad")
+	delete(ix.Models, "halfbroken")
+	delete(ix.Models, "dangling")
+	require.Equal(t, "2 folder(s) in /models, all can be served", RepositoryReport(ix, nil).Summary())
+}
