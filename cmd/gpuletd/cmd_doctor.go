@@ -22,7 +22,8 @@ each GPU (name, UUID, memory, compute mode, MIG mode and instances), the MPS
 control program and daemons, ONNX Runtime and whether its CUDA and TensorRT
 providers load and run a model (each in a child process), the CUDA libraries
 found or missing with how to get them, the devices serve would use with the
-current configuration, and, as warnings, the folders and addresses serve
+current configuration, the model repository as serve would read it, and, as
+warnings, the configuration's warnings and the folders and addresses serve
 needs (run as root: the state folder for the service's gpuletd user too).
 Exits 1 when those devices cannot serve.`,
 		Args: cobra.NoArgs,
