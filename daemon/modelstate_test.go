@@ -80,15 +80,7 @@ func (s stateOnly) Collect(ch chan<- prometheus.Metric) { collectModelStates(s.n
 // still finishing: a client that saw each model ready never reads the
 // server as not ready after that.
 func TestServerReadyOnceEveryModelIsRouted(t *testing.T) {
-	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
-	require.NoError(t, err)
-	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
-	n := &node{router: newRouter(), catalog: &catalog{
-		models:    map[string]*repository.Model{"a": model("a"), "b": model("b")},
-		pipelines: map[string]*repository.Model{},
-	}}
-	cfg := config.Default()
-	n.cfg.Store(&cfg)
+	n, lat := twoModelNode(t, nil)
 	g := &gpuletRun{id: "g"}
 
 	ready, waiting, _ := n.readiness()
@@ -114,16 +106,8 @@ func TestServerReadyOnceEveryModelIsRouted(t *testing.T) {
 // is not ready while it cannot, and is again once it serves or leaves the
 // repository.
 func TestStrictReadiness(t *testing.T) {
-	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
-	require.NoError(t, err)
-	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
-	n := &node{router: newRouter(), catalog: &catalog{
-		models:    map[string]*repository.Model{"a": model("a"), "b": model("b")},
-		pipelines: map[string]*repository.Model{},
-		index:     &repository.Index{Broken: map[string]error{"corrupt": errors.New("invalid model: model.onnx: truncated")}},
-	}}
-	cfg := config.Default()
-	n.cfg.Store(&cfg)
+	n, lat := twoModelNode(t, map[string]error{"corrupt": errors.New("invalid model: model.onnx: truncated")})
+	cfg := *n.conf()
 	g := &gpuletRun{id: "g"}
 	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}})
 	n.ready.Store(true)
@@ -154,4 +138,22 @@ func TestStrictReadiness(t *testing.T) {
 	ready, _, unservable = n.readiness()
 	require.True(t, ready, "b serves now")
 	require.Empty(t, unservable)
+}
+
+// twoModelNode is a node whose repository holds models a and b (and the
+// broken entries given), with the default configuration, nothing routed;
+// lat is a latency to route them with.
+func twoModelNode(t *testing.T, broken map[string]error) (*node, sched.Latency) {
+	t.Helper()
+	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
+	n := &node{router: newRouter(), catalog: &catalog{
+		models:    map[string]*repository.Model{"a": model("a"), "b": model("b")},
+		pipelines: map[string]*repository.Model{},
+		index:     &repository.Index{Broken: broken},
+	}}
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
+	return n, lat
 }
