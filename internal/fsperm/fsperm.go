@@ -132,8 +132,8 @@ func ExplainRead(err error, paths ...string) error {
 
 // WhyNotWritableBy looks, as WhyNotWritable does, at the folder dir and
 // the files in it, but for the user u rather than this process, from their
-// owners and modes alone (u's supplementary groups are not counted): for
-// a check, run as root, of what the service's own user will meet.
+// owners and modes, u's primary and supplementary groups counted (ACLs are
+// not): for a check, run as root, of what the service's own user will meet.
 func WhyNotWritableBy(u *user.User, dir string, files ...string) error {
 	uid, err := strconv.ParseUint(u.Uid, 10, 32)
 	if err != nil {
@@ -143,15 +143,25 @@ func WhyNotWritableBy(u *user.User, dir string, files ...string) error {
 	if err != nil {
 		return fmt.Errorf("user %s: gid %q: %w", u.Username, u.Gid, err)
 	}
+	gids := []uint32{uint32(gid)}
+	if ids, err := u.GroupIds(); err == nil { // a user the system does not know has its primary group alone
+		for _, id := range ids {
+			if g, err := strconv.ParseUint(id, 10, 32); err == nil {
+				gids = append(gids, uint32(g))
+			}
+		}
+	}
 	a := osSystem
 	a.self = func() (int, int) { return int(uid), int(gid) }
-	a.writable = func(path string) error { return writableBy(path, uint32(uid), uint32(gid)) }
+	a.writable = func(path string) error { return writableBy(path, uint32(uid), gids) }
 	return a.whyNotWritable(dir, files...)
 }
 
-// writableBy tells from path's owner and mode whether the user uid (group
-// gid) may write it: unix.EACCES when not, unix.ENOENT when it is missing.
-func writableBy(path string, uid, gid uint32) error {
+// writableBy tells from path's owner and mode whether the user uid, in the
+// groups gids, may write it: unix.EACCES when not, unix.ENOENT when it is
+// missing. As the kernel does, the owner's bits apply to the owner, the
+// group's to a member of the file's group, the others' to the rest.
+func writableBy(path string, uid uint32, gids []uint32) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return unix.ENOENT
@@ -164,7 +174,7 @@ func writableBy(path string, uid, gid uint32) error {
 	switch {
 	case st.Uid == uid:
 		bit = 0o200
-	case st.Gid == gid:
+	case slices.Contains(gids, st.Gid):
 		bit = 0o020
 	}
 	if fi.Mode().Perm()&bit == 0 {

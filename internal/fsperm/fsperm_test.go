@@ -5,6 +5,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -179,6 +180,24 @@ func TestWhyNotWritableBy(t *testing.T) {
 	require.Contains(t, err.Error(), dir+" belongs to "+me.Username)
 
 	require.Error(t, WhyNotWritableBy(&user.User{Uid: "x", Gid: "1", Username: "odd"}, dir))
+}
+
+// TestWritableByCountsEveryGroup: a file its group may write is writable by
+// a user for whom that group is a supplementary one, as the kernel has it;
+// the owner's bits alone apply to the owner, even when its group's allow.
+func TestWritableByCountsEveryGroup(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gpuletd.db")
+	require.NoError(t, os.WriteFile(file, nil, 0o660))
+	require.NoError(t, os.Chmod(file, 0o660))
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	stranger := st.Uid + 1000
+	require.NoError(t, writableBy(file, stranger, []uint32{st.Gid + 1, st.Gid}), "a supplementary group the file has")
+	require.ErrorIs(t, writableBy(file, stranger, []uint32{st.Gid + 1}), unix.EACCES, "in none of its groups: the others' bits")
+	require.NoError(t, os.Chmod(file, 0o060))
+	require.ErrorIs(t, writableBy(file, st.Uid, []uint32{st.Gid}), unix.EACCES, "the owner gets the owner's bits")
+	require.ErrorIs(t, writableBy(filepath.Join(t.TempDir(), "gone"), stranger, nil), unix.ENOENT)
 }
 
 func TestOwner(t *testing.T) {
