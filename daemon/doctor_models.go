@@ -57,10 +57,16 @@ func RepositoryReport(ix *repository.Index, startup []string) *ModelsReport {
 	return r
 }
 
+// ScanRepository reads the model repository dir as serve does with cfg
+// (its default_slo); ONNX Runtime must be loaded, to read the model files.
+func ScanRepository(dir string, cfg config.Config) (*repository.Index, error) {
+	return repository.Scan(dir, repository.Options{Read: ReadONNXInfo, DefaultSLO: cfg.DefaultSLO.D()})
+}
+
 // modelsReport reads the repository of cfg (ONNX Runtime loaded); nil when
 // the folder cannot be read, which the folder checks report.
 func modelsReport(cfg config.Config) *ModelsReport {
-	ix, err := repository.Scan(cfg.ModelRepository, repository.Options{Read: ReadONNXInfo, DefaultSLO: cfg.DefaultSLO.D()})
+	ix, err := ScanRepository(cfg.ModelRepository, cfg)
 	if err != nil {
 		return nil
 	}

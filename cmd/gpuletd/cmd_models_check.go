@@ -44,7 +44,7 @@ before the files are copied to a server.`,
 			if err != nil {
 				return fmt.Errorf("check model repository: ONNX Runtime reads the model files: %w", err)
 			}
-			ix, err := repository.Scan(dir, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: l.Config.DefaultSLO.D()})
+			ix, err := daemon.ScanRepository(dir, l.Config)
 			if err != nil {
 				return err
 			}
