@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,15 +33,25 @@ type daemon struct {
 	logs *testbin.SyncBuffer
 }
 
-// startDaemon writes a model repository and a config for two emulated
-// V100s, starts the daemon and waits until every model is ready and
-// placed. The daemon is stopped with SIGINT when the test ends.
+// startDaemon writes a model repository of pageModels and a config for two
+// emulated V100s, starts the daemon and waits until every model is ready
+// and placed. The daemon is stopped with SIGINT when the test ends.
 func startDaemon(t *testing.T) *daemon {
+	t.Helper()
+	return startDaemonWith(t, pageModels, "", nil)
+}
+
+// startDaemonWith is startDaemon serving models, with more configuration
+// (YAML lines) and a hook that adds to the repository before the start.
+func startDaemonWith(t *testing.T, models []string, moreConf string, addToRepo func(repo string)) *daemon {
 	t.Helper()
 	dir := t.TempDir()
 	bin := testbin.Gpuletd(t)
 	repo := filepath.Join(dir, "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, pageModels, 1))
+	require.NoError(t, modelzoo.WriteRepository(repo, models, 1))
+	if addToRepo != nil {
+		addToRepo(repo)
+	}
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err, "ONNX Runtime's library (make deps)")
 	addr := freeAddr(t)
@@ -55,7 +66,7 @@ scheduler:
   # Only surges and explicit calls re-plan during the test.
   reorganize_period: 1h
 onnxruntime: {library: %q}
-`, addr, filepath.Join(dir, "state"), filepath.Join(dir, "run"), repo, lib)
+`, addr, filepath.Join(dir, "state"), filepath.Join(dir, "run"), repo, lib) + moreConf
 	confPath := filepath.Join(dir, "gpuletd.yaml")
 	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o600))
 
@@ -99,7 +110,7 @@ onnxruntime: {library: %q}
 			t.Fatalf("daemon exited early: %v\n%s", waitErr, d.logs)
 		default:
 		}
-		if st, err := d.status(); err == nil && st.Plan != nil && allReady(st) {
+		if st, err := d.status(); err == nil && st.Plan != nil && allReady(st, models) {
 			return d
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -108,16 +119,18 @@ onnxruntime: {library: %q}
 	return nil
 }
 
-func allReady(st apiStatus) bool {
-	if len(st.Models) != len(pageModels) {
-		return false
-	}
+// allReady tells whether every one of models is ready and placed, and
+// the status lists no other model that is.
+func allReady(st apiStatus, models []string) bool {
+	ready := 0
 	for _, m := range st.Models {
-		if !m.Ready || len(m.PlacedOn) == 0 {
+		if m.Ready && len(m.PlacedOn) > 0 {
+			ready++
+		} else if slices.Contains(models, m.Name) {
 			return false
 		}
 	}
-	return true
+	return ready == len(models)
 }
 
 func freeAddr(t *testing.T) string {
