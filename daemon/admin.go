@@ -156,9 +156,6 @@ type tlsStatus struct {
 
 func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
-	if !n.conf().StrictReadiness {
-		unservable = nil
-	}
 	s := status{
 		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,

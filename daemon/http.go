@@ -116,7 +116,7 @@ func (n *node) handleReady(w http.ResponseWriter, _ *http.Request) {
 		if len(waiting) > 0 {
 			body["waiting_for"] = waiting
 		}
-		if len(unservable) > 0 && n.conf().StrictReadiness {
+		if len(unservable) > 0 {
 			body["unservable"] = unservable // their reasons: GET /v2/models/<m>/ready, gpuletd status
 		}
 		writeJSON(w, http.StatusServiceUnavailable, body)

@@ -87,7 +87,9 @@ func (n *node) notReadyReason(name string) string {
 // the repository either serves or has a reason it cannot — with
 // strict_readiness, serves. waiting lists the models still on their way,
 // also before the first plan (while the models are profiled at start);
-// unservable those that cannot be served.
+// with strict_readiness, unservable lists the models, pipelines and
+// repository entries that cannot be served (nil without it: nothing then
+// waits on them, and a load balancer's polls do not pay for the list).
 func (n *node) readiness() (ready bool, waiting, unservable []string) {
 	if n.stopping.Load() {
 		return false, nil, nil
@@ -98,17 +100,16 @@ func (n *node) readiness() (ready bool, waiting, unservable []string) {
 			waiting = append(waiting, m.Name)
 		}
 	}
-	for name, state := range n.repositoryStates() { // broken entries and pipelines too
-		if state == stateUnservable {
-			unservable = append(unservable, name)
-		}
-	}
 	sort.Strings(waiting)
-	sort.Strings(unservable)
-	ready = (n.ready.Load() || len(routed) > 0) && len(waiting) == 0
-	if n.conf().StrictReadiness && len(unservable) > 0 {
-		ready = false
+	if n.conf().StrictReadiness {
+		for name, state := range n.repositoryStates() {
+			if state == stateUnservable {
+				unservable = append(unservable, name)
+			}
+		}
+		sort.Strings(unservable)
 	}
+	ready = (n.ready.Load() || len(routed) > 0) && len(waiting) == 0 && len(unservable) == 0
 	return ready, waiting, unservable
 }
 
