@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,7 +200,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	case st.Reason != "":
 		r.Serve.Note = "NVIDIA GPUs are not used: " + st.Reason
 	case st.Asked != "":
-		r.Serve.Note = fmt.Sprintf("execution provider %s, not %s as configured: %s", st.Provider, st.Asked, st.ProviderNote)
+		r.Serve.Note = st.fallbackWords()
 	case st.GPUs == 0 && cfg.Devices.Mode == config.DevicesAuto:
 		r.Serve.Note = "no NVIDIA GPU: serving on the CPU"
 	}

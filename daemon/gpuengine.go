@@ -39,6 +39,15 @@ type engineStatus struct {
 	LoaderPath string `json:"loader_path,omitempty"`
 }
 
+// fallbackWords says which provider serves in place of the configured one
+// and why; empty when the configured one serves.
+func (s engineStatus) fallbackWords() string {
+	if s.Asked == "" {
+		return ""
+	}
+	return fmt.Sprintf("execution provider %s, not %s as configured: %s", s.Provider, s.Asked, s.ProviderNote)
+}
+
 // env is what every executor's environment gains.
 func (s engineStatus) env() []string {
 	if s.LoaderPath == "" {

@@ -92,7 +92,9 @@ func TestCheckGPUEngine(t *testing.T) {
 				require.Equal(t, cfg.ONNXRuntime.Provider, st.Provider)
 				require.Empty(t, st.Asked)
 				require.Empty(t, st.ProviderNote)
+				require.Empty(t, st.fallbackWords())
 			} else {
+				require.Equal(t, "execution provider cuda, not tensorrt as configured: TensorRT cannot be used: libnvinfer.so.10 not found", st.fallbackWords())
 				require.Equal(t, tt.serving, st.Provider, "the status names the provider that serves")
 				require.Equal(t, cfg.ONNXRuntime.Provider, st.Asked)
 				require.Contains(t, st.ProviderNote, tt.note)

@@ -125,7 +125,7 @@ func Run(ctx context.Context, opts Options) error {
 			map[string]string{"fix": engine.Fix, "provider": engine.Provider})
 	}
 	if engine.Asked != "" {
-		n.events.add(EventDevices, store.SeverityWarning, fmt.Sprintf("execution provider %s, not %s as configured: %s", engine.Provider, engine.Asked, engine.ProviderNote),
+		n.events.add(EventDevices, store.SeverityWarning, engine.fallbackWords(),
 			map[string]string{"fix": engine.ProviderFix, "provider": engine.Provider, "asked": engine.Asked})
 	}
 	n.book = newProfileBook(st)
