@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -44,10 +43,7 @@ func TestFullDiskServesReadOnly(t *testing.T) {
 	}
 	prlimit, err := exec.LookPath("prlimit")
 	require.NoError(t, err, "prlimit (util-linux) starts the daemon with a file size limit; make test-deps installs it")
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
-	setProfile(t, repo, "mlp", "alexnet", "200ms") // the store, not timing, is under test
-	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
+	_, env := emulatedMLP(t) // the store, not timing, is under test
 	var state string
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GPULETD_STATE_DIR="); ok {

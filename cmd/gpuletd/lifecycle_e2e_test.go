@@ -399,10 +399,7 @@ func TestASecondDaemonOnTheSameDirectoriesIsRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
-	setProfile(t, repo, "mlp", "alexnet", "200ms")
-	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
+	_, env := emulatedMLP(t)
 	addr, logs, pid := startDaemonUnder(t, env)
 	base := "http://" + addr
 	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },

@@ -13,16 +13,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// emulatedMLP writes a repository of its own holding mlp, timed by a
+// reference curve (the daemon's behaviour, not timing, is under test), and
+// returns it with a daemon environment (and extra) that serves it on an
+// emulated V100.
+func emulatedMLP(t *testing.T, extra ...string) (repo string, env []string) {
+	t.Helper()
+	repo = filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	return repo, daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo,
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]"}, extra...)...)
+}
+
 // repoDaemon serves mlp on an emulated V100 from a repository of its own,
 // with extra environment, and returns the repository, the REST base URL and
 // the daemon's process ID.
 func repoDaemon(t *testing.T, extra ...string) (repo, base string, pid int) {
 	t.Helper()
-	repo = filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
-	setProfile(t, repo, "mlp", "alexnet", "200ms")
-	env := daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo,
-		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]"}, extra...)...)
+	repo, env := emulatedMLP(t, extra...)
 	addr, logs, pid := startDaemonUnder(t, env)
 	base = "http://" + addr
 	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200 },
@@ -144,14 +153,10 @@ func TestStartupModels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp"}, 1))
-	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	repo, env := emulatedMLP(t, "GPULETD_STARTUP_MODELS=mlp,mlp5", "GPULETD_STRICT_READINESS=true")
 	addLeNet(t, repo)
 	require.NoError(t, os.MkdirAll(filepath.Join(repo, "broken", "1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "1", "model.onnx"), []byte("junk"), 0o644))
-	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]",
-		"GPULETD_STARTUP_MODELS=mlp,mlp5", "GPULETD_STRICT_READINESS=true")
 	addr, logs, _ := startDaemonUnder(t, env)
 	base := "http://" + addr
 	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
