@@ -36,9 +36,6 @@ type ORTOptions struct {
 	// ProviderDir holds the GPU provider libraries; empty: beside the core
 	// library (make deps-gpu puts them there).
 	ProviderDir string
-	// ProviderNote says why the provider differs from the one asked for
-	// (TensorRT that does not load falls back to CUDA); set by NewORT.
-	ProviderNote string
 	// MemoryLimit caps the GPU memory the CUDA provider's arena may take
 	// (bytes; 0: no cap beyond the device's).
 	MemoryLimit int64
@@ -105,10 +102,10 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 		fallback = trtErr.error
 		// TensorRT is used where it loads; elsewhere CUDA serves alone.
 		opts.Log.Warn("TensorRT cannot be used; serving with CUDA alone", zap.Error(err))
-		opts.Provider, opts.ProviderNote = ProviderCUDA, "tensorrt was asked for but "+err.Error()
+		opts.Provider = ProviderCUDA
 		so, err = opts.sessionOptions()
 		if err != nil {
-			err = fmt.Errorf("%w (after %s)", err, opts.ProviderNote)
+			err = fmt.Errorf("%w (after %s)", err, fallbackNote(fallback))
 		}
 	}
 	if err != nil {
@@ -127,6 +124,15 @@ func NewORT(opts ORTOptions) (*ORT, error) {
 // *MissingLibraryError where one is; nil when the provider asked for runs.
 func (e *ORT) Fallback() error { return e.fallback }
 
+// fallbackNote says why the provider differs from the one asked for; empty
+// when it does not.
+func fallbackNote(fallback error) string {
+	if fallback == nil {
+		return ""
+	}
+	return "tensorrt was asked for but " + fallback.Error()
+}
+
 // Info implements Engine.
 func (e *ORT) Info() Info {
 	return Info{
@@ -139,7 +145,7 @@ func (e *ORT) Info() Info {
 		SMCount:     e.opts.SMCount,
 		MemoryBytes: e.opts.MemoryBytes,
 		MemoryLimit: e.opts.MemoryLimit,
-		Note:        e.opts.ProviderNote,
+		Note:        fallbackNote(e.fallback),
 	}
 }
 
