@@ -86,7 +86,7 @@ type ProviderCheck struct {
 // load, whatever ran instead.
 func (pc ProviderCheck) probed(res gpuprobe.Result) ProviderCheck {
 	pc.Loads, pc.Error, pc.MissingLibrary, pc.Fix = res.OK, res.Error, res.MissingLibrary, res.Fix
-	if res.OK && res.Used != "" && res.Used != pc.Name {
+	if res.FellBack() {
 		pc.Loads, pc.FallsBackTo, pc.Error = false, res.Used, res.Fallback
 	}
 	return pc

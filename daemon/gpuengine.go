@@ -153,7 +153,7 @@ func (o deviceOpener) check(ctx context.Context, inv mps.Inventory) (engineStatu
 	st.Probe = &res
 	if res.OK {
 		st.UsingGPUs = true
-		if res.Fallback != "" {
+		if res.FellBack() {
 			// Executors fall back the same way, each on its own.
 			st.Asked, st.Provider, st.ProviderNote, st.ProviderFix = st.Provider, res.Used, res.Fallback, res.Fix
 			o.log.Warn("the execution provider asked for cannot be used; another serves", zap.String("asked", st.Asked),

@@ -51,6 +51,10 @@ type Result struct {
 	MaxAbsDiff float64 `json:"max_abs_diff,omitempty"`
 }
 
+// FellBack tells whether another provider than the one probed ran the model
+// (Used; TensorRT that cannot be used, CUDA in its place), as serving would.
+func (r Result) FellBack() bool { return r.OK && r.Fallback != "" }
+
 // Tolerance bounds how far GPU outputs may be from the CPU's (the GPU
 // kernels sum in other orders and may use TF32).
 const Tolerance = 1e-2
