@@ -92,6 +92,16 @@ models=${3:-$all_models}
 
 left() { echo $((budget - ($(date +%s) - start))); }
 
+# as_prefix USER: sets as=() to what runs a command as USER (with its
+# groups), or as this user when USER is empty: "${as[@]}" CMD… (a prefix,
+# not a function, so that CMD & gives CMD's own process ID).
+as_prefix() {
+  as=()
+  if [ -n "$1" ]; then
+    as=(setpriv --reuid="$(id -u "$1")" --regid="$(id -g "$1")" --init-groups)
+  fi
+}
+
 # each MODEL runs under a time limit; SIGINT keeps what it measured.
 per_model() { # name timeout args...
   local m=$1 t=$2
@@ -163,12 +173,11 @@ release)
   tar xzf "$archive" -C "$rel" || exit 1
   relbin=$(echo "$rel"/gpuletd-*/bin/gpuletd)
   (cd "$rel" && find . -type f | sort) >"$out/files.txt"
-  as=()
   if [ -n "${RELEASE_USER:-}" ]; then
     id "$RELEASE_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$RELEASE_USER" || exit 1
-    as=(setpriv --reuid="$(id -u "$RELEASE_USER")" --regid="$(id -g "$RELEASE_USER")" --init-groups)
     echo "as $(id "$RELEASE_USER")"
   fi
+  as_prefix "${RELEASE_USER:-}"
   "${as[@]}" env -u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH "$relbin" doctor >"$out/doctor-bare.txt" 2>&1
   echo "doctor from the archive, no CUDA libraries in the loader's path: rc=$?"
   head -20 "$out/doctor-bare.txt"
@@ -214,11 +223,8 @@ serve | pipeline)
   serve_env=()
   [ -n "${SERVE_OWN_LIB:-}" ] && serve_env=(-u GPULETD_ONNXRUNTIME_LIBRARY -u LD_LIBRARY_PATH "GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS=$CUDA_GLOB")
   # SERVE_AS=USER: the daemon runs as that user, over folders it owns.
-  as=()
-  if [ -n "${SERVE_AS:-}" ]; then
-    chown -R "$SERVE_AS:" "$sw"
-    as=(setpriv --reuid="$(id -u "$SERVE_AS")" --regid="$(id -g "$SERVE_AS")" --init-groups)
-  fi
+  [ -n "${SERVE_AS:-}" ] && chown -R "$SERVE_AS:" "$sw"
+  as_prefix "${SERVE_AS:-}"
   "${as[@]}" env "${serve_env[@]}" "${SERVE_BIN:-$here/bin/gpuletd}" --config "$sw/gpuletd.yaml" serve --log-format json >"$out/serve.log" 2>&1 &
   daemon=$!
   nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,clocks_throttle_reasons.active,power.draw --format=csv -l 2 >"$out/gpu-samples.csv" 2>&1 &
