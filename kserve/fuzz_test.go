@@ -8,14 +8,22 @@ import (
 )
 
 // FuzzDecodeRequest feeds arbitrary bodies and header lengths: decoding must
-// never panic, and whatever it accepts must be internally consistent.
+// never panic, allocate in proportion to the body, and whatever it accepts
+// must be internally consistent.
 func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3,4]]}]}`), int64(-1))
 	f.Add([]byte(`{"id":"a","parameters":{"timeout":5},"inputs":[{"name":"b","shape":[2],"datatype":"BOOL","data":[true,false]}],"outputs":[{"name":"o","parameters":{"binary_data":true}}]}`), int64(-1))
 	f.Add(append([]byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`), 0, 0, 128, 63), int64(84))
 	f.Add([]byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"INT8","data":[[[[[1]]]]]}]}`), int64(-1))
 	f.Fuzz(func(t *testing.T, body []byte, jsonLen int64) {
-		r, err := DecodeRequest(body, jsonLen)
+		var (
+			r   *Request
+			err error
+		)
+		got := allocatedBy(func() { r, err = DecodeRequest(body, jsonLen) })
+		// Never in proportion to the shapes a body declares (up to
+		// tensor.MaxElements values each), only to the body.
+		require.Less(t, got, uint64(64*len(body)+1<<20), "bytes allocated for a %d-byte body", len(body))
 		if err != nil {
 			require.ErrorIs(t, err, ErrBadRequest)
 			return

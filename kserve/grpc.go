@@ -178,28 +178,26 @@ func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw
 }
 
 // packContents packs the typed contents a data type travels in into
-// little-endian bytes, checking the count and every value's range.
+// little-endian bytes, checking the count and every value's range. The count
+// is checked before anything is allocated: the shape alone may declare up to
+// tensor.MaxElements values, which a few bytes of message would otherwise
+// make it reserve.
 func packContents(c *pb.InferTensorContents, dt tensor.DataType, n int64) ([]byte, error) {
-	size := dt.Size()
-	count := func(got int, field string) error {
-		if int64(got) != n {
-			return fmt.Errorf("%s holds %d values but the shape needs %d", field, got, n)
-		}
-		return nil
+	got, field := contentsLen(c, dt)
+	if field == "" {
+		return nil, fmt.Errorf("%s has no typed contents in the protocol: send it in raw_input_contents", dt)
 	}
+	if int64(got) != n {
+		return nil, fmt.Errorf("%s holds %d values but the shape needs %d", field, got, n)
+	}
+	size := dt.Size()
 	out := make([]byte, 0, n*int64(size))
 	switch dt {
 	case tensor.Bool:
-		if err := count(len(c.BoolContents), "bool_contents"); err != nil {
-			return nil, err
-		}
 		for _, v := range c.BoolContents {
 			out = append(out, byte(boolInt(v)))
 		}
 	case tensor.Int8, tensor.Int16, tensor.Int32:
-		if err := count(len(c.IntContents), "int_contents"); err != nil {
-			return nil, err
-		}
 		lo, hi := int64(-1)<<(8*size-1), int64(1)<<(8*size-1)-1
 		for _, v := range c.IntContents {
 			if int64(v) < lo || int64(v) > hi {
@@ -208,16 +206,10 @@ func packContents(c *pb.InferTensorContents, dt tensor.DataType, n int64) ([]byt
 			out = appendUint(out, uint64(v), size)
 		}
 	case tensor.Int64:
-		if err := count(len(c.Int64Contents), "int64_contents"); err != nil {
-			return nil, err
-		}
 		for _, v := range c.Int64Contents {
 			out = binary.LittleEndian.AppendUint64(out, uint64(v))
 		}
 	case tensor.Uint8, tensor.Uint16, tensor.Uint32:
-		if err := count(len(c.UintContents), "uint_contents"); err != nil {
-			return nil, err
-		}
 		hi := uint64(1)<<(8*size) - 1
 		for _, v := range c.UintContents {
 			if uint64(v) > hi {
@@ -226,37 +218,48 @@ func packContents(c *pb.InferTensorContents, dt tensor.DataType, n int64) ([]byt
 			out = appendUint(out, uint64(v), size)
 		}
 	case tensor.Uint64:
-		if err := count(len(c.Uint64Contents), "uint64_contents"); err != nil {
-			return nil, err
-		}
 		for _, v := range c.Uint64Contents {
 			out = binary.LittleEndian.AppendUint64(out, v)
 		}
 	case tensor.FP32:
-		if err := count(len(c.Fp32Contents), "fp32_contents"); err != nil {
-			return nil, err
-		}
 		for _, v := range c.Fp32Contents {
 			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
 		}
 	case tensor.FP64:
-		if err := count(len(c.Fp64Contents), "fp64_contents"); err != nil {
-			return nil, err
-		}
 		for _, v := range c.Fp64Contents {
 			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
 		}
 	case tensor.Bytes:
-		if err := count(len(c.BytesContents), "bytes_contents"); err != nil {
-			return nil, err
-		}
 		for _, v := range c.BytesContents {
 			out = tensor.AppendBytesElement(out, v)
 		}
-	default:
-		return nil, fmt.Errorf("%s has no typed contents in the protocol: send it in raw_input_contents", dt)
 	}
 	return out, nil
+}
+
+// contentsLen is how many values the typed contents field that dt travels in
+// holds, and that field's name; "" for a data type the protocol gives no
+// typed field (FP16, BF16).
+func contentsLen(c *pb.InferTensorContents, dt tensor.DataType) (int, string) {
+	switch dt {
+	case tensor.Bool:
+		return len(c.BoolContents), "bool_contents"
+	case tensor.Int8, tensor.Int16, tensor.Int32:
+		return len(c.IntContents), "int_contents"
+	case tensor.Int64:
+		return len(c.Int64Contents), "int64_contents"
+	case tensor.Uint8, tensor.Uint16, tensor.Uint32:
+		return len(c.UintContents), "uint_contents"
+	case tensor.Uint64:
+		return len(c.Uint64Contents), "uint64_contents"
+	case tensor.FP32:
+		return len(c.Fp32Contents), "fp32_contents"
+	case tensor.FP64:
+		return len(c.Fp64Contents), "fp64_contents"
+	case tensor.Bytes:
+		return len(c.BytesContents), "bytes_contents"
+	}
+	return 0, ""
 }
 
 // EncodeGRPCResponse builds the gRPC answer: every output's data goes in
