@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -438,6 +439,15 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if unknown, known := n.unknownModels(body.Rates); len(unknown) > 0 {
+		noun := "model"
+		if len(unknown) > 1 {
+			noun = "models"
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: rates: unknown %s %s: the node plans for %s",
+			noun, strings.Join(unknown, ", "), orNone(known)))
+		return
+	}
 	rates := n.planRates()
 	for k, v := range body.Rates {
 		rates[k] = v
@@ -459,6 +469,23 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"plan": plan, "rates": rates, "unprofiled": missing})
+}
+
+// unknownModels lists, quoted and sorted, the names of rates that are none
+// of the models the node plans for (known, sorted), so that a preview with
+// a misspelt name is refused rather than planned without it.
+func (n *node) unknownModels(rates map[string]float64) (unknown, known []string) {
+	ms := n.catalog.all()
+	for _, m := range ms {
+		known = append(known, m.Name)
+	}
+	for name := range rates {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, strconv.Quote(name))
+		}
+	}
+	sort.Strings(unknown)
+	return unknown, known
 }
 
 func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
