@@ -70,14 +70,16 @@ func (n *node) listenGRPC(cfg config.Config) (net.Listener, error) {
 	return n.conns.Beside(tcp), nil
 }
 
-// grpcMutating asks the repository's load and unload calls and the
-// shared-memory registrations for the admin token when the gRPC listener is
-// not loopback, as mutating REST calls are asked (metadata "authorization:
-// Bearer <auth.admin_token>").
+// grpcMutating asks the repository's load and unload calls, the
+// shared-memory registrations (system and CUDA) and the log and trace
+// settings for the admin token when the gRPC listener is not loopback, as
+// their REST twins are asked (metadata "authorization: Bearer
+// <auth.admin_token>"; TestMutatingGRPCCallsNeedTheToken).
 func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	switch info.FullMethod {
 	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName,
 		pb.GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName, pb.GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName,
+		pb.GRPCInferenceService_CudaSharedMemoryRegister_FullMethodName, pb.GRPCInferenceService_CudaSharedMemoryUnregister_FullMethodName,
 		pb.GRPCInferenceService_LogSettings_FullMethodName, pb.GRPCInferenceService_TraceSetting_FullMethodName:
 	default:
 		return next(ctx, req)

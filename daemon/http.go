@@ -14,8 +14,14 @@ import (
 )
 
 // handler builds the daemon's HTTP API: KServe v2 under /v2, the admin API
-// under /api/v1, Prometheus metrics at /metrics and the admin page at /.
+// under /api/v1, Prometheus metrics at /metrics and the admin page at /,
+// behind the access log and the check of the request's host and origin.
 func (n *node) handler(web http.Handler) http.Handler {
+	return accessLog(n.accessLogger(), n.sameSite(n.routes(web)))
+}
+
+// routes is every endpoint of the HTTP API (docs/API.md lists them).
+func (n *node) routes(web http.Handler) *mux.Router {
 	r := mux.NewRouter()
 	r.HandleFunc("/v2/health/live", n.handleLive).Methods(http.MethodGet)
 	r.HandleFunc("/v2/health/ready", n.handleReady).Methods(http.MethodGet)
@@ -54,7 +60,7 @@ func (n *node) handler(web http.Handler) http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "method "+req.Method+" is not allowed on "+req.URL.Path)
 	})
-	return accessLog(n.accessLogger(), n.sameSite(r))
+	return r
 }
 
 // writeJSON answers with a JSON document.

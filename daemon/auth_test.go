@@ -1,0 +1,140 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/mux"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// exposedNode is a node whose listeners are not loopback, with an admin
+// token: calls that change the daemon need it there.
+func exposedNode(t *testing.T) *node {
+	t.Helper()
+	n, _ := twoModelNode(t, nil)
+	cfg := *n.conf()
+	cfg.Listen = "0.0.0.0:8700"
+	cfg.GRPCListen = "0.0.0.0:8701"
+	cfg.Auth.AdminToken = "secret"
+	n.cfg.Store(&cfg)
+	n.log = zap.NewNop()
+	n.metrics = newMetrics(n)
+	return n
+}
+
+// readOnlyPOSTs are the REST calls that take a body but change nothing of
+// the daemon's: inference, the repository index, a plan preview. Every
+// other POST needs the admin token on a listener that is not loopback.
+var readOnlyPOSTs = map[string]bool{
+	"/v2/models/{model}/infer":                    true,
+	"/v2/models/{model}/versions/{version}/infer": true,
+	"/v2/repository/index":                        true,
+	"/api/v1/plan/preview":                        true,
+}
+
+// Every REST route that changes the daemon refuses a request without the
+// right token, found by walking the router so that a new route cannot be
+// left unguarded unnoticed.
+func TestMutatingRoutesNeedTheToken(t *testing.T) {
+	n := exposedNode(t)
+	r := n.routes(nil)
+	guarded := 0
+	require.NoError(t, r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		require.NoError(t, err)
+		methods, err := route.GetMethods()
+		if err != nil || !containsString(methods, http.MethodPost) || readOnlyPOSTs[tpl] {
+			return nil
+		}
+		guarded++
+		path := strings.NewReplacer("{model}", "a", "{version}", "1", "{name}", "r").Replace(tpl)
+		for _, auth := range []string{"", "Bearer wrong", "secret", "Bearer secret2"} {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{}`))
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			w := httptest.NewRecorder()
+			r.ServeHTTP(w, req)
+			require.Equal(t, http.StatusUnauthorized, w.Code, "POST %s with %q", path, auth)
+			require.Equal(t, `Bearer realm="gpuletd"`, w.Header().Get("WWW-Authenticate"))
+			require.Contains(t, w.Body.String(), "auth.admin_token")
+		}
+		return nil
+	}))
+	require.Equal(t, 13, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize")
+}
+
+// With the token, a mutating REST call reaches its handler; on a loopback
+// listener it needs none.
+func TestMutatingRouteWithTheToken(t *testing.T) {
+	n := exposedNode(t)
+	call := func(auth string) int {
+		req := httptest.NewRequest(http.MethodPost, "/v2/repository/models/nosuch/unload", strings.NewReader(`{"parameters": {"bogus": 1}}`))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		n.routes(nil).ServeHTTP(w, req)
+		return w.Code
+	}
+	require.Equal(t, http.StatusUnauthorized, call(""))
+	require.Equal(t, http.StatusBadRequest, call("Bearer secret"), "the handler refuses the parameter")
+	cfg := *n.conf()
+	cfg.Listen = "127.0.0.1:8700"
+	n.cfg.Store(&cfg)
+	require.Equal(t, http.StatusBadRequest, call(""), "loopback: no token asked")
+}
+
+// The gRPC calls that change the daemon are the REST ones' twins and are
+// guarded alike; every other call of the service is not.
+func TestMutatingGRPCCallsNeedTheToken(t *testing.T) {
+	mutating := map[string]bool{
+		"RepositoryModelLoad": true, "RepositoryModelUnload": true,
+		"SystemSharedMemoryRegister": true, "SystemSharedMemoryUnregister": true,
+		"CudaSharedMemoryRegister": true, "CudaSharedMemoryUnregister": true,
+		"LogSettings": true, "TraceSetting": true,
+	}
+	n := exposedNode(t)
+	call := func(method, token string) error {
+		ctx := context.Background()
+		if token != "" {
+			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", "Bearer "+token))
+		}
+		info := &grpc.UnaryServerInfo{FullMethod: "/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/" + method}
+		_, err := n.grpcMutating(ctx, nil, info, func(context.Context, any) (any, error) { return nil, nil })
+		return err
+	}
+	for _, m := range pb.GRPCInferenceService_ServiceDesc.Methods {
+		t.Run(m.MethodName, func(t *testing.T) {
+			if !mutating[m.MethodName] {
+				require.NoError(t, call(m.MethodName, ""))
+				return
+			}
+			for _, token := range []string{"", "wrong"} {
+				err := call(m.MethodName, token)
+				require.Equal(t, codes.Unauthenticated, grpcstatus.Code(err), "token %q", token)
+			}
+			require.NoError(t, call(m.MethodName, "secret"))
+		})
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
