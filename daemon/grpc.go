@@ -18,8 +18,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
 	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
@@ -54,6 +56,8 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 	}
 	s := grpc.NewServer(opts...)
 	pb.RegisterGRPCInferenceServiceServer(s, &grpcServer{n: n})
+	healthpb.RegisterHealthServer(s, &grpcHealth{n: n})
+	reflection.Register(s)
 	return s
 }
 

@@ -30,6 +30,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding/gzip"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 )
 
@@ -73,6 +75,7 @@ func TestGRPCInferenceService(t *testing.T) {
 	}
 	_, err = c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nosuch"})
 	requireCode(t, err, codes.NotFound, "unknown model")
+	checkStandardGRPCServices(ctx, t, grpcAddr)
 
 	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
 	require.NoError(t, err)
@@ -550,4 +553,46 @@ func checkTraces(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceCli
 	require.Equal(t, string(do(t, "GET", base+"/v2/trace/setting", nil, nil).body), string(r.body), "lenet5 follows the global settings")
 	r = do(t, "GET", base+"/v2/models/nosuch/trace/setting", nil, nil)
 	require.Equal(t, 404, r.code, string(r.body))
+}
+
+// checkStandardGRPCServices asks the gRPC listener of a ready daemon what
+// generic tools ask: gRPC's health protocol (Kubernetes' gRPC probes,
+// grpc-health-probe, load balancers) and server reflection (grpcurl list
+// and describe).
+func checkStandardGRPCServices(ctx context.Context, t *testing.T, addr string) {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	health := healthpb.NewHealthClient(conn)
+	for _, service := range []string{"", "readiness", "liveness", "inference.GRPCInferenceService"} {
+		res, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+		require.NoError(t, err, service)
+		require.Equal(t, healthpb.HealthCheckResponse_SERVING, res.Status, service)
+	}
+	_, err = health.Check(ctx, &healthpb.HealthCheckRequest{Service: "nosuch"})
+	requireCode(t, err, codes.NotFound, "liveness")
+	watch, err := health.Watch(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	first, err := watch.Recv()
+	require.NoError(t, err)
+	require.Equal(t, healthpb.HealthCheckResponse_SERVING, first.Status)
+
+	info, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	require.NoError(t, err)
+	defer func() { _ = info.CloseSend() }()
+	require.NoError(t, info.Send(&reflectionpb.ServerReflectionRequest{
+		MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}))
+	listed, err := info.Recv()
+	require.NoError(t, err)
+	var services []string
+	for _, s := range listed.GetListServicesResponse().GetService() {
+		services = append(services, s.Name)
+	}
+	require.Subset(t, services, []string{"inference.GRPCInferenceService", "grpc.health.v1.Health"})
+	require.NoError(t, info.Send(&reflectionpb.ServerReflectionRequest{
+		MessageRequest: &reflectionpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: "inference.GRPCInferenceService"}}))
+	described, err := info.Recv()
+	require.NoError(t, err)
+	require.NotEmpty(t, described.GetFileDescriptorResponse().GetFileDescriptorProto(), "the service's .proto, as grpcurl describe reads it")
 }
