@@ -43,6 +43,16 @@ var readOnlyPOSTs = map[string]bool{
 	"/api/v1/plan/preview":                        true,
 }
 
+// mutatingGRPC are the gRPC calls that need the admin token off loopback:
+// the REST ones' twins, and LogSettings and TraceSetting whole (a read
+// comes through the same call).
+var mutatingGRPC = map[string]bool{
+	"RepositoryModelLoad": true, "RepositoryModelUnload": true,
+	"SystemSharedMemoryRegister": true, "SystemSharedMemoryUnregister": true,
+	"CudaSharedMemoryRegister": true, "CudaSharedMemoryUnregister": true,
+	"LogSettings": true, "TraceSetting": true,
+}
+
 // Every REST route that changes the daemon refuses a request without the
 // right token, found by walking the router so that a new route cannot be
 // left unguarded unnoticed.
@@ -99,12 +109,6 @@ func TestMutatingRouteWithTheToken(t *testing.T) {
 // The gRPC calls that change the daemon are the REST ones' twins and are
 // guarded alike; every other call of the service is not.
 func TestMutatingGRPCCallsNeedTheToken(t *testing.T) {
-	mutating := map[string]bool{
-		"RepositoryModelLoad": true, "RepositoryModelUnload": true,
-		"SystemSharedMemoryRegister": true, "SystemSharedMemoryUnregister": true,
-		"CudaSharedMemoryRegister": true, "CudaSharedMemoryUnregister": true,
-		"LogSettings": true, "TraceSetting": true,
-	}
 	n := exposedNode(t)
 	call := func(method, token string) error {
 		ctx := context.Background()
@@ -117,7 +121,7 @@ func TestMutatingGRPCCallsNeedTheToken(t *testing.T) {
 	}
 	for _, m := range pb.GRPCInferenceService_ServiceDesc.Methods {
 		t.Run(m.MethodName, func(t *testing.T) {
-			if !mutating[m.MethodName] {
+			if !mutatingGRPC[m.MethodName] {
 				require.NoError(t, call(m.MethodName, ""))
 				return
 			}
