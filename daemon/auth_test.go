@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestMutatingRoutesNeedTheToken(t *testing.T) {
 		tpl, err := route.GetPathTemplate()
 		require.NoError(t, err)
 		methods, err := route.GetMethods()
-		if err != nil || !containsString(methods, http.MethodPost) || readOnlyPOSTs[tpl] {
+		if err != nil || !slices.Contains(methods, http.MethodPost) || readOnlyPOSTs[tpl] {
 			return nil
 		}
 		guarded++
@@ -132,13 +133,4 @@ func TestMutatingGRPCCallsNeedTheToken(t *testing.T) {
 			require.NoError(t, call(m.MethodName, "secret"))
 		})
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
