@@ -36,9 +36,10 @@ type grpcServer struct {
 }
 
 // newGRPCServer builds the gRPC server with the daemon's limits: messages
-// up to limits.max_request_body, idle connections closed after
-// limits.idle_timeout, the repository's mutating calls guarded as the REST
-// ones are, and TLS with the listeners' certificate when it is on.
+// up to limits.max_request_body, received within limits.body_timeout, idle
+// connections closed after limits.idle_timeout, the repository's mutating
+// calls guarded as the REST ones are, and TLS with the listeners'
+// certificate when it is on.
 func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 	if cfg.GRPCListen != "" {
 		n.grpcMaxMsg = int64(cfg.Limits.MaxRequestBody)
@@ -51,6 +52,8 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 		grpc.ChainUnaryInterceptor(grpcAccessLog(n.accessLogger()), n.grpcMutating),
 		grpc.StreamInterceptor(grpcStreamAccessLog(n.accessLogger())),
 	}
+	receive := newGRPCReceiveDeadline(n)
+	opts = append(opts, grpc.InTapHandle(receive.receiveTap), grpc.StatsHandler(receive))
 	if n.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(n.tls.config())))
 	}
