@@ -44,16 +44,16 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 	if cfg.GRPCListen != "" {
 		n.grpcMaxMsg = int64(cfg.Limits.MaxRequestBody)
 	}
+	receive := newGRPCReceiveDeadline(n)
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
 		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
-		grpc.ChainUnaryInterceptor(grpcAccessLog(n.accessLogger()), n.grpcMutating),
+		grpc.InTapHandle(receive.receiveTap),
+		grpc.ChainUnaryInterceptor(receive.received, grpcAccessLog(n.accessLogger()), n.grpcMutating),
 		grpc.StreamInterceptor(grpcStreamAccessLog(n.accessLogger())),
 	}
-	receive := newGRPCReceiveDeadline(n)
-	opts = append(opts, grpc.InTapHandle(receive.receiveTap), grpc.StatsHandler(receive))
 	if n.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(n.tls.config())))
 	}

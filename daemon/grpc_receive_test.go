@@ -69,7 +69,7 @@ func TestGRPCCallMustArriveWithinTheBodyTimeout(t *testing.T) {
 		answered <- resp
 	}()
 	frame := make([]byte, 5, 8)
-	binary.BigEndian.PutUint32(frame[1:], 100) // a 100-byte message…
+	binary.BigEndian.PutUint32(frame[1:], 100)  // a 100-byte message…
 	_, err = send.Write(append(frame, 1, 2, 3)) // …of which 3 bytes come
 	require.NoError(t, err)
 
