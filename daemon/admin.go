@@ -118,9 +118,11 @@ type statusPlacement struct {
 
 // status is GET /api/v1/status.
 type status struct {
-	Version    string       `json:"version"`
-	Ready      bool         `json:"ready"`
-	Listen     string       `json:"listen"`
+	Version string `json:"version"`
+	Ready   bool   `json:"ready"`
+	Listen  string `json:"listen"`
+	// GRPCListen is the gRPC listener's address; empty when it is off.
+	GRPCListen string       `json:"grpc_listen"`
 	Policy     string       `json:"policy"`
 	Algorithm  string       `json:"algorithm"`
 	Devices    []mps.Device `json:"devices"`
@@ -158,7 +160,7 @@ type tlsStatus struct {
 func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
 	s := status{
-		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen,
+		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}

@@ -126,6 +126,7 @@ func printRaw(w io.Writer, raw json.RawMessage) error {
 type adminStatus struct {
 	Version         string          `json:"version"`
 	Ready           bool            `json:"ready"`
+	GRPCListen      *string         `json:"grpc_listen"` // nil from a daemon that does not say
 	Policy          string          `json:"policy"`
 	Algorithm       string          `json:"algorithm"`
 	Devices         []adminDevice   `json:"devices"`
@@ -276,6 +277,13 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		state = "ready"
 	}
 	fmt.Fprintf(w, "gpuletd %s at %s: %s\n", s.Version, base, state)
+	switch {
+	case s.GRPCListen == nil:
+	case *s.GRPCListen == "":
+		fmt.Fprintln(w, "gRPC off (grpc_listen is empty)")
+	default:
+		fmt.Fprintf(w, "gRPC on %s (inference.GRPCInferenceService, grpc.health.v1.Health)\n", *s.GRPCListen)
+	}
 	fmt.Fprintf(w, "policy %s, placement %s, %s, %s\n", s.Policy, s.Algorithm,
 		counted(s.Reorganizations, "reorganization"), counted(s.Restarts, "executor restart"))
 	if old := olderPolicies(s); len(old) > 0 {

@@ -35,12 +35,14 @@ func TestWriteStatus(t *testing.T) {
 	s.Models[1].Unscheduled = 12.5
 	s.Models[0].Warnings = []string{"refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)"}
 	s.Models[0].Cache = &adminCache{Hits: 90000, Misses: 12, Rate: 5355}
+	grpcAddr := "127.0.0.1:18712"
+	s.GRPCListen = &grpcAddr
 	var b strings.Builder
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	out := b.String()
 	require.LessOrEqual(t, widest(out), 80, out)
 	for _, want := range []string{
-		"gpuletd dev at http://127.0.0.1:18711: ready",
+		"gpuletd dev at http://127.0.0.1:18711: ready\ngRPC on 127.0.0.1:18712 (inference.GRPCInferenceService, grpc.health.v1.Health)\n",
 		"policy deferred, placement gpulet-int, 1 reorganization, 0 executor restarts",
 		"(rate of mlp surged)",
 		"emu1    emulated  igniter-v100  mps      ok      Emulated igniter-v100",
@@ -181,9 +183,14 @@ func TestWritePipelines(t *testing.T) {
 
 func TestWriteStatusEmpty(t *testing.T) {
 	var b strings.Builder
-	require.NoError(t, writeStatus(&b, "http://x", &adminStatus{Version: "v1"}))
+	off := ""
+	require.NoError(t, writeStatus(&b, "http://x", &adminStatus{Version: "v1", GRPCListen: &off}))
 	out := b.String()
 	require.Contains(t, out, "gpuletd v1 at http://x: not ready")
+	require.Contains(t, out, "gRPC off (grpc_listen is empty)")
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://x", &adminStatus{Version: "v0"}))
+	require.NotContains(t, b.String(), "gRPC", "a daemon that does not say its gRPC listener")
 	require.Contains(t, out, "no plan yet")
 	require.Equal(t, 3, strings.Count(out, "(none)"), out)
 }
