@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
-	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -50,9 +48,9 @@ func TestGRPCCallMustArriveWithinTheBodyTimeout(t *testing.T) {
 	addr := grpcTestServer(t, n, 300*time.Millisecond)
 
 	// A raw HTTP/2 client: gRPC's own client cannot send half a message.
-	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: &h2c}
 	defer tr.CloseIdleConnections()
 	body, send := io.Pipe()
 	defer send.Close()
