@@ -86,6 +86,9 @@ func (h *grpcHealth) Watch(r *healthpb.HealthCheckRequest, stream grpc.ServerStr
 	defer tick.Stop()
 	sent := healthpb.HealthCheckResponse_ServingStatus(-1)
 	for {
+		// Read before the status, so that the status of a stop is sent
+		// before the watch ends.
+		stopping := h.n.stopping.Load()
 		st, _ := h.status(r.Service)
 		if st != sent {
 			if err := stream.Send(&healthpb.HealthCheckResponse{Status: st}); err != nil {
@@ -93,7 +96,7 @@ func (h *grpcHealth) Watch(r *healthpb.HealthCheckRequest, stream grpc.ServerStr
 			}
 			sent = st
 		}
-		if h.n.stopping.Load() {
+		if stopping {
 			return nil
 		}
 		select {
