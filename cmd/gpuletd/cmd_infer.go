@@ -37,7 +37,7 @@ daemon's reason and exits 1. It reaches the daemon as the other commands do
 checks a deployment end to end.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}

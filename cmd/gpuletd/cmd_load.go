@@ -86,7 +86,7 @@ answered, and no --rate is given.`,
 			if shm && cudaShm {
 				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
 			}
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}

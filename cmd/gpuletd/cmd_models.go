@@ -36,7 +36,7 @@ rate, SLO, recent SLO attainment and p50/p99 latency, and the gpu-lets each
 is placed on.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ steps, SLO, rate, the accuracy it serves at, recent latency and its inputs and
 outputs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}

@@ -36,7 +36,7 @@ daemon's repository: DIR's config.pbtxt and files go in the load request
 the model is unloaded, loaded again without --from, or the daemon restarts.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ and re-plan without it (POST /v2/repository/models/MODEL/unload). Its folder
 stays in the repository; load it again with gpuletd models load.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}

@@ -37,7 +37,7 @@ the models placed on them (batch, planned rate, busy ratio) and its models
 The daemon is found at --url, or at the configured listen address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}

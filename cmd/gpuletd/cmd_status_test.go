@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -297,26 +298,44 @@ func TestDaemonTrust(t *testing.T) {
 		t.Setenv(k, "")
 		require.NoError(t, os.Unsetenv(k))
 	}
-	d, err := (&globalFlags{}).daemon("https://gpu1.example:8700")
+	d, err := (&globalFlags{}).daemon(io.Discard, "https://gpu1.example:8700")
 	require.NoError(t, err)
 	require.NotNil(t, d.tls, "an https daemon's gRPC is TLS too")
 	require.Nil(t, d.tls.RootCAs, "the system's roots")
-	d, err = (&globalFlags{}).daemon("127.0.0.1:8700")
+	d, err = (&globalFlags{}).daemon(io.Discard, "127.0.0.1:8700")
 	require.NoError(t, err)
 	require.Equal(t, "http://127.0.0.1:8700", d.base)
 	require.Nil(t, d.tls)
 
 	t.Setenv("GPULETD_TLS_CERT_FILE", certFile)
 	t.Setenv("GPULETD_TLS_KEY_FILE", keyFile)
-	d, err = (&globalFlags{}).daemon("")
+	d, err = (&globalFlags{}).daemon(io.Discard, "")
 	require.NoError(t, err)
 	require.Equal(t, "https://127.0.0.1:8700", d.base)
 	require.NotNil(t, d.tls.RootCAs, "the configured certificate is trusted")
-	d, err = (&globalFlags{}).daemon("http://127.0.0.1:9000")
+	d, err = (&globalFlags{}).daemon(io.Discard, "http://127.0.0.1:9000")
 	require.NoError(t, err)
 	require.Nil(t, d.tls, "a daemon reached over http is plain, gRPC too")
 
 	require.NoError(t, os.WriteFile(certFile, []byte("garbage"), 0o600))
-	_, err = (&globalFlags{}).daemon("")
+	_, err = (&globalFlags{}).daemon(io.Discard, "")
 	require.ErrorContains(t, err, "no PEM certificate in it")
+}
+
+// A command that finds the daemon from the configuration says the
+// configuration's warnings first: a misspelt GPULETD_LISTEN would otherwise
+// send it to the default address without a word. Given --url it does not.
+func TestDaemonSaysTheConfigurationsWarnings(t *testing.T) {
+	t.Setenv("GPULETD_CONFIG", "")
+	t.Setenv("GPULETD_LISTN", "127.0.0.1:9")
+	var warn strings.Builder
+	d, err := (&globalFlags{}).daemon(&warn, "")
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:8700", d.base)
+	require.Contains(t, warn.String(), "warning: environment variable GPULETD_LISTN names no configuration field")
+	require.Contains(t, warn.String(), "GPULETD_LISTEN", "the one likely meant")
+	warn.Reset()
+	_, err = (&globalFlags{}).daemon(&warn, "http://127.0.0.1:9")
+	require.NoError(t, err)
+	require.Empty(t, warn.String())
 }

@@ -31,7 +31,7 @@ func newTraceCmd(g *globalFlags) *cobra.Command {
 reads the trace files the daemon writes under <state_dir>/traces/.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}
@@ -53,7 +53,7 @@ follows the global one again. For example:
   gpuletd trace set --model resnet trace_level=TIMESTAMPS trace_rate=100 log_frequency=50`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(url)
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -27,12 +28,20 @@ type daemonAPI struct {
 // plainAPI reaches a daemon at base with no trust beyond the system's.
 func plainAPI(base string) *daemonAPI { return &daemonAPI{base: base, client: &http.Client{}} }
 
-// daemon is the daemon at --url, or at the configured listen address.
-func (g *globalFlags) daemon(flag string) (*daemonAPI, error) {
+// daemon is the daemon at --url, or at the configured listen address. Found
+// from the configuration, it first says the configuration's warnings on
+// warn, as serve and config do: a misspelt GPULETD_LISTEN otherwise sends
+// the command to the default address without a word.
+func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 	l, loadErr := g.loadConfig()
 	base, err := daemonURL(l, loadErr, flag)
 	if err != nil {
 		return nil, err
+	}
+	if flag == "" {
+		for _, w := range l.Warnings {
+			fmt.Fprintln(warn, "warning: "+w)
+		}
 	}
 	var tc *tls.Config
 	switch {
