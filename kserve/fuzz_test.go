@@ -16,21 +16,11 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add(append([]byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","parameters":{"binary_data_size":4}}]}`), 0, 0, 128, 63), int64(84))
 	f.Add([]byte(`{"inputs":[{"name":"x","shape":[1],"datatype":"INT8","data":[[[[[1]]]]]}]}`), int64(-1))
 	f.Fuzz(func(t *testing.T, body []byte, jsonLen int64) {
-		var (
-			r   *Request
-			err error
-		)
-		got := allocatedBy(func() { r, err = DecodeRequest(body, jsonLen) })
-		// Never in proportion to the shapes a body declares (up to
-		// tensor.MaxElements values each), only to the body.
-		require.Less(t, got, uint64(64*len(body)+1<<20), "bytes allocated for a %d-byte body", len(body))
-		if err != nil {
-			require.ErrorIs(t, err, ErrBadRequest)
+		r := requireBoundedDecode(t, len(body), func() (*Request, error) { return DecodeRequest(body, jsonLen) })
+		if r == nil {
 			return
 		}
-		require.NotEmpty(t, r.Inputs)
 		for _, in := range r.Inputs {
-			require.NoError(t, in.Check())
 			n, err := tensor.NumElements(in.Shape)
 			require.NoError(t, err)
 			require.LessOrEqual(t, n*int64(in.DataType.Size()), int64(len(body)), "data never exceeds the body")
@@ -54,4 +44,30 @@ func FuzzDecodeData(f *testing.F) {
 		}
 		require.Equal(t, want*int64(d.Size()), int64(len(out)))
 	})
+}
+
+// requireBoundedDecode runs decode, which was given size bytes: it must
+// allocate in proportion to them, never to the shapes they declare (up to
+// tensor.MaxElements values each: typed contents unpack to at most 8 bytes
+// per value, a BOOL from one bit of a packed field at worst, BYTES elements
+// gain a 4-byte length each), refuse only with ErrBadRequest, and give
+// inputs that hold what their shapes say. It returns the request, nil when
+// refused.
+func requireBoundedDecode(t *testing.T, size int, decode func() (*Request, error)) *Request {
+	t.Helper()
+	var (
+		r   *Request
+		err error
+	)
+	got := allocatedBy(func() { r, err = decode() })
+	require.Less(t, got, uint64(64*size+1<<20), "bytes allocated to decode %d bytes", size)
+	if err != nil {
+		require.ErrorIs(t, err, ErrBadRequest)
+		return nil
+	}
+	require.NotEmpty(t, r.Inputs)
+	for _, in := range r.Inputs {
+		require.NoError(t, in.Check())
+	}
+	return r
 }
