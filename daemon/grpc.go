@@ -35,8 +35,16 @@ type grpcServer struct {
 	n *node
 }
 
-// newGRPCServer builds the gRPC server with the daemon's limits: messages
-// up to limits.max_request_body, received within limits.body_timeout, idle
+// grpcStreamsPerConnection bounds the calls one gRPC connection may have
+// open at once (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS; the library's
+// default is 2^32 − 1): a client over it waits for one to end, as gRPC
+// clients queue their calls, so that one connection cannot open streams by
+// the hundred thousand, each a goroutine until limits.body_timeout.
+const grpcStreamsPerConnection = 1024
+
+// newGRPCServer builds the gRPC server with the daemon's limits: at most
+// grpcStreamsPerConnection calls at once on a connection, messages up to
+// limits.max_request_body, received within limits.body_timeout, idle
 // connections closed after limits.idle_timeout, the repository's mutating
 // calls guarded as the REST ones are, and TLS with the listeners'
 // certificate when it is on.
@@ -46,6 +54,7 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 	}
 	receive := newGRPCReceiveDeadline(n)
 	opts := []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(grpcStreamsPerConnection),
 		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -117,4 +118,28 @@ func TestGRPCBodyTimeoutSparesPromptCallsAndStreams(t *testing.T) {
 	require.NoError(t, stream.CloseSend())
 	_, err = stream.Recv()
 	require.Equal(t, io.EOF, err)
+}
+
+// The server tells each connection, in its first SETTINGS, how many calls it
+// may have open at once (grpcStreamsPerConnection; the gRPC library's own
+// default is 2^32 − 1).
+func TestGRPCBoundsStreamsPerConnection(t *testing.T) {
+	n, _ := twoModelNode(t, nil)
+	n.log = zap.NewNop()
+	addr := grpcTestServer(t, n, time.Second)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = io.WriteString(c, http2.ClientPreface)
+	require.NoError(t, err)
+	fr := http2.NewFramer(c, c)
+	require.NoError(t, fr.WriteSettings())
+	f, err := fr.ReadFrame()
+	require.NoError(t, err)
+	settings, ok := f.(*http2.SettingsFrame)
+	require.True(t, ok, "the server's first frame is its SETTINGS, not %T", f)
+	v, ok := settings.Value(http2.SettingMaxConcurrentStreams)
+	require.True(t, ok, "SETTINGS_MAX_CONCURRENT_STREAMS is sent")
+	require.Equal(t, uint32(grpcStreamsPerConnection), v)
 }
