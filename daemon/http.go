@@ -17,7 +17,22 @@ import (
 // under /api/v1, Prometheus metrics at /metrics and the admin page at /,
 // behind the access log and the check of the request's host and origin.
 func (n *node) handler(web http.Handler) http.Handler {
-	return accessLog(n.accessLogger(), n.sameSite(n.routes(web)))
+	return accessLog(n.accessLogger(), n.sameSite(headAsGet(n.routes(web))))
+}
+
+// headAsGet answers HEAD wherever GET is answered, as HTTP asks and
+// net/http's own router does: health checkers and monitors often send HEAD
+// (the routes name GET alone, which answered HEAD 405). The handler runs as
+// for GET; the server sends the status and headers without the body, since
+// the request it answers is still a HEAD.
+func headAsGet(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			r = r.Clone(r.Context())
+			r.Method = http.MethodGet
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // routes is every endpoint of the HTTP API (docs/API.md lists them).
