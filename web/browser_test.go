@@ -239,6 +239,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 	checkDrawing(t, b, before, drawn)
 	// Everything below happens on this one load of the page.
 	require.True(t, eval[bool](t, b, `window.gpuletdMarker = 'loaded once'; true`))
+	require.Equal(t, "off (grpc_listen is empty)", eval[string](t, b, `document.querySelector('#summary [data-key="grpc"] dd').textContent`),
+		"the daemon under test has no gRPC listener")
 	checkProfile(t, b, d, "resnet18")
 	b.run(t, chromedp.Click(chromedp.CSS(`#models-table a[href="#profile-lenet5"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#profile-lenet5 svg[data-chart="latency"]`)))

@@ -70,6 +70,7 @@ function renderSummary(st) {
   const items = [
     ['Version', st.version],
     ['Ready', readyWords(st)],
+    ['gRPC', grpcWords(st.grpc_listen)],
     ['GPUs', engineWords(st.engine)],
     ['Policy', st.policy],
     ['Planner', st.algorithm],
@@ -91,6 +92,13 @@ function readyWords(st) {
   if (st.waiting_for && st.waiting_for.length) why.push('waiting for ' + st.waiting_for.join(', '));
   if (st.not_ready_for && st.not_ready_for.length) why.push('strict readiness: ' + st.not_ready_for.join(', ') + ' cannot be served');
   return why.length ? `no (${why.join('; ')})` : 'no';
+}
+
+// grpcWords says where the gRPC listener is: off when grpc_listen is
+// empty, a dash from a daemon that does not say.
+function grpcWords(addr) {
+  if (addr === undefined) return '–';
+  return addr === '' ? 'off (grpc_listen is empty)' : addr;
 }
 
 // engineWords says in a few words whether the NVIDIA GPUs serve.
