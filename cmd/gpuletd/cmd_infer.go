@@ -19,10 +19,10 @@ import (
 
 func newInferCmd(g *globalFlags) *cobra.Command {
 	var (
-		url, request string
-		top          int
-		seed         uint64
-		asJSON       bool
+		url, request, grpcAddr string
+		top                    int
+		seed                   uint64
+		asJSON                 bool
 	)
 	cmd := &cobra.Command{
 		Use:   "infer MODEL",
@@ -34,7 +34,9 @@ random tensors of the shapes the model declares (batch 1), or the KServe v2
 JSON body in --request FILE ("-": standard input). A refusal prints the
 daemon's reason and exits 1. It reaches the daemon as the other commands do
 (over https, with a client certificate, as the configuration says), so it
-checks a deployment end to end.`,
+checks a deployment end to end; with --grpc HOST:PORT the request goes to the
+gRPC listener as one ModelInfer call (raw_input_contents) and the answer
+prints the same way.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
@@ -47,6 +49,18 @@ checks a deployment end to end.`,
 			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], request, top, seed)
 			if err != nil {
 				return err
+			}
+			if grpcAddr != "" {
+				answer, took, refused, err := inferGRPC(ctx, d, grpcAddr, args[0], body)
+				switch {
+				case err != nil:
+					return err
+				case refused != "":
+					return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s refused the request: %s", args[0], refused)}
+				case asJSON:
+					return printRaw(cmd.OutOrStdout(), answer)
+				}
+				return writeAnswer(cmd.OutOrStdout(), answer, took)
 			}
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+"/v2/models/"+neturl.PathEscape(args[0])+"/infer", bytes.NewReader(body))
 			if err != nil {
@@ -70,6 +84,7 @@ checks a deployment end to end.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", urlUsage)
+	f.StringVar(&grpcAddr, "grpc", "", "send it to the gRPC listener at HOST:PORT (ModelInfer) instead of REST; --url still finds the model's shapes")
 	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")

@@ -76,6 +76,7 @@ func TestGRPCInferenceService(t *testing.T) {
 	_, err = c.ModelReady(ctx, &pb.ModelReadyRequest{Name: "nosuch"})
 	requireCode(t, err, codes.NotFound, "unknown model")
 	checkStandardGRPCServices(ctx, t, grpcAddr)
+	checkInferOverGRPC(t, base, grpcAddr)
 
 	sm, err := c.ServerMetadata(ctx, &pb.ServerMetadataRequest{})
 	require.NoError(t, err)
@@ -595,4 +596,31 @@ func checkStandardGRPCServices(ctx context.Context, t *testing.T, addr string) {
 	described, err := info.Recv()
 	require.NoError(t, err)
 	require.NotEmpty(t, described.GetFileDescriptorResponse().GetFileDescriptorProto(), "the service's .proto, as grpcurl describe reads it")
+}
+
+// checkInferOverGRPC: gpuletd infer --grpc sends its request as one
+// ModelInfer call and prints the answer as for REST; a refusal prints the
+// gRPC code and message and exits 1, a listener that is not there says so.
+func checkInferOverGRPC(t *testing.T, base, grpcAddr string) {
+	t.Helper()
+	var out, stderr string
+	for range 5 { // a 5 ms SLO on a loaded machine may refuse one for its deadline
+		var code int
+		if code, out, stderr = runCLI(t, "infer", "mlp", "--url", base, "--grpc", grpcAddr, "--top", "2"); code == 0 {
+			break
+		}
+		require.Contains(t, stderr, "deadline")
+	}
+	require.Regexp(t, `(?m)^model +mlp \(version 1\), answered in \S+$`, out, stderr)
+	require.Regexp(t, `(?m)^output +BYTES \[1 2\]\n +row 0: [-\d.e]+:\d+, [-\d.e]+:\d+$`, out)
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}`), 0o600))
+	code, _, stderr := runCLI(t, "infer", "mlp", "--url", base, "--grpc", grpcAddr, "--request", bad)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `gpuletd: mlp refused the request: InvalidArgument: mlp: input "input" has shape [1 3], the model takes [-1 784]`)
+
+	code, _, stderr = runCLI(t, "infer", "mlp", "--url", base, "--grpc", freeAddr(t))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "no gpuletd gRPC listener answers at")
 }
