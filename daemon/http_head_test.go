@@ -25,21 +25,23 @@ func TestHeadIsAnsweredAsGet(t *testing.T) {
 		{"/v2/models/a/infer", http.StatusMethodNotAllowed}, // POST only: still not GET
 		{"/nosuch", http.StatusNotFound},
 	}
+	fetch := func(t *testing.T, method, path string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, body
+	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			get, err := http.Get(srv.URL + tc.path)
-			require.NoError(t, err)
-			getBody, err := io.ReadAll(get.Body)
-			require.NoError(t, err)
-			require.NoError(t, get.Body.Close())
+			get, getBody := fetch(t, http.MethodGet, tc.path)
 			require.Equal(t, tc.code, get.StatusCode)
 			require.NotEmpty(t, getBody)
-
-			head, err := http.Head(srv.URL + tc.path)
-			require.NoError(t, err)
-			headBody, err := io.ReadAll(head.Body)
-			require.NoError(t, err)
-			require.NoError(t, head.Body.Close())
+			head, headBody := fetch(t, http.MethodHead, tc.path)
 			require.Equal(t, tc.code, head.StatusCode)
 			require.Equal(t, get.Header.Get("Content-Type"), head.Header.Get("Content-Type"))
 			require.Empty(t, headBody)
