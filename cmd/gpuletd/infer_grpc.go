@@ -2,39 +2,32 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/sim/loadgen"
 )
-
-// maxGRPCAnswer bounds the message infer takes from the gRPC listener, as
-// it bounds a REST answer.
-const maxGRPCAnswer = 64 << 20
 
 // inferGRPC sends body (a KServe v2 JSON request, as inferBody makes it) to
 // model as one ModelInfer call to the gRPC listener at addr, over TLS when
-// d's daemon is reached so, and gives the answer in REST's JSON form, so
-// that both print alike, with how long the call took (the connection made
-// before it). A refusal comes back as refused (its gRPC code and message), a
-// listener that does not answer as err.
+// d's daemon is reached so (connected as gpuletd load connects), and gives
+// the answer in REST's JSON form, so that both print alike, with how long
+// the call took (the connection made before it). A refusal comes back as
+// refused (its gRPC code and message), a listener that does not answer as
+// err.
 func inferGRPC(ctx context.Context, d *daemonAPI, addr, model string, body []byte) (answer []byte, took time.Duration, refused string, err error) {
 	req, err := kserve.DecodeRequest(body, -1)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("infer: the request: %w", err)
 	}
-	msg := &pb.ModelInferRequest{ModelName: model, Id: req.ID}
-	for _, t := range req.Inputs {
-		msg.Inputs = append(msg.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape})
-		msg.RawInputContents = append(msg.RawInputContents, t.Data)
-	}
+	msg := loadgen.GRPCInputs(model, req)
+	msg.Id = req.ID
 	for _, o := range req.Outputs {
 		out := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: o.Name}
 		if o.Classes > 0 {
@@ -43,20 +36,14 @@ func inferGRPC(ctx context.Context, d *daemonAPI, addr, model string, body []byt
 		}
 		msg.Outputs = append(msg.Outputs, out)
 	}
-	creds := insecure.NewCredentials()
-	if d.tls != nil {
-		creds = credentials.NewTLS(d.tls.Clone())
+	conn, c, err := loadgen.DialGRPC(ctx, addr, d.tls)
+	if errors.Is(err, loadgen.ErrGRPCUnreachable) {
+		return nil, 0, "", fmt.Errorf("no gpuletd gRPC listener answers at %s (grpc_listen): %w", addr, err)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxGRPCAnswer), grpc.MaxCallSendMsgSize(maxGRPCAnswer)))
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("infer: grpc address %q: %w", addr, err)
+		return nil, 0, "", fmt.Errorf("infer: %w", err)
 	}
 	defer conn.Close()
-	c := pb.NewGRPCInferenceServiceClient(conn)
-	if _, err := c.ServerLive(ctx, &pb.ServerLiveRequest{}); err != nil {
-		return nil, 0, "", fmt.Errorf("no gpuletd gRPC listener answers at %s (grpc_listen): %s", addr, grpcstatus.Convert(err).Message())
-	}
 	start := time.Now()
 	res, err := c.ModelInfer(ctx, msg)
 	took = time.Since(start)

@@ -234,10 +234,16 @@ func (p *Payload) GRPCRequest(model string) (*pb.ModelInferRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPayload, err)
 	}
+	return GRPCInputs(model, req), nil
+}
+
+// GRPCInputs is a ModelInfer request for model with req's inputs, in
+// raw_input_contents (their bytes used as they are, not copied).
+func GRPCInputs(model string, req *kserve.Request) *pb.ModelInferRequest {
 	out := &pb.ModelInferRequest{ModelName: model}
 	for _, t := range req.Inputs {
 		out.Inputs = append(out.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape})
 		out.RawInputContents = append(out.RawInputContents, t.Data)
 	}
-	return out, nil
+	return out
 }

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,16 +131,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
 	}
 	if cfg.GRPC != "" {
-		creds := insecure.NewCredentials()
-		if cfg.TLS != nil {
-			creds = credentials.NewTLS(cfg.TLS.Clone())
-		}
-		conn, err := grpc.NewClient(cfg.GRPC, grpc.WithTransportCredentials(creds),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswer), grpc.MaxCallSendMsgSize(maxAnswer)))
-		if err != nil {
-			return nil, fmt.Errorf("%w: grpc address %q: %v", ErrConfig, cfg.GRPC, err)
-		}
-		defer conn.Close()
 		if shmGRPC != nil {
 			g.grpcReqs = []*pb.ModelInferRequest{shmGRPC}
 		}
@@ -150,12 +141,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			g.grpcReqs = append(g.grpcReqs, req)
 		}
-		g.grpc = pb.NewGRPCInferenceServiceClient(conn)
+		conn, client, err := DialGRPC(ctx, cfg.GRPC, cfg.TLS)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		g.grpc = client
 		if cfg.Compression != "" {
 			g.grpcOpts = []grpc.CallOption{grpc.UseCompressor(cfg.Compression)}
-		}
-		if err := grpcLive(ctx, g.grpc); err != nil {
-			return nil, fmt.Errorf("%w at %s: %v", ErrGRPCUnreachable, cfg.GRPC, err)
 		}
 	}
 	return g.run(ctx)
@@ -173,6 +166,28 @@ func grpcLive(ctx context.Context, c pb.GRPCInferenceServiceClient) error {
 		return err
 	}
 	return nil
+}
+
+// DialGRPC connects to the gRPC listener at addr, over TLS with tc (plain
+// when nil), messages bounded by maxAnswer either way, and asks it whether
+// it is live: nothing answering there is ErrGRPCUnreachable, an address
+// gRPC cannot take ErrConfig. The caller closes conn.
+func DialGRPC(ctx context.Context, addr string, tc *tls.Config) (*grpc.ClientConn, pb.GRPCInferenceServiceClient, error) {
+	creds := insecure.NewCredentials()
+	if tc != nil {
+		creds = credentials.NewTLS(tc.Clone())
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswer), grpc.MaxCallSendMsgSize(maxAnswer)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: grpc address %q: %v", ErrConfig, addr, err)
+	}
+	client := pb.NewGRPCInferenceServiceClient(conn)
+	if err := grpcLive(ctx, client); err != nil {
+		_ = conn.Close()
+		return nil, nil, fmt.Errorf("%w at %s: %v", ErrGRPCUnreachable, addr, err)
+	}
+	return conn, client, nil
 }
 
 // liveTimeout bounds grpcLive.
