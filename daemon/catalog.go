@@ -62,8 +62,7 @@ type catalog struct {
 }
 
 func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
-	opts := repository.Options{Read: ReadONNXInfo, DefaultSLO: defaultSLO}
-	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{},
+	return &catalog{root: root, opts: RepositoryOptions(defaultSLO), st: st, events: ev, log: log, models: map[string]*repository.Model{},
 		pipelines: map[string]*repository.Model{}, uploaded: map[string]string{}, notLoaded: map[string]bool{}}
 }
 

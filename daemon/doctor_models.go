@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -57,10 +58,17 @@ func RepositoryReport(ix *repository.Index, startup []string) *ModelsReport {
 	return r
 }
 
+// RepositoryOptions are how serve reads model folders: the files through
+// ONNX Runtime (which must be loaded), defaultSLO for a model that gives
+// none.
+func RepositoryOptions(defaultSLO time.Duration) repository.Options {
+	return repository.Options{Read: ReadONNXInfo, DefaultSLO: defaultSLO}
+}
+
 // ScanRepository reads the model repository dir as serve does with cfg
 // (its default_slo); ONNX Runtime must be loaded, to read the model files.
 func ScanRepository(dir string, cfg config.Config) (*repository.Index, error) {
-	return repository.Scan(dir, repository.Options{Read: ReadONNXInfo, DefaultSLO: cfg.DefaultSLO.D()})
+	return repository.Scan(dir, RepositoryOptions(cfg.DefaultSLO.D()))
 }
 
 // modelsReport reads the repository of cfg (ONNX Runtime loaded); nil when

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/gpulet/gpuletd/daemon"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpulet/gpuletd/daemon"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -309,7 +310,7 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	if err := onnxrt.Init(ortLib); err != nil {
 		return profiler.Model{}, err
 	}
-	m, err := repository.Load(cfg.ModelRepository, arg, repository.Options{Read: daemon.ReadONNXInfo, DefaultSLO: cfg.DefaultSLO.D()})
+	m, err := repository.Load(cfg.ModelRepository, arg, daemon.RepositoryOptions(cfg.DefaultSLO.D()))
 	if errors.Is(err, repository.ErrNotFound) {
 		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)", arg, cfg.ModelRepository)
 	}
