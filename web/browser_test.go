@@ -221,12 +221,9 @@ func screenshot(t *testing.T, b *browser, path string) {
 }
 
 func TestAdminPageInBrowser(t *testing.T) {
-	chromium, ok := chromiumPath()
-	if !ok {
-		t.Skip("SKIPPED: chromium is not installed; make test-deps installs it")
-	}
+	browserPath := chromium(t)
 	d := startDaemon(t)
-	b := startBrowser(t, chromium)
+	b := startBrowser(t, browserPath)
 	shots := screenshotDir(t)
 	defer func() {
 		if t.Failed() {

@@ -13,17 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// chromiumPath finds Debian's chromium; the browser test skips without it.
-func chromiumPath() (string, bool) {
+// chromium finds Debian's chromium; the browser tests skip without it.
+func chromium(t *testing.T) string {
+	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
-			return p, true
+			return p
 		}
 	}
 	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium", true
+		return "/usr/bin/chromium"
 	}
-	return "", false
+	t.Skip("SKIPPED: chromium is not installed; make test-deps installs it")
+	return ""
 }
 
 // browser is one headless chromium tab and the console messages its page

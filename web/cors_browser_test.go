@@ -16,10 +16,7 @@ import (
 // request with fetch, the browser's CORS preflight included, and reads the
 // answer and its headers, in a real browser.
 func TestAnotherOriginUsesTheDaemon(t *testing.T) {
-	chromium, ok := chromiumPath()
-	if !ok {
-		t.Skip("SKIPPED: chromium is not installed; make test-deps installs it")
-	}
+	browserPath := chromium(t)
 	d := startDaemon(t)
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -27,7 +24,7 @@ func TestAnotherOriginUsesTheDaemon(t *testing.T) {
 	}))
 	defer page.Close()
 	require.NotEqual(t, page.URL, d.base, "another origin: another port")
-	b := startBrowser(t, chromium)
+	b := startBrowser(t, browserPath)
 	b.run(t, chromedp.Navigate(page.URL))
 
 	body := `{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + strings.TrimSuffix(strings.Repeat("0,", 784), ",") + `]}]}`

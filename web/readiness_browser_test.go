@@ -16,17 +16,14 @@ import (
 // the page's summary says, in a real browser, that the server is not ready
 // and for which model, and which folders were not loaded at start.
 func TestPageSaysWhatReadinessWaitsOn(t *testing.T) {
-	chromium, ok := chromiumPath()
-	if !ok {
-		t.Skip("SKIPPED: chromium is not installed; make test-deps installs it")
-	}
+	browserPath := chromium(t)
 	d := startDaemonWith(t, []string{"mlp"}, "strict_readiness: true\nstartup_models: [mlp, broken]\n", func(repo string) {
 		require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1, modelzoo.WithOverwrite())) // left out at start
 		require.NoError(t, os.MkdirAll(filepath.Join(repo, "broken", "1"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "config.yaml"), []byte("slo: 10ms\nmax_batch_size: 4\n"), 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "1", "model.onnx"), []byte("junk"), 0o644))
 	})
-	b := startBrowser(t, chromium)
+	b := startBrowser(t, browserPath)
 	b.run(t, chromedp.Navigate(d.base+"/"))
 	summary := func(key string) string {
 		return eval[string](t, b, `document.querySelector('#summary [data-key="`+key+`"] dd')?.textContent ?? ''`)
