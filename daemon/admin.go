@@ -52,8 +52,9 @@ type statusModel struct {
 	Ready        bool     `json:"ready"`
 	// Reason says why a model that is not ready is not served.
 	Reason string `json:"reason,omitempty"`
-	// Warnings say what keeps a served model from meeting its SLO where it
-	// is placed (slowstart.go).
+	// Warnings say what keeps a served model from serving its requests:
+	// placements where a batch of one misses its SLO (slowstart.go), a
+	// smallest request above limits.max_request_body (requestlimit.go).
 	Warnings []string    `json:"warnings,omitempty"`
 	Placed   []string    `json:"placed_on"`
 	Window   windowStats `json:"recent"`
@@ -238,7 +239,7 @@ func (n *node) status() status {
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
-			Warnings: n.slowStarts.of(m.Name), Cache: n.cacheStatus(m),
+			Warnings: n.modelWarnings(m), Cache: n.cacheStatus(m),
 		}
 		if cur != nil {
 			sm.Unscheduled = cur.plan.Unscheduled[m.Name]

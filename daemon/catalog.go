@@ -44,6 +44,9 @@ type catalog struct {
 	st     *store.Store
 	events *events
 	log    *zap.Logger
+	// requestLimit is limits.max_request_body now, for the warning on a
+	// model whose requests cannot fit it; nil warns of nothing.
+	requestLimit func() int64
 
 	mu     sync.RWMutex
 	models map[string]*repository.Model
@@ -115,6 +118,11 @@ func (c *catalog) isNotLoaded(name string) bool {
 // written does not keep the model from being served; watchStore records it
 // once the store can be written again.
 func (c *catalog) add(ctx context.Context, m *repository.Model) error {
+	if c.requestLimit != nil {
+		if w := RequestLimitWarning(m, c.requestLimit()); w != "" {
+			c.log.Warn("model requests cannot fit the request limit", zap.String("model", m.Name), zap.String("warning", w))
+		}
+	}
 	if m.Config.Ensemble != nil {
 		c.mu.Lock()
 		c.pipelines[m.Name] = m

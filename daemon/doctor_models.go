@@ -24,12 +24,16 @@ type ModelsReport struct {
 	// StartupUnknown the names it gives that have no folder.
 	NotLoaded      []string `json:"not_loaded,omitempty"`
 	StartupUnknown []string `json:"startup_unknown,omitempty"`
+	// Warnings maps each servable whose requests cannot fit
+	// limits.max_request_body to why (RequestLimitWarning).
+	Warnings map[string]string `json:"warnings,omitempty"`
 }
 
 // RepositoryReport judges the scanned repository ix as serve would, with
-// startup_models set to startup.
-func RepositoryReport(ix *repository.Index, startup []string) *ModelsReport {
-	r := &ModelsReport{Path: ix.Root, Broken: map[string]string{}}
+// startup_models set to startup and limits.max_request_body to
+// maxRequestBody.
+func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int64) *ModelsReport {
+	r := &ModelsReport{Path: ix.Root, Broken: map[string]string{}, Warnings: map[string]string{}}
 	folders := map[string]bool{}
 	for name, err := range ix.Broken {
 		folders[name] = true
@@ -37,6 +41,9 @@ func RepositoryReport(ix *repository.Index, startup []string) *ModelsReport {
 	}
 	for _, m := range ix.Models {
 		folders[m.Family] = true
+		if w := RequestLimitWarning(m, maxRequestBody); w != "" {
+			r.Warnings[m.Name] = w
+		}
 		if m.Config.Ensemble == nil {
 			continue
 		}
@@ -78,8 +85,11 @@ func modelsReport(cfg config.Config) *ModelsReport {
 	if err != nil {
 		return nil
 	}
-	return RepositoryReport(ix, cfg.StartupModels)
+	return RepositoryReport(ix, cfg.StartupModels, int64(cfg.Limits.MaxRequestBody))
 }
+
+// WarningNames lists the servables with a warning, sorted.
+func (r *ModelsReport) WarningNames() []string { return slices.Sorted(maps.Keys(r.Warnings)) }
 
 // BrokenNames lists the folders that cannot be served, sorted.
 func (r *ModelsReport) BrokenNames() []string { return slices.Sorted(maps.Keys(r.Broken)) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
 // TestRepositoryReport: a repository judged as serve would: broken folders,
@@ -28,7 +29,7 @@ func TestRepositoryReport(t *testing.T) {
 		},
 		Broken: map[string]error{"bad": errors.New("invalid model: bad/1/model.onnx: truncated")},
 	}
-	r := RepositoryReport(ix, []string{config.StartupAll})
+	r := RepositoryReport(ix, []string{config.StartupAll}, 64<<20)
 	require.Equal(t, 5, r.Folders, "a folder's versions count once")
 	require.Equal(t, map[string]string{
 		"bad":        "invalid model: bad/1/model.onnx: truncated",
@@ -37,13 +38,23 @@ func TestRepositoryReport(t *testing.T) {
 	}, r.Broken)
 	require.Equal(t, "2 of 5 folder(s) in /models can be served; bad, dangling, halfbroken cannot", r.Summary())
 	require.Empty(t, r.NotLoaded)
+	require.Empty(t, r.Warnings)
 
-	r = RepositoryReport(ix, []string{"fine", "typo"})
+	// A model whose smallest request is above limits.max_request_body is
+	// served, with a warning.
+	ix.Models["good"].Inputs = []repository.TensorSpec{{Name: "x", DataType: tensor.FP32, Dims: []int64{-1, 1024}}}
+	r = RepositoryReport(ix, []string{config.StartupAll}, 2048)
+	require.Equal(t, []string{"good"}, r.WarningNames())
+	require.Contains(t, r.Warnings["good"], `input "x" alone takes 4096 bytes`)
+	require.NotContains(t, r.Broken, "good")
+	ix.Models["good"].Inputs = nil
+
+	r = RepositoryReport(ix, []string{"fine", "typo"}, 64<<20)
 	require.Equal(t, []string{"bad", "dangling", "halfbroken"}, r.NotLoaded)
 	require.Equal(t, []string{"typo"}, r.StartupUnknown)
 
 	delete(ix.Broken, "bad")
 	delete(ix.Models, "halfbroken")
 	delete(ix.Models, "dangling")
-	require.Equal(t, "2 folder(s) in /models, all can be served", RepositoryReport(ix, nil).Summary())
+	require.Equal(t, "2 folder(s) in /models, all can be served", RepositoryReport(ix, nil, 64<<20).Summary())
 }

@@ -467,6 +467,9 @@ type statusPipeline struct {
 	Fanout string `json:"fanout,omitempty"`
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason,omitempty"`
+	// Warnings say what keeps a served pipeline from serving its requests
+	// (a smallest request above limits.max_request_body).
+	Warnings []string `json:"warnings,omitempty"`
 	// Rate is the pipeline's requests per second over the last second;
 	// Window its recent end-to-end latency and SLO attainment.
 	Rate   float64     `json:"rate"`
@@ -486,6 +489,9 @@ func (n *node) pipelineStatus() []statusPipeline {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
 			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p)}
+		if w := RequestLimitWarning(p, int64(n.conf().Limits.MaxRequestBody)); w != "" {
+			sp.Warnings = []string{w}
+		}
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
 		}

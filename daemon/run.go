@@ -130,6 +130,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	n.book = newProfileBook(st)
 	n.catalog = newCatalog(cfg.ModelRepository, cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
+	n.catalog.requestLimit = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	if n.uploads, err = newUploads(filepath.Join(cfg.StateDir, "uploads")); err != nil {
 		return err
 	}

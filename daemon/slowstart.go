@@ -38,7 +38,7 @@ func (s slowStart) message() string {
 
 // short says it in a status line, after the model's name.
 func (s slowStart) short() string {
-	return fmt.Sprintf("refused on %s: ℓ(1) %v > SLO %v (overhead %v)",
+	return fmt.Sprintf("refused, ℓ(1) > SLO on %s: %v > %v (overhead %v)",
 		s.gpulet, s.one.Round(time.Microsecond), s.slo, s.overhead.Round(time.Microsecond))
 }
 

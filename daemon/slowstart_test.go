@@ -59,7 +59,7 @@ func TestSlowStartReported(t *testing.T) {
 		got := messages()
 		require.Len(t, got, s.events, "step %d", i)
 		if s.overheadUS > 1000 {
-			require.Equal(t, []string{"refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)"},
+			require.Equal(t, []string{"refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)"},
 				n.slowStarts.of("lenet5"), "step %d: the status says so while it lasts", i)
 		} else {
 			require.Empty(t, n.slowStarts.of("lenet5"), "step %d", i)

@@ -351,6 +351,8 @@ func checkPipelineRow(t *testing.T, b *browser) {
 		Client  int    `json:"client"`
 		Name    string `json:"name"`
 		Cached  string `json:"cached"`
+		Steps   string `json:"steps"`
+		Warning string `json:"warning"`
 	}
 	got := eval[cell](t, b, `(async () => {
   const { renderPipelines } = await import('/assets/pipelines.js');
@@ -358,7 +360,8 @@ func checkPipelineRow(t *testing.T, b *browser) {
     recent: { requests: 4096, slo_attainment: 0.996, p50_ms: 40.25, p99_ms: 190.5, violations: 16 },
     scaling: { scaling: 'accuracy', planned_accuracy: 0.91, accuracy: 0.905, served: 10, rerouted: 2,
       mix: [[{ model: 'spotter', share: 1 }], [{ model: 'labeler', share: 0.6 }, { model: 'labeler-lite', share: 0.4 }]] },
-    response_cache: { hits: 1500, misses: 20 } }] };
+    response_cache: { hits: 1500, misses: 20 },
+    warnings: ['REST and gRPC requests are refused as too large: a request of one row carries 3136 bytes of tensor data'] }] };
   const tbody = document.createElement('tbody');
   renderPipelines(tbody, status);
   const td = tbody.querySelector('td[data-scaling]');
@@ -369,7 +372,8 @@ func checkPipelineRow(t *testing.T, b *browser) {
   const name = tbody.querySelector('th');
   return { text: td.textContent, title: td.title, scaling: td.dataset.scaling, cells: tbody.querySelector('tr').children.length,
     headers: document.querySelectorAll('#pipelines-table thead th').length, scroll: ts.scrollWidth, client: ts.clientWidth,
-    name: name.textContent, cached: name.querySelector('.config-notes').title };
+    name: name.textContent, cached: name.querySelector('.config-notes').title,
+    steps: tbody.querySelector('td.steps').textContent, warning: tbody.querySelector('td.steps .warning').title };
 })()`)
 	require.Equal(t, "accuracy", got.Scaling)
 	require.Contains(t, got.Text, "90.5")
@@ -381,11 +385,14 @@ func checkPipelineRow(t *testing.T, b *browser) {
 	require.LessOrEqual(t, got.Scroll, got.Client, "a pipeline's row fits a 1280 px window: its steps wrap")
 	require.Equal(t, "spot-and-label (1,500 cached)", got.Name, "its name says what its response cache answered")
 	require.Equal(t, "response cache: 1500 hits, 20 misses", got.Cached)
+	require.Equal(t, "spotter → labeler (each row of objects its own request) (REST and gRPC requests are refused as too large)", got.Steps,
+		"the steps say what keeps the pipeline from serving")
+	require.Equal(t, "REST and gRPC requests are refused as too large: a request of one row carries 3136 bytes of tensor data", got.Warning)
 }
 
 // checkModelWarning renders a model row whose batch of one is predicted past
-// its SLO on one of its gpu-lets: the placement says so, the warning is its
-// title; and a Triton repository's rows into the page's table, which fit.
+// its SLO on one of its gpu-lets and whose input is above the request limit:
+// the placement says both, the warnings are its title; and a Triton repository's rows into the page's table, which fit.
 func checkModelWarning(t *testing.T, b *browser) {
 	t.Helper()
 	type cell struct {
@@ -396,12 +403,12 @@ func checkModelWarning(t *testing.T, b *browser) {
   const { renderModels } = await import('/assets/models.js');
   const tbody = document.createElement('tbody');
   renderModels(tbody, { models: [{ name: 'lenet5', ready: true, slo_ms: 5, placed_on: ['gpu0-20-1'], recent: {},
-    warnings: ['refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)'] }] });
+    warnings: ['refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)', 'every request is refused: input "input" alone takes 3136 bytes'] }] });
   const warning = tbody.querySelector('td.placed .warning');
   return { text: tbody.querySelector('td.placed').textContent, title: warning ? warning.title : '' };
 })()`)
-	require.Equal(t, "gpu0-20-1 (refused where ℓ(1) > SLO)", got.Text)
-	require.Equal(t, "refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)", got.Title)
+	require.Equal(t, "gpu0-20-1 (refused, ℓ(1) > SLO on gpu0-20-1; every request is refused)", got.Text)
+	require.Equal(t, "refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)\nevery request is refused: input \"input\" alone takes 3136 bytes", got.Title)
 
 	// A model that enables the response cache says on its name how many
 	// requests it answered, or why it is off.

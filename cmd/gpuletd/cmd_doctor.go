@@ -175,6 +175,9 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 			row("models", "%s", m.Summary())
 		}
 		writeStartupPlan(func(format string, args ...any) { row("", format, args...) }, m)
+		for _, name := range m.WarningNames() {
+			row("", "warning: %s: %s", name, m.Warnings[name])
+		}
 	}
 	var use []string
 	for _, d := range r.Serve.Use {

@@ -181,6 +181,9 @@ func writePipelineShow(w io.Writer, d *adminModelShow) error {
 		fmt.Fprintf(tw, "recent\tno requests\n")
 	}
 	writeCacheRow(tw, p.Cache)
+	for _, warning := range p.Warnings {
+		writeWrappedRow(tw, "warning", warning)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -232,8 +235,11 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		fmt.Fprintf(tw, "recent\tno requests\n")
 	}
 	writeCacheRow(tw, m.Cache)
+	for _, warning := range m.Warnings {
+		writeWrappedRow(tw, "warning", warning)
+	}
 	for _, note := range m.ConfigNotes {
-		fmt.Fprintf(tw, "note\t%s\n", note)
+		writeWrappedRow(tw, "note", note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

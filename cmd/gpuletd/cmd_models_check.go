@@ -48,7 +48,7 @@ before the files are copied to a server.`,
 			if err != nil {
 				return err
 			}
-			r := checkReport(ix, l.Config.StartupModels)
+			r := checkReport(ix, l.Config.StartupModels, int64(l.Config.Limits.MaxRequestBody))
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -93,8 +93,8 @@ type checkedModel struct {
 	Notes        []string                `json:"notes,omitempty"`
 }
 
-func checkReport(ix *repository.Index, startup []string) repoCheck {
-	r := repoCheck{ModelsReport: daemon.RepositoryReport(ix, startup)}
+func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) repoCheck {
+	r := repoCheck{ModelsReport: daemon.RepositoryReport(ix, startup, maxRequestBody)}
 	for _, name := range ix.Names() {
 		m := ix.Models[name]
 		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
@@ -110,8 +110,8 @@ func checkReport(ix *repository.Index, startup []string) repoCheck {
 	return r
 }
 
-// writeCheck prints the servables as a table, then their notes, then the
-// broken folders.
+// writeCheck prints the servables as a table, then their notes and
+// warnings, then the broken folders.
 func writeCheck(w io.Writer, r repoCheck) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "MODEL\tVERSION\tSLO\tMAX BATCH\tINPUTS\tOUTPUTS")
@@ -136,6 +136,9 @@ func writeCheck(w io.Writer, r repoCheck) error {
 		for _, n := range m.Notes {
 			fmt.Fprintf(w, "%s: %s\n", m.Name, n)
 		}
+	}
+	for _, name := range r.WarningNames() {
+		fmt.Fprintf(w, "%s: warning: %s\n", name, r.Warnings[name])
 	}
 	for _, name := range r.BrokenNames() {
 		fmt.Fprintf(w, "%s: BROKEN: %s\n", name, r.Broken[name])

@@ -50,4 +50,17 @@ func TestModelsCheck(t *testing.T) {
 	require.Contains(t, out, "4 folder(s) in "+pipes+", all can be served\n")
 	require.Contains(t, out, "not served at start (startup_models): labeler-lite, spot-and-label, spotter\n")
 	require.Contains(t, out, "warning: startup_models names labeller, which has no folder there\n")
+	require.NotContains(t, out, "max_request_body")
+
+	// A model whose smallest request is above limits.max_request_body
+	// serves, with a warning that says so.
+	small := filepath.Join(t.TempDir(), "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(small, []byte("limits:\n  max_request_body: 2KiB\n"), 0o644))
+	code, out, stderr = runCLI(t, "--config", small, "models", "check", pipes)
+	require.Equal(t, 1, code, "%s%s", out, stderr) // spotter has no SLO without default_slo
+	code, out, stderr = runCLI(t, "--config", small, "models", "check", filepath.Join(repo, "..", "models"), "--json")
+	require.Equal(t, 1, code, stderr) // broken is still broken
+	r = repoCheck{}
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.Equal(t, map[string]string{"lenet5": `every request is refused: input "input" alone takes 3136 bytes in a request of one row, above limits.max_request_body (2048 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`}, r.Warnings)
 }

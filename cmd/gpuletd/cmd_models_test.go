@@ -67,6 +67,17 @@ func TestWriteModelShow(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 	require.Contains(t, out, "recent       1193 requests, 0.8% within the SLO, mean batch 1.0")
+	require.NotContains(t, out, "warning")
+
+	// A warning is wrapped to stay within 80 columns.
+	d.Model.Warnings = []string{"REST and gRPC requests are refused as too large: a request of one row carries 3136 bytes of tensor data, above limits.max_request_body (2048 bytes); raise the limit, or send the inputs through shared memory"}
+	b.Reset()
+	require.NoError(t, writeModelShow(&b, &d, &p))
+	require.Contains(t, b.String(), "\nwarning      REST and gRPC requests are refused as too large: a request of one\n"+
+		"             row carries 3136 bytes of tensor data, above\n")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	d.Model.Warnings = nil
+
 	b.Reset()
 	d.Profile = "" // a node without emulated GPUs
 	require.NoError(t, writeModelShow(&b, &d, &p))
@@ -120,7 +131,8 @@ func TestWritePipelineShow(t *testing.T) {
   "recent": {"requests": 10, "slo_attainment": 0.9, "p50_ms": 40, "p99_ms": 90},
   "scaling": {"scaling": "accuracy", "accuracy": 0.905, "served": 10,
    "mix": [[{"model": "det", "share": 1}], [{"model": "cls", "share": 0.6}, {"model": "cls-lite", "share": 0.4}]]},
-  "response_cache": {"hits": 7, "misses": 3}},
+  "response_cache": {"hits": 7, "misses": 3},
+  "warnings": ["every request is refused: input \"image\" alone takes 4096 bytes in a request of one row, above limits.max_request_body (2048 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit"]},
  "inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 64]}],
  "outputs": [{"name": "labels", "datatype": "FP32", "shape": [1, -1, 10]}]}`), &d))
 	var b strings.Builder
@@ -136,6 +148,7 @@ func TestWritePipelineShow(t *testing.T) {
 		"variants  step[1]: cls 60% + cls-lite 40%\n",
 		"recent    10 requests, 90.0% within the SLO\n",
 		"cache     7 hits, 3 misses (response cache)\n",
+		"warning   every request is refused: input \"image\" alone takes 4096 bytes in\n",
 		"input   image   FP32      [1 64]\n",
 		"output  labels  FP32      [1 -1 10]\n",
 	} {

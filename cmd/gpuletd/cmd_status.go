@@ -394,14 +394,16 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 
 // adminPipeline is one pipeline of the status.
 type adminPipeline struct {
-	Name   string      `json:"name"`
-	SLOMS  float64     `json:"slo_ms"`
-	Steps  []string    `json:"steps"`
-	Fanout string      `json:"fanout"`
-	Ready  bool        `json:"ready"`
-	Reason string      `json:"reason"`
-	Rate   float64     `json:"rate"`
-	Recent adminRecent `json:"recent"`
+	Name   string   `json:"name"`
+	SLOMS  float64  `json:"slo_ms"`
+	Steps  []string `json:"steps"`
+	Fanout string   `json:"fanout"`
+	Ready  bool     `json:"ready"`
+	Reason string   `json:"reason"`
+	// Warnings say what keeps it from serving its requests.
+	Warnings []string    `json:"warnings"`
+	Rate     float64     `json:"rate"`
+	Recent   adminRecent `json:"recent"`
 	// Scaling is the pipeline's accuracy scaling.
 	Scaling struct {
 		Scaling  string  `json:"scaling"`
@@ -474,6 +476,9 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 		if !p.Ready && p.Reason != "" {
 			fmt.Fprintf(w, "%s: not served: %s\n", p.Name, p.Reason)
 		}
+		for _, warning := range p.Warnings {
+			writeWrappedLine(w, p.Name+": warning: "+warning)
+		}
 		if mix := p.mixText(); mix != "" {
 			fmt.Fprintf(w, "%s: runs cheaper variants: %s\n", p.Name, mix)
 		}
@@ -510,7 +515,7 @@ func writeModels(w io.Writer, models []adminModel) error {
 			fmt.Fprintf(w, "%s: not served: %s\n", m.Name, m.Reason)
 		}
 		for _, warning := range m.Warnings {
-			fmt.Fprintf(w, "%s: warning: %s\n", m.Name, warning)
+			writeWrappedLine(w, m.Name+": warning: "+warning)
 		}
 		if c := m.Cache; c != nil && c.Rate > 0 {
 			fmt.Fprintf(w, "%s: %s more answered by the response cache, outside RATE\n", m.Name, perSecond(c.Rate))

@@ -34,7 +34,7 @@ func TestWriteStatus(t *testing.T) {
 	var s adminStatus
 	readFixture(t, "status.json", &s)
 	s.Models[1].Unscheduled = 12.5
-	s.Models[0].Warnings = []string{"refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)"}
+	s.Models[0].Warnings = []string{"refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)"}
 	s.Models[0].Cache = &adminCache{Hits: 90000, Misses: 12, Rate: 5355}
 	grpcAddr := "127.0.0.1:18712"
 	s.GRPCListen = &grpcAddr
@@ -52,7 +52,7 @@ func TestWriteStatus(t *testing.T) {
 		"lenet5  5.00ms  yaml     0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
 		"mlp     5.00ms  default  0.00/s  72.0/s    12.4%   2.39ms  488ms   emu0-100-1",
 		"mlp: 12.5/s of its load has no gpu-let",
-		"lenet5: warning: refused on gpu0-20-1: ℓ(1) 6.53ms > SLO 5ms (overhead 6.2ms)",
+		"lenet5: warning: refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)",
 		"lenet5: 5355/s more answered by the response cache, outside RATE",
 		"mlp: configuration: dynamic_batching ignored: gpuletd forms batches itself",
 	} {
@@ -166,7 +166,7 @@ func TestWritePipelines(t *testing.T) {
   "recent": {"requests": 10, "slo_attainment": 1, "p50_ms": 40, "p99_ms": 90},
   "scaling": {"scaling": "accuracy", "planned_accuracy": 0.91, "accuracy": 0.905, "served": 10,
    "mix": [[{"model": "det", "share": 1}], [{"model": "cls", "share": 0.6}, {"model": "cls-lite", "share": 0.4}]]}},
- {"name": "full", "slo_ms": 100, "steps": ["a"], "ready": true,
+ {"name": "full", "slo_ms": 100, "steps": ["a"], "ready": true, "warnings": ["every request is refused: input \"x\" alone takes 4096 bytes"],
   "scaling": {"scaling": "hardware", "planned_accuracy": 1, "mix": [[{"model": "a", "share": 1}]]},
   "response_cache": {"hits": 7, "misses": 3}}
 ]`), &ps))
@@ -174,12 +174,13 @@ func TestWritePipelines(t *testing.T) {
 	require.NoError(t, writePipelines(&b, ps))
 	out := b.String()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 5, out)
+	require.Len(t, lines, 6, out)
 	require.Equal(t, strings.Fields("PIPELINE STEPS SLO RATE ACCURACY ATTAIN P50 P99"), strings.Fields(lines[0]))
 	require.Contains(t, lines[1], "90.5% (accuracy)")
 	require.Contains(t, lines[2], "- (hardware)")
 	require.Equal(t, "traffic: runs cheaper variants: step[1]: cls 60% + cls-lite 40%", lines[3])
-	require.Equal(t, "full: response cache: 7 hits, 3 misses", lines[4])
+	require.Equal(t, "full: warning: every request is refused: input \"x\" alone takes 4096 bytes", lines[4])
+	require.Equal(t, "full: response cache: 7 hits, 3 misses", lines[5])
 }
 
 func TestWriteStatusEmpty(t *testing.T) {
@@ -338,4 +339,23 @@ func TestDaemonSaysTheConfigurationsWarnings(t *testing.T) {
 	_, err = (&globalFlags{}).daemon(&warn, "http://127.0.0.1:9")
 	require.NoError(t, err)
 	require.Empty(t, warn.String())
+}
+
+// TestWrapWords: text is broken at spaces to the width; a word longer than
+// it has a line of its own; empty text is one empty line.
+func TestWrapWords(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		width int
+		want  []string
+	}{
+		{"", 10, []string{""}},
+		{"short", 10, []string{"short"}},
+		{"one two three four", 9, []string{"one two", "three", "four"}},
+		{"a unbreakablelongword b", 5, []string{"a", "unbreakablelongword", "b"}},
+		{"ℓ(1) > SLO on x", 10, []string{"ℓ(1) > SLO", "on x"}},
+	} {
+		require.Equal(t, tc.want, wrapWords(tc.text, tc.width), tc.text)
+	}
+	require.Equal(t, []string{"one two", "three", "four"}, wrapHanging("one two three four", 7, 5))
 }

@@ -1,8 +1,9 @@
 // The models table: rate, SLO (and whether it is the server's default),
 // attainment, p50/p99, mean batch, violations and where each model is
 // placed; configuration fields that took no effect and the response
-// cache's hits are listed on the name, gpu-lets where a batch of one is
-// predicted past the SLO on the placement.
+// cache's hits are listed on the name, what keeps a model from serving its
+// requests (gpu-lets where a batch of one is predicted past the SLO, a
+// smallest request above limits.max_request_body) on the placement.
 
 import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 
@@ -24,6 +25,17 @@ export function cacheNote(c) {
   });
 }
 
+// warningNote says what keeps a model or pipeline from serving its
+// requests: each warning's text before its first colon (what happens), the
+// whole of them (with the numbers) in its title.
+export function warningNote(warnings) {
+  if (!warnings || !warnings.length) {
+    return null;
+  }
+  const clauses = warnings.map((w) => (w.includes(':') ? w.slice(0, w.indexOf(':')) : w));
+  return h('span', { class: 'warning', text: ` (${clauses.join('; ')})`, title: warnings.join('\n') });
+}
+
 // renderModels fills the table body from the status.
 export function renderModels(tbody, status) {
   const unscheduled = (status.plan && status.plan.unscheduled) || {};
@@ -33,7 +45,6 @@ export function renderModels(tbody, status) {
     const seen = r.requests > 0;
     const un = unscheduled[m.name];
     const notes = m.config_notes || [];
-    const warnings = m.warnings || [];
     return h(
       'tr',
       { 'data-model': m.name },
@@ -70,7 +81,7 @@ export function renderModels(tbody, status) {
         'td',
         { class: 'placed' },
         m.placed_on && m.placed_on.length ? m.placed_on.join(', ') : m.reason ? 'not served: ' + m.reason : 'not placed',
-        warnings.length ? h('span', { class: 'warning', text: ' (refused where ℓ(1) > SLO)', title: warnings.join('\n') }) : null,
+        warningNote(m.warnings),
       ),
     );
   });

@@ -1,10 +1,10 @@
 // The pipelines table: each pipeline's steps (the fan-out marked), its
 // rate, the accuracy it serves at (accuracy scaling), its SLO and its
-// recent end-to-end latency and attainment, and the answers its response
-// cache gave.
+// recent end-to-end latency and attainment, the answers its response
+// cache gave, and what keeps it from serving its requests.
 
 import { h, num, rate, pct, ms, attainment } from './dom.js';
-import { cacheNote } from './models.js';
+import { cacheNote, warningNote } from './models.js';
 
 // renderPipelines fills the table body from the status.
 export function renderPipelines(tbody, status) {
@@ -17,7 +17,7 @@ export function renderPipelines(tbody, status) {
       { 'data-pipeline': p.name },
       h('th', { scope: 'row' }, p.name, cacheNote(p.response_cache)),
       h('td', { class: p.ready ? 'ok' : 'no', text: p.ready ? 'yes' : 'no', title: p.reason || '' }),
-      h('td', { class: 'steps', text: steps, title: p.reason || '' }),
+      h('td', { class: 'steps', title: p.reason || '' }, steps, warningNote(p.warnings)),
       h('td', { class: 'num', text: rate(p.rate) }),
       accuracyCell(p.scaling || {}),
       h('td', { class: 'num', text: num(p.slo_ms) }),

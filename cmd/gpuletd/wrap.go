@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// showTextWidth is how wide the text of a `models show` row may run after
+// its key (the widest key, "emulated as", and the table's padding take the
+// rest of 80 columns).
+const showTextWidth = 66
+
+// wrapWords breaks s into lines of at most width runes at spaces; a word
+// longer than width has a line of its own.
+func wrapWords(s string, width int) []string { return wrapHanging(s, width, width) }
+
+// wrapHanging is wrapWords with a first line of at most first runes and the
+// others of at most rest.
+func wrapHanging(s string, first, rest int) []string {
+	var lines []string
+	line, width := "", first
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line, width = word, rest
+		}
+	}
+	if line != "" || len(lines) == 0 {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// writeWrappedRow writes a key-value row of a table whose text may be long:
+// the key on its first line, the text wrapped to showTextWidth.
+func writeWrappedRow(tw io.Writer, key, text string) {
+	for i, line := range wrapWords(text, showTextWidth) {
+		if i > 0 {
+			key = ""
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", key, line)
+	}
+}
+
+// writeWrappedLine writes a line of text wrapped to 80 columns, the lines
+// after its first indented by two.
+func writeWrappedLine(w io.Writer, text string) {
+	for i, line := range wrapHanging(text, 80, 78) {
+		if i > 0 {
+			line = "  " + line
+		}
+		fmt.Fprintln(w, line)
+	}
+}

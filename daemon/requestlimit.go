@@ -1,0 +1,69 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// A model whose smallest request does not fit limits.max_request_body is
+// served (placed, warm, ready) and yet every REST or gRPC request to it is
+// refused as too large, and an input that alone is above the limit cannot
+// even be read out of shared memory (which is bounded by the same limit per
+// input). Nothing else says so until the first request fails, so the
+// status, `gpuletd models show`, the page, `gpuletd models check` and
+// doctor carry a warning naming the numbers.
+
+// bytesPerElementOfBytes is what one BYTES element takes at the least: its
+// four-byte length.
+const bytesPerElementOfBytes = 4
+
+// smallestInputBytes is what each input of m takes in its smallest
+// request: one row, every dynamic dimension 1, a BYTES element its length
+// alone.
+func smallestInputBytes(m *repository.Model) []int64 {
+	out := make([]int64, len(m.Inputs))
+	for i, in := range m.Inputs {
+		size := int64(in.DataType.Size())
+		if in.DataType == tensor.Bytes {
+			size = bytesPerElementOfBytes
+		}
+		for _, d := range in.Dims {
+			if d > 0 {
+				size *= d
+			}
+		}
+		out[i] = size
+	}
+	return out
+}
+
+// RequestLimitWarning says why requests to m cannot fit a request body of
+// limit bytes, or "" when its smallest request fits.
+func RequestLimitWarning(m *repository.Model, limit int64) string {
+	sizes := smallestInputBytes(m)
+	var total int64
+	for i, size := range sizes {
+		if size > limit {
+			return fmt.Sprintf("every request is refused: input %q alone takes %d bytes in a request of one row, above limits.max_request_body (%d bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit",
+				m.Inputs[i].Name, size, limit)
+		}
+		total += size
+	}
+	if total > limit {
+		return fmt.Sprintf("REST and gRPC requests are refused as too large: a request of one row carries %d bytes of tensor data, above limits.max_request_body (%d bytes); raise the limit, or send the inputs through shared memory",
+			total, limit)
+	}
+	return ""
+}
+
+// modelWarnings are what keeps model m from serving its requests where it
+// is: its slow starts, and a request limit it cannot fit.
+func (n *node) modelWarnings(m *repository.Model) []string {
+	out := n.slowStarts.of(m.Name)
+	if w := RequestLimitWarning(m, int64(n.conf().Limits.MaxRequestBody)); w != "" {
+		out = append(out, w)
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package daemon
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// TestRequestLimitWarning: a model whose smallest request (one row, each
+// dynamic dimension 1, a BYTES element its length) is above the request
+// limit is warned of, and how: an input alone above it cannot come through
+// shared memory either.
+func TestRequestLimitWarning(t *testing.T) {
+	in := func(name string, dt tensor.DataType, dims ...int64) repository.TensorSpec {
+		return repository.TensorSpec{Name: name, DataType: dt, Dims: dims}
+	}
+	for _, tc := range []struct {
+		name   string
+		inputs []repository.TensorSpec
+		limit  int64
+		want   string
+	}{
+		{"fits", []repository.TensorSpec{in("x", tensor.FP32, -1, 3, 224, 224)}, 602112, ""},
+		{"a dynamic dimension counts one", []repository.TensorSpec{in("x", tensor.FP32, -1, -1, 1000)}, 4000, ""},
+		{"one input above the limit", []repository.TensorSpec{in("image", tensor.FP32, -1, 3, 224, 224)}, 65536,
+			`every request is refused: input "image" alone takes 602112 bytes in a request of one row, above limits.max_request_body (65536 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`},
+		{"inputs above the limit together", []repository.TensorSpec{in("a", tensor.FP16, 600), in("b", tensor.Int64, 100)}, 1500,
+			"REST and gRPC requests are refused as too large: a request of one row carries 2000 bytes of tensor data, above limits.max_request_body (1500 bytes); raise the limit, or send the inputs through shared memory"},
+		{"a BYTES element takes its length", []repository.TensorSpec{in("text", tensor.Bytes, -1, 300)}, 1024,
+			`every request is refused: input "text" alone takes 1200 bytes in a request of one row, above limits.max_request_body (1024 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &repository.Model{Name: "m", Inputs: tc.inputs}
+			require.Equal(t, tc.want, RequestLimitWarning(m, tc.limit))
+		})
+	}
+}
+
+// TestModelWarningsFollowTheLimit: the status's warnings on a model say
+// what the limit in force makes of it, so a reload that raises the limit
+// clears the warning; a slow start is listed beside it.
+func TestModelWarningsFollowTheLimit(t *testing.T) {
+	n := &node{}
+	cfg := config.Default()
+	cfg.Limits.MaxRequestBody = 2 << 10
+	n.cfg.Store(&cfg)
+	m := &repository.Model{Name: "lenet5", Inputs: []repository.TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}}}
+	n.slowStarts.reported = map[string]slowStart{"x": {model: "lenet5", gpulet: "gpu0-20-1", slo: 5 * time.Millisecond}}
+	got := n.modelWarnings(m)
+	require.Len(t, got, 2)
+	require.Contains(t, got[0], "refused, ℓ(1) > SLO on gpu0-20-1")
+	require.Contains(t, got[1], `input "input" alone takes 3136 bytes`)
+
+	raised := cfg
+	raised.Limits.MaxRequestBody = 64 << 20
+	n.cfg.Store(&raised)
+	require.Len(t, n.modelWarnings(m), 1)
+}
