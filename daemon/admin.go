@@ -101,7 +101,9 @@ type statusGpulet struct {
 	// Policy is the batch scheduling policy its executor runs: the one it
 	// started with, or the one a reload switched it to (an executor that
 	// could not switch keeps its own, and the events say why).
-	Policy string            `json:"policy,omitempty"`
+	Policy string `json:"policy,omitempty"`
+	// Memory is what its executor holds; nil while it has no process.
+	Memory *gpuletMemory     `json:"memory,omitempty"`
 	Models []statusPlacement `json:"models"`
 }
 
@@ -160,10 +162,11 @@ type tlsStatus struct {
 
 func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
+	inv := n.devices.Inventory()
 	s := status{
 		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
-		Devices: n.devices.Inventory().Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
+		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}
 	if n.cache.on() {
 		u := n.cache.usage()
@@ -211,6 +214,7 @@ func (n *node) status() status {
 			sg.Cores, sg.SMCount = g.health.CpuCores, g.health.SmCount
 		}
 		g.mu.Unlock()
+		sg.Memory = g.memory(inv)
 		// From pushed state: the status never waits on an executor.
 		sg.BusyRatio, _ = g.busyRatio(time.Now())
 		perModel := g.batches()

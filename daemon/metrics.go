@@ -76,15 +76,16 @@ func newMetrics(n *node) *metrics {
 type nodeCollector struct{ n *node }
 
 var (
-	descBusy     = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
-	descSize     = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
-	descRate     = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
-	descAssigned = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
-	descState    = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
-	descReorg    = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
-	descRestart  = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
-	descMemory   = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
-	descUtil     = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
+	descBusy         = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
+	descSize         = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
+	descGpuletMemory = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
+	descRate         = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
+	descAssigned     = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
+	descState        = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
+	descReorg        = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
+	descRestart      = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
+	descMemory       = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
+	descUtil         = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
 
 	descPipeAccuracy = prometheus.NewDesc("gpuletd_pipeline_accuracy_ratio", "Accuracy of a pipeline's recent requests (an average weighted to the latest), from the declared accuracies of the models that ran them.", []string{"pipeline"}, nil)
 	descPipePlanned  = prometheus.NewDesc("gpuletd_pipeline_planned_accuracy_ratio", "Expected accuracy of a pipeline's requests under its plan.", []string{"pipeline"}, nil)
@@ -105,7 +106,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBusy, descSize, descRate, descAssigned, descState, descReorg, descRestart, descMemory, descUtil,
+	for _, d := range []*prometheus.Desc{descBusy, descSize, descGpuletMemory, descRate, descAssigned, descState, descReorg, descRestart, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
 		ch <- d
@@ -114,8 +115,15 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	n := c.n
+	inv := n.devices.Inventory()
 	for _, g := range n.sup.list() {
 		ch <- prometheus.MustNewConstMetric(descSize, prometheus.GaugeValue, float64(g.size), g.id, g.device.ID)
+		if m := g.memory(inv); m != nil {
+			ch <- prometheus.MustNewConstMetric(descGpuletMemory, prometheus.GaugeValue, float64(m.HostBytes), g.id, g.device.ID, "host")
+			if m.DeviceBytes > 0 {
+				ch <- prometheus.MustNewConstMetric(descGpuletMemory, prometheus.GaugeValue, float64(m.DeviceBytes), g.id, g.device.ID, "device")
+			}
+		}
 		// From pushed state: a scrape never waits on an executor.
 		if busy, ok := g.busyRatio(time.Now()); ok {
 			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, busy, g.id, g.device.ID)
@@ -152,7 +160,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBytesRefused, prometheus.CounterValue, float64(n.bodies.Refused()))
 	}
 	collectPipelines(n, ch)
-	for _, d := range n.devices.Inventory().Devices {
+	for _, d := range inv.Devices {
 		if d.MemoryTotal > 0 {
 			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryTotal), d.ID, "total")
 			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryFree), d.ID, "free")

@@ -93,6 +93,10 @@ func checkDrawing(t *testing.T, b *browser, st apiStatus, drawn []drawnGpulet) {
 		for _, m := range g.Models {
 			require.Contains(t, p.Label, fmt.Sprintf("%s batch %d at", m.Name, m.Batch))
 		}
+		if g.State == "ready" {
+			require.NotNil(t, g.Memory, "%s: a ready gpu-let's executor runs", g.ID)
+			require.Regexp(t, `; holds [0-9.,]+ (MiB|GiB) of memory$`, p.Label, "what its executor holds")
+		}
 	}
 	type row struct {
 		Name   string `json:"name"`

@@ -152,6 +152,9 @@ type apiStatus struct {
 		Device string `json:"device"`
 		Size   int    `json:"size"`
 		State  string `json:"state"`
+		Memory *struct {
+			HostBytes int64 `json:"host_bytes"`
+		} `json:"memory"`
 		Models []struct {
 			Name  string  `json:"name"`
 			Batch int     `json:"batch"`

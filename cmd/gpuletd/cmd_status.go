@@ -208,7 +208,27 @@ type adminGpulet struct {
 	Restarts  int              `json:"restarts"`
 	BusyRatio float64          `json:"busy_ratio"`
 	Policy    string           `json:"policy"`
+	Memory    *adminMemory     `json:"memory"`
 	Models    []adminPlacement `json:"models"`
+}
+
+// adminMemory is what a gpu-let's executor holds.
+type adminMemory struct {
+	HostBytes   int64 `json:"host_bytes"`
+	DeviceBytes int64 `json:"device_bytes"`
+}
+
+// memoryText is a gpu-let's MEMORY cell: the GPU memory its executor holds
+// where NVML lists it, else its resident memory; "-" without a process.
+func (g adminGpulet) memoryText() string {
+	switch m := g.Memory; {
+	case m == nil:
+		return "-"
+	case m.DeviceBytes > 0:
+		return roundBytes(m.DeviceBytes) + " GPU"
+	default:
+		return roundBytes(m.HostBytes)
+	}
 }
 
 // adminPlacement is one model on a gpu-let.
@@ -357,19 +377,19 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	fmt.Fprintln(tw, "GPU-LET\tSIZE\tSTATE\tBUSY\tMODEL\tBATCH\tRATE\tMEAN BATCH")
+	fmt.Fprintln(tw, "GPU-LET\tSIZE\tSTATE\tBUSY\tMEMORY\tMODEL\tBATCH\tRATE\tMEAN BATCH")
 	for _, g := range s.Gpulets {
 		state := g.State
 		if g.Restarts > 0 {
 			state = fmt.Sprintf("%s (%s)", g.State, counted(int64(g.Restarts), "restart"))
 		}
-		lead := fmt.Sprintf("%s\t%d%%\t%s\t%s", g.ID, g.Size, state, percent(g.BusyRatio))
+		lead := fmt.Sprintf("%s\t%d%%\t%s\t%s\t%s", g.ID, g.Size, state, percent(g.BusyRatio), g.memoryText())
 		if len(g.Models) == 0 {
 			fmt.Fprintf(tw, "%s\t-\t\t\t\n", lead)
 		}
 		for i, m := range g.Models {
 			if i > 0 {
-				lead = "\t\t\t"
+				lead = "\t\t\t\t"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", lead, m.Name, m.Batch, perSecond(m.Rate), meanBatch(m.Requests, m.MeanBatch))
 		}

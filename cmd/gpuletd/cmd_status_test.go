@@ -47,8 +47,8 @@ func TestWriteStatus(t *testing.T) {
 		"policy deferred, placement gpulet-int, 1 reorganization, 0 executor restarts",
 		"(rate of mlp surged)",
 		"emu1    emulated  igniter-v100  mps      ok      Emulated igniter-v100",
-		"emu0-100-1  100%  ready  0.8%  lenet5  1      160/s   1.0",
-		"                              mlp     1      72.0/s  1.1",
+		"emu0-100-1  100%  ready  0.8%  76.8 MiB  lenet5  1      160/s   1.0",
+		"                                        mlp     1      72.0/s  1.1",
 		"lenet5  5.00ms  yaml     0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
 		"mlp     5.00ms  default  0.00/s  72.0/s    12.4%   2.39ms  488ms   emu0-100-1",
 		"mlp: 12.5/s of its load has no gpu-let",
@@ -70,6 +70,18 @@ func TestWriteStatus(t *testing.T) {
 		}
 	}
 	require.Equal(t, strings.Index(head, "MODEL"), strings.Index(row, "lenet5"))
+
+	// On a GPU the column gives the GPU memory its executor holds; without
+	// a process, a dash.
+	s.Gpulets[0].Memory.DeviceBytes = 3661 << 20
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "emu0-100-1  100%  ready  0.8%  3.58 GiB GPU  lenet5")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	s.Gpulets[0].Memory = nil
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "emu0-100-1  100%  ready  0.8%  -       lenet5")
 }
 
 func TestWriteStatusCountsRestarts(t *testing.T) {

@@ -425,9 +425,20 @@ func TestCPUAndEmulatedDevicesTogether(t *testing.T) {
 		Plan struct {
 			Schedulable bool `json:"schedulable"`
 		} `json:"plan"`
+		Gpulets []struct {
+			ID     string       `json:"id"`
+			Memory *adminMemory `json:"memory"`
+		} `json:"gpulets"`
 	}
 	r := do(t, "GET", base+"/api/v1/status", nil, nil)
 	require.NoError(t, json.Unmarshal(r.body, &st))
+	require.NotEmpty(t, st.Gpulets)
+	for _, g := range st.Gpulets {
+		// An executor is a Go process with its models: MiBs at least.
+		require.NotNil(t, g.Memory, g.ID)
+		require.Greater(t, g.Memory.HostBytes, int64(4<<20), g.ID)
+		require.Zero(t, g.Memory.DeviceBytes, "%s: no GPU here", g.ID)
+	}
 	kinds := map[string]bool{}
 	for _, d := range st.Devices {
 		kinds[d.Kind] = true

@@ -1,6 +1,7 @@
 // The devices panel: every device drawn as a horizontal bar cut into its
 // gpu-lets to scale (a block's width is its size, percent of the bar), with
-// the models, batch, assigned rate, busy ratio and p99 against the SLO.
+// the models, batch, assigned rate, busy ratio, p99 against the SLO and the
+// memory its executor holds.
 
 import { h, s, num, rate, pct, ms, busy, bytes, attainment, worst, gradeWords } from './dom.js';
 import { fit, FONT, FONT_BOLD } from './text.js';
@@ -29,12 +30,31 @@ function placementLabel(p, model) {
   return out;
 }
 
+// memoryShort is the memory a gpu-let's executor holds, in a block: its GPU
+// memory where the driver lists it, else its resident memory; '' without a
+// process.
+function memoryShort(g) {
+  const m = g.memory;
+  if (!m) return '';
+  return m.device_bytes > 0 ? `${bytes(m.device_bytes)} GPU` : bytes(m.host_bytes);
+}
+
+// memoryWords says it in full.
+function memoryWords(g) {
+  const m = g.memory;
+  if (!m) return '';
+  return m.device_bytes > 0
+    ? `holds ${bytes(m.device_bytes)} of GPU memory and ${bytes(m.host_bytes)} of host memory`
+    : `holds ${bytes(m.host_bytes)} of memory`;
+}
+
 // gpuletLabel is the accessible name of a gpu-let block.
 function gpuletLabel(d, g, models) {
   const what = g.models.length
     ? 'running ' + g.models.map((p) => placementLabel(p, models.get(p.name))).join('; and ')
     : 'with no models';
-  return `${deviceWord(d)} ${d.id}: gpu-let ${g.size}% (${g.id}, ${g.state}) ${what}; busy ${busy(g.busy_ratio)}`;
+  const mem = memoryWords(g);
+  return `${deviceWord(d)} ${d.id}: gpu-let ${g.size}% (${g.id}, ${g.state}) ${what}; busy ${busy(g.busy_ratio)}` + (mem ? `; ${mem}` : '');
 }
 
 // blockLines are the text lines of a gpu-let block: [text, font, class].
@@ -52,7 +72,8 @@ function blockLines(g, models) {
       'lat att-text-' + attainment(r),
     ]);
   }
-  lines.push([`busy ${busy(g.busy_ratio)}`, FONT, 'busy']);
+  const mem = memoryShort(g);
+  lines.push([`busy ${busy(g.busy_ratio)}` + (mem ? ` · ${mem}` : ''), FONT, 'busy']);
   return lines;
 }
 
@@ -150,7 +171,7 @@ function detailsList(gls, models) {
         'li',
         { 'data-gpulet': g.id },
         h('strong', { text: `${g.size}%` }),
-        ` ${g.id} · ${g.state} · busy ${busy(g.busy_ratio)}`,
+        ` ${g.id} · ${g.state} · busy ${busy(g.busy_ratio)}` + (g.memory ? ` · ${memoryWords(g)}` : ''),
         g.models.length
           ? h(
               'ul',
