@@ -281,6 +281,9 @@ serve | pipeline)
   grep -E '^gpuletd_request_failures_total' "$out/metrics.txt" # deadline (refused on arrival, late) against dropped (a queue's head) and the rest
   "${sg[@]}" status >"$out/status-after.txt" 2>&1
   cat "$out/status-after.txt"
+  # The driver's own list, beside status' MEMORY column (its GPU memory per executor).
+  nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv >"$out/compute-apps.txt" 2>&1
+  cat "$out/compute-apps.txt"
   kill -TERM $daemon
   wait $daemon
   echo "daemon exit=$?"
