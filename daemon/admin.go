@@ -125,13 +125,16 @@ type status struct {
 	Ready   bool   `json:"ready"`
 	Listen  string `json:"listen"`
 	// GRPCListen is the gRPC listener's address; empty when it is off.
-	GRPCListen string       `json:"grpc_listen"`
-	Policy     string       `json:"policy"`
-	Algorithm  string       `json:"algorithm"`
-	Devices    []mps.Device `json:"devices"`
-	Engine     engineStatus `json:"engine"`
-	Store      storeStatus  `json:"store"`
-	WaitingFor []string     `json:"waiting_for,omitempty"`
+	GRPCListen string `json:"grpc_listen"`
+	// MetricsListen is the address of the listener that serves /metrics
+	// alone; empty when there is none (/metrics is on Listen).
+	MetricsListen string       `json:"metrics_listen"`
+	Policy        string       `json:"policy"`
+	Algorithm     string       `json:"algorithm"`
+	Devices       []mps.Device `json:"devices"`
+	Engine        engineStatus `json:"engine"`
+	Store         storeStatus  `json:"store"`
+	WaitingFor    []string     `json:"waiting_for,omitempty"`
 	// NotReadyFor are the models that cannot be served while
 	// strict_readiness holds the server not ready for them.
 	NotReadyFor []string `json:"not_ready_for,omitempty"`
@@ -164,7 +167,7 @@ func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
 	inv := n.devices.Inventory()
 	s := status{
-		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen,
+		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 	}

@@ -106,7 +106,7 @@ func hostAllowed(host string, c *config.Config) bool {
 		return true // HTTP/1.0 without Host
 	case net.ParseIP(h) != nil, isLocalhost(h):
 		return true
-	case h == hostOnly(c.Listen), h == hostName():
+	case h == hostOnly(c.Listen), c.Metrics.Listen != "" && h == hostOnly(c.Metrics.Listen), h == hostName():
 		return true
 	}
 	return slices.ContainsFunc(c.Auth.AllowedHosts, func(a string) bool { return a == "*" || strings.EqualFold(a, h) })

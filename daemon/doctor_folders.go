@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -77,6 +78,7 @@ func folderChecks(cfg config.Config) []FolderCheck {
 		probe            func(addr string) string
 	}{
 		{"listen", cfg.Listen, "GPULETD_LISTEN", gpuletdAt}, {"grpc_listen", cfg.GRPCListen, "GPULETD_GRPC_LISTEN", gpuletdAtGRPC},
+		{"metrics.listen", cfg.Metrics.Listen, "GPULETD_METRICS_LISTEN", gpuletdMetricsAt},
 	} {
 		if l.addr == "" {
 			continue
@@ -118,6 +120,22 @@ func gpuletdAt(addr string) string {
 		return ""
 	}
 	return "gpuletd " + md.Version
+}
+
+// gpuletdMetricsAt is "gpuletd" when a gpuletd's metrics listener answers
+// GET /metrics at addr, else empty.
+func gpuletdMetricsAt(addr string) string {
+	c := http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := c.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "\ngpuletd_") {
+		return ""
+	}
+	return "gpuletd"
 }
 
 // gpuletdAtGRPC is "gpuletd VERSION" when a gpuletd answers ServerMetadata

@@ -9,8 +9,6 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/gpulet/gpuletd/kserve"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.uber.org/zap"
 )
 
 // handler builds the daemon's HTTP API: KServe v2 under /v2, the admin API
@@ -61,7 +59,7 @@ func (n *node) routes(web http.Handler) *mux.Router {
 	n.shmRoutes(r)
 	n.cudaShmRoutes(r)
 	n.adminRoutes(r.PathPrefix("/api/v1").Subrouter())
-	r.Handle("/metrics", promhttp.HandlerFor(n.metrics.reg, promhttp.HandlerOpts{ErrorLog: zap.NewStdLog(n.log.Named("metrics"))}))
+	r.Handle("/metrics", n.metricsHTTP())
 	if web != nil {
 		// Only the page and its assets: other paths keep the API's 404 and
 		// 405 answers.

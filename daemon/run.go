@@ -189,6 +189,14 @@ func Run(ctx context.Context, opts Options) error {
 	if grpcLn != nil {
 		go serveGRPC(log, grpcSrv, grpcLn, grpcServed)
 	}
+	metricsSrv, err := n.serveMetrics(cfg, log)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		stopGRPC(cctx, grpcSrv)
+		_ = srv.Shutdown(cctx)
+		return err
+	}
 
 	// Models without a latency profile on a measured device are profiled
 	// now, while no executor holds the devices.
@@ -219,6 +227,9 @@ wait:
 		case err := <-grpcServed:
 			serveErr = fmt.Errorf("serve grpc: %w", err)
 			break wait
+		case err := <-metricsSrv.done():
+			serveErr = fmt.Errorf("serve metrics: %w", err)
+			break wait
 		case <-ctx.Done():
 			break wait
 		case <-opts.Reload:
@@ -242,6 +253,9 @@ wait:
 	go func() { defer close(grpcStopped); stopGRPC(sctx, grpcSrv) }()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", zap.Error(err))
+	}
+	if err := metricsSrv.stop(sctx); err != nil {
+		log.Warn("metrics listener shutdown", zap.Error(err))
 	}
 	<-grpcStopped
 	if err := n.sup.retireAll(sctx); err != nil {

@@ -242,6 +242,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 	require.True(t, eval[bool](t, b, `window.gpuletdMarker = 'loaded once'; true`))
 	require.Equal(t, "off (grpc_listen is empty)", eval[string](t, b, `document.querySelector('#summary [data-key="grpc"] dd').textContent`),
 		"the daemon under test has no gRPC listener")
+	require.Equal(t, "127.0.0.1:0 (/metrics alone)", eval[string](t, b, `document.querySelector('#summary [data-key="metrics"] dd').textContent`),
+		"the daemon under test has a metrics listener of its own")
 	checkProfile(t, b, d, "resnet18")
 	b.run(t, chromedp.Click(chromedp.CSS(`#models-table a[href="#profile-lenet5"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#profile-lenet5 svg[data-chart="latency"]`)))

@@ -57,6 +57,7 @@ func startDaemonWith(t *testing.T, models []string, moreConf string, addToRepo f
 	addr := freeAddr(t)
 	conf := fmt.Sprintf(`listen: %q
 grpc_listen: ""
+metrics: {listen: "127.0.0.1:0"}
 state_dir: %q
 runtime_dir: %q
 model_repository: %q

@@ -161,7 +161,7 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 			row(f.Field, "%s: warning for %s: %s", f.Path, f.For, f.Problem)
 		case f.Serving != "":
 			row(f.Field, "%s: %s serves there (a second serve needs another address)", f.Path, f.Serving)
-		case f.Field == "listen" || f.Field == "grpc_listen":
+		case f.Field == "listen" || f.Field == "grpc_listen" || f.Field == "metrics.listen":
 			row(f.Field, "%s: free", f.Path)
 		default:
 			row(f.Field, "%s: %s may use it", f.Path, f.For)

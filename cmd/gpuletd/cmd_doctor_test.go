@@ -76,8 +76,12 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer held.Close()
+	heldMetrics, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer heldMetrics.Close()
 	missing := filepath.Join(t.TempDir(), "no-models")
-	env := daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+missing, "GPULETD_LISTEN="+held.Addr().String(), "GPULETD_GRPC_LISTEN=")
+	env := daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+missing, "GPULETD_LISTEN="+held.Addr().String(), "GPULETD_GRPC_LISTEN=",
+		"GPULETD_METRICS_LISTEN="+heldMetrics.Addr().String())
 	code, r, out := doctorJSON(t, env)
 	require.Equal(t, 0, code, "folder and address problems are warnings; %s", out)
 	found := map[string]daemon.FolderCheck{}
@@ -88,7 +92,17 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 	require.Empty(t, found["state_dir"].Problem)
 	require.Empty(t, found["runtime_dir"].Problem)
 	require.Contains(t, found["listen"].Problem, "another process listens there")
+	require.Contains(t, found["metrics.listen"].Problem, "another process listens there")
+	require.Contains(t, found["metrics.listen"].Problem, "give gpuletd another address in metrics.listen (GPULETD_METRICS_LISTEN)")
 	require.NotContains(t, found, "grpc_listen", "an empty grpc_listen is not served, nor checked")
+
+	// serve stops at once on a metrics address another process holds, and
+	// says which setting it is.
+	free := daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+t.TempDir(), "GPULETD_LISTEN=127.0.0.1:0", "GPULETD_GRPC_LISTEN=",
+		"GPULETD_METRICS_LISTEN="+heldMetrics.Addr().String())
+	code, serveOut := runOnce(t, testbin.Gpuletd(t), t.TempDir(), free, "serve")
+	require.NotEqual(t, 0, code, serveOut)
+	require.Contains(t, serveOut, "listen on "+heldMetrics.Addr().String()+" (metrics.listen)")
 
 	_, table := runOnce(t, testbin.Gpuletd(t), t.TempDir(), env, "doctor")
 	require.Contains(t, table, "listen             "+held.Addr().String()+": warning for ")
@@ -96,12 +110,17 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 
 	// An address a gpuletd serves is named as that, not as a problem.
 	repo := t.TempDir()
-	addr, _ := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo))
-	_, r, out = doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr))
+	metricsAddr := freeAddr(t)
+	addr, _ := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_METRICS_LISTEN="+metricsAddr))
+	_, r, out = doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr, "GPULETD_METRICS_LISTEN="+metricsAddr))
 	for _, f := range r.Folders {
-		if f.Field == "listen" {
+		switch f.Field {
+		case "listen":
 			require.Empty(t, f.Problem, out)
 			require.True(t, strings.HasPrefix(f.Serving, "gpuletd "), out)
+		case "metrics.listen":
+			require.Empty(t, f.Problem, out)
+			require.Equal(t, "gpuletd", f.Serving, out)
 		}
 	}
 	require.NotNil(t, r.Models, out)

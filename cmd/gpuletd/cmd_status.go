@@ -127,6 +127,7 @@ type adminStatus struct {
 	Version         string          `json:"version"`
 	Ready           bool            `json:"ready"`
 	GRPCListen      *string         `json:"grpc_listen"` // nil from a daemon that does not say
+	MetricsListen   string          `json:"metrics_listen"`
 	Policy          string          `json:"policy"`
 	Algorithm       string          `json:"algorithm"`
 	Devices         []adminDevice   `json:"devices"`
@@ -303,6 +304,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintln(w, "gRPC off (grpc_listen is empty)")
 	default:
 		fmt.Fprintf(w, "gRPC on %s (inference.GRPCInferenceService, grpc.health.v1.Health)\n", *s.GRPCListen)
+	}
+	if s.MetricsListen != "" {
+		fmt.Fprintf(w, "metrics also on %s (/metrics alone)\n", s.MetricsListen)
 	}
 	fmt.Fprintf(w, "policy %s, placement %s, %s, %s\n", s.Policy, s.Algorithm,
 		counted(s.Reorganizations, "reorganization"), counted(s.Restarts, "executor restart"))

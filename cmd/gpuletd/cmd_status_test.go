@@ -82,6 +82,12 @@ func TestWriteStatus(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	require.Contains(t, b.String(), "emu0-100-1  100%  ready  0.8%  -       lenet5")
+	require.NotContains(t, b.String(), "metrics also", "no metrics listener of its own")
+
+	s.MetricsListen = "0.0.0.0:8702"
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "(inference.GRPCInferenceService, grpc.health.v1.Health)\nmetrics also on 0.0.0.0:8702 (/metrics alone)\npolicy deferred")
 }
 
 func TestWriteStatusCountsRestarts(t *testing.T) {

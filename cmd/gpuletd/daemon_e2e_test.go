@@ -131,8 +131,9 @@ func TestKServeProtocol(t *testing.T) {
 	// zoo's 5 ms, which a race-instrumented build on a loaded machine can
 	// miss between the socket and the executor (seen once in CI: the first
 	// request was refused as deadline_unreachable).
+	metricsAddr := freeAddr(t)
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=128KiB",
-		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet")
+		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet", "GPULETD_METRICS_LISTEN="+metricsAddr)
 
 	r := do(t, "GET", base+"/v2", nil, nil)
 	require.Equal(t, 200, r.code)
@@ -300,6 +301,7 @@ func TestKServeProtocol(t *testing.T) {
 		"each executor's resident memory")
 	require.Contains(t, string(r.body), `gpuletd_executor_hop_duration_seconds_count{model="mlp"} 3`, "every answer's hop is measured")
 	lintMetrics(t, r.body)
+	checkMetricsListener(t, base, metricsAddr)
 
 	checkCompression(t, base)
 
@@ -456,4 +458,27 @@ func checkCompression(t *testing.T, base string) {
 			require.Equal(t, reason, r.header.Get(kserve.HeaderFailureReason))
 		})
 	}
+}
+
+// checkMetricsListener: metrics.listen serves the same /metrics as the API's
+// listener (HEAD too), and nothing else: the API's paths there are 404s
+// that say where the API is. The status names it.
+func checkMetricsListener(t *testing.T, base, addr string) {
+	t.Helper()
+	r := do(t, "GET", "http://"+addr+"/metrics", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `gpuletd_request_failures_total{model="mlp",reason="bad_request"}`)
+	lintMetrics(t, r.body)
+	require.Equal(t, 200, do(t, "HEAD", "http://"+addr+"/metrics", nil, nil).code)
+	for _, path := range []string{"/v2/health/ready", "/api/v1/status", "/"} {
+		r := do(t, "GET", "http://"+addr+path, nil, nil)
+		require.Equal(t, 404, r.code, path)
+		require.Contains(t, string(r.body), "serves GET /metrics alone; the API is on listen", path)
+	}
+	require.Equal(t, 404, do(t, "POST", "http://"+addr+"/v2/models/mlp/infer", []byte(`{}`), nil).code)
+	var st struct {
+		MetricsListen string `json:"metrics_listen"`
+	}
+	require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/status", nil, nil).body, &st))
+	require.Equal(t, addr, st.MetricsListen)
 }

@@ -59,8 +59,8 @@ func TestTLS(t *testing.T) {
 	repo := filepath.Join(dir, "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 3))
 	setProfile(t, repo, "lenet5", "alexnet", "200ms")
-	grpcAddr := freeAddr(t)
-	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr,
+	grpcAddr, metricsAddr := freeAddr(t), freeAddr(t)
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_METRICS_LISTEN="+metricsAddr,
 		"GPULETD_TLS_CERT_FILE="+certFile, "GPULETD_TLS_KEY_FILE="+keyFile)
 	addr, logs, pid := startDaemonUnder(t, env)
 	base := "https://" + addr
@@ -89,6 +89,17 @@ func TestTLS(t *testing.T) {
 	require.Equal(t, 400, plain.StatusCode, "plain HTTP to the TLS listener")
 	_, metrics := get("/metrics")
 	require.Contains(t, metrics, "gpuletd_tls_certificate_expiry_timestamp_seconds "+strconv.FormatFloat(float64(notAfter.Unix()), 'e', -1, 64))
+	// The metrics listener over TLS too, and not without it.
+	resp, err = client.Get("https://" + metricsAddr + "/metrics")
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode, string(body))
+	require.Contains(t, string(body), "gpuletd_tls_certificate_expiry_timestamp_seconds ")
+	plain, err = http.Get("http://" + metricsAddr + "/metrics")
+	require.NoError(t, err)
+	plain.Body.Close()
+	require.Equal(t, 400, plain.StatusCode, "plain HTTP to the TLS metrics listener")
 
 	// gRPC over TLS, and not without it.
 	pool := client.Transport.(*http.Transport).TLSClientConfig.RootCAs

@@ -73,8 +73,14 @@ type Log struct {
 	Format string `yaml:"format"`
 }
 
-// Metrics configures what /metrics exports beside gpuletd's own families.
+// Metrics configures what /metrics exports beside gpuletd's own families,
+// and where else it is served.
 type Metrics struct {
+	// Listen is a listener of its own that serves /metrics alone (Triton's
+	// metrics port), so that a Prometheus on another host can scrape the
+	// node while the API stays on loopback; empty: /metrics is on listen
+	// only. TLS, when configured, applies to it too.
+	Listen string `yaml:"listen"`
 	// TritonNames also exports the statistics under Triton's metric names
 	// (nv_inference_*, nv_gpu_*), for dashboards and alerts built for
 	// Triton.

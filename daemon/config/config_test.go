@@ -151,6 +151,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"bad size", "partitioning:\n  sizes: [50, 150]\n", nil, []string{"partitioning.sizes[1]", `"150"`, "1 to 100"}},
 		{"duplicate size", "partitioning:\n  sizes: [50, 50]\n", nil, []string{"partitioning.sizes[1]", "each size once"}},
 		{"bad listen", "listen: nowhere\n", nil, []string{"listen", `"nowhere"`, "host:port"}},
+		{"bad metrics listener", "", []string{"GPULETD_METRICS_LISTEN=:http"}, []string{"metrics.listen", `":http"`, "port from 0 to 65535"}},
+		{"metrics on the gRPC listener", "grpc_listen: 0.0.0.0:8701\nmetrics:\n  listen: 0.0.0.0:8701\n", nil, []string{"metrics.listen", "grpc_listen's address", "a port of their own"}},
 		{"bad devices word", "devices: tpu\n", nil, []string{"devices", `"tpu"`, "auto, nvidia, cpu"}},
 		{"emulated without set", "devices:\n  - kind: emulated\n    count: 2\n", nil, []string{"devices[0].profiles", "igniter-v100"}},
 		{"emulated with an unknown set", "devices:\n  - kind: emulated\n    profiles: nosuchset\n    count: 2\n", nil, []string{"devices[0].profiles", `"nosuchset"`, "use one of", "igniter-v100"}},
@@ -279,4 +281,17 @@ func TestTheSuggestedBudgetHoldsOneBody(t *testing.T) {
 		c.Limits.MaxRequestBody, c.Limits.MaxInflightBytes = body, m
 		require.NoError(t, c.Validate())
 	}
+}
+
+// TestSameAddress: a listener's address clashes with another listener's
+// when they are the same, but port 0 (any free port) clashes with none.
+func TestSameAddress(t *testing.T) {
+	others := map[string]string{"listen": "127.0.0.1:8700", "grpc_listen": "127.0.0.1:0"}
+	require.Equal(t, "listen", sameAddress("127.0.0.1:8700", others))
+	require.Empty(t, sameAddress("127.0.0.1:0", others))
+	require.Equal(t, "listen", sameAddress("0.0.0.0:8700", others), "every host takes loopback's port too")
+	require.Equal(t, "listen", sameAddress(":8700", others))
+	require.Empty(t, sameAddress("127.0.0.2:8700", others), "another host")
+	require.Empty(t, sameAddress("127.0.0.1:8702", others))
+	require.Empty(t, sameAddress("127.0.0.1:8702", map[string]string{"grpc_listen": ""}), "a listener that is off")
 }

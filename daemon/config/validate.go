@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -62,6 +63,13 @@ func (c *Config) Validate() error {
 	if c.GRPCListen != "" {
 		if err := checkListen(c.GRPCListen); err != nil {
 			bad("grpc_listen", c.GRPCListen, err.Error())
+		}
+	}
+	if c.Metrics.Listen != "" {
+		if err := checkListen(c.Metrics.Listen); err != nil {
+			bad("metrics.listen", c.Metrics.Listen, err.Error())
+		} else if other := sameAddress(c.Metrics.Listen, map[string]string{"listen": c.Listen, "grpc_listen": c.GRPCListen}); other != "" {
+			bad("metrics.listen", c.Metrics.Listen, "it is "+other+"'s address; give the metrics a port of their own, such as 127.0.0.1:8702")
 		}
 	}
 	for _, d := range []struct{ name, v string }{
@@ -237,6 +245,25 @@ func checkListen(addr string) error {
 		return errors.New("use a port from 0 to 65535")
 	}
 	return nil
+}
+
+// sameAddress names the listener of others (by field) whose address addr
+// would take too, or "": the same port on the same host, or on any host
+// where either listens on all of them (0.0.0.0, ::, no host); port 0 (any
+// free port) clashes with none.
+func sameAddress(addr string, others map[string]string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	if port == "0" {
+		return ""
+	}
+	everywhere := func(h string) bool { return h == "" || net.ParseIP(h) != nil && net.ParseIP(h).IsUnspecified() }
+	for _, field := range slices.Sorted(maps.Keys(others)) {
+		h, p, err := net.SplitHostPort(others[field])
+		if err == nil && p == port && (h == host || everywhere(h) || everywhere(host)) {
+			return field
+		}
+	}
+	return ""
 }
 
 // CheckPolicy accepts deferred, eager, flex and timeout:<duration>.

@@ -79,6 +79,7 @@ function renderSummary(st) {
     ['Reorganizations', String(st.reorganizations)],
     ['Executor restarts', String(st.executor_restarts)],
   ];
+  if (st.metrics_listen) items.splice(3, 0, ['Metrics', `${st.metrics_listen} (/metrics alone)`]);
   if (st.not_loaded && st.not_loaded.length) items.push(['Not loaded', st.not_loaded.join(', ') + ' (startup_models)']);
   $('summary').replaceChildren(
     ...items.map(([k, v]) => h('div', { class: 'kv', 'data-key': k.toLowerCase().replace(/ /g, '-') }, h('dt', { text: k }), h('dd', { text: v }))),
