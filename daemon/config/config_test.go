@@ -152,6 +152,7 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"duplicate size", "partitioning:\n  sizes: [50, 50]\n", nil, []string{"partitioning.sizes[1]", "each size once"}},
 		{"bad listen", "listen: nowhere\n", nil, []string{"listen", `"nowhere"`, "host:port"}},
 		{"bad metrics listener", "", []string{"GPULETD_METRICS_LISTEN=:http"}, []string{"metrics.listen", `":http"`, "port from 0 to 65535"}},
+		{"gRPC on the HTTP listener", "", []string{"GPULETD_GRPC_LISTEN=:8700"}, []string{"grpc_listen", "listen's address", "a port of its own"}},
 		{"metrics on the gRPC listener", "grpc_listen: 0.0.0.0:8701\nmetrics:\n  listen: 0.0.0.0:8701\n", nil, []string{"metrics.listen", "grpc_listen's address", "a port of their own"}},
 		{"bad devices word", "devices: tpu\n", nil, []string{"devices", `"tpu"`, "auto, nvidia, cpu"}},
 		{"emulated without set", "devices:\n  - kind: emulated\n    count: 2\n", nil, []string{"devices[0].profiles", "igniter-v100"}},

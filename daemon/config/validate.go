@@ -63,6 +63,8 @@ func (c *Config) Validate() error {
 	if c.GRPCListen != "" {
 		if err := checkListen(c.GRPCListen); err != nil {
 			bad("grpc_listen", c.GRPCListen, err.Error())
+		} else if other := sameAddress(c.GRPCListen, map[string]string{"listen": c.Listen}); other != "" {
+			bad("grpc_listen", c.GRPCListen, "it is "+other+"'s address; give gRPC a port of its own, such as 127.0.0.1:8701")
 		}
 	}
 	if c.Metrics.Listen != "" {
