@@ -14,7 +14,8 @@
 #   lib/gpuletd/licenses/            ONNX Runtime's licences
 #   systemd/install.sh, gpuletd.service, gpuletd.yaml
 #                                    install as make install does
-#   README.md, docs/OPERATIONS.md
+#   README.md, docs/OPERATIONS.md, docs/API.md
+#   alerts/gpuletd.rules.yml         Prometheus alerting rules
 # so the folder runs where it is unpacked (bin/gpuletd serve) or installs as
 # a service (sudo ./systemd/install.sh install).
 #
@@ -52,7 +53,7 @@ if [ "$gpu" = 1 ]; then archive=$name-$platform-cuda.tar.gz; fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/$name
-install -d "$root/bin" "$root/lib/gpuletd" "$root/systemd" "$root/docs"
+install -d "$root/bin" "$root/lib/gpuletd" "$root/systemd" "$root/docs" "$root/alerts"
 install -m 0755 "$bin" "$root/bin/gpuletd"
 install -m 0644 "$lib" "$root/lib/gpuletd/libonnxruntime.so.1"
 if [ "$gpu" = 1 ]; then
@@ -67,7 +68,8 @@ done
 install -m 0755 systemd/install.sh "$root/systemd/install.sh"
 install -m 0644 systemd/gpuletd.service systemd/gpuletd.yaml "$root/systemd/"
 install -m 0644 README.md "$root/README.md"
-install -m 0644 docs/OPERATIONS.md "$root/docs/OPERATIONS.md"
+install -m 0644 docs/OPERATIONS.md docs/API.md "$root/docs/"
+install -m 0644 alerts/gpuletd.rules.yml "$root/alerts/gpuletd.rules.yml"
 
 mkdir -p "$out"
 tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner \

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/alerts"
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/modelzoo"
@@ -302,6 +303,13 @@ func TestKServeProtocol(t *testing.T) {
 	require.Contains(t, string(r.body), `gpuletd_executor_hop_duration_seconds_count{model="mlp"} 3`, "every answer's hop is measured")
 	lintMetrics(t, r.body)
 	checkMetricsListener(t, base, metricsAddr)
+	// The shipped alerting rules read families this daemon exports (the
+	// certificate's only with TLS, checked in TestTLS).
+	for _, name := range alerts.Metrics() {
+		if name != "gpuletd_tls_certificate_expiry_timestamp_seconds" {
+			require.Contains(t, string(r.body), "\n# TYPE "+name+" ", "alerts/gpuletd.rules.yml reads %s", name)
+		}
+	}
 
 	checkCompression(t, base)
 

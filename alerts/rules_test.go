@@ -1,0 +1,65 @@
+package alerts
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// promtool runs promtool with args in this folder, or skips without it
+// (make test-deps installs it).
+func promtool(t *testing.T, args ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed; make test-deps installs it")
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	require.NoError(t, err, "promtool %v:\n%s", args, out)
+	return string(out)
+}
+
+// TestRulesAreValid: promtool reads every rule.
+func TestRulesAreValid(t *testing.T) {
+	require.Contains(t, promtool(t, "check", "rules", "gpuletd.rules.yml"), "SUCCESS: 8 rules found")
+}
+
+// TestRulesFireWhereTheyShould: promtool's unit tests of the rules pass
+// (each alert fires on its series and stays quiet before and after).
+func TestRulesFireWhereTheyShould(t *testing.T) {
+	require.Contains(t, promtool(t, "test", "rules", "gpuletd.rules.test.yml"), "SUCCESS")
+}
+
+// TestRulesReadDocumentedMetrics: every gpuletd family the rules name is a
+// row of OPERATIONS.md's metrics table, so that a renamed family cannot
+// leave a rule reading nothing.
+func TestRulesReadDocumentedMetrics(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "docs", "OPERATIONS.md"))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, f.Close()) }()
+	row := regexp.MustCompile("^\\| `gpuletd_")
+	documented := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if line := sc.Text(); row.MatchString(line) {
+			cell := strings.SplitN(line, "|", 3)[1] // the family column
+			for _, name := range metricName.FindAllString(cell, -1) {
+				documented[name] = true
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, documented)
+	names := Metrics()
+	require.Contains(t, names, "gpuletd_model_state")
+	for _, name := range names {
+		require.True(t, documented[name], "%s is read by the rules but is not in OPERATIONS.md's metrics table", name)
+	}
+}
