@@ -10,8 +10,8 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -122,8 +122,8 @@ func gpuletdAt(addr string) string {
 	return "gpuletd " + md.Version
 }
 
-// gpuletdMetricsAt is "gpuletd" when a gpuletd's metrics listener answers
-// GET /metrics at addr, else empty.
+// gpuletdMetricsAt is "gpuletd VERSION" when a gpuletd's metrics listener
+// answers GET /metrics at addr (its gpuletd_build_info), else empty.
 func gpuletdMetricsAt(addr string) string {
 	c := http.Client{Timeout: 500 * time.Millisecond}
 	resp, err := c.Get("http://" + addr + "/metrics")
@@ -132,11 +132,18 @@ func gpuletdMetricsAt(addr string) string {
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "\ngpuletd_") {
+	if err != nil || resp.StatusCode != http.StatusOK {
 		return ""
 	}
-	return "gpuletd"
+	m := buildInfo.FindSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return "gpuletd " + string(m[1])
 }
+
+// buildInfo finds the version in gpuletd_build_info's sample.
+var buildInfo = regexp.MustCompile(`\ngpuletd_build_info\{[^}]*\bversion="([^"]*)"`)
 
 // gpuletdAtGRPC is "gpuletd VERSION" when a gpuletd answers ServerMetadata
 // over plain gRPC at addr, else empty.

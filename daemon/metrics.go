@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"runtime"
 	"strconv"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/pipeline"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,6 +80,7 @@ type nodeCollector struct{ n *node }
 var (
 	descBusy         = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
 	descSize         = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
+	descBuildInfo    = prometheus.NewDesc("gpuletd_build_info", "Always 1; its labels say which gpuletd serves: its version and the Go release it was built with.", []string{"version", "goversion"}, nil)
 	descGpuletMemory = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
 	descRate         = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
 	descAssigned     = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
@@ -106,7 +109,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBusy, descSize, descGpuletMemory, descRate, descAssigned, descState, descReorg, descRestart, descMemory, descUtil,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descState, descReorg, descRestart, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
 		ch <- d
@@ -115,6 +118,7 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	n := c.n
+	ch <- prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, version.Version, runtime.Version())
 	inv := n.devices.Inventory()
 	for _, g := range n.sup.list() {
 		ch <- prometheus.MustNewConstMetric(descSize, prometheus.GaugeValue, float64(g.size), g.id, g.device.ID)

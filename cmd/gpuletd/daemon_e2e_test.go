@@ -298,6 +298,7 @@ func TestKServeProtocol(t *testing.T) {
 	require.Equal(t, 200, r.code)
 	require.Contains(t, string(r.body), `gpuletd_request_failures_total{model="mlp",reason="bad_request"}`)
 	require.Contains(t, string(r.body), `gpuletd_gpulet_size_percent`)
+	require.Regexp(t, `\ngpuletd_build_info\{goversion="go[^"]+",version="[^"]+"\} 1\n`, string(r.body))
 	require.Regexp(t, `\ngpuletd_gpulet_memory_bytes\{device="[^"]+",gpulet="[^"]+",kind="host"\} \d`, string(r.body),
 		"each executor's resident memory")
 	require.Contains(t, string(r.body), `gpuletd_executor_hop_duration_seconds_count{model="mlp"} 3`, "every answer's hop is measured")
