@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -21,7 +22,7 @@ const bytesPerElementOfBytes = 4
 
 // smallestInputBytes is what each input of m takes in its smallest
 // request: one row, every dynamic dimension 1, a BYTES element its length
-// alone.
+// alone; math.MaxInt64 for dimensions whose product does not fit.
 func smallestInputBytes(m *repository.Model) []int64 {
 	out := make([]int64, len(m.Inputs))
 	for i, in := range m.Inputs {
@@ -30,7 +31,11 @@ func smallestInputBytes(m *repository.Model) []int64 {
 			size = bytesPerElementOfBytes
 		}
 		for _, d := range in.Dims {
-			if d > 0 {
+			switch {
+			case d <= 0:
+			case size > math.MaxInt64/d:
+				size = math.MaxInt64
+			default:
 				size *= d
 			}
 		}

@@ -31,6 +31,8 @@ func TestRequestLimitWarning(t *testing.T) {
 			`every request is refused: input "image" alone takes 602112 bytes in a request of one row, above limits.max_request_body (65536 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`},
 		{"inputs above the limit together", []repository.TensorSpec{in("a", tensor.FP16, 600), in("b", tensor.Int64, 100)}, 1500,
 			"REST and gRPC requests are refused as too large: a request of one row carries 2000 bytes of tensor data, above limits.max_request_body (1500 bytes); raise the limit, or send the inputs through shared memory"},
+		{"dimensions whose product overflows", []repository.TensorSpec{in("huge", tensor.FP32, 1<<40, 1<<40)}, 64 << 20,
+			`every request is refused: input "huge" alone takes 9223372036854775807 bytes in a request of one row, above limits.max_request_body (67108864 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`},
 		{"a BYTES element takes its length", []repository.TensorSpec{in("text", tensor.Bytes, -1, 300)}, 1024,
 			`every request is refused: input "text" alone takes 1200 bytes in a request of one row, above limits.max_request_body (1024 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`},
 	} {
