@@ -119,9 +119,7 @@ func (c *catalog) isNotLoaded(name string) bool {
 // once the store can be written again.
 func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 	if c.requestLimit != nil {
-		if w := RequestLimitWarning(m, c.requestLimit()); w != "" {
-			c.log.Warn("model requests cannot fit the request limit", zap.String("model", m.Name), zap.String("warning", w))
-		}
+		c.warnIfTooLarge(m, c.requestLimit())
 	}
 	if m.Config.Ensemble != nil {
 		c.mu.Lock()

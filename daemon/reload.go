@@ -71,6 +71,7 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			n.stepRates.setWeight(next.Scheduler.EWMAWeight)
 		case "limits.max_request_body":
 			merged.Limits.MaxRequestBody = next.Limits.MaxRequestBody
+			n.catalog.warnRequestLimit(int64(next.Limits.MaxRequestBody))
 		case "limits.max_queued_per_model":
 			merged.Limits.MaxQueuedPerModel = next.Limits.MaxQueuedPerModel
 		case "auth.admin_token":

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"go.uber.org/zap"
+
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
@@ -71,4 +73,23 @@ func (n *node) modelWarnings(m *repository.Model) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// warnIfTooLarge logs the warning of model m when its requests cannot fit
+// limit.
+func (c *catalog) warnIfTooLarge(m *repository.Model, limit int64) {
+	if w := RequestLimitWarning(m, limit); w != "" {
+		c.log.Warn("model requests cannot fit the request limit", zap.String("model", m.Name), zap.String("warning", w))
+	}
+}
+
+// warnRequestLimit logs the warning of every served model and pipeline
+// whose requests cannot fit a new limit (a reload's).
+func (c *catalog) warnRequestLimit(limit int64) {
+	if c == nil {
+		return
+	}
+	for _, m := range append(c.all(), c.allPipelines()...) {
+		c.warnIfTooLarge(m, limit)
+	}
 }

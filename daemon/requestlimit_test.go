@@ -5,8 +5,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
@@ -62,4 +65,32 @@ func TestModelWarningsFollowTheLimit(t *testing.T) {
 	raised.Limits.MaxRequestBody = 64 << 20
 	n.cfg.Store(&raised)
 	require.Len(t, n.modelWarnings(m), 1)
+}
+
+// TestReloadWarnsOfModelsTheNewLimitShutsOut: a reload that lowers
+// limits.max_request_body below a served model's smallest request logs the
+// model's warning, as its load did; a limit that fits logs nothing.
+func TestReloadWarnsOfModelsTheNewLimitShutsOut(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	cur := config.Default()
+	cur.GRPCListen = ""
+	n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
+		catalog: newCatalog(t.TempDir(), 0, nil, nil, zap.New(core))}
+	n.cfg.Store(&cur)
+	n.catalog.models["lenet5"] = &repository.Model{Name: "lenet5", Inputs: []repository.TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}}}
+
+	next := cur
+	next.Limits.MaxRequestBody = 16 << 20
+	applied, _ := n.reload(&next)
+	require.Equal(t, []string{"limits.max_request_body"}, applied)
+	require.Zero(t, logs.Len(), "3136 bytes fit 16 MiB")
+
+	lower := next
+	lower.Limits.MaxRequestBody = 2 << 10
+	n.reload(&lower)
+	require.Equal(t, 1, logs.Len())
+	e := logs.All()[0]
+	require.Equal(t, "model requests cannot fit the request limit", e.Message)
+	require.Equal(t, "lenet5", e.ContextMap()["model"])
+	require.Contains(t, e.ContextMap()["warning"], `input "input" alone takes 3136 bytes`)
 }
