@@ -157,10 +157,11 @@ func WhyNotWritableBy(u *user.User, dir string, files ...string) error {
 	return a.whyNotWritable(dir, files...)
 }
 
-// writableBy tells from path's owner and mode whether the user uid, in the
-// groups gids, may write it: unix.EACCES when not, unix.ENOENT when it is
-// missing. As the kernel does, the owner's bits apply to the owner, the
-// group's to a member of the file's group, the others' to the rest.
+// writableBy tells from path's owner and mode, or its access ACL where it
+// has one, whether the user uid, in the groups gids, may write it:
+// unix.EACCES when not, unix.ENOENT when it is missing. As the kernel does,
+// the owner's bits apply to the owner, the group's to a member of the
+// file's group, the others' to the rest.
 func writableBy(path string, uid uint32, gids []uint32) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -168,6 +169,12 @@ func writableBy(path string, uid uint32, gids []uint32) error {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
+		return nil
+	}
+	if acl, err := readACL(path); err == nil {
+		if !aclWritable(acl, st.Uid, st.Gid, uid, gids) {
+			return unix.EACCES
+		}
 		return nil
 	}
 	bit := fs.FileMode(0o002) // others'
