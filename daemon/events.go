@@ -26,6 +26,9 @@ const (
 	// EventSLOUnreachable: a model's batch of one is predicted past its SLO
 	// on a gpu-let it is placed on (slowstart.go).
 	EventSLOUnreachable = "slo_unreachable"
+	// EventRequestLimit: a served model's smallest request is above
+	// limits.max_request_body (requestlimit.go).
+	EventRequestLimit = "request_limit"
 )
 
 // events records what happens in the store (the history) and hands each

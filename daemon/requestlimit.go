@@ -3,11 +3,13 @@ package daemon
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 // A model whose smallest request does not fit limits.max_request_body is
@@ -75,11 +77,17 @@ func (n *node) modelWarnings(m *repository.Model) []string {
 	return out
 }
 
-// warnIfTooLarge logs the warning of model m when its requests cannot fit
-// limit.
+// warnIfTooLarge logs the warning of model m, and records it as an event,
+// when its requests cannot fit limit.
 func (c *catalog) warnIfTooLarge(m *repository.Model, limit int64) {
-	if w := RequestLimitWarning(m, limit); w != "" {
-		c.log.Warn("model requests cannot fit the request limit", zap.String("model", m.Name), zap.String("warning", w))
+	w := RequestLimitWarning(m, limit)
+	if w == "" {
+		return
+	}
+	c.log.Warn("model requests cannot fit the request limit", zap.String("model", m.Name), zap.String("warning", w))
+	if c.events != nil {
+		c.events.add(EventRequestLimit, store.SeverityWarning, m.Name+": "+w,
+			map[string]string{"model": m.Name, "max_request_body": strconv.FormatInt(limit, 10)})
 	}
 }
 

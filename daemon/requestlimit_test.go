@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 // TestRequestLimitWarning: a model whose smallest request (one row, each
@@ -69,13 +73,17 @@ func TestModelWarningsFollowTheLimit(t *testing.T) {
 
 // TestReloadWarnsOfModelsTheNewLimitShutsOut: a reload that lowers
 // limits.max_request_body below a served model's smallest request logs the
-// model's warning, as its load did; a limit that fits logs nothing.
+// model's warning and records it as an event, as its load did; a limit
+// that fits says nothing.
 func TestReloadWarnsOfModelsTheNewLimitShutsOut(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
 	cur := config.Default()
 	cur.GRPCListen = ""
 	n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
-		catalog: newCatalog(t.TempDir(), 0, nil, nil, zap.New(core))}
+		catalog: newCatalog(t.TempDir(), 0, st, newEvents(st, zap.NewNop()), zap.New(core))}
 	n.cfg.Store(&cur)
 	n.catalog.models["lenet5"] = &repository.Model{Name: "lenet5", Inputs: []repository.TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}}}
 
@@ -93,4 +101,11 @@ func TestReloadWarnsOfModelsTheNewLimitShutsOut(t *testing.T) {
 	require.Equal(t, "model requests cannot fit the request limit", e.Message)
 	require.Equal(t, "lenet5", e.ContextMap()["model"])
 	require.Contains(t, e.ContextMap()["warning"], `input "input" alone takes 3136 bytes`)
+	evs, err := st.Events(context.Background(), 0, 10)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, EventRequestLimit, evs[0].Kind)
+	require.Equal(t, store.SeverityWarning, evs[0].Severity)
+	require.Equal(t, map[string]string{"model": "lenet5", "max_request_body": "2048"}, evs[0].Attrs)
+	require.True(t, strings.HasPrefix(evs[0].Message, `lenet5: every request is refused: input "input" alone takes 3136 bytes`), evs[0].Message)
 }

@@ -20,6 +20,7 @@ const KINDS = [
   'devices',
   'store',
   'slo_unreachable',
+  'request_limit',
 ];
 
 const MAX = 200; // events kept on the page
