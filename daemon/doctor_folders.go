@@ -103,20 +103,30 @@ func folderProblem(dir string, files ...string) error {
 	return fsperm.WhyNotWritable(dir, files...)
 }
 
+// probeHTTP GETs path at addr over plain HTTP, at most limit bytes of a
+// 200 answer; nil when nothing answers so.
+func probeHTTP(addr, path string, limit int64) []byte {
+	c := http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := c.Get("http://" + addr + path)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	return body
+}
+
 // gpuletdAt is "gpuletd VERSION" when a gpuletd answers plain HTTP at addr
 // (its server metadata), else empty.
 func gpuletdAt(addr string) string {
-	c := http.Client{Timeout: 500 * time.Millisecond}
-	resp, err := c.Get("http://" + addr + "/v2")
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
 	var md struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&md) != nil || md.Name != "gpuletd" {
+	if body := probeHTTP(addr, "/v2", 1<<16); body == nil || json.Unmarshal(body, &md) != nil || md.Name != "gpuletd" {
 		return ""
 	}
 	return "gpuletd " + md.Version
@@ -125,17 +135,7 @@ func gpuletdAt(addr string) string {
 // gpuletdMetricsAt is "gpuletd VERSION" when a gpuletd's metrics listener
 // answers GET /metrics at addr (its gpuletd_build_info), else empty.
 func gpuletdMetricsAt(addr string) string {
-	c := http.Client{Timeout: 500 * time.Millisecond}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return ""
-	}
-	m := buildInfo.FindSubmatch(body)
+	m := buildInfo.FindSubmatch(probeHTTP(addr, "/metrics", 1<<20))
 	if m == nil {
 		return ""
 	}
