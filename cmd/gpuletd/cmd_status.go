@@ -189,7 +189,10 @@ type adminDevice struct {
 	Type    string `json:"type"`
 	Backend string `json:"backend"`
 	Health  string `json:"health"`
-	MIG     *struct {
+	// MemoryTotal and MemoryFree are the driver's, on an NVIDIA GPU.
+	MemoryTotal uint64 `json:"memory_total"`
+	MemoryFree  uint64 `json:"memory_free"`
+	MIG         *struct {
 		Instances []struct {
 			Profile    string `json:"profile"`
 			UUID       string `json:"uuid"`
@@ -197,6 +200,17 @@ type adminDevice struct {
 			MPSPipeDir string `json:"mps_pipe_dir"`
 		} `json:"instances"`
 	} `json:"mig"`
+}
+
+// memoryText is a GPU's memory in use and its total, as the driver says,
+// in whole GiB ("12/80GiB"); "-" for other devices (an emulated GPU's
+// memory is its profile set's, with nothing in use to tell).
+func (d adminDevice) memoryText() string {
+	if d.Kind != "nvidia" || d.MemoryTotal == 0 {
+		return "-"
+	}
+	gib := func(b uint64) string { return strconv.FormatFloat(float64(b)/(1<<30), 'f', 0, 64) }
+	return gib(d.MemoryTotal-min(d.MemoryFree, d.MemoryTotal)) + "/" + gib(d.MemoryTotal) + "GiB"
 }
 
 // adminGpulet is one running gpu-let of the status.
@@ -356,9 +370,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 
 	fmt.Fprintln(w)
 	tw := newTable(w)
-	fmt.Fprintln(tw, "DEVICE\tKIND\tTYPE\tBACKEND\tHEALTH\tNAME")
+	fmt.Fprintln(tw, "DEVICE\tKIND\tTYPE\tBACKEND\tHEALTH\tMEMORY\tNAME")
 	for _, d := range s.Devices {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Type, orDash(d.Backend), orDash(d.Health), clip(d.Name, 28))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Type, orDash(d.Backend), orDash(d.Health), d.memoryText(), clip(d.Name, 28))
 		if d.MIG != nil {
 			for _, in := range d.MIG.Instances {
 				use := "free"
@@ -368,7 +382,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 				if in.MPSPipeDir != "" {
 					use += ", MPS inside"
 				}
-				fmt.Fprintf(tw, "  %s\t\t\t%s\t%s\t%s\n", in.Profile, "mig instance", use, in.UUID)
+				fmt.Fprintf(tw, "  %s\t\t\t%s\t%s\t\t%s\n", in.Profile, "mig instance", use, in.UUID)
 			}
 		}
 	}

@@ -46,7 +46,7 @@ func TestWriteStatus(t *testing.T) {
 		"gpuletd dev at http://127.0.0.1:18711: ready\ngRPC on 127.0.0.1:18712 (inference.GRPCInferenceService, grpc.health.v1.Health)\n",
 		"policy deferred, placement gpulet-int, 1 reorganization, 0 executor restarts",
 		"(rate of mlp surged)",
-		"emu1    emulated  igniter-v100  mps      ok      Emulated igniter-v100",
+		"emu1    emulated  igniter-v100  mps      ok      -       Emulated igniter-v100",
 		"emu0-100-1  100%  ready  0.8%  76.8 MiB  lenet5  1      160/s   1.0",
 		"                                        mlp     1      72.0/s  1.1",
 		"lenet5  5.00ms  yaml     0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
@@ -83,6 +83,16 @@ func TestWriteStatus(t *testing.T) {
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	require.Contains(t, b.String(), "emu0-100-1  100%  ready  0.8%  -       lenet5")
 	require.NotContains(t, b.String(), "metrics also", "no metrics listener of its own")
+
+	// An NVIDIA GPU says how much of its memory is in use.
+	emulated := s.Devices
+	s.Devices = []adminDevice{{ID: "gpu0", Kind: "nvidia", Type: "h100-80gb-hbm3", Backend: "mps", Health: "ok", Name: "NVIDIA H100 80GB HBM3",
+		MemoryTotal: 80 << 30, MemoryFree: 68 << 30}}
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "gpu0    nvidia  h100-80gb-hbm3  mps      ok      12/80GiB  NVIDIA H100 80GB HBM3\n")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	s.Devices = emulated
 
 	s.MetricsListen = "0.0.0.0:8702"
 	b.Reset()
