@@ -2,6 +2,7 @@ package mps
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 
@@ -116,7 +117,7 @@ func processes(h nvml.Device) ([]GPUProcess, error) {
 			}
 			seen[p.Pid] = true
 			out = append(out, GPUProcess{
-				PID: int(p.Pid), UsedMemory: p.UsedGpuMemory,
+				PID: int(p.Pid), UsedMemory: usedMemory(p.UsedGpuMemory),
 				GPUInstance: instanceID(p.GpuInstanceId), ComputeInstance: instanceID(p.ComputeInstanceId),
 			})
 		}
@@ -126,6 +127,17 @@ func processes(h nvml.Device) ([]GPUProcess, error) {
 		add(mpsProcs)
 	}
 	return out, nil
+}
+
+// usedMemory is a process's GPU memory as NVML gives it, 0 where NVML says
+// it is not available (all bits set: what some drivers give for MPS
+// clients and processes in containers, which a reader would otherwise take
+// for 16 EiB).
+func usedMemory(v uint64) uint64 {
+	if v == math.MaxUint64 {
+		return 0
+	}
+	return v
 }
 
 func instanceID(v uint32) int {

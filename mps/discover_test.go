@@ -1,6 +1,7 @@
 package mps
 
 import (
+	"math"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -30,7 +31,10 @@ func TestDiscover(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, mocks := newServer(t, tt.cfg, 2)
-			mocks[1].setProcs(nvml.ProcessInfo{Pid: 4242, UsedGpuMemory: 1 << 30, GpuInstanceId: noInstance, ComputeInstanceId: noInstance})
+			// NVML's "not available" (all bits set) for the second
+			// process's memory, as some drivers give for MPS clients.
+			mocks[1].setProcs(nvml.ProcessInfo{Pid: 4242, UsedGpuMemory: 1 << 30, GpuInstanceId: noInstance, ComputeInstanceId: noInstance},
+				nvml.ProcessInfo{Pid: 4243, UsedGpuMemory: math.MaxUint64, GpuInstanceId: noInstance, ComputeInstanceId: noInstance})
 			devs, err := Discover(s, zaptest.NewLogger(t))
 			require.NoError(t, err)
 			require.Len(t, devs, 2)
@@ -57,7 +61,8 @@ func TestDiscover(t *testing.T) {
 				require.Equal(t, tt.sizes, migSizes(d.MIG.Profiles))
 			}
 			require.Empty(t, devs[0].Processes)
-			require.Equal(t, []GPUProcess{{PID: 4242, UsedMemory: 1 << 30, GPUInstance: -1, ComputeInstance: -1}}, devs[1].Processes)
+			require.Equal(t, []GPUProcess{{PID: 4242, UsedMemory: 1 << 30, GPUInstance: -1, ComputeInstance: -1},
+				{PID: 4243, UsedMemory: 0, GPUInstance: -1, ComputeInstance: -1}}, devs[1].Processes, "memory NVML does not have is 0, unknown")
 		})
 	}
 }
