@@ -313,6 +313,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	require.Equal(t, "No pipelines are served.", eval[string](t, b, `document.querySelector('#pipelines-table tbody').textContent`))
 	checkPipelineRow(t, b)
 	checkModelWarning(t, b)
+	checkDeviceMemory(t, b)
 	type a11y struct {
 		Unlabelled int      `json:"unlabelled"`
 		NoScope    int      `json:"noScope"`
@@ -394,6 +395,29 @@ func checkPipelineRow(t *testing.T, b *browser) {
 	require.Equal(t, "spotter → labeler (each row of objects its own request) (REST and gRPC requests are refused as too large)", got.Steps,
 		"the steps say what keeps the pipeline from serving")
 	require.Equal(t, "REST and gRPC requests are refused as too large: a request of one row carries 3136 bytes of tensor data", got.Warning)
+}
+
+// checkDeviceMemory renders an NVIDIA GPU into a panel of its own: its
+// line says how much of its memory the driver has in use, and an emulated
+// GPU's (whose memory nothing uses) does not.
+func checkDeviceMemory(t *testing.T, b *browser) {
+	t.Helper()
+	got := eval[[]string](t, b, `(async () => {
+  const { Devices } = await import('/assets/partitions.js');
+  const root = document.createElement('div');
+  document.body.append(root);
+  const gib = 2 ** 30;
+  new Devices(root).render({ devices: [
+    { id: 'gpu0', kind: 'nvidia', type: 'h100-80gb-hbm3', name: 'NVIDIA H100 80GB HBM3', backend: 'mps', health: 'ok', memory_total: 80 * gib, memory_free: 68 * gib },
+    { id: 'emu0', kind: 'emulated', type: 'igniter-v100', name: 'Emulated igniter-v100', backend: 'mps', health: 'ok', memory_total: 16 * gib, memory_free: 16 * gib },
+  ], gpulets: [], models: [] });
+  const lines = [...root.querySelectorAll('.dev-meta')].map((p) => p.textContent);
+  root.remove();
+  return lines;
+})()`)
+	require.Len(t, got, 2)
+	require.Contains(t, got[0], " · 12 GiB in use")
+	require.NotContains(t, got[1], "in use")
 }
 
 // checkModelWarning renders a model row whose batch of one is predicted past

@@ -250,6 +250,8 @@ export class Devices {
             backendWords[d.backend] || d.backend,
             `${used}% in ${serving.length} gpu-let${serving.length === 1 ? '' : 's'}`,
             memTotal > 0 ? `memory ${num(memUsed / 1024)} of ${num(memTotal / 1024)} GiB planned` : `memory ${bytes(d.memory_total)}`,
+            // What the driver says is in use, on a GPU it measures.
+            d.kind === 'nvidia' && d.memory_total > 0 ? `${bytes(d.memory_total - Math.min(d.memory_free, d.memory_total))} in use` : null,
             d.health && d.health !== 'ok' ? `health: ${d.health}` : null,
             d.mig && d.mig.instances && d.mig.instances.length
               ? 'MIG ' + d.mig.instances.map((i) => `${i.profile}${i.leased ? ' (' + i.leased + '% leased' + (i.mps_pipe_dir ? ', MPS' : '') + ')' : ''}`).join(', ')
