@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/pipeline"
 
@@ -84,6 +85,7 @@ var (
 	descGpuletMemory = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
 	descRate         = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
 	descAssigned     = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
+	descUnscheduled  = prometheus.NewDesc("gpuletd_model_unscheduled_rate", "Request rate of a model that the plan in force could not place (the node is overloaded; requests over the model's share are refused), requests per second; 0 when all of it is placed.", []string{"model"}, nil)
 	descState        = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
 	descReorg        = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
 	descRestart      = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
@@ -109,7 +111,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descState, descReorg, descRestart, descMemory, descUtil,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
 		ch <- d
@@ -137,9 +139,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, r, model)
 	}
 	if cur := n.current.Load(); cur != nil {
-		for model, r := range cur.plan.Assigned() {
-			ch <- prometheus.MustNewConstMetric(descAssigned, prometheus.GaugeValue, r, model)
-		}
+		collectPlanRates(n, cur.plan, ch)
 	}
 	collectModelStates(n, ch)
 	if n.tls != nil {
@@ -213,5 +213,17 @@ func collectModelStates(n *node, ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, model, s)
 		}
+	}
+}
+
+// collectPlanRates reports what plan gives each model: the rate it
+// assigns, and for every served model the rate it could not place (0 when
+// all of it is placed), so that an overloaded node can be alerted on.
+func collectPlanRates(n *node, plan *gpulet.Plan, ch chan<- prometheus.Metric) {
+	for model, r := range plan.Assigned() {
+		ch <- prometheus.MustNewConstMetric(descAssigned, prometheus.GaugeValue, r, model)
+	}
+	for _, m := range n.catalog.all() {
+		ch <- prometheus.MustNewConstMetric(descUnscheduled, prometheus.GaugeValue, plan.Unscheduled[m.Name], m.Name)
 	}
 }
