@@ -9,6 +9,7 @@ import (
 	_ "embed"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // Rules is gpuletd.rules.yml.
@@ -20,7 +21,15 @@ var Rules []byte
 var metricName = regexp.MustCompile(`\bgpuletd_[a-z_]+\b`)
 
 // Metrics lists the gpuletd metric families the rules name, in their
-// expressions and their words, sorted.
+// expressions and their words, sorted; a histogram's series (_bucket,
+// _sum, _count) by its family's name.
 func Metrics() []string {
-	return slices.Compact(slices.Sorted(slices.Values(metricName.FindAllString(string(Rules), -1))))
+	var out []string
+	for _, name := range metricName.FindAllString(string(Rules), -1) {
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			name = strings.TrimSuffix(name, suffix)
+		}
+		out = append(out, name)
+	}
+	return slices.Compact(slices.Sorted(slices.Values(out)))
 }
