@@ -15,7 +15,10 @@ type planRatesOnly struct {
 	plan *gpulet.Plan
 }
 
-func (p planRatesOnly) Describe(ch chan<- *prometheus.Desc) { ch <- descAssigned; ch <- descUnscheduled }
+func (p planRatesOnly) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descAssigned
+	ch <- descUnscheduled
+}
 func (p planRatesOnly) Collect(ch chan<- prometheus.Metric) { collectPlanRates(p.n, p.plan, ch) }
 
 // TestUnscheduledRateIsAMetric: an overloaded plan's held-back rate is

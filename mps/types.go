@@ -158,7 +158,7 @@ type Utilization struct {
 
 // GPUProcess is one compute process on a GPU.
 type GPUProcess struct {
-	PID        int    `json:"pid"`
+	PID int `json:"pid"`
 	// UsedMemory is in bytes; 0 when the driver does not say.
 	UsedMemory uint64 `json:"used_memory"`
 	// GPUInstance and ComputeInstance place the process on MIG; -1 when not on MIG or unknown.
