@@ -26,7 +26,8 @@ const bytesPerElementOfBytes = 4
 
 // smallestInputBytes is what each input of m takes in its smallest
 // request: one row, every dynamic dimension 1, a BYTES element its length
-// alone; math.MaxInt64 for dimensions whose product does not fit.
+// alone; math.MaxInt64 for dimensions no tensor may have
+// (tensor.NumElements refuses them).
 func smallestInputBytes(m *repository.Model) []int64 {
 	out := make([]int64, len(m.Inputs))
 	for i, in := range m.Inputs {
@@ -34,16 +35,15 @@ func smallestInputBytes(m *repository.Model) []int64 {
 		if in.DataType == tensor.Bytes {
 			size = bytesPerElementOfBytes
 		}
-		for _, d := range in.Dims {
-			switch {
-			case d <= 0:
-			case size > math.MaxInt64/d:
-				size = math.MaxInt64
-			default:
-				size *= d
-			}
+		shape := make([]int64, len(in.Dims))
+		for j, d := range in.Dims {
+			shape[j] = max(d, 1)
 		}
-		out[i] = size
+		n, err := tensor.NumElements(shape)
+		if err != nil {
+			n, size = 1, math.MaxInt64
+		}
+		out[i] = n * size
 	}
 	return out
 }
@@ -67,8 +67,8 @@ func RequestLimitWarning(m *repository.Model, limit int64) string {
 	return ""
 }
 
-// modelWarnings are what keeps model m from serving its requests where it
-// is: its slow starts, and a request limit it cannot fit.
+// modelWarnings are what keeps model (or pipeline) m from serving its
+// requests where it is: its slow starts, and a request limit it cannot fit.
 func (n *node) modelWarnings(m *repository.Model) []string {
 	out := n.slowStarts.of(m.Name)
 	if w := RequestLimitWarning(m, int64(n.conf().Limits.MaxRequestBody)); w != "" {
