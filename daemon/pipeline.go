@@ -488,10 +488,7 @@ func (n *node) pipelineStatus() []statusPipeline {
 	for _, p := range n.catalog.allPipelines() {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
-			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p)}
-		if w := RequestLimitWarning(p, int64(n.conf().Limits.MaxRequestBody)); w != "" {
-			sp.Warnings = []string{w}
-		}
+			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p), Warnings: n.modelWarnings(p)}
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
 		}
