@@ -4,11 +4,15 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/kserve"
+	"go.uber.org/zap"
 )
 
 // handler builds the daemon's HTTP API: KServe v2 under /v2, the admin API
@@ -142,4 +146,31 @@ func (n *node) handleReady(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ready": true})
+}
+
+// httpServer is an HTTP server of the node's for h, with the client
+// limits every listener of its holds to (limits.body_timeout for a
+// request, limits.idle_timeout for a kept-alive connection), its errors
+// logged to errLog; with the node's certificate when it has one.
+func (n *node) httpServer(h http.Handler, limits config.Limits, errLog *zap.Logger) *http.Server {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(10*time.Second, limits.BodyTimeout.D()),
+		ReadTimeout:       limits.BodyTimeout.D(),
+		IdleTimeout:       limits.IdleTimeout.D(),
+		ErrorLog:          zap.NewStdLog(errLog),
+	}
+	if n.tls != nil {
+		srv.TLSConfig = n.tls.config()
+	}
+	return srv
+}
+
+// serveHTTP serves srv on ln until it is shut down: over TLS when it has a
+// certificate, in plain HTTP otherwise.
+func serveHTTP(srv *http.Server, ln net.Listener) error {
+	if srv.TLSConfig == nil {
+		return srv.Serve(ln)
+	}
+	return srv.ServeTLS(ln, "", "")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
@@ -50,19 +49,8 @@ func (n *node) serveMetrics(cfg config.Config, log *zap.Logger) (*metricsServer,
 		return nil, fmt.Errorf("listen on %s (metrics.listen): %w%s", cfg.Metrics.Listen, err, inUseHint(err, cfg.Metrics.Listen, "metrics.listen", "GPULETD_METRICS_LISTEN"))
 	}
 	m := &metricsServer{ln: n.conns.Beside(tcp), served: make(chan error, 1),
-		srv: &http.Server{
-			Handler:           n.metricsOnlyHandler(),
-			ReadHeaderTimeout: min(10*time.Second, cfg.Limits.BodyTimeout.D()),
-			ReadTimeout:       cfg.Limits.BodyTimeout.D(),
-			IdleTimeout:       cfg.Limits.IdleTimeout.D(),
-			ErrorLog:          zap.NewStdLog(log.Named("metrics_http")),
-		}}
-	if n.tls != nil {
-		m.srv.TLSConfig = n.tls.config()
-		go func() { m.served <- m.srv.ServeTLS(m.ln, "", "") }()
-	} else {
-		go func() { m.served <- m.srv.Serve(m.ln) }()
-	}
+		srv: n.httpServer(n.metricsOnlyHandler(), cfg.Limits, log.Named("metrics_http"))}
+	go func() { m.served <- serveHTTP(m.srv, m.ln) }()
 	log.Info("serving metrics", zap.String("metrics_listen", m.ln.Addr().String()))
 	return m, nil
 }

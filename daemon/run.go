@@ -161,20 +161,12 @@ func Run(ctx context.Context, opts Options) error {
 	n.conns = connlimit.NewListener(tcp, connectionCap(cfg.Limits.MaxConnections, log))
 	n.bodies = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
 	ln := net.Listener(n.conns)
-	srv := &http.Server{
-		Handler:           n.handler(opts.Web),
-		ReadHeaderTimeout: min(10*time.Second, cfg.Limits.BodyTimeout.D()),
-		ReadTimeout:       cfg.Limits.BodyTimeout.D(),
-		IdleTimeout:       cfg.Limits.IdleTimeout.D(),
-		ErrorLog:          zap.NewStdLog(log.Named("http")),
-	}
+	srv := n.httpServer(n.handler(opts.Web), cfg.Limits, log.Named("http"))
 	served := make(chan error, 1)
+	go func() { served <- serveHTTP(srv, ln) }()
 	if n.tls != nil {
-		srv.TLSConfig = n.tls.config()
-		go func() { served <- srv.ServeTLS(ln, "", "") }()
 		log.Info("serving", zap.String("listen", ln.Addr().String()), zap.String("tls", n.tls.describe()))
 	} else {
-		go func() { served <- srv.Serve(ln) }()
 		log.Info("serving", zap.String("listen", ln.Addr().String()))
 	}
 	grpcLn, err := n.listenGRPC(cfg)
