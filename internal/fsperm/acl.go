@@ -81,20 +81,20 @@ func aclWritable(acl []aclEntry, owner, group, uid uint32, gids []uint32) bool {
 			mask = e.perm
 		}
 	}
-	find := func(tag uint16, id uint32, any bool) (aclEntry, bool) {
-		for _, e := range acl {
-			if e.tag == tag && (any || e.id == id) {
-				return e, true
-			}
+	// writes says whether the first entry match accepts grants write,
+	// under mask; found whether there is one.
+	writes := func(mask uint16, match func(aclEntry) bool) (ok, found bool) {
+		if i := slices.IndexFunc(acl, match); i >= 0 {
+			return acl[i].perm&mask&aclWrite != 0, true
 		}
-		return aclEntry{}, false
+		return false, false
 	}
 	if uid == owner {
-		e, _ := find(aclUserObj, 0, true)
-		return e.perm&aclWrite != 0
+		ok, _ := writes(0x7, func(e aclEntry) bool { return e.tag == aclUserObj })
+		return ok
 	}
-	if e, ok := find(aclUser, uid, false); ok {
-		return e.perm&mask&aclWrite != 0
+	if ok, found := writes(mask, func(e aclEntry) bool { return e.tag == aclUser && e.id == uid }); found {
+		return ok
 	}
 	matched := false
 	for _, e := range acl {
@@ -110,6 +110,6 @@ func aclWritable(acl []aclEntry, owner, group, uid uint32, gids []uint32) bool {
 	if matched {
 		return false
 	}
-	e, _ := find(aclOther, 0, true)
-	return e.perm&aclWrite != 0
+	ok, _ := writes(0x7, func(e aclEntry) bool { return e.tag == aclOther })
+	return ok
 }
