@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/gpulet/gpuletd/internal/dirlock"
+
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 )
@@ -16,7 +18,7 @@ func TestLockDirs(t *testing.T) {
 	first, err := lockDirs(zap.NewNop(), lockedDir{"state_dir", state}, lockedDir{"runtime_dir", runtime})
 	require.NoError(t, err)
 	require.Len(t, first.files, 2)
-	b, err := os.ReadFile(filepath.Join(runtime, lockFileName))
+	b, err := os.ReadFile(filepath.Join(runtime, dirlock.FileName))
 	require.NoError(t, err)
 	require.Equal(t, strconv.Itoa(os.Getpid())+"\n", string(b), "the holder is named for the next daemon's message")
 
@@ -33,7 +35,7 @@ func TestLockDirs(t *testing.T) {
 			// flock locks belong to an open file: a second open in this
 			// process is refused as another process's would be.
 			_, err := lockDirs(zap.NewNop(), tc.dirs...)
-			require.ErrorIs(t, err, ErrInUse)
+			require.ErrorIs(t, err, dirlock.ErrInUse)
 			require.Contains(t, err.Error(), "lock "+tc.field+": ")
 			require.Contains(t, err.Error(), "(pid "+strconv.Itoa(os.Getpid())+")")
 			require.Contains(t, err.Error(), "a state_dir and a runtime_dir of its own")
@@ -42,7 +44,7 @@ func TestLockDirs(t *testing.T) {
 
 	free := t.TempDir()
 	_, err = lockDirs(zap.NewNop(), lockedDir{"state_dir", free}, lockedDir{"runtime_dir", state})
-	require.ErrorIs(t, err, ErrInUse)
+	require.ErrorIs(t, err, dirlock.ErrInUse)
 	again, err := lockDirs(zap.NewNop(), lockedDir{"state_dir", free})
 	require.NoError(t, err, "a refused daemon lets go of the directories it had locked before the one in use")
 	again.release()

@@ -1,0 +1,72 @@
+// Package dirlock holds a directory for one process at a time: an advisory
+// lock (flock) on a lock file inside it, which the kernel lets go when the
+// process ends, however it ends, so there is never a stale lock to clear by
+// hand. The daemon holds its state and runtime directories this way, and
+// the commands that replace what a state directory holds (restore) take the
+// same lock, so that neither runs while the other does.
+package dirlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// FileName is the lock file in each directory held.
+const FileName = "gpuletd.lock"
+
+// ErrInUse reports that another process holds the directory.
+var ErrInUse = errors.New("another gpuletd uses this directory")
+
+// Lock opens (creating the directory and the file when it can) and locks
+// dir's lock file, and writes this process's ID into it for the message of
+// the next one refused. A directory another process holds is ErrInUse.
+// Closing the file lets the lock go; child processes do not inherit it (Go
+// opens files close-on-exec).
+func Lock(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("make directory: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	writable := err == nil
+	if err != nil {
+		// flock needs no write access: an existing file still guards a
+		// directory this process cannot write.
+		if f, err = os.Open(path); err != nil {
+			return nil, fmt.Errorf("open lock file: %w", err)
+		}
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrInUse
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if writable { // best effort: the lock holds without it
+		if err := f.Truncate(0); err == nil {
+			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+	}
+	return f, nil
+}
+
+// Holder is " (pid N)" when dir's lock file names the process that holds
+// or last held it, "" otherwise.
+func Holder(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, FileName))
+	if err != nil {
+		return ""
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d)", pid)
+}
