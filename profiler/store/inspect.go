@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrNotGpuletd reports a sound SQLite database that gpuletd did not write.
+var ErrNotGpuletd = errors.New("not a gpuletd database")
+
+// Summary is what a gpuletd database file holds, as Inspect counts it.
+type Summary struct {
+	// SchemaVersion is the version its migrations reached.
+	SchemaVersion int
+	// Rows of its main tables.
+	Models, DeviceTypes, LatencyPoints, Plans, Events int64
+	// LastEvent is when its newest event was written: about when the
+	// daemon that wrote it last ran. Zero without events.
+	LastEvent time.Time
+	// Bytes is the file's size.
+	Bytes int64
+}
+
+// Inspect reads the database file at path without changing anything (it
+// takes no lock and writes no journal), checks its pages as Open does and
+// counts what it holds. A file that is not a sound SQLite database is
+// ErrCorrupt, a database gpuletd did not write ErrNotGpuletd, one a newer
+// gpuletd migrated ErrSchemaTooNew (with its summary). It is meant for a
+// file at rest, a backup: it reads the main file alone, not a write-ahead
+// log beside it.
+func Inspect(ctx context.Context, path string) (Summary, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Summary{}, fmt.Errorf("inspect %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return Summary{}, fmt.Errorf("inspect %s: %w", abs, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Summary{}, fmt.Errorf("inspect %s: %w: not a regular file", abs, ErrCorrupt)
+	}
+	db := sql.OpenDB(newConnector(abs, connImmutable, DefaultBusyTimeout, 0))
+	defer db.Close()
+	sum, err := summarize(ctx, db)
+	sum.Bytes = fi.Size()
+	if err != nil {
+		return sum, fmt.Errorf("inspect %s: %w", abs, err)
+	}
+	return sum, nil
+}
+
+// summarize checks db and counts its rows.
+func summarize(ctx context.Context, db *sql.DB) (Summary, error) {
+	var sum Summary
+	problems, err := quickCheck(ctx, db)
+	if err != nil {
+		return sum, err
+	}
+	if len(problems) > 0 {
+		return sum, fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(problems, "; "))
+	}
+	var tables int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`).Scan(&tables); err != nil {
+		return sum, wrap("read schema", err)
+	}
+	if tables == 0 {
+		return sum, fmt.Errorf("%w: it has no schema_version table", ErrNotGpuletd)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&sum.SchemaVersion); err != nil {
+		return sum, wrap("read schema version", err)
+	}
+	if sum.SchemaVersion > SchemaVersion() {
+		return sum, fmt.Errorf("%w: version %d, this gpuletd knows up to %d", ErrSchemaTooNew, sum.SchemaVersion, SchemaVersion())
+	}
+	if sum.SchemaVersion == 0 {
+		return sum, fmt.Errorf("%w: no migration was ever applied to it", ErrNotGpuletd)
+	}
+	// Every table counted here is in the base schema (version 1).
+	counts := []struct {
+		table string
+		n     *int64
+	}{
+		{"models", &sum.Models},
+		{"device_types", &sum.DeviceTypes},
+		{"latency_profiles", &sum.LatencyPoints},
+		{"plans", &sum.Plans},
+		{"events", &sum.Events},
+	}
+	for _, c := range counts {
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+c.table).Scan(c.n); err != nil {
+			return sum, wrap("count "+c.table, err)
+		}
+	}
+	var last sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT MAX(at) FROM events").Scan(&last); err != nil {
+		return sum, wrap("read the newest event", err)
+	}
+	if last.Valid {
+		sum.LastEvent = time.Unix(0, last.Int64).UTC()
+	}
+	return sum, nil
+}

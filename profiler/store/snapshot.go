@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Snapshot returns a copy of the whole database as it stood at one moment,
+// in SQLite's file format: what a backup file holds. It reads every page in
+// one read transaction of one read-only connection, so a write made
+// meanwhile is in it whole or not at all, and what the write-ahead log
+// holds that the main file does not yet is in it too. Writes go on while
+// it reads. The copy is held in memory: a node's database is a few MiB
+// (profiles, plans, and the events of the retention window).
+func (s *Store) Snapshot(ctx context.Context) ([]byte, error) {
+	b, err := snapshot(ctx, s.reader())
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	return b, nil
+}
+
+// SnapshotFile is Snapshot of the database at path when this process does
+// not have it open (a backup taken while no daemon runs, or by another
+// process than the daemon's). It opens the file read-only and changes
+// nothing in it; a daemon may be writing it meanwhile.
+func SnapshotFile(ctx context.Context, path string) ([]byte, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", path, err)
+	}
+	// Opened read-only, SQLite reports a missing file as one it "cannot
+	// open"; the system's own error says more.
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", abs, err)
+	}
+	db := sql.OpenDB(newConnector(abs, connReader, DefaultBusyTimeout, 0))
+	defer db.Close()
+	b, err := snapshot(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", abs, err)
+	}
+	return b, nil
+}
+
+// snapshot serializes the main database of one connection of db.
+func snapshot(ctx context.Context, db *sql.DB) ([]byte, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, wrap("connect", err)
+	}
+	defer conn.Close()
+	var out []byte
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*sqlite3.SQLiteConn)
+		if !ok {
+			return fmt.Errorf("driver connection is a %T, not SQLite's", dc)
+		}
+		b, err := sc.Serialize("main")
+		out = b
+		return err
+	})
+	if err != nil {
+		return nil, wrap("serialize database", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,282 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// pointsOf are n latency points of one model, written in one transaction.
+func pointsOf(model string, n int) []LatencyPoint {
+	pts := make([]LatencyPoint, n)
+	for i := range pts {
+		pts[i] = LatencyPoint{ModelSHA: shaOf(model), DeviceType: "cpu", Size: 100, Batch: i + 1,
+			P50MS: 1, P99MS: 2, MeanMS: 1, Samples: 20, Complete: true}
+	}
+	return pts
+}
+
+func TestSnapshotHoldsWhatTheLogHolds(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	for i := range 3 {
+		_, err := s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "reload " + strconv.Itoa(i)})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.PutLatency(ctx, pointsOf("m", 6)))
+	wal, err := os.Stat(s.Path() + "-wal")
+	require.NoError(t, err)
+	require.NotZero(t, wal.Size(), "the writes are in the log, not yet in the main file")
+
+	b, err := s.Snapshot(ctx)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "backup.db")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	sum, err := Inspect(ctx, path)
+	require.NoError(t, err)
+	require.Equal(t, SchemaVersion(), sum.SchemaVersion)
+	require.EqualValues(t, 3, sum.Events)
+	require.EqualValues(t, 6, sum.LatencyPoints)
+	require.EqualValues(t, len(b), sum.Bytes)
+	require.False(t, sum.LastEvent.IsZero())
+
+	// The copy is a database the daemon opens as it would its own.
+	c, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	events, err := c.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, events, 3)
+	require.Equal(t, "reload 2", events[2].Message)
+}
+
+func TestSnapshotIsOneMoment(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	const perWrite = 10
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var werr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := s.PutLatency(ctx, pointsOf("m"+strconv.Itoa(i), perWrite)); err != nil {
+				werr = err
+				return
+			}
+		}
+	}()
+	var counts []int64
+	for range 20 {
+		b, err := s.Snapshot(ctx)
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "backup.db")
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		sum, err := Inspect(ctx, path)
+		require.NoError(t, err)
+		counts = append(counts, sum.LatencyPoints)
+	}
+	close(stop)
+	wg.Wait()
+	require.NoError(t, werr)
+	for _, n := range counts {
+		require.Zero(t, n%perWrite, "every write of %d points is in a snapshot whole or not at all: %v", perWrite, counts)
+	}
+	require.NotEqual(t, counts[0], counts[len(counts)-1], "writes went on while the snapshots were taken: %v", counts)
+}
+
+func TestSnapshotFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gpuletd.db")
+	writeFilled(t, path)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b, err := SnapshotFile(ctx, path)
+	require.NoError(t, err)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "reading it changes nothing")
+	copyPath := filepath.Join(t.TempDir(), "backup.db")
+	require.NoError(t, os.WriteFile(copyPath, b, 0o600))
+	sum, err := Inspect(ctx, copyPath)
+	require.NoError(t, err)
+	require.EqualValues(t, 2000, sum.LatencyPoints)
+
+	_, err = SnapshotFile(ctx, filepath.Join(t.TempDir(), "none.db"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+func TestInspectRefuses(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		make func(t *testing.T, path string)
+		want error
+	}{
+		{"missing", func(*testing.T, string) {}, fs.ErrNotExist},
+		{"a directory", func(t *testing.T, path string) { require.NoError(t, os.Mkdir(path, 0o750)) }, ErrCorrupt},
+		{"not a database", func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, []byte("SQLite format 2\x00 and then some words that are no page at all"), 0o600))
+		}, ErrCorrupt},
+		{"malformed pages", func(t *testing.T, path string) {
+			pageSize := writeFilled(t, path)
+			f, err := os.OpenFile(path, os.O_RDWR, 0)
+			require.NoError(t, err)
+			defer f.Close()
+			junk := make([]byte, pageSize)
+			for i := range junk {
+				junk[i] = 0x5A
+			}
+			_, err = f.WriteAt(junk, int64(3*pageSize))
+			require.NoError(t, err)
+		}, ErrCorrupt},
+		{"an empty file", func(t *testing.T, path string) { require.NoError(t, os.WriteFile(path, nil, 0o600)) }, ErrNotGpuletd},
+		{"another program's database", func(t *testing.T, path string) {
+			db, err := sql.Open("sqlite3", path)
+			require.NoError(t, err)
+			defer db.Close()
+			_, err = db.Exec("CREATE TABLE notes (text TEXT)")
+			require.NoError(t, err)
+		}, ErrNotGpuletd},
+		{"a newer gpuletd's", func(t *testing.T, path string) {
+			s, err := Open(ctx, path)
+			require.NoError(t, err)
+			_, err = s.w.ExecContext(ctx, `INSERT INTO schema_version VALUES (?, 1, 'from the future')`, SchemaVersion()+1)
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+		}, ErrSchemaTooNew},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "backup.db")
+			tt.make(t, path)
+			_, err := Inspect(ctx, path)
+			require.ErrorIs(t, err, tt.want)
+			require.ErrorContains(t, err, path)
+		})
+	}
+}
+
+// backupOf writes a snapshot of a fresh store with events (their messages)
+// into a file and returns its path.
+func backupOf(t *testing.T, messages ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	s := openTest(t)
+	for _, m := range messages {
+		_, err := s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: m})
+		require.NoError(t, err)
+	}
+	b, err := s.Snapshot(ctx)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "backup.db")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
+// eventMessages opens the database at path and lists its events' messages.
+func eventMessages(t *testing.T, path string) []string {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	events, err := s.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Message)
+	}
+	return out
+}
+
+func TestRestore(t *testing.T) {
+	ctx := context.Background()
+	backup := backupOf(t, "from the backup")
+	dir := t.TempDir()
+	dst := filepath.Join(dir, FileName)
+	s, err := Open(ctx, dst)
+	require.NoError(t, err)
+	_, err = s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "the database replaced"})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, os.Chmod(dst, 0o600))
+	// What a daemon that was killed leaves beside its database.
+	require.NoError(t, os.WriteFile(dst+"-wal", []byte("log"), 0o600))
+
+	r, err := Restore(ctx, dst, backup, ".before-restore")
+	require.NoError(t, err)
+	require.Equal(t, dst+".before-restore", r.Aside)
+	require.EqualValues(t, 1, r.Summary.Events)
+	require.Equal(t, []string{"from the backup"}, eventMessages(t, dst))
+	fi, err := os.Stat(dst)
+	require.NoError(t, err)
+	require.Equal(t, fs.FileMode(0o600), fi.Mode().Perm(), "the mode of the database it replaced")
+	wal, err := os.ReadFile(r.Aside + "-wal")
+	require.NoError(t, err)
+	require.Equal(t, "log", string(wal), "the log moves aside with its database")
+	require.NoError(t, os.Remove(r.Aside+"-wal"))
+	require.Equal(t, []string{"the database replaced"}, eventMessages(t, r.Aside), "nothing of it is lost")
+
+	// Aside names taken: nothing moves.
+	before, err := os.ReadFile(dst)
+	require.NoError(t, err)
+	_, err = Restore(ctx, dst, backup, ".before-restore")
+	require.ErrorContains(t, err, "exists")
+	after, err := os.ReadFile(dst)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+
+	// A damaged backup: refused before anything moves.
+	junk := filepath.Join(t.TempDir(), "junk.db")
+	require.NoError(t, os.WriteFile(junk, []byte("not a database at all, not even close to one"), 0o600))
+	_, err = Restore(ctx, dst, junk, ".other")
+	require.ErrorIs(t, err, ErrCorrupt)
+	require.NoFileExists(t, dst+".other")
+	require.FileExists(t, dst)
+
+	// Into a state directory without a database.
+	fresh := filepath.Join(t.TempDir(), FileName)
+	r, err = Restore(ctx, fresh, backup, ".x")
+	require.NoError(t, err)
+	require.Empty(t, r.Aside)
+	require.Equal(t, []string{"from the backup"}, eventMessages(t, fresh))
+}
+
+func TestMoveAsideAndBack(t *testing.T) {
+	dir := t.TempDir()
+	dst, aside := filepath.Join(dir, FileName), filepath.Join(dir, "aside")
+	for _, p := range Files(dst)[:2] { // no index: a file missing is passed over
+		require.NoError(t, os.WriteFile(p, []byte(filepath.Base(p)), 0o600))
+	}
+	moved, err := moveAside(dst, aside)
+	require.NoError(t, err)
+	require.Equal(t, [][2]string{{dst, aside}, {dst + "-wal", aside + "-wal"}}, moved)
+	require.NoFileExists(t, dst)
+	require.NoError(t, moveBack(moved))
+	for _, p := range Files(dst)[:2] {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Equal(t, filepath.Base(p), string(b))
+	}
+
+	// A name it would move to is taken: nothing moves.
+	require.NoError(t, os.MkdirAll(aside+"-shm", 0o750))
+	moved, err = moveAside(dst, aside)
+	require.ErrorContains(t, err, aside+"-shm exists")
+	require.Empty(t, moved)
+	require.FileExists(t, dst)
+}
