@@ -24,12 +24,13 @@ func (n *node) adminRoutes(r *mux.Router) {
 	r.HandleFunc("/models", n.handleAdminModels).Methods(http.MethodGet)
 	r.HandleFunc("/models/{model}", n.handleAdminModel).Methods(http.MethodGet)
 	r.HandleFunc("/models/{model}/profile", n.handleAdminProfile).Methods(http.MethodGet)
-	r.Handle("/models", n.mutating(http.HandlerFunc(n.handleAdminRegister))).Methods(http.MethodPost)
+	r.Handle("/models", n.adminOnly(http.HandlerFunc(n.handleAdminRegister))).Methods(http.MethodPost)
 	r.HandleFunc("/plan", n.handleAdminPlan).Methods(http.MethodGet)
 	r.HandleFunc("/plan/preview", n.handleAdminPreview).Methods(http.MethodPost)
-	r.Handle("/reorganize", n.mutating(http.HandlerFunc(n.handleAdminReorganize))).Methods(http.MethodPost)
+	r.Handle("/reorganize", n.adminOnly(http.HandlerFunc(n.handleAdminReorganize))).Methods(http.MethodPost)
 	r.HandleFunc("/events", n.handleAdminEvents).Methods(http.MethodGet)
 	r.HandleFunc("/events/stream", n.handleAdminEventStream).Methods(http.MethodGet)
+	r.Handle("/backup", n.adminOnly(http.HandlerFunc(n.handleAdminBackup))).Methods(http.MethodGet)
 }
 
 // statusModel is one model in the admin status.

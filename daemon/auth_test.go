@@ -44,6 +44,15 @@ var readOnlyPOSTs = map[string]bool{
 	"/api/v1/plan/preview":                        true,
 }
 
+// guardedGETs are the reads that need the admin token off loopback: the
+// backup hands out everything the daemon stores.
+var guardedGETs = map[string]bool{"/api/v1/backup": true}
+
+// guardedRoute says whether a route needs the admin token off loopback.
+func guardedRoute(tpl string, methods []string) bool {
+	return slices.Contains(methods, http.MethodPost) && !readOnlyPOSTs[tpl] || guardedGETs[tpl]
+}
+
 // mutatingGRPC are the gRPC calls that need the admin token off loopback:
 // the REST ones' twins, and LogSettings and TraceSetting whole (a read
 // comes through the same call).
@@ -65,25 +74,25 @@ func TestMutatingRoutesNeedTheToken(t *testing.T) {
 		tpl, err := route.GetPathTemplate()
 		require.NoError(t, err)
 		methods, err := route.GetMethods()
-		if err != nil || !slices.Contains(methods, http.MethodPost) || readOnlyPOSTs[tpl] {
+		if err != nil || !guardedRoute(tpl, methods) {
 			return nil
 		}
 		guarded++
 		path := strings.NewReplacer("{model}", "a", "{version}", "1", "{name}", "r").Replace(tpl)
 		for _, auth := range []string{"", "Bearer wrong", "secret", "Bearer secret2"} {
-			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{}`))
+			req := httptest.NewRequest(methods[0], path, strings.NewReader(`{}`))
 			if auth != "" {
 				req.Header.Set("Authorization", auth)
 			}
 			w := httptest.NewRecorder()
 			r.ServeHTTP(w, req)
-			require.Equal(t, http.StatusUnauthorized, w.Code, "POST %s with %q", path, auth)
+			require.Equal(t, http.StatusUnauthorized, w.Code, "%s %s with %q", methods[0], path, auth)
 			require.Equal(t, `Bearer realm="gpuletd"`, w.Header().Get("WWW-Authenticate"))
 			require.Contains(t, w.Body.String(), "auth.admin_token")
 		}
 		return nil
 	}))
-	require.Equal(t, 13, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize")
+	require.Equal(t, 14, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize; and the backup")
 }
 
 // With the token, a mutating REST call reaches its handler; on a loopback

@@ -53,13 +53,13 @@ func (n *node) routes(web http.Handler) *mux.Router {
 	}
 	for _, path := range []string{"/v2/trace/setting", "/v2/models/{model}/trace/setting"} {
 		r.HandleFunc(path, n.handleTraceSettings).Methods(http.MethodGet)
-		r.Handle(path, n.mutating(http.HandlerFunc(n.handleTraceSettings))).Methods(http.MethodPost)
+		r.Handle(path, n.adminOnly(http.HandlerFunc(n.handleTraceSettings))).Methods(http.MethodPost)
 	}
 	r.HandleFunc("/v2/logging", n.handleLogSettings).Methods(http.MethodGet)
-	r.Handle("/v2/logging", n.mutating(http.HandlerFunc(n.handleLogSettings))).Methods(http.MethodPost)
+	r.Handle("/v2/logging", n.adminOnly(http.HandlerFunc(n.handleLogSettings))).Methods(http.MethodPost)
 	r.HandleFunc("/v2/repository/index", n.handleRepoIndex).Methods(http.MethodPost)
-	r.Handle("/v2/repository/models/{model}/load", n.mutating(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
-	r.Handle("/v2/repository/models/{model}/unload", n.mutating(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)
+	r.Handle("/v2/repository/models/{model}/load", n.adminOnly(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
+	r.Handle("/v2/repository/models/{model}/unload", n.adminOnly(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)
 	n.shmRoutes(r)
 	n.cudaShmRoutes(r)
 	n.adminRoutes(r.PathPrefix("/api/v1").Subrouter())
@@ -108,13 +108,13 @@ func writeInferError(w http.ResponseWriter, e *inferError) {
 	writeError(w, e.code, e.msg)
 }
 
-// errAuth is the answer to a mutating call without the right token.
-var errAuth = errors.New("this call changes the daemon: send Authorization: Bearer <auth.admin_token>")
+// errAuth is the answer to an admin call without the right token.
+var errAuth = errors.New("this call changes the daemon or hands out its database: send Authorization: Bearer <auth.admin_token>")
 
-// mutating guards calls that change the daemon: on a listener that is not
-// loopback they need the admin bearer token (and are refused when none is
-// configured).
-func (n *node) mutating(h http.Handler) http.Handler {
+// adminOnly guards calls that change the daemon, and the backup, which
+// hands out all it stores: on a listener that is not loopback they need the
+// admin bearer token (and are refused when none is configured).
+func (n *node) adminOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !n.conf().IsLoopback() {
 			token := n.conf().Auth.AdminToken

@@ -25,9 +25,9 @@ const maxShmBody = 4 << 10
 func (n *node) shmRoutes(r *mux.Router) {
 	r.HandleFunc("/v2/systemsharedmemory/status", n.handleShmStatus).Methods(http.MethodGet)
 	r.HandleFunc("/v2/systemsharedmemory/region/{name}/status", n.handleShmStatus).Methods(http.MethodGet)
-	r.Handle("/v2/systemsharedmemory/region/{name}/register", n.mutating(http.HandlerFunc(n.handleShmRegister))).Methods(http.MethodPost)
-	r.Handle("/v2/systemsharedmemory/unregister", n.mutating(http.HandlerFunc(n.handleShmUnregister))).Methods(http.MethodPost)
-	r.Handle("/v2/systemsharedmemory/region/{name}/unregister", n.mutating(http.HandlerFunc(n.handleShmUnregister))).Methods(http.MethodPost)
+	r.Handle("/v2/systemsharedmemory/region/{name}/register", n.adminOnly(http.HandlerFunc(n.handleShmRegister))).Methods(http.MethodPost)
+	r.Handle("/v2/systemsharedmemory/unregister", n.adminOnly(http.HandlerFunc(n.handleShmUnregister))).Methods(http.MethodPost)
+	r.Handle("/v2/systemsharedmemory/region/{name}/unregister", n.adminOnly(http.HandlerFunc(n.handleShmUnregister))).Methods(http.MethodPost)
 }
 
 // shmCode is the HTTP status for an error of the registry.

@@ -18,9 +18,9 @@ import (
 func (n *node) cudaShmRoutes(r *mux.Router) {
 	r.HandleFunc("/v2/cudasharedmemory/status", n.handleCUDAShmStatus).Methods(http.MethodGet)
 	r.HandleFunc("/v2/cudasharedmemory/region/{name}/status", n.handleCUDAShmStatus).Methods(http.MethodGet)
-	r.Handle("/v2/cudasharedmemory/region/{name}/register", n.mutating(http.HandlerFunc(n.handleCUDAShmRegister))).Methods(http.MethodPost)
-	r.Handle("/v2/cudasharedmemory/unregister", n.mutating(http.HandlerFunc(n.handleCUDAShmUnregister))).Methods(http.MethodPost)
-	r.Handle("/v2/cudasharedmemory/region/{name}/unregister", n.mutating(http.HandlerFunc(n.handleCUDAShmUnregister))).Methods(http.MethodPost)
+	r.Handle("/v2/cudasharedmemory/region/{name}/register", n.adminOnly(http.HandlerFunc(n.handleCUDAShmRegister))).Methods(http.MethodPost)
+	r.Handle("/v2/cudasharedmemory/unregister", n.adminOnly(http.HandlerFunc(n.handleCUDAShmUnregister))).Methods(http.MethodPost)
+	r.Handle("/v2/cudasharedmemory/region/{name}/unregister", n.adminOnly(http.HandlerFunc(n.handleCUDAShmUnregister))).Methods(http.MethodPost)
 }
 
 // cudaRegionStatus is a CUDA region as the REST status lists it.

@@ -687,7 +687,6 @@ func olderPolicies(s *adminStatus) []string {
 	return out
 }
 
-// counted writes n things, "1 thing" or "2 things".
 // roundBytes writes a byte count to three figures in the largest binary
 // unit it fills (318318: "311 KiB").
 func roundBytes(n int64) string {
@@ -704,6 +703,7 @@ func roundBytes(n int64) string {
 	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Log10(v))), 64) + " " + unit
 }
 
+// counted writes n things, "1 thing" or "2 things".
 func counted(n int64, thing string) string {
 	if n == 1 {
 		return "1 " + thing

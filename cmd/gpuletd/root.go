@@ -46,6 +46,8 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 		newBenchCmd(g),
 		newModelsCmd(g),
 		newStatusCmd(g),
+		newBackupCmd(g),
+		newRestoreCmd(g),
 		newLoadCmd(g),
 		newInferCmd(g),
 		newTraceCmd(g),

@@ -31,7 +31,7 @@ type Restored struct {
 // and, when this process may give files away (root), the owner of dst's
 // directory. No process may have dst open meanwhile: the caller holds the
 // state directory's lock (package dirlock), as a daemon does while it
-// serves.
+// serves. Where the names dst + suffix are taken, a number follows them.
 func Restore(ctx context.Context, dst, src, suffix string) (Restored, error) {
 	var r Restored
 	sum, err := Inspect(ctx, src)
@@ -49,7 +49,7 @@ func Restore(ctx context.Context, dst, src, suffix string) (Restored, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return r, fmt.Errorf("restore %s: %w", dst, err)
 	}
-	moved, err := moveAside(dst, dst+suffix)
+	moved, err := moveAside(dst, freeName(dst+suffix))
 	if err != nil {
 		return r, fmt.Errorf("restore %s: %w", dst, errors.Join(err, moveBack(moved)))
 	}
@@ -64,6 +64,26 @@ func Restore(ctx context.Context, dst, src, suffix string) (Restored, error) {
 		return r, fmt.Errorf("restore %s: %w", dst, err)
 	}
 	return r, nil
+}
+
+// freeName is name, or name-2, name-3… when the files of a database of that
+// name (Files) exist: two restores in one second keep both databases.
+func freeName(name string) string {
+	for i := 1; ; i++ {
+		try := name
+		if i > 1 {
+			try = fmt.Sprintf("%s-%d", name, i)
+		}
+		taken := false
+		for _, p := range Files(try) {
+			if _, err := os.Lstat(p); err == nil {
+				taken = true
+			}
+		}
+		if !taken {
+			return try
+		}
+	}
 }
 
 // moveAside renames the database files of dst (Files) to those of aside,

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/internal/atomicfile"
+	"github.com/gpulet/gpuletd/internal/dirlock"
+	"github.com/gpulet/gpuletd/profiler/store"
+	"github.com/gpulet/gpuletd/sim/loadgen"
+)
+
+// backupTimeout bounds fetching a backup from a daemon.
+const backupTimeout = 5 * time.Minute
+
+func newBackupCmd(g *globalFlags) *cobra.Command {
+	var (
+		url, token string
+		force      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "backup FILE|FOLDER",
+		Short: "Save a copy of a running daemon's database: its profiles, device types, plans and events",
+		Long: `Save the database of a running gpuletd (GET /api/v1/backup) into FILE: the
+latency profiles it measured (minutes of a GPU's time per model), the device
+types, the plans and the events. The daemon goes on serving and writing
+meanwhile; the copy is of one moment. FILE is then checked as the daemon
+would check it and what it holds is printed. Given a folder, it writes
+gpuletd-<host>-<time>.db there. "gpuletd restore FILE" puts it back, on this
+node or on another of the same GPUs.
+
+The daemon is found at --url, or at the configured listen address. When
+nothing answers at the configured address, the database in the configured
+state_dir is copied directly (this needs read access to it).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), backupTimeout)
+			defer cancel()
+			path := args[0]
+			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+				path = filepath.Join(path, daemon.BackupFileName(time.Now()))
+			}
+			if err := checkBackupTarget(g, path, force); err != nil {
+				return err
+			}
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			if err != nil {
+				return err
+			}
+			data, err := fetchBackup(ctx, d, adminToken(g, token))
+			if errors.Is(err, syscall.ECONNREFUSED) && url == "" {
+				var from string
+				data, from, err = backupFromStateDir(ctx, g, d.base, err)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "no gpuletd answers at %s: copying %s directly\n", d.base, from)
+			} else if err != nil {
+				return daemonError(d.base, err)
+			}
+			if err := atomicfile.Write(path, data, 0o600); err != nil {
+				return fmt.Errorf("write backup: %w", err)
+			}
+			sum, err := store.Inspect(ctx, path)
+			if err != nil {
+				_ = os.Remove(path)
+				return fmt.Errorf("check the backup (removed): %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, describeDatabase(sum))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&url, "url", "", urlUsage)
+	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace FILE when it exists")
+	return cmd
+}
+
+// checkBackupTarget refuses a FILE that exists (unless force) and, even
+// with force, the database a daemon of this configuration serves from: a
+// backup written there would replace it under the daemon's feet.
+func checkBackupTarget(g *globalFlags, path string, force bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check %s: %w", path, err)
+	}
+	if l, err := g.loadConfig(); err == nil {
+		live := filepath.Join(l.Config.StateDir, store.FileName)
+		for _, p := range store.Files(live) {
+			if other, err := os.Stat(p); err == nil && os.SameFile(fi, other) {
+				return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: %s is the daemon's own database: write the backup somewhere else", path)}
+			}
+		}
+	}
+	if !force {
+		return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: %s exists: give --force to replace it", path)}
+	}
+	return nil
+}
+
+// fetchBackup asks the daemon d for its database.
+func fetchBackup(ctx context.Context, d *daemonAPI, token string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+"/api/v1/backup", nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	defer d.client.CloseIdleConnections()
+	code, body, msg, err := loadgen.Call(ctx, d.client, req, math.MaxInt64)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, &loadgen.HTTPError{URL: req.URL.String(), Code: code, Message: msg}
+	}
+	return body, nil
+}
+
+// backupFromStateDir copies the database of the configured state_dir,
+// when no daemon answered at base (why).
+func backupFromStateDir(ctx context.Context, g *globalFlags, base string, why error) ([]byte, string, error) {
+	l, err := g.loadConfig()
+	if err != nil {
+		return nil, "", daemonError(base, why)
+	}
+	path := filepath.Join(l.Config.StateDir, store.FileName)
+	data, err := snapshotAtRest(ctx, l.Config.StateDir, path)
+	if err != nil {
+		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: no gpuletd answers at %s, and its database cannot be copied directly: %v", base, err)}
+	}
+	return data, path, nil
+}
+
+// snapshotAtRest is store.SnapshotFile of the database at path in the
+// state directory dir. Reading a database in WAL mode makes SQLite create
+// its log and index beside it; made by this command (run as root, say),
+// they would belong to the wrong user when the service starts. So when no
+// daemon holds dir, this holds it while it reads and removes the two files
+// if it was what created them. A daemon that holds dir (one this
+// configuration does not reach) has both open already.
+func snapshotAtRest(ctx context.Context, dir, path string) ([]byte, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	lock, err := dirlock.Lock(dir)
+	if err != nil {
+		return store.SnapshotFile(ctx, path)
+	}
+	defer lock.Close()
+	var made []string
+	for _, p := range store.Files(path)[1:] {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			made = append(made, p)
+		}
+	}
+	data, err := store.SnapshotFile(ctx, path)
+	for _, p := range made {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("remove %s: %w", p, rerr))
+		}
+	}
+	return data, err
+}
+
+// describeDatabase says what a database holds, on one line.
+func describeDatabase(s store.Summary) string {
+	held := counted(s.Models, "model") + ", " + counted(s.DeviceTypes, "device type") + ", " +
+		counted(s.LatencyPoints, "latency point") + ", " + counted(s.Plans, "plan") + ", " + counted(s.Events, "event")
+	if !s.LastEvent.IsZero() {
+		held += " (the newest at " + s.LastEvent.Format("2006-01-02 15:04:05 MST") + ")"
+	}
+	return strings.Join([]string{roundBytes(s.Bytes), fmt.Sprintf("schema %d", s.SchemaVersion), held}, "; ")
+}
