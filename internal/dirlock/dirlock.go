@@ -53,8 +53,23 @@ func Lock(dir string) (*os.File, error) {
 		if err := f.Truncate(0); err == nil {
 			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 		}
+		giveToDirOwner(f, dir)
 	}
 	return f, nil
+}
+
+// giveToDirOwner gives the lock file f the owner of its directory dir when
+// this process runs as root (sudo gpuletd restore): the daemon, running as
+// the directory's owner, then still writes its ID into it. Best effort, as
+// the ID is.
+func giveToDirOwner(f *os.File, dir string) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err == nil {
+		_ = f.Chown(int(st.Uid), int(st.Gid))
+	}
 }
 
 // Holder is " (pid N)" when dir's lock file names the process that holds

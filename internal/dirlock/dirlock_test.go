@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,4 +37,21 @@ func TestHolderOfALockFileThatNamesNoProcess(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.Equal(t, " (pid "+strconv.Itoa(os.Getpid())+")", Holder(dir), "the holder's ID replaces what was there")
+}
+
+// Taken by root in a directory of the service's user (sudo gpuletd
+// restore), the lock file goes to that user, who writes its ID there next.
+func TestLockFileGoesToTheDirectorysOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root gives files away")
+	}
+	dir := t.TempDir()
+	const nobody = 65534
+	require.NoError(t, os.Chown(dir, nobody, nobody))
+	f, err := Lock(dir)
+	require.NoError(t, err)
+	defer f.Close()
+	fi, err := os.Stat(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	require.EqualValues(t, nobody, fi.Sys().(*syscall.Stat_t).Uid)
 }

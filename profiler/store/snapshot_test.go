@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -276,4 +277,27 @@ func TestMoveAsideAndBack(t *testing.T) {
 	require.ErrorContains(t, err, aside+"-shm exists")
 	require.Empty(t, moved)
 	require.FileExists(t, dst)
+}
+
+// Run as root (sudo gpuletd restore), the restored file goes to the owner
+// of the state directory, the service's user, which could not write a
+// root-owned database.
+func TestRestoreGivesTheFileToTheDirectorysOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root gives files away")
+	}
+	ctx := context.Background()
+	backup := backupOf(t, "owned")
+	dir := filepath.Join(t.TempDir(), "state")
+	require.NoError(t, os.Mkdir(dir, 0o750))
+	const nobody = 65534
+	require.NoError(t, os.Chown(dir, nobody, nobody))
+	dst := filepath.Join(dir, FileName)
+	_, err := Restore(ctx, dst, backup, ".x")
+	require.NoError(t, err)
+	fi, err := os.Stat(dst)
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	require.EqualValues(t, nobody, st.Uid)
+	require.EqualValues(t, nobody, st.Gid)
 }
