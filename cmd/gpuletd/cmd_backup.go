@@ -142,7 +142,11 @@ func backupFromStateDir(ctx context.Context, g *globalFlags, base string, why er
 	path := filepath.Join(l.Config.StateDir, store.FileName)
 	data, err := snapshotAtRest(ctx, l.Config.StateDir, path)
 	if err != nil {
-		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: no gpuletd answers at %s, and its database cannot be copied directly: %v", base, err)}
+		hint := ""
+		if errors.Is(err, os.ErrPermission) {
+			hint = " (run it as root, or as the owner of state_dir)"
+		}
+		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: no gpuletd answers at %s, and its database cannot be copied directly: %v%s", base, err, hint)}
 	}
 	return data, path, nil
 }
