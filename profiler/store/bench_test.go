@@ -103,3 +103,35 @@ func BenchmarkEventsSince(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSnapshot copies a database of a node with 20 models profiled
+// on two device types and 50 000 events (a busy month) per iteration, as
+// GET /api/v1/backup does.
+func BenchmarkSnapshot(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b)
+	for m := range 20 {
+		for _, dev := range []string{"nvidia-h100", "cpu"} {
+			if err := s.PutLatency(ctx, profilePoints(shaOf(fmt.Sprint("m", m)), dev)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i := range 50_000 {
+		if _, err := s.AppendEvent(ctx, Event{Kind: EventReorganize, Message: fmt.Sprintf("re-planned: rate change %d", i),
+			Attrs: map[string]string{"reason": "rate change"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var size int
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := s.Snapshot(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(data)
+	}
+	b.ReportMetric(float64(size)/(1<<20), "MiB")
+	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/(1<<20), "MiB/s")
+}
