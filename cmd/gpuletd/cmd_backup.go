@@ -59,15 +59,15 @@ state_dir is copied directly (this needs read access to it).`,
 				return err
 			}
 			data, err := fetchBackup(ctx, d, adminToken(g, token))
-			if errors.Is(err, syscall.ECONNREFUSED) && url == "" {
+			if errors.Is(err, syscall.ECONNREFUSED) && url == "" && d.hint == "" {
 				var from string
-				data, from, err = backupFromStateDir(ctx, g, d.base, err)
+				data, from, err = backupFromStateDir(ctx, g, d, err)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "no gpuletd answers at %s: copying %s directly\n", d.base, from)
 			} else if err != nil {
-				return daemonError(d.base, err)
+				return d.fail(err)
 			}
 			if err := atomicfile.Write(path, data, 0o600); err != nil {
 				return fmt.Errorf("write backup: %w", err)
@@ -133,11 +133,12 @@ func fetchBackup(ctx context.Context, d *daemonAPI, token string) ([]byte, error
 }
 
 // backupFromStateDir copies the database of the configured state_dir,
-// when no daemon answered at base (why).
-func backupFromStateDir(ctx context.Context, g *globalFlags, base string, why error) ([]byte, string, error) {
+// when no daemon answered at d (why).
+func backupFromStateDir(ctx context.Context, g *globalFlags, d *daemonAPI, why error) ([]byte, string, error) {
+	base := d.base
 	l, err := g.loadConfig()
 	if err != nil {
-		return nil, "", daemonError(base, why)
+		return nil, "", d.fail(why)
 	}
 	path := filepath.Join(l.Config.StateDir, store.FileName)
 	data, err := snapshotAtRest(ctx, l.Config.StateDir, path)

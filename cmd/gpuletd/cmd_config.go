@@ -22,6 +22,9 @@ configuration is reported with the field, the bad value and what is allowed.`,
 			if err != nil {
 				return err
 			}
+			if note := g.unreadInstalledNote(); note != "" {
+				cmd.PrintErrln(note)
+			}
 			for _, w := range l.Warnings {
 				cmd.PrintErrln("warning: " + w)
 			}

@@ -32,6 +32,9 @@ Exits 1 when those devices cannot serve.`,
 			if err != nil {
 				return err
 			}
+			if note := g.unreadInstalledNote(); note != "" {
+				cmd.PrintErrln(note)
+			}
 			r := daemon.Doctor(cmd.Context(), daemon.DoctorOptions{Config: l.Config, ConfigWarnings: l.Warnings})
 			out := cmd.OutOrStdout()
 			if asJSON {

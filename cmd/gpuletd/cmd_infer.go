@@ -71,7 +71,7 @@ prints the same way.`,
 			code, answer, msg, err := loadgen.Call(ctx, d.client, req, 64<<20)
 			took := time.Since(start)
 			if err != nil {
-				return daemonError(d.base, err)
+				return d.fail(err)
 			}
 			if code != http.StatusOK {
 				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s refused the request: %d %s: %s", args[0], code, http.StatusText(code), msg)}
@@ -103,7 +103,7 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, reques
 	var err error
 	if request == "" || top > 0 {
 		if m, err = loadgen.FetchModel(ctx, d.client, d.base, model); err != nil {
-			return nil, daemonError(d.base, err)
+			return nil, d.fail(err)
 		}
 	}
 	switch request {

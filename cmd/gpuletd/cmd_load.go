@@ -137,7 +137,7 @@ answered, and no --rate is given.`,
 				if errors.Is(err, loadgen.ErrGRPCUnreachable) {
 					return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", grpcAddr, err)}
 				}
-				return daemonError(d.base, err)
+				return d.fail(err)
 			}
 			if rep == nil && mix == nil {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}

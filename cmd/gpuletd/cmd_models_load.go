@@ -128,7 +128,7 @@ func adminPost(ctx context.Context, d *daemonAPI, path, token string, body []byt
 	defer d.client.CloseIdleConnections()
 	code, _, msg, err = loadgen.Call(ctx, d.client, req, 1<<20)
 	if errors.Is(err, loadgen.ErrUnreachable) {
-		return 0, "", daemonError(d.base, err)
+		return 0, "", d.fail(err)
 	}
 	if err != nil {
 		return 0, "", fmt.Errorf("post %s: %w", path, err)
@@ -160,7 +160,7 @@ func waitReady(ctx context.Context, w io.Writer, d *daemonAPI, name string, wait
 			fmt.Fprintf(w, "%s: %s\n", name, why)
 			said = why
 		case err != nil && ctx.Err() == nil:
-			return daemonError(d.base, err)
+			return d.fail(err)
 		}
 		select {
 		case <-ctx.Done():

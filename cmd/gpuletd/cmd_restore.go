@@ -36,6 +36,9 @@ the state_dir's owner, so that the service's user can write it.`,
 				return err
 			}
 			dir := l.Config.StateDir
+			if err := g.stateDirHint(dir); err != nil {
+				return err
+			}
 			lock, err := dirlock.Lock(dir)
 			if errors.Is(err, dirlock.ErrInUse) {
 				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: a gpuletd serves from state_dir %s%s: stop it first (sudo systemctl stop gpuletd), restore, then start it again",

@@ -75,7 +75,7 @@ func adminGet(ctx context.Context, d *daemonAPI, path string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
 	defer d.client.CloseIdleConnections()
-	return daemonError(d.base, loadgen.GetJSON(ctx, d.client, d.base+path, v))
+	return d.fail(loadgen.GetJSON(ctx, d.client, d.base+path, v))
 }
 
 // daemonError turns "nothing answers" and the daemon's error answers into

@@ -153,7 +153,7 @@ func traceSettings(ctx context.Context, w io.Writer, d *daemonAPI, model, token 
 	code, got, msg, err := loadgen.Call(ctx, d.client, req, 1<<20)
 	switch {
 	case errors.Is(err, loadgen.ErrUnreachable):
-		return daemonError(d.base, err)
+		return d.fail(err)
 	case err != nil:
 		return err
 	case code != http.StatusOK:

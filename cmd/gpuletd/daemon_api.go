@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
 // daemonAPI is how gpuletd's commands reach a running daemon: its base URL
@@ -23,6 +25,20 @@ type daemonAPI struct {
 	// works too); nil for a daemon reached over plain HTTP, whose gRPC
 	// listener is taken to be plain too.
 	tls *tls.Config
+	// hint is added to "no gpuletd answers": where the installed
+	// service's configuration says it listens instead (listenHint).
+	hint string
+}
+
+// fail turns err, from a call to the daemon, into one clear line
+// (daemonError), with the hint when nothing answered.
+func (d *daemonAPI) fail(err error) error {
+	out := daemonError(d.base, err)
+	var ee *exitError
+	if d.hint != "" && errors.Is(err, loadgen.ErrUnreachable) && errors.As(out, &ee) && strings.HasPrefix(ee.msg, "no gpuletd answers") {
+		return &exitError{code: ee.code, msg: ee.msg + " (" + d.hint + ")"}
+	}
+	return out
 }
 
 // plainAPI reaches a daemon at base with no trust beyond the system's.
@@ -38,10 +54,12 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 	if err != nil {
 		return nil, err
 	}
+	hint := ""
 	if flag == "" {
 		for _, w := range l.Warnings {
 			fmt.Fprintln(warn, "warning: "+w)
 		}
+		hint = g.listenHint(base)
 	}
 	var tc *tls.Config
 	switch {
@@ -61,11 +79,13 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 	default:
 		// With --url, a configuration that does not load only loses its
 		// certificate's trust; without it daemonURL has said why.
-		return plainAPI(base), nil
+		d := plainAPI(base)
+		d.hint = hint
+		return d, nil
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tc.Clone() // the transport adds its protocols to its own
-	d := &daemonAPI{base: base, client: &http.Client{Transport: t}}
+	d := &daemonAPI{base: base, client: &http.Client{Transport: t}, hint: hint}
 	if strings.HasPrefix(base, "https://") {
 		d.tls = tc // and gRPC goes over TLS as well
 	}

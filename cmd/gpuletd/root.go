@@ -17,10 +17,13 @@ type globalFlags struct {
 	configFile string
 	logLevel   string
 	logFormat  string
+	// installed is where the service's configuration is looked for
+	// (installedConfig), to say when it differs from the command's own.
+	installed string
 }
 
 func newRootCmd() *cobra.Command {
-	g := &globalFlags{}
+	g := &globalFlags{installed: installedConfig}
 	root := &cobra.Command{
 		Use:   "gpuletd",
 		Short: "Serve many DNN models with latency SLOs on one multi-GPU server",
