@@ -139,6 +139,11 @@ func runProfile(cmd *cobra.Command, g *globalFlags, f *profileFlags, args []stri
 	if err != nil {
 		return err
 	}
+	// A profile stored where the service does not look is minutes of a
+	// GPU spent for nothing.
+	if err := g.stateDirHint(l.Config.StateDir); err != nil {
+		return err
+	}
 	log, err := g.logger(l)
 	if err != nil {
 		return err

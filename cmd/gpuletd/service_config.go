@@ -70,8 +70,9 @@ func (g *globalFlags) listenHint(base string) string {
 }
 
 // stateDirHint refuses a command about to act on state_dir dir when the
-// installed service's configuration gives another state_dir: restoring a
-// database where the service does not look would change nothing it serves.
+// installed service's configuration gives another state_dir: a database
+// restored, or a profile stored, where the service does not look changes
+// nothing it serves.
 func (g *globalFlags) stateDirHint(dir string) error {
 	l, path := g.serviceConfig()
 	if l == nil || filepath.Clean(l.Config.StateDir) == filepath.Clean(dir) {

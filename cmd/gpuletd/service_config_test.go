@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -74,21 +75,23 @@ func TestNoDaemonHintsAtTheServiceConfig(t *testing.T) {
 	}
 }
 
-// Restore refuses a state_dir the installed service does not use.
+// Restore and profile refuse a state_dir the installed service does not
+// use, before they touch anything.
 func TestRestoreRefusesAStateDirTheServiceDoesNotUse(t *testing.T) {
 	clearGpuletdEnv(t)
 	svc := installed(t, "state_dir: /srv/gpuletd\n")
 	g := &globalFlags{installed: svc}
-	cmd := newRestoreCmd(g)
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs([]string{filepath.Join(t.TempDir(), "b.db")})
-	err := cmd.Execute()
-	var ee *exitError
-	require.ErrorAs(t, err, &ee)
-	require.Equal(t, 2, ee.code)
-	require.Equal(t, "gpuletd: this command read no configuration file, so its state_dir is /var/lib/gpuletd, but the service's configuration ("+svc+") gives /srv/gpuletd: add --config "+svc, ee.msg)
+	for _, cmd := range []*cobra.Command{newRestoreCmd(g), newProfileCmd(g)} {
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs([]string{filepath.Join(t.TempDir(), "b.db")})
+		err := cmd.Execute()
+		var ee *exitError
+		require.ErrorAs(t, err, &ee, cmd.Name())
+		require.Equal(t, 2, ee.code)
+		require.Equal(t, "gpuletd: this command read no configuration file, so its state_dir is /var/lib/gpuletd, but the service's configuration ("+svc+") gives /srv/gpuletd: add --config "+svc, ee.msg)
+	}
 
 	// The same state_dir given to both (the environment applies to both):
 	// on to the backup itself, which is missing here.
