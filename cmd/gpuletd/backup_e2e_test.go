@@ -63,6 +63,15 @@ func TestBackupAndRestore(t *testing.T) {
 	require.Regexp(t, `^b\.db: [\d.]+ KiB; schema `+strconv.Itoa(store.SchemaVersion())+`; 1 model, \d+ device types?, \d+ latency points, \d+ plans?, \d+ events \(the newest at `, out)
 	require.Contains(t, logs.String(), "database backed up")
 
+	summary := out
+	code, out = runOnce(t, bin, dir, cli, "restore", "--check", "b.db")
+	require.Equal(t, 0, code, out)
+	require.Equal(t, summary, out, "checked later, the file says what it said when written")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "junk.db"), []byte("not a database, whatever its name"), 0o600))
+	code, out = runOnce(t, bin, dir, cli, "restore", "--check", "junk.db")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "database file is corrupt")
+
 	code, out = runOnce(t, bin, dir, cli, "backup", "b.db")
 	require.Equal(t, 2, code, out)
 	require.Contains(t, out, "b.db exists: give --force to replace it")

@@ -14,7 +14,8 @@ import (
 )
 
 func newRestoreCmd(g *globalFlags) *cobra.Command {
-	return &cobra.Command{
+	var check bool
+	cmd := &cobra.Command{
 		Use:   "restore FILE",
 		Short: "Put a backup (gpuletd backup) in place of the database of the configured state_dir",
 		Long: `Put the database in FILE, a backup made by "gpuletd backup", in place of the
@@ -28,9 +29,20 @@ repository it has no profile for are profiled as usual.
 
 Stop the daemon first (sudo systemctl stop gpuletd): restore refuses while a
 gpuletd serves from the state_dir. Run as root, it gives the restored file to
-the state_dir's owner, so that the service's user can write it.`,
+the state_dir's owner, so that the service's user can write it.
+
+With --check, FILE is only checked and what it holds printed: nothing else is
+read or changed, and no daemon needs stopping.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if check {
+				sum, err := store.Inspect(cmd.Context(), args[0])
+				if err != nil {
+					return &exitError{code: 1, msg: "gpuletd: " + err.Error()}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", args[0], describeDatabase(sum))
+				return nil
+			}
 			l, err := g.loadConfig()
 			if err != nil {
 				return err
@@ -68,4 +80,6 @@ the state_dir's owner, so that the service's user can write it.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&check, "check", false, "only check FILE and say what it holds")
+	return cmd
 }
