@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
 // FileName is the lock file in each directory held.
@@ -53,23 +55,11 @@ func Lock(dir string) (*os.File, error) {
 		if err := f.Truncate(0); err == nil {
 			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 		}
-		giveToDirOwner(f, dir)
+		// Taken by root in the service's folder (sudo gpuletd restore),
+		// the file stays one the daemon can write its ID into.
+		_ = fsperm.GiveToDirOwner(path)
 	}
 	return f, nil
-}
-
-// giveToDirOwner gives the lock file f the owner of its directory dir when
-// this process runs as root (sudo gpuletd restore): the daemon, running as
-// the directory's owner, then still writes its ID into it. Best effort, as
-// the ID is.
-func giveToDirOwner(f *os.File, dir string) {
-	if os.Geteuid() != 0 {
-		return
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err == nil {
-		_ = f.Chown(int(st.Uid), int(st.Gid))
-	}
 }
 
 // Holder is " (pid N)" when dir's lock file names the process that holds

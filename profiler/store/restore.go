@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"syscall"
 
 	"github.com/gpulet/gpuletd/internal/atomicfile"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
 // Restored is what Restore did.
@@ -60,7 +59,7 @@ func Restore(ctx context.Context, dst, src, suffix string) (Restored, error) {
 	if len(moved) > 0 && moved[0][0] == dst {
 		r.Aside = moved[0][1]
 	}
-	if err := giveToDirOwner(dst); err != nil {
+	if err := fsperm.GiveToDirOwner(dst); err != nil {
 		return r, fmt.Errorf("restore %s: %w", dst, err)
 	}
 	return r, nil
@@ -119,25 +118,4 @@ func moveBack(moved [][2]string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// giveToDirOwner gives path the owner and group of its directory when this
-// process runs as root: a restore run with sudo leaves a file the service's
-// user can write.
-func giveToDirOwner(path string) error {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	fi, err := os.Stat(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	if err := os.Chown(path, int(st.Uid), int(st.Gid)); err != nil {
-		return fmt.Errorf("give the database to its directory's owner: %w", err)
-	}
-	return nil
 }
