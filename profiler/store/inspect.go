@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -30,7 +29,9 @@ type Summary struct {
 // Inspect reads the database file at path without changing anything (it
 // takes no lock and writes no journal), checks its pages as Open does and
 // counts what it holds. A file that is not a sound SQLite database is
-// ErrCorrupt, a database gpuletd did not write ErrNotGpuletd, one a newer
+// ErrCorrupt (bad events rows aside, which Open quarantines; SQLite checks
+// no CHECK constraint of a file it opens read-only, so those are left to
+// Open), a database gpuletd did not write ErrNotGpuletd, one a newer
 // gpuletd migrated ErrSchemaTooNew (with its summary). It is meant for a
 // file at rest, a backup: it reads the main file alone, not a write-ahead
 // log beside it.
@@ -63,9 +64,10 @@ func summarize(ctx context.Context, db *sql.DB) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	if len(problems) > 0 {
-		return sum, fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(problems, "; "))
+	if err := corruption(problems); err != nil {
+		return sum, err
 	}
+
 	var tables int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_version'`).Scan(&tables); err != nil {
 		return sum, wrap("read schema", err)

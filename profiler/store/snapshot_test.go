@@ -301,3 +301,19 @@ func TestRestoreGivesTheFileToTheDirectorysOwner(t *testing.T) {
 	require.EqualValues(t, nobody, st.Uid)
 	require.EqualValues(t, nobody, st.Gid)
 }
+
+// A backup with events rows that break the table's constraints is one the
+// daemon opens (it quarantines them), so Inspect and Restore take it too.
+func TestInspectAcceptsBadEventsRows(t *testing.T) {
+	ctx := context.Background()
+	path := backupOf(t, "good")
+	badEventsRow(t, path)
+	sum, err := Inspect(ctx, path)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, sum.Events)
+
+	dst := filepath.Join(t.TempDir(), FileName)
+	_, err = Restore(ctx, dst, path, ".x")
+	require.NoError(t, err)
+	require.Equal(t, []string{"good"}, eventMessages(t, dst), "opened, the bad row is quarantined")
+}
