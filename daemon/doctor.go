@@ -37,6 +37,8 @@ type Report struct {
 	// Folders are the folders and addresses serve needs; a problem there
 	// is a warning (doctor may run as another user than serve will).
 	Folders []FolderCheck `json:"folders"`
+	// Database is state_dir's database as serve would open it.
+	Database *DatabaseReport `json:"database,omitempty"`
 	// Models is the model repository as serve would read it; nil when it
 	// cannot be read (Folders says why) or ONNX Runtime does not load.
 	Models *ModelsReport `json:"models,omitempty"`
@@ -141,6 +143,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	r.TLS = tlsReport(cfg, time.Now())
 	r.Trace = traceReport(ctx, cfg)
 	r.Folders = folderChecks(cfg)
+	r.Database = databaseReport(ctx, cfg)
 	r.CUDALibraries = cudalibs.Find(cudalibs.Search{Dirs: cfg.ONNXRuntime.CUDALibraryDirs, LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")})
 
 	lib, err := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)
@@ -204,9 +207,12 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	case st.GPUs == 0 && cfg.Devices.Mode == config.DevicesAuto:
 		r.Serve.Note = "no NVIDIA GPU: serving on the CPU"
 	}
-	r.OK = r.TLS == nil || r.TLS.Error == ""
-	if !r.OK {
+	r.OK = (r.TLS == nil || r.TLS.Error == "") && r.Database.Problem == ""
+	switch {
+	case r.TLS != nil && r.TLS.Error != "":
 		r.Serve.Error = r.TLS.Error
+	case r.Database.Problem != "":
+		r.Serve.Error = "database " + r.Database.Path + ": " + r.Database.Problem
 	}
 	return r
 }

@@ -22,10 +22,12 @@ each GPU (name, UUID, memory, compute mode, MIG mode and instances), the MPS
 control program and daemons, ONNX Runtime and whether its CUDA and TensorRT
 providers load and run a model (each in a child process), the CUDA libraries
 found or missing with how to get them, the devices serve would use with the
-current configuration, the model repository as serve would read it, and, as
-warnings, the configuration's warnings and the folders and addresses serve
-needs (run as root: the state folder for the service's gpuletd user too).
-Exits 1 when those devices cannot serve.`,
+current configuration, the model repository as serve would read it, the
+database in state_dir as serve would open it (not read while a daemon holds
+it), and, as warnings, the configuration's warnings and the folders and
+addresses serve needs (run as root: the state folder for the service's
+gpuletd user too). Exits 1 when those devices cannot serve, or serve would
+refuse the database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := g.loadConfig()
@@ -49,6 +51,8 @@ Exits 1 when those devices cannot serve.`,
 			switch {
 			case r.TLS != nil && r.TLS.Error != "":
 				return &exitError{code: 1, msg: "gpuletd doctor: serve would not start: " + r.TLS.Error}
+			case r.Database != nil && r.Database.Problem != "":
+				return &exitError{code: 1, msg: "gpuletd doctor: serve would not start: database " + r.Database.Path + ": " + r.Database.Problem}
 			case !r.OK:
 				return &exitError{code: 1, msg: "gpuletd doctor: the configured devices cannot serve: " + r.Serve.Error}
 			}
@@ -168,6 +172,24 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 			row(f.Field, "%s: free", f.Path)
 		default:
 			row(f.Field, "%s: %s may use it", f.Path, f.For)
+		}
+	}
+	if db := r.Database; db != nil {
+		switch {
+		case db.Missing:
+			row("database", "%s: none yet (serve makes it)", db.Path)
+		case db.InUse != nil:
+			row("database", "%s: in use by a running gpuletd%s, not read (gpuletd backup copies it)", db.Path, *db.InUse)
+		case db.Problem != "":
+			row("database", "%s: serve would refuse it: %s", db.Path, db.Problem)
+			fix(db.Fix)
+		case db.Unread != "":
+			row("database", "%s: warning: not read here: %s", db.Path, db.Unread)
+		default:
+			row("database", "%s: %s", db.Path, describeDatabase(*db.Summary))
+			if db.MigratesTo > 0 {
+				row("", "serve migrates it from schema %d to %d (an older gpuletd then refuses it: gpuletd backup first)", db.Summary.SchemaVersion, db.MigratesTo)
+			}
 		}
 	}
 	if m := r.Models; m != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/gpulet/gpuletd/internal/fakeep"
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 // haveNVIDIADriver says whether this machine has an NVIDIA kernel driver.
@@ -285,4 +287,31 @@ func TestDoctorTableSaysTheProviderThatServes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// doctor says what the state folder's database holds, that a running
+// daemon holds it, or that serve would refuse it (exit 1).
+func TestDoctorChecksTheDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	bin := testbin.Gpuletd(t)
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+t.TempDir())
+	state := envValue(env, "GPULETD_STATE_DIR")
+	db := filepath.Join(state, store.FileName)
+	_, table := runOnce(t, bin, t.TempDir(), env, "doctor")
+	require.Contains(t, table, "database           "+db+": none yet (serve makes it)\n")
+
+	_, _, pid := startDaemonUnder(t, env)
+	_, table = runOnce(t, bin, t.TempDir(), env, "doctor")
+	require.Contains(t, table, "database           "+db+": in use by a running gpuletd (pid "+strconv.Itoa(pid)+"), not read (gpuletd backup copies it)\n")
+
+	broken := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+t.TempDir())
+	bad := filepath.Join(envValue(broken, "GPULETD_STATE_DIR"), store.FileName)
+	require.NoError(t, os.WriteFile(bad, []byte("not a database, though its name says so"), 0o600))
+	code, table := runOnce(t, bin, t.TempDir(), broken, "doctor")
+	require.Equal(t, 1, code, table)
+	require.Contains(t, table, "database           "+bad+": serve would refuse it: check database: database file is corrupt: file is not a database\n")
+	require.Contains(t, table, "fix: restore a backup (gpuletd restore FILE)")
+	require.Contains(t, table, "gpuletd doctor: serve would not start: database "+bad+": ")
 }

@@ -16,14 +16,18 @@ var ErrNotGpuletd = errors.New("not a gpuletd database")
 // Summary is what a gpuletd database file holds, as Inspect counts it.
 type Summary struct {
 	// SchemaVersion is the version its migrations reached.
-	SchemaVersion int
+	SchemaVersion int `json:"schema_version"`
 	// Rows of its main tables.
-	Models, DeviceTypes, LatencyPoints, Plans, Events int64
+	Models        int64 `json:"models"`
+	DeviceTypes   int64 `json:"device_types"`
+	LatencyPoints int64 `json:"latency_points"`
+	Plans         int64 `json:"plans"`
+	Events        int64 `json:"events"`
 	// LastEvent is when its newest event was written: about when the
 	// daemon that wrote it last ran. Zero without events.
-	LastEvent time.Time
+	LastEvent time.Time `json:"last_event,omitzero"`
 	// Bytes is the file's size.
-	Bytes int64
+	Bytes int64 `json:"bytes"`
 }
 
 // Inspect reads the database file at path without changing anything (it

@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/internal/dirlock"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// DatabaseReport is the state_dir's database as serve would open it.
+type DatabaseReport struct {
+	Path string `json:"path"`
+	// Missing says there is none yet: serve makes it.
+	Missing bool `json:"missing,omitempty"`
+	// InUse names the gpuletd that holds state_dir (" (pid N)", or "" for
+	// one that did not say): the file is not read while it serves.
+	InUse *string `json:"in_use,omitempty"`
+	// Summary is what it holds, when it could be read.
+	Summary *store.Summary `json:"summary,omitempty"`
+	// MigratesTo is the schema serve migrates it to, when it is older.
+	MigratesTo int `json:"migrates_to,omitempty"`
+	// Problem says why serve would refuse it; Fix what to do.
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+	// Unread says why this user could not read it (serve may run as
+	// another): a warning, not a refusal.
+	Unread string `json:"unread,omitempty"`
+}
+
+// databaseReport checks the database of cfg's state_dir as serve's start
+// would, without changing it: it holds the state directory's lock while it
+// reads (so no daemon starts meanwhile), and reads nothing of a database a
+// running daemon holds.
+func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
+	path := filepath.Join(cfg.StateDir, store.FileName)
+	r := &DatabaseReport{Path: path}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		r.Missing = true
+		return r
+	}
+	lock, err := dirlock.Lock(cfg.StateDir)
+	switch {
+	case errors.Is(err, dirlock.ErrInUse):
+		holder := dirlock.Holder(cfg.StateDir)
+		r.InUse = &holder
+		return r
+	case err == nil:
+		defer lock.Close()
+	}
+	sum, err := store.Inspect(ctx, path)
+	msg := ""
+	if err != nil {
+		// Inspect names the file, which the report names already.
+		abs, _ := filepath.Abs(path)
+		msg = strings.TrimPrefix(err.Error(), "inspect "+abs+": ")
+	}
+	switch {
+	case err == nil:
+		r.Summary = &sum
+		if v := store.SchemaVersion(); sum.SchemaVersion < v {
+			r.MigratesTo = v
+		}
+	case errors.Is(err, store.ErrSchemaTooNew):
+		r.Summary = &sum
+		r.Problem = msg
+		r.Fix = "a newer gpuletd wrote it: run that release again, or restore a backup taken before it (gpuletd restore FILE)"
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrNotGpuletd):
+		r.Problem = msg
+		r.Fix = "restore a backup (gpuletd restore FILE), or move it aside (mv " + path + " " + path + ".bad) and let serve start an empty one, profiling the models again"
+	default:
+		r.Unread = msg
+	}
+	return r
+}
