@@ -42,11 +42,16 @@ func (n *node) handleAdminBackup(w http.ResponseWriter, r *http.Request) {
 // BackupFileName is the file name a backup taken at t is offered under
 // (and `gpuletd backup` writes into a folder it is given): this host's name
 // and the time, so that backups of several nodes kept in one folder neither
-// collide nor need renaming.
+// collide nor need renaming, and one host's sort by time.
 func BackupFileName(t time.Time) string {
+	return BackupFilePrefix() + t.UTC().Format("20060102T150405Z") + ".db"
+}
+
+// BackupFilePrefix is what the names of this host's backups begin with.
+func BackupFilePrefix() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "node"
 	}
-	return "gpuletd-" + host + "-" + t.UTC().Format("20060102T150405Z") + ".db"
+	return "gpuletd-" + host + "-"
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,7 @@ func newBackupCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, token string
 		force      bool
+		keep       int
 	)
 	cmd := &cobra.Command{
 		Use:   "backup FILE|FOLDER",
@@ -48,8 +50,13 @@ state_dir is copied directly (this needs read access to it).`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), backupTimeout)
 			defer cancel()
 			path := args[0]
+			folder := ""
 			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+				folder = path
 				path = filepath.Join(path, daemon.BackupFileName(time.Now()))
+			}
+			if keep > 0 && folder == "" {
+				return &exitError{code: 2, msg: "gpuletd: --keep needs a folder to write into, not a file: " + args[0]}
 			}
 			if err := checkBackupTarget(g, path, force); err != nil {
 				return err
@@ -78,12 +85,22 @@ state_dir is copied directly (this needs read access to it).`,
 				return fmt.Errorf("check the backup (removed): %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", path, describeDatabase(sum))
+			if keep > 0 {
+				removed, err := pruneBackups(folder, keep)
+				for _, p := range removed {
+					fmt.Fprintf(cmd.OutOrStdout(), "removed %s (keeping the newest %d)\n", p, keep)
+				}
+				if err != nil {
+					return fmt.Errorf("remove older backups: %w", err)
+				}
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", urlUsage)
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace FILE when it exists")
+	cmd.Flags().IntVar(&keep, "keep", 0, "with a FOLDER: then remove this host's older backups there (gpuletd-<host>-<time>.db), keeping the newest N; 0 keeps all")
 	return cmd
 }
 
@@ -182,6 +199,35 @@ func snapshotAtRest(ctx context.Context, dir, path string) ([]byte, error) {
 	}
 	return data, err
 }
+
+// pruneBackups removes this host's backups in folder (the names
+// daemon.BackupFileName gives, which sort by time) but the newest keep, and
+// returns the paths removed. Other files, and other hosts' backups, stay.
+func pruneBackups(folder string, keep int) ([]string, error) {
+	prefix := daemon.BackupFilePrefix()
+	entries, err := os.ReadDir(folder)
+	if err != nil {
+		return nil, err
+	}
+	var ours []string
+	for _, e := range entries {
+		if name := e.Name(); e.Type().IsRegular() && strings.HasPrefix(name, prefix) && backupStamp.MatchString(strings.TrimPrefix(name, prefix)) {
+			ours = append(ours, name) // ReadDir sorts by name: by time
+		}
+	}
+	var removed []string
+	for _, name := range ours[:max(0, len(ours)-keep)] {
+		p := filepath.Join(folder, name)
+		if err := os.Remove(p); err != nil {
+			return removed, err
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}
+
+// backupStamp is the time in a backup's name and what follows it.
+var backupStamp = regexp.MustCompile(`^\d{8}T\d{6}Z\.db$`)
 
 // describeDatabase says what a database holds, on one line.
 func describeDatabase(s store.Summary) string {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,4 +34,32 @@ func TestFetchBackupSendsTheToken(t *testing.T) {
 	_, err = fetchBackup(context.Background(), d, "")
 	err = daemonError(d.base, err)
 	require.EqualError(t, err, "gpuletd: the daemon at "+srv.URL+" answered 401 Unauthorized: send Authorization: Bearer <auth.admin_token>")
+}
+
+// --keep removes this host's oldest backups in the folder, and nothing
+// else there.
+func TestPruneBackups(t *testing.T) {
+	dir := t.TempDir()
+	ours := func(stamp string) string { return daemon.BackupFilePrefix() + stamp + ".db" }
+	names := []string{
+		ours("20261101T031500Z"), ours("20261102T031500Z"), ours("20261103T031500Z"), ours("20261104T031500Z"),
+		"gpuletd-otherhost-20261101T031500Z.db", "notes.txt", ours("20261101T031500Z") + ".tmp",
+	}
+	for _, n := range names {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), nil, 0o600))
+	}
+	removed, err := pruneBackups(dir, 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, names[0]), filepath.Join(dir, names[1])}, removed)
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var got []string
+	for _, e := range left {
+		got = append(got, e.Name())
+	}
+	require.ElementsMatch(t, names[2:], got)
+
+	removed, err = pruneBackups(dir, 5)
+	require.NoError(t, err)
+	require.Empty(t, removed, "fewer than kept: none goes")
 }
