@@ -12,7 +12,7 @@
 #                                    looks for it (<exe dir>/../lib/gpuletd/)
 #   lib/gpuletd/libonnxruntime_providers_{cuda,tensorrt,shared}.so  (--gpu)
 #   lib/gpuletd/licenses/            ONNX Runtime's licences
-#   systemd/install.sh, gpuletd.service, gpuletd.yaml
+#   systemd/install.sh, gpuletd.service, gpuletd-backup.{service,timer}, gpuletd.yaml
 #                                    install as make install does
 #   README.md, docs/OPERATIONS.md, docs/API.md
 #   alerts/gpuletd.rules.yml         Prometheus alerting rules
@@ -66,7 +66,7 @@ for f in "$libsrc"/licenses/*; do
   install -D -m 0644 "$f" "$root/lib/gpuletd/licenses/$(basename "$f")"
 done
 install -m 0755 systemd/install.sh "$root/systemd/install.sh"
-install -m 0644 systemd/gpuletd.service systemd/gpuletd.yaml "$root/systemd/"
+install -m 0644 systemd/gpuletd.service systemd/gpuletd-backup.service systemd/gpuletd-backup.timer systemd/gpuletd.yaml "$root/systemd/"
 install -m 0644 README.md "$root/README.md"
 install -m 0644 docs/OPERATIONS.md docs/API.md "$root/docs/"
 install -m 0644 alerts/gpuletd.rules.yml "$root/alerts/gpuletd.rules.yml"

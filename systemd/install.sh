@@ -8,13 +8,15 @@
 # unpacked release archive (make dist: bin/gpuletd, lib/gpuletd/).
 #
 # install: the binary to PREFIX/bin, ONNX Runtime's library to
-# PREFIX/lib/gpuletd (where the binary looks for it), the unit to
+# PREFIX/lib/gpuletd (where the binary looks for it), the units (the service,
+# and the daily backup's service and timer, not enabled) to
 # /etc/systemd/system, the default configuration to /etc/gpuletd (an
 # existing one is kept; the new default goes beside it as gpuletd.yaml.new),
-# and the gpuletd system user and group. With DESTDIR (packaging) no user is
-# created and systemd is not reloaded.
-# uninstall: removes all of that except the user and /var/lib/gpuletd (the
-# store and the models), which stay.
+# and the gpuletd system user and group with /var/lib/gpuletd and
+# /var/backups/gpuletd. With DESTDIR (packaging) no user or folder is created
+# and systemd is not reloaded.
+# uninstall: removes all of that except the user, /var/lib/gpuletd (the
+# store and the models) and /var/backups/gpuletd, which stay.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,8 +58,10 @@ install)
   for f in "$libsrc"/licenses/*; do
     if [ -f "$f" ]; then install -D -m 0644 "$f" "$libdir/licenses/$(basename "$f")"; fi
   done
-  sed "s#/usr/local/bin/gpuletd#$prefix/bin/gpuletd#" systemd/gpuletd.service >"$unitdir/gpuletd.service"
-  chmod 0644 "$unitdir/gpuletd.service"
+  for u in gpuletd.service gpuletd-backup.service gpuletd-backup.timer; do
+    sed "s#/usr/local/bin/gpuletd#$prefix/bin/gpuletd#" "systemd/$u" >"$unitdir/$u"
+    chmod 0644 "$unitdir/$u"
+  done
   if [ -e "$confdir/gpuletd.yaml" ]; then
     install -m 0644 systemd/gpuletd.yaml "$confdir/gpuletd.yaml.new"
     echo "install.sh: kept $confdir/gpuletd.yaml; the new default is $confdir/gpuletd.yaml.new"
@@ -71,7 +75,7 @@ install)
         --shell /usr/sbin/nologin --comment "gpuletd model server" gpuletd
     fi
     if getent group video >/dev/null; then usermod -a -G video gpuletd; fi
-    install -d -o gpuletd -g gpuletd -m 0750 /var/lib/gpuletd /var/lib/gpuletd/models
+    install -d -o gpuletd -g gpuletd -m 0750 /var/lib/gpuletd /var/lib/gpuletd/models /var/backups/gpuletd
     # What a run as root left there (gpuletd serve tried before the
     # service, with the default state_dir) becomes the service's: a
     # database it may not write would leave it serving read-only.
@@ -79,19 +83,21 @@ install)
     if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
   fi
   echo "install.sh: installed. Put models in /var/lib/gpuletd/models, then: systemctl enable --now gpuletd"
+  echo "install.sh: daily backups of the database into /var/backups/gpuletd: systemctl enable --now gpuletd-backup.timer"
   ;;
 uninstall)
   need_root
   if [ -z "$destdir" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
-    systemctl disable --now gpuletd 2>/dev/null || true
+    systemctl disable --now gpuletd gpuletd-backup.timer 2>/dev/null || true
   fi
   rm -f "$bindir/gpuletd" "$libdir/libonnxruntime.so.1" "$unitdir/gpuletd.service" \
+    "$unitdir/gpuletd-backup.service" "$unitdir/gpuletd-backup.timer" \
     "$libdir"/libonnxruntime_providers_*.so \
     "$confdir/gpuletd.yaml.new"
   rm -rf "$libdir/licenses"
   rmdir "$libdir" 2>/dev/null || true
   if [ -z "$destdir" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
-  echo "install.sh: removed. Kept: /etc/gpuletd/gpuletd.yaml, /var/lib/gpuletd (store and models), the gpuletd user."
+  echo "install.sh: removed. Kept: /etc/gpuletd/gpuletd.yaml, /var/lib/gpuletd (store and models), /var/backups/gpuletd, the gpuletd user."
   ;;
 *)
   echo "usage: systemd/install.sh install|uninstall [DESTDIR] [PREFIX]" >&2

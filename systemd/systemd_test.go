@@ -29,6 +29,21 @@ func TestUnitVerifies(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	require.Empty(t, strings.TrimSpace(string(out)), "systemd-analyze verify must not warn")
 
+	// The backup's service and timer, verified together (a timer names
+	// its service).
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"gpuletd-backup.service", "gpuletd-backup.timer"} {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, bytes.ReplaceAll(b, []byte("/usr/local/bin/gpuletd"), []byte("/bin/true")), 0o644))
+		paths = append(paths, p)
+	}
+	out, err = exec.Command(analyze, append([]string{"verify"}, paths...)...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Empty(t, strings.TrimSpace(string(out)), "systemd-analyze verify must not warn")
+
 	// The check can fail: a typo is reported.
 	bad := filepath.Join(t.TempDir(), "gpuletd.service")
 	require.NoError(t, os.WriteFile(bad, bytes.Replace(bytes.ReplaceAll(unit, []byte("/usr/local/bin/gpuletd"), []byte("/bin/true")),
@@ -49,6 +64,28 @@ func TestUnitDeclaresWhatOperationsNeed(t *testing.T) {
 	} {
 		require.Contains(t, string(unit), "\n"+line, line)
 	}
+}
+
+// TestBackupUnits checks what the daily backup relies on: it runs the
+// backup command into the folder install.sh makes, as the service's user,
+// keeping two weeks, once a day, catching up a day missed.
+func TestBackupUnits(t *testing.T) {
+	svc, err := os.ReadFile("gpuletd-backup.service")
+	require.NoError(t, err)
+	for _, line := range []string{
+		"Type=oneshot", "ExecStart=/usr/local/bin/gpuletd backup --config /etc/gpuletd/gpuletd.yaml --keep 14 /var/backups/gpuletd",
+		"User=gpuletd", "ProtectSystem=strict", "ReadWritePaths=-/var/backups/gpuletd -/var/lib/gpuletd",
+	} {
+		require.Contains(t, string(svc), "\n"+line+"\n", line)
+	}
+	timer, err := os.ReadFile("gpuletd-backup.timer")
+	require.NoError(t, err)
+	for _, line := range []string{"OnCalendar=daily", "Persistent=true", "WantedBy=timers.target"} {
+		require.Contains(t, string(timer), "\n"+line+"\n", line)
+	}
+	script, err := os.ReadFile("install.sh")
+	require.NoError(t, err)
+	require.Contains(t, string(script), "/var/backups/gpuletd", "install.sh makes the backups' folder")
 }
 
 // TestStagedInstallAndUninstall installs into a DESTDIR and removes again,
@@ -75,6 +112,10 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 	unit, err := os.ReadFile(filepath.Join(dest, "etc/systemd/system/gpuletd.service"))
 	require.NoError(t, err)
 	require.Contains(t, string(unit), "ExecStart=/opt/gpuletd/bin/gpuletd serve")
+	backup, err := os.ReadFile(filepath.Join(dest, "etc/systemd/system/gpuletd-backup.service"))
+	require.NoError(t, err)
+	require.Contains(t, string(backup), "ExecStart=/opt/gpuletd/bin/gpuletd backup ")
+	require.FileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.timer"))
 	for _, f := range []string{"opt/gpuletd/bin/gpuletd", "opt/gpuletd/lib/gpuletd/libonnxruntime.so.1", "etc/gpuletd/gpuletd.yaml",
 		"opt/gpuletd/lib/gpuletd/libonnxruntime_providers_cuda.so", "opt/gpuletd/lib/gpuletd/licenses/onnxruntime-LICENSE"} {
 		require.FileExists(t, filepath.Join(dest, f))
@@ -91,5 +132,7 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(dest, "opt/gpuletd/bin/gpuletd"))
 	require.NoDirExists(t, filepath.Join(dest, "opt/gpuletd/lib/gpuletd"), "libraries, providers and licences are removed")
 	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd.service"))
+	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.service"))
+	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.timer"))
 	require.FileExists(t, conf, "uninstall keeps the configuration")
 }
