@@ -54,6 +54,8 @@ state_dir is copied directly (this needs read access to it).`,
 			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 				folder = path
 				path = filepath.Join(path, daemon.BackupFileName(time.Now()))
+			} else if strings.HasSuffix(path, "/") {
+				return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: folder %s does not exist: make it first (mkdir -p %s)", path, path)}
 			}
 			if keep > 0 && folder == "" {
 				return &exitError{code: 2, msg: "gpuletd: --keep needs a folder to write into, not a file: " + args[0]}
