@@ -190,6 +190,12 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
+	// systemd's status line, from here on: profiling may take minutes
+	// before the daemon is ready.
+	statusCtx, stopStatus := context.WithCancel(ctx)
+	statusDone := make(chan struct{})
+	go func() { defer close(statusDone); n.reportStatus(statusCtx, log) }()
+
 	// Models without a latency profile on a measured device are profiled
 	// now, while no executor holds the devices.
 	n.profileMissing(ctx, opts.ExecutorBinary)
@@ -238,6 +244,8 @@ wait:
 	n.stopping.Store(true)
 	stopLoop()
 	loops.Wait()
+	stopStatus()
+	<-statusDone
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	// Shutdown waits for in-flight requests, which the executors answer.
@@ -276,7 +284,7 @@ func executorArgs(cfg config.Config, lib string) []string {
 func openStore(ctx context.Context, path string, log *zap.Logger) (*store.Store, error) {
 	st, err := store.Open(ctx, path, store.WithLogger(log), store.WithReadOnlyFallback())
 	if errors.Is(err, store.ErrCorrupt) {
-		return nil, fmt.Errorf("open store: %w; restore it from a backup, or move it aside and start again: "+
+		return nil, fmt.Errorf("open store: %w; restore a backup (gpuletd restore FILE), or move it aside and start again: "+
 			"the daemon then starts with an empty store and measures the models' latency profiles again", err)
 	}
 	if errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrReadOnlyFS) {

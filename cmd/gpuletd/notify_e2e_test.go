@@ -18,8 +18,8 @@ import (
 )
 
 // TestSystemdNotifyAndReload runs the daemon as systemd would (Type=notify
-// with a watchdog): it must send READY=1, WATCHDOG=1 pings and STOPPING=1
-// to NOTIFY_SOCKET; SIGHUP applies a valid configuration and keeps the old
+// with a watchdog): it must send READY=1, STATUS= lines, WATCHDOG=1 pings
+// and STOPPING=1 to NOTIFY_SOCKET; SIGHUP applies a valid configuration and keeps the old
 // one when the new file is invalid.
 func TestSystemdNotifyAndReload(t *testing.T) {
 	if testing.Short() {
@@ -76,7 +76,11 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 			}
 		}
 	}
+	// systemctl status shows what the daemon waits for while it starts,
+	// then what it serves.
+	expect("STATUS=waiting for mlp (profiling or placing); 0 of 1 models serve")
 	expect("READY=1")
+	expect("STATUS=ready: 1 model on 1 gpu-let of 1 device")
 	expect("WATCHDOG=1")
 	expect("WATCHDOG=1")
 

@@ -1,0 +1,108 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// statusEvery is how often the line systemd shows is brought up to date.
+const statusEvery = 5 * time.Second
+
+// reportStatus keeps systemd's STATUS= line (the "Status:" of systemctl
+// status gpuletd) saying what the daemon does: what it waits for while it
+// starts (profiling can take minutes before READY=1), then how many models
+// serve where, at what rate and within their SLOs, and what is wrong. It
+// sends a line only when it changed, and does nothing without
+// NOTIFY_SOCKET. It returns when ctx ends.
+func (n *node) reportStatus(ctx context.Context, log *zap.Logger) {
+	if os.Getenv("NOTIFY_SOCKET") == "" {
+		return
+	}
+	t := time.NewTicker(statusEvery)
+	defer t.Stop()
+	last := ""
+	for {
+		if line := statusLine(n.status()); line != last {
+			notify(log, "STATUS="+line)
+			last = line
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// statusLine says s in one line: readiness and what it waits for, the
+// models and gpu-lets that serve, the rate and the share of recent
+// requests within their SLOs, and what an operator should look at
+// (models that cannot be served, a database that cannot be written,
+// executor restarts).
+func statusLine(s status) string {
+	var serving, unservable int
+	var rate float64
+	var requests, within float64
+	for _, m := range s.Models {
+		if m.Ready {
+			serving++
+		} else if m.Reason != "" {
+			unservable++
+		}
+		rate += m.Rate
+		requests += float64(m.Window.Requests)
+		within += m.Window.Attainment * float64(m.Window.Requests)
+	}
+	devices := map[string]bool{}
+	for _, g := range s.Gpulets {
+		devices[g.Device] = true
+	}
+	var parts []string
+	switch {
+	case len(s.WaitingFor) > 0:
+		parts = append(parts, fmt.Sprintf("waiting for %s (profiling or placing); %d of %d models serve",
+			names(s.WaitingFor, 3), serving, len(s.Models)))
+	case !s.Ready:
+		parts = append(parts, "not ready")
+	default:
+		parts = append(parts, fmt.Sprintf("ready: %s on %s of %s", plural(serving, "model"), plural(len(s.Gpulets), "gpu-let"), plural(len(devices), "device")))
+	}
+	if rate > 0 || requests > 0 {
+		line := fmt.Sprintf("%.0f req/s", rate)
+		if requests > 0 {
+			line += fmt.Sprintf(", %.1f%% of recent requests within SLO", 100*within/requests)
+		}
+		parts = append(parts, line)
+	}
+	if unservable > 0 {
+		parts = append(parts, plural(unservable, "model")+" cannot be served (gpuletd status says why)")
+	}
+	if !s.Store.Writable {
+		parts = append(parts, "database read-only")
+	}
+	if s.Restarts > 0 {
+		parts = append(parts, plural(int(s.Restarts), "executor restart"))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// names lists at most most names, then how many more.
+func names(all []string, most int) string {
+	if len(all) <= most {
+		return strings.Join(all, ", ")
+	}
+	return strings.Join(all[:most], ", ") + fmt.Sprintf(" and %d more", len(all)-most)
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

@@ -1,0 +1,39 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestStatusLine(t *testing.T) {
+	served := func(name string, rate float64, requests int, attainment float64) statusModel {
+		return statusModel{Name: name, Ready: true, Rate: rate, Window: windowStats{Requests: requests, Attainment: attainment}}
+	}
+	writable := storeStatus{Writable: true}
+	gpulets := []statusGpulet{{ID: "gpu0-50-1", Device: "gpu0"}, {ID: "gpu0-50-2", Device: "gpu0"}, {ID: "gpu1-100-1", Device: "gpu1"}}
+	cases := []struct {
+		name string
+		s    status
+		want string
+	}{
+		{"starting", status{Store: writable, WaitingFor: []string{"resnet50"}, Models: []statusModel{{Name: "resnet50"}, served("lenet5", 0, 0, 0)}},
+			"waiting for resnet50 (profiling or placing); 1 of 2 models serve"},
+		{"many waiting", status{Store: writable, WaitingFor: []string{"a", "b", "c", "d", "e"}, Models: make([]statusModel, 5)},
+			"waiting for a, b, c and 2 more (profiling or placing); 0 of 5 models serve"},
+		{"ready, idle", status{Ready: true, Store: writable, Gpulets: gpulets[:1], Models: []statusModel{served("a", 0, 0, 0)}},
+			"ready: 1 model on 1 gpu-let of 1 device"},
+		{"ready, serving", status{Ready: true, Store: writable, Gpulets: gpulets,
+			Models: []statusModel{served("a", 300, 4096, 0.999), served("b", 100.4, 1000, 0.9)}},
+			"ready: 2 models on 3 gpu-lets of 2 devices; 400 req/s, 98.0% of recent requests within SLO"},
+		{"what to look at", status{Ready: true, Store: storeStatus{}, Restarts: 2, Gpulets: gpulets[:1],
+			Models: []statusModel{served("a", 0, 10, 1), {Name: "b", Reason: "no profile"}}},
+			"ready: 1 model on 1 gpu-let of 1 device; 0 req/s, 100.0% of recent requests within SLO; 1 model cannot be served (gpuletd status says why); database read-only; 2 executor restarts"},
+		{"stopping", status{Store: writable}, "not ready"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, statusLine(tc.s))
+		})
+	}
+}
