@@ -136,6 +136,8 @@ type status struct {
 	Engine        engineStatus `json:"engine"`
 	Store         storeStatus  `json:"store"`
 	WaitingFor    []string     `json:"waiting_for,omitempty"`
+	// Profiling is the profile job the start runs now; nil when none.
+	Profiling *profilingStatus `json:"profiling,omitempty"`
 	// NotReadyFor are the models that cannot be served while
 	// strict_readiness holds the server not ready for them.
 	NotReadyFor []string `json:"not_ready_for,omitempty"`
@@ -171,6 +173,7 @@ func (n *node) status() status {
 		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
+		Profiling: n.profiling.Load(),
 	}
 	if n.cache.on() {
 		u := n.cache.usage()

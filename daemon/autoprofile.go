@@ -119,7 +119,20 @@ func (n *node) noteProfiles(jobs []profileJob, running int, started time.Time) {
 	if running < len(jobs) {
 		j := jobs[running]
 		n.progress.set(j.m.Name, fmt.Sprintf("being profiled on %s since %s (profile %d of %d)", j.d.ID, started.Format(time.TimeOnly), running+1, len(jobs)))
+		n.profiling.Store(&profilingStatus{Model: j.m.Name, Device: j.d.ID, Since: started, Profile: running + 1, Of: len(jobs)})
+	} else {
+		n.profiling.Store(nil)
 	}
+}
+
+// profilingStatus is the profile job the start runs now, in
+// GET /api/v1/status and systemd's status line.
+type profilingStatus struct {
+	Model   string    `json:"model"`
+	Device  string    `json:"device"`
+	Since   time.Time `json:"since"`
+	Profile int       `json:"profile"` // which of the start's jobs, from 1
+	Of      int       `json:"of"`
 }
 
 // profileModel runs quick profile jobs for one model on one device (with

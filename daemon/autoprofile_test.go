@@ -28,6 +28,9 @@ func TestProfilingAtStartSaysHowFarEachModelHasCome(t *testing.T) {
 	step := 0
 	n.runProfileJobs(context.Background(), jobs, func(_ context.Context, j profileJob) error {
 		seen[step] = map[string]string{"a": n.notReadyReason("a"), "b": n.notReadyReason("b"), "c": n.notReadyReason("c")}
+		p := n.profiling.Load()
+		require.NotNil(t, p)
+		require.Equal(t, profilingStatus{Model: j.m.Name, Device: j.d.ID, Since: p.Since, Profile: step + 1, Of: 4}, *p, "the job running now, for the status")
 		step++
 		if j.m == b {
 			return errors.New("executor exited")
@@ -48,6 +51,7 @@ func TestProfilingAtStartSaysHowFarEachModelHasCome(t *testing.T) {
 
 	require.Equal(t, "waiting for a gpu-let: profiled; the first plan places it once the other models are profiled (1 profile(s) to go)", seen[3]["a"])
 	require.Equal(t, "waiting for a gpu-let: profiled; the first plan is being made", n.notReadyReason("c"))
+	require.Nil(t, n.profiling.Load(), "all done: nothing is being profiled")
 
 	ready, waiting, _ := n.readiness()
 	require.False(t, ready)

@@ -49,18 +49,19 @@ type node struct {
 	ready           atomic.Bool
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string
-	engine          engineStatus   // the GPU engine check at start
-	shm             *sharedMemory  // registered system shared-memory regions; nil: none served
-	cache           *responseCache // answers of models that enable the response cache; nil: none
-	traces          *tracer        // the trace extension's settings and traces; nil: none
-	unserved        modelNotes     // why models are not served
-	progress        modelNotes     // how far models on their way at start have come
-	slowStarts      slowStarts     // placements whose batch of one misses the SLO, reported
-	reloaded        chan struct{}  // the planner loop picks up a new period
-	repo            *repoWatch     // the repository's folders as last read (repo_watch.go)
-	live            *liveProfiles  // models waiting for a profile measured while serving; nil: none are
-	retuneFailed    sync.Map       // "gpulet/model" → the last failed reload's error (retuned)
-	sendStep        stepSender     // how pipeline steps are sent; nil: dispatchAny (a test's fake)
+	engine          engineStatus                    // the GPU engine check at start
+	shm             *sharedMemory                   // registered system shared-memory regions; nil: none served
+	cache           *responseCache                  // answers of models that enable the response cache; nil: none
+	traces          *tracer                         // the trace extension's settings and traces; nil: none
+	unserved        modelNotes                      // why models are not served
+	progress        modelNotes                      // how far models on their way at start have come
+	profiling       atomic.Pointer[profilingStatus] // the start's profile job running now; nil: none
+	slowStarts      slowStarts                      // placements whose batch of one misses the SLO, reported
+	reloaded        chan struct{}                   // the planner loop picks up a new period
+	repo            *repoWatch                      // the repository's folders as last read (repo_watch.go)
+	live            *liveProfiles                   // models waiting for a profile measured while serving; nil: none are
+	retuneFailed    sync.Map                        // "gpulet/model" → the last failed reload's error (retuned)
+	sendStep        stepSender                      // how pipeline steps are sent; nil: dispatchAny (a test's fake)
 	stopping        atomic.Bool
 }
 

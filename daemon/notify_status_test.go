@@ -19,6 +19,9 @@ func TestStatusLine(t *testing.T) {
 	}{
 		{"starting", status{Store: writable, WaitingFor: []string{"resnet50"}, Models: []statusModel{{Name: "resnet50"}, served("lenet5", 0, 0, 0)}},
 			"waiting for resnet50 (profiling or placing); 1 of 2 models serve"},
+		{"profiling", status{Store: writable, WaitingFor: []string{"lenet5", "resnet50"}, Profiling: &profilingStatus{Model: "resnet50", Device: "gpu0", Profile: 2, Of: 2},
+			Models: []statusModel{{Name: "resnet50"}, {Name: "lenet5"}}},
+			"profiling resnet50 on gpu0 (2 of 2); waiting for lenet5, resnet50; 0 of 2 models serve"},
 		{"many waiting", status{Store: writable, WaitingFor: []string{"a", "b", "c", "d", "e"}, Models: make([]statusModel, 5)},
 			"waiting for a, b, c and 2 more (profiling or placing); 0 of 5 models serve"},
 		{"ready, idle", status{Ready: true, Store: writable, Gpulets: gpulets[:1], Models: []statusModel{served("a", 0, 0, 0)}},
