@@ -48,10 +48,15 @@ func statusLine(s status) string {
 	var serving, unservable int
 	var rate float64
 	var requests, within float64
+	waiting := map[string]bool{}
+	for _, name := range s.WaitingFor {
+		waiting[name] = true
+	}
 	for _, m := range s.Models {
-		if m.Ready {
+		switch {
+		case m.Ready:
 			serving++
-		} else if m.Reason != "" {
+		case !waiting[m.Name] && m.Reason != "":
 			unservable++
 		}
 		rate += m.Rate

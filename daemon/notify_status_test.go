@@ -17,7 +17,8 @@ func TestStatusLine(t *testing.T) {
 		s    status
 		want string
 	}{
-		{"starting", status{Store: writable, WaitingFor: []string{"resnet50"}, Models: []statusModel{{Name: "resnet50"}, served("lenet5", 0, 0, 0)}},
+		{"starting", status{Store: writable, WaitingFor: []string{"resnet50"},
+			Models: []statusModel{{Name: "resnet50", Reason: "waiting for a gpu-let: being placed"}, served("lenet5", 0, 0, 0)}},
 			"waiting for resnet50 (profiling or placing); 1 of 2 models serve"},
 		{"profiling", status{Store: writable, WaitingFor: []string{"lenet5", "resnet50"}, Profiling: &profilingStatus{Model: "resnet50", Device: "gpu0", Profile: 2, Of: 2},
 			Models: []statusModel{{Name: "resnet50"}, {Name: "lenet5"}}},
