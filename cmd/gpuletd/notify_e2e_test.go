@@ -61,6 +61,8 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	defer func() { _ = cmd.Process.Kill() }()
 
+	// expect waits for a message that contains want; one that begins with
+	// want's first word (STATUS=) must then be want whole.
 	expect := func(want string) {
 		t.Helper()
 		deadline := time.After(60 * time.Second)
@@ -69,6 +71,9 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 			case m, ok := <-msgs:
 				require.True(t, ok)
 				if strings.Contains(m, want) {
+					if strings.HasPrefix(want, "STATUS=") {
+						require.Equal(t, want, m)
+					}
 					return
 				}
 			case <-deadline:
