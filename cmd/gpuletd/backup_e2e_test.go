@@ -104,6 +104,13 @@ func TestBackupAndRestore(t *testing.T) {
 	require.Contains(t, out, "restored b.db into "+filepath.Join(other, store.FileName)+": ")
 	require.NotContains(t, out, "the database it replaced", "there was none")
 
+	// Another node's backup without its history.
+	third := t.TempDir()
+	code, out = runOnce(t, bin, dir, append(append([]string(nil), env...), "GPULETD_STATE_DIR="+third), "restore", "--without-history", "b.db")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "1 model, ")
+	require.Contains(t, out, ", 0 plans, 0 events\n")
+
 	// Without a daemon: the database at rest, and nothing left beside it.
 	code, out = runOnce(t, bin, dir, append(otherEnv, "GPULETD_LISTEN="+freeAddr(t)), "backup", "rest.db")
 	require.Equal(t, 0, code, out)

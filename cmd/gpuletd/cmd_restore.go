@@ -14,7 +14,7 @@ import (
 )
 
 func newRestoreCmd(g *globalFlags) *cobra.Command {
-	var check bool
+	var check, withoutHistory bool
 	cmd := &cobra.Command{
 		Use:   "restore FILE",
 		Short: "Put a backup (gpuletd backup) in place of the database of the configured state_dir",
@@ -30,6 +30,9 @@ repository it has no profile for are profiled as usual.
 Stop the daemon first (sudo systemctl stop gpuletd): restore refuses while a
 gpuletd serves from the state_dir. Run as root, it gives the restored file to
 the state_dir's owner, so that the service's user can write it.
+
+With --without-history, the backup's events and plans are left out: a node
+restored from another node's backup gets its measurements, not its history.
 
 With --check, FILE is only checked and what it holds printed: nothing else is
 read or changed, and no daemon needs stopping.`,
@@ -64,7 +67,7 @@ read or changed, and no daemon needs stopping.`,
 			suffix := ".before-restore-" + time.Now().UTC().Format("20060102T150405Z")
 			ctx, cancel := context.WithTimeout(cmd.Context(), backupTimeout)
 			defer cancel()
-			r, err := store.Restore(ctx, dst, args[0], suffix)
+			r, err := store.Restore(ctx, dst, args[0], suffix, store.RestoreOptions{WithoutHistory: withoutHistory})
 			if err != nil {
 				return err
 			}
@@ -81,5 +84,6 @@ read or changed, and no daemon needs stopping.`,
 		},
 	}
 	cmd.Flags().BoolVar(&check, "check", false, "only check FILE and say what it holds")
+	cmd.Flags().BoolVar(&withoutHistory, "without-history", false, "keep the backup's profiles, device types and models, not its events and plans (a backup of another node)")
 	return cmd
 }

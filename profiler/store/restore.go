@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,14 @@ import (
 	"github.com/gpulet/gpuletd/internal/atomicfile"
 	"github.com/gpulet/gpuletd/internal/fsperm"
 )
+
+// RestoreOptions change what Restore keeps of a backup.
+type RestoreOptions struct {
+	// WithoutHistory drops the backup's events and plans and keeps the
+	// rest (profiles, device types, models): a node restored from another
+	// node's backup gets its measurements, not its history.
+	WithoutHistory bool
+}
 
 // Restored is what Restore did.
 type Restored struct {
@@ -31,7 +40,7 @@ type Restored struct {
 // directory. No process may have dst open meanwhile: the caller holds the
 // state directory's lock (package dirlock), as a daemon does while it
 // serves. Where the names dst + suffix are taken, a number follows them.
-func Restore(ctx context.Context, dst, src, suffix string) (Restored, error) {
+func Restore(ctx context.Context, dst, src, suffix string, o RestoreOptions) (Restored, error) {
 	var r Restored
 	sum, err := Inspect(ctx, src)
 	if err != nil {
@@ -59,10 +68,44 @@ func Restore(ctx context.Context, dst, src, suffix string) (Restored, error) {
 	if len(moved) > 0 && moved[0][0] == dst {
 		r.Aside = moved[0][1]
 	}
+	if o.WithoutHistory {
+		if err := forgetHistory(ctx, dst); err != nil {
+			return r, fmt.Errorf("restore %s: %w", dst, err)
+		}
+		if r.Summary, err = Inspect(ctx, dst); err != nil {
+			return r, fmt.Errorf("restore %s: %w", dst, err)
+		}
+	}
 	if err := fsperm.GiveToDirOwner(dst); err != nil {
 		return r, fmt.Errorf("restore %s: %w", dst, err)
 	}
 	return r, nil
+}
+
+// forgetHistory deletes the events and plans of the database at path,
+// which no other process has open, and compacts it. Closing the one
+// connection checkpoints its log and removes it.
+func forgetHistory(ctx context.Context, path string) error {
+	db := sql.OpenDB(newConnector(path, connWriter, DefaultBusyTimeout, 0))
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("drop the history", err)
+	}
+	for _, table := range []string{"events", "plans"} {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+			_ = tx.Rollback()
+			return wrap("drop the history: "+table, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap("drop the history", err)
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return wrap("compact the database", err)
+	}
+	return wrap("close the database", db.Close())
 }
 
 // freeName is name, or name-2, name-3… when the files of a database of that

@@ -218,7 +218,7 @@ func TestRestore(t *testing.T) {
 	// What a daemon that was killed leaves beside its database.
 	require.NoError(t, os.WriteFile(dst+"-wal", []byte("log"), 0o600))
 
-	r, err := Restore(ctx, dst, backup, ".before-restore")
+	r, err := Restore(ctx, dst, backup, ".before-restore", RestoreOptions{})
 	require.NoError(t, err)
 	require.Equal(t, dst+".before-restore", r.Aside)
 	require.EqualValues(t, 1, r.Summary.Events)
@@ -233,7 +233,7 @@ func TestRestore(t *testing.T) {
 	require.Equal(t, []string{"the database replaced"}, eventMessages(t, r.Aside), "nothing of it is lost")
 
 	// Restored again within the same second: the aside name takes a number.
-	r, err = Restore(ctx, dst, backup, ".before-restore")
+	r, err = Restore(ctx, dst, backup, ".before-restore", RestoreOptions{})
 	require.NoError(t, err)
 	require.Equal(t, dst+".before-restore-2", r.Aside)
 	require.Equal(t, []string{"from the backup"}, eventMessages(t, r.Aside))
@@ -241,14 +241,14 @@ func TestRestore(t *testing.T) {
 	// A damaged backup: refused before anything moves.
 	junk := filepath.Join(t.TempDir(), "junk.db")
 	require.NoError(t, os.WriteFile(junk, []byte("not a database at all, not even close to one"), 0o600))
-	_, err = Restore(ctx, dst, junk, ".other")
+	_, err = Restore(ctx, dst, junk, ".other", RestoreOptions{})
 	require.ErrorIs(t, err, ErrCorrupt)
 	require.NoFileExists(t, dst+".other")
 	require.FileExists(t, dst)
 
 	// Into a state directory without a database.
 	fresh := filepath.Join(t.TempDir(), FileName)
-	r, err = Restore(ctx, fresh, backup, ".x")
+	r, err = Restore(ctx, fresh, backup, ".x", RestoreOptions{})
 	require.NoError(t, err)
 	require.Empty(t, r.Aside)
 	require.Equal(t, []string{"from the backup"}, eventMessages(t, fresh))
@@ -293,7 +293,7 @@ func TestRestoreGivesTheFileToTheDirectorysOwner(t *testing.T) {
 	const nobody = 65534
 	require.NoError(t, os.Chown(dir, nobody, nobody))
 	dst := filepath.Join(dir, FileName)
-	_, err := Restore(ctx, dst, backup, ".x")
+	_, err := Restore(ctx, dst, backup, ".x", RestoreOptions{})
 	require.NoError(t, err)
 	fi, err := os.Stat(dst)
 	require.NoError(t, err)
@@ -313,7 +313,40 @@ func TestInspectAcceptsBadEventsRows(t *testing.T) {
 	require.EqualValues(t, 2, sum.Events)
 
 	dst := filepath.Join(t.TempDir(), FileName)
-	_, err = Restore(ctx, dst, path, ".x")
+	_, err = Restore(ctx, dst, path, ".x", RestoreOptions{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"good"}, eventMessages(t, dst), "opened, the bad row is quarantined")
+}
+
+// Restored without its history, a backup of another node keeps its
+// measurements and drops its events and plans, leaving no log behind.
+func TestRestoreWithoutHistory(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	require.NoError(t, s.PutLatency(ctx, pointsOf("m", 4)))
+	_, err := s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "the other node's"})
+	require.NoError(t, err)
+	_, err = s.SavePlan(ctx, PlanRecord{Algorithm: "gpulet-int", Reason: "start", Plan: []byte(`{}`), Schedulable: true})
+	require.NoError(t, err)
+	b, err := s.Snapshot(ctx)
+	require.NoError(t, err)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	require.NoError(t, os.WriteFile(backup, b, 0o600))
+
+	dst := filepath.Join(t.TempDir(), FileName)
+	r, err := Restore(ctx, dst, backup, ".x", RestoreOptions{WithoutHistory: true})
+	require.NoError(t, err)
+	require.EqualValues(t, 4, r.Summary.LatencyPoints)
+	require.Zero(t, r.Summary.Events)
+	require.Zero(t, r.Summary.Plans)
+	for _, p := range Files(dst)[1:] {
+		require.NoFileExists(t, p)
+	}
+	require.Empty(t, eventMessages(t, dst))
+	c, err := Open(ctx, dst)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	pts, err := c.Latency(ctx, shaOf("m"), "cpu")
+	require.NoError(t, err)
+	require.Len(t, pts, 4)
 }
