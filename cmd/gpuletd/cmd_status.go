@@ -134,6 +134,7 @@ type adminStatus struct {
 	Engine          adminEngine     `json:"engine"`
 	Store           adminStore      `json:"store"`
 	WaitingFor      []string        `json:"waiting_for"`
+	Profiling       *adminProfiling `json:"profiling"`
 	NotReadyFor     []string        `json:"not_ready_for"`
 	NotLoaded       []string        `json:"not_loaded"`
 	Gpulets         []adminGpulet   `json:"gpulets"`
@@ -159,6 +160,15 @@ type adminCacheUse struct {
 	Budget  int64 `json:"budget_bytes"`
 	Bytes   int64 `json:"bytes"`
 	Entries int64 `json:"entries"`
+}
+
+// adminProfiling is the profile job the daemon's start runs now.
+type adminProfiling struct {
+	Model   string    `json:"model"`
+	Device  string    `json:"device"`
+	Since   time.Time `json:"since"`
+	Profile int       `json:"profile"`
+	Of      int       `json:"of"`
 }
 
 // adminStore is the state of the daemon's database.
@@ -363,6 +373,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	if len(s.NotLoaded) > 0 {
 		fmt.Fprintf(w, "in the repository, not loaded (startup_models; gpuletd models load NAME): %s\n", strings.Join(s.NotLoaded, ", "))
+	}
+	if p := s.Profiling; p != nil {
+		fmt.Fprintf(w, "profiling %s on %s since %s (profile %d of %d)\n", p.Model, p.Device, p.Since.Local().Format(time.TimeOnly), p.Profile, p.Of)
 	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -98,6 +99,20 @@ func TestWriteStatus(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	require.Contains(t, b.String(), "(inference.GRPCInferenceService, grpc.health.v1.Health)\nmetrics also on 0.0.0.0:8702 (/metrics alone)\npolicy deferred")
+}
+
+// While the start profiles, status says which job runs, before what the
+// server waits for.
+func TestWriteStatusSaysWhatIsProfiled(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	s.Ready = false
+	s.WaitingFor = []string{"lenet5", "mlp"}
+	since := time.Date(2026, 11, 28, 9, 48, 26, 0, time.Local)
+	s.Profiling = &adminProfiling{Model: "mlp", Device: "cpu", Since: since, Profile: 3, Of: 4}
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\nprofiling mlp on cpu since 09:48:26 (profile 3 of 4)\nwaiting for: lenet5, mlp\n")
 }
 
 func TestWriteStatusCountsRestarts(t *testing.T) {
