@@ -314,6 +314,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	checkPipelineRow(t, b)
 	checkModelWarning(t, b)
 	checkDeviceMemory(t, b)
+	checkReadyWords(t, b)
 	type a11y struct {
 		Unlabelled int      `json:"unlabelled"`
 		NoScope    int      `json:"noScope"`
@@ -478,4 +479,19 @@ func checkModelWarning(t *testing.T, b *browser) {
   return { scroll: ts.scrollWidth, client: ts.clientWidth };
 })()`)
 	require.LessOrEqual(t, f.Scroll, f.Client, "the models table fits a 1280 px window")
+}
+
+// checkReadyWords: while the start profiles, the summary's Ready row says
+// which job runs before what it waits for.
+func checkReadyWords(t *testing.T, b *browser) {
+	t.Helper()
+	got := eval[[]string](t, b, `(async () => {
+  const { readyWords } = await import('/assets/summary.js');
+  return [
+    readyWords({ ready: true }),
+    readyWords({ ready: false, profiling: { model: 'resnet18', device: 'cpu', profile: 3, of: 4 }, waiting_for: ['lenet5', 'resnet18'] }),
+    readyWords({ ready: false, waiting_for: ['lenet5'] }),
+  ];
+})()`)
+	require.Equal(t, []string{"yes", "no (profiling resnet18 on cpu, 3 of 4; waiting for lenet5, resnet18)", "no (waiting for lenet5)"}, got)
 }

@@ -7,6 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
+import { readyWords, grpcWords, engineWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -86,28 +87,6 @@ function renderSummary(st) {
   );
 }
 
-// readyWords says whether the server is ready and, if not, for what.
-function readyWords(st) {
-  if (st.ready) return 'yes';
-  const why = [];
-  if (st.waiting_for && st.waiting_for.length) why.push('waiting for ' + st.waiting_for.join(', '));
-  if (st.not_ready_for && st.not_ready_for.length) why.push('strict readiness: ' + st.not_ready_for.join(', ') + ' cannot be served');
-  return why.length ? `no (${why.join('; ')})` : 'no';
-}
-
-// grpcWords says where the gRPC listener is: off when grpc_listen is
-// empty, a dash from a daemon that does not say.
-function grpcWords(addr) {
-  if (addr === undefined) return '–';
-  return addr === '' ? 'off (grpc_listen is empty)' : addr;
-}
-
-// engineWords says in a few words whether the NVIDIA GPUs serve.
-function engineWords(e) {
-  if (!e || !e.gpus) return 'none found';
-  if (e.using_gpus) return `${e.gpus} NVIDIA, ${e.provider}`;
-  return `${e.gpus} NVIDIA, not used`;
-}
 
 // renderEngineNote says why the NVIDIA GPUs are not used, or why another
 // execution provider than the configured one serves, and the fix.

@@ -1,0 +1,27 @@
+// Words of the page's summary: whether the server is ready and for what
+// it waits, where gRPC listens, whether the NVIDIA GPUs serve.
+
+// readyWords says whether the server is ready and, if not, for what.
+export function readyWords(st) {
+  if (st.ready) return 'yes';
+  const why = [];
+  const p = st.profiling;
+  if (p) why.push(`profiling ${p.model} on ${p.device}, ${p.profile} of ${p.of}`);
+  if (st.waiting_for && st.waiting_for.length) why.push('waiting for ' + st.waiting_for.join(', '));
+  if (st.not_ready_for && st.not_ready_for.length) why.push('strict readiness: ' + st.not_ready_for.join(', ') + ' cannot be served');
+  return why.length ? `no (${why.join('; ')})` : 'no';
+}
+
+// grpcWords says where the gRPC listener is: off when grpc_listen is
+// empty, a dash from a daemon that does not say.
+export function grpcWords(addr) {
+  if (addr === undefined) return '–';
+  return addr === '' ? 'off (grpc_listen is empty)' : addr;
+}
+
+// engineWords says in a few words whether the NVIDIA GPUs serve.
+export function engineWords(e) {
+  if (!e || !e.gpus) return 'none found';
+  if (e.using_gpus) return `${e.gpus} NVIDIA, ${e.provider}`;
+  return `${e.gpus} NVIDIA, not used`;
+}
