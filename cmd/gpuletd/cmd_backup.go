@@ -43,8 +43,9 @@ gpuletd-<host>-<time>.db there. "gpuletd restore FILE" puts it back, on this
 node or on another of the same GPUs.
 
 The daemon is found at --url, or at the configured listen address. When
-nothing answers at the configured address, the database in the configured
-state_dir is copied directly (this needs read access to it).`,
+nothing answers at the configured address, or a gpuletd of a release without
+the backup call does (a backup before an upgrade's restart), the database in
+the configured state_dir is copied directly (this needs read access to it).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), backupTimeout)
@@ -68,14 +69,23 @@ state_dir is copied directly (this needs read access to it).`,
 				return err
 			}
 			data, err := fetchBackup(ctx, d, adminToken(g, token))
-			if errors.Is(err, syscall.ECONNREFUSED) && url == "" && d.hint == "" {
+			// Nothing at the configured address, or a gpuletd of a release
+			// before the backup call (a backup before an upgrade's
+			// restart): the database itself is there to copy.
+			var he *loadgen.HTTPError
+			older := errors.As(err, &he) && he.Code == http.StatusNotFound
+			switch {
+			case url == "" && d.hint == "" && (errors.Is(err, syscall.ECONNREFUSED) || older):
+				said := "no gpuletd answers at " + d.base
+				if older {
+					said = "the gpuletd at " + d.base + " has no backup call (a release before it)"
+				}
 				var from string
-				data, from, err = backupFromStateDir(ctx, g, d, err)
-				if err != nil {
+				if data, from, err = backupFromStateDir(ctx, g, d, err, said); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "no gpuletd answers at %s: copying %s directly\n", d.base, from)
-			} else if err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: copying %s directly\n", said, from)
+			case err != nil:
 				return d.fail(err)
 			}
 			if err := atomicfile.Write(path, data, 0o600); err != nil {
@@ -152,9 +162,8 @@ func fetchBackup(ctx context.Context, d *daemonAPI, token string) ([]byte, error
 }
 
 // backupFromStateDir copies the database of the configured state_dir,
-// when no daemon answered at d (why).
-func backupFromStateDir(ctx context.Context, g *globalFlags, d *daemonAPI, why error) ([]byte, string, error) {
-	base := d.base
+// when the daemon at d gave none (why, which said says in words).
+func backupFromStateDir(ctx context.Context, g *globalFlags, d *daemonAPI, why error, said string) ([]byte, string, error) {
 	l, err := g.loadConfig()
 	if err != nil {
 		return nil, "", d.fail(why)
@@ -166,7 +175,7 @@ func backupFromStateDir(ctx context.Context, g *globalFlags, d *daemonAPI, why e
 		if errors.Is(err, os.ErrPermission) {
 			hint = " (run it as root, or as the owner of state_dir)"
 		}
-		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: no gpuletd answers at %s, and its database cannot be copied directly: %v%s", base, err, hint)}
+		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s, and its database cannot be copied directly: %v%s", said, err, hint)}
 	}
 	return data, path, nil
 }

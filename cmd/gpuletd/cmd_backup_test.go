@@ -6,9 +6,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -62,4 +64,34 @@ func TestPruneBackups(t *testing.T) {
 	removed, err = pruneBackups(dir, 5)
 	require.NoError(t, err)
 	require.Empty(t, removed, "fewer than kept: none goes")
+}
+
+// A gpuletd of a release before the backup call answers 404: the database
+// it serves from is copied directly (a backup before an upgrade's restart).
+func TestBackupFromAnOlderDaemon(t *testing.T) {
+	clearGpuletdEnv(t)
+	older := httptest.NewServer(http.NotFoundHandler())
+	defer older.Close()
+	state := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(state, store.FileName))
+	require.NoError(t, err)
+	_, err = st.AppendEvent(context.Background(), store.Event{Kind: store.EventConfigReload, Message: "x"})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	t.Setenv("GPULETD_LISTEN", strings.TrimPrefix(older.URL, "http://"))
+	t.Setenv("GPULETD_STATE_DIR", state)
+	out := filepath.Join(t.TempDir(), "b.db")
+
+	code, stdout, stderr := runCLI(t, "backup", out)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "the gpuletd at "+older.URL+" has no backup call (a release before it): copying "+filepath.Join(state, store.FileName)+" directly\n", stderr)
+	require.Contains(t, stdout, ", 1 event (the newest at ")
+	for _, p := range store.Files(filepath.Join(state, store.FileName))[1:] {
+		require.NoFileExists(t, p)
+	}
+
+	// With --url the operator named the daemon: its 404 is the answer.
+	code, _, stderr = runCLI(t, "backup", "--url", older.URL, filepath.Join(t.TempDir(), "c.db"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "404")
 }
