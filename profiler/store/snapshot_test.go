@@ -350,3 +350,35 @@ func TestRestoreWithoutHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, pts, 4)
 }
+
+// A backup of an older release is restored as it is, unmigrated: an older
+// binary can be given it back; the next Open migrates it.
+func TestRestoreLeavesAnOlderSchemaAsItIs(t *testing.T) {
+	ctx := context.Background()
+	ms, err := Migrations()
+	require.NoError(t, err)
+	backup := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite3", backup)
+	require.NoError(t, err)
+	for _, stmt := range []string{schemaVersionDDL, ms[0].SQL} {
+		_, err = db.Exec(stmt)
+		require.NoError(t, err)
+	}
+	_, err = db.Exec(`INSERT INTO schema_version VALUES (1, 0, ?)`, ms[0].Description)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	dst := filepath.Join(t.TempDir(), FileName)
+	r, err := Restore(ctx, dst, backup, ".x", RestoreOptions{WithoutHistory: true})
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Summary.SchemaVersion)
+	sum, err := Inspect(ctx, dst)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.SchemaVersion, "restored unmigrated")
+	s, err := Open(ctx, dst)
+	require.NoError(t, err)
+	v, err := s.Version(ctx)
+	require.NoError(t, err)
+	require.Equal(t, SchemaVersion(), v, "the next Open migrates it")
+	require.NoError(t, s.Close())
+}
