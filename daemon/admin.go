@@ -124,6 +124,9 @@ type statusPlacement struct {
 type status struct {
 	Version string `json:"version"`
 	Ready   bool   `json:"ready"`
+	// Summary is the rest in a line, as systemd's status shows it
+	// (statusLine).
+	Summary string `json:"summary"`
 	Listen  string `json:"listen"`
 	// GRPCListen is the gRPC listener's address; empty when it is off.
 	GRPCListen string `json:"grpc_listen"`
@@ -273,6 +276,7 @@ func (n *node) status() status {
 		s.Models = []statusModel{}
 	}
 	s.Pipelines = n.pipelineStatus()
+	s.Summary = statusLine(s)
 	return s
 }
 

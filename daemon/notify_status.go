@@ -27,7 +27,7 @@ func (n *node) reportStatus(ctx context.Context, log *zap.Logger) {
 	defer t.Stop()
 	last := ""
 	for {
-		if line := statusLine(n.status()); line != last {
+		if line := n.status().Summary; line != last {
 			notify(log, "STATUS="+line)
 			last = line
 		}
@@ -76,6 +76,8 @@ func statusLine(s status) string {
 	case len(s.WaitingFor) > 0:
 		parts = append(parts, fmt.Sprintf("waiting for %s (profiling or placing); %d of %d models serve",
 			names(s.WaitingFor, 3), serving, len(s.Models)))
+	case len(s.NotReadyFor) > 0:
+		parts = append(parts, fmt.Sprintf("not ready (strict_readiness) while %s cannot be served", names(s.NotReadyFor, 3)))
 	case !s.Ready:
 		parts = append(parts, "not ready")
 	default:

@@ -33,6 +33,9 @@ func TestStatusLine(t *testing.T) {
 		{"what to look at", status{Ready: true, Store: storeStatus{}, Restarts: 2, Gpulets: gpulets[:1],
 			Models: []statusModel{served("a", 0, 10, 1), {Name: "b", Reason: "no profile"}}},
 			"ready: 1 model on 1 gpu-let of 1 device; 0 req/s, 100.0% of recent requests within SLO; 1 model cannot be served (gpuletd status says why); database read-only; 2 executor restarts"},
+		{"strict readiness", status{Store: writable, NotReadyFor: []string{"broken"}, Gpulets: gpulets[:1],
+			Models: []statusModel{served("a", 0, 0, 0), {Name: "broken", Reason: "config.yaml: missing"}}},
+			"not ready (strict_readiness) while broken cannot be served; 1 model cannot be served (gpuletd status says why)"},
 		{"stopping", status{Store: writable}, "not ready"},
 	}
 	for _, tc := range cases {

@@ -27,6 +27,7 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 	var (
 		url    string
 		asJSON bool
+		short  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -52,10 +53,15 @@ The daemon is found at --url, or at the configured listen address.`,
 			if err := json.Unmarshal(raw, &s); err != nil {
 				return fmt.Errorf("decode status: %w", err)
 			}
+			if short {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), s.Summary)
+				return err
+			}
 			return writeStatus(cmd.OutOrStdout(), d.base, &s)
 		},
 	}
 	addDaemonFlags(cmd, &url, &asJSON)
+	cmd.Flags().BoolVar(&short, "short", false, "print one line, as systemctl status shows it: readiness, models, gpu-lets, rate, SLO attainment, what to look at")
 	return cmd
 }
 
@@ -133,6 +139,7 @@ type adminStatus struct {
 	Devices         []adminDevice   `json:"devices"`
 	Engine          adminEngine     `json:"engine"`
 	Store           adminStore      `json:"store"`
+	Summary         string          `json:"summary"`
 	WaitingFor      []string        `json:"waiting_for"`
 	Profiling       *adminProfiling `json:"profiling"`
 	NotReadyFor     []string        `json:"not_ready_for"`

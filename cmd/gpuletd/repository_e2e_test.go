@@ -135,6 +135,10 @@ func TestReloadFollowsTheRepository(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, ": not ready\n")
 	require.Contains(t, out, "not ready (strict_readiness) while these cannot be served: broken\n")
+	code, out, stderr = runCLI(t, "status", "--short", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.True(t, strings.HasPrefix(out, "not ready (strict_readiness) while broken cannot be served; "), out)
+	require.True(t, strings.HasSuffix(out, "; 1 model cannot be served (gpuletd status says why)\n"), out)
 
 	require.NoError(t, os.RemoveAll(filepath.Join(repo, "broken")))
 	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
