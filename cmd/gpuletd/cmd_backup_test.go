@@ -34,7 +34,7 @@ func TestFetchBackupSendsTheToken(t *testing.T) {
 	require.Equal(t, "SQLite format 3\x00", string(got))
 
 	_, err = fetchBackup(context.Background(), d, "")
-	err = daemonError(d.base, err)
+	err = d.fail(err)
 	require.EqualError(t, err, "gpuletd: the daemon at "+srv.URL+" answered 401 Unauthorized: send Authorization: Bearer <auth.admin_token>")
 }
 

@@ -84,9 +84,11 @@ func adminGet(ctx context.Context, d *daemonAPI, path string, v any) error {
 	return d.fail(loadgen.GetJSON(ctx, d.client, d.base+path, v))
 }
 
-// daemonError turns "nothing answers" and the daemon's error answers into
-// one clear line.
-func daemonError(base string, err error) error {
+// fail turns err, from a call to the daemon, into one clear line: "nothing
+// answers" (with where the installed service listens instead, d.hint), the
+// TLS mismatches, and the daemon's error answers.
+func (d *daemonAPI) fail(err error) error {
+	base := d.base
 	var he *loadgen.HTTPError
 	var verify *tls.CertificateVerificationError
 	var record tls.RecordHeaderError
@@ -107,6 +109,8 @@ func daemonError(base string, err error) error {
 		// the handshake done, so its refusal may arrive as a closed or
 		// reset connection, or a failed write, rather than an alert.
 		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s broke the connection off (%v): if it %s", base, err, asksForClientCert)}
+	case errors.Is(err, loadgen.ErrUnreachable) && d.hint != "":
+		return &exitError{code: 1, msg: "no gpuletd answers at " + base + ": is it running? (" + d.hint + ")"}
 	case errors.Is(err, loadgen.ErrUnreachable):
 		return &exitError{code: 1, msg: "no gpuletd answers at " + base + ": is it running?"}
 	case errors.As(err, &he) && he.Code == http.StatusNotFound:

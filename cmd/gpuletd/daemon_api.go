@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/gpulet/gpuletd/daemon/config"
-	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
 // daemonAPI is how gpuletd's commands reach a running daemon: its base URL
@@ -28,17 +26,6 @@ type daemonAPI struct {
 	// hint is added to "no gpuletd answers": where the installed
 	// service's configuration says it listens instead (listenHint).
 	hint string
-}
-
-// fail turns err, from a call to the daemon, into one clear line
-// (daemonError), with the hint when nothing answered.
-func (d *daemonAPI) fail(err error) error {
-	out := daemonError(d.base, err)
-	var ee *exitError
-	if d.hint != "" && errors.Is(err, loadgen.ErrUnreachable) && errors.As(out, &ee) && strings.HasPrefix(ee.msg, "no gpuletd answers") {
-		return &exitError{code: ee.code, msg: ee.msg + " (" + d.hint + ")"}
-	}
-	return out
 }
 
 // plainAPI reaches a daemon at base with no trust beyond the system's.
