@@ -81,7 +81,7 @@ the configured state_dir is copied directly (this needs read access to it).`,
 					said = "the gpuletd at " + d.base + " has no backup call (a release before it)"
 				}
 				var from string
-				if data, from, err = backupFromStateDir(ctx, g, d, err, said); err != nil {
+				if data, from, err = backupFromStateDir(ctx, g, said); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: copying %s directly\n", said, from)
@@ -162,14 +162,25 @@ func fetchBackup(ctx context.Context, d *daemonAPI, token string) ([]byte, error
 }
 
 // backupFromStateDir copies the database of the configured state_dir,
-// when the daemon at d gave none (why, which said says in words).
-func backupFromStateDir(ctx context.Context, g *globalFlags, d *daemonAPI, why error, said string) ([]byte, string, error) {
+// when the daemon the configuration names gave none (said says why). When
+// no daemon holds the state directory this holds it while it reads, so
+// that store.SnapshotFile may remove the log and index SQLite makes beside
+// the database to read it (made by this command run as root, they would
+// belong to the wrong user when the service starts); a daemon that holds
+// it (one of another release) has both open already.
+func backupFromStateDir(ctx context.Context, g *globalFlags, said string) ([]byte, string, error) {
 	l, err := g.loadConfig()
 	if err != nil {
-		return nil, "", d.fail(why)
+		return nil, "", err
 	}
-	path := filepath.Join(l.Config.StateDir, store.FileName)
-	data, err := snapshotAtRest(ctx, l.Config.StateDir, path)
+	dir := l.Config.StateDir
+	path := filepath.Join(dir, store.FileName)
+	lock, err := dirlock.Lock(dir)
+	alone := err == nil
+	if alone {
+		defer lock.Close()
+	}
+	data, err := store.SnapshotFile(ctx, path, alone)
 	if err != nil {
 		hint := ""
 		if errors.Is(err, os.ErrPermission) {
@@ -178,37 +189,6 @@ func backupFromStateDir(ctx context.Context, g *globalFlags, d *daemonAPI, why e
 		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s, and its database cannot be copied directly: %v%s", said, err, hint)}
 	}
 	return data, path, nil
-}
-
-// snapshotAtRest is store.SnapshotFile of the database at path in the
-// state directory dir. Reading a database in WAL mode makes SQLite create
-// its log and index beside it; made by this command (run as root, say),
-// they would belong to the wrong user when the service starts. So when no
-// daemon holds dir, this holds it while it reads and removes the two files
-// if it was what created them. A daemon that holds dir (one this
-// configuration does not reach) has both open already.
-func snapshotAtRest(ctx context.Context, dir, path string) ([]byte, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
-	lock, err := dirlock.Lock(dir)
-	if err != nil {
-		return store.SnapshotFile(ctx, path)
-	}
-	defer lock.Close()
-	var made []string
-	for _, p := range store.Files(path)[1:] {
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			made = append(made, p)
-		}
-	}
-	data, err := store.SnapshotFile(ctx, path)
-	for _, p := range made {
-		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-			err = errors.Join(err, fmt.Errorf("remove %s: %w", p, rerr))
-		}
-	}
-	return data, err
 }
 
 // pruneBackups removes this host's backups in folder (the names

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -28,8 +30,12 @@ func (s *Store) Snapshot(ctx context.Context) ([]byte, error) {
 // SnapshotFile is Snapshot of the database at path when this process does
 // not have it open (a backup taken while no daemon runs, or by another
 // process than the daemon's). It opens the file read-only and changes
-// nothing in it; a daemon may be writing it meanwhile.
-func SnapshotFile(ctx context.Context, path string) ([]byte, error) {
+// nothing in it; a daemon may be writing it meanwhile. Reading a database
+// in WAL mode makes SQLite create its log and index beside it when they
+// are not there; with alone (no other process has the database open: the
+// caller holds the state directory's lock, package dirlock) the ones it
+// made are removed again.
+func SnapshotFile(ctx context.Context, path string, alone bool) ([]byte, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
@@ -39,9 +45,20 @@ func SnapshotFile(ctx context.Context, path string) ([]byte, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", abs, err)
 	}
+	var made []string
+	for _, p := range Files(abs)[1:] {
+		if _, err := os.Lstat(p); alone && errors.Is(err, fs.ErrNotExist) {
+			made = append(made, p)
+		}
+	}
 	db := sql.OpenDB(newConnector(abs, connReader, DefaultBusyTimeout, 0))
-	defer db.Close()
 	b, err := snapshot(ctx, db)
+	err = errors.Join(err, db.Close())
+	for _, p := range made {
+		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("remove %s: %w", p, rerr))
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", abs, err)
 	}

@@ -24,6 +24,15 @@ func pointsOf(model string, n int) []LatencyPoint {
 	return pts
 }
 
+// writeSnapshot writes the bytes of a snapshot into a file of its own and
+// returns its path.
+func writeSnapshot(t *testing.T, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "backup.db")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
+}
+
 func TestSnapshotHoldsWhatTheLogHolds(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
@@ -38,8 +47,7 @@ func TestSnapshotHoldsWhatTheLogHolds(t *testing.T) {
 
 	b, err := s.Snapshot(ctx)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "backup.db")
-	require.NoError(t, os.WriteFile(path, b, 0o600))
+	path := writeSnapshot(t, b)
 	sum, err := Inspect(ctx, path)
 	require.NoError(t, err)
 	require.Equal(t, SchemaVersion(), sum.SchemaVersion)
@@ -84,8 +92,7 @@ func TestSnapshotIsOneMoment(t *testing.T) {
 	for range 20 {
 		b, err := s.Snapshot(ctx)
 		require.NoError(t, err)
-		path := filepath.Join(t.TempDir(), "backup.db")
-		require.NoError(t, os.WriteFile(path, b, 0o600))
+		path := writeSnapshot(t, b)
 		sum, err := Inspect(ctx, path)
 		require.NoError(t, err)
 		counts = append(counts, sum.LatencyPoints)
@@ -105,18 +112,26 @@ func TestSnapshotFile(t *testing.T) {
 	writeFilled(t, path)
 	before, err := os.ReadFile(path)
 	require.NoError(t, err)
-	b, err := SnapshotFile(ctx, path)
+	b, err := SnapshotFile(ctx, path, true)
 	require.NoError(t, err)
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, before, after, "reading it changes nothing")
-	copyPath := filepath.Join(t.TempDir(), "backup.db")
-	require.NoError(t, os.WriteFile(copyPath, b, 0o600))
-	sum, err := Inspect(ctx, copyPath)
+	for _, p := range Files(path)[1:] {
+		require.NoFileExists(t, p, "alone, the log and index SQLite made to read it are removed")
+	}
+	sum, err := Inspect(ctx, writeSnapshot(t, b))
 	require.NoError(t, err)
 	require.EqualValues(t, 2000, sum.LatencyPoints)
 
-	_, err = SnapshotFile(ctx, filepath.Join(t.TempDir(), "none.db"))
+	// Not alone (a daemon may have them open): they stay.
+	_, err = SnapshotFile(ctx, path, false)
+	require.NoError(t, err)
+	for _, p := range Files(path)[1:] {
+		require.FileExists(t, p)
+	}
+
+	_, err = SnapshotFile(ctx, filepath.Join(t.TempDir(), "none.db"), true)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
 
@@ -183,8 +198,7 @@ func backupOf(t *testing.T, messages ...string) string {
 	}
 	b, err := s.Snapshot(ctx)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "backup.db")
-	require.NoError(t, os.WriteFile(path, b, 0o600))
+	path := writeSnapshot(t, b)
 	return path
 }
 
@@ -330,8 +344,7 @@ func TestRestoreWithoutHistory(t *testing.T) {
 	require.NoError(t, err)
 	b, err := s.Snapshot(ctx)
 	require.NoError(t, err)
-	backup := filepath.Join(t.TempDir(), "backup.db")
-	require.NoError(t, os.WriteFile(backup, b, 0o600))
+	backup := writeSnapshot(t, b)
 
 	dst := filepath.Join(t.TempDir(), FileName)
 	r, err := Restore(ctx, dst, backup, ".x", RestoreOptions{WithoutHistory: true})
