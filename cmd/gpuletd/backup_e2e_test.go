@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -51,8 +52,8 @@ func TestBackupAndRestore(t *testing.T) {
 	_, env := emulatedMLP(t)
 	addr, logs, pid := startDaemonUnder(t, env)
 	base := "http://" + addr
-	require.Eventuallyf(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
-		60e9, 1e8, "logs:\n%s", logs)
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
 	before := eventIDs(t, base)
 	require.NotEmpty(t, before)
 	bin, dir := testbin.Gpuletd(t), t.TempDir()
@@ -121,8 +122,8 @@ func TestBackupAndRestore(t *testing.T) {
 
 	addr2, logs2 := startDaemon(t, otherEnv)
 	base2 := "http://" + addr2
-	require.Eventuallyf(t, func() bool { return do(t, "GET", base2+"/v2/health/ready", nil, nil).code == 200 },
-		60e9, 1e8, "logs:\n%s", logs2)
+	require.Eventually(t, func() bool { return do(t, "GET", base2+"/v2/health/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs2)
 	after := eventIDs(t, base2)
 	for id, msg := range before {
 		require.Equal(t, msg, after[id], "event %d of the first daemon is in the restored database", id)

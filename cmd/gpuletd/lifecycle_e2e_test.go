@@ -404,12 +404,7 @@ func TestASecondDaemonOnTheSameDirectoriesIsRefused(t *testing.T) {
 	base := "http://" + addr
 	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
 		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
-	var runtime string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GPULETD_RUNTIME_DIR="); ok {
-			runtime = v
-		}
-	}
+	runtime := envValue(env, "GPULETD_RUNTIME_DIR")
 	before := treeOf(t, runtime)
 	require.Contains(t, before, "executors/x1.sock")
 
