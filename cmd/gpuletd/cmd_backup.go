@@ -75,7 +75,7 @@ the configured state_dir is copied directly (this needs read access to it).`,
 			var he *loadgen.HTTPError
 			older := errors.As(err, &he) && he.Code == http.StatusNotFound
 			switch {
-			case url == "" && d.hint == "" && (errors.Is(err, syscall.ECONNREFUSED) || older):
+			case url == "" && (errors.Is(err, syscall.ECONNREFUSED) || older) && d.serviceHint() == "":
 				said := "no gpuletd answers at " + d.base
 				if older {
 					said = "the gpuletd at " + d.base + " has no backup call (a release before it)"

@@ -109,10 +109,12 @@ func (d *daemonAPI) fail(err error) error {
 		// the handshake done, so its refusal may arrive as a closed or
 		// reset connection, or a failed write, rather than an alert.
 		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s broke the connection off (%v): if it %s", base, err, asksForClientCert)}
-	case errors.Is(err, loadgen.ErrUnreachable) && d.hint != "":
-		return &exitError{code: 1, msg: "no gpuletd answers at " + base + ": is it running? (" + d.hint + ")"}
 	case errors.Is(err, loadgen.ErrUnreachable):
-		return &exitError{code: 1, msg: "no gpuletd answers at " + base + ": is it running?"}
+		msg := "no gpuletd answers at " + base + ": is it running?"
+		if hint := d.serviceHint(); hint != "" {
+			msg += " (" + hint + ")"
+		}
+		return &exitError{code: 1, msg: msg}
 	case errors.As(err, &he) && he.Code == http.StatusNotFound:
 		return &exitError{code: 1, msg: "gpuletd: " + he.Message}
 	case errors.As(err, &he):

@@ -24,8 +24,17 @@ type daemonAPI struct {
 	// listener is taken to be plain too.
 	tls *tls.Config
 	// hint is added to "no gpuletd answers": where the installed
-	// service's configuration says it listens instead (listenHint).
-	hint string
+	// service's configuration says it listens instead (listenHint); a
+	// function, so that the file is read only when nothing answered.
+	hint func() string
+}
+
+// serviceHint is d's hint, "" when it has none.
+func (d *daemonAPI) serviceHint() string {
+	if d.hint == nil {
+		return ""
+	}
+	return d.hint()
 }
 
 // plainAPI reaches a daemon at base with no trust beyond the system's.
@@ -41,12 +50,12 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	hint := ""
+	var hint func() string
 	if flag == "" {
 		for _, w := range l.Warnings {
 			fmt.Fprintln(warn, "warning: "+w)
 		}
-		hint = g.listenHint(base)
+		hint = func() string { return g.listenHint(base) }
 	}
 	var tc *tls.Config
 	switch {
