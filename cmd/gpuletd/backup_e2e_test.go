@@ -49,11 +49,8 @@ func TestBackupAndRestore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	_, env := emulatedMLP(t)
-	addr, logs, pid := startDaemonUnder(t, env)
+	env, addr, logs, pid := readyMLPDaemon(t)
 	base := "http://" + addr
-	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
-		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
 	before := eventIDs(t, base)
 	require.NotEmpty(t, before)
 	bin, dir := testbin.Gpuletd(t), t.TempDir()

@@ -399,11 +399,8 @@ func TestASecondDaemonOnTheSameDirectoriesIsRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	_, env := emulatedMLP(t)
-	addr, logs, pid := startDaemonUnder(t, env)
+	env, addr, _, pid := readyMLPDaemon(t)
 	base := "http://" + addr
-	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/health/ready", nil, nil).code == 200 },
-		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
 	runtime := envValue(env, "GPULETD_RUNTIME_DIR")
 	before := treeOf(t, runtime)
 	require.Contains(t, before, "executors/x1.sock")

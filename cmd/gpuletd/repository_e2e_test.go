@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
 )
@@ -24,6 +25,18 @@ func emulatedMLP(t *testing.T, extra ...string) (repo string, env []string) {
 	setProfile(t, repo, "mlp", "alexnet", "200ms")
 	return repo, daemonEnv(t, append([]string{"GPULETD_MODEL_REPOSITORY=" + repo,
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]"}, extra...)...)
+}
+
+// readyMLPDaemon serves mlp on an emulated V100 with a state of its own and
+// waits until the server is ready; it returns the daemon's environment, its
+// address, its logs and its process ID.
+func readyMLPDaemon(t *testing.T) (env []string, addr string, logs *testbin.SyncBuffer, pid int) {
+	t.Helper()
+	_, env = emulatedMLP(t)
+	addr, logs, pid = startDaemonUnder(t, env)
+	require.Eventually(t, func() bool { return do(t, "GET", "http://"+addr+"/v2/health/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	return env, addr, logs, pid
 }
 
 // repoDaemon serves mlp on an emulated V100 from a repository of its own,
