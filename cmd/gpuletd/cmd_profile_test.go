@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpulet/gpuletd/profiler"
-
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/profiler"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
 )
