@@ -144,3 +144,123 @@ func TestEventsListHoldsTheUnsavedLast(t *testing.T) {
 		})
 	}
 }
+
+// askEvents asks n for GET /api/v1/events with query and returns the
+// answer's code and body.
+func askEvents(n *node, query string) (int, string) {
+	rec := httptest.NewRecorder()
+	n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+query, nil))
+	return rec.Code, rec.Body.String()
+}
+
+// filteredNode is a node with 40 plan events, then a warning restart of
+// an executor serving bert and resnet50, a model_load of bert, then 20
+// more plan events, and one unsaved store error.
+func filteredNode(t *testing.T) *node {
+	t.Helper()
+	n := eventsNode(t, 40)
+	ctx := context.Background()
+	for _, e := range []store.Event{
+		{Kind: EventExecutorRestart, Severity: store.SeverityWarning, Message: "restart", Attrs: map[string]string{"gpulet": "g1", "models": "bert,resnet50"}},
+		{Kind: EventModelLoad, Severity: store.SeverityInfo, Message: "load bert", Attrs: map[string]string{"model": "bert"}},
+	} {
+		_, err := n.st.AppendEvent(ctx, e)
+		require.NoError(t, err)
+	}
+	for i := range 20 {
+		_, err := n.st.AppendEvent(ctx, store.Event{Kind: EventPlan, Severity: store.SeverityInfo, Message: "p" + strconv.Itoa(i+1)})
+		require.NoError(t, err)
+	}
+	n.events.mu.Lock()
+	n.events.unsaved = append(n.events.unsaved, store.Event{Kind: EventStore, Severity: store.SeverityError, Message: "unsaved"})
+	n.events.mu.Unlock()
+	return n
+}
+
+// ?kind=, ?severity= and ?model= pick the events before the limit counts
+// them, so "the last two warnings" are two warnings however many other
+// events came after them; the unsaved ones are picked the same way.
+func TestEventsListFiltered(t *testing.T) {
+	n := filteredNode(t)
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"?limit=3", []string{"p19", "p20", "unsaved"}},
+		{"?severity=warning&limit=2", []string{"restart", "unsaved"}},
+		{"?severity=error", []string{"unsaved"}},
+		{"?kind=executor_restart,model_load&limit=5", []string{"restart", "load bert"}},
+		{"?kind=executor_restart&kind=store", []string{"restart", "unsaved"}},
+		{"?model=bert", []string{"restart", "load bert"}},
+		{"?model=resnet50&since=0", []string{"restart"}},
+		{"?model=bert&since=41", []string{"load bert"}},
+		{"?kind=plan&since=40&limit=2", []string{"p1", "p2"}},
+		{"?model=vgg19", nil},
+	}
+	for _, tt := range tests {
+		t.Run("events"+tt.query, func(t *testing.T) {
+			var msgs []string
+			for _, e := range listEvents(t, n, tt.query) {
+				msgs = append(msgs, e.Message)
+			}
+			require.Equal(t, tt.want, msgs)
+		})
+	}
+}
+
+// A filter that names a kind the daemon never writes, or a severity it
+// does not know, is refused with what it may name, not answered with an
+// empty history.
+func TestEventsFilterRefusesUnknownNames(t *testing.T) {
+	n := filteredNode(t)
+	for _, tt := range []struct{ query, want string }{
+		{"?kind=executor_restarts", `unknown event kind \"executor_restarts\": one of reorganize, executor_start`},
+		{"?kind=plan,,bogus", `unknown event kind \"bogus\"`},
+		{"?severity=warn", `unknown severity \"warn\": one of debug, info, warning, error`},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			code, body := askEvents(n, tt.query)
+			require.Equal(t, http.StatusBadRequest, code)
+			require.Contains(t, body, tt.want)
+		})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(n.handleAdminEventStream))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "?severity=fatal")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "the stream refuses it too")
+}
+
+// The stream sends only what its filter picks, from the history and live.
+func TestEventStreamFiltered(t *testing.T) {
+	n := filteredNode(t)
+	srv := httptest.NewServer(http.HandlerFunc(n.handleAdminEventStream))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"?model=bert", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	next := func() eventDoc {
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var d eventDoc
+				require.NoError(t, json.Unmarshal([]byte(v), &d))
+				return d
+			}
+		}
+		require.FailNow(t, "the stream ended", "%v", sc.Err())
+		return eventDoc{}
+	}
+	require.Equal(t, "restart", next().Message)
+	require.Equal(t, "load bert", next().Message)
+	// Once subscribed (the history is sent after it), a live event of
+	// another model is left out, one of bert's sent.
+	n.events.add(EventModelLoad, store.SeverityInfo, "load vgg19", map[string]string{"model": "vgg19"})
+	n.events.add(EventModelUnload, store.SeverityInfo, "unload bert", map[string]string{"model": "bert"})
+	require.Equal(t, "unload bert", next().Message)
+}

@@ -43,6 +43,7 @@ func TestThePageListensForEveryEventKind(t *testing.T) {
 		}
 	}
 	require.Contains(t, kinds, EventStore, "the event kinds are read from events.go")
+	require.ElementsMatch(t, kinds, knownEventKinds, "knownEventKinds, which filters are checked against, lists every kind")
 
 	js, err := os.ReadFile("../web/assets/events.js")
 	require.NoError(t, err)

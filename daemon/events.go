@@ -31,6 +31,14 @@ const (
 	EventRequestLimit = "request_limit"
 )
 
+// knownEventKinds are the kinds above: what an events filter may name.
+var knownEventKinds = []string{
+	EventReorganize, EventExecutorStart, EventExecutorRestart, EventExecutorStop,
+	EventModelInvalid, EventModelLoad, EventModelUnload, EventProfileJob,
+	EventConfigReload, EventPlan, EventDevices, EventStore, EventSLOUnreachable,
+	EventRequestLimit,
+}
+
 // events records what happens in the store (the history) and hands each
 // event to live subscribers (the admin feed).
 type events struct {
@@ -39,6 +47,7 @@ type events struct {
 
 	mu      sync.Mutex
 	subs    map[chan store.Event]bool
+	ended   bool          // the daemon stops: subscriptions are closed (endSubscriptions)
 	unsaved []store.Event // recorded while the store could not be written, oldest first
 	dropped int           // unsaved events dropped over maxUnsaved
 }
@@ -81,12 +90,33 @@ func (e *events) add(kind string, sev store.Severity, msg string, attrs map[stri
 	e.mu.Unlock()
 }
 
+// subscribe returns a channel of the events added from now on, closed
+// when the daemon stops (endSubscriptions).
 func (e *events) subscribe() chan store.Event {
 	ch := make(chan store.Event, 64)
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		close(ch)
+		return ch
+	}
 	e.subs[ch] = true
-	e.mu.Unlock()
 	return ch
+}
+
+// endSubscriptions closes every subscriber's channel, and those of later
+// subscriptions at once: the daemon stops, and a stream held open by a
+// reader (the admin page, gpuletd events -f) must end for the HTTP server
+// to stop. It kept the server for its whole shutdown grace, which left the
+// executors none.
+func (e *events) endSubscriptions() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended = true
+	for ch := range e.subs {
+		close(ch)
+		delete(e.subs, ch)
+	}
 }
 
 func (e *events) unsubscribe(ch chan store.Event) {

@@ -11,7 +11,9 @@ import (
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -33,7 +35,8 @@ func (s *grpcServer) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*
 // ModelStreamInfer runs every request of the stream as it arrives, at most
 // limits.max_queued_per_model at once, and sends each answer when it is
 // ready; a failed request is answered with error_message beside its id, and
-// the stream goes on.
+// the stream goes on. When the daemon stops, the stream ends UNAVAILABLE
+// once the requests it runs are answered (errStopping).
 func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInferServer) error {
 	ctx := stream.Context()
 	var (
@@ -42,13 +45,22 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 	)
 	defer wg.Wait()
 	slots := make(chan struct{}, max(1, s.n.conf().Limits.MaxQueuedPerModel))
+	received := make(chan streamed)
+	go receiveStream(ctx, stream, received) // ends with the stream, when this returns
 	for {
-		r, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
+		var r *pb.ModelInferRequest
+		select {
+		case m := <-received:
+			if errors.Is(m.err, io.EOF) {
+				return nil
+			}
+			if m.err != nil {
+				return m.err
+			}
+			r = m.req
+		case <-s.n.stopped:
+			wg.Wait()
+			return errStopping
 		}
 		arrival := time.Now()
 		select {
@@ -71,6 +83,31 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 			// An error means the stream has ended: nobody is left to answer.
 			_ = stream.Send(out)
 		}()
+	}
+}
+
+// errStopping ends a stream the daemon holds when it stops.
+var errStopping = grpcstatus.Error(codes.Unavailable, "gpuletd is stopping")
+
+// streamed is one message read from a stream, or the error that ended it.
+type streamed struct {
+	req *pb.ModelInferRequest
+	err error
+}
+
+// receiveStream reads stream's messages into out until it ends (its error
+// the last one sent) or ctx does.
+func receiveStream(ctx context.Context, stream pb.GRPCInferenceService_ModelStreamInferServer, out chan<- streamed) {
+	for {
+		r, err := stream.Recv()
+		select {
+		case out <- streamed{r, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 

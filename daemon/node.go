@@ -63,6 +63,7 @@ type node struct {
 	retuneFailed    sync.Map                        // "gpulet/model" → the last failed reload's error (retuned)
 	sendStep        stepSender                      // how pipeline steps are sent; nil: dispatchAny (a test's fake)
 	stopping        atomic.Bool
+	stopped         chan struct{} // closed when the daemon stops (beginStop); nil: never
 }
 
 func mustJSON(v any) json.RawMessage {

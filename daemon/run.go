@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts Options) error {
 	started := time.Now()
 	n := &node{log: log, st: st, devices: devices, router: newRouter(),
 		rates: newRateMeter(cfg.Scheduler.EWMAWeight, started), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight, started),
-		reloaded: make(chan struct{}, 1), shm: newSharedMemory(shmDir), live: newLiveProfiles(),
+		reloaded: make(chan struct{}, 1), stopped: make(chan struct{}), shm: newSharedMemory(shmDir), live: newLiveProfiles(),
 		cache: newResponseCache(int64(cfg.ResponseCache.Size))}
 	defer n.shm.close()
 	n.traces = newTracer(filepath.Join(cfg.StateDir, "traces"), func(err error) { log.Warn("trace extension", zap.Error(err)) })
@@ -241,7 +241,7 @@ wait:
 	}
 	log.Info("stopping")
 	notify(log, sd.SdNotifyStopping)
-	n.stopping.Store(true)
+	n.beginStop()
 	stopLoop()
 	loops.Wait()
 	stopStatus()

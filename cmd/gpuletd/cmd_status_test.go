@@ -285,6 +285,8 @@ func TestNoDaemonIsOneLine(t *testing.T) {
 		{"status", "--url", addr},
 		{"models", "list", "--url", addr},
 		{"models", "show", "lenet5", "--url", addr},
+		{"events", "--url", addr},
+		{"events", "-f", "--url", addr}, // a follow waits for a daemon that went away, not for one never reached
 		{"load", "--url", addr, "--model", "lenet5", "--rate", "10", "--duration", "1s"},
 	} {
 		code, stdout, stderr := runCLI(t, args...)

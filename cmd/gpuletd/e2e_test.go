@@ -75,7 +75,13 @@ func startDaemon(t testing.TB, env []string) (addr string, logs *testbin.SyncBuf
 // process ID (a wrapper must exec it).
 func startDaemonUnder(t testing.TB, env []string, wrapper ...string) (addr string, logs *testbin.SyncBuffer, pid int) {
 	t.Helper()
-	addr = freeAddr(t)
+	return startDaemonOn(t, freeAddr(t), env, wrapper...)
+}
+
+// startDaemonOn is startDaemonUnder listening on addr: a daemon started
+// again where one before it served.
+func startDaemonOn(t testing.TB, addr string, env []string, wrapper ...string) (_ string, logs *testbin.SyncBuffer, pid int) {
+	t.Helper()
 	argv := append(append([]string(nil), wrapper...), testbin.Gpuletd(t), "serve")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(env, "GPULETD_LISTEN="+addr)

@@ -49,6 +49,7 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 		newBenchCmd(g),
 		newModelsCmd(g),
 		newStatusCmd(g),
+		newEventsCmd(g),
 		newBackupCmd(g),
 		newRestoreCmd(g),
 		newLoadCmd(g),

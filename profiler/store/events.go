@@ -74,11 +74,7 @@ func (s *Store) AppendEvent(ctx context.Context, e Event) (Event, error) {
 // Events returns up to limit events with an ID above sinceID, oldest first.
 // sinceID 0 starts at the beginning; limit ≤ 0 means no limit.
 func (s *Store) Events(ctx context.Context, sinceID int64, limit int) ([]Event, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	return queryAll(ctx, s.reader(), fmt.Sprintf("list events since %d", sinceID), scanEvent,
-		`SELECT id, at, kind, severity, message, attrs FROM events WHERE id > ? ORDER BY id LIMIT ?`, sinceID, limit)
+	return s.EventsMatching(ctx, sinceID, limit, EventFilter{})
 }
 
 // LastEventID returns the ID of the newest event, or 0 when there is none, so
@@ -123,10 +119,5 @@ func scanEvent(r *sql.Rows) (Event, error) {
 // LatestEvents returns the newest limit events (limit ≤ 0: all), oldest
 // first: the end of the history, as a feed that starts now shows it.
 func (s *Store) LatestEvents(ctx context.Context, limit int) ([]Event, error) {
-	if limit <= 0 {
-		limit = -1
-	}
-	return queryAll(ctx, s.reader(), "list the latest events", scanEvent,
-		`SELECT id, at, kind, severity, message, attrs FROM (
-SELECT id, at, kind, severity, message, attrs FROM events ORDER BY id DESC LIMIT ?) ORDER BY id`, limit)
+	return s.LatestEventsMatching(ctx, limit, EventFilter{})
 }

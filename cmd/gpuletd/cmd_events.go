@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/profiler/store"
+	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/spf13/cobra"
+)
+
+// eventsFlags are the flags of gpuletd events.
+type eventsFlags struct {
+	url      string
+	asJSON   bool
+	lines    int
+	since    int64
+	follow   bool
+	kinds    []string
+	severity string
+	model    string
+}
+
+func newEventsCmd(g *globalFlags) *cobra.Command {
+	var f eventsFlags
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Show a running daemon's events: plans, executor restarts, profile jobs, warnings (-f: as they happen)",
+		Long: `Ask a running gpuletd for its history (GET /api/v1/events): the plans it
+applied, its executors' starts, exits and restarts, the models it loaded,
+profiled or could not serve, reloads, a database it could not write. The
+newest -n of them, oldest first, as journalctl -n shows a journal; with
+--since ID every event after that one. With -f it goes on printing events as
+they happen (GET /api/v1/events/stream), and waits for a daemon that stops
+answering (a restart) to come back, resuming after the last event it printed.
+
+--kind, --severity and --model pick the events before -n counts them:
+"gpuletd events --severity warning -n 5" is the five newest warnings and
+errors.`,
+		Example: `  gpuletd events                          # the 20 newest
+  gpuletd events -f --severity warning    # warnings and errors as they happen
+  gpuletd events --model resnet50 -n 50   # what happened to one model
+  gpuletd events --kind executor_restart  # the executors that exited`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("since") {
+				f.since = -1 // the newest -n
+			}
+			if f.lines < 0 || f.lines > maxEventsListed {
+				return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: -n %d: give 0 to %d", f.lines, maxEventsListed)}
+			}
+			filter, err := f.filter()
+			if err != nil {
+				return &exitError{code: 2, msg: "gpuletd: " + err.Error()}
+			}
+			d, err := g.daemon(cmd.ErrOrStderr(), f.url)
+			if err != nil {
+				return err
+			}
+			out := eventPrinter{w: cmd.OutOrStdout(), asJSON: f.asJSON, loc: time.Local, filter: filter}
+			last, err := listEvents(cmd.Context(), d, &f, out)
+			if err != nil || !f.follow {
+				return err
+			}
+			return followEvents(cmd.Context(), d, f.query(), last, out, cmd.ErrOrStderr(), time.Second)
+		},
+	}
+	fl := cmd.Flags()
+	addDaemonFlags(cmd, &f.url, &f.asJSON)
+	fl.Lookup("json").Usage = "print each event as one line of JSON"
+	fl.IntVarP(&f.lines, "lines", "n", 20, "how many of the newest events to show")
+	fl.Int64Var(&f.since, "since", 0, "show every event after this ID instead of the newest -n (0: the whole history)")
+	fl.BoolVarP(&f.follow, "follow", "f", false, "go on printing events as they happen, until interrupted")
+	fl.StringSliceVar(&f.kinds, "kind", nil, "only events of these kinds (plan, reorganize, executor_restart, profile_job, model_load, …)")
+	fl.StringVar(&f.severity, "severity", "", "only events at least this severe: debug, info, warning or error")
+	fl.StringVar(&f.model, "model", "", "only the events recorded for this model")
+	return cmd
+}
+
+// maxEventsListed is the most events one GET /api/v1/events lists.
+const maxEventsListed = 1000
+
+// filter is the flags' filter, which the daemon applies and the printer
+// applies again (a daemon from before the filter lists every event).
+func (f *eventsFlags) filter() (store.EventFilter, error) {
+	out := store.EventFilter{Kinds: f.kinds, Model: f.model}
+	if f.severity != "" {
+		sev, err := store.ParseSeverity(f.severity)
+		if err != nil {
+			return out, fmt.Errorf("--severity: %w", err)
+		}
+		out.MinSeverity = sev
+	}
+	return out, nil
+}
+
+// query is the filter as the events API reads it.
+func (f *eventsFlags) query() url.Values {
+	q := url.Values{}
+	if len(f.kinds) > 0 {
+		q.Set("kind", strings.Join(f.kinds, ","))
+	}
+	if f.severity != "" {
+		q.Set("severity", f.severity)
+	}
+	if f.model != "" {
+		q.Set("model", f.model)
+	}
+	return q
+}
+
+// eventDoc is an event as GET /api/v1/events lists it.
+type eventDoc struct {
+	ID       int64             `json:"id"`
+	At       time.Time         `json:"at"`
+	Kind     string            `json:"kind"`
+	Severity string            `json:"severity"`
+	Message  string            `json:"message"`
+	Attrs    map[string]string `json:"attrs,omitempty"`
+	Unsaved  bool              `json:"unsaved,omitempty"`
+}
+
+// listEvents prints the events -n or --since asks for and returns the ID
+// of the newest saved event the daemon has, for a follow to go on from.
+func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrinter) (int64, error) {
+	q := f.query()
+	if f.since < 0 {
+		// The newest -n; -n 0 still asks for one, to learn where the
+		// history ends.
+		q.Set("limit", strconv.Itoa(max(f.lines, 1)))
+		var evs []eventDoc
+		if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &evs); err != nil {
+			return 0, err
+		}
+		last := newestID(evs, 0)
+		if last == 0 && len(evs) == max(f.lines, 1) {
+			// All of them kept unsaved (the database cannot be written):
+			// the newest saved one is further back.
+			q.Set("limit", strconv.Itoa(maxEventsListed))
+			var back []eventDoc
+			if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &back); err != nil {
+				return 0, err
+			}
+			last = newestID(back, 0)
+		}
+		if f.lines == 0 {
+			return last, nil
+		}
+		return last, out.print(evs)
+	}
+	// Every event after --since, a page at a time; the unsaved ones (no
+	// ID) come after the saved at the end of each page and are printed
+	// with the last.
+	since := f.since
+	q.Set("limit", strconv.Itoa(maxEventsListed))
+	for {
+		q.Set("since", strconv.FormatInt(since, 10))
+		var evs []eventDoc
+		if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &evs); err != nil {
+			return 0, err
+		}
+		next := newestID(evs, since)
+		if next == since || len(evs) < maxEventsListed {
+			return next, out.print(evs)
+		}
+		saved := slices.DeleteFunc(evs, func(e eventDoc) bool { return e.Unsaved })
+		if err := out.print(saved); err != nil {
+			return 0, err
+		}
+		since = next
+	}
+}
+
+// newestID is the largest ID among evs, at least since.
+func newestID(evs []eventDoc, since int64) int64 {
+	for _, e := range evs {
+		since = max(since, e.ID)
+	}
+	return since
+}
+
+// followEvents prints the daemon's events after the one with ID last as
+// they happen, until ctx ends (nil then). A daemon that stops answering is
+// said once on notes and asked again every retry; the stream resumes after
+// the last event printed, so none is printed twice or lost to a restart.
+func followEvents(ctx context.Context, d *daemonAPI, q url.Values, last int64, out eventPrinter, notes io.Writer, retry time.Duration) error {
+	gone := false
+	for {
+		q.Set("since", strconv.FormatInt(last, 10))
+		err := streamEvents(ctx, d, "/api/v1/events/stream?"+q.Encode(), func(e eventDoc) error {
+			last = max(last, e.ID)
+			return out.print([]eventDoc{e})
+		}, func() {
+			if gone {
+				fmt.Fprintf(notes, "gpuletd at %s answers again\n", d.base)
+				gone = false
+			}
+		})
+		if ctx.Err() != nil {
+			return nil
+		}
+		var he *loadgen.HTTPError
+		if errors.As(err, &he) && he.Code < http.StatusInternalServerError {
+			return d.fail(err) // the daemon refused the filter: asking again changes nothing
+		}
+		if !gone {
+			why := "the stream ended"
+			if err != nil {
+				why = err.Error()
+			}
+			fmt.Fprintf(notes, "gpuletd at %s stopped answering (%s); waiting for it\n", d.base, why)
+			gone = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(retry):
+		}
+	}
+}
+
+// streamEvents reads the server-sent events at path, handing each event to
+// emit, and calls connected once the daemon has answered. It returns when
+// the stream ends (nil), breaks or ctx ends.
+func streamEvents(ctx context.Context, d *daemonAPI, path string, emit func(eventDoc) error, connected func()) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+path, nil)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", loadgen.ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		var e struct {
+			Error string `json:"error"`
+		}
+		msg := strings.TrimSpace(string(body))
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			msg = e.Error
+		}
+		return &loadgen.HTTPError{URL: req.URL.String(), Code: resp.StatusCode, Message: msg}
+	}
+	connected()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data:")
+		if !ok {
+			continue // id:, event:, keep-alive comments and the blank lines between
+		}
+		var e eventDoc
+		if err := json.Unmarshal([]byte(strings.TrimSpace(data)), &e); err != nil {
+			return fmt.Errorf("decode event: %w", err)
+		}
+		if err := emit(e); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}
+
+// eventPrinter prints events as lines of text, or of JSON.
+type eventPrinter struct {
+	w      io.Writer
+	asJSON bool
+	loc    *time.Location
+	filter store.EventFilter
+}
+
+func (p eventPrinter) print(evs []eventDoc) error {
+	for _, e := range evs {
+		if !p.filter.Match(store.Event{Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs}) {
+			continue
+		}
+		var line string
+		if p.asJSON {
+			b, err := json.Marshal(e)
+			if err != nil {
+				return fmt.Errorf("encode event %d: %w", e.ID, err)
+			}
+			line = string(b)
+		} else {
+			line = eventLine(e, p.loc)
+		}
+		if _, err := fmt.Fprintln(p.w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eventLine is one event as a line: when (in loc), its ID, severity and
+// kind, the message and the attributes by name.
+//
+//	2026-11-28 11:05:37 #412 warning executor_restart: executor exited; restarting it (backoff=1s gpulet=cpu-100-0)
+func eventLine(e eventDoc, loc *time.Location) string {
+	id := "#" + strconv.FormatInt(e.ID, 10)
+	if e.Unsaved {
+		id = "(unsaved)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s %s: %s", e.At.In(loc).Format(time.DateTime), id, e.Severity, e.Kind, e.Message)
+	if len(e.Attrs) > 0 {
+		attrs := make([]string, 0, len(e.Attrs))
+		for _, k := range slices.Sorted(maps.Keys(e.Attrs)) {
+			v := e.Attrs[k]
+			if strings.ContainsAny(v, " \t\n\"") || v == "" {
+				v = strconv.Quote(v)
+			}
+			attrs = append(attrs, k+"="+v)
+		}
+		b.WriteString(" (" + strings.Join(attrs, " ") + ")")
+	}
+	return b.String()
+}

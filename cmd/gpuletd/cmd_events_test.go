@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+func TestEventLine(t *testing.T) {
+	at := time.Date(2026, 11, 28, 11, 5, 37, 0, time.UTC)
+	tests := []struct {
+		name string
+		e    eventDoc
+		want string
+	}{
+		{"attributes by name, quoted where they hold spaces",
+			eventDoc{ID: 412, At: at, Kind: "executor_restart", Severity: "warning", Message: "executor exited; restarting it",
+				Attrs: map[string]string{"gpulet": "cpu-100-0", "exit": "exit status 2", "backoff": "1s", "empty": ""}},
+			`2026-11-28 11:05:37 #412 warning executor_restart: executor exited; restarting it (backoff=1s empty="" exit="exit status 2" gpulet=cpu-100-0)`},
+		{"none", eventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "written again"},
+			"2026-11-28 11:05:37 #3 info store: written again"},
+		{"unsaved", eventDoc{At: at, Kind: "store", Severity: "error", Message: "disk full", Unsaved: true},
+			"2026-11-28 11:05:37 (unsaved) error store: disk full"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, eventLine(tt.e, time.UTC))
+		})
+	}
+	require.Equal(t, "2026-11-28 12:05:37 #3 info store: x",
+		eventLine(eventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "x"}, time.FixedZone("CET", 3600)), "in the reader's zone")
+}
+
+// fakeHistory answers GET /api/v1/events from count events (ids 1..count,
+// every fifth a warning) and unsaved ones after them, as the daemon does,
+// ignoring any filter (as a daemon from before the filter): the command
+// must filter again.
+type fakeHistory struct {
+	count   int
+	unsaved int
+	asked   []string
+}
+
+func (h *fakeHistory) event(id int) eventDoc {
+	sev := "info"
+	if id%5 == 0 {
+		sev = "warning"
+	}
+	return eventDoc{ID: int64(id), At: time.Unix(int64(id), 0), Kind: "plan", Severity: sev, Message: "e" + strconv.Itoa(id)}
+}
+
+func (h *fakeHistory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.asked = append(h.asked, r.URL.RawQuery)
+	q := r.URL.Query()
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	var out []eventDoc
+	if s := q.Get("since"); s != "" {
+		since, _ := strconv.Atoi(s)
+		for id := since + 1; id <= h.count && len(out) < limit; id++ {
+			out = append(out, h.event(id))
+		}
+		for i := 0; i < h.unsaved && len(out) < limit; i++ {
+			out = append(out, eventDoc{Kind: "store", Severity: "error", Message: "u" + strconv.Itoa(i+1), Unsaved: true})
+		}
+	} else {
+		room := max(limit-h.unsaved, 0)
+		for id := max(h.count-room+1, 1); id <= h.count; id++ {
+			out = append(out, h.event(id))
+		}
+		for i := max(h.unsaved-limit, 0); i < h.unsaved; i++ {
+			out = append(out, eventDoc{Kind: "store", Severity: "error", Message: "u" + strconv.Itoa(i+1), Unsaved: true})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+// messages are the messages of the lines printed, in order.
+func messages(out string) []string {
+	var msgs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if _, m, ok := strings.Cut(l, ": "); ok {
+			msgs = append(msgs, m)
+		}
+	}
+	return msgs
+}
+
+func TestListEvents(t *testing.T) {
+	tests := []struct {
+		name      string
+		history   fakeHistory
+		flags     eventsFlags
+		filter    store.EventFilter
+		want      []string
+		wantLast  int64
+		wantCalls int
+	}{
+		{"the newest", fakeHistory{count: 30}, eventsFlags{lines: 3, since: -1}, store.EventFilter{},
+			[]string{"e28", "e29", "e30"}, 30, 1},
+		{"-n 0 prints none, learns where the history ends", fakeHistory{count: 30}, eventsFlags{lines: 0, since: -1}, store.EventFilter{},
+			nil, 30, 1},
+		{"the newest all unsaved: the last saved is found further back", fakeHistory{count: 30, unsaved: 4}, eventsFlags{lines: 2, since: -1}, store.EventFilter{},
+			[]string{"u3", "u4"}, 30, 2},
+		{"filtered again here", fakeHistory{count: 30}, eventsFlags{lines: 5, since: -1}, store.EventFilter{MinSeverity: store.SeverityWarning},
+			[]string{"e30"}, 30, 1},
+		{"since pages through more than one answer holds", fakeHistory{count: 2500, unsaved: 2}, eventsFlags{since: 2490}, store.EventFilter{},
+			[]string{"e2491", "e2492", "e2493", "e2494", "e2495", "e2496", "e2497", "e2498", "e2499", "e2500", "u1", "u2"}, 2500, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := tt.history
+			srv := httptest.NewServer(&h)
+			defer srv.Close()
+			var b strings.Builder
+			last, err := listEvents(context.Background(), plainAPI(srv.URL), &tt.flags, eventPrinter{w: &b, loc: time.UTC, filter: tt.filter})
+			require.NoError(t, err)
+			require.Equal(t, tt.want, messages(b.String()))
+			require.Equal(t, tt.wantLast, last)
+			require.Len(t, h.asked, tt.wantCalls, "%v", h.asked)
+		})
+	}
+
+	// From the start, every event once and in order, over three pages, the
+	// unsaved ones after the last.
+	h := fakeHistory{count: 2500, unsaved: 2}
+	srv := httptest.NewServer(&h)
+	defer srv.Close()
+	var b strings.Builder
+	last, err := listEvents(context.Background(), plainAPI(srv.URL), &eventsFlags{since: 0}, eventPrinter{w: &b, loc: time.UTC})
+	require.NoError(t, err)
+	require.Equal(t, int64(2500), last)
+	msgs := messages(b.String())
+	require.Len(t, msgs, 2502)
+	for i, m := range msgs[:2500] {
+		require.Equal(t, "e"+strconv.Itoa(i+1), m)
+	}
+	require.Equal(t, []string{"u1", "u2"}, msgs[2500:])
+	require.Equal(t, []string{"limit=1000&since=0", "limit=1000&since=1000", "limit=1000&since=2000"}, h.asked)
+}
+
+// syncBuilder is a strings.Builder safe for a writer and a reader in two
+// goroutines.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A follow resumes after the last event it printed when the stream ends or
+// the daemon goes away, says so once and when it is back, and stops at a
+// refusal (asking again would change nothing).
+func TestFollowEvents(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		asked  []string
+		down   bool
+		served int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Query().Get("since"))
+		n, isDown := served, down
+		served++
+		mu.Unlock()
+		switch {
+		case r.URL.Query().Get("severity") == "fatal":
+			http.Error(w, `{"error":"unknown severity \"fatal\""}`, http.StatusBadRequest)
+			return
+		case isDown:
+			http.Error(w, "down", http.StatusBadGateway) // a proxy's answer: asked again
+			return
+		}
+		since, _ := strconv.Atoi(r.URL.Query().Get("since"))
+		w.Header().Set("Content-Type", "text/event-stream")
+		// Two events after since, then the stream ends (a daemon stopping).
+		for id := since + 1; id <= since+2; id++ {
+			b, _ := json.Marshal(eventDoc{ID: int64(id), At: time.Unix(0, 0), Kind: "plan", Severity: "info", Message: "e" + strconv.Itoa(id)})
+			fmt.Fprintf(w, "id: %d\nevent: plan\ndata: %s\n\n: keep-alive\n\n", id, b)
+		}
+		if n == 1 {
+			mu.Lock()
+			down = true // after the second stream, down for a while
+			mu.Unlock()
+			go func() {
+				time.Sleep(50 * time.Millisecond)
+				mu.Lock()
+				down = false
+				mu.Unlock()
+			}()
+		}
+	}))
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, notes syncBuilder
+	done := make(chan error, 1)
+	go func() {
+		done <- followEvents(ctx, plainAPI(srv.URL), map[string][]string{}, 7, eventPrinter{w: &out, loc: time.UTC}, &notes, 10*time.Millisecond)
+	}()
+	require.Eventually(t, func() bool { return len(messages(out.String())) >= 6 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done, "interrupted is no failure")
+	require.Equal(t, []string{"e8", "e9", "e10", "e11", "e12", "e13"}, messages(out.String())[:6], "every event once, in order")
+	mu.Lock()
+	require.Equal(t, []string{"7", "9", "11", "11"}, asked[:4], "resumed after the last printed, and from there again while down")
+	mu.Unlock()
+	n := notes.String()
+	// Each stream here ends: one note when it does, none for the refused
+	// tries after it, one when a stream is open again.
+	gone, back := strings.Count(n, "stopped answering (the stream ended); waiting for it"), strings.Count(n, "answers again")
+	require.GreaterOrEqual(t, back, 2, n)
+	require.Contains(t, []int{back, back + 1}, gone, n)
+	require.NotContains(t, n, "502", "the tries while it was down are not said one by one")
+
+	err := followEvents(context.Background(), plainAPI(srv.URL), map[string][]string{"severity": {"fatal"}}, 0, eventPrinter{w: &out, loc: time.UTC}, &notes, time.Millisecond)
+	require.ErrorContains(t, err, `answered 400 Bad Request: unknown severity "fatal"`)
+}

@@ -1,0 +1,171 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// eventFilterOf reads the filter of an events request: kind (repeated, or
+// comma-separated), severity (the least one) and model. A kind the daemon
+// never writes or a severity it does not know is refused, so that a
+// misspelt filter does not read as a quiet history.
+func eventFilterOf(r *http.Request) (store.EventFilter, error) {
+	q := r.URL.Query()
+	var f store.EventFilter
+	for _, v := range q["kind"] {
+		for k := range strings.SplitSeq(v, ",") {
+			if k = strings.TrimSpace(k); k == "" {
+				continue
+			}
+			if !slices.Contains(knownEventKinds, k) {
+				return f, fmt.Errorf("unknown event kind %q: one of %s", k, strings.Join(knownEventKinds, ", "))
+			}
+			f.Kinds = append(f.Kinds, k)
+		}
+	}
+	if s := q.Get("severity"); s != "" {
+		sev, err := store.ParseSeverity(s)
+		if err != nil {
+			return f, err
+		}
+		f.MinSeverity = sev
+	}
+	f.Model = q.Get("model")
+	return f, nil
+}
+
+// handleAdminEvents lists events: with ?since=ID those after it, oldest
+// first (a reader pages forward), then the ones the store could not take
+// yet; without, the newest ones (as `journalctl -n` does), the unsaved last.
+// ?limit= caps the list (default 100, at most 1000); ?kind=, ?severity= and
+// ?model= pick the events listed (eventFilterOf), before the limit.
+func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
+	f, err := eventFilterOf(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
+	if err != nil || limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	unsaved := slices.DeleteFunc(n.events.pending(), func(e store.Event) bool { return !f.Match(e) })
+	var evs []store.Event
+	if s := r.URL.Query().Get("since"); s != "" {
+		since, _ := strconv.ParseInt(s, 10, 64)
+		evs, err = n.st.EventsMatching(r.Context(), since, limit, f)
+		unsaved = unsaved[:min(len(unsaved), limit-len(evs))]
+	} else {
+		unsaved = unsaved[max(len(unsaved)-limit, 0):]
+		if room := limit - len(unsaved); room > 0 {
+			evs, err = n.st.LatestEventsMatching(r.Context(), room, f)
+		}
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	out := make([]eventDoc, 0, len(evs)+len(unsaved))
+	for _, e := range evs {
+		out = append(out, docOf(e))
+	}
+	// Events the store could not take yet follow, without an ID.
+	for _, e := range unsaved {
+		d := docOf(e)
+		d.Unsaved = true
+		out = append(out, d)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// streamHistory is how many events of the history a stream sends before
+// the live ones.
+const streamHistory = 1000
+
+// handleAdminEventStream sends events as server-sent events, each named by
+// its kind: the history after Last-Event-ID (or ?since=) — without either,
+// the newest streamHistory events — then live ones; only those the filter
+// of ?kind=, ?severity= and ?model= picks (eventFilterOf).
+func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	f, err := eventFilterOf(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ch := n.events.subscribe()
+	defer n.events.unsubscribe(ch)
+	from := r.Header.Get("Last-Event-ID")
+	if s := r.URL.Query().Get("since"); s != "" {
+		from = s
+	}
+	since, _ := strconv.ParseInt(from, 10, 64)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(e store.Event) {
+		b, _ := json.Marshal(docOf(e))
+		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
+	}
+	var history []store.Event
+	if from == "" {
+		history, err = n.st.LatestEventsMatching(r.Context(), streamHistory, f)
+	} else {
+		history, err = n.st.EventsMatching(r.Context(), since, streamHistory, f)
+	}
+	if err == nil {
+		for _, e := range history {
+			send(e)
+			since = e.ID
+		}
+	}
+	fl.Flush()
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case e, ok := <-ch:
+			if !ok {
+				return // the daemon stops
+			}
+			if e.ID != 0 && e.ID <= since || !f.Match(e) {
+				continue
+			}
+			send(e)
+			fl.Flush()
+		case <-keepAlive.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			fl.Flush()
+		}
+	}
+}
+
+// eventDoc is an event as the admin API shows it.
+type eventDoc struct {
+	ID       int64             `json:"id"`
+	At       time.Time         `json:"at"`
+	Kind     string            `json:"kind"`
+	Severity string            `json:"severity"`
+	Message  string            `json:"message"`
+	Attrs    map[string]string `json:"attrs,omitempty"`
+	// Unsaved marks an event kept in memory because the store could not
+	// be written when it happened.
+	Unsaved bool `json:"unsaved,omitempty"`
+}
+
+func docOf(e store.Event) eventDoc {
+	return eventDoc{ID: e.ID, At: e.At, Kind: e.Kind, Severity: string(e.Severity), Message: e.Message, Attrs: e.Attrs}
+}
