@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,10 @@ const (
 	// limits.max_request_body (requestlimit.go).
 	EventRequestLimit = "request_limit"
 )
+
+// EventKinds are the kinds of the events the daemon records, what an events
+// filter may name.
+func EventKinds() []string { return slices.Clone(knownEventKinds) }
 
 // knownEventKinds are the kinds above: what an events filter may name.
 var knownEventKinds = []string{

@@ -12,7 +12,9 @@
 # and the daily backup's service and timer, not enabled) to
 # /etc/systemd/system, the default configuration to /etc/gpuletd (an
 # existing one is kept; the new default goes beside it as gpuletd.yaml.new),
-# and the gpuletd system user and group with /var/lib/gpuletd and
+# the shell completions of bash, zsh and fish to PREFIX/share (written by the
+# installed binary; skipped with a note where it cannot run, as in a cross
+# build), and the gpuletd system user and group with /var/lib/gpuletd and
 # /var/backups/gpuletd. With DESTDIR (packaging) no user or folder is created
 # and systemd is not reloaded.
 # uninstall: removes all of that except the user, /var/lib/gpuletd (the
@@ -27,6 +29,9 @@ unitdir="$destdir/etc/systemd/system"
 confdir="$destdir/etc/gpuletd"
 bindir="$destdir$prefix/bin"
 libdir="$destdir$prefix/lib/gpuletd"
+sharedir="$destdir$prefix/share"
+# Where each shell looks for completions under PREFIX/share.
+completions="bash:bash-completion/completions/gpuletd zsh:zsh/site-functions/_gpuletd fish:fish/vendor_completions.d/gpuletd.fish"
 
 need_root() {
   if [ -z "$destdir" ] && [ "$(id -u)" -ne 0 ]; then
@@ -62,6 +67,14 @@ install)
     sed "s#/usr/local/bin/gpuletd#$prefix/bin/gpuletd#" "systemd/$u" >"$unitdir/$u"
     chmod 0644 "$unitdir/$u"
   done
+  for c in $completions; do
+    shell=${c%%:*} file="$sharedir/${c#*:}"
+    install -d "$(dirname "$file")"
+    if ! "$bindir/gpuletd" completion "$shell" >"$file" 2>/dev/null || [ ! -s "$file" ]; then
+      rm -f "$file"
+      echo "install.sh: $prefix/bin/gpuletd did not run here: no $shell completion written (where it runs: $prefix/bin/gpuletd completion $shell >$prefix/share/${c#*:})"
+    fi
+  done
   if [ -e "$confdir/gpuletd.yaml" ]; then
     install -m 0644 systemd/gpuletd.yaml "$confdir/gpuletd.yaml.new"
     echo "install.sh: kept $confdir/gpuletd.yaml; the new default is $confdir/gpuletd.yaml.new"
@@ -96,6 +109,7 @@ uninstall)
     "$confdir/gpuletd.yaml.new"
   rm -rf "$libdir/licenses"
   rmdir "$libdir" 2>/dev/null || true
+  for c in $completions; do rm -f "$sharedir/${c#*:}"; done
   if [ -z "$destdir" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
   echo "install.sh: removed. Kept: /etc/gpuletd/gpuletd.yaml, /var/lib/gpuletd (store and models), /var/backups/gpuletd, the gpuletd user."
   ;;

@@ -93,7 +93,8 @@ func TestBackupUnits(t *testing.T) {
 func TestStagedInstallAndUninstall(t *testing.T) {
 	dest := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "gpuletd")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
+	// It writes the shell completions it is asked for, as gpuletd does.
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n[ \"$1\" = completion ] && echo \"completion for $2\"\n"), 0o755))
 	libDir := t.TempDir()
 	lib := filepath.Join(libDir, "libonnxruntime.so.1")
 	require.NoError(t, os.WriteFile(lib, []byte("lib"), 0o644))
@@ -120,6 +121,13 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 		"opt/gpuletd/lib/gpuletd/libonnxruntime_providers_cuda.so", "opt/gpuletd/lib/gpuletd/licenses/onnxruntime-LICENSE"} {
 		require.FileExists(t, filepath.Join(dest, f))
 	}
+	completions := map[string]string{"bash": "opt/gpuletd/share/bash-completion/completions/gpuletd",
+		"zsh": "opt/gpuletd/share/zsh/site-functions/_gpuletd", "fish": "opt/gpuletd/share/fish/vendor_completions.d/gpuletd.fish"}
+	for shell, f := range completions {
+		got, err := os.ReadFile(filepath.Join(dest, f))
+		require.NoError(t, err)
+		require.Equal(t, "completion for "+shell+"\n", string(got), "written by the installed binary")
+	}
 	// A second install keeps an edited configuration.
 	conf := filepath.Join(dest, "etc/gpuletd/gpuletd.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("listen: 127.0.0.1:9999\n"), 0o644))
@@ -135,4 +143,15 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.service"))
 	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.timer"))
 	require.FileExists(t, conf, "uninstall keeps the configuration")
+	for _, f := range completions {
+		require.NoFileExists(t, filepath.Join(dest, f))
+	}
+
+	// A binary that cannot run here (a cross build) installs without them.
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\nexit 1\n"), 0o755))
+	out = run("install", dest, "/opt/gpuletd")
+	require.Contains(t, out, "install.sh: /opt/gpuletd/bin/gpuletd did not run here: no zsh completion written (where it runs: /opt/gpuletd/bin/gpuletd completion zsh >/opt/gpuletd/share/zsh/site-functions/_gpuletd)\n")
+	for _, f := range completions {
+		require.NoFileExists(t, filepath.Join(dest, f))
+	}
 }

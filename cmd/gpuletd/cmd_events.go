@@ -85,6 +85,9 @@ errors.`,
 	fl.StringSliceVar(&f.kinds, "kind", nil, "only events of these kinds (plan, reorganize, executor_restart, profile_job, model_load, …)")
 	fl.StringVar(&f.severity, "severity", "", "only events at least this severe: debug, info, warning or error")
 	fl.StringVar(&f.model, "model", "", "only the events recorded for this model")
+	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelFlag)
+	_ = cmd.RegisterFlagCompletionFunc("kind", completeEventKinds)
+	_ = cmd.RegisterFlagCompletionFunc("severity", completeSeverities)
 	return cmd
 }
 

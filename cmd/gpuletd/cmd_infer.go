@@ -37,7 +37,8 @@ daemon's reason and exits 1. It reaches the daemon as the other commands do
 checks a deployment end to end; with --grpc HOST:PORT the request goes to the
 gRPC listener as one ModelInfer call (raw_input_contents) and the answer
 prints the same way.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {

@@ -190,6 +190,7 @@ answered, and no --rate is given.`,
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.MarkFlagRequired("model")
+	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)
 	return cmd
 }
 

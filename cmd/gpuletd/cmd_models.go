@@ -71,7 +71,8 @@ profile): file, SLO, inputs and outputs, rates, recent latency, placement and
 the device types it has latency profiles for; for a pipeline (an ensemble), its
 steps, SLO, rate, the accuracy it serves at, recent latency and its inputs and
 outputs.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {

@@ -34,7 +34,8 @@ With --from DIR the model folder comes from this machine instead of the
 daemon's repository: DIR's config.pbtxt and files go in the load request
 (Triton's file overrides), so a daemon on another host serves them until
 the model is unloaded, loaded again without --from, or the daemon restarts.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
@@ -75,7 +76,8 @@ func newModelsUnloadCmd(g *globalFlags) *cobra.Command {
 		Long: `Stop serving a model (every version of a model folder) in a running daemon
 and re-plan without it (POST /v2/repository/models/MODEL/unload). Its folder
 stays in the repository; load it again with gpuletd models load.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {

@@ -99,6 +99,7 @@ requests under it), the first values of each.`,
 	for _, c := range []*cobra.Command{cmd, set} {
 		c.Flags().StringVar(&url, "url", "", urlUsage)
 		c.Flags().StringVar(&model, "model", "", "a model's own settings instead of the global ones")
+		_ = c.RegisterFlagCompletionFunc("model", g.completeModelFlag)
 	}
 	set.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	cmd.AddCommand(set, summary)

@@ -89,6 +89,9 @@ func TestReleaseArchive(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(unit), "ExecStart=/opt/gpuletd/bin/gpuletd serve")
 	require.FileExists(t, filepath.Join(dest, "etc/gpuletd/gpuletd.yaml"))
+	completion, err := os.ReadFile(filepath.Join(dest, "opt/gpuletd/share/bash-completion/completions/gpuletd"))
+	require.NoError(t, err, "%s", b)
+	require.Contains(t, string(completion), "bash completion V2 for gpuletd")
 	require.Contains(t, doctor(filepath.Join(dest, "opt/gpuletd/bin/gpuletd")),
 		"1.29.0 at "+filepath.Join(dest, "opt/gpuletd/lib/gpuletd/libonnxruntime.so.1"), "installed from the archive")
 

@@ -26,6 +26,9 @@ type EventFilter struct {
 // severities are the severities from the least to the most severe.
 var severities = []Severity{SeverityDebug, SeverityInfo, SeverityWarning, SeverityError}
 
+// Severities are the severities from the least to the most severe.
+func Severities() []Severity { return slices.Clone(severities) }
+
 // ParseSeverity reads a severity's name.
 func ParseSeverity(s string) (Severity, error) {
 	if i := slices.Index(severities, Severity(s)); i >= 0 {
