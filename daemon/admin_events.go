@@ -13,8 +13,9 @@ import (
 )
 
 // eventFilterOf reads the filter of an events request: kind (repeated, or
-// comma-separated), severity (the least one) and model. A kind the daemon
-// never writes or a severity it does not know is refused, so that a
+// comma-separated), severity (the least one), model and after (a time, RFC
+// 3339: the events from then on). A kind the daemon never writes, a
+// severity it does not know or a time it cannot read is refused, so that a
 // misspelt filter does not read as a quiet history.
 func eventFilterOf(r *http.Request) (store.EventFilter, error) {
 	q := r.URL.Query()
@@ -38,14 +39,22 @@ func eventFilterOf(r *http.Request) (store.EventFilter, error) {
 		f.MinSeverity = sev
 	}
 	f.Model = q.Get("model")
+	if a := q.Get("after"); a != "" {
+		t, err := time.Parse(time.RFC3339Nano, a)
+		if err != nil {
+			return f, fmt.Errorf("after %q: not a time as RFC 3339 writes it (2026-11-28T10:00:00Z)", a)
+		}
+		f.After = t
+	}
 	return f, nil
 }
 
 // handleAdminEvents lists events: with ?since=ID those after it, oldest
 // first (a reader pages forward), then the ones the store could not take
 // yet; without, the newest ones (as `journalctl -n` does), the unsaved last.
-// ?limit= caps the list (default 100, at most 1000); ?kind=, ?severity= and
-// ?model= pick the events listed (eventFilterOf), before the limit.
+// ?limit= caps the list (default 100, at most 1000); ?kind=, ?severity=,
+// ?model= and ?after= pick the events listed (eventFilterOf), before the
+// limit.
 func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 	f, err := eventFilterOf(r)
 	if err != nil {
@@ -92,7 +101,7 @@ const streamHistory = 1000
 // handleAdminEventStream sends events as server-sent events, each named by
 // its kind: the history after Last-Event-ID (or ?since=) — without either,
 // the newest streamHistory events — then live ones; only those the filter
-// of ?kind=, ?severity= and ?model= picks (eventFilterOf).
+// of ?kind=, ?severity=, ?model= and ?after= picks (eventFilterOf).
 func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -162,13 +164,13 @@ func filteredNode(t *testing.T) *node {
 	ctx := context.Background()
 	for _, e := range []store.Event{
 		{Kind: EventExecutorRestart, Severity: store.SeverityWarning, Message: "restart", Attrs: map[string]string{"gpulet": "g1", "models": "bert,resnet50"}},
-		{Kind: EventModelLoad, Severity: store.SeverityInfo, Message: "load bert", Attrs: map[string]string{"model": "bert"}},
+		{Kind: EventModelLoad, Severity: store.SeverityInfo, Message: "load bert", Attrs: map[string]string{"model": "bert"}, At: time.Now().Add(time.Hour)},
 	} {
 		_, err := n.st.AppendEvent(ctx, e)
 		require.NoError(t, err)
 	}
 	for i := range 20 {
-		_, err := n.st.AppendEvent(ctx, store.Event{Kind: EventPlan, Severity: store.SeverityInfo, Message: "p" + strconv.Itoa(i+1)})
+		_, err := n.st.AppendEvent(ctx, store.Event{Kind: EventPlan, Severity: store.SeverityInfo, Message: "p" + strconv.Itoa(i+1), At: time.Now().Add(2 * time.Hour)})
 		require.NoError(t, err)
 	}
 	n.events.mu.Lock()
@@ -177,7 +179,11 @@ func filteredNode(t *testing.T) *node {
 	return n
 }
 
-// ?kind=, ?severity= and ?model= pick the events before the limit counts
+// filteredAfter is a moment between filteredNode's restart and its load of
+// bert, as ?after= is given.
+var filteredAfter = url.QueryEscape(time.Now().Add(30 * time.Minute).Format(time.RFC3339Nano))
+
+// ?kind=, ?severity=, ?model= and ?after= pick the events before the limit counts
 // them, so "the last two warnings" are two warnings however many other
 // events came after them; the unsaved ones are picked the same way.
 func TestEventsListFiltered(t *testing.T) {
@@ -196,6 +202,8 @@ func TestEventsListFiltered(t *testing.T) {
 		{"?model=bert&since=41", []string{"load bert"}},
 		{"?kind=plan&since=40&limit=2", []string{"p1", "p2"}},
 		{"?model=vgg19", nil},
+		{"?since=0&after=" + filteredAfter + "&limit=3", []string{"load bert", "p1", "p2"}},
+		{"?after=" + filteredAfter + "&limit=2", []string{"p19", "p20"}},
 	}
 	for _, tt := range tests {
 		t.Run("events"+tt.query, func(t *testing.T) {
@@ -217,6 +225,7 @@ func TestEventsFilterRefusesUnknownNames(t *testing.T) {
 		{"?kind=executor_restarts", `unknown event kind \"executor_restarts\": one of reorganize, executor_start`},
 		{"?kind=plan,,bogus", `unknown event kind \"bogus\"`},
 		{"?severity=warn", `unknown severity \"warn\": one of debug, info, warning, error`},
+		{"?after=yesterday", `after \"yesterday\": not a time as RFC 3339 writes it (2026-11-28T10:00:00Z)`},
 	} {
 		t.Run(tt.query, func(t *testing.T) {
 			code, body := askEvents(n, tt.query)

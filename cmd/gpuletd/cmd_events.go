@@ -25,7 +25,8 @@ type eventsFlags struct {
 	url      string
 	asJSON   bool
 	lines    int
-	since    int64
+	since    int64     // list every event after this ID; -1: the newest -n
+	after    time.Time // list the events from this moment on; zero: none
 	follow   bool
 	kinds    []string
 	severity string
@@ -33,7 +34,10 @@ type eventsFlags struct {
 }
 
 func newEventsCmd(g *globalFlags) *cobra.Command {
-	var f eventsFlags
+	var (
+		f         eventsFlags
+		sinceFlag string
+	)
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Show a running daemon's events: plans, executor restarts, profile jobs, warnings (-f: as they happen)",
@@ -41,7 +45,10 @@ func newEventsCmd(g *globalFlags) *cobra.Command {
 applied, its executors' starts, exits and restarts, the models it loaded,
 profiled or could not serve, reloads, a database it could not write. The
 newest -n of them, oldest first, as journalctl -n shows a journal; with
---since ID every event after that one. With -f it goes on printing events as
+--since every event after an ID (412), or from a moment on: a time back from
+now (30m, 2h, 3d), today, yesterday, or a time of day or date and time in
+this machine's zone (10:00, 2026-11-28 10:00) or as RFC 3339 writes it.
+With -f it goes on printing events as
 they happen (GET /api/v1/events/stream), and waits for a daemon that stops
 answering (a restart) to come back, resuming after the last event it printed.
 
@@ -54,8 +61,12 @@ errors.`,
   gpuletd events --kind executor_restart  # the executors that exited`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("since") {
-				f.since = -1 // the newest -n
+			f.since = -1 // the newest -n
+			if cmd.Flags().Changed("since") {
+				var err error
+				if f.since, f.after, err = parseSince(sinceFlag, time.Now()); err != nil {
+					return &exitError{code: 2, msg: "gpuletd: " + err.Error()}
+				}
 			}
 			if f.lines < 0 || f.lines > maxEventsListed {
 				return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: -n %d: give 0 to %d", f.lines, maxEventsListed)}
@@ -80,7 +91,7 @@ errors.`,
 	addDaemonFlags(cmd, &f.url, &f.asJSON)
 	fl.Lookup("json").Usage = "print each event as one line of JSON"
 	fl.IntVarP(&f.lines, "lines", "n", 20, "how many of the newest events to show")
-	fl.Int64Var(&f.since, "since", 0, "show every event after this ID instead of the newest -n (0: the whole history)")
+	fl.StringVar(&sinceFlag, "since", "", "show every event after an ID (0: the whole history), or from a moment on (1h, today, 10:00, 2026-11-28 10:00), instead of the newest -n")
 	fl.BoolVarP(&f.follow, "follow", "f", false, "go on printing events as they happen, until interrupted")
 	fl.StringSliceVar(&f.kinds, "kind", nil, "only events of these kinds (plan, reorganize, executor_restart, profile_job, model_load, …)")
 	fl.StringVar(&f.severity, "severity", "", "only events at least this severe: debug, info, warning or error")
@@ -97,7 +108,7 @@ const maxEventsListed = 1000
 // filter is the flags' filter, which the daemon applies and the printer
 // applies again (a daemon from before the filter lists every event).
 func (f *eventsFlags) filter() (store.EventFilter, error) {
-	out := store.EventFilter{Kinds: f.kinds, Model: f.model}
+	out := store.EventFilter{Kinds: f.kinds, Model: f.model, After: f.after}
 	if f.severity != "" {
 		sev, err := store.ParseSeverity(f.severity)
 		if err != nil {
@@ -120,6 +131,9 @@ func (f *eventsFlags) query() url.Values {
 	if f.model != "" {
 		q.Set("model", f.model)
 	}
+	if !f.after.IsZero() {
+		q.Set("after", f.after.Format(time.RFC3339Nano))
+	}
 	return q
 }
 
@@ -138,7 +152,7 @@ type eventDoc struct {
 // of the newest saved event the daemon has, for a follow to go on from.
 func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrinter) (int64, error) {
 	q := f.query()
-	if f.since < 0 {
+	if f.since < 0 && f.after.IsZero() {
 		// The newest -n; -n 0 still asks for one, to learn where the
 		// history ends.
 		q.Set("limit", strconv.Itoa(max(f.lines, 1)))
@@ -165,7 +179,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 	// Every event after --since, a page at a time; the unsaved ones (no
 	// ID) come after the saved at the end of each page and are printed
 	// with the last.
-	since := f.since
+	since := max(f.since, 0)
 	q.Set("limit", strconv.Itoa(maxEventsListed))
 	for {
 		q.Set("since", strconv.FormatInt(since, 10))
@@ -287,7 +301,7 @@ type eventPrinter struct {
 
 func (p eventPrinter) print(evs []eventDoc) error {
 	for _, e := range evs {
-		if !p.filter.Match(store.Event{Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs}) {
+		if !p.filter.Match(store.Event{At: e.At, Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs}) {
 			continue
 		}
 		var line string
@@ -330,4 +344,43 @@ func eventLine(e eventDoc, loc *time.Location) string {
 		b.WriteString(" (" + strings.Join(attrs, " ") + ")")
 	}
 	return b.String()
+}
+
+// parseSince reads --since as of now: an event's ID, or the moment from
+// which events are listed.
+func parseSince(v string, now time.Time) (id int64, after time.Time, err error) {
+	v = strings.TrimSpace(v)
+	if id, err := strconv.ParseInt(v, 10, 64); err == nil && id >= 0 {
+		return id, time.Time{}, nil
+	}
+	loc := now.Location()
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	switch v {
+	case "today":
+		return -1, midnight, nil
+	case "yesterday":
+		return -1, midnight.AddDate(0, 0, -1), nil
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		if n, err := strconv.ParseFloat(days, 64); err == nil && n > 0 {
+			return -1, now.Add(-time.Duration(n * 24 * float64(time.Hour))), nil
+		}
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return -1, now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return -1, t, nil
+	}
+	for _, layout := range []string{time.DateTime, "2006-01-02 15:04", time.DateOnly} {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return -1, t, nil
+		}
+	}
+	for _, layout := range []string{time.TimeOnly, "15:04"} {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return -1, time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc), nil
+		}
+	}
+	return -1, time.Time{}, fmt.Errorf("--since %q: give an event's ID (412), a time back from now (30m, 2h, 3d), today, yesterday, a time of day (10:00) or a date and time (2026-11-28 10:00, or RFC 3339)", v)
 }

@@ -117,6 +117,8 @@ func TestListEvents(t *testing.T) {
 			[]string{"e30"}, 30, 1},
 		{"since pages through more than one answer holds", fakeHistory{count: 2500, unsaved: 2}, eventsFlags{since: 2490}, store.EventFilter{},
 			[]string{"e2491", "e2492", "e2493", "e2494", "e2495", "e2496", "e2497", "e2498", "e2499", "e2500", "u1", "u2"}, 2500, 1},
+		{"from a moment on, paged from the start", fakeHistory{count: 2500, unsaved: 1}, eventsFlags{since: -1, after: time.Unix(2496, 0)},
+			store.EventFilter{After: time.Unix(2496, 0)}, []string{"e2496", "e2497", "e2498", "e2499", "e2500"}, 2500, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,4 +240,40 @@ func TestFollowEvents(t *testing.T) {
 
 	err := followEvents(context.Background(), plainAPI(srv.URL), map[string][]string{"severity": {"fatal"}}, 0, eventPrinter{w: &out, loc: time.UTC}, &notes, time.Millisecond)
 	require.ErrorContains(t, err, `answered 400 Bad Request: unknown severity "fatal"`)
+}
+
+func TestParseSince(t *testing.T) {
+	zone := time.FixedZone("CET", 3600)
+	now := time.Date(2026, 11, 28, 11, 5, 37, 0, zone)
+	tests := []struct {
+		in    string
+		id    int64
+		after time.Time
+	}{
+		{"412", 412, time.Time{}},
+		{"0", 0, time.Time{}},
+		{"90m", -1, now.Add(-90 * time.Minute)},
+		{"2d", -1, now.Add(-48 * time.Hour)},
+		{"0.5d", -1, now.Add(-12 * time.Hour)},
+		{"today", -1, time.Date(2026, 11, 28, 0, 0, 0, 0, zone)},
+		{"yesterday", -1, time.Date(2026, 11, 27, 0, 0, 0, 0, zone)},
+		{"10:00", -1, time.Date(2026, 11, 28, 10, 0, 0, 0, zone)},
+		{"10:00:30", -1, time.Date(2026, 11, 28, 10, 0, 30, 0, zone)},
+		{"2026-11-27 09:30", -1, time.Date(2026, 11, 27, 9, 30, 0, 0, zone)},
+		{"2026-11-27 09:30:15", -1, time.Date(2026, 11, 27, 9, 30, 15, 0, zone)},
+		{"2026-11-27", -1, time.Date(2026, 11, 27, 0, 0, 0, 0, zone)},
+		{"2026-11-27T09:30:00Z", -1, time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			id, after, err := parseSince(tt.in, now)
+			require.NoError(t, err)
+			require.Equal(t, tt.id, id)
+			require.True(t, tt.after.Equal(after), "%v, want %v", after, tt.after)
+		})
+	}
+	for _, bad := range []string{"", "-5", "-1h", "soon", "25:00", "2026-13-01"} {
+		_, _, err := parseSince(bad, now)
+		require.ErrorContains(t, err, "give an event's ID (412), a time back from now", bad)
+	}
 }

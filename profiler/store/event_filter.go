@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // EventFilter picks events of the history: of some kinds, at least as
-// severe as a level, concerning one model. The zero filter picks every
-// event. Match and the store's queries pick the same events
-// (TestEventFilterMatchesTheQuery).
+// severe as a level, concerning one model, from a moment on. The zero
+// filter picks every event. Match and the store's queries pick the same
+// events (TestEventFilterMatchesTheQuery).
 type EventFilter struct {
 	// Kinds, when not empty, are the kinds picked.
 	Kinds []string
@@ -21,6 +22,8 @@ type EventFilter struct {
 	// attribute model, or one of the comma-separated names of its
 	// attribute models (an executor that restarted without them).
 	Model string
+	// After, when not zero, picks the events that happened at it or later.
+	After time.Time
 }
 
 // severities are the severities from the least to the most severe.
@@ -64,7 +67,7 @@ func (f EventFilter) Match(e Event) bool {
 	if f.Model != "" && e.Attrs["model"] != f.Model && !slices.Contains(strings.Split(e.Attrs["models"], ","), f.Model) {
 		return false
 	}
-	return true
+	return f.After.IsZero() || !e.At.Before(f.After)
 }
 
 // where is f as SQL conditions on the events table, each followed by
@@ -88,6 +91,10 @@ func (f EventFilter) where() (string, []any) {
 		b.WriteString(`(json_extract(attrs, '$.model') IS ? OR
  instr(',' || COALESCE(json_extract(attrs, '$.models'), '') || ',', ',' || ? || ',') > 0) AND `)
 		args = append(args, f.Model, f.Model)
+	}
+	if !f.After.IsZero() {
+		b.WriteString("at >= ? AND ")
+		args = append(args, ns(f.After))
 	}
 	return b.String(), args
 }

@@ -3,9 +3,14 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
+
+// filterT0 is when the first event of filterHistory happened; one a
+// minute follows.
+var filterT0 = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 
 // filterHistory stores a history whose events differ in each way a filter
 // looks at, and returns them as stored.
@@ -22,7 +27,8 @@ func filterHistory(t *testing.T, s *Store) []Event {
 		{Kind: "model_load", Severity: SeverityInfo, Message: "loaded", Attrs: map[string]string{"model": "a_b"}},
 	}
 	out := make([]Event, 0, len(events))
-	for _, e := range events {
+	for i, e := range events {
+		e.At = filterT0.Add(time.Duration(i) * time.Minute)
 		saved, err := s.AppendEvent(context.Background(), e)
 		require.NoError(t, err)
 		out = append(out, saved)
@@ -52,6 +58,9 @@ func TestEventFilterMatchesTheQuery(t *testing.T) {
 		{"a model first among models", EventFilter{Model: "bert"}, []string{"restarted without some", "a debug line"}},
 		{"an underscore is no wildcard", EventFilter{Model: "aXb"}, nil},
 		{"everything at once", EventFilter{Kinds: []string{"executor_restart", "profile_job"}, MinSeverity: SeverityInfo, Model: "bert"}, []string{"restarted without some"}},
+		{"from a moment on, that moment's included", EventFilter{After: filterT0.Add(5 * time.Minute)}, []string{"a debug line", "disk full", "loaded"}},
+		{"from a moment between two", EventFilter{After: filterT0.Add(6*time.Minute + time.Nanosecond)}, []string{"loaded"}},
+		{"from a moment in another zone", EventFilter{After: filterT0.Add(6 * time.Minute).In(time.FixedZone("CET", 3600))}, []string{"disk full", "loaded"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
