@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/configerr"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -401,6 +402,30 @@ func (c *catalog) broken(name string) error {
 		return nil
 	}
 	return c.index.Broken[name]
+}
+
+// didYouMean is " (did you mean X?)" when name is a likely misspelling of
+// one name the repository holds (served, a pipeline, left out at start or
+// broken), else "".
+func (c *catalog) didYouMean(name string) string {
+	c.mu.RLock()
+	known := map[string]string{}
+	for _, m := range c.models {
+		known[m.Family] = m.Family
+	}
+	for p := range c.pipelines {
+		known[p] = p
+	}
+	for n := range c.notLoaded {
+		known[n] = n
+	}
+	if c.index != nil {
+		for n := range c.index.Broken {
+			known[n] = n
+		}
+	}
+	c.mu.RUnlock()
+	return configerr.DidYouMean(name, known)
 }
 
 // brokenNames lists the broken entries of the last scan, sorted.

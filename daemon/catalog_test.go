@@ -88,3 +88,33 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 	require.Empty(t, c.versions("m"))
 	require.Empty(t, c.all())
 }
+
+// A name the repository does not hold is answered with the one it likely
+// meant, among the served models, pipelines, folders left out at start and
+// broken ones; never a guess between two.
+func TestUnknownModelSaysWhichWasMeant(t *testing.T) {
+	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
+	n := &node{catalog: &catalog{
+		models:    map[string]*repository.Model{"lenet5": model("lenet5"), "resnet18": model("resnet18"), "resnet50": model("resnet50"), "resnet50:2": {Name: "resnet50:2", Family: "resnet50"}},
+		pipelines: map[string]*repository.Model{"spot-and-label": model("spot-and-label")},
+		notLoaded: map[string]bool{"inception_v3": true},
+		index:     &repository.Index{Broken: map[string]error{"bert-large": os.ErrNotExist}},
+	}}
+	for _, tc := range []struct{ name, want string }{
+		{"lenet", ` (did you mean lenet5?)`},
+		{"LeNet5", ` (did you mean lenet5?)`},
+		{"resnet", ""}, // resnet18 or resnet50
+		{"resnet51", ""},
+		{"spot-and-lable", ` (did you mean spot-and-label?)`},
+		{"inception-v3", ` (did you mean inception_v3?)`},
+		{"bert_large", ` (did you mean bert-large?)`},
+		{"vgg19", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ierr := n.lookupModel(tc.name, "")
+			require.NotNil(t, ierr)
+			require.Equal(t, 404, ierr.code)
+			require.Equal(t, `unknown model "`+tc.name+`": it is not in the repository or not loaded`+tc.want, ierr.msg)
+		})
+	}
+}

@@ -45,7 +45,7 @@ func (n *node) lookupModel(name, version string) (*repository.Model, *inferError
 	}
 	if !ok {
 		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
-			msg: "unknown model " + strconv.Quote(name) + ": it is not in the repository or not loaded"}
+			msg: "unknown model " + strconv.Quote(name) + ": it is not in the repository or not loaded" + n.catalog.didYouMean(name)}
 	}
 	if version == "" || version == strconv.Itoa(m.Version) {
 		return m, nil

@@ -130,7 +130,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	}
 	switch {
 	case errors.Is(err, repository.ErrNotFound):
-		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model"}
+		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model" + repository.DidYouMean(n.catalog.root, name)}
 	case errors.Is(err, repository.ErrInvalidModel):
 		return nil, badRequest("%s", uploadedPaths(err.Error(), root, name))
 	case err != nil:
@@ -259,7 +259,7 @@ func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *i
 	}
 	uploaded, err := n.catalog.unload(name)
 	if err != nil {
-		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: err.Error()}
+		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: err.Error() + n.catalog.didYouMean(name)}
 	}
 	n.uploads.drop(uploaded)
 	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})

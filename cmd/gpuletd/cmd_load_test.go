@@ -251,6 +251,17 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, _, stderr = runCLI(t, "models", "unload", "nope", "--url", base)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "nope")
+
+	// A misspelt name is answered with the one meant, wherever it is given.
+	code, _, stderr = runCLI(t, "models", "load", "lenet", "--url", base)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: load lenet: the repository has no such model (did you mean lenet5?)\n", stderr)
+	code, _, stderr = runCLI(t, "models", "unload", "lenet", "--url", base)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: unload lenet: model not found (did you mean lenet5?)\n", stderr)
+	code, _, stderr = runCLI(t, "infer", "lenet", "--url", base)
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: unknown model \"lenet\": it is not in the repository or not loaded (did you mean lenet5?)\n", stderr)
 }
 
 func TestWriteMixReport(t *testing.T) {

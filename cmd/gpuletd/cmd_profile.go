@@ -14,9 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpulet/gpuletd/daemon"
-
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
@@ -317,7 +316,8 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	}
 	m, err := repository.Load(cfg.ModelRepository, arg, daemon.RepositoryOptions(cfg.DefaultSLO.D()))
 	if errors.Is(err, repository.ErrNotFound) {
-		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)", arg, cfg.ModelRepository)
+		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)%s",
+			arg, cfg.ModelRepository, repository.DidYouMean(cfg.ModelRepository, arg))
 	}
 	if err != nil {
 		return profiler.Model{}, err
