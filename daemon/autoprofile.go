@@ -65,7 +65,7 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 		}
 		if len(later) > 0 {
 			n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("the profiled models serve at once; %s will be profiled beside them",
-				strings.Join(later, ", ")), nil)
+				strings.Join(later, ", ")), map[string]string{"models": strings.Join(later, ",")})
 		}
 		return
 	}

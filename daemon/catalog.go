@@ -86,7 +86,7 @@ func (c *catalog) scan(ctx context.Context, startup []string) (startupSelection,
 	c.mu.Unlock()
 	for _, name := range slices.Sorted(maps.Keys(ix.Broken)) {
 		if sel.serves(name) {
-			c.events.add(EventModelInvalid, store.SeverityWarning, "model repository entry skipped: "+ix.Broken[name].Error(), nil)
+			c.events.add(EventModelInvalid, store.SeverityWarning, "model repository entry skipped: "+ix.Broken[name].Error(), map[string]string{"model": name})
 		}
 	}
 	for _, name := range ix.Names() {

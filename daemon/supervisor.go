@@ -196,7 +196,7 @@ func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, 
 	s.running[id] = g
 	s.mu.Unlock()
 	attrs := map[string]string{
-		"gpulet": id, "device": dev.ID, "size": strconv.Itoa(size), "pid": strconv.Itoa(g.proc.Pid()),
+		"gpulet": id, "device": dev.ID, "size": strconv.Itoa(size), "pid": strconv.Itoa(g.proc.Pid()), "models": g.modelList(),
 	}
 	if sp.migInstance != "" {
 		attrs["mig_instance"] = sp.migInstance
@@ -409,7 +409,7 @@ func (g *gpuletRun) monitor() {
 		g.proc = nil
 		g.mu.Unlock()
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, "executor exited; restarting it", map[string]string{
-			"gpulet": g.id, "exit": fmt.Sprint(p.ExitErr()), "restarts": strconv.Itoa(n), "backoff": backoff.String(),
+			"gpulet": g.id, "exit": fmt.Sprint(p.ExitErr()), "restarts": strconv.Itoa(n), "backoff": backoff.String(), "models": g.modelList(),
 		})
 		failures, said := 0, ""
 		for {
@@ -440,7 +440,7 @@ func (g *gpuletRun) monitor() {
 			if why := withoutNumbers(err.Error()); why != said || failures&(failures-1) == 0 {
 				said = why
 				g.sup.events.add(EventExecutorRestart, store.SeverityError, "executor restart failed", map[string]string{
-					"gpulet": g.id, "error": err.Error(), "next_backoff": backoff.String(), "failures": strconv.Itoa(failures),
+					"gpulet": g.id, "error": err.Error(), "next_backoff": backoff.String(), "failures": strconv.Itoa(failures), "models": g.modelList(),
 				})
 			}
 		}
@@ -487,16 +487,17 @@ func (g *gpuletRun) unloadModel(ctx context.Context, name string) error {
 	return c.UnloadModel(ctx, name)
 }
 
-// modelNames lists the models on the gpu-let.
+// modelNames lists the models on the gpu-let, sorted.
 func (g *gpuletRun) modelNames() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]string, 0, len(g.models))
-	for n := range g.models {
-		out = append(out, n)
-	}
-	return out
+	return slices.Sorted(maps.Keys(g.models))
 }
+
+// modelList is modelNames comma-separated, as an executor's events name
+// them (the attribute models), so that a model's history (gpuletd events
+// --model) holds its executor's starts, exits and stops.
+func (g *gpuletRun) modelList() string { return strings.Join(g.modelNames(), ",") }
 
 // retire drains the executor (its queued requests finish), stops it and
 // gives the lease back.
@@ -528,7 +529,7 @@ func (s *supervisor) retire(ctx context.Context, g *gpuletRun) error {
 	s.mu.Lock()
 	delete(s.running, g.id)
 	s.mu.Unlock()
-	s.events.add(EventExecutorStop, store.SeverityInfo, "executor stopped", map[string]string{"gpulet": g.id})
+	s.events.add(EventExecutorStop, store.SeverityInfo, "executor stopped", map[string]string{"gpulet": g.id, "models": g.modelList()})
 	return errors.Join(drainErr, stopErr)
 }
 

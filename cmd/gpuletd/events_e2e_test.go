@@ -30,7 +30,7 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, out)
-	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #1 info executor_start: executor started \(device=emu0 gpulet=emu0-20-1 pid=\d+ provider=emulated size=20\)$`, lines[0])
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #1 info executor_start: executor started \(device=emu0 gpulet=emu0-20-1 models=mlp pid=\d+ provider=emulated size=20\)$`, lines[0])
 	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #2 info reorganize: plan applied: emu0: 20%\[mlp×1@1/s\] \(reason=start retired=0 started=1\)$`, lines[1])
 	code, out = runOnce(t, bin, dir, cli, "events", "-n", "1")
 	require.Equal(t, 0, code, out)
@@ -84,7 +84,8 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), `"kind":"model_load"`) }, 10*time.Second, 20*time.Millisecond)
 	code, out = runOnce(t, bin, dir, cli, "events", "--model", "mlp")
 	require.Equal(t, 0, code, out)
-	require.Regexp(t, `^\S+ \S+ #3 info model_load: .*\(model=mlp\)\n$`, out, "only the event recorded for mlp")
+	require.Regexp(t, `^\S+ \S+ #1 info executor_start: .* models=mlp .*\n\S+ \S+ #3 info model_load: .*\(model=mlp\)\n$`, out,
+		"the events recorded for mlp: its executor's start and its load")
 	code, out = runOnce(t, bin, dir, cli, "events", "--severity", "warning", "--kind", "model_load")
 	require.Equal(t, 0, code, out)
 	require.Empty(t, out)
