@@ -165,6 +165,8 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Regexp(t, `(?m)^input +input +FP32 +\[-1 784\]$`, out)
 	require.Regexp(t, `(?m)^igniter-v100 +\d+ +`, out)
 	require.Contains(t, out, "emulated as  alexnet", "an emulated node names the reference curve (the zoo stands mlp in for alexnet)")
+	require.Regexp(t, `(?s)\nEVENTS \(the newest; all: gpuletd events --model mlp\)\n.* executor_start: executor started \(.*models=[a-z0-9,]*mlp`, out,
+		"it ends with the model's events, its executor's start among them")
 
 	code, _, stderr = runCLI(t, "models", "show", "nope", "--url", base)
 	require.Equal(t, 1, code)

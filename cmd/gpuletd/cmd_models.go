@@ -7,10 +7,12 @@ import (
 	"io"
 	neturl "net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/spf13/cobra"
 )
 
@@ -91,13 +93,23 @@ outputs.`,
 				return fmt.Errorf("decode model: %w", err)
 			}
 			if doc.Pipeline != nil {
-				return writePipelineShow(cmd.OutOrStdout(), &doc)
+				if err := writePipelineShow(cmd.OutOrStdout(), &doc); err != nil {
+					return err
+				}
+			} else {
+				var prof adminProfiles // best effort: the table says when it is missing
+				if err := adminGet(cmd.Context(), d, path+"/profile", &prof); err != nil {
+					prof.Error = err.Error()
+				}
+				if err := writeModelShow(cmd.OutOrStdout(), &doc, &prof); err != nil {
+					return err
+				}
 			}
-			var prof adminProfiles // best effort: the table says when it is missing
-			if err := adminGet(cmd.Context(), d, path+"/profile", &prof); err != nil {
-				prof.Error = err.Error()
-			}
-			return writeModelShow(cmd.OutOrStdout(), &doc, &prof)
+			// As kubectl describe ends: what happened to it lately.
+			var evs []eventDoc
+			q := neturl.Values{"model": {args[0]}, "limit": {strconv.Itoa(recentModelEvents)}}
+			evErr := adminGet(cmd.Context(), d, "/api/v1/events?"+q.Encode(), &evs)
+			return writeRecentEvents(cmd.OutOrStdout(), args[0], evs, evErr, time.Local)
 		},
 	}
 	addDaemonFlags(cmd, &url, &asJSON)
@@ -279,6 +291,32 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		}
 	}
 	return nil
+}
+
+// recentModelEvents is how many of a model's events models show prints.
+const recentModelEvents = 5
+
+// writeRecentEvents ends models show with the newest of the model's
+// events (evs, or why they could not be read: err), in loc.
+func writeRecentEvents(w io.Writer, model string, evs []eventDoc, err error, loc *time.Location) error {
+	fmt.Fprintln(w)
+	if err != nil {
+		_, err = fmt.Fprintf(w, "events: unknown (%v)\n", err)
+		return err
+	}
+	fmt.Fprintf(w, "EVENTS (the newest; all: gpuletd events --model %s)\n", model)
+	out := eventPrinter{w: w, loc: loc, filter: store.EventFilter{Model: model}}
+	var mine []eventDoc
+	for _, e := range evs {
+		if out.filter.Match(store.Event{Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs}) {
+			mine = append(mine, e)
+		}
+	}
+	if len(mine) == 0 {
+		_, err = fmt.Fprintln(w, "(none recorded)")
+		return err
+	}
+	return out.print(mine)
 }
 
 func newModelsSynthCmd() *cobra.Command {

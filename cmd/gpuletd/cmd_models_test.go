@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -155,4 +157,35 @@ func TestWritePipelineShow(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 	require.LessOrEqual(t, widest(out), 80, out)
+}
+
+// models show ends with the model's newest events: only its own (a daemon
+// from before the events filter lists others too), none, or why they
+// could not be read.
+func TestWriteRecentEvents(t *testing.T) {
+	at := time.Date(2026, 11, 28, 11, 5, 37, 0, time.UTC)
+	evs := []eventDoc{
+		{ID: 7, At: at, Kind: "executor_restart", Severity: "warning", Message: "executor exited; restarting it", Attrs: map[string]string{"gpulet": "g1", "models": "lenet5,mlp"}},
+		{ID: 8, At: at, Kind: "model_load", Severity: "info", Message: "loaded", Attrs: map[string]string{"model": "vgg19"}},
+		{ID: 9, At: at, Kind: "model_load", Severity: "info", Message: "loaded", Attrs: map[string]string{"model": "lenet5"}},
+	}
+	tests := []struct {
+		name string
+		evs  []eventDoc
+		err  error
+		want string
+	}{
+		{"its own", evs, nil, "\nEVENTS (the newest; all: gpuletd events --model lenet5)\n" +
+			"2026-11-28 11:05:37 #7 warning executor_restart: executor exited; restarting it (gpulet=g1 models=lenet5,mlp)\n" +
+			"2026-11-28 11:05:37 #9 info model_load: loaded (model=lenet5)\n"},
+		{"none", evs[1:2], nil, "\nEVENTS (the newest; all: gpuletd events --model lenet5)\n(none recorded)\n"},
+		{"unread", nil, errors.New("no gpuletd answers"), "\nevents: unknown (no gpuletd answers)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			require.NoError(t, writeRecentEvents(&b, "lenet5", tt.evs, tt.err, time.UTC))
+			require.Equal(t, tt.want, b.String())
+		})
+	}
 }
