@@ -81,7 +81,7 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	out := make([]eventDoc, 0, len(evs)+len(unsaved))
+	out := make([]EventDoc, 0, len(evs)+len(unsaved))
 	for _, e := range evs {
 		out = append(out, docOf(e))
 	}
@@ -162,8 +162,9 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// eventDoc is an event as the admin API shows it.
-type eventDoc struct {
+// EventDoc is an event as the admin API shows it (GET /api/v1/events and its
+// stream), and as gpuletd events reads it.
+type EventDoc struct {
 	ID       int64             `json:"id"`
 	At       time.Time         `json:"at"`
 	Kind     string            `json:"kind"`
@@ -175,6 +176,6 @@ type eventDoc struct {
 	Unsaved bool `json:"unsaved,omitempty"`
 }
 
-func docOf(e store.Event) eventDoc {
-	return eventDoc{ID: e.ID, At: e.At, Kind: e.Kind, Severity: string(e.Severity), Message: e.Message, Attrs: e.Attrs}
+func docOf(e store.Event) EventDoc {
+	return EventDoc{ID: e.ID, At: e.At, Kind: e.Kind, Severity: string(e.Severity), Message: e.Message, Attrs: e.Attrs}
 }

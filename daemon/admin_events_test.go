@@ -29,12 +29,12 @@ func eventsNode(t *testing.T, count int) *node {
 }
 
 // listEvents asks n for GET /api/v1/events with query.
-func listEvents(t *testing.T, n *node, query string) []eventDoc {
+func listEvents(t *testing.T, n *node, query string) []EventDoc {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+query, nil))
 	require.Equal(t, http.StatusOK, rec.Code)
-	var got []eventDoc
+	var got []EventDoc
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
 	return got
 }
@@ -254,16 +254,16 @@ func TestEventStreamFiltered(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
-	next := func() eventDoc {
+	next := func() EventDoc {
 		for sc.Scan() {
 			if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var d eventDoc
+				var d EventDoc
 				require.NoError(t, json.Unmarshal([]byte(v), &d))
 				return d
 			}
 		}
 		require.FailNow(t, "the stream ended", "%v", sc.Err())
-		return eventDoc{}
+		return EventDoc{}
 	}
 	require.Equal(t, "restart", next().Message)
 	require.Equal(t, "load bert", next().Message)

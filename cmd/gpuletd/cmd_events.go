@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
@@ -137,17 +138,6 @@ func (f *eventsFlags) query() url.Values {
 	return q
 }
 
-// eventDoc is an event as GET /api/v1/events lists it.
-type eventDoc struct {
-	ID       int64             `json:"id"`
-	At       time.Time         `json:"at"`
-	Kind     string            `json:"kind"`
-	Severity string            `json:"severity"`
-	Message  string            `json:"message"`
-	Attrs    map[string]string `json:"attrs,omitempty"`
-	Unsaved  bool              `json:"unsaved,omitempty"`
-}
-
 // listEvents prints the events -n or --since asks for and returns the ID
 // of the newest saved event the daemon has, for a follow to go on from.
 func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrinter) (int64, error) {
@@ -156,7 +146,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 		// The newest -n; -n 0 still asks for one, to learn where the
 		// history ends.
 		q.Set("limit", strconv.Itoa(max(f.lines, 1)))
-		var evs []eventDoc
+		var evs []daemon.EventDoc
 		if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &evs); err != nil {
 			return 0, err
 		}
@@ -165,7 +155,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 			// All of them kept unsaved (the database cannot be written):
 			// the newest saved one is further back.
 			q.Set("limit", strconv.Itoa(maxEventsListed))
-			var back []eventDoc
+			var back []daemon.EventDoc
 			if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &back); err != nil {
 				return 0, err
 			}
@@ -183,7 +173,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 	q.Set("limit", strconv.Itoa(maxEventsListed))
 	for {
 		q.Set("since", strconv.FormatInt(since, 10))
-		var evs []eventDoc
+		var evs []daemon.EventDoc
 		if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &evs); err != nil {
 			return 0, err
 		}
@@ -191,7 +181,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 		if next == since || len(evs) < maxEventsListed {
 			return next, out.print(evs)
 		}
-		saved := slices.DeleteFunc(evs, func(e eventDoc) bool { return e.Unsaved })
+		saved := slices.DeleteFunc(evs, func(e daemon.EventDoc) bool { return e.Unsaved })
 		if err := out.print(saved); err != nil {
 			return 0, err
 		}
@@ -200,7 +190,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 }
 
 // newestID is the largest ID among evs, at least since.
-func newestID(evs []eventDoc, since int64) int64 {
+func newestID(evs []daemon.EventDoc, since int64) int64 {
 	for _, e := range evs {
 		since = max(since, e.ID)
 	}
@@ -215,9 +205,9 @@ func followEvents(ctx context.Context, d *daemonAPI, q url.Values, last int64, o
 	gone := false
 	for {
 		q.Set("since", strconv.FormatInt(last, 10))
-		err := streamEvents(ctx, d, "/api/v1/events/stream?"+q.Encode(), func(e eventDoc) error {
+		err := streamEvents(ctx, d, "/api/v1/events/stream?"+q.Encode(), func(e daemon.EventDoc) error {
 			last = max(last, e.ID)
-			return out.print([]eventDoc{e})
+			return out.print([]daemon.EventDoc{e})
 		}, func() {
 			if gone {
 				fmt.Fprintf(notes, "gpuletd at %s answers again\n", d.base)
@@ -250,7 +240,7 @@ func followEvents(ctx context.Context, d *daemonAPI, q url.Values, last int64, o
 // streamEvents reads the server-sent events at path, handing each event to
 // emit, and calls connected once the daemon has answered. It returns when
 // the stream ends (nil), breaks or ctx ends.
-func streamEvents(ctx context.Context, d *daemonAPI, path string, emit func(eventDoc) error, connected func()) error {
+func streamEvents(ctx context.Context, d *daemonAPI, path string, emit func(daemon.EventDoc) error, connected func()) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.base+path, nil)
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
@@ -280,7 +270,7 @@ func streamEvents(ctx context.Context, d *daemonAPI, path string, emit func(even
 		if !ok {
 			continue // id:, event:, keep-alive comments and the blank lines between
 		}
-		var e eventDoc
+		var e daemon.EventDoc
 		if err := json.Unmarshal([]byte(strings.TrimSpace(data)), &e); err != nil {
 			return fmt.Errorf("decode event: %w", err)
 		}
@@ -299,7 +289,7 @@ type eventPrinter struct {
 	filter store.EventFilter
 }
 
-func (p eventPrinter) print(evs []eventDoc) error {
+func (p eventPrinter) print(evs []daemon.EventDoc) error {
 	for _, e := range evs {
 		if !p.filter.Match(store.Event{At: e.At, Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs}) {
 			continue
@@ -325,7 +315,7 @@ func (p eventPrinter) print(evs []eventDoc) error {
 // kind, the message and the attributes by name.
 //
 //	2026-11-28 11:05:37 #412 warning executor_restart: executor exited; restarting it (backoff=1s gpulet=cpu-100-0)
-func eventLine(e eventDoc, loc *time.Location) string {
+func eventLine(e daemon.EventDoc, loc *time.Location) string {
 	id := "#" + strconv.FormatInt(e.ID, 10)
 	if e.Unsaved {
 		id = "(unsaved)"

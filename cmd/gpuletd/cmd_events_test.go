@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -21,16 +22,16 @@ func TestEventLine(t *testing.T) {
 	at := time.Date(2026, 11, 28, 11, 5, 37, 0, time.UTC)
 	tests := []struct {
 		name string
-		e    eventDoc
+		e    daemon.EventDoc
 		want string
 	}{
 		{"attributes by name, quoted where they hold spaces",
-			eventDoc{ID: 412, At: at, Kind: "executor_restart", Severity: "warning", Message: "executor exited; restarting it",
+			daemon.EventDoc{ID: 412, At: at, Kind: "executor_restart", Severity: "warning", Message: "executor exited; restarting it",
 				Attrs: map[string]string{"gpulet": "cpu-100-0", "exit": "exit status 2", "backoff": "1s", "empty": ""}},
 			`2026-11-28 11:05:37 #412 warning executor_restart: executor exited; restarting it (backoff=1s empty="" exit="exit status 2" gpulet=cpu-100-0)`},
-		{"none", eventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "written again"},
+		{"none", daemon.EventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "written again"},
 			"2026-11-28 11:05:37 #3 info store: written again"},
-		{"unsaved", eventDoc{At: at, Kind: "store", Severity: "error", Message: "disk full", Unsaved: true},
+		{"unsaved", daemon.EventDoc{At: at, Kind: "store", Severity: "error", Message: "disk full", Unsaved: true},
 			"2026-11-28 11:05:37 (unsaved) error store: disk full"},
 	}
 	for _, tt := range tests {
@@ -39,7 +40,7 @@ func TestEventLine(t *testing.T) {
 		})
 	}
 	require.Equal(t, "2026-11-28 12:05:37 #3 info store: x",
-		eventLine(eventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "x"}, time.FixedZone("CET", 3600)), "in the reader's zone")
+		eventLine(daemon.EventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "x"}, time.FixedZone("CET", 3600)), "in the reader's zone")
 }
 
 // fakeHistory answers GET /api/v1/events from count events (ids 1..count,
@@ -52,26 +53,26 @@ type fakeHistory struct {
 	asked   []string
 }
 
-func (h *fakeHistory) event(id int) eventDoc {
+func (h *fakeHistory) event(id int) daemon.EventDoc {
 	sev := "info"
 	if id%5 == 0 {
 		sev = "warning"
 	}
-	return eventDoc{ID: int64(id), At: time.Unix(int64(id), 0), Kind: "plan", Severity: sev, Message: "e" + strconv.Itoa(id)}
+	return daemon.EventDoc{ID: int64(id), At: time.Unix(int64(id), 0), Kind: "plan", Severity: sev, Message: "e" + strconv.Itoa(id)}
 }
 
 func (h *fakeHistory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.asked = append(h.asked, r.URL.RawQuery)
 	q := r.URL.Query()
 	limit, _ := strconv.Atoi(q.Get("limit"))
-	var out []eventDoc
+	var out []daemon.EventDoc
 	if s := q.Get("since"); s != "" {
 		since, _ := strconv.Atoi(s)
 		for id := since + 1; id <= h.count && len(out) < limit; id++ {
 			out = append(out, h.event(id))
 		}
 		for i := 0; i < h.unsaved && len(out) < limit; i++ {
-			out = append(out, eventDoc{Kind: "store", Severity: "error", Message: "u" + strconv.Itoa(i+1), Unsaved: true})
+			out = append(out, daemon.EventDoc{Kind: "store", Severity: "error", Message: "u" + strconv.Itoa(i+1), Unsaved: true})
 		}
 	} else {
 		room := max(limit-h.unsaved, 0)
@@ -79,7 +80,7 @@ func (h *fakeHistory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			out = append(out, h.event(id))
 		}
 		for i := max(h.unsaved-limit, 0); i < h.unsaved; i++ {
-			out = append(out, eventDoc{Kind: "store", Severity: "error", Message: "u" + strconv.Itoa(i+1), Unsaved: true})
+			out = append(out, daemon.EventDoc{Kind: "store", Severity: "error", Message: "u" + strconv.Itoa(i+1), Unsaved: true})
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -199,7 +200,7 @@ func TestFollowEvents(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		// Two events after since, then the stream ends (a daemon stopping).
 		for id := since + 1; id <= since+2; id++ {
-			b, _ := json.Marshal(eventDoc{ID: int64(id), At: time.Unix(0, 0), Kind: "plan", Severity: "info", Message: "e" + strconv.Itoa(id)})
+			b, _ := json.Marshal(daemon.EventDoc{ID: int64(id), At: time.Unix(0, 0), Kind: "plan", Severity: "info", Message: "e" + strconv.Itoa(id)})
 			fmt.Fprintf(w, "id: %d\nevent: plan\ndata: %s\n\n: keep-alive\n\n", id, b)
 		}
 		if n == 1 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/spf13/cobra"
@@ -106,7 +107,7 @@ outputs.`,
 				}
 			}
 			// As kubectl describe ends: what happened to it lately.
-			var evs []eventDoc
+			var evs []daemon.EventDoc
 			q := neturl.Values{"model": {args[0]}, "limit": {strconv.Itoa(recentModelEvents)}}
 			evErr := adminGet(cmd.Context(), d, "/api/v1/events?"+q.Encode(), &evs)
 			return writeRecentEvents(cmd.OutOrStdout(), args[0], evs, evErr, time.Local)
@@ -298,7 +299,7 @@ const recentModelEvents = 5
 
 // writeRecentEvents ends models show with the newest of the model's
 // events (evs, or why they could not be read: err), in loc.
-func writeRecentEvents(w io.Writer, model string, evs []eventDoc, err error, loc *time.Location) error {
+func writeRecentEvents(w io.Writer, model string, evs []daemon.EventDoc, err error, loc *time.Location) error {
 	fmt.Fprintln(w)
 	if err != nil {
 		_, err = fmt.Fprintf(w, "events: unknown (%v)\n", err)
@@ -306,7 +307,7 @@ func writeRecentEvents(w io.Writer, model string, evs []eventDoc, err error, loc
 	}
 	fmt.Fprintf(w, "EVENTS (the newest; all: gpuletd events --model %s)\n", model)
 	out := eventPrinter{w: w, loc: loc, filter: store.EventFilter{Model: model}}
-	var mine []eventDoc
+	var mine []daemon.EventDoc
 	for _, e := range evs {
 		if out.filter.Match(store.Event{Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs}) {
 			mine = append(mine, e)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/stretchr/testify/require"
 )
 
@@ -164,14 +165,14 @@ func TestWritePipelineShow(t *testing.T) {
 // could not be read.
 func TestWriteRecentEvents(t *testing.T) {
 	at := time.Date(2026, 11, 28, 11, 5, 37, 0, time.UTC)
-	evs := []eventDoc{
+	evs := []daemon.EventDoc{
 		{ID: 7, At: at, Kind: "executor_restart", Severity: "warning", Message: "executor exited; restarting it", Attrs: map[string]string{"gpulet": "g1", "models": "lenet5,mlp"}},
 		{ID: 8, At: at, Kind: "model_load", Severity: "info", Message: "loaded", Attrs: map[string]string{"model": "vgg19"}},
 		{ID: 9, At: at, Kind: "model_load", Severity: "info", Message: "loaded", Attrs: map[string]string{"model": "lenet5"}},
 	}
 	tests := []struct {
 		name string
-		evs  []eventDoc
+		evs  []daemon.EventDoc
 		err  error
 		want string
 	}{

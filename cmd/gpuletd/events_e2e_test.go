@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/internal/testbin"
 )
 
@@ -70,7 +71,7 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 			if l == "" {
 				continue
 			}
-			var e eventDoc
+			var e daemon.EventDoc
 			require.NoError(t, json.Unmarshal([]byte(l), &e), l)
 			ks = append(ks, e.Kind)
 		}
@@ -111,7 +112,7 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	require.Contains(t, kinds()[before:], "executor_start")
 	var last int64
 	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		var e eventDoc
+		var e daemon.EventDoc
 		require.NoError(t, json.Unmarshal([]byte(l), &e))
 		require.Greater(t, e.ID, last, "every event once, in order: %s", stdout)
 		last = e.ID
