@@ -253,14 +253,7 @@ func streamEvents(ctx context.Context, d *daemonAPI, path string, emit func(daem
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		var e struct {
-			Error string `json:"error"`
-		}
-		msg := strings.TrimSpace(string(body))
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
-		return &loadgen.HTTPError{URL: req.URL.String(), Code: resp.StatusCode, Message: msg}
+		return &loadgen.HTTPError{URL: req.URL.String(), Code: resp.StatusCode, Message: loadgen.ErrorMessage(body)}
 	}
 	connected()
 	sc := bufio.NewScanner(resp.Body)

@@ -141,11 +141,17 @@ func Call(ctx context.Context, client *http.Client, req *http.Request, limit int
 		return 0, nil, "", fmt.Errorf("read %s: %w", req.URL, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg = strings.TrimSpace(string(body))
-		var e kserve.ErrorResponse
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			msg = e.Error
-		}
+		msg = ErrorMessage(body)
 	}
 	return resp.StatusCode, body, msg, nil
+}
+
+// ErrorMessage is the server's message in an error answer's body: its
+// {"error": …}, else the body.
+func ErrorMessage(body []byte) string {
+	var e kserve.ErrorResponse
+	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		return e.Error
+	}
+	return strings.TrimSpace(string(body))
 }
