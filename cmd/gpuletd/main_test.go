@@ -141,3 +141,23 @@ func TestPlannerBenchCommands(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "nope")
 }
+
+// serve's help names the settings most often set with their variables and
+// defaults (taken from the configuration, so they cannot go stale), within
+// a terminal's 80 columns.
+func TestServeHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "serve", "--help")
+	require.Equal(t, 0, code)
+	long, _, ok := strings.Cut(out, "\nUsage:")
+	require.True(t, ok, out)
+	require.LessOrEqual(t, widest(long), 80, long)
+	for _, want := range []string{
+		"  GPULETD_MODEL_REPOSITORY=/var/lib/gpuletd/models\n      the model folders",
+		"  GPULETD_LISTEN=127.0.0.1:8700\n",
+		"  GPULETD_DEFAULT_SLO=0s\n",
+		"  GPULETD_LOG_LEVEL=info\n",
+		"gpuletd config prints every setting",
+	} {
+		require.Contains(t, out, want)
+	}
+}
