@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	neturl "net/url"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
+	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
 )
 
@@ -82,9 +84,23 @@ outputs.`,
 				return err
 			}
 			path := "/api/v1/models/" + neturl.PathEscape(args[0])
+			events := func() error {
+				// As kubectl describe ends: what happened to it lately.
+				var evs []daemon.EventDoc
+				q := neturl.Values{"model": {args[0]}, "limit": {strconv.Itoa(recentModelEvents)}}
+				evErr := adminGet(cmd.Context(), d, "/api/v1/events?"+q.Encode(), &evs)
+				return writeRecentEvents(cmd.OutOrStdout(), args[0], evs, evErr, time.Local)
+			}
 			var raw json.RawMessage
-			if err := adminGet(cmd.Context(), d, path, &raw); err != nil {
-				return err
+			if err := adminFetch(cmd.Context(), d, path, &raw); err != nil {
+				var he *loadgen.HTTPError
+				if errors.As(err, &he) && he.Code == http.StatusServiceUnavailable && !asJSON {
+					// A model that cannot be served: its events after
+					// why (a skipped repository entry's problem, its
+					// executor's failures).
+					_ = events()
+				}
+				return d.fail(err)
 			}
 			if asJSON {
 				return printRaw(cmd.OutOrStdout(), raw)
@@ -106,11 +122,7 @@ outputs.`,
 					return err
 				}
 			}
-			// As kubectl describe ends: what happened to it lately.
-			var evs []daemon.EventDoc
-			q := neturl.Values{"model": {args[0]}, "limit": {strconv.Itoa(recentModelEvents)}}
-			evErr := adminGet(cmd.Context(), d, "/api/v1/events?"+q.Encode(), &evs)
-			return writeRecentEvents(cmd.OutOrStdout(), args[0], evs, evErr, time.Local)
+			return events()
 		},
 	}
 	addDaemonFlags(cmd, &url, &asJSON)

@@ -78,10 +78,16 @@ const adminTimeout = 10 * time.Second
 // adminGet fetches one document of a daemon's API. A daemon that does not
 // answer is one clear line and exit status 1.
 func adminGet(ctx context.Context, d *daemonAPI, path string, v any) error {
+	return d.fail(adminFetch(ctx, d, path, v))
+}
+
+// adminFetch is adminGet with the error as loadgen gives it: a
+// loadgen.HTTPError for the daemon's error answers.
+func adminFetch(ctx context.Context, d *daemonAPI, path string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
 	defer d.client.CloseIdleConnections()
-	return d.fail(loadgen.GetJSON(ctx, d.client, d.base+path, v))
+	return loadgen.GetJSON(ctx, d.client, d.base+path, v)
 }
 
 // fail turns err, from a call to the daemon, into one clear line: "nothing

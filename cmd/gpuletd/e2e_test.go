@@ -227,6 +227,12 @@ func TestServeSkipsBrokenModelsAndSaysWhy(t *testing.T) {
 	require.Contains(t, all, corrupt, "the corrupt file is named")
 	require.Contains(t, all, filepath.Join(repo, "noconfig", "config.yaml")+": missing")
 	require.Contains(t, logs.String(), `"model":"lenet5"`, "good models are still served")
+
+	// gpuletd models show says why, and what the events hold for it.
+	code, stdout, stderr := runCLI(t, "models", "show", "broken", "--url", base)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `answered 503 Service Unavailable: model "broken" cannot be served: the model repository entry is broken: invalid model: `+corrupt)
+	require.Regexp(t, `^\nEVENTS \(the newest; all: gpuletd events --model broken\)\n\S+ \S+ #\d+ warning model_invalid: model repository entry skipped: .*\(model=broken\)\n$`, stdout)
 }
 
 func logLines(logs, msg string) []string {
