@@ -315,6 +315,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	checkModelWarning(t, b)
 	checkDeviceMemory(t, b)
 	checkReadyWords(t, b)
+	checkEventFilter(t, b)
 	type a11y struct {
 		Unlabelled int      `json:"unlabelled"`
 		NoScope    int      `json:"noScope"`
@@ -494,4 +495,39 @@ func checkReadyWords(t *testing.T, b *browser) {
   ];
 })()`)
 	require.Equal(t, []string{"yes", "no (profiling resnet18 on cpu, 3 of 4; waiting for lenet5, resnet18)", "no (waiting for lenet5)"}, got)
+}
+
+// checkEventFilter ticks the events' "Warnings and errors only" box: the
+// info events leave the list, the others stay; unticked, they come back.
+// A warning is added to the list as the feed draws one, so that there is
+// one to stay.
+func checkEventFilter(t *testing.T, b *browser) {
+	t.Helper()
+	type shown struct {
+		Info     int `json:"info"`
+		Problems int `json:"problems"`
+	}
+	count := func() shown {
+		return eval[shown](t, b, `(() => {
+  const visible = [...document.querySelectorAll('#events li')].filter((li) => getComputedStyle(li).display !== 'none');
+  return { info: visible.filter((li) => li.dataset.severity === 'info').length,
+    problems: visible.filter((li) => li.dataset.severity === 'warning' || li.dataset.severity === 'error').length };
+})()`)
+	}
+	require.True(t, eval[bool](t, b, `(() => {
+  const li = document.createElement('li');
+  li.className = 'ev sev-warning';
+  li.dataset.severity = 'warning';
+  li.textContent = 'a warning';
+  document.getElementById('events').append(li);
+  return true;
+})()`))
+	all := count()
+	require.Positive(t, all.Info, "the daemon's starts are info events")
+	require.Equal(t, 1, all.Problems)
+	b.run(t, chromedp.Click(chromedp.CSS(`#events-problems`)))
+	require.Equal(t, shown{Info: 0, Problems: 1}, count(), "ticked: warnings and errors only")
+	b.run(t, chromedp.Click(chromedp.CSS(`#events-problems`)))
+	require.Equal(t, all, count(), "unticked: all again")
+	require.True(t, eval[bool](t, b, `(document.querySelector('#events li:last-child').remove(), true)`))
 }

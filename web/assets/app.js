@@ -184,6 +184,11 @@ document.getElementById('models-table').addEventListener('click', (ev) => {
   if (el) el.open = true;
 });
 
+// The events list shows only warnings and errors while the box is ticked.
+$('events-problems').addEventListener('change', (ev) => {
+  $('events').classList.toggle('only-problems', ev.target.checked);
+});
+
 new Events(
   $('events'),
   (kind) => {
