@@ -99,9 +99,10 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 const streamHistory = 1000
 
 // handleAdminEventStream sends events as server-sent events, each named by
-// its kind: the history after Last-Event-ID (or ?since=) — without either,
-// the newest streamHistory events — then live ones; only those the filter
-// of ?kind=, ?severity=, ?model= and ?after= picks (eventFilterOf).
+// its kind: the history after Last-Event-ID (or ?since=), all of it —
+// without either, the newest streamHistory events — then live ones, from
+// the history again when the reader fell behind; only those the filter of
+// ?kind=, ?severity=, ?model= and ?after= picks (eventFilterOf).
 func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
@@ -113,8 +114,8 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ch := n.events.subscribe()
-	defer n.events.unsubscribe(ch)
+	sub := n.events.subscribe()
+	defer n.events.unsubscribe(sub)
 	from := r.Header.Get("Last-Event-ID")
 	if s := r.URL.Query().Get("since"); s != "" {
 		from = s
@@ -126,18 +127,31 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	send := func(e store.Event) {
 		b, _ := json.Marshal(docOf(e))
 		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
+		since = max(since, e.ID)
 	}
-	var history []store.Event
-	if from == "" {
-		history, err = n.st.LatestEventsMatching(r.Context(), streamHistory, f)
-	} else {
-		history, err = n.st.EventsMatching(r.Context(), since, streamHistory, f)
-	}
-	if err == nil {
-		for _, e := range history {
-			send(e)
-			since = e.ID
+	// catchUp sends the history after since, a page at a time.
+	catchUp := func() {
+		for {
+			evs, err := n.st.EventsMatching(r.Context(), since, streamHistory, f)
+			if err != nil {
+				return
+			}
+			for _, e := range evs {
+				send(e)
+			}
+			if len(evs) < streamHistory {
+				return
+			}
 		}
+	}
+	if from == "" {
+		if history, err := n.st.LatestEventsMatching(r.Context(), streamHistory, f); err == nil {
+			for _, e := range history {
+				send(e)
+			}
+		}
+	} else {
+		catchUp()
 	}
 	fl.Flush()
 	keepAlive := time.NewTicker(15 * time.Second)
@@ -146,14 +160,18 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case e, ok := <-ch:
+		case e, ok := <-sub.ch:
 			if !ok {
 				return // the daemon stops
 			}
-			if e.ID != 0 && e.ID <= since || !f.Match(e) {
-				continue
+			if (e.ID == 0 || e.ID > since) && f.Match(e) {
+				send(e)
 			}
-			send(e)
+			if sub.lagged.Swap(false) {
+				// Events were left out of the channel after those in it:
+				// the store has them.
+				catchUp()
+			}
 			fl.Flush()
 		case <-keepAlive.C:
 			fmt.Fprint(w, ": keep-alive\n\n")

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,7 +72,8 @@ func TestEventsListTheNewestUnlessAskedSince(t *testing.T) {
 }
 
 // The event stream starts with the newest streamHistory events (the admin
-// page's list), or those after Last-Event-ID when it reconnects.
+// page's list), or all those after Last-Event-ID when it reconnects (it
+// sent the first streamHistory of them, then live ones: a gap).
 func TestEventStreamStartsAtTheEndOfTheHistory(t *testing.T) {
 	n := eventsNode(t, streamHistory+20)
 	srv := httptest.NewServer(http.HandlerFunc(n.handleAdminEventStream))
@@ -84,6 +86,7 @@ func TestEventStreamStartsAtTheEndOfTheHistory(t *testing.T) {
 	}{
 		{"a new page", "", 21, streamHistory},
 		{"a reconnect", strconv.Itoa(streamHistory + 10), streamHistory + 11, 10},
+		{"from the start: all of it, over more than a page", "0", 1, streamHistory + 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,4 +275,69 @@ func TestEventStreamFiltered(t *testing.T) {
 	n.events.add(EventModelLoad, store.SeverityInfo, "load vgg19", map[string]string{"model": "vgg19"})
 	n.events.add(EventModelUnload, store.SeverityInfo, "unload bert", map[string]string{"model": "bert"})
 	require.Equal(t, "unload bert", next().Message)
+}
+
+// gatedWriter is a streaming ResponseWriter whose writes wait until its
+// gate opens: a reader that has fallen behind.
+type gatedWriter struct {
+	header http.Header
+	gate   chan struct{}
+	mu     sync.Mutex
+	buf    strings.Builder
+}
+
+func (g *gatedWriter) Header() http.Header { return g.header }
+func (g *gatedWriter) WriteHeader(int)     {}
+func (g *gatedWriter) Flush()              {}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	<-g.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.buf.Write(p)
+}
+
+func (g *gatedWriter) String() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.buf.String()
+}
+
+// A stream whose reader falls behind (more events than its channel holds
+// came while it could not write) sends the ones left out from the
+// history: every event once, in order. They were lost before.
+func TestEventStreamCatchesUpAfterFallingBehind(t *testing.T) {
+	n := eventsNode(t, 3)
+	w := &gatedWriter{header: http.Header{}, gate: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n.handleAdminEventStream(w, httptest.NewRequest(http.MethodGet, "/api/v1/events/stream", nil))
+	}()
+	require.Eventually(t, func() bool {
+		n.events.mu.Lock()
+		defer n.events.mu.Unlock()
+		return len(n.events.subs) == 1
+	}, 10*time.Second, time.Millisecond)
+	const more = 200 // over the channel's 64
+	for i := range more {
+		n.events.add(EventPlan, store.SeverityInfo, "live "+strconv.Itoa(i), nil)
+	}
+	close(w.gate)
+	last := "id: " + strconv.Itoa(3+more) + "\n"
+	require.Eventually(t, func() bool { return strings.Contains(w.String(), last) }, 10*time.Second, time.Millisecond)
+	n.events.endSubscriptions()
+	<-done
+	var ids []int
+	for _, l := range strings.Split(w.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "id: "); ok {
+			id, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+	}
+	require.Len(t, ids, 3+more, "every event once")
+	for i, id := range ids {
+		require.Equal(t, i+1, id, "in order")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -51,7 +52,7 @@ type events struct {
 	log *zap.Logger
 
 	mu      sync.Mutex
-	subs    map[chan store.Event]bool
+	subs    map[*subscription]bool
 	ended   bool          // the daemon stops: subscriptions are closed (endSubscriptions)
 	unsaved []store.Event // recorded while the store could not be written, oldest first
 	dropped int           // unsaved events dropped over maxUnsaved
@@ -62,7 +63,7 @@ type events struct {
 const maxUnsaved = 1000
 
 func newEvents(st *store.Store, log *zap.Logger) *events {
-	return &events{st: st, log: log, subs: map[chan store.Event]bool{}}
+	return &events{st: st, log: log, subs: map[*subscription]bool{}}
 }
 
 // add records an event; a store failure is logged, never fatal.
@@ -86,27 +87,39 @@ func (e *events) add(kind string, sev store.Severity, msg string, attrs map[stri
 		e.log.Info(msg, fields...)
 	}
 	e.mu.Lock()
-	for ch := range e.subs {
+	for sub := range e.subs {
 		select {
-		case ch <- ev:
-		default: // a slow reader loses live events; it can re-read the history
+		case sub.ch <- ev:
+		default:
+			sub.lagged.Store(true) // a slow reader: it reads the history again
 		}
 	}
 	e.mu.Unlock()
 }
 
-// subscribe returns a channel of the events added from now on, closed
-// when the daemon stops (endSubscriptions).
-func (e *events) subscribe() chan store.Event {
-	ch := make(chan store.Event, 64)
+// subscription is a reader of the events as they are added.
+type subscription struct {
+	// ch has the events added since the subscription; it is closed when
+	// the daemon stops.
+	ch chan store.Event
+	// lagged is set when ch was full and an event was left out of it:
+	// the reader catches up from the history (store.Events after the
+	// last ID it sent).
+	lagged atomic.Bool
+}
+
+// subscribe returns a subscription to the events added from now on, whose
+// channel is closed when the daemon stops (endSubscriptions).
+func (e *events) subscribe() *subscription {
+	sub := &subscription{ch: make(chan store.Event, 64)}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ended {
-		close(ch)
-		return ch
+		close(sub.ch)
+		return sub
 	}
-	e.subs[ch] = true
-	return ch
+	e.subs[sub] = true
+	return sub
 }
 
 // endSubscriptions closes every subscriber's channel, and those of later
@@ -118,15 +131,15 @@ func (e *events) endSubscriptions() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ended = true
-	for ch := range e.subs {
-		close(ch)
-		delete(e.subs, ch)
+	for sub := range e.subs {
+		close(sub.ch)
+		delete(e.subs, sub)
 	}
 }
 
-func (e *events) unsubscribe(ch chan store.Event) {
+func (e *events) unsubscribe(sub *subscription) {
 	e.mu.Lock()
-	delete(e.subs, ch)
+	delete(e.subs, sub)
 	e.mu.Unlock()
 }
 
