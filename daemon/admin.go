@@ -155,6 +155,8 @@ type status struct {
 	PlanReason      string           `json:"plan_reason,omitempty"`
 	Reorganizations int64            `json:"reorganizations"`
 	Restarts        int64            `json:"executor_restarts"`
+	// RecentProblems counts the warning and error events of the last hour.
+	RecentProblems recentProblems `json:"recent_problems"`
 	// Cache is what the response cache holds; nil when the node keeps none.
 	Cache *cacheUsage `json:"response_cache,omitempty"`
 	// TLS is the listeners' certificate; nil when they serve plain text.
@@ -176,7 +178,7 @@ func (n *node) status() status {
 		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
-		Profiling: n.profiling.Load(),
+		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()),
 	}
 	if n.cache.on() {
 		u := n.cache.usage()

@@ -56,6 +56,55 @@ type events struct {
 	ended   bool          // the daemon stops: subscriptions are closed (endSubscriptions)
 	unsaved []store.Event // recorded while the store could not be written, oldest first
 	dropped int           // unsaved events dropped over maxUnsaved
+	// problems are the warnings and errors of the last problemWindow,
+	// oldest first, for the status (recentProblems).
+	problems []problem
+}
+
+// problem is when a warning or an error was recorded.
+type problem struct {
+	at  time.Time
+	sev store.Severity
+}
+
+// problemWindow is how far back the status counts warnings and errors.
+const problemWindow = time.Hour
+
+// maxProblems bounds the problems kept; past it the oldest go.
+const maxProblems = 10000
+
+// recentProblems is how many warnings and errors were recorded in the
+// problemWindow before now, since the daemon started.
+type recentProblems struct {
+	Window   string `json:"window"`
+	Warnings int    `json:"warnings"`
+	Errors   int    `json:"errors"`
+}
+
+// recent counts the warnings and errors of the problemWindow before now.
+func (e *events) recent(now time.Time) recentProblems {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.forgetProblemsLocked(now)
+	out := recentProblems{Window: problemWindow.String()}
+	for _, p := range e.problems {
+		if p.sev == store.SeverityError {
+			out.Errors++
+		} else {
+			out.Warnings++
+		}
+	}
+	return out
+}
+
+// forgetProblemsLocked drops the problems older than the window; e.mu is
+// held.
+func (e *events) forgetProblemsLocked(now time.Time) {
+	i := 0
+	for i < len(e.problems) && now.Sub(e.problems[i].at) > problemWindow {
+		i++
+	}
+	e.problems = e.problems[i:]
 }
 
 // maxUnsaved bounds the events kept in memory while the store cannot be
@@ -87,6 +136,13 @@ func (e *events) add(kind string, sev store.Severity, msg string, attrs map[stri
 		e.log.Info(msg, fields...)
 	}
 	e.mu.Lock()
+	if sev == store.SeverityWarning || sev == store.SeverityError {
+		e.forgetProblemsLocked(ev.At)
+		if len(e.problems) >= maxProblems {
+			e.problems = e.problems[1:]
+		}
+		e.problems = append(e.problems, problem{at: ev.At, sev: sev})
+	}
 	for sub := range e.subs {
 		select {
 		case sub.ch <- ev:

@@ -163,8 +163,17 @@ type adminStatus struct {
 	PlanReason      string          `json:"plan_reason"`
 	Reorganizations int64           `json:"reorganizations"`
 	Restarts        int64           `json:"executor_restarts"`
+	RecentProblems  *adminProblems  `json:"recent_problems"` // nil from a daemon that does not count them
 	Cache           *adminCacheUse  `json:"response_cache"`
 	TLS             *adminTLS       `json:"tls"`
+}
+
+// adminProblems counts the warning and error events of the status's
+// window (the last hour).
+type adminProblems struct {
+	Window   string `json:"window"`
+	Warnings int64  `json:"warnings"`
+	Errors   int64  `json:"errors"`
 }
 
 // adminTLS is the listeners' certificate (nil: plain text).
@@ -355,6 +364,27 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		counted(s.Reorganizations, "reorganization"), counted(s.Restarts, "executor restart"))
 	if old := olderPolicies(s); len(old) > 0 {
 		fmt.Fprintf(w, "  still on an earlier policy (the reload could not switch them: see the events): %s\n", strings.Join(old, ", "))
+	}
+	if p := s.RecentProblems; p != nil && p.Warnings+p.Errors > 0 {
+		var what []string
+		if p.Warnings > 0 {
+			what = append(what, counted(p.Warnings, "warning"))
+		}
+		if p.Errors > 0 {
+			what = append(what, counted(p.Errors, "error"))
+		}
+		window := p.Window // 1h0m0s, as Go writes durations: 1h
+		if strings.HasSuffix(window, "m0s") {
+			window = strings.TrimSuffix(window, "0s")
+		}
+		if strings.HasSuffix(window, "h0m") {
+			window = strings.TrimSuffix(window, "0m")
+		}
+		words := "last " + window
+		if window == "1h" {
+			words = "last hour"
+		}
+		fmt.Fprintf(w, "%s: %s; gpuletd events --severity warning --since %s\n", words, strings.Join(what, ", "), window)
 	}
 	switch {
 	case s.PlanAt != nil:

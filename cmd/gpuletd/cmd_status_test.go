@@ -404,3 +404,30 @@ func TestWrapWords(t *testing.T) {
 	}
 	require.Equal(t, []string{"one two", "three", "four"}, wrapHanging("one two three four", 7, 5))
 }
+
+// The status says when the last hour had warnings or errors, and which
+// command lists them; nothing when it had none or the daemon does not say.
+func TestWriteStatusRecentProblems(t *testing.T) {
+	for _, tc := range []struct {
+		p    *adminProblems
+		want string
+	}{
+		{&adminProblems{Window: "1h0m0s", Warnings: 2, Errors: 1}, "last hour: 2 warnings, 1 error; gpuletd events --severity warning --since 1h\n"},
+		{&adminProblems{Window: "1h0m0s", Errors: 1}, "last hour: 1 error; gpuletd events --severity warning --since 1h\n"},
+		{&adminProblems{Window: "30m0s", Warnings: 1}, "last 30m: 1 warning; gpuletd events --severity warning --since 30m\n"},
+		{&adminProblems{Window: "1h0m0s"}, ""},
+		{nil, ""},
+	} {
+		var s adminStatus
+		readFixture(t, "status.json", &s)
+		s.RecentProblems = tc.p
+		var b strings.Builder
+		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+		if tc.want == "" {
+			require.NotContains(t, b.String(), "gpuletd events")
+			continue
+		}
+		require.Contains(t, b.String(), "executor restarts\n"+tc.want, "under the policy line")
+		require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	}
+}
