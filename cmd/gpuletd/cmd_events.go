@@ -44,14 +44,15 @@ func newEventsCmd(g *globalFlags) *cobra.Command {
 		Short: "Show a running daemon's events: plans, executor restarts, profile jobs, warnings (-f: as they happen)",
 		Long: `Ask a running gpuletd for its history (GET /api/v1/events): the plans it
 applied, its executors' starts, exits and restarts, the models it loaded,
-profiled or could not serve, reloads, a database it could not write. The
-newest -n of them, oldest first, as journalctl -n shows a journal; with
---since every event after an ID (412), or from a moment on: a time back from
-now (30m, 2h, 3d), today, yesterday, or a time of day or date and time in
-this machine's zone (10:00, 2026-11-28 10:00) or as RFC 3339 writes it.
-With -f it goes on printing events as
-they happen (GET /api/v1/events/stream), and waits for a daemon that stops
-answering (a restart) to come back, resuming after the last event it printed.
+profiled or could not serve, reloads, a database it could not write.
+
+It prints the newest -n events, oldest first, as journalctl -n does, or with
+--since every event after an ID (412) or from a moment on: a time back from
+now (30m, 2h, 3d), today, yesterday, a time of day or a date and time in
+this machine's zone (10:00, 2026-11-28 10:00), or RFC 3339. With -f it goes
+on printing events as they happen (GET /api/v1/events/stream); when the
+daemon stops answering (a restart) it waits for it and resumes after the
+last event it printed.
 
 --kind, --severity and --model pick the events before -n counts them:
 "gpuletd events --severity warning -n 5" is the five newest warnings and
