@@ -495,6 +495,18 @@ func checkReadyWords(t *testing.T, b *browser) {
   ];
 })()`)
 	require.Equal(t, []string{"yes", "no (profiling resnet18 on cpu, 3 of 4; waiting for lenet5, resnet18)", "no (waiting for lenet5)"}, got)
+	got = eval[[]string](t, b, `(async () => {
+  const { problemWords } = await import('/assets/summary.js');
+  return [
+    problemWords({ window: '1h0m0s', warnings: 2, errors: 1 }),
+    problemWords({ window: '1h0m0s', warnings: 0, errors: 1 }),
+    problemWords({ window: '1h0m0s', warnings: 0, errors: 0 }),
+    problemWords(undefined),
+  ];
+})()`)
+	require.Equal(t, []string{"2 warnings, 1 error", "1 error", "no warnings", "–"}, got)
+	require.Regexp(t, `^(no warnings|\d+ warnings?(, \d+ errors?)?|\d+ errors?)$`,
+		eval[string](t, b, `document.querySelector('#summary [data-key="last-hour"] dd').textContent`), "the summary counts them")
 }
 
 // checkEventFilter ticks the events' "Warnings and errors only" box: the

@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords } from './summary.js';
+import { readyWords, grpcWords, engineWords, problemWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -79,6 +79,7 @@ function renderSummary(st) {
     ['Planned', st.plan_at ? `${clock(st.plan_at)}${st.plan_reason ? ' (' + st.plan_reason + ')' : ''}` : '–'],
     ['Reorganizations', String(st.reorganizations)],
     ['Executor restarts', String(st.executor_restarts)],
+    ['Last hour', problemWords(st.recent_problems)],
   ];
   if (st.metrics_listen) items.splice(3, 0, ['Metrics', `${st.metrics_listen} (/metrics alone)`]);
   if (st.not_loaded && st.not_loaded.length) items.push(['Not loaded', st.not_loaded.join(', ') + ' (startup_models)']);

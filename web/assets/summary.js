@@ -1,5 +1,6 @@
 // Words of the page's summary: whether the server is ready and for what
-// it waits, where gRPC listens, whether the NVIDIA GPUs serve.
+// it waits, where gRPC listens, whether the NVIDIA GPUs serve, the
+// warnings and errors of the last hour.
 
 // readyWords says whether the server is ready and, if not, for what.
 export function readyWords(st) {
@@ -24,4 +25,14 @@ export function engineWords(e) {
   if (!e || !e.gpus) return 'none found';
   if (e.using_gpus) return `${e.gpus} NVIDIA, ${e.provider}`;
   return `${e.gpus} NVIDIA, not used`;
+}
+
+// problemWords counts the warning and error events of the status's window
+// (recent_problems); a dash from a daemon that does not count them.
+export function problemWords(p) {
+  if (!p) return '–';
+  const parts = [];
+  if (p.warnings) parts.push(p.warnings === 1 ? '1 warning' : `${p.warnings} warnings`);
+  if (p.errors) parts.push(p.errors === 1 ? '1 error' : `${p.errors} errors`);
+  return parts.length ? parts.join(', ') : 'no warnings';
 }
