@@ -52,7 +52,7 @@ func eventFilterOf(r *http.Request) (store.EventFilter, error) {
 // handleAdminEvents lists events: with ?since=ID those after it, oldest
 // first (a reader pages forward), then the ones the store could not take
 // yet; without, the newest ones (as `journalctl -n` does), the unsaved last.
-// ?limit= caps the list (default 100, at most 1000); ?kind=, ?severity=,
+// ?limit= caps the list (default 100, at most MaxEventsListed); ?kind=, ?severity=,
 // ?model= and ?after= pick the events listed (eventFilterOf), before the
 // limit.
 func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
@@ -61,14 +61,22 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
-	if err != nil || limit <= 0 || limit > 1000 {
-		limit = 100
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit <= 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit %q: give a number of events, 1 to %d", v, MaxEventsListed))
+			return
+		}
+		limit = min(limit, MaxEventsListed)
 	}
 	unsaved := slices.DeleteFunc(n.events.pending(), func(e store.Event) bool { return !f.Match(e) })
 	var evs []store.Event
 	if s := r.URL.Query().Get("since"); s != "" {
-		since, _ := strconv.ParseInt(s, 10, 64)
+		since, idErr := eventID(s)
+		if idErr != nil {
+			writeError(w, http.StatusBadRequest, idErr.Error())
+			return
+		}
 		evs, err = n.st.EventsMatching(r.Context(), since, limit, f)
 		unsaved = unsaved[:min(len(unsaved), limit-len(evs))]
 	} else {
@@ -94,6 +102,19 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// MaxEventsListed is the most events one GET /api/v1/events lists (its
+// ?limit= at most).
+const MaxEventsListed = 1000
+
+// eventID reads the ID a list or a stream resumes after.
+func eventID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 0 {
+		return 0, fmt.Errorf("since %q: not an event's ID (0 or more)", s)
+	}
+	return id, nil
+}
+
 // streamHistory is how many events of the history a stream sends before
 // the live ones.
 const streamHistory = 1000
@@ -114,13 +135,19 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	sub := n.events.subscribe()
-	defer n.events.unsubscribe(sub)
 	from := r.Header.Get("Last-Event-ID")
 	if s := r.URL.Query().Get("since"); s != "" {
 		from = s
 	}
-	since, _ := strconv.ParseInt(from, 10, 64)
+	var since int64
+	if from != "" {
+		if since, err = eventID(from); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	sub := n.events.subscribe()
+	defer n.events.unsubscribe(sub)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

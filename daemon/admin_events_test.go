@@ -51,7 +51,7 @@ func TestEventsListTheNewestUnlessAskedSince(t *testing.T) {
 	}{
 		{"", 51, 150},
 		{"?limit=10", 141, 150},
-		{"?limit=5000", 51, 150},
+		{"?limit=5000", 1, 150}, // at most 1000
 		{"?since=0", 1, 100},
 		{"?since=0&limit=1000", 1, 150},
 		{"?since=140", 141, 150},
@@ -220,14 +220,18 @@ func TestEventsListFiltered(t *testing.T) {
 }
 
 // A filter that names a kind the daemon never writes, or a severity it
-// does not know, is refused with what it may name, not answered with an
-// empty history.
+// does not know, and a malformed ID or limit are refused with what they
+// may be, not answered with an empty history or the default list.
 func TestEventsFilterRefusesUnknownNames(t *testing.T) {
 	n := filteredNode(t)
 	for _, tt := range []struct{ query, want string }{
 		{"?kind=executor_restarts", `unknown event kind \"executor_restarts\": one of reorganize, executor_start`},
 		{"?kind=plan,,bogus", `unknown event kind \"bogus\"`},
 		{"?severity=warn", `unknown severity \"warn\": one of debug, info, warning, error`},
+		{"?since=12x", `since \"12x\": not an event's ID (0 or more)`},
+		{"?since=-3", `since \"-3\": not an event's ID (0 or more)`},
+		{"?limit=ten", `limit \"ten\": give a number of events, 1 to 1000`},
+		{"?limit=0", `limit \"0\": give a number of events, 1 to 1000`},
 		{"?after=yesterday", `after \"yesterday\": not a time as RFC 3339 writes it (2026-11-28T10:00:00Z)`},
 	} {
 		t.Run(tt.query, func(t *testing.T) {
@@ -238,10 +242,12 @@ func TestEventsFilterRefusesUnknownNames(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.HandlerFunc(n.handleAdminEventStream))
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "?severity=fatal")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "the stream refuses it too")
+	for _, q := range []string{"?severity=fatal", "?since=x"} {
+		resp, err := http.Get(srv.URL + q)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "the stream refuses %s too", q)
+	}
 }
 
 // The stream sends only what its filter picks, from the history and live.

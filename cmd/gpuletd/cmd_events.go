@@ -70,8 +70,8 @@ errors.`,
 					return &exitError{code: 2, msg: "gpuletd: " + err.Error()}
 				}
 			}
-			if f.lines < 0 || f.lines > maxEventsListed {
-				return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: -n %d: give 0 to %d", f.lines, maxEventsListed)}
+			if f.lines < 0 || f.lines > daemon.MaxEventsListed {
+				return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: -n %d: give 0 to %d", f.lines, daemon.MaxEventsListed)}
 			}
 			filter, err := f.filter()
 			if err != nil {
@@ -103,9 +103,6 @@ errors.`,
 	_ = cmd.RegisterFlagCompletionFunc("severity", completeSeverities)
 	return cmd
 }
-
-// maxEventsListed is the most events one GET /api/v1/events lists.
-const maxEventsListed = 1000
 
 // filter is the flags' filter, which the daemon applies and the printer
 // applies again (a daemon from before the filter lists every event).
@@ -155,7 +152,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 		if last == 0 && len(evs) == max(f.lines, 1) {
 			// All of them kept unsaved (the database cannot be written):
 			// the newest saved one is further back.
-			q.Set("limit", strconv.Itoa(maxEventsListed))
+			q.Set("limit", strconv.Itoa(daemon.MaxEventsListed))
 			var back []daemon.EventDoc
 			if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &back); err != nil {
 				return 0, err
@@ -171,7 +168,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 	// ID) come after the saved at the end of each page and are printed
 	// with the last.
 	since := max(f.since, 0)
-	q.Set("limit", strconv.Itoa(maxEventsListed))
+	q.Set("limit", strconv.Itoa(daemon.MaxEventsListed))
 	for {
 		q.Set("since", strconv.FormatInt(since, 10))
 		var evs []daemon.EventDoc
@@ -179,7 +176,7 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 			return 0, err
 		}
 		next := newestID(evs, since)
-		if next == since || len(evs) < maxEventsListed {
+		if next == since || len(evs) < daemon.MaxEventsListed {
 			return next, out.print(evs)
 		}
 		saved := slices.DeleteFunc(evs, func(e daemon.EventDoc) bool { return e.Unsaved })
