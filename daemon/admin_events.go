@@ -120,7 +120,7 @@ func eventID(s string) (int64, error) {
 const streamHistory = 1000
 
 // handleAdminEventStream sends events as server-sent events, each named by
-// its kind: the history after Last-Event-ID (or ?since=), all of it —
+// its kind: the history after ?since= or Last-Event-ID, all of it —
 // without either, the newest streamHistory events — then live ones, from
 // the history again when the reader fell behind; only those the filter of
 // ?kind=, ?severity=, ?model= and ?after= picks (eventFilterOf).
@@ -135,16 +135,21 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	from := r.Header.Get("Last-Event-ID")
-	if s := r.URL.Query().Get("since"); s != "" {
-		from = s
-	}
+	// Where to resume: the later of ?since= and Last-Event-ID, which an
+	// EventSource sends when it reconnects by itself to the URL (and the
+	// ?since= in it) it was made with.
 	var since int64
-	if from != "" {
-		if since, err = eventID(from); err != nil {
+	resume := false
+	for _, from := range []string{r.URL.Query().Get("since"), r.Header.Get("Last-Event-ID")} {
+		if from == "" {
+			continue
+		}
+		id, err := eventID(from)
+		if err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
+		since, resume = max(since, id), true
 	}
 	sub := n.events.subscribe()
 	defer n.events.unsubscribe(sub)
@@ -153,7 +158,12 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	send := func(e store.Event) {
 		b, _ := json.Marshal(docOf(e))
-		fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Kind, b)
+		if e.ID != 0 {
+			// Not for an event kept unsaved: an EventSource would resume
+			// from 0, the whole history, after it.
+			fmt.Fprintf(w, "id: %d\n", e.ID)
+		}
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Kind, b)
 		since = max(since, e.ID)
 	}
 	// catchUp sends the history after since, a page at a time.
@@ -171,7 +181,7 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if from == "" {
+	if !resume {
 		if history, err := n.st.LatestEventsMatching(r.Context(), streamHistory, f); err == nil {
 			for _, e := range history {
 				send(e)

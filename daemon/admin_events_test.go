@@ -80,19 +80,22 @@ func TestEventStreamStartsAtTheEndOfTheHistory(t *testing.T) {
 	defer srv.Close()
 	tests := []struct {
 		name        string
+		query       string
 		lastEventID string
 		first       int64
 		count       int
 	}{
-		{"a new page", "", 21, streamHistory},
-		{"a reconnect", strconv.Itoa(streamHistory + 10), streamHistory + 11, 10},
-		{"from the start: all of it, over more than a page", "0", 1, streamHistory + 20},
+		{"a new page", "", "", 21, streamHistory},
+		{"a reconnect", "", strconv.Itoa(streamHistory + 10), streamHistory + 11, 10},
+		{"from the start: all of it, over more than a page", "", "0", 1, streamHistory + 20},
+		{"asked from an ID", "?since=" + strconv.Itoa(streamHistory+15), "", streamHistory + 16, 5},
+		{"an EventSource's own reconnect to a URL with an older ID", "?since=5", strconv.Itoa(streamHistory + 18), streamHistory + 19, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+tt.query, nil)
 			require.NoError(t, err)
 			if tt.lastEventID != "" {
 				req.Header.Set("Last-Event-ID", tt.lastEventID)
@@ -346,4 +349,32 @@ func TestEventStreamCatchesUpAfterFallingBehind(t *testing.T) {
 	for i, id := range ids {
 		require.Equal(t, i+1, id, "in order")
 	}
+}
+
+// An event kept unsaved (no ID yet) goes out without an id: line, so that
+// an EventSource does not resume from 0, the whole history, after it.
+func TestEventStreamSendsNoIDForAnUnsavedEvent(t *testing.T) {
+	n := eventsNode(t, 2)
+	w := &gatedWriter{header: http.Header{}, gate: make(chan struct{})}
+	close(w.gate)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n.handleAdminEventStream(w, httptest.NewRequest(http.MethodGet, "/api/v1/events/stream", nil))
+	}()
+	require.Eventually(t, func() bool {
+		n.events.mu.Lock()
+		defer n.events.mu.Unlock()
+		for sub := range n.events.subs {
+			sub.ch <- store.Event{Kind: EventStore, Severity: store.SeverityError, Message: "kept unsaved"}
+			return true
+		}
+		return false
+	}, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(w.String(), "kept unsaved") }, 10*time.Second, time.Millisecond)
+	n.events.endSubscriptions()
+	<-done
+	require.Contains(t, w.String(), "id: 2\nevent: plan\n")
+	require.Contains(t, w.String(), "\n\nevent: store\ndata: ", "no id: line before it")
+	require.NotContains(t, w.String(), "id: 0")
 }
