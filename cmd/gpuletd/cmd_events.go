@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,7 +82,8 @@ errors.`,
 			if err != nil {
 				return err
 			}
-			out := eventPrinter{w: cmd.OutOrStdout(), asJSON: f.asJSON, loc: time.Local, filter: filter}
+			out := eventPrinter{w: cmd.OutOrStdout(), asJSON: f.asJSON, loc: time.Local, filter: filter,
+				color: isTerminal(cmd.OutOrStdout()) && os.Getenv("NO_COLOR") == ""}
 			last, err := listEvents(cmd.Context(), d, &f, out)
 			if err != nil || !f.follow {
 				return err
@@ -278,6 +280,9 @@ type eventPrinter struct {
 	asJSON bool
 	loc    *time.Location
 	filter store.EventFilter
+	// color marks warnings and errors in the terminal's colours, as
+	// journalctl does (a terminal, and NO_COLOR unset).
+	color bool
 }
 
 func (p eventPrinter) print(evs []daemon.EventDoc) error {
@@ -293,7 +298,7 @@ func (p eventPrinter) print(evs []daemon.EventDoc) error {
 			}
 			line = string(b)
 		} else {
-			line = eventLine(e, p.loc)
+			line = eventLine(e, p.loc, p.color)
 		}
 		if _, err := fmt.Fprintln(p.w, line); err != nil {
 			return err
@@ -302,17 +307,26 @@ func (p eventPrinter) print(evs []daemon.EventDoc) error {
 	return nil
 }
 
+// severityColors are the terminal's colours of the severities eventLine
+// marks: bold yellow and bold red.
+var severityColors = map[string]string{"warning": "\x1b[1;33m", "error": "\x1b[1;31m"}
+
 // eventLine is one event as a line: when (in loc), its ID, severity and
-// kind, the message and the attributes by name.
+// kind, the message and the attributes by name; with color, a warning's or
+// an error's severity and message in its colour.
 //
 //	2026-11-28 11:05:37 #412 warning executor_restart: executor exited; restarting it (backoff=1s gpulet=cpu-100-0)
-func eventLine(e daemon.EventDoc, loc *time.Location) string {
+func eventLine(e daemon.EventDoc, loc *time.Location, color bool) string {
 	id := "#" + strconv.FormatInt(e.ID, 10)
 	if e.Unsaved {
 		id = "(unsaved)"
 	}
+	sev, kind, msg := e.Severity, e.Kind, e.Message
+	if c, ok := severityColors[sev]; ok && color {
+		sev, msg = c+sev+"\x1b[0m", c+msg+"\x1b[0m"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %s %s: %s", e.At.In(loc).Format(time.DateTime), id, e.Severity, e.Kind, e.Message)
+	fmt.Fprintf(&b, "%s %s %s %s: %s", e.At.In(loc).Format(time.DateTime), id, sev, kind, msg)
 	if len(e.Attrs) > 0 {
 		attrs := make([]string, 0, len(e.Attrs))
 		for _, k := range slices.Sorted(maps.Keys(e.Attrs)) {

@@ -36,11 +36,16 @@ func TestEventLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, eventLine(tt.e, time.UTC))
+			require.Equal(t, tt.want, eventLine(tt.e, time.UTC, false))
 		})
 	}
 	require.Equal(t, "2026-11-28 12:05:37 #3 info store: x",
-		eventLine(daemon.EventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "x"}, time.FixedZone("CET", 3600)), "in the reader's zone")
+		eventLine(daemon.EventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "x"}, time.FixedZone("CET", 3600), false), "in the reader's zone")
+	require.Equal(t, "2026-11-28 11:05:37 #3 \x1b[1;31merror\x1b[0m store: \x1b[1;31mdisk full\x1b[0m (path=/var)",
+		eventLine(daemon.EventDoc{ID: 3, At: at, Kind: "store", Severity: "error", Message: "disk full", Attrs: map[string]string{"path": "/var"}}, time.UTC, true),
+		"on a terminal, an error in red")
+	require.Equal(t, "2026-11-28 11:05:37 #3 info store: x",
+		eventLine(daemon.EventDoc{ID: 3, At: at, Kind: "store", Severity: "info", Message: "x"}, time.UTC, true), "an info as it is")
 }
 
 // fakeHistory answers GET /api/v1/events from count events (ids 1..count,
