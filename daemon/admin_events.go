@@ -52,9 +52,9 @@ func eventFilterOf(r *http.Request) (store.EventFilter, error) {
 // handleAdminEvents lists events: with ?since=ID those after it, oldest
 // first (a reader pages forward), then the ones the store could not take
 // yet; without, the newest ones (as `journalctl -n` does), the unsaved last.
-// ?limit= caps the list (default 100, at most MaxEventsListed); ?kind=, ?severity=,
-// ?model= and ?after= pick the events listed (eventFilterOf), before the
-// limit.
+// ?limit= caps the list (default 100, at most MaxEventsListed); ?kind=,
+// ?severity=, ?model= and ?after= pick the events listed (eventFilterOf),
+// before the limit.
 func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 	f, err := eventFilterOf(r)
 	if err != nil {
@@ -115,8 +115,9 @@ func eventID(s string) (int64, error) {
 	return id, nil
 }
 
-// streamHistory is how many events of the history a stream sends before
-// the live ones.
+// streamHistory is how many of the newest events a stream that does not
+// resume sends before the live ones, and how many a resumed one reads from
+// the history at a time.
 const streamHistory = 1000
 
 // handleAdminEventStream sends events as server-sent events, each named by
