@@ -99,6 +99,16 @@ func statusLine(s status) string {
 	if s.Restarts > 0 {
 		parts = append(parts, plural(int(s.Restarts), "executor restart"))
 	}
+	if p := s.RecentProblems; p.Warnings+p.Errors > 0 {
+		var counts []string
+		if p.Warnings > 0 {
+			counts = append(counts, plural(p.Warnings, "warning"))
+		}
+		if p.Errors > 0 {
+			counts = append(counts, plural(p.Errors, "error"))
+		}
+		parts = append(parts, strings.Join(counts, ", ")+" in the last hour (gpuletd events)")
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -37,6 +37,12 @@ func TestStatusLine(t *testing.T) {
 			Models: []statusModel{served("a", 0, 0, 0), {Name: "broken", Reason: "config.yaml: missing"}}},
 			"not ready (strict_readiness) while broken cannot be served; 1 model cannot be served (gpuletd status says why)"},
 		{"stopping", status{Store: writable}, "not ready"},
+		{"warnings and errors of the last hour", status{Ready: true, Store: writable, Gpulets: gpulets[:1], Models: []statusModel{served("a", 0, 0, 0)},
+			RecentProblems: recentProblems{Window: "1h0m0s", Warnings: 3, Errors: 1}},
+			"ready: 1 model on 1 gpu-let of 1 device; 3 warnings, 1 error in the last hour (gpuletd events)"},
+		{"an error alone", status{Ready: true, Store: writable, Gpulets: gpulets[:1], Models: []statusModel{served("a", 0, 0, 0)},
+			RecentProblems: recentProblems{Window: "1h0m0s", Errors: 1}},
+			"ready: 1 model on 1 gpu-let of 1 device; 1 error in the last hour (gpuletd events)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
