@@ -38,7 +38,7 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configFile, "config", "", "configuration file (default $"+config.EnvConfigFile+", else built-in defaults)")
 	pf.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn or error (overrides log.level)")
-	pf.StringVar(&g.logFormat, "log-format", "", "log format: auto, json or console (overrides log.format)")
+	pf.StringVar(&g.logFormat, "log-format", "", "log format: auto, json, console or journal (overrides log.format)")
 
 	root.AddCommand(
 		newServeCmd(g),

@@ -69,7 +69,8 @@ type Config struct {
 type Log struct {
 	// Level is debug, info, warn or error.
 	Level string `yaml:"level"`
-	// Format is auto (console on a terminal, JSON otherwise), json or console.
+	// Format is auto (journal lines when stderr is systemd's journal stream,
+	// console on a terminal, JSON otherwise), json, console or journal.
 	Format string `yaml:"format"`
 }
 

@@ -30,7 +30,7 @@ func (e *FieldError) Error() string {
 // Allowed values of the enumerated fields.
 var (
 	LogLevels   = []string{"debug", "info", "warn", "error"}
-	LogFormats  = []string{"auto", "json", "console"}
+	LogFormats  = []string{"auto", "json", "console", "journal"}
 	Backends    = []string{"mps", "mig", "none"}
 	Algorithms  = []string{"gpulet-int", "gpulet", "sbp", "ideal"}
 	Providers   = []string{"cuda", "tensorrt"}
