@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,22 @@ type events struct {
 	// problems are the warnings and errors of the last problemWindow,
 	// oldest first, for the status (recentProblems).
 	problems []problem
+	// counts are the events recorded since the start by kind and
+	// severity, for the metrics (gpuletd_events_total).
+	counts map[eventCount]int64
+}
+
+// eventCount is the key of the events counted: a kind and a severity.
+type eventCount struct {
+	kind string
+	sev  store.Severity
+}
+
+// counted returns the events recorded since the start by kind and severity.
+func (e *events) counted() map[eventCount]int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.counts)
 }
 
 // problem is when a warning or an error was recorded.
@@ -136,6 +153,10 @@ func (e *events) add(kind string, sev store.Severity, msg string, attrs map[stri
 		e.log.Info(msg, fields...)
 	}
 	e.mu.Lock()
+	if e.counts == nil {
+		e.counts = map[eventCount]int64{}
+	}
+	e.counts[eventCount{kind, sev}]++
 	if sev == store.SeverityWarning || sev == store.SeverityError {
 		e.forgetProblemsLocked(ev.At)
 		if len(e.problems) >= maxProblems {

@@ -22,6 +22,8 @@ func TestRecentProblems(t *testing.T) {
 	e.add(EventStore, store.SeverityError, "e1", nil)
 	e.add(EventPlan, store.SeverityWarning, "w2", nil)
 	require.Equal(t, recentProblems{Window: "1h0m0s", Warnings: 2, Errors: 1}, e.recent(time.Now()))
+	require.Equal(t, map[eventCount]int64{{EventPlan, store.SeverityWarning}: 2, {EventPlan, store.SeverityInfo}: 1, {EventStore, store.SeverityError}: 1},
+		e.counted(), "the metrics' count, by kind and severity")
 	require.Equal(t, recentProblems{Window: "1h0m0s"}, e.recent(time.Now().Add(problemWindow+time.Second)), "an hour later none is recent")
 	e.mu.Lock()
 	require.Empty(t, e.problems, "and they are forgotten")

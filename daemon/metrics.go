@@ -89,6 +89,7 @@ var (
 	descState        = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
 	descReorg        = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
 	descRestart      = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
+	descEvents       = prometheus.NewDesc("gpuletd_events_total", "Events recorded (gpuletd events) since the daemon started, per kind and severity.", []string{"kind", "severity"}, nil)
 	descMemory       = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil         = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
 
@@ -111,7 +112,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descMemory, descUtil,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
 		ch <- d
@@ -147,6 +148,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
 	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
+	for c, count := range n.events.counted() {
+		ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(count), c.kind, string(c.sev))
+	}
 	writable := 0.0
 	if ok, _ := n.st.Writable(); ok {
 		writable = 1
