@@ -75,7 +75,11 @@ type eventCount struct {
 func (e *events) counted() map[eventCount]int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return maps.Clone(e.counts)
+	out := maps.Clone(e.counts)
+	if out == nil {
+		out = map[eventCount]int64{}
+	}
+	return out
 }
 
 // problem is when a warning or an error was recorded.

@@ -8,6 +8,7 @@ import (
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/pipeline"
+	"github.com/gpulet/gpuletd/profiler/store"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -148,7 +149,18 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
 	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
-	for c, count := range n.events.counted() {
+	counts := n.events.counted()
+	for _, kind := range knownEventKinds {
+		// Warnings and errors of every kind from the start, at 0: an
+		// alert's increase() misses the first event of a series that
+		// appears with it.
+		for _, sev := range []store.Severity{store.SeverityWarning, store.SeverityError} {
+			if _, ok := counts[eventCount{kind, sev}]; !ok {
+				counts[eventCount{kind, sev}] = 0
+			}
+		}
+	}
+	for c, count := range counts {
 		ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(count), c.kind, string(c.sev))
 	}
 	writable := 0.0

@@ -36,6 +36,7 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	metrics := string(do(t, "GET", "http://"+addr+"/metrics", nil, nil).body)
 	require.Contains(t, metrics, `gpuletd_events_total{kind="executor_start",severity="info"} 1`+"\n")
 	require.Contains(t, metrics, `gpuletd_events_total{kind="reorganize",severity="info"} 1`+"\n")
+	require.Contains(t, metrics, `gpuletd_events_total{kind="profile_job",severity="error"} 0`+"\n", "an alert's increase() sees the first")
 	code, out = runOnce(t, bin, dir, cli, "events", "-n", "1")
 	require.Equal(t, 0, code, out)
 	require.Equal(t, lines[1]+"\n", out)
