@@ -312,12 +312,11 @@ func (g *gatedWriter) String() string {
 	return g.buf.String()
 }
 
-// A stream whose reader falls behind (more events than its channel holds
-// came while it could not write) sends the ones left out from the
-// history: every event once, in order. They were lost before.
-func TestEventStreamCatchesUpAfterFallingBehind(t *testing.T) {
-	n := eventsNode(t, 3)
-	w := &gatedWriter{header: http.Header{}, gate: make(chan struct{})}
+// streamTo serves n's event stream into w until the events' subscriptions
+// end, and returns once it has subscribed; the channel is closed when the
+// handler has returned.
+func streamTo(t *testing.T, n *node, w http.ResponseWriter) chan struct{} {
+	t.Helper()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -328,6 +327,16 @@ func TestEventStreamCatchesUpAfterFallingBehind(t *testing.T) {
 		defer n.events.mu.Unlock()
 		return len(n.events.subs) == 1
 	}, 10*time.Second, time.Millisecond)
+	return done
+}
+
+// A stream whose reader falls behind (more events than its channel holds
+// came while it could not write) sends the ones left out from the
+// history: every event once, in order. They were lost before.
+func TestEventStreamCatchesUpAfterFallingBehind(t *testing.T) {
+	n := eventsNode(t, 3)
+	w := &gatedWriter{header: http.Header{}, gate: make(chan struct{})}
+	done := streamTo(t, n, w)
 	const more = 200 // over the channel's 64
 	for i := range more {
 		n.events.add(EventPlan, store.SeverityInfo, "live "+strconv.Itoa(i), nil)
@@ -357,20 +366,12 @@ func TestEventStreamSendsNoIDForAnUnsavedEvent(t *testing.T) {
 	n := eventsNode(t, 2)
 	w := &gatedWriter{header: http.Header{}, gate: make(chan struct{})}
 	close(w.gate)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		n.handleAdminEventStream(w, httptest.NewRequest(http.MethodGet, "/api/v1/events/stream", nil))
-	}()
-	require.Eventually(t, func() bool {
-		n.events.mu.Lock()
-		defer n.events.mu.Unlock()
-		for sub := range n.events.subs {
-			sub.ch <- store.Event{Kind: EventStore, Severity: store.SeverityError, Message: "kept unsaved"}
-			return true
-		}
-		return false
-	}, 10*time.Second, time.Millisecond)
+	done := streamTo(t, n, w)
+	n.events.mu.Lock()
+	for sub := range n.events.subs {
+		sub.ch <- store.Event{Kind: EventStore, Severity: store.SeverityError, Message: "kept unsaved"}
+	}
+	n.events.mu.Unlock()
 	require.Eventually(t, func() bool { return strings.Contains(w.String(), "kept unsaved") }, 10*time.Second, time.Millisecond)
 	n.events.endSubscriptions()
 	<-done

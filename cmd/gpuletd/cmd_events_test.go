@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -158,25 +159,6 @@ func TestListEvents(t *testing.T) {
 	require.Equal(t, []string{"limit=1000&since=0", "limit=1000&since=1000", "limit=1000&since=2000"}, h.asked)
 }
 
-// syncBuilder is a strings.Builder safe for a writer and a reader in two
-// goroutines.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A follow resumes after the last event it printed when the stream ends or
 // the daemon goes away, says so once and when it is back, and stops at a
 // refusal (asking again would change nothing).
@@ -224,7 +206,7 @@ func TestFollowEvents(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, notes syncBuilder
+	var out, notes testbin.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- followEvents(ctx, plainAPI(srv.URL), map[string][]string{}, 7, eventPrinter{w: &out, loc: time.UTC}, &notes, 10*time.Millisecond)
