@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -316,6 +317,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	checkDeviceMemory(t, b)
 	checkReadyWords(t, b)
 	checkEventFilter(t, b)
+	checkEventModelFilter(t, b)
 	type a11y struct {
 		Unlabelled int      `json:"unlabelled"`
 		NoScope    int      `json:"noScope"`
@@ -542,4 +544,33 @@ func checkEventFilter(t *testing.T, b *browser) {
 	b.run(t, chromedp.Click(chromedp.CSS(`#events-problems`)))
 	require.Equal(t, all, count(), "unticked: all again")
 	require.True(t, eval[bool](t, b, `(document.querySelector('#events li:last-child').remove(), true)`))
+}
+
+// checkEventModelFilter picks a model in the events' list: only the events
+// that name it stay (its executor's start among them); "all" brings the
+// others back.
+func checkEventModelFilter(t *testing.T, b *browser) {
+	t.Helper()
+	type shown struct {
+		Visible int `json:"visible"`
+		Others  int `json:"others"`
+	}
+	pick := func(model string) shown {
+		return eval[shown](t, b, `(() => {
+  const sel = document.getElementById('events-model');
+  sel.value = `+strconv.Quote(model)+`;
+  sel.dispatchEvent(new Event('change'));
+  const visible = [...document.querySelectorAll('#events li')].filter((li) => getComputedStyle(li).display !== 'none');
+  return { visible: visible.length,
+    others: visible.filter((li) => !li.dataset.models.split(' ').includes(`+strconv.Quote(model)+`)).length };
+})()`)
+	}
+	require.Contains(t, eval[[]string](t, b, `[...document.querySelectorAll('#events-model option')].map((o) => o.value)`), "lenet5",
+		"the list offers the served models")
+	all := eval[int](t, b, `document.querySelectorAll('#events li').length`)
+	got := pick("lenet5")
+	require.Positive(t, got.Visible, "lenet5's executor started")
+	require.Zero(t, got.Others, "only lenet5's events")
+	require.Less(t, got.Visible, all)
+	require.Equal(t, all, pick("").Visible, "all again")
 }

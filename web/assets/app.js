@@ -60,6 +60,7 @@ function render(st) {
   devices.render(st);
   renderModels(document.querySelector('#models-table tbody'), st);
   renderPipelines(document.querySelector('#pipelines-table tbody'), st);
+  syncEventModels(st);
   profiles.sync(st.models || []);
   $('profiles-all').textContent = profiles.allOpen() ? 'Close all' : 'Open all';
   if (!rendered) openFromHash(); // a link to a profile opens it once
@@ -185,12 +186,27 @@ document.getElementById('models-table').addEventListener('click', (ev) => {
   if (el) el.open = true;
 });
 
-// The events list shows only warnings and errors while the box is ticked.
+// The events list shows only warnings and errors while the box is ticked,
+// and only one model's events while the list names one.
 $('events-problems').addEventListener('change', (ev) => {
   $('events').classList.toggle('only-problems', ev.target.checked);
 });
+$('events-model').addEventListener('change', (ev) => events.setModel(ev.target.value));
 
-new Events(
+// syncEventModels offers the status's models and pipelines in the events'
+// model list, keeping the one chosen.
+function syncEventModels(st) {
+  const sel = $('events-model');
+  const names = [...(st.models || []), ...(st.pipelines || [])].map((m) => m.name).sort();
+  const have = [...sel.options].slice(1).map((o) => o.value);
+  if (names.join('\n') === have.join('\n')) return;
+  const chosen = sel.value;
+  sel.replaceChildren(h('option', { value: '', text: 'all' }), ...names.map((n) => h('option', { value: n, text: n })));
+  sel.value = names.includes(chosen) ? chosen : '';
+  if (sel.value !== chosen) events.setModel('');
+}
+
+const events = new Events(
   $('events'),
   (kind) => {
     if (CHANGES.has(kind)) schedule(SOON_MS);

@@ -34,6 +34,7 @@ export class Events {
     this.onEvent = onEvent;
     this.onState = onState;
     this.lastID = 0;
+    this.model = ''; // the one model whose events are shown; '' for all
     this.pending = [];
     this.flushQueued = false;
     this.connect();
@@ -76,9 +77,21 @@ export class Events {
     }
   }
 
+  // setModel shows only the events that name model ('' for all), as
+  // gpuletd events --model does.
+  setModel(model) {
+    this.model = model;
+    for (const li of this.list.children) this.filter(li);
+  }
+
+  filter(li) {
+    li.hidden = this.model !== '' && !(li.dataset.models || '').split(' ').includes(this.model);
+    return li;
+  }
+
   flush() {
     this.flushQueued = false;
-    const items = this.pending.splice(0).slice(-MAX).reverse().map(item);
+    const items = this.pending.splice(0).slice(-MAX).reverse().map((e) => this.filter(item(e)));
     this.list.prepend(...items);
     while (this.list.children.length > MAX) this.list.lastElementChild.remove();
   }
@@ -91,9 +104,11 @@ function item(e) {
   const at = e.At ?? e.at ?? '';
   const attrs = e.Attrs ?? e.attrs ?? {};
   const keys = Object.keys(attrs).sort();
+  // The models the event concerns, as gpuletd events --model finds them.
+  const models = [attrs.model, ...(attrs.models ? attrs.models.split(',') : [])].filter(Boolean);
   return h(
     'li',
-    { class: `ev sev-${sev}`, 'data-id': e.ID ?? e.id ?? '', 'data-kind': kind, 'data-severity': sev },
+    { class: `ev sev-${sev}`, 'data-id': e.ID ?? e.id ?? '', 'data-kind': kind, 'data-severity': sev, 'data-models': models.join(' ') },
     h('time', { datetime: at, text: clock(at) }),
     h('span', { class: 'kind', text: kind }),
     sev !== 'info' ? h('span', { class: 'sev', text: sev }) : null,
