@@ -2,10 +2,8 @@ package daemon
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -65,69 +63,6 @@ type events struct {
 	counts map[eventCount]int64
 }
 
-// eventCount is the key of the events counted: a kind and a severity.
-type eventCount struct {
-	kind string
-	sev  store.Severity
-}
-
-// counted returns the events recorded since the start by kind and severity.
-func (e *events) counted() map[eventCount]int64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := maps.Clone(e.counts)
-	if out == nil {
-		out = map[eventCount]int64{}
-	}
-	return out
-}
-
-// problem is when a warning or an error was recorded.
-type problem struct {
-	at  time.Time
-	sev store.Severity
-}
-
-// problemWindow is how far back the status counts warnings and errors.
-const problemWindow = time.Hour
-
-// maxProblems bounds the problems kept; past it the oldest go.
-const maxProblems = 10000
-
-// recentProblems is how many warnings and errors were recorded in the
-// problemWindow before now, since the daemon started.
-type recentProblems struct {
-	Window   string `json:"window"`
-	Warnings int    `json:"warnings"`
-	Errors   int    `json:"errors"`
-}
-
-// recent counts the warnings and errors of the problemWindow before now.
-func (e *events) recent(now time.Time) recentProblems {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.forgetProblemsLocked(now)
-	out := recentProblems{Window: problemWindow.String()}
-	for _, p := range e.problems {
-		if p.sev == store.SeverityError {
-			out.Errors++
-		} else {
-			out.Warnings++
-		}
-	}
-	return out
-}
-
-// forgetProblemsLocked drops the problems older than the window; e.mu is
-// held.
-func (e *events) forgetProblemsLocked(now time.Time) {
-	i := 0
-	for i < len(e.problems) && now.Sub(e.problems[i].at) > problemWindow {
-		i++
-	}
-	e.problems = e.problems[i:]
-}
-
 // maxUnsaved bounds the events kept in memory while the store cannot be
 // written; older ones are dropped first.
 const maxUnsaved = 1000
@@ -157,70 +92,8 @@ func (e *events) add(kind string, sev store.Severity, msg string, attrs map[stri
 		e.log.Info(msg, fields...)
 	}
 	e.mu.Lock()
-	if e.counts == nil {
-		e.counts = map[eventCount]int64{}
-	}
-	e.counts[eventCount{kind, sev}]++
-	if sev == store.SeverityWarning || sev == store.SeverityError {
-		e.forgetProblemsLocked(ev.At)
-		if len(e.problems) >= maxProblems {
-			e.problems = e.problems[1:]
-		}
-		e.problems = append(e.problems, problem{at: ev.At, sev: sev})
-	}
-	for sub := range e.subs {
-		select {
-		case sub.ch <- ev:
-		default:
-			sub.lagged.Store(true) // a slow reader: it reads the history again
-		}
-	}
-	e.mu.Unlock()
-}
-
-// subscription is a reader of the events as they are added.
-type subscription struct {
-	// ch has the events added since the subscription; it is closed when
-	// the daemon stops.
-	ch chan store.Event
-	// lagged is set when ch was full and an event was left out of it:
-	// the reader catches up from the history (store.Events after the
-	// last ID it sent).
-	lagged atomic.Bool
-}
-
-// subscribe returns a subscription to the events added from now on, whose
-// channel is closed when the daemon stops (endSubscriptions).
-func (e *events) subscribe() *subscription {
-	sub := &subscription{ch: make(chan store.Event, 64)}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.ended {
-		close(sub.ch)
-		return sub
-	}
-	e.subs[sub] = true
-	return sub
-}
-
-// endSubscriptions closes every subscriber's channel, and those of later
-// subscriptions at once: the daemon stops, and a stream held open by a
-// reader (the admin page, gpuletd events -f) must end for the HTTP server
-// to stop. It kept the server for its whole shutdown grace, which left the
-// executors none.
-func (e *events) endSubscriptions() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.ended = true
-	for sub := range e.subs {
-		close(sub.ch)
-		delete(e.subs, sub)
-	}
-}
-
-func (e *events) unsubscribe(sub *subscription) {
-	e.mu.Lock()
-	delete(e.subs, sub)
+	e.countLocked(ev)
+	e.publishLocked(ev)
 	e.mu.Unlock()
 }
 
