@@ -205,9 +205,11 @@ func followEvents(ctx context.Context, d *daemonAPI, q url.Values, last int64, o
 	gone := false
 	for {
 		q.Set("since", strconv.FormatInt(last, 10))
+		var printErr error
 		err := streamEvents(ctx, d, "/api/v1/events/stream?"+q.Encode(), func(e daemon.EventDoc) error {
 			last = max(last, e.ID)
-			return out.print([]daemon.EventDoc{e})
+			printErr = out.print([]daemon.EventDoc{e})
+			return printErr
 		}, func() {
 			if gone {
 				fmt.Fprintf(notes, "gpuletd at %s answers again\n", d.base)
@@ -216,6 +218,9 @@ func followEvents(ctx context.Context, d *daemonAPI, q url.Values, last int64, o
 		})
 		if ctx.Err() != nil {
 			return nil
+		}
+		if printErr != nil {
+			return fmt.Errorf("print events: %w", printErr) // where they go is gone: the daemon is not
 		}
 		var he *loadgen.HTTPError
 		if errors.As(err, &he) && he.Code < http.StatusInternalServerError {

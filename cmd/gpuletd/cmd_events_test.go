@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -228,6 +229,18 @@ func TestFollowEvents(t *testing.T) {
 
 	err := followEvents(context.Background(), plainAPI(srv.URL), map[string][]string{"severity": {"fatal"}}, 0, eventPrinter{w: &out, loc: time.UTC}, &notes, time.Millisecond)
 	require.ErrorContains(t, err, `answered 400 Bad Request: unknown severity "fatal"`)
+
+	// Where the events go fails (a full disk under a redirection): the
+	// follow ends saying so, rather than waiting for a daemon that answers.
+	err = followEvents(context.Background(), plainAPI(srv.URL), map[string][]string{}, 7, eventPrinter{w: failingWriter{}, loc: time.UTC}, &notes, time.Millisecond)
+	require.EqualError(t, err, "print events: write: no space left on device")
+}
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) {
+	return 0, errors.New("write: no space left on device")
 }
 
 func TestParseSince(t *testing.T) {
