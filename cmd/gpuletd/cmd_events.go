@@ -27,6 +27,7 @@ type eventsFlags struct {
 	url      string
 	asJSON   bool
 	lines    int
+	tail     int // with --since, print only the last tail of them; 0: all
 	since    int64     // list every event after this ID; -1: the newest -n
 	after    time.Time // list the events from this moment on; zero: none
 	follow   bool
@@ -50,10 +51,10 @@ profiled or could not serve, reloads, a database it could not write.
 It prints the newest -n events, oldest first, as journalctl -n does, or with
 --since every event after an ID (412) or from a moment on: a time back from
 now (30m, 2h, 3d), today, yesterday, a time of day or a date and time in
-this machine's zone (10:00, 2026-11-28 10:00), or RFC 3339. With -f it goes
-on printing events as they happen (GET /api/v1/events/stream); when the
-daemon stops answering (a restart) it waits for it and resumes after the
-last event it printed.
+this machine's zone (10:00, 2026-11-28 10:00), or RFC 3339 (with -n, the
+last of them). With -f it goes on printing events as they happen (GET
+/api/v1/events/stream); when the daemon stops answering (a restart) it waits
+for it and resumes after the last event it printed.
 
 --kind, --severity and --model pick the events before -n counts them:
 "gpuletd events --severity warning -n 5" is the five newest warnings and
@@ -73,6 +74,11 @@ errors.`,
 			}
 			if f.lines < 0 || f.lines > daemon.MaxEventsListed {
 				return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: -n %d: give 0 to %d", f.lines, daemon.MaxEventsListed)}
+			}
+			if f.since >= 0 || !f.after.IsZero() {
+				if cmd.Flags().Changed("lines") {
+					f.tail = max(f.lines, 1) // the last -n of them, as journalctl --since -n
+				}
 			}
 			filter, err := f.filter()
 			if err != nil {
@@ -94,8 +100,8 @@ errors.`,
 	fl := cmd.Flags()
 	addDaemonFlags(cmd, &f.url, &f.asJSON)
 	fl.Lookup("json").Usage = "print each event as one line of JSON"
-	fl.IntVarP(&f.lines, "lines", "n", 20, "how many of the newest events to show")
-	fl.StringVar(&sinceFlag, "since", "", "show every event after an ID (0: the whole history), or from a moment on (1h, today, 10:00, 2026-11-28 10:00), instead of the newest -n")
+	fl.IntVarP(&f.lines, "lines", "n", 20, "how many of the newest events to show (with --since: of those since then)")
+	fl.StringVar(&sinceFlag, "since", "", "show every event after an ID (0: the whole history), or from a moment on (1h, today, 10:00, 2026-11-28 10:00)")
 	fl.BoolVarP(&f.follow, "follow", "f", false, "go on printing events as they happen, until interrupted")
 	fl.StringSliceVar(&f.kinds, "kind", nil, "only events of these kinds (plan, reorganize, executor_restart, profile_job, model_load, …)")
 	fl.StringVar(&f.severity, "severity", "", "only events at least this severe: debug, info, warning or error")
@@ -169,7 +175,17 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 	// Every event after --since, a page at a time; the unsaved ones (no
 	// ID) come after the saved at the end of each page and are printed
 	// with the last.
+	// With a tail, the pages are kept and only their last events printed.
 	since := max(f.since, 0)
+	var kept []daemon.EventDoc
+	keep := func(evs []daemon.EventDoc) error {
+		if f.tail == 0 {
+			return out.print(evs)
+		}
+		kept = append(kept, evs...)
+		kept = kept[max(len(kept)-f.tail, 0):]
+		return nil
+	}
 	q.Set("limit", strconv.Itoa(daemon.MaxEventsListed))
 	for {
 		q.Set("since", strconv.FormatInt(since, 10))
@@ -179,10 +195,13 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 		}
 		next := newestID(evs, since)
 		if next == since || len(evs) < daemon.MaxEventsListed {
-			return next, out.print(evs)
+			if err := keep(evs); err != nil {
+				return 0, err
+			}
+			return next, out.print(kept)
 		}
 		saved := slices.DeleteFunc(evs, func(e daemon.EventDoc) bool { return e.Unsaved })
-		if err := out.print(saved); err != nil {
+		if err := keep(saved); err != nil {
 			return 0, err
 		}
 		since = next

@@ -125,6 +125,10 @@ func TestListEvents(t *testing.T) {
 			[]string{"e30"}, 30, 1},
 		{"since pages through more than one answer holds", fakeHistory{count: 2500, unsaved: 2}, eventsFlags{since: 2490}, store.EventFilter{},
 			[]string{"e2491", "e2492", "e2493", "e2494", "e2495", "e2496", "e2497", "e2498", "e2499", "e2500", "u1", "u2"}, 2500, 1},
+		{"the last -n of those since an ID", fakeHistory{count: 2500, unsaved: 2}, eventsFlags{since: 0, tail: 3}, store.EventFilter{},
+			[]string{"e2500", "u1", "u2"}, 2500, 3},
+		{"the last -n of those since a moment", fakeHistory{count: 2500}, eventsFlags{since: -1, after: time.Unix(1, 0), tail: 2},
+			store.EventFilter{After: time.Unix(1, 0)}, []string{"e2499", "e2500"}, 2500, 3},
 		{"from a moment on, paged from the start", fakeHistory{count: 2500, unsaved: 1}, eventsFlags{since: -1, after: time.Unix(2496, 0)},
 			store.EventFilter{After: time.Unix(2496, 0)}, []string{"e2496", "e2497", "e2498", "e2499", "e2500"}, 2500, 3},
 	}
