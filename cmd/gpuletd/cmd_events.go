@@ -27,7 +27,7 @@ type eventsFlags struct {
 	url      string
 	asJSON   bool
 	lines    int
-	tail     int // with --since, print only the last tail of them; 0: all
+	tail     int       // with --since, print only the last tail of them; 0: all
 	since    int64     // list every event after this ID; -1: the newest -n
 	after    time.Time // list the events from this moment on; zero: none
 	follow   bool
