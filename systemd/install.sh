@@ -96,6 +96,7 @@ install)
     if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
   fi
   echo "install.sh: installed. Put models in /var/lib/gpuletd/models, then: systemctl enable --now gpuletd"
+  echo "install.sh: before it, $prefix/bin/gpuletd doctor --config /etc/gpuletd/gpuletd.yaml checks the GPUs, libraries, folders and models it will use"
   echo "install.sh: daily backups of the database into /var/backups/gpuletd: systemctl enable --now gpuletd-backup.timer"
   ;;
 uninstall)

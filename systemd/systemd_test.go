@@ -109,7 +109,8 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		return string(out)
 	}
-	run("install", dest, "/opt/gpuletd")
+	installed := run("install", dest, "/opt/gpuletd")
+	require.Contains(t, installed, "/opt/gpuletd/bin/gpuletd doctor --config /etc/gpuletd/gpuletd.yaml checks", "what to run first")
 	unit, err := os.ReadFile(filepath.Join(dest, "etc/systemd/system/gpuletd.service"))
 	require.NoError(t, err)
 	require.Contains(t, string(unit), "ExecStart=/opt/gpuletd/bin/gpuletd serve")
