@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,8 +20,7 @@ import (
 // 3339: the events from then on). A kind the daemon never writes, a
 // severity it does not know or a time it cannot read is refused, so that a
 // misspelt filter does not read as a quiet history.
-func eventFilterOf(r *http.Request) (store.EventFilter, error) {
-	q := r.URL.Query()
+func eventFilterOf(q url.Values) (store.EventFilter, error) {
 	var f store.EventFilter
 	for _, v := range q["kind"] {
 		for k := range strings.SplitSeq(v, ",") {
@@ -49,45 +51,66 @@ func eventFilterOf(r *http.Request) (store.EventFilter, error) {
 	return f, nil
 }
 
-// handleAdminEvents lists events: with ?since=ID those after it, oldest
-// first (a reader pages forward), then the ones the store could not take
-// yet; without, the newest ones (as `journalctl -n` does), the unsaved last.
-// ?limit= caps the list (default 100, at most MaxEventsListed); ?kind=,
-// ?severity=, ?model= and ?after= pick the events listed (eventFilterOf),
-// before the limit.
+// handleAdminEvents lists events (listEvents); a query it cannot read is
+// answered 400.
 func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
-	f, err := eventFilterOf(r)
-	if err != nil {
+	out, err := listEvents(r.Context(), n.st, n.events.pending(), r.URL.Query())
+	switch {
+	case errors.As(err, new(badEventQuery)):
 		writeError(w, http.StatusBadRequest, err.Error())
-		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	default:
+		writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// badEventQuery is an events query that cannot be read: a 400, its message
+// what is wrong.
+type badEventQuery struct{ error }
+
+// ListEvents lists the events of st as GET /api/v1/events does, for a
+// database no daemon serves (gpuletd events when none answers).
+func ListEvents(ctx context.Context, st *store.Store, q url.Values) ([]EventDoc, error) {
+	return listEvents(ctx, st, nil, q)
+}
+
+// listEvents lists events: with ?since=ID those after it, oldest first (a
+// reader pages forward), then the ones the store could not take yet
+// (pending); without, the newest ones (as `journalctl -n` does), the
+// unsaved last. ?limit= caps the list (default 100, at most
+// MaxEventsListed); ?kind=, ?severity=, ?model= and ?after= pick the
+// events listed (eventFilterOf), before the limit.
+func listEvents(ctx context.Context, st *store.Store, pending []store.Event, q url.Values) ([]EventDoc, error) {
+	f, err := eventFilterOf(q)
+	if err != nil {
+		return nil, badEventQuery{err}
 	}
 	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
+	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit <= 0 {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit %q: give a number of events, 1 to %d", v, MaxEventsListed))
-			return
+			return nil, badEventQuery{fmt.Errorf("limit %q: give a number of events, 1 to %d", v, MaxEventsListed)}
 		}
 		limit = min(limit, MaxEventsListed)
 	}
-	unsaved := slices.DeleteFunc(n.events.pending(), func(e store.Event) bool { return !f.Match(e) })
+	unsaved := slices.DeleteFunc(pending, func(e store.Event) bool { return !f.Match(e) })
 	var evs []store.Event
-	if s := r.URL.Query().Get("since"); s != "" {
-		since, idErr := eventID(s)
-		if idErr != nil {
-			writeError(w, http.StatusBadRequest, idErr.Error())
-			return
+	if s := q.Get("since"); s != "" {
+		since, err := eventID(s)
+		if err != nil {
+			return nil, badEventQuery{err}
 		}
-		evs, err = n.st.EventsMatching(r.Context(), since, limit, f)
+		if evs, err = st.EventsMatching(ctx, since, limit, f); err != nil {
+			return nil, err
+		}
 		unsaved = unsaved[:min(len(unsaved), limit-len(evs))]
 	} else {
 		unsaved = unsaved[max(len(unsaved)-limit, 0):]
 		if room := limit - len(unsaved); room > 0 {
-			evs, err = n.st.LatestEventsMatching(r.Context(), room, f)
+			if evs, err = st.LatestEventsMatching(ctx, room, f); err != nil {
+				return nil, err
+			}
 		}
-	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
 	}
 	out := make([]EventDoc, 0, len(evs)+len(unsaved))
 	for _, e := range evs {
@@ -99,7 +122,7 @@ func (n *node) handleAdminEvents(w http.ResponseWriter, r *http.Request) {
 		d.Unsaved = true
 		out = append(out, d)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // MaxEventsListed is the most events one GET /api/v1/events lists (its
@@ -131,7 +154,7 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "streaming is not supported here")
 		return
 	}
-	f, err := eventFilterOf(r)
+	f, err := eventFilterOf(r.URL.Query())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return

@@ -29,8 +29,8 @@ func eventsNode(t *testing.T, count int) *node {
 	return n
 }
 
-// listEvents asks n for GET /api/v1/events with query.
-func listEvents(t *testing.T, n *node, query string) []EventDoc {
+// askEventList asks n for GET /api/v1/events with query.
+func askEventList(t *testing.T, n *node, query string) []EventDoc {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	n.handleAdminEvents(rec, httptest.NewRequest(http.MethodGet, "/api/v1/events"+query, nil))
@@ -59,7 +59,7 @@ func TestEventsListTheNewestUnlessAskedSince(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("events"+tt.query, func(t *testing.T) {
-			got := listEvents(t, n, tt.query)
+			got := askEventList(t, n, tt.query)
 			if tt.first == 0 {
 				require.Empty(t, got)
 				return
@@ -142,7 +142,7 @@ func TestEventsListHoldsTheUnsavedLast(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run("events"+tt.query, func(t *testing.T) {
-			got := listEvents(t, n, tt.query)
+			got := askEventList(t, n, tt.query)
 			var msgs []string
 			for _, e := range got {
 				msgs = append(msgs, e.Message)
@@ -214,7 +214,7 @@ func TestEventsListFiltered(t *testing.T) {
 	for _, tt := range tests {
 		t.Run("events"+tt.query, func(t *testing.T) {
 			var msgs []string
-			for _, e := range listEvents(t, n, tt.query) {
+			for _, e := range askEventList(t, n, tt.query) {
 				msgs = append(msgs, e.Message)
 			}
 			require.Equal(t, tt.want, msgs)

@@ -89,7 +89,7 @@ func TestANewFileOfAServedModelBorrowsItsProfile(t *testing.T) {
 			require.Equal(t, "gpuletd profile mlp --device cpu", b.Fix)
 		})
 	}
-	evs := listEvents(t, n, "?kind="+EventProfileJob)
+	evs := askEventList(t, n, "?kind="+EventProfileJob)
 	require.Len(t, evs, 1)
 	require.Equal(t, "warning", evs[0].Severity)
 	require.Contains(t, evs[0].Message, "mlp's new file (sha256 bbbbbbbbbbbb) has no latency profile on cpu yet: it is placed with the profile of the file it replaces (sha256 aaaaaaaaaaaa)")

@@ -149,7 +149,7 @@ func TestAnInvalidReloadStillFollowsTheRepository(t *testing.T) {
 	n.reloaded = make(chan struct{}, 1)
 	n.handleReload(func() (*config.Loaded, error) { return nil, errors.New("line 3: bad") })
 	require.Len(t, n.reloaded, 1)
-	evs := listEvents(t, n, "")
+	evs := askEventList(t, n, "")
 	require.Len(t, evs, 1)
 	require.Contains(t, evs[0].Message, "configuration not reloaded, the old one stays: line 3: bad")
 }

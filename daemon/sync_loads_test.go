@@ -46,12 +46,12 @@ func TestAFailedReloadIsAnEventOnce(t *testing.T) {
 	for range 3 {
 		n.retuned(g, "mlp", broken)
 	}
-	evs := listEvents(t, n, "?kind="+EventModelLoad)
+	evs := askEventList(t, n, "?kind="+EventModelLoad)
 	require.Len(t, evs, 1)
 	require.Equal(t, "reloading mlp on cpu-50-1 failed; it keeps serving as it was loaded: load model mlp: unsupported operator", evs[0].Message)
 	n.retuned(g, "mlp", errors.New("load model mlp: out of memory"))
-	require.Len(t, listEvents(t, n, "?kind="+EventModelLoad), 2, "another failure")
+	require.Len(t, askEventList(t, n, "?kind="+EventModelLoad), 2, "another failure")
 	n.retuned(g, "mlp", nil)
 	n.retuned(g, "mlp", broken)
-	require.Len(t, listEvents(t, n, "?kind="+EventModelLoad), 3, "failing again after a success")
+	require.Len(t, askEventList(t, n, "?kind="+EventModelLoad), 3, "failing again after a success")
 }

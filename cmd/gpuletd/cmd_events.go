@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/internal/dirlock"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
@@ -54,7 +56,8 @@ now (30m, 2h, 3d), today, yesterday, a time of day or a date and time in
 this machine's zone (10:00, 2026-11-28 10:00), or RFC 3339 (with -n, the
 last of them). With -f it goes on printing events as they happen (GET
 /api/v1/events/stream); when the daemon stops answering (a restart) it waits
-for it and resumes after the last event it printed.
+for it and resumes after the last event it printed. With no daemon answering
+at the configured address, it reads state_dir's database instead.
 
 --kind, --severity and --model pick the events before -n counts them:
 "gpuletd events --severity warning -n 5" is the five newest warnings and
@@ -90,9 +93,17 @@ errors.`,
 			}
 			out := eventPrinter{w: cmd.OutOrStdout(), asJSON: f.asJSON, loc: time.Local, filter: filter,
 				color: isTerminal(cmd.OutOrStdout()) && os.Getenv("NO_COLOR") == ""}
-			last, err := listEvents(cmd.Context(), d, &f, out)
-			if err != nil || !f.follow {
-				return err
+			last, err := listEvents(cmd.Context(), daemonEvents{d}, &f, out)
+			if err != nil && f.url == "" && errors.Is(err, loadgen.ErrUnreachable) {
+				// None answers where the configuration says: what its
+				// database holds, as of the daemon's last write.
+				last, err = g.eventsFromStateDir(cmd.Context(), &f, out, cmd.ErrOrStderr(), d.fail(err))
+			}
+			if err != nil {
+				return d.fail(err)
+			}
+			if !f.follow {
+				return nil
 			}
 			return followEvents(cmd.Context(), d, f.query(), last, out, cmd.ErrOrStderr(), time.Second)
 		},
@@ -146,14 +157,14 @@ func (f *eventsFlags) query() url.Values {
 
 // listEvents prints the events -n or --since asks for and returns the ID
 // of the newest saved event the daemon has, for a follow to go on from.
-func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrinter) (int64, error) {
+func listEvents(ctx context.Context, src eventSource, f *eventsFlags, out eventPrinter) (int64, error) {
 	q := f.query()
 	if f.since < 0 && f.after.IsZero() {
 		// The newest -n; -n 0 still asks for one, to learn where the
 		// history ends.
 		q.Set("limit", strconv.Itoa(max(f.lines, 1)))
-		var evs []daemon.EventDoc
-		if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &evs); err != nil {
+		evs, err := src.list(ctx, q)
+		if err != nil {
 			return 0, err
 		}
 		last := newestID(evs, 0)
@@ -161,8 +172,8 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 			// All of them kept unsaved (the database cannot be written):
 			// the newest saved one is further back.
 			q.Set("limit", strconv.Itoa(daemon.MaxEventsListed))
-			var back []daemon.EventDoc
-			if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &back); err != nil {
+			back, err := src.list(ctx, q)
+			if err != nil {
 				return 0, err
 			}
 			last = newestID(back, 0)
@@ -174,8 +185,8 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 	}
 	// Every event after --since, a page at a time; the unsaved ones (no
 	// ID) come after the saved at the end of each page and are printed
-	// with the last.
-	// With a tail, the pages are kept and only their last events printed.
+	// with the last. With a tail, the pages are kept and only their last
+	// events printed.
 	since := max(f.since, 0)
 	var kept []daemon.EventDoc
 	keep := func(evs []daemon.EventDoc) error {
@@ -189,8 +200,8 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 	q.Set("limit", strconv.Itoa(daemon.MaxEventsListed))
 	for {
 		q.Set("since", strconv.FormatInt(since, 10))
-		var evs []daemon.EventDoc
-		if err := adminGet(ctx, d, "/api/v1/events?"+q.Encode(), &evs); err != nil {
+		evs, err := src.list(ctx, q)
+		if err != nil {
 			return 0, err
 		}
 		next := newestID(evs, since)
@@ -206,6 +217,66 @@ func listEvents(ctx context.Context, d *daemonAPI, f *eventsFlags, out eventPrin
 		}
 		since = next
 	}
+}
+
+// eventSource lists events as GET /api/v1/events does for the query q.
+type eventSource interface {
+	list(ctx context.Context, q url.Values) ([]daemon.EventDoc, error)
+}
+
+// daemonEvents lists a running daemon's events; its errors are loadgen's
+// (d.fail says them).
+type daemonEvents struct{ d *daemonAPI }
+
+func (s daemonEvents) list(ctx context.Context, q url.Values) ([]daemon.EventDoc, error) {
+	var evs []daemon.EventDoc
+	return evs, adminFetch(ctx, s.d, "/api/v1/events?"+q.Encode(), &evs)
+}
+
+// storeEvents lists the events of a database no daemon serves.
+type storeEvents struct{ st *store.Store }
+
+func (s storeEvents) list(ctx context.Context, q url.Values) ([]daemon.EventDoc, error) {
+	return daemon.ListEvents(ctx, s.st, q)
+}
+
+// eventsFromStateDir lists the events of the configured state_dir's
+// database when no daemon answered (said says so), after a line on notes
+// that says where they come from. When no daemon holds the state
+// directory this holds it while it reads, so that store.ReadFile may
+// remove what SQLite makes beside the database to read it.
+func (g *globalFlags) eventsFromStateDir(ctx context.Context, f *eventsFlags, out eventPrinter, notes io.Writer, said error) (int64, error) {
+	l, err := g.loadConfig()
+	if err != nil {
+		return 0, err
+	}
+	dir := l.Config.StateDir
+	path := filepath.Join(dir, store.FileName)
+	lock, err := dirlock.Lock(dir)
+	alone := err == nil
+	if alone {
+		defer lock.Close()
+	}
+	var last int64
+	noted := false
+	err = store.ReadFile(ctx, path, alone, func(st *store.Store) error {
+		fmt.Fprintf(notes, "%v; the events below are read from its database, %s\n", said, path)
+		noted = true
+		var err error
+		last, err = listEvents(ctx, storeEvents{st}, f, out)
+		return err
+	})
+	if err != nil && !noted {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, said // nothing served from there yet
+		}
+		hint := ""
+		if errors.Is(err, os.ErrPermission) {
+			hint = " (run it as root, or as the owner of state_dir)"
+		}
+		return 0, &exitError{code: 1, msg: fmt.Sprintf("%v, and its database cannot be read: %v%s", said, err, hint)}
+	}
+	return last, err
 }
 
 // newestID is the largest ID among evs, at least since.

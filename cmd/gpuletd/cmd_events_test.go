@@ -138,7 +138,7 @@ func TestListEvents(t *testing.T) {
 			srv := httptest.NewServer(&h)
 			defer srv.Close()
 			var b strings.Builder
-			last, err := listEvents(context.Background(), plainAPI(srv.URL), &tt.flags, eventPrinter{w: &b, loc: time.UTC, filter: tt.filter})
+			last, err := listEvents(context.Background(), daemonEvents{plainAPI(srv.URL)}, &tt.flags, eventPrinter{w: &b, loc: time.UTC, filter: tt.filter})
 			require.NoError(t, err)
 			require.Equal(t, tt.want, messages(b.String()))
 			require.Equal(t, tt.wantLast, last)
@@ -152,7 +152,7 @@ func TestListEvents(t *testing.T) {
 	srv := httptest.NewServer(&h)
 	defer srv.Close()
 	var b strings.Builder
-	last, err := listEvents(context.Background(), plainAPI(srv.URL), &eventsFlags{since: 0}, eventPrinter{w: &b, loc: time.UTC})
+	last, err := listEvents(context.Background(), daemonEvents{plainAPI(srv.URL)}, &eventsFlags{since: 0}, eventPrinter{w: &b, loc: time.UTC})
 	require.NoError(t, err)
 	require.Equal(t, int64(2500), last)
 	msgs := messages(b.String())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 // gpuletd events lists a daemon's history and follows it live and through
@@ -107,6 +109,19 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	require.NotContains(t, logs.String(), "stop executors")
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "stopped answering") }, 10*time.Second, 20*time.Millisecond)
 	before := len(kinds())
+
+	// With none answering, the state folder's database still tells.
+	code, out = runOnce(t, bin, dir, cli, "events", "-n", "2", "--kind", "executor_stop,model_load")
+	require.Equal(t, 0, code, out)
+	state := envValue(env, "GPULETD_STATE_DIR")
+	require.Contains(t, out, "no gpuletd answers at http://"+addr+": is it running?; the events below are read from its database, "+filepath.Join(state, store.FileName)+"\n")
+	require.Regexp(t, `model_load: .*\n.* executor_stop: executor stopped \(gpulet=emu0-20-1 models=mlp\)\n`, out)
+	for _, p := range store.Files(filepath.Join(state, store.FileName))[1:] {
+		require.NoFileExists(t, p, "what SQLite made to read it is gone")
+	}
+	code, out = runOnce(t, bin, dir, cli, "events", "--url", addr)
+	require.Equal(t, 1, code, out)
+	require.Equal(t, "no gpuletd answers at http://"+addr+": is it running?\n", out, "a daemon asked for by --url: not the configured one's folder")
 
 	// Started again on the same state and address: the follow goes on
 	// with what the new daemon records, each event once.

@@ -395,3 +395,33 @@ func TestRestoreLeavesAnOlderSchemaAsItIs(t *testing.T) {
 	require.Equal(t, SchemaVersion(), v, "the next Open migrates it")
 	require.NoError(t, s.Close())
 }
+
+// ReadFile reads a database another process left, through the Store's own
+// queries, and refuses writes.
+func TestReadFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	for _, kind := range []string{"plan", "store", "plan"} {
+		_, err := s.AppendEvent(ctx, Event{Kind: kind, Message: kind})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+
+	err = ReadFile(ctx, path, true, func(r *Store) error {
+		evs, err := r.LatestEventsMatching(ctx, 5, EventFilter{Kinds: []string{"plan"}})
+		require.NoError(t, err)
+		require.Len(t, evs, 2)
+		_, err = r.AppendEvent(ctx, Event{Kind: "plan"})
+		require.ErrorIs(t, err, ErrReadOnly)
+		require.ErrorContains(t, err, "opened only to be read")
+		return nil
+	})
+	require.NoError(t, err)
+	for _, p := range Files(path)[1:] {
+		require.NoFileExists(t, p, "alone, what SQLite made to read is gone")
+	}
+	err = ReadFile(ctx, filepath.Join(t.TempDir(), "none.db"), true, func(*Store) error { return nil })
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
