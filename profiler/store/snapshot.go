@@ -36,7 +36,7 @@ func SnapshotFile(ctx context.Context, path string, alone bool) ([]byte, error) 
 	var b []byte
 	err := ReadFile(ctx, path, alone, func(s *Store) error {
 		var err error
-		b, err = s.Snapshot(ctx)
+		b, err = snapshot(ctx, s.reader()) // ReadFile names the file
 		return err
 	})
 	return b, err
