@@ -380,9 +380,14 @@ type eventPrinter struct {
 	color bool
 }
 
+// picks says whether the printer's filter picks e.
+func (p eventPrinter) picks(e daemon.EventDoc) bool {
+	return p.filter.Match(store.Event{At: e.At, Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs})
+}
+
 func (p eventPrinter) print(evs []daemon.EventDoc) error {
 	for _, e := range evs {
-		if !p.filter.Match(store.Event{At: e.At, Kind: e.Kind, Severity: store.Severity(e.Severity), Attrs: e.Attrs}) {
+		if !p.picks(e) {
 			continue
 		}
 		var line string
