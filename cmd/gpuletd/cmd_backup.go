@@ -17,7 +17,6 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/internal/atomicfile"
-	"github.com/gpulet/gpuletd/internal/dirlock"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
@@ -162,31 +161,17 @@ func fetchBackup(ctx context.Context, d *daemonAPI, token string) ([]byte, error
 }
 
 // backupFromStateDir copies the database of the configured state_dir,
-// when the daemon the configuration names gave none (said says why). When
-// no daemon holds the state directory this holds it while it reads, so
-// that store.SnapshotFile may remove the log and index SQLite makes beside
-// the database to read it (made by this command run as root, they would
-// belong to the wrong user when the service starts); a daemon that holds
-// it (one of another release) has both open already.
+// when the daemon the configuration names gave none (said says why); see
+// withStateDir.
 func backupFromStateDir(ctx context.Context, g *globalFlags, said string) ([]byte, string, error) {
-	l, err := g.loadConfig()
+	var data []byte
+	path, err := withStateDir(g, func(path string, alone bool) error {
+		var err error
+		data, err = store.SnapshotFile(ctx, path, alone)
+		return err
+	})
 	if err != nil {
-		return nil, "", err
-	}
-	dir := l.Config.StateDir
-	path := filepath.Join(dir, store.FileName)
-	lock, err := dirlock.Lock(dir)
-	alone := err == nil
-	if alone {
-		defer lock.Close()
-	}
-	data, err := store.SnapshotFile(ctx, path, alone)
-	if err != nil {
-		hint := ""
-		if errors.Is(err, os.ErrPermission) {
-			hint = " (run it as root, or as the owner of state_dir)"
-		}
-		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s, and its database cannot be copied directly: %v%s", said, err, hint)}
+		return nil, "", &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s, and its database cannot be copied directly: %v%s", said, err, ownerHint(err))}
 	}
 	return data, path, nil
 }

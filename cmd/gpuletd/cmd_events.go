@@ -11,14 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon"
-	"github.com/gpulet/gpuletd/internal/dirlock"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
@@ -242,41 +240,26 @@ func (s storeEvents) list(ctx context.Context, q url.Values) ([]daemon.EventDoc,
 
 // eventsFromStateDir lists the events of the configured state_dir's
 // database when no daemon answered (said says so), after a line on notes
-// that says where they come from. When no daemon holds the state
-// directory this holds it while it reads, so that store.ReadFile may
-// remove what SQLite makes beside the database to read it.
+// that says where they come from; see withStateDir.
 func (g *globalFlags) eventsFromStateDir(ctx context.Context, f *eventsFlags, out eventPrinter, notes io.Writer, said error) (int64, error) {
-	l, err := g.loadConfig()
-	if err != nil {
-		return 0, err
-	}
-	dir := l.Config.StateDir
-	path := filepath.Join(dir, store.FileName)
-	lock, err := dirlock.Lock(dir)
-	alone := err == nil
-	if alone {
-		defer lock.Close()
-	}
 	var last int64
 	noted := false
-	err = store.ReadFile(ctx, path, alone, func(st *store.Store) error {
-		fmt.Fprintf(notes, "%v; the events below are read from its database, %s\n", said, path)
-		noted = true
-		var err error
-		last, err = listEvents(ctx, storeEvents{st}, f, out)
-		return err
+	_, err := withStateDir(g, func(path string, alone bool) error {
+		return store.ReadFile(ctx, path, alone, func(st *store.Store) error {
+			fmt.Fprintf(notes, "%v; the events below are read from its database, %s\n", said, path)
+			noted = true
+			var err error
+			last, err = listEvents(ctx, storeEvents{st}, f, out)
+			return err
+		})
 	})
-	if err != nil && !noted {
-		if errors.Is(err, os.ErrNotExist) {
-			return 0, said // nothing served from there yet
-		}
-		hint := ""
-		if errors.Is(err, os.ErrPermission) {
-			hint = " (run it as root, or as the owner of state_dir)"
-		}
-		return 0, &exitError{code: 1, msg: fmt.Sprintf("%v, and its database cannot be read: %v%s", said, err, hint)}
+	switch {
+	case err == nil || noted:
+		return last, err
+	case errors.Is(err, os.ErrNotExist):
+		return 0, said // nothing served from there yet
 	}
-	return last, err
+	return 0, &exitError{code: 1, msg: fmt.Sprintf("%v, and its database cannot be read: %v%s", said, err, ownerHint(err))}
 }
 
 // newestID is the largest ID among evs, at least since.
