@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"time"
 
@@ -37,7 +39,8 @@ const problemWindow = time.Hour
 const maxProblems = 10000
 
 // recentProblems is how many warnings and errors were recorded in the
-// problemWindow before now, since the daemon started.
+// problemWindow before now, by this daemon and, read back at its start, by
+// the one before it (recallProblems).
 type recentProblems struct {
 	Window   string `json:"window"`
 	Warnings int    `json:"warnings"`
@@ -58,6 +61,25 @@ func (e *events) recent(now time.Time) recentProblems {
 		}
 	}
 	return out
+}
+
+// recallProblems reads back from the store the warnings and errors of the
+// problemWindow before now, so that a restart (a crash, systemd's restart,
+// an upgrade) does not hide the last hour's problems from the status. Call
+// it once, before any event is added.
+func (e *events) recallProblems(ctx context.Context, now time.Time) error {
+	past, err := e.st.LatestEventsMatching(ctx, maxProblems, store.EventFilter{MinSeverity: store.SeverityWarning, After: now.Add(-problemWindow)})
+	if err != nil {
+		return fmt.Errorf("read the last hour's warnings: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	recalled := make([]problem, 0, len(past)+len(e.problems))
+	for _, ev := range past {
+		recalled = append(recalled, problem{at: ev.At, sev: ev.Severity})
+	}
+	e.problems = append(recalled, e.problems...)
+	return nil
 }
 
 // forgetProblemsLocked drops the problems older than the window; e.mu is

@@ -120,6 +120,9 @@ func Run(ctx context.Context, opts Options) error {
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine
 	n.events = newEvents(st, log.Named("events"))
+	if err := n.events.recallProblems(ctx, time.Now()); err != nil {
+		log.Warn("status: warnings before this start not counted", zap.Error(err))
+	}
 	if engine.Reason != "" {
 		n.events.add(EventDevices, store.SeverityWarning, "serving on the CPU: "+engine.Reason,
 			map[string]string{"fix": engine.Fix, "provider": engine.Provider})
