@@ -132,13 +132,15 @@ type status struct {
 	GRPCListen string `json:"grpc_listen"`
 	// MetricsListen is the address of the listener that serves /metrics
 	// alone; empty when there is none (/metrics is on Listen).
-	MetricsListen string       `json:"metrics_listen"`
-	Policy        string       `json:"policy"`
-	Algorithm     string       `json:"algorithm"`
-	Devices       []mps.Device `json:"devices"`
-	Engine        engineStatus `json:"engine"`
-	Store         storeStatus  `json:"store"`
-	WaitingFor    []string     `json:"waiting_for,omitempty"`
+	MetricsListen string `json:"metrics_listen"`
+	// Started is when the daemon started.
+	Started    time.Time    `json:"started"`
+	Policy     string       `json:"policy"`
+	Algorithm  string       `json:"algorithm"`
+	Devices    []mps.Device `json:"devices"`
+	Engine     engineStatus `json:"engine"`
+	Store      storeStatus  `json:"store"`
+	WaitingFor []string     `json:"waiting_for,omitempty"`
 	// Profiling is the profile job the start runs now; nil when none.
 	Profiling *profilingStatus `json:"profiling,omitempty"`
 	// NotReadyFor are the models that cannot be served while
@@ -175,7 +177,7 @@ func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
 	inv := n.devices.Inventory()
 	s := status{
-		Version: version.Version, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
+		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()),

@@ -30,6 +30,11 @@ const (
 	// EventRequestLimit: a served model's smallest request is above
 	// limits.max_request_body (requestlimit.go).
 	EventRequestLimit = "request_limit"
+	// EventDaemonStart: the daemon started; a warning when the run before
+	// it recorded no stop (lifecycle.go).
+	EventDaemonStart = "daemon_start"
+	// EventDaemonStop: the daemon stopped, or gave up starting.
+	EventDaemonStop = "daemon_stop"
 )
 
 // EventKinds are the kinds of the events the daemon records, what an events
@@ -41,7 +46,7 @@ var knownEventKinds = []string{
 	EventReorganize, EventExecutorStart, EventExecutorRestart, EventExecutorStop,
 	EventModelInvalid, EventModelLoad, EventModelUnload, EventProfileJob,
 	EventConfigReload, EventPlan, EventDevices, EventStore, EventSLOUnreachable,
-	EventRequestLimit,
+	EventRequestLimit, EventDaemonStart, EventDaemonStop,
 }
 
 // events records what happens in the store (the history) and hands each

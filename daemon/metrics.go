@@ -100,6 +100,7 @@ var (
 	descPipeScaling  = prometheus.NewDesc("gpuletd_pipeline_accuracy_scaling", "1 while a pipeline's plan runs cheaper variants (accuracy scaling), 0 while it runs its steps' own models.", []string{"pipeline"}, nil)
 	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a gpu-let refused that were rerouted to another gpu-let of the step's variants.", []string{"pipeline"}, nil)
 
+	descUncleanStart  = prometheus.NewDesc("gpuletd_unclean_start", "1 when the daemon's previous run recorded no stop: it was killed (an OOM kill, SIGKILL), crashed, or the machine went down; 0 after a clean stop or at a first start.", nil, nil)
 	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk, files its user may not write).", nil, nil)
 	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)
 
@@ -114,7 +115,7 @@ var (
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
-		descStoreWritable, descStoreFailures, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
+		descStoreWritable, descStoreFailures, descUncleanStart, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
 		ch <- d
 	}
@@ -168,6 +169,11 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		writable = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descStoreWritable, prometheus.GaugeValue, writable)
+	unclean := 0.0
+	if n.uncleanStart {
+		unclean = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descUncleanStart, prometheus.GaugeValue, unclean)
 	ch <- prometheus.MustNewConstMetric(descStoreFailures, prometheus.CounterValue, float64(n.st.WriteFailures()))
 	if n.conns != nil {
 		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(n.conns.Open()))

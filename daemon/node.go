@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/connlimit"
@@ -16,15 +17,19 @@ import (
 type node struct {
 	cfg     atomic.Pointer[config.Config] // replaced whole on reload
 	log     *zap.Logger
-	st      *store.Store
-	devices *mps.Manager
-	catalog *catalog
-	uploads *uploads // model folders loaded from a load request's files
-	book    *profileBook
-	sup     *supervisor
-	router  *router
-	events  *events
-	rates   *rateMeter
+	started time.Time // when the daemon started (the status's uptime)
+	// uncleanStart: the run before this one recorded no stop (killed,
+	// crashed); set once at the start.
+	uncleanStart bool
+	st           *store.Store
+	devices      *mps.Manager
+	catalog      *catalog
+	uploads      *uploads // model folders loaded from a load request's files
+	book         *profileBook
+	sup          *supervisor
+	router       *router
+	events       *events
+	rates        *rateMeter
 	// stepRates counts the requests pipeline steps send each model (also
 	// in rates): the planner gives those models the pipelines' plans
 	// instead (planPipelines).

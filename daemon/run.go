@@ -17,6 +17,7 @@ import (
 	"github.com/gpulet/gpuletd/executor/gpuprobe"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/fsperm"
+	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -46,7 +47,7 @@ type Options struct {
 // Run serves until ctx is cancelled, then shuts down in order: stop
 // accepting, let queued requests finish, stop executors, then MPS, then the
 // store.
-func Run(ctx context.Context, opts Options) error {
+func Run(ctx context.Context, opts Options) (err error) {
 	cfg := opts.Config.Config
 	log := opts.Log.Named("daemon")
 
@@ -104,7 +105,7 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 
 	started := time.Now()
-	n := &node{log: log, st: st, devices: devices, router: newRouter(),
+	n := &node{log: log, started: started, st: st, devices: devices, router: newRouter(),
 		rates: newRateMeter(cfg.Scheduler.EWMAWeight, started), stepRates: newRateMeter(cfg.Scheduler.EWMAWeight, started),
 		reloaded: make(chan struct{}, 1), stopped: make(chan struct{}), shm: newSharedMemory(shmDir), live: newLiveProfiles(),
 		cache: newResponseCache(int64(cfg.ResponseCache.Size))}
@@ -123,6 +124,8 @@ func Run(ctx context.Context, opts Options) error {
 	if err := n.events.recallProblems(ctx, time.Now()); err != nil {
 		log.Warn("status: warnings before this start not counted", zap.Error(err))
 	}
+	n.uncleanStart = n.events.recordStart(ctx, version.Version, os.Getpid())
+	defer func() { n.events.recordStop(version.Version, started, time.Now(), context.Cause(ctx), err) }()
 	if engine.Reason != "" {
 		n.events.add(EventDevices, store.SeverityWarning, "serving on the CPU: "+engine.Reason,
 			map[string]string{"fix": engine.Fix, "provider": engine.Provider})

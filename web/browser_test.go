@@ -509,6 +509,21 @@ func checkReadyWords(t *testing.T, b *browser) {
 	require.Equal(t, []string{"2 warnings, 1 error", "1 error", "no warnings", "–"}, got)
 	require.Regexp(t, `^(no warnings|\d+ warnings?(, \d+ errors?)?|\d+ errors?)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="last-hour"] dd').textContent`), "the summary counts them")
+	got = eval[[]string](t, b, `(async () => {
+  const { upWords } = await import('/assets/summary.js');
+  const t0 = Date.parse('2026-12-02T05:00:00Z');
+  const since = new Date(t0).toLocaleTimeString('en-GB', { hour12: false });
+  return [
+    upWords('2026-12-02T05:00:00Z', t0 + 45e3) === '45s (since ' + since + ')' ? 'ok' : upWords('2026-12-02T05:00:00Z', t0 + 45e3),
+    upWords('2026-12-02T05:00:00Z', t0 + (3 * 3600 + 12 * 60 + 30) * 1e3).split(' ')[0],
+    upWords('2026-12-02T05:00:00Z', t0 + (26 * 3600) * 1e3).split(' ')[0],
+    upWords(undefined),
+    upWords('0001-01-01T00:00:00Z'),
+  ];
+})()`)
+	require.Equal(t, []string{"ok", "3h12m", "1d2h", "–", "–"}, got)
+	require.Regexp(t, `^\d+(s|m|h\d+m|d\d+h) \(since .+\)$`,
+		eval[string](t, b, `document.querySelector('#summary [data-key="up"] dd').textContent`), "the summary says how long it has run")
 }
 
 // checkEventFilter ticks the events' "Warnings and errors only" box: the

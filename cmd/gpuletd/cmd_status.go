@@ -43,8 +43,8 @@ The daemon is found at --url, or at the configured listen address.`,
 				return err
 			}
 			var raw json.RawMessage
-			if err := adminGet(cmd.Context(), d, "/api/v1/status", &raw); err != nil {
-				return err
+			if err := adminFetch(cmd.Context(), d, "/api/v1/status", &raw); err != nil {
+				return g.failWithLastRun(cmd.Context(), d, url, err)
 			}
 			if asJSON {
 				return printRaw(cmd.OutOrStdout(), raw)
@@ -72,8 +72,9 @@ func addDaemonFlags(cmd *cobra.Command, url *string, asJSON *bool) {
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
 }
 
-// adminTimeout bounds one call to a daemon's admin API.
-const adminTimeout = 10 * time.Second
+// adminTimeout bounds one call to a daemon's admin API (a variable for
+// the tests).
+var adminTimeout = 10 * time.Second
 
 // adminGet fetches one document of a daemon's API. A daemon that does not
 // answer is one clear line and exit status 1.
@@ -84,11 +85,19 @@ func adminGet(ctx context.Context, d *daemonAPI, path string, v any) error {
 // adminFetch is adminGet with the error as loadgen gives it: a
 // loadgen.HTTPError for the daemon's error answers.
 func adminFetch(ctx context.Context, d *daemonAPI, path string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
+	cctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
 	defer d.client.CloseIdleConnections()
-	return loadgen.GetJSON(ctx, d.client, d.base+path, v)
+	err := loadgen.GetJSON(cctx, d.client, d.base+path, v)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("%w within %s", errNoAnswerInTime, adminTimeout)
+	}
+	return err
 }
+
+// errNoAnswerInTime: a daemon took the connection but did not answer
+// within adminTimeout (stopped, hung, or swamped).
+var errNoAnswerInTime = errors.New("did not answer")
 
 // fail turns err, from a call to the daemon, into one clear line: "nothing
 // answers" (with where the installed service listens instead, d.hint), the
@@ -121,6 +130,8 @@ func (d *daemonAPI) fail(err error) error {
 			msg += " (" + hint + ")"
 		}
 		return &exitError{code: 1, msg: msg}
+	case errors.Is(err, errNoAnswerInTime):
+		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd at %s took the connection but %v: it is hung or swamped (its log may say which)", base, err)}
 	case errors.As(err, &he) && he.Code == http.StatusNotFound:
 		return &exitError{code: 1, msg: "gpuletd: " + he.Message}
 	case errors.As(err, &he):
@@ -144,6 +155,7 @@ func printRaw(w io.Writer, raw json.RawMessage) error {
 type adminStatus struct {
 	Version         string          `json:"version"`
 	Ready           bool            `json:"ready"`
+	Started         *time.Time      `json:"started"`     // nil from a daemon that does not say
 	GRPCListen      *string         `json:"grpc_listen"` // nil from a daemon that does not say
 	MetricsListen   string          `json:"metrics_listen"`
 	Policy          string          `json:"policy"`
@@ -343,11 +355,28 @@ type adminRecent struct {
 	Violations int     `json:"violations"`
 }
 
+// uptime writes how long a daemon has run to the minute, or to the second
+// in its first minute: 45s, 12m, 3h12m, 4d3h.
+func uptime(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd%dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
 // writeStatus prints the status as a header and three tables.
 func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	state := "not ready"
 	if s.Ready {
 		state = "ready"
+	}
+	if s.Started != nil && !s.Started.IsZero() {
+		state += fmt.Sprintf(", up %s (since %s)", uptime(time.Since(*s.Started)), s.Started.Local().Format("2006-01-02 15:04:05"))
 	}
 	fmt.Fprintf(w, "gpuletd %s at %s: %s\n", s.Version, base, state)
 	switch {

@@ -296,6 +296,7 @@ func TestNoDaemonIsOneLine(t *testing.T) {
 	}
 	// The address comes from the configuration when --url is not given.
 	t.Setenv("GPULETD_LISTEN", addr)
+	t.Setenv("GPULETD_STATE_DIR", t.TempDir()) // no database: nothing more to say
 	code, _, stderr := runCLI(t, "status")
 	require.Equal(t, 1, code)
 	require.Equal(t, "no gpuletd answers at http://"+addr+": is it running?\n", stderr)
@@ -429,5 +430,26 @@ func TestWriteStatusRecentProblems(t *testing.T) {
 		}
 		require.Contains(t, b.String(), "executor restarts\n"+tc.want, "under the policy line")
 		require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	}
+}
+
+// The header says how long the daemon has run and since when, as
+// systemctl status does; a daemon that does not say gets neither.
+func TestWriteStatusSaysHowLongItRan(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	started := time.Now().Add(-(3*time.Hour + 12*time.Minute + 30*time.Second))
+	s.Started = &started
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "gpuletd dev at http://127.0.0.1:18711: ready, up 3h12m (since "+started.Local().Format("2006-01-02 15:04:05")+")\n")
+
+	for d, want := range map[time.Duration]string{
+		45*time.Second + 400*time.Millisecond: "45s",
+		12*time.Minute + 59*time.Second:       "12m",
+		26*time.Hour + 5*time.Minute:          "1d2h",
+		3 * time.Hour:                         "3h0m",
+	} {
+		require.Equal(t, want, uptime(d), d)
 	}
 }

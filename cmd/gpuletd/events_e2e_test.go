@@ -32,25 +32,27 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	code, out := runOnce(t, bin, dir, cli, "events")
 	require.Equal(t, 0, code, out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 2, out)
-	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #1 info executor_start: executor started \(device=emu0 gpulet=emu0-20-1 models=mlp pid=\d+ provider=emulated size=20\)$`, lines[0])
-	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #2 info reorganize: plan applied: emu0: 20%\[mlp×1@1/s\] \(reason=start retired=0 started=1\)$`, lines[1])
+	require.Len(t, lines, 3, out)
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #1 info daemon_start: gpuletd \S+ started \(pid \d+\) \(pid=\d+ version=\S+\)$`, lines[0], "a first start")
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #2 info executor_start: executor started \(device=emu0 gpulet=emu0-20-1 models=mlp pid=\d+ provider=emulated size=20\)$`, lines[1])
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #3 info reorganize: plan applied: emu0: 20%\[mlp×1@1/s\] \(reason=start retired=0 started=1\)$`, lines[2])
 	metrics := string(do(t, "GET", "http://"+addr+"/metrics", nil, nil).body)
+	require.Contains(t, metrics, `gpuletd_events_total{kind="daemon_start",severity="info"} 1`+"\n")
 	require.Contains(t, metrics, `gpuletd_events_total{kind="executor_start",severity="info"} 1`+"\n")
 	require.Contains(t, metrics, `gpuletd_events_total{kind="reorganize",severity="info"} 1`+"\n")
 	require.Contains(t, metrics, `gpuletd_events_total{kind="profile_job",severity="error"} 0`+"\n", "an alert's increase() sees the first")
 	code, out = runOnce(t, bin, dir, cli, "events", "-n", "1")
 	require.Equal(t, 0, code, out)
-	require.Equal(t, lines[1]+"\n", out)
-	code, out = runOnce(t, bin, dir, cli, "events", "--since", "1")
+	require.Equal(t, lines[2]+"\n", out)
+	code, out = runOnce(t, bin, dir, cli, "events", "--since", "2")
 	require.Equal(t, 0, code, out)
-	require.Equal(t, lines[1]+"\n", out, "after an ID")
+	require.Equal(t, lines[2]+"\n", out, "after an ID")
 	code, out = runOnce(t, bin, dir, cli, "events", "--since", "10m")
 	require.Equal(t, 0, code, out)
-	require.Equal(t, lines[0]+"\n"+lines[1]+"\n", out, "from a moment on")
+	require.Equal(t, strings.Join(lines, "\n")+"\n", out, "from a moment on")
 	code, out = runOnce(t, bin, dir, cli, "events", "--since", "10m", "-n", "1")
 	require.Equal(t, 0, code, out)
-	require.Equal(t, lines[1]+"\n", out, "the last of those from a moment on")
+	require.Equal(t, lines[2]+"\n", out, "the last of those from a moment on")
 	code, out = runOnce(t, bin, dir, cli, "events", "--since", "2099-01-01")
 	require.Equal(t, 0, code, out)
 	require.Empty(t, out)
@@ -94,7 +96,7 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), `"kind":"model_load"`) }, 10*time.Second, 20*time.Millisecond)
 	code, out = runOnce(t, bin, dir, cli, "events", "--model", "mlp")
 	require.Equal(t, 0, code, out)
-	require.Regexp(t, `^\S+ \S+ #1 info executor_start: .* models=mlp .*\n\S+ \S+ #3 info model_load: .*\(model=mlp\)\n$`, out,
+	require.Regexp(t, `^\S+ \S+ #2 info executor_start: .* models=mlp .*\n\S+ \S+ #4 info model_load: .*\(model=mlp\)\n$`, out,
 		"the events recorded for mlp: its executor's start and its load")
 	code, out = runOnce(t, bin, dir, cli, "events", "--severity", "warning", "--kind", "model_load")
 	require.Equal(t, 0, code, out)
@@ -109,6 +111,10 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	require.NotContains(t, logs.String(), "stop executors")
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "stopped answering") }, 10*time.Second, 20*time.Millisecond)
 	before := len(kinds())
+	code, out = runOnce(t, bin, dir, cli, "events", "-n", "1", "--kind", "daemon_stop")
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `daemon_stop: gpuletd stopped after \S+ \(interrupt signal received\) \(cause="interrupt signal received" ran=\S+ version=\S+\)\n$`, out,
+		"the stop is the history's, read from the database")
 
 	// With none answering, the state folder's database still tells.
 	code, out = runOnce(t, bin, dir, cli, "events", "-n", "2", "--kind", "executor_stop,model_load")
@@ -132,6 +138,10 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 		return len(ks) > before && ks[len(ks)-1] == "reorganize"
 	}, 60*time.Second, 20*time.Millisecond, "stdout: %s", stdout)
 	require.Contains(t, kinds()[before:], "executor_start")
+	require.Contains(t, kinds()[before:], "daemon_start")
+	code, out = runOnce(t, bin, dir, cli, "events", "--kind", "daemon_start", "--severity", "warning")
+	require.Equal(t, 0, code, out)
+	require.Empty(t, out, "the run before stopped: no warning at the start")
 	var last int64
 	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 		var e daemon.EventDoc

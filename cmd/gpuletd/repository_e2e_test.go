@@ -146,7 +146,7 @@ func TestReloadFollowsTheRepository(t *testing.T) {
 	require.JSONEq(t, `{"ready": false, "unservable": ["broken"]}`, string(do(t, "GET", base+"/v2/health/ready", nil, nil).body))
 	code, out, stderr := runCLI(t, "status", "--url", base)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, ": not ready\n")
+	require.Regexp(t, `: not ready, up \S+ \(since [^)]+\)\n`, out)
 	require.Contains(t, out, "not ready (strict_readiness) while these cannot be served: broken\n")
 	code, out, stderr = runCLI(t, "status", "--short", "--url", base)
 	require.Equal(t, 0, code, stderr)

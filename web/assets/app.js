@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords, problemWords } from './summary.js';
+import { readyWords, grpcWords, engineWords, problemWords, upWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -71,6 +71,7 @@ function renderSummary(st) {
   const plan = st.plan;
   const items = [
     ['Version', st.version],
+    ['Up', upWords(st.started)],
     ['Ready', readyWords(st)],
     ['gRPC', grpcWords(st.grpc_listen)],
     ['GPUs', engineWords(st.engine)],

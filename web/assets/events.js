@@ -7,6 +7,8 @@ import { h, clock } from './dom.js';
 // there holds this list to them). The stream names each event by its kind,
 // and EventSource delivers a named event only to a listener for that name.
 const KINDS = [
+  'daemon_start',
+  'daemon_stop',
   'reorganize',
   'plan',
   'executor_start',

@@ -36,3 +36,20 @@ export function problemWords(p) {
   if (p.errors) parts.push(p.errors === 1 ? '1 error' : `${p.errors} errors`);
   return parts.length ? parts.join(', ') : 'no warnings';
 }
+
+// upWords says how long the daemon has run and since when (started, an
+// ISO time; now in ms): 45s, 12m, 3h12m or 4d3h, then the start's time of
+// day, or its date past a day. A dash from a daemon that does not say.
+export function upWords(started, now = Date.now()) {
+  const t = new Date(started || '');
+  if (!started || Number.isNaN(t.getTime()) || t.getFullYear() < 2000) return '–';
+  const s = Math.max(0, Math.floor((now - t.getTime()) / 1000));
+  const m = Math.floor(s / 60), hrs = Math.floor(s / 3600), days = Math.floor(s / 86400);
+  let up;
+  if (s < 60) up = `${s}s`;
+  else if (s < 3600) up = `${m}m`;
+  else if (s < 86400) up = `${hrs}h${m % 60}m`;
+  else up = `${days}d${hrs % 24}h`;
+  const since = s < 86400 ? t.toLocaleTimeString('en-GB', { hour12: false }) : t.toLocaleString('en-GB', { hour12: false });
+  return `${up} (since ${since})`;
+}
