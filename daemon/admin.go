@@ -159,6 +159,9 @@ type status struct {
 	Restarts        int64            `json:"executor_restarts"`
 	// RecentProblems counts the warning and error events of the last hour.
 	RecentProblems recentProblems `json:"recent_problems"`
+	// Capacity is how far the planned load may grow, in the same mix,
+	// before the planner cannot place it all; nil before a plan with load.
+	Capacity *capacityStatus `json:"capacity,omitempty"`
 	// Cache is what the response cache holds; nil when the node keeps none.
 	Cache *cacheUsage `json:"response_cache,omitempty"`
 	// TLS is the listeners' certificate; nil when they serve plain text.
@@ -180,7 +183,7 @@ func (n *node) status() status {
 		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
-		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()),
+		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),
 	}
 	if n.cache.on() {
 		u := n.cache.usage()

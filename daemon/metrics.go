@@ -100,6 +100,7 @@ var (
 	descPipeScaling  = prometheus.NewDesc("gpuletd_pipeline_accuracy_scaling", "1 while a pipeline's plan runs cheaper variants (accuracy scaling), 0 while it runs its steps' own models.", []string{"pipeline"}, nil)
 	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a gpu-let refused that were rerouted to another gpu-let of the step's variants.", []string{"pipeline"}, nil)
 
+	descCapacity      = prometheus.NewDesc("gpuletd_planned_capacity_ratio", "How many times the load planned for (every model's measured rate) the planner can place on the node's GPUs in the same mix of models: under 1, part of it is refused; absent before a plan with load.", nil, nil)
 	descUncleanStart  = prometheus.NewDesc("gpuletd_unclean_start", "1 when the daemon's previous run recorded no stop: it was killed (an OOM kill, SIGKILL), crashed, or the machine went down; 0 after a clean stop or at a first start.", nil, nil)
 	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk, files its user may not write).", nil, nil)
 	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)
@@ -115,7 +116,7 @@ var (
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
-		descStoreWritable, descStoreFailures, descUncleanStart, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
+		descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
 		ch <- d
 	}
@@ -174,6 +175,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		unclean = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descUncleanStart, prometheus.GaugeValue, unclean)
+	if c := n.capacity.get(); c != nil {
+		ch <- prometheus.MustNewConstMetric(descCapacity, prometheus.GaugeValue, c.Ratio)
+	}
 	ch <- prometheus.MustNewConstMetric(descStoreFailures, prometheus.CounterValue, float64(n.st.WriteFailures()))
 	if n.conns != nil {
 		ch <- prometheus.MustNewConstMetric(descConns, prometheus.GaugeValue, float64(n.conns.Open()))

@@ -21,15 +21,17 @@ type node struct {
 	// uncleanStart: the run before this one recorded no stop (killed,
 	// crashed); set once at the start.
 	uncleanStart bool
-	st           *store.Store
-	devices      *mps.Manager
-	catalog      *catalog
-	uploads      *uploads // model folders loaded from a load request's files
-	book         *profileBook
-	sup          *supervisor
-	router       *router
-	events       *events
-	rates        *rateMeter
+	// capacity is the planned capacity of the newest plan's load.
+	capacity capacityBook
+	st       *store.Store
+	devices  *mps.Manager
+	catalog  *catalog
+	uploads  *uploads // model folders loaded from a load request's files
+	book     *profileBook
+	sup      *supervisor
+	router   *router
+	events   *events
+	rates    *rateMeter
 	// stepRates counts the requests pipeline steps send each model (also
 	// in rates): the planner gives those models the pipelines' plans
 	// instead (planPipelines).

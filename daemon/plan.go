@@ -144,21 +144,33 @@ func (n *node) planFirst(ctx context.Context) bool {
 
 // replan plans the node for the given rates and applies the plan when it
 // changes what runs where.
+// Once applied, it measures how far the load it planned for may grow
+// (measureCapacity), outside the planning lock.
 func (n *node) replan(ctx context.Context, reason string, rates map[string]float64) error {
 	n.planMu.Lock()
-	defer n.planMu.Unlock()
+	in, err := n.replanLocked(ctx, reason, rates)
+	n.planMu.Unlock()
+	if err == nil {
+		n.measureCapacity(ctx, in)
+	}
+	return err
+}
+
+// replanLocked is replan's planning and applying, under n.planMu; it
+// returns the planner's input.
+func (n *node) replanLocked(ctx context.Context, reason string, rates map[string]float64) (gpulet.Input, error) {
 	rates = n.planPipelines(ctx, rates)
 	in, missing := n.planInput(ctx, rates)
 	plan, err := n.plan(ctx, in)
 	if ctx.Err() != nil { // stopping: what was not read says nothing of the models
-		return fmt.Errorf("plan: %w", ctx.Err())
+		return in, fmt.Errorf("plan: %w", ctx.Err())
 	}
 	n.reportUnplaced(missing, plan)
 	if err != nil {
-		return err
+		return in, err
 	}
 	n.recordPlan(ctx, plan, reason)
-	return n.apply(ctx, plan, reason, rates)
+	return in, n.apply(ctx, plan, reason, rates)
 }
 
 // Reasons of the re-plans whose plan is always saved (recordPlan).
@@ -183,14 +195,21 @@ func (n *node) plan(ctx context.Context, in gpulet.Input) (*gpulet.Plan, error) 
 		}
 		return nil, errors.New("plan: no healthy device")
 	}
+	algo, opts := n.planner()
+	pctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return control.Plan(pctx, algo, in, opts, control.Headroom)
+}
+
+// planner is the configured planner and its options: the interference
+// model for the planners that use one.
+func (n *node) planner() (gpulet.Algo, gpulet.Options) {
 	algo := gpulet.Algo(n.conf().Scheduler.Algorithm)
 	opts := gpulet.Options{}
 	if algo != gpulet.AlgoGpulet && algo != gpulet.AlgoSBP {
 		opts.Interference = n.predictor()
 	}
-	pctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return control.Plan(pctx, algo, in, opts, control.Headroom)
+	return algo, opts
 }
 
 // reportUnplaced says why the models a re-plan could not place are not

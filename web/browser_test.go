@@ -522,6 +522,20 @@ func checkReadyWords(t *testing.T, b *browser) {
   ];
 })()`)
 	require.Equal(t, []string{"ok", "3h12m", "1d2h", "–", "–"}, got)
+	got = eval[[]string](t, b, `(async () => {
+  const { capacityWords } = await import('/assets/summary.js');
+  return [
+    capacityWords({ ratio: 3.42, load: 400, rate: 1368 }),
+    capacityWords({ ratio: 620.4, load: 98.4, rate: 59785 }),
+    capacityWords({ ratio: 1.8, load: 12000, rate: 21600, at_least: true }),
+    capacityWords({ ratio: 0.8, load: 500, rate: 400 }),
+    capacityWords(undefined),
+  ];
+})()`)
+	require.Equal(t, []string{"3.4× the 400 req/s planned for, 1368 req/s", "620× the 98.4 req/s planned for, 59785 req/s",
+		"≥1.8× the 12000 req/s planned for, 21600 req/s", "0.8× the 500 req/s planned for: overloaded", "–"}, got)
+	require.Regexp(t, `^(–|≥?[\d.]+× the [\d.]+ req/s planned for(, \d+ req/s|: overloaded))$`,
+		eval[string](t, b, `document.querySelector('#summary [data-key="capacity"] dd').textContent`), "the summary says the planned capacity")
 	require.Regexp(t, `^\d+(s|m|h\d+m|d\d+h) \(since .+\)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="up"] dd').textContent`), "the summary says how long it has run")
 }

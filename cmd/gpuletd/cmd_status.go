@@ -176,8 +176,34 @@ type adminStatus struct {
 	Reorganizations int64           `json:"reorganizations"`
 	Restarts        int64           `json:"executor_restarts"`
 	RecentProblems  *adminProblems  `json:"recent_problems"` // nil from a daemon that does not count them
+	Capacity        *adminCapacity  `json:"capacity"`        // nil before a plan with load, or from a daemon that does not say
 	Cache           *adminCacheUse  `json:"response_cache"`
 	TLS             *adminTLS       `json:"tls"`
+}
+
+// adminCapacity is how far the planned load may grow, in the same mix,
+// before the planner cannot place it all.
+type adminCapacity struct {
+	Ratio   float64 `json:"ratio"`
+	Load    float64 `json:"load"`
+	Rate    float64 `json:"rate"`
+	AtLeast bool    `json:"at_least"`
+}
+
+// words says it in a line of the status's header.
+func (c *adminCapacity) words() string {
+	rate := func(r float64) string { return strings.TrimSuffix(perSecond(r), "/s") + " req/s" }
+	ratio := fmt.Sprintf("%.1f×", c.Ratio)
+	if c.Ratio >= 10 {
+		ratio = fmt.Sprintf("%.0f×", c.Ratio)
+	}
+	switch {
+	case c.AtLeast:
+		ratio = "≥" + ratio
+	case c.Ratio < 1:
+		return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for: overloaded", ratio, rate(c.Load))
+	}
+	return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for, %s", ratio, rate(c.Load), rate(c.Rate))
 }
 
 // adminProblems counts the warning and error events of the status's
@@ -418,6 +444,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	switch {
 	case s.PlanAt != nil:
 		fmt.Fprintf(w, "plan of %s (%s)\n", s.PlanAt.Local().Format("2006-01-02 15:04:05"), orDash(s.PlanReason))
+		if s.Capacity != nil {
+			fmt.Fprintln(w, s.Capacity.words())
+		}
 	default:
 		fmt.Fprintln(w, "no plan yet")
 	}

@@ -453,3 +453,19 @@ func TestWriteStatusSaysHowLongItRan(t *testing.T) {
 		require.Equal(t, want, uptime(d), d)
 	}
 }
+
+func TestCapacityWords(t *testing.T) {
+	for _, tc := range []struct {
+		c    adminCapacity
+		want string
+	}{
+		{adminCapacity{Ratio: 3.42, Load: 400, Rate: 1368}, "capacity (planner's estimate): 3.4× the 400 req/s planned for, 1368 req/s"},
+		{adminCapacity{Ratio: 620.4, Load: 98.4, Rate: 59785}, "capacity (planner's estimate): 620× the 98.4 req/s planned for, 59785 req/s"},
+		{adminCapacity{Ratio: 1.8, Load: 12000, Rate: 21600, AtLeast: true}, "capacity (planner's estimate): ≥1.8× the 12000 req/s planned for, 21600 req/s"},
+		{adminCapacity{Ratio: 0.8, Load: 500, Rate: 400}, "capacity (planner's estimate): 0.8× the 500 req/s planned for: overloaded"},
+	} {
+		got := tc.c.words()
+		require.Equal(t, tc.want, got)
+		require.LessOrEqual(t, widest(got), 80)
+	}
+}

@@ -201,3 +201,28 @@ func TestDaemonServesGameMix(t *testing.T) {
 	require.Greater(t, rep.Total.Sent, int64(0.9*rate*duration.Seconds()), "the client sent the offered load")
 	require.GreaterOrEqual(t, rep.Total.Attainment, 0.99, "fewer than 1%% of the requests miss their SLO; logs:\n%s", logs)
 }
+
+// The status's capacity is the planner's own limit for the load planned
+// for: the largest total rate of the same mix that the daemon's plan
+// preview places whole, found apart by bisecting over the API.
+func TestStatusSaysThePlannedCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	_, addr, logs, _ := readyMLPDaemon(t)
+	base := "http://" + addr
+	var s adminStatus
+	require.Eventually(t, func() bool {
+		return adminGet(t.Context(), plainAPI(base), "/api/v1/status", &s) == nil && s.Capacity != nil
+	}, 30*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	require.False(t, s.Capacity.AtLeast)
+	require.Equal(t, 1.0, s.Capacity.Load, "mlp has no traffic: planned at the minimum rate")
+	limit := plannedMax(t, base, planbench.Mix{Demands: []planbench.MixDemand{{Name: "mlp", Share: 1}}})
+	require.InEpsilon(t, limit, s.Capacity.Rate, 0.03, "the planner's limit, as the plan preview finds it")
+	require.InEpsilon(t, s.Capacity.Ratio*s.Capacity.Load, s.Capacity.Rate, 1e-9)
+	metrics := string(do(t, "GET", base+"/metrics", nil, nil).body)
+	require.Regexp(t, `\ngpuletd_planned_capacity_ratio \d`, metrics)
+	code, out, stderr := runCLI(t, "status", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `\ncapacity \(planner's estimate\): \d+× the 1\.00 req/s planned for, \d+ req/s\n`, out)
+}

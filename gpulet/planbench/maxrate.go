@@ -81,34 +81,9 @@ func MaxScaleWithin(ctx context.Context, x Mix, gpus []gpulet.GPU, algo gpulet.A
 		}
 		return p.Schedulable, nil
 	}
-	lo, hi := 0.0, 1.0
-	for {
-		good, err := ok(hi)
-		if err != nil {
-			return 0, false, err
-		}
-		if !good {
-			break
-		}
-		lo, hi = hi, hi*2
-		if hi > 1<<20 {
-			return lo, lowerBound, nil
-		}
+	scale, err = gpulet.LargestScale(ok, maxRateTol)
+	if err != nil {
+		return 0, false, err
 	}
-	for hi-lo > maxRateTol*hi {
-		if lo == 0 && hi < maxRateTol {
-			return 0, lowerBound, nil // not even a thousandth of the mix fits
-		}
-		mid := (lo + hi) / 2
-		good, err := ok(mid)
-		if err != nil {
-			return 0, false, err
-		}
-		if good {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, lowerBound, nil
+	return scale, lowerBound, nil
 }

@@ -53,3 +53,14 @@ export function upWords(started, now = Date.now()) {
   const since = s < 86400 ? t.toLocaleTimeString('en-GB', { hour12: false }) : t.toLocaleString('en-GB', { hour12: false });
   return `${up} (since ${since})`;
 }
+
+// capacityWords says how far the planned load may grow, in the same mix,
+// before the planner cannot place it all (the status's capacity): a dash
+// before a plan with load.
+export function capacityWords(c) {
+  if (!c) return '–';
+  const ratio = (c.at_least ? '≥' : '') + (c.ratio >= 10 ? c.ratio.toFixed(0) : c.ratio.toFixed(1)) + '×';
+  const load = `${c.load >= 100 ? c.load.toFixed(0) : c.load.toFixed(1)} req/s`;
+  if (c.ratio < 1 && !c.at_least) return `${ratio} the ${load} planned for: overloaded`;
+  return `${ratio} the ${load} planned for, ${c.rate.toFixed(0)} req/s`;
+}

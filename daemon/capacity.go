@@ -1,0 +1,82 @@
+package daemon
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/gpulet"
+	"go.uber.org/zap"
+)
+
+// capacityBudget bounds one capacity search (a dozen plans or so); past it
+// the figure found so far is kept as a lower bound.
+const capacityBudget = 2 * time.Second
+
+// capacityStatus says how far the load the plan in force was made for may
+// grow, in the same mix of models, before the planner can no longer place
+// all of it on the node's GPUs: its planned capacity.
+type capacityStatus struct {
+	// Ratio is the largest factor of the planned load placed in full (a
+	// model with no traffic stays at its minimum: control.Capacity).
+	Ratio float64 `json:"ratio"`
+	// Load is the load planned for, in req/s: every model's measured rate,
+	// at least the planner's minimum (control.PlannedLoad).
+	Load float64 `json:"load"`
+	// Rate is the load at Ratio: req/s in all, in the same mix.
+	Rate float64 `json:"rate"`
+	// AtLeast: the search ran out of time; Ratio is a lower bound.
+	AtLeast bool `json:"at_least,omitempty"`
+	// At is when the load was planned.
+	At time.Time `json:"at"`
+}
+
+// capacityBook keeps the newest capacity measured.
+type capacityBook struct {
+	mu  sync.Mutex
+	cur *capacityStatus
+}
+
+// set keeps c unless a capacity of a later plan is kept already (two
+// re-plans measure at once).
+func (b *capacityBook) set(c capacityStatus) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == nil || !c.At.Before(b.cur.At) {
+		b.cur = &c
+	}
+}
+
+// get is the newest capacity measured, nil before the first.
+func (b *capacityBook) get() *capacityStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur == nil {
+		return nil
+	}
+	c := *b.cur
+	return &c
+}
+
+// measureCapacity finds the planned capacity of the load in was planned
+// for (control.Capacity, with the configured planner, within
+// capacityBudget) and keeps it for the status and the metrics. No model,
+// or no device, keeps nothing.
+func (n *node) measureCapacity(ctx context.Context, in gpulet.Input) {
+	at := time.Now()
+	load := control.PlannedLoad(in)
+	if load <= 0 || len(in.GPUs) == 0 {
+		return
+	}
+	algo, opts := n.planner()
+	cctx, cancel := context.WithTimeout(ctx, capacityBudget)
+	defer cancel()
+	ratio, atLeast, err := control.Capacity(cctx, algo, in, opts)
+	if err != nil || ctx.Err() != nil {
+		n.log.Debug("planned capacity not measured", zap.Error(err))
+		return
+	}
+	n.capacity.set(capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast, At: at})
+	n.log.Debug("planned capacity", zap.Float64("ratio", ratio), zap.Float64("load", load), zap.Bool("at_least", atLeast), zap.Duration("took", time.Since(at)))
+}
