@@ -74,7 +74,14 @@ func (f field) set(c *Config, value string) error {
 		return fmt.Errorf("parse %s: empty value", f.path)
 	}
 	if err := decodeStrict(node.Content[0], ptr.Interface()); err != nil {
-		return fmt.Errorf("parse %s: %s", f.path, cleanYAMLError(err))
+		// One value: its line says nothing; a list's entry is named by
+		// its index.
+		msg := configerr.CleanIn(err, sections(), &node)
+		msg = strings.TrimPrefix(msg, "line 1: ")
+		if strings.HasPrefix(msg, "[") {
+			return fmt.Errorf("%s%s", f.path, msg) // partitioning.sizes[1]: …
+		}
+		return fmt.Errorf("%s: %s", f.path, msg)
 	}
 	v.Set(ptr.Elem())
 	return nil

@@ -101,7 +101,7 @@ func (l *Loaded) applyFile(path string, data []byte) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&l.Config); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: config %s: %s", ErrInvalid, path, cleanYAMLError(err))
+		return fmt.Errorf("%w: config %s: %s", ErrInvalid, path, configerr.CleanIn(err, sections(), &doc))
 	}
 	markPresentNodes(doc.Content[0], "", func(p string, _, _ *yaml.Node) {
 		if _, ok := l.Sources[p]; ok {

@@ -1,12 +1,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/configerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,11 +27,11 @@ func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
 // UnmarshalYAML reads a Go duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a duration such as 20s or 500ms")
+		return configerr.AtNode(n, errors.New("want a duration such as 20s or 500ms"))
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration (use a number with a unit: 500ms, 20s, 1m)", n.Value)
+		return configerr.AtNode(n, fmt.Errorf("%q is not a duration (use a number with a unit: 500ms, 20s, 1m)", n.Value))
 	}
 	*d = Duration(v)
 	return nil
@@ -85,11 +87,11 @@ func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
 // UnmarshalYAML reads an integer or a size with a unit.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a size such as 64MiB")
+		return configerr.AtNode(n, errors.New("want a size such as 64MiB"))
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
-		return err
+		return configerr.AtNode(n, err)
 	}
 	*b = v
 	return nil
@@ -165,7 +167,7 @@ func (d *Devices) UnmarshalYAML(n *yaml.Node) error {
 		*d = Devices{Mode: DevicesList, List: list}
 		return nil
 	default:
-		return fmt.Errorf("want auto, nvidia, cpu or a list of devices")
+		return configerr.AtNode(n, errors.New("want auto, nvidia, cpu or a list of devices"))
 	}
 }
 

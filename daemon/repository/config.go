@@ -123,7 +123,11 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 		if errors.Is(err, io.EOF) {
 			return c, errors.New("empty file: give at least slo and max_batch_size")
 		}
-		return c, errors.New(configerr.Clean(err, modelConfigSections()))
+		var doc yaml.Node
+		if yaml.Unmarshal(data, &doc) != nil {
+			return c, errors.New(configerr.Clean(err, modelConfigSections()))
+		}
+		return c, errors.New(configerr.CleanIn(err, modelConfigSections(), &doc))
 	}
 	var errs []error
 	if slo := c.SLO.D(); slo < 0 || slo > maxSLO {
