@@ -59,6 +59,12 @@ type statusModel struct {
 	Warnings []string    `json:"warnings,omitempty"`
 	Placed   []string    `json:"placed_on"`
 	Window   windowStats `json:"recent"`
+	// Answered and Failed count the model's requests since the daemon
+	// started (the statistics extension's success and fail);
+	// LastRequest is when the newest of them ended, nil before the first.
+	Answered    int64      `json:"answered"`
+	Failed      int64      `json:"failed"`
+	LastRequest *time.Time `json:"last_request,omitempty"`
 	// Cache is the response cache's account of a model that enables it.
 	Cache *statusCache `json:"response_cache,omitempty"`
 }
@@ -261,6 +267,12 @@ func (n *node) status() status {
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
 			Warnings: n.modelWarnings(m), Cache: n.cacheStatus(m),
+		}
+		c := n.counters.of(m.Name)
+		sm.Answered, sm.Failed = c.success.count.Load(), c.fail.count.Load()
+		if ms := c.last.Load(); ms > 0 {
+			last := time.UnixMilli(ms)
+			sm.LastRequest = &last
 		}
 		if cur != nil {
 			sm.Unscheduled = cur.plan.Unscheduled[m.Name]

@@ -167,6 +167,11 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Contains(t, out, "emulated as  alexnet", "an emulated node names the reference curve (the zoo stands mlp in for alexnet)")
 	require.Regexp(t, `(?s)\nEVENTS \(the newest; all: gpuletd events --model mlp\)\n.* executor_start: executor started \(.*models=[a-z0-9,]*mlp`, out,
 		"it ends with the model's events, its executor's start among them")
+	require.Regexp(t, `(?m)^requests +[2-9]\d* answered(, \d+ failed)? since the start; the last \d+s ago, at \d\d:\d\d:\d\d$`, out,
+		"the requests infer sent, and when the last ended")
+	code, out, _ = runCLI(t, "models", "show", "lenet5", "--url", base)
+	require.Equal(t, 0, code)
+	require.Regexp(t, `(?m)^requests +none since the start$`, out, "no request yet")
 
 	code, _, stderr = runCLI(t, "models", "show", "nope", "--url", base)
 	require.Equal(t, 1, code)

@@ -252,6 +252,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	fmt.Fprintf(tw, "ready\t%s\n", ready)
 	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
 	fmt.Fprintf(tw, "rate\t%s measured, %s assigned\n", perSecond(m.Rate), perSecond(m.AssignedRate))
+	if t := m.requestsText(time.Now()); t != "" {
+		writeWrappedRow(tw, "requests", t)
+	}
 	if m.Unscheduled > 0 {
 		fmt.Fprintf(tw, "unscheduled\t%s has no gpu-let\n", perSecond(m.Unscheduled))
 	}

@@ -190,3 +190,24 @@ func TestWriteRecentEvents(t *testing.T) {
 		})
 	}
 }
+
+// models show says how many requests a model had since the daemon started
+// and when the last ended: whether anyone uses it.
+func TestModelRequestsText(t *testing.T) {
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.Local)
+	last := now.Add(-8*time.Minute - 10*time.Second)
+	yesterday := last.Add(-24 * time.Hour)
+	answered, none := int64(11248), int64(0)
+	for _, tc := range []struct {
+		m    adminModel
+		want string
+	}{
+		{adminModel{Answered: &answered, Failed: 578, LastRequest: &last}, "11248 answered, 578 failed since the start; the last 8m ago, at 05:51:50"},
+		{adminModel{Answered: &answered, LastRequest: &last}, "11248 answered since the start; the last 8m ago, at 05:51:50"},
+		{adminModel{Answered: &answered, LastRequest: &yesterday}, "11248 answered since the start; the last 1d0h ago, at 2026-12-01 05:51:50"},
+		{adminModel{Answered: &none}, "none since the start"},
+		{adminModel{}, ""},
+	} {
+		require.Equal(t, tc.want, tc.m.requestsText(now))
+	}
+}

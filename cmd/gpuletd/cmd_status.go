@@ -350,6 +350,30 @@ type adminModel struct {
 	Placed       []string    `json:"placed_on"`
 	Recent       adminRecent `json:"recent"`
 	Cache        *adminCache `json:"response_cache"`
+	Answered     *int64      `json:"answered"` // nil from a daemon that does not count them
+	Failed       int64       `json:"failed"`
+	LastRequest  *time.Time  `json:"last_request"`
+}
+
+// requestsText says how many requests the model had since the daemon
+// started and when the last ended; "" from a daemon that does not say.
+func (m *adminModel) requestsText(now time.Time) string {
+	switch {
+	case m.Answered == nil:
+		return ""
+	case m.LastRequest == nil:
+		return "none since the start"
+	}
+	out := fmt.Sprintf("%d answered", *m.Answered)
+	if m.Failed > 0 {
+		out += fmt.Sprintf(", %d failed", m.Failed)
+	}
+	at := m.LastRequest.Local()
+	when := at.Format(time.DateTime)
+	if y, d := at.YearDay(), now.Local().YearDay(); y == d && at.Year() == now.Local().Year() {
+		when = at.Format(time.TimeOnly)
+	}
+	return out + fmt.Sprintf(" since the start; the last %s ago, at %s", uptime(now.Sub(*m.LastRequest)), when)
 }
 
 // adminCache is a model's use of the response cache (nil: not enabled).
