@@ -35,16 +35,17 @@ type capacityStatus struct {
 // capacityBook keeps the newest capacity measured.
 type capacityBook struct {
 	mu  sync.Mutex
-	cur *capacityStatus
+	at  time.Time       // when the load of cur was planned
+	cur *capacityStatus // nil: none (no plan with load yet, or no model left)
 }
 
-// set keeps c unless a capacity of a later plan is kept already (two
-// re-plans measure at once).
-func (b *capacityBook) set(c capacityStatus) {
+// set keeps c, the capacity of the load planned at at (nil: none), unless
+// one of a later plan is kept already (two re-plans measure at once).
+func (b *capacityBook) set(at time.Time, c *capacityStatus) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cur == nil || !c.At.Before(b.cur.At) {
-		b.cur = &c
+	if !at.Before(b.at) {
+		b.at, b.cur = at, c
 	}
 }
 
@@ -62,11 +63,12 @@ func (b *capacityBook) get() *capacityStatus {
 // measureCapacity finds the planned capacity of the load in was planned
 // for (control.Capacity, with the configured planner, within
 // capacityBudget) and keeps it for the status and the metrics. No model,
-// or no device, keeps nothing.
+// or no device, leaves none.
 func (n *node) measureCapacity(ctx context.Context, in gpulet.Input) {
 	at := time.Now()
 	load := control.PlannedLoad(in)
 	if load <= 0 || len(in.GPUs) == 0 {
+		n.capacity.set(at, nil)
 		return
 	}
 	algo, opts := n.planner()
@@ -77,6 +79,6 @@ func (n *node) measureCapacity(ctx context.Context, in gpulet.Input) {
 		n.log.Debug("planned capacity not measured", zap.Error(err))
 		return
 	}
-	n.capacity.set(capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast, At: at})
+	n.capacity.set(at, &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast, At: at})
 	n.log.Debug("planned capacity", zap.Float64("ratio", ratio), zap.Float64("load", load), zap.Bool("at_least", atLeast), zap.Duration("took", time.Since(at)))
 }

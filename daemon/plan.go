@@ -150,8 +150,8 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 	n.planMu.Lock()
 	in, err := n.replanLocked(ctx, reason, rates)
 	n.planMu.Unlock()
-	if err == nil {
-		n.measureCapacity(ctx, in)
+	if ctx.Err() == nil {
+		n.measureCapacity(ctx, in) // also when applying failed in part: the GPUs' capacity stands
 	}
 	return err
 }
