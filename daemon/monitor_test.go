@@ -213,5 +213,6 @@ func TestAnExecutorThatStopsAnsweringIsKilledAndStartedAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, EventExecutorRestart, evs[0].Kind)
 	require.Equal(t, "signal: killed", evs[0].Attrs["exit"])
+	require.Equal(t, "executor did not answer its health checks and was killed; restarting it", evs[0].Message)
 	require.Equal(t, "1", evs[0].Attrs["restarts"])
 }

@@ -67,6 +67,9 @@ type supervisor struct {
 	// healthEvery is how often monitor asks each executor for its health;
 	// 0: healthInterval.
 	healthEvery time.Duration
+	// oomKills reads the kernel's count of out-of-memory kills; nil:
+	// /proc/vmstat (readOOMKills).
+	oomKills func() (int64, bool)
 }
 
 // gpuletRun is one running gpu-let: its lease on the device, its executor
@@ -85,6 +88,7 @@ type gpuletRun struct {
 	models   map[string]*pb.LoadModelRequest
 	loaded   map[string]*pb.LoadModelResponse
 	restarts int
+	oomAt    int64 // the kernel's out-of-memory kills when its executor started; -1: unknown
 	health   *pb.HealthResponse
 	policy   string // the batch scheduling policy its executor runs (started with, or switched to by a reload)
 
@@ -230,7 +234,7 @@ func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, 
 // newRun is a gpu-let with its lease and models, before its executor is
 // launched and monitored.
 func (s *supervisor) newRun(id string, sp gpuletSpec, lease *mps.Lease, models []*pb.LoadModelRequest) *gpuletRun {
-	g := &gpuletRun{id: id, device: sp.device, size: sp.size, lease: lease, sup: s, log: s.log.With(zap.String("gpulet", id)),
+	g := &gpuletRun{id: id, device: sp.device, size: sp.size, lease: lease, sup: s, oomAt: -1, log: s.log.With(zap.String("gpulet", id)),
 		models: map[string]*pb.LoadModelRequest{}, loaded: map[string]*pb.LoadModelResponse{},
 		done: make(chan struct{})}
 	g.life, g.end = context.WithCancel(context.Background())
@@ -256,6 +260,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	if g.device.Kind != mps.KindNVIDIA {
 		args = withoutFlag(args, "--provider") // it runs ONNX Runtime's CPU provider there
 	}
+	oom := s.oomCount()
 	var p *executor.Process
 	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: append(g.lease.Env(), s.env...), Args: args, Output: out})
 	if err != nil {
@@ -298,7 +303,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		return errors.Join(slices.Collect(maps.Values(refused))...)
 	}
 	g.mu.Lock()
-	g.proc, g.health, g.policy = p, h, flagValue(args, "--policy")
+	g.proc, g.health, g.policy, g.oomAt = p, h, flagValue(args, "--policy"), oom
 	for k, v := range loaded {
 		g.loaded[k] = v
 	}
@@ -363,6 +368,7 @@ func (g *gpuletRun) monitor() {
 	defer close(g.done)
 	backoff := restartBackoff0
 	missed := 0
+	unanswered := false // the executor now dying was killed for its missed health checks
 	every := g.sup.healthEvery
 	if every <= 0 {
 		every = healthInterval
@@ -392,6 +398,7 @@ func (g *gpuletRun) monitor() {
 				continue
 			}
 			g.log.Warn("executor does not answer health checks; killing it", zap.Error(err))
+			unanswered = true
 			_ = p.Kill()
 			continue
 		case <-p.Done():
@@ -405,12 +412,13 @@ func (g *gpuletRun) monitor() {
 		g.sup.restarts.Add(1)
 		g.mu.Lock()
 		g.restarts++
-		n := g.restarts
+		n, oomAt := g.restarts, g.oomAt
 		g.proc = nil
 		g.mu.Unlock()
-		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, "executor exited; restarting it", map[string]string{
-			"gpulet": g.id, "exit": fmt.Sprint(p.ExitErr()), "restarts": strconv.Itoa(n), "backoff": backoff.String(), "models": g.modelList(),
-		})
+		msg, attrs := exitWords(p.ExitErr(), unanswered, oomAt, g.sup.oomCount())
+		unanswered = false
+		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()
+		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, msg, attrs)
 		failures, said := 0, ""
 		for {
 			if ctxsleep.Sleep(g.life, backoff) != nil {
