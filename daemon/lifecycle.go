@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -16,14 +18,40 @@ import (
 // status's last hour, systemd's status line and the metrics
 // (gpuletd_unclean_start) say so. It says whether that run recorded no
 // stop.
-func (e *events) recordStart(ctx context.Context, ver string, pid int) (unclean bool) {
+func (e *events) recordStart(ctx context.Context, ver string, pid int, h host) (unclean bool) {
 	prev, last, err := previousRun(ctx, e.st)
 	if err != nil {
 		e.log.Warn("read the previous run's events", zap.Error(err))
 	}
-	sev, msg, attrs := startWords(ver, pid, prev, last)
+	sev, msg, attrs := startWords(ver, pid, h, prev, last)
 	e.add(EventDaemonStart, sev, msg, attrs)
 	return sev == store.SeverityWarning
+}
+
+// host is what a start records of the machine, to tell at the next start
+// how a run that recorded no stop ended.
+type host struct {
+	// bootID changes when the machine starts again
+	// (/proc/sys/kernel/random/boot_id); "" unknown.
+	bootID string
+	// oomKills is the kernel's count of out-of-memory kills since boot
+	// (readOOMKills); -1 unknown.
+	oomKills int64
+}
+
+// bootIDPath is where Linux gives a random ID of the current boot.
+const bootIDPath = "/proc/sys/kernel/random/boot_id"
+
+// thisHost reads the boot's ID and the kernel's out-of-memory kills.
+func thisHost() host {
+	h := host{oomKills: -1}
+	if b, err := os.ReadFile(bootIDPath); err == nil {
+		h.bootID = strings.TrimSpace(string(b))
+	}
+	if n, ok := readOOMKills(); ok {
+		h.oomKills = n
+	}
+	return h
 }
 
 // previousRun reads the history's newest start or stop of the daemon and
@@ -42,10 +70,19 @@ func previousRun(ctx context.Context, st *store.Store) (prev, last *store.Event,
 }
 
 // startWords is the start event of a daemon of version ver and process
-// pid, given the previous run's newest start or stop (prev) and the
-// history's newest event (last).
-func startWords(ver string, pid int, prev, last *store.Event) (store.Severity, string, map[string]string) {
+// pid on host h, given the previous run's newest start or stop (prev) and
+// the history's newest event (last). A run that recorded no stop ended
+// with the machine when the boot changed since its start, most likely by
+// the kernel's out-of-memory killer when the kernel's count of those kills
+// rose since, and otherwise killed or crashed.
+func startWords(ver string, pid int, h host, prev, last *store.Event) (store.Severity, string, map[string]string) {
 	attrs := map[string]string{"version": ver, "pid": strconv.Itoa(pid)}
+	if h.bootID != "" {
+		attrs["boot_id"] = h.bootID
+	}
+	if h.oomKills >= 0 {
+		attrs["oom_kills"] = strconv.FormatInt(h.oomKills, 10)
+	}
 	msg := fmt.Sprintf("gpuletd %s started (pid %d)", ver, pid)
 	if prev == nil {
 		return store.SeverityInfo, msg, attrs
@@ -64,10 +101,39 @@ func startWords(ver string, pid int, prev, last *store.Event) (store.Severity, s
 	attrs["previous_pid"] = prev.Attrs["pid"]
 	attrs["previous_start"] = prev.At.Format(time.RFC3339)
 	attrs["previous_last_event"] = lastAt.Format(time.RFC3339)
-	msg += fmt.Sprintf("; the run before it (pid %s, started %s) recorded no stop: it was killed, crashed, "+
-		"or the machine went down, after its last event at %s (its log may say which: journalctl -u gpuletd)",
-		prev.Attrs["pid"], prev.At.Local().Format(time.DateTime), lastAt.Local().Format(time.DateTime))
+	how, hint, cause := h.howRunEnded(*prev)
+	if cause != "" {
+		attrs["cause"] = cause
+	}
+	msg += fmt.Sprintf("; the run before it (pid %s, started %s) recorded no stop: %s, after its last event at %s (%s)",
+		prev.Attrs["pid"], prev.At.Local().Format(time.DateTime), how, lastAt.Local().Format(time.DateTime), hint)
 	return store.SeverityWarning, msg, attrs
+}
+
+// HowRunEnded says how the run of the daemon that recorded the start
+// event start and no stop most likely ended, as seen from this machine
+// now (its boot and the kernel's out-of-memory kills): how, and where to
+// read more.
+func HowRunEnded(start store.Event) (how, hint string) {
+	how, hint, _ = thisHost().howRunEnded(start)
+	return how, hint
+}
+
+// howRunEnded is HowRunEnded on host h, with a cause for the event's
+// attributes: reboot, oom, or "" when it cannot tell.
+func (h host) howRunEnded(start store.Event) (how, hint, cause string) {
+	how, hint = "it was killed, crashed, or the machine went down", "its log may say which: journalctl -u gpuletd"
+	oomThen, oomErr := strconv.ParseInt(start.Attrs["oom_kills"], 10, 64)
+	switch was := start.Attrs["boot_id"]; {
+	case was != "" && h.bootID != "" && was != h.bootID:
+		return "the machine restarted under it", "journalctl --list-boots; journalctl -b -1 says how the last boot ended", "reboot"
+	case was != "" && was == h.bootID && oomErr == nil && h.oomKills > oomThen:
+		return "most likely the kernel's out-of-memory killer killed it (its count of kills rose since that start)",
+			"journalctl -k names the process the kernel chose; the daemon and its executors need more memory than the host had", "oom"
+	case was != "" && was == h.bootID:
+		how = "it was killed or crashed"
+	}
+	return how, hint, ""
 }
 
 // recordStop records the stop of the daemon of version ver: why (the

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,33 +15,49 @@ import (
 
 func TestStartWords(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 5, 0, 0, 0, time.Local)
-	start := func(ver, pid string) *store.Event {
-		return &store.Event{At: t0, Kind: EventDaemonStart, Attrs: map[string]string{"version": ver, "pid": pid}}
+	start := func(ver, pid, boot, oom string) *store.Event {
+		return &store.Event{At: t0, Kind: EventDaemonStart, Attrs: map[string]string{"version": ver, "pid": pid, "boot_id": boot, "oom_kills": oom}}
 	}
 	stop := &store.Event{At: t0.Add(time.Hour), Kind: EventDaemonStop}
 	later := &store.Event{At: t0.Add(90 * time.Minute), Kind: EventExecutorRestart}
+	here := host{bootID: "b1", oomKills: 3}
+	unknown := host{oomKills: -1}
+	noStop := "; the run before it (pid 5, started 2026-12-02 05:00:00) recorded no stop: "
 	for _, tc := range []struct {
 		name       string
+		h          host
 		prev, last *store.Event
 		sev        store.Severity
 		msg        string
 		attrs      map[string]string
 	}{
-		{"first start", nil, nil, store.SeverityInfo, "gpuletd v2 started (pid 7)", map[string]string{"version": "v2", "pid": "7"}},
-		{"after a stop", stop, stop, store.SeverityInfo, "gpuletd v2 started (pid 7)", map[string]string{"version": "v2", "pid": "7"}},
-		{"after a start of another version that did not stop", start("v1", "5"), later, store.SeverityWarning,
-			"gpuletd v2 started (pid 7), after v1; the run before it (pid 5, started 2026-12-02 05:00:00) recorded no stop: " +
-				"it was killed, crashed, or the machine went down, after its last event at 2026-12-02 06:30:00 (its log may say which: journalctl -u gpuletd)",
-			map[string]string{"version": "v2", "pid": "7", "previous_version": "v1", "previous_pid": "5",
+		{"first start", here, nil, nil, store.SeverityInfo, "gpuletd v2 started (pid 7)",
+			map[string]string{"version": "v2", "pid": "7", "boot_id": "b1", "oom_kills": "3"}},
+		{"after a stop, on a kernel that tells nothing", unknown, stop, stop, store.SeverityInfo, "gpuletd v2 started (pid 7)",
+			map[string]string{"version": "v2", "pid": "7"}},
+		{"after a start of another version that did not stop, the same boot", here, start("v1", "5", "b1", "3"), later, store.SeverityWarning,
+			"gpuletd v2 started (pid 7), after v1" + noStop + "it was killed or crashed, after its last event at 2026-12-02 06:30:00 " +
+				"(its log may say which: journalctl -u gpuletd)",
+			map[string]string{"version": "v2", "pid": "7", "boot_id": "b1", "oom_kills": "3", "previous_version": "v1", "previous_pid": "5",
 				"previous_start": t0.Format(time.RFC3339), "previous_last_event": later.At.Format(time.RFC3339)}},
-		{"a start that was the last event", start("v2", "5"), start("v2", "5"), store.SeverityWarning,
-			"gpuletd v2 started (pid 7); the run before it (pid 5, started 2026-12-02 05:00:00) recorded no stop: " +
-				"it was killed, crashed, or the machine went down, after its last event at 2026-12-02 05:00:00 (its log may say which: journalctl -u gpuletd)",
-			map[string]string{"version": "v2", "pid": "7", "previous_pid": "5",
+		{"the kernel killed for memory since", here, start("v2", "5", "b1", "2"), start("v2", "5", "b1", "2"), store.SeverityWarning,
+			"gpuletd v2 started (pid 7)" + noStop + "most likely the kernel's out-of-memory killer killed it (its count of kills rose since that start), " +
+				"after its last event at 2026-12-02 05:00:00 (journalctl -k names the process the kernel chose; the daemon and its executors need more memory than the host had)",
+			map[string]string{"version": "v2", "pid": "7", "boot_id": "b1", "oom_kills": "3", "previous_pid": "5", "cause": "oom",
 				"previous_start": t0.Format(time.RFC3339), "previous_last_event": t0.Format(time.RFC3339)}},
+		{"the machine restarted", here, start("v2", "5", "b0", "9"), later, store.SeverityWarning,
+			"gpuletd v2 started (pid 7)" + noStop + "the machine restarted under it, after its last event at 2026-12-02 06:30:00 " +
+				"(journalctl --list-boots; journalctl -b -1 says how the last boot ended)",
+			map[string]string{"version": "v2", "pid": "7", "boot_id": "b1", "oom_kills": "3", "previous_pid": "5", "cause": "reboot",
+				"previous_start": t0.Format(time.RFC3339), "previous_last_event": later.At.Format(time.RFC3339)}},
+		{"a start of a release that recorded no boot", here, start("v2", "5", "", ""), later, store.SeverityWarning,
+			"gpuletd v2 started (pid 7)" + noStop + "it was killed, crashed, or the machine went down, after its last event at 2026-12-02 06:30:00 " +
+				"(its log may say which: journalctl -u gpuletd)",
+			map[string]string{"version": "v2", "pid": "7", "boot_id": "b1", "oom_kills": "3", "previous_pid": "5",
+				"previous_start": t0.Format(time.RFC3339), "previous_last_event": later.At.Format(time.RFC3339)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sev, msg, attrs := startWords("v2", 7, tc.prev, tc.last)
+			sev, msg, attrs := startWords("v2", 7, tc.h, tc.prev, tc.last)
 			require.Equal(t, tc.sev, sev)
 			require.Equal(t, tc.msg, msg)
 			require.Equal(t, tc.attrs, attrs)
@@ -67,7 +84,7 @@ func TestTheHistoryHoldsTheDaemonsRuns(t *testing.T) {
 
 	e := run()
 	t0 := time.Now()
-	e.recordStart(ctx, "v1", 100)
+	e.recordStart(ctx, "v1", 100, host{oomKills: -1})
 	e.recordStop("v1", t0, t0.Add(90*time.Second), signalCause("terminated signal received"), nil)
 	evs := kinds()
 	require.Len(t, evs, 2)
@@ -77,7 +94,7 @@ func TestTheHistoryHoldsTheDaemonsRuns(t *testing.T) {
 	require.Equal(t, map[string]string{"version": "v1", "ran": "1m30s", "cause": "terminated signal received"}, evs[1].Attrs)
 
 	e = run()
-	e.recordStart(ctx, "v2", 200)
+	e.recordStart(ctx, "v2", 200, host{oomKills: -1})
 	e.add(EventExecutorRestart, store.SeverityWarning, "executor exited", nil)
 	evs = kinds()
 	require.Equal(t, store.SeverityInfo, evs[2].Severity, "the run before stopped")
@@ -86,7 +103,7 @@ func TestTheHistoryHoldsTheDaemonsRuns(t *testing.T) {
 
 	e = run()
 	require.Equal(t, 1, e.recent(time.Now()).Warnings, "the killed run's warning is read back")
-	e.recordStart(ctx, "v2", 300)
+	e.recordStart(ctx, "v2", 300, host{oomKills: -1})
 	evs = kinds()
 	last := evs[len(evs)-1]
 	require.Equal(t, store.SeverityWarning, last.Severity)
@@ -107,3 +124,19 @@ type signalCause string
 
 func (s signalCause) Error() string        { return string(s) }
 func (s signalCause) Is(target error) bool { return target == context.Canceled }
+
+// HowRunEnded reads this machine: a start of this boot with the kernel's
+// count as it is now was killed or crashed; one of another boot ended with
+// the machine.
+func TestHowRunEndedOnThisMachine(t *testing.T) {
+	h := thisHost()
+	if h.bootID == "" || h.oomKills < 0 {
+		t.Skip("this kernel gives no boot ID or out-of-memory count")
+	}
+	oom := strconv.FormatInt(h.oomKills, 10)
+	how, _ := HowRunEnded(store.Event{Attrs: map[string]string{"boot_id": h.bootID, "oom_kills": oom}})
+	require.Equal(t, "it was killed or crashed", how)
+	how, hint := HowRunEnded(store.Event{Attrs: map[string]string{"boot_id": "another boot", "oom_kills": oom}})
+	require.Equal(t, "the machine restarted under it", how)
+	require.Contains(t, hint, "journalctl -b -1")
+}

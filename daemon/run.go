@@ -124,7 +124,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err := n.events.recallProblems(ctx, time.Now()); err != nil {
 		log.Warn("status: warnings before this start not counted", zap.Error(err))
 	}
-	n.uncleanStart = n.events.recordStart(ctx, version.Version, os.Getpid())
+	n.uncleanStart = n.events.recordStart(ctx, version.Version, os.Getpid(), thisHost())
 	defer func() { n.events.recordStop(version.Version, started, time.Now(), context.Cause(ctx), err) }()
 	if engine.Reason != "" {
 		n.events.add(EventDevices, store.SeverityWarning, "serving on the CPU: "+engine.Reason,

@@ -66,9 +66,10 @@ func (r lastRun) words(base string) string {
 	if r.event != nil && r.event.ID > r.run.ID {
 		last = r.event
 	}
-	return fmt.Sprintf("its database (%s) says: gpuletd %s (pid %s) started at %s and recorded no stop: it was killed, crashed, "+
-		"or the machine went down, after its last event, at %s: %s: %s; gpuletd events shows what came before",
-		r.path, r.run.Attrs["version"], r.run.Attrs["pid"], at(r.run), at(last), last.Kind, last.Message)
+	how, hint := daemon.HowRunEnded(*r.run)
+	return fmt.Sprintf("its database (%s) says: gpuletd %s (pid %s) started at %s and recorded no stop: %s, "+
+		"after its last event, at %s: %s: %s (%s; gpuletd events shows what came before)",
+		r.path, r.run.Attrs["version"], r.run.Attrs["pid"], at(r.run), how, at(last), last.Kind, last.Message, hint)
 }
 
 // failWithLastRun is d.fail(err) and, when nothing answered at the
