@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor"
 )
 
 // vmstatPath is the kernel's virtual memory counters, among them oom_kill:
@@ -77,4 +80,30 @@ func exitWords(exit error, unanswered bool, oomAt, oomNow int64) (string, map[st
 		return fmt.Sprintf("executor crashed (%v); restarting it", exit), attrs
 	}
 	return "executor exited; restarting it", attrs
+}
+
+// diedGrace is how long a failed start waits for its executor to be seen
+// dead before it kills it: a call that failed because the process died
+// (killed while loading a model) comes a little before its exit.
+const diedGrace = 100 * time.Millisecond
+
+// failedStart ends an executor whose start failed with err, and says so
+// when the kernel's out-of-memory killer most likely killed it first (it
+// died by SIGKILL, before gpuletd killed it, while the kernel's count rose
+// from oomAt): loading models is when an executor's memory grows most.
+func (s *supervisor) failedStart(p *executor.Process, oomAt int64, err error) error {
+	died := false
+	select {
+	case <-p.Done():
+		died = true
+	case <-time.After(diedGrace):
+	}
+	_ = p.Kill()
+	if !died {
+		return err
+	}
+	if _, attrs := exitWords(p.ExitErr(), false, oomAt, s.oomCount()); attrs["cause"] == "oom" {
+		return fmt.Errorf("%w: the executor was killed, most likely by the kernel's out-of-memory killer (%s)", err, attrs["fix"])
+	}
+	return err
 }

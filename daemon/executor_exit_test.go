@@ -91,3 +91,40 @@ func TestAnExecutorKilledForMemoryIsSaidSo(t *testing.T) {
 	require.Equal(t, "3→4", evs[0].Attrs["oom_kills"])
 	require.Equal(t, "signal: killed", evs[0].Attrs["exit"])
 }
+
+// An executor that the kernel killed while it started (loading its models,
+// when its memory grows most) fails its start saying so; one that died
+// otherwise keeps its own error.
+func TestAStartKilledForMemoryIsSaidSo(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		rises bool
+	}{{"the kernel's count rose", true}, {"it did not", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := fakeSupervisor(t, "kill -KILL $$\n")
+			var reads atomic.Int64
+			s.oomKills = func() (int64, bool) {
+				n := reads.Add(1) // 1 when spawned, 2 after
+				if !tc.rises {
+					n = 1
+				}
+				return n, true
+			}
+			dev, err := s.devices.Inventory().Device("cpu")
+			require.NoError(t, err)
+			sp := gpuletSpec{device: dev, size: 100}
+			id := s.newID(dev, sp.size)
+			lease, err := s.lease(id, sp)
+			require.NoError(t, err)
+			defer lease.Release()
+			g := s.newRun(id, sp, lease, nil)
+			err = g.launch(context.Background())
+			require.ErrorContains(t, err, "executor exited before it was ready: signal: killed")
+			if tc.rises {
+				require.ErrorContains(t, err, "most likely by the kernel's out-of-memory killer (the host is short of memory")
+			} else {
+				require.NotContains(t, err.Error(), "out-of-memory")
+			}
+		})
+	}
+}

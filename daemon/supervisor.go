@@ -269,13 +269,11 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	if err := p.WaitReady(ctx); err != nil {
-		_ = p.Kill()
-		return err
+		return s.failedStart(p, oom, err)
 	}
 	h, err := p.Client.Health(ctx)
 	if err != nil {
-		_ = p.Kill()
-		return err
+		return s.failedStart(p, oom, err)
 	}
 	g.mu.Lock()
 	models := make([]*pb.LoadModelRequest, 0, len(g.models))
@@ -290,8 +288,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		if err != nil {
 			err = fmt.Errorf("load %s: %w", m.Name, err)
 			if !modelRefused(err, p) {
-				_ = p.Kill()
-				return err
+				return s.failedStart(p, oom, err)
 			}
 			refused[m.Name] = err
 			continue
