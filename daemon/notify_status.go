@@ -41,9 +41,9 @@ func (n *node) reportStatus(ctx context.Context, log *zap.Logger) {
 
 // statusLine says s in one line: readiness and what it waits for, the
 // models and gpu-lets that serve, the rate and the share of recent
-// requests within their SLOs, and what an operator should look at
-// (models that cannot be served, a database that cannot be written,
-// executor restarts).
+// requests within their SLOs, and what an operator should look at (a
+// node near its planned capacity, models that cannot be served, a
+// database that cannot be written, executor restarts).
 func statusLine(s status) string {
 	var serving, unservable int
 	var rate float64
@@ -90,6 +90,13 @@ func statusLine(s status) string {
 		}
 		parts = append(parts, line)
 	}
+	if c := s.Capacity; c != nil && !c.AtLeast && c.Ratio < nearCapacity {
+		if c.Ratio < 1 {
+			parts = append(parts, fmt.Sprintf("over its planned capacity: the GPUs place %.2f× the load planned for", c.Ratio))
+		} else {
+			parts = append(parts, fmt.Sprintf("near its planned capacity: the GPUs place %.2f× the load planned for", c.Ratio))
+		}
+	}
 	if unservable > 0 {
 		parts = append(parts, plural(unservable, "model")+" cannot be served (gpuletd status says why)")
 	}
@@ -111,6 +118,10 @@ func statusLine(s status) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// nearCapacity is the planned capacity under which the status line says
+// the node is near it (the alert GpuletdNearCapacity's threshold).
+const nearCapacity = 1.25
 
 // names lists at most most names, then how many more.
 func names(all []string, most int) string {
