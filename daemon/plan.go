@@ -143,9 +143,8 @@ func (n *node) planFirst(ctx context.Context) bool {
 }
 
 // replan plans the node for the given rates and applies the plan when it
-// changes what runs where.
-// Once applied, it measures how far the load it planned for may grow
-// (measureCapacity), outside the planning lock.
+// changes what runs where. Then, outside the planning lock, it measures
+// how far the load it planned for may grow (measureCapacity).
 func (n *node) replan(ctx context.Context, reason string, rates map[string]float64) error {
 	n.planMu.Lock()
 	in, err := n.replanLocked(ctx, reason, rates)
