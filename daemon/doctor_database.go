@@ -31,6 +31,9 @@ type DatabaseReport struct {
 	// Unread says why this user could not read it (serve may run as
 	// another): a warning, not a refusal.
 	Unread string `json:"unread,omitempty"`
+	// LastRun says how the daemon's last run ended (LastRun), when the
+	// history says.
+	LastRun string `json:"last_run,omitempty"`
 }
 
 // databaseReport checks the database of cfg's state_dir as serve's start
@@ -53,7 +56,7 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 	case err == nil:
 		defer lock.Close()
 	}
-	sum, err := store.Inspect(ctx, path)
+	sum, err := inspect(ctx, path, lock != nil)
 	msg := ""
 	if err != nil {
 		// Inspect names the file, which the report names already.
@@ -66,6 +69,13 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 		if v := store.SchemaVersion(); sum.SchemaVersion < v {
 			r.MigratesTo = v
 		}
+		// What SQLite makes beside it to read it goes again only when no
+		// daemon could have opened it meanwhile: this holds the lock.
+		_ = store.ReadFile(ctx, path, lock != nil, func(st *store.Store) error {
+			var rerr error
+			r.LastRun, rerr = LastRun(ctx, st)
+			return rerr
+		})
 	case errors.Is(err, store.ErrSchemaTooNew):
 		r.Summary = &sum
 		r.Problem = msg
@@ -77,4 +87,24 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 		r.Unread = msg
 	}
 	return r
+}
+
+// inspect summarizes the database at path as serve would find it: with
+// the state folder's lock held (locked) through SQLite's write-ahead log
+// too, where a daemon that was killed left what it wrote last; else, or
+// when that cannot be read so (another user's files), the main file alone
+// (store.Inspect), which also says what is wrong with a damaged one.
+func inspect(ctx context.Context, path string, locked bool) (store.Summary, error) {
+	if locked {
+		var sum store.Summary
+		err := store.ReadFile(ctx, path, true, func(st *store.Store) error {
+			var err error
+			sum, err = st.Summary(ctx)
+			return err
+		})
+		if err == nil {
+			return sum, nil
+		}
+	}
+	return store.Inspect(ctx, path)
 }

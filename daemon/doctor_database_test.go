@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/internal/dirlock"
@@ -104,4 +105,34 @@ func TestDatabaseReport(t *testing.T) {
 	require.Equal(t, " (pid "+strconv.Itoa(os.Getpid())+")", *r.InUse)
 	require.Nil(t, r.Summary)
 	require.Empty(t, r.Problem)
+}
+
+// What a daemon that was killed wrote last is still in SQLite's log beside
+// the file: the report counts it and says how that run ended. It read the
+// file alone before: it said the newest event was older than it was, and
+// of a daemon killed soon after its first start that serve would refuse
+// the database (which serve opens, its log and all).
+func TestDatabaseReportReadsWhatAKilledDaemonLeft(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, store.FileName)
+	st, err := store.Open(ctx, path)
+	require.NoError(t, err)
+	// Left open, as a killed daemon leaves it: its log is not folded into
+	// the file.
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	e := newEvents(st, zap.NewNop())
+	e.recordStart(ctx, "v1", 4121, host{bootID: "b", oomKills: -1})
+	e.add(EventReorganize, store.SeverityInfo, "plan applied", nil)
+	// The file alone does not have them yet, nor here even the schema: the
+	// report used to say that serve would refuse it, and to move it aside.
+	_, err = store.Inspect(ctx, path)
+	require.ErrorIs(t, err, store.ErrNotGpuletd)
+
+	cfg := config.Default()
+	cfg.StateDir = dir
+	r := databaseReport(ctx, cfg)
+	require.Empty(t, r.Problem)
+	require.EqualValues(t, 2, r.Summary.Events)
+	require.Regexp(t, `^gpuletd v1 \(pid 4121\) started at \S+ \S+ and recorded no stop: .*, after its last event, at \S+ \S+: reorganize: plan applied \(.*\)$`, r.LastRun)
 }

@@ -110,6 +110,28 @@ func startWords(ver string, pid int, h host, prev, last *store.Event) (store.Sev
 	return store.SeverityWarning, msg, attrs
 }
 
+// LastRun says how the daemon's last run recorded in st ended: its stop
+// event, or its start and, recording no stop, how it most likely ended
+// (HowRunEnded) and its last event; "" when the history has no start or
+// stop (nothing served from it, or a release that recorded none).
+func LastRun(ctx context.Context, st *store.Store) (string, error) {
+	run, latest, err := previousRun(ctx, st)
+	if err != nil || run == nil {
+		return "", err
+	}
+	at := func(e *store.Event) string { return e.At.Local().Format(time.DateTime) }
+	if run.Kind == EventDaemonStop {
+		return at(run) + " " + run.Message, nil
+	}
+	last := run
+	if latest != nil && latest.ID > run.ID {
+		last = latest
+	}
+	how, hint := HowRunEnded(*run)
+	return fmt.Sprintf("gpuletd %s (pid %s) started at %s and recorded no stop: %s, after its last event, at %s: %s: %s (%s)",
+		run.Attrs["version"], run.Attrs["pid"], at(run), how, at(last), last.Kind, last.Message, hint), nil
+}
+
 // HowRunEnded says how the run of the daemon that recorded the start
 // event start and no stop most likely ended, as seen from this machine
 // now (its boot and the kernel's out-of-memory kills): how, and where to

@@ -190,6 +190,9 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 			if db.MigratesTo > 0 {
 				row("", "serve migrates it from schema %d to %d (an older gpuletd then refuses it: gpuletd backup first)", db.Summary.SchemaVersion, db.MigratesTo)
 			}
+			if db.LastRun != "" {
+				row("last run", "%s", db.LastRun)
+			}
 		}
 	}
 	if m := r.Models; m != nil {

@@ -49,7 +49,7 @@ func TestStatusSaysHowTheLastRunEnded(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Equal(t, noDaemon+"its database ("+path+") says: gpuletd v2 (pid 41) started at 2026-12-02 05:01:00 and recorded no stop: "+
 		"it was killed, crashed, or the machine went down, after its last event, at 2026-12-02 05:03:00: reorganize: plan applied: cpu: 100%[mlp×1@1/s] "+
-		"(its log may say which: journalctl -u gpuletd; gpuletd events shows what came before)\n", stderr, "a start of no known boot")
+		"(its log may say which: journalctl -u gpuletd); gpuletd events shows what came before\n", stderr, "a start of no known boot")
 
 	record(store.Event{At: t0.Add(5 * time.Minute), Kind: daemon.EventDaemonStop, Message: "gpuletd stopped after 4m0s (terminated signal received)"})
 	code, _, stderr = runCLI(t, "status", "--short")

@@ -61,6 +61,21 @@ func Inspect(ctx context.Context, path string) (Summary, error) {
 	return sum, nil
 }
 
+// Summary is Inspect of an open store: it counts what the store's reader
+// sees, the write-ahead log's pages included (what a daemon that was
+// killed wrote last is there until the log is checkpointed), and gives the
+// main file's size.
+func (s *Store) Summary(ctx context.Context) (Summary, error) {
+	sum, err := summarize(ctx, s.reader())
+	if fi, serr := os.Stat(s.path); serr == nil {
+		sum.Bytes = fi.Size()
+	}
+	if err != nil {
+		return sum, fmt.Errorf("inspect %s: %w", s.path, err)
+	}
+	return sum, nil
+}
+
 // summarize checks db and counts its rows.
 func summarize(ctx context.Context, db *sql.DB) (Summary, error) {
 	var sum Summary
