@@ -110,15 +110,9 @@ func TestAStartKilledForMemoryIsSaidSo(t *testing.T) {
 				}
 				return n, true
 			}
-			dev, err := s.devices.Inventory().Device("cpu")
-			require.NoError(t, err)
-			sp := gpuletSpec{device: dev, size: 100}
-			id := s.newID(dev, sp.size)
-			lease, err := s.lease(id, sp)
-			require.NoError(t, err)
-			defer lease.Release()
-			g := s.newRun(id, sp, lease, nil)
-			err = g.launch(context.Background())
+			g := cpuRun(t, s)
+			defer g.lease.Release()
+			err := g.launch(context.Background())
 			require.ErrorContains(t, err, "executor exited before it was ready: signal: killed")
 			if tc.rises {
 				require.ErrorContains(t, err, "most likely by the kernel's out-of-memory killer (the host is short of memory")

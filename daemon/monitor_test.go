@@ -86,10 +86,9 @@ func eventKinds(t *testing.T, st *store.Store) []string {
 	return kinds
 }
 
-// monitoredRun is a CPU gpu-let supervised by s, serving models, whose
-// executor is the fake one, already started (and about to crash), watched
-// by monitor.
-func monitoredRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *gpuletRun {
+// cpuRun is a gpu-let of the whole CPU supervised by s, serving models,
+// leased and not started.
+func cpuRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *gpuletRun {
 	t.Helper()
 	dev, err := s.devices.Inventory().Device("cpu")
 	require.NoError(t, err)
@@ -97,7 +96,16 @@ func monitoredRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *
 	id := s.newID(dev, sp.size)
 	lease, err := s.lease(id, sp)
 	require.NoError(t, err)
-	g := s.newRun(id, sp, lease, models)
+	return s.newRun(id, sp, lease, models)
+}
+
+// monitoredRun is a CPU gpu-let supervised by s, serving models, whose
+// executor is the fake one, already started (and about to crash), watched
+// by monitor.
+func monitoredRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *gpuletRun {
+	t.Helper()
+	g := cpuRun(t, s, models...)
+	id := g.id
 	sock, err := s.socketPath()
 	require.NoError(t, err)
 	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock})
