@@ -56,7 +56,7 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 	case err == nil:
 		defer lock.Close()
 	}
-	sum, err := inspect(ctx, path, lock != nil)
+	sum, lastRun, err := inspect(ctx, path, lock != nil)
 	msg := ""
 	if err != nil {
 		// Inspect names the file, which the report names already.
@@ -69,13 +69,7 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 		if v := store.SchemaVersion(); sum.SchemaVersion < v {
 			r.MigratesTo = v
 		}
-		// What SQLite makes beside it to read it goes again only when no
-		// daemon could have opened it meanwhile: this holds the lock.
-		_ = store.ReadFile(ctx, path, lock != nil, func(st *store.Store) error {
-			var rerr error
-			r.LastRun, rerr = LastRun(ctx, st)
-			return rerr
-		})
+		r.LastRun = lastRun
 	case errors.Is(err, store.ErrSchemaTooNew):
 		r.Summary = &sum
 		r.Problem = msg
@@ -89,22 +83,26 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 	return r
 }
 
-// inspect summarizes the database at path as serve would find it: with
-// the state folder's lock held (locked) through SQLite's write-ahead log
-// too, where a daemon that was killed left what it wrote last; else, or
-// when that cannot be read so (another user's files), the main file alone
-// (store.Inspect), which also says what is wrong with a damaged one.
-func inspect(ctx context.Context, path string, locked bool) (store.Summary, error) {
+// inspect summarizes the database at path as serve would find it, and
+// says how the daemon's last run ended (LastRun): with the state folder's
+// lock held (locked) through SQLite's write-ahead log too, where a daemon
+// that was killed left what it wrote last; else, or when that cannot be
+// read so (another user's files), the main file alone (store.Inspect),
+// which also says what is wrong with a damaged one, and no last run.
+func inspect(ctx context.Context, path string, locked bool) (sum store.Summary, lastRun string, err error) {
 	if locked {
-		var sum store.Summary
 		err := store.ReadFile(ctx, path, true, func(st *store.Store) error {
 			var err error
-			sum, err = st.Summary(ctx)
-			return err
+			if sum, err = st.Summary(ctx); err != nil {
+				return err
+			}
+			lastRun, _ = LastRun(ctx, st) // a history it cannot read says nothing of the last run
+			return nil
 		})
 		if err == nil {
-			return sum, nil
+			return sum, lastRun, nil
 		}
 	}
-	return store.Inspect(ctx, path)
+	sum, err = store.Inspect(ctx, path)
+	return sum, "", err
 }
