@@ -94,10 +94,7 @@ func startWords(ver string, pid int, h host, prev, last *store.Event) (store.Sev
 	if prev.Kind != EventDaemonStart {
 		return store.SeverityInfo, msg, attrs
 	}
-	lastAt := prev.At
-	if last != nil && last.At.After(lastAt) {
-		lastAt = last.At
-	}
+	lastAt := lastOfRun(prev, last).At
 	attrs["previous_pid"] = prev.Attrs["pid"]
 	attrs["previous_start"] = prev.At.Format(time.RFC3339)
 	attrs["previous_last_event"] = lastAt.Format(time.RFC3339)
@@ -108,6 +105,16 @@ func startWords(ver string, pid int, h host, prev, last *store.Event) (store.Sev
 	msg += fmt.Sprintf("; the run before it (pid %s, started %s) recorded no stop: %s, after its last event at %s (%s)",
 		prev.Attrs["pid"], prev.At.Local().Format(time.DateTime), how, lastAt.Local().Format(time.DateTime), hint)
 	return store.SeverityWarning, msg, attrs
+}
+
+// lastOfRun is the last event of the run that recorded the start start
+// and no stop: the history's newest (latest, nil when unknown), or the
+// start itself when nothing came after it.
+func lastOfRun(start, latest *store.Event) *store.Event {
+	if latest != nil && latest.At.After(start.At) {
+		return latest
+	}
+	return start
 }
 
 // LastRun says how the daemon's last run recorded in st ended: its stop
@@ -123,10 +130,7 @@ func LastRun(ctx context.Context, st *store.Store) (string, error) {
 	if run.Kind == EventDaemonStop {
 		return at(run) + " " + run.Message, nil
 	}
-	last := run
-	if latest != nil && latest.ID > run.ID {
-		last = latest
-	}
+	last := lastOfRun(run, latest)
 	how, hint := HowRunEnded(*run)
 	return fmt.Sprintf("gpuletd %s (pid %s) started at %s and recorded no stop: %s, after its last event, at %s: %s: %s (%s)",
 		run.Attrs["version"], run.Attrs["pid"], at(run), how, at(last), last.Kind, last.Message, hint), nil
@@ -162,9 +166,11 @@ func (h host) howRunEnded(start store.Event) (how, hint, cause string) {
 // signal, from cause) and after how long; an error when it stops on one
 // (err), a listener that failed or a start it gave up.
 func (e *events) recordStop(ver string, started, now time.Time, cause, err error) {
-	ran := now.Sub(started).Round(time.Second)
+	ran := now.Sub(started)
 	if ran < time.Minute {
-		ran = now.Sub(started).Round(100 * time.Millisecond)
+		ran = ran.Round(100 * time.Millisecond)
+	} else {
+		ran = ran.Round(time.Second)
 	}
 	attrs := map[string]string{"version": ver, "ran": ran.String()}
 	if err != nil {
