@@ -101,9 +101,14 @@ var unknownField = regexp.MustCompile(`field (\S+) not found in type (?:[\w.]+\.
 // at the field meant ("line 4: unknown field "polcy" in scheduler (did you
 // mean scheduler.policy?)").
 func Clean(err error, known map[string]Section) string {
+	return clean(err, known, func(m string) string { return m })
+}
+
+// clean is Clean with each message then passed through each.
+func clean(err error, known map[string]Section, each func(string) string) string {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return strings.TrimPrefix(err.Error(), "yaml: ")
+		return each(strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	msgs := make([]string, 0, len(te.Errors))
 	for _, m := range te.Errors {
@@ -115,7 +120,7 @@ func Clean(err error, known map[string]Section) string {
 			}
 			m = m[:sub[0]] + fmt.Sprintf("unknown field %q %s%s", name, sec.Where, DidYouMean(name, sec.Keys)) + m[sub[1]:]
 		}
-		msgs = append(msgs, m)
+		msgs = append(msgs, each(m))
 	}
 	return strings.Join(msgs, "; ")
 }

@@ -48,11 +48,7 @@ func CleanIn(err error, known map[string]Section, doc *yaml.Node) string {
 		}
 		return ve.Error()
 	}
-	msgs := strings.Split(Clean(err, known), "; ")
-	for i, m := range msgs {
-		msgs[i] = placeValue(m, doc)
-	}
-	return strings.Join(msgs, "; ")
+	return clean(err, known, func(m string) string { return placeValue(m, doc) })
 }
 
 // placeValue rewords m, one message, with the key whose value doc has at
