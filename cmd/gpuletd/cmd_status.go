@@ -370,8 +370,8 @@ func (m *adminModel) requestsText(now time.Time) string {
 	}
 	at := m.LastRequest.Local()
 	when := at.Format(time.DateTime)
-	if y, d := at.YearDay(), now.Local().YearDay(); y == d && at.Year() == now.Local().Year() {
-		when = at.Format(time.TimeOnly)
+	if at.Format(time.DateOnly) == now.Local().Format(time.DateOnly) {
+		when = at.Format(time.TimeOnly) // today
 	}
 	return out + fmt.Sprintf(" since the start; the last %s ago, at %s", uptime(now.Sub(*m.LastRequest)), when)
 }
@@ -426,7 +426,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		state = "ready"
 	}
 	if s.Started != nil && !s.Started.IsZero() {
-		state += fmt.Sprintf(", up %s (since %s)", uptime(time.Since(*s.Started)), s.Started.Local().Format("2006-01-02 15:04:05"))
+		state += fmt.Sprintf(", up %s (since %s)", uptime(time.Since(*s.Started)), s.Started.Local().Format(time.DateTime))
 	}
 	fmt.Fprintf(w, "gpuletd %s at %s: %s\n", s.Version, base, state)
 	switch {
