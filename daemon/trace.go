@@ -719,12 +719,20 @@ func (tr *reqTrace) tensors(activity string, ts []tensor.Tensor) {
 
 // executorTimes books what the executor said of a traced request sent at
 // sent and answered after trip, holding it held of that: its queue and
-// compute times, placed halfway along the hop.
+// compute times, placed halfway along the hop. They are held inside the
+// round trip, since they need not fit in it as reported: a request's rows
+// that ran in several batches report the longest queue and the longest
+// compute of them, whose sum can pass what the executor held it, and the
+// executor's held and the daemon's trip are measured by two processes at
+// different moments of the same frames. A compute placed past the answer
+// would put COMPUTE_END after REQUEST_END.
 func (tr *reqTrace) executorTimes(sent time.Time, trip, held, queue, compute time.Duration) {
 	if tr == nil {
 		return
 	}
-	hop := max(trip-held, 0) / 2
+	queue = min(queue, trip)
+	compute = min(compute, trip-queue)
+	hop := max(trip-max(held, queue+compute), 0) / 2
 	tr.exec.set = true
 	tr.exec.queued = sent.Add(hop)
 	tr.exec.ran = tr.exec.queued.Add(queue)

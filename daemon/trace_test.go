@@ -294,3 +294,29 @@ func TestSlowTraceWritesDoNotHoldRequests(t *testing.T) {
 		require.Len(t, readTraces(t, tr, filepath.Join(dir, fmt.Sprintf("s.json.%d", i))), n)
 	}
 }
+
+// The executor's times stay inside the round trip, in order, even when it
+// reports more queue and compute than it held the request (the longest of
+// each over rows that ran in several batches): COMPUTE_END came after
+// REQUEST_END once in an end-to-end run.
+func TestExecutorTimesStayInsideTheRoundTrip(t *testing.T) {
+	sent := time.Unix(1_700_000_000, 0)
+	for _, tc := range []struct {
+		name                       string
+		trip, held, queue, compute time.Duration
+	}{
+		{"as held", 500 * time.Microsecond, 300 * time.Microsecond, 100 * time.Microsecond, 150 * time.Microsecond},
+		{"more than held", 500 * time.Microsecond, 300 * time.Microsecond, 250 * time.Microsecond, 150 * time.Microsecond},
+		{"more than the trip", 400 * time.Microsecond, 350 * time.Microsecond, 250 * time.Microsecond, 300 * time.Microsecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &reqTrace{}
+			rt.executorTimes(sent, tc.trip, tc.held, tc.queue, tc.compute)
+			end := rt.exec.ran.Add(rt.exec.compute)
+			require.False(t, rt.exec.queued.Before(sent))
+			require.False(t, rt.exec.ran.Before(rt.exec.queued))
+			require.False(t, end.Before(rt.exec.ran))
+			require.False(t, end.After(sent.Add(tc.trip)), "compute ends before the answer is back: %v", end.Sub(sent))
+		})
+	}
+}
