@@ -167,6 +167,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"emulated time scale out of range", "devices:\n  - kind: emulated\n    profiles: igniter-v100\n    count: 1\n    time_scale: 5000\n", nil, []string{"devices[0].time_scale", "0.01 to 1000"}},
 		{"time scale on the cpu", "devices:\n  - kind: cpu\n    time_scale: 2\n", nil, []string{"devices[0]", "time_scale belong to emulated devices only"}},
 		{"bad duration", "scheduler:\n  reorganize_period: soon\n", nil, []string{`line 2: scheduler.reorganize_period: "soon" is not a duration`}},
+		{"every mistake at once, refused values included", "scheduler:\n  reorganize_period: 20\nlimits:\n  max_connections: lots\n  max_request_body: huge\n  body_timeout: [1]\n", nil,
+			[]string{`line 2: scheduler.reorganize_period: "20" is not a duration (use a number with a unit: 500ms, 20s, 1m); line 4: limits.max_connections: "lots" is not a whole number; line 5: limits.max_request_body: "huge" is not a size (use bytes or a unit: 512KiB, 64MiB, 1GiB); line 6: limits.body_timeout: want a duration such as 20s or 500ms`}},
 		{"bad size unit", "limits:\n  max_request_body: 10 parsecs\n", nil, []string{`line 2: limits.max_request_body: "10 parsecs" is not a size`}},
 		{"bad body timeout", "limits:\n  body_timeout: 10ms\n", nil, []string{"limits.body_timeout", "1s to 1h"}},
 		{"bad idle timeout", "limits:\n  idle_timeout: 2h\n", nil, []string{"limits.idle_timeout", "1s to 1h"}},

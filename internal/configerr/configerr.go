@@ -99,9 +99,11 @@ var unknownField = regexp.MustCompile(`field (\S+) not found in type (?:[\w.]+\.
 // Clean returns err's message on one line: yaml.v3's errors joined with
 // "; ", each unknown key reworded with its section from known and a guess
 // at the field meant ("line 4: unknown field "polcy" in scheduler (did you
-// mean scheduler.policy?)").
+// mean scheduler.policy?)"), a value of the wrong type said in words
+// ("line 1: want a mapping (key: value), not a list"). CleanIn also names
+// the key of each value.
 func Clean(err error, known map[string]Section) string {
-	return clean(err, known, func(m string) string { return m })
+	return CleanIn(err, known, nil)
 }
 
 // clean is Clean with each message then passed through each.

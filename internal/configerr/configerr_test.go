@@ -17,8 +17,9 @@ type entry struct {
 type list []entry
 
 type sched struct {
-	Policy    string `yaml:"policy"`
-	Algorithm string `yaml:"algorithm"`
+	Policy    string   `yaml:"policy"`
+	Algorithm string   `yaml:"algorithm"`
+	Every     refusing `yaml:"every"`
 }
 
 type doc struct {
@@ -47,7 +48,7 @@ func TestCleanSaysWhereAndGuesses(t *testing.T) {
 		{"list entry", "inputs:\n  - name: a\n    cont: 2\n", `line 3: unknown field "cont" in an inputs entry (did you mean count?)`},
 		{"nothing like it", "scheduler:\n  speed: 3\n", `line 2: unknown field "speed" in scheduler`},
 		{"two problems", "listne: x\nhidden: y\n", `line 1: unknown field "listne" at the top level (did you mean listen?); line 2: unknown field "hidden" at the top level`},
-		{"a wrong type", "scheduler: [1]\n", "line 1: cannot unmarshal !!seq into configerr.sched"},
+		{"a wrong type", "scheduler: [1]\n", "line 1: want a mapping (key: value), not a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

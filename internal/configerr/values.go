@@ -1,7 +1,6 @@
 package configerr
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,29 +9,19 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ValueError is a value an UnmarshalYAML method refused, with the line of
-// its node, so that CleanIn can say where it is and under which key.
-type ValueError struct {
-	Line int
-	Err  error
-	// value is the node's text (a scalar's); container says it is a list
-	// or a mapping.
-	value     string
-	container bool
-}
-
-func (e *ValueError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
-
-// Unwrap returns the refusal.
-func (e *ValueError) Unwrap() error { return e.Err }
-
-// AtNode is err, a refusal of n's value, with n's line.
+// AtNode is err, a refusal of n's value by an UnmarshalYAML method, as a
+// type error of yaml.v3's: the decoder then goes on and reports every
+// mistake of a document together, not only the first value refused. Its
+// message starts "line L column C: " so that CleanIn can name the key of
+// exactly that node (one of several on a line written [20, x]) and then
+// words it as yaml.v3's own, "line L: key: …".
 func AtNode(n *yaml.Node, err error) error {
-	return &ValueError{Line: n.Line, Err: err, value: n.Value, container: n.Kind != yaml.ScalarNode}
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d column %d: %v", n.Line, n.Column, err)}}
 }
 
-// lineMessage matches a message that starts with its line in the file.
-var lineMessage = regexp.MustCompile(`^line (\d+): `)
+// lineMessage matches a message that starts with its line in the file,
+// and the column of AtNode's.
+var lineMessage = regexp.MustCompile(`^line (\d+)(?: column (\d+))?: `)
 
 // mismatch matches yaml.v3's message for a value of the wrong type.
 var mismatch = regexp.MustCompile("cannot unmarshal !!(\\w+) (?:`([^`]*)` )?into (\\S+)")
@@ -42,12 +31,6 @@ var mismatch = regexp.MustCompile("cannot unmarshal !!(\\w+) (?:`([^`]*)` )?into
 // limits.max_connections: "lots" is not a whole number"), and yaml.v3's
 // type mismatches say what the key takes rather than Go's type.
 func CleanIn(err error, known map[string]Section, doc *yaml.Node) string {
-	if ve, ok := errors.AsType[*ValueError](err); ok {
-		if key := keyAt(doc, ve.Line, ve.value, ve.container); key != "" {
-			return fmt.Sprintf("line %d: %s: %v", ve.Line, key, ve.Err)
-		}
-		return ve.Error()
-	}
 	return clean(err, known, func(m string) string { return placeValue(m, doc) })
 }
 
@@ -63,10 +46,18 @@ func placeValue(m string, doc *yaml.Node) string {
 		rest, value, container = mismatchWords(sub[1], sub[2], sub[3]), sub[2], sub[1] == "seq" || sub[1] == "map"
 	}
 	line, _ := strconv.Atoi(at[1])
-	if key := keyAt(doc, line, value, container); key != "" {
-		return at[0] + key + ": " + rest
+	where := "line " + at[1] + ": "
+	key := ""
+	if at[2] != "" {
+		column, _ := strconv.Atoi(at[2])
+		key = keyOfNode(doc, line, column)
+	} else {
+		key = keyAt(doc, line, value, container)
 	}
-	return at[0] + rest
+	if key != "" {
+		return where + key + ": " + rest
+	}
+	return where + rest
 }
 
 // mismatchWords says that a value of YAML tag tag (its text value, ""
@@ -144,6 +135,44 @@ func keyAt(doc *yaml.Node, line int, value string, container bool) string {
 	}
 	if exact != "" {
 		return exact
+	}
+	return found
+}
+
+// keyOfNode is the path of the value doc has at line and column; "" when
+// none starts there.
+func keyOfNode(doc *yaml.Node, line, column int) string {
+	var found string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if found != "" {
+			return
+		}
+		if n.Line == line && n.Column == column && path != "" && n.Kind != yaml.DocumentNode {
+			found = path
+			return
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				p := n.Content[i].Value
+				if path != "" {
+					p = path + "." + p
+				}
+				walk(n.Content[i+1], p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	if doc != nil {
+		walk(doc, "")
 	}
 	return found
 }
