@@ -129,11 +129,17 @@ func platformName(p string) string {
 	return "onnxruntime_onnx"
 }
 
-// modelReady says whether some gpu-let that is up serves the model, or,
-// for a pipeline, every model of its steps.
-func (n *node) modelReady(name string) bool { return n.readyIn(name, n.router.models()) }
+// modelReady says whether the model answers requests: some gpu-let that is
+// up serves it (for a pipeline, every model of its steps), and a request of
+// it can fit limits.max_request_body (limitRefusal).
+func (n *node) modelReady(name string) bool {
+	return n.readyIn(name, n.router.models()) && n.limitRefusal(name) == ""
+}
 
-// readyIn is modelReady over routed, the router's models at one moment.
+// readyIn says whether some gpu-let that is up in routed, the router's
+// models at one moment, serves the model, or, for a pipeline, every model
+// of its steps: where its requests would go, whether or not they fit the
+// request limit.
 func (n *node) readyIn(name string, routed map[string][]*gpuletRun) bool {
 	if p, ok := n.catalog.pipeline(name); ok {
 		steps, err := n.catalog.steps(p)

@@ -71,6 +71,9 @@ const waitingReason = "waiting for a gpu-let: the model is being profiled or pla
 // notReadyReason is what a model that does not serve says: why it cannot,
 // or that it is on its way, and at start how far it has come.
 func (n *node) notReadyReason(name string) string {
+	if why := n.limitRefusal(name); why != "" {
+		return why
+	}
 	if why := n.notServedReason(name); why != "" {
 		return why
 	}
@@ -115,8 +118,9 @@ func (n *node) readiness() (ready bool, waiting, unservable []string) {
 
 // markServing clears the reasons of the models that serve now.
 func (n *node) markServing() {
+	routed := n.router.models()
 	for name := range n.unserved.all() {
-		if n.modelReady(name) {
+		if n.readyIn(name, routed) {
 			n.unserved.clear(name)
 		}
 	}
@@ -137,6 +141,8 @@ var modelStates = []string{stateReady, stateWaiting, stateUnservable}
 // routed is the router's models at one moment.
 func (n *node) modelState(name string, routed map[string][]*gpuletRun) string {
 	switch {
+	case n.limitRefusal(name) != "":
+		return stateUnservable
 	case n.readyIn(name, routed):
 		return stateReady
 	case n.notServedReason(name) != "":

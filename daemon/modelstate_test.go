@@ -25,6 +25,8 @@ func TestModelStateMetricSaysWhatIsNotServed(t *testing.T) {
 		index:     &repository.Index{Broken: map[string]error{"corrupt": errors.New("invalid model: model.onnx: truncated")}},
 	}
 	n := &node{catalog: c, router: newRouter()}
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
 	up, down := &gpuletRun{id: "a"}, &gpuletRun{id: "b"}
 	down.down.Store(true)
 	n.router.install(map[string][]routeEntry{

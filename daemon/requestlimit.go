@@ -13,12 +13,12 @@ import (
 )
 
 // A model whose smallest request does not fit limits.max_request_body is
-// served (placed, warm, ready) and yet every REST or gRPC request to it is
-// refused as too large, and an input that alone is above the limit cannot
-// even be read out of shared memory (which is bounded by the same limit per
-// input). Nothing else says so until the first request fails, so the
-// status, `gpuletd models show`, the page, `gpuletd models check` and
-// doctor carry a warning naming the numbers.
+// served (placed, warm) and yet every REST or gRPC request to it is refused
+// as too large, and an input that alone is above the limit cannot even be
+// read out of shared memory (which is bounded by the same limit per input):
+// such a model is not ready. Nothing else says so until the first request
+// fails, so the status, `gpuletd models show`, the page, `gpuletd models
+// check` and doctor carry a warning naming the numbers.
 
 // bytesPerElementOfBytes is what one BYTES element takes at the least: its
 // four-byte length.
@@ -48,16 +48,28 @@ func smallestInputBytes(m *repository.Model) []int64 {
 	return out
 }
 
-// RequestLimitWarning says why requests to m cannot fit a request body of
-// limit bytes, or "" when its smallest request fits.
-func RequestLimitWarning(m *repository.Model, limit int64) string {
-	sizes := smallestInputBytes(m)
-	var total int64
-	for i, size := range sizes {
+// everyRequestRefused says which input of m takes more than limit bytes
+// alone in a request of one row: then no request to m can be read, over
+// REST, gRPC or shared memory, and m is not ready wherever readiness is
+// asked; "" when each input fits.
+func everyRequestRefused(m *repository.Model, limit int64) string {
+	for i, size := range smallestInputBytes(m) {
 		if size > limit {
 			return fmt.Sprintf("every request is refused: input %q alone takes %d bytes in a request of one row, above limits.max_request_body (%d bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit",
 				m.Inputs[i].Name, size, limit)
 		}
+	}
+	return ""
+}
+
+// RequestLimitWarning says why requests to m cannot fit a request body of
+// limit bytes, or "" when its smallest request fits.
+func RequestLimitWarning(m *repository.Model, limit int64) string {
+	if w := everyRequestRefused(m, limit); w != "" {
+		return w
+	}
+	var total int64
+	for _, size := range smallestInputBytes(m) {
 		total += size
 	}
 	if total > limit {
@@ -100,4 +112,17 @@ func (c *catalog) warnRequestLimit(limit int64) {
 	for _, m := range append(c.all(), c.allPipelines()...) {
 		c.warnIfTooLarge(m, limit)
 	}
+}
+
+// limitRefusal is everyRequestRefused for the model or pipeline name under
+// the running limits.max_request_body; "" for a name the catalog lacks.
+func (n *node) limitRefusal(name string) string {
+	m, ok := n.catalog.get(name)
+	if !ok {
+		m, ok = n.catalog.pipeline(name)
+	}
+	if !ok {
+		return ""
+	}
+	return everyRequestRefused(m, int64(n.conf().Limits.MaxRequestBody))
 }

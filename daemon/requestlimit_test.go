@@ -109,3 +109,37 @@ func TestReloadWarnsOfModelsTheNewLimitShutsOut(t *testing.T) {
 	require.Equal(t, map[string]string{"model": "lenet5", "max_request_body": "2048"}, evs[0].Attrs)
 	require.True(t, strings.HasPrefix(evs[0].Message, `lenet5: every request is refused: input "input" alone takes 3136 bytes`), evs[0].Message)
 }
+
+// TestAModelNoRequestCanReachIsNotReady: a model placed and routed whose
+// one input alone is above limits.max_request_body answers no request, so
+// it is not ready (the model ready endpoints, the status, the state
+// metric) and says why; a model whose request fits only through shared
+// memory stays ready; a reload that raises the limit makes it ready again
+// with nothing re-placed.
+func TestAModelNoRequestCanReachIsNotReady(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := config.Default()
+	cfg.Limits.MaxRequestBody = 3 << 10
+	n := &node{router: newRouter(), catalog: newCatalog(t.TempDir(), 0, st, newEvents(st, zap.NewNop()), zap.NewNop())}
+	n.cfg.Store(&cfg)
+	n.catalog.models["lenet5"] = &repository.Model{Name: "lenet5", Inputs: []repository.TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}}} // 3 136 bytes a row
+	n.catalog.models["pair"] = &repository.Model{Name: "pair", Inputs: []repository.TensorSpec{
+		{Name: "a", DataType: tensor.FP32, Dims: []int64{-1, 500}}, {Name: "b", DataType: tensor.FP32, Dims: []int64{-1, 500}}}} // 2 000 each, 4 000 together
+	g := &gpuletRun{id: "gpu0-100-1"}
+	n.router.install(map[string][]routeEntry{"lenet5": {{g: g, weight: 1}}, "pair": {{g: g, weight: 1}}})
+
+	require.False(t, n.modelReady("lenet5"))
+	require.Equal(t, stateUnservable, n.modelState("lenet5", n.router.models()))
+	require.True(t, strings.HasPrefix(n.notReadyReason("lenet5"), `every request is refused: input "input" alone takes 3136 bytes`), n.notReadyReason("lenet5"))
+	require.True(t, n.readyIn("lenet5", n.router.models()), "it is still routed: a reorganization waits for it as for any other")
+	require.True(t, n.modelReady("pair"), "over the limit in a body, within it through shared memory")
+	require.Equal(t, stateReady, n.modelState("pair", n.router.models()))
+
+	raised := cfg
+	raised.Limits.MaxRequestBody = 64 << 20
+	n.cfg.Store(&raised)
+	require.True(t, n.modelReady("lenet5"))
+	require.Equal(t, stateReady, n.modelState("lenet5", n.router.models()))
+}

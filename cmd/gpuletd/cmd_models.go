@@ -195,7 +195,7 @@ func writePipelineShow(w io.Writer, d *adminModelShow) error {
 	fmt.Fprintf(tw, "pipeline\t%s\n", p.Name)
 	fmt.Fprintf(tw, "steps\t%s\n", p.stepsText())
 	fmt.Fprintf(tw, "slo\t%s\n", sloText(p.SLOMS))
-	fmt.Fprintf(tw, "ready\t%s\n", ready)
+	writeWrappedRow(tw, "ready", ready)
 	fmt.Fprintf(tw, "rate\t%s\n", perSecond(p.Rate))
 	fmt.Fprintf(tw, "accuracy\t%s\n", p.accuracyText())
 	if mix := p.mixText(); mix != "" {
@@ -209,7 +209,9 @@ func writePipelineShow(w io.Writer, d *adminModelShow) error {
 	}
 	writeCacheRow(tw, p.Cache)
 	for _, warning := range p.Warnings {
-		writeWrappedRow(tw, "warning", warning)
+		if p.Ready || warning != p.Reason { // the ready row says it
+			writeWrappedRow(tw, "warning", warning)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -249,7 +251,7 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	fmt.Fprintf(tw, "slo\t%s (from %s)\n", millis(m.SLOMS), orDash(m.SLOFrom))
 	fmt.Fprintf(tw, "config\t%s\n", orDash(strings.Join(m.ConfigFiles, ", ")))
 	fmt.Fprintf(tw, "max batch\t%d\n", m.MaxBatchSize)
-	fmt.Fprintf(tw, "ready\t%s\n", ready)
+	writeWrappedRow(tw, "ready", ready)
 	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
 	fmt.Fprintf(tw, "rate\t%s measured, %s assigned\n", perSecond(m.Rate), perSecond(m.AssignedRate))
 	if t := m.requestsText(time.Now()); t != "" {
@@ -266,7 +268,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	}
 	writeCacheRow(tw, m.Cache)
 	for _, warning := range m.Warnings {
-		writeWrappedRow(tw, "warning", warning)
+		if m.Ready || warning != m.Reason { // the ready row says it
+			writeWrappedRow(tw, "warning", warning)
+		}
 	}
 	for _, note := range m.ConfigNotes {
 		writeWrappedRow(tw, "note", note)

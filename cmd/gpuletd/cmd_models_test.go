@@ -42,6 +42,16 @@ func TestWriteModels(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeModels(&b, []adminModel{{Name: "idle", SLOMS: 20}}))
 	require.Equal(t, strings.Fields("idle 20.0ms - 0.00/s 0.00/s - - - -"), strings.Fields(strings.Split(b.String(), "\n")[1]), "no requests yet: dashes")
+
+	// A model placed but not ready says so once, as its reason, not again
+	// as a warning; one not placed is not served.
+	b.Reset()
+	refused := "every request is refused: input \"x\" alone takes 4096 bytes"
+	require.NoError(t, writeModels(&b, []adminModel{
+		{Name: "big", SLOMS: 20, Placed: []string{"gpu0-100-1"}, Reason: refused, Warnings: []string{refused, "another"}},
+		{Name: "lost", SLOMS: 20, Reason: "the profile failed"}}))
+	lines = strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Equal(t, []string{"big: not ready: " + refused, "big: warning: another", "lost: not served: the profile failed"}, lines[3:], b.String())
 }
 
 func TestWriteModelShow(t *testing.T) {

@@ -659,7 +659,9 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 			fmt.Fprintf(w, "%s: not served: %s\n", p.Name, p.Reason)
 		}
 		for _, warning := range p.Warnings {
-			writeWrappedLine(w, p.Name+": warning: "+warning)
+			if p.Ready || warning != p.Reason {
+				writeWrappedLine(w, p.Name+": warning: "+warning)
+			}
 		}
 		if mix := p.mixText(); mix != "" {
 			fmt.Fprintf(w, "%s: runs cheaper variants: %s\n", p.Name, mix)
@@ -669,6 +671,16 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 		}
 	}
 	return nil
+}
+
+// notReadyWord is what a model that is not ready is: placed on a gpu-let
+// that cannot answer it (its requests cannot fit the request limit), or not
+// served at all.
+func notReadyWord(placed bool) string {
+	if placed {
+		return "not ready"
+	}
+	return "not served"
 }
 
 // writeModels prints the models table and a line per unscheduled load.
@@ -694,10 +706,12 @@ func writeModels(w io.Writer, models []adminModel) error {
 			fmt.Fprintf(w, "%s: %s of its load has no gpu-let\n", m.Name, perSecond(m.Unscheduled))
 		}
 		if !m.Ready && m.Reason != "" {
-			fmt.Fprintf(w, "%s: not served: %s\n", m.Name, m.Reason)
+			writeWrappedLine(w, m.Name+": "+notReadyWord(len(m.Placed) > 0)+": "+m.Reason)
 		}
 		for _, warning := range m.Warnings {
-			writeWrappedLine(w, m.Name+": warning: "+warning)
+			if m.Ready || warning != m.Reason {
+				writeWrappedLine(w, m.Name+": warning: "+warning)
+			}
 		}
 		if c := m.Cache; c != nil && c.Rate > 0 {
 			fmt.Fprintf(w, "%s: %s more answered by the response cache, outside RATE\n", m.Name, perSecond(c.Rate))
