@@ -1,14 +1,12 @@
 package alerts
 
 import (
-	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
+	"github.com/gpulet/gpuletd/internal/promnames"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,19 +41,8 @@ func TestRulesReadDocumentedMetrics(t *testing.T) {
 	f, err := os.Open(filepath.Join("..", "docs", "OPERATIONS.md"))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, f.Close()) }()
-	row := regexp.MustCompile("^\\| `gpuletd_")
-	documented := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if line := sc.Text(); row.MatchString(line) {
-			cell := strings.SplitN(line, "|", 3)[1] // the family column
-			for _, name := range metricName.FindAllString(cell, -1) {
-				documented[name] = true
-			}
-		}
-	}
-	require.NoError(t, sc.Err())
+	documented, err := promnames.Documented(f)
+	require.NoError(t, err)
 	require.NotEmpty(t, documented)
 	names := Metrics()
 	require.Contains(t, names, "gpuletd_model_state")

@@ -101,7 +101,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 // begin counts a request of m at the door and refuses it when the model asks
 // beyond its share of an overloaded node, whichever protocol brought it.
 func (n *node) begin(m *repository.Model) *inferError {
-	n.metrics.requests.WithLabelValues(m.Name).Inc()
+	n.metrics.countRequest(m.Name)
 	n.rates.hit(m.Name)
 	return n.overShare(m.Name)
 }
@@ -120,7 +120,7 @@ func (n *node) finish(m *repository.Model, arrival time.Time, batch int32, ierr 
 // answered after the step's own deadline rather than the model's SLO.
 func (n *node) finishStep(m *repository.Model, sent, deadline time.Time, batch int32, ierr *inferError) {
 	now := time.Now()
-	n.metrics.requests.WithLabelValues(m.Name).Inc()
+	n.metrics.countRequest(m.Name)
 	n.record(m, now.Sub(sent), now.After(deadline), batch, ierr)
 }
 

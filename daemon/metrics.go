@@ -75,6 +75,15 @@ func newMetrics(n *node) *metrics {
 	return m
 }
 
+// countRequest counts a request of model, and makes its SLO violations'
+// series exist from its first request on, at 0 until one is late: a
+// model's SLO attainment (1 − violations / requests, the dashboard's and
+// the recorded series') is then 100% rather than no data while none is.
+func (m *metrics) countRequest(model string) {
+	m.requests.WithLabelValues(model).Inc()
+	m.violations.WithLabelValues(model)
+}
+
 // nodeCollector reports the node's state at scrape time: gpu-lets, rates,
 // reorganizations, restarts, devices.
 type nodeCollector struct{ n *node }

@@ -16,6 +16,7 @@
 #                                    install as make install does
 #   README.md, docs/OPERATIONS.md, docs/API.md
 #   alerts/gpuletd.rules.yml         Prometheus alerting rules
+#   dashboards/gpuletd.json          a Grafana dashboard
 # so the folder runs where it is unpacked (bin/gpuletd serve) or installs as
 # a service (sudo ./systemd/install.sh install).
 #
@@ -70,6 +71,7 @@ install -m 0644 systemd/gpuletd.service systemd/gpuletd-backup.service systemd/g
 install -m 0644 README.md "$root/README.md"
 install -m 0644 docs/OPERATIONS.md docs/API.md "$root/docs/"
 install -m 0644 alerts/gpuletd.rules.yml "$root/alerts/gpuletd.rules.yml"
+install -D -m 0644 dashboards/gpuletd.json "$root/dashboards/gpuletd.json"
 
 mkdir -p "$out"
 tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner \

@@ -15,7 +15,7 @@ tools=(
   "protoc|protobuf-compiler|make generate and check-generated (the .proto files' Go code)"
   "chromium|chromium|web: the admin page in a real browser (skips without it)"
   "systemd-analyze|systemd|systemd: the unit file verified by systemd-analyze (skips without it)"
-  "promtool|prometheus|cmd/gpuletd: /metrics checked by promtool (only the client library's linter runs without it); alerts: the alerting rules checked and unit-tested by promtool (skip without it)"
+  "promtool|prometheus|cmd/gpuletd: /metrics checked by promtool (only the client library's linter runs without it); alerts: the alerting rules checked and unit-tested by promtool; dashboards: every query of the Grafana dashboard read by promtool, and run in a real Prometheus (the prometheus command, same package) scraping a real daemon (skip without them)"
   "prlimit|util-linux|cmd/gpuletd: the full-disk test (fails without it)"
 )
 

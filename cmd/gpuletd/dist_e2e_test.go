@@ -62,7 +62,7 @@ func TestReleaseArchive(t *testing.T) {
 	require.NoError(t, err, "%s", b)
 	top := filepath.Join(unpacked, "gpuletd-9.9.9")
 	for _, f := range []string{"bin/gpuletd", "lib/gpuletd/libonnxruntime.so.1", "systemd/install.sh",
-		"systemd/gpuletd.service", "systemd/gpuletd-backup.service", "systemd/gpuletd-backup.timer", "systemd/gpuletd.yaml", "README.md", "docs/OPERATIONS.md", "docs/API.md", "alerts/gpuletd.rules.yml"} {
+		"systemd/gpuletd.service", "systemd/gpuletd-backup.service", "systemd/gpuletd-backup.timer", "systemd/gpuletd.yaml", "README.md", "docs/OPERATIONS.md", "docs/API.md", "alerts/gpuletd.rules.yml", "dashboards/gpuletd.json"} {
 		require.FileExists(t, filepath.Join(top, f))
 	}
 	require.NoFileExists(t, filepath.Join(top, "lib/gpuletd/libonnxruntime_providers_cuda.so"), "the providers go in the -cuda archive")
