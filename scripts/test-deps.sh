@@ -17,6 +17,8 @@ tools=(
   "systemd-analyze|systemd|systemd: the unit file verified by systemd-analyze (skips without it)"
   "promtool|prometheus|cmd/gpuletd: /metrics checked by promtool (only the client library's linter runs without it); alerts: the alerting rules checked and unit-tested by promtool; dashboards: every query of the Grafana dashboard read by promtool, and run in a real Prometheus (the prometheus command, same package) scraping a real daemon (skip without them)"
   "prlimit|util-linux|cmd/gpuletd: the full-disk test (fails without it)"
+  "script|bsdutils|cmd/gpuletd: the shell completion typed in an interactive bash on a terminal (skips without it)"
+  "bash_completion|bash-completion|cmd/gpuletd: the shell completion typed in an interactive bash, whose script calls bash-completion's functions (skips without it)"
 )
 
 missing=()
@@ -26,6 +28,7 @@ for entry in "${tools[@]}"; do
   found=0
   command -v "$cmd" >/dev/null 2>&1 && found=1
   [ "$cmd" = chromium ] && { command -v chromium-browser >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; } && found=1
+  [ "$cmd" = bash_completion ] && [ -f /usr/share/bash-completion/bash_completion ] && found=1
   if [ "$found" -eq 0 ]; then
     missing+=("$(printf '  %-16s %s' "$cmd" "$why")")
     packages+=("$pkg")

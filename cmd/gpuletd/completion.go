@@ -81,7 +81,11 @@ func (g *globalFlags) completeModelList(cmd *cobra.Command, _ []string, toComple
 }
 
 // withListPrefix puts what toComplete holds up to its last comma before
-// each completion, for a flag that takes a comma-separated list.
+// each completion, for a flag that takes a comma-separated list. Such
+// completions go without their descriptions: bash's completion script
+// matches a described completion against what was typed only after quoting
+// it, which puts a backslash before the comma ("a=100\,b"), so that none
+// would ever match; undescribed ones it matches unquoted.
 func withListPrefix(cs []cobra.Completion, toComplete string) []cobra.Completion {
 	i := strings.LastIndexByte(toComplete, ',')
 	if i < 0 {
@@ -89,7 +93,8 @@ func withListPrefix(cs []cobra.Completion, toComplete string) []cobra.Completion
 	}
 	out := make([]cobra.Completion, len(cs))
 	for j, c := range cs {
-		out[j] = toComplete[:i+1] + c
+		name, _, _ := strings.Cut(c, "\t")
+		out[j] = toComplete[:i+1] + name
 	}
 	return out
 }
