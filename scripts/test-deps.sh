@@ -19,6 +19,8 @@ tools=(
   "prlimit|util-linux|cmd/gpuletd: the full-disk test (fails without it)"
   "script|bsdutils|cmd/gpuletd: the shell completion typed in an interactive bash on a terminal (skips without it)"
   "bash_completion|bash-completion|cmd/gpuletd: the shell completion typed in an interactive bash, whose script calls bash-completion's functions (skips without it)"
+  "zsh|zsh|cmd/gpuletd: the shell completion typed in an interactive zsh (skips without it)"
+  "fish|fish|cmd/gpuletd: the shell completion asked of fish's completion engine (skips without it)"
 )
 
 missing=()
