@@ -131,18 +131,7 @@ func typeInShell(t *testing.T, shell, rc string, steps []typed) {
 	require.NoError(t, err)
 	out := &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = in.Close()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	startChild(t, cmd, func() { _ = in.Close() })
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "$ ") }, 10*time.Second, 50*time.Millisecond, "%s's prompt:\n%s", shell, out)
 
 	for _, tc := range steps {

@@ -127,18 +127,7 @@ func startPrometheus(t *testing.T, bin, target string) string {
 		"--web.listen-address="+addr, "--log.level=warn")
 	logs := &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	startChild(t, cmd, func() { _ = cmd.Process.Signal(os.Interrupt) })
 	require.Eventually(t, func() bool {
 		resp, err := http.Get("http://" + addr + "/-/ready")
 		if err != nil {
@@ -203,4 +192,22 @@ func promResult(addr, expr string) ([]promSeries, error) {
 	var out []promSeries
 	err = json.Unmarshal(body.Data.Result, &out)
 	return out, err
+}
+
+// startChild starts cmd and, when the test ends, asks it to end with stop
+// and waits for it, killing it after 10 s.
+func startChild(t *testing.T, cmd *exec.Cmd, stop func()) {
+	t.Helper()
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
 }
