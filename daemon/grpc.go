@@ -132,6 +132,8 @@ func grpcError(e *inferError) error {
 		c = codes.DeadlineExceeded
 	case http.StatusUnauthorized:
 		c = codes.Unauthenticated
+	case http.StatusConflict:
+		c = codes.FailedPrecondition
 	case http.StatusServiceUnavailable:
 		c = codes.Unavailable
 		switch e.reason {

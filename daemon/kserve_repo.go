@@ -153,7 +153,12 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
 	}
 	// Triton answers a load once the model is ready, or fails it: a model
-	// the plan left out (no latency profile yet, no room) is not READY.
+	// the plan left out (no latency profile yet, no room) is not READY,
+	// nor one placed whose requests cannot fit the request limit.
+	if why := n.limitRefusal(m.Name); why != "" && n.readyIn(m.Name, n.router.models()) {
+		// 409, not 503: no wait makes it ready, a larger limit does.
+		return nil, &inferError{code: http.StatusConflict, reason: reasonUnservable, msg: "model " + m.Name + " loaded and placed but not ready: " + why}
+	}
 	if !n.modelReady(m.Name) {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not served: " + n.notReadyReason(m.Name)}
 	}

@@ -2,15 +2,19 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/modelzoo"
 )
 
 // rawRequest opens a connection and sends an inference request's headers
@@ -165,4 +169,36 @@ func metricAt(t *testing.T, base, name string) float64 {
 		}
 	}
 	return -1
+}
+
+// TestAModelNoRequestFitsIsNotReady: a model placed whose one input alone
+// is above limits.max_request_body is not ready and says why, the other
+// models serve, and loading it answers at once why it is not ready (409)
+// rather than waiting for a readiness no wait brings.
+func TestAModelNoRequestFitsIsNotReady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp", "mlp16"}, 1))
+	setProfile(t, repo, "mlp", "alexnet", "200ms")
+	setProfile(t, repo, "mlp16", "alexnet", "200ms")
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]",
+		"GPULETD_LIMITS_MAX_REQUEST_BODY=2KiB")
+	addr, logs := startDaemon(t, env)
+	base := "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/mlp16/ready", nil, nil).code == http.StatusOK },
+		60*time.Second, 100*time.Millisecond, "mlp16's requests fit and it serves; logs:\n%s", logs)
+	var ready struct {
+		Ready  bool   `json:"ready"`
+		Reason string `json:"reason"`
+	}
+	r := do(t, "GET", base+"/v2/models/mlp/ready", nil, nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.code)
+	require.NoError(t, json.Unmarshal(r.body, &ready))
+	require.Contains(t, ready.Reason, `every request is refused: input "input" alone takes`)
+
+	code, _, stderr := runCLI(t, "models", "load", "mlp", "--url", base, "--wait", "30s")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "model mlp loaded and placed but not ready: every request is refused")
 }
