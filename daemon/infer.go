@@ -313,6 +313,11 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 		if why := n.whyNotServed(models); why != "" {
 			return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %s", what, why)}
 		}
+		if len(models) == 1 {
+			if where := n.liveNotes.reason(models[0].Name); where != "" { // on its way: a retry may find it served
+				return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s is not served yet: %s", what, where)}
+			}
+		}
 		return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
 	}
 	defer g.requests.release()

@@ -7,12 +7,13 @@ import (
 )
 
 // modelNotes holds one line of text per model of the repository. The node
-// keeps two: why models are not served (a profile that failed or is being
-// measured beside the serving gpu-lets, a plan that could not place them, a
-// gpu-let that did not start; cleared when the
+// keeps three: why models are not served (a profile that failed, a plan
+// that could not place them, a gpu-let that did not start; cleared when the
 // model serves; broken repository entries are not there, the catalog's last
-// scan holds them), and how far the models on their way at start have come
-// (profileMissing).
+// scan holds them), how far the models on their way at start have come
+// (profileMissing), and how far those measured beside the serving gpu-lets
+// have (measureLive): the last two are on their way, waiting, not
+// unservable.
 type modelNotes struct {
 	mu  sync.Mutex
 	why map[string]string
@@ -76,6 +77,9 @@ func (n *node) notReadyReason(name string) string {
 	}
 	if why := n.notServedReason(name); why != "" {
 		return why
+	}
+	if where := n.liveNotes.reason(name); where != "" {
+		return "waiting for a gpu-let: " + where
 	}
 	if where := n.progress.reason(name); where != "" {
 		return "waiting for a gpu-let: " + where

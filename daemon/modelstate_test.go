@@ -20,7 +20,8 @@ func TestModelStateMetricSaysWhatIsNotServed(t *testing.T) {
 	require.NoError(t, err)
 	model := func(name string) *repository.Model { return &repository.Model{Name: name, Family: name} }
 	c := &catalog{
-		models:    map[string]*repository.Model{"served": model("served"), "failed": model("failed"), "placing": model("placing"), "restarting": model("restarting")},
+		models: map[string]*repository.Model{"served": model("served"), "failed": model("failed"), "placing": model("placing"), "restarting": model("restarting"),
+			"measuring": model("measuring")},
 		pipelines: map[string]*repository.Model{},
 		index:     &repository.Index{Broken: map[string]error{"corrupt": errors.New("invalid model: model.onnx: truncated")}},
 	}
@@ -34,15 +35,20 @@ func TestModelStateMetricSaysWhatIsNotServed(t *testing.T) {
 		"restarting": {{g: down, weight: 1, lat: lat}},
 	})
 	n.unserved.set("failed", "profiling on cpu failed: the model does not load")
+	n.liveNotes.set("measuring", "being profiled on cpu since 10:00:00 (a quick profile beside the serving gpu-lets); it is placed once measured")
 
 	want := map[string]string{
 		"served":     stateReady,
 		"failed":     stateUnservable,
 		"placing":    stateWaiting,
 		"restarting": stateWaiting, // its only executor is down: on its way back
+		"measuring":  stateWaiting, // loaded while serving, measured beside the others: on its way too
 		"corrupt":    stateUnservable,
 	}
 	require.Equal(t, want, n.repositoryStates())
+	require.Equal(t, "waiting for a gpu-let: being profiled on cpu since 10:00:00 (a quick profile beside the serving gpu-lets); it is placed once measured",
+		n.notReadyReason("measuring"))
+	require.Equal(t, "profiling on cpu failed: the model does not load", n.notReadyReason("failed"))
 
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(stateOnly{n}))

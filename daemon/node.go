@@ -62,6 +62,7 @@ type node struct {
 	traces          *tracer                         // the trace extension's settings and traces; nil: none
 	unserved        modelNotes                      // why models are not served
 	progress        modelNotes                      // how far models on their way at start have come
+	liveNotes       modelNotes                      // how far models profiled beside the serving gpu-lets have come
 	profiling       atomic.Pointer[profilingStatus] // the start's profile job running now; nil: none
 	slowStarts      slowStarts                      // placements whose batch of one misses the SLO, reported
 	reloaded        chan struct{}                   // the planner loop picks up a new period

@@ -136,7 +136,7 @@ func (n *node) queueLive(m *repository.Model) bool {
 	if !n.live.ask(m) {
 		return false
 	}
-	n.unserved.set(m.Name, "to be profiled (a quick profile beside the serving gpu-lets); it is placed once measured")
+	n.liveNotes.set(m.Name, "to be profiled (a quick profile beside the serving gpu-lets); it is placed once measured")
 	return true
 }
 
@@ -162,10 +162,12 @@ func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
 	m, ok := n.catalog.get(queued.Name)
 	if !ok {
 		n.unserved.clear(queued.Name)
+		n.liveNotes.clear(queued.Name)
 		return
 	}
+	defer n.liveNotes.clear(m.Name) // measured, failed, or the daemon stops
 	for _, j := range n.missingProfiles(ctx, m) {
-		n.unserved.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
+		n.liveNotes.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
 			j.d.ID, time.Now().Format(time.TimeOnly)))
 		n.live.measure(m.Name, j.d.Type)
 		err := n.profileModel(ctx, m, j.d, n.sup.binary, true)

@@ -63,3 +63,22 @@ func TestAModelBeingProfiledIsNotPlanned(t *testing.T) {
 		require.Empty(t, missing)
 	}
 }
+
+// A model queued for a profile beside the serving gpu-lets is on its way,
+// not unservable: its state is waiting and its reason says what it waits
+// for; a request to it is refused as one a retry may cure.
+func TestAModelQueuedForAProfileIsWaiting(t *testing.T) {
+	n := &node{router: newRouter(), live: newLiveProfiles(), catalog: &catalog{models: map[string]*repository.Model{}, pipelines: map[string]*repository.Model{}, index: &repository.Index{}}}
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
+	m := &repository.Model{Name: "digits", Family: "digits"}
+	n.catalog.models[m.Name] = m
+	require.True(t, n.queueLive(m))
+	require.Equal(t, stateWaiting, n.modelState(m.Name, n.router.models()))
+	require.Equal(t, "waiting for a gpu-let: to be profiled (a quick profile beside the serving gpu-lets); it is placed once measured", n.notReadyReason(m.Name))
+	_, _, _, ierr := n.dispatchAny(context.Background(), []*repository.Model{m}, nil, nil, nil, time.Now().Add(time.Second))
+	require.NotNil(t, ierr)
+	require.Equal(t, reasonUnroutable, ierr.reason)
+	require.True(t, ierr.retryable())
+	require.Contains(t, ierr.msg, "digits is not served yet: to be profiled")
+}

@@ -529,7 +529,7 @@ func TestAModelLoadedWhileServingIsProfiledAndPlaced(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s\nevents:\n%s", out, stderr, eventMessages(t, base))
 	// Why it does not serve yet, whenever that changes (the quick profile may
 	// be over before the first look), then ready.
-	require.Regexp(t, `^(digits: (to be profiled|being profiled on cpu since [0-9:]+) \(a quick profile beside the serving gpu-lets\)[^\n]*\n)?(digits: [^\n]+\n)*digits: ready\n$`, out)
+	require.Regexp(t, `^(digits: waiting for a gpu-let: (to be profiled|being profiled on cpu since [0-9:]+) \(a quick profile beside the serving gpu-lets\)[^\n]*\n)?(digits: [^\n]+\n)*digits: ready\n$`, out)
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code, "the others serve on")
 	body := []byte(`{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + strings.Repeat("0.5,", 783) + `0.5]}]}`)
 	r := do(t, "POST", base+"/v2/models/digits/infer", body, nil)
