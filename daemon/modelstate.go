@@ -102,13 +102,18 @@ func (n *node) readiness() (ready bool, waiting, unservable []string) {
 		return false, nil, nil
 	}
 	routed := n.router.models()
+	strict := n.conf().StrictReadiness
 	for _, m := range n.catalog.all() {
-		if n.modelState(m.Name, routed) == stateWaiting {
+		// A model loaded while the node serves and measured beside the
+		// serving gpu-lets does not take the node out of a load
+		// balancer's rotation for the minute or two that takes, unless
+		// strict_readiness asks that every model serve.
+		if n.modelState(m.Name, routed) == stateWaiting && (strict || n.liveNotes.reason(m.Name) == "") {
 			waiting = append(waiting, m.Name)
 		}
 	}
 	sort.Strings(waiting)
-	if n.conf().StrictReadiness {
+	if strict {
 		for name, state := range n.repositoryStates() {
 			if state == stateUnservable {
 				unservable = append(unservable, name)

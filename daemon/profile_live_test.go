@@ -66,7 +66,8 @@ func TestAModelBeingProfiledIsNotPlanned(t *testing.T) {
 
 // A model queued for a profile beside the serving gpu-lets is on its way,
 // not unservable: its state is waiting and its reason says what it waits
-// for; a request to it is refused as one a retry may cure.
+// for; the node stays ready meanwhile (under strict_readiness it waits for
+// it); a request to it is refused as one a retry may cure.
 func TestAModelQueuedForAProfileIsWaiting(t *testing.T) {
 	n := &node{router: newRouter(), live: newLiveProfiles(), catalog: &catalog{models: map[string]*repository.Model{}, pipelines: map[string]*repository.Model{}, index: &repository.Index{}}}
 	cfg := config.Default()
@@ -75,6 +76,17 @@ func TestAModelQueuedForAProfileIsWaiting(t *testing.T) {
 	n.catalog.models[m.Name] = m
 	require.True(t, n.queueLive(m))
 	require.Equal(t, stateWaiting, n.modelState(m.Name, n.router.models()))
+	n.ready.Store(true) // the first plan was applied: the node serves its other models
+	ready, waiting, _ := n.readiness()
+	require.True(t, ready, "a model measured while the node serves does not take the node out of rotation")
+	require.Empty(t, waiting)
+	strict := cfg
+	strict.StrictReadiness = true
+	n.cfg.Store(&strict)
+	ready, waiting, _ = n.readiness()
+	require.False(t, ready, "unless every model must serve")
+	require.Equal(t, []string{"digits"}, waiting)
+	n.cfg.Store(&cfg)
 	require.Equal(t, "waiting for a gpu-let: to be profiled (a quick profile beside the serving gpu-lets); it is placed once measured", n.notReadyReason(m.Name))
 	_, _, _, ierr := n.dispatchAny(context.Background(), []*repository.Model{m}, nil, nil, nil, time.Now().Add(time.Second))
 	require.NotNil(t, ierr)
