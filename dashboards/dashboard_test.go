@@ -65,12 +65,15 @@ func TestDashboardLayout(t *testing.T) {
 	require.Equal(t, "datasource", ds.Name)
 
 	ids := map[int]string{}
+	titles := map[string]bool{}
 	taken := map[[2]int]string{}
 	for _, p := range d.Panels {
 		require.NotZero(t, p.ID, p.Title)
 		require.Empty(t, ids[p.ID], "panels %q and %q share id %d", ids[p.ID], p.Title, p.ID)
 		ids[p.ID] = p.Title
 		require.NotEmpty(t, p.Title)
+		require.False(t, titles[p.Title], "two panels are titled %q: a reader, and Query.Where, could not tell them apart", p.Title)
+		titles[p.Title] = true
 		g := p.GridPos
 		require.True(t, g.X >= 0 && g.W > 0 && g.X+g.W <= 24 && g.H > 0 && g.Y >= 0, "%q at %+v", p.Title, g)
 		for x := g.X; x < g.X+g.W; x++ {

@@ -28,7 +28,7 @@ import (
 // planned capacity after a plan with load).
 var mustFill = []string{
 	`panel "Models ready" A`, `panel "Requests" A`, `panel "Within SLO" A`, `panel "Version" A`, `panel "Uptime" A`,
-	`panel "Database" A`, `panel "Request rate" A`, `panel "Request rate" B`, `panel "Within SLO" A`,
+	`panel "Database" A`, `panel "Request rate" A`, `panel "Request rate" B`, `panel "Within SLO by model" A`,
 	`panel "Latency" A`, `panel "Latency" B`, `panel "Where the time goes (p99)" A`, `panel "Where the time goes (p99)" B`,
 	`panel "Where the time goes (p99)" C`, `panel "Mean batch" A`, `panel "Busy" A`, `panel "Executor memory" A`,
 	`panel "Device memory used" A`, `panel "GPU-let sizes" A`, `panel "Connections" A`, `panel "Connections" B`,
