@@ -14,7 +14,8 @@
 # existing one is kept; the new default goes beside it as gpuletd.yaml.new),
 # the shell completions of bash, zsh and fish to PREFIX/share (written by the
 # installed binary; skipped with a note where it cannot run, as in a cross
-# build), and the gpuletd system user and group with /var/lib/gpuletd and
+# build), the Prometheus alerting rules and the Grafana dashboard to
+# PREFIX/share/gpuletd, and the gpuletd system user and group with /var/lib/gpuletd and
 # /var/backups/gpuletd. With DESTDIR (packaging) no user or folder is created
 # and systemd is not reloaded.
 # uninstall: removes all of that except the user, /var/lib/gpuletd (the
@@ -75,6 +76,9 @@ install)
       echo "install.sh: $prefix/bin/gpuletd did not run here: no $shell completion written (where it runs: $prefix/bin/gpuletd completion $shell >$prefix/share/${c#*:})"
     fi
   done
+  # For the operator's Prometheus and Grafana to take.
+  install -D -m 0644 alerts/gpuletd.rules.yml "$sharedir/gpuletd/gpuletd.rules.yml"
+  install -D -m 0644 dashboards/gpuletd.json "$sharedir/gpuletd/grafana-dashboard.json"
   if [ -e "$confdir/gpuletd.yaml" ]; then
     install -m 0644 systemd/gpuletd.yaml "$confdir/gpuletd.yaml.new"
     echo "install.sh: kept $confdir/gpuletd.yaml; the new default is $confdir/gpuletd.yaml.new"
@@ -111,6 +115,8 @@ uninstall)
   rm -rf "$libdir/licenses"
   rmdir "$libdir" 2>/dev/null || true
   for c in $completions; do rm -f "$sharedir/${c#*:}"; done
+  rm -f "$sharedir/gpuletd/gpuletd.rules.yml" "$sharedir/gpuletd/grafana-dashboard.json"
+  rmdir "$sharedir/gpuletd" 2>/dev/null || true
   if [ -z "$destdir" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
   echo "install.sh: removed. Kept: /etc/gpuletd/gpuletd.yaml, /var/lib/gpuletd (store and models), /var/backups/gpuletd, the gpuletd user."
   ;;

@@ -119,7 +119,8 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 	require.Contains(t, string(backup), "ExecStart=/opt/gpuletd/bin/gpuletd backup ")
 	require.FileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.timer"))
 	for _, f := range []string{"opt/gpuletd/bin/gpuletd", "opt/gpuletd/lib/gpuletd/libonnxruntime.so.1", "etc/gpuletd/gpuletd.yaml",
-		"opt/gpuletd/lib/gpuletd/libonnxruntime_providers_cuda.so", "opt/gpuletd/lib/gpuletd/licenses/onnxruntime-LICENSE"} {
+		"opt/gpuletd/lib/gpuletd/libonnxruntime_providers_cuda.so", "opt/gpuletd/lib/gpuletd/licenses/onnxruntime-LICENSE",
+		"opt/gpuletd/share/gpuletd/gpuletd.rules.yml", "opt/gpuletd/share/gpuletd/grafana-dashboard.json"} {
 		require.FileExists(t, filepath.Join(dest, f))
 	}
 	completions := map[string]string{"bash": "opt/gpuletd/share/bash-completion/completions/gpuletd",
@@ -144,6 +145,7 @@ func TestStagedInstallAndUninstall(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.service"))
 	require.NoFileExists(t, filepath.Join(dest, "etc/systemd/system/gpuletd-backup.timer"))
 	require.FileExists(t, conf, "uninstall keeps the configuration")
+	require.NoDirExists(t, filepath.Join(dest, "opt/gpuletd/share/gpuletd"), "the alerting rules and the dashboard are removed")
 	for _, f := range completions {
 		require.NoFileExists(t, filepath.Join(dest, f))
 	}

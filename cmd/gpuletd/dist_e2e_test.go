@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/alerts"
+	"github.com/gpulet/gpuletd/dashboards"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/testbin"
 )
@@ -92,6 +94,12 @@ func TestReleaseArchive(t *testing.T) {
 	completion, err := os.ReadFile(filepath.Join(dest, "opt/gpuletd/share/bash-completion/completions/gpuletd"))
 	require.NoError(t, err, "%s", b)
 	require.Contains(t, string(completion), "bash completion V2 for gpuletd")
+	dashboard, err := os.ReadFile(filepath.Join(dest, "opt/gpuletd/share/gpuletd/grafana-dashboard.json"))
+	require.NoError(t, err, "%s", b)
+	require.Equal(t, dashboards.Grafana, dashboard)
+	rules, err := os.ReadFile(filepath.Join(dest, "opt/gpuletd/share/gpuletd/gpuletd.rules.yml"))
+	require.NoError(t, err, "%s", b)
+	require.Equal(t, alerts.Rules, rules)
 	require.Contains(t, doctor(filepath.Join(dest, "opt/gpuletd/bin/gpuletd")),
 		"1.29.0 at "+filepath.Join(dest, "opt/gpuletd/lib/gpuletd/libonnxruntime.so.1"), "installed from the archive")
 
