@@ -95,44 +95,20 @@ func mismatchWords(tag, value, goType string) string {
 // mapping when container; "" when none is there.
 func keyAt(doc *yaml.Node, line int, value string, container bool) string {
 	var found, exact string
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				p := k.Value
-				if path != "" {
-					p = path + "." + k.Value
-				}
-				if v.Line == line && (!container || v.Kind != yaml.ScalarNode) {
-					found = p
-					if value != "" && v.Kind == yaml.ScalarNode && v.Value == value {
-						exact = p
-					}
-				}
-				walk(v, p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := fmt.Sprintf("%s[%d]", path, i)
-				if c.Line == line && c.Kind == yaml.ScalarNode && !container {
-					found = p
-					if value != "" && c.Value == value {
-						exact = p
-					}
-				}
-				walk(c, p)
+	eachValue(doc, func(path string, v *yaml.Node, inList bool) bool {
+		scalar := v.Kind == yaml.ScalarNode
+		fits := !container || !scalar // a mapping's value
+		if inList {
+			fits = scalar && !container // a list's item: an item written on the list's line
+		}
+		if v.Line == line && fits {
+			found = path
+			if value != "" && scalar && v.Value == value {
+				exact = path
 			}
 		}
-	}
-	if doc != nil {
-		walk(doc, "")
-	}
+		return true
+	})
 	if exact != "" {
 		return exact
 	}
@@ -143,19 +119,28 @@ func keyAt(doc *yaml.Node, line int, value string, container bool) string {
 // none starts there.
 func keyOfNode(doc *yaml.Node, line, column int) string {
 	var found string
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		if found != "" {
-			return
-		}
-		if n.Line == line && n.Column == column && path != "" && n.Kind != yaml.DocumentNode {
+	eachValue(doc, func(path string, v *yaml.Node, _ bool) bool {
+		if v.Line == line && v.Column == column {
 			found = path
-			return
 		}
+		return found == ""
+	})
+	return found
+}
+
+// eachValue calls visit with every value of doc (nil: none), a mapping's
+// values and a list's items at any depth, in the document's order, with its
+// path ("limits.max_connections", "partitioning.sizes[1]") and whether it
+// is a list's item, until visit returns false.
+func eachValue(doc *yaml.Node, visit func(path string, v *yaml.Node, inList bool) bool) {
+	var walk func(n *yaml.Node, path string) bool
+	walk = func(n *yaml.Node, path string) bool {
 		switch n.Kind {
 		case yaml.DocumentNode:
 			for _, c := range n.Content {
-				walk(c, path)
+				if !walk(c, path) {
+					return false
+				}
 			}
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
@@ -163,16 +148,21 @@ func keyOfNode(doc *yaml.Node, line, column int) string {
 				if path != "" {
 					p = path + "." + p
 				}
-				walk(n.Content[i+1], p)
+				if !visit(p, n.Content[i+1], false) || !walk(n.Content[i+1], p) {
+					return false
+				}
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", path, i))
+				p := fmt.Sprintf("%s[%d]", path, i)
+				if !visit(p, c, true) || !walk(c, p) {
+					return false
+				}
 			}
 		}
+		return true
 	}
 	if doc != nil {
 		walk(doc, "")
 	}
-	return found
 }
