@@ -1,7 +1,8 @@
 package promnames
 
 import (
-	"strings"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,12 +14,20 @@ func TestFamilies(t *testing.T) {
 	require.Equal(t, []string{"gpuletd_batch_size", "gpuletd_request_duration_seconds", "gpuletd_requests_total"}, Families([]byte(text)))
 }
 
-func TestDocumented(t *testing.T) {
+func TestUndocumented(t *testing.T) {
 	md := "| family | what |\n| --- | --- |\n" +
 		"| `gpuletd_requests_total{model}` | requests, unlike gpuletd_not_a_row |\n" +
 		"| `gpuletd_http_connections`, `gpuletd_http_connections_max` | open and cap |\n" +
 		"text that names `gpuletd_elsewhere`\n"
-	got, err := Documented(strings.NewReader(md))
+	path := filepath.Join(t.TempDir(), "OPERATIONS.md")
+	require.NoError(t, os.WriteFile(path, []byte(md), 0o600))
+	got, err := Undocumented(path, []string{"gpuletd_requests_total", "gpuletd_not_a_row", "gpuletd_http_connections_max", "gpuletd_elsewhere"})
 	require.NoError(t, err)
-	require.Equal(t, map[string]bool{"gpuletd_requests_total": true, "gpuletd_http_connections": true, "gpuletd_http_connections_max": true}, got)
+	require.Equal(t, []string{"gpuletd_not_a_row", "gpuletd_elsewhere"}, got)
+
+	require.NoError(t, os.WriteFile(path, []byte("no table\n"), 0o600))
+	_, err = Undocumented(path, nil)
+	require.ErrorContains(t, err, "no metrics table")
+	_, err = Undocumented(filepath.Join(t.TempDir(), "none.md"), nil)
+	require.Error(t, err)
 }
