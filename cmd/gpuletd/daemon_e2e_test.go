@@ -31,8 +31,29 @@ import (
 )
 
 // emulatedDaemon starts the real daemon on emulated V100s with modelzoo
-// models in its repository.
+// models in its repository, and waits until every one of them serves.
 func emulatedDaemon(t *testing.T, models []string, extra ...string) (base string, logs *testbin.SyncBuffer, repo string) {
+	t.Helper()
+	base, logs, repo = startEmulatedDaemon(t, models, extra...)
+	require.Eventually(t, func() bool {
+		for _, m := range models {
+			resp, err := http.Get(base + "/v2/models/" + m + "/ready")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 100*time.Millisecond, "models ready; logs:\n%s", logs)
+	return base, logs, repo
+}
+
+// startEmulatedDaemon is emulatedDaemon without the wait: the daemon is
+// live, its models on their way.
+func startEmulatedDaemon(t *testing.T, models []string, extra ...string) (base string, logs *testbin.SyncBuffer, repo string) {
 	t.Helper()
 	repo = filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, models, 1))
@@ -54,21 +75,7 @@ func emulatedDaemon(t *testing.T, models []string, extra ...string) (base string
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2}]",
 	}, extra...)...)
 	addr, logs := startDaemon(t, env)
-	base = "http://" + addr
-	require.Eventually(t, func() bool {
-		for _, m := range models {
-			resp, err := http.Get(base + "/v2/models/" + m + "/ready")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return false
-			}
-		}
-		return true
-	}, 60*time.Second, 100*time.Millisecond, "models ready; logs:\n%s", logs)
-	return base, logs, repo
+	return "http://" + addr, logs, repo
 }
 
 type httpResult struct {

@@ -7,14 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpulet/gpuletd/modelzoo"
 )
 
 // rawRequest opens a connection and sends an inference request's headers
@@ -179,14 +176,8 @@ func TestAModelNoRequestFitsIsNotReady(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"mlp", "mlp16"}, 1))
-	setProfile(t, repo, "mlp", "alexnet", "200ms")
-	setProfile(t, repo, "mlp16", "alexnet", "200ms")
-	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]",
+	base, logs, _ := startEmulatedDaemon(t, []string{"mlp", "mlp16"}, "GPULETD_TEST_PROFILES=mlp:alexnet,mlp16:alexnet",
 		"GPULETD_LIMITS_MAX_REQUEST_BODY=2KiB")
-	addr, logs := startDaemon(t, env)
-	base := "http://" + addr
 	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/mlp16/ready", nil, nil).code == http.StatusOK },
 		60*time.Second, 100*time.Millisecond, "mlp16's requests fit and it serves; logs:\n%s", logs)
 	var ready struct {
