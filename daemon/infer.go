@@ -309,16 +309,7 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	}
 	name, g, err := n.admitAny(routeNames, n.router.fromWall(deadline.UnixNano()), not)
 	if err != nil {
-		what := strings.Join(routeNames, " or ")
-		if why := n.whyNotServed(models); why != "" {
-			return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %s", what, why)}
-		}
-		if len(models) == 1 {
-			if where := n.liveNotes.reason(models[0].Name); where != "" { // on its way: a retry may find it served
-				return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s is not served yet: %s", what, where)}
-			}
-		}
-		return nil, nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
+		return nil, nil, nil, n.notRouted(models, strings.Join(routeNames, " or "), err)
 	}
 	defer g.requests.release()
 	m := byName[name]
@@ -326,13 +317,20 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	return res, m, g, ierr
 }
 
-// whyNotServed says why the one model asked for cannot be served, if it
-// cannot; for several (a step's variants) it says nothing.
-func (n *node) whyNotServed(models []*repository.Model) string {
-	if len(models) != 1 {
-		return ""
+// notRouted is the answer to a request for models (what names them) that
+// no gpu-let took (err): for the one model asked for, why it cannot be
+// served, or that it is on its way (a retry may find it served); else, and
+// for several (a step's variants), that no gpu-let serves them now.
+func (n *node) notRouted(models []*repository.Model, what string, err error) *inferError {
+	if len(models) == 1 {
+		if why := n.notServedReason(models[0].Name); why != "" {
+			return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %s", what, why)}
+		}
+		if where := n.liveNotes.reason(models[0].Name); where != "" {
+			return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s is not served yet: %s", what, where)}
+		}
 	}
-	return n.notServedReason(models[0].Name)
+	return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
 }
 
 // runOn runs checked inputs of model m on gpu-let g, admitted there, by
