@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"maps"
 	"sort"
 	"sync"
@@ -78,10 +79,7 @@ func (n *node) notReadyReason(name string) string {
 	if why := n.notServedReason(name); why != "" {
 		return why
 	}
-	if where := n.liveNotes.reason(name); where != "" {
-		return "waiting for a gpu-let: " + where
-	}
-	if where := n.progress.reason(name); where != "" {
+	if where := cmp.Or(n.liveNotes.reason(name), n.progress.reason(name)); where != "" {
 		return "waiting for a gpu-let: " + where
 	}
 	return waitingReason
