@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor"
+	"github.com/gpulet/gpuletd/internal/memcg"
 )
 
 // vmstatPath is the kernel's virtual memory counters, among them oom_kill:
@@ -36,28 +38,79 @@ func readOOMKills() (int64, bool) {
 	return 0, false
 }
 
-// oomCount is the kernel's count of out-of-memory kills through the
-// supervisor's seam; -1 when unknown.
-func (s *supervisor) oomCount() int64 {
-	read := s.oomKills
-	if read == nil {
-		read = readOOMKills
+// oomCounts is what the kernel counted of out-of-memory kills at one
+// moment: the whole machine's, and the daemon's memory cgroup's, where its
+// executors run (under systemd, the service's).
+type oomCounts struct {
+	host  int64       // oom_kill of /proc/vmstat; -1 unknown
+	group memcg.Group // the daemon's memory cgroup; Name "" unknown
+	cg    memcg.Counts
+}
+
+// lookOOM reads the kernel's counts now: the machine's, and those of the
+// memory cgroup that find gives (memcg.Self), when it gives one.
+func lookOOM(find func() (memcg.Group, error)) oomCounts {
+	c := oomCounts{host: -1}
+	if n, ok := readOOMKills(); ok {
+		c.host = n
 	}
-	n, ok := read()
-	if !ok {
-		return -1
+	if g, err := find(); err == nil {
+		if cg, err := g.Read(); err == nil && cg.Kills >= 0 {
+			c.group, c.cg = g, cg
+		}
 	}
-	return n
+	return c
+}
+
+// oomNow reads the kernel's counts through the supervisor's seam.
+func (s *supervisor) oomNow() oomCounts {
+	if s.oomLook != nil {
+		return s.oomLook()
+	}
+	return lookOOM(memcg.Self)
+}
+
+// oomVerdict says whether the kernel's out-of-memory killer killed a
+// process of gpuletd between at and now: "oom" when the memory cgroup
+// gpuletd runs in counted a kill (its count is gpuletd's processes'
+// alone), "likely" when only the machine's count rose (it may have been
+// another process's), "" when neither rose, the cgroup's count staying
+// put being the answer even while the machine's rose.
+func oomVerdict(at, now oomCounts) string {
+	switch {
+	case at.group.Name != "" && at.group.Name == now.group.Name:
+		if now.cg.Kills > at.cg.Kills {
+			return "oom"
+		}
+		return ""
+	case at.host >= 0 && now.host > at.host:
+		return "likely"
+	}
+	return ""
+}
+
+// oomFix says what to do about an out-of-memory kill between at and now:
+// raise the cgroup's limit when the cgroup reached it, else give the host
+// more memory or the gpu-lets fewer models.
+func oomFix(at, now oomCounts) string {
+	if c := now.cg; at.group.Name != "" && c.ReachedLimit(at.cg) {
+		file := "memory.limit_in_bytes"
+		if now.group.V2 {
+			file = "memory.max"
+		}
+		return fmt.Sprintf("gpuletd's processes reached their memory limit of %s (%s of cgroup %s; MemoryMax= in a systemd unit): raise it, or place fewer models per gpu-let; journalctl -k names the process the kernel chose",
+			memcg.Size(c.Limit), file, c.LimitOf)
+	}
+	return "the host is short of memory: fewer models per gpu-let or more memory; journalctl -k names the process the kernel chose"
 }
 
 // exitWords says how an executor ended and what to do, for its restart
 // event: exit is its wait error; unanswered says that gpuletd killed it
-// for missing its health checks; oomAt and oomNow are the kernel's
-// out-of-memory kills when it started and now (-1: unknown). A SIGKILL
-// that gpuletd did not send while the kernel's count rose is most likely
-// the OOM killer's (the count is the whole machine's, hence "most
-// likely").
-func exitWords(exit error, unanswered bool, oomAt, oomNow int64) (string, map[string]string) {
+// for missing its health checks; at and now are the kernel's counts of
+// out-of-memory kills when it started and now. A SIGKILL that gpuletd did
+// not send is the OOM killer's when gpuletd's memory cgroup counted a
+// kill, and most likely so when only the machine's count rose.
+func exitWords(exit error, unanswered bool, at, now oomCounts) (string, map[string]string) {
 	attrs := map[string]string{"exit": fmt.Sprint(exit)}
 	var ee *exec.ExitError
 	ws, signaled := syscall.WaitStatus(0), false
@@ -66,15 +119,23 @@ func exitWords(exit error, unanswered bool, oomAt, oomNow int64) (string, map[st
 			ws, signaled = w, true
 		}
 	}
-	switch {
+	killed := signaled && ws.Signal() == syscall.SIGKILL
+	switch verdict := oomVerdict(at, now); {
 	case unanswered:
 		return "executor did not answer its health checks and was killed; restarting it", attrs
-	case signaled && ws.Signal() == syscall.SIGKILL && oomAt >= 0 && oomNow > oomAt:
-		attrs["cause"] = "oom"
-		attrs["oom_kills"] = fmt.Sprintf("%d→%d", oomAt, oomNow)
-		attrs["fix"] = "the host is short of memory: fewer models per gpu-let or more memory; journalctl -k names the process the kernel chose"
+	case killed && verdict == "oom":
+		attrs["cause"], attrs["fix"] = "oom", oomFix(at, now)
+		attrs["oom_kills"] = fmt.Sprintf("%d→%d", at.cg.Kills, now.cg.Kills)
+		attrs["memory_cgroup"] = now.group.Name
+		if now.cg.Limit > 0 {
+			attrs["memory_limit"] = memcg.Size(now.cg.Limit)
+		}
+		return fmt.Sprintf("executor was killed by the kernel's out-of-memory killer (gpuletd's memory cgroup %s counted the kill); restarting it", now.group.Name), attrs
+	case killed && verdict == "likely":
+		attrs["cause"], attrs["fix"] = "oom", oomFix(at, now)
+		attrs["oom_kills"] = fmt.Sprintf("%d→%d", at.host, now.host)
 		return "executor was killed, most likely by the kernel's out-of-memory killer (its count of kills rose while the executor ran); restarting it", attrs
-	case signaled && ws.Signal() == syscall.SIGKILL:
+	case killed:
 		return "executor was killed (SIGKILL) from outside gpuletd; restarting it", attrs
 	case signaled:
 		return fmt.Sprintf("executor crashed (%v); restarting it", exit), attrs
@@ -90,8 +151,8 @@ const diedGrace = 100 * time.Millisecond
 // failedStart ends an executor whose start failed with err, and says so
 // when the kernel's out-of-memory killer most likely killed it first (it
 // died by SIGKILL, before gpuletd killed it, while the kernel's count rose
-// from oomAt): loading models is when an executor's memory grows most.
-func (s *supervisor) failedStart(p *executor.Process, oomAt int64, err error) error {
+// since oomAt): loading models is when an executor's memory grows most.
+func (s *supervisor) failedStart(p *executor.Process, oomAt oomCounts, err error) error {
 	died := false
 	select {
 	case <-p.Done():
@@ -102,8 +163,12 @@ func (s *supervisor) failedStart(p *executor.Process, oomAt int64, err error) er
 	if !died {
 		return err
 	}
-	if _, attrs := exitWords(p.ExitErr(), false, oomAt, s.oomCount()); attrs["cause"] == "oom" {
+	msg, attrs := exitWords(p.ExitErr(), false, oomAt, s.oomNow())
+	if attrs["cause"] != "oom" {
+		return err
+	}
+	if strings.Contains(msg, "most likely") {
 		return fmt.Errorf("%w: the executor was killed, most likely by the kernel's out-of-memory killer (%s)", err, attrs["fix"])
 	}
-	return err
+	return fmt.Errorf("%w: the executor was killed by the kernel's out-of-memory killer (%s)", err, attrs["fix"])
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,27 +25,45 @@ func exitOf(t *testing.T, script string) error {
 
 func TestExitWords(t *testing.T) {
 	killed, crashed, exited := exitOf(t, "kill -KILL $$"), exitOf(t, "kill -SEGV $$"), exitOf(t, "exit 2")
+	host := func(n int64) oomCounts { return oomCounts{host: n} }
+	group := func(hostKills, kills, hits int64, limit int64) oomCounts {
+		return oomCounts{host: hostKills, group: memcg.Group{Name: "/system.slice/gpuletd.service", V2: true},
+			cg: memcg.Counts{Kills: kills, LimitHits: hits, Limit: limit, LimitOf: "/system.slice/gpuletd.service", Peak: -1}}
+	}
 	for _, tc := range []struct {
-		name          string
-		exit          error
-		unanswered    bool
-		oomAt, oomNow int64
-		msg           string
-		cause         string
+		name       string
+		exit       error
+		unanswered bool
+		at, now    oomCounts
+		msg        string
+		cause      string
+		fix        string
 	}{
-		{"killed while the kernel killed for memory", killed, false, 3, 4,
-			"executor was killed, most likely by the kernel's out-of-memory killer (its count of kills rose while the executor ran); restarting it", "oom"},
-		{"killed, the kernel's count still", killed, false, 3, 3, "executor was killed (SIGKILL) from outside gpuletd; restarting it", ""},
-		{"killed, no count on this kernel", killed, false, -1, -1, "executor was killed (SIGKILL) from outside gpuletd; restarting it", ""},
-		{"killed by gpuletd for its health checks", killed, true, 3, 4, "executor did not answer its health checks and was killed; restarting it", ""},
-		{"a crash", crashed, false, 3, 4, "executor crashed (signal: segmentation fault); restarting it", ""},
-		{"an exit", exited, false, 3, 4, "executor exited; restarting it", ""},
+		{"killed while the kernel killed for memory", killed, false, host(3), host(4),
+			"executor was killed, most likely by the kernel's out-of-memory killer (its count of kills rose while the executor ran); restarting it", "oom", "the host is short of memory"},
+		{"killed, the kernel's count still", killed, false, host(3), host(3), "executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
+		{"killed, no count on this kernel", killed, false, host(-1), host(-1), "executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
+		{"killed, gpuletd's cgroup counted it", killed, false, group(3, 0, 0, 0), group(4, 1, 0, 0),
+			"executor was killed by the kernel's out-of-memory killer (gpuletd's memory cgroup /system.slice/gpuletd.service counted the kill); restarting it", "oom", "the host is short of memory"},
+		{"killed at gpuletd's memory limit", killed, false, group(3, 0, 5, 4<<30), group(4, 1, 6, 4<<30),
+			"executor was killed by the kernel's out-of-memory killer (gpuletd's memory cgroup /system.slice/gpuletd.service counted the kill); restarting it", "oom",
+			"gpuletd's processes reached their memory limit of 4 GiB (memory.max of cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit)"},
+		{"killed while another process was killed for memory", killed, false, group(3, 0, 0, 0), group(4, 0, 0, 0),
+			"executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
+		{"killed by gpuletd for its health checks", killed, true, host(3), host(4), "executor did not answer its health checks and was killed; restarting it", "", ""},
+		{"a crash", crashed, false, group(3, 0, 0, 0), group(4, 1, 1, 0), "executor crashed (signal: segmentation fault); restarting it", "", ""},
+		{"an exit", exited, false, host(3), host(4), "executor exited; restarting it", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msg, attrs := exitWords(tc.exit, tc.unanswered, tc.oomAt, tc.oomNow)
+			msg, attrs := exitWords(tc.exit, tc.unanswered, tc.at, tc.now)
 			require.Equal(t, tc.msg, msg)
 			require.Equal(t, tc.exit.Error(), attrs["exit"])
 			require.Equal(t, tc.cause, attrs["cause"])
+			if tc.fix == "" {
+				require.Empty(t, attrs["fix"])
+			} else {
+				require.Contains(t, attrs["fix"], tc.fix)
+			}
 		})
 	}
 }
@@ -68,10 +87,10 @@ func TestAnExecutorKilledForMemoryIsSaidSo(t *testing.T) {
 	s, st := fakeSupervisor(t, "echo $$ > \"$0.pid\"\nexec sleep 600\n")
 	var kills atomic.Int64
 	kills.Store(3)
-	s.oomKills = func() (int64, bool) { return kills.Load(), true }
+	s.oomLook = func() oomCounts { return oomCounts{host: kills.Load()} }
 	g := monitoredRun(t, s)
 	g.mu.Lock()
-	g.oomAt = 3 // as launch records it
+	g.oomAt = oomCounts{host: 3} // as launch records it
 	g.mu.Unlock()
 	var pid int
 	require.Eventually(t, func() bool {
@@ -103,12 +122,12 @@ func TestAStartKilledForMemoryIsSaidSo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := fakeSupervisor(t, "kill -KILL $$\n")
 			var reads atomic.Int64
-			s.oomKills = func() (int64, bool) {
+			s.oomLook = func() oomCounts {
 				n := reads.Add(1) // 1 when spawned, 2 after
 				if !tc.rises {
 					n = 1
 				}
-				return n, true
+				return oomCounts{host: n}
 			}
 			g := cpuRun(t, s)
 			defer g.lease.Release()

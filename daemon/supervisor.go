@@ -67,9 +67,9 @@ type supervisor struct {
 	// healthEvery is how often monitor asks each executor for its health;
 	// 0: healthInterval.
 	healthEvery time.Duration
-	// oomKills reads the kernel's count of out-of-memory kills; nil:
-	// /proc/vmstat (readOOMKills).
-	oomKills func() (int64, bool)
+	// oomLook reads the kernel's counts of out-of-memory kills; nil:
+	// /proc/vmstat and the daemon's memory cgroup (lookOOM).
+	oomLook func() oomCounts
 }
 
 // gpuletRun is one running gpu-let: its lease on the device, its executor
@@ -88,7 +88,7 @@ type gpuletRun struct {
 	models   map[string]*pb.LoadModelRequest
 	loaded   map[string]*pb.LoadModelResponse
 	restarts int
-	oomAt    int64 // the kernel's out-of-memory kills when its executor started; -1: unknown
+	oomAt    oomCounts // the kernel's out-of-memory kills when its executor started
 	health   *pb.HealthResponse
 	policy   string // the batch scheduling policy its executor runs (started with, or switched to by a reload)
 
@@ -234,7 +234,7 @@ func (s *supervisor) startLeased(ctx context.Context, id string, sp gpuletSpec, 
 // newRun is a gpu-let with its lease and models, before its executor is
 // launched and monitored.
 func (s *supervisor) newRun(id string, sp gpuletSpec, lease *mps.Lease, models []*pb.LoadModelRequest) *gpuletRun {
-	g := &gpuletRun{id: id, device: sp.device, size: sp.size, lease: lease, sup: s, oomAt: -1, log: s.log.With(zap.String("gpulet", id)),
+	g := &gpuletRun{id: id, device: sp.device, size: sp.size, lease: lease, sup: s, oomAt: oomCounts{host: -1}, log: s.log.With(zap.String("gpulet", id)),
 		models: map[string]*pb.LoadModelRequest{}, loaded: map[string]*pb.LoadModelResponse{},
 		done: make(chan struct{})}
 	g.life, g.end = context.WithCancel(context.Background())
@@ -260,7 +260,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 	if g.device.Kind != mps.KindNVIDIA {
 		args = withoutFlag(args, "--provider") // it runs ONNX Runtime's CPU provider there
 	}
-	oom := s.oomCount()
+	oom := s.oomNow()
 	var p *executor.Process
 	p, err = executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Env: append(g.lease.Env(), s.env...), Args: args, Output: out})
 	if err != nil {
@@ -412,7 +412,7 @@ func (g *gpuletRun) monitor() {
 		n, oomAt := g.restarts, g.oomAt
 		g.proc = nil
 		g.mu.Unlock()
-		msg, attrs := exitWords(p.ExitErr(), unanswered, oomAt, g.sup.oomCount())
+		msg, attrs := exitWords(p.ExitErr(), unanswered, oomAt, g.sup.oomNow())
 		unanswered = false
 		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, msg, attrs)

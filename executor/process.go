@@ -29,7 +29,8 @@ type ProcessOptions struct {
 }
 
 // RunProcess is the executor process: it reads its gpu-let from the
-// environment, pins itself to its cores on the CPU, starts the engine and
+// environment, offers itself to the kernel's out-of-memory killer before
+// the daemon, pins itself to its cores on the CPU, starts the engine and
 // serves on the socket until ctx ends.
 func RunProcess(ctx context.Context, o ProcessOptions) error {
 	if o.Socket == "" {
@@ -40,6 +41,9 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 		return fmt.Errorf("executor: %w", err)
 	}
 	log := o.Log.With(zap.String("device", env.DeviceID), zap.Int("size", env.Size))
+	if _, err := volunteerForOOM(oomScoreAdjPath); err != nil {
+		log.Warn("the kernel's out-of-memory killer may choose the daemon before this executor", zap.Error(err))
+	}
 	policy, err := sched.ParsePolicy(firstNonEmpty(o.Policy, "deferred"))
 	if err != nil {
 		return fmt.Errorf("executor: %w", err)

@@ -2,11 +2,14 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -223,4 +226,44 @@ func TestKilledExecutorLeavesNoSocket(t *testing.T) {
 	<-p.Done()
 	require.NoFileExists(t, sock, "the daemon removes a killed executor's socket")
 	_ = p.Client.Close()
+}
+
+// An executor raises its out-of-memory score adjustment over the daemon's,
+// so that the kernel kills it, not the daemon, when memory runs out.
+func TestExecutorVolunteersForTheOOMKiller(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts executor processes")
+	}
+	b, err := os.ReadFile(oomScoreAdjPath)
+	if err != nil {
+		t.Skipf("no oom_score_adj here: %v", err)
+	}
+	mine, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	sock := filepath.Join(t.TempDir(), "x.sock")
+	env := execenv.Env{DeviceID: "emu0", Kind: execenv.KindEmulated, Emulated: "v100", Type: "v100", Partition: execenv.PartitionMPS, Size: 50}
+	p, err := Spawn(SpawnOptions{Binary: testbin.Gpuletd(t), Socket: sock, Env: env.Encode()})
+	require.NoError(t, err)
+	defer func() { _ = p.Kill() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, p.WaitReady(ctx))
+	b, err = os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", p.cmd.Process.Pid))
+	require.NoError(t, err)
+	require.Equal(t, strconv.Itoa(min(1000, mine+oomScoreRaise)), strings.TrimSpace(string(b)))
+}
+
+func TestVolunteerForOOM(t *testing.T) {
+	for _, tc := range []struct{ was, want string }{{"0", "500"}, {"-900", "-400"}, {"700", "1000"}, {"1000", "1000"}} {
+		f := filepath.Join(t.TempDir(), "oom_score_adj")
+		require.NoError(t, os.WriteFile(f, []byte(tc.was+"\n"), 0o644))
+		n, err := volunteerForOOM(f)
+		require.NoError(t, err)
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, string(b))
+		require.Equal(t, tc.want, strconv.Itoa(n))
+	}
+	_, err := volunteerForOOM(filepath.Join(t.TempDir(), "none"))
+	require.ErrorContains(t, err, "read oom_score_adj")
 }

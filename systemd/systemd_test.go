@@ -61,6 +61,7 @@ func TestUnitDeclaresWhatOperationsNeed(t *testing.T) {
 		"User=gpuletd", "Group=gpuletd", "RuntimeDirectory=gpuletd", "StateDirectory=gpuletd",
 		"NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
 		"ReadWritePaths=/var/lib/gpuletd /run/gpuletd", "DeviceAllow=char-nvidia-frontend rw",
+		"OOMPolicy=continue", // an executor killed for memory is restarted by the daemon, not the service stopped
 	} {
 		require.Contains(t, string(unit), "\n"+line, line)
 	}
