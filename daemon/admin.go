@@ -172,6 +172,9 @@ type status struct {
 	Cache *cacheUsage `json:"response_cache,omitempty"`
 	// TLS is the listeners' certificate; nil when they serve plain text.
 	TLS *tlsStatus `json:"tls,omitempty"`
+	// Memory is the daemon's memory cgroup, its executors' memory with
+	// its own; nil where there is none to read.
+	Memory *memoryStatus `json:"memory,omitempty"`
 }
 
 // tlsStatus is the certificate the listeners serve, and whether they ask
@@ -190,6 +193,7 @@ func (n *node) status() status {
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),
+		Memory: n.memoryNow(),
 	}
 	if n.cache.on() {
 		u := n.cache.usage()

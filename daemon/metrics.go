@@ -126,7 +126,8 @@ var (
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
-		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry} {
+		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
+		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills} {
 		ch <- d
 	}
 }
@@ -134,6 +135,7 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	n := c.n
 	ch <- prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, version.Version, runtime.Version())
+	n.collectMemory(ch)
 	inv := n.devices.Inventory()
 	for _, g := range n.sup.list() {
 		ch <- prometheus.MustNewConstMetric(descSize, prometheus.GaugeValue, float64(g.size), g.id, g.device.ID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/connlimit"
+	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -45,8 +46,11 @@ type node struct {
 	// grpcMaxMsg is the largest message the gRPC server takes, fixed when
 	// it starts (limits.max_request_body then); 0 without one.
 	grpcMaxMsg int64
-	admission  admission     // models held to their share at overload
-	pipes      pipelinePlans // the pipelines' variant mixes (accuracy scaling)
+	// memGroup is the memory cgroup the daemon and its executors run in;
+	// nil where there is none to read.
+	memGroup  *memcg.Group
+	admission admission     // models held to their share at overload
+	pipes     pipelinePlans // the pipelines' variant mixes (accuracy scaling)
 
 	planMu          sync.Mutex // one plan computed and applied at a time
 	migMu           sync.Mutex // one MIG instance chosen and leased at a time

@@ -17,6 +17,7 @@ import (
 	"github.com/gpulet/gpuletd/executor/gpuprobe"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/fsperm"
+	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -120,6 +121,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 	n.shm.openCUDA = openCUDAMemory(func() []string { return n.conf().ONNXRuntime.CUDALibraryDirs })
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine
+	if g, err := memcg.Self(); err == nil {
+		n.memGroup = &g
+	} else {
+		log.Debug("no memory cgroup to watch", zap.Error(err))
+	}
 	n.events = newEvents(st, log.Named("events"))
 	if err := n.events.recallProblems(ctx, time.Now()); err != nil {
 		log.Warn("status: warnings before this start not counted", zap.Error(err))

@@ -538,6 +538,19 @@ func checkReadyWords(t *testing.T, b *browser) {
 		eval[string](t, b, `document.querySelector('#summary [data-key="capacity"] dd').textContent`), "the summary says the planned capacity")
 	require.Regexp(t, `^\d+(s|m|h\d+m|d\d+h) \(since .+\)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="up"] dd').textContent`), "the summary says how long it has run")
+	got = eval[[]string](t, b, `(async () => {
+  const { memoryWords } = await import('/assets/summary.js');
+  return [
+    memoryWords({ working_set_bytes: 1.5 * 2 ** 30, limit_bytes: 4 * 2 ** 30, oom_kills: 0 }),
+    memoryWords({ working_set_bytes: 3.7 * 2 ** 30, limit_bytes: 4 * 2 ** 30, oom_kills: 2 }),
+    memoryWords({ working_set_bytes: 300 * 2 ** 20, oom_kills: 1 }),
+    memoryWords(undefined),
+  ];
+})()`)
+	require.Equal(t, []string{"1.5 GiB of a 4 GiB limit (38%)", "3.7 GiB of a 4 GiB limit (93%), near it: at it the kernel kills an executor; 2 out-of-memory kills",
+		"300 MiB, no limit; 1 out-of-memory kill", "–"}, got)
+	require.Regexp(t, `^(–|[\d.,]+ [MG]iB(, no limit| of a [\d.,]+ [MG]iB limit \(\d+%\)).*)$`,
+		eval[string](t, b, `document.querySelector('#summary [data-key="memory"] dd').textContent`), "the summary says the memory held")
 }
 
 // checkEventFilter ticks the events' "Warnings and errors only" box: the

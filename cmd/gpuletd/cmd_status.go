@@ -153,32 +153,67 @@ func printRaw(w io.Writer, raw json.RawMessage) error {
 
 // adminStatus is the part of GET /api/v1/status the tables show.
 type adminStatus struct {
-	Version         string          `json:"version"`
-	Ready           bool            `json:"ready"`
-	Started         *time.Time      `json:"started"`     // nil from a daemon that does not say
-	GRPCListen      *string         `json:"grpc_listen"` // nil from a daemon that does not say
-	MetricsListen   string          `json:"metrics_listen"`
-	Policy          string          `json:"policy"`
-	Algorithm       string          `json:"algorithm"`
-	Devices         []adminDevice   `json:"devices"`
-	Engine          adminEngine     `json:"engine"`
-	Store           adminStore      `json:"store"`
-	Summary         string          `json:"summary"`
-	WaitingFor      []string        `json:"waiting_for"`
-	Profiling       *adminProfiling `json:"profiling"`
-	NotReadyFor     []string        `json:"not_ready_for"`
-	NotLoaded       []string        `json:"not_loaded"`
-	Gpulets         []adminGpulet   `json:"gpulets"`
-	Models          []adminModel    `json:"models"`
-	Pipelines       []adminPipeline `json:"pipelines"`
-	PlanAt          *time.Time      `json:"plan_at"`
-	PlanReason      string          `json:"plan_reason"`
-	Reorganizations int64           `json:"reorganizations"`
-	Restarts        int64           `json:"executor_restarts"`
-	RecentProblems  *adminProblems  `json:"recent_problems"` // nil from a daemon that does not count them
-	Capacity        *adminCapacity  `json:"capacity"`        // nil before a plan with load, or from a daemon that does not say
-	Cache           *adminCacheUse  `json:"response_cache"`
-	TLS             *adminTLS       `json:"tls"`
+	Version         string             `json:"version"`
+	Ready           bool               `json:"ready"`
+	Started         *time.Time         `json:"started"`     // nil from a daemon that does not say
+	GRPCListen      *string            `json:"grpc_listen"` // nil from a daemon that does not say
+	MetricsListen   string             `json:"metrics_listen"`
+	Policy          string             `json:"policy"`
+	Algorithm       string             `json:"algorithm"`
+	Devices         []adminDevice      `json:"devices"`
+	Engine          adminEngine        `json:"engine"`
+	Store           adminStore         `json:"store"`
+	Summary         string             `json:"summary"`
+	WaitingFor      []string           `json:"waiting_for"`
+	Profiling       *adminProfiling    `json:"profiling"`
+	NotReadyFor     []string           `json:"not_ready_for"`
+	NotLoaded       []string           `json:"not_loaded"`
+	Gpulets         []adminGpulet      `json:"gpulets"`
+	Models          []adminModel       `json:"models"`
+	Pipelines       []adminPipeline    `json:"pipelines"`
+	PlanAt          *time.Time         `json:"plan_at"`
+	PlanReason      string             `json:"plan_reason"`
+	Reorganizations int64              `json:"reorganizations"`
+	Restarts        int64              `json:"executor_restarts"`
+	RecentProblems  *adminProblems     `json:"recent_problems"` // nil from a daemon that does not count them
+	Capacity        *adminCapacity     `json:"capacity"`        // nil before a plan with load, or from a daemon that does not say
+	Cache           *adminCacheUse     `json:"response_cache"`
+	TLS             *adminTLS          `json:"tls"`
+	Memory          *adminCgroupMemory `json:"memory"` // nil where the daemon has no memory cgroup to read
+}
+
+// adminCgroupMemory is the daemon's memory cgroup, its executors' memory
+// with its own.
+type adminCgroupMemory struct {
+	Cgroup     string `json:"cgroup"`
+	WorkingSet int64  `json:"working_set_bytes"`
+	Limit      int64  `json:"limit_bytes"`
+	LimitOf    string `json:"limit_of"`
+	OOMKills   int64  `json:"oom_kills"`
+}
+
+// memoryNearLimit is the share of its limit past which the cgroup is
+// near it (as GpuletdNearMemoryLimit says).
+const memoryNearLimit = 0.9
+
+// words says it in the status's header: a line, and a second with what to
+// do when the working set is near the limit.
+func (m *adminCgroupMemory) words() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory: %s", roundBytes(m.WorkingSet))
+	if m.Limit > 0 {
+		fmt.Fprintf(&b, " of a %s limit (%.0f%%)", roundBytes(m.Limit), 100*float64(m.WorkingSet)/float64(m.Limit))
+	} else {
+		b.WriteString(", no limit")
+	}
+	fmt.Fprintf(&b, ", cgroup %s", m.Cgroup)
+	if m.OOMKills > 0 {
+		fmt.Fprintf(&b, "; %s since it started", counted(m.OOMKills, "out-of-memory kill"))
+	}
+	if m.Limit > 0 && float64(m.WorkingSet) >= memoryNearLimit*float64(m.Limit) {
+		fmt.Fprintf(&b, "\n  near the limit: at it the kernel kills an executor; raise MemoryMax= of %s (systemctl edit gpuletd) or place fewer models", m.LimitOf)
+	}
+	return b.String()
 }
 
 // adminCapacity is how far the planned load may grow, in the same mix,
@@ -491,6 +526,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	if c := s.Cache; c != nil {
 		fmt.Fprintf(w, "response cache: %s of %s, %s\n", roundBytes(c.Bytes), config.ByteSize(c.Budget), counted(c.Entries, "answer"))
+	}
+	if m := s.Memory; m != nil {
+		fmt.Fprintln(w, m.words())
 	}
 	if t := s.TLS; t != nil {
 		clients := ""

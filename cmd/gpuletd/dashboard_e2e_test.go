@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/dashboards"
+	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/internal/testbin"
 )
 
@@ -32,7 +33,7 @@ var mustFill = []string{
 	`panel "Latency" A`, `panel "Latency" B`, `panel "Where the time goes (p99)" A`, `panel "Where the time goes (p99)" B`,
 	`panel "Where the time goes (p99)" C`, `panel "Mean batch" A`, `panel "Busy" A`, `panel "Executor memory" A`,
 	`panel "Device memory used" A`, `panel "GPU-let sizes" A`, `panel "Connections" A`, `panel "Connections" B`,
-	`panel "Request bytes in flight" A`, `panel "Request bytes in flight" B`, `panel "Daemon CPU" A`, `panel "Daemon memory" A`,
+	`panel "Request bytes in flight" A`, `panel "Request bytes in flight" B`, `panel "Daemon CPU" A`, `panel "Host memory" A`,
 	`variable instance`, `variable model`,
 }
 
@@ -60,32 +61,40 @@ func TestDashboardQueriesRunInPrometheus(t *testing.T) {
 		return promValue(promAddr, `count_over_time(gpuletd_requests_total{model="mlp"}[1m])`) >= 10
 	}, 60*time.Second, 500*time.Millisecond, "Prometheus scrapes the daemon; daemon logs:\n%s", logs)
 
+	must := mustFill
+	if _, err := memcg.Self(); err == nil { // the daemon's memory cgroup, where there is one to read
+		must = append(must, `panel "Host memory" B`)
+	}
 	filled := map[string]bool{}
 	for _, q := range qs {
 		n, err := promQuery(promAddr, q.Expr)
 		require.NoError(t, err, "%s: %s", q.Where, q.Expr)
 		filled[q.Where] = n > 0
 	}
-	for _, where := range mustFill {
+	for _, where := range must {
 		require.Contains(t, filled, where, "no such query")
 		require.True(t, filled[where], "%s returns no series", where)
 	}
 
 	// Every family the dashboard reads is one the daemon exports, but
 	// those of what this node lacks.
+	_, err = memcg.Self()
+	hasMemoryCgroup := err == nil
 	r := do(t, "GET", base+"/metrics", nil, nil)
 	require.Equal(t, 200, r.code)
 	for _, name := range dashboards.Metrics() {
-		if !absentHere[name] {
+		if !absentHere[name] && (hasMemoryCgroup || !strings.HasPrefix(name, "gpuletd_memory_cgroup_")) {
 			require.Contains(t, string(r.body), "\n# TYPE "+name+" ", "dashboards/gpuletd.json reads %s", name)
 		}
 	}
 }
 
 // absentHere are the families a daemon on emulated GPUs with no pipeline,
-// no response cache, no failed request and no TLS does not export.
+// no response cache, no failed request, no TLS and no memory limit does
+// not export.
 var absentHere = map[string]bool{
-	"gpuletd_device_utilization_ratio": true, "gpuletd_request_failures_total": true,
+	"gpuletd_memory_cgroup_limit_bytes": true,
+	"gpuletd_device_utilization_ratio":  true, "gpuletd_request_failures_total": true,
 	"gpuletd_response_cache_hits_total": true, "gpuletd_response_cache_misses_total": true,
 	"gpuletd_pipeline_accuracy_ratio": true, "gpuletd_pipeline_planned_accuracy_ratio": true,
 	"gpuletd_pipeline_variant_share_ratio": true,

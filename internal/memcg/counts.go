@@ -14,6 +14,13 @@ import (
 
 // Counts is what the kernel counts of a memory cgroup at one moment.
 type Counts struct {
+	// Usage is the memory the group holds now, page cache included
+	// (memory.current on v2, memory.usage_in_bytes on v1); -1 unknown.
+	Usage int64
+	// WorkingSet is Usage less the file cache the kernel may drop at once
+	// (inactive_file of memory.stat): what a limit is met by, as cAdvisor
+	// and kubelet count it; -1 unknown.
+	WorkingSet int64
 	// Kills is the out-of-memory kills of the group's processes, by the
 	// machine's killer or the group's own (oom_kill; Linux 4.13 and later
 	// on v1); -1 unknown.
@@ -56,16 +63,22 @@ const unlimitedV1 = int64(1) << 62
 
 // Read reads the group's counts now.
 func (g Group) Read() (Counts, error) {
-	c := Counts{Kills: -1, LimitHits: -1, Peak: -1}
-	kills := filepath.Join(g.Dir, "memory.oom_control")
+	c := Counts{Usage: -1, WorkingSet: -1, Kills: -1, LimitHits: -1, Peak: -1}
+	kills, usage, inactive := "memory.oom_control", "memory.usage_in_bytes", "total_inactive_file"
 	if g.V2 {
-		kills = filepath.Join(g.Dir, "memory.events")
+		kills, usage, inactive = "memory.events", "memory.current", "inactive_file"
 	}
-	ev, err := keyed(kills)
+	ev, err := keyed(filepath.Join(g.Dir, kills))
 	if err != nil {
 		return c, err
 	}
 	c.Kills = valueOr(ev, "oom_kill")
+	if n, err := number(filepath.Join(g.Dir, usage)); err == nil {
+		c.Usage, c.WorkingSet = n, n
+		if st, err := keyed(filepath.Join(g.Dir, "memory.stat")); err == nil {
+			c.WorkingSet = max(0, n-max(0, st[inactive]))
+		}
+	}
 	var dir string
 	c.Limit, c.LimitOf, dir = g.limit()
 	if c.Limit == 0 {

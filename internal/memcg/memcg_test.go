@@ -109,11 +109,12 @@ func TestRead(t *testing.T) {
 				"system.slice/memory.peak":                     "4294967296\n",
 				"system.slice/gpuletd.service/memory.max":      "max\n",
 				"system.slice/gpuletd.service/memory.events":   "low 0\nhigh 0\nmax 12\noom 2\noom_kill 3\noom_group_kill 0\n",
-				"system.slice/gpuletd.service/memory.current":  "1000\n",
+				"system.slice/gpuletd.service/memory.current":  "10000\n",
+				"system.slice/gpuletd.service/memory.stat":     "anon 6000\nfile 4000\nactive_file 1000\ninactive_file 3000\n",
 				"system.slice/gpuletd.service/cgroup.procs":    "1\n",
 				"system.slice/gpuletd.service/memory.swap.max": "max\n",
 			},
-			want: Counts{Kills: 3, Limit: 4 << 30, LimitOf: "/system.slice", LimitHits: 7, Peak: 4 << 30}},
+			want: Counts{Usage: 10000, WorkingSet: 7000, Kills: 3, Limit: 4 << 30, LimitOf: "/system.slice", LimitHits: 7, Peak: 4 << 30}},
 		{name: "v2, the tighter of two limits",
 			v2: true,
 			tree: map[string]string{
@@ -121,7 +122,7 @@ func TestRead(t *testing.T) {
 				"system.slice/gpuletd.service/memory.max":    "1073741824\n",
 				"system.slice/gpuletd.service/memory.events": "oom 0\noom_kill 0\n",
 			},
-			want: Counts{Kills: 0, Limit: 1 << 30, LimitOf: "/system.slice/gpuletd.service", LimitHits: 0, Peak: -1}},
+			want: Counts{Usage: -1, WorkingSet: -1, Kills: 0, Limit: 1 << 30, LimitOf: "/system.slice/gpuletd.service", LimitHits: 0, Peak: -1}},
 		{name: "v2 with no limit",
 			v2: true,
 			tree: map[string]string{
@@ -129,7 +130,7 @@ func TestRead(t *testing.T) {
 				"system.slice/gpuletd.service/memory.max":    "max\n",
 				"system.slice/gpuletd.service/memory.events": "oom 0\noom_kill 1\n",
 			},
-			want: Counts{Kills: 1, LimitHits: -1, Peak: -1}},
+			want: Counts{Usage: -1, WorkingSet: -1, Kills: 1, LimitHits: -1, Peak: -1}},
 		{name: "v1, unlimited but for the parent",
 			tree: map[string]string{
 				"memory.limit_in_bytes":                              "9223372036854771712\n",
@@ -140,13 +141,15 @@ func TestRead(t *testing.T) {
 				"system.slice/gpuletd.service/memory.limit_in_bytes": "9223372036854771712\n",
 				"system.slice/gpuletd.service/memory.oom_control":    "oom_kill_disable 0\nunder_oom 0\noom_kill 4\n",
 				"system.slice/gpuletd.service/memory.failcnt":        "0\n",
+				"system.slice/gpuletd.service/memory.usage_in_bytes": "5000\n",
+				"system.slice/gpuletd.service/memory.stat":           "cache 3000\nrss 2000\ninactive_file 100\ntotal_rss 2000\ntotal_inactive_file 2500\n",
 			},
-			want: Counts{Kills: 4, Limit: 16 << 20, LimitOf: "/system.slice", LimitHits: 1352, Peak: 16 << 20}},
+			want: Counts{Usage: 5000, WorkingSet: 2500, Kills: 4, Limit: 16 << 20, LimitOf: "/system.slice", LimitHits: 1352, Peak: 16 << 20}},
 		{name: "v1 on a kernel without the kill count",
 			tree: map[string]string{
 				"system.slice/gpuletd.service/memory.oom_control": "oom_kill_disable 0\nunder_oom 0\n",
 			},
-			want: Counts{Kills: -1, LimitHits: -1, Peak: -1}},
+			want: Counts{Usage: -1, WorkingSet: -1, Kills: -1, LimitHits: -1, Peak: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -1,6 +1,8 @@
 // Words of the page's summary: whether the server is ready and for what
 // it waits, where gRPC listens, whether the NVIDIA GPUs serve, the
-// warnings and errors of the last hour.
+// warnings and errors of the last hour, the memory it holds.
+
+import { bytes } from './dom.js';
 
 // readyWords says whether the server is ready and, if not, for what.
 export function readyWords(st) {
@@ -63,4 +65,21 @@ export function capacityWords(c) {
   const load = `${c.load >= 100 ? c.load.toFixed(0) : c.load.toFixed(1)} req/s`;
   if (c.ratio < 1 && !c.at_least) return `${ratio} the ${load} planned for: overloaded`;
   return `${ratio} the ${load} planned for, ${c.rate.toFixed(0)} req/s`;
+}
+
+// memoryWords says what the daemon's memory cgroup holds, its executors'
+// memory with its own, against the limit the kernel kills at (the
+// status's memory): a dash where the daemon has none to read.
+export function memoryWords(m) {
+  if (!m) return '–';
+  let s = bytes(m.working_set_bytes);
+  if (m.limit_bytes > 0) {
+    const share = m.working_set_bytes / m.limit_bytes;
+    s += ` of a ${bytes(m.limit_bytes)} limit (${Math.round(100 * share)}%)`;
+    if (share >= 0.9) s += ', near it: at it the kernel kills an executor';
+  } else {
+    s += ', no limit';
+  }
+  if (m.oom_kills > 0) s += `; ${m.oom_kills} out-of-memory kill${m.oom_kills === 1 ? '' : 's'}`;
+  return s;
 }

@@ -1,0 +1,60 @@
+package daemon
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// memoryStatus is what the daemon's memory cgroup holds, its executors'
+// memory included, and may hold: status's memory.
+type memoryStatus struct {
+	// Cgroup names the group (/system.slice/gpuletd.service under
+	// systemd).
+	Cgroup string `json:"cgroup"`
+	// UsageBytes counts the page cache too; WorkingSetBytes does not count
+	// the cache the kernel may drop at once, and is what meets the limit.
+	UsageBytes      int64 `json:"usage_bytes"`
+	WorkingSetBytes int64 `json:"working_set_bytes"`
+	// LimitBytes is the tightest limit over the group and those above it
+	// (0: none), set by LimitOf (MemoryMax= of a unit or slice).
+	LimitBytes int64  `json:"limit_bytes,omitempty"`
+	LimitOf    string `json:"limit_of,omitempty"`
+	// OOMKills counts the group's processes the kernel killed for memory
+	// since the group was made (under systemd, since the service started);
+	// -1 unknown.
+	OOMKills int64 `json:"oom_kills"`
+}
+
+// memoryNow reads the daemon's memory cgroup; nil where it has none to
+// read.
+func (n *node) memoryNow() *memoryStatus {
+	if n.memGroup == nil {
+		return nil
+	}
+	c, err := n.memGroup.Read()
+	if err != nil || c.Usage < 0 {
+		return nil
+	}
+	return &memoryStatus{Cgroup: n.memGroup.Name, UsageBytes: c.Usage, WorkingSetBytes: c.WorkingSet,
+		LimitBytes: c.Limit, LimitOf: c.LimitOf, OOMKills: c.Kills}
+}
+
+var (
+	descCgroupWorkingSet = prometheus.NewDesc("gpuletd_memory_cgroup_working_set_bytes", "Memory the daemon's cgroup (its executors with it) holds, less the file cache the kernel may drop at once: what its memory limit is met by.", nil, nil)
+	descCgroupLimit      = prometheus.NewDesc("gpuletd_memory_cgroup_limit_bytes", "The tightest memory limit over the daemon's cgroup and those above it (MemoryMax=); absent without one.", nil, nil)
+	descCgroupOOMKills   = prometheus.NewDesc("gpuletd_memory_cgroup_oom_kills_total", "Processes of the daemon's cgroup the kernel killed for memory since the group was made (under systemd, since the service started).", nil, nil)
+)
+
+// collectMemory reports the daemon's memory cgroup, where it has one.
+func (n *node) collectMemory(ch chan<- prometheus.Metric) {
+	m := n.memoryNow()
+	if m == nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(descCgroupWorkingSet, prometheus.GaugeValue, float64(m.WorkingSetBytes))
+	if m.LimitBytes > 0 {
+		ch <- prometheus.MustNewConstMetric(descCgroupLimit, prometheus.GaugeValue, float64(m.LimitBytes))
+	}
+	if m.OOMKills >= 0 {
+		ch <- prometheus.MustNewConstMetric(descCgroupOOMKills, prometheus.CounterValue, float64(m.OOMKills))
+	}
+}
