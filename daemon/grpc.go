@@ -13,7 +13,6 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
-	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -50,7 +49,7 @@ const grpcStreamsPerConnection = 1024
 // certificate when it is on.
 func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 	if cfg.GRPCListen != "" {
-		n.grpcMaxMsg = int64(cfg.Limits.MaxRequestBody)
+		n.grpcMaxMsg.Store(int64(cfg.Limits.MaxRequestBody))
 	}
 	receive := newGRPCReceiveDeadline(n)
 	opts := []grpc.ServerOption{
@@ -305,12 +304,6 @@ func (s *grpcServer) RepositoryModelUnload(ctx context.Context, r *pb.Repository
 		return nil, grpcError(ierr)
 	}
 	return &pb.RepositoryModelUnloadResponse{}, nil
-}
-
-// serveGRPC runs the gRPC server on ln until it is stopped; it logs where.
-func serveGRPC(log *zap.Logger, s *grpc.Server, ln net.Listener, served chan<- error) {
-	log.Info("serving grpc", zap.String("grpc_listen", ln.Addr().String()))
-	served <- s.Serve(ln)
 }
 
 // stopGRPC lets in-flight calls finish until ctx ends, then cuts the rest.

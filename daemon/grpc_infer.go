@@ -61,6 +61,10 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 		case <-s.n.stopped:
 			wg.Wait()
 			return errStopping
+		case <-ctx.Done():
+			// The client went away: receiveStream may have ended on it
+			// without a last message.
+			return ctx.Err()
 		}
 		arrival := time.Now()
 		select {
@@ -127,8 +131,9 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 	if ierr = n.begin(m); ierr == nil {
 		var release func()
 		size := int64(proto.Size(r))
-		// The gRPC server's own cap is the limit it started with; a limit
-		// lowered since by a reload holds here.
+		// A gRPC server built before a reload changed the limit serves the
+		// calls of its connections until they end, with the cap it was
+		// built with: a limit lowered since holds here.
 		if limit := int64(n.conf().Limits.MaxRequestBody); size > limit {
 			ierr = tooLarge(limit)
 		} else if release, ierr = n.holdMessage(ctx, m, size, arrival); ierr == nil {

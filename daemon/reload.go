@@ -90,6 +90,9 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 		}
 	}
 	n.cfg.Store(&merged)
+	if capped := n.grpcMaxMsg.Load(); capped > 0 && capped != int64(merged.Limits.MaxRequestBody) {
+		n.grpc.renew() // its message cap is the new limit
+	}
 	n.sup.setArgs(executorArgs(merged, n.onnxLib))
 	select {
 	case n.reloaded <- struct{}{}:
@@ -101,15 +104,12 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 // bodyLimitLive says whether a new limits.max_request_body can apply now,
 // and what of it waits for a restart: a body of the new limit must fit the
 // budget of bytes in flight sized at start (else nothing changes until a
-// restart with limits.max_inflight_bytes), and the gRPC server's message
-// cap is set at start too (a lower limit holds for gRPC at once, per
-// message; a higher one waits).
+// restart with limits.max_inflight_bytes). The gRPC server's message cap
+// follows it: the reload builds a gRPC server with the new cap
+// (grpcFront.renew).
 func (n *node) bodyLimitLive(limit config.ByteSize) (ok bool, note string) {
 	if n.bodies != nil && int64(limit) > n.bodies.MaxBody() {
 		return false, fmt.Sprintf("limits.max_request_body (%s: one body of it would overfill limits.max_inflight_bytes, %s, as it runs)", limit, config.ByteSize(n.bodies.Max()))
-	}
-	if n.grpcMaxMsg > 0 && int64(limit) > n.grpcMaxMsg {
-		return true, fmt.Sprintf("limits.max_request_body for gRPC messages (the gRPC server takes at most %s until then)", config.ByteSize(n.grpcMaxMsg))
 	}
 	return true, ""
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 )
 
 // shutdownGrace bounds how long in-flight HTTP requests may take to finish
@@ -188,16 +189,17 @@ func Run(ctx context.Context, opts Options) (err error) {
 		_ = srv.Shutdown(cctx)
 		return fmt.Errorf("listen on %s (grpc_listen): %w%s", cfg.GRPCListen, err, inUseHint(err, cfg.GRPCListen, "grpc_listen", "GPULETD_GRPC_LISTEN"))
 	}
-	grpcSrv := n.newGRPCServer(cfg)
 	grpcServed := make(chan error, 1)
 	if grpcLn != nil {
-		go serveGRPC(log, grpcSrv, grpcLn, grpcServed)
+		n.grpc = newGRPCFront(grpcLn, func() *grpc.Server { return n.newGRPCServer(*n.conf()) })
+		log.Info("serving grpc", zap.String("grpc_listen", grpcLn.Addr().String()))
+		go func() { grpcServed <- n.grpc.serve() }()
 	}
 	metricsSrv, err := n.serveMetrics(cfg, log)
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
-		stopGRPC(cctx, grpcSrv)
+		n.grpc.stop(cctx)
 		_ = srv.Shutdown(cctx)
 		return err
 	}
@@ -262,7 +264,7 @@ wait:
 	defer cancel()
 	// Shutdown waits for in-flight requests, which the executors answer.
 	grpcStopped := make(chan struct{})
-	go func() { defer close(grpcStopped); stopGRPC(sctx, grpcSrv) }()
+	go func() { defer close(grpcStopped); n.grpc.stop(sctx) }()
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("http shutdown", zap.Error(err))
 	}

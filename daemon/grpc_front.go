@@ -1,0 +1,162 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+
+	"google.golang.org/grpc"
+)
+
+// grpcFront serves the gRPC listener with one grpc.Server at a time. The
+// server's message cap is an option fixed when it is built, so a reload
+// that changes limits.max_request_body builds another (renew): the
+// listener's new connections go to it, and the one before tells its
+// connections to go away (HTTP/2 GOAWAY, as a graceful stop does), so that
+// their clients' next calls open connections to the new one, and ends
+// once the calls and streams it has have.
+type grpcFront struct {
+	ln    net.Listener
+	build func() *grpc.Server
+
+	mu      sync.Mutex
+	cur     *grpc.Server
+	curLn   *connQueue
+	leaving sync.WaitGroup // servers replaced and still finishing
+	retired []*grpc.Server // the same, for stop to cut at its deadline
+	stopped bool
+}
+
+// newGRPCFront serves ln with the servers build makes, from the first.
+func newGRPCFront(ln net.Listener, build func() *grpc.Server) *grpcFront {
+	f := &grpcFront{ln: ln, build: build}
+	f.cur, f.curLn = build(), newConnQueue(ln.Addr())
+	go func() { _ = f.cur.Serve(f.curLn) }()
+	return f
+}
+
+// serve accepts the listener's connections and hands each to the server
+// in use, until the listener fails or stop closes it: its error then
+// (nil after stop).
+func (f *grpcFront) serve() error {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			f.mu.Lock()
+			stopped := f.stopped
+			f.mu.Unlock()
+			if stopped {
+				return nil
+			}
+			return err
+		}
+		f.handOff(c)
+	}
+}
+
+// handOff gives c to the server in use, or to the one that took its place
+// while it was handed; it closes c after stop.
+func (f *grpcFront) handOff(c net.Conn) {
+	for {
+		f.mu.Lock()
+		q, stopped := f.curLn, f.stopped
+		f.mu.Unlock()
+		if stopped {
+			_ = c.Close()
+			return
+		}
+		if q.handOff(c) {
+			return
+		}
+	}
+}
+
+// renew builds a new server for the connections to come and lets the
+// one before finish what it has; nil (no gRPC listener): nothing to do.
+func (f *grpcFront) renew() {
+	if f == nil {
+		return
+	}
+	s, q := f.build(), newConnQueue(f.ln.Addr())
+	f.mu.Lock()
+	if f.stopped {
+		f.mu.Unlock()
+		return
+	}
+	old, oldQ := f.cur, f.curLn
+	f.cur, f.curLn = s, q
+	f.retired = append(f.retired, old)
+	f.leaving.Add(1)
+	f.mu.Unlock()
+	go func() { _ = s.Serve(q) }()
+	_ = oldQ.Close()
+	go func() {
+		defer f.leaving.Done()
+		old.GracefulStop()
+	}()
+}
+
+// stop closes the listener and stops every server, letting their calls
+// finish until ctx ends and cutting the rest then; nil: nothing to stop.
+func (f *grpcFront) stop(ctx context.Context) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.stopped = true
+	servers := append([]*grpc.Server{f.cur}, f.retired...)
+	f.mu.Unlock()
+	_ = f.ln.Close()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() { stopGRPC(ctx, s) })
+	}
+	wg.Wait()
+	f.leaving.Wait()
+}
+
+// errQueueClosed is what a closed connQueue's Accept returns.
+var errQueueClosed = errors.New("accept: listener closed")
+
+// connQueue is a net.Listener whose connections are handed to it: one
+// gRPC server's share of the front's listener.
+type connQueue struct {
+	addr  net.Addr
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newConnQueue(addr net.Addr) *connQueue {
+	return &connQueue{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// handOff gives c to the server accepting from q; false when q is closed.
+func (q *connQueue) handOff(c net.Conn) bool {
+	select {
+	case q.conns <- c:
+		return true
+	case <-q.done:
+		return false
+	}
+}
+
+// Accept waits for a connection handed off, or for Close.
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.conns:
+		return c, nil
+	case <-q.done:
+		return nil, errQueueClosed
+	}
+}
+
+// Close ends Accept; the front's listener stays open.
+func (q *connQueue) Close() error {
+	q.once.Do(func() { close(q.done) })
+	return nil
+}
+
+// Addr is the front's listener's address.
+func (q *connQueue) Addr() net.Addr { return q.addr }
