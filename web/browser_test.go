@@ -316,6 +316,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	checkModelWarning(t, b)
 	checkDeviceMemory(t, b)
 	checkReadyWords(t, b)
+	checkBackupLink(t, b)
 	checkEventFilter(t, b)
 	checkEventModelFilter(t, b)
 	type a11y struct {
@@ -551,6 +552,28 @@ func checkReadyWords(t *testing.T, b *browser) {
 		"300 MiB, no limit; 1 out-of-memory kill", "–"}, got)
 	require.Regexp(t, `^(–|[\d.,]+ [MG]iB(, no limit| of a [\d.,]+ [MG]iB limit \(\d+%\)).*)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="memory"] dd').textContent`), "the summary says the memory held")
+}
+
+// checkBackupLink follows the page's backup link as the browser would
+// download it: a SQLite database named for the host and the time.
+func checkBackupLink(t *testing.T, b *browser) {
+	t.Helper()
+	type got struct {
+		Status      int    `json:"status"`
+		Type        string `json:"type"`
+		Disposition string `json:"disposition"`
+		Magic       string `json:"magic"`
+		Download    bool   `json:"download"`
+	}
+	g := eval[got](t, b, `(async () => {
+  const a = document.getElementById('backup');
+  const resp = await fetch(a.href);
+  const head = new Uint8Array(await resp.arrayBuffer()).slice(0, 15);
+  return { status: resp.status, type: resp.headers.get('content-type'), disposition: resp.headers.get('content-disposition') || '',
+    magic: String.fromCharCode(...head), download: a.hasAttribute('download') };
+})()`)
+	require.Equal(t, got{Status: 200, Type: "application/vnd.sqlite3", Disposition: g.Disposition, Magic: "SQLite format 3", Download: true}, g)
+	require.Regexp(t, `^attachment; filename="?gpuletd-.+\.db"?$`, g.Disposition)
 }
 
 // checkEventFilter ticks the events' "Warnings and errors only" box: the
