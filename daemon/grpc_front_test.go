@@ -20,6 +20,17 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 )
 
+// grpcTestNode is a node of one model, m (askModel), with no gpu-let,
+// under cur, for its gRPC server.
+func grpcTestNode(cur config.Config) *node {
+	n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
+		router: newRouter(), rates: newRateMeter(0.5, time.Now()), stopped: make(chan struct{}),
+		catalog: &catalog{models: map[string]*repository.Model{"m": askModel()}, pipelines: map[string]*repository.Model{}}}
+	n.metrics = newMetrics(n)
+	n.cfg.Store(&cur)
+	return n
+}
+
 // A reload that raises limits.max_request_body raises the gRPC server's
 // message cap: a message over the old cap, refused before, is taken on the
 // same client connection after it (the client reconnects on the old
@@ -29,11 +40,7 @@ func TestReloadRenewsTheGRPCMessageCap(t *testing.T) {
 	cur := config.Default()
 	cur.Limits.MaxRequestBody = 64 << 10
 	cur.Limits.MaxInflightBytes = 1 << 20
-	n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
-		router: newRouter(), rates: newRateMeter(0.5, time.Now()), stopped: make(chan struct{}),
-		catalog: &catalog{models: map[string]*repository.Model{"m": askModel()}, pipelines: map[string]*repository.Model{}}}
-	n.metrics = newMetrics(n)
-	n.cfg.Store(&cur)
+	n := grpcTestNode(cur)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	n.grpc = newGRPCFront(ln, func() *grpc.Server { return n.newGRPCServer(*n.conf()) })
@@ -96,11 +103,7 @@ func TestReloadRenewsTheGRPCMessageCap(t *testing.T) {
 // for a message that would never come.)
 func TestAStreamEndsWhenItsClientGoesAway(t *testing.T) {
 	cur := config.Default()
-	n := &node{sup: &supervisor{}, bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
-		router: newRouter(), rates: newRateMeter(0.5, time.Now()), stopped: make(chan struct{}),
-		catalog: &catalog{models: map[string]*repository.Model{"m": askModel()}, pipelines: map[string]*repository.Model{}}}
-	n.metrics = newMetrics(n)
-	n.cfg.Store(&cur)
+	n := grpcTestNode(cur)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := n.newGRPCServer(cur)
