@@ -167,8 +167,44 @@ func (s *supervisor) failedStart(p *executor.Process, oomAt oomCounts, err error
 	if attrs["cause"] != "oom" {
 		return err
 	}
-	if strings.Contains(msg, "most likely") {
-		return fmt.Errorf("%w: the executor was killed, most likely by the kernel's out-of-memory killer (%s)", err, attrs["fix"])
+	return &killedForMemory{err: err, likely: strings.Contains(msg, "most likely"), fix: attrs["fix"]}
+}
+
+// killedForMemory is a start of an executor that the kernel's
+// out-of-memory killer ended (likely: the machine's count rose, not
+// gpuletd's cgroup's), with what to do.
+type killedForMemory struct {
+	err    error
+	likely bool
+	fix    string
+}
+
+func (e *killedForMemory) Error() string {
+	if e.likely {
+		return fmt.Sprintf("%v: the executor was killed, most likely by the kernel's out-of-memory killer (%s)", e.err, e.fix)
 	}
-	return fmt.Errorf("%w: the executor was killed by the kernel's out-of-memory killer (%s)", err, attrs["fix"])
+	return fmt.Sprintf("%v: the executor was killed by the kernel's out-of-memory killer (%s)", e.err, e.fix)
+}
+
+func (e *killedForMemory) Unwrap() error { return e.err }
+
+// Backoff of an executor whose starts the kernel kills for memory: each
+// try takes the memory again and makes the kernel kill again (another
+// process, where the executor's place in the killer's order does not
+// spare it), so tries come minutes apart rather than seconds.
+const (
+	oomRestartBackoff0 = time.Minute
+	oomRestartBackoffN = 10 * time.Minute
+)
+
+// nextRestartBackoff is the wait before the next try to start a dead
+// executor after a try that failed with err, the wait before it having
+// been cur: doubled up to restartBackoffN, and after a start the kernel
+// killed for memory at least oomRestartBackoff0, doubled up to
+// oomRestartBackoffN while that goes on.
+func nextRestartBackoff(cur time.Duration, err error) time.Duration {
+	if _, ok := errors.AsType[*killedForMemory](err); ok {
+		return min(max(2*cur, oomRestartBackoff0), oomRestartBackoffN)
+	}
+	return min(2*cur, restartBackoffN)
 }

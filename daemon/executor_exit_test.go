@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -140,4 +142,29 @@ func TestAStartKilledForMemoryIsSaidSo(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestNextRestartBackoff(t *testing.T) {
+	failed := errors.New("executor exited before it was ready: exit status 1")
+	oom := &killedForMemory{err: errors.New("executor exited before it was ready: signal: killed"), fix: "the host is short of memory"}
+	for _, tc := range []struct {
+		name string
+		cur  time.Duration
+		err  error
+		want time.Duration
+	}{
+		{"a failed start doubles the wait", 100 * time.Millisecond, failed, 200 * time.Millisecond},
+		{"up to its ceiling", 8 * time.Second, failed, restartBackoffN},
+		{"a start killed for memory waits minutes", 200 * time.Millisecond, oom, time.Minute},
+		{"again: doubled", time.Minute, oom, 2 * time.Minute},
+		{"up to its own ceiling", 8 * time.Minute, oom, oomRestartBackoffN},
+		{"wrapped, it is still one", 200 * time.Millisecond, fmt.Errorf("restart: %w", oom), time.Minute},
+		{"a failure of another kind after it: back to seconds", 4 * time.Minute, failed, restartBackoffN},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, nextRestartBackoff(tc.cur, tc.err))
+		})
+	}
+	require.Equal(t, "executor exited before it was ready: signal: killed: the executor was killed by the kernel's out-of-memory killer (the host is short of memory)", oom.Error())
+	require.ErrorContains(t, (&killedForMemory{err: failed, likely: true, fix: "x"}), "the executor was killed, most likely by the kernel's out-of-memory killer (x)")
 }

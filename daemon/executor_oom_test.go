@@ -73,4 +73,5 @@ func TestAnExecutorKilledAtTheMemoryLimitIsSaidSo(t *testing.T) {
 	require.ErrorContains(t, err, "executor exited before it was ready: signal: killed")
 	require.ErrorContains(t, err, "the executor was killed by the kernel's out-of-memory killer (gpuletd's processes reached their memory limit of 32 MiB")
 	require.ErrorContains(t, err, "of cgroup "+cg.Name)
+	require.Equal(t, oomRestartBackoff0, nextRestartBackoff(restartBackoff0, err), "the next try waits minutes")
 }

@@ -421,7 +421,6 @@ func (g *gpuletRun) monitor() {
 			if ctxsleep.Sleep(g.life, backoff) != nil {
 				return
 			}
-			backoff = min(2*backoff, restartBackoffN)
 			err := g.launch(g.life)
 			var lost *control.ModelsNotLoaded
 			if errors.As(err, &lost) {
@@ -438,6 +437,7 @@ func (g *gpuletRun) monitor() {
 				missed = 0
 				break
 			}
+			backoff = nextRestartBackoff(backoff, err)
 			// Said at the 1st, 2nd, 4th, 8th… failure, and when the
 			// reason changes: an executor that cannot start for an hour
 			// (backoff at most 10 s) makes a dozen events, not hundreds.
