@@ -188,6 +188,11 @@ func (e *killedForMemory) Error() string {
 
 func (e *killedForMemory) Unwrap() error { return e.err }
 
+// asKilledForMemory finds a start the kernel killed for memory in err.
+func asKilledForMemory(err error) (*killedForMemory, bool) {
+	return errors.AsType[*killedForMemory](err)
+}
+
 // Backoff of an executor whose starts the kernel kills for memory: each
 // try takes the memory again and makes the kernel kill again (another
 // process, where the executor's place in the killer's order does not
@@ -203,7 +208,7 @@ const (
 // killed for memory at least oomRestartBackoff0, doubled up to
 // oomRestartBackoffN while that goes on.
 func nextRestartBackoff(cur time.Duration, err error) time.Duration {
-	if _, ok := errors.AsType[*killedForMemory](err); ok {
+	if _, ok := asKilledForMemory(err); ok {
 		return min(max(2*cur, oomRestartBackoff0), oomRestartBackoffN)
 	}
 	return min(2*cur, restartBackoffN)

@@ -67,6 +67,9 @@ type supervisor struct {
 	// healthEvery is how often monitor asks each executor for its health;
 	// 0: healthInterval.
 	healthEvery time.Duration
+	// oomHolds keeps gpu-lets whose start the kernel killed for memory
+	// from starting again at once.
+	oomHolds oomHolds
 	// oomLook reads the kernel's counts of out-of-memory kills; nil:
 	// /proc/vmstat and the daemon's memory cgroup (lookOOM).
 	oomLook func() oomCounts
@@ -177,12 +180,31 @@ func (s *supervisor) lease(id string, sp gpuletSpec) (*mps.Lease, error) {
 // models and starts watching it. Models the executor refuses to load are
 // named in a *control.ModelsNotLoaded returned with the running gpu-let.
 func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.LoadModelRequest) (*gpuletRun, error) {
+	key := startKey(sp, models)
+	if err := s.oomHolds.check(key, time.Now()); err != nil {
+		return nil, fmt.Errorf("start gpu-let on %s: %w", sp.device.ID, err)
+	}
 	id := s.newID(sp.device, sp.size)
 	lease, err := s.lease(id, sp)
 	if err != nil {
 		return nil, err
 	}
-	return s.startLeased(ctx, id, sp, lease, models)
+	g, err := s.startLeased(ctx, id, sp, lease, models)
+	if wait := s.oomHolds.done(key, time.Now(), err); wait > 0 {
+		s.events.add(EventExecutorStart, store.SeverityError, fmt.Sprintf("gpu-let %s did not start: the kernel killed its executor for memory while it loaded its models; not tried again for %s", id, wait),
+			map[string]string{"gpulet": id, "device": sp.device.ID, "size": strconv.Itoa(sp.size), "models": strings.Join(modelNamesOf(models), ","), "error": err.Error(), "cause": "oom", "retry_after": wait.String()})
+	}
+	return g, err
+}
+
+// modelNamesOf lists the names of models, sorted.
+func modelNamesOf(models []*pb.LoadModelRequest) []string {
+	names := make([]string, 0, len(models))
+	for _, m := range models {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // startLeased is start with the lease already taken; it releases the lease

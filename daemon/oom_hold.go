@@ -1,0 +1,64 @@
+package daemon
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+)
+
+// oomHolds keeps a gpu-let whose start the kernel killed for memory from
+// being started again at once: each re-plan (every reorganize_period)
+// would otherwise start it again, take the memory again and make the
+// kernel kill again. The same gpu-let — device, size and models — waits
+// as a dead executor's restarts do (nextRestartBackoff: 1 minute, doubling
+// to 10); one that starts, or any other, is not held.
+type oomHolds struct {
+	mu   sync.Mutex
+	held map[string]oomHeld
+}
+
+// oomHeld is one gpu-let held: until when, the wait that set it, and the
+// start that was killed.
+type oomHeld struct {
+	until time.Time
+	wait  time.Duration
+	err   error
+}
+
+// startKey names a gpu-let to start: its device, size and models.
+func startKey(sp gpuletSpec, models []*pb.LoadModelRequest) string {
+	return sp.device.ID + "/" + strconv.Itoa(sp.size) + "/" + strings.Join(modelNamesOf(models), ",")
+}
+
+// check says why the gpu-let key is not started now: nil when it may be.
+func (h *oomHolds) check(key string, now time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	held, ok := h.held[key]
+	if !ok || !now.Before(held.until) {
+		return nil
+	}
+	return fmt.Errorf("not started again before %s, as its last start was killed for memory: %w", held.until.Local().Format(time.TimeOnly), held.err)
+}
+
+// done records how a start of the gpu-let key ended at now: a start the
+// kernel killed for memory holds it (longer each time in a row), any
+// other end lets it go. It says how long it holds it (0: not held).
+func (h *oomHolds) done(key string, now time.Time, err error) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, killed := asKilledForMemory(err); !killed {
+		delete(h.held, key)
+		return 0
+	}
+	if h.held == nil {
+		h.held = map[string]oomHeld{}
+	}
+	wait := nextRestartBackoff(h.held[key].wait, err)
+	h.held[key] = oomHeld{until: now.Add(wait), wait: wait, err: err}
+	return wait
+}

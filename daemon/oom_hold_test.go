@@ -1,0 +1,65 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOOMHolds(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	killed := &killedForMemory{err: errors.New("executor exited before it was ready: signal: killed"), fix: "the host is short of memory"}
+	var h oomHolds
+	require.NoError(t, h.check("cpu/50/vgg", t0), "nothing held at first")
+
+	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0, killed))
+	err := h.check("cpu/50/vgg", t0.Add(59*time.Second))
+	require.ErrorContains(t, err, "not started again before "+t0.Add(time.Minute).Local().Format(time.TimeOnly)+", as its last start was killed for memory: ")
+	require.ErrorContains(t, err, "the executor was killed by the kernel's out-of-memory killer (the host is short of memory)")
+	require.NoError(t, h.check("cpu/50/lenet5,vgg", t0.Add(time.Second)), "another gpu-let is not held")
+	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Minute)), "tried again once the wait is over")
+
+	require.Equal(t, 2*time.Minute, h.done("cpu/50/vgg", t0.Add(time.Minute), killed), "killed again: it waits longer")
+	require.Zero(t, h.done("cpu/50/vgg", t0.Add(3*time.Minute), errors.New("exit status 1")), "an end of another kind lets it go")
+	require.NoError(t, h.check("cpu/50/vgg", t0.Add(3*time.Minute)))
+	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0.Add(4*time.Minute), killed), "and starts over")
+	require.Zero(t, h.done("cpu/50/vgg", t0.Add(5*time.Minute), nil))
+}
+
+// A gpu-let whose start the kernel killed for memory is not started
+// again at the next try (each re-plan tries): no executor is spawned, its
+// models say why, and an error event says when it is tried again.
+func TestAGpuletKilledForMemoryAtStartIsHeld(t *testing.T) {
+	s, st := fakeSupervisor(t, "echo x >> \"$0.starts\"\nkill -KILL $$\n")
+	var reads atomic.Int64
+	s.oomLook = func() oomCounts { return oomCounts{host: reads.Add(1)} } // rises between every two reads
+	dev, err := s.devices.Inventory().Device("cpu")
+	require.NoError(t, err)
+	models := []*pb.LoadModelRequest{{Name: "vgg"}}
+	ctx := context.Background()
+
+	_, err = s.start(ctx, gpuletSpec{device: dev, size: 100}, models)
+	require.ErrorContains(t, err, "most likely by the kernel's out-of-memory killer")
+	_, err = s.start(ctx, gpuletSpec{device: dev, size: 100}, models)
+	require.ErrorContains(t, err, "start gpu-let on cpu: not started again before ")
+	require.ErrorContains(t, err, "most likely by the kernel's out-of-memory killer", "with why")
+	b, rerr := os.ReadFile(s.binary + ".starts")
+	require.NoError(t, rerr)
+	require.Equal(t, 1, strings.Count(string(b), "x"), "one executor was spawned, not two")
+
+	evs, err := st.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, EventExecutorStart, evs[0].Kind)
+	require.Equal(t, "error", string(evs[0].Severity))
+	require.Contains(t, evs[0].Message, "did not start: the kernel killed its executor for memory while it loaded its models; not tried again for 1m0s")
+	require.Equal(t, "oom", evs[0].Attrs["cause"])
+	require.Equal(t, "vgg", evs[0].Attrs["models"])
+}
