@@ -530,6 +530,7 @@ func (n *node) unknownModels(rates map[string]float64) (unknown, known []string)
 }
 
 func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
+	n.sup.oomHolds.clear() // asked for: gpu-lets killed for memory at start are tried at once
 	if err := n.replan(r.Context(), planAsked, n.planRates()); err != nil {
 		writeError(w, http.StatusInternalServerError, "reorganize: "+err.Error())
 		return

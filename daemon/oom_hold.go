@@ -21,12 +21,13 @@ type oomHolds struct {
 	held map[string]oomHeld
 }
 
-// oomHeld is one gpu-let held: until when, the wait that set it, and the
-// start that was killed.
+// oomHeld is one gpu-let held: until when, the wait that set it, the
+// start that was killed, and the memory limit then (0: none or unknown).
 type oomHeld struct {
 	until time.Time
 	wait  time.Duration
 	err   error
+	limit int64
 }
 
 // startKey names a gpu-let to start: its device, size and models.
@@ -34,21 +35,25 @@ func startKey(sp gpuletSpec, models []*pb.LoadModelRequest) string {
 	return sp.device.ID + "/" + strconv.Itoa(sp.size) + "/" + strings.Join(modelNamesOf(models), ",")
 }
 
-// check says why the gpu-let key is not started now: nil when it may be.
-func (h *oomHolds) check(key string, now time.Time) error {
+// check says why the gpu-let key is not started now, with the memory
+// limit over gpuletd now (0: none or unknown): nil when it may be — not
+// held, its wait over, or the limit it was killed under raised or gone
+// since (systemctl set-property gpuletd MemoryMax=…).
+func (h *oomHolds) check(key string, now time.Time, limit int64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	held, ok := h.held[key]
-	if !ok || !now.Before(held.until) {
+	if !ok || !now.Before(held.until) || (held.limit > 0 && (limit == 0 || limit > held.limit)) {
 		return nil
 	}
 	return fmt.Errorf("not started again before %s, as its last start was killed for memory: %w", held.until.Local().Format(time.TimeOnly), held.err)
 }
 
-// done records how a start of the gpu-let key ended at now: a start the
-// kernel killed for memory holds it (longer each time in a row), any
-// other end lets it go. It says how long it holds it (0: not held).
-func (h *oomHolds) done(key string, now time.Time, err error) time.Duration {
+// done records how a start of the gpu-let key ended at now, under the
+// memory limit limit: a start the kernel killed for memory holds it
+// (longer each time in a row), any other end lets it go. It says how long
+// it holds it (0: not held).
+func (h *oomHolds) done(key string, now time.Time, limit int64, err error) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, killed := asKilledForMemory(err); !killed {
@@ -59,6 +64,13 @@ func (h *oomHolds) done(key string, now time.Time, err error) time.Duration {
 		h.held = map[string]oomHeld{}
 	}
 	wait := nextRestartBackoff(h.held[key].wait, err)
-	h.held[key] = oomHeld{until: now.Add(wait), wait: wait, err: err}
+	h.held[key] = oomHeld{until: now.Add(wait), wait: wait, err: err, limit: limit}
 	return wait
+}
+
+// clear lets every gpu-let go: an operator asked for a new plan.
+func (h *oomHolds) clear() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clear(h.held)
 }

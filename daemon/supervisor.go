@@ -181,7 +181,7 @@ func (s *supervisor) lease(id string, sp gpuletSpec) (*mps.Lease, error) {
 // named in a *control.ModelsNotLoaded returned with the running gpu-let.
 func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.LoadModelRequest) (*gpuletRun, error) {
 	key := startKey(sp, models)
-	if err := s.oomHolds.check(key, time.Now()); err != nil {
+	if err := s.oomHolds.check(key, time.Now(), s.oomNow().cg.Limit); err != nil {
 		return nil, fmt.Errorf("start gpu-let on %s: %w", sp.device.ID, err)
 	}
 	id := s.newID(sp.device, sp.size)
@@ -190,7 +190,7 @@ func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.Load
 		return nil, err
 	}
 	g, err := s.startLeased(ctx, id, sp, lease, models)
-	if wait := s.oomHolds.done(key, time.Now(), err); wait > 0 {
+	if wait := s.oomHolds.done(key, time.Now(), s.oomNow().cg.Limit, err); wait > 0 {
 		s.events.add(EventExecutorStart, store.SeverityError, fmt.Sprintf("gpu-let %s did not start: the kernel killed its executor for memory while it loaded its models; not tried again for %s", id, wait),
 			map[string]string{"gpulet": id, "device": sp.device.ID, "size": strconv.Itoa(sp.size), "models": strings.Join(modelNamesOf(models), ","), "error": err.Error(), "cause": "oom", "retry_after": wait.String()})
 	}
