@@ -2,10 +2,11 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"net"
+	"slices"
 	"sync"
 
+	"github.com/gpulet/gpuletd/internal/handoff"
 	"google.golang.org/grpc"
 )
 
@@ -22,16 +23,16 @@ type grpcFront struct {
 
 	mu      sync.Mutex
 	cur     *grpc.Server
-	curLn   *connQueue
+	curLn   *handoff.Listener
 	leaving sync.WaitGroup // servers replaced and still finishing
-	retired []*grpc.Server // the same, for stop to cut at its deadline
+	retired []*grpc.Server // the same, for stop to cut at its deadline (until they end)
 	stopped bool
 }
 
 // newGRPCFront serves ln with the servers build makes, from the first.
 func newGRPCFront(ln net.Listener, build func() *grpc.Server) *grpcFront {
 	f := &grpcFront{ln: ln, build: build}
-	f.cur, f.curLn = build(), newConnQueue(ln.Addr())
+	f.cur, f.curLn = build(), handoff.New(ln.Addr())
 	go func() { _ = f.cur.Serve(f.curLn) }()
 	return f
 }
@@ -66,7 +67,7 @@ func (f *grpcFront) handOff(c net.Conn) {
 			_ = c.Close()
 			return
 		}
-		if q.handOff(c) {
+		if q.Give(c) {
 			return
 		}
 	}
@@ -78,7 +79,7 @@ func (f *grpcFront) renew() {
 	if f == nil {
 		return
 	}
-	s, q := f.build(), newConnQueue(f.ln.Addr())
+	s, q := f.build(), handoff.New(f.ln.Addr())
 	f.mu.Lock()
 	if f.stopped {
 		f.mu.Unlock()
@@ -94,6 +95,9 @@ func (f *grpcFront) renew() {
 	go func() {
 		defer f.leaving.Done()
 		old.GracefulStop()
+		f.mu.Lock()
+		f.retired = slices.DeleteFunc(f.retired, func(s *grpc.Server) bool { return s == old })
+		f.mu.Unlock()
 	}()
 }
 
@@ -115,48 +119,3 @@ func (f *grpcFront) stop(ctx context.Context) {
 	wg.Wait()
 	f.leaving.Wait()
 }
-
-// errQueueClosed is what a closed connQueue's Accept returns.
-var errQueueClosed = errors.New("accept: listener closed")
-
-// connQueue is a net.Listener whose connections are handed to it: one
-// gRPC server's share of the front's listener.
-type connQueue struct {
-	addr  net.Addr
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newConnQueue(addr net.Addr) *connQueue {
-	return &connQueue{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// handOff gives c to the server accepting from q; false when q is closed.
-func (q *connQueue) handOff(c net.Conn) bool {
-	select {
-	case q.conns <- c:
-		return true
-	case <-q.done:
-		return false
-	}
-}
-
-// Accept waits for a connection handed off, or for Close.
-func (q *connQueue) Accept() (net.Conn, error) {
-	select {
-	case c := <-q.conns:
-		return c, nil
-	case <-q.done:
-		return nil, errQueueClosed
-	}
-}
-
-// Close ends Accept; the front's listener stays open.
-func (q *connQueue) Close() error {
-	q.once.Do(func() { close(q.done) })
-	return nil
-}
-
-// Addr is the front's listener's address.
-func (q *connQueue) Addr() net.Addr { return q.addr }

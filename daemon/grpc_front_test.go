@@ -95,6 +95,9 @@ func TestReloadRenewsTheGRPCMessageCap(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the old server did not end after its last stream")
 	}
+	n.grpc.mu.Lock()
+	require.Empty(t, n.grpc.retired, "an ended server is let go")
+	n.grpc.mu.Unlock()
 }
 
 // A stream whose client goes away while it waits for the next request

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/internal/handoff"
 	"google.golang.org/grpc"
 )
 
@@ -27,7 +28,7 @@ const prefaceTimeout = 10 * time.Second
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
 	pb.RegisterExecutorServer(g, s)
-	rpcs := newHandoffListener(ln.Addr())
+	rpcs := handoff.New(ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- g.Serve(rpcs) }()
 	conns := &connSet{open: map[net.Conn]bool{}}
@@ -54,7 +55,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // acceptLoop takes connections until ln closes and sorts each by its
 // preface; it returns after every framed connection it started has ended.
-func (s *Server) acceptLoop(ln net.Listener, rpcs *handoffListener, conns *connSet) error {
+func (s *Server) acceptLoop(ln net.Listener, rpcs *handoff.Listener, conns *connSet) error {
 	defer conns.wait()
 	for {
 		c, err := ln.Accept()
@@ -77,7 +78,7 @@ func (s *Server) acceptLoop(ln net.Listener, rpcs *handoffListener, conns *connS
 
 // sortConn reads a connection's preface: a framed one is served here, any
 // other is handed to the gRPC server with its first bytes put back.
-func (s *Server) sortConn(c net.Conn, rpcs *handoffListener) {
+func (s *Server) sortConn(c net.Conn, rpcs *handoff.Listener) {
 	r := bufio.NewReaderSize(c, frameReadBuffer)
 	_ = c.SetReadDeadline(time.Now().Add(prefaceTimeout))
 	head, err := r.Peek(len(framePreface))
@@ -87,7 +88,9 @@ func (s *Server) sortConn(c net.Conn, rpcs *handoffListener) {
 		return
 	}
 	if !bytes.Equal(head, framePreface) {
-		rpcs.handOff(&peekedConn{Conn: c, r: r})
+		if pc := (&peekedConn{Conn: c, r: r}); !rpcs.Give(pc) {
+			_ = pc.Close()
+		}
 		return
 	}
 	_, _ = r.Discard(len(framePreface))
@@ -140,47 +143,6 @@ func (s *connSet) closeAll() {
 }
 
 func (s *connSet) wait() { s.wg.Wait() }
-
-// handoffListener is the gRPC server's listener: Accept returns the
-// connections sortConn hands off.
-type handoffListener struct {
-	addr   net.Addr
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func newHandoffListener(addr net.Addr) *handoffListener {
-	return &handoffListener{addr: addr, conns: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-// handOff gives c to Accept, or closes it once the listener is closed.
-func (l *handoffListener) handOff(c net.Conn) {
-	select {
-	case l.conns <- c:
-	case <-l.closed:
-		_ = c.Close()
-	}
-}
-
-// Accept returns the next handed-off connection.
-func (l *handoffListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-// Close stops Accept; connections handed off later are closed.
-func (l *handoffListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-// Addr is the socket's address.
-func (l *handoffListener) Addr() net.Addr { return l.addr }
 
 // ListenUnix listens on a Unix socket at path, replacing a stale socket file
 // and making the socket reachable only by its owner.
