@@ -530,7 +530,10 @@ func (n *node) unknownModels(rates map[string]float64) (unknown, known []string)
 }
 
 func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {
-	n.sup.oomHolds.clear() // asked for: gpu-lets killed for memory at start are tried at once
+	// Asked for: gpu-lets and executors waiting after a start the kernel
+	// killed for memory are tried at once.
+	n.sup.oomHolds.clear()
+	n.sup.retry.fire()
 	if err := n.replan(r.Context(), planAsked, n.planRates()); err != nil {
 		writeError(w, http.StatusInternalServerError, "reorganize: "+err.Error())
 		return

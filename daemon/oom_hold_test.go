@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,4 +76,49 @@ func TestAGpuletKilledForMemoryAtStartIsHeld(t *testing.T) {
 	require.Contains(t, evs[0].Message, "did not start: the kernel killed its executor for memory while it loaded its models; not tried again for 1m0s")
 	require.Equal(t, "oom", evs[0].Attrs["cause"])
 	require.Equal(t, "vgg", evs[0].Attrs["models"])
+}
+
+// An executor whose restart the kernel killed for memory waits a minute
+// before the next try, unless an operator asks for a new plan or the
+// memory limit over gpuletd is raised: then it is tried at once.
+func TestARestartWaitingAfterAnOOMKillIsWoken(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wake func(s *supervisor, limit *atomic.Int64)
+	}{
+		{"by an operator's reorganize", func(s *supervisor, _ *atomic.Int64) { s.retry.fire() }},
+		{"by a higher limit", func(_ *supervisor, limit *atomic.Int64) { limit.Store(2 << 30) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The first executor serves until killed; every start after it is
+			// killed while it starts, until the third, which serves.
+			s, _ := fakeSupervisor(t, `n=$(cat "$0.n" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.n"
+if [ $n = 2 ]; then kill -KILL $$; fi
+echo $$ > "$0.pid"; exec sleep 600
+`)
+			var kills, limit atomic.Int64
+			limit.Store(1 << 30)
+			s.oomLook = func() oomCounts {
+				return oomCounts{host: -1, group: memcg.Group{Name: "/gpuletd.service"}, cg: memcg.Counts{Kills: kills.Add(1), Limit: limit.Load(), LimitOf: "/gpuletd.service", LimitHits: -1, Peak: -1}}
+			}
+			g := monitoredRun(t, s)
+			defer func() { require.NoError(t, s.retire(context.Background(), g)) }()
+			starts := func() string {
+				b, _ := os.ReadFile(s.binary + ".n")
+				return strings.TrimSpace(string(b))
+			}
+			pid := func() int {
+				b, _ := os.ReadFile(s.binary + ".pid")
+				n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				return n
+			}
+			require.Eventually(t, func() bool { return starts() == "1" && pid() > 0 }, 30*time.Second, 10*time.Millisecond)
+			require.NoError(t, syscall.Kill(pid(), syscall.SIGKILL))
+			require.Eventually(t, func() bool { return starts() == "2" }, 30*time.Second, 10*time.Millisecond, "restarted, and killed while it started")
+			time.Sleep(300 * time.Millisecond)
+			require.Equal(t, "2", starts(), "the next try waits")
+			tc.wake(s, &limit)
+			require.Eventually(t, func() bool { return starts() == "3" }, 20*time.Second, 10*time.Millisecond, "tried at once")
+		})
+	}
 }

@@ -20,7 +20,6 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
-	"github.com/gpulet/gpuletd/internal/ctxsleep"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -70,6 +69,9 @@ type supervisor struct {
 	// oomHolds keeps gpu-lets whose start the kernel killed for memory
 	// from starting again at once.
 	oomHolds oomHolds
+	// retry wakes executors waiting to be started again (an operator
+	// asked for a new plan).
+	retry retryNow
 	// oomLook reads the kernel's counts of out-of-memory kills; nil:
 	// /proc/vmstat and the daemon's memory cgroup (lookOOM).
 	oomLook func() oomCounts
@@ -439,8 +441,9 @@ func (g *gpuletRun) monitor() {
 		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, msg, attrs)
 		failures, said := 0, ""
+		var killedUnder int64 // the memory limit a start the kernel killed was under
 		for {
-			if ctxsleep.Sleep(g.life, backoff) != nil {
+			if !g.sup.waitToRestart(g.life, backoff, killedUnder) {
 				return
 			}
 			err := g.launch(g.life)
@@ -459,7 +462,10 @@ func (g *gpuletRun) monitor() {
 				missed = 0
 				break
 			}
-			backoff = nextRestartBackoff(backoff, err)
+			backoff, killedUnder = nextRestartBackoff(backoff, err), 0
+			if _, killed := asKilledForMemory(err); killed {
+				killedUnder = g.sup.oomNow().cg.Limit
+			}
 			// Said at the 1st, 2nd, 4th, 8th… failure, and when the
 			// reason changes: an executor that cannot start for an hour
 			// (backoff at most 10 s) makes a dozen events, not hundreds.
