@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -485,4 +489,46 @@ func TestCgroupMemoryWords(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, tc.m.words())
 	}
+}
+
+// status --watch asks again every interval until interrupted; off a
+// terminal each answer follows the last (a line each with --short), and a
+// daemon that stops answering is said so on stderr and asked again.
+func TestStatusWatch(t *testing.T) {
+	var asks atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := asks.Add(1)
+		if n == 3 {
+			http.Error(w, `{"error":"stopping"}`, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, `{"version":"v","ready":true,"summary":"ready: ask %d","models":[],"gpulets":[],"devices":[]}`, n)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"status", "--url", srv.URL, "--short", "--watch=20ms"}, &out, &errb) }()
+	require.Eventually(t, func() bool { return asks.Load() >= 5 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.Equal(t, 0, <-done, errb.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.GreaterOrEqual(t, len(lines), 4)
+	require.Equal(t, []string{"ready: ask 1", "ready: ask 2", "ready: ask 4"}, lines[:3], "the third ask failed")
+	require.Contains(t, errb.String(), "(asking again every 20ms)")
+
+	// On a terminal: the screen is cleared and headed, then the answer.
+	var term bytes.Buffer
+	tctx, tcancel := context.WithCancel(context.Background())
+	shown := 0
+	err := watchStatus(tctx, &term, io.Discard, 10*time.Millisecond, true, func(w io.Writer, compact bool) error {
+		require.False(t, compact)
+		if shown++; shown == 2 {
+			tcancel()
+		}
+		_, err := fmt.Fprintln(w, "the status")
+		return err
+	})
+	require.NoError(t, err)
+	require.Regexp(t, `^\x1b\[H\x1b\[2JEvery 10ms: gpuletd status +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n\nthe status\n`, term.String())
 }
