@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/gpulet/gpuletd/internal/handoff"
 	"google.golang.org/grpc"
@@ -38,9 +39,10 @@ func newGRPCFront(ln net.Listener, build func() *grpc.Server) *grpcFront {
 }
 
 // serve accepts the listener's connections and hands each to the server
-// in use, until the listener fails or stop closes it: its error then
-// (nil after stop).
+// in use, until the listener fails for good or stop closes it: its error
+// then (nil after stop).
 func (f *grpcFront) serve() error {
+	var delay time.Duration
 	for {
 		c, err := f.ln.Accept()
 		if err != nil {
@@ -50,8 +52,16 @@ func (f *grpcFront) serve() error {
 			if stopped {
 				return nil
 			}
+			// Out of open files and the like: wait and accept again, as
+			// net/http and gRPC's own Serve do, rather than stop serving.
+			if t, ok := err.(interface{ Temporary() bool }); ok && t.Temporary() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				time.Sleep(delay)
+				continue
+			}
 			return err
 		}
+		delay = 0
 		f.handOff(c)
 	}
 }

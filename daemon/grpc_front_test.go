@@ -5,7 +5,10 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -132,4 +135,38 @@ func TestAStreamEndsWhenItsClientGoesAway(t *testing.T) {
 		s.Stop()
 		t.Fatal("streams whose clients went away still held the server")
 	}
+}
+
+// temporaryOnce is a listener whose first Accept fails as running out of
+// open files does.
+type temporaryOnce struct {
+	net.Listener
+	failed atomic.Bool
+}
+
+func (l *temporaryOnce) Accept() (net.Conn, error) {
+	if !l.failed.Swap(true) {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+// An accept that fails for a while (no file descriptor left) does not
+// stop the gRPC listener: it accepts again after a pause.
+func TestGRPCFrontOutlastsATemporaryAcceptError(t *testing.T) {
+	n := grpcTestNode(config.Default())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	n.grpc = newGRPCFront(&temporaryOnce{Listener: ln}, func() *grpc.Server { return n.newGRPCServer(*n.conf()) })
+	served := make(chan error, 1)
+	go func() { served <- n.grpc.serve() }()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = pb.NewGRPCInferenceServiceClient(conn).ServerLive(ctx, &pb.ServerLiveRequest{})
+	require.NoError(t, err)
+	n.grpc.stop(ctx)
+	require.NoError(t, <-served)
 }
