@@ -110,8 +110,11 @@ type statusGpulet struct {
 	// could not switch keeps its own, and the events say why).
 	Policy string `json:"policy,omitempty"`
 	// Memory is what its executor holds; nil while it has no process.
-	Memory *gpuletMemory     `json:"memory,omitempty"`
-	Models []statusPlacement `json:"models"`
+	Memory *gpuletMemory `json:"memory,omitempty"`
+	// NextTry is when its dead executor is started again, while it waits
+	// for that (restarts back off, for minutes after an out-of-memory kill).
+	NextTry *time.Time        `json:"next_try,omitempty"`
+	Models  []statusPlacement `json:"models"`
 }
 
 // statusPlacement is one model on a gpu-let, as planned and as measured.
@@ -231,6 +234,10 @@ func (n *node) status() status {
 			sg.State = "draining"
 		case g.down.Load():
 			sg.State = "restarting"
+			if at := g.nextTry.Load(); at > 0 {
+				next := time.Unix(0, at)
+				sg.NextTry = &next
+			}
 		}
 		g.mu.Lock()
 		sg.Restarts, sg.Policy = g.restarts, g.policy

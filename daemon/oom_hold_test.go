@@ -117,6 +117,8 @@ echo $$ > "$0.pid"; exec sleep 600
 			require.Eventually(t, func() bool { return starts() == "2" }, 30*time.Second, 10*time.Millisecond, "restarted, and killed while it started")
 			time.Sleep(300 * time.Millisecond)
 			require.Equal(t, "2", starts(), "the next try waits")
+			next := time.Unix(0, g.nextTry.Load())
+			require.WithinDuration(t, time.Now().Add(time.Minute), next, 2*time.Second, "the status can say when")
 			tc.wake(s, &limit)
 			require.Eventually(t, func() bool { return starts() == "3" }, 20*time.Second, 10*time.Millisecond, "tried at once")
 		})

@@ -97,6 +97,7 @@ type gpuletRun struct {
 	health   *pb.HealthResponse
 	policy   string // the batch scheduling policy its executor runs (started with, or switched to by a reload)
 
+	nextTry  atomic.Int64                     // when a dead executor is tried again (Unix ns); 0: not waiting
 	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
 	down     atomic.Bool                      // no executor answers now: the router skips it
 	draining atomic.Bool                      // being retired: the router skips it
@@ -443,7 +444,10 @@ func (g *gpuletRun) monitor() {
 		failures, said := 0, ""
 		var killedUnder int64 // the memory limit a start the kernel killed was under
 		for {
-			if !g.sup.waitToRestart(g.life, backoff, killedUnder) {
+			g.nextTry.Store(time.Now().Add(backoff).UnixNano())
+			woken := g.sup.waitToRestart(g.life, backoff, killedUnder)
+			g.nextTry.Store(0)
+			if !woken {
 				return
 			}
 			err := g.launch(g.life)

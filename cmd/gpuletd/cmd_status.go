@@ -394,6 +394,7 @@ type adminGpulet struct {
 	Policy    string           `json:"policy"`
 	Memory    *adminMemory     `json:"memory"`
 	Models    []adminPlacement `json:"models"`
+	NextTry   *time.Time       `json:"next_try"` // while its dead executor waits to be started again
 }
 
 // adminMemory is what a gpu-let's executor holds.
@@ -657,6 +658,11 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, g := range s.Gpulets {
+		if g.NextTry != nil {
+			fmt.Fprintf(w, "%s: its executor died; tried again at %s (gpuletd events --kind executor_restart says why)\n", g.ID, g.NextTry.Local().Format(time.TimeOnly))
+		}
 	}
 
 	fmt.Fprintln(w)

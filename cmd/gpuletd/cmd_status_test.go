@@ -133,6 +133,18 @@ func TestWriteStatusCountsRestarts(t *testing.T) {
 	}
 }
 
+// A gpu-let whose dead executor waits to be started again says when.
+func TestWriteStatusSaysWhenARestartIsTried(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	at := time.Date(2026, 12, 2, 12, 45, 10, 0, time.Local)
+	s.Gpulets[0].State, s.Gpulets[0].Restarts, s.Gpulets[0].NextTry = "restarting", 2, &at
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "emu0-100-1  100%  restarting (2 restarts)  ")
+	require.Contains(t, b.String(), "\nemu0-100-1: its executor died; tried again at 12:45:10 (gpuletd events --kind executor_restart says why)\n")
+}
+
 func TestRoundBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.00 KiB", 318318: "311 KiB", 5 << 20: "5.00 MiB", 1536 << 20: "1.50 GiB", 99 << 10: "99.0 KiB"} {
 		require.Equal(t, want, roundBytes(n), "%d", n)
