@@ -550,6 +550,18 @@ func checkReadyWords(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, []string{"1.5 GiB of a 4 GiB limit (38%)", "3.7 GiB of a 4 GiB limit (93%), near it: at it the kernel kills an executor; 2 out-of-memory kills",
 		"300 MiB, no limit; 1 out-of-memory kill", "–"}, got)
+	got = eval[[]string](t, b, `(async () => {
+  const { stateWords } = await import('/assets/partitions.js');
+  const at = '2026-12-02T12:45:10Z';
+  const clock = new Date(at).toLocaleTimeString('en-GB', { hour12: false });
+  const next = stateWords({ state: 'restarting', restarts: 2, next_try: at });
+  return [
+    stateWords({ state: 'ready', restarts: 0 }),
+    stateWords({ state: 'ready', restarts: 1 }),
+    next === 'restarting (2 restarts), tried again at ' + clock ? 'ok' : next,
+  ];
+})()`)
+	require.Equal(t, []string{"ready", "ready (1 restart)", "ok"}, got)
 	require.Regexp(t, `^(–|[\d.,]+ [MG]iB(, no limit| of a [\d.,]+ [MG]iB limit \(\d+%\)).*)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="memory"] dd').textContent`), "the summary says the memory held")
 }

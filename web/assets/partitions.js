@@ -3,7 +3,7 @@
 // the models, batch, assigned rate, busy ratio, p99 against the SLO and the
 // memory its executor holds.
 
-import { h, s, num, rate, pct, ms, busy, bytes, attainment, worst, gradeWords } from './dom.js';
+import { h, s, num, rate, pct, ms, busy, bytes, attainment, worst, gradeWords, clock } from './dom.js';
 import { fit, FONT, FONT_BOLD } from './text.js';
 
 const LINE = 16; // text line height in a block, px
@@ -48,13 +48,23 @@ function memoryWords(g) {
     : `holds ${bytes(m.host_bytes)} of memory`;
 }
 
+// stateWords is a gpu-let's state as the page says it: with its
+// executor's restarts, and when a dead one is tried again (restarts back
+// off, for minutes after an out-of-memory kill).
+export function stateWords(g) {
+  let words = g.state;
+  if (g.restarts > 0) words += ` (${g.restarts} restart${g.restarts === 1 ? '' : 's'})`;
+  if (g.next_try) words += `, tried again at ${clock(g.next_try)}`;
+  return words;
+}
+
 // gpuletLabel is the accessible name of a gpu-let block.
 function gpuletLabel(d, g, models) {
   const what = g.models.length
     ? 'running ' + g.models.map((p) => placementLabel(p, models.get(p.name))).join('; and ')
     : 'with no models';
   const mem = memoryWords(g);
-  return `${deviceWord(d)} ${d.id}: gpu-let ${g.size}% (${g.id}, ${g.state}) ${what}; busy ${busy(g.busy_ratio)}` + (mem ? `; ${mem}` : '');
+  return `${deviceWord(d)} ${d.id}: gpu-let ${g.size}% (${g.id}, ${stateWords(g)}) ${what}; busy ${busy(g.busy_ratio)}` + (mem ? `; ${mem}` : '');
 }
 
 // blockLines are the text lines of a gpu-let block: [text, font, class].
@@ -171,7 +181,7 @@ function detailsList(gls, models) {
         'li',
         { 'data-gpulet': g.id },
         h('strong', { text: `${g.size}%` }),
-        ` ${g.id} · ${g.state} · busy ${busy(g.busy_ratio)}` + (g.memory ? ` · ${memoryWords(g)}` : ''),
+        ` ${g.id} · ${stateWords(g)} · busy ${busy(g.busy_ratio)}` + (g.memory ? ` · ${memoryWords(g)}` : ''),
         g.models.length
           ? h(
               'ul',
