@@ -93,6 +93,7 @@ func (f *grpcFront) renew() {
 	f.mu.Lock()
 	if f.stopped {
 		f.mu.Unlock()
+		s.Stop()
 		return
 	}
 	old, oldQ := f.cur, f.curLn
