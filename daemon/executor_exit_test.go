@@ -168,3 +168,20 @@ func TestNextRestartBackoff(t *testing.T) {
 	require.Equal(t, "executor exited before it was ready: signal: killed: the executor was killed by the kernel's out-of-memory killer (the host is short of memory)", oom.Error())
 	require.ErrorContains(t, (&killedForMemory{err: failed, likely: true, fix: "x"}), "the executor was killed, most likely by the kernel's out-of-memory killer (x)")
 }
+
+// An executor's restart event says how much memory it held at its last
+// health check: which executor was large, when the kernel chose among
+// them.
+func TestARestartSaysWhatTheExecutorHeld(t *testing.T) {
+	ctx := context.Background()
+	s, st := fakeSupervisor(t, "exec sleep 600\n") // never answers: killed after three missed checks
+	s.healthEvery = 30 * time.Millisecond
+	g := monitoredRun(t, s)
+	require.Eventually(t, func() bool { return len(eventKinds(t, st)) > 0 }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, s.retire(ctx, g))
+	evs, err := st.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, EventExecutorRestart, evs[0].Kind)
+	require.Contains(t, evs[0].Message, "did not answer its health checks")
+	require.Regexp(t, `^\d+(\.\d)? (KiB|MiB)$`, evs[0].Attrs["resident_before"])
+}

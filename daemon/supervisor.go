@@ -20,6 +20,7 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -98,6 +99,7 @@ type gpuletRun struct {
 	policy   string // the batch scheduling policy its executor runs (started with, or switched to by a reload)
 
 	nextTry  atomic.Int64                     // when a dead executor is tried again (Unix ns); 0: not waiting
+	lastRSS  atomic.Int64                     // its executor's resident memory at the last health check
 	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
 	down     atomic.Bool                      // no executor answers now: the router skips it
 	draining atomic.Bool                      // being retired: the router skips it
@@ -405,6 +407,9 @@ func (g *gpuletRun) monitor() {
 		case <-g.life.Done():
 			return
 		case <-tick.C:
+			if b, err := residentBytes(procFS, p.Pid()); err == nil {
+				g.lastRSS.Store(b) // for its restart event, should it die
+			}
 			ctx, cancel := context.WithTimeout(g.life, healthTimeout)
 			_, err := p.Client.Health(ctx)
 			cancel()
@@ -438,6 +443,10 @@ func (g *gpuletRun) monitor() {
 		g.proc = nil
 		g.mu.Unlock()
 		msg, attrs := exitWords(p.ExitErr(), unanswered, oomAt, g.sup.oomNow())
+		if b := g.lastRSS.Swap(0); b > 0 {
+			// Which executor was large, when the kernel chose among them.
+			attrs["resident_before"] = memcg.Size(b)
+		}
 		unanswered = false
 		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, msg, attrs)
