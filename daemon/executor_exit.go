@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -48,15 +47,15 @@ type oomCounts struct {
 }
 
 // lookOOM reads the kernel's counts now: the machine's, and those of the
-// memory cgroup that find gives (memcg.Self), when it gives one.
-func lookOOM(find func() (memcg.Group, error)) oomCounts {
+// memory cgroup g (nil: none known).
+func lookOOM(g *memcg.Group) oomCounts {
 	c := oomCounts{host: -1}
 	if n, ok := readOOMKills(); ok {
 		c.host = n
 	}
-	if g, err := find(); err == nil {
+	if g != nil {
 		if cg, err := g.Read(); err == nil && cg.Kills >= 0 {
-			c.group, c.cg = g, cg
+			c.group, c.cg = *g, cg
 		}
 	}
 	return c
@@ -67,7 +66,14 @@ func (s *supervisor) oomNow() oomCounts {
 	if s.oomLook != nil {
 		return s.oomLook()
 	}
-	return lookOOM(memcg.Self)
+	return lookOOM(s.memGroup)
+}
+
+// limitRaised says whether the memory limit over gpuletd, was bytes when a
+// start was killed (0: none known), has been raised or taken off since, as
+// the counts now read it.
+func limitRaised(was int64, now oomCounts) bool {
+	return was > 0 && now.group.Name != "" && (now.cg.Limit == 0 || now.cg.Limit > was)
 }
 
 // oomVerdict says whether the kernel's out-of-memory killer killed a
@@ -163,20 +169,22 @@ func (s *supervisor) failedStart(p *executor.Process, oomAt oomCounts, err error
 	if !died {
 		return err
 	}
-	msg, attrs := exitWords(p.ExitErr(), false, oomAt, s.oomNow())
-	if attrs["cause"] != "oom" {
+	now := s.oomNow()
+	if _, attrs := exitWords(p.ExitErr(), false, oomAt, now); attrs["cause"] != "oom" {
 		return err
 	}
-	return &killedForMemory{err: err, likely: strings.Contains(msg, "most likely"), fix: attrs["fix"]}
+	return &killedForMemory{err: err, likely: oomVerdict(oomAt, now) == "likely", fix: oomFix(oomAt, now), limit: now.cg.Limit}
 }
 
 // killedForMemory is a start of an executor that the kernel's
 // out-of-memory killer ended (likely: the machine's count rose, not
-// gpuletd's cgroup's), with what to do.
+// gpuletd's cgroup's), with what to do and the memory limit over gpuletd
+// then (0: none known).
 type killedForMemory struct {
 	err    error
 	likely bool
 	fix    string
+	limit  int64
 }
 
 func (e *killedForMemory) Error() string {

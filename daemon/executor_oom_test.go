@@ -66,7 +66,7 @@ func memoryCgroupForTest(t *testing.T, limit int64) memcg.Group {
 func TestAnExecutorKilledAtTheMemoryLimitIsSaidSo(t *testing.T) {
 	cg := memoryCgroupForTest(t, 32<<20)
 	s, _ := fakeSupervisor(t, fmt.Sprintf("echo $$ > %s/cgroup.procs\nx=$(head -c 400000000 /dev/zero | tr '\\0' a)\necho ${#x}\n", cg.Dir))
-	s.oomLook = func() oomCounts { return lookOOM(func() (memcg.Group, error) { return cg, nil }) }
+	s.memGroup = &cg
 	g := cpuRun(t, s)
 	defer g.lease.Release()
 	err := g.launch(context.Background())

@@ -21,13 +21,13 @@ type oomHolds struct {
 	held map[string]oomHeld
 }
 
-// oomHeld is one gpu-let held: until when, the wait that set it, the
-// start that was killed, and the memory limit then (0: none or unknown).
+// oomHeld is one gpu-let held: until when, the wait that set it, and the
+// start that was killed (err, and the kill in it).
 type oomHeld struct {
-	until time.Time
-	wait  time.Duration
-	err   error
-	limit int64
+	until  time.Time
+	wait   time.Duration
+	err    error
+	killed *killedForMemory
 }
 
 // startKey names a gpu-let to start: its device, size and models.
@@ -35,28 +35,28 @@ func startKey(sp gpuletSpec, models []*pb.LoadModelRequest) string {
 	return sp.device.ID + "/" + strconv.Itoa(sp.size) + "/" + strings.Join(modelNamesOf(models), ",")
 }
 
-// check says why the gpu-let key is not started now, with the memory
-// limit over gpuletd now (0: none or unknown): nil when it may be — not
-// held, its wait over, or the limit it was killed under raised or gone
-// since (systemctl set-property gpuletd MemoryMax=…).
-func (h *oomHolds) check(key string, now time.Time, limit int64) error {
+// check says why the gpu-let key is not started at now: nil when it may
+// be — not held, its wait over, or the memory limit it was killed under
+// raised or taken off since (systemctl set-property gpuletd MemoryMax=…),
+// which look reads, only for a gpu-let held.
+func (h *oomHolds) check(key string, now time.Time, look func() oomCounts) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	held, ok := h.held[key]
-	if !ok || !now.Before(held.until) || (held.limit > 0 && (limit == 0 || limit > held.limit)) {
+	h.mu.Unlock()
+	if !ok || !now.Before(held.until) || limitRaised(held.killed.limit, look()) {
 		return nil
 	}
 	return fmt.Errorf("not started again before %s, as its last start was killed for memory: %w", held.until.Local().Format(time.TimeOnly), held.err)
 }
 
-// done records how a start of the gpu-let key ended at now, under the
-// memory limit limit: a start the kernel killed for memory holds it
-// (longer each time in a row), any other end lets it go. It says how long
-// it holds it (0: not held).
-func (h *oomHolds) done(key string, now time.Time, limit int64, err error) time.Duration {
+// done records how a start of the gpu-let key ended at now: a start the
+// kernel killed for memory holds it (longer each time in a row), any
+// other end lets it go. It says how long it holds it (0: not held).
+func (h *oomHolds) done(key string, now time.Time, err error) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, killed := asKilledForMemory(err); !killed {
+	killed, ok := asKilledForMemory(err)
+	if !ok {
 		delete(h.held, key)
 		return 0
 	}
@@ -64,7 +64,7 @@ func (h *oomHolds) done(key string, now time.Time, limit int64, err error) time.
 		h.held = map[string]oomHeld{}
 	}
 	wait := nextRestartBackoff(h.held[key].wait, err)
-	h.held[key] = oomHeld{until: now.Add(wait), wait: wait, err: err, limit: limit}
+	h.held[key] = oomHeld{until: now.Add(wait), wait: wait, err: err, killed: killed}
 	return wait
 }
 

@@ -19,32 +19,38 @@ import (
 func TestOOMHolds(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	killed := &killedForMemory{err: errors.New("executor exited before it was ready: signal: killed"), fix: "the host is short of memory"}
+	// limitIs reads a memory limit over gpuletd of l bytes (0: none).
+	limitIs := func(l int64) func() oomCounts {
+		return func() oomCounts {
+			return oomCounts{host: -1, group: memcg.Group{Name: "/gpuletd.service"}, cg: memcg.Counts{Limit: l}}
+		}
+	}
 	var h oomHolds
-	require.NoError(t, h.check("cpu/50/vgg", t0, 0), "nothing held at first")
+	require.NoError(t, h.check("cpu/50/vgg", t0, limitIs(0)), "nothing held at first")
 
-	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0, 0, killed))
-	err := h.check("cpu/50/vgg", t0.Add(59*time.Second), 0)
+	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0, killed))
+	err := h.check("cpu/50/vgg", t0.Add(59*time.Second), limitIs(0))
 	require.ErrorContains(t, err, "not started again before "+t0.Add(time.Minute).Local().Format(time.TimeOnly)+", as its last start was killed for memory: ")
 	require.ErrorContains(t, err, "the executor was killed by the kernel's out-of-memory killer (the host is short of memory)")
-	require.NoError(t, h.check("cpu/50/lenet5,vgg", t0.Add(time.Second), 0), "another gpu-let is not held")
-	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Minute), 0), "tried again once the wait is over")
+	require.NoError(t, h.check("cpu/50/lenet5,vgg", t0.Add(time.Second), limitIs(0)), "another gpu-let is not held")
+	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Minute), limitIs(0)), "tried again once the wait is over")
 
-	require.Equal(t, 2*time.Minute, h.done("cpu/50/vgg", t0.Add(time.Minute), 0, killed), "killed again: it waits longer")
-	require.Zero(t, h.done("cpu/50/vgg", t0.Add(3*time.Minute), 0, errors.New("exit status 1")), "an end of another kind lets it go")
-	require.NoError(t, h.check("cpu/50/vgg", t0.Add(3*time.Minute), 0))
-	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0.Add(4*time.Minute), 0, killed), "and starts over")
-	require.Zero(t, h.done("cpu/50/vgg", t0.Add(5*time.Minute), 0, nil))
+	require.Equal(t, 2*time.Minute, h.done("cpu/50/vgg", t0.Add(time.Minute), killed), "killed again: it waits longer")
+	require.Zero(t, h.done("cpu/50/vgg", t0.Add(3*time.Minute), errors.New("exit status 1")), "an end of another kind lets it go")
+	require.NoError(t, h.check("cpu/50/vgg", t0.Add(3*time.Minute), limitIs(0)))
+	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0.Add(4*time.Minute), killed), "and starts over")
+	require.Zero(t, h.done("cpu/50/vgg", t0.Add(5*time.Minute), nil))
 
 	// Killed under a limit of 1 GiB: held while the limit stays or falls,
 	// let go once it is raised or gone.
-	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0, 1<<30, killed))
-	require.Error(t, h.check("cpu/50/vgg", t0.Add(time.Second), 1<<30))
-	require.Error(t, h.check("cpu/50/vgg", t0.Add(time.Second), 1<<29))
-	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Second), 2<<30), "the limit was raised")
-	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Second), 0), "the limit was taken off")
+	require.Equal(t, time.Minute, h.done("cpu/50/vgg", t0, &killedForMemory{err: killed.err, fix: killed.fix, limit: 1 << 30}))
+	require.Error(t, h.check("cpu/50/vgg", t0.Add(time.Second), limitIs(1<<30)))
+	require.Error(t, h.check("cpu/50/vgg", t0.Add(time.Second), limitIs(1<<29)))
+	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Second), limitIs(2<<30)), "the limit was raised")
+	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Second), limitIs(0)), "the limit was taken off")
 
 	h.clear()
-	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Second), 1<<30), "an operator asked for a new plan")
+	require.NoError(t, h.check("cpu/50/vgg", t0.Add(time.Second), limitIs(1<<30)), "an operator asked for a new plan")
 }
 
 // A gpu-let whose start the kernel killed for memory is not started

@@ -59,7 +59,7 @@ func (s *supervisor) waitToRestart(ctx context.Context, d time.Duration, limit i
 		case <-retry:
 			return true
 		case <-poll:
-			if now := s.oomNow(); now.group.Name != "" && (now.cg.Limit == 0 || now.cg.Limit > limit) {
+			if limitRaised(limit, s.oomNow()) {
 				return true
 			}
 		}

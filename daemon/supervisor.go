@@ -73,8 +73,11 @@ type supervisor struct {
 	// retry wakes executors waiting to be started again (an operator
 	// asked for a new plan).
 	retry retryNow
+	// memGroup is the memory cgroup the daemon runs in, and its executors
+	// with it (nil: none to read).
+	memGroup *memcg.Group
 	// oomLook reads the kernel's counts of out-of-memory kills; nil:
-	// /proc/vmstat and the daemon's memory cgroup (lookOOM).
+	// /proc/vmstat and memGroup (lookOOM).
 	oomLook func() oomCounts
 }
 
@@ -186,7 +189,7 @@ func (s *supervisor) lease(id string, sp gpuletSpec) (*mps.Lease, error) {
 // named in a *control.ModelsNotLoaded returned with the running gpu-let.
 func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.LoadModelRequest) (*gpuletRun, error) {
 	key := startKey(sp, models)
-	if err := s.oomHolds.check(key, time.Now(), s.oomNow().cg.Limit); err != nil {
+	if err := s.oomHolds.check(key, time.Now(), s.oomNow); err != nil {
 		return nil, fmt.Errorf("start gpu-let on %s: %w", sp.device.ID, err)
 	}
 	id := s.newID(sp.device, sp.size)
@@ -195,7 +198,7 @@ func (s *supervisor) start(ctx context.Context, sp gpuletSpec, models []*pb.Load
 		return nil, err
 	}
 	g, err := s.startLeased(ctx, id, sp, lease, models)
-	if wait := s.oomHolds.done(key, time.Now(), s.oomNow().cg.Limit, err); wait > 0 {
+	if wait := s.oomHolds.done(key, time.Now(), err); wait > 0 {
 		s.events.add(EventExecutorStart, store.SeverityError, fmt.Sprintf("gpu-let %s did not start: the kernel killed its executor for memory while it loaded its models; not tried again for %s", id, wait),
 			map[string]string{"gpulet": id, "device": sp.device.ID, "size": strconv.Itoa(sp.size), "models": strings.Join(modelNamesOf(models), ","), "error": err.Error(), "cause": "oom", "retry_after": wait.String()})
 	}
@@ -476,8 +479,8 @@ func (g *gpuletRun) monitor() {
 				break
 			}
 			backoff, killedUnder = nextRestartBackoff(backoff, err), 0
-			if _, killed := asKilledForMemory(err); killed {
-				killedUnder = g.sup.oomNow().cg.Limit
+			if killed, ok := asKilledForMemory(err); ok {
+				killedUnder = killed.limit
 			}
 			// Said at the 1st, 2nd, 4th, 8th… failure, and when the
 			// reason changes: an executor that cannot start for an hour
