@@ -22,7 +22,14 @@ type memoryStatus struct {
 	// since the group was made (under systemd, since the service started);
 	// -1 unknown.
 	OOMKills int64 `json:"oom_kills"`
+	// NearLimit says the working set is past memoryNearLimit of the limit:
+	// the status line, gpuletd status and the page warn of it.
+	NearLimit bool `json:"near_limit,omitempty"`
 }
+
+// memoryNearLimit is the share of its memory limit past which the
+// daemon's cgroup is near it (GpuletdNearMemoryLimit's threshold too).
+const memoryNearLimit = 0.9
 
 // memoryNow reads the daemon's memory cgroup; nil where it has none to
 // read.
@@ -35,7 +42,8 @@ func (n *node) memoryNow() *memoryStatus {
 		return nil
 	}
 	return &memoryStatus{Cgroup: n.memGroup.Name, UsageBytes: c.Usage, WorkingSetBytes: c.WorkingSet,
-		LimitBytes: c.Limit, LimitOf: c.LimitOf, OOMKills: c.Kills}
+		LimitBytes: c.Limit, LimitOf: c.LimitOf, OOMKills: c.Kills,
+		NearLimit: c.Limit > 0 && float64(c.WorkingSet) >= memoryNearLimit*float64(c.Limit)}
 }
 
 var (

@@ -58,6 +58,9 @@ gpuletd_memory_cgroup_oom_kills_total 2
 gpuletd_memory_cgroup_working_set_bytes 2.147483648e+09
 `)))
 
+	near := &node{memGroup: cgroupV2(t, "4294967296", 3900<<20, 0, 0)}
+	require.True(t, near.memoryNow().NearLimit, "over 90% of its limit")
+
 	unlimited := &node{memGroup: cgroupV2(t, "max", 1000, 0, 0)}
 	require.Equal(t, 2, testutil.CollectAndCount(memoryCollector{unlimited}), "no limit series without a limit")
 	require.Zero(t, unlimited.memoryNow().LimitBytes)

@@ -98,7 +98,7 @@ func statusLine(s status) string {
 			parts = append(parts, fmt.Sprintf("near its planned capacity: the GPUs place %.2f× the load planned for", c.Ratio))
 		}
 	}
-	if m := s.Memory; m != nil && m.LimitBytes > 0 && float64(m.WorkingSetBytes) >= memoryNearLimit*float64(m.LimitBytes) {
+	if m := s.Memory; m != nil && m.NearLimit {
 		parts = append(parts, fmt.Sprintf("memory at %.0f%% of its %s limit", 100*float64(m.WorkingSetBytes)/float64(m.LimitBytes), memcg.Size(m.LimitBytes)))
 	}
 	if unservable > 0 {
@@ -122,11 +122,6 @@ func statusLine(s status) string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// memoryNearLimit is the share of its memory limit past which the status
-// line says the daemon's cgroup is near it (GpuletdNearMemoryLimit's
-// threshold; gpuletd status's too).
-const memoryNearLimit = 0.9
 
 // nearCapacity is the planned capacity under which the status line says
 // the node is near it (the alert GpuletdNearCapacity's threshold).

@@ -50,7 +50,7 @@ func TestStatusLine(t *testing.T) {
 			Models: []statusModel{served("a", 0, 0, 0)}},
 			"ready: 1 model on 1 gpu-let of 1 device"},
 		{"near its memory limit", status{Ready: true, Store: writable, Gpulets: gpulets[:1], Models: []statusModel{served("a", 0, 0, 0)},
-			Memory: &memoryStatus{WorkingSetBytes: 3900 << 20, LimitBytes: 4 << 30}},
+			Memory: &memoryStatus{WorkingSetBytes: 3900 << 20, LimitBytes: 4 << 30, NearLimit: true}},
 			"ready: 1 model on 1 gpu-let of 1 device; memory at 95% of its 4 GiB limit"},
 		{"memory well under it: not said", status{Ready: true, Store: writable, Gpulets: gpulets[:1], Models: []statusModel{served("a", 0, 0, 0)},
 			Memory: &memoryStatus{WorkingSetBytes: 1 << 30, LimitBytes: 4 << 30}},

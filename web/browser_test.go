@@ -543,7 +543,7 @@ func checkReadyWords(t *testing.T, b *browser) {
   const { memoryWords } = await import('/assets/summary.js');
   return [
     memoryWords({ working_set_bytes: 1.5 * 2 ** 30, limit_bytes: 4 * 2 ** 30, oom_kills: 0 }),
-    memoryWords({ working_set_bytes: 3.7 * 2 ** 30, limit_bytes: 4 * 2 ** 30, oom_kills: 2 }),
+    memoryWords({ working_set_bytes: 3.7 * 2 ** 30, limit_bytes: 4 * 2 ** 30, oom_kills: 2, near_limit: true }),
     memoryWords({ working_set_bytes: 300 * 2 ** 20, oom_kills: 1 }),
     memoryWords(undefined),
   ];

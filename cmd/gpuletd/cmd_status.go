@@ -248,11 +248,8 @@ type adminCgroupMemory struct {
 	Limit      int64  `json:"limit_bytes"`
 	LimitOf    string `json:"limit_of"`
 	OOMKills   int64  `json:"oom_kills"`
+	NearLimit  bool   `json:"near_limit"` // the daemon's word: past 90% of the limit
 }
-
-// memoryNearLimit is the share of its limit past which the cgroup is
-// near it (as GpuletdNearMemoryLimit says).
-const memoryNearLimit = 0.9
 
 // words says it in the status's header: a line, and a second with what to
 // do when the working set is near the limit.
@@ -268,7 +265,7 @@ func (m *adminCgroupMemory) words() string {
 	if m.OOMKills > 0 {
 		fmt.Fprintf(&b, "; %s since it started", counted(m.OOMKills, "out-of-memory kill"))
 	}
-	if m.Limit > 0 && float64(m.WorkingSet) >= memoryNearLimit*float64(m.Limit) {
+	if m.NearLimit {
 		fmt.Fprintf(&b, "\n  near the limit: at it the kernel kills an executor; raise MemoryMax= of %s (systemctl edit gpuletd) or place fewer models", m.LimitOf)
 	}
 	return b.String()

@@ -74,9 +74,8 @@ export function memoryWords(m) {
   if (!m) return '–';
   let s = bytes(m.working_set_bytes);
   if (m.limit_bytes > 0) {
-    const share = m.working_set_bytes / m.limit_bytes;
-    s += ` of a ${bytes(m.limit_bytes)} limit (${Math.round(100 * share)}%)`;
-    if (share >= 0.9) s += ', near it: at it the kernel kills an executor';
+    s += ` of a ${bytes(m.limit_bytes)} limit (${Math.round((100 * m.working_set_bytes) / m.limit_bytes)}%)`;
+    if (m.near_limit) s += ', near it: at it the kernel kills an executor';
   } else {
     s += ', no limit';
   }
