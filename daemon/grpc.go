@@ -48,9 +48,6 @@ const grpcStreamsPerConnection = 1024
 // calls guarded as the REST ones are, and TLS with the listeners'
 // certificate when it is on.
 func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
-	if cfg.GRPCListen != "" {
-		n.grpcMaxMsg.Store(int64(cfg.Limits.MaxRequestBody))
-	}
 	receive := newGRPCReceiveDeadline(n)
 	opts := []grpc.ServerOption{
 		grpc.MaxConcurrentStreams(grpcStreamsPerConnection),

@@ -43,10 +43,6 @@ type node struct {
 	conns     *connlimit.Listener // client connections open (nil until listening)
 	bodies    *connlimit.Budget   // request body bytes in flight
 	tls       *serverCert         // the listeners' TLS certificate; nil: plain HTTP and gRPC
-	// grpcMaxMsg is the largest message the gRPC server in use takes,
-	// fixed when it was built (limits.max_request_body then); 0 without
-	// one.
-	grpcMaxMsg atomic.Int64
 	// grpc serves the gRPC listener; nil when grpc_listen is empty.
 	grpc *grpcFront
 	// memGroup is the memory cgroup the daemon and its executors run in;

@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -90,7 +91,7 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 		}
 	}
 	n.cfg.Store(&merged)
-	if capped := n.grpcMaxMsg.Load(); capped > 0 && capped != int64(merged.Limits.MaxRequestBody) {
+	if slices.Contains(applied, "limits.max_request_body") {
 		n.grpc.renew() // its message cap is the new limit
 	}
 	n.sup.setArgs(executorArgs(merged, n.onnxLib))

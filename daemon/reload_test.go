@@ -42,7 +42,6 @@ func TestReloadAppliesTheBodyLimitWhereItFits(t *testing.T) {
 			}
 			n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes))}
 			n.cfg.Store(&cur)
-			_ = n.newGRPCServer(cur)
 
 			next := cur
 			next.Limits.MaxRequestBody = tt.limit
@@ -64,7 +63,6 @@ func TestGRPCHoldsALimitLoweredByAReload(t *testing.T) {
 		catalog: &catalog{models: map[string]*repository.Model{"m": askModel()}, pipelines: map[string]*repository.Model{}}}
 	n.metrics = newMetrics(n)
 	n.cfg.Store(&cur)
-	_ = n.newGRPCServer(cur)
 	next := cur
 	next.Limits.MaxRequestBody = 1 << 10
 	applied, _ := n.reload(&next)
