@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -85,7 +84,6 @@ func TestReadOOMKills(t *testing.T) {
 // rose is said to be the OOM killer's, with what to do, in its restart
 // event.
 func TestAnExecutorKilledForMemoryIsSaidSo(t *testing.T) {
-	ctx := context.Background()
 	s, st := fakeSupervisor(t, "echo $$ > \"$0.pid\"\nexec sleep 600\n")
 	var kills atomic.Int64
 	kills.Store(3)
@@ -94,23 +92,15 @@ func TestAnExecutorKilledForMemoryIsSaidSo(t *testing.T) {
 	g.mu.Lock()
 	g.oomAt = oomCounts{host: 3} // as launch records it
 	g.mu.Unlock()
-	var pid int
-	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(s.binary + ".pid")
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	}, 30*time.Second, 10*time.Millisecond)
+	pid := fakePID(t, s)
 	kills.Store(4)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
-	require.Eventually(t, func() bool { return len(eventKinds(t, st)) > 0 }, 30*time.Second, 10*time.Millisecond)
-	require.NoError(t, s.retire(ctx, g))
-	evs, err := st.Events(ctx, 0, 0)
-	require.NoError(t, err)
-	require.Equal(t, EventExecutorRestart, evs[0].Kind)
-	require.Contains(t, evs[0].Message, "most likely by the kernel's out-of-memory killer")
-	require.Equal(t, "oom", evs[0].Attrs["cause"])
-	require.Equal(t, "3→4", evs[0].Attrs["oom_kills"])
-	require.Equal(t, "signal: killed", evs[0].Attrs["exit"])
+	ev := firstEvent(t, s, st, g)
+	require.Equal(t, EventExecutorRestart, ev.Kind)
+	require.Contains(t, ev.Message, "most likely by the kernel's out-of-memory killer")
+	require.Equal(t, "oom", ev.Attrs["cause"])
+	require.Equal(t, "3→4", ev.Attrs["oom_kills"])
+	require.Equal(t, "signal: killed", ev.Attrs["exit"])
 }
 
 // An executor that the kernel killed while it started (loading its models,
@@ -173,15 +163,10 @@ func TestNextRestartBackoff(t *testing.T) {
 // health check: which executor was large, when the kernel chose among
 // them.
 func TestARestartSaysWhatTheExecutorHeld(t *testing.T) {
-	ctx := context.Background()
 	s, st := fakeSupervisor(t, "exec sleep 600\n") // never answers: killed after three missed checks
 	s.healthEvery = 30 * time.Millisecond
-	g := monitoredRun(t, s)
-	require.Eventually(t, func() bool { return len(eventKinds(t, st)) > 0 }, 30*time.Second, 10*time.Millisecond)
-	require.NoError(t, s.retire(ctx, g))
-	evs, err := st.Events(ctx, 0, 0)
-	require.NoError(t, err)
-	require.Equal(t, EventExecutorRestart, evs[0].Kind)
-	require.Contains(t, evs[0].Message, "did not answer its health checks")
-	require.Regexp(t, `^\d+(\.\d)? (KiB|MiB)$`, evs[0].Attrs["resident_before"])
+	ev := firstEvent(t, s, st, monitoredRun(t, s))
+	require.Equal(t, EventExecutorRestart, ev.Kind)
+	require.Contains(t, ev.Message, "did not answer its health checks")
+	require.Regexp(t, `^\d+(\.\d)? (KiB|MiB)$`, ev.Attrs["resident_before"])
 }

@@ -74,6 +74,30 @@ func supervisedNode(t *testing.T, s *supervisor) *node {
 		catalog: newCatalog(t.TempDir(), 0, nil, s.events, zap.NewNop())}
 }
 
+// fakePID waits for a fake executor that writes its PID to "$0.pid" to
+// have written it, and returns it.
+func fakePID(t *testing.T, s *supervisor) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(s.binary + ".pid")
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	}, 30*time.Second, 10*time.Millisecond)
+	return pid
+}
+
+// firstEvent waits for st's first event, retires g and returns the event.
+func firstEvent(t *testing.T, s *supervisor, st *store.Store, g *gpuletRun) store.Event {
+	t.Helper()
+	ctx := context.Background()
+	require.Eventually(t, func() bool { return len(eventKinds(t, st)) > 0 }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, s.retire(ctx, g))
+	evs, err := st.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	return evs[0]
+}
+
 // eventKinds lists the store's events as kind/severity.
 func eventKinds(t *testing.T, st *store.Store) []string {
 	t.Helper()

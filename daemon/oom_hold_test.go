@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -113,14 +112,9 @@ echo $$ > "$0.pid"; exec sleep 600
 				b, _ := os.ReadFile(s.binary + ".n")
 				return strings.TrimSpace(string(b))
 			}
-			pid := func() int {
-				b, _ := os.ReadFile(s.binary + ".pid")
-				n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-				return n
-			}
-			require.Eventually(t, func() bool { return starts() == "1" && pid() > 0 }, 30*time.Second, 10*time.Millisecond)
-			require.NoError(t, syscall.Kill(pid(), syscall.SIGKILL))
+			require.NoError(t, syscall.Kill(fakePID(t, s), syscall.SIGKILL))
 			require.Eventually(t, func() bool { return starts() == "2" }, 30*time.Second, 10*time.Millisecond, "restarted, and killed while it started")
+			require.Eventually(t, func() bool { return g.nextTry.Load() > 0 }, 30*time.Second, 10*time.Millisecond, "waiting for the next try")
 			time.Sleep(300 * time.Millisecond)
 			require.Equal(t, "2", starts(), "the next try waits")
 			next := time.Unix(0, g.nextTry.Load())
