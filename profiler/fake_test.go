@@ -24,6 +24,7 @@ type fakeLauncher struct {
 	loadErr     string // LoadModel fails with this
 	dieAfter    int    // the executor dies at this Infer call (0: never)
 	onInfer     func(n int)
+	noPeak      bool // Health reports no peak resident memory
 
 	mu       sync.Mutex
 	alive    int
@@ -62,8 +63,16 @@ type fakeExecutor struct {
 }
 
 func (x *fakeExecutor) Health(context.Context) (*pb.HealthResponse, error) {
-	return &pb.HealthResponse{Serving: true, Engine: "fake", SizePercent: int32(x.g.Size), Threads: 1, CpuCores: []int32{0}}, nil
+	h := &pb.HealthResponse{Serving: true, Engine: "fake", SizePercent: int32(x.g.Size), Threads: 1, CpuCores: []int32{0}}
+	if !x.f.noPeak {
+		h.PeakResidentBytes = x.f.peakMB(x.g.Size) << 20
+	}
+	return h, nil
 }
+
+// peakMB is the fake executor's peak resident memory at a size: 100 MiB
+// and one more per percent.
+func (f *fakeLauncher) peakMB(size int) int64 { return 100 + int64(size) }
 
 func (x *fakeExecutor) LoadModel(_ context.Context, req *pb.LoadModelRequest) (*pb.LoadModelResponse, error) {
 	if x.f.loadErr != "" {

@@ -74,6 +74,11 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if soloStored {
+		if err := r.storedMemory(ctx); err != nil {
+			return err
+		}
+	}
 	if soloStored && pairsStored {
 		r.res.Reused, r.res.Source = true, SourceStored
 		r.log.Info("stored profile reused", zap.String("sha256", r.job.Model.SHA256))

@@ -49,6 +49,13 @@ func TestMeasureStoresThenReuses(t *testing.T) {
 	stored, err := st.Latency(ctx, shaOf("lenet5"), "cpu")
 	require.NoError(t, err)
 	require.Len(t, stored, 6)
+	// Memory: each executor's peak, the model's the largest of them, stored.
+	require.Equal(t, []float64{150, 200}, []float64{res.Executors[0].PeakResidentMB, res.Executors[1].PeakResidentMB})
+	require.Equal(t, 200.0, res.ResidentMB)
+	mem, err := st.ModelMemory(ctx, shaOf("lenet5"), "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 200.0, mem.ResidentMB)
+	require.Equal(t, res.RunID, mem.RunID)
 	runs, err := st.Runs(ctx, shaOf("lenet5"), "cpu", 0)
 	require.NoError(t, err)
 	require.Len(t, runs, 1)
@@ -68,6 +75,7 @@ func TestMeasureStoresThenReuses(t *testing.T) {
 	require.Equal(t, SourceStored, again.Source)
 	require.Len(t, f.launched(), 2, "a stored profile starts no executor")
 	require.Len(t, again.Points, 6)
+	require.Equal(t, 200.0, again.ResidentMB, "a reused profile says the stored memory")
 	for i, p := range again.Points {
 		require.Equal(t, res.Points[i].P50MS, p.P50MS)
 	}
@@ -274,4 +282,20 @@ func TestMeasureUtilBatches(t *testing.T) {
 			require.Equal(t, tt.want, m.batches, "two sizes, each at the chosen batches")
 		})
 	}
+}
+
+func TestMeasureWithoutPeakMemoryNotes(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	f := &fakeLauncher{alpha: 2, beta: 1, noPeak: true}
+	job := Job{Model: testModel("lenet5"), Device: cpuDevice(), Batches: []int{1, 2}, Store: st, Launcher: f, Rule: fastRule()}
+
+	res, err := Measure(ctx, job)
+	require.NoError(t, err, "memory is not what a run is for")
+	require.Len(t, res.Points, 4)
+	require.Zero(t, res.ResidentMB)
+	require.Len(t, res.Notes, 2)
+	require.Contains(t, res.Notes[0], "memory at 50% not measured: the executor does not report its peak resident memory")
+	_, err = st.ModelMemory(ctx, shaOf("lenet5"), "cpu")
+	require.ErrorIs(t, err, store.ErrNotFound)
 }

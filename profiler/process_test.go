@@ -94,7 +94,11 @@ func TestRealExecutorsLeNetAndCoLocation(t *testing.T) {
 		require.Positive(t, x.StartMS, "executor start time")
 		require.Positive(t, x.LoadMS, "model load time")
 		require.Positive(t, x.WarmupMS, "warm-up time")
+		require.Positive(t, x.PeakResidentMB, "peak resident memory")
 	}
+	mem, err := st.ModelMemory(context.Background(), job.Model.SHA256, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, max(res.Executors[0].PeakResidentMB, res.Executors[1].PeakResidentMB), mem.ResidentMB)
 	for _, p := range res.Points {
 		require.True(t, p.Complete)
 		require.Positive(t, p.P50MS)

@@ -33,7 +33,13 @@ func WriteTable(w io.Writer, res Result) error {
 		if x.SMCount > 0 {
 			fmt.Fprintf(&b, ", %d SMs", x.SMCount)
 		}
+		if x.PeakResidentMB > 0 {
+			fmt.Fprintf(&b, ", at most %.0f MB resident", x.PeakResidentMB)
+		}
 		b.WriteString("\n")
+	}
+	if res.ResidentMB > 0 {
+		fmt.Fprintf(&b, "host memory: %.0f MB (an executor's peak resident memory with the model alone; the planner counts it on CPU gpu-lets)\n", res.ResidentMB)
 	}
 
 	b.WriteString("\nlatency p50 / p99 (ms) by partition size p and batch b")

@@ -111,3 +111,15 @@ func TestWriteKneesKeepsColumnsWhereASizeIsMissing(t *testing.T) {
 	row := strings.Fields(lines[2])
 	require.Equal(t, []string{"m", "8", "50%", "100/s", "200/s", "-", "1.500"}, row, "the 100%% column shows '-'")
 }
+
+func TestWriteTableSaysTheMemoryMeasured(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeLauncher{alpha: 2, beta: 1}
+	res, err := Measure(ctx, Job{Model: testModel("lenet5"), Device: cpuDevice(), Batches: []int{1, 2}, Store: openStore(t), Launcher: f, Rule: fastRule()})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, res))
+	out := b.String()
+	require.Contains(t, out, "executor 50%: fake, 1 thread(s), cores [0], at most 150 MB resident\n")
+	require.Contains(t, out, "host memory: 200 MB (an executor's peak resident memory with the model alone")
+}

@@ -80,6 +80,9 @@ type ExecutorInfo struct {
 	StartMS  float64 `json:"start_ms,omitempty"`
 	LoadMS   float64 `json:"load_ms,omitempty"`
 	WarmupMS float64 `json:"warmup_ms,omitempty"`
+	// PeakResidentMB is the most host memory the executor held resident,
+	// read once every batch was sampled on it; 0: it did not say.
+	PeakResidentMB float64 `json:"peak_resident_mb,omitempty"`
 }
 
 // Util is one operating point's solo utilisation, in percent of the whole
@@ -133,7 +136,11 @@ type Result struct {
 	Batches   []int          `json:"batches"`
 	Points    []Point        `json:"points"`
 	Executors []ExecutorInfo `json:"executors,omitempty"`
-	Fits      []Fit          `json:"fits"`
+	// ResidentMB is the model's host memory on the device type: the largest
+	// PeakResidentMB of the run's executors, or the stored one when the
+	// profile was reused; 0 when unknown (emulated devices, older stores).
+	ResidentMB float64 `json:"resident_mb,omitempty"`
+	Fits       []Fit   `json:"fits"`
 	// Knees are the knees of the affordable-rate curves (see Knees).
 	Knees ProfileKnees `json:"knees"`
 	Util  []Util       `json:"utilisation,omitempty"`

@@ -55,7 +55,7 @@ func (r *runner) soloSize(ctx context.Context, size int) error {
 			return err
 		}
 	}
-	return nil
+	return r.recordMemory(ctx, l)
 }
 
 // launchLoaded starts an executor of the given size and loads the model on

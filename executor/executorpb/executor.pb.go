@@ -147,8 +147,12 @@ type HealthResponse struct {
 	MemoryBytes      int64    `protobuf:"varint,13,opt,name=memory_bytes,json=memoryBytes,proto3" json:"memory_bytes,omitempty"`                  // device memory the executor's CUDA context sees (0 when unknown)
 	MemoryLimitBytes int64    `protobuf:"varint,14,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"` // cap on the engine's GPU memory arena (0: none)
 	Provider         string   `protobuf:"bytes,15,opt,name=provider,proto3" json:"provider,omitempty"`                                            // onnxruntime execution provider: cpu | cuda | tensorrt
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The most host memory the executor process has held resident since it
+	// started (the kernel's high-water mark); 0 when unknown. Read after a
+	// model's load and warm-up, it is what that model needs on a CPU gpu-let.
+	PeakResidentBytes int64 `protobuf:"varint,16,opt,name=peak_resident_bytes,json=peakResidentBytes,proto3" json:"peak_resident_bytes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *HealthResponse) Reset() {
@@ -284,6 +288,13 @@ func (x *HealthResponse) GetProvider() string {
 		return x.Provider
 	}
 	return ""
+}
+
+func (x *HealthResponse) GetPeakResidentBytes() int64 {
+	if x != nil {
+		return x.PeakResidentBytes
+	}
+	return 0
 }
 
 type TensorSpec struct {
@@ -1620,7 +1631,7 @@ var File_executor_proto protoreflect.FileDescriptor
 const file_executor_proto_rawDesc = "" +
 	"\n" +
 	"\x0eexecutor.proto\x12\x13gpuletd.executor.v1\"\x0f\n" +
-	"\rHealthRequest\"\xc6\x03\n" +
+	"\rHealthRequest\"\xf6\x03\n" +
 	"\x0eHealthResponse\x12\x18\n" +
 	"\aserving\x18\x01 \x01(\bR\aserving\x12\x1a\n" +
 	"\bdraining\x18\x02 \x01(\bR\bdraining\x12\x18\n" +
@@ -1639,7 +1650,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x06models\x18\f \x03(\tR\x06models\x12!\n" +
 	"\fmemory_bytes\x18\r \x01(\x03R\vmemoryBytes\x12,\n" +
 	"\x12memory_limit_bytes\x18\x0e \x01(\x03R\x10memoryLimitBytes\x12\x1a\n" +
-	"\bprovider\x18\x0f \x01(\tR\bprovider\"R\n" +
+	"\bprovider\x18\x0f \x01(\tR\bprovider\x12.\n" +
+	"\x13peak_resident_bytes\x18\x10 \x01(\x03R\x11peakResidentBytes\"R\n" +
 	"\n" +
 	"TensorSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +

@@ -79,6 +79,7 @@ func loadFrozen(t *testing.T, v int) string {
 // upgrade to the current schema.
 var upgradeChecks = map[int]func(t *testing.T, s *Store){
 	1: checkUpgradedV1,
+	2: checkUpgradedV2,
 }
 
 func checkUpgradedV1(t *testing.T, s *Store) {
@@ -149,6 +150,31 @@ func checkUpgradedV1(t *testing.T, s *Store) {
 	e, err := s.AppendEvent(ctx, Event{Kind: EventProfileJob, Message: "started"})
 	require.NoError(t, err)
 	require.Equal(t, int64(3), e.ID)
+}
+
+func checkUpgradedV2(t *testing.T, s *Store) {
+	ctx := context.Background()
+	vgg := "5f1a9c3d0b7e2a4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c"
+
+	runs, err := s.Runs(ctx, vgg, "cpu", 0)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	pts, err := s.Latency(ctx, vgg, "cpu")
+	require.NoError(t, err)
+	require.Len(t, pts, 2)
+	require.Equal(t, int64(1), pts[0].RunID)
+
+	// Version 3's memory: none for a model profiled before it existed (the
+	// daemon then estimates), and one stored by a later run.
+	_, err = s.ModelMemory(ctx, vgg, "cpu")
+	require.ErrorIs(t, err, ErrNotFound)
+	run, err := s.StartRun(ctx, vgg, "cpu", "re-profile")
+	require.NoError(t, err)
+	require.Equal(t, int64(3), run.ID, "new runs follow the old ones")
+	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: vgg, DeviceType: "cpu", ResidentMB: 1438, RunID: run.ID}))
+	m, err := s.ModelMemory(ctx, vgg, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 1438.0, m.ResidentMB)
 }
 
 // TestUpgradeFromFrozen opens each frozen database with the current code and

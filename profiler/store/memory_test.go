@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestModelMemory(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, WithClock(newTestClock().Now))
+	sha := shaOf("vgg")
+
+	_, err := s.ModelMemory(ctx, sha, "cpu")
+	require.ErrorIs(t, err, ErrNotFound, "nothing measured yet")
+
+	run, err := s.StartRun(ctx, sha, "cpu", "")
+	require.NoError(t, err)
+	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: sha, DeviceType: "cpu", ResidentMB: 1438, RunID: run.ID}))
+	got, err := s.ModelMemory(ctx, sha, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 1438.0, got.ResidentMB)
+	require.Equal(t, run.ID, got.RunID)
+	require.False(t, got.MeasuredAt.IsZero())
+
+	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: sha, DeviceType: "cpu", ResidentMB: 900}))
+	got, err = s.ModelMemory(ctx, sha, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 900.0, got.ResidentMB, "a new measurement replaces the old")
+	require.Zero(t, got.RunID)
+
+	_, err = s.ModelMemory(ctx, sha, "nvidia-h100")
+	require.ErrorIs(t, err, ErrNotFound, "per device type")
+
+	for _, bad := range []ModelMemory{
+		{DeviceType: "cpu", ResidentMB: 1},
+		{ModelSHA: sha, ResidentMB: 1},
+		{ModelSHA: sha, DeviceType: "cpu"},
+		{ModelSHA: sha, DeviceType: "cpu", ResidentMB: math.NaN()},
+		{ModelSHA: sha, DeviceType: "cpu", ResidentMB: -3},
+		{ModelSHA: sha, DeviceType: "cpu", ResidentMB: 1, RunID: -1},
+	} {
+		require.ErrorIs(t, s.PutModelMemory(ctx, bad), ErrInvalid, "%+v", bad)
+	}
+}
