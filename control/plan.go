@@ -27,6 +27,13 @@ const fairSteps = 10
 // overloaded and Plan shares it max-min fairly (FairShare): no model's flood
 // takes the place of another's demand.
 //
+// A model no gpu-let can take at any rate (gpulet.Plan.Unplaceable: no
+// profile, more memory than any gpu-let has…) does not make the node look
+// overloaded: the others are planned as if it were not there, and it is
+// reported unscheduled with its reason. Otherwise a model too large for the
+// CPU's memory sent the node to the fair share with its first pass alone,
+// which left a second model unplaced that fitted beside the first.
+//
 // Headroom is probed with elastic partitioning's first pass alone
 // (gpulet.Options.WholeResidues): the second pass, which splits residues
 // off MPS GPUs, serves to place the estimates, and only when they need it
@@ -42,6 +49,13 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 	full, err := at(headroom)
 	if err != nil || len(full.Unscheduled) == 0 {
 		return full, err
+	}
+	if rest := without(in, full.Unplaceable); len(rest.Demands) < len(in.Demands) {
+		p, err := Plan(ctx, algo, rest, opts, headroom)
+		if err != nil {
+			return nil, err
+		}
+		return withUnplaceable(p, full), nil
 	}
 	if headroom <= 0 {
 		return FairShare(ctx, algo, withHeadroom(0), opts, full)
@@ -144,6 +158,31 @@ func largestPlaced(lo, hi float64, steps int, best *gpulet.Plan, at func(float64
 }
 
 // withRates is in with each demand's rate mapped by f.
+// without is in less the demands named in names.
+func without(in gpulet.Input, names []string) gpulet.Input {
+	x := in
+	x.Demands = slices.DeleteFunc(slices.Clone(in.Demands), func(d gpulet.Demand) bool { return slices.Contains(names, d.Name) })
+	return x
+}
+
+// withUnplaceable is p, planned without full's unplaceable models, with
+// them added back as full reports them: unscheduled, with their reasons.
+func withUnplaceable(p, full *gpulet.Plan) *gpulet.Plan {
+	if p.Unscheduled == nil {
+		p.Unscheduled = map[string]float64{}
+	}
+	if p.Reasons == nil {
+		p.Reasons = map[string]string{}
+	}
+	for _, name := range full.Unplaceable {
+		p.Unscheduled[name] = full.Unscheduled[name]
+		p.Reasons[name] = full.Reasons[name]
+	}
+	p.Unplaceable = slices.Clone(full.Unplaceable)
+	p.Schedulable = false
+	return p
+}
+
 func withRates(in gpulet.Input, f func(rate float64) float64) gpulet.Input {
 	x := in
 	x.Demands = slices.Clone(in.Demands)

@@ -131,6 +131,42 @@ func TestPlanHeadroomWithSplitResidues(t *testing.T) {
 	}
 }
 
+// A model no gpu-let can hold (more memory than the device has) does not
+// make the node look overloaded: the others are planned as without it, the
+// long model beside the small one on a split CPU device, and it is reported
+// unscheduled with its reason. Before, the node went to the fair share with
+// the first pass alone, which left the long model out as well.
+func TestPlanPlacesTheOthersBesideAnUnplaceableModel(t *testing.T) {
+	smallProf, longProf := demoProfiles(t)
+	huge := *longProf
+	huge.Model, huge.MemoryMB = "huge", 1e9
+	in := gpulet.Input{
+		GPUs: []gpulet.GPU{twoCoreCPU("cpu")},
+		Demands: []gpulet.Demand{
+			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: 12},
+			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
+			{Name: "huge", Profile: &huge, SLOMS: 500, Rate: 1},
+		},
+	}
+	for _, algo := range []gpulet.Algo{gpulet.AlgoGpuletInt, gpulet.AlgoGpulet} {
+		p, err := Plan(context.Background(), algo, in, gpulet.Options{}, Headroom)
+		require.NoError(t, err)
+		require.Equal(t, []string{"huge"}, p.Unplaceable, algo)
+		require.Equal(t, map[string]float64{"huge": PlanRate(1, Headroom)}, p.Unscheduled, algo)
+		require.Contains(t, p.Reasons["huge"], "memory", algo)
+		require.False(t, p.Schedulable)
+		for _, d := range in.Demands[:2] {
+			require.InDelta(t, PlanRate(d.Rate, Headroom), p.Assigned()[d.Name], 1e-6, d.Name)
+		}
+	}
+	// Every model unplaceable: the plan says so, placing nothing.
+	in.Demands = in.Demands[2:]
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	require.NoError(t, err)
+	require.Equal(t, []string{"huge"}, p.Unplaceable)
+	require.Empty(t, p.Assigned())
+}
+
 // TestPlanHeadroomKeepsResiduesWhole: where the estimates fit with every
 // residue on a whole GPU, room to grow is not bought with a residue split
 // off an MPS GPU, whose size would then follow every rate change. Two

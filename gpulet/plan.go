@@ -26,6 +26,11 @@ type Plan struct {
 	Unscheduled map[string]float64 `json:"unscheduled"`
 	// Reasons says why each entry of Unscheduled is there.
 	Reasons map[string]string `json:"unscheduled_reasons,omitempty"`
+	// Unplaceable lists, sorted, the models no gpu-let can take at any
+	// rate: an invalid demand, no profile for the node's GPUs, an SLO no
+	// batch meets alone, more memory than any gpu-let has. Their rate is
+	// in Unscheduled too; no other placement would change that.
+	Unplaceable []string `json:"unplaceable,omitempty"`
 }
 
 // GPUPlan is one GPU of a plan.

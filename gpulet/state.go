@@ -3,6 +3,7 @@ package gpulet
 import (
 	"fmt"
 	"maps"
+	"slices"
 )
 
 // gstate is one GPU being planned: its gpu-lets in creation order and their
@@ -60,6 +61,15 @@ func (s *state) left() []float64 {
 func (s *state) plan(algo Algo) *Plan {
 	e := s.e
 	p := &Plan{Algo: algo, Unscheduled: maps.Clone(e.unsched), Reasons: maps.Clone(e.reasons)}
+	planned := map[string]bool{}
+	for _, m := range e.models {
+		planned[m.name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.unsched)) {
+		if !planned[name] { // a name given twice has its first demand planned
+			p.Unplaceable = append(p.Unplaceable, name)
+		}
+	}
 	for _, g := range s.gpus {
 		gp := GPUPlan{ID: g.rt.g.ID, Type: g.rt.g.Type, Backend: g.rt.g.Backend, MemoryMB: g.rt.g.MemoryMB, GPULets: []GPULet{}}
 		var migPl []string
