@@ -178,6 +178,9 @@ type status struct {
 	// Memory is the daemon's memory cgroup, its executors' memory with
 	// its own; nil where there is none to read.
 	Memory *memoryStatus `json:"memory,omitempty"`
+	// CPUMemory is what bounds the models of the CPU device and what the
+	// plan places there; nil without a CPU device or before a plan.
+	CPUMemory *cpuMemoryStatus `json:"cpu_memory,omitempty"`
 }
 
 // tlsStatus is the certificate the listeners serve, and whether they ask
@@ -196,7 +199,7 @@ func (n *node) status() status {
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),
-		Memory: n.memoryNow(),
+		Memory: n.memoryNow(), CPUMemory: n.cpuMemoryNow(),
 	}
 	if n.cache.on() {
 		u := n.cache.usage()

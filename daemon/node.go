@@ -47,7 +47,12 @@ type node struct {
 	grpc *grpcFront
 	// memGroup is the memory cgroup the daemon and its executors run in;
 	// nil where there is none to read.
-	memGroup  *memcg.Group
+	memGroup *memcg.Group
+	// hostMem is what bounded the CPU device at the last plan (nil before
+	// one, or without a CPU device); readHost reads it (readHostMemoryNow,
+	// a seam for tests).
+	hostMem   atomic.Pointer[hostMemory]
+	readHost  func() hostMemory
 	admission admission     // models held to their share at overload
 	pipes     pipelinePlans // the pipelines' variant mixes (accuracy scaling)
 

@@ -26,8 +26,9 @@ import (
 
 // Planning constants.
 const (
-	// cpuMemoryMB stands for the memory of the CPU device (models live in
-	// host memory; the planner only needs a bound).
+	// cpuMemoryMB stands for the memory of the CPU device when neither the
+	// host's memory nor a memory limit can be read (host_memory.go): the
+	// planner needs a bound.
 	cpuMemoryMB = 1 << 20
 )
 
@@ -65,11 +66,19 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 	var in gpulet.Input
 	devs := n.devices.Inventory().Devices
 	types := map[string]mps.Device{}
+	var host *hostMemory
 	for _, d := range devs {
 		if d.Health == mps.HealthFailed {
 			continue
 		}
-		in.GPUs = append(in.GPUs, gpuOf(d))
+		g := gpuOf(d)
+		if d.Kind == mps.KindCPU {
+			if host == nil {
+				host = n.hostMemory()
+			}
+			g.MemoryMB, g.MemoryFrom = host.modelsMB(), host.source()
+		}
+		in.GPUs = append(in.GPUs, g)
 		if _, ok := types[d.Type]; !ok {
 			types[d.Type] = d
 		}

@@ -88,7 +88,7 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 		}
 		src = rm.Profile
 	default:
-		pts, _, err := b.storedLatency(ctx, m.SHA256, d.Type)
+		pts, borrowed, err := b.storedLatency(ctx, m.SHA256, d.Type)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s on %s (run: %s)", errNoProfile, m.Name, d.Type, measureCommand(m, d))
 		}
@@ -109,9 +109,9 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 		if len(gp) == 0 {
 			return nil, fmt.Errorf("%w: %s on %s has only incomplete points", errNoProfile, m.Name, d.Type)
 		}
-		mem := m.Config.MemoryMB
-		if mem == 0 {
-			mem = estimateMemoryMB(m.Bytes, sessionsOn(d, m.Config.MaxBatchSize))
+		mem, err := b.memoryMB(ctx, m, d, borrowed)
+		if err != nil {
+			return nil, err
 		}
 		return gpulet.NewProfile(m.Name, d.Type, mem, gp)
 	}
@@ -135,6 +135,32 @@ func scaledPoints(pts []gpulet.Point, scale float64) []gpulet.Point {
 		out[i] = p
 	}
 	return out
+}
+
+// memoryMB is the memory one loaded copy of m needs on the measured device
+// d, for the planner: the model's memory_mb when its configuration sets it;
+// on the CPU, the host memory its profile run measured (an executor's peak
+// resident memory with the model alone; the file's it borrows a profile
+// from while it has none of its own); else estimateMemoryMB, which a model
+// profiled before memory was measured also gets on the CPU.
+func (b *profileBook) memoryMB(ctx context.Context, m *repository.Model, d mps.Device, borrowed bool) (float64, error) {
+	if m.Config.MemoryMB > 0 {
+		return m.Config.MemoryMB, nil
+	}
+	if d.Kind == mps.KindCPU {
+		sha := m.SHA256
+		if l, ok := b.loanOf(sha); ok && borrowed {
+			sha = l.From
+		}
+		got, err := b.st.ModelMemory(ctx, sha, d.Type)
+		switch {
+		case err == nil:
+			return got.ResidentMB, nil
+		case !errors.Is(err, store.ErrNotFound):
+			return 0, fmt.Errorf("read the memory of %s on %s: %w", m.Name, d.Type, err)
+		}
+	}
+	return estimateMemoryMB(m.Bytes, sessionsOn(d, m.Config.MaxBatchSize)), nil
 }
 
 // estimateMemoryMB guesses a model's device memory from its file: the

@@ -2,8 +2,10 @@ package gpulet
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/gpulet/gpuletd/gpulet/migrules"
 	"github.com/gpulet/gpuletd/interference"
@@ -293,6 +295,8 @@ func newEnv(in Input, opts Options) (*env, error) {
 func (e *env) placeable(m *model) string {
 	best := math.Inf(1)
 	memFits := false
+	most := map[string]float64{} // per GPU type, the most memory a gpu-let has
+	from := map[string]string{}  // and where that GPU's memory comes from
 	for _, g := range e.gpus {
 		if m.profs[g.typ] == nil {
 			continue
@@ -303,6 +307,9 @@ func (e *env) placeable(m *model) string {
 				continue
 			}
 			best = min(best, t.lat[1])
+			if typ := e.types[g.typ]; g.letMemory(s) > most[typ] {
+				most[typ], from[typ] = g.letMemory(s), g.g.MemoryFrom
+			}
 			if t.fits1 && m.mem <= g.letMemory(s) {
 				return ""
 			}
@@ -317,7 +324,15 @@ func (e *env) placeable(m *model) string {
 	case !m.alone(best):
 		return fmt.Sprintf("SLO %.3g ms: no batch meets it on any gpu-let (%s; the fastest L(1,p) is %.3g ms)", m.slo, m.ruleText(), best)
 	case !memFits:
-		return fmt.Sprintf("needs %.0f MB of GPU memory, more than any gpu-let has", m.mem)
+		has := make([]string, 0, len(most))
+		for _, typ := range slices.Sorted(maps.Keys(most)) {
+			note := ""
+			if from[typ] != "" {
+				note = ", " + from[typ]
+			}
+			has = append(has, fmt.Sprintf("%s: %.0f MB%s", typ, most[typ], note))
+		}
+		return fmt.Sprintf("needs %.0f MB of memory for one copy, more than any gpu-let has (%s)", m.mem, strings.Join(has, ", "))
 	default:
 		return "no gpu-let both meets the SLO and has the memory"
 	}

@@ -184,7 +184,7 @@ func TestBadDemands(t *testing.T) {
 		{"negative rate", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: -5}, 0, "rate"},
 		{"NaN rate", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: math.NaN()}, 0, "rate"},
 		{"infinite rate", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: math.Inf(1)}, 0, "rate"},
-		{"too much memory", Demand{Name: "x", Profile: huge, SLOMS: 50, Rate: 10}, 10, "memory"},
+		{"too much memory", Demand{Name: "x", Profile: huge, SLOMS: 50, Rate: 10}, 10, "needs 1000000 MB of memory for one copy, more than any gpu-let has (dev: 16000 MB)"},
 		{"negative memory", Demand{Name: "x", Profile: good, SLOMS: 50, Rate: 10, MemoryMB: -1}, 10, "memory"},
 		{"rate beyond the node", Demand{Name: "x", Profile: good, SLOMS: 20, Rate: 1e6}, -1, "left over"},
 		{"no name", Demand{Profile: good, SLOMS: 50, Rate: 10}, 10, "no model name"},
@@ -599,5 +599,20 @@ func TestASmallModelLeavesRoomForALongOne(t *testing.T) {
 			}
 			require.Equal(t, []int{50, 50}, sizes, "%s at %g req/s", algo, rate)
 		}
+	}
+}
+
+func TestAModelBeyondEveryGpuletsMemorySaysWhereTheMemoryComesFrom(t *testing.T) {
+	cpu := mpsGPU("cpu", "cpu", 700)
+	cpu.MemoryFrom = "gpuletd's memory limit of 768 MiB less the daemon's own 68 MiB"
+	in := Input{GPUs: []GPU{cpu, mpsGPU("g1", "dev", 16000)}, Demands: []Demand{
+		{Name: "vgg", Profile: linearProfile(t, "vgg", "cpu", 1438, 1, 2, 8), SLOMS: 50, Rate: 10},
+		{Name: "small", Profile: linearProfile(t, "small", "cpu", 300, 1, 2, 8), SLOMS: 50, Rate: 10},
+	}}
+	for _, algo := range Algos() {
+		plan := runPlan(t, algo, in, Options{Interference: constPredictor(1.1)})
+		require.Equal(t, "needs 1438 MB of memory for one copy, more than any gpu-let has (cpu: 700 MB, "+
+			"gpuletd's memory limit of 768 MiB less the daemon's own 68 MiB)", plan.Reasons["vgg"], algo)
+		require.NotContains(t, plan.Unscheduled, "small", algo)
 	}
 }

@@ -46,6 +46,9 @@ type GPU struct {
 	Type string `json:"type"`
 	// MemoryMB is the device memory models may use.
 	MemoryMB float64 `json:"memory_mb"`
+	// MemoryFrom says where MemoryMB comes from, for the reason a model
+	// that fits in no gpu-let's memory is given; optional.
+	MemoryFrom string `json:"memory_from,omitempty"`
 	// Backend is how the GPU is partitioned.
 	Backend Backend `json:"backend"`
 	// Sizes are the gpu-let sizes allowed, percent of the GPU. For MPS the

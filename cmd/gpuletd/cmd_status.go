@@ -237,7 +237,8 @@ type adminStatus struct {
 	Capacity        *adminCapacity     `json:"capacity"`        // nil before a plan with load, or from a daemon that does not say
 	Cache           *adminCacheUse     `json:"response_cache"`
 	TLS             *adminTLS          `json:"tls"`
-	Memory          *adminCgroupMemory `json:"memory"` // nil where the daemon has no memory cgroup to read
+	Memory          *adminCgroupMemory `json:"memory"`     // nil where the daemon has no memory cgroup to read
+	CPUMemory       *adminCPUMemory    `json:"cpu_memory"` // nil without a CPU device, before a plan, or from a daemon that does not say
 }
 
 // adminCgroupMemory is the daemon's memory cgroup, its executors' memory
@@ -369,14 +370,35 @@ type adminDevice struct {
 }
 
 // memoryText is a GPU's memory in use and its total, as the driver says,
-// in whole GiB ("12/80GiB"); "-" for other devices (an emulated GPU's
-// memory is its profile set's, with nothing in use to tell).
-func (d adminDevice) memoryText() string {
-	if d.Kind != "nvidia" || d.MemoryTotal == 0 {
+// in whole GiB ("12/80GiB"); for the CPU, what the plan places on it and
+// what its models may hold ("1.4/3.9GiB"); "-" for other devices (an
+// emulated GPU's memory is its profile set's, with nothing in use to tell).
+func (d adminDevice) memoryText(cpu *adminCPUMemory) string {
+	gib := func(b uint64, prec int) string { return strconv.FormatFloat(float64(b)/(1<<30), 'f', prec, 64) }
+	switch {
+	case d.Kind == "cpu" && cpu != nil && cpu.Models > 0:
+		return gib(uint64(cpu.Placed), 1) + "/" + gib(uint64(cpu.Models), 1) + "GiB"
+	case d.Kind != "nvidia" || d.MemoryTotal == 0:
 		return "-"
 	}
-	gib := func(b uint64) string { return strconv.FormatFloat(float64(b)/(1<<30), 'f', 0, 64) }
-	return gib(d.MemoryTotal-min(d.MemoryFree, d.MemoryTotal)) + "/" + gib(d.MemoryTotal) + "GiB"
+	return gib(d.MemoryTotal-min(d.MemoryFree, d.MemoryTotal), 0) + "/" + gib(d.MemoryTotal, 0) + "GiB"
+}
+
+// adminCPUMemory is what bounds the models of the CPU device (host memory,
+// or gpuletd's memory limit, less the daemon's own) and what the plan
+// places there.
+type adminCPUMemory struct {
+	Models int64  `json:"models_bytes"` // 0: nothing bounds it
+	Placed int64  `json:"placed_bytes"`
+	From   string `json:"from"`
+}
+
+// words says it in the status's header.
+func (c *adminCPUMemory) words() string {
+	if c.Models <= 0 {
+		return "models on the CPU: " + roundBytes(c.Placed) + " placed; " + c.From
+	}
+	return fmt.Sprintf("models on the CPU: %s placed of the %s they may hold (%s)", roundBytes(c.Placed), roundBytes(c.Models), c.From)
 }
 
 // adminGpulet is one running gpu-let of the status.
@@ -586,6 +608,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	if m := s.Memory; m != nil {
 		fmt.Fprintln(w, m.words())
 	}
+	if c := s.CPUMemory; c != nil {
+		fmt.Fprintln(w, c.words())
+	}
 	if t := s.TLS; t != nil {
 		clients := ""
 		if t.ClientCertificates {
@@ -610,7 +635,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "DEVICE\tKIND\tTYPE\tBACKEND\tHEALTH\tMEMORY\tNAME")
 	for _, d := range s.Devices {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Type, orDash(d.Backend), orDash(d.Health), d.memoryText(), clip(d.Name, 28))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Type, orDash(d.Backend), orDash(d.Health), d.memoryText(s.CPUMemory), clip(d.Name, 28))
 		if d.MIG != nil {
 			for _, in := range d.MIG.Instances {
 				use := "free"

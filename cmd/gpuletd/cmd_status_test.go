@@ -503,6 +503,25 @@ func TestCgroupMemoryWords(t *testing.T) {
 	}
 }
 
+func TestCPUMemoryWords(t *testing.T) {
+	from := "gpuletd's memory limit of 4 GiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's own 70 MiB"
+	for _, tc := range []struct {
+		c      adminCPUMemory
+		words  string
+		device string
+	}{
+		{adminCPUMemory{Models: 4<<30 - 70<<20, Placed: 1610612736, From: from},
+			"models on the CPU: 1.50 GiB placed of the 3.93 GiB they may hold (" + from + ")", "1.5/3.9GiB"},
+		{adminCPUMemory{Placed: 1 << 30, From: "unbounded: neither the host's memory nor a memory limit could be read"},
+			"models on the CPU: 1.00 GiB placed; unbounded: neither the host's memory nor a memory limit could be read", "-"},
+	} {
+		require.Equal(t, tc.words, tc.c.words())
+		require.Equal(t, tc.device, adminDevice{Kind: "cpu"}.memoryText(&tc.c))
+	}
+	require.Equal(t, "-", adminDevice{Kind: "cpu"}.memoryText(nil), "a daemon that does not say")
+	require.Equal(t, "12/80GiB", adminDevice{Kind: "nvidia", MemoryTotal: 80 << 30, MemoryFree: 68 << 30}.memoryText(nil))
+}
+
 // status --watch asks again every interval until interrupted; off a
 // terminal each answer follows the last (a line each with --short), and a
 // daemon that stops answering is said so on stderr and asked again.

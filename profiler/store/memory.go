@@ -30,8 +30,9 @@ func (m ModelMemory) validate() error {
 	return nil
 }
 
-// PutModelMemory stores m in place of what was stored for its model and
-// device type.
+// PutModelMemory stores m unless a larger memory is stored for its model
+// and device type: the most any run measured stands, since a run that
+// sampled fewer or smaller batches peaks lower than what serving needs.
 func (s *Store) PutModelMemory(ctx context.Context, m ModelMemory) error {
 	op := fmt.Sprintf("put memory of %s on %s", m.ModelSHA, m.DeviceType)
 	if err := m.validate(); err != nil {
@@ -45,7 +46,8 @@ func (s *Store) PutModelMemory(ctx context.Context, m ModelMemory) error {
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO model_memory (model_sha, device_type, resident_mb, run_id, measured_at) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (model_sha, device_type) DO UPDATE SET
-	resident_mb = excluded.resident_mb, run_id = excluded.run_id, measured_at = excluded.measured_at`,
+	resident_mb = excluded.resident_mb, run_id = excluded.run_id, measured_at = excluded.measured_at
+WHERE excluded.resident_mb > model_memory.resident_mb`,
 			m.ModelSHA, m.DeviceType, m.ResidentMB, run, ns(s.stamp(m.MeasuredAt)))
 		return err
 	})

@@ -28,7 +28,12 @@ func TestModelMemory(t *testing.T) {
 	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: sha, DeviceType: "cpu", ResidentMB: 900}))
 	got, err = s.ModelMemory(ctx, sha, "cpu")
 	require.NoError(t, err)
-	require.Equal(t, 900.0, got.ResidentMB, "a new measurement replaces the old")
+	require.Equal(t, 1438.0, got.ResidentMB, "a smaller measurement leaves the larger")
+	require.Equal(t, run.ID, got.RunID)
+	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: sha, DeviceType: "cpu", ResidentMB: 1500}))
+	got, err = s.ModelMemory(ctx, sha, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 1500.0, got.ResidentMB, "a larger one replaces it")
 	require.Zero(t, got.RunID)
 
 	_, err = s.ModelMemory(ctx, sha, "nvidia-h100")

@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords, problemWords, upWords, capacityWords, memoryWords } from './summary.js';
+import { readyWords, grpcWords, engineWords, problemWords, upWords, capacityWords, memoryWords, cpuMemoryWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -81,6 +81,7 @@ function renderSummary(st) {
     ['Planned', st.plan_at ? `${clock(st.plan_at)}${st.plan_reason ? ' (' + st.plan_reason + ')' : ''}` : '–'],
     ['Capacity', capacityWords(st.capacity)],
     ['Memory', memoryWords(st.memory)],
+    ['CPU models', cpuMemoryWords(st.cpu_memory)],
     ['Reorganizations', String(st.reorganizations)],
     ['Executor restarts', String(st.executor_restarts)],
     ['Last hour', problemWords(st.recent_problems)],

@@ -82,3 +82,14 @@ export function memoryWords(m) {
   if (m.oom_kills > 0) s += `; ${m.oom_kills} out-of-memory kill${m.oom_kills === 1 ? '' : 's'}`;
   return s;
 }
+
+// cpuMemoryWords says what the plan places in the CPU's gpu-lets against
+// what their models may hold (host memory, or gpuletd's memory limit, less
+// the daemon's own; the status's cpu_memory): a dash without a CPU device
+// or before a plan.
+export function cpuMemoryWords(c) {
+  if (!c) return '–';
+  const placed = c.placed_bytes > 0 ? bytes(c.placed_bytes) : 'nothing';
+  if (!(c.models_bytes > 0)) return `${placed} placed; ${c.from}`;
+  return `${placed} placed of ${bytes(c.models_bytes)} (${c.from})`;
+}

@@ -1,0 +1,165 @@
+package daemon
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gpulet/gpuletd/internal/memcg"
+	"github.com/gpulet/gpuletd/mps"
+)
+
+// The CPU device's memory: what the models of its gpu-lets may hold.
+//
+// A model on a CPU gpu-let lives in host memory, in its executor, and the
+// executors run in the daemon's memory cgroup. The planner bounds every
+// device's gpu-lets by the device's memory (one copy of a model per
+// executor); for the CPU that bound is the host's memory, or gpuletd's
+// memory limit where its cgroup or one above it has a smaller one (systemd's
+// MemoryMax=), less what the daemon itself holds. Past it the kernel kills
+// an executor for memory (executor_exit.go) and, at every plan, would kill
+// it again; within it a model that needs more memory than the CPU has is
+// refused with the reason, where an operator looks. A model's memory on
+// the CPU is what its profile run measured (profileBook.memoryMB).
+
+// hostMemory is what bounds the models on the CPU device, read at a plan.
+type hostMemory struct {
+	// TotalBytes is the host's memory (MemTotal); 0 unknown.
+	TotalBytes int64 `json:"total_bytes,omitempty"`
+	// LimitBytes is the tightest memory limit over the daemon's cgroup and
+	// those above it, set by LimitOf; 0 none.
+	LimitBytes int64  `json:"limit_bytes,omitempty"`
+	LimitOf    string `json:"limit_of,omitempty"`
+	// DaemonBytes is the daemon's own resident memory, left out.
+	DaemonBytes int64 `json:"daemon_bytes"`
+	// ModelsBytes is what the models of the CPU's gpu-lets may hold: the
+	// smaller of TotalBytes and LimitBytes, less DaemonBytes; 0 when
+	// neither is known (the planner then has no bound, cpuMemoryMB).
+	ModelsBytes int64 `json:"models_bytes"`
+}
+
+// readHostMemory reads the host's memory from meminfo (/proc/meminfo), the
+// limit from the daemon's cgroup g (nil: none to read) and the daemon's
+// resident memory from its statm file under proc.
+func readHostMemory(meminfo string, g *memcg.Group, proc string, pid int) hostMemory {
+	h := hostMemory{TotalBytes: memTotal(meminfo)}
+	if g != nil {
+		if c, err := g.Read(); err == nil {
+			h.LimitBytes, h.LimitOf = c.Limit, c.LimitOf
+		}
+	}
+	if b, err := residentBytes(proc, pid); err == nil {
+		h.DaemonBytes = b
+	}
+	bound := h.TotalBytes
+	if h.LimitBytes > 0 && (bound == 0 || h.LimitBytes < bound) {
+		bound = h.LimitBytes
+	}
+	if bound > 0 {
+		h.ModelsBytes = max(bound-h.DaemonBytes, 1<<20)
+	}
+	return h
+}
+
+// memTotal is MemTotal of a meminfo file, in bytes; 0 when it cannot be
+// read.
+func memTotal(file string) int64 {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || k != "MemTotal" {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil || kb <= 0 {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
+}
+
+// modelsMB is the bound in the planner's unit: ModelsBytes in MB, or
+// cpuMemoryMB when nothing bounds it.
+func (h hostMemory) modelsMB() float64 {
+	if h.ModelsBytes <= 0 {
+		return cpuMemoryMB
+	}
+	return float64(h.ModelsBytes) / (1 << 20)
+}
+
+// source says where the bound comes from, for an operator.
+func (h hostMemory) source() string {
+	switch {
+	case h.ModelsBytes <= 0:
+		return "unbounded: neither the host's memory nor a memory limit could be read"
+	case h.LimitBytes > 0 && (h.TotalBytes == 0 || h.LimitBytes < h.TotalBytes):
+		return fmt.Sprintf("gpuletd's memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) less the daemon's own %s",
+			memcg.Size(h.LimitBytes), h.LimitOf, memcg.Size(h.DaemonBytes))
+	default:
+		return fmt.Sprintf("the host's %s less the daemon's own %s", memcg.Size(h.TotalBytes), memcg.Size(h.DaemonBytes))
+	}
+}
+
+// readHostMemoryNow reads the node's bound now.
+func (n *node) readHostMemoryNow() hostMemory {
+	return readHostMemory(filepath.Join(procFS, "meminfo"), n.memGroup, procFS, os.Getpid())
+}
+
+// hostMemory reads what bounds the CPU device now and keeps it for the
+// status.
+func (n *node) hostMemory() *hostMemory {
+	read := n.readHost
+	if read == nil {
+		read = n.readHostMemoryNow
+	}
+	h := read()
+	n.hostMem.Store(&h)
+	return &h
+}
+
+// cpuMemoryStatus is status's cpu_memory: what bounds the models of the CPU
+// device and what the plan in force places there.
+type cpuMemoryStatus struct {
+	hostMemory
+	// From says where ModelsBytes comes from, in words.
+	From string `json:"from"`
+	// PlacedBytes is what the plan's models on the CPU need, one copy per
+	// executor (the plan's memory_used_mb of the CPU device).
+	PlacedBytes int64 `json:"placed_bytes"`
+}
+
+// cpuMemoryNow is status's cpu_memory: nil before a plan read the bound.
+func (n *node) cpuMemoryNow() *cpuMemoryStatus {
+	h := n.hostMem.Load()
+	if h == nil {
+		return nil
+	}
+	s := &cpuMemoryStatus{hostMemory: *h, From: h.source()}
+	cur := n.current.Load()
+	if cur == nil || cur.plan == nil {
+		return s
+	}
+	cpus := map[string]bool{}
+	for _, d := range n.devices.Inventory().Devices {
+		cpus[d.ID] = d.Kind == mps.KindCPU
+	}
+	for _, g := range cur.plan.GPUs {
+		if cpus[g.ID] {
+			s.PlacedBytes += int64(g.MemoryUsedMB * (1 << 20))
+		}
+	}
+	return s
+}

@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/internal/memcg"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// fakeProc writes a meminfo file of total KiB and a statm file for process
+// pid with resident pages, and returns the meminfo file and the proc root.
+func fakeProc(t *testing.T, total string, pid int, resident int64) (meminfo, proc string) {
+	t.Helper()
+	proc = t.TempDir()
+	meminfo = filepath.Join(proc, "meminfo")
+	require.NoError(t, os.WriteFile(meminfo, []byte("MemTotal:       "+total+"\nMemFree:         1000 kB\n"), 0o644))
+	dir := filepath.Join(proc, strconv.Itoa(pid))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	statm := "90000 " + strconv.FormatInt(resident, 10) + " 2000 100 0 5000 0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "statm"), []byte(statm), 0o644))
+	return meminfo, proc
+}
+
+func TestReadHostMemory(t *testing.T) {
+	page := int64(os.Getpagesize())
+	pages := (64 << 20) / page // the daemon holds 64 MiB
+	meminfo, proc := fakeProc(t, "25165824 kB", 42, pages)
+	for _, tc := range []struct {
+		name    string
+		meminfo string
+		group   *memcg.Group
+		want    hostMemory
+		from    string
+	}{
+		{"the host's memory", meminfo, nil,
+			hostMemory{TotalBytes: 24 << 30, DaemonBytes: 64 << 20, ModelsBytes: 24<<30 - 64<<20},
+			"the host's 24 GiB less the daemon's own 64 MiB"},
+		{"a smaller memory limit", meminfo, cgroupV2(t, "805306368", 0, 0, 0),
+			hostMemory{TotalBytes: 24 << 30, LimitBytes: 768 << 20, LimitOf: "/system.slice", DaemonBytes: 64 << 20, ModelsBytes: 704 << 20},
+			"gpuletd's memory limit of 768 MiB (cgroup /system.slice; MemoryMax= in a systemd unit) less the daemon's own 64 MiB"},
+		{"a limit above the host's memory", meminfo, cgroupV2(t, strconv.FormatInt(32<<30, 10), 0, 0, 0),
+			hostMemory{TotalBytes: 24 << 30, LimitBytes: 32 << 30, LimitOf: "/system.slice", DaemonBytes: 64 << 20, ModelsBytes: 24<<30 - 64<<20},
+			"the host's 24 GiB less the daemon's own 64 MiB"},
+		{"a limit alone", filepath.Join(proc, "absent"), cgroupV2(t, "805306368", 0, 0, 0),
+			hostMemory{LimitBytes: 768 << 20, LimitOf: "/system.slice", DaemonBytes: 64 << 20, ModelsBytes: 704 << 20},
+			"gpuletd's memory limit of 768 MiB (cgroup /system.slice; MemoryMax= in a systemd unit) less the daemon's own 64 MiB"},
+		{"nothing to read", filepath.Join(proc, "absent"), nil,
+			hostMemory{DaemonBytes: 64 << 20},
+			"unbounded: neither the host's memory nor a memory limit could be read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := readHostMemory(tc.meminfo, tc.group, proc, 42)
+			require.Equal(t, tc.want, got)
+			require.Equal(t, tc.from, got.source())
+		})
+	}
+	require.Equal(t, float64(cpuMemoryMB), hostMemory{}.modelsMB(), "no bound: the planner's stand-in")
+	require.Equal(t, 704.0, hostMemory{ModelsBytes: 704 << 20}.modelsMB())
+
+	// A daemon holding more than the limit leaves the models a token MiB,
+	// not a negative bound the planner would refuse.
+	over := readHostMemory(meminfo, cgroupV2(t, "33554432", 0, 0, 0), proc, 42)
+	require.Equal(t, int64(1<<20), over.ModelsBytes)
+}
+
+// The planner bounds the CPU device by what the host memory allows and
+// each model by what its profile run measured; a model that fits in none
+// says so, with where the bound comes from, and the models that fit are
+// placed. A model's configured memory_mb wins over the measurement; a
+// model measured before memory was has the file-size estimate.
+func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
+	ctx := context.Background()
+	n, st, cpu := lendingNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	n.readHost = func() hostMemory {
+		return hostMemory{TotalBytes: 24 << 30, LimitBytes: 768 << 20, LimitOf: "/system.slice/gpuletd.service",
+			DaemonBytes: 68 << 20, ModelsBytes: 700 << 20}
+	}
+	big := mlpFile("b", 28_000_000)
+	big.Name, big.Version, big.Config.SLO = "vgg", 1, config.Duration(time.Second)
+	small := mlpFile("c", 2_000_000)
+	small.Version, small.Config.SLO = 1, config.Duration(time.Second)
+	for _, m := range []struct {
+		file *repository.Model
+		mb   float64
+	}{{big, 1438}, {small, 76}} {
+		require.NoError(t, n.catalog.add(ctx, m.file))
+		putProfile(t, st, m.file, cpu.Type, 2)
+		require.NoError(t, st.PutModelMemory(ctx, store.ModelMemory{ModelSHA: m.file.SHA256, DeviceType: cpu.Type, ResidentMB: m.mb}))
+	}
+
+	in, missing := n.planInput(ctx, map[string]float64{"vgg": 1, "mlp": 1})
+	require.Empty(t, missing)
+	require.Len(t, in.GPUs, 1)
+	require.Equal(t, 700.0, in.GPUs[0].MemoryMB)
+	mem := map[string]float64{}
+	for _, d := range in.Demands {
+		mem[d.Name] = d.Profile.MemoryMB
+	}
+	require.Equal(t, map[string]float64{"vgg": 1438, "mlp": 76}, mem, "measured")
+
+	plan, err := n.plan(ctx, in)
+	require.NoError(t, err)
+	require.Equal(t, "needs 1438 MB of memory for one copy, more than any gpu-let has (cpu: 700 MB, gpuletd's memory limit "+
+		"of 768 MiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's own 68 MiB)", plan.Reasons["vgg"])
+	require.NotContains(t, plan.Unscheduled, "mlp")
+	n.current.Store(&planned{plan: plan})
+	cm := n.cpuMemoryNow()
+	require.NotNil(t, cm)
+	require.Equal(t, int64(700<<20), cm.ModelsBytes)
+	require.Equal(t, int64(76<<20), cm.PlacedBytes, "one executor with mlp")
+
+	// memory_mb in the model's configuration wins; without a measurement,
+	// the estimate from the file's size.
+	big.Config.MemoryMB = 500
+	p, err := n.book.profile(ctx, big, cpu)
+	require.NoError(t, err)
+	require.Equal(t, 500.0, p.MemoryMB)
+	unmeasured := mlpFile("d", 28_000_000)
+	p, err = n.book.profile(ctx, unmeasured, cpu)
+	require.Error(t, err, "no profile yet")
+	putProfile(t, st, unmeasured, cpu.Type, 2)
+	p, err = n.book.profile(ctx, unmeasured, cpu)
+	require.NoError(t, err)
+	require.Equal(t, estimateMemoryMB(28_000_000, 1), p.MemoryMB)
+}
