@@ -19,7 +19,8 @@ const capacityTol = 0.01
 // traffic stays planned at MinPlanRate, unscaled (an idle model's place
 // is no share of the load to grow), unless no model has more: then all
 // grow alike. When ctx ends first the search stops at the largest factor
-// found to fit so far and atLeast says so. No demands or no GPUs: 0.
+// found to fit so far and atLeast says so. No demands or no GPUs: 0; a
+// demand that fits at no rate: 0 too (Placeable leaves such demands out).
 func Capacity(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options) (scale float64, atLeast bool, err error) {
 	if len(in.Demands) == 0 || len(in.GPUs) == 0 {
 		return 0, false, nil
@@ -41,6 +42,18 @@ func Capacity(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpule
 	}
 	scale, err = gpulet.LargestScale(fits, capacityTol)
 	return scale, atLeast, err
+}
+
+// Placeable is in less the demands the planner algo places at no rate
+// (gpulet.Plan.Unplaceable: no profile, more memory than any gpu-let has…):
+// a load that holds one has no Capacity but 0, though the others may grow
+// as far as without it. One plan.
+func Placeable(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options) (gpulet.Input, error) {
+	p, err := run(ctx, algo, in, opts)
+	if err != nil {
+		return in, err
+	}
+	return without(in, p.Unplaceable), nil
 }
 
 // scaledLoad is in with the load Capacity scales multiplied by s: every

@@ -93,3 +93,25 @@ func scaledPlan(t *testing.T, in gpulet.Input, s float64) *gpulet.Plan {
 	require.NoError(t, err)
 	return p
 }
+
+// A model that fits at no rate gives the load a capacity of 0; Placeable
+// leaves it out, and the others' capacity is what it is without it.
+func TestPlaceableLeavesOutWhatFitsAtNoRate(t *testing.T) {
+	prof := wholeGPUProfiles(t)
+	huge := *prof("b")
+	huge.MemoryMB = 1e9
+	in := gpulet.Input{GPUs: []gpulet.GPU{{ID: "g0", Type: "t", MemoryMB: 1000, Backend: gpulet.BackendNone}},
+		Demands: []gpulet.Demand{{Name: "a", Profile: prof("a"), SLOMS: 20, Rate: 250}, {Name: "b", Profile: &huge, SLOMS: 20, Rate: 10}}}
+	s, _, err := Capacity(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{})
+	require.NoError(t, err)
+	require.Zero(t, s, "b never fits")
+
+	rest, err := Placeable(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{})
+	require.NoError(t, err)
+	require.Len(t, rest.Demands, 1)
+	require.Equal(t, "a", rest.Demands[0].Name)
+	s, _, err = Capacity(context.Background(), gpulet.AlgoSBP, rest, gpulet.Options{})
+	require.NoError(t, err)
+	require.InDelta(t, 4, s, 0.12, "a's alone")
+	require.Len(t, in.Demands, 2, "in is left as it was")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -11,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
@@ -119,6 +122,14 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	require.NotNil(t, cm)
 	require.Equal(t, int64(700<<20), cm.ModelsBytes)
 	require.Equal(t, int64(76<<20), cm.PlacedBytes, "one executor with mlp")
+	n.measureCapacity(ctx, in)
+	c := n.capacity.get()
+	require.NotNil(t, c)
+	mlpOnly := slices.DeleteFunc(slices.Clone(in.Demands), func(d gpulet.Demand) bool { return d.Name == "vgg" })
+	require.Len(t, mlpOnly, 1)
+	require.Less(t, control.PlannedLoad(gpulet.Input{Demands: mlpOnly}), control.PlannedLoad(in))
+	require.Equal(t, control.PlannedLoad(gpulet.Input{Demands: mlpOnly}), c.Load, "vgg, which fits at no rate, is no load to grow")
+	require.Greater(t, c.Ratio, 1.0, "mlp's capacity, not 0 for vgg")
 
 	// memory_mb in the model's configuration wins; without a measurement,
 	// the estimate from the file's size.
