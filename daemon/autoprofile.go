@@ -153,6 +153,7 @@ func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Devi
 		Provider: n.conf().ONNXRuntime.Provider, Env: n.engine.env(), Log: n.log.Named("profiler"), Shared: shared}
 	slo := ms(m.Config.SLO.D())
 	for len(batches) > 0 {
+		at := n.sup.oomNow()
 		res, err := profiler.Measure(ctx, profiler.Job{
 			Model: profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform, SLOMS: slo,
 				MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile()},
@@ -160,7 +161,7 @@ func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Devi
 			Log: n.log.Named("profiler"),
 		})
 		if err != nil {
-			return err
+			return profileKilledForMemory(err, at, n.sup.oomNow(), slices.Max(batches))
 		}
 		top := slices.Max(batches)
 		largest := slices.Max(res.Sizes)

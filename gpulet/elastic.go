@@ -100,7 +100,7 @@ func runElastic(e *env, byRateSLO, splitResidues bool) *state {
 				break
 			}
 			if !p.step(m, left) {
-				p.reasons[m] = describeLeft(left, len(e.gpus))
+				p.reasons[m] = p.whyLeft(m, left)
 				break
 			}
 		}

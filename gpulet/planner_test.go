@@ -616,3 +616,20 @@ func TestAModelBeyondEveryGpuletsMemorySaysWhereTheMemoryComesFrom(t *testing.T)
 		require.NotContains(t, plan.Unscheduled, "small", algo)
 	}
 }
+
+// A model that would fit alone but finds no device with its memory left
+// beside the models placed first says so, with each device's memory left,
+// rather than the general words.
+func TestAModelLeftForWantOfMemoryLeftSaysSo(t *testing.T) {
+	in := Input{GPUs: []GPU{mpsGPU("cpu", "cpu", 907)}, Demands: []Demand{
+		{Name: "a", Profile: linearProfile(t, "a", "cpu", 705, 1, 2, 8), SLOMS: 50, Rate: 20},
+		{Name: "vgg", Profile: linearProfile(t, "vgg", "cpu", 383, 1, 2, 8), SLOMS: 50, Rate: 10},
+	}}
+	for _, algo := range []Algo{AlgoGpuletInt, AlgoGpulet, AlgoSBP} {
+		plan := runPlan(t, algo, in, Options{Interference: constPredictor(1.1)})
+		require.Equal(t, "10 req/s left over: no device has the memory left for a copy of it (it needs 383 MB; "+
+			"free beside the models placed: cpu 202 of 907 MB)", plan.Reasons["vgg"], algo)
+		require.Empty(t, plan.Unplaceable, "it fits alone")
+		require.NotContains(t, plan.Unscheduled, "a", algo)
+	}
+}

@@ -81,7 +81,7 @@ func runSBP(e *env) *state {
 			}
 		}
 		if left := r.m.rate - s.assigned[r.m]; left > r.m.rate*relTol {
-			s.reasons[r.m] = describeLeft(left, len(e.gpus))
+			s.reasons[r.m] = s.whyLeft(r.m, left)
 		}
 	}
 	return s

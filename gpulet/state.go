@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // gstate is one GPU being planned: its gpu-lets in creation order and their
@@ -132,6 +133,52 @@ func (s *state) plan(algo Algo) *Plan {
 // describeLeft explains leftover rate of a model.
 func describeLeft(rate float64, ngpus int) string {
 	return fmt.Sprintf("%.4g req/s left over: no gpu-let of %s can take more of it within its SLO, memory and interference limits", rate, theDevices(ngpus))
+}
+
+// whyLeft explains the leftover rate of model m: describeLeft, or, when m
+// has no place yet and no device it could run on has the memory left for
+// one more copy of it, that and each device's memory left (an MPS or CPU
+// device's, over its gpu-lets; a MIG GPU's instances are sized apart, so
+// with one the general words stand).
+func (s *state) whyLeft(m *model, rate float64) string {
+	if s.assigned[m] > 0 {
+		return describeLeft(rate, len(s.gpus))
+	}
+	var free []string
+	for _, g := range s.gpus {
+		if m.profs[g.rt.typ] == nil {
+			continue
+		}
+		if g.rt.mig != nil {
+			return describeLeft(rate, len(s.gpus))
+		}
+		left := g.rt.g.MemoryMB - s.memoryUsed(g)
+		if m.mem <= left+1e-9 {
+			return describeLeft(rate, len(s.gpus))
+		}
+		free = append(free, fmt.Sprintf("%s %.0f of %.0f MB", g.rt.g.ID, max(left, 0), g.rt.g.MemoryMB))
+	}
+	if len(free) == 0 {
+		return describeLeft(rate, len(s.gpus))
+	}
+	return fmt.Sprintf("%.4g req/s left over: no device has the memory left for a copy of it (it needs %.0f MB; free beside the models placed: %s)",
+		rate, m.mem, strings.Join(free, ", "))
+}
+
+// memoryUsed is what the models placed on g need, one copy per process
+// (as Plan's MemoryUsedMB).
+func (s *state) memoryUsed(g *gstate) float64 {
+	used := 0.0
+	for i, l := range g.lets {
+		for j, mb := range l.members {
+			procs := 1
+			if i < len(g.fits) && j < len(g.fits[i].members) {
+				procs = max(mb.m.procs(g.rt.typ, g.fits[i].members[j].batch, l.size), 1)
+			}
+			used += float64(procs) * mb.m.mem
+		}
+	}
+	return used
 }
 
 // theDevices names n devices: GPUs, or the CPU device a node without GPUs
