@@ -357,6 +357,12 @@ type profileDoc struct {
 	Points     []gpulet.Point `json:"points"`
 	KneeSize   int            `json:"knee_size,omitempty"`
 	Knee       any            `json:"knee,omitempty"`
+	// MemoryMB is what the planner counts for one loaded copy on the
+	// device type, and MemorySource where it comes from: config,
+	// measured (the profile run's peak resident memory, on the CPU),
+	// estimated (from the file's size) or reference set.
+	MemoryMB     float64 `json:"memory_mb"`
+	MemorySource string  `json:"memory_source"`
 	// Unfinished is set when the latest profile run on the device type did
 	// not complete (stopped midway, failed): the points may lack sizes or
 	// batches the planner could use.
@@ -433,7 +439,7 @@ func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		doc := profileDoc{DeviceType: d.Type, Points: p.Points(), Unfinished: n.unfinishedProfile(r.Context(), m, d),
-			Borrowed: n.borrowedProfile(r.Context(), m, d)}
+			Borrowed: n.borrowedProfile(r.Context(), m, d), MemoryMB: p.MemoryMB, MemorySource: n.memorySource(r.Context(), m, d)}
 		for i := range doc.Points {
 			u := &doc.Points[i].Util // NaN does not go into JSON
 			u.SM, u.L2, u.DRAM = jsonNum(u.SM), jsonNum(u.L2), jsonNum(u.DRAM)

@@ -132,11 +132,13 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	require.Greater(t, c.Ratio, 1.0, "mlp's capacity, not 0 for vgg")
 
 	// memory_mb in the model's configuration wins; without a measurement,
-	// the estimate from the file's size.
+	// the estimate from the file's size. Each says where it comes from.
+	require.Equal(t, memorySourceMeasured, n.memorySource(ctx, small, cpu))
 	big.Config.MemoryMB = 500
 	p, err := n.book.profile(ctx, big, cpu)
 	require.NoError(t, err)
 	require.Equal(t, 500.0, p.MemoryMB)
+	require.Equal(t, memorySourceConfig, n.memorySource(ctx, big, cpu))
 	unmeasured := mlpFile("d", 28_000_000)
 	p, err = n.book.profile(ctx, unmeasured, cpu)
 	require.Error(t, err, "no profile yet")
@@ -144,4 +146,5 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	p, err = n.book.profile(ctx, unmeasured, cpu)
 	require.NoError(t, err)
 	require.Equal(t, estimateMemoryMB(28_000_000, 1), p.MemoryMB)
+	require.Equal(t, memorySourceEstimate, n.memorySource(ctx, unmeasured, cpu))
 }

@@ -109,7 +109,7 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 		if len(gp) == 0 {
 			return nil, fmt.Errorf("%w: %s on %s has only incomplete points", errNoProfile, m.Name, d.Type)
 		}
-		mem, err := b.memoryMB(ctx, m, d, borrowed)
+		mem, _, err := b.memoryMB(ctx, m, d, borrowed)
 		if err != nil {
 			return nil, err
 		}
@@ -143,9 +143,11 @@ func scaledPoints(pts []gpulet.Point, scale float64) []gpulet.Point {
 // resident memory with the model alone; the file's it borrows a profile
 // from while it has none of its own); else estimateMemoryMB, which a model
 // profiled before memory was measured also gets on the CPU.
-func (b *profileBook) memoryMB(ctx context.Context, m *repository.Model, d mps.Device, borrowed bool) (float64, error) {
+//
+// The source says which, for an operator: memorySource*.
+func (b *profileBook) memoryMB(ctx context.Context, m *repository.Model, d mps.Device, borrowed bool) (mb float64, source string, err error) {
 	if m.Config.MemoryMB > 0 {
-		return m.Config.MemoryMB, nil
+		return m.Config.MemoryMB, memorySourceConfig, nil
 	}
 	if d.Kind == mps.KindCPU {
 		sha := m.SHA256
@@ -155,13 +157,21 @@ func (b *profileBook) memoryMB(ctx context.Context, m *repository.Model, d mps.D
 		got, err := b.st.ModelMemory(ctx, sha, d.Type)
 		switch {
 		case err == nil:
-			return got.ResidentMB, nil
+			return got.ResidentMB, memorySourceMeasured, nil
 		case !errors.Is(err, store.ErrNotFound):
-			return 0, fmt.Errorf("read the memory of %s on %s: %w", m.Name, d.Type, err)
+			return 0, "", fmt.Errorf("read the memory of %s on %s: %w", m.Name, d.Type, err)
 		}
 	}
-	return estimateMemoryMB(m.Bytes, sessionsOn(d, m.Config.MaxBatchSize)), nil
+	return estimateMemoryMB(m.Bytes, sessionsOn(d, m.Config.MaxBatchSize)), memorySourceEstimate, nil
 }
+
+// Where a model's memory on a device type comes from (profileDoc).
+const (
+	memorySourceConfig   = "config"    // memory_mb in its configuration
+	memorySourceMeasured = "measured"  // its profile run's peak resident memory (CPU)
+	memorySourceEstimate = "estimated" // from its file's size (estimateMemoryMB)
+	memorySourceRefSet   = "reference set"
+)
 
 // estimateMemoryMB guesses a model's device memory from its file: the
 // weights once per engine session and once more for the runtime's working

@@ -155,7 +155,11 @@ type adminProfiles struct {
 		DeviceType string            `json:"device_type"`
 		Points     []json.RawMessage `json:"points"`
 		KneeSize   int               `json:"knee_size"`
-		Unfinished *struct {
+		// MemoryMB is what the planner counts for one copy; MemorySource
+		// where it comes from ("" from a daemon that does not say).
+		MemoryMB     float64 `json:"memory_mb"`
+		MemorySource string  `json:"memory_source"`
+		Unfinished   *struct {
 			Status  string `json:"status"`
 			Message string `json:"message"`
 			Fix     string `json:"fix"`
@@ -289,13 +293,17 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		return nil
 	}
 	tw = newTable(w)
-	fmt.Fprintln(tw, "PROFILED ON\tPOINTS\tKNEE")
+	fmt.Fprintln(tw, "PROFILED ON\tPOINTS\tKNEE\tMEMORY")
 	for _, p := range prof.Profiles {
 		knee := "-"
 		if p.KneeSize > 0 {
 			knee = fmt.Sprintf("%d%%", p.KneeSize)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", p.DeviceType, len(p.Points), knee)
+		mem := "-"
+		if p.MemorySource != "" {
+			mem = fmt.Sprintf("%.0f MB (%s)", p.MemoryMB, p.MemorySource)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.DeviceType, len(p.Points), knee, mem)
 	}
 	if len(prof.Profiles) == 0 {
 		fmt.Fprintln(tw, "(no device type yet)")

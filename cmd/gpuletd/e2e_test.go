@@ -148,7 +148,8 @@ func TestServeDemoRepository(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 1))
 	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo)
-	_, logs := startDaemon(t, env)
+	addr, logs := startDaemon(t, env)
+	base := "http://" + addr
 	var state string
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GPULETD_STATE_DIR="); ok {
@@ -159,6 +160,18 @@ func TestServeDemoRepository(t *testing.T) {
 	require.NoError(t, err, "the SQLite store lives in state_dir")
 	require.Contains(t, logs.String(), `"model":"lenet5"`)
 	require.Contains(t, logs.String(), `"model":"mlp"`)
+
+	// The memory each model needs on the CPU, measured while it was
+	// profiled at start, and what the CPU's models may hold.
+	require.Eventually(t, func() bool {
+		return do(t, http.MethodGet, base+"/v2/health/ready", nil, nil).code == http.StatusOK
+	}, 90*time.Second, 100*time.Millisecond, "ready; logs:\n%s", logs)
+	code, stdout, stderr := runCLI(t, "models", "show", "lenet5", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^PROFILED ON +POINTS +KNEE +MEMORY\ncpu +\d+ +\S+ +\d+ MB \(measured\)$`, stdout)
+	code, stdout, stderr = runCLI(t, "status", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^models on the CPU: [\d.]+ MiB placed of the [\d.]+ [MG]iB they may hold \((the host's|gpuletd's memory limit of) .+ less the daemon's own .+\)$`, stdout)
 }
 
 func TestServeSkipsBrokenModelsAndSaysWhy(t *testing.T) {
