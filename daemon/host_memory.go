@@ -1,16 +1,14 @@
 package daemon
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/memcg"
+	"github.com/gpulet/gpuletd/internal/procfs"
 	"github.com/gpulet/gpuletd/mps"
 )
 
@@ -69,28 +67,11 @@ func readHostMemory(meminfo string, g *memcg.Group, proc string, pid int) hostMe
 // memTotal is MemTotal of a meminfo file, in bytes; 0 when it cannot be
 // read.
 func memTotal(file string) int64 {
-	f, err := os.Open(file)
+	b, err := procfs.KiBField(file, "MemTotal")
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || k != "MemTotal" {
-			continue
-		}
-		fields := strings.Fields(v)
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0
-		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || kb <= 0 {
-			return 0
-		}
-		return kb << 10
-	}
-	return 0
+	return b
 }
 
 // modelsMB is the bound in the planner's unit: ModelsBytes in MB, or
