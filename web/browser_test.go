@@ -122,13 +122,21 @@ func checkProfile(t *testing.T, b *browser, d *daemon, model string) {
 			Points     []struct {
 				Size int `json:"size"`
 			} `json:"points"`
-			KneeSize int `json:"knee_size"`
+			KneeSize     int     `json:"knee_size"`
+			MemoryMB     float64 `json:"memory_mb"`
+			MemorySource string  `json:"memory_source"`
 		} `json:"profiles"`
 	}
 	require.NoError(t, d.getJSON("/api/v1/models/"+model+"/profile", &doc))
 	require.NotEmpty(t, doc.Profiles)
 	sel := `#profile-` + model
 	b.run(t, chromedp.Click(chromedp.CSS(sel+` > summary`)), chromedp.WaitVisible(chromedp.CSS(sel+` svg[data-chart="latency"]`)))
+	captions := eval[[]string](t, b, `[...document.querySelectorAll('`+sel+` figure.profile-fig figcaption')].map((c) => c.textContent)`)
+	require.Len(t, captions, len(doc.Profiles))
+	for i, p := range doc.Profiles {
+		require.Equal(t, "reference set", p.MemorySource, "emulated devices take the reference set's memory")
+		require.True(t, strings.HasSuffix(captions[i], fmt.Sprintf("; one copy needs %.0f MB (reference set)", p.MemoryMB)), captions[i])
+	}
 	type chart struct {
 		Type   string `json:"type"`
 		Knee   string `json:"knee"`

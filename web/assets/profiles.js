@@ -118,7 +118,7 @@ export class Profiles {
       return h(
         'figure',
         { class: 'profile-fig', 'data-device-type': p.device_type },
-        h('figcaption', {}, `${name} on ${p.device_type}`, p.knee_size ? ` — knee at ${p.knee_size}%` : ' — no size meets the SLO'),
+        h('figcaption', {}, `${name} on ${p.device_type}`, p.knee_size ? ` — knee at ${p.knee_size}%` : ' — no size meets the SLO', memoryWords(p)),
         h('div', { class: 'chart-pair' }, h('div', { class: 'chart-box' }, lat, legend), h('div', { class: 'chart-box' }, kc)),
         p.unfinished
           ? h('p', { class: 'warning unfinished', text: `The last profile run on ${p.device_type} is ${p.unfinished.status} (${p.unfinished.message}); ${p.unfinished.fix} completes the profile.` })
@@ -130,4 +130,12 @@ export class Profiles {
     });
     e.body.replaceChildren(...figs);
   }
+}
+
+// memoryWords says what the planner counts for one copy of the model on a
+// device type and where that comes from (the profile's memory_mb and
+// memory_source); '' from a daemon that does not say.
+function memoryWords(p) {
+  if (!p.memory_source) return '';
+  return `; one copy needs ${Math.round(p.memory_mb)} MB (${p.memory_source})`;
 }
