@@ -149,8 +149,7 @@ func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Devi
 			m.Name, d.ID, measureCommand(m, d))
 	}
 	n.events.add(EventProfileJob, store.SeverityInfo, msg, map[string]string{"model": m.Name, "device": d.ID})
-	launcher := &profiler.ProcessLauncher{Devices: n.devices, Binary: binary, SocketDir: n.sup.sockDirFor(), Library: n.onnxLib,
-		Provider: n.conf().ONNXRuntime.Provider, Env: n.engine.env(), Log: n.log.Named("profiler"), Shared: shared}
+	launcher := n.profileLauncher(binary, shared)
 	slo := ms(m.Config.SLO.D())
 	for len(batches) > 0 {
 		at := n.sup.oomNow()
@@ -180,6 +179,13 @@ func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Devi
 	}
 	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiled %s on %s", m.Name, d.ID), map[string]string{"model": m.Name, "device": d.ID})
 	return nil
+}
+
+// profileLauncher starts the executors of the daemon's profile jobs (with
+// shared, beside the serving gpu-lets).
+func (n *node) profileLauncher(binary string, shared bool) *profiler.ProcessLauncher {
+	return &profiler.ProcessLauncher{Devices: n.devices, Binary: binary, SocketDir: n.sup.sockDirFor(), Library: n.onnxLib,
+		Provider: n.conf().ONNXRuntime.Provider, Env: n.engine.env(), Log: n.log.Named("profiler"), Shared: shared}
 }
 
 // sockDirFor is a short directory for profiling executors' sockets.

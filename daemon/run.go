@@ -213,6 +213,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	// Models without a latency profile on a measured device are profiled
 	// now, while no executor holds the devices.
 	n.profileMissing(ctx, opts.ExecutorBinary)
+	n.measureMissingMemory(ctx, opts.ExecutorBinary)
 
 	if n.planFirst(ctx) {
 		notify(log, sd.SdNotifyReady)

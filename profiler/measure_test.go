@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler/refset"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
 )
@@ -298,4 +299,35 @@ func TestMeasureWithoutPeakMemoryNotes(t *testing.T) {
 	require.Contains(t, res.Notes[0], "memory at 50% not measured: the executor does not report its peak resident memory")
 	_, err = st.ModelMemory(ctx, shaOf("lenet5"), "cpu")
 	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestMeasureMemoryAlone(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	f := &fakeLauncher{alpha: 2, beta: 1}
+	job := Job{Model: testModel("lenet5"), Device: cpuDevice(), Batches: []int{1, 8}, Store: st, Launcher: f}
+
+	mb, err := MeasureMemory(ctx, job)
+	require.NoError(t, err)
+	require.Equal(t, 200.0, mb, "the largest size's executor")
+	require.Len(t, f.launched(), 1, "one executor")
+	require.Equal(t, 100, f.launched()[0].Size)
+	mem, err := st.ModelMemory(ctx, shaOf("lenet5"), "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 200.0, mem.ResidentMB)
+	_, err = st.Latency(ctx, shaOf("lenet5"), "cpu")
+	require.ErrorIs(t, err, store.ErrNotFound, "no latency measured")
+
+	f.noPeak = true
+	mb, err = MeasureMemory(ctx, job)
+	require.NoError(t, err)
+	require.Zero(t, mb, "not reported: not measured")
+
+	f.noPeak, f.loadErr = false, "bad graph"
+	_, err = MeasureMemory(ctx, job)
+	require.ErrorIs(t, err, ErrModelLoad)
+
+	job.Device = emulatedDevice(refset.SetIgniterV100)
+	_, err = MeasureMemory(ctx, job)
+	require.ErrorIs(t, err, ErrBadJob)
 }

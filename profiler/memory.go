@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -58,4 +60,34 @@ func (r *runner) storedMemory(ctx context.Context) error {
 	}
 	r.res.ResidentMB = m.ResidentMB
 	return nil
+}
+
+// MeasureMemory measures the host memory of job's model on job's device and
+// nothing else, for a model whose latencies were profiled before gpuletd
+// measured memory: one executor at the largest of job.Sizes, the model
+// loaded with a warm-up at every batch of job.Batches (give the batches its
+// stored profile has, the largest the planner may use), its peak resident
+// memory stored as the model's memory on the device type (the larger of
+// it and what is stored stands) and returned, in MB. Errors as Measure's
+// (ErrBadJob, ErrModelLoad, ErrDeviceLost…); 0 and no error when the
+// executor does not report its peak. Emulated devices have no memory to
+// measure: ErrBadJob.
+func MeasureMemory(ctx context.Context, job Job) (float64, error) {
+	if err := job.plan(); err != nil {
+		return 0, err
+	}
+	if job.Device.Kind == mps.KindEmulated {
+		return 0, fmt.Errorf("measure the memory of %s on %s: %w: an emulated device's memory is its reference set's", job.Model.Name, job.Device.ID, ErrBadJob)
+	}
+	r := &runner{job: job, devType: DeviceType(job.Device), log: job.Log.With(zap.String("model", job.Model.Name), zap.String("device", job.Device.ID))}
+	size := slices.Max(job.Sizes)
+	l, err := r.launchLoaded(ctx, size, "memory", nil)
+	if err != nil {
+		return 0, err
+	}
+	defer r.closeExecutor(l.x, size)
+	if err := r.recordMemory(ctx, l); err != nil {
+		return 0, err
+	}
+	return r.res.ResidentMB, nil
 }
