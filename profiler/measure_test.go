@@ -312,6 +312,7 @@ func TestMeasureMemoryAlone(t *testing.T) {
 	require.Equal(t, 200.0, mb, "the largest size's executor")
 	require.Len(t, f.launched(), 1, "one executor")
 	require.Equal(t, 100, f.launched()[0].Size)
+	require.Equal(t, 2*memoryRuns, f.infers, "a few batches of each size after the warm-up")
 	mem, err := st.ModelMemory(ctx, shaOf("lenet5"), "cpu")
 	require.NoError(t, err)
 	require.Equal(t, 200.0, mem.ResidentMB)
