@@ -140,7 +140,7 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	require.Equal(t, 500.0, p.MemoryMB)
 	require.Equal(t, memorySourceConfig, n.memorySource(ctx, big, cpu))
 	unmeasured := mlpFile("d", 28_000_000)
-	p, err = n.book.profile(ctx, unmeasured, cpu)
+	_, err = n.book.profile(ctx, unmeasured, cpu)
 	require.Error(t, err, "no profile yet")
 	putProfile(t, st, unmeasured, cpu.Type, 2)
 	p, err = n.book.profile(ctx, unmeasured, cpu)
