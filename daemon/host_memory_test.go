@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
@@ -122,6 +124,12 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	require.NotNil(t, cm)
 	require.Equal(t, int64(700<<20), cm.ModelsBytes)
 	require.Equal(t, int64(76<<20), cm.PlacedBytes, "one executor with mlp")
+	require.NoError(t, testutil.CollectAndCompare(memoryCollector{n}, strings.NewReader(`
+# HELP gpuletd_cpu_models_memory_bytes `+cpuModelsMemoryHelp+`
+# TYPE gpuletd_cpu_models_memory_bytes gauge
+gpuletd_cpu_models_memory_bytes{kind="bound"} 7.340032e+08
+gpuletd_cpu_models_memory_bytes{kind="placed"} 7.9691776e+07
+`), "gpuletd_cpu_models_memory_bytes"))
 	n.measureCapacity(ctx, in)
 	c := n.capacity.get()
 	require.NotNil(t, c)

@@ -50,10 +50,21 @@ var (
 	descCgroupWorkingSet = prometheus.NewDesc("gpuletd_memory_cgroup_working_set_bytes", "Memory the daemon's cgroup (its executors with it) holds, less the file cache the kernel may drop at once: what its memory limit is met by.", nil, nil)
 	descCgroupLimit      = prometheus.NewDesc("gpuletd_memory_cgroup_limit_bytes", "The tightest memory limit over the daemon's cgroup and those above it (MemoryMax=); absent without one.", nil, nil)
 	descCgroupOOMKills   = prometheus.NewDesc("gpuletd_memory_cgroup_oom_kills_total", "Processes of the daemon's cgroup the kernel killed for memory since the group was made (under systemd, since the service started).", nil, nil)
+	descCPUModelsMemory  = prometheus.NewDesc("gpuletd_cpu_models_memory_bytes", cpuModelsMemoryHelp, []string{"kind"}, nil)
 )
 
-// collectMemory reports the daemon's memory cgroup, where it has one.
+// cpuModelsMemoryHelp is gpuletd_cpu_models_memory_bytes's help.
+const cpuModelsMemoryHelp = "Memory of the models on the CPU device's gpu-lets: what they may hold (bound: the host's memory or gpuletd's memory limit, less the daemon's own) and what the plan in force places there (placed: one copy per executor, as measured when each model was profiled); absent without a CPU device or before a plan."
+
+// collectMemory reports the daemon's memory cgroup, where it has one, and
+// the CPU models' memory, where the node has a CPU device.
 func (n *node) collectMemory(ch chan<- prometheus.Metric) {
+	if c := n.cpuMemoryNow(); c != nil {
+		if c.ModelsBytes > 0 {
+			ch <- prometheus.MustNewConstMetric(descCPUModelsMemory, prometheus.GaugeValue, float64(c.ModelsBytes), "bound")
+		}
+		ch <- prometheus.MustNewConstMetric(descCPUModelsMemory, prometheus.GaugeValue, float64(c.PlacedBytes), "placed")
+	}
 	m := n.memoryNow()
 	if m == nil {
 		return

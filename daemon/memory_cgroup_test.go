@@ -20,6 +20,7 @@ func (c memoryCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCgroupWorkingSet
 	ch <- descCgroupLimit
 	ch <- descCgroupOOMKills
+	ch <- descCPUModelsMemory
 }
 func (c memoryCollector) Collect(ch chan<- prometheus.Metric) { c.n.collectMemory(ch) }
 

@@ -127,7 +127,7 @@ func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
 		descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
-		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills} {
+		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
 		ch <- d
 	}
 }
