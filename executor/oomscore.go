@@ -20,9 +20,16 @@ const oomScoreRaise = 500
 // oomScoreAdjPath is where Linux keeps a process's own adjustment.
 const oomScoreAdjPath = "/proc/self/oom_score_adj"
 
-// volunteerForOOM raises the adjustment in file (oomScoreAdjPath) by
-// oomScoreRaise, to at most 1000. Raising it needs no privilege.
-func volunteerForOOM(file string) (int, error) {
+// oomScoreRaiseExpendable is the raise of an executor that only measures
+// (a profile job's, ProcessOptions.Expendable): the whole scale, so that
+// the killer takes it before any executor that serves, whose raise is
+// oomScoreRaise. A model profiled beside the serving gpu-lets on a host
+// short of memory then costs its own profile, not the served models.
+const oomScoreRaiseExpendable = 1000
+
+// volunteerForOOM raises the adjustment in file (oomScoreAdjPath) by raise,
+// to at most 1000. Raising it needs no privilege.
+func volunteerForOOM(file string, raise int) (int, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0, fmt.Errorf("read oom_score_adj: %w", err)
@@ -31,7 +38,7 @@ func volunteerForOOM(file string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read oom_score_adj: %w", err)
 	}
-	now := min(1000, was+oomScoreRaise)
+	now := min(1000, was+raise)
 	if err := os.WriteFile(file, []byte(strconv.Itoa(now)), 0); err != nil {
 		return was, fmt.Errorf("raise oom_score_adj: %w", err)
 	}

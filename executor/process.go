@@ -25,7 +25,10 @@ type ProcessOptions struct {
 	Provider string
 	// Library is the ONNX Runtime library; empty: onnxrt.FindLibrary.
 	Library string
-	Log     *zap.Logger
+	// Expendable marks an executor that only measures (a profile job's):
+	// the kernel's out-of-memory killer takes it before any that serves.
+	Expendable bool
+	Log        *zap.Logger
 }
 
 // RunProcess is the executor process: it reads its gpu-let from the
@@ -41,7 +44,11 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 		return fmt.Errorf("executor: %w", err)
 	}
 	log := o.Log.With(zap.String("device", env.DeviceID), zap.Int("size", env.Size))
-	if _, err := volunteerForOOM(oomScoreAdjPath); err != nil {
+	raise := oomScoreRaise
+	if o.Expendable {
+		raise = oomScoreRaiseExpendable
+	}
+	if _, err := volunteerForOOM(oomScoreAdjPath, raise); err != nil {
 		log.Warn("the kernel's out-of-memory killer may choose the daemon before this executor", zap.Error(err))
 	}
 	policy, err := sched.ParsePolicy(firstNonEmpty(o.Policy, "deferred"))

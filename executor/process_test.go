@@ -251,19 +251,36 @@ func TestExecutorVolunteersForTheOOMKiller(t *testing.T) {
 	b, err = os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", p.cmd.Process.Pid))
 	require.NoError(t, err)
 	require.Equal(t, strconv.Itoa(min(1000, mine+oomScoreRaise)), strings.TrimSpace(string(b)))
+
+	// A profile job's executor (--expendable) goes before the serving ones.
+	sock2 := filepath.Join(t.TempDir(), "y.sock")
+	q, err := Spawn(SpawnOptions{Binary: testbin.Gpuletd(t), Socket: sock2, Env: env.Encode(), Args: []string{"--expendable"}})
+	require.NoError(t, err)
+	defer func() { _ = q.Kill() }()
+	require.NoError(t, q.WaitReady(ctx))
+	b, err = os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", q.cmd.Process.Pid))
+	require.NoError(t, err)
+	require.Equal(t, strconv.Itoa(min(1000, mine+oomScoreRaiseExpendable)), strings.TrimSpace(string(b)))
 }
 
 func TestVolunteerForOOM(t *testing.T) {
-	for _, tc := range []struct{ was, want string }{{"0", "500"}, {"-900", "-400"}, {"700", "1000"}, {"1000", "1000"}} {
+	for _, tc := range []struct {
+		was   string
+		raise int
+		want  string
+	}{
+		{"0", oomScoreRaise, "500"}, {"-900", oomScoreRaise, "-400"}, {"700", oomScoreRaise, "1000"}, {"1000", oomScoreRaise, "1000"},
+		{"0", oomScoreRaiseExpendable, "1000"}, {"-900", oomScoreRaiseExpendable, "100"},
+	} {
 		f := filepath.Join(t.TempDir(), "oom_score_adj")
 		require.NoError(t, os.WriteFile(f, []byte(tc.was+"\n"), 0o644))
-		n, err := volunteerForOOM(f)
+		n, err := volunteerForOOM(f, tc.raise)
 		require.NoError(t, err)
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
 		require.Equal(t, tc.want, string(b))
 		require.Equal(t, tc.want, strconv.Itoa(n))
 	}
-	_, err := volunteerForOOM(filepath.Join(t.TempDir(), "none"))
+	_, err := volunteerForOOM(filepath.Join(t.TempDir(), "none"), oomScoreRaise)
 	require.ErrorContains(t, err, "read oom_score_adj")
 }

@@ -74,7 +74,9 @@ func (l *ProcessLauncher) Launch(ctx context.Context, g mps.Gpulet) (Executor, e
 	if policy == "" {
 		policy = BatchPolicy
 	}
-	args := []string{"--policy", policy, "--log-format", "json"}
+	// --expendable: on a host short of memory the kernel kills this
+	// executor, which only measures, before any that serves.
+	args := []string{"--policy", policy, "--log-format", "json", "--expendable"}
 	if l.Library != "" {
 		args = append(args, "--onnxruntime-library", l.Library)
 	}

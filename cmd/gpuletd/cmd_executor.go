@@ -36,5 +36,6 @@ func newExecutorCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&o.MaxQueue, "max-queue", 0, "queued requests per model (0: default)")
 	f.StringVar(&o.Provider, "provider", "", "onnxruntime execution provider on NVIDIA gpu-lets: cuda or tensorrt")
 	f.StringVar(&o.Library, "onnxruntime-library", "", "libonnxruntime.so.1 (default: search)")
+	f.BoolVar(&o.Expendable, "expendable", false, "an executor that only measures (a profile job's): the kernel's out-of-memory killer takes it before those that serve")
 	return cmd
 }
