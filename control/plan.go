@@ -157,7 +157,6 @@ func largestPlaced(lo, hi float64, steps int, best *gpulet.Plan, at func(float64
 	return lo, best, nil
 }
 
-// withRates is in with each demand's rate mapped by f.
 // without is in less the demands named in names.
 func without(in gpulet.Input, names []string) gpulet.Input {
 	x := in
@@ -183,6 +182,7 @@ func withUnplaceable(p, full *gpulet.Plan) *gpulet.Plan {
 	return p
 }
 
+// withRates is in with each demand's rate mapped by f.
 func withRates(in gpulet.Input, f func(rate float64) float64) gpulet.Input {
 	x := in
 	x.Demands = slices.Clone(in.Demands)

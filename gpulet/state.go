@@ -106,10 +106,10 @@ func (s *state) plan(algo Algo) *Plan {
 					LatencyMS: mf.solo * mf.factor, SoloMS: mf.solo, Factor: mf.factor,
 					WorstMS: f.duty + mf.solo*mf.factor, SLOMS: mb.m.slo, MemoryMB: mb.m.mem,
 				})
-				gp.MemoryUsedMB += float64(max(procs, 1)) * mb.m.mem
 			}
 			gp.GPULets = append(gp.GPULets, gl)
 		}
+		gp.MemoryUsedMB = s.memoryUsed(g)
 		p.GPUs = append(p.GPUs, gp)
 	}
 	for _, m := range e.models {
