@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/memcg"
@@ -19,7 +20,9 @@ import (
 // device's gpu-lets by the device's memory (one copy of a model per
 // executor); for the CPU that bound is the host's memory, or gpuletd's
 // memory limit where its cgroup or one above it has a smaller one (systemd's
-// MemoryMax=), less what the daemon itself holds. Past it the kernel kills
+// MemoryMax=), less the most the daemon itself has held (its peak, which
+// only grows: a bound that followed the daemon's memory from plan to plan
+// would move a model near it in and out). Past it the kernel kills
 // an executor for memory (executor_exit.go) and, at every plan, would kill
 // it again; within it a model that needs more memory than the CPU has is
 // refused with the reason, where an operator looks. A model's memory on
@@ -33,7 +36,8 @@ type hostMemory struct {
 	// those above it, set by LimitOf; 0 none.
 	LimitBytes int64  `json:"limit_bytes,omitempty"`
 	LimitOf    string `json:"limit_of,omitempty"`
-	// DaemonBytes is the daemon's own resident memory, left out.
+	// DaemonBytes is the most the daemon has held resident (VmHWM), left
+	// out.
 	DaemonBytes int64 `json:"daemon_bytes"`
 	// ModelsBytes is what the models of the CPU's gpu-lets may hold: the
 	// smaller of TotalBytes and LimitBytes, less DaemonBytes; 0 when
@@ -43,7 +47,7 @@ type hostMemory struct {
 
 // readHostMemory reads the host's memory from meminfo (/proc/meminfo), the
 // limit from the daemon's cgroup g (nil: none to read) and the daemon's
-// resident memory from its statm file under proc.
+// peak resident memory from its status file under proc.
 func readHostMemory(meminfo string, g *memcg.Group, proc string, pid int) hostMemory {
 	h := hostMemory{TotalBytes: memTotal(meminfo)}
 	if g != nil {
@@ -51,7 +55,7 @@ func readHostMemory(meminfo string, g *memcg.Group, proc string, pid int) hostMe
 			h.LimitBytes, h.LimitOf = c.Limit, c.LimitOf
 		}
 	}
-	if b, err := residentBytes(proc, pid); err == nil {
+	if b, err := procfs.KiBField(filepath.Join(proc, strconv.Itoa(pid), "status"), "VmHWM"); err == nil {
 		h.DaemonBytes = b
 	}
 	bound := h.TotalBytes
@@ -89,10 +93,10 @@ func (h hostMemory) source() string {
 	case h.ModelsBytes <= 0:
 		return "unbounded: neither the host's memory nor a memory limit could be read"
 	case h.LimitBytes > 0 && (h.TotalBytes == 0 || h.LimitBytes < h.TotalBytes):
-		return fmt.Sprintf("gpuletd's memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) less the daemon's own %s",
+		return fmt.Sprintf("gpuletd's memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) less the daemon's peak of %s",
 			memcg.Size(h.LimitBytes), h.LimitOf, memcg.Size(h.DaemonBytes))
 	default:
-		return fmt.Sprintf("the host's %s less the daemon's own %s", memcg.Size(h.TotalBytes), memcg.Size(h.DaemonBytes))
+		return fmt.Sprintf("the host's %s less the daemon's peak of %s", memcg.Size(h.TotalBytes), memcg.Size(h.DaemonBytes))
 	}
 }
 

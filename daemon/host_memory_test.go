@@ -22,24 +22,23 @@ import (
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
-// fakeProc writes a meminfo file of total KiB and a statm file for process
-// pid with resident pages, and returns the meminfo file and the proc root.
-func fakeProc(t *testing.T, total string, pid int, resident int64) (meminfo, proc string) {
+// fakeProc writes a meminfo file of total and a status file for process
+// pid whose peak resident memory is peakKiB, and returns the meminfo file
+// and the proc root.
+func fakeProc(t *testing.T, total string, pid int, peakKiB int64) (meminfo, proc string) {
 	t.Helper()
 	proc = t.TempDir()
 	meminfo = filepath.Join(proc, "meminfo")
 	require.NoError(t, os.WriteFile(meminfo, []byte("MemTotal:       "+total+"\nMemFree:         1000 kB\n"), 0o644))
 	dir := filepath.Join(proc, strconv.Itoa(pid))
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	statm := "90000 " + strconv.FormatInt(resident, 10) + " 2000 100 0 5000 0\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "statm"), []byte(statm), 0o644))
+	status := "Name:\tgpuletd\nVmHWM:\t" + strconv.FormatInt(peakKiB, 10) + " kB\nVmRSS:\t 1000 kB\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "status"), []byte(status), 0o644))
 	return meminfo, proc
 }
 
 func TestReadHostMemory(t *testing.T) {
-	page := int64(os.Getpagesize())
-	pages := (64 << 20) / page // the daemon holds 64 MiB
-	meminfo, proc := fakeProc(t, "25165824 kB", 42, pages)
+	meminfo, proc := fakeProc(t, "25165824 kB", 42, 64<<10) // the daemon held 64 MiB at most
 	for _, tc := range []struct {
 		name    string
 		meminfo string
@@ -49,16 +48,16 @@ func TestReadHostMemory(t *testing.T) {
 	}{
 		{"the host's memory", meminfo, nil,
 			hostMemory{TotalBytes: 24 << 30, DaemonBytes: 64 << 20, ModelsBytes: 24<<30 - 64<<20},
-			"the host's 24 GiB less the daemon's own 64 MiB"},
+			"the host's 24 GiB less the daemon's peak of 64 MiB"},
 		{"a smaller memory limit", meminfo, cgroupV2(t, "805306368", 0, 0, 0),
 			hostMemory{TotalBytes: 24 << 30, LimitBytes: 768 << 20, LimitOf: "/system.slice", DaemonBytes: 64 << 20, ModelsBytes: 704 << 20},
-			"gpuletd's memory limit of 768 MiB (cgroup /system.slice; MemoryMax= in a systemd unit) less the daemon's own 64 MiB"},
+			"gpuletd's memory limit of 768 MiB (cgroup /system.slice; MemoryMax= in a systemd unit) less the daemon's peak of 64 MiB"},
 		{"a limit above the host's memory", meminfo, cgroupV2(t, strconv.FormatInt(32<<30, 10), 0, 0, 0),
 			hostMemory{TotalBytes: 24 << 30, LimitBytes: 32 << 30, LimitOf: "/system.slice", DaemonBytes: 64 << 20, ModelsBytes: 24<<30 - 64<<20},
-			"the host's 24 GiB less the daemon's own 64 MiB"},
+			"the host's 24 GiB less the daemon's peak of 64 MiB"},
 		{"a limit alone", filepath.Join(proc, "absent"), cgroupV2(t, "805306368", 0, 0, 0),
 			hostMemory{LimitBytes: 768 << 20, LimitOf: "/system.slice", DaemonBytes: 64 << 20, ModelsBytes: 704 << 20},
-			"gpuletd's memory limit of 768 MiB (cgroup /system.slice; MemoryMax= in a systemd unit) less the daemon's own 64 MiB"},
+			"gpuletd's memory limit of 768 MiB (cgroup /system.slice; MemoryMax= in a systemd unit) less the daemon's peak of 64 MiB"},
 		{"nothing to read", filepath.Join(proc, "absent"), nil,
 			hostMemory{DaemonBytes: 64 << 20},
 			"unbounded: neither the host's memory nor a memory limit could be read"},
@@ -117,7 +116,7 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	plan, err := n.plan(ctx, in)
 	require.NoError(t, err)
 	require.Equal(t, "needs 1438 MB of memory for one copy, more than any gpu-let has (cpu: 700 MB, gpuletd's memory limit "+
-		"of 768 MiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's own 68 MiB)", plan.Reasons["vgg"])
+		"of 768 MiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's peak of 68 MiB)", plan.Reasons["vgg"])
 	require.NotContains(t, plan.Unscheduled, "mlp")
 	n.current.Store(&planned{plan: plan})
 	cm := n.cpuMemoryNow()

@@ -54,7 +54,7 @@ var (
 )
 
 // cpuModelsMemoryHelp is gpuletd_cpu_models_memory_bytes's help.
-const cpuModelsMemoryHelp = "Memory of the models on the CPU device's gpu-lets: what they may hold (bound: the host's memory or gpuletd's memory limit, less the daemon's own) and what the plan in force places there (placed: one copy per executor, as measured when each model was profiled); absent without a CPU device or before a plan."
+const cpuModelsMemoryHelp = "Memory of the models on the CPU device's gpu-lets: what they may hold (bound: the host's memory or gpuletd's memory limit, less the most the daemon has held) and what the plan in force places there (placed: one copy per executor, as measured when each model was profiled); absent without a CPU device or before a plan."
 
 // collectMemory reports the daemon's memory cgroup, where it has one, and
 // the CPU models' memory, where the node has a CPU device.

@@ -604,7 +604,7 @@ func TestASmallModelLeavesRoomForALongOne(t *testing.T) {
 
 func TestAModelBeyondEveryGpuletsMemorySaysWhereTheMemoryComesFrom(t *testing.T) {
 	cpu := mpsGPU("cpu", "cpu", 700)
-	cpu.MemoryFrom = "gpuletd's memory limit of 768 MiB less the daemon's own 68 MiB"
+	cpu.MemoryFrom = "gpuletd's memory limit of 768 MiB less the daemon's peak of 68 MiB"
 	in := Input{GPUs: []GPU{cpu, mpsGPU("g1", "dev", 16000)}, Demands: []Demand{
 		{Name: "vgg", Profile: linearProfile(t, "vgg", "cpu", 1438, 1, 2, 8), SLOMS: 50, Rate: 10},
 		{Name: "small", Profile: linearProfile(t, "small", "cpu", 300, 1, 2, 8), SLOMS: 50, Rate: 10},
@@ -612,7 +612,7 @@ func TestAModelBeyondEveryGpuletsMemorySaysWhereTheMemoryComesFrom(t *testing.T)
 	for _, algo := range Algos() {
 		plan := runPlan(t, algo, in, Options{Interference: constPredictor(1.1)})
 		require.Equal(t, "needs 1438 MB of memory for one copy, more than any gpu-let has (cpu: 700 MB, "+
-			"gpuletd's memory limit of 768 MiB less the daemon's own 68 MiB)", plan.Reasons["vgg"], algo)
+			"gpuletd's memory limit of 768 MiB less the daemon's peak of 68 MiB)", plan.Reasons["vgg"], algo)
 		require.NotContains(t, plan.Unscheduled, "small", algo)
 	}
 }

@@ -561,12 +561,12 @@ func checkReadyWords(t *testing.T, b *browser) {
 	got = eval[[]string](t, b, `(async () => {
   const { cpuMemoryWords } = await import('/assets/summary.js');
   return [
-    cpuMemoryWords({ placed_bytes: 1.5 * 2 ** 30, models_bytes: 3.5 * 2 ** 30, from: "the host's 3.6 GiB less the daemon's own 70 MiB" }),
+    cpuMemoryWords({ placed_bytes: 1.5 * 2 ** 30, models_bytes: 3.5 * 2 ** 30, from: "the host's 3.6 GiB less the daemon's peak of 70 MiB" }),
     cpuMemoryWords({ placed_bytes: 2 ** 30, models_bytes: 0, from: 'unbounded: neither the host\'s memory nor a memory limit could be read' }),
     cpuMemoryWords(undefined),
   ];
 })()`)
-	require.Equal(t, []string{"1.5 GiB placed of 3.5 GiB (the host's 3.6 GiB less the daemon's own 70 MiB)",
+	require.Equal(t, []string{"1.5 GiB placed of 3.5 GiB (the host's 3.6 GiB less the daemon's peak of 70 MiB)",
 		"1 GiB placed; unbounded: neither the host's memory nor a memory limit could be read", "–"}, got)
 	require.Regexp(t, `^(–|([\d.]+ \w?i?B|nothing) placed of [\d.]+ \w?i?B \((the host's|gpuletd's memory limit) .+\))$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="cpu-models"] dd').textContent`), "the summary says the CPU models' memory")

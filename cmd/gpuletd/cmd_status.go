@@ -385,7 +385,7 @@ func (d adminDevice) memoryText(cpu *adminCPUMemory) string {
 }
 
 // adminCPUMemory is what bounds the models of the CPU device (host memory,
-// or gpuletd's memory limit, less the daemon's own) and what the plan
+// or gpuletd's memory limit, less the daemon's peak) and what the plan
 // places there.
 type adminCPUMemory struct {
 	Models int64  `json:"models_bytes"` // 0: nothing bounds it

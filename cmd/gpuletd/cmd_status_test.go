@@ -504,7 +504,7 @@ func TestCgroupMemoryWords(t *testing.T) {
 }
 
 func TestCPUMemoryWords(t *testing.T) {
-	from := "gpuletd's memory limit of 4 GiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's own 70 MiB"
+	from := "gpuletd's memory limit of 4 GiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's peak of 70 MiB"
 	for _, tc := range []struct {
 		c      adminCPUMemory
 		words  string
