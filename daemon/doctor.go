@@ -17,6 +17,7 @@ import (
 	"github.com/gpulet/gpuletd/executor/cudalibs"
 	"github.com/gpulet/gpuletd/executor/gpuprobe"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/mps"
 )
 
@@ -39,6 +40,9 @@ type Report struct {
 	Folders []FolderCheck `json:"folders"`
 	// Database is state_dir's database as serve would open it.
 	Database *DatabaseReport `json:"database,omitempty"`
+	// Memory is the memory models on the CPU may use, against what the
+	// database's CPU models need.
+	Memory *MemoryReport `json:"memory,omitempty"`
 	// Models is the model repository as serve would read it; nil when it
 	// cannot be read (Folders says why) or ONNX Runtime does not load.
 	Models *ModelsReport `json:"models,omitempty"`
@@ -144,6 +148,11 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	r.Trace = traceReport(ctx, cfg)
 	r.Folders = folderChecks(cfg)
 	r.Database = databaseReport(ctx, cfg)
+	var group *memcg.Group
+	if g, err := memcg.Self(); err == nil {
+		group = &g
+	}
+	r.Memory = memoryReport(r.Database, group)
 	r.CUDALibraries = cudalibs.Find(cudalibs.Search{Dirs: cfg.ONNXRuntime.CUDALibraryDirs, LDLibraryPath: os.Getenv("LD_LIBRARY_PATH")})
 
 	lib, err := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)

@@ -195,6 +195,19 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 			}
 		}
 	}
+	if m := r.Memory; m != nil && m.TotalBytes > 0 {
+		limit := "no memory limit over this process (under systemd serve runs in the unit's cgroup: systemctl show gpuletd -p MemoryMax)"
+		if m.LimitBytes > 0 {
+			limit = fmt.Sprintf("memory limit %s (cgroup %s)", roundBytes(m.LimitBytes), m.LimitOf)
+		}
+		row("memory", "host %s; %s", roundBytes(m.TotalBytes), limit)
+		if m.CPUModels > 0 {
+			row("", "the database's CPU models: %s measured, %s together (one copy each)", counted(m.CPUModels, "model"), roundBytes(m.CPUModelsBytes))
+		}
+		if m.Warning != "" {
+			row("", "warning: %s", m.Warning)
+		}
+	}
 	if m := r.Models; m != nil {
 		if len(m.Broken) > 0 {
 			row("models", "warning: %s", m.Summary())

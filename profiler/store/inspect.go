@@ -26,8 +26,20 @@ type Summary struct {
 	// LastEvent is when its newest event was written: about when the
 	// daemon that wrote it last ran. Zero without events.
 	LastEvent time.Time `json:"last_event,omitzero"`
+	// Memory is, per device type, how many of its models' memory was
+	// measured (ModelMemory) and what they need together, one copy each
+	// (schema 3 on; none before).
+	Memory []TypeMemory `json:"memory,omitempty"`
 	// Bytes is the file's size.
 	Bytes int64 `json:"bytes"`
+}
+
+// TypeMemory is the measured memory of a database's models on one device
+// type.
+type TypeMemory struct {
+	DeviceType string  `json:"device_type"`
+	Models     int64   `json:"models"`
+	MB         float64 `json:"mb"`
 }
 
 // Inspect reads the database file at path without changing anything (it
@@ -118,6 +130,17 @@ func summarize(ctx context.Context, db *sql.DB) (Summary, error) {
 		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+c.table).Scan(c.n); err != nil {
 			return sum, wrap("count "+c.table, err)
 		}
+	}
+	if sum.SchemaVersion >= 3 {
+		mem, err := queryAll(ctx, db, "sum the models' memory", func(r *sql.Rows) (TypeMemory, error) {
+			var m TypeMemory
+			return m, r.Scan(&m.DeviceType, &m.Models, &m.MB)
+		}, `SELECT device_type, count(*), SUM(resident_mb) FROM model_memory
+WHERE model_sha IN (SELECT sha256 FROM models) GROUP BY device_type ORDER BY device_type`)
+		if err != nil {
+			return sum, err
+		}
+		sum.Memory = mem
 	}
 	var last sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT MAX(at) FROM events").Scan(&last); err != nil {

@@ -50,3 +50,24 @@ func TestModelMemory(t *testing.T) {
 		require.ErrorIs(t, s.PutModelMemory(ctx, bad), ErrInvalid, "%+v", bad)
 	}
 }
+
+// A database's summary says, per device type, how many of its models'
+// memory was measured and what they need together; a file measured but
+// no longer a model's is left out.
+func TestSummarySaysTheMeasuredMemory(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	for _, m := range []struct {
+		name string
+		mb   float64
+	}{{"vgg", 1115}, {"resnet18", 571}} {
+		_, err := s.UpsertModel(ctx, ModelRecord{Name: m.name, Version: 1, SHA256: shaOf(m.name), SLOMS: 100, Platform: "onnxruntime_onnx"})
+		require.NoError(t, err)
+		require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: shaOf(m.name), DeviceType: "cpu", ResidentMB: m.mb}))
+	}
+	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: shaOf("vgg"), DeviceType: "nvidia-h100", ResidentMB: 900}))
+	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: shaOf("an old file"), DeviceType: "cpu", ResidentMB: 5000}))
+	sum, err := s.Summary(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []TypeMemory{{DeviceType: "cpu", Models: 2, MB: 1686}, {DeviceType: "nvidia-h100", Models: 1, MB: 900}}, sum.Memory)
+}
