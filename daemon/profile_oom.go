@@ -36,3 +36,18 @@ func profileKilledForMemory(err error, at, now oomCounts, top int) error {
 	}
 	return fmt.Errorf("%s: %s: %w", who, fix, err)
 }
+
+// ProfileOOMCheck reads the kernel's counts of out-of-memory kills now (of
+// this process's memory cgroup, where `gpuletd profile`'s executors run,
+// and of the machine) and returns what says a profile job's failure err as
+// the kill it was when they rose by the time it is called
+// (profileKilledForMemory; top is the job's largest batch). For gpuletd
+// profile, which runs its executors itself.
+func ProfileOOMCheck() func(err error, top int) error {
+	var g *memcg.Group
+	if s, err := memcg.Self(); err == nil {
+		g = &s
+	}
+	at := lookOOM(g)
+	return func(err error, top int) error { return profileKilledForMemory(err, at, lookOOM(g), top) }
+}

@@ -44,3 +44,13 @@ func TestProfileKilledForMemory(t *testing.T) {
 		})
 	}
 }
+
+// With no kill counted between the check's start and its call, a failure
+// stays as it was.
+func TestProfileOOMCheckWithoutAKill(t *testing.T) {
+	check := ProfileOOMCheck()
+	lost := fmt.Errorf("profile m on cpu: %w: executor exited: signal: killed", profiler.ErrDeviceLost)
+	require.Equal(t, lost, check(lost, 8))
+	other := errors.New("model file is broken")
+	require.Equal(t, other, check(other, 8))
+}

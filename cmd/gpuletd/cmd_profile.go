@@ -253,9 +253,13 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	stderr := cmd.ErrOrStderr()
 	bar := profiler.NewProgressBar(stderr, isTerminal(stderr))
 	job.Progress = bar.Update
+	killedForMemory := daemon.ProfileOOMCheck()
 	res, err := profiler.Measure(ctx, job)
 	bar.Close()
 	out := cmd.OutOrStdout()
+	if err != nil && len(res.Batches) > 0 {
+		err = killedForMemory(err, slices.Max(res.Batches))
+	}
 	if err != nil {
 		if errors.Is(err, profiler.ErrInterrupted) {
 			// What was measured is kept in the store; --json prints it too,
