@@ -45,12 +45,13 @@ func TestProfileKilledForMemory(t *testing.T) {
 	}
 }
 
-// With no kill counted between the check's start and its call, a failure
-// stays as it was.
-func TestProfileOOMCheckWithoutAKill(t *testing.T) {
+// A failure other than a lost executor stays as it was, whatever the
+// kernel counted meanwhile (a lost one is TestProfileKilledForMemory's,
+// and the real kill gpuletd profile's run in BENCHMARKS: the counts here
+// are the machine's and this process's cgroup's, which other tests share).
+func TestProfileOOMCheckLeavesOtherFailures(t *testing.T) {
 	check := ProfileOOMCheck()
-	lost := fmt.Errorf("profile m on cpu: %w: executor exited: signal: killed", profiler.ErrDeviceLost)
-	require.Equal(t, lost, check(lost, 8))
 	other := errors.New("model file is broken")
 	require.Equal(t, other, check(other, 8))
+	require.NoError(t, check(nil, 8))
 }
