@@ -44,16 +44,12 @@ func Capacity(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpule
 	return scale, atLeast, err
 }
 
-// Placeable is in less the demands the planner algo places at no rate
-// (gpulet.Plan.Unplaceable: no profile, more memory than any gpu-let has…):
-// a load that holds one has no Capacity but 0, though the others may grow
-// as far as without it. One plan.
-func Placeable(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options) (gpulet.Input, error) {
-	p, err := run(ctx, algo, in, opts)
-	if err != nil {
-		return in, err
-	}
-	return without(in, p.Unplaceable), nil
+// Placeable is in less the demands p, a plan of in, found to fit at no
+// rate (gpulet.Plan.Unplaceable: no profile, more memory than any gpu-let
+// has…): a load that holds one has no Capacity but 0, though the others may
+// grow as far as without it.
+func Placeable(in gpulet.Input, p *gpulet.Plan) gpulet.Input {
+	return without(in, p.Unplaceable)
 }
 
 // scaledLoad is in with the load Capacity scales multiplied by s: every

@@ -106,8 +106,9 @@ func TestPlaceableLeavesOutWhatFitsAtNoRate(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, s, "b never fits")
 
-	rest, err := Placeable(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{})
+	p, err := gpulet.Run(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{})
 	require.NoError(t, err)
+	rest := Placeable(in, p)
 	require.Len(t, rest.Demands, 1)
 	require.Equal(t, "a", rest.Demands[0].Name)
 	s, _, err = Capacity(context.Background(), gpulet.AlgoSBP, rest, gpulet.Options{})

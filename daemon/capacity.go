@@ -62,25 +62,19 @@ func (b *capacityBook) get() *capacityStatus {
 
 // measureCapacity finds the planned capacity of the load in was planned
 // for (control.Capacity, with the configured planner, within
-// capacityBudget) and keeps it for the status and the metrics. A model
-// that fits at no rate (more memory than the device has, say) is left out
-// of the load: it is reported apart, and the others' capacity is not 0 for
-// it. No model, or no device, leaves none.
+// capacityBudget) and keeps it for the status and the metrics; in holds
+// no model that fits at no rate (replanLocked leaves those out:
+// control.Placeable). No model, or no device, leaves none.
 func (n *node) measureCapacity(ctx context.Context, in gpulet.Input) {
 	at := time.Now()
-	algo, opts := n.planner()
-	cctx, cancel := context.WithTimeout(ctx, capacityBudget)
-	defer cancel()
-	in, err := control.Placeable(cctx, algo, in, opts)
-	if err != nil || ctx.Err() != nil {
-		n.log.Debug("planned capacity not measured", zap.Error(err))
-		return
-	}
 	load := control.PlannedLoad(in)
 	if load <= 0 || len(in.GPUs) == 0 {
 		n.capacity.set(at, nil)
 		return
 	}
+	algo, opts := n.planner()
+	cctx, cancel := context.WithTimeout(ctx, capacityBudget)
+	defer cancel()
 	ratio, atLeast, err := control.Capacity(cctx, algo, in, opts)
 	if err != nil || ctx.Err() != nil {
 		n.log.Debug("planned capacity not measured", zap.Error(err))

@@ -129,7 +129,7 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 gpuletd_cpu_models_memory_bytes{kind="bound"} 7.340032e+08
 gpuletd_cpu_models_memory_bytes{kind="placed"} 7.9691776e+07
 `), "gpuletd_cpu_models_memory_bytes"))
-	n.measureCapacity(ctx, in)
+	n.measureCapacity(ctx, control.Placeable(in, plan)) // as replanLocked gives it
 	c := n.capacity.get()
 	require.NotNil(t, c)
 	mlpOnly := slices.DeleteFunc(slices.Clone(in.Demands), func(d gpulet.Demand) bool { return d.Name == "vgg" })

@@ -165,7 +165,9 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 }
 
 // replanLocked is replan's planning and applying, under n.planMu; it
-// returns the planner's input.
+// returns the planner's input less the models its plan found to fit at no
+// rate (more memory than the device has, say: reported apart, they are no
+// load whose growth the capacity measures).
 func (n *node) replanLocked(ctx context.Context, reason string, rates map[string]float64) (gpulet.Input, error) {
 	rates = n.planPipelines(ctx, rates)
 	in, missing := n.planInput(ctx, rates)
@@ -178,7 +180,7 @@ func (n *node) replanLocked(ctx context.Context, reason string, rates map[string
 		return in, err
 	}
 	n.recordPlan(ctx, plan, reason)
-	return in, n.apply(ctx, plan, reason, rates)
+	return control.Placeable(in, plan), n.apply(ctx, plan, reason, rates)
 }
 
 // Reasons of the re-plans whose plan is always saved (recordPlan).
