@@ -434,12 +434,12 @@ func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		seen[d.Type] = true
-		p, err := n.book.profile(r.Context(), m, d)
+		p, from, err := n.book.profileAndMemory(r.Context(), m, d)
 		if err != nil {
 			continue
 		}
 		doc := profileDoc{DeviceType: d.Type, Points: p.Points(), Unfinished: n.unfinishedProfile(r.Context(), m, d),
-			Borrowed: n.borrowedProfile(r.Context(), m, d), MemoryMB: p.MemoryMB, MemorySource: n.memorySource(r.Context(), m, d)}
+			Borrowed: n.borrowedProfile(r.Context(), m, d), MemoryMB: p.MemoryMB, MemorySource: from}
 		for i := range doc.Points {
 			u := &doc.Points[i].Util // NaN does not go into JSON
 			u.SM, u.L2, u.DRAM = jsonNum(u.SM), jsonNum(u.L2), jsonNum(u.DRAM)

@@ -1,13 +1,11 @@
 package daemon
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 
-	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/internal/procfs"
 	"github.com/gpulet/gpuletd/mps"
@@ -149,24 +147,4 @@ func (n *node) cpuMemoryNow() *cpuMemoryStatus {
 		}
 	}
 	return s
-}
-
-// memorySource says where the memory the planner counts for m on d comes
-// from (memorySource*); "" when it cannot be read.
-func (n *node) memorySource(ctx context.Context, m *repository.Model, d mps.Device) string {
-	if d.Kind == mps.KindEmulated {
-		if m.Config.MemoryMB > 0 {
-			return memorySourceConfig
-		}
-		return memorySourceRefSet
-	}
-	_, borrowed, err := n.book.storedLatency(ctx, m.SHA256, d.Type)
-	if err != nil {
-		return ""
-	}
-	_, src, err := n.book.memoryMB(ctx, m, d, borrowed)
-	if err != nil {
-		return ""
-	}
-	return src
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/memcg"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -140,12 +141,12 @@ gpuletd_cpu_models_memory_bytes{kind="placed"} 7.9691776e+07
 
 	// memory_mb in the model's configuration wins; without a measurement,
 	// the estimate from the file's size. Each says where it comes from.
-	require.Equal(t, memorySourceMeasured, n.memorySource(ctx, small, cpu))
+	require.Equal(t, memorySourceMeasured, memorySourceOf(t, n, small, cpu))
 	big.Config.MemoryMB = 500
 	p, err := n.book.profile(ctx, big, cpu)
 	require.NoError(t, err)
 	require.Equal(t, 500.0, p.MemoryMB)
-	require.Equal(t, memorySourceConfig, n.memorySource(ctx, big, cpu))
+	require.Equal(t, memorySourceConfig, memorySourceOf(t, n, big, cpu))
 	unmeasured := mlpFile("d", 28_000_000)
 	_, err = n.book.profile(ctx, unmeasured, cpu)
 	require.Error(t, err, "no profile yet")
@@ -153,5 +154,14 @@ gpuletd_cpu_models_memory_bytes{kind="placed"} 7.9691776e+07
 	p, err = n.book.profile(ctx, unmeasured, cpu)
 	require.NoError(t, err)
 	require.Equal(t, estimateMemoryMB(28_000_000, 1), p.MemoryMB)
-	require.Equal(t, memorySourceEstimate, n.memorySource(ctx, unmeasured, cpu))
+	require.Equal(t, memorySourceEstimate, memorySourceOf(t, n, unmeasured, cpu))
+}
+
+// memorySourceOf is where the memory the planner counts for m on d comes
+// from, as the model's profile document says it.
+func memorySourceOf(t *testing.T, n *node, m *repository.Model, d mps.Device) string {
+	t.Helper()
+	_, from, err := n.book.profileAndMemory(context.Background(), m, d)
+	require.NoError(t, err)
+	return from
 }

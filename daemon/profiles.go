@@ -75,25 +75,32 @@ func (b *profileBook) physicsOf(name string) (*refset.Physics, error) {
 
 // profile returns model m's profile on device d, renamed to the model.
 func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.Device) (*gpulet.Profile, error) {
+	p, _, err := b.profileAndMemory(ctx, m, d)
+	return p, err
+}
+
+// profileAndMemory is profile, and where the profile's memory comes from
+// (memorySource*).
+func (b *profileBook) profileAndMemory(ctx context.Context, m *repository.Model, d mps.Device) (*gpulet.Profile, string, error) {
 	var src *gpulet.Profile
 	switch d.Kind {
 	case mps.KindEmulated:
 		s, err := b.set(d.Emulated)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		rm, ok := s.Model(m.Profile())
 		if !ok {
-			return nil, fmt.Errorf("%w: %s names profile %q, which set %s does not have (it has %v)", errNoProfile, m.Name, m.Profile(), s.Name, s.ModelNames())
+			return nil, "", fmt.Errorf("%w: %s names profile %q, which set %s does not have (it has %v)", errNoProfile, m.Name, m.Profile(), s.Name, s.ModelNames())
 		}
 		src = rm.Profile
 	default:
 		pts, borrowed, err := b.storedLatency(ctx, m.SHA256, d.Type)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s on %s (run: %s)", errNoProfile, m.Name, d.Type, measureCommand(m, d))
+			return nil, "", fmt.Errorf("%w: %s on %s (run: %s)", errNoProfile, m.Name, d.Type, measureCommand(m, d))
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		var gp []gpulet.Point
 		for _, p := range pts {
@@ -107,19 +114,21 @@ func (b *profileBook) profile(ctx context.Context, m *repository.Model, d mps.De
 			gp = append(gp, gpulet.Point{Batch: p.Batch, Size: p.Size, P50MS: p.P50MS, P99MS: p99, Util: gpulet.UnknownUtil()})
 		}
 		if len(gp) == 0 {
-			return nil, fmt.Errorf("%w: %s on %s has only incomplete points", errNoProfile, m.Name, d.Type)
+			return nil, "", fmt.Errorf("%w: %s on %s has only incomplete points", errNoProfile, m.Name, d.Type)
 		}
-		mem, _, err := b.memoryMB(ctx, m, d, borrowed)
+		mem, from, err := b.memoryMB(ctx, m, d, borrowed)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return gpulet.NewProfile(m.Name, d.Type, mem, gp)
+		p, err := gpulet.NewProfile(m.Name, d.Type, mem, gp)
+		return p, from, err
 	}
-	mem := m.Config.MemoryMB
+	mem, from := m.Config.MemoryMB, memorySourceConfig
 	if mem == 0 {
-		mem = src.MemoryMB
+		mem, from = src.MemoryMB, memorySourceRefSet
 	}
-	return gpulet.NewProfile(m.Name, d.Type, mem, scaledPoints(src.Points(), d.LatencyScale()))
+	p, err := gpulet.NewProfile(m.Name, d.Type, mem, scaledPoints(src.Points(), d.LatencyScale()))
+	return p, from, err
 }
 
 // scaledPoints multiplies every latency by scale (an emulated device's
