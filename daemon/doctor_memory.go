@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/gpulet/gpuletd/internal/memcg"
+	"github.com/gpulet/gpuletd/mps"
 )
 
 // MemoryReport is the memory the models on the CPU may use, as far as
@@ -39,7 +40,7 @@ func memoryReport(db *DatabaseReport, g *memcg.Group) *MemoryReport {
 	}
 	if db != nil && db.Summary != nil {
 		for _, m := range db.Summary.Memory {
-			if m.DeviceType == cpuDeviceType {
+			if m.DeviceType == mps.CPUType {
 				r.CPUModels, r.CPUModelsBytes = m.Models, int64(m.MB*(1<<20))
 			}
 		}
@@ -54,7 +55,3 @@ func memoryReport(db *DatabaseReport, g *memcg.Group) *MemoryReport {
 	}
 	return r
 }
-
-// cpuDeviceType is the CPU device's type (mps: cpuDevice), under which its
-// profiles and memory are stored.
-const cpuDeviceType = "cpu"

@@ -12,6 +12,10 @@ import (
 	"github.com/gpulet/gpuletd/mps/cpushare"
 )
 
+// CPUType is the CPU device's type, under which its profiles and the
+// memory of its models are stored.
+const CPUType = "cpu"
+
 // cpuDevice describes the CPU as one device cut into whole-core gpu-lets.
 // A configured size is kept as the size its whole cores really make (60% of
 // 2 cores is 1 core, 50%); sizes below one core are dropped with a log line,
@@ -26,7 +30,7 @@ func cpuDevice(spec Spec, src Sources, field string, log *zap.Logger) (Device, e
 		name = "CPU"
 	}
 	d := Device{
-		ID: "cpu", Kind: KindCPU, Name: name, Type: "cpu", Cores: slices.Clone(src.CPUs),
+		ID: "cpu", Kind: KindCPU, Name: name, Type: CPUType, Cores: slices.Clone(src.CPUs),
 		Backend: BackendCPU, MaxGpulets: min(spec.maxGpulets(), n), Health: HealthOK,
 	}
 	if spec.backend() == BackendNone {

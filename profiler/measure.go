@@ -38,7 +38,7 @@ func Measure(ctx context.Context, job Job) (Result, error) {
 	if err := job.plan(); err != nil {
 		return Result{}, err
 	}
-	r := &runner{job: job, devType: DeviceType(job.Device), log: job.Log.With(zap.String("model", job.Model.Name), zap.String("device", job.Device.ID))}
+	r := newRunner(job)
 	r.res = Result{
 		Model: job.Model, DeviceID: job.Device.ID, DeviceType: r.devType,
 		Sizes: job.Sizes, Batches: job.Batches, Points: []Point{},
@@ -46,6 +46,11 @@ func Measure(ctx context.Context, job Job) (Result, error) {
 	err := r.run(ctx)
 	r.summarise()
 	return r.res, err
+}
+
+// newRunner is the runner of a planned job.
+func newRunner(job Job) *runner {
+	return &runner{job: job, devType: DeviceType(job.Device), log: job.Log.With(zap.String("model", job.Model.Name), zap.String("device", job.Device.ID))}
 }
 
 // runner carries one Measure call.

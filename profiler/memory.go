@@ -79,7 +79,7 @@ func MeasureMemory(ctx context.Context, job Job) (float64, error) {
 	if job.Device.Kind == mps.KindEmulated {
 		return 0, fmt.Errorf("measure the memory of %s on %s: %w: an emulated device's memory is its reference set's", job.Model.Name, job.Device.ID, ErrBadJob)
 	}
-	r := &runner{job: job, devType: DeviceType(job.Device), log: job.Log.With(zap.String("model", job.Model.Name), zap.String("device", job.Device.ID))}
+	r := newRunner(job)
 	size := slices.Max(job.Sizes)
 	l, err := r.launchLoaded(ctx, size, "memory", nil)
 	if err != nil {
