@@ -21,13 +21,14 @@ type oomHolds struct {
 	held map[string]oomHeld
 }
 
-// oomHeld is one gpu-let held: until when, the wait that set it, and the
-// start that was killed (err, and the kill in it).
+// oomHeld is one gpu-let held: until when, the wait that set it, the
+// start that was killed and the memory limit it was killed under (0: none
+// known).
 type oomHeld struct {
-	until  time.Time
-	wait   time.Duration
-	err    error
-	killed *killedForMemory
+	until time.Time
+	wait  time.Duration
+	err   error
+	limit int64
 }
 
 // startKey names a gpu-let to start: its device, size and models.
@@ -43,7 +44,7 @@ func (h *oomHolds) check(key string, now time.Time, look func() oomCounts) error
 	h.mu.Lock()
 	held, ok := h.held[key]
 	h.mu.Unlock()
-	if !ok || !now.Before(held.until) || limitRaised(held.killed.limit, look()) {
+	if !ok || !now.Before(held.until) || limitRaised(held.limit, look()) {
 		return nil
 	}
 	return fmt.Errorf("not started again before %s, as its last start was killed for memory: %w", held.until.Local().Format(time.TimeOnly), held.err)
@@ -64,7 +65,7 @@ func (h *oomHolds) done(key string, now time.Time, err error) time.Duration {
 		h.held = map[string]oomHeld{}
 	}
 	wait := nextRestartBackoff(h.held[key].wait, err)
-	h.held[key] = oomHeld{until: now.Add(wait), wait: wait, err: err, killed: killed}
+	h.held[key] = oomHeld{until: now.Add(wait), wait: wait, err: err, limit: killed.limit}
 	return wait
 }
 
