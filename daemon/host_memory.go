@@ -98,19 +98,15 @@ func (h hostMemory) source() string {
 	}
 }
 
-// readHostMemoryNow reads the node's bound now.
-func (n *node) readHostMemoryNow() hostMemory {
-	return readHostMemory(filepath.Join(procFS, "meminfo"), n.memGroup, procFS, os.Getpid())
-}
-
-// hostMemory reads what bounds the CPU device now and keeps it for the
-// status.
-func (n *node) hostMemory() *hostMemory {
-	read := n.readHost
-	if read == nil {
-		read = n.readHostMemoryNow
+// readCPUBound reads what bounds the CPU device now (through the seam
+// n.readHost where a test sets one) and keeps it for the status.
+func (n *node) readCPUBound() *hostMemory {
+	var h hostMemory
+	if n.readHost != nil {
+		h = n.readHost()
+	} else {
+		h = readHostMemory(filepath.Join(procFS, "meminfo"), n.memGroup, procFS, os.Getpid())
 	}
-	h := read()
 	n.hostMem.Store(&h)
 	return &h
 }

@@ -49,8 +49,8 @@ type node struct {
 	// nil where there is none to read.
 	memGroup *memcg.Group
 	// hostMem is what bounded the CPU device at the last plan (nil before
-	// one, or without a CPU device); readHost reads it (readHostMemoryNow,
-	// a seam for tests).
+	// one, or without a CPU device: readCPUBound); readHost, where a test
+	// sets it, reads it in place of /proc and the cgroup.
 	hostMem   atomic.Pointer[hostMemory]
 	readHost  func() hostMemory
 	admission admission     // models held to their share at overload
