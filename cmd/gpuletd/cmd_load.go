@@ -33,6 +33,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		concurrency      int
 		inputs           int
 		seed             uint64
+		sw               sweepFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "load --model MODEL[=RATE][,MODEL[=RATE]...] [--rate R]",
@@ -80,7 +81,19 @@ trace:<file> (replayed at --rate) or trace:<file>@<scale> (at <scale> times
 the trace's own rate), such as the Azure LLM traces' CSV files; or closed:
 a closed loop, as perf_analyzer's concurrency mode, where --concurrency
 requests (default 1) are always in flight, each sent as soon as the last is
-answered, and no --rate is given.`,
+answered, and no --rate is given.
+
+A sweep finds how much load the server keeps within its SLOs, as
+perf_analyzer's ranges do: --rate-range START:END[:STEP] runs the load at
+each total rate in turn (a mix keeps its models' proportions), and
+--concurrency-range START:END[:STEP] a closed loop at each concurrency, each
+step for --warmup (5s unless given: time for the daemon to re-plan for the
+step's rate) and then --duration. A step holds when every model answered at
+least --min-attainment (0.99) of its requests due within its SLO, a request
+this client could not send counted as a miss; the sweep stops at the first
+step that does not hold, or, with --binary-search, bisects the range for the
+highest that holds, to within STEP. A row is printed as each step ends, then
+the highest step that held and the lowest that did not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if shm && cudaShm {
@@ -90,33 +103,54 @@ answered, and no --rate is given.`,
 			if err != nil {
 				return err
 			}
+			if sw.rateRange != "" || sw.concurrencyRange != "" {
+				if err := sw.check(cmd, rate, &arrivalSpec); err != nil {
+					return err
+				}
+			}
 			closed := arrivalSpec == arrivalClosed
+			if closed && !cmd.Flags().Changed("concurrency") {
+				concurrency = 1 // perf_analyzer's concurrency mode starts at one
+			}
+			// configs makes the run's configs: a share per model, and the
+			// requests in flight (a closed loop's, or the most).
+			configs := func(shares []loadgen.Share, concurrency int) ([]loadgen.Config, error) {
+				cfgs := make([]loadgen.Config, len(shares))
+				for i, sh := range shares {
+					s := seed + uint64(i) // each model its own arrivals and inputs
+					var arr arrival.Arrivals
+					if !closed {
+						var err error
+						if arr, err = loadgen.OpenArrivals(arrivalSpec, sh.Rate, s); err != nil {
+							return nil, err
+						}
+					}
+					cfgs[i] = loadgen.Config{
+						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
+						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
+						Inputs: inputs, Compression: compression, SLO: slo,
+					}
+				}
+				return cfgs, nil
+			}
+			if sw.rateRange != "" || sw.concurrencyRange != "" {
+				if !cmd.Flags().Changed("warmup") {
+					warmup = sweepWarmup
+				}
+				return sw.run(cmd, d, loadRun{models: models, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON})
+			}
 			var shares []loadgen.Share
 			if closed {
 				shares, err = closedShares(models, rate)
-				if !cmd.Flags().Changed("concurrency") {
-					concurrency = 1 // perf_analyzer's concurrency mode starts at one
-				}
 			} else {
 				shares, err = loadShares(models, rate, arrivalSpec)
 			}
 			if err != nil {
 				return err
 			}
-			cfgs := make([]loadgen.Config, len(shares))
-			for i, sh := range shares {
-				s := seed + uint64(i) // each model its own arrivals and inputs
-				var arr arrival.Arrivals
-				if !closed {
-					if arr, err = loadgen.OpenArrivals(arrivalSpec, sh.Rate, s); err != nil {
-						return err
-					}
-				}
-				cfgs[i] = loadgen.Config{
-					URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
-					Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
-					Inputs: inputs, Compression: compression, SLO: slo,
-				}
+			cfgs, err := configs(shares, concurrency)
+			if err != nil {
+				return err
 			}
 			var (
 				rep *loadgen.Report
@@ -189,6 +223,7 @@ answered, and no --rate is given.`,
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
+	sw.register(f)
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)
 	return cmd

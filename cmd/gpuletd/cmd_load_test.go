@@ -226,6 +226,57 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Zero(t, closed.Report.Dropped)
 	require.LessOrEqual(t, closed.Report.Max, int64(2), out)
 
+	// A sweep of a mix: under an SLO every answer meets, each step holds;
+	// under one none can, the first step does not, and the sweep ends there.
+	code, out, stderr = runCLI(t, "load", "--model", "lenet5,mlp", "--rate-range", "20:40:20", "--duration", "1s", "--warmup", "0s",
+		"--slo", "10s", "--min-attainment", "0.5")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^sweep of lenet5, mlp at http://\S+: poisson arrivals at each total rate for 1s, JSON tensors$`, out)
+	require.Contains(t, out, "a step holds when every model answers 50.0% of its requests due within its SLO")
+	require.Regexp(t, `(?m)^RATE +SENT +IN SLO +GOODPUT +LOWEST +HOLDS +FAILED$`, out)
+	require.Regexp(t, `(?m)^20\.0/s +[1-9]\d* +\d+\.\d% +\S+/s +(lenet5|mlp) \d+\.\d% +yes `, out)
+	require.Regexp(t, `(?m)^40\.0/s +[1-9]\d* .* yes `, out)
+	require.Contains(t, out, "\nevery step held, up to 40.0/s (goodput ")
+	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate-range", "20:40:20", "--duration", "1s", "--warmup", "0s", "--slo", "1ns")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^20\.0/s +[1-9]\d* +0\.0% +0\.00/s +\S+ +\S+ +no `, out)
+	require.NotContains(t, out, "40.0/s")
+	require.Contains(t, out, "no step held: at 20.0/s, the lowest, 0.0% within the SLO\n1 more steps above it not run")
+	code, out, stderr = runCLI(t, "load", "--model", "mlp", "--concurrency-range", "1:3", "--binary-search", "--duration", "1s", "--warmup", "0s",
+		"--slo", "1ns", "--json")
+	require.Equal(t, 0, code, stderr)
+	var sweep struct {
+		Sweep  string `json:"sweep"`
+		Result struct {
+			Search bool `json:"binary_search"`
+			Steps  []struct {
+				At    float64 `json:"at"`
+				Holds bool    `json:"holds"`
+				Run   struct {
+					Models []struct {
+						Closed int `json:"closed_loop"`
+					} `json:"models"`
+				} `json:"run"`
+			} `json:"steps"`
+			Held   *struct{} `json:"highest_held"`
+			Failed *struct {
+				At     float64 `json:"at"`
+				Lowest string  `json:"lowest_model"`
+			} `json:"lowest_failed"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &sweep), out)
+	require.Equal(t, "concurrency", sweep.Sweep)
+	require.True(t, sweep.Result.Search)
+	require.Len(t, sweep.Result.Steps, 1, "the range's start failed: nothing above it can hold")
+	require.Equal(t, 1, sweep.Result.Steps[0].Run.Models[0].Closed, "a closed loop of one")
+	require.Nil(t, sweep.Result.Held)
+	require.Equal(t, 1.0, sweep.Result.Failed.At)
+	require.Equal(t, "mlp", sweep.Result.Failed.Lowest)
+	code, _, stderr = runCLI(t, "load", "--model", "mlp", "--rate-range", "10:20", "--arrival", "closed")
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: load: a closed loop has no rate to sweep: give --concurrency-range\n", stderr)
+
 	// The daemon saw them: lenet5 has recent requests.
 	var s adminStatus
 	require.NoError(t, adminGet(t.Context(), plainAPI(base), "/api/v1/status", &s))

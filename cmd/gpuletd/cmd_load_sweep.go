@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/sim/arrival"
+	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// sweepWarmup is each step's warm-up unless --warmup gives one: time for
+// the daemon to see the step's rate and re-plan for it (a surge re-plans
+// within a second or two; starting a gpu-let's executor takes a few more).
+const sweepWarmup = 5 * time.Second
+
+// sweepFlags are load's flags for a sweep over rates or concurrencies.
+type sweepFlags struct {
+	rateRange, concurrencyRange string
+	search                      bool
+	minAttainment               float64
+}
+
+func (s *sweepFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&s.rateRange, "rate-range", "", "run at each total rate from START to END in steps of STEP (START:END[:STEP]; five steps without STEP) until one does not hold")
+	f.StringVar(&s.concurrencyRange, "concurrency-range", "", "a closed loop at each concurrency from START to END (START:END[:STEP], STEP 1 without it) until one does not hold")
+	f.BoolVar(&s.search, "binary-search", false, "bisect the range for the highest rate or concurrency that holds, to within STEP")
+	f.Float64Var(&s.minAttainment, "min-attainment", 0.99, "share of a step's requests every model must answer within its SLO for the step to hold")
+}
+
+// check refuses flags a sweep cannot run with and makes a concurrency
+// sweep a closed loop.
+func (s *sweepFlags) check(cmd *cobra.Command, rate float64, arrivalSpec *string) error {
+	fl := cmd.Flags()
+	switch {
+	case s.rateRange != "" && s.concurrencyRange != "":
+		return errors.New("load: give --rate-range (open loop) or --concurrency-range (closed loop), not both")
+	case !(s.minAttainment > 0 && s.minAttainment <= 1):
+		return fmt.Errorf("load: --min-attainment %v is not a share in (0, 1]; 0.99 asks for 99%% of the requests within the SLO", s.minAttainment)
+	case s.rateRange != "" && rate != 0:
+		return errors.New("load: --rate-range gives the rates; give no --rate")
+	case s.rateRange != "" && *arrivalSpec == arrivalClosed:
+		return errors.New("load: a closed loop has no rate to sweep: give --concurrency-range")
+	case s.concurrencyRange != "" && fl.Changed("concurrency"):
+		return errors.New("load: --concurrency-range gives the concurrencies; give no --concurrency")
+	case s.concurrencyRange != "" && fl.Changed("arrival") && *arrivalSpec != arrivalClosed:
+		return fmt.Errorf("load: --concurrency-range runs a closed loop, not --arrival %s: give --rate-range for an arrival process", *arrivalSpec)
+	case s.concurrencyRange != "" && rate != 0:
+		return errors.New("load: a closed loop's rate is what the server answers: give no --rate with --concurrency-range")
+	}
+	if s.rateRange != "" {
+		if spec, err := arrival.Parse(*arrivalSpec); err == nil && spec.Kind == arrival.KindTrace && spec.Scale > 0 {
+			return fmt.Errorf("load: --arrival %s replays the trace at a scale of its own rate; to sweep rates give trace:%s, replayed at each step's rate", *arrivalSpec, spec.Path)
+		}
+	}
+	if s.concurrencyRange != "" {
+		*arrivalSpec = arrivalClosed
+	}
+	return nil
+}
+
+// loadRun is what a sweep's steps share with a single load.
+type loadRun struct {
+	models      []string
+	arrival     string
+	closed      bool
+	concurrency int
+	configs     func(shares []loadgen.Share, concurrency int) ([]loadgen.Config, error)
+	json        bool
+}
+
+// run sweeps the range and reports each step as it ends, then what held.
+func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
+	spec, integer := s.rateRange, false
+	if lr.closed {
+		spec, integer = s.concurrencyRange, true
+	}
+	r, err := loadgen.ParseRange(spec, integer)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	step := func(ctx context.Context, at float64) (*loadgen.MixReport, error) {
+		var (
+			shares []loadgen.Share
+			err    error
+		)
+		concurrency := lr.concurrency
+		if lr.closed {
+			shares, err = closedShares(lr.models, 0)
+			concurrency = int(at)
+		} else {
+			shares, err = loadShares(lr.models, at, lr.arrival)
+		}
+		if err != nil {
+			return nil, err
+		}
+		cfgs, err := lr.configs(shares, concurrency)
+		if err != nil {
+			return nil, err
+		}
+		return loadgen.RunMix(ctx, cfgs)
+	}
+	w := cmd.OutOrStdout()
+	var rows *sweepTable
+	each := func(st loadgen.SweepStep) {
+		if lr.json {
+			return
+		}
+		if rows == nil {
+			rows = newSweepTable(w, lr, s.minAttainment, st.Run)
+		}
+		rows.row(st)
+	}
+	res, err := loadgen.Sweep(cmd.Context(), r, s.search, s.minAttainment, step, each)
+	if err != nil {
+		var ce *exitError
+		if errors.As(err, &ce) || errors.Is(err, loadgen.ErrConfig) {
+			return err
+		}
+		if errors.Is(err, loadgen.ErrGRPCUnreachable) {
+			return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC: is it running, with grpc_listen at the --grpc address? (%v)", err)}
+		}
+		return d.fail(err)
+	}
+	if lr.json {
+		kind := "rate"
+		if lr.closed {
+			kind = "concurrency"
+		}
+		if err := printJSON(w, map[string]any{"arrival": lr.arrival, "sweep": kind, "range": r, "result": res}); err != nil {
+			return err
+		}
+	} else if rows != nil {
+		writeSweepSummary(w, res, lr.closed)
+	}
+	if res.Interrupted {
+		return &exitError{code: 1, msg: "gpuletd load: interrupted; the steps above ran"}
+	}
+	return nil
+}
+
+// sweepTable prints a sweep's steps as they end, in fixed columns (a step
+// takes seconds; a table aligned at the end would show nothing until then).
+type sweepTable struct {
+	w      io.Writer
+	closed bool
+	mix    bool
+}
+
+func newSweepTable(w io.Writer, lr loadRun, minAttainment float64, first *loadgen.MixReport) *sweepTable {
+	t := &sweepTable{w: w, closed: lr.closed, mix: len(first.Models) > 1}
+	r0 := first.Models[0]
+	tensors, target := loadTarget(r0)
+	what := r0.Model
+	if t.mix {
+		names := make([]string, len(first.Models))
+		for i, r := range first.Models {
+			names[i] = r.Model
+		}
+		what = strings.Join(names, ", ")
+	}
+	how := lr.arrival + " arrivals at each total rate"
+	if lr.closed {
+		how = "a closed loop at each concurrency"
+		if t.mix {
+			how += " (per model)"
+		}
+	}
+	fmt.Fprintf(w, "sweep of %s at %s: %s for %s, %s tensors\n", what, target, how, r0.Window.Round(time.Second), tensors)
+	fmt.Fprintf(w, "a step holds when every model answers %s of its requests due within its SLO\n\n", percent(minAttainment))
+	first6 := "P50"
+	if t.mix {
+		first6 = "LOWEST"
+	}
+	at := "RATE"
+	if t.closed {
+		at = "CONCURRENCY"
+	}
+	t.line(at, "SENT", "IN SLO", "GOODPUT", first6, "P99", "HOLDS", "FAILED")
+	return t
+}
+
+// line writes one row of fixed columns; the last takes what it needs.
+func (t *sweepTable) line(at, sent, inSLO, goodput, p50, p99, holds, failed string) {
+	if t.mix {
+		fmt.Fprintf(t.w, "%-12s %7s %7s %9s  %-20s %-5s %s\n", at, sent, inSLO, goodput, p50, holds, failed)
+		return
+	}
+	fmt.Fprintf(t.w, "%-12s %7s %7s %9s %8s %8s  %-5s %s\n", at, sent, inSLO, goodput, p50, p99, holds, failed)
+}
+
+func (t *sweepTable) row(st loadgen.SweepStep) {
+	tot := st.Run.Total
+	inSLO := 0.0
+	if tot.Scheduled > 0 {
+		inSLO = float64(tot.WithinSLO) / float64(tot.Scheduled)
+	}
+	at := perSecond(st.At)
+	if t.closed {
+		at = fmt.Sprintf("%.0f (%s)", st.At, perSecond(tot.SendRate))
+	}
+	holds := "no"
+	if st.Holds {
+		holds = "yes"
+	}
+	failed := failures(tot.Failed)
+	if tot.Dropped > 0 {
+		failed = strings.TrimPrefix(strings.TrimPrefix(failed, "none"), ", ")
+		if failed != "" {
+			failed += ", "
+		}
+		failed += fmt.Sprintf("%d dropped by this client", tot.Dropped)
+	}
+	sent := fmt.Sprint(tot.Sent)
+	if t.mix {
+		lowest := "-"
+		if st.Lowest != "" {
+			lowest = st.Lowest + " " + percent(st.Attainment)
+		}
+		t.line(at, sent, percent(inSLO), perSecond(tot.Goodput), lowest, "", holds, failed)
+		return
+	}
+	p50, p99 := "-", "-"
+	if l := st.Run.Models[0].Latency; l.Count > 0 {
+		p50, p99 = dur(l.P50), dur(l.P99)
+	}
+	t.line(at, sent, percent(inSLO), perSecond(tot.Goodput), p50, p99, holds, failed)
+}
+
+// writeSweepSummary says what the sweep found: the highest step that held
+// and the lowest that did not.
+func writeSweepSummary(w io.Writer, res *loadgen.SweepResult, closed bool) {
+	name := func(st *loadgen.SweepStep) string {
+		if closed {
+			return fmt.Sprintf("concurrency %.0f", st.At)
+		}
+		return perSecond(st.At)
+	}
+	missed := func(st *loadgen.SweepStep) string {
+		if st.Lowest == "" {
+			return "no request was due"
+		}
+		if len(st.Run.Models) > 1 {
+			return fmt.Sprintf("%s answered %s within its SLO", st.Lowest, percent(st.Attainment))
+		}
+		return percent(st.Attainment) + " within the SLO"
+	}
+	fmt.Fprintln(w)
+	switch h, f := res.Held, res.Failed; {
+	case h != nil && f != nil:
+		fmt.Fprintf(w, "highest that held: %s, goodput %s; %s did not (%s)\n", name(h), perSecond(h.Run.Total.Goodput), name(f), missed(f))
+	case h != nil && !res.Interrupted:
+		fmt.Fprintf(w, "every step held, up to %s (goodput %s): the limit is above the range\n", name(h), perSecond(h.Run.Total.Goodput))
+	case h != nil:
+		fmt.Fprintf(w, "highest that held before the interruption: %s, goodput %s\n", name(h), perSecond(h.Run.Total.Goodput))
+	case f != nil:
+		fmt.Fprintf(w, "no step held: at %s, the lowest, %s\n", name(f), missed(f))
+	}
+	if res.Skipped > 0 {
+		fmt.Fprintf(w, "%d more steps above it not run: a sweep stops at the first step that does not hold (--binary-search looks between)\n", res.Skipped)
+	}
+}

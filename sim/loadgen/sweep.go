@@ -1,0 +1,212 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// MaxSweepSteps bounds the points of a linear sweep (each is a whole run); a
+// binary search runs a few of any number.
+const MaxSweepSteps = 100
+
+// Range is what a sweep varies, as perf_analyzer's --request-rate-range and
+// --concurrency-range give it: from Start to End in steps of Step. Integer
+// ranges (concurrency) hold whole numbers only.
+type Range struct {
+	Start, End, Step float64
+	Integer          bool
+}
+
+// ParseRange reads "START:END[:STEP]". Without STEP an integer range steps
+// by 1 and a rate range makes five points, START and END included.
+func ParseRange(spec string, integer bool) (Range, error) {
+	parts := strings.Split(spec, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Range{}, fmt.Errorf("%w: range %q: give START:END or START:END:STEP", ErrConfig, spec)
+	}
+	vals := make([]float64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return Range{}, fmt.Errorf("%w: range %q: %q is not a positive number", ErrConfig, spec, p)
+		}
+		if integer && v != math.Trunc(v) {
+			return Range{}, fmt.Errorf("%w: range %q: %q is not a whole number", ErrConfig, spec, p)
+		}
+		vals[i] = v
+	}
+	r := Range{Start: vals[0], End: vals[1], Integer: integer}
+	switch {
+	case r.End < r.Start:
+		return Range{}, fmt.Errorf("%w: range %q ends below its start", ErrConfig, spec)
+	case len(vals) == 3:
+		r.Step = vals[2]
+	case integer:
+		r.Step = 1
+	case r.End > r.Start:
+		r.Step = (r.End - r.Start) / 4
+	default:
+		r.Step = r.Start
+	}
+	return r, nil
+}
+
+// count is the number of points of a linear sweep.
+func (r Range) count() int {
+	// A step that divides the span up to rounding still reaches End.
+	return int(math.Floor((r.End-r.Start)/r.Step+1e-9)) + 1
+}
+
+// Points are a linear sweep's values: Start, Start+Step, … up to End.
+func (r Range) Points() []float64 {
+	n := r.count()
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = r.Start + float64(i)*r.Step
+	}
+	return out
+}
+
+// SweepStep is one run of a sweep.
+type SweepStep struct {
+	// At is the step's total rate (requests/s) or concurrency.
+	At float64 `json:"at"`
+	// Holds says every model answered at least the sweep's share of its
+	// due requests within its SLO.
+	Holds bool `json:"holds"`
+	// Attainment is the lowest of the models' attainments here: answers
+	// within the SLO over the requests due, sent or dropped by this
+	// client (a request the client could not send for want of a free
+	// slot is a miss too); Lowest names that model.
+	Attainment float64 `json:"slo_attainment"`
+	Lowest     string  `json:"lowest_model"`
+	// Run is the step's report, per model and summed.
+	Run *MixReport `json:"run"`
+}
+
+// SweepResult is a sweep's steps in the order they ran, and what it found.
+type SweepResult struct {
+	// MinAttainment is the share a step had to reach to hold.
+	MinAttainment float64 `json:"min_attainment"`
+	// Search is set for a binary search, unset for a linear sweep.
+	Search bool        `json:"binary_search"`
+	Steps  []SweepStep `json:"steps"`
+	// Held is the highest step that held, Failed the lowest that did not
+	// (nil when none did, or none failed).
+	Held   *SweepStep `json:"highest_held"`
+	Failed *SweepStep `json:"lowest_failed"`
+	// Skipped counts a linear sweep's points above a step that did not
+	// hold, which it does not run.
+	Skipped int `json:"skipped"`
+	// Interrupted is set when the context ended during a step; that step
+	// is the last, and does not count as held or failed.
+	Interrupted bool `json:"interrupted"`
+}
+
+// SweepRun runs one step of a sweep at a total rate or concurrency.
+type SweepRun func(ctx context.Context, at float64) (*MixReport, error)
+
+// Sweep runs a load at each value of r, in order, until one does not hold
+// (a load the server cannot keep up with overloads the heavier ones too),
+// or, with search, bisects r for the highest value that holds: Start, End,
+// then midpoints until the gap between the highest that held and the lowest
+// that did not is at most Step. each, when not nil, sees every step as it
+// ends. A run that cannot start ends the sweep with its error; one that
+// ctx interrupts ends it with the steps so far.
+func Sweep(ctx context.Context, r Range, search bool, minAttainment float64, run SweepRun, each func(SweepStep)) (*SweepResult, error) {
+	res := &SweepResult{MinAttainment: minAttainment, Search: search}
+	held, failed := -1, -1 // indices into res.Steps
+	defer func() {
+		if held >= 0 {
+			res.Held = &res.Steps[held]
+		}
+		if failed >= 0 {
+			res.Failed = &res.Steps[failed]
+		}
+	}()
+	// step runs at and records it; false when the sweep must end there.
+	step := func(at float64) (bool, error) {
+		mix, err := run(ctx, at)
+		if mix == nil {
+			if err == nil {
+				err = errors.New("no report")
+			}
+			return false, fmt.Errorf("sweep at %v: %w", at, err)
+		}
+		s := judge(at, mix, minAttainment)
+		res.Steps = append(res.Steps, s)
+		if each != nil {
+			each(s)
+		}
+		if err != nil || ctx.Err() != nil {
+			res.Interrupted = true
+			return false, nil
+		}
+		i := len(res.Steps) - 1
+		switch {
+		case s.Holds && (held < 0 || at > res.Steps[held].At):
+			held = i
+		case !s.Holds && (failed < 0 || at < res.Steps[failed].At):
+			failed = i
+		}
+		return true, nil
+	}
+	if !search {
+		if n := r.count(); n > MaxSweepSteps {
+			return res, fmt.Errorf("%w: the range from %v to %v has %d steps, more than %d: give a larger STEP, or search it (--binary-search)", ErrConfig, r.Start, r.End, n, MaxSweepSteps)
+		}
+		points := r.Points()
+		for i, at := range points {
+			if ok, err := step(at); err != nil || !ok {
+				return res, err
+			}
+			if failed >= 0 {
+				res.Skipped = len(points) - i - 1
+				break
+			}
+		}
+		return res, nil
+	}
+	for _, at := range []float64{r.Start, r.End} {
+		if ok, err := step(at); err != nil || !ok {
+			return res, err
+		}
+		if failed >= 0 || at == r.End {
+			break // none holds, or the whole range does
+		}
+	}
+	for held >= 0 && failed >= 0 && res.Steps[failed].At-res.Steps[held].At > r.Step {
+		mid := (res.Steps[held].At + res.Steps[failed].At) / 2
+		if r.Integer {
+			mid = math.Floor(mid)
+		}
+		if mid <= res.Steps[held].At {
+			break
+		}
+		if ok, err := step(mid); err != nil || !ok {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// judge finds a step's lowest attainment and whether it holds: a step where
+// no request was due holds nothing.
+func judge(at float64, mix *MixReport, minAttainment float64) SweepStep {
+	s := SweepStep{At: at, Run: mix}
+	for _, r := range mix.Models {
+		if r.Scheduled == 0 {
+			continue // nothing was due: nothing to judge
+		}
+		a := float64(r.WithinSLO) / float64(r.Scheduled)
+		if s.Lowest == "" || a < s.Attainment {
+			s.Attainment, s.Lowest = a, r.Model
+		}
+	}
+	s.Holds = s.Lowest != "" && s.Attainment >= minAttainment
+	return s
+}

@@ -1,0 +1,176 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseRange(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		integer bool
+		want    []float64
+		err     string
+	}{
+		{spec: "100:500:100", want: []float64{100, 200, 300, 400, 500}},
+		{spec: "100:500", want: []float64{100, 200, 300, 400, 500}},
+		{spec: "100:450:100", want: []float64{100, 200, 300, 400}},
+		{spec: "0.3:0.9:0.3", want: []float64{0.3, 0.6, 0.9}},
+		{spec: "50:50", want: []float64{50}},
+		{spec: "1:4", integer: true, want: []float64{1, 2, 3, 4}},
+		{spec: "2:16:4", integer: true, want: []float64{2, 6, 10, 14}},
+		{spec: "100", err: "give START:END or START:END:STEP"},
+		{spec: "1:2:3:4", err: "give START:END or START:END:STEP"},
+		{spec: "0:100", err: `"0" is not a positive number`},
+		{spec: "a:100", err: `"a" is not a positive number`},
+		{spec: "10:100:-5", err: `"-5" is not a positive number`},
+		{spec: "500:100", err: "ends below its start"},
+		{spec: "1.5:4", integer: true, err: `"1.5" is not a whole number`},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			r, err := ParseRange(tc.spec, tc.integer)
+			if tc.err != "" {
+				require.ErrorIs(t, err, ErrConfig)
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.InDeltaSlice(t, tc.want, r.Points(), 1e-9)
+		})
+	}
+}
+
+// capacityServer answers every request within its SLO up to capacity and half
+// of them above it, and remembers the values it was run at.
+type capacityServer struct {
+	capacity float64
+	ran      []float64
+	models   []string
+}
+
+func (f *capacityServer) run(_ context.Context, at float64) (*MixReport, error) {
+	f.ran = append(f.ran, at)
+	mix := &MixReport{}
+	for i, m := range f.models {
+		due := int64(1000)
+		within := due
+		if at > f.capacity && i == len(f.models)-1 {
+			within = due / 2 // the last model is the one that suffers
+		}
+		mix.Models = append(mix.Models, &Report{Model: m, Scheduled: due, Sent: due, WithinSLO: within})
+	}
+	mix.Total = sum(mix.Models)
+	return mix, nil
+}
+
+func TestSweep(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		spec     string
+		integer  bool
+		search   bool
+		capacity float64
+		ran      []float64
+		held     float64 // 0: none
+		failed   float64 // 0: none
+		skipped  int
+	}{
+		{name: "linear, stops at the first step that fails", spec: "100:500:100", capacity: 250,
+			ran: []float64{100, 200, 300}, held: 200, failed: 300, skipped: 2},
+		{name: "linear, all hold", spec: "100:500:100", capacity: 1000,
+			ran: []float64{100, 200, 300, 400, 500}, held: 500},
+		{name: "linear, none holds", spec: "100:500:100", capacity: 50,
+			ran: []float64{100}, failed: 100, skipped: 4},
+		{name: "search bisects to the step", spec: "100:500:25", search: true, capacity: 330,
+			ran: []float64{100, 500, 300, 400, 350, 325}, held: 325, failed: 350},
+		{name: "search, the whole range holds", spec: "100:500:25", search: true, capacity: 900,
+			ran: []float64{100, 500}, held: 500},
+		{name: "search, none holds", spec: "100:500:25", search: true, capacity: 10,
+			ran: []float64{100}, failed: 100},
+		{name: "search on whole numbers", spec: "1:16", integer: true, search: true, capacity: 6,
+			ran: []float64{1, 16, 8, 4, 6, 7}, held: 6, failed: 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseRange(tc.spec, tc.integer)
+			require.NoError(t, err)
+			srv := &capacityServer{capacity: tc.capacity, models: []string{"a", "b"}}
+			var seen []float64
+			res, err := Sweep(t.Context(), r, tc.search, 0.99, srv.run, func(s SweepStep) { seen = append(seen, s.At) })
+			require.NoError(t, err)
+			require.Equal(t, tc.ran, srv.ran)
+			require.Equal(t, tc.ran, seen, "each step is seen as it ends")
+			require.Len(t, res.Steps, len(tc.ran))
+			if tc.held == 0 {
+				require.Nil(t, res.Held)
+			} else {
+				require.NotNil(t, res.Held)
+				require.Equal(t, tc.held, res.Held.At)
+				require.True(t, res.Held.Holds)
+			}
+			if tc.failed == 0 {
+				require.Nil(t, res.Failed)
+			} else {
+				require.NotNil(t, res.Failed)
+				require.Equal(t, tc.failed, res.Failed.At)
+				require.Equal(t, "b", res.Failed.Lowest, "the model that missed is named")
+				require.InDelta(t, 0.5, res.Failed.Attainment, 1e-9)
+			}
+			require.Equal(t, tc.skipped, res.Skipped)
+			require.False(t, res.Interrupted)
+		})
+	}
+}
+
+func TestSweepCountsClientDropsAsMisses(t *testing.T) {
+	mix := &MixReport{Models: []*Report{{Model: "a", Scheduled: 1000, Sent: 980, Dropped: 20, WithinSLO: 980}}}
+	s := judge(100, mix, 0.99)
+	require.False(t, s.Holds, "20 of 1000 due were never sent: 98%%")
+	require.InDelta(t, 0.98, s.Attainment, 1e-9)
+
+	s = judge(100, &MixReport{Models: []*Report{{Model: "idle"}}}, 0.99)
+	require.False(t, s.Holds, "a step where nothing was due shows nothing")
+	require.Empty(t, s.Lowest)
+}
+
+func TestSweepStops(t *testing.T) {
+	r, err := ParseRange("100:500:100", false)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	srv := &capacityServer{capacity: 1000, models: []string{"a"}}
+	res, err := Sweep(ctx, r, false, 0.99, func(ctx context.Context, at float64) (*MixReport, error) {
+		mix, _ := srv.run(ctx, at)
+		if at == 200 {
+			cancel() // as ^C during the second step
+			return mix, context.Canceled
+		}
+		return mix, nil
+	}, nil)
+	require.NoError(t, err)
+	require.True(t, res.Interrupted)
+	require.Equal(t, []float64{100, 200}, srv.ran)
+	require.Equal(t, 100.0, res.Held.At, "the interrupted step counts neither way")
+	require.Nil(t, res.Failed)
+
+	long, err := ParseRange("1:1000:1", false)
+	require.NoError(t, err, "a search may take any range")
+	srv = &capacityServer{capacity: 500, models: []string{"a"}}
+	_, err = Sweep(t.Context(), long, false, 0.99, srv.run, nil)
+	require.ErrorIs(t, err, ErrConfig)
+	require.ErrorContains(t, err, "the range from 1 to 1000 has 1000 steps, more than 100: give a larger STEP, or search it (--binary-search)")
+	require.Empty(t, srv.ran, "refused before any step ran")
+	res, err = Sweep(t.Context(), long, true, 0.99, srv.run, nil)
+	require.NoError(t, err)
+	require.InDelta(t, 500, res.Held.At, 1, "to within STEP of the capacity")
+	require.InDelta(t, 1, res.Failed.At-res.Held.At, 1)
+	require.Len(t, res.Steps, 12, "1, 1000, then ten halvings of the gap")
+
+	boom := errors.New("model x is not served")
+	res, err = Sweep(t.Context(), r, true, 0.99, func(context.Context, float64) (*MixReport, error) { return nil, boom }, nil)
+	require.ErrorIs(t, err, boom)
+	require.ErrorContains(t, err, "sweep at 100: model x is not served")
+	require.Empty(t, res.Steps)
+}
