@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpulet/gpuletd/gpulet"
@@ -81,36 +82,53 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 }
 
 // FairShare plans an overloaded node for in's demands (the rates to plan,
-// PlanRate(estimate, 0) in Plan): it finds, by bisection, the largest cap C
-// such that every model's demand held to min(rate, C) is placed,
-// so that models asking less than their fair share get all of it and those
-// asking more (a flood) share what the others leave. When not every model
-// can have even the lowest demand, the cap falls below it: every model then
-// keeps a place with an equal share rather than some being left out. What a
-// cap holds back is reported in the plan's Unscheduled with the reason;
-// Admission refuses it for that model only. When not even MinPlanRate each
-// fits (more models than the node can hold), the plan of the full demands,
-// fallback, stands.
+// PlanRate(estimate, 0) in Plan) max-min fairly in the devices' time: it
+// finds, by bisection, the largest share C of one device such that every
+// model's demand held to the rate C devices serve of it alone (DeviceRate;
+// at least MinPlanRate, a place each) is placed. Models asking less than
+// their share get all of it and those asking more (a flood) share what the
+// others leave, each the same time on the devices: a flood of a model a
+// hundred times as costly as another holds the other to the same time, not
+// to the same requests per second. When not every model can have even the
+// lowest demand, the share falls below it. What the cap holds back is
+// reported in the plan's Unscheduled with the reason; Admission refuses it
+// for that model only. When not even MinPlanRate each fits (more models
+// than the node can hold), the plan of the full demands, fallback, stands.
 func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, fallback *gpulet.Plan) (*gpulet.Plan, error) {
 	if len(in.Demands) < 2 {
 		return fallback, nil // nothing to share: a lone model gets what fits
 	}
-	lowest, highest := in.Demands[0].Rate, in.Demands[0].Rate
-	for _, d := range in.Demands {
-		lowest, highest = min(lowest, d.Rate), max(highest, d.Rate)
+	perDevice := make([]float64, len(in.Demands))
+	lowest, highest := math.Inf(1), 0.0
+	for i, d := range in.Demands {
+		if perDevice[i] = DeviceRate(d); !(perDevice[i] > 0) {
+			perDevice[i] = 1 // no device serves it: Plan leaves such a model out before this
+		}
+		lowest, highest = min(lowest, d.Rate/perDevice[i]), max(highest, d.Rate/perDevice[i])
+	}
+	// rateAt is demand i's rate at a share of c devices.
+	rateAt := func(i int, c float64) float64 {
+		return min(in.Demands[i].Rate, max(c*perDevice[i], MinPlanRate))
 	}
 	capped := func(c float64) (*gpulet.Plan, error) {
-		return run(ctx, algo, withRates(in, func(r float64) float64 { return min(r, c) }), opts)
+		x := in
+		x.Demands = slices.Clone(in.Demands)
+		for i := range x.Demands {
+			x.Demands[i].Rate = rateAt(i, c)
+		}
+		return run(ctx, algo, x, opts)
 	}
-	best, err := capped(lowest)
+	// No model's share is more than the whole node.
+	hi := min(highest, float64(len(in.GPUs)))
+	lo := min(lowest, hi)
+	best, err := capped(lo)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := lowest, highest
 	if len(best.Unscheduled) > 0 {
 		// Not every model gets even the lowest demand: the share falls
-		// below it, equal for all, down to MinPlanRate, a place each.
-		lo, hi = min(MinPlanRate, lowest), lowest
+		// below it, down to MinPlanRate each, a place.
+		lo, hi = 0, lo
 		if best, err = capped(lo); err != nil {
 			return nil, err
 		}
@@ -122,8 +140,9 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range in.Demands {
-		if held := d.Rate - c; held > 0 {
+	for i, d := range in.Demands {
+		share := rateAt(i, c)
+		if held := d.Rate - share; held > 0 {
 			if best.Unscheduled == nil {
 				best.Unscheduled = map[string]float64{}
 			}
@@ -132,10 +151,43 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 			}
 			best.Unscheduled[d.Name] = held
 			best.Schedulable = false
-			best.Reasons[d.Name] = fmt.Sprintf("the node is overloaded: its fair share is %.1f req/s, which leaves every model with a lower demand all of it; the rest is refused with 503", c)
+			best.Reasons[d.Name] = fmt.Sprintf("the node is overloaded: its fair share is %.1f req/s, what %s serves of it (every model held back gets the same time; a model that asks less keeps all it asks); the rest is refused with 503", share, devicePercent(c))
 		}
 	}
 	return best, nil
+}
+
+// DeviceRate is the most requests/s one whole device serves of a model
+// alone within its SLO: gpulet.AffordableRate at the size that serves the
+// most per share of the device, scaled to the whole, over the model's
+// profiles. The fair share at overload counts in it, so that a model's
+// share is time on the devices whatever its requests cost; 0 when no size
+// serves it.
+func DeviceRate(d gpulet.Demand) float64 {
+	best := 0.0
+	for _, p := range append([]*gpulet.Profile{d.Profile}, d.More...) {
+		if p == nil {
+			continue
+		}
+		for _, size := range p.Sizes() {
+			if r, _, ok := gpulet.AffordableRate(p, d.SLOMS, size); ok && size > 0 {
+				best = max(best, r*100/float64(size))
+			}
+		}
+	}
+	return best
+}
+
+// devicePercent writes a share of c devices' time: "12% of one device's
+// time", "0.4% of …", or "2.5 devices' time".
+func devicePercent(c float64) string {
+	switch {
+	case c > 1:
+		return fmt.Sprintf("%.1f devices' time", c)
+	case c >= 0.1:
+		return fmt.Sprintf("%.0f%% of one device's time", 100*c)
+	}
+	return fmt.Sprintf("%.1f%% of one device's time", 100*c)
 }
 
 // largestPlaced bisects x over [lo, hi] in steps steps for the largest x

@@ -105,6 +105,41 @@ func TestPlanOverloadBelowEveryDemand(t *testing.T) {
 	require.False(t, p.Schedulable)
 }
 
+// TestPlanOverloadSharesDeviceTime is make run's demo node flooded on every
+// model: two small models of about 57 000 req/s per device and a long one
+// of about 61. The fair share is time on the device: the small models keep
+// thousands of requests per second each, the long one a place of its own
+// and its share. Held to one rate for all, the long model's 61 req/s at
+// most held the small ones to less than that (46.8 req/s each, seen on
+// the demo under `gpuletd load --rate 8000`).
+func TestPlanOverloadSharesDeviceTime(t *testing.T) {
+	smallProf, longProf := demoProfiles(t)
+	in := gpulet.Input{
+		GPUs: []gpulet.GPU{twoCoreCPU("cpu")},
+		Demands: []gpulet.Demand{
+			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: 40000},
+			{Name: "small2", Profile: smallProf, SLOMS: 5, Rate: 40000},
+			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 100},
+		},
+	}
+	require.InDelta(t, 60.6, DeviceRate(in.Demands[2]), 0.1, "batches of 7 in 231 ms on one core, twice over")
+	require.Greater(t, DeviceRate(in.Demands[0]), 50000.0)
+
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	require.NoError(t, err)
+	got := p.Assigned()
+	for _, name := range []string{"small", "small2"} {
+		require.Greater(t, got[name], 5000.0, "%s keeps thousands of req/s: %v", name, got)
+		require.Contains(t, p.Reasons[name], "fair share")
+	}
+	require.GreaterOrEqual(t, got["long"], MinPlanRate, "the long model keeps a place: %v", got)
+	require.InDelta(t, 100-got["long"], p.Unscheduled["long"], 1e-6)
+	require.Regexp(t, `its fair share is [\d.]+ req/s, what \d+% of one device's time serves of it`, p.Reasons["long"])
+	// The same share of the device: each model's rate over its device rate.
+	share := got["long"] / DeviceRate(in.Demands[2])
+	require.InDelta(t, share, got["small"]/DeviceRate(in.Demands[0]), 0.02, "%v", got)
+}
+
 // TestPlanHeadroomWithSplitResidues is make run's demo node: a small model
 // with a 5 ms SLO that serves slightly more per core on both cores of a
 // CPU device, and a model whose batches take 18–33 ms, which cannot share
