@@ -137,7 +137,7 @@ the highest step that held and the lowest that did not.`,
 				if !cmd.Flags().Changed("warmup") {
 					warmup = sweepWarmup
 				}
-				return sw.run(cmd, d, loadRun{models: models, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON})
+				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON})
 			}
 			var shares []loadgen.Share
 			if closed {

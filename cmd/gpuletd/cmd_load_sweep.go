@@ -67,6 +67,7 @@ func (s *sweepFlags) check(cmd *cobra.Command, rate float64, arrivalSpec *string
 // loadRun is what a sweep's steps share with a single load.
 type loadRun struct {
 	models      []string
+	grpc        string
 	arrival     string
 	closed      bool
 	concurrency int
@@ -118,12 +119,8 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	}
 	res, err := loadgen.Sweep(cmd.Context(), r, s.search, s.minAttainment, step, each)
 	if err != nil {
-		var ce *exitError
-		if errors.As(err, &ce) || errors.Is(err, loadgen.ErrConfig) {
-			return err
-		}
 		if errors.Is(err, loadgen.ErrGRPCUnreachable) {
-			return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC: is it running, with grpc_listen at the --grpc address? (%v)", err)}
+			return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", lr.grpc, err)}
 		}
 		return d.fail(err)
 	}
