@@ -32,12 +32,8 @@ type MemoryReport struct {
 // memoryReport reads the host's memory and doctor's memory cgroup, and the
 // measured memory of the CPU models from db (nil or unread: none).
 func memoryReport(db *DatabaseReport, g *memcg.Group) *MemoryReport {
-	r := &MemoryReport{TotalBytes: memTotal(filepath.Join(procFS, "meminfo"))}
-	if g != nil {
-		if c, err := g.Read(); err == nil {
-			r.LimitBytes, r.LimitOf = c.Limit, c.LimitOf
-		}
-	}
+	h := readHostLimits(filepath.Join(procFS, "meminfo"), g)
+	r := &MemoryReport{TotalBytes: h.TotalBytes, LimitBytes: h.LimitBytes, LimitOf: h.LimitOf}
 	if db != nil && db.Summary != nil {
 		for _, m := range db.Summary.Memory {
 			if m.DeviceType == mps.CPUType {
@@ -45,11 +41,7 @@ func memoryReport(db *DatabaseReport, g *memcg.Group) *MemoryReport {
 			}
 		}
 	}
-	bound := r.TotalBytes
-	if r.LimitBytes > 0 && (bound == 0 || r.LimitBytes < bound) {
-		bound = r.LimitBytes
-	}
-	if bound > 0 && r.CPUModelsBytes > bound {
+	if bound := h.bound(); bound > 0 && r.CPUModelsBytes > bound {
 		r.Warning = fmt.Sprintf("the database's CPU models need %s together, more than the %s gpuletd may use here: the plan will leave some out, and say why",
 			memcg.Size(r.CPUModelsBytes), memcg.Size(bound))
 	}

@@ -43,37 +43,48 @@ type hostMemory struct {
 	ModelsBytes int64 `json:"models_bytes"`
 }
 
-// readHostMemory reads the host's memory from meminfo (/proc/meminfo), the
-// limit from the daemon's cgroup g (nil: none to read) and the daemon's
-// peak resident memory from its status file under proc.
+// readHostMemory reads the host's memory and the limit (readHostLimits)
+// and the daemon's peak resident memory from its status file under proc.
 func readHostMemory(meminfo string, g *memcg.Group, proc string, pid int) hostMemory {
-	h := hostMemory{TotalBytes: memTotal(meminfo)}
-	if g != nil {
-		if c, err := g.Read(); err == nil {
-			h.LimitBytes, h.LimitOf = c.Limit, c.LimitOf
-		}
-	}
+	h := readHostLimits(meminfo, g)
 	if b, err := procfs.KiBField(filepath.Join(proc, strconv.Itoa(pid), "status"), "VmHWM"); err == nil {
 		h.DaemonBytes = b
 	}
-	bound := h.TotalBytes
-	if h.LimitBytes > 0 && (bound == 0 || h.LimitBytes < bound) {
-		bound = h.LimitBytes
-	}
-	if bound > 0 {
+	if bound := h.bound(); bound > 0 {
 		h.ModelsBytes = max(bound-h.DaemonBytes, 1<<20)
 	}
 	return h
 }
 
-// memTotal is MemTotal of a meminfo file, in bytes; 0 when it cannot be
-// read.
-func memTotal(file string) int64 {
-	b, err := procfs.KiBField(file, "MemTotal")
-	if err != nil {
-		return 0
+// readHostLimits reads the host's memory from meminfo (/proc/meminfo) and
+// the tightest limit over cgroup g and those above it (nil: none to read);
+// each is left 0 when it cannot be read.
+func readHostLimits(meminfo string, g *memcg.Group) hostMemory {
+	var h hostMemory
+	if b, err := procfs.KiBField(meminfo, "MemTotal"); err == nil {
+		h.TotalBytes = b
 	}
-	return b
+	if g != nil {
+		if c, err := g.Read(); err == nil {
+			h.LimitBytes, h.LimitOf = c.Limit, c.LimitOf
+		}
+	}
+	return h
+}
+
+// limitBinds says that the memory limit, not the host's memory, is the
+// smaller.
+func (h hostMemory) limitBinds() bool {
+	return h.LimitBytes > 0 && (h.TotalBytes == 0 || h.LimitBytes < h.TotalBytes)
+}
+
+// bound is the smaller of the host's memory and the limit, 0 when neither
+// is known.
+func (h hostMemory) bound() int64 {
+	if h.limitBinds() {
+		return h.LimitBytes
+	}
+	return h.TotalBytes
 }
 
 // modelsMB is the bound in the planner's unit: ModelsBytes in MB, or
@@ -90,7 +101,7 @@ func (h hostMemory) source() string {
 	switch {
 	case h.ModelsBytes <= 0:
 		return "unbounded: neither the host's memory nor a memory limit could be read"
-	case h.LimitBytes > 0 && (h.TotalBytes == 0 || h.LimitBytes < h.TotalBytes):
+	case h.limitBinds():
 		return fmt.Sprintf("gpuletd's memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) less the daemon's peak of %s",
 			memcg.Size(h.LimitBytes), h.LimitOf, memcg.Size(h.DaemonBytes))
 	default:
