@@ -57,7 +57,7 @@ func Placeable(in gpulet.Input, p *gpulet.Plan) gpulet.Input {
 // none has as much; the others stay at MinPlanRate.
 func scaledLoad(in gpulet.Input, s float64) gpulet.Input {
 	busy := slices.ContainsFunc(in.Demands, func(d gpulet.Demand) bool { return d.Rate >= MinPlanRate })
-	return withRates(in, func(r float64) float64 {
+	return withRates(in, func(_ int, r float64) float64 {
 		if busy && r < MinPlanRate {
 			return MinPlanRate
 		}

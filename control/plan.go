@@ -41,7 +41,7 @@ const fairSteps = 10
 // does it also size the headroom.
 func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
 	withHeadroom := func(h float64) gpulet.Input {
-		return withRates(in, func(r float64) float64 { return PlanRate(r, h) })
+		return withRates(in, func(_ int, r float64) float64 { return PlanRate(r, h) })
 	}
 	firstPass := opts
 	firstPass.WholeResidues = true
@@ -84,7 +84,7 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 // FairShare plans an overloaded node for in's demands (the rates to plan,
 // PlanRate(estimate, 0) in Plan) max-min fairly in the devices' time: it
 // finds, by bisection, the largest share C of one device such that every
-// model's demand held to the rate C devices serve of it alone (DeviceRate;
+// model's demand held to the rate C devices serve of it alone (deviceRate;
 // at least MinPlanRate, a place each) is placed. Models asking less than
 // their share get all of it and those asking more (a flood) share what the
 // others leave, each the same time on the devices: a flood of a model a
@@ -101,7 +101,7 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 	perDevice := make([]float64, len(in.Demands))
 	lowest, highest := math.Inf(1), 0.0
 	for i, d := range in.Demands {
-		if perDevice[i] = DeviceRate(d); !(perDevice[i] > 0) {
+		if perDevice[i] = deviceRate(d); !(perDevice[i] > 0) {
 			perDevice[i] = 1 // no device serves it: Plan leaves such a model out before this
 		}
 		lowest, highest = min(lowest, d.Rate/perDevice[i]), max(highest, d.Rate/perDevice[i])
@@ -111,12 +111,7 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 		return min(in.Demands[i].Rate, max(c*perDevice[i], MinPlanRate))
 	}
 	capped := func(c float64) (*gpulet.Plan, error) {
-		x := in
-		x.Demands = slices.Clone(in.Demands)
-		for i := range x.Demands {
-			x.Demands[i].Rate = rateAt(i, c)
-		}
-		return run(ctx, algo, x, opts)
+		return run(ctx, algo, withRates(in, func(i int, _ float64) float64 { return rateAt(i, c) }), opts)
 	}
 	// No model's share is more than the whole node.
 	hi := min(highest, float64(len(in.GPUs)))
@@ -157,13 +152,13 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 	return best, nil
 }
 
-// DeviceRate is the most requests/s one whole device serves of a model
+// deviceRate is the most requests/s one whole device serves of a model
 // alone within its SLO: gpulet.AffordableRate at the size that serves the
 // most per share of the device, scaled to the whole, over the model's
 // profiles. The fair share at overload counts in it, so that a model's
 // share is time on the devices whatever its requests cost; 0 when no size
 // serves it.
-func DeviceRate(d gpulet.Demand) float64 {
+func deviceRate(d gpulet.Demand) float64 {
 	best := 0.0
 	for _, p := range append([]*gpulet.Profile{d.Profile}, d.More...) {
 		if p == nil {
@@ -234,12 +229,13 @@ func withUnplaceable(p, full *gpulet.Plan) *gpulet.Plan {
 	return p
 }
 
-// withRates is in with each demand's rate mapped by f.
-func withRates(in gpulet.Input, f func(rate float64) float64) gpulet.Input {
+// withRates is in with each demand's rate mapped by f, given the demand's
+// index and rate.
+func withRates(in gpulet.Input, f func(i int, rate float64) float64) gpulet.Input {
 	x := in
 	x.Demands = slices.Clone(in.Demands)
 	for i := range x.Demands {
-		x.Demands[i].Rate = f(in.Demands[i].Rate)
+		x.Demands[i].Rate = f(i, in.Demands[i].Rate)
 	}
 	return x
 }

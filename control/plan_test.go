@@ -122,8 +122,8 @@ func TestPlanOverloadSharesDeviceTime(t *testing.T) {
 			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 100},
 		},
 	}
-	require.InDelta(t, 60.6, DeviceRate(in.Demands[2]), 0.1, "batches of 7 in 231 ms on one core, twice over")
-	require.Greater(t, DeviceRate(in.Demands[0]), 50000.0)
+	require.InDelta(t, 60.6, deviceRate(in.Demands[2]), 0.1, "batches of 7 in 231 ms on one core, twice over")
+	require.Greater(t, deviceRate(in.Demands[0]), 50000.0)
 
 	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
 	require.NoError(t, err)
@@ -136,8 +136,8 @@ func TestPlanOverloadSharesDeviceTime(t *testing.T) {
 	require.InDelta(t, 100-got["long"], p.Unscheduled["long"], 1e-6)
 	require.Regexp(t, `its fair share is [\d.]+ req/s, what \d+% of one device's time serves of it`, p.Reasons["long"])
 	// The same share of the device: each model's rate over its device rate.
-	share := got["long"] / DeviceRate(in.Demands[2])
-	require.InDelta(t, share, got["small"]/DeviceRate(in.Demands[0]), 0.02, "%v", got)
+	share := got["long"] / deviceRate(in.Demands[2])
+	require.InDelta(t, share, got["small"]/deviceRate(in.Demands[0]), 0.02, "%v", got)
 }
 
 // TestPlanHeadroomWithSplitResidues is make run's demo node: a small model
@@ -217,7 +217,7 @@ func TestPlanHeadroomKeepsResiduesWhole(t *testing.T) {
 			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
 		},
 	}
-	split, err := gpulet.Run(context.Background(), gpulet.AlgoGpuletInt, withRates(in, func(r float64) float64 { return PlanRate(r, Headroom) }), gpulet.Options{})
+	split, err := gpulet.Run(context.Background(), gpulet.AlgoGpuletInt, withRates(in, func(_ int, r float64) float64 { return PlanRate(r, Headroom) }), gpulet.Options{})
 	require.NoError(t, err)
 	require.Empty(t, split.Unscheduled, "the full headroom fits with a residue split off")
 	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
