@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
 	"go.uber.org/zap"
 )
 
@@ -28,6 +29,12 @@ type capacityStatus struct {
 	Rate float64 `json:"rate"`
 	// AtLeast: the search ran out of time; Ratio is a lower bound.
 	AtLeast bool `json:"at_least,omitempty"`
+	// CPU: the node's devices include the CPU. The search counts its
+	// gpu-lets' compute time alone, while the request path (the daemon,
+	// the executors' reading and writing) runs on the same cores, so such
+	// a node serves less than Rate; a sweep (gpuletd load --rate-range)
+	// measures what it serves.
+	CPU bool `json:"cpu,omitempty"`
 	// At is when the load was planned.
 	At time.Time `json:"at"`
 }
@@ -80,6 +87,19 @@ func (n *node) measureCapacity(ctx context.Context, in gpulet.Input) {
 		n.log.Debug("planned capacity not measured", zap.Error(err))
 		return
 	}
-	n.capacity.set(at, &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast, At: at})
+	n.capacity.set(at, &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast,
+		CPU: onCPU(in, n.devices.Inventory().Devices), At: at})
 	n.log.Debug("planned capacity", zap.Float64("ratio", ratio), zap.Float64("load", load), zap.Bool("at_least", atLeast), zap.Duration("took", time.Since(at)))
+}
+
+// onCPU says that one of in's devices is the CPU, by its kind in devs.
+func onCPU(in gpulet.Input, devs []mps.Device) bool {
+	for _, g := range in.GPUs {
+		for _, d := range devs {
+			if d.ID == g.ID && d.Kind == mps.KindCPU {
+				return true
+			}
+		}
+	}
+	return false
 }

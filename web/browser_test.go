@@ -538,12 +538,14 @@ func checkReadyWords(t *testing.T, b *browser) {
     capacityWords({ ratio: 620.4, load: 98.4, rate: 59785 }),
     capacityWords({ ratio: 1.8, load: 12000, rate: 21600, at_least: true }),
     capacityWords({ ratio: 0.8, load: 500, rate: 400 }),
+    capacityWords({ ratio: 256, load: 318, rate: 80810, cpu: true }),
     capacityWords(undefined),
   ];
 })()`)
 	require.Equal(t, []string{"3.4× the 400 req/s planned for, 1368 req/s", "620× the 98.4 req/s planned for, 59785 req/s",
-		"≥1.8× the 12000 req/s planned for, 21600 req/s", "0.8× the 500 req/s planned for: overloaded", "–"}, got)
-	require.Regexp(t, `^(–|≥?[\d.]+× the [\d.]+ req/s planned for(, \d+ req/s|: overloaded))$`,
+		"≥1.8× the 12000 req/s planned for, 21600 req/s", "0.8× the 500 req/s planned for: overloaded",
+		"256× the 318 req/s planned for, 80810 req/s (on the CPU: the models' compute alone, the request path shares its cores)", "–"}, got)
+	require.Regexp(t, `^(–|≥?[\d.]+× the [\d.]+ req/s planned for(, \d+ req/s( \(on the CPU: .+\))?|: overloaded))$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="capacity"] dd').textContent`), "the summary says the planned capacity")
 	require.Regexp(t, `^\d+(s|m|h\d+m|d\d+h) \(since .+\)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="up"] dd').textContent`), "the summary says how long it has run")

@@ -279,6 +279,7 @@ type adminCapacity struct {
 	Load    float64 `json:"load"`
 	Rate    float64 `json:"rate"`
 	AtLeast bool    `json:"at_least"`
+	CPU     bool    `json:"cpu"`
 }
 
 // words says it in a line of the status's header.
@@ -294,7 +295,11 @@ func (c *adminCapacity) words() string {
 	case c.Ratio < 1:
 		return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for: overloaded", ratio, rate(c.Load))
 	}
-	return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for, %s", ratio, rate(c.Load), rate(c.Rate))
+	line := fmt.Sprintf("capacity (planner's estimate): %s the %s planned for, %s", ratio, rate(c.Load), rate(c.Rate))
+	if c.CPU {
+		line += "\n  on the CPU it counts the models' compute alone, and the request path\n  shares those cores: gpuletd load --rate-range measures what it serves"
+	}
+	return line
 }
 
 // adminProblems counts the warning and error events of the status's

@@ -172,6 +172,17 @@ func TestServeDemoRepository(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "status", "--url", base)
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^models on the CPU: [\d.]+ MiB placed of the [\d.]+ [MG]iB they may hold \((the host's|gpuletd's memory limit of) .+ less the daemon's peak of .+\)$`, stdout)
+
+	// The planned capacity counts the models' compute alone, and on the CPU
+	// the status says so.
+	var st adminStatus
+	require.Eventually(t, func() bool {
+		return adminGet(t.Context(), plainAPI(base), "/api/v1/status", &st) == nil && st.Capacity != nil
+	}, 30*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	require.True(t, st.Capacity.CPU, "the node's device is the CPU")
+	code, stdout, stderr = runCLI(t, "status", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "\n  on the CPU it counts the models' compute alone, and the request path\n")
 }
 
 func TestServeSkipsBrokenModelsAndSaysWhy(t *testing.T) {

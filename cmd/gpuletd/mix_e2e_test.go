@@ -216,6 +216,7 @@ func TestStatusSaysThePlannedCapacity(t *testing.T) {
 		return adminGet(t.Context(), plainAPI(base), "/api/v1/status", &s) == nil && s.Capacity != nil
 	}, 30*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
 	require.False(t, s.Capacity.AtLeast)
+	require.False(t, s.Capacity.CPU, "an emulated V100, not the CPU")
 	require.Equal(t, 1.0, s.Capacity.Load, "mlp has no traffic: planned at the minimum rate")
 	limit := plannedMax(t, base, planbench.Mix{Demands: []planbench.MixDemand{{Name: "mlp", Share: 1}}})
 	require.InEpsilon(t, limit, s.Capacity.Rate, 0.03, "the planner's limit, as the plan preview finds it")
@@ -225,4 +226,5 @@ func TestStatusSaysThePlannedCapacity(t *testing.T) {
 	code, out, stderr := runCLI(t, "status", "--url", base)
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `\ncapacity \(planner's estimate\): \d+× the 1\.00 req/s planned for, \d+ req/s\n`, out)
+	require.NotContains(t, out, "on the CPU it counts")
 }

@@ -58,13 +58,15 @@ export function upWords(started, now = Date.now()) {
 
 // capacityWords says how far the planned load may grow, in the same mix,
 // before the planner cannot place it all (the status's capacity): a dash
-// before a plan with load.
+// before a plan with load. On the CPU the estimate counts the models'
+// compute alone (the status's capacity.cpu).
 export function capacityWords(c) {
   if (!c) return '–';
   const ratio = (c.at_least ? '≥' : '') + (c.ratio >= 10 ? c.ratio.toFixed(0) : c.ratio.toFixed(1)) + '×';
   const load = `${c.load >= 100 ? c.load.toFixed(0) : c.load.toFixed(1)} req/s`;
   if (c.ratio < 1 && !c.at_least) return `${ratio} the ${load} planned for: overloaded`;
-  return `${ratio} the ${load} planned for, ${c.rate.toFixed(0)} req/s`;
+  const cpu = c.cpu ? ' (on the CPU: the models\' compute alone, the request path shares its cores)' : '';
+  return `${ratio} the ${load} planned for, ${c.rate.toFixed(0)} req/s${cpu}`;
 }
 
 // memoryWords says what the daemon's memory cgroup holds, its executors'
