@@ -33,6 +33,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		concurrency      int
 		inputs           int
 		seed             uint64
+		csvPath          string
 		sw               sweepFlags
 	)
 	cmd := &cobra.Command{
@@ -91,9 +92,16 @@ step for --warmup (5s unless given: time for the daemon to re-plan for the
 step's rate) and then --duration. A step holds when every model answered at
 least --min-attainment (0.99) of its requests due within its SLO, a request
 this client could not send counted as a miss; the sweep stops at the first
-step that does not hold, or, with --binary-search, bisects the range for the
-highest that holds, to within STEP. A row is printed as each step ends, then
-the highest step that held and the lowest that did not.`,
+step that does not hold (--whole-range: runs every step, to draw the curve
+past it), or, with --binary-search, bisects the range for the highest that
+holds, to within STEP. A row is printed as each step ends, then the highest
+step that held and the lowest that did not.
+
+--csv FILE writes the report to FILE as comma-separated rows under a header,
+as perf_analyzer's -f does: a row per model (and their total for a mix) with
+its counts, goodput, attainment and latency percentiles (p50, p90, p95, p99,
+max, mean in microseconds), and in a sweep those rows for every step as it
+ends, with the step's rate or concurrency and whether it held.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if shm && cudaShm {
@@ -103,10 +111,25 @@ the highest step that held and the lowest that did not.`,
 			if err != nil {
 				return err
 			}
-			if sw.rateRange != "" || sw.concurrencyRange != "" {
-				if err := sw.check(cmd, rate, &arrivalSpec); err != nil {
-					return err
+			sweeping := sw.rateRange != "" || sw.concurrencyRange != ""
+			if err := sw.check(cmd, sweeping, rate, &arrivalSpec); err != nil {
+				return err
+			}
+			var table *loadgen.CSVWriter
+			if csvPath != "" {
+				// Made before the run, so that a path it cannot write
+				// fails before any request is sent.
+				f, err := os.Create(csvPath)
+				if err != nil {
+					return fmt.Errorf("load: %w", err)
 				}
+				table = loadgen.NewCSVWriter(f)
+				defer func() {
+					f.Close()
+					if !table.Wrote() {
+						os.Remove(csvPath) // no run ended: no file to read
+					}
+				}()
 			}
 			closed := arrivalSpec == arrivalClosed
 			if closed && !cmd.Flags().Changed("concurrency") {
@@ -137,7 +160,7 @@ the highest step that held and the lowest that did not.`,
 				if !cmd.Flags().Changed("warmup") {
 					warmup = sweepWarmup
 				}
-				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON})
+				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON, csv: table})
 			}
 			var shares []loadgen.Share
 			if closed {
@@ -175,6 +198,15 @@ the highest step that held and the lowest that did not.`,
 			}
 			if rep == nil && mix == nil {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}
+			}
+			if table != nil {
+				all := mix
+				if all == nil {
+					all = &loadgen.MixReport{Models: []*loadgen.Report{rep}}
+				}
+				if err := table.Run(all); err != nil {
+					return fmt.Errorf("load: %s: %w", csvPath, err)
+				}
 			}
 			hits := cacheHitsDuring(before, cacheHitsOf(context.WithoutCancel(cmd.Context()), d, names))
 			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "compression": compression, "interrupted": interrupted}
@@ -223,6 +255,7 @@ the highest step that held and the lowest that did not.`,
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.StringVar(&csvPath, "csv", "", "also write the report to this file as CSV: a row per model (and step of a sweep), as perf_analyzer's -f")
 	sw.register(f)
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)

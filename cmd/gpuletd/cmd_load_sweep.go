@@ -22,7 +22,7 @@ const sweepWarmup = 5 * time.Second
 // sweepFlags are load's flags for a sweep over rates or concurrencies.
 type sweepFlags struct {
 	rateRange, concurrencyRange string
-	search                      bool
+	search, whole               bool
 	minAttainment               float64
 }
 
@@ -30,14 +30,25 @@ func (s *sweepFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.rateRange, "rate-range", "", "run at each total rate from START to END in steps of STEP (START:END[:STEP]; five steps without STEP) until one does not hold")
 	f.StringVar(&s.concurrencyRange, "concurrency-range", "", "a closed loop at each concurrency from START to END (START:END[:STEP], STEP 1 without it) until one does not hold")
 	f.BoolVar(&s.search, "binary-search", false, "bisect the range for the highest rate or concurrency that holds, to within STEP")
+	f.BoolVar(&s.whole, "whole-range", false, "run every step of the range, past one that does not hold")
 	f.Float64Var(&s.minAttainment, "min-attainment", 0.99, "share of a step's requests every model must answer within its SLO for the step to hold")
 }
 
-// check refuses flags a sweep cannot run with and makes a concurrency
-// sweep a closed loop.
-func (s *sweepFlags) check(cmd *cobra.Command, rate float64, arrivalSpec *string) error {
+// check refuses flags a sweep cannot run with (and a sweep's flags
+// without a range) and makes a concurrency sweep a closed loop.
+func (s *sweepFlags) check(cmd *cobra.Command, sweeping bool, rate float64, arrivalSpec *string) error {
 	fl := cmd.Flags()
+	if !sweeping {
+		for _, name := range []string{"binary-search", "whole-range", "min-attainment"} {
+			if fl.Changed(name) {
+				return fmt.Errorf("load: --%s is for a sweep: give --rate-range or --concurrency-range", name)
+			}
+		}
+		return nil
+	}
 	switch {
+	case s.search && s.whole:
+		return errors.New("load: give --binary-search (bisect the range) or --whole-range (run every step), not both")
 	case s.rateRange != "" && s.concurrencyRange != "":
 		return errors.New("load: give --rate-range (open loop) or --concurrency-range (closed loop), not both")
 	case !(s.minAttainment > 0 && s.minAttainment <= 1):
@@ -73,6 +84,7 @@ type loadRun struct {
 	concurrency int
 	configs     func(shares []loadgen.Share, concurrency int) ([]loadgen.Config, error)
 	json        bool
+	csv         *loadgen.CSVWriter // nil: no --csv
 }
 
 // run sweeps the range and reports each step as it ends, then what held.
@@ -107,8 +119,14 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		return loadgen.RunMix(ctx, cfgs)
 	}
 	w := cmd.OutOrStdout()
-	var rows *sweepTable
+	var (
+		rows   *sweepTable
+		csvErr error
+	)
 	each := func(st loadgen.SweepStep) {
+		if lr.csv != nil && csvErr == nil {
+			csvErr = lr.csv.Step(st)
+		}
 		if lr.json {
 			return
 		}
@@ -117,7 +135,17 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		}
 		rows.row(st)
 	}
-	res, err := loadgen.Sweep(cmd.Context(), r, s.search, s.minAttainment, step, each)
+	mode := loadgen.SweepUntilMiss
+	switch {
+	case s.search:
+		mode = loadgen.SweepSearch
+	case s.whole:
+		mode = loadgen.SweepWhole
+	}
+	res, err := loadgen.Sweep(cmd.Context(), r, mode, s.minAttainment, step, each)
+	if csvErr != nil {
+		return fmt.Errorf("load: --csv: %w", csvErr)
+	}
 	if err != nil {
 		if errors.Is(err, loadgen.ErrGRPCUnreachable) {
 			return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", lr.grpc, err)}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -242,6 +243,31 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Regexp(t, `(?m)^20\.0/s +[1-9]\d* +0\.0% +0\.00/s +\S+ +\S+ +no `, out)
 	require.NotContains(t, out, "40.0/s")
 	require.Contains(t, out, "no step held: at 20.0/s, the lowest, 0.0% within the SLO\n1 more steps above it not run")
+	// The whole range, past the step that does not hold, into a CSV file.
+	csvPath := filepath.Join(t.TempDir(), "sweep.csv")
+	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate-range", "20:40:20", "--whole-range", "--duration", "1s", "--warmup", "0s",
+		"--slo", "1ns", "--csv", csvPath)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^40\.0/s +[1-9]\d* +0\.0% .* no `, out)
+	require.NotContains(t, out, "not run")
+	table, err := os.ReadFile(csvPath)
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(table)).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3, "a header, then a row per step:\n%s", table)
+	require.Equal(t, []string{"step", "holds", "model", "target_rate"}, rows[0][:4])
+	require.Equal(t, []string{"20", "no", "lenet5", "20"}, rows[1][:4])
+	require.Equal(t, []string{"40", "no", "lenet5", "40"}, rows[2][:4])
+	code, _, stderr = runCLI(t, "load", "--model", "lenet5", "--rate-range", "20:40:20", "--whole-range", "--binary-search")
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: load: give --binary-search (bisect the range) or --whole-range (run every step), not both\n", stderr)
+	code, _, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "20", "--binary-search")
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: load: --binary-search is for a sweep: give --rate-range or --concurrency-range\n", stderr)
+	code, _, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "20", "--csv", filepath.Join(t.TempDir(), "no", "such", "dir", "x.csv"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "gpuletd: load: open ")
+	require.Contains(t, stderr, "no such file or directory")
 	code, out, stderr = runCLI(t, "load", "--model", "mlp", "--concurrency-range", "1:3", "--binary-search", "--duration", "1s", "--warmup", "0s",
 		"--slo", "1ns", "--json")
 	require.Equal(t, 0, code, stderr)

@@ -129,15 +129,15 @@ func (r Report) MarshalJSON() ([]byte, error) {
 
 // Percentiles summarises a distribution of durations.
 type Percentiles struct {
-	Count                    int64
-	P50, P90, P99, Max, Mean time.Duration
+	Count                         int64
+	P50, P90, P95, P99, Max, Mean time.Duration
 }
 
 // MarshalJSON writes microseconds.
 func (p Percentiles) MarshalJSON() ([]byte, error) {
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	return json.Marshal(map[string]any{
-		"count": p.Count, "p50_us": us(p.P50), "p90_us": us(p.P90), "p99_us": us(p.P99),
+		"count": p.Count, "p50_us": us(p.P50), "p90_us": us(p.P90), "p95_us": us(p.P95), "p99_us": us(p.P99),
 		"max_us": us(p.Max), "mean_us": us(p.Mean),
 	})
 }
@@ -160,6 +160,7 @@ func summarize(h *hdrhistogram.Histogram) Percentiles {
 		Count: h.TotalCount(),
 		P50:   time.Duration(h.ValueAtQuantile(50)),
 		P90:   time.Duration(h.ValueAtQuantile(90)),
+		P95:   time.Duration(h.ValueAtQuantile(95)),
 		P99:   time.Duration(h.ValueAtQuantile(99)),
 		Max:   time.Duration(h.Max()),
 		Mean:  time.Duration(h.Mean()),

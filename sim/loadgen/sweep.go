@@ -88,15 +88,34 @@ type SweepStep struct {
 	Run *MixReport `json:"run"`
 }
 
+// SweepMode is how a sweep walks its range.
+type SweepMode uint8
+
+// The ways a sweep walks its range.
+const (
+	// SweepUntilMiss runs each point in order until one does not hold (a
+	// load the server cannot keep up with overloads the heavier ones too).
+	SweepUntilMiss SweepMode = iota
+	// SweepWhole runs every point, past those that do not hold: the
+	// whole curve, as perf_analyzer's ranges run without a latency
+	// threshold.
+	SweepWhole
+	// SweepSearch bisects the range for the highest point that holds.
+	SweepSearch
+)
+
 // SweepResult is a sweep's steps in the order they ran, and what it found.
 type SweepResult struct {
 	// MinAttainment is the share a step had to reach to hold.
 	MinAttainment float64 `json:"min_attainment"`
-	// Search is set for a binary search, unset for a linear sweep.
+	// Search is set for a binary search, unset for a linear sweep; Whole
+	// for a linear one that ran every point (SweepWhole).
 	Search bool        `json:"binary_search"`
+	Whole  bool        `json:"whole_range,omitempty"`
 	Steps  []SweepStep `json:"steps"`
 	// Held is the highest step that held, Failed the lowest that did not
-	// (nil when none did, or none failed).
+	// (nil when none did, or none failed); over a whole range a step above
+	// Failed may have held.
 	Held   *SweepStep `json:"highest_held"`
 	Failed *SweepStep `json:"lowest_failed"`
 	// Skipped counts a linear sweep's points above a step that did not
@@ -111,14 +130,15 @@ type SweepResult struct {
 type SweepRun func(ctx context.Context, at float64) (*MixReport, error)
 
 // Sweep runs a load at each value of r, in order, until one does not hold
-// (a load the server cannot keep up with overloads the heavier ones too),
-// or, with search, bisects r for the highest value that holds: Start, End,
-// then midpoints until the gap between the highest that held and the lowest
+// (SweepUntilMiss) or through the whole range (SweepWhole), or bisects r
+// for the highest value that holds (SweepSearch): Start, End, then
+// midpoints until the gap between the highest that held and the lowest
 // that did not is at most Step. each, when not nil, sees every step as it
 // ends. A run that cannot start ends the sweep with its error; one that
 // ctx interrupts ends it with the steps so far.
-func Sweep(ctx context.Context, r Range, search bool, minAttainment float64, run SweepRun, each func(SweepStep)) (*SweepResult, error) {
-	res := &SweepResult{MinAttainment: minAttainment, Search: search}
+func Sweep(ctx context.Context, r Range, mode SweepMode, minAttainment float64, run SweepRun, each func(SweepStep)) (*SweepResult, error) {
+	search := mode == SweepSearch
+	res := &SweepResult{MinAttainment: minAttainment, Search: search, Whole: mode == SweepWhole}
 	held, failed := -1, -1 // indices into res.Steps
 	defer func() {
 		if held >= 0 {
@@ -164,7 +184,7 @@ func Sweep(ctx context.Context, r Range, search bool, minAttainment float64, run
 			if ok, err := step(at); err != nil || !ok {
 				return res, err
 			}
-			if failed >= 0 {
+			if failed >= 0 && mode == SweepUntilMiss {
 				res.Skipped = len(points) - i - 1
 				break
 			}

@@ -71,7 +71,7 @@ func TestSweep(t *testing.T) {
 		name     string
 		spec     string
 		integer  bool
-		search   bool
+		mode     SweepMode
 		capacity float64
 		ran      []float64
 		held     float64 // 0: none
@@ -84,13 +84,15 @@ func TestSweep(t *testing.T) {
 			ran: []float64{100, 200, 300, 400, 500}, held: 500},
 		{name: "linear, none holds", spec: "100:500:100", capacity: 50,
 			ran: []float64{100}, failed: 100, skipped: 4},
-		{name: "search bisects to the step", spec: "100:500:25", search: true, capacity: 330,
+		{name: "the whole range, past the first step that fails", spec: "100:500:100", mode: SweepWhole, capacity: 250,
+			ran: []float64{100, 200, 300, 400, 500}, held: 200, failed: 300},
+		{name: "search bisects to the step", spec: "100:500:25", mode: SweepSearch, capacity: 330,
 			ran: []float64{100, 500, 300, 400, 350, 325}, held: 325, failed: 350},
-		{name: "search, the whole range holds", spec: "100:500:25", search: true, capacity: 900,
+		{name: "search, the whole range holds", spec: "100:500:25", mode: SweepSearch, capacity: 900,
 			ran: []float64{100, 500}, held: 500},
-		{name: "search, none holds", spec: "100:500:25", search: true, capacity: 10,
+		{name: "search, none holds", spec: "100:500:25", mode: SweepSearch, capacity: 10,
 			ran: []float64{100}, failed: 100},
-		{name: "search on whole numbers", spec: "1:16", integer: true, search: true, capacity: 6,
+		{name: "search on whole numbers", spec: "1:16", integer: true, mode: SweepSearch, capacity: 6,
 			ran: []float64{1, 16, 8, 4, 6, 7}, held: 6, failed: 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,7 +100,7 @@ func TestSweep(t *testing.T) {
 			require.NoError(t, err)
 			srv := &capacityServer{capacity: tc.capacity, models: []string{"a", "b"}}
 			var seen []float64
-			res, err := Sweep(t.Context(), r, tc.search, 0.99, srv.run, func(s SweepStep) { seen = append(seen, s.At) })
+			res, err := Sweep(t.Context(), r, tc.mode, 0.99, srv.run, func(s SweepStep) { seen = append(seen, s.At) })
 			require.NoError(t, err)
 			require.Equal(t, tc.ran, srv.ran)
 			require.Equal(t, tc.ran, seen, "each step is seen as it ends")
@@ -120,6 +122,8 @@ func TestSweep(t *testing.T) {
 			}
 			require.Equal(t, tc.skipped, res.Skipped)
 			require.False(t, res.Interrupted)
+			require.Equal(t, tc.mode == SweepSearch, res.Search)
+			require.Equal(t, tc.mode == SweepWhole, res.Whole)
 		})
 	}
 }
@@ -141,7 +145,7 @@ func TestSweepStops(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	srv := &capacityServer{capacity: 1000, models: []string{"a"}}
-	res, err := Sweep(ctx, r, false, 0.99, func(ctx context.Context, at float64) (*MixReport, error) {
+	res, err := Sweep(ctx, r, SweepUntilMiss, 0.99, func(ctx context.Context, at float64) (*MixReport, error) {
 		mix, _ := srv.run(ctx, at)
 		if at == 200 {
 			cancel() // as ^C during the second step
@@ -158,18 +162,18 @@ func TestSweepStops(t *testing.T) {
 	long, err := ParseRange("1:1000:1", false)
 	require.NoError(t, err, "a search may take any range")
 	srv = &capacityServer{capacity: 500, models: []string{"a"}}
-	_, err = Sweep(t.Context(), long, false, 0.99, srv.run, nil)
+	_, err = Sweep(t.Context(), long, SweepWhole, 0.99, srv.run, nil)
 	require.ErrorIs(t, err, ErrConfig)
 	require.ErrorContains(t, err, "the range from 1 to 1000 has 1000 steps, more than 100: give a larger STEP, or search it (--binary-search)")
 	require.Empty(t, srv.ran, "refused before any step ran")
-	res, err = Sweep(t.Context(), long, true, 0.99, srv.run, nil)
+	res, err = Sweep(t.Context(), long, SweepSearch, 0.99, srv.run, nil)
 	require.NoError(t, err)
 	require.InDelta(t, 500, res.Held.At, 1, "to within STEP of the capacity")
 	require.InDelta(t, 1, res.Failed.At-res.Held.At, 1)
 	require.Len(t, res.Steps, 12, "1, 1000, then ten halvings of the gap")
 
 	boom := errors.New("model x is not served")
-	res, err = Sweep(t.Context(), r, true, 0.99, func(context.Context, float64) (*MixReport, error) { return nil, boom }, nil)
+	res, err = Sweep(t.Context(), r, SweepSearch, 0.99, func(context.Context, float64) (*MixReport, error) { return nil, boom }, nil)
 	require.ErrorIs(t, err, boom)
 	require.ErrorContains(t, err, "sweep at 100: model x is not served")
 	require.Empty(t, res.Steps)
