@@ -545,6 +545,31 @@ func checkReadyWords(t *testing.T, b *browser) {
 	require.Equal(t, []string{"3.4× the 400 req/s planned for, 1368 req/s", "620× the 98.4 req/s planned for, 59785 req/s",
 		"≥1.8× the 12000 req/s planned for, 21600 req/s", "0.8× the 500 req/s planned for: overloaded",
 		"256× the 318 req/s planned for, 80810 req/s (on the CPU: the models' compute alone, the request path shares its cores)", "–"}, got)
+	// A refresh keeps each model's row and its name's cell (the link a
+	// reader is pressing) as long as the cell says the same.
+	got = eval[[]string](t, b, `(async () => {
+  const { renderModels } = await import('/assets/models.js');
+  const tbody = document.createElement('tbody');
+  document.body.append(tbody);
+  const st = (models) => ({ models: models.map(([name, rate, notes]) => ({ name, rate, slo_ms: 5, ready: true, config_notes: notes })) });
+  renderModels(tbody, st([['a', 1], ['b', 2]]));
+  const [rowA, rowB] = tbody.children;
+  const linkA = rowA.querySelector('a');
+  const out = [];
+  renderModels(tbody, st([['a', 10], ['b', 20]]));
+  out.push(String(tbody.children[0] === rowA && rowA.querySelector('a') === linkA && linkA.isConnected));
+  out.push(rowA.children[2].textContent);
+  renderModels(tbody, st([['b', 20], ['a', 10, ['instance_group ignored']]]));
+  out.push(String(tbody.children[0] === rowB && tbody.children[1] === rowA && rowA.querySelector('a') !== linkA));
+  out.push(rowA.querySelector('th').textContent);
+  renderModels(tbody, st([['a', 10, ['instance_group ignored']]]));
+  out.push(String(tbody.children.length) + ' ' + String(rowB.isConnected));
+  renderModels(tbody, st([]));
+  out.push(tbody.textContent);
+  tbody.remove();
+  return out;
+})()`)
+	require.Equal(t, []string{"true", "10", "true", "a (1 ignored)", "1 false", "No models are served."}, got)
 	require.Regexp(t, `^(–|≥?[\d.]+× the [\d.]+ req/s planned for(, \d+ req/s( \(on the CPU: .+\))?|: overloaded))$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="capacity"] dd').textContent`), "the summary says the planned capacity")
 	require.Regexp(t, `^\d+(s|m|h\d+m|d\d+h) \(since .+\)$`,

@@ -36,7 +36,12 @@ export function warningNote(warnings) {
   return h('span', { class: 'warning', text: ` (${clauses.join('; ')})`, title: warnings.join('\n') });
 }
 
-// renderModels fills the table body from the status.
+// renderModels fills the table body from the status. A model's row and
+// its name's cell stay the same elements from one refresh to the next
+// (the cell is replaced only when what it says changed, the row moved only
+// when it is out of place): a click on the name's link whose press and
+// release straddle a refresh would otherwise land on a detached element
+// and be lost.
 export function renderModels(tbody, status) {
   const unscheduled = (status.plan && status.plan.unscheduled) || {};
   const rows = (status.models || []).map((m) => {
@@ -45,9 +50,8 @@ export function renderModels(tbody, status) {
     const seen = r.requests > 0;
     const un = unscheduled[m.name];
     const notes = m.config_notes || [];
-    return h(
-      'tr',
-      { 'data-model': m.name },
+    return [
+      m.name,
       h(
         'th',
         { scope: 'row' },
@@ -83,10 +87,31 @@ export function renderModels(tbody, status) {
         m.placed_on && m.placed_on.length ? m.placed_on.join(', ') : m.reason ? 'not served: ' + m.reason : 'not placed',
         warningNote(m.warnings),
       ),
-    );
+    ];
   });
   if (!rows.length) {
-    rows.push(h('tr', {}, h('td', { colspan: 12, class: 'empty', text: 'No models are served.' })));
+    tbody.replaceChildren(h('tr', {}, h('td', { colspan: 12, class: 'empty', text: 'No models are served.' })));
+    return;
   }
-  tbody.replaceChildren(...rows);
+  const old = new Map();
+  for (const tr of tbody.children) {
+    if (tr.dataset.model !== undefined) old.set(tr.dataset.model, tr);
+  }
+  rows.forEach(([name, th, ...tds], i) => {
+    let tr = old.get(name);
+    if (tr) {
+      old.delete(name);
+      const head = tr.firstElementChild;
+      while (tr.lastElementChild && tr.lastElementChild !== head) tr.lastElementChild.remove();
+      if (!head || !head.isEqualNode(th)) {
+        tr.replaceChildren(th);
+      }
+      tr.append(...tds);
+    } else {
+      tr = h('tr', { 'data-model': name }, th, ...tds);
+    }
+    const at = tbody.children[i];
+    if (at !== tr) tbody.insertBefore(tr, at ?? null);
+  });
+  while (tbody.children.length > rows.length) tbody.lastElementChild.remove();
 }
