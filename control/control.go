@@ -8,18 +8,31 @@
 package control
 
 import (
+	"math"
 	"sort"
 	"time"
 )
 
 // The surge rule: every SurgeCheck, a model whose rate over the last
 // SurgeCheck is above SurgeMinRate and SurgeFactor times the rate the plan
-// assigns it makes the node re-plan, at most once per MinReplanGap.
+// assigns it, by more than chance explains (SurgeZ), makes the node
+// re-plan, at most once per MinReplanGap.
 const (
 	SurgeCheck   = time.Second
 	SurgeFactor  = 1.25
 	SurgeMinRate = 5.0
 	MinReplanGap = 5 * time.Second
+	// SurgeZ is how far, in standard deviations of a Poisson count, a
+	// window's count must exceed what the plan's rate would bring in it.
+	// A second of a steady load of a few dozen requests varies by a fifth
+	// (at 27 req/s the standard deviation is 19%): on factor alone a
+	// model at that rate read as a surge every minute or so, and each
+	// re-plan took the other models' rates from their own noisy second,
+	// which read as the next surge (a steady mix on emulated V100s at 27
+	// to 54 req/s per model re-planned five times in 30 s). Three
+	// deviations leave that to chance once in about a thousand windows;
+	// at hundreds of requests a second the factor is the stricter bound.
+	SurgeZ = 3.0
 )
 
 // Estimate is one model's rate estimate across planning periods.
@@ -43,16 +56,19 @@ func (e *Estimate) Fold(rate, w float64) float64 {
 }
 
 // Surge returns why the node should re-plan early: the first model, by name,
-// whose short-window rate is a surge over what the plan assigns it; "" when
-// none is.
+// whose short-window rate (over SurgeCheck) is a surge over what the plan
+// assigns it; "" when none is.
 func Surge(short, assigned map[string]float64) string {
 	names := make([]string, 0, len(short))
 	for name := range short {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	secs := SurgeCheck.Seconds()
 	for _, name := range names {
-		if r := short[name]; r > SurgeMinRate && r > SurgeFactor*assigned[name] {
+		r, a := short[name], assigned[name]
+		mean := a * secs // the window's count the plan's rate would bring
+		if r > SurgeMinRate && r > SurgeFactor*a && r*secs > mean+SurgeZ*math.Sqrt(mean) {
 			return "rate of " + name + " surged"
 		}
 	}

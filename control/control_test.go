@@ -1,6 +1,8 @@
 package control
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -22,8 +24,13 @@ func TestSurge(t *testing.T) {
 		want            string
 	}{
 		{"none", map[string]float64{"a": 10}, map[string]float64{"a": 10}, ""},
-		{"above 1.25x", map[string]float64{"a": 13}, map[string]float64{"a": 10}, "rate of a surged"},
-		{"at 1.25x is not", map[string]float64{"a": 12.5}, map[string]float64{"a": 10}, ""},
+		{"above 1.25x", map[string]float64{"a": 1300}, map[string]float64{"a": 1000}, "rate of a surged"},
+		{"at 1.25x is not", map[string]float64{"a": 1250}, map[string]float64{"a": 1000}, ""},
+		// A second of 32 req/s planned holds 32 ± 5.7: 1.25× is chance,
+		// three deviations (49) are not.
+		{"within chance at a low rate", map[string]float64{"a": 45}, map[string]float64{"a": 32}, ""},
+		{"beyond chance at a low rate", map[string]float64{"a": 50}, map[string]float64{"a": 32}, "rate of a surged"},
+		{"a model planned at the minimum", map[string]float64{"a": 6}, map[string]float64{"a": 1.2}, "rate of a surged"},
 		{"tiny rates are ignored", map[string]float64{"a": 5}, map[string]float64{}, ""},
 		{"unplaced model", map[string]float64{"b": 6}, map[string]float64{}, "rate of b surged"},
 		{"first by name", map[string]float64{"z": 100, "c": 100}, map[string]float64{}, "rate of c surged"},
@@ -42,4 +49,40 @@ func TestWindowOpensWhereTheLastClosed(t *testing.T) {
 	require.InDelta(t, 0.5, w.Close(2*time.Second), 1e-12, "the window opened at the last close, 1.5 s")
 	late := OpenWindow(10 * time.Second)
 	require.InDelta(t, 0.25, late.Close(10250*time.Millisecond), 1e-12)
+}
+
+// A steady Poisson load at the rate the plan was made for (its estimate
+// plus the headroom) seldom reads as a surge, also at a few requests a
+// second, while a load that has doubled does within a few windows (at 8
+// req/s one in four reads as one, from 27 req/s most).
+func TestSurgeIsNotPoissonNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	poisson := func(mean float64) float64 { // Knuth's: fine at these means
+		l, k, p := math.Exp(-mean), 0, 1.0
+		for {
+			p *= rng.Float64()
+			if p <= l {
+				return float64(k)
+			}
+			k++
+		}
+	}
+	const windows = 20000
+	for _, rate := range []float64{8, 27, 100, 400} {
+		planned := PlanRate(rate, Headroom)
+		steady, doubled := 0, 0
+		for range windows {
+			if Surge(map[string]float64{"m": poisson(rate)}, map[string]float64{"m": planned}) != "" {
+				steady++
+			}
+			if Surge(map[string]float64{"m": poisson(2 * rate)}, map[string]float64{"m": planned}) != "" {
+				doubled++
+			}
+		}
+		require.Less(t, float64(steady)/windows, 0.002, "steady at %v req/s", rate)
+		require.Greater(t, float64(doubled)/windows, 0.2, "doubled from %v req/s", rate)
+		if rate >= 27 {
+			require.Greater(t, float64(doubled)/windows, 0.5, "doubled from %v req/s", rate)
+		}
+	}
 }
