@@ -49,6 +49,9 @@ func (n *node) planLoop(ctx context.Context) {
 			now := time.Now()
 			reason, rates = "period", n.rates.closePeriod(now)
 			n.stepRates.closePeriod(now)
+			if n.keepPlan(rates) {
+				continue
+			}
 		case <-surge.C:
 			now := time.Now()
 			short := n.rates.closeShort(now)
@@ -69,6 +72,27 @@ func (n *node) planLoop(ctx context.Context) {
 			n.log.Warn("re-plan", zap.String("reason", reason), zap.Error(err))
 		}
 	}
+}
+
+// keepPlan says that a period's re-plan may leave what runs as it is: the
+// plan in force still places every model's estimate and runs whole
+// (control.KeepPlan, control.Settled), and the configured planner made it
+// (a reload that changes scheduler.algorithm re-plans at the period).
+// Pipelines plan their steps' rates themselves (planPipelines): a node
+// that serves one re-plans every period.
+func (n *node) keepPlan(estimates map[string]float64) bool {
+	cur := n.current.Load()
+	if cur == nil || cur.plan == nil || len(n.catalog.allPipelines()) > 0 ||
+		cur.plan.Algo != gpulet.Algo(n.conf().Scheduler.Algorithm) {
+		return false
+	}
+	n.planMu.Lock()
+	defer n.planMu.Unlock()
+	if !control.KeepPlan(cur.plan, estimates) || !control.Settled(n.running(), cur.plan) {
+		return false
+	}
+	n.log.Debug("period: the plan in force serves the estimates; kept", zap.Any("estimates", estimates))
+	return true
 }
 
 // takePipelineRates removes the pipelines' own rates from short and returns

@@ -18,7 +18,8 @@ import (
 // the node runs the plan for the workload's rates (the deployment an
 // operator would start with; its gpu-lets are ready at time 0). Every
 // reorganize period each model's rate over the period is folded into an
-// EWMA, and the node re-plans for it with headroom (control.Plan); every
+// EWMA, and the node re-plans for it with headroom (control.Plan) unless
+// the plan in force still places every estimate (control.KeepPlan); every
 // second a model whose short-window rate surges over its assigned rate
 // triggers a re-plan early (control.SurgeReplan). A plan is applied like
 // the daemon applies it (control.Reorganize): kept gpu-lets stay, the new
@@ -148,9 +149,14 @@ func (e *engine) period() error {
 		return e.replanPipes("period")
 	}
 	rates := make([]float64, len(e.models))
+	est := make(map[string]float64, len(e.models))
 	for i, m := range e.models {
 		rates[i] = m.est.Fold(float64(m.count)/dt, e.set.ewma)
+		est[m.name] = rates[i]
 		m.count = 0
+	}
+	if control.KeepPlan(e.plan, est) {
+		return nil // what runs serves the estimates: no reorganization
 	}
 	return e.replan("period", rates)
 }

@@ -1,0 +1,65 @@
+package control
+
+import (
+	"slices"
+
+	"github.com/gpulet/gpuletd/gpulet"
+)
+
+// ShrinkBelow is how far under what a plan assigns a model its rate
+// planned now may fall before a period re-plans for it (KeepPlan).
+const ShrinkBelow = 0.5
+
+// KeepPlan says that a period's re-plan may leave the plan in force as it
+// is: it still places every model's estimate, each within what it assigns
+// the model (the headroom spent in part, not more), and leaves nothing
+// unplaced but what no gpu-let can take. The planner run for estimates a
+// little apart from the last ones may well lay the same load out otherwise
+// (on four alike GPUs, each model on another one than before), and every
+// such move loads a model somewhere and unloads it elsewhere while it
+// serves: a steady mix on emulated V100s moved its models between GPUs at
+// every period. A model that grows past its place re-plans at the period
+// (and sooner, by Surge); one that shrinks keeps its place, which only its
+// own requests use, until the plan was made for more than ShrinkBelow
+// times what it would be made for now (its rate planned with the headroom):
+// then the period re-plans, so that a node whose load fell gives back the
+// GPUs it no longer needs.
+//
+// A plan of an overloaded node (a fair share, with demand left unplaced)
+// is never kept, so that the shares follow the demand. A model the plan
+// does not know (loaded since) has nothing assigned, and is not kept.
+func KeepPlan(plan *gpulet.Plan, estimates map[string]float64) bool {
+	if plan == nil {
+		return false
+	}
+	for name, r := range plan.Unscheduled {
+		if r > 0 && !slices.Contains(plan.Unplaceable, name) {
+			return false
+		}
+	}
+	assigned := plan.Assigned()
+	for name, est := range estimates {
+		if slices.Contains(plan.Unplaceable, name) {
+			continue
+		}
+		if a := assigned[name]; PlanRate(est, 0) > a || PlanRate(est, Headroom) < ShrinkBelow*a {
+			return false
+		}
+	}
+	return true
+}
+
+// Settled says that what runs is plan: every gpu-let of it runs with all
+// its models (none failed to start or load since), and nothing else runs.
+func Settled[H comparable](running []Serving[H], plan *gpulet.Plan) bool {
+	if plan == nil {
+		return false
+	}
+	old, _ := runningPlan(running)
+	for _, c := range gpulet.Diff(old, plan).Changes {
+		if c.Action != gpulet.ActionKeep || len(c.Load) > 0 || len(c.Unload) > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,46 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
+)
+
+// A period leaves the node as it is while the plan in force places every
+// estimate, runs whole and is the configured planner's; it re-plans once a
+// model outgrows its place, a gpu-let the plan has does not run, the
+// planner was changed by a reload, or a pipeline is served.
+func TestPeriodKeepsAPlanThatServesTheEstimates(t *testing.T) {
+	let := gpulet.GPULet{Size: 100, Models: []gpulet.Placement{{Name: "a", Batch: 8, Rate: 120}}}
+	plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, GPUs: []gpulet.GPUPlan{{ID: "emu0", GPULets: []gpulet.GPULet{let}}}}
+	newNode := func(algo string, running bool) *node {
+		conf := config.Default()
+		conf.Scheduler.Algorithm = algo
+		n := &node{log: zap.NewNop(), sup: &supervisor{running: map[string]*gpuletRun{}}, catalog: &catalog{}}
+		n.cfg.Store(&conf)
+		n.current.Store(&planned{plan: plan})
+		if running {
+			n.sup.running["x1"] = &gpuletRun{device: mps.Device{ID: "emu0"}, planned: let,
+				models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}}}
+		}
+		return n
+	}
+	steady := map[string]float64{"a": 110}
+	require.True(t, newNode(string(gpulet.AlgoGpuletInt), true).keepPlan(steady))
+	require.False(t, newNode(string(gpulet.AlgoGpuletInt), true).keepPlan(map[string]float64{"a": 130}), "a outgrew its place")
+	require.False(t, newNode(string(gpulet.AlgoGpuletInt), false).keepPlan(steady), "its gpu-let does not run")
+	require.False(t, newNode(string(gpulet.AlgoSBP), true).keepPlan(steady), "a reload changed the planner")
+	n := newNode(string(gpulet.AlgoGpuletInt), true)
+	n.catalog.pipelines = map[string]*repository.Model{"p": {Name: "p"}}
+	require.False(t, n.keepPlan(steady), "a pipeline is served")
+	n = newNode(string(gpulet.AlgoGpuletInt), true)
+	n.current.Store(nil)
+	require.False(t, n.keepPlan(steady), "no plan yet")
+}
