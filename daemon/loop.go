@@ -81,13 +81,13 @@ func (n *node) planLoop(ctx context.Context) {
 // Pipelines plan their steps' rates themselves (planPipelines): a node
 // that serves one re-plans every period.
 func (n *node) keepPlan(estimates map[string]float64) bool {
+	n.planMu.Lock()
+	defer n.planMu.Unlock()
 	cur := n.current.Load()
 	if cur == nil || cur.plan == nil || len(n.catalog.allPipelines()) > 0 ||
 		cur.plan.Algo != gpulet.Algo(n.conf().Scheduler.Algorithm) {
 		return false
 	}
-	n.planMu.Lock()
-	defer n.planMu.Unlock()
 	if !control.KeepPlan(cur.plan, estimates) || !control.Settled(n.running(), cur.plan) {
 		return false
 	}
