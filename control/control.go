@@ -75,14 +75,16 @@ func Surge(short, assigned map[string]float64) string {
 	return ""
 }
 
-// SurgeRates are the rates to re-plan for on a surge: per model the larger
-// of its estimate and its short-window rate.
-func SurgeRates(estimates, short map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(estimates))
-	for name, r := range estimates {
+// MaxRates is per model the larger of its two rates (a model in one map
+// only has that one): on a surge the rates to re-plan for, the estimates
+// and the short window's; at a period those KeepPlan checks, the estimates
+// and the period's own.
+func MaxRates(a, b map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(a))
+	for name, r := range a {
 		out[name] = r
 	}
-	for name, r := range short {
+	for name, r := range b {
 		out[name] = max(out[name], r)
 	}
 	return out

@@ -37,7 +37,7 @@ func TestSurge(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, Surge(tc.short, tc.assigned), tc.name)
 	}
-	require.Equal(t, map[string]float64{"a": 20, "b": 7}, SurgeRates(map[string]float64{"a": 10, "b": 7}, map[string]float64{"a": 20, "b": 3}))
+	require.Equal(t, map[string]float64{"a": 20, "b": 7}, MaxRates(map[string]float64{"a": 10, "b": 7}, map[string]float64{"a": 20, "b": 3}))
 }
 
 func TestWindowOpensWhereTheLastClosed(t *testing.T) {

@@ -26,7 +26,7 @@ func TestKeepPlan(t *testing.T) {
 		estimates map[string]float64
 		want      bool
 	}{
-		{"the headroom spent in part", keepPlan(), map[string]float64{"a": 110, "b": 55}, true},
+		{"the headroom spent in part", keepPlan(), map[string]float64{"a": 105, "b": 54}, true},
 		{"every model at its place", keepPlan(), map[string]float64{"a": 120, "b": 60}, true},
 		{"a model past its place", keepPlan(), map[string]float64{"a": 121, "b": 50}, false},
 		{"a model shrunk keeps its place", keepPlan(), map[string]float64{"a": 70, "b": 35}, true},

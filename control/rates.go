@@ -38,7 +38,7 @@ func SurgeReplan(now, lastPlan time.Duration, plan *gpulet.Plan, short, estimate
 	if why == "" {
 		return "", nil
 	}
-	return why, SurgeRates(estimates, short)
+	return why, MaxRates(estimates, short)
 }
 
 // PlannedFor is the rate a plan was made for, per model: what it assigns

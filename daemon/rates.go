@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"maps"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -16,9 +17,10 @@ type rateMeter struct {
 	mu     sync.Mutex
 	weight float64
 	models map[string]*modelRate
-	start  time.Time      // the windows' clock starts here
-	period control.Window // the reorganize period
-	short  control.Window // the surge check's
+	start  time.Time          // the windows' clock starts here
+	period control.Window     // the reorganize period
+	short  control.Window     // the surge check's
+	last   map[string]float64 // each model's rate over the last period closed
 }
 
 type modelRate struct {
@@ -72,14 +74,25 @@ func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
 	defer r.mu.Unlock()
 	dt := r.period.Close(now.Sub(r.start))
 	out := map[string]float64{}
+	last := map[string]float64{}
 	for name, m := range r.models {
 		if dt <= 0 {
 			out[name] = m.est.Rate
 			continue
 		}
-		out[name] = m.est.Fold(max(float64(m.count.Swap(0)), 0)/dt, r.weight) // a cache hit taken back after the period closed
+		last[name] = max(float64(m.count.Swap(0)), 0) / dt // a cache hit taken back after the period closed
+		out[name] = m.est.Fold(last[name], r.weight)
 	}
+	r.last = last
 	return out
+}
+
+// lastPeriod is each model's own rate over the period closePeriod closed
+// last (not folded into the estimate).
+func (r *rateMeter) lastPeriod() map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.last)
 }
 
 // closeShort measures each model's rate over the short window since the

@@ -65,6 +65,20 @@ func TestRateMeterMeasuresOverTheNodesWindows(t *testing.T) {
 				return r.closePeriod(at(20 * time.Second)) // a: 0.5·2 + 0.5·10; b: first
 			},
 			want: map[string]float64{"a": 6, "b": 0.1}},
+		{name: "the last period's own rates, beside the EWMA",
+			period: true,
+			run: func(r *rateMeter) map[string]float64 {
+				for range 100 {
+					r.hit("a")
+				}
+				r.closePeriod(at(10 * time.Second))
+				for range 20 {
+					r.hit("a")
+				}
+				r.closePeriod(at(20 * time.Second))
+				return r.lastPeriod()
+			},
+			want: map[string]float64{"a": 2}},
 		{name: "short windows leave the period's count alone",
 			period: true,
 			run: func(r *rateMeter) map[string]float64 {

@@ -151,8 +151,9 @@ func (e *engine) period() error {
 	rates := make([]float64, len(e.models))
 	est := make(map[string]float64, len(e.models))
 	for i, m := range e.models {
-		rates[i] = m.est.Fold(float64(m.count)/dt, e.set.ewma)
-		est[m.name] = rates[i]
+		own := float64(m.count) / dt
+		rates[i] = m.est.Fold(own, e.set.ewma)
+		est[m.name] = max(rates[i], own) // control.MaxRates, one model at a time
 		m.count = 0
 	}
 	if control.KeepPlan(e.plan, est) {
