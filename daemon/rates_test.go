@@ -66,7 +66,6 @@ func TestRateMeterMeasuresOverTheNodesWindows(t *testing.T) {
 			},
 			want: map[string]float64{"a": 6, "b": 0.1}},
 		{name: "the last period's own rates, beside the EWMA",
-			period: true,
 			run: func(r *rateMeter) map[string]float64 {
 				for range 100 {
 					r.hit("a")
