@@ -26,13 +26,19 @@ const (
 	// window's count must exceed what the plan's rate would bring in it.
 	// A second of a steady load of a few dozen requests varies by a fifth
 	// (at 27 req/s the standard deviation is 19%): on factor alone a
-	// model at that rate read as a surge every minute or so, and each
-	// re-plan took the other models' rates from their own noisy second,
-	// which read as the next surge (a steady mix on emulated V100s at 27
-	// to 54 req/s per model re-planned five times in 30 s). Three
-	// deviations leave that to chance once in about a thousand windows;
-	// at hundreds of requests a second the factor is the stricter bound.
-	SurgeZ = 3.0
+	// model at that rate read as a surge every few minutes, at 8 req/s
+	// every 16 s, and each re-plan took the other models' rates from their
+	// own noisy second, which read as the next surge (a steady mix on
+	// emulated V100s at 27 to 54 req/s per model re-planned five times in
+	// 30 s). At 2.5 deviations a steady load (its plan 1.2 times its rate)
+	// reads as a surge in 0.2% of its seconds at 8 req/s and 0.03% at 27,
+	// while one 40% above its plan still does in 40% of them, so that a
+	// model planned short from a noisy second is re-planned within a few
+	// seconds (at 3 deviations, 28%: the long-only mix's vgg19, planned at
+	// 28 req/s of its 40, waited 13 s and lost 2% of its requests to the
+	// late re-plan). At hundreds of requests a second the factor is the
+	// stricter bound.
+	SurgeZ = 2.5
 )
 
 // Estimate is one model's rate estimate across planning periods.

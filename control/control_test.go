@@ -27,9 +27,9 @@ func TestSurge(t *testing.T) {
 		{"above 1.25x", map[string]float64{"a": 1300}, map[string]float64{"a": 1000}, "rate of a surged"},
 		{"at 1.25x is not", map[string]float64{"a": 1250}, map[string]float64{"a": 1000}, ""},
 		// A second of 32 req/s planned holds 32 ± 5.7: 1.25× is chance,
-		// three deviations (49) are not.
+		// two and a half deviations (46.1) are not.
 		{"within chance at a low rate", map[string]float64{"a": 45}, map[string]float64{"a": 32}, ""},
-		{"beyond chance at a low rate", map[string]float64{"a": 50}, map[string]float64{"a": 32}, "rate of a surged"},
+		{"beyond chance at a low rate", map[string]float64{"a": 47}, map[string]float64{"a": 32}, "rate of a surged"},
 		{"a model planned at the minimum", map[string]float64{"a": 6}, map[string]float64{"a": 1.2}, "rate of a surged"},
 		{"tiny rates are ignored", map[string]float64{"a": 5}, map[string]float64{}, ""},
 		{"unplaced model", map[string]float64{"b": 6}, map[string]float64{}, "rate of b surged"},
@@ -79,7 +79,7 @@ func TestSurgeIsNotPoissonNoise(t *testing.T) {
 				doubled++
 			}
 		}
-		require.Less(t, float64(steady)/windows, 0.002, "steady at %v req/s", rate)
+		require.Less(t, float64(steady)/windows, 0.004, "steady at %v req/s", rate)
 		require.Greater(t, float64(doubled)/windows, 0.2, "doubled from %v req/s", rate)
 		if rate >= 27 {
 			require.Greater(t, float64(doubled)/windows, 0.5, "doubled from %v req/s", rate)
