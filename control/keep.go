@@ -18,8 +18,8 @@ const ShrinkBelow = 2.0 / 3
 // KeepPlan says that a period's re-plan may leave the plan in force as it
 // is: it still places every model's rate, each within what it assigns the
 // model (the headroom spent in part, not more), and leaves nothing unplaced
-// but what no gpu-let can take. rates are per model the larger of its
-// estimate and the period's own rate (MaxRates): after a rise the EWMA
+// but what no gpu-let can take. A model's rate is the larger of its
+// estimate and the period's own rate (period): after a rise the EWMA
 // climbs for a few periods, and a plan made on the way up, checked against
 // the estimates alone, stayed below the load (the equal mix's alexnet,
 // assigned 31 req/s against 31.7 offered, answered 97.3% within its SLO). The planner run for estimates a
@@ -37,7 +37,7 @@ const ShrinkBelow = 2.0 / 3
 // A plan of an overloaded node (a fair share, with demand left unplaced)
 // is never kept, so that the shares follow the demand. A model the plan
 // does not know (loaded since) has nothing assigned, and is not kept.
-func KeepPlan(plan *gpulet.Plan, rates map[string]float64) bool {
+func KeepPlan(plan *gpulet.Plan, estimates, period map[string]float64) bool {
 	if plan == nil {
 		return false
 	}
@@ -47,7 +47,7 @@ func KeepPlan(plan *gpulet.Plan, rates map[string]float64) bool {
 		}
 	}
 	assigned := plan.Assigned()
-	for name, est := range rates {
+	for name, est := range MaxRates(estimates, period) {
 		if slices.Contains(plan.Unplaceable, name) {
 			continue
 		}

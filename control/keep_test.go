@@ -38,9 +38,17 @@ func TestKeepPlan(t *testing.T) {
 		{"no plan", nil, map[string]float64{"a": 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, KeepPlan(tc.plan, tc.estimates))
+			require.Equal(t, tc.want, KeepPlan(tc.plan, tc.estimates, nil))
 		})
 	}
+}
+
+// A period whose own rate is past a model's place re-plans although the
+// estimate, still climbing after a rise, fits.
+func TestKeepPlanReadsThePeriodsOwnRate(t *testing.T) {
+	est := map[string]float64{"a": 100, "b": 50}
+	require.True(t, KeepPlan(keepPlan(), est, map[string]float64{"a": 110, "b": 40}))
+	require.False(t, KeepPlan(keepPlan(), est, map[string]float64{"a": 125, "b": 50}))
 }
 
 func TestSettled(t *testing.T) {

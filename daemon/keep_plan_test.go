@@ -33,14 +33,14 @@ func TestPeriodKeepsAPlanThatServesTheEstimates(t *testing.T) {
 		return n
 	}
 	steady := map[string]float64{"a": 110}
-	require.True(t, newNode(string(gpulet.AlgoGpuletInt), true).keepPlan(steady))
-	require.False(t, newNode(string(gpulet.AlgoGpuletInt), true).keepPlan(map[string]float64{"a": 130}), "a outgrew its place")
-	require.False(t, newNode(string(gpulet.AlgoGpuletInt), false).keepPlan(steady), "its gpu-let does not run")
-	require.False(t, newNode(string(gpulet.AlgoSBP), true).keepPlan(steady), "a reload changed the planner")
+	require.True(t, newNode(string(gpulet.AlgoGpuletInt), true).keepPlan(steady, nil))
+	require.False(t, newNode(string(gpulet.AlgoGpuletInt), true).keepPlan(map[string]float64{"a": 100}, map[string]float64{"a": 130}), "a's period outgrew its place")
+	require.False(t, newNode(string(gpulet.AlgoGpuletInt), false).keepPlan(steady, nil), "its gpu-let does not run")
+	require.False(t, newNode(string(gpulet.AlgoSBP), true).keepPlan(steady, nil), "a reload changed the planner")
 	n := newNode(string(gpulet.AlgoGpuletInt), true)
 	n.catalog.pipelines = map[string]*repository.Model{"p": {Name: "p"}}
-	require.False(t, n.keepPlan(steady), "a pipeline is served")
+	require.False(t, n.keepPlan(steady, nil), "a pipeline is served")
 	n = newNode(string(gpulet.AlgoGpuletInt), true)
 	n.current.Store(nil)
-	require.False(t, n.keepPlan(steady), "no plan yet")
+	require.False(t, n.keepPlan(steady, nil), "no plan yet")
 }

@@ -47,9 +47,11 @@ func (n *node) planLoop(ctx context.Context) {
 		// longer than a tick leaves behind: the rates are measured to now.
 		case <-period.C:
 			now := time.Now()
-			reason, rates = "period", n.rates.closePeriod(now)
+			var own map[string]float64
+			reason = "period"
+			rates, own = n.rates.closePeriod(now)
 			n.stepRates.closePeriod(now)
-			if n.keepPlan(control.MaxRates(rates, n.rates.lastPeriod())) {
+			if n.keepPlan(rates, own) {
 				continue
 			}
 		case <-surge.C:
@@ -76,12 +78,12 @@ func (n *node) planLoop(ctx context.Context) {
 
 // keepPlan says that a period's re-plan may leave what runs as it is: the
 // plan in force still places every model's rate (its estimate or the
-// period's own, the larger) and runs whole
-// (control.KeepPlan, control.Settled), and the configured planner made it
-// (a reload that changes scheduler.algorithm re-plans at the period).
-// Pipelines plan their steps' rates themselves (planPipelines): a node
-// that serves one re-plans every period.
-func (n *node) keepPlan(rates map[string]float64) bool {
+// period's own, the larger) and runs whole (control.KeepPlan,
+// control.Settled), and the configured planner made it (a reload that
+// changes scheduler.algorithm re-plans at the period). Pipelines plan
+// their steps' rates themselves (planPipelines): a node that serves one
+// re-plans every period.
+func (n *node) keepPlan(estimates, period map[string]float64) bool {
 	n.planMu.Lock()
 	defer n.planMu.Unlock()
 	cur := n.current.Load()
@@ -89,10 +91,10 @@ func (n *node) keepPlan(rates map[string]float64) bool {
 		cur.plan.Algo != gpulet.Algo(n.conf().Scheduler.Algorithm) {
 		return false
 	}
-	if !control.KeepPlan(cur.plan, rates) || !control.Settled(n.running(), cur.plan) {
+	if !control.KeepPlan(cur.plan, estimates, period) || !control.Settled(n.running(), cur.plan) {
 		return false
 	}
-	n.log.Debug("period: the plan in force serves the rates; kept", zap.Any("rates", rates))
+	n.log.Debug("period: the plan in force serves the rates; kept", zap.Any("estimates", estimates), zap.Any("period", period))
 	return true
 }
 

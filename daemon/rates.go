@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"maps"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -17,10 +16,9 @@ type rateMeter struct {
 	mu     sync.Mutex
 	weight float64
 	models map[string]*modelRate
-	start  time.Time          // the windows' clock starts here
-	period control.Window     // the reorganize period
-	short  control.Window     // the surge check's
-	last   map[string]float64 // each model's rate over the last period closed
+	start  time.Time      // the windows' clock starts here
+	period control.Window // the reorganize period
+	short  control.Window // the surge check's
 }
 
 type modelRate struct {
@@ -68,31 +66,22 @@ func (r *rateMeter) unhit(model string) {
 }
 
 // closePeriod folds the requests since the last call into each model's
-// EWMA and returns the estimates (requests/s).
-func (r *rateMeter) closePeriod(now time.Time) map[string]float64 {
+// EWMA and returns the estimates and each model's own rate over the period
+// it closed (requests/s); the latter is empty when no time has passed.
+func (r *rateMeter) closePeriod(now time.Time) (estimates, period map[string]float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	dt := r.period.Close(now.Sub(r.start))
-	out := map[string]float64{}
-	last := map[string]float64{}
+	estimates, period = map[string]float64{}, map[string]float64{}
 	for name, m := range r.models {
 		if dt <= 0 {
-			out[name] = m.est.Rate
+			estimates[name] = m.est.Rate
 			continue
 		}
-		last[name] = max(float64(m.count.Swap(0)), 0) / dt // a cache hit taken back after the period closed
-		out[name] = m.est.Fold(last[name], r.weight)
+		period[name] = max(float64(m.count.Swap(0)), 0) / dt // a cache hit taken back after the period closed
+		estimates[name] = m.est.Fold(period[name], r.weight)
 	}
-	r.last = last
-	return out
-}
-
-// lastPeriod is each model's own rate over the period closePeriod closed
-// last (not folded into the estimate).
-func (r *rateMeter) lastPeriod() map[string]float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.last)
+	return estimates, period
 }
 
 // closeShort measures each model's rate over the short window since the

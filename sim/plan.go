@@ -19,7 +19,8 @@ import (
 // operator would start with; its gpu-lets are ready at time 0). Every
 // reorganize period each model's rate over the period is folded into an
 // EWMA, and the node re-plans for it with headroom (control.Plan) unless
-// the plan in force still places every estimate (control.KeepPlan); every
+// the plan in force still places every model's rate, the estimate or the
+// period's own (control.KeepPlan); every
 // second a model whose short-window rate surges over its assigned rate
 // triggers a re-plan early (control.SurgeReplan). A plan is applied like
 // the daemon applies it (control.Reorganize): kept gpu-lets stay, the new
@@ -150,14 +151,15 @@ func (e *engine) period() error {
 	}
 	rates := make([]float64, len(e.models))
 	est := make(map[string]float64, len(e.models))
+	own := make(map[string]float64, len(e.models))
 	for i, m := range e.models {
-		own := float64(m.count) / dt
-		rates[i] = m.est.Fold(own, e.set.ewma)
-		est[m.name] = max(rates[i], own) // control.MaxRates, one model at a time
+		own[m.name] = float64(m.count) / dt
+		rates[i] = m.est.Fold(own[m.name], e.set.ewma)
+		est[m.name] = rates[i]
 		m.count = 0
 	}
-	if control.KeepPlan(e.plan, est) {
-		return nil // what runs serves the estimates: no reorganization
+	if control.KeepPlan(e.plan, est, own) {
+		return nil // what runs serves the rates: no reorganization
 	}
 	return e.replan("period", rates)
 }
