@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -88,18 +89,12 @@ func (n *node) measureCapacity(ctx context.Context, in gpulet.Input) {
 		return
 	}
 	n.capacity.set(at, &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast,
-		CPU: onCPU(in, n.devices.Inventory().Devices), At: at})
+		CPU: onCPU(in), At: at})
 	n.log.Debug("planned capacity", zap.Float64("ratio", ratio), zap.Float64("load", load), zap.Bool("at_least", atLeast), zap.Duration("took", time.Since(at)))
 }
 
-// onCPU says that one of in's devices is the CPU, by its kind in devs.
-func onCPU(in gpulet.Input, devs []mps.Device) bool {
-	for _, g := range in.GPUs {
-		for _, d := range devs {
-			if d.ID == g.ID && d.Kind == mps.KindCPU {
-				return true
-			}
-		}
-	}
-	return false
+// onCPU says that one of in's devices is the CPU (its type, whose
+// profiles it plans with, is the CPU's).
+func onCPU(in gpulet.Input) bool {
+	return slices.ContainsFunc(in.GPUs, func(g gpulet.GPU) bool { return g.Type == mps.CPUType })
 }

@@ -25,25 +25,19 @@ func TestCapacityBookKeepsTheLatestPlans(t *testing.T) {
 }
 
 // The status says the capacity counts the CPU's compute alone when one of
-// the plan's devices is the CPU, by the device's kind, not its name.
+// the plan's devices is the CPU, by the type it plans with, not its name.
 func TestCapacityOnCPU(t *testing.T) {
-	devs := []mps.Device{{ID: "cpu", Kind: mps.KindCPU}, {ID: "gpu0", Kind: mps.KindNVIDIA}, {ID: "cpu1", Kind: mps.KindEmulated}}
 	for _, tc := range []struct {
 		name string
-		gpus []string
+		gpus []gpulet.GPU
 		want bool
 	}{
-		{"the CPU alone", []string{"cpu"}, true},
-		{"a GPU and the CPU", []string{"gpu0", "cpu"}, true},
-		{"GPUs alone", []string{"gpu0", "cpu1"}, false},
-		{"a device the inventory does not hold", []string{"gpu7"}, false},
+		{"the CPU alone", []gpulet.GPU{{ID: "cpu", Type: mps.CPUType}}, true},
+		{"a GPU and the CPU", []gpulet.GPU{{ID: "gpu0", Type: "NVIDIA H100"}, {ID: "cpu", Type: mps.CPUType}}, true},
+		{"GPUs alone, one named cpu1", []gpulet.GPU{{ID: "gpu0", Type: "NVIDIA H100"}, {ID: "cpu1", Type: "igniter-v100-x20"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var in gpulet.Input
-			for _, id := range tc.gpus {
-				in.GPUs = append(in.GPUs, gpulet.GPU{ID: id})
-			}
-			require.Equal(t, tc.want, onCPU(in, devs))
+			require.Equal(t, tc.want, onCPU(gpulet.Input{GPUs: tc.gpus}))
 		})
 	}
 }

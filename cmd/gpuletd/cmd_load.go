@@ -103,7 +103,7 @@ its counts, goodput, attainment and latency percentiles (p50, p90, p95, p99,
 max, mean in microseconds), and in a sweep those rows for every step as it
 ends, with the step's rate or concurrency and whether it held.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if shm && cudaShm {
 				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
 			}
@@ -125,9 +125,12 @@ ends, with the step's rate or concurrency and whether it held.`,
 				}
 				table = loadgen.NewCSVWriter(f)
 				defer func() {
-					f.Close()
-					if !table.Wrote() {
+					cerr := f.Close()
+					switch {
+					case !table.Wrote():
 						os.Remove(csvPath) // no run ended: no file to read
+					case cerr != nil && err == nil:
+						err = fmt.Errorf("load: %s: %w", csvPath, cerr)
 					}
 				}()
 			}
@@ -160,7 +163,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 				if !cmd.Flags().Changed("warmup") {
 					warmup = sweepWarmup
 				}
-				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON, csv: table})
+				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON, csv: table, csvPath: csvPath})
 			}
 			var shares []loadgen.Share
 			if closed {

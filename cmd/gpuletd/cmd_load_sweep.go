@@ -85,6 +85,7 @@ type loadRun struct {
 	configs     func(shares []loadgen.Share, concurrency int) ([]loadgen.Config, error)
 	json        bool
 	csv         *loadgen.CSVWriter // nil: no --csv
+	csvPath     string             // csv's file, for its errors
 }
 
 // run sweeps the range and reports each step as it ends, then what held.
@@ -144,7 +145,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	}
 	res, err := loadgen.Sweep(cmd.Context(), r, mode, s.minAttainment, step, each)
 	if csvErr != nil {
-		return fmt.Errorf("load: --csv: %w", csvErr)
+		return fmt.Errorf("load: %s: %w", lr.csvPath, csvErr)
 	}
 	if err != nil {
 		if errors.Is(err, loadgen.ErrGRPCUnreachable) {
