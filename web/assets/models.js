@@ -100,7 +100,6 @@ export function renderModels(tbody, status) {
   rows.forEach(([name, th, ...tds], i) => {
     let tr = old.get(name);
     if (tr) {
-      old.delete(name);
       const head = tr.firstElementChild;
       while (tr.lastElementChild && tr.lastElementChild !== head) tr.lastElementChild.remove();
       if (!head || !head.isEqualNode(th)) {
