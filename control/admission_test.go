@@ -58,6 +58,7 @@ func TestHeldBackFloodIsNoNewSurge(t *testing.T) {
 		Unscheduled: map[string]float64{"flood": 48},
 	}
 	require.Equal(t, map[string]float64{"flood": 70, "calm": 10}, PlannedFor(plan))
+	estimates := map[string]float64{"flood": 70, "calm": 10 / 1.2} // what the plan was made for
 	for _, tc := range []struct {
 		name  string
 		short map[string]float64
@@ -68,10 +69,10 @@ func TestHeldBackFloodIsNoNewSurge(t *testing.T) {
 		{"another model surges", map[string]float64{"flood": 70, "calm": 40}, "rate of calm surged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			why, _ := SurgeReplan(time.Hour, 0, plan, tc.short, tc.short)
+			why, _ := SurgeReplan(SurgeInput{Now: time.Hour, Plan: plan, Headroom: Headroom, Short: Short{Rates: tc.short}, Estimates: estimates, Folded: estimates})
 			require.Equal(t, tc.want, why)
 		})
 	}
-	why, _ := SurgeReplan(time.Hour, 0, nil, map[string]float64{"calm": 100}, nil)
+	why, _ := SurgeReplan(SurgeInput{Now: time.Hour, Headroom: Headroom, Short: Short{Rates: map[string]float64{"calm": 100}}})
 	require.Empty(t, why, "no plan yet")
 }

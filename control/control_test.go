@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/gpulet"
 )
 
 func TestFold(t *testing.T) {
@@ -21,21 +23,24 @@ func TestSurge(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
 		short, assigned map[string]float64
+		early           map[string]bool
 		want            string
 	}{
-		{"none", map[string]float64{"a": 10}, map[string]float64{"a": 10}, ""},
-		{"above 1.25x", map[string]float64{"a": 1300}, map[string]float64{"a": 1000}, "rate of a surged"},
-		{"at 1.25x is not", map[string]float64{"a": 1250}, map[string]float64{"a": 1000}, ""},
+		{"none", map[string]float64{"a": 10}, map[string]float64{"a": 10}, nil, ""},
+		{"above 1.25x", map[string]float64{"a": 1300}, map[string]float64{"a": 1000}, nil, "rate of a surged"},
+		{"at 1.25x is not", map[string]float64{"a": 1250}, map[string]float64{"a": 1000}, nil, ""},
 		// A second of 32 req/s planned holds 32 ± 5.7: 1.25× is chance,
 		// two and a half deviations (46.1) are not.
-		{"within chance at a low rate", map[string]float64{"a": 45}, map[string]float64{"a": 32}, ""},
-		{"beyond chance at a low rate", map[string]float64{"a": 47}, map[string]float64{"a": 32}, "rate of a surged"},
-		{"a model planned at the minimum", map[string]float64{"a": 6}, map[string]float64{"a": 1.2}, "rate of a surged"},
-		{"tiny rates are ignored", map[string]float64{"a": 5}, map[string]float64{}, ""},
-		{"unplaced model", map[string]float64{"b": 6}, map[string]float64{}, "rate of b surged"},
-		{"first by name", map[string]float64{"z": 100, "c": 100}, map[string]float64{}, "rate of c surged"},
+		{"within chance at a low rate", map[string]float64{"a": 45}, map[string]float64{"a": 32}, nil, ""},
+		{"beyond chance at a low rate", map[string]float64{"a": 47}, map[string]float64{"a": 32}, nil, "rate of a surged"},
+		{"a model planned at the minimum", map[string]float64{"a": 6}, map[string]float64{"a": 1.2}, nil, "rate of a surged"},
+		{"tiny rates are ignored", map[string]float64{"a": 5}, map[string]float64{}, nil, ""},
+		{"unplaced model", map[string]float64{"b": 6}, map[string]float64{}, nil, "rate of b surged"},
+		{"first by name", map[string]float64{"z": 100, "c": 100}, map[string]float64{}, nil, "rate of c surged"},
+		{"a model not judged yet", map[string]float64{"z": 100, "c": 100}, map[string]float64{}, map[string]bool{"c": true}, "rate of z surged"},
+		{"none judged yet", map[string]float64{"c": 100}, map[string]float64{}, map[string]bool{"c": true}, ""},
 	} {
-		require.Equal(t, tc.want, Surge(tc.short, tc.assigned), tc.name)
+		require.Equal(t, tc.want, Surge(tc.short, tc.assigned, tc.early), tc.name)
 	}
 	require.Equal(t, map[string]float64{"a": 20, "b": 7}, MaxRates(map[string]float64{"a": 10, "b": 7}, map[string]float64{"a": 20, "b": 3}))
 }
@@ -72,10 +77,10 @@ func TestSurgeIsNotPoissonNoise(t *testing.T) {
 		planned := PlanRate(rate, Headroom)
 		steady, doubled := 0, 0
 		for range windows {
-			if Surge(map[string]float64{"m": poisson(rate)}, map[string]float64{"m": planned}) != "" {
+			if Surge(map[string]float64{"m": poisson(rate)}, map[string]float64{"m": planned}, nil) != "" {
 				steady++
 			}
-			if Surge(map[string]float64{"m": poisson(2 * rate)}, map[string]float64{"m": planned}) != "" {
+			if Surge(map[string]float64{"m": poisson(2 * rate)}, map[string]float64{"m": planned}, nil) != "" {
 				doubled++
 			}
 		}
@@ -83,6 +88,53 @@ func TestSurgeIsNotPoissonNoise(t *testing.T) {
 		require.Greater(t, float64(doubled)/windows, 0.2, "doubled from %v req/s", rate)
 		if rate >= 27 {
 			require.Greater(t, float64(doubled)/windows, 0.5, "doubled from %v req/s", rate)
+		}
+	}
+}
+
+// A plan near the node's capacity gives a model less headroom than asked,
+// down to none: what it assigns is then the estimate itself. A steady
+// Poisson load at that estimate seldom reads as a surge all the same
+// (judged against the estimate with its headroom, SurgeBase), while one
+// that has doubled still does.
+func TestSurgeOverAPlanWithoutHeadroom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	poisson := func(mean float64) float64 {
+		l, k, p := math.Exp(-mean), 0, 1.0
+		for {
+			p *= rng.Float64()
+			if p <= l {
+				return float64(k)
+			}
+			k++
+		}
+	}
+	const windows = 20000
+	for _, rate := range []float64{8, 27, 100} {
+		plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 100,
+			Models: []gpulet.Placement{{Name: "m", Rate: rate, Batch: 4}}}}}}}
+		estimates := map[string]float64{"m": rate}
+		steady, doubled, planned := 0, 0, 0
+		for range windows {
+			check := func(count float64) bool {
+				why, _ := SurgeReplan(SurgeInput{Now: time.Hour, Plan: plan, Headroom: Headroom,
+					Short: Short{Rates: map[string]float64{"m": count}}, Estimates: estimates, Folded: estimates})
+				return why != ""
+			}
+			if check(poisson(rate)) {
+				steady++
+			}
+			if check(poisson(2 * rate)) {
+				doubled++
+			}
+			if Surge(map[string]float64{"m": poisson(rate)}, PlannedFor(plan), nil) != "" {
+				planned++
+			}
+		}
+		require.Less(t, float64(steady)/windows, 0.004, "steady at %v req/s", rate)
+		require.Greater(t, float64(doubled)/windows, 0.2, "doubled from %v req/s", rate)
+		if rate >= 27 {
+			require.Greater(t, float64(planned)/windows, 0.004, "judged against what the plan assigns, at %v req/s", rate)
 		}
 	}
 }

@@ -23,22 +23,67 @@ func PlanRate(estimate, headroom float64) float64 {
 	return max(estimate, MinPlanRate) * (1 + headroom)
 }
 
-// SurgeReplan decides a surge check at now: it returns why the node
-// re-plans now and the rates to plan for, or "" when it does not. A node
-// that has no plan yet, or re-planned less than MinReplanGap ago, waits.
-// short are the rates over the last SurgeCheck, estimates the EWMAs, plan
-// the plan in force. A surge is over the rate the plan was made for
-// (PlannedFor): a model the plan holds back at overload is not a new surge
-// while its demand stays where it was.
-func SurgeReplan(now, lastPlan time.Duration, plan *gpulet.Plan, short, estimates map[string]float64) (string, map[string]float64) {
-	if plan == nil || now-lastPlan < MinReplanGap {
+// Short is the node's rates over its last SurgeCheck window.
+type Short struct {
+	// Rates is each model's rate over the window, requests/s.
+	Rates map[string]float64
+	// Early names the models whose requests began too late in the window
+	// to judge a surge on (Count.Close); a re-plan plans for their rates
+	// all the same.
+	Early map[string]bool
+}
+
+// SurgeInput is what a surge check decides on.
+type SurgeInput struct {
+	// Now is the check's time, LastPlan when the node last re-planned.
+	Now, LastPlan time.Duration
+	// Plan is the plan in force, made with Headroom (Plan).
+	Plan     *gpulet.Plan
+	Headroom float64
+	// Short is the rates over the window the check closed.
+	Short Short
+	// Estimates are the models' estimates now (Estimate.Now), which a
+	// re-plan plans for where the short rate is lower; Folded those of the
+	// models whose periods have been folded in (Estimate.Rate, none before
+	// a model's first period ends), which a surge is judged against.
+	Estimates, Folded map[string]float64
+}
+
+// SurgeReplan decides a surge check: it returns why the node re-plans now
+// and the rates to plan for, or "" when it does not. A node that has no
+// plan yet, or re-planned less than MinReplanGap ago, waits. A surge is a
+// short rate over SurgeBase.
+func SurgeReplan(in SurgeInput) (string, map[string]float64) {
+	if in.Plan == nil || in.Now-in.LastPlan < MinReplanGap {
 		return "", nil
 	}
-	why := Surge(short, PlannedFor(plan))
+	why := Surge(in.Short.Rates, SurgeBase(in.Plan, in.Folded, in.Headroom), in.Short.Early)
 	if why == "" {
 		return "", nil
 	}
-	return why, MaxRates(estimates, short)
+	return why, MaxRates(in.Estimates, in.Short.Rates)
+}
+
+// SurgeBase is per model the rate a surge is judged against: the larger of
+// the rate the plan was made for (PlannedFor: a model the plan holds back
+// at overload is not a new surge while its demand stays where it was) and
+// the model's folded estimate (what the periods measured, not the running
+// one) with the headroom (PlanRate). Near its capacity the
+// node is planned with less headroom than asked, down to none (Plan), and
+// what it assigns is then about the estimate itself: a steady second then
+// exceeds it by SurgeZ deviations (and by SurgeFactor) once in 88 at 27
+// req/s and once in 126 at 54, so that short-skew's four models at 0.9 of
+// its max (54, 54, 27 and 27 req/s at 1/20 speed) read as a surge about
+// every half minute,
+// and each re-plan for one noisy second moved models between GPUs while
+// they served. A re-plan finds no room the plan could not: a rise within
+// the headroom asked for waits for the period.
+func SurgeBase(plan *gpulet.Plan, folded map[string]float64, headroom float64) map[string]float64 {
+	out := PlannedFor(plan)
+	for name, est := range folded {
+		out[name] = max(out[name], PlanRate(est, headroom))
+	}
+	return out
 }
 
 // PlannedFor is the rate a plan was made for, per model: what it assigns
@@ -59,6 +104,12 @@ type Window struct{ opened time.Duration }
 
 // OpenWindow opens the first window at start.
 func OpenWindow(start time.Duration) Window { return Window{opened: start} }
+
+// Since is how long the window has been open at now, seconds (0 when now
+// is not after its opening).
+func (w Window) Since(now time.Duration) float64 {
+	return max((now - w.opened).Seconds(), 0)
+}
 
 // Close closes the window at now and opens the next one there: it returns
 // the closed window's length in seconds, or 0, leaving the window open,

@@ -269,7 +269,7 @@ func (n *node) status() status {
 		sort.Slice(sg.Models, func(i, j int) bool { return sg.Models[i].Name < sg.Models[j].Name })
 		s.Gpulets = append(s.Gpulets, sg)
 	}
-	rates, now := n.rates.estimates(), n.rates.current()
+	rates, now := n.rates.estimates(time.Now()), n.rates.current()
 	var assigned map[string]float64
 	if cur != nil {
 		assigned = cur.plan.Assigned()

@@ -128,7 +128,7 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 	)
 	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival)
 	ctx = withTrace(ctx, tr)
-	if ierr = n.begin(m); ierr == nil {
+	if ierr = n.begin(m, arrival); ierr == nil {
 		var release func()
 		size := int64(proto.Size(r))
 		// A gRPC server built before a reload changed the limit serves the

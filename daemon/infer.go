@@ -63,7 +63,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	if tr != nil {
 		r = r.WithContext(withTrace(r.Context(), tr))
 	}
-	ierr := n.begin(m)
+	ierr := n.begin(m, arrival)
 	if ierr == nil {
 		body, release, ierr = n.readBody(r, m, arrival)
 	}
@@ -98,11 +98,12 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// begin counts a request of m at the door and refuses it when the model asks
-// beyond its share of an overloaded node, whichever protocol brought it.
-func (n *node) begin(m *repository.Model) *inferError {
+// begin counts a request of m that arrived at the door at arrival and
+// refuses it when the model asks beyond its share of an overloaded node,
+// whichever protocol brought it.
+func (n *node) begin(m *repository.Model, arrival time.Time) *inferError {
 	n.metrics.countRequest(m.Name)
-	n.rates.hit(m.Name)
+	n.rates.hit(m.Name, arrival)
 	return n.overShare(m.Name)
 }
 

@@ -10,13 +10,22 @@ import (
 	"github.com/gpulet/gpuletd/gpulet"
 )
 
-// planRates are the rates to plan for now: the EWMA per model.
+// planRates are the rates to plan for now: the estimate per model
+// (rateMeter.estimates).
 func (n *node) planRates() map[string]float64 {
-	return n.rates.estimates()
+	return n.rates.estimates(time.Now())
 }
 
-// planLoop re-plans every reorganize period from the EWMA rates and early when a model's rate surges past what
-// the plan assigns it. It returns when ctx ends.
+// planLoop re-plans every reorganize period from the rate estimates and
+// early when a model's rate surges past what the plan assigns it. It
+// returns when ctx ends.
+//
+// A surge re-plans at most once per MinReplanGap, but the first plan
+// (planFirst) was made before any request was counted, for the minimum
+// rates, and does not hold the first surge back: a fresh daemon sent the
+// long-only mix on emulated V100s a second after it was ready (40 req/s of
+// vgg19 and of ssd, its first plan a 20% gpu-let) re-planned 5 s after its
+// start, four surge checks after the first that saw the load.
 func (n *node) planLoop(ctx context.Context) {
 	period := time.NewTicker(n.conf().Scheduler.ReorganizePeriod.D())
 	defer period.Stop()
@@ -25,7 +34,7 @@ func (n *node) planLoop(ctx context.Context) {
 	poll := newPoll(n.conf().RepositoryPoll.D())
 	defer poll.stop()
 	start := time.Now()
-	last := start
+	last := start.Add(-control.MinReplanGap)
 	for {
 		var reason string
 		var rates map[string]float64
@@ -55,18 +64,8 @@ func (n *node) planLoop(ctx context.Context) {
 				continue
 			}
 		case <-surge.C:
-			now := time.Now()
-			short := n.rates.closeShort(now)
-			pipes := n.takePipelineRates(short)
-			var plan *gpulet.Plan
-			if cur := n.current.Load(); cur != nil {
-				plan = cur.plan
-			}
-			if reason, rates = control.SurgeReplan(now.Sub(start), last.Sub(start), plan, short, n.planRates()); reason == "" {
+			if reason, rates = n.surgeCheck(time.Now(), start, last); reason == "" {
 				continue
-			}
-			for name, r := range pipes {
-				rates[name] = max(rates[name], r)
 			}
 		}
 		last = time.Now()
@@ -74,6 +73,29 @@ func (n *node) planLoop(ctx context.Context) {
 			n.log.Warn("re-plan", zap.String("reason", reason), zap.Error(err))
 		}
 	}
+}
+
+// surgeCheck closes the short window at now and says why the node re-plans
+// before the period ends, with the rates to plan for; "" when it does not.
+// start is when the loop began, last when it last re-planned.
+func (n *node) surgeCheck(now, start, last time.Time) (string, map[string]float64) {
+	short := n.rates.closeShort(now)
+	pipes := n.takePipelineRates(short.Rates)
+	var plan *gpulet.Plan
+	if cur := n.current.Load(); cur != nil {
+		plan = cur.plan
+	}
+	reason, rates := control.SurgeReplan(control.SurgeInput{
+		Now: now.Sub(start), LastPlan: last.Sub(start), Plan: plan, Headroom: control.Headroom,
+		Short: short, Estimates: n.planRates(), Folded: n.rates.folded(),
+	})
+	if reason == "" {
+		return "", nil
+	}
+	for name, r := range pipes {
+		rates[name] = max(rates[name], r)
+	}
+	return reason, rates
 }
 
 // keepPlan says that a period's re-plan may leave what runs as it is: the

@@ -93,7 +93,7 @@ var (
 	descSize         = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
 	descBuildInfo    = prometheus.NewDesc("gpuletd_build_info", "Always 1; its labels say which gpuletd serves: its version and the Go release it was built with.", []string{"version", "goversion"}, nil)
 	descGpuletMemory = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
-	descRate         = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (EWMA), requests per second.", []string{"model"}, nil)
+	descRate         = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (the EWMA of its reorganize periods; until its first period ends, its rate since that period opened), requests per second.", []string{"model"}, nil)
 	descAssigned     = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
 	descUnscheduled  = prometheus.NewDesc("gpuletd_model_unscheduled_rate", "Request rate of a model that the plan in force could not place (the node is overloaded; requests over the model's share are refused), requests per second; 0 when all of it is placed.", []string{"model"}, nil)
 	descState        = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
@@ -150,7 +150,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, busy, g.id, g.device.ID)
 		}
 	}
-	for model, r := range n.rates.estimates() {
+	for model, r := range n.rates.estimates(time.Now()) {
 		ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, r, model)
 	}
 	if cur := n.current.Load(); cur != nil {

@@ -270,8 +270,8 @@ func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, 
 	ctx = withTrace(ctx, child)
 	res, m, g, ierr := send(ctx, planned, nil, ins, outNames, deadline)
 	offered := cmp.Or(m, planned[0]) // routed nowhere: still load offered to the step
-	r.n.rates.hit(offered.Name)
-	r.n.stepRates.hit(offered.Name)
+	r.n.rates.hit(offered.Name, sent)
+	r.n.stepRates.hit(offered.Name, sent)
 	if ierr != nil && reroutable(ierr) && time.Now().Before(deadline) {
 		if v := r.n.catalog.variantsOf(r.e.Steps[i], r.steps[i]); g != nil || len(v) > 1 {
 			again, used, _, aerr := send(ctx, v, g, ins, outNames, deadline)

@@ -89,8 +89,8 @@ func TestStepRequestCountsOnce(t *testing.T) {
 				require.Equal(t, tc.err, ierr.reason)
 			}
 			for _, name := range []string{"a", "b"} {
-				require.Equal(t, tc.rates[name], n.rates.get(name).count.Load(), "rate of %s", name)
-				require.Equal(t, tc.rates[name], n.stepRates.get(name).count.Load(), "step rate of %s", name)
+				require.Equal(t, tc.rates[name], n.rates.counted(name), "rate of %s", name)
+				require.Equal(t, tc.rates[name], n.stepRates.counted(name), "step rate of %s", name)
 				c := n.counters.of(name)
 				require.Equal(t, tc.successes[name], c.success.count.Load(), "successes of %s", name)
 				require.Equal(t, tc.failures[name], c.fail.count.Load(), "failures of %s", name)

@@ -295,7 +295,7 @@ func (n *node) planPipelines(ctx context.Context, rates map[string]float64) map[
 		n.installPipelinePlan(p.Name, rates[p.Name], pl)
 		planned = append(planned, pl)
 	}
-	return pipelineRates(rates, n.stepRates.estimates(), planned)
+	return pipelineRates(rates, n.stepRates.estimates(time.Now()), planned)
 }
 
 // pipelineRates are the rates to place models for: a variant a planned

@@ -3,7 +3,6 @@ package daemon
 import (
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gpulet/gpuletd/control"
@@ -11,7 +10,8 @@ import (
 
 // rateMeter counts each model's requests and keeps an EWMA of its rate per
 // planning period, plus a short window to notice surges between periods.
-// Its windows are the node's (control.Window), as the simulator's are.
+// Its windows are the node's (control.Window) and it counts with
+// control.Count, as the simulator does.
 type rateMeter struct {
 	mu     sync.Mutex
 	weight float64
@@ -22,14 +22,17 @@ type rateMeter struct {
 }
 
 type modelRate struct {
-	count   atomic.Int64 // requests since the last period closed
-	short   atomic.Int64 // requests since the last short window closed
+	count   control.Count // requests in the period
+	short   control.Count // requests in the short window
 	est     control.Estimate
 	shortHz float64 // rate over the last short window
+	// early: the model's requests began too late in the last short window
+	// to judge a surge on (control.Count.Close).
+	early bool
 	// cached counts the requests taken back by unhit (answered from the
 	// response cache) since the last short window closed; cachedHz is
 	// their rate over the last short window.
-	cached   atomic.Int64
+	cached   int64
 	cachedHz float64
 }
 
@@ -38,9 +41,8 @@ func newRateMeter(weight float64, start time.Time) *rateMeter {
 	return &rateMeter{weight: weight, models: map[string]*modelRate{}, start: start}
 }
 
+// get returns model's counts; r.mu is held.
 func (r *rateMeter) get(model string) *modelRate {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	m := r.models[model]
 	if m == nil {
 		m = &modelRate{}
@@ -49,20 +51,24 @@ func (r *rateMeter) get(model string) *modelRate {
 	return m
 }
 
-// hit counts one request.
-func (r *rateMeter) hit(model string) {
+// hit counts one request that arrived at at.
+func (r *rateMeter) hit(model string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	m := r.get(model)
-	m.count.Add(1)
-	m.short.Add(1)
+	m.count.Add(at.Sub(r.start))
+	m.short.Add(at.Sub(r.start))
 }
 
 // unhit takes back a request counted by hit that asked nothing of a
 // gpu-let (a response cache hit): the planner plans for the others.
 func (r *rateMeter) unhit(model string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	m := r.get(model)
-	m.count.Add(-1)
-	m.short.Add(-1)
-	m.cached.Add(1)
+	m.count.Remove()
+	m.short.Remove()
+	m.cached++
 }
 
 // closePeriod folds the requests since the last call into each model's
@@ -71,43 +77,68 @@ func (r *rateMeter) unhit(model string) {
 func (r *rateMeter) closePeriod(now time.Time) (estimates, period map[string]float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	dt := r.period.Close(now.Sub(r.start))
+	at := now.Sub(r.start)
+	dt := r.period.Close(at)
 	estimates, period = map[string]float64{}, map[string]float64{}
 	for name, m := range r.models {
 		if dt <= 0 {
 			estimates[name] = m.est.Rate
 			continue
 		}
-		period[name] = max(float64(m.count.Swap(0)), 0) / dt // a cache hit taken back after the period closed
+		period[name], _ = m.count.Close(at, dt)
 		estimates[name] = m.est.Fold(period[name], r.weight)
 	}
 	return estimates, period
 }
 
 // closeShort measures each model's rate over the short window since the
-// last call.
-func (r *rateMeter) closeShort(now time.Time) map[string]float64 {
+// last call, and names the models whose requests began too late in it to
+// judge a surge on.
+func (r *rateMeter) closeShort(now time.Time) control.Short {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	dt := r.short.Close(now.Sub(r.start))
-	out := map[string]float64{}
+	at := now.Sub(r.start)
+	dt := r.short.Close(at)
+	short, early := map[string]float64{}, map[string]bool{}
 	for name, m := range r.models {
 		if dt > 0 {
-			m.shortHz = max(float64(m.short.Swap(0)), 0) / dt
-			m.cachedHz = float64(m.cached.Swap(0)) / dt
+			var judged bool
+			m.shortHz, judged = m.short.Close(at, dt)
+			m.early = !judged
+			m.cachedHz = float64(m.cached) / dt
+			m.cached = 0
 		}
-		out[name] = m.shortHz
+		short[name] = m.shortHz
+		if m.early {
+			early[name] = true
+		}
+	}
+	return control.Short{Rates: short, Early: early}
+}
+
+// estimates returns each model's rate estimate at now (control.Estimate.Now):
+// its EWMA, or before its first period the rate measured so far.
+func (r *rateMeter) estimates(now time.Time) map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at := now.Sub(r.start)
+	out := map[string]float64{}
+	for name, m := range r.models {
+		if e := m.est.Now(&m.count, at, r.period.Since(at)); !math.IsNaN(e) {
+			out[name] = e
+		}
 	}
 	return out
 }
 
-// estimates returns the current EWMA per model.
-func (r *rateMeter) estimates() map[string]float64 {
+// folded returns the EWMA of each model whose periods have been folded in
+// (none before its first period ends).
+func (r *rateMeter) folded() map[string]float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]float64{}
 	for name, m := range r.models {
-		if !math.IsNaN(m.est.Rate) {
+		if m.est.Periods > 0 && !math.IsNaN(m.est.Rate) {
 			out[name] = m.est.Rate
 		}
 	}

@@ -61,7 +61,7 @@ func (cp *cachePipeline) ask(t *testing.T, b byte) *executed {
 	for i := range data {
 		data[i] = b
 	}
-	cp.n.rates.hit(cp.p.Name)
+	cp.n.rates.hit(cp.p.Name, time.Now())
 	res, ierr := cp.n.execute(context.Background(), cp.p, &kserve.Request{Inputs: []tensor.Tensor{fp32("in", []int64{1, 4}, data...)}}, time.Now())
 	require.Nil(t, ierr)
 	require.Equal(t, data[:8], res.outs[0].Data, "the answer to this request")
@@ -84,8 +84,8 @@ func TestPipelineAnswersFromTheCache(t *testing.T) {
 	c := cp.n.counters.of("p")
 	require.Equal(t, int64(1), c.cacheHit.count.Load())
 	require.Equal(t, int64(1), c.cacheMiss.count.Load())
-	require.Equal(t, int64(1), cp.n.rates.get("p").count.Load(), "the hit left the pipeline's planned rate")
-	require.Equal(t, int64(1), cp.n.stepRates.get("a").count.Load())
+	require.Equal(t, int64(1), cp.n.rates.counted("p"), "the hit left the pipeline's planned rate")
+	require.Equal(t, int64(1), cp.n.stepRates.counted("a"))
 
 	cp.answerBy = cp.lite
 	require.False(t, cp.ask(t, 2).cached)
@@ -113,8 +113,8 @@ func TestPipelineStepAnswersFromItsModelsCache(t *testing.T) {
 	require.Equal(t, int64(1), a.cacheHit.count.Load())
 	require.Equal(t, int64(1), a.cacheMiss.count.Load())
 	require.Equal(t, int64(2), a.success.count.Load(), "both step requests answered")
-	require.Equal(t, int64(1), cp.n.rates.get("a").count.Load(), "the hit is in no rate")
-	require.Equal(t, int64(1), cp.n.stepRates.get("a").count.Load())
+	require.Equal(t, int64(1), cp.n.rates.counted("a"), "the hit is in no rate")
+	require.Equal(t, int64(1), cp.n.stepRates.counted("a"))
 	require.Zero(t, cp.n.counters.of("p").cacheHit.count.Load())
 
 	cp.answerBy = cp.lite

@@ -109,7 +109,7 @@ func TestExecuteAnswersFromTheCache(t *testing.T) {
 	m.Config.ResponseCache = true
 	req := &kserve.Request{Inputs: []tensor.Tensor{fp32("x", []int64{1, 4}, make([]byte, 16)...)}}
 
-	n.rates.hit(m.Name) // at the door
+	n.rates.hit(m.Name, time.Now()) // at the door
 	_, ierr := n.execute(context.Background(), m, req, time.Now())
 	require.NotNil(t, ierr, "no gpu-let serves it")
 	require.Equal(t, reasonUnroutable, ierr.reason)
@@ -119,14 +119,14 @@ func TestExecuteAnswersFromTheCache(t *testing.T) {
 
 	want := []tensor.Tensor{fp32("scores", []int64{1, 2, 5}, make([]byte, 40)...)}
 	n.cache.put(n.cache.key(m, req.Inputs, nil), m, want, false, nil)
-	n.rates.hit(m.Name)
+	n.rates.hit(m.Name, time.Now())
 	res, ierr := n.execute(context.Background(), m, req, time.Now())
 	require.Nil(t, ierr)
 	require.True(t, res.cached)
 	require.Zero(t, res.batch)
 	require.Equal(t, want, res.outs)
 	require.Equal(t, int64(1), c.cacheHit.count.Load())
-	require.Equal(t, int64(1), n.rates.get(m.Name).count.Load(), "the hit left the planned rate")
+	require.Equal(t, int64(1), n.rates.counted(m.Name), "the hit left the planned rate")
 
 	// A model that does not enable the cache never reads it.
 	m.Config.ResponseCache = false

@@ -31,7 +31,7 @@ type model struct {
 	targets []sched.Target
 
 	// rate measurement, as the daemon's rate meter
-	count, short uint64
+	count, short control.Count
 	est          control.Estimate
 
 	st modelStats
@@ -236,8 +236,8 @@ func (e *engine) arrive() error {
 	e.nextID++
 	r := sched.Request{ID: e.nextID, Model: m.id, Arrival: e.now, Deadline: e.now + m.slo}
 	m.st.requests++
-	m.count++
-	m.short++
+	m.count.Add(e.now)
+	m.short.Add(e.now)
 	if w := e.win(r.Arrival); w != nil {
 		w.requests++
 	}

@@ -51,10 +51,11 @@ type pipe struct {
 	rng     *rand.Rand
 
 	// rate measurement: requests at the first task, and per task
-	count, short uint64
+	count, short control.Count
 	shortRate    float64 // over the last surge check
+	shortEarly   bool    // too late in the last surge check's window to judge
 	est          control.Estimate
-	taskCount    []uint64
+	taskCount    []control.Count
 	taskEst      []control.Estimate
 
 	st pipeStats
@@ -117,7 +118,7 @@ func (e *engine) buildPipes() error {
 		}
 		pp := &pipe{idx: k, p: p, name: p.Name, scaling: sc, task: map[int]int{}, variant: map[int]int{},
 			rng:       rand.New(rand.NewPCG(mix(e.set.seed, 1<<32+uint64(k)), 0x6a09e667f3bcc909)),
-			taskCount: make([]uint64, len(p.Tasks)), taskEst: make([]control.Estimate, len(p.Tasks))}
+			taskCount: make([]control.Count, len(p.Tasks)), taskEst: make([]control.Estimate, len(p.Tasks))}
 		for i, t := range p.Tasks {
 			var ms []*model
 			for vi, v := range t.Variants {
@@ -140,8 +141,8 @@ func (e *engine) buildPipes() error {
 // pipeArrives starts a request of p at its first task.
 func (e *engine) pipeArrives(p *pipe) error {
 	fr := &frame{pipe: p, arrival: e.now, deadline: e.now + p.p.SLO, pending: 1}
-	p.count++
-	p.short++
+	p.count.Add(e.now)
+	p.short.Add(e.now)
 	p.st.requests++
 	if b := p.bucket(e, e.now); b != nil {
 		b.requests++
@@ -179,7 +180,7 @@ func (e *engine) routeTask(pr *preq, r sched.Request, not *glet, why sched.Reaso
 		}
 	}
 	if not == nil {
-		p.taskCount[pr.task]++
+		p.taskCount[pr.task].Add(e.now)
 	}
 	e.preqs[r.ID] = pr
 	var j int

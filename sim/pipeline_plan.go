@@ -48,11 +48,11 @@ func (e *engine) layoutNow() map[string]string {
 // foldPipes folds the period's rates into the pipelines' estimates.
 func (e *engine) foldPipes(dt float64) {
 	for _, p := range e.pipes {
-		p.est.Fold(float64(p.count)/dt, e.set.ewma)
-		p.count = 0
+		r, _ := p.count.Close(e.now, dt)
+		p.est.Fold(r, e.set.ewma)
 		for i := range p.taskEst {
-			p.taskEst[i].Fold(float64(p.taskCount[i])/dt, e.set.ewma)
-			p.taskCount[i] = 0
+			r, _ := p.taskCount[i].Close(e.now, dt)
+			p.taskEst[i].Fold(r, e.set.ewma)
 		}
 	}
 }
@@ -75,7 +75,7 @@ func (e *engine) surgePipes() error {
 	if e.plan == nil || e.now-e.lastPlan < control.MinReplanGap {
 		return nil
 	}
-	why := control.Surge(map[string]float64{p.name: p.shortRate}, map[string]float64{p.name: p.plan.Demand})
+	why := control.Surge(map[string]float64{p.name: p.shortRate}, map[string]float64{p.name: p.plan.Demand}, map[string]bool{p.name: p.shortEarly})
 	if why == "" {
 		return nil
 	}

@@ -153,10 +153,9 @@ func (e *engine) period() error {
 	est := make(map[string]float64, len(e.models))
 	own := make(map[string]float64, len(e.models))
 	for i, m := range e.models {
-		own[m.name] = float64(m.count) / dt
+		own[m.name], _ = m.count.Close(e.now, dt)
 		rates[i] = m.est.Fold(own[m.name], e.set.ewma)
 		est[m.name] = rates[i]
-		m.count = 0
 	}
 	if control.KeepPlan(e.plan, est, own) {
 		return nil // what runs serves the rates: no reorganization
@@ -164,41 +163,49 @@ func (e *engine) period() error {
 	return e.replan("period", rates)
 }
 
-// closeShort measures the rates over the last second.
-func (e *engine) closeShort() []float64 {
+// closeShort measures the rates over the last second; early names the
+// models whose requests began too late in it to judge a surge on.
+func (e *engine) closeShort() (short []float64, early map[string]bool) {
 	dt := e.short.Close(e.now)
-	out := make([]float64, len(e.models))
+	short, early = make([]float64, len(e.models)), map[string]bool{}
+	if dt <= 0 {
+		return short, early
+	}
 	for i, m := range e.models {
-		if dt > 0 {
-			out[i] = float64(m.short) / dt
+		var judged bool
+		if short[i], judged = m.short.Close(e.now, dt); !judged {
+			early[m.name] = true
 		}
-		m.short = 0
 	}
 	for _, p := range e.pipes {
-		p.shortRate = 0
-		if dt > 0 {
-			p.shortRate = float64(p.short) / dt
-		}
-		p.short = 0
+		var judged bool
+		p.shortRate, judged = p.short.Close(e.now, dt)
+		p.shortEarly = !judged
 	}
-	return out
+	return short, early
 }
 
 // surge re-plans early when a model's rate over the last second outgrows
 // what the plan assigns it.
 func (e *engine) surge() error {
-	short := e.closeShort()
+	short, early := e.closeShort()
 	if e.pending != nil {
 		return nil
 	}
 	if len(e.pipes) > 0 {
 		return e.surgePipes()
 	}
-	shortBy, est := map[string]float64{}, map[string]float64{}
+	shortBy, est, folded := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for i, m := range e.models {
-		shortBy[m.name], est[m.name] = short[i], m.est.Rate
+		shortBy[m.name], est[m.name] = short[i], m.est.Now(&m.count, e.now, e.tick.Since(e.now))
+		if m.est.Periods > 0 {
+			folded[m.name] = m.est.Rate
+		}
 	}
-	why, surged := control.SurgeReplan(e.now, e.lastPlan, e.plan, shortBy, est)
+	why, surged := control.SurgeReplan(control.SurgeInput{
+		Now: e.now, LastPlan: e.lastPlan, Plan: e.plan, Headroom: e.set.headroom,
+		Short: control.Short{Rates: shortBy, Early: early}, Estimates: est, Folded: folded,
+	})
 	if why == "" {
 		return nil
 	}

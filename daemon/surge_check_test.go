@@ -1,0 +1,98 @@
+package daemon
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/gpulet"
+)
+
+// TestSurgeCheckPlansALoadFromItsOnset: a load that begins inside the surge
+// check's second is judged, and planned for, at the first check after it
+// filled a whole second, not for the share of the second it began in.
+func TestSurgeCheckPlansALoadFromItsOnset(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	// A node that planned at its start, before any request: every model at
+	// the minimum rate.
+	plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, GPUs: []gpulet.GPUPlan{{ID: "emu0", GPULets: []gpulet.GPULet{
+		{Size: 20, Models: []gpulet.Placement{{Name: "vgg19", Batch: 2, Rate: 1.2}}},
+	}}}}
+	start := at(-10 * time.Second) // long enough ago for a re-plan
+	// load sends 40 req/s of vgg19 from from to to.
+	load := func(n *node, from, to time.Duration) {
+		for d := from; d < to; d += 25 * time.Millisecond {
+			n.rates.hit("vgg19", at(d))
+		}
+	}
+	tests := []struct {
+		name   string
+		onset  time.Duration
+		checks []time.Duration // the surge checks, the last re-plans
+		want   float64         // the rate it plans vgg19 for
+	}{
+		{name: "a load that began 0.4 s into the second", onset: 400 * time.Millisecond,
+			checks: []time.Duration{time.Second, 2 * time.Second}, want: 40}, // its first second's count read 24
+		{name: "a load that began at the second's opening", onset: 0,
+			checks: []time.Duration{time.Second}, want: 40},
+		{name: "a load that began 0.2 s before the check", onset: 800 * time.Millisecond,
+			checks: []time.Duration{time.Second, 2 * time.Second}, want: 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0)}
+			n.current.Store(&planned{plan: plan})
+			from := tt.onset
+			for i, check := range tt.checks {
+				load(n, from, check)
+				from = check
+				reason, rates := n.surgeCheck(at(check), start, start)
+				if i < len(tt.checks)-1 {
+					require.Empty(t, reason, "not judged at %v", check)
+					continue
+				}
+				require.Equal(t, "rate of vgg19 surged", reason)
+				require.InEpsilon(t, tt.want, rates["vgg19"], 0.01)
+			}
+		})
+	}
+}
+
+// TestSurgeCheckJudgesAgainstTheFoldedEstimate: a plan made near the node's
+// capacity assigns a model its estimate with no headroom; a second that
+// counts 1.5 times that estimate is no surge over the estimate with the
+// headroom asked for, and waits for the period, while twice it re-plans.
+func TestSurgeCheckJudgesAgainstTheFoldedEstimate(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, GPUs: []gpulet.GPUPlan{{ID: "emu0", GPULets: []gpulet.GPULet{
+		{Size: 100, Models: []gpulet.Placement{{Name: "ssd", Batch: 28, Rate: 27}}},
+	}}}}
+	start := at(-30 * time.Second)
+	for _, tt := range []struct {
+		name   string
+		second int // requests in the last second
+		want   string
+	}{
+		{name: "1.5 times the estimate", second: 40},
+		{name: "twice the estimate", second: 54, want: "rate of ssd surged"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0)}
+			n.current.Store(&planned{plan: plan})
+			for i := range 540 { // 27 req/s over the first period
+				n.rates.hit("ssd", at(time.Duration(i)*20*time.Second/540))
+			}
+			n.rates.closePeriod(at(20 * time.Second))
+			n.rates.closeShort(at(20 * time.Second))
+			for i := range tt.second {
+				n.rates.hit("ssd", at(20*time.Second+time.Duration(i)*time.Second/time.Duration(tt.second)))
+			}
+			reason, _ := n.surgeCheck(at(21*time.Second), start, start)
+			require.Equal(t, tt.want, reason)
+		})
+	}
+}
