@@ -61,17 +61,7 @@ func TestWindowOpensWhereTheLastClosed(t *testing.T) {
 // second, while a load that has doubled does within a few windows (at 8
 // req/s one in four reads as one, from 27 req/s most).
 func TestSurgeIsNotPoissonNoise(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	poisson := func(mean float64) float64 { // Knuth's: fine at these means
-		l, k, p := math.Exp(-mean), 0, 1.0
-		for {
-			p *= rng.Float64()
-			if p <= l {
-				return float64(k)
-			}
-			k++
-		}
-	}
+	poisson := poissonCounts(rand.New(rand.NewPCG(1, 2)))
 	const windows = 20000
 	for _, rate := range []float64{8, 27, 100, 400} {
 		planned := PlanRate(rate, Headroom)
@@ -98,17 +88,7 @@ func TestSurgeIsNotPoissonNoise(t *testing.T) {
 // (judged against the estimate with its headroom, SurgeBase), while one
 // that has doubled still does.
 func TestSurgeOverAPlanWithoutHeadroom(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	poisson := func(mean float64) float64 {
-		l, k, p := math.Exp(-mean), 0, 1.0
-		for {
-			p *= rng.Float64()
-			if p <= l {
-				return float64(k)
-			}
-			k++
-		}
-	}
+	poisson := poissonCounts(rand.New(rand.NewPCG(3, 4)))
 	const windows = 20000
 	for _, rate := range []float64{8, 27, 100} {
 		plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 100,
@@ -135,6 +115,21 @@ func TestSurgeOverAPlanWithoutHeadroom(t *testing.T) {
 		require.Greater(t, float64(doubled)/windows, 0.2, "doubled from %v req/s", rate)
 		if rate >= 27 {
 			require.Greater(t, float64(planned)/windows, 0.004, "judged against what the plan assigns, at %v req/s", rate)
+		}
+	}
+}
+
+// poissonCounts draws Poisson counts of a given mean from rng (Knuth's
+// method: fine at these means).
+func poissonCounts(rng *rand.Rand) func(mean float64) float64 {
+	return func(mean float64) float64 {
+		l, k, p := math.Exp(-mean), 0, 1.0
+		for {
+			p *= rng.Float64()
+			if p <= l {
+				return float64(k)
+			}
+			k++
 		}
 	}
 }
