@@ -8,8 +8,8 @@ import "time"
 // whole window. A load sent to a fresh daemon on emulated V100s
 // (short-skew at 0.9 of its max, three runs each) was re-planned three or
 // four times with a whole second, four or five with half a second, whose
-// counts vary by a third more, for the same share of requests within the
-// SLOs (99.41–99.52%).
+// counts vary by 40% more, for the same share of requests within the SLOs
+// (99.41–99.58%).
 const OnsetSpan = SurgeCheck
 
 // Count counts one model's requests in a measuring window of the node (a
