@@ -6,7 +6,7 @@ import "time"
 // window, counted from its first, before Count takes the window's rate
 // from that first request and the surge check judges it: a surge check's
 // whole window. A load sent to a fresh daemon on emulated V100s
-// (short-skew at 0.9 of its max, three runs each) was re-planned two or
+// (short-skew at 0.9 of its max, three and four runs) was re-planned two or
 // three times with a whole second, three or four with half a second, whose
 // counts vary by 40% more, for the same share of requests within the SLOs
 // (99.41–99.58%).
