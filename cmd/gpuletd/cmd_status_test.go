@@ -542,7 +542,10 @@ func TestStatusWatch(t *testing.T) {
 	var out, errb bytes.Buffer
 	done := make(chan int)
 	go func() { done <- run(ctx, []string{"status", "--url", srv.URL, "--short", "--watch=20ms"}, &out, &errb) }()
-	require.Eventually(t, func() bool { return asks.Load() >= 5 }, 10*time.Second, 5*time.Millisecond)
+	// Asks follow one another, each written before the next: once the
+	// daemon has seen a sixth, the fifth's answer is out (an ask the cancel
+	// interrupts is dropped, so waiting for the fifth left three lines).
+	require.Eventually(t, func() bool { return asks.Load() >= 6 }, 10*time.Second, 5*time.Millisecond)
 	cancel()
 	require.Equal(t, 0, <-done, errb.String())
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
