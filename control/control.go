@@ -67,6 +67,10 @@ func (e Estimate) Now(period *Count, now time.Duration, dt float64) float64 {
 	return e.Rate
 }
 
+// Folded is the EWMA of the periods folded in, and whether any was: what a
+// surge is judged against (SurgeBase), not the running period's rate.
+func (e Estimate) Folded() (float64, bool) { return e.Rate, e.Periods > 0 }
+
 // Fold folds a period's rate into the estimate with weight w of the newest
 // period; the first period is taken as it is.
 func (e *Estimate) Fold(rate, w float64) float64 {

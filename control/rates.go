@@ -44,8 +44,8 @@ type SurgeInput struct {
 	Short Short
 	// Estimates are the models' estimates now (Estimate.Now), which a
 	// re-plan plans for where the short rate is lower; Folded those of the
-	// models whose periods have been folded in (Estimate.Rate, none before
-	// a model's first period ends), which a surge is judged against.
+	// models whose periods have been folded in (Estimate.Folded, none
+	// before a model's first period ends), which a surge is judged against.
 	Estimates, Folded map[string]float64
 }
 

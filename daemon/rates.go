@@ -138,8 +138,8 @@ func (r *rateMeter) folded() map[string]float64 {
 	defer r.mu.Unlock()
 	out := map[string]float64{}
 	for name, m := range r.models {
-		if m.est.Periods > 0 && !math.IsNaN(m.est.Rate) {
-			out[name] = m.est.Rate
+		if r, ok := m.est.Folded(); ok && !math.IsNaN(r) {
+			out[name] = r
 		}
 	}
 	return out

@@ -43,8 +43,7 @@ func TestSurgeCheckPlansALoadFromItsOnset(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0)}
-			n.current.Store(&planned{plan: plan})
+			n := meteredNode(t0, plan)
 			from := tt.onset
 			for i, check := range tt.checks {
 				load(n, from, check)
@@ -81,8 +80,7 @@ func TestSurgeCheckJudgesAgainstTheFoldedEstimate(t *testing.T) {
 		{name: "twice the estimate", second: 54, want: "rate of ssd surged"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0)}
-			n.current.Store(&planned{plan: plan})
+			n := meteredNode(t0, plan)
 			for i := range 540 { // 27 req/s over the first period
 				n.rates.hit("ssd", at(time.Duration(i)*20*time.Second/540))
 			}
@@ -95,4 +93,12 @@ func TestSurgeCheckJudgesAgainstTheFoldedEstimate(t *testing.T) {
 			require.Equal(t, tt.want, reason)
 		})
 	}
+}
+
+// meteredNode is a node with plan in force and a rate meter started at t0,
+// all a surge check reads.
+func meteredNode(t0 time.Time, plan *gpulet.Plan) *node {
+	n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0)}
+	n.current.Store(&planned{plan: plan})
+	return n
 }

@@ -198,8 +198,8 @@ func (e *engine) surge() error {
 	shortBy, est, folded := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for i, m := range e.models {
 		shortBy[m.name], est[m.name] = short[i], m.est.Now(&m.count, e.now, e.tick.Since(e.now))
-		if m.est.Periods > 0 {
-			folded[m.name] = m.est.Rate
+		if r, ok := m.est.Folded(); ok {
+			folded[m.name] = r
 		}
 	}
 	why, surged := control.SurgeReplan(control.SurgeInput{
