@@ -46,6 +46,20 @@ type Node[H comparable] interface {
 // then Reorganize makes no concurrent call.
 type Serial interface{ Serial() bool }
 
+// Overlapper is implemented by nodes that can start a gpu-let on room that
+// old gpu-lets hold while those still serve (CPU cores, shared with them
+// until they stop and then its own). Reorganize starts a gpu-let that did
+// not fit beside the old ones that way when every old gpu-let it would wait
+// for serves a model only it would serve: draining them first would leave
+// those models unrouted until it had started.
+type Overlapper[H comparable] interface {
+	// StartOver is Node.Start on the room of over, gpu-lets to stop on
+	// the same GPU; an error says the node cannot start it so (a kind of
+	// device whose room cannot be shared) or that it failed. Calls may be
+	// concurrent, as Start's are.
+	StartOver(ctx context.Context, gpu *gpulet.GPUPlan, let gpulet.GPULet, over []H) (H, error)
+}
+
 // Serving is one gpu-let that runs now: where, what for and its handle.
 type Serving[H comparable] struct {
 	GPU string
@@ -91,8 +105,10 @@ type Outcome[H comparable] struct {
 	// Deferred counts gpu-lets that did not fit beside the old ones and
 	// started once those had drained; Bridged the old gpu-lets that kept
 	// serving models only a deferred gpu-let would serve while the others
-	// drained, and drained last.
-	Deferred, Bridged int
+	// drained, and drained last; Overlapped the gpu-lets that did not fit
+	// beside the old ones and started over them (Overlapper), counted in
+	// Started too.
+	Deferred, Bridged, Overlapped int
 	// Failed lists what could not start or load.
 	Failed []Failure
 	// Serving is what the router points at now.
@@ -113,7 +129,9 @@ func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.
 // MIG instances): it starts again after they have drained, and the routes
 // switch again; the old gpu-lets that serve models only it would serve
 // stay routed and drain last, after it was tried again beside them
-// (splitBridges). The error joins every start and load failure (also
+// (splitBridges). When every old gpu-let it waits for is such a bridge, a
+// node that can (Overlapper) starts it over them instead, routed before
+// they drain. The error joins every start and load failure (also
 // listed in Outcome.Failed); the node serves what did start.
 func Reorganize[H comparable](ctx context.Context, node Node[H], running []Serving[H], plan *gpulet.Plan) (Outcome[H], error) {
 	old, handles := runningPlan(running)
@@ -147,11 +165,11 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	// started is called, one at a time, with each slot start has started
 	// (or failed to).
 	var started func(s *slot[H])
-	start := func(ss []*slot[H]) {
+	start := func(ss []*slot[H], startOne func(s *slot[H]) (H, error)) {
 		var mu sync.Mutex
 		concurrently(len(ss), func(i int) {
 			s := ss[i]
-			h, err := node.Start(ctx, s.gpu, s.planned)
+			h, err := startOne(s)
 			mu.Lock()
 			defer mu.Unlock()
 			s.h, s.err = h, err
@@ -175,17 +193,22 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		}
 		s.missing = nil
 	}
-	start(starts)
+	startPlanned := func(s *slot[H]) (H, error) { return node.Start(ctx, s.gpu, s.planned) }
+	start(starts, startPlanned)
 	var later, reload []*slot[H]
+	// startedNow sorts the slots that started beside the old ones.
+	startedNow := func(s *slot[H]) {
+		out.Started++
+		if len(s.missing) > 0 && len(stops) > 0 {
+			reload = append(reload, s) // perhaps memory the old ones hold
+		} else {
+			notLoaded(s)
+		}
+	}
 	for _, s := range starts {
 		switch {
 		case s.ok:
-			out.Started++
-			if len(s.missing) > 0 && len(stops) > 0 {
-				reload = append(reload, s) // perhaps memory the old ones hold
-			} else {
-				notLoaded(s)
-			}
+			startedNow(s)
 		case len(stops) > 0:
 			later = append(later, s)
 		default:
@@ -235,7 +258,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 				route()
 			}
 		}
-		start(ss)
+		start(ss, startPlanned)
 		started = nil
 		var failed []*slot[H]
 		for _, s := range ss {
@@ -249,7 +272,22 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		return failed
 	}
 	var first []Serving[H] // the gpu-lets to stop before the deferred start
-	if first, bridges = splitBridges(stops, later, all); len(first) == 0 {
+	first, bridges = splitBridges(stops, later, all)
+	if ov, ok := node.(Overlapper[H]); ok && len(first) == 0 && len(later) > 0 {
+		// Every old gpu-let serves a model only a deferred one would:
+		// start those over the old ones' room instead of leaving the
+		// models unrouted while the old drain.
+		start(later, func(s *slot[H]) (H, error) { return ov.StartOver(ctx, s.gpu, s.planned, onGPU(stops, s.gpu.ID)) })
+		later = slices.DeleteFunc(later, func(s *slot[H]) bool {
+			if s.ok {
+				out.Overlapped++
+				startedNow(s)
+			}
+			return s.ok
+		})
+		first, bridges = splitBridges(stops, later, all)
+	}
+	if len(first) == 0 {
 		first, bridges = stops, nil // nothing would make room: drain them all
 	}
 	route()
@@ -334,6 +372,17 @@ func splitBridges[H comparable](stops []Serving[H], later, all []*slot[H]) (firs
 		}
 	}
 	return first, bridges
+}
+
+// onGPU lists the handles of the gpu-lets of ss on the GPU gpu.
+func onGPU[H comparable](ss []Serving[H], gpu string) []H {
+	var out []H
+	for _, s := range ss {
+		if s.GPU == gpu {
+			out = append(out, s.H)
+		}
+	}
+	return out
 }
 
 // runningPlan is what runs as a plan for gpulet.Diff, and each GPU's

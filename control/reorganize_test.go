@@ -394,3 +394,89 @@ func TestReorganizeBridgesAModelWhoseGPULetLacksRoom(t *testing.T) {
 		})
 	}
 }
+
+// overlapper is a recorder that can start a gpu-let over old ones
+// (Overlapper), unless it cannot (a device whose room is not shared).
+type overlapper struct {
+	*recorder
+	cannot bool
+}
+
+func (o overlapper) StartOver(_ context.Context, gpu *gpulet.GPUPlan, let gpulet.GPULet, over []int) (int, error) {
+	if o.cannot {
+		o.add(fmt.Sprintf("start %s %d[%s] over %v failed", gpu.ID, let.Size, names(let), over))
+		return 0, errors.New("not on this device")
+	}
+	o.mu.Lock()
+	o.next++
+	h := 100 + o.next
+	o.mu.Unlock()
+	o.add(fmt.Sprintf("start %s %d[%s] over %v", gpu.ID, let.Size, names(let), over))
+	return h, nil
+}
+
+// TestReorganizeStartsOverAGPULetThatHoldsTheRoom: a gpu-let resized where
+// the new size does not fit beside the old (the CPU's cores) is the only
+// one serving its models. Draining it first left them unrouted until the
+// new one had started (a CPU node answered "no gpu-let is serving it"); a
+// node that can start the new one over the old does, and routes it before
+// the old drains. One that cannot, or a node without StartOver, drains
+// first as before; with other old gpu-lets to drain first, the bridge
+// serves and StartOver is not asked.
+func TestReorganizeStartsOverAGPULetThatHoldsTheRoom(t *testing.T) {
+	both := []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}
+	resize := struct {
+		running []Serving[int]
+		plan    *gpulet.Plan
+	}{
+		[]Serving[int]{{GPU: "g0", Let: gpulet.GPULet{Size: 100, Models: both}, H: 1}},
+		&gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 50, Models: both}}}}},
+	}
+	drainFirst := []string{
+		"start g0 50[a,b] failed", "route ", "stop 1", "start g0 50[a,b]", "route 101[a,b]",
+	}
+	tests := []struct {
+		name                 string
+		node                 func(r *recorder) Node[int]
+		want                 []string
+		overlapped, deferred int
+	}{
+		{"started over the old", func(r *recorder) Node[int] { return overlapper{recorder: r} }, []string{
+			"start g0 50[a,b] failed", "start g0 50[a,b] over [1]", "route 101[a,b]", "stop 1",
+		}, 1, 0},
+		{"a device that cannot", func(r *recorder) Node[int] { return overlapper{recorder: r, cannot: true} },
+			append([]string{"start g0 50[a,b] failed", "start g0 50[a,b] over [1] failed"}, drainFirst[1:]...), 0, 1},
+		{"a node without StartOver", func(r *recorder) Node[int] { return r }, drainFirst, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{noRoom: map[int]bool{50: true}}
+			out, err := Reorganize(context.Background(), tc.node(r), resize.running, resize.plan)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, r.log)
+			require.Equal(t, 1, out.Started+out.Deferred)
+			require.Equal(t, tc.overlapped, out.Overlapped)
+			require.Equal(t, tc.deferred, out.Deferred)
+			require.Equal(t, 1, out.Stopped)
+			require.Empty(t, out.Failed)
+			require.Len(t, out.Serving, 1)
+		})
+	}
+
+	t.Run("a bridge serves", func(t *testing.T) {
+		running := []Serving[int]{
+			{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
+			{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("b", 2, 5)}}, H: 2},
+		}
+		plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
+			{Size: 80, Models: []gpulet.Placement{place("a", 8, 20)}},
+			{Size: 20, Models: []gpulet.Placement{place("b", 2, 5)}},
+		}}}}
+		r := &recorder{noRoom: map[int]bool{80: true}}
+		out, err := Reorganize(context.Background(), overlapper{recorder: r}, running, plan)
+		require.NoError(t, err)
+		require.NotContains(t, strings.Join(r.log, "\n"), "over")
+		require.Zero(t, out.Overlapped)
+		require.Equal(t, 1, out.Bridged)
+	})
+}

@@ -20,13 +20,13 @@ func (n *node) planRates() map[string]float64 {
 // early when a model's rate surges past what the plan assigns it. It
 // returns when ctx ends.
 //
-// A surge re-plans at most once per MinReplanGap, the first plan
-// (planFirst) included. Letting the first surge re-plan at once (a fresh
-// daemon sent the long-only mix on emulated V100s a second after it was
-// ready re-planned four surge checks after the first that saw the load)
-// made a CPU node answer "no gpu-let is serving it" for a few requests
-// while the re-plan moved a model (TestTritonFormsServe, one run in six):
-// a gap in the reorganization that the gap here hides, not mended yet.
+// A surge re-plans at most once per MinReplanGap, but the first plan
+// (planFirst) was made before any request was counted, for the minimum
+// rates, and does not hold the first surge back: a fresh daemon sent the
+// long-only mix on emulated V100s a second after it was ready re-planned
+// four surge checks after the first that saw the load. (Re-planning that
+// soon once showed a CPU node leaving a moved model unrouted for a moment,
+// which control.Overlapper now mends.)
 func (n *node) planLoop(ctx context.Context) {
 	period := time.NewTicker(n.conf().Scheduler.ReorganizePeriod.D())
 	defer period.Stop()
@@ -35,7 +35,7 @@ func (n *node) planLoop(ctx context.Context) {
 	poll := newPoll(n.conf().RepositoryPoll.D())
 	defer poll.stop()
 	start := time.Now()
-	last := start
+	last := start.Add(-control.MinReplanGap)
 	for {
 		var reason string
 		var rates map[string]float64

@@ -276,6 +276,9 @@ type want struct {
 	device mps.Device
 	let    gpulet.GPULet
 	gpu    *gpulet.GPUPlan // the plan of its GPU
+	// takeOver names the old gpu-lets whose cores it may take
+	// (executors.StartOver).
+	takeOver []string
 }
 
 // startGpulet starts the executor of a wanted gpu-let with its models.
@@ -288,7 +291,7 @@ func (n *node) startGpulet(ctx context.Context, w *want) (*gpuletRun, error) {
 		}
 		reqs = append(reqs, req)
 	}
-	sp := gpuletSpec{device: w.device, size: w.let.Size, memLimitMB: memoryLimitMB(w.device, w.let, w.gpu)}
+	sp := gpuletSpec{device: w.device, size: w.let.Size, memLimitMB: memoryLimitMB(w.device, w.let, w.gpu), takeOver: w.takeOver}
 	if w.device.Backend != mps.BackendMIG {
 		return n.sup.start(ctx, sp, reqs)
 	}

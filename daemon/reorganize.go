@@ -16,6 +16,7 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/ctxsleep"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -28,7 +29,10 @@ type executors struct {
 	rates  map[string]float64
 }
 
-var _ control.Node[*gpuletRun] = executors{}
+var (
+	_ control.Node[*gpuletRun]       = executors{}
+	_ control.Overlapper[*gpuletRun] = executors{}
+)
 
 // Start starts the executor of a new gpu-let with its models; one the
 // executor refuses to load leaves the others serving
@@ -38,13 +42,43 @@ func (x executors) Start(ctx context.Context, gp *gpulet.GPUPlan, let gpulet.GPU
 	if err != nil {
 		return nil, fmt.Errorf("apply plan: %w", err)
 	}
-	g, err := x.n.startGpulet(ctx, &want{device: dev, let: let, gpu: gp})
+	return x.start(ctx, &want{device: dev, let: let, gpu: gp})
+}
+
+// start starts the executor of w as Start does.
+func (x executors) start(ctx context.Context, w *want) (*gpuletRun, error) {
+	g, err := x.n.startGpulet(ctx, w)
 	var notLoaded *control.ModelsNotLoaded
 	if err != nil && !errors.As(err, &notLoaded) {
 		return nil, err
 	}
-	g.setPlanned(let) // plannedNow leaves out what did not load
+	g.setPlanned(w.let) // plannedNow leaves out what did not load
 	return g, err
+}
+
+// errNoOverlap: a gpu-let cannot start over old ones on this kind of
+// device.
+var errNoOverlap = errors.New("only a CPU gpu-let starts on cores that old ones hold")
+
+// StartOver starts, on a CPU device, a new gpu-let that took too many
+// cores to start beside the old ones over (the old gpu-lets on its
+// device that the plan drops): it takes cores they hold, shares them
+// while they drain and keeps them once they stop. On a GPU the room is
+// memory or a MIG instance, which two executors cannot share: it starts
+// nothing (errNoOverlap), and the gpu-let starts after the old drained.
+func (x executors) StartOver(ctx context.Context, gp *gpulet.GPUPlan, let gpulet.GPULet, over []*gpuletRun) (*gpuletRun, error) {
+	dev, err := x.n.devices.Inventory().Device(gp.ID)
+	if err != nil {
+		return nil, fmt.Errorf("apply plan: %w", err)
+	}
+	if dev.Kind != mps.KindCPU {
+		return nil, fmt.Errorf("start gpu-let on %s over old ones: %w", gp.ID, errNoOverlap)
+	}
+	w := &want{device: dev, let: let, gpu: gp}
+	for _, g := range over {
+		w.takeOver = append(w.takeOver, g.id)
+	}
+	return x.start(ctx, w)
 }
 
 // Load loads a model a kept gpu-let gains.
@@ -223,6 +257,9 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 			msg += fmt.Sprintf(", %d of them last, serving the models that moved until then", out.Bridged)
 		}
 		n.events.add(EventReorganize, store.SeverityWarning, msg, nil)
+	}
+	if out.Overlapped > 0 {
+		n.events.add(EventReorganize, store.SeverityInfo, fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones: each started on cores the old ones held, shared until they had drained, so the models that moved stayed served", out.Overlapped), nil)
 	}
 	started := out.Started + out.Deferred
 	if started > 0 || out.Stopped > 0 || out.Loaded > 0 || hasUnloads(out.Diff) {

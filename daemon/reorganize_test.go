@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -33,6 +34,8 @@ func TestRecordOutcome(t *testing.T) {
 			kinds:    []string{EventReorganize}, reorgs: 1},
 		{name: "the first plan is no reorganization", out: control.Outcome[*gpuletRun]{Started: 1},
 			kinds: []string{EventReorganize}, reorgs: 0, reason: planAtStart},
+		{name: "a gpu-let started over the old", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 1, Overlapped: 1},
+			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1},
 		{name: "a model that did not load", out: control.Outcome[*gpuletRun]{Loaded: 0, Deferred: 1,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Model: "b", Err: errors.New("corrupt model")}}},
 			unserved: map[string]string{"b": "loading it on cpu failed: corrupt model"},
@@ -61,4 +64,20 @@ func TestRecordOutcome(t *testing.T) {
 			require.Equal(t, tc.reorgs, n.reorganizations.Load())
 		})
 	}
+}
+
+// On a GPU the room a gpu-let lacks beside the old ones is memory or a MIG
+// instance, which two executors cannot share: StartOver starts nothing
+// there, and the reorganization drains the old ones first.
+func TestStartOverOnlyOnTheCPU(t *testing.T) {
+	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeList, Entries: []mps.Entry{{Kind: mps.KindEmulated, Profiles: "igniter-v100", Count: 1, MemoryGB: 16}}}, CPUs: []int{0}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, devices.Close(context.Background())) })
+	gpu := devices.Inventory().Devices[0]
+	n := &node{devices: devices, log: zap.NewNop()}
+	let := gpulet.GPULet{Size: 50, Models: []gpulet.Placement{{Name: "a", Batch: 4, Rate: 10}}}
+	g, err := executors{n: n}.StartOver(context.Background(), &gpulet.GPUPlan{ID: gpu.ID, GPULets: []gpulet.GPULet{let}}, let, []*gpuletRun{{id: gpu.ID + "-100-1"}})
+	require.ErrorIs(t, err, errNoOverlap)
+	require.Nil(t, g)
+	require.Zero(t, devices.Inventory().Devices[0].Leased, "nothing leased")
 }

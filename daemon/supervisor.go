@@ -164,6 +164,7 @@ type gpuletSpec struct {
 	size        int
 	memLimitMB  int
 	migInstance string
+	takeOver    []string // mps.Gpulet.TakeOver
 }
 
 // newID names a gpu-let: <device>-<size>-<sequence>.
@@ -173,7 +174,7 @@ func (s *supervisor) newID(dev mps.Device, size int) string {
 
 // lease reserves a gpu-let's device share under id.
 func (s *supervisor) lease(id string, sp gpuletSpec) (*mps.Lease, error) {
-	g := mps.Gpulet{ID: id, Device: sp.device.ID, Size: sp.size, MemoryLimitMB: sp.memLimitMB, MIGInstance: sp.migInstance}
+	g := mps.Gpulet{ID: id, Device: sp.device.ID, Size: sp.size, MemoryLimitMB: sp.memLimitMB, MIGInstance: sp.migInstance, TakeOver: sp.takeOver}
 	if sp.migInstance != "" {
 		g.Size = 0 // the instance's own size
 	}

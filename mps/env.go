@@ -33,6 +33,10 @@ type Gpulet struct {
 	// gpu-lets that hold them: for a profile measured while the node serves
 	// (the measurement and the serving executors then share those cores).
 	Shared bool
+	// TakeOver names CPU gpu-lets about to stop whose cores this one may
+	// take when too few are free (cpushare.Allocator.Allocate's from): it
+	// starts while they drain, sharing those cores until they stop.
+	TakeOver []string
 }
 
 // migPercent is the share of its MIG instance the gpu-let leases: its

@@ -29,10 +29,10 @@ func (l *Lease) Env() []string { return slices.Clone(l.env) }
 func (l *Lease) Release() { l.once.Do(l.release) }
 
 // Lease reserves what an executor for g needs and returns its environment.
-// A CPU gpu-let gets cores no other lease holds; an MPS gpu-let takes one of
-// the GPU's MaxMPSClients client slots (the 49th is refused with
-// ErrMPSClientLimit); a MIG gpu-let marks its instance busy so that
-// ApplyMIG will not destroy it.
+// A CPU gpu-let gets cores no other lease holds, but those it may take over
+// (Gpulet.TakeOver); an MPS gpu-let takes one of the GPU's MaxMPSClients
+// client slots (the 49th is refused with ErrMPSClientLimit); a MIG gpu-let
+// marks its instance busy so that ApplyMIG will not destroy it.
 func (m *Manager) Lease(g Gpulet) (*Lease, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -66,12 +66,12 @@ func (m *Manager) Lease(g Gpulet) (*Lease, error) {
 			g.Cores = cores
 			break
 		}
-		cores, err := m.cpu.Allocate(g.ID, g.Size)
+		cores, err := m.cpu.Allocate(g.ID, g.Size, g.TakeOver...)
 		if err != nil {
 			return nil, fmt.Errorf("lease gpu-let %s on %s: %w", g.ID, d.ID, err)
 		}
 		g.Cores = cores
-		undo = append(undo, func() { m.cpu.Release(cores) })
+		undo = append(undo, func() { m.cpu.Release(g.ID, cores) })
 	case d.Kind == KindNVIDIA && d.Backend == BackendMPS:
 		if n := m.leases[d.ID]; n >= MaxMPSClients {
 			return nil, fmt.Errorf("lease gpu-let %s on %s: %w: %d MPS clients already (MPS serves at most %d per GPU)",

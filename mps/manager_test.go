@@ -296,6 +296,37 @@ func TestManagerCPULeases(t *testing.T) {
 	require.Equal(t, 2, m.Inventory().Devices[0].Leased)
 }
 
+// A CPU gpu-let resized while it alone serves its models starts over the
+// old one (TakeOver): it takes a core the old one holds, and keeps it when
+// the old one's lease is given back.
+func TestManagerCPULeaseTakesOver(t *testing.T) {
+	m, err := New(Options{Spec: Spec{Mode: ModeCPU}, CPUs: []int{0, 1}})
+	require.NoError(t, err)
+	defer m.Close(context.Background())
+
+	old, err := m.Lease(Gpulet{ID: "old", Device: "cpu", Size: 100})
+	require.NoError(t, err)
+	_, err = m.Lease(Gpulet{ID: "new", Device: "cpu", Size: 50})
+	require.ErrorContains(t, err, "not enough free cores", "beside the old one")
+	_, err = m.Lease(Gpulet{ID: "new", Device: "cpu", Size: 50, TakeOver: []string{"another"}})
+	require.ErrorContains(t, err, "not enough free cores", "over a gpu-let that holds no core")
+	nw, err := m.Lease(Gpulet{ID: "new", Device: "cpu", Size: 50, TakeOver: []string{"old"}})
+	require.NoError(t, err)
+	require.Equal(t, []int{1}, nw.Gpulet().Cores, "the old one's highest core")
+	require.Contains(t, nw.Env(), "GPULETD_CPU_CORES=1")
+
+	old.Release()
+	free, err := m.Lease(Gpulet{ID: "c", Device: "cpu", Size: 50})
+	require.NoError(t, err)
+	require.Equal(t, []int{0}, free.Gpulet().Cores, "the old one gave back only the core it kept")
+	_, err = m.Lease(Gpulet{ID: "d", Device: "cpu", Size: 50})
+	require.ErrorContains(t, err, "not enough free cores", "the new one holds core 1")
+	nw.Release()
+	free.Release()
+	_, err = m.Lease(Gpulet{ID: "e", Device: "cpu", Size: 100})
+	require.NoError(t, err)
+}
+
 func TestManagerEmulatedLeases(t *testing.T) {
 	m, err := New(Options{Spec: Spec{Mode: ModeList, Entries: []Entry{{Kind: KindEmulated, Profiles: "igniter-v100", Count: 2, MemoryGB: 16}}}, CPUs: []int{0}})
 	require.NoError(t, err)

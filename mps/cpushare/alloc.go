@@ -7,7 +7,8 @@ import (
 )
 
 // Allocator hands out disjoint sets of cores from a fixed pool, so that two
-// CPU gpu-lets never share a core. It is safe for concurrent use.
+// CPU gpu-lets share no core, but while one started over others takes
+// their cores over as they stop. It is safe for concurrent use.
 type Allocator struct {
 	mu    sync.Mutex
 	cpus  []int          // the pool, ascending
@@ -25,26 +26,39 @@ func NewAllocator(cpus []int) *Allocator {
 func (a *Allocator) Cores() []int { return slices.Clone(a.cpus) }
 
 // Allocate takes the cores a size in percent of the pool maps to (see
-// CoresForSize), lowest free cores first, and records owner for them.
-func (a *Allocator) Allocate(owner string, size int) ([]int, error) {
+// CoresForSize), lowest free cores first, and records owner for them. When
+// free cores fall short, it takes the highest cores the owners named in
+// from hold: a gpu-let started over gpu-lets that are about to stop shares
+// those cores with them until they do, and keeps them after (their
+// Release leaves cores they no longer own).
+func (a *Allocator) Allocate(owner string, size int, from ...string) ([]int, error) {
 	k, err := CoresForSize(size, len(a.cpus))
 	if err != nil {
 		return nil, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var got []int
+	var got, theirs []int
 	for _, c := range a.cpus {
-		if _, taken := a.owner[c]; !taken {
+		o, taken := a.owner[c]
+		switch {
+		case !taken && len(got) < k:
 			got = append(got, c)
-			if len(got) == k {
-				break
-			}
+		case taken && slices.Contains(from, o):
+			theirs = append(theirs, c)
 		}
+	}
+	slices.Reverse(theirs)
+	for _, c := range theirs {
+		if len(got) == k {
+			break
+		}
+		got = append(got, c)
 	}
 	if len(got) < k {
 		return nil, fmt.Errorf("allocate %d core(s) for %s (%d%%): %w: %d of %d free", k, owner, size, ErrNoFreeCores, len(got), len(a.cpus))
 	}
+	slices.Sort(got)
 	for _, c := range got {
 		a.owner[c] = owner
 	}
@@ -75,12 +89,15 @@ func (a *Allocator) Borrow(size int) ([]int, error) {
 	return got, nil
 }
 
-// Release gives cores back to the pool; cores not allocated are ignored.
-func (a *Allocator) Release(cores []int) {
+// Release gives back the cores of cores that owner still holds; cores
+// another owner took over (Allocate's from) or never allocated are left.
+func (a *Allocator) Release(owner string, cores []int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, c := range cores {
-		delete(a.owner, c)
+		if a.owner[c] == owner {
+			delete(a.owner, c)
+		}
 	}
 }
 

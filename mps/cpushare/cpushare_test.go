@@ -2,6 +2,7 @@ package cpushare
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -103,13 +104,58 @@ func TestAllocator(t *testing.T) {
 	_, err = a.Allocate("g3", 20)
 	require.ErrorIs(t, err, ErrNoWholeCore)
 
-	a.Release(first)
+	a.Release("g2", first) // not g2's: left
+	require.Empty(t, a.Free())
+	a.Release("g1", first)
 	require.Equal(t, []int{0}, a.Free())
 	_, err = a.Allocate("g4", 100)
 	require.ErrorIs(t, err, ErrNoFreeCores)
 	got, err := a.Allocate("g4", 50)
 	require.NoError(t, err)
 	require.Equal(t, []int{0}, got)
+}
+
+// TestAllocatorTakeOver: a gpu-let started over others about to stop takes
+// the free cores first, then their highest; it keeps them when they
+// release theirs.
+func TestAllocatorTakeOver(t *testing.T) {
+	cases := []struct {
+		name string
+		size int
+		from []string
+		want []int
+		err  error
+	}{
+		{"free cores first", 25, []string{"old"}, []int{3}, nil},
+		{"then the highest of theirs", 75, []string{"old"}, []int{1, 2, 3}, nil},
+		{"all of theirs", 100, []string{"old"}, []int{0, 1, 2, 3}, nil},
+		{"not another's", 100, []string{"nobody"}, nil, ErrNoFreeCores},
+		{"none named", 50, nil, nil, ErrNoFreeCores},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewAllocator([]int{0, 1, 2, 3})
+			old, err := a.Allocate("old", 75)
+			require.NoError(t, err)
+			require.Equal(t, []int{0, 1, 2}, old)
+			got, err := a.Allocate("new", tc.size, tc.from...)
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				require.Equal(t, []int{3}, a.Free(), "a refusal takes nothing")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+			a.Release("old", old)
+			var left []int
+			for _, c := range a.Cores() {
+				if !slices.Contains(got, c) {
+					left = append(left, c)
+				}
+			}
+			require.Equal(t, left, a.Free(), "the old owner's release leaves the cores taken over")
+		})
+	}
 }
 
 func TestAllocatorBorrow(t *testing.T) {
