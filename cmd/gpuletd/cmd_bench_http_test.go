@@ -120,7 +120,9 @@ func TestAKilledBenchLeavesNoDaemon(t *testing.T) {
 	}
 	cmd := exec.Command(testbin.Gpuletd(t), "bench", "http", "--device", "emulated", "--slo", "50ms",
 		"--rate", "20", "--duration", "1m", "--warmup", "1s")
-	cmd.Env = daemonEnv(t)
+	// Killed, the bench cannot remove its directory: it goes with the
+	// test's.
+	cmd.Env = append(daemonEnv(t), "TMPDIR="+t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
