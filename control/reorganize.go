@@ -129,9 +129,9 @@ func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.
 // MIG instances): it starts again after they have drained, and the routes
 // switch again; the old gpu-lets that serve models only it would serve
 // stay routed and drain last, after it was tried again beside them
-// (splitBridges). When every old gpu-let it waits for is such a bridge, a
-// node that can (Overlapper) starts it over them instead, routed before
-// they drain. The error joins every start and load failure (also
+// (splitBridges). When every old gpu-let it waits for is such a bridge, or
+// when the others' room did not suffice, a node that can (Overlapper)
+// starts it over them instead, routed before they drain. The error joins every start and load failure (also
 // listed in Outcome.Failed); the node serves what did start.
 func Reorganize[H comparable](ctx context.Context, node Node[H], running []Serving[H], plan *gpulet.Plan) (Outcome[H], error) {
 	old, handles := runningPlan(running)
@@ -271,20 +271,39 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		}
 		return failed
 	}
-	var first []Serving[H] // the gpu-lets to stop before the deferred start
-	first, bridges = splitBridges(stops, later, all)
-	if ov, ok := node.(Overlapper[H]); ok && len(first) == 0 && len(later) > 0 {
-		// Every old gpu-let serves a model only a deferred one would:
-		// start those over the old ones' room instead of leaving the
-		// models unrouted while the old drain.
-		start(later, func(s *slot[H]) (H, error) { return ov.StartOver(ctx, s.gpu, s.planned, onGPU(stops, s.gpu.ID)) })
-		later = slices.DeleteFunc(later, func(s *slot[H]) bool {
-			if s.ok {
-				out.Overlapped++
-				startedNow(s)
+	// startOver starts each deferred gpu-let of ss over the old gpu-lets
+	// of over on its GPU, when the node can (Overlapper) and there are
+	// some, and returns those that still did not start.
+	startOver := func(ss []*slot[H], over []Serving[H]) []*slot[H] {
+		ov, ok := node.(Overlapper[H])
+		if !ok {
+			return ss
+		}
+		var can, cannot []*slot[H]
+		for _, s := range ss {
+			if len(onGPU(over, s.gpu.ID)) > 0 {
+				can = append(can, s)
+			} else {
+				cannot = append(cannot, s)
 			}
-			return s.ok
-		})
+		}
+		start(can, func(s *slot[H]) (H, error) { return ov.StartOver(ctx, s.gpu, s.planned, onGPU(over, s.gpu.ID)) })
+		for _, s := range can {
+			if !s.ok {
+				cannot = append(cannot, s)
+				continue
+			}
+			out.Overlapped++
+			startedNow(s)
+		}
+		return cannot
+	}
+	var first []Serving[H] // the gpu-lets to stop before the deferred start
+	if first, bridges = splitBridges(stops, later, all); len(first) == 0 && len(later) > 0 {
+		// Every old gpu-let serves a model only a deferred one would:
+		// start those over the old ones' room rather than leave the
+		// models unrouted while the old drain.
+		later = startOver(later, stops)
 		first, bridges = splitBridges(stops, later, all)
 	}
 	if len(first) == 0 {
@@ -296,7 +315,9 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	concurrently(len(lost), func(i int) { lost[i]() })
 	if len(bridges) > 0 {
 		out.Bridged = len(bridges)
-		later = startLater(later)
+		// What the others' room did not let start starts over the
+		// bridges, or after them.
+		later = startOver(startLater(later), bridges)
 		last := bridges
 		bridges = nil
 		route()

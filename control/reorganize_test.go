@@ -421,8 +421,7 @@ func (o overlapper) StartOver(_ context.Context, gpu *gpulet.GPUPlan, let gpulet
 // new one had started (a CPU node answered "no gpu-let is serving it"); a
 // node that can start the new one over the old does, and routes it before
 // the old drains. One that cannot, or a node without StartOver, drains
-// first as before; with other old gpu-lets to drain first, the bridge
-// serves and StartOver is not asked.
+// first as before.
 func TestReorganizeStartsOverAGPULetThatHoldsTheRoom(t *testing.T) {
 	both := []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}
 	resize := struct {
@@ -463,20 +462,45 @@ func TestReorganizeStartsOverAGPULetThatHoldsTheRoom(t *testing.T) {
 		})
 	}
 
-	t.Run("a bridge serves", func(t *testing.T) {
-		running := []Serving[int]{
-			{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
-			{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("b", 2, 5)}}, H: 2},
-		}
-		plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
-			{Size: 80, Models: []gpulet.Placement{place("a", 8, 20)}},
-			{Size: 20, Models: []gpulet.Placement{place("b", 2, 5)}},
-		}}}}
-		r := &recorder{noRoom: map[int]bool{80: true}}
-		out, err := Reorganize(context.Background(), overlapper{recorder: r}, running, plan)
-		require.NoError(t, err)
-		require.NotContains(t, strings.Join(r.log, "\n"), "over")
-		require.Zero(t, out.Overlapped)
-		require.Equal(t, 1, out.Bridged)
-	})
+	// With other old gpu-lets to drain first, the bridge serves while
+	// they do; only when their room does not suffice does the deferred
+	// gpu-let start over the bridge, before it drains.
+	running := []Serving[int]{
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("b", 2, 5)}}, H: 2},
+	}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
+		{Size: 80, Models: []gpulet.Placement{place("a", 8, 20)}},
+		{Size: 20, Models: []gpulet.Placement{place("b", 2, 5)}},
+	}}}}
+	bridged := []struct {
+		name       string
+		roomAfter  int
+		want       []string
+		overlapped int
+	}{
+		{"a bridge serves", 1, []string{
+			"start g0 20[b]", "start g0 80[a] failed",
+			"route 101[b] 1[a]", "stop 2", "start g0 80[a]",
+			"route 101[b] 102[a] 1[a]", "route 101[b] 102[a]", "stop 1",
+		}, 0},
+		{"the bridge's room is needed too", 2, []string{
+			"start g0 20[b]", "start g0 80[a] failed",
+			"route 101[b] 1[a]", "stop 2", "start g0 80[a] failed", "start g0 80[a] over [1]",
+			"route 101[b] 102[a]", "stop 1",
+		}, 1},
+	}
+	for _, tc := range bridged {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{noRoom: map[int]bool{80: true}, roomAfter: tc.roomAfter}
+			out, err := Reorganize(context.Background(), overlapper{recorder: r}, running, plan)
+			require.NoError(t, err)
+			slices.Sort(r.log[:2])
+			require.Equal(t, tc.want, normalize(r.log))
+			require.Equal(t, tc.overlapped, out.Overlapped)
+			require.Equal(t, 1, out.Bridged)
+			require.Empty(t, out.Failed)
+			require.Len(t, out.Serving, 2)
+		})
+	}
 }
