@@ -351,7 +351,9 @@ func TestReorganizeSerialKeepsPlanOrder(t *testing.T) {
 // when draining those others makes the room. Before, every old gpu-let
 // drained first, and the model had no route for the new gpu-let's start
 // (its load and warm-up: seconds on a GPU). When the room takes its old
-// gpu-let too, that one drains next and the start is tried again.
+// gpu-let too, that one drains next and the start is tried again; a node
+// that can start it over the bridge (Overlapper) does so then, before the
+// bridge drains, and the model is never unrouted.
 func TestReorganizeBridgesAModelWhoseGPULetLacksRoom(t *testing.T) {
 	running := []Serving[int]{
 		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
@@ -361,32 +363,46 @@ func TestReorganizeBridgesAModelWhoseGPULetLacksRoom(t *testing.T) {
 		{Size: 80, Models: []gpulet.Placement{place("a", 8, 20)}},
 		{Size: 20, Models: []gpulet.Placement{place("b", 2, 5)}},
 	}}}}
+	suffices := []string{
+		"start g0 20[b]", "start g0 80[a] failed",
+		"route 101[b] 1[a]", "stop 2", "start g0 80[a]",
+		"route 101[b] 102[a] 1[a]", "route 101[b] 102[a]", "stop 1",
+	}
 	tests := []struct {
-		name      string
-		roomAfter int
-		want      []string
+		name       string
+		roomAfter  int
+		over       bool // the node is an Overlapper
+		want       []string
+		overlapped int
 	}{
-		{name: "the others' room suffices", roomAfter: 1, want: []string{
-			"start g0 20[b]", "start g0 80[a] failed",
-			"route 101[b] 1[a]", "stop 2", "start g0 80[a]",
-			"route 101[b] 102[a] 1[a]", "route 101[b] 102[a]", "stop 1",
-		}},
+		{name: "the others' room suffices", roomAfter: 1, want: suffices},
+		{name: "the others' room suffices, an Overlapper", roomAfter: 1, over: true, want: suffices},
 		{name: "the bridge's room is needed too", roomAfter: 2, want: []string{
 			"start g0 20[b]", "start g0 80[a] failed",
 			"route 101[b] 1[a]", "stop 2", "start g0 80[a] failed",
 			"route 101[b]", "stop 1", "start g0 80[a]",
 			"route 101[b] 102[a]",
 		}},
+		{name: "the bridge's room is needed too, an Overlapper", roomAfter: 2, over: true, want: []string{
+			"start g0 20[b]", "start g0 80[a] failed",
+			"route 101[b] 1[a]", "stop 2", "start g0 80[a] failed", "start g0 80[a] over [1]",
+			"route 101[b] 102[a]", "stop 1",
+		}, overlapped: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &recorder{noRoom: map[int]bool{80: true}, roomAfter: tc.roomAfter}
-			out, err := Reorganize(context.Background(), r, running, plan)
+			var node Node[int] = r
+			if tc.over {
+				node = overlapper{recorder: r}
+			}
+			out, err := Reorganize(context.Background(), node, running, plan)
 			require.NoError(t, err)
 			slices.Sort(r.log[:2])
 			require.Equal(t, tc.want, normalize(r.log))
-			require.Equal(t, 1, out.Started)
-			require.Equal(t, 1, out.Deferred)
+			require.Equal(t, 1+tc.overlapped, out.Started)
+			require.Equal(t, 1-tc.overlapped, out.Deferred)
+			require.Equal(t, tc.overlapped, out.Overlapped)
 			require.Equal(t, 2, out.Stopped)
 			require.Equal(t, 1, out.Bridged)
 			require.Empty(t, out.Failed)
@@ -459,48 +475,6 @@ func TestReorganizeStartsOverAGPULetThatHoldsTheRoom(t *testing.T) {
 			require.Equal(t, 1, out.Stopped)
 			require.Empty(t, out.Failed)
 			require.Len(t, out.Serving, 1)
-		})
-	}
-
-	// With other old gpu-lets to drain first, the bridge serves while
-	// they do; only when their room does not suffice does the deferred
-	// gpu-let start over the bridge, before it drains.
-	running := []Serving[int]{
-		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
-		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("b", 2, 5)}}, H: 2},
-	}
-	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
-		{Size: 80, Models: []gpulet.Placement{place("a", 8, 20)}},
-		{Size: 20, Models: []gpulet.Placement{place("b", 2, 5)}},
-	}}}}
-	bridged := []struct {
-		name       string
-		roomAfter  int
-		want       []string
-		overlapped int
-	}{
-		{"a bridge serves", 1, []string{
-			"start g0 20[b]", "start g0 80[a] failed",
-			"route 101[b] 1[a]", "stop 2", "start g0 80[a]",
-			"route 101[b] 102[a] 1[a]", "route 101[b] 102[a]", "stop 1",
-		}, 0},
-		{"the bridge's room is needed too", 2, []string{
-			"start g0 20[b]", "start g0 80[a] failed",
-			"route 101[b] 1[a]", "stop 2", "start g0 80[a] failed", "start g0 80[a] over [1]",
-			"route 101[b] 102[a]", "stop 1",
-		}, 1},
-	}
-	for _, tc := range bridged {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &recorder{noRoom: map[int]bool{80: true}, roomAfter: tc.roomAfter}
-			out, err := Reorganize(context.Background(), overlapper{recorder: r}, running, plan)
-			require.NoError(t, err)
-			slices.Sort(r.log[:2])
-			require.Equal(t, tc.want, normalize(r.log))
-			require.Equal(t, tc.overlapped, out.Overlapped)
-			require.Equal(t, 1, out.Bridged)
-			require.Empty(t, out.Failed)
-			require.Len(t, out.Serving, 2)
 		})
 	}
 }
