@@ -49,9 +49,10 @@ type Serial interface{ Serial() bool }
 // Overlapper is implemented by nodes that can start a gpu-let on room that
 // old gpu-lets hold while those still serve (CPU cores, shared with them
 // until they stop and then its own). Reorganize starts a gpu-let that did
-// not fit beside the old ones that way when every old gpu-let it would wait
-// for serves a model only it would serve: draining them first would leave
-// those models unrouted until it had started.
+// not fit beside the old ones that way when the old gpu-lets it would wait
+// for serve a model only it would serve and draining the others made no
+// room: draining those first would leave the models unrouted until it had
+// started.
 type Overlapper[H comparable] interface {
 	// StartOver is Node.Start on the room of over, gpu-lets to stop on
 	// the same GPU; an error says the node cannot start it so (a kind of
@@ -131,8 +132,9 @@ func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.
 // stay routed and drain last, after it was tried again beside them
 // (splitBridges). When every old gpu-let it waits for is such a bridge, or
 // when the others' room did not suffice, a node that can (Overlapper)
-// starts it over them instead, routed before they drain. The error joins every start and load failure (also
-// listed in Outcome.Failed); the node serves what did start.
+// starts it over them instead, routed before they drain. The error joins
+// every start and load failure (also listed in Outcome.Failed); the node
+// serves what did start.
 func Reorganize[H comparable](ctx context.Context, node Node[H], running []Serving[H], plan *gpulet.Plan) (Outcome[H], error) {
 	old, handles := runningPlan(running)
 	out := Outcome[H]{Diff: gpulet.Diff(old, plan)}
