@@ -194,3 +194,51 @@ func TestWithoutFlag(t *testing.T) {
 		require.Equal(t, tt.want, withoutFlag(tt.args, "--provider"), "%v", tt.args)
 	}
 }
+
+// A CPU gpu-let that does not fit beside the old one it replaces (both
+// cores held) starts over it: its executor runs on a core the old one
+// holds, and keeps that core once the old one has stopped.
+func TestAGpuletStartsOverTheCoresOfTheOld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts executor processes")
+	}
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	s, _ := testSupervisor(t, testbin.Gpuletd(t))
+	s.args = []string{"--policy", "deferred", "--log-format", "json", "--onnxruntime-library", lib}
+	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeCPU}, CPUs: []int{0, 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, devices.Close(context.Background())) })
+	s.devices = devices
+	n := supervisedNode(t, s)
+	n.devices = devices
+	dev, err := devices.Inventory().Device("cpu")
+	require.NoError(t, err)
+	repo := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	ctx := context.Background()
+
+	old, err := s.start(ctx, gpuletSpec{device: dev, size: 100}, []*pb.LoadModelRequest{loadOf("lenet5", filepath.Join(repo, "lenet5", "1", "model.onnx"))})
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 1}, old.lease.Gpulet().Cores)
+	half := gpulet.GPULet{Size: 50}
+	gp := &gpulet.GPUPlan{ID: dev.ID, GPULets: []gpulet.GPULet{half}}
+	x := executors{n: n}
+	_, err = x.Start(ctx, gp, half)
+	require.ErrorContains(t, err, "not enough free cores", "beside the old one")
+
+	g, err := x.StartOver(ctx, gp, half, []*gpuletRun{old})
+	require.NoError(t, err)
+	require.Equal(t, []int{1}, g.lease.Gpulet().Cores, "a core the old one holds")
+	_, err = g.client().Health(ctx)
+	require.NoError(t, err, "its executor serves")
+
+	require.NoError(t, s.retire(ctx, old))
+	next, err := s.lease("next", gpuletSpec{device: dev, size: 50})
+	require.NoError(t, err)
+	require.Equal(t, []int{0}, next.Gpulet().Cores, "the old one gave back the core it kept")
+	next.Release()
+	_, err = s.lease("whole", gpuletSpec{device: dev, size: 100})
+	require.ErrorContains(t, err, "not enough free cores", "the new one keeps core 1")
+	require.NoError(t, s.retire(ctx, g))
+}
