@@ -68,16 +68,15 @@ func SurgeReplan(in SurgeInput) (string, map[string]float64) {
 // the rate the plan was made for (PlannedFor: a model the plan holds back
 // at overload is not a new surge while its demand stays where it was) and
 // the model's folded estimate (what the periods measured, not the running
-// one) with the headroom (PlanRate). Near its capacity the
-// node is planned with less headroom than asked, down to none (Plan), and
-// what it assigns is then about the estimate itself: a steady second then
-// exceeds it by SurgeZ deviations (and by SurgeFactor) once in 88 at 27
-// req/s and once in 126 at 54, so that short-skew's four models at 0.9 of
-// its max (54, 54, 27 and 27 req/s at 1/20 speed) read as a surge about
-// every half minute,
-// and each re-plan for one noisy second moved models between GPUs while
-// they served. A re-plan finds no room the plan could not: a rise within
-// the headroom asked for waits for the period.
+// one) with the headroom (PlanRate). Near its capacity the node is planned
+// with less headroom than asked, down to none (Plan), and what it assigns
+// is then about the estimate itself: a steady second then exceeds it by
+// SurgeZ deviations (and by SurgeFactor) once in 88 at 27 req/s and once in
+// 126 at 54, so that short-skew's four models at 0.9 of its max (54, 54, 27
+// and 27 req/s at 1/20 speed) read as a surge about every half minute, and
+// each re-plan for one noisy second moved models between GPUs while they
+// served. A re-plan finds no room the plan could not: a rise within the
+// headroom asked for waits for the period.
 func SurgeBase(plan *gpulet.Plan, folded map[string]float64, headroom float64) map[string]float64 {
 	out := PlannedFor(plan)
 	for name, est := range folded {

@@ -199,13 +199,7 @@ func TestWithoutFlag(t *testing.T) {
 // cores held) starts over it: its executor runs on a core the old one
 // holds, and keeps that core once the old one has stopped.
 func TestAGpuletStartsOverTheCoresOfTheOld(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts executor processes")
-	}
-	lib, err := onnxrt.FindLibrary("")
-	require.NoError(t, err)
-	s, _ := testSupervisor(t, testbin.Gpuletd(t))
-	s.args = []string{"--policy", "deferred", "--log-format", "json", "--onnxruntime-library", lib}
+	s, _ := cpuSupervisor(t)
 	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeCPU}, CPUs: []int{0, 1}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, devices.Close(context.Background())) })

@@ -138,8 +138,8 @@ func (r *rateMeter) folded() map[string]float64 {
 	defer r.mu.Unlock()
 	out := map[string]float64{}
 	for name, m := range r.models {
-		if r, ok := m.est.Folded(); ok && !math.IsNaN(r) {
-			out[name] = r
+		if rate, ok := m.est.Folded(); ok && !math.IsNaN(rate) {
+			out[name] = rate
 		}
 	}
 	return out
