@@ -105,11 +105,12 @@ type Outcome[H comparable] struct {
 	Started, Loaded, Stopped int
 	// Deferred counts gpu-lets that did not fit beside the old ones and
 	// started once those had drained; Bridged the old gpu-lets that kept
-	// serving models only a deferred gpu-let would serve while the others
-	// drained, and drained last; Overlapped the gpu-lets that did not fit
-	// beside the old ones and started over them (Overlapper), counted in
-	// Started too.
-	Deferred, Bridged, Overlapped int
+	// serving models only a deferred gpu-let would serve, or one that had
+	// not loaded, while the others drained, and drained last; Overlapped
+	// the gpu-lets that did not fit beside the old ones and started over
+	// them (Overlapper), counted in Started too; Reloaded the models a new
+	// gpu-let loaded once old ones had drained, counted in Loaded too.
+	Deferred, Bridged, Overlapped, Reloaded int
 	// Failed lists what could not start or load.
 	Failed []Failure
 	// Serving is what the router points at now.
@@ -132,7 +133,11 @@ func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.
 // stay routed and drain last, after it was tried again beside them
 // (splitBridges). When every old gpu-let it waits for is such a bridge, or
 // when the others' room did not suffice, a node that can (Overlapper)
-// starts it over them instead, routed before they drain. The error joins
+// starts it over them instead, routed before they drain. A model that a
+// new gpu-let did not load while old ones ran (ModelsNotLoaded: memory
+// they hold) is loaded again once they have drained, and the old gpu-lets
+// that serve it stay routed as bridges while the others drain, in the same
+// way. The error joins
 // every start and load failure (also listed in Outcome.Failed); the node
 // serves what did start.
 func Reorganize[H comparable](ctx context.Context, node Node[H], running []Serving[H], plan *gpulet.Plan) (Outcome[H], error) {
@@ -301,12 +306,12 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		return cannot
 	}
 	var first []Serving[H] // the gpu-lets to stop before the deferred start
-	if first, bridges = splitBridges(stops, later, all); len(first) == 0 && len(later) > 0 {
+	if first, bridges = splitBridges(stops, later, reload, all); len(first) == 0 && len(later) > 0 {
 		// Every old gpu-let serves a model only a deferred one would:
 		// start those over the old ones' room rather than leave the
 		// models unrouted while the old drain.
 		later = startOver(later, stops)
-		first, bridges = splitBridges(stops, later, all)
+		first, bridges = splitBridges(stops, later, reload, all)
 	}
 	if len(first) == 0 {
 		first, bridges = stops, nil // nothing would make room: drain them all
@@ -315,35 +320,48 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 	stop(first)
 	out.Stopped = len(stops)
 	concurrently(len(lost), func(i int) { lost[i]() })
+	// loadMissing loads again what the gpu-lets of reload lack; it is
+	// tried once the first old gpu-lets have drained and, for what still
+	// does not load, once the bridges have too.
+	loadMissing := func() (loaded bool) {
+		for _, s := range reload {
+			for _, p := range s.planned.Models {
+				if s.missing[p.Name] == nil {
+					continue
+				}
+				if err := node.Load(ctx, s.h, s.gpu, s.planned, p); err != nil {
+					s.missing[p.Name] = err
+					continue
+				}
+				delete(s.missing, p.Name)
+				s.let.Models = append(s.let.Models, p)
+				out.Loaded++
+				out.Reloaded++
+				loaded = true
+			}
+		}
+		return loaded
+	}
 	if len(bridges) > 0 {
 		out.Bridged = len(bridges)
 		// What the others' room did not let start starts over the
-		// bridges, or after them.
+		// bridges, or after them; what it did not let load is tried
+		// again before they drain.
 		later = startOver(startLater(later), bridges)
+		loadMissing()
 		last := bridges
 		bridges = nil
 		route()
 		stop(last)
 	}
+	reloaded := loadMissing()
 	for _, s := range reload {
-		for _, p := range s.planned.Models {
-			if s.missing[p.Name] == nil {
-				continue
-			}
-			if err := node.Load(ctx, s.h, s.gpu, s.planned, p); err != nil {
-				s.missing[p.Name] = err
-				continue
-			}
-			delete(s.missing, p.Name)
-			s.let.Models = append(s.let.Models, p)
-			out.Loaded++
-		}
 		notLoaded(s)
 	}
 	for _, s := range startLater(later) {
 		out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Err: s.err})
 	}
-	if len(reload) > 0 {
+	if reloaded {
 		route() // the deferred gpu-lets routed themselves as they started
 	}
 	var errs []error
@@ -370,10 +388,11 @@ type slot[H comparable] struct {
 
 // splitBridges splits the gpu-lets to stop into those to drain first and
 // the bridges: gpu-lets serving a model that only a deferred gpu-let
-// (later) would serve, no gpu-let that runs (all, those that started or
-// are kept) serving it. Draining the others first may make the room the
-// deferred gpu-lets lack while the bridges keep those models routed.
-func splitBridges[H comparable](stops []Serving[H], later, all []*slot[H]) (first, bridges []Serving[H]) {
+// (later) would serve, or a model a started gpu-let lacks until it loads
+// again (reload), no gpu-let that runs (all, those that started or are
+// kept) serving it. Draining the others first may make the room (cores,
+// memory) those gpu-lets lack while the bridges keep the models routed.
+func splitBridges[H comparable](stops []Serving[H], later, reload, all []*slot[H]) (first, bridges []Serving[H]) {
 	served, wanted := map[string]bool{}, map[string]bool{}
 	for _, s := range all {
 		if s.ok {
@@ -385,6 +404,11 @@ func splitBridges[H comparable](stops []Serving[H], later, all []*slot[H]) (firs
 	for _, s := range later {
 		for _, p := range s.planned.Models {
 			wanted[p.Name] = !served[p.Name]
+		}
+	}
+	for _, s := range reload {
+		for name := range s.missing {
+			wanted[name] = !served[name]
 		}
 	}
 	for _, st := range stops {

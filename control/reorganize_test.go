@@ -23,13 +23,13 @@ type recorder struct {
 	log      []string
 	noRoom   map[int]bool // sizes whose first start fails while old gpu-lets run
 	failLoad map[string]bool
-	// tight names models that do not load on a new gpu-let while old
-	// gpu-lets run (memory they hold), broken models that never load.
+	// tight names models that do not load on a new gpu-let until
+	// roomAfter (at least one) old gpu-lets have stopped (memory they
+	// hold), broken models that never load.
 	tight, broken map[string]bool
 	// slow holds the start of a gpu-let of the size (once it has room)
 	// until the channel closes.
-	slow    map[int]chan struct{}
-	stopped bool
+	slow map[int]chan struct{}
 	// stops counts the gpu-lets stopped; a gpu-let without room starts
 	// once roomAfter (at least one) have been.
 	stops, roomAfter int
@@ -60,7 +60,7 @@ func (r *recorder) Start(_ context.Context, gpu *gpulet.GPUPlan, let gpulet.GPUL
 	h := 100 + r.next
 	missing := map[string]error{}
 	for _, p := range let.Models {
-		if r.broken[p.Name] || (r.tight[p.Name] && !r.stopped) {
+		if r.broken[p.Name] || (r.tight[p.Name] && r.stops < max(r.roomAfter, 1)) {
 			missing[p.Name] = errors.New("out of memory")
 		}
 	}
@@ -78,7 +78,7 @@ func (r *recorder) Start(_ context.Context, gpu *gpulet.GPUPlan, let gpulet.GPUL
 
 func (r *recorder) Load(_ context.Context, h int, _ *gpulet.GPUPlan, _ gpulet.GPULet, p gpulet.Placement) error {
 	r.mu.Lock()
-	noMemory := r.broken[p.Name] || (r.tight[p.Name] && !r.stopped)
+	noMemory := r.broken[p.Name] || (r.tight[p.Name] && r.stops < max(r.roomAfter, 1))
 	r.mu.Unlock()
 	if r.failLoad[p.Name] || noMemory {
 		r.add(fmt.Sprintf("load %d %s failed", h, p.Name))
@@ -106,7 +106,6 @@ func (r *recorder) Route(serving []Serving[int]) {
 
 func (r *recorder) Stop(_ context.Context, h int) {
 	r.mu.Lock()
-	r.stopped = true
 	r.stops++
 	r.mu.Unlock()
 	r.add(fmt.Sprintf("stop %d", h))
@@ -268,9 +267,17 @@ func normalize(log []string) []string {
 
 // A new gpu-let whose model does not load serves its other models; when old
 // gpu-lets were to stop, the model is tried again once they have (memory
-// they held), and otherwise reported.
+// they held), and otherwise reported. An old gpu-let that serves the model
+// meanwhile stays routed while the others drain and it is tried again, and
+// drains last: the model is not unrouted for those drains and its load
+// (seconds on a GPU) when the others' memory suffices.
 func TestReorganizeStartsWithoutAModelThatDoesNotLoad(t *testing.T) {
-	running := []Serving[int]{{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1}}
+	one := []Serving[int]{{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1}}
+	two := []Serving[int]{
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("b", 2, 5)}}, H: 2},
+	}
+	both := []Serving[int]{{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}}, H: 1}}
 	resize := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
 		{Size: 60, Models: []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}}}}}}
 	fresh := &gpulet.Plan{GPUs: []gpulet.GPUPlan{
@@ -278,26 +285,42 @@ func TestReorganizeStartsWithoutAModelThatDoesNotLoad(t *testing.T) {
 		{ID: "g1", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{place("b", 2, 5), place("c", 2, 5)}}}}}}
 	tests := []struct {
 		name          string
+		running       []Serving[int]
 		plan          *gpulet.Plan
 		tight, broken map[string]bool
+		roomAfter     int
 		want          []string
 		failed        []string
 		loaded        int
+		bridged       int
 	}{
-		{name: "loads once the old gpu-let has stopped", plan: resize, tight: map[string]bool{"b": true}, loaded: 1, want: []string{
+		{name: "loads once the old gpu-let has stopped", running: one, plan: resize, tight: map[string]bool{"b": true}, loaded: 1, want: []string{
 			"start g0 60[a,b]", "route 101[a]", "stop 1", "load 101 b", "route 101[a,b]",
 		}},
-		{name: "never loads: reported, its neighbour serves", plan: resize, broken: map[string]bool{"b": true}, failed: []string{"b"}, want: []string{
-			"start g0 60[a,b]", "route 101[a]", "stop 1", "load 101 b failed", "route 101[a]",
+		{name: "never loads: reported, its neighbour serves", running: one, plan: resize, broken: map[string]bool{"b": true}, failed: []string{"b"}, want: []string{
+			"start g0 60[a,b]", "route 101[a]", "stop 1", "load 101 b failed",
 		}},
-		{name: "nothing to stop: reported at once", plan: fresh, broken: map[string]bool{"c": true}, failed: []string{"c"}, want: []string{
+		{name: "nothing to stop: reported at once", running: one, plan: fresh, broken: map[string]bool{"c": true}, failed: []string{"c"}, want: []string{
 			"start g1 100[b,c]", "route 101[b] 1[a]",
+		}},
+		{name: "its old gpu-let serves it while the other drains", running: two, plan: resize, tight: map[string]bool{"b": true}, loaded: 1, bridged: 1, want: []string{
+			"start g0 60[a,b]", "route 101[a] 2[b]", "stop 1", "load 101 b", "route 101[a,b]", "stop 2",
+		}},
+		{name: "its old gpu-let's memory is needed too", running: two, plan: resize, tight: map[string]bool{"b": true}, roomAfter: 2, loaded: 1, bridged: 1, want: []string{
+			"start g0 60[a,b]", "route 101[a] 2[b]", "stop 1", "load 101 b failed", "route 101[a]", "stop 2",
+			"load 101 b", "route 101[a,b]",
+		}},
+		{name: "its old gpu-let is the only one: it drains first", running: both, plan: resize, tight: map[string]bool{"b": true}, loaded: 1, want: []string{
+			"start g0 60[a,b]", "route 101[a]", "stop 1", "load 101 b", "route 101[a,b]",
+		}},
+		{name: "never loads beside a bridge: reported once both drained", running: two, plan: resize, broken: map[string]bool{"b": true}, failed: []string{"b"}, bridged: 1, want: []string{
+			"start g0 60[a,b]", "route 101[a] 2[b]", "stop 1", "load 101 b failed", "route 101[a]", "stop 2", "load 101 b failed",
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &recorder{tight: tc.tight, broken: tc.broken}
-			out, err := Reorganize(context.Background(), r, running, tc.plan)
+			r := &recorder{tight: tc.tight, broken: tc.broken, roomAfter: tc.roomAfter}
+			out, err := Reorganize(context.Background(), r, tc.running, tc.plan)
 			var failed []string
 			for _, f := range out.Failed {
 				failed = append(failed, f.Model)
@@ -308,6 +331,10 @@ func TestReorganizeStartsWithoutAModelThatDoesNotLoad(t *testing.T) {
 			require.Equal(t, tc.want, r.log)
 			require.Equal(t, 1, out.Started)
 			require.Equal(t, tc.loaded, out.Loaded)
+			require.Equal(t, tc.loaded, out.Reloaded, "every load here follows a drain")
+			require.Equal(t, tc.bridged, out.Bridged)
+			stops := slices.DeleteFunc(slices.Clone(tc.want), func(l string) bool { return !strings.HasPrefix(l, "stop ") })
+			require.Len(t, stops, out.Stopped)
 			require.Len(t, tc.plan.GPUs[len(tc.plan.GPUs)-1].GPULets[0].Models, 2, "the plan is not changed")
 		})
 	}

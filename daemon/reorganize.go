@@ -258,6 +258,13 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 		}
 		n.events.add(EventReorganize, store.SeverityWarning, msg, nil)
 	}
+	if out.Reloaded > 0 {
+		msg := fmt.Sprintf("%d model(s) did not load on their new gpu-let beside the old ones (memory): loaded once old gpu-lets had drained", out.Reloaded)
+		if out.Deferred == 0 && out.Bridged > 0 {
+			msg += fmt.Sprintf(", %d old gpu-let(s) serving them until then", out.Bridged)
+		}
+		n.events.add(EventReorganize, store.SeverityInfo, msg, nil)
+	}
 	if out.Overlapped > 0 {
 		n.events.add(EventReorganize, store.SeverityInfo, fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones: each started on cores the old ones held, shared until they had drained, so the models that moved stayed served", out.Overlapped), nil)
 	}

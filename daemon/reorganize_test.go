@@ -26,6 +26,7 @@ func TestRecordOutcome(t *testing.T) {
 		kinds    []string
 		reorgs   int64
 		reason   string // "period" when empty
+		says     string // an event's message, when given
 	}{
 		{name: "nothing changed", out: control.Outcome[*gpuletRun]{Diff: gpulet.Diff(plan, plan)}},
 		{name: "a gpu-let that did not start", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 2,
@@ -36,6 +37,9 @@ func TestRecordOutcome(t *testing.T) {
 			kinds: []string{EventReorganize}, reorgs: 0, reason: planAtStart},
 		{name: "a gpu-let started over the old", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 1, Overlapped: 1},
 			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1},
+		{name: "a model loaded once an old gpu-let had drained", out: control.Outcome[*gpuletRun]{Started: 1, Loaded: 1, Stopped: 2, Bridged: 1, Reloaded: 1},
+			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1,
+			says: "1 model(s) did not load on their new gpu-let beside the old ones (memory): loaded once old gpu-lets had drained, 1 old gpu-let(s) serving them until then"},
 		{name: "a model that did not load", out: control.Outcome[*gpuletRun]{Loaded: 0, Deferred: 1,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Model: "b", Err: errors.New("corrupt model")}}},
 			unserved: map[string]string{"b": "loading it on cpu failed: corrupt model"},
@@ -56,11 +60,15 @@ func TestRecordOutcome(t *testing.T) {
 			}
 			evs, err := st.Events(context.Background(), 0, 10)
 			require.NoError(t, err)
-			var kinds []string
+			var kinds, said []string
 			for _, e := range evs {
 				kinds = append(kinds, e.Kind)
+				said = append(said, e.Message)
 			}
 			require.Equal(t, tc.kinds, kinds)
+			if tc.says != "" {
+				require.Contains(t, said, tc.says)
+			}
 			require.Equal(t, tc.reorgs, n.reorganizations.Load())
 		})
 	}
