@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/mps"
 )
@@ -43,7 +44,7 @@ func memoryReport(db *DatabaseReport, g *memcg.Group) *MemoryReport {
 	}
 	if bound := h.bound(); bound > 0 && r.CPUModelsBytes > bound {
 		r.Warning = fmt.Sprintf("the database's CPU models need %s together, more than the %s gpuletd may use here: the plan will leave some out, and say why",
-			memcg.Size(r.CPUModelsBytes), memcg.Size(bound))
+			bytefmt.Size(r.CPUModelsBytes), bytefmt.Size(bound))
 	}
 	return r
 }

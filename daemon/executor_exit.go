@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/executor"
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/internal/memcg"
 )
 
@@ -105,7 +106,7 @@ func oomFix(at, now oomCounts) string {
 			file = "memory.max"
 		}
 		return fmt.Sprintf("gpuletd's processes reached their memory limit of %s (%s of cgroup %s; MemoryMax= in a systemd unit): raise it, or place fewer models per gpu-let; journalctl -k names the process the kernel chose",
-			memcg.Size(c.Limit), file, c.LimitOf)
+			bytefmt.Size(c.Limit), file, c.LimitOf)
 	}
 	return "the host is short of memory: fewer models per gpu-let or more memory; journalctl -k names the process the kernel chose"
 }
@@ -134,7 +135,7 @@ func exitWords(exit error, unanswered bool, at, now oomCounts) (string, map[stri
 		attrs["oom_kills"] = fmt.Sprintf("%d→%d", at.cg.Kills, now.cg.Kills)
 		attrs["memory_cgroup"] = now.group.Name
 		if now.cg.Limit > 0 {
-			attrs["memory_limit"] = memcg.Size(now.cg.Limit)
+			attrs["memory_limit"] = bytefmt.Size(now.cg.Limit)
 		}
 		return fmt.Sprintf("executor was killed by the kernel's out-of-memory killer (gpuletd's memory cgroup %s counted the kill); restarting it", now.group.Name), attrs
 	case killed && verdict == "likely":

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/internal/procfs"
 	"github.com/gpulet/gpuletd/mps"
@@ -103,9 +104,9 @@ func (h hostMemory) source() string {
 		return "unbounded: neither the host's memory nor a memory limit could be read"
 	case h.limitBinds():
 		return fmt.Sprintf("gpuletd's memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) less the daemon's peak of %s",
-			memcg.Size(h.LimitBytes), h.LimitOf, memcg.Size(h.DaemonBytes))
+			bytefmt.Size(h.LimitBytes), h.LimitOf, bytefmt.Size(h.DaemonBytes))
 	default:
-		return fmt.Sprintf("the host's %s less the daemon's peak of %s", memcg.Size(h.TotalBytes), memcg.Size(h.DaemonBytes))
+		return fmt.Sprintf("the host's %s less the daemon's peak of %s", bytefmt.Size(h.TotalBytes), bytefmt.Size(h.DaemonBytes))
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpulet/gpuletd/internal/memcg"
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"go.uber.org/zap"
 )
 
@@ -99,7 +99,7 @@ func statusLine(s status) string {
 		}
 	}
 	if m := s.Memory; m != nil && m.NearLimit {
-		parts = append(parts, fmt.Sprintf("memory at %.0f%% of its %s limit", 100*float64(m.WorkingSetBytes)/float64(m.LimitBytes), memcg.Size(m.LimitBytes)))
+		parts = append(parts, fmt.Sprintf("memory at %.0f%% of its %s limit", 100*float64(m.WorkingSetBytes)/float64(m.LimitBytes), bytefmt.Size(m.LimitBytes)))
 	}
 	if unservable > 0 {
 		parts = append(parts, plural(unservable, "model")+" cannot be served (gpuletd status says why)")

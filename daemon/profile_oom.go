@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/profiler"
 )
@@ -32,7 +33,7 @@ func profileKilledForMemory(err error, at, now oomCounts, top int) error {
 	fix := "the host is short of memory: free some, or lower the model's max_batch_size (its largest batches need the most)"
 	if c := now.cg; at.group.Name != "" && c.ReachedLimit(at.cg) {
 		fix = fmt.Sprintf("gpuletd's processes reached their memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) while the model ran batches of up to %d: raise the limit, or lower the model's max_batch_size",
-			memcg.Size(c.Limit), c.LimitOf, top)
+			bytefmt.Size(c.Limit), c.LimitOf, top)
 	}
 	return fmt.Errorf("%s: %s: %w", who, fix, err)
 }

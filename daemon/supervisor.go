@@ -20,6 +20,7 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -449,7 +450,7 @@ func (g *gpuletRun) monitor() {
 		msg, attrs := exitWords(p.ExitErr(), unanswered, oomAt, g.sup.oomNow())
 		if b := g.lastRSS.Swap(0); b > 0 {
 			// Which executor was large, when the kernel chose among them.
-			attrs["resident_before"] = memcg.Size(b)
+			attrs["resident_before"] = bytefmt.Size(b)
 		}
 		unanswered = false
 		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()

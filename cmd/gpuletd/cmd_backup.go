@@ -17,6 +17,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/internal/atomicfile"
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
@@ -212,5 +213,5 @@ func describeDatabase(s store.Summary) string {
 	if !s.LastEvent.IsZero() {
 		held += " (the newest at " + s.LastEvent.Format("2006-01-02 15:04:05 MST") + ")"
 	}
-	return strings.Join([]string{roundBytes(s.Bytes), fmt.Sprintf("schema %d", s.SchemaVersion), held}, "; ")
+	return strings.Join([]string{bytefmt.Size(s.Bytes), fmt.Sprintf("schema %d", s.SchemaVersion), held}, "; ")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 )
 
 func newDoctorCmd(g *globalFlags) *cobra.Command {
@@ -198,11 +199,11 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 	if m := r.Memory; m != nil && m.TotalBytes > 0 {
 		limit := "no memory limit over this process (under systemd serve runs in the unit's cgroup: systemctl show gpuletd -p MemoryMax)"
 		if m.LimitBytes > 0 {
-			limit = fmt.Sprintf("memory limit %s (cgroup %s)", roundBytes(m.LimitBytes), m.LimitOf)
+			limit = fmt.Sprintf("memory limit %s (cgroup %s)", bytefmt.Size(m.LimitBytes), m.LimitOf)
 		}
-		row("memory", "host %s; %s", roundBytes(m.TotalBytes), limit)
+		row("memory", "host %s; %s", bytefmt.Size(m.TotalBytes), limit)
 		if m.CPUModels > 0 {
-			row("", "the database's CPU models: %s measured, %s together (one copy each)", counted(m.CPUModels, "model"), roundBytes(m.CPUModelsBytes))
+			row("", "the database's CPU models: %s measured, %s together (one copy each)", counted(m.CPUModels, "model"), bytefmt.Size(m.CPUModelsBytes))
 		}
 		if m.Warning != "" {
 			row("", "warning: %s", m.Warning)

@@ -325,11 +325,11 @@ func TestDoctorTableSaysTheMemory(t *testing.T) {
 		want []string
 	}{
 		{"no limit", daemon.MemoryReport{TotalBytes: 24 << 30},
-			[]string{"memory         host 24.0 GiB; no memory limit over this process (under systemd serve runs in the unit's cgroup: systemctl show gpuletd -p MemoryMax)\n"}},
+			[]string{"memory         host 24 GiB; no memory limit over this process (under systemd serve runs in the unit's cgroup: systemctl show gpuletd -p MemoryMax)\n"}},
 		{"a limit and measured models", daemon.MemoryReport{TotalBytes: 24 << 30, LimitBytes: 1 << 30, LimitOf: "/gpuletd", CPUModels: 4, CPUModelsBytes: 1800 << 20,
 			Warning: "the database's CPU models need 1.8 GiB together, more than the 1 GiB gpuletd may use here: the plan will leave some out, and say why"},
-			[]string{"memory         host 24.0 GiB; memory limit 1.00 GiB (cgroup /gpuletd)\n",
-				"               the database's CPU models: 4 models measured, 1.76 GiB together (one copy each)\n",
+			[]string{"memory         host 24 GiB; memory limit 1 GiB (cgroup /gpuletd)\n",
+				"               the database's CPU models: 4 models measured, 1.8 GiB together (one copy each)\n",
 				"               warning: the database's CPU models need 1.8 GiB together"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
 )
@@ -256,9 +256,9 @@ type adminCgroupMemory struct {
 // do when the working set is near the limit.
 func (m *adminCgroupMemory) words() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "memory: %s", roundBytes(m.WorkingSet))
+	fmt.Fprintf(&b, "memory: %s", bytefmt.Size(m.WorkingSet))
 	if m.Limit > 0 {
-		fmt.Fprintf(&b, " of a %s limit (%.0f%%)", roundBytes(m.Limit), 100*float64(m.WorkingSet)/float64(m.Limit))
+		fmt.Fprintf(&b, " of a %s limit (%.0f%%)", bytefmt.Size(m.Limit), 100*float64(m.WorkingSet)/float64(m.Limit))
 	} else {
 		b.WriteString(", no limit")
 	}
@@ -401,9 +401,9 @@ type adminCPUMemory struct {
 // words says it in the status's header.
 func (c *adminCPUMemory) words() string {
 	if c.Models <= 0 {
-		return "models on the CPU: " + roundBytes(c.Placed) + " placed; " + c.From
+		return "models on the CPU: " + bytefmt.Size(c.Placed) + " placed; " + c.From
 	}
-	return fmt.Sprintf("models on the CPU: %s placed of the %s they may hold (%s)", roundBytes(c.Placed), roundBytes(c.Models), c.From)
+	return fmt.Sprintf("models on the CPU: %s placed of the %s they may hold (%s)", bytefmt.Size(c.Placed), bytefmt.Size(c.Models), c.From)
 }
 
 // adminGpulet is one running gpu-let of the status.
@@ -434,9 +434,9 @@ func (g adminGpulet) memoryText() string {
 	case m == nil:
 		return "-"
 	case m.DeviceBytes > 0:
-		return roundBytes(m.DeviceBytes) + " GPU"
+		return bytefmt.Size(m.DeviceBytes) + " GPU"
 	default:
-		return roundBytes(m.HostBytes)
+		return bytefmt.Size(m.HostBytes)
 	}
 }
 
@@ -608,7 +608,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintf(w, "READ-ONLY: %s\n", s.Store.Reason)
 	}
 	if c := s.Cache; c != nil {
-		fmt.Fprintf(w, "response cache: %s of %s, %s\n", roundBytes(c.Bytes), config.ByteSize(c.Budget), counted(c.Entries, "answer"))
+		fmt.Fprintf(w, "response cache: %s of %s, %s\n", bytefmt.Size(c.Bytes), config.ByteSize(c.Budget), counted(c.Entries, "answer"))
 	}
 	if m := s.Memory; m != nil {
 		fmt.Fprintln(w, m.words())
@@ -972,22 +972,6 @@ func olderPolicies(s *adminStatus) []string {
 		}
 	}
 	return out
-}
-
-// roundBytes writes a byte count to three figures in the largest binary
-// unit it fills (318318: "311 KiB").
-func roundBytes(n int64) string {
-	v, unit := float64(n), "B"
-	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		if v < 1024 {
-			break
-		}
-		v, unit = v/1024, u
-	}
-	if unit == "B" {
-		return fmt.Sprintf("%d B", n)
-	}
-	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Log10(v))), 64) + " " + unit
 }
 
 // counted writes n things, "1 thing" or "2 things".

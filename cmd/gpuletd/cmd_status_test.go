@@ -81,7 +81,7 @@ func TestWriteStatus(t *testing.T) {
 	s.Gpulets[0].Memory.DeviceBytes = 3661 << 20
 	b.Reset()
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
-	require.Contains(t, b.String(), "emu0-100-1  100%  ready  0.8%  3.58 GiB GPU  lenet5")
+	require.Contains(t, b.String(), "emu0-100-1  100%  ready  0.8%  3.6 GiB GPU  lenet5")
 	require.LessOrEqual(t, widest(b.String()), 80, b.String())
 	s.Gpulets[0].Memory = nil
 	b.Reset()
@@ -145,12 +145,6 @@ func TestWriteStatusSaysWhenARestartIsTried(t *testing.T) {
 	require.Contains(t, b.String(), "\nemu0-100-1: its executor died; tried again at 12:45:10 (gpuletd events --kind executor_restart says why)\n")
 }
 
-func TestRoundBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.00 KiB", 318318: "311 KiB", 5 << 20: "5.00 MiB", 1536 << 20: "1.50 GiB", 99 << 10: "99.0 KiB"} {
-		require.Equal(t, want, roundBytes(n), "%d", n)
-	}
-}
-
 // A node that keeps a response cache says how full it is; one that keeps
 // none says nothing of it.
 func TestWriteStatusResponseCache(t *testing.T) {
@@ -162,7 +156,7 @@ func TestWriteStatusResponseCache(t *testing.T) {
 	s.Cache = &adminCacheUse{Budget: 64 << 20, Bytes: 318318, Entries: 1001}
 	b.Reset()
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
-	require.Contains(t, b.String(), "response cache: 311 KiB of 64MiB, 1001 answers\n")
+	require.Contains(t, b.String(), "response cache: 310.9 KiB of 64MiB, 1001 answers\n")
 }
 
 // The engine line names the provider that serves; when it is not the
@@ -494,11 +488,11 @@ func TestCgroupMemoryWords(t *testing.T) {
 		want string
 	}{
 		{adminCgroupMemory{Cgroup: "/system.slice/gpuletd.service", WorkingSet: 1610612736, Limit: 4 << 30, LimitOf: "/system.slice/gpuletd.service"},
-			"memory: 1.50 GiB of a 4.00 GiB limit (38%), cgroup /system.slice/gpuletd.service"},
+			"memory: 1.5 GiB of a 4 GiB limit (38%), cgroup /system.slice/gpuletd.service"},
 		{adminCgroupMemory{Cgroup: "/user.slice/user-1000.slice/session-3.scope", WorkingSet: 318318, OOMKills: -1},
-			"memory: 311 KiB, no limit, cgroup /user.slice/user-1000.slice/session-3.scope"},
+			"memory: 310.9 KiB, no limit, cgroup /user.slice/user-1000.slice/session-3.scope"},
 		{adminCgroupMemory{Cgroup: "/system.slice/gpuletd.service", WorkingSet: 3900000000, Limit: 4 << 30, LimitOf: "/system.slice", OOMKills: 2, NearLimit: true},
-			"memory: 3.63 GiB of a 4.00 GiB limit (91%), cgroup /system.slice/gpuletd.service; 2 out-of-memory kills since it started\n" +
+			"memory: 3.6 GiB of a 4 GiB limit (91%), cgroup /system.slice/gpuletd.service; 2 out-of-memory kills since it started\n" +
 				"  near the limit: at it the kernel kills an executor; raise MemoryMax= of /system.slice (systemctl edit gpuletd) or place fewer models"},
 	} {
 		require.Equal(t, tc.want, tc.m.words())
@@ -513,9 +507,9 @@ func TestCPUMemoryWords(t *testing.T) {
 		device string
 	}{
 		{adminCPUMemory{Models: 4<<30 - 70<<20, Placed: 1610612736, From: from},
-			"models on the CPU: 1.50 GiB placed of the 3.93 GiB they may hold (" + from + ")", "1.5/3.9GiB"},
+			"models on the CPU: 1.5 GiB placed of the 3.9 GiB they may hold (" + from + ")", "1.5/3.9GiB"},
 		{adminCPUMemory{Placed: 1 << 30, From: "unbounded: neither the host's memory nor a memory limit could be read"},
-			"models on the CPU: 1.00 GiB placed; unbounded: neither the host's memory nor a memory limit could be read", "-"},
+			"models on the CPU: 1 GiB placed; unbounded: neither the host's memory nor a memory limit could be read", "-"},
 	} {
 		require.Equal(t, tc.words, tc.c.words())
 		require.Equal(t, tc.device, adminDevice{Kind: "cpu"}.memoryText(&tc.c))

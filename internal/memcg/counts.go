@@ -166,17 +166,3 @@ func number(file string) (int64, error) {
 	}
 	return n, nil
 }
-
-// Size writes n bytes in the largest binary unit that keeps it at 1 or
-// more, with one decimal where it has one ("16 MiB", "3.5 GiB").
-func Size(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, i := float64(n), 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	s := strconv.FormatFloat(v, 'f', 1, 64)
-	s = strings.TrimSuffix(s, ".0")
-	return s + " " + units[i]
-}

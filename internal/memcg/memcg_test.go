@@ -192,14 +192,6 @@ func TestReadAGroupGone(t *testing.T) {
 	require.ErrorContains(t, err, "read memory.events")
 }
 
-func TestSize(t *testing.T) {
-	for n, want := range map[int64]string{
-		512: "512 B", 16 << 20: "16 MiB", 4 << 30: "4 GiB", 3<<30 + 1<<29: "3.5 GiB", 1 << 40: "1 TiB", 9437184: "9 MiB",
-	} {
-		require.Equal(t, want, Size(n), n)
-	}
-}
-
 // This machine's own memory cgroup is found and read where it has one.
 func TestSelf(t *testing.T) {
 	g, err := Self()
