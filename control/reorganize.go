@@ -109,7 +109,8 @@ type Outcome[H comparable] struct {
 	// not loaded, while the others drained, and drained last; Overlapped
 	// the gpu-lets that did not fit beside the old ones and started over
 	// them (Overlapper), counted in Started too; Reloaded the models a new
-	// gpu-let loaded once old ones had drained, counted in Loaded too.
+	// or kept gpu-let loaded once old ones had drained, counted in Loaded
+	// too.
 	Deferred, Bridged, Overlapped, Reloaded int
 	// Failed lists what could not start or load.
 	Failed []Failure
@@ -134,8 +135,9 @@ func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.
 // (splitBridges). When every old gpu-let it waits for is such a bridge, or
 // when the others' room did not suffice, a node that can (Overlapper)
 // starts it over them instead, routed before they drain. A model that a
-// new gpu-let did not load while old ones ran (ModelsNotLoaded: memory
-// they hold) is loaded again once they have drained, and the old gpu-lets
+// new or kept gpu-let did not load while old ones ran (ModelsNotLoaded,
+// Load's error: perhaps memory they hold) is loaded again once they have
+// drained, and the old gpu-lets
 // that serve it stay routed as bridges while the others drain, in the same
 // way. The error joins
 // every start and load failure (also listed in Outcome.Failed); the node
@@ -159,7 +161,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		case gpulet.ActionStart, gpulet.ActionResize:
 			starts = append(starts, &slot[H]{gpu: gpus[c.GPU], let: *c.New, planned: *c.New})
 		case gpulet.ActionKeep:
-			s := &slot[H]{gpu: gpus[c.GPU], let: *c.New, h: handles[c.GPU][c.OldIndex], ok: true, change: c}
+			s := &slot[H]{gpu: gpus[c.GPU], let: *c.New, planned: *c.New, h: handles[c.GPU][c.OldIndex], ok: true, change: c}
 			kept = append(kept, s)
 			for _, name := range c.Unload {
 				lost = append(lost, func() { node.Unload(ctx, s.h, name) })
@@ -228,8 +230,16 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 		}
 		for _, name := range s.change.Load {
 			if err := node.Load(ctx, s.h, s.gpu, s.let, placement(s.let, name)); err != nil {
-				out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Model: name, Err: err})
 				s.let.Models = slices.DeleteFunc(slices.Clone(s.let.Models), func(p gpulet.Placement) bool { return p.Name == name })
+				if len(stops) > 0 { // perhaps memory the old ones hold
+					if s.missing == nil {
+						s.missing = map[string]error{}
+						reload = append(reload, s)
+					}
+					s.missing[name] = err
+					continue
+				}
+				out.Failed = append(out.Failed, Failure{GPU: s.gpu.ID, Let: s.let, Model: name, Err: err})
 				continue
 			}
 			out.Loaded++
@@ -388,8 +398,8 @@ type slot[H comparable] struct {
 
 // splitBridges splits the gpu-lets to stop into those to drain first and
 // the bridges: gpu-lets serving a model that only a deferred gpu-let
-// (later) would serve, or a model a started gpu-let lacks until it loads
-// again (reload), no gpu-let that runs (all, those that started or are
+// (later) would serve, or a model a started or kept gpu-let lacks until
+// it loads again (reload), no gpu-let that runs (all, those that started or are
 // kept) serving it. Draining the others first may make the room (cores,
 // memory) those gpu-lets lack while the bridges keep the models routed.
 func splitBridges[H comparable](stops []Serving[H], later, reload, all []*slot[H]) (first, bridges []Serving[H]) {

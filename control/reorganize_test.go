@@ -151,9 +151,9 @@ func TestReorganize(t *testing.T) {
 			"route 101[c] 1[a,e] 3[d]", "stop 2", "unload 1 b", "start g0 30[c]",
 			"route 101[c] 102[c] 1[a,e] 3[d]",
 		}},
-		{name: "a model that does not load is not routed", failLoad: map[string]bool{"e": true}, started: 2, failed: 1, want: []string{
+		{name: "a model that does not load is not routed, tried again once the old drained", failLoad: map[string]bool{"e": true}, started: 2, failed: 1, want: []string{
 			"start g0 20[c]", "start g0 30[c]", "retune 1", "load 1 e failed",
-			"route 101[c] 102[c] 1[a] 3[d]", "stop 2", "unload 1 b",
+			"route 101[c] 102[c] 1[a] 3[d]", "stop 2", "unload 1 b", "load 1 e failed",
 		}},
 	}
 	for _, tc := range tests {
@@ -336,6 +336,62 @@ func TestReorganizeStartsWithoutAModelThatDoesNotLoad(t *testing.T) {
 			stops := slices.DeleteFunc(slices.Clone(tc.want), func(l string) bool { return !strings.HasPrefix(l, "stop ") })
 			require.Len(t, stops, out.Stopped)
 			require.Len(t, tc.plan.GPUs[len(tc.plan.GPUs)-1].GPULets[0].Models, 2, "the plan is not changed")
+		})
+	}
+}
+
+// A model moved onto a kept gpu-let that does not load there while old
+// gpu-lets run (memory they hold) is loaded again once they have drained,
+// as on a new gpu-let; its old gpu-let serves it meanwhile and drains last.
+// Before, the load failed for good: the model was unservable until some
+// later re-plan moved it again.
+func TestReorganizeLoadsOnAKeptGPULetOnceTheOldDrained(t *testing.T) {
+	running := []Serving[int]{
+		{GPU: "g0", Let: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{place("a", 4, 10)}}, H: 1},
+		{GPU: "g0", Let: gpulet.GPULet{Size: 25, Models: []gpulet.Placement{place("b", 2, 5)}}, H: 2},
+		{GPU: "g0", Let: gpulet.GPULet{Size: 25, Models: []gpulet.Placement{place("c", 2, 5)}}, H: 3},
+	}
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{
+		{Size: 50, Models: []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}}, // keeps 1, loads b
+		{Size: 50, Models: []gpulet.Placement{place("c", 2, 5)}},                    // resizes 3
+	}}}}
+	tests := []struct {
+		name      string
+		roomAfter int
+		broken    bool
+		want      []string
+		loaded    int
+	}{
+		{name: "the other old gpu-let's memory suffices", roomAfter: 1, loaded: 1, want: []string{
+			"start g0 50[c]", "load 1 b failed", "route 101[c] 1[a] 2[b]", "stop 3",
+			"load 1 b", "route 101[c] 1[a,b]", "stop 2",
+		}},
+		{name: "its old gpu-let's memory is needed too", roomAfter: 2, loaded: 1, want: []string{
+			"start g0 50[c]", "load 1 b failed", "route 101[c] 1[a] 2[b]", "stop 3",
+			"load 1 b failed", "route 101[c] 1[a]", "stop 2", "load 1 b", "route 101[c] 1[a,b]",
+		}},
+		{name: "it never loads", broken: true, want: []string{
+			"start g0 50[c]", "load 1 b failed", "route 101[c] 1[a] 2[b]", "stop 3",
+			"load 1 b failed", "route 101[c] 1[a]", "stop 2", "load 1 b failed",
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{tight: map[string]bool{"b": !tc.broken}, broken: map[string]bool{"b": tc.broken}, roomAfter: tc.roomAfter}
+			out, err := Reorganize(context.Background(), r, running, plan)
+			require.Equal(t, tc.want, r.log)
+			require.Equal(t, tc.loaded, out.Loaded)
+			require.Equal(t, tc.loaded, out.Reloaded)
+			require.Equal(t, 1, out.Bridged)
+			require.Equal(t, 2, out.Stopped)
+			if tc.broken {
+				require.ErrorContains(t, err, "out of memory")
+				require.Len(t, out.Failed, 1)
+				require.Equal(t, "b", out.Failed[0].Model)
+				return
+			}
+			require.NoError(t, err)
+			require.Empty(t, out.Failed)
 		})
 	}
 }

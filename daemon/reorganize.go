@@ -259,7 +259,7 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 		n.events.add(EventReorganize, store.SeverityWarning, msg, nil)
 	}
 	if out.Reloaded > 0 {
-		msg := fmt.Sprintf("%d model(s) did not load on their new gpu-let beside the old ones (memory): loaded once old gpu-lets had drained", out.Reloaded)
+		msg := fmt.Sprintf("%d model(s) did not load on their gpu-let while old gpu-lets ran (memory they held): loaded once those had drained", out.Reloaded)
 		if out.Deferred == 0 && out.Bridged > 0 {
 			msg += fmt.Sprintf(", %d old gpu-let(s) serving them until then", out.Bridged)
 		}

@@ -39,7 +39,7 @@ func TestRecordOutcome(t *testing.T) {
 			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1},
 		{name: "a model loaded once an old gpu-let had drained", out: control.Outcome[*gpuletRun]{Started: 1, Loaded: 1, Stopped: 2, Bridged: 1, Reloaded: 1},
 			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1,
-			says: "1 model(s) did not load on their new gpu-let beside the old ones (memory): loaded once old gpu-lets had drained, 1 old gpu-let(s) serving them until then"},
+			says: "1 model(s) did not load on their gpu-let while old gpu-lets ran (memory they held): loaded once those had drained, 1 old gpu-let(s) serving them until then"},
 		{name: "a model that did not load", out: control.Outcome[*gpuletRun]{Loaded: 0, Deferred: 1,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Model: "b", Err: errors.New("corrupt model")}}},
 			unserved: map[string]string{"b": "loading it on cpu failed: corrupt model"},
