@@ -148,6 +148,47 @@ func TestStrictReadiness(t *testing.T) {
 	require.Empty(t, unservable)
 }
 
+// A model whose only executor died and is being started again does not
+// take the node out of a load balancer's rotation while other models serve
+// (the restart takes seconds on a GPU; before, the node read not ready for
+// it, so that every other model's traffic left it too); it says why it
+// waits. When no model serves, or with strict_readiness, it counts.
+func TestReadinessWhileAnExecutorRestarts(t *testing.T) {
+	n, lat := twoModelNode(t, nil)
+	cfg := *n.conf()
+	up, down := &gpuletRun{id: "gpu0-50-1"}, &gpuletRun{id: "gpu0-50-2"}
+	down.down.Store(true)
+	n.ready.Store(true)
+	n.router.install(map[string][]routeEntry{"a": {{g: up, weight: 1, lat: lat}}, "b": {{g: down, weight: 1, lat: lat}}})
+
+	ready, waiting, _ := n.readiness()
+	require.True(t, ready, "a serves; b's executor is on its way back")
+	require.Empty(t, waiting)
+	require.Equal(t, "waiting for a gpu-let: its executor on gpu0-50-2 died and is being started again (gpuletd events --kind executor_restart says why)",
+		n.notReadyReason("b"))
+	require.Equal(t, stateWaiting, n.repositoryStates()["b"])
+
+	strict := cfg
+	strict.StrictReadiness = true
+	n.cfg.Store(&strict)
+	ready, waiting, _ = n.readiness()
+	require.False(t, ready, "strict: every model must serve")
+	require.Equal(t, []string{"b"}, waiting)
+	n.cfg.Store(&cfg)
+
+	up.down.Store(true)
+	ready, waiting, _ = n.readiness()
+	require.False(t, ready, "no model serves")
+	require.Equal(t, []string{"a", "b"}, waiting)
+
+	up.down.Store(false)
+	down.down.Store(false)
+	ready, waiting, _ = n.readiness()
+	require.True(t, ready)
+	require.Empty(t, waiting)
+	require.Equal(t, waitingReason, n.notReadyReason("absent"), "a model routed nowhere is not restarting")
+}
+
 // twoModelNode is a node whose repository holds models a and b (and the
 // broken entries given), with the default configuration, nothing routed;
 // lat is a latency to route them with.
