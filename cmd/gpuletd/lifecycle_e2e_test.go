@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,6 +97,42 @@ func drive(t *testing.T, base string, model string, workers int, gap time.Durati
 		}()
 	}
 	return d
+}
+
+// poller asks GET /v2/health/ready every 10 ms until halted, counting the
+// answers by status code (0: none).
+type poller struct {
+	stop, done chan struct{}
+	codes      map[int]int
+}
+
+func pollReadiness(base string) *poller {
+	p := &poller{stop: make(chan struct{}), done: make(chan struct{}), codes: map[int]int{}}
+	client := &http.Client{Timeout: 5 * time.Second}
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			code := 0
+			if resp, err := client.Get(base + "/v2/health/ready"); err == nil {
+				code = resp.StatusCode
+				resp.Body.Close()
+			}
+			p.codes[code]++
+		}
+	}()
+	return p
+}
+
+// halt stops the polls and returns their count by status code.
+func (p *poller) halt() map[int]int {
+	close(p.stop)
+	<-p.done
+	return p.codes
 }
 
 func (d *driver) halt() map[int]int64 {
@@ -185,6 +223,9 @@ func TestKilledExecutorIsRestarted(t *testing.T) {
 		return where["mlp"] != "" && where["lenet5"] != "" && where["mlp"] != where["lenet5"] && len(st.Gpulets) == 2
 	}
 	require.Eventually(t, apart, 60*time.Second, 200*time.Millisecond, "the models get gpu-lets of their own; logs:\n%s", logs)
+	// The node stays ready for a load balancer throughout: lenet5 serves
+	// while mlp's executor is started again.
+	readiness := pollReadiness(base)
 	// Count only what happens around the kill.
 	a.halt()
 	b.halt()
@@ -212,6 +253,9 @@ func TestKilledExecutorIsRestarted(t *testing.T) {
 		return false
 	}, 60*time.Second, 100*time.Millisecond, "the executor comes back; logs:\n%s", logs)
 	time.Sleep(300 * time.Millisecond)
+	ready := readiness.halt()
+	require.Positive(t, ready[200])
+	require.Equal(t, []int{200}, slices.Collect(maps.Keys(ready)), "/v2/health/ready answered 200 throughout: %v", ready)
 	ca, cb := a.halt(), b.halt()
 	require.Zero(t, cb[0], "no request hangs or breaks")
 	require.Positive(t, cb[200])
