@@ -330,6 +330,13 @@ func (n *node) notRouted(models []*repository.Model, what string, err error) *in
 		if where := n.liveNotes.reason(models[0].Name); where != "" {
 			return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s is not served yet: %s", what, where)}
 		}
+		if why, restarting := n.comingBack(models[0].Name, n.router.models()); why != "" {
+			reason := reasonUnroutable
+			if restarting {
+				reason = reasonExecutorDown
+			}
+			return &inferError{code: http.StatusServiceUnavailable, reason: reason, msg: fmt.Sprintf("%s is not served for a moment: %s", what, why)}
+		}
 	}
 	return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnroutable, msg: fmt.Sprintf("%s: no gpu-let is serving it now (%v)", what, err)}
 }

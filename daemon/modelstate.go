@@ -79,26 +79,36 @@ func (n *node) notReadyReason(name string) string {
 	if why := n.notServedReason(name); why != "" {
 		return why
 	}
-	if where := cmp.Or(n.liveNotes.reason(name), n.restartingReason(name, n.router.models()), n.progress.reason(name)); where != "" {
+	if where := cmp.Or(n.liveNotes.reason(name), n.comingBackReason(name, n.router.models()), n.progress.reason(name)); where != "" {
 		return "waiting for a gpu-let: " + where
 	}
 	return waitingReason
 }
 
-// restartingReason says, for a model that no gpu-let serves now because
-// the executor of one that is routed to it died and is being started
-// again, which executor that is; "" otherwise. routed is the router's
-// models at one moment.
-func (n *node) restartingReason(name string, routed map[string][]*gpuletRun) string {
+// comingBack says why a model that served is not served for a while: the
+// executor of a gpu-let routed to it died and is being started again
+// (restarting), or a re-plan moves it and its new gpu-let starts once old
+// ones have drained (the memory or cores they held); "" for any other
+// model. routed is the router's models at one moment.
+func (n *node) comingBack(name string, routed map[string][]*gpuletRun) (why string, restarting bool) {
 	if n.readyIn(name, routed) {
-		return ""
+		return "", false
 	}
 	for _, g := range routed[name] {
 		if g.down.Load() && !g.draining.Load() {
-			return "its executor on " + g.id + " died and is being started again (gpuletd events --kind executor_restart says why)"
+			return "its executor on " + g.id + " died and is being started again (gpuletd events --kind executor_restart says why)", true
 		}
 	}
-	return ""
+	if m := n.moving.Load(); m != nil && (*m)[name] {
+		return "a re-plan moves it, and its new gpu-let starts once old ones have drained (the memory or cores they held)", false
+	}
+	return "", false
+}
+
+// comingBackReason is comingBack's reason alone.
+func (n *node) comingBackReason(name string, routed map[string][]*gpuletRun) string {
+	why, _ := n.comingBack(name, routed)
+	return why
 }
 
 // readiness is the server's readiness: the first plan is applied (or its
@@ -108,7 +118,7 @@ func (n *node) restartingReason(name string, routed map[string][]*gpuletRun) str
 // the repository either serves or has a reason it cannot — with
 // strict_readiness, serves. waiting lists the models still on their way,
 // also before the first plan (while the models are profiled at start),
-// and those whose executor is being started again when no model serves;
+// and those on their way back (comingBackReason) when no model serves;
 // with strict_readiness, unservable lists the models, pipelines and
 // repository entries that cannot be served (nil without it: nothing then
 // waits on them, and a load balancer's polls do not pay for the list).
@@ -118,27 +128,28 @@ func (n *node) readiness() (ready bool, waiting, unservable []string) {
 	}
 	routed := n.router.models()
 	strict := n.conf().StrictReadiness
-	var restarting []string
+	var back []string
 	serves := false
 	for _, m := range n.catalog.all() {
 		// A model loaded while the node serves and measured beside the
 		// serving gpu-lets does not take the node out of a load
 		// balancer's rotation for the minute or two that takes, unless
-		// strict_readiness asks that every model serve; nor does one
-		// whose executor died and is being started again (seconds on a
-		// GPU) while other models serve.
+		// strict_readiness asks that every model serve; nor, while other
+		// models serve, does one on its way back: its executor died and
+		// is being started again, or a re-plan moves it (seconds on a
+		// GPU).
 		switch state := n.modelState(m.Name, routed); {
 		case state == stateReady:
 			serves = true
 		case state != stateWaiting:
-		case !strict && n.restartingReason(m.Name, routed) != "":
-			restarting = append(restarting, m.Name)
+		case !strict && n.comingBackReason(m.Name, routed) != "":
+			back = append(back, m.Name)
 		case strict || n.liveNotes.reason(m.Name) == "":
 			waiting = append(waiting, m.Name)
 		}
 	}
 	if !serves {
-		waiting = append(waiting, restarting...)
+		waiting = append(waiting, back...)
 	}
 	sort.Strings(waiting)
 	if strict {

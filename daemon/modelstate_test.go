@@ -13,6 +13,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/gpulet"
 )
 
 func TestModelStateMetricSaysWhatIsNotServed(t *testing.T) {
@@ -167,6 +168,10 @@ func TestReadinessWhileAnExecutorRestarts(t *testing.T) {
 	require.Equal(t, "waiting for a gpu-let: its executor on gpu0-50-2 died and is being started again (gpuletd events --kind executor_restart says why)",
 		n.notReadyReason("b"))
 	require.Equal(t, stateWaiting, n.repositoryStates()["b"])
+	ierr := n.notRouted([]*repository.Model{n.catalog.models["b"]}, "b", ErrNoGpulet)
+	require.Equal(t, reasonExecutorDown, ierr.reason)
+	require.Equal(t, "b is not served for a moment: its executor on gpu0-50-2 died and is being started again (gpuletd events --kind executor_restart says why)", ierr.msg)
+	require.True(t, ierr.retryable(), "a client tries again")
 
 	strict := cfg
 	strict.StrictReadiness = true
@@ -187,6 +192,42 @@ func TestReadinessWhileAnExecutorRestarts(t *testing.T) {
 	require.True(t, ready)
 	require.Empty(t, waiting)
 	require.Equal(t, waitingReason, n.notReadyReason("absent"), "a model routed nowhere is not restarting")
+}
+
+// A model that a re-plan leaves unrouted while its new gpu-let starts after
+// the old ones drained (memory on a GPU) is on its way back too: the node
+// stays ready while other models serve. A model that did not serve when the
+// re-plan began is not: it waits as at a first start.
+func TestReadinessWhileAReplanMovesAModel(t *testing.T) {
+	n, lat := twoModelNode(t, nil)
+	g := &gpuletRun{id: "gpu0-50-1"}
+	n.ready.Store(true)
+	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}, "b": {{g: g, weight: 1, lat: lat}}})
+	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "gpu0", GPULets: []gpulet.GPULet{
+		{Size: 50, Models: []gpulet.Placement{{Name: "a"}}}, {Size: 70, Models: []gpulet.Placement{{Name: "b"}}}}}}}
+	n.moving.Store(n.servedAndPlaced(plan))
+	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}}) // b's old gpu-let drained first
+
+	ready, waiting, _ := n.readiness()
+	require.True(t, ready, "a serves; b is on its way back")
+	require.Empty(t, waiting)
+	require.Equal(t, "waiting for a gpu-let: a re-plan moves it, and its new gpu-let starts once old ones have drained (the memory or cores they held)",
+		n.notReadyReason("b"))
+	ierr := n.notRouted([]*repository.Model{n.catalog.models["b"]}, "b", ErrNoGpulet)
+	require.Equal(t, reasonUnroutable, ierr.reason)
+	require.Equal(t, "b is not served for a moment: a re-plan moves it, and its new gpu-let starts once old ones have drained (the memory or cores they held)", ierr.msg)
+
+	n.moving.Store(nil) // the reorganization ended
+	ready, waiting, _ = n.readiness()
+	require.False(t, ready, "b is not routed and no re-plan is under way")
+	require.Equal(t, []string{"b"}, waiting)
+
+	n.router.install(map[string][]routeEntry{"a": {{g: g, weight: 1, lat: lat}}})
+	n.moving.Store(n.servedAndPlaced(plan))
+	require.Equal(t, map[string]bool{"a": true}, *n.moving.Load(), "b did not serve when this re-plan began")
+	ready, waiting, _ = n.readiness()
+	require.False(t, ready)
+	require.Equal(t, []string{"b"}, waiting)
 }
 
 // twoModelNode is a node whose repository holds models a and b (and the

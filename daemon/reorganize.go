@@ -232,11 +232,32 @@ func (n *node) running() []control.Serving[*gpuletRun] {
 // cannot hold old and new at once (cores, memory or MIG instances), the
 // new ones there start after the old have drained, which is logged.
 func (n *node) apply(ctx context.Context, plan *gpulet.Plan, reason string, rates map[string]float64) error {
+	n.moving.Store(n.servedAndPlaced(plan))
+	defer n.moving.Store(nil)
 	out, err := control.Reorganize(ctx, executors{n: n, plan: plan, reason: reason, rates: rates}, n.running(), plan)
 	n.syncLoads(ctx, plan)
 	n.recordOutcome(out, plan, reason)
 	n.markServing()
 	return err
+}
+
+// servedAndPlaced is the models that serve now and that plan places: a
+// reorganization that leaves one unrouted for a while (its new gpu-let
+// starts once the old ones drained) has it on its way back, not on its way
+// for the first time (comingBack).
+func (n *node) servedAndPlaced(plan *gpulet.Plan) *map[string]bool {
+	routed := n.router.models()
+	out := map[string]bool{}
+	for _, gp := range plan.GPUs {
+		for _, l := range gp.GPULets {
+			for _, p := range l.Models {
+				if n.readyIn(p.Name, routed) {
+					out[p.Name] = true
+				}
+			}
+		}
+	}
+	return &out
 }
 
 // recordOutcome says what a reorganization did and why models it could not

@@ -159,7 +159,8 @@ func lenetJSON() []byte {
 
 // TestReorganizationLosesNoRequest raises two models' rates so that the
 // planner re-plans and moves them to new gpu-lets, while requests keep
-// flowing: none of them may fail during the switch.
+// flowing: none of them may fail during the switch, and the node stays
+// ready for a load balancer.
 func TestReorganizationLosesNoRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -169,12 +170,16 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 	// each they get gpu-lets of their own.
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd")
 	before := getStatus(t, base)
+	readiness := pollReadiness(base)
 	a := drive(t, base, "mlp", 16, 0)
 	b := drive(t, base, "lenet5", 16, 0)
 	require.Eventually(t, func() bool { return getStatus(t, base).Reorganizations > before.Reorganizations },
 		60*time.Second, 200*time.Millisecond, "rates surged, so the daemon re-plans; logs:\n%s", logs)
 	time.Sleep(500 * time.Millisecond) // requests keep flowing after the switch
 	ca, cb := a.halt(), b.halt()
+	ready := readiness.halt()
+	require.Positive(t, ready[200])
+	require.Equal(t, []int{200}, slices.Collect(maps.Keys(ready)), "/v2/health/ready answered 200 through the re-plan: %v", ready)
 	require.Greater(t, ca[200], int64(50))
 	require.Greater(t, cb[200], int64(50))
 	// Deadline misses are SLO violations (503), not lost requests; nothing
