@@ -51,6 +51,9 @@ type statusModel struct {
 	AssignedRate float64  `json:"assigned_rate"`
 	Unscheduled  float64  `json:"unscheduled_rate,omitempty"`
 	Ready        bool     `json:"ready"`
+	// State is ready, waiting (on its way to a gpu-let, or back to one)
+	// or unservable, as gpuletd_model_state says it.
+	State string `json:"state"`
 	// Reason says why a model that is not ready is not served.
 	Reason string `json:"reason,omitempty"`
 	// Warnings say what keeps a served model from serving its requests:
@@ -274,11 +277,12 @@ func (n *node) status() status {
 	if cur != nil {
 		assigned = cur.plan.Assigned()
 	}
+	routed := n.router.models()
 	for _, m := range n.catalog.all() {
 		sm := statusModel{
 			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), SLOFrom: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
-			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name),
+			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name), State: n.modelState(m.Name, routed),
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
 			Warnings: n.modelWarnings(m), Cache: n.cacheStatus(m),
 		}
@@ -300,7 +304,7 @@ func (n *node) status() status {
 		s.Models = append(s.Models, sm)
 	}
 	for _, name := range n.catalog.brokenNames() {
-		s.Models = append(s.Models, statusModel{Name: name, Reason: n.notServedReason(name), Placed: []string{}})
+		s.Models = append(s.Models, statusModel{Name: name, State: stateUnservable, Reason: n.notServedReason(name), Placed: []string{}})
 	}
 	if s.Gpulets == nil {
 		s.Gpulets = []statusGpulet{}

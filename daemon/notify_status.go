@@ -46,7 +46,7 @@ func (n *node) reportStatus(ctx context.Context, log *zap.Logger) {
 // node near its planned capacity, models that cannot be served, a
 // database that cannot be written, executor restarts).
 func statusLine(s status) string {
-	var serving, unservable int
+	var serving, unservable, back int
 	var rate float64
 	var requests, within float64
 	waiting := map[string]bool{}
@@ -57,8 +57,10 @@ func statusLine(s status) string {
 		switch {
 		case m.Ready:
 			serving++
-		case !waiting[m.Name] && m.Reason != "":
+		case m.State == stateUnservable:
 			unservable++
+		case m.State == stateWaiting && !waiting[m.Name]:
+			back++ // waiting without holding the node's readiness
 		}
 		rate += m.Rate
 		requests += float64(m.Window.Requests)
@@ -103,6 +105,9 @@ func statusLine(s status) string {
 	}
 	if unservable > 0 {
 		parts = append(parts, plural(unservable, "model")+" cannot be served (gpuletd status says why)")
+	}
+	if back > 0 {
+		parts = append(parts, plural(back, "model")+" waiting for a gpu-let while the others serve (gpuletd status says why)")
 	}
 	if !s.Store.Writable {
 		parts = append(parts, "database read-only")
