@@ -359,6 +359,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 	}
 	if w.device.Kind == mps.KindEmulated {
 		req.EmulatedContention = n.contention(w, pl, m)
+		req.EmulatedMemoryMb = pl.MemoryMB // the emulated device holds it while loaded
 	}
 	return req, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/engine"
@@ -85,7 +86,13 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 // CPU, onnxruntime with a GPU provider on NVIDIA GPUs.
 func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engine, error) {
 	if env.Kind == execenv.KindEmulated {
-		return engine.NewEmulated(engine.EmulatedOptions{DeviceName: env.Emulated, Log: log}), nil
+		opts := engine.EmulatedOptions{DeviceName: env.Emulated, Log: log}
+		if env.MemoryMB > 0 && env.DeviceID != "" {
+			// The executors of one daemon share their sockets' folder.
+			opts.Memory = &engine.DeviceMemory{Path: filepath.Join(filepath.Dir(o.Socket), "memory-"+env.DeviceID),
+				Device: env.DeviceID, TotalMB: float64(env.MemoryMB)}
+		}
+		return engine.NewEmulated(opts), nil
 	}
 	lib, err := onnxrt.FindLibrary(o.Library)
 	if err != nil {

@@ -36,7 +36,7 @@ func (r *EngineRuntime) Close() error { return r.Engine.Close() }
 func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (LoadedModel, error) {
 	spec := engine.ModelSpec{
 		Name: req.Name, Path: req.Path, MaxBatchSize: int(req.MaxBatchSize),
-		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs),
+		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs), MemoryMB: req.EmulatedMemoryMb,
 	}
 	if len(req.Latency) > 0 {
 		lat, err := profileLatency(req.Latency)

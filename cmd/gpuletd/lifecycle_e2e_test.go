@@ -199,6 +199,48 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 	require.NotContains(t, string(failures.body), `reason="unavailable"`, "no request reached a draining executor")
 }
 
+// TestReorganizationOnAFullGPU re-plans, under load, an emulated GPU whose
+// memory holds the plan but not the old gpu-lets and the new at once (vgg19
+// and ssd take 1.6 and 0.8 GiB a copy on 3 GiB), as a real GPU's does: the
+// new gpu-lets' loads are refused for memory while the old ones run, so
+// they start once those have drained. No request is lost meanwhile (those
+// that find no gpu-let are refused with a retry), the reorganize event says
+// what happened, and both models serve after.
+func TestReorganizationOnAFullGPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd",
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1, memory_gb: 3}]")
+	before := getStatus(t, base)
+	a := drive(t, base, "mlp", 16, 0)
+	b := drive(t, base, "lenet5", 16, 0)
+	require.Eventually(t, func() bool { return getStatus(t, base).Reorganizations > before.Reorganizations },
+		60*time.Second, 200*time.Millisecond, "rates surged, so the daemon re-plans; logs:\n%s", logs)
+	require.Eventually(t, func() bool {
+		for _, m := range []string{"mlp", "lenet5"} {
+			if do(t, "GET", base+"/v2/models/"+m+"/ready", nil, nil).code != http.StatusOK {
+				return false
+			}
+		}
+		return true
+	}, 60*time.Second, 100*time.Millisecond, "both models serve again; logs:\n%s", logs)
+	time.Sleep(500 * time.Millisecond)
+	ca, cb := a.halt(), b.halt()
+	require.Greater(t, ca[200], int64(50))
+	require.Greater(t, cb[200], int64(50))
+	for code, n := range ca {
+		require.Contains(t, []int{200, 503}, code, "mlp answered %d ×%d", code, n)
+	}
+	for code, n := range cb {
+		require.Contains(t, []int{200, 503}, code, "lenet5 answered %d ×%d", code, n)
+	}
+	_, evs, _ := runCLI(t, "events", "--url", base, "--kind", "reorganize")
+	require.Contains(t, evs, "did not fit beside the old ones", "the new gpu-lets waited for the old ones' memory")
+	failures := do(t, "GET", base+"/metrics", nil, nil)
+	require.NotContains(t, string(failures.body), `reason="executor_failed"`, "no request was lost with its executor")
+}
+
 // TestKilledExecutorIsRestarted kills one executor with SIGKILL under load:
 // its in-flight requests get an error at once, it is restarted, and the
 // other model goes on unaffected.

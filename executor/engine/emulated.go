@@ -16,6 +16,10 @@ type EmulatedOptions struct {
 	DeviceName string
 	// Log receives load events; nil: none.
 	Log *zap.Logger
+	// Memory is the device's memory, shared with the other executors on
+	// it: a load of a model that holds some (ModelSpec.MemoryMB) is
+	// refused when too little is left. nil: loads hold none.
+	Memory *DeviceMemory
 }
 
 // Emulated is the emulated engine: no model runs. A batch takes the time
@@ -78,7 +82,13 @@ func (e *Emulated) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 		contention: contention,
 		jitter:     j,
 	}
+	if e.opts.Memory != nil && spec.MemoryMB > 0 {
+		if m.memory, err = e.opts.Memory.Take(spec.Name, spec.MemoryMB); err != nil {
+			return nil, fmt.Errorf("load model %s: %w", spec.Name, err)
+		}
+	}
 	if err := e.open.add(m); err != nil {
+		m.giveMemory()
 		return nil, fmt.Errorf("load model %s: engine %w", spec.Name, err)
 	}
 	e.log.Info("loaded model", zap.String("model", spec.Name), zap.Int("max_batch_size", spec.MaxBatchSize),

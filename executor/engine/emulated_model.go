@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"go.uber.org/zap"
+
 	"context"
 	"fmt"
 	"sync"
@@ -17,6 +19,7 @@ type emuModel struct {
 	latency    LatencyFunc
 	contention float64
 	jitter     *jitter
+	memory     string // the key of the device memory it holds; "": none
 
 	mu     sync.RWMutex
 	closed bool
@@ -111,5 +114,16 @@ func (m *emuModel) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	m.engine.open.forget(m)
+	m.giveMemory()
 	return nil
+}
+
+// giveMemory gives back the device memory the model holds, if any.
+func (m *emuModel) giveMemory() {
+	if m.memory == "" {
+		return
+	}
+	if err := m.engine.opts.Memory.Give(m.memory); err != nil {
+		m.engine.log.Warn("give back device memory", zap.Error(err))
+	}
 }

@@ -89,6 +89,9 @@ type ModelSpec struct {
 	Outputs []TensorSpec
 	// Timing is how long batches take on the emulated engine.
 	Timing Timing
+	// MemoryMB is the device memory one loaded copy holds on the emulated
+	// engine (EmulatedOptions.Memory); 0: none counted.
+	MemoryMB float64
 }
 
 // Info says what an engine runs on, for the executor's Health answer.

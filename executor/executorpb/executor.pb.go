@@ -440,9 +440,14 @@ type LoadModelRequest struct {
 	// The model file's sha256 as the daemon read it: a load that names
 	// another file content loads the engine anew, where one that differs only
 	// in what the scheduler reads keeps the runtime (a retune).
-	Sha256        string `protobuf:"bytes,16,opt,name=sha256,proto3" json:"sha256,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sha256 string `protobuf:"bytes,16,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// Emulated engines only: the device memory one loaded copy holds, as the
+	// plan counts it, in MiB; 0: none counted. An emulated device whose
+	// memory is known refuses a load that would take more than the loads of
+	// every executor on it have left, as a GPU refuses one.
+	EmulatedMemoryMb float64 `protobuf:"fixed64,17,opt,name=emulated_memory_mb,json=emulatedMemoryMb,proto3" json:"emulated_memory_mb,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *LoadModelRequest) Reset() {
@@ -585,6 +590,13 @@ func (x *LoadModelRequest) GetSha256() string {
 		return x.Sha256
 	}
 	return ""
+}
+
+func (x *LoadModelRequest) GetEmulatedMemoryMb() float64 {
+	if x != nil {
+		return x.EmulatedMemoryMb
+	}
+	return 0
 }
 
 type LoadModelResponse struct {
@@ -1659,7 +1671,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\"4\n" +
 	"\fLatencyPoint\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\x05R\x05batch\x12\x0e\n" +
-	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xe4\x04\n" +
+	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\x92\x05\n" +
 	"\x10LoadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x12\n" +
@@ -1677,7 +1689,8 @@ const file_executor_proto_rawDesc = "" +
 	"\tmax_queue\x18\r \x01(\x05R\bmaxQueue\x12/\n" +
 	"\x13emulated_contention\x18\x0e \x01(\x01R\x12emulatedContention\x12\x1b\n" +
 	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\x12\x16\n" +
-	"\x06sha256\x18\x10 \x01(\tR\x06sha256\"\x93\x02\n" +
+	"\x06sha256\x18\x10 \x01(\tR\x06sha256\x12,\n" +
+	"\x12emulated_memory_mb\x18\x11 \x01(\x01R\x10emulatedMemoryMb\"\x93\x02\n" +
 	"\x11LoadModelResponse\x127\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\x06inputs\x129\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12\x17\n" +

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Two engines share one device's memory, as the executors of two processes
+// do: a load that would take more than is left is refused until the other
+// gives its memory back, and a process that died holds none.
+func TestEmulatedDeviceMemoryIsShared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memory-emu0")
+	memory := func() *DeviceMemory { return &DeviceMemory{Path: path, Device: "emu0", TotalMB: 1000} }
+	a := NewEmulated(EmulatedOptions{Sleeper: &fakeSleeper{}, Memory: memory()})
+	b := NewEmulated(EmulatedOptions{Sleeper: &fakeSleeper{}, Memory: memory()})
+	t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+	spec := func(mb float64) ModelSpec {
+		s := emuSpec(4, Timing{Latency: linear})
+		s.MemoryMB = mb
+		return s
+	}
+
+	big, err := a.Load(context.Background(), spec(600))
+	require.NoError(t, err)
+	_, err = b.Load(context.Background(), spec(500))
+	require.ErrorIs(t, err, ErrOutOfMemory)
+	require.EqualError(t, err, "load model toy: out of memory on emu0: toy needs 500 MiB, 400 MiB of 1000 MiB are free (emulated device)")
+	small, err := b.Load(context.Background(), spec(400))
+	require.NoError(t, err, "what is left fits")
+	_, err = b.Load(context.Background(), spec(0))
+	require.NoError(t, err, "a load that counts no memory is not refused")
+
+	require.NoError(t, big.Close())
+	_, err = b.Load(context.Background(), spec(500))
+	require.NoError(t, err, "closed: its memory is free again")
+	require.NoError(t, small.Close())
+
+	// A process that died holds nothing.
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	held, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(held, fmt.Sprintf("%d %d/1 900\n", gone.Process.Pid, gone.Process.Pid)...), 0o600))
+	_, err = a.Load(context.Background(), spec(500))
+	require.NoError(t, err, "the dead process's 900 MiB do not count")
+	_, err = a.Load(context.Background(), spec(1))
+	require.ErrorIs(t, err, ErrOutOfMemory, "1000 MiB of 1000 are held by this process's loads")
+}
