@@ -201,18 +201,21 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 
 // TestReorganizationOnAFullGPU re-plans, under load, an emulated GPU whose
 // memory holds the plan but not the old gpu-lets and the new at once (vgg19
-// and ssd take 1.6 and 0.8 GiB a copy on 3 GiB), as a real GPU's does: the
-// new gpu-lets' loads are refused for memory while the old ones run, so
-// they start once those have drained. No request is lost meanwhile (those
-// that find no gpu-let are refused with a retry), the reorganize event says
-// what happened, and both models serve after.
+// and ssd take 1.6 and 0.8 GiB a copy on 3 GiB; resnet18, 0.7 GiB, is left
+// a second GPU), as a real GPU's does: the new gpu-lets' loads are refused
+// for memory while the old ones run, so they start once those have
+// drained. No request is lost meanwhile (those that find no gpu-let are
+// refused with a retry), the reorganize event says what happened, the node
+// stays ready for a load balancer while resnet18 serves (before, 19 of 399
+// polls read 503 here), and both models serve after.
 func TestReorganizationOnAFullGPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd",
-		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1, memory_gb: 3}]")
+	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5", "resnet18"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd,resnet18:resnet50",
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2, memory_gb: 3}]")
 	before := getStatus(t, base)
+	readiness := pollReadiness(base)
 	a := drive(t, base, "mlp", 16, 0)
 	b := drive(t, base, "lenet5", 16, 0)
 	require.Eventually(t, func() bool { return getStatus(t, base).Reorganizations > before.Reorganizations },
@@ -227,6 +230,7 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 	}, 60*time.Second, 100*time.Millisecond, "both models serve again; logs:\n%s", logs)
 	time.Sleep(500 * time.Millisecond)
 	ca, cb := a.halt(), b.halt()
+	ready := readiness.halt()
 	require.Greater(t, ca[200], int64(50))
 	require.Greater(t, cb[200], int64(50))
 	for code, n := range ca {
@@ -237,6 +241,8 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 	}
 	_, evs, _ := runCLI(t, "events", "--url", base, "--kind", "reorganize")
 	require.Contains(t, evs, "did not fit beside the old ones", "the new gpu-lets waited for the old ones' memory")
+	require.Positive(t, ready[200])
+	require.Equal(t, []int{200}, slices.Collect(maps.Keys(ready)), "/v2/health/ready answered 200 throughout: %v", ready)
 	failures := do(t, "GET", base+"/metrics", nil, nil)
 	require.NotContains(t, string(failures.body), `reason="executor_failed"`, "no request was lost with its executor")
 }
