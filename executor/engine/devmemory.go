@@ -17,9 +17,10 @@ import (
 var ErrOutOfMemory = errors.New("out of memory")
 
 // DeviceMemory is an emulated device's memory, shared by the executors of
-// every process on it: a file that lists what each loaded model holds, read
-// and written under an exclusive lock. A process that has died holds
-// nothing (its lines are dropped when the file is next read), as a GPU
+// every process on it: a file that lists what each loaded model holds (with
+// its process's ID and start time), read and written under an exclusive
+// lock. A process that has died holds nothing (its lines are dropped when
+// the file is next read, also when its ID has been reused since), as a GPU
 // frees a dead process's memory.
 type DeviceMemory struct {
 	// Path is the file; Device names the device in errors; TotalMB is
@@ -43,7 +44,8 @@ func (d *DeviceMemory) Take(name string, mb float64) (string, error) {
 			return nil, fmt.Errorf("%w on %s: %s needs %.0f MiB, %.0f MiB of %.0f MiB are free (emulated device)",
 				ErrOutOfMemory, d.Device, name, mb, max(d.TotalMB-used, 0), d.TotalMB)
 		}
-		return append(held, heldMemory{pid: os.Getpid(), key: key, mb: mb}), nil
+		start, _ := processStart(os.Getpid())
+		return append(held, heldMemory{pid: os.Getpid(), start: start, key: key, mb: mb}), nil
 	})
 	if err != nil {
 		return "", err
@@ -67,9 +69,10 @@ func (d *DeviceMemory) Give(key string) error {
 // heldMemory is one line of the file: a process, its load's key and what
 // the load holds.
 type heldMemory struct {
-	pid int
-	key string
-	mb  float64
+	pid   int
+	start string // the process's start time, in clock ticks after boot
+	key   string
+	mb    float64
 }
 
 // update reads the file under its lock, less the lines of processes that
@@ -88,15 +91,18 @@ func (d *DeviceMemory) update(f func([]heldMemory) ([]heldMemory, error)) error 
 	sc := bufio.NewScanner(file)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 {
+		if len(fields) != 4 {
 			continue
 		}
 		pid, perr := strconv.Atoi(fields[0])
-		mb, merr := strconv.ParseFloat(fields[2], 64)
-		if perr != nil || merr != nil || !alive(pid) {
+		mb, merr := strconv.ParseFloat(fields[3], 64)
+		if perr != nil || merr != nil {
 			continue
 		}
-		held = append(held, heldMemory{pid: pid, key: fields[1], mb: mb})
+		if start, ok := processStart(pid); !ok || start != fields[1] {
+			continue // gone, or its ID now names another process
+		}
+		held = append(held, heldMemory{pid: pid, start: fields[1], key: fields[2], mb: mb})
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read device memory: %w", err)
@@ -107,7 +113,7 @@ func (d *DeviceMemory) update(f func([]heldMemory) ([]heldMemory, error)) error 
 	}
 	var b bytes.Buffer
 	for _, h := range held {
-		fmt.Fprintf(&b, "%d %s %g\n", h.pid, h.key, h.mb)
+		fmt.Fprintf(&b, "%d %s %s %g\n", h.pid, h.start, h.key, h.mb)
 	}
 	if err := file.Truncate(0); err != nil {
 		return fmt.Errorf("write device memory: %w", err)
@@ -118,9 +124,24 @@ func (d *DeviceMemory) update(f func([]heldMemory) ([]heldMemory, error)) error 
 	return nil
 }
 
-// alive says whether a process pid runs (a zombie counts: its parent has
-// not reaped it yet, and a GPU frees its memory only then too).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+// processStart is the start time of process pid (field 22 of
+// /proc/PID/stat, clock ticks after boot); false when no such process runs.
+// A zombie still has one: its parent has not reaped it yet, and a GPU frees
+// its memory only then too.
+func processStart(pid int) (string, bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", false
+	}
+	// The command name, in parentheses, may hold spaces: count after it.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", false
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	const startAfterName = 19 // state is field 3, the start time field 22
+	if len(fields) <= startAfterName {
+		return "", false
+	}
+	return fields[startAfterName], true
 }

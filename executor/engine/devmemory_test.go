@@ -46,9 +46,13 @@ func TestEmulatedDeviceMemoryIsShared(t *testing.T) {
 	require.NoError(t, gone.Run())
 	held, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, append(held, fmt.Sprintf("%d %d/1 900\n", gone.Process.Pid, gone.Process.Pid)...), 0o600))
+	start, ok := processStart(os.Getpid())
+	require.True(t, ok)
+	held = fmt.Appendf(held, "%d 1 %d/1 900\n", os.Getpid(), os.Getpid()) // this process's ID, another start: reused
+	held = fmt.Appendf(held, "%d %s %d/1 900\n", gone.Process.Pid, start, gone.Process.Pid)
+	require.NoError(t, os.WriteFile(path, held, 0o600))
 	_, err = a.Load(context.Background(), spec(500))
-	require.NoError(t, err, "the dead process's 900 MiB do not count")
+	require.NoError(t, err, "the dead process's 900 MiB do not count, nor those of a process whose ID was reused")
 	_, err = a.Load(context.Background(), spec(1))
 	require.ErrorIs(t, err, ErrOutOfMemory, "1000 MiB of 1000 are held by this process's loads")
 }
