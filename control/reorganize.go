@@ -137,11 +137,9 @@ func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.
 // starts it over them instead, routed before they drain. A model that a
 // new or kept gpu-let did not load while old ones ran (ModelsNotLoaded,
 // Load's error: perhaps memory they hold) is loaded again once they have
-// drained, and the old gpu-lets
-// that serve it stay routed as bridges while the others drain, in the same
-// way. The error joins
-// every start and load failure (also listed in Outcome.Failed); the node
-// serves what did start.
+// drained, and the old gpu-lets that serve it stay routed as bridges while
+// the others drain, in the same way. The error joins every start and load
+// failure (also listed in Outcome.Failed); the node serves what did start.
 func Reorganize[H comparable](ctx context.Context, node Node[H], running []Serving[H], plan *gpulet.Plan) (Outcome[H], error) {
 	old, handles := runningPlan(running)
 	out := Outcome[H]{Diff: gpulet.Diff(old, plan)}
@@ -398,10 +396,11 @@ type slot[H comparable] struct {
 
 // splitBridges splits the gpu-lets to stop into those to drain first and
 // the bridges: gpu-lets serving a model that only a deferred gpu-let
-// (later) would serve, or a model a started or kept gpu-let lacks until
-// it loads again (reload), no gpu-let that runs (all, those that started or are
-// kept) serving it. Draining the others first may make the room (cores,
-// memory) those gpu-lets lack while the bridges keep the models routed.
+// (later) would serve, or a model a started or kept gpu-let lacks until it
+// loads again (reload), no gpu-let that runs (all, those that started or
+// are kept) serving it. Draining the others first may make the room
+// (cores, memory) those gpu-lets lack while the bridges keep the models
+// routed.
 func splitBridges[H comparable](stops []Serving[H], later, reload, all []*slot[H]) (first, bridges []Serving[H]) {
 	served, wanted := map[string]bool{}, map[string]bool{}
 	for _, s := range all {

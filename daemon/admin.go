@@ -279,10 +279,11 @@ func (n *node) status() status {
 	}
 	routed := n.router.models()
 	for _, m := range n.catalog.all() {
+		state := n.modelState(m.Name, routed)
 		sm := statusModel{
 			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), SLOFrom: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
-			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: n.modelReady(m.Name), State: n.modelState(m.Name, routed),
+			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: state == stateReady, State: state,
 			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
 			Warnings: n.modelWarnings(m), Cache: n.cacheStatus(m),
 		}

@@ -79,7 +79,8 @@ func (n *node) notReadyReason(name string) string {
 	if why := n.notServedReason(name); why != "" {
 		return why
 	}
-	if where := cmp.Or(n.liveNotes.reason(name), n.comingBackReason(name, n.router.models()), n.progress.reason(name)); where != "" {
+	back, _ := n.comingBack(name, n.router.models())
+	if where := cmp.Or(n.liveNotes.reason(name), back, n.progress.reason(name)); where != "" {
 		return "waiting for a gpu-let: " + where
 	}
 	return waitingReason
@@ -105,12 +106,6 @@ func (n *node) comingBack(name string, routed map[string][]*gpuletRun) (why stri
 	return "", false
 }
 
-// comingBackReason is comingBack's reason alone.
-func (n *node) comingBackReason(name string, routed map[string][]*gpuletRun) string {
-	why, _ := n.comingBack(name, routed)
-	return why
-}
-
 // readiness is the server's readiness: the first plan is applied (or its
 // routes are being published: then a model not routed yet is waiting, so
 // that the server is ready once the last model is, never after a client
@@ -118,7 +113,7 @@ func (n *node) comingBackReason(name string, routed map[string][]*gpuletRun) str
 // the repository either serves or has a reason it cannot — with
 // strict_readiness, serves. waiting lists the models still on their way,
 // also before the first plan (while the models are profiled at start),
-// and those on their way back (comingBackReason) when no model serves;
+// and those on their way back (comingBack) when no model serves;
 // with strict_readiness, unservable lists the models, pipelines and
 // repository entries that cannot be served (nil without it: nothing then
 // waits on them, and a load balancer's polls do not pay for the list).
@@ -128,7 +123,7 @@ func (n *node) readiness() (ready bool, waiting, unservable []string) {
 	}
 	routed := n.router.models()
 	strict := n.conf().StrictReadiness
-	var back []string
+	var back []string // models on their way back
 	serves := false
 	for _, m := range n.catalog.all() {
 		// A model loaded while the node serves and measured beside the
@@ -142,10 +137,14 @@ func (n *node) readiness() (ready bool, waiting, unservable []string) {
 		case state == stateReady:
 			serves = true
 		case state != stateWaiting:
-		case !strict && n.comingBackReason(m.Name, routed) != "":
-			back = append(back, m.Name)
-		case strict || n.liveNotes.reason(m.Name) == "":
+		case strict:
 			waiting = append(waiting, m.Name)
+		default:
+			if why, _ := n.comingBack(m.Name, routed); why != "" {
+				back = append(back, m.Name)
+			} else if n.liveNotes.reason(m.Name) == "" {
+				waiting = append(waiting, m.Name)
+			}
 		}
 	}
 	if !serves {

@@ -128,11 +128,24 @@ func pollReadiness(base string) *poller {
 	return p
 }
 
-// halt stops the polls and returns their count by status code.
-func (p *poller) halt() map[int]int {
+// requireReadyThroughout stops the polls and requires that every one was
+// answered 200.
+func (p *poller) requireReadyThroughout(t *testing.T) {
+	t.Helper()
 	close(p.stop)
 	<-p.done
-	return p.codes
+	require.Positive(t, p.codes[200])
+	require.Equal(t, []int{200}, slices.Collect(maps.Keys(p.codes)), "/v2/health/ready answered 200 throughout: %v", p.codes)
+}
+
+// requireAnsweredOrRefused requires that model's requests, counted by
+// status code, were answered (200) or refused with a retry (503: a missed
+// deadline, a model without a gpu-let for a moment), never lost.
+func requireAnsweredOrRefused(t *testing.T, model string, codes map[int]int64) {
+	t.Helper()
+	for code, n := range codes {
+		require.Contains(t, []int{200, 503}, code, "%s answered %d ×%d", model, code, n)
+	}
 }
 
 func (d *driver) halt() map[int]int64 {
@@ -177,19 +190,13 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 		60*time.Second, 200*time.Millisecond, "rates surged, so the daemon re-plans; logs:\n%s", logs)
 	time.Sleep(500 * time.Millisecond) // requests keep flowing after the switch
 	ca, cb := a.halt(), b.halt()
-	ready := readiness.halt()
-	require.Positive(t, ready[200])
-	require.Equal(t, []int{200}, slices.Collect(maps.Keys(ready)), "/v2/health/ready answered 200 through the re-plan: %v", ready)
+	readiness.requireReadyThroughout(t)
 	require.Greater(t, ca[200], int64(50))
 	require.Greater(t, cb[200], int64(50))
 	// Deadline misses are SLO violations (503), not lost requests; nothing
 	// may fail for another reason (a request sent to a retired executor).
-	for code, n := range ca {
-		require.Contains(t, []int{200, 503}, code, "mlp answered %d ×%d", code, n)
-	}
-	for code, n := range cb {
-		require.Contains(t, []int{200, 503}, code, "lenet5 answered %d ×%d", code, n)
-	}
+	requireAnsweredOrRefused(t, "mlp", ca)
+	requireAnsweredOrRefused(t, "lenet5", cb)
 	after := getStatus(t, base)
 	require.NotEqual(t, before.Gpulets, after.Gpulets, "the gpu-lets changed")
 	events := do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil)
@@ -230,19 +237,13 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 	}, 60*time.Second, 100*time.Millisecond, "both models serve again; logs:\n%s", logs)
 	time.Sleep(500 * time.Millisecond)
 	ca, cb := a.halt(), b.halt()
-	ready := readiness.halt()
+	readiness.requireReadyThroughout(t)
 	require.Greater(t, ca[200], int64(50))
 	require.Greater(t, cb[200], int64(50))
-	for code, n := range ca {
-		require.Contains(t, []int{200, 503}, code, "mlp answered %d ×%d", code, n)
-	}
-	for code, n := range cb {
-		require.Contains(t, []int{200, 503}, code, "lenet5 answered %d ×%d", code, n)
-	}
+	requireAnsweredOrRefused(t, "mlp", ca)
+	requireAnsweredOrRefused(t, "lenet5", cb)
 	_, evs, _ := runCLI(t, "events", "--url", base, "--kind", "reorganize")
 	require.Contains(t, evs, "did not fit beside the old ones", "the new gpu-lets waited for the old ones' memory")
-	require.Positive(t, ready[200])
-	require.Equal(t, []int{200}, slices.Collect(maps.Keys(ready)), "/v2/health/ready answered 200 throughout: %v", ready)
 	failures := do(t, "GET", base+"/metrics", nil, nil)
 	require.NotContains(t, string(failures.body), `reason="executor_failed"`, "no request was lost with its executor")
 }
@@ -306,16 +307,12 @@ func TestKilledExecutorIsRestarted(t *testing.T) {
 		return false
 	}, 60*time.Second, 100*time.Millisecond, "the executor comes back; logs:\n%s", logs)
 	time.Sleep(300 * time.Millisecond)
-	ready := readiness.halt()
-	require.Positive(t, ready[200])
-	require.Equal(t, []int{200}, slices.Collect(maps.Keys(ready)), "/v2/health/ready answered 200 throughout: %v", ready)
 	ca, cb := a.halt(), b.halt()
+	readiness.requireReadyThroughout(t)
 	require.Zero(t, cb[0], "no request hangs or breaks")
 	require.Positive(t, cb[200])
 	require.LessOrEqual(t, float64(cb[503]), 0.05*float64(cb[200]+cb[503]), "the other model is unaffected: %v", cb)
-	for code := range cb {
-		require.Contains(t, []int{200, 503}, code)
-	}
+	requireAnsweredOrRefused(t, "lenet5", cb)
 	require.Greater(t, ca[200], int64(0))
 	require.Zero(t, ca[0], "in-flight requests of the killed executor are answered, not dropped")
 	require.Greater(t, ca[503], int64(0), "requests in flight when it died are answered 503")

@@ -1,12 +1,12 @@
 package engine
 
 import (
-	"go.uber.org/zap"
-
 	"context"
 	"fmt"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
