@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -262,7 +263,13 @@ func (m *adminCgroupMemory) words() string {
 	} else {
 		b.WriteString(", no limit")
 	}
-	fmt.Fprintf(&b, ", cgroup %s", m.Cgroup)
+	// The path keeps to its word; a line it would push past 80 columns puts
+	// it on one of its own.
+	if cgroup := ", cgroup " + m.Cgroup; utf8.RuneCountInString(b.String()+cgroup) <= 80 {
+		b.WriteString(cgroup)
+	} else {
+		b.WriteString(",\n  cgroup " + m.Cgroup)
+	}
 	if m.OOMKills > 0 {
 		fmt.Fprintf(&b, "; %s since it started", counted(m.OOMKills, "out-of-memory kill"))
 	}
@@ -611,10 +618,10 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintf(w, "response cache: %s of %s, %s\n", bytefmt.Size(c.Bytes), config.ByteSize(c.Budget), counted(c.Entries, "answer"))
 	}
 	if m := s.Memory; m != nil {
-		fmt.Fprintln(w, m.words())
+		writeWrappedLine(w, m.words())
 	}
 	if c := s.CPUMemory; c != nil {
-		fmt.Fprintln(w, c.words())
+		writeWrappedLine(w, c.words())
 	}
 	if t := s.TLS; t != nil {
 		clients := ""

@@ -105,6 +105,35 @@ func TestWriteStatus(t *testing.T) {
 	require.Contains(t, b.String(), "(inference.GRPCInferenceService, grpc.health.v1.Health)\nmetrics also on 0.0.0.0:8702 (/metrics alone)\npolicy deferred")
 }
 
+// The memory lines fit 80 columns however long the cgroup path: a container's
+// 32-hex-digit one, or the note under a limit the node is near.
+func TestWriteStatusWrapsMemoryLines(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	s.Memory = &adminCgroupMemory{Cgroup: "/process_api/ae2eeaaf2fe61388f8d5ca3c853d7a14", WorkingSet: 781134233}
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\nmemory: 744.9 MiB, no limit,\n  cgroup /process_api/ae2eeaaf2fe61388f8d5ca3c853d7a14\n")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
+
+	s.Memory = &adminCgroupMemory{Cgroup: "/system.slice/gpuletd.service", WorkingSet: 3900000000, Limit: 4 << 30, LimitOf: "/system.slice", OOMKills: 2, NearLimit: true}
+	s.CPUMemory = &adminCPUMemory{Models: 4<<30 - 70<<20, Placed: 1610612736,
+		From: "gpuletd's memory limit of 4 GiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's peak of 70 MiB"}
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\n  near the limit: at it the kernel kills an executor; raise MemoryMax= of\n    /system.slice (systemctl edit gpuletd) or place fewer models\n")
+	require.Contains(t, b.String(), "\nmodels on the CPU: 1.5 GiB placed of the 3.9 GiB they may hold (gpuletd's memory\n  limit of 4 GiB")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
+
+	// A path wider than the line has one of its own, even past 80 columns.
+	long := "/user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-org.gnome.Terminal-4242.scope"
+	s.Memory = &adminCgroupMemory{Cgroup: long, WorkingSet: 1 << 30}
+	s.CPUMemory = nil
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\nmemory: 1 GiB, no limit,\n  cgroup\n    "+long+"\n")
+}
+
 // While the start profiles, status says which job runs, before what the
 // server waits for.
 func TestWriteStatusSaysWhatIsProfiled(t *testing.T) {

@@ -48,13 +48,19 @@ func writeWrappedRow(tw io.Writer, key, text string) {
 	}
 }
 
-// writeWrappedLine writes a line of text wrapped to 80 columns, the lines
-// after its first indented by two.
+// writeWrappedLine writes text wrapped to 80 columns: each of its lines
+// keeps its own indent, and the lines a long one breaks into are indented by
+// two more. A word wider than that (a long cgroup path) has a line of its
+// own.
 func writeWrappedLine(w io.Writer, text string) {
-	for i, line := range wrapHanging(text, 80, 78) {
-		if i > 0 {
-			line = "  " + line
+	for _, para := range strings.Split(text, "\n") {
+		indent := para[:len(para)-len(strings.TrimLeft(para, " "))]
+		width := 80 - len(indent)
+		for i, line := range wrapHanging(para, width, width-2) {
+			if i > 0 {
+				line = "  " + line
+			}
+			fmt.Fprintln(w, indent+line)
 		}
-		fmt.Fprintln(w, line)
 	}
 }
