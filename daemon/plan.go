@@ -179,6 +179,8 @@ func (n *node) replanLocked(ctx context.Context, reason string, rates map[string
 	if err != nil {
 		return in, err
 	}
+	// Its layouts on the GPUs where they move the least from what runs.
+	plan = control.Align(n.running(), plan, in.GPUs)
 	n.recordPlan(ctx, plan, reason)
 	return control.Placeable(in, plan), n.apply(ctx, plan, reason, rates)
 }

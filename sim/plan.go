@@ -41,9 +41,11 @@ type PlanEvent struct {
 	Layout string `json:"layout"`
 	// GPUs counts the GPUs the plan uses.
 	GPUs int `json:"gpus"`
-	// Started and Retired count the gpu-lets started and drained.
+	// Started and Retired count the gpu-lets started and drained; Loaded
+	// the models loaded on gpu-lets that stayed.
 	Started int `json:"started"`
 	Retired int `json:"retired"`
+	Loaded  int `json:"loaded"`
 	// Unscheduled is the rate the planner could not place, req/s.
 	Unscheduled float64 `json:"unscheduled"`
 }
@@ -226,8 +228,9 @@ func (e *engine) replan(reason string, rates []float64) error {
 	return e.apply(p, reason, e.set.startup)
 }
 
-// makePlan runs the planner for the estimated rates through control.Plan,
-// as the daemon does.
+// makePlan runs the planner for the estimated rates through control.Plan
+// and lays its layouts out on the GPUs through control.Align, as the daemon
+// does.
 func (e *engine) makePlan(rates []float64) (*gpulet.Plan, error) {
 	in := e.node.Input
 	in.Demands = slices.Clone(in.Demands)
@@ -238,7 +241,7 @@ func (e *engine) makePlan(rates []float64) (*gpulet.Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulate: plan at %v: %w", e.now, err)
 	}
-	return p, nil
+	return control.Align(e.running(), p, in.GPUs), nil
 }
 
 // apply makes the node run p through control.Reorganize, as the daemon
@@ -264,7 +267,7 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 		return fmt.Errorf("simulate: %w", err)
 	}
 	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: p.Layout(), GPUs: p.UsedGPUs(),
-		Started: out.Started, Retired: out.Stopped, Unscheduled: p.UnscheduledRate()})
+		Started: out.Started, Retired: out.Stopped, Loaded: out.Loaded, Unscheduled: p.UnscheduledRate()})
 	if out.Started > 0 || out.Stopped > 0 {
 		e.reorgs++
 	}

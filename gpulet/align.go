@@ -1,0 +1,215 @@
+package gpulet
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Costs of moving one GPU from what runs on it to a layout, in model loads
+// (alignCost).
+const (
+	// alignStartCost is an executor's start, beyond the models it loads.
+	alignStartCost = 1
+	// alignCrowdCost is, per load, the cost of the loads on a GPU not
+	// fitting beside what runs there: they wait for the old gpu-lets to
+	// drain, and the models only they serve have no route meanwhile.
+	alignCrowdCost = 2
+	// alignNoFit marks a layout that needs more memory than the GPU has.
+	alignNoFit = int64(1) << 40
+)
+
+// Align lays next's GPU layouts out on the GPUs so that moving from prev
+// (usually what runs) costs least. A planner lays a GPU out without knowing
+// which one it is: on alike GPUs (gpus of the same type, backend, sizes,
+// gpu-let cap and MIG table) any order of its layouts is as good a plan,
+// but the order it happens to pick can move every model, each move a load
+// and warm-up on one GPU and a drain on another while it serves, and on a
+// full GPU a wait for the old gpu-lets' memory. Align gives each layout the
+// GPU where it starts the fewest executors and loads the fewest models,
+// loads that would not fit beside the old gpu-lets counting extra, and
+// among equal choices keeps next's own order. A layout moves only to a GPU
+// with the memory it needs.
+//
+// next's GPUs must be gpus, in order (the planner's Plan.GPUs); otherwise,
+// or with no prev, Align returns next itself. It returns a new plan and
+// leaves next as it was.
+func Align(prev, next *Plan, gpus []GPU) *Plan {
+	if prev == nil || next == nil || len(next.GPUs) != len(gpus) {
+		return next
+	}
+	for i := range gpus {
+		if next.GPUs[i].ID != gpus[i].ID {
+			return next
+		}
+	}
+	running := map[string][]GPULet{}
+	for _, g := range prev.GPUs {
+		running[g.ID] = g.GPULets
+	}
+	order := make([]int, len(gpus)) // order[i]: the layout of next's GPU i on GPU i
+	for i := range order {
+		order[i] = i
+	}
+	for _, class := range alikeGPUs(gpus) {
+		cost := make([][]int64, len(class))
+		for r, from := range class {
+			cost[r] = make([]int64, len(class))
+			for c, to := range class {
+				cost[r][c] = alignCost(next.GPUs[from].GPULets, running[gpus[to].ID], gpus[to].MemoryMB)
+				if cost[r][c] < alignNoFit {
+					// Ties keep next's order: a layout off its own GPU costs
+					// a fraction of a load more.
+					cost[r][c] *= int64(len(class) + 1)
+					if r != c {
+						cost[r][c]++
+					}
+				}
+			}
+		}
+		for r, c := range cheapestAssignment(cost) {
+			order[class[c]] = class[r]
+		}
+	}
+	if slices.IsSorted(order) {
+		return next
+	}
+	out := *next
+	out.GPUs = make([]GPUPlan, len(next.GPUs))
+	for i, from := range order {
+		out.GPUs[i] = next.GPUs[from]
+		out.GPUs[i].ID = next.GPUs[i].ID
+		out.GPUs[i].GPULets = slices.Clone(next.GPUs[from].GPULets)
+	}
+	return &out
+}
+
+// alikeGPUs groups the indices of gpus whose layouts may trade places: the
+// same type (so the same profiles), backend, sizes, gpu-let cap and MIG
+// table. Groups of one are left out.
+func alikeGPUs(gpus []GPU) [][]int {
+	var keys []string
+	groups := map[string][]int{}
+	for i, g := range gpus {
+		k := fmt.Sprintf("%s\x00%s\x00%v\x00%d\x00%s", g.Type, g.Backend, g.Sizes, g.MaxGPULets, g.MIGModel)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	var out [][]int
+	for _, k := range keys {
+		if len(groups[k]) > 1 {
+			out = append(out, groups[k])
+		}
+	}
+	return out
+}
+
+// alignCost is what moving a GPU from old (what runs on it) to layout
+// costs, in model loads: each executor started or resized, each model it
+// or a kept gpu-let loads, and alignCrowdCost per model loaded when those
+// loads do not fit in memoryMB (0: not known) beside the old gpu-lets, whose
+// models hold their memory until they drain. alignNoFit when the layout
+// itself needs more than memoryMB.
+func alignCost(layout, old []GPULet, memoryMB float64) int64 {
+	if memoryMB > 0 && letsMemoryMB(layout) > memoryMB {
+		return alignNoFit
+	}
+	d := Diff(&Plan{GPUs: []GPUPlan{{GPULets: old}}}, &Plan{GPUs: []GPUPlan{{GPULets: layout}}})
+	var loads int64
+	var loadedMB float64
+	for _, c := range d.Changes {
+		switch c.Action {
+		case ActionStart, ActionResize:
+			loads += alignStartCost + int64(len(c.New.Models))
+			loadedMB += letsMemoryMB([]GPULet{*c.New})
+		case ActionKeep:
+			loads += int64(len(c.Load))
+			for _, name := range c.Load {
+				loadedMB += letsMemoryMB([]GPULet{{Models: []Placement{placementOf(*c.New, name)}}})
+			}
+		}
+	}
+	cost := loads
+	if memoryMB > 0 && loadedMB > 0 && letsMemoryMB(old)+loadedMB > memoryMB {
+		cost += alignCrowdCost * loads
+	}
+	return cost
+}
+
+// placementOf is the named model's placement on l.
+func placementOf(l GPULet, name string) Placement {
+	for _, m := range l.Models {
+		if m.Name == name {
+			return m
+		}
+	}
+	return Placement{Name: name}
+}
+
+// letsMemoryMB is what the gpu-lets' models hold on the GPU, a copy per
+// process.
+func letsMemoryMB(lets []GPULet) float64 {
+	var mb float64
+	for _, l := range lets {
+		for _, m := range l.Models {
+			mb += m.MemoryMB * float64(max(m.Procs, 1))
+		}
+	}
+	return mb
+}
+
+// cheapestAssignment solves the square assignment problem: it returns, for
+// each row r, the column of cost[r] it takes, every column taken once, at
+// the least total cost (the Hungarian method with potentials, O(n³)).
+func cheapestAssignment(cost [][]int64) []int {
+	n := len(cost)
+	// 1-based: row 0 and column 0 are the method's sentinels.
+	u, v := make([]int64, n+1), make([]int64, n+1)
+	rowOf := make([]int, n+1) // rowOf[c]: the row column c is taken by, 0 none
+	way := make([]int, n+1)
+	for r := 1; r <= n; r++ {
+		rowOf[0] = r
+		c0 := 0
+		minv := make([]int64, n+1)
+		for c := range minv {
+			minv[c] = math.MaxInt64
+		}
+		used := make([]bool, n+1)
+		for rowOf[c0] != 0 {
+			used[c0] = true
+			r0, delta, c1 := rowOf[c0], int64(math.MaxInt64), 0
+			for c := 1; c <= n; c++ {
+				if used[c] {
+					continue
+				}
+				if cur := cost[r0-1][c-1] - u[r0] - v[c]; cur < minv[c] {
+					minv[c], way[c] = cur, c0
+				}
+				if minv[c] < delta {
+					delta, c1 = minv[c], c
+				}
+			}
+			for c := 0; c <= n; c++ {
+				if used[c] {
+					u[rowOf[c]] += delta
+					v[c] -= delta
+				} else {
+					minv[c] -= delta
+				}
+			}
+			c0 = c1
+		}
+		for c0 != 0 {
+			c1 := way[c0]
+			rowOf[c0] = rowOf[c1]
+			c0 = c1
+		}
+	}
+	out := make([]int, n)
+	for c := 1; c <= n; c++ {
+		out[rowOf[c]-1] = c - 1
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package gpulet
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// memPl is a placement holding mb of GPU memory.
+func memPl(name string, mb float64) Placement {
+	return Placement{Name: name, Batch: 4, Rate: 10, MemoryMB: mb}
+}
+
+// layoutOf is a plan of gpus, in order, with the given gpu-lets on each.
+func layoutOf(gpus []GPU, lets ...[]GPULet) *Plan {
+	p := &Plan{Algo: AlgoGpulet, Schedulable: true}
+	for i, g := range gpus {
+		p.GPUs = append(p.GPUs, GPUPlan{ID: g.ID, Type: g.Type, Backend: g.Backend, MemoryMB: g.MemoryMB, GPULets: lets[i]})
+	}
+	return p
+}
+
+// models lists each GPU's models of p by id, gpu-let by gpu-let.
+func modelsByGPU(p *Plan) map[string][]string {
+	out := map[string][]string{}
+	for _, g := range p.GPUs {
+		for _, l := range g.GPULets {
+			for _, m := range l.Models {
+				out[g.ID] = append(out[g.ID], m.Name)
+			}
+		}
+	}
+	return out
+}
+
+func TestAlign(t *testing.T) {
+	v100 := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 3000), mpsGPU("g2", "v100", 3000)}
+	mixed := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "a100", 3000)}
+	small := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 1000)}
+	a, b, c := memPl("a", 500), memPl("b", 500), memPl("c", 500)
+	big, other := memPl("big", 2000), memPl("other", 1500)
+	for _, tc := range []struct {
+		name       string
+		gpus       []GPU
+		prev, next *Plan
+		want       map[string][]string
+	}{{
+		// The planner laid the same GPUs out in another order: each
+		// layout goes back where it runs, and nothing starts or loads.
+		name: "layouts go back where they run",
+		gpus: v100,
+		prev: layoutOf(v100, []GPULet{let(100, a)}, []GPULet{let(60, b), let(40, c)}, nil),
+		next: layoutOf(v100, []GPULet{let(60, b), let(40, c)}, nil, []GPULet{let(100, a)}),
+		want: map[string][]string{"g0": {"a"}, "g1": {"b", "c"}},
+	}, {
+		// A layout that changes stays beside the most of what runs.
+		name: "a changed layout goes where most of it runs",
+		gpus: v100,
+		prev: layoutOf(v100, []GPULet{let(100, a)}, []GPULet{let(100, b, c)}, nil),
+		next: layoutOf(v100, []GPULet{let(50, b), let(50, c)}, []GPULet{let(100, a)}, nil),
+		want: map[string][]string{"g0": {"a"}, "g1": {"b", "c"}},
+	}, {
+		name: "GPUs of another type keep their layouts",
+		gpus: mixed,
+		prev: layoutOf(mixed, []GPULet{let(100, a)}, []GPULet{let(100, b)}),
+		next: layoutOf(mixed, []GPULet{let(100, b)}, []GPULet{let(100, a)}),
+		want: map[string][]string{"g0": {"b"}, "g1": {"a"}},
+	}, {
+		name: "equal costs keep the planner's order",
+		gpus: v100,
+		prev: layoutOf(v100, nil, nil, []GPULet{let(100, c)}),
+		next: layoutOf(v100, []GPULet{let(100, a)}, []GPULet{let(100, b)}, []GPULet{let(100, c)}),
+		want: map[string][]string{"g0": {"a"}, "g1": {"b"}, "g2": {"c"}},
+	}, {
+		// g1 has 1 000 MB: big's layout cannot go there, even where a
+		// already runs.
+		name: "a layout goes only where its memory fits",
+		gpus: small,
+		prev: layoutOf(small, []GPULet{let(100, a)}, []GPULet{let(100, b)}),
+		next: layoutOf(small, []GPULet{let(100, big)}, []GPULet{let(100, a)}),
+		want: map[string][]string{"g0": {"big"}, "g1": {"a"}},
+	}, {
+		// big holds 2 000 of g0's 3 000 MB until it drains: other (1 500)
+		// would wait for that there, and a (500) loads beside it.
+		name: "a load goes where it fits beside what runs",
+		gpus: v100[:2],
+		prev: layoutOf(v100[:2], []GPULet{let(100, big)}, nil),
+		next: layoutOf(v100[:2], []GPULet{let(100, other)}, []GPULet{let(100, a)}),
+		want: map[string][]string{"g0": {"a"}, "g1": {"other"}},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := modelsByGPU(tc.next)
+			got := Align(tc.prev, tc.next, tc.gpus)
+			require.Equal(t, tc.want, modelsByGPU(got))
+			require.Equal(t, before, modelsByGPU(tc.next), "next is left as it was")
+			for i, g := range got.GPUs {
+				require.Equal(t, tc.gpus[i].ID, g.ID, "the plan's GPUs stay in the input's order")
+				require.Equal(t, tc.gpus[i].MemoryMB, g.MemoryMB)
+			}
+			require.Equal(t, tc.next.Schedulable, got.Schedulable)
+		})
+	}
+}
+
+func TestAlignLeavesAPlanItCannotPair(t *testing.T) {
+	gpus := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 3000)}
+	next := layoutOf(gpus, []GPULet{let(100, pl("a", 1, 1))}, nil)
+	require.Same(t, next, Align(nil, next, gpus), "nothing runs")
+	require.Same(t, next, Align(next, next, gpus), "already where it runs")
+	require.Same(t, next, Align(layoutOf(gpus, nil, nil), next, gpus[:1]), "GPUs not the plan's")
+	require.Same(t, next, Align(layoutOf(gpus, nil, nil), next, []GPU{gpus[1], gpus[0]}), "GPUs in another order")
+	require.Nil(t, Align(next, nil, gpus))
+}
+
+// cheapestAssignment's total is the least over every permutation.
+func TestCheapestAssignment(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 6; n++ {
+		for range 50 {
+			cost := make([][]int64, n)
+			for r := range cost {
+				cost[r] = make([]int64, n)
+				for c := range cost[r] {
+					cost[r][c] = rng.Int64N(20)
+					if rng.IntN(8) == 0 {
+						cost[r][c] = alignNoFit
+					}
+				}
+			}
+			got := cheapestAssignment(cost)
+			seen := map[int]bool{}
+			var total int64
+			for r, c := range got {
+				require.False(t, seen[c], "column %d taken twice", c)
+				seen[c] = true
+				total += cost[r][c]
+			}
+			require.Equal(t, leastTotal(cost), total, "%v", cost)
+		}
+	}
+}
+
+// leastTotal is the least total of an assignment, by trying them all.
+func leastTotal(cost [][]int64) int64 {
+	n := len(cost)
+	best := int64(-1)
+	perm := make([]int, n)
+	used := make([]bool, n)
+	var try func(r int, sum int64)
+	try = func(r int, sum int64) {
+		if r == n {
+			if best < 0 || sum < best {
+				best = sum
+			}
+			return
+		}
+		for c := range n {
+			if !used[c] {
+				used[c], perm[r] = true, c
+				try(r+1, sum+cost[r][c])
+				used[c] = false
+			}
+		}
+	}
+	try(0, 0)
+	return best
+}
