@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -77,8 +78,21 @@ func cpuModelName() string {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
+			return tidyCPUName(v)
 		}
 	}
 	return ""
+}
+
+// cpuNameNoise is what /proc/cpuinfo's model names carry that says nothing
+// of the part: trademark signs, the clock, "CPU" and "Processor".
+var cpuNameNoise = regexp.MustCompile(`(?i)\((r|tm)\)|\s@\s*[\d.]+\s*[gm]hz|\b(cpu|processor)\b`)
+
+// tidyCPUName is a model name without cpuNameNoise, as a status table shows
+// it: "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz" is "Intel Xeon Gold 6248".
+func tidyCPUName(name string) string {
+	if tidy := strings.Join(strings.Fields(cpuNameNoise.ReplaceAllString(name, " ")), " "); tidy != "" {
+		return tidy
+	}
+	return strings.TrimSpace(name)
 }
