@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 )
 
 // Costs of moving one GPU from what runs on it to a layout, in model loads
@@ -12,8 +14,9 @@ const (
 	// alignStartCost is an executor's start, beyond the models it loads.
 	alignStartCost = 1
 	// alignCrowdCost is, per load, the cost of the loads on a GPU not
-	// fitting beside what runs there: they wait for the old gpu-lets to
-	// drain, and the models only they serve have no route meanwhile.
+	// fitting beside what runs there (memory, or a MIG instance's slots):
+	// they wait for the old gpu-lets to drain, and the models only they
+	// serve have no route meanwhile.
 	alignCrowdCost = 2
 	// alignNoFit marks a layout that needs more memory than the GPU has.
 	alignNoFit = int64(1) << 40
@@ -27,7 +30,8 @@ const (
 // and warm-up on one GPU and a drain on another while it serves, and on a
 // full GPU a wait for the old gpu-lets' memory. Align gives each layout the
 // GPU where it starts the fewest executors and loads the fewest models,
-// loads that would not fit beside the old gpu-lets counting extra, and
+// loads that would not fit beside the old gpu-lets (memory, MIG memory
+// slots) counting extra, and
 // among equal choices keeps next's own order. A layout moves only to a GPU
 // with the memory it needs.
 //
@@ -56,7 +60,7 @@ func Align(prev, next *Plan, gpus []GPU) *Plan {
 		for r, from := range class {
 			cost[r] = make([]int64, len(class))
 			for c, to := range class {
-				cost[r][c] = alignCost(next.GPUs[from].GPULets, running[gpus[to].ID], gpus[to].MemoryMB)
+				cost[r][c] = alignCost(next.GPUs[from].GPULets, running[gpus[to].ID], gpus[to])
 				if cost[r][c] < alignNoFit {
 					// Ties keep next's order: a layout off its own GPU costs
 					// a fraction of a load more.
@@ -106,23 +110,24 @@ func alikeGPUs(gpus []GPU) [][]int {
 	return out
 }
 
-// alignCost is what moving a GPU from old (what runs on it) to layout
-// costs, in model loads: each executor started or resized, each model it
-// or a kept gpu-let loads, and alignCrowdCost per model loaded when those
-// loads do not fit in memoryMB (0: not known) beside the old gpu-lets, whose
-// models hold their memory until they drain. alignNoFit when the layout
-// itself needs more than memoryMB.
-func alignCost(layout, old []GPULet, memoryMB float64) int64 {
-	if memoryMB > 0 && letsMemoryMB(layout) > memoryMB {
+// alignCost is what moving gpu from old (what runs on it) to layout costs,
+// in model loads: each executor started or resized, each model it or a kept
+// gpu-let loads, and alignCrowdCost per load when they do not fit beside the
+// old gpu-lets (crowded). alignNoFit when the layout itself needs more
+// memory than the GPU has.
+func alignCost(layout, old []GPULet, gpu GPU) int64 {
+	if gpu.MemoryMB > 0 && letsMemoryMB(layout) > gpu.MemoryMB {
 		return alignNoFit
 	}
 	d := Diff(&Plan{GPUs: []GPUPlan{{GPULets: old}}}, &Plan{GPUs: []GPUPlan{{GPULets: layout}}})
 	var loads int64
+	var started []GPULet
 	var loadedMB float64
 	for _, c := range d.Changes {
 		switch c.Action {
 		case ActionStart, ActionResize:
 			loads += alignStartCost + int64(len(c.New.Models))
+			started = append(started, *c.New)
 			loadedMB += letsMemoryMB([]GPULet{*c.New})
 		case ActionKeep:
 			loads += int64(len(c.Load))
@@ -131,11 +136,49 @@ func alignCost(layout, old []GPULet, memoryMB float64) int64 {
 			}
 		}
 	}
-	cost := loads
-	if memoryMB > 0 && loadedMB > 0 && letsMemoryMB(old)+loadedMB > memoryMB {
-		cost += alignCrowdCost * loads
+	if loads > 0 && crowded(gpu, old, started, loadedMB) {
+		loads += alignCrowdCost * loads
 	}
-	return cost
+	return loads
+}
+
+// crowded says whether what a re-plan adds to gpu does not fit beside old,
+// whose gpu-lets hold their room until they drain: on MIG a started
+// instance on memory slots an old one holds, elsewhere the memory of the
+// loads (loadedMB) beyond what the old gpu-lets leave (not known without
+// the GPU's memory).
+func crowded(gpu GPU, old, started []GPULet, loadedMB float64) bool {
+	if gpu.Backend == BackendMIG {
+		name := gpu.MIGModel
+		if name == "" {
+			name = gpu.Type
+		}
+		table, err := migrules.Lookup(name)
+		if err != nil {
+			return false
+		}
+		held := uint64(0)
+		for _, l := range old {
+			held |= migSlots(table, l)
+		}
+		for _, l := range started {
+			if migSlots(table, l)&held != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return gpu.MemoryMB > 0 && letsMemoryMB(old)+loadedMB > gpu.MemoryMB
+}
+
+// migSlots is the set of memory slots l's MIG instance occupies (none when
+// the table does not know its profile).
+func migSlots(table migrules.GPU, l GPULet) uint64 {
+	p, err := table.Profile(l.MIGProfile)
+	if err != nil || p.Size <= 0 {
+		return 0
+	}
+	return (uint64(1)<<p.Size - 1) << l.MIGStart
 }
 
 // placementOf is the named model's placement on l.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/gpulet/migrules"
 )
 
 // memPl is a placement holding mb of GPU memory.
@@ -38,6 +40,13 @@ func TestAlign(t *testing.T) {
 	v100 := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 3000), mpsGPU("g2", "v100", 3000)}
 	mixed := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "a100", 3000)}
 	small := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 1000)}
+	a100 := func(id string) GPU {
+		return GPU{ID: id, Type: "a100", MemoryMB: 40960, Backend: BackendMIG, MIGModel: migrules.A100_40GB}
+	}
+	mig := []GPU{a100("g0"), a100("g1")}
+	inst := func(profile string, start int, models ...Placement) GPULet {
+		return GPULet{Size: 100, MIGProfile: profile, MIGStart: start, Models: models}
+	}
 	a, b, c := memPl("a", 500), memPl("b", 500), memPl("c", 500)
 	big, other := memPl("big", 2000), memPl("other", 1500)
 	for _, tc := range []struct {
@@ -88,6 +97,15 @@ func TestAlign(t *testing.T) {
 		prev: layoutOf(v100[:2], []GPULet{let(100, big)}, nil),
 		next: layoutOf(v100[:2], []GPULet{let(100, other)}, []GPULet{let(100, a)}),
 		want: map[string][]string{"g0": {"a"}, "g1": {"other"}},
+	}, {
+		// p holds memory slot 0 of g0 and q slot 6 of g1 until they drain:
+		// a's 4g instance (slots 0–3) starts beside q at once, b's 3g one
+		// (slots 4–7) beside p.
+		name: "a MIG instance starts where its slots are free",
+		gpus: mig,
+		prev: layoutOf(mig, []GPULet{inst("1g.5gb", 0, memPl("p", 500))}, []GPULet{inst("1g.5gb", 6, memPl("q", 500))}),
+		next: layoutOf(mig, []GPULet{inst("4g.20gb", 0, a)}, []GPULet{inst("3g.20gb", 4, b)}),
+		want: map[string][]string{"g0": {"b"}, "g1": {"a"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := modelsByGPU(tc.next)
