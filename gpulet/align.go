@@ -62,12 +62,12 @@ func Align(prev, next *Plan, gpus []GPU) *Plan {
 			for c, to := range class {
 				cost[r][c] = alignCost(next.GPUs[from].GPULets, running[gpus[to].ID], gpus[to])
 				if cost[r][c] < alignNoFit {
-					// Ties keep next's order: a layout off its own GPU costs
-					// a fraction of a load more.
 					cost[r][c] *= int64(len(class) + 1)
-					if r != c {
-						cost[r][c]++
-					}
+				}
+				// Ties keep next's order: a layout off its own GPU costs a
+				// fraction of a load more.
+				if r != c {
+					cost[r][c]++
 				}
 			}
 		}
