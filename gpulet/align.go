@@ -31,9 +31,8 @@ const (
 // full GPU a wait for the old gpu-lets' memory. Align gives each layout the
 // GPU where it starts the fewest executors and loads the fewest models,
 // loads that would not fit beside the old gpu-lets (memory, MIG memory
-// slots) counting extra, and
-// among equal choices keeps next's own order. A layout moves only to a GPU
-// with the memory it needs.
+// slots) counting extra, and among equal choices keeps next's own order. A
+// layout moves only to a GPU with the memory it needs.
 //
 // next's GPUs must be gpus, in order (the planner's Plan.GPUs); otherwise,
 // or with no prev, Align returns next itself. It returns a new plan and
@@ -81,8 +80,8 @@ func Align(prev, next *Plan, gpus []GPU) *Plan {
 	out := *next
 	out.GPUs = make([]GPUPlan, len(next.GPUs))
 	for i, from := range order {
-		out.GPUs[i] = next.GPUs[from]
-		out.GPUs[i].ID = next.GPUs[i].ID
+		out.GPUs[i] = next.GPUs[from] // its layout and the memory that uses
+		out.GPUs[i].ID, out.GPUs[i].MemoryMB = next.GPUs[i].ID, next.GPUs[i].MemoryMB
 		out.GPUs[i].GPULets = slices.Clone(next.GPUs[from].GPULets)
 	}
 	return &out

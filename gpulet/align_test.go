@@ -40,6 +40,7 @@ func TestAlign(t *testing.T) {
 	v100 := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 3000), mpsGPU("g2", "v100", 3000)}
 	mixed := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "a100", 3000)}
 	small := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 1000)}
+	roomy := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 4000)}
 	a100 := func(id string) GPU {
 		return GPU{ID: id, Type: "a100", MemoryMB: 40960, Backend: BackendMIG, MIGModel: migrules.A100_40GB}
 	}
@@ -97,6 +98,14 @@ func TestAlign(t *testing.T) {
 		prev: layoutOf(v100[:2], []GPULet{let(100, big)}, nil),
 		next: layoutOf(v100[:2], []GPULet{let(100, other)}, []GPULet{let(100, a)}),
 		want: map[string][]string{"g0": {"a"}, "g1": {"other"}},
+	}, {
+		// Each GPU keeps its own memory in the plan, whichever layout it
+		// takes.
+		name: "GPUs of other memory trade layouts that fit both",
+		gpus: roomy,
+		prev: layoutOf(roomy, []GPULet{let(100, b)}, []GPULet{let(100, a)}),
+		next: layoutOf(roomy, []GPULet{let(100, a)}, []GPULet{let(100, b)}),
+		want: map[string][]string{"g0": {"b"}, "g1": {"a"}},
 	}, {
 		// p holds memory slot 0 of g0 and q slot 6 of g1 until they drain:
 		// a's 4g instance (slots 0–3) starts beside q at once, b's 3g one
