@@ -293,6 +293,7 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 	if started > 0 || out.Stopped > 0 || out.Loaded > 0 || hasUnloads(out.Diff) {
 		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+plan.Layout(), map[string]string{
 			"reason": reason, "started": strconv.Itoa(started), "retired": strconv.Itoa(out.Stopped),
+			"loaded": strconv.Itoa(out.Loaded),
 		})
 		if reason != planAtStart { // as the simulator counts: changes after the first plan
 			n.reorganizations.Add(1)

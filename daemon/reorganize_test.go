@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,6 +28,7 @@ func TestRecordOutcome(t *testing.T) {
 		reorgs   int64
 		reason   string // "period" when empty
 		says     string // an event's message, when given
+		counts   string // the plan-applied event's started, retired and loaded, when given
 	}{
 		{name: "nothing changed", out: control.Outcome[*gpuletRun]{Diff: gpulet.Diff(plan, plan)}},
 		{name: "a gpu-let that did not start", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 2,
@@ -39,7 +41,8 @@ func TestRecordOutcome(t *testing.T) {
 			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1},
 		{name: "a model loaded once an old gpu-let had drained", out: control.Outcome[*gpuletRun]{Started: 1, Loaded: 1, Stopped: 2, Bridged: 1, Reloaded: 1},
 			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1,
-			says: "1 model(s) did not load on their gpu-let while old gpu-lets ran (memory they held): loaded once those had drained, 1 old gpu-let(s) serving them until then"},
+			says:   "1 model(s) did not load on their gpu-let while old gpu-lets ran (memory they held): loaded once those had drained, 1 old gpu-let(s) serving them until then",
+			counts: "1 2 1"},
 		{name: "a model that did not load", out: control.Outcome[*gpuletRun]{Loaded: 0, Deferred: 1,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Model: "b", Err: errors.New("corrupt model")}}},
 			unserved: map[string]string{"b": "loading it on cpu failed: corrupt model"},
@@ -61,9 +64,16 @@ func TestRecordOutcome(t *testing.T) {
 			evs, err := st.Events(context.Background(), 0, 10)
 			require.NoError(t, err)
 			var kinds, said []string
+			counts := ""
 			for _, e := range evs {
 				kinds = append(kinds, e.Kind)
 				said = append(said, e.Message)
+				if strings.HasPrefix(e.Message, "plan applied: ") {
+					counts = e.Attrs["started"] + " " + e.Attrs["retired"] + " " + e.Attrs["loaded"]
+				}
+			}
+			if tc.counts != "" {
+				require.Equal(t, tc.counts, counts)
 			}
 			require.Equal(t, tc.kinds, kinds)
 			if tc.says != "" {
