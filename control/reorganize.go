@@ -118,6 +118,14 @@ type Outcome[H comparable] struct {
 	Serving []Serving[H]
 }
 
+// Changed says whether the node runs other than before: a gpu-let started
+// (at once or deferred) or stopped, a model loaded or unloaded. The daemon
+// and the simulator count such an outcome as a reorganization.
+func (o *Outcome[H]) Changed() bool {
+	return o.Started+o.Deferred > 0 || o.Stopped > 0 || o.Loaded > 0 ||
+		slices.ContainsFunc(o.Diff.Changes, func(c gpulet.Change) bool { return len(c.Unload) > 0 })
+}
+
 // Ready says whether the plan serves with no new executor or model: the
 // routes could switch at once.
 func (o *Outcome[H]) Ready() bool { return o.Started == 0 && o.Loaded == 0 && o.Deferred == 0 }

@@ -561,3 +561,25 @@ func TestReorganizeStartsOverAGPULetThatHoldsTheRoom(t *testing.T) {
 		})
 	}
 }
+
+func TestOutcomeChanged(t *testing.T) {
+	let := gpulet.GPULet{Size: 100, Models: []gpulet.Placement{place("a", 4, 10), place("b", 2, 5)}}
+	less := gpulet.GPULet{Size: 100, Models: []gpulet.Placement{place("a", 4, 10)}}
+	one := func(l gpulet.GPULet) *gpulet.Plan {
+		return &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g", GPULets: []gpulet.GPULet{l}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		out  Outcome[int]
+		want bool
+	}{
+		{"nothing", Outcome[int]{Diff: gpulet.Diff(one(let), one(let))}, false},
+		{"a start", Outcome[int]{Started: 1}, true},
+		{"a deferred start", Outcome[int]{Deferred: 1}, true},
+		{"a stop", Outcome[int]{Stopped: 1}, true},
+		{"a load", Outcome[int]{Loaded: 1}, true},
+		{"an unload", Outcome[int]{Diff: gpulet.Diff(one(let), one(less))}, true},
+	} {
+		require.Equal(t, tc.want, tc.out.Changed(), tc.name)
+	}
+}

@@ -290,7 +290,7 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 		n.events.add(EventReorganize, store.SeverityInfo, fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones: each started on cores the old ones held, shared until they had drained, so the models that moved stayed served", out.Overlapped), nil)
 	}
 	started := out.Started + out.Deferred
-	if started > 0 || out.Stopped > 0 || out.Loaded > 0 || hasUnloads(out.Diff) {
+	if out.Changed() {
 		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+plan.Layout(), map[string]string{
 			"reason": reason, "started": strconv.Itoa(started), "retired": strconv.Itoa(out.Stopped),
 			"loaded": strconv.Itoa(out.Loaded),
@@ -299,10 +299,6 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 			n.reorganizations.Add(1)
 		}
 	}
-}
-
-func hasUnloads(d gpulet.PlanDiff) bool {
-	return slices.ContainsFunc(d.Changes, func(c gpulet.Change) bool { return len(c.Unload) > 0 })
 }
 
 // setPlanned records the plan gpu-let g was started for.

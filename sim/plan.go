@@ -268,7 +268,7 @@ func (e *engine) apply(p *gpulet.Plan, reason string, delay time.Duration) error
 	}
 	e.events = append(e.events, PlanEvent{AtS: e.now.Seconds(), Reason: reason, Layout: p.Layout(), GPUs: p.UsedGPUs(),
 		Started: out.Started, Retired: out.Stopped, Loaded: out.Loaded, Unscheduled: p.UnscheduledRate()})
-	if out.Started > 0 || out.Stopped > 0 {
+	if out.Changed() {
 		e.reorgs++
 	}
 	e.set.log.Debug("plan", zap.Duration("at", e.now), zap.String("reason", reason), zap.String("layout", p.Layout()),

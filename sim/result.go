@@ -38,8 +38,9 @@ type Result struct {
 	MeanSizeSum float64 `json:"mean_size_sum"`
 	// MeanBatch is the mean size of completed batches.
 	MeanBatch float64 `json:"mean_batch"`
-	// Reorganizations counts applied plans that started or retired
-	// gpu-lets after the first.
+	// Reorganizations counts the applied plans after the first that
+	// changed what runs (control.Outcome.Changed), as the daemon counts
+	// them.
 	Reorganizations int `json:"reorganizations"`
 	// Moves counts what those plans started and loaded: gpu-lets started
 	// and models loaded on gpu-lets that stayed.
