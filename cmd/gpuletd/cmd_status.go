@@ -263,15 +263,19 @@ func (m *adminCgroupMemory) words() string {
 	} else {
 		b.WriteString(", no limit")
 	}
-	// The path keeps to its word; a line it would push past 80 columns puts
-	// it on one of its own.
-	if cgroup := ", cgroup " + m.Cgroup; utf8.RuneCountInString(b.String()+cgroup) <= 80 {
-		b.WriteString(cgroup)
-	} else {
-		b.WriteString(",\n  cgroup " + m.Cgroup)
+	// The path and the kills keep their words together: a clause that would
+	// push the line past 80 columns starts a line of its own.
+	clause := func(sep, text string) {
+		line := b.String()[strings.LastIndex(b.String(), "\n")+1:]
+		if utf8.RuneCountInString(line+sep+" "+text) <= 80 {
+			b.WriteString(sep + " " + text)
+		} else {
+			b.WriteString(sep + "\n  " + text)
+		}
 	}
+	clause(",", "cgroup "+m.Cgroup)
 	if m.OOMKills > 0 {
-		fmt.Fprintf(&b, "; %s since it started", counted(m.OOMKills, "out-of-memory kill"))
+		clause(";", counted(m.OOMKills, "out-of-memory kill")+" since it started")
 	}
 	if m.NearLimit {
 		fmt.Fprintf(&b, "\n  near the limit: at it the kernel kills an executor; raise MemoryMax= of %s (systemctl edit gpuletd) or place fewer models", m.LimitOf)

@@ -521,7 +521,7 @@ func TestCgroupMemoryWords(t *testing.T) {
 		{adminCgroupMemory{Cgroup: "/user.slice/user-1000.slice/session-3.scope", WorkingSet: 318318, OOMKills: -1},
 			"memory: 310.9 KiB, no limit, cgroup /user.slice/user-1000.slice/session-3.scope"},
 		{adminCgroupMemory{Cgroup: "/system.slice/gpuletd.service", WorkingSet: 3900000000, Limit: 4 << 30, LimitOf: "/system.slice", OOMKills: 2, NearLimit: true},
-			"memory: 3.6 GiB of a 4 GiB limit (91%), cgroup /system.slice/gpuletd.service; 2 out-of-memory kills since it started\n" +
+			"memory: 3.6 GiB of a 4 GiB limit (91%), cgroup /system.slice/gpuletd.service;\n  2 out-of-memory kills since it started\n" +
 				"  near the limit: at it the kernel kills an executor; raise MemoryMax= of /system.slice (systemctl edit gpuletd) or place fewer models"},
 	} {
 		require.Equal(t, tc.want, tc.m.words())
