@@ -35,7 +35,7 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	require.Len(t, lines, 3, out)
 	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #1 info daemon_start: gpuletd \S+ started \(pid \d+\) \((boot_id=\S+ )?(oom_kills=\d+ )?pid=\d+ version=\S+\)$`, lines[0], "a first start")
 	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #2 info executor_start: executor started \(device=emu0 gpulet=emu0-20-1 models=mlp pid=\d+ provider=emulated size=20\)$`, lines[1])
-	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #3 info reorganize: plan applied: emu0: 20%\[mlp×1@1/s\] \(reason=start retired=0 started=1\)$`, lines[2])
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d #3 info reorganize: plan applied: emu0: 20%\[mlp×1@1/s\] \(loaded=0 reason=start retired=0 started=1\)$`, lines[2])
 	metrics := string(do(t, "GET", "http://"+addr+"/metrics", nil, nil).body)
 	require.Contains(t, metrics, `gpuletd_events_total{kind="daemon_start",severity="info"} 1`+"\n")
 	require.Contains(t, metrics, `gpuletd_events_total{kind="executor_start",severity="info"} 1`+"\n")
