@@ -426,8 +426,9 @@ func TestDaemonSaysTheConfigurationsWarnings(t *testing.T) {
 	require.Empty(t, warn.String())
 }
 
-// TestWrapWords: text is broken at spaces to the width; a word longer than
-// it has a line of its own; empty text is one empty line.
+// TestWrapWords: text is broken at spaces to the width, never between a
+// number and its unit; a word longer than it has a line of its own; empty
+// text is one empty line.
 func TestWrapWords(t *testing.T) {
 	for _, tc := range []struct {
 		text  string
@@ -439,6 +440,10 @@ func TestWrapWords(t *testing.T) {
 		{"one two three four", 9, []string{"one two", "three", "four"}},
 		{"a unbreakablelongword b", 5, []string{"a", "unbreakablelongword", "b"}},
 		{"ℓ(1) > SLO on x", 10, []string{"ℓ(1) > SLO", "on x"}},
+		// A number keeps its unit.
+		{"the host's 23.5 GiB less 194.3 MiB", 16, []string{"the host's", "23.5 GiB less", "194.3 MiB"}},
+		{"p50 1.42 ms at 100 req/s", 10, []string{"p50", "1.42 ms at", "100 req/s"}},
+		{"in 5 seconds", 3, []string{"in", "5", "seconds"}},
 	} {
 		require.Equal(t, tc.want, wrapWords(tc.text, tc.width), tc.text)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -15,12 +16,23 @@ const showTextWidth = 66
 // longer than width has a line of its own.
 func wrapWords(s string, width int) []string { return wrapHanging(s, width, width) }
 
+// unitAfterNumber is a space between a number and its unit ("23.5 GiB",
+// "5 ms"), which a line does not break at.
+var unitAfterNumber = regexp.MustCompile(`(\d) ([KMGT]i?B|B|[µnm]?s|req/s)\b`)
+
+// nbsp joins a number to its unit while a text wraps.
+const nbsp = "\u00a0"
+
 // wrapHanging is wrapWords with a first line of at most first runes and the
-// others of at most rest.
+// others of at most rest. It breaks lines at spaces, but not between a
+// number and its unit.
 func wrapHanging(s string, first, rest int) []string {
 	var lines []string
 	line, width := "", first
-	for _, word := range strings.Fields(s) {
+	words := strings.FieldsFunc(unitAfterNumber.ReplaceAllString(s, "$1"+nbsp+"$2"), func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n'
+	})
+	for _, word := range words {
 		switch {
 		case line == "":
 			line = word
@@ -33,6 +45,9 @@ func wrapHanging(s string, first, rest int) []string {
 	}
 	if line != "" || len(lines) == 0 {
 		lines = append(lines, line)
+	}
+	for i := range lines {
+		lines[i] = strings.ReplaceAll(lines[i], nbsp, " ")
 	}
 	return lines
 }
