@@ -1,7 +1,9 @@
 package gpulet
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -192,4 +194,58 @@ func leastTotal(cost [][]int64) int64 {
 	}
 	try(0, 0)
 	return best
+}
+
+// On random nodes Align only trades layouts between alike GPUs, keeps the
+// GPUs in the input's order, and never costs more than the planner's order.
+func TestAlignOnRandomNodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	types := []string{"v100", "a100"}
+	layoutKey := func(g GPUPlan) string {
+		var k []string
+		for _, l := range g.GPULets {
+			k = append(k, fmt.Sprint(l.Size, modelKey(l)))
+		}
+		return fmt.Sprint(k)
+	}
+	randomLayout := func() []GPULet {
+		var lets []GPULet
+		for range rng.IntN(3) {
+			var ms []Placement
+			for range 1 + rng.IntN(2) {
+				ms = append(ms, memPl(string(rune('a'+rng.IntN(6))), float64(100*(1+rng.IntN(8)))))
+			}
+			lets = append(lets, let([]int{20, 40, 50, 100}[rng.IntN(4)], ms...))
+		}
+		return lets
+	}
+	for range 300 {
+		n := 1 + rng.IntN(6)
+		gpus := make([]GPU, n)
+		prevLets, nextLets := make([][]GPULet, n), make([][]GPULet, n)
+		for i := range gpus {
+			gpus[i] = mpsGPU(fmt.Sprintf("g%d", i), types[rng.IntN(2)], float64(1000*(1+rng.IntN(3))))
+			prevLets[i], nextLets[i] = randomLayout(), randomLayout()
+		}
+		prev, next := layoutOf(gpus, prevLets...), layoutOf(gpus, nextLets...)
+		got := Align(prev, next, gpus)
+		total := func(p *Plan) int64 {
+			var c int64
+			for i, g := range p.GPUs {
+				c += alignCost(g.GPULets, prev.GPUs[i].GPULets, gpus[i])
+			}
+			return c
+		}
+		require.LessOrEqual(t, total(got), total(next))
+		var from, to []string
+		for i, g := range got.GPUs {
+			require.Equal(t, gpus[i].ID, g.ID)
+			require.Equal(t, gpus[i].MemoryMB, g.MemoryMB)
+			from = append(from, gpus[i].Type+layoutKey(next.GPUs[i]))
+			to = append(to, gpus[i].Type+layoutKey(g))
+		}
+		slices.Sort(from)
+		slices.Sort(to)
+		require.Equal(t, from, to, "the same layouts, each on a GPU of its own type")
+	}
 }
