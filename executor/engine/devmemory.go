@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/gpulet/gpuletd/internal/procfs"
 )
 
 // ErrOutOfMemory: an emulated device has too little memory left for a
@@ -129,19 +131,10 @@ func (d *DeviceMemory) update(f func([]heldMemory) ([]heldMemory, error)) error 
 // A zombie still has one: its parent has not reaped it yet, and a GPU frees
 // its memory only then too.
 func processStart(pid int) (string, bool) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	fields, err := procfs.Stat(pid)
+	const start = 22 - 3 // procfs.Stat's fields begin at field 3
+	if err != nil || len(fields) <= start {
 		return "", false
 	}
-	// The command name, in parentheses, may hold spaces: count after it.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return "", false
-	}
-	fields := strings.Fields(string(stat[i+1:]))
-	const startAfterName = 19 // state is field 3, the start time field 22
-	if len(fields) <= startAfterName {
-		return "", false
-	}
-	return fields[startAfterName], true
+	return fields[start], true
 }

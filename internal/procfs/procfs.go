@@ -1,5 +1,6 @@
-// Package procfs reads the kernel's "Key: value kB" files under /proc
-// (/proc/meminfo, /proc/<pid>/status), one field at a time.
+// Package procfs reads the kernel's files under /proc: the "Key: value kB"
+// files (/proc/meminfo, /proc/<pid>/status) one field at a time, and a
+// process's /proc/<pid>/stat line.
 package procfs
 
 import (
