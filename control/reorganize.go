@@ -235,7 +235,7 @@ func Reorganize[H comparable](ctx context.Context, node Node[H], running []Servi
 			node.Retune(ctx, s.h, s.gpu, s.let)
 		}
 		for _, name := range s.change.Load {
-			if err := node.Load(ctx, s.h, s.gpu, s.let, placement(s.let, name)); err != nil {
+			if err := node.Load(ctx, s.h, s.gpu, s.let, s.let.Placement(name)); err != nil {
 				s.let.Models = slices.DeleteFunc(slices.Clone(s.let.Models), func(p gpulet.Placement) bool { return p.Name == name })
 				if len(stops) > 0 { // perhaps memory the old ones hold
 					if s.missing == nil {
@@ -466,16 +466,6 @@ func runningPlan[H comparable](running []Serving[H]) (*gpulet.Plan, map[string][
 		handles[r.GPU] = append(handles[r.GPU], r.H)
 	}
 	return p, handles
-}
-
-// placement is the named model's placement on let.
-func placement(let gpulet.GPULet, name string) gpulet.Placement {
-	for _, p := range let.Models {
-		if p.Name == name {
-			return p
-		}
-	}
-	return gpulet.Placement{Name: name}
 }
 
 // concurrently runs f(0..n-1) on n goroutines and waits for them.

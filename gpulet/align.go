@@ -131,7 +131,7 @@ func alignCost(layout, old []GPULet, gpu GPU) int64 {
 		case ActionKeep:
 			loads += int64(len(c.Load))
 			for _, name := range c.Load {
-				loadedMB += letsMemoryMB([]GPULet{{Models: []Placement{placementOf(*c.New, name)}}})
+				loadedMB += c.New.Placement(name).HeldMB()
 			}
 		}
 	}
@@ -174,29 +174,18 @@ func crowded(gpu GPU, old, started []GPULet, loadedMB float64) bool {
 // the table does not know its profile).
 func migSlots(table migrules.GPU, l GPULet) uint64 {
 	p, err := table.Profile(l.MIGProfile)
-	if err != nil || p.Size <= 0 {
+	if err != nil {
 		return 0
 	}
-	return (uint64(1)<<p.Size - 1) << l.MIGStart
+	return migrules.Placement{Profile: l.MIGProfile, Start: l.MIGStart, Size: p.Size}.Slots()
 }
 
-// placementOf is the named model's placement on l.
-func placementOf(l GPULet, name string) Placement {
-	for _, m := range l.Models {
-		if m.Name == name {
-			return m
-		}
-	}
-	return Placement{Name: name}
-}
-
-// letsMemoryMB is what the gpu-lets' models hold on the GPU, a copy per
-// process.
+// letsMemoryMB is what the gpu-lets' models hold on the GPU.
 func letsMemoryMB(lets []GPULet) float64 {
 	var mb float64
 	for _, l := range lets {
 		for _, m := range l.Models {
-			mb += m.MemoryMB * float64(max(m.Procs, 1))
+			mb += m.HeldMB()
 		}
 	}
 	return mb

@@ -91,6 +91,21 @@ type Placement struct {
 	MemoryMB float64 `json:"memory_mb"`
 }
 
+// Placement is the named model's placement on l; one with the name alone
+// when l has none.
+func (l GPULet) Placement(name string) Placement {
+	for _, p := range l.Models {
+		if p.Name == name {
+			return p
+		}
+	}
+	return Placement{Name: name}
+}
+
+// HeldMB is what the placement's model holds on the GPU: MemoryMB for each
+// of its processes.
+func (p Placement) HeldMB() float64 { return p.MemoryMB * float64(max(p.Procs, 1)) }
+
 // Assigned returns the rate placed per model over all gpu-lets.
 func (p *Plan) Assigned() map[string]float64 {
 	out := map[string]float64{}

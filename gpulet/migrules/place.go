@@ -16,8 +16,8 @@ type Placement struct {
 	Size int
 }
 
-// mask is the set of memory slots a placement occupies.
-func (p Placement) mask() uint64 {
+// Slots is the set of memory slots a placement occupies, a bit each.
+func (p Placement) Slots() uint64 {
 	return (uint64(1)<<p.Size - 1) << p.Start
 }
 
@@ -48,7 +48,7 @@ func (g GPU) Place(want []string, fixed []Placement) ([]Placement, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := f.mask()
+		m := f.Slots()
 		if f.Start < 0 || f.Size <= 0 || m&^all != 0 || used&m != 0 {
 			return nil, fail("existing instance %s at %d+%d overlaps another or lies outside %d slots", f.Profile, f.Start, f.Size, g.MemorySlots)
 		}
@@ -90,7 +90,7 @@ func (g GPU) Place(want []string, fixed []Placement) ([]Placement, error) {
 		p := profiles[i]
 		for _, s := range p.Starts {
 			pl := Placement{Profile: p.Name(), Start: s, Size: p.Size}
-			m := pl.mask()
+			m := pl.Slots()
 			if m&^all != 0 || used&m != 0 {
 				continue
 			}

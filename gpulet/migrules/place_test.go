@@ -126,7 +126,7 @@ func brute(g GPU, ps []Profile, k int, used uint64) bool {
 		return s <= g.ComputeSlices
 	}
 	for _, st := range ps[k].Starts {
-		m := Placement{Start: st, Size: ps[k].Size}.mask()
+		m := Placement{Start: st, Size: ps[k].Size}.Slots()
 		if st+ps[k].Size > g.MemorySlots || used&m != 0 {
 			continue
 		}
@@ -141,7 +141,7 @@ func requireDisjoint(t *testing.T, g GPU, ps []Placement) {
 	t.Helper()
 	var used uint64
 	for _, p := range ps {
-		m := p.mask()
+		m := p.Slots()
 		require.Zero(t, used&m, "%v overlaps", p)
 		require.LessOrEqual(t, p.Start+p.Size, g.MemorySlots)
 		used |= m
