@@ -148,6 +148,39 @@ func requireAnsweredOrRefused(t *testing.T, model string, codes map[int]int64) {
 	}
 }
 
+// surge drives mlp and lenet5 with 16 workers each, while readiness is
+// polled, so that the daemon re-plans them onto gpu-lets of their own.
+type surge struct {
+	mlp, lenet5 *driver
+	readiness   *poller
+}
+
+// surgeUntilReplanned starts a surge and waits for the re-plan it causes.
+func surgeUntilReplanned(t *testing.T, base string, logs *testbin.SyncBuffer) *surge {
+	t.Helper()
+	before := getStatus(t, base)
+	s := &surge{readiness: pollReadiness(base)}
+	s.mlp, s.lenet5 = drive(t, base, "mlp", 16, 0), drive(t, base, "lenet5", 16, 0)
+	require.Eventually(t, func() bool { return getStatus(t, base).Reorganizations > before.Reorganizations },
+		60*time.Second, 200*time.Millisecond, "rates surged, so the daemon re-plans; logs:\n%s", logs)
+	return s
+}
+
+// requireServedThroughout halts the surge and requires that both models
+// were served and lost no request (deadline misses are SLO violations,
+// 503, not lost requests; nothing may fail for another reason, such as a
+// request sent to a retired executor), and that the node answered ready
+// throughout.
+func (s *surge) requireServedThroughout(t *testing.T) {
+	t.Helper()
+	ca, cb := s.mlp.halt(), s.lenet5.halt()
+	s.readiness.requireReadyThroughout(t)
+	require.Greater(t, ca[200], int64(50))
+	require.Greater(t, cb[200], int64(50))
+	requireAnsweredOrRefused(t, "mlp", ca)
+	requireAnsweredOrRefused(t, "lenet5", cb)
+}
+
 func (d *driver) halt() map[int]int64 {
 	close(d.stop)
 	d.wg.Wait()
@@ -183,20 +216,9 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 	// each they get gpu-lets of their own.
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd")
 	before := getStatus(t, base)
-	readiness := pollReadiness(base)
-	a := drive(t, base, "mlp", 16, 0)
-	b := drive(t, base, "lenet5", 16, 0)
-	require.Eventually(t, func() bool { return getStatus(t, base).Reorganizations > before.Reorganizations },
-		60*time.Second, 200*time.Millisecond, "rates surged, so the daemon re-plans; logs:\n%s", logs)
+	s := surgeUntilReplanned(t, base, logs)
 	time.Sleep(500 * time.Millisecond) // requests keep flowing after the switch
-	ca, cb := a.halt(), b.halt()
-	readiness.requireReadyThroughout(t)
-	require.Greater(t, ca[200], int64(50))
-	require.Greater(t, cb[200], int64(50))
-	// Deadline misses are SLO violations (503), not lost requests; nothing
-	// may fail for another reason (a request sent to a retired executor).
-	requireAnsweredOrRefused(t, "mlp", ca)
-	requireAnsweredOrRefused(t, "lenet5", cb)
+	s.requireServedThroughout(t)
 	after := getStatus(t, base)
 	require.NotEqual(t, before.Gpulets, after.Gpulets, "the gpu-lets changed")
 	events := do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil)
@@ -221,12 +243,7 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 	}
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5", "resnet18"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd,resnet18:resnet50",
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2, memory_gb: 3}]")
-	before := getStatus(t, base)
-	readiness := pollReadiness(base)
-	a := drive(t, base, "mlp", 16, 0)
-	b := drive(t, base, "lenet5", 16, 0)
-	require.Eventually(t, func() bool { return getStatus(t, base).Reorganizations > before.Reorganizations },
-		60*time.Second, 200*time.Millisecond, "rates surged, so the daemon re-plans; logs:\n%s", logs)
+	s := surgeUntilReplanned(t, base, logs)
 	require.Eventually(t, func() bool {
 		for _, m := range []string{"mlp", "lenet5"} {
 			if do(t, "GET", base+"/v2/models/"+m+"/ready", nil, nil).code != http.StatusOK {
@@ -236,12 +253,7 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 		return true
 	}, 60*time.Second, 100*time.Millisecond, "both models serve again; logs:\n%s", logs)
 	time.Sleep(500 * time.Millisecond)
-	ca, cb := a.halt(), b.halt()
-	readiness.requireReadyThroughout(t)
-	require.Greater(t, ca[200], int64(50))
-	require.Greater(t, cb[200], int64(50))
-	requireAnsweredOrRefused(t, "mlp", ca)
-	requireAnsweredOrRefused(t, "lenet5", cb)
+	s.requireServedThroughout(t)
 	_, evs, _ := runCLI(t, "events", "--url", base, "--kind", "reorganize")
 	require.Contains(t, evs, "did not fit beside the old ones", "the new gpu-lets waited for the old ones' memory")
 	failures := do(t, "GET", base+"/metrics", nil, nil)
