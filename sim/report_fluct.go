@@ -19,9 +19,10 @@ const fluctRow = 5
 func WriteFluct(w io.Writer, rs []FluctResult) error {
 	for _, r := range rs {
 		res := r.Result
+		started, loaded := res.Moves()
 		fmt.Fprintf(w, "batches %s: R* %.0f req/s, %d requests, %.3f%% violated (late %d, rejected %d), %d plans, %d reorganizations (%d gpu-lets started, %d models loaded on kept ones), mean gpu-let sizes in use %.0f%%\n",
 			cappedName(r.Capped), r.RStar, res.Requests, 100*r.Violations, res.Late, res.Rejections(), len(res.Plans), res.Reorganizations,
-			res.Moves.Started, res.Moves.Loaded, res.MeanSizeSum)
+			started, loaded, res.MeanSizeSum)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 4, 1, ' ', 0)

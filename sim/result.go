@@ -41,12 +41,9 @@ type Result struct {
 	// Reorganizations counts the applied plans after the first that
 	// changed what runs (control.Outcome.Changed), as the daemon counts
 	// them.
-	Reorganizations int `json:"reorganizations"`
-	// Moves counts what those plans started and loaded: gpu-lets started
-	// and models loaded on gpu-lets that stayed.
-	Moves  Moves         `json:"moves"`
-	Plans  []PlanEvent   `json:"plans"`
-	Models []ModelResult `json:"models"`
+	Reorganizations int           `json:"reorganizations"`
+	Plans           []PlanEvent   `json:"plans"`
+	Models          []ModelResult `json:"models"`
 	// Pipelines are the workload's pipelines (pipeline.go); Requests, Good
 	// and the other counts above then count their task requests.
 	Pipelines []PipelineResult `json:"pipelines,omitempty"`
@@ -99,22 +96,16 @@ type Window struct {
 	Share float64 `json:"share"`
 }
 
-// Moves is what re-plans started and loaded.
-type Moves struct {
-	Started int `json:"started"`
-	Loaded  int `json:"loaded"`
-}
-
-// movesOf sums the plans' starts and loads after the first plan.
-func movesOf(plans []PlanEvent) Moves {
-	var m Moves
-	for i, p := range plans {
+// Moves sums what the plans after the first started and loaded: gpu-lets
+// started, models loaded on gpu-lets that stayed.
+func (r *Result) Moves() (started, loaded int) {
+	for i, p := range r.Plans {
 		if i > 0 {
-			m.Started += p.Started
-			m.Loaded += p.Loaded
+			started += p.Started
+			loaded += p.Loaded
 		}
 	}
-	return m
+	return started, loaded
 }
 
 // Rejections is the number of rejected requests, every reason.
@@ -134,7 +125,7 @@ func (e *engine) result() *Result {
 	res := &Result{
 		Policy: e.set.policy.String(), Algo: string(e.set.algo), Seed: e.set.seed,
 		DurationS: d.Seconds(), EndS: e.now.Seconds(), Rejected: map[string]uint64{},
-		Reorganizations: max(e.reorgs-1, 0), Moves: movesOf(e.events), Plans: e.events,
+		Reorganizations: max(e.reorgs-1, 0), Plans: e.events,
 		IntervalS: e.set.interval.Seconds(), WindowS: e.set.window.Seconds(), PhysicsMisses: e.physMiss,
 	}
 	var batched uint64
