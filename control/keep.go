@@ -64,8 +64,7 @@ func Settled[H comparable](running []Serving[H], plan *gpulet.Plan) bool {
 	if plan == nil {
 		return false
 	}
-	old, _ := runningPlan(running)
-	for _, c := range gpulet.Diff(old, plan).Changes {
+	for _, c := range Changes(running, plan).Changes {
 		if c.Action != gpulet.ActionKeep || len(c.Load) > 0 || len(c.Unload) > 0 {
 			return false
 		}

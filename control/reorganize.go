@@ -449,6 +449,13 @@ func onGPU[H comparable](ss []Serving[H], gpu string) []H {
 	return out
 }
 
+// Changes is what Reorganize would do to move what runs to plan: the
+// gpulet.Diff from what runs, in the order Reorganize applies it.
+func Changes[H comparable](running []Serving[H], plan *gpulet.Plan) gpulet.PlanDiff {
+	old, _ := runningPlan(running)
+	return gpulet.Diff(old, plan)
+}
+
 // runningPlan is what runs as a plan for gpulet.Diff, and each GPU's
 // handles in the order of its gpu-lets there.
 func runningPlan[H comparable](running []Serving[H]) (*gpulet.Plan, map[string][]H) {

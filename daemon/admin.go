@@ -3,12 +3,10 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -486,68 +484,6 @@ func (n *node) handleAdminPlan(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"plan": cur.plan, "at": cur.at, "reason": cur.reason, "rates": cur.rates})
-}
-
-// handleAdminPreview plans for the rates given (or the current ones)
-// without applying anything.
-func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Rates     map[string]float64 `json:"rates"`
-		Algorithm string             `json:"algorithm"`
-	}
-	if r.ContentLength != 0 {
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
-			writeError(w, http.StatusBadRequest, "bad preview request: "+err.Error())
-			return
-		}
-	}
-	if unknown, known := n.unknownModels(body.Rates); len(unknown) > 0 {
-		noun := "model"
-		if len(unknown) > 1 {
-			noun = "models"
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: rates: unknown %s %s: the node plans for %s",
-			noun, strings.Join(unknown, ", "), orNone(known)))
-		return
-	}
-	rates := n.planRates()
-	for k, v := range body.Rates {
-		rates[k] = v
-	}
-	algo := gpulet.Algo(body.Algorithm)
-	if algo == "" {
-		algo = gpulet.Algo(n.conf().Scheduler.Algorithm)
-	}
-	in, missing := n.planInput(r.Context(), rates)
-	opts := gpulet.Options{}
-	if algo != gpulet.AlgoGpulet && algo != gpulet.AlgoSBP {
-		opts.Interference = n.predictor()
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	plan, err := gpulet.Run(ctx, algo, in, opts)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"plan": plan, "rates": rates, "unprofiled": missing})
-}
-
-// unknownModels lists, quoted and sorted, the names of rates that are none
-// of the models the node plans for (known, sorted), so that a preview with
-// a misspelt name is refused rather than planned without it.
-func (n *node) unknownModels(rates map[string]float64) (unknown, known []string) {
-	ms := n.catalog.all()
-	for _, m := range ms {
-		known = append(known, m.Name)
-	}
-	for name := range rates {
-		if !slices.Contains(known, name) {
-			unknown = append(unknown, strconv.Quote(name))
-		}
-	}
-	sort.Strings(unknown)
-	return unknown, known
 }
 
 func (n *node) handleAdminReorganize(w http.ResponseWriter, r *http.Request) {

@@ -1,13 +1,20 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/daemon/config"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // A preview whose rates name a model the node does not serve is refused
@@ -30,6 +37,85 @@ func TestPreviewRefusesUnknownModels(t *testing.T) {
 			var answer struct{ Error string }
 			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &answer))
 			require.Contains(t, answer.Error, tc.want)
+		})
+	}
+}
+
+// previewOf posts body to the preview and decodes its answer.
+func previewOf(t *testing.T, n *node, body string) previewDoc {
+	t.Helper()
+	w := httptest.NewRecorder()
+	n.handleAdminPreview(w, httptest.NewRequest(http.MethodPost, "/api/v1/plan/preview", strings.NewReader(body)))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var doc previewDoc
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &doc))
+	return doc
+}
+
+// A preview is the plan a re-plan would apply, with its headroom and laid
+// out where it moves the least (it planned the rates as they were, and
+// left both out), and says what applying it would change of what runs;
+// it applies nothing.
+func TestPreviewIsWhatAReplanWouldApply(t *testing.T) {
+	ctx := context.Background()
+	n, st, cpu := lendingNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	n.rates, n.stepRates = newRateMeter(0.5, time.Now()), newRateMeter(0.5, time.Now())
+	n.sup = &supervisor{running: map[string]*gpuletRun{}}
+	n.readHost = func() hostMemory {
+		return hostMemory{TotalBytes: 24 << 30, DaemonBytes: 64 << 20, ModelsBytes: 8 << 30}
+	}
+	m := mlpFile("a", 1_000_000)
+	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
+	require.NoError(t, n.catalog.add(ctx, m))
+	putProfile(t, st, m, cpu.Type, 2)
+
+	before, err := st.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	doc := previewOf(t, n, `{"rates": {"mlp": 10}}`)
+	require.Equal(t, gpulet.Algo(config.Default().Scheduler.Algorithm), doc.Algorithm)
+	require.Equal(t, control.Headroom, doc.Headroom)
+	require.Equal(t, map[string]float64{"mlp": 10}, doc.Rates)
+	require.Equal(t, map[string]float64{"mlp": control.PlanRate(10, control.Headroom)}, doc.Plan.Assigned(), "planned with the headroom")
+	require.False(t, doc.Unchanged)
+	require.Len(t, doc.Changes, 1, "nothing runs: one gpu-let to start")
+	require.Equal(t, gpulet.ActionStart, doc.Changes[0].Action)
+	require.Equal(t, cpu.ID, doc.Changes[0].GPU)
+	require.Nil(t, n.current.Load(), "nothing applied")
+	require.Empty(t, n.sup.running)
+	after, err := st.Events(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "nothing said")
+
+	// What runs is the preview's plan: nothing to change.
+	let := doc.Plan.GPUs[0].GPULets[0]
+	n.sup.running["x"] = &gpuletRun{device: cpu, planned: let, models: map[string]*pb.LoadModelRequest{"mlp": {Name: "mlp"}}}
+	again := previewOf(t, n, `{"rates": {"mlp": 10}}`)
+	require.True(t, again.Unchanged)
+	require.Empty(t, again.Changes)
+	require.Equal(t, doc.Plan, again.Plan)
+
+	// Another planner, asked for by name.
+	sbp := previewOf(t, n, `{"rates": {"mlp": 10}, "algorithm": "sbp"}`)
+	require.Equal(t, gpulet.AlgoSBP, sbp.Algorithm)
+	require.Equal(t, gpulet.AlgoSBP, sbp.Plan.Algo)
+}
+
+func TestPreviewRefusesBadRatesAndPlanners(t *testing.T) {
+	n, _ := twoModelNode(t, nil)
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"a negative rate", `{"rates": {"a": -5}}`, "bad preview request: rates: a: -5 req/s: want a rate from 0 to 1e+09"},
+		{"an unknown planner", `{"algorithm": "fastest"}`, `bad preview request: algorithm "fastest": want one of gpulet, gpulet-int, sbp, ideal`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			n.handleAdminPreview(w, httptest.NewRequest(http.MethodPost, "/api/v1/plan/preview", strings.NewReader(tc.body)))
+			require.Equal(t, http.StatusBadRequest, w.Code)
+			var answer struct{ Error string }
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &answer))
+			require.Equal(t, tc.want, answer.Error)
 		})
 	}
 }

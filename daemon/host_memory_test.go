@@ -114,7 +114,7 @@ func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	}
 	require.Equal(t, map[string]float64{"vgg": 1438, "mlp": 76}, mem, "measured")
 
-	plan, err := n.plan(ctx, in)
+	plan, err := n.plan(ctx, in, n.algorithm())
 	require.NoError(t, err)
 	require.Equal(t, "needs 1438 MB of memory for one copy, more than any gpu-let has (cpu: 700 MB, gpuletd's memory limit "+
 		"of 768 MiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's peak of 68 MiB)", plan.Reasons["vgg"])

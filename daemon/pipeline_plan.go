@@ -277,25 +277,45 @@ func (c *catalog) drainWait(name string) time.Duration {
 // errNoWorker is returned when no device can serve a pipeline.
 var errNoWorker = errors.New("no healthy device")
 
+// pipelinePlan is one served pipeline's plan for its estimated rate, or
+// why it has none (err).
+type pipelinePlan struct {
+	name string
+	rate float64
+	plan pipeline.Plan
+	err  error
+}
+
 // planPipelines plans every served pipeline for its estimated rate (rates)
-// and installs the plans the door follows. It returns the rates the gpu-let
-// planner is to place (pipelineRates): each planned variant is placed for
-// its share of its step's load, so a variant the new mix sends requests to
-// is placed for them before they arrive. A pipeline whose steps cannot
-// run, or whose variants have no profile yet, keeps its last plan.
-func (n *node) planPipelines(ctx context.Context, rates map[string]float64) map[string]float64 {
+// and returns the plans with the rates the gpu-let planner is to place
+// (pipelineRates): each planned variant is placed for its share of its
+// step's load, so a variant the new mix sends requests to is placed for
+// them before they arrive. It installs nothing (installPipelinePlans).
+func (n *node) planPipelines(ctx context.Context, rates map[string]float64) ([]pipelinePlan, map[string]float64) {
+	var out []pipelinePlan
 	var planned []pipeline.Plan
 	for _, p := range n.catalog.allPipelines() {
 		pl, err := n.planPipeline(ctx, p, rates[p.Name])
-		if err != nil {
-			n.log.Debug("pipeline not planned", zap.String("pipeline", p.Name), zap.Error(err))
-			n.pipes.unplannedFor(p.Name, err.Error())
+		out = append(out, pipelinePlan{name: p.Name, rate: rates[p.Name], plan: pl, err: err})
+		if err == nil {
+			planned = append(planned, pl)
+		}
+	}
+	return out, pipelineRates(rates, n.stepRates.estimates(time.Now()), planned)
+}
+
+// installPipelinePlans installs the plans the door follows. A pipeline
+// whose steps cannot run, or whose variants have no profile yet, keeps its
+// last plan and says why it has no new one.
+func (n *node) installPipelinePlans(plans []pipelinePlan) {
+	for _, p := range plans {
+		if p.err != nil {
+			n.log.Debug("pipeline not planned", zap.String("pipeline", p.name), zap.Error(p.err))
+			n.pipes.unplannedFor(p.name, p.err.Error())
 			continue
 		}
-		n.installPipelinePlan(p.Name, rates[p.Name], pl)
-		planned = append(planned, pl)
+		n.installPipelinePlan(p.name, p.rate, p.plan)
 	}
-	return pipelineRates(rates, n.stepRates.estimates(time.Now()), planned)
 }
 
 // pipelineRates are the rates to place models for: a variant a planned

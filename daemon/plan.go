@@ -169,20 +169,56 @@ func (n *node) replan(ctx context.Context, reason string, rates map[string]float
 // rate (more memory than the device has, say: reported apart, they are no
 // load whose growth the capacity measures).
 func (n *node) replanLocked(ctx context.Context, reason string, rates map[string]float64) (gpulet.Input, error) {
-	rates = n.planPipelines(ctx, rates)
-	in, missing := n.planInput(ctx, rates)
-	plan, err := n.plan(ctx, in)
+	p, err := n.propose(ctx, rates, n.algorithm())
 	if ctx.Err() != nil { // stopping: what was not read says nothing of the models
-		return in, fmt.Errorf("plan: %w", ctx.Err())
+		return p.in, fmt.Errorf("plan: %w", ctx.Err())
 	}
-	n.reportUnplaced(missing, plan)
+	n.installPipelinePlans(p.pipelines)
+	if errors.Is(err, errNoHealthyDevice) {
+		for _, m := range n.catalog.all() {
+			n.unserved.set(m.Name, "no healthy device to place it on")
+		}
+	}
+	n.reportUnplaced(p.missing, p.plan)
 	if err != nil {
-		return in, err
+		return p.in, err
+	}
+	n.recordPlan(ctx, p.plan, reason)
+	return control.Placeable(p.in, p.plan), n.apply(ctx, p.plan, reason, p.modelRates)
+}
+
+// proposal is what a re-plan for some rates comes to before anything is
+// applied.
+type proposal struct {
+	// pipelines are the served pipelines' plans (or why they have none).
+	pipelines []pipelinePlan
+	// modelRates are the rates the models are placed for: those asked,
+	// with each pipeline's share of its steps (pipelineRates).
+	modelRates map[string]float64
+	// in is the planner's input; missing, the models left out of it for
+	// want of a profile, with why.
+	in      gpulet.Input
+	missing map[string]string
+	// plan is the planner's plan with control's headroom, laid out on the
+	// GPUs where it moves the least from what runs (control.Align); nil
+	// when the planner failed.
+	plan *gpulet.Plan
+}
+
+// propose plans the node for rates with the planner algo and changes
+// nothing: a re-plan (replanLocked) applies what it proposes, and the plan
+// preview shows it.
+func (n *node) propose(ctx context.Context, rates map[string]float64, algo gpulet.Algo) (proposal, error) {
+	var p proposal
+	p.pipelines, p.modelRates = n.planPipelines(ctx, rates)
+	p.in, p.missing = n.planInput(ctx, p.modelRates)
+	plan, err := n.plan(ctx, p.in, algo)
+	if err != nil {
+		return p, err
 	}
 	// Its layouts on the GPUs where they move the least from what runs.
-	plan = control.Align(n.running(), plan, in.GPUs)
-	n.recordPlan(ctx, plan, reason)
-	return control.Placeable(in, plan), n.apply(ctx, plan, reason, rates)
+	p.plan = control.Align(n.running(), plan, p.in.GPUs)
+	return p, nil
 }
 
 // Reasons of the re-plans whose plan is always saved (recordPlan).
@@ -199,29 +235,36 @@ func (n *node) recordPlan(ctx context.Context, plan *gpulet.Plan, reason string)
 	}
 }
 
-// plan runs the configured planner on in.
-func (n *node) plan(ctx context.Context, in gpulet.Input) (*gpulet.Plan, error) {
+// plan runs the planner algo on in with control's headroom.
+func (n *node) plan(ctx context.Context, in gpulet.Input, algo gpulet.Algo) (*gpulet.Plan, error) {
 	if len(in.GPUs) == 0 {
-		for _, m := range n.catalog.all() {
-			n.unserved.set(m.Name, "no healthy device to place it on")
-		}
-		return nil, errors.New("plan: no healthy device")
+		return nil, errNoHealthyDevice
 	}
-	algo, opts := n.planner()
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return control.Plan(pctx, algo, in, opts, control.Headroom)
+	return control.Plan(pctx, algo, in, n.plannerOptions(algo), control.Headroom)
 }
 
-// planner is the configured planner and its options: the interference
-// model for the planners that use one.
+// errNoHealthyDevice: the node has no device to plan for.
+var errNoHealthyDevice = errors.New("plan: no healthy device")
+
+// planner is the configured planner and its options.
 func (n *node) planner() (gpulet.Algo, gpulet.Options) {
-	algo := gpulet.Algo(n.conf().Scheduler.Algorithm)
+	algo := n.algorithm()
+	return algo, n.plannerOptions(algo)
+}
+
+// algorithm is the configured planner.
+func (n *node) algorithm() gpulet.Algo { return gpulet.Algo(n.conf().Scheduler.Algorithm) }
+
+// plannerOptions are the options of the planner algo: the interference
+// model for the planners that use one.
+func (n *node) plannerOptions(algo gpulet.Algo) gpulet.Options {
 	opts := gpulet.Options{}
 	if algo != gpulet.AlgoGpulet && algo != gpulet.AlgoSBP {
 		opts.Interference = n.predictor()
 	}
-	return algo, opts
+	return opts
 }
 
 // reportUnplaced says why the models a re-plan could not place are not

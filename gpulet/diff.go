@@ -65,13 +65,18 @@ func (d PlanDiff) Count(a Action) int {
 
 // Unchanged reports whether the new plan runs exactly what the old one
 // does: every gpu-let kept with the same models, batches and rates.
-func (d PlanDiff) Unchanged() bool {
+func (d PlanDiff) Unchanged() bool { return len(d.Actions()) == 0 }
+
+// Actions are the changes that do something: every start, resize and
+// stop, and each kept gpu-let that loads, unloads or is retuned.
+func (d PlanDiff) Actions() []Change {
+	var out []Change
 	for _, c := range d.Changes {
 		if c.Action != ActionKeep || c.Retune || len(c.Load) > 0 || len(c.Unload) > 0 {
-			return false
+			out = append(out, c)
 		}
 	}
-	return true
+	return out
 }
 
 // Diff compares two plans GPU by GPU (by id); the old plan is usually what

@@ -57,6 +57,14 @@ func TestDiff(t *testing.T) {
 	require.True(t, Diff(old, old).Unchanged())
 	require.False(t, d.Unchanged())
 	require.True(t, Diff(nil, nil).Unchanged())
+	var acted []Action
+	for _, c := range d.Actions() {
+		acted = append(acted, c.Action)
+	}
+	require.Equal(t, []Action{ActionResize, ActionStart, ActionStart, ActionKeep, ActionStop}, acted,
+		"every change but g0's first gpu-let, kept as it was")
+	require.Equal(t, 1, d.Actions()[3].NewIndex, "the kept gpu-let that is retuned")
+	require.Empty(t, Diff(old, old).Actions())
 }
 
 func TestDiffMIGInstance(t *testing.T) {

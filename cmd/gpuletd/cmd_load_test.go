@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/stretchr/testify/require"
@@ -180,6 +181,26 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, _, stderr = runCLI(t, "models", "show", "nope", "--url", base)
 	require.Equal(t, 1, code)
 	require.Equal(t, "gpuletd: unknown model \"nope\": it is not in the repository or not loaded\n", stderr)
+
+	// What a re-plan would apply, at the daemon's estimates and at a rate
+	// asked for; nothing is applied.
+	code, out, stderr = runCLI(t, "plan", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^plan \(gpulet-int\): schedulable, \d of \d GPUs used$`, out)
+	require.Regexp(t, `(?m)^for lenet5 [\d.]+ req/s estimated, mlp [\d.]+ req/s estimated;`, out)
+	code, out, stderr = runCLI(t, "plan", "--url", base, "--rate", "mlp=300")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m) mlp +\d+ +360\.0 `, out, "planned for 300 req/s with the headroom")
+	require.Contains(t, out, "mlp 300 req/s asked")
+	require.Regexp(t, `(?m)^applying it would, in this order:\n  (start|resize|retune|load) `, out)
+	var now struct {
+		Plan gpulet.Plan `json:"plan"`
+	}
+	require.NoError(t, adminGet(t.Context(), plainAPI(base), "/api/v1/plan", &now))
+	require.Less(t, now.Plan.Assigned()["mlp"], 300.0, "the preview applied nothing")
+	code, _, stderr = runCLI(t, "plan", "--url", base, "--rate", "mpl=300")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `gpuletd: bad preview request: rates: unknown model "mpl": the node plans for lenet5, mlp`)
 
 	// Load through the configured address (no --url).
 	t.Setenv("GPULETD_LISTEN", addr)

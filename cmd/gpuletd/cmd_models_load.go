@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	neturl "net/url"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -115,11 +116,17 @@ func adminToken(g *globalFlags, flag string) string {
 // status and the daemon's message (its error, for a failure). A daemon that
 // does not answer is one clear line and exit status 1.
 func adminPost(ctx context.Context, d *daemonAPI, path, token string, body []byte) (code int, msg string, err error) {
+	code, _, msg, err = adminCall(ctx, d, http.MethodPost, path, token, body)
+	return code, msg, err
+}
+
+// adminCall is adminPost with the method given, and the answer's body.
+func adminCall(ctx context.Context, d *daemonAPI, method, path, token string, body []byte) (code int, answer []byte, msg string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, bytes.NewReader(body))
 	if err != nil {
-		return 0, "", fmt.Errorf("build request: %w", err)
+		return 0, nil, "", fmt.Errorf("build request: %w", err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -128,14 +135,14 @@ func adminPost(ctx context.Context, d *daemonAPI, path, token string, body []byt
 		req.Header.Set("Content-Type", "application/json")
 	}
 	defer d.client.CloseIdleConnections()
-	code, _, msg, err = loadgen.Call(ctx, d.client, req, 1<<20)
+	code, answer, msg, err = loadgen.Call(ctx, d.client, req, 16<<20)
 	if errors.Is(err, loadgen.ErrUnreachable) {
-		return 0, "", d.fail(err)
+		return 0, nil, "", d.fail(err)
 	}
 	if err != nil {
-		return 0, "", fmt.Errorf("post %s: %w", path, err)
+		return 0, nil, "", fmt.Errorf("%s %s: %w", strings.ToLower(method), path, err)
 	}
-	return code, msg, nil
+	return code, answer, msg, nil
 }
 
 // loadTimeout bounds one load or unload call: it re-plans, which may start

@@ -1,36 +1,249 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/sim/workload"
 	"github.com/spf13/cobra"
 )
 
-func newPlanCmd(_ *globalFlags) *cobra.Command {
+func newPlanCmd(g *globalFlags) *cobra.Command {
 	var (
-		file, algo string
-		asJSON     bool
+		file, algo, url string
+		rates           []string
+		asJSON          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "plan",
-		Short: "Plan gpu-lets for a workload file and print the plan",
-		Long: `Plan the node a workload file describes (devices, models, rates) with one of
-the planners (gpulet, gpulet-int, sbp, ideal; default the file's, else
-gpulet-int) and print the plan as a table, or as JSON with --json.`,
+		Use:   "plan [--rate MODEL=REQ/S]... | plan --workload FILE",
+		Short: "Show the plan a running daemon would apply, or plan a workload file",
+		Long: `Ask a running gpuletd what it would run if it re-planned now (POST
+/api/v1/plan/preview), at its estimated rates or at those --rate gives
+(--rate resnet50=300 --rate ssd=40; models not named keep their estimate),
+and what applying that plan would start, stop, load and unload. The plan is
+the one a re-plan applies: every rate with the planner's headroom, each GPU's
+layout where it moves the least. Nothing is applied. The daemon is found at
+--url, or at the configured listen address.
+
+With --workload, plan the node a workload file describes (devices, models,
+rates) instead, without a daemon.
+
+--algo picks the planner: gpulet, gpulet-int, sbp or ideal (default the
+daemon's, or the workload file's, else gpulet-int). Print a table, or JSON
+with --json.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := workload.PlanFile(cmd.Context(), file, algo)
+			if file != "" {
+				if len(rates) > 0 || url != "" {
+					return fmt.Errorf("plan: --workload plans a file's node at the file's rates; --rate and --url ask a running daemon")
+				}
+				p, err := workload.PlanFile(cmd.Context(), file, algo)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return p.WriteJSON(cmd.OutOrStdout())
+				}
+				return p.WriteTable(cmd.OutOrStdout())
+			}
+			asked, err := parseRates(rates)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return p.WriteJSON(cmd.OutOrStdout())
+			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			if err != nil {
+				return err
 			}
-			return p.WriteTable(cmd.OutOrStdout())
+			body, err := json.Marshal(map[string]any{"rates": asked, "algorithm": algo})
+			if err != nil {
+				return fmt.Errorf("encode preview request: %w", err)
+			}
+			code, raw, msg, err := adminCall(cmd.Context(), d, http.MethodPost, "/api/v1/plan/preview", "", body)
+			if err != nil {
+				return err
+			}
+			if code != http.StatusOK {
+				return &exitError{code: 1, msg: "gpuletd: " + msg}
+			}
+			if asJSON {
+				return printRaw(cmd.OutOrStdout(), raw)
+			}
+			var doc planPreview
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				return fmt.Errorf("read preview: %w", err)
+			}
+			return doc.write(cmd.OutOrStdout(), asked)
 		},
 	}
-	cmd.Flags().StringVar(&file, "workload", "", "workload file (YAML)")
-	cmd.Flags().StringVar(&algo, "algo", "", "planner: gpulet, gpulet-int, sbp or ideal (default: the file's, else gpulet-int)")
+	cmd.Flags().StringVar(&file, "workload", "", "plan this workload file (YAML) instead of asking a daemon")
+	cmd.Flags().StringSliceVar(&rates, "rate", nil, "plan for this model's rate, MODEL=REQ/S (repeat it, or MODEL=R,MODEL=R)")
+	cmd.Flags().StringVar(&algo, "algo", "", "planner: gpulet, gpulet-int, sbp or ideal (default: the daemon's, or the file's, else gpulet-int)")
+	cmd.Flags().StringVar(&url, "url", "", urlUsage)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	_ = cmd.MarkFlagRequired("workload")
+	_ = cmd.RegisterFlagCompletionFunc("rate", g.completeModelRates)
+	_ = cmd.RegisterFlagCompletionFunc("algo", completeAlgos)
 	return cmd
+}
+
+// parseRates reads --rate's MODEL=REQ/S pairs.
+func parseRates(pairs []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, p := range pairs {
+		name, v, ok := strings.Cut(p, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("plan: --rate %q: want MODEL=REQ/S, as resnet50=300", p)
+		}
+		r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || r < 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+			return nil, fmt.Errorf("plan: --rate %s: %q is not a rate: want requests per second, 0 or more", name, v)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("plan: --rate gives %s twice", name)
+		}
+		out[name] = r
+	}
+	return out, nil
+}
+
+// planPreview is the part of a plan preview's answer the table shows.
+type planPreview struct {
+	Plan     *gpulet.Plan `json:"plan"`
+	Headroom float64      `json:"headroom"`
+	MinRate  float64      `json:"min_rate"`
+	// HeadroomPlaced is what the plan gives; Headroom what it plans for.
+	HeadroomPlaced float64            `json:"headroom_placed"`
+	Rates          map[string]float64 `json:"rates"`
+	Unprofiled     map[string]string  `json:"unprofiled"`
+	Changes        []gpulet.Change    `json:"changes"`
+	Unchanged      bool               `json:"unchanged"`
+	Pipelines      map[string]struct {
+		Error string `json:"error"`
+	} `json:"pipelines"`
+}
+
+// write prints the preview for people: the plan's table, the rates it was
+// planned for (asked: those --rate gave), the models it left out, and what
+// applying it would change.
+func (p planPreview) write(w io.Writer, asked map[string]float64) error {
+	if p.Plan == nil {
+		return fmt.Errorf("read preview: no plan in the daemon's answer")
+	}
+	if err := p.Plan.WriteTable(w); err != nil {
+		return err
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(p.Rates)) {
+		from := "estimated"
+		if _, ok := asked[name]; ok {
+			from = "asked"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s req/s %s", name, rateText(p.Rates[name]), from))
+	}
+	writeWrappedLine(w, fmt.Sprintf("for %s; each at least %s req/s, %s",
+		orNoneWord(strings.Join(parts, ", ")), rateText(p.MinRate), p.headroomWords()))
+	for _, name := range slices.Sorted(maps.Keys(p.Unprofiled)) {
+		writeWrappedLine(w, fmt.Sprintf("not planned %s: %s", name, p.Unprofiled[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Pipelines)) {
+		if e := p.Pipelines[name].Error; e != "" {
+			writeWrappedLine(w, fmt.Sprintf("pipeline %s not planned: %s", name, e))
+		}
+	}
+	if p.Unchanged {
+		_, err := fmt.Fprintln(w, "what runs is this plan: applying it changes nothing")
+		return err
+	}
+	fmt.Fprintln(w, "applying it would, in this order:")
+	for _, c := range p.Changes {
+		for _, line := range changeLines(c) {
+			if _, err := fmt.Fprintln(w, "  "+line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// headroomWords says how much headroom the plan gives.
+func (p planPreview) headroomWords() string {
+	switch {
+	case p.HeadroomPlaced >= p.Headroom:
+		return fmt.Sprintf("with %.0f%% headroom", 100*p.Headroom)
+	case p.HeadroomPlaced >= 0:
+		return fmt.Sprintf("with %.1f%% headroom (the %.0f%% planned for does not fit)", 100*p.HeadroomPlaced, 100*p.Headroom)
+	}
+	return "and placed short of them (unscheduled above)"
+}
+
+// rateText writes a rate to two decimals at most, without trailing zeros:
+// 2000, 0.5, 1000000.
+func rateText(r float64) string {
+	s := strconv.FormatFloat(r, 'f', 2, 64)
+	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
+}
+
+// orNoneWord is s, or "none" when s is empty.
+func orNoneWord(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// changeLines says what one change does, a line per step: the new
+// gpu-let's number is its GPU-LET in the plan's table.
+func changeLines(c gpulet.Change) []string {
+	switch c.Action {
+	case gpulet.ActionStart:
+		return []string{fmt.Sprintf("start   %s gpu-let %d (%s) for %s", c.GPU, c.NewIndex, letSize(c.New), modelNames(c.New))}
+	case gpulet.ActionResize:
+		return []string{fmt.Sprintf("resize  %s gpu-let %d (%s, was %s) for %s", c.GPU, c.NewIndex, letSize(c.New), letSize(c.Old), modelNames(c.New))}
+	case gpulet.ActionStop:
+		return []string{fmt.Sprintf("stop    %s's %s gpu-let of %s", c.GPU, letSize(c.Old), modelNames(c.Old))}
+	}
+	at := fmt.Sprintf("%s gpu-let %d (%s)", c.GPU, c.NewIndex, letSize(c.New))
+	var out []string
+	if len(c.Load) > 0 {
+		out = append(out, fmt.Sprintf("load    %s on %s", strings.Join(c.Load, ", "), at))
+	}
+	if c.Retune {
+		out = append(out, "retune  "+at+": other batches or rates")
+	}
+	if len(c.Unload) > 0 {
+		out = append(out, fmt.Sprintf("unload  %s from %s", strings.Join(c.Unload, ", "), at))
+	}
+	return out
+}
+
+// letSize is a gpu-let's size as the plan's table writes it.
+func letSize(l *gpulet.GPULet) string {
+	if l == nil {
+		return "?"
+	}
+	s := fmt.Sprintf("%d%%", l.Size)
+	if l.MIGProfile != "" {
+		s += " " + l.MIGProfile
+	}
+	return s
+}
+
+// modelNames lists a gpu-let's models.
+func modelNames(l *gpulet.GPULet) string {
+	if l == nil || len(l.Models) == 0 {
+		return "no model"
+	}
+	names := make([]string, len(l.Models))
+	for i, m := range l.Models {
+		names[i] = m.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
@@ -78,6 +79,30 @@ func (g *globalFlags) completeModelFlag(cmd *cobra.Command, _ []string, _ string
 // (load's --model a=100,b), keeping what comes before it.
 func (g *globalFlags) completeModelList(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	return withListPrefix(g.repositoryModels(cmd), toComplete), cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeModelRates completes plan's --rate MODEL=REQ/S (a, b=3,c) up to
+// the "=" after the model's name; the rate is the user's to type.
+func (g *globalFlags) completeModelRates(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	last := toComplete[strings.LastIndexByte(toComplete, ',')+1:]
+	if strings.Contains(last, "=") {
+		return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	}
+	var names []cobra.Completion
+	for _, c := range g.repositoryModels(cmd) {
+		name, _, _ := strings.Cut(c, "\t")
+		names = append(names, name+"=")
+	}
+	return withListPrefix(names, toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// completeAlgos completes a planner's name.
+func completeAlgos(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var out []cobra.Completion
+	for _, a := range gpulet.Algos() {
+		out = append(out, string(a))
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
 // withListPrefix puts what toComplete holds up to its last comma before

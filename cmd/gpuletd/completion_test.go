@@ -55,7 +55,24 @@ func TestCompletionOffersTheDaemonsModels(t *testing.T) {
 		})
 	}
 
-	code, stdout, _ := runCLI(t, "__complete", "events", "--kind", "plan,executor_r")
+	// plan's --rate completes up to the "=", without a space after it.
+	for _, tc := range []struct {
+		typed string
+		want  string
+	}{
+		{"", "lenet5=\nvgg19=\n:6\n"},
+		{"lenet5=100,v", "lenet5=100,lenet5=\nlenet5=100,vgg19=\n:6\n"},
+		{"lenet5=1", ":6\n"},
+	} {
+		code, stdout, stderr := runCLI(t, "__complete", "plan", "--url", srv.URL, "--rate", tc.typed)
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, tc.want, stdout, tc.typed)
+	}
+	code, stdout, _ := runCLI(t, "__complete", "plan", "--algo", "")
+	require.Equal(t, 0, code)
+	require.True(t, strings.HasPrefix(stdout, "gpulet\ngpulet-int\nsbp\nideal\n:4\n"), stdout)
+
+	code, stdout, _ = runCLI(t, "__complete", "events", "--kind", "plan,executor_r")
 	require.Equal(t, 0, code)
 	require.Contains(t, stdout, "plan,executor_restart\n", "the kinds the daemon records, after those given")
 }

@@ -46,9 +46,13 @@ func TestPlanAndSimulateCommands(t *testing.T) {
 	code, _, stderr = runCLI(t, "simulate", "--workload", filepath.Join(t.TempDir(), "missing.yaml"))
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "missing.yaml")
-	code, _, stderr = runCLI(t, "plan")
-	require.Equal(t, 2, code)
-	require.Contains(t, stderr, "workload")
+	// Without a workload file, plan asks a running daemon.
+	code, _, stderr = runCLI(t, "plan", "--url", "http://127.0.0.1:1")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "no gpuletd answers at http://127.0.0.1:1: is it running?")
+	code, _, stderr = runCLI(t, "plan", "--workload", wl, "--rate", "resnet50=3")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "--workload plans a file's node at the file's rates")
 }
 
 func TestUsageErrorsExit2(t *testing.T) {

@@ -103,6 +103,31 @@ func TestPipelineServes(t *testing.T) {
 		loadAllAnswered(t, append([]string{"--model", modelzoo.PipelineName, "--url", base, "--rate", "20", "--duration", "1s", "--shm"}, via...)...)
 	}
 
+	// A plan preview takes the pipeline's rate and shows its plan: each
+	// step's load at that rate, the classifier's four objects a request.
+	r = do(t, "POST", base+"/api/v1/plan/preview", []byte(`{"rates": {"`+modelzoo.PipelineName+`": 20}}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var pv struct {
+		Rates     map[string]float64 `json:"rates"`
+		Pipelines map[string]struct {
+			Plan struct {
+				Demand float64 `json:"demand"`
+				Tasks  []struct {
+					Task string  `json:"task"`
+					Load float64 `json:"load"`
+				} `json:"tasks"`
+			} `json:"plan"`
+			Error string `json:"error"`
+		} `json:"pipelines"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &pv))
+	require.Equal(t, 20.0, pv.Rates[modelzoo.PipelineName])
+	pp := pv.Pipelines[modelzoo.PipelineName]
+	require.Empty(t, pp.Error)
+	require.InDelta(t, 24, pp.Plan.Demand, 1e-9, "20 req/s with the headroom")
+	require.Len(t, pp.Plan.Tasks, 2)
+	require.InDelta(t, 4*pp.Plan.Tasks[0].Load, pp.Plan.Tasks[1].Load, 1e-6)
+
 	// Metadata and configuration say it is a pipeline.
 	r = do(t, "GET", url, nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))

@@ -1,0 +1,174 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/pipeline"
+)
+
+// previewDoc answers a plan preview: what a re-plan for the rates would
+// apply, and what it would change of what runs.
+type previewDoc struct {
+	// Plan is the plan a re-plan would apply: the planner's, with the
+	// headroom, laid out on the GPUs where it moves the least.
+	Plan      *gpulet.Plan `json:"plan"`
+	Algorithm gpulet.Algo  `json:"algorithm"`
+	// Headroom is what a plan adds to every rate (0.2: 20%), and
+	// HeadroomPlaced what this one gives the model it gives least (less
+	// where all of it does not fit; negative where a model is placed short
+	// of its rate). MinRate is the least rate a model is planned for,
+	// requests/s.
+	Headroom       float64 `json:"headroom"`
+	HeadroomPlaced float64 `json:"headroom_placed"`
+	MinRate        float64 `json:"min_rate"`
+	// Rates are the rates planned for, every model's and pipeline's: the
+	// node's estimates (0: none counted yet), with the request's over them.
+	Rates map[string]float64 `json:"rates"`
+	// Unprofiled are the models left out for want of a profile, and why.
+	Unprofiled map[string]string `json:"unprofiled"`
+	// Changes are what applying the plan would do to what runs, in the
+	// order it would (gpulet.PlanDiff.Actions); Unchanged says there is
+	// nothing to do.
+	Changes   []gpulet.Change `json:"changes"`
+	Unchanged bool            `json:"unchanged"`
+	// Pipelines are the served pipelines' plans, or why one has none.
+	Pipelines map[string]previewPipeline `json:"pipelines,omitempty"`
+}
+
+// previewPipeline is one pipeline's part of a preview.
+type previewPipeline struct {
+	Plan  *pipeline.Plan `json:"plan,omitempty"`
+	Error string         `json:"error,omitempty"`
+}
+
+// handleAdminPreview plans for the rates given (over the current
+// estimates) with the configured planner or the one asked for, as a
+// re-plan would, and says what applying it would change; it applies
+// nothing.
+func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Rates     map[string]float64 `json:"rates"`
+		Algorithm string             `json:"algorithm"`
+	}
+	if r.ContentLength != 0 {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
+			writeError(w, http.StatusBadRequest, "bad preview request: "+err.Error())
+			return
+		}
+	}
+	if unknown, known := n.unknownModels(body.Rates); len(unknown) > 0 {
+		noun := "model"
+		if len(unknown) > 1 {
+			noun = "models"
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: rates: unknown %s %s: the node plans for %s",
+			noun, strings.Join(unknown, ", "), orNone(known)))
+		return
+	}
+	for name, rate := range body.Rates {
+		if rate < 0 || rate != rate || rate > maxPreviewRate {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: rates: %s: %v req/s: want a rate from 0 to %g", name, rate, float64(maxPreviewRate)))
+			return
+		}
+	}
+	algo := gpulet.Algo(body.Algorithm)
+	if algo == "" {
+		algo = n.algorithm()
+	}
+	if !slices.Contains(gpulet.Algos(), algo) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: algorithm %q: want one of %s", algo, strings.Join(algoNames(), ", ")))
+		return
+	}
+	rates := map[string]float64{}
+	_, known := n.unknownModels(nil)
+	for _, name := range known {
+		rates[name] = 0 // no request counted yet: planned at control.MinPlanRate
+	}
+	maps.Copy(rates, n.planRates())
+	maps.Copy(rates, body.Rates)
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	p, err := n.propose(ctx, rates, algo)
+	switch {
+	case errors.Is(err, errNoHealthyDevice):
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	diff := control.Changes(n.running(), p.plan)
+	doc := previewDoc{Plan: p.plan, Algorithm: algo, Headroom: control.Headroom, HeadroomPlaced: placedHeadroom(control.Placeable(p.in, p.plan), p.plan),
+		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing,
+		Changes: diff.Actions(), Unchanged: diff.Unchanged()}
+	for _, pp := range p.pipelines {
+		if doc.Pipelines == nil {
+			doc.Pipelines = map[string]previewPipeline{}
+		}
+		if pp.err != nil {
+			doc.Pipelines[pp.name] = previewPipeline{Error: pp.err.Error()}
+			continue
+		}
+		doc.Pipelines[pp.name] = previewPipeline{Plan: &pp.plan}
+	}
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// placedHeadroom is the least, over in's models, of the rate plan assigns
+// a model over the rate it was planned for (control.PlanRate without
+// headroom), less one: the headroom the plan gives, to a tenth of a
+// percent. A plan of no model gives control.Headroom.
+func placedHeadroom(in gpulet.Input, plan *gpulet.Plan) float64 {
+	assigned := plan.Assigned()
+	least := control.Headroom
+	for _, d := range in.Demands {
+		least = min(least, assigned[d.Name]/control.PlanRate(d.Rate, 0)-1)
+	}
+	return math.Round(least*1000) / 1000
+}
+
+// maxPreviewRate bounds a rate a preview plans for, requests per second:
+// far above what any node serves, and below where planning arithmetic
+// loses its meaning.
+const maxPreviewRate = 1e9
+
+// algoNames are the planners' names.
+func algoNames() []string {
+	var out []string
+	for _, a := range gpulet.Algos() {
+		out = append(out, string(a))
+	}
+	return out
+}
+
+// unknownModels lists, quoted and sorted, the names of rates that are none
+// of the models and pipelines the node plans for (known, sorted), so that a
+// preview with a misspelt name is refused rather than planned without it.
+func (n *node) unknownModels(rates map[string]float64) (unknown, known []string) {
+	for _, m := range n.catalog.all() {
+		known = append(known, m.Name)
+	}
+	for _, p := range n.catalog.allPipelines() {
+		known = append(known, p.Name)
+	}
+	slices.Sort(known)
+	for name := range rates {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, strconv.Quote(name))
+		}
+	}
+	slices.Sort(unknown)
+	return unknown, known
+}
