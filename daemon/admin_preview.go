@@ -39,9 +39,11 @@ type previewDoc struct {
 	// Unprofiled are the models left out for want of a profile, and why.
 	Unprofiled map[string]string `json:"unprofiled"`
 	// Changes are what applying the plan would do to what runs, in the
-	// order it would (gpulet.PlanDiff.Actions); Unchanged says there is
-	// nothing to do.
+	// order it would (gpulet.PlanDiff.Actions), and Steps the same in
+	// words, a line per step (gpulet.Change.Steps); Unchanged says there
+	// is nothing to do.
 	Changes   []gpulet.Change `json:"changes"`
+	Steps     []string        `json:"steps"`
 	Unchanged bool            `json:"unchanged"`
 	// Pipelines are the served pipelines' plans, or why one has none.
 	Pipelines map[string]previewPipeline `json:"pipelines,omitempty"`
@@ -113,6 +115,9 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 	doc := previewDoc{Plan: p.plan, Algorithm: algo, Headroom: control.Headroom, HeadroomPlaced: placedHeadroom(control.Placeable(p.in, p.plan), p.plan),
 		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing,
 		Changes: diff.Actions(), Unchanged: diff.Unchanged()}
+	for _, c := range doc.Changes {
+		doc.Steps = append(doc.Steps, c.Steps()...)
+	}
 	for _, pp := range p.pipelines {
 		if doc.Pipelines == nil {
 			doc.Pipelines = map[string]previewPipeline{}

@@ -81,6 +81,7 @@ func TestPreviewIsWhatAReplanWouldApply(t *testing.T) {
 	require.Len(t, doc.Changes, 1, "nothing runs: one gpu-let to start")
 	require.Equal(t, gpulet.ActionStart, doc.Changes[0].Action)
 	require.Equal(t, cpu.ID, doc.Changes[0].GPU)
+	require.Equal(t, []string{"start cpu gpu-let 0 (100%) for mlp"}, doc.Steps)
 	require.Nil(t, n.current.Load(), "nothing applied")
 	require.Empty(t, n.sup.running)
 	after, err := st.Events(ctx, 0, 0)
@@ -93,6 +94,7 @@ func TestPreviewIsWhatAReplanWouldApply(t *testing.T) {
 	again := previewOf(t, n, `{"rates": {"mlp": 10}}`)
 	require.True(t, again.Unchanged)
 	require.Empty(t, again.Changes)
+	require.Empty(t, again.Steps)
 	require.Equal(t, doc.Plan, again.Plan)
 
 	// Another planner, asked for by name.

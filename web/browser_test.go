@@ -233,6 +233,26 @@ func screenshot(t *testing.T, b *browser, path string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// previewOnPage presses the page's Preview button and returns what the
+// page says once the preview has answered.
+func previewOnPage(t *testing.T, b *browser) string {
+	t.Helper()
+	b.run(t, chromedp.Click(chromedp.CSS(`#preview`)))
+	var said string
+	require.Eventually(t, func() bool {
+		said = eval[string](t, b, `document.getElementById('action-result').textContent`)
+		return strings.HasPrefix(said, "Reorganizing now would") || strings.HasPrefix(said, "Could not preview")
+	}, 30*time.Second, 100*time.Millisecond, "the preview answers")
+	return said
+}
+
+// previewSteps are the steps the page lists after a preview.
+func previewSteps(t *testing.T, b *browser) []string {
+	t.Helper()
+	return eval[[]string](t, b, `document.getElementById('preview-steps').hidden ? [] :
+  [...document.querySelectorAll('#preview-steps li')].map((li) => li.textContent)`)
+}
+
 func TestAdminPageInBrowser(t *testing.T) {
 	browserPath := chromium(t)
 	d := startDaemon(t)
@@ -271,6 +291,9 @@ func TestAdminPageInBrowser(t *testing.T) {
 	before, drawn = waitPageMatches(t, b, d, nil)
 	require.Equal(t, "manual", before.PlanReason)
 	checkDrawing(t, b, before, drawn)
+	// Previewed at the same rates, the plan just applied changes nothing.
+	require.Equal(t, "Reorganizing now would change nothing.", previewOnPage(t, b))
+	require.Empty(t, previewSteps(t, b))
 
 	// Drive lenet5 hard: its rate surges past what the plan assigns it and
 	// the daemon re-plans. The page must show the new cut without a reload.
@@ -307,6 +330,20 @@ func TestAdminPageInBrowser(t *testing.T) {
 	}), "the live feed shows the re-plan: %+v", events)
 	require.Equal(t, fmt.Sprint(after.Reorganizations),
 		eval[string](t, b, `document.querySelector('#summary [data-key="reorganizations"] dd').textContent`))
+	// With lenet5's estimate falling since the surge ended, a preview plans
+	// other rates: it lists its steps, and applies none of them.
+	if said := previewOnPage(t, b); said != "Reorganizing now would change nothing." {
+		require.Equal(t, "Reorganizing now would, in this order:", said)
+		steps := previewSteps(t, b)
+		t.Logf("a preview after the surge: %q", steps)
+		require.NotEmpty(t, steps)
+		for _, step := range steps {
+			require.Regexp(t, `^(start|resize|load|retune|unload|stop) emu\d`, step)
+		}
+		st, err := d.status()
+		require.NoError(t, err)
+		require.Equal(t, after.Reorganizations, st.Reorganizations, "the preview applied nothing")
+	}
 
 	// A light load on mlp so the screenshots show measured latencies.
 	light, stopLight := context.WithTimeout(context.Background(), 3*time.Second)

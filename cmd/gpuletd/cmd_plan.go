@@ -123,7 +123,7 @@ type planPreview struct {
 	HeadroomPlaced float64            `json:"headroom_placed"`
 	Rates          map[string]float64 `json:"rates"`
 	Unprofiled     map[string]string  `json:"unprofiled"`
-	Changes        []gpulet.Change    `json:"changes"`
+	Steps          []string           `json:"steps"`
 	Unchanged      bool               `json:"unchanged"`
 	Pipelines      map[string]struct {
 		Error string `json:"error"`
@@ -163,12 +163,8 @@ func (p planPreview) write(w io.Writer, asked map[string]float64) error {
 		return err
 	}
 	fmt.Fprintln(w, "applying it would, in this order:")
-	for _, c := range p.Changes {
-		for _, line := range changeLines(c) {
-			if _, err := fmt.Fprintln(w, "  "+line); err != nil {
-				return err
-			}
-		}
+	for _, step := range p.Steps {
+		writeWrappedLine(w, "  "+step)
 	}
 	return nil
 }
@@ -197,53 +193,4 @@ func orNoneWord(s string) string {
 		return "none"
 	}
 	return s
-}
-
-// changeLines says what one change does, a line per step: the new
-// gpu-let's number is its GPU-LET in the plan's table.
-func changeLines(c gpulet.Change) []string {
-	switch c.Action {
-	case gpulet.ActionStart:
-		return []string{fmt.Sprintf("start   %s gpu-let %d (%s) for %s", c.GPU, c.NewIndex, letSize(c.New), modelNames(c.New))}
-	case gpulet.ActionResize:
-		return []string{fmt.Sprintf("resize  %s gpu-let %d (%s, was %s) for %s", c.GPU, c.NewIndex, letSize(c.New), letSize(c.Old), modelNames(c.New))}
-	case gpulet.ActionStop:
-		return []string{fmt.Sprintf("stop    %s's %s gpu-let of %s", c.GPU, letSize(c.Old), modelNames(c.Old))}
-	}
-	at := fmt.Sprintf("%s gpu-let %d (%s)", c.GPU, c.NewIndex, letSize(c.New))
-	var out []string
-	if len(c.Load) > 0 {
-		out = append(out, fmt.Sprintf("load    %s on %s", strings.Join(c.Load, ", "), at))
-	}
-	if c.Retune {
-		out = append(out, "retune  "+at+": other batches or rates")
-	}
-	if len(c.Unload) > 0 {
-		out = append(out, fmt.Sprintf("unload  %s from %s", strings.Join(c.Unload, ", "), at))
-	}
-	return out
-}
-
-// letSize is a gpu-let's size as the plan's table writes it.
-func letSize(l *gpulet.GPULet) string {
-	if l == nil {
-		return "?"
-	}
-	s := fmt.Sprintf("%d%%", l.Size)
-	if l.MIGProfile != "" {
-		s += " " + l.MIGProfile
-	}
-	return s
-}
-
-// modelNames lists a gpu-let's models.
-func modelNames(l *gpulet.GPULet) string {
-	if l == nil || len(l.Models) == 0 {
-		return "no model"
-	}
-	names := make([]string, len(l.Models))
-	for i, m := range l.Models {
-		names[i] = m.Name
-	}
-	return strings.Join(names, ", ")
 }

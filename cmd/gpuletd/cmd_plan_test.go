@@ -38,46 +38,27 @@ func TestParseRates(t *testing.T) {
 }
 
 // The preview's words: the rates with where each comes from and the
-// headroom the plan gives, then each change in the order it applies, its
-// gpu-let numbered as in the plan's table.
+// headroom the plan gives, then the steps in the order they apply.
 func TestWritePlanPreview(t *testing.T) {
-	let := func(size int, names ...string) *gpulet.GPULet {
-		l := &gpulet.GPULet{Size: size}
-		for _, n := range names {
-			l.Models = append(l.Models, gpulet.Placement{Name: n, Batch: 2, Rate: 12})
-		}
-		return l
-	}
 	plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, Schedulable: true, GPUs: []gpulet.GPUPlan{
-		{ID: "emu0", GPULets: []gpulet.GPULet{*let(50, "a"), *let(50, "b")}},
+		{ID: "emu0", GPULets: []gpulet.GPULet{{Size: 50, Models: []gpulet.Placement{{Name: "a", Batch: 2, Rate: 12}}}}},
 	}}
-	mig := let(43, "c")
-	mig.MIGProfile = "3g.20gb"
 	doc := planPreview{Plan: plan, Headroom: 0.2, HeadroomPlaced: 0.15, MinRate: 1,
 		Rates:      map[string]float64{"a": 10, "b": 0, "c": 2.5},
 		Unprofiled: map[string]string{"d": "no profile of d on v100 yet"},
-		Changes: []gpulet.Change{
-			{Action: gpulet.ActionStart, GPU: "emu0", OldIndex: -1, NewIndex: 1, New: let(50, "b")},
-			{Action: gpulet.ActionResize, GPU: "emu1", OldIndex: 0, NewIndex: 0, Old: let(100, "c"), New: mig},
-			{Action: gpulet.ActionKeep, GPU: "emu0", OldIndex: 0, NewIndex: 0, Old: let(100, "a", "e"), New: let(50, "a"),
-				Load: []string{"a"}, Unload: []string{"e"}, Retune: true},
-			{Action: gpulet.ActionStop, GPU: "emu2", OldIndex: 0, NewIndex: -1, Old: let(100, "f", "g")},
-		}}
+		Steps:      []string{"start emu0 gpu-let 1 (50%) for b", "stop emu2's 100% gpu-let of f, g"},
+	}
 	var b bytes.Buffer
 	require.NoError(t, doc.write(&b, map[string]float64{"a": 10}))
 	require.Contains(t, b.String(), `for a 10 req/s asked, b 0 req/s estimated, c 2.5 req/s estimated; each at least
   1 req/s, with 15.0% headroom (the 20% planned for does not fit)
 not planned d: no profile of d on v100 yet
 applying it would, in this order:
-  start   emu0 gpu-let 1 (50%) for b
-  resize  emu1 gpu-let 0 (43% 3g.20gb, was 100%) for c
-  load    a on emu0 gpu-let 0 (50%)
-  retune  emu0 gpu-let 0 (50%): other batches or rates
-  unload  e from emu0 gpu-let 0 (50%)
-  stop    emu2's 100% gpu-let of f, g
+  start emu0 gpu-let 1 (50%) for b
+  stop emu2's 100% gpu-let of f, g
 `)
 
-	doc.Changes, doc.Unchanged, doc.HeadroomPlaced = nil, true, 0.2
+	doc.Steps, doc.Unchanged, doc.HeadroomPlaced = nil, true, 0.2
 	b.Reset()
 	require.NoError(t, doc.write(&b, nil))
 	require.Contains(t, b.String(), "each at\n  least 1 req/s, with 20% headroom\n")

@@ -162,6 +162,7 @@ async function reorganize() {
   const btn = $('reorganize');
   const out = $('action-result');
   btn.disabled = true;
+  $('preview-steps').hidden = true;
   out.textContent = 'Re-planning…';
   try {
     const resp = await fetch('/api/v1/reorganize', { method: 'POST' });
@@ -176,6 +177,35 @@ async function reorganize() {
   }
 }
 
+// preview asks what reorganizing now would do (POST /api/v1/plan/preview
+// at the current estimates) and lists its steps; it changes nothing.
+async function preview() {
+  const btn = $('preview');
+  const out = $('action-result');
+  const steps = $('preview-steps');
+  btn.disabled = true;
+  steps.hidden = true;
+  out.textContent = 'Planning…';
+  try {
+    const resp = await fetch('/api/v1/plan/preview', { method: 'POST' });
+    const body = await resp.json().catch(() => ({}));
+    if (!resp.ok) throw new Error(body.error || `status ${resp.status}`);
+    if (body.unchanged) {
+      out.textContent = 'Reorganizing now would change nothing.';
+      steps.replaceChildren();
+      return;
+    }
+    out.textContent = 'Reorganizing now would, in this order:';
+    steps.replaceChildren(...(body.steps || []).map((s) => h('li', { text: s })));
+    steps.hidden = false;
+  } catch (err) {
+    out.textContent = `Could not preview: ${err.message}`;
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+$('preview').addEventListener('click', preview);
 $('reorganize').addEventListener('click', reorganize);
 $('profiles-all').addEventListener('click', () => {
   profiles.openAll(!profiles.allOpen());
