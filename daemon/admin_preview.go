@@ -75,8 +75,12 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 		if len(unknown) > 1 {
 			noun = "models"
 		}
+		planned := "none"
+		if len(known) > 0 {
+			planned = names(known, 20)
+		}
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: rates: unknown %s %s: the node plans for %s",
-			noun, strings.Join(unknown, ", "), orNone(known)))
+			noun, names(unknown, 10), planned))
 		return
 	}
 	for name, rate := range body.Rates {
@@ -102,10 +106,20 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 	maps.Copy(rates, body.Rates)
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
+	// One at a time: a preview is a planner run, and the endpoint needs no
+	// token.
+	if err := n.previews.enter(ctx); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "plan preview: the previews before it took too long: try again")
+		return
+	}
+	defer n.previews.leave()
 	p, err := n.propose(ctx, rates, algo)
 	switch {
 	case errors.Is(err, errNoHealthyDevice):
 		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	case ctx.Err() != nil:
+		writeError(w, http.StatusServiceUnavailable, "plan preview: "+ctx.Err().Error())
 		return
 	case err != nil:
 		writeError(w, http.StatusBadRequest, err.Error())

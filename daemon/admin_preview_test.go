@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,6 +29,8 @@ func TestPreviewRefusesUnknownModels(t *testing.T) {
 		{"one unknown", `{"rates": {"a": 5, "resnt50": 10}}`, `unknown model "resnt50": the node plans for a, b`},
 		{"several, sorted", `{"rates": {"z": 1, "c": 2}}`, `unknown models "c", "z": the node plans for a, b`},
 		{"not JSON", `{"rates": 5}`, "bad preview request: json"},
+		{"many, the first ten", `{"rates": {` + manyRates(25) + `}}`,
+			`unknown models "m00", "m01", "m02", "m03", "m04", "m05", "m06", "m07", "m08", "m09" and 15 more: the node plans for a, b`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,6 +42,15 @@ func TestPreviewRefusesUnknownModels(t *testing.T) {
 			require.Contains(t, answer.Error, tc.want)
 		})
 	}
+}
+
+// manyRates are n rates of models m00, m01, … as JSON members.
+func manyRates(n int) string {
+	var parts []string
+	for i := range n {
+		parts = append(parts, fmt.Sprintf(`"m%02d": 1`, i))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // previewOf posts body to the preview and decodes its answer.

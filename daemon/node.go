@@ -57,6 +57,7 @@ type node struct {
 	pipes     pipelinePlans // the pipelines' variant mixes (accuracy scaling)
 
 	planMu          sync.Mutex // one plan computed and applied at a time
+	previews        gate       // one plan preview computed at a time
 	migMu           sync.Mutex // one MIG instance chosen and leased at a time
 	current         atomic.Pointer[planned]
 	history         planHistory // what of the re-plans the store keeps

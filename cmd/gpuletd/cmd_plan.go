@@ -23,7 +23,7 @@ func newPlanCmd(g *globalFlags) *cobra.Command {
 		asJSON          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "plan [--rate MODEL=REQ/S]... | plan --workload FILE",
+		Use:   "plan [--rate MODEL=REQ/S]... | --workload FILE",
 		Short: "Show the plan a running daemon would apply, or plan a workload file",
 		Long: `Ask a running gpuletd what it would run if it re-planned now (POST
 /api/v1/plan/preview), at its estimated rates or at those --rate gives
