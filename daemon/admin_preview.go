@@ -45,6 +45,10 @@ type previewDoc struct {
 	Changes   []gpulet.Change `json:"changes"`
 	Steps     []string        `json:"steps"`
 	Unchanged bool            `json:"unchanged"`
+	// Capacity is how far the load of the rates may grow, in the same mix,
+	// before the planner cannot place it all (as the status's is for the
+	// estimates); nil for no load.
+	Capacity *capacityStatus `json:"capacity,omitempty"`
 	// Pipelines are the served pipelines' plans, or why one has none.
 	Pipelines map[string]previewPipeline `json:"pipelines,omitempty"`
 }
@@ -131,6 +135,9 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 		Changes: diff.Actions(), Unchanged: diff.Unchanged()}
 	for _, c := range doc.Changes {
 		doc.Steps = append(doc.Steps, c.Steps()...)
+	}
+	if c, err := n.capacityOf(ctx, control.Placeable(p.in, p.plan), algo); err == nil {
+		doc.Capacity = c
 	}
 	for _, pp := range p.pipelines {
 		if doc.Pipelines == nil {

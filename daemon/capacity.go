@@ -75,22 +75,33 @@ func (b *capacityBook) get() *capacityStatus {
 // control.Placeable). No model, or no device, leaves none.
 func (n *node) measureCapacity(ctx context.Context, in gpulet.Input) {
 	at := time.Now()
-	load := control.PlannedLoad(in)
-	if load <= 0 || len(in.GPUs) == 0 {
-		n.capacity.set(at, nil)
-		return
-	}
-	algo, opts := n.planner()
-	cctx, cancel := context.WithTimeout(ctx, capacityBudget)
-	defer cancel()
-	ratio, atLeast, err := control.Capacity(cctx, algo, in, opts)
+	c, err := n.capacityOf(ctx, in, n.algorithm())
 	if err != nil || ctx.Err() != nil {
 		n.log.Debug("planned capacity not measured", zap.Error(err))
 		return
 	}
-	n.capacity.set(at, &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast,
-		CPU: onCPU(in), At: at})
-	n.log.Debug("planned capacity", zap.Float64("ratio", ratio), zap.Float64("load", load), zap.Bool("at_least", atLeast), zap.Duration("took", time.Since(at)))
+	n.capacity.set(at, c)
+	if c != nil {
+		n.log.Debug("planned capacity", zap.Float64("ratio", c.Ratio), zap.Float64("load", c.Load), zap.Bool("at_least", c.AtLeast), zap.Duration("took", time.Since(c.At)))
+	}
+}
+
+// capacityOf is the planned capacity of the load in (control.Capacity with
+// the planner algo, within capacityBudget); nil for no load or no device.
+func (n *node) capacityOf(ctx context.Context, in gpulet.Input, algo gpulet.Algo) (*capacityStatus, error) {
+	at := time.Now()
+	load := control.PlannedLoad(in)
+	if load <= 0 || len(in.GPUs) == 0 {
+		return nil, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, capacityBudget)
+	defer cancel()
+	ratio, atLeast, err := control.Capacity(cctx, algo, in, n.plannerOptions(algo))
+	if err != nil {
+		return nil, err
+	}
+	return &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast,
+		CPU: onCPU(in), At: at}, nil
 }
 
 // onCPU says that one of in's devices is the CPU (its type, whose

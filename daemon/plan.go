@@ -248,12 +248,6 @@ func (n *node) plan(ctx context.Context, in gpulet.Input, algo gpulet.Algo) (*gp
 // errNoHealthyDevice: the node has no device to plan for.
 var errNoHealthyDevice = errors.New("plan: no healthy device")
 
-// planner is the configured planner and its options.
-func (n *node) planner() (gpulet.Algo, gpulet.Options) {
-	algo := n.algorithm()
-	return algo, n.plannerOptions(algo)
-}
-
 // algorithm is the configured planner.
 func (n *node) algorithm() gpulet.Algo { return gpulet.Algo(n.conf().Scheduler.Algorithm) }
 

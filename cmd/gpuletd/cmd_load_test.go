@@ -192,6 +192,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m) mlp +\d+ +360\.0 `, out, "planned for 300 req/s with the headroom")
 	require.Contains(t, out, "mlp 300 req/s asked")
+	require.Regexp(t, `(?m)^capacity \(planner's estimate\): [\d.]+× the \d+ req/s planned for`, out)
 	require.Regexp(t, `(?m)^applying it would, in this order:\n  (start|resize|retune|load) `, out)
 	var now struct {
 		Plan gpulet.Plan `json:"plan"`

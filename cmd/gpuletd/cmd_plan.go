@@ -125,6 +125,7 @@ type planPreview struct {
 	Unprofiled     map[string]string  `json:"unprofiled"`
 	Steps          []string           `json:"steps"`
 	Unchanged      bool               `json:"unchanged"`
+	Capacity       *adminCapacity     `json:"capacity"`
 	Pipelines      map[string]struct {
 		Error string `json:"error"`
 	} `json:"pipelines"`
@@ -150,6 +151,9 @@ func (p planPreview) write(w io.Writer, asked map[string]float64) error {
 	}
 	writeWrappedLine(w, fmt.Sprintf("for %s; each at least %s req/s, %s",
 		orNoneWord(strings.Join(parts, ", ")), rateText(p.MinRate), p.headroomWords()))
+	if p.Capacity != nil {
+		writeWrappedLine(w, p.Capacity.words())
+	}
 	for _, name := range slices.Sorted(maps.Keys(p.Unprofiled)) {
 		writeWrappedLine(w, fmt.Sprintf("not planned %s: %s", name, p.Unprofiled[name]))
 	}

@@ -47,11 +47,13 @@ func TestWritePlanPreview(t *testing.T) {
 		Rates:      map[string]float64{"a": 10, "b": 0, "c": 2.5},
 		Unprofiled: map[string]string{"d": "no profile of d on v100 yet"},
 		Steps:      []string{"start emu0 gpu-let 1 (50%) for b", "stop emu2's 100% gpu-let of f, g"},
+		Capacity:   &adminCapacity{Ratio: 1.5, Load: 12.5, Rate: 18.75},
 	}
 	var b bytes.Buffer
 	require.NoError(t, doc.write(&b, map[string]float64{"a": 10}))
 	require.Contains(t, b.String(), `for a 10 req/s asked, b 0 req/s estimated, c 2.5 req/s estimated; each at least
   1 req/s, with 15.0% headroom (the 20% planned for does not fit)
+capacity (planner's estimate): 1.5× the 12.5 req/s planned for, 18.8 req/s
 not planned d: no profile of d on v100 yet
 applying it would, in this order:
   start emu0 gpu-let 1 (50%) for b
