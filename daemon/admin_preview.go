@@ -64,50 +64,11 @@ type previewPipeline struct {
 // re-plan would, and says what applying it would change; it applies
 // nothing.
 func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Rates     map[string]float64 `json:"rates"`
-		Algorithm string             `json:"algorithm"`
-	}
-	if r.ContentLength != 0 {
-		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
-			writeError(w, http.StatusBadRequest, "bad preview request: "+err.Error())
-			return
-		}
-	}
-	if unknown, known := n.unknownModels(body.Rates); len(unknown) > 0 {
-		noun := "model"
-		if len(unknown) > 1 {
-			noun = "models"
-		}
-		planned := "none"
-		if len(known) > 0 {
-			planned = names(known, 20)
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: rates: unknown %s %s: the node plans for %s",
-			noun, names(unknown, 10), planned))
+	rates, algo, err := n.previewRequest(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "bad preview request: "+err.Error())
 		return
 	}
-	for name, rate := range body.Rates {
-		if rate < 0 || rate != rate || rate > maxPreviewRate {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: rates: %s: %v req/s: want a rate from 0 to %g", name, rate, float64(maxPreviewRate)))
-			return
-		}
-	}
-	algo := gpulet.Algo(body.Algorithm)
-	if algo == "" {
-		algo = n.algorithm()
-	}
-	if !slices.Contains(gpulet.Algos(), algo) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("bad preview request: algorithm %q: want one of %s", algo, strings.Join(algoNames(), ", ")))
-		return
-	}
-	rates := map[string]float64{}
-	_, known := n.unknownModels(nil)
-	for _, name := range known {
-		rates[name] = 0 // no request counted yet: planned at control.MinPlanRate
-	}
-	maps.Copy(rates, n.planRates())
-	maps.Copy(rates, body.Rates)
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	// One at a time: a preview is a planner run, and the endpoint needs no
@@ -117,26 +78,81 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer n.previews.leave()
-	p, err := n.propose(ctx, rates, algo)
+	doc, err := n.preview(ctx, rates, algo)
 	switch {
 	case errors.Is(err, errNoHealthyDevice):
 		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
 	case ctx.Err() != nil:
 		writeError(w, http.StatusServiceUnavailable, "plan preview: "+ctx.Err().Error())
-		return
 	case err != nil:
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
+		writeError(w, http.StatusInternalServerError, "plan preview: "+err.Error())
+	default:
+		writeJSON(w, http.StatusOK, doc)
 	}
+}
+
+// previewRequest reads a preview's request: the rates to plan for (every
+// model's and pipeline's estimate, with the request's over them) and the
+// planner. A rate of no model or pipeline the node plans for, a negative
+// one and an unknown planner are errors.
+func (n *node) previewRequest(w http.ResponseWriter, r *http.Request) (map[string]float64, gpulet.Algo, error) {
+	var body struct {
+		Rates     map[string]float64 `json:"rates"`
+		Algorithm string             `json:"algorithm"`
+	}
+	if r.ContentLength != 0 {
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
+			return nil, "", err
+		}
+	}
+	unknown, known := n.unknownModels(body.Rates)
+	if len(unknown) > 0 {
+		noun := "model"
+		if len(unknown) > 1 {
+			noun = "models"
+		}
+		planned := "none"
+		if len(known) > 0 {
+			planned = names(known, 20)
+		}
+		return nil, "", fmt.Errorf("rates: unknown %s %s: the node plans for %s", noun, names(unknown, 10), planned)
+	}
+	for name, rate := range body.Rates {
+		if rate < 0 || rate > maxPreviewRate {
+			return nil, "", fmt.Errorf("rates: %s: %v req/s: want a rate from 0 to %g", name, rate, float64(maxPreviewRate))
+		}
+	}
+	algo := gpulet.Algo(body.Algorithm)
+	if algo == "" {
+		algo = n.algorithm()
+	}
+	if !slices.Contains(gpulet.Algos(), algo) {
+		return nil, "", fmt.Errorf("algorithm %q: want one of %s", algo, strings.Join(algoNames(), ", "))
+	}
+	rates := map[string]float64{}
+	for _, name := range known {
+		rates[name] = 0 // no request counted yet: planned at control.MinPlanRate
+	}
+	maps.Copy(rates, n.planRates())
+	maps.Copy(rates, body.Rates)
+	return rates, algo, nil
+}
+
+// preview plans for rates with algo as a re-plan would (propose) and
+// says what applying the plan would change of what runs.
+func (n *node) preview(ctx context.Context, rates map[string]float64, algo gpulet.Algo) (previewDoc, error) {
+	p, err := n.propose(ctx, rates, algo)
+	if err != nil {
+		return previewDoc{}, err
+	}
+	placeable := control.Placeable(p.in, p.plan)
 	diff := control.Changes(n.running(), p.plan)
-	doc := previewDoc{Plan: p.plan, Algorithm: algo, Headroom: control.Headroom, HeadroomPlaced: placedHeadroom(control.Placeable(p.in, p.plan), p.plan),
-		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing,
-		Changes: diff.Actions(), Unchanged: diff.Unchanged()}
+	doc := previewDoc{Plan: p.plan, Algorithm: algo, Headroom: control.Headroom, HeadroomPlaced: placedHeadroom(placeable, p.plan),
+		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing, Changes: diff.Actions(), Unchanged: diff.Unchanged()}
 	for _, c := range doc.Changes {
 		doc.Steps = append(doc.Steps, c.Steps()...)
 	}
-	if c, err := n.capacityOf(ctx, control.Placeable(p.in, p.plan), algo); err == nil {
+	if c, err := n.capacityOf(ctx, placeable, algo); err == nil {
 		doc.Capacity = c
 	}
 	for _, pp := range p.pipelines {
@@ -149,7 +165,7 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 		}
 		doc.Pipelines[pp.name] = previewPipeline{Plan: &pp.plan}
 	}
-	writeJSON(w, http.StatusOK, doc)
+	return doc, nil
 }
 
 // placedHeadroom is the least, over in's models, of the rate plan assigns
