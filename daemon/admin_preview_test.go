@@ -20,8 +20,9 @@ import (
 
 // A preview whose rates name a model the node does not serve is refused
 // with the names it does, rather than planned without it (a misspelt name
-// gave a schedulable plan that left the model out).
-func TestPreviewRefusesUnknownModels(t *testing.T) {
+// gave a schedulable plan that left the model out); so are a negative rate
+// and an unknown planner.
+func TestPreviewRefusesBadRequests(t *testing.T) {
 	n, _ := twoModelNode(t, nil)
 	tests := []struct {
 		name, body, want string
@@ -31,6 +32,8 @@ func TestPreviewRefusesUnknownModels(t *testing.T) {
 		{"not JSON", `{"rates": 5}`, "bad preview request: json"},
 		{"many, the first ten", `{"rates": {` + manyRates(25) + `}}`,
 			`unknown models "m00", "m01", "m02", "m03", "m04", "m05", "m06", "m07", "m08", "m09" and 15 more: the node plans for a, b`},
+		{"a negative rate", `{"rates": {"a": -5}}`, "bad preview request: rates: a: -5 req/s: want a rate from 0 to 1e+09"},
+		{"an unknown planner", `{"algorithm": "fastest"}`, `bad preview request: algorithm "fastest": want one of gpulet, gpulet-int, sbp, ideal`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,23 +120,4 @@ func TestPreviewIsWhatAReplanWouldApply(t *testing.T) {
 	sbp := previewOf(t, n, `{"rates": {"mlp": 10}, "algorithm": "sbp"}`)
 	require.Equal(t, gpulet.AlgoSBP, sbp.Algorithm)
 	require.Equal(t, gpulet.AlgoSBP, sbp.Plan.Algo)
-}
-
-func TestPreviewRefusesBadRatesAndPlanners(t *testing.T) {
-	n, _ := twoModelNode(t, nil)
-	for _, tc := range []struct {
-		name, body, want string
-	}{
-		{"a negative rate", `{"rates": {"a": -5}}`, "bad preview request: rates: a: -5 req/s: want a rate from 0 to 1e+09"},
-		{"an unknown planner", `{"algorithm": "fastest"}`, `bad preview request: algorithm "fastest": want one of gpulet, gpulet-int, sbp, ideal`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := httptest.NewRecorder()
-			n.handleAdminPreview(w, httptest.NewRequest(http.MethodPost, "/api/v1/plan/preview", strings.NewReader(tc.body)))
-			require.Equal(t, http.StatusBadRequest, w.Code)
-			var answer struct{ Error string }
-			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &answer))
-			require.Equal(t, tc.want, answer.Error)
-		})
-	}
 }
