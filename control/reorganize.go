@@ -456,6 +456,14 @@ func Changes[H comparable](running []Serving[H], plan *gpulet.Plan) gpulet.PlanD
 	return gpulet.Diff(old, plan)
 }
 
+// Crowded is gpulet.Crowded from what runs: the GPUs where Reorganize
+// would likely start and load plan's gpu-lets only once the old ones have
+// drained, for want of room beside them.
+func Crowded[H comparable](running []Serving[H], plan *gpulet.Plan, gpus []gpulet.GPU) []string {
+	old, _ := runningPlan(running)
+	return gpulet.Crowded(old, plan, gpus)
+}
+
 // runningPlan is what runs as a plan for gpulet.Diff, and each GPU's
 // handles in the order of its gpu-lets there.
 func runningPlan[H comparable](running []Serving[H]) (*gpulet.Plan, map[string][]H) {

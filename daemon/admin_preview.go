@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/pipeline"
 )
 
@@ -45,6 +46,11 @@ type previewDoc struct {
 	Changes   []gpulet.Change `json:"changes"`
 	Steps     []string        `json:"steps"`
 	Unchanged bool            `json:"unchanged"`
+	// Crowded are the GPUs where what starts and loads would not fit
+	// beside what runs (control.Crowded): it would wait for the old
+	// gpu-lets to drain. Notes say so in words.
+	Crowded []string `json:"crowded,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
 	// Capacity is how far the load of the rates may grow, in the same mix,
 	// before the planner cannot place it all (as the status's is for the
 	// estimates); nil for no load.
@@ -151,6 +157,13 @@ func (n *node) preview(ctx context.Context, rates map[string]float64, algo gpule
 		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing, Changes: diff.Actions(), Unchanged: diff.Unchanged()}
 	for _, c := range doc.Changes {
 		doc.Steps = append(doc.Steps, c.Steps()...)
+	}
+	// A CPU gpu-let that lacks room starts over the old ones (StartOver):
+	// only GPUs wait.
+	gpus := slices.DeleteFunc(slices.Clone(p.in.GPUs), func(g gpulet.GPU) bool { return g.Type == mps.CPUType })
+	doc.Crowded = control.Crowded(n.running(), p.plan, gpus)
+	for _, id := range doc.Crowded {
+		doc.Notes = append(doc.Notes, fmt.Sprintf("on %s what starts and loads does not fit beside what runs there: it waits for the old gpu-lets to drain, and a model only they serve there goes unserved meanwhile", id))
 	}
 	if c, err := n.capacityOf(ctx, placeable, algo); err == nil {
 		doc.Capacity = c

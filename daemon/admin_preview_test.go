@@ -14,6 +14,8 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 )
@@ -67,23 +69,40 @@ func previewOf(t *testing.T, n *node, body string) previewDoc {
 	return doc
 }
 
+// previewNode is a node of devices serving mlp, running nothing yet: on
+// the CPU device with a profile of 2 ms a request and 400 MB for models,
+// on an emulated GPU as the reference set's alexnet.
+func previewNode(t *testing.T, devices *mps.Manager) (*node, *store.Store) {
+	t.Helper()
+	t.Cleanup(func() { require.NoError(t, devices.Close(context.Background())) })
+	n, st := historyNode(t)
+	n.devices, n.book = devices, newProfileBook(st)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	n.rates, n.stepRates = newRateMeter(0.5, time.Now()), newRateMeter(0.5, time.Now())
+	n.sup = &supervisor{running: map[string]*gpuletRun{}}
+	n.readHost = func() hostMemory {
+		return hostMemory{TotalBytes: 24 << 30, DaemonBytes: 64 << 20, ModelsBytes: 400 << 20}
+	}
+	m := mlpFile("a", 1_000_000)
+	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
+	m.Config.Profile = "alexnet" // on an emulated GPU: the reference set's curve and memory
+	require.NoError(t, n.catalog.add(context.Background(), m))
+	for _, d := range devices.Inventory().Devices {
+		putProfile(t, st, m, d.Type, 2)
+	}
+	return n, st
+}
+
 // A preview is the plan a re-plan would apply, with its headroom and laid
 // out where it moves the least (it planned the rates as they were, and
 // left both out), and says what applying it would change of what runs;
 // it applies nothing.
 func TestPreviewIsWhatAReplanWouldApply(t *testing.T) {
 	ctx := context.Background()
-	n, st, cpu := lendingNode(t)
-	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
-	n.rates, n.stepRates = newRateMeter(0.5, time.Now()), newRateMeter(0.5, time.Now())
-	n.sup = &supervisor{running: map[string]*gpuletRun{}}
-	n.readHost = func() hostMemory {
-		return hostMemory{TotalBytes: 24 << 30, DaemonBytes: 64 << 20, ModelsBytes: 8 << 30}
-	}
-	m := mlpFile("a", 1_000_000)
-	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
-	require.NoError(t, n.catalog.add(ctx, m))
-	putProfile(t, st, m, cpu.Type, 2)
+	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeCPU}, CPUs: []int{0}})
+	require.NoError(t, err)
+	n, st := previewNode(t, devices)
+	cpu := devices.Inventory().Devices[0]
 
 	before, err := st.Events(ctx, 0, 0)
 	require.NoError(t, err)
@@ -116,8 +135,46 @@ func TestPreviewIsWhatAReplanWouldApply(t *testing.T) {
 	require.Empty(t, again.Steps)
 	require.Equal(t, doc.Plan, again.Plan)
 
+	require.Empty(t, again.Crowded)
+
+	// What runs holds mlp in a smaller gpu-let: the plan resizes it. On
+	// the CPU device the new size starts over the old one whatever the
+	// memory: nothing waits.
+	half := let
+	half.Size = 50
+	n.sup.running["x"].planned = half
+	resize := previewOf(t, n, `{"rates": {"mlp": 10}}`)
+	require.Len(t, resize.Changes, 1)
+	require.Equal(t, gpulet.ActionResize, resize.Changes[0].Action)
+	require.Empty(t, resize.Crowded)
+
 	// Another planner, asked for by name.
 	sbp := previewOf(t, n, `{"rates": {"mlp": 10}, "algorithm": "sbp"}`)
 	require.Equal(t, gpulet.AlgoSBP, sbp.Algorithm)
 	require.Equal(t, gpulet.AlgoSBP, sbp.Plan.Algo)
+}
+
+// On a GPU a resize loads a second copy beside the first: two of mlp's
+// 978 MB (the reference set's alexnet on a V100) do not fit in 1.5 GiB
+// until the old gpu-let drains, and the preview says so.
+func TestPreviewSaysWhatWaitsForRoom(t *testing.T) {
+	devices, err := mps.New(mps.Options{Spec: mps.Spec{Mode: mps.ModeList, Entries: []mps.Entry{
+		{Kind: mps.KindEmulated, Profiles: "igniter-v100", Count: 1, MemoryGB: 1.5}}}, CPUs: []int{0}})
+	require.NoError(t, err)
+	n, _ := previewNode(t, devices)
+	gpu := devices.Inventory().Devices[0]
+	doc := previewOf(t, n, `{"rates": {"mlp": 10}}`)
+	require.Empty(t, doc.Crowded, "nothing runs")
+	let := doc.Plan.GPUs[0].GPULets[0]
+	require.Less(t, let.Size, 100, "a gpu-let of part of the GPU")
+
+	whole := let
+	whole.Size = 100
+	n.sup.running["x"] = &gpuletRun{device: gpu, planned: whole, models: map[string]*pb.LoadModelRequest{"mlp": {Name: "mlp"}}}
+	doc = previewOf(t, n, `{"rates": {"mlp": 10}}`)
+	require.Len(t, doc.Changes, 1)
+	require.Equal(t, gpulet.ActionResize, doc.Changes[0].Action)
+	require.Equal(t, []string{gpu.ID}, doc.Crowded)
+	require.Equal(t, []string{"on " + gpu.ID + " what starts and loads does not fit beside what runs there: it waits for the old " +
+		"gpu-lets to drain, and a model only they serve there goes unserved meanwhile"}, doc.Notes)
 }

@@ -118,27 +118,73 @@ func alignCost(layout, old []GPULet, gpu GPU) int64 {
 	if gpu.MemoryMB > 0 && letsMemoryMB(layout) > gpu.MemoryMB {
 		return alignNoFit
 	}
+	m := moveOnto(layout, old)
+	if m.loads > 0 && crowded(gpu, old, m.started, m.loadedMB) {
+		return m.loads + alignCrowdCost*m.loads
+	}
+	return m.loads
+}
+
+// move is what moving a GPU from what runs on it to a layout takes: the
+// gpu-lets it starts (or resizes), the model loads (each executor started
+// counting alignStartCost more) and the memory the loads hold.
+type move struct {
+	started  []GPULet
+	loads    int64
+	loadedMB float64
+}
+
+// moveOnto is the move from old (what runs on a GPU) to layout.
+func moveOnto(layout, old []GPULet) move {
+	var m move
 	d := Diff(&Plan{GPUs: []GPUPlan{{GPULets: old}}}, &Plan{GPUs: []GPUPlan{{GPULets: layout}}})
-	var loads int64
-	var started []GPULet
-	var loadedMB float64
 	for _, c := range d.Changes {
 		switch c.Action {
 		case ActionStart, ActionResize:
-			loads += alignStartCost + int64(len(c.New.Models))
-			started = append(started, *c.New)
-			loadedMB += letsMemoryMB([]GPULet{*c.New})
+			m.loads += alignStartCost + int64(len(c.New.Models))
+			m.started = append(m.started, *c.New)
+			m.loadedMB += letsMemoryMB([]GPULet{*c.New})
 		case ActionKeep:
-			loads += int64(len(c.Load))
+			m.loads += int64(len(c.Load))
 			for _, name := range c.Load {
-				loadedMB += c.New.Placement(name).HeldMB()
+				m.loadedMB += c.New.Placement(name).HeldMB()
 			}
 		}
 	}
-	if loads > 0 && crowded(gpu, old, started, loadedMB) {
-		loads += alignCrowdCost * loads
+	return m
+}
+
+// Crowded lists the GPUs of gpus (by ID, in their order) where what moving
+// from prev (what runs) to next starts and loads does not fit beside what
+// runs there: memory beyond what the old gpu-lets leave, or a MIG instance
+// on memory slots an old one holds. A node starts and loads those after the
+// old gpu-lets have drained, and the models only the old ones serve there
+// have no route meanwhile.
+func Crowded(prev, next *Plan, gpus []GPU) []string {
+	if next == nil {
+		return nil
 	}
-	return loads
+	byID := func(p *Plan) map[string][]GPULet {
+		m := map[string][]GPULet{}
+		if p != nil {
+			for _, g := range p.GPUs {
+				m[g.ID] = g.GPULets
+			}
+		}
+		return m
+	}
+	running, planned := byID(prev), byID(next)
+	var out []string
+	for _, g := range gpus {
+		old := running[g.ID]
+		if len(old) == 0 {
+			continue
+		}
+		if m := moveOnto(planned[g.ID], old); m.loads > 0 && crowded(g, old, m.started, m.loadedMB) {
+			out = append(out, g.ID)
+		}
+	}
+	return out
 }
 
 // crowded says whether what a re-plan adds to gpu does not fit beside old,

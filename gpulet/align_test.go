@@ -249,3 +249,40 @@ func TestAlignOnRandomNodes(t *testing.T) {
 		require.Equal(t, from, to, "the same layouts, each on a GPU of its own type")
 	}
 }
+
+// Crowded names the GPUs whose starts and loads do not fit beside what
+// runs there: memory the old gpu-lets hold until they drain, or MIG slots
+// an old instance holds.
+func TestCrowded(t *testing.T) {
+	v100 := []GPU{mpsGPU("g0", "v100", 3000), mpsGPU("g1", "v100", 3000)}
+	a100 := []GPU{{ID: "g0", Type: "a100", MemoryMB: 40960, Backend: BackendMIG, MIGModel: migrules.A100_40GB}}
+	inst := func(profile string, start int, models ...Placement) GPULet {
+		return GPULet{Size: 100, MIGProfile: profile, MIGStart: start, Models: models}
+	}
+	a, big, other := memPl("a", 500), memPl("big", 2000), memPl("other", 1500)
+	for _, tc := range []struct {
+		name       string
+		gpus       []GPU
+		prev, next *Plan
+		want       []string
+	}{
+		{"nothing runs", v100, nil, layoutOf(v100, []GPULet{let(100, big)}, []GPULet{let(100, other)}), nil},
+		{"nothing changes", v100, layoutOf(v100, []GPULet{let(100, big)}, nil), layoutOf(v100, []GPULet{let(100, big)}, nil), nil},
+		// big holds 2 000 of g0's 3 000 MB until it drains.
+		{"a start beside what runs", v100, layoutOf(v100, []GPULet{let(60, big)}, nil),
+			layoutOf(v100, []GPULet{let(60, big), let(40, a)}, nil), nil},
+		// A resize loads a second copy of big beside the first.
+		{"a resize that does not fit beside the old size", v100, layoutOf(v100, []GPULet{let(100, big)}, nil),
+			layoutOf(v100, []GPULet{let(50, big), let(50, a)}, nil), []string{"g0"}},
+		{"a start that does not fit beside it", v100, layoutOf(v100, []GPULet{let(100, big)}, []GPULet{let(100, a)}),
+			layoutOf(v100, []GPULet{let(100, other)}, []GPULet{let(100, a)}), []string{"g0"}},
+		{"a load that does not fit on a kept gpu-let", v100, layoutOf(v100, []GPULet{let(100, big)}, []GPULet{let(100, a)}),
+			layoutOf(v100, []GPULet{let(100, big, other)}, []GPULet{let(100, a)}), []string{"g0"}},
+		{"a MIG instance on slots an old one holds", a100, layoutOf(a100, []GPULet{inst("3g.20gb", 0, a)}),
+			layoutOf(a100, []GPULet{inst("4g.20gb", 0, a)}), []string{"g0"}},
+		{"a MIG instance on free slots", a100, layoutOf(a100, []GPULet{inst("3g.20gb", 4, a)}),
+			layoutOf(a100, []GPULet{inst("3g.20gb", 4, a), inst("2g.10gb", 0, other)}), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, Crowded(tc.prev, tc.next, tc.gpus)) })
+	}
+}

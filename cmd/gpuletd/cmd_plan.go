@@ -124,6 +124,7 @@ type planPreview struct {
 	Rates          map[string]float64 `json:"rates"`
 	Unprofiled     map[string]string  `json:"unprofiled"`
 	Steps          []string           `json:"steps"`
+	Notes          []string           `json:"notes"`
 	Unchanged      bool               `json:"unchanged"`
 	Capacity       *adminCapacity     `json:"capacity"`
 	Pipelines      map[string]struct {
@@ -169,6 +170,9 @@ func (p planPreview) write(w io.Writer, asked map[string]float64) error {
 	fmt.Fprintln(w, "applying it would, in this order:")
 	for _, step := range p.Steps {
 		writeWrappedLine(w, "  "+step)
+	}
+	for _, note := range p.Notes {
+		writeWrappedLine(w, note)
 	}
 	return nil
 }

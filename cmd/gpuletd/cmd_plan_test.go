@@ -48,6 +48,7 @@ func TestWritePlanPreview(t *testing.T) {
 		Unprofiled: map[string]string{"d": "no profile of d on v100 yet"},
 		Steps:      []string{"start emu0 gpu-let 1 (50%) for b", "stop emu2's 100% gpu-let of f, g"},
 		Capacity:   &adminCapacity{Ratio: 1.5, Load: 12.5, Rate: 18.75},
+		Notes:      []string{"on emu2 what starts and loads does not fit beside what runs there: it waits for the old gpu-lets to drain"},
 	}
 	var b bytes.Buffer
 	require.NoError(t, doc.write(&b, map[string]float64{"a": 10}))
@@ -58,6 +59,8 @@ not planned d: no profile of d on v100 yet
 applying it would, in this order:
   start emu0 gpu-let 1 (50%) for b
   stop emu2's 100% gpu-let of f, g
+on emu2 what starts and loads does not fit beside what runs there: it waits for
+  the old gpu-lets to drain
 `)
 
 	doc.Steps, doc.Unchanged, doc.HeadroomPlaced = nil, true, 0.2

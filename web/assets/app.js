@@ -163,6 +163,7 @@ async function reorganize() {
   const out = $('action-result');
   btn.disabled = true;
   $('preview-steps').hidden = true;
+  $('preview-notes').textContent = '';
   out.textContent = 'Re-planning…';
   try {
     const resp = await fetch('/api/v1/reorganize', { method: 'POST' });
@@ -185,6 +186,7 @@ async function preview() {
   const steps = $('preview-steps');
   btn.disabled = true;
   steps.hidden = true;
+  $('preview-notes').textContent = '';
   out.textContent = 'Planning…';
   try {
     const resp = await fetch('/api/v1/plan/preview', { method: 'POST' });
@@ -198,6 +200,7 @@ async function preview() {
     out.textContent = 'Reorganizing now would, in this order:';
     steps.replaceChildren(...(body.steps || []).map((s) => h('li', { text: s })));
     steps.hidden = false;
+    $('preview-notes').textContent = (body.notes || []).join(' ');
   } catch (err) {
     out.textContent = `Could not preview: ${err.message}`;
   } finally {
