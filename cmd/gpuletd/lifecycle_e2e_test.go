@@ -243,6 +243,11 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 	}
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5", "resnet18"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd,resnet18:resnet50",
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2, memory_gb: 3}]")
+	// The plan preview foresees it: at a surge's rates what starts on emu0
+	// does not fit beside what runs there.
+	code, out, stderr := runCLI(t, "plan", "--url", base, "--rate", "mlp=1000,lenet5=1000")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "\non emu0 what starts and loads does not fit beside what runs there: it waits for\n  the old gpu-lets to drain")
 	s := surgeUntilReplanned(t, base, logs)
 	require.Eventually(t, func() bool {
 		for _, m := range []string{"mlp", "lenet5"} {
