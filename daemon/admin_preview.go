@@ -40,9 +40,9 @@ type previewDoc struct {
 	// Unprofiled are the models left out for want of a profile, and why.
 	Unprofiled map[string]string `json:"unprofiled"`
 	// Changes are what applying the plan would do to what runs, in the
-	// order it would (gpulet.PlanDiff.Actions), and Steps the same in
-	// words, a line per step (gpulet.Change.Steps); Unchanged says there
-	// is nothing to do.
+	// order of the plan's diff (gpulet.PlanDiff.Actions), and Steps the
+	// same in words, a line per step in the order the node takes them
+	// (gpulet.PlanDiff.Steps); Unchanged says there is nothing to do.
 	Changes   []gpulet.Change `json:"changes"`
 	Steps     []string        `json:"steps"`
 	Unchanged bool            `json:"unchanged"`
@@ -155,9 +155,7 @@ func (n *node) preview(ctx context.Context, rates map[string]float64, algo gpule
 	diff := control.Changes(n.running(), p.plan)
 	doc := previewDoc{Plan: p.plan, Algorithm: algo, Headroom: control.Headroom, HeadroomPlaced: placedHeadroom(placeable, p.plan),
 		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing, Changes: diff.Actions(), Unchanged: diff.Unchanged()}
-	for _, c := range doc.Changes {
-		doc.Steps = append(doc.Steps, c.Steps()...)
-	}
+	doc.Steps = diff.Steps()
 	// A CPU gpu-let that lacks room starts over the old ones (StartOver):
 	// only GPUs wait.
 	gpus := slices.DeleteFunc(slices.Clone(p.in.GPUs), func(g gpulet.GPU) bool { return g.Type == mps.CPUType })

@@ -67,32 +67,32 @@ func TestDiff(t *testing.T) {
 	require.Empty(t, Diff(old, old).Actions())
 }
 
-// A change's steps in words: the new gpu-let by its GPU-LET in the plan's
-// table, one that stops by its size and models.
-func TestChangeSteps(t *testing.T) {
+// A move's steps in words, in the order a node takes them: starts and
+// resizes, loads and retunes, stops, unloads. A new gpu-let is named by its
+// GPU-LET in the plan's table, one that stops by its size and models.
+func TestPlanDiffSteps(t *testing.T) {
 	mig := let(43, pl("c", 2, 12))
 	mig.MIGProfile = "3g.20gb"
 	at := func(l GPULet) *GPULet { return &l }
-	for _, tc := range []struct {
-		name string
-		c    Change
-		want []string
-	}{
-		{"start", Change{Action: ActionStart, GPU: "emu0", OldIndex: -1, NewIndex: 1, New: at(let(50, pl("b", 2, 12)))},
-			[]string{"start emu0 gpu-let 1 (50%) for b"}},
-		{"resize onto a MIG instance", Change{Action: ActionResize, GPU: "emu1", NewIndex: 0, Old: at(let(100, pl("c", 2, 12))), New: &mig},
-			[]string{"resize emu1 gpu-let 0 (43% 3g.20gb, was 100%) for c"}},
-		{"keep", Change{Action: ActionKeep, GPU: "emu0", Old: at(let(100, pl("a", 2, 12), pl("e", 1, 1))), New: at(let(100, pl("a", 4, 12), pl("d", 1, 1))),
+	d := PlanDiff{Changes: []Change{
+		{Action: ActionStart, GPU: "emu0", OldIndex: -1, NewIndex: 1, New: at(let(50, pl("b", 2, 12)))},
+		{Action: ActionResize, GPU: "emu1", NewIndex: 0, Old: at(let(100, pl("c", 2, 12))), New: &mig},
+		{Action: ActionKeep, GPU: "emu0", Old: at(let(100, pl("a", 2, 12), pl("e", 1, 1))), New: at(let(100, pl("a", 4, 12), pl("d", 1, 1))),
 			Load: []string{"d"}, Unload: []string{"e"}, Retune: true},
-			[]string{"load d on emu0 gpu-let 0 (100%)", "retune emu0 gpu-let 0 (100%): other batches or rates", "unload e from emu0 gpu-let 0 (100%)"}},
-		{"keep as it was", Change{Action: ActionKeep, GPU: "emu0", Old: at(let(100, pl("a", 2, 12))), New: at(let(100, pl("a", 2, 12)))}, nil},
-		{"stop", Change{Action: ActionStop, GPU: "emu2", NewIndex: -1, Old: at(let(100, pl("f", 1, 1), pl("g", 1, 1)))},
-			[]string{"stop emu2's 100% gpu-let of f, g"}},
-		{"stop a gpu-let of no model", Change{Action: ActionStop, GPU: "emu2", NewIndex: -1, Old: at(let(100))},
-			[]string{"stop emu2's 100% gpu-let of no model"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) { require.Equal(t, tc.want, tc.c.Steps()) })
-	}
+		{Action: ActionKeep, GPU: "emu3", Old: at(let(100, pl("a", 2, 12))), New: at(let(100, pl("a", 2, 12)))},
+		{Action: ActionStop, GPU: "emu2", NewIndex: -1, Old: at(let(100, pl("f", 1, 1), pl("g", 1, 1)))},
+		{Action: ActionStop, GPU: "emu2", NewIndex: -1, Old: at(let(100))},
+	}}
+	require.Equal(t, []string{
+		"start emu0 gpu-let 1 (50%) for b",
+		"resize emu1 gpu-let 0 (43% 3g.20gb, was 100%) for c",
+		"load d on emu0 gpu-let 0 (100%)",
+		"retune emu0 gpu-let 0 (100%): other batches or rates",
+		"stop emu2's 100% gpu-let of f, g",
+		"stop emu2's 100% gpu-let of no model",
+		"unload e from emu0 gpu-let 0 (100%)",
+	}, d.Steps())
+	require.Empty(t, PlanDiff{}.Steps())
 }
 
 func TestDiffMIGInstance(t *testing.T) {

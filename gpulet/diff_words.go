@@ -5,32 +5,37 @@ import (
 	"strings"
 )
 
-// Steps says what the change does for people, a line per step: what
-// starts, resizes or stops, and what a kept gpu-let loads, retunes and
-// unloads. A gpu-let of the new plan is named by its GPU and its index
-// there (the GPU-LET of WriteTable); one that stops, by its size and
-// models.
-func (c Change) Steps() []string {
-	switch c.Action {
-	case ActionStart:
-		return []string{fmt.Sprintf("start %s gpu-let %d (%s) for %s", c.GPU, c.NewIndex, c.New.sizeWords(), c.New.modelWords())}
-	case ActionResize:
-		return []string{fmt.Sprintf("resize %s gpu-let %d (%s, was %s) for %s", c.GPU, c.NewIndex, c.New.sizeWords(), c.Old.sizeWords(), c.New.modelWords())}
-	case ActionStop:
-		return []string{fmt.Sprintf("stop %s's %s gpu-let of %s", c.GPU, c.Old.sizeWords(), c.Old.modelWords())}
+// Steps says what moving to the new plan does, for people, a line per
+// step in the order a node takes them: the gpu-lets that start or resize,
+// the models kept gpu-lets load and the ones retuned, then (once the routes
+// have switched) the gpu-lets that stop, and last the models kept gpu-lets
+// unload once drained. A gpu-let of the new plan is named by its GPU and
+// its index there (the GPU-LET of WriteTable); one that stops, by its size
+// and models.
+func (d PlanDiff) Steps() []string {
+	var starts, loads, stops, unloads []string
+	for _, c := range d.Changes {
+		switch c.Action {
+		case ActionStart:
+			starts = append(starts, fmt.Sprintf("start %s gpu-let %d (%s) for %s", c.GPU, c.NewIndex, c.New.sizeWords(), c.New.modelWords()))
+		case ActionResize:
+			starts = append(starts, fmt.Sprintf("resize %s gpu-let %d (%s, was %s) for %s", c.GPU, c.NewIndex, c.New.sizeWords(), c.Old.sizeWords(), c.New.modelWords()))
+		case ActionStop:
+			stops = append(stops, fmt.Sprintf("stop %s's %s gpu-let of %s", c.GPU, c.Old.sizeWords(), c.Old.modelWords()))
+		case ActionKeep:
+			at := fmt.Sprintf("%s gpu-let %d (%s)", c.GPU, c.NewIndex, c.New.sizeWords())
+			if len(c.Load) > 0 {
+				loads = append(loads, fmt.Sprintf("load %s on %s", strings.Join(c.Load, ", "), at))
+			}
+			if c.Retune {
+				loads = append(loads, "retune "+at+": other batches or rates")
+			}
+			if len(c.Unload) > 0 {
+				unloads = append(unloads, fmt.Sprintf("unload %s from %s", strings.Join(c.Unload, ", "), at))
+			}
+		}
 	}
-	at := fmt.Sprintf("%s gpu-let %d (%s)", c.GPU, c.NewIndex, c.New.sizeWords())
-	var out []string
-	if len(c.Load) > 0 {
-		out = append(out, fmt.Sprintf("load %s on %s", strings.Join(c.Load, ", "), at))
-	}
-	if c.Retune {
-		out = append(out, "retune "+at+": other batches or rates")
-	}
-	if len(c.Unload) > 0 {
-		out = append(out, fmt.Sprintf("unload %s from %s", strings.Join(c.Unload, ", "), at))
-	}
-	return out
+	return append(append(append(starts, loads...), stops...), unloads...)
 }
 
 // sizeWords is a gpu-let's size as WriteTable writes it: 50%, or
