@@ -128,6 +128,12 @@ type planPreview struct {
 	Unchanged      bool               `json:"unchanged"`
 	Capacity       *adminCapacity     `json:"capacity"`
 	Pipelines      map[string]struct {
+		Plan *struct {
+			Demand   float64 `json:"demand"`
+			Scaling  string  `json:"scaling"`
+			Workers  int     `json:"workers"`
+			Accuracy float64 `json:"accuracy"`
+		} `json:"plan"`
 		Error string `json:"error"`
 	} `json:"pipelines"`
 }
@@ -159,8 +165,12 @@ func (p planPreview) write(w io.Writer, asked map[string]float64) error {
 		writeWrappedLine(w, fmt.Sprintf("not planned %s: %s", name, p.Unprofiled[name]))
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Pipelines)) {
-		if e := p.Pipelines[name].Error; e != "" {
-			writeWrappedLine(w, fmt.Sprintf("pipeline %s not planned: %s", name, e))
+		switch pp := p.Pipelines[name]; {
+		case pp.Error != "":
+			writeWrappedLine(w, fmt.Sprintf("pipeline %s not planned: %s", name, pp.Error))
+		case pp.Plan != nil:
+			writeWrappedLine(w, fmt.Sprintf("pipeline %s: %s req/s with the headroom, %s scaling on %d workers, expected accuracy %.3f",
+				name, rateText(pp.Plan.Demand), pp.Plan.Scaling, pp.Plan.Workers, pp.Plan.Accuracy))
 		}
 	}
 	if p.Unchanged {

@@ -127,6 +127,9 @@ func TestPipelineServes(t *testing.T) {
 	require.InDelta(t, 24, pp.Plan.Demand, 1e-9, "20 req/s with the headroom")
 	require.Len(t, pp.Plan.Tasks, 2)
 	require.InDelta(t, 4*pp.Plan.Tasks[0].Load, pp.Plan.Tasks[1].Load, 1e-6)
+	code, out, stderr := runCLI(t, "plan", "--url", base, "--rate", modelzoo.PipelineName+"=20")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^pipeline `+modelzoo.PipelineName+`: 24 req/s with the headroom, \w+ scaling on \d+\s+workers, expected accuracy [01]\.\d{3}$`, out)
 
 	// Metadata and configuration say it is a pipeline.
 	r = do(t, "GET", url, nil, nil)
