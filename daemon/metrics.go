@@ -125,7 +125,7 @@ var (
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
-		descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
+		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
 		ch <- d
@@ -161,6 +161,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, float64(n.tls.leaf().NotAfter.Unix()))
 	}
 	ch <- prometheus.MustNewConstMetric(descReorg, prometheus.CounterValue, float64(n.reorganizations.Load()))
+	n.gpuletStarts.collect(ch)
 	ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(n.sup.restarts.Load()))
 	counts := n.events.counted()
 	for _, kind := range knownEventKinds {

@@ -62,6 +62,7 @@ type node struct {
 	current         atomic.Pointer[planned]
 	history         planHistory // what of the re-plans the store keeps
 	reorganizations atomic.Int64
+	gpuletStarts    gpuletStarts // the gpu-lets plans started, by how
 	ready           atomic.Bool
 	level           *zap.AtomicLevel // the process's log level, changed by reloads
 	onnxLib         string

@@ -289,6 +289,7 @@ func (n *node) recordOutcome(out control.Outcome[*gpuletRun], plan *gpulet.Plan,
 	if out.Overlapped > 0 {
 		n.events.add(EventReorganize, store.SeverityInfo, fmt.Sprintf("%d gpu-let(s) did not fit beside the old ones: each started on cores the old ones held, shared until they had drained, so the models that moved stayed served", out.Overlapped), nil)
 	}
+	n.gpuletStarts.add(out)
 	started := out.Started + out.Deferred
 	if out.Changed() {
 		n.events.add(EventReorganize, store.SeverityInfo, "plan applied: "+plan.Layout(), map[string]string{

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,16 +30,17 @@ func TestRecordOutcome(t *testing.T) {
 		reason   string // "period" when empty
 		says     string // an event's message, when given
 		counts   string // the plan-applied event's started, retired and loaded, when given
+		starts   string // gpu-lets started beside, after the drain and over the old ones
 	}{
-		{name: "nothing changed", out: control.Outcome[*gpuletRun]{Diff: gpulet.Diff(plan, plan)}},
+		{name: "nothing changed", out: control.Outcome[*gpuletRun]{Diff: gpulet.Diff(plan, plan)}, starts: "0 0 0"},
 		{name: "a gpu-let that did not start", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 2,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Err: errors.New("no cores left")}}},
 			unserved: map[string]string{"a": "its gpu-let on cpu did not start: no cores left", "b": "its gpu-let on cpu did not start: no cores left"},
-			kinds:    []string{EventReorganize}, reorgs: 1},
+			kinds:    []string{EventReorganize}, reorgs: 1, starts: "1 0 0"},
 		{name: "the first plan is no reorganization", out: control.Outcome[*gpuletRun]{Started: 1},
-			kinds: []string{EventReorganize}, reorgs: 0, reason: planAtStart},
-		{name: "a gpu-let started over the old", out: control.Outcome[*gpuletRun]{Started: 1, Stopped: 1, Overlapped: 1},
-			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1},
+			kinds: []string{EventReorganize}, reorgs: 0, reason: planAtStart, starts: "1 0 0"},
+		{name: "a gpu-let started over the old", out: control.Outcome[*gpuletRun]{Started: 2, Stopped: 1, Overlapped: 1},
+			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1, starts: "1 0 1"},
 		{name: "a model loaded once an old gpu-let had drained", out: control.Outcome[*gpuletRun]{Started: 1, Loaded: 1, Stopped: 2, Bridged: 1, Reloaded: 1},
 			kinds: []string{EventReorganize, EventReorganize}, reorgs: 1,
 			says:   "1 model(s) did not load on their gpu-let while old gpu-lets ran (memory they held): loaded once those had drained, 1 old gpu-let(s) serving them until then",
@@ -46,7 +48,7 @@ func TestRecordOutcome(t *testing.T) {
 		{name: "a model that did not load", out: control.Outcome[*gpuletRun]{Loaded: 0, Deferred: 1,
 			Failed: []control.Failure{{GPU: "cpu", Let: let, Model: "b", Err: errors.New("corrupt model")}}},
 			unserved: map[string]string{"b": "loading it on cpu failed: corrupt model"},
-			kinds:    []string{EventReorganize, EventReorganize}, reorgs: 1},
+			kinds:    []string{EventReorganize, EventReorganize}, reorgs: 1, starts: "0 1 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -80,6 +82,10 @@ func TestRecordOutcome(t *testing.T) {
 				require.Contains(t, said, tc.says)
 			}
 			require.Equal(t, tc.reorgs, n.reorganizations.Load())
+			if tc.starts != "" {
+				s := &n.gpuletStarts
+				require.Equal(t, tc.starts, fmt.Sprint(s.beside.Load(), s.afterDrain.Load(), s.overOld.Load()))
+			}
 		})
 	}
 }

@@ -225,6 +225,7 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 	require.Contains(t, string(events.body), `"kind":"reorganize"`)
 	failures := do(t, "GET", base+"/metrics", nil, nil)
 	require.NotContains(t, string(failures.body), `reason="executor_failed"`, "no request was lost with its executor")
+	require.Regexp(t, `\ngpuletd_gpulet_starts_total\{how="after_drain"\} [1-9]`, string(failures.body), "the metrics count the starts that waited")
 	require.NotContains(t, string(failures.body), `reason="unavailable"`, "no request reached a draining executor")
 }
 
@@ -263,6 +264,7 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 	require.Contains(t, evs, "did not fit beside the old ones", "the new gpu-lets waited for the old ones' memory")
 	failures := do(t, "GET", base+"/metrics", nil, nil)
 	require.NotContains(t, string(failures.body), `reason="executor_failed"`, "no request was lost with its executor")
+	require.Regexp(t, `\ngpuletd_gpulet_starts_total\{how="after_drain"\} [1-9]`, string(failures.body), "the metrics count the starts that waited")
 }
 
 // TestKilledExecutorIsRestarted kills one executor with SIGKILL under load:
