@@ -133,7 +133,7 @@ func (n *node) previewRequest(w http.ResponseWriter, r *http.Request) (map[strin
 		algo = n.algorithm()
 	}
 	if !slices.Contains(gpulet.Algos(), algo) {
-		return nil, "", fmt.Errorf("algorithm %q: want one of %s", algo, strings.Join(algoNames(), ", "))
+		return nil, "", fmt.Errorf("algorithm %q: want one of %s", algo, strings.Join(gpulet.AlgoNames(), ", "))
 	}
 	rates := map[string]float64{}
 	for _, name := range known {
@@ -152,14 +152,14 @@ func (n *node) preview(ctx context.Context, rates map[string]float64, algo gpule
 		return previewDoc{}, err
 	}
 	placeable := control.Placeable(p.in, p.plan)
-	diff := control.Changes(n.running(), p.plan)
+	diff := control.Changes(p.running, p.plan)
 	doc := previewDoc{Plan: p.plan, Algorithm: algo, Headroom: control.Headroom, HeadroomPlaced: placedHeadroom(placeable, p.plan),
 		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing, Changes: diff.Actions(), Unchanged: diff.Unchanged()}
 	doc.Steps = diff.Steps()
 	// A CPU gpu-let that lacks room starts over the old ones (StartOver):
 	// only GPUs wait.
 	gpus := slices.DeleteFunc(slices.Clone(p.in.GPUs), func(g gpulet.GPU) bool { return g.Type == mps.CPUType })
-	doc.Crowded = control.Crowded(n.running(), p.plan, gpus)
+	doc.Crowded = control.Crowded(p.running, p.plan, gpus)
 	for _, id := range doc.Crowded {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("on %s what starts and loads does not fit beside what runs there: it waits for the old gpu-lets to drain, and a model only they serve there goes unserved meanwhile", id))
 	}
@@ -196,15 +196,6 @@ func placedHeadroom(in gpulet.Input, plan *gpulet.Plan) float64 {
 // far above what any node serves, and below where planning arithmetic
 // loses its meaning.
 const maxPreviewRate = 1e9
-
-// algoNames are the planners' names.
-func algoNames() []string {
-	var out []string
-	for _, a := range gpulet.Algos() {
-		out = append(out, string(a))
-	}
-	return out
-}
 
 // unknownModels lists, quoted and sorted, the names of rates that are none
 // of the models and pipelines the node plans for (known, sorted), so that a

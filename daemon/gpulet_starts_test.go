@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,19 +22,16 @@ func (c startsCollector) Collect(ch chan<- prometheus.Metric) { c.s.collect(ch) 
 // starts by how they went.
 func TestGpuletStartsTotal(t *testing.T) {
 	var s gpuletStarts
-	require.NoError(t, testutil.CollectAndCompare(startsCollector{&s}, strings.NewReader(`
-# HELP gpuletd_gpulet_starts_total `+gpuletStartsHelp+`
+	counted := func(afterDrain, beside, overOld int) string {
+		return fmt.Sprintf(`
+# HELP gpuletd_gpulet_starts_total %s
 # TYPE gpuletd_gpulet_starts_total counter
-gpuletd_gpulet_starts_total{how="after_drain"} 0
-gpuletd_gpulet_starts_total{how="beside"} 0
-gpuletd_gpulet_starts_total{how="over_old"} 0
-`), "gpuletd_gpulet_starts_total"))
+gpuletd_gpulet_starts_total{how="after_drain"} %d
+gpuletd_gpulet_starts_total{how="beside"} %d
+gpuletd_gpulet_starts_total{how="over_old"} %d
+`, gpuletStartsHelp, afterDrain, beside, overOld)
+	}
+	require.NoError(t, testutil.CollectAndCompare(startsCollector{&s}, strings.NewReader(counted(0, 0, 0)), "gpuletd_gpulet_starts_total"))
 	s.add(control.Outcome[*gpuletRun]{Started: 3, Overlapped: 1, Deferred: 2})
-	require.NoError(t, testutil.CollectAndCompare(startsCollector{&s}, strings.NewReader(`
-# HELP gpuletd_gpulet_starts_total `+gpuletStartsHelp+`
-# TYPE gpuletd_gpulet_starts_total counter
-gpuletd_gpulet_starts_total{how="after_drain"} 2
-gpuletd_gpulet_starts_total{how="beside"} 2
-gpuletd_gpulet_starts_total{how="over_old"} 1
-`), "gpuletd_gpulet_starts_total"))
+	require.NoError(t, testutil.CollectAndCompare(startsCollector{&s}, strings.NewReader(counted(2, 2, 1)), "gpuletd_gpulet_starts_total"))
 }

@@ -200,9 +200,10 @@ type proposal struct {
 	in      gpulet.Input
 	missing map[string]string
 	// plan is the planner's plan with control's headroom, laid out on the
-	// GPUs where it moves the least from what runs (control.Align); nil
-	// when the planner failed.
-	plan *gpulet.Plan
+	// GPUs where it moves the least from running, what ran when it was
+	// made (control.Align); nil when the planner failed.
+	plan    *gpulet.Plan
+	running []control.Serving[*gpuletRun]
 }
 
 // propose plans the node for rates with the planner algo and changes
@@ -217,7 +218,8 @@ func (n *node) propose(ctx context.Context, rates map[string]float64, algo gpule
 		return p, err
 	}
 	// Its layouts on the GPUs where they move the least from what runs.
-	p.plan = control.Align(n.running(), plan, p.in.GPUs)
+	p.running = n.running()
+	p.plan = control.Align(p.running, plan, p.in.GPUs)
 	return p, nil
 }
 

@@ -46,10 +46,7 @@ func Align(prev, next *Plan, gpus []GPU) *Plan {
 			return next
 		}
 	}
-	running := map[string][]GPULet{}
-	for _, g := range prev.GPUs {
-		running[g.ID] = g.GPULets
-	}
+	running := letsByGPU(prev)
 	order := make([]int, len(gpus)) // order[i]: the layout of next's GPU i on GPU i
 	for i := range order {
 		order[i] = i
@@ -85,6 +82,17 @@ func Align(prev, next *Plan, gpus []GPU) *Plan {
 		out.GPUs[i].GPULets = slices.Clone(next.GPUs[from].GPULets)
 	}
 	return &out
+}
+
+// letsByGPU is each GPU's gpu-lets in p, by GPU id (none for a nil p).
+func letsByGPU(p *Plan) map[string][]GPULet {
+	m := map[string][]GPULet{}
+	if p != nil {
+		for _, g := range p.GPUs {
+			m[g.ID] = g.GPULets
+		}
+	}
+	return m
 }
 
 // alikeGPUs groups the indices of gpus whose layouts may trade places: the
@@ -164,16 +172,7 @@ func Crowded(prev, next *Plan, gpus []GPU) []string {
 	if next == nil {
 		return nil
 	}
-	byID := func(p *Plan) map[string][]GPULet {
-		m := map[string][]GPULet{}
-		if p != nil {
-			for _, g := range p.GPUs {
-				m[g.ID] = g.GPULets
-			}
-		}
-		return m
-	}
-	running, planned := byID(prev), byID(next)
+	running, planned := letsByGPU(prev), letsByGPU(next)
 	var out []string
 	for _, g := range gpus {
 		old := running[g.ID]

@@ -119,3 +119,12 @@ const (
 
 // Algos lists the planners in a fixed order.
 func Algos() []Algo { return []Algo{AlgoGpulet, AlgoGpuletInt, AlgoSBP, AlgoIdeal} }
+
+// AlgoNames are the names of Algos, in order.
+func AlgoNames() []string {
+	out := make([]string, 0, 4)
+	for _, a := range Algos() {
+		out = append(out, string(a))
+	}
+	return out
+}

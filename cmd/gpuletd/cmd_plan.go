@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -157,7 +158,7 @@ func (p planPreview) write(w io.Writer, asked map[string]float64) error {
 		parts = append(parts, fmt.Sprintf("%s %s req/s %s", name, rateText(p.Rates[name]), from))
 	}
 	writeWrappedLine(w, fmt.Sprintf("for %s; each at least %s req/s, %s",
-		orNoneWord(strings.Join(parts, ", ")), rateText(p.MinRate), p.headroomWords()))
+		cmp.Or(strings.Join(parts, ", "), "none"), rateText(p.MinRate), p.headroomWords()))
 	if p.Capacity != nil {
 		writeWrappedLine(w, p.Capacity.words())
 	}
@@ -203,12 +204,4 @@ func (p planPreview) headroomWords() string {
 func rateText(r float64) string {
 	s := strconv.FormatFloat(r, 'f', 2, 64)
 	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
-}
-
-// orNoneWord is s, or "none" when s is empty.
-func orNoneWord(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }

@@ -98,11 +98,7 @@ func (g *globalFlags) completeModelRates(cmd *cobra.Command, _ []string, toCompl
 
 // completeAlgos completes a planner's name.
 func completeAlgos(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	var out []cobra.Completion
-	for _, a := range gpulet.Algos() {
-		out = append(out, string(a))
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp
+	return gpulet.AlgoNames(), cobra.ShellCompDirectiveNoFileComp
 }
 
 // withListPrefix puts what toComplete holds up to its last comma before

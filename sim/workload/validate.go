@@ -180,13 +180,7 @@ var pipelineScalings = []string{string(control.ScaleJointly), string(control.Sca
 
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
-func algoNames() string {
-	var s []string
-	for _, a := range gpulet.Algos() {
-		s = append(s, string(a))
-	}
-	return strings.Join(s, ", ")
-}
+func algoNames() string { return strings.Join(gpulet.AlgoNames(), ", ") }
 
 func sortedKeys(m map[string]float64) []string {
 	out := make([]string, 0, len(m))
