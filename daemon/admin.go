@@ -172,6 +172,9 @@ type status struct {
 	// Capacity is how far the planned load may grow, in the same mix,
 	// before the planner cannot place it all; nil before a plan with load.
 	Capacity *capacityStatus `json:"capacity,omitempty"`
+	// RequestPath is the CPU one request takes beyond its model's run, as
+	// last measured; nil before a period answered enough requests.
+	RequestPath *requestPathStatus `json:"request_path,omitempty"`
 	// Cache is what the response cache holds; nil when the node keeps none.
 	Cache *cacheUsage `json:"response_cache,omitempty"`
 	// TLS is the listeners' certificate; nil when they serve plain text.
@@ -200,7 +203,7 @@ func (n *node) status() status {
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),
-		Memory: n.memoryNow(), CPUMemory: n.cpuMemoryNow(),
+		RequestPath: n.path.get(), Memory: n.memoryNow(), CPUMemory: n.cpuMemoryNow(),
 	}
 	if n.cache.on() {
 		u := n.cache.usage()

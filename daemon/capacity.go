@@ -30,12 +30,19 @@ type capacityStatus struct {
 	Rate float64 `json:"rate"`
 	// AtLeast: the search ran out of time; Ratio is a lower bound.
 	AtLeast bool `json:"at_least,omitempty"`
-	// CPU: the node's devices include the CPU. The search counts its
-	// gpu-lets' compute time alone, while the request path (the daemon,
-	// the executors' reading and writing) runs on the same cores, so such
-	// a node serves less than Rate; a sweep (gpuletd load --rate-range)
+	// CPU: the node's devices include the CPU. The request path (the
+	// daemon, the executors' reading and writing) runs on its cores. The
+	// search counts the executors' share once measured (ExecutorPathUS),
+	// not the daemon's (DaemonPathUS), which shares the cores too, so such a
+	// node serves less than Rate; a sweep (gpuletd load --rate-range)
 	// measures what it serves.
 	CPU bool `json:"cpu,omitempty"`
+	// ExecutorPathUS and DaemonPathUS are the request path's CPU per
+	// request, µs (request_path.go), where CPU: the executors', which the
+	// search counted, and the daemon's, which it did not; 0 before they
+	// were measured.
+	ExecutorPathUS float64 `json:"executor_path_us,omitempty"`
+	DaemonPathUS   float64 `json:"daemon_path_us,omitempty"`
 	// At is when the load was planned.
 	At time.Time `json:"at"`
 }
@@ -100,8 +107,12 @@ func (n *node) capacityOf(ctx context.Context, in gpulet.Input, algo gpulet.Algo
 	if err != nil {
 		return nil, err
 	}
-	return &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast,
-		CPU: onCPU(in), At: at}, nil
+	c := &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast,
+		CPU: onCPU(in), At: at}
+	if p := n.path.get(); c.CPU && p != nil {
+		c.ExecutorPathUS, c.DaemonPathUS = p.ExecutorsUS, p.DaemonUS
+	}
+	return c, nil
 }
 
 // onCPU says that one of in's devices is the CPU (its type, whose

@@ -13,6 +13,7 @@ import (
 type inflight struct {
 	mu     sync.Mutex
 	n      int
+	sent   int64 // requests admitted, ever
 	closed bool
 	idle   chan struct{} // closed when closed is set and n is 0
 }
@@ -25,7 +26,15 @@ func (f *inflight) acquire() bool {
 		return false
 	}
 	f.n++
+	f.sent++
 	return true
+}
+
+// total is how many requests acquire has admitted.
+func (f *inflight) total() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sent
 }
 
 // release ends a request acquire admitted.

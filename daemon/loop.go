@@ -36,6 +36,7 @@ func (n *node) planLoop(ctx context.Context) {
 	defer poll.stop()
 	start := time.Now()
 	last := start.Add(-control.MinReplanGap)
+	n.path.observe(n.samplePath(start))
 	for {
 		var reason string
 		var rates map[string]float64
@@ -57,12 +58,18 @@ func (n *node) planLoop(ctx context.Context) {
 		// longer than a tick leaves behind: the rates are measured to now.
 		case <-period.C:
 			now := time.Now()
+			moved := n.path.observe(n.samplePath(now))
 			var own map[string]float64
 			reason = "period"
 			rates, own = n.rates.closePeriod(now)
 			n.stepRates.closePeriod(now)
 			if n.keepPlan(rates, own) {
-				continue
+				if !moved {
+					continue
+				}
+				// The rates are served, but the CPU's plans count the
+				// request path anew: planned again, and its capacity.
+				reason = planPathMeasured
 			}
 		case <-surge.C:
 			if reason, rates = n.surgeCheck(time.Now(), start, last); reason == "" {

@@ -53,8 +53,11 @@ type node struct {
 	// sets it, reads it in place of /proc and the cgroup.
 	hostMem   atomic.Pointer[hostMemory]
 	readHost  func() hostMemory
-	admission admission     // models held to their share at overload
-	pipes     pipelinePlans // the pipelines' variant mixes (accuracy scaling)
+	admission admission // models held to their share at overload
+	// path is the request path's CPU per request, which the CPU device's
+	// plans count (request_path.go).
+	path  requestPath
+	pipes pipelinePlans // the pipelines' variant mixes (accuracy scaling)
 
 	planMu          sync.Mutex // one plan computed and applied at a time
 	previews        gate       // one plan preview computed at a time

@@ -102,7 +102,7 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 				why = append(why, err.Error())
 				continue
 			}
-			profs = append(profs, p)
+			profs = append(profs, n.planningProfile(p, types[t]))
 		}
 		if len(profs) == 0 {
 			missing[m.Name] = strings.Join(why, "; ")
@@ -115,6 +115,18 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 		})
 	}
 	return in, missing
+}
+
+// planningProfile is the profile the planner places a model on d with: on
+// the CPU device its latency with the executors' CPU per request (their
+// reading and writing, on the gpu-let's cores) added to every request of a
+// batch (request_path.go), elsewhere p itself. The executors schedule with
+// the profile as measured.
+func (n *node) planningProfile(p *gpulet.Profile, d mps.Device) *gpulet.Profile {
+	if d.Kind != mps.KindCPU {
+		return p
+	}
+	return p.WithRequestCost(n.path.executorMS())
 }
 
 // predictor chooses the interference model for the node: the first device
@@ -228,6 +240,11 @@ const (
 	planAtStart = "start"  // the first plan
 	planAsked   = "manual" // POST /api/v1/reorganize
 )
+
+// planPathMeasured is the reason of a period's re-plan that the rates did
+// not ask for: the request path's CPU, which the CPU's plans count, was
+// measured, or moved (requestPath.observe).
+const planPathMeasured = "request path measured"
 
 // recordPlan saves a re-plan's plan in the store when it changes what runs
 // where (planHistory), and always at start and when an operator asked for it.
@@ -385,7 +402,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 	if m.Config.MaxBatchSize > maxB {
 		req.MaxBatchSize = int32(maxB)
 	}
-	req.BatchCap = int32(control.BatchCap(w.let, pl, prof))
+	req.BatchCap = int32(control.BatchCap(w.let, pl, n.planningProfile(prof, w.device)))
 	for _, pt := range control.LatencyPoints(prof, w.let.Size, maxB) {
 		req.Latency = append(req.Latency, &pb.LatencyPoint{Batch: int32(pt.Batch), Ms: pt.MS})
 	}

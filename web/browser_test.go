@@ -576,12 +576,14 @@ func checkReadyWords(t *testing.T, b *browser) {
     capacityWords({ ratio: 1.8, load: 12000, rate: 21600, at_least: true }),
     capacityWords({ ratio: 0.8, load: 500, rate: 400 }),
     capacityWords({ ratio: 256, load: 318, rate: 80810, cpu: true }),
+    capacityWords({ ratio: 5.3, load: 2004, rate: 10694, cpu: true, executor_path_us: 71.2, daemon_path_us: 1234 }),
     capacityWords(undefined),
   ];
 })()`)
 	require.Equal(t, []string{"3.4× the 400 req/s planned for, 1368 req/s", "620× the 98.4 req/s planned for, 59785 req/s",
 		"≥1.8× the 12000 req/s planned for, 21600 req/s", "0.8× the 500 req/s planned for: overloaded",
-		"256× the 318 req/s planned for, 80810 req/s (on the CPU: the models' compute alone, the request path shares its cores)", "–"}, got)
+		"256× the 318 req/s planned for, 80810 req/s (on the CPU: the models' compute alone, the request path shares its cores)",
+		"5.3× the 2004 req/s planned for, 10694 req/s (on the CPU: with the executors' 71µs of CPU a request; the daemon's 1.23ms shares the cores too)", "–"}, got)
 	// A refresh keeps each model's row and its name's cell (the link a
 	// reader is pressing) as long as the cell says the same.
 	got = eval[[]string](t, b, `(async () => {

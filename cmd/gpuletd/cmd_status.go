@@ -236,6 +236,7 @@ type adminStatus struct {
 	Restarts        int64              `json:"executor_restarts"`
 	RecentProblems  *adminProblems     `json:"recent_problems"` // nil from a daemon that does not count them
 	Capacity        *adminCapacity     `json:"capacity"`        // nil before a plan with load, or from a daemon that does not say
+	RequestPath     *adminRequestPath  `json:"request_path"`    // nil before it was measured, or from a daemon that does not say
 	Cache           *adminCacheUse     `json:"response_cache"`
 	TLS             *adminTLS          `json:"tls"`
 	Memory          *adminCgroupMemory `json:"memory"`     // nil where the daemon has no memory cgroup to read
@@ -291,6 +292,11 @@ type adminCapacity struct {
 	Rate    float64 `json:"rate"`
 	AtLeast bool    `json:"at_least"`
 	CPU     bool    `json:"cpu"`
+	// ExecutorPathUS is the executors' CPU per request the estimate
+	// counted on the CPU, DaemonPathUS the daemon's, which it did not; 0
+	// before they were measured.
+	ExecutorPathUS float64 `json:"executor_path_us"`
+	DaemonPathUS   float64 `json:"daemon_path_us"`
 }
 
 // words says it in a line of the status's header.
@@ -307,10 +313,31 @@ func (c *adminCapacity) words() string {
 		return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for: overloaded", ratio, rate(c.Load))
 	}
 	line := fmt.Sprintf("capacity (planner's estimate): %s the %s planned for, %s", ratio, rate(c.Load), rate(c.Rate))
-	if c.CPU {
+	switch {
+	case c.CPU && c.ExecutorPathUS+c.DaemonPathUS > 0:
+		line += fmt.Sprintf("\n  on the CPU it counts the executors' %s of CPU a request; the daemon's\n  %s shares the cores too: gpuletd load --rate-range measures what it serves",
+			millis(c.ExecutorPathUS/1000), millis(c.DaemonPathUS/1000))
+	case c.CPU:
 		line += "\n  on the CPU it counts the models' compute alone, and the request path\n  shares those cores: gpuletd load --rate-range measures what it serves"
 	}
 	return line
+}
+
+// adminRequestPath is the CPU one request takes beyond its model's run, as
+// the daemon last measured it.
+type adminRequestPath struct {
+	PerRequestUS float64   `json:"per_request_us"`
+	DaemonUS     float64   `json:"daemon_us"`
+	ExecutorsUS  float64   `json:"executors_us"`
+	Answered     int64     `json:"answered"`
+	At           time.Time `json:"at"`
+}
+
+// words says it in a line of the status's header.
+func (p *adminRequestPath) words() string {
+	return fmt.Sprintf("request path: %s of CPU a request (daemon %s, executor %s), over %s to %s",
+		millis(p.PerRequestUS/1000), millis(p.DaemonUS/1000), millis(p.ExecutorsUS/1000),
+		counted(p.Answered, "request"), p.At.Local().Format(time.TimeOnly))
 }
 
 // adminProblems counts the warning and error events of the status's
@@ -599,6 +626,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintf(w, "plan of %s (%s)\n", s.PlanAt.Local().Format("2006-01-02 15:04:05"), orDash(s.PlanReason))
 		if s.Capacity != nil {
 			fmt.Fprintln(w, s.Capacity.words())
+		}
+		if p := s.RequestPath; p != nil {
+			writeWrappedLine(w, p.words())
 		}
 	default:
 		fmt.Fprintln(w, "no plan yet")

@@ -509,11 +509,21 @@ func TestCapacityWords(t *testing.T) {
 		{adminCapacity{Ratio: 0.8, Load: 500, Rate: 400}, "capacity (planner's estimate): 0.8× the 500 req/s planned for: overloaded"},
 		{adminCapacity{Ratio: 256, Load: 318, Rate: 80810, CPU: true}, "capacity (planner's estimate): 256× the 318 req/s planned for, 80810 req/s\n" +
 			"  on the CPU it counts the models' compute alone, and the request path\n  shares those cores: gpuletd load --rate-range measures what it serves"},
+		{adminCapacity{Ratio: 5.3, Load: 2004, Rate: 10694, CPU: true, ExecutorPathUS: 71.2, DaemonPathUS: 234}, "capacity (planner's estimate): 5.3× the 2004 req/s planned for, 10694 req/s\n" +
+			"  on the CPU it counts the executors' 71µs of CPU a request; the daemon's\n  234µs shares the cores too: gpuletd load --rate-range measures what it serves"},
 	} {
 		got := tc.c.words()
 		require.Equal(t, tc.want, got)
 		require.LessOrEqual(t, widest(got), 80)
 	}
+}
+
+func TestRequestPathWords(t *testing.T) {
+	at := time.Date(2026, 12, 3, 10, 38, 47, 0, time.Local)
+	p := adminRequestPath{PerRequestUS: 312.4, DaemonUS: 239.2, ExecutorsUS: 73.2, Answered: 19916, At: at}
+	require.Equal(t, "request path: 312µs of CPU a request (daemon 239µs, executor 73µs), over 19916 requests to 10:38:47", p.words())
+	p = adminRequestPath{PerRequestUS: 1250, DaemonUS: 1250, Answered: 1000, At: at}
+	require.Equal(t, "request path: 1.25ms of CPU a request (daemon 1.25ms, executor 0µs), over 1000 requests to 10:38:47", p.words())
 }
 
 func TestCgroupMemoryWords(t *testing.T) {

@@ -58,15 +58,27 @@ export function upWords(started, now = Date.now()) {
 
 // capacityWords says how far the planned load may grow, in the same mix,
 // before the planner cannot place it all (the status's capacity): a dash
-// before a plan with load. On the CPU the estimate counts the models'
-// compute alone (the status's capacity.cpu).
+// before a plan with load. On the CPU (the status's capacity.cpu) the
+// estimate counts the models' compute and, once measured, the executors'
+// share of the request path, never the daemon's.
 export function capacityWords(c) {
   if (!c) return '–';
   const ratio = (c.at_least ? '≥' : '') + (c.ratio >= 10 ? c.ratio.toFixed(0) : c.ratio.toFixed(1)) + '×';
   const load = `${c.load >= 100 ? c.load.toFixed(0) : c.load.toFixed(1)} req/s`;
   if (c.ratio < 1 && !c.at_least) return `${ratio} the ${load} planned for: overloaded`;
-  const cpu = c.cpu ? ' (on the CPU: the models\' compute alone, the request path shares its cores)' : '';
+  let cpu = '';
+  if (c.cpu && (c.executor_path_us > 0 || c.daemon_path_us > 0)) {
+    cpu = ` (on the CPU: with the executors' ${micros(c.executor_path_us)} of CPU a request; the daemon's ${micros(c.daemon_path_us)} shares the cores too)`;
+  } else if (c.cpu) {
+    cpu = ' (on the CPU: the models\' compute alone, the request path shares its cores)';
+  }
   return `${ratio} the ${load} planned for, ${c.rate.toFixed(0)} req/s${cpu}`;
+}
+
+// micros writes a CPU time given in µs, in ms from 1 ms.
+function micros(us) {
+  us = us || 0;
+  return us < 1000 ? `${us.toFixed(0)}µs` : `${(us / 1000).toFixed(2)}ms`;
 }
 
 // memoryWords says what the daemon's memory cgroup holds, its executors'

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/procfs"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"google.golang.org/protobuf/proto"
 )
@@ -212,9 +213,9 @@ func processCPUSpan(pid int) func(answered int64) float64 {
 	if pid <= 0 {
 		return func(int64) float64 { return -1 }
 	}
-	before, err := ProcessCPU(pid)
+	before, err := procfs.CPUTime(pid)
 	return func(answered int64) float64 {
-		after, err2 := ProcessCPU(pid)
+		after, err2 := procfs.CPUTime(pid)
 		if err != nil || err2 != nil || answered <= 0 {
 			return -1
 		}

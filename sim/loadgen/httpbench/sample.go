@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/internal/ctxsleep"
+	"github.com/gpulet/gpuletd/internal/procfs"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -72,12 +73,12 @@ func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error
 		}
 	}
 	slices.Sort(s.executorPIDs)
-	if cpu, err := ProcessCPU(d.cmd.Process.Pid); err == nil {
+	if cpu, err := procfs.CPUTime(d.cmd.Process.Pid); err == nil {
 		s.daemonCPU = cpu
 	}
 	var total time.Duration
 	for _, pid := range s.executorPIDs {
-		cpu, err := ProcessCPU(pid)
+		cpu, err := procfs.CPUTime(pid)
 		if err != nil {
 			return s, nil
 		}
