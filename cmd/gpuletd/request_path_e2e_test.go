@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/mps/cpushare"
 )
 
 // A CPU node measures the request path's CPU while it serves, and its plans
@@ -23,7 +25,13 @@ func TestTheCPUsPlansCountTheRequestPath(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
 	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_SCHEDULER_REORGANIZE_PERIOD=3s")
-	addr, logs := startDaemon(t, env)
+	// Two cores at most, so that the CPU's gpu-lets hold one each: the
+	// executors of larger ones are not measured.
+	taskset, err := exec.LookPath("taskset")
+	require.NoError(t, err, "taskset (util-linux)")
+	cores, err := cpushare.Online()
+	require.NoError(t, err)
+	addr, logs, _ := startDaemonUnder(t, env, taskset, "-c", cpushare.FormatList(cores[:min(len(cores), 2)]))
 	base := "http://" + addr
 	require.Eventually(t, func() bool {
 		return do(t, http.MethodGet, base+"/v2/health/ready", nil, nil).code == http.StatusOK
