@@ -584,6 +584,16 @@ func checkReadyWords(t *testing.T, b *browser) {
 		"≥1.8× the 12000 req/s planned for, 21600 req/s", "0.8× the 500 req/s planned for: overloaded",
 		"256× the 318 req/s planned for, 80810 req/s (on the CPU: the models' compute alone, the request path shares its cores)",
 		"5.3× the 2004 req/s planned for, 10694 req/s (on the CPU: with the executors' 71µs of CPU a request; the daemon's 1.23ms shares the cores too)", "–"}, got)
+	got = eval[[]string](t, b, `(async () => {
+  const { requestPathWords } = await import('/assets/summary.js');
+  return [
+    requestPathWords({ per_request_us: 312.4, daemon_us: 239.2, executors_us: 73.2, answered: 19916 }),
+    requestPathWords({ per_request_us: 1250, daemon_us: 1250 }),
+    requestPathWords(undefined),
+  ];
+})()`)
+	require.Equal(t, []string{"312µs of CPU a request (daemon 239µs, executor 73µs)",
+		"1.25ms of CPU a request (daemon 1.25ms, executor 0µs)", "–"}, got)
 	// A refresh keeps each model's row and its name's cell (the link a
 	// reader is pressing) as long as the cell says the same.
 	got = eval[[]string](t, b, `(async () => {
@@ -611,6 +621,8 @@ func checkReadyWords(t *testing.T, b *browser) {
 	require.Equal(t, []string{"true", "10", "true", "a (1 ignored)", "1 false", "No models are served."}, got)
 	require.Regexp(t, `^(–|≥?[\d.]+× the [\d.]+ req/s planned for(, \d+ req/s( \(on the CPU: .+\))?|: overloaded))$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="capacity"] dd').textContent`), "the summary says the planned capacity")
+	require.Regexp(t, `^(–|[\d.]+(µs|ms) of CPU a request \(daemon .+\))$`,
+		eval[string](t, b, `document.querySelector('#summary [data-key="request-path"] dd').textContent`), "the summary has the request path's row")
 	require.Regexp(t, `^\d+(s|m|h\d+m|d\d+h) \(since .+\)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="up"] dd').textContent`), "the summary says how long it has run")
 	got = eval[[]string](t, b, `(async () => {

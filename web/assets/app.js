@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords, problemWords, upWords, capacityWords, memoryWords, cpuMemoryWords } from './summary.js';
+import { readyWords, grpcWords, engineWords, problemWords, upWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -80,6 +80,7 @@ function renderSummary(st) {
     ['Plan', plan ? (plan.schedulable ? 'every rate placed' : 'some rate unplaced') : 'none yet'],
     ['Planned', st.plan_at ? `${clock(st.plan_at)}${st.plan_reason ? ' (' + st.plan_reason + ')' : ''}` : '–'],
     ['Capacity', capacityWords(st.capacity)],
+    ['Request path', requestPathWords(st.request_path)],
     ['Memory', memoryWords(st.memory)],
     ['CPU models', cpuMemoryWords(st.cpu_memory)],
     ['Reorganizations', String(st.reorganizations)],

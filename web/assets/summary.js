@@ -75,6 +75,14 @@ export function capacityWords(c) {
   return `${ratio} the ${load} planned for, ${c.rate.toFixed(0)} req/s${cpu}`;
 }
 
+// requestPathWords says what CPU a request takes beyond its model's run,
+// as the daemon last measured it (the status's request_path): a dash
+// before it has.
+export function requestPathWords(p) {
+  if (!p) return '–';
+  return `${micros(p.per_request_us)} of CPU a request (daemon ${micros(p.daemon_us)}, executor ${micros(p.executors_us)})`;
+}
+
 // micros writes a CPU time given in µs, in ms from 1 ms.
 function micros(us) {
   us = us || 0;
