@@ -15,7 +15,6 @@ import (
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/gpulet"
-	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/pipeline"
 )
 
@@ -156,9 +155,13 @@ func (n *node) preview(ctx context.Context, rates map[string]float64, algo gpule
 	doc := previewDoc{Plan: p.plan, Algorithm: algo, Headroom: control.Headroom, HeadroomPlaced: placedHeadroom(placeable, p.plan),
 		MinRate: control.MinPlanRate, Rates: rates, Unprofiled: p.missing, Changes: diff.Actions(), Unchanged: diff.Unchanged()}
 	doc.Steps = diff.Steps()
-	// A CPU gpu-let that lacks room starts over the old ones (StartOver):
-	// only GPUs wait.
-	gpus := slices.DeleteFunc(slices.Clone(p.in.GPUs), func(g gpulet.GPU) bool { return g.Type == mps.CPUType })
+	// A gpu-let that lacks room on a device whose room can be shared
+	// starts over the old ones (startsOver): only the others wait.
+	inv := n.devices.Inventory()
+	gpus := slices.DeleteFunc(slices.Clone(p.in.GPUs), func(g gpulet.GPU) bool {
+		d, err := inv.Device(g.ID)
+		return err == nil && startsOver(d)
+	})
 	doc.Crowded = control.Crowded(p.running, p.plan, gpus)
 	for _, id := range doc.Crowded {
 		doc.Notes = append(doc.Notes, fmt.Sprintf("on %s what starts and loads does not fit beside what runs there: it waits for the old gpu-lets to drain, and a model only they serve there goes unserved meanwhile", id))

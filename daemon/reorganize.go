@@ -60,6 +60,10 @@ func (x executors) start(ctx context.Context, w *want) (*gpuletRun, error) {
 // device.
 var errNoOverlap = errors.New("only a CPU gpu-let starts on cores that old ones hold")
 
+// startsOver says whether a gpu-let on d may start on room that old
+// gpu-lets hold (StartOver): CPU cores alone can be shared so.
+func startsOver(d mps.Device) bool { return d.Kind == mps.KindCPU }
+
 // StartOver starts, on a CPU device, a new gpu-let that took too many
 // cores to start beside the old ones over (the old gpu-lets on its
 // device that the plan drops): it takes cores they hold, shares them
@@ -71,7 +75,7 @@ func (x executors) StartOver(ctx context.Context, gp *gpulet.GPUPlan, let gpulet
 	if err != nil {
 		return nil, fmt.Errorf("apply plan: %w", err)
 	}
-	if dev.Kind != mps.KindCPU {
+	if !startsOver(dev) {
 		return nil, fmt.Errorf("start gpu-let on %s over old ones: %w", gp.ID, errNoOverlap)
 	}
 	w := &want{device: dev, let: let, gpu: gp}

@@ -62,7 +62,7 @@ type letSample struct {
 // sent them, over the gpu-lets whose executor ran through both. Either is 0
 // where no request counts; answered and sent say over how many.
 //
-// Only gpu-lets of one core are sampled (collectPath): on a larger one ONNX
+// Only gpu-lets of one core are sampled (samplePath): on a larger one ONNX
 // Runtime's threads spin between runs, CPU time that says nothing of the
 // requests. A gpu-let of one core runs its executor's reading and writing
 // and its batches on that core, one after the other.

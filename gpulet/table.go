@@ -24,10 +24,7 @@ func (p *Plan) WriteTable(w io.Writer) error {
 			continue
 		}
 		for li, l := range g.GPULets {
-			size := fmt.Sprintf("%d%%", l.Size)
-			if l.MIGProfile != "" {
-				size += " " + l.MIGProfile
-			}
+			size := l.sizeWords()
 			for mi, m := range l.Models {
 				gid, lid, sz, duty, busy := "", "", "", "", ""
 				if mi == 0 {
