@@ -24,14 +24,20 @@ func TestTheCPUsPlansCountTheRequestPath(t *testing.T) {
 	}
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
-	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_SCHEDULER_REORGANIZE_PERIOD=3s")
-	// Two cores at most, so that the CPU's gpu-lets hold one each: the
-	// executors of larger ones are not measured.
+	// Two cores at most, and gpu-lets of one core each: the executors of
+	// larger ones are not measured, and the planner would give lenet5
+	// alone the whole CPU.
 	taskset, err := exec.LookPath("taskset")
 	require.NoError(t, err, "taskset (util-linux)")
 	cores, err := cpushare.Online()
 	require.NoError(t, err)
-	addr, logs, _ := startDaemonUnder(t, env, taskset, "-c", cpushare.FormatList(cores[:min(len(cores), 2)]))
+	cores = cores[:min(len(cores), 2)]
+	oneCore := "100"
+	if len(cores) == 2 {
+		oneCore = "50"
+	}
+	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_SCHEDULER_REORGANIZE_PERIOD=3s", "GPULETD_PARTITIONING_SIZES="+oneCore)
+	addr, logs, _ := startDaemonUnder(t, env, taskset, "-c", cpushare.FormatList(cores))
 	base := "http://" + addr
 	require.Eventually(t, func() bool {
 		return do(t, http.MethodGet, base+"/v2/health/ready", nil, nil).code == http.StatusOK
