@@ -95,41 +95,6 @@ func (n *node) cacheStatus(m *repository.Model) *statusCache {
 	return s
 }
 
-// statusGpulet is one running gpu-let in the admin status.
-type statusGpulet struct {
-	ID        string  `json:"id"`
-	Device    string  `json:"device"`
-	Size      int     `json:"size"`
-	State     string  `json:"state"`
-	PID       int     `json:"pid,omitempty"`
-	Restarts  int     `json:"restarts"`
-	BusyRatio float64 `json:"busy_ratio"`
-	Cores     []int32 `json:"cores,omitempty"`
-	SMCount   int32   `json:"sm_count,omitempty"`
-	// Policy is the batch scheduling policy its executor runs: the one it
-	// started with, or the one a reload switched it to (an executor that
-	// could not switch keeps its own, and the events say why).
-	Policy string `json:"policy,omitempty"`
-	// Memory is what its executor holds; nil while it has no process.
-	Memory *gpuletMemory `json:"memory,omitempty"`
-	// NextTry is when its dead executor is started again, while it waits
-	// for that (restarts back off, for minutes after an out-of-memory kill).
-	NextTry *time.Time        `json:"next_try,omitempty"`
-	Models  []statusPlacement `json:"models"`
-}
-
-// statusPlacement is one model on a gpu-let, as planned and as measured.
-type statusPlacement struct {
-	Name      string  `json:"name"`
-	Batch     int     `json:"batch"`
-	Rate      float64 `json:"rate"`
-	LatencyMS float64 `json:"latency_ms"`
-	WorstMS   float64 `json:"worst_ms"`
-	SLOMS     float64 `json:"slo_ms"`
-	MeanBatch float64 `json:"mean_batch"`
-	Requests  int64   `json:"requests"`
-}
-
 // status is GET /api/v1/status.
 type status struct {
 	Version string `json:"version"`
@@ -235,42 +200,10 @@ func (n *node) status() status {
 	gls := n.sup.list()
 	sort.Slice(gls, func(i, j int) bool { return gls[i].id < gls[j].id })
 	for _, g := range gls {
-		sg := statusGpulet{ID: g.id, Device: g.device.ID, Size: g.size, State: "ready", Models: []statusPlacement{}}
-		switch {
-		case g.draining.Load():
-			sg.State = "draining"
-		case g.down.Load():
-			sg.State = "restarting"
-			if at := g.nextTry.Load(); at > 0 {
-				next := time.Unix(0, at)
-				sg.NextTry = &next
-			}
+		sg := g.status(inv, planned[g.device.ID+"/"+strconv.Itoa(g.size)])
+		for _, p := range sg.Models {
+			placedOn[p.Name] = append(placedOn[p.Name], g.id)
 		}
-		g.mu.Lock()
-		sg.Restarts, sg.Policy = g.restarts, g.policy
-		if g.proc != nil {
-			sg.PID = g.proc.Pid()
-		}
-		if g.health != nil {
-			sg.Cores, sg.SMCount = g.health.CpuCores, g.health.SmCount
-		}
-		g.mu.Unlock()
-		sg.Memory = g.memory(inv)
-		// From pushed state: the status never waits on an executor.
-		sg.BusyRatio, _ = g.busyRatio(time.Now())
-		perModel := g.batches()
-		for _, name := range g.modelNames() {
-			p := statusPlacement{Name: name}
-			if pl, ok := planned[g.device.ID+"/"+strconv.Itoa(g.size)][name]; ok {
-				p.Batch, p.Rate, p.LatencyMS, p.WorstMS, p.SLOMS = pl.Batch, pl.Rate, pl.LatencyMS, pl.WorstMS, pl.SLOMS
-			}
-			if c := perModel[name]; c[1] > 0 {
-				p.MeanBatch, p.Requests = float64(c[0])/float64(c[1]), c[0]
-			}
-			sg.Models = append(sg.Models, p)
-			placedOn[name] = append(placedOn[name], g.id)
-		}
-		sort.Slice(sg.Models, func(i, j int) bool { return sg.Models[i].Name < sg.Models[j].Name })
 		s.Gpulets = append(s.Gpulets, sg)
 	}
 	rates, now := n.rates.estimates(time.Now()), n.rates.current()

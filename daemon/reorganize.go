@@ -175,6 +175,12 @@ func (x executors) Stop(ctx context.Context, g *gpuletRun) {
 func (x executors) Unload(ctx context.Context, g *gpuletRun, name string) {
 	g.plannedDrop(name)
 	_ = ctxsleep.Sleep(ctx, x.n.catalog.drainWait(name)) // unload either way
+	// Its counts there go with it: the requests that failed there are said
+	// now, as a retired gpu-let's stop event says them.
+	if c := g.served()[name]; c.failed > 0 {
+		x.n.events.add(EventReorganize, store.SeverityInfo, fmt.Sprintf("%s unloaded from %s, which the plan keeps", name, g.id)+
+			failedThere(map[string]servedOn{name: c}), map[string]string{"model": name, "gpulet": g.id})
+	}
 	if err := g.unloadModel(ctx, name); err != nil {
 		x.n.log.Warn("unload model", zap.String("model", name), zap.String("gpulet", g.id), zap.Error(err))
 	}

@@ -129,13 +129,22 @@ func (g *gpuletRun) busyRatio(now time.Time) (float64, bool) {
 	return min(1, float64(time.Duration(st.BusyUs)*time.Microsecond)/float64(up)), true
 }
 
-// batches is what each model ran on the gpu-let, from the state its
-// executor last pushed: requests batched and batches.
-func (g *gpuletRun) batches() map[string][2]int64 {
-	out := map[string][2]int64{}
+// servedOn is what one model's requests came to on a gpu-let since its
+// executor started.
+type servedOn struct {
+	// batched is the requests its batches ran; batches, how many ran.
+	batched, batches int64
+	// failed is the requests the executor answered with an error.
+	failed int64
+}
+
+// served is what each model's requests came to on the gpu-let, from the
+// state its executor last pushed.
+func (g *gpuletRun) served() map[string]servedOn {
+	out := map[string]servedOn{}
 	if st := g.pushed.Load(); st != nil {
 		for _, ms := range st.Models {
-			out[ms.Name] = [2]int64{ms.BatchedRequests, ms.Batches}
+			out[ms.Name] = servedOn{batched: ms.BatchedRequests, batches: ms.Batches, failed: ms.Failed}
 		}
 	}
 	return out
@@ -580,8 +589,24 @@ func (s *supervisor) retire(ctx context.Context, g *gpuletRun) error {
 	s.mu.Lock()
 	delete(s.running, g.id)
 	s.mu.Unlock()
-	s.events.add(EventExecutorStop, store.SeverityInfo, "executor stopped", map[string]string{"gpulet": g.id, "models": g.modelList()})
+	s.events.add(EventExecutorStop, store.SeverityInfo, "executor stopped"+failedThere(g.served()), map[string]string{"gpulet": g.id, "models": g.modelList()})
 	return errors.Join(drainErr, stopErr)
+}
+
+// failedThere says, for a retired gpu-let's event, which models' requests
+// failed on it (its executor's last pushed counts, which the status no
+// longer shows once it is gone): "" when none did.
+func failedThere(served map[string]servedOn) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(served)) {
+		if c := served[name]; c.failed > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d of %d", name, c.failed, c.failed+c.batched))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; requests that failed on it: " + strings.Join(parts, ", ")
 }
 
 // retireAll stops every gpu-let (daemon shutdown).

@@ -74,9 +74,12 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 // modelStats are one model's counters, owned by the loop.
 type modelStats struct {
 	requests, succeeded, batches, batched int64
-	failures                              map[string]int64
-	queueUS, computeUS                    int64
-	batchSizes                            map[int32]int64
+	// failures counts the failed requests by code; failed is their sum
+	// (the pushed state's).
+	failures           map[string]int64
+	failed             int64
+	queueUS, computeUS int64
+	batchSizes         map[int32]int64
 }
 
 func (st *modelStats) fail(code pb.Code) {
@@ -84,6 +87,7 @@ func (st *modelStats) fail(code pb.Code) {
 		st.failures = map[string]int64{}
 	}
 	st.failures[code.String()]++
+	st.failed++
 }
 
 func (st *modelStats) batch(size int) {

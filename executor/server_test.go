@@ -434,6 +434,40 @@ func TestWatchStateReportsQueue(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
+// The state counts a model's failed requests: one whose deadline has passed
+// is refused, and the next state says so.
+func TestWatchStateCountsFailures(t *testing.T) {
+	f := &fakeRuntime{base: 2 * time.Millisecond}
+	c := startFake(t, f, "deferred")
+	loadDouble(t, c, "double", 500*time.Millisecond, 8)
+	states := make(chan *pb.ExecutorState, 64)
+	require.NoError(t, c.WatchState(time.Millisecond, func(st *pb.ExecutorState) {
+		select {
+		case states <- st:
+		default: // the test reads on; a full buffer drops
+		}
+	}))
+	require.Zero(t, (<-states).Models[0].Failed)
+	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)},
+		DeadlineUnixNs: time.Now().Add(-time.Second).UnixNano()})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_DEADLINE, resp.Code, resp.Error)
+	for st := range states {
+		if st.Models[0].Failed == 1 {
+			break
+		}
+	}
+	resp, err = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+	for st := range states {
+		if st.Models[0].Batches == 1 {
+			require.Equal(t, int64(1), st.Models[0].Failed, "a request served is no failure")
+			break
+		}
+	}
+}
+
 // State frames of their own come at most once an interval however often
 // the state changes; an answer carries the state whenever it changed, for
 // no write of its own; the last change is always written.

@@ -449,7 +449,8 @@ func checkPipelineRow(t *testing.T, b *browser) {
 
 // checkDeviceMemory renders an NVIDIA GPU into a panel of its own: its
 // line says how much of its memory the driver has in use, and an emulated
-// GPU's (whose memory nothing uses) does not.
+// GPU's (whose memory nothing uses) does not. A gpu-let's placement says how
+// many of its model's requests failed there.
 func checkDeviceMemory(t *testing.T, b *browser) {
 	t.Helper()
 	got := eval[[]string](t, b, `(async () => {
@@ -468,6 +469,26 @@ func checkDeviceMemory(t *testing.T, b *browser) {
 	require.Len(t, got, 2)
 	require.Contains(t, got[0], " · 12 GiB in use")
 	require.NotContains(t, got[1], "in use")
+
+	// A placement whose requests failed on its gpu-let says how many; one
+	// without failures says nothing of them.
+	placed := eval[[]string](t, b, `(async () => {
+  const { Devices } = await import('/assets/partitions.js');
+  const root = document.createElement('div');
+  document.body.append(root);
+  new Devices(root).render({ devices: [
+    { id: 'emu0', kind: 'emulated', type: 'igniter-v100', name: 'Emulated igniter-v100', backend: 'mps', health: 'ok' },
+  ], gpulets: [{ id: 'emu0-100-1', device: 'emu0', size: 100, state: 'ready', busy_ratio: 0.5, models: [
+    { name: 'alexnet', batch: 8, rate: 46, worst_ms: 170, slo_ms: 214, mean_batch: 5.2, requests: 2700, failed: 1048 },
+    { name: 'ssd', batch: 2, rate: 9, worst_ms: 900, slo_ms: 3641, mean_batch: 1.4, requests: 540, failed: 0 },
+  ] }], models: [] });
+  const lines = [...root.querySelectorAll('.gl-list li li')].map((li) => li.textContent);
+  root.remove();
+  return lines;
+})()`)
+	require.Len(t, placed, 2)
+	require.Contains(t, placed[0], " · mean batch 5.2 · 1,048 failed here · ")
+	require.NotContains(t, placed[1], "failed")
 }
 
 // checkModelWarning renders a model row whose batch of one is predicted past

@@ -486,6 +486,7 @@ type adminPlacement struct {
 	LatencyMS float64 `json:"latency_ms"`
 	MeanBatch float64 `json:"mean_batch"`
 	Requests  int64   `json:"requests"`
+	Failed    int64   `json:"failed"`
 }
 
 // adminModel is one model of the status (GET /api/v1/models).
@@ -730,6 +731,11 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	for _, g := range s.Gpulets {
 		if g.NextTry != nil {
 			fmt.Fprintf(w, "%s: its executor died; tried again at %s (gpuletd events --kind executor_restart says why)\n", g.ID, g.NextTry.Local().Format(time.TimeOnly))
+		}
+		for _, m := range g.Models {
+			if m.Failed > 0 {
+				writeWrappedLine(w, fmt.Sprintf("%s on %s: %s", m.Name, g.ID, failedWords(m.Failed, m.Requests)))
+			}
 		}
 	}
 
@@ -978,6 +984,14 @@ func millis(ms float64) string {
 }
 
 func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+// failedWords says what failed of a model's requests on one gpu-let: failed
+// answered with an error, batched run in its batches, both since the
+// gpu-let's executor started.
+func failedWords(failed, batched int64) string {
+	return fmt.Sprintf("%s of %d failed there since its executor started (dropped or expired by its scheduler, refused, failed runs)",
+		counted(failed, "request"), failed+batched)
+}
 
 func meanBatch(requests int64, mean float64) string {
 	if requests == 0 {

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/gpulet/planbench"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/stretchr/testify/require"
@@ -175,6 +178,7 @@ func TestDaemonServesGameMix(t *testing.T) {
 	}
 	// The warm-up lets the rate estimate reach the offered rate and the
 	// daemon re-plan for it before anything is counted.
+	loadStart := time.Now()
 	code, out, stderr := runCLI(t, "load", "--url", base, "--model", strings.Join(spec, ","),
 		"--rate", strconv.FormatFloat(rate, 'f', 1, 64), "--warmup", "6s", "--duration", duration.String(), "--binary", "--json")
 	require.Equal(t, 0, code, stderr)
@@ -204,10 +208,40 @@ func TestDaemonServesGameMix(t *testing.T) {
 	}
 	t.Logf("offered %.1f req/s (%.2f of the planned max) for %s: sent %d, within SLO %d (%.2f%%), goodput %.1f req/s",
 		rate, fraction, duration, rep.Total.Sent, rep.Total.Within, 100*rep.Total.Attainment, rep.Total.Goodput)
+	logReplans(t, base, loadStart)
+	var st adminStatus
+	require.NoError(t, adminGet(t.Context(), plainAPI(base), "/api/v1/status", &st))
+	for _, g := range st.Gpulets {
+		for _, m := range g.Models {
+			if m.Failed > 0 {
+				t.Logf("%s on %s (batch %d, %.1f req/s planned): %s", m.Name, g.ID, m.Batch, m.Rate, failedWords(m.Failed, m.Requests))
+			}
+		}
+	}
 	require.Len(t, rep.Reports, len(spec))
 	require.Zero(t, rep.Total.Dropped, "the client kept up")
 	require.Greater(t, rep.Total.Sent, int64(0.9*rate*duration.Seconds()), "the client sent the offered load")
 	require.GreaterOrEqual(t, rep.Total.Attainment, 0.99, "fewer than 1%% of the requests miss their SLO; logs:\n%s", logs)
+}
+
+// logReplans logs the reorganizations the daemon at base made since start
+// (the load's warm-up included), each with its reason, and the gpu-lets
+// they retired, with the requests that failed on each: what a mix's run
+// re-planned under a steady load, and where its requests failed.
+func logReplans(t *testing.T, base string, start time.Time) {
+	t.Helper()
+	var evs []daemon.EventDoc
+	q := "/api/v1/events?limit=1000&kind=" + daemon.EventReorganize + "," + daemon.EventExecutorStop + "&after=" + url.QueryEscape(start.Format(time.RFC3339Nano))
+	require.NoError(t, json.Unmarshal(do(t, "GET", base+q, nil, nil).body, &evs))
+	slices.SortFunc(evs, func(a, b daemon.EventDoc) int { return a.At.Compare(b.At) })
+	t.Logf("reorganizations and gpu-lets retired since the load began:")
+	for _, e := range evs {
+		why := e.Attrs["reason"]
+		if e.Kind == daemon.EventExecutorStop {
+			why = e.Attrs["gpulet"]
+		}
+		t.Logf("  +%5.1fs (%s) %s", e.At.Sub(start).Seconds(), why, e.Message)
+	}
 }
 
 // The status's capacity is the planner's own limit for the load planned

@@ -196,6 +196,7 @@ function detailsList(gls, models) {
                   h('span', { class: 'gl-model', text: p.name }),
                   ` batch ${p.batch} · ${rate(p.rate)} req/s assigned` +
                     (p.mean_batch > 0 ? ` · mean batch ${num(p.mean_batch)}` : '') +
+                    (p.failed > 0 ? ` · ${num(p.failed)} failed here` : '') +
                     ` · planned worst ${ms(p.worst_ms)} ms · `,
                   h('span', {
                     class: `att-text-${attainment(r)}`,

@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/mps"
+)
+
+// A gpu-let's placements in the status say what the plan gave each model
+// there and, from the state its executor pushed, what the model's requests
+// came to: the requests its batches ran, their mean batch, and the requests
+// it answered with an error, which is where an operator finds the gpu-let
+// that misses a model's requests.
+func TestGpuletStatusSaysWhatFailedThere(t *testing.T) {
+	g := &gpuletRun{id: "emu0-100-1", device: mps.Device{ID: "emu0"}, size: 100,
+		models: map[string]*pb.LoadModelRequest{"b": {Name: "b"}, "a": {Name: "a"}}}
+	planned := map[string]gpulet.Placement{"a": {Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7}}
+
+	sg := g.status(mps.Inventory{}, planned)
+	require.Equal(t, "ready", sg.State)
+	require.Equal(t, []statusPlacement{
+		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7},
+		{Name: "b"},
+	}, sg.Models, "before the executor pushed a state: the plan alone")
+
+	g.pushed.Store(&pb.ExecutorState{Models: []*pb.ModelState{
+		{Name: "a", Batches: 4, BatchedRequests: 10, Failed: 3},
+		{Name: "b", Failed: 2},
+	}})
+	sg = g.status(mps.Inventory{}, planned)
+	require.Equal(t, []statusPlacement{
+		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Failed: 3},
+		{Name: "b", Failed: 2},
+	}, sg.Models)
+}
+
+// A retired gpu-let's event names the models whose requests failed on it,
+// which the status stops showing once it is gone.
+func TestFailedThere(t *testing.T) {
+	tests := []struct {
+		name   string
+		served map[string]servedOn
+		want   string
+	}{
+		{"nothing ran", nil, ""},
+		{"none failed", map[string]servedOn{"a": {batched: 10, batches: 4}}, ""},
+		{"some failed", map[string]servedOn{"b": {batched: 5, batches: 5, failed: 1}, "a": {batched: 851, batches: 160, failed: 57}, "c": {batched: 3, batches: 3}},
+			"; requests that failed on it: a 57 of 908, b 1 of 6"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, failedThere(tt.served))
+		})
+	}
+}
+
+// A model a reorganization takes off a gpu-let it keeps loses its counts
+// there: the requests that failed on it are said in an event as it goes,
+// and nothing is said of one whose requests did not fail.
+func TestUnloadSaysWhatFailedThere(t *testing.T) {
+	n, st := historyNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	g := &gpuletRun{id: "emu0-100-2", models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}, "b": {Name: "b"}}}
+	g.pushed.Store(&pb.ExecutorState{Models: []*pb.ModelState{
+		{Name: "a", Batches: 20, BatchedRequests: 56, Failed: 36},
+		{Name: "b", Batches: 3, BatchedRequests: 7},
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no drain wait: the unload goes on at once
+	x := executors{n: n}
+	x.Unload(ctx, g, "b")
+	x.Unload(ctx, g, "a")
+	require.Empty(t, g.modelNames())
+
+	evs, err := st.Events(context.Background(), 0, 0)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, EventReorganize, evs[0].Kind)
+	require.Equal(t, "a unloaded from emu0-100-2, which the plan keeps; requests that failed on it: a 36 of 92", evs[0].Message)
+	require.Equal(t, map[string]string{"model": "a", "gpulet": "emu0-100-2"}, evs[0].Attrs)
+}
