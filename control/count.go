@@ -35,31 +35,20 @@ type Count struct {
 	first time.Duration // the window's first request, when seen
 	seen  bool          // a request came in this window
 	busy  bool          // a request came in the window before this one
-	// began is the first request of the load: the first after a window
-	// without one (Onset); total counts its requests since.
-	began time.Duration
-	total int64
 }
 
 // Add counts a request that arrived at at, on the windows' clock.
 func (c *Count) Add(at time.Duration) {
 	if !c.seen {
 		c.first, c.seen = at, true
-		if !c.busy {
-			c.began, c.total = at, 0
-		}
 	}
 	c.n++
-	c.total++
 }
 
 // Remove takes back a request Add counted that asked nothing of a gpu-let
 // (a response-cache hit). One taken back after its window closed is taken
 // from the next.
-func (c *Count) Remove() {
-	c.n--
-	c.total = max(c.total-1, 0)
-}
+func (c *Count) Remove() { c.n-- }
 
 // Requests is how many requests the window has counted so far.
 func (c *Count) Requests() int64 { return c.n }
@@ -94,26 +83,22 @@ func (c *Count) Peek(now time.Duration, dt float64) (rate float64, judged bool) 
 	return rate, judged
 }
 
-// Onset is a model's load measured since it began: Span seconds of it, at
-// Rate requests/s.
+// Onset is a load that began inside the running window, measured from its
+// first request: Span seconds of it, at Rate requests/s.
 type Onset struct {
 	Span, Rate float64
 }
 
-// Onset is the model's load since it began (its first request after a
-// window without one; it has had requests in every window since), once it
-// has arrived for OnsetSpan: the requests after the first over the time
-// since it; ok false while no load runs (the window before and this one
-// had none) or it is younger. The period's Count measures it across the
-// periods' closes: a load that began a second before a period closed is
-// measured from its start five seconds later all the same.
-func (c *Count) Onset(now time.Duration) (o Onset, ok bool) {
-	if !c.seen && !c.busy {
+// Onset is the model's load since it began, when it began inside the
+// window (none came in the window before) and has arrived for OnsetSpan:
+// Peek's rate, and how long it is measured over; ok false otherwise.
+func (c *Count) Onset(now time.Duration, dt float64) (o Onset, ok bool) {
+	if !c.seen || c.busy {
 		return Onset{}, false
 	}
-	span := now - c.began
-	if span < OnsetSpan {
+	rate, judged := c.Peek(now, dt)
+	if !judged {
 		return Onset{}, false
 	}
-	return Onset{Span: span.Seconds(), Rate: float64(max(c.total-1, 0)) / span.Seconds()}, true
+	return Onset{Span: (now - c.first).Seconds(), Rate: rate}, true
 }

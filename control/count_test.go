@@ -174,46 +174,29 @@ func TestEstimateNow(t *testing.T) {
 	require.InDelta(t, 87/17.2, e.Now(&period, ms(20200), 0.2), 1e-9, "the first period's rate, folded")
 }
 
-// A load is measured since it began, across the windows' closes, once it
-// has arrived for OnsetSpan; a window without a request ends it, and the
-// next request begins another.
+// A load that began inside the window is an onset, measured from its first
+// request once it has arrived for OnsetSpan; a load the window before also
+// had is not, nor one too young to judge.
 func TestCountOnset(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	var c Count
-	_, ok := c.Onset(ms(1000))
+	_, ok := c.Onset(ms(1000), 1)
 	require.False(t, ok, "no request")
 	for at := ms(3000); at < ms(3500); at += ms(20) {
 		c.Add(at)
 	}
-	_, ok = c.Onset(ms(3500))
+	_, ok = c.Onset(ms(3500), 3.5)
 	require.False(t, ok, "0.5 s of it: not judged yet")
-	for at := ms(3500); at < ms(4000); at += ms(20) {
+	for at := ms(3500); at < ms(8000); at += ms(20) {
 		c.Add(at)
 	}
-	c.Close(ms(4000), 4) // a period closes a second into the load
-	for at := ms(4000); at < ms(8000); at += ms(20) {
-		c.Add(at)
-	}
-	o, ok := c.Onset(ms(8000))
+	o, ok := c.Onset(ms(8000), 8)
 	require.True(t, ok)
-	require.InDelta(t, 5.0, o.Span, 1e-9, "since its first request, across the close")
-	require.InDelta(t, 249/5.0, o.Rate, 1e-9, "the requests after the first over the span")
-	c.Remove() // a cache hit taken back
-	o, _ = c.Onset(ms(8000))
-	require.InDelta(t, 248/5.0, o.Rate, 1e-9)
+	require.InDelta(t, 5.0, o.Span, 1e-9, "since its first request")
+	require.InDelta(t, 249/5.0, o.Rate, 1e-9, "Peek's rate: the requests after the first over the span")
 
-	c.Close(ms(24000), 20)
-	o, ok = c.Onset(ms(25000))
-	require.True(t, ok, "its last window had requests: it runs on")
-	require.InDelta(t, 22.0, o.Span, 1e-9)
-	c.Close(ms(44000), 20) // a window without a request: the load has ended
-	_, ok = c.Onset(ms(45000))
-	require.False(t, ok)
-	for at := ms(45000); at < ms(47000); at += ms(100) {
-		c.Add(at)
-	}
-	o, ok = c.Onset(ms(47000))
-	require.True(t, ok, "another load")
-	require.InDelta(t, 2.0, o.Span, 1e-9)
-	require.InDelta(t, 19/2.0, o.Rate, 1e-9)
+	c.Close(ms(20000), 20)
+	c.Add(ms(20100))
+	_, ok = c.Onset(ms(22000), 2)
+	require.False(t, ok, "the window before had requests: no onset")
 }

@@ -47,8 +47,9 @@ type SurgeInput struct {
 	// models whose periods have been folded in (Estimate.Folded, none
 	// before a model's first period ends), which a surge is judged against.
 	Estimates, Folded map[string]float64
-	// Onsets are the models' loads measured since each began (the period
-	// Count's Onset), which Settle checks the plan against.
+	// Onsets are the loads that began inside the running period, measured
+	// since their first request (Count.Onset), which Settle checks the
+	// plan against.
 	Onsets map[string]Onset
 }
 

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// SettleSpan is how long a load must have been measured since it began
-// before a plan made from its first seconds is checked against it (Settle).
+// SettleSpan is how long a load that began inside the running period must
+// have been measured before a plan made from its first seconds is checked
+// against it (Settle).
 //
 // A load's first surge is planned from about a second of it: at a few dozen
 // requests per second that count lies 14% either way one time in three.
@@ -23,8 +24,8 @@ import (
 const SettleSpan = 5 * time.Second
 
 // Settle returns why the node re-plans for a load that has just begun, ""
-// when it does not: the first model, by name, whose load (in.Onsets,
-// Count.Onset) has been measured for
+// when it does not: the first model, by name, whose load began inside the
+// running period (in.Onsets, Count.Onset), has been measured for
 // SettleSpan at more than SurgeMinRate (a lower rate is no surge either),
 // was planned by the plan in force from less than that (the plan was made
 // after its first request and before SettleSpan of it), and is assigned

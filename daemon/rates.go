@@ -131,15 +131,15 @@ func (r *rateMeter) estimates(now time.Time) map[string]float64 {
 	return out
 }
 
-// onsets returns the models' loads, each measured since it began
-// (control.Count.Onset).
+// onsets returns the loads that began inside the running period, each
+// measured since its first request (control.Count.Onset).
 func (r *rateMeter) onsets(now time.Time) map[string]control.Onset {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	at := now.Sub(r.start)
 	out := map[string]control.Onset{}
 	for name, m := range r.models {
-		if o, ok := m.count.Onset(at); ok {
+		if o, ok := m.count.Onset(at, r.period.Since(at)); ok {
 			out[name] = o
 		}
 	}

@@ -204,7 +204,7 @@ func (e *engine) surge() error {
 		if r, ok := m.est.Folded(); ok {
 			folded[m.name] = r
 		}
-		if o, ok := m.count.Onset(e.now); ok {
+		if o, ok := m.count.Onset(e.now, e.tick.Since(e.now)); ok {
 			onsets[m.name] = o
 		}
 	}
