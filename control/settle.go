@@ -26,14 +26,13 @@ const SettleSpan = 5 * time.Second
 // Settle returns why the node re-plans for a load that has just begun, ""
 // when it does not: the first model, by name, whose load began inside the
 // running period (in.Onsets, Count.Onset), has been measured for
-// SettleSpan at more than SurgeMinRate (a lower rate is no surge either),
-// was planned by the plan in force from less than that (the plan was made
-// after its first request and before SettleSpan of it), and is assigned
-// less than its rate since it began with half the headroom (PlanRate). It
-// re-plans each such load at most once: the next plan is made after
-// SettleSpan of it. A plan made before the load began (the simulator's
-// start plan, made for the workload's rates) is not one made from its
-// first seconds.
+// SettleSpan, was planned by the plan in force from less than that (the
+// plan was made after its first request and before SettleSpan of it), and
+// is assigned less than its rate since it began with half the headroom
+// (PlanRate). It re-plans each such load at most once: the next plan is
+// made after SettleSpan of it. A plan made before the load began (the
+// simulator's start plan, made for the workload's rates) is not one made
+// from its first seconds.
 func Settle(in SurgeInput) string {
 	names := make([]string, 0, len(in.Onsets))
 	for name := range in.Onsets {
@@ -44,7 +43,7 @@ func Settle(in SurgeInput) string {
 	for _, name := range names {
 		o := in.Onsets[name]
 		span := time.Duration(o.Span * float64(time.Second))
-		if span < SettleSpan || o.Rate <= SurgeMinRate {
+		if span < SettleSpan {
 			continue
 		}
 		began := in.Now - span

@@ -43,10 +43,6 @@ func TestSettle(t *testing.T) {
 		{"the plan leaves it half the headroom", func(in *SurgeInput) {
 			in.Plan = planOf(map[string]float64{"alexnet": PlanRate(53.7, Headroom/2), "vgg19": 32})
 		}, ""},
-		{"a tiny rate, as a surge ignores one", func(in *SurgeInput) {
-			in.Plan = planOf(map[string]float64{"alexnet": 1.1, "vgg19": 32})
-			in.Onsets = map[string]Onset{"alexnet": {Span: 5.2, Rate: SurgeMinRate}}
-		}, ""},
 		{"a model the plan does not hold", func(in *SurgeInput) { in.Plan = planOf(map[string]float64{"vgg19": 32}) }, ""},
 		{"no load that began in the period", func(in *SurgeInput) { in.Onsets = nil }, ""},
 		{"the first by name", func(in *SurgeInput) {
