@@ -82,23 +82,3 @@ func (c *Count) Peek(now time.Duration, dt float64) (rate float64, judged bool) 
 	}
 	return rate, judged
 }
-
-// Onset is a load that began inside the running window, measured from its
-// first request: Span seconds of it, at Rate requests/s.
-type Onset struct {
-	Span, Rate float64
-}
-
-// Onset is the model's load since it began, when it began inside the
-// window (none came in the window before) and has arrived for OnsetSpan:
-// Peek's rate, and how long it is measured over; ok false otherwise.
-func (c *Count) Onset(now time.Duration, dt float64) (o Onset, ok bool) {
-	if !c.seen || c.busy {
-		return Onset{}, false
-	}
-	rate, judged := c.Peek(now, dt)
-	if !judged {
-		return Onset{}, false
-	}
-	return Onset{Span: (now - c.first).Seconds(), Rate: rate}, true
-}

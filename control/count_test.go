@@ -173,30 +173,3 @@ func TestEstimateNow(t *testing.T) {
 	period.Add(ms(20100))
 	require.InDelta(t, 87/17.2, e.Now(&period, ms(20200), 0.2), 1e-9, "the first period's rate, folded")
 }
-
-// A load that began inside the window is an onset, measured from its first
-// request once it has arrived for OnsetSpan; a load the window before also
-// had is not, nor one too young to judge.
-func TestCountOnset(t *testing.T) {
-	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	var c Count
-	_, ok := c.Onset(ms(1000), 1)
-	require.False(t, ok, "no request")
-	for at := ms(3000); at < ms(3500); at += ms(20) {
-		c.Add(at)
-	}
-	_, ok = c.Onset(ms(3500), 3.5)
-	require.False(t, ok, "0.5 s of it: not judged yet")
-	for at := ms(3500); at < ms(8000); at += ms(20) {
-		c.Add(at)
-	}
-	o, ok := c.Onset(ms(8000), 8)
-	require.True(t, ok)
-	require.InDelta(t, 5.0, o.Span, 1e-9, "since its first request")
-	require.InDelta(t, 249/5.0, o.Rate, 1e-9, "Peek's rate: the requests after the first over the span")
-
-	c.Close(ms(20000), 20)
-	c.Add(ms(20100))
-	_, ok = c.Onset(ms(22000), 2)
-	require.False(t, ok, "the window before had requests: no onset")
-}

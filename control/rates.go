@@ -47,30 +47,21 @@ type SurgeInput struct {
 	// models whose periods have been folded in (Estimate.Folded, none
 	// before a model's first period ends), which a surge is judged against.
 	Estimates, Folded map[string]float64
-	// Onsets are the loads that began inside the running period, measured
-	// since their first request (Count.Onset), which Settle checks the
-	// plan against.
-	Onsets map[string]Onset
 }
 
 // SurgeReplan decides a surge check: it returns why the node re-plans now
 // and the rates to plan for, or "" when it does not. A node that has no
 // plan yet, or re-planned less than MinReplanGap ago, waits. A surge is a
-// short rate over SurgeBase, and plans every model for the larger of its
-// estimate and its short rate; without one, a load that has just begun
-// and was planned from its first seconds with too little room re-plans
-// for the rate it has been measured at since (Settle).
+// short rate over SurgeBase.
 func SurgeReplan(in SurgeInput) (string, map[string]float64) {
 	if in.Plan == nil || in.Now-in.LastPlan < MinReplanGap {
 		return "", nil
 	}
-	if why := Surge(in.Short.Rates, SurgeBase(in.Plan, in.Folded, in.Headroom), in.Short.Early); why != "" {
-		return why, MaxRates(in.Estimates, in.Short.Rates)
+	why := Surge(in.Short.Rates, SurgeBase(in.Plan, in.Folded, in.Headroom), in.Short.Early)
+	if why == "" {
+		return "", nil
 	}
-	if why := Settle(in); why != "" {
-		return why, settleRates(in)
-	}
-	return "", nil
+	return why, MaxRates(in.Estimates, in.Short.Rates)
 }
 
 // SurgeBase is per model the rate a surge is judged against: the larger of

@@ -95,7 +95,7 @@ func (n *node) surgeCheck(now, start, last time.Time) (string, map[string]float6
 	}
 	reason, rates := control.SurgeReplan(control.SurgeInput{
 		Now: now.Sub(start), LastPlan: last.Sub(start), Plan: plan, Headroom: control.Headroom,
-		Short: short, Estimates: n.rates.estimates(now), Folded: n.rates.folded(), Onsets: n.rates.onsets(now),
+		Short: short, Estimates: n.rates.estimates(now), Folded: n.rates.folded(),
 	})
 	if reason == "" {
 		return "", nil

@@ -131,21 +131,6 @@ func (r *rateMeter) estimates(now time.Time) map[string]float64 {
 	return out
 }
 
-// onsets returns the loads that began inside the running period, each
-// measured since its first request (control.Count.Onset).
-func (r *rateMeter) onsets(now time.Time) map[string]control.Onset {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	at := now.Sub(r.start)
-	out := map[string]control.Onset{}
-	for name, m := range r.models {
-		if o, ok := m.count.Onset(at, r.period.Since(at)); ok {
-			out[name] = o
-		}
-	}
-	return out
-}
-
 // folded returns the EWMA of each model whose periods have been folded in
 // (none before its first period ends).
 func (r *rateMeter) folded() map[string]float64 {

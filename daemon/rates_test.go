@@ -177,24 +177,3 @@ func (r *rateMeter) counted(model string) int64 {
 	}
 	return 0
 }
-
-// The meter gives the loads that began inside the running period, each
-// measured since its first request, for the surge check's settle rule; a
-// model busy in the period before is none.
-func TestRateMeterOnsets(t *testing.T) {
-	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	r := newRateMeter(0.5, t0)
-	for d := time.Duration(0); d < 20*time.Second; d += 100 * time.Millisecond {
-		r.hit("old", at(d))
-	}
-	r.closePeriod(at(20 * time.Second))
-	for d := 21 * time.Second; d < 27*time.Second; d += 20 * time.Millisecond {
-		r.hit("new", at(d))
-		r.hit("old", at(d))
-	}
-	got := r.onsets(at(27 * time.Second))
-	require.Len(t, got, 1, "old was busy the period before")
-	require.InDelta(t, 6.0, got["new"].Span, 1e-9)
-	require.InDelta(t, 299/6.0, got["new"].Rate, 1e-9)
-}

@@ -198,19 +198,15 @@ func (e *engine) surge() error {
 		return e.surgePipes()
 	}
 	shortBy, est, folded := map[string]float64{}, map[string]float64{}, map[string]float64{}
-	onsets := map[string]control.Onset{}
 	for i, m := range e.models {
 		shortBy[m.name], est[m.name] = short[i], m.est.Now(&m.count, e.now, e.tick.Since(e.now))
 		if r, ok := m.est.Folded(); ok {
 			folded[m.name] = r
 		}
-		if o, ok := m.count.Onset(e.now, e.tick.Since(e.now)); ok {
-			onsets[m.name] = o
-		}
 	}
 	why, surged := control.SurgeReplan(control.SurgeInput{
 		Now: e.now, LastPlan: e.lastPlan, Plan: e.plan, Headroom: e.set.headroom,
-		Short: control.Short{Rates: shortBy, Early: early}, Estimates: est, Folded: folded, Onsets: onsets,
+		Short: control.Short{Rates: shortBy, Early: early}, Estimates: est, Folded: folded,
 	})
 	if why == "" {
 		return nil
