@@ -399,7 +399,11 @@ func TestSameEngineLoad(t *testing.T) {
 	}
 }
 
-func TestWatchStateReportsQueue(t *testing.T) {
+// watchedDouble starts a fake executor serving "double" (deferred, 2 ms a
+// batch, SLO 500 ms, batches up to 8) and watches its state every
+// millisecond: the client and the states as they come.
+func watchedDouble(t *testing.T) (*Client, <-chan *pb.ExecutorState) {
+	t.Helper()
 	f := &fakeRuntime{base: 2 * time.Millisecond}
 	c := startFake(t, f, "deferred")
 	loadDouble(t, c, "double", 500*time.Millisecond, 8)
@@ -410,6 +414,11 @@ func TestWatchStateReportsQueue(t *testing.T) {
 		default: // the test reads on; a full buffer drops
 		}
 	}))
+	return c, states
+}
+
+func TestWatchStateReportsQueue(t *testing.T) {
+	c, states := watchedDouble(t)
 	first := <-states
 	require.Len(t, first.Models, 1, "the first state comes at once")
 	require.Zero(t, first.Models[0].Queued)
@@ -437,16 +446,7 @@ func TestWatchStateReportsQueue(t *testing.T) {
 // The state counts a model's failed requests: one whose deadline has passed
 // is refused, and the next state says so.
 func TestWatchStateCountsFailures(t *testing.T) {
-	f := &fakeRuntime{base: 2 * time.Millisecond}
-	c := startFake(t, f, "deferred")
-	loadDouble(t, c, "double", 500*time.Millisecond, 8)
-	states := make(chan *pb.ExecutorState, 64)
-	require.NoError(t, c.WatchState(time.Millisecond, func(st *pb.ExecutorState) {
-		select {
-		case states <- st:
-		default: // the test reads on; a full buffer drops
-		}
-	}))
+	c, states := watchedDouble(t)
 	require.Zero(t, (<-states).Models[0].Failed)
 	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)},
 		DeadlineUnixNs: time.Now().Add(-time.Second).UnixNano()})
