@@ -41,10 +41,12 @@ type statusPlacement struct {
 	SLOMS     float64 `json:"slo_ms"`
 	MeanBatch float64 `json:"mean_batch"`
 	Requests  int64   `json:"requests"`
-	// Failed is the model's requests the gpu-let's executor answered with
-	// an error since it started (dropped or expired by its scheduler,
-	// refused, failed runs): which gpu-let misses a model's requests.
-	Failed int64 `json:"failed"`
+	// Received is the model's requests the gpu-let's executor received
+	// since it started; Failed, those it answered with an error (dropped
+	// or expired by its scheduler, refused, failed runs): which gpu-let
+	// misses a model's requests.
+	Received int64 `json:"received"`
+	Failed   int64 `json:"failed"`
 }
 
 // status is g as the admin status shows it: its state and executor, and
@@ -84,7 +86,7 @@ func (g *gpuletRun) status(inv mps.Inventory, planned map[string]gpulet.Placemen
 		if c.batches > 0 {
 			p.MeanBatch, p.Requests = float64(c.batched)/float64(c.batches), c.batched
 		}
-		p.Failed = c.failed
+		p.Received, p.Failed = c.received, c.failed
 		sg.Models = append(sg.Models, p)
 	}
 	sort.Slice(sg.Models, func(i, j int) bool { return sg.Models[i].Name < sg.Models[j].Name })

@@ -30,13 +30,13 @@ func TestGpuletStatusSaysWhatFailedThere(t *testing.T) {
 	}, sg.Models, "before the executor pushed a state: the plan alone")
 
 	g.pushed.Store(&pb.ExecutorState{Models: []*pb.ModelState{
-		{Name: "a", Batches: 4, BatchedRequests: 10, Failed: 3},
-		{Name: "b", Failed: 2},
+		{Name: "a", Batches: 4, BatchedRequests: 10, Requests: 12, Failed: 3},
+		{Name: "b", Requests: 2, Failed: 2},
 	}})
 	sg = g.status(mps.Inventory{}, planned)
 	require.Equal(t, []statusPlacement{
-		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Failed: 3},
-		{Name: "b", Failed: 2},
+		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Received: 12, Failed: 3},
+		{Name: "b", Received: 2, Failed: 2},
 	}, sg.Models)
 }
 
@@ -50,7 +50,7 @@ func TestFailedThere(t *testing.T) {
 	}{
 		{"nothing ran", nil, ""},
 		{"none failed", map[string]servedOn{"a": {batched: 10, batches: 4}}, ""},
-		{"some failed", map[string]servedOn{"b": {batched: 5, batches: 5, failed: 1}, "a": {batched: 851, batches: 160, failed: 57}, "c": {batched: 3, batches: 3}},
+		{"some failed, of the requests received (not the rows batched)", map[string]servedOn{"b": {batched: 5, batches: 5, received: 6, failed: 1}, "a": {batched: 1700, batches: 160, received: 908, failed: 57}, "c": {batched: 3, batches: 3, received: 3}},
 			"; requests that failed on it: a 57 of 908, b 1 of 6"},
 	}
 	for _, tt := range tests {
@@ -68,7 +68,7 @@ func TestUnloadSaysWhatFailedThere(t *testing.T) {
 	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
 	g := &gpuletRun{id: "emu0-100-2", models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}, "b": {Name: "b"}}}
 	g.pushed.Store(&pb.ExecutorState{Models: []*pb.ModelState{
-		{Name: "a", Batches: 20, BatchedRequests: 56, Failed: 36},
+		{Name: "a", Batches: 20, BatchedRequests: 56, Requests: 92, Failed: 36},
 		{Name: "b", Batches: 3, BatchedRequests: 7},
 	}})
 	ctx, cancel := context.WithCancel(context.Background())

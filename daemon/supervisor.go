@@ -134,8 +134,10 @@ func (g *gpuletRun) busyRatio(now time.Time) (float64, bool) {
 type servedOn struct {
 	// batched is the requests its batches ran; batches, how many ran.
 	batched, batches int64
-	// failed is the requests the executor answered with an error.
-	failed int64
+	// received is the requests the executor received; failed, those it
+	// answered with an error. (batched counts rows: a request of several
+	// rows runs as several.)
+	received, failed int64
 }
 
 // served is what each model's requests came to on the gpu-let, from the
@@ -144,7 +146,7 @@ func (g *gpuletRun) served() map[string]servedOn {
 	out := map[string]servedOn{}
 	if st := g.pushed.Load(); st != nil {
 		for _, ms := range st.Models {
-			out[ms.Name] = servedOn{batched: ms.BatchedRequests, batches: ms.Batches, failed: ms.Failed}
+			out[ms.Name] = servedOn{batched: ms.BatchedRequests, batches: ms.Batches, received: ms.Requests, failed: ms.Failed}
 		}
 	}
 	return out
@@ -600,7 +602,7 @@ func failedThere(served map[string]servedOn) string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(served)) {
 		if c := served[name]; c.failed > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d of %d", name, c.failed, c.failed+c.batched))
+			parts = append(parts, fmt.Sprintf("%s %d of %d", name, c.failed, c.received))
 		}
 	}
 	if len(parts) == 0 {

@@ -443,8 +443,9 @@ func TestWatchStateReportsQueue(t *testing.T) {
 	require.NoError(t, <-done)
 }
 
-// The state counts a model's failed requests: one whose deadline has passed
-// is refused, and the next state says so.
+// The state counts a model's requests received and failed: one whose
+// deadline has passed is refused, and the next state says so; a request of
+// three rows is one request received and three rows batched.
 func TestWatchStateCountsFailures(t *testing.T) {
 	c, states := watchedDouble(t)
 	require.Zero(t, (<-states).Models[0].Failed)
@@ -457,12 +458,14 @@ func TestWatchStateCountsFailures(t *testing.T) {
 			break
 		}
 	}
-	resp, err = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	resp, err = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(3, 0)}})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
 	for st := range states {
 		if st.Models[0].Batches == 1 {
 			require.Equal(t, int64(1), st.Models[0].Failed, "a request served is no failure")
+			require.Equal(t, int64(2), st.Models[0].Requests, "both requests received")
+			require.Equal(t, int64(3), st.Models[0].BatchedRequests, "the batch ran the second's three rows")
 			break
 		}
 	}

@@ -132,7 +132,8 @@ func (l *loop) state(now time.Duration) *pb.ExecutorState {
 		}
 		st.FreeAtUnixNs = l.s.toWall(rs.FreeAt)
 		ms := &pb.ModelState{Name: m.name, Queued: int32(rs.Queued), Batch: int32(rs.Size), AheadNs: int64(rs.Ahead), DispatchAt: int32(rs.DispatchAt),
-			IdleRule: rs.IdleRule, Batches: m.stats.batches, BatchedRequests: m.stats.batched, LatencyFactor: m.calib.Factor(), Failed: m.stats.failed}
+			IdleRule: rs.IdleRule, Batches: m.stats.batches, BatchedRequests: m.stats.batched, LatencyFactor: m.calib.Factor(),
+			Failed: m.stats.failed, Requests: m.stats.requests}
 		if rs.Queued > 0 {
 			ms.ExecUnixNs = l.s.toWall(rs.Exec)
 			ms.LatestUnixNs = l.s.toWall(rs.Latest)

@@ -486,6 +486,7 @@ type adminPlacement struct {
 	LatencyMS float64 `json:"latency_ms"`
 	MeanBatch float64 `json:"mean_batch"`
 	Requests  int64   `json:"requests"`
+	Received  int64   `json:"received"`
 	Failed    int64   `json:"failed"`
 }
 
@@ -734,7 +735,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		}
 		for _, m := range g.Models {
 			if m.Failed > 0 {
-				writeWrappedLine(w, fmt.Sprintf("%s on %s: %s", m.Name, g.ID, failedWords(m.Failed, m.Requests)))
+				writeWrappedLine(w, fmt.Sprintf("%s on %s: %s", m.Name, g.ID, failedWords(m.Failed, m.Received)))
 			}
 		}
 	}
@@ -986,11 +987,11 @@ func millis(ms float64) string {
 func percent(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 
 // failedWords says what failed of a model's requests on one gpu-let: failed
-// answered with an error, batched run in its batches, both since the
-// gpu-let's executor started.
-func failedWords(failed, batched int64) string {
+// answered with an error of the received, both since the gpu-let's
+// executor started.
+func failedWords(failed, received int64) string {
 	return fmt.Sprintf("%s of %d failed there since its executor started (dropped or expired by its scheduler, refused, failed runs)",
-		counted(failed, "request"), failed+batched)
+		counted(failed, "request"), received)
 }
 
 func meanBatch(requests int64, mean float64) string {

@@ -54,7 +54,7 @@ func TestWriteStatus(t *testing.T) {
 		"emu1    emulated  igniter-v100  mps      ok      -       Emulated igniter-v100",
 		"emu0-100-1  100%  ready  0.8%  76.8 MiB  lenet5  1      160/s   1.0\n",
 		"                                        mlp     1      72.0/s  1.1\n",
-		"\nmlp on emu0-100-1: 3 requests of 73 failed there since its executor started\n  (dropped",
+		"\nmlp on emu0-100-1: 3 requests of 68 failed there since its executor started\n  (dropped",
 		"lenet5  5.00ms  yaml     0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
 		"mlp     5.00ms  default  0.00/s  72.0/s    12.4%   2.39ms  488ms   emu0-100-1",
 		"mlp: 12.5/s of its load has no gpu-let",

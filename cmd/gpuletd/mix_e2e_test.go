@@ -214,7 +214,7 @@ func TestDaemonServesGameMix(t *testing.T) {
 	for _, g := range st.Gpulets {
 		for _, m := range g.Models {
 			if m.Failed > 0 {
-				t.Logf("%s on %s (batch %d, %.1f req/s planned): %s", m.Name, g.ID, m.Batch, m.Rate, failedWords(m.Failed, m.Requests))
+				t.Logf("%s on %s (batch %d, %.1f req/s planned): %s", m.Name, g.ID, m.Batch, m.Rate, failedWords(m.Failed, m.Received))
 			}
 		}
 	}

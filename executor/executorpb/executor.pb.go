@@ -1436,7 +1436,10 @@ type ModelState struct {
 	LatencyFactor float64 `protobuf:"fixed64,12,opt,name=latency_factor,json=latencyFactor,proto3" json:"latency_factor,omitempty"`
 	// Requests of the model this executor answered with an error since it
 	// started: refused, dropped or expired by its scheduler, failed runs.
-	Failed        int64 `protobuf:"varint,13,opt,name=failed,proto3" json:"failed,omitempty"`
+	Failed int64 `protobuf:"varint,13,opt,name=failed,proto3" json:"failed,omitempty"`
+	// Requests of the model this executor received since it started, failed
+	// ones included (batches and batched_requests count rows).
+	Requests      int64 `protobuf:"varint,14,opt,name=requests,proto3" json:"requests,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1558,6 +1561,13 @@ func (x *ModelState) GetLatencyFactor() float64 {
 func (x *ModelState) GetFailed() int64 {
 	if x != nil {
 		return x.Failed
+	}
+	return 0
+}
+
+func (x *ModelState) GetRequests() int64 {
+	if x != nil {
+		return x.Requests
 	}
 	return 0
 }
@@ -1767,7 +1777,7 @@ const file_executor_proto_rawDesc = "" +
 	"\rStatsResponse\x127\n" +
 	"\x06models\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.ModelStatsR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
-	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\x9d\x03\n" +
+	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\xb9\x03\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1785,7 +1795,8 @@ const file_executor_proto_rawDesc = "" +
 	" \x01(\x03R\x0fbatchedRequests\x12\x1b\n" +
 	"\tidle_rule\x18\v \x01(\bR\bidleRule\x12%\n" +
 	"\x0elatency_factor\x18\f \x01(\x01R\rlatencyFactor\x12\x16\n" +
-	"\x06failed\x18\r \x01(\x03R\x06failed\"\xea\x01\n" +
+	"\x06failed\x18\r \x01(\x03R\x06failed\x12\x1a\n" +
+	"\brequests\x18\x0e \x01(\x03R\brequests\"\xea\x01\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +
