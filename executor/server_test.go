@@ -417,9 +417,26 @@ func watchedDouble(t *testing.T) (*Client, <-chan *pb.ExecutorState) {
 	return c, states
 }
 
+// awaitState reads states until one satisfies ok and returns it; the test
+// fails when none has within ten seconds (a state that never comes).
+func awaitState(t *testing.T, states <-chan *pb.ExecutorState, what string, ok func(*pb.ExecutorState) bool) *pb.ExecutorState {
+	t.Helper()
+	limit := time.After(10 * time.Second)
+	for {
+		select {
+		case st := <-states:
+			if ok(st) {
+				return st
+			}
+		case <-limit:
+			require.FailNow(t, "no state "+what)
+		}
+	}
+}
+
 func TestWatchStateReportsQueue(t *testing.T) {
 	c, states := watchedDouble(t)
-	first := <-states
+	first := awaitState(t, states, "at all", func(*pb.ExecutorState) bool { return true })
 	require.Len(t, first.Models, 1, "the first state comes at once")
 	require.Zero(t, first.Models[0].Queued)
 	done := make(chan error, 1)
@@ -427,19 +444,15 @@ func TestWatchStateReportsQueue(t *testing.T) {
 		_, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
 		done <- err
 	}()
-	queued := false
-	for st := range states {
-		if st.Models[0].Queued == 1 && !queued {
-			queued = true
-			require.Equal(t, int32(1), st.Models[0].Batch)
-			require.GreaterOrEqual(t, st.Models[0].ExecUnixNs, st.AtUnixNs)
-			require.GreaterOrEqual(t, st.Models[0].LatestUnixNs, st.Models[0].ExecUnixNs)
-			require.Greater(t, st.Models[0].DeadlineUnixNs, st.Models[0].LatestUnixNs)
-		}
-		if queued && st.Models[0].Queued == 0 && st.Models[0].Batches == 1 {
-			break // the batch ran: the state says so without being asked
-		}
-	}
+	st := awaitState(t, states, "with the request queued", func(st *pb.ExecutorState) bool { return st.Models[0].Queued == 1 })
+	require.Equal(t, int32(1), st.Models[0].Batch)
+	require.GreaterOrEqual(t, st.Models[0].ExecUnixNs, st.AtUnixNs)
+	require.GreaterOrEqual(t, st.Models[0].LatestUnixNs, st.Models[0].ExecUnixNs)
+	require.Greater(t, st.Models[0].DeadlineUnixNs, st.Models[0].LatestUnixNs)
+	// The batch ran: the state says so without being asked.
+	awaitState(t, states, "with the batch run", func(st *pb.ExecutorState) bool {
+		return st.Models[0].Queued == 0 && st.Models[0].Batches == 1
+	})
 	require.NoError(t, <-done)
 }
 
@@ -448,27 +461,19 @@ func TestWatchStateReportsQueue(t *testing.T) {
 // three rows is one request received and three rows batched.
 func TestWatchStateCountsFailures(t *testing.T) {
 	c, states := watchedDouble(t)
-	require.Zero(t, (<-states).Models[0].Failed)
+	require.Zero(t, awaitState(t, states, "at all", func(*pb.ExecutorState) bool { return true }).Models[0].Failed)
 	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)},
 		DeadlineUnixNs: time.Now().Add(-time.Second).UnixNano()})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_DEADLINE, resp.Code, resp.Error)
-	for st := range states {
-		if st.Models[0].Failed == 1 {
-			break
-		}
-	}
+	awaitState(t, states, "with the failure", func(st *pb.ExecutorState) bool { return st.Models[0].Failed == 1 })
 	resp, err = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(3, 0)}})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
-	for st := range states {
-		if st.Models[0].Batches == 1 {
-			require.Equal(t, int64(1), st.Models[0].Failed, "a request served is no failure")
-			require.Equal(t, int64(2), st.Models[0].Requests, "both requests received")
-			require.Equal(t, int64(3), st.Models[0].BatchedRequests, "the batch ran the second's three rows")
-			break
-		}
-	}
+	st := awaitState(t, states, "with the batch run", func(st *pb.ExecutorState) bool { return st.Models[0].Batches == 1 })
+	require.Equal(t, int64(1), st.Models[0].Failed, "a request served is no failure")
+	require.Equal(t, int64(2), st.Models[0].Requests, "both requests received")
+	require.Equal(t, int64(3), st.Models[0].BatchedRequests, "the batch ran the second's three rows")
 }
 
 // State frames of their own come at most once an interval however often
