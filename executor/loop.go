@@ -360,7 +360,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	} else if changed {
 		l.recalibrated(m, lat)
 	}
-	st := &j.model.stats
+	st := j.model.stats
 	st.batch(len(j.slots))
 	compute := info.Compute
 	if compute == 0 {

@@ -31,7 +31,10 @@ type modelEntry struct {
 	id        sched.ModelID
 	retired   bool
 	running   int // batches of this model in the engine
-	stats     modelStats
+	// stats are the model's counters since the executor started: a
+	// reload's entry shares its predecessor's, so that the requests it
+	// hands over are counted where they fail or succeed.
+	stats *modelStats
 }
 
 // batchPadder is a model that runs a batch of n rows as one of pad(n) ≥ n
@@ -67,7 +70,7 @@ func newModelEntry(req *pb.LoadModelRequest, rt LoadedModel) (*modelEntry, error
 		name: req.Name, rt: rt, refs: newRuntimeRefs(), req: req, lat: lat, base: lat, full: full, maxBatch: int(req.MaxBatchSize),
 		calib: sched.NewCalibration(sched.CalibrationCeiling(time.Duration(req.SloUs)*time.Microsecond, lat.At(1))),
 		slo:   time.Duration(req.SloUs) * time.Microsecond, maxQueue: int(req.MaxQueue),
-		outputs: outs,
+		outputs: outs, stats: &modelStats{},
 	}, nil
 }
 

@@ -174,6 +174,9 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 		m.refs = prev.refs // acquired by retune
 		m.tunedFrom = prev
 	}
+	if err == nil && prev != nil {
+		m.stats = prev.stats // the requests prev hands over are counted on
+	}
 	// letGo undoes this load: the runtime's hold, or the runtime.
 	letGo := func() {
 		if !shared || prev.refs.release() {

@@ -365,6 +365,13 @@ func TestReloadHandsQueuedRequestsOver(t *testing.T) {
 			r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
 			require.NoError(t, err)
 			require.Equal(t, pb.Code_OK, r.Code, r.Error)
+			// The counts go on across the reload: the requests handed over
+			// are counted once, where they were received.
+			st, err := c.Stats(context.Background())
+			require.NoError(t, err)
+			require.Len(t, st.Models, 1)
+			require.Equal(t, int64(5), st.Models[0].Requests)
+			require.Equal(t, int64(5), st.Models[0].Succeeded)
 			err = c.UnloadModel(context.Background(), "double")
 			require.NoError(t, err)
 			require.Eventually(t, func() bool { return closed() == tc.closedBefore+1 }, 5*time.Second, 5*time.Millisecond)

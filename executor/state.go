@@ -150,12 +150,12 @@ func (l *loop) stats() *pb.StatsResponse {
 	l.call(func() {
 		out.BusyUs = l.busy.Microseconds()
 		out.UptimeUs = time.Since(l.started).Microseconds()
-		seen := map[*modelEntry]bool{}
+		seen := map[*modelStats]bool{} // a reload's entry shares its predecessor's
 		add := func(m *modelEntry) {
-			if m == nil || seen[m] {
+			if m == nil || seen[m.stats] {
 				return
 			}
-			seen[m] = true
+			seen[m.stats] = true
 			st := m.stats
 			ms := &pb.ModelStats{
 				Name: m.name, Requests: st.requests, Succeeded: st.succeeded, Batches: st.batches,
