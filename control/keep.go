@@ -37,8 +37,15 @@ const ShrinkBelow = 2.0 / 3
 // A plan of an overloaded node (a fair share, with demand left unplaced)
 // is never kept, so that the shares follow the demand. A model the plan
 // does not know (loaded since) has nothing assigned, and is not kept.
-func KeepPlan(plan *gpulet.Plan, estimates, period map[string]float64) bool {
-	if plan == nil {
+//
+// With spreadIdle (Plan, rather than PlanPacked), an idle node (no model's
+// rate reaches MinPlanRate) keeps only the plan Plan makes for one
+// (gpulet.Plan.Spread), so that a node whose load stopped spreads its
+// models again, and a spread plan is kept, not shrunk, while it places
+// every model's rate: its room is what lets a load that begins be served
+// from its first request. Without it, a spread plan is not kept.
+func KeepPlan(plan *gpulet.Plan, estimates, period map[string]float64, spreadIdle bool) bool {
+	if plan == nil || plan.Spread && !spreadIdle {
 		return false
 	}
 	for name, r := range plan.Unscheduled {
@@ -46,16 +53,31 @@ func KeepPlan(plan *gpulet.Plan, estimates, period map[string]float64) bool {
 			return false
 		}
 	}
+	rates := MaxRates(estimates, period)
+	if spreadIdle && idleRates(rates) {
+		return plan.Spread
+	}
 	assigned := plan.Assigned()
-	for name, est := range MaxRates(estimates, period) {
+	for name, est := range rates {
 		if slices.Contains(plan.Unplaceable, name) {
 			continue
 		}
-		if a := assigned[name]; PlanRate(est, 0) > a || PlanRate(est, Headroom) < ShrinkBelow*a {
+		a := assigned[name]
+		if PlanRate(est, 0) > a || !plan.Spread && PlanRate(est, Headroom) < ShrinkBelow*a {
 			return false
 		}
 	}
 	return true
+}
+
+// idleRates says that rates has models and none reaches MinPlanRate (Idle).
+func idleRates(rates map[string]float64) bool {
+	for _, r := range rates {
+		if r >= MinPlanRate {
+			return false
+		}
+	}
+	return len(rates) > 0
 }
 
 // Settled says that what runs is plan: every gpu-let of it runs with all

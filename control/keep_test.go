@@ -15,11 +15,28 @@ func keepPlan() *gpulet.Plan {
 	}}
 }
 
+// Packing an idle node (scheduler.idle_plan: pack), a spread plan is not
+// kept, and an idle node's plan for the minimum rates is judged as any
+// other.
+func TestKeepPlanPackingIdle(t *testing.T) {
+	spread := keepPlan()
+	spread.Spread = true
+	idle := map[string]float64{"a": 0.5, "b": 0}
+	require.False(t, KeepPlan(spread, idle, nil, false))
+	require.False(t, KeepPlan(spread, map[string]float64{"a": 100, "b": 50}, nil, false))
+	packed := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{
+		{Name: "a", Batch: 1, Rate: PlanRate(0, Headroom)}, {Name: "b", Batch: 1, Rate: PlanRate(0, Headroom)}}}}}}}
+	require.True(t, KeepPlan(packed, idle, nil, false))
+	require.False(t, KeepPlan(packed, idle, nil, true), "spreading, an idle node re-plans")
+}
+
 func TestKeepPlan(t *testing.T) {
 	overloaded := keepPlan()
 	overloaded.Unscheduled = map[string]float64{"b": 20}
 	unplaceable := keepPlan()
 	unplaceable.Unscheduled, unplaceable.Unplaceable = map[string]float64{"big": 1.2}, []string{"big"}
+	spread := keepPlan()
+	spread.Spread = true
 	for _, tc := range []struct {
 		name      string
 		plan      *gpulet.Plan
@@ -36,9 +53,13 @@ func TestKeepPlan(t *testing.T) {
 		{"overloaded: the shares follow the demand", overloaded, map[string]float64{"a": 100, "b": 50}, false},
 		{"unplaceable at any rate does not count", unplaceable, map[string]float64{"a": 100, "b": 50, "big": 30}, true},
 		{"no plan", nil, map[string]float64{"a": 1}, false},
+		{"idle: a spread plan stays", spread, map[string]float64{"a": 0.5, "b": 0}, true},
+		{"idle: a plan for traffic spreads again", keepPlan(), map[string]float64{"a": 0.5, "b": 0}, false},
+		{"a spread plan keeps a load far below its room", spread, map[string]float64{"a": 10, "b": 0}, true},
+		{"a spread plan re-plans for a model past its room", spread, map[string]float64{"a": 121, "b": 0}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, KeepPlan(tc.plan, tc.estimates, nil))
+			require.Equal(t, tc.want, KeepPlan(tc.plan, tc.estimates, nil, true))
 		})
 	}
 }
@@ -47,8 +68,8 @@ func TestKeepPlan(t *testing.T) {
 // estimate, still climbing after a rise, fits.
 func TestKeepPlanReadsThePeriodsOwnRate(t *testing.T) {
 	est := map[string]float64{"a": 100, "b": 50}
-	require.True(t, KeepPlan(keepPlan(), est, map[string]float64{"a": 110, "b": 40}))
-	require.False(t, KeepPlan(keepPlan(), est, map[string]float64{"a": 125, "b": 50}))
+	require.True(t, KeepPlan(keepPlan(), est, map[string]float64{"a": 110, "b": 40}, true))
+	require.False(t, KeepPlan(keepPlan(), est, map[string]float64{"a": 125, "b": 50}, true))
 }
 
 func TestSettled(t *testing.T) {

@@ -39,7 +39,36 @@ const fairSteps = 10
 // (gpulet.Options.WholeResidues): the second pass, which splits residues
 // off MPS GPUs, serves to place the estimates, and only when they need it
 // does it also size the headroom.
+//
+// An idle node (Idle: no model has traffic yet, or any longer) is not
+// planned at the minimum rates but spread: every model gets the same share
+// of the devices' time, as much as the node holds (spread; the plan's
+// Spread is set). PlanPacked plans an idle node at the minimum rates.
 func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
+	p, err := PlanPacked(ctx, algo, in, opts, headroom)
+	if err != nil || !Idle(in) {
+		return p, err
+	}
+	for name := range p.Unscheduled {
+		if !slices.Contains(p.Unplaceable, name) {
+			return p, nil // not even the minimum rates fit
+		}
+	}
+	rest := without(in, p.Unplaceable)
+	if len(rest.Demands) == 0 {
+		return p, nil
+	}
+	s, err := spread(ctx, algo, rest, opts, p)
+	if err != nil || s == p || len(p.Unplaceable) == 0 {
+		return s, err
+	}
+	return withUnplaceable(s, p), nil
+}
+
+// PlanPacked is Plan for in's estimates as they are, idle or not: an idle
+// node is planned at the minimum rates, which packs its models onto as few
+// gpu-lets as hold them (scheduler.idle_plan: pack).
+func PlanPacked(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
 	withHeadroom := func(h float64) gpulet.Input {
 		return withRates(in, func(_ int, r float64) float64 { return PlanRate(r, h) })
 	}
@@ -52,7 +81,7 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 		return full, err
 	}
 	if rest := without(in, full.Unplaceable); len(rest.Demands) < len(in.Demands) {
-		p, err := Plan(ctx, algo, rest, opts, headroom)
+		p, err := PlanPacked(ctx, algo, rest, opts, headroom)
 		if err != nil {
 			return nil, err
 		}

@@ -121,7 +121,7 @@ func (n *node) keepPlan(estimates, period map[string]float64) bool {
 		cur.plan.Algo != gpulet.Algo(n.conf().Scheduler.Algorithm) {
 		return false
 	}
-	if !control.KeepPlan(cur.plan, estimates, period) || !control.Settled(n.running(), cur.plan) {
+	if !control.KeepPlan(cur.plan, estimates, period, n.spreadIdle()) || !control.Settled(n.running(), cur.plan) {
 		return false
 	}
 	n.log.Debug("period: the plan in force serves the rates; kept", zap.Any("estimates", estimates), zap.Any("period", period))

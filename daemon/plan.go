@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/control"
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/executor/engine"
@@ -254,13 +255,17 @@ func (n *node) recordPlan(ctx context.Context, plan *gpulet.Plan, reason string)
 	}
 }
 
-// plan runs the planner algo on in with control's headroom.
+// plan runs the planner algo on in with control's headroom, an idle node
+// spread or packed as scheduler.idle_plan says.
 func (n *node) plan(ctx context.Context, in gpulet.Input, algo gpulet.Algo) (*gpulet.Plan, error) {
 	if len(in.GPUs) == 0 {
 		return nil, errNoHealthyDevice
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	if !n.spreadIdle() {
+		return control.PlanPacked(pctx, algo, in, n.plannerOptions(algo), control.Headroom)
+	}
 	return control.Plan(pctx, algo, in, n.plannerOptions(algo), control.Headroom)
 }
 
@@ -269,6 +274,10 @@ var errNoHealthyDevice = errors.New("plan: no healthy device")
 
 // algorithm is the configured planner.
 func (n *node) algorithm() gpulet.Algo { return gpulet.Algo(n.conf().Scheduler.Algorithm) }
+
+// spreadIdle says that an idle node is spread (scheduler.idle_plan), not
+// packed at the minimum rates.
+func (n *node) spreadIdle() bool { return n.conf().Scheduler.IdlePlan != config.IdlePlanPack }
 
 // plannerOptions are the options of the planner algo: the interference
 // model for the planners that use one.

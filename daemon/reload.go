@@ -18,6 +18,7 @@ var liveFields = map[string]bool{
 	"metrics.triton_names":        true, // read at every scrape
 	"scheduler.policy":            true, // running executors switch in place (applyToExecutors)
 	"scheduler.algorithm":         true,
+	"scheduler.idle_plan":         true,
 	"scheduler.reorganize_period": true,
 	"scheduler.ewma_weight":       true,
 	"limits.max_request_body":     true,
@@ -64,6 +65,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.Scheduler.Policy = next.Scheduler.Policy
 		case "scheduler.algorithm":
 			merged.Scheduler.Algorithm = next.Scheduler.Algorithm
+		case "scheduler.idle_plan":
+			merged.Scheduler.IdlePlan = next.Scheduler.IdlePlan
 		case "scheduler.reorganize_period":
 			merged.Scheduler.ReorganizePeriod = next.Scheduler.ReorganizePeriod
 		case "scheduler.ewma_weight":

@@ -31,6 +31,11 @@ type Plan struct {
 	// batch meets alone, more memory than any gpu-let has. Their rate is
 	// in Unscheduled too; no other placement would change that.
 	Unplaceable []string `json:"unplaceable,omitempty"`
+	// Spread is set on the plan of an idle node (control.Plan): no model
+	// had traffic to plan for, so every model was given an equal share of
+	// the GPUs' time, as much as the node holds, rather than the least
+	// room a model needs. Its rates are room, not load.
+	Spread bool `json:"spread,omitempty"`
 }
 
 // GPUPlan is one GPU of a plan.

@@ -159,7 +159,7 @@ func (e *engine) period() error {
 		rates[i] = m.est.Fold(own[m.name], e.set.ewma)
 		est[m.name] = rates[i]
 	}
-	if control.KeepPlan(e.plan, est, own) {
+	if control.KeepPlan(e.plan, est, own, true) {
 		return nil // what runs serves the rates: no reorganization
 	}
 	return e.replan("period", rates)

@@ -590,6 +590,11 @@ func checkReadyWords(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, []string{"ok", "3h12m", "1d2h", "–", "–"}, got)
 	got = eval[[]string](t, b, `(async () => {
+  const { planWords } = await import('/assets/summary.js');
+  return [planWords(undefined), planWords({ schedulable: true }), planWords({ schedulable: false }), planWords({ schedulable: true, spread: true })];
+})()`)
+	require.Equal(t, []string{"none yet", "every rate placed", "some rate unplaced", "no traffic: every model has an equal share of the GPUs' time"}, got)
+	got = eval[[]string](t, b, `(async () => {
   const { capacityWords } = await import('/assets/summary.js');
   return [
     capacityWords({ ratio: 3.42, load: 400, rate: 1368 }),

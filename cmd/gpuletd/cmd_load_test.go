@@ -188,6 +188,10 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^plan \(gpulet-int\): schedulable, \d of \d GPUs used$`, out)
 	require.Regexp(t, `(?m)^for lenet5 [\d.]+ req/s estimated, mlp [\d.]+ req/s estimated;`, out)
+	var before struct {
+		Plan gpulet.Plan `json:"plan"`
+	}
+	require.NoError(t, adminGet(t.Context(), plainAPI(base), "/api/v1/plan", &before))
 	code, out, stderr = runCLI(t, "plan", "--url", base, "--rate", "mlp=300")
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m) mlp +\d+ +360\.0 `, out, "planned for 300 req/s with the headroom")
@@ -198,7 +202,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 		Plan gpulet.Plan `json:"plan"`
 	}
 	require.NoError(t, adminGet(t.Context(), plainAPI(base), "/api/v1/plan", &now))
-	require.Less(t, now.Plan.Assigned()["mlp"], 300.0, "the preview applied nothing")
+	require.Equal(t, before.Plan.Assigned(), now.Plan.Assigned(), "the preview applied nothing")
 	code, _, stderr = runCLI(t, "plan", "--url", base, "--rate", "mpl=300")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `gpuletd: bad preview request: rates: unknown model "mpl": the node plans for lenet5, mlp`)

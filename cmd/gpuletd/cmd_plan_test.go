@@ -73,4 +73,11 @@ on emu2 what starts and loads does not fit beside what runs there: it waits for
 	b.Reset()
 	require.NoError(t, doc.write(&b, nil))
 	require.Contains(t, b.String(), "placed short of them (unscheduled above)")
+
+	// An idle node's plan: its rates are room, given alike.
+	doc.Rates, doc.Plan.Spread = map[string]float64{"a": 0, "b": 0}, true
+	b.Reset()
+	require.NoError(t, doc.write(&b, nil))
+	require.Contains(t, b.String(), "for a 0 req/s estimated, b 0 req/s estimated; no model has traffic: each has an\n  equal share of the GPUs' time")
+	require.NotContains(t, b.String(), "headroom")
 }

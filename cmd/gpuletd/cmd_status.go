@@ -230,6 +230,7 @@ type adminStatus struct {
 	Gpulets         []adminGpulet      `json:"gpulets"`
 	Models          []adminModel       `json:"models"`
 	Pipelines       []adminPipeline    `json:"pipelines"`
+	Plan            *adminPlan         `json:"plan"`
 	PlanAt          *time.Time         `json:"plan_at"`
 	PlanReason      string             `json:"plan_reason"`
 	Reorganizations int64              `json:"reorganizations"`
@@ -283,6 +284,15 @@ func (m *adminCgroupMemory) words() string {
 	}
 	return b.String()
 }
+
+// adminPlan is the part of the status's plan the command says.
+type adminPlan struct {
+	// Spread: planned for an idle node (gpulet.Plan.Spread).
+	Spread bool `json:"spread"`
+}
+
+// spreadWords say what a plan of an idle node is.
+const spreadWords = "no model has traffic: each has an equal share of the GPUs' time, as much as the node holds, so that a load that begins is served from its first request; the planned rates are that room, not load"
 
 // adminCapacity is how far the planned load may grow, in the same mix,
 // before the planner cannot place it all.
@@ -626,6 +636,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	switch {
 	case s.PlanAt != nil:
 		fmt.Fprintf(w, "plan of %s (%s)\n", s.PlanAt.Local().Format("2006-01-02 15:04:05"), orDash(s.PlanReason))
+		if s.Plan != nil && s.Plan.Spread {
+			writeWrappedLine(w, spreadWords)
+		}
 		if s.Capacity != nil {
 			fmt.Fprintln(w, s.Capacity.words())
 		}

@@ -163,6 +163,18 @@ func TestWriteStatusCountsRestarts(t *testing.T) {
 	}
 }
 
+// A plan made for an idle node says so under its date: its rates are room.
+func TestWriteStatusSaysAnIdleNodeIsSpread(t *testing.T) {
+	for _, spread := range []bool{false, true} {
+		var s adminStatus
+		readFixture(t, "status.json", &s)
+		s.Plan = &adminPlan{Spread: spread}
+		var b strings.Builder
+		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+		require.Equal(t, spread, strings.Contains(b.String(), ")\nno model has traffic: each has an equal share of the GPUs' time"), b.String())
+	}
+}
+
 // A gpu-let whose dead executor waits to be started again says when.
 func TestWriteStatusSaysWhenARestartIsTried(t *testing.T) {
 	var s adminStatus

@@ -25,7 +25,9 @@ func TestEventsFollowsTheDaemonThroughARestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	env, addr, logs, pid := readyMLPDaemon(t)
+	// Packed while idle, the start is one executor and one plan: the
+	// history's first three events.
+	env, addr, logs, pid := readyMLPDaemon(t, "GPULETD_SCHEDULER_IDLE_PLAN=pack")
 	bin, dir := testbin.Gpuletd(t), t.TempDir()
 	cli := append(env, "GPULETD_LISTEN="+addr)
 

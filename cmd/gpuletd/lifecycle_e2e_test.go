@@ -212,9 +212,9 @@ func TestReorganizationLosesNoRequest(t *testing.T) {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	// Slow curves (V100 vgg19 and ssd) so that a test's load changes the
-	// layout: at 1 req/s both share a 20% gpu-let; from about 50 req/s
-	// each they get gpu-lets of their own.
-	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd")
+	// layout: packed while idle, at 1 req/s both share a 20% gpu-let; from
+	// about 50 req/s each they get gpu-lets of their own.
+	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd", "GPULETD_SCHEDULER_IDLE_PLAN=pack")
 	before := getStatus(t, base)
 	s := surgeUntilReplanned(t, base, logs)
 	time.Sleep(500 * time.Millisecond) // requests keep flowing after the switch
@@ -243,7 +243,7 @@ func TestReorganizationOnAFullGPU(t *testing.T) {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5", "resnet18"}, "GPULETD_TEST_PROFILES=mlp:vgg19,lenet5:ssd,resnet18:resnet50",
-		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2, memory_gb: 3}]")
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2, memory_gb: 3}]", "GPULETD_SCHEDULER_IDLE_PLAN=pack")
 	// The plan preview foresees it: at a surge's rates what starts on emu0
 	// does not fit beside what runs there.
 	code, out, stderr := runCLI(t, "plan", "--url", base, "--rate", "mlp=1000,lenet5=1000")

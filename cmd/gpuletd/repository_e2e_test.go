@@ -30,9 +30,9 @@ func emulatedMLP(t *testing.T, extra ...string) (repo string, env []string) {
 // readyMLPDaemon serves mlp on an emulated V100 with a state of its own and
 // waits until the server is ready; it returns the daemon's environment, its
 // address, its logs and its process ID.
-func readyMLPDaemon(t *testing.T) (env []string, addr string, logs *testbin.SyncBuffer, pid int) {
+func readyMLPDaemon(t *testing.T, extra ...string) (env []string, addr string, logs *testbin.SyncBuffer, pid int) {
 	t.Helper()
-	_, env = emulatedMLP(t)
+	_, env = emulatedMLP(t, extra...)
 	addr, logs, pid = startDaemonUnder(t, env)
 	require.Eventually(t, func() bool { return do(t, "GET", "http://"+addr+"/v2/health/ready", nil, nil).code == 200 },
 		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)

@@ -162,7 +162,17 @@ type Scheduler struct {
 	ReorganizePeriod Duration `yaml:"reorganize_period"`
 	// EWMAWeight is the weight of the newest period in each model's rate estimate (0 < w ≤ 1).
 	EWMAWeight float64 `yaml:"ewma_weight"`
+	// IdlePlan is what a node with no traffic runs: spread (every model an
+	// equal share of the GPUs' time) or pack (the minimum rates, on as
+	// few gpu-lets as hold them).
+	IdlePlan string `yaml:"idle_plan"`
 }
+
+// Idle plans (Scheduler.IdlePlan).
+const (
+	IdlePlanSpread = "spread"
+	IdlePlanPack   = "pack"
+)
 
 // Limits bounds what one client can ask of the daemon.
 type Limits struct {
@@ -263,6 +273,7 @@ func Default() Config {
 			// The gpu-let paper re-plans every 20 s (section 6).
 			ReorganizePeriod: Duration(20 * time.Second),
 			EWMAWeight:       0.5,
+			IdlePlan:         IdlePlanSpread,
 		},
 		Limits: Limits{
 			MaxRequestBody:    64 << 20,

@@ -33,6 +33,7 @@ var (
 	LogFormats  = []string{"auto", "json", "console", "journal"}
 	Backends    = []string{"mps", "mig", "none"}
 	Algorithms  = []string{"gpulet-int", "gpulet", "sbp", "ideal"}
+	IdlePlans   = []string{IdlePlanSpread, IdlePlanPack}
 	Providers   = []string{"cuda", "tensorrt"}
 	DeviceModes = []string{DevicesAuto, DevicesNvidia, DevicesCPU}
 	DeviceKinds = []string{KindCPU, KindNvidia, KindEmulated}
@@ -123,6 +124,7 @@ func (c *Config) Validate() error {
 		bad("scheduler.policy", c.Scheduler.Policy, err.Error())
 	}
 	oneOf("scheduler.algorithm", c.Scheduler.Algorithm, Algorithms)
+	oneOf("scheduler.idle_plan", c.Scheduler.IdlePlan, IdlePlans)
 	if p := c.Scheduler.ReorganizePeriod.D(); p < time.Second || p > 24*time.Hour {
 		bad("scheduler.reorganize_period", p, "use 1s to 24h")
 	}

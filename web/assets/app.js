@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords, problemWords, upWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords } from './summary.js';
+import { readyWords, grpcWords, engineWords, problemWords, upWords, planWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -68,7 +68,6 @@ function render(st) {
 }
 
 function renderSummary(st) {
-  const plan = st.plan;
   const items = [
     ['Version', st.version],
     ['Up', upWords(st.started)],
@@ -77,7 +76,7 @@ function renderSummary(st) {
     ['GPUs', engineWords(st.engine)],
     ['Policy', st.policy],
     ['Planner', st.algorithm],
-    ['Plan', plan ? (plan.schedulable ? 'every rate placed' : 'some rate unplaced') : 'none yet'],
+    ['Plan', planWords(st.plan)],
     ['Planned', st.plan_at ? `${clock(st.plan_at)}${st.plan_reason ? ' (' + st.plan_reason + ')' : ''}` : '–'],
     ['Capacity', capacityWords(st.capacity)],
     ['Request path', requestPathWords(st.request_path)],

@@ -56,6 +56,15 @@ export function upWords(started, now = Date.now()) {
   return `${up} (since ${since})`;
 }
 
+// planWords says what the plan in force is: none yet, one that places
+// every rate or leaves some unplaced, or an idle node's (plan.spread),
+// whose rates are room given every model alike.
+export function planWords(plan) {
+  if (!plan) return 'none yet';
+  if (plan.spread) return 'no traffic: every model has an equal share of the GPUs\' time';
+  return plan.schedulable ? 'every rate placed' : 'some rate unplaced';
+}
+
 // capacityWords says how far the planned load may grow, in the same mix,
 // before the planner cannot place it all (the status's capacity): a dash
 // before a plan with load. On the CPU (the status's capacity.cpu) the
