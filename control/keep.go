@@ -70,7 +70,7 @@ func KeepPlan(plan *gpulet.Plan, estimates, period map[string]float64, spreadIdl
 	return true
 }
 
-// idleRates says that rates has models and none reaches MinPlanRate (Idle).
+// idleRates says that rates has models and none reaches MinPlanRate (idle).
 func idleRates(rates map[string]float64) bool {
 	for _, r := range rates {
 		if r >= MinPlanRate {

@@ -40,13 +40,13 @@ const fairSteps = 10
 // off MPS GPUs, serves to place the estimates, and only when they need it
 // does it also size the headroom.
 //
-// An idle node (Idle: no model has traffic yet, or any longer) is not
+// An idle node (no model has traffic yet, or any longer) is not
 // planned at the minimum rates but spread: every model gets the same share
 // of the devices' time, as much as the node holds (spread; the plan's
 // Spread is set). PlanPacked plans an idle node at the minimum rates.
 func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
 	p, err := PlanPacked(ctx, algo, in, opts, headroom)
-	if err != nil || !Idle(in) {
+	if err != nil || !idle(in) {
 		return p, err
 	}
 	for name := range p.Unscheduled {

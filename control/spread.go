@@ -6,10 +6,10 @@ import (
 	"github.com/gpulet/gpuletd/gpulet"
 )
 
-// Idle says that in has models and none of them has traffic to plan for:
+// idle says that in has models and none of them has traffic to plan for:
 // every demand's rate (its estimate) is below MinPlanRate. A node that
 // starts, or whose load has stopped, is idle.
-func Idle(in gpulet.Input) bool {
+func idle(in gpulet.Input) bool {
 	for _, d := range in.Demands {
 		if d.Rate >= MinPlanRate {
 			return false

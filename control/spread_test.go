@@ -42,7 +42,7 @@ func TestPlanSpreadsAnIdleNode(t *testing.T) {
 					in.Demands = append(in.Demands, gpulet.Demand{Name: name, Profile: prof(name), SLOMS: 20, Rate: r})
 				}
 			}
-			require.Equal(t, tc.spread, Idle(in))
+			require.Equal(t, tc.spread, idle(in))
 			p, err := Plan(context.Background(), gpulet.AlgoGpulet, in, gpulet.Options{}, Headroom)
 			require.NoError(t, err)
 			require.Equal(t, tc.spread, p.Spread)
