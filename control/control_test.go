@@ -119,6 +119,32 @@ func TestSurgeOverAPlanWithoutHeadroom(t *testing.T) {
 	}
 }
 
+// Against an idle node's spread plan, whose rates are each model's whole
+// share, a load that would need more than its share with the headroom is
+// a surge; one well within its share is not, nor a steady load the periods
+// have measured.
+func TestSurgeOverASpreadPlan(t *testing.T) {
+	spread := &gpulet.Plan{Spread: true, GPUs: []gpulet.GPUPlan{{ID: "g0", GPULets: []gpulet.GPULet{{Size: 50,
+		Models: []gpulet.Placement{{Name: "m", Rate: 2417, Batch: 6}}}}}}}
+	for _, tc := range []struct {
+		name   string
+		rate   float64
+		folded map[string]float64
+		surged bool
+	}{
+		{"a load begins within its share", 1200, nil, false},
+		{"a load driven to the share's edge", 2389, nil, true},
+		{"past the share with the headroom", 2100, nil, true},
+		{"a steady load the periods measured", 2100, map[string]float64{"m": 2000}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			why, _ := SurgeReplan(SurgeInput{Now: time.Hour, Plan: spread, Headroom: Headroom,
+				Short: Short{Rates: map[string]float64{"m": tc.rate}}, Folded: tc.folded})
+			require.Equal(t, tc.surged, why != "", why)
+		})
+	}
+}
+
 // poissonCounts draws Poisson counts of a given mean from rng (Knuth's
 // method: fine at these means).
 func poissonCounts(rng *rand.Rand) func(mean float64) float64 {

@@ -41,9 +41,10 @@ const ShrinkBelow = 2.0 / 3
 // With spreadIdle (Plan, rather than PlanPacked), an idle node (no model's
 // rate reaches MinPlanRate) keeps only the plan Plan makes for one
 // (gpulet.Plan.Spread), so that a node whose load stopped spreads its
-// models again, and a spread plan is kept, not shrunk, while it places
-// every model's rate: its room is what lets a load that begins be served
-// from its first request. Without it, a spread plan is not kept.
+// models again, and a spread plan is kept, not shrunk, while every model's
+// rate with the headroom fits its share: its room is what lets a load that
+// begins be served from its first request, and a share is the most its
+// gpu-lets take (SurgeBase). Without spreadIdle, a spread plan is not kept.
 func KeepPlan(plan *gpulet.Plan, estimates, period map[string]float64, spreadIdle bool) bool {
 	if plan == nil || plan.Spread && !spreadIdle {
 		return false
@@ -63,7 +64,13 @@ func KeepPlan(plan *gpulet.Plan, estimates, period map[string]float64, spreadIdl
 			continue
 		}
 		a := assigned[name]
-		if PlanRate(est, 0) > a || !plan.Spread && PlanRate(est, Headroom) < ShrinkBelow*a {
+		if plan.Spread {
+			if PlanRate(est, Headroom) > a {
+				return false
+			}
+			continue
+		}
+		if PlanRate(est, 0) > a || PlanRate(est, Headroom) < ShrinkBelow*a {
 			return false
 		}
 	}

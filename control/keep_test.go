@@ -56,7 +56,8 @@ func TestKeepPlan(t *testing.T) {
 		{"idle: a spread plan stays", spread, map[string]float64{"a": 0.5, "b": 0}, true},
 		{"idle: a plan for traffic spreads again", keepPlan(), map[string]float64{"a": 0.5, "b": 0}, false},
 		{"a spread plan keeps a load far below its room", spread, map[string]float64{"a": 10, "b": 0}, true},
-		{"a spread plan re-plans for a model past its room", spread, map[string]float64{"a": 121, "b": 0}, false},
+		{"a spread plan re-plans for a model past its room with the headroom", spread, map[string]float64{"a": 101, "b": 0}, false},
+		{"a spread plan keeps a model within its room with the headroom", spread, map[string]float64{"a": 100, "b": 0}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, KeepPlan(tc.plan, tc.estimates, nil, true))

@@ -97,6 +97,7 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 		{"metrics.triton_names", func(c *config.Config) { c.Metrics.TritonNames = true }, func(c *config.Config) any { return c.Metrics.TritonNames }, true},
 		{"scheduler.policy", func(c *config.Config) { c.Scheduler.Policy = "eager" }, func(c *config.Config) any { return c.Scheduler.Policy }, "eager"},
 		{"scheduler.algorithm", func(c *config.Config) { c.Scheduler.Algorithm = "sbp" }, func(c *config.Config) any { return c.Scheduler.Algorithm }, "sbp"},
+		{"scheduler.idle_plan", func(c *config.Config) { c.Scheduler.IdlePlan = config.IdlePlanPack }, func(c *config.Config) any { return c.Scheduler.IdlePlan }, config.IdlePlanPack},
 		{"scheduler.reorganize_period", func(c *config.Config) { c.Scheduler.ReorganizePeriod = config.Duration(time.Minute) },
 			func(c *config.Config) any { return c.Scheduler.ReorganizePeriod.D() }, time.Minute},
 		{"scheduler.ewma_weight", func(c *config.Config) { c.Scheduler.EWMAWeight = 0.25 }, func(c *config.Config) any { return c.Scheduler.EWMAWeight }, 0.25},
