@@ -172,17 +172,7 @@ func TestPlanHeadroomWithSplitResidues(t *testing.T) {
 // unscheduled with its reason. Before, the node went to the fair share with
 // the first pass alone, which left the long model out as well.
 func TestPlanPlacesTheOthersBesideAnUnplaceableModel(t *testing.T) {
-	smallProf, longProf := demoProfiles(t)
-	huge := *longProf
-	huge.Model, huge.MemoryMB = "huge", 1e9
-	in := gpulet.Input{
-		GPUs: []gpulet.GPU{twoCoreCPU("cpu")},
-		Demands: []gpulet.Demand{
-			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: 12},
-			{Name: "long", Profile: longProf, SLOMS: 500, Rate: 1.2},
-			{Name: "huge", Profile: &huge, SLOMS: 500, Rate: 1},
-		},
-	}
+	in := withUnplaceableModel(t, 12, 1.2, 1)
 	for _, algo := range []gpulet.Algo{gpulet.AlgoGpuletInt, gpulet.AlgoGpulet} {
 		p, err := Plan(context.Background(), algo, in, gpulet.Options{}, Headroom)
 		require.NoError(t, err)
@@ -233,6 +223,23 @@ func TestPlanHeadroomKeepsResiduesWhole(t *testing.T) {
 		}
 	}
 	require.Greater(t, p.Assigned()["small"], in.Demands[0].Rate, "some headroom")
+}
+
+// withUnplaceableModel is a two-core CPU device with the demo models small
+// and long and a model huge whose memory no gpu-let has, at these rates.
+func withUnplaceableModel(t *testing.T, small, long, huge float64) gpulet.Input {
+	t.Helper()
+	smallProf, longProf := demoProfiles(t)
+	hugeProf := *longProf
+	hugeProf.Model, hugeProf.MemoryMB = "huge", 1e9
+	return gpulet.Input{
+		GPUs: []gpulet.GPU{twoCoreCPU("cpu")},
+		Demands: []gpulet.Demand{
+			{Name: "small", Profile: smallProf, SLOMS: 5, Rate: small},
+			{Name: "long", Profile: longProf, SLOMS: 500, Rate: long},
+			{Name: "huge", Profile: &hugeProf, SLOMS: 500, Rate: huge},
+		},
+	}
 }
 
 // demoProfiles are make run's demo models as the planner sees them on a

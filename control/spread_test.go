@@ -64,17 +64,7 @@ func TestPlanSpreadsAnIdleNode(t *testing.T) {
 // A model no gpu-let takes is reported as it is when the node is busy, and
 // the others are spread beside it.
 func TestPlanSpreadsBesideAnUnplaceableModel(t *testing.T) {
-	smallProf, longProf := demoProfiles(t)
-	huge := *longProf
-	huge.Model, huge.MemoryMB = "huge", 1e9
-	in := gpulet.Input{
-		GPUs: []gpulet.GPU{twoCoreCPU("cpu")},
-		Demands: []gpulet.Demand{
-			{Name: "small", Profile: smallProf, SLOMS: 5},
-			{Name: "long", Profile: longProf, SLOMS: 500},
-			{Name: "huge", Profile: &huge, SLOMS: 500},
-		},
-	}
+	in := withUnplaceableModel(t, 0, 0, 0)
 	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
 	require.NoError(t, err)
 	require.True(t, p.Spread)

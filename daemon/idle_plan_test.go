@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -17,12 +15,7 @@ import (
 // a reload that changes it takes effect at the next plan.
 func TestIdlePlanFollowsTheConfiguration(t *testing.T) {
 	ctx := context.Background()
-	n, st, cpu := lendingNode(t)
-	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
-	m := mlpFile("c", 2_000_000)
-	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
-	require.NoError(t, n.catalog.add(ctx, m))
-	putProfile(t, st, m, cpu.Type, 2)
+	n, _, _ := mlpOnTheCPU(t)
 	least := control.PlanRate(0, control.Headroom)
 	for _, tc := range []struct {
 		idle   string

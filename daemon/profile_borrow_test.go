@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // lendingNode is historyNode with a CPU device and a profile book.
@@ -24,6 +26,19 @@ func lendingNode(t *testing.T) (*node, *store.Store, mps.Device) {
 	cpu, err := devices.Inventory().Device("cpu")
 	require.NoError(t, err)
 	return n, st, cpu
+}
+
+// mlpOnTheCPU is lendingNode serving mlp (m) with a one-second SLO,
+// profiled on its CPU at 2 ms a request.
+func mlpOnTheCPU(t *testing.T) (n *node, m *repository.Model, cpu mps.Device) {
+	t.Helper()
+	n, st, cpu := lendingNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	m = mlpFile("c", 2_000_000)
+	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
+	require.NoError(t, n.catalog.add(context.Background(), m))
+	putProfile(t, st, m, cpu.Type, 2)
+	return n, m, cpu
 }
 
 // mlpFile is a model file of mlp with the given sha256 (one hex digit

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
-	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/mps"
 )
 
@@ -143,12 +141,7 @@ func TestRequestPathObserve(t *testing.T) {
 // counted; other devices' profiles are planned with as measured.
 func TestTheCPUsPlansCountTheExecutorsPath(t *testing.T) {
 	ctx := context.Background()
-	n, st, cpu := lendingNode(t)
-	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
-	m := mlpFile("c", 2_000_000)
-	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
-	require.NoError(t, n.catalog.add(ctx, m))
-	putProfile(t, st, m, cpu.Type, 2) // 2 ms a request
+	n, m, cpu := mlpOnTheCPU(t)
 
 	latency4 := func() float64 {
 		in, missing := n.planInput(ctx, map[string]float64{"mlp": 100})
