@@ -127,12 +127,9 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 	if len(in.Demands) < 2 {
 		return fallback, nil // nothing to share: a lone model gets what fits
 	}
-	perDevice := make([]float64, len(in.Demands))
+	perDevice := deviceRates(in)
 	lowest, highest := math.Inf(1), 0.0
 	for i, d := range in.Demands {
-		if perDevice[i] = deviceRate(d); !(perDevice[i] > 0) {
-			perDevice[i] = 1 // no device serves it: Plan leaves such a model out before this
-		}
 		lowest, highest = min(lowest, d.Rate/perDevice[i]), max(highest, d.Rate/perDevice[i])
 	}
 	// rateAt is demand i's rate at a share of c devices.
@@ -179,6 +176,19 @@ func FairShare(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpul
 		}
 	}
 	return best, nil
+}
+
+// deviceRates is deviceRate of each of in's demands, in order; 1 for one
+// no device serves (Plan leaves such a model out before it shares the
+// node, fairly or spread).
+func deviceRates(in gpulet.Input) []float64 {
+	out := make([]float64, len(in.Demands))
+	for i, d := range in.Demands {
+		if out[i] = deviceRate(d); !(out[i] > 0) {
+			out[i] = 1
+		}
+	}
+	return out
 }
 
 // deviceRate is the most requests/s one whole device serves of a model

@@ -33,10 +33,7 @@ func idle(in gpulet.Input) bool {
 // two seconds later. Spread, every model has the room the node can give it
 // alone, and a load up to that share is served from its first request.
 func spread(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, base *gpulet.Plan) (*gpulet.Plan, error) {
-	perDevice := make([]float64, len(in.Demands))
-	for i, d := range in.Demands {
-		perDevice[i] = deviceRate(d)
-	}
+	perDevice := deviceRates(in)
 	at := func(c float64) (*gpulet.Plan, error) {
 		return run(ctx, algo, withRates(in, func(i int, _ float64) float64 { return max(c*perDevice[i], MinPlanRate) }), opts)
 	}

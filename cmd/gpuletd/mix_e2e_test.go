@@ -166,7 +166,7 @@ func TestIdleNodeServesALoadFromItsFirstRequest(t *testing.T) {
 	}
 	idle := os.Getenv("GPULETD_GAME_IDLE_PLAN")
 	run := serveMix(t, gameMix(t), envFloat(t, "GPULETD_GAME_FRACTION", gameFraction), envDuration(t, "GPULETD_GAME_DURATION", 4*time.Second), 0)
-	require.True(t, run.spreadAtStart || idle == "pack", "the idle node's plan is spread")
+	require.Equal(t, idle != "pack", run.spreadAtStart, "the idle node's plan is spread unless packed")
 	if idle != "pack" {
 		require.GreaterOrEqual(t, run.attainment, 0.99, "served from the first request; logs:\n%s", run.logs)
 	}
