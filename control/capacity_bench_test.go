@@ -43,7 +43,7 @@ func benchIdlePlan(b *testing.B, k, g int) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := Plan(ctx, gpulet.AlgoGpuletInt, idle, n.Options(), Headroom)
+		p, err := Plan(ctx, gpulet.AlgoGpuletInt, idle, n.Options(), Room{Base: Headroom})
 		if err != nil || !p.Spread {
 			b.Fatal(err, p.Spread)
 		}

@@ -19,12 +19,13 @@ const headroomSteps = 3
 const fairSteps = 10
 
 // Plan runs the planner algo for in's demands, whose rates are the models'
-// estimates, each planned at PlanRate(estimate, headroom). Headroom is room
+// estimates, each planned at PlanRate(estimate, headroom), the headroom
+// room.Base and the model's room.Extra (the miss rule's). Headroom is room
 // to grow, never a reason to place less: when the node cannot place every
 // demand with the full headroom (near the node's capacity the planner then
 // settles for another layout that places less of the estimate itself), Plan
-// takes the largest headroom in [0, headroom] at which everything is placed,
-// found by bisection. When even the estimates do not all fit, the node is
+// takes the largest headroom in [0, room.Base] at which everything is placed,
+// found by bisection (each model's extra scaled alike). When even the estimates do not all fit, the node is
 // overloaded and Plan shares it max-min fairly (FairShare): no model's flood
 // takes the place of another's demand.
 //
@@ -44,8 +45,8 @@ const fairSteps = 10
 // planned at the minimum rates but spread: every model gets the same share
 // of the devices' time, as much as the node holds (spread; the plan's
 // Spread is set). PlanPacked plans an idle node at the minimum rates.
-func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
-	p, err := PlanPacked(ctx, algo, in, opts, headroom)
+func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, room Room) (*gpulet.Plan, error) {
+	p, err := PlanPacked(ctx, algo, in, opts, room)
 	if err != nil || !idle(in) {
 		return p, err
 	}
@@ -68,9 +69,10 @@ func Plan(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Op
 // PlanPacked is Plan for in's estimates as they are, idle or not: an idle
 // node is planned at the minimum rates, which packs its models onto as few
 // gpu-lets as hold them (scheduler.idle_plan: pack).
-func PlanPacked(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, headroom float64) (*gpulet.Plan, error) {
+func PlanPacked(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options, room Room) (*gpulet.Plan, error) {
+	headroom := room.Base
 	withHeadroom := func(h float64) gpulet.Input {
-		return withRates(in, func(_ int, r float64) float64 { return PlanRate(r, h) })
+		return withRates(in, func(i int, r float64) float64 { return PlanRate(r, room.at(in.Demands[i].Name, h)) })
 	}
 	firstPass := opts
 	firstPass.WholeResidues = true
@@ -81,7 +83,7 @@ func PlanPacked(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpu
 		return full, err
 	}
 	if rest := without(in, full.Unplaceable); len(rest.Demands) < len(in.Demands) {
-		p, err := PlanPacked(ctx, algo, rest, opts, headroom)
+		p, err := PlanPacked(ctx, algo, rest, opts, room)
 		if err != nil {
 			return nil, err
 		}

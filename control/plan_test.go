@@ -32,7 +32,7 @@ func TestPlanHeadroom(t *testing.T) {
 				GPUs:    []gpulet.GPU{{ID: "g0", Type: "t", MemoryMB: 1000, Backend: gpulet.BackendNone}},
 				Demands: []gpulet.Demand{{Name: "m", Profile: prof, SLOMS: 20, Rate: tc.estimate}},
 			}
-			p, err := Plan(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{}, Headroom)
+			p, err := Plan(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{}, Room{Base: Headroom})
 			require.NoError(t, err)
 			require.InDelta(t, tc.planned, p.Assigned()["m"], 1e-6*tc.planned)
 			require.InDelta(t, tc.unscheduled, p.UnscheduledRate(), 1e-6*tc.planned)
@@ -59,7 +59,7 @@ func TestPlanOverloadSharesFairly(t *testing.T) {
 	require.True(t, alone.Assigned()["a"] < 50 || alone.Assigned()["b"] < 20,
 		"the case needs a planner that, given the flood, crowds the others out: %v", alone.Assigned())
 
-	p, err := Plan(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	got := p.Assigned()
 	require.InDelta(t, 50, got["a"], 1e-9, "a model under its fair share gets all of its demand")
@@ -92,7 +92,7 @@ func TestPlanOverloadBelowEveryDemand(t *testing.T) {
 	require.True(t, alone.Assigned()["a"] == 0 || alone.Assigned()["b"] == 0,
 		"the case needs a planner that, given the full demands, leaves a model out: %v", alone.Assigned())
 
-	p, err := Plan(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoSBP, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	got := p.Assigned()
 	for _, name := range []string{"flood", "a", "b"} {
@@ -125,7 +125,7 @@ func TestPlanOverloadSharesDeviceTime(t *testing.T) {
 	require.InDelta(t, 60.6, deviceRate(in.Demands[2]), 0.1, "batches of 7 in 231 ms on one core, twice over")
 	require.Greater(t, deviceRate(in.Demands[0]), 50000.0)
 
-	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	got := p.Assigned()
 	for _, name := range []string{"small", "small2"} {
@@ -158,7 +158,7 @@ func TestPlanHeadroomWithSplitResidues(t *testing.T) {
 	first, err := gpulet.Run(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{WholeResidues: true})
 	require.NoError(t, err)
 	require.Contains(t, first.Unscheduled, "long", "the first pass alone leaves it out")
-	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	require.Empty(t, p.Unscheduled)
 	for _, d := range in.Demands {
@@ -174,7 +174,7 @@ func TestPlanHeadroomWithSplitResidues(t *testing.T) {
 func TestPlanPlacesTheOthersBesideAnUnplaceableModel(t *testing.T) {
 	in := withUnplaceableModel(t, 12, 1.2, 1)
 	for _, algo := range []gpulet.Algo{gpulet.AlgoGpuletInt, gpulet.AlgoGpulet} {
-		p, err := Plan(context.Background(), algo, in, gpulet.Options{}, Headroom)
+		p, err := Plan(context.Background(), algo, in, gpulet.Options{}, Room{Base: Headroom})
 		require.NoError(t, err)
 		require.Equal(t, []string{"huge"}, p.Unplaceable, algo)
 		require.Equal(t, map[string]float64{"huge": PlanRate(1, Headroom)}, p.Unscheduled, algo)
@@ -186,7 +186,7 @@ func TestPlanPlacesTheOthersBesideAnUnplaceableModel(t *testing.T) {
 	}
 	// Every model unplaceable: the plan says so, placing nothing.
 	in.Demands = in.Demands[2:]
-	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	require.Equal(t, []string{"huge"}, p.Unplaceable)
 	require.Empty(t, p.Assigned())
@@ -210,7 +210,7 @@ func TestPlanHeadroomKeepsResiduesWhole(t *testing.T) {
 	split, err := gpulet.Run(context.Background(), gpulet.AlgoGpuletInt, withRates(in, func(_ int, r float64) float64 { return PlanRate(r, Headroom) }), gpulet.Options{})
 	require.NoError(t, err)
 	require.Empty(t, split.Unscheduled, "the full headroom fits with a residue split off")
-	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	require.Empty(t, p.Unscheduled)
 	for _, g := range p.GPUs {

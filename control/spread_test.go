@@ -43,7 +43,7 @@ func TestPlanSpreadsAnIdleNode(t *testing.T) {
 				}
 			}
 			require.Equal(t, tc.spread, idle(in))
-			p, err := Plan(context.Background(), gpulet.AlgoGpulet, in, gpulet.Options{}, Headroom)
+			p, err := Plan(context.Background(), gpulet.AlgoGpulet, in, gpulet.Options{}, Room{Base: Headroom})
 			require.NoError(t, err)
 			require.Equal(t, tc.spread, p.Spread)
 			require.True(t, p.Schedulable)
@@ -65,7 +65,7 @@ func TestPlanSpreadsAnIdleNode(t *testing.T) {
 // the others are spread beside it.
 func TestPlanSpreadsBesideAnUnplaceableModel(t *testing.T) {
 	in := withUnplaceableModel(t, 0, 0, 0)
-	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoGpuletInt, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	require.True(t, p.Spread)
 	require.Equal(t, []string{"huge"}, p.Unplaceable)
@@ -89,7 +89,7 @@ func TestPlanDoesNotSpreadAFullNode(t *testing.T) {
 		require.NoError(t, err)
 		in.Demands = append(in.Demands, gpulet.Demand{Name: name, Profile: prof, SLOMS: 20})
 	}
-	p, err := Plan(context.Background(), gpulet.AlgoGpulet, in, gpulet.Options{}, Headroom)
+	p, err := Plan(context.Background(), gpulet.AlgoGpulet, in, gpulet.Options{}, Room{Base: Headroom})
 	require.NoError(t, err)
 	require.False(t, p.Spread)
 	require.Len(t, p.Unscheduled, 1)

@@ -133,12 +133,16 @@ func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, bat
 		if !ierr.clientFault() {
 			n.windows.of(m.Name).add(-1, 0, false)
 			n.metrics.violations.WithLabelValues(m.Name).Inc()
+			if counted, missed := countsAsMiss(ierr.reason); counted {
+				c.miss.add(missed)
+			}
 		}
 		c.fail.add(elapsed)
 		n.metrics.failures.WithLabelValues(m.Name, ierr.reason).Inc()
 		return
 	}
 	c.success.add(elapsed)
+	c.miss.add(late)
 	n.windows.of(m.Name).add(elapsed, batch, late)
 	n.metrics.e2e.WithLabelValues(m.Name).Observe(elapsed.Seconds())
 	if late {

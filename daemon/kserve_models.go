@@ -240,6 +240,8 @@ type modelCounters struct {
 	// batches is Triton's execution_count: the batches the answers handed
 	// out ran in, each answer adding its share of its batch's rows.
 	batches shareCount
+	// miss counts the outcomes the miss rule judges the plan by.
+	miss missTally
 }
 
 // shareCount sums shares of a whole, concurrently.

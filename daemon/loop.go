@@ -63,6 +63,7 @@ func (n *node) planLoop(ctx context.Context) {
 			reason = "period"
 			rates, own = n.rates.closePeriod(now)
 			n.stepRates.closePeriod(now)
+			n.closeMissPeriod()
 			if n.keepPlan(rates, own) {
 				if !moved {
 					continue
@@ -84,8 +85,9 @@ func (n *node) planLoop(ctx context.Context) {
 }
 
 // surgeCheck closes the short window at now and says why the node re-plans
-// before the period ends, with the rates to plan for; "" when it does not.
-// start is when the loop began, last when it last re-planned.
+// before the period ends, with the rates to plan for; "" when it does not:
+// a surge, or else the miss rule (missCheck), which plans for the
+// estimates. start is when the loop began, last when it last re-planned.
 func (n *node) surgeCheck(now, start, last time.Time) (string, map[string]float64) {
 	short := n.rates.closeShort(now)
 	pipes := n.takePipelineRates(short.Rates)
@@ -93,12 +95,19 @@ func (n *node) surgeCheck(now, start, last time.Time) (string, map[string]float6
 	if cur := n.current.Load(); cur != nil {
 		plan = cur.plan
 	}
+	estimates := n.rates.estimates(now)
 	reason, rates := control.SurgeReplan(control.SurgeInput{
 		Now: now.Sub(start), LastPlan: last.Sub(start), Plan: plan, Headroom: control.Headroom,
-		Short: short, Estimates: n.rates.estimates(now), Folded: n.rates.folded(),
+		Short: short, Estimates: estimates, Folded: n.rates.folded(),
 	})
 	if reason == "" {
-		return "", nil
+		if now.Sub(last) < control.MinReplanGap {
+			return "", nil
+		}
+		if reason = n.missCheck(); reason == "" {
+			return "", nil
+		}
+		return reason, estimates
 	}
 	for name, r := range pipes {
 		rates[name] = max(rates[name], r)

@@ -54,6 +54,7 @@ type node struct {
 	hostMem   atomic.Pointer[hostMemory]
 	readHost  func() hostMemory
 	admission admission // models held to their share at overload
+	misses    missRule  // the room models that missed their SLOs on their plans are given
 	// path is the request path's CPU per request, which the CPU device's
 	// plans count (request_path.go).
 	path  requestPath

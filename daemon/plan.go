@@ -255,8 +255,8 @@ func (n *node) recordPlan(ctx context.Context, plan *gpulet.Plan, reason string)
 	}
 }
 
-// plan runs the planner algo on in with control's headroom, an idle node
-// spread or packed as scheduler.idle_plan says.
+// plan runs the planner algo on in with control's headroom and the miss
+// rule's (room), an idle node spread or packed as scheduler.idle_plan says.
 func (n *node) plan(ctx context.Context, in gpulet.Input, algo gpulet.Algo) (*gpulet.Plan, error) {
 	if len(in.GPUs) == 0 {
 		return nil, errNoHealthyDevice
@@ -264,9 +264,9 @@ func (n *node) plan(ctx context.Context, in gpulet.Input, algo gpulet.Algo) (*gp
 	pctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if !n.spreadIdle() {
-		return control.PlanPacked(pctx, algo, in, n.plannerOptions(algo), control.Headroom)
+		return control.PlanPacked(pctx, algo, in, n.plannerOptions(algo), n.room())
 	}
-	return control.Plan(pctx, algo, in, n.plannerOptions(algo), control.Headroom)
+	return control.Plan(pctx, algo, in, n.plannerOptions(algo), n.room())
 }
 
 // errNoHealthyDevice: the node has no device to plan for.

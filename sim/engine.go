@@ -57,6 +57,7 @@ type engine struct {
 	// planning
 	plan        *gpulet.Plan
 	admission   *control.Admission // the plan's hold on models over their share
+	misses      control.Misses     // the miss rule's counts and extra headroom
 	pending     *pendingPlan
 	tickPending bool
 	nextTick    time.Duration

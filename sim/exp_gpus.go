@@ -172,7 +172,7 @@ func planLikeDaemon(ctx context.Context, w *workload.Workload) (*gpulet.Plan, er
 	if err != nil {
 		return nil, err
 	}
-	p, err := control.Plan(ctx, a, in, opts, control.Headroom)
+	p, err := control.Plan(ctx, a, in, opts, control.Room{Base: control.Headroom})
 	if err != nil {
 		return nil, fmt.Errorf("plan workload: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/executor/sched"
 )
 
@@ -147,4 +148,20 @@ func (e *engine) sizesChange(now time.Duration, delta int) {
 	e.sizes.add(e.sizeAt, now, float64(e.sizeSum))
 	e.sizeAt = now
 	e.sizeSum += delta
+}
+
+// tallies is every model's counts for the miss rule (control.Tally), as
+// the daemon counts them: answers, and of them those late or refused for
+// want of room (past their deadline, dropped from a queue's head, a full
+// queue, preempted). Refusals over an overloaded node's share, and requests
+// no gpu-let could take or whose model was moved away, are not counted.
+func (e *engine) tallies() map[string]control.Tally {
+	out := make(map[string]control.Tally, len(e.models))
+	for _, m := range e.models {
+		st := &m.st
+		missed := st.late + st.rejected[sched.DeadlineUnreachable] + st.rejected[sched.Dropped] +
+			st.rejected[sched.QueueFull] + st.rejected[sched.Preempted]
+		out[m.name] = control.Tally{Answered: st.good + missed, Missed: missed}
+	}
+	return out
 }

@@ -159,6 +159,7 @@ func (e *engine) period() error {
 		rates[i] = m.est.Fold(own[m.name], e.set.ewma)
 		est[m.name] = rates[i]
 	}
+	e.misses.Period(e.tallies())
 	if control.KeepPlan(e.plan, est, own, true) {
 		return nil // what runs serves the rates: no reorganization
 	}
@@ -188,7 +189,10 @@ func (e *engine) closeShort() (short []float64, early map[string]bool) {
 }
 
 // surge re-plans early when a model's rate over the last second outgrows
-// what the plan assigns it.
+// what the plan assigns it, or else for its estimates when the miss rule
+// asks for more room (control.Misses), as the daemon's surge check does.
+// No check runs while a plan is pending: the plan it brings is judged once
+// it serves.
 func (e *engine) surge() error {
 	short, early := e.closeShort()
 	if e.pending != nil {
@@ -209,7 +213,12 @@ func (e *engine) surge() error {
 		Short: control.Short{Rates: shortBy, Early: early}, Estimates: est, Folded: folded,
 	})
 	if why == "" {
-		return nil
+		if e.now-e.lastPlan < control.MinReplanGap {
+			return nil
+		}
+		if why, surged = e.misses.Check(e.plan, true, e.tallies()), est; why == "" {
+			return nil
+		}
 	}
 	rates := make([]float64, len(e.models))
 	for i, m := range e.models {
@@ -237,7 +246,7 @@ func (e *engine) makePlan(rates []float64) (*gpulet.Plan, error) {
 	for i := range in.Demands {
 		in.Demands[i].Rate = rates[i]
 	}
-	p, err := control.Plan(e.ctx, e.set.algo, in, e.node.Options, e.set.headroom)
+	p, err := control.Plan(e.ctx, e.set.algo, in, e.node.Options, e.misses.Room(e.set.headroom))
 	if err != nil {
 		return nil, fmt.Errorf("simulate: plan at %v: %w", e.now, err)
 	}
