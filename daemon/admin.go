@@ -47,8 +47,13 @@ type statusModel struct {
 	Rate         float64  `json:"rate"`      // over the last second
 	RateEWMA     float64  `json:"rate_ewma"` // what the planner plans for
 	AssignedRate float64  `json:"assigned_rate"`
-	Unscheduled  float64  `json:"unscheduled_rate,omitempty"`
-	Ready        bool     `json:"ready"`
+	// ExtraHeadroom is the headroom the miss rule adds to the model's
+	// plans over the node's (0.25: 25% of its estimate more), after it
+	// missed its SLO on a plan that held none of its demand back; it fades
+	// while the model stays within (control.Misses).
+	ExtraHeadroom float64 `json:"extra_headroom,omitempty"`
+	Unscheduled   float64 `json:"unscheduled_rate,omitempty"`
+	Ready         bool    `json:"ready"`
 	// State is ready, waiting (on its way to a gpu-let, or back to one)
 	// or unservable, as gpuletd_model_state says it.
 	State string `json:"state"`
@@ -212,13 +217,14 @@ func (n *node) status() status {
 		assigned = cur.plan.Assigned()
 	}
 	routed := n.router.models()
+	room := n.room()
 	for _, m := range n.catalog.all() {
 		state := n.modelState(m.Name, routed)
 		sm := statusModel{
 			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), SLOFrom: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: state == stateReady, State: state,
-			Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
+			ExtraHeadroom: room.Extra[m.Name], Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
 			Warnings: n.modelWarnings(m), Cache: n.cacheStatus(m),
 		}
 		c := n.counters.of(m.Name)

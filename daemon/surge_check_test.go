@@ -96,9 +96,9 @@ func TestSurgeCheckJudgesAgainstTheFoldedEstimate(t *testing.T) {
 }
 
 // meteredNode is a node with plan in force and a rate meter started at t0,
-// all a surge check reads.
+// all a surge check reads; no gpu-let runs (the miss rule waits for one).
 func meteredNode(t0 time.Time, plan *gpulet.Plan) *node {
-	n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0)}
+	n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0), sup: &supervisor{running: map[string]*gpuletRun{}}}
 	n.current.Store(&planned{plan: plan})
 	return n
 }

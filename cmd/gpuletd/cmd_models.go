@@ -258,6 +258,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	writeWrappedRow(tw, "ready", ready)
 	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
 	fmt.Fprintf(tw, "rate\t%s measured, %s assigned\n", perSecond(m.Rate), perSecond(m.AssignedRate))
+	if m.ExtraHeadroom > 0 {
+		writeWrappedRow(tw, "headroom", extraHeadroomText(m.ExtraHeadroom))
+	}
 	if t := m.requestsText(time.Now()); t != "" {
 		writeWrappedRow(tw, "requests", t)
 	}

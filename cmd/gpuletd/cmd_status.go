@@ -502,25 +502,27 @@ type adminPlacement struct {
 
 // adminModel is one model of the status (GET /api/v1/models).
 type adminModel struct {
-	Name         string      `json:"name"`
-	Version      int         `json:"version"`
-	SLOMS        float64     `json:"slo_ms"`
-	SLOFrom      string      `json:"slo_from"`
-	MaxBatchSize int         `json:"max_batch_size"`
-	ConfigFiles  []string    `json:"config_files"`
-	ConfigNotes  []string    `json:"config_notes"`
-	Warnings     []string    `json:"warnings"`
-	Rate         float64     `json:"rate"`
-	AssignedRate float64     `json:"assigned_rate"`
-	Unscheduled  float64     `json:"unscheduled_rate"`
-	Ready        bool        `json:"ready"`
-	Reason       string      `json:"reason"`
-	Placed       []string    `json:"placed_on"`
-	Recent       adminRecent `json:"recent"`
-	Cache        *adminCache `json:"response_cache"`
-	Answered     *int64      `json:"answered"` // nil from a daemon that does not count them
-	Failed       int64       `json:"failed"`
-	LastRequest  *time.Time  `json:"last_request"`
+	Name         string   `json:"name"`
+	Version      int      `json:"version"`
+	SLOMS        float64  `json:"slo_ms"`
+	SLOFrom      string   `json:"slo_from"`
+	MaxBatchSize int      `json:"max_batch_size"`
+	ConfigFiles  []string `json:"config_files"`
+	ConfigNotes  []string `json:"config_notes"`
+	Warnings     []string `json:"warnings"`
+	Rate         float64  `json:"rate"`
+	AssignedRate float64  `json:"assigned_rate"`
+	// ExtraHeadroom is what the miss rule adds to the model's headroom.
+	ExtraHeadroom float64     `json:"extra_headroom"`
+	Unscheduled   float64     `json:"unscheduled_rate"`
+	Ready         bool        `json:"ready"`
+	Reason        string      `json:"reason"`
+	Placed        []string    `json:"placed_on"`
+	Recent        adminRecent `json:"recent"`
+	Cache         *adminCache `json:"response_cache"`
+	Answered      *int64      `json:"answered"` // nil from a daemon that does not count them
+	Failed        int64       `json:"failed"`
+	LastRequest   *time.Time  `json:"last_request"`
 }
 
 // requestsText says how many requests the model had since the daemon
@@ -863,6 +865,12 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 	return nil
 }
 
+// extraHeadroomText says what the miss rule gave a model: x more headroom
+// than the node's.
+func extraHeadroomText(x float64) string {
+	return fmt.Sprintf("planned with %.0f%% more headroom: it missed its SLO on a plan that held none of its load back (this fades while it stays within)", 100*x)
+}
+
 // notReadyWord is what a model that is not ready is: placed on a gpu-let
 // that cannot answer it (its requests cannot fit the request limit), or not
 // served at all.
@@ -894,6 +902,9 @@ func writeModels(w io.Writer, models []adminModel) error {
 	for _, m := range models {
 		if m.Unscheduled > 0 {
 			fmt.Fprintf(w, "%s: %s of its load has no gpu-let\n", m.Name, perSecond(m.Unscheduled))
+		}
+		if m.ExtraHeadroom > 0 {
+			writeWrappedLine(w, m.Name+": "+extraHeadroomText(m.ExtraHeadroom))
 		}
 		if !m.Ready && m.Reason != "" {
 			writeWrappedLine(w, m.Name+": "+notReadyWord(len(m.Placed) > 0)+": "+m.Reason)

@@ -619,3 +619,17 @@ func TestStatusWatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^\x1b\[H\x1b\[2JEvery 10ms: gpuletd status +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n\nthe status\n`, term.String())
 }
+
+// A model the miss rule gave more headroom says so under the models table,
+// within 80 columns.
+func TestWriteStatusSaysAModelHasMoreHeadroom(t *testing.T) {
+	for _, extra := range []float64{0, 0.25} {
+		var s adminStatus
+		readFixture(t, "status.json", &s)
+		s.Models[1].ExtraHeadroom = extra
+		var b strings.Builder
+		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+		require.Equal(t, extra > 0, strings.Contains(b.String(), "\nmlp: planned with 25% more headroom: it missed its SLO on a plan that held none\n  of its load back"), b.String())
+		require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	}
+}
