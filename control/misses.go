@@ -3,6 +3,7 @@ package control
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/gpulet/gpuletd/gpulet"
 )
@@ -96,21 +97,37 @@ func (m *Misses) Room(base float64) Room {
 	return r
 }
 
-// Check applies the miss rule at a surge check: plan is the plan in force,
-// settled whether the node runs it whole (Settled; the simulator: no plan
-// pending), tallies every model's counts now. It returns why the node
-// re-plans, "" when it does not; when it does, the model's extra headroom
-// has been raised. Counting starts when a plan is first seen settled, so a
-// reorganization's own losses are not held against the plan it brings.
-func (m *Misses) Check(plan *gpulet.Plan, settled bool, tallies map[string]Tally) string {
-	if plan != m.plan || !settled {
+// MissInput is what a miss check decides on.
+type MissInput struct {
+	// Now is the check's time, LastPlan when the node last re-planned.
+	Now, LastPlan time.Duration
+	// Plan is the plan in force; Settled says that the node runs it whole
+	// (Settled; the simulator: no plan pending).
+	Plan    *gpulet.Plan
+	Settled bool
+	// Tallies are every model's counts now.
+	Tallies map[string]Tally
+}
+
+// Check applies the miss rule at a surge check that found no surge. It
+// returns why the node re-plans, "" when it does not; when it does, the
+// model's extra headroom has been raised. Counting starts at the first
+// check that sees the plan settled, so a reorganization's own losses are
+// not held against the plan it brings; a node that re-planned less than
+// MinReplanGap ago counts but waits.
+func (m *Misses) Check(in MissInput) string {
+	plan, tallies := in.Plan, in.Tallies
+	if plan != m.plan || !in.Settled {
 		m.plan, m.since = plan, nil
 	}
-	if plan == nil || !settled {
+	if plan == nil || !in.Settled {
 		return ""
 	}
 	if m.since == nil {
 		m.since = cloneTallies(tallies)
+		return ""
+	}
+	if in.Now-in.LastPlan < MinReplanGap {
 		return ""
 	}
 	assigned := plan.Assigned()

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,6 +18,11 @@ type missStep struct {
 	answered uint64
 	missed   uint64
 	fires    bool
+}
+
+// check is a miss check long after the last re-plan.
+func check(m *Misses, plan *gpulet.Plan, tallies map[string]Tally) string {
+	return m.Check(MissInput{Now: time.Hour, Plan: plan, Settled: true, Tallies: tallies})
 }
 
 func TestMissesCheck(t *testing.T) {
@@ -65,7 +71,8 @@ func TestMissesCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var m Misses
 			for i, s := range tc.steps {
-				why := m.Check(s.plan, s.settled, map[string]Tally{"a": {Answered: s.answered, Missed: s.missed}, "b": {Answered: s.answered}})
+				why := m.Check(MissInput{Now: time.Hour, Plan: s.plan, Settled: s.settled,
+					Tallies: map[string]Tally{"a": {Answered: s.answered, Missed: s.missed}, "b": {Answered: s.answered}}})
 				require.Equal(t, s.fires, why != "", "step %d: %q", i, why)
 			}
 			require.InDelta(t, tc.extra, m.Room(Headroom).Extra["a"], 1e-12)
@@ -74,13 +81,27 @@ func TestMissesCheck(t *testing.T) {
 	}
 }
 
+// Counting starts at the first settled check even within MinReplanGap of
+// the last re-plan, which holds the re-plan itself back.
+func TestMissesCheckWaitsForTheGap(t *testing.T) {
+	var m Misses
+	plan := keepPlan()
+	at := func(now time.Duration, missed uint64) string {
+		return m.Check(MissInput{Now: now, LastPlan: 10 * time.Second, Plan: plan, Settled: true,
+			Tallies: map[string]Tally{"a": {Answered: 10 * missed, Missed: missed}}})
+	}
+	require.Empty(t, at(11*time.Second, 0), "counting starts a second after the re-plan")
+	require.Empty(t, at(12*time.Second, 30), "too soon to re-plan")
+	require.NotEmpty(t, at(15*time.Second, 30), "30 missed since 11 s")
+}
+
 // The reason names the model, its counts since the plan settled and the
 // room it is given.
 func TestMissesCheckSaysWhy(t *testing.T) {
 	var m Misses
 	plan := keepPlan()
-	require.Empty(t, m.Check(plan, true, map[string]Tally{"a": {Answered: 40, Missed: 2}}))
-	why := m.Check(plan, true, map[string]Tally{"a": {Answered: 503, Missed: 25}})
+	require.Empty(t, check(&m, plan, map[string]Tally{"a": {Answered: 40, Missed: 2}}))
+	why := check(&m, plan, map[string]Tally{"a": {Answered: 503, Missed: 25}})
 	require.Equal(t, "a missed its SLO 23 times in 463 (5.0%) on the plan in force; planned with 25% more headroom", why)
 }
 
@@ -89,8 +110,8 @@ func TestMissesCheckSaysWhy(t *testing.T) {
 func TestMissesPeriodFades(t *testing.T) {
 	var m Misses
 	plan := keepPlan()
-	m.Check(plan, true, map[string]Tally{"a": {}})
-	require.NotEmpty(t, m.Check(plan, true, map[string]Tally{"a": {Answered: 100, Missed: 50}}))
+	check(&m, plan, map[string]Tally{"a": {}})
+	require.NotEmpty(t, check(&m, plan, map[string]Tally{"a": {Answered: 100, Missed: 50}}))
 	m.Period(map[string]Tally{"a": {Answered: 100, Missed: 50}})
 	require.InDelta(t, MissStep, m.Room(Headroom).Extra["a"], 1e-12, "the period it missed in")
 	m.Period(map[string]Tally{"a": {Answered: 1100, Missed: 55}})
@@ -107,8 +128,8 @@ func TestMissesPeriodFades(t *testing.T) {
 func TestMissesCountersStartedAnew(t *testing.T) {
 	var m Misses
 	plan := keepPlan()
-	m.Check(plan, true, map[string]Tally{"a": {Answered: 5000, Missed: 100}})
-	require.Empty(t, m.Check(plan, true, map[string]Tally{"a": {Answered: 100, Missed: 50}}))
+	check(&m, plan, map[string]Tally{"a": {Answered: 5000, Missed: 100}})
+	require.Empty(t, check(&m, plan, map[string]Tally{"a": {Answered: 100, Missed: 50}}))
 }
 
 // A model's extra headroom is planned over the base, and shrinks with it

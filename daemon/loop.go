@@ -101,10 +101,7 @@ func (n *node) surgeCheck(now, start, last time.Time) (string, map[string]float6
 		Short: short, Estimates: estimates, Folded: n.rates.folded(),
 	})
 	if reason == "" {
-		if now.Sub(last) < control.MinReplanGap {
-			return "", nil
-		}
-		if reason = n.missCheck(); reason == "" {
+		if reason = n.missCheck(now.Sub(start), last.Sub(start)); reason == "" {
 			return "", nil
 		}
 		return reason, estimates

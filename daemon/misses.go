@@ -3,6 +3,7 @@ package daemon
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gpulet/gpuletd/control"
 )
@@ -61,10 +62,11 @@ func (n *node) tallies() map[string]control.Tally {
 	return out
 }
 
-// missCheck applies the miss rule to the plan in force: why the node
-// re-plans, "" when it does not. A node serving pipelines re-plans every
-// period anyway (keepPlan) and is left to that.
-func (n *node) missCheck() string {
+// missCheck applies the miss rule to the plan in force at now, the last
+// re-plan at last (both since the plan loop began): why the node re-plans,
+// "" when it does not. A node serving pipelines re-plans every period
+// anyway (keepPlan) and is left to that.
+func (n *node) missCheck(now, last time.Duration) string {
 	n.planMu.Lock()
 	cur := n.current.Load()
 	pipelines := len(n.catalog.allPipelines()) > 0
@@ -76,7 +78,7 @@ func (n *node) missCheck() string {
 	t := n.tallies()
 	n.misses.mu.Lock()
 	defer n.misses.mu.Unlock()
-	return n.misses.m.Check(cur.plan, settled, t)
+	return n.misses.m.Check(control.MissInput{Now: now, LastPlan: last, Plan: cur.plan, Settled: settled, Tallies: t})
 }
 
 // closeMissPeriod closes the miss rule's period: a model that stopped

@@ -43,8 +43,12 @@ func TestMissRuleRoomIsPlanned(t *testing.T) {
 	ctx := context.Background()
 	n, m, _ := mlpOnTheCPU(t)
 	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "cpu", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{{Name: m.Name, Batch: 1, Rate: 12}}}}}}}
-	n.misses.m.Check(plan, true, map[string]control.Tally{m.Name: {}})
-	require.NotEmpty(t, n.misses.m.Check(plan, true, map[string]control.Tally{m.Name: {Answered: 100, Missed: 30}}))
+	check := func(answered, missed uint64) string {
+		return n.misses.m.Check(control.MissInput{Now: time.Hour, Plan: plan, Settled: true,
+			Tallies: map[string]control.Tally{m.Name: {Answered: answered, Missed: missed}}})
+	}
+	check(0, 0)
+	require.NotEmpty(t, check(100, 30))
 	in, missing := n.planInput(ctx, map[string]float64{m.Name: 10})
 	require.Empty(t, missing)
 	p, err := n.plan(ctx, in, n.algorithm())
@@ -54,7 +58,8 @@ func TestMissRuleRoomIsPlanned(t *testing.T) {
 
 // The surge check applies the miss rule when no surge re-plans: a model
 // that misses on a plan that runs whole is re-planned for the estimates,
-// not within MinReplanGap of the last re-plan, and never on a node serving
+// counted from the first check after the plan settled but not re-planned
+// within MinReplanGap of the last re-plan, and never on a node serving
 // pipelines (they re-plan every period).
 func TestSurgeCheckReplansOnMisses(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
@@ -82,14 +87,14 @@ func TestSurgeCheckReplansOnMisses(t *testing.T) {
 			for i := range 100 { // 100 req/s, below a's 120: no surge
 				n.rates.hit("a", at(time.Duration(i)*10*time.Millisecond))
 			}
-			start := at(-time.Minute)
-			reason, _ := n.surgeCheck(at(time.Second), start, start)
-			require.Empty(t, reason, "counting starts")
+			start, last := at(-time.Minute), at(2*time.Second-tc.sinceLast)
+			reason, _ := n.surgeCheck(at(time.Second), start, last)
+			require.Empty(t, reason, "counting starts, within MinReplanGap of the last re-plan")
 			for i := range 100 {
 				n.rates.hit("a", at(time.Second+time.Duration(i)*10*time.Millisecond))
 				n.counters.of("a").miss.add(i%10 < 3)
 			}
-			reason, rates := n.surgeCheck(at(2*time.Second), start, at(2*time.Second-tc.sinceLast))
+			reason, rates := n.surgeCheck(at(2*time.Second), start, last)
 			require.Equal(t, tc.want, reason)
 			if tc.want != "" {
 				require.InEpsilon(t, 100, rates["a"], 0.01, "the estimate")

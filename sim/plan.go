@@ -213,10 +213,7 @@ func (e *engine) surge() error {
 		Short: control.Short{Rates: shortBy, Early: early}, Estimates: est, Folded: folded,
 	})
 	if why == "" {
-		if e.now-e.lastPlan < control.MinReplanGap {
-			return nil
-		}
-		if why, surged = e.misses.Check(e.plan, true, e.tallies()), est; why == "" {
+		if why, surged = e.misses.Check(control.MissInput{Now: e.now, LastPlan: e.lastPlan, Plan: e.plan, Settled: true, Tallies: e.tallies()}), est; why == "" {
 			return nil
 		}
 	}
