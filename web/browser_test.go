@@ -525,6 +525,15 @@ func checkModelWarning(t *testing.T, b *browser) {
     return { text: th.textContent, title: note ? note.title : '' };
   });
 })()`)
+	// A model the miss rule gave more headroom says so beside its rate.
+	assigned := eval[cell](t, b, `(async () => {
+  const { renderModels } = await import('/assets/models.js');
+  const tbody = document.createElement('tbody');
+  renderModels(tbody, { models: [{ name: 'alexnet', ready: true, recent: {}, assigned_rate: 78, extra_headroom: 0.25 }] });
+  const td = tbody.querySelectorAll('td')[2], note = td.querySelector('.extra-headroom');
+  return { text: td.textContent, title: note ? note.title : '' };
+})()`)
+	require.Equal(t, cell{"78 (+25% room)", "planned with 25% more headroom: it missed its SLO on a plan that held none of its load back (this fades while it stays within)"}, assigned)
 	require.Equal(t, []cell{
 		{"a (232,367 cached)", "response cache: 232367 hits, 1004 misses; 5,355/s now, outside the model's rate (no gpu-let runs them)"},
 		{"b (cache off)", "response cache enabled, but off: the node keeps none (response_cache.size 0)"},

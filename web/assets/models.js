@@ -25,6 +25,20 @@ export function cacheNote(c) {
   });
 }
 
+// extraHeadroomNote says that the miss rule plans a model with more
+// headroom than the node's (extra_headroom), and why, in its title.
+export function extraHeadroomNote(extra) {
+  if (!(extra > 0)) {
+    return null;
+  }
+  const pct = Math.round(100 * extra);
+  return h('span', {
+    class: 'extra-headroom',
+    text: ` (+${pct}% room)`,
+    title: `planned with ${pct}% more headroom: it missed its SLO on a plan that held none of its load back (this fades while it stays within)`,
+  });
+}
+
 // warningNote says what keeps a model or pipeline from serving its
 // requests: each warning's text before its first colon (what happens), the
 // whole of them (with the numbers) in its title.
@@ -68,6 +82,7 @@ export function renderModels(tbody, status) {
         { class: 'num' },
         rate(m.assigned_rate),
         un !== undefined ? h('span', { class: 'unscheduled', text: ` (+${rate(un)} unplaced)` }) : null,
+        extraHeadroomNote(m.extra_headroom),
       ),
       h(
         'td',
