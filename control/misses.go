@@ -2,6 +2,7 @@ package control
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
@@ -89,10 +90,7 @@ type Misses struct {
 func (m *Misses) Room(base float64) Room {
 	r := Room{Base: base}
 	if len(m.extra) > 0 {
-		r.Extra = make(map[string]float64, len(m.extra))
-		for name, x := range m.extra {
-			r.Extra[name] = x
-		}
+		r.Extra = maps.Clone(m.extra)
 	}
 	return r
 }
@@ -124,7 +122,7 @@ func (m *Misses) Check(in MissInput) string {
 		return ""
 	}
 	if m.since == nil {
-		m.since = cloneTallies(tallies)
+		m.since = maps.Clone(tallies)
 		return ""
 	}
 	if in.Now-in.LastPlan < MinReplanGap {
@@ -165,7 +163,7 @@ func (m *Misses) Period(tallies map[string]Tally) {
 			m.extra[name] = x
 		}
 	}
-	m.period = cloneTallies(tallies)
+	m.period = maps.Clone(tallies)
 }
 
 // missing says that d breaks the rule: at least MissMin misses, over
@@ -181,12 +179,4 @@ func diff(now, then Tally) Tally {
 		return Tally{}
 	}
 	return Tally{Answered: now.Answered - then.Answered, Missed: now.Missed - then.Missed}
-}
-
-func cloneTallies(t map[string]Tally) map[string]Tally {
-	out := make(map[string]Tally, len(t))
-	for name, x := range t {
-		out[name] = x
-	}
-	return out
 }
