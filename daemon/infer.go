@@ -31,6 +31,9 @@ type inferError struct {
 	code   int
 	reason string
 	msg    string
+	// clientDeadline: the request's own timeout set its deadline, before
+	// its model's SLO (the miss rule does not count it: missCounts).
+	clientDeadline bool
 }
 
 // message is the error's message; "" for none.
@@ -133,7 +136,7 @@ func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, bat
 		if !ierr.clientFault() {
 			n.windows.of(m.Name).add(-1, 0, false)
 			n.metrics.violations.WithLabelValues(m.Name).Inc()
-			if counted, missed := countsAsMiss(ierr.reason); counted {
+			if counted, missed := ierr.missCounts(); counted {
 				c.miss.add(missed)
 			}
 		}
@@ -291,6 +294,8 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	res, ierr := run()
 	if ierr == nil {
 		tr.tensors(activityBackendOutput, res.outs)
+	} else if req.Timeout > 0 && req.Timeout < m.Config.SLO.D() {
+		ierr.clientDeadline = true
 	}
 	return res, ierr
 }

@@ -29,12 +29,17 @@ func (t *missTally) add(missed bool) {
 	}
 }
 
-// countsAsMiss says that a failure with reason is the plan's SLO miss: the
-// request met a gpu-let with no room for it. A client's fault, a refusal
-// over the share of an overloaded node, an executor down or a model moved
-// away are no misses of the plan's room, and are not counted at all.
-func countsAsMiss(reason string) (counted, missed bool) {
-	switch reason {
+// missCounts says whether the miss rule counts a failed request, and that
+// it is the plan's SLO miss: the request met a gpu-let with no room for
+// it. A client's fault, a refusal over the share of an overloaded node, an
+// executor down, a model moved away, or a request whose own timeout was
+// shorter than its model's SLO are no misses of the plan's room, and are
+// not counted at all.
+func (e *inferError) missCounts() (counted, missed bool) {
+	if e.clientDeadline {
+		return false, false
+	}
+	switch e.reason {
 	case reasonDeadline, reasonDropped, reasonQueueFull:
 		return true, true
 	case reasonOverShare, reasonExecutorDown, reasonExecutorFailed, reasonUnroutable:

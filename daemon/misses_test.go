@@ -11,7 +11,9 @@ import (
 	"github.com/gpulet/gpuletd/control"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/mps"
 )
 
@@ -100,5 +102,27 @@ func TestSurgeCheckReplansOnMisses(t *testing.T) {
 				require.InEpsilon(t, 100, rates["a"], 0.01, "the estimate")
 			}
 		})
+	}
+}
+
+// A request whose own timeout set its deadline before its model's SLO
+// fails as the client asked, not for want of the plan's room.
+func TestMissRuleLeavesOutAClientsShorterTimeout(t *testing.T) {
+	n, m, _ := mlpOnTheCPU(t)
+	n.router = newRouter()
+	input := tensor.Tensor{Name: "input", DataType: "FP32", Shape: []int64{784}, Data: make([]byte, 4*784)}
+	for _, tc := range []struct {
+		timeout time.Duration
+		client  bool
+	}{
+		{0, false},
+		{time.Millisecond, true},
+		{m.Config.SLO.D(), false},
+	} {
+		_, ierr := n.execute(context.Background(), m, &kserve.Request{Inputs: []tensor.Tensor{input}, Timeout: tc.timeout}, time.Now())
+		require.NotNil(t, ierr, "no gpu-let serves it")
+		require.Equal(t, tc.client, ierr.clientDeadline, "timeout %v", tc.timeout)
+		counted, _ := (&inferError{reason: reasonDeadline, clientDeadline: tc.client}).missCounts()
+		require.Equal(t, !tc.client, counted)
 	}
 }
