@@ -89,19 +89,20 @@ func (m *metrics) countRequest(model string) {
 type nodeCollector struct{ n *node }
 
 var (
-	descBusy         = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
-	descSize         = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
-	descBuildInfo    = prometheus.NewDesc("gpuletd_build_info", "Always 1; its labels say which gpuletd serves: its version and the Go release it was built with.", []string{"version", "goversion"}, nil)
-	descGpuletMemory = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
-	descRate         = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (the EWMA of its reorganize periods; until its first period ends, its rate since that period opened), requests per second.", []string{"model"}, nil)
-	descAssigned     = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
-	descUnscheduled  = prometheus.NewDesc("gpuletd_model_unscheduled_rate", "Request rate of a model that the plan in force could not place (the node is overloaded; requests over the model's share are refused), requests per second; 0 when all of it is placed.", []string{"model"}, nil)
-	descState        = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
-	descReorg        = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
-	descRestart      = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
-	descEvents       = prometheus.NewDesc("gpuletd_events_total", "Events recorded (gpuletd events) since the daemon started, per kind and severity.", []string{"kind", "severity"}, nil)
-	descMemory       = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
-	descUtil         = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
+	descBusy          = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
+	descSize          = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
+	descBuildInfo     = prometheus.NewDesc("gpuletd_build_info", "Always 1; its labels say which gpuletd serves: its version and the Go release it was built with.", []string{"version", "goversion"}, nil)
+	descGpuletMemory  = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
+	descRate          = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (the EWMA of its reorganize periods; until its first period ends, its rate since that period opened), requests per second.", []string{"model"}, nil)
+	descAssigned      = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
+	descExtraHeadroom = prometheus.NewDesc("gpuletd_model_extra_headroom", "Headroom the miss rule adds to a model's plans over the node's, as a fraction of its estimate (0.25: 25% more), after it missed its SLO on a plan that held none of its load back; 0 when none.", []string{"model"}, nil)
+	descUnscheduled   = prometheus.NewDesc("gpuletd_model_unscheduled_rate", "Request rate of a model that the plan in force could not place (the node is overloaded; requests over the model's share are refused), requests per second; 0 when all of it is placed.", []string{"model"}, nil)
+	descState         = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
+	descReorg         = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
+	descRestart       = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
+	descEvents        = prometheus.NewDesc("gpuletd_events_total", "Events recorded (gpuletd events) since the daemon started, per kind and severity.", []string{"kind", "severity"}, nil)
+	descMemory        = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
+	descUtil          = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
 
 	descPipeAccuracy = prometheus.NewDesc("gpuletd_pipeline_accuracy_ratio", "Accuracy of a pipeline's recent requests (an average weighted to the latest), from the declared accuracies of the models that ran them.", []string{"pipeline"}, nil)
 	descPipePlanned  = prometheus.NewDesc("gpuletd_pipeline_planned_accuracy_ratio", "Expected accuracy of a pipeline's requests under its plan.", []string{"pipeline"}, nil)
@@ -125,7 +126,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
@@ -261,12 +262,15 @@ func collectModelStates(n *node, ch chan<- prometheus.Metric) {
 
 // collectPlanRates reports what plan gives each model: the rate it
 // assigns, and for every served model the rate it could not place (0 when
-// all of it is placed), so that an overloaded node can be alerted on.
+// all of it is placed), so that an overloaded node can be alerted on, and
+// the headroom the miss rule adds to its plans (0 when none).
 func collectPlanRates(n *node, plan *gpulet.Plan, ch chan<- prometheus.Metric) {
 	for model, r := range plan.Assigned() {
 		ch <- prometheus.MustNewConstMetric(descAssigned, prometheus.GaugeValue, r, model)
 	}
+	room := n.room()
 	for _, m := range n.catalog.all() {
 		ch <- prometheus.MustNewConstMetric(descUnscheduled, prometheus.GaugeValue, plan.Unscheduled[m.Name], m.Name)
+		ch <- prometheus.MustNewConstMetric(descExtraHeadroom, prometheus.GaugeValue, room.Extra[m.Name], m.Name)
 	}
 }
