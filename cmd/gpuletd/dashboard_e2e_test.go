@@ -23,16 +23,17 @@ import (
 )
 
 // mustFill are the dashboard's queries a node serving requests on
-// emulated GPUs answers with series: the rest are of what this node does
-// not have (failures, refusals, pipelines, a response cache, load the plan
-// could not place, NVML's utilisation) or appear after a while (the
-// planned capacity after a plan with load).
+// emulated GPUs answers with series (the miss rule's extra headroom at 0):
+// the rest are of what this node does not have (failures, refusals,
+// pipelines, a response cache, load the plan could not place, NVML's
+// utilisation) or appear after a while (the planned capacity after a plan
+// with load).
 var mustFill = []string{
 	`panel "Models ready" A`, `panel "Requests" A`, `panel "Within SLO" A`, `panel "Version" A`, `panel "Uptime" A`,
 	`panel "Database" A`, `panel "Request rate" A`, `panel "Request rate" B`, `panel "Within SLO by model" A`,
 	`panel "Latency" A`, `panel "Latency" B`, `panel "Where the time goes (p99)" A`, `panel "Where the time goes (p99)" B`,
 	`panel "Where the time goes (p99)" C`, `panel "Mean batch" A`, `panel "Busy" A`, `panel "Executor memory" A`,
-	`panel "Device memory used" A`, `panel "GPU-let sizes" A`, `panel "Connections" A`, `panel "Connections" B`,
+	`panel "Device memory used" A`, `panel "GPU-let sizes" A`, `panel "Extra headroom" A`, `panel "Connections" A`, `panel "Connections" B`,
 	`panel "Request bytes in flight" A`, `panel "Request bytes in flight" B`, `panel "Daemon CPU" A`, `panel "Host memory" A`,
 	`variable instance`, `variable model`,
 }
