@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/gpulet/gpuletd/gpulet"
 )
@@ -56,9 +55,9 @@ func Placeable(in gpulet.Input, p *gpulet.Plan) gpulet.Input {
 // demand's rate of MinPlanRate or more, or every demand's MinPlanRate when
 // none has as much; the others stay at MinPlanRate.
 func scaledLoad(in gpulet.Input, s float64) gpulet.Input {
-	busy := slices.ContainsFunc(in.Demands, func(d gpulet.Demand) bool { return d.Rate >= MinPlanRate })
+	traffic := busy(in)
 	return withRates(in, func(_ int, r float64) float64 {
-		if busy && r < MinPlanRate {
+		if traffic && r < MinPlanRate {
 			return MinPlanRate
 		}
 		return PlanRate(r, 0) * s

@@ -24,10 +24,11 @@ const fairSteps = 10
 // to grow, never a reason to place less: when the node cannot place every
 // demand with the full headroom (near the node's capacity the planner then
 // settles for another layout that places less of the estimate itself), Plan
-// takes the largest headroom in [0, room.Base] at which everything is placed,
-// found by bisection (each model's extra scaled alike). When even the estimates do not all fit, the node is
-// overloaded and Plan shares it max-min fairly (FairShare): no model's flood
-// takes the place of another's demand.
+// takes the largest headroom in [0, room.Base] at which everything is
+// placed, found by bisection (each model's extra scaled alike). When even
+// the estimates do not all fit, the node is overloaded and Plan shares it
+// max-min fairly (FairShare): no model's flood takes the place of another's
+// demand.
 //
 // A model no gpu-let can take at any rate (gpulet.Plan.Unplaceable: no
 // profile, more memory than any gpu-let has…) does not make the node look

@@ -12,11 +12,7 @@ import (
 func TestPlanHeadroom(t *testing.T) {
 	// ℓ(b) = b ms on one whole GPU with a 20 ms SLO: batches of 10 every
 	// 10 ms, 1000 req/s at most.
-	var pts []gpulet.Point
-	for b := 1; b <= 32; b++ {
-		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
-	}
-	prof, err := gpulet.NewProfile("m", "t", 100, pts)
+	prof, err := gpulet.NewProfile("m", "t", 100, wholeGPUPoints())
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name                 string
@@ -272,13 +268,19 @@ func twoCoreCPU(id string) gpulet.GPU {
 // wholeGPUProfiles makes profiles of ℓ(b) = b ms on one whole GPU: with a 20
 // ms SLO, batches of 10 every 10 ms, 1000 req/s at most.
 func wholeGPUProfiles(t *testing.T) func(name string) *gpulet.Profile {
-	var pts []gpulet.Point
-	for b := 1; b <= 32; b++ {
-		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
-	}
+	pts := wholeGPUPoints()
 	return func(name string) *gpulet.Profile {
 		p, err := gpulet.NewProfile(name, "t", 100, pts)
 		require.NoError(t, err)
 		return p
 	}
+}
+
+// wholeGPUPoints is ℓ(b) = b ms on one whole GPU, batches 1 to 32.
+func wholeGPUPoints() []gpulet.Point {
+	var pts []gpulet.Point
+	for b := 1; b <= 32; b++ {
+		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
+	}
+	return pts
 }

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"slices"
 
 	"github.com/gpulet/gpuletd/gpulet"
 )
@@ -9,13 +10,12 @@ import (
 // idle says that in has models and none of them has traffic to plan for:
 // every demand's rate (its estimate) is below MinPlanRate. A node that
 // starts, or whose load has stopped, is idle.
-func idle(in gpulet.Input) bool {
-	for _, d := range in.Demands {
-		if d.Rate >= MinPlanRate {
-			return false
-		}
-	}
-	return len(in.Demands) > 0
+func idle(in gpulet.Input) bool { return len(in.Demands) > 0 && !busy(in) }
+
+// busy says that some demand of in has traffic to plan for: a rate (its
+// estimate) of MinPlanRate or more.
+func busy(in gpulet.Input) bool {
+	return slices.ContainsFunc(in.Demands, func(d gpulet.Demand) bool { return d.Rate >= MinPlanRate })
 }
 
 // spread plans an idle node: every model of in is given the same share of

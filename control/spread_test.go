@@ -79,10 +79,7 @@ func TestPlanSpreadsBesideAnUnplaceableModel(t *testing.T) {
 // A node that cannot hold every model even at the minimum rates keeps the
 // plan of the minimum rates, which says what it left out.
 func TestPlanDoesNotSpreadAFullNode(t *testing.T) {
-	var pts []gpulet.Point
-	for b := 1; b <= 32; b++ {
-		pts = append(pts, gpulet.Point{Batch: b, Size: 100, P50MS: float64(b)})
-	}
+	pts := wholeGPUPoints()
 	in := gpulet.Input{GPUs: []gpulet.GPU{{ID: "g0", Type: "t", MemoryMB: 1000, Backend: gpulet.BackendNone}}}
 	for _, name := range []string{"a", "b"} {
 		prof, err := gpulet.NewProfile(name, "t", 600, pts) // two do not fit in 1000 MB

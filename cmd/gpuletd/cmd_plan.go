@@ -157,9 +157,10 @@ func (p planPreview) write(w io.Writer, asked map[string]float64) error {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s req/s %s", name, rateText(p.Rates[name]), from))
 	}
-	line := fmt.Sprintf("for %s; each at least %s req/s, %s", cmp.Or(strings.Join(parts, ", "), "none"), rateText(p.MinRate), p.headroomWords())
+	rates := cmp.Or(strings.Join(parts, ", "), "none")
+	line := fmt.Sprintf("for %s; each at least %s req/s, %s", rates, rateText(p.MinRate), p.headroomWords())
 	if p.Plan.Spread {
-		line = fmt.Sprintf("for %s; %s", cmp.Or(strings.Join(parts, ", "), "none"), spreadWords)
+		line = fmt.Sprintf("for %s; %s", rates, spreadWords)
 	}
 	writeWrappedLine(w, line)
 	if p.Capacity != nil {
