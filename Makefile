@@ -13,7 +13,7 @@ export GPULETD_ONNXRUNTIME_LIBRARY ?= $(ORT_LIB)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: test-deps deps-auto help build run test test-short test-gpu bench bench-paper lint fmt generate check-generated deps deps-gpu install uninstall dist dist-gpu clean
+.PHONY: test-deps deps-auto help build run test test-short test-gpu bench bench-paper lint fmt generate check-generated deps deps-gpu install uninstall dist dist-gpu image image-gpu clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -43,7 +43,7 @@ test: deps ## run every test with the race detector (says loudly which test tool
 	$(GO) test -race -count=1 -timeout 30m ./...
 	@./scripts/test-deps.sh check
 
-test-deps: ## install what the tests use beyond Go (chromium, promtool, systemd-analyze, protoc, prlimit) with apt-get
+test-deps: ## install what the tests use beyond Go (chromium, promtool, systemd-analyze, protoc, prlimit, podman, mmdebstrap) with apt-get
 	./scripts/test-deps.sh install
 
 test-gpu: deps-gpu ## the tests that need an NVIDIA GPU (they skip cleanly without one)
@@ -87,6 +87,13 @@ dist: build deps ## release archive for servers without Go or npm: dist/gpuletd-
 
 dist-gpu: build deps-gpu ## the same with ONNX Runtime's CUDA and TensorRT providers (…-cuda.tar.gz)
 	VERSION=$(VERSION) GPULETD_BIN=bin/gpuletd GPULETD_ONNXRUNTIME_LIBRARY=$(ORT_LIB) ./scripts/dist.sh --gpu dist
+
+PLATFORM = $(shell $(GO) env GOOS)-$(shell $(GO) env GOARCH)
+image: dist ## container image gpuletd:VERSION from the release archive (docker, or podman; CONTAINER=podman to choose)
+	./scripts/image.sh dist/gpuletd-$(VERSION)-$(PLATFORM).tar.gz
+
+image-gpu: dist-gpu ## the same for NVIDIA GPUs, on NVIDIA's CUDA 13 runtime with cuDNN: gpuletd:VERSION-cuda
+	./scripts/image.sh dist/gpuletd-$(VERSION)-$(PLATFORM)-cuda.tar.gz
 
 clean: ## remove build outputs
 	rm -rf bin dist

@@ -21,6 +21,10 @@ tools=(
   "bash_completion|bash-completion|cmd/gpuletd: the shell completion typed in an interactive bash, whose script calls bash-completion's functions (skips without it)"
   "zsh|zsh|cmd/gpuletd: the shell completion typed in an interactive zsh (skips without it)"
   "fish|fish|cmd/gpuletd: the shell completion asked of fish's completion engine (skips without it)"
+  "podman|podman|cmd/gpuletd: the container image built from the release archive and run, as root (skips without it)"
+  "runc|runc|cmd/gpuletd: the container image's runtime, which also runs where cgroup v1 and v2 are mounted side by side (the image test uses podman's default without it)"
+  "iptables|iptables|cmd/gpuletd: the container image's published ports (its test fails without it)"
+  "mmdebstrap|mmdebstrap|cmd/gpuletd: the container image's Debian 12 base, put together from Debian's packages (skips without it)"
 )
 
 missing=()
