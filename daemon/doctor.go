@@ -17,6 +17,7 @@ import (
 	"github.com/gpulet/gpuletd/executor/cudalibs"
 	"github.com/gpulet/gpuletd/executor/gpuprobe"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/container"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/mps"
 )
@@ -25,8 +26,15 @@ import (
 // Runtime and its GPU providers, the CUDA libraries and the devices serve
 // would use. OK is false when the configured devices cannot serve.
 type Report struct {
-	OK            bool            `json:"ok"`
-	Driver        mps.Driver      `json:"driver"`
+	OK     bool       `json:"ok"`
+	Driver mps.Driver `json:"driver"`
+	// DriverFix says how to get the driver when it is not found: in a
+	// container, how to pass the GPUs in; empty on a host, where the
+	// driver's error says it.
+	DriverFix string `json:"driver_fix,omitempty"`
+	// Container: this runs in a container (container.Detect), and the
+	// fixes say how to run it rather than what to install.
+	Container     bool            `json:"container,omitempty"`
 	MPS           MPSReport       `json:"mps"`
 	ONNXRuntime   ORTReport       `json:"onnxruntime"`
 	Providers     []ProviderCheck `json:"providers"`
@@ -127,7 +135,10 @@ type DoctorOptions struct {
 	Binary string
 	NVML   func() nvml.Interface
 	Probe  func(context.Context, gpuprobe.SpawnOptions) gpuprobe.Result
-	Log    *zap.Logger
+	// InContainer says whether this runs in a container; nil:
+	// container.Detect.
+	InContainer func() bool
+	Log         *zap.Logger
 }
 
 // Doctor checks everything gpuletd needs to serve on this machine.
@@ -141,9 +152,16 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
+	if o.InContainer == nil {
+		o.InContainer = container.Detect
+	}
 	cfg := o.Config
-	r := Report{Driver: mps.ReadDriver(o.NVML(), o.Log), Serve: ServeReport{Devices: cfg.Devices.Mode}, ConfigWarnings: o.ConfigWarnings}
-	r.MPS = mpsReport(cfg.MPS.ControlBinary)
+	r := Report{Driver: mps.ReadDriver(o.NVML(), o.Log), Serve: ServeReport{Devices: cfg.Devices.Mode}, ConfigWarnings: o.ConfigWarnings,
+		Container: o.InContainer()}
+	if !r.Driver.Loaded && r.Container {
+		r.DriverFix = container.GPUs
+	}
+	r.MPS = mpsReport(cfg.MPS.ControlBinary, r.Container)
 	r.TLS = tlsReport(cfg, time.Now())
 	r.Trace = traceReport(ctx, cfg)
 	r.Folders = folderChecks(cfg)
@@ -185,6 +203,9 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 		if !pc.Installed {
 			pc.Error = "not installed"
 			pc.Fix = "run make deps-gpu in the source tree, or unpack the release archive with the CUDA providers (gpuletd-VERSION-linux-amd64-cuda.tar.gz, from make dist-gpu) instead, or put its lib/gpuletd/ providers beside " + lib
+			if r.Container {
+				pc.Fix = container.GPUImage
+			}
 			probes[name] = gpuprobe.Result{Provider: name, Error: name + " provider not installed: " + pc.Fix, Fix: pc.Fix}
 			r.Providers = append(r.Providers, pc)
 			continue
@@ -237,13 +258,17 @@ func firstVisible(gpus []mps.Device) string {
 	return ""
 }
 
-// mpsReport finds the MPS control program and the control daemons running.
-func mpsReport(binary string) MPSReport {
+// mpsReport finds the MPS control program and the control daemons running;
+// inContainer, its fix says how to have the program mounted in.
+func mpsReport(binary string, inContainer bool) MPSReport {
 	r := MPSReport{ControlBinary: binary, Daemons: []int{}}
 	if p, err := exec.LookPath(binary); err == nil {
 		r.Path = p
 	} else {
 		r.Fix = "install the NVIDIA driver's utilities (nvidia-cuda-mps-control comes with them) or set mps.control_binary"
+		if inContainer {
+			r.Fix = "pass the GPUs in (docker run --gpus all, with the NVIDIA Container Toolkit on the host): the toolkit mounts nvidia-cuda-mps-control with the compute capability, which gpuletd's image asks for"
+		}
 		if !errors.Is(err, exec.ErrNotFound) {
 			r.Fix = err.Error()
 		}

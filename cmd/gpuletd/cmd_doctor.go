@@ -80,6 +80,7 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		row("NVIDIA driver", "%s (NVML %s, CUDA %s)", orDash(d.Version), orDash(d.NVML), orDash(d.CUDA))
 	} else {
 		row("NVIDIA driver", "not found: %s", d.Error)
+		fix(r.DriverFix)
 	}
 	for _, gpu := range r.Driver.GPUs {
 		mig := "MIG off"

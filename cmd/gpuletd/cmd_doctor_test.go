@@ -67,6 +67,50 @@ func TestDoctorOnThisMachine(t *testing.T) {
 	require.Contains(t, table, "serve              devices auto: would use")
 }
 
+// TestDoctorInAContainer: in a container (the variable container set, as
+// gpuletd's image sets it) the doctor's fixes say how to run the container
+// (the GPUs passed in, the image built for GPUs) instead of what to install
+// on a host; outside one they say what to install.
+func TestDoctorInAContainer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	if haveNVIDIADriver() {
+		t.Skip("the fixes for a missing driver are checked where there is none")
+	}
+	if _, err := os.Stat("/run/.containerenv"); err != nil { // this test itself runs on a host
+		_, host, out := doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=auto", "container="))
+		require.False(t, host.Container, out)
+		require.Empty(t, host.DriverFix, "on a host the driver's error says it")
+		require.Contains(t, host.MPS.Fix, "install the NVIDIA driver's utilities")
+	}
+
+	code, r, out := doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=auto", "container=oci"))
+	require.Equal(t, 0, code, out)
+	require.True(t, r.Container, out)
+	require.Contains(t, r.DriverFix, "docker run --gpus all")
+	require.Contains(t, r.MPS.Fix, "nvidia-cuda-mps-control with the compute capability")
+	for _, p := range r.Providers {
+		if !p.Installed {
+			require.Contains(t, p.Fix, "make image-gpu", p.Name)
+		}
+	}
+	fixes := map[string]string{}
+	for _, l := range r.CUDALibraries {
+		fixes[l.Name] = l.Fix
+	}
+	if fixes["libcuda.so.1"] != "" {
+		require.Contains(t, fixes["libcuda.so.1"], "docker run --gpus all")
+	}
+	if fixes["libcudart.so.13"] != "" {
+		require.Contains(t, fixes["libcudart.so.13"], "make image-gpu")
+	}
+
+	_, table := runOnce(t, testbin.Gpuletd(t), t.TempDir(), daemonEnv(t, "GPULETD_DEVICES=auto", "container=oci"), "doctor")
+	require.Contains(t, table, "NVIDIA driver      not found: ")
+	require.Contains(t, table, "fix: pass the GPUs in with the NVIDIA Container Toolkit")
+}
+
 // TestDoctorChecksFoldersAndAddresses: doctor says, as warnings that do
 // not fail it, what serve's start checks would stop at: a repository that
 // does not exist, an address another process holds; and that the state

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/gpulet/gpuletd/internal/container"
 )
 
 // Lib is one library the providers need.
@@ -41,8 +43,24 @@ var needed = []Lib{
 	{Name: "libnvonnxparser.so.10", For: "tensorrt"},
 }
 
-// Fix says how to get a library the loader could not find.
-func Fix(name string) string {
+// Fix says how to get a library the loader could not find: on a host, what
+// to install; in a container (container.Detect), how to run it.
+func Fix(name string) string { return fixFor(name, container.Detect()) }
+
+// fixFor is Fix on a host or, inContainer, in a container: there the
+// driver's libcuda comes with the GPUs passed in, and the CUDA runtime and
+// cuDNN with the image built for GPUs.
+func fixFor(name string, inContainer bool) string {
+	if inContainer {
+		switch {
+		case name == "libcuda.so.1":
+			return container.GPUs
+		case strings.HasPrefix(name, "libnvinfer"), strings.HasPrefix(name, "libnvonnxparser"):
+			return "use provider cuda (the default): the image built for GPUs has no TensorRT; or build on a base image that has TensorRT 10 for CUDA 13 (BASE=… make image-gpu)"
+		case strings.HasPrefix(name, "libcu"), strings.HasPrefix(name, "libnv"):
+			return container.GPUImage
+		}
+	}
 	switch {
 	case name == "libcuda.so.1":
 		return "install the NVIDIA driver (libcuda.so.1 comes with it; nvidia-smi must work)"

@@ -76,15 +76,25 @@ func TestFind(t *testing.T) {
 }
 
 func TestFix(t *testing.T) {
-	for name, want := range map[string]string{
-		"libcublasLt.so.13": "CUDA 13 runtime",
-		"libcudart.so.13":   "onnxruntime.cuda_library_dirs",
-		"libcudnn.so.9":     "cuDNN 9",
-		"libcuda.so.1":      "NVIDIA driver",
-		"libnvinfer.so.10":  "TensorRT 10",
-		"libfoo.so.2":       "libfoo.so.2",
+	for _, c := range []struct {
+		name        string
+		inContainer bool
+		want        string
+	}{
+		{"libcublasLt.so.13", false, "CUDA 13 runtime"},
+		{"libcudart.so.13", false, "onnxruntime.cuda_library_dirs"},
+		{"libcudnn.so.9", false, "cuDNN 9"},
+		{"libcuda.so.1", false, "install the NVIDIA driver"},
+		{"libnvinfer.so.10", false, "TensorRT 10"},
+		{"libfoo.so.2", false, "libfoo.so.2"},
+		// In a container: how to run it, not what to install.
+		{"libcuda.so.1", true, "docker run --gpus all"},
+		{"libcudart.so.13", true, "make image-gpu"},
+		{"libcudnn.so.9", true, "cuDNN 9"},
+		{"libnvinfer.so.10", true, "use provider cuda"},
+		{"libfoo.so.2", true, "libfoo.so.2"},
 	} {
-		require.Contains(t, Fix(name), want, name)
+		require.Contains(t, fixFor(c.name, c.inContainer), c.want, "%s in a container: %v", c.name, c.inContainer)
 	}
 }
 

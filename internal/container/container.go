@@ -1,0 +1,37 @@
+// Package container says whether gpuletd runs inside a container, so that
+// the fixes it suggests for a missing GPU, driver program or CUDA library
+// name what a container needs (the GPUs passed in, the image built for GPUs)
+// rather than what a host needs (a driver or a package installed).
+package container
+
+import (
+	"os"
+	"sync"
+)
+
+// Detect reports whether this process runs in a container: the environment
+// variable container is set (gpuletd's image sets it, as systemd's
+// container managers and podman do), or podman's /run/.containerenv exists.
+// Docker's /.dockerenv is not taken as a sign: it outlives the container in
+// a root file system exported from one (virtual machines booted from such an
+// image have it). Read once.
+var Detect = sync.OnceValue(func() bool {
+	return detect(os.Getenv, func(path string) bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
+})
+
+// detect is Detect with the environment and the file system given.
+func detect(getenv func(string) string, exists func(path string) bool) bool {
+	return getenv("container") != "" || exists("/run/.containerenv")
+}
+
+// GPUs is how to pass an NVIDIA host's GPUs into a container: the fix for a
+// driver, its libraries or its programs (the MPS control program) not found
+// inside one.
+const GPUs = "pass the GPUs in with the NVIDIA Container Toolkit on the host, which mounts the driver's libraries and programs: docker run --gpus all (podman: --device nvidia.com/gpu=all), with NVIDIA_DRIVER_CAPABILITIES holding compute and utility (gpuletd's image sets both)"
+
+// GPUImage is the fix for ONNX Runtime's GPU providers, the CUDA runtime or
+// cuDNN missing inside a container.
+const GPUImage = "run the image built for GPUs (make image-gpu: gpuletd:VERSION-cuda, ONNX Runtime's CUDA and TensorRT providers on NVIDIA's CUDA 13 runtime with cuDNN 9), or build on a base image that has these libraries (BASE=… make image-gpu)"
