@@ -124,6 +124,11 @@ type ServeDevice struct {
 	Kind string `json:"kind"`
 	Type string `json:"type"`
 	Name string `json:"name"`
+	// Cores is how many cores the CPU device holds; CPULimit the cgroup's
+	// CPU limit that narrowed them from OnlineCores (0: none).
+	Cores       int     `json:"cores,omitempty"`
+	CPULimit    float64 `json:"cpu_limit,omitempty"`
+	OnlineCores int     `json:"online_cores,omitempty"`
 }
 
 // DoctorOptions are the doctor's inputs; NVML and Probe are seams for tests.
@@ -224,7 +229,8 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 		return r
 	}
 	for _, d := range devices.Inventory().Devices {
-		r.Serve.Use = append(r.Serve.Use, ServeDevice{ID: d.ID, Kind: string(d.Kind), Type: d.Type, Name: d.Name})
+		r.Serve.Use = append(r.Serve.Use, ServeDevice{ID: d.ID, Kind: string(d.Kind), Type: d.Type, Name: d.Name,
+			Cores: len(d.Cores), CPULimit: d.CPULimit, OnlineCores: d.OnlineCores})
 	}
 	if cerr := devices.Close(ctx); cerr != nil {
 		o.Log.Warn("close devices", zap.Error(cerr))

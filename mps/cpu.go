@@ -3,6 +3,7 @@ package mps
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -22,17 +23,26 @@ const CPUType = "cpu"
 // 2 cores is 1 core, 50%); sizes below one core are dropped with a log line,
 // and an error names the field when no size is left.
 func cpuDevice(spec Spec, src Sources, field string, log *zap.Logger) (Device, error) {
-	n := len(src.CPUs)
-	if n == 0 {
+	cores := src.CPUs
+	if len(cores) == 0 {
 		return Device{}, invalid(field, "cpu", "this process may run on no CPU core")
 	}
 	name := src.CPUName
 	if name == "" {
 		name = "CPU"
 	}
+	var limited bool
+	if cores, limited = withinLimit(cores, src.CPULimit); limited {
+		log.Info("CPU device narrowed to the cgroup's CPU limit", zap.Float64("limit_cpus", src.CPULimit),
+			zap.String("cgroup", src.CPULimitOf), zap.Int("cores", len(cores)), zap.Int("online_cores", len(src.CPUs)))
+	}
+	n := len(cores)
 	d := Device{
-		ID: "cpu", Kind: KindCPU, Name: name, Type: CPUType, Cores: slices.Clone(src.CPUs),
+		ID: "cpu", Kind: KindCPU, Name: name, Type: CPUType, Cores: slices.Clone(cores),
 		Backend: BackendCPU, MaxGpulets: min(spec.maxGpulets(), n), Health: HealthOK,
+	}
+	if limited {
+		d.CPULimit, d.CPULimitOf, d.OnlineCores = src.CPULimit, src.CPULimitOf, len(src.CPUs)
 	}
 	if spec.backend() == BackendNone {
 		if err := onlyWhole(spec.Sizes, "partitioning.sizes"); err != nil {
@@ -95,4 +105,22 @@ func tidyCPUName(name string) string {
 		return tidy
 	}
 	return strings.TrimSpace(name)
+}
+
+// withinLimit is the first of cores that a CPU limit of limit CPUs pays
+// for in full (at least one), and whether that is fewer than all of them.
+// Executors pinned to more cores than the limit pays for would be
+// throttled together, each batch slower than profiled, while the planner
+// counted every core; the cores left out still run the daemon and the
+// executors' other threads, within the same limit.
+func withinLimit(cores []int, limit float64) ([]int, bool) {
+	if limit <= 0 {
+		return cores, false
+	}
+	// 1e-9: a limit of 2 read as 1.9999999999 is two cores.
+	k := max(1, int(math.Floor(limit+1e-9)))
+	if k >= len(cores) {
+		return cores, false
+	}
+	return cores[:k], true
 }

@@ -19,6 +19,11 @@ type Sources struct {
 	GPUsErr error
 	// CPUs are the cores this process may use (cpushare.Online).
 	CPUs []int
+	// CPULimit is the CPU time this process's cgroup may use, in CPUs
+	// (cpucg.Limit: docker run --cpus, a Kubernetes CPU limit, systemd's
+	// CPUQuota=), 0 for none; CPULimitOf names the group that sets it.
+	CPULimit   float64
+	CPULimitOf string
 	// CPUName is the CPU's model name, for display.
 	CPUName string
 }

@@ -305,3 +305,40 @@ func TestBuildInventoryPendingMIG(t *testing.T) {
 	require.Equal(t, HealthDegraded, inv.Devices[0].Health)
 	require.Contains(t, inv.Devices[0].HealthDetail, "MIG mode change pending")
 }
+
+// The CPU device holds the whole cores its cgroup's CPU limit pays for:
+// executors pinned to more would be throttled together while the planner
+// counted every core.
+func TestCPUDeviceWithinTheCPULimit(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		limit     float64
+		wantCores []int
+		wantSizes []int
+		narrowed  bool
+	}{
+		{name: "no limit", limit: 0, wantCores: []int{4, 5, 6, 7}, wantSizes: []int{25, 50, 75, 100}},
+		{name: "docker run --cpus 2", limit: 2, wantCores: []int{4, 5}, wantSizes: []int{50, 100}, narrowed: true},
+		{name: "a limit of 2.5 pays for two whole cores", limit: 2.5, wantCores: []int{4, 5}, wantSizes: []int{50, 100}, narrowed: true},
+		{name: "half a core still has one", limit: 0.5, wantCores: []int{4}, wantSizes: []int{100}, narrowed: true},
+		{name: "a limit above the cores narrows nothing", limit: 6, wantCores: []int{4, 5, 6, 7}, wantSizes: []int{25, 50, 75, 100}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inv, err := BuildInventory(Spec{Mode: ModeCPU}, Sources{CPUs: []int{4, 5, 6, 7}, CPULimit: tc.limit, CPULimitOf: "/docker/ab"}, zap.NewNop())
+			require.NoError(t, err)
+			c, err := inv.Device("cpu")
+			require.NoError(t, err)
+			require.Equal(t, tc.wantCores, c.Cores)
+			require.Equal(t, tc.wantSizes, c.Sizes)
+			require.LessOrEqual(t, c.MaxGpulets, len(tc.wantCores))
+			if tc.narrowed {
+				require.Equal(t, tc.limit, c.CPULimit)
+				require.Equal(t, "/docker/ab", c.CPULimitOf)
+				require.Equal(t, 4, c.OnlineCores)
+			} else {
+				require.Zero(t, c.CPULimit)
+				require.Zero(t, c.OnlineCores)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/internal/cpucg"
 	"github.com/gpulet/gpuletd/mps/cpushare"
 )
 
@@ -101,6 +102,11 @@ func New(opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("open devices: %w", err)
 		}
 		src.CPUs = cpus
+		if l, err := cpucg.Self(); err != nil {
+			log.Warn("CPU cgroup not read: its CPU limit, if any, is not counted", zap.Error(err))
+		} else {
+			src.CPULimit, src.CPULimitOf = l.CPUs, l.Of
+		}
 	}
 	if m.spec.needsNVML() {
 		src.GPUs, src.GPUsErr = m.openNVML()

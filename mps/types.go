@@ -78,6 +78,12 @@ type Device struct {
 	SMCount int `json:"sm_count,omitempty"`
 	// Cores are the CPU cores of the CPU device.
 	Cores []int `json:"cores,omitempty"`
+	// CPULimit is the cgroup's CPU limit, in CPUs, that narrowed Cores to
+	// its whole cores (0: none); CPULimitOf names the group that sets it,
+	// and OnlineCores is how many cores the affinity mask allows.
+	CPULimit    float64 `json:"cpu_limit,omitempty"`
+	CPULimitOf  string  `json:"cpu_limit_of,omitempty"`
+	OnlineCores int     `json:"online_cores,omitempty"`
 	// Emulated names the physics of an emulated device (a reference profile set).
 	Emulated string `json:"emulated,omitempty"`
 	// TimeScale is how many times slower than its set an emulated device

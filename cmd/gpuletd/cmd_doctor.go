@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -223,13 +224,21 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		}
 	}
 	var use []string
+	var limits []string
 	for _, d := range r.Serve.Use {
 		use = append(use, fmt.Sprintf("%s (%s, %s)", d.ID, d.Kind, d.Type))
+		if d.CPULimit > 0 {
+			limits = append(limits, fmt.Sprintf("%s: %d of %d cores, the whole cores the cgroup's CPU limit of %s CPUs pays for",
+				d.ID, d.Cores, d.OnlineCores, strconv.FormatFloat(d.CPULimit, 'f', -1, 64)))
+		}
 	}
 	if r.Serve.Error != "" {
 		row("serve", "devices %s: cannot serve: %s", r.Serve.Devices, r.Serve.Error)
 	} else {
 		row("serve", "devices %s: would use %s", r.Serve.Devices, strings.Join(use, ", "))
+		for _, l := range limits {
+			row("", "%s", l)
+		}
 		if r.Serve.Note != "" {
 			row("", "%s", r.Serve.Note)
 		}

@@ -412,6 +412,12 @@ type adminDevice struct {
 	// MemoryTotal and MemoryFree are the driver's, on an NVIDIA GPU.
 	MemoryTotal uint64 `json:"memory_total"`
 	MemoryFree  uint64 `json:"memory_free"`
+	// Cores are the CPU device's cores; CPULimit the cgroup's CPU limit
+	// that narrowed them from OnlineCores, set by CPULimitOf.
+	Cores       []int   `json:"cores"`
+	CPULimit    float64 `json:"cpu_limit"`
+	CPULimitOf  string  `json:"cpu_limit_of"`
+	OnlineCores int     `json:"online_cores"`
 	MIG         *struct {
 		Instances []struct {
 			Profile    string `json:"profile"`
@@ -420,6 +426,17 @@ type adminDevice struct {
 			MPSPipeDir string `json:"mps_pipe_dir"`
 		} `json:"instances"`
 	} `json:"mig"`
+}
+
+// cpuLimitText says that the CPU device holds fewer cores than this
+// machine lets gpuletd run on, because its cgroup's CPU limit pays for no
+// more; "" otherwise.
+func (d adminDevice) cpuLimitText() string {
+	if d.Kind != "cpu" || d.CPULimit <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d of %d cores, the whole cores its cgroup's CPU limit of %s CPUs pays for (%s)",
+		d.ID, len(d.Cores), d.OnlineCores, strconv.FormatFloat(d.CPULimit, 'f', -1, 64), d.CPULimitOf)
 }
 
 // memoryText is a GPU's memory in use and its total, as the driver says,
@@ -717,6 +734,11 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, d := range s.Devices {
+		if line := d.cpuLimitText(); line != "" {
+			fmt.Fprintln(w, line)
+		}
 	}
 
 	fmt.Fprintln(w)

@@ -633,3 +633,20 @@ func TestWriteStatusSaysAModelHasMoreHeadroom(t *testing.T) {
 		require.LessOrEqual(t, widest(b.String()), 80, b.String())
 	}
 }
+
+// A CPU device that its cgroup's CPU limit narrowed says so under the
+// devices; one without a limit says nothing of it.
+func TestWriteStatusSaysTheCPULimit(t *testing.T) {
+	for _, limit := range []float64{0, 1.5} {
+		var s adminStatus
+		readFixture(t, "status.json", &s)
+		cpu := adminDevice{ID: "cpu", Kind: "cpu", Type: "cpu", Name: "Test CPU", Cores: []int{0}}
+		if limit > 0 {
+			cpu.CPULimit, cpu.CPULimitOf, cpu.OnlineCores = limit, "/docker/ab", 2
+		}
+		s.Devices = append(s.Devices, cpu)
+		var b strings.Builder
+		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+		require.Equal(t, limit > 0, strings.Contains(b.String(), "\ncpu: 1 of 2 cores, the whole cores its cgroup's CPU limit of 1.5 CPUs pays for (/docker/ab)\n"), b.String())
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/testbin"
+	"github.com/gpulet/gpuletd/mps/cpushare"
 )
 
 // TestContainerImage builds gpuletd's container image as make image does
@@ -26,7 +27,7 @@ import (
 //
 // It checks that the image serves REST and gRPC on the published ports,
 // runs unprivileged under tini with the CLI on its PATH, sees the
-// container's memory limit, refuses admin changes from outside without the
+// container's memory and CPU limits, its doctor speaks of containers, refuses admin changes from outside without the
 // token and takes them with it, stops cleanly on podman stop, and that a
 // new container on the same volume serves without profiling again.
 func TestContainerImage(t *testing.T) {
@@ -80,7 +81,7 @@ func TestContainerImage(t *testing.T) {
 
 	start := func(name string) (url, grpc string) {
 		url, grpc = freeAddr(t), freeAddr(t)
-		pm.run(t, "run", "-d", "--name", name, "--memory", "3g",
+		pm.run(t, "run", "-d", "--name", name, "--memory", "3g", "--cpus", "1",
 			"-p", url+":8700", "-p", grpc+":8701",
 			"-v", models+":/models:ro", "-v", "gpuletd-test-state:/var/lib/gpuletd",
 			"-e", "GPULETD_AUTH_ADMIN_TOKEN=secret", image)
@@ -114,7 +115,15 @@ func TestContainerImage(t *testing.T) {
 	status := pm.run(t, "exec", "gpuletd-test", "gpuletd", "status")
 	require.Contains(t, status, ": ready, up ")
 	require.Contains(t, status, "of a 3 GiB limit", "the container's memory limit")
+	if online, err := cpushare.Online(); err == nil && len(online) > 1 {
+		require.Contains(t, status, fmt.Sprintf("cpu: 1 of %d cores, the whole cores its cgroup's CPU limit of 1 CPUs pays for", len(online)),
+			"the container's CPU limit")
+	}
 	require.Contains(t, status, "lenet5")
+
+	doctor := pm.run(t, "run", "--rm", image, "doctor")
+	require.Contains(t, doctor, "fix: pass the GPUs in with the NVIDIA Container Toolkit", "the image's doctor speaks of containers")
+	require.Contains(t, doctor, "fix: run the image built for GPUs (make image-gpu")
 
 	out, err = cli("models", "unload", "lenet5", "--url", url)
 	require.Error(t, err, "an admin change from outside the container needs the token: %s", out)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,16 +111,13 @@ func (g Group) limit() (limit int64, name, dir string) {
 	if g.V2 {
 		file = "memory.max"
 	}
-	d, n := g.Dir, g.Name
-	for {
+	g.up(func(n, d string) bool {
 		if v, err := number(filepath.Join(d, file)); err == nil && v > 0 && v < unlimitedV1 && (limit == 0 || v < limit) {
 			limit, name, dir = v, n, d
 		}
-		if d == g.root || !strings.HasPrefix(d, g.root) || n == "/" || n == "" {
-			return limit, name, dir
-		}
-		d, n = filepath.Dir(d), path.Dir(n)
-	}
+		return true
+	})
+	return limit, name, dir
 }
 
 // keyed reads a file of "key value" lines.

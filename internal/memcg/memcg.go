@@ -7,14 +7,9 @@
 package memcg
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+
+	"github.com/gpulet/gpuletd/internal/cgroupfs"
 )
 
 // ErrNone is returned when a process has no memory cgroup this package
@@ -35,146 +30,29 @@ type Group struct {
 	root string
 }
 
+// up walks from the group to the hierarchy's root (cgroupfs.Group.Up).
+func (g Group) up(f func(name, dir string) bool) {
+	cgroupfs.Group{Name: g.Name, Dir: g.Dir, V2: g.V2, Root: g.root}.Up(f)
+}
+
 // Self is the memory cgroup of this process (and of the processes it
 // starts, which begin in it).
 func Self() (Group, error) {
 	return Of("/proc/self/cgroup", "/proc/self/mountinfo")
 }
 
-// Of finds the memory cgroup named in cgroupFile (a /proc/PID/cgroup)
-// among the mounts listed in mountinfoFile (a /proc/PID/mountinfo). The
-// v1 memory hierarchy wins where both are mounted (a hybrid host keeps
-// the memory controller there); a v2 group counts only when it has the
-// memory controller's files.
+// Of finds the memory cgroup named in cgroupFile (a /proc/PID/cgroup) among
+// the mounts listed in mountinfoFile (a /proc/PID/mountinfo)
+// (cgroupfs.Find): the v1 memory hierarchy wins where both are mounted (a
+// hybrid host keeps the memory controller there); a v2 group counts only
+// when it has the memory controller's files.
 func Of(cgroupFile, mountinfoFile string) (Group, error) {
-	cg, err := os.ReadFile(cgroupFile)
+	g, err := cgroupfs.Find(cgroupFile, mountinfoFile, "memory", "memory.events")
+	if errors.Is(err, cgroupfs.ErrNone) {
+		return Group{}, ErrNone
+	}
 	if err != nil {
-		return Group{}, fmt.Errorf("read cgroup: %w", err)
+		return Group{}, err
 	}
-	mi, err := os.ReadFile(mountinfoFile)
-	if err != nil {
-		return Group{}, fmt.Errorf("read mountinfo: %w", err)
-	}
-	v1Path, v2Path, has1, has2 := cgroupPaths(cg)
-	mounts := cgroupMounts(mi)
-	if has1 {
-		if m, ok := mounts.v1Memory(); ok {
-			return Group{Name: v1Path, Dir: m.dirOf(v1Path), root: m.point}, nil
-		}
-	}
-	if has2 {
-		if m, ok := mounts.v2(); ok {
-			g := Group{Name: v2Path, Dir: m.dirOf(v2Path), V2: true, root: m.point}
-			if _, err := os.Stat(filepath.Join(g.Dir, "memory.events")); err == nil {
-				return g, nil
-			}
-		}
-	}
-	return Group{}, ErrNone
-}
-
-// cgroupPaths reads a /proc/PID/cgroup: the process's path in the v1
-// memory hierarchy and in the v2 one, each with whether it was there.
-func cgroupPaths(b []byte) (v1, v2 string, has1, has2 bool) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		// hierarchy-ID:controller-list:path
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case parts[0] == "0" && parts[1] == "":
-			v2, has2 = parts[2], true
-		case hasWord(parts[1], "memory"):
-			v1, has1 = parts[2], true
-		}
-	}
-	return v1, v2, has1, has2
-}
-
-// mount is one mounted cgroup hierarchy.
-type mount struct {
-	root  string // the hierarchy's path mounted there ("/" unless a container's)
-	point string // where it is mounted
-	v2    bool
-	opts  string // its super options, the v1 controllers among them
-}
-
-// dirOf is the directory of the cgroup at path in the hierarchy.
-func (m mount) dirOf(path string) string {
-	if m.root != "/" {
-		if rest, ok := strings.CutPrefix(path, m.root); ok {
-			path = rest
-		}
-	}
-	return filepath.Join(m.point, path)
-}
-
-type mounts []mount
-
-func (ms mounts) v1Memory() (mount, bool) {
-	for _, m := range ms {
-		if !m.v2 && hasWord(m.opts, "memory") {
-			return m, true
-		}
-	}
-	return mount{}, false
-}
-
-func (ms mounts) v2() (mount, bool) {
-	for _, m := range ms {
-		if m.v2 {
-			return m, true
-		}
-	}
-	return mount{}, false
-}
-
-// cgroupMounts reads the cgroup file systems of a /proc/PID/mountinfo.
-func cgroupMounts(b []byte) mounts {
-	var out mounts
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		// ID parent major:minor root mount-point options [optional...] - fstype source super-options
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if len(f) < 5 || len(g) < 3 || (g[0] != "cgroup" && g[0] != "cgroup2") {
-			continue
-		}
-		out = append(out, mount{root: unescape(f[3]), point: unescape(f[4]), v2: g[0] == "cgroup2", opts: g[2]})
-	}
-	return out
-}
-
-// unescape undoes mountinfo's octal escapes of spaces and the like.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// hasWord says whether the comma-separated list holds w.
-func hasWord(list, w string) bool {
-	for f := range strings.SplitSeq(list, ",") {
-		if f == w {
-			return true
-		}
-	}
-	return false
+	return Group{Name: g.Name, Dir: g.Dir, V2: g.V2, root: g.Root}, nil
 }
