@@ -24,6 +24,7 @@ tools=(
   "podman|podman|cmd/gpuletd: the container image built from the release archive and run, as root (skips without it)"
   "runc|runc|cmd/gpuletd: the container image's runtime, which also runs where cgroup v1 and v2 are mounted side by side (the image test uses podman's default without it)"
   "iptables|iptables|cmd/gpuletd: the container image's published ports (its test fails without it)"
+  "catatonit|catatonit|cmd/gpuletd: the pause process of the pod that podman kube play makes of the Kubernetes manifest (the image test fails without it)"
   "mmdebstrap|mmdebstrap|cmd/gpuletd: the container image's Debian 12 base, put together from Debian's packages (skips without it)"
 )
 

@@ -27,9 +27,12 @@ import (
 //
 // It checks that the image serves REST and gRPC on the published ports,
 // runs unprivileged under tini with the CLI on its PATH, sees the
-// container's memory and CPU limits, its doctor speaks of containers, refuses admin changes from outside without the
-// token and takes them with it, stops cleanly on podman stop, and that a
-// new container on the same volume serves without profiling again.
+// container's memory and CPU limits, has a doctor that speaks of
+// containers, refuses admin changes from outside without the token and
+// takes them with it, stops cleanly on podman stop, and that a new
+// container on the same volume serves without profiling again; then it
+// plays container/kubernetes.yaml as a pod (podman kube play), which serves
+// as its unprivileged user on a read-only root file system.
 func TestContainerImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs a container image")
@@ -144,6 +147,34 @@ func TestContainerImage(t *testing.T) {
 	out, err = cli("infer", "lenet5", "--url", url)
 	require.NoError(t, err, out)
 	require.Equal(t, profiled, profiles(url), "the profiles kept in the volume serve; none is measured again")
+	pm.run(t, "stop", "--time", "60", "gpuletd-test-again")
+
+	// The Kubernetes manifest, played by podman as a pod: its image named,
+	// the models from the folder here, the REST port published.
+	manifest, err := os.ReadFile(filepath.Join("..", "..", "container", "kubernetes.yaml"))
+	require.NoError(t, err)
+	kube := string(manifest)
+	port := freeAddr(t)
+	for _, r := range [][2]string{
+		{"image: gpuletd:VERSION-cuda", "image: " + image},
+		{"persistentVolumeClaim: {claimName: gpuletd-models}", "hostPath: {path: " + models + ", type: Directory}"},
+		{"{name: http, containerPort: 8700}", "{name: http, containerPort: 8700, hostIP: 127.0.0.1, hostPort: " + port[strings.LastIndex(port, ":")+1:] + "}"},
+	} {
+		require.Equal(t, 1, strings.Count(kube, r[0]), "the manifest holds %q", r[0])
+		kube = strings.Replace(kube, r[0], r[1], 1)
+	}
+	played := filepath.Join(pm.dir, "kubernetes.yaml")
+	require.NoError(t, os.WriteFile(played, []byte(kube), 0o644))
+	pm.run(t, "kube", "play", played)
+	const pod = "gpuletd-pod-0-gpuletd"
+	pm.waitReady(t, pod, "http://"+port)
+	out, err = cli("infer", "lenet5", "--url", "http://"+port)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "answered in")
+	require.Equal(t, "10001\n", pm.run(t, "exec", pod, "id", "-u"))
+	b, _ = pm.command("exec", pod, "touch", "/written").CombinedOutput()
+	require.Contains(t, string(b), "Read-only file system", "the manifest's root file system is read-only, and gpuletd serves on it")
+	pm.run(t, "kube", "down", played)
 }
 
 // podman runs podman with its storage, state and locks in a folder of its
@@ -169,10 +200,8 @@ func newPodman(t *testing.T) *podman {
 	}
 	require.NoError(t, os.WriteFile(p.conf, []byte(conf), 0o644))
 	t.Cleanup(func() {
-		for _, args := range [][]string{{"rm", "--all", "--force", "--time", "5"}, {"volume", "prune", "--force"}, {"system", "reset", "--force"}} {
-			cmd := exec.Command("podman", append(p.argv()[1:], args...)...)
-			cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+p.conf)
-			_ = cmd.Run()
+		for _, args := range [][]string{{"pod", "rm", "--all", "--force"}, {"rm", "--all", "--force", "--time", "5"}, {"volume", "prune", "--force"}, {"system", "reset", "--force"}} {
+			_ = p.command(args...).Run()
 		}
 		_ = os.RemoveAll(dir)
 	})
@@ -185,13 +214,19 @@ func (p *podman) argv() []string {
 		"--tmpdir", filepath.Join(p.dir, "tmp")}
 }
 
+// command is podman with args, on the test's storage and configuration.
+func (p *podman) command(args ...string) *exec.Cmd {
+	argv := append(p.argv(), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+p.conf)
+	return cmd
+}
+
 // run runs podman with args and returns its standard output; it fails the
 // test if podman fails.
 func (p *podman) run(t *testing.T, args ...string) string {
 	t.Helper()
-	argv := append(p.argv(), args...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+p.conf)
+	cmd := p.command(args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -202,10 +237,7 @@ func (p *podman) run(t *testing.T, args ...string) string {
 // logs is what the container wrote, its standard output and error.
 func (p *podman) logs(t *testing.T, name string) string {
 	t.Helper()
-	argv := append(p.argv(), "logs", name)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+p.conf)
-	out, err := cmd.CombinedOutput()
+	out, err := p.command("logs", name).CombinedOutput()
 	require.NoError(t, err, "podman logs %s: %s", name, out)
 	return string(out)
 }
