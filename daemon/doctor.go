@@ -140,10 +140,7 @@ type DoctorOptions struct {
 	Binary string
 	NVML   func() nvml.Interface
 	Probe  func(context.Context, gpuprobe.SpawnOptions) gpuprobe.Result
-	// InContainer says whether this runs in a container; nil:
-	// container.Detect.
-	InContainer func() bool
-	Log         *zap.Logger
+	Log    *zap.Logger
 }
 
 // Doctor checks everything gpuletd needs to serve on this machine.
@@ -157,12 +154,9 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
-	if o.InContainer == nil {
-		o.InContainer = container.Detect
-	}
 	cfg := o.Config
 	r := Report{Driver: mps.ReadDriver(o.NVML(), o.Log), Serve: ServeReport{Devices: cfg.Devices.Mode}, ConfigWarnings: o.ConfigWarnings,
-		Container: o.InContainer()}
+		Container: container.Detect()}
 	if !r.Driver.Loaded && r.Container {
 		r.DriverFix = container.GPUs
 	}

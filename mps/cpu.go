@@ -18,7 +18,8 @@ import (
 // memory of its models are stored.
 const CPUType = "cpu"
 
-// cpuDevice describes the CPU as one device cut into whole-core gpu-lets.
+// cpuDevice describes the CPU as one device cut into whole-core gpu-lets,
+// on the cores of src.CPUs that its CPU limit pays for (withinLimit).
 // A configured size is kept as the size its whole cores really make (60% of
 // 2 cores is 1 core, 50%); sizes below one core are dropped with a log line,
 // and an error names the field when no size is left.
