@@ -10,6 +10,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/internal/container"
 	"github.com/gpulet/gpuletd/internal/cpucg"
 	"github.com/gpulet/gpuletd/mps/cpushare"
 )
@@ -138,7 +139,11 @@ func (m *Manager) openNVML() ([]Device, error) {
 		return nil, errors.New("no NVML library given")
 	}
 	if err := guard("init NVML", m.lib.Init); err != nil {
-		m.log.Warn("NVML unavailable: no NVIDIA GPU will be used (is the NVIDIA driver installed? libnvidia-ml.so.1 must be loadable)", zap.Error(err))
+		fix := "is the NVIDIA driver installed? libnvidia-ml.so.1 must be loadable"
+		if container.Detect() {
+			fix = container.GPUs
+		}
+		m.log.Warn("NVML unavailable: no NVIDIA GPU will be used ("+fix+")", zap.Error(err))
 		return nil, err
 	}
 	m.nvmlUp = true

@@ -124,6 +124,8 @@ func TestContainerImage(t *testing.T) {
 	}
 	require.Contains(t, status, "lenet5")
 
+	require.Contains(t, pm.logs(t, "gpuletd-test"), "no NVIDIA GPU will be used (pass the GPUs in with the NVIDIA Container Toolkit",
+		"the log says how to give the container GPUs")
 	doctor := pm.run(t, "run", "--rm", image, "doctor")
 	require.Contains(t, doctor, "fix: pass the GPUs in with the NVIDIA Container Toolkit", "the image's doctor speaks of containers")
 	require.Contains(t, doctor, "fix: run the image built for GPUs (make image-gpu")
