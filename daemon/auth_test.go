@@ -143,3 +143,48 @@ func TestMutatingGRPCCallsNeedTheToken(t *testing.T) {
 		})
 	}
 }
+
+// Off loopback with no admin token configured, an admin call is refused
+// with what to set, over REST and gRPC alike; a configured one that is not
+// sent, sent wrong or sent without its Bearer scheme is refused as before.
+func TestAdminCallsWithoutAConfiguredToken(t *testing.T) {
+	n := exposedNode(t)
+	rest := func(auth string) (int, string) {
+		req := httptest.NewRequest(http.MethodPost, "/v2/repository/models/nosuch/unload", strings.NewReader(`{}`))
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		n.routes(nil).ServeHTTP(w, req)
+		return w.Code, w.Body.String()
+	}
+	grpcCall := func(auth string) error {
+		ctx := context.Background()
+		if auth != "" {
+			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", auth))
+		}
+		info := &grpc.UnaryServerInfo{FullMethod: pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName}
+		_, err := n.grpcMutating(ctx, nil, info, func(context.Context, any) (any, error) { return nil, nil })
+		return err
+	}
+	for _, auth := range []string{"", "secret", "Bearer wrong"} {
+		code, body := rest(auth)
+		require.Equal(t, http.StatusUnauthorized, code, auth)
+		require.Contains(t, body, "send Authorization: Bearer \\u003cauth.admin_token\\u003e", auth)
+		require.NotContains(t, body, "none is set", auth)
+		require.Equal(t, codes.Unauthenticated, grpcstatus.Code(grpcCall(auth)), "gRPC %q", auth)
+	}
+	require.NoError(t, grpcCall("Bearer secret"))
+
+	cfg := *n.conf()
+	cfg.Auth.AdminToken = ""
+	n.cfg.Store(&cfg)
+	for _, auth := range []string{"", "Bearer anything"} {
+		code, body := rest(auth)
+		require.Equal(t, http.StatusUnauthorized, code)
+		require.Contains(t, body, "none is set: set auth.admin_token (GPULETD_AUTH_ADMIN_TOKEN)")
+		err := grpcCall(auth)
+		require.Equal(t, codes.Unauthenticated, grpcstatus.Code(err))
+		require.Contains(t, grpcstatus.Convert(err).Message(), "none is set")
+	}
+}

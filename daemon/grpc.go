@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"strconv"
@@ -103,11 +102,12 @@ func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServer
 	md, _ := metadata.FromIncomingContext(ctx)
 	var got string
 	for _, v := range md.Get("authorization") {
-		got, _ = strings.CutPrefix(v, "Bearer ")
+		if t, ok := strings.CutPrefix(v, "Bearer "); ok {
+			got = t
+		}
 	}
-	token := cfg.Auth.AdminToken
-	if token == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-		return nil, grpcstatus.Error(codes.Unauthenticated, errAuth.Error())
+	if err := authRefusal(cfg.Auth.AdminToken, got); err != nil {
+		return nil, grpcstatus.Error(codes.Unauthenticated, err.Error())
 	}
 	return next(ctx, req)
 }

@@ -111,17 +111,36 @@ func writeInferError(w http.ResponseWriter, e *inferError) {
 // errAuth is the answer to an admin call without the right token.
 var errAuth = errors.New("this call changes the daemon or hands out its database: send Authorization: Bearer <auth.admin_token>")
 
+// errNoToken is the answer to an admin call off loopback where no token is
+// configured: no request can make it until one is.
+var errNoToken = errors.New("this call changes the daemon or hands out its database, which a listener off loopback allows only with the admin token, and none is set: set auth.admin_token (GPULETD_AUTH_ADMIN_TOKEN) and send Authorization: Bearer <auth.admin_token>")
+
+// authRefusal is why an admin call with the bearer token got (empty for
+// none) is refused off loopback where token is configured; nil when it
+// may pass.
+func authRefusal(token, got string) error {
+	switch {
+	case token == "":
+		return errNoToken
+	case got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1:
+		return errAuth
+	}
+	return nil
+}
+
 // adminOnly guards calls that change the daemon, and the backup, which
 // hands out all it stores: on a listener that is not loopback they need the
 // admin bearer token (and are refused when none is configured).
 func (n *node) adminOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !n.conf().IsLoopback() {
-			token := n.conf().Auth.AdminToken
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if token == "" || !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			if !ok {
+				got = ""
+			}
+			if err := authRefusal(n.conf().Auth.AdminToken, got); err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gpuletd"`)
-				writeError(w, http.StatusUnauthorized, errAuth.Error())
+				writeError(w, http.StatusUnauthorized, err.Error())
 				return
 			}
 		}

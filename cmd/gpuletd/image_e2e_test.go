@@ -135,8 +135,8 @@ func TestContainerImage(t *testing.T) {
 	require.Contains(t, out, "token")
 	out, err = cli("models", "unload", "lenet5", "--url", url, "--token", "secret")
 	require.NoError(t, err, out)
-	out, err = cli("models", "load", "lenet5", "--url", url, "--token", "secret")
-	require.NoError(t, err, out)
+	// In the container the CLI reads the token from the same variable.
+	pm.run(t, "exec", "gpuletd-test", "gpuletd", "models", "load", "lenet5")
 	profiled := profiles(url)
 	require.Positive(t, profiled, "lenet5 was profiled in the container")
 
@@ -159,11 +159,15 @@ func TestContainerImage(t *testing.T) {
 	manifest, err := os.ReadFile(filepath.Join("..", "..", "container", "kubernetes.yaml"))
 	require.NoError(t, err)
 	kube := string(manifest)
-	port := freeAddr(t)
+	// podman publishes every container port, on its own number unless told
+	// another: free ones here, where a gpuletd may hold 8700 and 8701.
+	port, grpcPort := freeAddr(t), freeAddr(t)
+	portOf := func(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 	for _, r := range [][2]string{
 		{"image: gpuletd:VERSION-cuda", "image: " + image},
 		{"persistentVolumeClaim: {claimName: gpuletd-models}", "hostPath: {path: " + models + ", type: Directory}"},
-		{"{name: http, containerPort: 8700}", "{name: http, containerPort: 8700, hostIP: 127.0.0.1, hostPort: " + port[strings.LastIndex(port, ":")+1:] + "}"},
+		{"{name: http, containerPort: 8700}", "{name: http, containerPort: 8700, hostIP: 127.0.0.1, hostPort: " + portOf(port) + "}"},
+		{"{name: grpc, containerPort: 8701}", "{name: grpc, containerPort: 8701, hostIP: 127.0.0.1, hostPort: " + portOf(grpcPort) + "}"},
 	} {
 		require.Equal(t, 1, strings.Count(kube, r[0]), "the manifest holds %q", r[0])
 		kube = strings.Replace(kube, r[0], r[1], 1)
