@@ -470,6 +470,18 @@ func checkDeviceMemory(t *testing.T, b *browser) {
 	require.Contains(t, got[0], " · 12 GiB in use")
 	require.NotContains(t, got[1], "in use")
 
+	// The CPU device's line says its cores, and of how many where a CPU
+	// limit narrowed them.
+	cores := eval[[]string](t, b, `(async () => {
+  const { cpuCores } = await import('/assets/partitions.js');
+  return [
+    cpuCores({ kind: 'cpu', cores: [0, 1] }),
+    cpuCores({ kind: 'cpu', cores: [0], cpu_limit: 1.5, online_cores: 16 }),
+    String(cpuCores({ kind: 'nvidia' })),
+  ];
+})()`)
+	require.Equal(t, []string{"2 cores", "1 of 16 cores: the CPU limit of 1.5 CPUs pays for 1", "null"}, cores)
+
 	// A placement whose requests failed on its gpu-let says how many; one
 	// without failures says nothing of them.
 	placed := eval[[]string](t, b, `(async () => {

@@ -217,6 +217,15 @@ function planMemory(plan, id) {
   return g ? [g.memory_used_mb, g.memory_mb] : [0, 0];
 }
 
+// cpuCores says how many cores the CPU device holds and, where its
+// cgroup's CPU limit narrowed them, of how many; null for other devices.
+export function cpuCores(d) {
+  if (d.kind !== 'cpu' || !d.cores) return null;
+  const n = d.cores.length;
+  if (d.cpu_limit > 0) return `${n} of ${d.online_cores} cores: the CPU limit of ${d.cpu_limit} CPUs pays for ${n}`;
+  return `${n} core${n === 1 ? '' : 's'}`;
+}
+
 // Devices renders the devices panel and keeps what the reader opened.
 export class Devices {
   constructor(root) {
@@ -263,6 +272,7 @@ export class Devices {
             memTotal > 0 ? `memory ${num(memUsed / 1024)} of ${num(memTotal / 1024)} GiB planned` : `memory ${bytes(d.memory_total)}`,
             // What the driver says is in use, on a GPU it measures.
             d.kind === 'nvidia' && d.memory_total > 0 ? `${bytes(d.memory_total - Math.min(d.memory_free, d.memory_total))} in use` : null,
+            cpuCores(d),
             d.health && d.health !== 'ok' ? `health: ${d.health}` : null,
             d.mig && d.mig.instances && d.mig.instances.length
               ? 'MIG ' + d.mig.instances.map((i) => `${i.profile}${i.leased ? ' (' + i.leased + '% leased' + (i.mps_pipe_dir ? ', MPS' : '') + ')' : ''}`).join(', ')
