@@ -103,7 +103,7 @@ func TestDoctorInAContainer(t *testing.T) {
 		require.Contains(t, fixes["libcuda.so.1"], "docker run --gpus all")
 	}
 	if fixes["libcudart.so.13"] != "" {
-		require.Contains(t, fixes["libcudart.so.13"], "make image-gpu")
+		require.Contains(t, fixes["libcudart.so.13"], "this image's base has no CUDA 13 runtime")
 	}
 
 	_, table := runOnce(t, testbin.Gpuletd(t), t.TempDir(), daemonEnv(t, "GPULETD_DEVICES=auto", "container=oci"), "doctor")

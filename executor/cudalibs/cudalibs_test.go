@@ -89,7 +89,7 @@ func TestFix(t *testing.T) {
 		{"libfoo.so.2", false, "libfoo.so.2"},
 		// In a container: how to run it, not what to install.
 		{"libcuda.so.1", true, "docker run --gpus all"},
-		{"libcudart.so.13", true, "make image-gpu"},
+		{"libcudart.so.13", true, "base has no CUDA 13 runtime or cuDNN 9"},
 		{"libcudnn.so.9", true, "cuDNN 9"},
 		{"libnvinfer.so.10", true, "use provider cuda"},
 		{"libfoo.so.2", true, "libfoo.so.2"},

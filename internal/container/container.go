@@ -32,6 +32,10 @@ func detect(getenv func(string) string, exists func(path string) bool) bool {
 // inside one.
 const GPUs = "pass the GPUs in with the NVIDIA Container Toolkit on the host, which mounts the driver's libraries and programs: docker run --gpus all (podman: --device nvidia.com/gpu=all), with NVIDIA_DRIVER_CAPABILITIES holding compute and utility (gpuletd's image sets both)"
 
-// GPUImage is the fix for ONNX Runtime's GPU providers, the CUDA runtime or
-// cuDNN missing inside a container.
-const GPUImage = "run the image built for GPUs (make image-gpu: gpuletd:VERSION-cuda, ONNX Runtime's CUDA and TensorRT providers on NVIDIA's CUDA 13 runtime with cuDNN 9), or build on a base image that has these libraries (BASE=… make image-gpu)"
+// GPUImage is the fix for ONNX Runtime's GPU providers missing inside a
+// container: the image without them is the CPU one.
+const GPUImage = "run the image built for GPUs (make image-gpu: gpuletd:VERSION-cuda), which holds ONNX Runtime's CUDA and TensorRT providers on NVIDIA's CUDA 13 runtime with cuDNN 9"
+
+// CUDABase is the fix for the CUDA runtime or cuDNN missing inside a
+// container: the CPU image, or a GPU image built on a base without them.
+const CUDABase = "this image's base has no CUDA 13 runtime or cuDNN 9: run the image make image-gpu builds on NVIDIA's CUDA 13 runtime with cuDNN 9 (gpuletd:VERSION-cuda), or build it on a base image that has them (BASE=… make image-gpu)"
