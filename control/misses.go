@@ -3,7 +3,7 @@ package control
 import (
 	"fmt"
 	"maps"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/gpulet/gpuletd/gpulet"
@@ -129,12 +129,7 @@ func (m *Misses) Check(in MissInput) string {
 		return ""
 	}
 	assigned := plan.Assigned()
-	names := make([]string, 0, len(tallies))
-	for name := range tallies {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(tallies)) {
 		d := diff(tallies[name], m.since[name])
 		if assigned[name] <= 0 || plan.Unscheduled[name] > 0 || !missing(d) || m.extra[name] >= MissMax {
 			continue

@@ -267,7 +267,7 @@ func mpsReport(binary string, inContainer bool) MPSReport {
 	} else {
 		r.Fix = "install the NVIDIA driver's utilities (nvidia-cuda-mps-control comes with them) or set mps.control_binary"
 		if inContainer {
-			r.Fix = "pass the GPUs in (docker run --gpus all, with the NVIDIA Container Toolkit on the host): the toolkit mounts nvidia-cuda-mps-control with the compute capability, which gpuletd's image asks for"
+			r.Fix = container.MPSControl
 		}
 		if !errors.Is(err, exec.ErrNotFound) {
 			r.Fix = err.Error()

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -102,7 +101,7 @@ func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServer
 	md, _ := metadata.FromIncomingContext(ctx)
 	var got string
 	for _, v := range md.Get("authorization") {
-		if t, ok := strings.CutPrefix(v, "Bearer "); ok {
+		if t := bearer(v); t != "" {
 			got = t
 		}
 	}

@@ -115,6 +115,15 @@ var errAuth = errors.New("this call changes the daemon or hands out its database
 // configured: no request can make it until one is.
 var errNoToken = errors.New("this call changes the daemon or hands out its database, which a listener off loopback allows only with the admin token, and none is set: set auth.admin_token (GPULETD_AUTH_ADMIN_TOKEN) and send Authorization: Bearer <auth.admin_token>")
 
+// bearer is the token of an Authorization value ("Bearer <token>"), ""
+// for another scheme or none.
+func bearer(v string) string {
+	if t, ok := strings.CutPrefix(v, "Bearer "); ok {
+		return t
+	}
+	return ""
+}
+
 // authRefusal is why an admin call with the bearer token got (empty for
 // none) is refused off loopback where token is configured; nil when it
 // may pass.
@@ -134,11 +143,7 @@ func authRefusal(token, got string) error {
 func (n *node) adminOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !n.conf().IsLoopback() {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok {
-				got = ""
-			}
-			if err := authRefusal(n.conf().Auth.AdminToken, got); err != nil {
+			if err := authRefusal(n.conf().Auth.AdminToken, bearer(r.Header.Get("Authorization"))); err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gpuletd"`)
 				writeError(w, http.StatusUnauthorized, err.Error())
 				return

