@@ -284,7 +284,10 @@ func (n *node) handleAdminModel(w http.ResponseWriter, r *http.Request) {
 		if sm.Name == m.Name {
 			doc := map[string]any{
 				"model": sm, "inputs": tensorMetadata(m, m.Inputs), "outputs": tensorMetadata(m, m.Outputs),
-				"file": m.File, "sha256": m.SHA256,
+				"file": m.File, "sha256": m.SHA256, "bytes": m.Bytes,
+			}
+			if len(m.ExternalData) > 0 {
+				doc["external_data"] = m.ExternalData
 			}
 			if n.hasEmulated() { // the curve it takes from the reference set there
 				doc["profile"] = m.Profile()

@@ -3,6 +3,8 @@ package modelzoo_test
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,5 +99,36 @@ func requireClose(t *testing.T, want, got []float32) {
 	}
 	for i := range want {
 		require.InDelta(t, want[i], got[i], 1e-4*scale+1e-6, "element %d", i)
+	}
+}
+
+// TestExternalDataRunsAsInline writes each demo model with its weights in
+// ExternalDataFile: ONNX Runtime reads them from there, and the answers
+// equal those of the same model in one file.
+func TestExternalDataRunsAsInline(t *testing.T) {
+	initORT(t)
+	inline, split := t.TempDir(), t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(inline, nil, 3))
+	require.NoError(t, modelzoo.WriteRepository(split, nil, 3, modelzoo.WithExternalData()))
+	for _, name := range modelzoo.DemoModels() {
+		t.Run(name, func(t *testing.T) {
+			m, err := modelzoo.Lookup(name)
+			require.NoError(t, err)
+			file := filepath.Join(split, name, modelzoo.ModelVersion, "model.onnx")
+			data, err := os.Stat(filepath.Join(split, name, modelzoo.ModelVersion, modelzoo.ExternalDataFile))
+			require.NoError(t, err)
+			whole, err := os.Stat(filepath.Join(inline, name, modelzoo.ModelVersion, "model.onnx"))
+			require.NoError(t, err)
+			own, err := os.Stat(file)
+			require.NoError(t, err)
+			require.Less(t, own.Size(), whole.Size()/10, "the weights left the model file")
+			require.Greater(t, data.Size(), whole.Size()*9/10)
+
+			in := randomInput(m, 2, 5)
+			want := run(t, filepath.Join(inline, name, modelzoo.ModelVersion, "model.onnx"), m, in)
+			got := run(t, file, m, in)
+			require.Equal(t, want.Shape, got.Shape)
+			requireClose(t, want.Data, got.Data)
+		})
 	}
 }

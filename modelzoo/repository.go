@@ -23,6 +23,7 @@ type WriteOption func(*writeOptions)
 type writeOptions struct {
 	overwrite bool
 	triton    bool
+	external  bool
 }
 
 // WithOverwrite lets WriteRepository write into a non-empty directory,
@@ -36,6 +37,13 @@ func WithOverwrite() WriteOption {
 // config.pbtxt without an SLO (ConfigPbtxt), instead of config.yaml.
 func AsTriton() WriteOption {
 	return func(o *writeOptions) { o.triton = true }
+}
+
+// WithExternalData keeps each model's weights in a file beside its
+// model.onnx, ExternalDataFile, as exporters do for large models (ONNX's
+// external data): the model file holds the graph and small tensors alone.
+func WithExternalData() WriteOption {
+	return func(o *writeOptions) { o.external = true }
 }
 
 // WriteRepository writes a model repository for models (DemoModels when
@@ -69,7 +77,7 @@ func WriteRepository(dir string, models []string, seed uint64, opts ...WriteOpti
 		}
 	}
 	for _, e := range entries {
-		if err := writeModel(dir, e, seed, o.triton); err != nil {
+		if err := writeModel(dir, e, seed, o); err != nil {
 			return fmt.Errorf("write repository %s: %w", dir, err)
 		}
 	}
@@ -98,8 +106,8 @@ func entryFor(name string) (repoEntry, error) {
 	}, nil
 }
 
-func writeModel(dir string, e repoEntry, seed uint64, triton bool) error {
-	b, err := BuildBytes(e.name, seed)
+func writeModel(dir string, e repoEntry, seed uint64, o writeOptions) error {
+	m, err := Build(e.name, seed)
 	if err != nil {
 		return err
 	}
@@ -107,10 +115,22 @@ func writeModel(dir string, e repoEntry, seed uint64, triton bool) error {
 	if err := os.MkdirAll(versionDir, 0o755); err != nil {
 		return fmt.Errorf("create model directory: %w", err)
 	}
+	if o.external {
+		// The weights first: a reader never finds a model file whose
+		// weights are not there yet.
+		data := SplitExternalData(m, ExternalDataFile)
+		if err := atomicfile.Write(filepath.Join(versionDir, ExternalDataFile), data, 0o644); err != nil {
+			return err
+		}
+	}
+	b, err := Marshal(m)
+	if err != nil {
+		return err
+	}
 	if err := atomicfile.Write(filepath.Join(versionDir, "model.onnx"), b, 0o644); err != nil {
 		return err
 	}
-	if triton {
+	if o.triton {
 		return atomicfile.Write(filepath.Join(dir, e.name, "config.pbtxt"), []byte(e.pbtxt(seed)), 0o644)
 	}
 	return atomicfile.Write(filepath.Join(dir, e.name, "config.yaml"), []byte(e.yaml(seed)), 0o644)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -137,7 +138,10 @@ type adminModelShow struct {
 	Outputs []adminTensor `json:"outputs"`
 	File    string        `json:"file"`
 	SHA256  string        `json:"sha256"`
-	Profile string        `json:"profile"` // the reference curve on emulated GPUs; empty without them
+	Bytes   int64         `json:"bytes"`
+	// ExternalData are the files beside File the model keeps tensors in.
+	ExternalData []string `json:"external_data"`
+	Profile      string   `json:"profile"` // the reference curve on emulated GPUs; empty without them
 	// Pipeline is set, in place of Model, for a pipeline (an ensemble).
 	Pipeline *adminPipeline `json:"pipeline"`
 }
@@ -248,6 +252,12 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	}
 	fmt.Fprintf(tw, "model\t%s (version %d)\n", m.Name, m.Version)
 	fmt.Fprintf(tw, "file\t%s\n", orDash(d.File))
+	if len(d.ExternalData) > 0 {
+		fmt.Fprintf(tw, "external data\t%s (weights kept beside the file)\n", strings.Join(d.ExternalData, ", "))
+	}
+	if d.Bytes > 0 {
+		fmt.Fprintf(tw, "size\t%s\n", bytefmt.Size(d.Bytes))
+	}
 	fmt.Fprintf(tw, "sha256\t%s\n", orDash(d.SHA256))
 	if d.Profile != "" { // only on a node with emulated GPUs
 		fmt.Fprintf(tw, "emulated as\t%s\n", d.Profile)
@@ -351,6 +361,7 @@ func newModelsSynthCmd() *cobra.Command {
 		seed     uint64
 		force    bool
 		triton   bool
+		external bool
 		pipeline string
 	)
 	cmd := &cobra.Command{
@@ -361,7 +372,9 @@ for each model. The graphs are real ONNX models (LeNet-5, ResNet-18-style,
 VGG-style, MLP) with random weights drawn from --seed: the same seed writes
 byte-identical files. They are not pretrained. With --triton each model gets
 the config.pbtxt Triton would have instead (no SLO: serve it with default_slo
-or GPULETD_DEFAULT_SLO set).
+or GPULETD_DEFAULT_SLO set). With --external-data each model keeps its
+weights in model.onnx.data beside model.onnx (ONNX's external data, as
+exporters write large models).
 
 --pipeline SLO writes the example pipeline instead: a Triton ensemble %q
 with end-to-end SLO SLO whose detector-like model %q finds %d objects in
@@ -374,6 +387,9 @@ inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.Pipeli
 			modelzoo.Names(), modelzoo.DemoModels(), modelzoo.FormModels()),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pipeline != "" && external {
+				return fmt.Errorf("synth pipeline: --external-data writes the demo models only; leave it out with --pipeline")
+			}
 			if pipeline != "" {
 				return synthPipeline(cmd, args[0], seed, pipeline, force, models)
 			}
@@ -383,6 +399,9 @@ inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.Pipeli
 			}
 			if triton {
 				opts = append(opts, modelzoo.AsTriton())
+			}
+			if external {
+				opts = append(opts, modelzoo.WithExternalData())
 			}
 			if err := modelzoo.WriteRepository(args[0], models, seed, opts...); err != nil {
 				if errors.Is(err, modelzoo.ErrRepositoryNotEmpty) {
@@ -402,6 +421,7 @@ inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.Pipeli
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the random weights")
 	cmd.Flags().BoolVar(&force, "force", false, "write into a directory that is not empty")
 	cmd.Flags().BoolVar(&triton, "triton", false, "write Triton's config.pbtxt (without an SLO) instead of config.yaml")
+	cmd.Flags().BoolVar(&external, "external-data", false, "keep each model's weights in model.onnx.data beside its model.onnx (ONNX's external data)")
 	cmd.Flags().StringVar(&pipeline, "pipeline", "", "write the example pipeline (a Triton ensemble) with this end-to-end SLO, e.g. 50ms")
 	return cmd
 }

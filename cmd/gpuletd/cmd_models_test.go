@@ -66,6 +66,7 @@ func TestWriteModelShow(t *testing.T) {
 	for _, want := range []string{
 		"model        lenet5 (version 1)",
 		"sha256       " + d.SHA256,
+		"size         242.3 KiB",
 		"emulated as  alexnet",
 		"slo          5.00ms (from config.pbtxt parameters)",
 		"config       config.pbtxt",
@@ -81,6 +82,14 @@ func TestWriteModelShow(t *testing.T) {
 	}
 	require.Contains(t, out, "recent       1193 requests, 0.8% within the SLO, mean batch 1.0")
 	require.NotContains(t, out, "warning")
+	require.NotContains(t, out, "external data")
+
+	// Weights kept beside the model file are named.
+	d.ExternalData = []string{"model.onnx.data"}
+	b.Reset()
+	require.NoError(t, writeModelShow(&b, &d, &p))
+	require.Contains(t, b.String(), "\nexternal data  model.onnx.data (weights kept beside the file)\n")
+	d.ExternalData = nil
 
 	// A warning is wrapped to stay within 80 columns.
 	d.Model.Warnings = []string{"REST and gRPC requests are refused as too large: a request of one row carries 3136 bytes of tensor data, above limits.max_request_body (2048 bytes); raise the limit, or send the inputs through shared memory"}

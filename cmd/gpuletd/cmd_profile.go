@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -294,9 +292,9 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 // repository.
 func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string, ortErr error) (profiler.Model, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
-		sum, err := fileSHA256(arg)
+		d, err := repository.DigestFile(arg, repository.PlatformONNX)
 		if err != nil {
-			return profiler.Model{}, err
+			return profiler.Model{}, fmt.Errorf("model file %s: %w", arg, err)
 		}
 		abs, err := filepath.Abs(arg)
 		if err != nil {
@@ -306,7 +304,7 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 		if len(f.batches) > 0 {
 			top = slices.Max(f.batches)
 		}
-		return profiler.Model{Name: fileModelName(abs), Path: abs, SHA256: sum, Platform: repository.PlatformONNX,
+		return profiler.Model{Name: fileModelName(abs), Path: abs, SHA256: d.SHA256, Platform: repository.PlatformONNX,
 			SLOMS: float64(f.slo.Microseconds()) / 1000, MaxBatchSize: top}, nil
 	}
 	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".onnx") {
@@ -344,19 +342,6 @@ func fileModelName(path string) string {
 		}
 	}
 	return base
-}
-
-func fileSHA256(path string) (string, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, fh); err != nil {
-		return "", fmt.Errorf("hash model file %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // utilMeters are the utilisation meters the device allows: Nsight Compute

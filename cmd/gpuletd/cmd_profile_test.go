@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler"
@@ -78,7 +79,7 @@ func TestProfileLeNetOnCPUStoresReusesAndPlots(t *testing.T) {
 	require.Contains(t, string(plot), "<svg")
 
 	file := filepath.Join(repo, "lenet5", "1", "model.onnx")
-	sha, err := fileSHA256(file)
+	sha, err := testDigest(file)
 	require.NoError(t, err)
 	st := openProfileStore(t, db)
 	pts, err := st.Latency(context.Background(), sha, "cpu")
@@ -130,7 +131,7 @@ func TestProfileLeNetOnCPUStoresReusesAndPlots(t *testing.T) {
 	code, stdout, stderr = gpuletd(t, env, append([]string{"profile", "lenet5"}, quick...)...)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "measured, run 3")
-	sha2, err := fileSHA256(file)
+	sha2, err := testDigest(file)
 	require.NoError(t, err)
 	require.NotEqual(t, sha, sha2)
 	pts, err = st.Latency(context.Background(), sha2, "cpu")
@@ -219,7 +220,7 @@ func TestProfileCtrlCKeepsWhatWasMeasured(t *testing.T) {
 	require.True(t, partial.Interrupted)
 	require.NotEmpty(t, partial.Points)
 
-	sha, err := fileSHA256(filepath.Join(repo, "lenet5", "1", "model.onnx"))
+	sha, err := testDigest(filepath.Join(repo, "lenet5", "1", "model.onnx"))
 	require.NoError(t, err)
 	st := openProfileStore(t, db)
 	runs, err := st.Runs(context.Background(), sha, "cpu", 0)
@@ -291,4 +292,10 @@ func TestProfileEmulatedImportKneesAndBench(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, stdout, "paper")
 	require.Contains(t, stdout, "%")
+}
+
+// testDigest is the sha256 the daemon keys a model file's profiles on.
+func testDigest(path string) (string, error) {
+	d, err := repository.DigestFile(path, repository.PlatformONNX)
+	return d.SHA256, err
 }

@@ -1,7 +1,11 @@
 package repository
 
 import (
+	"bytes"
 	"testing"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseTriton feeds arbitrary config.pbtxt files: reading one must never
@@ -37,5 +41,35 @@ func FuzzParseModelConfig(f *testing.F) {
 	f.Add([]byte("pipeline:\n  steps: [{model: a}, {model: b, fanout: y}]\nmin_accuracy: 0.8\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, _ = ParseModelConfig(data)
+	})
+}
+
+// FuzzReadExternalRefs feeds arbitrary model files to the reader that finds
+// their external data: it must never panic or run away, and a file it
+// reads has only tensors that name a file and reach no further than they
+// say.
+func FuzzReadExternalRefs(f *testing.F) {
+	for _, seed := range []uint64{1, 2} {
+		m, err := modelzoo.Build("lenet5", seed)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if seed == 2 {
+			modelzoo.SplitExternalData(m, "model.onnx.data")
+		}
+		b, err := modelzoo.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("onnx"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		refs, err := readExternalRefs(bytes.NewReader(data))
+		if err != nil {
+			require.ErrorIs(t, err, errNotONNX)
+			return
+		}
+		require.LessOrEqual(t, len(refs), len(data))
 	})
 }

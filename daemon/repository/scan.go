@@ -8,11 +8,8 @@
 package repository
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,9 +42,12 @@ type Model struct {
 	Dir      string // the model's folder
 	File     string // the model file of that version
 	Platform string
-	SHA256   string // hex sha256 of File
-	Bytes    int64  // size of File
-	Config   ModelConfig
+	SHA256   string // Digest.SHA256 of File (and its external data)
+	Bytes    int64  // size of File and its external data
+	// ExternalData are the files beside File that an ONNX model keeps
+	// tensors in (Digest.ExternalData).
+	ExternalData []string
+	Config       ModelConfig
 	// ConfigFiles names the configuration files read (config.pbtxt,
 	// config.yaml or both).
 	ConfigFiles []string
@@ -241,9 +241,11 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 		if m.Platform, m.File, err = modelFile(vdir, m.Config.Platform, m.Config.ModelFilename); err != nil {
 			return fail(vdir, err)
 		}
-		if m.SHA256, m.Bytes, err = hashFile(m.File); err != nil {
+		d, err := DigestFile(m.File, m.Platform)
+		if err != nil {
 			return fail(m.File, err)
 		}
+		m.SHA256, m.Bytes, m.ExternalData = d.SHA256, d.Bytes, d.ExternalData
 		if err := m.resolveTensors(o.Read); err != nil {
 			return fail(m.File, err)
 		}
@@ -475,18 +477,4 @@ func modelFile(vdir, platform, filename string) (string, string, error) {
 		}
 	}
 	return "", "", errors.New("no model file; expected model.onnx or model.pt")
-}
-
-func hashFile(path string) (string, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("hash model file: %w", err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
