@@ -17,7 +17,7 @@ import (
 // large models: it serves, its document names the file, a new weights file
 // under the same model file is served after a load (the executors load it
 // again), and a load with the weights file gone is refused with the reason
-// while the model goes on serving.
+// while the model goes on serving; in Triton's folder layout it serves too.
 func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -88,4 +88,29 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	require.Equal(t, 400, r.code, string(r.body))
 	require.Contains(t, string(r.body), "in model.onnx.data beside it, which is missing: copy it with the model file")
 	require.Equal(t, second, infer())
+
+	// Triton's layout for a model in several files: a folder named as the
+	// model file, holding model.onnx and its weights. The first file's bytes
+	// again: its profile is the first one's, and so are its answers.
+	again := filepath.Join(extra, "again")
+	require.NoError(t, modelzoo.WriteRepository(again, []string{"lenet5"}, 5, modelzoo.WithExternalData()))
+	setProfile(t, again, "lenet5", "alexnet", "200ms")
+	version := filepath.Join(again, "lenet5", "1")
+	require.NoError(t, os.Rename(version, version+".files"))
+	require.NoError(t, os.MkdirAll(version, 0o755))
+	require.NoError(t, os.Rename(version+".files", filepath.Join(version, "model.onnx")))
+	require.NoError(t, os.Rename(filepath.Join(again, "lenet5"), filepath.Join(repo, "folder")))
+	r = do(t, "POST", base+"/v2/repository/models/folder/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "POST", base+"/v2/models/folder/infer", input, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), mustJSON(t, first))
+}
+
+// mustJSON is v as JSON.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }

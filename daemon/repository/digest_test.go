@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
 	"github.com/stretchr/testify/require"
@@ -138,4 +139,42 @@ func TestDigestOfTensorsInSeveralFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, d.Bytes, d2.Bytes)
 	require.NotEqual(t, d.SHA256, d2.SHA256)
+}
+
+// anyModel reads every model file as one input and one output, for tests
+// about where the file is rather than what it holds.
+func anyModel(string) ([]TensorSpec, []TensorSpec, error) {
+	return []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}},
+		[]TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{-1, 10}}}, nil
+}
+
+// Triton's ONNX Runtime backend takes a folder named as the model file for
+// a model in several files, and reads model.onnx in it.
+func TestAnONNXModelInAFolder(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "digits")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("slo: 50ms\nmax_batch_size: 8\n"), 0o644))
+	inner := writeSplitModel(t, filepath.Join(dir, "1", "model.onnx"), "model.onnx.data", 1)
+
+	m, err := Load(root, "digits", Options{Read: anyModel})
+	require.NoError(t, err)
+	require.Equal(t, inner, m.File)
+	require.Equal(t, PlatformONNX, m.Platform)
+	require.Equal(t, []string{"model.onnx.data"}, m.ExternalData)
+
+	// The same under default_model_filename, as Triton reads it.
+	require.NoError(t, os.Rename(filepath.Join(dir, "1", "model.onnx"), filepath.Join(dir, "1", "big.onnx")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "config.yaml")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(`name: "digits" platform: "onnxruntime_onnx" max_batch_size: 8
+default_model_filename: "big.onnx" parameters { key: "slo" value { string_value: "50ms" } }`), 0o644))
+	m, err = Load(root, "digits", Options{Read: anyModel})
+	require.NoError(t, err, "%v", m)
+	require.Equal(t, filepath.Join(dir, "1", "big.onnx", "model.onnx"), m.File)
+
+	// A folder without model.onnx says what it lacks.
+	require.NoError(t, os.Remove(filepath.Join(dir, "1", "big.onnx", "model.onnx")))
+	_, err = Load(root, "digits", Options{Read: anyModel})
+	require.ErrorIs(t, err, ErrInvalidModel)
+	require.ErrorContains(t, err, "big.onnx is a folder without a file model.onnx in it")
 }

@@ -444,8 +444,27 @@ func (p VersionPolicy) apply(present []int) ([]int, error) {
 }
 
 // modelFile finds the model file of a version folder: the configured file
-// name, else the platform's, else whichever platform's file is present.
+// name, else the platform's, else whichever platform's file is present. An
+// ONNX model's name may be a folder holding model.onnx and the files it
+// keeps its weights in, as Triton's ONNX Runtime backend reads it.
 func modelFile(vdir, platform, filename string) (string, string, error) {
+	platform, f, err := findModelFile(vdir, platform, filename)
+	if err != nil || platform != PlatformONNX {
+		return platform, f, err
+	}
+	if st, err := os.Stat(f); err != nil || !st.IsDir() {
+		return platform, f, nil
+	}
+	inner := filepath.Join(f, modelFiles[PlatformONNX])
+	if st, err := os.Stat(inner); err != nil || st.IsDir() {
+		return "", "", fmt.Errorf("%s is a folder without a file %s in it (an ONNX model in several files is a folder holding %s and its weights)",
+			filepath.Base(f), modelFiles[PlatformONNX], modelFiles[PlatformONNX])
+	}
+	return platform, inner, nil
+}
+
+// findModelFile is modelFile before a folder is looked into.
+func findModelFile(vdir, platform, filename string) (string, string, error) {
 	if filename != "" {
 		f := filepath.Join(vdir, filename)
 		if _, err := os.Stat(f); err != nil {
