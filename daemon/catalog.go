@@ -19,8 +19,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// ReadONNXInfo reads a model file's inputs and outputs through ONNX Runtime
-// for the repository scanner.
+// ReadONNXInfo reads a model file's inputs and outputs through ONNX Runtime,
+// which loads the whole model: ScanRepository's check that the runtime can
+// load a file.
 func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
 	info, err := onnxrt.ReadModelInfo(path)
 	if err != nil {
@@ -66,7 +67,9 @@ type catalog struct {
 }
 
 func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
-	return &catalog{root: root, opts: RepositoryOptions(defaultSLO), st: st, events: ev, log: log, models: map[string]*repository.Model{},
+	opts := RepositoryOptions(defaultSLO)
+	opts.Digests = repository.NewDigestCache() // the index and reloads read unchanged files once
+	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{},
 		pipelines: map[string]*repository.Model{}, uploaded: map[string]string{}, notLoaded: map[string]bool{}}
 }
 

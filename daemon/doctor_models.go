@@ -65,17 +65,29 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 	return r
 }
 
-// RepositoryOptions are how serve reads model folders: the files through
-// ONNX Runtime (which must be loaded), defaultSLO for a model that gives
-// none.
+// RepositoryOptions are how serve reads model folders: the model files'
+// inputs and outputs from the files alone (no weights loaded: the daemon's
+// memory does not grow with the models', and a rescan takes the time of a
+// read), defaultSLO for a model that gives none.
 func RepositoryOptions(defaultSLO time.Duration) repository.Options {
-	return repository.Options{Read: ReadONNXInfo, DefaultSLO: defaultSLO}
+	return repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: defaultSLO}
 }
 
 // ScanRepository reads the model repository dir as serve does with cfg
-// (its default_slo); ONNX Runtime must be loaded, to read the model files.
+// (its default_slo), and loads each ONNX file in ONNX Runtime too (which
+// must be initialized), which serve leaves to the executors: a file the
+// runtime cannot load is found before a server is.
 func ScanRepository(dir string, cfg config.Config) (*repository.Index, error) {
-	return repository.Scan(dir, RepositoryOptions(cfg.DefaultSLO.D()))
+	o := RepositoryOptions(cfg.DefaultSLO.D())
+	read := o.Read
+	o.Read = func(path string) ([]repository.TensorSpec, []repository.TensorSpec, error) {
+		ins, outs, err := read(path)
+		if err == nil {
+			_, _, err = ReadONNXInfo(path)
+		}
+		return ins, outs, err
+	}
+	return repository.Scan(dir, o)
 }
 
 // modelsReport reads the repository of cfg (ONNX Runtime loaded); nil when

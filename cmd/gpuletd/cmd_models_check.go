@@ -23,8 +23,10 @@ func newModelsCheckCmd(g *globalFlags) *cobra.Command {
 		Long: `Read a model repository (DIR, else the configured model_repository) as
 gpuletd serve reads it, without starting anything: every folder either serves —
 its versions, SLO and where it came from, largest batch, inputs and outputs
-(read from the model files through ONNX Runtime), and the configuration fields
-that take no effect — or is broken, with why. A pipeline lists its steps.
+(read from the model files), and the configuration fields that take no effect
+— or is broken, with why. Each model file is also loaded in ONNX Runtime,
+which serve leaves to the executors, so a file the runtime cannot load is
+found here before a server finds it. A pipeline lists its steps.
 Exits 1 when a folder cannot be served, so it fits a deployment's checks
 before the files are copied to a server.`,
 		Args: cobra.MaximumNArgs(1),

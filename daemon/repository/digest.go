@@ -34,37 +34,52 @@ type Digest struct {
 // each must lie in the model file's folder (as ONNX Runtime requires), be
 // there, and hold every byte its tensors read. The model file is read once.
 func DigestFile(path, platform string) (Digest, error) {
+	d, _, err := digestFile(path, platform)
+	return d, err
+}
+
+// digestFile is DigestFile that also returns what stat said of each file
+// read (the model file, then ExternalData's), just before it was read.
+func digestFile(path, platform string) (Digest, []fileKey, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Digest{}, err
+		return Digest{}, nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Digest{}, nil, err
+	}
+	keys := []fileKey{keyOf(st)}
 	h := sha256.New()
 	cr := &countingReader{r: io.TeeReader(f, h)}
 	var refs []externalRef
 	if platform == PlatformONNX {
 		// A file that does not parse has no external data this can see;
 		// the inputs' reader says what is wrong with it.
-		refs, _ = readExternalRefs(cr)
+		if facts, err := scanONNX(cr); err == nil {
+			refs = facts.refs
+		}
 	}
 	if _, err := io.Copy(io.Discard, cr); err != nil {
-		return Digest{}, fmt.Errorf("hash model file: %w", err)
+		return Digest{}, nil, fmt.Errorf("hash model file: %w", err)
 	}
 	d := Digest{Bytes: cr.n}
 	if len(refs) > 0 {
 		if d.ExternalData, err = checkExternalData(filepath.Dir(path), refs); err != nil {
-			return Digest{}, err
+			return Digest{}, nil, err
 		}
 		for _, name := range d.ExternalData {
-			n, err := hashExternal(h, filepath.Join(filepath.Dir(path), name), name)
+			n, key, err := hashExternal(h, filepath.Join(filepath.Dir(path), name), name)
 			if err != nil {
-				return Digest{}, err
+				return Digest{}, nil, err
 			}
 			d.Bytes += n
+			keys = append(keys, key)
 		}
 	}
 	d.SHA256 = hex.EncodeToString(h.Sum(nil))
-	return d, nil
+	return d, keys, nil
 }
 
 // checkExternalData checks the files refs name, in dir beside the model
@@ -114,23 +129,23 @@ func checkExternalData(dir string, refs []externalRef) ([]string, error) {
 
 // hashExternal adds an external data file to h after its name and size
 // (so that moving bytes between two files changes the digest) and returns
-// its size.
-func hashExternal(h hash.Hash, path, name string) (int64, error) {
+// its size and what stat said of it before it was read.
+func hashExternal(h hash.Hash, path, name string) (int64, fileKey, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("open external data %s: %w", name, err)
+		return 0, fileKey{}, fmt.Errorf("open external data %s: %w", name, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("external data %s: %w", name, err)
+		return 0, fileKey{}, fmt.Errorf("external data %s: %w", name, err)
 	}
 	fmt.Fprintf(h, "\x00%s\x00%s\x00", name, strconv.FormatInt(st.Size(), 10))
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return 0, fmt.Errorf("hash external data %s: %w", name, err)
+		return 0, fileKey{}, fmt.Errorf("hash external data %s: %w", name, err)
 	}
-	return n, nil
+	return n, keyOf(st), nil
 }
 
 // countingReader counts the bytes read through it.

@@ -2,6 +2,7 @@ package repository
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/gpulet/gpuletd/modelzoo"
@@ -44,11 +45,10 @@ func FuzzParseModelConfig(f *testing.F) {
 	})
 }
 
-// FuzzReadExternalRefs feeds arbitrary model files to the reader that finds
-// their external data: it must never panic or run away, and a file it
-// reads has only tensors that name a file and reach no further than they
-// say.
-func FuzzReadExternalRefs(f *testing.F) {
+// FuzzScanONNX feeds arbitrary model files to the reader that finds their
+// external data, inputs and outputs: it must never panic or run away, and
+// it finds the same in a file it seeks through as in a stream it reads.
+func FuzzScanONNX(f *testing.F) {
 	for _, seed := range []uint64{1, 2} {
 		m, err := modelzoo.Build("lenet5", seed)
 		if err != nil {
@@ -65,11 +65,15 @@ func FuzzReadExternalRefs(f *testing.F) {
 	}
 	f.Add([]byte("onnx"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		refs, err := readExternalRefs(bytes.NewReader(data))
+		sought, err := scanONNX(bytes.NewReader(data))
+		read, err2 := scanONNX(struct{ io.Reader }{bytes.NewReader(data)})
+		require.Equal(t, err == nil, err2 == nil, "%v / %v", err, err2)
 		if err != nil {
 			require.ErrorIs(t, err, errNotONNX)
 			return
 		}
-		require.LessOrEqual(t, len(refs), len(data))
+		require.Equal(t, read, sought)
+		_, _ = specsOf("input", sought.inputs, sought.initializers)
+		_, _ = specsOf("output", sought.outputs, nil)
 	})
 }

@@ -152,6 +152,8 @@ type Options struct {
 	// DefaultSLO is the SLO of a model whose configuration gives none (the
 	// server's default_slo); 0 makes such a model an error.
 	DefaultSLO time.Duration
+	// Digests, when set, remembers model files' digests between reads.
+	Digests *DigestCache
 	// Override, when not empty, is Triton's ModelConfig as JSON (the
 	// repository load API's config parameter): Load uses it instead of the
 	// folder's configuration files.
@@ -241,7 +243,11 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 		if m.Platform, m.File, err = modelFile(vdir, m.Config.Platform, m.Config.ModelFilename); err != nil {
 			return fail(vdir, err)
 		}
-		d, err := DigestFile(m.File, m.Platform)
+		digest := DigestFile
+		if o.Digests != nil {
+			digest = o.Digests.Digest
+		}
+		d, err := digest(m.File, m.Platform)
 		if err != nil {
 			return fail(m.File, err)
 		}

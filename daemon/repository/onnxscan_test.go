@@ -2,6 +2,7 @@ package repository
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestReadExternalRefs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			refs, err := readExternalRefs(bytes.NewReader(tc.file))
+			refs, err := readRefs(bytes.NewReader(tc.file))
 			require.NoError(t, err)
 			var got []string
 			for _, r := range refs {
@@ -127,8 +128,17 @@ func TestReadExternalRefsRefusesMalformedFiles(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := readExternalRefs(bytes.NewReader(tc.file))
+			_, err := readRefs(bytes.NewReader(tc.file))
 			require.ErrorIs(t, err, errNotONNX)
 		})
 	}
+}
+
+// readRefs is scanONNX's external data.
+func readRefs(r io.Reader) ([]externalRef, error) {
+	f, err := scanONNX(r)
+	if err != nil {
+		return nil, err
+	}
+	return f.refs, nil
 }
