@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/gpulet/gpuletd/internal/onnxfile"
 )
 
 // Digest is what identifies a model's bytes: profiles, plans and the
@@ -53,12 +55,12 @@ func digestFile(path, platform string) (Digest, []fileKey, error) {
 	keys := []fileKey{keyOf(st)}
 	h := sha256.New()
 	cr := &countingReader{r: io.TeeReader(f, h)}
-	var refs []externalRef
+	var refs []onnxfile.ExternalRef
 	if platform == PlatformONNX {
 		// A file that does not parse has no external data this can see;
 		// the inputs' reader says what is wrong with it.
-		if facts, err := scanONNX(cr); err == nil {
-			refs = facts.refs
+		if facts, err := onnxfile.Scan(cr); err == nil {
+			refs = facts.ExternalData
 		}
 	}
 	if _, err := io.Copy(io.Discard, cr); err != nil {
@@ -84,27 +86,27 @@ func digestFile(path, platform string) (Digest, []fileKey, error) {
 
 // checkExternalData checks the files refs name, in dir beside the model
 // file, and returns their names, sorted and each once.
-func checkExternalData(dir string, refs []externalRef) ([]string, error) {
+func checkExternalData(dir string, refs []onnxfile.ExternalRef) ([]string, error) {
 	type use struct {
-		first   string      // the first tensor kept in the file
-		tensors int         // how many are
-		far     externalRef // the one that reads furthest into it
+		first   string               // the first tensor kept in the file
+		tensors int                  // how many are
+		far     onnxfile.ExternalRef // the one that reads furthest into it
 	}
 	uses := map[string]*use{}
 	for _, r := range refs {
 		switch {
-		case r.location == "":
-			return nil, fmt.Errorf("tensor %q is kept outside the file but its external_data names no file", r.tensor)
-		case !filepath.IsLocal(r.location):
-			return nil, fmt.Errorf("tensor %q is kept in %q, outside the model's folder: ONNX Runtime reads external data only from the model file's folder and below", r.tensor, r.location)
+		case r.Location == "":
+			return nil, fmt.Errorf("tensor %q is kept outside the file but its external_data names no file", r.Tensor)
+		case !filepath.IsLocal(r.Location):
+			return nil, fmt.Errorf("tensor %q is kept in %q, outside the model's folder: ONNX Runtime reads external data only from the model file's folder and below", r.Tensor, r.Location)
 		}
-		u := uses[r.location]
+		u := uses[r.Location]
 		if u == nil {
-			u = &use{first: r.tensor, far: r}
-			uses[r.location] = u
+			u = &use{first: r.Tensor, far: r}
+			uses[r.Location] = u
 		}
 		u.tensors++
-		if r.end > u.far.end {
+		if r.End > u.far.End {
 			u.far = r
 		}
 	}
@@ -118,8 +120,8 @@ func checkExternalData(dir string, refs []externalRef) ([]string, error) {
 			return nil, fmt.Errorf("external data: %w", err)
 		case !st.Mode().IsRegular():
 			return nil, fmt.Errorf("external data %s is not a regular file", name)
-		case st.Size() < u.far.end:
-			return nil, fmt.Errorf("external data %s holds %d bytes, but tensor %q reads up to byte %d: the file is cut short or comes from another export of the model", name, st.Size(), u.far.tensor, u.far.end)
+		case st.Size() < u.far.End:
+			return nil, fmt.Errorf("external data %s holds %d bytes, but tensor %q reads up to byte %d: the file is cut short or comes from another export of the model", name, st.Size(), u.far.Tensor, u.far.End)
 		}
 		names = append(names, name)
 	}

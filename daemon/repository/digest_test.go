@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 )
 
 // writeSplitModel writes lenet5 with its weights in data beside it and
@@ -177,4 +179,19 @@ default_model_filename: "big.onnx" parameters { key: "slo" value { string_value:
 	_, err = Load(root, "digits", Options{Read: anyModel})
 	require.ErrorIs(t, err, ErrInvalidModel)
 	require.ErrorContains(t, err, "big.onnx is a folder without a file model.onnx in it")
+}
+
+// external is a TensorProto kept at location, bytes [off, off+n).
+func external(name, location string, off, n int) *onnxpb.TensorProto {
+	return &onnxpb.TensorProto{Name: name, DataLocation: onnxpb.TensorProto_EXTERNAL,
+		ExternalData: []*onnxpb.StringStringEntryProto{
+			{Key: "location", Value: location}, {Key: "offset", Value: strconv.Itoa(off)}, {Key: "length", Value: strconv.Itoa(n)}}}
+}
+
+// marshal is m's bytes.
+func marshal(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	require.NoError(t, err)
+	return b
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/onnxfile"
 )
 
 // ORTOptions configure the onnxruntime engine.
@@ -201,7 +202,7 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 // ortLayout reads the model file's tensors, makes them per request and
 // narrows them with the configured specs.
 func ortLayout(spec ModelSpec) (*layout, error) {
-	info, err := onnxrt.ReadModelInfo(spec.Path)
+	info, err := modelInterface(spec.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -233,3 +234,23 @@ func ortLayout(spec ModelSpec) (*layout, error) {
 
 // Close implements Engine: it closes every model still loaded.
 func (e *ORT) Close() error { return e.open.closeAll() }
+
+// modelInterface reads a model file's inputs and outputs from the file
+// alone (onnxfile), so that a load reads the weights once, in the session
+// that serves: a session opened only to list them (ONNX Runtime's way) took
+// as long again and left its allocations in the executor's peak. A file the
+// reader cannot read goes to ONNX Runtime, whose answer (or reason) stands.
+func modelInterface(path string) (onnxrt.ModelInfo, error) {
+	ins, outs, err := onnxfile.ReadInterface(path)
+	if err != nil {
+		return onnxrt.ReadModelInfo(path)
+	}
+	conv := func(vs []onnxfile.Value) []onnxrt.TensorInfo {
+		out := make([]onnxrt.TensorInfo, len(vs))
+		for i, v := range vs {
+			out[i] = onnxrt.TensorInfo{Name: v.Name, DataType: v.DataType, Shape: v.Shape}
+		}
+		return out
+	}
+	return onnxrt.ModelInfo{Inputs: conv(ins), Outputs: conv(outs)}, nil
+}

@@ -1,4 +1,4 @@
-package repository
+package onnxfile
 
 import (
 	"bytes"
@@ -33,10 +33,10 @@ func TestReadExternalRefs(t *testing.T) {
 	split, err := modelzoo.Build("lenet5", 1)
 	require.NoError(t, err)
 	data := modelzoo.SplitExternalData(split, "w.bin")
-	var moved []externalRef
+	var moved []ExternalRef
 	for _, init := range split.Graph.Initializer {
 		if init.DataLocation == onnxpb.TensorProto_EXTERNAL {
-			moved = append(moved, externalRef{tensor: init.Name, location: "w.bin"})
+			moved = append(moved, ExternalRef{Tensor: init.Name, Location: "w.bin"})
 		}
 	}
 	require.NotEmpty(t, moved)
@@ -68,7 +68,7 @@ func TestReadExternalRefs(t *testing.T) {
 		ends map[string]int64
 	}{
 		{"inline", marshal(t, inline), nil, nil},
-		{"split", marshal(t, split), refNames(moved), map[string]int64{moved[len(moved)-1].tensor: int64(len(data))}},
+		{"split", marshal(t, split), refNames(moved), map[string]int64{moved[len(moved)-1].Tensor: int64(len(data))}},
 		{"nested graphs and node values", nestedBytes, []string{"deep@deep.bin", "const@c.bin"}, map[string]int64{"deep": 8, "const": 8}},
 		{"a sparse initializer", withSparse, []string{"deep@deep.bin", "const@c.bin", "sparse@s.bin"}, map[string]int64{"sparse": 32}},
 	}
@@ -78,9 +78,9 @@ func TestReadExternalRefs(t *testing.T) {
 			require.NoError(t, err)
 			var got []string
 			for _, r := range refs {
-				got = append(got, r.tensor+"@"+r.location)
-				if end, ok := tc.ends[r.tensor]; ok {
-					require.Equal(t, end, r.end, r.tensor)
+				got = append(got, r.Tensor+"@"+r.Location)
+				if end, ok := tc.ends[r.Tensor]; ok {
+					require.Equal(t, end, r.End, r.Tensor)
 				}
 			}
 			require.Equal(t, tc.want, got)
@@ -88,10 +88,10 @@ func TestReadExternalRefs(t *testing.T) {
 	}
 }
 
-func refNames(refs []externalRef) []string {
+func refNames(refs []ExternalRef) []string {
 	var out []string
 	for _, r := range refs {
-		out = append(out, r.tensor+"@"+r.location)
+		out = append(out, r.Tensor+"@"+r.Location)
 	}
 	return out
 }
@@ -129,16 +129,16 @@ func TestReadExternalRefsRefusesMalformedFiles(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := readRefs(bytes.NewReader(tc.file))
-			require.ErrorIs(t, err, errNotONNX)
+			require.ErrorIs(t, err, ErrNotONNX)
 		})
 	}
 }
 
-// readRefs is scanONNX's external data.
-func readRefs(r io.Reader) ([]externalRef, error) {
-	f, err := scanONNX(r)
+// readRefs is Scan's external data.
+func readRefs(r io.Reader) ([]ExternalRef, error) {
+	f, err := Scan(r)
 	if err != nil {
 		return nil, err
 	}
-	return f.refs, nil
+	return f.ExternalData, nil
 }

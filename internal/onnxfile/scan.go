@@ -1,4 +1,10 @@
-package repository
+// Package onnxfile reads what gpuletd needs from an ONNX model file without
+// ONNX Runtime: the tensors it keeps in other files (external data) and the
+// inputs and outputs its graph declares. It streams the file and skips (in a
+// file, seeks past) the tensors' data, so a model of any size is read in
+// constant memory, in the time of one read or less. It does I/O only on the
+// reader or path it is given.
+package onnxfile
 
 import (
 	"bufio"
@@ -10,18 +16,13 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// An ONNX model file is read here without ONNX Runtime, in one stream: what
-// the daemon needs from it (the tensors kept in other files, the graph's
-// inputs and outputs) takes no session, so a model of any size is read in
-// constant memory and in the time it takes to read the file once.
-
-// externalRef is one tensor of an ONNX model that keeps its data in a file
+// ExternalRef is one tensor of an ONNX model that keeps its data in a file
 // beside the model file (ONNX's external data, which exporters write for
 // models past protobuf's 2 GB and often below it).
-type externalRef struct {
-	tensor   string // the tensor's name
-	location string // the file, relative to the model file's folder
-	end      int64  // the byte past the tensor's data: offset + length; 0 when unknown
+type ExternalRef struct {
+	Tensor   string // the tensor's name
+	Location string // the file, relative to the model file's folder
+	End      int64  // the byte past the tensor's data: offset + length; 0 when unknown
 }
 
 // valueInfo is one input or output of the main graph as the file declares it.
@@ -33,17 +34,18 @@ type valueInfo struct {
 	dims  []int64 // -1 where a dimension is symbolic or unknown; nil: no shape
 }
 
-// onnxFacts is what one pass over a model file finds.
-type onnxFacts struct {
-	refs            []externalRef
+// Facts is what one pass over a model file finds.
+type Facts struct {
+	// ExternalData are the tensors kept in other files, in file order.
+	ExternalData    []ExternalRef
 	inputs, outputs []valueInfo
 	// initializers are the main graph's initializers: graph inputs of those
 	// names are optional (an export may list every weight as an input).
 	initializers map[string]bool
 }
 
-// errNotONNX says the model file did not parse as an ONNX ModelProto.
-var errNotONNX = errors.New("not an ONNX model")
+// ErrNotONNX says the model file did not parse as an ONNX ModelProto.
+var ErrNotONNX = errors.New("not an ONNX model")
 
 // pbKind is a message type of ONNX's schema the scan reads into.
 type pbKind int
@@ -123,17 +125,17 @@ const (
 	maxPBDims   = 64      // dimensions of one input or output (ONNX Runtime's limit is lower)
 )
 
-// scanONNX reads an ONNX model from r, to its end. It streams: tensors'
-// own data is skipped, never held. A file that is not a ModelProto returns
-// an error wrapping errNotONNX.
-// Given a file, it seeks past large fields instead of reading them.
-func scanONNX(r io.Reader) (*onnxFacts, error) {
-	s := &onnxScan{pbReader: pbReader{r: bufio.NewReaderSize(r, pbBuffer), src: r}, facts: onnxFacts{initializers: map[string]bool{}}}
+// Scan reads an ONNX model from r, to its end. It streams: tensors' own
+// data is skipped, never held; given an io.Seeker it seeks past large
+// fields instead of reading them. A file that is not a ModelProto returns
+// an error wrapping ErrNotONNX.
+func Scan(r io.Reader) (*Facts, error) {
+	s := &onnxScan{pbReader: pbReader{r: bufio.NewReaderSize(r, pbBuffer), src: r}, facts: Facts{initializers: map[string]bool{}}}
 	if f, ok := r.(io.Seeker); ok {
 		s.seeker = f
 	}
 	if err := s.message(kindModel, -1, 0); err != nil {
-		return nil, fmt.Errorf("%w: at byte %d: %w", errNotONNX, s.off, err)
+		return nil, fmt.Errorf("%w: at byte %d: %w", ErrNotONNX, s.off, err)
 	}
 	return &s.facts, nil
 }
@@ -142,7 +144,7 @@ func scanONNX(r io.Reader) (*onnxFacts, error) {
 // value being read (neither nests in another of its kind).
 type onnxScan struct {
 	pbReader
-	facts  onnxFacts
+	facts  Facts
 	tensor *tensorFields
 	value  *valueInfo
 }
@@ -225,7 +227,7 @@ func (s *onnxScan) close(k pbKind) error {
 	case kindTensor, kindInitializer:
 		t := s.tensor
 		if t.external {
-			f.refs = append(f.refs, externalRef{tensor: t.name, location: t.location, end: t.offset + t.length})
+			f.ExternalData = append(f.ExternalData, ExternalRef{Tensor: t.name, Location: t.location, End: t.offset + t.length})
 		}
 		if k == kindInitializer {
 			f.initializers[t.name] = true
