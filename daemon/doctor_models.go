@@ -81,11 +81,10 @@ func ScanRepository(dir string, cfg config.Config) (*repository.Index, error) {
 	o := RepositoryOptions(cfg.DefaultSLO.D())
 	read := o.Read
 	o.Read = func(path string) ([]repository.TensorSpec, []repository.TensorSpec, error) {
-		ins, outs, err := read(path)
-		if err == nil {
-			_, _, err = ReadONNXInfo(path)
+		if _, _, err := ReadONNXInfo(path); err != nil {
+			return nil, nil, err // the runtime's reason, which an operator of it knows
 		}
-		return ins, outs, err
+		return read(path)
 	}
 	return repository.Scan(dir, o)
 }
