@@ -27,13 +27,27 @@ func SplitExternalData(m *onnxpb.ModelProto, location string) []byte {
 		}
 		off := len(data)
 		data = append(data, t.RawData...)
-		t.RawData = nil
-		t.DataLocation = onnxpb.TensorProto_EXTERNAL
-		t.ExternalData = []*onnxpb.StringStringEntryProto{
-			{Key: "location", Value: location},
-			{Key: "offset", Value: strconv.Itoa(off)},
-			{Key: "length", Value: strconv.Itoa(len(data) - off)},
-		}
+		keepOutside(t, location, off, len(t.RawData))
 	}
 	return data
+}
+
+// ExternalTensor is a tensor named name whose data is bytes [offset,
+// offset+length) of the file at location, as ONNX's external data gives it.
+func ExternalTensor(name, location string, offset, length int) *onnxpb.TensorProto {
+	t := &onnxpb.TensorProto{Name: name}
+	keepOutside(t, location, offset, length)
+	return t
+}
+
+// keepOutside points t's data at bytes [offset, offset+length) of the file
+// at location and drops its own.
+func keepOutside(t *onnxpb.TensorProto, location string, offset, length int) {
+	t.RawData = nil
+	t.DataLocation = onnxpb.TensorProto_EXTERNAL
+	t.ExternalData = []*onnxpb.StringStringEntryProto{
+		{Key: "location", Value: location},
+		{Key: "offset", Value: strconv.Itoa(offset)},
+		{Key: "length", Value: strconv.Itoa(length)},
+	}
 }

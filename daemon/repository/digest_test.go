@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -102,7 +101,7 @@ func TestDigestRefusesExternalDataItCannotRead(t *testing.T) {
 
 func TestDigestReadsTorchScriptAsBytes(t *testing.T) {
 	// A .pt file is not parsed: whatever it holds, its digest is its bytes'.
-	m := &onnxpb.ModelProto{Graph: &onnxpb.GraphProto{Initializer: []*onnxpb.TensorProto{external("w", "missing.bin", 0, 4)}}}
+	m := &onnxpb.ModelProto{Graph: &onnxpb.GraphProto{Initializer: []*onnxpb.TensorProto{modelzoo.ExternalTensor("w", "missing.bin", 0, 4)}}}
 	path := filepath.Join(t.TempDir(), "model.pt")
 	b := marshal(t, m)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
@@ -117,7 +116,7 @@ func TestDigestReadsTorchScriptAsBytes(t *testing.T) {
 func TestDigestOfTensorsInSeveralFiles(t *testing.T) {
 	dir := t.TempDir()
 	m := &onnxpb.ModelProto{Graph: &onnxpb.GraphProto{Initializer: []*onnxpb.TensorProto{
-		external("w2", "b.bin", 0, 16), external("w1", "a.bin", 0, 8), external("w3", "b.bin", 16, 16)}}}
+		modelzoo.ExternalTensor("w2", "b.bin", 0, 16), modelzoo.ExternalTensor("w1", "a.bin", 0, 8), modelzoo.ExternalTensor("w3", "b.bin", 16, 16)}}}
 	path := filepath.Join(dir, "model.onnx")
 	require.NoError(t, os.WriteFile(path, marshal(t, m), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.bin"), make([]byte, 16), 0o644))
@@ -179,13 +178,6 @@ default_model_filename: "big.onnx" parameters { key: "slo" value { string_value:
 	_, err = Load(root, "digits", Options{Read: anyModel})
 	require.ErrorIs(t, err, ErrInvalidModel)
 	require.ErrorContains(t, err, "big.onnx is a folder without a file model.onnx in it")
-}
-
-// external is a TensorProto kept at location, bytes [off, off+n).
-func external(name, location string, off, n int) *onnxpb.TensorProto {
-	return &onnxpb.TensorProto{Name: name, DataLocation: onnxpb.TensorProto_EXTERNAL,
-		ExternalData: []*onnxpb.StringStringEntryProto{
-			{Key: "location", Value: location}, {Key: "offset", Value: strconv.Itoa(off)}, {Key: "length", Value: strconv.Itoa(n)}}}
 }
 
 // marshal is m's bytes.

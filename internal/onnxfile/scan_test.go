@@ -3,7 +3,6 @@ package onnxfile
 import (
 	"bytes"
 	"io"
-	"strconv"
 	"testing"
 
 	"github.com/gpulet/gpuletd/modelzoo"
@@ -12,13 +11,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
-
-// external is a TensorProto kept at location, bytes [off, off+n).
-func external(name, location string, off, n int) *onnxpb.TensorProto {
-	return &onnxpb.TensorProto{Name: name, DataLocation: onnxpb.TensorProto_EXTERNAL,
-		ExternalData: []*onnxpb.StringStringEntryProto{
-			{Key: "location", Value: location}, {Key: "offset", Value: strconv.Itoa(off)}, {Key: "length", Value: strconv.Itoa(n)}}}
-}
 
 func marshal(t *testing.T, m proto.Message) []byte {
 	t.Helper()
@@ -45,13 +37,13 @@ func TestReadExternalRefs(t *testing.T) {
 	// A tensor in an If node's branch, one in a Constant node's value and
 	// a sparse initializer's values (field 15, which the Go schema here
 	// does not carry): each kept outside.
-	branch := &onnxpb.GraphProto{Name: "then", Initializer: []*onnxpb.TensorProto{external("deep", "deep.bin", 0, 8)}}
+	branch := &onnxpb.GraphProto{Name: "then", Initializer: []*onnxpb.TensorProto{modelzoo.ExternalTensor("deep", "deep.bin", 0, 8)}}
 	nested := &onnxpb.ModelProto{IrVersion: 8, Graph: &onnxpb.GraphProto{Name: "g", Node: []*onnxpb.NodeProto{
 		{OpType: "If", Attribute: []*onnxpb.AttributeProto{{Name: "then_branch", G: branch}}},
-		{OpType: "Constant", Attribute: []*onnxpb.AttributeProto{{Name: "value", T: external("const", "c.bin", 4, 4)}}},
+		{OpType: "Constant", Attribute: []*onnxpb.AttributeProto{{Name: "value", T: modelzoo.ExternalTensor("const", "c.bin", 4, 4)}}},
 	}}}
 	nestedBytes := marshal(t, nested)
-	values := marshal(t, external("sparse", "s.bin", 16, 16))
+	values := marshal(t, modelzoo.ExternalTensor("sparse", "s.bin", 16, 16))
 	var sparse []byte
 	sparse = protowire.AppendTag(sparse, 1, protowire.BytesType)
 	sparse = protowire.AppendBytes(sparse, values)
