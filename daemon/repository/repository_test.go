@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/stretchr/testify/require"
@@ -88,6 +89,37 @@ func TestHashChangesWithFile(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, m1.SHA256, m2.SHA256)
 	require.Equal(t, []int64{1, 4}, m2.Inputs[0].Dims, "without batching the file's dims are the request's")
+}
+
+// A folder with a model file and no configuration serves under the
+// server's default_slo, as Triton auto-completes a configuration: the file
+// says whether the model batches.
+func TestAFolderWithoutConfiguration(t *testing.T) {
+	root := writeRepo(t, map[string]entry{
+		"dynamic": {files: map[string]string{"1/model.onnx": "onnx"}},
+		"fixed":   {files: map[string]string{"1/model.onnx": "fixed"}},
+	})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 40 * time.Millisecond})
+	require.NoError(t, err)
+	require.Empty(t, ix.Broken)
+	m, err := ix.Get("dynamic")
+	require.NoError(t, err)
+	require.Equal(t, AutoMaxBatchSize, m.Config.MaxBatchSize)
+	require.Equal(t, 40*time.Millisecond, m.Config.SLO.D())
+	require.Equal(t, SLOFromDefault, m.SLOSource)
+	require.Empty(t, m.ConfigFiles)
+	require.Equal(t, []int64{1, 28, 28}, m.Inputs[0].Dims)
+	require.Len(t, m.Notes, 1)
+	require.Contains(t, m.Notes[0], "no config.pbtxt or config.yaml: served with default_slo")
+	m, err = ix.Get("fixed")
+	require.NoError(t, err)
+	require.Zero(t, m.Config.MaxBatchSize, "a fixed first dimension: no batching")
+	require.Equal(t, []int64{1, 4}, m.Inputs[0].Dims)
+
+	ix, err = Scan(root, Options{Read: fakeReader})
+	require.NoError(t, err)
+	require.Len(t, ix.Broken, 2)
+	require.ErrorContains(t, ix.Broken["dynamic"], "or a server-wide default_slo (GPULETD_DEFAULT_SLO) for folders with neither")
 }
 
 func TestBrokenEntriesNameFileAndProblem(t *testing.T) {

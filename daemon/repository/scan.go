@@ -62,7 +62,17 @@ type Model struct {
 	// Labels are the class labels of outputs with a label file
 	// (Config.LabelFiles), by output and class index.
 	Labels map[string][]string
+
+	// autoConfig: the folder has no configuration file, and the model file
+	// says whether it batches (AutoMaxBatchSize).
+	autoConfig bool
 }
+
+// AutoMaxBatchSize is the max_batch_size of a model whose folder has no
+// configuration file and whose inputs and outputs all have a dynamic first
+// dimension: Triton's default for an auto-completed configuration
+// (default-max-batch-size).
+const AutoMaxBatchSize = 4
 
 // Profile is the name of the model's curve in a reference profile set.
 func (m *Model) Profile() string {
@@ -319,8 +329,14 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 		return nil, invalid(yamlPath, yerr)
 	case perr != nil && !errors.Is(perr, os.ErrNotExist):
 		return nil, invalid(pbPath, perr)
+	case yerr != nil && perr != nil && o.DefaultSLO <= 0:
+		return nil, invalid(yamlPath, fmt.Errorf("missing; every model folder needs a %s (Triton's) or a %s with at least slo and max_batch_size, or a server-wide default_slo (GPULETD_DEFAULT_SLO) for folders with neither, whose model files say the rest", TritonConfigFile, YAMLConfigFile))
 	case yerr != nil && perr != nil:
-		return nil, invalid(yamlPath, fmt.Errorf("missing; every model folder needs a %s (Triton's) or a %s with at least slo and max_batch_size", TritonConfigFile, YAMLConfigFile))
+		// Triton's auto-completed configuration: the model file gives the
+		// inputs, outputs and whether the model batches.
+		m.autoConfig = true
+		m.Notes = append(m.Notes, fmt.Sprintf("no %s or %s: served with default_slo, the inputs and outputs of the model file, and max_batch_size %d when every input and output has a dynamic first dimension (Triton's auto-completed configuration); a configuration file sets them", TritonConfigFile, YAMLConfigFile, AutoMaxBatchSize))
+		return m, m.resolveSLO("", o.DefaultSLO, yamlPath, "")
 	}
 	sloFile := pbPath
 	if perr == nil {

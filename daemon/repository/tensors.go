@@ -24,6 +24,12 @@ func (m *Model) resolveTensors(read InfoReader) error {
 	if err != nil {
 		return err
 	}
+	if m.autoConfig {
+		m.Config.MaxBatchSize = 0
+		if batchesAlong0(ins) && batchesAlong0(outs) {
+			m.Config.MaxBatchSize = AutoMaxBatchSize
+		}
+	}
 	if m.Inputs, err = m.perRequest("input", ins, m.Config.Inputs); err != nil {
 		return err
 	}
@@ -104,4 +110,15 @@ func dimsCompatible(cfg, file []int64) bool {
 		}
 	}
 	return true
+}
+
+// batchesAlong0 says whether every spec has a dynamic first dimension, the
+// batch dimension of a model that batches.
+func batchesAlong0(specs []TensorSpec) bool {
+	for _, t := range specs {
+		if len(t.Dims) == 0 || t.Dims[0] != -1 {
+			return false
+		}
+	}
+	return len(specs) > 0
 }
