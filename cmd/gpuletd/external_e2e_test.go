@@ -17,12 +17,13 @@ import (
 // large models: it serves, its document names the file, a new weights file
 // under the same model file is served after a load (the executors load it
 // again), and a load with the weights file gone is refused with the reason
-// while the model goes on serving; in Triton's folder layout it serves too.
+// while the model goes on serving; in Triton's folder layout it serves too,
+// and without a configuration file (under default_slo).
 func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo, base := cpuZooDaemon(t)
+	repo, base := cpuZooDaemon(t, "GPULETD_DEFAULT_SLO=200ms")
 	extra := t.TempDir()
 	for _, seed := range []uint64{5, 6} {
 		dir := filepath.Join(extra, strconv.FormatUint(seed, 10))
@@ -105,6 +106,21 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	r = do(t, "POST", base+"/v2/models/folder/infer", input, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.Contains(t, string(r.body), mustJSON(t, first))
+
+	// The same files without a configuration: served under default_slo,
+	// batching up to 4 as Triton's auto-completed configuration does.
+	bare := filepath.Join(extra, "bare")
+	require.NoError(t, modelzoo.WriteRepository(bare, []string{"lenet5"}, 5, modelzoo.WithExternalData()))
+	require.NoError(t, os.Remove(filepath.Join(bare, "lenet5", "config.yaml")))
+	require.NoError(t, os.Rename(filepath.Join(bare, "lenet5"), filepath.Join(repo, "bare")))
+	r = do(t, "POST", base+"/v2/repository/models/bare/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	r = do(t, "POST", base+"/v2/models/bare/infer", input, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), mustJSON(t, first))
+	r = do(t, "GET", base+"/v2/models/bare/config", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"max_batch_size":4`)
 }
 
 // mustJSON is v as JSON.
