@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -174,6 +175,9 @@ type tritonConfig struct {
 	cfg ModelConfig
 	// sloSet says the parameters gave an SLO.
 	sloSet bool
+	// batchUnset says the configuration does not set max_batch_size (a
+	// field proto3 cannot tell apart from 0 once parsed).
+	batchUnset bool
 	// notes say which fields took no effect and why.
 	notes []string
 }
@@ -187,7 +191,9 @@ func parseTriton(data []byte, name string) (tritonConfig, error) {
 	if err := prototext.Unmarshal(data, &pc); err != nil {
 		return tritonConfig{}, tritonParseError(err)
 	}
-	return fromTriton(&pc, name)
+	tc, err := fromTriton(&pc, name)
+	tc.batchUnset = !pbtxtSets(data, "max_batch_size")
+	return tc, err
 }
 
 // parseTritonJSON reads Triton's ModelConfig in its JSON form, as the
@@ -197,8 +203,52 @@ func parseTritonJSON(data []byte, name string) (tritonConfig, error) {
 	if err := protojson.Unmarshal(data, &pc); err != nil {
 		return tritonConfig{}, tritonParseError(err)
 	}
-	return fromTriton(&pc, name)
+	tc, err := fromTriton(&pc, name)
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) == nil {
+		_, snake := fields["max_batch_size"]
+		_, camel := fields["maxBatchSize"]
+		tc.batchUnset = !snake && !camel
+	}
+	return tc, err
 }
+
+// pbtxtSets says whether protobuf text data sets the top-level field name:
+// the name at depth 0, outside strings and comments, followed by a colon.
+func pbtxtSets(data []byte, name string) bool {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '#':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+		case c == '"' || c == '\'':
+			for i++; i < len(data) && data[i] != c; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case c == '{' || c == '[' || c == '<':
+			depth++
+		case c == '}' || c == ']' || c == '>':
+			depth--
+		case depth == 0 && isIdentStart(c) && (i == 0 || !isIdentByte(data[i-1])):
+			j := i
+			for j < len(data) && isIdentByte(data[j]) {
+				j++
+			}
+			if string(data[i:j]) == name && strings.HasPrefix(strings.TrimLeft(string(data[j:min(j+64, len(data))]), " \t\r\n"), ":") {
+				return true
+			}
+			i = j - 1
+		}
+	}
+	return false
+}
+
+func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isIdentByte(c byte) bool  { return isIdentStart(c) || c >= '0' && c <= '9' }
 
 // fromTriton turns a ModelConfig into gpuletd's terms.
 func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {

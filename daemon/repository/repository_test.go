@@ -109,17 +109,68 @@ func TestAFolderWithoutConfiguration(t *testing.T) {
 	require.Equal(t, SLOFromDefault, m.SLOSource)
 	require.Empty(t, m.ConfigFiles)
 	require.Equal(t, []int64{1, 28, 28}, m.Inputs[0].Dims)
-	require.Len(t, m.Notes, 1)
+	require.Len(t, m.Notes, 2)
 	require.Contains(t, m.Notes[0], "no config.pbtxt or config.yaml: served with default_slo")
+	require.Equal(t, "max_batch_size 4, from the model file: every input and output has a dynamic first dimension (as Triton auto-completes it); set max_batch_size to choose", m.Notes[1])
 	m, err = ix.Get("fixed")
 	require.NoError(t, err)
 	require.Zero(t, m.Config.MaxBatchSize, "a fixed first dimension: no batching")
 	require.Equal(t, []int64{1, 4}, m.Inputs[0].Dims)
+	require.Contains(t, m.Notes[1], `max_batch_size 0, from the model file: "input" has no dynamic first dimension`)
 
 	ix, err = Scan(root, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Len(t, ix.Broken, 2)
 	require.ErrorContains(t, ix.Broken["dynamic"], "or a server-wide default_slo (GPULETD_DEFAULT_SLO) for folders with neither")
+}
+
+// A config.pbtxt that leaves max_batch_size and the tensors out gets the
+// batch size Triton's auto-completion gives; one that sets it, even to 0,
+// or lists the tensors keeps its own.
+func TestTritonMaxBatchSizeLeftOut(t *testing.T) {
+	cases := []struct {
+		name, pbtxt string
+		want        int
+	}{
+		{"left out", `backend: "onnxruntime"`, AutoMaxBatchSize},
+		{"in a comment only", "# max_batch_size: 8\nplatform: \"onnxruntime_onnx\"", AutoMaxBatchSize},
+		{"set", `platform: "onnxruntime_onnx" max_batch_size: 8`, 8},
+		{"set to 0", "platform: \"onnxruntime_onnx\"\nmax_batch_size : 0", 0},
+		{"tensors listed", `platform: "onnxruntime_onnx" input [ { name: "input" data_type: TYPE_FP32 dims: [ -1, 1, 28, 28 ] } ]`, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeRepo(t, map[string]entry{"m": {files: map[string]string{"1/model.onnx": "onnx", "config.pbtxt": tc.pbtxt}}})
+			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			require.NoError(t, err)
+			require.Equal(t, tc.want, m.Config.MaxBatchSize)
+		})
+	}
+	// The same for a load request's configuration (JSON).
+	root := writeRepo(t, map[string]entry{"m": {files: map[string]string{"1/model.onnx": "onnx"}}})
+	for override, want := range map[string]int{`{"backend": "onnxruntime"}`: AutoMaxBatchSize, `{"max_batch_size": 0}`: 0, `{"maxBatchSize": 2}`: 2} {
+		m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(override)})
+		require.NoError(t, err, override)
+		require.Equal(t, want, m.Config.MaxBatchSize, override)
+	}
+}
+
+func TestPbtxtSets(t *testing.T) {
+	cases := []struct {
+		data string
+		want bool
+	}{
+		{"max_batch_size: 0", true},
+		{"name: \"max_batch_size: 1\" # max_batch_size: 2", false},
+		{"parameters { key: \"max_batch_size\" value { string_value: \"8\" } }", false},
+		{"optimization { max_batch_size: 3 }", false},
+		{"my_max_batch_size: 3", false},
+		{"name: 'it''s' max_batch_size\n  :\n 4", true},
+		{"max_batch_size [1]", false},
+	}
+	for _, tc := range cases {
+		require.Equal(t, tc.want, pbtxtSets([]byte(tc.data), "max_batch_size"), tc.data)
+	}
 }
 
 func TestBrokenEntriesNameFileAndProblem(t *testing.T) {

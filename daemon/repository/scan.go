@@ -63,15 +63,16 @@ type Model struct {
 	// (Config.LabelFiles), by output and class index.
 	Labels map[string][]string
 
-	// autoConfig: the folder has no configuration file, and the model file
-	// says whether it batches (AutoMaxBatchSize).
-	autoConfig bool
+	// autoBatch: no configuration sets max_batch_size (no file at all, or
+	// a config.pbtxt without the field), so the model file says whether the
+	// model batches (AutoMaxBatchSize).
+	autoBatch bool
 }
 
-// AutoMaxBatchSize is the max_batch_size of a model whose folder has no
-// configuration file and whose inputs and outputs all have a dynamic first
-// dimension: Triton's default for an auto-completed configuration
-// (default-max-batch-size).
+// AutoMaxBatchSize is the max_batch_size of a model whose configuration
+// does not set one (no file, or a config.pbtxt without the field) and whose
+// inputs and outputs all have a dynamic first dimension: Triton's default
+// when it auto-completes a configuration (default-max-batch-size).
 const AutoMaxBatchSize = 4
 
 // Profile is the name of the model's curve in a reference profile set.
@@ -313,6 +314,7 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 			return nil, invalid(src, err)
 		}
 		m.Config, m.Notes, m.ConfigFiles = tc.cfg, tc.notes, []string{OverrideSource}
+		m.autoBatch = tc.batchUnset && len(tc.cfg.Inputs) == 0 && len(tc.cfg.Outputs) == 0
 		if tc.sloSet {
 			sloFrom = SLOFromOverride
 		}
@@ -334,8 +336,8 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 	case yerr != nil && perr != nil:
 		// Triton's auto-completed configuration: the model file gives the
 		// inputs, outputs and whether the model batches.
-		m.autoConfig = true
-		m.Notes = append(m.Notes, fmt.Sprintf("no %s or %s: served with default_slo, the inputs and outputs of the model file, and max_batch_size %d when every input and output has a dynamic first dimension (Triton's auto-completed configuration); a configuration file sets them", TritonConfigFile, YAMLConfigFile, AutoMaxBatchSize))
+		m.autoBatch = true
+		m.Notes = append(m.Notes, fmt.Sprintf("no %s or %s: served with default_slo and what the model file says (Triton's auto-completed configuration); a configuration file sets them", TritonConfigFile, YAMLConfigFile))
 		return m, m.resolveSLO("", o.DefaultSLO, yamlPath, "")
 	}
 	sloFile := pbPath
@@ -346,6 +348,10 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 		}
 		m.ConfigFiles = append(m.ConfigFiles, TritonConfigFile)
 		m.Config, m.Notes = tc.cfg, tc.notes
+		// Triton's auto-completed max_batch_size, for a configuration that
+		// leaves the tensors to the file too (one that lists them gave
+		// their shapes without a batch dimension) and no config.yaml.
+		m.autoBatch = tc.batchUnset && len(tc.cfg.Inputs) == 0 && len(tc.cfg.Outputs) == 0 && yerr != nil
 		if tc.sloSet {
 			sloFrom = SLOFromPbtxt
 		}

@@ -24,11 +24,8 @@ func (m *Model) resolveTensors(read InfoReader) error {
 	if err != nil {
 		return err
 	}
-	if m.autoConfig {
-		m.Config.MaxBatchSize = 0
-		if batchesAlong0(ins) && batchesAlong0(outs) {
-			m.Config.MaxBatchSize = AutoMaxBatchSize
-		}
+	if m.autoBatch {
+		m.autoMaxBatch(ins, outs)
 	}
 	if m.Inputs, err = m.perRequest("input", ins, m.Config.Inputs); err != nil {
 		return err
@@ -112,13 +109,19 @@ func dimsCompatible(cfg, file []int64) bool {
 	return true
 }
 
-// batchesAlong0 says whether every spec has a dynamic first dimension, the
-// batch dimension of a model that batches.
-func batchesAlong0(specs []TensorSpec) bool {
-	for _, t := range specs {
+// autoMaxBatch sets max_batch_size from the model file's tensors, as
+// Triton auto-completes it: AutoMaxBatchSize when every input and output
+// has a dynamic first dimension (the batch dimension), else 0; a note says
+// which and why.
+func (m *Model) autoMaxBatch(ins, outs []TensorSpec) {
+	m.Config.MaxBatchSize = AutoMaxBatchSize
+	why := "every input and output has a dynamic first dimension"
+	for _, t := range append(slices.Clone(ins), outs...) {
 		if len(t.Dims) == 0 || t.Dims[0] != -1 {
-			return false
+			m.Config.MaxBatchSize = 0
+			why = fmt.Sprintf("%q has no dynamic first dimension", t.Name)
+			break
 		}
 	}
-	return len(specs) > 0
+	m.Notes = append(m.Notes, fmt.Sprintf("max_batch_size %d, from the model file: %s (as Triton auto-completes it); set max_batch_size to choose", m.Config.MaxBatchSize, why))
 }
