@@ -13,29 +13,10 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
-	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/configerr"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
-
-// ReadONNXInfo reads a model file's inputs and outputs through ONNX Runtime,
-// which loads the whole model: ScanRepository's check that the runtime can
-// load a file.
-func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
-	info, err := onnxrt.ReadModelInfo(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	conv := func(ts []onnxrt.TensorInfo) []repository.TensorSpec {
-		out := make([]repository.TensorSpec, len(ts))
-		for i, t := range ts {
-			out[i] = repository.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape}
-		}
-		return out
-	}
-	return conv(info.Inputs), conv(info.Outputs), nil
-}
 
 // catalog is the set of models the daemon serves: the repository entries
 // that are loaded (all of them at start; the repository API loads and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/onnxrt"
 )
 
 // ModelsReport is a model repository as serve would read it: how many
@@ -115,4 +116,22 @@ func (r *ModelsReport) Summary() string {
 		return fmt.Sprintf("%d folder(s) in %s, all can be served", r.Folders, r.Path)
 	}
 	return fmt.Sprintf("%d of %d folder(s) in %s can be served; %s cannot", r.Folders-len(broken), r.Folders, r.Path, strings.Join(broken, ", "))
+}
+
+// ReadONNXInfo reads a model file's inputs and outputs through ONNX Runtime,
+// which loads the whole model: ScanRepository's check that the runtime can
+// load a file.
+func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
+	info, err := onnxrt.ReadModelInfo(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	conv := func(ts []onnxrt.TensorInfo) []repository.TensorSpec {
+		out := make([]repository.TensorSpec, len(ts))
+		for i, t := range ts {
+			out[i] = repository.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape}
+		}
+		return out
+	}
+	return conv(info.Inputs), conv(info.Outputs), nil
 }
