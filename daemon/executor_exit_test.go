@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/cgroupfs"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ func TestExitWords(t *testing.T) {
 	killed, crashed, exited := exitOf(t, "kill -KILL $$"), exitOf(t, "kill -SEGV $$"), exitOf(t, "exit 2")
 	host := func(n int64) oomCounts { return oomCounts{host: n} }
 	group := func(hostKills, kills, hits int64, limit int64) oomCounts {
-		return oomCounts{host: hostKills, group: memcg.Group{Name: "/system.slice/gpuletd.service", V2: true},
+		return oomCounts{host: hostKills, group: memcg.Group{Group: cgroupfs.Group{Name: "/system.slice/gpuletd.service", V2: true}},
 			cg: memcg.Counts{Kills: kills, LimitHits: hits, Limit: limit, LimitOf: "/system.slice/gpuletd.service", Peak: -1}}
 	}
 	for _, tc := range []struct {

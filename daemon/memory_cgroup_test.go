@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpulet/gpuletd/internal/cgroupfs"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -40,7 +41,7 @@ func cgroupV2(t *testing.T, limit string, current, inactive, kills int) *memcg.G
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(content), 0o644))
 	}
-	return &memcg.Group{Name: "/system.slice/gpuletd.service", Dir: dir, V2: true}
+	return &memcg.Group{Group: cgroupfs.Group{Name: "/system.slice/gpuletd.service", Dir: dir, V2: true}}
 }
 
 func TestMemoryCgroupStatusAndMetrics(t *testing.T) {
@@ -69,6 +70,6 @@ gpuletd_memory_cgroup_working_set_bytes 2.147483648e+09
 	none := &node{}
 	require.Nil(t, none.memoryNow())
 	require.Zero(t, testutil.CollectAndCount(memoryCollector{none}))
-	gone := &node{memGroup: &memcg.Group{Name: "/gone", Dir: filepath.Join(t.TempDir(), "gone"), V2: true}}
+	gone := &node{memGroup: &memcg.Group{Group: cgroupfs.Group{Name: "/gone", Dir: filepath.Join(t.TempDir(), "gone"), V2: true}}}
 	require.Nil(t, gone.memoryNow(), "a group that went away reads as none")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/internal/cgroupfs"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ func TestOOMHolds(t *testing.T) {
 	// limitIs reads a memory limit over gpuletd of l bytes (0: none).
 	limitIs := func(l int64) func() oomCounts {
 		return func() oomCounts {
-			return oomCounts{host: -1, group: memcg.Group{Name: "/gpuletd.service"}, cg: memcg.Counts{Limit: l}}
+			return oomCounts{host: -1, group: memcg.Group{Group: cgroupfs.Group{Name: "/gpuletd.service"}}, cg: memcg.Counts{Limit: l}}
 		}
 	}
 	var h oomHolds
@@ -104,7 +105,7 @@ echo $$ > "$0.pid"; exec sleep 600
 			var kills, limit atomic.Int64
 			limit.Store(1 << 30)
 			s.oomLook = func() oomCounts {
-				return oomCounts{host: -1, group: memcg.Group{Name: "/gpuletd.service"}, cg: memcg.Counts{Kills: kills.Add(1), Limit: limit.Load(), LimitOf: "/gpuletd.service", LimitHits: -1, Peak: -1}}
+				return oomCounts{host: -1, group: memcg.Group{Group: cgroupfs.Group{Name: "/gpuletd.service"}}, cg: memcg.Counts{Kills: kills.Add(1), Limit: limit.Load(), LimitOf: "/gpuletd.service", LimitHits: -1, Peak: -1}}
 			}
 			g := monitoredRun(t, s)
 			defer func() { require.NoError(t, s.retire(context.Background(), g)) }()

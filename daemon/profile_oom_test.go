@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/internal/cgroupfs"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/profiler"
 )
@@ -15,7 +16,7 @@ func TestProfileKilledForMemory(t *testing.T) {
 	lost := fmt.Errorf("profile vgg on cpu at 50%%: load the model: %w: executor exited: signal: killed", profiler.ErrDeviceLost)
 	host := func(n int64) oomCounts { return oomCounts{host: n} }
 	group := func(kills, hits, limit int64) oomCounts {
-		return oomCounts{host: 7, group: memcg.Group{Name: "/system.slice/gpuletd.service", V2: true},
+		return oomCounts{host: 7, group: memcg.Group{Group: cgroupfs.Group{Name: "/system.slice/gpuletd.service", V2: true}},
 			cg: memcg.Counts{Kills: kills, LimitHits: hits, Limit: limit, LimitOf: "/system.slice/gpuletd.service", Peak: -1}}
 	}
 	for _, tc := range []struct {

@@ -111,7 +111,7 @@ func (g Group) limit() (limit int64, name, dir string) {
 	if g.V2 {
 		file = "memory.max"
 	}
-	g.up(func(n, d string) bool {
+	g.Up(func(n, d string) bool {
 		if v, err := number(filepath.Join(d, file)); err == nil && v > 0 && v < unlimitedV1 && (limit == 0 || v < limit) {
 			limit, name, dir = v, n, d
 		}

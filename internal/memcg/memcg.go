@@ -16,23 +16,10 @@ import (
 // can read: no cgroup file system mounted, or no memory controller.
 var ErrNone = errors.New("no memory cgroup")
 
-// Group is one memory cgroup, as mounted on this machine.
+// Group is one memory cgroup, as mounted on this machine (its name, folder,
+// cgroup version and hierarchy root: cgroupfs.Group).
 type Group struct {
-	// Name is its path in the hierarchy, as /proc/PID/cgroup gives it
-	// ("/system.slice/gpuletd.service").
-	Name string
-	// Dir is its directory in the mounted file system.
-	Dir string
-	// V2 says it is a cgroup v2 group; else the v1 memory hierarchy's.
-	V2 bool
-	// root is the hierarchy's mount point: looking up for limits stops
-	// there.
-	root string
-}
-
-// up walks from the group to the hierarchy's root (cgroupfs.Group.Up).
-func (g Group) up(f func(name, dir string) bool) {
-	cgroupfs.Group{Name: g.Name, Dir: g.Dir, V2: g.V2, Root: g.root}.Up(f)
+	cgroupfs.Group
 }
 
 // Self is the memory cgroup of this process (and of the processes it
@@ -54,5 +41,5 @@ func Of(cgroupFile, mountinfoFile string) (Group, error) {
 	if err != nil {
 		return Group{}, err
 	}
-	return Group{Name: g.Name, Dir: g.Dir, V2: g.V2, root: g.Root}, nil
+	return Group{g}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpulet/gpuletd/internal/cgroupfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -154,7 +155,7 @@ func TestRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			files(t, root, tc.tree)
-			g := Group{Name: "/system.slice/gpuletd.service", Dir: filepath.Join(root, "system.slice/gpuletd.service"), V2: tc.v2, root: root}
+			g := Group{Group: cgroupfs.Group{Name: "/system.slice/gpuletd.service", Dir: filepath.Join(root, "system.slice/gpuletd.service"), V2: tc.v2, Root: root}}
 			c, err := g.Read()
 			require.NoError(t, err)
 			require.Equal(t, tc.want, c)
@@ -188,7 +189,7 @@ func TestReachedLimit(t *testing.T) {
 }
 
 func TestReadAGroupGone(t *testing.T) {
-	_, err := Group{Name: "/gone", Dir: filepath.Join(t.TempDir(), "gone"), V2: true}.Read()
+	_, err := Group{Group: cgroupfs.Group{Name: "/gone", Dir: filepath.Join(t.TempDir(), "gone"), V2: true}}.Read()
 	require.ErrorContains(t, err, "read memory.events")
 }
 
