@@ -38,10 +38,12 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 		pixels = append(pixels, strconv.Itoa(i%7))
 	}
 	input := []byte(`{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[` + strings.Join(pixels, ",") + `]}]}`)
-	load := func() httpResult { return do(t, "POST", base+"/v2/repository/models/digits/load", nil, nil) }
-	infer := func() []float64 {
+	load := func(model string) httpResult {
+		return do(t, "POST", base+"/v2/repository/models/"+model+"/load", nil, nil)
+	}
+	infer := func(model string) []float64 {
 		t.Helper()
-		r := do(t, "POST", base+"/v2/models/digits/infer", input, nil)
+		r := do(t, "POST", base+"/v2/models/"+model+"/infer", input, nil)
 		require.Equal(t, 200, r.code, string(r.body))
 		var out struct {
 			Outputs []struct {
@@ -56,7 +58,7 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	// Profiled first (its own file), then served.
 	code, out, stderr := runCLI(t, "models", "load", "digits", "--url", base, "--wait", "2m")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	first := infer()
+	first := infer("digits")
 	var doc struct {
 		SHA256       string   `json:"sha256"`
 		Bytes        int64    `json:"bytes"`
@@ -74,9 +76,9 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(extra, "6", "lenet5", "1", modelzoo.ExternalDataFile))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(weights, b, 0o644))
-	r = load()
+	r = load("digits")
 	require.Equal(t, 200, r.code, string(r.body))
-	second := infer()
+	second := infer("digits")
 	require.NotEqual(t, first, second, "the new weights answer")
 	old := doc.SHA256
 	r = do(t, "GET", base+"/api/v1/models/digits", nil, nil)
@@ -85,10 +87,10 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 
 	// The weights file gone: the load says so, the model goes on serving.
 	require.NoError(t, os.Remove(weights))
-	r = load()
+	r = load("digits")
 	require.Equal(t, 400, r.code, string(r.body))
 	require.Contains(t, string(r.body), "in model.onnx.data beside it, which is missing: copy it with the model file")
-	require.Equal(t, second, infer())
+	require.Equal(t, second, infer("digits"))
 	// Put back, as an operator would: the plans below may start executors
 	// for digits anew, which read its files.
 	require.NoError(t, os.WriteFile(weights, b, 0o644))
@@ -104,11 +106,9 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	require.NoError(t, os.MkdirAll(version, 0o755))
 	require.NoError(t, os.Rename(version+".files", filepath.Join(version, "model.onnx")))
 	require.NoError(t, os.Rename(filepath.Join(again, "lenet5"), filepath.Join(repo, "folder")))
-	r = do(t, "POST", base+"/v2/repository/models/folder/load", nil, nil)
+	r = load("folder")
 	require.Equal(t, 200, r.code, string(r.body))
-	r = do(t, "POST", base+"/v2/models/folder/infer", input, nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	require.Contains(t, string(r.body), mustJSON(t, first))
+	require.Equal(t, first, infer("folder"))
 
 	// The same files without a configuration: served under default_slo,
 	// batching up to 4 as Triton's auto-completed configuration does.
@@ -116,20 +116,10 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	require.NoError(t, modelzoo.WriteRepository(bare, []string{"lenet5"}, 5, modelzoo.WithExternalData()))
 	require.NoError(t, os.Remove(filepath.Join(bare, "lenet5", "config.yaml")))
 	require.NoError(t, os.Rename(filepath.Join(bare, "lenet5"), filepath.Join(repo, "bare")))
-	r = do(t, "POST", base+"/v2/repository/models/bare/load", nil, nil)
+	r = load("bare")
 	require.Equal(t, 200, r.code, string(r.body))
-	r = do(t, "POST", base+"/v2/models/bare/infer", input, nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	require.Contains(t, string(r.body), mustJSON(t, first))
+	require.Equal(t, first, infer("bare"))
 	r = do(t, "GET", base+"/v2/models/bare/config", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.Contains(t, string(r.body), `"max_batch_size":4`)
-}
-
-// mustJSON is v as JSON.
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }
