@@ -12,6 +12,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/onnxfile"
 )
 
 // ErrTerminated is returned by Session.Run when its context ended the run.
@@ -142,32 +143,12 @@ func releaseAll(vs []unsafe.Pointer) {
 	}
 }
 
-// elementTypes maps the protocol's data types to ONNX element types. ONNX
-// types without a protocol name (complex, 8- and 4-bit floats, int4) are not
-// served.
-var elementTypes = map[tensor.DataType]ort.TensorElementDataType{
-	tensor.Bool:   ort.TensorElementDataTypeBool,
-	tensor.Uint8:  ort.TensorElementDataTypeUint8,
-	tensor.Uint16: ort.TensorElementDataTypeUint16,
-	tensor.Uint32: ort.TensorElementDataTypeUint32,
-	tensor.Uint64: ort.TensorElementDataTypeUint64,
-	tensor.Int8:   ort.TensorElementDataTypeInt8,
-	tensor.Int16:  ort.TensorElementDataTypeInt16,
-	tensor.Int32:  ort.TensorElementDataTypeInt32,
-	tensor.Int64:  ort.TensorElementDataTypeInt64,
-	tensor.FP16:   ort.TensorElementDataTypeFloat16,
-	tensor.BF16:   ort.TensorElementDataTypeBFloat16,
-	tensor.FP32:   ort.TensorElementDataTypeFloat,
-	tensor.FP64:   ort.TensorElementDataTypeDouble,
-	tensor.Bytes:  ort.TensorElementDataTypeString,
-}
-
 // newValue makes a runtime value of t. Fixed-size tensors are wrapped in
 // place, their bytes pinned by pin (copied first when not aligned to the
 // element size); BYTES tensors become string tensors, copied (see
 // Strings).
 func newValue(pin *runtime.Pinner, t tensor.Tensor) (unsafe.Pointer, error) {
-	et, ok := elementTypes[t.DataType]
+	et, ok := elementType(t.DataType)
 	if !ok {
 		return nil, fmt.Errorf("%q: %w: %s", t.Name, tensor.ErrUnsupported, t.DataType)
 	}
@@ -217,14 +198,17 @@ func Strings(data []byte) ([][]byte, error) {
 	return elems, nil
 }
 
-// DataTypeOf returns gpuletd's data type for an ONNX element type.
+// DataTypeOf returns gpuletd's data type for an ONNX element type; ONNX
+// types without a protocol name (complex, 8- and 4-bit floats, int4) are
+// not served (onnxfile's table, which reads the same numbers from files).
 func DataTypeOf(et ort.TensorElementDataType) (tensor.DataType, bool) {
-	for dt, e := range elementTypes {
-		if e == et {
-			return dt, true
-		}
-	}
-	return "", false
+	return onnxfile.DataTypeOf(int64(et))
+}
+
+// elementType is the ONNX element type of the protocol's data type dt.
+func elementType(dt tensor.DataType) (ort.TensorElementDataType, bool) {
+	e, ok := onnxfile.ElemTypeOf(dt)
+	return ort.TensorElementDataType(e), ok
 }
 
 // readValue copies a tensor value the runtime allocated into Go memory.

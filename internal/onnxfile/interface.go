@@ -31,6 +31,28 @@ var elemTypes = map[int64]tensor.DataType{
 	11: tensor.FP64, 12: tensor.Uint32, 13: tensor.Uint64, 16: tensor.BF16,
 }
 
+// DataTypeOf is the protocol's data type of ONNX element type elem (a
+// TensorProto.DataType, which ONNX Runtime's element types number alike).
+func DataTypeOf(elem int64) (tensor.DataType, bool) {
+	dt, ok := elemTypes[elem]
+	return dt, ok
+}
+
+// ElemTypeOf is the ONNX element type of the protocol's data type dt.
+func ElemTypeOf(dt tensor.DataType) (int64, bool) {
+	e, ok := elemOf[dt]
+	return e, ok
+}
+
+// elemOf is elemTypes the other way (a lookup on every request's tensors).
+var elemOf = func() map[tensor.DataType]int64 {
+	m := make(map[tensor.DataType]int64, len(elemTypes))
+	for e, dt := range elemTypes {
+		m[dt] = e
+	}
+	return m
+}()
+
 // ReadInterface reads the inputs and outputs the ONNX model at path
 // declares, as ONNX Runtime lists them: inputs an initializer fills are left
 // out, -1 stands for a symbolic or unknown dimension. It loads no weights
@@ -71,7 +93,7 @@ func valuesOf(kind string, values []valueInfo, skip map[string]bool) ([]Value, e
 		if v.other != "" {
 			return nil, fmt.Errorf("%s %q: %w: %s, not a tensor", kind, v.name, ErrUnsupportedType, v.other)
 		}
-		dt, ok := elemTypes[v.elem]
+		dt, ok := DataTypeOf(v.elem)
 		if !ok {
 			return nil, fmt.Errorf("%s %q: %w: ONNX element type %d", kind, v.name, ErrUnsupportedType, v.elem)
 		}
