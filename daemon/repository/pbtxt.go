@@ -182,6 +182,13 @@ type tritonConfig struct {
 	notes []string
 }
 
+// batchFromFile says the configuration leaves max_batch_size to the model
+// file, as Triton completes it: it sets neither the field nor the tensors
+// (one that lists them gave their shapes without a batch dimension).
+func (tc tritonConfig) batchFromFile() bool {
+	return tc.batchUnset && len(tc.cfg.Inputs) == 0 && len(tc.cfg.Outputs) == 0
+}
+
 // parseTriton reads a config.pbtxt of the model in folder name. Unknown
 // fields, fields gpuletd does not serve and values it cannot use are errors
 // naming the field and value; fields it accepts without using them come back

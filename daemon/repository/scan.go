@@ -314,7 +314,7 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 			return nil, invalid(src, err)
 		}
 		m.Config, m.Notes, m.ConfigFiles = tc.cfg, tc.notes, []string{OverrideSource}
-		m.autoBatch = tc.batchUnset && len(tc.cfg.Inputs) == 0 && len(tc.cfg.Outputs) == 0
+		m.autoBatch = tc.batchFromFile()
 		if tc.sloSet {
 			sloFrom = SLOFromOverride
 		}
@@ -348,10 +348,7 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 		}
 		m.ConfigFiles = append(m.ConfigFiles, TritonConfigFile)
 		m.Config, m.Notes = tc.cfg, tc.notes
-		// Triton's auto-completed max_batch_size, for a configuration that
-		// leaves the tensors to the file too (one that lists them gave
-		// their shapes without a batch dimension) and no config.yaml.
-		m.autoBatch = tc.batchUnset && len(tc.cfg.Inputs) == 0 && len(tc.cfg.Outputs) == 0 && yerr != nil
+		m.autoBatch = tc.batchFromFile() && yerr != nil // else config.yaml sets it
 		if tc.sloSet {
 			sloFrom = SLOFromPbtxt
 		}
