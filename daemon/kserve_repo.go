@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/profiler/store"
+	"go.uber.org/zap"
 )
 
 // handleRepoIndex lists the repository's entries; the body may ask, as
@@ -149,20 +150,31 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later
 		n.profileLater(ctx, m)     // no profile at all: measured beside the serving gpu-lets, then placed
 	}
-	if err := n.replan(ctx, "model "+m.Name+" loaded", n.planRates()); err != nil {
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not placed: " + err.Error()}
-	}
-	// Triton answers a load once the model is ready, or fails it: a model
-	// the plan left out (no latency profile yet, no room) is not READY,
-	// nor one placed whose requests cannot fit the request limit.
-	if why := n.limitRefusal(m.Name); why != "" && n.readyIn(m.Name, n.router.models()) {
-		// 409, not 503: no wait makes it ready, a larger limit does.
-		return nil, &inferError{code: http.StatusConflict, reason: reasonUnservable, msg: "model " + m.Name + " loaded and placed but not ready: " + why}
-	}
-	if !n.modelReady(m.Name) {
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + m.Name + " loaded but not served: " + n.notReadyReason(m.Name)}
+	if ierr := n.loadAnswer(m.Name, n.replan(ctx, "model "+m.Name+" loaded", n.planRates())); ierr != nil {
+		return nil, ierr
 	}
 	return m, nil
+}
+
+// loadAnswer is a load's answer once the re-plan it caused returned
+// replanErr. Triton answers a load once the model is ready, or fails it: a
+// model the plan left out (no latency profile yet, no room) is not READY,
+// nor one placed whose requests cannot fit the request limit. A re-plan
+// that failed only for other models (a gpu-let of theirs that did not
+// start) fails no load of a model that serves: their status says why.
+func (n *node) loadAnswer(name string, replanErr error) *inferError {
+	if why := n.limitRefusal(name); why != "" && n.readyIn(name, n.router.models()) {
+		// 409, not 503: no wait makes it ready, a larger limit does.
+		return &inferError{code: http.StatusConflict, reason: reasonUnservable, msg: "model " + name + " loaded and placed but not ready: " + why}
+	}
+	if n.modelReady(name) {
+		return nil
+	}
+	if replanErr != nil && n.notServedReason(name) == "" {
+		// Nothing names this model: the re-plan's own failure is its reason.
+		return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + name + " loaded but not placed: " + replanErr.Error()}
+	}
+	return &inferError{code: http.StatusServiceUnavailable, reason: reasonUnplaced, msg: "model " + name + " loaded but not served: " + n.notReadyReason(name)}
 }
 
 // uploadedPaths names the files of an upload in msg by their paths in the
@@ -277,7 +289,9 @@ func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *i
 		n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded with its pipeline "+name, map[string]string{"model": step})
 	}
 	if err := n.replan(ctx, "model "+name+" unloaded", n.planRates()); err != nil {
-		return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
+		// The model is unloaded; what the re-plan failed to do concerns
+		// the models left, whose status says why they are not served.
+		n.log.Warn("re-plan after an unload failed", zap.String("model", name), zap.Error(err))
 	}
 	return nil
 }
