@@ -183,10 +183,11 @@ type tritonConfig struct {
 }
 
 // batchFromFile says the configuration leaves max_batch_size to the model
-// file, as Triton completes it: it sets neither the field nor the tensors
-// (one that lists them gave their shapes without a batch dimension).
+// file, as Triton's ONNX Runtime backend completes it: it does not set the
+// field and lists the inputs or the outputs but not both (a configuration
+// that lists both is complete, and its shapes have no batch dimension).
 func (tc tritonConfig) batchFromFile() bool {
-	return tc.batchUnset && len(tc.cfg.Inputs) == 0 && len(tc.cfg.Outputs) == 0
+	return tc.batchUnset && (len(tc.cfg.Inputs) == 0 || len(tc.cfg.Outputs) == 0)
 }
 
 // parseTriton reads a config.pbtxt of the model in folder name. Unknown

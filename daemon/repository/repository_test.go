@@ -136,7 +136,9 @@ func TestTritonMaxBatchSizeLeftOut(t *testing.T) {
 		{"in a comment only", "# max_batch_size: 8\nplatform: \"onnxruntime_onnx\"", AutoMaxBatchSize},
 		{"set", `platform: "onnxruntime_onnx" max_batch_size: 8`, 8},
 		{"set to 0", "platform: \"onnxruntime_onnx\"\nmax_batch_size : 0", 0},
-		{"tensors listed", `platform: "onnxruntime_onnx" input [ { name: "input" data_type: TYPE_FP32 dims: [ -1, 1, 28, 28 ] } ]`, 0},
+		{"inputs and outputs listed", `platform: "onnxruntime_onnx" input [ { name: "input" data_type: TYPE_FP32 dims: [ -1, 1, 28, 28 ] } ] output [ { name: "output" data_type: TYPE_FP32 dims: [ -1, 10 ] } ]`, 0},
+		{"inputs listed alone", `platform: "onnxruntime_onnx" input [ { name: "input" data_type: TYPE_FP32 dims: [ 1, 28, 28 ] } ]`, AutoMaxBatchSize},
+		{"outputs listed alone", `platform: "onnxruntime_onnx" output [ { name: "output" data_type: TYPE_FP32 dims: [ 10 ] } ]`, AutoMaxBatchSize},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
