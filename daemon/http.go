@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/kserve"
 	"go.uber.org/zap"
 )
@@ -19,7 +20,22 @@ import (
 // under /api/v1, Prometheus metrics at /metrics and the admin page at /,
 // behind the access log and the check of the request's host and origin.
 func (n *node) handler(web http.Handler) http.Handler {
-	return accessLog(n.accessLogger(), n.sameSite(headAsGet(n.routes(web))))
+	return connlimit.Guard(accessLog(n.accessLogger(), n.sameSite(headAsGet(n.routes(web)))), isCheck)
+}
+
+// isCheck says whether r is a health check or a scrape, which a connection
+// over limits.max_connections may still make (connlimit.Guard): the server's
+// and a model's liveness and readiness, the metrics and the status.
+func isCheck(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch p := r.URL.Path; p {
+	case "/v2/health/live", "/v2/health/ready", "/metrics", "/api/v1/status":
+		return true
+	default:
+		return strings.HasPrefix(p, "/v2/models/") && strings.HasSuffix(p, "/ready")
+	}
 }
 
 // headAsGet answers HEAD wherever GET is answered, as HTTP asks and
@@ -179,6 +195,7 @@ func (n *node) handleReady(w http.ResponseWriter, _ *http.Request) {
 func (n *node) httpServer(h http.Handler, limits config.Limits, errLog *zap.Logger) *http.Server {
 	srv := &http.Server{
 		Handler:           h,
+		ConnContext:       connlimit.ConnContext,
 		ReadHeaderTimeout: min(10*time.Second, limits.BodyTimeout.D()),
 		ReadTimeout:       limits.BodyTimeout.D(),
 		IdleTimeout:       limits.IdleTimeout.D(),

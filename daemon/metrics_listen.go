@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 )
 
 // metricsHTTP answers a Prometheus scrape.
@@ -27,7 +28,7 @@ func (n *node) metricsOnlyHandler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("%s: this listener (metrics.listen) serves GET /metrics alone; the API is on listen, %s", r.URL.Path, n.conf().Listen))
 	})
-	return accessLog(n.accessLogger(), n.sameSite(headAsGet(mux)))
+	return connlimit.Guard(accessLog(n.accessLogger(), n.sameSite(headAsGet(mux))), isCheck)
 }
 
 // metricsServer is the listener of metrics.listen, while it serves.
@@ -48,7 +49,7 @@ func (n *node) serveMetrics(cfg config.Config, log *zap.Logger) (*metricsServer,
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s (metrics.listen): %w%s", cfg.Metrics.Listen, err, inUseHint(err, cfg.Metrics.Listen, "metrics.listen", "GPULETD_METRICS_LISTEN"))
 	}
-	m := &metricsServer{ln: n.conns.Beside(tcp), served: make(chan error, 1),
+	m := &metricsServer{ln: n.conns.BesideHTTP(tcp), served: make(chan error, 1),
 		srv: n.httpServer(n.metricsOnlyHandler(), cfg.Limits, log.Named("metrics_http"))}
 	go func() { m.served <- serveHTTP(m.srv, m.ln) }()
 	log.Info("serving metrics", zap.String("metrics_listen", m.ln.Addr().String()))

@@ -93,6 +93,18 @@ func TestClientsCannotHoldTheDaemon(t *testing.T) {
 			held = append(held, rawRequest(t, addr, "mlp", 1000, ""))
 		}
 		time.Sleep(300 * time.Millisecond)
+		// The cap is full (for body_timeout): health checks and scrapes
+		// are still answered, from the reserve.
+		fresh := &http.Client{Transport: &http.Transport{}} // no pooled connection within the cap
+		defer fresh.CloseIdleConnections()
+		for _, path := range []string{"/v2/health/live", "/metrics"} {
+			resp, err := fresh.Get(base + path)
+			require.NoError(t, err, path)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			require.NoError(t, resp.Body.Close())
+			require.Equal(t, http.StatusOK, resp.StatusCode, path)
+			require.True(t, resp.Close, "%s: over the cap, on a connection of its own", path)
+		}
 		var refused []*http.Response
 		for _, c := range held {
 			_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
