@@ -23,14 +23,14 @@ func (n *node) handler(web http.Handler) http.Handler {
 	return connlimit.Guard(accessLog(n.accessLogger(), n.sameSite(headAsGet(n.routes(web)))), isCheck)
 }
 
-// isCheck says whether r is a health check or a scrape, which a connection
-// over limits.max_connections may still make (connlimit.Guard): the server's
-// and a model's liveness and readiness, the metrics and the status.
-func isCheck(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+// isCheck says whether a request is a health check or a scrape, which a
+// connection over limits.max_connections may still make (connlimit): the
+// server's and a model's liveness and readiness, the metrics and the status.
+func isCheck(method, path string) bool {
+	if method != http.MethodGet && method != http.MethodHead {
 		return false
 	}
-	switch p := r.URL.Path; p {
+	switch p := path; p {
 	case "/v2/health/live", "/v2/health/ready", "/metrics", "/api/v1/status":
 		return true
 	default:

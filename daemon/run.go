@@ -172,6 +172,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("listen on %s: %w%s", cfg.Listen, err, inUseHint(err, cfg.Listen, "listen", "GPULETD_LISTEN"))
 	}
 	n.conns = connlimit.NewListener(tcp, connectionCap(cfg.Limits.MaxConnections, log))
+	if n.tls == nil {
+		n.conns.Checks(isCheck) // over TLS, Guard alone tells checks apart
+	}
 	n.bodies = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
 	ln := net.Listener(n.conns)
 	srv := n.httpServer(n.handler(opts.Web), cfg.Limits, log.Named("http"))

@@ -41,7 +41,7 @@ func reserved(c net.Conn) *conn {
 // checks or scrapes and then closes the connection; it answers the others
 // 503 with Retry-After, as a connection refused at once is, and counts them
 // refused. The server must set ConnContext.
-func Guard(h http.Handler, check func(*http.Request) bool) http.Handler {
+func Guard(h http.Handler, check func(method, path string) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(connKey{}).(net.Conn)
 		lc := reserved(c)
@@ -50,7 +50,7 @@ func Guard(h http.Handler, check func(*http.Request) bool) http.Handler {
 			return
 		}
 		w.Header().Set("Connection", "close")
-		if check(r) {
+		if check(r.Method, r.URL.Path) {
 			h.ServeHTTP(w, r)
 			return
 		}

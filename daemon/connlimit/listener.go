@@ -28,12 +28,16 @@ const refuseWriteTimeout = 50 * time.Millisecond
 // that held connections cannot use up the daemon's file descriptors.
 //
 // An HTTP listener keeps a few places more (Reserve) for health checks and
-// scrapes: a connection over the cap takes one of them for a single request
-// of at most ReserveLife, which Guard lets through only when it is such a
-// check and answers 503 otherwise. A flood of clients that fills the cap
-// then still leaves a liveness probe, systemd's watchdog check and a
-// Prometheus scrape their answer: refused, the first two would restart a
-// daemon that is only busy.
+// scrapes, so that a flood of clients that fills the cap still leaves a
+// liveness probe, systemd's watchdog check and a Prometheus scrape their
+// answer (refused, the first two would restart a daemon that is only
+// busy). With Checks set (plain HTTP), the listener reads the request line
+// of each connection over the cap itself and hands the server only those
+// that are checks, in the reserve; it refuses the others at once, so that
+// clients reconnecting in a storm do not crowd the reserve. Over TLS, whose
+// request line only the server reads, a connection over the cap takes a
+// place of the reserve as it comes, and Guard refuses what is not a check.
+// A reserved connection serves one request and lives at most ReserveLife.
 type Listener struct {
 	net.Listener
 	c      *counts
@@ -41,14 +45,33 @@ type Listener struct {
 	// spares says connections over the cap may take a reserved place
 	// (HTTP listeners; a gRPC client cannot read an HTTP/1 answer).
 	spares bool
+	// check, once Checks set it, says which requests a connection over
+	// the cap may make; the accept loop (acceptLoop) runs then.
+	check func(method, path string) bool
+
+	start     sync.Once
+	ready     chan accepted // from the accept loop and the reads of request lines
+	done      chan struct{} // closed when the accept loop has ended, err set
+	err       error
+	closing   chan struct{}
+	closeOnce sync.Once
+	readers   readers      // request lines being read
+	busy      atomic.Int64 // goroutines reading request lines or refusing
+	wg        sync.WaitGroup
 }
 
 // Reserve is how many connections over the cap an HTTP listener (and the
 // HTTP listeners beside it) may hold at once for health checks and
-// scrapes; ReserveLife bounds each.
+// scrapes; ReserveLife bounds each. Of the connections over the cap, at
+// most maxReading wait for their request line at once (the oldest is
+// refused for a new one), each for at most readLineTimeout, and maxBusy
+// goroutines read or refuse them; past that they are refused at once.
 const (
-	Reserve     = 16
-	ReserveLife = 5 * time.Second
+	Reserve         = 16
+	ReserveLife     = 5 * time.Second
+	maxReading      = 512
+	maxBusy         = 4 * maxReading
+	readLineTimeout = time.Second
 )
 
 // counts are the connections of one or more listeners under one cap.
@@ -64,45 +87,100 @@ type counts struct {
 // NewListener caps ln, an HTTP listener, at max open connections (max ≥ 1)
 // and Reserve more for health checks and scrapes.
 func NewListener(ln net.Listener, max int) *Listener {
-	return &Listener{Listener: ln, c: &counts{max: int64(max), reserve: Reserve, life: ReserveLife}, refuse: refuse, spares: true}
+	return newListener(ln, &counts{max: int64(max), reserve: Reserve, life: ReserveLife}, refuse, true, nil)
 }
+
+func newListener(ln net.Listener, c *counts, refuse func(net.Conn), spares bool, check func(string, string) bool) *Listener {
+	return &Listener{Listener: ln, c: c, refuse: refuse, spares: spares, check: check,
+		ready: make(chan accepted), done: make(chan struct{}), closing: make(chan struct{})}
+}
+
+// Checks has l (a plain HTTP listener, before it serves) read the request
+// line of each connection over the cap and keep the reserve for those
+// check says are health checks or scrapes.
+func (l *Listener) Checks(check func(method, path string) bool) { l.check = check }
 
 // Beside caps another listener under the same count as l (the gRPC listener
 // beside the HTTP one). A connection over the cap there is closed at once:
 // a gRPC client cannot read an HTTP/1 answer.
 func (l *Listener) Beside(ln net.Listener) *Listener {
-	return &Listener{Listener: ln, c: l.c, refuse: func(c net.Conn) { _ = c.Close() }}
+	return newListener(ln, l.c, func(c net.Conn) { _ = c.Close() }, false, nil)
 }
 
 // BesideHTTP caps another HTTP listener (the metrics listener) under the
-// same count and reserve as l.
+// same count and reserve as l, with its checks.
 func (l *Listener) BesideHTTP(ln net.Listener) *Listener {
-	return &Listener{Listener: ln, c: l.c, refuse: refuse, spares: true}
+	return newListener(ln, l.c, refuse, true, l.check)
 }
 
 // Accept returns the next connection within the cap, or over it in the
-// reserve; the others are refused here and never reach the caller.
+// reserve; the others are refused and never reach the caller.
 func (l *Listener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
+	if l.check == nil {
+		for {
+			c, err := l.Listener.Accept()
+			if err != nil {
+				return nil, err
+			}
+			if lc := l.admit(c); lc != nil {
+				return lc, nil
+			}
 		}
-		if l.c.open.Add(1) <= l.c.max {
-			return &conn{Conn: c, l: l}, nil
-		}
-		l.c.open.Add(-1)
-		if l.spares && l.c.spare.Add(1) <= l.c.reserve {
-			sc := &conn{Conn: c, l: l, spare: true, until: time.Now().Add(l.c.life)}
-			_ = c.SetDeadline(sc.until)
-			return sc, nil
-		}
-		if l.spares {
-			l.c.spare.Add(-1)
-		}
-		l.c.refused.Add(1)
-		l.refuse(c)
 	}
+	l.start.Do(func() {
+		l.wg.Add(1)
+		go l.acceptLoop()
+	})
+	select {
+	case a := <-l.ready:
+		return a.c, a.err
+	case <-l.done:
+		return nil, l.err
+	}
+}
+
+// admit is c within the cap, or over it in the reserve; nil when it was
+// refused.
+func (l *Listener) admit(c net.Conn) net.Conn {
+	if l.c.open.Add(1) <= l.c.max {
+		return &conn{Conn: c, l: l}
+	}
+	l.c.open.Add(-1)
+	if l.spares && l.takeSpare() {
+		return l.spareConn(c)
+	}
+	l.c.refused.Add(1)
+	l.refuse(c)
+	return nil
+}
+
+// takeSpare takes a place of the reserve, if one is free.
+func (l *Listener) takeSpare() bool {
+	if l.c.spare.Add(1) <= l.c.reserve {
+		return true
+	}
+	l.c.spare.Add(-1)
+	return false
+}
+
+// spareConn is c in a place of the reserve that takeSpare took.
+func (l *Listener) spareConn(c net.Conn) *conn {
+	sc := &conn{Conn: c, l: l, spare: true, until: time.Now().Add(l.c.life)}
+	_ = c.SetDeadline(sc.until)
+	return sc
+}
+
+// Close stops accepting, ends the reads of request lines under way and
+// waits for the goroutines of l.
+func (l *Listener) Close() error {
+	var err error
+	l.closeOnce.Do(func() {
+		close(l.closing)
+		err = l.Listener.Close()
+		l.readers.endAll()
+	})
+	l.wg.Wait()
+	return err
 }
 
 // Open is the number of connections open now, on l and the listeners
