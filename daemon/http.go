@@ -34,7 +34,8 @@ func isCheck(method, path string) bool {
 	case "/v2/health/live", "/v2/health/ready", "/metrics", "/api/v1/status":
 		return true
 	default:
-		return strings.HasPrefix(p, "/v2/models/") && strings.HasSuffix(p, "/ready")
+		model, ok := strings.CutPrefix(p, "/v2/models/")
+		return ok && len(model) > len("/ready") && strings.HasSuffix(model, "/ready")
 	}
 }
 
