@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
 
 // rawRequest opens a connection and sends an inference request's headers
@@ -40,15 +47,17 @@ func answer(t *testing.T, c net.Conn, limit time.Duration) (*http.Response, stri
 // TestClientsCannotHoldTheDaemon: a body that never completes is answered
 // 408 within limits.body_timeout, an idle keep-alive connection is closed
 // after limits.idle_timeout, connections over limits.max_connections are
-// answered 503 at once, and a body that does not fit in
-// limits.max_inflight_bytes waits up to its SLO, then is answered 503; the
-// daemon keeps serving throughout and the metrics say what happened.
+// answered 503 at once (health checks, REST and gRPC, are answered), and a
+// body that does not fit in limits.max_inflight_bytes waits up to its SLO,
+// then is answered 503; the daemon keeps serving throughout and the metrics
+// say what happened.
 func TestClientsCannotHoldTheDaemon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
+	grpcAddr := freeAddr(t)
 	base, logs, _ := emulatedDaemon(t, []string{"mlp"},
-		"GPULETD_TEST_PROFILES=mlp:resnet50",
+		"GPULETD_TEST_PROFILES=mlp:resnet50", "GPULETD_GRPC_LISTEN="+grpcAddr,
 		"GPULETD_LIMITS_BODY_TIMEOUT=2s", "GPULETD_LIMITS_IDLE_TIMEOUT=2s",
 		"GPULETD_LIMITS_MAX_CONNECTIONS=12",
 		"GPULETD_LIMITS_MAX_REQUEST_BODY=1MiB", "GPULETD_LIMITS_MAX_INFLIGHT_BYTES=1536KiB")
@@ -105,6 +114,18 @@ func TestClientsCannotHoldTheDaemon(t *testing.T) {
 			require.Equal(t, http.StatusOK, resp.StatusCode, path)
 			require.True(t, resp.Close, "%s: over the cap, on a connection of its own", path)
 		}
+		// A gRPC probe too (Kubernetes' gRPC probes dial for each);
+		// anything else on its connection is refused.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		gc, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		require.NoError(t, err)
+		defer gc.Close()
+		res, err := healthpb.NewHealthClient(gc).Check(ctx, &healthpb.HealthCheckRequest{})
+		require.NoError(t, err, "a gRPC health check over the cap")
+		require.Equal(t, healthpb.HealthCheckResponse_SERVING, res.Status)
+		_, err = pb.NewGRPCInferenceServiceClient(gc).ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: "mlp"})
+		requireCode(t, err, codes.Unavailable, "limits.max_connections")
 		var refused []*http.Response
 		for _, c := range held {
 			_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))

@@ -81,6 +81,7 @@ type counts struct {
 	life    time.Duration // ReserveLife, but in tests
 	open    atomic.Int64
 	spare   atomic.Int64 // connections over the cap in the reserve
+	spares  sync.Map     // their remote addresses (string → struct{})
 	refused atomic.Int64
 }
 
@@ -100,11 +101,14 @@ func newListener(ln net.Listener, c *counts, refuse func(net.Conn), spares bool,
 // check says are health checks or scrapes.
 func (l *Listener) Checks(check func(method, path string) bool) { l.check = check }
 
-// Beside caps another listener under the same count as l (the gRPC listener
-// beside the HTTP one). A connection over the cap there is closed at once:
-// a gRPC client cannot read an HTTP/1 answer.
+// Beside caps another listener under the same count and reserve as l (the
+// gRPC listener beside the HTTP one). A connection over the cap there takes
+// a place of the reserve as it comes, where the server answers health
+// checks alone (Reserved says which connections are there); past the
+// reserve it is closed at once, as a gRPC client cannot read an HTTP/1
+// answer.
 func (l *Listener) Beside(ln net.Listener) *Listener {
-	return newListener(ln, l.c, func(c net.Conn) { _ = c.Close() }, false, nil)
+	return newListener(ln, l.c, func(c net.Conn) { _ = c.Close() }, true, nil)
 }
 
 // BesideHTTP caps another HTTP listener (the metrics listener) under the
@@ -167,7 +171,19 @@ func (l *Listener) takeSpare() bool {
 func (l *Listener) spareConn(c net.Conn) *conn {
 	sc := &conn{Conn: c, l: l, spare: true, until: time.Now().Add(l.c.life)}
 	_ = c.SetDeadline(sc.until)
+	l.c.spares.Store(c.RemoteAddr().String(), struct{}{})
 	return sc
+}
+
+// Reserved says whether the connection from addr is in the reserve, over
+// the cap: a server that cannot see its connections (gRPC's, which sees a
+// call's peer address) answers it health checks alone.
+func (l *Listener) Reserved(addr net.Addr) bool {
+	if addr == nil {
+		return false
+	}
+	_, ok := l.c.spares.Load(addr.String())
+	return ok
 }
 
 // Close stops accepting, ends the reads of request lines under way and
@@ -213,6 +229,7 @@ func (c *conn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
 		if c.spare {
+			c.l.c.spares.Delete(c.RemoteAddr().String())
 			c.l.c.spare.Add(-1)
 		} else {
 			c.l.c.open.Add(-1)

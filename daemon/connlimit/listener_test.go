@@ -70,6 +70,7 @@ func TestListenerBesideSharesTheCap(t *testing.T) {
 	other, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ln := NewListener(inner, 1)
+	ln.c.reserve = 0 // the reserve: TestTheReserveBesideIsForHealthChecks
 	beside := ln.Beside(other)
 	defer ln.Close()
 	defer beside.Close()
@@ -105,5 +106,38 @@ func TestListenerBesideSharesTheCap(t *testing.T) {
 	require.NotNil(t, cb, "room again once the first closed")
 	for _, x := range []net.Conn{a, over, b, cb} {
 		_ = x.Close()
+	}
+}
+
+// On the gRPC listener beside, a connection over the cap takes a place of
+// the reserve, and Reserved tells the server, which sees a call's peer
+// address alone, that it may answer health checks there and nothing else.
+func TestTheReserveBesideIsForHealthChecks(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := NewListener(inner, 1)
+	beside := ln.Beside(other)
+	defer ln.Close()
+	defer beside.Close()
+
+	a, err := net.Dial("tcp", other.Addr().String())
+	require.NoError(t, err)
+	ca, err := beside.Accept()
+	require.NoError(t, err)
+	over, err := net.Dial("tcp", other.Addr().String())
+	require.NoError(t, err)
+	co, err := beside.Accept()
+	require.NoError(t, err, "over the cap, in the reserve")
+	require.EqualValues(t, 1, ln.Open())
+	require.False(t, ln.Reserved(ca.RemoteAddr()), "within the cap")
+	require.True(t, beside.Reserved(co.RemoteAddr()))
+	require.False(t, ln.Reserved(nil))
+
+	require.NoError(t, co.Close())
+	require.False(t, ln.Reserved(co.RemoteAddr()), "a closed connection leaves the reserve")
+	for _, x := range []net.Conn{a, ca, over} {
+		require.NoError(t, x.Close())
 	}
 }
