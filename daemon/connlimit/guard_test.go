@@ -24,7 +24,7 @@ func TestTheReserveAnswersChecksOverTheCap(t *testing.T) {
 			inner, err := net.Listen("tcp", "127.0.0.1:0")
 			require.NoError(t, err)
 			ln := NewListener(inner, 1)
-			ln.c.reserve, ln.c.life = 2, 300*time.Millisecond
+			ln.res.max, ln.res.life = 2, 300*time.Millisecond
 			check := func(method, path string) bool {
 				return method == http.MethodGet && (path == "/live" || path == "/slow")
 			}
@@ -102,7 +102,7 @@ func TestTheReserveAnswersChecksOverTheCap(t *testing.T) {
 			require.NoError(t, idle.Close())
 
 			// With the reserve full, a check over the cap is refused too.
-			require.Eventually(t, func() bool { return ln.c.spare.Load() == 0 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return ln.res.n.Load() == 0 }, 5*time.Second, time.Millisecond)
 			var slow []net.Conn
 			for range 2 {
 				c, err := net.Dial("tcp", addr)
@@ -110,7 +110,7 @@ func TestTheReserveAnswersChecksOverTheCap(t *testing.T) {
 				send(c, "/slow")
 				slow = append(slow, c)
 			}
-			require.Eventually(t, func() bool { return ln.c.spare.Load() == 2 }, 5*time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return ln.res.n.Load() == 2 }, 5*time.Second, time.Millisecond)
 			resp, _ = over("/live")
 			require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 			close(release)
@@ -119,7 +119,7 @@ func TestTheReserveAnswersChecksOverTheCap(t *testing.T) {
 				require.Equal(t, http.StatusOK, resp.StatusCode)
 				require.NoError(t, c.Close())
 			}
-			require.Eventually(t, func() bool { return ln.c.spare.Load() == 0 }, 5*time.Second, time.Millisecond, "places given back")
+			require.Eventually(t, func() bool { return ln.res.n.Load() == 0 }, 5*time.Second, time.Millisecond, "places given back")
 
 			require.NoError(t, held.Close())
 			require.NoError(t, srv.Close())

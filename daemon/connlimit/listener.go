@@ -37,14 +37,15 @@ const refuseWriteTimeout = 50 * time.Millisecond
 // clients reconnecting in a storm do not crowd the reserve. Over TLS, whose
 // request line only the server reads, a connection over the cap takes a
 // place of the reserve as it comes, and Guard refuses what is not a check.
-// A reserved connection serves one request and lives at most ReserveLife.
+// A reserved HTTP connection serves one request. The gRPC listener (Beside)
+// keeps a reserve of its own, which any connection over the cap takes as it
+// comes; its server refuses there what is not a health check (Reserved).
+// A reserved connection lives at most ReserveLife.
 type Listener struct {
 	net.Listener
 	c      *counts
 	refuse func(net.Conn)
-	// spares says connections over the cap may take a reserved place
-	// (HTTP listeners; a gRPC client cannot read an HTTP/1 answer).
-	spares bool
+	res    *reserve
 	// check, once Checks set it, says which requests a connection over
 	// the cap may make; the accept loop (acceptLoop) runs then.
 	check func(method, path string) bool
@@ -60,9 +61,9 @@ type Listener struct {
 	wg        sync.WaitGroup
 }
 
-// Reserve is how many connections over the cap an HTTP listener (and the
-// HTTP listeners beside it) may hold at once for health checks and
-// scrapes; ReserveLife bounds each. Of the connections over the cap, at
+// Reserve is how many connections over the cap the HTTP listeners (one and
+// those BesideHTTP it) may hold at once for health checks and scrapes, and
+// the gRPC listener beside as many apart; ReserveLife bounds each. Of the connections over the cap, at
 // most maxReading wait for their request line at once (the oldest is
 // refused for a new one), each for at most readLineTimeout, and maxBusy
 // goroutines read or refuse them; past that they are refused at once.
@@ -77,22 +78,29 @@ const (
 // counts are the connections of one or more listeners under one cap.
 type counts struct {
 	max     int64
-	reserve int64         // Reserve, but in tests
-	life    time.Duration // ReserveLife, but in tests
 	open    atomic.Int64
-	spare   atomic.Int64 // connections over the cap in the reserve
-	spares  sync.Map     // their remote addresses (string → struct{})
+	spares  sync.Map // remote addresses of the connections in a reserve (string → struct{})
 	refused atomic.Int64
 }
+
+// reserve is the places over the cap of the HTTP listeners, or of the gRPC
+// one: apart, so that neither's clients crowd the other's checks out.
+type reserve struct {
+	max  int64         // Reserve, but in tests
+	life time.Duration // ReserveLife, but in tests
+	n    atomic.Int64  // places taken
+}
+
+func newReserve() *reserve { return &reserve{max: Reserve, life: ReserveLife} }
 
 // NewListener caps ln, an HTTP listener, at max open connections (max ≥ 1)
 // and Reserve more for health checks and scrapes.
 func NewListener(ln net.Listener, max int) *Listener {
-	return newListener(ln, &counts{max: int64(max), reserve: Reserve, life: ReserveLife}, refuse, true, nil)
+	return newListener(ln, &counts{max: int64(max)}, newReserve(), refuse, nil)
 }
 
-func newListener(ln net.Listener, c *counts, refuse func(net.Conn), spares bool, check func(string, string) bool) *Listener {
-	return &Listener{Listener: ln, c: c, refuse: refuse, spares: spares, check: check,
+func newListener(ln net.Listener, c *counts, res *reserve, refuse func(net.Conn), check func(string, string) bool) *Listener {
+	return &Listener{Listener: ln, c: c, res: res, refuse: refuse, check: check,
 		ready: make(chan accepted), done: make(chan struct{}), closing: make(chan struct{})}
 }
 
@@ -108,13 +116,13 @@ func (l *Listener) Checks(check func(method, path string) bool) { l.check = chec
 // reserve it is closed at once, as a gRPC client cannot read an HTTP/1
 // answer.
 func (l *Listener) Beside(ln net.Listener) *Listener {
-	return newListener(ln, l.c, func(c net.Conn) { _ = c.Close() }, true, nil)
+	return newListener(ln, l.c, newReserve(), func(c net.Conn) { _ = c.Close() }, nil)
 }
 
 // BesideHTTP caps another HTTP listener (the metrics listener) under the
 // same count and reserve as l, with its checks.
 func (l *Listener) BesideHTTP(ln net.Listener) *Listener {
-	return newListener(ln, l.c, refuse, true, l.check)
+	return newListener(ln, l.c, l.res, refuse, l.check)
 }
 
 // Accept returns the next connection within the cap, or over it in the
@@ -150,7 +158,7 @@ func (l *Listener) admit(c net.Conn) net.Conn {
 		return &conn{Conn: c, l: l}
 	}
 	l.c.open.Add(-1)
-	if l.spares && l.takeSpare() {
+	if l.takeSpare() {
 		return l.spareConn(c)
 	}
 	l.c.refused.Add(1)
@@ -160,16 +168,16 @@ func (l *Listener) admit(c net.Conn) net.Conn {
 
 // takeSpare takes a place of the reserve, if one is free.
 func (l *Listener) takeSpare() bool {
-	if l.c.spare.Add(1) <= l.c.reserve {
+	if l.res.n.Add(1) <= l.res.max {
 		return true
 	}
-	l.c.spare.Add(-1)
+	l.res.n.Add(-1)
 	return false
 }
 
 // spareConn is c in a place of the reserve that takeSpare took.
 func (l *Listener) spareConn(c net.Conn) *conn {
-	sc := &conn{Conn: c, l: l, spare: true, until: time.Now().Add(l.c.life)}
+	sc := &conn{Conn: c, l: l, spare: true, until: time.Now().Add(l.res.life)}
 	_ = c.SetDeadline(sc.until)
 	l.c.spares.Store(c.RemoteAddr().String(), struct{}{})
 	return sc
@@ -230,7 +238,7 @@ func (c *conn) Close() error {
 	c.once.Do(func() {
 		if c.spare {
 			c.l.c.spares.Delete(c.RemoteAddr().String())
-			c.l.c.spare.Add(-1)
+			c.l.res.n.Add(-1)
 		} else {
 			c.l.c.open.Add(-1)
 		}

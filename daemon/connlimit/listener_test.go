@@ -17,7 +17,7 @@ func TestListenerRefusesConnectionsOverTheCap(t *testing.T) {
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ln := NewListener(inner, 2)
-	ln.c.reserve = 0 // the reserve: TestTheReserveAnswersChecksOverTheCap
+	ln.res.max = 0 // the reserve: TestTheReserveAnswersChecksOverTheCap
 	defer ln.Close()
 	accepted := make(chan net.Conn, 4)
 	go func() {
@@ -70,8 +70,8 @@ func TestListenerBesideSharesTheCap(t *testing.T) {
 	other, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ln := NewListener(inner, 1)
-	ln.c.reserve = 0 // the reserve: TestTheReserveBesideIsForHealthChecks
 	beside := ln.Beside(other)
+	beside.res.max = 0 // the reserve: TestTheReserveBesideIsForHealthChecks
 	defer ln.Close()
 	defer beside.Close()
 
@@ -134,6 +134,10 @@ func TestTheReserveBesideIsForHealthChecks(t *testing.T) {
 	require.False(t, ln.Reserved(ca.RemoteAddr()), "within the cap")
 	require.True(t, beside.Reserved(co.RemoteAddr()))
 	require.False(t, ln.Reserved(nil))
+	beside.res.max = 1
+	require.False(t, beside.takeSpare(), "the gRPC listener's reserve is full")
+	require.True(t, ln.takeSpare(), "the HTTP listeners' is apart: gRPC clients cannot crowd out HTTP checks")
+	ln.res.n.Add(-1)
 
 	require.NoError(t, co.Close())
 	require.False(t, ln.Reserved(co.RemoteAddr()), "a closed connection leaves the reserve")
