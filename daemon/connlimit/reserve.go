@@ -93,14 +93,6 @@ func (l *Listener) readRequestLine(c net.Conn) {
 	r := bufio.NewReaderSize(c, 1024)
 	line, err := r.ReadSlice('\n')
 	l.readers.remove(c)
-	if err != nil && len(line) == 0 {
-		// It sent nothing, so there is no request to answer: an HTTP
-		// client's spare dial, say, which an answer it did not ask for
-		// would only make log a complaint.
-		l.c.refused.Add(1)
-		_ = c.Close()
-		return
-	}
 	if err != nil || !l.check(requestLine(line)) || !l.takeSpare() {
 		l.c.refused.Add(1)
 		refuseRead(c)
