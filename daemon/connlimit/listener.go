@@ -63,10 +63,11 @@ type Listener struct {
 
 // Reserve is how many connections over the cap the HTTP listeners (one and
 // those BesideHTTP it) may hold at once for health checks and scrapes, and
-// the gRPC listener beside as many apart; ReserveLife bounds each. Of the connections over the cap, at
-// most maxReading wait for their request line at once (the oldest is
-// refused for a new one), each for at most readLineTimeout, and maxBusy
-// goroutines read or refuse them; past that they are refused at once.
+// the gRPC listener beside as many apart; ReserveLife bounds each. Of the
+// connections over the cap, at most maxReading wait for their request line
+// at once (the oldest is refused for a new one), each for at most
+// readLineTimeout, and maxBusy goroutines read or refuse them; past that
+// they are refused at once.
 const (
 	Reserve         = 16
 	ReserveLife     = 5 * time.Second
@@ -109,9 +110,9 @@ func newListener(ln net.Listener, c *counts, res *reserve, refuse func(net.Conn)
 // check says are health checks or scrapes.
 func (l *Listener) Checks(check func(method, path string) bool) { l.check = check }
 
-// Beside caps another listener under the same count and reserve as l (the
-// gRPC listener beside the HTTP one). A connection over the cap there takes
-// a place of the reserve as it comes, where the server answers health
+// Beside caps another listener under the same count as l (the gRPC
+// listener beside the HTTP one), with a reserve of its own. A connection
+// over the cap there takes a place of that reserve as it comes, where the server answers health
 // checks alone (Reserved says which connections are there); past the
 // reserve it is closed at once, as a gRPC client cannot read an HTTP/1
 // answer.
