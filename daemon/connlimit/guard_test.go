@@ -16,8 +16,8 @@ import (
 // their answer: a connection over the cap gets a place of the reserve for a
 // check, and is refused otherwise, whether the listener reads its request
 // line (plain HTTP) or the server does (Guard alone, as over TLS). Before,
-// every connection over the cap was refused, so that a liveness probe or
-// systemd's watchdog check restarted a daemon that was only busy.
+// every connection over the cap was refused, so that a liveness probe
+// (Kubernetes dials anew for each) restarted a daemon that was only busy.
 func TestTheReserveAnswersChecksOverTheCap(t *testing.T) {
 	for _, mode := range []string{"request lines read", "guard alone"} {
 		t.Run(mode, func(t *testing.T) {

@@ -29,9 +29,8 @@ const refuseWriteTimeout = 50 * time.Millisecond
 //
 // An HTTP listener keeps a few places more (Reserve) for health checks and
 // scrapes, so that a flood of clients that fills the cap still leaves a
-// liveness probe, systemd's watchdog check and a Prometheus scrape their
-// answer (refused, the first two would restart a daemon that is only
-// busy). With Checks set (plain HTTP), the listener reads the request line
+// liveness probe (Kubernetes dials anew for each) and a scrape their answer
+// (refused, the first would restart a daemon that is only busy). With Checks set (plain HTTP), the listener reads the request line
 // of each connection over the cap itself and hands the server only those
 // that are checks, in the reserve; it refuses the others at once, so that
 // clients reconnecting in a storm do not crowd the reserve. Over TLS, whose

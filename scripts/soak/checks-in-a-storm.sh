@@ -4,8 +4,8 @@
 # (far over what the node serves, so that the daemon's connection cap fills
 # and refused clients reconnect at once), and meanwhile, ROUNDS times a
 # second apart, GET /v2/health/live, /v2/health/ready, /metrics and
-# /api/v1/status on fresh connections, as a liveness probe, systemd's
-# watchdog check and a Prometheus scrape make them. Prints how many were
+# /api/v1/status on fresh connections, as Kubernetes' probes (which dial
+# anew for each) and a scrape make them. Prints how many were
 # answered 200. Needs bin/gpuletd (BIN= another build), the ONNX Runtime
 # library (make deps) and curl.
 #
