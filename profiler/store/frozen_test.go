@@ -80,6 +80,7 @@ func loadFrozen(t *testing.T, v int) string {
 var upgradeChecks = map[int]func(t *testing.T, s *Store){
 	1: checkUpgradedV1,
 	2: checkUpgradedV2,
+	3: checkUpgradedV3,
 }
 
 func checkUpgradedV1(t *testing.T, s *Store) {
@@ -175,6 +176,27 @@ func checkUpgradedV2(t *testing.T, s *Store) {
 	m, err := s.ModelMemory(ctx, vgg, "cpu")
 	require.NoError(t, err)
 	require.Equal(t, 1438.0, m.ResidentMB)
+}
+
+func checkUpgradedV3(t *testing.T, s *Store) {
+	ctx := context.Background()
+	sha := "7a2c4e6f8a0b2c4d6e8f0a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d"
+
+	m, err := s.ModelMemory(ctx, sha, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 212.5, m.ResidentMB)
+	require.Equal(t, int64(1), m.RunID)
+
+	// Version 4's file digests: none kept before it existed (the daemon
+	// then reads the files once), and kept from then on.
+	ds, err := s.FileDigests(ctx)
+	require.NoError(t, err)
+	require.Empty(t, ds)
+	d := FileDigest{Path: "/var/lib/gpuletd/models/resnet18/1/model.onnx", Platform: "onnxruntime", Entry: []byte(`{"sha256":"7a2c"}`)}
+	require.NoError(t, s.PutFileDigest(ctx, d))
+	ds, err = s.FileDigests(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []FileDigest{d}, ds)
 }
 
 // TestUpgradeFromFrozen opens each frozen database with the current code and
