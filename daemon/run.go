@@ -153,6 +153,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		args: executorArgs(cfg, lib), env: engine.env(), onState: n.router.update, onModelsLost: n.modelsLost,
 		onRestart: n.restartTried, running: map[string]*gpuletRun{}, memGroup: n.memGroup}
 
+	n.catalog.keepDigests(ctx)
 	startup, err := n.catalog.scan(ctx, cfg.StartupModels)
 	if err != nil {
 		return err

@@ -16,9 +16,13 @@ import (
 // use NewDigestCache.
 type DigestCache struct {
 	mu       sync.Mutex
-	entries  map[string]cachedDigest // by the model file's path and platform
+	entries  map[string]cachedDigest // by cacheID
 	computed int                     // digests computed, not answered from entries
+	keep     func(KeptDigest)        // Keep's
 }
+
+// cacheID is the entries' key for a model file's path and platform.
+func cacheID(path, platform string) string { return platform + "\x00" + path }
 
 // cachedDigest is one model file's digest and its files' keys when read.
 type cachedDigest struct {
@@ -50,7 +54,7 @@ func NewDigestCache() *DigestCache {
 // Digest is DigestFile, answered from the cache while the model file and
 // its external data files are as they were when last read.
 func (c *DigestCache) Digest(path, platform string) (Digest, error) {
-	id := platform + "\x00" + path
+	id := cacheID(path, platform)
 	c.mu.Lock()
 	e, ok := c.entries[id]
 	c.mu.Unlock()
@@ -60,15 +64,29 @@ func (c *DigestCache) Digest(path, platform string) (Digest, error) {
 	}
 	d, keys, err := digestFile(path, platform)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.computed++
 	if err != nil {
 		delete(c.entries, id)
+		c.mu.Unlock()
 		return Digest{}, err
 	}
-	c.entries[id] = cachedDigest{d: d, keys: keys}
+	e = cachedDigest{d: d, keys: keys}
+	c.entries[id] = e
+	keep := c.keep
+	c.mu.Unlock()
+	if keep != nil {
+		keep(kept(path, platform, e))
+	}
 	d.ExternalData = slices.Clone(d.ExternalData)
 	return d, nil
+}
+
+// Computed is how many digests the cache computed, reading files, rather
+// than answered from what it holds.
+func (c *DigestCache) Computed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.computed
 }
 
 // unchanged says whether every file e read still stats as it did.

@@ -52,3 +52,43 @@ func TestDigestCacheReadsUnchangedFilesOnce(t *testing.T) {
 	require.ErrorContains(t, err, "which is missing")
 	require.Empty(t, c.entries)
 }
+
+// What a cache kept, a new cache (a restarted daemon's) restores: it reads
+// no unchanged file, and reads again one changed while it was away. An
+// entry that does not decode is named and left out.
+func TestDigestCacheKeepsAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSplitModel(t, dir, "model.onnx.data", 1)
+	var kept []KeptDigest
+	first := NewDigestCache()
+	first.Keep(func(k KeptDigest) { kept = append(kept, k) })
+	want, err := first.Digest(path, PlatformONNX)
+	require.NoError(t, err)
+	_, err = first.Digest(path, PlatformONNX)
+	require.NoError(t, err)
+	require.Len(t, kept, 1, "kept once, when computed")
+	require.Equal(t, path, kept[0].Path)
+	require.Equal(t, PlatformONNX, kept[0].Platform)
+
+	restarted := NewDigestCache()
+	bad := KeptDigest{Path: "/gone/model.onnx", Platform: PlatformONNX, Entry: []byte("{not json")}
+	err = restarted.Restore(append(kept, bad))
+	require.ErrorContains(t, err, "restore digest of /gone/model.onnx")
+	got, err := restarted.Digest(path, PlatformONNX)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Zero(t, restarted.computed, "restored: the files are not read")
+
+	// Changed while no daemon ran: read again.
+	data := filepath.Join(dir, "model.onnx.data")
+	b, err := os.ReadFile(data)
+	require.NoError(t, err)
+	b[0] ^= 0xff
+	require.NoError(t, os.WriteFile(data, b, 0o644))
+	again := NewDigestCache()
+	require.NoError(t, again.Restore(kept))
+	got, err = again.Digest(path, PlatformONNX)
+	require.NoError(t, err)
+	require.Equal(t, 1, again.computed)
+	require.NotEqual(t, want.SHA256, got.SHA256)
+}
