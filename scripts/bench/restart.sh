@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Restart time: how long gpuletd serve takes to answer /v2/health/ready on
+# the repository REPO, at its first start and at a restart with the same
+# state directory, on one emulated GPU. With COLD=1 the page cache is
+# dropped before the restart (root only), as after a reboot. BIN picks the
+# build (default bin/gpuletd).
+#
+#   scripts/bench/restart.sh REPO [RESTARTS]
+set -euo pipefail
+repo=$1
+restarts=${2:-1}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${BIN:-$root/bin/gpuletd}
+state=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$state"' EXIT
+port=$((20000 + RANDOM % 20000))
+export GPULETD_STATE_DIR=$state GPULETD_RUNTIME_DIR=$state/run GPULETD_MODEL_REPOSITORY=$repo \
+  GPULETD_LISTEN=127.0.0.1:$port GPULETD_GRPC_LISTEN= GPULETD_LOG_FORMAT=json \
+  GPULETD_DEVICES="[{kind: emulated, profiles: igniter-v100, count: 1}]"
+lib=$(ls "$root"/.deps/onnxruntime/libonnxruntime.so* 2>/dev/null | head -1 || true)
+[ -n "$lib" ] && export GPULETD_ONNXRUNTIME_LIBRARY=$lib
+for run in first $(seq -f restart%g 1 "$restarts"); do
+  if [ "$run" != first ] && [ "${COLD:-0}" = 1 ]; then
+    sync
+    echo 3 >/proc/sys/vm/drop_caches
+  fi
+  t0=$(date +%s%N)
+  "$bin" serve >"$state/serve-$run.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 3000); do
+    curl -fs "http://127.0.0.1:$port/v2/health/ready" >/dev/null 2>&1 && break
+    sleep 0.02
+  done
+  t1=$(date +%s%N)
+  echo "$run: ready after $(( (t1 - t0) / 1000000 )) ms"
+  kill -TERM "$pid"
+  wait "$pid" 2>/dev/null || true
+done
