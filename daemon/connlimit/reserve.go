@@ -116,9 +116,9 @@ func requestLine(line []byte) (method, path string) {
 	return string(f[0]), u.Path
 }
 
-// refuseRead answers c, whose request has begun to arrive, with the
-// refusal, and reads a little of what follows before closing it, so that
-// the client reads the answer rather than a reset.
+// refuseRead answers c, a connection over the cap whose request line was
+// awaited, with the refusal, and reads a little of what it sends before
+// closing it, so that the client reads the answer rather than a reset.
 func refuseRead(c net.Conn) {
 	_ = c.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
 	_, _ = c.Write(refusal)
