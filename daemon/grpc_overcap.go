@@ -34,15 +34,20 @@ var errOverCap = func() error {
 	return st.Err()
 }()
 
-// overCap says whether a call to method on ctx's connection is refused: the
-// connection is over limits.max_connections, and the call is no health
-// check (connlimit's reserve keeps such connections for those).
+// overCap says whether a call to method on ctx's connection is refused,
+// and counts it refused: the connection is over limits.max_connections, and
+// the call is no health check (connlimit's reserve keeps such connections
+// for those).
 func (n *node) overCap(ctx context.Context, method string) bool {
 	if n.conns == nil || grpcChecks[method] {
 		return false
 	}
 	p, ok := peer.FromContext(ctx)
-	return ok && n.conns.Reserved(p.Addr)
+	if !ok || !n.conns.Reserved(p.Addr) {
+		return false
+	}
+	n.conns.NoteRefused()
+	return true
 }
 
 // grpcOverCap refuses unary calls over the cap that are not health checks.

@@ -75,4 +75,5 @@ func TestGRPCOverTheCapAnswersHealthChecksAlone(t *testing.T) {
 			require.NotEmpty(t, st.Details(), "RetryInfo")
 		})
 	}
+	require.EqualValues(t, 2, conns.Refused(), "the calls refused are counted")
 }

@@ -211,8 +211,13 @@ func (l *Listener) Close() error {
 // beside it.
 func (l *Listener) Open() int64 { return l.c.open.Load() }
 
-// Refused is the number of connections refused over the cap so far.
+// Refused is the number of connections refused over the cap so far, with
+// the requests refused on connections in a reserve.
 func (l *Listener) Refused() int64 { return l.c.refused.Load() }
+
+// NoteRefused counts a call refused on a connection in the reserve by a
+// server that refuses them itself (gRPC's: Reserved).
+func (l *Listener) NoteRefused() { l.c.refused.Add(1) }
 
 // Max is the cap.
 func (l *Listener) Max() int64 { return l.c.max }
