@@ -155,6 +155,18 @@ type status struct {
 	// CPUMemory is what bounds the models of the CPU device and what the
 	// plan places there; nil without a CPU device or before a plan.
 	CPUMemory *cpuMemoryStatus `json:"cpu_memory,omitempty"`
+	// Connections are the client connections against
+	// limits.max_connections; nil before the listener opened.
+	Connections *connectionsStatus `json:"connections,omitempty"`
+}
+
+// connectionsStatus is the client connections open within
+// limits.max_connections, the cap, and what was refused over it since the
+// start (gpuletd_http_connections*).
+type connectionsStatus struct {
+	Open    int64 `json:"open"`
+	Max     int64 `json:"max"`
+	Refused int64 `json:"refused"`
 }
 
 // tlsStatus is the certificate the listeners serve, and whether they ask
@@ -178,6 +190,9 @@ func (n *node) status() status {
 	if n.cache.on() {
 		u := n.cache.usage()
 		s.Cache = &u
+	}
+	if n.conns != nil {
+		s.Connections = &connectionsStatus{Open: n.conns.Open(), Max: n.conns.Max(), Refused: n.conns.Refused()}
 	}
 	if n.tls != nil {
 		l := n.tls.leaf()

@@ -242,6 +242,28 @@ type adminStatus struct {
 	TLS             *adminTLS          `json:"tls"`
 	Memory          *adminCgroupMemory `json:"memory"`     // nil where the daemon has no memory cgroup to read
 	CPUMemory       *adminCPUMemory    `json:"cpu_memory"` // nil without a CPU device, before a plan, or from a daemon that does not say
+	Connections     *adminConnections  `json:"connections"` // nil from a daemon that does not say
+}
+
+// adminConnections is the client connections against
+// limits.max_connections.
+type adminConnections struct {
+	Open    int64 `json:"open"`
+	Max     int64 `json:"max"`
+	Refused int64 `json:"refused"`
+}
+
+// words says them in the status's header when they matter: some were
+// refused over the cap, or nine tenths of it are open; "" otherwise.
+func (c *adminConnections) words() string {
+	if c == nil || c.Max <= 0 || (c.Refused == 0 && c.Open*10 < c.Max*9) {
+		return ""
+	}
+	line := fmt.Sprintf("connections: %d of %d open (limits.max_connections)", c.Open, c.Max)
+	if c.Refused > 0 {
+		line += fmt.Sprintf(", %d refused over it since the start (health checks and scrapes are answered over it)", c.Refused)
+	}
+	return line
 }
 
 // adminCgroupMemory is the daemon's memory cgroup, its executors' memory
@@ -637,6 +659,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		counted(s.Reorganizations, "reorganization"), counted(s.Restarts, "executor restart"))
 	if old := olderPolicies(s); len(old) > 0 {
 		fmt.Fprintf(w, "  still on an earlier policy (the reload could not switch them: see the events): %s\n", strings.Join(old, ", "))
+	}
+	if line := s.Connections.words(); line != "" {
+		writeWrappedLine(w, line)
 	}
 	if p := s.RecentProblems; p != nil && p.Warnings+p.Errors > 0 {
 		var what []string

@@ -650,3 +650,32 @@ func TestWriteStatusSaysTheCPULimit(t *testing.T) {
 		require.Equal(t, limit > 0, strings.Contains(b.String(), "\ncpu: 1 of 2 cores, the whole cores its cgroup's CPU limit of 1.5 CPUs pays for (/docker/ab)\n"), b.String())
 	}
 }
+
+// The status says when clients fill limits.max_connections: some were
+// refused over it, or nine tenths of it are open; nothing otherwise, or
+// from a daemon that does not say.
+func TestWriteStatusConnections(t *testing.T) {
+	for _, tc := range []struct {
+		c    *adminConnections
+		want string
+	}{
+		{&adminConnections{Open: 1024, Max: 1024, Refused: 85488},
+			"connections: 1024 of 1024 open (limits.max_connections), 85488 refused over it\n  since the start (health checks and scrapes are answered over it)\n"},
+		{&adminConnections{Open: 950, Max: 1024}, "connections: 950 of 1024 open (limits.max_connections)\n"},
+		{&adminConnections{Open: 3, Max: 1024, Refused: 2}, "connections: 3 of 1024 open (limits.max_connections), 2 refused over it since\n  the start (health checks and scrapes are answered over it)\n"},
+		{&adminConnections{Open: 3, Max: 1024}, ""},
+		{nil, ""},
+	} {
+		var s adminStatus
+		readFixture(t, "status.json", &s)
+		s.Connections = tc.c
+		var b strings.Builder
+		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+		if tc.want == "" {
+			require.NotContains(t, b.String(), "limits.max_connections")
+			continue
+		}
+		require.Contains(t, b.String(), "executor restarts\n"+tc.want, "under the policy line")
+		require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	}
+}
