@@ -240,8 +240,8 @@ type adminStatus struct {
 	RequestPath     *adminRequestPath  `json:"request_path"`    // nil before it was measured, or from a daemon that does not say
 	Cache           *adminCacheUse     `json:"response_cache"`
 	TLS             *adminTLS          `json:"tls"`
-	Memory          *adminCgroupMemory `json:"memory"`     // nil where the daemon has no memory cgroup to read
-	CPUMemory       *adminCPUMemory    `json:"cpu_memory"` // nil without a CPU device, before a plan, or from a daemon that does not say
+	Memory          *adminCgroupMemory `json:"memory"`      // nil where the daemon has no memory cgroup to read
+	CPUMemory       *adminCPUMemory    `json:"cpu_memory"`  // nil without a CPU device, before a plan, or from a daemon that does not say
 	Connections     *adminConnections  `json:"connections"` // nil from a daemon that does not say
 }
 
