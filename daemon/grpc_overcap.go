@@ -46,7 +46,7 @@ func (n *node) overCap(ctx context.Context, method string) bool {
 	if !ok || !n.conns.Reserved(p.Addr) {
 		return false
 	}
-	n.conns.NoteRefused()
+	n.conns.Refuse(p.Addr)
 	return true
 }
 

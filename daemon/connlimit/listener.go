@@ -79,7 +79,7 @@ const (
 type counts struct {
 	max     int64
 	open    atomic.Int64
-	spares  sync.Map // remote addresses of the connections in a reserve (string → struct{})
+	spares  sync.Map // the connections in a reserve by remote address (string → *conn)
 	refused atomic.Int64
 }
 
@@ -177,9 +177,9 @@ func (l *Listener) takeSpare() bool {
 
 // spareConn is c in a place of the reserve that takeSpare took.
 func (l *Listener) spareConn(c net.Conn) *conn {
-	sc := &conn{Conn: c, l: l, spare: true, until: time.Now().Add(l.res.life)}
-	_ = c.SetDeadline(sc.until)
-	l.c.spares.Store(c.RemoteAddr().String(), struct{}{})
+	sc := &conn{Conn: c, l: l, spare: true}
+	sc.end(time.Now().Add(l.res.life))
+	l.c.spares.Store(c.RemoteAddr().String(), sc)
 	return sc
 }
 
@@ -215,9 +215,23 @@ func (l *Listener) Open() int64 { return l.c.open.Load() }
 // the requests refused on connections in a reserve.
 func (l *Listener) Refused() int64 { return l.c.refused.Load() }
 
-// NoteRefused counts a call refused on a connection in the reserve by a
-// server that refuses them itself (gRPC's: Reserved).
-func (l *Listener) NoteRefused() { l.c.refused.Add(1) }
+// Refuse counts a call refused on the connection from addr, in the reserve,
+// by a server that refuses such calls itself (gRPC's: Reserved), and ends
+// the connection within refusedLinger, time for the refusal to leave: its
+// place is a health check's, and the client reconnects after its backoff.
+func (l *Listener) Refuse(addr net.Addr) {
+	l.c.refused.Add(1)
+	if addr == nil {
+		return
+	}
+	if v, ok := l.c.spares.Load(addr.String()); ok {
+		v.(*conn).end(time.Now().Add(refusedLinger))
+	}
+}
+
+// refusedLinger is how long a reserved connection whose call was refused
+// lives on (Refuse).
+const refusedLinger = 100 * time.Millisecond
 
 // Max is the cap.
 func (l *Listener) Max() int64 { return l.c.max }
@@ -233,16 +247,17 @@ type conn struct {
 	net.Conn
 	l    *Listener
 	once sync.Once
-	// spare: accepted over the cap into the reserve, until at the latest.
+	// spare: accepted over the cap into the reserve, to live until (Unix
+	// ns) at the latest.
 	spare bool
-	until time.Time
+	until atomic.Int64
 }
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
 		if c.spare {
-			c.l.c.spares.Delete(c.RemoteAddr().String())
+			c.l.c.spares.CompareAndDelete(c.RemoteAddr().String(), c)
 			c.l.res.n.Add(-1)
 		} else {
 			c.l.c.open.Add(-1)
@@ -262,8 +277,18 @@ func (c *conn) SetReadDeadline(t time.Time) error { return c.Conn.SetReadDeadlin
 func (c *conn) SetWriteDeadline(t time.Time) error { return c.Conn.SetWriteDeadline(c.clamp(t)) }
 
 func (c *conn) clamp(t time.Time) time.Time {
-	if c.spare && (t.IsZero() || t.After(c.until)) {
-		return c.until
+	if !c.spare {
+		return t
+	}
+	if until := time.Unix(0, c.until.Load()); t.IsZero() || t.After(until) {
+		return until
 	}
 	return t
+}
+
+// end has a reserved connection end by at: its deadlines move there, and no
+// later deadline is set from then on.
+func (c *conn) end(at time.Time) {
+	c.until.Store(at.UnixNano())
+	_ = c.Conn.SetDeadline(at)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -138,6 +139,16 @@ func TestTheReserveBesideIsForHealthChecks(t *testing.T) {
 	require.False(t, beside.takeSpare(), "the gRPC listener's reserve is full")
 	require.True(t, ln.takeSpare(), "the HTTP listeners' is apart: gRPC clients cannot crowd out HTTP checks")
 	ln.res.n.Add(-1)
+
+	// A call refused there ends the connection soon: its place is a
+	// health check's. No deadline set after that moves the end.
+	beside.Refuse(co.RemoteAddr())
+	require.EqualValues(t, 1, ln.Refused())
+	require.NoError(t, co.SetReadDeadline(time.Now().Add(time.Hour)))
+	start := time.Now()
+	_, err = co.Read(make([]byte, 1))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.Less(t, time.Since(start), 2*time.Second)
 
 	require.NoError(t, co.Close())
 	require.False(t, ln.Reserved(co.RemoteAddr()), "a closed connection leaves the reserve")
