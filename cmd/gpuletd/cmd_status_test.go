@@ -476,18 +476,26 @@ func TestWriteStatusRecentProblems(t *testing.T) {
 		{&adminProblems{Window: "1h0m0s"}, ""},
 		{nil, ""},
 	} {
-		var s adminStatus
-		readFixture(t, "status.json", &s)
-		s.RecentProblems = tc.p
-		var b strings.Builder
-		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
-		if tc.want == "" {
-			require.NotContains(t, b.String(), "gpuletd events")
-			continue
-		}
-		require.Contains(t, b.String(), "executor restarts\n"+tc.want, "under the policy line")
-		require.LessOrEqual(t, widest(b.String()), 80, b.String())
+		requireUnderPolicyLine(t, func(s *adminStatus) { s.RecentProblems = tc.p }, tc.want, "gpuletd events")
 	}
+}
+
+// requireUnderPolicyLine writes the fixture's status as set changes it and
+// requires want right under the policy line, in 80 columns; for want "",
+// that the status does not mention absent.
+func requireUnderPolicyLine(t *testing.T, set func(*adminStatus), want, absent string) {
+	t.Helper()
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	set(&s)
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	if want == "" {
+		require.NotContains(t, b.String(), absent)
+		return
+	}
+	require.Contains(t, b.String(), "executor restarts\n"+want, "under the policy line")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
 }
 
 // The header says how long the daemon has run and since when, as
@@ -666,16 +674,6 @@ func TestWriteStatusConnections(t *testing.T) {
 		{&adminConnections{Open: 3, Max: 1024}, ""},
 		{nil, ""},
 	} {
-		var s adminStatus
-		readFixture(t, "status.json", &s)
-		s.Connections = tc.c
-		var b strings.Builder
-		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
-		if tc.want == "" {
-			require.NotContains(t, b.String(), "limits.max_connections")
-			continue
-		}
-		require.Contains(t, b.String(), "executor restarts\n"+tc.want, "under the policy line")
-		require.LessOrEqual(t, widest(b.String()), 80, b.String())
+		requireUnderPolicyLine(t, func(s *adminStatus) { s.Connections = tc.c }, tc.want, "limits.max_connections")
 	}
 }
