@@ -273,6 +273,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 		"the daemon under test has no gRPC listener")
 	require.Equal(t, "127.0.0.1:0 (/metrics alone)", eval[string](t, b, `document.querySelector('#summary [data-key="metrics"] dd').textContent`),
 		"the daemon under test has a metrics listener of its own")
+	require.Regexp(t, `^\d+ of 1024 open \(limits\.max_connections\)$`, eval[string](t, b, `document.querySelector('#summary [data-key="connections"] dd').textContent`),
+		"the page's own connections, against the default cap")
 	checkProfile(t, b, d, "resnet18")
 	b.run(t, chromedp.Click(chromedp.CSS(`#models-table a[href="#profile-lenet5"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#profile-lenet5 svg[data-chart="latency"]`)))
@@ -338,7 +340,9 @@ func TestAdminPageInBrowser(t *testing.T) {
 		t.Logf("a preview after the surge: %q", steps)
 		require.NotEmpty(t, steps)
 		for _, step := range steps {
-			require.Regexp(t, `^(start|resize|load|retune|unload|stop) emu\d`, step)
+			// gpulet.PlanDiff.Steps' forms: "load mlp, vgg on emu0 …"
+			// names its models before its GPU.
+			require.Regexp(t, `^((start|resize|retune|stop) emu\d|(load|unload) .+ (on|from) emu\d)`, step)
 		}
 		st, err := d.status()
 		require.NoError(t, err)
@@ -641,6 +645,16 @@ func checkReadyWords(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, []string{"312µs of CPU a request (daemon 239µs, executor 73µs)",
 		"1.25ms of CPU a request (daemon 1.25ms, executor 0µs)", "–"}, got)
+	got = eval[[]string](t, b, `(async () => {
+  const { connectionsWords } = await import('/assets/summary.js');
+  return [
+    connectionsWords({ open: 3, max: 1024, refused: 0 }),
+    connectionsWords({ open: 1024, max: 1024, refused: 85488 }),
+    connectionsWords(undefined),
+  ];
+})()`)
+	require.Equal(t, []string{"3 of 1024 open (limits.max_connections)",
+		"1024 of 1024 open (limits.max_connections), 85488 refused over it since the start (health checks and scrapes are answered over it)", "–"}, got)
 	// A refresh keeps each model's row and its name's cell (the link a
 	// reader is pressing) as long as the cell says the same.
 	got = eval[[]string](t, b, `(async () => {

@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords, problemWords, upWords, planWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords } from './summary.js';
+import { readyWords, grpcWords, engineWords, problemWords, upWords, planWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords, connectionsWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -82,6 +82,7 @@ function renderSummary(st) {
     ['Request path', requestPathWords(st.request_path)],
     ['Memory', memoryWords(st.memory)],
     ['CPU models', cpuMemoryWords(st.cpu_memory)],
+    ['Connections', connectionsWords(st.connections)],
     ['Reorganizations', String(st.reorganizations)],
     ['Executor restarts', String(st.executor_restarts)],
     ['Last hour', problemWords(st.recent_problems)],

@@ -92,6 +92,16 @@ export function requestPathWords(p) {
   return `${micros(p.per_request_us)} of CPU a request (daemon ${micros(p.daemon_us)}, executor ${micros(p.executors_us)})`;
 }
 
+// connectionsWords says the client connections against
+// limits.max_connections (the status's connections), and what was refused
+// over it since the start: a dash from a daemon that does not say.
+export function connectionsWords(c) {
+  if (!c) return '–';
+  let s = `${c.open} of ${c.max} open (limits.max_connections)`;
+  if (c.refused > 0) s += `, ${c.refused} refused over it since the start (health checks and scrapes are answered over it)`;
+  return s;
+}
+
 // micros writes a CPU time given in µs, in ms from 1 ms.
 function micros(us) {
   us = us || 0;
