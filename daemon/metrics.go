@@ -116,9 +116,9 @@ var (
 	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk, files its user may not write).", nil, nil)
 	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)
 
-	descConns        = prometheus.NewDesc("gpuletd_http_connections", "Client connections open now.", nil, nil)
+	descConns        = prometheus.NewDesc("gpuletd_http_connections", "Client connections open now within the cap (health checks and scrapes answered over it are not counted).", nil, nil)
 	descConnsMax     = prometheus.NewDesc("gpuletd_http_connections_max", "Client connections that may be open at once (limits.max_connections, under the open-file limit).", nil, nil)
-	descConnsRefused = prometheus.NewDesc("gpuletd_http_connections_refused_total", "Client connections answered 503 and closed because the cap was reached.", nil, nil)
+	descConnsRefused = prometheus.NewDesc("gpuletd_http_connections_refused_total", "Client connections answered 503 and closed because the cap was reached, with the requests and gRPC calls other than health checks refused over it.", nil, nil)
 	descBytes        = prometheus.NewDesc("gpuletd_http_inflight_request_bytes", "Request body bytes held by requests in flight.", nil, nil)
 	descBytesMax     = prometheus.NewDesc("gpuletd_http_inflight_request_bytes_max", "Request body bytes requests in flight may hold at once (limits.max_inflight_bytes).", nil, nil)
 	descBytesRefused = prometheus.NewDesc("gpuletd_http_inflight_bytes_refused_total", "Requests answered 503 because their body did not fit in limits.max_inflight_bytes in time.", nil, nil)

@@ -187,8 +187,9 @@ type Limits struct {
 	// this long.
 	IdleTimeout Duration `yaml:"idle_timeout"`
 	// MaxConnections is how many client connections may be open at once;
-	// more are answered 503 and closed. It is held under the process's
-	// open-file limit.
+	// more are answered 503 and closed, but for health checks and scrapes
+	// (connlimit's reserve). It is held under the process's open-file
+	// limit.
 	MaxConnections int `yaml:"max_connections"`
 	// MaxInflightBytes is how many request body bytes all requests in flight
 	// may hold at once; a request that does not fit waits up to its SLO,
