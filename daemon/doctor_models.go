@@ -126,12 +126,5 @@ func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	conv := func(ts []onnxrt.TensorInfo) []repository.TensorSpec {
-		out := make([]repository.TensorSpec, len(ts))
-		for i, t := range ts {
-			out[i] = repository.TensorSpec{Name: t.Name, DataType: t.DataType, Dims: t.Shape}
-		}
-		return out
-	}
-	return conv(info.Inputs), conv(info.Outputs), nil
+	return repository.Specs(info.Inputs), repository.Specs(info.Outputs), nil
 }

@@ -12,11 +12,13 @@ func ReadONNXInterface(path string) (inputs, outputs []TensorSpec, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return specs(ins), specs(outs), nil
+	return Specs(ins), Specs(outs), nil
 }
 
-// specs are values as the repository's specs.
-func specs(values []onnxfile.Value) []TensorSpec {
+// Specs are a model file's inputs or outputs, as either ONNX reader gives
+// them (onnxfile's, or ONNX Runtime's through onnxrt, which answers in the
+// same type), as the repository's specs.
+func Specs(values []onnxfile.Value) []TensorSpec {
 	out := make([]TensorSpec, len(values))
 	for i, v := range values {
 		out[i] = TensorSpec{Name: v.Name, DataType: v.DataType, Dims: v.Shape}

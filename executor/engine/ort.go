@@ -245,12 +245,5 @@ func modelInterface(path string) (onnxrt.ModelInfo, error) {
 	if err != nil {
 		return onnxrt.ReadModelInfo(path)
 	}
-	conv := func(vs []onnxfile.Value) []onnxrt.TensorInfo {
-		out := make([]onnxrt.TensorInfo, len(vs))
-		for i, v := range vs {
-			out[i] = onnxrt.TensorInfo{Name: v.Name, DataType: v.DataType, Shape: v.Shape}
-		}
-		return out
-	}
-	return onnxrt.ModelInfo{Inputs: conv(ins), Outputs: conv(outs)}, nil
+	return onnxrt.ModelInfo{Inputs: ins, Outputs: outs}, nil
 }

@@ -8,9 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gpulet/gpuletd/internal/onnxfile"
 	ort "github.com/yalue/onnxruntime_go"
-
-	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
 var (
@@ -22,16 +21,11 @@ var (
 	ErrUnsupportedType = errors.New("unsupported input or output type")
 )
 
-// TensorInfo describes one model input or output.
-type TensorInfo struct {
-	// Name is the tensor's name in the graph.
-	Name string
-	// DataType is the element type.
-	DataType tensor.DataType
-	// Shape has -1 for every dimension not fixed by the model, such as a
-	// symbolic batch dimension.
-	Shape []int64
-}
+// TensorInfo describes one model input or output, as the file reader
+// onnxfile describes it: the two readers answer in one type, so that either
+// stands for the other (Shape has -1 for every dimension the model does not
+// fix, such as a symbolic batch dimension).
+type TensorInfo = onnxfile.Value
 
 // ModelInfo lists a model's inputs and outputs in graph order.
 type ModelInfo struct {
