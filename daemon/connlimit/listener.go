@@ -30,10 +30,11 @@ const refuseWriteTimeout = 50 * time.Millisecond
 // An HTTP listener keeps a few places more (Reserve) for health checks and
 // scrapes, so that a flood of clients that fills the cap still leaves a
 // liveness probe (Kubernetes dials anew for each) and a scrape their answer
-// (refused, the first would restart a daemon that is only busy). With Checks set (plain HTTP), the listener reads the request line
-// of each connection over the cap itself and hands the server only those
-// that are checks, in the reserve; it refuses the others at once, so that
-// clients reconnecting in a storm do not crowd the reserve. Over TLS, whose
+// (refused, the first would restart a daemon that is only busy). With
+// Checks set (plain HTTP), the listener reads the request line of each
+// connection over the cap itself and hands the server only those that are
+// checks, in the reserve; it refuses the others at once, so that clients
+// reconnecting in a storm do not crowd the reserve. Over TLS, whose
 // request line only the server reads, a connection over the cap takes a
 // place of the reserve as it comes, and Guard refuses what is not a check.
 // A reserved HTTP connection serves one request. The gRPC listener (Beside)
@@ -111,10 +112,10 @@ func (l *Listener) Checks(check func(method, path string) bool) { l.check = chec
 
 // Beside caps another listener under the same count as l (the gRPC
 // listener beside the HTTP one), with a reserve of its own. A connection
-// over the cap there takes a place of that reserve as it comes, where the server answers health
-// checks alone (Reserved says which connections are there); past the
-// reserve it is closed at once, as a gRPC client cannot read an HTTP/1
-// answer.
+// over the cap there takes a place of that reserve as it comes, where the
+// server answers health checks alone (Reserved says which connections are
+// there); past the reserve it is closed at once, as a gRPC client cannot
+// read an HTTP/1 answer.
 func (l *Listener) Beside(ln net.Listener) *Listener {
 	return newListener(ln, l.c, newReserve(), func(c net.Conn) { _ = c.Close() }, nil)
 }

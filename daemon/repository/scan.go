@@ -63,16 +63,16 @@ type Model struct {
 	// (Config.LabelFiles), by output and class index.
 	Labels map[string][]string
 
-	// autoBatch: no configuration sets max_batch_size (no file at all, or
-	// a config.pbtxt without the field), so the model file says whether the
-	// model batches (AutoMaxBatchSize).
+	// autoBatch: the configuration leaves max_batch_size to the model file
+	// (no file at all, or a config.pbtxt as tritonConfig.batchFromFile
+	// says), which says whether the model batches (AutoMaxBatchSize).
 	autoBatch bool
 }
 
 // AutoMaxBatchSize is the max_batch_size of a model whose configuration
-// does not set one (no file, or a config.pbtxt without the field) and whose
-// inputs and outputs all have a dynamic first dimension: Triton's default
-// when it auto-completes a configuration (default-max-batch-size).
+// leaves it to the model file (autoBatch) and whose inputs and outputs all
+// have a dynamic first dimension: Triton's default when it auto-completes a
+// configuration (default-max-batch-size).
 const AutoMaxBatchSize = 4
 
 // Profile is the name of the model's curve in a reference profile set.
