@@ -13,12 +13,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${BIN:-$root/bin/gpuletd}
 state=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$state"' EXIT
-port=$((20000 + RANDOM % 20000))
-export GPULETD_STATE_DIR=$state GPULETD_RUNTIME_DIR=$state/run GPULETD_MODEL_REPOSITORY=$repo \
-  GPULETD_LISTEN=127.0.0.1:$port GPULETD_GRPC_LISTEN= GPULETD_LOG_FORMAT=json \
-  GPULETD_DEVICES="[{kind: emulated, profiles: igniter-v100, count: 1}]"
-lib=$(ls "$root"/.deps/onnxruntime/libonnxruntime.so* 2>/dev/null | head -1 || true)
-[ -n "$lib" ] && export GPULETD_ONNXRUNTIME_LIBRARY=$lib
+. "$root/scripts/lib/daemon.sh"
+daemon_env "$state" "$repo"
+export GPULETD_DEVICES="[{kind: emulated, profiles: igniter-v100, count: 1}]"
 for run in first $(seq -f restart%g 1 "$restarts"); do
   if [ "$run" != first ] && [ "${COLD:-0}" = 1 ]; then
     sync
@@ -28,7 +25,7 @@ for run in first $(seq -f restart%g 1 "$restarts"); do
   "$bin" serve >"$state/serve-$run.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 3000); do
-    curl -fs "http://127.0.0.1:$port/v2/health/ready" >/dev/null 2>&1 && break
+    curl -fs "$url/v2/health/ready" >/dev/null 2>&1 && break
     sleep 0.02
   done
   t1=$(date +%s%N)

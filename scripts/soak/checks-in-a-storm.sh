@@ -16,20 +16,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${BIN:-$root/bin/gpuletd}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-port=$((20000 + RANDOM % 20000))
-url=http://127.0.0.1:$port
-export GPULETD_STATE_DIR=$work/state GPULETD_RUNTIME_DIR=$work/run GPULETD_DEVICES=cpu \
-  GPULETD_MODEL_REPOSITORY=$work/repo GPULETD_LISTEN=127.0.0.1:$port GPULETD_GRPC_LISTEN=127.0.0.1:$((port + 1)) \
-  GPULETD_LOG_FORMAT=json
-lib=$(ls "$root"/.deps/onnxruntime/libonnxruntime.so* 2>/dev/null | head -1 || true)
-[ -n "$lib" ] && export GPULETD_ONNXRUNTIME_LIBRARY=$lib
+. "$root/scripts/lib/daemon.sh"
+daemon_env "$work" "$work/repo"
+export GPULETD_DEVICES=cpu
 "$bin" models synth "$work/repo" --models lenet5 >/dev/null
 "$bin" serve >"$work/serve.log" 2>&1 &
-for _ in $(seq 1 150); do
-  curl -fs "$url/v2/health/ready" >/dev/null 2>&1 && break
-  sleep 2
-done
-curl -fs "$url/v2/health/ready" >/dev/null || { echo "daemon not ready"; tail -20 "$work/serve.log"; exit 1; }
+wait_ready "$work/serve.log"
 "$bin" load --url "$url" --model lenet5 --rate 20000 --duration $((rounds + 8))s --concurrency 4096 \
   >"$work/load.log" 2>&1 &
 sleep 5

@@ -12,21 +12,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$root/bin/gpuletd
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-port=$((20000 + RANDOM % 20000))
-url=http://127.0.0.1:$port
-export GPULETD_STATE_DIR=$work/state GPULETD_RUNTIME_DIR=$work/run GPULETD_DEVICES=cpu \
-  GPULETD_MODEL_REPOSITORY=$work/repo GPULETD_LISTEN=127.0.0.1:$port GPULETD_LOG_FORMAT=json
-lib=$(ls "$root"/.deps/onnxruntime/libonnxruntime.so* 2>/dev/null | head -1 || true)
-[ -n "$lib" ] && export GPULETD_ONNXRUNTIME_LIBRARY=$lib
+. "$root/scripts/lib/daemon.sh"
+daemon_env "$work" "$work/repo"
+export GPULETD_DEVICES=cpu
 "$bin" models synth "$work/repo" --models mlp,lenet5,resnet18 >/dev/null
 sed -i 's/^slo: [^ ]*/slo: 400ms/' "$work/repo/mlp/config.yaml" "$work/repo/lenet5/config.yaml"
 "$bin" serve >"$work/serve.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 150); do
-  curl -fs "$url/v2/health/ready" >/dev/null 2>&1 && break
-  sleep 2
-done
-curl -fs "$url/v2/health/ready" >/dev/null || { echo "daemon not ready"; tail -20 "$work/serve.log"; exit 1; }
+wait_ready "$work/serve.log"
 echo "daemon $pid ready at $url; soaking for ${dur}s"
 
 # Resource samples: peak RSS (VmHWM) and open descriptors, every second.

@@ -1,0 +1,31 @@
+# Sourced by the scripts under scripts/soak and scripts/bench, which set
+# root (the checkout): a daemon of this checkout on a free port.
+
+# daemon_env WORK REPO exports the environment of a daemon whose state and
+# runtime folders lie under WORK, serving the repository REPO on a free
+# loopback port (gRPC on the next), logging JSON, with this checkout's ONNX
+# Runtime where make deps fetched it; it sets port and url. GPULETD_DEVICES
+# is the caller's.
+daemon_env() {
+  port=$((20000 + RANDOM % 20000))
+  url=http://127.0.0.1:$port
+  export GPULETD_STATE_DIR=$1/state GPULETD_RUNTIME_DIR=$1/run GPULETD_MODEL_REPOSITORY=$2 \
+    GPULETD_LISTEN=127.0.0.1:$port GPULETD_GRPC_LISTEN=127.0.0.1:$((port + 1)) GPULETD_LOG_FORMAT=json
+  local lib
+  lib=$(ls "$root"/.deps/onnxruntime/libonnxruntime.so* 2>/dev/null | head -1 || true)
+  if [ -n "$lib" ]; then
+    export GPULETD_ONNXRUNTIME_LIBRARY=$lib
+  fi
+}
+
+# wait_ready LOG waits up to 5 minutes for the daemon at url to be ready;
+# past that it prints the end of LOG, the daemon's, and fails.
+wait_ready() {
+  for _ in $(seq 1 150); do
+    curl -fs "$url/v2/health/ready" >/dev/null 2>&1 && return 0
+    sleep 2
+  done
+  echo "daemon not ready"
+  tail -20 "$1"
+  return 1
+}
