@@ -75,7 +75,7 @@ func (c *DigestCache) Digest(path, platform string) (Digest, error) {
 	keep := c.keep
 	c.mu.Unlock()
 	if keep != nil {
-		keep(kept(path, platform, e))
+		keep(keptOf(path, platform, e))
 	}
 	d.ExternalData = slices.Clone(d.ExternalData)
 	return d, nil

@@ -68,8 +68,8 @@ func (c *DigestCache) Restore(kept []KeptDigest) error {
 	return errors.Join(errs...)
 }
 
-// kept is e, computed for path and platform, as a keeper stores it.
-func kept(path, platform string, e cachedDigest) KeptDigest {
+// keptOf is e, computed for path and platform, as a keeper stores it.
+func keptOf(path, platform string, e cachedDigest) KeptDigest {
 	ke := keptEntry{SHA256: e.d.SHA256, Bytes: e.d.Bytes, ExternalData: e.d.ExternalData}
 	for _, k := range e.keys {
 		ke.Keys = append(ke.Keys, keptKey{Dev: k.dev, Ino: k.ino, Size: k.size, Mtime: k.mtime, Ctime: k.ctime})
