@@ -6,6 +6,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // ModelConfig gives a model's configuration as Triton's ModelConfig message,
@@ -26,8 +27,10 @@ func (s *grpcServer) ModelConfig(_ context.Context, r *pb.ModelConfigRequest) (*
 
 // tritonConfig describes m as Triton's ModelConfig.
 func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
-	c := &tritonpb.ModelConfig{Name: m.Family, Platform: platformName(m.Platform), Backend: repository.TritonBackend(m.Platform),
-		MaxBatchSize: int32(m.Config.MaxBatchSize)}
+	c := &tritonpb.ModelConfig{Name: m.Family, Platform: platformName(m.Platform), Backend: repository.TritonBackend(m.Platform)}
+	if m.Config.MaxBatchSize > 0 { // 0 left out, as Triton's answer leaves it
+		c.MaxBatchSize = proto.Int32(int32(m.Config.MaxBatchSize))
+	}
 	for _, t := range m.Inputs {
 		c.Input = append(c.Input, &tritonpb.ModelInput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims})
 	}

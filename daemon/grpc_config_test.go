@@ -36,7 +36,7 @@ func TestTritonConfig(t *testing.T) {
 			require.Equal(t, tc.m.Family, c.Name)
 			require.Equal(t, tc.platform, c.Platform)
 			require.Equal(t, tc.backend, c.Backend)
-			require.Equal(t, int32(tc.m.Config.MaxBatchSize), c.MaxBatchSize)
+			require.Equal(t, int32(tc.m.Config.MaxBatchSize), c.GetMaxBatchSize())
 			require.Len(t, c.Input, len(tc.m.Inputs))
 			require.Equal(t, tc.m.Inputs[0].Name, c.Input[0].Name)
 			require.Equal(t, tc.inType, c.Input[0].DataType)

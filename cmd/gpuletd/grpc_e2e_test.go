@@ -111,7 +111,7 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "mlp", mc.Config.Name)
 	require.Equal(t, "onnxruntime_onnx", mc.Config.Platform)
-	require.Positive(t, mc.Config.MaxBatchSize)
+	require.Positive(t, mc.Config.GetMaxBatchSize())
 	require.NotNil(t, mc.Config.GetDynamicBatching())
 	require.Equal(t, "input", mc.Config.Input[0].Name)
 	require.Equal(t, "TYPE_FP32", mc.Config.Input[0].DataType.String())

@@ -26,7 +26,6 @@ parameters { key: "path_accuracy" value { string_value: "a/b=0.9" } }`), "p")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		_, _ = parseTriton(data, name)
 		_, _ = parseTritonJSON(data, name)
-		_ = pbtxtSets(data, "max_batch_size")
 	})
 }
 

@@ -1,7 +1,6 @@
 package repository
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -175,8 +174,8 @@ type tritonConfig struct {
 	cfg ModelConfig
 	// sloSet says the parameters gave an SLO.
 	sloSet bool
-	// batchUnset says the configuration does not set max_batch_size (a
-	// field proto3 cannot tell apart from 0 once parsed).
+	// batchUnset says the configuration does not set max_batch_size (the
+	// field's presence, which model_config.proto keeps).
 	batchUnset bool
 	// notes say which fields took no effect and why.
 	notes []string
@@ -199,9 +198,7 @@ func parseTriton(data []byte, name string) (tritonConfig, error) {
 	if err := prototext.Unmarshal(data, &pc); err != nil {
 		return tritonConfig{}, tritonParseError(err)
 	}
-	tc, err := fromTriton(&pc, name)
-	tc.batchUnset = !pbtxtSets(data, "max_batch_size")
-	return tc, err
+	return fromTriton(&pc, name)
 }
 
 // parseTritonJSON reads Triton's ModelConfig in its JSON form, as the
@@ -211,52 +208,8 @@ func parseTritonJSON(data []byte, name string) (tritonConfig, error) {
 	if err := protojson.Unmarshal(data, &pc); err != nil {
 		return tritonConfig{}, tritonParseError(err)
 	}
-	tc, err := fromTriton(&pc, name)
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(data, &fields) == nil {
-		_, snake := fields["max_batch_size"]
-		_, camel := fields["maxBatchSize"]
-		tc.batchUnset = !snake && !camel
-	}
-	return tc, err
+	return fromTriton(&pc, name)
 }
-
-// pbtxtSets says whether protobuf text data sets the top-level field name:
-// the name at depth 0, outside strings and comments, followed by a colon.
-func pbtxtSets(data []byte, name string) bool {
-	depth := 0
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == '#':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-		case c == '"' || c == '\'':
-			for i++; i < len(data) && data[i] != c; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-		case c == '{' || c == '[' || c == '<':
-			depth++
-		case c == '}' || c == ']' || c == '>':
-			depth--
-		case depth == 0 && isIdentStart(c) && (i == 0 || !isIdentByte(data[i-1])):
-			j := i
-			for j < len(data) && isIdentByte(data[j]) {
-				j++
-			}
-			if string(data[i:j]) == name && strings.HasPrefix(strings.TrimLeft(string(data[j:min(j+64, len(data))]), " \t\r\n"), ":") {
-				return true
-			}
-			i = j - 1
-		}
-	}
-	return false
-}
-
-func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isIdentByte(c byte) bool  { return isIdentStart(c) || c >= '0' && c <= '9' }
 
 // fromTriton turns a ModelConfig into gpuletd's terms.
 func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
@@ -273,10 +226,11 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	if pc.Runtime != "" {
 		note("runtime: %q ignored: gpuletd runs ONNX models with its own ONNX Runtime", pc.Runtime)
 	}
-	if pc.MaxBatchSize < 0 || pc.MaxBatchSize > maxBatchSize {
-		bad("max_batch_size: %d is not allowed; use 0 (no batching) to %d", pc.MaxBatchSize, maxBatchSize)
+	if mb := pc.GetMaxBatchSize(); mb < 0 || mb > maxBatchSize {
+		bad("max_batch_size: %d is not allowed; use 0 (no batching) to %d", mb, maxBatchSize)
 	}
-	c.MaxBatchSize = int(pc.MaxBatchSize)
+	c.MaxBatchSize = int(pc.GetMaxBatchSize())
+	tc.batchUnset = pc.MaxBatchSize == nil
 	for i, in := range pc.Input {
 		f := fmt.Sprintf("input[%d]", i)
 		c.Inputs = append(c.Inputs, tritonTensor(f, in.Name, in.DataType, in.Dims, in.Reshape, in.IsShapeTensor, in.IsNonLinearFormatIo, bad))

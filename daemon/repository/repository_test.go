@@ -134,6 +134,8 @@ func TestTritonMaxBatchSizeLeftOut(t *testing.T) {
 	}{
 		{"left out", `backend: "onnxruntime"`, AutoMaxBatchSize},
 		{"in a comment only", "# max_batch_size: 8\nplatform: \"onnxruntime_onnx\"", AutoMaxBatchSize},
+		{"a parameter's key only", `platform: "onnxruntime_onnx" parameters { key: "max_batch_size" value { string_value: "8" } }`, AutoMaxBatchSize},
+		{"set across lines", "platform: \"onnxruntime_onnx\" max_batch_size\n  :\n 2", 2},
 		{"set", `platform: "onnxruntime_onnx" max_batch_size: 8`, 8},
 		{"set to 0", "platform: \"onnxruntime_onnx\"\nmax_batch_size : 0", 0},
 		{"inputs and outputs listed", `platform: "onnxruntime_onnx" input [ { name: "input" data_type: TYPE_FP32 dims: [ -1, 1, 28, 28 ] } ] output [ { name: "output" data_type: TYPE_FP32 dims: [ -1, 10 ] } ]`, 0},
@@ -154,24 +156,6 @@ func TestTritonMaxBatchSizeLeftOut(t *testing.T) {
 		m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(override)})
 		require.NoError(t, err, override)
 		require.Equal(t, want, m.Config.MaxBatchSize, override)
-	}
-}
-
-func TestPbtxtSets(t *testing.T) {
-	cases := []struct {
-		data string
-		want bool
-	}{
-		{"max_batch_size: 0", true},
-		{"name: \"max_batch_size: 1\" # max_batch_size: 2", false},
-		{"parameters { key: \"max_batch_size\" value { string_value: \"8\" } }", false},
-		{"optimization { max_batch_size: 3 }", false},
-		{"my_max_batch_size: 3", false},
-		{"name: 'it''s' max_batch_size\n  :\n 4", true},
-		{"max_batch_size [1]", false},
-	}
-	for _, tc := range cases {
-		require.Equal(t, tc.want, pbtxtSets([]byte(tc.data), "max_batch_size"), tc.data)
 	}
 }
 

@@ -1284,11 +1284,14 @@ func (x *ModelResponseCache) GetEnable() bool {
 
 // ModelConfig is the message of a config.pbtxt.
 type ModelConfig struct {
-	state                protoimpl.MessageState   `protogen:"open.v1"`
-	Name                 string                   `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Platform             string                   `protobuf:"bytes,2,opt,name=platform,proto3" json:"platform,omitempty"`
-	VersionPolicy        *ModelVersionPolicy      `protobuf:"bytes,3,opt,name=version_policy,json=versionPolicy,proto3" json:"version_policy,omitempty"`
-	MaxBatchSize         int32                    `protobuf:"varint,4,opt,name=max_batch_size,json=maxBatchSize,proto3" json:"max_batch_size,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Platform      string                 `protobuf:"bytes,2,opt,name=platform,proto3" json:"platform,omitempty"`
+	VersionPolicy *ModelVersionPolicy    `protobuf:"bytes,3,opt,name=version_policy,json=versionPolicy,proto3" json:"version_policy,omitempty"`
+	// optional (proto3's field presence, the same on the wire): a
+	// configuration that leaves it out, which Triton then completes from the
+	// model file, is told from one that sets 0.
+	MaxBatchSize         *int32                   `protobuf:"varint,4,opt,name=max_batch_size,json=maxBatchSize,proto3,oneof" json:"max_batch_size,omitempty"`
 	Input                []*ModelInput            `protobuf:"bytes,5,rep,name=input,proto3" json:"input,omitempty"`
 	Output               []*ModelOutput           `protobuf:"bytes,6,rep,name=output,proto3" json:"output,omitempty"`
 	InstanceGroup        []*ModelInstanceGroup    `protobuf:"bytes,7,rep,name=instance_group,json=instanceGroup,proto3" json:"instance_group,omitempty"`
@@ -1361,8 +1364,8 @@ func (x *ModelConfig) GetVersionPolicy() *ModelVersionPolicy {
 }
 
 func (x *ModelConfig) GetMaxBatchSize() int32 {
-	if x != nil {
-		return x.MaxBatchSize
+	if x != nil && x.MaxBatchSize != nil {
+		return *x.MaxBatchSize
 	}
 	return 0
 }
@@ -2200,12 +2203,12 @@ const file_model_config_proto_rawDesc = "" +
 	"\x16ModelTransactionPolicy\x12\x1c\n" +
 	"\tdecoupled\x18\x01 \x01(\bR\tdecoupled\",\n" +
 	"\x12ModelResponseCache\x12\x16\n" +
-	"\x06enable\x18\x01 \x01(\bR\x06enable\"\xb0\b\n" +
+	"\x06enable\x18\x01 \x01(\bR\x06enable\"\xc8\b\n" +
 	"\vModelConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bplatform\x18\x02 \x01(\tR\bplatform\x12D\n" +
-	"\x0eversion_policy\x18\x03 \x01(\v2\x1d.inference.ModelVersionPolicyR\rversionPolicy\x12$\n" +
-	"\x0emax_batch_size\x18\x04 \x01(\x05R\fmaxBatchSize\x12+\n" +
+	"\x0eversion_policy\x18\x03 \x01(\v2\x1d.inference.ModelVersionPolicyR\rversionPolicy\x12)\n" +
+	"\x0emax_batch_size\x18\x04 \x01(\x05H\x01R\fmaxBatchSize\x88\x01\x01\x12+\n" +
 	"\x05input\x18\x05 \x03(\v2\x15.inference.ModelInputR\x05input\x12.\n" +
 	"\x06output\x18\x06 \x03(\v2\x16.inference.ModelOutputR\x06output\x12D\n" +
 	"\x0einstance_group\x18\a \x03(\v2\x1d.inference.ModelInstanceGroupR\rinstanceGroup\x124\n" +
@@ -2224,7 +2227,8 @@ const file_model_config_proto_rawDesc = "" +
 	"\x0fParametersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.inference.ModelParameterR\x05value:\x028\x01B\x13\n" +
-	"\x11scheduling_choice*\xfa\x01\n" +
+	"\x11scheduling_choiceB\x11\n" +
+	"\x0f_max_batch_size*\xfa\x01\n" +
 	"\bDataType\x12\x10\n" +
 	"\fTYPE_INVALID\x10\x00\x12\r\n" +
 	"\tTYPE_BOOL\x10\x01\x12\x0e\n" +
