@@ -87,7 +87,7 @@ export function renderModels(tbody, status) {
       h(
         'td',
         { class: 'num', title: m.slo_from ? `SLO from ${m.slo_from}` : '' },
-        num(m.slo_ms),
+        m.slo_ms ? num(m.slo_ms) : '–',
         m.slo_from === 'default_slo' ? h('span', { class: 'slo-default', text: ' default' }) : null,
       ),
       h('td', { class: 'num' }, h('span', { class: `badge att-${grade}`, text: seen ? pct(r.slo_attainment) : '–' })),

@@ -34,7 +34,8 @@ export class Profiles {
         e = this.entry(m);
         this.entries.set(m.name, e);
       }
-      e.slo.textContent = `SLO ${num(m.slo_ms)} ms`;
+      // A model that cannot be served may have no SLO yet (a folder without one).
+      e.slo.textContent = m.slo_ms ? `SLO ${num(m.slo_ms)} ms` : 'no SLO';
       // The status order, moving an entry only when it is out of place: a
       // move detaches it, which loses what the reader was about to click.
       const at = this.root.children[i];
