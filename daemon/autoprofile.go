@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -27,6 +28,15 @@ var quickRule = profiler.StopRule{
 // so far still leaves room in the SLO.
 var quickBatches = []int{1, 2, 4, 8}
 
+// startProfileBudget bounds how long a first start profiles before the
+// models measured so far serve. A quick profile takes seconds on the CPU
+// (27 models in 95 s on a 2-core VM) and a minute or two on a GPU, so a
+// repository of many models left every one of them unserved for minutes.
+// Past the budget the first plan places the profiled ones and the rest are
+// measured beside them (profile_live.go), each placed once measured; with
+// no traffic yet their gpu-lets are idle, so the measurement loses little.
+const startProfileBudget = 30 * time.Second
+
 // profileJob is one model to profile on one device.
 type profileJob struct {
 	m *repository.Model
@@ -47,7 +57,7 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 	var jobs []profileJob
 	var lacking []*repository.Model
 	models := n.catalog.all()
-	for _, m := range models {
+	for _, m := range smallestFirst(models) {
 		if js := n.missingProfiles(ctx, m); len(js) > 0 {
 			jobs = append(jobs, js...)
 			lacking = append(lacking, m)
@@ -65,11 +75,48 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 		}
 		if len(later) > 0 {
 			n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("the profiled models serve at once; %s will be profiled beside them",
-				strings.Join(later, ", ")), map[string]string{"models": strings.Join(later, ",")})
+				namesWords(later, 8)), map[string]string{"models": strings.Join(later, ",")})
 		}
 		return
 	}
-	n.runProfileJobs(ctx, jobs, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary, false) })
+	var until time.Time
+	if n.live != nil {
+		until = time.Now().Add(startProfileBudget)
+	}
+	rest := n.runProfileJobs(ctx, jobs, until, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary, false) })
+	n.profileRestLater(rest)
+}
+
+// smallestFirst orders models (by name) for the start's profiles: the
+// smaller files first, as a profile's time grows with the model's work,
+// which its weights roughly say, so that as many models as can serve
+// within the budget (startProfileBudget).
+func smallestFirst(models []*repository.Model) []*repository.Model {
+	return slices.SortedStableFunc(slices.Values(models), func(a, b *repository.Model) int { return cmp.Compare(a.Bytes, b.Bytes) })
+}
+
+// profileRestLater queues the models of the start's profile jobs that the
+// budget left unrun for a live profile, and says so in an event.
+func (n *node) profileRestLater(rest []profileJob) {
+	var later []string
+	for _, j := range rest {
+		if !slices.Contains(later, j.m.Name) && n.queueLive(j.m) {
+			later = append(later, j.m.Name)
+		}
+	}
+	if len(later) == 0 {
+		return
+	}
+	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiled for %s at start: the profiled models serve now; %s will be profiled beside them, each placed once measured",
+		startProfileBudget, namesWords(later, 8)), map[string]string{"models": strings.Join(later, ",")})
+}
+
+// namesWords lists names, the first most of them and how many more.
+func namesWords(names []string, most int) string {
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }
 
 // measuredDevices are the healthy devices whose profiles are measured (the
@@ -87,29 +134,42 @@ func (n *node) measuredDevices() []mps.Device {
 // runProfileJobs runs the jobs in turn with profile, and keeps each
 // model's progress (n.progress) up to date for the operator who asks why
 // nothing serves yet: a cold start with several models spends minutes here.
-func (n *node) runProfileJobs(ctx context.Context, jobs []profileJob, profile func(context.Context, profileJob) error) {
+// Once until has passed (the zero time: never) it starts no further model:
+// it returns the jobs of the models it did not start, a model's jobs on
+// several devices being consecutive.
+func (n *node) runProfileJobs(ctx context.Context, jobs []profileJob, until time.Time, profile func(context.Context, profileJob) error) []profileJob {
 	for i, j := range jobs {
-		n.noteProfiles(jobs, i, time.Now())
+		if i > 0 && j.m != jobs[i-1].m && !until.IsZero() && !time.Now().Before(until) {
+			n.profiling.Store(nil)
+			return jobs[i:]
+		}
+		n.noteProfiles(jobs, i, time.Now(), until)
 		if err := profile(ctx, j); err != nil {
 			if ctx.Err() != nil {
-				return
+				return nil // stopping: nothing is left for later
 			}
 			n.unserved.set(j.m.Name, fmt.Sprintf("profiling on %s failed: %v", j.d.ID, err))
 			n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", j.m.Name, j.d.ID, err),
 				map[string]string{"model": j.m.Name, "device": j.d.ID})
 		}
 	}
-	n.noteProfiles(jobs, len(jobs), time.Time{})
+	n.noteProfiles(jobs, len(jobs), time.Time{}, until)
+	return nil
 }
 
 // noteProfiles says where each job's model stands while jobs[running]
 // runs (since started; running == len(jobs) once all are done). A model
-// with jobs on several devices says its earliest unfinished one.
-func (n *node) noteProfiles(jobs []profileJob, running int, started time.Time) {
+// with jobs on several devices says its earliest unfinished one. until is
+// when the first plan is made at the latest (zero: once all are done).
+func (n *node) noteProfiles(jobs []profileJob, running int, started, until time.Time) {
 	for k := range min(running, len(jobs)) {
 		msg := "profiled; the first plan is being made"
 		if left := len(jobs) - running; left > 0 {
 			msg = fmt.Sprintf("profiled; the first plan places it once the other models are profiled (%d profile(s) to go)", left)
+			if !until.IsZero() {
+				msg = fmt.Sprintf("profiled; the first plan places it once the other models are profiled (%d profile(s) to go) or soon after %s, whichever comes first",
+					left, until.Format(time.TimeOnly))
+			}
 		}
 		n.progress.set(jobs[k].m.Name, msg)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -26,7 +27,7 @@ func TestProfilingAtStartSaysHowFarEachModelHasCome(t *testing.T) {
 	jobs := []profileJob{{m: a, d: cpu}, {m: b, d: cpu}, {m: a, d: gpu}, {m: c, d: cpu}}
 	seen := map[int]map[string]string{}
 	step := 0
-	n.runProfileJobs(context.Background(), jobs, func(_ context.Context, j profileJob) error {
+	n.runProfileJobs(context.Background(), jobs, time.Time{}, func(_ context.Context, j profileJob) error {
 		seen[step] = map[string]string{"a": n.notReadyReason("a"), "b": n.notReadyReason("b"), "c": n.notReadyReason("c")}
 		p := n.profiling.Load()
 		require.NotNil(t, p)
@@ -102,4 +103,76 @@ func TestAnUnfinishedProfileRunIsSaid(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, st.FinishRun(ctx, run.ID, store.RunComplete, "done"))
 	require.Nil(t, n.unfinishedProfile(ctx, m, cpu), "a later run completed it")
+}
+
+// A first start that has profiled for its budget starts no further model:
+// the first plan serves the models measured so far, and the others are
+// measured beside them, each saying so. A repository of many models left
+// every one of them unserved for minutes (27 distinct models took 95 s on
+// a 2-core VM, a minute or two each on a GPU).
+func TestAStartPastItsBudgetServesTheProfiledModels(t *testing.T) {
+	n, st := historyNode(t)
+	a, b, c := &repository.Model{Name: "a"}, &repository.Model{Name: "b"}, &repository.Model{Name: "c"}
+	n.catalog = &catalog{models: map[string]*repository.Model{"a": a, "b": b, "c": c}, pipelines: map[string]*repository.Model{}}
+	n.router = newRouter()
+	n.live = newLiveProfiles()
+	cpu, gpu := mps.Device{ID: "cpu"}, mps.Device{ID: "gpu0"}
+	jobs := []profileJob{{m: a, d: cpu}, {m: a, d: gpu}, {m: b, d: cpu}, {m: c, d: cpu}, {m: c, d: gpu}}
+	var ran []string
+	until := time.Now().Add(time.Hour)
+	rest := n.runProfileJobs(context.Background(), jobs, until, func(_ context.Context, j profileJob) error {
+		ran = append(ran, j.m.Name+"@"+j.d.ID)
+		if len(ran) == 1 {
+			require.Contains(t, n.notReadyReason("b"), "to be profiled on cpu after 2 other profile(s)")
+		}
+		if len(ran) == 3 {
+			require.Regexp(t, `profiled; the first plan places it once the other models are profiled \(3 profile\(s\) to go\) or soon after \d\d:\d\d:\d\d, whichever comes first$`, n.notReadyReason("a"))
+		}
+		return nil
+	})
+	require.Empty(t, rest, "within its budget every job runs")
+	require.Equal(t, []string{"a@cpu", "a@gpu0", "b@cpu", "c@cpu", "c@gpu0"}, ran)
+
+	ran = nil
+	rest = n.runProfileJobs(context.Background(), jobs, time.Now(), func(_ context.Context, j profileJob) error {
+		ran = append(ran, j.m.Name+"@"+j.d.ID)
+		return nil
+	})
+	require.Equal(t, []string{"a@cpu", "a@gpu0"}, ran, "the first model whole, with its jobs on every device")
+	require.Equal(t, jobs[2:], rest)
+	require.Nil(t, n.profiling.Load(), "nothing is being profiled once it stops")
+
+	n.profileRestLater(rest)
+	require.True(t, n.live.pending("b"))
+	require.True(t, n.live.pending("c"))
+	require.False(t, n.live.pending("a"))
+	require.Len(t, n.live.queue, 2, "each model once")
+	n.progress.reset() // the first plan is applied
+	require.Equal(t, "waiting for a gpu-let: to be profiled (a quick profile beside the serving gpu-lets); it is placed once measured", n.notReadyReason("c"))
+	events, err := st.Events(context.Background(), 0, 100)
+	require.NoError(t, err)
+	require.Len(t, events, 1)
+	require.Equal(t, "profiled for 30s at start: the profiled models serve now; b, c will be profiled beside them, each placed once measured", events[0].Message)
+}
+
+func TestNamesWords(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a"}, "a"},
+		{[]string{"a", "b", "c"}, "a, b, c"},
+		{[]string{"a", "b", "c", "d"}, "a, b, c and 1 more"},
+	} {
+		require.Equal(t, tc.want, namesWords(tc.names, 3))
+	}
+}
+
+func TestSmallestFirst(t *testing.T) {
+	m := func(name string, bytes int64) *repository.Model { return &repository.Model{Name: name, Bytes: bytes} }
+	var names []string
+	for _, x := range smallestFirst([]*repository.Model{m("a", 45_000_000), m("b", 250_000), m("c", 2_100_000), m("d", 250_000)}) {
+		names = append(names, x.Name)
+	}
+	require.Equal(t, []string{"b", "d", "c", "a"}, names, "by size, then in the order given (by name)")
 }

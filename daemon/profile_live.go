@@ -29,8 +29,10 @@ import (
 // that Run owns (profileLive); each, once measured, is placed by a re-plan.
 
 // liveQueueLen bounds the models waiting for a live profile; a load beyond
-// it is told to measure the model by hand.
-const liveQueueLen = 64
+// it is told to measure the model by hand. A first start past its budget
+// (startProfileBudget) queues the rest of a repository here, so it holds
+// more models than a repository is likely to have.
+const liveQueueLen = 1024
 
 // liveProfiles is the queue of models waiting for a live profile.
 type liveProfiles struct {
