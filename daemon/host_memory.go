@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/internal/procfs"
 	"github.com/gpulet/gpuletd/mps"
+	"go.uber.org/zap"
 )
 
 // The CPU device's memory: what the models of its gpu-lets may hold.
@@ -25,7 +27,11 @@ import (
 // an executor for memory (executor_exit.go) and, at every plan, would kill
 // it again; within it a model that needs more memory than the CPU has is
 // refused with the reason, where an operator looks. A model's memory on
-// the CPU is what its profile run measured (profileBook.memoryMB).
+// the CPU is what its profile run measured (profileBook.memoryMB), less
+// what its executor held before it loaded the model: that runtime (about
+// 46 MB on the 2-vCPU VM, against 5–20 MB for a small model) is held once
+// per executor, so the bound leaves out one for each gpu-let the CPU may
+// have, and every model copy counts its own memory alone.
 
 // hostMemory is what bounds the models on the CPU device, read at a plan.
 type hostMemory struct {
@@ -38,10 +44,28 @@ type hostMemory struct {
 	// DaemonBytes is the most the daemon has held resident (VmHWM), left
 	// out.
 	DaemonBytes int64 `json:"daemon_bytes"`
+	// ExecutorBytes is what one executor holds before it loads a model
+	// (the most a profile run measured: store.ExecutorMemory), and
+	// Executors how many the CPU runs at most (its max gpu-lets): both left
+	// out; 0 when not measured (models measured before schema 5 count it
+	// themselves).
+	ExecutorBytes int64 `json:"executor_bytes,omitempty"`
+	Executors     int   `json:"executors,omitempty"`
 	// ModelsBytes is what the models of the CPU's gpu-lets may hold: the
-	// smaller of TotalBytes and LimitBytes, less DaemonBytes; 0 when
-	// neither is known (the planner then has no bound, cpuMemoryMB).
+	// smaller of TotalBytes and LimitBytes, less DaemonBytes and the
+	// executors'; 0 when neither is known (the planner then has no bound,
+	// cpuMemoryMB).
 	ModelsBytes int64 `json:"models_bytes"`
+}
+
+// leaveExecutors leaves out of the bound what count executors hold of
+// their own, each, before they load a model.
+func (h *hostMemory) leaveExecutors(count int, each int64) {
+	if h.ModelsBytes <= 0 || count <= 0 || each <= 0 {
+		return
+	}
+	h.Executors, h.ExecutorBytes = count, each
+	h.ModelsBytes = max(h.ModelsBytes-int64(count)*each, 1<<20)
 }
 
 // readHostMemory reads the host's memory and the limit (readHostLimits)
@@ -99,26 +123,40 @@ func (h hostMemory) modelsMB() float64 {
 
 // source says where the bound comes from, for an operator.
 func (h hostMemory) source() string {
+	var from string
 	switch {
 	case h.ModelsBytes <= 0:
 		return "unbounded: neither the host's memory nor a memory limit could be read"
 	case h.limitBinds():
-		return fmt.Sprintf("gpuletd's memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) less the daemon's peak of %s",
+		from = fmt.Sprintf("gpuletd's memory limit of %s (cgroup %s; MemoryMax= in a systemd unit) less the daemon's peak of %s",
 			bytefmt.Size(h.LimitBytes), h.LimitOf, bytefmt.Size(h.DaemonBytes))
 	default:
-		return fmt.Sprintf("the host's %s less the daemon's peak of %s", bytefmt.Size(h.TotalBytes), bytefmt.Size(h.DaemonBytes))
+		from = fmt.Sprintf("the host's %s less the daemon's peak of %s", bytefmt.Size(h.TotalBytes), bytefmt.Size(h.DaemonBytes))
 	}
+	switch {
+	case h.Executors == 1:
+		from += fmt.Sprintf(" and an executor's own %s", bytefmt.Size(h.ExecutorBytes))
+	case h.Executors > 1:
+		from += fmt.Sprintf(" and %d executors' own %s each", h.Executors, bytefmt.Size(h.ExecutorBytes))
+	}
+	return from
 }
 
-// readCPUBound reads what bounds the CPU device now (through the seam
-// n.readHost where a test sets one) and keeps it for the status.
-func (n *node) readCPUBound() *hostMemory {
+// readCPUBound reads what bounds the CPU device d now (through the seam
+// n.readHost where a test sets one), leaves out its executors' own memory
+// as the profile runs measured it, and keeps it for the status.
+func (n *node) readCPUBound(ctx context.Context, d mps.Device) *hostMemory {
 	var h hostMemory
 	if n.readHost != nil {
 		h = n.readHost()
 	} else {
 		h = readHostMemory(filepath.Join(procFS, "meminfo"), n.memGroup, procFS, os.Getpid())
 	}
+	own, err := n.st.ExecutorMemory(ctx, mps.CPUType)
+	if err != nil && ctx.Err() == nil {
+		n.log.Warn("read the executors' own memory; the CPU's models count it themselves", zap.Error(err))
+	}
+	h.leaveExecutors(max(d.MaxGpulets, 1), int64(own*(1<<20)))
 	n.hostMem.Store(&h)
 	return &h
 }

@@ -76,6 +76,21 @@ func TestReadHostMemory(t *testing.T) {
 	// not a negative bound the planner would refuse.
 	over := readHostMemory(meminfo, cgroupV2(t, "33554432", 0, 0, 0), proc, 42)
 	require.Equal(t, int64(1<<20), over.ModelsBytes)
+
+	// The executors' own memory is left out, once per executor, where it
+	// was measured and a bound is known; so are executors holding it all.
+	h := hostMemory{TotalBytes: 24 << 30, DaemonBytes: 64 << 20, ModelsBytes: 24<<30 - 64<<20}
+	h.leaveExecutors(2, 0)
+	require.Zero(t, h.Executors, "not measured")
+	h.leaveExecutors(2, 52<<20)
+	require.Equal(t, int64(24<<30-64<<20-104<<20), h.ModelsBytes)
+	require.Equal(t, "the host's 24 GiB less the daemon's peak of 64 MiB and 2 executors' own 52 MiB each", h.source())
+	unbounded := hostMemory{DaemonBytes: 64 << 20}
+	unbounded.leaveExecutors(2, 52<<20)
+	require.Zero(t, unbounded.ModelsBytes, "still unbounded")
+	tight := hostMemory{LimitBytes: 128 << 20, DaemonBytes: 64 << 20, ModelsBytes: 64 << 20}
+	tight.leaveExecutors(2, 52<<20)
+	require.Equal(t, int64(1<<20), tight.ModelsBytes)
 }
 
 // The planner bounds the CPU device by what the host memory allows and
@@ -155,6 +170,22 @@ gpuletd_cpu_models_memory_bytes{kind="placed"} 7.9691776e+07
 	require.NoError(t, err)
 	require.Equal(t, estimateMemoryMB(28_000_000, 1), p.MemoryMB)
 	require.Equal(t, memorySourceEstimate, memorySourceOf(t, n, unmeasured, cpu))
+
+	// A profile run that tells the executor's own memory apart: the model
+	// counts its own memory alone per copy, and the bound leaves out the
+	// executor's once per gpu-let the CPU may have (one, on one core).
+	require.NoError(t, st.PutModelMemory(ctx, store.ModelMemory{ModelSHA: small.SHA256, DeviceType: cpu.Type, ResidentMB: 76, ExecutorMB: 52}))
+	in, missing = n.planInput(ctx, map[string]float64{"mlp": 1})
+	require.Empty(t, missing)
+	require.Equal(t, 648.0, in.GPUs[0].MemoryMB)
+	require.Equal(t, "gpuletd's memory limit of 768 MiB (cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit) less the daemon's peak of 68 MiB "+
+		"and an executor's own 52 MiB", in.GPUs[0].MemoryFrom)
+	for _, d := range in.Demands {
+		if d.Name == "mlp" {
+			require.Equal(t, 24.0, d.Profile.MemoryMB, "the model's own memory")
+		}
+	}
+	require.Equal(t, 1, n.hostMem.Load().Executors, "kept for the status")
 }
 
 // memorySourceOf is where the memory the planner counts for m on d comes

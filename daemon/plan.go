@@ -75,7 +75,7 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 		g := gpuOf(d)
 		if d.Kind == mps.KindCPU {
 			if host == nil {
-				host = n.readCPUBound()
+				host = n.readCPUBound(ctx, d)
 			}
 			g.MemoryMB, g.MemoryFrom = host.modelsMB(), host.source()
 		}

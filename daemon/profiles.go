@@ -149,9 +149,11 @@ func scaledPoints(pts []gpulet.Point, scale float64) []gpulet.Point {
 // memoryMB is the memory one loaded copy of m needs on the measured device
 // d, for the planner: the model's memory_mb when its configuration sets it;
 // on the CPU, the host memory its profile run measured (an executor's peak
-// resident memory with the model alone; the file's it borrows a profile
-// from while it has none of its own); else estimateMemoryMB, which a model
-// profiled before memory was measured also gets on the CPU.
+// resident memory with the model alone, less what the executor held before
+// the load, which the CPU's bound leaves out once per executor:
+// readCPUBound; the file's it borrows a profile from while it has none of
+// its own); else estimateMemoryMB, which a model profiled before memory was
+// measured also gets on the CPU.
 //
 // The source says which, for an operator: memorySource*.
 func (b *profileBook) memoryMB(ctx context.Context, m *repository.Model, d mps.Device, borrowed bool) (mb float64, source string, err error) {
@@ -166,7 +168,7 @@ func (b *profileBook) memoryMB(ctx context.Context, m *repository.Model, d mps.D
 		got, err := b.st.ModelMemory(ctx, sha, d.Type)
 		switch {
 		case err == nil:
-			return got.ResidentMB, memorySourceMeasured, nil
+			return got.OwnMB(), memorySourceMeasured, nil
 		case !errors.Is(err, store.ErrNotFound):
 			return 0, "", fmt.Errorf("read the memory of %s on %s: %w", m.Name, d.Type, err)
 		}

@@ -15,7 +15,9 @@ import (
 // on it, for the most host memory it held (its resident high-water mark:
 // the engine, the model's weights and its working memory at the largest
 // profiled batch), notes it on the size's ExecutorInfo and stores the
-// largest over the run's sizes as the model's memory on the device type.
+// largest over the run's sizes as the model's memory on the device type,
+// with what the executor held before it loaded the model (l.ownMB: its
+// runtime, which the planner counts once per executor, not per model).
 // An executor that cannot say leaves a note, not an error: the latencies
 // are what the run is for, and the daemon estimates the memory without it.
 func (r *runner) recordMemory(ctx context.Context, l *loaded) error {
@@ -39,12 +41,16 @@ func (r *runner) recordMemory(ctx context.Context, l *loaded) error {
 	if mb <= r.res.ResidentMB {
 		return nil
 	}
-	r.res.ResidentMB = mb
-	m := store.ModelMemory{ModelSHA: r.job.Model.SHA256, DeviceType: r.devType, ResidentMB: mb, RunID: r.runID}
+	own := l.ownMB
+	if own >= mb { // an executor that did not say, or a peak it set before the load
+		own = 0
+	}
+	r.res.ResidentMB, r.res.ExecutorMB = mb, own
+	m := store.ModelMemory{ModelSHA: r.job.Model.SHA256, DeviceType: r.devType, ResidentMB: mb, ExecutorMB: own, RunID: r.runID}
 	if err := r.st().PutModelMemory(context.WithoutCancel(ctx), m); err != nil {
 		return fmt.Errorf("profile %s on %s: %w", r.job.Model.Name, r.job.Device.ID, err)
 	}
-	r.log.Info("model memory measured", zap.Int("size", l.size), zap.Float64("resident_mb", mb))
+	r.log.Info("model memory measured", zap.Int("size", l.size), zap.Float64("resident_mb", mb), zap.Float64("executor_mb", own))
 	return nil
 }
 
@@ -58,7 +64,7 @@ func (r *runner) storedMemory(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("profile %s on %s: %w", r.job.Model.Name, r.job.Device.ID, err)
 	}
-	r.res.ResidentMB = m.ResidentMB
+	r.res.ResidentMB, r.res.ExecutorMB = m.ResidentMB, m.ExecutorMB
 	return nil
 }
 

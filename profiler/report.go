@@ -38,7 +38,11 @@ func WriteTable(w io.Writer, res Result) error {
 		}
 		b.WriteString("\n")
 	}
-	if res.ResidentMB > 0 {
+	switch {
+	case res.ResidentMB > 0 && res.ExecutorMB > 0:
+		fmt.Fprintf(&b, "host memory: %.0f MB (an executor's peak resident memory with the model alone, %.0f MB of it the executor's own before the load; the planner counts the model's %.0f MB per copy on CPU gpu-lets, the executor's once per gpu-let)\n",
+			res.ResidentMB, res.ExecutorMB, res.ResidentMB-res.ExecutorMB)
+	case res.ResidentMB > 0:
 		fmt.Fprintf(&b, "host memory: %.0f MB (an executor's peak resident memory with the model alone; the planner counts it on CPU gpu-lets)\n", res.ResidentMB)
 	}
 

@@ -140,6 +140,9 @@ type Result struct {
 	// PeakResidentMB of the run's executors, or the stored one when the
 	// profile was reused; 0 when unknown (emulated devices, older stores).
 	ResidentMB float64 `json:"resident_mb,omitempty"`
+	// ExecutorMB is the part of ResidentMB the executor held before it
+	// loaded the model (its runtime); 0 when unknown.
+	ExecutorMB float64 `json:"executor_mb,omitempty"`
 	Fits       []Fit   `json:"fits"`
 	// Knees are the knees of the affordable-rate curves (see Knees).
 	Knees ProfileKnees `json:"knees"`

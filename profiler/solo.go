@@ -27,6 +27,9 @@ type loaded struct {
 	x      Executor
 	size   int
 	inputs []*pb.TensorSpec
+	// ownMB is the executor's resident memory before it loaded the model;
+	// 0: it did not say.
+	ownMB float64
 }
 
 // soloSize measures every batch at one size on its own executor.
@@ -101,7 +104,7 @@ func (r *runner) launchLoaded(ctx context.Context, size int, role string, taken 
 			Cores: int32s(h.CpuCores), SMCount: int(h.SmCount), StartMS: msOf(started),
 			LoadMS: float64(lr.LoadUs) / 1000, WarmupMS: float64(lr.WarmupUs) / 1000})
 	}
-	return &loaded{x: x, size: size, inputs: lr.Inputs}, nil
+	return &loaded{x: x, size: size, inputs: lr.Inputs, ownMB: float64(h.PeakResidentBytes) / (1 << 20)}, nil
 }
 
 // loadRequest loads the model for profiling: an SLO no point can miss, the

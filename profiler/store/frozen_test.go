@@ -81,6 +81,7 @@ var upgradeChecks = map[int]func(t *testing.T, s *Store){
 	1: checkUpgradedV1,
 	2: checkUpgradedV2,
 	3: checkUpgradedV3,
+	4: checkUpgradedV4,
 }
 
 func checkUpgradedV1(t *testing.T, s *Store) {
@@ -228,4 +229,32 @@ func TestUpgradeFromFrozen(t *testing.T) {
 			check(t, s)
 		})
 	}
+}
+
+func checkUpgradedV4(t *testing.T, s *Store) {
+	ctx := context.Background()
+	sha := "3c5e7a9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a3c5e7b9d1f3a5c"
+
+	// Version 5's executor memory: none told apart in a row measured
+	// before it (the whole of it counts per copy, as before), and told
+	// apart by a later run, which replaces it.
+	m, err := s.ModelMemory(ctx, sha, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 74.2, m.ResidentMB)
+	require.Zero(t, m.ExecutorMB)
+	require.Equal(t, 74.2, m.OwnMB())
+	mb, err := s.ExecutorMemory(ctx, "cpu")
+	require.NoError(t, err)
+	require.Zero(t, mb)
+	require.NoError(t, s.PutModelMemory(ctx, ModelMemory{ModelSHA: sha, DeviceType: "cpu", ResidentMB: 74, ExecutorMB: 52.5, RunID: 1}))
+	m, err = s.ModelMemory(ctx, sha, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 21.5, m.OwnMB())
+	mb, err = s.ExecutorMemory(ctx, "cpu")
+	require.NoError(t, err)
+	require.Equal(t, 52.5, mb)
+
+	ds, err := s.FileDigests(ctx)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
 }

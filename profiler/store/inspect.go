@@ -28,7 +28,8 @@ type Summary struct {
 	LastEvent time.Time `json:"last_event,omitzero"`
 	// Memory is, per device type, how many of its models' memory was
 	// measured (ModelMemory) and what they need together, one copy each
-	// (schema 3 on; none before).
+	// (schema 3 on; none before): from schema 5, each model's own memory
+	// and one executor's.
 	Memory []TypeMemory `json:"memory,omitempty"`
 	// Bytes is the file's size.
 	Bytes int64 `json:"bytes"`
@@ -132,10 +133,15 @@ func summarize(ctx context.Context, db *sql.DB) (Summary, error) {
 		}
 	}
 	if sum.SchemaVersion >= 3 {
+		// From version 5 each model's own memory, and one executor's.
+		total := "SUM(resident_mb)"
+		if sum.SchemaVersion >= 5 {
+			total = "SUM(resident_mb - executor_mb) + MAX(executor_mb)"
+		}
 		mem, err := queryAll(ctx, db, "sum the models' memory", func(r *sql.Rows) (TypeMemory, error) {
 			var m TypeMemory
 			return m, r.Scan(&m.DeviceType, &m.Models, &m.MB)
-		}, `SELECT device_type, count(*), SUM(resident_mb) FROM model_memory
+		}, `SELECT device_type, count(*), `+total+` FROM model_memory
 WHERE model_sha IN (SELECT sha256 FROM models) GROUP BY device_type ORDER BY device_type`)
 		if err != nil {
 			return sum, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -14,9 +15,17 @@ type ModelMemory struct {
 	ModelSHA   string
 	DeviceType string
 	ResidentMB float64
+	// ExecutorMB is the part of ResidentMB the executor held before it
+	// loaded the model (its runtime), which every executor holds once; 0:
+	// not measured (a row from before schema version 5).
+	ExecutorMB float64
 	RunID      int64 // the profile run that measured it; 0 = none
 	MeasuredAt time.Time
 }
+
+// OwnMB is what the model adds to an executor that holds it: ResidentMB
+// less the executor's own memory (all of it where that was not measured).
+func (m ModelMemory) OwnMB() float64 { return m.ResidentMB - m.ExecutorMB }
 
 func (m ModelMemory) validate() error {
 	switch {
@@ -24,6 +33,9 @@ func (m ModelMemory) validate() error {
 		return invalid("model memory needs a model and a device type")
 	case !positive(m.ResidentMB):
 		return invalid("model memory of %s on %s: %v MB must be positive", m.ModelSHA, m.DeviceType, m.ResidentMB)
+	case math.IsNaN(m.ExecutorMB) || m.ExecutorMB < 0 || m.ExecutorMB >= m.ResidentMB:
+		return invalid("model memory of %s on %s: the executor's own %v MB must be at least 0 and below the %v MB measured",
+			m.ModelSHA, m.DeviceType, m.ExecutorMB, m.ResidentMB)
 	case m.RunID < 0:
 		return invalid("model memory of %s on %s: run id %d must not be negative", m.ModelSHA, m.DeviceType, m.RunID)
 	}
@@ -32,7 +44,9 @@ func (m ModelMemory) validate() error {
 
 // PutModelMemory stores m unless a larger memory is stored for its model
 // and device type: the most any run measured stands, since a run that
-// sampled fewer or smaller batches peaks lower than what serving needs.
+// sampled fewer or smaller batches peaks lower than what serving needs. The
+// model's own memory is compared (OwnMB), and a measurement that tells the
+// executor's own memory apart replaces one that did not.
 func (s *Store) PutModelMemory(ctx context.Context, m ModelMemory) error {
 	op := fmt.Sprintf("put memory of %s on %s", m.ModelSHA, m.DeviceType)
 	if err := m.validate(); err != nil {
@@ -44,11 +58,12 @@ func (s *Store) PutModelMemory(ctx context.Context, m ModelMemory) error {
 	}
 	return s.write(ctx, op, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `
-INSERT INTO model_memory (model_sha, device_type, resident_mb, run_id, measured_at) VALUES (?, ?, ?, ?, ?)
+INSERT INTO model_memory (model_sha, device_type, resident_mb, executor_mb, run_id, measured_at) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (model_sha, device_type) DO UPDATE SET
-	resident_mb = excluded.resident_mb, run_id = excluded.run_id, measured_at = excluded.measured_at
-WHERE excluded.resident_mb > model_memory.resident_mb`,
-			m.ModelSHA, m.DeviceType, m.ResidentMB, run, ns(s.stamp(m.MeasuredAt)))
+	resident_mb = excluded.resident_mb, executor_mb = excluded.executor_mb, run_id = excluded.run_id, measured_at = excluded.measured_at
+WHERE excluded.resident_mb - excluded.executor_mb > model_memory.resident_mb - model_memory.executor_mb
+	OR (model_memory.executor_mb = 0 AND excluded.executor_mb > 0)`,
+			m.ModelSHA, m.DeviceType, m.ResidentMB, m.ExecutorMB, run, ns(s.stamp(m.MeasuredAt)))
 		return err
 	})
 }
@@ -60,11 +75,23 @@ func (s *Store) ModelMemory(ctx context.Context, modelSHA, deviceType string) (M
 	m := ModelMemory{ModelSHA: modelSHA, DeviceType: deviceType}
 	var run sql.NullInt64
 	var at int64
-	err := s.reader().QueryRowContext(ctx, `SELECT resident_mb, run_id, measured_at FROM model_memory
-WHERE model_sha = ? AND device_type = ?`, modelSHA, deviceType).Scan(&m.ResidentMB, &run, &at)
+	err := s.reader().QueryRowContext(ctx, `SELECT resident_mb, executor_mb, run_id, measured_at FROM model_memory
+WHERE model_sha = ? AND device_type = ?`, modelSHA, deviceType).Scan(&m.ResidentMB, &m.ExecutorMB, &run, &at)
 	if err != nil {
 		return ModelMemory{}, wrap(op, err)
 	}
 	m.RunID, m.MeasuredAt = run.Int64, fromNS(at)
 	return m, nil
+}
+
+// ExecutorMemory returns the most memory an executor was measured to hold
+// on the device type before it loaded a model (ModelMemory.ExecutorMB);
+// 0 when none was measured.
+func (s *Store) ExecutorMemory(ctx context.Context, deviceType string) (float64, error) {
+	var mb sql.NullFloat64
+	err := s.reader().QueryRowContext(ctx, `SELECT MAX(executor_mb) FROM model_memory WHERE device_type = ?`, deviceType).Scan(&mb)
+	if err != nil {
+		return 0, wrap("get the executors' own memory on "+deviceType, err)
+	}
+	return mb.Float64, nil
 }
