@@ -322,7 +322,8 @@ type profileDoc struct {
 	Knee       any            `json:"knee,omitempty"`
 	// MemoryMB is what the planner counts for one loaded copy on the
 	// device type, and MemorySource where it comes from: config,
-	// measured (the profile run's peak resident memory, on the CPU),
+	// measured (the profile run's peak resident memory less what its
+	// executor held before the load, on the CPU),
 	// estimated (from the file's size) or reference set.
 	MemoryMB     float64 `json:"memory_mb"`
 	MemorySource string  `json:"memory_source"`

@@ -179,7 +179,7 @@ func (b *profileBook) memoryMB(ctx context.Context, m *repository.Model, d mps.D
 // Where a model's memory on a device type comes from (profileDoc).
 const (
 	memorySourceConfig   = "config"    // memory_mb in its configuration
-	memorySourceMeasured = "measured"  // its profile run's peak resident memory (CPU)
+	memorySourceMeasured = "measured"  // its profile run's peak resident memory, less its executor's own (CPU)
 	memorySourceEstimate = "estimated" // from its file's size (estimateMemoryMB)
 	memorySourceRefSet   = "reference set"
 )
