@@ -185,14 +185,19 @@ func (n *node) noteProfiles(jobs []profileJob, running int, started, until time.
 	}
 }
 
-// profilingStatus is the profile job the start runs now, in
+// profilingStatus is the profile job the start runs now, or the live
+// profile beside the serving gpu-lets (profile_live.go), in
 // GET /api/v1/status and systemd's status line.
 type profilingStatus struct {
 	Model   string    `json:"model"`
 	Device  string    `json:"device"`
 	Since   time.Time `json:"since"`
-	Profile int       `json:"profile"` // which of the start's jobs, from 1
-	Of      int       `json:"of"`
+	Profile int       `json:"profile,omitempty"` // which of the start's jobs, from 1
+	Of      int       `json:"of,omitempty"`
+	// Beside says that the job is a live profile, with Queued models
+	// waiting for theirs.
+	Beside bool `json:"beside,omitempty"`
+	Queued int  `json:"queued,omitempty"`
 }
 
 // profileModel runs quick profile jobs for one model on one device (with

@@ -74,8 +74,12 @@ func statusLine(s status) string {
 	switch {
 	case len(s.WaitingFor) > 0 && s.Profiling != nil:
 		p := s.Profiling
-		parts = append(parts, fmt.Sprintf("profiling %s on %s (%d of %d); waiting for %s; %d of %d models serve",
-			p.Model, p.Device, p.Profile, p.Of, names(s.WaitingFor, 3), serving, len(s.Models)))
+		which := fmt.Sprintf("%d of %d", p.Profile, p.Of)
+		if p.Beside {
+			which = "beside the serving gpu-lets"
+		}
+		parts = append(parts, fmt.Sprintf("profiling %s on %s (%s); waiting for %s; %d of %d models serve",
+			p.Model, p.Device, which, names(s.WaitingFor, 3), serving, len(s.Models)))
 	case len(s.WaitingFor) > 0:
 		parts = append(parts, fmt.Sprintf("waiting for %s (profiling or placing); %d of %d models serve",
 			names(s.WaitingFor, 3), serving, len(s.Models)))

@@ -172,7 +172,9 @@ func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
 		n.liveNotes.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
 			j.d.ID, time.Now().Format(time.TimeOnly)))
 		n.live.measure(m.Name, j.d.Type)
+		n.profiling.Store(&profilingStatus{Model: m.Name, Device: j.d.ID, Since: time.Now(), Beside: true, Queued: len(n.live.queue)})
 		err := n.profileModel(ctx, m, j.d, n.sup.binary, true)
+		n.profiling.Store(nil)
 		n.live.measure(m.Name, "")
 		if err != nil {
 			if ctx.Err() != nil {

@@ -586,9 +586,11 @@ func checkReadyWords(t *testing.T, b *browser) {
     readyWords({ ready: true }),
     readyWords({ ready: false, profiling: { model: 'resnet18', device: 'cpu', profile: 3, of: 4 }, waiting_for: ['lenet5', 'resnet18'] }),
     readyWords({ ready: false, waiting_for: ['lenet5'] }),
+    readyWords({ ready: false, profiling: { model: 'vgg', device: 'cpu', beside: true, queued: 1 }, waiting_for: ['vgg'] }),
   ];
 })()`)
-	require.Equal(t, []string{"yes", "no (profiling resnet18 on cpu, 3 of 4; waiting for lenet5, resnet18)", "no (waiting for lenet5)"}, got)
+	require.Equal(t, []string{"yes", "no (profiling resnet18 on cpu, 3 of 4; waiting for lenet5, resnet18)", "no (waiting for lenet5)",
+		"no (profiling vgg on cpu beside the serving gpu-lets; waiting for vgg)"}, got)
 	got = eval[[]string](t, b, `(async () => {
   const { problemWords } = await import('/assets/summary.js');
   return [

@@ -394,13 +394,29 @@ type adminCacheUse struct {
 	Entries int64 `json:"entries"`
 }
 
-// adminProfiling is the profile job the daemon's start runs now.
+// adminProfiling is the profile job the daemon's start runs now, or one
+// beside the serving gpu-lets (Beside) with Queued more to come.
 type adminProfiling struct {
 	Model   string    `json:"model"`
 	Device  string    `json:"device"`
 	Since   time.Time `json:"since"`
 	Profile int       `json:"profile"`
 	Of      int       `json:"of"`
+	Beside  bool      `json:"beside"`
+	Queued  int       `json:"queued"`
+}
+
+// words says what is profiled, where and since when.
+func (p *adminProfiling) words() string {
+	since := p.Since.Local().Format(time.TimeOnly)
+	if !p.Beside {
+		return fmt.Sprintf("profiling %s on %s since %s (profile %d of %d)", p.Model, p.Device, since, p.Profile, p.Of)
+	}
+	more := ""
+	if p.Queued > 0 {
+		more = fmt.Sprintf(" (%d more to profile)", p.Queued)
+	}
+	return fmt.Sprintf("profiling %s on %s beside the serving gpu-lets since %s%s", p.Model, p.Device, since, more)
 }
 
 // adminStore is the state of the daemon's database.
@@ -737,7 +753,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintf(w, "in the repository, not loaded (startup_models; gpuletd models load NAME): %s\n", strings.Join(s.NotLoaded, ", "))
 	}
 	if p := s.Profiling; p != nil {
-		fmt.Fprintf(w, "profiling %s on %s since %s (profile %d of %d)\n", p.Model, p.Device, p.Since.Local().Format(time.TimeOnly), p.Profile, p.Of)
+		fmt.Fprintln(w, p.words())
 	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))

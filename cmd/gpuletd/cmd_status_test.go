@@ -147,6 +147,18 @@ func TestWriteStatusSaysWhatIsProfiled(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	require.Contains(t, b.String(), "\nprofiling mlp on cpu since 09:48:26 (profile 3 of 4)\nwaiting for: lenet5, mlp\n")
+
+	// A profile beside the serving gpu-lets (a model loaded live, or left
+	// by a first start past its budget) says so, and how many follow.
+	s.Ready, s.WaitingFor = true, nil
+	s.Profiling = &adminProfiling{Model: "vgg", Device: "cpu", Since: since, Beside: true, Queued: 2}
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\nprofiling vgg on cpu beside the serving gpu-lets since 09:48:26 (2 more to profile)\n")
+	s.Profiling.Queued = 0
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\nprofiling vgg on cpu beside the serving gpu-lets since 09:48:26\n")
 }
 
 func TestWriteStatusCountsRestarts(t *testing.T) {

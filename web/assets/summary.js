@@ -9,7 +9,7 @@ export function readyWords(st) {
   if (st.ready) return 'yes';
   const why = [];
   const p = st.profiling;
-  if (p) why.push(`profiling ${p.model} on ${p.device}, ${p.profile} of ${p.of}`);
+  if (p) why.push(p.beside ? `profiling ${p.model} on ${p.device} beside the serving gpu-lets` : `profiling ${p.model} on ${p.device}, ${p.profile} of ${p.of}`);
   if (st.waiting_for && st.waiting_for.length) why.push('waiting for ' + st.waiting_for.join(', '));
   if (st.not_ready_for && st.not_ready_for.length) why.push('strict readiness: ' + st.not_ready_for.join(', ') + ' cannot be served');
   return why.length ? `no (${why.join('; ')})` : 'no';
