@@ -26,6 +26,10 @@ type MemoryReport struct {
 	// when the database was not read or has none.
 	CPUModels      int64 `json:"cpu_models,omitempty"`
 	CPUModelsBytes int64 `json:"cpu_models_bytes,omitempty"`
+	// CPUModelsWithExecutor is how many of them were measured before the
+	// executor's own memory was told apart: each counts it until profiled
+	// again (store.TypeMemory.WithExecutor).
+	CPUModelsWithExecutor int64 `json:"cpu_models_with_executor,omitempty"`
 	// Warning says that those models need more than the memory here.
 	Warning string `json:"warning,omitempty"`
 }
@@ -38,7 +42,7 @@ func memoryReport(db *DatabaseReport, g *memcg.Group) *MemoryReport {
 	if db != nil && db.Summary != nil {
 		for _, m := range db.Summary.Memory {
 			if m.DeviceType == mps.CPUType {
-				r.CPUModels, r.CPUModelsBytes = m.Models, int64(m.MB*(1<<20))
+				r.CPUModels, r.CPUModelsBytes, r.CPUModelsWithExecutor = m.Models, int64(m.MB*(1<<20)), m.WithExecutor
 			}
 		}
 	}

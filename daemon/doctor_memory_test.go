@@ -10,12 +10,13 @@ import (
 
 func TestMemoryReport(t *testing.T) {
 	db := &DatabaseReport{Summary: &store.Summary{Memory: []store.TypeMemory{
-		{DeviceType: "cpu", Models: 2, MB: 1686}, {DeviceType: "nvidia-h100", Models: 1, MB: 9000}}}}
+		{DeviceType: "cpu", Models: 2, MB: 1686, WithExecutor: 1}, {DeviceType: "nvidia-h100", Models: 1, MB: 9000}}}}
 
 	r := memoryReport(db, nil)
 	require.Positive(t, r.TotalBytes, "this host's")
 	require.Equal(t, int64(2), r.CPUModels)
 	require.Equal(t, int64(1686<<20), r.CPUModelsBytes, "the CPU's alone")
+	require.Equal(t, int64(1), r.CPUModelsWithExecutor)
 	require.Empty(t, r.Warning, "fits in this host")
 
 	r = memoryReport(db, cgroupV2(t, "1073741824", 0, 0, 0))

@@ -206,6 +206,9 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		if m.CPUModels > 0 {
 			row("", "the database's CPU models: %s measured, %s together (one copy each)", counted(m.CPUModels, "model"), bytefmt.Size(m.CPUModelsBytes))
 		}
+		if n := m.CPUModelsWithExecutor; n > 0 {
+			row("", "%d of them measured before gpuletd told an executor's own memory apart: each counts it (tens of MB) until `gpuletd profile MODEL --force` measures it again", n)
+		}
 		if m.Warning != "" {
 			row("", "warning: %s", m.Warning)
 		}

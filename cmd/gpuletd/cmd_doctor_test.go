@@ -371,9 +371,11 @@ func TestDoctorTableSaysTheMemory(t *testing.T) {
 		{"no limit", daemon.MemoryReport{TotalBytes: 24 << 30},
 			[]string{"memory         host 24 GiB; no memory limit over this process (under systemd serve runs in the unit's cgroup: systemctl show gpuletd -p MemoryMax)\n"}},
 		{"a limit and measured models", daemon.MemoryReport{TotalBytes: 24 << 30, LimitBytes: 1 << 30, LimitOf: "/gpuletd", CPUModels: 4, CPUModelsBytes: 1800 << 20,
-			Warning: "the database's CPU models need 1.8 GiB together, more than the 1 GiB gpuletd may use here: the plan will leave some out, and say why"},
+			CPUModelsWithExecutor: 3,
+			Warning:               "the database's CPU models need 1.8 GiB together, more than the 1 GiB gpuletd may use here: the plan will leave some out, and say why"},
 			[]string{"memory         host 24 GiB; memory limit 1 GiB (cgroup /gpuletd)\n",
 				"               the database's CPU models: 4 models measured, 1.8 GiB together (one copy each)\n",
+				"               3 of them measured before gpuletd told an executor's own memory apart: each counts it (tens of MB) until `gpuletd profile MODEL --force` measures it again\n",
 				"               warning: the database's CPU models need 1.8 GiB together"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -41,6 +41,10 @@ type TypeMemory struct {
 	DeviceType string  `json:"device_type"`
 	Models     int64   `json:"models"`
 	MB         float64 `json:"mb"`
+	// WithExecutor is how many of them were measured before schema 5 told
+	// the executor's own memory apart (ModelMemory.ExecutorMB 0): each
+	// counts it until it is profiled again.
+	WithExecutor int64 `json:"with_executor,omitempty"`
 }
 
 // Inspect reads the database file at path without changing anything (it
@@ -134,14 +138,14 @@ func summarize(ctx context.Context, db *sql.DB) (Summary, error) {
 	}
 	if sum.SchemaVersion >= 3 {
 		// From version 5 each model's own memory, and one executor's.
-		total := "SUM(resident_mb)"
+		total, with := "SUM(resident_mb)", "count(*)"
 		if sum.SchemaVersion >= 5 {
-			total = "SUM(resident_mb - executor_mb) + MAX(executor_mb)"
+			total, with = "SUM(resident_mb - executor_mb) + MAX(executor_mb)", "SUM(executor_mb = 0)"
 		}
 		mem, err := queryAll(ctx, db, "sum the models' memory", func(r *sql.Rows) (TypeMemory, error) {
 			var m TypeMemory
-			return m, r.Scan(&m.DeviceType, &m.Models, &m.MB)
-		}, `SELECT device_type, count(*), `+total+` FROM model_memory
+			return m, r.Scan(&m.DeviceType, &m.Models, &m.MB, &m.WithExecutor)
+		}, `SELECT device_type, count(*), `+total+`, `+with+` FROM model_memory
 WHERE model_sha IN (SELECT sha256 FROM models) GROUP BY device_type ORDER BY device_type`)
 		if err != nil {
 			return sum, err

@@ -45,8 +45,9 @@ func (m ModelMemory) validate() error {
 // PutModelMemory stores m unless a larger memory is stored for its model
 // and device type: the most any run measured stands, since a run that
 // sampled fewer or smaller batches peaks lower than what serving needs. The
-// model's own memory is compared (OwnMB), and a measurement that tells the
-// executor's own memory apart replaces one that did not.
+// model's own memory is compared (OwnMB), a measurement that tells the
+// executor's own memory apart replaces one that did not, and one that does
+// not is taken to hold the executor's memory stored (which it keeps).
 func (s *Store) PutModelMemory(ctx context.Context, m ModelMemory) error {
 	op := fmt.Sprintf("put memory of %s on %s", m.ModelSHA, m.DeviceType)
 	if err := m.validate(); err != nil {
@@ -60,8 +61,11 @@ func (s *Store) PutModelMemory(ctx context.Context, m ModelMemory) error {
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO model_memory (model_sha, device_type, resident_mb, executor_mb, run_id, measured_at) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (model_sha, device_type) DO UPDATE SET
-	resident_mb = excluded.resident_mb, executor_mb = excluded.executor_mb, run_id = excluded.run_id, measured_at = excluded.measured_at
-WHERE excluded.resident_mb - excluded.executor_mb > model_memory.resident_mb - model_memory.executor_mb
+	resident_mb = excluded.resident_mb,
+	executor_mb = CASE WHEN excluded.executor_mb = 0 THEN model_memory.executor_mb ELSE excluded.executor_mb END,
+	run_id = excluded.run_id, measured_at = excluded.measured_at
+WHERE excluded.resident_mb - CASE WHEN excluded.executor_mb = 0 THEN model_memory.executor_mb ELSE excluded.executor_mb END
+		> model_memory.resident_mb - model_memory.executor_mb
 	OR (model_memory.executor_mb = 0 AND excluded.executor_mb > 0)`,
 			m.ModelSHA, m.DeviceType, m.ResidentMB, m.ExecutorMB, run, ns(s.stamp(m.MeasuredAt)))
 		return err
