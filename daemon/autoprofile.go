@@ -67,16 +67,7 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 		return
 	}
 	if len(lacking) < len(models) && n.live != nil {
-		var later []string
-		for _, m := range lacking {
-			if n.queueLive(m) {
-				later = append(later, m.Name)
-			}
-		}
-		if len(later) > 0 {
-			n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("the profiled models serve at once; %s will be profiled beside them",
-				namesWords(later, 8)), map[string]string{"models": strings.Join(later, ",")})
-		}
+		n.profileAllLater(lacking, "the profiled models serve at once")
 		return
 	}
 	var until time.Time
@@ -84,7 +75,11 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 		until = time.Now().Add(startProfileBudget)
 	}
 	rest := n.runProfileJobs(ctx, jobs, until, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary, false) })
-	n.profileRestLater(rest)
+	var left []*repository.Model
+	for _, j := range rest {
+		left = append(left, j.m)
+	}
+	n.profileAllLater(left, fmt.Sprintf("profiled for %s at start: the profiled models serve now", startProfileBudget))
 }
 
 // smallestFirst orders models (by name) for the start's profiles: the
@@ -95,28 +90,20 @@ func smallestFirst(models []*repository.Model) []*repository.Model {
 	return slices.SortedStableFunc(slices.Values(models), func(a, b *repository.Model) int { return cmp.Compare(a.Bytes, b.Bytes) })
 }
 
-// profileRestLater queues the models of the start's profile jobs that the
-// budget left unrun for a live profile, and says so in an event.
-func (n *node) profileRestLater(rest []profileJob) {
+// profileAllLater queues the models ms (once each) for a live profile and
+// says so in an event, after what the start did (done).
+func (n *node) profileAllLater(ms []*repository.Model, done string) {
 	var later []string
-	for _, j := range rest {
-		if !slices.Contains(later, j.m.Name) && n.queueLive(j.m) {
-			later = append(later, j.m.Name)
+	for _, m := range ms {
+		if !slices.Contains(later, m.Name) && n.queueLive(m) {
+			later = append(later, m.Name)
 		}
 	}
 	if len(later) == 0 {
 		return
 	}
-	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiled for %s at start: the profiled models serve now; %s will be profiled beside them, each placed once measured",
-		startProfileBudget, namesWords(later, 8)), map[string]string{"models": strings.Join(later, ",")})
-}
-
-// namesWords lists names, the first most of them and how many more.
-func namesWords(names []string, most int) string {
-	if len(names) <= most {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("%s; %s will be profiled beside them, each placed once measured",
+		done, names(later, 8)), map[string]string{"models": strings.Join(later, ",")})
 }
 
 // measuredDevices are the healthy devices whose profiles are measured (the

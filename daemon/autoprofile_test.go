@@ -142,7 +142,11 @@ func TestAStartPastItsBudgetServesTheProfiledModels(t *testing.T) {
 	require.Equal(t, jobs[2:], rest)
 	require.Nil(t, n.profiling.Load(), "nothing is being profiled once it stops")
 
-	n.profileRestLater(rest)
+	var left []*repository.Model
+	for _, j := range rest {
+		left = append(left, j.m)
+	}
+	n.profileAllLater(left, "profiled for 30s at start: the profiled models serve now")
 	require.True(t, n.live.pending("b"))
 	require.True(t, n.live.pending("c"))
 	require.False(t, n.live.pending("a"))
@@ -153,19 +157,6 @@ func TestAStartPastItsBudgetServesTheProfiledModels(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, events, 1)
 	require.Equal(t, "profiled for 30s at start: the profiled models serve now; b, c will be profiled beside them, each placed once measured", events[0].Message)
-}
-
-func TestNamesWords(t *testing.T) {
-	for _, tc := range []struct {
-		names []string
-		want  string
-	}{
-		{[]string{"a"}, "a"},
-		{[]string{"a", "b", "c"}, "a, b, c"},
-		{[]string{"a", "b", "c", "d"}, "a, b, c and 1 more"},
-	} {
-		require.Equal(t, tc.want, namesWords(tc.names, 3))
-	}
 }
 
 func TestSmallestFirst(t *testing.T) {

@@ -30,11 +30,11 @@ func isCheck(method, path string) bool {
 	if method != http.MethodGet && method != http.MethodHead {
 		return false
 	}
-	switch p := path; p {
+	switch path {
 	case "/v2/health/live", "/v2/health/ready", "/metrics", "/api/v1/status":
 		return true
 	default:
-		model, ok := strings.CutPrefix(p, "/v2/models/")
+		model, ok := strings.CutPrefix(path, "/v2/models/")
 		return ok && len(model) > len("/ready") && strings.HasSuffix(model, "/ready")
 	}
 }

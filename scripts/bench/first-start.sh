@@ -11,10 +11,8 @@
 set -euo pipefail
 n=${1:-12}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${BIN:-$root/bin/gpuletd}
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/daemon.sh"
+daemon_work
 mkdir -p "$work/models"
 names=()
 for i in $(seq 1 "$n"); do

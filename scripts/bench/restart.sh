@@ -10,11 +10,9 @@ set -euo pipefail
 repo=$1
 restarts=${2:-1}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${BIN:-$root/bin/gpuletd}
-state=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$state"' EXIT
 . "$root/scripts/lib/daemon.sh"
-daemon_env "$state" "$repo"
+daemon_work
+daemon_env "$work" "$repo"
 export GPULETD_DEVICES="[{kind: emulated, profiles: igniter-v100, count: 1}]"
 for run in first $(seq -f restart%g 1 "$restarts"); do
   if [ "$run" != first ] && [ "${COLD:-0}" = 1 ]; then
@@ -22,7 +20,7 @@ for run in first $(seq -f restart%g 1 "$restarts"); do
     echo 3 >/proc/sys/vm/drop_caches
   fi
   t0=$(date +%s%N)
-  "$bin" serve >"$state/serve-$run.log" 2>&1 &
+  "$bin" serve >"$work/serve-$run.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 3000); do
     curl -fs "$url/v2/health/ready" >/dev/null 2>&1 && break

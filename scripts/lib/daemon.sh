@@ -1,6 +1,15 @@
 # Sourced by the scripts under scripts/soak and scripts/bench, which set
 # root (the checkout): a daemon of this checkout on a free port.
 
+# daemon_work sets bin, the build to run (BIN, else this checkout's
+# bin/gpuletd), and work, a new folder that is removed, with every job the
+# script started stopped, when it exits.
+daemon_work() {
+  bin=${BIN:-$root/bin/gpuletd}
+  work=$(mktemp -d)
+  trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+}
+
 # daemon_env WORK REPO exports the environment of a daemon whose state and
 # runtime folders lie under WORK, serving the repository REPO on a free
 # loopback port (gRPC on the next), logging JSON, with this checkout's ONNX

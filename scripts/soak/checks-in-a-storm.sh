@@ -13,10 +13,8 @@
 set -euo pipefail
 rounds=${1:-10}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${BIN:-$root/bin/gpuletd}
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/daemon.sh"
+daemon_work
 daemon_env "$work" "$work/repo"
 export GPULETD_DEVICES=cpu
 "$bin" models synth "$work/repo" --models lenet5 >/dev/null

@@ -9,10 +9,8 @@
 set -euo pipefail
 dur=${1:-120}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$root/bin/gpuletd
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/daemon.sh"
+daemon_work
 daemon_env "$work" "$work/repo"
 export GPULETD_DEVICES=cpu
 "$bin" models synth "$work/repo" --models mlp,lenet5,resnet18 >/dev/null
