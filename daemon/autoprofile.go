@@ -24,9 +24,21 @@ var quickRule = profiler.StopRule{
 	MedianCI: 0.05, P99CI: 0.25, Z: 1.96,
 }
 
-// quickBatches are measured first; larger batches only while the largest
-// so far still leaves room in the SLO.
-var quickBatches = []int{1, 2, 4, 8}
+// quickBatches are the batches of a quick profile of a model whose largest
+// batch is maxB: 1 and its doublings, then maxB. Each gpu-let size stops at
+// the first batch that takes half the SLO or more (profiler.Job.SkipPastMS):
+// a batch must fit twice in the SLO to be planned, and a larger one would
+// take longer still. A model without an SLO is measured up to 8.
+func quickBatches(maxB int, slo time.Duration) []int {
+	if slo <= 0 {
+		maxB = min(maxB, 8)
+	}
+	var out []int
+	for b := 1; b < maxB; b *= 2 {
+		out = append(out, b)
+	}
+	return append(out, maxB)
+}
 
 // startProfileBudget bounds how long a first start profiles before the
 // models measured so far serve. A quick profile takes seconds on the CPU
@@ -187,14 +199,12 @@ type profilingStatus struct {
 	Queued int  `json:"queued,omitempty"`
 }
 
-// profileModel runs quick profile jobs for one model on one device (with
-// shared, beside the serving gpu-lets: profile_live.go): the small batches
-// first, then doubling while the largest batch measured takes
-// less than half the SLO on the largest gpu-let (bigger ones could never be
-// used: a batch must fit twice in the SLO).
+// profileModel runs a quick profile job for one model on one device (with
+// shared, beside the serving gpu-lets: profile_live.go): at each gpu-let
+// size, batches doubling until one takes half the SLO (quickBatches), one
+// executor per size.
 func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Device, binary string, shared bool) error {
-	maxB := max(m.Config.MaxBatchSize, 1)
-	batches := slices.DeleteFunc(slices.Clone(quickBatches), func(b int) bool { return b > maxB })
+	batches := quickBatches(max(m.Config.MaxBatchSize, 1), m.Config.SLO.D())
 	msg := fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `%s --force` measures it fully)", m.Name, d.ID, measureCommand(m, d))
 	if shared {
 		msg = fmt.Sprintf("profiling %s on %s beside the serving gpu-lets (a quick profile so it can be placed): the other models' batches may run slower until it is measured; `%s --force` measures it fully when the node is quiet",
@@ -203,31 +213,15 @@ func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Devi
 	n.events.add(EventProfileJob, store.SeverityInfo, msg, map[string]string{"model": m.Name, "device": d.ID})
 	launcher := n.profileLauncher(binary, shared)
 	slo := ms(m.Config.SLO.D())
-	for len(batches) > 0 {
-		at := n.sup.oomNow()
-		res, err := profiler.Measure(ctx, profiler.Job{
-			Model: profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform, SLOMS: slo,
-				MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile()},
-			Device: d, Batches: batches, Force: true, Rule: quickRule, Store: n.st, Launcher: launcher,
-			Log: n.log.Named("profiler"),
-		})
-		if err != nil {
-			return profileKilledForMemory(err, at, n.sup.oomNow(), slices.Max(batches))
-		}
-		top := slices.Max(batches)
-		largest := slices.Max(res.Sizes)
-		p, ok := res.Point(largest, top)
-		if !ok || float64(p.P50MS) >= slo/2 || top >= maxB {
-			break
-		}
-		// Up to two more doublings, ending at the largest batch.
-		batches = nil
-		for b := 2 * top; b < maxB && len(batches) < 2; b *= 2 {
-			batches = append(batches, b)
-		}
-		if len(batches) < 2 {
-			batches = append(batches, maxB)
-		}
+	at := n.sup.oomNow()
+	_, err := profiler.Measure(ctx, profiler.Job{
+		Model: profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform, SLOMS: slo,
+			MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile()},
+		Device: d, Batches: batches, SkipPastMS: slo / 2, Force: true, Rule: quickRule, Store: n.st, Launcher: launcher,
+		Log: n.log.Named("profiler"),
+	})
+	if err != nil {
+		return profileKilledForMemory(err, at, n.sup.oomNow(), slices.Max(batches))
 	}
 	n.events.add(EventProfileJob, store.SeverityInfo, fmt.Sprintf("profiled %s on %s", m.Name, d.ID), map[string]string{"model": m.Name, "device": d.ID})
 	return nil

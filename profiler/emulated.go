@@ -51,7 +51,7 @@ func (r *runner) emulatedSolo(ctx context.Context) error {
 	var pts []Point
 	var utils []Util
 	for _, size := range r.job.Sizes {
-		for _, b := range r.job.Batches {
+		for i, b := range r.job.Batches {
 			l, ok := m.Profile.Latency(b, size)
 			if !ok {
 				return fmt.Errorf("profile %s on %s: %w: reference set %s has no L(%d,%d) for %s (it covers batches up to %d at %d%%)",
@@ -62,6 +62,10 @@ func (r *runner) emulatedSolo(ctx context.Context) error {
 				Complete: true, Derived: m.IsDerived(b, size)})
 			u, _ := m.Profile.Utilisation(b, size)
 			utils = append(utils, emulatedUtil(set.Name, size, b, u.SM, u.L2, u.DRAM))
+			if r.job.SkipPastMS > 0 && l >= r.job.SkipPastMS {
+				r.total -= len(r.job.Batches) - i - 1
+				break
+			}
 		}
 	}
 	if err := r.record(ctx, pts...); err != nil {

@@ -122,3 +122,36 @@ func TestMeasureEmulatedErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestEmulatedSkipsBatchesPastTheSkipTime(t *testing.T) {
+	set, err := refset.Load(refset.SetIgniterV100)
+	require.NoError(t, err)
+	ref, ok := set.Model("resnet50")
+	require.True(t, ok)
+	model := testModel("resnet18")
+	model.Curve = "resnet50"
+	batches := []int{1, 2, 4, 8, 16, 32}
+	const skip = 20.0
+	res, err := Measure(context.Background(), Job{Model: model, Device: emulatedDevice(refset.SetIgniterV100), Batches: batches,
+		SkipPastMS: skip, Store: openStore(t)})
+	require.NoError(t, err)
+	shorter := 0
+	for _, size := range res.Sizes {
+		var want []int
+		for _, b := range batches {
+			want = append(want, b)
+			if l, _ := ref.Profile.Latency(b, size); l >= skip {
+				break
+			}
+		}
+		shorter += len(batches) - len(want)
+		var got []int
+		for _, p := range res.Points {
+			if p.Size == size {
+				got = append(got, p.Batch)
+			}
+		}
+		require.Equal(t, want, got, "size %d", size)
+	}
+	require.Positive(t, shorter, "the skip time cuts some size short on this curve")
+}

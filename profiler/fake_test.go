@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/gpulet/gpuletd/executor"
@@ -30,6 +31,7 @@ type fakeLauncher struct {
 	alive    int
 	launches []mps.Gpulet
 	infers   int
+	warmed   [][]int32 // each load's warm-up batches
 }
 
 func (f *fakeLauncher) Launch(_ context.Context, g mps.Gpulet) (Executor, error) {
@@ -44,6 +46,13 @@ func (f *fakeLauncher) launched() []mps.Gpulet {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]mps.Gpulet(nil), f.launches...)
+}
+
+// warmedAtLoad returns each load's warm-up batches, in order.
+func (f *fakeLauncher) warmedAtLoad() [][]int32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.warmed)
 }
 
 // latency is the noiseless solo latency of the fake model.
@@ -81,6 +90,9 @@ func (x *fakeExecutor) LoadModel(_ context.Context, req *pb.LoadModelRequest) (*
 	if req.SloUs <= 0 || len(req.WarmupBatches) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "bad load request")
 	}
+	x.f.mu.Lock()
+	x.f.warmed = append(x.f.warmed, req.WarmupBatches)
+	x.f.mu.Unlock()
 	return &pb.LoadModelResponse{Inputs: []*pb.TensorSpec{{Name: "input", Datatype: "FP32", Shape: []int64{1, 4, 4}}}}, nil
 }
 

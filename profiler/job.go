@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpulet/gpuletd/mps"
@@ -55,6 +56,13 @@ type Job struct {
 	// Batches are the batch sizes; empty: DefaultBatches up to the model's
 	// largest batch.
 	Batches []int
+	// SkipPastMS, when positive, stops each size's batches at the first
+	// whose median takes at least this long: a larger batch takes longer
+	// still. The daemon's quick profile gives half the SLO, past which no
+	// plan runs a batch, so a small gpu-let of a slow model is not measured
+	// at batches it could never serve. It cannot be combined with Pairs,
+	// which need every pair batch's solo latency.
+	SkipPastMS float64
 	// Pairs also measures co-locations of the model with itself on two
 	// gpu-lets of the device (see measurePairs).
 	Pairs bool
@@ -157,6 +165,12 @@ func (j *Job) plan() error {
 	}
 	if j.Device.Kind != mps.KindEmulated && j.Launcher == nil {
 		return fail("no executor launcher")
+	}
+	if j.SkipPastMS < 0 || math.IsNaN(j.SkipPastMS) || math.IsInf(j.SkipPastMS, 0) {
+		return fail("skip past %v ms: must be a positive, finite time or 0 (measure every batch)", j.SkipPastMS)
+	}
+	if j.Pairs && j.SkipPastMS > 0 {
+		return fail("co-locations need every pair batch's solo latency: skip past %v ms cannot be combined with pairs", j.SkipPastMS)
 	}
 	if j.Pairs {
 		if len(j.PairBatches) == 0 {

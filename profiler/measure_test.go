@@ -119,6 +119,10 @@ func TestMeasureFailuresLeaveTheStoreIntact(t *testing.T) {
 		{name: "batch of a model without batch dimension", job: func(j *Job, _ *fakeLauncher) { j.Model.MaxBatchSize = 0; j.Batches = []int{1, 2} },
 			wantErr: ErrBadJob, wantMsg: "no batch dimension"},
 		{name: "no store", job: func(j *Job, _ *fakeLauncher) { j.Store = nil }, wantErr: ErrBadJob},
+		{name: "negative skip time", job: func(j *Job, _ *fakeLauncher) { j.SkipPastMS = -1 },
+			wantErr: ErrBadJob, wantMsg: "skip past -1 ms: must be a positive, finite time or 0"},
+		{name: "skip time with pairs", job: func(j *Job, _ *fakeLauncher) { j.SkipPastMS = 20; j.Pairs = true },
+			wantErr: ErrBadJob, wantMsg: "cannot be combined with pairs"},
 		{name: "model fails to load", job: func(_ *Job, f *fakeLauncher) { f.loadErr = "protobuf parsing failed" },
 			wantErr: ErrModelLoad, wantMsg: "protobuf parsing failed", wantRun: store.RunFailed},
 		{name: "executor dies mid-run", job: func(_ *Job, f *fakeLauncher) { f.dieAfter = 40 },
@@ -331,4 +335,47 @@ func TestMeasureMemoryAlone(t *testing.T) {
 	job.Device = emulatedDevice(refset.SetIgniterV100)
 	_, err = MeasureMemory(ctx, job)
 	require.ErrorIs(t, err, ErrBadJob)
+}
+
+func TestMeasureSkipsBatchesPastTheSkipTime(t *testing.T) {
+	// ℓ(b) = (2b + 1)·100/size ms on the fake: at 100% 3, 5, 9, 17, 33; at
+	// 50% 6, 10, 18, 34, 66.
+	tests := []struct {
+		name   string
+		skip   float64
+		device mps.Device
+		want   map[int][]int // batches measured at each size
+		warmed []int32       // the batches the executors warm at load
+	}{
+		{name: "every batch without a skip time", device: cpuDevice(),
+			want: map[int][]int{50: {1, 2, 4, 8, 16}, 100: {1, 2, 4, 8, 16}}, warmed: []int32{1, 2, 4, 8, 16}},
+		{name: "each size stops at its first batch past the time", skip: 20, device: cpuDevice(),
+			want: map[int][]int{50: {1, 2, 4, 8}, 100: {1, 2, 4, 8, 16}}, warmed: []int32{1}},
+		{name: "a time below every batch measures batch 1 alone", skip: 1, device: cpuDevice(),
+			want: map[int][]int{50: {1}, 100: {1}}, warmed: []int32{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openStore(t)
+			f := &fakeLauncher{alpha: 2, beta: 1}
+			var progress []Progress
+			job := Job{Model: testModel("lenet5"), Device: tt.device, Batches: []int{1, 2, 4, 8, 16}, SkipPastMS: tt.skip,
+				Store: st, Launcher: f, Rule: fastRule(), Progress: func(p Progress) { progress = append(progress, p) }}
+			res, err := Measure(ctx, job)
+			require.NoError(t, err)
+			got := map[int][]int{}
+			for _, p := range res.Points {
+				got[p.Size] = append(got[p.Size], p.Batch)
+			}
+			require.Equal(t, tt.want, got)
+			stored, err := st.Latency(ctx, shaOf("lenet5"), "cpu")
+			require.NoError(t, err)
+			require.Len(t, stored, len(res.Points), "what is measured is stored, and nothing else")
+			require.Equal(t, [][]int32{tt.warmed, tt.warmed}, f.warmedAtLoad())
+			last := progress[len(progress)-1]
+			require.Equal(t, len(res.Points), last.Done)
+			require.Equal(t, last.Done, last.Total, "the batches skipped leave the total")
+		})
+	}
 }

@@ -39,8 +39,9 @@ func (r *runner) soloSize(ctx context.Context, size int) error {
 		return err
 	}
 	defer r.closeExecutor(l.x, size)
-	for _, b := range r.job.Batches {
+	for i, b := range r.job.Batches {
 		pt, err := r.samplePoint(ctx, l, b)
+		skip := r.skipAfter(pt, r.job.Batches[i+1:])
 		if pt.Samples > 0 {
 			if rerr := r.record(ctx, pt); rerr != nil {
 				return errors.Join(err, rerr)
@@ -51,14 +52,30 @@ func (r *runner) soloSize(ctx context.Context, size int) error {
 		if err != nil {
 			return err
 		}
-		if len(r.job.UtilBatches) > 0 && !slices.Contains(r.job.UtilBatches, b) {
-			continue
+		if len(r.job.UtilBatches) == 0 || slices.Contains(r.job.UtilBatches, b) {
+			if err := r.soloUtil(ctx, l, b); err != nil {
+				return err
+			}
 		}
-		if err := r.soloUtil(ctx, l, b); err != nil {
-			return err
+		if skip {
+			break
 		}
 	}
 	return r.recordMemory(ctx, l)
+}
+
+// skipAfter reports whether the batches after point pt (rest) are skipped
+// at its size: it is complete and took SkipPastMS or longer. They then
+// leave the job's total.
+func (r *runner) skipAfter(pt Point, rest []int) bool {
+	if len(rest) == 0 || r.job.SkipPastMS <= 0 || !pt.Complete || pt.P50MS < r.job.SkipPastMS {
+		return false
+	}
+	r.total -= len(rest)
+	r.log.Info("larger batches not measured at this size: this one takes the skip time or longer",
+		zap.Int("size", pt.Size), zap.Int("batch", pt.Batch), zap.Float64("p50_ms", pt.P50MS),
+		zap.Float64("skip_past_ms", r.job.SkipPastMS), zap.Ints("not_measured", rest))
+	return true
 }
 
 // launchLoaded starts an executor of the given size and loads the model on
@@ -108,15 +125,22 @@ func (r *runner) launchLoaded(ctx context.Context, size int, role string, taken 
 }
 
 // loadRequest loads the model for profiling: an SLO no point can miss, the
-// largest profiled batch as max batch size and a warm-up at every batch.
+// largest profiled batch as max batch size and a warm-up at every batch,
+// or only at the smallest when larger ones may be skipped (SkipPastMS):
+// each point's own warm-up runs (the stop rule's) then cover it, and a
+// skipped batch costs nothing.
 func (r *runner) loadRequest() *pb.LoadModelRequest {
 	m := r.job.Model
 	maxB := 0
 	if m.MaxBatchSize > 0 {
 		maxB = slices.Max(r.job.Batches)
 	}
-	warm := make([]int32, len(r.job.Batches))
-	for i, b := range r.job.Batches {
+	batches := r.job.Batches
+	if r.job.SkipPastMS > 0 {
+		batches = batches[:1]
+	}
+	warm := make([]int32, len(batches))
+	for i, b := range batches {
 		warm[i] = int32(b)
 	}
 	platform := m.Platform
