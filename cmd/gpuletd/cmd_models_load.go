@@ -32,9 +32,12 @@ first; --wait waits until it serves, printing why it does not yet whenever
 that changes (0: do not wait).
 
 With --from DIR the model folder comes from this machine instead of the
-daemon's repository: DIR's config.pbtxt and files go in the load request
+daemon's repository: DIR's configuration and files go in the load request
 (Triton's file overrides), so a daemon on another host serves them until
-the model is unloaded, loaded again without --from, or the daemon restarts.`,
+the model is unloaded, loaded again without --from, or the daemon restarts.
+The configuration is read as the daemon reads a repository folder: its
+config.pbtxt with the settings of its config.yaml over it (either, both or
+neither), sent as Triton's ModelConfig.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -288,6 +288,17 @@ parameters { key: "slo" value { string_value: "150ms" } }
 	r = do(t, "GET", base+"/v2/models/carried", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.Contains(t, string(r.body), `"versions":["2"]`)
+
+	// And a folder of gpuletd's own, its settings in a config.yaml.
+	require.NoError(t, os.Rename(filepath.Join(dir, "config.pbtxt"), filepath.Join(dir, "config.yaml")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("slo: 140ms\nmax_batch_size: 2\n"), 0o644))
+	code, out, stderr = runCLI(t, "models", "load", "carried", "--url", base, "--from", dir)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "carried: ready\n", out)
+	r = do(t, "GET", base+"/v2/models/carried/config", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"max_batch_size":2`)
+	require.Contains(t, string(r.body), `"slo_ms":140`)
 }
 
 // reshapedMLP is the modelzoo's mlp ([N,784] -> [N,10]) as Triton would

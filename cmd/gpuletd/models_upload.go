@@ -12,31 +12,42 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
-// uploadBody builds the load request that carries the Triton model folder
-// dir (models load --from): its config.pbtxt as the config parameter, in
-// JSON, and every other file, in the version folders and beside them, as
-// a file override.
+// uploadBody builds the load request that carries the model folder dir
+// (models load --from): its configuration as the config parameter, Triton's
+// ModelConfig in JSON, and every other file, in the version folders and
+// beside them, as a file override. The configuration is the folder's
+// config.pbtxt with its config.yaml's settings over it (either may be
+// missing), as the daemon reads the folder in its repository.
 func uploadBody(dir string) ([]byte, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--from %s: not a model folder", dir)
 	}
-	pbtxt, err := os.ReadFile(filepath.Join(dir, "config.pbtxt"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("--from %s: no config.pbtxt: the folder's configuration travels as Triton's ModelConfig, which a config.yaml is not", dir)
-	}
-	if err != nil {
+	var mc tritonpb.ModelConfig
+	pbtxt, err := os.ReadFile(filepath.Join(dir, repository.TritonConfigFile))
+	switch {
+	case err == nil:
+		if err := prototext.Unmarshal(pbtxt, &mc); err != nil {
+			return nil, fmt.Errorf("--from %s: %s: %w", dir, repository.TritonConfigFile, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("--from %s: %w", dir, err)
 	}
-	var mc tritonpb.ModelConfig
-	if err := prototext.Unmarshal(pbtxt, &mc); err != nil {
-		return nil, fmt.Errorf("--from %s: config.pbtxt: %w", dir, err)
+	yml, err := os.ReadFile(filepath.Join(dir, repository.YAMLConfigFile))
+	switch {
+	case err == nil:
+		if err := repository.YAMLOverTriton(&mc, yml); err != nil {
+			return nil, fmt.Errorf("--from %s: %w", dir, err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("--from %s: %w", dir, err)
 	}
 	config, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(&mc)
 	if err != nil {
-		return nil, fmt.Errorf("--from %s: config.pbtxt: %w", dir, err)
+		return nil, fmt.Errorf("--from %s: configuration: %w", dir, err)
 	}
 	params := map[string]string{"config": string(config)}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -47,7 +58,7 @@ func uploadBody(dir string) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		if rel == "config.pbtxt" || rel == "config.yaml" || !d.Type().IsRegular() {
+		if rel == repository.TritonConfigFile || rel == repository.YAMLConfigFile || !d.Type().IsRegular() {
 			return nil
 		}
 		data, err := os.ReadFile(p)
@@ -61,7 +72,7 @@ func uploadBody(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("--from %s: %w", dir, err)
 	}
 	if len(params) == 1 {
-		return nil, fmt.Errorf("--from %s: no model files beside config.pbtxt", dir)
+		return nil, fmt.Errorf("--from %s: no model files in the folder", dir)
 	}
 	return json.Marshal(map[string]any{"parameters": params})
 }

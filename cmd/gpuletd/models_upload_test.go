@@ -18,37 +18,62 @@ func TestUploadBody(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 	}
 	_, err := uploadBody(dir)
-	require.ErrorContains(t, err, "no config.pbtxt")
-	write("config.pbtxt", "name: \"m\"\nmax_batch_size: 4 # a comment\nparameters { key: \"slo\" value { string_value: \"20ms\" } }\n")
-	_, err = uploadBody(dir)
-	require.ErrorContains(t, err, "no model files beside config.pbtxt")
+	require.ErrorContains(t, err, "no model files in the folder")
 	write("1/model.onnx", "onnx bytes")
 	write("2/sub/weights.bin", "weights")
 	write("labels.txt", "a\nb\n")
-	write("config.yaml", "slo: 1s\n")
-	body, err := uploadBody(dir)
-	require.NoError(t, err)
-	var req struct {
-		Parameters map[string]string `json:"parameters"`
-	}
-	require.NoError(t, json.Unmarshal(body, &req))
-	require.JSONEq(t, `{"name": "m", "max_batch_size": 4, "parameters": {"slo": {"string_value": "20ms"}}}`, req.Parameters["config"],
-		"Triton's JSON field names, as the daemon reads a config parameter")
-	files := map[string]string{}
-	for k, v := range req.Parameters {
-		if k == "config" {
-			continue
-		}
-		data, err := base64.StdEncoding.DecodeString(v)
+	configOf := func(t *testing.T) string {
+		t.Helper()
+		body, err := uploadBody(dir)
 		require.NoError(t, err)
-		files[k] = string(data)
+		var req struct {
+			Parameters map[string]string `json:"parameters"`
+		}
+		require.NoError(t, json.Unmarshal(body, &req))
+		files := map[string]string{}
+		for k, v := range req.Parameters {
+			if k == "config" {
+				continue
+			}
+			data, err := base64.StdEncoding.DecodeString(v)
+			require.NoError(t, err)
+			files[k] = string(data)
+		}
+		require.Equal(t, map[string]string{"file:1/model.onnx": "onnx bytes", "file:2/sub/weights.bin": "weights", "file:labels.txt": "a\nb\n"}, files,
+			"every file but the configuration's")
+		return req.Parameters["config"]
 	}
-	require.Equal(t, map[string]string{"file:1/model.onnx": "onnx bytes", "file:2/sub/weights.bin": "weights", "file:labels.txt": "a\nb\n"}, files,
-		"every file but the configuration's")
+	tests := []struct {
+		name, pbtxt, yaml string // "": no such file
+		want              string
+	}{
+		{name: "no configuration file: the model file and default_slo say it", want: `{}`},
+		{name: "config.pbtxt", pbtxt: "name: \"m\"\nmax_batch_size: 4 # a comment\nparameters { key: \"slo\" value { string_value: \"20ms\" } }\n",
+			want: `{"name": "m", "max_batch_size": 4, "parameters": {"slo": {"string_value": "20ms"}}}`},
+		{name: "config.yaml", yaml: "slo: 1s\nmax_batch_size: 8\nprofile: resnet50\n",
+			want: `{"max_batch_size": 8, "parameters": {"slo": {"string_value": "1s"}, "profile": {"string_value": "resnet50"}}}`},
+		{name: "config.yaml over config.pbtxt", pbtxt: "name: \"m\"\nmax_batch_size: 4\nparameters { key: \"slo\" value { string_value: \"20ms\" } }\n",
+			yaml: "slo: 1s\n", want: `{"name": "m", "max_batch_size": 4, "parameters": {"slo": {"string_value": "1s"}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for file, text := range map[string]string{"config.pbtxt": tt.pbtxt, "config.yaml": tt.yaml} {
+				_ = os.Remove(filepath.Join(dir, file))
+				if text != "" {
+					write(file, text)
+				}
+			}
+			require.JSONEq(t, tt.want, configOf(t), "Triton's JSON field names, as the daemon reads a config parameter")
+		})
+	}
 
 	write("config.pbtxt", "name: \"m\"\nmax_batch: 4\n")
 	_, err = uploadBody(dir)
 	require.ErrorContains(t, err, "config.pbtxt")
+	require.NoError(t, os.Remove(filepath.Join(dir, "config.pbtxt")))
+	write("config.yaml", "slo: 1s\nmax_batch: 4\n")
+	_, err = uploadBody(dir)
+	require.ErrorContains(t, err, "read config.yaml")
 	_, err = uploadBody(filepath.Join(dir, "labels.txt"))
 	require.ErrorContains(t, err, "not a model folder")
 }

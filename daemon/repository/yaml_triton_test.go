@@ -1,0 +1,77 @@
+package repository
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
+)
+
+// TestYAMLOverTritonLoadsAsTheFolder loads each folder twice, from the
+// repository and as a load request's config built by YAMLOverTriton (what
+// models load --from sends), and wants the same configuration.
+func TestYAMLOverTritonLoadsAsTheFolder(t *testing.T) {
+	lenet := strings.Replace(tritonLenet, `"bad"`, `"m"`, 1)
+	labelled := strings.Replace(lenet, `dims: [ 10 ] }`, `dims: [ 10 ], label_filename: "labels.txt" }`, 1)
+	tests := []struct {
+		name  string
+		yaml  string // "" writes none
+		pbtxt string // "" writes none
+		file  string // the fake reader's model file
+	}{
+		{name: "config.yaml alone", yaml: goodConfig + "profile: alexnet\nmemory_mb: 12.5\n", file: "onnx"},
+		{name: "config.yaml without max_batch_size", yaml: "slo: 20ms\n", file: "onnx"},
+		{name: "config.yaml with tensors and a variant",
+			yaml: "slo: 30ms\nmax_batch_size: 0\ninputs: [{name: input, datatype: FP32, dims: [1, 4]}]\n" +
+				"outputs: [{name: output, datatype: FP32, dims: [1, 2]}]\nvariant_of: big\naccuracy: 0.8\nresponse_cache: true\n", file: "fixed"},
+		{name: "config.pbtxt alone", pbtxt: lenet, file: "onnx"},
+		{name: "config.yaml over config.pbtxt", yaml: "slo: 7ms\nmax_batch_size: 4\nprofile: resnet50\n", pbtxt: labelled, file: "onnx"},
+		{name: "config.yaml's tensors over config.pbtxt's keep its labels", pbtxt: labelled, file: "onnx",
+			yaml: "outputs: [{name: output, datatype: FP32, dims: [10]}]\nslo: 0s\n"},
+		{name: "config.yaml's accuracy 0 over config.pbtxt's", yaml: "accuracy: 0\n", file: "onnx",
+			pbtxt: lenet + `parameters { key: "accuracy" value { string_value: "0.9" } }` + "\n" +
+				`parameters { key: "variant_of" value { string_value: "big" } }` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"1/model.onnx": tt.file, "labels.txt": "a\n"}
+			if tt.pbtxt != "" {
+				files[TritonConfigFile] = tt.pbtxt
+			}
+			root := writeRepo(t, map[string]entry{"m": {config: tt.yaml, files: files}})
+			opts := Options{Read: fakeReader, DefaultSLO: time.Second}
+			want, err := Load(root, "m", opts)
+			require.NoError(t, err)
+
+			var pc tritonpb.ModelConfig
+			if tt.pbtxt != "" {
+				require.NoError(t, prototext.Unmarshal([]byte(tt.pbtxt), &pc))
+			}
+			if tt.yaml != "" {
+				data, err := os.ReadFile(filepath.Join(root, "m", YAMLConfigFile))
+				require.NoError(t, err)
+				require.NoError(t, YAMLOverTriton(&pc, data))
+			}
+			opts.Override, err = protojson.Marshal(&pc)
+			require.NoError(t, err)
+			got, err := Load(root, "m", opts)
+			require.NoError(t, err, "config %s", opts.Override)
+			require.Equal(t, want.Config, got.Config, "config %s", opts.Override)
+			require.Equal(t, want.Inputs, got.Inputs)
+			require.Equal(t, want.Outputs, got.Outputs)
+		})
+	}
+}
+
+func TestYAMLOverTritonRefusesABadFile(t *testing.T) {
+	var pc tritonpb.ModelConfig
+	require.ErrorContains(t, YAMLOverTriton(&pc, []byte("slo: 20ms\nmax_batch: 4\n")), "read config.yaml")
+	require.ErrorContains(t, YAMLOverTriton(&pc, []byte("slo: 2h\n")), "slo: 2h0m0s is not allowed")
+}
