@@ -14,12 +14,20 @@ import (
 // statusEvery is how often the line systemd shows is brought up to date.
 const statusEvery = 5 * time.Second
 
+// startExtension is how much longer systemd is asked to wait for READY=1 at
+// every statusEvery while the daemon starts (EXTEND_TIMEOUT_USEC): six
+// ticks, so that a tick late on a loaded machine does not end the start.
+const startExtension = 6 * statusEvery
+
 // reportStatus keeps systemd's STATUS= line (the "Status:" of systemctl
 // status gpuletd) saying what the daemon does: what it waits for while it
 // starts (profiling can take minutes before READY=1), then how many models
 // serve where, at what rate and within their SLOs, and what is wrong. It
 // sends a line only when it changed, and does nothing without
-// NOTIFY_SOCKET. It returns when ctx ends.
+// NOTIFY_SOCKET. Until the daemon is ready it also extends systemd's start
+// timeout (TimeoutStartSec=, 90 s unless set): a first start that profiles
+// models on a GPU may take minutes, and systemd would kill it as hung. It
+// returns when ctx ends.
 func (n *node) reportStatus(ctx context.Context, log *zap.Logger) {
 	if os.Getenv("NOTIFY_SOCKET") == "" {
 		return
@@ -31,6 +39,9 @@ func (n *node) reportStatus(ctx context.Context, log *zap.Logger) {
 		if line := n.status().Summary; line != last {
 			notify(log, "STATUS="+line)
 			last = line
+		}
+		if !n.ready.Load() {
+			notify(log, fmt.Sprintf("EXTEND_TIMEOUT_USEC=%d", startExtension.Microseconds()))
 		}
 		select {
 		case <-ctx.Done():

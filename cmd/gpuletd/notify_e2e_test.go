@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,7 +63,9 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 	defer func() { _ = cmd.Process.Kill() }()
 
 	// expect waits for a message that contains want; one that begins with
-	// want's first word (STATUS=) must then be want whole.
+	// want's first word (STATUS=) must then be want whole. seen keeps every
+	// message read.
+	var seen []string
 	expect := func(want string) {
 		t.Helper()
 		deadline := time.After(60 * time.Second)
@@ -70,6 +73,7 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 			select {
 			case m, ok := <-msgs:
 				require.True(t, ok)
+				seen = append(seen, m)
 				if strings.Contains(m, want) {
 					if strings.HasPrefix(want, "STATUS=") {
 						require.Equal(t, want, m)
@@ -84,10 +88,17 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 	// systemctl status shows what the daemon waits for while it starts,
 	// then what it serves.
 	expect("STATUS=waiting for mlp (profiling or placing); 0 of 1 models serve")
+	// A start may profile for minutes: it asks systemd for more time than
+	// TimeoutStartSec= until it is ready, and then no more.
+	expect("EXTEND_TIMEOUT_USEC=30000000")
 	expect("READY=1")
 	expect("STATUS=ready: 1 model on 1 gpu-let of 1 device")
 	expect("WATCHDOG=1")
 	expect("WATCHDOG=1")
+	ready := slices.Index(seen, "READY=1")
+	for _, m := range seen[ready:] {
+		require.NotContains(t, m, "EXTEND_TIMEOUT_USEC", "asked for more time once ready: %q", seen)
+	}
 
 	events := func() []map[string]any {
 		resp, err := http.Get("http://" + addr + "/api/v1/events?limit=1000")
