@@ -101,7 +101,9 @@ func TestClientsCannotHoldTheDaemon(t *testing.T) {
 		for range 16 {
 			held = append(held, rawRequest(t, addr, "mlp", 1000, ""))
 		}
-		time.Sleep(300 * time.Millisecond)
+		require.Eventually(t, func() bool {
+			return metricAt(t, base, "gpuletd_http_connections") == metricAt(t, base, "gpuletd_http_connections_max")
+		}, 10*time.Second, 20*time.Millisecond, "the held connections fill the cap")
 		// The cap is full (for body_timeout): health checks and scrapes
 		// are still answered, from the reserve.
 		fresh := &http.Client{Transport: &http.Transport{}} // no pooled connection within the cap
@@ -160,9 +162,21 @@ func TestClientsCannotHoldTheDaemon(t *testing.T) {
 		require.Eventually(t, func() bool {
 			return metricAt(t, base, "gpuletd_http_inflight_request_bytes") >= 1<<20
 		}, 5*time.Second, 50*time.Millisecond, "the stalled body holds what it sent in the budget")
-		second := rawRequest(t, addr, "mlp", 1<<20, strings.Repeat(" ", 1<<20))
+		// The daemon may refuse it and close before the whole body is
+		// written (the write then fails: that is the refusal), so the answer
+		// is read while it is written.
+		second, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
 		defer second.Close()
+		written := make(chan struct{})
+		go func() {
+			defer close(written)
+			_, _ = fmt.Fprintf(second, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+				addr, 1<<20, strings.Repeat(" ", 1<<20))
+		}()
 		resp, body := answer(t, second, 10*time.Second)
+		_ = second.Close()
+		<-written
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, body)
 		require.Contains(t, body, "limits.max_inflight_bytes")
 		require.Equal(t, "1", resp.Header.Get("Retry-After"))
