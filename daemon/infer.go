@@ -317,14 +317,45 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	for i, m := range models {
 		byName[m.Name], routeNames[i] = m, m.Name
 	}
-	name, g, err := n.admitAny(routeNames, n.router.fromWall(deadline.UnixNano()), not)
+	at := n.router.fromWall(deadline.UnixNano())
+	name, g, err := n.admitAny(routeNames, at, not)
 	if err != nil {
 		return nil, nil, nil, n.notRouted(models, strings.Join(routeNames, " or "), err)
+	}
+	if ierr := tooManyRows(byName[name], g, inputs); ierr != nil {
+		// A request larger than this gpu-let runs within the SLO: a
+		// sibling of another size may take it.
+		g.requests.release()
+		if not != nil {
+			return nil, nil, nil, ierr
+		}
+		if name, g, err = n.admitAny(routeNames, at, g); err != nil {
+			return nil, nil, nil, ierr
+		}
+		if tooManyRows(byName[name], g, inputs) != nil {
+			g.requests.release()
+			return nil, nil, nil, ierr
+		}
 	}
 	defer g.requests.release()
 	m := byName[name]
 	res, ierr := n.runOn(ctx, g, m, inputs, names, deadline)
 	return res, m, g, ierr
+}
+
+// tooManyRows refuses a request of m with more rows than gpu-let g runs
+// (its maxRows): the largest batch measured at g's size, which its quick
+// profile stops at once a batch takes half the SLO. The request is within
+// the model's max_batch_size (checkInputs), so it is no client error: on
+// this gpu-let its deadline cannot be met.
+func tooManyRows(m *repository.Model, g *gpuletRun, inputs []tensor.Tensor) *inferError {
+	rows, most := int(requestRows(m, inputs)), g.maxRows(m.Name)
+	if most == 0 || rows <= most {
+		return nil
+	}
+	return &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf(
+		"%s: the deadline cannot be met: a request of %d rows, and its gpu-let %s runs at most %d within the SLO (the largest batch measured at %d%% of %s)",
+		m.Name, rows, g.id, most, g.size, g.device.ID)}
 }
 
 // notRouted is the answer to a request for models (what names them) that

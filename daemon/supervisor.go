@@ -152,6 +152,19 @@ func (g *gpuletRun) served() map[string]servedOn {
 	return out
 }
 
+// maxRows is the most rows a request of model may carry on the gpu-let:
+// the max batch size it was loaded with, the largest batch measured at the
+// gpu-let's size when that is below the model's own (loadRequest); 0 when
+// the model does not batch or is not loaded here.
+func (g *gpuletRun) maxRows(model string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if req := g.models[model]; req != nil {
+		return int(req.MaxBatchSize)
+	}
+	return 0
+}
+
 // healthNow is the executor's last Health answer (nil before the first).
 func (g *gpuletRun) healthNow() *pb.HealthResponse {
 	g.mu.Lock()
