@@ -53,6 +53,9 @@ const startProfileBudget = 30 * time.Second
 type profileJob struct {
 	m *repository.Model
 	d mps.Device
+	// again: it has points, from runs that all stopped midway
+	// (profileNeverFinished).
+	again bool
 }
 
 // profileMissing measures the models that have no profile on the node's
@@ -86,7 +89,7 @@ func (n *node) profileMissing(ctx context.Context, binary string) {
 	if n.live != nil {
 		until = time.Now().Add(startProfileBudget)
 	}
-	rest := n.runProfileJobs(ctx, jobs, until, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j.m, j.d, binary, false) })
+	rest := n.runProfileJobs(ctx, jobs, until, func(ctx context.Context, j profileJob) error { return n.profileModel(ctx, j, binary, false) })
 	var left []*repository.Model
 	for _, j := range rest {
 		left = append(left, j.m)
@@ -203,12 +206,16 @@ type profilingStatus struct {
 // shared, beside the serving gpu-lets: profile_live.go): at each gpu-let
 // size, batches doubling until one takes half the SLO (quickBatches), one
 // executor per size.
-func (n *node) profileModel(ctx context.Context, m *repository.Model, d mps.Device, binary string, shared bool) error {
+func (n *node) profileModel(ctx context.Context, j profileJob, binary string, shared bool) error {
+	m, d := j.m, j.d
 	batches := quickBatches(max(m.Config.MaxBatchSize, 1), m.Config.SLO.D())
 	msg := fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `%s --force` measures it fully)", m.Name, d.ID, measureCommand(m, d))
 	if shared {
 		msg = fmt.Sprintf("profiling %s on %s beside the serving gpu-lets (a quick profile so it can be placed): the other models' batches may run slower until it is measured; `%s --force` measures it fully when the node is quiet",
 			m.Name, d.ID, measureCommand(m, d))
+	}
+	if j.again {
+		msg += "; measured again: every earlier profile run of this file stopped midway, and the points it kept miss sizes or batches"
 	}
 	n.events.add(EventProfileJob, store.SeverityInfo, msg, map[string]string{"model": m.Name, "device": d.ID})
 	launcher := n.profileLauncher(binary, shared)

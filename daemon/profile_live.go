@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -115,11 +116,34 @@ func (n *node) missingProfiles(ctx context.Context, m *repository.Model) []profi
 			continue
 		}
 		seen[d.Type] = true
-		if _, err := n.book.profile(ctx, m, d); errors.Is(err, errNoProfile) {
+		_, err := n.book.profile(ctx, m, d)
+		if errors.Is(err, errNoProfile) {
 			jobs = append(jobs, profileJob{m: m, d: d})
+		} else if err == nil && n.profileNeverFinished(ctx, m, d) {
+			jobs = append(jobs, profileJob{m: m, d: d, again: true})
 		}
 	}
 	return jobs
+}
+
+// profileNeverFinished tells whether every profile run of m on d's type
+// stopped midway (the daemon stopped during its first start's profile, an
+// executor died): the points kept then miss sizes and batches that plans
+// need, so the model is measured again, as one without a profile is (it
+// serves meanwhile on what was kept). A profile imported without runs, or
+// one a run is measuring now (gpuletd profile beside the daemon), is left
+// as it is.
+func (n *node) profileNeverFinished(ctx context.Context, m *repository.Model, d mps.Device) bool {
+	runs, err := n.st.Runs(ctx, m.SHA256, d.Type, 0)
+	if err != nil || len(runs) == 0 {
+		return false
+	}
+	for _, r := range runs {
+		if r.Status == store.RunComplete || r.Status == store.RunRunning {
+			return false
+		}
+	}
+	return true
 }
 
 // profileLater queues m for a live profile when it lacks one on a measured
@@ -173,7 +197,7 @@ func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
 			j.d.ID, time.Now().Format(time.TimeOnly)))
 		n.live.measure(m.Name, j.d.Type)
 		n.profiling.Store(&profilingStatus{Model: m.Name, Device: j.d.ID, Since: time.Now(), Beside: true, Queued: len(n.live.queue)})
-		err := n.profileModel(ctx, m, j.d, n.sup.binary, true)
+		err := n.profileModel(ctx, j, n.sup.binary, true)
 		n.profiling.Store(nil)
 		n.live.measure(m.Name, "")
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 func TestLiveProfilesQueue(t *testing.T) {
@@ -93,4 +94,40 @@ func TestAModelQueuedForAProfileIsWaiting(t *testing.T) {
 	require.Equal(t, reasonUnroutable, ierr.reason)
 	require.True(t, ierr.retryable())
 	require.Contains(t, ierr.msg, "digits is not served yet: to be profiled")
+}
+
+// A model whose every profile run stopped midway (the daemon stopped
+// during its first start's profile) is measured again, as one without a
+// profile is: the points kept miss sizes and batches. Points without runs
+// (imported), a run measuring now and any completed run leave it be.
+func TestAProfileThatNeverFinishedIsMeasuredAgain(t *testing.T) {
+	ctx := context.Background()
+	n, m, cpu := mlpOnTheCPU(t)
+	jobs := func() int {
+		js := n.missingProfiles(ctx, m)
+		for _, j := range js {
+			require.True(t, j.again, "said to be measured again")
+		}
+		return len(js)
+	}
+	require.Zero(t, jobs(), "points without runs")
+
+	finish := func(status store.RunStatus) int64 {
+		run, err := n.st.StartRun(ctx, m.SHA256, cpu.Type, "quick")
+		require.NoError(t, err)
+		if status != store.RunRunning {
+			require.NoError(t, n.st.FinishRun(ctx, run.ID, status, "interrupted: 3 of 8 points measured and kept"))
+		}
+		return run.ID
+	}
+	finish(store.RunIncomplete)
+	require.Equal(t, 1, jobs(), "an interrupted run")
+	finish(store.RunFailed)
+	require.Equal(t, 1, jobs(), "and a failed one")
+	running := finish(store.RunRunning)
+	require.Zero(t, jobs(), "a run measuring it now")
+	require.NoError(t, n.st.FinishRun(ctx, running, store.RunComplete, "8 points"))
+	require.Zero(t, jobs(), "a run that completed")
+	finish(store.RunIncomplete)
+	require.Zero(t, jobs(), "a later run stopped midway keeps the completed one's points")
 }
