@@ -23,7 +23,8 @@
 #   serve     `gpuletd serve` on the GPU with MPS and modelzoo's MODELS
 #             (default lenet5 resnet18): it profiles them itself, plans and
 #             serves an open-loop load of each, then stops; status, metrics,
-#             load reports and the daemon's log are kept
+#             load reports, the profile events (each quick profile's start
+#             and end) and the daemon's log are kept
 #             SERVE_BIN=FILE serves with another gpuletd binary (an earlier
 #             build, to compare; load and status still use this bundle's)
 #             and PROFILES=FILE starts from that state database's profiles
@@ -241,6 +242,10 @@ serve | pipeline)
   [ -n "${SERVE_AS:-}" ] && ps -eo user,pid,comm | awk '$3 ~ /^(nvidia-cuda-mps|gpuletd)/'
   "${sg[@]}" status >"$out/status-before.txt" 2>&1
   cat "$out/status-before.txt"
+  # When each quick profile began and ended (to the second), the first
+  # start's time on the GPU model by model.
+  "${sg[@]}" events --kind profile_job -n 1000 >"$out/profile-events.txt" 2>&1
+  grep -Eo '^[0-9-]+ [0-9:]+ .* (profiling|profiled) [^ ]+ on [^ ]+' "$out/profile-events.txt" || tail -3 "$out/profile-events.txt"
   if [ -n "${CUDASHM:-}" ]; then
     python3 "$here/cuda-shm-check.py" http://127.0.0.1:8700 "${models%% *}" >"$out/cuda-shm.json" 2>&1
     echo "cuda-shm-check rc=$?"
