@@ -147,7 +147,7 @@ func TestAStartPastItsBudgetServesTheProfiledModels(t *testing.T) {
 	for _, j := range rest {
 		left = append(left, j.m)
 	}
-	n.profileAllLater(left, "profiled for 30s at start: the profiled models serve now")
+	n.profileAllLater(left, "profiled at start within 30s: the profiled models serve now")
 	require.True(t, n.live.pending("b"))
 	require.True(t, n.live.pending("c"))
 	require.False(t, n.live.pending("a"))
@@ -157,7 +157,7 @@ func TestAStartPastItsBudgetServesTheProfiledModels(t *testing.T) {
 	events, err := st.Events(context.Background(), 0, 100)
 	require.NoError(t, err)
 	require.Len(t, events, 1)
-	require.Equal(t, "profiled for 30s at start: the profiled models serve now; b, c will be profiled beside them, each placed once measured", events[0].Message)
+	require.Equal(t, "profiled at start within 30s: the profiled models serve now; b, c will be profiled beside them, each placed once measured", events[0].Message)
 }
 
 func TestSmallestFirst(t *testing.T) {
@@ -185,6 +185,28 @@ func TestQuickBatches(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d-%s", tt.maxB, tt.slo), func(t *testing.T) {
 			require.Equal(t, tt.want, quickBatches(tt.maxB, tt.slo))
+		})
+	}
+}
+
+func TestPastBudget(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 20, 0, time.UTC)
+	until := now.Add(10 * time.Second)
+	tests := []struct {
+		name    string
+		until   time.Time
+		longest time.Duration
+		past    bool
+	}{
+		{name: "no budget", longest: time.Hour},
+		{name: "the longest so far ends within it", until: until, longest: 9 * time.Second},
+		{name: "the longest so far would end past it", until: until, longest: 11 * time.Second, past: true},
+		{name: "it would end right at it", until: until, longest: 10 * time.Second, past: true},
+		{name: "it ran out", until: now, longest: time.Millisecond, past: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.past, pastBudget(now, tt.until, tt.longest))
 		})
 	}
 }

@@ -51,7 +51,7 @@ for _ in $(seq 1 6000); do
     done
     if [ "$serving" = "$n" ]; then
       echo "$n models: every one serves after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-      GPULETD_LISTEN=${url#http://} "$bin" events --kind profile_job -n 10000 | grep -Eo '^[0-9-]+ [0-9:]+ .* (profiling|profiled) [^ ]+ on [^ ]+' || true
+      GPULETD_LISTEN=${url#http://} "$bin" events --kind profile_job -n 1000 | grep -Eo '^[0-9-]+ [0-9:]+ .* (profiling|profiled) [^ ]+ on [^ ]+' || true
       exit 0
     fi
   fi
