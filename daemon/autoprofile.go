@@ -26,13 +26,10 @@ var quickRule = profiler.StopRule{
 
 // quickBatches are the batches of a quick profile of a model whose largest
 // batch is maxB: 1 and its doublings, then maxB. Each gpu-let size stops at
-// the first batch that takes half the SLO or more (profiler.Job.SkipPastMS):
-// a batch must fit twice in the SLO to be planned, and a larger one would
-// take longer still. A model without an SLO is measured up to 8.
-func quickBatches(maxB int, slo time.Duration) []int {
-	if slo <= 0 {
-		maxB = min(maxB, 8)
-	}
+// the first batch that takes half the model's SLO or more
+// (profiler.Job.SkipPastMS): a batch must fit twice in the SLO to be
+// planned, and a larger one would take longer still.
+func quickBatches(maxB int) []int {
 	var out []int
 	for b := 1; b < maxB; b *= 2 {
 		out = append(out, b)
@@ -227,7 +224,7 @@ type profilingStatus struct {
 // executor per size.
 func (n *node) profileModel(ctx context.Context, j profileJob, binary string, shared bool) error {
 	m, d := j.m, j.d
-	batches := quickBatches(max(m.Config.MaxBatchSize, 1), m.Config.SLO.D())
+	batches := quickBatches(max(m.Config.MaxBatchSize, 1))
 	msg := fmt.Sprintf("profiling %s on %s (a quick profile so it can be placed; `%s --force` measures it fully)", m.Name, d.ID, measureCommand(m, d))
 	if shared {
 		msg = fmt.Sprintf("profiling %s on %s beside the serving gpu-lets (a quick profile so it can be placed): the other models' batches may run slower until it is measured; `%s --force` measures it fully when the node is quiet",

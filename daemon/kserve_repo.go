@@ -148,7 +148,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	n.events.add(EventModelLoad, store.SeverityInfo, msg, map[string]string{"model": m.Name})
 	if m.Config.Ensemble == nil {
 		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later
-		n.profileLater(ctx, m)     // no profile at all: measured beside the serving gpu-lets, then placed
+		n.profileLater(ctx, m)     // no profile, or one that never finished: measured beside the serving gpu-lets, then placed
 	}
 	if ierr := n.loadAnswer(m.Name, n.replan(ctx, "model "+m.Name+" loaded", n.planRates())); ierr != nil {
 		return nil, ierr

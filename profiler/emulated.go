@@ -58,12 +58,12 @@ func (r *runner) emulatedSolo(ctx context.Context) error {
 					r.job.Model.Name, r.job.Device.ID, ErrNoEmulation, set.Name, b, size, m.Name, m.Profile.MaxBatch(size), size)
 			}
 			l *= r.job.Device.LatencyScale()
-			pts = append(pts, Point{Size: size, Batch: b, P50MS: l, P99MS: Num(math.NaN()), MeanMS: Num(math.NaN()),
-				Complete: true, Derived: m.IsDerived(b, size)})
+			pt := Point{Size: size, Batch: b, P50MS: l, P99MS: Num(math.NaN()), MeanMS: Num(math.NaN()),
+				Complete: true, Derived: m.IsDerived(b, size)}
+			pts = append(pts, pt)
 			u, _ := m.Profile.Utilisation(b, size)
 			utils = append(utils, emulatedUtil(set.Name, size, b, u.SM, u.L2, u.DRAM))
-			if r.job.SkipPastMS > 0 && l >= r.job.SkipPastMS {
-				r.total -= len(r.job.Batches) - i - 1
+			if r.skipAfter(pt, r.job.Batches[i+1:]) {
 				break
 			}
 		}

@@ -3,6 +3,7 @@ package repository
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestYAMLOverTritonLoadsAsTheFolder(t *testing.T) {
 		pbtxt string // "" writes none
 		file  string // the fake reader's model file
 	}{
-		{name: "config.yaml alone", yaml: goodConfig + "profile: alexnet\nmemory_mb: 12.5\n", file: "onnx"},
+		{name: "config.yaml alone", yaml: goodConfig + "profile: alexnet\nmemory_mb: 12.5\nplatform: onnxruntime\n", file: "onnx"},
 		{name: "config.yaml without max_batch_size", yaml: "slo: 20ms\n", file: "onnx"},
 		{name: "config.yaml with tensors and a variant",
 			yaml: "slo: 30ms\nmax_batch_size: 0\ninputs: [{name: input, datatype: FP32, dims: [1, 4]}]\n" +
@@ -38,6 +39,20 @@ func TestYAMLOverTritonLoadsAsTheFolder(t *testing.T) {
 		{name: "config.yaml's accuracy 0 over config.pbtxt's", yaml: "accuracy: 0\n", file: "onnx",
 			pbtxt: lenet + `parameters { key: "accuracy" value { string_value: "0.9" } }` + "\n" +
 				`parameters { key: "variant_of" value { string_value: "big" } }` + "\n"},
+	}
+	// Every field of config.yaml is tried by some case: one added later
+	// fails here until YAMLOverTriton carries it and a case sets it.
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		for k := range yamlKeys([]byte(tt.yaml)) {
+			covered[k] = true
+		}
+	}
+	rt := reflect.TypeFor[ModelConfig]()
+	for i := range rt.NumField() {
+		if tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("yaml"), ","); tag != "-" {
+			require.True(t, covered[tag], "no case sets config.yaml's %s", tag)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
