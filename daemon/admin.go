@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -199,28 +198,16 @@ func (n *node) status() status {
 		s.TLS = &tlsStatus{Subject: l.Subject.String(), NotAfter: l.NotAfter, ClientCertificates: n.tls.clientCAFile != ""}
 	}
 	cur := n.current.Load()
-	planned := map[string]map[string]gpulet.Placement{} // device → model → placement (by size below)
 	if cur != nil {
 		s.Plan, s.PlanReason = cur.plan, cur.reason
 		at := cur.at
 		s.PlanAt = &at
-		for _, g := range cur.plan.GPUs {
-			for _, l := range g.GPULets {
-				for _, m := range l.Models {
-					key := g.ID + "/" + strconv.Itoa(l.Size)
-					if planned[key] == nil {
-						planned[key] = map[string]gpulet.Placement{}
-					}
-					planned[key][m.Name] = m
-				}
-			}
-		}
 	}
 	placedOn := map[string][]string{}
 	gls := n.sup.list()
 	sort.Slice(gls, func(i, j int) bool { return gls[i].id < gls[j].id })
 	for _, g := range gls {
-		sg := g.status(inv, planned[g.device.ID+"/"+strconv.Itoa(g.size)])
+		sg := g.status(inv)
 		for _, p := range sg.Models {
 			placedOn[p.Name] = append(placedOn[p.Name], g.id)
 		}

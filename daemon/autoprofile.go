@@ -185,7 +185,7 @@ func (n *node) noteProfiles(jobs []profileJob, running int, started, until time.
 		if left := len(jobs) - running; left > 0 {
 			msg = fmt.Sprintf("profiled; the first plan places it once the other models are profiled (%d profile(s) to go)", left)
 			if !until.IsZero() {
-				msg = fmt.Sprintf("profiled; the first plan places it once the other models are profiled (%d profile(s) to go) or soon after %s, whichever comes first",
+				msg = fmt.Sprintf("profiled; the first plan places it once the other models are profiled (%d profile(s) to go), by about %s at the latest",
 					left, until.Format(time.TimeOnly))
 			}
 		}

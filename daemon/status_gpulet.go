@@ -50,10 +50,11 @@ type statusPlacement struct {
 }
 
 // status is g as the admin status shows it: its state and executor, and
-// each model on it as planned (planned, by model name: the placements of
-// the plan in force on g's device and size) and as its executor last
-// pushed. It never waits on the executor.
-func (g *gpuletRun) status(inv mps.Inventory, planned map[string]gpulet.Placement) statusGpulet {
+// each model on it as planned (the placement of the plan gpu-let g runs,
+// not another of the same size on its device, which may hold the same
+// model at another batch and rate) and as its executor last pushed. It
+// never waits on the executor.
+func (g *gpuletRun) status(inv mps.Inventory) statusGpulet {
 	sg := statusGpulet{ID: g.id, Device: g.device.ID, Size: g.size, State: "ready", Models: []statusPlacement{}}
 	switch {
 	case g.draining.Load():
@@ -72,6 +73,10 @@ func (g *gpuletRun) status(inv mps.Inventory, planned map[string]gpulet.Placemen
 	}
 	if g.health != nil {
 		sg.Cores, sg.SMCount = g.health.CpuCores, g.health.SmCount
+	}
+	planned := make(map[string]gpulet.Placement, len(g.planned.Models))
+	for _, p := range g.planned.Models {
+		planned[p.Name] = p
 	}
 	g.mu.Unlock()
 	sg.Memory = g.memory(inv)

@@ -19,10 +19,10 @@ import (
 // that misses a model's requests.
 func TestGpuletStatusSaysWhatFailedThere(t *testing.T) {
 	g := &gpuletRun{id: "emu0-100-1", device: mps.Device{ID: "emu0"}, size: 100,
-		models: map[string]*pb.LoadModelRequest{"b": {Name: "b"}, "a": {Name: "a"}}}
-	planned := map[string]gpulet.Placement{"a": {Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7}}
+		models:  map[string]*pb.LoadModelRequest{"b": {Name: "b"}, "a": {Name: "a"}},
+		planned: gpulet.GPULet{Size: 100, Models: []gpulet.Placement{{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7}}}}
 
-	sg := g.status(mps.Inventory{}, planned)
+	sg := g.status(mps.Inventory{})
 	require.Equal(t, "ready", sg.State)
 	require.Equal(t, []statusPlacement{
 		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7},
@@ -33,11 +33,34 @@ func TestGpuletStatusSaysWhatFailedThere(t *testing.T) {
 		{Name: "a", Batches: 4, BatchedRequests: 10, Requests: 12, Failed: 3},
 		{Name: "b", Requests: 2, Failed: 2},
 	}})
-	sg = g.status(mps.Inventory{}, planned)
+	sg = g.status(mps.Inventory{})
 	require.Equal(t, []statusPlacement{
 		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Received: 12, Failed: 3},
 		{Name: "b", Received: 2, Failed: 2},
 	}, sg.Models)
+}
+
+// Two gpu-lets of one size on one device may hold the same model at other
+// batches and rates (the CPU's two halves, each with a share of a model):
+// each says its own, not whichever the plan listed last.
+func TestGpuletStatusSaysItsOwnPlacement(t *testing.T) {
+	dev := mps.Device{ID: "cpu"}
+	one := gpulet.Placement{Name: "resnet50", Batch: 1, Rate: 6}
+	three := gpulet.Placement{Name: "resnet50", Batch: 3, Rate: 9.26}
+	a := &gpuletRun{id: "cpu-50-1", device: dev, size: 50,
+		models:  map[string]*pb.LoadModelRequest{"resnet50": {Name: "resnet50"}, "mobilenet_v2": {Name: "mobilenet_v2"}},
+		planned: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{{Name: "mobilenet_v2", Batch: 16, Rate: 135}, one}}}
+	b := &gpuletRun{id: "cpu-50-2", device: dev, size: 50,
+		models:  map[string]*pb.LoadModelRequest{"resnet50": {Name: "resnet50"}, "googlenet": {Name: "googlenet"}},
+		planned: gpulet.GPULet{Size: 50, Models: []gpulet.Placement{{Name: "googlenet", Batch: 14, Rate: 42.8}, three}}}
+
+	require.Equal(t, []statusPlacement{{Name: "mobilenet_v2", Batch: 16, Rate: 135}, {Name: "resnet50", Batch: 1, Rate: 6}},
+		a.status(mps.Inventory{}).Models)
+	require.Equal(t, []statusPlacement{{Name: "googlenet", Batch: 14, Rate: 42.8}, {Name: "resnet50", Batch: 3, Rate: 9.26}},
+		b.status(mps.Inventory{}).Models)
+
+	a.plannedDrop("resnet50") // loaded, no longer planned (a reorganize between its steps)
+	require.Equal(t, statusPlacement{Name: "resnet50"}, a.status(mps.Inventory{}).Models[1])
 }
 
 // A retired gpu-let's event names the models whose requests failed on it,
