@@ -60,7 +60,9 @@ type statusModel struct {
 	Reason string `json:"reason,omitempty"`
 	// Warnings say what keeps a served model from serving its requests:
 	// placements where a batch of one misses its SLO (slowstart.go), a
-	// smallest request above limits.max_request_body (requestlimit.go).
+	// smallest request above limits.max_request_body (requestlimit.go), a
+	// folder that no longer loads while the model serves what it was
+	// loaded from before (loadFailed).
 	Warnings []string    `json:"warnings,omitempty"`
 	Placed   []string    `json:"placed_on"`
 	Window   windowStats `json:"recent"`

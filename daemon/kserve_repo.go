@@ -124,7 +124,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 			return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": " + err.Error()}
 		}
 	}
-	old, _ := n.catalog.get(name)
+	old, served := n.catalog.get(name)
 	m, replaced, err := n.catalog.load(ctx, name, lr.config, root)
 	if err != nil {
 		n.uploads.drop(root)
@@ -133,13 +133,18 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	case errors.Is(err, repository.ErrNotFound):
 		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model" + repository.DidYouMean(n.catalog.root, name)}
 	case errors.Is(err, repository.ErrInvalidModel):
-		return nil, badRequest("%s", uploadedPaths(err.Error(), root, name))
+		ierr := badRequest("%s", uploadedPaths(err.Error(), root, name))
+		n.loadFailed(name, ierr, root == "" && len(lr.config) == 0, served)
+		return nil, ierr
 	case err != nil:
-		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: uploadedPaths(err.Error(), root, name)}
+		ierr := &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: uploadedPaths(err.Error(), root, name)}
+		n.loadFailed(name, ierr, false, served)
+		return nil, ierr
 	}
 	if replaced != root {
 		n.uploads.drop(replaced)
 	}
+	n.stale.clear(name)
 	n.noteLoaded(name)
 	msg := "model loaded from the repository"
 	if root != "" {
@@ -151,6 +156,9 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		n.profileLater(ctx, m)     // no profile, or one that never finished: measured beside the serving gpu-lets, then placed
 	}
 	if ierr := n.loadAnswer(m.Name, n.replan(ctx, "model "+m.Name+" loaded", n.planRates())); ierr != nil {
+		if n.modelState(m.Name, n.router.models()) == stateUnservable {
+			n.loadFailed(m.Name, ierr, false, false) // not on its way: it failed
+		}
 		return nil, ierr
 	}
 	return m, nil
@@ -279,6 +287,7 @@ func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *i
 		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: err.Error() + n.catalog.didYouMean(name)}
 	}
 	n.uploads.drop(uploaded)
+	n.stale.clear(name)
 	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})
 	for _, step := range slices.Compact(slices.Sorted(slices.Values(steps))) {
 		uploaded, err := n.catalog.unload(step)

@@ -77,6 +77,7 @@ type node struct {
 	unserved        modelNotes                      // why models are not served
 	progress        modelNotes                      // how far models on their way at start have come
 	liveNotes       modelNotes                      // how far models profiled beside the serving gpu-lets have come
+	stale           modelNotes                      // served models whose folder no longer loads (loadFailed)
 	moving          atomic.Pointer[map[string]bool] // the models that served when the reorganization under way began and that its plan places; nil: none under way
 	profiling       atomic.Pointer[profilingStatus] // the start's profile job running now; nil: none
 	slowStarts      slowStarts                      // placements whose batch of one misses the SLO, reported

@@ -231,9 +231,6 @@ func (n *node) syncRepository(ctx context.Context, settle bool) {
 		}
 		n.events.add(EventModelLoad, store.SeverityInfo, fmt.Sprintf("%s %s the model repository: loading it", name, what), map[string]string{"model": name})
 		n.repo.markRead(name, now[name], true)
-		if _, ierr := n.loadModel(ctx, name, loadRequest{}); ierr != nil && !n.live.pending(name) {
-			n.events.add(EventModelLoad, store.SeverityWarning, fmt.Sprintf("loading %s failed: %s", name, ierr.msg),
-				map[string]string{"model": name})
-		}
+		n.loadModel(ctx, name, loadRequest{}) // a failure is its own event (loadFailed)
 	}
 }

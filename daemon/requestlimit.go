@@ -86,6 +86,9 @@ func (n *node) modelWarnings(m *repository.Model) []string {
 	if w := RequestLimitWarning(m, int64(n.conf().Limits.MaxRequestBody)); w != "" {
 		out = append(out, w)
 	}
+	if w := n.stale.reason(m.Name); w != "" {
+		out = append(out, w)
+	}
 	return out
 }
 

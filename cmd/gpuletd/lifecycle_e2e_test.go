@@ -38,9 +38,10 @@ type statusDoc struct {
 		} `json:"models"`
 	} `json:"gpulets"`
 	Models []struct {
-		Name   string `json:"name"`
-		Ready  bool   `json:"ready"`
-		Reason string `json:"reason"`
+		Name     string   `json:"name"`
+		Ready    bool     `json:"ready"`
+		Reason   string   `json:"reason"`
+		Warnings []string `json:"warnings"`
 	} `json:"models"`
 	Reorganizations int64 `json:"reorganizations"`
 	Restarts        int64 `json:"executor_restarts"`
@@ -375,6 +376,44 @@ func TestModelLoadedThroughRepositoryIsPlaced(t *testing.T) {
 		}
 	}
 	require.True(t, placed)
+
+	// A load whose folder no longer loads (a file copied in half) fails
+	// and keeps the model serving what it was loaded from, which the
+	// history and the model's warnings say, since a restart would leave
+	// it out; a load of the mended folder clears the warning.
+	file := filepath.Join(repo, "lenet5", "1", "model.onnx")
+	good, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, good[:len(good)/2], 0o644))
+	r = do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "not an ONNX model")
+	r = do(t, "POST", base+"/v2/models/lenet5/infer", lenetJSON(), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Equal(t, []string{"lenet5"}, staleWarned(t, base))
+	ev := string(do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil).body)
+	require.Contains(t, ev, "loading lenet5 failed: ")
+	require.Contains(t, ev, "it keeps serving the files it was loaded from before, which a restart would not find")
+	require.Contains(t, ev, "loading vgg failed: model vgg loaded but not served", "a load left unservable is in the history too")
+	require.NoError(t, os.WriteFile(file, good, 0o644))
+	r = do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Empty(t, staleWarned(t, base))
+}
+
+// staleWarned names the models whose status warns that their folder no
+// longer loads.
+func staleWarned(t *testing.T, base string) []string {
+	t.Helper()
+	var out []string
+	for _, m := range getStatus(t, base).Models {
+		for _, w := range m.Warnings {
+			if strings.Contains(w, "its folder in the model repository does not load") {
+				out = append(out, m.Name)
+			}
+		}
+	}
+	return out
 }
 
 // TestSIGTERMAnswersQueuedRequests stops the daemon while requests are in
