@@ -324,6 +324,10 @@ type profileDoc struct {
 	// the device type and is placed with the one of the file it replaced
 	// (profile_borrow.go).
 	Borrowed *borrowedProfile `json:"borrowed,omitempty"`
+	// InputsAt is what the newest complete profile run measured the
+	// inputs' dynamic dimensions at (profile_shapes, as perf_analyzer's
+	// --shape writes them); "" when at 1, or no run says.
+	InputsAt string `json:"inputs_at,omitempty"`
 }
 
 // borrowedProfile names the file whose profile a model's file is placed
@@ -392,7 +396,7 @@ func (n *node) handleAdminProfile(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		doc := profileDoc{DeviceType: d.Type, Points: p.Points(), Unfinished: n.unfinishedProfile(r.Context(), m, d),
-			Borrowed: n.borrowedProfile(r.Context(), m, d), MemoryMB: p.MemoryMB, MemorySource: from}
+			Borrowed: n.borrowedProfile(r.Context(), m, d), MemoryMB: p.MemoryMB, MemorySource: from, InputsAt: n.inputsAt(r.Context(), m, d)}
 		for i := range doc.Points {
 			u := &doc.Points[i].Util // NaN does not go into JSON
 			u.SM, u.L2, u.DRAM = jsonNum(u.SM), jsonNum(u.L2), jsonNum(u.DRAM)

@@ -51,9 +51,11 @@ const startProfileBudget = 30 * time.Second
 type profileJob struct {
 	m *repository.Model
 	d mps.Device
-	// again: it has points, from runs that all stopped midway
-	// (profileNeverFinished).
-	again bool
+	// again says why a model that has points is measured again: its runs
+	// all stopped midway (profileNeverFinished), or its inputs were
+	// measured at other shapes than its profile_shapes give now
+	// (profileShapesChanged); "" for a model without a profile.
+	again string
 }
 
 // profileMissing measures the models that have no profile on the node's
@@ -230,8 +232,8 @@ func (n *node) profileModel(ctx context.Context, j profileJob, binary string, sh
 		msg = fmt.Sprintf("profiling %s on %s beside the serving gpu-lets (a quick profile so it can be placed): the other models' batches may run slower until it is measured; `%s --force` measures it fully when the node is quiet",
 			m.Name, d.ID, measureCommand(m, d))
 	}
-	if j.again {
-		msg += "; measured again: every earlier profile run of this file stopped midway, and the points it kept miss sizes or batches"
+	if j.again != "" {
+		msg += "; measured again: " + j.again
 	}
 	n.events.add(EventProfileJob, store.SeverityInfo, msg, map[string]string{"model": m.Name, "device": d.ID})
 	launcher := n.profileLauncher(binary, shared)
@@ -239,7 +241,7 @@ func (n *node) profileModel(ctx context.Context, j profileJob, binary string, sh
 	at := n.sup.oomNow()
 	_, err := profiler.Measure(ctx, profiler.Job{
 		Model: profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform, SLOMS: slo,
-			MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile()},
+			MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile(), Shapes: m.Config.ProfileShapes},
 		Device: d, Batches: batches, SkipPastMS: slo / 2, Force: true, Rule: quickRule, Store: n.st, Launcher: launcher,
 		Log: n.log.Named("profiler"),
 	})

@@ -198,6 +198,9 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if tc.ResponseCache != nil {
 		cfg["response_cache"] = map[string]any{"enable": true}
 	}
+	if len(m.Config.ProfileShapes) > 0 {
+		cfg["profile_shapes"] = m.Config.ProfileShapes // the sizes gpuletd load sends by default
+	}
 	writeJSON(w, http.StatusOK, cfg)
 }
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -117,10 +120,16 @@ func (n *node) missingProfiles(ctx context.Context, m *repository.Model) []profi
 		}
 		seen[d.Type] = true
 		_, err := n.book.profile(ctx, m, d)
-		if errors.Is(err, errNoProfile) {
+		switch {
+		case errors.Is(err, errNoProfile):
 			jobs = append(jobs, profileJob{m: m, d: d})
-		} else if err == nil && n.profileNeverFinished(ctx, m, d) {
-			jobs = append(jobs, profileJob{m: m, d: d, again: true})
+		case err != nil:
+		case n.profileNeverFinished(ctx, m, d):
+			jobs = append(jobs, profileJob{m: m, d: d, again: "every earlier profile run of this file stopped midway, and the points it kept miss sizes or batches"})
+		default:
+			if why := n.profileShapesChanged(ctx, m, d); why != "" {
+				jobs = append(jobs, profileJob{m: m, d: d, again: why})
+			}
 		}
 	}
 	return jobs
@@ -144,6 +153,49 @@ func (n *node) profileNeverFinished(ctx context.Context, m *repository.Model, d 
 		}
 	}
 	return true
+}
+
+// profileShapesChanged says why m is measured again on d's type when its
+// newest complete profile run measured its inputs at other shapes than its
+// profile_shapes give now (a configuration edited and loaded again): the
+// points then time other requests than the model serves. "" when they
+// agree, or no complete run says (a profile imported without runs).
+func (n *node) profileShapesChanged(ctx context.Context, m *repository.Model, d mps.Device) string {
+	r, ok := n.newestCompleteRun(ctx, m, d)
+	if !ok {
+		return ""
+	}
+	was, now := profiler.RunShapes(r.Message), tensor.FormatShapes(m.Config.ProfileShapes)
+	if was == now {
+		return ""
+	}
+	at := func(s string) string { return cmp.Or(s, "1 in each dynamic dimension") }
+	return fmt.Sprintf("its inputs were measured at %s, and profile_shapes gives %s now", at(was), at(now))
+}
+
+// inputsAt is what m's newest complete profile run on d's type measured
+// its inputs' dynamic dimensions at (profiler.RunShapes); "" when at 1, or
+// no complete run says.
+func (n *node) inputsAt(ctx context.Context, m *repository.Model, d mps.Device) string {
+	r, ok := n.newestCompleteRun(ctx, m, d)
+	if !ok {
+		return ""
+	}
+	return profiler.RunShapes(r.Message)
+}
+
+// newestCompleteRun is m's newest complete profile run on d's type.
+func (n *node) newestCompleteRun(ctx context.Context, m *repository.Model, d mps.Device) (store.ProfileRun, bool) {
+	runs, err := n.st.Runs(ctx, m.SHA256, d.Type, 0)
+	if err != nil {
+		return store.ProfileRun{}, false
+	}
+	for _, r := range runs {
+		if r.Status == store.RunComplete {
+			return r, true
+		}
+	}
+	return store.ProfileRun{}, false
 }
 
 // profileLater queues m for a live profile when it lacks one on a measured

@@ -106,7 +106,7 @@ func TestAProfileThatNeverFinishedIsMeasuredAgain(t *testing.T) {
 	jobs := func() int {
 		js := n.missingProfiles(ctx, m)
 		for _, j := range js {
-			require.True(t, j.again, "said to be measured again")
+			require.Contains(t, j.again, "every earlier profile run of this file stopped midway", "said to be measured again")
 		}
 		return len(js)
 	}
@@ -130,4 +130,37 @@ func TestAProfileThatNeverFinishedIsMeasuredAgain(t *testing.T) {
 	require.Zero(t, jobs(), "a run that completed")
 	finish(store.RunIncomplete)
 	require.Zero(t, jobs(), "a later run stopped midway keeps the completed one's points")
+}
+
+// A model whose profile_shapes changed since its newest complete profile
+// run (a text model's sequence length edited, then loaded again) is
+// measured again, saying at which shapes it was measured and which it
+// gives now; one whose shapes agree, or whose profile has no complete
+// run, is left be.
+func TestAModelWhoseProfileShapesChangedIsMeasuredAgain(t *testing.T) {
+	ctx := context.Background()
+	n, m, cpu := mlpOnTheCPU(t)
+	again := func() []string {
+		var out []string
+		for _, j := range n.missingProfiles(ctx, m) {
+			out = append(out, j.again)
+		}
+		return out
+	}
+	m.Config.ProfileShapes = map[string][]int64{"input": {128}}
+	require.Empty(t, again(), "no complete run says at which shapes it was measured (imported)")
+
+	complete := func(msg string) {
+		run, err := n.st.StartRun(ctx, m.SHA256, cpu.Type, msg)
+		require.NoError(t, err)
+		require.NoError(t, n.st.FinishRun(ctx, run.ID, store.RunComplete, msg+"; 8 points, 0 co-locations"))
+	}
+	complete("source: measured with executors (policy timeout:1ms, engine time per batch)")
+	require.Equal(t, []string{"its inputs were measured at 1 in each dynamic dimension, and profile_shapes gives input:128 now"}, again())
+
+	complete("source: measured with executors (policy timeout:1ms, engine time per batch); inputs at input:128")
+	require.Empty(t, again(), "measured at the shapes it gives")
+
+	m.Config.ProfileShapes = nil
+	require.Equal(t, []string{"its inputs were measured at input:128, and profile_shapes gives 1 in each dynamic dimension now"}, again())
 }

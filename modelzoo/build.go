@@ -3,6 +3,7 @@ package modelzoo
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -95,12 +96,17 @@ func tensorInfo(name string, shape []int64) *onnxpb.ValueInfoProto {
 }
 
 // valueInfo describes a graph input or output of element type elem; a
-// negative dimension becomes the symbolic dimension sym.
+// negative dimension becomes a symbolic dimension named by sym: the k-th
+// negative one the k-th of sym's comma-separated names ("N,T"), or the
+// last name when sym has fewer.
 func valueInfo(name string, elem onnxpb.TensorProto_DataType, shape []int64, sym string) *onnxpb.ValueInfoProto {
+	syms := strings.Split(sym, ",")
 	dims := make([]*onnxpb.TensorShapeProto_Dimension, len(shape))
+	k := 0
 	for i, d := range shape {
 		if d < 0 {
-			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: sym}}
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: syms[min(k, len(syms)-1)]}}
+			k++
 		} else {
 			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}}
 		}

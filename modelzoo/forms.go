@@ -2,11 +2,13 @@ package modelzoo
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
 )
 
@@ -22,6 +24,9 @@ type formModel struct {
 	inputs      []formTensor
 	outputs     []formTensor
 	build       func(g *graph)
+	// profileShapes, when set, is the configuration's profile_shapes: the
+	// sizes of dynamic dimensions requests bring.
+	profileShapes map[string][]int64
 	// variantOf and accuracy, when set, declare the model a cheaper variant
 	// of another in a pipeline's step (config parameters variant_of and
 	// accuracy).
@@ -91,6 +96,27 @@ var forms = []formModel{
 		},
 	},
 	{
+		name: "tokens",
+		description: "text-like model that batches: token ids [N,T] INT64 with T any length (profiled at 32) -> " +
+			"their embeddings [N,T,4] and the mean embedding [N,4]",
+		maxBatch: 8,
+		inputs: []formTensor{
+			{name: "ids", elem: onnxpb.TensorProto_INT64, dims: []int64{-1, -1}, sym: BatchDim + ",T", config: []int64{-1}},
+		},
+		outputs: []formTensor{
+			{name: "embedded", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, -1, 4}, sym: BatchDim + ",T", config: []int64{-1, 4}},
+			{name: "pooled", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 4}, sym: BatchDim, config: []int64{4}},
+		},
+		profileShapes: map[string][]int64{"ids": {32}},
+		build: func(g *graph) {
+			// Ids index a vocabulary of 16: the load generator's integers
+			// are below 10, the profiler's zero.
+			emb := g.param("emb", []int64{16, 4}, g.w.normal(64, 0.5))
+			g.node("Gather", "embedded", []string{emb, "ids"}, intAttr("axis", 0))
+			g.node("ReduceMean", "pooled", []string{"embedded"}, intsAttr("axes", 1), intAttr("keepdims", 0))
+		},
+	},
+	{
 		name:        "words",
 		description: "string model that does not batch: words [L] -> the words upper-cased [L] and their count, a scalar INT64",
 		inputs: []formTensor{
@@ -153,6 +179,12 @@ func (f formModel) configYAML(seed uint64) string {
 	if f.variantOf != "" {
 		y += fmt.Sprintf("variant_of: %s\naccuracy: %g\n", f.variantOf, f.accuracy)
 	}
+	if len(f.profileShapes) > 0 {
+		y += "profile_shapes:\n"
+		for _, name := range slices.Sorted(maps.Keys(f.profileShapes)) {
+			y += fmt.Sprintf("  %s: %v\n", name, strings.ReplaceAll(fmt.Sprint(f.profileShapes[name]), " ", ", "))
+		}
+	}
 	return y
 }
 
@@ -183,6 +215,9 @@ func (f formModel) configPbtxt(seed uint64) string {
 		b.WriteString("dynamic_batching { }\n")
 	}
 	b.WriteString("instance_group [ { count: 1, kind: KIND_GPU } ]\n")
+	if len(f.profileShapes) > 0 {
+		fmt.Fprintf(&b, "parameters { key: \"profile_shapes\" value { string_value: %q } }\n", tensor.FormatShapes(f.profileShapes))
+	}
 	if f.variantOf != "" {
 		fmt.Fprintf(&b, "parameters { key: \"variant_of\" value { string_value: %q } }\n", f.variantOf)
 		fmt.Fprintf(&b, "parameters { key: \"accuracy\" value { string_value: \"%g\" } }\n", f.accuracy)

@@ -26,7 +26,7 @@ func mustTensor(t *testing.T, name string, dt tensor.DataType, shape []int64, da
 // forms it declares.
 func TestFormModelsRun(t *testing.T) {
 	initORT(t)
-	require.Equal(t, []string{"vad", "mlp16", "words"}, modelzoo.FormModels())
+	require.Equal(t, []string{"vad", "mlp16", "tokens", "words"}, modelzoo.FormModels())
 
 	t.Run("vad", func(t *testing.T) {
 		audio, err := tensor.FromFloat32s("input", []int64{1, 5}, []float32{0.1, -0.2, 0.3, 0.4, 0.5})
@@ -56,6 +56,19 @@ func TestFormModelsRun(t *testing.T) {
 		require.Equal(t, tensor.BF16, outs[1].DataType)
 		require.Equal(t, []int64{2, 4}, outs[1].Shape)
 		require.Equal(t, outs[0].Data[:8], outs[0].Data[8:], "equal rows give equal answers")
+	})
+
+	t.Run("tokens", func(t *testing.T) {
+		ids := make([]byte, 0, 2*3*8)
+		for _, id := range []uint64{1, 2, 3, 1, 2, 3} { // two equal rows of three tokens
+			ids = binary.LittleEndian.AppendUint64(ids, id)
+		}
+		outs, err := onnxrt.Run(writeModel(t, "tokens", 1),
+			map[string]tensor.Tensor{"ids": mustTensor(t, "ids", tensor.Int64, []int64{2, 3}, ids)}, 1)
+		require.NoError(t, err)
+		require.Equal(t, []int64{2, 3, 4}, outs[0].Shape, "an embedding per token")
+		require.Equal(t, []int64{2, 4}, outs[1].Shape)
+		require.Equal(t, outs[1].Data[:16], outs[1].Data[16:], "equal rows give equal answers")
 	})
 
 	t.Run("words", func(t *testing.T) {
@@ -91,6 +104,9 @@ func TestFormModelsTritonConfig(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(dir, "words", "config.pbtxt"))
 	require.NoError(t, err)
 	require.Contains(t, string(b), "TYPE_STRING")
+	b, err = os.ReadFile(filepath.Join(dir, "tokens", "config.pbtxt"))
+	require.NoError(t, err)
+	require.Contains(t, string(b), `parameters { key: "profile_shapes" value { string_value: "ids:32" } }`)
 
 	err = modelzoo.WriteRepository(t.TempDir(), []string{"nope"}, 1)
 	require.ErrorIs(t, err, modelzoo.ErrUnknownModel)

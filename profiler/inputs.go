@@ -12,9 +12,10 @@ import (
 // requestInputs builds the input tensors of one request of rows rows from
 // the model's per-request specs (as LoadModel returned them): dimension 0 is
 // the batch when the model batches, and a dimension the model leaves open
-// (-1) is taken as 1. FP32 inputs are uniform in [-1, 1) from a generator
+// (-1) takes its size from shapes (the input's dims as Model.Shapes gives
+// them), else 1. FP32 inputs are uniform in [-1, 1) from a generator
 // seeded by seed, so runs are repeatable; other types are zero.
-func requestInputs(specs []*pb.TensorSpec, rows int, batching bool, seed uint64) ([]*pb.Tensor, error) {
+func requestInputs(specs []*pb.TensorSpec, shapes map[string][]int64, rows int, batching bool, seed uint64) ([]*pb.Tensor, error) {
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("build inputs: the model declares no input")
 	}
@@ -22,8 +23,16 @@ func requestInputs(specs []*pb.TensorSpec, rows int, batching bool, seed uint64)
 	out := make([]*pb.Tensor, 0, len(specs))
 	for _, s := range specs {
 		shape := slices.Clone(s.Shape)
+		given := shapes[s.Name]
+		if given != nil && len(given) != len(shape) {
+			return nil, fmt.Errorf("build input %q: the shape to profile at, %v, does not fit its dims %v", s.Name, given, s.Shape)
+		}
 		for i, d := range shape {
-			if d < 0 {
+			switch {
+			case d >= 0:
+			case given != nil:
+				shape[i] = given[i]
+			default:
 				shape[i] = 1
 			}
 		}

@@ -35,6 +35,10 @@ type Model struct {
 	// Curve is the model's curve name in a reference set, for emulated
 	// devices (the repository's profile: field); empty: Name.
 	Curve string `json:"curve,omitempty"`
+	// Shapes gives, by input, the dims of one request (without the batch
+	// dimension) to measure at where the input has dynamic ones (the
+	// repository's profile_shapes); an input not named has them at 1.
+	Shapes map[string][]int64 `json:"shapes,omitempty"`
 }
 
 // curve is the curve name used on emulated devices.

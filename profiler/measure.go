@@ -142,7 +142,7 @@ func (r *runner) sourceNote() string {
 	if r.emulated() {
 		return "source: emulated: read from the physics of reference set " + r.job.Device.Emulated + ", not measured"
 	}
-	return "source: measured with executors (policy " + BatchPolicy + ", engine time per batch)"
+	return "source: measured with executors (policy " + BatchPolicy + ", engine time per batch)" + inputsAt(r.job.Model.Shapes)
 }
 
 // startMessage is the run's message while it runs: what it measures and

@@ -93,7 +93,7 @@ func MeasureMemory(ctx context.Context, job Job) (float64, error) {
 	}
 	defer r.closeExecutor(l.x, size)
 	for _, b := range job.Batches {
-		inputs, err := requestInputs(l.inputs, b, job.Model.MaxBatchSize > 0, uint64(size)<<16|uint64(b))
+		inputs, err := requestInputs(l.inputs, job.Model.Shapes, b, job.Model.MaxBatchSize > 0, uint64(size)<<16|uint64(b))
 		if err != nil {
 			return 0, fmt.Errorf("measure the memory of %s on %s: %w: %v", job.Model.Name, job.Device.ID, ErrModelLoad, err)
 		}

@@ -97,11 +97,11 @@ func (s *coSide) state() ([]float64, error) {
 // was busy.
 func (r *runner) coRun(ctx context.Context, la, lb *loaded, ba, bb int) (Pair, error) {
 	batching := r.job.Model.MaxBatchSize > 0
-	ina, err := requestInputs(la.inputs, ba, batching, uint64(la.size)<<16|uint64(ba))
+	ina, err := requestInputs(la.inputs, r.job.Model.Shapes, ba, batching, uint64(la.size)<<16|uint64(ba))
 	if err != nil {
 		return Pair{}, err
 	}
-	inb, err := requestInputs(lb.inputs, bb, batching, uint64(lb.size)<<16|uint64(bb)|1<<40)
+	inb, err := requestInputs(lb.inputs, r.job.Model.Shapes, bb, batching, uint64(lb.size)<<16|uint64(bb)|1<<40)
 	if err != nil {
 		return Pair{}, err
 	}

@@ -163,7 +163,7 @@ func (r *runner) closeExecutor(x Executor, size int) {
 // samplePoint measures batch b on a loaded executor until the stop rule is
 // met. On error it returns what it sampled, as an incomplete point.
 func (r *runner) samplePoint(ctx context.Context, l *loaded, b int) (Point, error) {
-	inputs, err := requestInputs(l.inputs, b, r.job.Model.MaxBatchSize > 0, uint64(l.size)<<16|uint64(b))
+	inputs, err := requestInputs(l.inputs, r.job.Model.Shapes, b, r.job.Model.MaxBatchSize > 0, uint64(l.size)<<16|uint64(b))
 	if err != nil {
 		return Point{Size: l.size, Batch: b}, fmt.Errorf("profile %s on %s at %d%%: %w: %v", r.job.Model.Name, r.job.Device.ID, l.size, ErrModelLoad, err)
 	}
@@ -245,7 +245,7 @@ func (r *runner) executorErr(ctx context.Context, x Executor, size int, what str
 
 // soloUtil measures and stores the utilisation of point (b, size).
 func (r *runner) soloUtil(ctx context.Context, l *loaded, b int) error {
-	inputs, err := requestInputs(l.inputs, b, r.job.Model.MaxBatchSize > 0, uint64(l.size)<<16|uint64(b))
+	inputs, err := requestInputs(l.inputs, r.job.Model.Shapes, b, r.job.Model.MaxBatchSize > 0, uint64(l.size)<<16|uint64(b))
 	if err != nil {
 		return err
 	}

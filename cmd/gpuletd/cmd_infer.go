@@ -23,6 +23,7 @@ func newInferCmd(g *globalFlags) *cobra.Command {
 		top                    int
 		seed                   uint64
 		asJSON                 bool
+		shapes                 shapesFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "infer MODEL",
@@ -47,7 +48,7 @@ prints the same way.`,
 			defer d.client.CloseIdleConnections()
 			ctx, cancel := context.WithTimeout(cmd.Context(), adminTimeout)
 			defer cancel()
-			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], request, top, seed)
+			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], request, top, seed, shapes)
 			if err != nil {
 				return err
 			}
@@ -89,13 +90,14 @@ prints the same way.`,
 	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")
+	f.Var(&shapes, "shape", shapeUsage)
 	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
 	return cmd
 }
 
 // inferBody is the request to send: the given body, or random inputs of
 // the model's shapes; with top, every output asked for as its classes.
-func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, request string, top int, seed uint64) ([]byte, error) {
+func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, request string, top int, seed uint64, shapes shapesFlag) ([]byte, error) {
 	if top < 0 {
 		return nil, fmt.Errorf("infer: --top %d: give a number of classes above 0", top)
 	}
@@ -109,6 +111,7 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, reques
 	}
 	switch request {
 	case "":
+		m.SetShapes(shapes)
 		p, err := loadgen.NewPayload(m, false, seed)
 		if err != nil {
 			return nil, err

@@ -32,6 +32,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		slo              time.Duration
 		concurrency      int
 		inputs           int
+		shapes           shapesFlag
 		seed             uint64
 		csvPath          string
 		sw               sweepFlags
@@ -154,7 +155,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 					cfgs[i] = loadgen.Config{
 						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
-						Inputs: inputs, Compression: compression, SLO: slo,
+						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes,
 					}
 				}
 				return cfgs, nil
@@ -254,6 +255,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.BoolVar(&cudaShm, "cuda-shm", false, "place inputs and outputs in GPU memory of this process's, registered as a CUDA shared-memory region (GPU 0; the daemon must run on this machine)")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
+	f.Var(&shapes, "shape", shapeUsage)
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrivals and the inputs")
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")

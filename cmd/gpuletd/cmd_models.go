@@ -172,6 +172,7 @@ type adminProfiles struct {
 			FromSHA256 string `json:"from_sha256"`
 			Fix        string `json:"fix"`
 		} `json:"borrowed"`
+		InputsAt string `json:"inputs_at"`
 	} `json:"profiles"`
 	Error string `json:"-"`
 }
@@ -330,6 +331,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		}
 		if b := p.Borrowed; b != nil {
 			fmt.Fprintf(w, "%s: placed with the profile of the file this one replaced (sha256 %.12s) until `%s` measures its own\n", p.DeviceType, b.FromSHA256, b.Fix)
+		}
+		if p.InputsAt != "" {
+			fmt.Fprintf(w, "%s: inputs measured at %s (profile_shapes)\n", p.DeviceType, p.InputsAt)
 		}
 	}
 	return nil

@@ -138,6 +138,13 @@ func TestWriteModelShow(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeModelShow(&b, &d, &cut))
 	require.Contains(t, b.String(), "cpu: placed with the profile of the file this one replaced (sha256 0123456789ab) until `gpuletd profile lenet5 --device cpu` measures its own")
+	require.NotContains(t, b.String(), "inputs measured at")
+
+	cut = adminProfiles{}
+	require.NoError(t, json.Unmarshal([]byte(`{"profiles": [{"device_type": "cpu", "points": [{}], "inputs_at": "input_ids:128"}]}`), &cut))
+	b.Reset()
+	require.NoError(t, writeModelShow(&b, &d, &cut))
+	require.Contains(t, b.String(), "cpu: inputs measured at input_ids:128 (profile_shapes)")
 
 	b.Reset()
 	require.NoError(t, writeModelShow(&b, &d, &adminProfiles{Error: "no gpuletd answers"}))

@@ -329,7 +329,7 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 		slo = f.slo
 	}
 	return profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform,
-		SLOMS: float64(slo.Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile()}, nil
+		SLOMS: float64(slo.Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile(), Shapes: m.Config.ProfileShapes}, nil
 }
 
 // fileModelName names a bare model file: its base name without extension,

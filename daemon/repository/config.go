@@ -49,6 +49,11 @@ type ModelConfig struct {
 	// (torchscript models must give them).
 	Inputs  []TensorSpec `yaml:"inputs,omitempty"`
 	Outputs []TensorSpec `yaml:"outputs,omitempty"`
+	// ProfileShapes gives, by input, the dims (without the batch
+	// dimension) the model is profiled at where its input has dynamic
+	// ones: the size requests bring, such as a text model's sequence
+	// length. Without it a dynamic dimension is profiled at 1.
+	ProfileShapes map[string][]int64 `yaml:"profile_shapes,omitempty"`
 
 	// Versions says which numbered version folders are served (a
 	// config.pbtxt's version_policy); the zero value serves the newest.
@@ -147,6 +152,13 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 	if err := checkVariant(c.VariantOf, c.Accuracy); err != nil {
 		errs = append(errs, err)
 	}
+	for _, name := range sortedKeys(c.ProfileShapes) {
+		for j, d := range c.ProfileShapes[name] {
+			if d < 1 {
+				errs = append(errs, fmt.Errorf("profile_shapes.%s[%d]: %d is not allowed; give the size requests bring, a positive number", name, j, d))
+			}
+		}
+	}
 	for kind, specs := range map[string][]TensorSpec{"inputs": c.Inputs, "outputs": c.Outputs} {
 		if err := checkSpecs(kind, specs); err != nil {
 			errs = append(errs, err)
@@ -241,6 +253,9 @@ func overlay(base, yamlCfg ModelConfig, set map[string]bool) ModelConfig {
 	}
 	if set["response_cache"] {
 		base.ResponseCache = yamlCfg.ResponseCache
+	}
+	if set["profile_shapes"] {
+		base.ProfileShapes = yamlCfg.ProfileShapes
 	}
 	return base
 }

@@ -32,6 +32,9 @@ const (
 	ParamMemoryMB = "memory_mb"  // as config.yaml's memory_mb
 	ParamVariant  = "variant_of" // as config.yaml's variant_of
 	ParamAccuracy = "accuracy"   // as config.yaml's accuracy
+	// ParamProfileShapes is as config.yaml's profile_shapes, written as
+	// perf_analyzer's --shape: "input_ids:128 attention_mask:128".
+	ParamProfileShapes = "profile_shapes"
 	// ParamMinAccuracy is a pipeline's least accepted end-to-end accuracy,
 	// as a share of its full accuracy: "0.9".
 	ParamMinAccuracy = "min_accuracy"
@@ -416,6 +419,13 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 			c.SLO, sloSet = config.Duration(d), true
 		case ParamProfile:
 			c.Profile = v
+		case ParamProfileShapes:
+			shapes, err := tensor.ParseShapes(v)
+			if err != nil {
+				bad("%s: %v", f, err)
+				continue
+			}
+			c.ProfileShapes = shapes
 		case ParamMemoryMB:
 			mb, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil || mb < 0 {
@@ -451,7 +461,7 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 			}
 			c.PathAccuracy = table
 		default:
-			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s and (pipelines) %s, %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamVariant, ParamAccuracy, ParamFanout, ParamMinAccuracy, ParamPathAccuracy)
+			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s, %s and (pipelines) %s, %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamProfileShapes, ParamVariant, ParamAccuracy, ParamFanout, ParamMinAccuracy, ParamPathAccuracy)
 		}
 	}
 	if c.VariantOf != "" {

@@ -258,7 +258,7 @@ func TestOverlayCoversEveryYAMLField(t *testing.T) {
 	full := ModelConfig{
 		SLO: config.Duration(time.Second), MaxBatchSize: 3, Platform: PlatformONNX, Profile: "p", MemoryMB: 5,
 		Inputs: []TensorSpec{{Name: "i"}}, Outputs: []TensorSpec{{Name: "o"}}, VariantOf: "v", Accuracy: 0.5,
-		ResponseCache: true,
+		ResponseCache: true, ProfileShapes: map[string][]int64{"i": {128}},
 	}
 	set := map[string]bool{}
 	rt := reflect.TypeFor[ModelConfig]()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,9 @@ func fakeReader(path string) ([]TensorSpec, []TensorSpec, error) {
 	case "onnx":
 		return []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}},
 			[]TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{-1, 10}}}, nil
+	case "text": // a text encoder: token ids and a mask of any length
+		return []TensorSpec{{Name: "ids", DataType: tensor.Int64, Dims: []int64{-1, -1}}, {Name: "mask", DataType: tensor.Int64, Dims: []int64{-1, -1}}},
+			[]TensorSpec{{Name: "pooled", DataType: tensor.FP32, Dims: []int64{-1, 8}}}, nil
 	case "fixed":
 		return []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{1, 4}}},
 			[]TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{1, 2}}}, nil
@@ -268,4 +272,64 @@ func onlyProblem(ix *Index) error {
 		return err
 	}
 	return nil
+}
+
+// A text model's dynamic sequence dimension is profiled at the size its
+// profile_shapes gives, from config.yaml or config.pbtxt; without it the
+// model notes that it is profiled at 1 there. Shapes that do not fit the
+// inputs are refused, naming the input.
+func TestProfileShapes(t *testing.T) {
+	pbtxt := func(shapes string) string {
+		return "max_batch_size: 8\n" + `parameters { key: "profile_shapes" value { string_value: "` + shapes + `" } }` + "\n"
+	}
+	tests := []struct {
+		name   string
+		yaml   string
+		pbtxt  string
+		shapes map[string][]int64
+		note   string // a note that contains it, "" none about shapes
+		err    string
+	}{
+		{name: "both given in config.yaml", yaml: goodConfig + "profile_shapes: {ids: [128], mask: [128]}\n",
+			shapes: map[string][]int64{"ids": {128}, "mask": {128}}},
+		{name: "in config.pbtxt", pbtxt: pbtxt("ids:64 mask:64"), shapes: map[string][]int64{"ids": {64}, "mask": {64}}},
+		{name: "one left open", yaml: goodConfig + "profile_shapes: {ids: [128]}\n", shapes: map[string][]int64{"ids": {128}},
+			note: "dynamic dimensions profiled at 1: mask [-1]; requests larger there run longer than the model's plan counts"},
+		{name: "none given", yaml: goodConfig, note: "dynamic dimensions profiled at 1: ids [-1], mask [-1]"},
+		{name: "not an input", yaml: goodConfig + "profile_shapes: {tokens: [128]}\n",
+			err: `profile_shapes: "tokens" is not an input of the model (inputs: ids, mask)`},
+		{name: "the batch dimension given", yaml: goodConfig + "profile_shapes: {ids: [8, 128]}\n",
+			err: `profile_shapes: input "ids": 2 dims given, its dims [-1] have 1 (leave the batch dimension out)`},
+		{name: "not a size", yaml: goodConfig + "profile_shapes: {ids: [0]}\n", err: "profile_shapes.ids[0]: 0 is not allowed"},
+		{name: "not perf_analyzer's form", pbtxt: pbtxt("ids=128"), err: `"ids=128" is not NAME:DIMS`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"1/model.onnx": "text"}
+			if tt.pbtxt != "" {
+				files[TritonConfigFile] = tt.pbtxt
+			}
+			root := writeRepo(t, map[string]entry{"m": {config: tt.yaml, files: files}})
+			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.shapes, m.Config.ProfileShapes)
+			var noted []string
+			for _, n := range m.Notes {
+				if strings.Contains(n, "profiled at 1") {
+					noted = append(noted, n)
+				}
+			}
+			if tt.note == "" {
+				require.Empty(t, noted)
+				return
+			}
+			require.Len(t, noted, 1)
+			require.Contains(t, noted[0], tt.note)
+			require.Contains(t, noted[0], "the next start or load of m measures it there")
+		})
+	}
 }

@@ -266,6 +266,9 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 		if err := m.resolveTensors(o.Read); err != nil {
 			return fail(m.File, err)
 		}
+		if err := m.checkProfileShapes(); err != nil {
+			return fail(dir, err)
+		}
 		out[i] = &m
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
@@ -45,6 +46,13 @@ func YAMLOverTriton(pc *tritonpb.ModelConfig, data []byte) error {
 	}
 	if set["profile"] {
 		param(ParamProfile, c.Profile)
+	}
+	if set["profile_shapes"] {
+		if len(c.ProfileShapes) > 0 {
+			param(ParamProfileShapes, tensor.FormatShapes(c.ProfileShapes))
+		} else {
+			delete(pc.Parameters, ParamProfileShapes)
+		}
 	}
 	if set["memory_mb"] {
 		param(ParamMemoryMB, strconv.FormatFloat(c.MemoryMB, 'g', -1, 64))

@@ -33,6 +33,9 @@ func TestYAMLOverTritonLoadsAsTheFolder(t *testing.T) {
 			yaml: "slo: 30ms\nmax_batch_size: 0\ninputs: [{name: input, datatype: FP32, dims: [1, 4]}]\n" +
 				"outputs: [{name: output, datatype: FP32, dims: [1, 2]}]\nvariant_of: big\naccuracy: 0.8\nresponse_cache: true\n", file: "fixed"},
 		{name: "config.pbtxt alone", pbtxt: lenet, file: "onnx"},
+		{name: "config.yaml's profile shapes", yaml: "slo: 40ms\nmax_batch_size: 8\nprofile_shapes: {ids: [128], mask: [128]}\n", file: "text"},
+		{name: "config.yaml's profile shapes over config.pbtxt's", yaml: "profile_shapes: {ids: [64]}\n", file: "text",
+			pbtxt: `max_batch_size: 8` + "\n" + `parameters { key: "profile_shapes" value { string_value: "ids:128 mask:128" } }` + "\n"},
 		{name: "config.yaml over config.pbtxt", yaml: "slo: 7ms\nmax_batch_size: 4\nprofile: resnet50\n", pbtxt: labelled, file: "onnx"},
 		{name: "config.yaml's tensors over config.pbtxt's keep its labels", pbtxt: labelled, file: "onnx",
 			yaml: "outputs: [{name: output, datatype: FP32, dims: [10]}]\nslo: 0s\n"},

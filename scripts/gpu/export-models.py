@@ -4,6 +4,8 @@
 Each model is a torchvision architecture (or a BERT-base shaped encoder)
 with random weights drawn from a fixed seed, exported to ONNX with a
 dynamic batch dimension as <repo>/<name>/1/model.onnx beside a config.yaml.
+textenc, which only --models textenc exports, is a small encoder whose
+sequence dimension is dynamic too, profiled at 128 tokens (profile_shapes).
 The weights are not pretrained: latency, memory traffic and interference
 depend on the shapes, not on the values.
 
@@ -77,6 +79,29 @@ class BertBase(nn.Module):
         return torch.tanh(self.pool(x[:, 0]))
 
 
+class TextEncoder(nn.Module):
+    """A small text encoder whose sequence length is any: 4 layers, hidden
+    256, 4 heads, FFN 1024, vocabulary 30522, positions up to 512; token ids
+    [N,T] in, the first token's state [N,256] out."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(30522, 256), nn.Embedding(512, 256)
+        self.layers = nn.ModuleList(EncoderLayer(256, 4, 1024) for _ in range(4))
+        self.pool = nn.Linear(256, 256)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos(torch.arange(ids.shape[1]).unsqueeze(0))
+        for layer in self.layers:
+            x = layer(x)
+        return torch.tanh(self.pool(x[:, 0]))
+
+
+# Models whose input's dimension 1 (a sequence) is dynamic too, with the
+# length they are profiled at (profile_shapes).
+SEQUENCE = {"textenc": 128}
+
+
 def image(size):
     return lambda b: torch.randn(b, 3, size, size)
 
@@ -95,7 +120,12 @@ MODELS = {
                "torchvision ssd300_vgg16 backbone and heads (no box decoding or NMS), [N,3,300,300]"),
     "bert": (BertBase, lambda b: torch.randint(0, 30522, (b, 128)), ["input_ids"], ["pooled"],
              "BERT-base shaped encoder (12x768, 12 heads), INT64 [N,128] token ids -> [N,768]"),
+    "textenc": (TextEncoder, lambda b: torch.randint(0, 30522, (b, 16)), ["input_ids"], ["pooled"],
+                "small text encoder (4x256, 4 heads), INT64 [N,T] token ids of any length T -> [N,256]"),
 }
+
+# The models exported when --models names none: textenc is left out.
+DEFAULT = [m for m in MODELS if m not in SEQUENCE]
 
 
 def export(name, repo, max_batch, slo, check):
@@ -107,6 +137,8 @@ def export(name, repo, max_batch, slo, check):
     path = os.path.join(d, "model.onnx")
     x = example(2)
     axes = {n: {0: "batch"} for n in inputs + outputs}
+    if name in SEQUENCE:
+        axes[inputs[0]][1] = "sequence"
     t0 = time.time()
     with torch.no_grad():
         try:
@@ -118,6 +150,8 @@ def export(name, repo, max_batch, slo, check):
     with open(os.path.join(repo, name, "config.yaml"), "w") as f:
         f.write(f"# {name}: {note}; random weights (seed 1), exported by scripts/gpu/export-models.py.\n")
         f.write(f"slo: {slo}\nmax_batch_size: {max_batch}\n")
+        if name in SEQUENCE:
+            f.write(f"profile_shapes: {{{inputs[0]}: [{SEQUENCE[name]}]}}\n")
     msg = f"{name}: {os.path.getsize(path) / 2**20:.0f} MiB in {time.time() - t0:.1f}s"
     if check:
         import numpy as np
@@ -135,7 +169,7 @@ def export(name, repo, max_batch, slo, check):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("repo")
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(DEFAULT))
     ap.add_argument("--max-batch", type=int, default=64)
     ap.add_argument("--slo", default="500ms", help="SLO written into config.yaml (a Go duration)")
     ap.add_argument("--check", action="store_true")

@@ -48,6 +48,11 @@ type Config struct {
 	Arrivals arrival.Arrivals
 	// Seed draws the default Poisson arrivals and the generated inputs.
 	Seed uint64
+	// Shapes sets, by input name, the dims (without the batch dimension)
+	// of generated inputs that have dynamic ones, over the server's
+	// profile_shapes (perf_analyzer's --shape); a name the model has no
+	// input of is left alone, so that one set serves a mix.
+	Shapes map[string][]int64
 	// Binary sends the inputs as binary tensors and asks for binary outputs.
 	Binary bool
 	// AutoBinary sends binary tensors instead of JSON when a JSON request

@@ -48,12 +48,33 @@ type Model struct {
 	Metadata     kserve.ModelMetadata
 	MaxBatchSize int
 	SLO          time.Duration
+	// Shapes gives, by input, the dims of one request's tensor (without
+	// the batch dimension) where the input has dynamic ones: gpuletd's
+	// profile_shapes (the sizes the model is planned for), with any a
+	// caller sets over them (--shape). An input not named has them at 1.
+	Shapes map[string][]int64
+}
+
+// SetShapes sets shapes over m's (Model.Shapes) for the inputs m has;
+// names of no input of m are left out.
+func (m *Model) SetShapes(shapes map[string][]int64) {
+	for _, in := range m.Metadata.Inputs {
+		dims, ok := shapes[in.Name]
+		if !ok {
+			continue
+		}
+		if m.Shapes == nil {
+			m.Shapes = map[string][]int64{}
+		}
+		m.Shapes[in.Name] = dims
+	}
 }
 
 // modelConfig is the part of GET /v2/models/{m}/config the generator reads.
 type modelConfig struct {
-	MaxBatchSize int      `json:"max_batch_size"`
-	SLOMS        *float64 `json:"slo_ms"`
+	MaxBatchSize  int                `json:"max_batch_size"`
+	SLOMS         *float64           `json:"slo_ms"`
+	ProfileShapes map[string][]int64 `json:"profile_shapes"`
 }
 
 // FetchModel reads GET /v2/models/{m} and GET /v2/models/{m}/config from the
@@ -69,7 +90,7 @@ func FetchModel(ctx context.Context, client *http.Client, base, model string) (*
 	if err := GetJSON(ctx, client, base+path+"/config", &c); err != nil {
 		return nil, fmt.Errorf("fetch model %s config: %w", model, err)
 	}
-	m.MaxBatchSize = c.MaxBatchSize
+	m.MaxBatchSize, m.Shapes = c.MaxBatchSize, c.ProfileShapes
 	if c.SLOMS != nil && *c.SLOMS > 0 {
 		m.SLO = time.Duration(*c.SLOMS * float64(time.Millisecond))
 	}

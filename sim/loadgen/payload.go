@@ -52,7 +52,7 @@ func (p *Payload) header(h http.Header) {
 
 // NewPayload builds a request for model m with random inputs of the
 // declared shapes: dimension 0 is 1 when the model batches, and any other
-// open dimension (-1) is 1 too. Floats are uniform in [0, 1), integers in
+// open dimension (-1) is as m.Shapes gives it, else 1. Floats are uniform in [0, 1), integers in
 // [0, 10), booleans fair coins, BYTES elements random lowercase words of
 // wordLength letters; the seed fixes them. With bin the inputs
 // travel as binary tensors and the outputs are asked for as binary.
@@ -65,7 +65,10 @@ func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: input %q has data type %q, which is not the protocol's", ErrPayload, in.Name, in.DataType)
 		}
-		shape := m.requestShape(in.Shape)
+		shape, err := m.requestShape(in.Name, in.Shape)
+		if err != nil {
+			return nil, err
+		}
 		n, err := tensor.NumElements(shape)
 		if err != nil || n > maxPayloadElements {
 			return nil, fmt.Errorf("%w: input %q has shape %v, too large to generate", ErrPayload, in.Name, shape)
@@ -138,17 +141,32 @@ func (m *Model) fixedShape(declared []int64) bool {
 	return true
 }
 
-// requestShape is a declared shape as one request of batch 1 has it:
-// dimension 0 is 1 when the model batches, and any other open dimension
-// (-1) is 1 too.
-func (m *Model) requestShape(declared []int64) []int64 {
+// requestShape is the declared shape of tensor name as one request of
+// batch 1 has it: dimension 0 is 1 when the model batches, and any other
+// open dimension (-1) is as m.Shapes gives it, else 1. A shape in m.Shapes
+// must fit the declared one: as many dims, the fixed ones as they are.
+func (m *Model) requestShape(name string, declared []int64) ([]int64, error) {
 	shape := slices.Clone(declared)
-	for d := range shape {
-		if shape[d] < 0 || (d == 0 && m.MaxBatchSize > 0) {
-			shape[d] = 1
+	per := shape // one request's dims, without the batch dimension
+	if m.MaxBatchSize > 0 && len(shape) > 0 {
+		shape[0], per = 1, shape[1:]
+	}
+	given, ok := m.Shapes[name]
+	if ok && len(given) != len(per) {
+		return nil, fmt.Errorf("%w: shape %v of input %q does not fit its dims %v (leave the batch dimension out)", ErrPayload, given, name, per)
+	}
+	for d, n := range per {
+		switch {
+		case ok && n >= 0 && given[d] != n:
+			return nil, fmt.Errorf("%w: shape %v of input %q does not fit its dims %v: dim %d is fixed at %d", ErrPayload, given, name, per, d, n)
+		case n >= 0:
+		case ok:
+			per[d] = given[d]
+		default:
+			per[d] = 1
 		}
 	}
-	return shape
+	return shape, nil
 }
 
 // value draws one element as a float64: uniform in [0, 1) for floats, an

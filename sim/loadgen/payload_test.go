@@ -35,3 +35,47 @@ func BenchmarkNewPayload(b *testing.B) {
 		}
 	}
 }
+
+// A generated request's dynamic dimensions take the sizes the model's
+// profile shapes give, or those a caller sets over them (--shape), else 1;
+// a shape that does not fit the input is refused.
+func TestPayloadShapes(t *testing.T) {
+	text := func() *Model {
+		return &Model{MaxBatchSize: 8, Metadata: kserve.ModelMetadata{Inputs: []kserve.TensorMetadata{
+			{Name: "ids", DataType: "INT64", Shape: []int64{-1, -1}},
+			{Name: "image", DataType: "FP32", Shape: []int64{-1, 3, -1}},
+		}}}
+	}
+	tests := []struct {
+		name           string
+		server, caller map[string][]int64
+		want           [][]int64
+		err            string
+	}{
+		{name: "none", want: [][]int64{{1, 1}, {1, 3, 1}}},
+		{name: "the server's", server: map[string][]int64{"ids": {128}}, want: [][]int64{{1, 128}, {1, 3, 1}}},
+		{name: "the caller's over the server's", server: map[string][]int64{"ids": {128}},
+			caller: map[string][]int64{"ids": {16}, "image": {3, 64}, "other": {4}}, want: [][]int64{{1, 16}, {1, 3, 64}}},
+		{name: "with the batch dimension", caller: map[string][]int64{"ids": {1, 16}}, err: `shape [1 16] of input "ids" does not fit its dims [-1]`},
+		{name: "a fixed dim changed", caller: map[string][]int64{"image": {4, 64}}, err: `dim 0 is fixed at 3`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := text()
+			m.Shapes = tt.server
+			m.SetShapes(tt.caller)
+			p, err := NewPayload(m, false, 1)
+			if tt.err != "" {
+				require.ErrorIs(t, err, ErrPayload)
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
+			require.NoError(t, err)
+			for i, in := range req.Inputs {
+				require.Equal(t, tt.want[i], in.Shape, in.Name)
+			}
+		})
+	}
+}

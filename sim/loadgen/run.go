@@ -86,6 +86,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		m.SetShapes(cfg.Shapes)
 		if cfg.SLO == 0 {
 			cfg.SLO = m.SLO
 		}

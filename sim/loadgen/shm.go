@@ -89,7 +89,10 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *
 		}
 		var room int64
 		if m.fixedShape(o.Shape) {
-			shape := m.requestShape(o.Shape)
+			shape, err := m.requestShape(o.Name, o.Shape)
+			if err != nil {
+				return nil, nil, nil, err
+			}
 			n, err := tensor.NumElements(shape)
 			if err != nil || n > maxPayloadElements {
 				return nil, nil, nil, fmt.Errorf("%w: output %q has shape %v, too large for shared memory", ErrPayload, o.Name, shape)

@@ -1,0 +1,56 @@
+package repository
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// checkProfileShapes checks the configuration's profile_shapes against the
+// model's inputs, once they are known: each names an input that has a
+// dynamic dimension, with its number of dims and its fixed ones as they
+// are. An input with a dynamic dimension (other than the batch) and no
+// profile shape is noted: it is profiled at 1 there, so requests larger
+// there run longer than the model's plan counts.
+func (m *Model) checkProfileShapes() error {
+	for _, name := range sortedKeys(m.Config.ProfileShapes) {
+		dims := m.Config.ProfileShapes[name]
+		i := slices.IndexFunc(m.Inputs, func(t TensorSpec) bool { return t.Name == name })
+		if i < 0 {
+			return fmt.Errorf("profile_shapes: %q is not an input of the model (inputs: %s)", name, strings.Join(tensorNames(m.Inputs), ", "))
+		}
+		in := m.Inputs[i]
+		if !slices.Contains(in.Dims, -1) {
+			return fmt.Errorf("profile_shapes: input %q has no dynamic dimension (dims %v); leave it out", name, in.Dims)
+		}
+		if len(dims) != len(in.Dims) {
+			return fmt.Errorf("profile_shapes: input %q: %d dims given, its dims %v have %d (leave the batch dimension out)", name, len(dims), in.Dims, len(in.Dims))
+		}
+		for j, d := range in.Dims {
+			if d != -1 && dims[j] != d {
+				return fmt.Errorf("profile_shapes: input %q: dim %d is %d, the input's dims %v fix it at %d", name, j, dims[j], in.Dims, d)
+			}
+		}
+	}
+	var open []string
+	for _, in := range m.Inputs {
+		if _, ok := m.Config.ProfileShapes[in.Name]; !ok && slices.Contains(in.Dims, -1) {
+			open = append(open, fmt.Sprintf("%s %v", in.Name, in.Dims))
+		}
+	}
+	if len(open) > 0 {
+		m.Notes = append(m.Notes, fmt.Sprintf("dynamic dimensions profiled at 1: %s; requests larger there run longer than the model's plan counts; "+
+			"give the size requests bring in profile_shapes (config.yaml; config.pbtxt: the parameter %s), and the next start or load of %s measures it there",
+			strings.Join(open, ", "), ParamProfileShapes, m.Family))
+	}
+	return nil
+}
+
+// tensorNames lists specs' names in order.
+func tensorNames(specs []TensorSpec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
+}
