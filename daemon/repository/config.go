@@ -54,6 +54,10 @@ type ModelConfig struct {
 	// ones: the size requests bring, such as a text model's sequence
 	// length. Without it a dynamic dimension is profiled at 1.
 	ProfileShapes map[string][]int64 `yaml:"profile_shapes,omitempty"`
+	// shapesFromWarmup: ProfileShapes came from a config.pbtxt's
+	// model_warmup, which gives every input's dims, dynamic or not; those
+	// that do not fit a dynamic input are left out, not refused.
+	shapesFromWarmup bool `yaml:"-"`
 
 	// Versions says which numbered version folders are served (a
 	// config.pbtxt's version_policy); the zero value serves the newest.
@@ -255,7 +259,7 @@ func overlay(base, yamlCfg ModelConfig, set map[string]bool) ModelConfig {
 		base.ResponseCache = yamlCfg.ResponseCache
 	}
 	if set["profile_shapes"] {
-		base.ProfileShapes = yamlCfg.ProfileShapes
+		base.ProfileShapes, base.shapesFromWarmup = yamlCfg.ProfileShapes, false
 	}
 	return base
 }

@@ -298,6 +298,9 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 			bad("parameters[%q]: only a pipeline (platform: \"ensemble\") has paths; a model gives its own accuracy", ParamPathAccuracy)
 		}
 	}
+	if c.ProfileShapes == nil && len(pc.ModelWarmup) > 0 {
+		c.ProfileShapes, c.shapesFromWarmup = warmupShapes(pc.ModelWarmup[0]), true
+	}
 	tritonIgnored(pc, bad, note)
 	if pc.GetResponseCache().GetEnable() {
 		c.ResponseCache = true
@@ -498,7 +501,8 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 		note("instance_group ignored: gpuletd's planner decides how many copies run and on which gpu-lets")
 	}
 	if len(pc.ModelWarmup) > 0 {
-		note("model_warmup ignored: gpuletd warms every copy with batches of zeros while it profiles the model")
+		note("model_warmup: gpuletd warms every copy with batches of zeros while it profiles the model; " +
+			"the dims its first request gives an input with dynamic dimensions are the sizes it profiles them at, unless the parameter profile_shapes gives them")
 	}
 	if pc.Optimization != nil {
 		note("optimization ignored: the execution provider comes from the server's onnxruntime settings")
@@ -506,6 +510,22 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 	if pc.GetModelTransactionPolicy().GetDecoupled() {
 		bad("model_transaction_policy.decoupled: models that answer with several responses are not served")
 	}
+}
+
+// warmupShapes are the dims a model_warmup request gives its inputs, by
+// name (none given: none).
+func warmupShapes(w *tritonpb.ModelWarmup) map[string][]int64 {
+	var out map[string][]int64
+	for name, in := range w.Inputs {
+		if len(in.Dims) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string][]int64{}
+		}
+		out[name] = slices.Clone(in.Dims)
+	}
+	return out
 }
 
 // parsePathAccuracy reads a path_accuracy table: comma-separated entries

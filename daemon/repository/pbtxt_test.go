@@ -78,12 +78,13 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	notes := strings.Join(m.Notes, "\n")
 	for _, field := range []string{
 		"version_policy selects versions [2 3]", "input[0].format",
-		"dynamic_batching (preferred_batch_size, max_queue_delay_microseconds) ignored", "instance_group ignored", "model_warmup ignored", "optimization ignored",
+		"dynamic_batching (preferred_batch_size, max_queue_delay_microseconds) ignored", "instance_group ignored", "model_warmup: gpuletd warms every copy", "optimization ignored",
 		`parameters["intra_op_thread_count"] ignored`,
 	} {
 		require.Contains(t, notes, field)
 	}
 	require.Len(t, m.Notes, 7, notes)
+	require.Nil(t, m.Config.ProfileShapes, "the warm-up's dims of an input without dynamic ones are no profile shape")
 	require.True(t, m.Config.ResponseCache, "response_cache { enable: true } is honoured")
 }
 

@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,25 +13,26 @@ import (
 // are. An input with a dynamic dimension (other than the batch) and no
 // profile shape is noted: it is profiled at 1 there, so requests larger
 // there run longer than the model's plan counts.
+//
+// Shapes from a model_warmup are not refused: the warm-up gives every
+// input's dims, so those of inputs without a dynamic dimension are left
+// out, and those that do not fit are left out with a note.
 func (m *Model) checkProfileShapes() error {
 	for _, name := range sortedKeys(m.Config.ProfileShapes) {
-		dims := m.Config.ProfileShapes[name]
-		i := slices.IndexFunc(m.Inputs, func(t TensorSpec) bool { return t.Name == name })
-		if i < 0 {
-			return fmt.Errorf("profile_shapes: %q is not an input of the model (inputs: %s)", name, strings.Join(tensorNames(m.Inputs), ", "))
+		err := fitProfileShape(m.Inputs, name, m.Config.ProfileShapes[name])
+		if err == nil {
+			continue
 		}
-		in := m.Inputs[i]
-		if !slices.Contains(in.Dims, -1) {
-			return fmt.Errorf("profile_shapes: input %q has no dynamic dimension (dims %v); leave it out", name, in.Dims)
+		if !m.Config.shapesFromWarmup {
+			return fmt.Errorf("profile_shapes: %w", err)
 		}
-		if len(dims) != len(in.Dims) {
-			return fmt.Errorf("profile_shapes: input %q: %d dims given, its dims %v have %d (leave the batch dimension out)", name, len(dims), in.Dims, len(in.Dims))
+		if !errors.Is(err, errNotDynamic) {
+			m.Notes = append(m.Notes, fmt.Sprintf("model_warmup: its dims of %s not used: %v", name, err))
 		}
-		for j, d := range in.Dims {
-			if d != -1 && dims[j] != d {
-				return fmt.Errorf("profile_shapes: input %q: dim %d is %d, the input's dims %v fix it at %d", name, j, dims[j], in.Dims, d)
-			}
-		}
+		delete(m.Config.ProfileShapes, name)
+	}
+	if len(m.Config.ProfileShapes) == 0 {
+		m.Config.ProfileShapes = nil
 	}
 	var open []string
 	for _, in := range m.Inputs {
@@ -42,6 +44,32 @@ func (m *Model) checkProfileShapes() error {
 		m.Notes = append(m.Notes, fmt.Sprintf("dynamic dimensions profiled at 1: %s; requests larger there run longer than the model's plan counts; "+
 			"give the size requests bring in profile_shapes (config.yaml; config.pbtxt: the parameter %s), and the next start or load of %s measures it there",
 			strings.Join(open, ", "), ParamProfileShapes, m.Family))
+	}
+	return nil
+}
+
+// errNotDynamic: a profile shape for an input whose dims are all fixed.
+var errNotDynamic = errors.New("no dynamic dimension")
+
+// fitProfileShape checks a profile shape, dims, against the input name of
+// inputs: it must have one, with a dynamic dimension, as many dims and
+// the fixed ones as they are.
+func fitProfileShape(inputs []TensorSpec, name string, dims []int64) error {
+	i := slices.IndexFunc(inputs, func(t TensorSpec) bool { return t.Name == name })
+	if i < 0 {
+		return fmt.Errorf("%q is not an input of the model (inputs: %s)", name, strings.Join(tensorNames(inputs), ", "))
+	}
+	in := inputs[i]
+	if !slices.Contains(in.Dims, -1) {
+		return fmt.Errorf("input %q has %w (dims %v); leave it out", name, errNotDynamic, in.Dims)
+	}
+	if len(dims) != len(in.Dims) {
+		return fmt.Errorf("input %q: %d dims given, its dims %v have %d (leave the batch dimension out)", name, len(dims), in.Dims, len(in.Dims))
+	}
+	for j, d := range in.Dims {
+		if d != -1 && dims[j] != d {
+			return fmt.Errorf("input %q: dim %d is %d, the input's dims %v fix it at %d", name, j, dims[j], in.Dims, d)
+		}
 	}
 	return nil
 }
