@@ -164,3 +164,15 @@ func TestAModelWhoseProfileShapesChangedIsMeasuredAgain(t *testing.T) {
 	m.Config.ProfileShapes = nil
 	require.Equal(t, []string{"its inputs were measured at input:128, and profile_shapes gives 1 in each dynamic dimension now"}, again())
 }
+
+// A TorchScript model is not profiled on the CPU, which cannot run it, and
+// says why it cannot be placed there: only emulated devices serve it.
+func TestATorchScriptModelIsNotProfiledOnTheCPU(t *testing.T) {
+	ctx := context.Background()
+	n, m, cpu := mlpOnTheCPU(t)
+	m.Platform = repository.PlatformTorchScript
+	_, err := n.book.profile(ctx, m, cpu)
+	require.ErrorIs(t, err, repository.ErrEmulatedOnly)
+	require.NotErrorIs(t, err, errNoProfile, "nothing to measure")
+	require.Empty(t, n.missingProfiles(ctx, m))
+}

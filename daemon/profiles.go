@@ -95,6 +95,9 @@ func (b *profileBook) profileAndMemory(ctx context.Context, m *repository.Model,
 		}
 		src = rm.Profile
 	default:
+		if m.Platform == repository.PlatformTorchScript {
+			return nil, "", fmt.Errorf("%s on %s: %w", m.Name, d.Type, repository.ErrEmulatedOnly)
+		}
 		pts, borrowed, err := b.storedLatency(ctx, m.SHA256, d.Type)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, "", fmt.Errorf("%w: %s on %s (run: %s)", errNoProfile, m.Name, d.Type, measureCommand(m, d))

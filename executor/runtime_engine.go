@@ -35,7 +35,7 @@ func (r *EngineRuntime) Close() error { return r.Engine.Close() }
 // none are requested) and measures ℓ(b) there.
 func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (LoadedModel, error) {
 	spec := engine.ModelSpec{
-		Name: req.Name, Path: req.Path, MaxBatchSize: int(req.MaxBatchSize),
+		Name: req.Name, Path: req.Path, Platform: req.Platform, MaxBatchSize: int(req.MaxBatchSize),
 		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs), MemoryMB: req.EmulatedMemoryMb,
 	}
 	if len(req.Latency) > 0 {

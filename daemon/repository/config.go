@@ -23,6 +23,12 @@ const (
 	PlatformTorchScript = "torchscript" // <version>/model.pt
 )
 
+// ErrEmulatedOnly is a model whose file only emulated devices serve: a
+// TorchScript file, which gpuletd's engine, ONNX Runtime, cannot run (an
+// emulated device times the model by its reference curve, reading no file).
+var ErrEmulatedOnly = errors.New("TorchScript models (model.pt) are served on emulated devices only: " +
+	"gpuletd runs model files with ONNX Runtime; export the model to ONNX (torch.onnx.export) to serve it on the CPU or a GPU")
+
 // modelFiles maps each platform to the file name it expects in a version folder.
 var modelFiles = map[string]string{
 	PlatformONNX:        "model.onnx",

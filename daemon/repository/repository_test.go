@@ -229,6 +229,7 @@ func TestTorchScriptWithConfiguredTensors(t *testing.T) {
 	require.Equal(t, PlatformTorchScript, m.Platform)
 	require.Equal(t, 2, m.Version)
 	require.Equal(t, []int64{3, 224, 224}, m.Inputs[0].Dims)
+	require.Contains(t, m.Notes, ErrEmulatedOnly.Error(), "models check and models list say where it serves")
 }
 
 func TestScanMissingRoot(t *testing.T) {

@@ -15,6 +15,7 @@ func (m *Model) resolveTensors(read InfoReader) error {
 			return errors.New("torchscript models must list inputs and outputs in config.yaml")
 		}
 		m.Inputs, m.Outputs = m.Config.Inputs, m.Config.Outputs
+		m.Notes = append(m.Notes, ErrEmulatedOnly.Error())
 		return nil
 	}
 	if read == nil {

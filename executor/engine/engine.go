@@ -78,6 +78,10 @@ type ModelSpec struct {
 	Name string
 	// Path is the model file (onnxruntime); the emulated engine ignores it.
 	Path string
+	// Platform is the model file's format: "onnxruntime" (or empty) for
+	// ONNX, "torchscript" for a TorchScript file, which only the emulated
+	// engine serves (it reads no file).
+	Platform string
 	// MaxBatchSize is the most rows of a batch; 0 means the model does not
 	// batch: requests run one by one.
 	MaxBatchSize int

@@ -150,6 +150,10 @@ func (e *ORT) Info() Info {
 	}
 }
 
+// platformONNX is ModelSpec.Platform of an ONNX file, the only one this
+// engine runs.
+const platformONNX = "onnxruntime"
+
 // Load implements Engine: it reads the model's tensors, checks them against
 // spec and opens a session. Errors name the model file.
 func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
@@ -159,6 +163,10 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 	}
 	if spec.Path == "" {
 		return nil, fmt.Errorf("load model %s: %w: no model file", spec.Name, ErrInvalidSpec)
+	}
+	if spec.Platform != "" && spec.Platform != platformONNX {
+		return nil, fmt.Errorf("load model %s from %s: %w: a %s file, which ONNX Runtime cannot run; export the model to ONNX (torch.onnx.export) to serve it on the CPU or a GPU",
+			spec.Name, spec.Path, ErrInvalidSpec, spec.Platform)
 	}
 	lay, err := ortLayout(spec)
 	if err != nil {

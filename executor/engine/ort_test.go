@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -152,6 +153,21 @@ func TestORTWarmup(t *testing.T) {
 	_, err = m.Warmup(context.Background(), []int{9})
 	require.ErrorIs(t, err, ErrInvalidSpec)
 	require.ErrorContains(t, err, "batch 9 is outside 1..max_batch_size 8")
+}
+
+// A TorchScript file is refused by name, not read as a broken ONNX file:
+// only the emulated engine serves one.
+func TestORTRefusesTorchScript(t *testing.T) {
+	e := newCPU(t, 1)
+	path := filepath.Join(t.TempDir(), "model.pt")
+	require.NoError(t, os.WriteFile(path, []byte("PK\x03\x04 a TorchScript archive"), 0o644))
+	_, err := e.Load(context.Background(), ModelSpec{Name: "ts", Path: path, Platform: "torchscript", MaxBatchSize: 8})
+	require.ErrorIs(t, err, ErrInvalidSpec)
+	require.ErrorContains(t, err, "a torchscript file, which ONNX Runtime cannot run; export the model to ONNX")
+
+	m, err := e.Load(context.Background(), ModelSpec{Name: "lenet5", Path: zooModel(t, "lenet5"), Platform: "onnxruntime", MaxBatchSize: 8})
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
 }
 
 func TestORTCloseAndInfo(t *testing.T) {
