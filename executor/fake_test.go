@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpulet/gpuletd/executor/engine"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -84,6 +85,13 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 	}
 	if fail {
 		return nil, RunInfo{}, errors.New("cuda error: illegal memory access")
+	}
+	for _, in := range inputs {
+		// A negative first value is data the model cannot take (as a
+		// token id past an embedding's rows): it fails the whole batch.
+		if v, _ := in[0].Float32s(); len(v) > 0 && v[0] < 0 {
+			return nil, RunInfo{}, fmt.Errorf("run model double: %w: %w: index %v out of range", engine.ErrRunFailed, engine.ErrRejectedInput, v[0])
+		}
 	}
 	out := make([][]tensor.Tensor, len(inputs))
 	for i, in := range inputs {

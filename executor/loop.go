@@ -249,7 +249,15 @@ func (l *loop) worker() {
 	defer close(l.workerDone)
 	for j := range l.jobs {
 		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)
-		if !l.post(func() { l.finish(j, outs, info, err) }) {
+		var each []error
+		if canIsolate(j, err) {
+			batchErr := err
+			outs, info, each = runApart(j)
+			err = nil
+			l.s.log.Warn("a batch failed; its requests ran again apart", zap.String("model", j.model.name),
+				zap.Int("rows", len(j.slots)), zap.Int("failed_alone", countErrs(each)), zap.Error(batchErr))
+		}
+		if !l.post(func() { l.finish(j, outs, info, err, each) }) {
 			j.cancel()
 		}
 	}
@@ -327,8 +335,10 @@ func (l *loop) streamGone(st *inferStream) {
 	}
 }
 
-// finish completes a batch the worker ran.
-func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
+// finish completes a batch the worker ran: err failed all its rows; each,
+// when set, is each row's error from running its request alone after the
+// batch failed (runApart).
+func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, each []error) {
 	now := l.now()
 	j.model.running--
 	l.completions++
@@ -352,7 +362,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 	}
 	m := j.model
 	var calib *sched.Calibration // a failed batch's time says nothing of ℓ
-	if err == nil && !m.retired {
+	if err == nil && each == nil && !m.retired {
 		calib = &m.calib
 	}
 	if lat, changed, bdErr := l.sc.BatchEnded(now, j.seq, took, m.base, calib); bdErr != nil {
@@ -373,11 +383,14 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error) {
 			continue
 		}
 		if err != nil {
-			code := pb.Code_INTERNAL
-			if errors.Is(err, context.Canceled) {
-				code = pb.Code_UNAVAILABLE
-			}
-			l.answerErr(r, code, fmt.Sprintf("run %s batch of %d: %v", r.model.name, len(j.slots), err))
+			// A batch of one request's rows that the model refused is
+			// that request's bad input; several requests' are run again
+			// apart before they get here (runApart).
+			l.answerErr(r, runErrCode(err), fmt.Sprintf("run %s batch of %d: %v", r.model.name, len(j.slots), err))
+			continue
+		}
+		if each != nil && each[i] != nil {
+			l.answerErr(r, runErrCode(each[i]), fmt.Sprintf("run %s apart from the others of its batch of %d, which failed: %v", r.model.name, len(j.slots), each[i]))
 			continue
 		}
 		r.rows[sl.row] = outs[i]

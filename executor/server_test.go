@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"google.golang.org/protobuf/proto"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
@@ -234,6 +236,44 @@ func TestEngineFailureFailsTheBatchOnly(t *testing.T) {
 	resp, err = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_OK, resp.Code)
+}
+
+// A request whose data the model cannot take fails the run of every
+// request batched with it: the batch runs again in halves until the bad
+// request runs alone, so that the others are answered and it alone is
+// refused as bad input.
+func TestARequestTheModelRefusesFailsAlone(t *testing.T) {
+	f := &fakeRuntime{base: 2 * time.Millisecond, perRow: 100 * time.Microsecond}
+	c := startFake(t, f, "deferred")
+	loadDouble(t, c, "double", 500*time.Millisecond, 16) // time for the runs apart: correctness is under test
+	const n = 32
+	resps := make([]*pb.InferResponse, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			v := float32(i)
+			if i%4 == 0 {
+				v = -1 - v // poison
+			}
+			resps[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, v)}})
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+		if i%4 == 0 {
+			require.Equal(t, pb.Code_INVALID_ARGUMENT, resps[i].Code, "refused as bad input: %s", resps[i].Error)
+			require.Contains(t, resps[i].Error, "out of range")
+			continue
+		}
+		require.Equal(t, pb.Code_OK, resps[i].Code, "request %d answered though batched with bad ones: %s", i, resps[i].Error)
+		require.Equal(t, 2*float32(i), outVals(t, resps[i], "y")[0])
+	}
+	require.Greater(t, slices.Max(f.batchSizes()), 1, "concurrent requests formed batches: %v", f.batchSizes())
+	st, err := c.Stats(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, int64(n-n/4), st.Models[0].Succeeded)
 }
 
 func TestCancelAndDeadlineFromContext(t *testing.T) {

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,6 +51,41 @@ func TestATextModelIsProfiledAtItsProfileShapes(t *testing.T) {
 	code, _, stderr = runCLI(t, "infer", "tokens", "--url", base, "--shape", "ids:1,5")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `shape [1 5] of input "ids" does not fit its dims [-1]`)
+
+	// Token ids past the model's vocabulary of 16 fail its run, and the
+	// run of any request batched with them: those are run again apart, so
+	// that only the bad requests are refused, as bad input.
+	body := func(id int) []byte {
+		return []byte(fmt.Sprintf(`{"inputs":[{"name":"ids","shape":[1,4],"datatype":"INT64","data":[1,2,3,%d]}]}`, id))
+	}
+	codes := make([]int, 24)
+	answers := make([]string, len(codes))
+	var wg sync.WaitGroup
+	for i := range codes {
+		wg.Go(func() {
+			id := 4
+			if i%3 == 0 {
+				id = 99
+			}
+			resp, err := http.Post(base+"/v2/models/tokens/infer", "application/json", bytes.NewReader(body(id)))
+			if err != nil {
+				answers[i] = err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			codes[i], answers[i] = resp.StatusCode, string(b)
+		})
+	}
+	wg.Wait()
+	for i, code := range codes {
+		if i%3 == 0 {
+			require.Equal(t, 400, code, answers[i])
+			require.Contains(t, answers[i], "out of data bounds")
+			continue
+		}
+		require.Equal(t, 200, code, "a good request batched with bad ones is answered: %s", answers[i])
+	}
 
 	cfg := filepath.Join(repo, "tokens", "config.yaml")
 	data, err := os.ReadFile(cfg)

@@ -33,6 +33,10 @@ var (
 	ErrLoadFailed = errors.New("load failed")
 	// ErrRunFailed wraps the runtime's own errors from running a model.
 	ErrRunFailed = errors.New("run failed")
+	// ErrRejectedInput wraps, beside ErrRunFailed, a run the runtime
+	// failed for its inputs' values (ONNX Runtime's INVALID_ARGUMENT):
+	// answered to the request as its own bad input.
+	ErrRejectedInput = errors.New("the model rejected the inputs")
 	// ErrClosed is returned by a model or engine used after Close.
 	ErrClosed = errors.New("closed")
 )

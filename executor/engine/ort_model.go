@@ -179,6 +179,8 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 	switch {
 	case errors.Is(err, onnxrt.ErrTerminated):
 		return nil, compute, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
+	case errors.Is(err, onnxrt.ErrInvalidArgument):
+		return nil, compute, setup, fmt.Errorf("run model %s: %w: %w: %s", m.name, ErrRunFailed, ErrRejectedInput, reason(err))
 	case err != nil:
 		return nil, compute, setup, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, reason(err))
 	}

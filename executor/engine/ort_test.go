@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -260,4 +261,27 @@ func TestORTProviders(t *testing.T) {
 			require.ErrorIs(t, err, ErrProviderUnavailable)
 		})
 	}
+}
+
+// A token id past the tokens model's vocabulary of 16 is refused by ONNX
+// Runtime's Gather as an invalid argument: the run's error says the model
+// rejected the inputs, which the executor answers as the request's own bad
+// input; ids within it run.
+func TestORTRejectedInput(t *testing.T) {
+	e := newCPU(t, 1)
+	m, err := e.Load(context.Background(), ModelSpec{Name: "tokens", Path: zooModel(t, "tokens"), MaxBatchSize: 8})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, m.Close()) }()
+	ids := func(id uint64) []tensor.Tensor {
+		data := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, 1), id)
+		x, err := tensor.New("ids", tensor.Int64, []int64{1, 2}, data)
+		require.NoError(t, err)
+		return []tensor.Tensor{x}
+	}
+	_, _, err = m.Run(context.Background(), [][]tensor.Tensor{ids(3)}, nil)
+	require.NoError(t, err)
+	_, _, err = m.Run(context.Background(), [][]tensor.Tensor{ids(99)}, nil)
+	require.ErrorIs(t, err, ErrRunFailed)
+	require.ErrorIs(t, err, ErrRejectedInput)
+	require.ErrorContains(t, err, "out of data bounds")
 }

@@ -17,6 +17,7 @@ package onnxrt
 // older versions unchanged. TestABIPositions exercises every one of them.
 enum {
 	ort_CreateStatus = 0,
+	ort_GetErrorCode = 1,
 	ort_GetErrorMessage = 2,
 	ort_CreateEnv = 3,
 	ort_CreateSession = 7,
@@ -182,11 +183,14 @@ static char* gpl_run_terminate(void* ro) {
 
 static void gpl_run_options_release(void* ro) { FN(ort_ReleaseRunOptions, void (*)(void*))(ro); }
 
+// gpl_run runs a session; a failure's OrtErrorCode goes to code.
 static char* gpl_run(void* s, const void* ro, const char* const* in_names, const void* const* ins, size_t n_in,
-                     const char* const* out_names, size_t n_out, void** outs) {
-	return take(FN(ort_Run, status_t (*)(void*, const void*, const char* const*, const void* const*, size_t,
-	                                      const char* const*, size_t, void**))(
-	    s, ro, in_names, ins, n_in, out_names, n_out, outs));
+                     const char* const* out_names, size_t n_out, void** outs, int* code) {
+	status_t st = FN(ort_Run, status_t (*)(void*, const void*, const char* const*, const void* const*, size_t,
+	                                        const char* const*, size_t, void**))(
+	    s, ro, in_names, ins, n_in, out_names, n_out, outs);
+	if (st != NULL) *code = FN(ort_GetErrorCode, int (*)(status_t))(st);
+	return take(st);
 }
 
 // gpl_tensor_over wraps len bytes at data, which the caller keeps alive and
@@ -420,12 +424,28 @@ func runOptionsRelease(ro unsafe.Pointer) { C.gpl_run_options_release(ro) }
 
 // run calls Run with names holding the nIn input names then the output
 // names, and ins and outs from cPointers.
+// A failure ONNX Runtime reports as ORT_INVALID_ARGUMENT (its
+// OrtErrorCode 2: the inputs' values or shapes, such as an index past a
+// Gather's data) is an ErrInvalidArgument.
 func run(s, ro, names unsafe.Pointer, ins, outs []unsafe.Pointer) error {
 	arr := (**C.char)(names)
 	outNames := (**C.char)(unsafe.Add(names, len(ins)*int(unsafe.Sizeof(uintptr(0)))))
-	return cErr(C.gpl_run(s, ro, arr, (*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(ins))), C.size_t(len(ins)),
-		outNames, C.size_t(len(outs)), (*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(outs)))))
+	var code C.int
+	err := cErr(C.gpl_run(s, ro, arr, (*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(ins))), C.size_t(len(ins)),
+		outNames, C.size_t(len(outs)), (*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(outs))), &code))
+	if err != nil && code == ortInvalidArgument {
+		return &invalidArgument{err}
+	}
+	return err
 }
+
+// ortInvalidArgument is ORT_INVALID_ARGUMENT in ONNX Runtime's OrtErrorCode.
+const ortInvalidArgument = 2
+
+// invalidArgument is a run's error that ONNX Runtime blamed on its inputs.
+type invalidArgument struct{ error }
+
+func (e *invalidArgument) Unwrap() []error { return []error{e.error, ErrInvalidArgument} }
 
 // cShape copies a shape into C memory (nil for a scalar); free with C.free.
 func cShape(shape []int64) *C.int64_t {

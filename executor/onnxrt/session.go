@@ -18,6 +18,11 @@ import (
 // ErrTerminated is returned by Session.Run when its context ended the run.
 var ErrTerminated = errors.New("run terminated")
 
+// ErrInvalidArgument marks a run that ONNX Runtime failed for its inputs'
+// values or shapes (ORT_INVALID_ARGUMENT), as a token id past an embedding
+// table's rows: the request's data, not the model or the engine.
+var ErrInvalidArgument = errors.New("onnx runtime refused the inputs")
+
 // maxRank bounds the rank of an output the runtime allocates.
 const maxRank = 64
 
@@ -119,6 +124,9 @@ func (s *Session) Run(ctx context.Context, ins []tensor.Tensor, outs []tensor.Te
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("run session: %w: %w", ErrTerminated, context.Cause(ctx))
+		}
+		if errors.Is(err, ErrInvalidArgument) {
+			return &invalidArgument{fmt.Errorf("run session: %s", oneLine(err))}
 		}
 		return fmt.Errorf("run session: %s", oneLine(err))
 	}

@@ -1,0 +1,114 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gpulet/gpuletd/executor/engine"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// canIsolate tells whether a batch that failed with err may be run again
+// in parts (runApart): the model itself failed (engine.ErrRunFailed),
+// the batch was not cancelled, and it holds rows of several requests. A
+// request whose data the model cannot take (a token id past the model's
+// vocabulary, which ONNX Runtime refuses in its Gather) fails the run of
+// every request batched with it; run alone, the others are answered.
+func canIsolate(j *job, err error) bool {
+	if err == nil || j.ctx.Err() != nil || !errors.Is(err, engine.ErrRunFailed) {
+		return false
+	}
+	for _, sl := range j.slots[1:] {
+		if sl.req != j.slots[0].req {
+			return true
+		}
+	}
+	return false
+}
+
+// runApart runs a failed batch's requests again apart, on the worker,
+// halving it until each part runs or holds one request (its rows
+// together): each row's outputs, or the error of the smallest part it
+// failed in. One bad request among n costs about 2·log2(n) runs, not n.
+// It reads only the job's own copy of its slots (which request each row
+// is of), never the requests themselves.
+func runApart(j *job) ([][]tensor.Tensor, RunInfo, []error) {
+	outs := make([][]tensor.Tensor, len(j.slots))
+	errs := make([]error, len(j.slots))
+	var info RunInfo
+	var parts func(reqs [][]int)
+	parts = func(reqs [][]int) {
+		var rows []int
+		for _, r := range reqs {
+			rows = append(rows, r...)
+		}
+		ins := make([][]tensor.Tensor, len(rows))
+		for i, k := range rows {
+			ins[i] = j.inputs[k]
+		}
+		o, ri, err := j.model.rt.Run(j.ctx, ins)
+		info.Compute += ri.Compute
+		info.Emulated = info.Emulated || ri.Emulated
+		if err == nil && len(o) != len(rows) {
+			err = fmt.Errorf("engine returned %d results for a batch of %d", len(o), len(rows))
+		}
+		if err != nil && len(reqs) > 1 && j.ctx.Err() == nil && errors.Is(err, engine.ErrRunFailed) {
+			parts(reqs[:len(reqs)/2])
+			parts(reqs[len(reqs)/2:])
+			return
+		}
+		for i, k := range rows {
+			if err != nil {
+				errs[k] = err
+			} else {
+				outs[k] = o[i]
+			}
+		}
+	}
+	reqs := requestRows(j.slots)
+	parts(reqs[:len(reqs)/2]) // the whole batch failed already
+	parts(reqs[len(reqs)/2:])
+	return outs, info, errs
+}
+
+// requestRows groups a batch's rows by request, in order.
+func requestRows(slots []slot) [][]int {
+	var out [][]int
+	at := map[*request]int{}
+	for k, sl := range slots {
+		i, ok := at[sl.req]
+		if !ok {
+			i = len(out)
+			at[sl.req] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], k)
+	}
+	return out
+}
+
+// countErrs counts the rows that failed alone.
+func countErrs(errs []error) int {
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// runErrCode is the code a request that failed alone is answered with:
+// INVALID_ARGUMENT when the model refused its data
+// (engine.ErrRejectedInput), else INTERNAL.
+func runErrCode(err error) pb.Code {
+	switch {
+	case errors.Is(err, engine.ErrRejectedInput):
+		return pb.Code_INVALID_ARGUMENT
+	case errors.Is(err, context.Canceled):
+		return pb.Code_UNAVAILABLE
+	}
+	return pb.Code_INTERNAL
+}

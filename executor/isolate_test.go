@@ -1,0 +1,60 @@
+package executor
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/engine"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// A failed batch of eight one-row requests, the sixth of which the model
+// refuses, runs again in halves down to that request: six runs, every
+// other request answered, and the sixth's own error kept.
+func TestRunApartHalvesToTheBadRequest(t *testing.T) {
+	f := &fakeRuntime{}
+	j := &job{ctx: context.Background(), model: &modelEntry{rt: &fakeModel{f: f}}}
+	for i := range 8 {
+		v := float32(i)
+		if i == 5 {
+			v = -1
+		}
+		x, err := tensor.FromFloat32s("x", []int64{1, 4}, []float32{v, v, v, v})
+		require.NoError(t, err)
+		j.slots = append(j.slots, slot{req: &request{}})
+		j.inputs = append(j.inputs, []tensor.Tensor{x})
+	}
+	require.True(t, canIsolate(j, engine.ErrRunFailed))
+
+	outs, _, errs := runApart(j)
+	require.Equal(t, []int{4, 4, 2, 1, 1, 2}, f.batchSizes(), "depth first: the failing half splits before the next half runs")
+	for i := range 8 {
+		if i == 5 {
+			require.ErrorIs(t, errs[i], engine.ErrRejectedInput)
+			require.Nil(t, outs[i])
+			continue
+		}
+		require.NoError(t, errs[i])
+		y, err := outs[i][0].Float32s()
+		require.NoError(t, err)
+		require.Equal(t, 2*float32(i), y[0])
+	}
+}
+
+// A batch of one request's rows, a cancelled one, or one that failed
+// otherwise than in the model's run is not run again.
+func TestCanIsolate(t *testing.T) {
+	one := &request{}
+	j := &job{ctx: context.Background(), slots: []slot{{req: one}, {req: one}}}
+	require.False(t, canIsolate(j, engine.ErrRunFailed), "one request's rows")
+	j.slots = append(j.slots, slot{req: &request{}})
+	require.True(t, canIsolate(j, engine.ErrRunFailed))
+	require.False(t, canIsolate(j, nil))
+	require.False(t, canIsolate(j, context.DeadlineExceeded), "not the model's run")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	j.ctx = ctx
+	require.False(t, canIsolate(j, engine.ErrRunFailed), "cancelled")
+}
