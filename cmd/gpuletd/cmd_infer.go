@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,7 @@ func newInferCmd(g *globalFlags) *cobra.Command {
 		seed                   uint64
 		asJSON                 bool
 		shapes                 shapesFlag
+		inputDataFlag          string
 	)
 	cmd := &cobra.Command{
 		Use:   "infer MODEL",
@@ -48,7 +50,14 @@ prints the same way.`,
 			defer d.client.CloseIdleConnections()
 			ctx, cancel := context.WithTimeout(cmd.Context(), adminTimeout)
 			defer cancel()
-			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], request, top, seed, shapes)
+			zero := inputDataFlag == inputZero
+			if inputDataFlag != inputRandom && !zero {
+				if request != "" {
+					return errors.New("infer: give the request file once: --request or --input-data")
+				}
+				request = inputDataFlag // a file, as --request
+			}
+			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], request, top, generated{seed: seed, shapes: shapes, zero: zero})
 			if err != nil {
 				return err
 			}
@@ -91,13 +100,21 @@ prints the same way.`,
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")
 	f.Var(&shapes, "shape", shapeUsage)
+	f.StringVar(&inputDataFlag, "input-data", inputRandom, "the request's data: random, zero (integer inputs that index a table, token ids or types, stay in its first row), or a request file as --request, as perf_analyzer's --input-data")
 	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
 	return cmd
 }
 
 // inferBody is the request to send: the given body, or random inputs of
 // the model's shapes; with top, every output asked for as its classes.
-func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, request string, top int, seed uint64, shapes shapesFlag) ([]byte, error) {
+// generated says how infer makes a request's inputs when no file gives it.
+type generated struct {
+	seed   uint64
+	shapes shapesFlag
+	zero   bool
+}
+
+func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, request string, top int, gen generated) ([]byte, error) {
 	if top < 0 {
 		return nil, fmt.Errorf("infer: --top %d: give a number of classes above 0", top)
 	}
@@ -111,8 +128,11 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, reques
 	}
 	switch request {
 	case "":
-		m.SetShapes(shapes)
-		p, err := loadgen.NewPayload(m, false, seed)
+		m.SetShapes(gen.shapes)
+		p, err := loadgen.NewPayload(m, false, gen.seed)
+		if gen.zero {
+			p, err = loadgen.NewZeroPayload(m, false)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -33,6 +33,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		concurrency      int
 		inputs           int
 		shapes           shapesFlag
+		inputDataFlag    string
 		seed             uint64
 		csvPath          string
 		sw               sweepFlags
@@ -108,6 +109,13 @@ ends, with the step's rate or concurrency and whether it held.`,
 			if shm && cudaShm {
 				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
 			}
+			data, err := readInputData(inputDataFlag)
+			if err != nil {
+				return err
+			}
+			if err := data.check(len(models), inputs, binary, shm || cudaShm); err != nil {
+				return err
+			}
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
@@ -155,7 +163,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 					cfgs[i] = loadgen.Config{
 						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
-						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes,
+						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload,
 					}
 				}
 				return cfgs, nil
@@ -256,6 +264,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
 	f.Var(&shapes, "shape", shapeUsage)
+	f.StringVar(&inputDataFlag, "input-data", inputRandom, inputDataUsage)
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrivals and the inputs")
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")

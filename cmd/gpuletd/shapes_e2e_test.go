@@ -87,6 +87,30 @@ func TestATextModelIsProfiledAtItsProfileShapes(t *testing.T) {
 		require.Equal(t, 200, code, "a good request batched with bad ones is answered: %s", answers[i])
 	}
 
+	// gpuletd load sends a request file as it is (perf_analyzer's
+	// --input-data): one of bad ids is refused as bad input every time.
+	loadReport := func(args ...string) (failed map[string]int64, ok int64) {
+		t.Helper()
+		code, out, stderr := runCLI(t, append([]string{"load", "--model", "tokens", "--url", base, "--rate", "40", "--duration", "1s", "--json"}, args...)...)
+		require.Zero(t, code, stderr)
+		var load struct {
+			Report struct {
+				OK     int64            `json:"ok"`
+				Failed map[string]int64 `json:"failed"`
+			} `json:"report"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &load), out)
+		return load.Report.Failed, load.Report.OK
+	}
+	badFile := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(badFile, body(99), 0o644))
+	failed, ok := loadReport("--input-data", badFile)
+	require.Zero(t, ok)
+	require.Positive(t, failed["400 bad_request"], "%v", failed)
+	failed, ok = loadReport("--input-data", "zero")
+	require.Empty(t, failed)
+	require.Positive(t, ok)
+
 	cfg := filepath.Join(repo, "tokens", "config.yaml")
 	data, err := os.ReadFile(cfg)
 	require.NoError(t, err)

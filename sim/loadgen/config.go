@@ -48,6 +48,9 @@ type Config struct {
 	Arrivals arrival.Arrivals
 	// Seed draws the default Poisson arrivals and the generated inputs.
 	Seed uint64
+	// ZeroData generates inputs of zeros rather than random values
+	// (NewZeroPayload), as perf_analyzer's --input-data zero.
+	ZeroData bool
 	// Shapes sets, by input name, the dims (without the batch dimension)
 	// of generated inputs that have dynamic ones, over the server's
 	// profile_shapes (perf_analyzer's --shape); a name the model has no

@@ -57,7 +57,22 @@ func (p *Payload) header(h http.Header) {
 // wordLength letters; the seed fixes them. With bin the inputs
 // travel as binary tensors and the outputs are asked for as binary.
 func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
+	return newPayload(m, bin, seed, false)
+}
+
+// NewZeroPayload is NewPayload with every element zero (BYTES elements
+// empty), as perf_analyzer's --input-data zero: an input that indexes a
+// table (token ids, types) then stays within its first row.
+func NewZeroPayload(m *Model, bin bool) (*Payload, error) {
+	return newPayload(m, bin, 0, true)
+}
+
+// newPayload is NewPayload, with zero elements when zero is set.
+func newPayload(m *Model, bin bool, seed uint64, zero bool) (*Payload, error) {
 	rng := rand.New(rand.NewPCG(seed, seed+1))
+	if zero {
+		rng = nil
+	}
 	req := kserve.InferRequestJSON{Inputs: make([]kserve.RequestInput, 0, len(m.Metadata.Inputs))}
 	var raw []byte
 	for _, in := range m.Metadata.Inputs {
@@ -117,9 +132,13 @@ func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 const wordLength = 16
 
 // randomWords draws n BYTES elements: words of wordLength lowercase
-// letters, text any model that reads strings takes.
+// letters, text any model that reads strings takes (empty ones from a nil
+// rng, zero data).
 func randomWords(rng *rand.Rand, n int) []string {
 	out := make([]string, n)
+	if rng == nil {
+		return out // zero data: empty words
+	}
 	w := make([]byte, wordLength)
 	for i := range out {
 		for j := range w {
@@ -170,8 +189,11 @@ func (m *Model) requestShape(name string, declared []int64) ([]int64, error) {
 }
 
 // value draws one element as a float64: uniform in [0, 1) for floats, an
-// integer in [0, 10), 0 or 1 for booleans.
+// integer in [0, 10), 0 or 1 for booleans; 0 from a nil rng (zero data).
 func value(rng *rand.Rand, dt tensor.DataType) float64 {
+	if rng == nil {
+		return 0 // zero data
+	}
 	switch dt {
 	case tensor.FP16:
 		return float64(rng.IntN(1024)) / 1024 // exact in half precision

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"testing"
 
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/stretchr/testify/require"
 )
@@ -78,4 +79,35 @@ func TestPayloadShapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Zero data holds zeros in every element (BYTES elements empty), as JSON
+// and as binary tensors, so that integer inputs indexing a table stay in
+// its first row.
+func TestZeroPayload(t *testing.T) {
+	m := &Model{MaxBatchSize: 8, Metadata: kserve.ModelMetadata{Inputs: []kserve.TensorMetadata{
+		{Name: "ids", DataType: "INT64", Shape: []int64{-1, 3}},
+		{Name: "x", DataType: "FP32", Shape: []int64{-1, 2}},
+		{Name: "s", DataType: "BYTES", Shape: []int64{-1, 1}},
+	}}}
+	for _, bin := range []bool{false, true} {
+		p, err := NewZeroPayload(m, bin)
+		require.NoError(t, err)
+		req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
+		require.NoError(t, err)
+		require.Len(t, req.Inputs, 3)
+		for _, in := range req.Inputs[:2] {
+			for _, b := range in.Data {
+				require.Zero(t, b, "%s, binary %v", in.Name, bin)
+			}
+		}
+		elems, err := tensor.BytesElements(req.Inputs[2].Data)
+		require.NoError(t, err)
+		require.Equal(t, [][]byte{{}}, elems)
+	}
+	random, err := NewPayload(m, true, 1)
+	require.NoError(t, err)
+	zero, err := NewZeroPayload(m, true)
+	require.NoError(t, err)
+	require.NotEqual(t, random.Body, zero.Body)
 }

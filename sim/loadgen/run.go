@@ -94,12 +94,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%w: the server gives no SLO for %s (gpuletd's slo_ms in its configuration): give one (Config.SLO, gpuletd load --slo)", ErrConfig, cfg.Model)
 		}
 		if cfg.Payload == nil || cfg.SharedMemory {
-			if cfg.Payload, err = NewPayload(m, cfg.Binary || cfg.SharedMemory, cfg.Seed); err != nil {
+			if cfg.Payload, err = newPayload(m, cfg.Binary || cfg.SharedMemory, cfg.Seed, cfg.ZeroData); err != nil {
 				return nil, err
 			}
 			if !cfg.Binary && cfg.AutoBinary && !cfg.SharedMemory && cfg.GRPC == "" && len(cfg.Payload.Body) > AutoBinaryBytes {
 				cfg.Binary = true
-				if cfg.Payload, err = NewPayload(m, true, cfg.Seed); err != nil {
+				if cfg.Payload, err = newPayload(m, true, cfg.Seed, cfg.ZeroData); err != nil {
 					return nil, err
 				}
 			}
@@ -367,7 +367,7 @@ func (g *generator) turn(n int) int {
 func distinctPayloads(m *Model, cfg Config) ([]*Payload, error) {
 	var out []*Payload
 	for i := 1; i < cfg.Inputs; i++ {
-		p, err := NewPayload(m, cfg.Payload.JSONLen >= 0, cfg.Seed+uint64(i))
+		p, err := newPayload(m, cfg.Payload.JSONLen >= 0, cfg.Seed+uint64(i), cfg.ZeroData)
 		if err != nil {
 			return nil, err
 		}
