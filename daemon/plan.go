@@ -95,6 +95,10 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 		var why []string
 		for _, t := range typeNames {
 			if n.live.measuringOn(m.Name, t) {
+				if p := n.live.heldProfile(m.Name, t); p != nil {
+					profs = append(profs, n.planningProfile(p, types[t])) // measured again: placed as before meanwhile
+					continue
+				}
 				why = append(why, fmt.Sprintf("%s is being profiled on %s", m.Name, t))
 				continue
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -44,21 +45,45 @@ type liveProfiles struct {
 	mu        sync.Mutex
 	queued    map[string]bool   // by name, until measured
 	measuring map[string]string // the device type each model is being measured on
+	// held is the profile a model measured again had when its measure
+	// began (profileJob.again), by name: plans place it on that one
+	// meanwhile, not on the mix of old and new points the store holds.
+	held map[string]*gpulet.Profile
 }
 
 func newLiveProfiles() *liveProfiles {
-	return &liveProfiles{queue: make(chan *repository.Model, liveQueueLen), queued: map[string]bool{}, measuring: map[string]string{}}
+	return &liveProfiles{queue: make(chan *repository.Model, liveQueueLen), queued: map[string]bool{}, measuring: map[string]string{},
+		held: map[string]*gpulet.Profile{}}
 }
 
-// measure says that name is being measured on deviceType ("": no longer).
-func (q *liveProfiles) measure(name, deviceType string) {
+// measure says that name is being measured on deviceType ("": no longer),
+// with held its profile there until measured (nil: none, it waits).
+func (q *liveProfiles) measure(name, deviceType string, held *gpulet.Profile) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if deviceType == "" {
 		delete(q.measuring, name)
+		delete(q.held, name)
 		return
 	}
 	q.measuring[name] = deviceType
+	if held != nil {
+		q.held[name] = held
+	}
+}
+
+// heldProfile is the profile name had on deviceType before it was measured
+// again there, while that measure runs; nil otherwise.
+func (q *liveProfiles) heldProfile(name, deviceType string) *gpulet.Profile {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.measuring[name] != deviceType {
+		return nil
+	}
+	return q.held[name]
 }
 
 // measuringOn tells whether name is being measured on deviceType: its
@@ -247,11 +272,15 @@ func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
 	for _, j := range n.missingProfiles(ctx, m) {
 		n.liveNotes.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
 			j.d.ID, time.Now().Format(time.TimeOnly)))
-		n.live.measure(m.Name, j.d.Type)
+		var held *gpulet.Profile
+		if j.again != "" {
+			held, _ = n.book.profile(ctx, m, j.d) // it serves on this one meanwhile
+		}
+		n.live.measure(m.Name, j.d.Type, held)
 		n.profiling.Store(&profilingStatus{Model: m.Name, Device: j.d.ID, Since: time.Now(), Beside: true, Queued: len(n.live.queue)})
 		err := n.profileModel(ctx, j, n.sup.binary, true)
 		n.profiling.Store(nil)
-		n.live.measure(m.Name, "")
+		n.live.measure(m.Name, "", nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -33,7 +34,8 @@ func TestLiveProfilesQueue(t *testing.T) {
 // its profile has stored so far, only once it is measured: on an H200 such
 // a model was placed by a re-plan 4 s into its profile, on its first batch
 // sizes, and loaded again on the serving gpu-let as larger ones came in. A
-// profile on another device type still plans it meanwhile.
+// profile on another device type still plans it meanwhile, as does the
+// profile a model measured again had before.
 func TestAModelBeingProfiledIsNotPlanned(t *testing.T) {
 	ctx := context.Background()
 	n, st, cpu := lendingNode(t)
@@ -53,7 +55,7 @@ func TestAModelBeingProfiledIsNotPlanned(t *testing.T) {
 		{"", true},
 		{"another-type", true},
 	} {
-		n.live.measure(m.Name, tc.measuring)
+		n.live.measure(m.Name, tc.measuring, nil)
 		in, missing := n.planInput(ctx, rates)
 		if !tc.planned {
 			require.Empty(t, in.Demands, tc.measuring)
@@ -63,6 +65,26 @@ func TestAModelBeingProfiledIsNotPlanned(t *testing.T) {
 		require.Len(t, in.Demands, 1, tc.measuring)
 		require.Empty(t, missing)
 	}
+
+	// Measured again (its profile_shapes changed), it is placed meanwhile
+	// on the profile it had when the measure began.
+	held, err := n.book.profile(ctx, m, cpu)
+	require.NoError(t, err)
+	putProfile(t, st, m, cpu.Type, 1) // the new run's first points
+	n.live.measure(m.Name, cpu.Type, held)
+	in, missing := n.planInput(ctx, rates)
+	require.Empty(t, missing)
+	require.Len(t, in.Demands, 1)
+	p50s := func(p *gpulet.Profile) []float64 {
+		var out []float64
+		for _, pt := range p.Points() {
+			out = append(out, pt.P50MS)
+		}
+		return out
+	}
+	require.Equal(t, []float64{2, 4, 8}, p50s(in.Demands[0].Profile), "the held profile, not the points stored so far")
+	n.live.measure(m.Name, "", nil)
+	require.Nil(t, n.live.heldProfile(m.Name, cpu.Type), "forgotten once measured")
 }
 
 // A model queued for a profile beside the serving gpu-lets is on its way,
