@@ -11,9 +11,10 @@ import (
 // loadFailed says that a load of model name failed with ierr, wherever it
 // was asked (the repository API over REST or gRPC, a reload or a poll of
 // the repository): in the log and in a warning event, which the caller's
-// answer alone left out of the daemon's history. A model loaded but on
-// its way to a gpu-let (to be profiled beside the serving ones, a gpu-let
-// that starts once old ones drain) has not failed, and is not reported.
+// answer alone left out of the daemon's history. (A model loaded but on
+// its way to a gpu-let, to be profiled beside the serving ones or on a
+// gpu-let that starts once old ones drain, has not failed: its caller
+// does not report it.)
 //
 // folderBroken says that the model's folder in the repository itself did
 // not load (not an upload or a configuration the request brought). When
@@ -21,9 +22,6 @@ import (
 // but a restart would leave it out: the model carries a warning saying so
 // (stale) until a load of it succeeds or it is unloaded.
 func (n *node) loadFailed(name string, ierr *inferError, folderBroken, served bool) {
-	if n.live.pending(name) {
-		return
-	}
 	msg := fmt.Sprintf("loading %s failed: %s", name, ierr.msg)
 	if folderBroken && served {
 		why := fmt.Sprintf("its folder in the model repository does not load (%s): it serves the files it was loaded from before, "+
