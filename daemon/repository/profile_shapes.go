@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
 // checkProfileShapes checks the configuration's profile_shapes against the
@@ -33,6 +35,9 @@ func (m *Model) checkProfileShapes() error {
 	}
 	if len(m.Config.ProfileShapes) == 0 {
 		m.Config.ProfileShapes = nil
+	} else if m.Config.shapesFromWarmup {
+		m.Notes = append(m.Notes, "model_warmup: dynamic dimensions profiled at "+tensor.FormatShapes(m.Config.ProfileShapes)+
+			", its first request's dims (the parameter profile_shapes sets others)")
 	}
 	var open []string
 	for _, in := range m.Inputs {

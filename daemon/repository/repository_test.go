@@ -293,6 +293,7 @@ func TestProfileShapes(t *testing.T) {
 		pbtxt  string
 		shapes map[string][]int64
 		note   string // a note that contains it, "" none about shapes
+		also   string // another note the model has
 		err    string
 	}{
 		{name: "both given in config.yaml", yaml: goodConfig + "profile_shapes: {ids: [128], mask: [128]}\n",
@@ -309,7 +310,8 @@ func TestProfileShapes(t *testing.T) {
 		{name: "not a size", yaml: goodConfig + "profile_shapes: {ids: [0]}\n", err: "profile_shapes.ids[0]: 0 is not allowed"},
 		{name: "not perf_analyzer's form", pbtxt: pbtxt("ids=128"), err: `"ids=128" is not NAME:DIMS`},
 		{name: "Triton's model_warmup", pbtxt: "max_batch_size: 8\n" + warmup, shapes: map[string][]int64{"ids": {128}},
-			note: "model_warmup: its dims of mask not used: input \"mask\": 2 dims given, its dims [-1] have 1"},
+			note: "model_warmup: its dims of mask not used: input \"mask\": 2 dims given, its dims [-1] have 1",
+			also: "model_warmup: dynamic dimensions profiled at ids:128, its first request's dims (the parameter profile_shapes sets others)"},
 		{name: "the parameter over model_warmup", pbtxt: pbtxt("ids:64 mask:64") + warmup, shapes: map[string][]int64{"ids": {64}, "mask": {64}}},
 		{name: "config.yaml over model_warmup", yaml: "profile_shapes: {ids: [16], mask: [16]}\n", pbtxt: "max_batch_size: 8\n" + warmup,
 			shapes: map[string][]int64{"ids": {16}, "mask": {16}}},
@@ -340,6 +342,9 @@ func TestProfileShapes(t *testing.T) {
 			}
 			require.NotEmpty(t, noted)
 			require.Contains(t, noted[0], tt.note)
+			if tt.also != "" {
+				require.Contains(t, m.Notes, tt.also)
+			}
 		})
 	}
 }
