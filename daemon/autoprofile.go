@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -51,11 +52,11 @@ const startProfileBudget = 30 * time.Second
 type profileJob struct {
 	m *repository.Model
 	d mps.Device
-	// again says why a model that has points is measured again: its runs
-	// all stopped midway (profileNeverFinished), or its inputs were
-	// measured at other shapes than its profile_shapes give now
-	// (profileShapesChanged); "" for a model without a profile.
+	// again says why a model that has a profile on d is measured again
+	// (measureAgain), and held is that profile, which plans place it on
+	// meanwhile; "" and nil for a model without a profile there.
 	again string
+	held  *gpulet.Profile
 }
 
 // profileMissing measures the models that have no profile on the node's

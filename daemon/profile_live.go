@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -135,7 +136,8 @@ func (q *liveProfiles) done(name string) {
 }
 
 // missingProfiles are m's profile jobs: the measured devices where it has
-// no profile, of its own or borrowed.
+// no profile, of its own or borrowed, and those where its profile is
+// measured again (measureAgain), holding the profile it has there.
 func (n *node) missingProfiles(ctx context.Context, m *repository.Model) []profileJob {
 	var jobs []profileJob
 	seen := map[string]bool{}
@@ -144,53 +146,41 @@ func (n *node) missingProfiles(ctx context.Context, m *repository.Model) []profi
 			continue
 		}
 		seen[d.Type] = true
-		_, err := n.book.profile(ctx, m, d)
+		p, err := n.book.profile(ctx, m, d)
 		switch {
 		case errors.Is(err, errNoProfile):
 			jobs = append(jobs, profileJob{m: m, d: d})
-		case err != nil:
-		case n.profileNeverFinished(ctx, m, d):
-			jobs = append(jobs, profileJob{m: m, d: d, again: "every earlier profile run of this file stopped midway, and the points it kept miss sizes or batches"})
-		default:
-			if why := n.profileShapesChanged(ctx, m, d); why != "" {
-				jobs = append(jobs, profileJob{m: m, d: d, again: why})
+		case err == nil:
+			runs, err := n.st.Runs(ctx, m.SHA256, d.Type, 0)
+			if why := measureAgain(runs, m.Config.ProfileShapes); err == nil && why != "" {
+				jobs = append(jobs, profileJob{m: m, d: d, again: why, held: p})
 			}
 		}
 	}
 	return jobs
 }
 
-// profileNeverFinished tells whether every profile run of m on d's type
-// stopped midway (the daemon stopped during its first start's profile, an
-// executor died): the points kept then miss sizes and batches that plans
-// need, so the model is measured again, as one without a profile is (it
-// serves meanwhile on what was kept). A profile imported without runs, or
-// one a run is measuring now (gpuletd profile beside the daemon), is left
-// as it is.
-func (n *node) profileNeverFinished(ctx context.Context, m *repository.Model, d mps.Device) bool {
-	runs, err := n.st.Runs(ctx, m.SHA256, d.Type, 0)
-	if err != nil || len(runs) == 0 {
-		return false
-	}
-	for _, r := range runs {
-		if r.Status == store.RunComplete || r.Status == store.RunRunning {
-			return false
-		}
-	}
-	return true
-}
-
-// profileShapesChanged says why m is measured again on d's type when its
-// newest complete profile run measured its inputs at other shapes than its
-// profile_shapes give now (a configuration edited and loaded again): the
-// points then time other requests than the model serves. "" when they
-// agree, or no complete run says (a profile imported without runs).
-func (n *node) profileShapesChanged(ctx context.Context, m *repository.Model, d mps.Device) string {
-	r, ok := n.newestCompleteRun(ctx, m, d)
+// measureAgain says why a model that has a profile on a device type is
+// measured again there, from its profile runs there (newest first), or ""
+// when it is not:
+//   - every run stopped midway (the daemon stopped during its first
+//     start's profile, an executor died): the points kept miss sizes and
+//     batches that plans need;
+//   - the newest complete run measured its inputs at other shapes than
+//     shapes, its profile_shapes now (a configuration edited and loaded
+//     again): the points time other requests than the model serves.
+//
+// A profile imported without runs, or one a run is measuring now (gpuletd
+// profile beside the daemon) with none complete, is left as it is.
+func measureAgain(runs []store.ProfileRun, shapes map[string][]int64) string {
+	r, ok := newestComplete(runs)
 	if !ok {
-		return ""
+		if len(runs) == 0 || slices.ContainsFunc(runs, func(r store.ProfileRun) bool { return r.Status == store.RunRunning }) {
+			return ""
+		}
+		return "every earlier profile run of this file stopped midway, and the points it kept miss sizes or batches"
 	}
-	was, now := profiler.RunShapes(r.Message), tensor.FormatShapes(m.Config.ProfileShapes)
+	was, now := profiler.RunShapes(r.Message), tensor.FormatShapes(shapes)
 	if was == now {
 		return ""
 	}
@@ -202,25 +192,20 @@ func (n *node) profileShapesChanged(ctx context.Context, m *repository.Model, d 
 // its inputs' dynamic dimensions at (profiler.RunShapes); "" when at 1, or
 // no complete run says.
 func (n *node) inputsAt(ctx context.Context, m *repository.Model, d mps.Device) string {
-	r, ok := n.newestCompleteRun(ctx, m, d)
-	if !ok {
-		return ""
+	runs, err := n.st.Runs(ctx, m.SHA256, d.Type, 0)
+	if r, ok := newestComplete(runs); err == nil && ok {
+		return profiler.RunShapes(r.Message)
 	}
-	return profiler.RunShapes(r.Message)
+	return ""
 }
 
-// newestCompleteRun is m's newest complete profile run on d's type.
-func (n *node) newestCompleteRun(ctx context.Context, m *repository.Model, d mps.Device) (store.ProfileRun, bool) {
-	runs, err := n.st.Runs(ctx, m.SHA256, d.Type, 0)
-	if err != nil {
+// newestComplete is the first complete run of runs (newest first).
+func newestComplete(runs []store.ProfileRun) (store.ProfileRun, bool) {
+	i := slices.IndexFunc(runs, func(r store.ProfileRun) bool { return r.Status == store.RunComplete })
+	if i < 0 {
 		return store.ProfileRun{}, false
 	}
-	for _, r := range runs {
-		if r.Status == store.RunComplete {
-			return r, true
-		}
-	}
-	return store.ProfileRun{}, false
+	return runs[i], true
 }
 
 // profileLater queues m for a live profile when it lacks one on a measured
@@ -272,11 +257,7 @@ func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
 	for _, j := range n.missingProfiles(ctx, m) {
 		n.liveNotes.set(m.Name, fmt.Sprintf("being profiled on %s since %s (a quick profile beside the serving gpu-lets); it is placed once measured",
 			j.d.ID, time.Now().Format(time.TimeOnly)))
-		var held *gpulet.Profile
-		if j.again != "" {
-			held, _ = n.book.profile(ctx, m, j.d) // it serves on this one meanwhile
-		}
-		n.live.measure(m.Name, j.d.Type, held)
+		n.live.measure(m.Name, j.d.Type, j.held) // a model measured again serves on the profile it had meanwhile
 		n.profiling.Store(&profilingStatus{Model: m.Name, Device: j.d.ID, Since: time.Now(), Beside: true, Queued: len(n.live.queue)})
 		err := n.profileModel(ctx, j, n.sup.binary, true)
 		n.profiling.Store(nil)

@@ -165,6 +165,7 @@ func TestAModelWhoseProfileShapesChangedIsMeasuredAgain(t *testing.T) {
 	again := func() []string {
 		var out []string
 		for _, j := range n.missingProfiles(ctx, m) {
+			require.NotNil(t, j.held, "the profile it serves on meanwhile")
 			out = append(out, j.again)
 		}
 		return out
