@@ -42,34 +42,14 @@ func (r *runner) recordMemory(ctx context.Context, l *loaded) error {
 	if own >= mb { // an executor that did not say, or a peak it set before the load
 		own = 0
 	}
-	if !moreModelMemory(mb, own, r.res.ResidentMB, r.res.ExecutorMB) {
-		return nil
-	}
-	r.res.ResidentMB = mb
-	if own > 0 {
-		r.res.ExecutorMB = own
-	}
 	m := store.ModelMemory{ModelSHA: r.job.Model.SHA256, DeviceType: r.devType, ResidentMB: mb, ExecutorMB: own, RunID: r.runID}
 	if err := r.st().PutModelMemory(context.WithoutCancel(ctx), m); err != nil {
 		return fmt.Errorf("profile %s on %s: %w", r.job.Model.Name, r.job.Device.ID, err)
 	}
 	r.log.Info("model memory measured", zap.Int("size", l.size), zap.Float64("resident_mb", mb), zap.Float64("executor_mb", own))
-	return nil
-}
-
-// moreModelMemory tells whether an executor's peak mb, own of it its own
-// (0: unknown), holds more of the model than the run's largest so far
-// (resident, executor; resident 0: none): the store's rule
-// (store.PutModelMemory), so that the result says what the store keeps. An
-// unknown own counts as the one kept; a known one wins over an unknown.
-func moreModelMemory(mb, own, resident, executor float64) bool {
-	if resident == 0 || (executor == 0 && own > 0) {
-		return true
-	}
-	if own == 0 {
-		own = executor
-	}
-	return mb-own > resident-executor
+	// The store keeps the peak that holds the most of the model (its peak
+	// less the executor's own): the result says what it keeps.
+	return r.storedMemory(context.WithoutCancel(ctx))
 }
 
 // storedMemory fills the result's memory from the store when a stored

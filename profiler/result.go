@@ -136,9 +136,11 @@ type Result struct {
 	Batches   []int          `json:"batches"`
 	Points    []Point        `json:"points"`
 	Executors []ExecutorInfo `json:"executors,omitempty"`
-	// ResidentMB is the model's host memory on the device type: the largest
-	// PeakResidentMB of the run's executors, or the stored one when the
-	// profile was reused; 0 when unknown (emulated devices, older stores).
+	// ResidentMB is the model's host memory on the device type as the
+	// store keeps it once the run measured it: the PeakResidentMB that
+	// holds the most of the model (less the executor's own) of this run's
+	// executors and earlier ones, or the stored one when the profile was
+	// reused; 0 when unknown (emulated devices, older stores).
 	ResidentMB float64 `json:"resident_mb,omitempty"`
 	// ExecutorMB is the part of ResidentMB the executor held before it
 	// loaded the model (its runtime); 0 when unknown.
