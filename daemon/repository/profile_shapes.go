@@ -18,24 +18,28 @@ import (
 //
 // Shapes from a model_warmup are not refused: the warm-up gives every
 // input's dims, so those of inputs without a dynamic dimension are left
-// out, and those that do not fit are left out with a note.
+// out, and those that do not fit are left out with a note. The versions of
+// a folder share its configuration, so the shapes kept are a map of m's
+// own: each version is checked against its own file's inputs.
 func (m *Model) checkProfileShapes() error {
+	var kept map[string][]int64
 	for _, name := range sortedKeys(m.Config.ProfileShapes) {
-		err := fitProfileShape(m.Inputs, name, m.Config.ProfileShapes[name])
-		if err == nil {
-			continue
-		}
-		if !m.Config.shapesFromWarmup {
+		dims := m.Config.ProfileShapes[name]
+		err := fitProfileShape(m.Inputs, name, dims)
+		switch {
+		case err == nil:
+			if kept == nil {
+				kept = map[string][]int64{}
+			}
+			kept[name] = dims
+		case !m.Config.shapesFromWarmup:
 			return fmt.Errorf("profile_shapes: %w", err)
-		}
-		if !errors.Is(err, errNotDynamic) {
+		case !errors.Is(err, errNotDynamic):
 			m.Notes = append(m.Notes, fmt.Sprintf("model_warmup: its dims of %s not used: %v", name, err))
 		}
-		delete(m.Config.ProfileShapes, name)
 	}
-	if len(m.Config.ProfileShapes) == 0 {
-		m.Config.ProfileShapes = nil
-	} else if m.Config.shapesFromWarmup {
+	m.Config.ProfileShapes = kept
+	if kept != nil && m.Config.shapesFromWarmup {
 		m.Notes = append(m.Notes, "model_warmup: dynamic dimensions profiled at "+tensor.FormatShapes(m.Config.ProfileShapes)+
 			", its first request's dims (the parameter profile_shapes sets others)")
 	}

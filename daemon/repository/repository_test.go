@@ -348,3 +348,20 @@ func TestProfileShapes(t *testing.T) {
 		})
 	}
 }
+
+// The versions a folder serves side by side share its configuration: each
+// takes the model_warmup's dims against its own inputs and says which it
+// left out, the older one as the newer.
+func TestWarmupShapesOfEveryVersion(t *testing.T) {
+	pbtxt := "max_batch_size: 8\nversion_policy: { all: {} }\n" +
+		`model_warmup [ { name: "w", batch_size: 1, inputs { key: "ids" value { data_type: TYPE_INT64, dims: [ 128 ], zero_data: true } }` +
+		` inputs { key: "mask" value { data_type: TYPE_INT64, dims: [ 1, 128 ], zero_data: true } } } ]` + "\n"
+	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(pbtxt, map[string]string{"1/model.onnx": "text", "2/model.onnx": "text"})})
+	ms, err := LoadVersions(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	for _, m := range ms {
+		require.Equal(t, map[string][]int64{"ids": {128}}, m.Config.ProfileShapes, "version %d", m.Version)
+		require.Contains(t, strings.Join(m.Notes, "\n"), "model_warmup: its dims of mask not used", "version %d", m.Version)
+	}
+}
