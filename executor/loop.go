@@ -336,8 +336,8 @@ func (l *loop) streamGone(st *inferStream) {
 }
 
 // finish completes a batch the worker ran: err failed all its rows; each,
-// when set, is each row's error from running its request alone after the
-// batch failed (runApart).
+// when set, is each row's error from running its request apart from the
+// others after the batch failed (runApart).
 func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, each []error) {
 	now := l.now()
 	j.model.running--

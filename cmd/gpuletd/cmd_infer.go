@@ -105,8 +105,6 @@ prints the same way.`,
 	return cmd
 }
 
-// inferBody is the request to send: the given body, or random inputs of
-// the model's shapes; with top, every output asked for as its classes.
 // generated says how infer makes a request's inputs when no file gives it.
 type generated struct {
 	seed   uint64
@@ -114,6 +112,8 @@ type generated struct {
 	zero   bool
 }
 
+// inferBody is the request to send: the given body, or generated inputs of
+// the model's shapes; with top, every output asked for as its classes.
 func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, request string, top int, gen generated) ([]byte, error) {
 	if top < 0 {
 		return nil, fmt.Errorf("infer: --top %d: give a number of classes above 0", top)
@@ -129,9 +129,11 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, reques
 	switch request {
 	case "":
 		m.SetShapes(gen.shapes)
-		p, err := loadgen.NewPayload(m, false, gen.seed)
+		var p *loadgen.Payload
 		if gen.zero {
 			p, err = loadgen.NewZeroPayload(m, false)
+		} else {
+			p, err = loadgen.NewPayload(m, false, gen.seed)
 		}
 		if err != nil {
 			return nil, err

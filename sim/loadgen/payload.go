@@ -52,9 +52,9 @@ func (p *Payload) header(h http.Header) {
 
 // NewPayload builds a request for model m with random inputs of the
 // declared shapes: dimension 0 is 1 when the model batches, and any other
-// open dimension (-1) is as m.Shapes gives it, else 1. Floats are uniform in [0, 1), integers in
-// [0, 10), booleans fair coins, BYTES elements random lowercase words of
-// wordLength letters; the seed fixes them. With bin the inputs
+// open dimension (-1) is as m.Shapes gives it, else 1. Floats are uniform
+// in [0, 1), integers in [0, 10), booleans fair coins, BYTES elements
+// random lowercase words of wordLength letters; the seed fixes them. With bin the inputs
 // travel as binary tensors and the outputs are asked for as binary.
 func NewPayload(m *Model, bin bool, seed uint64) (*Payload, error) {
 	return newPayload(m, bin, seed, false)
@@ -69,9 +69,9 @@ func NewZeroPayload(m *Model, bin bool) (*Payload, error) {
 
 // newPayload is NewPayload, with zero elements when zero is set.
 func newPayload(m *Model, bin bool, seed uint64, zero bool) (*Payload, error) {
-	rng := rand.New(rand.NewPCG(seed, seed+1))
-	if zero {
-		rng = nil
+	var rng *rand.Rand // nil: zero data
+	if !zero {
+		rng = rand.New(rand.NewPCG(seed, seed+1))
 	}
 	req := kserve.InferRequestJSON{Inputs: make([]kserve.RequestInput, 0, len(m.Metadata.Inputs))}
 	var raw []byte
