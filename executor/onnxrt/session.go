@@ -125,10 +125,11 @@ func (s *Session) Run(ctx context.Context, ins []tensor.Tensor, outs []tensor.Te
 		if ctx.Err() != nil {
 			return fmt.Errorf("run session: %w: %w", ErrTerminated, context.Cause(ctx))
 		}
+		wrapped := fmt.Errorf("run session: %s", oneLine(err))
 		if errors.Is(err, ErrInvalidArgument) {
-			return &invalidArgument{fmt.Errorf("run session: %s", oneLine(err))}
+			return &invalidArgument{wrapped} // the code survives the message's rewording
 		}
-		return fmt.Errorf("run session: %s", oneLine(err))
+		return wrapped
 	}
 	for i := range outs {
 		if outs[i].Data != nil {
