@@ -14,9 +14,10 @@ import (
 // tensors from it before it sends anything. Dims leave out the batch
 // dimension when the model batches (max_batch_size > 0), as a config.pbtxt
 // does; a batching model says dynamic_batching, which gpuletd's scheduler
-// does. A pipeline says platform "ensemble" without its steps. gpuletd's own
-// settings (the SLO, the profile) have no field here; REST's
-// /v2/models/{model}/config gives them.
+// does. gpuletd's own settings (the SLO, the profile, profile_shapes…) are
+// the parameters a config.pbtxt gives them in, so that the answer written
+// out as a model folder's config.pbtxt serves the model as it is served
+// now. A pipeline says platform "ensemble" without its steps.
 func (s *grpcServer) ModelConfig(_ context.Context, r *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
 	m, ierr := s.n.lookupModel(r.Name, r.Version)
 	if ierr != nil {
@@ -27,16 +28,18 @@ func (s *grpcServer) ModelConfig(_ context.Context, r *pb.ModelConfigRequest) (*
 
 // tritonConfig describes m as Triton's ModelConfig.
 func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
-	c := &tritonpb.ModelConfig{Name: m.Family, Platform: platformName(m.Platform), Backend: repository.TritonBackend(m.Platform)}
+	c := &tritonpb.ModelConfig{Name: m.Family, Platform: platformName(m.Platform), Backend: repository.TritonBackend(m.Platform),
+		Parameters: repository.TritonParameters(m.Config)}
 	if m.Config.MaxBatchSize > 0 { // 0 left out, as Triton's answer leaves it
 		c.MaxBatchSize = proto.Int32(int32(m.Config.MaxBatchSize))
 	}
 	for _, t := range m.Inputs {
-		c.Input = append(c.Input, &tritonpb.ModelInput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims})
+		c.Input = append(c.Input, &tritonpb.ModelInput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims,
+			Reshape: tritonReshape(t)})
 	}
 	for _, t := range m.Outputs {
 		c.Output = append(c.Output, &tritonpb.ModelOutput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims,
-			LabelFilename: m.Config.LabelFiles[t.Name]})
+			Reshape: tritonReshape(t), LabelFilename: m.Config.LabelFiles[t.Name]})
 	}
 	if m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble {
 		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: &tritonpb.ModelDynamicBatching{}}
@@ -45,4 +48,13 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 		c.ResponseCache = &tritonpb.ModelResponseCache{Enable: true}
 	}
 	return c
+}
+
+// tritonReshape gives t's reshape (the shape the model file takes or gives
+// where it differs from the dims), nil when it has none.
+func tritonReshape(t repository.TensorSpec) *tritonpb.ModelTensorReshape {
+	if t.Reshape == nil {
+		return nil
+	}
+	return &tritonpb.ModelTensorReshape{Shape: t.Reshape}
 }

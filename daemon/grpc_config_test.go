@@ -2,6 +2,9 @@ package daemon
 
 import (
 	"testing"
+	"time"
+
+	"github.com/gpulet/gpuletd/daemon/config"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -48,6 +51,25 @@ func TestTritonConfig(t *testing.T) {
 			require.Equal(t, tc.m.Config.LabelFiles[c.Output[0].Name], c.Output[0].LabelFilename)
 		})
 	}
+}
+
+// TestTritonConfigSaysGpuletdSettings: the answer carries the model's own
+// settings as the parameters a config.pbtxt gives them in, and a reshape.
+func TestTritonConfigSaysGpuletdSettings(t *testing.T) {
+	m := repository.Model{Family: "textenc", Platform: repository.PlatformONNX,
+		Config: repository.ModelConfig{MaxBatchSize: 16, SLO: config.Duration(80 * time.Millisecond),
+			ProfileShapes: map[string][]int64{"input_ids": {128}}},
+		Inputs:  []repository.TensorSpec{{Name: "input_ids", DataType: tensor.Int64, Dims: []int64{-1}}},
+		Outputs: []repository.TensorSpec{{Name: "score", DataType: tensor.FP32, Dims: []int64{1}, Reshape: []int64{}}}}
+	c := tritonConfig(&m)
+	params := map[string]string{}
+	for k, v := range c.Parameters {
+		params[k] = v.GetStringValue()
+	}
+	require.Equal(t, map[string]string{"slo": "80ms", "profile_shapes": "input_ids:128"}, params)
+	require.Nil(t, c.Input[0].Reshape, "an input without a reshape says none")
+	require.NotNil(t, c.Output[0].Reshape, "a scalar's reshape is there, empty")
+	require.Empty(t, c.Output[0].Reshape.Shape)
 }
 
 func TestTritonDataTypeRoundTrip(t *testing.T) {
