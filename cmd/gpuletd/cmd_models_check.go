@@ -92,7 +92,10 @@ type checkedModel struct {
 	Steps        []string                `json:"steps,omitempty"`
 	Inputs       []repository.TensorSpec `json:"inputs"`
 	Outputs      []repository.TensorSpec `json:"outputs"`
-	Notes        []string                `json:"notes,omitempty"`
+	// ProfileShapes are the dims the dynamic inputs are profiled at
+	// (profile_shapes, or a config.pbtxt's model_warmup).
+	ProfileShapes map[string][]int64 `json:"profile_shapes,omitempty"`
+	Notes         []string           `json:"notes,omitempty"`
 }
 
 func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) repoCheck {
@@ -101,7 +104,7 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 		m := ix.Models[name]
 		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
-			Inputs: m.Inputs, Outputs: m.Outputs, Notes: m.Notes}
+			Inputs: m.Inputs, Outputs: m.Outputs, ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
 		if e := m.Config.Ensemble; e != nil {
 			for _, s := range e.Steps {
 				c.Steps = append(c.Steps, s.StepKey())
@@ -122,7 +125,7 @@ func writeCheck(w io.Writer, r repoCheck) error {
 		if m.MaxBatchSize == 0 {
 			batch = "- (no batch dimension)"
 		}
-		ins, outs := tensorsText(m.Inputs), tensorsText(m.Outputs)
+		ins, outs := tensorsText(m.Inputs, m.ProfileShapes), tensorsText(m.Outputs, nil)
 		if len(m.Steps) > 0 {
 			ins, outs = "pipeline: "+strings.Join(m.Steps, " -> "), ""
 		}
@@ -161,11 +164,15 @@ func writeStartupPlan(line func(format string, args ...any), m *daemon.ModelsRep
 	}
 }
 
-// tensorsText writes tensors as NAME DATATYPE[dims], comma-separated.
-func tensorsText(ts []repository.TensorSpec) string {
+// tensorsText writes tensors as NAME DATATYPE[dims], comma-separated, and
+// the dims an input is profiled at where profiled gives them.
+func tensorsText(ts []repository.TensorSpec, profiled map[string][]int64) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = fmt.Sprintf("%s %s%v", t.Name, t.DataType, t.Dims)
+		if dims, ok := profiled[t.Name]; ok {
+			parts[i] += fmt.Sprintf(" profiled at %v", dims)
+		}
 	}
 	return strings.Join(parts, ", ")
 }

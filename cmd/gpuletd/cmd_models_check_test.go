@@ -17,17 +17,19 @@ import (
 // them), exit 1 while any is broken and 0 once the configuration mends it.
 func TestModelsCheck(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "tokens"}, 1))
 	require.NoError(t, os.MkdirAll(filepath.Join(repo, "broken", "1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "config.yaml"), []byte("slo: 10ms\nmax_batch_size: 4\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "broken", "1", "model.onnx"), []byte("junk"), 0o644))
 
 	code, out, stderr := runCLI(t, "models", "check", repo)
 	require.Equal(t, 1, code, stderr)
-	require.Contains(t, out, "lenet5  1        5ms (config.yaml)  32         input FP32[1 28 28]  output FP32[10]\n")
+	require.Contains(t, out, "lenet5  1        5ms (config.yaml)   32         input FP32[1 28 28]             output FP32[10]\n")
+	require.Contains(t, out, "tokens  1        20ms (config.yaml)  8          ids INT64[-1] profiled at [32]  embedded FP32[-1 4], pooled FP32[4]\n",
+		"an input's dynamic dims say the size they are profiled at")
 	require.Contains(t, out, "broken: BROKEN: invalid model: "+filepath.Join(repo, "broken", "1", "model.onnx")+": invalid onnx model")
-	require.Contains(t, out, "1 of 2 folder(s) in "+repo+" can be served; broken cannot\n")
-	require.Contains(t, stderr, "gpuletd models check: 1 of 2 folder(s) in "+repo+" cannot be served")
+	require.Contains(t, out, "2 of 3 folder(s) in "+repo+" can be served; broken cannot\n")
+	require.Contains(t, stderr, "gpuletd models check: 1 of 3 folder(s) in "+repo+" cannot be served")
 
 	// The demo pipeline's step models take their SLO from default_slo.
 	pipes := filepath.Join(t.TempDir(), "pipes")
