@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -350,7 +351,32 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	}
 	fmt.Fprintf(tw, "send rate\t%s (target %s), %d in flight at most\n", perSecond(r.SendRate), perSecond(r.Rate), r.MaxInFlight)
 	fmt.Fprintf(tw, "schedule lag\tp50 %s, p99 %s, max %s\n", dur(r.Lag.P50), dur(r.Lag.P99), dur(r.Lag.Max))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if why := lagWarning(r); why != "" {
+		fmt.Fprintf(w, "warning: %s\n", why)
+	}
+	return nil
+}
+
+// minBurstLag is the schedule lag below which a load's requests are taken
+// to have left as scheduled, whatever the SLO: a late send of 2 ms is a
+// busy machine's scheduling, not a burst.
+const minBurstLag = 2 * time.Millisecond
+
+// lagWarning says when this client fell behind its own schedule: with its
+// p99 lag above a quarter of the SLO (and minBurstLag), late requests left
+// together as it caught up, so the server saw bursts the arrivals did not
+// have (a surge, a queue, deferred batches missing their SLO) and the run
+// measures the client's machine as much as the server. "" when it kept up.
+func lagWarning(r *loadgen.Report) string {
+	if r.Closed > 0 || r.Lag.Count == 0 || r.Lag.P99 <= max(minBurstLag, r.SLO/4) {
+		return ""
+	}
+	return fmt.Sprintf("this client fell behind its schedule (1%% of its requests left %s or more late, up to %s): "+
+		"it sent them in bursts as it caught up, which the server reads as surges; "+
+		"give it a machine or cores of its own, or a lower --rate", dur(r.Lag.P99), dur(r.Lag.Max))
 }
 
 // failures writes the failure counts, "none" when there are none.
@@ -452,6 +478,12 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "first error of %s: %s\n", r.Model, clip(r.FirstError, 64))
 		}
+	}
+	// One client sends every model's requests: it says once that it fell
+	// behind, by the model whose requests it sent latest.
+	latest := slices.MaxFunc(m.Models, func(a, b *loadgen.Report) int { return cmp.Compare(a.Lag.P99, b.Lag.P99) })
+	if why := lagWarning(latest); why != "" {
+		fmt.Fprintf(w, "warning: %s\n", why)
 	}
 	return nil
 }

@@ -49,6 +49,19 @@ func TestWriteLoadReport(t *testing.T) {
 	} {
 		require.Contains(t, out, want)
 	}
+	require.NotContains(t, out, "warning", "a lag of 1.1ms at p99 is no burst")
+
+	// A client that fell behind its schedule says so.
+	late := *r
+	late.Lag.P99, late.Lag.Max = 3*time.Millisecond, 40*time.Millisecond
+	b.Reset()
+	require.NoError(t, writeLoadReport(&b, "poisson", &late))
+	require.Contains(t, b.String(), "warning: this client fell behind its schedule (1% of its requests left 3.00ms or more late, up to 40.0ms)")
+	late.SLO = 20 * time.Millisecond // 3ms late is within a quarter of it
+	b.Reset()
+	require.NoError(t, writeLoadReport(&b, "poisson", &late))
+	require.NotContains(t, b.String(), "warning")
+
 	b.Reset()
 	require.NoError(t, writeLoadReport(&b, "gamma:cv=2", &loadgen.Report{Model: "m", Binary: true}))
 	require.Contains(t, b.String(), "failed        none")
@@ -401,6 +414,15 @@ func TestWriteMixReport(t *testing.T) {
 	} {
 		require.Contains(t, out, want)
 	}
+	require.NotContains(t, out, "warning")
+
+	// The client fell behind: it says so once, by its latest model.
+	a.Lag = loadgen.Percentiles{Count: 1000, P99: 30 * time.Millisecond, Max: 70 * time.Millisecond}
+	b.Lag = loadgen.Percentiles{Count: 500, P99: 40 * time.Millisecond, Max: 60 * time.Millisecond}
+	sb.Reset()
+	require.NoError(t, writeMixReport(&sb, "poisson", &loadgen.MixReport{Models: []*loadgen.Report{a, b}}))
+	require.Equal(t, 1, strings.Count(sb.String(), "warning: this client fell behind its schedule (1% of its requests left 40.0ms or more late, up to 60.0ms)"), sb.String())
+	a.Lag, b.Lag = loadgen.Percentiles{}, loadgen.Percentiles{}
 
 	// Only the large model went binary (AutoBinary): the header says so.
 	a.Binary = false
