@@ -29,7 +29,7 @@ func TestTritonParametersReadBack(t *testing.T) {
 		{name: "an SLO alone", folder: "m", base: `name: "m" backend: "onnxruntime"`, c: ModelConfig{SLO: config.Duration(time.Second)}, keys: []string{ParamSLO}},
 		{name: "a pipeline's accuracy settings", folder: "traffic",
 			base: strings.Replace(trafficEnsemble, `parameters { key: "slo" value { string_value: "250ms" } }`, "", 1), c: ModelConfig{SLO: config.Duration(80 * time.Millisecond), MinAccuracy: 0.9,
-			PathAccuracy: map[string]float64{"detector/classifier": 1, "detector/classifier-lite": 0.82}},
+				PathAccuracy: map[string]float64{"detector/classifier": 1, "detector/classifier-lite": 0.82}},
 			keys: []string{ParamMinAccuracy, ParamPathAccuracy, ParamSLO}},
 	}
 	for _, tc := range tests {
