@@ -42,7 +42,8 @@ func startDaemon(t *testing.T) *daemon {
 }
 
 // startDaemonWith is startDaemon serving models, with more configuration
-// (YAML lines) and a hook that adds to the repository before the start.
+// (YAML lines; a devices line among them replaces the two emulated V100s)
+// and a hook that adds to the repository before the start.
 func startDaemonWith(t *testing.T, models []string, moreConf string, addToRepo func(repo string)) *daemon {
 	t.Helper()
 	dir := t.TempDir()
@@ -55,6 +56,10 @@ func startDaemonWith(t *testing.T, models []string, moreConf string, addToRepo f
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err, "ONNX Runtime's library (make deps)")
 	addr := freeAddr(t)
+	devices := "devices: [{kind: emulated, profiles: igniter-v100, count: 2}]\n"
+	if strings.Contains(moreConf, "devices:") {
+		devices = "" // moreConf gives its own
+	}
 	conf := fmt.Sprintf(`listen: %q
 grpc_listen: ""
 metrics: {listen: "127.0.0.1:0"}
@@ -62,12 +67,11 @@ state_dir: %q
 runtime_dir: %q
 model_repository: %q
 log: {level: info, format: json}
-devices: [{kind: emulated, profiles: igniter-v100, count: 2}]
-scheduler:
+%sscheduler:
   # Only surges and explicit calls re-plan during the test.
   reorganize_period: 1h
 onnxruntime: {library: %q}
-`, addr, filepath.Join(dir, "state"), filepath.Join(dir, "run"), repo, lib) + moreConf
+`, addr, filepath.Join(dir, "state"), filepath.Join(dir, "run"), repo, devices, lib) + moreConf
 	confPath := filepath.Join(dir, "gpuletd.yaml")
 	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o600))
 

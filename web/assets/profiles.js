@@ -119,7 +119,7 @@ export class Profiles {
       return h(
         'figure',
         { class: 'profile-fig', 'data-device-type': p.device_type },
-        h('figcaption', {}, `${name} on ${p.device_type}`, p.knee_size ? ` — knee at ${p.knee_size}%` : ' — no size meets the SLO', memoryWords(p)),
+        h('figcaption', {}, `${name} on ${p.device_type}`, p.knee_size ? ` — knee at ${p.knee_size}%` : ' — no size meets the SLO', memoryWords(p), inputsWords(p)),
         h('div', { class: 'chart-pair' }, h('div', { class: 'chart-box' }, lat, legend), h('div', { class: 'chart-box' }, kc)),
         p.unfinished
           ? h('p', { class: 'warning unfinished', text: `The last profile run on ${p.device_type} is ${p.unfinished.status} (${p.unfinished.message}); ${p.unfinished.fix} completes the profile.` })
@@ -139,4 +139,12 @@ export class Profiles {
 function memoryWords(p) {
   if (!p.memory_source) return '';
   return `; one copy needs ${Math.round(p.memory_mb)} MB (${p.memory_source})`;
+}
+
+// inputsWords says at which sizes the profile measured the model's dynamic
+// input dimensions (its profile_shapes, as inputs_at gives them); '' when
+// at 1 or not said.
+function inputsWords(p) {
+  if (!p.inputs_at) return '';
+  return `; inputs measured at ${p.inputs_at}`;
 }
