@@ -1,7 +1,13 @@
 package repository
 
 import (
+	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
 // FuzzParseTriton feeds arbitrary config.pbtxt files: reading one must never
@@ -23,11 +29,45 @@ ensemble_scheduling { step [
 parameters { key: "fanout" value { string_value: "y" } }
 parameters { key: "path_accuracy" value { string_value: "a/b=0.9" } }`), "p")
 	f.Add([]byte(`sequence_batching {} instance_group [ { count: 2 kind: KIND_GPU } ]`), "s")
+	f.Add([]byte(`name: "t" backend: "onnxruntime" max_batch_size: 4
+parameters [ { key: "slo" value { string_value: "1m" } }, { key: "profile_shapes" value { string_value: " " } },
+  { key: "memory_mb" value { string_value: "1e3" } }, { key: "accuracy" value { string_value: "0.5" } },
+  { key: "variant_of" value { string_value: " big " } }, { key: "profile" value { string_value: " x\n" } } ]`), "t")
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
-		_, _ = parseTriton(data, name)
+		tc, err := parseTriton(data, name)
 		_, _ = parseTritonJSON(data, name)
+		if err != nil {
+			return
+		}
+		// The settings it read, written back as parameters
+		// (TritonParameters, as gRPC's ModelConfig answers them), read
+		// the same.
+		var pc tritonpb.ModelConfig
+		require.NoError(t, prototext.Unmarshal(data, &pc))
+		params := TritonParameters(tc.cfg)
+		for k, v := range pc.Parameters {
+			if _, written := params[k]; !written && !slices.Contains(settingParams, k) {
+				params[k] = v // fanout, and keys gpuletd ignores
+			}
+		}
+		pc.Parameters = params
+		again, err := fromTriton(&pc, name)
+		require.NoError(t, err, "parameters %v", params)
+		want, got := tc.cfg, again.cfg
+		require.Equal(t, want.SLO, got.SLO)
+		require.Equal(t, want.Profile, got.Profile)
+		require.Equal(t, want.ProfileShapes, got.ProfileShapes)
+		require.Equal(t, want.MemoryMB, got.MemoryMB)
+		require.Equal(t, want.VariantOf, got.VariantOf)
+		require.Equal(t, want.Accuracy, got.Accuracy)
+		require.Equal(t, want.MinAccuracy, got.MinAccuracy)
+		require.Equal(t, want.PathAccuracy, got.PathAccuracy)
 	})
 }
+
+// settingParams are the parameters TritonParameters writes from the
+// settings read, when they are set.
+var settingParams = []string{ParamSLO, ParamProfile, ParamProfileShapes, ParamMemoryMB, ParamVariant, ParamAccuracy, ParamMinAccuracy, ParamPathAccuracy}
 
 // FuzzParseModelConfig feeds arbitrary config.yaml files, as
 // FuzzParseTriton does config.pbtxt ones.

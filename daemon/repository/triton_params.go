@@ -10,9 +10,11 @@ import (
 
 // TritonParameters gives c's own gpuletd settings as the parameters of a
 // config.pbtxt that say them (slo, profile, profile_shapes, memory_mb,
-// variant_of, accuracy; a pipeline's min_accuracy and path_accuracy), so that a ModelConfig written out as a
-// config.pbtxt serves the model the same way. Settings left at their zero
-// value are left out, as a config.pbtxt without them reads.
+// variant_of, accuracy; a pipeline's min_accuracy and path_accuracy), so
+// that a ModelConfig written out as a config.pbtxt serves the model the
+// same way. Settings left at their zero value are left out, as a
+// config.pbtxt without them reads (profile_shapes given empty is written
+// empty).
 func TritonParameters(c ModelConfig) map[string]*tritonpb.ModelParameter {
 	params := map[string]*tritonpb.ModelParameter{}
 	set := func(key, value string) {
@@ -24,8 +26,10 @@ func TritonParameters(c ModelConfig) map[string]*tritonpb.ModelParameter {
 		set(ParamSLO, c.SLO.D().String())
 	}
 	set(ParamProfile, c.Profile)
-	if len(c.ProfileShapes) > 0 {
-		set(ParamProfileShapes, tensor.FormatShapes(c.ProfileShapes))
+	if c.ProfileShapes != nil {
+		// Empty, and not nil, is given empty: it keeps model_warmup's
+		// dims from standing in for it.
+		params[ParamProfileShapes] = &tritonpb.ModelParameter{StringValue: tensor.FormatShapes(c.ProfileShapes)}
 	}
 	if c.MemoryMB > 0 {
 		set(ParamMemoryMB, strconv.FormatFloat(c.MemoryMB, 'g', -1, 64))
