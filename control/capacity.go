@@ -18,7 +18,8 @@ const capacityTol = 0.01
 // traffic stays planned at MinPlanRate, unscaled (an idle model's place
 // is no share of the load to grow), unless no model has more: then all
 // grow alike. When ctx ends first the search stops at the largest factor
-// found to fit so far and atLeast says so. No demands or no GPUs: 0; a
+// found to fit so far and atLeast says so; it does too when the load still
+// fits at gpulet.MaxScale times itself, where the search stops. No demands or no GPUs: 0; a
 // demand that fits at no rate: 0 too (Placeable leaves such demands out).
 func Capacity(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpulet.Options) (scale float64, atLeast bool, err error) {
 	if len(in.Demands) == 0 || len(in.GPUs) == 0 {
@@ -40,7 +41,7 @@ func Capacity(ctx context.Context, algo gpulet.Algo, in gpulet.Input, opts gpule
 		return len(p.Unscheduled) == 0, nil
 	}
 	scale, err = gpulet.LargestScale(fits, capacityTol)
-	return scale, atLeast, err
+	return scale, atLeast || scale >= gpulet.MaxScale, err
 }
 
 // Placeable is in less the demands p, a plan of in, found to fit at no

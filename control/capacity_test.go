@@ -74,6 +74,20 @@ func TestCapacity(t *testing.T) {
 	require.InDelta(t, 1000/MinPlanRate, s, 0.01*1000/MinPlanRate, "so its capacity is in its multiples")
 	require.False(t, atLeast)
 
+	// A model so fast that the load still fits at the largest factor the
+	// search tries: the figure is a lower bound, and says so.
+	var fast []gpulet.Point
+	for b := 1; b <= 32; b++ {
+		fast = append(fast, gpulet.Point{Batch: b, Size: 100, P50MS: 0.001})
+	}
+	quick, err := gpulet.NewProfile("quick", "t", 100, fast)
+	require.NoError(t, err)
+	s, atLeast, err = Capacity(context.Background(), gpulet.AlgoSBP, gpulet.Input{GPUs: gpus,
+		Demands: []gpulet.Demand{{Name: "quick", Profile: quick, SLOMS: 20}}}, gpulet.Options{})
+	require.NoError(t, err)
+	require.Equal(t, float64(gpulet.MaxScale), s)
+	require.True(t, atLeast, "it fits further than the search looks")
+
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s, atLeast, err = Capacity(ctx, gpulet.AlgoSBP, in, gpulet.Options{})

@@ -28,7 +28,8 @@ type capacityStatus struct {
 	Load float64 `json:"load"`
 	// Rate is the load at Ratio: req/s in all, in the same mix.
 	Rate float64 `json:"rate"`
-	// AtLeast: the search ran out of time; Ratio is a lower bound.
+	// AtLeast: Ratio is a lower bound; the search ran out of time, or the
+	// load still fit at the largest factor it tries (gpulet.MaxScale).
 	AtLeast bool `json:"at_least,omitempty"`
 	// CPU: the node's devices include the CPU. The request path (the
 	// daemon, the executors' reading and writing) runs on its cores. The

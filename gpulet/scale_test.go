@@ -20,7 +20,7 @@ func TestLargestScale(t *testing.T) {
 		{"below one", 0.25, 0.25},
 		{"a power of two", 4, 4},
 		{"not even a thousandth", 1e-4, 0},
-		{"at the cap", 1e9, maxScale},
+		{"at the cap", 1e9, MaxScale},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := LargestScale(below(tc.limit), 1e-3)

@@ -630,13 +630,15 @@ func checkReadyWords(t *testing.T, b *browser) {
     capacityWords({ ratio: 0.8, load: 500, rate: 400 }),
     capacityWords({ ratio: 256, load: 318, rate: 80810, cpu: true }),
     capacityWords({ ratio: 5.3, load: 2004, rate: 10694, cpu: true, executor_path_us: 71.2, daemon_path_us: 1234 }),
+    capacityWords({ ratio: 1048576, load: 1, rate: 1048576, at_least: true }),
     capacityWords(undefined),
   ];
 })()`)
-	require.Equal(t, []string{"3.4× the 400 req/s planned for, 1368 req/s", "620× the 98.4 req/s planned for, 59785 req/s",
-		"≥1.8× the 12000 req/s planned for, 21600 req/s", "0.8× the 500 req/s planned for: overloaded",
-		"256× the 318 req/s planned for, 80810 req/s (on the CPU: the models' compute alone, the request path shares its cores)",
-		"5.3× the 2004 req/s planned for, 10694 req/s (on the CPU: with the executors' 71µs of CPU a request; the daemon's 1.23ms shares the cores too)", "–"}, got)
+	require.Equal(t, []string{"3.4× the 400 req/s planned for, 1,368 req/s", "620× the 98.4 req/s planned for, 59,785 req/s",
+		"≥1.8× the 12,000 req/s planned for, ≥21,600 req/s", "0.8× the 500 req/s planned for: overloaded",
+		"256× the 318 req/s planned for, 80,810 req/s (on the CPU: the models' compute alone, the request path shares its cores)",
+		"5.3× the 2,004 req/s planned for, 10,694 req/s (on the CPU: with the executors' 71µs of CPU a request; the daemon's 1.23ms shares the cores too)",
+		"≥1,048,576× the 1.0 req/s planned for, ≥1,048,576 req/s", "–"}, got)
 	got = eval[[]string](t, b, `(async () => {
   const { requestPathWords } = await import('/assets/summary.js');
   return [
@@ -682,7 +684,7 @@ func checkReadyWords(t *testing.T, b *browser) {
   return out;
 })()`)
 	require.Equal(t, []string{"true", "10", "true", "a (1 ignored)", "1 false", "No models are served."}, got)
-	require.Regexp(t, `^(–|≥?[\d.]+× the [\d.]+ req/s planned for(, \d+ req/s( \(on the CPU: .+\))?|: overloaded))$`,
+	require.Regexp(t, `^(–|≥?[\d.,]+× the [\d.,]+ req/s planned for(, ≥?[\d,]+ req/s( \(on the CPU: .+\))?|: overloaded))$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="capacity"] dd').textContent`), "the summary says the planned capacity")
 	require.Regexp(t, `^(–|[\d.]+(µs|ms) of CPU a request \(daemon .+\))$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="request-path"] dd').textContent`), "the summary has the request path's row")

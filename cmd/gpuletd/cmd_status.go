@@ -338,13 +338,17 @@ func (c *adminCapacity) words() string {
 	if c.Ratio >= 10 {
 		ratio = fmt.Sprintf("%.0f×", c.Ratio)
 	}
+	atLeast := ""
 	switch {
 	case c.AtLeast:
-		ratio = "≥" + ratio
+		atLeast = "≥"
 	case c.Ratio < 1:
 		return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for: overloaded", ratio, rate(c.Load))
 	}
-	line := fmt.Sprintf("capacity (planner's estimate): %s the %s planned for, %s", ratio, rate(c.Load), rate(c.Rate))
+	line := fmt.Sprintf("capacity (planner's estimate): %s%s the %s planned for, %s%s", atLeast, ratio, rate(c.Load), atLeast, rate(c.Rate))
+	if utf8.RuneCountInString(line) > 80 { // a terminal's width
+		line = strings.Replace(line, " planned for, ", " planned for,\n  ", 1)
+	}
 	switch {
 	case c.CPU && c.ExecutorPathUS+c.DaemonPathUS > 0:
 		line += fmt.Sprintf("\n  on the CPU it counts the executors' %s of CPU a request; the daemon's\n  %s shares the cores too: gpuletd load --rate-range measures what it serves",

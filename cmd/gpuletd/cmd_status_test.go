@@ -538,7 +538,8 @@ func TestCapacityWords(t *testing.T) {
 	}{
 		{adminCapacity{Ratio: 3.42, Load: 400, Rate: 1368}, "capacity (planner's estimate): 3.4× the 400 req/s planned for, 1368 req/s"},
 		{adminCapacity{Ratio: 620.4, Load: 98.4, Rate: 59785}, "capacity (planner's estimate): 620× the 98.4 req/s planned for, 59785 req/s"},
-		{adminCapacity{Ratio: 1.8, Load: 12000, Rate: 21600, AtLeast: true}, "capacity (planner's estimate): ≥1.8× the 12000 req/s planned for, 21600 req/s"},
+		{adminCapacity{Ratio: 1.8, Load: 12000, Rate: 21600, AtLeast: true}, "capacity (planner's estimate): ≥1.8× the 12000 req/s planned for, ≥21600 req/s"},
+		{adminCapacity{Ratio: 1 << 20, Load: 1, Rate: 1 << 20, AtLeast: true}, "capacity (planner's estimate): ≥1048576× the 1.00 req/s planned for,\n  ≥1048576 req/s"},
 		{adminCapacity{Ratio: 0.8, Load: 500, Rate: 400}, "capacity (planner's estimate): 0.8× the 500 req/s planned for: overloaded"},
 		{adminCapacity{Ratio: 256, Load: 318, Rate: 80810, CPU: true}, "capacity (planner's estimate): 256× the 318 req/s planned for, 80810 req/s\n" +
 			"  on the CPU it counts the models' compute alone, and the request path\n  shares those cores: gpuletd load --rate-range measures what it serves"},

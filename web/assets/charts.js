@@ -5,7 +5,10 @@
 import { s, h, num, rate } from './dom.js';
 import { width, FONT_BOLD } from './text.js';
 
-const M = { l: 50, r: 14, t: 14, b: 40 }; // margins, px
+const M = { l: 50, r: 14, t: 14, b: 40 }; // margins, px; the left one grows with the ticks
+const TICK_FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif'; // style.css: .chart text
+const Y_LABEL_ROOM = 20; // px left of the y ticks for the rotated axis label (12px, centred at x = 12)
+const TICK_GAP = 6; // px between a y tick's text and the axis
 let clipSeq = 0;
 
 // ticks returns round values covering [0, max], about n of them.
@@ -21,32 +24,35 @@ export function ticks(max, n = 5) {
 }
 
 // frame draws a chart's axes over x in [x0, x1] and y in [0, the last of
-// ys] and returns the scales and the plot group.
+// ys] and returns the scales, the plot group and the plot's left edge l:
+// the left margin is as wide as the widest y tick needs, so that a rate of
+// 800,000 does not run under the axis label.
 function frame(svg, w, ht, [x0, x1], xs, ys, xLabel, yLabel) {
-  const pw = w - M.l - M.r;
+  const l = Math.max(M.l, Math.ceil(Y_LABEL_ROOM + TICK_GAP + Math.max(...ys.map((v) => width(num(v), TICK_FONT)))));
+  const pw = w - l - M.r;
   const ph = ht - M.t - M.b;
   const y1 = ys[ys.length - 1];
-  const X = (v) => M.l + ((v - x0) / (x1 - x0 || 1)) * pw;
+  const X = (v) => l + ((v - x0) / (x1 - x0 || 1)) * pw;
   const Y = (v) => M.t + ph - (v / (y1 || 1)) * ph;
   const axes = s('g', { class: 'axes', 'aria-hidden': 'true' });
   for (const v of ys) {
-    axes.append(s('line', { class: 'grid', x1: M.l, x2: M.l + pw, y1: Y(v), y2: Y(v) }));
-    axes.append(s('text', { class: 'tick', x: M.l - 6, y: Y(v) + 4, 'text-anchor': 'end', text: num(v) }));
+    axes.append(s('line', { class: 'grid', x1: l, x2: l + pw, y1: Y(v), y2: Y(v) }));
+    axes.append(s('text', { class: 'tick', x: l - TICK_GAP, y: Y(v) + 4, 'text-anchor': 'end', text: num(v) }));
   }
   for (const v of xs) {
     axes.append(s('line', { class: 'tickmark', x1: X(v), x2: X(v), y1: M.t + ph, y2: M.t + ph + 4 }));
     axes.append(s('text', { class: 'tick', x: X(v), y: M.t + ph + 16, 'text-anchor': 'middle', text: num(v) }));
   }
-  axes.append(s('line', { class: 'axis', x1: M.l, x2: M.l + pw, y1: M.t + ph, y2: M.t + ph }));
-  axes.append(s('line', { class: 'axis', x1: M.l, x2: M.l, y1: M.t, y2: M.t + ph }));
-  axes.append(s('text', { class: 'axis-label', x: M.l + pw / 2, y: ht - 6, 'text-anchor': 'middle', text: xLabel }));
+  axes.append(s('line', { class: 'axis', x1: l, x2: l + pw, y1: M.t + ph, y2: M.t + ph }));
+  axes.append(s('line', { class: 'axis', x1: l, x2: l, y1: M.t, y2: M.t + ph }));
+  axes.append(s('text', { class: 'axis-label', x: l + pw / 2, y: ht - 6, 'text-anchor': 'middle', text: xLabel }));
   axes.append(s('text', { class: 'axis-label', x: 12, y: M.t + ph / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${M.t + ph / 2})`, text: yLabel }));
   svg.append(axes);
   const id = 'clip' + ++clipSeq;
-  svg.append(s('defs', {}, s('clipPath', { id }, s('rect', { x: M.l, y: M.t - 2, width: pw, height: ph + 2 }))));
+  svg.append(s('defs', {}, s('clipPath', { id }, s('rect', { x: l, y: M.t - 2, width: pw, height: ph + 2 }))));
   const plot = s('g', { 'clip-path': `url(#${id})` });
   svg.append(plot);
-  return { X, Y, plot, pw, ph };
+  return { X, Y, plot, l, pw, ph };
 }
 
 // tag labels the point (cx, cy) with text on a white plate, to its right
@@ -56,8 +62,8 @@ function tag(svg, f, cx, cy, text, below = false) {
   const tw = width(text, FONT_BOLD) + 8;
   const th = 18;
   let x = cx + 8;
-  if (x + tw > M.l + f.pw) x = cx - 8 - tw;
-  x = Math.max(M.l + 2, Math.min(x, M.l + f.pw - tw));
+  if (x + tw > f.l + f.pw) x = cx - 8 - tw;
+  x = Math.max(f.l + 2, Math.min(x, f.l + f.pw - tw));
   let y = below ? cy + 10 : cy - 10 - th;
   if (y < M.t) y = cy + 10;
   if (y + th > M.t + f.ph) y = cy - 10 - th;
@@ -106,8 +112,8 @@ export function latencyChart(model, doc, sloMS, w, ht = 250) {
   const xt = [1, ...ticks(maxB, Math.min(6, maxB)).filter((v) => v > 1 && v <= maxB)];
   const f = frame(svg, w, ht, [0, maxB], xt, ticks(top, 4), 'batch size', 'p50 latency (ms)');
   if (sloMS / 2 <= top * 1.2) {
-    f.plot.append(s('line', { class: 'budget', x1: M.l, x2: M.l + f.pw, y1: f.Y(sloMS / 2), y2: f.Y(sloMS / 2) }));
-    svg.append(s('text', { class: 'budget-label', x: M.l + f.pw - 4, y: Math.max(M.t + 10, f.Y(sloMS / 2) - 4), 'text-anchor': 'end', text: `SLO/2 = ${num(sloMS / 2)} ms` }));
+    f.plot.append(s('line', { class: 'budget', x1: f.l, x2: f.l + f.pw, y1: f.Y(sloMS / 2), y2: f.Y(sloMS / 2) }));
+    svg.append(s('text', { class: 'budget-label', x: f.l + f.pw - 4, y: Math.max(M.t + 10, f.Y(sloMS / 2) - 4), 'text-anchor': 'end', text: `SLO/2 = ${num(sloMS / 2)} ms` }));
   }
   sizes.forEach((size, i) => {
     const pts = bySize.get(size).map((p) => [f.X(p.batch), f.Y(p.p50_ms)]);

@@ -72,8 +72,9 @@ export function planWords(plan) {
 // share of the request path, never the daemon's.
 export function capacityWords(c) {
   if (!c) return '–';
-  const ratio = (c.at_least ? '≥' : '') + (c.ratio >= 10 ? c.ratio.toFixed(0) : c.ratio.toFixed(1)) + '×';
-  const load = `${c.load >= 100 ? c.load.toFixed(0) : c.load.toFixed(1)} req/s`;
+  const atLeast = c.at_least ? '≥' : '';
+  const ratio = atLeast + (c.ratio >= 10 ? whole(c.ratio) : c.ratio.toFixed(1)) + '×';
+  const load = `${c.load >= 100 ? whole(c.load) : c.load.toFixed(1)} req/s`;
   if (c.ratio < 1 && !c.at_least) return `${ratio} the ${load} planned for: overloaded`;
   let cpu = '';
   if (c.cpu && (c.executor_path_us > 0 || c.daemon_path_us > 0)) {
@@ -81,7 +82,12 @@ export function capacityWords(c) {
   } else if (c.cpu) {
     cpu = ' (on the CPU: the models\' compute alone, the request path shares its cores)';
   }
-  return `${ratio} the ${load} planned for, ${c.rate.toFixed(0)} req/s${cpu}`;
+  return `${ratio} the ${load} planned for, ${atLeast}${whole(c.rate)} req/s${cpu}`;
+}
+
+// whole writes x rounded, with thousands separators.
+function whole(x) {
+  return Math.round(x).toLocaleString('en-US');
 }
 
 // requestPathWords says what CPU a request takes beyond its model's run,
