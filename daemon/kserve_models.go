@@ -201,6 +201,13 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if len(m.Config.ProfileShapes) > 0 {
 		cfg["profile_shapes"] = m.Config.ProfileShapes // the sizes gpuletd load sends by default
 	}
+	if len(tc.Parameters) > 0 { // gpuletd's settings as Triton's JSON writes a config.pbtxt's parameters
+		params := map[string]any{}
+		for k, v := range tc.Parameters {
+			params[k] = map[string]string{"string_value": v.GetStringValue()}
+		}
+		cfg["parameters"] = params
+	}
 	writeJSON(w, http.StatusOK, cfg)
 }
 

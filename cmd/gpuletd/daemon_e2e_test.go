@@ -184,7 +184,10 @@ func TestKServeProtocol(t *testing.T) {
 		MaxBatchSize int             `json:"max_batch_size"`
 		Backend      string          `json:"backend"`
 		Batching     json.RawMessage `json:"dynamic_batching"`
-		Input        []struct {
+		Parameters   map[string]struct {
+			StringValue string `json:"string_value"`
+		} `json:"parameters"`
+		Input []struct {
 			Name       string  `json:"name"`
 			DataType   string  `json:"datatype"`
 			Shape      []int64 `json:"shape"`
@@ -196,6 +199,7 @@ func TestKServeProtocol(t *testing.T) {
 	require.Equal(t, 32, cfg.MaxBatchSize)
 	require.Equal(t, "onnxruntime", cfg.Backend, "Triton's backend name")
 	require.JSONEq(t, `{}`, string(cfg.Batching), "a batching model says dynamic_batching, as Triton's config does")
+	require.Equal(t, "5ms", cfg.Parameters["slo"].StringValue, "gpuletd's settings as a config.pbtxt's parameters, in Triton's JSON")
 	require.Len(t, cfg.Input, 1)
 	require.Equal(t, "FP32", cfg.Input[0].DataType, "the protocol's datatype")
 	require.Equal(t, []int64{-1, 784}, cfg.Input[0].Shape)
