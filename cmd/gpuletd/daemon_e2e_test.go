@@ -199,7 +199,7 @@ func TestKServeProtocol(t *testing.T) {
 	require.Equal(t, 32, cfg.MaxBatchSize)
 	require.Equal(t, "onnxruntime", cfg.Backend, "Triton's backend name")
 	require.JSONEq(t, `{}`, string(cfg.Batching), "a batching model says dynamic_batching, as Triton's config does")
-	require.Equal(t, "5ms", cfg.Parameters["slo"].StringValue, "gpuletd's settings as a config.pbtxt's parameters, in Triton's JSON")
+	require.Equal(t, "200ms", cfg.Parameters["slo"].StringValue, "gpuletd's settings as a config.pbtxt's parameters, in Triton's JSON")
 	require.Len(t, cfg.Input, 1)
 	require.Equal(t, "FP32", cfg.Input[0].DataType, "the protocol's datatype")
 	require.Equal(t, []int64{-1, 784}, cfg.Input[0].Shape)
