@@ -102,6 +102,9 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 	r := repoCheck{ModelsReport: daemon.RepositoryReport(ix, startup, maxRequestBody)}
 	for _, name := range ix.Names() {
 		m := ix.Models[name]
+		if _, broken := r.Broken[m.Family]; broken && m.Config.Ensemble != nil {
+			continue // a pipeline whose step cannot be served: listed as broken alone
+		}
 		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			Inputs: m.Inputs, Outputs: m.Outputs, ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}

@@ -42,6 +42,9 @@ func TestModelsCheck(t *testing.T) {
 	require.Equal(t, 4, r.Folders)
 	require.Contains(t, r.Broken["spotter"], "slo: missing")
 	require.Equal(t, "its step spotter is broken, so the pipeline cannot run", r.Broken["spot-and-label"])
+	for _, m := range r.Models {
+		require.NotEqual(t, "spot-and-label", m.Name, "a broken pipeline is not listed among what serves")
+	}
 
 	conf := filepath.Join(t.TempDir(), "gpuletd.yaml")
 	require.NoError(t, os.WriteFile(conf, []byte("default_slo: 25ms\nstartup_models: [labeler, labeller]\n"), 0o644))

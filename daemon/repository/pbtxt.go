@@ -329,6 +329,15 @@ func tritonTensor(field, name string, t tritonpb.DataType, dims []int64, reshape
 // maxBatchSize bounds max_batch_size in either configuration.
 const maxBatchSize = 4096
 
+// exportHint says how a model in runtime (a platform or backend gpuletd
+// does not serve) can be served.
+func exportHint(runtime string) string {
+	if runtime == "python" {
+		return "a Python model's code does not run in gpuletd: export what it computes to ONNX, or run that code in the client"
+	}
+	return "export the model to ONNX (torch.onnx.export, tf2onnx) to serve it; on a GPU, ONNX Runtime's TensorRT provider runs it with TensorRT"
+}
+
 func tritonPlatform(pc *tritonpb.ModelConfig, bad func(string, ...any)) string {
 	if pc.Platform == PlatformEnsemble {
 		if pc.Backend != "" {
@@ -340,14 +349,14 @@ func tritonPlatform(pc *tritonpb.ModelConfig, bad func(string, ...any)) string {
 	if pc.Platform != "" {
 		p, ok := tritonPlatforms[pc.Platform]
 		if !ok {
-			bad("platform: %q is not served; gpuletd serves onnxruntime_onnx and pytorch_libtorch", pc.Platform)
+			bad("platform: %q is not served; gpuletd serves onnxruntime_onnx (and pytorch_libtorch on emulated devices only); %s", pc.Platform, exportHint(pc.Platform))
 		}
 		fromPlatform = p
 	}
 	if pc.Backend != "" {
 		p, ok := tritonBackends[pc.Backend]
 		if !ok {
-			bad("backend: %q is not served; gpuletd serves onnxruntime and pytorch", pc.Backend)
+			bad("backend: %q is not served; gpuletd serves onnxruntime (and pytorch on emulated devices only); %s", pc.Backend, exportHint(pc.Backend))
 		}
 		fromBackend = p
 	}
