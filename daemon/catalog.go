@@ -293,8 +293,19 @@ func (c *catalog) allPipelines() []*repository.Model {
 }
 
 // steps checks a pipeline against the models served now and returns the
-// models its steps run, in order.
+// models its steps run, in order. A step whose folder is broken says why
+// it cannot be served, rather than to load it.
 func (c *catalog) steps(p *repository.Model) ([]*repository.Model, error) {
+	if e := p.Config.Ensemble; e != nil {
+		for i, s := range e.Steps {
+			if _, ok := c.get(s.StepKey()); ok {
+				continue
+			}
+			if err := c.broken(s.Model); err != nil {
+				return nil, fmt.Errorf("check pipeline %s: %w: step[%d] (%s) cannot be served: %w", p.Name, repository.ErrEnsemble, i, s.StepKey(), err)
+			}
+		}
+	}
 	return p.CheckEnsemble(func(name string) *repository.Model {
 		m, _ := c.get(name)
 		return m

@@ -118,3 +118,52 @@ func TestUnknownModelSaysWhichWasMeant(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelineStepsSayWhyAStepIsMissing: a pipeline whose step's folder is
+// broken says why that step cannot be served; one whose step was unloaded
+// says to load it.
+func TestPipelineStepsSayWhyAStepIsMissing(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(text), 0o644))
+	}
+	write("good/config.yaml", "slo: 10ms\nmax_batch_size: 4\n")
+	write("good/1/model.onnx", "good")
+	write("pre/config.pbtxt", "name: \"pre\"\nbackend: \"python\"\nmax_batch_size: 4\n")
+	write("pre/1/model.py", "")
+	for _, p := range []struct{ name, first string }{{"withpre", "pre"}, {"withgood", "good"}} {
+		write(p.name+"/config.pbtxt", `name: "`+p.name+`"
+platform: "ensemble"
+max_batch_size: 4
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "y" data_type: TYPE_FP32 dims: [ 2 ] } ]
+parameters { key: "slo" value { string_value: "50ms" } }
+ensemble_scheduling { step [ { model_name: "`+p.first+`" model_version: -1 input_map { key: "x" value: "x" } output_map { key: "y" value: "y" } } ] }
+`)
+		write(p.name+"/1/.keep", "")
+	}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	c := newCatalog(root, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
+	c.opts.Read = fixedReader
+
+	_, err = c.scan(context.Background(), []string{"withpre", "withgood"})
+	require.NoError(t, err)
+	_, err = c.unload("good")
+	require.NoError(t, err)
+	for _, tc := range []struct{ pipeline, want string }{
+		{"withpre", `step[0] (pre) cannot be served: `},
+		{"withgood", `step[0] (good): the model is not served; load it first`},
+	} {
+		p, ok := c.pipeline(tc.pipeline)
+		require.True(t, ok, tc.pipeline)
+		_, err := c.steps(p)
+		require.ErrorIs(t, err, repository.ErrEnsemble)
+		require.ErrorContains(t, err, tc.want)
+		if tc.pipeline == "withpre" {
+			require.ErrorContains(t, err, `backend: "python" is not served`)
+		}
+	}
+}
