@@ -40,25 +40,26 @@ func newModelsListCmd(g *globalFlags) *cobra.Command {
 		Short: "List the models a running daemon serves",
 		Long: `List a running daemon's models (GET /api/v1/models): measured and assigned
 rate, SLO, recent SLO attainment and p50/p99 latency, and the gpu-lets each
-is placed on.`,
+is placed on; then its pipelines, their steps and why one cannot run (--json
+gives the models alone, as /api/v1/models does).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err
 			}
-			var raw json.RawMessage
-			if err := adminGet(cmd.Context(), d, "/api/v1/models", &raw); err != nil {
-				return err
-			}
 			if asJSON {
+				var raw json.RawMessage
+				if err := adminGet(cmd.Context(), d, "/api/v1/models", &raw); err != nil {
+					return err
+				}
 				return printRaw(cmd.OutOrStdout(), raw)
 			}
-			var models []adminModel
-			if err := json.Unmarshal(raw, &models); err != nil {
-				return fmt.Errorf("decode models: %w", err)
+			var s adminStatus // its models are /api/v1/models
+			if err := adminGet(cmd.Context(), d, "/api/v1/status", &s); err != nil {
+				return err
 			}
-			return writeModels(cmd.OutOrStdout(), models)
+			return writeServables(cmd.OutOrStdout(), &s)
 		},
 	}
 	addDaemonFlags(cmd, &url, &asJSON)

@@ -830,6 +830,12 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	}
 
 	fmt.Fprintln(w)
+	return writeServables(w, s)
+}
+
+// writeServables prints the models table, then the pipelines' where there
+// are any.
+func writeServables(w io.Writer, s *adminStatus) error {
 	if err := writeModels(w, s.Models); err != nil {
 		return err
 	}
@@ -922,7 +928,7 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 	}
 	for _, p := range ps {
 		if !p.Ready && p.Reason != "" {
-			fmt.Fprintf(w, "%s: not served: %s\n", p.Name, p.Reason)
+			writeWrappedLine(w, p.Name+": not served: "+p.Reason)
 		}
 		for _, warning := range p.Warnings {
 			if p.Ready || warning != p.Reason {

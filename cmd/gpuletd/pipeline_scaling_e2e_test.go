@@ -180,4 +180,7 @@ func TestPipelineScalesAccuracy(t *testing.T) {
 	code, out, _ := runCLI(t, "status", "--url", base)
 	require.Equal(t, 0, code)
 	require.Regexp(t, `(?m)^`+modelzoo.PipelineName+` .* \(hardware\)`, out)
+	code, out, _ = runCLI(t, "models", "list", "--url", base)
+	require.Equal(t, 0, code)
+	require.Regexp(t, `(?m)^`+modelzoo.PipelineName+` .* \(hardware\)`, out, "models list shows the pipelines too")
 }
