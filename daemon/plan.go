@@ -428,11 +428,26 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 	for _, t := range m.Outputs {
 		req.Outputs = append(req.Outputs, &pb.TensorSpec{Name: t.Name, Datatype: string(t.DataType), Shape: t.ModelShape()})
 	}
+	req.WarmupShapes = executor.ShapesToProto(warmupShapes(m))
 	if w.device.Kind == mps.KindEmulated {
 		req.EmulatedContention = n.contention(w, pl, m)
 		req.EmulatedMemoryMb = pl.MemoryMB // the emulated device holds it while loaded
 	}
 	return req, nil
+}
+
+// warmupShapes are the sizes m's executors warm it up at: its
+// profile_shapes, the sizes requests bring, for the inputs the executor
+// sees as the config gives them (one with a reshape is seen in the model
+// file's shape, which those dims do not describe).
+func warmupShapes(m *repository.Model) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, t := range m.Inputs {
+		if dims, ok := m.Config.ProfileShapes[t.Name]; ok && t.Reshape == nil {
+			out[t.Name] = dims
+		}
+	}
+	return out
 }
 
 // contention is the emulated physics' slowdown of a placement next to the

@@ -37,6 +37,7 @@ func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (Loa
 	spec := engine.ModelSpec{
 		Name: req.Name, Path: req.Path, Platform: req.Platform, MaxBatchSize: int(req.MaxBatchSize),
 		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs), MemoryMB: req.EmulatedMemoryMb,
+		WarmupShapes: ShapesFromProto(req.WarmupShapes),
 	}
 	if len(req.Latency) > 0 {
 		lat, err := profileLatency(req.Latency)
@@ -105,6 +106,31 @@ func specsFromProto(ps []*pb.TensorSpec) []engine.TensorSpec {
 	out := make([]engine.TensorSpec, len(ps))
 	for i, p := range ps {
 		out[i] = engine.TensorSpec{Name: p.Name, DataType: tensor.DataType(p.Datatype), Shape: p.Shape}
+	}
+	return out
+}
+
+// ShapesFromProto reads a load's warm-up shapes; nil when it gives none.
+func ShapesFromProto(shapes map[string]*pb.Dims) map[string][]int64 {
+	if len(shapes) == 0 {
+		return nil
+	}
+	out := make(map[string][]int64, len(shapes))
+	for name, d := range shapes {
+		out[name] = d.GetDims()
+	}
+	return out
+}
+
+// ShapesToProto writes warm-up shapes (a model's profile_shapes) for a
+// load; nil when there are none.
+func ShapesToProto(shapes map[string][]int64) map[string]*pb.Dims {
+	if len(shapes) == 0 {
+		return nil
+	}
+	out := make(map[string]*pb.Dims, len(shapes))
+	for name, dims := range shapes {
+		out[name] = &pb.Dims{Dims: dims}
 	}
 	return out
 }

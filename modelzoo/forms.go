@@ -117,6 +117,23 @@ var forms = []formModel{
 		},
 	},
 	{
+		name: "frames",
+		description: "image model that batches: frames [N,3,H,W] FP32 of any height and width (profiled at 32x32; " +
+			"its 5x5 convolution runs on no image under 5x5) -> 4 features [N,4]",
+		maxBatch: 8,
+		inputs: []formTensor{
+			{name: "frames", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 3, -1, -1}, sym: BatchDim + ",H,W", config: []int64{3, -1, -1}},
+		},
+		outputs: []formTensor{
+			{name: "features", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 4}, sym: BatchDim, config: []int64{4}},
+		},
+		profileShapes: map[string][]int64{"frames": {3, 32, 32}},
+		build: func(g *graph) {
+			c := g.relu("relu", g.conv("conv", "frames", 3, 4, 5, 1, 0, true))
+			g.flatten("features", g.globalAveragePool("gap", c))
+		},
+	},
+	{
 		name:        "words",
 		description: "string model that does not batch: words [L] -> the words upper-cased [L] and their count, a scalar INT64",
 		inputs: []formTensor{

@@ -26,7 +26,7 @@ func mustTensor(t *testing.T, name string, dt tensor.DataType, shape []int64, da
 // forms it declares.
 func TestFormModelsRun(t *testing.T) {
 	initORT(t)
-	require.Equal(t, []string{"vad", "mlp16", "tokens", "words"}, modelzoo.FormModels())
+	require.Equal(t, []string{"vad", "mlp16", "tokens", "frames", "words"}, modelzoo.FormModels())
 
 	t.Run("vad", func(t *testing.T) {
 		audio, err := tensor.FromFloat32s("input", []int64{1, 5}, []float32{0.1, -0.2, 0.3, 0.4, 0.5})
@@ -69,6 +69,27 @@ func TestFormModelsRun(t *testing.T) {
 		require.Equal(t, []int64{2, 3, 4}, outs[0].Shape, "an embedding per token")
 		require.Equal(t, []int64{2, 4}, outs[1].Shape)
 		require.Equal(t, outs[1].Data[:16], outs[1].Data[16:], "equal rows give equal answers")
+	})
+
+	t.Run("frames", func(t *testing.T) {
+		model := writeModel(t, "frames", 1)
+		for _, hw := range [][2]int64{{32, 32}, {7, 12}} { // any height and width from 5 up
+			n := 2 * 3 * hw[0] * hw[1]
+			vals := make([]float32, n)
+			for i := range vals {
+				vals[i] = float32(i%(int(n)/2)) / float32(n) // two equal rows
+			}
+			img, err := tensor.FromFloat32s("frames", []int64{2, 3, hw[0], hw[1]}, vals)
+			require.NoError(t, err)
+			outs, err := onnxrt.Run(model, map[string]tensor.Tensor{"frames": img}, 1)
+			require.NoError(t, err)
+			require.Equal(t, []int64{2, 4}, outs[0].Shape)
+			require.Equal(t, outs[0].Data[:16], outs[0].Data[16:], "equal rows give equal answers")
+		}
+		one, err := tensor.Zeros("frames", tensor.FP32, []int64{1, 3, 1, 1})
+		require.NoError(t, err)
+		_, err = onnxrt.Run(model, map[string]tensor.Tensor{"frames": one}, 1)
+		require.Error(t, err, "a 5x5 convolution does not run on a 1x1 image")
 	})
 
 	t.Run("words", func(t *testing.T) {

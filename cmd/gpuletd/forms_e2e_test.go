@@ -35,7 +35,8 @@ type formCase struct {
 
 // TestTritonFormsServe serves a Triton repository of the modelzoo's form
 // models (no batching, a scalar input and output via reshape, a dynamic
-// dimension that is not first, FP16, BF16, INT64 and strings) with only
+// dimension that is not first, an image of any size whose model does not
+// run at 1x1, FP16, BF16, INT64 and strings) with only
 // config.pbtxt files and GPULETD_DEFAULT_SLO, and checks that every answer,
 // as JSON and as binary data, equals ONNX Runtime's on the same inputs.
 func TestTritonFormsServe(t *testing.T) {
@@ -187,6 +188,13 @@ func formCases(t *testing.T) []formCase {
 		cases = append(cases, formCase{
 			model: "mlp16", version: v, request: []tensor.Tensor{x}, file: map[string]tensor.Tensor{"input": x},
 			outShapes: map[string][]int64{"output": {3, 4}, "output_bf16": {3, 4}},
+		})
+	}
+	for _, hw := range [][2]int64{{32, 32}, {9, 14}} { // of any height and width, from 5x5
+		img := must(tensor.FromFloat32s("frames", []int64{2, 3, hw[0], hw[1]}, floats(int(2*3*hw[0]*hw[1]), 0.1)))
+		cases = append(cases, formCase{
+			model: "frames", request: []tensor.Tensor{img}, file: map[string]tensor.Tensor{"frames": img},
+			outShapes: map[string][]int64{"features": {2, 4}},
 		})
 	}
 	var text []byte

@@ -71,6 +71,9 @@ func (e *Emulated) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 		return nil, fmt.Errorf("load model %s: %w", spec.Name, err)
 	}
 	lay, err := newLayout(spec.Name, spec.MaxBatchSize, spec.Inputs, spec.Outputs)
+	if err == nil {
+		err = lay.setWarmupShapes(spec.WarmupShapes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load model %s: %w", spec.Name, err)
 	}

@@ -96,6 +96,12 @@ type ModelSpec struct {
 	// MemoryMB is the device memory one loaded copy holds on the emulated
 	// engine (EmulatedOptions.Memory); 0: none counted.
 	MemoryMB float64
+	// WarmupShapes gives, by input name, the dims of one request (without
+	// the batch dimension) the warm-up fills the input's open dimensions
+	// with: the sizes requests bring, which a model may need (a
+	// convolution larger than 1×1 does not run on an image of 1×1). An
+	// input not named is warmed up with 1 in each open dimension.
+	WarmupShapes map[string][]int64
 }
 
 // Info says what an engine runs on, for the executor's Health answer.

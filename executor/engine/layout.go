@@ -16,6 +16,9 @@ type layout struct {
 	outputs  []TensorSpec // per request
 	inIndex  map[string]int
 	outIndex map[string]int
+	// warmShapes are the inputs' warm-up dims (ModelSpec.WarmupShapes,
+	// checked by setWarmupShapes).
+	warmShapes map[string][]int64
 }
 
 func newLayout(name string, maxBatch int, inputs, outputs []TensorSpec) (*layout, error) {
@@ -245,4 +248,26 @@ next:
 		out = append(out, []int{i})
 	}
 	return out
+}
+
+// setWarmupShapes keeps shapes, ModelSpec.WarmupShapes, for the warm-up
+// after checking that each names an input and fits its dims: as many, and
+// equal where the input's are fixed.
+func (l *layout) setWarmupShapes(shapes map[string][]int64) error {
+	for name, dims := range shapes {
+		i, ok := l.inIndex[name]
+		if !ok {
+			return fmt.Errorf("%w: warm-up shape of %q: the model has no such input", ErrInvalidSpec, name)
+		}
+		spec := l.inputs[i].Shape
+		fits := len(dims) == len(spec)
+		for j := 0; fits && j < len(dims); j++ {
+			fits = dims[j] > 0 && (spec[j] == -1 || spec[j] == dims[j])
+		}
+		if !fits {
+			return fmt.Errorf("%w: warm-up shape %v of input %q does not fit its dims %v", ErrInvalidSpec, dims, name, spec)
+		}
+	}
+	l.warmShapes = shapes
+	return nil
 }

@@ -237,7 +237,11 @@ func ortLayout(spec ModelSpec) (*layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newLayout(spec.Name, spec.MaxBatchSize, inputs, outputs)
+	l, err := newLayout(spec.Name, spec.MaxBatchSize, inputs, outputs)
+	if err != nil {
+		return nil, err
+	}
+	return l, l.setWarmupShapes(spec.WarmupShapes)
 }
 
 // Close implements Engine: it closes every model still loaded.

@@ -129,11 +129,16 @@ func wantShape(spec []int64, batched bool) string {
 	return "[rows " + fmt.Sprint(spec)[1:]
 }
 
-// zeroRequest returns one request of zero-filled inputs with the given rows.
-func zeroRequest(specs []TensorSpec, rows int64, batched bool) ([]tensor.Tensor, error) {
+// zeroRequest returns one request of zero-filled inputs with the given rows,
+// an input's open dimensions at the dims at gives it, else 1.
+func zeroRequest(specs []TensorSpec, at map[string][]int64, rows int64, batched bool) ([]tensor.Tensor, error) {
 	ins := make([]tensor.Tensor, len(specs))
 	for i, s := range specs {
-		t, err := tensor.Zeros(s.Name, s.DataType, fillShape(s.Shape, rows, batched))
+		spec := s.Shape
+		if dims, ok := at[s.Name]; ok {
+			spec = dims // fits spec (setWarmupShapes)
+		}
+		t, err := tensor.Zeros(s.Name, s.DataType, fillShape(spec, rows, batched))
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,8 @@ import (
 type runFunc func(ctx context.Context, inputs [][]tensor.Tensor, outputs []string) ([][]tensor.Tensor, RunInfo, error)
 
 // warmup runs, for each batch size b, a batch of b one-row zero-filled
-// requests (one request for a model that does not batch) twice and
+// requests (one request for a model that does not batch; open dimensions
+// at l's warm-up shapes, else 1) twice and
 // collects the timings: the second run's compute, the smaller of the two
 // dispatch overheads and both runs' set-up. A size's first run also pays
 // for what happens once (its first buffers touched, a session opened, its
@@ -22,7 +23,7 @@ type runFunc func(ctx context.Context, inputs [][]tensor.Tensor, outputs []strin
 func warmup(ctx context.Context, l *layout, batches []int, run runFunc) (WarmupResult, error) {
 	start := time.Now()
 	res := WarmupResult{Batches: make([]BatchTiming, 0, len(batches))}
-	one, err := zeroRequest(l.inputs, 1, l.batched())
+	one, err := zeroRequest(l.inputs, l.warmShapes, 1, l.batched())
 	if err != nil {
 		return res, fmt.Errorf("warm up model %s: %w", l.name, err)
 	}

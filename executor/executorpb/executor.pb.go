@@ -446,8 +446,13 @@ type LoadModelRequest struct {
 	// memory is known refuses a load that would take more than the loads of
 	// every executor on it have left, as a GPU refuses one.
 	EmulatedMemoryMb float64 `protobuf:"fixed64,17,opt,name=emulated_memory_mb,json=emulatedMemoryMb,proto3" json:"emulated_memory_mb,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The dims (without the batch dimension) the warm-up's requests give an
+	// input whose dimensions are open, by input name: the sizes requests
+	// bring (the model's profile_shapes). An input not named, or a dimension
+	// without one, is warmed up at 1.
+	WarmupShapes  map[string]*Dims `protobuf:"bytes,18,rep,name=warmup_shapes,json=warmupShapes,proto3" json:"warmup_shapes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoadModelRequest) Reset() {
@@ -599,6 +604,58 @@ func (x *LoadModelRequest) GetEmulatedMemoryMb() float64 {
 	return 0
 }
 
+func (x *LoadModelRequest) GetWarmupShapes() map[string]*Dims {
+	if x != nil {
+		return x.WarmupShapes
+	}
+	return nil
+}
+
+// Dims are one tensor's dimensions.
+type Dims struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dims          []int64                `protobuf:"varint,1,rep,packed,name=dims,proto3" json:"dims,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Dims) Reset() {
+	*x = Dims{}
+	mi := &file_executor_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Dims) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Dims) ProtoMessage() {}
+
+func (x *Dims) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Dims.ProtoReflect.Descriptor instead.
+func (*Dims) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Dims) GetDims() []int64 {
+	if x != nil {
+		return x.Dims
+	}
+	return nil
+}
+
 type LoadModelResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Inputs   []*TensorSpec          `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
@@ -614,7 +671,7 @@ type LoadModelResponse struct {
 
 func (x *LoadModelResponse) Reset() {
 	*x = LoadModelResponse{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -626,7 +683,7 @@ func (x *LoadModelResponse) String() string {
 func (*LoadModelResponse) ProtoMessage() {}
 
 func (x *LoadModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -639,7 +696,7 @@ func (x *LoadModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadModelResponse.ProtoReflect.Descriptor instead.
 func (*LoadModelResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LoadModelResponse) GetInputs() []*TensorSpec {
@@ -686,7 +743,7 @@ type UnloadModelRequest struct {
 
 func (x *UnloadModelRequest) Reset() {
 	*x = UnloadModelRequest{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +755,7 @@ func (x *UnloadModelRequest) String() string {
 func (*UnloadModelRequest) ProtoMessage() {}
 
 func (x *UnloadModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +768,7 @@ func (x *UnloadModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadModelRequest.ProtoReflect.Descriptor instead.
 func (*UnloadModelRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UnloadModelRequest) GetName() string {
@@ -729,7 +786,7 @@ type UnloadModelResponse struct {
 
 func (x *UnloadModelResponse) Reset() {
 	*x = UnloadModelResponse{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -741,7 +798,7 @@ func (x *UnloadModelResponse) String() string {
 func (*UnloadModelResponse) ProtoMessage() {}
 
 func (x *UnloadModelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -754,7 +811,7 @@ func (x *UnloadModelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnloadModelResponse.ProtoReflect.Descriptor instead.
 func (*UnloadModelResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 type Tensor struct {
@@ -772,7 +829,7 @@ type Tensor struct {
 
 func (x *Tensor) Reset() {
 	*x = Tensor{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -784,7 +841,7 @@ func (x *Tensor) String() string {
 func (*Tensor) ProtoMessage() {}
 
 func (x *Tensor) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -797,7 +854,7 @@ func (x *Tensor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tensor.ProtoReflect.Descriptor instead.
 func (*Tensor) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Tensor) GetName() string {
@@ -853,7 +910,7 @@ type InferRequest struct {
 
 func (x *InferRequest) Reset() {
 	*x = InferRequest{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +922,7 @@ func (x *InferRequest) String() string {
 func (*InferRequest) ProtoMessage() {}
 
 func (x *InferRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +935,7 @@ func (x *InferRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferRequest.ProtoReflect.Descriptor instead.
 func (*InferRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InferRequest) GetId() uint64 {
@@ -953,7 +1010,7 @@ type InferResponse struct {
 
 func (x *InferResponse) Reset() {
 	*x = InferResponse{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1022,7 @@ func (x *InferResponse) String() string {
 func (*InferResponse) ProtoMessage() {}
 
 func (x *InferResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1035,7 @@ func (x *InferResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InferResponse.ProtoReflect.Descriptor instead.
 func (*InferResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InferResponse) GetId() uint64 {
@@ -1059,7 +1116,7 @@ type DrainRequest struct {
 
 func (x *DrainRequest) Reset() {
 	*x = DrainRequest{}
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1128,7 @@ func (x *DrainRequest) String() string {
 func (*DrainRequest) ProtoMessage() {}
 
 func (x *DrainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1141,7 @@ func (x *DrainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainRequest.ProtoReflect.Descriptor instead.
 func (*DrainRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{11}
+	return file_executor_proto_rawDescGZIP(), []int{12}
 }
 
 type DrainResponse struct {
@@ -1096,7 +1153,7 @@ type DrainResponse struct {
 
 func (x *DrainResponse) Reset() {
 	*x = DrainResponse{}
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1165,7 @@ func (x *DrainResponse) String() string {
 func (*DrainResponse) ProtoMessage() {}
 
 func (x *DrainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1178,7 @@ func (x *DrainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResponse.ProtoReflect.Descriptor instead.
 func (*DrainResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{12}
+	return file_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DrainResponse) GetAnswered() int64 {
@@ -1142,7 +1199,7 @@ type SetPolicyRequest struct {
 
 func (x *SetPolicyRequest) Reset() {
 	*x = SetPolicyRequest{}
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1211,7 @@ func (x *SetPolicyRequest) String() string {
 func (*SetPolicyRequest) ProtoMessage() {}
 
 func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1224,7 @@ func (x *SetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{13}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SetPolicyRequest) GetPolicy() string {
@@ -1185,7 +1242,7 @@ type SetPolicyResponse struct {
 
 func (x *SetPolicyResponse) Reset() {
 	*x = SetPolicyResponse{}
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1254,7 @@ func (x *SetPolicyResponse) String() string {
 func (*SetPolicyResponse) ProtoMessage() {}
 
 func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1267,7 @@ func (x *SetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{14}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 type StatsRequest struct {
@@ -1221,7 +1278,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1290,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1303,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{15}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 type ModelStats struct {
@@ -1266,7 +1323,7 @@ type ModelStats struct {
 
 func (x *ModelStats) Reset() {
 	*x = ModelStats{}
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1278,7 +1335,7 @@ func (x *ModelStats) String() string {
 func (*ModelStats) ProtoMessage() {}
 
 func (x *ModelStats) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1348,7 @@ func (x *ModelStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelStats.ProtoReflect.Descriptor instead.
 func (*ModelStats) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ModelStats) GetName() string {
@@ -1368,7 +1425,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1437,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1450,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{17}
+	return file_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StatsResponse) GetModels() []*ModelStats {
@@ -1446,7 +1503,7 @@ type ModelState struct {
 
 func (x *ModelState) Reset() {
 	*x = ModelState{}
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1515,7 @@ func (x *ModelState) String() string {
 func (*ModelState) ProtoMessage() {}
 
 func (x *ModelState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1528,7 @@ func (x *ModelState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelState.ProtoReflect.Descriptor instead.
 func (*ModelState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{18}
+	return file_executor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ModelState) GetName() string {
@@ -1588,7 +1645,7 @@ type ExecutorState struct {
 
 func (x *ExecutorState) Reset() {
 	*x = ExecutorState{}
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1600,7 +1657,7 @@ func (x *ExecutorState) String() string {
 func (*ExecutorState) ProtoMessage() {}
 
 func (x *ExecutorState) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1613,7 +1670,7 @@ func (x *ExecutorState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutorState.ProtoReflect.Descriptor instead.
 func (*ExecutorState) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{19}
+	return file_executor_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ExecutorState) GetAtUnixNs() int64 {
@@ -1691,7 +1748,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\"4\n" +
 	"\fLatencyPoint\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\x05R\x05batch\x12\x0e\n" +
-	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\x92\x05\n" +
+	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xcc\x06\n" +
 	"\x10LoadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x12\n" +
@@ -1710,7 +1767,13 @@ const file_executor_proto_rawDesc = "" +
 	"\x13emulated_contention\x18\x0e \x01(\x01R\x12emulatedContention\x12\x1b\n" +
 	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\x12\x16\n" +
 	"\x06sha256\x18\x10 \x01(\tR\x06sha256\x12,\n" +
-	"\x12emulated_memory_mb\x18\x11 \x01(\x01R\x10emulatedMemoryMb\"\x93\x02\n" +
+	"\x12emulated_memory_mb\x18\x11 \x01(\x01R\x10emulatedMemoryMb\x12\\\n" +
+	"\rwarmup_shapes\x18\x12 \x03(\v27.gpuletd.executor.v1.LoadModelRequest.WarmupShapesEntryR\fwarmupShapes\x1aZ\n" +
+	"\x11WarmupShapesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
+	"\x05value\x18\x02 \x01(\v2\x19.gpuletd.executor.v1.DimsR\x05value:\x028\x01\"\x1a\n" +
+	"\x04Dims\x12\x12\n" +
+	"\x04dims\x18\x01 \x03(\x03R\x04dims\"\x93\x02\n" +
 	"\x11LoadModelResponse\x127\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\x06inputs\x129\n" +
 	"\aoutputs\x18\x02 \x03(\v2\x1f.gpuletd.executor.v1.TensorSpecR\aoutputs\x12\x17\n" +
@@ -1837,7 +1900,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_executor_proto_goTypes = []any{
 	(Code)(0),                   // 0: gpuletd.executor.v1.Code
 	(*HealthRequest)(nil),       // 1: gpuletd.executor.v1.HealthRequest
@@ -1845,56 +1908,60 @@ var file_executor_proto_goTypes = []any{
 	(*TensorSpec)(nil),          // 3: gpuletd.executor.v1.TensorSpec
 	(*LatencyPoint)(nil),        // 4: gpuletd.executor.v1.LatencyPoint
 	(*LoadModelRequest)(nil),    // 5: gpuletd.executor.v1.LoadModelRequest
-	(*LoadModelResponse)(nil),   // 6: gpuletd.executor.v1.LoadModelResponse
-	(*UnloadModelRequest)(nil),  // 7: gpuletd.executor.v1.UnloadModelRequest
-	(*UnloadModelResponse)(nil), // 8: gpuletd.executor.v1.UnloadModelResponse
-	(*Tensor)(nil),              // 9: gpuletd.executor.v1.Tensor
-	(*InferRequest)(nil),        // 10: gpuletd.executor.v1.InferRequest
-	(*InferResponse)(nil),       // 11: gpuletd.executor.v1.InferResponse
-	(*DrainRequest)(nil),        // 12: gpuletd.executor.v1.DrainRequest
-	(*DrainResponse)(nil),       // 13: gpuletd.executor.v1.DrainResponse
-	(*SetPolicyRequest)(nil),    // 14: gpuletd.executor.v1.SetPolicyRequest
-	(*SetPolicyResponse)(nil),   // 15: gpuletd.executor.v1.SetPolicyResponse
-	(*StatsRequest)(nil),        // 16: gpuletd.executor.v1.StatsRequest
-	(*ModelStats)(nil),          // 17: gpuletd.executor.v1.ModelStats
-	(*StatsResponse)(nil),       // 18: gpuletd.executor.v1.StatsResponse
-	(*ModelState)(nil),          // 19: gpuletd.executor.v1.ModelState
-	(*ExecutorState)(nil),       // 20: gpuletd.executor.v1.ExecutorState
-	nil,                         // 21: gpuletd.executor.v1.ModelStats.FailuresEntry
-	nil,                         // 22: gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	(*Dims)(nil),                // 6: gpuletd.executor.v1.Dims
+	(*LoadModelResponse)(nil),   // 7: gpuletd.executor.v1.LoadModelResponse
+	(*UnloadModelRequest)(nil),  // 8: gpuletd.executor.v1.UnloadModelRequest
+	(*UnloadModelResponse)(nil), // 9: gpuletd.executor.v1.UnloadModelResponse
+	(*Tensor)(nil),              // 10: gpuletd.executor.v1.Tensor
+	(*InferRequest)(nil),        // 11: gpuletd.executor.v1.InferRequest
+	(*InferResponse)(nil),       // 12: gpuletd.executor.v1.InferResponse
+	(*DrainRequest)(nil),        // 13: gpuletd.executor.v1.DrainRequest
+	(*DrainResponse)(nil),       // 14: gpuletd.executor.v1.DrainResponse
+	(*SetPolicyRequest)(nil),    // 15: gpuletd.executor.v1.SetPolicyRequest
+	(*SetPolicyResponse)(nil),   // 16: gpuletd.executor.v1.SetPolicyResponse
+	(*StatsRequest)(nil),        // 17: gpuletd.executor.v1.StatsRequest
+	(*ModelStats)(nil),          // 18: gpuletd.executor.v1.ModelStats
+	(*StatsResponse)(nil),       // 19: gpuletd.executor.v1.StatsResponse
+	(*ModelState)(nil),          // 20: gpuletd.executor.v1.ModelState
+	(*ExecutorState)(nil),       // 21: gpuletd.executor.v1.ExecutorState
+	nil,                         // 22: gpuletd.executor.v1.LoadModelRequest.WarmupShapesEntry
+	nil,                         // 23: gpuletd.executor.v1.ModelStats.FailuresEntry
+	nil,                         // 24: gpuletd.executor.v1.ModelStats.BatchSizesEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	4,  // 0: gpuletd.executor.v1.LoadModelRequest.latency:type_name -> gpuletd.executor.v1.LatencyPoint
 	3,  // 1: gpuletd.executor.v1.LoadModelRequest.inputs:type_name -> gpuletd.executor.v1.TensorSpec
 	3,  // 2: gpuletd.executor.v1.LoadModelRequest.outputs:type_name -> gpuletd.executor.v1.TensorSpec
-	3,  // 3: gpuletd.executor.v1.LoadModelResponse.inputs:type_name -> gpuletd.executor.v1.TensorSpec
-	3,  // 4: gpuletd.executor.v1.LoadModelResponse.outputs:type_name -> gpuletd.executor.v1.TensorSpec
-	4,  // 5: gpuletd.executor.v1.LoadModelResponse.dispatch_overhead:type_name -> gpuletd.executor.v1.LatencyPoint
-	9,  // 6: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
-	0,  // 7: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
-	9,  // 8: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
-	20, // 9: gpuletd.executor.v1.InferResponse.state:type_name -> gpuletd.executor.v1.ExecutorState
-	21, // 10: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
-	22, // 11: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
-	17, // 12: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
-	19, // 13: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
-	1,  // 14: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
-	5,  // 15: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
-	7,  // 16: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
-	12, // 17: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
-	16, // 18: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
-	14, // 19: gpuletd.executor.v1.Executor.SetPolicy:input_type -> gpuletd.executor.v1.SetPolicyRequest
-	2,  // 20: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
-	6,  // 21: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
-	8,  // 22: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
-	13, // 23: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
-	18, // 24: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
-	15, // 25: gpuletd.executor.v1.Executor.SetPolicy:output_type -> gpuletd.executor.v1.SetPolicyResponse
-	20, // [20:26] is the sub-list for method output_type
-	14, // [14:20] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	22, // 3: gpuletd.executor.v1.LoadModelRequest.warmup_shapes:type_name -> gpuletd.executor.v1.LoadModelRequest.WarmupShapesEntry
+	3,  // 4: gpuletd.executor.v1.LoadModelResponse.inputs:type_name -> gpuletd.executor.v1.TensorSpec
+	3,  // 5: gpuletd.executor.v1.LoadModelResponse.outputs:type_name -> gpuletd.executor.v1.TensorSpec
+	4,  // 6: gpuletd.executor.v1.LoadModelResponse.dispatch_overhead:type_name -> gpuletd.executor.v1.LatencyPoint
+	10, // 7: gpuletd.executor.v1.InferRequest.inputs:type_name -> gpuletd.executor.v1.Tensor
+	0,  // 8: gpuletd.executor.v1.InferResponse.code:type_name -> gpuletd.executor.v1.Code
+	10, // 9: gpuletd.executor.v1.InferResponse.outputs:type_name -> gpuletd.executor.v1.Tensor
+	21, // 10: gpuletd.executor.v1.InferResponse.state:type_name -> gpuletd.executor.v1.ExecutorState
+	23, // 11: gpuletd.executor.v1.ModelStats.failures:type_name -> gpuletd.executor.v1.ModelStats.FailuresEntry
+	24, // 12: gpuletd.executor.v1.ModelStats.batch_sizes:type_name -> gpuletd.executor.v1.ModelStats.BatchSizesEntry
+	18, // 13: gpuletd.executor.v1.StatsResponse.models:type_name -> gpuletd.executor.v1.ModelStats
+	20, // 14: gpuletd.executor.v1.ExecutorState.models:type_name -> gpuletd.executor.v1.ModelState
+	6,  // 15: gpuletd.executor.v1.LoadModelRequest.WarmupShapesEntry.value:type_name -> gpuletd.executor.v1.Dims
+	1,  // 16: gpuletd.executor.v1.Executor.Health:input_type -> gpuletd.executor.v1.HealthRequest
+	5,  // 17: gpuletd.executor.v1.Executor.LoadModel:input_type -> gpuletd.executor.v1.LoadModelRequest
+	8,  // 18: gpuletd.executor.v1.Executor.UnloadModel:input_type -> gpuletd.executor.v1.UnloadModelRequest
+	13, // 19: gpuletd.executor.v1.Executor.Drain:input_type -> gpuletd.executor.v1.DrainRequest
+	17, // 20: gpuletd.executor.v1.Executor.Stats:input_type -> gpuletd.executor.v1.StatsRequest
+	15, // 21: gpuletd.executor.v1.Executor.SetPolicy:input_type -> gpuletd.executor.v1.SetPolicyRequest
+	2,  // 22: gpuletd.executor.v1.Executor.Health:output_type -> gpuletd.executor.v1.HealthResponse
+	7,  // 23: gpuletd.executor.v1.Executor.LoadModel:output_type -> gpuletd.executor.v1.LoadModelResponse
+	9,  // 24: gpuletd.executor.v1.Executor.UnloadModel:output_type -> gpuletd.executor.v1.UnloadModelResponse
+	14, // 25: gpuletd.executor.v1.Executor.Drain:output_type -> gpuletd.executor.v1.DrainResponse
+	19, // 26: gpuletd.executor.v1.Executor.Stats:output_type -> gpuletd.executor.v1.StatsResponse
+	16, // 27: gpuletd.executor.v1.Executor.SetPolicy:output_type -> gpuletd.executor.v1.SetPolicyResponse
+	22, // [22:28] is the sub-list for method output_type
+	16, // [16:22] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1908,7 +1975,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
