@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/onnxrt"
@@ -22,6 +23,11 @@ type ortModel struct {
 	// shapes, when set, holds sess and one more session per padded batch
 	// size (ORTOptions.FixedShapes).
 	shapes *shapeSessions
+	// rowsChecked: a run showed that every output's first dimension is the
+	// batch (checkOutputRows). Until then a batched model's outputs are
+	// allocated by the runtime, not ahead in the batch's shape, which a
+	// model whose outputs are not batched does not fill.
+	rowsChecked atomic.Bool
 
 	mu     sync.RWMutex
 	closed bool
@@ -164,7 +170,7 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 	// copied out.
 	outs := make([]tensor.Tensor, len(m.outputs))
 	for i, s := range m.outputs {
-		if slices.Contains(s.Shape, -1) || s.DataType.Size() == 0 {
+		if slices.Contains(s.Shape, -1) || s.DataType.Size() == 0 || (m.batched() && !m.rowsChecked.Load()) {
 			continue
 		}
 		t, err := tensor.Zeros(s.Name, s.DataType, fillShape(s.Shape, size, m.batched()))
@@ -205,9 +211,46 @@ func (m *ortModel) PaddedBatch(n int) int {
 }
 
 // Warmup implements Loaded: a batch of b is b one-row requests, so that
-// warm-up joins and splits tensors as serving does.
+// warm-up joins and splits tensors as serving does. It first checks that
+// the model's outputs are batched (checkOutputRows).
 func (m *ortModel) Warmup(ctx context.Context, batches []int) (WarmupResult, error) {
+	if err := m.checkOutputRows(ctx); err != nil {
+		return WarmupResult{}, err
+	}
 	return warmup(ctx, m.layout, batches, m.Run)
+}
+
+// checkOutputRows runs a batched model once on a request of one row and
+// checks that every output has one row too: a model configured to batch
+// (max_batch_size above 0) whose outputs are not batched along their first
+// dimension (a count of detections, the indices of what is non-zero)
+// cannot have its outputs split back per request. Once it holds, outputs
+// of known shape are allocated ahead of each run.
+func (m *ortModel) checkOutputRows(ctx context.Context) error {
+	if !m.batched() || m.rowsChecked.Load() {
+		return nil
+	}
+	one, err := zeroRequest(m.inputs, m.warmShapes, 1, true)
+	if err != nil {
+		return fmt.Errorf("check outputs of model %s: %w", m.name, err)
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return fmt.Errorf("check outputs of model %s: %w", m.name, ErrClosed)
+	}
+	outs, _, _, err := m.runOnce(ctx, one, 1)
+	if err != nil {
+		return fmt.Errorf("check outputs of model %s: %w", m.name, err)
+	}
+	for _, o := range outs {
+		if len(o.Shape) == 0 || o.Shape[0] != 1 {
+			return fmt.Errorf("check outputs of model %s: %w: output %q has shape %v for a batch of one row: its first dimension is not the batch, "+
+				"so the answers of a batch cannot be told apart; serve the model with max_batch_size: 0 (it does not batch)", m.name, ErrInvalidSpec, o.Name, o.Shape)
+		}
+	}
+	m.rowsChecked.Store(true)
+	return nil
 }
 
 // Close implements Loaded; it waits for runs in progress.
