@@ -91,7 +91,12 @@ func valuesOf(kind string, values []valueInfo, skip map[string]bool) ([]Value, e
 			continue
 		}
 		if v.other != "" {
-			return nil, fmt.Errorf("%s %q: %w: %s, not a tensor", kind, v.name, ErrUnsupportedType, v.other)
+			hint := ""
+			if v.other == "a sequence" || v.other == "a map" {
+				// skl2onnx's classifiers end in ZipMap unless told not to.
+				hint = "; a scikit-learn classifier's probabilities come as one (ZipMap) unless it is converted with skl2onnx's option {'zipmap': False}, which gives them as a tensor"
+			}
+			return nil, fmt.Errorf("%s %q: %w: %s, not a tensor%s", kind, v.name, ErrUnsupportedType, v.other, hint)
 		}
 		dt, ok := DataTypeOf(v.elem)
 		if !ok {

@@ -65,7 +65,7 @@ func TestReadInterface(t *testing.T) {
 		{name: "a complex input", file: marshal(t, model([]*onnxpb.ValueInfoProto{tensorValue("c", 14, 2)}, out)),
 			err: `input "c": unsupported input or output type: ONNX element type 14`},
 		{name: "a sequence input", file: withGraphField(t, model(nil, out), 11, seq),
-			err: `input "q": unsupported input or output type: a sequence, not a tensor`},
+			err: `input "q": unsupported input or output type: a sequence, not a tensor; a scikit-learn classifier's probabilities come as one (ZipMap) unless it is converted with skl2onnx's option {'zipmap': False}, which gives them as a tensor`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
