@@ -37,7 +37,7 @@ func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (Loa
 	spec := engine.ModelSpec{
 		Name: req.Name, Path: req.Path, Platform: req.Platform, MaxBatchSize: int(req.MaxBatchSize),
 		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs), MemoryMB: req.EmulatedMemoryMb,
-		WarmupShapes: ShapesFromProto(req.WarmupShapes),
+		WarmupShapes: shapesFromProto(req.WarmupShapes),
 	}
 	if len(req.Latency) > 0 {
 		lat, err := profileLatency(req.Latency)
@@ -110,8 +110,8 @@ func specsFromProto(ps []*pb.TensorSpec) []engine.TensorSpec {
 	return out
 }
 
-// ShapesFromProto reads a load's warm-up shapes; nil when it gives none.
-func ShapesFromProto(shapes map[string]*pb.Dims) map[string][]int64 {
+// shapesFromProto reads a load's warm-up shapes; nil when it gives none.
+func shapesFromProto(shapes map[string]*pb.Dims) map[string][]int64 {
 	if len(shapes) == 0 {
 		return nil
 	}
