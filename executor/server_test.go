@@ -437,6 +437,8 @@ func TestSameEngineLoad(t *testing.T) {
 		{"max batch", func(r *pb.LoadModelRequest) { r.MaxBatchSize = 16 }, false},
 		{"latency (an emulated engine's timing)", func(r *pb.LoadModelRequest) { r.Latency[0].Ms = 2 }, false},
 		{"emulated contention", func(r *pb.LoadModelRequest) { r.EmulatedContention = 1.5 }, false},
+		// New profile_shapes: the model is loaded and warmed up at them anew.
+		{"warm-up shapes", func(r *pb.LoadModelRequest) { r.WarmupShapes = map[string]*pb.Dims{"ids": {Dims: []int64{128}}} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := proto.Clone(base).(*pb.LoadModelRequest)
