@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // resolveTensors fills Inputs and Outputs: from the model file (ONNX), checked
@@ -66,7 +67,7 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 	for _, c := range configured {
 		i := slices.IndexFunc(out, func(t TensorSpec) bool { return t.Name == c.Name })
 		if i < 0 {
-			return nil, fmt.Errorf("the configuration names %s %q, which the model file does not have", kind, c.Name)
+			return nil, fmt.Errorf("the configuration names %s %q, which the model file does not have (its %ss: %s)", kind, c.Name, kind, strings.Trim(specNames(out), "[]"))
 		}
 		f := out[i]
 		if c.DataType != f.DataType {
@@ -90,7 +91,11 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 			if c.Reshape != nil {
 				what = "reshape"
 			}
-			return nil, fmt.Errorf("%s %q: the configuration's %s %v do not match the model file's %v", kind, c.Name, what, model, f.Dims)
+			hint := ""
+			if m.Config.MaxBatchSize > 0 && len(model) == len(f.Dims)+1 && dimsCompatible(model[1:], f.Dims) {
+				hint = fmt.Sprintf("; with max_batch_size %d the dims leave out the batch dimension: give %v", m.Config.MaxBatchSize, model[1:])
+			}
+			return nil, fmt.Errorf("%s %q: the configuration's %s %v do not match the model file's %v%s", kind, c.Name, what, model, f.Dims, hint)
 		}
 		out[i].Dims = slices.Clone(c.Dims)       // the configured dims may pin dynamic ones
 		out[i].Reshape = slices.Clone(c.Reshape) // a scalar's empty reshape stays non-nil
