@@ -435,18 +435,24 @@ func versionFolders(dir string) ([]int, error) {
 		return nil, err
 	}
 	var out []int
+	var others []string // folders that are not versions
 	for _, e := range entries {
 		if !IsFolder(dir, e) {
 			continue
 		}
 		v, err := strconv.Atoi(e.Name())
 		if err != nil || v < 1 || strconv.Itoa(v) != e.Name() {
+			others = append(others, e.Name())
 			continue
 		}
 		out = append(out, v)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no version folder; put the model file in <model>/1/model.onnx")
+		found := ""
+		if len(others) > 0 {
+			found = fmt.Sprintf(" (%s: a version folder is named by a whole number from 1, as 1, 2, 3)", strings.Join(others, ", "))
+		}
+		return nil, fmt.Errorf("no version folder%s; put the model file in <model>/1/model.onnx", found)
 	}
 	sort.Ints(out)
 	return out, nil
@@ -523,5 +529,26 @@ func findModelFile(vdir, platform, filename string) (string, string, error) {
 			return p, f, nil
 		}
 	}
-	return "", "", errors.New("no model file; expected model.onnx or model.pt")
+	found := ""
+	if names := modelLikeFiles(vdir); len(names) > 0 {
+		found = fmt.Sprintf(" (found %s: rename it, or name it in config.pbtxt's default_model_filename)", strings.Join(names, ", "))
+	}
+	return "", "", fmt.Errorf("no model file; expected model.onnx or model.pt%s", found)
+}
+
+// modelLikeFiles are the files of a version folder whose extension is a
+// model file's (.onnx, .pt), sorted.
+func modelLikeFiles(vdir string) []string {
+	entries, err := os.ReadDir(vdir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		ext := filepath.Ext(e.Name())
+		if ext == ".onnx" || ext == ".pt" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
