@@ -265,6 +265,9 @@ func checkInput(name, datatype string, shape []int64) (tensor.DataType, int64, e
 	}
 	dt, err := tensor.ParseDataType(datatype)
 	if err != nil {
+		if d, ok := tensor.SuggestDataType(datatype); ok {
+			return "", 0, fmt.Errorf("datatype %q is not a KServe v2 data type; send %s", datatype, d)
+		}
 		return "", 0, fmt.Errorf("datatype %q is not a KServe v2 data type (FP32, INT64, BOOL, ...)", datatype)
 	}
 	if len(shape) > MaxRank {

@@ -72,7 +72,8 @@ func TestDecodeGRPCRejects(t *testing.T) {
 	}{
 		{"no inputs", &pb.ModelInferRequest{}, "request has no inputs"},
 		{"no name", typed("", "FP32", two, &pb.InferTensorContents{Fp32Contents: []float32{1, 2}}), `input "#0": no name`},
-		{"bad datatype", typed("x", "FLOAT", two, nil), `datatype "FLOAT" is not a KServe v2 data type`},
+		{"bad datatype", typed("x", "FLOAT", two, nil), `datatype "FLOAT" is not a KServe v2 data type; send FP32`},
+		{"unknown datatype", typed("x", "COMPLEX64", two, nil), `datatype "COMPLEX64" is not a KServe v2 data type (FP32, INT64, BOOL, ...)`},
 		{"no data", typed("x", "FP32", two, nil), "has no contents and the request no raw_input_contents"},
 		{"count", typed("x", "FP32", two, &pb.InferTensorContents{Fp32Contents: []float32{1}}), "fp32_contents holds 1 values but the shape needs 2"},
 		{"wrong field", typed("x", "INT64", two, &pb.InferTensorContents{IntContents: []int32{1, 2}}), "int64_contents holds 0 values"},

@@ -206,6 +206,9 @@ func checkSpecs(kind string, specs []TensorSpec) error {
 		case seen[s.Name]:
 			return fmt.Errorf("%s.name: %q given twice", f, s.Name)
 		case !s.DataType.Valid():
+			if d, ok := tensor.SuggestDataType(string(s.DataType)); ok {
+				return fmt.Errorf("%s.datatype: %q is not a KServe v2 data type; write %s", f, s.DataType, d)
+			}
 			return fmt.Errorf("%s.datatype: %q is not a KServe v2 data type (FP32, INT64, ...)", f, s.DataType)
 		}
 		seen[s.Name] = true

@@ -182,6 +182,8 @@ func TestBrokenEntriesNameFileAndProblem(t *testing.T) {
 		{"zero dim", entry{config: goodConfig + "inputs: [{name: input, datatype: FP32, dims: [0]}]\n", files: map[string]string{"1/model.onnx": "onnx"}}, []string{"inputs[0].dims[0]"}},
 		{"no version", entry{config: goodConfig, files: map[string]string{"model.onnx": "onnx"}}, []string{"no version folder"}},
 		{"no model file", entry{config: goodConfig, files: map[string]string{"1/weights.bin": "x"}}, []string{"1", "no model file"}},
+		{"a NumPy data type", entry{config: goodConfig + "inputs:\n  - {name: input, datatype: float32, dims: [1, 28, 28]}\n", files: map[string]string{"1/model.onnx": "onnx"}},
+			[]string{`inputs[0].datatype: "float32" is not a KServe v2 data type; write FP32`}},
 		{"version folders not numbered", entry{config: goodConfig, files: map[string]string{"v1/model.onnx": "onnx", "0/model.onnx": "onnx"}},
 			[]string{"no version folder (0, v1: a version folder is named by a whole number from 1"}},
 		{"a model file of another name", entry{config: goodConfig, files: map[string]string{"1/resnet50.onnx": "onnx", "1/model.onnx.data": "w"}},

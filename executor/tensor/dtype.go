@@ -84,3 +84,34 @@ func ParseDataType(s string) (DataType, error) {
 	}
 	return d, nil
 }
+
+// dataTypeAliases are the names other tools give the protocol's data
+// types (NumPy's and PyTorch's dtypes, ONNX's element types, C's), lower
+// case.
+var dataTypeAliases = map[string]DataType{
+	"bool": Bool, "boolean": Bool,
+	"uint8": Uint8, "uint16": Uint16, "uint32": Uint32, "uint64": Uint64,
+	"int8": Int8, "int16": Int16, "int32": Int32, "int64": Int64, "int": Int64, "long": Int64,
+	"float16": FP16, "half": FP16, "fp16": FP16,
+	"bfloat16": BF16, "bf16": BF16,
+	"float32": FP32, "float": FP32, "fp32": FP32,
+	"float64": FP64, "double": FP64, "fp64": FP64,
+	"string": Bytes, "str": Bytes, "bytes": Bytes, "object": Bytes,
+}
+
+// SuggestDataType is the protocol's data type that s most likely means
+// when it is not one: a name NumPy, PyTorch or ONNX give it (float32,
+// torch.int64, FLOAT), Triton's TYPE_FP32, or the right name in another
+// case. ok is false when s means none.
+func SuggestDataType(s string) (DataType, bool) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	name = strings.TrimPrefix(name, "type_")
+	for _, prefix := range []string{"torch.", "np.", "numpy."} {
+		name = strings.TrimPrefix(name, prefix)
+	}
+	if d := DataType(strings.ToUpper(name)); d.Valid() {
+		return d, true
+	}
+	d, ok := dataTypeAliases[name]
+	return d, ok
+}

@@ -84,3 +84,19 @@ func FuzzParseDataType(f *testing.F) {
 		require.Equal(t, d, again)
 	})
 }
+
+func TestSuggestDataType(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want DataType
+		ok   bool
+	}{
+		{"float32", FP32, true}, {"FLOAT", FP32, true}, {"torch.int64", Int64, true}, {"np.uint8", Uint8, true},
+		{"TYPE_FP16", FP16, true}, {"fp32", FP32, true}, {"Bf16", BF16, true}, {"string", Bytes, true},
+		{"double", FP64, true}, {"complex64", "", false}, {"", "", false},
+	} {
+		got, ok := SuggestDataType(tc.in)
+		require.Equal(t, tc.ok, ok, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+}
