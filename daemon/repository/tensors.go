@@ -67,7 +67,7 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 	for _, c := range configured {
 		i := slices.IndexFunc(out, func(t TensorSpec) bool { return t.Name == c.Name })
 		if i < 0 {
-			return nil, fmt.Errorf("the configuration names %s %q, which the model file does not have (its %ss: %s)", kind, c.Name, kind, strings.Trim(specNames(out), "[]"))
+			return nil, fmt.Errorf("the configuration names %s %q, which the model file does not have (its %ss: %s)", kind, c.Name, kind, strings.Join(tensorNames(out), ", "))
 		}
 		f := out[i]
 		if c.DataType != f.DataType {
