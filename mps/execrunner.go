@@ -8,8 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/gpulet/gpuletd/internal/procgroup"
 )
 
 // ExecRunner is the Runner that runs real programs with os/exec. Each
@@ -17,28 +18,16 @@ import (
 // whole group, so a hung program cannot outlive its caller.
 type ExecRunner struct {
 	// WaitDelay bounds the wait for output pipes after a program exits (a
-	// daemonizing program's child may hold them); 0 means 2s.
+	// daemonizing program's child may hold them); 0 means
+	// procgroup.DefaultWaitDelay.
 	WaitDelay time.Duration
 }
 
 func (r ExecRunner) command(ctx context.Context, c Command) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, c.Path, c.Args...)
+	cmd := procgroup.Command(ctx, r.WaitDelay, c.Path, c.Args...)
 	cmd.Env = append(os.Environ(), c.Env...)
 	if c.Stdin != "" {
 		cmd.Stdin = strings.NewReader(c.Stdin)
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		// The group first; the process itself in case it left the group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		return cmd.Process.Kill()
-	}
-	cmd.WaitDelay = r.WaitDelay
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = 2 * time.Second
 	}
 	return cmd
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/internal/procgroup"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
@@ -22,12 +22,15 @@ type CommandRunner interface {
 	Run(ctx context.Context, env []string, name string, args ...string) ([]byte, error)
 }
 
-// ExecRunner runs programs with os/exec.
+// ExecRunner runs programs with os/exec, each in a process group of its
+// own: a cancelled context (ncu's time limit) kills the program and what it
+// started, the process it profiles included, which would otherwise hold its
+// output open and keep Run waiting until that process ended by itself.
 type ExecRunner struct{}
 
 // Run implements CommandRunner.
 func (ExecRunner) Run(ctx context.Context, env []string, name string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := procgroup.Command(ctx, 0, name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

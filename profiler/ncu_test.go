@@ -120,6 +120,33 @@ func TestNCUMeterTimeout(t *testing.T) {
 	require.ErrorContains(t, err, "ncu ran longer than 20ms")
 }
 
+// TestNCUTimeoutEndsTheProfiledProcess: the real runner's time limit ends
+// ncu and the process it launched, which holds ncu's output. Before, the
+// measure waited for that process to end by itself: on an H200 a point
+// given --ncu-timeout 1s took about three minutes.
+func TestNCUTimeoutEndsTheProfiledProcess(t *testing.T) {
+	ncu := filepath.Join(t.TempDir(), "ncu")
+	require.NoError(t, os.WriteFile(ncu, []byte("#!/bin/sh\nsleep 300 &\nwait\n"), 0o755))
+	gpu := mps.Device{ID: "gpu0", Kind: mps.KindNVIDIA, UUID: "GPU-1234", Backend: mps.BackendMPS, Sizes: []int{100}}
+	n := &NCU{Path: ncu, Target: SoloTarget("gpuletd", "", 1), Timeout: 200 * time.Millisecond}
+	done := make(chan error, 1)
+	go func() {
+		_, err := n.Measure(context.Background(), UtilTarget{Model: testModel("resnet18"), Device: gpu, Size: 100, Batch: 8})
+		done <- err
+	}()
+	var err error
+	require.Eventually(t, func() bool {
+		select {
+		case err = <-done:
+			return true
+		default:
+			return false
+		}
+	}, 30*time.Second, 10*time.Millisecond, "the measure waited for the process ncu started")
+	require.ErrorIs(t, err, ErrUtilisation)
+	require.ErrorContains(t, err, "ncu ran longer than 200ms")
+}
+
 func TestMeasureUtilChainsMeters(t *testing.T) {
 	gpu := mps.Device{ID: "gpu0", Kind: mps.KindNVIDIA, UUID: "GPU-1234", Backend: mps.BackendMPS, Sizes: []int{50, 100}}
 	ncu := &NCU{Runner: &recordingRunner{out: readFixture(t, "ncu/raw.csv")}, Target: SoloTarget("gpuletd", "", 1)}
