@@ -239,6 +239,16 @@ serve | pipeline)
     sleep 2
   done
   echo "ready=$ready after $(($(date +%s) - start))s"
+  # The daemon is ready once the models profiled within its first 30 s
+  # serve; the rest are profiled beside them, each ready once placed. The
+  # load waits for every model, as a client checking its model would.
+  for m in $models; do
+    while [ "$(left)" -gt 60 ] && kill -0 $daemon 2>/dev/null; do
+      python3 -c 'import urllib.request,sys; sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:8700/v2/models/%s/ready" % sys.argv[1], timeout=2).status == 200 else 1)' "$m" 2>/dev/null && break
+      sleep 1
+    done
+    echo "$m ready after $(($(date +%s) - start))s"
+  done
   [ -n "${SERVE_AS:-}" ] && ps -eo user,pid,comm | awk '$3 ~ /^(nvidia-cuda-mps|gpuletd)/'
   "${sg[@]}" status >"$out/status-before.txt" 2>&1
   cat "$out/status-before.txt"
