@@ -10,11 +10,13 @@
 # quarter of the size, and runs on GPUs of that architecture only.
 #
 # PACK=FILE also writes the bundle as one xz archive to carry there: binaries
-# stripped, without the cmd/gpuletd test binary (its one GPU test is `gpuletd
-# doctor`, which campaign.sh runs itself). With SLIM_SM it comes to about
-# 60 MB; unpack with `tar xJf FILE`, the folder is named as DIR. Its bin/ and
-# lib/ are what scripts/dist.sh --gpu packs into a release archive there
-# (campaign.sh release).
+# stripped, without the cmd/gpuletd test binary (its GPU tests, `gpuletd
+# doctor` and the status' executor memory, are what campaign.sh's phases
+# print). With SLIM_SM it comes to about 60 MB, 56 MB with PACK_NO_TESTS=1
+# (no test binaries: the serve, release and profile phases need none); unpack
+# with `tar xJf FILE`, the folder is named as DIR. Its bin/ and lib/ are what
+# scripts/dist.sh --gpu packs into a release archive there (campaign.sh
+# release).
 #
 # There, run DIR/run-tests.sh (make test-gpu's tests), DIR/bin/gpuletd doctor
 # and the measurement phases of DIR/campaign.sh.
@@ -44,7 +46,10 @@ if [ -n "${PACK:-}" ]; then
   cp -r "$out" "$pack/"
   name=$(basename "$out")
   rm -f "$pack/$name/tests/cmd_gpuletd.test"
-  strip "$pack/$name/bin/"* "$pack/$name/tests/"*
-  tar cf - -C "$pack" "$name" | xz -T0 -9e >"$PACK"
+  [ -n "${PACK_NO_TESTS:-}" ] && rm -rf "$pack/$name/tests"
+  strip "$pack/$name/bin/"* "$pack/$name/tests/"* 2>/dev/null || true
+  # One thread and a dictionary larger than the binaries: the test binaries
+  # compress against gpuletd's code.
+  tar cf - -C "$pack" "$name" | xz -T1 --lzma2=preset=9e,dict=192MiB >"$PACK"
   echo "packed: $PACK ($(du -h "$PACK" | cut -f1))"
 fi
