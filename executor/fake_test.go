@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/engine"
@@ -20,7 +21,8 @@ import (
 type fakeRuntime struct {
 	base, perRow time.Duration
 	mu           sync.Mutex
-	batches      []int // rows of every batch run
+	batches      []int       // rows of every batch run
+	threads      map[int]int // batches run on each OS thread (gettid)
 	failNext     bool
 	loaded       int
 	closed       int
@@ -74,6 +76,10 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 	}
 	m.f.mu.Lock()
 	m.f.batches = append(m.f.batches, rows)
+	if m.f.threads == nil {
+		m.f.threads = map[int]int{}
+	}
+	m.f.threads[syscall.Gettid()]++
 	fail := m.f.failNext
 	m.f.failNext = false
 	m.f.mu.Unlock()

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -34,6 +35,11 @@ func (r *EngineRuntime) Close() error { return r.Engine.Close() }
 // batch sizes (every size up to max_batch_size that the profile names when
 // none are requested) and measures ℓ(b) there.
 func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (LoadedModel, error) {
+	// The load and every warm-up batch on one thread: ONNX Runtime's CUDA
+	// provider keeps state per session for each thread that runs it (see
+	// the loop's worker, which serves every batch from a thread of its own).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	spec := engine.ModelSpec{
 		Name: req.Name, Path: req.Path, Platform: req.Platform, MaxBatchSize: int(req.MaxBatchSize),
 		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs), MemoryMB: req.EmulatedMemoryMb,
@@ -200,6 +206,8 @@ func (e *engineModel) Warm(ctx context.Context, batches []int) (time.Duration, e
 	if len(fresh) == 0 {
 		return 0, nil
 	}
+	runtime.LockOSThread() // as in Load
+	defer runtime.UnlockOSThread()
 	w, err := e.m.Warmup(ctx, fresh)
 	if err == nil {
 		e.measured(w)

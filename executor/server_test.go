@@ -153,6 +153,22 @@ func TestConcurrentRequestsAreBatchedAndAnsweredCorrectly(t *testing.T) {
 	require.Equal(t, int64(len(sizes)), st.Models[0].Batches)
 }
 
+// TestEveryBatchRunsOnOneThread: the worker runs every batch on one OS
+// thread, however the Go scheduler moves goroutines between threads (the
+// CUDA provider keeps state per thread that runs a session; see worker).
+func TestEveryBatchRunsOnOneThread(t *testing.T) {
+	f := &fakeRuntime{base: 200 * time.Microsecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", 50*time.Millisecond, 4)
+	for range 10 {
+		inferConcurrently(t, c, "double", 32)
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.Len(t, f.threads, 1, "batches per thread: %v", f.threads)
+}
+
 func TestAnswerSaysHowLongTheExecutorHeldIt(t *testing.T) {
 	f := &fakeRuntime{base: 2 * time.Millisecond}
 	c := startFake(t, f, "eager")

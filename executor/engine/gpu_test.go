@@ -5,8 +5,12 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -93,5 +97,59 @@ func TestGPUTensorRTOrItsFallback(t *testing.T) {
 	require.Equal(t, len(want), len(got))
 	for i := range want {
 		require.InDelta(t, want[i], got[i], 1e-2)
+	}
+}
+
+// TestGPURunsFromOneThreadKeepMemory: the assumption behind the executor's
+// worker running every batch on one OS thread. A model run 16 times from
+// one thread keeps the device memory where its warm-up left it; run from 16
+// threads at once (as goroutines land on the Go scheduler's threads), the
+// CUDA provider's per-thread state grows it. The growth is logged, not
+// asserted: it is ONNX Runtime's behaviour, not gpuletd's.
+func TestGPURunsFromOneThreadKeepMemory(t *testing.T) {
+	requireGPU(t)
+	initORT(t)
+	for _, threads := range []int{1, 16} {
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
+			eng, err := NewORT(ORTOptions{Provider: ProviderCUDA, IntraOpThreads: 1, DisableSpinning: true, FixedShapes: true})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, eng.Close()) }()
+			m, err := eng.Load(context.Background(), ModelSpec{Name: "resnet18", Path: zooModel(t, "resnet18"), MaxBatchSize: 8})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, m.Close()) }()
+			reqs := randomRequests(t, m.Inputs(), 8, rand.New(rand.NewPCG(1, 2)))
+			_, _, err = m.Run(context.Background(), reqs, nil)
+			require.NoError(t, err)
+			before, err := cudart.Query("")
+			require.NoError(t, err)
+			const runs = 16
+			errs := make([]error, runs)
+			var start, wg sync.WaitGroup
+			start.Add(1)
+			for g := range threads {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					runtime.LockOSThread() // a thread of its own for each goroutine
+					defer runtime.UnlockOSThread()
+					start.Wait()
+					for i := g; i < runs; i += threads {
+						_, _, errs[i] = m.Run(context.Background(), reqs, nil)
+					}
+				}()
+			}
+			start.Done()
+			wg.Wait()
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
+			after, err := cudart.Query("")
+			require.NoError(t, err)
+			grew := before.MemoryFree - after.MemoryFree
+			t.Logf("%d runs from %d threads took %d MiB more of the device", runs, threads, grew>>20)
+			if threads == 1 {
+				require.Less(t, grew, int64(256<<20))
+			}
+		})
 	}
 }
