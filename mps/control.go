@@ -62,6 +62,7 @@ type ControlDaemon struct {
 	mu     sync.Mutex
 	proc   Process            // the -f child, nil otherwise
 	cancel context.CancelFunc // ends the -f child's context
+	output *os.File           // the -f child's log (ForegroundLog); nil without LogDir
 }
 
 // NewControlDaemon makes a handle for a daemon; nothing is started.
@@ -206,18 +207,37 @@ func (c *ControlDaemon) Start(ctx context.Context) error {
 	}
 }
 
+// ForegroundLog is the file in LogDir that takes what a foreground control
+// daemon and its servers print (a daemonized one writes control.log and
+// server.log there itself). Left on gpuletd's standard error it went to the
+// journal: five lines for each query gpuletd makes every few seconds.
+const ForegroundLog = "foreground.log"
+
 // startForeground starts the -f child with a context of its own, which
-// stopForeground ends.
+// stopForeground ends; its output goes to LogDir's ForegroundLog.
 func (c *ControlDaemon) startForeground() (Process, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	cmd := Command{Path: c.cfg.Binary, Args: []string{"-f"}, Env: c.env()}
+	var output *os.File
+	if c.cfg.LogDir != "" {
+		var err error
+		output, err = os.OpenFile(filepath.Join(c.cfg.LogDir, ForegroundLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("start MPS control daemon for %s: %w: open its log: %w", c.cfg.DeviceID, ErrMPSDaemon, err)
+		}
+		cmd.Output = output
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	proc, err := c.runner.Start(ctx, Command{Path: c.cfg.Binary, Args: []string{"-f"}, Env: c.env()})
+	proc, err := c.runner.Start(ctx, cmd)
 	if err != nil {
 		cancel()
+		if output != nil {
+			_ = output.Close()
+		}
 		return nil, fmt.Errorf("start MPS control daemon for %s: %w: %w", c.cfg.DeviceID, ErrMPSDaemon, err)
 	}
-	c.proc, c.cancel = proc, cancel
+	c.proc, c.cancel, c.output = proc, cancel, output
 	return proc, nil
 }
 
@@ -244,14 +264,17 @@ func (c *ControlDaemon) procErr() error {
 // stopForeground kills a foreground child that is still there and waits for it.
 func (c *ControlDaemon) stopForeground() {
 	c.mu.Lock()
-	proc, cancel := c.proc, c.cancel
-	c.proc, c.cancel = nil, nil
+	proc, cancel, output := c.proc, c.cancel, c.output
+	c.proc, c.cancel, c.output = nil, nil, nil
 	c.mu.Unlock()
 	if proc == nil {
 		return
 	}
 	cancel()
 	<-proc.Done()
+	if output != nil {
+		_ = output.Close()
+	}
 }
 
 // Quit stops a daemon gpuletd started (`quit`) and waits until it is gone.

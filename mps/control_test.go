@@ -57,6 +57,15 @@ func TestControlDaemonLifecycle(t *testing.T) {
 			require.NoError(t, d.Quit(ctx))
 			require.Error(t, d.Ping(ctx), "the daemon is gone after quit")
 			require.NoError(t, d.Quit(ctx), "quitting a daemon that is gone is fine")
+			// What a foreground daemon prints goes to its log folder, not to
+			// gpuletd's standard error (the journal).
+			logged, err := os.ReadFile(filepath.Join(logDir, ForegroundLog))
+			if fg {
+				require.NoError(t, err)
+				require.Contains(t, string(logged), "] Cmd:set_default_active_thread_percentage 50\n")
+			} else {
+				require.ErrorIs(t, err, os.ErrNotExist)
+			}
 
 			flag := map[bool]string{false: "-d", true: "-f"}[fg]
 			cmds := f.records(t, "start", "cmd")

@@ -54,10 +54,13 @@ func (r ExecRunner) Run(ctx context.Context, c Command) (Result, error) {
 	return res, nil
 }
 
-// Start starts c; its output goes to this process's stderr.
+// Start starts c; its output goes to c.Output, else this process's stderr.
 func (r ExecRunner) Start(ctx context.Context, c Command) (Process, error) {
 	cmd := r.command(ctx, c)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if c.Output != nil {
+		cmd.Stdout, cmd.Stderr = c.Output, c.Output
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s %s: %w", c.Path, strings.Join(c.Args, " "), err)
 	}

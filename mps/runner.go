@@ -2,6 +2,7 @@ package mps
 
 import (
 	"context"
+	"io"
 	"os"
 )
 
@@ -14,6 +15,9 @@ type Command struct {
 	Env []string
 	// Stdin is written to the program's standard input.
 	Stdin string
+	// Output takes a started program's standard output and error (Start);
+	// nil: this process's standard error.
+	Output io.Writer
 }
 
 // Result is what a command that ran to its end left.

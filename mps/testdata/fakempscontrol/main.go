@@ -42,7 +42,7 @@ func main() {
 	case "-f":
 		os.Exit(f.foreground())
 	case "--serve":
-		os.Exit(f.serve())
+		os.Exit(f.serve(io.Discard))
 	case "":
 		os.Exit(f.client())
 	default:
@@ -145,10 +145,12 @@ func (f fake) foreground() int {
 	if code, stop := f.misbehaveOnStart(); stop {
 		return code
 	}
-	return f.serve()
+	return f.serve(os.Stdout)
 }
 
-func (f fake) serve() int {
+// serve answers commands on the control socket and, as the real daemon
+// does in the foreground, prints its log to logs.
+func (f fake) serve(logs io.Writer) int {
 	_ = os.Remove(f.sock)
 	ln, err := net.Listen("unix", f.sock)
 	if err != nil {
@@ -177,6 +179,7 @@ func (f fake) serve() int {
 		}
 		line, _ := bufio.NewReader(c).ReadString('\n')
 		line = strings.TrimSpace(line)
+		fmt.Fprintf(logs, "[%s Control  %d] Cmd:%s\n", time.Now().Format("2006-01-02 15:04:05.000"), os.Getpid(), line)
 		fields := strings.Fields(line)
 		var reply string
 		quit := false
