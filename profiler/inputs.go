@@ -3,7 +3,6 @@ package profiler
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -22,26 +21,16 @@ func requestInputs(specs []*pb.TensorSpec, shapes map[string][]int64, rows int, 
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	out := make([]*pb.Tensor, 0, len(specs))
 	for _, s := range specs {
-		shape := slices.Clone(s.Shape)
 		given := shapes[s.Name]
-		if given != nil && len(given) != len(shape) {
-			return nil, fmt.Errorf("build input %q: the shape to profile at, %v, does not fit its dims %v", s.Name, given, s.Shape)
-		}
-		for i, d := range shape {
-			switch {
-			case d >= 0:
-			case given != nil:
-				shape[i] = given[i]
-			default:
-				shape[i] = 1
-			}
+		shape, err := tensor.FitDims(s.Shape, given)
+		if err != nil {
+			return nil, fmt.Errorf("build input %q: the shape to profile at, %v, does not fit its dims %v: %v", s.Name, given, s.Shape, err)
 		}
 		if batching {
 			shape = append([]int64{int64(rows)}, shape...)
 		}
 		dt := tensor.DataType(s.Datatype)
 		var t tensor.Tensor
-		var err error
 		if dt == tensor.FP32 {
 			n, nerr := tensor.NumElements(shape)
 			if nerr != nil {

@@ -72,13 +72,8 @@ func fitProfileShape(inputs []TensorSpec, name string, dims []int64) error {
 	if !slices.Contains(in.Dims, -1) {
 		return fmt.Errorf("input %q has %w (dims %v); leave it out", name, errNotDynamic, in.Dims)
 	}
-	if len(dims) != len(in.Dims) {
-		return fmt.Errorf("input %q: %d dims given, its dims %v have %d (leave the batch dimension out)", name, len(dims), in.Dims, len(in.Dims))
-	}
-	for j, d := range in.Dims {
-		if d != -1 && dims[j] != d {
-			return fmt.Errorf("input %q: dim %d is %d, the input's dims %v fix it at %d", name, j, dims[j], in.Dims, d)
-		}
+	if _, err := tensor.FitDims(in.Dims, dims); err != nil {
+		return fmt.Errorf("input %q: %v", name, err)
 	}
 	return nil
 }

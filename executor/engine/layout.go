@@ -260,12 +260,8 @@ func (l *layout) setWarmupShapes(shapes map[string][]int64) error {
 			return fmt.Errorf("%w: warm-up shape of %q: the model has no such input", ErrInvalidSpec, name)
 		}
 		spec := l.inputs[i].Shape
-		fits := len(dims) == len(spec)
-		for j := 0; fits && j < len(dims); j++ {
-			fits = dims[j] > 0 && (spec[j] == -1 || spec[j] == dims[j])
-		}
-		if !fits {
-			return fmt.Errorf("%w: warm-up shape %v of input %q does not fit its dims %v", ErrInvalidSpec, dims, name, spec)
+		if _, err := tensor.FitDims(spec, dims); err != nil {
+			return fmt.Errorf("%w: warm-up shape %v of input %q does not fit its dims %v: %v", ErrInvalidSpec, dims, name, spec, err)
 		}
 	}
 	l.warmShapes = shapes

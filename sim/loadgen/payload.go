@@ -171,20 +171,14 @@ func (m *Model) requestShape(name string, declared []int64) ([]int64, error) {
 		shape[0], per = 1, shape[1:]
 	}
 	given, ok := m.Shapes[name]
-	if ok && len(given) != len(per) {
-		return nil, fmt.Errorf("%w: shape %v of input %q does not fit its dims %v (leave the batch dimension out)", ErrPayload, given, name, per)
+	if ok && given == nil {
+		given = []int64{} // given, with no dims
 	}
-	for d, n := range per {
-		switch {
-		case ok && n >= 0 && given[d] != n:
-			return nil, fmt.Errorf("%w: shape %v of input %q does not fit its dims %v: dim %d is fixed at %d", ErrPayload, given, name, per, d, n)
-		case n >= 0:
-		case ok:
-			per[d] = given[d]
-		default:
-			per[d] = 1
-		}
+	fitted, err := tensor.FitDims(per, given)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %v of input %q does not fit its dims %v: %v", ErrPayload, given, name, per, err)
 	}
+	copy(per, fitted)
 	return shape, nil
 }
 
