@@ -245,16 +245,18 @@ func (l *loop) close() {
 
 func (l *loop) isDraining() bool { return l.draining.Load() }
 
-// worker runs the batches the scheduler dispatches, one at a time, every
-// one on the same operating-system thread. ONNX Runtime's CUDA provider
-// keeps per-thread state for each session (CUDA and cuDNN handles,
-// workspaces, memory) for every thread that ever runs it, and a goroutine's
-// cgo calls land on whichever thread the Go scheduler picked: on an H200,
-// lenet5 and resnet18 in one executor grew from 3.3 GiB of GPU memory at
-// warm-up to 14.5 GiB after 30 s of serving. The goroutine ends still
-// locked, so its thread ends with it.
+// worker runs the batches the scheduler dispatches, one at a time; with
+// Options.OneRunThread every one on the same operating-system thread. ONNX
+// Runtime's CUDA provider keeps per-thread state for each session (CUDA and
+// cuDNN handles, workspaces, memory) for every thread that ever runs it, and
+// a goroutine's cgo calls land on whichever thread the Go scheduler picked:
+// on an H200, lenet5 and resnet18 in one executor grew from 3.3 GiB of GPU
+// memory at warm-up to 14.5 GiB after 30 s of serving. The goroutine then
+// ends still locked, so its thread ends with it.
 func (l *loop) worker() {
-	runtime.LockOSThread()
+	if l.s.opts.OneRunThread {
+		runtime.LockOSThread()
+	}
 	defer close(l.workerDone)
 	for j := range l.jobs {
 		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)

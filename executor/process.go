@@ -62,7 +62,8 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 	}
 	srv, err := NewServer(Options{
 		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log,
-		Device: DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
+		Device:       DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
+		OneRunThread: env.Kind == execenv.KindNVIDIA, // the CUDA provider's state per thread
 	})
 	if err != nil {
 		_ = eng.Close()

@@ -37,9 +37,16 @@ func startFakeServer(t *testing.T, f *fakeRuntime, policy string) (*Server, *Cli
 // and returns the server and a client that found it ready.
 func startServer(t *testing.T, rt Runtime, policy string) (*Server, *Client) {
 	t.Helper()
+	return startServerWith(t, Options{Runtime: rt}, policy)
+}
+
+// startServerWith is startServer with more options.
+func startServerWith(t *testing.T, opts Options, policy string) (*Server, *Client) {
+	t.Helper()
 	p, err := sched.ParsePolicy(policy)
 	require.NoError(t, err)
-	srv, err := NewServer(Options{Runtime: rt, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "cpu", Size: 100}})
+	opts.Policy, opts.Log, opts.Device = p, zaptest.NewLogger(t), DeviceInfo{Kind: "cpu", Size: 100}
+	srv, err := NewServer(opts)
 	require.NoError(t, err)
 	sock, stop := serveOnSocket(t, srv)
 	c, err := Dial(sock)
@@ -153,12 +160,13 @@ func TestConcurrentRequestsAreBatchedAndAnsweredCorrectly(t *testing.T) {
 	require.Equal(t, int64(len(sizes)), st.Models[0].Batches)
 }
 
-// TestEveryBatchRunsOnOneThread: the worker runs every batch on one OS
-// thread, however the Go scheduler moves goroutines between threads (the
-// CUDA provider keeps state per thread that runs a session; see worker).
+// TestEveryBatchRunsOnOneThread: with OneRunThread (executors on NVIDIA
+// GPUs) the worker runs every batch on one OS thread, however the Go
+// scheduler moves goroutines between threads (the CUDA provider keeps state
+// per thread that runs a session; see worker).
 func TestEveryBatchRunsOnOneThread(t *testing.T) {
 	f := &fakeRuntime{base: 200 * time.Microsecond}
-	c := startFake(t, f, "eager")
+	_, c := startServerWith(t, Options{Runtime: f, OneRunThread: true}, "eager")
 	loadDouble(t, c, "double", 50*time.Millisecond, 4)
 	for range 10 {
 		inferConcurrently(t, c, "double", 32)
