@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,7 +25,7 @@ func TestFitDims(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			declared := append([]int64(nil), tc.declared...)
+			declared := slices.Clone(tc.declared)
 			got, err := FitDims(tc.declared, tc.shape)
 			require.Equal(t, declared, tc.declared, "the declared dims stay as they were")
 			if tc.err != "" {
