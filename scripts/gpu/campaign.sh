@@ -47,6 +47,13 @@
 #             cheaper variant) served end to end at an open-loop load
 #   tests     doctor, the GPU tests and BenchmarkGPURunGaps (about three
 #             minutes at most; needs no torchvision)
+#   memory    one executor serving lenet5 and resnet18 on the whole GPU
+#             (no MPS): its GPU memory as `gpuletd status` gives it once
+#             ready and after each of four loads of rising rate (5 to 8 s
+#             each), with the loads' results; about a minute. An executor
+#             whose memory keeps growing with the load is the fault
+#             1507d1c fixed (per-thread state of the CUDA provider).
+#             DEVICES=cpu runs the same steps on the CPU, to try the phase.
 #   quick     what a short lease allows, in about five minutes: the tests
 #             phase, then the serve and pipeline phases
 #   release   RELEASE=FILE, a -cuda release archive (make dist-gpu, or
@@ -68,7 +75,7 @@
 # MPS pipes between phases. CUDA_LIB_DIRS as in run-tests.sh. The phase
 # stops starting new models once BUDGET seconds (default 540) have passed.
 set -uo pipefail
-phase=${1:?phase: check, tests, profile, util, pairs, serve, pipeline, quick or release}
+phase=${1:?phase: check, tests, profile, util, pairs, serve, pipeline, memory, quick or release}
 dest=${2:?output folder}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${WORK:-/tmp/gpuletd-campaign}
@@ -154,6 +161,47 @@ check)
   timeout 240 python3 "$here/export-models.py" "$work/models" --check >>"$out/export.log" 2>&1
   echo "export rc=$?"
   cat "$out/export.log"
+  ;;
+memory)
+  mw=$work/memory
+  rm -rf "$mw" && mkdir -p "$mw"
+  "${gpuletd[@]}" models synth "$mw/models" --models lenet5,resnet18 >"$out/synth.log" 2>&1
+  mem_url=http://127.0.0.1:8710
+  GPULETD_MODEL_REPOSITORY=$mw/models GPULETD_STATE_DIR=$mw/state GPULETD_RUNTIME_DIR=$mw/run \
+    GPULETD_DEVICES=${DEVICES:-nvidia} GPULETD_PARTITIONING_BACKEND=none GPULETD_LISTEN=127.0.0.1:8710 \
+    GPULETD_GRPC_LISTEN=127.0.0.1:0 GPULETD_LOG_FORMAT=json "$here/bin/gpuletd" serve >"$out/serve.log" 2>&1 &
+  daemon=$!
+  for m in lenet5 resnet18; do
+    state="not ready"
+    while [ "$(left)" -gt 60 ] && kill -0 $daemon 2>/dev/null; do
+      curl -sf -o /dev/null "$mem_url/v2/models/$m/ready" && state=ready && break
+      sleep 1
+    done
+    echo "$m $state after $(($(date +%s) - start))s"
+  done
+  # memory WHEN: each gpu-let's models and GPU memory (else resident), from /api/v1/status.
+  memory() {
+    curl -s "$mem_url/api/v1/status" | python3 -c 'import json,sys
+s = json.load(sys.stdin)
+print(sys.argv[1] + ":", " ".join("%s[%s] %.0f MiB" % (g["id"], ",".join(m["name"] for m in g.get("models", [])),
+      (g.get("memory", {}).get("device_bytes") or g.get("memory", {}).get("host_bytes", 0)) / 2**20) for g in s["gpulets"]))' "$1"
+  }
+  memory ready | tee "$out/memory.txt"
+  step=0
+  for spec in "lenet5=100,resnet18=50 150 5s" "lenet5=2000,resnet18=500 2500 8s" "lenet5=2000,resnet18=500 2500 8s" "lenet5=4000,resnet18=1000 5000 8s"; do
+    set -- $spec
+    step=$((step + 1))
+    "$here/bin/gpuletd" load --url $mem_url --model "$1" --rate "$2" --duration "$3" --binary --json >"$out/load-$step.json" 2>&1
+    python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for r in d.get("reports") or [d["report"]]:
+    print("  %s: %d of %d answered, %.1f%% within its SLO, p50/p99 %.2f/%.2f ms" % (r["model"], r["ok"], r["sent"], 100 * (r.get("slo_attainment") or 0), r["latency"]["p50_us"] / 1000, r["latency"]["p99_us"] / 1000))' "$out/load-$step.json" || tail -3 "$out/load-$step.json"
+    memory "after $2 req/s for $3" | tee -a "$out/memory.txt"
+  done
+  [ "${DEVICES:-nvidia}" = nvidia ] && nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv | tee -a "$out/memory.txt"
+  kill -TERM $daemon
+  wait $daemon
+  echo "daemon exit=$?"
   ;;
 tests)
   "${gpuletd[@]}" doctor >"$out/doctor.txt" 2>&1
