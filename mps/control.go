@@ -1,6 +1,7 @@
 package mps
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,9 @@ type ControlConfig struct {
 	// QueryTimeout bounds one control command; StartTimeout a start.
 	QueryTimeout time.Duration
 	StartTimeout time.Duration
+	// MaxLog is the size past which a log in LogDir is moved aside
+	// (TrimLogs); 0: MaxMPSLog.
+	MaxLog int64
 }
 
 // ControlDaemon is one nvidia-cuda-mps-control daemon: started, queried and
@@ -74,6 +78,15 @@ func NewControlDaemon(cfg ControlConfig, runner Runner, log *zap.Logger) *Contro
 		cfg.StartTimeout = 15 * time.Second
 	}
 	return &ControlDaemon{cfg: cfg, runner: runner, log: log.With(zap.String("device", cfg.DeviceID), zap.String("pipe_dir", cfg.PipeDir))}
+}
+
+// TrimLogs keeps the logs in LogDir of a daemon gpuletd started under
+// MaxLog (see trimLogs); an existing daemon's are not gpuletd's to touch.
+func (c *ControlDaemon) TrimLogs() error {
+	if c.cfg.Existing || c.cfg.LogDir == "" {
+		return nil
+	}
+	return trimLogs(c.cfg.LogDir, cmp.Or(c.cfg.MaxLog, MaxMPSLog))
 }
 
 // Config returns the daemon's configuration.

@@ -94,7 +94,8 @@ func (s *Supervisor) set(state MPSState, err error, restarted bool) {
 // Run supervises until ctx ends; the caller owns the goroutine it runs in
 // and waits for Run to return. It does not stop the daemon.
 func (s *Supervisor) Run(ctx context.Context) {
-	attempt := 0 // failed-and-restarted rounds since the daemon was last up for long
+	attempt := 0        // failed-and-restarted rounds since the daemon was last up for long
+	trimFailed := false // said once
 	upSince := time.Now()
 	timer := time.NewTimer(s.interval)
 	defer timer.Stop()
@@ -113,6 +114,12 @@ func (s *Supervisor) Run(ctx context.Context) {
 			if s.Status().State != MPSRunning {
 				s.set(MPSRunning, nil, false)
 				s.log.Info("MPS control daemon answers again")
+			}
+			if terr := s.d.TrimLogs(); terr != nil {
+				if !trimFailed {
+					s.log.Warn("cannot trim the MPS control daemon's logs", zap.Error(terr))
+				}
+				trimFailed = true
 			}
 			timer.Reset(s.interval)
 			continue

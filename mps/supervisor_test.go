@@ -2,6 +2,8 @@ package mps
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +88,28 @@ func TestSupervisorRestartsADaemonThatDies(t *testing.T) {
 			require.Equal(t, 1, f.count(t, "quit"), "the restarted daemon is the one quit")
 		})
 	}
+}
+
+// TestSupervisorTrimsLogs: a log in the daemon's folder past MaxLog is
+// moved aside while the daemon runs (a foreground daemon's, into which it
+// goes on writing).
+func TestSupervisorTrimsLogs(t *testing.T) {
+	f := newFakeMPS(t)
+	_, logDir := f.dirs("gpu0")
+	supervised(t, f, "gpu0", func(c *ControlConfig) { c.Foreground, c.MaxLog = true, 512 },
+		Backoff{Min: 10 * time.Millisecond, Max: time.Minute})
+	log := filepath.Join(logDir, ForegroundLog)
+	eventually(t, func() bool {
+		_, err := os.Stat(log + ".1")
+		return err == nil
+	}, "the log moved aside once past 512 bytes of pings")
+	kept, err := os.ReadFile(log + ".1")
+	require.NoError(t, err)
+	require.Contains(t, string(kept), "] Cmd:get_server_list\n")
+	require.Greater(t, len(kept), 512)
+	st, err := os.Stat(log)
+	require.NoError(t, err)
+	require.Less(t, st.Size(), int64(len(kept)), "the log went on from its start")
 }
 
 func TestSupervisorBacksOffExponentially(t *testing.T) {
