@@ -3,10 +3,11 @@ package mps
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+	"syscall"
 
 	"github.com/gpulet/gpuletd/internal/atomicfile"
 )
@@ -18,10 +19,13 @@ import (
 const MaxMPSLog = 16 << 20
 
 // trimLogs keeps each *.log in dir, and in its folders one level down (a
-// server's own), under limit bytes: a larger one is copied to NAME.1,
-// replacing the last copy, and emptied in place, as logrotate's
-// copytruncate does, since the daemons keep it open. What is written
-// between the copy and the emptying is lost.
+// server's own), under limit bytes of data: a larger one has its last
+// limit bytes copied to NAME.1, replacing the last copy, and is emptied in
+// place, as logrotate's copytruncate does, since the daemons keep it open.
+// What is written between the copy and the emptying is lost. A daemon that
+// does not append goes on writing at its old offset, past a hole: the
+// check counts the blocks a file holds, not its length, and the copy takes
+// its end, so that the hole is never copied.
 func trimLogs(dir string, limit int64) error {
 	var errs []error
 	for _, pattern := range []string{"*.log", filepath.Join("*", "*.log")} {
@@ -40,18 +44,33 @@ func trimLogs(dir string, limit int64) error {
 
 func trimLog(path string, limit int64) error {
 	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && (!st.Mode().IsRegular() || st.Size() <= limit)) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("trim MPS log: %w", err)
 	}
-	data, err := os.ReadFile(path)
+	held := st.Size()
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		held = min(held, sys.Blocks*512)
+	}
+	if !st.Mode().IsRegular() || held <= limit {
+		return nil
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("trim MPS log: %w", err)
 	}
+	defer f.Close()
+	if _, err := f.Seek(max(st.Size()-limit, 0), io.SeekStart); err != nil {
+		return fmt.Errorf("trim MPS log %s: %w", path, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit))
+	if err != nil {
+		return fmt.Errorf("trim MPS log %s: %w", path, err)
+	}
 	if err := atomicfile.Write(path+".1", data, 0o600); err != nil {
-		return fmt.Errorf("trim MPS log %s: %w", strings.TrimSuffix(filepath.Base(path), ".log"), err)
+		return fmt.Errorf("trim MPS log: %w", err)
 	}
 	if err := os.Truncate(path, 0); err != nil {
 		return fmt.Errorf("trim MPS log: %w", err)
