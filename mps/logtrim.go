@@ -45,7 +45,7 @@ func trimLogs(dir string, limit int64) error {
 func trimLog(path string, limit int64) error {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil // gone since the glob
 	}
 	if err != nil {
 		return fmt.Errorf("trim MPS log: %w", err)
@@ -63,11 +63,11 @@ func trimLog(path string, limit int64) error {
 	}
 	defer f.Close()
 	if _, err := f.Seek(max(st.Size()-limit, 0), io.SeekStart); err != nil {
-		return fmt.Errorf("trim MPS log %s: %w", path, err)
+		return fmt.Errorf("trim MPS log: %w", err)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {
-		return fmt.Errorf("trim MPS log %s: %w", path, err)
+		return fmt.Errorf("trim MPS log: %w", err)
 	}
 	if err := atomicfile.Write(path+".1", data, 0o600); err != nil {
 		return fmt.Errorf("trim MPS log: %w", err)

@@ -28,19 +28,15 @@ func TestCommandEndsWhatTheProgramStarted(t *testing.T) {
 	defer cancel()
 	cmd := Command(ctx, time.Minute, "sh", "-c", `sleep 300 & echo $! > "$0"; wait`, pidFile)
 	var out bytes.Buffer
-	cmd.Stdout = &out
+	cmd.Stdout = &out // a pipe, which the child holds open
 	done := make(chan error, 1)
 	go func() { done <- cmd.Run() }()
-	var err error
-	require.Eventually(t, func() bool {
-		select {
-		case err = <-done:
-			return true
-		default:
-			return false
-		}
-	}, 30*time.Second, 10*time.Millisecond, "Run waited for the program's child")
-	require.Error(t, err)
+	select {
+	case err := <-done:
+		require.Error(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run waited for the program's child")
+	}
 	require.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
 	b, rerr := os.ReadFile(pidFile)
 	require.NoError(t, rerr)
