@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/gpulet"
 )
 
@@ -101,4 +102,42 @@ func meteredNode(t0 time.Time, plan *gpulet.Plan) *node {
 	n := &node{log: zap.NewNop(), catalog: &catalog{}, rates: newRateMeter(0.5, t0), sup: &supervisor{running: map[string]*gpuletRun{}}}
 	n.current.Store(&planned{plan: plan})
 	return n
+}
+
+// TestSurgeCheckWaitsForALiveProfile: traffic to a model that waits for its
+// live profile is no surge while the plan cannot place it, and the other
+// models stay where they are; a model measured again, which the plan
+// places on its held profile, surges as any other.
+func TestSurgeCheckWaitsForALiveProfile(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	start := at(-10 * time.Second)
+	lenet := gpulet.Placement{Name: "lenet5", Batch: 8, Rate: 960}
+	for _, tt := range []struct {
+		name   string
+		placed []gpulet.Placement // beside lenet5
+		queued bool               // resnet18 waits for a live profile
+		want   string
+	}{
+		{name: "being profiled and not placed", queued: true},
+		{name: "not placed and not being profiled", want: "rate of resnet18 surged"},
+		{name: "measured again, placed on its held profile", queued: true,
+			placed: []gpulet.Placement{{Name: "resnet18", Batch: 2, Rate: 1.2}}, want: "rate of resnet18 surged"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, GPUs: []gpulet.GPUPlan{{ID: "emu0", GPULets: []gpulet.GPULet{
+				{Size: 100, Models: append([]gpulet.Placement{lenet}, tt.placed...)},
+			}}}}
+			n := meteredNode(t0, plan)
+			n.live = newLiveProfiles()
+			if tt.queued {
+				require.True(t, n.live.ask(&repository.Model{Name: "resnet18"}))
+			}
+			for i := range 200 { // 200 req/s over the check's second
+				n.rates.hit("resnet18", at(time.Duration(i)*time.Second/200))
+			}
+			reason, _ := n.surgeCheck(at(time.Second), start, start)
+			require.Equal(t, tt.want, reason)
+		})
+	}
 }
