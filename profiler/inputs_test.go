@@ -25,7 +25,7 @@ func TestRequestInputsTakeTheProfileShapes(t *testing.T) {
 		{name: "none given", want: [][]int64{{4, 1}, {4, 3, 1, 1}}},
 		{name: "given", shapes: map[string][]int64{"ids": {128}, "image": {3, 32, 48}}, want: [][]int64{{4, 128}, {4, 3, 32, 48}}},
 		{name: "one given", shapes: map[string][]int64{"ids": {16}}, want: [][]int64{{4, 16}, {4, 3, 1, 1}}},
-		{name: "does not fit", shapes: map[string][]int64{"image": {32, 48}}, err: `build input "image": the shape to profile at, [32 48], does not fit its dims [3 -1 -1]: 2 dims given, the dims [3 -1 -1] have 3 (leave the batch dimension out)`},
+		{name: "does not fit", shapes: map[string][]int64{"image": {32, 48}}, err: `build input "image": the shape to profile at, [32 48], does not fit its dims [3 -1 -1]: 2 dims given where the input has 3 (leave the batch dimension out)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func fitProfileShape(inputs []TensorSpec, name string, dims []int64) error {
 		return fmt.Errorf("input %q has %w (dims %v); leave it out", name, errNotDynamic, in.Dims)
 	}
 	if _, err := tensor.FitDims(in.Dims, dims); err != nil {
-		return fmt.Errorf("input %q: %v", name, err)
+		return fmt.Errorf("input %q (dims %v): %v", name, in.Dims, err)
 	}
 	return nil
 }

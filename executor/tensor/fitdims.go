@@ -22,14 +22,14 @@ func FitDims(declared, shape []int64) ([]int64, error) {
 		return out, nil
 	}
 	if len(shape) != len(declared) {
-		return nil, &shapeError{fmt.Sprintf("%d dims given, the dims %v have %d (leave the batch dimension out)", len(shape), declared, len(declared))}
+		return nil, &shapeError{fmt.Sprintf("%d dims given where the input has %d (leave the batch dimension out)", len(shape), len(declared))}
 	}
 	for i, d := range declared {
 		switch {
 		case shape[i] <= 0:
 			return nil, &shapeError{fmt.Sprintf("dim %d is %d: sizes are positive", i, shape[i])}
 		case d >= 0 && shape[i] != d:
-			return nil, &shapeError{fmt.Sprintf("dim %d is %d, the dims %v fix it at %d", i, shape[i], declared, d)}
+			return nil, &shapeError{fmt.Sprintf("dim %d is %d where the input fixes it at %d", i, shape[i], d)}
 		}
 		out[i] = shape[i]
 	}

@@ -19,8 +19,8 @@ func TestFitDims(t *testing.T) {
 		{name: "no dims", declared: []int64{}, shape: []int64{}, want: []int64{}},
 		{name: "fixed dims as they are", declared: []int64{4}, shape: []int64{4}, want: []int64{4}},
 		{name: "the batch dimension given", declared: []int64{-1}, shape: []int64{1, 16},
-			err: "2 dims given, the dims [-1] have 1 (leave the batch dimension out)"},
-		{name: "a fixed dim changed", declared: []int64{3, -1}, shape: []int64{4, 64}, err: "dim 0 is 4, the dims [3 -1] fix it at 3"},
+			err: "2 dims given where the input has 1 (leave the batch dimension out)"},
+		{name: "a fixed dim changed", declared: []int64{3, -1}, shape: []int64{4, 64}, err: "dim 0 is 4 where the input fixes it at 3"},
 		{name: "a size of zero", declared: []int64{-1}, shape: []int64{0}, err: "dim 0 is 0: sizes are positive"},
 	}
 	for _, tc := range tests {

@@ -58,7 +58,7 @@ func TestPayloadShapes(t *testing.T) {
 		{name: "the caller's over the server's", server: map[string][]int64{"ids": {128}},
 			caller: map[string][]int64{"ids": {16}, "image": {3, 64}, "other": {4}}, want: [][]int64{{1, 16}, {1, 3, 64}}},
 		{name: "with the batch dimension", caller: map[string][]int64{"ids": {1, 16}}, err: `shape [1 16] of input "ids" does not fit its dims [-1]`},
-		{name: "a fixed dim changed", caller: map[string][]int64{"image": {4, 64}}, err: `dim 0 is 4, the dims [3 -1] fix it at 3`},
+		{name: "a fixed dim changed", caller: map[string][]int64{"image": {4, 64}}, err: `dim 0 is 4 where the input fixes it at 3`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
