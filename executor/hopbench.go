@@ -9,7 +9,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
-	"github.com/gpulet/gpuletd/internal/ctxsleep"
+	"github.com/gpulet/gpuletd/internal/hrtimer"
 	"github.com/gpulet/gpuletd/mps/execenv"
 )
 
@@ -94,7 +94,7 @@ func BenchHop(ctx context.Context, o HopOptions) (HopResult, error) {
 			execUS += resp.QueueUs + resp.ComputeUs
 		}
 		if o.Gap > 0 {
-			if err := ctxsleep.Sleep(ctx, o.Gap); err != nil {
+			if err := hrtimer.Sleep(ctx, o.Gap); err != nil {
 				return HopResult{}, err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/hrtimer"
 	"go.uber.org/zap"
 )
 
@@ -30,7 +31,8 @@ type loop struct {
 	quit     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
-	timer    *time.Timer
+	timer    *hrtimer.Timer
+	armed    bool          // the timer is set and has not fired
 	wakeAt   time.Duration // the scheduler time the timer is set for
 	wokeFor  time.Duration // when the timer should fire (wakeAt less the slack)
 	slack    slack
@@ -57,7 +59,7 @@ type loop struct {
 	// interval has not passed, and the time it is set for.
 	watchers map[*inferStream]time.Duration
 	dirty    bool
-	pubTimer *time.Timer
+	pubTimer *hrtimer.Timer
 	pubAt    time.Duration
 	pubArmed bool
 	// flushing are the connections with answers pending (answer).
@@ -125,10 +127,7 @@ func newLoop(s *Server) (*loop, error) {
 	}
 	l.sc = sc
 	l.slack = slack{floor: s.opts.TimerSlack, cur: s.opts.TimerSlack}
-	l.timer = time.NewTimer(time.Hour)
-	l.timer.Stop()
-	l.pubTimer = time.NewTimer(time.Hour)
-	l.pubTimer.Stop()
+	l.timer, l.pubTimer = hrtimer.NewTimer(), hrtimer.NewTimer()
 	go l.run()
 	go l.worker()
 	return l, nil
@@ -162,11 +161,16 @@ func (l *loop) call(f func()) bool {
 
 func (l *loop) run() {
 	defer close(l.done)
+	defer func() { // before done: a closed loop leaves no timer's goroutine
+		_ = l.timer.Close() // a timerfd's close fails only on a bad descriptor
+		_ = l.pubTimer.Close()
+	}()
 	for {
 		select {
 		case f := <-l.in:
 			f()
 		case <-l.timer.C:
+			l.armed = false
 			// Act as of the event's own time: the timer was set early by
 			// the slack, or the host stalled the loop past it. In the
 			// second case the batch starts late and its answers may be
@@ -212,10 +216,17 @@ func (l *loop) stateStamp() uint64 {
 // early instead (its deadline is then met with room to spare).
 func (l *loop) rearm() {
 	t, ok := l.sc.NextWakeup()
-	if !ok {
-		l.timer.Stop()
+	switch {
+	case !ok:
+		if l.armed {
+			l.timer.Stop()
+			l.armed = false
+		}
 		return
+	case l.armed && t == l.wakeAt:
+		return // armed for it already: arming a timer is a system call
 	}
+	l.armed = true
 	l.wakeAt = t
 	l.wokeFor = max(t-l.slack.get(), l.now())
 	l.timer.Reset(l.wokeFor - l.now())

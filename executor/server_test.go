@@ -35,13 +35,13 @@ func startFakeServer(t *testing.T, f *fakeRuntime, policy string) (*Server, *Cli
 
 // startServer serves rt with the policy on a socket until the test ends
 // and returns the server and a client that found it ready.
-func startServer(t *testing.T, rt Runtime, policy string) (*Server, *Client) {
+func startServer(t testing.TB, rt Runtime, policy string) (*Server, *Client) {
 	t.Helper()
 	return startServerWith(t, Options{Runtime: rt}, policy)
 }
 
 // startServerWith is startServer with more options.
-func startServerWith(t *testing.T, opts Options, policy string) (*Server, *Client) {
+func startServerWith(t testing.TB, opts Options, policy string) (*Server, *Client) {
 	t.Helper()
 	p, err := sched.ParsePolicy(policy)
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func startServerWith(t *testing.T, opts Options, policy string) (*Server, *Clien
 
 // serveOnSocket serves srv on a new Unix socket; stop ends Serve and
 // returns its error.
-func serveOnSocket(t *testing.T, srv *Server) (sock string, stop func() error) {
+func serveOnSocket(t testing.TB, srv *Server) (sock string, stop func() error) {
 	t.Helper()
 	sock = filepath.Join(t.TempDir(), "ex.sock")
 	ln, err := ListenUnix(sock)
@@ -84,7 +84,7 @@ func serveOnSocket(t *testing.T, srv *Server) (sock string, stop func() error) {
 	}
 }
 
-func loadDouble(t *testing.T, c *Client, name string, slo time.Duration, maxBatch int32) {
+func loadDouble(t testing.TB, c *Client, name string, slo time.Duration, maxBatch int32) {
 	t.Helper()
 	_, err := c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: name, Path: "ok", MaxBatchSize: maxBatch, SloUs: slo.Microseconds()})
 	require.NoError(t, err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/gpulet/gpuletd/internal/ctxsleep"
+	"github.com/gpulet/gpuletd/internal/hrtimer"
 )
 
 // Sleeper waits out the emulated engine's compute time. The executor uses
@@ -15,12 +15,14 @@ type Sleeper interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// RealSleeper sleeps in wall-clock time.
+// RealSleeper sleeps in wall-clock time, on a timer that fires within tens
+// of microseconds (internal/hrtimer): with the runtime's timers a batch of
+// 1 µs took 1.1–1.2 ms in one request of ten (gpuletd bench hop, p90).
 type RealSleeper struct{}
 
 var _ Sleeper = RealSleeper{}
 
 // Sleep implements Sleeper with a timer.
 func (RealSleeper) Sleep(ctx context.Context, d time.Duration) error {
-	return ctxsleep.Sleep(ctx, d)
+	return hrtimer.Sleep(ctx, d)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/gpulet/gpuletd/internal/hrtimer"
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/grpc"
@@ -307,13 +308,15 @@ func (g *generator) closedLoop(ctx, reqCtx context.Context, rep *Report) error {
 // schedule hands requests to the workers at the moments the arrival process
 // draws, never waiting for a worker: a request due while Concurrency are in
 // flight is dropped. It returns when the schedule ends, or early with ctx's
-// error.
+// error. Its timer (internal/hrtimer) fires within tens of microseconds:
+// the runtime's, late by 0.7–0.9 ms at 400 req/s, sent each request that
+// much late and bunched arrivals into the millisecond ticks it woke at.
 func (g *generator) schedule(ctx context.Context, rep *Report) error {
 	begin := time.Now()
 	start := begin.Add(g.cfg.Warmup)
 	end := start.Add(g.cfg.Duration)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	timer := hrtimer.NewTimer()
+	defer func() { _ = timer.Close() }() // a timerfd's close fails only on a bad descriptor
 	limit := int64(g.cfg.Concurrency)
 	for at := begin.Add(g.cfg.Arrivals.Next()); at.Before(end); at = at.Add(g.cfg.Arrivals.Next()) {
 		if wait := time.Until(at); wait > 0 {
