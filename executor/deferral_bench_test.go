@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -13,9 +14,10 @@ import (
 
 // BenchmarkDeferredBatches offers a deferred gpu-let Poisson arrivals at
 // 3 000 req/s for 4 s per iteration, on a model with ℓ(b) = 1 + 0.05·b ms
-// and a 10 ms SLO, and reports the mean batch, the share answered in time
-// and the timer slack the loop settled at: how much of the deferral window
-// the loop's timer lateness costs (docs/BENCHMARKS.md, "Timers").
+// and a 10 ms SLO, and reports the mean batch, the share answered in time,
+// the latency at p50 and p99 and the timer slack the loop settled at: how
+// much of the deferral window the loop's timer lateness costs
+// (docs/BENCHMARKS.md, "Timers").
 //
 //	go test -run '^$' -bench DeferredBatches -benchtime 2x ./executor
 func BenchmarkDeferredBatches(b *testing.B) {
@@ -23,7 +25,7 @@ func BenchmarkDeferredBatches(b *testing.B) {
 		f := &fakeRuntime{base: time.Millisecond, perRow: 50 * time.Microsecond}
 		srv, c := startServer(b, f, "deferred")
 		loadDouble(b, c, "double", 10*time.Millisecond, 32)
-		sent, ok := offerPoisson(b, c, 3000, 4*time.Second)
+		sent, ok, lat := offerPoisson(b, c, 3000, 4*time.Second)
 		rows := 0
 		batches := f.batchSizes()
 		for _, n := range batches {
@@ -34,12 +36,16 @@ func BenchmarkDeferredBatches(b *testing.B) {
 		b.ReportMetric(float64(rows)/float64(len(batches)), "rows/batch")
 		b.ReportMetric(100*float64(ok)/float64(sent), "%answered")
 		b.ReportMetric(float64(slack.Microseconds()), "slack-µs")
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 	}
 }
 
 // offerPoisson sends one-row requests to "double" at rate for d, each from
-// a goroutine of its own, and counts those sent and those answered OK.
-func offerPoisson(tb testing.TB, c *Client, rate float64, d time.Duration) (sent, ok int) {
+// a goroutine of its own, and counts those sent and those answered OK,
+// with the latencies of the latter.
+func offerPoisson(tb testing.TB, c *Client, rate float64, d time.Duration) (sent, ok int, lat []time.Duration) {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	timer := hrtimer.NewTimer()
@@ -52,14 +58,16 @@ func offerPoisson(tb testing.TB, c *Client, rate float64, d time.Duration) (sent
 		<-timer.C
 		sent++
 		wg.Go(func() {
+			begin := time.Now()
 			r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
 			if err == nil && r.Code == pb.Code_OK {
 				mu.Lock()
 				ok++
+				lat = append(lat, time.Since(begin))
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	return sent, ok
+	return sent, ok, lat
 }
