@@ -43,13 +43,13 @@ type Options struct {
 }
 
 // DefaultTimerSlack is the least the loop wakes early for a deferred
-// batch: its timers (internal/hrtimer) fire 30–110 µs late on an idle
+// batch: its timers (internal/hrtimer) fire 40–90 µs late at p50 on an idle
 // 2-core VM, and the slack grows past the floor with the lateness it sees.
 // With the runtime's timers, late by up to a millisecond, the floor was
-// 1 ms and the slack settled at 2–2.6 ms; at 200 µs on hrtimer it settles
-// at 0.2–0.4 ms, and batches that wait the 0.6 ms more grew from 6.3 to
-// 7.2–7.5 requests at 3 000 req/s (ℓ(b) = 1 + 0.05·b ms, SLO 10 ms; see
-// docs/BENCHMARKS.md, "Timers").
+// 1 ms and the slack settled at 1.0–1.2 ms; at 200 µs on hrtimer it settles
+// at 0.2–0.3 ms, and batches that wait the longer grew from 5.0–5.1 to
+// 6.4–7.1 requests at 3 000 req/s (ℓ(b) = 1 + 0.05·b ms, SLO 10 ms;
+// BenchmarkDeferredBatches, docs/BENCHMARKS.md "Timers").
 const DefaultTimerSlack = 200 * time.Microsecond
 
 // Server is the executor's gRPC service: one gpu-let, its models, its
