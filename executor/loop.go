@@ -31,10 +31,14 @@ type loop struct {
 	quit     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+	// The loop's one timer (wake.go), for the scheduler's next wake-up
+	// and the state's next frame, whichever is first.
 	timer    *hrtimer.Timer
-	armed    bool          // the timer is set and has not fired
-	wakeAt   time.Duration // the scheduler time the timer is set for
-	wokeFor  time.Duration // when the timer should fire (wakeAt less the slack)
+	timerSet bool          // timer is set, for timerAt, and has not fired
+	timerAt  time.Duration // the time timer is set for
+	due      bool          // the scheduler has a wake-up: wakeAt, woken for at wokeFor
+	wakeAt   time.Duration // the scheduler time of its next wake-up
+	wokeFor  time.Duration // when to wake for it (wakeAt less the slack)
 	slack    slack
 
 	jobs       chan *job
@@ -55,11 +59,10 @@ type loop struct {
 	started  time.Time
 	// State frames (state.go): the connections that watch the state and
 	// the interval each asked for; whether the state changed since it
-	// was last written to all of them; the timer for those whose
-	// interval has not passed, and the time it is set for.
+	// was last written to all of them; whether a frame waits for the
+	// interval of some, and the time it is due.
 	watchers map[*inferStream]time.Duration
 	dirty    bool
-	pubTimer *hrtimer.Timer
 	pubAt    time.Duration
 	pubArmed bool
 	// flushing are the connections with answers pending (answer).
@@ -127,7 +130,7 @@ func newLoop(s *Server) (*loop, error) {
 	}
 	l.sc = sc
 	l.slack = slack{floor: s.opts.TimerSlack, cur: s.opts.TimerSlack}
-	l.timer, l.pubTimer = hrtimer.NewTimer(), hrtimer.NewTimer()
+	l.timer = hrtimer.NewTimer()
 	go l.run()
 	go l.worker()
 	return l, nil
@@ -161,26 +164,16 @@ func (l *loop) call(f func()) bool {
 
 func (l *loop) run() {
 	defer close(l.done)
-	defer func() { // before done: a closed loop leaves no timer's goroutine
-		_ = l.timer.Close() // a timerfd's close fails only on a bad descriptor
-		_ = l.pubTimer.Close()
-	}()
+	// Before done: a closed loop leaves no timer's goroutine. A timerfd's
+	// close fails only on a bad descriptor.
+	defer func() { _ = l.timer.Close() }()
 	for {
 		select {
 		case f := <-l.in:
 			f()
 		case <-l.timer.C:
-			l.armed = false
-			// Act as of the event's own time: the timer was set early by
-			// the slack, or the host stalled the loop past it. In the
-			// second case the batch starts late and its answers may be
-			// late, but a request is never refused for a stall of the
-			// executor itself (it would have met its deadline had the
-			// wake-up been on time).
-			l.slack.observe(l.now() - l.wokeFor)
-			l.sc.Advance(l.wakeAt)
-		case <-l.pubTimer.C:
-			l.pubArmed = false
+			l.timerSet = false
+			l.woken()
 		case <-l.quit:
 			l.shutdown()
 			l.flush()
@@ -191,6 +184,7 @@ func (l *loop) run() {
 			l.stamp, l.dirty = v, true
 		}
 		l.publish()
+		l.setTimer()
 		l.flush()
 	}
 }
@@ -208,28 +202,23 @@ func (l *loop) stateStamp() uint64 {
 	return v
 }
 
-// rearm points the timer at the scheduler's next wake-up, early by the
-// timer slack. A deferred batch may start only within a window as narrow as
-// ℓ(|B|+1) − ℓ(|B|), tens of microseconds for some models; a wake-up that
-// comes late by more than that would find the window gone. Waking early and
-// advancing the scheduler to the event's time dispatches the batch a little
-// early instead (its deadline is then met with room to spare).
+// rearm takes the scheduler's next wake-up, to wake for it early by the
+// timer slack. A deferred batch may start only within a window as narrow
+// as ℓ(|B|+1) − ℓ(|B|), tens of microseconds for some models; a wake-up
+// that comes late by more than that would find the window gone. Waking
+// early and advancing the scheduler to the event's time dispatches the
+// batch a little early instead (its deadline is then met with room to
+// spare).
 func (l *loop) rearm() {
 	t, ok := l.sc.NextWakeup()
 	switch {
 	case !ok:
-		if l.armed {
-			l.timer.Stop()
-			l.armed = false
-		}
-		return
-	case l.armed && t == l.wakeAt:
-		return // armed for it already: arming a timer is a system call
+		l.due = false
+	case l.due && t == l.wakeAt: // woken for as planned
+	default:
+		l.due, l.wakeAt = true, t
+		l.wokeFor = max(t-l.slack.get(), l.now())
 	}
-	l.armed = true
-	l.wakeAt = t
-	l.wokeFor = max(t-l.slack.get(), l.now())
-	l.timer.Reset(l.wokeFor - l.now())
 }
 
 // shutdown answers everything still waiting and stops the worker.

@@ -82,18 +82,13 @@ func (l *loop) publish() {
 		w.published = now
 	}
 	if next < 0 {
-		l.dirty = false
-		if l.pubArmed {
-			// Published with answers before the timer's time: a wake-up
-			// for nothing.
-			l.pubTimer.Stop()
-			l.pubArmed = false
-		}
+		// Published to all (with answers, perhaps, before the frame was
+		// due: the timer need not wake for it).
+		l.dirty, l.pubArmed = false, false
 		return
 	}
 	if !l.pubArmed || next < l.pubAt {
 		l.pubAt, l.pubArmed = next, true
-		l.pubTimer.Reset(next - now)
 	}
 }
 
