@@ -12,8 +12,11 @@
 # PACK=FILE also writes the bundle as one xz archive to carry there: binaries
 # stripped, without the cmd/gpuletd test binary (its GPU tests, `gpuletd
 # doctor` and the status' executor memory, are what campaign.sh's phases
-# print). With SLIM_SM it comes to about 60 MB, 56 MB with PACK_NO_TESTS=1
-# (no test binaries: the serve, release and profile phases need none); unpack
+# print). With SLIM_SM it comes to about 61 MB, 56 MB with PACK_NO_TESTS=1
+# (no test binaries: the serve, release and profile phases need none), and
+# PACK_TESTS="NAME..." keeps only the test binaries named (executor_engine,
+# mps, fake-nvidia-cuda-mps-control: the mps tests need the last; with
+# executor_engine alone, 59 MB); unpack
 # with `tar xJf FILE`, the folder is named as DIR. Its bin/ and lib/ are what
 # scripts/dist.sh --gpu packs into a release archive there (campaign.sh
 # release).
@@ -47,6 +50,13 @@ if [ -n "${PACK:-}" ]; then
   name=$(basename "$out")
   rm -f "$pack/$name/tests/cmd_gpuletd.test"
   [ -n "${PACK_NO_TESTS:-}" ] && rm -rf "$pack/$name/tests"
+  if [ -n "${PACK_TESTS:-}" ]; then
+    for t in "$pack/$name/tests/"*; do
+      keep=
+      for k in $PACK_TESTS; do [ "$(basename "$t" .test)" = "$k" ] && keep=1; done
+      [ -n "$keep" ] || rm -f "$t"
+    done
+  fi
   strip "$pack/$name/bin/"* "$pack/$name/tests/"* 2>/dev/null || true
   # One thread and a dictionary larger than the binaries: the test binaries
   # compress against gpuletd's code.
