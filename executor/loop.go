@@ -184,8 +184,8 @@ func (l *loop) run() {
 			l.stamp, l.dirty = v, true
 		}
 		l.publish()
-		l.setTimer()
 		l.flush()
+		l.setTimer() // after the answers are written: setting a timer is a system call
 	}
 }
 
