@@ -15,10 +15,11 @@ func (l *loop) woken() {
 	now := l.now()
 	frame := l.pubArmed && now >= l.pubAt
 	wake := l.due && now >= l.wokeFor
-	if frame && (!wake || l.pubAt <= l.wokeFor) {
-		l.pubArmed = false
-		l.publish() // the state as the frame's time saw it
-		frame = false
+	if frame {
+		l.pubArmed = false // the loop's iteration publishes, if not here
+		if !wake || l.pubAt <= l.wokeFor {
+			l.publish() // the state as the frame's time saw it
+		}
 	}
 	if wake {
 		// Act as of the event's own time: the timer was set early by the
@@ -29,9 +30,6 @@ func (l *loop) woken() {
 		l.due = false
 		l.slack.observe(now - l.wokeFor)
 		l.sc.Advance(l.wakeAt)
-	}
-	if frame {
-		l.pubArmed = false // the loop's iteration publishes
 	}
 }
 
