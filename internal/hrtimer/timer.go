@@ -13,14 +13,14 @@ type Timer struct {
 	C <-chan time.Time
 	c chan time.Time
 
-	mu     sync.Mutex
-	armed  bool
-	at     time.Time   // when the current arming is due
-	runtim *time.Timer // the runtime's timer, where no clock file serves
-	clock  clockFile   // nil: none, or no longer (the runtime's timers only)
-	set    bool        // clock is armed (an arming's expiry may be unread)
-	closed bool
-	done   chan struct{} // closed when the reader has returned; nil: no reader
+	mu       sync.Mutex
+	armed    bool
+	at       time.Time   // when the current arming is due
+	fallback *time.Timer // the runtime's timer, where no clock file serves
+	clock    clockFile   // nil: none, or no longer (the runtime's timers only)
+	set      bool        // clock is armed (an arming's expiry may be unread)
+	closed   bool
+	done     chan struct{} // closed when the reader has returned; nil: no reader
 }
 
 // clockFile is a kernel timer the timer arms and waits on.
@@ -54,7 +54,7 @@ func (t *Timer) read(f clockFile) {
 			t.mu.Lock()
 			t.clock = nil
 			if t.armed && !t.closed { // it will not fire by the file now
-				t.runtim = time.AfterFunc(time.Until(t.at), t.fire)
+				t.fallback = time.AfterFunc(time.Until(t.at), t.fire)
 			}
 			t.mu.Unlock()
 			return
@@ -98,7 +98,7 @@ func (t *Timer) Reset(d time.Duration) {
 		t.set = true
 		return
 	}
-	t.runtim = time.AfterFunc(d, t.fire)
+	t.fallback = time.AfterFunc(d, t.fire)
 }
 
 // Stop disarms the timer and drops a firing not yet received.
@@ -116,9 +116,9 @@ func (t *Timer) Stop() {
 // of the clock file for the arming dropped is dropped by fire.
 func (t *Timer) disarm() {
 	t.armed = false
-	if t.runtim != nil {
-		t.runtim.Stop()
-		t.runtim = nil
+	if t.fallback != nil {
+		t.fallback.Stop()
+		t.fallback = nil
 	}
 	select {
 	case <-t.c:
