@@ -21,6 +21,20 @@ type childLog struct {
 	log *zap.Logger
 	mu  sync.Mutex
 	buf []byte
+	// lastErr is the last record at error level or above: its error
+	// field, else its message.
+	lastErr string
+}
+
+// lastError is the last error the executor logged ("": none, or no
+// childLog).
+func (c *childLog) lastError() string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
 }
 
 // maxChildLine bounds a line held while waiting for its end.
@@ -101,6 +115,12 @@ func (c *childLog) line(b []byte) {
 	// has already ended; the daemon must not.
 	if lvl > zapcore.ErrorLevel {
 		lvl = zapcore.ErrorLevel
+	}
+	if lvl == zapcore.ErrorLevel {
+		c.lastErr = msg
+		if e, ok := rec["error"].(string); ok && e != "" {
+			c.lastErr = e
+		}
 	}
 	if ce := c.log.Check(lvl, msg); ce != nil {
 		ce.Write(fields...)

@@ -35,3 +35,22 @@ func TestChildLogRelogsExecutorRecords(t *testing.T) {
 	require.Equal(t, "split line", got[3].Message)
 	require.Equal(t, "tail without newline", got[4].Message)
 }
+
+// The last error record is kept for the executor's restart event: its
+// error field, else its message; records below error level leave it.
+func TestChildLogKeepsTheLastError(t *testing.T) {
+	w := newChildLog(zap.NewNop())
+	require.Empty(t, w.lastError())
+	for _, tc := range []struct{ line, want string }{
+		{`{"level":"error","msg":"batch done"}`, "batch done"},
+		{`{"level":"error","msg":"device fault","error":"cudaErrorIllegalAddress (CUDA error 700)"}`, "cudaErrorIllegalAddress (CUDA error 700)"},
+		{`{"level":"warn","msg":"recalibrate","error":"later"}`, "cudaErrorIllegalAddress (CUDA error 700)"},
+		{"SIGSEGV: segmentation violation", "cudaErrorIllegalAddress (CUDA error 700)"},
+		{`{"level":"fatal","msg":"cannot start"}`, "cannot start"},
+	} {
+		_, err := w.Write([]byte(tc.line + "\n"))
+		require.NoError(t, err)
+		require.Equal(t, tc.want, w.lastError(), tc.line)
+	}
+	require.Empty(t, (*childLog)(nil).lastError())
+}

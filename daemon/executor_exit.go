@@ -113,23 +113,37 @@ func oomFix(at, now oomCounts) string {
 
 // exitWords says how an executor ended and what to do, for its restart
 // event: exit is its wait error; unanswered says that gpuletd killed it
-// for missing its health checks; at and now are the kernel's counts of
+// for missing its health checks; said is the last error it logged ("":
+// none), kept as last_error; at and now are the kernel's counts of
 // out-of-memory kills when it started and now. A SIGKILL that gpuletd did
 // not send is the OOM killer's when gpuletd's memory cgroup counted a
-// kill, and most likely so when only the machine's count rose.
-func exitWords(exit error, unanswered bool, at, now oomCounts) (string, map[string]string) {
+// kill, and most likely so when only the machine's count rose. An exit
+// with executor.ExitDeviceFault is a GPU that failed for good in the
+// executor's process (its CUDA context), named by said.
+func exitWords(exit error, unanswered bool, said string, at, now oomCounts) (string, map[string]string) {
 	attrs := map[string]string{"exit": fmt.Sprint(exit)}
+	if said != "" {
+		attrs["last_error"] = said
+	}
 	var ee *exec.ExitError
-	ws, signaled := syscall.WaitStatus(0), false
+	ws, signaled, code := syscall.WaitStatus(0), false, -1
 	if errors.As(exit, &ee) {
 		if w, ok := ee.Sys().(syscall.WaitStatus); ok && w.Signaled() {
 			ws, signaled = w, true
 		}
+		code = ee.ExitCode()
 	}
 	killed := signaled && ws.Signal() == syscall.SIGKILL
 	switch verdict := oomVerdict(at, now); {
 	case unanswered:
 		return "executor did not answer its health checks and was killed; restarting it", attrs
+	case code == executor.ExitDeviceFault:
+		attrs["cause"] = "device_fault"
+		why := said
+		if why == "" {
+			why = "its log says which error"
+		}
+		return fmt.Sprintf("executor stopped after its GPU failed for good in its process (%s); restarting it, with a new CUDA context", why), attrs
 	case killed && verdict == "oom":
 		attrs["cause"], attrs["fix"] = "oom", oomFix(at, now)
 		attrs["oom_kills"] = fmt.Sprintf("%d→%d", at.cg.Kills, now.cg.Kills)
@@ -171,7 +185,7 @@ func (s *supervisor) failedStart(p *executor.Process, oomAt oomCounts, err error
 		return err
 	}
 	now := s.oomNow()
-	if _, attrs := exitWords(p.ExitErr(), false, oomAt, now); attrs["cause"] != "oom" {
+	if _, attrs := exitWords(p.ExitErr(), false, "", oomAt, now); attrs["cause"] != "oom" {
 		return err
 	}
 	return &killedForMemory{err: err, likely: oomVerdict(oomAt, now) == "likely", fix: oomFix(oomAt, now), limit: now.cg.Limit}

@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/internal/cgroupfs"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // exitOf runs script in sh and returns how it ended.
@@ -27,6 +30,8 @@ func exitOf(t *testing.T, script string) error {
 
 func TestExitWords(t *testing.T) {
 	killed, crashed, exited := exitOf(t, "kill -KILL $$"), exitOf(t, "kill -SEGV $$"), exitOf(t, "exit 2")
+	faulted := exitOf(t, "exit "+strconv.Itoa(executor.ExitDeviceFault))
+	const illegal = "the device can run nothing more in this process: cudaErrorIllegalAddress (CUDA error 700): an illegal memory access was encountered"
 	host := func(n int64) oomCounts { return oomCounts{host: n} }
 	group := func(hostKills, kills, hits int64, limit int64) oomCounts {
 		return oomCounts{host: hostKills, group: memcg.Group{Group: cgroupfs.Group{Name: "/system.slice/gpuletd.service", V2: true}},
@@ -36,29 +41,36 @@ func TestExitWords(t *testing.T) {
 		name       string
 		exit       error
 		unanswered bool
+		said       string
 		at, now    oomCounts
 		msg        string
 		cause      string
 		fix        string
 	}{
-		{"killed while the kernel killed for memory", killed, false, host(3), host(4),
+		{"killed while the kernel killed for memory", killed, false, "", host(3), host(4),
 			"executor was killed, most likely by the kernel's out-of-memory killer (its count of kills rose while the executor ran); restarting it", "oom", "the host is short of memory"},
-		{"killed, the kernel's count still", killed, false, host(3), host(3), "executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
-		{"killed, no count on this kernel", killed, false, host(-1), host(-1), "executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
-		{"killed, gpuletd's cgroup counted it", killed, false, group(3, 0, 0, 0), group(4, 1, 0, 0),
+		{"killed, the kernel's count still", killed, false, "", host(3), host(3), "executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
+		{"killed, no count on this kernel", killed, false, "", host(-1), host(-1), "executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
+		{"killed, gpuletd's cgroup counted it", killed, false, "", group(3, 0, 0, 0), group(4, 1, 0, 0),
 			"executor was killed by the kernel's out-of-memory killer (gpuletd's memory cgroup /system.slice/gpuletd.service counted the kill); restarting it", "oom", "the host is short of memory"},
-		{"killed at gpuletd's memory limit", killed, false, group(3, 0, 5, 4<<30), group(4, 1, 6, 4<<30),
+		{"killed at gpuletd's memory limit", killed, false, "", group(3, 0, 5, 4<<30), group(4, 1, 6, 4<<30),
 			"executor was killed by the kernel's out-of-memory killer (gpuletd's memory cgroup /system.slice/gpuletd.service counted the kill); restarting it", "oom",
 			"gpuletd's processes reached their memory limit of 4 GiB (memory.max of cgroup /system.slice/gpuletd.service; MemoryMax= in a systemd unit)"},
-		{"killed while another process was killed for memory", killed, false, group(3, 0, 0, 0), group(4, 0, 0, 0),
+		{"killed while another process was killed for memory", killed, false, "", group(3, 0, 0, 0), group(4, 0, 0, 0),
 			"executor was killed (SIGKILL) from outside gpuletd; restarting it", "", ""},
-		{"killed by gpuletd for its health checks", killed, true, host(3), host(4), "executor did not answer its health checks and was killed; restarting it", "", ""},
-		{"a crash", crashed, false, group(3, 0, 0, 0), group(4, 1, 1, 0), "executor crashed (signal: segmentation fault); restarting it", "", ""},
-		{"an exit", exited, false, host(3), host(4), "executor exited; restarting it", "", ""},
+		{"killed by gpuletd for its health checks", killed, true, "", host(3), host(4), "executor did not answer its health checks and was killed; restarting it", "", ""},
+		{"a crash", crashed, false, "", group(3, 0, 0, 0), group(4, 1, 1, 0), "executor crashed (signal: segmentation fault); restarting it", "", ""},
+		{"an exit", exited, false, "", host(3), host(4), "executor exited; restarting it", "", ""},
+		{"a GPU that failed for good", faulted, false, illegal, host(3), host(3),
+			"executor stopped after its GPU failed for good in its process (" + illegal + "); restarting it, with a new CUDA context", "device_fault", ""},
+		{"a GPU that failed for good, nothing logged", faulted, false, "", host(3), host(3),
+			"executor stopped after its GPU failed for good in its process (its log says which error); restarting it, with a new CUDA context", "device_fault", ""},
+		{"a crash after an error", crashed, false, "run failed", host(3), host(3), "executor crashed (signal: segmentation fault); restarting it", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			msg, attrs := exitWords(tc.exit, tc.unanswered, tc.at, tc.now)
+			msg, attrs := exitWords(tc.exit, tc.unanswered, tc.said, tc.at, tc.now)
 			require.Equal(t, tc.msg, msg)
+			require.Equal(t, tc.said, attrs["last_error"])
 			require.Equal(t, tc.exit.Error(), attrs["exit"])
 			require.Equal(t, tc.cause, attrs["cause"])
 			if tc.fix == "" {
@@ -68,6 +80,32 @@ func TestExitWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An executor that exits after its GPU failed for good is said to have,
+// with the error it logged last, in its restart event.
+func TestAnExecutorWhoseGPUFailedIsSaidSo(t *testing.T) {
+	const fault = "the device can run nothing more in this process: cudaErrorIllegalAddress (CUDA error 700): an illegal memory access was encountered"
+	s, st := fakeSupervisor(t, "echo '{\"level\":\"error\",\"msg\":\"device fault\",\"error\":\""+fault+"\"}' >&2\n"+
+		"echo 'serve executor: "+fault+"' >&2\n"+
+		"exit "+strconv.Itoa(executor.ExitDeviceFault)+"\n")
+	g := cpuRun(t, s)
+	sock, err := s.socketPath()
+	require.NoError(t, err)
+	out := newChildLog(zap.NewNop())
+	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock, Output: out})
+	require.NoError(t, err)
+	g.proc, g.out = p, out
+	s.mu.Lock()
+	s.running[g.id] = g
+	s.mu.Unlock()
+	go g.monitor()
+	ev := firstEvent(t, s, st, g)
+	require.Equal(t, EventExecutorRestart, ev.Kind)
+	require.Equal(t, "executor stopped after its GPU failed for good in its process ("+fault+"); restarting it, with a new CUDA context", ev.Message)
+	require.Equal(t, "device_fault", ev.Attrs["cause"])
+	require.Equal(t, fault, ev.Attrs["last_error"])
+	require.Equal(t, "exit status 75", ev.Attrs["exit"])
 }
 
 // The kernel's count is read from /proc/vmstat where the kernel keeps it.

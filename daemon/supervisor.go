@@ -94,6 +94,7 @@ type gpuletRun struct {
 
 	mu       sync.Mutex
 	proc     *executor.Process
+	out      *childLog     // where proc's output goes: its last error, should it end
 	planned  gpulet.GPULet // the plan gpu-let it runs
 	models   map[string]*pb.LoadModelRequest
 	loaded   map[string]*pb.LoadModelResponse
@@ -356,7 +357,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		return errors.Join(slices.Collect(maps.Values(refused))...)
 	}
 	g.mu.Lock()
-	g.proc, g.health, g.policy, g.oomAt = p, h, flagValue(args, "--policy"), oom
+	g.proc, g.out, g.health, g.policy, g.oomAt = p, out, h, flagValue(args, "--policy"), oom
 	for k, v := range loaded {
 		g.loaded[k] = v
 	}
@@ -468,10 +469,10 @@ func (g *gpuletRun) monitor() {
 		g.sup.restarts.Add(1)
 		g.mu.Lock()
 		g.restarts++
-		n, oomAt := g.restarts, g.oomAt
-		g.proc = nil
+		n, oomAt, out := g.restarts, g.oomAt, g.out
+		g.proc, g.out = nil, nil
 		g.mu.Unlock()
-		msg, attrs := exitWords(p.ExitErr(), unanswered, oomAt, g.sup.oomNow())
+		msg, attrs := exitWords(p.ExitErr(), unanswered, out.lastError(), oomAt, g.sup.oomNow())
 		if b := g.lastRSS.Swap(0); b > 0 {
 			// Which executor was large, when the kernel chose among them.
 			attrs["resident_before"] = bytefmt.Size(b)

@@ -12,12 +12,14 @@ import (
 
 // canIsolate tells whether a batch that failed with err may be run again
 // in parts (runApart): the model itself failed (engine.ErrRunFailed),
-// the batch was not cancelled, and it holds rows of several requests. A
+// the batch was not cancelled, the device did not fail for good
+// (ErrDeviceFault: every part would fail alike), and it holds rows of
+// several requests. A
 // request whose data the model cannot take (a token id past the model's
 // vocabulary, which ONNX Runtime refuses in its Gather) fails the run of
 // every request batched with it; run alone, the others are answered.
 func canIsolate(j *job, err error) bool {
-	if err == nil || j.ctx.Err() != nil || !errors.Is(err, engine.ErrRunFailed) {
+	if err == nil || j.ctx.Err() != nil || !errors.Is(err, engine.ErrRunFailed) || errors.Is(err, ErrDeviceFault) {
 		return false
 	}
 	for _, sl := range j.slots[1:] {

@@ -45,6 +45,7 @@ type loop struct {
 	workerDone chan struct{}
 
 	draining atomic.Bool
+	ran      atomic.Bool // the worker has run a batch
 
 	// Loop-owned state.
 	ids      []*modelEntry
@@ -77,6 +78,11 @@ type loop struct {
 	// handOver removes the old one; moved collects those requests.
 	handing *modelEntry
 	moved   []sched.Request
+
+	// fault is the device fault a run found (fault.go), and faultSent
+	// whether Serve was told.
+	fault     error
+	faultSent bool
 }
 
 // request is one client request: one or more rows, each scheduled as its own
@@ -185,6 +191,7 @@ func (l *loop) run() {
 		}
 		l.publish()
 		l.flush()
+		l.reportFault()
 		l.setTimer() // after the answers are written: setting a timer is a system call
 	}
 }
@@ -260,6 +267,12 @@ func (l *loop) worker() {
 	defer close(l.workerDone)
 	for j := range l.jobs {
 		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)
+		l.ran.Store(true)
+		if err != nil && j.ctx.Err() == nil {
+			if fault := l.checkDevice(err); fault != nil {
+				err = fault // running its requests apart would fail alike
+			}
+		}
 		var each []error
 		if canIsolate(j, err) {
 			batchErr := err
@@ -281,6 +294,10 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 	r.rows = make([][]tensor.Tensor, len(rows))
 	r.remaining = len(rows)
 	r.model.stats.requests++
+	if l.fault != nil {
+		l.answerErr(r, pb.Code_UNAVAILABLE, l.faultWords())
+		return
+	}
 	if l.draining.Load() {
 		l.answerErr(r, pb.Code_UNAVAILABLE, "executor is draining")
 		return
@@ -368,6 +385,9 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 	}
 	took := time.Since(j.began)
 	l.busy += took
+	if errors.Is(err, ErrDeviceFault) {
+		l.faulted(err) // before BatchEnded, which may dispatch the next batch
+	}
 	if err == nil && len(outs) != len(j.slots) {
 		err = fmt.Errorf("engine returned %d results for a batch of %d", len(outs), len(j.slots))
 	}
@@ -393,6 +413,10 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 		if r.answered {
 			continue
 		}
+		if errors.Is(err, ErrDeviceFault) {
+			l.answerErr(r, pb.Code_UNAVAILABLE, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", r.model.name, len(j.slots), err))
+			continue
+		}
 		if err != nil {
 			// A batch of one request's rows that the model refused is
 			// that request's bad input; several requests' are run again
@@ -412,6 +436,9 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 		if r.remaining == 0 {
 			l.answerRows(r, info.Emulated)
 		}
+	}
+	if l.fault != nil {
+		l.answerHeld()
 	}
 	if j.model.retired && j.model.running == 0 {
 		l.closeModel(j.model)

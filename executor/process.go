@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/engine"
@@ -64,6 +65,7 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log,
 		Device:       DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
 		OneRunThread: env.Kind == execenv.KindNVIDIA, // the CUDA provider's state per thread
+		DeviceCheck:  deviceCheck(env.Kind, log),
 	})
 	if err != nil {
 		_ = eng.Close()
@@ -80,6 +82,29 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 	closeErr := srv.Close()
 	_ = os.Remove(o.Socket)
 	return errors.Join(serveErr, closeErr)
+}
+
+// deviceCheck is the executor's Options.DeviceCheck for a device of kind:
+// on NVIDIA GPUs, whether the process's CUDA context holds an error for
+// good (cudart.CheckContext); none elsewhere. A check that cannot be made
+// (the CUDA runtime library lacks a call) counts as no fault, said once.
+func deviceCheck(kind string, log *zap.Logger) func() error {
+	if kind != execenv.KindNVIDIA {
+		return nil
+	}
+	var said sync.Once
+	return func() error {
+		err := cudart.CheckContext("")
+		if ce, ok := errors.AsType[*cudart.ContextError](err); ok {
+			return ce
+		}
+		if err != nil {
+			said.Do(func() {
+				log.Warn("the CUDA context cannot be checked: a context that failed for good would not be found", zap.Error(err))
+			})
+		}
+		return nil
+	}
 }
 
 // newEngine picks the engine the gpu-let needs: emulated on emulated

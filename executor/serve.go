@@ -40,6 +40,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		err = fmt.Errorf("serve executor: %w", err)
 	case err = <-accepted:
 		err = fmt.Errorf("serve executor: %w", err)
+	case err = <-s.faults:
+		err = fmt.Errorf("serve executor: %w", err)
 	case <-ctx.Done():
 	}
 	_ = ln.Close()

@@ -40,6 +40,11 @@ type Options struct {
 	// CUDA provider; see loop.worker). It costs each batch a hand-over to
 	// that thread: about 60 µs at p50 on a 2-core VM (gpuletd bench hop).
 	OneRunThread bool
+	// DeviceCheck, when set, is asked after a batch's run failed, and at
+	// each health check while no batch runs, whether the device can still
+	// run work in this process: nil when it can, else why not (see
+	// ErrDeviceFault). It may be called from two goroutines at once.
+	DeviceCheck func() error
 }
 
 // DefaultTimerSlack is the least the loop wakes early for a deferred
@@ -66,6 +71,8 @@ type Server struct {
 	byName map[string]*modelEntry
 
 	loop *loop
+	// faults carries a device fault from the loop to Serve.
+	faults chan error
 }
 
 // NewServer builds a server and starts its scheduling loop; Close stops it.
@@ -79,7 +86,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.TimerSlack <= 0 {
 		opts.TimerSlack = DefaultTimerSlack
 	}
-	s := &Server{opts: opts, log: opts.Log, byName: map[string]*modelEntry{}}
+	s := &Server{opts: opts, log: opts.Log, byName: map[string]*modelEntry{}, faults: make(chan error, 1)}
 	s.epoch = time.Now()
 	s.clock = sched.NewRealClock()
 	l, err := newLoop(s)
@@ -118,6 +125,7 @@ func (s *Server) toWall(t time.Duration) int64 {
 
 // Health reports the executor's device and models.
 func (s *Server) Health(context.Context, *pb.HealthRequest) (*pb.HealthResponse, error) {
+	s.loop.checkIdleDevice()
 	info := s.opts.Runtime.Describe()
 	s.mu.RLock()
 	names := make([]string, 0, len(s.byName))

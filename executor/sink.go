@@ -16,6 +16,12 @@ type sink struct{ l *loop }
 // Dispatch hands a batch to the engine worker.
 func (k sink) Dispatch(now time.Duration, b sched.Batch) {
 	l := k.l
+	if l.fault != nil {
+		// The device failed for good: nothing more runs. The batch's
+		// requests are answered with the rest (loop.answerHeld), and the
+		// process ends.
+		return
+	}
 	m := l.ids[b.Model]
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &job{seq: b.Seq, model: m, start: now, end: now + (b.End - b.Start), began: time.Now(), ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/executor"
 	"github.com/spf13/cobra"
@@ -27,7 +29,12 @@ func newExecutorCmd(g *globalFlags) *cobra.Command {
 			}
 			defer func() { _ = log.Sync() }()
 			o.Log = log.Named("executor")
-			return executor.RunProcess(cmd.Context(), o)
+			err = executor.RunProcess(cmd.Context(), o)
+			if errors.Is(err, executor.ErrDeviceFault) {
+				// The daemon starts a new executor and says why.
+				return &exitError{code: executor.ExitDeviceFault, msg: err.Error()}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
