@@ -73,7 +73,12 @@ func (n *node) planLoop(ctx context.Context) {
 				reason = planPathMeasured
 			}
 		case <-surge.C:
-			if reason, rates = n.surgeCheck(time.Now(), start, last); reason == "" {
+			now := time.Now()
+			reason, rates = n.surgeCheck(now, start, last)
+			if why := n.deviceCheck(); why != "" && reason == "" {
+				reason, rates = why, n.rates.estimates(now)
+			}
+			if reason == "" {
 				continue
 			}
 		}

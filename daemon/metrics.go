@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/version"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/pipeline"
 	"github.com/gpulet/gpuletd/profiler/store"
 
@@ -103,6 +104,7 @@ var (
 	descEvents        = prometheus.NewDesc("gpuletd_events_total", "Events recorded (gpuletd events) since the daemon started, per kind and severity.", []string{"kind", "severity"}, nil)
 	descMemory        = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil          = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
+	descDeviceHealth  = prometheus.NewDesc("gpuletd_device_health", "1 for the device's health now (ok, degraded or failed: nothing is placed on it), 0 for the others.", []string{"device", "state"}, nil)
 
 	descPipeAccuracy = prometheus.NewDesc("gpuletd_pipeline_accuracy_ratio", "Accuracy of a pipeline's recent requests (an average weighted to the latest), from the declared accuracies of the models that ran them.", []string{"pipeline"}, nil)
 	descPipePlanned  = prometheus.NewDesc("gpuletd_pipeline_planned_accuracy_ratio", "Expected accuracy of a pipeline's requests under its plan.", []string{"pipeline"}, nil)
@@ -126,7 +128,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descDeviceHealth,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
@@ -209,6 +211,13 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	collectPipelines(n, ch)
 	for _, d := range inv.Devices {
+		for _, h := range []mps.Health{mps.HealthOK, mps.HealthDegraded, mps.HealthFailed} {
+			v := 0.0
+			if d.Health == h {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descDeviceHealth, prometheus.GaugeValue, v, d.ID, string(h))
+		}
 		if d.MemoryTotal > 0 {
 			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryTotal), d.ID, "total")
 			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryFree), d.ID, "free")

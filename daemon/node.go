@@ -26,6 +26,7 @@ type node struct {
 	capacity capacityBook
 	st       *store.Store
 	devices  *mps.Manager
+	devWatch deviceWatch // the devices' health the plan loop last saw
 	catalog  *catalog
 	uploads  *uploads // model folders loaded from a load request's files
 	book     *profileBook

@@ -1,6 +1,7 @@
 package mps
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -77,9 +78,17 @@ func describe(h nvml.Device, d *Device, log *zap.Logger) error {
 // refresh re-reads what changes while a device runs: free memory,
 // utilisation, processes and, on MIG, the instances.
 func refresh(h nvml.Device, d *Device, log *zap.Logger) {
-	if mem, err := call("get memory info", h.GetMemoryInfo); err == nil {
+	mem, err := call("get memory info", h.GetMemoryInfo)
+	switch lost := lostWords(err); {
+	case err == nil:
 		d.MemoryTotal, d.MemoryFree = mem.Total, mem.Free
-	} else {
+	case lost != "":
+		// A GPU lost stays lost until it is reset or the host
+		// rebooted: failed for the daemon's life (refresh skips it).
+		d.Health, d.HealthDetail = HealthFailed, lost
+		log.Error("NVIDIA GPU lost", zap.String("device", d.ID), zap.String("uuid", d.UUID), zap.String("why", lost))
+		return
+	default:
 		log.Debug("no memory info", zap.String("device", d.ID), zap.Error(err))
 	}
 	if u, err := call("get utilization", h.GetUtilizationRates); err == nil {
@@ -164,4 +173,18 @@ func TypeFromName(name string) string {
 		return "gpu"
 	}
 	return strings.Join(out, "-")
+}
+
+// lostWords says what to do about a GPU whose NVML call failed with err
+// because the GPU can no longer be used (it fell off the bus, or waits for
+// a reset); "" for any other failure.
+func lostWords(err error) string {
+	switch {
+	case errors.Is(err, nvml.ERROR_GPU_IS_LOST):
+		return fmt.Sprintf("the GPU is lost, fallen off the bus (%v; the kernel log says which Xid): "+
+			"nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted", err)
+	case errors.Is(err, nvml.ERROR_RESET_REQUIRED):
+		return fmt.Sprintf("the GPU needs a reset (%v): nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted", err)
+	}
+	return ""
 }

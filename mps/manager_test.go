@@ -130,6 +130,51 @@ func TestManagerMPSDaemonDies(t *testing.T) {
 	require.NoError(t, m.Close(context.Background()))
 }
 
+// A GPU that NVML says is lost (fallen off the bus) or waits for a reset,
+// while the daemon runs, fails for good: the inventory says why and what
+// to do, leases are refused, and it stays failed when NVML answers again.
+func TestManagerLostGPUFails(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ret  nvml.Return
+		why  string
+	}{
+		{"fallen off the bus", nvml.ERROR_GPU_IS_LOST, "the GPU is lost, fallen off the bus"},
+		{"waiting for a reset", nvml.ERROR_RESET_REQUIRED, "the GPU needs a reset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeMPS(t)
+			s, mocks := newServer(t, gpus.H100_SXM5_80GB, 2)
+			core, logs := observer.New(zapcore.InfoLevel)
+			m, err := New(Options{Spec: Spec{Mode: ModeNVIDIA, RuntimeDir: f.root, MPS: testMPSSpec(f)}, NVML: s, Logger: zap.New(core)})
+			require.NoError(t, err)
+			ctx := context.Background()
+			require.NoError(t, m.Start(ctx))
+			defer func() { require.NoError(t, m.Close(ctx)) }()
+			for _, d := range m.Inventory().Devices {
+				require.Equal(t, HealthOK, d.Health)
+			}
+
+			answer := mocks[1].GetMemoryInfoFunc
+			mocks[1].GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, tc.ret }
+			inv := m.Inventory()
+			require.Equal(t, HealthOK, inv.Devices[0].Health, "the other GPU serves on")
+			lost := inv.Devices[1]
+			require.Equal(t, HealthFailed, lost.Health)
+			require.Contains(t, lost.HealthDetail, tc.why)
+			require.Contains(t, lost.HealthDetail, "until it is reset (nvidia-smi -r) or the host rebooted")
+			require.Equal(t, 1, logs.FilterMessage("NVIDIA GPU lost").Len())
+			_, err = m.Lease(Gpulet{ID: "g", Device: "gpu1", Size: 50})
+			require.ErrorIs(t, err, ErrBadGpulet)
+			require.ErrorContains(t, err, tc.why)
+
+			mocks[1].GetMemoryInfoFunc = answer
+			require.Equal(t, HealthFailed, m.Inventory().Devices[1].Health, "lost until the GPU is reset")
+			require.Equal(t, 1, logs.FilterMessage("NVIDIA GPU lost").Len(), "said once")
+		})
+	}
+}
+
 func TestManagerStartFailures(t *testing.T) {
 	t.Run("runtime directory not usable", func(t *testing.T) {
 		f := newFakeMPS(t)
