@@ -37,6 +37,7 @@ func (n *node) planLoop(ctx context.Context) {
 	start := time.Now()
 	last := start.Add(-control.MinReplanGap)
 	n.path.observe(n.samplePath(start))
+	n.devWatch.observe(n.devices.Inventory().Devices) // what the surge checks compare with
 	for {
 		var reason string
 		var rates map[string]float64
