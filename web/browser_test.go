@@ -465,14 +465,18 @@ func checkDeviceMemory(t *testing.T, b *browser) {
   new Devices(root).render({ devices: [
     { id: 'gpu0', kind: 'nvidia', type: 'h100-80gb-hbm3', name: 'NVIDIA H100 80GB HBM3', backend: 'mps', health: 'ok', memory_total: 80 * gib, memory_free: 68 * gib },
     { id: 'emu0', kind: 'emulated', type: 'igniter-v100', name: 'Emulated igniter-v100', backend: 'mps', health: 'ok', memory_total: 16 * gib, memory_free: 16 * gib },
+    { id: 'gpu1', kind: 'nvidia', type: 'h100-80gb-hbm3', name: 'NVIDIA H100 80GB HBM3', backend: 'mps', health: 'failed',
+      health_detail: 'the GPU is lost, fallen off the bus' },
   ], gpulets: [], models: [] });
   const lines = [...root.querySelectorAll('.dev-meta')].map((p) => p.textContent);
   root.remove();
   return lines;
 })()`)
-	require.Len(t, got, 2)
+	require.Len(t, got, 3)
 	require.Contains(t, got[0], " · 12 GiB in use")
+	require.NotContains(t, got[0], "health")
 	require.NotContains(t, got[1], "in use")
+	require.Contains(t, got[2], " · health: failed (the GPU is lost, fallen off the bus)", "a failed device says why")
 
 	// The CPU device's line says its cores, and of how many where a CPU
 	// limit narrowed them.

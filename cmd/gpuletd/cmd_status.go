@@ -451,6 +451,8 @@ type adminDevice struct {
 	Type    string `json:"type"`
 	Backend string `json:"backend"`
 	Health  string `json:"health"`
+	// HealthDetail says why a device is degraded or failed.
+	HealthDetail string `json:"health_detail"`
 	// MemoryTotal and MemoryFree are the driver's, on an NVIDIA GPU.
 	MemoryTotal uint64 `json:"memory_total"`
 	MemoryFree  uint64 `json:"memory_free"`
@@ -790,6 +792,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	for _, d := range s.Devices {
 		if line := d.cpuLimitText(); line != "" {
 			fmt.Fprintln(w, line)
+		}
+		if d.HealthDetail != "" {
+			writeWrappedLine(w, fmt.Sprintf("%s %s: %s", d.ID, d.Health, d.HealthDetail))
 		}
 	}
 

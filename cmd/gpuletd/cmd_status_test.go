@@ -98,6 +98,15 @@ func TestWriteStatus(t *testing.T) {
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	require.Contains(t, b.String(), "gpu0    nvidia  h100-80gb-hbm3  mps      ok      12/80GiB  NVIDIA H100 80GB HBM3\n")
 	require.LessOrEqual(t, widest(b.String()), 80, b.String())
+	require.NotContains(t, b.String(), "gpu0 ok", "a healthy device has nothing to say")
+	// A failed one says why under the table.
+	s.Devices[0].Health = "failed"
+	s.Devices[0].HealthDetail = "the GPU is lost, fallen off the bus (get memory info: NVML error: ERROR_GPU_IS_LOST; the kernel log says which Xid): " +
+		"nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted"
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "NVIDIA H100 80GB HBM3\ngpu0 failed: the GPU is lost, fallen off the bus (get memory info: NVML error:\n  ERROR_GPU_IS_LOST;")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
 	s.Devices = emulated
 
 	s.MetricsListen = "0.0.0.0:8702"

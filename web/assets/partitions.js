@@ -273,7 +273,7 @@ export class Devices {
             // What the driver says is in use, on a GPU it measures.
             d.kind === 'nvidia' && d.memory_total > 0 ? `${bytes(d.memory_total - Math.min(d.memory_free, d.memory_total))} in use` : null,
             cpuCores(d),
-            d.health && d.health !== 'ok' ? `health: ${d.health}` : null,
+            d.health && d.health !== 'ok' ? `health: ${d.health}${d.health_detail ? ` (${d.health_detail})` : ''}` : null,
             d.mig && d.mig.instances && d.mig.instances.length
               ? 'MIG ' + d.mig.instances.map((i) => `${i.profile}${i.leased ? ' (' + i.leased + '% leased' + (i.mps_pipe_dir ? ', MPS' : '') + ')' : ''}`).join(', ')
               : null,
