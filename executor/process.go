@@ -65,7 +65,7 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log,
 		Device:       DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
 		OneRunThread: env.Kind == execenv.KindNVIDIA, // the CUDA provider's state per thread
-		DeviceCheck:  deviceCheck(env.Kind, log),
+		DeviceCheck:  deviceCheck(env.Kind, eng, log),
 	})
 	if err != nil {
 		_ = eng.Close()
@@ -84,11 +84,19 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 	return errors.Join(serveErr, closeErr)
 }
 
+// EmulatedFaultFile is the name of an emulated device's fault file, in the
+// folder of its executors' sockets (engine.EmulatedOptions.Fault).
+func EmulatedFaultFile(deviceID string) string { return "fault-" + deviceID }
+
 // deviceCheck is the executor's Options.DeviceCheck for a device of kind:
 // on NVIDIA GPUs, whether the process's CUDA context holds an error for
-// good (cudart.CheckContext); none elsewhere. A check that cannot be made
-// (the CUDA runtime library lacks a call) counts as no fault, said once.
-func deviceCheck(kind string, log *zap.Logger) func() error {
+// good (cudart.CheckContext); on emulated ones, the emulated fault
+// (engine.Emulated.CheckDevice); none on the CPU. A CUDA check that cannot
+// be made (the runtime library lacks a call) counts as no fault, said once.
+func deviceCheck(kind string, eng engine.Engine, log *zap.Logger) func() error {
+	if emu, ok := eng.(*engine.Emulated); ok {
+		return emu.CheckDevice
+	}
 	if kind != execenv.KindNVIDIA {
 		return nil
 	}
@@ -112,9 +120,11 @@ func deviceCheck(kind string, log *zap.Logger) func() error {
 // CPU, onnxruntime with a GPU provider on NVIDIA GPUs.
 func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engine, error) {
 	if env.Kind == execenv.KindEmulated {
-		opts := engine.EmulatedOptions{DeviceName: env.Emulated, Log: log}
+		// The executors of one daemon share their sockets' folder: the
+		// device's fault file is there, beside its memory.
+		opts := engine.EmulatedOptions{DeviceName: env.Emulated, Log: log,
+			Fault: filepath.Join(filepath.Dir(o.Socket), EmulatedFaultFile(env.DeviceID))}
 		if env.MemoryMB > 0 && env.DeviceID != "" {
-			// The executors of one daemon share their sockets' folder.
 			opts.Memory = &engine.DeviceMemory{Path: filepath.Join(filepath.Dir(o.Socket), "memory-"+env.DeviceID),
 				Device: env.DeviceID, TotalMB: float64(env.MemoryMB)}
 		}

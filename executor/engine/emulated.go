@@ -20,14 +20,21 @@ type EmulatedOptions struct {
 	// it: a load of a model that holds some (ModelSpec.MemoryMB) is
 	// refused when too little is left. nil: loads hold none.
 	Memory *DeviceMemory
+	// Fault is a file whose presence faults the device, for the rest of
+	// the process, as a kernel's illegal memory access faults a CUDA
+	// context: every run fails from then on, and CheckDevice says why
+	// (the file's text). It lets a fault be rehearsed end to end on an
+	// emulated device. "": none.
+	Fault string
 }
 
 // Emulated is the emulated engine: no model runs. A batch takes the time
 // its model's Timing gives, on the Sleeper, and answers zero-filled outputs
 // marked Emulated. It is safe for concurrent use.
 type Emulated struct {
-	opts EmulatedOptions
-	log  *zap.Logger
+	opts  EmulatedOptions
+	log   *zap.Logger
+	fault *emulatedFault
 
 	open openSet[*emuModel]
 }
@@ -42,7 +49,7 @@ func NewEmulated(opts EmulatedOptions) *Emulated {
 	if opts.Log == nil {
 		opts.Log = zap.NewNop()
 	}
-	return &Emulated{opts: opts, log: opts.Log.Named("emulated")}
+	return &Emulated{opts: opts, log: opts.Log.Named("emulated"), fault: &emulatedFault{path: opts.Fault}}
 }
 
 // Info implements Engine.

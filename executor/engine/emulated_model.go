@@ -50,6 +50,9 @@ func (m *emuModel) run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 	if m.closed {
 		return nil, RunInfo{}, fmt.Errorf("run model %s: %w", m.name, ErrClosed)
 	}
+	if err := m.engine.fault.check(); err != nil && sleep {
+		return nil, RunInfo{}, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+	}
 	outIdx, err := m.selectOutputs(outputs)
 	if err != nil {
 		return nil, RunInfo{}, fmt.Errorf("run model %s: %w", m.name, err)

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor"
+)
+
+// A device that faults under an executor, as a CUDA context faults on an
+// illegal memory access (here an emulated device's fault file, read by the
+// same executor code that asks a CUDA context): the requests it held are
+// answered 503 with the fault, the executor exits with ExitDeviceFault,
+// the daemon starts a new one, says why in its restart event, and the
+// model serves again.
+func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	base, logs, _ := emulatedDaemon(t, []string{"lenet5"})
+	infer := func() httpResult { return do(t, "POST", base+"/v2/models/lenet5/infer", lenetJSON(), nil) }
+	require.Equal(t, 200, infer().code, "logs:\n%s", logs)
+
+	st := getStatus(t, base)
+	require.NotEmpty(t, st.Gpulets)
+	g := st.Gpulets[0]
+	for _, c := range st.Gpulets {
+		for _, m := range c.Models {
+			if m.Name == "lenet5" {
+				g = c
+			}
+		}
+	}
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(g.PID), "cmdline"))
+	require.NoError(t, err)
+	args := strings.Split(string(bytes.TrimRight(cmdline, "\x00")), "\x00")
+	var socket string
+	for i, a := range args {
+		if a == "--socket" && i+1 < len(args) {
+			socket = args[i+1]
+		}
+	}
+	require.NotEmpty(t, socket, "the executor's arguments: %q", args)
+	fault := filepath.Join(filepath.Dir(socket), executor.EmulatedFaultFile(g.Device))
+	require.NoError(t, os.WriteFile(fault, []byte("an illegal memory access was encountered"), 0o600))
+
+	r := infer()
+	require.Equal(t, 503, r.code, "%s", r.body)
+	require.Contains(t, string(r.body), "an illegal memory access was encountered")
+	require.Contains(t, string(r.body), "the executor restarts")
+	require.NoError(t, os.Remove(fault)) // the executor's device stays faulted; a new one's is not
+
+	type event struct {
+		Kind    string            `json:"kind"`
+		Message string            `json:"message"`
+		Attrs   map[string]string `json:"attrs"`
+	}
+	var restart event
+	require.Eventually(t, func() bool {
+		var evs []event
+		if json.Unmarshal(do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil).body, &evs) != nil {
+			return false
+		}
+		for _, e := range evs {
+			if e.Kind == "executor_restart" && e.Attrs["cause"] == "device_fault" {
+				restart = e
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "a restart event for the fault; logs:\n%s", logs)
+	require.Contains(t, restart.Message, "executor stopped after its GPU failed for good in its process (")
+	require.Contains(t, restart.Attrs["last_error"], "emulated device fault: an illegal memory access was encountered")
+	require.Equal(t, "exit status "+strconv.Itoa(executor.ExitDeviceFault), restart.Attrs["exit"])
+
+	require.Eventually(t, func() bool { return infer().code == 200 }, 60*time.Second, 100*time.Millisecond,
+		"lenet5 serves again on a new executor; logs:\n%s", logs)
+	for _, c := range getStatus(t, base).Gpulets {
+		if c.ID == g.ID {
+			require.NotEqual(t, g.PID, c.PID, "a new process")
+		}
+	}
+}
