@@ -25,11 +25,11 @@ var ErrDeviceFault = errors.New("the device can run nothing more in this process
 // fault in its restart event.
 const ExitDeviceFault = 75
 
-// checkDevice asks Options.DeviceCheck, after a run that failed with err
-// (not cancelled), whether the device still runs work; it returns err
-// joined with the fault when it does not, else nil. It runs on the worker,
-// the thread that runs the engine.
-func (l *loop) checkDevice(err error) error {
+// checkDevice asks Options.DeviceCheck, after a run of j that failed with
+// err (not cancelled), whether the device still runs work; it returns err
+// joined with the fault, naming the batch, when it does not, else nil. It
+// runs on the worker, the thread that runs the engine.
+func (l *loop) checkDevice(j *job, err error) error {
 	check := l.s.opts.DeviceCheck
 	if check == nil {
 		return nil
@@ -38,7 +38,7 @@ func (l *loop) checkDevice(err error) error {
 	if fault == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %w (the run failed with: %w)", ErrDeviceFault, fault, err)
+	return fmt.Errorf("%w: %w (found when a batch of %d of %s failed: %w)", ErrDeviceFault, fault, len(j.slots), j.model.name, err)
 }
 
 // checkIdleDevice asks Options.DeviceCheck whether the device still runs

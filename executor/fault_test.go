@@ -84,7 +84,7 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 				require.Contains(t, r.Error, "an illegal memory access was encountered", "request %d", i)
 			}
 			require.Contains(t, resps[0].Error, "run double batch of 1: the device can run nothing more in this process")
-			require.Contains(t, resps[0].Error, "(the run failed with: cuda error: illegal memory access); the executor restarts")
+			require.Contains(t, resps[0].Error, "(found when a batch of 1 of double failed: cuda error: illegal memory access); the executor restarts")
 			require.Contains(t, resps[1].Error, "executor restarting: ")
 			select { // Serve ends by itself
 			case err = <-served:

@@ -55,7 +55,7 @@ func TestCanIsolate(t *testing.T) {
 	require.True(t, canIsolate(j, engine.ErrRunFailed))
 	require.False(t, canIsolate(j, nil))
 	require.False(t, canIsolate(j, context.DeadlineExceeded), "not the model's run")
-	fault := fmt.Errorf("%w: %w (the run failed with: %w)", ErrDeviceFault, errors.New("cudaErrorIllegalAddress"), engine.ErrRunFailed)
+	fault := fmt.Errorf("%w: %w (found when a batch failed: %w)", ErrDeviceFault, errors.New("cudaErrorIllegalAddress"), engine.ErrRunFailed)
 	require.False(t, canIsolate(j, fault), "the device failed for good")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -269,7 +269,7 @@ func (l *loop) worker() {
 		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)
 		l.ran.Store(true)
 		if err != nil && j.ctx.Err() == nil {
-			if fault := l.checkDevice(err); fault != nil {
+			if fault := l.checkDevice(j, err); fault != nil {
 				err = fault // running its requests apart would fail alike
 			}
 		}

@@ -78,7 +78,7 @@ func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
 		return false
 	}, 30*time.Second, 50*time.Millisecond, "a restart event for the fault; logs:\n%s", logs)
 	require.Contains(t, restart.Message, "executor stopped after its GPU failed for good in its process (")
-	require.Contains(t, restart.Attrs["last_error"], "emulated device fault: an illegal memory access was encountered")
+	require.Contains(t, restart.Attrs["last_error"], "emulated device fault: an illegal memory access was encountered (found when a batch of 1 of lenet5 failed")
 	require.Equal(t, "exit status "+strconv.Itoa(executor.ExitDeviceFault), restart.Attrs["exit"])
 
 	require.Eventually(t, func() bool { return infer().code == 200 }, 60*time.Second, 100*time.Millisecond,
