@@ -77,6 +77,8 @@ type deviceOpener struct {
 	runner mps.Runner
 	probe  func(context.Context, gpuprobe.SpawnOptions) gpuprobe.Result
 	log    *zap.Logger
+	// onXid hears of the GPUs' Xid errors (mps.Options.OnXid); nil: none.
+	onXid func(mps.XidEvent)
 }
 
 // open opens the devices. When they include NVIDIA GPUs it probes the GPU
@@ -89,7 +91,7 @@ func (o deviceOpener) open(ctx context.Context) (*mps.Manager, engineStatus, err
 	if err != nil {
 		return nil, st, fmt.Errorf("devices: %w", err)
 	}
-	devices, err := mps.New(mps.Options{Spec: spec, NVML: o.nvml, Runner: o.runner, Logger: o.log.Named("devices")})
+	devices, err := mps.New(mps.Options{Spec: spec, NVML: o.nvml, Runner: o.runner, Logger: o.log.Named("devices"), OnXid: o.onXid})
 	if err != nil {
 		return nil, st, err
 	}

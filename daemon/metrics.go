@@ -104,6 +104,7 @@ var (
 	descEvents        = prometheus.NewDesc("gpuletd_events_total", "Events recorded (gpuletd events) since the daemon started, per kind and severity.", []string{"kind", "severity"}, nil)
 	descMemory        = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil          = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
+	descDeviceXids    = prometheus.NewDesc("gpuletd_device_xid_errors_total", "Xid errors the driver reported for the device since the daemon started, by Xid.", []string{"device", "xid"}, nil)
 	descDeviceHealth  = prometheus.NewDesc("gpuletd_device_health", "1 for the device's health now (ok, degraded or failed: nothing is placed on it), 0 for the others.", []string{"device", "state"}, nil)
 
 	descPipeAccuracy = prometheus.NewDesc("gpuletd_pipeline_accuracy_ratio", "Accuracy of a pipeline's recent requests (an average weighted to the latest), from the declared accuracies of the models that ran them.", []string{"pipeline"}, nil)
@@ -128,7 +129,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descDeviceHealth,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descDeviceHealth, descDeviceXids,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
@@ -217,6 +218,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(descDeviceHealth, prometheus.GaugeValue, v, d.ID, string(h))
+		}
+		for xid, count := range d.XidErrors {
+			ch <- prometheus.MustNewConstMetric(descDeviceXids, prometheus.CounterValue, float64(count), d.ID, strconv.FormatUint(xid, 10))
 		}
 		if d.MemoryTotal > 0 {
 			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, float64(d.MemoryTotal), d.ID, "total")

@@ -90,8 +90,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 		log.Warn("mark interrupted profile runs", zap.Error(err))
 	}
 
+	xids := &xidSink{}
 	devices, engine, err := deviceOpener{cfg: cfg, lib: lib, binary: opts.ExecutorBinary, nvml: newNVML(),
-		probe: gpuprobe.Spawn, log: log}.open(ctx)
+		probe: gpuprobe.Spawn, log: log, onXid: xids.heard}.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -128,6 +129,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		log.Debug("no memory cgroup to watch", zap.Error(err))
 	}
 	n.events = newEvents(st, log.Named("events"))
+	xids.to(n.events)
 	if err := n.events.recallProblems(ctx, time.Now()); err != nil {
 		log.Warn("status: warnings before this start not counted", zap.Error(err))
 	}

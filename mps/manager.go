@@ -29,6 +29,9 @@ type Options struct {
 	// CPUs are the cores the CPU device may use; nil means this process's
 	// affinity mask (cpushare.Online).
 	CPUs []int
+	// OnXid hears of each Xid error the driver reports for a GPU, from
+	// Start to Close (watchXids); nil: they are logged and counted alone.
+	OnXid func(XidEvent)
 }
 
 // Manager owns the devices: NVML, the MPS control daemons and their
@@ -52,6 +55,7 @@ type Manager struct {
 	daemons  []*ControlDaemon
 	sups     map[string]*Supervisor // device id → its daemon's supervisor
 	modes    map[string]nvml.ComputeMode
+	onXid    func(XidEvent)
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	started  bool
@@ -90,7 +94,7 @@ func New(opts Options) (*Manager, error) {
 		spec: opts.Spec, runner: runner, log: log, lib: opts.NVML,
 		handles: map[string]nvml.Device{}, leases: map[string]int{},
 		migShare: map[string]int{}, migMPS: map[string]*migMPS{},
-		sups: map[string]*Supervisor{}, modes: map[string]nvml.ComputeMode{},
+		sups: map[string]*Supervisor{}, modes: map[string]nvml.ComputeMode{}, onXid: opts.OnXid,
 	}
 	m.spec.MPS = m.spec.MPS.withDefaults()
 	if err := m.spec.check(); err != nil {
@@ -243,6 +247,9 @@ func (m *Manager) Start(ctx context.Context) error {
 			m.sups[id] = sup
 		}
 		m.wg.Go(func() { sup.Run(supCtx) })
+	}
+	if m.nvmlUp && len(m.handles) > 0 {
+		m.wg.Go(func() { m.watchXids(supCtx, m.onXid) })
 	}
 	m.started = true
 	return nil

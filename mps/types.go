@@ -2,6 +2,7 @@ package mps
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -99,6 +100,9 @@ type Device struct {
 
 	Health       Health `json:"health"`
 	HealthDetail string `json:"health_detail,omitempty"`
+	// XidErrors counts the Xid errors the driver reported for the device
+	// since the daemon started, by Xid (Manager watches for them).
+	XidErrors map[uint64]int `json:"xid_errors,omitempty"`
 
 	// MPSPipeDir is CUDA_MPS_PIPE_DIRECTORY for executors on an MPS-partitioned GPU.
 	MPSPipeDir string `json:"mps_pipe_dir,omitempty"`
@@ -213,6 +217,7 @@ func (d Device) clone() Device {
 	c.Cores = slices.Clone(d.Cores)
 	c.Sizes = slices.Clone(d.Sizes)
 	c.Processes = slices.Clone(d.Processes)
+	c.XidErrors = maps.Clone(d.XidErrors)
 	if d.MIG != nil {
 		m := *d.MIG
 		m.Profiles = make([]MIGProfile, len(d.MIG.Profiles))
