@@ -128,3 +128,20 @@ func TestGPUManager(t *testing.T) {
 	require.Contains(t, l.Env(), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=40")
 	require.NoError(t, m.Close(ctx))
 }
+
+// TestGPUXidEventsAreWatched registers the real GPUs for Xid events as the
+// manager does and waits once: with no fault, the wait times out. A
+// machine where NVML refuses the registration (some containers) logs it.
+func TestGPUXidEventsAreWatched(t *testing.T) {
+	lib := realNVML(t)
+	set, ret := lib.EventSetCreate()
+	require.Equal(t, nvml.SUCCESS, ret, "create event set: %v", ret)
+	defer set.Free()
+	dev, ret := lib.DeviceGetHandleByIndex(0)
+	require.Equal(t, nvml.SUCCESS, ret)
+	if ret := dev.RegisterEvents(nvml.EventTypeXidCriticalError, set); ret != nvml.SUCCESS {
+		t.Skipf("Xid events cannot be registered here: %v", ret)
+	}
+	_, ret = set.Wait(50)
+	require.Equal(t, nvml.ERROR_TIMEOUT, ret, "no Xid while nothing faults")
+}
