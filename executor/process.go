@@ -79,6 +79,14 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 	log.Info("executor serving", zap.String("socket", o.Socket), zap.String("engine", eng.Info().Kind),
 		zap.String("policy", policy.String()), zap.Ints("cores", env.Cores))
 	serveErr := srv.Serve(ctx, ln)
+	if errors.Is(serveErr, ErrDeviceFault) {
+		// The process ends now: the models' sessions are not closed, as
+		// releasing them would call into the failed context, and a
+		// runtime that aborts there would hide the exit status that says
+		// why the process ended.
+		_ = os.Remove(o.Socket)
+		return serveErr
+	}
 	closeErr := srv.Close()
 	_ = os.Remove(o.Socket)
 	return errors.Join(serveErr, closeErr)
