@@ -24,6 +24,7 @@ type fakeRuntime struct {
 	batches      []int       // rows of every batch run
 	threads      map[int]int // batches run on each OS thread (gettid)
 	failNext     bool
+	hangNext     bool // the next run never ends (until cancelled)
 	loaded       int
 	closed       int
 }
@@ -80,10 +81,13 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 		m.f.threads = map[int]int{}
 	}
 	m.f.threads[syscall.Gettid()]++
-	fail := m.f.failNext
-	m.f.failNext = false
+	fail, hang := m.f.failNext, m.f.hangNext
+	m.f.failNext, m.f.hangNext = false, false
 	m.f.mu.Unlock()
 	d := m.f.base + time.Duration(rows)*m.f.perRow
+	if hang {
+		d = time.Duration(math.MaxInt64)
+	}
 	select {
 	case <-time.After(d):
 	case <-ctx.Done():

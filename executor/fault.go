@@ -3,6 +3,7 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"go.uber.org/zap"
@@ -41,29 +42,67 @@ func (l *loop) checkDevice(j *job, err error) error {
 	return fmt.Errorf("%w: %w (found when a batch of %d of %s failed: %w)", ErrDeviceFault, fault, len(j.slots), j.model.name, err)
 }
 
-// checkIdleDevice asks Options.DeviceCheck whether the device still runs
-// work while the gpu-let runs no batch, once it has run one (its context
-// exists then). Under MPS a fatal fault of one client is reported to every
-// client of the GPU, and the MPS server takes no new client until all of
-// them have exited: an executor without traffic would otherwise hold the
-// GPU's restarts up for good. Health calls it, every health interval.
-func (l *loop) checkIdleDevice() {
+// Hung batches: a batch that has run HangFactor times its planned time,
+// and at least Options.HangFloor, is taken for a device that no longer
+// finishes its work (a kernel that never ends, a GPU that stopped
+// processing): a device fault. No batch a device runs as planned comes
+// near: the largest planned batches take a second or so.
+const (
+	HangFactor       = 20
+	DefaultHangFloor = 30 * time.Second
+)
+
+// checkDeviceAtHealth is what a health check asks of the device, once the
+// gpu-let has run a batch (its context exists then): with a batch running
+// past its hang limit (Options.HangFloor), a device fault; with none
+// running, Options.DeviceCheck. Under MPS a fatal fault of one client is
+// reported to every client of the GPU, and the MPS server takes no new
+// client until all of them have exited: an executor without traffic would
+// otherwise hold the GPU's restarts up for good. Health calls it, every
+// health interval.
+func (l *loop) checkDeviceAtHealth() {
 	if l.s.opts.DeviceCheck == nil || !l.ran.Load() {
 		return
 	}
+	var hung error
 	idle := false
-	if !l.call(func() { idle = l.running == nil && l.fault == nil }) || !idle {
+	if !l.call(func() {
+		if l.fault != nil {
+			return
+		}
+		if j := l.running; j != nil {
+			hung = l.hung(j, time.Since(j.began))
+			return
+		}
+		idle = true
+	}) {
 		return
 	}
-	fault := l.s.opts.DeviceCheck()
+	fault := hung
+	if idle {
+		if err := l.s.opts.DeviceCheck(); err != nil {
+			fault = fmt.Errorf("%w: %w (found while no batch ran)", ErrDeviceFault, err)
+		}
+	}
 	if fault == nil {
 		return
 	}
-	err := fmt.Errorf("%w: %w (found while no batch ran)", ErrDeviceFault, fault)
 	l.post(func() {
-		l.faulted(err)
+		l.faulted(fault)
 		l.answerHeld()
 	})
+}
+
+// hung says whether batch j, running for ran, is past its hang limit: a
+// device fault naming it; nil when it is not.
+func (l *loop) hung(j *job, ran time.Duration) error {
+	planned := j.end - j.start
+	limit := max(HangFactor*planned, l.s.opts.HangFloor)
+	if ran < limit {
+		return nil
+	}
+	return fmt.Errorf("%w: a batch of %d of %s has run for %v, planned for %v: the device does not finish its work",
+		ErrDeviceFault, len(j.slots), j.model.name, ran.Round(time.Millisecond), planned.Round(time.Microsecond))
 }
 
 // faulted records a device fault, which stops admission and dispatch

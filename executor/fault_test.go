@@ -152,3 +152,80 @@ func TestAnIdleExecutorFindsADeviceFaultAtItsHealthCheck(t *testing.T) {
 	require.ErrorIs(t, err, ErrDeviceFault)
 	require.ErrorContains(t, err, "cudaErrorMpsClientTerminated (CUDA error 810): the MPS client has been terminated by the server (found while no batch ran)")
 }
+
+// A batch that runs far past its planned time, and past the hang floor, is
+// a device that no longer finishes its work: the next health check answers
+// what the executor holds UNAVAILABLE, naming the batch, and ends Serve.
+func TestAHungBatchIsADeviceFault(t *testing.T) {
+	f := &fakeRuntime{base: time.Millisecond}
+	p, err := sched.ParsePolicy("eager")
+	require.NoError(t, err)
+	srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "nvidia", Size: 100},
+		DeviceCheck: func() error { return nil }, HangFloor: 300 * time.Millisecond})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, srv.Close()) }()
+	sock := filepath.Join(t.TempDir(), "ex.sock")
+	ln, err := ListenUnix(sock)
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	c, err := Dial(sock)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = c.WaitReady(wctx)
+	require.NoError(t, err)
+	loadDouble(t, c, "double", time.Minute, 4)
+	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, resp.Code)
+
+	f.mu.Lock()
+	f.hangNext = true
+	f.mu.Unlock()
+	answered := make(chan *pb.InferResponse, 1)
+	failed := make(chan error, 1)
+	go func() {
+		r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+		if err != nil {
+			failed <- err
+			return
+		}
+		answered <- r
+	}()
+	_, err = c.Health(wctx)
+	require.NoError(t, err, "a batch under its limit is no fault")
+	time.Sleep(400 * time.Millisecond)
+	_, _ = c.Health(wctx) // answered, or cut off as Serve ends
+	select {
+	case r := <-answered:
+		require.Equal(t, pb.Code_UNAVAILABLE, r.Code)
+		require.Contains(t, r.Error, "a batch of 1 of double has run for")
+		require.Contains(t, r.Error, "the device does not finish its work")
+	case err := <-failed:
+		t.Fatalf("the request held was not answered: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request held was not answered")
+	}
+	select {
+	case err = <-served:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not end after the hung batch")
+	}
+	require.ErrorIs(t, err, ErrDeviceFault)
+}
+
+func TestHangLimit(t *testing.T) {
+	l := &loop{s: &Server{opts: Options{HangFloor: 30 * time.Second}}}
+	j := &job{model: &modelEntry{name: "resnet50"}, slots: make([]slot, 8), start: 0, end: 2 * time.Second}
+	require.NoError(t, l.hung(j, 39*time.Second), "under 20 times its 2 s")
+	err := l.hung(j, 40*time.Second)
+	require.ErrorIs(t, err, ErrDeviceFault)
+	require.EqualError(t, err, "the device can run nothing more in this process: a batch of 8 of resnet50 has run for 40s, planned for 2s: the device does not finish its work")
+	j.end = 10 * time.Millisecond
+	require.NoError(t, l.hung(j, 29*time.Second), "under the floor")
+	require.Error(t, l.hung(j, 30*time.Second))
+}

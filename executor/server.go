@@ -44,7 +44,13 @@ type Options struct {
 	// each health check while no batch runs, whether the device can still
 	// run work in this process: nil when it can, else why not (see
 	// ErrDeviceFault). It may be called from two goroutines at once.
+	// Executors with one also take a batch that runs past its hang limit
+	// for a device fault.
 	DeviceCheck func() error
+	// HangFloor is the least time a batch runs before it counts as hung
+	// (HangFactor times its planned time, and at least this); 0:
+	// DefaultHangFloor.
+	HangFloor time.Duration
 }
 
 // DefaultTimerSlack is the least the loop wakes early for a deferred
@@ -86,6 +92,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.TimerSlack <= 0 {
 		opts.TimerSlack = DefaultTimerSlack
 	}
+	if opts.HangFloor <= 0 {
+		opts.HangFloor = DefaultHangFloor
+	}
 	s := &Server{opts: opts, log: opts.Log, byName: map[string]*modelEntry{}, faults: make(chan error, 1)}
 	s.epoch = time.Now()
 	s.clock = sched.NewRealClock()
@@ -125,7 +134,7 @@ func (s *Server) toWall(t time.Duration) int64 {
 
 // Health reports the executor's device and models.
 func (s *Server) Health(context.Context, *pb.HealthRequest) (*pb.HealthResponse, error) {
-	s.loop.checkIdleDevice()
+	s.loop.checkDeviceAtHealth()
 	info := s.opts.Runtime.Describe()
 	s.mu.RLock()
 	names := make([]string, 0, len(s.byName))
