@@ -89,6 +89,13 @@ func (l *loop) checkDeviceAtHealth() {
 	}
 	l.post(func() {
 		l.faulted(fault)
+		if j := l.running; j != nil && hung != nil {
+			// The hung batch's run failed, as finish answers a batch
+			// whose run found a fault.
+			for _, sl := range j.slots {
+				l.answerErr(sl.req, pb.Code_INTERNAL, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", j.model.name, len(j.slots), fault))
+			}
+		}
 		l.answerHeld()
 	})
 }
@@ -118,8 +125,9 @@ func (l *loop) faulted(err error) {
 	l.s.log.Error("device fault: answering every request held and exiting, for a new process", zap.Error(err))
 }
 
-// answerHeld answers every request the loop holds after a device fault
-// (those of the batch that found it first, by finish).
+// answerHeld answers UNAVAILABLE every request the loop holds after a
+// device fault, for the client to send again (those of the batch that
+// found it are answered first, INTERNAL).
 func (l *loop) answerHeld() {
 	for i := range l.slots {
 		if r := l.slots[i].req; r != nil {

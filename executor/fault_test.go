@@ -79,8 +79,9 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 				require.NoError(t, <-served)
 				return
 			}
+			require.Equal(t, pb.Code_INTERNAL, resps[0].Code, "its run failed")
+			require.Equal(t, pb.Code_UNAVAILABLE, resps[1].Code, "held: to be sent again")
 			for i, r := range resps {
-				require.Equal(t, pb.Code_UNAVAILABLE, r.Code, "request %d", i)
 				require.Contains(t, r.Error, "an illegal memory access was encountered", "request %d", i)
 			}
 			require.Contains(t, resps[0].Error, "run double batch of 1: the device can run nothing more in this process")
@@ -202,8 +203,8 @@ func TestAHungBatchIsADeviceFault(t *testing.T) {
 	_, _ = c.Health(wctx) // answered, or cut off as Serve ends
 	select {
 	case r := <-answered:
-		require.Equal(t, pb.Code_UNAVAILABLE, r.Code)
-		require.Contains(t, r.Error, "a batch of 1 of double has run for")
+		require.Equal(t, pb.Code_INTERNAL, r.Code, "its run failed")
+		require.Contains(t, r.Error, "run double batch of 1: the device can run nothing more in this process: a batch of 1 of double has run for")
 		require.Contains(t, r.Error, "the device does not finish its work")
 	case err := <-failed:
 		t.Fatalf("the request held was not answered: %v", err)

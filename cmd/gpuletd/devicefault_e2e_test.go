@@ -17,8 +17,8 @@ import (
 
 // A device that faults under an executor, as a CUDA context faults on an
 // illegal memory access (here an emulated device's fault file, read by the
-// same executor code that asks a CUDA context): the requests it held are
-// answered 503 with the fault, the executor exits with ExitDeviceFault,
+// same executor code that asks a CUDA context): the request whose run found
+// it is answered 500 with the fault, the executor exits with ExitDeviceFault,
 // the daemon starts a new one, says why in its restart event, and the
 // model serves again.
 func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
@@ -53,7 +53,7 @@ func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
 	require.NoError(t, os.WriteFile(fault, []byte("an illegal memory access was encountered"), 0o600))
 
 	r := infer()
-	require.Equal(t, 503, r.code, "%s", r.body)
+	require.Equal(t, 500, r.code, "its run failed: %s", r.body)
 	require.Contains(t, string(r.body), "an illegal memory access was encountered")
 	require.Contains(t, string(r.body), "the executor restarts")
 	require.NoError(t, os.Remove(fault)) // the executor's device stays faulted; a new one's is not
