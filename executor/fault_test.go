@@ -17,8 +17,8 @@ import (
 
 // A failed run is followed by the device check. A device that still runs
 // work fails that batch alone and serving goes on; one that failed for good
-// answers the batch and every request held UNAVAILABLE, naming the fault,
-// and ends Serve with ErrDeviceFault, for the daemon to start a new
+// answers the batch INTERNAL and every request held UNAVAILABLE, naming the
+// fault, and ends Serve with ErrDeviceFault, for the daemon to start a new
 // process.
 func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 	illegal := errors.New("cudaErrorIllegalAddress (CUDA error 700): an illegal memory access was encountered")
@@ -32,27 +32,8 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeRuntime{base: 20 * time.Millisecond, failNext: true}
 			var checks atomic.Int32
-			p, err := sched.ParsePolicy("eager")
-			require.NoError(t, err)
-			srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "nvidia", Size: 100},
-				DeviceCheck: func() error { checks.Add(1); return tc.fault }})
-			require.NoError(t, err)
-			defer func() { require.NoError(t, srv.Close()) }()
-			sock := filepath.Join(t.TempDir(), "ex.sock")
-			ln, err := ListenUnix(sock)
-			require.NoError(t, err)
-			ctx, stop := context.WithCancel(context.Background())
-			defer stop()
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ctx, ln) }()
-			c, err := Dial(sock)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, c.Close()) }()
-			wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_, err = c.WaitReady(wctx)
-			require.NoError(t, err)
-			loadDouble(t, c, "double", time.Second, 1)
+			fs := serveFaulting(t, f, Options{DeviceCheck: func() error { checks.Add(1); return tc.fault }}, 1)
+			c := fs.c
 
 			// The first request's batch fails; the second waits behind
 			// it (batches of one).
@@ -75,8 +56,8 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 			if tc.fault == nil {
 				require.Equal(t, pb.Code_INTERNAL, resps[0].Code)
 				require.Equal(t, pb.Code_OK, resps[1].Code)
-				stop()
-				require.NoError(t, <-served)
+				fs.stop()
+				require.NoError(t, <-fs.served)
 				return
 			}
 			require.Equal(t, pb.Code_INTERNAL, resps[0].Code, "its run failed")
@@ -87,11 +68,7 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 			require.Contains(t, resps[0].Error, "run double batch of 1: the device can run nothing more in this process")
 			require.Contains(t, resps[0].Error, "(found when a batch of 1 of double failed: cuda error: illegal memory access); the executor restarts")
 			require.Contains(t, resps[1].Error, "executor restarting: ")
-			select { // Serve ends by itself
-			case err = <-served:
-			case <-time.After(10 * time.Second):
-				t.Fatal("Serve did not end after the device fault")
-			}
+			err := fs.ended(t)
 			require.ErrorIs(t, err, ErrDeviceFault)
 			require.ErrorContains(t, err, "serve executor: the device can run nothing more in this process: cudaErrorIllegalAddress")
 			require.Equal(t, []int{1}, f.batchSizes(), "the request held is not run on the failed device")
@@ -106,33 +83,16 @@ func TestAnIdleExecutorFindsADeviceFaultAtItsHealthCheck(t *testing.T) {
 	f := &fakeRuntime{base: time.Millisecond}
 	var checks atomic.Int32
 	var failed atomic.Bool
-	p, err := sched.ParsePolicy("eager")
-	require.NoError(t, err)
-	srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "nvidia", Size: 50},
-		DeviceCheck: func() error {
-			checks.Add(1)
-			if failed.Load() {
-				return errors.New("cudaErrorMpsClientTerminated (CUDA error 810): the MPS client has been terminated by the server")
-			}
-			return nil
-		}})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, srv.Close()) }()
-	sock := filepath.Join(t.TempDir(), "ex.sock")
-	ln, err := ListenUnix(sock)
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	c, err := Dial(sock)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Close()) }()
+	fs := serveFaulting(t, f, Options{DeviceCheck: func() error {
+		checks.Add(1)
+		if failed.Load() {
+			return errors.New("cudaErrorMpsClientTerminated (CUDA error 810): the MPS client has been terminated by the server")
+		}
+		return nil
+	}}, 4)
+	c := fs.c
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = c.WaitReady(wctx)
-	require.NoError(t, err)
-	loadDouble(t, c, "double", time.Second, 4)
 	require.EqualValues(t, 0, checks.Load(), "no check before a batch ran: the context may not exist yet")
 
 	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
@@ -145,11 +105,7 @@ func TestAnIdleExecutorFindsADeviceFaultAtItsHealthCheck(t *testing.T) {
 
 	failed.Store(true)
 	_, _ = c.Health(wctx) // answered, or cut off as Serve ends: the daemon sees the exit
-	select {
-	case err = <-served:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not end after the device fault")
-	}
+	err = fs.ended(t)
 	require.ErrorIs(t, err, ErrDeviceFault)
 	require.ErrorContains(t, err, "cudaErrorMpsClientTerminated (CUDA error 810): the MPS client has been terminated by the server (found while no batch ran)")
 }
@@ -159,27 +115,10 @@ func TestAnIdleExecutorFindsADeviceFaultAtItsHealthCheck(t *testing.T) {
 // what the executor holds UNAVAILABLE, naming the batch, and ends Serve.
 func TestAHungBatchIsADeviceFault(t *testing.T) {
 	f := &fakeRuntime{base: time.Millisecond}
-	p, err := sched.ParsePolicy("eager")
-	require.NoError(t, err)
-	srv, err := NewServer(Options{Runtime: f, Policy: p, Log: zaptest.NewLogger(t), Device: DeviceInfo{Kind: "nvidia", Size: 100},
-		DeviceCheck: func() error { return nil }, HangFloor: 300 * time.Millisecond})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, srv.Close()) }()
-	sock := filepath.Join(t.TempDir(), "ex.sock")
-	ln, err := ListenUnix(sock)
-	require.NoError(t, err)
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	c, err := Dial(sock)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Close()) }()
+	fs := serveFaulting(t, f, Options{DeviceCheck: func() error { return nil }, HangFloor: 300 * time.Millisecond}, 4)
+	c := fs.c
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = c.WaitReady(wctx)
-	require.NoError(t, err)
-	loadDouble(t, c, "double", time.Minute, 4)
 	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_OK, resp.Code)
@@ -211,12 +150,7 @@ func TestAHungBatchIsADeviceFault(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the request held was not answered")
 	}
-	select {
-	case err = <-served:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not end after the hung batch")
-	}
-	require.ErrorIs(t, err, ErrDeviceFault)
+	require.ErrorIs(t, fs.ended(t), ErrDeviceFault)
 }
 
 func TestHangLimit(t *testing.T) {
@@ -229,4 +163,55 @@ func TestHangLimit(t *testing.T) {
 	j.end = 10 * time.Millisecond
 	require.NoError(t, l.hung(j, 29*time.Second), "under the floor")
 	require.Error(t, l.hung(j, 30*time.Second))
+}
+
+// faultServer is an executor serving on a socket whose Serve may end by
+// itself (a device fault): stop cancels it, served gives its error.
+type faultServer struct {
+	c      *Client
+	stop   context.CancelFunc
+	served chan error
+}
+
+// serveFaulting serves a fake runtime with policy eager and the device
+// check given, on nvidia, loads "double" with the batch cap maxBatch, and
+// returns the server running once a client found it ready.
+func serveFaulting(t *testing.T, f *fakeRuntime, opts Options, maxBatch int32) *faultServer {
+	t.Helper()
+	p, err := sched.ParsePolicy("eager")
+	require.NoError(t, err)
+	opts.Runtime, opts.Policy, opts.Log, opts.Device = f, p, zaptest.NewLogger(t), DeviceInfo{Kind: "nvidia", Size: 100}
+	srv, err := NewServer(opts)
+	require.NoError(t, err)
+	sock := filepath.Join(t.TempDir(), "ex.sock")
+	ln, err := ListenUnix(sock)
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	fs := &faultServer{stop: stop, served: make(chan error, 1)}
+	go func() { fs.served <- srv.Serve(ctx, ln) }()
+	fs.c, err = Dial(sock)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, fs.c.Close())
+		require.NoError(t, srv.Close())
+	})
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = fs.c.WaitReady(wctx)
+	require.NoError(t, err)
+	loadDouble(t, fs.c, "double", time.Minute, maxBatch)
+	return fs
+}
+
+// ended waits for Serve to end by itself and returns its error.
+func (fs *faultServer) ended(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-fs.served:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not end after the device fault")
+		return nil
+	}
 }
