@@ -91,6 +91,7 @@ func refresh(h nvml.Device, d *Device, log *zap.Logger) {
 	default:
 		log.Debug("no memory info", zap.String("device", d.ID), zap.Error(err))
 	}
+	readRemap(h, d, log)
 	if u, err := call("get utilization", h.GetUtilizationRates); err == nil {
 		d.Utilization = &Utilization{GPU: int(u.Gpu), Memory: int(u.Memory)}
 	} else {
@@ -187,4 +188,42 @@ func lostWords(err error) string {
 		return fmt.Sprintf("the GPU needs a reset (%v): nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted", err)
 	}
 	return ""
+}
+
+// remapPending begins the health detail of a GPU whose memory rows wait to
+// be remapped.
+const remapPending = "memory rows wait to be remapped"
+
+// readRemap reads a GPU's row remapping (A100 and later: rows of memory
+// with uncorrectable errors are remapped at the next reset). Rows waiting
+// for it degrade the device until they are remapped; a remapping that
+// failed fails the device, for good. GPUs that do not remap rows leave d
+// as it is.
+func readRemap(h nvml.Device, d *Device, log *zap.Logger) {
+	var unc int
+	var pending, failed bool
+	err := guard("get remapped rows", func() nvml.Return {
+		var ret nvml.Return
+		_, unc, pending, failed, ret = h.GetRemappedRows()
+		return ret
+	})
+	if err != nil {
+		if !notSupported(err) {
+			log.Debug("no row remapping state", zap.String("device", d.ID), zap.Error(err))
+		}
+		return
+	}
+	ours := d.Health == HealthDegraded && strings.HasPrefix(d.HealthDetail, remapPending)
+	switch {
+	case failed && d.Health != HealthFailed:
+		d.Health, d.HealthDetail = HealthFailed, "a memory row remapping failed: the GPU has memory errors it cannot remap, and needs service"
+		log.Error("NVIDIA GPU failed", zap.String("device", d.ID), zap.String("why", d.HealthDetail))
+	case pending && d.Health == HealthOK:
+		d.Health = HealthDegraded
+		d.HealthDetail = fmt.Sprintf("%s after uncorrectable memory errors (%d rows so far): reset the GPU (nvidia-smi -r) when nothing runs on it", remapPending, unc)
+		log.Warn("NVIDIA GPU degraded", zap.String("device", d.ID), zap.String("why", d.HealthDetail))
+	case !pending && !failed && ours:
+		d.Health, d.HealthDetail = HealthOK, ""
+		log.Info("NVIDIA GPU's memory rows remapped", zap.String("device", d.ID))
+	}
 }

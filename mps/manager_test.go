@@ -175,6 +175,39 @@ func TestManagerLostGPUFails(t *testing.T) {
 	}
 }
 
+// Memory rows waiting to be remapped (after uncorrectable errors) degrade a
+// GPU until they are remapped; a remapping that failed fails it for good.
+func TestManagerRowRemapping(t *testing.T) {
+	f := newFakeMPS(t)
+	s, mocks := newServer(t, gpus.A100_SXM4_40GB, 1)
+	var unc int
+	var pending, failed bool
+	mocks[0].GetRemappedRowsFunc = func() (int, int, bool, bool, nvml.Return) { return 0, unc, pending, failed, nvml.SUCCESS }
+	m, err := New(Options{Spec: Spec{Mode: ModeNVIDIA, RuntimeDir: f.root, MPS: testMPSSpec(f)}, NVML: s, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, m.Start(ctx))
+	defer func() { require.NoError(t, m.Close(ctx)) }()
+	require.Equal(t, HealthOK, m.Inventory().Devices[0].Health)
+
+	unc, pending = 2, true
+	d := m.Inventory().Devices[0]
+	require.Equal(t, HealthDegraded, d.Health)
+	require.Equal(t, "memory rows wait to be remapped after uncorrectable memory errors (2 rows so far): reset the GPU (nvidia-smi -r) when nothing runs on it", d.HealthDetail)
+	_, err = m.Lease(Gpulet{ID: "g", Device: "gpu0", Size: 50})
+	require.NoError(t, err, "a degraded GPU still serves")
+
+	pending = false
+	require.Equal(t, HealthOK, m.Inventory().Devices[0].Health, "remapped")
+
+	failed = true
+	d = m.Inventory().Devices[0]
+	require.Equal(t, HealthFailed, d.Health)
+	require.Contains(t, d.HealthDetail, "a memory row remapping failed")
+	failed = false
+	require.Equal(t, HealthFailed, m.Inventory().Devices[0].Health, "for good")
+}
+
 func TestManagerStartFailures(t *testing.T) {
 	t.Run("runtime directory not usable", func(t *testing.T) {
 		f := newFakeMPS(t)
