@@ -64,38 +64,34 @@ func (l *loop) checkDeviceAtHealth() {
 	if l.s.opts.DeviceCheck == nil || !l.ran.Load() {
 		return
 	}
-	var hung error
 	idle := false
 	if !l.call(func() {
 		if l.fault != nil {
 			return
 		}
 		if j := l.running; j != nil {
-			hung = l.hung(j, time.Since(j.began))
+			if err := l.hung(j, time.Since(j.began)); err != nil {
+				l.faulted(err)
+				// The hung batch's run failed, as finish answers a
+				// batch whose run found a fault.
+				for _, sl := range j.slots {
+					l.answerErr(sl.req, pb.Code_INTERNAL, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", j.model.name, len(j.slots), err))
+				}
+				l.answerHeld()
+			}
 			return
 		}
 		idle = true
-	}) {
+	}) || !idle {
 		return
 	}
-	fault := hung
-	if idle {
-		if err := l.s.opts.DeviceCheck(); err != nil {
-			fault = fmt.Errorf("%w: %w (found while no batch ran)", ErrDeviceFault, err)
-		}
-	}
-	if fault == nil {
+	err := l.s.opts.DeviceCheck()
+	if err == nil {
 		return
 	}
+	fault := fmt.Errorf("%w: %w (found while no batch ran)", ErrDeviceFault, err)
 	l.post(func() {
 		l.faulted(fault)
-		if j := l.running; j != nil && hung != nil {
-			// The hung batch's run failed, as finish answers a batch
-			// whose run found a fault.
-			for _, sl := range j.slots {
-				l.answerErr(sl.req, pb.Code_INTERNAL, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", j.model.name, len(j.slots), fault))
-			}
-		}
 		l.answerHeld()
 	})
 }
