@@ -96,6 +96,9 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 		}
 		row(gpu.ID, "%s %s, %.0f GiB, compute mode %s, %s, health %s", gpu.Name, gpu.UUID,
 			float64(gpu.MemoryTotal)/(1<<30), orDash(gpu.ComputeMode), mig, gpu.Health)
+		if gpu.HealthDetail != "" {
+			row("", "%s: %s", gpu.Health, gpu.HealthDetail)
+		}
 	}
 	if len(r.Driver.GPUs) == 0 {
 		row("GPUs", "none")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/internal/fakeep"
 	"github.com/gpulet/gpuletd/internal/testbin"
@@ -331,6 +332,21 @@ func TestDoctorTableSaysTheProviderThatServes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A GPU that is not ok says why under its row; one that is says nothing
+// more.
+func TestDoctorTableSaysWhyAGPUIsNotOK(t *testing.T) {
+	var b strings.Builder
+	r := &daemon.Report{Driver: mps.Driver{Loaded: true, GPUs: []mps.Device{
+		{ID: "gpu0", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1", Health: mps.HealthOK},
+		{ID: "gpu1", Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-2", Health: mps.HealthDegraded,
+			HealthDetail: "memory rows wait to be remapped after uncorrectable memory errors (2 rows so far)"},
+	}}}
+	require.NoError(t, writeDoctor(&b, r))
+	out := b.String()
+	require.Contains(t, out, "health ok\ngpu1 ")
+	require.Regexp(t, `health degraded\n +degraded: memory rows wait to be remapped`, out)
 }
 
 // doctor says what the state folder's database holds, that a running
