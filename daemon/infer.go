@@ -34,6 +34,10 @@ type inferError struct {
 	// clientDeadline: the request's own timeout set its deadline, before
 	// its model's SLO (the miss rule does not count it: missCounts).
 	clientDeadline bool
+	// notRun: the executor answered without running the request
+	// (draining, stopping, its device failed): another gpu-let may take
+	// it (sendAgainIfNotRun).
+	notRun bool
 }
 
 // message is the error's message; "" for none.
@@ -303,7 +307,23 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 // dispatch routes checked inputs of model m to a gpu-let and runs them there
 // by deadline, asking for the outputs named (all when none).
 func (n *node) dispatch(ctx context.Context, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
-	res, _, _, ierr := n.dispatchAny(ctx, []*repository.Model{m}, nil, inputs, names, deadline)
+	return sendAgainIfNotRun(ctx, n.dispatchAny, m, inputs, names, deadline)
+}
+
+// sendAgainIfNotRun sends a request of m (send: node.dispatchAny, a test's
+// fake) and, when the gpu-let that took it answered without running it (an
+// executor draining for a plan change, stopping, or whose device failed
+// with the request queued), once more over m's other gpu-lets, while its
+// deadline allows; the first answer stands when none takes it.
+func sendAgainIfNotRun(ctx context.Context, send stepSender, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
+	models := []*repository.Model{m}
+	res, _, g, ierr := send(ctx, models, nil, inputs, names, deadline)
+	if ierr == nil || !ierr.notRun || g == nil || !time.Now().Before(deadline) {
+		return res, ierr
+	}
+	if again, used, _, aerr := send(ctx, models, g, inputs, names, deadline); used != nil {
+		return again, aerr
+	}
 	return res, ierr
 }
 
@@ -420,7 +440,9 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	if res.Code != pb.Code_OK {
-		return nil, executorError(m.Name, res)
+		ierr := executorError(m.Name, res)
+		ierr.notRun = res.NotRun
+		return nil, ierr
 	}
 	outs, err := fromProtoTensors(res.Outputs)
 	if err == nil {

@@ -312,8 +312,12 @@ func (r *pipelineRun) traceStep(child *reqTrace, booked *repository.Model, res *
 }
 
 // reroutable reports whether a step request was refused for its deadline or
-// the model's load, which another gpu-let of the step may still meet.
+// the model's load, which another gpu-let of the step may still meet, or
+// answered by an executor that did not run it.
 func reroutable(e *inferError) bool {
+	if e.notRun {
+		return true
+	}
 	switch e.reason {
 	case reasonDeadline, reasonDropped, reasonQueueFull, reasonUnroutable:
 		return true

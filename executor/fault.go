@@ -127,7 +127,7 @@ func (l *loop) faulted(err error) {
 func (l *loop) answerHeld() {
 	for i := range l.slots {
 		if r := l.slots[i].req; r != nil {
-			l.answerErr(r, pb.Code_UNAVAILABLE, l.faultWords())
+			l.answerNotRun(r, l.faultWords())
 		}
 	}
 }

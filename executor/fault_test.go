@@ -61,7 +61,9 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 				return
 			}
 			require.Equal(t, pb.Code_INTERNAL, resps[0].Code, "its run failed")
+			require.False(t, resps[0].NotRun)
 			require.Equal(t, pb.Code_UNAVAILABLE, resps[1].Code, "held: to be sent again")
+			require.True(t, resps[1].NotRun, "another gpu-let may take it")
 			for i, r := range resps {
 				require.Contains(t, r.Error, "an illegal memory access was encountered", "request %d", i)
 			}

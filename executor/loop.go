@@ -232,7 +232,7 @@ func (l *loop) rearm() {
 func (l *loop) shutdown() {
 	for i := range l.slots {
 		if r := l.slots[i].req; r != nil {
-			l.answerErr(r, pb.Code_UNAVAILABLE, errStopping.Error())
+			l.answerNotRun(r, errStopping.Error())
 		}
 	}
 	if l.running != nil {
@@ -295,11 +295,11 @@ func (l *loop) submit(r *request, rows [][]tensor.Tensor, deadline time.Duration
 	r.remaining = len(rows)
 	r.model.stats.requests++
 	if l.fault != nil {
-		l.answerErr(r, pb.Code_UNAVAILABLE, l.faultWords())
+		l.answerNotRun(r, l.faultWords())
 		return
 	}
 	if l.draining.Load() {
-		l.answerErr(r, pb.Code_UNAVAILABLE, "executor is draining")
+		l.answerNotRun(r, "executor is draining")
 		return
 	}
 	if r.model.retired {
@@ -473,6 +473,19 @@ func (l *loop) answerRows(r *request, emulated bool) {
 		Id: r.id, Code: pb.Code_OK, Outputs: toProto(outs), Emulated: emulated,
 		BatchSize: int32(r.batch), QueueUs: r.queue.Microseconds(), ComputeUs: r.compute.Microseconds(),
 	})
+}
+
+// answerNotRun answers UNAVAILABLE a request the executor did not run
+// (draining, stopping, its model taken off, its device failed), marked so
+// that the daemon may send it to another gpu-let.
+func (l *loop) answerNotRun(r *request, msg string) {
+	if r.answered {
+		return
+	}
+	r.model.stats.fail(pb.Code_UNAVAILABLE)
+	resp := errorf(r.id, pb.Code_UNAVAILABLE, "%s", msg)
+	resp.NotRun = true
+	l.answer(r, resp)
 }
 
 func (l *loop) answerErr(r *request, code pb.Code, msg string) {

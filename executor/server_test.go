@@ -335,6 +335,7 @@ func TestDrainAnswersQueuedAndRefusesNew(t *testing.T) {
 	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_UNAVAILABLE, resp.Code)
+	require.True(t, resp.NotRun, "not run here: another gpu-let may take it")
 	h, err := c.Health(context.Background())
 	require.NoError(t, err)
 	require.True(t, h.Draining)

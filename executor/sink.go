@@ -45,7 +45,12 @@ func (k sink) Reject(now time.Duration, q sched.Request, why sched.Reason) {
 	}
 	sl := l.slots[q.Slot]
 	l.releaseSlot(q.Slot)
-	l.answerErr(sl.req, rejectCode(why), fmt.Sprintf("%s: %s", sl.req.model.name, why))
+	msg := fmt.Sprintf("%s: %s", sl.req.model.name, why)
+	if why == sched.ModelRemoved {
+		l.answerNotRun(sl.req, msg) // another gpu-let of the model may take it
+		return
+	}
+	l.answerErr(sl.req, rejectCode(why), msg)
 }
 
 // rejectCode is the protocol's code for a request the scheduler refused.

@@ -107,7 +107,9 @@ func (s *Server) accept(st *inferStream, req *pb.InferRequest, read time.Time) {
 	}
 	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs, read: read}
 	if !s.loop.post(func() { s.loop.submit(r, rows, deadline) }) {
-		st.out.push(errorf(req.Id, pb.Code_UNAVAILABLE, "%v", errStopping))
+		resp := errorf(req.Id, pb.Code_UNAVAILABLE, "%v", errStopping)
+		resp.NotRun = true
+		st.out.push(resp)
 	}
 }
 

@@ -1001,6 +1001,10 @@ type InferResponse struct {
 	// write (0 when not measured). The caller's round trip less this is the
 	// hop between the two processes both ways: wake-ups and framing.
 	HeldUs int64 `protobuf:"varint,10,opt,name=held_us,json=heldUs,proto3" json:"held_us,omitempty"`
+	// Set with UNAVAILABLE on a request the executor never ran: it was
+	// draining or stopping, the request's model was taken off, or its device
+	// failed with the request still queued. Another gpu-let may take it.
+	NotRun bool `protobuf:"varint,11,opt,name=not_run,json=notRun,proto3" json:"not_run,omitempty"`
 	// Set on a state frame (id 0, nothing else set): the executor's
 	// scheduler state, written to connections that sent a watch frame.
 	State         *ExecutorState `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
@@ -1099,6 +1103,13 @@ func (x *InferResponse) GetHeldUs() int64 {
 		return x.HeldUs
 	}
 	return 0
+}
+
+func (x *InferResponse) GetNotRun() bool {
+	if x != nil {
+		return x.NotRun
+	}
+	return false
 }
 
 func (x *InferResponse) GetState() *ExecutorState {
@@ -1796,7 +1807,7 @@ const file_executor_proto_rawDesc = "" +
 	"\aoutputs\x18\x04 \x03(\tR\aoutputs\x12(\n" +
 	"\x10deadline_unix_ns\x18\x05 \x01(\x03R\x0edeadlineUnixNs\x12\x16\n" +
 	"\x06cancel\x18\x06 \x01(\bR\x06cancel\x12$\n" +
-	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\"\xe3\x02\n" +
+	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\"\xfc\x02\n" +
 	"\rInferResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\x04code\x18\x02 \x01(\x0e2\x19.gpuletd.executor.v1.CodeR\x04code\x12\x14\n" +
@@ -1809,7 +1820,8 @@ const file_executor_proto_rawDesc = "" +
 	"\n" +
 	"compute_us\x18\b \x01(\x03R\tcomputeUs\x12\x17\n" +
 	"\aheld_us\x18\n" +
-	" \x01(\x03R\x06heldUs\x128\n" +
+	" \x01(\x03R\x06heldUs\x12\x17\n" +
+	"\anot_run\x18\v \x01(\bR\x06notRun\x128\n" +
 	"\x05state\x18\t \x01(\v2\".gpuletd.executor.v1.ExecutorStateR\x05state\"\x0e\n" +
 	"\fDrainRequest\"+\n" +
 	"\rDrainResponse\x12\x1a\n" +
