@@ -56,10 +56,17 @@ func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
 		code   int
 		reason string
 		msg    string
+		notRun bool // another gpu-let may take it
 	}{
 		{name: "the executor dies with the request in flight",
 			exec: failing(fmt.Errorf("infer: %w", executor.ErrExecutorGone)),
 			code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, msg: "m: the executor serving it failed while the request was in flight"},
+		{name: "the executor is gone before the request reached it",
+			exec: failing(fmt.Errorf("%w: send request: %w: broken pipe", executor.ErrNotSent, executor.ErrExecutorGone)),
+			code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, msg: "m: the executor serving it failed while the request was in flight", notRun: true},
+		{name: "the executor did not run it",
+			exec: answering(&pb.InferResponse{Code: pb.Code_UNAVAILABLE, Error: "executor is draining", NotRun: true}),
+			code: http.StatusServiceUnavailable, reason: reasonUnavailable, msg: "m: executor is draining", notRun: true},
 		{name: "the executor never answers",
 			exec: func(ctx context.Context, _ *pb.InferRequest) (*pb.InferResponse, error) {
 				<-ctx.Done()
@@ -110,6 +117,7 @@ func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
 			require.Equal(t, tt.code, ierr.code)
 			require.Equal(t, tt.reason, ierr.reason)
 			require.Contains(t, ierr.msg, tt.msg)
+			require.Equal(t, tt.notRun, ierr.notRun)
 			require.Equal(t, tt.code == http.StatusBadRequest, ierr.clientFault())
 			require.Zero(t, sampleCount(t, n.metrics.compute, "m"), "a failed request is no compute sample")
 		})

@@ -433,7 +433,10 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	trip := time.Since(sent)
 	switch {
 	case errors.Is(err, executor.ErrExecutorGone):
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
+		// One that never reached the executor did not run there: another
+		// gpu-let may take it (sendAgainIfNotRun).
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, notRun: errors.Is(err, executor.ErrNotSent),
+			msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:

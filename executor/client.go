@@ -22,6 +22,11 @@ import (
 // died or was stopped).
 var ErrExecutorGone = errors.New("executor is gone")
 
+// ErrNotSent is wrapped, beside ErrExecutorGone, by an Infer whose request
+// never reached the executor (the connection was broken before, or broke
+// while it was written): the executor did not run it.
+var ErrNotSent = errors.New("request not sent")
+
 // Client talks to one executor process over its Unix socket: gRPC for
 // control, one framed connection (see frame.go) for every Infer call; each
 // call waits only for its own response. A Client is safe for concurrent use.
@@ -140,12 +145,12 @@ func (c *Client) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResp
 	ch := make(chan *pb.InferResponse, 1)
 	id, err := c.register(ch)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	req.Id = id
 	if err := c.send(req); err != nil {
 		c.unregister(id)
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	select {
 	case resp, ok := <-ch:

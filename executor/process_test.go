@@ -206,6 +206,7 @@ func TestKilledExecutorFailsCallsFast(t *testing.T) {
 	}
 	_, err = c.Infer(ctx, &pb.InferRequest{Model: "resnet18", Inputs: toProto([]tensor.Tensor{x})})
 	require.ErrorIs(t, err, ErrExecutorGone, "later calls fail at once")
+	require.ErrorIs(t, err, ErrNotSent, "and say they were not sent")
 }
 
 func TestKilledExecutorLeavesNoSocket(t *testing.T) {
