@@ -11,11 +11,12 @@ import (
 
 // A device fault: the engine's device can run nothing more in this process
 // (a CUDA context that holds an error for good, as an illegal memory access
-// leaves it). The executor then answers every request it holds UNAVAILABLE,
-// stops taking more and ends Serve with ErrDeviceFault, so that the process
-// exits with ExitDeviceFault and the daemon starts a new one, which gets a
-// new context. Without this the process stayed up, answered its health
-// checks, and failed every request it was sent from then on.
+// leaves it, or a batch that never ends). The executor then answers the
+// batch that found it INTERNAL, hands every other request it holds back
+// unrun (answerNotRun: the daemon may send it to another gpu-let), stops
+// taking more and ends Serve with ErrDeviceFault, so that the process exits
+// with ExitDeviceFault and the daemon starts a new one, which gets a new
+// context.
 
 // ErrDeviceFault is wrapped by Serve's error after the device failed for
 // good (Options.DeviceCheck).
@@ -72,10 +73,8 @@ func (l *loop) checkDeviceAtHealth() {
 		if j := l.running; j != nil {
 			if err := l.hung(j, time.Since(j.began)); err != nil {
 				l.faulted(err)
-				// The hung batch's run failed, as finish answers a
-				// batch whose run found a fault.
 				for _, sl := range j.slots {
-					l.answerErr(sl.req, pb.Code_INTERNAL, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", j.model.name, len(j.slots), err))
+					l.answerFaultedRun(sl.req, j, err)
 				}
 				l.answerHeld()
 			}
@@ -121,9 +120,16 @@ func (l *loop) faulted(err error) {
 	l.s.log.Error("device fault: answering every request held and exiting, for a new process", zap.Error(err))
 }
 
-// answerHeld answers UNAVAILABLE every request the loop holds after a
-// device fault, for the client to send again (those of the batch that
-// found it are answered first, INTERNAL).
+// answerFaultedRun answers INTERNAL request r of batch j, whose run found
+// the device fault err: the run failed, and a client should not send again
+// by itself a request that may be what faulted the device.
+func (l *loop) answerFaultedRun(r *request, j *job, err error) {
+	l.answerErr(r, pb.Code_INTERNAL, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", j.model.name, len(j.slots), err))
+}
+
+// answerHeld hands back unrun every request the loop holds after a device
+// fault (those of the batch that found it are answered first,
+// answerFaultedRun).
 func (l *loop) answerHeld() {
 	for i := range l.slots {
 		if r := l.slots[i].req; r != nil {

@@ -414,10 +414,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 			continue
 		}
 		if errors.Is(err, ErrDeviceFault) {
-			// The run failed (INTERNAL, which a client does not retry on
-			// its own: the request may be what faulted the device); the
-			// requests held are answered UNAVAILABLE (answerHeld).
-			l.answerErr(r, pb.Code_INTERNAL, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", r.model.name, len(j.slots), err))
+			l.answerFaultedRun(r, j, err) // the requests held: answerHeld, below
 			continue
 		}
 		if err != nil {
