@@ -176,16 +176,18 @@ func TypeFromName(name string) string {
 	return strings.Join(out, "-")
 }
 
+// untilReset ends the health detail of a GPU that failed until a reset.
+const untilReset = "nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted"
+
 // lostWords says what to do about a GPU whose NVML call failed with err
 // because the GPU can no longer be used (it fell off the bus, or waits for
 // a reset); "" for any other failure.
 func lostWords(err error) string {
 	switch {
 	case errors.Is(err, nvml.ERROR_GPU_IS_LOST):
-		return fmt.Sprintf("the GPU is lost, fallen off the bus (%v; the kernel log says which Xid): "+
-			"nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted", err)
+		return fmt.Sprintf("the GPU is lost, fallen off the bus (%v; the kernel log says which Xid): %s", err, untilReset)
 	case errors.Is(err, nvml.ERROR_RESET_REQUIRED):
-		return fmt.Sprintf("the GPU needs a reset (%v): nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted", err)
+		return fmt.Sprintf("the GPU needs a reset (%v): %s", err, untilReset)
 	}
 	return ""
 }

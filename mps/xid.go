@@ -144,7 +144,7 @@ func (m *Manager) recordXid(x XidEvent) {
 		d.XidErrors[x.Xid]++
 		if x.Fatal && d.Health != HealthFailed {
 			d.Health = HealthFailed
-			d.HealthDetail = fmt.Sprintf("Xid %d, %s: nothing more runs on it until it is reset (nvidia-smi -r) or the host rebooted", x.Xid, x.Meaning)
+			d.HealthDetail = fmt.Sprintf("Xid %d, %s: %s", x.Xid, x.Meaning, untilReset)
 		}
 	}
 }
