@@ -30,7 +30,9 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 		{name: "the context failed for good", fault: illegal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeRuntime{base: 20 * time.Millisecond, failNext: true}
+			// The failing run takes 100 ms: the second request, sent
+			// 5 ms after the first, is queued behind it.
+			f := &fakeRuntime{base: 100 * time.Millisecond, failNext: true}
 			var checks atomic.Int32
 			fs := serveFaulting(t, f, Options{DeviceCheck: func() error { checks.Add(1); return tc.fault }}, 1)
 			c := fs.c
@@ -138,20 +140,26 @@ func TestAHungBatchIsADeviceFault(t *testing.T) {
 		}
 		answered <- r
 	}()
-	_, err = c.Health(wctx)
-	require.NoError(t, err, "a batch under its limit is no fault")
-	time.Sleep(400 * time.Millisecond)
-	_, _ = c.Health(wctx) // answered, or cut off as Serve ends
-	select {
-	case r := <-answered:
-		require.Equal(t, pb.Code_INTERNAL, r.Code, "its run failed")
-		require.Contains(t, r.Error, "run double batch of 1: the device can run nothing more in this process: a batch of 1 of double has run for")
-		require.Contains(t, r.Error, "the device does not finish its work")
-	case err := <-failed:
-		t.Fatalf("the request held was not answered: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the request held was not answered")
+	// Health checks, as the daemon makes them, until one finds the batch
+	// past its limit (TestHangLimit checks the limit itself); each is
+	// answered, or cut off as Serve ends.
+	var r *pb.InferResponse
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for r == nil {
+		select {
+		case r = <-answered:
+		case err := <-failed:
+			t.Fatalf("the request held was not answered: %v", err)
+		case <-wctx.Done():
+			t.Fatal("the request held was not answered")
+		case <-tick.C:
+			_, _ = c.Health(wctx)
+		}
 	}
+	require.Equal(t, pb.Code_INTERNAL, r.Code, "its run failed")
+	require.Contains(t, r.Error, "run double batch of 1: the device can run nothing more in this process: a batch of 1 of double has run for")
+	require.Contains(t, r.Error, "the device does not finish its work")
 	require.ErrorIs(t, fs.ended(t), ErrDeviceFault)
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/gpus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // xidFeed is a mock event set fed by the test: Wait hands over the events
@@ -119,9 +121,13 @@ func TestManagerWithoutXidEvents(t *testing.T) {
 	f := newFakeMPS(t)
 	s, _ := newServer(t, gpus.H100_SXM5_80GB, 1)
 	s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) { return nil, nvml.ERROR_NOT_SUPPORTED }
-	m, err := New(Options{Spec: Spec{Mode: ModeNVIDIA, RuntimeDir: f.root, MPS: testMPSSpec(f)}, NVML: s, Logger: zap.NewNop()})
+	core, logs := observer.New(zapcore.InfoLevel)
+	m, err := New(Options{Spec: Spec{Mode: ModeNVIDIA, RuntimeDir: f.root, MPS: testMPSSpec(f)}, NVML: s, Logger: zap.New(core)})
 	require.NoError(t, err)
 	require.NoError(t, m.Start(context.Background()))
+	eventually(t, func() bool {
+		return logs.FilterMessageSnippet("Xid errors are not watched").Len() == 1
+	}, "said once")
 	require.Equal(t, HealthOK, m.Inventory().Devices[0].Health)
 	require.NoError(t, m.Close(context.Background()))
 }
