@@ -38,12 +38,12 @@ func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time)
 	if _, compressed := src.(*decompressingReader); compressed {
 		// The decompressor's buffers are in use while the body is read.
 		var held func()
-		if held, err = n.bodies.Hold(ctx, decompressorBytes); err == nil {
+		if held, err = n.bodies.Hold(ctx, m.Name, decompressorBytes); err == nil {
 			defer held()
 		}
 	}
 	if err == nil {
-		body, release, err = n.bodies.ReadAll(ctx, src, size, int64(limits.MaxRequestBody))
+		body, release, err = n.bodies.ReadAll(ctx, m.Name, src, size, int64(limits.MaxRequestBody))
 	}
 	if err == nil {
 		return body, release, nil
@@ -54,8 +54,7 @@ func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time)
 	case errors.As(err, &tooBig):
 		return nil, release, tooLarge(tooBig.Limit)
 	case errors.Is(err, connlimit.ErrOverBudget):
-		return nil, release, &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
-			msg: fmt.Sprintf("%s: request bodies in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, limits.MaxInflightBytes)}
+		return nil, release, n.overBudget(m)
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return nil, release, &inferError{code: http.StatusRequestTimeout, reason: reasonBodyTimeout,
 			msg: fmt.Sprintf("request not received within limits.body_timeout (%s)", limits.BodyTimeout)}
@@ -78,12 +77,21 @@ func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64,
 	}
 	ctx, cancel := context.WithDeadline(ctx, arrival.Add(m.Config.SLO.D()))
 	defer cancel()
-	release, err := n.bodies.Hold(ctx, size)
+	release, err := n.bodies.Hold(ctx, m.Name, size)
 	if errors.Is(err, connlimit.ErrOverBudget) {
-		return release, &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
-			msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes); retry shortly", m.Name, n.bodies.Max())}
+		return release, n.overBudget(m)
 	}
 	return release, nil
+}
+
+// overBudget is the refusal of a request of m whose bytes found no room in
+// the budget of bytes in flight before its SLO passed. It says what m's own
+// requests hold, since one model's may fill three quarters of the budget at
+// most.
+func (n *node) overBudget(m *repository.Model) *inferError {
+	return &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
+		msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes, %d of them this model's requests); retry shortly",
+			m.Name, n.bodies.Max(), n.bodies.Holds(m.Name))}
 }
 
 // maxParamsBody bounds the body of an API request that carries only

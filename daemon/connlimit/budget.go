@@ -7,8 +7,6 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // ErrOverBudget means a request's bytes did not fit in the budget of bytes
@@ -16,77 +14,151 @@ import (
 var ErrOverBudget = errors.New("request bytes in flight are at their limit")
 
 // Budget is a number of bytes that requests in flight may hold at once.
-// Large holdings (over a sixteenth of the budget each) may fill three
-// quarters of it together, so that a few huge bodies cannot keep ordinary
-// requests waiting for room.
+// Bulk holdings may fill three quarters of it together, so that neither a
+// few huge bodies nor one model's flood can keep other requests waiting for
+// room. A holding is bulk when it is large (over a sixteenth of the budget),
+// or when its owner's (the model it is for) other holdings that are not
+// large fill the owner's allowance of a sixty-fourth of the budget.
 type Budget struct {
-	max     int64
-	sem     *semaphore.Weighted // every byte held
-	large   *semaphore.Weighted // bytes of large holdings
-	used    atomic.Int64
+	max    int64
+	all    *queue // every byte held
+	bulk   *queue // bytes of bulk holdings
+	mu     sync.Mutex
+	owners map[string]owned
+	used   atomic.Int64
+
 	refused atomic.Int64
 }
 
 // NewBudget makes a budget of max bytes (max ≥ 1).
 func NewBudget(max int64) *Budget {
-	return &Budget{max: max, sem: semaphore.NewWeighted(max), large: semaphore.NewWeighted(max - max/4)}
+	return &Budget{max: max, all: newQueue(max), bulk: newQueue(max - max/4), owners: map[string]owned{}}
 }
 
 // isLarge tells whether a holding of n bytes is large.
 func (b *Budget) isLarge(n int64) bool { return n > b.max/16 }
 
-// acquire takes n bytes as part of a large holding or not, waiting while
-// they do not fit until ctx ends; it fails at once when n is over what
-// such a holding may take.
-func (b *Budget) acquire(ctx context.Context, n int64, large bool) error {
+// allowance is how many bytes of holdings that are not large an owner may
+// hold before its further ones are bulk.
+func (b *Budget) allowance() int64 { return b.max / 64 }
+
+// kind says how a holding counts: light ones only in the whole budget,
+// heavy ones (an owner's past its allowance) and large ones in bulk too.
+type kind uint8
+
+const (
+	light kind = iota
+	heavy
+	large
+)
+
+// owned is what one owner's holdings hold or wait for.
+type owned struct {
+	all   int64 // bytes of all its holdings
+	small int64 // bytes of those that are not large
+}
+
+// claim books n more bytes of a holding of owner's that is large or not and
+// holds mine bytes that are not large already, and says how they count: the
+// holding's own bytes do not make it heavy.
+func (b *Budget) claim(owner string, n, mine int64, isLarge bool) kind {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o := b.owners[owner]
+	o.all += n
+	k := large
+	if !isLarge {
+		k = light
+		if o.small-mine >= b.allowance() {
+			k = heavy
+		}
+		o.small += n
+	}
+	b.owners[owner] = o
+	return k
+}
+
+// unclaim takes back what claim booked.
+func (b *Budget) unclaim(owner string, n int64, k kind) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o := b.owners[owner]
+	o.all -= n
+	if k != large {
+		o.small -= n
+	}
+	if o.all <= 0 {
+		delete(b.owners, owner)
+		return
+	}
+	b.owners[owner] = o
+}
+
+// acquire takes n bytes for owner as part of a holding that is large or
+// not, continues one that holds bytes already or not, and holds mine bytes
+// that are not large, waiting while they do not fit until ctx ends; it
+// fails at once when n is over what such a holding may take. It says how
+// the bytes count.
+func (b *Budget) acquire(ctx context.Context, owner string, n, mine int64, cont, isLarge bool) (kind, error) {
 	if n <= 0 {
-		return nil
+		return light, nil
 	}
 	limit := b.max
-	if large {
+	if isLarge {
 		limit = b.max - b.max/4
 	}
 	if n > limit {
 		b.refused.Add(1)
-		return fmt.Errorf("acquire %d bytes of %d: %w", n, limit, ErrOverBudget)
+		return light, fmt.Errorf("acquire %d bytes of %d: %w", n, limit, ErrOverBudget)
 	}
-	if large {
-		if err := take(ctx, b.large, n); err != nil {
+	k := b.claim(owner, n, mine, isLarge)
+	if k != light {
+		if err := take(ctx, b.bulk, n, cont); err != nil {
+			b.unclaim(owner, n, k)
 			b.refused.Add(1)
-			return fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
+			return light, fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 		}
 	}
-	if err := take(ctx, b.sem, n); err != nil {
-		if large {
-			b.large.Release(n)
+	if err := take(ctx, b.all, n, cont); err != nil {
+		if k != light {
+			b.bulk.release(n)
 		}
+		b.unclaim(owner, n, k)
 		b.refused.Add(1)
-		return fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
+		return light, fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 	}
 	b.used.Add(n)
-	return nil
+	return k, nil
 }
 
-// take acquires n of sem, at once when they are free even if ctx has ended
-// (a request whose wait is over still gets room that is there), else
-// waiting until ctx ends.
-func take(ctx context.Context, sem *semaphore.Weighted, n int64) error {
-	if sem.TryAcquire(n) {
+// take acquires n of q for a request that continues a holding or not, at
+// once when they are free even if ctx has ended (a request whose wait is
+// over still gets room that is there), else waiting until ctx ends.
+func take(ctx context.Context, q *queue, n int64, cont bool) error {
+	if q.tryAcquire(n, cont) {
 		return nil
 	}
-	return sem.Acquire(ctx, n)
+	return q.acquire(ctx, n, cont)
 }
 
-// release gives back n bytes taken by one acquire.
-func (b *Budget) release(n int64, large bool) {
+// release gives back n bytes of owner's taken by one acquire.
+func (b *Budget) release(owner string, n int64, k kind) {
 	if n <= 0 {
 		return
 	}
 	b.used.Add(-n)
-	b.sem.Release(n)
-	if large {
-		b.large.Release(n)
+	b.all.release(n)
+	if k != light {
+		b.bulk.release(n)
 	}
+	b.unclaim(owner, n, k)
+}
+
+// Holds is how many bytes owner's holdings hold or wait for now.
+func (b *Budget) Holds(owner string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.owners[owner].all
 }
 
 // InUse is the number of bytes held now.
@@ -107,25 +179,25 @@ const readStep = 256 << 10
 func (b *Budget) MaxBody() int64 { return b.max - b.max/4 - 1 }
 
 // ReadAll reads r to its end holding the memory it reads into in the
-// budget: the buffer's capacity as it doubles, up to size+1 bytes when the
-// body says its length (size ≥ 0; net/http ends such a body there; a body
-// that goes on, where size was a guess, grows on as one of unknown length)
-// and
-// never past limit+1 (limit > 0: the longest body r gives, as
-// http.MaxBytesReader does). The bytes stay taken until release runs; on
-// error nothing stays taken and release does nothing.
-func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size, limit int64) (data []byte, release func(), err error) {
+// budget as owner's: the buffer's capacity as it doubles, up to size+1
+// bytes when the body says its length (size ≥ 0; net/http ends such a body
+// there; a body that goes on, where size was a guess, grows on as one of
+// unknown length) and never past limit+1 (limit > 0: the longest body r
+// gives, as http.MaxBytesReader does). Each step after the first waits for
+// room ahead of bodies that begin. The bytes stay taken until release runs;
+// on error nothing stays taken and release does nothing.
+func (b *Budget) ReadAll(ctx context.Context, owner string, r io.Reader, size, limit int64) (data []byte, release func(), err error) {
 	type part struct {
-		n     int64
-		large bool
+		n    int64
+		kind kind
 	}
-	var held, heldLarge int64
+	var held, heldBulk, heldSmall int64
 	var parts []part
 	giveBack := func() {
 		for _, p := range parts {
-			b.release(p.n, p.large)
+			b.release(owner, p.n, p.kind)
 		}
-		parts, held, heldLarge = nil, 0, 0
+		parts, held, heldBulk, heldSmall = nil, 0, 0, 0
 	}
 	fail := func(err error) ([]byte, func(), error) {
 		giveBack()
@@ -133,21 +205,25 @@ func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size, limit int64) (d
 	}
 	grow := func(to int64) error {
 		// A body is large once it says or shows it is; its bytes from then
-		// on count against the large bodies' three quarters.
-		large := b.isLarge(to) || (size >= 0 && b.isLarge(size+1))
+		// on count against bulk holdings' three quarters.
+		isLarge := b.isLarge(to) || (size >= 0 && b.isLarge(size+1))
 		step := to - held
-		if to > b.max || (large && heldLarge+step > b.max-b.max/4) {
+		if to > b.max || (isLarge && heldBulk+step > b.max-b.max/4) {
 			// Not even the whole budget would hold it beside what this
 			// body holds already: waiting cannot help.
 			b.refused.Add(1)
 			return fmt.Errorf("hold %d bytes of %d: %w", to, b.max, ErrOverBudget)
 		}
-		if err := b.acquire(ctx, step, large); err != nil {
+		k, err := b.acquire(ctx, owner, step, heldSmall, held > 0, isLarge)
+		if err != nil {
 			return err
 		}
-		parts = append(parts, part{step, large})
-		if large {
-			heldLarge += step
+		parts = append(parts, part{step, k})
+		if k != light {
+			heldBulk += step
+		}
+		if k != large {
+			heldSmall += step
 		}
 		grown := make([]byte, len(data), to)
 		copy(grown, data)
@@ -188,15 +264,15 @@ func (b *Budget) ReadAll(ctx context.Context, r io.Reader, size, limit int64) (d
 	}
 }
 
-// Hold takes n bytes of a request that is already in memory (a gRPC message,
-// which the gRPC server reads whole before the call), waiting for room until
-// ctx ends. The bytes stay taken until release runs; on error nothing is
+// Hold takes n bytes for owner of a request that is already in memory (a
+// gRPC message, which the gRPC server reads whole before the call), waiting
+// for room until ctx ends. The bytes stay taken until release runs; on error nothing is
 // taken and release does nothing.
-func (b *Budget) Hold(ctx context.Context, n int64) (release func(), err error) {
-	large := b.isLarge(n)
-	if err := b.acquire(ctx, n, large); err != nil {
+func (b *Budget) Hold(ctx context.Context, owner string, n int64) (release func(), err error) {
+	k, err := b.acquire(ctx, owner, n, 0, false, b.isLarge(n))
+	if err != nil {
 		return func() {}, err
 	}
 	var once sync.Once
-	return func() { once.Do(func() { b.release(n, large) }) }, nil
+	return func() { once.Do(func() { b.release(owner, n, k) }) }, nil
 }
