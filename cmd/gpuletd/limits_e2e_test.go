@@ -162,6 +162,7 @@ func TestClientsCannotHoldTheDaemon(t *testing.T) {
 		require.Eventually(t, func() bool {
 			return metricAt(t, base, "gpuletd_http_inflight_request_bytes") >= 1<<20
 		}, 5*time.Second, 50*time.Millisecond, "the stalled body holds what it sent in the budget")
+		require.GreaterOrEqual(t, metricAt(t, base, `gpuletd_model_inflight_request_bytes{model="mlp"}`), float64(1<<20), "as mlp's")
 		// The daemon may refuse it and close before the whole body is
 		// written (the write then fails: that is the refusal), so the answer
 		// is read while it is written.
@@ -200,7 +201,8 @@ func TestClientsCannotHoldTheDaemon(t *testing.T) {
 	}
 }
 
-// metricAt is the value of an unlabelled metric at /metrics (-1 if absent).
+// metricAt is the value of a metric at /metrics, named with its labels as
+// the exposition writes them (-1 if absent).
 func metricAt(t *testing.T, base, name string) float64 {
 	t.Helper()
 	m := do(t, "GET", base+"/metrics", nil, nil)

@@ -161,6 +161,18 @@ func (b *Budget) Holds(owner string) int64 {
 	return b.owners[owner].all
 }
 
+// Owners is how many bytes each owner's holdings hold or wait for now
+// (owners that hold nothing are left out).
+func (b *Budget) Owners() map[string]int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]int64, len(b.owners))
+	for owner, o := range b.owners {
+		out[owner] = o.all
+	}
+	return out
+}
+
 // InUse is the number of bytes held now.
 func (b *Budget) InUse() int64 { return b.used.Load() }
 

@@ -152,6 +152,7 @@ func TestAFloodingModelLeavesRoomForOthers(t *testing.T) {
 	require.Equal(t, int64(768<<10+2*16<<10), b.InUse(), "each flooder's allowance and bulk's three quarters, no more")
 	require.Equal(t, int64(768<<10+16<<10), b.Holds("vgg"), "vgg filled bulk")
 	require.Equal(t, int64(16<<10), b.Holds("resnet18"), "resnet18 got its allowance beside it")
+	require.Equal(t, map[string]int64{"vgg": 784 << 10, "resnet18": 16 << 10}, b.Owners())
 
 	done, stop := context.WithCancel(context.Background())
 	stop()
