@@ -159,6 +159,20 @@ type status struct {
 	// Connections are the client connections against
 	// limits.max_connections; nil before the listener opened.
 	Connections *connectionsStatus `json:"connections,omitempty"`
+	// RequestBytes are the request bytes in flight against
+	// limits.max_inflight_bytes; nil in a node without the budget.
+	RequestBytes *requestBytesStatus `json:"request_bytes,omitempty"`
+}
+
+// requestBytesStatus is the request bytes held in flight within
+// limits.max_inflight_bytes, the budget, what was refused for want of room
+// since the start (gpuletd_http_inflight_*), and what each model's
+// requests hold or wait for (models holding none are left out).
+type requestBytesStatus struct {
+	Held    int64            `json:"held"`
+	Max     int64            `json:"max"`
+	Refused int64            `json:"refused"`
+	Models  map[string]int64 `json:"models"`
 }
 
 // connectionsStatus is the client connections open within
@@ -194,6 +208,9 @@ func (n *node) status() status {
 	}
 	if n.conns != nil {
 		s.Connections = &connectionsStatus{Open: n.conns.Open(), Max: n.conns.Max(), Refused: n.conns.Refused()}
+	}
+	if n.bodies != nil {
+		s.RequestBytes = &requestBytesStatus{Held: n.bodies.InUse(), Max: n.bodies.Max(), Refused: n.bodies.Refused(), Models: n.bodies.Owners()}
 	}
 	if n.tls != nil {
 		l := n.tls.leaf()

@@ -275,6 +275,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 		"the daemon under test has a metrics listener of its own")
 	require.Regexp(t, `^\d+ of 1024 open \(limits\.max_connections\)$`, eval[string](t, b, `document.querySelector('#summary [data-key="connections"] dd').textContent`),
 		"the page's own connections, against the default cap")
+	require.Regexp(t, `^(0|[\d.]+ [KMG]iB) of 256 MiB \(limits\.max_inflight_bytes\)`, eval[string](t, b, `document.querySelector('#summary [data-key="request-bytes"] dd').textContent`),
+		"the request bytes in flight, against the default budget")
 	checkProfile(t, b, d, "resnet18")
 	b.run(t, chromedp.Click(chromedp.CSS(`#models-table a[href="#profile-lenet5"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#profile-lenet5 svg[data-chart="latency"]`)))
@@ -663,6 +665,19 @@ func checkReadyWords(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, []string{"3 of 1024 open (limits.max_connections)",
 		"1024 of 1024 open (limits.max_connections), 85488 refused over it since the start (health checks and scrapes are answered over it)", "–"}, got)
+	got = eval[[]string](t, b, `(async () => {
+  const { requestBytesWords } = await import('/assets/summary.js');
+  const mib = 2 ** 20;
+  return [
+    requestBytesWords({ held: 0, max: 256 * mib, refused: 0, models: {} }),
+    requestBytesWords({ held: 196 * mib, max: 256 * mib, refused: 14502, models: { lenet5: 0.5 * mib, vgg: 195.5 * mib } }),
+    requestBytesWords({ held: 240 * mib, max: 256 * mib, refused: 0, models: { a: 60 * mib, b: 60 * mib, c: 100 * mib, d: 20 * mib } }),
+    requestBytesWords(undefined),
+  ];
+})()`)
+	require.Equal(t, []string{"0 of 256 MiB (limits.max_inflight_bytes)",
+		"196 MiB of 256 MiB (limits.max_inflight_bytes): vgg 196 MiB, lenet5 0.5 MiB; 14502 refused for want of room since the start (memory_budget)",
+		"240 MiB of 256 MiB (limits.max_inflight_bytes): c 100 MiB, a 60 MiB, b 60 MiB, 1 more", "–"}, got)
 	// A refresh keeps each model's row and its name's cell (the link a
 	// reader is pressing) as long as the cell says the same.
 	got = eval[[]string](t, b, `(async () => {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -240,9 +241,51 @@ type adminStatus struct {
 	RequestPath     *adminRequestPath  `json:"request_path"`    // nil before it was measured, or from a daemon that does not say
 	Cache           *adminCacheUse     `json:"response_cache"`
 	TLS             *adminTLS          `json:"tls"`
-	Memory          *adminCgroupMemory `json:"memory"`      // nil where the daemon has no memory cgroup to read
-	CPUMemory       *adminCPUMemory    `json:"cpu_memory"`  // nil without a CPU device, before a plan, or from a daemon that does not say
-	Connections     *adminConnections  `json:"connections"` // nil from a daemon that does not say
+	Memory          *adminCgroupMemory `json:"memory"`        // nil where the daemon has no memory cgroup to read
+	CPUMemory       *adminCPUMemory    `json:"cpu_memory"`    // nil without a CPU device, before a plan, or from a daemon that does not say
+	Connections     *adminConnections  `json:"connections"`   // nil from a daemon that does not say
+	RequestBytes    *adminRequestBytes `json:"request_bytes"` // nil from a daemon that does not say
+}
+
+// adminRequestBytes is the request bytes in flight against
+// limits.max_inflight_bytes, and each model's share of them.
+type adminRequestBytes struct {
+	Held    int64            `json:"held"`
+	Max     int64            `json:"max"`
+	Refused int64            `json:"refused"`
+	Models  map[string]int64 `json:"models"`
+}
+
+// words says them in the status's header when they matter: some requests
+// were refused for want of room, or nine tenths of the budget is held;
+// "" otherwise. It names the three models holding the most.
+func (r *adminRequestBytes) words() string {
+	if r == nil || r.Max <= 0 || (r.Refused == 0 && r.Held*10 < r.Max*9) {
+		return ""
+	}
+	line := fmt.Sprintf("request bytes in flight: %s of %s (limits.max_inflight_bytes)", bytefmt.Size(r.Held), bytefmt.Size(r.Max))
+	models := make([]string, 0, len(r.Models))
+	for m := range r.Models {
+		models = append(models, m)
+	}
+	sort.Slice(models, func(i, j int) bool {
+		a, b := r.Models[models[i]], r.Models[models[j]]
+		return a > b || (a == b && models[i] < models[j])
+	})
+	if len(models) > 0 {
+		var held []string
+		for _, m := range models[:min(3, len(models))] {
+			held = append(held, fmt.Sprintf("%s %s", m, bytefmt.Size(r.Models[m])))
+		}
+		if len(models) > 3 {
+			held = append(held, fmt.Sprintf("%d more", len(models)-3))
+		}
+		line += ": " + strings.Join(held, ", ")
+	}
+	if r.Refused > 0 {
+		line += fmt.Sprintf("; %d refused for want of room since the start (memory_budget)", r.Refused)
+	}
+	return line
 }
 
 // adminConnections is the client connections against
@@ -683,6 +726,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		fmt.Fprintf(w, "  still on an earlier policy (the reload could not switch them: see the events): %s\n", strings.Join(old, ", "))
 	}
 	if line := s.Connections.words(); line != "" {
+		writeWrappedLine(w, line)
+	}
+	if line := s.RequestBytes.words(); line != "" {
 		writeWrappedLine(w, line)
 	}
 	if p := s.RecentProblems; p != nil && p.Warnings+p.Errors > 0 {

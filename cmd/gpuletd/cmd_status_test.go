@@ -699,3 +699,29 @@ func TestWriteStatusConnections(t *testing.T) {
 		requireUnderPolicyLine(t, func(s *adminStatus) { s.Connections = tc.c }, tc.want, "limits.max_connections")
 	}
 }
+
+// The header says the request bytes in flight when some requests were
+// refused for want of room, or nine tenths of the budget is held, with the
+// models that hold the most; nothing otherwise, or from a daemon that does
+// not say.
+func TestWriteStatusRequestBytes(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name string
+		r    *adminRequestBytes
+		want string
+	}{
+		{"refused, one model holding most", &adminRequestBytes{Held: 196 * mib, Max: 256 * mib, Refused: 14502,
+			Models: map[string]int64{"vgg": 196*mib - 8192, "lenet5": 8192}},
+			"request bytes in flight: 196 MiB of 256 MiB (limits.max_inflight_bytes): vgg\n  196 MiB, lenet5 8 KiB; 14502 refused for want of room since the start\n  (memory_budget)\n"},
+		{"nearly full, the three holding most", &adminRequestBytes{Held: 240 * mib, Max: 256 * mib,
+			Models: map[string]int64{"a": 60 * mib, "b": 60 * mib, "c": 100 * mib, "d": 20 * mib}},
+			"request bytes in flight: 240 MiB of 256 MiB (limits.max_inflight_bytes): c\n  100 MiB, a 60 MiB, b 60 MiB, 1 more\n"},
+		{"room and nothing refused", &adminRequestBytes{Held: mib, Max: 256 * mib, Models: map[string]int64{"a": mib}}, ""},
+		{"a daemon that does not say", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requireUnderPolicyLine(t, func(s *adminStatus) { s.RequestBytes = tc.r }, tc.want, "limits.max_inflight_bytes")
+		})
+	}
+}

@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords, problemWords, upWords, planWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords, connectionsWords } from './summary.js';
+import { readyWords, grpcWords, engineWords, problemWords, upWords, planWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords, connectionsWords, requestBytesWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -83,6 +83,7 @@ function renderSummary(st) {
     ['Memory', memoryWords(st.memory)],
     ['CPU models', cpuMemoryWords(st.cpu_memory)],
     ['Connections', connectionsWords(st.connections)],
+    ['Request bytes', requestBytesWords(st.request_bytes)],
     ['Reorganizations', String(st.reorganizations)],
     ['Executor restarts', String(st.executor_restarts)],
     ['Last hour', problemWords(st.recent_problems)],

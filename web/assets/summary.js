@@ -108,6 +108,23 @@ export function connectionsWords(c) {
   return s;
 }
 
+// requestBytesWords says the request bytes in flight against
+// limits.max_inflight_bytes (the status's request_bytes), the three models
+// holding the most, and what was refused for want of room since the start:
+// a dash from a daemon that does not say.
+export function requestBytesWords(r) {
+  if (!r) return '–';
+  let s = `${r.held > 0 ? bytes(r.held) : '0'} of ${bytes(r.max)} (limits.max_inflight_bytes)`;
+  const models = Object.entries(r.models || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  if (models.length) {
+    const held = models.slice(0, 3).map(([m, n]) => `${m} ${bytes(n)}`);
+    if (models.length > 3) held.push(`${models.length - 3} more`);
+    s += `: ${held.join(', ')}`;
+  }
+  if (r.refused > 0) s += `; ${r.refused} refused for want of room since the start (memory_budget)`;
+  return s;
+}
+
 // micros writes a CPU time given in µs, in ms from 1 ms.
 function micros(us) {
   us = us || 0;
