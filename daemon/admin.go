@@ -167,7 +167,7 @@ type status struct {
 // requestBytesStatus is the request bytes held in flight within
 // limits.max_inflight_bytes, the budget, what was refused for want of room
 // since the start (gpuletd_http_inflight_*), and what each model's
-// requests hold or wait for (models holding none are left out).
+// requests hold (models holding none are left out).
 type requestBytesStatus struct {
 	Held    int64            `json:"held"`
 	Max     int64            `json:"max"`

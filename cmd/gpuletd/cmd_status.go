@@ -257,10 +257,11 @@ type adminRequestBytes struct {
 }
 
 // words says them in the status's header when they matter: some requests
-// were refused for want of room, or nine tenths of the budget is held;
-// "" otherwise. It names the three models holding the most.
+// were refused for want of room, or two thirds of the budget are held (one
+// model's flood takes about three quarters); "" otherwise. It names the
+// three models holding the most.
 func (r *adminRequestBytes) words() string {
-	if r == nil || r.Max <= 0 || (r.Refused == 0 && r.Held*10 < r.Max*9) {
+	if r == nil || r.Max <= 0 || (r.Refused == 0 && r.Held*3 < r.Max*2) {
 		return ""
 	}
 	line := fmt.Sprintf("request bytes in flight: %s of %s (limits.max_inflight_bytes)", bytefmt.Size(r.Held), bytefmt.Size(r.Max))

@@ -701,7 +701,7 @@ func TestWriteStatusConnections(t *testing.T) {
 }
 
 // The header says the request bytes in flight when some requests were
-// refused for want of room, or nine tenths of the budget is held, with the
+// refused for want of room, or two thirds of the budget are held, with the
 // models that hold the most; nothing otherwise, or from a daemon that does
 // not say.
 func TestWriteStatusRequestBytes(t *testing.T) {
@@ -717,7 +717,9 @@ func TestWriteStatusRequestBytes(t *testing.T) {
 		{"nearly full, the three holding most", &adminRequestBytes{Held: 240 * mib, Max: 256 * mib,
 			Models: map[string]int64{"a": 60 * mib, "b": 60 * mib, "c": 100 * mib, "d": 20 * mib}},
 			"request bytes in flight: 240 MiB of 256 MiB (limits.max_inflight_bytes): c\n  100 MiB, a 60 MiB, b 60 MiB, 1 more\n"},
-		{"room and nothing refused", &adminRequestBytes{Held: mib, Max: 256 * mib, Models: map[string]int64{"a": mib}}, ""},
+		{"one model's flood, held back", &adminRequestBytes{Held: 191 * mib, Max: 256 * mib, Models: map[string]int64{"vgg": 191 * mib}},
+			"request bytes in flight: 191 MiB of 256 MiB (limits.max_inflight_bytes): vgg\n  191 MiB\n"},
+		{"room and nothing refused", &adminRequestBytes{Held: 170 * mib, Max: 256 * mib, Models: map[string]int64{"a": 170 * mib}}, ""},
 		{"a daemon that does not say", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,8 +54,9 @@ const (
 
 // owned is what one owner's holdings hold or wait for.
 type owned struct {
-	all   int64 // bytes of all its holdings
+	all   int64 // bytes of all its holdings, held or waited for
 	small int64 // bytes of those that are not large
+	held  int64 // bytes held
 }
 
 // claim books n more bytes of a holding of owner's that is large or not and
@@ -78,12 +79,15 @@ func (b *Budget) claim(owner string, n, mine int64, isLarge bool) kind {
 	return k
 }
 
-// unclaim takes back what claim booked.
-func (b *Budget) unclaim(owner string, n int64, k kind) {
+// unclaim takes back what claim booked, and n bytes held when held.
+func (b *Budget) unclaim(owner string, n int64, k kind, held bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	o := b.owners[owner]
 	o.all -= n
+	if held {
+		o.held -= n
+	}
 	if k != large {
 		o.small -= n
 	}
@@ -114,7 +118,7 @@ func (b *Budget) acquire(ctx context.Context, owner string, n, mine int64, cont,
 	k := b.claim(owner, n, mine, isLarge)
 	if k != light {
 		if err := take(ctx, b.bulk, n, cont); err != nil {
-			b.unclaim(owner, n, k)
+			b.unclaim(owner, n, k, false)
 			b.refused.Add(1)
 			return light, fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 		}
@@ -123,11 +127,16 @@ func (b *Budget) acquire(ctx context.Context, owner string, n, mine int64, cont,
 		if k != light {
 			b.bulk.release(n)
 		}
-		b.unclaim(owner, n, k)
+		b.unclaim(owner, n, k, false)
 		b.refused.Add(1)
 		return light, fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 	}
 	b.used.Add(n)
+	b.mu.Lock()
+	o := b.owners[owner]
+	o.held += n
+	b.owners[owner] = o
+	b.mu.Unlock()
 	return k, nil
 }
 
@@ -151,24 +160,26 @@ func (b *Budget) release(owner string, n int64, k kind) {
 	if k != light {
 		b.bulk.release(n)
 	}
-	b.unclaim(owner, n, k)
+	b.unclaim(owner, n, k, true)
 }
 
-// Holds is how many bytes owner's holdings hold or wait for now.
+// Holds is how many bytes owner's holdings hold now.
 func (b *Budget) Holds(owner string) int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.owners[owner].all
+	return b.owners[owner].held
 }
 
-// Owners is how many bytes each owner's holdings hold or wait for now
-// (owners that hold nothing are left out).
+// Owners is how many bytes each owner's holdings hold now (owners that
+// hold nothing are left out).
 func (b *Budget) Owners() map[string]int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := make(map[string]int64, len(b.owners))
 	for owner, o := range b.owners {
-		out[owner] = o.all
+		if o.held > 0 {
+			out[owner] = o.held
+		}
 	}
 	return out
 }

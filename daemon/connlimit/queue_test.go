@@ -128,6 +128,7 @@ func TestABodyBeingReadGrowsBeforeNewOnesBegin(t *testing.T) {
 		read <- err
 	}()
 	waitFor(t, b.bulk, [2]int{0, 1})
+	require.Equal(t, int64(12<<20+256<<10), b.Holds("vgg"), "what a body waits for is not held")
 	last()
 	waitFor(t, b.bulk, [2]int{0, 0})
 	// Its first part in, another body begins and waits, then the first
