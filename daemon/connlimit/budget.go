@@ -38,10 +38,6 @@ func NewBudget(max int64) *Budget {
 // isLarge tells whether a holding of n bytes is large.
 func (b *Budget) isLarge(n int64) bool { return n > b.max/16 }
 
-// allowance is how many bytes of holdings that are not large an owner may
-// hold before its further ones are bulk.
-func (b *Budget) allowance() int64 { return b.max / 64 }
-
 // kind says how a holding counts: light ones only in the whole budget,
 // heavy ones (an owner's past its allowance) and large ones in bulk too.
 type kind uint8
@@ -51,52 +47,6 @@ const (
 	heavy
 	large
 )
-
-// owned is what one owner's holdings hold or wait for.
-type owned struct {
-	all   int64 // bytes of all its holdings, held or waited for
-	small int64 // bytes of those that are not large
-	held  int64 // bytes held
-}
-
-// claim books n more bytes of a holding of owner's that is large or not and
-// holds mine bytes that are not large already, and says how they count: the
-// holding's own bytes do not make it heavy.
-func (b *Budget) claim(owner string, n, mine int64, isLarge bool) kind {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	o := b.owners[owner]
-	o.all += n
-	k := large
-	if !isLarge {
-		k = light
-		if o.small-mine >= b.allowance() {
-			k = heavy
-		}
-		o.small += n
-	}
-	b.owners[owner] = o
-	return k
-}
-
-// unclaim takes back what claim booked, and n bytes held when held.
-func (b *Budget) unclaim(owner string, n int64, k kind, held bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	o := b.owners[owner]
-	o.all -= n
-	if held {
-		o.held -= n
-	}
-	if k != large {
-		o.small -= n
-	}
-	if o.all <= 0 {
-		delete(b.owners, owner)
-		return
-	}
-	b.owners[owner] = o
-}
 
 // acquire takes n bytes for owner as part of a holding that is large or
 // not, continues one that holds bytes already or not, and holds mine bytes
@@ -132,11 +82,7 @@ func (b *Budget) acquire(ctx context.Context, owner string, n, mine int64, cont,
 		return light, fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 	}
 	b.used.Add(n)
-	b.mu.Lock()
-	o := b.owners[owner]
-	o.held += n
-	b.owners[owner] = o
-	b.mu.Unlock()
+	b.took(owner, n)
 	return k, nil
 }
 
@@ -161,27 +107,6 @@ func (b *Budget) release(owner string, n int64, k kind) {
 		b.bulk.release(n)
 	}
 	b.unclaim(owner, n, k, true)
-}
-
-// Holds is how many bytes owner's holdings hold now.
-func (b *Budget) Holds(owner string) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.owners[owner].held
-}
-
-// Owners is how many bytes each owner's holdings hold now (owners that
-// hold nothing are left out).
-func (b *Budget) Owners() map[string]int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make(map[string]int64, len(b.owners))
-	for owner, o := range b.owners {
-		if o.held > 0 {
-			out[owner] = o.held
-		}
-	}
-	return out
 }
 
 // InUse is the number of bytes held now.
