@@ -123,7 +123,7 @@ var (
 	descConnsMax     = prometheus.NewDesc("gpuletd_http_connections_max", "Client connections that may be open at once (limits.max_connections, under the open-file limit).", nil, nil)
 	descConnsRefused = prometheus.NewDesc("gpuletd_http_connections_refused_total", "Client connections answered 503 and closed because the cap was reached, with the requests and gRPC calls other than health checks refused over it.", nil, nil)
 	descBytes        = prometheus.NewDesc("gpuletd_http_inflight_request_bytes", "Request body bytes held by requests in flight.", nil, nil)
-	descModelBytes   = prometheus.NewDesc("gpuletd_model_inflight_request_bytes", "Request bytes held by each model's requests in flight, of limits.max_inflight_bytes (models that hold none are left out).", []string{"model"}, nil)
+	descModelBytes   = prometheus.NewDesc("gpuletd_model_inflight_request_bytes", "Request bytes held by each model's requests in flight, of limits.max_inflight_bytes.", []string{"model"}, nil)
 	descBytesMax     = prometheus.NewDesc("gpuletd_http_inflight_request_bytes_max", "Request body bytes requests in flight may hold at once (limits.max_inflight_bytes).", nil, nil)
 	descBytesRefused = prometheus.NewDesc("gpuletd_http_inflight_bytes_refused_total", "Requests answered 503 because their body did not fit in limits.max_inflight_bytes in time.", nil, nil)
 	descCertExpiry   = prometheus.NewDesc("gpuletd_tls_certificate_expiry_timestamp_seconds", "When the listeners' TLS certificate in use expires, Unix seconds (absent without TLS).", nil, nil)
@@ -210,8 +210,14 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.GaugeValue, float64(n.bodies.InUse()))
 		ch <- prometheus.MustNewConstMetric(descBytesMax, prometheus.GaugeValue, float64(n.bodies.Max()))
 		ch <- prometheus.MustNewConstMetric(descBytesRefused, prometheus.CounterValue, float64(n.bodies.Refused()))
-		for model, held := range n.bodies.Owners() {
-			ch <- prometheus.MustNewConstMetric(descModelBytes, prometheus.GaugeValue, float64(held), model)
+		held := n.bodies.Owners()
+		for _, m := range n.catalog.all() {
+			if _, ok := held[m.Name]; !ok {
+				held[m.Name] = 0
+			}
+		}
+		for model, b := range held {
+			ch <- prometheus.MustNewConstMetric(descModelBytes, prometheus.GaugeValue, float64(b), model)
 		}
 	}
 	collectPipelines(n, ch)
