@@ -67,13 +67,13 @@ func (b *Budget) acquire(ctx context.Context, owner string, n, mine int64, cont,
 	}
 	k := b.claim(owner, n, mine, isLarge)
 	if k != light {
-		if err := take(ctx, b.bulk, n, cont); err != nil {
+		if err := b.bulk.acquire(ctx, n, cont); err != nil {
 			b.unclaim(owner, n, k, false)
 			b.refused.Add(1)
 			return light, fmt.Errorf("acquire %d bytes: %w: %w", n, ErrOverBudget, err)
 		}
 	}
-	if err := take(ctx, b.all, n, cont); err != nil {
+	if err := b.all.acquire(ctx, n, cont); err != nil {
 		if k != light {
 			b.bulk.release(n)
 		}
@@ -84,16 +84,6 @@ func (b *Budget) acquire(ctx context.Context, owner string, n, mine int64, cont,
 	b.used.Add(n)
 	b.took(owner, n)
 	return k, nil
-}
-
-// take acquires n of q for a request that continues a holding or not, at
-// once when they are free even if ctx has ended (a request whose wait is
-// over still gets room that is there), else waiting until ctx ends.
-func take(ctx context.Context, q *queue, n int64, cont bool) error {
-	if q.tryAcquire(n, cont) {
-		return nil
-	}
-	return q.acquire(ctx, n, cont)
 }
 
 // release gives back n bytes of owner's taken by one acquire.

@@ -56,21 +56,12 @@ func (q *queue) free(n int64, c int) bool {
 	return true
 }
 
-// tryAcquire takes n at once if they fit ahead of the waiters of c's class
-// and those served before it, and says whether it did.
-func (q *queue) tryAcquire(n int64, cont bool) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.free(n, class(cont)) {
-		return false
-	}
-	q.cur += n
-	return true
-}
-
-// acquire takes n, waiting in its class's turn until they fit or ctx ends
-// (then nothing is taken and ctx's error returned). n must not be over
-// the queue's size.
+// acquire takes n for a request that continues a holding or not: at once
+// when they fit ahead of the waiters of its class and those served before
+// it, even if ctx has ended (a request whose wait is over still gets room
+// that is there), else waiting in its class's turn until they fit or ctx
+// ends (then nothing is taken and ctx's error returned). n must not be
+// over the queue's size.
 func (q *queue) acquire(ctx context.Context, n int64, cont bool) error {
 	c := class(cont)
 	q.mu.Lock()

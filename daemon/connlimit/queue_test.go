@@ -16,6 +16,18 @@ func (q *queue) waiters() [2]int {
 	return [2]int{q.waiting[continuing].Len(), q.waiting[beginning].Len()}
 }
 
+// tryAcquire takes n at once if they fit ahead of the waiters of cont's
+// class and those served before it, and says whether it did.
+func (q *queue) tryAcquire(n int64, cont bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.free(n, class(cont)) {
+		return false
+	}
+	q.cur += n
+	return true
+}
+
 // held is what q has handed out.
 func (q *queue) held() int64 {
 	q.mu.Lock()
