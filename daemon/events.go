@@ -55,10 +55,17 @@ type events struct {
 	st  *store.Store
 	log *zap.Logger
 
+	// saving orders the events' writes to the store, so that the history
+	// keeps their order; it is held across a write, which may wait on the
+	// database's lock, and mu never is, so that the status and the
+	// metrics that read mu's fields do not wait on the database.
+	saving sync.Mutex
+
 	mu      sync.Mutex
 	subs    map[*subscription]bool
 	ended   bool          // the daemon stops: subscriptions are closed (endSubscriptions)
 	unsaved []store.Event // recorded while the store could not be written, oldest first
+	front   uint64        // events ever taken off unsaved's front, saved or dropped
 	dropped int           // unsaved events dropped over maxUnsaved
 	// problems are the warnings and errors of the last problemWindow,
 	// oldest first, for the status (recentProblems).
@@ -103,56 +110,79 @@ func (e *events) add(kind string, sev store.Severity, msg string, attrs map[stri
 }
 
 // save stores ev after any events kept unsaved (so that the history keeps
-// its order), or keeps it in memory when the store cannot be written.
+// its order), or keeps it in memory when the store cannot be written: at
+// once while the store is known not to take writes (the store watch saves
+// what is kept when it can, storehealth.go), so that an event does not wait
+// on a database another process holds locked.
 func (e *events) save(ev store.Event) (store.Event, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if err := e.flushLocked(); err != nil {
-		e.keepLocked(ev)
+	e.saving.Lock()
+	defer e.saving.Unlock()
+	if ok, why := e.st.Writable(); !ok {
+		e.keep(ev)
+		return ev, why
+	}
+	if err := e.flushSaving(); err != nil {
+		e.keep(ev)
 		return ev, err
 	}
 	saved, err := e.st.AppendEvent(context.Background(), ev)
 	if err != nil && store.Unwritable(err) {
-		e.keepLocked(ev)
+		e.keep(ev)
 	}
 	return saved, err
 }
 
-func (e *events) keepLocked(ev store.Event) {
+// keep adds ev to the events kept in memory, dropping the oldest past
+// maxUnsaved.
+func (e *events) keep(ev store.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if len(e.unsaved) >= maxUnsaved {
 		e.unsaved = e.unsaved[1:]
+		e.front++
 		e.dropped++
 	}
 	e.unsaved = append(e.unsaved, ev)
 }
 
-// flushLocked stores the events kept unsaved, oldest first, and stops at
-// the first that fails.
-func (e *events) flushLocked() error {
-	for len(e.unsaved) > 0 {
-		if _, err := e.st.AppendEvent(context.Background(), e.unsaved[0]); err != nil {
-			if !store.Unwritable(err) {
-				e.log.Warn("record event", zap.String("kind", e.unsaved[0].Kind), zap.Error(err))
-				e.unsaved = e.unsaved[1:]
-				continue
+// flushSaving stores the events kept unsaved, oldest first, and stops at
+// the first that fails; e.saving is held, e.mu is not.
+func (e *events) flushSaving() error {
+	for {
+		e.mu.Lock()
+		if len(e.unsaved) == 0 {
+			dropped := e.dropped
+			e.dropped = 0
+			e.mu.Unlock()
+			if dropped > 0 {
+				e.log.Warn("events dropped while the store could not be written", zap.Int("dropped", dropped))
 			}
+			return nil
+		}
+		ev, front := e.unsaved[0], e.front
+		e.mu.Unlock()
+		_, err := e.st.AppendEvent(context.Background(), ev)
+		if err != nil && store.Unwritable(err) {
 			return err
 		}
-		e.unsaved = e.unsaved[1:]
+		if err != nil {
+			e.log.Warn("record event", zap.String("kind", ev.Kind), zap.Error(err))
+		}
+		e.mu.Lock()
+		if e.front == front { // else keep dropped ev meanwhile
+			e.unsaved = e.unsaved[1:]
+			e.front++
+		}
+		e.mu.Unlock()
 	}
-	if e.dropped > 0 {
-		e.log.Warn("events dropped while the store could not be written", zap.Int("dropped", e.dropped))
-		e.dropped = 0
-	}
-	return nil
 }
 
 // flush stores the events kept unsaved; it fails while the store cannot be
 // written.
 func (e *events) flush() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.flushLocked()
+	e.saving.Lock()
+	defer e.saving.Unlock()
+	return e.flushSaving()
 }
 
 // pending returns the events kept in memory because the store could not be

@@ -42,6 +42,12 @@ func storeRemedy(why error, dir string) string {
 		return "let the daemon's user write its files, as said above"
 	case errors.Is(why, store.ErrReadOnlyFS):
 		return "mount its file system read-write" + writeHint(why, dir)
+	case errors.Is(why, store.ErrBusy):
+		// Another process held the write lock past the busy timeout: a
+		// sqlite3 shell left inside BEGIN, or a tool copying the file
+		// with a write transaction open. The error names it where the
+		// kernel lists it (store.writeLockHolders).
+		return "end the write transaction the other process holds open, or stop it: the daemon writes again within seconds"
 	default:
 		return "free space on its disk"
 	}

@@ -8,7 +8,9 @@
 // (transactions begin IMMEDIATE), every read through a separate pool of
 // read-only connections, so concurrent readers and one writer never see
 // SQLITE_BUSY inside one process, and two processes sharing the file wait on
-// the busy timeout instead of failing.
+// the busy timeout instead of failing. A write lock held past it fails the
+// write with ErrBusy, naming the process that holds it, and the store
+// cannot be written (Writable) until a write or Recover finds it free.
 //
 // The schema is versioned: numbered migrations embedded from migrations/ run
 // in order, each in its own transaction, when [Open] finds them pending. A

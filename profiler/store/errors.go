@@ -41,7 +41,9 @@ var (
 	// pages are malformed.
 	ErrCorrupt = errors.New("database file is corrupt")
 	// ErrBusy is returned when the database stayed locked by another process
-	// for longer than the busy timeout.
+	// for longer than the busy timeout (the error then names the processes
+	// that hold its write lock, where the system lists them), and by
+	// writes in the busyRest after that, which fail at once.
 	ErrBusy = errors.New("database is busy")
 	// ErrRunFinished is returned when a profile run that already finished is
 	// finished again.
@@ -85,8 +87,9 @@ func invalid(format string, args ...any) error {
 }
 
 // Unwritable tells whether err means the database cannot be written now (a
-// full or failing disk, a read-only file system) rather than that the write
-// itself was wrong.
+// full or failing disk, a read-only file system, a write lock another
+// process holds past the busy timeout) rather than that the write itself
+// was wrong.
 func Unwritable(err error) bool {
-	return errors.Is(err, ErrDiskFull) || errors.Is(err, ErrIO) || errors.Is(err, ErrReadOnly)
+	return errors.Is(err, ErrDiskFull) || errors.Is(err, ErrIO) || errors.Is(err, ErrReadOnly) || errors.Is(err, ErrBusy)
 }

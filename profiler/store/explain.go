@@ -14,10 +14,21 @@ import (
 // opened (ErrReadOnly, SQLite's "unable to open database file") why, where
 // the operating system says: SQLite opens a file it may not write
 // read-only and only says "attempt to write a readonly database" at the
-// first write, which leaves an operator to guess. Other errors are returned
-// as they are.
+// first write, which leaves an operator to guess. To ErrBusy it adds the
+// processes that hold the write lock (SQLite says only "database is
+// locked"). Other errors are returned as they are.
 func (s *Store) explain(err error) error {
 	if err == nil || errors.Is(err, ErrPermission) || errors.Is(err, ErrReadOnlyFS) {
+		return err
+	}
+	if errors.Is(err, ErrBusy) {
+		who := writeLockHolders(s.path)
+		s.mu.Lock()
+		s.busyWho = who
+		s.mu.Unlock()
+		if who != "" {
+			return fmt.Errorf("%w: its write lock is held by %s", err, who)
+		}
 		return err
 	}
 	var se sqlite3.Error

@@ -30,6 +30,8 @@ type Store struct {
 	w          *sql.DB   // exactly one connection: every write is serialised here; nil while read-only
 	retired    []*sql.DB // writers SQLite opened read-only, closed by Recover and Close
 	unwritable error     // why writes fail now (nil: they do not)
+	busyAt     time.Time // when a write last failed with ErrBusy (see busyRest)
+	busyWho    string    // the processes that held the write lock then (writeLockHolders)
 	failures   atomic.Int64
 
 	r atomic.Pointer[sql.DB] // read-only connections
@@ -71,7 +73,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	w, werr := s.openWriter(ctx)
 	if werr != nil {
 		werr = s.explain(werr)
-		if !cfg.readOnlyFallback || !Unwritable(werr) {
+		// A database another process holds locked does not open
+		// read-only: the fallback's immutable readers take no locks, and
+		// would read pages that process is writing.
+		if !cfg.readOnlyFallback || !Unwritable(werr) || errors.Is(werr, ErrBusy) {
 			return nil, fmt.Errorf("open store %s: %w", abs, werr)
 		}
 		if err := s.openReadOnly(ctx, werr); err != nil {
@@ -249,11 +254,14 @@ func (s *Store) reader() *sql.DB { return s.r.Load() }
 
 // write runs fn in one IMMEDIATE transaction on the writer connection and
 // commits it; any error rolls the whole transaction back and is wrapped with
-// op. A write that fails because the disk cannot take it marks the store
-// unwritable; one that succeeds marks it writable again.
+// op. A write that fails because the disk cannot take it, or because
+// another process held the write lock past the busy timeout, marks the
+// store unwritable; one that succeeds marks it writable again. Within
+// busyRest of a write that found the lock held, writes fail at once rather
+// than each wait the busy timeout (Recover tries the lock meanwhile).
 func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) error {
 	s.mu.Lock()
-	w, why := s.w, s.unwritable
+	w, why, busyAt, who := s.w, s.unwritable, s.busyAt, s.busyWho
 	s.mu.Unlock()
 	if w == nil {
 		s.failures.Add(1)
@@ -261,6 +269,13 @@ func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) er
 			return fmt.Errorf("%s: %w", op, why)
 		}
 		return fmt.Errorf("%s: %w: %w", op, ErrReadOnly, why)
+	}
+	if ago := time.Since(busyAt); errors.Is(why, ErrBusy) && ago < busyRest {
+		s.failures.Add(1)
+		if who == "" {
+			who = "another process"
+		}
+		return fmt.Errorf("%s: %w: its write lock was held by %s %s ago", op, ErrBusy, who, ago.Round(time.Millisecond))
 	}
 	err := s.explain(s.runWrite(ctx, w, op, fn))
 	s.noteWrite(w, err)

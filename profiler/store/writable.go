@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -30,6 +31,9 @@ func (s *Store) noteWrite(w *sql.DB, err error) {
 			s.log.Warn("the database cannot be written", zap.Error(err))
 		}
 		s.unwritable = err
+		if errors.Is(err, ErrBusy) {
+			s.busyAt = time.Now()
+		}
 		if errors.Is(err, ErrReadOnly) && s.w == w {
 			s.retired = append(s.retired, w)
 			s.w = nil
@@ -51,11 +55,35 @@ func (s *Store) Writable() (bool, error) {
 // written, since Open.
 func (s *Store) WriteFailures() int64 { return s.failures.Load() }
 
-// Recover tries to make a store that opened read-only writable again (once
-// the disk has room): it connects the writer, checks and migrates as Open
-// does, and reopens the readers so that they see later writes. It does
-// nothing on a store with a writer; writes there clear the state themselves.
+// busyRest is how long after a write found the write lock held by
+// another process past the busy timeout the store's writes fail at once
+// with ErrBusy: a daemon's every write (events, plans, profiles) would
+// otherwise wait the busy timeout in turn while, say, a sqlite3 shell
+// holds a transaction open. Recover, which the daemon calls every few
+// seconds while the store cannot be written, tries the lock meanwhile and
+// ends the rest as soon as the lock is free; without it a write tries
+// again once the rest is over.
+const busyRest = 10 * time.Second
+
+// Recover tries to make a store that cannot be written writable again. On
+// a store that opened read-only (once the disk has room) it connects the
+// writer, checks and migrates as Open does, and reopens the readers so
+// that they see later writes. On one whose write lock another process
+// held, it takes the lock and lets it go, waiting the busy timeout at most.
+// It does nothing on a store whose writes succeed, or fail for the disk;
+// writes there clear the state themselves.
 func (s *Store) Recover(ctx context.Context) error {
+	s.mu.Lock()
+	w, why := s.w, s.unwritable
+	s.mu.Unlock()
+	if w != nil && errors.Is(why, ErrBusy) {
+		err := s.explain(s.runWrite(ctx, w, "take the write lock", func(*sql.Tx) error { return nil }))
+		s.noteWrite(w, err)
+		if err != nil {
+			return fmt.Errorf("recover store %s: %w", s.path, err)
+		}
+		return nil
+	}
 	s.mu.Lock()
 	retired := s.retired
 	s.retired = nil
