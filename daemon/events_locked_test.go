@@ -14,31 +14,15 @@ import (
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
-// A database whose write lock another connection holds past the busy
-// timeout (a sqlite3 shell left inside BEGIN IMMEDIATE; here a connection
-// of this process, which SQLite locks out alike): the event that finds it
-// is kept in memory, later events are kept without waiting on the lock
-// again, the status says why and what to do, and once the lock is free the
-// store watch saves them all in order.
+// A database whose write lock another process holds past the busy timeout
+// (a sqlite3 shell left inside BEGIN IMMEDIATE): the event that finds it is
+// kept in memory, later events are kept without waiting on the lock again,
+// the status says why and what to do, and once the lock is free the store
+// watch saves them all in order.
 func TestEventsOfALockedStoreAreKeptAndSavedInOrder(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "g.db")
-	st, err := store.Open(ctx, path, store.WithBusyTimeout(100*time.Millisecond))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	n := &node{log: zap.NewNop(), st: st, events: newEvents(st, zap.NewNop()), catalog: &catalog{st: st, log: zap.NewNop()}}
-	cfg := config.Default()
-	n.cfg.Store(&cfg)
+	n, st, release := lockedStoreNode(t)
 	e := n.events
-
-	e.add(EventPlan, store.SeverityInfo, "before", nil)
-	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
-	require.NoError(t, err)
-	defer other.Close()
-	tx, err := other.Begin()
-	require.NoError(t, err)
-
-	e.add(EventPlan, store.SeverityInfo, "finds the lock", nil)
 	failures := st.WriteFailures()
 	require.Positive(t, failures)
 	e.add(EventPlan, store.SeverityWarning, "while locked", nil)
@@ -56,15 +40,55 @@ func TestEventsOfALockedStoreAreKeptAndSavedInOrder(t *testing.T) {
 	require.Contains(t, s.Reason, "end the write transaction the other process holds open")
 	require.False(t, n.tryStore(ctx), "the lock is still held")
 
-	require.NoError(t, tx.Rollback())
+	release()
 	require.True(t, n.tryStore(ctx))
 	require.Empty(t, e.pending())
 	e.add(EventPlan, store.SeverityInfo, "after", nil)
-	evs, err := st.Events(ctx, 0, 0)
+	require.Equal(t, []string{"before", "finds the lock", "while locked", "after"}, savedMessages(t, st))
+}
+
+// A daemon that stops while its events wait in memory for a lock that was
+// let go since the store watch last tried saves them with its stop.
+func TestEventsKeptAreSavedAtTheStop(t *testing.T) {
+	n, st, release := lockedStoreNode(t)
+	release()
+	n.events.recordStop("v", time.Now().Add(-time.Minute), time.Now(), nil, nil)
+	require.Empty(t, n.events.pending())
+	require.Equal(t, []string{"before", "finds the lock", "gpuletd stopped after 1m0s"}, savedMessages(t, st))
+}
+
+// lockedStoreNode is a node whose store another connection has locked
+// (here one of this process, which SQLite locks out as it does another
+// process) past the busy timeout, after an event "before" was saved and
+// while an event "finds the lock" was recorded; release lets the lock go.
+func lockedStoreNode(t *testing.T) (n *node, st *store.Store, release func()) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "g.db")
+	st, err := store.Open(context.Background(), path, store.WithBusyTimeout(100*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	n = &node{log: zap.NewNop(), st: st, events: newEvents(st, zap.NewNop()), catalog: &catalog{st: st, log: zap.NewNop()}}
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
+	n.events.add(EventPlan, store.SeverityInfo, "before", nil)
+	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close() })
+	tx, err := other.Begin()
+	require.NoError(t, err)
+	n.events.add(EventPlan, store.SeverityInfo, "finds the lock", nil)
+	require.Len(t, n.events.pending(), 1)
+	return n, st, func() { require.NoError(t, tx.Rollback()) }
+}
+
+// savedMessages are the messages of the events st holds, oldest first.
+func savedMessages(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	evs, err := st.Events(context.Background(), 0, 0)
 	require.NoError(t, err)
 	var got []string
 	for _, ev := range evs {
 		got = append(got, ev.Message)
 	}
-	require.Equal(t, []string{"before", "finds the lock", "while locked", "after"}, got)
+	return got
 }

@@ -173,6 +173,7 @@ func (e *events) recordStop(ver string, started, now time.Time, cause, err error
 		ran = ran.Round(time.Second)
 	}
 	attrs := map[string]string{"version": ver, "ran": ran.String()}
+	defer e.lastSave()
 	if err != nil {
 		attrs["error"] = err.Error()
 		e.add(EventDaemonStop, store.SeverityError, fmt.Sprintf("gpuletd stopped after %s on an error: %v", ran, err), attrs)
@@ -186,4 +187,26 @@ func (e *events) recordStop(ver string, started, now time.Time, cause, err error
 		msg += " (" + cause.Error() + ")"
 	}
 	e.add(EventDaemonStop, store.SeverityInfo, msg, attrs)
+}
+
+// lastSaveTimeout bounds lastSave: the store's busy timeout, and room.
+const lastSaveTimeout = 2 * store.DefaultBusyTimeout
+
+// lastSave tries once more, as the daemon stops, to save the events kept
+// in memory: a write lock another process held may have been let go since
+// the store watch last tried (Recover waits the busy timeout at most). What
+// still cannot be saved is counted in the log, the last place it shows.
+func (e *events) lastSave() {
+	if len(e.pending()) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lastSaveTimeout)
+	defer cancel()
+	err := e.st.Recover(ctx)
+	if err == nil {
+		err = e.flush()
+	}
+	if err != nil {
+		e.log.Warn("events kept in memory are lost as the daemon stops: the database cannot be written", zap.Int("events", len(e.pending())), zap.Error(err))
+	}
 }
