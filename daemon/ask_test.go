@@ -16,6 +16,7 @@ import (
 	"github.com/gpulet/gpuletd/executor"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 )
 
 // inferFunc is an executor as the request path sees it.
@@ -153,7 +154,7 @@ func TestAskReturnsTheAnswerInTheModelsShapes(t *testing.T) {
 
 			require.Equal(t, "m", sent.Model)
 			require.Equal(t, []string{"scores"}, sent.Outputs)
-			require.Equal(t, deadline.UnixNano(), sent.DeadlineUnixNs)
+			require.Equal(t, monoclock.Of(deadline), sent.DeadlineMonoNs, "the deadline travels on the host's monotonic clock")
 			require.Len(t, sent.Inputs, 1)
 			require.Equal(t, []int64{2, 4}, sent.Inputs[0].Shape)
 

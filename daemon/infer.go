@@ -14,6 +14,7 @@ import (
 	"github.com/gpulet/gpuletd/executor"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 	"github.com/gpulet/gpuletd/kserve"
 )
 
@@ -337,7 +338,7 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	for i, m := range models {
 		byName[m.Name], routeNames[i] = m, m.Name
 	}
-	at := n.router.fromWall(deadline.UnixNano())
+	at := n.router.at(deadline)
 	name, g, err := n.admitAny(routeNames, at, not)
 	if err != nil {
 		return nil, nil, nil, n.notRouted(models, strings.Join(routeNames, " or "), err)
@@ -423,7 +424,7 @@ type inferrer interface {
 // outputs in the model's configured shapes and its times in the metrics, or
 // the error a client is told.
 func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
-	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineUnixNs: deadline.UnixNano()}
+	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineMonoNs: monoclock.Of(deadline)}
 	// The executor answers by the deadline; the extra second only guards
 	// against an executor that stops answering.
 	ctx, cancel := context.WithDeadline(ctx, deadline.Add(time.Second))

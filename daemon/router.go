@@ -11,6 +11,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 )
 
 // ErrNoGpulet is returned for a model that no ready gpu-let serves.
@@ -55,8 +56,13 @@ func newRouter() *router {
 // now is the router's clock.
 func (r *router) now() time.Duration { return time.Since(r.epoch) }
 
-// fromWall converts a wall-clock instant to the router's clock.
-func (r *router) fromWall(unixNS int64) time.Duration { return time.Unix(0, unixNS).Sub(r.epoch) }
+// fromHost converts an instant of the host's monotonic clock, as executors
+// send them (internal/monoclock), to the router's clock.
+func (r *router) fromHost(ns int64) time.Duration { return monoclock.Time(ns).Sub(r.epoch) }
+
+// at is t, a time with Go's monotonic reading (a request's deadline), on
+// the router's clock.
+func (r *router) at(t time.Time) time.Duration { return t.Sub(r.epoch) }
 
 // install replaces the routing table atomically. Targets of gpu-lets that
 // were already routed keep their last state.
@@ -166,7 +172,7 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 				continue
 			}
 			rs := &mr.targets[i].RouteState
-			rs.FreeAt = r.fromWall(st.FreeAtUnixNs)
+			rs.FreeAt = r.fromHost(st.FreeAtMonoNs)
 			rs.Queued = int(ms.Queued)
 			rs.Size = int(ms.Batch)
 			rs.Ahead = time.Duration(ms.AheadNs)
@@ -179,9 +185,9 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 				mr.factor[i], rs.Latency = f, mr.base[i].Scaled(f)
 			}
 			if ms.Queued > 0 {
-				rs.Deadline = r.fromWall(ms.DeadlineUnixNs)
-				rs.Exec = r.fromWall(ms.ExecUnixNs)
-				rs.Latest = r.fromWall(ms.LatestUnixNs)
+				rs.Deadline = r.fromHost(ms.DeadlineMonoNs)
+				rs.Exec = r.fromHost(ms.ExecMonoNs)
+				rs.Latest = r.fromHost(ms.LatestMonoNs)
 			}
 		}
 		mr.mu.Unlock()

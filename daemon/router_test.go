@@ -8,6 +8,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 	"github.com/gpulet/gpuletd/mps"
 )
 
@@ -23,9 +24,9 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	r.install(map[string][]routeEntry{"m": {{g: a, weight: 3, lat: lat}, {g: b, weight: 1, lat: lat}}})
 
 	now := time.Now()
-	r.update(a, &pb.ExecutorState{AtUnixNs: now.UnixNano(), FreeAtUnixNs: now.Add(2 * time.Millisecond).UnixNano(),
-		Models: []*pb.ModelState{{Name: "m", Queued: 2, Batch: 2, ExecUnixNs: now.Add(time.Second).UnixNano(),
-			LatestUnixNs: now.Add(time.Second).UnixNano(), DeadlineUnixNs: now.Add(2 * time.Second).UnixNano(),
+	r.update(a, &pb.ExecutorState{AtMonoNs: monoclock.Of(now), FreeAtMonoNs: monoclock.Of(now.Add(2 * time.Millisecond)),
+		Models: []*pb.ModelState{{Name: "m", Queued: 2, Batch: 2, ExecMonoNs: monoclock.Of(now.Add(time.Second)),
+			LatestMonoNs: monoclock.Of(now.Add(time.Second)), DeadlineMonoNs: monoclock.Of(now.Add(2 * time.Second)),
 			AheadNs: int64(3 * time.Millisecond), DispatchAt: 5, IdleRule: true}}})
 	mr := (*r.table.Load())["m"]
 	st := mr.targets[0].RouteState
@@ -33,14 +34,14 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	require.Equal(t, 3*time.Millisecond, st.Ahead)
 	require.Equal(t, 5, st.DispatchAt)
 	require.True(t, st.IdleRule)
-	require.Equal(t, r.fromWall(now.Add(2*time.Millisecond).UnixNano()), st.FreeAt)
+	require.Equal(t, r.at(now.Add(2*time.Millisecond)), st.FreeAt)
 
 	// Both report idle before each request: the plan's weights decide.
 	sent := map[string]int{}
 	for range 400 {
-		at := time.Now().UnixNano()
+		at := monoclock.Now()
 		for _, g := range []*gpuletRun{a, b} {
-			r.update(g, &pb.ExecutorState{AtUnixNs: at, FreeAtUnixNs: at, Models: []*pb.ModelState{{Name: "m"}}})
+			r.update(g, &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "m"}}})
 		}
 		_, g, _, err := r.routeAny([]string{"m"}, r.now()+time.Second, nil)
 		require.NoError(t, err)
@@ -69,9 +70,9 @@ func TestRouterTakesCalibration(t *testing.T) {
 	r := newRouter()
 	a := &gpuletRun{id: "a"}
 	r.install(map[string][]routeEntry{"m": {{g: a, weight: 1, lat: lat}}})
-	at := time.Now().UnixNano()
+	at := monoclock.Now()
 	state := func(f float64) *pb.ExecutorState {
-		return &pb.ExecutorState{AtUnixNs: at, FreeAtUnixNs: at, Models: []*pb.ModelState{{Name: "m", LatencyFactor: f}}}
+		return &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "m", LatencyFactor: f}}}
 	}
 	l1 := func() time.Duration { return (*r.table.Load())["m"].targets[0].Latency.At(1) }
 	require.Equal(t, 6*time.Millisecond, l1())
@@ -109,9 +110,9 @@ func TestRouteAnyAcrossModels(t *testing.T) {
 		"other":    {{g: c, weight: 5, lat: lat}},
 	})
 	idle := func() {
-		at := time.Now().UnixNano()
+		at := monoclock.Now()
 		for _, g := range []*gpuletRun{a, b, c} {
-			r.update(g, &pb.ExecutorState{AtUnixNs: at, FreeAtUnixNs: at, Models: []*pb.ModelState{{Name: "cls"}, {Name: "cls-lite"}, {Name: "other"}}})
+			r.update(g, &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "cls"}, {Name: "cls-lite"}, {Name: "other"}}})
 		}
 	}
 	sent := map[string]int{}
@@ -138,7 +139,7 @@ func TestRouteAnyAcrossModels(t *testing.T) {
 	// gpu-let that can finish it, a new request still gets one.
 	at := time.Now()
 	for _, g := range []*gpuletRun{b, c} {
-		r.update(g, &pb.ExecutorState{AtUnixNs: at.UnixNano(), FreeAtUnixNs: at.Add(time.Second).UnixNano(),
+		r.update(g, &pb.ExecutorState{AtMonoNs: monoclock.Of(at), FreeAtMonoNs: monoclock.Of(at.Add(time.Second)),
 			Models: []*pb.ModelState{{Name: "cls"}, {Name: "cls-lite"}}})
 	}
 	_, _, _, err = r.routeAny([]string{"cls", "cls-lite"}, r.now()+10*time.Millisecond, a)

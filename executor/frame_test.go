@@ -22,7 +22,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		msg  proto.Message
 		into proto.Message
 	}{
-		{"request with tensors", &pb.InferRequest{Id: 7, Model: "m", DeadlineUnixNs: 42, Outputs: []string{"y"}, Inputs: []*pb.Tensor{
+		{"request with tensors", &pb.InferRequest{Id: 7, Model: "m", DeadlineMonoNs: 42, Outputs: []string{"y"}, Inputs: []*pb.Tensor{
 			{Name: "a", Datatype: "FP32", Shape: []int64{1, 2}, Data: []byte{1, 2, 3, 4, 5, 6, 7, 8}},
 			{Name: "empty", Datatype: "FP32", Shape: []int64{0}},
 			{Name: "b", Datatype: "UINT8", Shape: []int64{3}, Data: []byte{9, 10, 11}},

@@ -10,6 +10,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 	"github.com/gpulet/gpuletd/internal/version"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
@@ -71,7 +72,6 @@ type Server struct {
 	opts  Options
 	log   *zap.Logger
 	clock *sched.RealClock
-	epoch time.Time // wall time at clock zero
 
 	mu     sync.RWMutex
 	byName map[string]*modelEntry
@@ -96,7 +96,6 @@ func NewServer(opts Options) (*Server, error) {
 		opts.HangFloor = DefaultHangFloor
 	}
 	s := &Server{opts: opts, log: opts.Log, byName: map[string]*modelEntry{}, faults: make(chan error, 1)}
-	s.epoch = time.Now()
 	s.clock = sched.NewRealClock()
 	l, err := newLoop(s)
 	if err != nil {
@@ -122,14 +121,15 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// toClock converts a wall-clock deadline to the scheduler's clock.
-func (s *Server) toClock(unixNS int64) time.Duration {
-	return time.Unix(0, unixNS).Sub(s.epoch)
+// toClock converts an instant of the host's monotonic clock, as the daemon
+// sends them (internal/monoclock), to the scheduler's clock.
+func (s *Server) toClock(ns int64) time.Duration {
+	return monoclock.Time(ns).Sub(s.clock.Start())
 }
 
-// toWall converts a scheduler time to unix nanoseconds.
-func (s *Server) toWall(t time.Duration) int64 {
-	return s.epoch.Add(t).UnixNano()
+// toHost converts a scheduler time to the host's monotonic clock.
+func (s *Server) toHost(t time.Duration) int64 {
+	return monoclock.Of(s.clock.Start().Add(t))
 }
 
 // Health reports the executor's device and models.

@@ -16,6 +16,7 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 )
@@ -232,7 +233,7 @@ func TestBadRequestsAreAnsweredAloneAndServingGoesOn(t *testing.T) {
 		{"unknown output", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}, Outputs: []string{"w"}}, pb.Code_INVALID_ARGUMENT, `"w"`},
 		{"too many rows", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(5, 0)}}, pb.Code_INVALID_ARGUMENT, "exceed max_batch_size"},
 		{"zero rows", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{{Name: "x", Datatype: "FP32", Shape: []int64{0, 4}}}}, pb.Code_INVALID_ARGUMENT, "at least one row"},
-		{"deadline passed", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}, DeadlineUnixNs: time.Now().Add(-time.Second).UnixNano()}, pb.Code_DEADLINE, "deadline"},
+		{"deadline passed", &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}, DeadlineMonoNs: monoclock.Of(time.Now().Add(-time.Second))}, pb.Code_DEADLINE, "deadline"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -520,9 +521,9 @@ func TestWatchStateReportsQueue(t *testing.T) {
 	}()
 	st := awaitState(t, states, "with the request queued", func(st *pb.ExecutorState) bool { return st.Models[0].Queued == 1 })
 	require.Equal(t, int32(1), st.Models[0].Batch)
-	require.GreaterOrEqual(t, st.Models[0].ExecUnixNs, st.AtUnixNs)
-	require.GreaterOrEqual(t, st.Models[0].LatestUnixNs, st.Models[0].ExecUnixNs)
-	require.Greater(t, st.Models[0].DeadlineUnixNs, st.Models[0].LatestUnixNs)
+	require.GreaterOrEqual(t, st.Models[0].ExecMonoNs, st.AtMonoNs)
+	require.GreaterOrEqual(t, st.Models[0].LatestMonoNs, st.Models[0].ExecMonoNs)
+	require.Greater(t, st.Models[0].DeadlineMonoNs, st.Models[0].LatestMonoNs)
 	// The batch ran: the state says so without being asked.
 	awaitState(t, states, "with the batch run", func(st *pb.ExecutorState) bool {
 		return st.Models[0].Queued == 0 && st.Models[0].Batches == 1
@@ -537,7 +538,7 @@ func TestWatchStateCountsFailures(t *testing.T) {
 	c, states := watchedDouble(t)
 	require.Zero(t, awaitState(t, states, "at all", func(*pb.ExecutorState) bool { return true }).Models[0].Failed)
 	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)},
-		DeadlineUnixNs: time.Now().Add(-time.Second).UnixNano()})
+		DeadlineMonoNs: monoclock.Of(time.Now().Add(-time.Second))})
 	require.NoError(t, err)
 	require.Equal(t, pb.Code_DEADLINE, resp.Code, resp.Error)
 	awaitState(t, states, "with the failure", func(st *pb.ExecutorState) bool { return st.Models[0].Failed == 1 })
@@ -602,7 +603,7 @@ func TestWatchStateThrottles(t *testing.T) {
 	require.Greater(t, factor, 1.0, "the fake runs slower than it says: calibrated")
 	require.Equal(t, factor, last.Models[0].LatencyFactor, "the state reports the calibration")
 	for i := 1; i < len(own); i++ { // as the executor's clock had them
-		gap := time.Duration(own[i].AtUnixNs - own[i-1].AtUnixNs)
+		gap := time.Duration(own[i].AtMonoNs - own[i-1].AtMonoNs)
 		require.GreaterOrEqual(t, gap, 190*time.Millisecond, "frames %d and %d", i-1, i)
 	}
 }
@@ -704,7 +705,7 @@ func TestWatchStateWaitsForTheBatch(t *testing.T) {
 					resp := &pb.InferResponse{}
 					require.NoError(t, readFrame(r, resp))
 					if resp.Id == 0 {
-						if resp.State.AtUnixNs >= sent.UnixNano() { // not a change from before the request
+						if resp.State.AtMonoNs >= monoclock.Of(sent) { // not a change from before the request
 							own = append(own, resp.State)
 						}
 						continue
@@ -721,8 +722,8 @@ func TestWatchStateWaitsForTheBatch(t *testing.T) {
 				}
 				require.Len(t, own, 1, "request %d: one frame while the batch ran", id)
 				st := own[0]
-				require.GreaterOrEqual(t, time.Unix(0, st.AtUnixNs).Sub(sent), tc.every-5*time.Millisecond, "published an interval into the batch")
-				require.Greater(t, st.FreeAtUnixNs, st.AtUnixNs, "busy until the batch ends")
+				require.GreaterOrEqual(t, monoclock.Time(st.AtMonoNs).Sub(sent), tc.every-5*time.Millisecond, "published an interval into the batch")
+				require.Greater(t, st.FreeAtMonoNs, st.AtMonoNs, "busy until the batch ends")
 			}
 		})
 	}

@@ -115,7 +115,7 @@ func (l *loop) flush() {
 
 // state is the state the router needs, as of now (on the loop).
 func (l *loop) state(now time.Duration) *pb.ExecutorState {
-	st := &pb.ExecutorState{AtUnixNs: l.s.toWall(now), FreeAtUnixNs: l.s.toWall(now), Draining: l.draining.Load(),
+	st := &pb.ExecutorState{AtMonoNs: l.s.toHost(now), FreeAtMonoNs: l.s.toHost(now), Draining: l.draining.Load(),
 		BusyUs: l.busy.Microseconds(), StartedUnixNs: l.started.UnixNano()}
 	for _, m := range l.ids {
 		if m == nil {
@@ -125,14 +125,14 @@ func (l *loop) state(now time.Duration) *pb.ExecutorState {
 		if err != nil {
 			continue
 		}
-		st.FreeAtUnixNs = l.s.toWall(rs.FreeAt)
+		st.FreeAtMonoNs = l.s.toHost(rs.FreeAt)
 		ms := &pb.ModelState{Name: m.name, Queued: int32(rs.Queued), Batch: int32(rs.Size), AheadNs: int64(rs.Ahead), DispatchAt: int32(rs.DispatchAt),
 			IdleRule: rs.IdleRule, Batches: m.stats.batches, BatchedRequests: m.stats.batched, LatencyFactor: m.calib.Factor(),
 			Failed: m.stats.failed, Requests: m.stats.requests}
 		if rs.Queued > 0 {
-			ms.ExecUnixNs = l.s.toWall(rs.Exec)
-			ms.LatestUnixNs = l.s.toWall(rs.Latest)
-			ms.DeadlineUnixNs = l.s.toWall(rs.Deadline)
+			ms.ExecMonoNs = l.s.toHost(rs.Exec)
+			ms.LatestMonoNs = l.s.toHost(rs.Latest)
+			ms.DeadlineMonoNs = l.s.toHost(rs.Deadline)
 		}
 		st.Models = append(st.Models, ms)
 	}

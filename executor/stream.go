@@ -102,8 +102,8 @@ func (s *Server) accept(st *inferStream, req *pb.InferRequest, read time.Time) {
 		}
 	}
 	deadline := s.clock.Now() + m.slo
-	if req.DeadlineUnixNs != 0 {
-		deadline = min(deadline, s.toClock(req.DeadlineUnixNs))
+	if req.DeadlineMonoNs != 0 {
+		deadline = min(deadline, s.toClock(req.DeadlineMonoNs))
 	}
 	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs, read: read}
 	if !s.loop.post(func() { s.loop.submit(r, rows, deadline) }) {

@@ -898,7 +898,7 @@ type InferRequest struct {
 	Model          string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
 	Inputs         []*Tensor              `protobuf:"bytes,3,rep,name=inputs,proto3" json:"inputs,omitempty"`
 	Outputs        []string               `protobuf:"bytes,4,rep,name=outputs,proto3" json:"outputs,omitempty"`                                        // empty: all outputs
-	DeadlineUnixNs int64                  `protobuf:"varint,5,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"` // wall clock; 0: now + the model's SLO
+	DeadlineMonoNs int64                  `protobuf:"varint,8,opt,name=deadline_mono_ns,json=deadlineMonoNs,proto3" json:"deadline_mono_ns,omitempty"` // 0: now + the model's SLO
 	Cancel         bool                   `protobuf:"varint,6,opt,name=cancel,proto3" json:"cancel,omitempty"`                                         // withdraw request id (no other field is read)
 	// A watch frame (id 0, no other field read): from now on the executor
 	// writes state frames on this connection whenever its scheduler state
@@ -966,9 +966,9 @@ func (x *InferRequest) GetOutputs() []string {
 	return nil
 }
 
-func (x *InferRequest) GetDeadlineUnixNs() int64 {
+func (x *InferRequest) GetDeadlineMonoNs() int64 {
 	if x != nil {
-		return x.DeadlineUnixNs
+		return x.DeadlineMonoNs
 	}
 	return 0
 }
@@ -1491,9 +1491,9 @@ type ModelState struct {
 	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Queued          int32                  `protobuf:"varint,2,opt,name=queued,proto3" json:"queued,omitempty"`
 	Batch           int32                  `protobuf:"varint,3,opt,name=batch,proto3" json:"batch,omitempty"`                                             // size of the candidate batch
-	ExecUnixNs      int64                  `protobuf:"varint,4,opt,name=exec_unix_ns,json=execUnixNs,proto3" json:"exec_unix_ns,omitempty"`               // when it will be dispatched at the earliest
-	LatestUnixNs    int64                  `protobuf:"varint,5,opt,name=latest_unix_ns,json=latestUnixNs,proto3" json:"latest_unix_ns,omitempty"`         // when it must be dispatched at the latest
-	DeadlineUnixNs  int64                  `protobuf:"varint,6,opt,name=deadline_unix_ns,json=deadlineUnixNs,proto3" json:"deadline_unix_ns,omitempty"`   // earliest deadline among the queued requests
+	ExecMonoNs      int64                  `protobuf:"varint,15,opt,name=exec_mono_ns,json=execMonoNs,proto3" json:"exec_mono_ns,omitempty"`              // when it will be dispatched at the earliest (CLOCK_MONOTONIC)
+	LatestMonoNs    int64                  `protobuf:"varint,16,opt,name=latest_mono_ns,json=latestMonoNs,proto3" json:"latest_mono_ns,omitempty"`        // when it must be dispatched at the latest
+	DeadlineMonoNs  int64                  `protobuf:"varint,17,opt,name=deadline_mono_ns,json=deadlineMonoNs,proto3" json:"deadline_mono_ns,omitempty"`  // earliest deadline among the queued requests
 	AheadNs         int64                  `protobuf:"varint,7,opt,name=ahead_ns,json=aheadNs,proto3" json:"ahead_ns,omitempty"`                          // the other models' queued work on the gpu-let (sum of ℓ of their forming batches)
 	DispatchAt      int32                  `protobuf:"varint,8,opt,name=dispatch_at,json=dispatchAt,proto3" json:"dispatch_at,omitempty"`                 // queue length from which the policy dispatches the forming batch at once
 	Batches         int64                  `protobuf:"varint,9,opt,name=batches,proto3" json:"batches,omitempty"`                                         // batches run since the executor started
@@ -1563,23 +1563,23 @@ func (x *ModelState) GetBatch() int32 {
 	return 0
 }
 
-func (x *ModelState) GetExecUnixNs() int64 {
+func (x *ModelState) GetExecMonoNs() int64 {
 	if x != nil {
-		return x.ExecUnixNs
+		return x.ExecMonoNs
 	}
 	return 0
 }
 
-func (x *ModelState) GetLatestUnixNs() int64 {
+func (x *ModelState) GetLatestMonoNs() int64 {
 	if x != nil {
-		return x.LatestUnixNs
+		return x.LatestMonoNs
 	}
 	return 0
 }
 
-func (x *ModelState) GetDeadlineUnixNs() int64 {
+func (x *ModelState) GetDeadlineMonoNs() int64 {
 	if x != nil {
-		return x.DeadlineUnixNs
+		return x.DeadlineMonoNs
 	}
 	return 0
 }
@@ -1642,8 +1642,8 @@ func (x *ModelState) GetRequests() int64 {
 
 type ExecutorState struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
-	AtUnixNs     int64                  `protobuf:"varint,1,opt,name=at_unix_ns,json=atUnixNs,proto3" json:"at_unix_ns,omitempty"`
-	FreeAtUnixNs int64                  `protobuf:"varint,2,opt,name=free_at_unix_ns,json=freeAtUnixNs,proto3" json:"free_at_unix_ns,omitempty"` // when the running batch ends (<= at: free now)
+	AtMonoNs     int64                  `protobuf:"varint,7,opt,name=at_mono_ns,json=atMonoNs,proto3" json:"at_mono_ns,omitempty"`               // when the state was taken (CLOCK_MONOTONIC)
+	FreeAtMonoNs int64                  `protobuf:"varint,8,opt,name=free_at_mono_ns,json=freeAtMonoNs,proto3" json:"free_at_mono_ns,omitempty"` // when the running batch ends (<= at: free now)
 	Draining     bool                   `protobuf:"varint,3,opt,name=draining,proto3" json:"draining,omitempty"`
 	Models       []*ModelState          `protobuf:"bytes,4,rep,name=models,proto3" json:"models,omitempty"`
 	// What the daemon's metrics and status read, pushed rather than asked
@@ -1684,16 +1684,16 @@ func (*ExecutorState) Descriptor() ([]byte, []int) {
 	return file_executor_proto_rawDescGZIP(), []int{20}
 }
 
-func (x *ExecutorState) GetAtUnixNs() int64 {
+func (x *ExecutorState) GetAtMonoNs() int64 {
 	if x != nil {
-		return x.AtUnixNs
+		return x.AtMonoNs
 	}
 	return 0
 }
 
-func (x *ExecutorState) GetFreeAtUnixNs() int64 {
+func (x *ExecutorState) GetFreeAtMonoNs() int64 {
 	if x != nil {
-		return x.FreeAtUnixNs
+		return x.FreeAtMonoNs
 	}
 	return 0
 }
@@ -1799,15 +1799,15 @@ const file_executor_proto_rawDesc = "" +
 	"\bdatatype\x18\x02 \x01(\tR\bdatatype\x12\x14\n" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\x12\x19\n" +
-	"\braw_size\x18\x05 \x01(\x03R\arawSize\"\xeb\x01\n" +
+	"\braw_size\x18\x05 \x01(\x03R\arawSize\"\x83\x02\n" +
 	"\fInferRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x123\n" +
 	"\x06inputs\x18\x03 \x03(\v2\x1b.gpuletd.executor.v1.TensorR\x06inputs\x12\x18\n" +
 	"\aoutputs\x18\x04 \x03(\tR\aoutputs\x12(\n" +
-	"\x10deadline_unix_ns\x18\x05 \x01(\x03R\x0edeadlineUnixNs\x12\x16\n" +
+	"\x10deadline_mono_ns\x18\b \x01(\x03R\x0edeadlineMonoNs\x12\x16\n" +
 	"\x06cancel\x18\x06 \x01(\bR\x06cancel\x12$\n" +
-	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\"\xfc\x02\n" +
+	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUsJ\x04\b\x05\x10\x06R\x10deadline_unix_ns\"\xfc\x02\n" +
 	"\rInferResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\x04code\x18\x02 \x01(\x0e2\x19.gpuletd.executor.v1.CodeR\x04code\x12\x14\n" +
@@ -1852,16 +1852,16 @@ const file_executor_proto_rawDesc = "" +
 	"\rStatsResponse\x127\n" +
 	"\x06models\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.ModelStatsR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
-	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\xb9\x03\n" +
+	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\xfb\x03\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06queued\x18\x02 \x01(\x05R\x06queued\x12\x14\n" +
 	"\x05batch\x18\x03 \x01(\x05R\x05batch\x12 \n" +
-	"\fexec_unix_ns\x18\x04 \x01(\x03R\n" +
-	"execUnixNs\x12$\n" +
-	"\x0elatest_unix_ns\x18\x05 \x01(\x03R\flatestUnixNs\x12(\n" +
-	"\x10deadline_unix_ns\x18\x06 \x01(\x03R\x0edeadlineUnixNs\x12\x19\n" +
+	"\fexec_mono_ns\x18\x0f \x01(\x03R\n" +
+	"execMonoNs\x12$\n" +
+	"\x0elatest_mono_ns\x18\x10 \x01(\x03R\flatestMonoNs\x12(\n" +
+	"\x10deadline_mono_ns\x18\x11 \x01(\x03R\x0edeadlineMonoNs\x12\x19\n" +
 	"\bahead_ns\x18\a \x01(\x03R\aaheadNs\x12\x1f\n" +
 	"\vdispatch_at\x18\b \x01(\x05R\n" +
 	"dispatchAt\x12\x18\n" +
@@ -1871,15 +1871,16 @@ const file_executor_proto_rawDesc = "" +
 	"\tidle_rule\x18\v \x01(\bR\bidleRule\x12%\n" +
 	"\x0elatency_factor\x18\f \x01(\x01R\rlatencyFactor\x12\x16\n" +
 	"\x06failed\x18\r \x01(\x03R\x06failed\x12\x1a\n" +
-	"\brequests\x18\x0e \x01(\x03R\brequests\"\xea\x01\n" +
+	"\brequests\x18\x0e \x01(\x03R\brequestsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\fexec_unix_nsR\x0elatest_unix_nsR\x10deadline_unix_ns\"\x93\x02\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
-	"at_unix_ns\x18\x01 \x01(\x03R\batUnixNs\x12%\n" +
-	"\x0ffree_at_unix_ns\x18\x02 \x01(\x03R\ffreeAtUnixNs\x12\x1a\n" +
+	"at_mono_ns\x18\a \x01(\x03R\batMonoNs\x12%\n" +
+	"\x0ffree_at_mono_ns\x18\b \x01(\x03R\ffreeAtMonoNs\x12\x1a\n" +
 	"\bdraining\x18\x03 \x01(\bR\bdraining\x127\n" +
 	"\x06models\x18\x04 \x03(\v2\x1f.gpuletd.executor.v1.ModelStateR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x05 \x01(\x03R\x06busyUs\x12&\n" +
-	"\x0fstarted_unix_ns\x18\x06 \x01(\x03R\rstartedUnixNs*\x8c\x01\n" +
+	"\x0fstarted_unix_ns\x18\x06 \x01(\x03R\rstartedUnixNsJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03R\n" +
+	"at_unix_nsR\x0ffree_at_unix_ns*\x8c\x01\n" +
 	"\x04Code\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +

@@ -22,6 +22,9 @@ func NewRealClock() *RealClock { return &RealClock{start: time.Now()} }
 // Now returns the monotonic time elapsed since the clock was made.
 func (c *RealClock) Now() time.Duration { return time.Since(c.start) }
 
+// Start is the instant the clock reads 0 at, with Go's monotonic reading.
+func (c *RealClock) Start() time.Time { return c.start }
+
 // VirtualClock is a clock its owner moves forward by hand, for simulation and
 // tests. The zero value reads 0.
 type VirtualClock struct {
