@@ -46,8 +46,8 @@ type pathSample struct {
 
 // letSample is one look at a CPU gpu-let's executor.
 type letSample struct {
-	// started is when its executor started (Unix ns): a new executor's
-	// counts start again.
+	// started is when its executor started (the host's monotonic clock,
+	// internal/monoclock): a new executor's counts start again.
 	started int64
 	// sent is how many requests the daemon sent it (those it refused or
 	// dropped cost it CPU too); busy how long its batches ran; cpu the

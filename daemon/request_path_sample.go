@@ -38,7 +38,7 @@ func (n *node) samplePath(now time.Time) pathSample {
 		if err != nil {
 			continue // it just ended: the period leaves it out
 		}
-		s.lets[g.id] = letSample{started: st.StartedUnixNs, sent: g.requests.total(),
+		s.lets[g.id] = letSample{started: st.StartedMonoNs, sent: g.requests.total(),
 			busy: time.Duration(st.BusyUs) * time.Microsecond, cpu: cpu}
 	}
 	return s

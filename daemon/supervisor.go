@@ -22,6 +22,7 @@ import (
 	"github.com/gpulet/gpuletd/gpulet"
 	"github.com/gpulet/gpuletd/internal/bytefmt"
 	"github.com/gpulet/gpuletd/internal/memcg"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -120,10 +121,10 @@ type gpuletRun struct {
 // from the state the executor last pushed; false before the first.
 func (g *gpuletRun) busyRatio(now time.Time) (float64, bool) {
 	st := g.pushed.Load()
-	if st == nil || st.StartedUnixNs == 0 {
+	if st == nil || st.StartedMonoNs == 0 {
 		return 0, false
 	}
-	up := now.Sub(time.Unix(0, st.StartedUnixNs))
+	up := now.Sub(monoclock.Time(st.StartedMonoNs))
 	if up <= 0 {
 		return 0, false
 	}

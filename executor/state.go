@@ -4,6 +4,7 @@ import (
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/internal/monoclock"
 )
 
 // State frames: the router's view of this gpu-let.
@@ -116,7 +117,7 @@ func (l *loop) flush() {
 // state is the state the router needs, as of now (on the loop).
 func (l *loop) state(now time.Duration) *pb.ExecutorState {
 	st := &pb.ExecutorState{AtMonoNs: l.s.toHost(now), FreeAtMonoNs: l.s.toHost(now), Draining: l.draining.Load(),
-		BusyUs: l.busy.Microseconds(), StartedUnixNs: l.started.UnixNano()}
+		BusyUs: l.busy.Microseconds(), StartedMonoNs: monoclock.Of(l.started)}
 	for _, m := range l.ids {
 		if m == nil {
 			continue

@@ -1649,7 +1649,7 @@ type ExecutorState struct {
 	// What the daemon's metrics and status read, pushed rather than asked
 	// for: time the gpu-let ran batches since the executor started.
 	BusyUs        int64 `protobuf:"varint,5,opt,name=busy_us,json=busyUs,proto3" json:"busy_us,omitempty"`
-	StartedUnixNs int64 `protobuf:"varint,6,opt,name=started_unix_ns,json=startedUnixNs,proto3" json:"started_unix_ns,omitempty"`
+	StartedMonoNs int64 `protobuf:"varint,9,opt,name=started_mono_ns,json=startedMonoNs,proto3" json:"started_mono_ns,omitempty"` // when the executor started (CLOCK_MONOTONIC)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1719,9 +1719,9 @@ func (x *ExecutorState) GetBusyUs() int64 {
 	return 0
 }
 
-func (x *ExecutorState) GetStartedUnixNs() int64 {
+func (x *ExecutorState) GetStartedMonoNs() int64 {
 	if x != nil {
-		return x.StartedUnixNs
+		return x.StartedMonoNs
 	}
 	return 0
 }
@@ -1871,7 +1871,7 @@ const file_executor_proto_rawDesc = "" +
 	"\tidle_rule\x18\v \x01(\bR\bidleRule\x12%\n" +
 	"\x0elatency_factor\x18\f \x01(\x01R\rlatencyFactor\x12\x16\n" +
 	"\x06failed\x18\r \x01(\x03R\x06failed\x12\x1a\n" +
-	"\brequests\x18\x0e \x01(\x03R\brequestsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\fexec_unix_nsR\x0elatest_unix_nsR\x10deadline_unix_ns\"\x93\x02\n" +
+	"\brequests\x18\x0e \x01(\x03R\brequestsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\fexec_unix_nsR\x0elatest_unix_nsR\x10deadline_unix_ns\"\xaa\x02\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_mono_ns\x18\a \x01(\x03R\batMonoNs\x12%\n" +
@@ -1879,8 +1879,8 @@ const file_executor_proto_rawDesc = "" +
 	"\bdraining\x18\x03 \x01(\bR\bdraining\x127\n" +
 	"\x06models\x18\x04 \x03(\v2\x1f.gpuletd.executor.v1.ModelStateR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x05 \x01(\x03R\x06busyUs\x12&\n" +
-	"\x0fstarted_unix_ns\x18\x06 \x01(\x03R\rstartedUnixNsJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03R\n" +
-	"at_unix_nsR\x0ffree_at_unix_ns*\x8c\x01\n" +
+	"\x0fstarted_mono_ns\x18\t \x01(\x03R\rstartedMonoNsJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x06\x10\aR\n" +
+	"at_unix_nsR\x0ffree_at_unix_nsR\x0fstarted_unix_ns*\x8c\x01\n" +
 	"\x04Code\x12\x06\n" +
 	"\x02OK\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\r\n" +
