@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,4 +22,24 @@ func TestACorruptStoreSaysWhatToDo(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrCorrupt)
 	require.ErrorContains(t, err, path)
 	require.ErrorContains(t, err, "move it aside and start again")
+}
+
+// A database another process holds locked past the busy timeout (here a
+// connection of this process, which SQLite locks out alike) stops the
+// daemon with what to do, not with a read-only start.
+func TestALockedStoreSaysWhatToDo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gpuletd.db")
+	st, err := store.Open(context.Background(), path)
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
+	require.NoError(t, err)
+	defer other.Close()
+	tx, err := other.Begin()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, tx.Rollback()) }()
+	_, err = openStore(context.Background(), path, zap.NewNop())
+	require.ErrorIs(t, err, store.ErrBusy)
+	require.ErrorContains(t, err, path)
+	require.ErrorContains(t, err, "end the write transaction of the process that holds the write lock")
 }

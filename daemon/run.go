@@ -301,19 +301,22 @@ func executorArgs(cfg config.Config, lib string) []string {
 }
 
 // openStore opens the daemon's store; a file that is no database (or a
-// damaged one) says what the operator can do about it.
+// damaged one), one this user may not write and one another process holds
+// locked say what the operator can do about it. The store's errors name
+// what failed and the file.
 func openStore(ctx context.Context, path string, log *zap.Logger) (*store.Store, error) {
 	st, err := store.Open(ctx, path, store.WithLogger(log), store.WithReadOnlyFallback())
-	if errors.Is(err, store.ErrCorrupt) {
-		return nil, fmt.Errorf("open store: %w; restore a backup (gpuletd restore FILE), or move it aside and start again: "+
+	switch {
+	case errors.Is(err, store.ErrCorrupt):
+		return nil, fmt.Errorf("%w; restore a backup (gpuletd restore FILE), or move it aside and start again: "+
 			"the daemon then starts with an empty store and measures the models' latency profiles again", err)
-	}
-	if errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrReadOnlyFS) {
-		return nil, fmt.Errorf("open store: %w; or point state_dir (GPULETD_STATE_DIR) at a folder this user may write%s",
+	case errors.Is(err, store.ErrPermission) || errors.Is(err, store.ErrReadOnlyFS):
+		return nil, fmt.Errorf("%w; or point state_dir (GPULETD_STATE_DIR) at a folder this user may write%s",
 			err, writeHint(err, filepath.Dir(path)))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+	case errors.Is(err, store.ErrBusy):
+		return nil, fmt.Errorf("%w; end the write transaction of the process that holds the write lock, or stop it, and start again", err)
+	case err != nil:
+		return nil, err
 	}
 	return st, nil
 }
