@@ -179,6 +179,9 @@ func (n *node) handleAdminEventStream(w http.ResponseWriter, r *http.Request) {
 	defer n.events.unsubscribe(sub)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
+	// A reverse proxy in front (nginx) passes each event on at once
+	// rather than buffer the stream.
+	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	send := func(e store.Event) {
 		b, _ := json.Marshal(docOf(e))

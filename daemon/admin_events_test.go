@@ -346,6 +346,8 @@ func TestEventStreamCatchesUpAfterFallingBehind(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(w.String(), last) }, 10*time.Second, time.Millisecond)
 	n.events.endSubscriptions()
 	<-done
+	require.Equal(t, "text/event-stream", w.header.Get("Content-Type"))
+	require.Equal(t, "no", w.header.Get("X-Accel-Buffering"), "a proxy in front does not buffer the stream")
 	var ids []int
 	for _, l := range strings.Split(w.String(), "\n") {
 		if v, ok := strings.CutPrefix(l, "id: "); ok {

@@ -43,8 +43,11 @@ type asset struct {
 func (a *asset) etag() string { return `"` + a.version + `"` }
 
 // loadAssets reads the embedded files. index.html has every reference
-// "/assets/<name>" to another file rewritten to "/assets/<name>?v=<version>",
+// "assets/<name>" to another file rewritten to "assets/<name>?v=<version>",
 // so a new binary's page never runs with an old binary's cached scripts.
+// The page names its files and the API relative to itself, so that it also
+// works behind a reverse proxy that serves the daemon under a path
+// ("/gpuletd/").
 func loadAssets(fsys fs.FS) (map[string]*asset, error) {
 	out := map[string]*asset{}
 	entries, err := fs.ReadDir(fsys, assetsDir)
@@ -74,8 +77,8 @@ func loadAssets(fsys fs.FS) (map[string]*asset, error) {
 		if name == indexName {
 			continue
 		}
-		ref := `"/assets/` + name + `"`
-		page = strings.ReplaceAll(page, ref, `"/assets/`+name+`?v=`+a.version+`"`)
+		ref := `"assets/` + name + `"`
+		page = strings.ReplaceAll(page, ref, `"assets/`+name+`?v=`+a.version+`"`)
 	}
 	index.body = []byte(page)
 	index.version = version(index.body)

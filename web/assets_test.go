@@ -8,7 +8,7 @@ import (
 )
 
 func TestLoadAssets(t *testing.T) {
-	index := `<link href="/assets/a.css"><script src="/assets/b.js"></script><img src="/assets/missing.svg">`
+	index := `<link href="assets/a.css"><script src="assets/b.js"></script><img src="assets/missing.svg">`
 	fsys := fstest.MapFS{
 		"assets/index.html": {Data: []byte(index)},
 		"assets/a.css":      {Data: []byte("body{}")},
@@ -22,8 +22,8 @@ func TestLoadAssets(t *testing.T) {
 	require.Equal(t, "text/javascript; charset=utf-8", got["b.js"].contentType)
 	require.Equal(t, version([]byte("body{}")), got["a.css"].version)
 	require.Len(t, got["a.css"].version, 16)
-	want := `<link href="/assets/a.css?v=` + got["a.css"].version + `"><script src="/assets/b.js?v=` + got["b.js"].version +
-		`"></script><img src="/assets/missing.svg">`
+	want := `<link href="assets/a.css?v=` + got["a.css"].version + `"><script src="assets/b.js?v=` + got["b.js"].version +
+		`"></script><img src="assets/missing.svg">`
 	require.Equal(t, want, string(got["index.html"].body), "references to embedded files carry their version; others are left")
 	require.Equal(t, version([]byte(want)), got["index.html"].version, "the page's version is of the rewritten page")
 }

@@ -33,7 +33,9 @@ func body(t *testing.T, resp *http.Response) string {
 }
 
 var (
-	assetRef  = regexp.MustCompile(`(?:href|src)="(/assets/[^"?]+)\?v=([0-9a-f]{16})"`)
+	// The page names its files relative to itself (so that it works under
+	// a reverse proxy's path too).
+	assetRef  = regexp.MustCompile(`(?:href|src)="(assets/[^"?]+)\?v=([0-9a-f]{16})"`)
 	importRef = regexp.MustCompile(`from '\./([a-z]+\.js)'`)
 )
 
@@ -53,6 +55,7 @@ func TestPage(t *testing.T) {
 		}
 		refs := assetRef.FindAllStringSubmatch(page, -1)
 		require.Len(t, refs, 3, "favicon, stylesheet and script carry their version")
+		require.NotRegexp(t, `(?:href|src)="/`, page, "the page names its files and the API relative to itself, for a reverse proxy's path")
 	}
 }
 
@@ -63,7 +66,7 @@ func TestAssetsReferencedByThePageAreServed(t *testing.T) {
 	seen := map[string]bool{}
 	var scripts []string
 	for _, m := range assetRef.FindAllStringSubmatch(page, -1) {
-		p, v := m[1], m[2]
+		p, v := "/"+m[1], m[2]
 		resp := get(t, h, http.MethodGet, p+"?v="+v, nil)
 		require.Equal(t, http.StatusOK, resp.StatusCode, p)
 		require.Equal(t, wantType[path.Ext(p)], resp.Header.Get("Content-Type"), p)
@@ -80,6 +83,7 @@ func TestAssetsReferencedByThePageAreServed(t *testing.T) {
 		p := scripts[0]
 		scripts = scripts[1:]
 		src := body(t, get(t, h, http.MethodGet, p, nil))
+		require.NotRegexp(t, `['"]/(api|v2|metrics)`, src, "%s asks the API relative to the page, for a reverse proxy's path", p)
 		for _, m := range importRef.FindAllStringSubmatch(src, -1) {
 			dep := "/assets/" + m[1]
 			if seen[dep] {

@@ -37,7 +37,7 @@ async function poll() {
   }
   inflight = true;
   try {
-    const resp = await fetch('/api/v1/status', { cache: 'no-store' });
+    const resp = await fetch('api/v1/status', { cache: 'no-store' });
     if (!resp.ok) throw new Error(`status ${resp.status}`);
     render(await resp.json());
     conn.poll = 'ok';
@@ -168,7 +168,7 @@ async function reorganize() {
   $('preview-notes').textContent = '';
   out.textContent = 'Re-planning…';
   try {
-    const resp = await fetch('/api/v1/reorganize', { method: 'POST' });
+    const resp = await fetch('api/v1/reorganize', { method: 'POST' });
     const body = await resp.json().catch(() => ({}));
     if (!resp.ok) throw new Error(body.error || `status ${resp.status}`);
     out.textContent = `Re-planned at ${clock(body.at)}.`;
@@ -191,7 +191,7 @@ async function preview() {
   $('preview-notes').textContent = '';
   out.textContent = 'Planning…';
   try {
-    const resp = await fetch('/api/v1/plan/preview', { method: 'POST' });
+    const resp = await fetch('api/v1/plan/preview', { method: 'POST' });
     const body = await resp.json().catch(() => ({}));
     if (!resp.ok) throw new Error(body.error || `status ${resp.status}`);
     if (body.unchanged) {

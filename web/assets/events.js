@@ -43,7 +43,7 @@ export class Events {
   }
 
   connect() {
-    const url = '/api/v1/events/stream' + (this.lastID ? '?since=' + this.lastID : '');
+    const url = 'api/v1/events/stream' + (this.lastID ? '?since=' + this.lastID : '');
     const es = new EventSource(url);
     this.es = es;
     const handle = (msg) => this.receive(msg);

@@ -92,7 +92,7 @@ export class Profiles {
     e.loading = true;
     e.body.replaceChildren(h('p', { class: 'loading', text: 'Loading profile…' }));
     try {
-      const resp = await fetch('/api/v1/models/' + encodeURIComponent(name) + '/profile', { cache: 'no-store' });
+      const resp = await fetch('api/v1/models/' + encodeURIComponent(name) + '/profile', { cache: 'no-store' });
       const doc = await resp.json();
       if (!resp.ok) throw new Error(doc.error || resp.statusText);
       e.doc = doc;
