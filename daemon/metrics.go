@@ -104,6 +104,8 @@ var (
 	descEvents        = prometheus.NewDesc("gpuletd_events_total", "Events recorded (gpuletd events) since the daemon started, per kind and severity.", []string{"kind", "severity"}, nil)
 	descMemory        = prometheus.NewDesc("gpuletd_device_memory_bytes", "Device memory, total and free.", []string{"device", "state"}, nil)
 	descUtil          = prometheus.NewDesc("gpuletd_device_utilization_ratio", "Device utilisation as the driver reports it.", []string{"device"}, nil)
+	descPower         = prometheus.NewDesc("gpuletd_device_power_watts", "NVIDIA GPU power as the driver reports it: its draw and the limit it is held to.", []string{"device", "state"}, nil)
+	descEnergy        = prometheus.NewDesc("gpuletd_device_energy_joules_total", "Energy an NVIDIA GPU used since the daemon started, as the driver counts it.", []string{"device"}, nil)
 	descDeviceXids    = prometheus.NewDesc("gpuletd_device_xid_errors_total", "Xid errors the driver reported for the device since the daemon started, by Xid.", []string{"device", "xid"}, nil)
 	descDeviceHealth  = prometheus.NewDesc("gpuletd_device_health", "1 for the device's health now (ok, degraded or failed: nothing is placed on it), 0 for the others.", []string{"device", "state"}, nil)
 
@@ -130,7 +132,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descDeviceHealth, descDeviceXids,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descModelBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
@@ -238,6 +240,13 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if d.Utilization != nil {
 			ch <- prometheus.MustNewConstMetric(descUtil, prometheus.GaugeValue, float64(d.Utilization.GPU)/100, d.ID)
+		}
+		if p := d.Power; p != nil {
+			ch <- prometheus.MustNewConstMetric(descPower, prometheus.GaugeValue, p.Watts, d.ID, "draw")
+			if p.LimitWatts > 0 {
+				ch <- prometheus.MustNewConstMetric(descPower, prometheus.GaugeValue, p.LimitWatts, d.ID, "limit")
+			}
+			ch <- prometheus.MustNewConstMetric(descEnergy, prometheus.CounterValue, p.EnergyJoules, d.ID)
 		}
 	}
 }

@@ -32,11 +32,14 @@ var (
 	descNVGPUUtil     = prometheus.NewDesc("nv_gpu_utilization", "GPU utilization as the driver reports it, 0 to 1 (Triton's name).", []string{"gpu_uuid"}, nil)
 	descNVGPUMemTotal = prometheus.NewDesc("nv_gpu_memory_total_bytes", "GPU memory, total (Triton's name).", []string{"gpu_uuid"}, nil)
 	descNVGPUMemUsed  = prometheus.NewDesc("nv_gpu_memory_used_bytes", "GPU memory in use (Triton's name).", []string{"gpu_uuid"}, nil)
+	descNVPower       = prometheus.NewDesc("nv_gpu_power_usage", "GPU power draw in watts (Triton's name).", []string{"gpu_uuid"}, nil)
+	descNVPowerLimit  = prometheus.NewDesc("nv_gpu_power_limit", "GPU power limit in watts (Triton's name).", []string{"gpu_uuid"}, nil)
+	descNVEnergy      = prometheus.NewDesc("nv_energy_consumption", "GPU energy in joules since the daemon started (Triton's name).", []string{"gpu_uuid"}, nil)
 )
 
 func (c *tritonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descNVSuccess, descNVFailure, descNVCount, descNVExec, descNVDuration, descNVQueue, descNVCompute,
-		descNVGPUUtil, descNVGPUMemTotal, descNVGPUMemUsed} {
+		descNVGPUUtil, descNVGPUMemTotal, descNVGPUMemUsed, descNVPower, descNVPowerLimit, descNVEnergy} {
 		ch <- d
 	}
 }
@@ -69,8 +72,9 @@ func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
 	}
 }
 
-// collectTritonGPUs reports the NVIDIA GPUs' utilization and memory under
-// Triton's names, by UUID; other devices have none in Triton.
+// collectTritonGPUs reports the NVIDIA GPUs' utilization, memory, power
+// and energy under Triton's names, by UUID; other devices have none in
+// Triton.
 func collectTritonGPUs(devices []mps.Device, ch chan<- prometheus.Metric) {
 	for _, d := range devices {
 		if d.Kind != mps.KindNVIDIA {
@@ -82,6 +86,13 @@ func collectTritonGPUs(devices []mps.Device, ch chan<- prometheus.Metric) {
 		if d.MemoryTotal > 0 {
 			ch <- prometheus.MustNewConstMetric(descNVGPUMemTotal, prometheus.GaugeValue, float64(d.MemoryTotal), d.UUID)
 			ch <- prometheus.MustNewConstMetric(descNVGPUMemUsed, prometheus.GaugeValue, float64(d.MemoryTotal-d.MemoryFree), d.UUID)
+		}
+		if p := d.Power; p != nil {
+			ch <- prometheus.MustNewConstMetric(descNVPower, prometheus.GaugeValue, p.Watts, d.UUID)
+			if p.LimitWatts > 0 {
+				ch <- prometheus.MustNewConstMetric(descNVPowerLimit, prometheus.GaugeValue, p.LimitWatts, d.UUID)
+			}
+			ch <- prometheus.MustNewConstMetric(descNVEnergy, prometheus.CounterValue, p.EnergyJoules, d.UUID)
 		}
 	}
 }

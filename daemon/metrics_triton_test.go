@@ -54,7 +54,8 @@ nv_inference_request_success{model="m",version="2"} 2
 		"nv_inference_exec_count", "nv_inference_request_duration_us"))
 
 	devices := []mps.Device{
-		{ID: "gpu0", Kind: mps.KindNVIDIA, UUID: "GPU-aaaa", MemoryTotal: 80 << 30, MemoryFree: 60 << 30, Utilization: &mps.Utilization{GPU: 37}},
+		{ID: "gpu0", Kind: mps.KindNVIDIA, UUID: "GPU-aaaa", MemoryTotal: 80 << 30, MemoryFree: 60 << 30, Utilization: &mps.Utilization{GPU: 37},
+			Power: &mps.Power{Watts: 251.5, LimitWatts: 700, EnergyJoules: 1234.5}},
 		{ID: "emu0", Kind: mps.KindEmulated, UUID: "GPU-emu", MemoryTotal: 16 << 30, MemoryFree: 16 << 30},
 		{ID: "cpu", Kind: mps.KindCPU},
 	}
@@ -65,9 +66,18 @@ nv_gpu_memory_used_bytes{gpu_uuid="GPU-aaaa"} 2.147483648e+10
 # HELP nv_gpu_utilization GPU utilization as the driver reports it, 0 to 1 (Triton's name).
 # TYPE nv_gpu_utilization gauge
 nv_gpu_utilization{gpu_uuid="GPU-aaaa"} 0.37
+# HELP nv_gpu_power_usage GPU power draw in watts (Triton's name).
+# TYPE nv_gpu_power_usage gauge
+nv_gpu_power_usage{gpu_uuid="GPU-aaaa"} 251.5
+# HELP nv_gpu_power_limit GPU power limit in watts (Triton's name).
+# TYPE nv_gpu_power_limit gauge
+nv_gpu_power_limit{gpu_uuid="GPU-aaaa"} 700
+# HELP nv_energy_consumption GPU energy in joules since the daemon started (Triton's name).
+# TYPE nv_energy_consumption counter
+nv_energy_consumption{gpu_uuid="GPU-aaaa"} 1234.5
 `
 	require.NoError(t, testutil.CollectAndCompare(collectFunc(func(ch chan<- prometheus.Metric) { collectTritonGPUs(devices, ch) }),
-		strings.NewReader(want), "nv_gpu_memory_used_bytes", "nv_gpu_utilization"))
+		strings.NewReader(want), "nv_gpu_memory_used_bytes", "nv_gpu_utilization", "nv_gpu_power_usage", "nv_gpu_power_limit", "nv_energy_consumption"))
 
 	// Off by default: the collector reports nothing.
 	cfg := config.Default()

@@ -76,7 +76,7 @@ func describe(h nvml.Device, d *Device, log *zap.Logger) error {
 }
 
 // refresh re-reads what changes while a device runs: free memory,
-// utilisation, processes and, on MIG, the instances.
+// utilisation, power, processes and, on MIG, the instances.
 func refresh(h nvml.Device, d *Device, log *zap.Logger) {
 	mem, err := call("get memory info", h.GetMemoryInfo)
 	switch lost := lostWords(err); {
@@ -97,6 +97,7 @@ func refresh(h nvml.Device, d *Device, log *zap.Logger) {
 	} else {
 		d.Utilization = nil // not supported in MIG mode, for one
 	}
+	readPower(h, d)
 	procs, procErr := processes(h)
 	if procErr != nil {
 		log.Debug("no process list", zap.String("device", d.ID), zap.Error(procErr))

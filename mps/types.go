@@ -114,6 +114,13 @@ type Device struct {
 	MIG *MIGState `json:"mig,omitempty"`
 	// Utilization is NVML's last-sample utilisation, nil when unknown.
 	Utilization *Utilization `json:"utilization,omitempty"`
+	// Power is the GPU's draw, limit and energy (readPower), nil when
+	// NVML does not say.
+	Power *Power `json:"power,omitempty"`
+	// energyFrom is NVML's energy count, in millijoules, that Power's
+	// energy counts from; energyCounted says whether it was read.
+	energyFrom    uint64
+	energyCounted bool
 	// Processes are the compute processes NVML sees on the device.
 	Processes []GPUProcess `json:"processes,omitempty"`
 	// MPS is the state of the device's MPS control daemon, nil without one.
@@ -235,6 +242,10 @@ func (d Device) clone() Device {
 	if d.Utilization != nil {
 		u := *d.Utilization
 		c.Utilization = &u
+	}
+	if d.Power != nil {
+		p := *d.Power
+		c.Power = &p
 	}
 	if d.MPS != nil {
 		s := *d.MPS
