@@ -226,6 +226,14 @@ export function cpuCores(d) {
   return `${n} core${n === 1 ? '' : 's'}`;
 }
 
+// powerWords is a GPU's power draw, and of what limit, as the driver
+// reports it; null for a device without one.
+export function powerWords(d) {
+  if (!d.power) return null;
+  const limit = d.power.limit_watts > 0 ? ` of ${num(d.power.limit_watts)} W` : '';
+  return `drawing ${num(d.power.watts)} W${limit}`;
+}
+
 // Devices renders the devices panel and keeps what the reader opened.
 export class Devices {
   constructor(root) {
@@ -272,6 +280,7 @@ export class Devices {
             memTotal > 0 ? `memory ${num(memUsed / 1024)} of ${num(memTotal / 1024)} GiB planned` : `memory ${bytes(d.memory_total)}`,
             // What the driver says is in use, on a GPU it measures.
             d.kind === 'nvidia' && d.memory_total > 0 ? `${bytes(d.memory_total - Math.min(d.memory_free, d.memory_total))} in use` : null,
+            powerWords(d),
             cpuCores(d),
             d.health && d.health !== 'ok' ? `health: ${d.health}${d.health_detail ? ` (${d.health_detail})` : ''}` : null,
             d.mig && d.mig.instances && d.mig.instances.length
