@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"go.uber.org/zap"
 
@@ -35,7 +36,12 @@ import (
 // once.
 
 // folderPrint is what a model folder held when read: every file's path,
-// size and modification time, and every folder's path.
+// size, modification time, inode and status change time, and every
+// folder's path. The last two catch a file replaced by another of the same
+// size and modification time: files unpacked from an archive whose times
+// were set to one date, a Nix store's (every file's time is 1), a version
+// link switched between two such files. A status change time moves with
+// every write, and nobody can set it back.
 type folderPrint string
 
 // printFolder reads dir's print, following symbolic links to folders and
@@ -78,7 +84,12 @@ func printInto(b *strings.Builder, dir, rel string, depth int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(b, "%s %v %d %d\n", name, info.Mode().Type(), info.Size(), info.ModTime().UnixNano())
+		var ino uint64
+		var ctime int64
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			ino, ctime = st.Ino, st.Ctim.Nano()
+		}
+		fmt.Fprintf(b, "%s %v %d %d %d %d\n", name, info.Mode().Type(), info.Size(), info.ModTime().UnixNano(), ino, ctime)
 	}
 	return nil
 }

@@ -35,6 +35,21 @@ func TestPrintFolder(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, grown, touched, "a file written again at the same size")
 
+	// Another file of the same size given the same times, as unpacking
+	// an archive whose times were set to one date does.
+	require.NoError(t, os.WriteFile(file+".new", []byte("wxyz"), 0o644))
+	require.NoError(t, os.Chtimes(file+".new", later, later))
+	require.NoError(t, os.Rename(file+".new", file))
+	replaced, err := printFolder(dir)
+	require.NoError(t, err)
+	require.NotEqual(t, touched, replaced, "a file replaced by another of the same size and times")
+	time.Sleep(20 * time.Millisecond) // past a tick of the kernel's coarse clock, which stamps status changes
+	require.NoError(t, os.WriteFile(file, []byte("WXYZ"), 0o644))
+	require.NoError(t, os.Chtimes(file, later, later))
+	rewritten, err := printFolder(dir)
+	require.NoError(t, err)
+	require.NotEqual(t, replaced, rewritten, "a file written in place and given its times back")
+
 	_, err = printFolder(filepath.Join(dir, "nope"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
