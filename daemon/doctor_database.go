@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,6 +80,10 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 		r.Fix = "restore a backup (gpuletd restore FILE), or move it aside (mv " + path + " " + path + ".bad) and let serve start an empty one, profiling the models again"
 	default:
 		r.Unread = msg
+	}
+	if who := store.WriteLockHolders(path); who != "" && r.Problem == "" {
+		r.Problem = "its write lock is held by " + who
+		r.Fix = fmt.Sprintf("end the write transaction that process holds open (a sqlite3 shell left inside BEGIN), or stop it: serve waits %s for the lock, then stops", store.DefaultBusyTimeout)
 	}
 	return r
 }

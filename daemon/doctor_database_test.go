@@ -35,6 +35,7 @@ func schemaOneDatabase(t *testing.T, path string) {
 
 func TestDatabaseReport(t *testing.T) {
 	ctx := context.Background()
+	var shell int // the sqlite3 shell's pid, of the case that starts one
 	cases := []struct {
 		name  string
 		make  func(t *testing.T, path string)
@@ -69,6 +70,16 @@ func TestDatabaseReport(t *testing.T) {
 		}, func(t *testing.T, r *DatabaseReport) {
 			require.Contains(t, r.Problem, "newer")
 			require.Contains(t, r.Fix, "run that release again")
+		}},
+		{"held by a sqlite3 shell", func(t *testing.T, path string) {
+			st, err := store.Open(ctx, path)
+			require.NoError(t, err)
+			require.NoError(t, st.Close())
+			shell = holdWithSQLiteShell(t, path)
+		}, func(t *testing.T, r *DatabaseReport) {
+			require.NotNil(t, r.Summary, "it is read all the same")
+			require.Equal(t, "its write lock is held by pid "+strconv.Itoa(shell)+" (sqlite3)", r.Problem)
+			require.Contains(t, r.Fix, "end the write transaction that process holds open")
 		}},
 		{"not a database", func(t *testing.T, path string) {
 			require.NoError(t, os.WriteFile(path, []byte("this is no database, just some words in a file"), 0o600))

@@ -46,7 +46,7 @@ func storeRemedy(why error, dir string) string {
 		// Another process held the write lock past the busy timeout: a
 		// sqlite3 shell left inside BEGIN, or a tool copying the file
 		// with a write transaction open. The error names it where the
-		// kernel lists it (store.writeLockHolders).
+		// kernel lists it (store.WriteLockHolders).
 		return "end the write transaction the other process holds open, or stop it: the daemon writes again within seconds"
 	default:
 		return "free space on its disk"

@@ -22,7 +22,7 @@ func (s *Store) explain(err error) error {
 		return err
 	}
 	if errors.Is(err, ErrBusy) {
-		who := writeLockHolders(s.path)
+		who := WriteLockHolders(s.path)
 		s.mu.Lock()
 		s.busyWho = who
 		s.mu.Unlock()

@@ -17,12 +17,12 @@ import (
 // documentation, "WAL-mode File Locking").
 const walWriteLockByte = 120
 
-// writeLockHolders names the processes other than this one that hold the
+// WriteLockHolders names the processes other than this one that hold the
 // database at path locked for writing, as the kernel lists the file locks
 // in /proc/locks: "pid 4242 (sqlite3)", several joined by commas. It is ""
 // where it finds none (a system without /proc/locks, a lock already gone,
 // or one taken on another host over a network file system).
-func writeLockHolders(path string) string {
+func WriteLockHolders(path string) string {
 	locks, err := os.ReadFile("/proc/locks")
 	if err != nil {
 		return ""

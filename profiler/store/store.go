@@ -31,7 +31,7 @@ type Store struct {
 	retired    []*sql.DB // writers SQLite opened read-only, closed by Recover and Close
 	unwritable error     // why writes fail now (nil: they do not)
 	busyAt     time.Time // when a write last failed with ErrBusy (see busyRest)
-	busyWho    string    // the processes that held the write lock then (writeLockHolders)
+	busyWho    string    // the processes that held the write lock then (WriteLockHolders)
 	failures   atomic.Int64
 
 	r atomic.Pointer[sql.DB] // read-only connections
