@@ -89,7 +89,7 @@ func TestDashboardQueriesRunInPrometheus(t *testing.T) {
 }
 
 // absentHere are the families a daemon on emulated GPUs (no CPU device, no
-// Xid error) with no pipeline, no response cache, no failed request, no TLS
+// NVIDIA GPU's power, no Xid error) with no pipeline, no response cache, no failed request, no TLS
 // and no reorganize period of 1 000 requests does not export.
 var absentHere = map[string]bool{
 	"gpuletd_device_utilization_ratio": true, "gpuletd_request_failures_total": true,
@@ -97,6 +97,7 @@ var absentHere = map[string]bool{
 	"gpuletd_pipeline_accuracy_ratio": true, "gpuletd_pipeline_planned_accuracy_ratio": true,
 	"gpuletd_pipeline_variant_share_ratio": true, "gpuletd_cpu_models_memory_bytes": true,
 	"gpuletd_request_path_cpu_seconds": true, "gpuletd_device_xid_errors_total": true,
+	"gpuletd_device_power_watts": true,
 }
 
 // memoryCgroupAbsent says whether the daemon's memory cgroup family name
