@@ -204,8 +204,8 @@ func (b *Budget) ReadAll(ctx context.Context, owner string, r io.Reader, size, l
 
 // Hold takes n bytes for owner of a request that is already in memory (a
 // gRPC message, which the gRPC server reads whole before the call), waiting
-// for room until ctx ends. The bytes stay taken until release runs; on error nothing is
-// taken and release does nothing.
+// for room until ctx ends. The bytes stay taken until release runs; on
+// error nothing is taken and release does nothing.
 func (b *Budget) Hold(ctx context.Context, owner string, n int64) (release func(), err error) {
 	k, err := b.acquire(ctx, owner, n, 0, false, b.isLarge(n))
 	if err != nil {

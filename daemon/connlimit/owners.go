@@ -7,10 +7,10 @@ package connlimit
 // hold before its further ones are bulk.
 func (b *Budget) allowance() int64 { return b.max / 64 }
 
-// owned is what one owner's holdings hold or wait for.
+// owned is what one owner's holdings hold or wait for; an owner whose
+// counts are both 0 has no entry.
 type owned struct {
-	all   int64 // bytes of all its holdings, held or waited for
-	small int64 // bytes of those that are not large
+	small int64 // bytes of its holdings that are not large, held or waited for
 	held  int64 // bytes held
 }
 
@@ -18,18 +18,17 @@ type owned struct {
 // holds mine bytes that are not large already, and says how they count: the
 // holding's own bytes do not make it heavy.
 func (b *Budget) claim(owner string, n, mine int64, isLarge bool) kind {
+	if isLarge {
+		return large // it counts in bulk whatever its owner holds
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	o := b.owners[owner]
-	o.all += n
-	k := large
-	if !isLarge {
-		k = light
-		if o.small-mine >= b.allowance() {
-			k = heavy
-		}
-		o.small += n
+	k := light
+	if o.small-mine >= b.allowance() {
+		k = heavy
 	}
+	o.small += n
 	b.owners[owner] = o
 	return k
 }
@@ -48,14 +47,13 @@ func (b *Budget) unclaim(owner string, n int64, k kind, held bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	o := b.owners[owner]
-	o.all -= n
 	if held {
 		o.held -= n
 	}
 	if k != large {
 		o.small -= n
 	}
-	if o.all <= 0 {
+	if o == (owned{}) {
 		delete(b.owners, owner)
 		return
 	}
