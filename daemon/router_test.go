@@ -39,7 +39,7 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	// Both report idle before each request: the plan's weights decide.
 	sent := map[string]int{}
 	for range 400 {
-		at := monoclock.Now()
+		at := monoclock.Of(time.Now())
 		for _, g := range []*gpuletRun{a, b} {
 			r.update(g, &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "m"}}})
 		}
@@ -70,7 +70,7 @@ func TestRouterTakesCalibration(t *testing.T) {
 	r := newRouter()
 	a := &gpuletRun{id: "a"}
 	r.install(map[string][]routeEntry{"m": {{g: a, weight: 1, lat: lat}}})
-	at := monoclock.Now()
+	at := monoclock.Of(time.Now())
 	state := func(f float64) *pb.ExecutorState {
 		return &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "m", LatencyFactor: f}}}
 	}
@@ -110,7 +110,7 @@ func TestRouteAnyAcrossModels(t *testing.T) {
 		"other":    {{g: c, weight: 5, lat: lat}},
 	})
 	idle := func() {
-		at := monoclock.Now()
+		at := monoclock.Of(time.Now())
 		for _, g := range []*gpuletRun{a, b, c} {
 			r.update(g, &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "cls"}, {Name: "cls-lite"}, {Name: "other"}}})
 		}

@@ -51,14 +51,6 @@ func read() int64 {
 	return ts.Nano()
 }
 
-// Now reads the host clock.
-func Now() int64 {
-	if ns := read(); ns != 0 {
-		return ns
-	}
-	return Of(time.Now())
-}
-
 // Of is the host clock's reading at t, which must carry Go's monotonic
 // reading (time.Now, and times added to or subtracted from it): the wall
 // clock of a time without one (time.Unix, a parsed time) is not this clock.
