@@ -81,9 +81,11 @@ func databaseReport(ctx context.Context, cfg config.Config) *DatabaseReport {
 	default:
 		r.Unread = msg
 	}
-	if who := store.WriteLockHolders(path); who != "" && r.Problem == "" {
-		r.Problem = "its write lock is held by " + who
-		r.Fix = fmt.Sprintf("end the write transaction that process holds open (a sqlite3 shell left inside BEGIN), or stop it: serve waits %s for the lock, then stops", store.DefaultBusyTimeout)
+	if r.Problem == "" {
+		if who := store.WriteLockHolders(path); who != "" {
+			r.Problem = "its write lock is held by " + who
+			r.Fix = fmt.Sprintf("end the write transaction that process holds open (a sqlite3 shell left inside BEGIN), or stop it: serve waits %s for the lock, then stops", store.DefaultBusyTimeout)
+		}
 	}
 	return r
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/internal/dirlock"
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -75,7 +76,7 @@ func TestDatabaseReport(t *testing.T) {
 			st, err := store.Open(ctx, path)
 			require.NoError(t, err)
 			require.NoError(t, st.Close())
-			shell = holdWithSQLiteShell(t, path)
+			shell = testbin.HoldWriteLock(t, path)
 		}, func(t *testing.T, r *DatabaseReport) {
 			require.NotNil(t, r.Summary, "it is read all the same")
 			require.Equal(t, "its write lock is held by pid "+strconv.Itoa(shell)+" (sqlite3)", r.Problem)

@@ -17,7 +17,7 @@ tools=(
   "systemd-analyze|systemd|systemd: the unit file verified by systemd-analyze (skips without it)"
   "promtool|prometheus|cmd/gpuletd: /metrics checked by promtool (only the client library's linter runs without it); alerts: the alerting rules checked and unit-tested by promtool; dashboards: every query of the Grafana dashboard read by promtool, and run in a real Prometheus (the prometheus command, same package) scraping a real daemon (skip without them)"
   "prlimit|util-linux|cmd/gpuletd: the full-disk test (fails without it)"
-  "sqlite3|sqlite3|daemon: a database a sqlite3 shell holds locked, as an operator leaves one (fails without it)"
+  "sqlite3|sqlite3|profiler/store, daemon: a database a sqlite3 shell holds locked, as an operator leaves one (fails without it)"
   "script|bsdutils|cmd/gpuletd: the shell completion typed in an interactive bash on a terminal (skips without it)"
   "bash_completion|bash-completion|cmd/gpuletd: the shell completion typed in an interactive bash, whose script calls bash-completion's functions (skips without it)"
   "zsh|zsh|cmd/gpuletd: the shell completion typed in an interactive zsh (skips without it)"

@@ -1,6 +1,7 @@
 // Package testbin serves tests that run gpuletd itself as a child process
 // (the daemon, its executors): it builds the binary once per test process
-// and collects a child's output.
+// and collects a child's output. It also runs the other programs such
+// tests drive as an operator would (a sqlite3 shell).
 package testbin
 
 import (

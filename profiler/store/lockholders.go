@@ -63,8 +63,9 @@ func lockPIDs(locks []byte, db, shm uint64, self int) []int {
 	sc := bufio.NewScanner(bytes.NewReader(locks))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		// "1:" POSIX ADVISORY WRITE pid maj:min:inode start end
-		if len(f) != 8 || f[1] == "->" || f[3] != "WRITE" {
+		// "1:" POSIX ADVISORY WRITE pid maj:min:inode start end; a
+		// waiter's line has "->" after the number, nine fields.
+		if len(f) != 8 || f[3] != "WRITE" {
 			continue
 		}
 		pid, err := strconv.Atoi(f[4])

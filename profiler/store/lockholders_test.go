@@ -1,18 +1,15 @@
 package store
 
 import (
-	"bufio"
 	"context"
-	"database/sql"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/internal/testbin"
 )
 
 func TestLockPIDs(t *testing.T) {
@@ -38,57 +35,8 @@ func TestLockPIDs(t *testing.T) {
 	}
 }
 
-// envHoldWriteLock names the database TestHelperHoldsWriteLock locks.
-const envHoldWriteLock = "GPULETD_STORE_TEST_HOLD"
-
-// TestHelperHoldsWriteLock is not a test: run as a child process by
-// holdWriteLock, it holds a write transaction open on a database, as a
-// sqlite3 shell left in BEGIN IMMEDIATE does, until its stdin closes.
-func TestHelperHoldsWriteLock(t *testing.T) {
-	path := os.Getenv(envHoldWriteLock)
-	if path == "" {
-		t.Skip("a helper process of TestBusyStoreSaysWhoHoldsItAndRecovers")
-	}
-	db, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
-	require.NoError(t, err)
-	defer db.Close()
-	tx, err := db.Begin()
-	require.NoError(t, err)
-	fmt.Println("held")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	require.NoError(t, tx.Rollback())
-}
-
-// holdWriteLock starts a process that holds path's write lock until the
-// returned function is called; it returns once the lock is held.
-func holdWriteLock(t *testing.T, path string) (pid int, release func()) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldsWriteLock$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envHoldWriteLock+"="+path)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	released := false
-	release = func() {
-		if !released {
-			released = true
-			require.NoError(t, stdin.Close())
-			_, _ = io.Copy(io.Discard, stdout)
-			require.NoError(t, cmd.Wait())
-		}
-	}
-	t.Cleanup(release)
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "held\n", line)
-	return cmd.Process.Pid, release
-}
-
 // TestBusyStoreSaysWhoHoldsItAndRecovers holds the database's write lock
-// in another process: a write fails with ErrBusy naming that process,
+// in a sqlite3 shell: a write fails with ErrBusy naming that process,
 // the store is unwritable, writes keep failing at once until Recover finds
 // the lock free, and a database so locked does not open read-only.
 func TestBusyStoreSaysWhoHoldsItAndRecovers(t *testing.T) {
@@ -100,39 +48,41 @@ func TestBusyStoreSaysWhoHoldsItAndRecovers(t *testing.T) {
 	_, err = s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "before the lock"})
 	require.NoError(t, err)
 
-	pid, release := holdWriteLock(t, path)
-	holder := fmt.Sprintf("its write lock is held by pid %d (", pid)
-	_, err = s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "while locked"})
-	require.ErrorIs(t, err, ErrBusy)
-	require.True(t, Unwritable(err))
-	require.Contains(t, err.Error(), holder)
-	ok, why := s.Writable()
-	require.False(t, ok)
-	require.ErrorIs(t, why, ErrBusy)
-	evs, err := s.Events(ctx, 0, 0)
-	require.NoError(t, err, "reads go on")
-	require.Len(t, evs, 1)
-	err = s.Recover(ctx)
-	require.ErrorIs(t, err, ErrBusy, "the lock is still held")
-	require.Contains(t, err.Error(), holder)
+	var pid int
+	t.Run("locked", func(t *testing.T) { // the shell lets the lock go as it ends
+		pid = testbin.HoldWriteLock(t, path)
+		holder := fmt.Sprintf("its write lock is held by pid %d (sqlite3)", pid)
+		_, err := s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "while locked"})
+		require.ErrorIs(t, err, ErrBusy)
+		require.True(t, Unwritable(err))
+		require.Contains(t, err.Error(), holder)
+		ok, why := s.Writable()
+		require.False(t, ok)
+		require.ErrorIs(t, why, ErrBusy)
+		evs, err := s.Events(ctx, 0, 0)
+		require.NoError(t, err, "reads go on")
+		require.Len(t, evs, 1)
+		err = s.Recover(ctx)
+		require.ErrorIs(t, err, ErrBusy, "the lock is still held")
+		require.Contains(t, err.Error(), holder)
 
-	_, err = Open(ctx, path, WithReadOnlyFallback(), WithBusyTimeout(200*time.Millisecond))
-	require.ErrorIs(t, err, ErrBusy, "a locked database does not open read-only")
-	require.Contains(t, err.Error(), holder)
+		_, err = Open(ctx, path, WithReadOnlyFallback(), WithBusyTimeout(200*time.Millisecond))
+		require.ErrorIs(t, err, ErrBusy, "a locked database does not open read-only")
+		require.Contains(t, err.Error(), holder)
+	})
 
-	release()
 	_, err = s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "just after"})
 	require.ErrorIs(t, err, ErrBusy, "writes rest after the lock was found held, without trying it")
-	require.Contains(t, err.Error(), fmt.Sprintf("its write lock was held by pid %d (", pid))
+	require.Contains(t, err.Error(), fmt.Sprintf("its write lock was held by pid %d (sqlite3)", pid))
 	failures := s.WriteFailures()
 	require.GreaterOrEqual(t, failures, int64(3))
 	require.NoError(t, s.Recover(ctx))
-	ok, _ = s.Writable()
+	ok, _ := s.Writable()
 	require.True(t, ok)
 	_, err = s.AppendEvent(ctx, Event{Kind: EventConfigReload, Message: "after"})
 	require.NoError(t, err)
 	require.Equal(t, failures, s.WriteFailures())
-	evs, err = s.Events(ctx, 0, 0)
+	evs, err := s.Events(ctx, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, evs, 2)
 }

@@ -277,6 +277,12 @@ func (s *Store) write(ctx context.Context, op string, fn func(*sql.Tx) error) er
 		}
 		return fmt.Errorf("%s: %w: its write lock was held by %s %s ago", op, ErrBusy, who, ago.Round(time.Millisecond))
 	}
+	return s.writeOn(ctx, w, op, fn)
+}
+
+// writeOn runs fn as write does on the writer w, explains a failure and
+// notes what it says of the disk and the lock.
+func (s *Store) writeOn(ctx context.Context, w *sql.DB, op string, fn func(*sql.Tx) error) error {
 	err := s.explain(s.runWrite(ctx, w, op, fn))
 	s.noteWrite(w, err)
 	return err

@@ -77,9 +77,7 @@ func (s *Store) Recover(ctx context.Context) error {
 	w, why := s.w, s.unwritable
 	s.mu.Unlock()
 	if w != nil && errors.Is(why, ErrBusy) {
-		err := s.explain(s.runWrite(ctx, w, "take the write lock", func(*sql.Tx) error { return nil }))
-		s.noteWrite(w, err)
-		if err != nil {
+		if err := s.writeOn(ctx, w, "take the write lock", func(*sql.Tx) error { return nil }); err != nil {
 			return fmt.Errorf("recover store %s: %w", s.path, err)
 		}
 		return nil
