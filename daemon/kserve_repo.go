@@ -297,6 +297,7 @@ func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *i
 		n.uploads.drop(uploaded)
 		n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded with its pipeline "+name, map[string]string{"model": step})
 	}
+	n.forgetUnserved()
 	if err := n.replan(ctx, "model "+name+" unloaded", n.planRates()); err != nil {
 		// The model is unloaded; what the re-plan failed to do concerns
 		// the models left, whose status says why they are not served.

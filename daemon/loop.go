@@ -62,6 +62,7 @@ func (n *node) planLoop(ctx context.Context) {
 			moved := n.path.observe(n.samplePath(now))
 			var own map[string]float64
 			reason = "period"
+			n.forgetUnserved() // a version its policy retired, say
 			rates, own = n.rates.closePeriod(now)
 			n.stepRates.closePeriod(now)
 			n.closeMissPeriod()

@@ -145,6 +145,17 @@ func (r *rateMeter) folded() map[string]float64 {
 	return out
 }
 
+// retain forgets the models keep refuses: their counts and estimates.
+func (r *rateMeter) retain(keep func(model string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name := range r.models {
+		if !keep(name) {
+			delete(r.models, name)
+		}
+	}
+}
+
 // setWeight changes the EWMA weight of later periods.
 func (r *rateMeter) setWeight(w float64) {
 	r.mu.Lock()

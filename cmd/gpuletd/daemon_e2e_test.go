@@ -334,6 +334,11 @@ func TestKServeProtocol(t *testing.T) {
 	require.Equal(t, 200, do(t, "POST", base+"/v2/repository/models/lenet5/unload", nil, nil).code)
 	require.Equal(t, 404, do(t, "GET", base+"/v2/models/lenet5", nil, nil).code)
 	require.Equal(t, 404, do(t, "POST", base+"/v2/repository/models/lenet5/unload", nil, nil).code)
+	// mlp answered requests above: its series leave /metrics with it, as
+	// Triton's do.
+	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body), `gpuletd_requests_total{model="mlp"}`)
+	require.Equal(t, 200, do(t, "POST", base+"/v2/repository/models/mlp/unload", nil, nil).code)
+	require.NotContains(t, string(do(t, "GET", base+"/metrics", nil, nil).body), `model="mlp"`)
 }
 
 // lintMetrics runs the exposition through Prometheus's own linters: the
