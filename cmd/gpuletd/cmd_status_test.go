@@ -99,6 +99,17 @@ func TestWriteStatus(t *testing.T) {
 	require.Contains(t, b.String(), "gpu0    nvidia  h100-80gb-hbm3  mps      ok      12/80GiB  NVIDIA H100 80GB HBM3\n")
 	require.LessOrEqual(t, widest(b.String()), 80, b.String())
 	require.NotContains(t, b.String(), "gpu0 ok", "a healthy device has nothing to say")
+	require.NotContains(t, b.String(), "gpu0:", "nor one whose driver reports no load")
+	// What the driver reports of its load, under the table.
+	require.NoError(t, json.Unmarshal([]byte(`{"utilization":{"gpu":43},"power":{"watts":312.4,"limit_watts":700}}`), &s.Devices[0]))
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "NVIDIA H100 80GB HBM3\ngpu0: 43% utilized, drawing 312 W of 700 W\n")
+	s.Devices[0].Utilization, s.Devices[0].Power.LimitWatts = nil, 0
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\ngpu0: drawing 312 W\n", "a GPU with no limit to tell")
+	s.Devices[0].Power = nil
 	// A failed one says why under the table.
 	s.Devices[0].Health = "failed"
 	s.Devices[0].HealthDetail = "the GPU is lost, fallen off the bus (get memory info: NVML error: ERROR_GPU_IS_LOST; the kernel log says which Xid): " +

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/internal/bytefmt"
@@ -27,7 +28,16 @@ type adminDevice struct {
 	CPULimit    float64 `json:"cpu_limit"`
 	CPULimitOf  string  `json:"cpu_limit_of"`
 	OnlineCores int     `json:"online_cores"`
-	MIG         *struct {
+	// Utilization and Power are the driver's, on an NVIDIA GPU that
+	// reports them.
+	Utilization *struct {
+		GPU int `json:"gpu"`
+	} `json:"utilization"`
+	Power *struct {
+		Watts      float64 `json:"watts"`
+		LimitWatts float64 `json:"limit_watts"`
+	} `json:"power"`
+	MIG *struct {
 		Instances []struct {
 			Profile    string `json:"profile"`
 			UUID       string `json:"uuid"`
@@ -53,6 +63,27 @@ func (d adminDevice) cpuLimitText() string {
 func cpuLimitWords(id string, cores, online int, limit float64) string {
 	return fmt.Sprintf("%s: %d of %d cores, the whole cores its cgroup's CPU limit of %s CPUs pays for",
 		id, cores, online, strconv.FormatFloat(limit, 'f', -1, 64))
+}
+
+// loadText says how busy an NVIDIA GPU is and what it draws, as the
+// driver reports them ("gpu0: 43% utilized, drawing 312 W of 700 W"), as
+// the admin page does; "" for a device that reports neither.
+func (d adminDevice) loadText() string {
+	var parts []string
+	if u := d.Utilization; u != nil {
+		parts = append(parts, fmt.Sprintf("%d%% utilized", u.GPU))
+	}
+	if p := d.Power; p != nil {
+		w := "drawing " + strconv.FormatFloat(p.Watts, 'f', 0, 64) + " W"
+		if p.LimitWatts > 0 {
+			w += " of " + strconv.FormatFloat(p.LimitWatts, 'f', 0, 64) + " W"
+		}
+		parts = append(parts, w)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return d.ID + ": " + strings.Join(parts, ", ")
 }
 
 // memoryText is a GPU's memory in use and its total, as the driver says,

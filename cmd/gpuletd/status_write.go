@@ -163,6 +163,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		if line := d.cpuLimitText(); line != "" {
 			fmt.Fprintln(w, line)
 		}
+		if line := d.loadText(); line != "" {
+			fmt.Fprintln(w, line)
+		}
 		if d.HealthDetail != "" {
 			writeWrappedLine(w, fmt.Sprintf("%s %s: %s", d.ID, d.Health, d.HealthDetail))
 		}
