@@ -8,7 +8,8 @@ import (
 // forgetUnserved drops what the node keeps of each model and pipeline it
 // no longer serves (unloaded, gone from the repository, a version its
 // policy retired): its rate estimates, its statistics and latency window,
-// and its series in /metrics, as Triton drops an unloaded model's.
+// why it was not served, and its series in /metrics, as Triton drops an
+// unloaded model's.
 //
 // A rate kept for a model that is gone held every later period's plan as
 // not serving it (its estimate never falls below control.MinPlanRate, and
@@ -38,6 +39,11 @@ func (n *node) forgetUnserved() {
 		}
 		return true
 	})
+	for name := range n.unserved.all() {
+		if !keep(name) {
+			n.unserved.clear(name)
+		}
+	}
 	if n.metrics != nil {
 		n.metrics.retain(keep)
 	}

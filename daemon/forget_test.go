@@ -42,6 +42,7 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 		n.metrics.failures.WithLabelValues(model, "timeout").Inc()
 	}
 	n.stepRates.hit("gone", t0)
+	n.unserved.set("gone", "the plan cannot place it")
 
 	estimates, period := n.rates.closePeriod(t0.Add(11 * time.Second))
 	require.Contains(t, estimates, "gone")
@@ -59,6 +60,7 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 	require.False(t, ok)
 	_, ok = n.windows.m.Load("gone")
 	require.False(t, ok)
+	require.Empty(t, n.unserved.all())
 	_, ok = n.counters.m.Load("a")
 	require.True(t, ok)
 

@@ -163,7 +163,7 @@ func (n *node) readyIn(name string, routed map[string][]*gpuletRun) bool {
 
 func (n *node) handleModelReady(w http.ResponseWriter, r *http.Request) {
 	if name := mux.Vars(r)["model"]; n.catalog.broken(name) != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": name, "ready": false, "reason": n.notServedReason(name)})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": name, "ready": false, "state": stateUnservable, "reason": n.notServedReason(name)})
 		return
 	}
 	m, ok := n.servedModel(w, r)
@@ -171,7 +171,8 @@ func (n *node) handleModelReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !n.modelReady(m.Name) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Family, "version": strconv.Itoa(m.Version), "ready": false, "reason": n.notReadyReason(m.Name)})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"name": m.Family, "version": strconv.Itoa(m.Version), "ready": false,
+			"state": n.modelState(m.Name, n.router.models()), "reason": n.notReadyReason(m.Name)})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"name": m.Family, "version": strconv.Itoa(m.Version), "ready": true})

@@ -145,6 +145,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		n.uploads.drop(replaced)
 	}
 	n.stale.clear(name)
+	n.clearUnserved(name) // what kept the load before from serving: this one is placed or profiled anew
 	n.noteLoaded(name)
 	msg := "model loaded from the repository"
 	if root != "" {

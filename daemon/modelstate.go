@@ -163,6 +163,17 @@ func (n *node) readiness() (ready bool, waiting, unservable []string) {
 	return ready, waiting, unservable
 }
 
+// clearUnserved forgets why a model folder's versions (family, or a
+// version key) were not served, at a load that reads them anew.
+func (n *node) clearUnserved(family string) {
+	n.unserved.clear(family)
+	for _, m := range n.catalog.all() {
+		if m.Family == family {
+			n.unserved.clear(m.Name)
+		}
+	}
+}
+
 // markServing clears the reasons of the models that serve now.
 func (n *node) markServing() {
 	routed := n.router.models()

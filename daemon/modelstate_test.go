@@ -247,3 +247,20 @@ func twoModelNode(t *testing.T, broken map[string]error) (*node, sched.Latency) 
 	n.cfg.Store(&cfg)
 	return n, lat
 }
+
+// A load reads a model folder anew: why its last load was not served (a
+// profile that failed, an SLO no batch met) no longer describes it, and
+// it is on its way until the re-plan or its profile says otherwise. Before,
+// the old reason stood until the model served, and failed the new load.
+func TestALoadForgetsWhyTheLastWasNotServed(t *testing.T) {
+	n, _ := twoModelNode(t, nil)
+	n.catalog.models["a:1"] = &repository.Model{Name: "a:1", Family: "a", Version: 1}
+	for _, name := range []string{"a", "a:1", "b"} {
+		n.unserved.set(name, "profiling on cpu failed: the executor exited")
+		require.Equal(t, stateUnservable, n.modelState(name, n.router.models()))
+	}
+	n.clearUnserved("a")
+	require.Equal(t, stateWaiting, n.modelState("a", n.router.models()))
+	require.Equal(t, stateWaiting, n.modelState("a:1", n.router.models()), "its older version too")
+	require.Equal(t, stateUnservable, n.modelState("b", n.router.models()), "another model keeps its reason")
+}

@@ -101,9 +101,9 @@ func TestClosedShares(t *testing.T) {
 
 // servingDaemon starts the real daemon on emulated V100s serving the
 // modelzoo's lenet5 and mlp, and waits until both are ready.
-func servingDaemon(t *testing.T) (base, addr string) {
+func servingDaemon(t *testing.T) (base, addr, repo string) {
 	t.Helper()
-	repo := filepath.Join(t.TempDir(), "models")
+	repo = filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5", "mlp"}, 1))
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo,
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2}]"))
@@ -120,7 +120,7 @@ func servingDaemon(t *testing.T) (base, addr string) {
 		}
 		return len(s.Models) == 2
 	}, time.Minute, 100*time.Millisecond, "models ready; logs:\n%s", logs)
-	return base, addr
+	return base, addr, repo
 }
 
 // TestCLIAgainstDaemon runs status, models list|show and load against a
@@ -129,7 +129,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	base, addr := servingDaemon(t)
+	base, addr, repo := servingDaemon(t)
 
 	code, out, stderr := runCLI(t, "status", "--url", base)
 	require.Equal(t, 0, code, stderr)
@@ -368,6 +368,20 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, out, _ = runCLI(t, "models", "list")
 	require.Equal(t, 0, code)
 	require.NotContains(t, out, "lenet5")
+	code, out, stderr = runCLI(t, "models", "load", "lenet5")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "lenet5: ready\n", out)
+
+	// A load the daemon cannot serve fails at once, saying why, rather
+	// than waiting out --wait; mended and loaded again, it serves.
+	conf := filepath.Join(repo, "lenet5", "config.yaml")
+	good, err := os.ReadFile(conf)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(conf, bytes.Replace(good, []byte("slo: 5ms"), []byte("slo: 50us"), 1), 0o644))
+	code, _, stderr = runCLI(t, "models", "load", "lenet5", "--wait", "30s")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "gpuletd: lenet5 cannot be served: the plan cannot place it: SLO 0.05 ms: no batch meets it", "not: does not serve after 30s")
+	require.NoError(t, os.WriteFile(conf, good, 0o644))
 	code, out, stderr = runCLI(t, "models", "load", "lenet5")
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "lenet5: ready\n", out)

@@ -29,7 +29,8 @@ func newModelsLoadCmd(g *globalFlags) *cobra.Command {
 after its files changed (POST /v2/repository/models/MODEL/load, Triton's
 repository API). A model without a latency profile is measured by the daemon
 first; --wait waits until it serves, printing why it does not yet whenever
-that changes (0: do not wait).
+that changes (0: do not wait), and fails at once when the daemon says it cannot
+be served (an SLO no batch meets, a profile that failed, no room for it).
 
 With --from DIR the model folder comes from this machine instead of the
 daemon's repository: DIR's configuration and files go in the load request
@@ -163,11 +164,14 @@ func waitReady(ctx context.Context, w io.Writer, d *daemonAPI, name string, wait
 	defer tick.Stop()
 	said := ""
 	for {
-		ready, why, err := readiness(ctx, d.client, d.base+"/v2/models/"+neturl.PathEscape(name)+"/ready")
+		ready, why, unservable, err := readiness(ctx, d.client, d.base+"/v2/models/"+neturl.PathEscape(name)+"/ready")
 		switch {
 		case ready:
 			fmt.Fprintf(w, "%s: ready\n", name)
 			return nil
+		case err == nil && unservable:
+			// No wait mends it: the load failed, as Triton's would.
+			return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: %s cannot be served: %s", name, why)}
 		case err == nil && why != said:
 			fmt.Fprintf(w, "%s: %s\n", name, why)
 			said = why
@@ -183,19 +187,21 @@ func waitReady(ctx context.Context, w io.Writer, d *daemonAPI, name string, wait
 }
 
 // readiness reads a model's ready endpoint: ready, or the reason it gives
-// for not being ready.
-func readiness(ctx context.Context, client *http.Client, url string) (ready bool, why string, err error) {
+// for not being ready, and whether it says that the model cannot be served
+// (gpuletd_model_state's unservable) rather than that it is on its way.
+func readiness(ctx context.Context, client *http.Client, url string) (ready bool, why string, unservable bool, err error) {
 	var doc struct {
 		Ready  bool   `json:"ready"`
+		State  string `json:"state"`
 		Reason string `json:"reason"`
 	}
 	err = loadgen.GetJSON(ctx, client, url, &doc)
 	var he *loadgen.HTTPError
 	if errors.As(err, &he) && he.Code == http.StatusServiceUnavailable {
 		if json.Unmarshal([]byte(he.Message), &doc) == nil && doc.Reason != "" {
-			return false, doc.Reason, nil
+			return false, doc.Reason, doc.State == "unservable", nil
 		}
-		return false, he.Message, nil
+		return false, he.Message, false, nil
 	}
-	return err == nil && doc.Ready, "", err
+	return err == nil && doc.Ready, "", false, err
 }
