@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor"
@@ -112,7 +113,11 @@ func (r *runner) launchLoaded(ctx context.Context, size int, role string, taken 
 		if reason := exitReason(x, time.Second); reason != "" || ctx.Err() != nil {
 			return nil, r.executorErr(ctx, x, size, "load the model", err)
 		}
-		return nil, fmt.Errorf("profile %s on %s at %d%%: %w: %s (model file %s)", r.job.Model.Name, d.ID, size, ErrModelLoad, grpcMessage(err), r.job.Model.Path)
+		msg := grpcMessage(err)
+		if !strings.Contains(msg, r.job.Model.Path) {
+			msg += " (model file " + r.job.Model.Path + ")"
+		}
+		return nil, fmt.Errorf("profile %s on %s at %d%%: %w: %s", r.job.Model.Name, d.ID, size, ErrModelLoad, msg)
 	}
 	r.log.Info("model loaded", zap.Int("size", size), zap.String("engine", h.Engine), zap.Int32s("cores", h.CpuCores),
 		zap.Duration("start", started), zap.Int64("load_us", lr.LoadUs), zap.Int64("warmup_us", lr.WarmupUs))

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -169,6 +171,22 @@ func TestORTRefusesTorchScript(t *testing.T) {
 	m, err := e.Load(context.Background(), ModelSpec{Name: "lenet5", Path: zooModel(t, "lenet5"), Platform: "onnxruntime", MaxBatchSize: 8})
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
+}
+
+// A graph ONNX Runtime cannot run says why in ONNX Runtime's words, naming
+// the model file once: before, the session's error and ONNX Runtime's text
+// named it again, and the executor named the model twice.
+func TestORTSaysWhyAGraphDoesNotLoad(t *testing.T) {
+	e := newCPU(t, 1)
+	b, err := modelzoo.BuildBytes("lenet5", 1)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "model.onnx")
+	require.NoError(t, os.WriteFile(path, bytes.ReplaceAll(b, []byte("Conv"), []byte("Cxnv")), 0o644)) // an operator no domain has
+	_, err = e.Load(context.Background(), ModelSpec{Name: "lenet5", Path: path, MaxBatchSize: 8})
+	require.ErrorIs(t, err, ErrLoadFailed)
+	require.ErrorContains(t, err, "No Op registered for Cxnv")
+	require.True(t, strings.HasPrefix(err.Error(), "load model lenet5 from "+path+": load failed: "), err.Error())
+	require.Equal(t, 1, strings.Count(err.Error(), path), err.Error())
 }
 
 func TestORTCloseAndInfo(t *testing.T) {

@@ -216,6 +216,16 @@ func reason(err error) string {
 	return msg
 }
 
+// sessionReason is why ONNX Runtime could not open a session of the model
+// file path, without the file's path, which the caller's error names once:
+// both the session's own error and ONNX Runtime's text name it again.
+func sessionReason(err error, path string) string {
+	msg := reason(err)
+	msg = strings.TrimPrefix(msg, "open session "+path+": ")
+	msg = strings.TrimPrefix(msg, "Load model from "+path+" failed:")
+	return strings.TrimSpace(msg)
+}
+
 // oneLine folds a multi-line runtime error message into one line.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
