@@ -129,7 +129,10 @@ type status struct {
 	NotReadyFor []string `json:"not_ready_for,omitempty"`
 	// NotLoaded are the repository's folders startup_models left out that
 	// nothing loaded since.
-	NotLoaded       []string         `json:"not_loaded,omitempty"`
+	NotLoaded []string `json:"not_loaded,omitempty"`
+	// Unloaded are the models and pipelines the repository API unloaded
+	// that nothing loaded since.
+	Unloaded        []string         `json:"unloaded,omitempty"`
 	Gpulets         []statusGpulet   `json:"gpulets"`
 	Models          []statusModel    `json:"models"`
 	Pipelines       []statusPipeline `json:"pipelines"`
@@ -196,7 +199,7 @@ func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
 	inv := n.devices.Inventory()
 	s := status{
-		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
+		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Unloaded: n.catalog.unloadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),

@@ -45,6 +45,9 @@ type catalog struct {
 	// a load asks for them: they are not served, and a broken one among
 	// them is not reported as a model that cannot be served.
 	notLoaded map[string]bool
+	// unloaded are the models and pipelines the repository API unloaded,
+	// with when (catalog_unloaded.go).
+	unloaded map[string]time.Time
 }
 
 func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
@@ -143,6 +146,7 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 func (c *catalog) load(ctx context.Context, name string, override []byte, root string) (m *repository.Model, replaced string, err error) {
 	c.mu.Lock()
 	delete(c.notLoaded, name) // asked for now: served, or said why not
+	delete(c.unloaded, name)
 	c.mu.Unlock()
 	opts := c.opts
 	opts.Override = override
@@ -221,12 +225,14 @@ func (c *catalog) unload(name string) (uploaded string, err error) {
 	defer c.mu.Unlock()
 	if _, ok := c.pipelines[name]; ok {
 		delete(c.pipelines, name)
+		c.markUnloaded(name, name, time.Now())
 		return c.dropUpload(name), nil
 	}
 	m, ok := c.models[name]
 	if !ok {
 		return "", fmt.Errorf("unload %s: %w", name, repository.ErrNotFound)
 	}
+	c.markUnloaded(name, m.Family, time.Now())
 	for key, o := range c.models {
 		if key == name || o.Family == name {
 			delete(c.models, key)
@@ -356,6 +362,8 @@ func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
 			state = "READY"
 		case c.notLoaded[m.Family]:
 			reason = reasonNotLoaded
+		case !c.unloaded[m.Family].IsZero():
+			reason = unloadedReason(c.unloaded[m.Family])
 		}
 		out = append(out, repoEntry{Name: m.Family, Version: fmt.Sprint(m.Version), State: state, Reason: reason, version: m.Version})
 	}

@@ -87,6 +87,34 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 	require.Empty(t, uploaded, "from the repository: nothing to remove")
 	require.Empty(t, c.versions("m"))
 	require.Empty(t, c.all())
+
+	// The folder is still there: its endpoints, the index and the status
+	// say it was unloaded, until it is loaded again.
+	require.Equal(t, []string{"m"}, c.unloadedNames())
+	_, ierr := n.lookupModel("m", "")
+	require.NotNil(t, ierr)
+	require.Equal(t, 404, ierr.code)
+	require.Regexp(t, `^model "m" is not served: unloaded at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d through the repository API; load it with the repository API \(gpuletd models load m\)$`, ierr.msg)
+	entries, err := c.indexEntries(context.Background())
+	require.NoError(t, err)
+	require.Len(t, entries, 3)
+	for _, e := range entries {
+		require.Equal(t, "UNAVAILABLE", e.State)
+		require.Contains(t, e.Reason, "unloaded at ")
+	}
+	_, _, err = c.load(context.Background(), "m", nil, "")
+	require.NoError(t, err)
+	require.Empty(t, c.unloadedNames())
+	_, err = c.unload("m")
+	require.NoError(t, err)
+	c.forgetUnloaded("m") // its folder left the repository
+	require.Empty(t, c.unloadedNames())
+	c.mu.Lock()
+	c.markUnloaded("copy", "copy", time.Now()) // loaded from uploaded files alone: no folder to load again
+	c.mu.Unlock()
+	require.Empty(t, c.unloadedNames())
+	_, ierr = n.lookupModel("m", "")
+	require.Contains(t, ierr.msg, `unknown model "m"`)
 }
 
 // A name the repository does not hold is answered with the one it likely

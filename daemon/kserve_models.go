@@ -43,6 +43,10 @@ func (n *node) lookupModel(name, version string) (*repository.Model, *inferError
 		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
 			msg: "model " + strconv.Quote(name) + " is in the repository but " + reasonNotLoaded + " (gpuletd models load " + name + ")"}
 	}
+	if at, unloaded := n.catalog.unloadedAt(name); !ok && unloaded {
+		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
+			msg: "model " + strconv.Quote(name) + " is not served: " + unloadedReason(at) + " (gpuletd models load " + name + ")"}
+	}
 	if !ok {
 		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel,
 			msg: "unknown model " + strconv.Quote(name) + ": it is not in the repository or not loaded" + n.catalog.didYouMean(name)}

@@ -223,14 +223,14 @@ func (n *node) syncRepository(ctx context.Context, settle bool) {
 	for _, name := range unload {
 		n.repo.markRead(name, "", false)
 		n.catalog.noteBroken(name, nil) // gone: not broken either
-		if !n.catalog.serves(name) {
-			continue
+		if n.catalog.serves(name) {
+			n.events.add(EventModelUnload, store.SeverityInfo, name+" left the model repository: unloading it", map[string]string{"model": name})
+			if ierr := n.unloadModel(ctx, name, false); ierr != nil {
+				n.events.add(EventModelUnload, store.SeverityWarning, fmt.Sprintf("unloading %s failed: %s", name, ierr.msg),
+					map[string]string{"model": name})
+			}
 		}
-		n.events.add(EventModelUnload, store.SeverityInfo, name+" left the model repository: unloading it", map[string]string{"model": name})
-		if ierr := n.unloadModel(ctx, name, false); ierr != nil {
-			n.events.add(EventModelUnload, store.SeverityWarning, fmt.Sprintf("unloading %s failed: %s", name, ierr.msg),
-				map[string]string{"model": name})
-		}
+		n.catalog.forgetUnloaded(name) // gone: there is nothing to load again
 	}
 	for _, name := range load {
 		if ctx.Err() != nil {

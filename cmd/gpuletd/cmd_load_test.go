@@ -368,9 +368,18 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, out, _ = runCLI(t, "models", "list")
 	require.Equal(t, 0, code)
 	require.NotContains(t, out, "lenet5")
+	code, out, _ = runCLI(t, "status")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "\nunloaded (gpuletd models load NAME): lenet5\n")
+	code, _, stderr = runCLI(t, "infer", "lenet5")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `model "lenet5" is not served: unloaded at `)
 	code, out, stderr = runCLI(t, "models", "load", "lenet5")
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "lenet5: ready\n", out)
+	code, out, _ = runCLI(t, "status")
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "unloaded")
 
 	// A load the daemon cannot serve fails at once, saying why, rather
 	// than waiting out --wait; mended and loaded again, it serves.

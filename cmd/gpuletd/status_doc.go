@@ -27,6 +27,7 @@ type adminStatus struct {
 	Profiling       *adminProfiling    `json:"profiling"`
 	NotReadyFor     []string           `json:"not_ready_for"`
 	NotLoaded       []string           `json:"not_loaded"`
+	Unloaded        []string           `json:"unloaded"`
 	Gpulets         []adminGpulet      `json:"gpulets"`
 	Models          []adminModel       `json:"models"`
 	Pipelines       []adminPipeline    `json:"pipelines"`

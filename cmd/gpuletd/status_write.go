@@ -128,6 +128,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	if len(s.NotLoaded) > 0 {
 		fmt.Fprintf(w, "in the repository, not loaded (startup_models; gpuletd models load NAME): %s\n", strings.Join(s.NotLoaded, ", "))
 	}
+	if len(s.Unloaded) > 0 {
+		fmt.Fprintf(w, "unloaded (gpuletd models load NAME): %s\n", strings.Join(s.Unloaded, ", "))
+	}
 	if p := s.Profiling; p != nil {
 		fmt.Fprintln(w, p.words())
 	}

@@ -90,6 +90,7 @@ function renderSummary(st) {
   ];
   if (st.metrics_listen) items.splice(3, 0, ['Metrics', `${st.metrics_listen} (/metrics alone)`]);
   if (st.not_loaded && st.not_loaded.length) items.push(['Not loaded', st.not_loaded.join(', ') + ' (startup_models)']);
+  if (st.unloaded && st.unloaded.length) items.push(['Unloaded', st.unloaded.join(', ') + ' (gpuletd models load NAME)']);
   $('summary').replaceChildren(
     ...items.map(([k, v]) => h('div', { class: 'kv', 'data-key': k.toLowerCase().replace(/ /g, '-') }, h('dt', { text: k }), h('dd', { text: v }))),
   );
