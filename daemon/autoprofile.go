@@ -3,6 +3,7 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -160,13 +161,24 @@ func (n *node) runProfileJobs(ctx context.Context, jobs []profileJob, until time
 			if ctx.Err() != nil {
 				return nil // stopping: nothing is left for later
 			}
-			n.unserved.set(j.m.Name, fmt.Sprintf("profiling on %s failed: %v", j.d.ID, err))
+			n.unserved.set(j.m.Name, profileFailed(j.m, j.d, err))
 			n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", j.m.Name, j.d.ID, err),
 				map[string]string{"model": j.m.Name, "device": j.d.ID})
 		}
 	}
 	n.noteProfiles(jobs, len(jobs), time.Time{}, until)
 	return nil
+}
+
+// profileFailed is why m is not served after its profile on d failed with
+// err, and what to do: a model its executor cannot load or run there is
+// checked and mended rather than measured again.
+func profileFailed(m *repository.Model, d mps.Device, err error) string {
+	if errors.Is(err, profiler.ErrModelLoad) {
+		return fmt.Sprintf("profiling on %s failed: %v (the model does not load or run there: `gpuletd models check` reads it as ONNX Runtime does; mended, `gpuletd models load %s` loads it again)",
+			d.ID, err, m.Family)
+	}
+	return fmt.Sprintf("profiling on %s failed: %v (run: %s)", d.ID, err, measureCommand(m, d))
 }
 
 // pastBudget tells whether a start's next model, begun now, would end past

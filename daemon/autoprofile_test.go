@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/mps"
+	"github.com/gpulet/gpuletd/profiler"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -48,7 +49,7 @@ func TestProfilingAtStartSaysHowFarEachModelHasCome(t *testing.T) {
 	require.Contains(t, seen[1]["b"], "(profile 2 of 4)")
 
 	require.Contains(t, seen[2]["a"], "being profiled on gpu0")
-	require.Equal(t, "profiling on cpu failed: executor exited", seen[2]["b"], "a failure is why, not progress")
+	require.Equal(t, "profiling on cpu failed: executor exited (run: gpuletd profile b --device cpu)", seen[2]["b"], "a failure is why, not progress")
 	require.Equal(t, "waiting for a gpu-let: to be profiled on cpu after 1 other profile(s)", seen[2]["c"])
 
 	require.Equal(t, "waiting for a gpu-let: profiled; the first plan places it once the other models are profiled (1 profile(s) to go)", seen[3]["a"])
@@ -207,4 +208,15 @@ func TestPastBudget(t *testing.T) {
 			require.Equal(t, tt.past, pastBudget(now, tt.until, tt.longest))
 		})
 	}
+}
+
+// A profile that failed says what to do: a model its executor cannot load
+// or run is checked and mended, anything else measured by hand to see why.
+func TestProfileFailedSaysWhatToDo(t *testing.T) {
+	m := &repository.Model{Name: "bad:2", Family: "bad"}
+	d := mps.Device{ID: "gpu0"}
+	load := fmt.Errorf("profile bad on gpu0 at 100%%: %w: load failed: No Op registered for Cxnv", profiler.ErrModelLoad)
+	require.Equal(t, "profiling on gpu0 failed: "+load.Error()+" (the model does not load or run there: `gpuletd models check` reads it as ONNX Runtime does; mended, `gpuletd models load bad` loads it again)",
+		profileFailed(m, d, load))
+	require.Equal(t, "profiling on gpu0 failed: executor exited (run: gpuletd profile bad:2 --device gpu0)", profileFailed(m, d, errors.New("executor exited")))
 }

@@ -266,7 +266,7 @@ func (n *node) measureLive(ctx context.Context, queued *repository.Model) {
 			if ctx.Err() != nil {
 				return
 			}
-			n.unserved.set(m.Name, fmt.Sprintf("profiling on %s failed: %v (run: %s)", j.d.ID, err, measureCommand(m, j.d)))
+			n.unserved.set(m.Name, profileFailed(m, j.d, err))
 			n.events.add(EventProfileJob, store.SeverityError, fmt.Sprintf("profiling %s on %s failed: %v", m.Name, j.d.ID, err),
 				map[string]string{"model": m.Name, "device": j.d.ID})
 			return
