@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,4 +33,13 @@ func TestPageSaysWhatReadinessWaitsOn(t *testing.T) {
 		return summary("ready") == "no (strict readiness: broken cannot be served)" &&
 			summary("not-loaded") == "lenet5 (startup_models)"
 	}, 20*time.Second, 100*time.Millisecond, "ready %q, not loaded %q; logs:\n%s", summary("ready"), summary("not-loaded"), d.logs)
+
+	// A model unloaded through the repository API is named too, until it is
+	// loaded again.
+	resp, err := http.Post(d.base+"/v2/repository/models/mlp/unload", "application/json", nil)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Eventually(t, func() bool { return summary("unloaded") == "mlp (gpuletd models load NAME)" },
+		20*time.Second, 100*time.Millisecond, "unloaded %q", summary("unloaded"))
 }
