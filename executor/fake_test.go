@@ -34,7 +34,7 @@ func (f *fakeRuntime) Close() error          { return nil }
 
 func (f *fakeRuntime) Load(_ context.Context, req *pb.LoadModelRequest) (LoadedModel, error) {
 	if req.Path == "broken" {
-		return nil, errors.New("load model file broken: protobuf parsing failed")
+		return nil, fmt.Errorf("load model %s from broken: protobuf parsing failed", req.Name)
 	}
 	f.mu.Lock()
 	f.loaded++

@@ -13,7 +13,8 @@ import (
 // server sees it.
 type Runtime interface {
 	// Load loads the model a LoadModel call describes and warms it up at
-	// the requested batch sizes.
+	// the requested batch sizes. Its errors name the model ("load model
+	// NAME …"): LoadModel answers with them as they are.
 	Load(ctx context.Context, req *pb.LoadModelRequest) (LoadedModel, error)
 	// Describe says what the engine runs on, for Health.
 	Describe() RuntimeInfo

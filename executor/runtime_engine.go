@@ -48,7 +48,7 @@ func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (Loa
 	if len(req.Latency) > 0 {
 		lat, err := profileLatency(req.Latency)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("load model %s: %w", req.Name, err)
 		}
 		r.Seed++
 		spec.Timing = engine.Timing{
@@ -67,7 +67,7 @@ func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (Loa
 	w, err := m.Warmup(ctx, batches)
 	if err != nil {
 		_ = m.Close()
-		return nil, fmt.Errorf("warm up %s: %w", req.Name, err)
+		return nil, fmt.Errorf("load model %s: warm up %s: %w", req.Name, req.Name, err)
 	}
 	lm := &engineModel{m: m, load: loadTime, warmup: w.Elapsed}
 	lm.measured(w)

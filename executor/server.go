@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -196,7 +195,7 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 	shared := rt != nil
 	if !shared {
 		if rt, err = s.opts.Runtime.Load(ctx, req); err != nil {
-			return nil, status.Error(codes.InvalidArgument, namedLoadError(req.Name, err))
+			return nil, status.Error(codes.InvalidArgument, err.Error()) // it names the model (Runtime.Load)
 		}
 	}
 	m, err := newModelEntry(req, rt)
@@ -240,16 +239,6 @@ func (s *Server) LoadModel(ctx context.Context, req *pb.LoadModelRequest) (*pb.L
 		LoadUs: load.Microseconds(), WarmupUs: warmup.Microseconds(),
 		DispatchOverhead: overheadToProto(rt.DispatchOverhead()),
 	}, nil
-}
-
-// namedLoadError is the message of a load of model name that failed with
-// err, naming the model once: an engine's errors name it already.
-func namedLoadError(name string, err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, "load model "+name+" ") || strings.HasPrefix(msg, "load model "+name+":") {
-		return msg
-	}
-	return "load model " + name + ": " + msg
 }
 
 // UnloadModel stops scheduling a model; its queued requests are answered

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
@@ -247,7 +248,7 @@ func TestBadRequestsAreAnsweredAloneAndServingGoesOn(t *testing.T) {
 		})
 	}
 	_, err := c.LoadModel(context.Background(), &pb.LoadModelRequest{Name: "b", Path: "broken", MaxBatchSize: 1, SloUs: 1000})
-	require.ErrorContains(t, err, "protobuf parsing failed")
+	require.Equal(t, "load model b from broken: protobuf parsing failed", status.Convert(err).Message(), "the runtime's error, which names the model once")
 }
 
 func TestEngineFailureFailsTheBatchOnly(t *testing.T) {
