@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"go.uber.org/zap"
 
@@ -36,9 +35,10 @@ import (
 // once.
 
 // folderPrint is what a model folder held when read: every file's path,
-// size, modification time, inode and status change time, and every
-// folder's path. The last two catch a file replaced by another of the same
-// size and modification time: files unpacked from an archive whose times
+// device and inode, size, modification time and status change time (as
+// the digest cache keys a file: repository.FileStamp), and every folder's
+// path. The inode and the status change time catch a file replaced by
+// another of the same size and modification time: files unpacked from an archive whose times
 // were set to one date, a Nix store's (every file's time is 1), a version
 // link switched between two such files. A status change time moves with
 // every write, and nobody can set it back.
@@ -84,12 +84,7 @@ func printInto(b *strings.Builder, dir, rel string, depth int) error {
 		if err != nil {
 			return err
 		}
-		var ino uint64
-		var ctime int64
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			ino, ctime = st.Ino, st.Ctim.Nano()
-		}
-		fmt.Fprintf(b, "%s %v %d %d %d %d\n", name, info.Mode().Type(), info.Size(), info.ModTime().UnixNano(), ino, ctime)
+		fmt.Fprintf(b, "%s %v %s\n", name, info.Mode().Type(), repository.FileStamp(info))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,6 +45,13 @@ func keyOf(st os.FileInfo) fileKey {
 		k.dev, k.ino, k.ctime = uint64(sys.Dev), sys.Ino, sys.Ctim.Nano()
 	}
 	return k
+}
+
+// FileStamp is keyOf(st) as text: what the repository watch prints of a
+// file, to tell whether it changed since the last look.
+func FileStamp(st os.FileInfo) string {
+	k := keyOf(st)
+	return fmt.Sprintf("%d:%d %d %d %d", k.dev, k.ino, k.size, k.mtime, k.ctime)
 }
 
 // NewDigestCache returns an empty cache.
