@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -27,18 +29,14 @@ func (n *node) forgetUnserved() {
 			r.retain(keep)
 		}
 	}
-	n.counters.m.Range(func(name, _ any) bool {
-		if !keep(name.(string)) {
-			n.counters.m.Delete(name)
-		}
-		return true
-	})
-	n.windows.m.Range(func(name, _ any) bool {
-		if !keep(name.(string)) {
-			n.windows.m.Delete(name)
-		}
-		return true
-	})
+	for _, m := range []*sync.Map{&n.counters.m, &n.windows.m} {
+		m.Range(func(name, _ any) bool {
+			if !keep(name.(string)) {
+				m.Delete(name)
+			}
+			return true
+		})
+	}
 	for name := range n.unserved.all() {
 		if !keep(name) {
 			n.unserved.clear(name)

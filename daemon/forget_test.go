@@ -6,13 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
-	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
-	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/gpulet"
-	"github.com/gpulet/gpuletd/mps"
 )
 
 // A model that is no longer served leaves nothing behind: its rate no
@@ -20,15 +16,8 @@ import (
 // and series are gone, while a served model's stay.
 func TestAnUnloadedModelIsForgotten(t *testing.T) {
 	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
-	let := gpulet.GPULet{Size: 100, Models: []gpulet.Placement{{Name: "a", Batch: 8, Rate: 120}}}
-	plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, GPUs: []gpulet.GPUPlan{{ID: "emu0", GPULets: []gpulet.GPULet{let}}}}
-	conf := config.Default()
-	conf.Scheduler.Algorithm = string(gpulet.AlgoGpuletInt)
-	n := &node{log: zap.NewNop(), sup: &supervisor{running: map[string]*gpuletRun{
-		"x1": {device: mps.Device{ID: "emu0"}, planned: let, models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}}},
-	}}, catalog: &catalog{models: map[string]*repository.Model{"a": {Name: "a"}}}}
-	n.cfg.Store(&conf)
-	n.current.Store(&planned{plan: plan})
+	n := planOfANode(string(gpulet.AlgoGpuletInt), true)
+	n.catalog.models = map[string]*repository.Model{"a": {Name: "a"}}
 	n.rates, n.stepRates = newRateMeter(0.5, t0), newRateMeter(0.5, t0)
 	n.metrics = newMetrics(n)
 	for _, model := range []string{"a", "gone"} { // "gone" was served and unloaded
