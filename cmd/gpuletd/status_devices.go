@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/internal/bytefmt"
+	"github.com/gpulet/gpuletd/mps"
 )
 
 // adminDevice is one device of the status.
@@ -30,14 +31,9 @@ type adminDevice struct {
 	OnlineCores int     `json:"online_cores"`
 	// Utilization and Power are the driver's, on an NVIDIA GPU that
 	// reports them.
-	Utilization *struct {
-		GPU int `json:"gpu"`
-	} `json:"utilization"`
-	Power *struct {
-		Watts      float64 `json:"watts"`
-		LimitWatts float64 `json:"limit_watts"`
-	} `json:"power"`
-	MIG *struct {
+	Utilization *mps.Utilization `json:"utilization"`
+	Power       *mps.Power       `json:"power"`
+	MIG         *struct {
 		Instances []struct {
 			Profile    string `json:"profile"`
 			UUID       string `json:"uuid"`
