@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -24,20 +24,15 @@ func TestACorruptStoreSaysWhatToDo(t *testing.T) {
 	require.ErrorContains(t, err, "move it aside and start again")
 }
 
-// A database another process holds locked past the busy timeout (here a
-// connection of this process, which SQLite locks out alike) stops the
-// daemon with what to do, not with a read-only start.
+// A database another process holds locked past the busy timeout (a
+// sqlite3 shell left inside BEGIN IMMEDIATE) stops the daemon with what to
+// do, not with a read-only start.
 func TestALockedStoreSaysWhatToDo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gpuletd.db")
 	st, err := store.Open(context.Background(), path)
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	other, err := sql.Open("sqlite3", "file:"+path+"?_txlock=immediate")
-	require.NoError(t, err)
-	defer other.Close()
-	tx, err := other.Begin()
-	require.NoError(t, err)
-	defer func() { require.NoError(t, tx.Rollback()) }()
+	testbin.HoldWriteLock(t, path)
 	_, err = openStore(context.Background(), path, zap.NewNop())
 	require.ErrorIs(t, err, store.ErrBusy)
 	require.ErrorContains(t, err, path)
