@@ -32,6 +32,12 @@ type Options struct {
 	// OnXid hears of each Xid error the driver reports for a GPU, from
 	// Start to Close (watchXids); nil: they are logged and counted alone.
 	OnXid func(XidEvent)
+	// BorrowMPS says that the MPS control daemons of the spec's runtime
+	// directory belong to another process: a daemon serving from it, beside
+	// which `gpuletd profile` runs. Start uses them as they run and starts
+	// none; they are never restarted nor quit, and no compute mode is
+	// changed.
+	BorrowMPS bool
 }
 
 // Manager owns the devices: NVML, the MPS control daemons and their
@@ -56,6 +62,8 @@ type Manager struct {
 	sups     map[string]*Supervisor // device id → its daemon's supervisor
 	modes    map[string]nvml.ComputeMode
 	onXid    func(XidEvent)
+	borrow   bool // Options.BorrowMPS
+	keepMPS  bool // KeepMPS was called
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	started  bool
@@ -95,6 +103,7 @@ func New(opts Options) (*Manager, error) {
 		handles: map[string]nvml.Device{}, leases: map[string]int{},
 		migShare: map[string]int{}, migMPS: map[string]*migMPS{},
 		sups: map[string]*Supervisor{}, modes: map[string]nvml.ComputeMode{}, onXid: opts.OnXid,
+		borrow: opts.BorrowMPS,
 	}
 	m.spec.MPS = m.spec.MPS.withDefaults()
 	if err := m.spec.check(); err != nil {
@@ -196,6 +205,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		return ControlConfig{
 			DeviceID: d.ID, Binary: ms.ControlBinary, PipeDir: d.MPSPipeDir, LogDir: d.MPSLogDir,
 			VisibleDevices: d.UUID, Foreground: ms.Foreground, QueryTimeout: ms.QueryTimeout, StartTimeout: ms.StartTimeout,
+			Existing: m.borrow,
 		}
 	}
 	var shared *ControlDaemon
@@ -278,8 +288,9 @@ func (m *Manager) restoreModes() error {
 	return errors.Join(errs...)
 }
 
-// Close stops supervision, quits the MPS control daemons gpuletd started,
-// restores compute modes and shuts NVML down. Leases are not waited for:
+// Close stops supervision, quits the MPS control daemons gpuletd started
+// (none borrowed, none after KeepMPS), restores compute modes and shuts
+// NVML down. Leases are not waited for:
 // the daemon stops its executors first.
 func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Lock()
@@ -301,9 +312,14 @@ func (m *Manager) Close(ctx context.Context) error {
 	if err := m.stopMIGMPSLocked(ctx, func(string) bool { return false }); err != nil {
 		errs = append(errs, err)
 	}
-	for _, cd := range m.daemons {
-		if err := cd.Quit(ctx); err != nil {
-			errs = append(errs, err)
+	if m.keepMPS {
+		// MPS left to another process keeps the mode it runs under.
+		clear(m.modes)
+	} else {
+		for _, cd := range m.daemons {
+			if err := cd.Quit(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	for _, sup := range m.sups {
@@ -317,6 +333,16 @@ func (m *Manager) Close(ctx context.Context) error {
 		return fmt.Errorf("close devices: %w", err)
 	}
 	return nil
+}
+
+// KeepMPS makes Close leave the MPS control daemons Start began running,
+// and the compute modes it set: another process has come to use them (a
+// daemon started on the same runtime directory while `gpuletd profile`
+// ran, which found them answering and took them over).
+func (m *Manager) KeepMPS() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.keepMPS = true
 }
 
 // Inventory returns the devices now: NVML's memory, utilisation, processes

@@ -206,11 +206,13 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	if spec.Mode != mps.ModeCPU {
 		lib = nvml.New()
 	}
-	devs, err := mps.New(mps.Options{Spec: spec, NVML: lib, Logger: log.Named("devices")})
+	holder, beside := daemonBeside(cfg.RuntimeDir)
+	devs, err := mps.New(mps.Options{Spec: spec, NVML: lib, Logger: log.Named("devices"), BorrowMPS: beside})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = devs.Close(context.WithoutCancel(ctx)) }()
+	startedMPS := false
+	defer func() { _ = closeProfileDevices(ctx, devs, cfg.RuntimeDir, startedMPS, log) }()
 	inv := devs.Inventory()
 	id := f.device
 	if id == "" && len(inv.Devices) > 0 {
@@ -235,6 +237,7 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 			return ortErr
 		}
 		if dev.Kind == mps.KindNVIDIA && dev.Backend == mps.BackendMPS {
+			startedMPS = !beside
 			if err := devs.Start(ctx); err != nil {
 				return err
 			}
@@ -251,6 +254,17 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	stderr := cmd.ErrOrStderr()
 	bar := profiler.NewProgressBar(stderr, isTerminal(stderr))
 	job.Progress = bar.Update
+	if beside && dev.Kind != mps.KindEmulated {
+		// Said once something is measured: a stored profile reused is not.
+		noted := false
+		job.Progress = func(p profiler.Progress) {
+			if !noted {
+				noted = true
+				besideNote(stderr, cfg.RuntimeDir, holder, dev.ID)
+			}
+			bar.Update(p)
+		}
+	}
 	killedForMemory := daemon.ProfileOOMCheck()
 	res, err := profiler.Measure(ctx, job)
 	bar.Close()

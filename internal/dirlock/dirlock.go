@@ -62,6 +62,29 @@ func Lock(dir string) (*os.File, error) {
 	return f, nil
 }
 
+// Held reports whether another process (or another open of the file in
+// this one) holds dir, without making the directory or the lock file, nor
+// taking the lock for longer than the look: a command that only works
+// beside a daemon asks this. A directory or lock file that is not there is
+// held by no one.
+func Held(dir string) (bool, error) {
+	f, err := os.Open(filepath.Join(dir, FileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open lock file: %w", err)
+	}
+	defer f.Close()
+	switch err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); {
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return false, nil // closing the file lets the lock go
+}
+
 // Holder is " (pid N)" when dir's lock file names the process that holds
 // or last held it, "" otherwise.
 func Holder(dir string) string {

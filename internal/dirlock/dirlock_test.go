@@ -29,6 +29,28 @@ func TestLock(t *testing.T) {
 	require.FileExists(t, filepath.Join(dir, FileName), "the lock file stays")
 }
 
+func TestHeld(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	held, err := Held(dir)
+	require.NoError(t, err)
+	require.False(t, held)
+	require.NoDirExists(t, dir, "a look makes nothing")
+
+	f, err := Lock(dir)
+	require.NoError(t, err)
+	held, err = Held(dir)
+	require.NoError(t, err)
+	require.True(t, held)
+	require.NoError(t, f.Close())
+
+	held, err = Held(dir)
+	require.NoError(t, err)
+	require.False(t, held)
+	again, err := Lock(dir)
+	require.NoError(t, err, "a look holds nothing after it")
+	require.NoError(t, again.Close())
+}
+
 func TestHolderOfALockFileThatNamesNoProcess(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), []byte("garbage"), 0o600))
