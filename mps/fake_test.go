@@ -28,9 +28,14 @@ func newFakeMPS(t *testing.T) fakeMPS {
 	t.Setenv("FAKEMPS_STATE", f.state)
 	t.Cleanup(func() {
 		// Last resort for daemons a failing test left: kill them by their pid files.
-		pids, _ := filepath.Glob(filepath.Join(root, "*", "*", "nvidia-cuda-mps-control.pid"))
-		more, _ := filepath.Glob(filepath.Join(root, "*", "nvidia-cuda-mps-control.pid"))
-		for _, p := range append(pids, more...) {
+		// A test daemon's pipe is <root>/<id>/pipe, a manager's
+		// <root>/mps/<device>/pipe.
+		var pids []string
+		for _, pattern := range []string{"*", "*/*", "*/*/*"} {
+			more, _ := filepath.Glob(filepath.Join(root, pattern, "nvidia-cuda-mps-control.pid"))
+			pids = append(pids, more...)
+		}
+		for _, p := range pids {
 			if b, err := os.ReadFile(p); err == nil {
 				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
