@@ -42,7 +42,7 @@ func newEventsCmd(g *globalFlags) *cobra.Command {
 		sinceFlag string
 	)
 	cmd := &cobra.Command{
-		Use:   "events",
+		Use:   "events [[--model] MODEL]",
 		Short: "Show a running daemon's events: plans, executor restarts, profile jobs, warnings (-f: as they happen)",
 		Long: `Ask a running gpuletd for its history (GET /api/v1/events): the plans it
 applied, its executors' starts, exits and restarts, the models it loaded,
@@ -64,7 +64,8 @@ errors.`,
   gpuletd events -f --severity warning    # warnings and errors as they happen
   gpuletd events --model resnet50 -n 50   # what happened to one model
   gpuletd events --kind executor_restart  # the executors that exited`,
-		Args: cobra.NoArgs,
+		Args:              argsForFlag("model", 1),
+		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.since = -1 // the newest -n
 			if cmd.Flags().Changed("since") {

@@ -40,7 +40,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		sw               sweepFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "load --model MODEL[=RATE][,MODEL[=RATE]...] [--rate R]",
+		Use:   "load [--model] MODEL[=RATE][,MODEL[=RATE]...] [--rate R]",
 		Short: "Send a load (open loop, or closed) to a running daemon and report latency and goodput",
 		Long: `Send inference requests to MODEL on a running daemon for --duration, open
 loop: requests leave on the schedule of the arrival process whether or not
@@ -105,8 +105,12 @@ as perf_analyzer's -f does: a row per model (and their total for a mix) with
 its counts, goodput, attainment and latency percentiles (p50, p90, p95, p99,
 max, mean in microseconds), and in a sweep those rows for every step as it
 ends, with the step's rate or concurrency and whether it held.`,
-		Args: cobra.NoArgs,
+		Args:              argsForFlag("model", 0),
+		ValidArgsFunction: g.completeModelList,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if len(models) == 0 {
+				return usageErrorf("load needs a model: gpuletd load MODEL (several: MODEL=RATE MODEL=RATE, or --model with the same)")
+			}
 			if shm && cudaShm {
 				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
 			}
@@ -272,7 +276,6 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&csvPath, "csv", "", "also write the report to this file as CSV: a row per model (and step of a sweep), as perf_analyzer's -f")
 	sw.register(f)
-	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)
 	return cmd
 }

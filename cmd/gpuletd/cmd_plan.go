@@ -24,7 +24,7 @@ func newPlanCmd(g *globalFlags) *cobra.Command {
 		asJSON          bool
 	)
 	cmd := &cobra.Command{
-		Use:   "plan [--rate MODEL=REQ/S]... | --workload FILE",
+		Use:   "plan [--rate MODEL=REQ/S]... | [--workload] FILE",
 		Short: "Show the plan a running daemon would apply, or plan a workload file",
 		Long: `Ask a running gpuletd what it would run if it re-planned now (POST
 /api/v1/plan/preview), at its estimated rates or at those --rate gives
@@ -34,13 +34,13 @@ the one a re-plan applies: every rate with the planner's headroom, each GPU's
 layout where it moves the least. Nothing is applied. The daemon is found at
 --url, or at the configured listen address.
 
-With --workload, plan the node a workload file describes (devices, models,
-rates) instead, without a daemon.
+With --workload FILE (or FILE alone), plan the node a workload file
+describes (devices, models, rates) instead, without a daemon.
 
 --algo picks the planner: gpulet, gpulet-int, sbp or ideal (default the
 daemon's, or the workload file's, else gpulet-int). Print a table, or JSON
 with --json.`,
-		Args: cobra.NoArgs,
+		Args: argsForFlag("workload", 1),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file != "" {
 				if len(rates) > 0 || url != "" {

@@ -15,15 +15,18 @@ func newSimulateCmd(_ *globalFlags) *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "simulate",
+		Use:   "simulate [--workload] FILE",
 		Short: "Simulate a node serving a workload file in virtual time",
 		Long: `Simulate the node a workload file describes serving its demand, in virtual
 time: the real planner, router and scheduling core, with batch times from the
 reference sets' emulated physics (seeded jitter, co-location slowdowns). Prints
 goodput, SLO attainment, the plans applied and per-model latency and batch
 sizes, or the whole result (time series included) as JSON with --json.`,
-		Args: cobra.NoArgs,
+		Args: argsForFlag("workload", 1),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usageErrorf("simulate needs a workload file: gpuletd simulate FILE")
+			}
 			w, err := workload.Load(file)
 			if err != nil {
 				return err
@@ -47,6 +50,5 @@ sizes, or the whole result (time series included) as JSON with --json.`,
 	f.Float64Var(&o.JitterCV, "jitter", 0, "coefficient of variation of batch times (default 0.02; negative: none)")
 	f.DurationVar(&o.Interval, "interval", time.Second, "width of the time series' buckets")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
-	_ = cmd.MarkFlagRequired("workload")
 	return cmd
 }

@@ -30,7 +30,9 @@ The daemon is found at --url, or at the configured listen address.
 terminal the screen is drawn again, as watch(1) does; otherwise each answer
 follows the last (with --short, a line each; with --json, a line of JSON
 each). A daemon that stops answering meanwhile is said so and asked again.`,
-		Args: cobra.NoArgs,
+		Args: noArgsBut(func(_ *cobra.Command, args []string) string {
+			return "for one model: gpuletd models show " + args[0]
+		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {

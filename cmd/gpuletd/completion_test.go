@@ -38,6 +38,8 @@ func TestCompletionOffersTheDaemonsModels(t *testing.T) {
 			[]string{"lenet5=100,lenet5", "lenet5=100,vgg19"}}, // no descriptions after a comma (withListPrefix)
 		{"trace set's model", []string{"trace", "set", "--url", srv.URL, "--model", ""}, models},
 		{"events' model", []string{"events", "--url", srv.URL, "--model", ""}, models},
+		{"events' model argument", []string{"events", "--url", srv.URL, ""}, models},
+		{"load's models as arguments", []string{"load", "--url", srv.URL, "lenet5", ""}, models},
 		{"events' severity", []string{"events", "--severity", ""}, []string{"debug", "info", "warning", "error"}},
 		{"no daemon", []string{"infer", "--url", dead, ""}, nil},
 	}
