@@ -140,10 +140,11 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 // version its policy selects, dropping versions it no longer selects; a
 // non-empty override (Triton's ModelConfig as JSON) replaces its
 // configuration files. A non-empty root reads the folder from there instead
-// of the repository (uploaded files; see uploads). It returns the newest,
-// and the root of the uploaded folder it replaced, which the caller
-// removes.
-func (c *catalog) load(ctx context.Context, name string, override []byte, root string) (m *repository.Model, replaced string, err error) {
+// of the repository (uploaded files; see uploads). check, unless nil, sees
+// the versions read before they replace anything; its error fails the load
+// as one of reading them does. It returns the newest, and the root of the
+// uploaded folder it replaced, which the caller removes.
+func (c *catalog) load(ctx context.Context, name string, override []byte, root string, check func([]*repository.Model) error) (m *repository.Model, replaced string, err error) {
 	c.mu.Lock()
 	delete(c.notLoaded, name) // asked for now: served, or said why not
 	delete(c.unloaded, name)
@@ -156,6 +157,14 @@ func (c *catalog) load(ctx context.Context, name string, override []byte, root s
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if check != nil {
+		if err := check(ms); err != nil {
+			if root == "" && len(override) == 0 {
+				c.noteBroken(name, err) // the folder itself cannot serve
+			}
+			return nil, "", err
+		}
 	}
 	keep := map[string]bool{}
 	for _, m := range ms {

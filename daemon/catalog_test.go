@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,16 +71,30 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 
 	// A narrower policy drops the version it no longer selects.
 	writeConfig("")
-	m, _, err := c.load(context.Background(), "m", nil, "")
+	m, _, err := c.load(context.Background(), "m", nil, "", nil)
 	require.NoError(t, err)
 	require.Equal(t, 3, m.Version)
 	require.Equal(t, []int{3}, c.versions("m"))
 	_, ok := c.get("m:2")
 	require.False(t, ok)
 
+	// Versions a load's check fails replace none of those served, and
+	// the folder's entry keeps the reason.
+	writeConfig("version_policy: { all: { } }\n")
+	refuse := func(ms []*repository.Model) error {
+		require.Len(t, ms, 3, "every version read")
+		return fmt.Errorf("%w: m as it reads now cannot be served on this node", repository.ErrInvalidModel)
+	}
+	_, _, err = c.load(context.Background(), "m", nil, "", refuse)
+	require.ErrorIs(t, err, repository.ErrInvalidModel)
+	require.Equal(t, []int{3}, c.versions("m"))
+	c.mu.RLock()
+	require.ErrorContains(t, c.index.Broken["m"], "cannot be served on this node")
+	c.mu.RUnlock()
+
 	// Unloading the folder's name stops every version.
 	writeConfig("version_policy: { all: { } }\n")
-	_, _, err = c.load(context.Background(), "m", nil, "")
+	_, _, err = c.load(context.Background(), "m", nil, "", nil)
 	require.NoError(t, err)
 	require.Equal(t, []int{1, 2, 3}, c.versions("m"))
 	uploaded, err := c.unload("m")
@@ -102,7 +117,7 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 		require.Equal(t, "UNAVAILABLE", e.State)
 		require.Contains(t, e.Reason, "unloaded at ")
 	}
-	_, _, err = c.load(context.Background(), "m", nil, "")
+	_, _, err = c.load(context.Background(), "m", nil, "", nil)
 	require.NoError(t, err)
 	require.Empty(t, c.unloadedNames())
 	_, err = c.unload("m")

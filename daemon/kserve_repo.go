@@ -125,7 +125,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		}
 	}
 	old, served := n.catalog.get(name)
-	m, replaced, err := n.catalog.load(ctx, name, lr.config, root)
+	m, replaced, err := n.catalog.load(ctx, name, lr.config, root, n.replacementCheck(ctx, name))
 	if err != nil {
 		n.uploads.drop(root)
 	}
@@ -135,6 +135,9 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	case errors.Is(err, repository.ErrInvalidModel):
 		ierr := badRequest("%s", uploadedPaths(err.Error(), root, name))
 		n.loadFailed(name, ierr, root == "" && len(lr.config) == 0, served)
+		if served { // the event and the model's warning say so their way
+			ierr.msg += "; " + name + " serves on as it was loaded before"
+		}
 		return nil, ierr
 	case err != nil:
 		ierr := &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: uploadedPaths(err.Error(), root, name)}

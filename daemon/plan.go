@@ -64,6 +64,11 @@ func gpuOf(d mps.Device) gpulet.GPU {
 // model with its profiles and planned rate. Models without any profile are
 // returned apart with the reason.
 func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.Input, map[string]string) {
+	return n.planInputOf(ctx, n.catalog.all(), rates)
+}
+
+// planInputOf is planInput for the models ms alone.
+func (n *node) planInputOf(ctx context.Context, ms []*repository.Model, rates map[string]float64) (gpulet.Input, map[string]string) {
 	var in gpulet.Input
 	devs := n.devices.Inventory().Devices
 	types := map[string]mps.Device{}
@@ -90,7 +95,7 @@ func (n *node) planInput(ctx context.Context, rates map[string]float64) (gpulet.
 	}
 	sort.Strings(typeNames)
 	missing := map[string]string{}
-	for _, m := range n.catalog.all() {
+	for _, m := range ms {
 		var profs []*gpulet.Profile
 		var why []string
 		for _, t := range typeNames {

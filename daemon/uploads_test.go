@@ -100,7 +100,7 @@ func TestCatalogServesUploadedFolder(t *testing.T) {
 	config := []byte(`{"max_batch_size": 2, "parameters": {"slo": {"string_value": "30ms"}}}`)
 	first, err := up.write("m", map[string][]byte{filepath.FromSlash("4/model.onnx"): []byte("uploaded")})
 	require.NoError(t, err)
-	m, replaced, err := c.load(context.Background(), "m", config, first)
+	m, replaced, err := c.load(context.Background(), "m", config, first, nil)
 	require.NoError(t, err)
 	require.Empty(t, replaced)
 	require.Equal(t, 4, m.Version)
@@ -116,14 +116,14 @@ func TestCatalogServesUploadedFolder(t *testing.T) {
 	// Files again: the first upload is replaced, and the caller removes it.
 	second, err := up.write("m", map[string][]byte{filepath.FromSlash("5/model.onnx"): []byte("uploaded again")})
 	require.NoError(t, err)
-	_, replaced, err = c.load(context.Background(), "m", config, second)
+	_, replaced, err = c.load(context.Background(), "m", config, second, nil)
 	require.NoError(t, err)
 	require.Equal(t, first, replaced)
 	up.drop(replaced)
 	require.NoDirExists(t, first)
 
 	// A load without files reads the repository's folder again.
-	m, replaced, err = c.load(context.Background(), "m", nil, "")
+	m, replaced, err = c.load(context.Background(), "m", nil, "", nil)
 	require.NoError(t, err)
 	require.Equal(t, second, replaced)
 	require.Equal(t, filepath.Join(root, "m", "1", "model.onnx"), m.File)
@@ -131,7 +131,7 @@ func TestCatalogServesUploadedFolder(t *testing.T) {
 	// An upload's unload hands its root back; the repository's does not.
 	third, err := up.write("m", map[string][]byte{filepath.FromSlash("2/model.onnx"): []byte("uploaded")})
 	require.NoError(t, err)
-	_, _, err = c.load(context.Background(), "m", config, third)
+	_, _, err = c.load(context.Background(), "m", config, third, nil)
 	require.NoError(t, err)
 	uploaded, err := c.unload("m")
 	require.NoError(t, err)

@@ -399,6 +399,22 @@ func TestModelLoadedThroughRepositoryIsPlaced(t *testing.T) {
 	r = do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.Empty(t, staleWarned(t, base))
+
+	// So does a load of a configuration this node can never serve (an SLO
+	// no batch meets), which used to leave the serving model unservable.
+	setProfile(t, repo, "lenet5", "alexnet", "10us")
+	r = do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "lenet5 as it reads now cannot be served on this node: SLO 0.01 ms: no batch meets it on any gpu-let")
+	require.Contains(t, string(r.body), "lenet5 serves on as it was loaded before")
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code)
+	r = do(t, "POST", base+"/v2/models/lenet5/infer", lenetJSON(), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Equal(t, []string{"lenet5"}, staleWarned(t, base))
+	setProfile(t, repo, "lenet5", "alexnet", "200ms")
+	r = do(t, "POST", base+"/v2/repository/models/lenet5/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Empty(t, staleWarned(t, base))
 }
 
 // staleWarned names the models whose status warns that their folder no
