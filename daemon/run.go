@@ -86,7 +86,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 			log.Warn("close store", zap.Error(err))
 		}
 	}()
-	if _, err := st.InterruptRunningRuns(ctx, "interrupted: the daemon stopped during the run"); err != nil {
+	// Runs left running by this daemon's earlier life, or by a `gpuletd
+	// profile` killed midway; one that profile is measuring now beside
+	// it stays its own.
+	if _, err := st.InterruptLeftRuns(ctx); err != nil {
 		log.Warn("mark interrupted profile runs", zap.Error(err))
 	}
 
@@ -305,7 +308,8 @@ func executorArgs(cfg config.Config, lib string) []string {
 // locked say what the operator can do about it. The store's errors name
 // what failed and the file.
 func openStore(ctx context.Context, path string, log *zap.Logger) (*store.Store, error) {
-	st, err := store.Open(ctx, path, store.WithLogger(log), store.WithReadOnlyFallback())
+	st, err := store.Open(ctx, path, store.WithLogger(log), store.WithReadOnlyFallback(),
+		store.WithOwner(fmt.Sprintf("the daemon (pid %d)", os.Getpid())))
 	switch {
 	case errors.Is(err, store.ErrCorrupt):
 		return nil, fmt.Errorf("%w; restore a backup (gpuletd restore FILE), or move it aside and start again: "+

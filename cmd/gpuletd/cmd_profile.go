@@ -147,11 +147,17 @@ func runProfile(cmd *cobra.Command, g *globalFlags, f *profileFlags, args []stri
 	}
 	defer func() { _ = log.Sync() }()
 	cfg := l.Config
-	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, store.FileName), store.WithLogger(log.Named("store")))
+	st, err := store.Open(ctx, filepath.Join(cfg.StateDir, store.FileName), store.WithLogger(log.Named("store")),
+		store.WithOwner(fmt.Sprintf("gpuletd profile (pid %d)", os.Getpid())))
 	if err != nil {
 		return fmt.Errorf("open store (state_dir %s): %w", cfg.StateDir, err)
 	}
 	defer func() { _ = st.Close() }()
+	// A profile killed midway (no daemon started since to say so) left its
+	// run running; runs a daemon is measuring now are its own.
+	if _, err := st.InterruptLeftRuns(ctx); err != nil {
+		log.Warn("mark left profile runs", zap.Error(err))
+	}
 	if f.importSet != "" {
 		return importSet(ctx, cmd.OutOrStdout(), st, f)
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"os"
 	"runtime"
 	"time"
 
@@ -21,6 +23,7 @@ type config struct {
 	readers      int
 	maxPageCount int
 	quickCheck   bool
+	owner        string // who holds the runs this process starts (WithOwner)
 
 	readOnlyFallback bool
 }
@@ -32,6 +35,18 @@ func defaultConfig() config {
 		busyTimeout: DefaultBusyTimeout,
 		readers:     max(4, runtime.GOMAXPROCS(0)),
 		quickCheck:  true,
+		owner:       fmt.Sprintf("gpuletd (pid %d)", os.Getpid()),
+	}
+}
+
+// WithOwner names this process in the profile runs it starts, as a run it
+// leaves running (it ended during the run) is said to be left by: "the
+// daemon (pid 4242)". The default is "gpuletd (pid N)".
+func WithOwner(name string) Option {
+	return func(c *config) {
+		if name != "" {
+			c.owner = name
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -37,10 +38,19 @@ func (s *Store) StartRun(ctx context.Context, modelSHA, deviceType, message stri
 	}
 	run := ProfileRun{ModelSHA: modelSHA, DeviceType: deviceType, Status: RunRunning, Message: message, StartedAt: s.stamp(time.Time{})}
 	err := s.write(ctx, op, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO profile_runs (model_sha, device_type, status, message, started_at)
-VALUES (?, ?, ?, ?, ?) RETURNING id`, modelSHA, deviceType, RunRunning, message, ns(run.StartedAt)).Scan(&run.ID)
+		if err := tx.QueryRowContext(ctx, `INSERT INTO profile_runs (model_sha, device_type, status, message, started_at)
+VALUES (?, ?, ?, ?, ?) RETURNING id`, modelSHA, deviceType, RunRunning, message, ns(run.StartedAt)).Scan(&run.ID); err != nil {
+			return err
+		}
+		// Held before the row is committed: whoever reads the run as
+		// running finds its process holding it.
+		s.holdRun(run.ID)
+		return nil
 	})
 	if err != nil {
+		if run.ID != 0 {
+			s.releaseRun(run.ID)
+		}
 		return ProfileRun{}, err
 	}
 	return run, nil
@@ -56,6 +66,7 @@ func (s *Store) FinishRun(ctx context.Context, id int64, status RunStatus, messa
 	default:
 		return wrap(op, invalid("status %q cannot finish a run", status))
 	}
+	defer s.releaseRun(id)
 	return s.write(ctx, op, func(tx *sql.Tx) error {
 		var cur RunStatus
 		if err := tx.QueryRowContext(ctx, `SELECT status FROM profile_runs WHERE id = ?`, id).Scan(&cur); err != nil {
@@ -70,20 +81,47 @@ func (s *Store) FinishRun(ctx context.Context, id int64, status RunStatus, messa
 	})
 }
 
-// InterruptRunningRuns marks every run still running as incomplete with
-// message, as a daemon does at start-up for runs its previous life left
-// behind. It returns how many runs it marked.
-func (s *Store) InterruptRunningRuns(ctx context.Context, message string) (int64, error) {
+// InterruptLeftRuns marks incomplete every run still running whose
+// process no longer runs (runlock.go), saying which process left it, as a
+// daemon does at start-up for runs its previous life, or a `gpuletd
+// profile` killed midway, left behind. A run another process is measuring
+// now (`gpuletd profile` beside the daemon) is left running. It returns
+// how many runs it marked.
+func (s *Store) InterruptLeftRuns(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.write(ctx, "interrupt running profile runs", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE profile_runs SET status = 'incomplete', message = ?, finished_at = ?
-WHERE status = 'running'`, message, ns(s.stamp(time.Time{})))
+	err := s.write(ctx, "interrupt left profile runs", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM profile_runs WHERE status = 'running'`)
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			alive, who := s.runOwner(id)
+			if alive {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE profile_runs SET status = 'incomplete', message = ?, finished_at = ? WHERE id = ?`,
+				leftMessage(who), ns(s.stamp(time.Time{})), id); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
 	})
+	if err == nil {
+		s.removeLeftRunLocks(ctx)
+	}
 	return n, err
 }
 

@@ -67,7 +67,7 @@ func ReadFile(ctx context.Context, path string, alone bool, read func(*Store) er
 		}
 	}
 	db := sql.OpenDB(newConnector(abs, connReader, DefaultBusyTimeout, 0))
-	st := &Store{path: abs, cfg: defaultConfig(), now: time.Now, log: zap.NewNop(), unwritable: errOnlyRead}
+	st := &Store{path: abs, cfg: defaultConfig(), now: time.Now, log: zap.NewNop(), unwritable: errOnlyRead, runLocks: map[int64]*os.File{}}
 	st.r.Store(db)
 	err = errors.Join(read(st), db.Close())
 	for _, p := range made {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +37,9 @@ type Store struct {
 	failures   atomic.Int64
 
 	r atomic.Pointer[sql.DB] // read-only connections
+
+	runsMu   sync.Mutex
+	runLocks map[int64]*os.File // the runs this process started and has not finished (runlock.go)
 }
 
 // FileName is the database's file name in the daemon's state_dir.
@@ -68,7 +73,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: create directory: %w", abs, err)
 	}
-	s := &Store{path: abs, cfg: cfg, now: cfg.now, log: cfg.log.With(zap.String("path", abs))}
+	s := &Store{path: abs, cfg: cfg, now: cfg.now, log: cfg.log.With(zap.String("path", abs)), runLocks: map[int64]*os.File{}}
 
 	w, werr := s.openWriter(ctx)
 	if werr != nil {
@@ -230,6 +235,12 @@ func (s *Store) Path() string { return s.path }
 // Close closes the reader pool and then the writer. It waits for queries in
 // progress to finish.
 func (s *Store) Close() error {
+	s.runsMu.Lock()
+	left := slices.Collect(maps.Keys(s.runLocks))
+	s.runsMu.Unlock()
+	for _, id := range left { // runs this process leaves running: left, as its end would leave them
+		s.leaveRun(id)
+	}
 	var errs []error
 	if r := s.r.Load(); r != nil {
 		errs = append(errs, r.Close())

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/gpulet/gpuletd/internal/fsperm"
+)
+
+// Who is running a profile run.
+//
+// A run's row says "running" from StartRun to FinishRun; a process that
+// ends between the two (killed, or stopped during the run) leaves it so,
+// and the next daemon to start marks such runs incomplete. But `gpuletd
+// profile` may run beside the daemon, from the same database: a daemon
+// started meanwhile marked that live run incomplete too, measured the
+// model again itself beside it, and the profile's own end then failed
+// (the run was finished already). So the process that starts a run holds
+// an advisory lock (flock) on a file named after the run, beside the
+// database, until it finishes the run or ends however it ends; the file
+// names the process. A running run whose file nobody holds is one its
+// process left.
+
+// runLockDir is where the run lock files of the database at dbPath are.
+func runLockDir(dbPath string) string {
+	return filepath.Join(filepath.Dir(dbPath), "profile-runs")
+}
+
+// runLockPath is the lock file of run id.
+func (s *Store) runLockPath(id int64) string {
+	return filepath.Join(runLockDir(s.path), strconv.FormatInt(id, 10)+".lock")
+}
+
+// holdRun takes run id's lock for this process, naming it in the file,
+// and keeps it until releaseRun. A lock that cannot be taken (a state
+// directory this user may not write) is logged: the run is then one a
+// daemon starting meanwhile takes for left, as before runs had owners.
+func (s *Store) holdRun(id int64) {
+	path := s.runLockPath(id)
+	f, err := func() (*os.File, error) {
+		dir := filepath.Dir(path)
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, err
+		}
+		// Made by `sudo gpuletd profile` in the service's state_dir, the
+		// folder and the file stay the service's to write.
+		_ = fsperm.GiveToDirOwner(dir)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+		if err != nil {
+			return nil, err
+		}
+		_ = fsperm.GiveToDirOwner(path)
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if _, err := f.WriteString(s.cfg.owner + "\n"); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}()
+	if err != nil {
+		s.log.Warn("cannot mark a profile run as this process's: a daemon started during it would take it for interrupted",
+			zap.Int64("run", id), zap.Error(err))
+		return
+	}
+	s.runsMu.Lock()
+	s.runLocks[id] = f
+	s.runsMu.Unlock()
+}
+
+// releaseRun lets run id's lock go and removes its file.
+func (s *Store) releaseRun(id int64) {
+	s.runsMu.Lock()
+	f := s.runLocks[id]
+	delete(s.runLocks, id)
+	s.runsMu.Unlock()
+	if f == nil {
+		return
+	}
+	_ = os.Remove(f.Name()) // before the close: no one takes a lock on a file about to go
+	_ = f.Close()
+}
+
+// leaveRun lets run id's lock go and keeps its file, which names this
+// process as the one that left the run running.
+func (s *Store) leaveRun(id int64) {
+	s.runsMu.Lock()
+	f := s.runLocks[id]
+	delete(s.runLocks, id)
+	s.runsMu.Unlock()
+	if f != nil {
+		_ = f.Close()
+	}
+}
+
+// runOwner says whether a process holds run id's lock (alive) and who
+// last held it, as its file says ("" when no file names anyone).
+func (s *Store) runOwner(id int64) (alive bool, who string) {
+	f, err := os.Open(s.runLockPath(id))
+	if err != nil {
+		return false, ""
+	}
+	defer f.Close()
+	b := make([]byte, 256)
+	n, _ := f.Read(b)
+	who = strings.TrimSpace(string(b[:n]))
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
+		return true, who
+	}
+	return false, who
+}
+
+// leftMessage is the message of a run its process left.
+func leftMessage(who string) string {
+	if who == "" {
+		who = "the process that ran it"
+	}
+	return fmt.Sprintf("interrupted: %s stopped during the run", who)
+}
+
+// removeLeftRunLocks removes the lock files nobody holds of runs that are
+// no longer running: what processes that ended during a run left.
+func (s *Store) removeLeftRunLocks(ctx context.Context) {
+	names, err := filepath.Glob(filepath.Join(runLockDir(s.path), "*.lock"))
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		id, err := strconv.ParseInt(strings.TrimSuffix(filepath.Base(name), ".lock"), 10, 64)
+		if err != nil {
+			continue
+		}
+		if alive, _ := s.runOwner(id); alive {
+			continue
+		}
+		if run, err := s.Run(ctx, id); err == nil && run.Status == RunRunning {
+			continue // started by a process that is taking its lock now
+		}
+		_ = os.Remove(name)
+	}
+}
