@@ -77,3 +77,28 @@ func TestLockFileGoesToTheDirectorysOwner(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, nobody, fi.Sys().(*syscall.Stat_t).Uid)
 }
+
+// A single file is held as a directory is, naming its holder, which stays
+// named once the holder lets it go (or ends).
+func TestLockFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "7.lock")
+	held, holder, err := FileHolder(path)
+	require.NoError(t, err)
+	require.False(t, held)
+	require.Empty(t, holder)
+
+	f, err := LockFile(path, "gpuletd profile (pid 42)")
+	require.NoError(t, err)
+	_, err = LockFile(path, "another")
+	require.ErrorIs(t, err, ErrInUse)
+	held, holder, err = FileHolder(path)
+	require.NoError(t, err)
+	require.True(t, held)
+	require.Equal(t, "gpuletd profile (pid 42)", holder, "a refused lock leaves the holder's name")
+
+	require.NoError(t, f.Close())
+	held, holder, err = FileHolder(path)
+	require.NoError(t, err)
+	require.False(t, held)
+	require.Equal(t, "gpuletd profile (pid 42)", holder)
+}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 
+	"github.com/gpulet/gpuletd/internal/dirlock"
 	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
@@ -51,22 +50,9 @@ func (s *Store) holdRun(id int64) {
 			return nil, err
 		}
 		// Made by `sudo gpuletd profile` in the service's state_dir, the
-		// folder and the file stay the service's to write.
+		// folder stays the service's to write (the file too: LockFile).
 		_ = fsperm.GiveToDirOwner(dir)
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
-		if err != nil {
-			return nil, err
-		}
-		_ = fsperm.GiveToDirOwner(path)
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			f.Close()
-			return nil, err
-		}
-		if _, err := f.WriteString(s.cfg.owner + "\n"); err != nil {
-			f.Close()
-			return nil, err
-		}
-		return f, nil
+		return dirlock.LockFile(path, s.cfg.owner)
 	}()
 	if err != nil {
 		s.log.Warn("cannot mark a profile run as this process's: a daemon started during it would take it for interrupted",
@@ -106,18 +92,8 @@ func (s *Store) leaveRun(id int64) {
 // runOwner says whether a process holds run id's lock (alive) and who
 // last held it, as its file says ("" when no file names anyone).
 func (s *Store) runOwner(id int64) (alive bool, who string) {
-	f, err := os.Open(s.runLockPath(id))
-	if err != nil {
-		return false, ""
-	}
-	defer f.Close()
-	b := make([]byte, 256)
-	n, _ := f.Read(b)
-	who = strings.TrimSpace(string(b[:n]))
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
-		return true, who
-	}
-	return false, who
+	alive, who, _ = dirlock.FileHolder(s.runLockPath(id))
+	return alive, who
 }
 
 // leftMessage is the message of a run its process left.
