@@ -12,12 +12,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gpulet/gpuletd/internal/selfexe"
 )
 
 // SpawnOptions start one executor process.
 type SpawnOptions struct {
-	// Binary is the gpuletd binary; empty: this process's own executable,
-	// so that daemon and executor versions never differ.
+	// Binary is the gpuletd binary; empty: the one this process runs, even
+	// once an install has put another at its path (package selfexe), so
+	// that daemon and executor versions never differ.
 	Binary string
 	// Socket is the Unix socket the executor serves on.
 	Socket string
@@ -43,26 +46,26 @@ type Process struct {
 // to be ready (see Client.WaitReady). The child gets SIGTERM if the spawning
 // thread's process dies, so executors never outlive their daemon.
 func Spawn(o SpawnOptions) (*Process, error) {
-	bin := o.Binary
+	bin, name := o.Binary, o.Binary
 	if bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("spawn executor: find own binary: %w", err)
+		var err error
+		if bin, name, err = selfexe.Path(); err != nil {
+			return nil, fmt.Errorf("spawn executor: %w", err)
 		}
-		bin = exe
 	}
 	if err := os.MkdirAll(filepath.Dir(o.Socket), 0o750); err != nil {
 		return nil, fmt.Errorf("spawn executor: %w", err)
 	}
 	args := append([]string{"executor", "--socket", o.Socket}, o.Args...)
 	cmd := exec.Command(bin, args...)
+	cmd.Args[0] = name
 	cmd.Env = append(os.Environ(), o.Env...)
 	if o.Output != nil {
 		cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("spawn executor %s: %w", bin, err)
+		return nil, fmt.Errorf("spawn executor %s: %w", name, err)
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/gpulet/gpuletd/internal/selfexe"
 )
 
 // Command is the hidden gpuletd subcommand that runs Probe and prints its
@@ -38,14 +40,13 @@ type SpawnOptions struct {
 // the end of what it wrote.
 func Spawn(ctx context.Context, o SpawnOptions) Result {
 	r := Result{Provider: o.Options.Provider, Library: o.Options.Library}
-	bin := o.Binary
-	if bin == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			r.Error = fmt.Sprintf("probe %s: find own binary: %v", o.Options.Provider, err)
+	bin, name := o.Binary, o.Binary
+	if bin == "" { // the binary this process runs (package selfexe)
+		var err error
+		if bin, name, err = selfexe.Path(); err != nil {
+			r.Error = fmt.Sprintf("probe %s: %v", o.Options.Provider, err)
 			return r
 		}
-		bin = exe
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -58,6 +59,7 @@ func Spawn(ctx context.Context, o SpawnOptions) Result {
 		args = append(args, "--provider-dir", o.Options.ProviderDir)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Args[0] = name
 	cmd.Env = append(os.Environ(), o.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
