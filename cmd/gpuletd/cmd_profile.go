@@ -243,6 +243,11 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 			return ortErr
 		}
 		if dev.Kind == mps.KindNVIDIA && dev.Backend == mps.BackendMPS {
+			if beside {
+				if err := mpsUserCheck(dev.MPSPipeDir, os.Geteuid()); err != nil {
+					return err
+				}
+			}
 			startedMPS = !beside
 			if err := devs.Start(ctx); err != nil {
 				return err

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/gpulet/gpuletd/internal/dirlock"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 	"go.uber.org/zap"
 )
 
@@ -37,6 +38,23 @@ func daemonBeside(runtimeDir string) (holder string, serving bool) {
 func besideNote(w io.Writer, runtimeDir, holder, device string) {
 	fmt.Fprintf(w, "gpuletd%s serves from runtime_dir %s: this profile is measured beside its gpu-lets on %s, whose work slows it (and it theirs); for a measurement alone, profile while the daemon is stopped\n",
 		holder, runtimeDir, device)
+}
+
+// mpsUserCheck refuses to borrow the daemon's MPS on a GPU as another
+// user than the daemon's (pipeDir's owner). MPS runs one user's clients at
+// a time: the control daemon starts a client of another user only once
+// every client of the server running has ended, so this profile's
+// executors would wait for all of the daemon's, and those the daemon
+// starts meanwhile wait behind them. `sudo gpuletd profile` beside the
+// service is the way to meet it.
+func mpsUserCheck(pipeDir string, euid int) error {
+	uid, name, ok := fsperm.Owner(pipeDir)
+	if !ok || int(uid) == euid {
+		return nil
+	}
+	return &exitError{code: 2, msg: fmt.Sprintf("gpuletd: the daemon beside this profile runs MPS as %s (uid %d), and MPS runs the clients of one user at a time: "+
+		"this profile's executors would wait until the daemon's had all ended, and the daemon's new ones behind them; "+
+		"run it as that user (sudo -u %s gpuletd profile …), or stop the daemon first", name, uid, name)}
 }
 
 // mpsCloser is what closeProfileDevices needs of *mps.Manager.

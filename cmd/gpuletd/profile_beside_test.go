@@ -78,3 +78,22 @@ func TestProfileBesideADaemon(t *testing.T) {
 		})
 	}
 }
+
+// A profile as another user than the daemon's MPS is refused, saying as
+// whom to run it; as the same user it goes on.
+func TestProfileBesideADaemonRunsAsItsMPSUser(t *testing.T) {
+	pipe := t.TempDir()
+	require.NoError(t, mpsUserCheck(pipe, os.Geteuid()))
+	require.NoError(t, mpsUserCheck(filepath.Join(pipe, "gone"), os.Geteuid()), "nothing to tell by")
+	if os.Geteuid() != 0 {
+		t.Skip("only root gives a folder to another user")
+	}
+	const nobody = 65534
+	require.NoError(t, os.Chown(pipe, nobody, nobody))
+	err := mpsUserCheck(pipe, 0)
+	var ex *exitError
+	require.ErrorAs(t, err, &ex)
+	require.Equal(t, 2, ex.code)
+	require.Contains(t, ex.msg, "runs MPS as nobody (uid 65534), and MPS runs the clients of one user at a time")
+	require.Contains(t, ex.msg, "sudo -u nobody gpuletd profile")
+}
