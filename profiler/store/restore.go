@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/gpulet/gpuletd/internal/atomicfile"
 	"github.com/gpulet/gpuletd/internal/fsperm"
@@ -42,6 +43,11 @@ type Restored struct {
 // serves. Where the names dst + suffix are taken, a number follows them.
 func Restore(ctx context.Context, dst, src, suffix string, o RestoreOptions) (Restored, error) {
 	var r Restored
+	if who := MeasuringInto(dst); len(who) > 0 {
+		// Its points would go to the database moved aside.
+		return r, fmt.Errorf("restore %s: %w: %s measures a profile into it now; let it finish, or stop it, then restore",
+			dst, ErrBusy, strings.Join(who, ", "))
+	}
 	sum, err := Inspect(ctx, src)
 	if err != nil {
 		return r, fmt.Errorf("restore %s: %w", dst, err)

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,4 +126,22 @@ func (s *Store) removeLeftRunLocks(ctx context.Context) {
 		}
 		_ = os.Remove(name)
 	}
+}
+
+// MeasuringInto names the processes measuring a profile run into the
+// database at dbPath now ("gpuletd profile (pid 4242)"), by the run lock
+// files they hold: what a restore must not take the database from under.
+func MeasuringInto(dbPath string) []string {
+	names, err := filepath.Glob(filepath.Join(runLockDir(dbPath), "*.lock"))
+	if err != nil {
+		return nil
+	}
+	var who []string
+	for _, name := range names {
+		if held, holder, _ := dirlock.FileHolder(name); held {
+			who = append(who, cmp.Or(holder, "a process"))
+		}
+	}
+	slices.Sort(who)
+	return slices.Compact(who)
 }

@@ -296,6 +296,31 @@ func TestMoveAsideAndBack(t *testing.T) {
 // Run as root (sudo gpuletd restore), the restored file goes to the owner
 // of the state directory, the service's user, which could not write a
 // root-owned database.
+// A restore refuses to take the database from under a `gpuletd profile`
+// measuring into it, whose points would go to the one moved aside.
+func TestRestoreWaitsForAProfileMeasuringIntoIt(t *testing.T) {
+	ctx := context.Background()
+	backup := backupOf(t, "from the backup")
+	dst := filepath.Join(t.TempDir(), FileName)
+	s, err := Open(ctx, dst, WithOwner("gpuletd profile (pid 7)"))
+	require.NoError(t, err)
+	defer s.Close()
+	run, err := s.StartRun(ctx, shaOf("a"), "cpu", "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"gpuletd profile (pid 7)"}, MeasuringInto(dst))
+
+	_, err = Restore(ctx, dst, backup, ".before-restore", RestoreOptions{})
+	require.ErrorIs(t, err, ErrBusy)
+	require.ErrorContains(t, err, "gpuletd profile (pid 7) measures a profile into it now; let it finish, or stop it, then restore")
+	require.NoFileExists(t, dst+".before-restore", "nothing moved")
+
+	require.NoError(t, s.FinishRun(ctx, run.ID, RunComplete, ""))
+	require.Empty(t, MeasuringInto(dst))
+	require.NoError(t, s.Close())
+	_, err = Restore(ctx, dst, backup, ".before-restore", RestoreOptions{})
+	require.NoError(t, err)
+}
+
 func TestRestoreGivesTheFileToTheDirectorysOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root gives files away")
