@@ -382,11 +382,21 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.NotContains(t, out, "unloaded")
 
 	// A load the daemon cannot serve fails at once, saying why, rather
-	// than waiting out --wait; mended and loaded again, it serves.
+	// than waiting out --wait: of a model that serves, the load is refused
+	// and the model serves on; of one not served, it is loaded and cannot
+	// be served. Mended and loaded again, it serves.
 	conf := filepath.Join(repo, "lenet5", "config.yaml")
 	good, err := os.ReadFile(conf)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(conf, bytes.Replace(good, []byte("slo: 5ms"), []byte("slo: 50us"), 1), 0o644))
+	code, _, stderr = runCLI(t, "models", "load", "lenet5", "--wait", "30s")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "lenet5 as it reads now cannot be served on this node: SLO 0.05 ms: no batch meets it")
+	require.Contains(t, stderr, "lenet5 serves on as it was loaded before")
+	code, _, stderr = runCLI(t, "infer", "lenet5")
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = runCLI(t, "models", "unload", "lenet5")
+	require.Equal(t, 0, code, stderr)
 	code, _, stderr = runCLI(t, "models", "load", "lenet5", "--wait", "30s")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "gpuletd: lenet5 cannot be served: the plan cannot place it: SLO 0.05 ms: no batch meets it", "not: does not serve after 30s")
