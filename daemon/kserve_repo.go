@@ -135,7 +135,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	case errors.Is(err, repository.ErrInvalidModel):
 		ierr := badRequest("%s", uploadedPaths(err.Error(), root, name))
 		n.loadFailed(name, ierr, root == "" && len(lr.config) == 0, served)
-		if served { // the event and the model's warning say so their way
+		if served && n.modelReady(name) { // the event and the model's warning say so their way
 			ierr.msg += "; " + name + " serves on as it was loaded before"
 		}
 		return nil, ierr
