@@ -310,6 +310,9 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	if f.plot != "" {
 		fmt.Fprintf(out, "\nplot written to %s\n", f.plot)
 	}
+	if _, err := os.Stat(arg); beside && !res.Reused && err != nil { // a model of the daemon's repository
+		fmt.Fprintf(out, "\ngpuletd%s places %s with this profile at its next plan; to have it now: gpuletd models load %s\n", holder, model.Name, model.Name)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/internal/dirlock"
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler"
@@ -126,11 +128,33 @@ func TestProfileLeNetOnCPUStoresReusesAndPlots(t *testing.T) {
 	require.Len(t, res.Fits, 2)
 	require.NotNil(t, res.Knees.SLO, "lenet5's SLO from config.yaml gives a knee")
 
+	// Beside a daemon (one holding runtime_dir) the profile says that its
+	// measurement shares the device, and how to have the daemon use it;
+	// a profile reused measures nothing and says neither.
+	var runtime string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "GPULETD_RUNTIME_DIR="); ok {
+			runtime = v
+		}
+	}
+	daemon, err := dirlock.Lock(runtime)
+	require.NoError(t, err)
+	pid := fmt.Sprintf("(pid %d)", os.Getpid())
+	code, stdout, stderr = gpuletd(t, env, append([]string{"profile", "lenet5", "--force"}, quick...)...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "gpuletd "+pid+" serves from runtime_dir "+runtime+": this profile is measured beside its gpu-lets on cpu")
+	require.Contains(t, stdout, "gpuletd "+pid+" places lenet5 with this profile at its next plan; to have it now: gpuletd models load lenet5")
+	code, stdout, stderr = gpuletd(t, env, append([]string{"profile", "lenet5"}, quick...)...)
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stderr, "beside")
+	require.NotContains(t, stdout, "next plan")
+	require.NoError(t, daemon.Close())
+
 	// A changed model file is profiled again under its new hash.
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 2, modelzoo.WithOverwrite()))
 	code, stdout, stderr = gpuletd(t, env, append([]string{"profile", "lenet5"}, quick...)...)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, stdout, "measured, run 3")
+	require.Contains(t, stdout, "measured, run 4")
 	sha2, err := testDigest(file)
 	require.NoError(t, err)
 	require.NotEqual(t, sha, sha2)
