@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -21,6 +20,7 @@ import (
 func newInferCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, request, grpcAddr string
+		version                string
 		top                    int
 		seed                   uint64
 		asJSON                 bool
@@ -57,12 +57,12 @@ prints the same way.`,
 				}
 				request = inputDataFlag // a file, as --request
 			}
-			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], request, top, generated{seed: seed, shapes: shapes, zero: zero})
+			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], version, request, top, generated{seed: seed, shapes: shapes, zero: zero})
 			if err != nil {
 				return err
 			}
 			if grpcAddr != "" {
-				answer, took, refused, err := inferGRPC(ctx, d, grpcAddr, args[0], body)
+				answer, took, refused, err := inferGRPC(ctx, d, grpcAddr, args[0], version, body)
 				switch {
 				case err != nil:
 					return err
@@ -73,7 +73,7 @@ prints the same way.`,
 				}
 				return writeAnswer(cmd.OutOrStdout(), answer, took)
 			}
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+"/v2/models/"+neturl.PathEscape(args[0])+"/infer", bytes.NewReader(body))
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.base+loadgen.ModelPath(args[0], version)+"/infer", bytes.NewReader(body))
 			if err != nil {
 				return fmt.Errorf("build request: %w", err)
 			}
@@ -102,6 +102,7 @@ prints the same way.`,
 	f.Var(&shapes, "shape", shapeUsage)
 	f.StringVar(&inputDataFlag, "input-data", inputRandom, "the request's data: random, zero (integer inputs that index a table, token ids or types, stay in its first row), or a request file as --request, as perf_analyzer's --input-data")
 	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
+	f.StringVar(&version, "model-version", "", "the version of MODEL to ask (POST /v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	return cmd
 }
 
@@ -114,7 +115,7 @@ type generated struct {
 
 // inferBody is the request to send: the given body, or generated inputs of
 // the model's shapes; with top, every output asked for as its classes.
-func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, request string, top int, gen generated) ([]byte, error) {
+func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, version, request string, top int, gen generated) ([]byte, error) {
 	if top < 0 {
 		return nil, fmt.Errorf("infer: --top %d: give a number of classes above 0", top)
 	}
@@ -122,7 +123,7 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, reques
 	var m *loadgen.Model
 	var err error
 	if request == "" || top > 0 {
-		if m, err = loadgen.FetchModel(ctx, d.client, d.base, model); err != nil {
+		if m, err = loadgen.FetchModel(ctx, d.client, d.base, model, version); err != nil {
 			return nil, d.fail(err)
 		}
 	}

@@ -30,6 +30,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		binary, asJSON   bool
 		shm, cudaShm     bool
 		compression      string
+		version          string
 		slo              time.Duration
 		concurrency      int
 		inputs           int
@@ -111,6 +112,9 @@ ends, with the step's rate or concurrency and whether it held.`,
 			if len(models) == 0 {
 				return usageErrorf("load needs a model: gpuletd load MODEL (several: MODEL=RATE MODEL=RATE, or --model with the same)")
 			}
+			if version != "" && len(models) > 1 {
+				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
+			}
 			if shm && cudaShm {
 				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
 			}
@@ -166,7 +170,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 						}
 					}
 					cfgs[i] = loadgen.Config{
-						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
+						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload,
 					}
@@ -255,6 +259,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", urlUsage)
+	f.StringVar(&version, "model-version", "", "the version of the model to send to (/v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
@@ -324,7 +329,11 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	tensors, target := loadTarget(r)
 	tw := newTable(w)
-	fmt.Fprintf(tw, "target\t%s at %s\n", r.Model, target)
+	model := r.Model
+	if r.ModelVersion != "" {
+		model += " version " + r.ModelVersion
+	}
+	fmt.Fprintf(tw, "target\t%s at %s\n", model, target)
 	if r.Closed > 0 {
 		fmt.Fprintf(tw, "arrivals\tclosed loop, %d in flight, for %s, %s tensors%s (%d-byte requests)\n",
 			r.Closed, r.Window.Round(time.Millisecond), tensors, compressed(r), r.RequestBytes)

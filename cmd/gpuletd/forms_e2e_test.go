@@ -117,6 +117,35 @@ func TestTritonFormsServe(t *testing.T) {
 	r = do(t, "POST", base+"/v2/models/mlp16/versions/7/infer", []byte(`{"inputs":[]}`), nil)
 	require.Equal(t, 404, r.code, string(r.body))
 	require.Contains(t, string(r.body), "versions [1 2] are served")
+	// gpuletd infer and load ask the version given (perf_analyzer's -x).
+	for _, v := range []string{"1", "2"} {
+		code, out, stderr := runCLI(t, "infer", "mlp16", "--url", base, "--model-version", v)
+		require.Equal(t, 0, code, stderr)
+		require.Regexp(t, `^model +mlp16 \(version `+v+`\), answered in `, out)
+	}
+	code, _, stderr := runCLI(t, "infer", "mlp16", "--url", base, "--model-version", "7")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "versions [1 2] are served")
+	stats := func(v string) int64 {
+		var s struct {
+			ModelStats []struct {
+				Version        string `json:"version"`
+				InferenceCount int64  `json:"inference_count"`
+			} `json:"model_stats"`
+		}
+		require.NoError(t, json.Unmarshal(do(t, "GET", base+"/v2/models/mlp16/versions/"+v+"/stats", nil, nil).body, &s))
+		require.Len(t, s.ModelStats, 1)
+		return s.ModelStats[0].InferenceCount
+	}
+	before1, before2 := stats("1"), stats("2")
+	code, out, stderr := runCLI(t, "load", "mlp16", "--url", base, "--model-version", "1", "--rate", "30", "--duration", "1s")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "target        mlp16 version 1 at ")
+	require.Greater(t, stats("1"), before1+10, "version 1 answered the load")
+	require.Equal(t, before2, stats("2"), "version 2 answered none of it")
+	code, _, stderr = runCLI(t, "load", "mlp16", "vad", "--url", base, "--model-version", "1", "--rate", "30")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--model-version 1 is a version of one model, and 2 are given")
 
 	// Wrong forms are the client's error, naming the tensor.
 	for _, bad := range []struct{ model, body, want string }{

@@ -21,13 +21,13 @@ import (
 // the call took (the connection made before it). A refusal comes back as
 // refused (its gRPC code and message), a listener that does not answer as
 // err.
-func inferGRPC(ctx context.Context, d *daemonAPI, addr, model string, body []byte) (answer []byte, took time.Duration, refused string, err error) {
+func inferGRPC(ctx context.Context, d *daemonAPI, addr, model, version string, body []byte) (answer []byte, took time.Duration, refused string, err error) {
 	req, err := kserve.DecodeRequest(body, -1)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("infer: the request: %w", err)
 	}
 	msg := loadgen.GRPCInputs(model, req)
-	msg.Id = req.ID
+	msg.Id, msg.ModelVersion = req.ID, version
 	for _, o := range req.Outputs {
 		out := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: o.Name}
 		if o.Classes > 0 {

@@ -35,6 +35,9 @@ type Config struct {
 	GRPC string
 	// Model is the model to send requests to.
 	Model string
+	// ModelVersion is the version of Model to send them to (Triton's
+	// model_version, perf_analyzer's -x); "": the one the server picks.
+	ModelVersion string
 	// Rate is the mean request rate, requests per second (a trace spec with
 	// a rate scale sets its own).
 	Rate float64

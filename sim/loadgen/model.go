@@ -77,12 +77,23 @@ type modelConfig struct {
 	ProfileShapes map[string][]int64 `json:"profile_shapes"`
 }
 
-// FetchModel reads GET /v2/models/{m} and GET /v2/models/{m}/config from the
-// server at base (such as http://127.0.0.1:8700). The SLO is gpuletd's
-// slo_ms; 0 from a server that gives none (Triton).
-func FetchModel(ctx context.Context, client *http.Client, base, model string) (*Model, error) {
-	var m Model
+// ModelPath is the protocol's path of model, of its version when one is
+// given: /v2/models/{m} or /v2/models/{m}/versions/{v}.
+func ModelPath(model, version string) string {
 	path := "/v2/models/" + url.PathEscape(model)
+	if version != "" {
+		path += "/versions/" + url.PathEscape(version)
+	}
+	return path
+}
+
+// FetchModel reads GET /v2/models/{m} and GET /v2/models/{m}/config (of
+// version, unless "") from the server at base (such as
+// http://127.0.0.1:8700). The SLO is gpuletd's slo_ms; 0 from a server
+// that gives none (Triton).
+func FetchModel(ctx context.Context, client *http.Client, base, model, version string) (*Model, error) {
+	var m Model
+	path := ModelPath(model, version)
 	if err := GetJSON(ctx, client, base+path, &m.Metadata); err != nil {
 		return nil, fmt.Errorf("fetch model %s: %w", model, err)
 	}

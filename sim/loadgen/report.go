@@ -23,8 +23,10 @@ type Report struct {
 	// Model and URL are the target; GRPC is its gRPC address when the
 	// requests went over gRPC.
 	Model string `json:"model"`
-	URL   string `json:"url"`
-	GRPC  string `json:"grpc,omitempty"`
+	// ModelVersion is the version sent to (Config.ModelVersion).
+	ModelVersion string `json:"model_version,omitempty"`
+	URL          string `json:"url"`
+	GRPC         string `json:"grpc,omitempty"`
 	// SharedMemory is set when the tensors lay in a registered system
 	// shared-memory region instead of the requests (Config.SharedMemory).
 	SharedMemory bool `json:"shared_memory,omitempty"`

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -83,7 +82,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var shmGRPC *pb.ModelInferRequest
 	var extra []*Payload // the distinct requests after cfg.Payload (Inputs)
 	if cfg.Payload == nil || cfg.SLO == 0 || cfg.SharedMemory {
-		m, err := FetchModel(ctx, client, cfg.URL, cfg.Model)
+		m, err := FetchModel(ctx, client, cfg.URL, cfg.Model, cfg.ModelVersion)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +127,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	g := &generator{
 		cfg: cfg, client: client, payloads: payloads,
-		infer: cfg.URL + "/v2/models/" + url.PathEscape(cfg.Model) + "/infer",
+		infer: cfg.URL + ModelPath(cfg.Model, cfg.ModelVersion) + "/infer",
 		jobs:  make(chan job, cfg.Concurrency),
 		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
 	}
@@ -138,6 +137,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		for _, p := range g.payloads[len(g.grpcReqs):] {
 			req, err := p.GRPCRequest(cfg.Model)
+			if err == nil {
+				req.ModelVersion = cfg.ModelVersion
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -265,7 +267,7 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 
 // newReport starts the run's report.
 func (g *generator) newReport() *Report {
-	return &Report{Model: g.cfg.Model, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
+	return &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
 		SLO: g.cfg.SLO, RequestBytes: len(g.payloads[0].Body)}
 }
 

@@ -102,7 +102,7 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *
 			// Its size depends on the input (a pipeline's fan-out): every
 			// request sends p's inputs, so an answer to p says it.
 			if answered == nil {
-				if answered, err = outputSizes(ctx, client, base, model, p); err != nil {
+				if answered, err = outputSizes(ctx, client, base, ModelPath(model, cfg.ModelVersion), p); err != nil {
 					return nil, nil, nil, err
 				}
 			}
@@ -138,13 +138,15 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *
 		r.tearDown(context.WithoutCancel(ctx), client, base)
 		return nil, nil, nil, err
 	}
-	return r, payload, r.grpcRequest(model, ins, outs), nil
+	greq := r.grpcRequest(model, ins, outs)
+	greq.ModelVersion = cfg.ModelVersion
+	return r, payload, greq, nil
 }
 
-// outputSizes sends p once over REST and returns the bytes each output of
-// the answer takes.
-func outputSizes(ctx context.Context, client *http.Client, base, model string, p *Payload) (map[string]int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v2/models/"+url.PathEscape(model)+"/infer", bytes.NewReader(p.Body))
+// outputSizes sends p once over REST to the model at path (ModelPath) and
+// returns the bytes each output of the answer takes.
+func outputSizes(ctx context.Context, client *http.Client, base, path string, p *Payload) (map[string]int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path+"/infer", bytes.NewReader(p.Body))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}

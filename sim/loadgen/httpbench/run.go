@@ -58,7 +58,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	client := loadgen.NewClient(o.Concurrency, nil)
 	defer client.CloseIdleConnections()
-	m, err := loadgen.FetchModel(ctx, client, d.base, o.Model)
+	m, err := loadgen.FetchModel(ctx, client, d.base, o.Model, "")
 	if err != nil {
 		return nil, err
 	}
