@@ -124,6 +124,9 @@ type status struct {
 	WaitingFor []string     `json:"waiting_for,omitempty"`
 	// Profiling is the profile job the start runs now; nil when none.
 	Profiling *profilingStatus `json:"profiling,omitempty"`
+	// ProfiledBeside are the profile runs other processes (gpuletd
+	// profile) measure now on the node's devices.
+	ProfiledBeside []besideProfile `json:"profiled_beside,omitempty"`
 	// NotReadyFor are the models that cannot be served while
 	// strict_readiness holds the server not ready for them.
 	NotReadyFor []string `json:"not_ready_for,omitempty"`
@@ -202,7 +205,7 @@ func (n *node) status() status {
 		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Unloaded: n.catalog.unloadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
-		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),
+		Profiling: n.profiling.Load(), ProfiledBeside: n.profiledBeside(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),
 		RequestPath: n.path.get(), Memory: n.memoryNow(), CPUMemory: n.cpuMemoryNow(),
 	}
 	if n.cache.on() {

@@ -179,6 +179,15 @@ func TestWriteStatusSaysWhatIsProfiled(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	require.Contains(t, b.String(), "\nprofiling vgg on cpu beside the serving gpu-lets since 09:48:26\n")
+
+	// So does a gpuletd profile run beside the daemon.
+	s.Profiling = nil
+	s.ProfiledBeside = []adminBeside{{By: "gpuletd profile (pid 4242)", Models: []string{"resnet18"}, DeviceType: "cpu", Since: since},
+		{By: "gpuletd profile (pid 4243)", Models: []string{}, SHA256: strings.Repeat("ab", 32), DeviceType: "cpu", Since: since}}
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "\ngpuletd profile (pid 4242) measures resnet18 on cpu beside the serving gpu-lets since 09:48:26\n")
+	require.Contains(t, b.String(), "\ngpuletd profile (pid 4243) measures a model file it does not serve (sha256 abababababab…) on cpu")
 }
 
 func TestWriteStatusCountsRestarts(t *testing.T) {

@@ -25,6 +25,7 @@ type adminStatus struct {
 	Summary         string             `json:"summary"`
 	WaitingFor      []string           `json:"waiting_for"`
 	Profiling       *adminProfiling    `json:"profiling"`
+	ProfiledBeside  []adminBeside      `json:"profiled_beside"`
 	NotReadyFor     []string           `json:"not_ready_for"`
 	NotLoaded       []string           `json:"not_loaded"`
 	Unloaded        []string           `json:"unloaded"`
@@ -265,6 +266,26 @@ func (p *adminProfiling) words() string {
 		more = fmt.Sprintf(" (%d more to profile)", p.Queued)
 	}
 	return fmt.Sprintf("profiling %s on %s beside the serving gpu-lets since %s%s", p.Model, p.Device, since, more)
+}
+
+// adminBeside is a profile run another process (gpuletd profile) measures
+// now on the daemon's devices.
+type adminBeside struct {
+	By         string    `json:"by"`
+	Models     []string  `json:"models"`
+	SHA256     string    `json:"sha256"`
+	DeviceType string    `json:"device_type"`
+	Since      time.Time `json:"since"`
+}
+
+// words says who measures what beside the serving gpu-lets, since when.
+func (b *adminBeside) words() string {
+	what := strings.Join(b.Models, ", ")
+	if what == "" {
+		what = "a model file it does not serve (sha256 " + clip(b.SHA256, 13) + ")"
+	}
+	return fmt.Sprintf("%s measures %s on %s beside the serving gpu-lets since %s",
+		b.By, what, b.DeviceType, b.Since.Local().Format(time.TimeOnly))
 }
 
 // adminStore is the state of the daemon's database.

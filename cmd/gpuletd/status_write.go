@@ -134,6 +134,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	if p := s.Profiling; p != nil {
 		fmt.Fprintln(w, p.words())
 	}
+	for _, b := range s.ProfiledBeside {
+		fmt.Fprintln(w, b.words())
+	}
 	if len(s.WaitingFor) > 0 {
 		fmt.Fprintf(w, "waiting for: %s\n", strings.Join(s.WaitingFor, ", "))
 	}

@@ -145,3 +145,43 @@ func MeasuringInto(dbPath string) []string {
 	slices.Sort(who)
 	return slices.Compact(who)
 }
+
+// OtherRun is a profile run another process is measuring now (`gpuletd
+// profile` beside the daemon), and who.
+type OtherRun struct {
+	ProfileRun
+	By string // as the process named itself (WithOwner)
+}
+
+// RunsOfOthers lists the runs other processes are measuring into this
+// database now, oldest first: those running whose lock another process
+// holds. The daemon's status says them, as a profile beside the serving
+// gpu-lets slows them.
+func (s *Store) RunsOfOthers(ctx context.Context) ([]OtherRun, error) {
+	rows, err := s.reader().QueryContext(ctx, `SELECT `+runColumns+` FROM profile_runs WHERE status = 'running' ORDER BY id`)
+	if err != nil {
+		return nil, wrap("list running profile runs", err)
+	}
+	defer rows.Close()
+	var running []ProfileRun
+	for rows.Next() {
+		run, err := scanRun(rows)
+		if err != nil {
+			return nil, wrap("list running profile runs", err)
+		}
+		running = append(running, run)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list running profile runs", err)
+	}
+	var out []OtherRun
+	for _, run := range running {
+		s.runsMu.Lock()
+		_, mine := s.runLocks[run.ID]
+		s.runsMu.Unlock()
+		if alive, who := s.runOwner(run.ID); alive && !mine {
+			out = append(out, OtherRun{ProfileRun: run, By: cmp.Or(who, "another process")})
+		}
+	}
+	return out, nil
+}

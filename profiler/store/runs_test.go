@@ -76,6 +76,15 @@ func TestInterruptLeftRuns(t *testing.T) {
 	d, err := beside.StartRun(ctx, shaOf("d"), "cpu", "")
 	require.NoError(t, err)
 
+	others, err := s.RunsOfOthers(ctx)
+	require.NoError(t, err)
+	require.Len(t, others, 1, "a and c are running in the database, but nobody measures them")
+	require.Equal(t, d.ID, others[0].ID)
+	require.Equal(t, "gpuletd profile (pid 8)", others[0].By)
+	mine, err := beside.RunsOfOthers(ctx)
+	require.NoError(t, err)
+	require.Empty(t, mine, "a process's own runs are not another's")
+
 	n, err := s.InterruptLeftRuns(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(2), n)
