@@ -599,6 +599,15 @@ func checkReadyWords(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, []string{"yes", "no (profiling resnet18 on cpu, 3 of 4; waiting for lenet5, resnet18)", "no (waiting for lenet5)",
 		"no (profiling vgg on cpu beside the serving gpu-lets; waiting for vgg)"}, got)
+	// A gpuletd profile measuring beside the daemon is said in a row of its own.
+	got = eval[[]string](t, b, `(async () => {
+  const { besideWords } = await import('/assets/summary.js');
+  const { clock } = await import('/assets/dom.js');
+  const since = '2026-12-05T08:26:02Z';
+  return [besideWords([{ by: 'gpuletd profile (pid 7)', models: ['resnet18'], sha256: 'ab'.repeat(32), device_type: 'cpu', since },
+    { by: 'gpuletd profile (pid 8)', models: [], sha256: 'cd'.repeat(32), device_type: 'gpu0', since }]), clock(since)];
+})()`)
+	require.Equal(t, "gpuletd profile (pid 7): resnet18 on cpu since "+got[1]+"; gpuletd profile (pid 8): a file it does not serve (cdcdcdcdcdcd…) on gpu0 since "+got[1], got[0])
 	got = eval[[]string](t, b, `(async () => {
   const { problemWords } = await import('/assets/summary.js');
   return [

@@ -7,7 +7,7 @@ import { renderModels } from './models.js';
 import { renderPipelines } from './pipelines.js';
 import { Profiles } from './profiles.js';
 import { Events } from './events.js';
-import { readyWords, grpcWords, engineWords, problemWords, upWords, planWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords, connectionsWords, requestBytesWords } from './summary.js';
+import { readyWords, besideWords, grpcWords, engineWords, problemWords, upWords, planWords, capacityWords, requestPathWords, memoryWords, cpuMemoryWords, connectionsWords, requestBytesWords } from './summary.js';
 
 const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
@@ -91,6 +91,7 @@ function renderSummary(st) {
   if (st.metrics_listen) items.splice(3, 0, ['Metrics', `${st.metrics_listen} (/metrics alone)`]);
   if (st.not_loaded && st.not_loaded.length) items.push(['Not loaded', st.not_loaded.join(', ') + ' (startup_models)']);
   if (st.unloaded && st.unloaded.length) items.push(['Unloaded', st.unloaded.join(', ') + ' (gpuletd models load NAME)']);
+  if (st.profiled_beside && st.profiled_beside.length) items.push(['Profiled beside', besideWords(st.profiled_beside)]);
   $('summary').replaceChildren(
     ...items.map(([k, v]) => h('div', { class: 'kv', 'data-key': k.toLowerCase().replace(/ /g, '-') }, h('dt', { text: k }), h('dd', { text: v }))),
   );

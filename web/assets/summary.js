@@ -2,7 +2,7 @@
 // it waits, where gRPC listens, whether the NVIDIA GPUs serve, the
 // warnings and errors of the last hour, the memory it holds.
 
-import { bytes } from './dom.js';
+import { bytes, clock } from './dom.js';
 
 // readyWords says whether the server is ready and, if not, for what.
 export function readyWords(st) {
@@ -13,6 +13,15 @@ export function readyWords(st) {
   if (st.waiting_for && st.waiting_for.length) why.push('waiting for ' + st.waiting_for.join(', '));
   if (st.not_ready_for && st.not_ready_for.length) why.push('strict readiness: ' + st.not_ready_for.join(', ') + ' cannot be served');
   return why.length ? `no (${why.join('; ')})` : 'no';
+}
+
+// besideWords says which profile runs gpuletd profile processes measure now
+// beside the serving gpu-lets (profiled_beside), by whom, since when.
+export function besideWords(runs) {
+  return runs.map((b) => {
+    const what = b.models && b.models.length ? b.models.join(', ') : `a file it does not serve (${b.sha256.slice(0, 12)}…)`;
+    return `${b.by}: ${what} on ${b.device_type} since ${clock(b.since)}`;
+  }).join('; ');
 }
 
 // grpcWords says where the gRPC listener is: off when grpc_listen is
