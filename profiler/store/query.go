@@ -6,8 +6,14 @@ import (
 	"strings"
 )
 
-// queryAll runs query on the reader pool and scans every row with scan.
-func queryAll[T any](ctx context.Context, db *sql.DB, op string, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+// querier is what queryAll reads from: the reader pool, or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryAll runs query on db (the reader pool, or a write transaction that
+// reads first) and scans every row with scan.
+func queryAll[T any](ctx context.Context, db querier, op string, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, wrap(op, err)

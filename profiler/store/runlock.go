@@ -66,27 +66,36 @@ func (s *Store) holdRun(id int64) {
 	s.runsMu.Unlock()
 }
 
-// releaseRun lets run id's lock go and removes its file.
-func (s *Store) releaseRun(id int64) {
+// takeRunLock removes run id's lock file from those this process holds
+// and returns it (nil when it holds none).
+func (s *Store) takeRunLock(id int64) *os.File {
 	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
 	f := s.runLocks[id]
 	delete(s.runLocks, id)
-	s.runsMu.Unlock()
-	if f == nil {
-		return
+	return f
+}
+
+// holdsRun says whether this process holds run id's lock.
+func (s *Store) holdsRun(id int64) bool {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	_, ok := s.runLocks[id]
+	return ok
+}
+
+// releaseRun lets run id's lock go and removes its file.
+func (s *Store) releaseRun(id int64) {
+	if f := s.takeRunLock(id); f != nil {
+		_ = os.Remove(f.Name()) // before the close: no one takes a lock on a file about to go
+		_ = f.Close()
 	}
-	_ = os.Remove(f.Name()) // before the close: no one takes a lock on a file about to go
-	_ = f.Close()
 }
 
 // leaveRun lets run id's lock go and keeps its file, which names this
 // process as the one that left the run running.
 func (s *Store) leaveRun(id int64) {
-	s.runsMu.Lock()
-	f := s.runLocks[id]
-	delete(s.runLocks, id)
-	s.runsMu.Unlock()
-	if f != nil {
+	if f := s.takeRunLock(id); f != nil {
 		_ = f.Close()
 	}
 }
@@ -158,28 +167,14 @@ type OtherRun struct {
 // holds. The daemon's status says them, as a profile beside the serving
 // gpu-lets slows them.
 func (s *Store) RunsOfOthers(ctx context.Context) ([]OtherRun, error) {
-	rows, err := s.reader().QueryContext(ctx, `SELECT `+runColumns+` FROM profile_runs WHERE status = 'running' ORDER BY id`)
+	running, err := queryAll(ctx, s.reader(), "list running profile runs", scanRunRow,
+		`SELECT `+runColumns+` FROM profile_runs WHERE status = 'running' ORDER BY id`)
 	if err != nil {
-		return nil, wrap("list running profile runs", err)
-	}
-	defer rows.Close()
-	var running []ProfileRun
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			return nil, wrap("list running profile runs", err)
-		}
-		running = append(running, run)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("list running profile runs", err)
+		return nil, err
 	}
 	var out []OtherRun
 	for _, run := range running {
-		s.runsMu.Lock()
-		_, mine := s.runLocks[run.ID]
-		s.runsMu.Unlock()
-		if alive, who := s.runOwner(run.ID); alive && !mine {
+		if alive, who := s.runOwner(run.ID); alive && !s.holdsRun(run.ID) {
 			out = append(out, OtherRun{ProfileRun: run, By: cmp.Or(who, "another process")})
 		}
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -90,20 +89,9 @@ func (s *Store) FinishRun(ctx context.Context, id int64, status RunStatus, messa
 func (s *Store) InterruptLeftRuns(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.write(ctx, "interrupt left profile runs", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM profile_runs WHERE status = 'running'`)
+		ids, err := queryAll(ctx, tx, "list running profile runs", func(r *sql.Rows) (id int64, err error) { return id, r.Scan(&id) },
+			`SELECT id FROM profile_runs WHERE status = 'running'`)
 		if err != nil {
-			return err
-		}
-		var ids []int64
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return err
 		}
 		for _, id := range ids {
@@ -136,6 +124,9 @@ func scanRun(r interface{ Scan(...any) error }) (ProfileRun, error) {
 	return run, err
 }
 
+// scanRunRow is scanRun for queryAll.
+func scanRunRow(r *sql.Rows) (ProfileRun, error) { return scanRun(r) }
+
 // Run returns the run id, or ErrNotFound.
 func (s *Store) Run(ctx context.Context, id int64) (ProfileRun, error) {
 	run, err := scanRun(s.reader().QueryRowContext(ctx, `SELECT `+runColumns+` FROM profile_runs WHERE id = ?`, id))
@@ -151,7 +142,7 @@ func (s *Store) Runs(ctx context.Context, modelSHA, deviceType string, limit int
 	if limit <= 0 {
 		limit = -1
 	}
-	return queryAll(ctx, s.reader(), "list profile runs", func(r *sql.Rows) (ProfileRun, error) { return scanRun(r) },
+	return queryAll(ctx, s.reader(), "list profile runs", scanRunRow,
 		`SELECT `+runColumns+` FROM profile_runs
 WHERE (? = '' OR model_sha = ?) AND (? = '' OR device_type = ?) ORDER BY id DESC LIMIT ?`,
 		modelSHA, modelSHA, deviceType, deviceType, limit)
