@@ -46,26 +46,21 @@ type Process struct {
 // to be ready (see Client.WaitReady). The child gets SIGTERM if the spawning
 // thread's process dies, so executors never outlive their daemon.
 func Spawn(o SpawnOptions) (*Process, error) {
-	bin, name := o.Binary, o.Binary
-	if bin == "" {
-		var err error
-		if bin, name, err = selfexe.Path(); err != nil {
-			return nil, fmt.Errorf("spawn executor: %w", err)
-		}
-	}
 	if err := os.MkdirAll(filepath.Dir(o.Socket), 0o750); err != nil {
 		return nil, fmt.Errorf("spawn executor: %w", err)
 	}
 	args := append([]string{"executor", "--socket", o.Socket}, o.Args...)
-	cmd := exec.Command(bin, args...)
-	cmd.Args[0] = name
+	cmd, err := selfexe.Command(context.Background(), o.Binary, args...)
+	if err != nil {
+		return nil, fmt.Errorf("spawn executor: %w", err)
+	}
 	cmd.Env = append(os.Environ(), o.Env...)
 	if o.Output != nil {
 		cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("spawn executor %s: %w", name, err)
+		return nil, fmt.Errorf("spawn executor %s: %w", cmd.Args[0], err)
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -40,14 +39,6 @@ type SpawnOptions struct {
 // the end of what it wrote.
 func Spawn(ctx context.Context, o SpawnOptions) Result {
 	r := Result{Provider: o.Options.Provider, Library: o.Options.Library}
-	bin, name := o.Binary, o.Binary
-	if bin == "" { // the binary this process runs (package selfexe)
-		var err error
-		if bin, name, err = selfexe.Path(); err != nil {
-			r.Error = fmt.Sprintf("probe %s: %v", o.Options.Provider, err)
-			return r
-		}
-	}
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -58,8 +49,11 @@ func Spawn(ctx context.Context, o SpawnOptions) Result {
 	if o.Options.ProviderDir != "" {
 		args = append(args, "--provider-dir", o.Options.ProviderDir)
 	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Args[0] = name
+	cmd, err := selfexe.Command(ctx, o.Binary, args...) // "": the binary this process runs
+	if err != nil {
+		r.Error = fmt.Sprintf("probe %s: %v", o.Options.Provider, err)
+		return r
+	}
 	cmd.Env = append(os.Environ(), o.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -13,17 +13,19 @@
 package selfexe
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 )
 
 // procSelf is the running binary as Linux gives it to the process itself.
 const procSelf = "/proc/self/exe"
 
-// Path returns what to exec to run this process's own binary (path) and
+// own returns what to exec to run this process's own binary (path) and
 // the name to give it as argv[0] (name: the path it was started from, as
 // ps shows it). Without /proc, path is that name.
-func Path() (path, name string, err error) {
+func own() (path, name string, err error) {
 	name, err = os.Executable()
 	if err != nil {
 		return "", "", fmt.Errorf("find own binary: %w", err)
@@ -32,4 +34,20 @@ func Path() (path, name string, err error) {
 		return procSelf, name, nil
 	}
 	return name, name, nil
+}
+
+// Command is exec.CommandContext of binary with args, or when binary is
+// "" of this process's own binary (own), its argv[0] the path it was
+// started from.
+func Command(ctx context.Context, binary string, args ...string) (*exec.Cmd, error) {
+	path, name := binary, binary
+	if binary == "" {
+		var err error
+		if path, name, err = own(); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Args[0] = name
+	return cmd, nil
 }

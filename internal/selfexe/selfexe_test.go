@@ -1,6 +1,7 @@
 package selfexe
 
 import (
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -25,10 +26,8 @@ func TestMain(m *testing.M) {
 		// An install puts another program where this binary was.
 		must(os.Remove(self))
 		must(os.WriteFile(self, []byte("#!/bin/sh\necho the newly installed binary\n"), 0o755))
-		path, name, err := Path()
+		cmd, err := Command(context.Background(), "")
 		must(err)
-		cmd := exec.Command(path)
-		cmd.Args[0] = name
 		cmd.Env = append(os.Environ(), helperEnv+"=child")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		must(cmd.Run())
