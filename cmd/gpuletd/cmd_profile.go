@@ -310,7 +310,7 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	if f.plot != "" {
 		fmt.Fprintf(out, "\nplot written to %s\n", f.plot)
 	}
-	if _, err := os.Stat(arg); beside && !res.Reused && err != nil { // a model of the daemon's repository
+	if beside && !res.Reused && !isModelFile(arg) { // a model of the daemon's repository
 		fmt.Fprintf(out, "\ngpuletd%s places %s with this profile at its next plan; to have it now: gpuletd models load %s\n", holder, model.Name, model.Name)
 	}
 	return nil
@@ -319,7 +319,7 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 // resolveModel finds MODEL: a path to a model file, else a model of the
 // repository.
 func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string, ortErr error) (profiler.Model, error) {
-	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+	if isModelFile(arg) {
 		d, err := repository.DigestFile(arg, repository.PlatformONNX)
 		if err != nil {
 			return profiler.Model{}, fmt.Errorf("model file %s: %w", arg, err)
@@ -358,6 +358,13 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	}
 	return profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform,
 		SLOMS: float64(slo.Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile(), Shapes: m.Config.ProfileShapes}, nil
+}
+
+// isModelFile says whether MODEL names a file rather than a model of the
+// repository.
+func isModelFile(arg string) bool {
+	fi, err := os.Stat(arg)
+	return err == nil && !fi.IsDir()
 }
 
 // fileModelName names a bare model file: its base name without extension,

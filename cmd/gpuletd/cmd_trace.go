@@ -30,8 +30,7 @@ func newTraceCmd(g *globalFlags) *cobra.Command {
 --model, that model's). gpuletd trace set changes them, gpuletd trace summary
 reads the trace files the daemon writes under <state_dir>/traces/.`,
 		Args: noArgsBut(func(cmd *cobra.Command, args []string) string {
-			cmd.SuggestionsMinimumDistance = 2 // as the root's own suggestions
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			if s := nearCommands(cmd, args[0]); len(s) > 0 {
 				return "did you mean gpuletd trace " + s[0] + "?"
 			}
 			return "for one model's settings: gpuletd trace --model " + args[0]

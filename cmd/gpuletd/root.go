@@ -121,15 +121,21 @@ func commandGroup(cmd *cobra.Command) *cobra.Command {
 			return c.Help()
 		}
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
-		if c.SuggestionsMinimumDistance <= 0 {
-			c.SuggestionsMinimumDistance = 2 // as the root's own suggestions
-		}
-		if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+		if near := nearCommands(c, args[0]); len(near) > 0 {
 			msg += "; did you mean " + strings.Join(near, " or ") + "?"
 		}
 		return errors.New(msg)
 	}
 	return cmd
+}
+
+// nearCommands are the subcommands of c whose names typed resembles, as the
+// root suggests them for an unknown command.
+func nearCommands(c *cobra.Command, typed string) []string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // the root's own
+	}
+	return c.SuggestionsFor(typed)
 }
 
 func newVersionCmd() *cobra.Command {
