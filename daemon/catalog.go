@@ -149,9 +149,7 @@ func (c *catalog) load(ctx context.Context, name string, override []byte, root s
 	delete(c.notLoaded, name) // asked for now: served, or said why not
 	delete(c.unloaded, name)
 	c.mu.Unlock()
-	opts := c.opts
-	opts.Override = override
-	ms, err := repository.LoadVersions(cmp.Or(root, c.root), name, opts)
+	ms, err := c.read(name, override, root)
 	if root == "" {
 		c.noteBroken(name, err)
 	}
@@ -190,6 +188,15 @@ func (c *catalog) load(ctx context.Context, name string, override []byte, root s
 	}
 	c.mu.Unlock()
 	return ms[0], replaced, nil
+}
+
+// read reads the versions of the model folder name as load would, from
+// the repository or from root ("" is the repository), with the
+// configuration override (nil: none), and changes nothing.
+func (c *catalog) read(name string, override []byte, root string) ([]*repository.Model, error) {
+	opts := c.opts
+	opts.Override = override
+	return repository.LoadVersions(cmp.Or(root, c.root), name, opts)
 }
 
 // noteBroken keeps the repository entry name's state after reading it
@@ -283,6 +290,12 @@ func (c *catalog) get(name string) (*repository.Model, bool) {
 	defer c.mu.RUnlock()
 	m, ok := c.models[name]
 	return m, ok
+}
+
+// family lists the versions served of the model folder name, sorted by
+// name.
+func (c *catalog) family(name string) []*repository.Model {
+	return slices.DeleteFunc(c.all(), func(m *repository.Model) bool { return m.Family != name })
 }
 
 // serving tells whether m is the load of its model served now: not

@@ -111,37 +111,19 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 	if ierr := lr.check(); ierr != nil {
 		return nil, ierr
 	}
-	var root string
-	if len(lr.files) > 0 {
-		if !repository.ValidName(name) {
-			return nil, badRequest("load %q: the name is not allowed for a model folder; use letters, digits, '.', '_' and '-'", name)
-		}
-		if n.uploads == nil {
-			return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": this daemon keeps no uploaded files"}
-		}
-		var err error
-		if root, err = n.uploads.write(name, lr.files); err != nil {
-			return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": " + err.Error()}
-		}
+	root, ierr := n.writeUpload(name, lr)
+	if ierr != nil {
+		return nil, ierr
 	}
 	old, served := n.catalog.get(name)
 	m, replaced, err := n.catalog.load(ctx, name, lr.config, root, n.replacementCheck(ctx, name))
 	if err != nil {
 		n.uploads.drop(root)
-	}
-	switch {
-	case errors.Is(err, repository.ErrNotFound):
-		return nil, &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model" + repository.DidYouMean(n.catalog.root, name)}
-	case errors.Is(err, repository.ErrInvalidModel):
-		ierr := badRequest("%s", uploadedPaths(err.Error(), root, name))
-		n.loadFailed(name, ierr, root == "" && len(lr.config) == 0, served)
-		if served && n.modelReady(name) { // the event and the model's warning say so their way
-			ierr.msg += "; " + name + " serves on as it was loaded before"
+		ierr := n.loadRefusal(name, root, err)
+		if !errors.Is(err, repository.ErrNotFound) {
+			n.loadFailed(name, ierr, errors.Is(err, repository.ErrInvalidModel) && root == "" && len(lr.config) == 0, served)
+			ierr.msg += n.servesOnNote(name, served, err) // the event and the model's warning say so their way
 		}
-		return nil, ierr
-	case err != nil:
-		ierr := &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: uploadedPaths(err.Error(), root, name)}
-		n.loadFailed(name, ierr, false, served)
 		return nil, ierr
 	}
 	if replaced != root {
@@ -166,6 +148,47 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		return nil, ierr
 	}
 	return m, nil
+}
+
+// writeUpload writes the files a load request of name carries into a
+// folder tree of their own and returns its root: "" when it carries none.
+func (n *node) writeUpload(name string, lr loadRequest) (string, *inferError) {
+	if len(lr.files) == 0 {
+		return "", nil
+	}
+	if !repository.ValidName(name) {
+		return "", badRequest("load %q: the name is not allowed for a model folder; use letters, digits, '.', '_' and '-'", name)
+	}
+	if n.uploads == nil {
+		return "", &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": this daemon keeps no uploaded files"}
+	}
+	root, err := n.uploads.write(name, lr.files)
+	if err != nil {
+		return "", &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: "load " + name + ": " + err.Error()}
+	}
+	return root, nil
+}
+
+// loadRefusal is the answer to a load of name whose folder (or the files
+// under root, "" for none) failed to read or check with err.
+func (n *node) loadRefusal(name, root string, err error) *inferError {
+	switch {
+	case errors.Is(err, repository.ErrNotFound):
+		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model" + repository.DidYouMean(n.catalog.root, name)}
+	case errors.Is(err, repository.ErrInvalidModel):
+		return badRequest("%s", uploadedPaths(err.Error(), root, name))
+	}
+	return &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: uploadedPaths(err.Error(), root, name)}
+}
+
+// servesOnNote ends the answer to a load of name refused with err: that
+// the model keeps serving, when it was served before the load (served)
+// and still is, and err says the new files cannot serve.
+func (n *node) servesOnNote(name string, served bool, err error) string {
+	if !served || !errors.Is(err, repository.ErrInvalidModel) || !n.modelReady(name) {
+		return ""
+	}
+	return "; " + name + " serves on as it was loaded before"
 }
 
 // loadAnswer is a load's answer once the re-plan it caused returned

@@ -88,13 +88,19 @@ func (b *profileBook) storedLatency(ctx context.Context, sha, dt string) (pts []
 	return pts, err == nil, err
 }
 
+// lendable tells whether next, loaded to replace old (nil: none), may be
+// placed with old's profile where it has none of its own.
+func lendable(old, next *repository.Model) bool {
+	return old != nil && old.SHA256 != next.SHA256 && sameNetwork(old, next)
+}
+
 // lendProfile lets next, loaded to replace old (the model's newest file
 // until now), use old's profile on the measured devices where next has none
 // of its own, when next is most likely the same network (sameNetwork); it
 // says so in an event per device type, with the command that measures next.
 // It returns the device types lent.
 func (n *node) lendProfile(ctx context.Context, old, next *repository.Model) []string {
-	if old == nil || old.SHA256 == next.SHA256 || !sameNetwork(old, next) {
+	if !lendable(old, next) {
 		return nil
 	}
 	var lent []string

@@ -389,6 +389,23 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	good, err := os.ReadFile(conf)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(conf, bytes.Replace(good, []byte("slo: 5ms"), []byte("slo: 50us"), 1), 0o644))
+	// --dry-run says so first, and loads nothing.
+	code, out, stderr = runCLI(t, "models", "load", "lenet5", "--dry-run")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, out, "lenet5: a load now would fail (400): invalid model: lenet5 as it reads now cannot be served on this node: SLO 0.05 ms")
+	require.Contains(t, out, "(dry run: nothing was changed)")
+	require.NoError(t, os.WriteFile(conf, bytes.Replace(good, []byte("slo: 5ms"), []byte("slo: 50ms"), 1), 0o644))
+	code, out, stderr = runCLI(t, "models", "load", "lenet5", "--dry-run")
+	require.Equal(t, 0, code, stderr+out)
+	require.Contains(t, out, "lenet5: a load now would serve it (dry run: nothing was changed)\nchanges:\n  version 1: SLO 5ms → 50ms (config.yaml)\n")
+	require.Regexp(t, `(?m)^1 +50ms \(config.yaml\) +32 +own +emu0 100%$`, out)
+	require.NoError(t, adminGet(t.Context(), plainAPI(base), "/api/v1/status", &s))
+	for _, m := range s.Models {
+		if m.Name == "lenet5" {
+			require.Equal(t, 5.0, m.SLOMS, "nothing loaded")
+		}
+	}
+	require.NoError(t, os.WriteFile(conf, bytes.Replace(good, []byte("slo: 5ms"), []byte("slo: 50us"), 1), 0o644))
 	code, _, stderr = runCLI(t, "models", "load", "lenet5", "--wait", "30s")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "lenet5 as it reads now cannot be served on this node: SLO 0.05 ms: no batch meets it")
@@ -406,6 +423,9 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, _, stderr = runCLI(t, "models", "load", "nope", "--url", base)
 	require.Equal(t, 1, code)
 	require.Equal(t, "gpuletd: load nope: the repository has no such model\n", stderr)
+	code, out, _ = runCLI(t, "models", "load", "nope", "--url", base, "--dry-run")
+	require.Equal(t, 1, code)
+	require.Equal(t, "nope: a load now would fail (404): load nope: the repository has no such model (dry run: nothing was changed)\n", out)
 	code, _, stderr = runCLI(t, "models", "unload", "nope", "--url", base)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "nope")

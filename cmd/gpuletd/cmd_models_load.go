@@ -21,6 +21,7 @@ func newModelsLoadCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, token, from string
 		wait             time.Duration
+		dryRun           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "load MODEL",
@@ -38,7 +39,16 @@ daemon's repository: DIR's configuration and files go in the load request
 the model is unloaded, loaded again without --from, or the daemon restarts.
 The configuration is read as the daemon reads a repository folder: its
 config.pbtxt with the settings of its config.yaml over it (either, both or
-neither), sent as Triton's ModelConfig.`,
+neither), sent as Triton's ModelConfig.
+
+With --dry-run nothing is loaded: the daemon reads the folder (or the
+--from files) as the load would, checks it the same way, and plans the node
+with it at today's rates (POST /api/v1/models/MODEL/check). It prints whether
+the load would serve the model, measure it first, place it nowhere or fail,
+what it changes of what serves (SLO, max_batch_size, versions, files), where
+the plan would put each version, and which other models would lose
+gpu-lets. It exits 1 when the load would fail, leave the model on no gpu-let
+or take room the others need.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,6 +62,9 @@ neither), sent as Triton's ModelConfig.`,
 				if body, err = uploadBody(from); err != nil {
 					return err
 				}
+			}
+			if dryRun {
+				return dryRunLoad(cmd.Context(), cmd.OutOrStdout(), d, name, adminToken(g, token), body)
 			}
 			code, msg, err := adminPost(cmd.Context(), d, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token), body)
 			switch {
@@ -70,6 +83,7 @@ neither), sent as Triton's ModelConfig.`,
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "load nothing: say what a load now would do (serve, measure first, place nowhere, fail), what it changes and where the plan would put it")
 	return cmd
 }
 
