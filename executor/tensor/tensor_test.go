@@ -103,6 +103,7 @@ func FuzzNew(f *testing.F) {
 	f.Add("BOOL", int64(-1), int64(3), []byte{1})
 	f.Add("INT64", int64(1<<40), int64(1<<30), []byte{})
 	f.Add("BYTES", int64(1), int64(1), []byte{0, 0, 0, 1, 'a'})
+	f.Add("BYTES", int64(1), int64(2), []byte{1, 0, 0, 0, 'a', 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, dt string, d0, d1 int64, data []byte) {
 		tt, err := New("x", DataType(dt), []int64{d0, d1}, data)
 		if err != nil {
@@ -110,7 +111,14 @@ func FuzzNew(f *testing.F) {
 		}
 		n, err := NumElements(tt.Shape)
 		require.NoError(t, err)
-		require.Equal(t, n*int64(tt.DataType.Size()), int64(len(tt.Data)))
+		if tt.DataType.Size() == 0 {
+			// BYTES: length-prefixed elements, as many as the shape holds.
+			elems, err := BytesElements(tt.Data)
+			require.NoError(t, err)
+			require.Equal(t, n, int64(len(elems)))
+		} else {
+			require.Equal(t, n*int64(tt.DataType.Size()), int64(len(tt.Data)))
+		}
 		if d0 > 0 {
 			parts, err := Split(tt, []int64{d0})
 			require.NoError(t, err)
