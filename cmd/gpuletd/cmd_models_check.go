@@ -28,7 +28,9 @@ its versions, SLO and where it came from, largest batch, inputs and outputs
 which serve leaves to the executors, so a file the runtime cannot load is
 found here before a server finds it. A pipeline lists its steps.
 Exits 1 when a folder cannot be served, so it fits a deployment's checks
-before the files are copied to a server.`,
+before the files are copied to a server. On the server, gpuletd models load
+MODEL --dry-run asks the running daemon too: whether its GPUs and latency
+profiles can serve the folder at the SLO it gives, and where it would go.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := g.loadConfig()
