@@ -116,7 +116,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		reloaded: make(chan struct{}, 1), stopped: make(chan struct{}), shm: newSharedMemory(shmDir), live: newLiveProfiles(),
 		cache: newResponseCache(int64(cfg.ResponseCache.Size))}
 	defer n.shm.close()
-	n.traces = newTracer(filepath.Join(cfg.StateDir, "traces"), func(err error) { log.Warn("trace extension", zap.Error(err)) })
+	n.traces = newTracer(TracesDir(cfg.StateDir), func(err error) { log.Warn("trace extension", zap.Error(err)) })
 	if cfg.Trace.Mode == config.TraceModeOpenTelemetry {
 		n.traces.exportTo(newOTelExporter(cfg.Trace.OpenTelemetryURL, cfg.Trace.OpenTelemetryResource,
 			func(err error) { log.Warn("trace extension: opentelemetry", zap.Error(err)) }))

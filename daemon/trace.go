@@ -686,6 +686,10 @@ func (t *tracer) close() {
 	}
 }
 
+// TracesDir is the folder a daemon of state directory stateDir writes its
+// trace files into (trace_file names a file there).
+func TracesDir(stateDir string) string { return filepath.Join(stateDir, "traces") }
+
 // traceKey carries a request's trace in its context.
 type traceKey struct{}
 

@@ -7,18 +7,46 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net/http"
 	neturl "net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/internal/fsperm"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
+
+// traceWriteHint says when the daemon writes the traces it holds.
+const traceWriteHint = ": the daemon writes the traces it holds to trace_file when trace_count reaches 0, " +
+	"when tracing is turned off (gpuletd trace set trace_level=OFF), every log_frequency traces when that is set, " +
+	"and as it stops; gpuletd trace shows the settings and the file's path"
+
+// traceFiles lists the trace files in dir, the daemon's traces folder, in
+// name order; none is an error that says when they are written.
+func traceFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("trace summary: %w", fsperm.ExplainRead(err, dir))
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") { // .NAME.tmp-*: a file being written
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("trace summary: no trace file in %s yet%s", dir, traceWriteHint)
+	}
+	return out, nil
+}
 
 func newTraceCmd(g *globalFlags) *cobra.Command {
 	var url, token, model string
@@ -70,7 +98,7 @@ follows the global one again. For example:
 		},
 	}
 	summary := &cobra.Command{
-		Use:   "summary FILE...",
+		Use:   "summary [FILE...]",
 		Short: "Summarize trace files: where each model's traced requests spent their time",
 		Long: `Read trace files the daemon wrote (JSON arrays of traces) and print, per model,
 the traced requests and the median and 99th percentile of their time end to
@@ -79,14 +107,27 @@ batch (COMPUTE_START to COMPUTE_END) and outside the executor (the rest: the
 request's decoding, routing, the hop and the answer's encoding). With
 --tensors it prints instead the tensors traced at trace_level TENSORS, trace by
 trace: what each request brought and was answered with (a pipeline's step
-requests under it), the first values of each.`,
-		Args: cobra.MinimumNArgs(1),
+requests under it), the first values of each. Without FILE it reads every
+trace file under the configured state_dir's traces/ folder.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var all []traceRecord
-			for _, f := range args {
-				data, err := os.ReadFile(f)
+			files := args
+			if len(files) == 0 {
+				l, err := g.loadConfig()
 				if err != nil {
 					return err
+				}
+				if files, err = traceFiles(daemon.TracesDir(l.Config.StateDir)); err != nil {
+					return err
+				}
+			}
+			var all []traceRecord
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("trace summary: %s does not exist (yet)%s", f, traceWriteHint)
+				}
+				if err != nil {
+					return fmt.Errorf("trace summary: %w", fsperm.ExplainRead(err, f))
 				}
 				var recs []traceRecord
 				if err := json.Unmarshal(data, &recs); err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,4 +45,30 @@ func TestWriteTraceSummary(t *testing.T) {
 	require.Equal(t, []string{"lenet5", "4", "1", "2ms", "/", "3ms", "100µs", "/", "100µs", "300µs", "/", "300µs", "1.6ms", "/", "2.6ms"}, strings.Fields(lines[1]))
 	require.Equal(t, []string{"pipe", "1", "0", "5ms", "/", "5ms", "-", "-", "-"}, strings.Fields(lines[2]))
 	require.Error(t, writeTraceSummary(&b, nil))
+}
+
+// Without FILE, trace summary reads the configured state_dir's traces
+// folder; a folder or a file the daemon has not written yet is an error
+// that says when it writes them.
+func TestTraceSummaryReadsTheStateDirsTraces(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("GPULETD_CONFIG", "")
+	t.Setenv("GPULETD_STATE_DIR", state)
+	code, _, stderr := runCLI(t, "trace", "summary")
+	require.Equal(t, 1, code)
+	require.Equal(t, "gpuletd: trace summary: no trace file in "+filepath.Join(state, "traces")+" yet"+traceWriteHint+"\n", stderr)
+	missing := filepath.Join(state, "traces", "trace.json")
+	code, _, stderr = runCLI(t, "trace", "summary", missing)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "gpuletd: trace summary: "+missing+" does not exist (yet): the daemon writes the traces it holds")
+
+	trace := `[{"model_name": "m", "timestamps": [{"name": "REQUEST_START", "ns": 0}, {"name": "REQUEST_END", "ns": 2000000}]}]`
+	require.NoError(t, os.MkdirAll(filepath.Join(state, "traces"), 0o750))
+	for _, name := range []string{"trace.json.0", "trace.json.1", ".trace.json.2.tmp-1"} {
+		require.NoError(t, os.WriteFile(filepath.Join(state, "traces", name), []byte(trace), 0o640))
+	}
+	code, out, stderr := runCLI(t, "trace", "summary")
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, []string{"m", "2", "0", "2ms", "/", "2ms", "-", "-", "-"}, strings.Fields(strings.Split(out, "\n")[1]),
+		"both files, not the one being written")
 }
