@@ -633,3 +633,36 @@ func TestAModelLeftForWantOfMemoryLeftSaysSo(t *testing.T) {
 		require.NotContains(t, plan.Unscheduled, "a", algo)
 	}
 }
+
+// A model left out because every gpu-let it could share would break an
+// SLO (a device whose shares are all cut, each holding a model with a
+// tight SLO) says which SLO each would break, rather than the general
+// words.
+func TestAModelNoGpuletCanShareWithSaysWhichSLOsStopIt(t *testing.T) {
+	cpu := mpsGPU("cpu", "cpu", 100000)
+	cpu.Sizes = []int{50, 100}
+	in := Input{GPUs: []GPU{cpu}, Demands: []Demand{
+		{Name: "fast", Profile: linearProfile(t, "fast", "cpu", 10, 0.25, 0.5, 8, 50, 100), SLOMS: 5, Rate: 1},
+		{Name: "mid", Profile: linearProfile(t, "mid", "cpu", 10, 10, 5, 8, 50, 100), SLOMS: 100, Rate: 1},
+		{Name: "slow", Profile: linearProfile(t, "slow", "cpu", 10, 40, 10, 8, 50, 100), SLOMS: 1000, Rate: 1},
+	}}
+	for _, algo := range []Algo{AlgoGpuletInt, AlgoGpulet} {
+		plan := runPlan(t, algo, in, Options{})
+		require.Equal(t, map[string]float64{"slow": 1}, plan.Unscheduled, algo)
+		require.Equal(t, "1 req/s left over: every share of the node's one device is cut into gpu-lets, and none can take slow in within the SLOs: "+
+			"cpu 50% (fast): fast (SLO 5 ms) may wait at most 4 ms for a cycle of batches, and a batch of one of each model there and of slow (90 ms) takes 91 ms; "+
+			"cpu 50% (mid): mid (SLO 100 ms) may wait at most 75 ms for a cycle of batches, and a batch of one of each model there and of slow (90 ms) takes 115 ms",
+			plan.Reasons["slow"], algo)
+	}
+	// Where a model's own SLO is what stops it, it says so.
+	in.Demands[2].SLOMS = 150
+	in.Demands[1].SLOMS = 1000
+	plan := runPlan(t, AlgoGpuletInt, in, Options{})
+	require.Contains(t, plan.Reasons["slow"], "cpu 50% (mid): slow's own SLO of 150 ms leaves at most 60 ms for a cycle of batches, and a batch of one of each model there and of its own takes 115 ms")
+	// With a share left free the general words stand.
+	in.GPUs[0].Sizes = []int{25, 50, 100}
+	in.Demands[2].SLOMS = 1000
+	in.Demands[2].Rate = 1e6
+	plan = runPlan(t, AlgoGpuletInt, in, Options{})
+	require.NotContains(t, plan.Reasons["slow"], "every share", "placed in part: its leftover rate is the general case")
+}

@@ -136,10 +136,11 @@ func describeLeft(rate float64, ngpus int) string {
 }
 
 // whyLeft explains the leftover rate of model m: describeLeft, or, when m
-// has no place yet and no device it could run on has the memory left for
-// one more copy of it, that and each device's memory left (an MPS or CPU
-// device's, over its gpu-lets; a MIG GPU's instances are sized apart, so
-// with one the general words stand).
+// has no place yet, either that no device it could run on has the memory
+// left for one more copy of it, with each device's memory left (an MPS or
+// CPU device's, over its gpu-lets; a MIG GPU's instances are sized apart,
+// so with one the general words stand), or that every gpu-let it could
+// share would break an SLO (whyNoShare).
 func (s *state) whyLeft(m *model, rate float64) string {
 	if s.assigned[m] > 0 {
 		return describeLeft(rate, len(s.gpus))
@@ -154,6 +155,9 @@ func (s *state) whyLeft(m *model, rate float64) string {
 		}
 		left := g.rt.g.MemoryMB - s.memoryUsed(g)
 		if m.mem <= left+1e-9 {
+			if why := s.whyNoShare(m, rate); why != "" {
+				return why
+			}
 			return describeLeft(rate, len(s.gpus))
 		}
 		free = append(free, fmt.Sprintf("%s %.0f of %.0f MB", g.rt.g.ID, max(left, 0), g.rt.g.MemoryMB))
