@@ -645,6 +645,7 @@ func checkReadyWords(t *testing.T, b *browser) {
     capacityWords({ ratio: 620.4, load: 98.4, rate: 59785 }),
     capacityWords({ ratio: 1.8, load: 12000, rate: 21600, at_least: true }),
     capacityWords({ ratio: 0.8, load: 500, rate: 400 }),
+    capacityWords({ ratio: 0, load: 7.56, rate: 0 }),
     capacityWords({ ratio: 256, load: 318, rate: 80810, cpu: true }),
     capacityWords({ ratio: 5.3, load: 2004, rate: 10694, cpu: true, executor_path_us: 71.2, daemon_path_us: 1234 }),
     capacityWords({ ratio: 1048576, load: 1, rate: 1048576, at_least: true }),
@@ -653,6 +654,7 @@ func checkReadyWords(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, []string{"3.4× the 400 req/s planned for, 1,368 req/s", "620× the 98.4 req/s planned for, 59,785 req/s",
 		"≥1.8× the 12,000 req/s planned for, ≥21,600 req/s", "0.8× the 500 req/s planned for: overloaded",
+		"none: however light the 7.6 req/s planned for, the plan leaves a model out (the models below say which, and why)",
 		"256× the 318 req/s planned for, 80,810 req/s (on the CPU: the models' compute alone, the request path shares its cores)",
 		"5.3× the 2,004 req/s planned for, 10,694 req/s (on the CPU: with the executors' 71µs of CPU a request; the daemon's 1.23ms shares the cores too)",
 		"≥1,048,576× the 1.0 req/s planned for, ≥1,048,576 req/s", "–"}, got)

@@ -187,6 +187,9 @@ func (c *adminCapacity) words() string {
 	switch {
 	case c.AtLeast:
 		atLeast = "≥"
+	case c.Ratio == 0:
+		// Not even a hundredth of the load fits: the mix, not the load.
+		return fmt.Sprintf("capacity (planner's estimate): none: however light the %s planned for,\n  the plan leaves a model out (below: which, and why)", rate(c.Load))
 	case c.Ratio < 1:
 		return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for: overloaded", ratio, rate(c.Load))
 	}

@@ -84,6 +84,8 @@ export function capacityWords(c) {
   const atLeast = c.at_least ? '≥' : '';
   const ratio = atLeast + (c.ratio >= 10 ? whole(c.ratio) : c.ratio.toFixed(1)) + '×';
   const load = `${c.load >= 100 ? whole(c.load) : c.load.toFixed(1)} req/s`;
+  // Not even a hundredth of the load fits: the mix, not the load.
+  if (c.ratio === 0 && !c.at_least) return `none: however light the ${load} planned for, the plan leaves a model out (the models below say which, and why)`;
   if (c.ratio < 1 && !c.at_least) return `${ratio} the ${load} planned for: overloaded`;
   let cpu = '';
   if (c.cpu && (c.executor_path_us > 0 || c.daemon_path_us > 0)) {
