@@ -92,7 +92,7 @@ func TestMutatingRoutesNeedTheToken(t *testing.T) {
 		}
 		return nil
 	}))
-	require.Equal(t, 14, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize; and the backup")
+	require.Equal(t, 15, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize; the load check (it may write the files it carries); and the backup")
 }
 
 // With the token, a mutating REST call reaches its handler; on a loopback
