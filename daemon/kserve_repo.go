@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -51,12 +52,29 @@ func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
 		writeInferError(w, ierr)
 		return
 	}
-	m, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"], lr)
+	res, ierr := n.loadModel(r.Context(), mux.Vars(r)["model"], lr)
 	if ierr != nil {
 		writeInferError(w, ierr)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"name": m.Name, "state": "READY"})
+	writeJSON(w, http.StatusOK, loadAnswerDoc{Name: res.model.Name, State: "READY", Displaced: res.displaced})
+}
+
+// loadAnswerDoc answers a load that serves its model.
+type loadAnswerDoc struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	// Displaced are the models and pipelines that served before the load
+	// and no longer do in the plan made with it, and why.
+	Displaced map[string]string `json:"displaced,omitempty"`
+}
+
+// loadResult is what a load that went through did.
+type loadResult struct {
+	model *repository.Model
+	// displaced: the models and pipelines that served before the load and
+	// do not after the re-plan it caused, and why (displacedBy).
+	displaced map[string]string
 }
 
 // loadRequest is what a repository load request asks beyond the model's
@@ -107,13 +125,13 @@ func (lr *loadRequest) check() *inferError {
 // loadModel (re)loads a model from the repository, or from the files the
 // request carries, and re-plans so that it is placed, whichever protocol
 // asks. A load that fails leaves the model as it was.
-func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*repository.Model, *inferError) {
+func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (loadResult, *inferError) {
 	if ierr := lr.check(); ierr != nil {
-		return nil, ierr
+		return loadResult{}, ierr
 	}
 	root, ierr := n.writeUpload(name, lr)
 	if ierr != nil {
-		return nil, ierr
+		return loadResult{}, ierr
 	}
 	old, served := n.catalog.get(name)
 	m, replaced, err := n.catalog.load(ctx, name, lr.config, root, n.replacementCheck(ctx, name))
@@ -124,7 +142,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 			n.loadFailed(name, ierr, errors.Is(err, repository.ErrInvalidModel) && root == "" && len(lr.config) == 0, served)
 			ierr.msg += n.servesOnNote(name, served, err) // the event and the model's warning say so their way
 		}
-		return nil, ierr
+		return loadResult{}, ierr
 	}
 	if replaced != root {
 		n.uploads.drop(replaced)
@@ -141,13 +159,55 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (*rep
 		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later
 		n.profileLater(ctx, m)     // no profile, or one that never finished: measured beside the serving gpu-lets, then placed
 	}
-	if ierr := n.loadAnswer(m.Name, n.replan(ctx, "model "+m.Name+" loaded", n.planRates())); ierr != nil {
+	servedBefore := n.servedBesides(name)
+	replanErr := n.replan(ctx, "model "+m.Name+" loaded", n.planRates())
+	displaced := n.displacedBy(name, servedBefore)
+	if ierr := n.loadAnswer(m.Name, replanErr); ierr != nil {
 		if n.modelState(m.Name, n.router.models()) == stateUnservable {
 			n.loadFailed(m.Name, ierr, false, false) // not on its way: it failed
 		}
-		return nil, ierr
+		return loadResult{}, ierr
 	}
-	return m, nil
+	return loadResult{model: m, displaced: displaced}, nil
+}
+
+// servedBesides lists the models and pipelines that serve now, but for
+// those of the model folder name.
+func (n *node) servedBesides(name string) []string {
+	var out []string
+	for _, m := range n.catalog.all() {
+		if m.Family != name && n.modelReady(m.Name) {
+			out = append(out, m.Name)
+		}
+	}
+	for _, p := range n.catalog.allPipelines() {
+		if p.Name != name && n.modelReady(p.Name) {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// displacedBy says which of before, the models and pipelines that served
+// before the load of name, no longer serve after the re-plan it caused, and
+// why (unservable: not those on their way to a gpu-let); a warning event
+// names them, since a load's answer is about its own model. nil when none.
+func (n *node) displacedBy(name string, before []string) map[string]string {
+	out := map[string]string{}
+	routed := n.router.models()
+	for _, b := range before {
+		if n.modelState(b, routed) == stateUnservable { // not one on its way back to a gpu-let
+			out[b] = n.notReadyReason(b)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(out))
+	n.events.add(EventModelLoad, store.SeverityWarning,
+		fmt.Sprintf("loading %s took the gpu-lets of %s: the plan made with it no longer serves them (gpuletd models show NAME says why)", name, strings.Join(names, ", ")),
+		map[string]string{"model": name})
+	return out
 }
 
 // writeUpload writes the files a load request of name carries into a

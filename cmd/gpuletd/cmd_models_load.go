@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,12 +68,13 @@ or take room the others need.`,
 			if dryRun {
 				return dryRunLoad(cmd.Context(), cmd.OutOrStdout(), d, name, adminToken(g, token), body)
 			}
-			code, msg, err := adminPost(cmd.Context(), d, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token), body)
+			code, answer, msg, err := adminCall(cmd.Context(), d, http.MethodPost, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token), body)
 			switch {
 			case err != nil:
 				return err
 			case code == http.StatusOK:
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ready\n", name)
+				warnDisplaced(cmd.ErrOrStderr(), name, answer)
 				return nil
 			case code != http.StatusServiceUnavailable || wait <= 0:
 				return &exitError{code: 1, msg: "gpuletd: " + msg}
@@ -116,6 +119,20 @@ stays in the repository; load it again with gpuletd models load.`,
 	cmd.Flags().StringVar(&url, "url", "", urlUsage)
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	return cmd
+}
+
+// warnDisplaced warns of the models and pipelines a load's answer says
+// the plan made with name no longer serves.
+func warnDisplaced(w io.Writer, name string, answer []byte) {
+	var a struct {
+		Displaced map[string]string `json:"displaced"`
+	}
+	if json.Unmarshal(answer, &a) != nil {
+		return
+	}
+	for _, m := range slices.Sorted(maps.Keys(a.Displaced)) {
+		fmt.Fprintf(w, "gpuletd: warning: the plan made with %s no longer serves %s: %s\n", name, m, a.Displaced[m])
+	}
 }
 
 // adminToken is flag, or the configuration's admin token when there is a

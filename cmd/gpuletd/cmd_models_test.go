@@ -237,3 +237,15 @@ func TestModelRequestsText(t *testing.T) {
 		require.Equal(t, tc.want, tc.m.requestsText(now))
 	}
 }
+
+// A load's answer that names models the plan made with it no longer
+// serves is a warning line for each.
+func TestWarnDisplaced(t *testing.T) {
+	var b strings.Builder
+	warnDisplaced(&b, "a", []byte(`{"name": "a", "state": "READY", "displaced": {"vgg": "no room", "b": "no gpu-let can take it"}}`))
+	require.Equal(t, "gpuletd: warning: the plan made with a no longer serves b: no gpu-let can take it\n"+
+		"gpuletd: warning: the plan made with a no longer serves vgg: no room\n", b.String())
+	b.Reset()
+	warnDisplaced(&b, "a", []byte(`{"name": "a", "state": "READY"}`))
+	require.Empty(t, b.String())
+}
