@@ -74,23 +74,29 @@ func (n *node) handleAdminPreview(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad preview request: "+err.Error())
 		return
 	}
+	n.answerPlannerRun(w, r, "plan preview", func(ctx context.Context) (any, error) { return n.preview(ctx, rates, algo) })
+}
+
+// answerPlannerRun answers a request whose answer is a planner run, run(),
+// that applies nothing: one at a time (the previews' gate, since some need
+// no token) and for 30 s at most, with run's document or its error as
+// "what: …".
+func (n *node) answerPlannerRun(w http.ResponseWriter, r *http.Request, what string, run func(ctx context.Context) (any, error)) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	// One at a time: a preview is a planner run, and the endpoint needs no
-	// token.
 	if err := n.previews.enter(ctx); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "plan preview: the previews before it took too long: try again")
+		writeError(w, http.StatusServiceUnavailable, what+": the plan previews and checks before it took too long: try again")
 		return
 	}
 	defer n.previews.leave()
-	doc, err := n.preview(ctx, rates, algo)
+	doc, err := run(ctx)
 	switch {
 	case errors.Is(err, errNoHealthyDevice):
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	case ctx.Err() != nil:
-		writeError(w, http.StatusServiceUnavailable, "plan preview: "+ctx.Err().Error())
+		writeError(w, http.StatusServiceUnavailable, what+": "+ctx.Err().Error())
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, "plan preview: "+err.Error())
+		writeError(w, http.StatusInternalServerError, what+": "+err.Error())
 	default:
 		writeJSON(w, http.StatusOK, doc)
 	}

@@ -2,13 +2,11 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/gorilla/mux"
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -109,25 +107,8 @@ func (n *node) handleAdminLoadCheck(w http.ResponseWriter, r *http.Request) {
 		writeInferError(w, ierr)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
-	defer cancel()
-	// One planner run at a time, with the plan previews.
-	if err := n.previews.enter(ctx); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "load check: the plan previews before it took too long: try again")
-		return
-	}
-	defer n.previews.leave()
-	doc, err := n.checkLoad(ctx, mux.Vars(r)["model"], lr)
-	switch {
-	case errors.Is(err, errNoHealthyDevice):
-		writeError(w, http.StatusServiceUnavailable, "load check: "+err.Error())
-	case ctx.Err() != nil:
-		writeError(w, http.StatusServiceUnavailable, "load check: "+ctx.Err().Error())
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "load check: "+err.Error())
-	default:
-		writeJSON(w, http.StatusOK, doc)
-	}
+	name := mux.Vars(r)["model"]
+	n.answerPlannerRun(w, r, "load check", func(ctx context.Context) (any, error) { return n.checkLoad(ctx, name, lr) })
 }
 
 // checkLoad says what loadModel(name, lr) would do now, doing none of it.
