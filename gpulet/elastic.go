@@ -53,7 +53,11 @@ import (
 //     whose batches take 18 ms. On igniter-v100 the second pass lifts the
 //     equal mix's max rate from 0.946 to 0.997 of ideal ("Planner"). A
 //     later neighbour on MPS is checked against the slowdowns both ways
-//     (maxAdd), as any other.
+//     (maxAdd), as any other. The residue's size is the smallest allowed
+//     one from p_req up that serves it beside a copy of itself
+//     (residueSize): p_req counts no neighbour, and alexnet at a 3 ms SLO on
+//     an iGniter V100, which meets it alone at p_req but not once slowed,
+//     took the whole GPU there and left two 100 ms models without a place.
 //   - The rate given to the gpu-let is the most it can serve, at most the
 //     rate left: with interference, the most that keeps every model on the
 //     GPU — the new one and those already there — within its SLO under the
@@ -139,8 +143,11 @@ func (p *elastic) step(m *model, left float64) bool {
 			continue
 		}
 		size := c.size
+		if ideal == req && (g.rt.mig != nil || p.splitResidues) {
+			ideal = p.e.residueSize(m, g.rt, left, ideal, c.size)
+		}
 		residue := func() bool {
-			return (g.rt.mig != nil || p.splitResidues) && ideal == req && left <= p.e.splitCapacity(m, g.rt, ideal)
+			return (g.rt.mig != nil || p.splitResidues) && left <= p.e.splitCapacity(m, g.rt, ideal)
 		}
 		if ideal < c.size && (p.e.splitPays(m, g.rt, ideal) || residue()) {
 			cur := g.sizes()
@@ -209,6 +216,22 @@ func (p *elastic) residue(m *model, left float64) bool {
 	}
 	p.commit(bestRef.gpu, bestL, bestF, m, best)
 	return true
+}
+
+// residueSize is the size a residue of left requests/s of m is split off
+// at on g: the smallest allowed size from req up, below free (the gpu-let
+// it is cut from), that serves it beside a copy of itself, or req when
+// none does. MINREQUIREDPARTITION (req) counts no neighbour, and a model
+// whose batch of one barely meets its SLO alone meets it at req with none
+// of the slowdown a neighbour brings: split there it serves nothing, and
+// the residue took the whole GPU, leaving no room for any other model.
+func (e *env) residueSize(m *model, g *gpuRT, left float64, req, free int) int {
+	for _, s := range g.sizes {
+		if s >= req && s < free && left <= e.splitCapacity(m, g, s) {
+			return s
+		}
+	}
+	return req
 }
 
 // minRequired is MINREQUIREDPARTITION: the smallest allowed size of g whose
