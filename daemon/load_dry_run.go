@@ -230,9 +230,12 @@ func displaced(before, after *gpulet.Plan, others []*repository.Model) map[strin
 		if is <= was*(1+1e-6)+1e-9 {
 			continue
 		}
-		why := fmt.Sprintf("%.3g req/s of its planned rate would have no gpu-let (%.3g without this load)", is, was)
-		if r := after.Reasons[m.Name]; r != "" {
-			why += ": " + r
+		why := after.Reasons[m.Name] // it gives the rate left over
+		if why == "" {
+			why = fmt.Sprintf("%.3g req/s of its planned rate would have no gpu-let", is)
+		}
+		if was > 0 {
+			why += fmt.Sprintf(" (%.3g without this load)", was)
 		}
 		out[m.Name] = why
 	}

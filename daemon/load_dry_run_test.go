@@ -178,10 +178,11 @@ func TestALoadCheckOfABadRequestIsRefused(t *testing.T) {
 // leaves more of their rate unplaced than the plan without it.
 func TestDisplacedAreTheModelsALoadLeavesShort(t *testing.T) {
 	before := &gpulet.Plan{Unscheduled: map[string]float64{"short": 5}}
-	after := &gpulet.Plan{Unscheduled: map[string]float64{"short": 5, "pushed": 12.5, "new": 3},
-		Reasons: map[string]string{"pushed": "no room on any gpu-let"}}
+	after := &gpulet.Plan{Unscheduled: map[string]float64{"short": 6, "pushed": 12.5, "new": 3},
+		Reasons: map[string]string{"pushed": "12.5 req/s left over: no room on any gpu-let"}}
 	others := []*repository.Model{{Name: "short"}, {Name: "pushed"}, {Name: "fine"}}
-	require.Equal(t, map[string]string{"pushed": "12.5 req/s of its planned rate would have no gpu-let (0 without this load): no room on any gpu-let"},
+	require.Equal(t, map[string]string{"pushed": "12.5 req/s left over: no room on any gpu-let",
+		"short": "6 req/s of its planned rate would have no gpu-let (5 without this load)"},
 		displaced(before, after, others))
 	require.Nil(t, displaced(before, before, others))
 }
