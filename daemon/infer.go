@@ -468,7 +468,9 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	traceOf(ctx).executorTimes(sent, trip, time.Duration(res.HeldUs)*time.Microsecond,
 		time.Duration(res.QueueUs)*time.Microsecond, time.Duration(res.ComputeUs)*time.Microsecond)
 	if res.HeldUs > 0 {
-		n.metrics.hop.WithLabelValues(m.Name).Observe(max(trip.Seconds()-float64(res.HeldUs)/1e6, 0))
+		hop := max(trip-time.Duration(res.HeldUs)*time.Microsecond, 0)
+		n.metrics.hop.WithLabelValues(m.Name).Observe(hop.Seconds())
+		c.hop.add(hop)
 	}
 	n.metrics.batch.WithLabelValues(m.Name).Observe(float64(res.BatchSize))
 	return &executed{outs: outs, batch: res.BatchSize, emulated: res.Emulated}, nil

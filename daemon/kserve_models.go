@@ -257,6 +257,9 @@ type modelCounters struct {
 	batches shareCount
 	// miss counts the outcomes the miss rule judges the plan by.
 	miss missTally
+	// hop times each answer's round trip outside its executor: to the
+	// executor and back, less what the executor held it (hopWarning).
+	hop durCount
 }
 
 // shareCount sums shares of a whole, concurrently.

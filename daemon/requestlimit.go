@@ -89,6 +89,11 @@ func (n *node) modelWarnings(m *repository.Model) []string {
 	if w := n.stale.reason(m.Name); w != "" {
 		out = append(out, w)
 	}
+	if v, ok := n.counters.m.Load(m.Name); ok {
+		if w := hopWarning(m.Config.SLO.D(), &v.(*modelCounters).hop); w != "" {
+			out = append(out, w)
+		}
+	}
 	return out
 }
 
