@@ -39,7 +39,9 @@ func TestArgumentsWhereUsersPutThem(t *testing.T) {
 		{"simulate, two files", []string{"simulate", wl, wl}, 2, "simulate takes at most 1 argument (the --workload), not 2", ""},
 		{"simulate FILE --workload FILE", []string{"simulate", wl, "--workload", wl}, 2, "simulate: " + wl + " and --workload " + wl + " name the same thing: give one of them", ""},
 		{"simulate, no file", []string{"simulate"}, 2, "simulate needs a workload file: gpuletd simulate FILE", ""},
-		{"load MODEL MODEL=RATE", []string{"load", "lenet5=10", "mlp=20", "--url", srv.URL, "--duration", "1s"}, 1, "", "/v2/models/mlp?"},
+		// Every model's statistics are read before the run, in order; its
+		// metadata then in parallel, the first refusal cancelling the rest.
+		{"load MODEL MODEL=RATE", []string{"load", "lenet5=10", "mlp=20", "--url", srv.URL, "--duration", "1s"}, 1, "", "/v2/models/mlp/stats?"},
 		{"load MODEL --model MODEL", []string{"load", "lenet5", "--model", "mlp", "--rate", "20", "--url", srv.URL, "--duration", "1s"}, 1, "", "/v2/models/lenet5/"},
 		{"load, no model", []string{"load", "--url", srv.URL}, 2, "load needs a model: gpuletd load MODEL", ""},
 		{"events MODEL", []string{"events", "lenet5", "--url", srv.URL}, 1, "", "model=lenet5"},
