@@ -41,9 +41,12 @@ const (
 	// checkRefused: the load fails, with the status and error it would
 	// answer; a model that serves serves on as it was.
 	checkRefused = "refused"
-	// checkPipeline: the load goes through; a pipeline, whose plan is made
-	// from its steps' when it is loaded.
+	// checkPipeline: the load goes through; a pipeline whose steps serve,
+	// whose plan is made from theirs when it is loaded.
 	checkPipeline = "pipeline"
+	// checkStepsNotServed: the load of a pipeline goes through, but a step
+	// of it does not serve (Reason), so neither would the pipeline.
+	checkStepsNotServed = "steps_not_served"
 )
 
 // Where a checked version's latency profile comes from
@@ -63,6 +66,8 @@ type loadCheckDoc struct {
 	Error  string `json:"error,omitempty"`
 	// ServesNow says that the model serves now.
 	ServesNow bool `json:"serves_now"`
+	// Reason says why a pipeline would not serve (checkStepsNotServed).
+	Reason string `json:"reason,omitempty"`
 	// Versions are the versions the load would serve, newest first.
 	Versions []loadCheckVersion `json:"versions,omitempty"`
 	// Changes say in words what the load changes of what serves.
@@ -138,7 +143,10 @@ func (n *node) checkLoad(ctx context.Context, name string, lr loadRequest) (load
 	}
 	doc.Changes = loadChanges(n.catalog.family(name), ms)
 	if ms[0].Config.Ensemble != nil {
-		doc.Verdict = checkPipeline
+		doc.Verdict, doc.Reason = checkPipeline, n.stepsNotServed(ms[0])
+		if doc.Reason != "" {
+			doc.Verdict = checkStepsNotServed
+		}
 		return doc, nil
 	}
 	// What the plan is given: a new file of the served model that has no
@@ -183,6 +191,22 @@ func (n *node) checkLoad(ctx context.Context, name string, lr loadRequest) (load
 	}
 	doc.Displaced = displaced(before, after, others)
 	return doc, nil
+}
+
+// stepsNotServed says why the pipeline p, as read, would not serve: a step
+// that is not a served model, or one that does not serve now; "" when every
+// step serves.
+func (n *node) stepsNotServed(p *repository.Model) string {
+	steps, err := n.catalog.steps(p)
+	if err != nil {
+		return err.Error()
+	}
+	for _, s := range steps {
+		if !n.modelReady(s.Name) {
+			return fmt.Sprintf("its step %s does not serve: %s", s.Name, n.notReadyReason(s.Name))
+		}
+	}
+	return ""
 }
 
 // planOf plans the models ms for rates as a re-plan would, changing

@@ -53,6 +53,17 @@ func TestALoadCheckSaysWhatALoadWouldDo(t *testing.T) {
 	write("m/1/model.onnx", strings.Repeat("a", 1000))
 	write("m/config.yaml", "slo: 1s\nmax_batch_size: 4\n")
 	write("fresh/1/model.onnx", "fresh")
+	for _, p := range []struct{ name, step string }{{"pipe", "m"}, {"pipe2", "fresh"}} {
+		write(p.name+"/config.pbtxt", `name: "`+p.name+`"
+platform: "ensemble"
+max_batch_size: 4
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "y" data_type: TYPE_FP32 dims: [ 2 ] } ]
+parameters { key: "slo" value { string_value: "5s" } }
+ensemble_scheduling { step [ { model_name: "`+p.step+`" model_version: -1 input_map { key: "x" value: "x" } output_map { key: "y" value: "y" } } ] }
+`)
+		write(p.name+"/1/.keep", "")
+	}
 	write("fresh/config.yaml", "slo: 1s\nmax_batch_size: 4\n")
 	n.catalog, n.router = newCatalog(repo, 0, st, n.events, zap.NewNop()), newRouter()
 	n.catalog.opts.Read = fixedReader
@@ -134,6 +145,13 @@ func TestALoadCheckSaysWhatALoadWouldDo(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, doc.Status)
 	require.Contains(t, doc.Error, "the repository has no such model")
 
+	// A pipeline serves where its steps do.
+	doc = checkOf(t, n, "pipe", "")
+	require.Equal(t, checkPipeline, doc.Verdict, doc.Reason)
+	doc = checkOf(t, n, "pipe2", "")
+	require.Equal(t, checkStepsNotServed, doc.Verdict)
+	require.Contains(t, doc.Reason, "step[0] (fresh): the model is not served; load it first")
+
 	// Files of the request in place of the folder, as the load takes
 	// them: read, then removed.
 	file := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("a", 1000)))
@@ -153,6 +171,8 @@ func TestALoadCheckSaysWhatALoadWouldDo(t *testing.T) {
 	require.True(t, ok)
 	require.Same(t, m, now, "the model served is the one loaded")
 	_, ok = n.catalog.get("fresh")
+	require.False(t, ok)
+	_, ok = n.catalog.pipeline("pipe")
 	require.False(t, ok)
 	require.Nil(t, n.current.Load(), "no plan applied")
 	require.Empty(t, n.sup.running)

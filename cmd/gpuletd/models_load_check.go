@@ -22,6 +22,7 @@ type loadCheck struct {
 	Status    int                `json:"status"`
 	Error     string             `json:"error"`
 	ServesNow bool               `json:"serves_now"`
+	Reason    string             `json:"reason"`
 	Versions  []loadCheckVersion `json:"versions"`
 	Changes   []string           `json:"changes"`
 	Displaced map[string]string  `json:"displaced"`
@@ -56,7 +57,7 @@ func dryRunLoad(ctx context.Context, w io.Writer, d *daemonAPI, name, token stri
 		return fmt.Errorf("read the load check: %w", err)
 	}
 	printLoadCheck(w, c)
-	if c.Verdict == "refused" || c.Verdict == "unplaced" || len(c.Displaced) > 0 {
+	if c.Verdict == "refused" || c.Verdict == "unplaced" || c.Verdict == "steps_not_served" || len(c.Displaced) > 0 {
 		return &exitError{code: 1}
 	}
 	return nil
@@ -79,6 +80,8 @@ func printLoadCheck(w io.Writer, c loadCheck) {
 		fmt.Fprintf(w, "%s: a load now would go through, but the plan would place it on no gpu-let%s\n", c.Name, dry)
 	case "pipeline":
 		fmt.Fprintf(w, "%s: a load now would serve this pipeline; its plan is made from its steps' as it loads%s\n", c.Name, dry)
+	case "steps_not_served":
+		fmt.Fprintf(w, "%s: a load now would go through, but the pipeline would not serve: %s%s\n", c.Name, c.Reason, dry)
 	default:
 		fmt.Fprintf(w, "%s: %s%s\n", c.Name, c.Verdict, dry)
 	}
