@@ -23,7 +23,7 @@ func newModelsLoadCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, token, from string
 		wait             time.Duration
-		dryRun           bool
+		dryRun, asJSON   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "load MODEL",
@@ -66,7 +66,10 @@ or take room the others need.`,
 				}
 			}
 			if dryRun {
-				return dryRunLoad(cmd.Context(), cmd.OutOrStdout(), d, name, adminToken(g, token), body)
+				return dryRunLoad(cmd.Context(), cmd.OutOrStdout(), d, name, adminToken(g, token), body, asJSON)
+			}
+			if asJSON {
+				return usageErrorf("--json goes with --dry-run: a load prints one line")
 			}
 			code, answer, msg, err := adminCall(cmd.Context(), d, http.MethodPost, "/v2/repository/models/"+neturl.PathEscape(name)+"/load", adminToken(g, token), body)
 			switch {
@@ -86,6 +89,7 @@ or take room the others need.`,
 	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --dry-run: print the daemon's answer as it is (the exit status as without)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "load nothing: say what a load now would do (serve, measure first, place nowhere, fail), what it changes and where the plan would put it")
 	return cmd
 }

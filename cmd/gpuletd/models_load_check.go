@@ -42,9 +42,9 @@ type loadCheckVersion struct {
 }
 
 // dryRunLoad asks the daemon what a load of name with body would do,
-// prints it, and fails (exit status 1) where the load would fail, leave a
+// prints it (asJSON: the answer as it is), and fails (exit status 1) where the load would fail, leave a
 // version of the model unplaced or take gpu-lets from other models.
-func dryRunLoad(ctx context.Context, w io.Writer, d *daemonAPI, name, token string, body []byte) error {
+func dryRunLoad(ctx context.Context, w io.Writer, d *daemonAPI, name, token string, body []byte, asJSON bool) error {
 	code, answer, msg, err := adminCall(ctx, d, http.MethodPost, "/api/v1/models/"+neturl.PathEscape(name)+"/check", token, body)
 	if err != nil {
 		return err
@@ -56,7 +56,11 @@ func dryRunLoad(ctx context.Context, w io.Writer, d *daemonAPI, name, token stri
 	if err := json.Unmarshal(answer, &c); err != nil {
 		return fmt.Errorf("read the load check: %w", err)
 	}
-	printLoadCheck(w, c)
+	if asJSON {
+		fmt.Fprintln(w, strings.TrimSpace(string(answer)))
+	} else {
+		printLoadCheck(w, c)
+	}
 	if c.Verdict == "refused" || c.Verdict == "unplaced" || c.Verdict == "steps_not_served" || len(c.Displaced) > 0 {
 		return &exitError{code: 1}
 	}
