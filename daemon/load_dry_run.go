@@ -149,10 +149,13 @@ func (n *node) checkLoad(ctx context.Context, name string, lr loadRequest) (load
 		}
 		return doc, nil
 	}
-	// What the plan is given: a new file of the served model that has no
-	// profile of its own is placed with its predecessor's (lendProfile).
+	// What the plan is given: a new file of the served model is placed
+	// with its predecessor's profile where the load would lend it
+	// (lendProfile); planned under the old file's sha256, it takes that
+	// profile on every device type, which differs only where the new file
+	// has a profile of its own on one type and not another.
 	planned := slices.Clone(ms)
-	if lendable(old, ms[0]) && !n.hasOwnProfile(ctx, ms[0]) {
+	if len(n.lendDevices(ctx, old, ms[0])) > 0 {
 		lent := *ms[0]
 		lent.SHA256 = old.SHA256
 		planned[0] = &lent
@@ -215,14 +218,6 @@ func (n *node) planOf(ctx context.Context, ms []*repository.Model, rates map[str
 	in, missing := n.planInputOf(ctx, ms, rates)
 	p, err := n.plan(ctx, in, n.algorithm())
 	return p, missing, err
-}
-
-// hasOwnProfile tells whether m's file has a latency profile of its own on
-// one of the node's measured device types.
-func (n *node) hasOwnProfile(ctx context.Context, m *repository.Model) bool {
-	_, missing := n.planInputOf(ctx, []*repository.Model{m}, nil)
-	_, none := missing[m.Name]
-	return !none
 }
 
 // placedOn names the gpu-lets of plan that name is placed on: device and

@@ -88,22 +88,15 @@ func (b *profileBook) storedLatency(ctx context.Context, sha, dt string) (pts []
 	return pts, err == nil, err
 }
 
-// lendable tells whether next, loaded to replace old (nil: none), may be
-// placed with old's profile where it has none of its own.
-func lendable(old, next *repository.Model) bool {
-	return old != nil && old.SHA256 != next.SHA256 && sameNetwork(old, next)
-}
-
-// lendProfile lets next, loaded to replace old (the model's newest file
-// until now), use old's profile on the measured devices where next has none
-// of its own, when next is most likely the same network (sameNetwork); it
-// says so in an event per device type, with the command that measures next.
-// It returns the device types lent.
-func (n *node) lendProfile(ctx context.Context, old, next *repository.Model) []string {
-	if !lendable(old, next) {
+// lendDevices are the measured devices, one per device type, on which
+// next, loaded to replace old (nil: none), would be placed with old's
+// profile: next is most likely the same network (sameNetwork), has no
+// profile of its own there and old has one. None when it would not be lent.
+func (n *node) lendDevices(ctx context.Context, old, next *repository.Model) []mps.Device {
+	if old == nil || old.SHA256 == next.SHA256 || !sameNetwork(old, next) {
 		return nil
 	}
-	var lent []string
+	var out []mps.Device
 	seen := map[string]bool{}
 	for _, d := range n.devices.Inventory().Devices {
 		if d.Kind == mps.KindEmulated || seen[d.Type] {
@@ -116,6 +109,18 @@ func (n *node) lendProfile(ctx context.Context, old, next *repository.Model) []s
 		if _, _, err := n.book.storedLatency(ctx, old.SHA256, d.Type); err != nil {
 			continue
 		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// lendProfile lets next, loaded to replace old (the model's newest file
+// until now), use old's profile on the measured devices where next has none
+// of its own (lendDevices); it says so in an event per device type, with
+// the command that measures next. It returns the device types lent.
+func (n *node) lendProfile(ctx context.Context, old, next *repository.Model) []string {
+	var lent []string
+	for _, d := range n.lendDevices(ctx, old, next) {
 		n.book.lend(old.SHA256, next.SHA256)
 		lent = append(lent, d.Type)
 		n.events.add(EventProfileJob, store.SeverityWarning,
