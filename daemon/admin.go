@@ -290,7 +290,7 @@ func (n *node) handleStatus(w http.ResponseWriter, r *http.Request) {
 	s := n.status()
 	// Read from the database here alone: the systemd status line and the
 	// model endpoints, which build the status too, say nothing of it.
-	s.ProfiledBeside = n.profiledBeside()
+	s.ProfiledBeside = n.profiledBeside(r.Context())
 	writeJSON(w, http.StatusOK, s)
 }
 

@@ -23,20 +23,21 @@ const besideTimeout = 200 * time.Millisecond
 
 // profiledBeside lists the profile runs other processes measure now; none
 // when the database does not say in time.
-func (n *node) profiledBeside() []besideProfile {
+func (n *node) profiledBeside(ctx context.Context) []besideProfile {
 	if n.st == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), besideTimeout)
+	ctx, cancel := context.WithTimeout(ctx, besideTimeout)
 	defer cancel()
 	runs, err := n.st.RunsOfOthers(ctx)
 	if err != nil || len(runs) == 0 {
 		return nil
 	}
+	served := n.catalog.all()
 	out := make([]besideProfile, 0, len(runs))
 	for _, r := range runs {
 		p := besideProfile{By: r.By, Models: []string{}, SHA256: r.ModelSHA, DeviceType: r.DeviceType, Since: r.StartedAt}
-		for _, m := range n.catalog.all() {
+		for _, m := range served {
 			if m.SHA256 == r.ModelSHA {
 				p.Models = append(p.Models, m.Name)
 			}

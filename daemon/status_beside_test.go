@@ -27,23 +27,23 @@ func TestStatusSaysWhatIsProfiledBeside(t *testing.T) {
 		m.Config.SLO = config.Duration(time.Second)
 		require.NoError(t, n.catalog.add(ctx, m))
 	}
-	require.Empty(t, n.profiledBeside())
+	require.Empty(t, n.profiledBeside(context.Background()))
 
 	_, err := st.StartRun(ctx, sha, "cpu", "") // the daemon's own live profile
 	require.NoError(t, err)
-	require.Empty(t, n.profiledBeside())
+	require.Empty(t, n.profiledBeside(context.Background()))
 
 	cli, err := store.Open(ctx, st.Path(), store.WithOwner("gpuletd profile (pid 7)"))
 	require.NoError(t, err)
 	defer cli.Close()
 	run, err := cli.StartRun(ctx, sha, "cpu", "")
 	require.NoError(t, err)
-	got := n.profiledBeside()
+	got := n.profiledBeside(context.Background())
 	require.Len(t, got, 1)
 	require.Equal(t, "gpuletd profile (pid 7)", got[0].By)
 	require.ElementsMatch(t, []string{"lenet5", "lenet5b"}, got[0].Models)
 	require.Equal(t, "cpu", got[0].DeviceType)
 
 	require.NoError(t, cli.FinishRun(ctx, run.ID, store.RunComplete, ""))
-	require.Empty(t, n.profiledBeside())
+	require.Empty(t, n.profiledBeside(context.Background()))
 }
