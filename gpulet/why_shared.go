@@ -2,7 +2,6 @@ package gpulet
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -52,18 +51,17 @@ func blockedShare(m *model, typ int, l letSpec) string {
 	if mt == nil {
 		return ""
 	}
+	// busy is the cycle's batches of one; worst the model with the least
+	// room for it: its cycle bound less its own batch.
 	busy := mt.lat[1]
+	worst, room := m, m.cycleMax(mt.lat[1])
 	for _, mb := range l.members {
 		t := mb.m.tab(typ, l.size)
 		if t == nil {
 			return ""
 		}
 		busy += t.lat[1]
-	}
-	// The member with the least room: its cycle bound less its own batch.
-	worst, room := m, m.cycleMax(mt.lat[1])
-	for _, mb := range l.members {
-		if r := mb.m.cycleMax(mb.m.tab(typ, l.size).lat[1]); r < room {
+		if r := mb.m.cycleMax(t.lat[1]); r < room {
 			worst, room = mb.m, r
 		}
 	}
@@ -71,11 +69,11 @@ func blockedShare(m *model, typ int, l letSpec) string {
 		return ""
 	}
 	if worst == m {
-		return fmt.Sprintf("%s's own SLO of %s leaves at most %s for a cycle of batches, and a batch of one of each model there and of its own takes %s",
-			m.name, msText(m.slo), msText(max(room, 0)), msText(busy))
+		return fmt.Sprintf("%s's own SLO of %.3g ms leaves at most %.3g ms for a cycle of batches, and a batch of one of each model there and of its own takes %.3g ms",
+			m.name, m.slo, max(room, 0), busy)
 	}
-	return fmt.Sprintf("%s (SLO %s) may wait at most %s for a cycle of batches, and a batch of one of each model there and of %s (%s) takes %s",
-		worst.name, msText(worst.slo), msText(max(room, 0)), m.name, msText(mt.lat[1]), msText(busy))
+	return fmt.Sprintf("%s (SLO %.3g ms) may wait at most %.3g ms for a cycle of batches, and a batch of one of each model there and of %s (%.3g ms) takes %.3g ms",
+		worst.name, worst.slo, max(room, 0), m.name, mt.lat[1], busy)
 }
 
 // memberNames lists a gpu-let's models.
@@ -85,9 +83,4 @@ func memberNames(l letSpec) string {
 		names[i] = mb.m.name
 	}
 	return strings.Join(names, ", ")
-}
-
-// msText writes a duration in milliseconds with three significant digits.
-func msText(ms float64) string {
-	return strconv.FormatFloat(ms, 'g', 3, 64) + " ms"
 }
