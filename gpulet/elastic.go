@@ -143,13 +143,12 @@ func (p *elastic) step(m *model, left float64) bool {
 			continue
 		}
 		size := c.size
+		residue := false // the rest of the model's rate, split off where it serves it
 		if ideal == req && (g.rt.mig != nil || p.splitResidues) {
 			ideal = p.e.residueSize(m, g.rt, left, ideal, c.size)
+			residue = left <= p.e.splitCapacity(m, g.rt, ideal)
 		}
-		residue := func() bool {
-			return (g.rt.mig != nil || p.splitResidues) && left <= p.e.splitCapacity(m, g.rt, ideal)
-		}
-		if ideal < c.size && (p.e.splitPays(m, g.rt, ideal) || residue()) {
+		if ideal < c.size && (residue || p.e.splitPays(m, g.rt, ideal)) {
 			cur := g.sizes()
 			if (c.whole && g.rt.max >= 2) || (!c.whole && len(cur)+2 <= g.rt.max) {
 				if g.rt.remainder(append(cur, ideal)) > 0 {
