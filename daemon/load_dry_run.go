@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/gorilla/mux"
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -93,7 +92,7 @@ type loadCheckVersion struct {
 	// Note says how a lent profile is used.
 	Note string `json:"note,omitempty"`
 	// PlacedOn are the gpu-lets the plan puts the version on, each as its
-	// device and size ("cpu 50%", "gpu0 3g.40gb").
+	// device and size ("cpu 50%", "gpu0 43% 3g.40gb").
 	PlacedOn []string `json:"placed_on,omitempty"`
 	// Rate is the rate it is planned for, requests/s (0: no traffic yet);
 	// Unscheduled what of it (with the plan's headroom) no gpu-let takes,
@@ -226,14 +225,9 @@ func placedOn(plan *gpulet.Plan, name string) []string {
 	var out []string
 	for _, g := range plan.GPUs {
 		for _, l := range g.GPULets {
-			if !slices.ContainsFunc(l.Models, func(p gpulet.Placement) bool { return p.Name == name }) {
-				continue
+			if slices.ContainsFunc(l.Models, func(p gpulet.Placement) bool { return p.Name == name }) {
+				out = append(out, g.ID+" "+l.SizeWords())
 			}
-			size := l.MIGProfile
-			if size == "" {
-				size = strconv.Itoa(l.Size) + "%"
-			}
-			out = append(out, g.ID+" "+size)
 		}
 	}
 	return out

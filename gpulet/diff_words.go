@@ -17,13 +17,13 @@ func (d PlanDiff) Steps() []string {
 	for _, c := range d.Changes {
 		switch c.Action {
 		case ActionStart:
-			starts = append(starts, fmt.Sprintf("start %s gpu-let %d (%s) for %s", c.GPU, c.NewIndex, c.New.sizeWords(), c.New.modelWords()))
+			starts = append(starts, fmt.Sprintf("start %s gpu-let %d (%s) for %s", c.GPU, c.NewIndex, c.New.SizeWords(), c.New.modelWords()))
 		case ActionResize:
-			starts = append(starts, fmt.Sprintf("resize %s gpu-let %d (%s, was %s) for %s", c.GPU, c.NewIndex, c.New.sizeWords(), c.Old.sizeWords(), c.New.modelWords()))
+			starts = append(starts, fmt.Sprintf("resize %s gpu-let %d (%s, was %s) for %s", c.GPU, c.NewIndex, c.New.SizeWords(), c.Old.SizeWords(), c.New.modelWords()))
 		case ActionStop:
-			stops = append(stops, fmt.Sprintf("stop %s's %s gpu-let of %s", c.GPU, c.Old.sizeWords(), c.Old.modelWords()))
+			stops = append(stops, fmt.Sprintf("stop %s's %s gpu-let of %s", c.GPU, c.Old.SizeWords(), c.Old.modelWords()))
 		case ActionKeep:
-			at := fmt.Sprintf("%s gpu-let %d (%s)", c.GPU, c.NewIndex, c.New.sizeWords())
+			at := fmt.Sprintf("%s gpu-let %d (%s)", c.GPU, c.NewIndex, c.New.SizeWords())
 			if len(c.Load) > 0 {
 				loads = append(loads, fmt.Sprintf("load %s on %s", strings.Join(c.Load, ", "), at))
 			}
@@ -38,9 +38,9 @@ func (d PlanDiff) Steps() []string {
 	return append(append(append(starts, loads...), stops...), unloads...)
 }
 
-// sizeWords is a gpu-let's size as WriteTable writes it: 50%, or
+// SizeWords is a gpu-let's size as WriteTable writes it: 50%, or
 // 43% 3g.20gb for a MIG instance.
-func (l *GPULet) sizeWords() string {
+func (l *GPULet) SizeWords() string {
 	if l == nil {
 		return "?"
 	}

@@ -24,7 +24,7 @@ func (p *Plan) WriteTable(w io.Writer) error {
 			continue
 		}
 		for li, l := range g.GPULets {
-			size := l.sizeWords()
+			size := l.SizeWords()
 			for mi, m := range l.Models {
 				gid, lid, sz, duty, busy := "", "", "", "", ""
 				if mi == 0 {
