@@ -10,7 +10,6 @@ import (
 	neturl "net/url"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -42,8 +41,9 @@ type loadCheckVersion struct {
 }
 
 // dryRunLoad asks the daemon what a load of name with body would do,
-// prints it (asJSON: the answer as it is), and fails (exit status 1) where the load would fail, leave a
-// version of the model unplaced or take gpu-lets from other models.
+// prints it (asJSON: the answer as it is), and fails (exit status 1) where
+// the load would fail, leave the model or a pipeline unserved, or take
+// gpu-lets from other models.
 func dryRunLoad(ctx context.Context, w io.Writer, d *daemonAPI, name, token string, body []byte, asJSON bool) error {
 	code, answer, msg, err := adminCall(ctx, d, http.MethodPost, "/api/v1/models/"+neturl.PathEscape(name)+"/check", token, body)
 	if err != nil {
@@ -99,7 +99,7 @@ func printLoadCheck(w io.Writer, c loadCheck) {
 		}
 	}
 	if len(c.Versions) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := newTable(w)
 		fmt.Fprintln(tw, "VERSION\tSLO\tMAX BATCH\tPROFILE\tPLACED ON (at today's rates)")
 		for _, v := range c.Versions {
 			slo := fmt.Sprint(time.Duration(v.SLOMS * float64(time.Millisecond)))
