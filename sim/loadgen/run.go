@@ -137,12 +137,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		for _, p := range g.payloads[len(g.grpcReqs):] {
 			req, err := p.GRPCRequest(cfg.Model)
-			if err == nil {
-				req.ModelVersion = cfg.ModelVersion
-			}
 			if err != nil {
 				return nil, err
 			}
+			req.ModelVersion = cfg.ModelVersion
 			g.grpcReqs = append(g.grpcReqs, req)
 		}
 		conn, client, err := DialGRPC(ctx, cfg.GRPC, cfg.TLS)
