@@ -111,7 +111,10 @@ func (n *node) capacityOf(ctx context.Context, in gpulet.Input, algo gpulet.Algo
 	c := &capacityStatus{Ratio: ratio, Load: load, Rate: control.CapacityRate(in, ratio), AtLeast: atLeast,
 		CPU: onCPU(in), At: at}
 	if p := n.path.get(); c.CPU && p != nil {
-		c.ExecutorPathUS, c.DaemonPathUS = p.ExecutorsUS, p.DaemonUS
+		c.DaemonPathUS = p.DaemonUS
+		if p.ExecutorsUS != nil {
+			c.ExecutorPathUS = *p.ExecutorsUS
+		}
 	}
 	return c, nil
 }

@@ -116,7 +116,7 @@ var (
 	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a gpu-let refused that were rerouted to another gpu-let of the step's variants.", []string{"pipeline"}, nil)
 
 	descCapacity      = prometheus.NewDesc("gpuletd_planned_capacity_ratio", "How many times the load planned for (every model's measured rate) the planner can place on the node's GPUs in the same mix of models: under 1, part of it is refused; absent before a plan with load.", nil, nil)
-	descRequestPath   = prometheus.NewDesc("gpuletd_request_path_cpu_seconds", "CPU time one request takes beyond its model's run, as last measured over a reorganize period: the daemon's (part=daemon) and its executor's on the CPU device (part=executor), which the CPU device's plans count. Absent before a period answered 1000 requests.", []string{"part"}, nil)
+	descRequestPath   = prometheus.NewDesc("gpuletd_request_path_cpu_seconds", "CPU time one request takes beyond its model's run, as last measured over a reorganize period: the daemon's (part=daemon) and its executor's on the CPU device (part=executor), which the CPU device's plans count, measured on its gpu-lets of one core alone (absent where none served 1000 requests in a period). Absent before a period answered 1000 requests.", []string{"part"}, nil)
 	descUncleanStart  = prometheus.NewDesc("gpuletd_unclean_start", "1 when the daemon's previous run recorded no stop: it was killed (an OOM kill, SIGKILL), crashed, or the machine went down; 0 after a clean stop or at a first start.", nil, nil)
 	descStoreWritable = prometheus.NewDesc("gpuletd_store_writable", "1 when the database can be written, 0 while the daemon serves read-only from it (a full disk, files its user may not write).", nil, nil)
 	descStoreFailures = prometheus.NewDesc("gpuletd_store_write_failures_total", "Writes to the database that failed because it could not be written.", nil, nil)
@@ -200,7 +200,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if p := n.path.get(); p != nil {
 		ch <- prometheus.MustNewConstMetric(descRequestPath, prometheus.GaugeValue, p.DaemonUS/1e6, "daemon")
-		ch <- prometheus.MustNewConstMetric(descRequestPath, prometheus.GaugeValue, p.ExecutorsUS/1e6, "executor")
+		if p.ExecutorsUS != nil {
+			ch <- prometheus.MustNewConstMetric(descRequestPath, prometheus.GaugeValue, *p.ExecutorsUS/1e6, "executor")
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(descStoreFailures, prometheus.CounterValue, float64(n.st.WriteFailures()))
 	if n.conns != nil {

@@ -89,10 +89,14 @@ func pathCost(prev, cur pathSample) (daemon, executors time.Duration, answered, 
 // measured, as the status shows it.
 type requestPathStatus struct {
 	// PerRequestUS is the CPU one request takes beyond its model's run, µs:
-	// DaemonUS, the daemon's, plus ExecutorsUS, its executor's.
-	PerRequestUS float64 `json:"per_request_us"`
-	DaemonUS     float64 `json:"daemon_us"`
-	ExecutorsUS  float64 `json:"executors_us"`
+	// DaemonUS, the daemon's, plus ExecutorsUS, its executor's. ExecutorsUS
+	// is nil where no period measured it (none sent minPathRequests to the
+	// CPU's gpu-lets of one core: a GPU node's executors are not measured),
+	// and PerRequestUS is then the daemon's alone; a 0 there read as
+	// executors that take no CPU.
+	PerRequestUS float64  `json:"per_request_us"`
+	DaemonUS     float64  `json:"daemon_us"`
+	ExecutorsUS  *float64 `json:"executors_us,omitempty"`
 	// Answered is how many requests the daemon answered over the period
 	// measured, and Sent how many of them it sent the CPU's gpu-lets of
 	// one core (their executors' share is measured over those).
@@ -149,13 +153,18 @@ func (r *requestPath) observe(s pathSample) (moved bool) {
 	if sent >= minPathRequests {
 		r.executors = lastOf(append(r.executors, us(executors)), pathWindow)
 	}
-	st := &requestPathStatus{DaemonUS: median(r.daemons), ExecutorsUS: median(r.executors), Answered: answered, Sent: sent, At: s.at}
-	st.PerRequestUS = st.DaemonUS + st.ExecutorsUS
+	st := &requestPathStatus{DaemonUS: median(r.daemons), Answered: answered, Sent: sent, At: s.at}
+	st.PerRequestUS = st.DaemonUS
 	r.cur = st
-	if st.ExecutorsUS == 0 || math.Abs(st.ExecutorsUS-r.movedUS) <= pathMove*r.movedUS {
+	if len(r.executors) == 0 {
 		return false
 	}
-	r.movedUS = st.ExecutorsUS
+	x := median(r.executors)
+	st.ExecutorsUS, st.PerRequestUS = &x, st.PerRequestUS+x
+	if x == 0 || math.Abs(x-r.movedUS) <= pathMove*r.movedUS {
+		return false
+	}
+	r.movedUS = x
 	return true
 }
 
@@ -186,8 +195,8 @@ func (r *requestPath) get() *requestPathStatus {
 // executorMS is the executors' CPU per request, which the CPU's plans
 // count, in ms; 0 before a measurement.
 func (r *requestPath) executorMS() float64 {
-	if c := r.get(); c != nil {
-		return c.ExecutorsUS / 1000
+	if c := r.get(); c != nil && c.ExecutorsUS != nil {
+		return *c.ExecutorsUS / 1000
 	}
 	return 0
 }

@@ -584,10 +584,13 @@ func TestCapacityWords(t *testing.T) {
 
 func TestRequestPathWords(t *testing.T) {
 	at := time.Date(2026, 12, 3, 10, 38, 47, 0, time.Local)
-	p := adminRequestPath{PerRequestUS: 312.4, DaemonUS: 239.2, ExecutorsUS: 73.2, Answered: 19916, At: at}
+	x := 73.2
+	p := adminRequestPath{PerRequestUS: 312.4, DaemonUS: 239.2, ExecutorsUS: &x, Answered: 19916, At: at}
 	require.Equal(t, "request path: 312µs of CPU a request (daemon 239µs, executor 73µs), over 19916 requests to 10:38:47", p.words())
+	// A GPU node's executors are not measured: no "executor 0µs".
 	p = adminRequestPath{PerRequestUS: 1250, DaemonUS: 1250, Answered: 1000, At: at}
-	require.Equal(t, "request path: 1.25ms of CPU a request (daemon 1.25ms, executor 0µs), over 1000 requests to 10:38:47", p.words())
+	require.Equal(t, "request path: 1.25ms of the daemon's CPU a request, over 1000 requests to 10:38:47\n"+
+		"  (the executors' is measured on CPU gpu-lets of one core alone)", p.words())
 }
 
 func TestCgroupMemoryWords(t *testing.T) {

@@ -210,18 +210,24 @@ func (c *adminCapacity) words() string {
 // adminRequestPath is the CPU one request takes beyond its model's run, as
 // the daemon last measured it.
 type adminRequestPath struct {
-	PerRequestUS float64   `json:"per_request_us"`
-	DaemonUS     float64   `json:"daemon_us"`
-	ExecutorsUS  float64   `json:"executors_us"`
-	Answered     int64     `json:"answered"`
-	At           time.Time `json:"at"`
+	PerRequestUS float64 `json:"per_request_us"`
+	DaemonUS     float64 `json:"daemon_us"`
+	// ExecutorsUS is nil where the daemon did not measure it (only the
+	// CPU's gpu-lets of one core do).
+	ExecutorsUS *float64  `json:"executors_us"`
+	Answered    int64     `json:"answered"`
+	At          time.Time `json:"at"`
 }
 
 // words says it in a line of the status's header.
 func (p *adminRequestPath) words() string {
-	return fmt.Sprintf("request path: %s of CPU a request (daemon %s, executor %s), over %s to %s",
-		millis(p.PerRequestUS/1000), millis(p.DaemonUS/1000), millis(p.ExecutorsUS/1000),
-		counted(p.Answered, "request"), p.At.Local().Format(time.TimeOnly))
+	over := fmt.Sprintf("over %s to %s", counted(p.Answered, "request"), p.At.Local().Format(time.TimeOnly))
+	if p.ExecutorsUS == nil {
+		return fmt.Sprintf("request path: %s of the daemon's CPU a request, %s\n  (the executors' is measured on CPU gpu-lets of one core alone)",
+			millis(p.DaemonUS/1000), over)
+	}
+	return fmt.Sprintf("request path: %s of CPU a request (daemon %s, executor %s), %s",
+		millis(p.PerRequestUS/1000), millis(p.DaemonUS/1000), millis(*p.ExecutorsUS/1000), over)
 }
 
 // adminProblems counts the warning and error events of the status's

@@ -103,9 +103,13 @@ function whole(x) {
 
 // requestPathWords says what CPU a request takes beyond its model's run,
 // as the daemon last measured it (the status's request_path): a dash
-// before it has.
+// before it has. The executors' share is measured on CPU gpu-lets of one
+// core alone; elsewhere it is absent, which is not 0.
 export function requestPathWords(p) {
   if (!p) return '–';
+  if (p.executors_us === undefined || p.executors_us === null) {
+    return `${micros(p.daemon_us)} of the daemon's CPU a request (executors' measured on CPU gpu-lets of one core alone)`;
+  }
   return `${micros(p.per_request_us)} of CPU a request (daemon ${micros(p.daemon_us)}, executor ${micros(p.executors_us)})`;
 }
 
