@@ -365,6 +365,7 @@ func TestAdminPageInBrowser(t *testing.T) {
 	require.Equal(t, "No pipelines are served.", eval[string](t, b, `document.querySelector('#pipelines-table tbody').textContent`))
 	checkPipelineRow(t, b)
 	checkModelWarning(t, b)
+	checkAttainmentBadges(t, b)
 	checkDeviceMemory(t, b)
 	checkReadyWords(t, b)
 	checkBackupLink(t, b)
@@ -584,6 +585,28 @@ func checkModelWarning(t *testing.T, b *browser) {
 	require.LessOrEqual(t, f.Scroll, f.Client, "the models table fits a 1280 px window")
 }
 
+// checkAttainmentBadges renders models whose SLO attainment lies just
+// under a grade's bound: the number on the badge never reads as the grade
+// above its colour (98.96% was "99%" in the colour of 90–99%).
+func checkAttainmentBadges(t *testing.T, b *browser) {
+	t.Helper()
+	type badge struct {
+		Text  string `json:"text"`
+		Class string `json:"class"`
+	}
+	got := eval[[]badge](t, b, `(async () => {
+  const { renderModels } = await import('/assets/models.js');
+  const tbody = document.createElement('tbody');
+  const model = (name, a) => ({ name, ready: true, recent: { requests: 4096, slo_attainment: a, p50_ms: 1, p99_ms: 2 } });
+  renderModels(tbody, { models: [model('a', 0.9896), model('b', 0.99), model('c', 0.8996), model('d', 0.29), model('e', 0.99996), model('f', 1), model('g', 0.057)] });
+  return [...tbody.querySelectorAll('span.badge')].map((s) => ({ text: s.textContent, class: s.className }));
+})()`)
+	require.Equal(t, []badge{
+		{"98.9%", "badge att-warn"}, {"99.0%", "badge att-good"}, {"89%", "badge att-bad"}, {"29%", "badge att-bad"},
+		{"99.9%", "badge att-good"}, {"100%", "badge att-good"}, {"5.7%", "badge att-bad"},
+	}, got)
+}
+
 // checkReadyWords: while the start profiles, the summary's Ready row says
 // which job runs before what it waits for.
 func checkReadyWords(t *testing.T, b *browser) {
@@ -667,7 +690,7 @@ func checkReadyWords(t *testing.T, b *browser) {
   ];
 })()`)
 	require.Equal(t, []string{"312µs of CPU a request (daemon 239µs, executor 73µs)",
-		"1.25ms of CPU a request (daemon 1.25ms, executor 0µs)", "–"}, got)
+		"1.25ms of the daemon's CPU a request (executors' measured on CPU gpu-lets of one core alone)", "–"}, got)
 	got = eval[[]string](t, b, `(async () => {
   const { connectionsWords } = await import('/assets/summary.js');
   return [

@@ -47,15 +47,20 @@ export function rate(x) {
   return x >= 100 ? Math.round(x).toLocaleString('en-US') : num(x, 3);
 }
 
-// pct formats a share in [0, 1] as a percentage: one decimal near the
-// ends (2.7%, 99.5%), whole numbers between; never rounds up to 100%.
+// pct formats a share in [0, 1] as a percentage: one decimal below 10%
+// and from 90% on (2.7%, 98.9%), whole numbers between. From 10% on it
+// rounds down, never up, so that no number passes a grade's bound
+// (attainment): an SLO attainment of 98.96% reads 98.9% in the colour of
+// 90–99%, not 99%, and none reads 100% short of it.
 export function pct(x) {
   if (x === undefined || x === null || !Number.isFinite(x)) return '–';
   const p = x * 100;
   if (p <= 0 || p >= 100) return Math.round(p) + '%';
-  if (p > 99) return Math.min(99.9, Math.floor(p * 10) / 10).toFixed(1) + '%';
   if (p < 10) return p.toFixed(1) + '%';
-  return Math.round(p) + '%';
+  // The epsilon keeps x*100's binary error (0.29 → 28.999…) from rounding
+  // a whole percentage down.
+  if (p >= 90) return (Math.floor(p * 10 + 1e-6) / 10).toFixed(1) + '%';
+  return Math.floor(p + 1e-6) + '%';
 }
 
 // busy formats a gpu-let's busy ratio; '–' when the executor reports a
