@@ -589,8 +589,11 @@ func TestRequestPathWords(t *testing.T) {
 	require.Equal(t, "request path: 312µs of CPU a request (daemon 239µs, executor 73µs), over 19916 requests to 10:38:47", p.words())
 	// A GPU node's executors are not measured: no "executor 0µs".
 	p = adminRequestPath{PerRequestUS: 1250, DaemonUS: 1250, Answered: 1000, At: at}
-	require.Equal(t, "request path: 1.25ms of the daemon's CPU a request, over 1000 requests to 10:38:47\n"+
-		"  (the executors' is measured on CPU gpu-lets of one core alone)", p.words())
+	require.Equal(t, "request path: 1.25ms of the daemon's CPU a request (executors' measured on CPU gpu-lets of one core alone), over 1000 requests to 10:38:47", p.words())
+	var b strings.Builder
+	writeWrappedLine(&b, p.words())
+	require.Equal(t, "request path: 1.25ms of the daemon's CPU a request (executors' measured on CPU\n"+
+		"  gpu-lets of one core alone), over 1000 requests to 10:38:47\n", b.String())
 }
 
 func TestCgroupMemoryWords(t *testing.T) {

@@ -223,7 +223,7 @@ type adminRequestPath struct {
 func (p *adminRequestPath) words() string {
 	over := fmt.Sprintf("over %s to %s", counted(p.Answered, "request"), p.At.Local().Format(time.TimeOnly))
 	if p.ExecutorsUS == nil {
-		return fmt.Sprintf("request path: %s of the daemon's CPU a request, %s\n  (the executors' is measured on CPU gpu-lets of one core alone)",
+		return fmt.Sprintf("request path: %s of the daemon's CPU a request (executors' measured on CPU gpu-lets of one core alone), %s",
 			millis(p.DaemonUS/1000), over)
 	}
 	return fmt.Sprintf("request path: %s of CPU a request (daemon %s, executor %s), %s",
