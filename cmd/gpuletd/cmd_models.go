@@ -387,9 +387,10 @@ each input and whose classifier-like model %q scores every one of them,
 with a cheaper variant %q (declared accuracy %.2f, not measured) that
 gpuletd serves some objects with when the full pipeline cannot keep up.
 
-Models: %v (default %v). Small models whose tensors take other forms (several
-inputs, scalars, no batching, FP16, BF16, INT64, strings): %v.`, modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.PipelineObjects, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.LiteAccuracy,
-			modelzoo.Names(), modelzoo.DemoModels(), modelzoo.FormModels()),
+--models picks which models to write: of the demo set (all of it by default),
+%s; and small models whose tensors take other forms (several
+inputs, scalars, no batching, FP16, BF16, INT64, strings), %s.`, modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.PipelineObjects, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.LiteAccuracy,
+			strings.Join(modelzoo.DemoModels(), ", "), strings.Join(modelzoo.FormModels(), ", ")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pipeline != "" && external {
