@@ -57,13 +57,16 @@ func (n *node) handleRepoLoad(w http.ResponseWriter, r *http.Request) {
 		writeInferError(w, ierr)
 		return
 	}
-	writeJSON(w, http.StatusOK, loadAnswerDoc{Name: res.model.Name, State: "READY", Displaced: res.displaced})
+	writeJSON(w, http.StatusOK, loadAnswerDoc{Name: res.model.Name, State: "READY", Changes: res.changes, Displaced: res.displaced})
 }
 
 // loadAnswerDoc answers a load that serves its model.
 type loadAnswerDoc struct {
 	Name  string `json:"name"`
 	State string `json:"state"`
+	// Changes say in words what the load changed of what served
+	// (loadChanges): none for a model that did not serve.
+	Changes []string `json:"changes,omitempty"`
 	// Displaced are the models and pipelines that served before the load
 	// and no longer do in the plan made with it, and why.
 	Displaced map[string]string `json:"displaced,omitempty"`
@@ -72,6 +75,9 @@ type loadAnswerDoc struct {
 // loadResult is what a load that went through did.
 type loadResult struct {
 	model *repository.Model
+	// changes: what it changed of the versions served before
+	// (loadChanges).
+	changes []string
 	// displaced: the models and pipelines that served before the load and
 	// do not after the re-plan it caused, and why (displacedBy).
 	displaced map[string]string
@@ -134,6 +140,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (load
 		return loadResult{}, ierr
 	}
 	old, served := n.catalog.get(name)
+	family := n.catalog.family(name)
 	m, replaced, err := n.catalog.load(ctx, name, lr.config, root, n.replacementCheck(ctx, name))
 	if err != nil {
 		n.uploads.drop(root)
@@ -154,6 +161,10 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (load
 	if root != "" {
 		msg = fmt.Sprintf("model loaded from %d uploaded files", len(lr.files))
 	}
+	changes := loadChanges(family, n.catalog.family(name))
+	if len(changes) > 0 {
+		msg += "; " + strings.Join(changes, "; ")
+	}
 	n.events.add(EventModelLoad, store.SeverityInfo, msg, map[string]string{"model": m.Name})
 	if m.Config.Ensemble == nil {
 		n.lendProfile(ctx, old, m) // a new file of a served model: placed at once, measured later
@@ -168,7 +179,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (load
 		}
 		return loadResult{}, ierr
 	}
-	return loadResult{model: m, displaced: displaced}, nil
+	return loadResult{model: m, changes: changes, displaced: displaced}, nil
 }
 
 // servedBesides lists the models and pipelines that serve now, but for

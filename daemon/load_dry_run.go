@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 
@@ -254,44 +253,6 @@ func displaced(before, after *gpulet.Plan, others []*repository.Model) map[strin
 	}
 	if len(out) == 0 {
 		return nil
-	}
-	return out
-}
-
-// loadChanges says in words what loading the versions next changes of
-// those served now (served, of the same folder; none for a model not
-// served).
-func loadChanges(served, next []*repository.Model) []string {
-	if len(served) == 0 {
-		return nil
-	}
-	var out []string
-	byVersion := map[int]*repository.Model{}
-	for _, m := range served {
-		byVersion[m.Version] = m
-	}
-	for _, m := range next {
-		o, ok := byVersion[m.Version]
-		delete(byVersion, m.Version)
-		if !ok {
-			out = append(out, fmt.Sprintf("version %d added", m.Version))
-			continue
-		}
-		switch {
-		case o.SLOSource != m.SLOSource:
-			out = append(out, fmt.Sprintf("version %d: SLO %v (%s) → %v (%s)", m.Version, o.Config.SLO.D(), o.SLOSource, m.Config.SLO.D(), m.SLOSource))
-		case o.Config.SLO != m.Config.SLO:
-			out = append(out, fmt.Sprintf("version %d: SLO %v → %v (%s)", m.Version, o.Config.SLO.D(), m.Config.SLO.D(), m.SLOSource))
-		}
-		if o.Config.MaxBatchSize != m.Config.MaxBatchSize {
-			out = append(out, fmt.Sprintf("version %d: max_batch_size %d → %d", m.Version, o.Config.MaxBatchSize, m.Config.MaxBatchSize))
-		}
-		if o.SHA256 != m.SHA256 {
-			out = append(out, fmt.Sprintf("version %d: a new model file (sha256 %.12s, was %.12s)", m.Version, m.SHA256, o.SHA256))
-		}
-	}
-	for _, v := range slices.Sorted(maps.Keys(byVersion)) {
-		out = append(out, fmt.Sprintf("version %d no longer served", v))
 	}
 	return out
 }

@@ -30,10 +30,12 @@ func newModelsLoadCmd(g *globalFlags) *cobra.Command {
 		Short: "Load (or load again) a model of the repository into a running daemon",
 		Long: `Load a model folder of the repository into a running daemon, or load it again
 after its files changed (POST /v2/repository/models/MODEL/load, Triton's
-repository API). A model without a latency profile is measured by the daemon
-first; --wait waits until it serves, printing why it does not yet whenever
-that changes (0: do not wait), and fails at once when the daemon says it cannot
-be served (an SLO no batch meets, a profile that failed, no room for it).
+repository API), and print what the load changed of the versions that served
+(SLO, max_batch_size, inputs and outputs, versions, files). A model without a
+latency profile is measured by the daemon first; --wait waits until it
+serves, printing why it does not yet whenever that changes (0: do not wait),
+and fails at once when the daemon says it cannot be served (an SLO no batch
+meets, a profile that failed, no room for it).
 
 With --from DIR the model folder comes from this machine instead of the
 daemon's repository: DIR's configuration and files go in the load request
@@ -47,7 +49,8 @@ With --dry-run nothing is loaded: the daemon reads the folder (or the
 --from files) as the load would, checks it the same way, and plans the node
 with it at today's rates (POST /api/v1/models/MODEL/check). It prints whether
 the load would serve the model, measure it first, place it nowhere or fail,
-what it changes of what serves (SLO, max_batch_size, versions, files), where
+what it changes of what serves (SLO, max_batch_size, inputs and outputs,
+versions, files), where
 the plan would put each version, and which other models would lose
 gpu-lets. It exits 1 when the load would fail, leave the model on no gpu-let
 or take room the others need.`,
@@ -76,8 +79,7 @@ or take room the others need.`,
 			case err != nil:
 				return err
 			case code == http.StatusOK:
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ready\n", name)
-				warnDisplaced(cmd.ErrOrStderr(), name, answer)
+				writeLoadAnswer(cmd.OutOrStdout(), cmd.ErrOrStderr(), name, answer)
 				return nil
 			case code != http.StatusServiceUnavailable || wait <= 0:
 				return &exitError{code: 1, msg: "gpuletd: " + msg}
@@ -125,17 +127,24 @@ stays in the repository; load it again with gpuletd models load.`,
 	return cmd
 }
 
-// warnDisplaced warns of the models and pipelines a load's answer says
-// the plan made with name no longer serves.
-func warnDisplaced(w io.Writer, name string, answer []byte) {
+// writeLoadAnswer prints a load's answer for name: that it is ready and
+// what the load changed of what served (to out), and a warning for each
+// model or pipeline the answer says the plan made with it no longer serves
+// (to errw).
+func writeLoadAnswer(out, errw io.Writer, name string, answer []byte) {
+	fmt.Fprintf(out, "%s: ready\n", name)
 	var a struct {
+		Changes   []string          `json:"changes"`
 		Displaced map[string]string `json:"displaced"`
 	}
 	if json.Unmarshal(answer, &a) != nil {
 		return
 	}
+	for _, c := range a.Changes {
+		writeWrappedLine(out, "  "+c)
+	}
 	for _, m := range slices.Sorted(maps.Keys(a.Displaced)) {
-		fmt.Fprintf(w, "gpuletd: warning: the plan made with %s no longer serves %s: %s\n", name, m, a.Displaced[m])
+		fmt.Fprintf(errw, "gpuletd: warning: the plan made with %s no longer serves %s: %s\n", name, m, a.Displaced[m])
 	}
 }
 

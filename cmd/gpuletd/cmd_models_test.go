@@ -238,14 +238,18 @@ func TestModelRequestsText(t *testing.T) {
 	}
 }
 
-// A load's answer that names models the plan made with it no longer
-// serves is a warning line for each.
-func TestWarnDisplaced(t *testing.T) {
-	var b strings.Builder
-	warnDisplaced(&b, "a", []byte(`{"name": "a", "state": "READY", "displaced": {"vgg": "no room", "b": "no gpu-let can take it"}}`))
+// A load's answer says what the load changed under the ready line, and
+// each model the plan made with it no longer serves is a warning line.
+func TestWriteLoadAnswer(t *testing.T) {
+	var out, errw strings.Builder
+	writeLoadAnswer(&out, &errw, "a", []byte(`{"name": "a", "state": "READY", "displaced": {"vgg": "no room", "b": "no gpu-let can take it"},
+		"changes": ["version 1: SLO 50ms → 20ms (config.yaml)", "version 1: input \"input\": FP32 [1,28,28] → FP32 [3,28,28]"]}`))
+	require.Equal(t, "a: ready\n  version 1: SLO 50ms → 20ms (config.yaml)\n  version 1: input \"input\": FP32 [1,28,28] → FP32 [3,28,28]\n", out.String())
 	require.Equal(t, "gpuletd: warning: the plan made with a no longer serves b: no gpu-let can take it\n"+
-		"gpuletd: warning: the plan made with a no longer serves vgg: no room\n", b.String())
-	b.Reset()
-	warnDisplaced(&b, "a", []byte(`{"name": "a", "state": "READY"}`))
-	require.Empty(t, b.String())
+		"gpuletd: warning: the plan made with a no longer serves vgg: no room\n", errw.String())
+	out.Reset()
+	errw.Reset()
+	writeLoadAnswer(&out, &errw, "a", []byte(`{"name": "a", "state": "READY"}`))
+	require.Equal(t, "a: ready\n", out.String())
+	require.Empty(t, errw.String())
 }

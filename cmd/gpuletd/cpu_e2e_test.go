@@ -294,7 +294,8 @@ parameters { key: "slo" value { string_value: "150ms" } }
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("slo: 140ms\nmax_batch_size: 2\n"), 0o644))
 	code, out, stderr = runCLI(t, "models", "load", "carried", "--url", base, "--from", dir)
 	require.Equal(t, 0, code, stderr)
-	require.Equal(t, "carried: ready\n", out)
+	require.Equal(t, "carried: ready\n  version 2: SLO 150ms → 140ms (load request parameters)\n  version 2: max_batch_size 4 → 2\n", out,
+		"what the load changed of what served")
 	r = do(t, "GET", base+"/v2/models/carried/config", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.Contains(t, string(r.body), `"max_batch_size":2`)
