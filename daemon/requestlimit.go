@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -89,9 +90,16 @@ func (n *node) modelWarnings(m *repository.Model) []string {
 	if w := n.stale.reason(m.Name); w != "" {
 		out = append(out, w)
 	}
+	hop := ""
 	if v, ok := n.counters.m.Load(m.Name); ok {
-		if w := hopWarning(m.Config.SLO.D(), &v.(*modelCounters).hop); w != "" {
-			out = append(out, w)
+		if hop = hopWarning(m.Config.SLO.D(), &v.(*modelCounters).hop); hop != "" {
+			out = append(out, hop)
+		}
+	}
+	// The hop, where it warns, says why already.
+	if w := n.windows.of(m.Name).stats(); hop == "" && missesOverRule(w) {
+		if idle := idleMissWarning(m.Name, w, n.busyOf(m.Name, time.Now())); idle != "" {
+			out = append(out, idle)
 		}
 	}
 	return out

@@ -177,7 +177,7 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 			rs.Size = int(ms.Batch)
 			rs.Ahead = time.Duration(ms.AheadNs)
 			rs.DispatchAt = int(ms.DispatchAt)
-			rs.IdleRule = ms.IdleRule
+			rs.IdleRule, rs.IdleCut = ms.IdleRule, min(max(ms.IdleCut, 0), 1)
 			rs.Deadline, rs.Exec, rs.Latest = 0, 0, 0
 			// The executor's scheduler plans with ℓ(b) scaled by its
 			// calibration; the route predicts with the same.

@@ -128,7 +128,7 @@ func (l *loop) state(now time.Duration) *pb.ExecutorState {
 		}
 		st.FreeAtMonoNs = l.s.toHost(rs.FreeAt)
 		ms := &pb.ModelState{Name: m.name, Queued: int32(rs.Queued), Batch: int32(rs.Size), AheadNs: int64(rs.Ahead), DispatchAt: int32(rs.DispatchAt),
-			IdleRule: rs.IdleRule, Batches: m.stats.batches, BatchedRequests: m.stats.batched, LatencyFactor: m.calib.Factor(),
+			IdleRule: rs.IdleRule, IdleCut: rs.IdleCut, Batches: m.stats.batches, BatchedRequests: m.stats.batched, LatencyFactor: m.calib.Factor(),
 			Failed: m.stats.failed, Requests: m.stats.requests}
 		if rs.Queued > 0 {
 			ms.ExecMonoNs = l.s.toHost(rs.Exec)

@@ -1507,7 +1507,11 @@ type ModelState struct {
 	Failed int64 `protobuf:"varint,13,opt,name=failed,proto3" json:"failed,omitempty"`
 	// Requests of the model this executor received since it started, failed
 	// ones included (batches and batched_requests count rows).
-	Requests      int64 `protobuf:"varint,14,opt,name=requests,proto3" json:"requests,omitempty"`
+	Requests int64 `protobuf:"varint,14,opt,name=requests,proto3" json:"requests,omitempty"`
+	// The part of the idle rule's bound a waiting batch does not wait, on a
+	// gpu-let busy a small part of the time: 0 waits it whole (as an executor
+	// of an earlier release does).
+	IdleCut       float64 `protobuf:"fixed64,18,opt,name=idle_cut,json=idleCut,proto3" json:"idle_cut,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1636,6 +1640,13 @@ func (x *ModelState) GetFailed() int64 {
 func (x *ModelState) GetRequests() int64 {
 	if x != nil {
 		return x.Requests
+	}
+	return 0
+}
+
+func (x *ModelState) GetIdleCut() float64 {
+	if x != nil {
+		return x.IdleCut
 	}
 	return 0
 }
@@ -1852,7 +1863,7 @@ const file_executor_proto_rawDesc = "" +
 	"\rStatsResponse\x127\n" +
 	"\x06models\x18\x01 \x03(\v2\x1f.gpuletd.executor.v1.ModelStatsR\x06models\x12\x17\n" +
 	"\abusy_us\x18\x02 \x01(\x03R\x06busyUs\x12\x1b\n" +
-	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\xfb\x03\n" +
+	"\tuptime_us\x18\x03 \x01(\x03R\buptimeUs\"\x96\x04\n" +
 	"\n" +
 	"ModelState\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -1871,7 +1882,8 @@ const file_executor_proto_rawDesc = "" +
 	"\tidle_rule\x18\v \x01(\bR\bidleRule\x12%\n" +
 	"\x0elatency_factor\x18\f \x01(\x01R\rlatencyFactor\x12\x16\n" +
 	"\x06failed\x18\r \x01(\x03R\x06failed\x12\x1a\n" +
-	"\brequests\x18\x0e \x01(\x03R\brequestsJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\fexec_unix_nsR\x0elatest_unix_nsR\x10deadline_unix_ns\"\xaa\x02\n" +
+	"\brequests\x18\x0e \x01(\x03R\brequests\x12\x19\n" +
+	"\bidle_cut\x18\x12 \x01(\x01R\aidleCutJ\x04\b\x04\x10\x05J\x04\b\x05\x10\x06J\x04\b\x06\x10\aR\fexec_unix_nsR\x0elatest_unix_nsR\x10deadline_unix_ns\"\xaa\x02\n" +
 	"\rExecutorState\x12\x1c\n" +
 	"\n" +
 	"at_mono_ns\x18\a \x01(\x03R\batMonoNs\x12%\n" +

@@ -29,7 +29,8 @@ func (s *Scheduler) readyAt(m *model) time.Duration {
 		}
 		t := m.q.front().Deadline - m.lat.At(n+1)
 		if s.pol.gain {
-			t = min(t, max(m.lastArrival, s.freed)+m.idle[n])
+			from := max(m.lastArrival, s.freed)
+			t = min(t, from+time.Duration(float64(m.idle[n])*s.busyShare.idleScale(from)))
 		}
 		return t
 	case kindTimeout:

@@ -13,12 +13,13 @@ import "time"
 //   - the idle rule: while the gpu-let is free, a batch of n waits for its
 //     next request at most IdleWaitFactor times the gpu time that request
 //     would save, (n+1)·ℓ(n)/n − ℓ(n+1) (β/n for ℓ(b) = α·b + β), counted
-//     from the later of the last arrival and the moment the gpu-let freed.
-//     Idle time is lost for good, and under bursty arrivals a long gap says
-//     the next request is far away: the batch that waited then runs into the
-//     next burst, and its old head bounds the burst's batch. Under steady
-//     arrivals the next request comes well within the bound and nothing
-//     changes.
+//     from the later of the last arrival and the moment the gpu-let freed,
+//     and less on a gpu-let busy a small part of its recent time, where
+//     the time saved buys nothing (busy_share.go). Idle time is lost for
+//     good, and under bursty arrivals a long gap says the next request is
+//     far away: the batch that waited then runs into the next burst, and
+//     its old head bounds the burst's batch. Under steady arrivals the next
+//     request comes well within the bound and nothing changes.
 //
 // Measured (docs/BENCHMARKS.md, deferred-vs-eager and symphony-table2): the
 // idle rule brought deferred's losses on the weak- and mixed-batching subsets

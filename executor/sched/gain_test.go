@@ -1,7 +1,9 @@
 package sched
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -107,6 +109,20 @@ func TestIdleRuleEndsTheWait(t *testing.T) {
 		name: "counted from the gpu-let's free moment", policy: Deferred{},
 		reqs: append(periodic(0, 8, 0, 0, ms(100)), Request{ID: 9, Arrival: ms(1), Deadline: ms(101)}),
 		want: []dispatched{{At: 0, IDs: []uint64{1, 2, 3, 4, 5, 6, 7, 8}}, {At: ms(23), IDs: []uint64{9}}},
+	}, {
+		// The full batch keeps the gpu-let counted busy; two seconds free
+		// leave e^−2 of it, so request 9 waits that share of the bound over
+		// IdleBusyFull: 2.7 ms of the 10.
+		name: "a gpu-let free for a while waits less", policy: Deferred{},
+		reqs: append(periodic(0, 8, 0, 0, ms(100)), Request{ID: 9, Arrival: ms(2013), Deadline: ms(2113)}),
+		want: []dispatched{{At: 0, IDs: []uint64{1, 2, 3, 4, 5, 6, 7, 8}},
+			{At: ms(2013) + time.Duration(float64(ms(10))*math.Exp(-2)/IdleBusyFull), IDs: []uint64{9}}},
+	}, {
+		// After a minute free nothing is worth waiting for: at once, as
+		// eager.
+		name: "a lone request on an idle gpu-let", policy: Deferred{},
+		reqs: append(periodic(0, 8, 0, 0, ms(100)), Request{ID: 9, Arrival: 60 * time.Second, Deadline: 60*time.Second + ms(100)}),
+		want: []dispatched{{At: 0, IDs: []uint64{1, 2, 3, 4, 5, 6, 7, 8}}, {At: 60 * time.Second, IDs: []uint64{9}}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

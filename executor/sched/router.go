@@ -261,7 +261,8 @@ func (st *RouteState) dispatchAt() int {
 // admit predicts the state after a request with deadline joins the queue at
 // now, as the policy would see it: the batch waits for its frontrun until it
 // reaches DispatchAt requests, and under the idle rule at most its idle
-// bound after the gpu-let frees or the request came, whichever is later.
+// bound (less its IdleCut) after the gpu-let frees or the request came,
+// whichever is later.
 func (st *RouteState) admit(now, deadline time.Duration) {
 	whole := st.Size == st.Queued
 	st.Queued++
@@ -280,7 +281,8 @@ func (st *RouteState) admit(now, deadline time.Duration) {
 	if n := st.Queued; n < maxB && n < st.dispatchAt() {
 		st.Exec = max(now, st.Deadline-st.Latency.At(n+1))
 		if st.IdleRule {
-			st.Exec = min(st.Exec, max(now, st.FreeAt)+idleWait(st.Latency, n))
+			wait := time.Duration(float64(idleWait(st.Latency, n)) * (1 - st.IdleCut))
+			st.Exec = min(st.Exec, max(now, st.FreeAt)+wait)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -259,6 +260,33 @@ func TestRoutePredictsIdleRule(t *testing.T) {
 	_, _, err := Route(ms(10), ms(100), ts)
 	require.NoError(t, err)
 	require.Equal(t, ms(40), ts[0].Exec)
+	// A gpu-let that has stood mostly free waits a part of the bound: with
+	// three quarters of it cut, 10 + 2.5.
+	ts = []Target{{RouteState: RouteState{FreeAt: ms(10), Latency: l, DispatchAt: 8, IdleRule: true, IdleCut: 0.75}}}
+	_, _, err = Route(ms(10), ms(100), ts)
+	require.NoError(t, err)
+	require.Equal(t, ms(12.5), ts[0].Exec)
+}
+
+// A scheduler reports the part of the idle bound it cuts as its gpu-let
+// stands free, so that the router predicts what it will do.
+func TestRouteStateReportsTheIdleCut(t *testing.T) {
+	rec := newRecorder()
+	s, err := New(Config{}, rec)
+	require.NoError(t, err)
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: linear(t, 1, 5, 8)}))
+	st, err := s.RouteState(0, 0)
+	require.NoError(t, err)
+	require.Zero(t, st.IdleCut, "a new gpu-let waits the whole bound")
+	st, err = s.RouteState(2*time.Second, 0)
+	require.NoError(t, err)
+	require.InDelta(t, 1-math.Exp(-2)/IdleBusyFull, st.IdleCut, 1e-9, "free for two seconds")
+	s, err = New(Config{Policy: Eager{}}, rec)
+	require.NoError(t, err)
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: linear(t, 1, 5, 8)}))
+	st, err = s.RouteState(2*time.Second, 0)
+	require.NoError(t, err)
+	require.Zero(t, st.IdleCut, "no idle rule, nothing to cut")
 }
 
 // TestRouteSpillsPastABacklog: gpu-let 0 is within its share, gpu-let 1

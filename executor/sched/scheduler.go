@@ -93,10 +93,13 @@ type Scheduler struct {
 	now  time.Duration
 	busy bool
 	// freed is when the last batch ended (0 before the first).
-	freed   time.Duration
-	running Batch
-	run     []Request // backing array of running.Requests
-	seq     uint64
+	freed time.Duration
+	// busyShare is the gpu-let's recent busy share, which bounds the idle
+	// rule's waits (busy_share.go).
+	busyShare busyShare
+	running   Batch
+	run       []Request // backing array of running.Requests
+	seq       uint64
 
 	// order and altWake serve the measured alternatives of guard_alt.go
 	// only: the non-empty models by head deadline, and their next timer
@@ -304,6 +307,7 @@ func (s *Scheduler) BatchDone(now time.Duration, seq uint64) error {
 		return fmt.Errorf("complete batch %d: %w", seq, ErrNoBatch)
 	}
 	now = s.clock(now)
+	s.busyShare.ran(s.running.Start, now)
 	s.busy = false
 	s.running = Batch{}
 	s.freed = now

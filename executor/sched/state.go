@@ -47,6 +47,10 @@ type RouteState struct {
 	// deferred policy's idle rule, gain.go); the router's predictions
 	// between reports follow it.
 	IdleRule bool
+	// IdleCut is the part of the idle rule's bound a waiting batch does not
+	// wait, on a gpu-let busy a small part of the time (busy_share.go): 0
+	// waits it whole. The router's predictions follow it.
+	IdleCut float64
 }
 
 // RouteState reports the state the router needs for model id as of now. It
@@ -69,6 +73,9 @@ func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error
 	}
 	st.DispatchAt = s.dispatchAt(m)
 	st.IdleRule = s.pol.kind == kindDeferred && s.pol.gain
+	if st.IdleRule && !s.busy {
+		st.IdleCut = 1 - s.busyShare.idleScale(now)
+	}
 	if m.q.n > 0 {
 		st.Size = batchAt(m, now)
 		st.Deadline = m.q.front().Deadline
