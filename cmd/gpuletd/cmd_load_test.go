@@ -419,7 +419,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.NoError(t, os.WriteFile(conf, good, 0o644))
 	code, out, stderr = runCLI(t, "models", "load", "lenet5")
 	require.Equal(t, 0, code, stderr)
-	require.Equal(t, "lenet5: ready\n", out)
+	require.Equal(t, "lenet5: ready\n  version 1: SLO 50µs → 5ms (config.yaml)\n", out, "the load says what it changed")
 	code, _, stderr = runCLI(t, "models", "load", "nope", "--url", base)
 	require.Equal(t, 1, code)
 	require.Equal(t, "gpuletd: load nope: the repository has no such model\n", stderr)

@@ -500,7 +500,7 @@ func TestANewModelFileServesAtOnce(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "mlp", "1", "model.onnx"), b, 0o644))
 	r := do(t, "POST", base+"/v2/repository/models/mlp/load", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
-	require.JSONEq(t, `{"name": "mlp", "state": "READY"}`, string(r.body))
+	require.JSONEq(t, `{"name": "mlp", "state": "READY", "changes": ["version 1: a new model file (sha256 `+sha()[:12]+`, was `+oldSHA[:12]+`)"]}`, string(r.body))
 
 	require.NotEqual(t, oldSHA, sha())
 	require.NotEqual(t, before, outputs(), "the new weights answer")

@@ -14,9 +14,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
 "$root/bin/gpuletd" models synth --models lenet5,resnet18 "$work/models" >/dev/null
-curve() { sed -i -e "s/^slo:.*/slo: $2/" -e "s/^profile:.*//" "$work/models/$1/config.yaml"; echo "profile: $3" >>"$work/models/$1/config.yaml"; }
-curve lenet5 4ms alexnet
-curve resnet18 50ms resnet50
+emulate_as lenet5 4ms alexnet
+emulate_as resnet18 50ms resnet50
 daemon_env "$work" "$work/models"
 export GPULETD_DEVICES='[{kind: emulated, profiles: igniter-v100, count: 2}]'
 "$bin" serve >"$work/serve.log" 2>&1 &

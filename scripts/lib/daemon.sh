@@ -38,3 +38,12 @@ wait_ready() {
   tail -20 "$1"
   return 1
 }
+
+# emulate_as MODEL SLO PROFILE gives the demo model MODEL of $work/models
+# (gpuletd models synth) the SLO SLO and the reference set's curve of
+# PROFILE, which an emulated device serves it with.
+emulate_as() {
+  local cfg=$work/models/$1/config.yaml
+  sed -i -e "s/^slo:.*/slo: $2/" -e "s/^profile:.*//" "$cfg"
+  echo "profile: $3" >>"$cfg"
+}
