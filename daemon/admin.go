@@ -253,8 +253,9 @@ func (n *node) status() status {
 			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: state == stateReady, State: state,
 			ExtraHeadroom: room.Extra[m.Name], Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
-			Warnings: n.modelWarnings(m), Cache: n.cacheStatus(m),
+			Cache: n.cacheStatus(m),
 		}
+		sm.Warnings = n.modelWarnings(m, sm.Window)
 		c := n.counters.of(m.Name)
 		sm.Answered, sm.Failed = c.success.count.Load(), c.fail.count.Load()
 		if ms := c.last.Load(); ms > 0 {

@@ -32,9 +32,12 @@ func TestBusyRatioIsOverTheExecutorsUptime(t *testing.T) {
 			if tc.st != nil {
 				g.pushed.Store(tc.st)
 			}
-			got, ok := g.busyRatio(now)
+			got, up, ok := g.busyRatio(now)
 			require.Equal(t, tc.ok, ok)
 			require.InDelta(t, tc.want, got, 1e-6)
+			if ok {
+				require.Equal(t, now.Sub(monoclock.Time(tc.st.StartedMonoNs)), up)
+			}
 		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/control"
-	"github.com/gpulet/gpuletd/internal/monoclock"
 )
 
 // A model that misses its SLO on gpu-lets that stand mostly idle.
@@ -81,12 +80,9 @@ func (n *node) busyOf(name string, now time.Time) []letBusy {
 		if !slices.Contains(g.modelNames(), name) {
 			continue
 		}
-		busy, ok := g.busyRatio(now)
-		st := g.pushed.Load()
-		if !ok || st == nil {
-			continue
+		if busy, up, ok := g.busyRatio(now); ok {
+			out = append(out, letBusy{id: g.id, busy: busy, up: up})
 		}
-		out = append(out, letBusy{id: g.id, busy: busy, up: now.Sub(monoclock.Time(st.StartedMonoNs))})
 	}
 	return out
 }

@@ -154,7 +154,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		// From pushed state: a scrape never waits on an executor.
-		if busy, ok := g.busyRatio(time.Now()); ok {
+		if busy, _, ok := g.busyRatio(time.Now()); ok {
 			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, busy, g.id, g.device.ID)
 		}
 	}

@@ -492,7 +492,8 @@ func (n *node) pipelineStatus() []statusPipeline {
 	for _, p := range n.catalog.allPipelines() {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
-			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p), Warnings: n.modelWarnings(p)}
+			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p)}
+		sp.Warnings = n.modelWarnings(p, sp.Window)
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
 		}

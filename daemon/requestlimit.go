@@ -81,8 +81,10 @@ func RequestLimitWarning(m *repository.Model, limit int64) string {
 }
 
 // modelWarnings are what keeps model (or pipeline) m from serving its
-// requests where it is: its slow starts, and a request limit it cannot fit.
-func (n *node) modelWarnings(m *repository.Model) []string {
+// requests where it is: its slow starts, a request limit it cannot fit, the
+// hop to its executors, and misses on mostly idle gpu-lets, judged on its
+// recent window w (the status's).
+func (n *node) modelWarnings(m *repository.Model, w windowStats) []string {
 	out := n.slowStarts.of(m.Name)
 	if w := RequestLimitWarning(m, int64(n.conf().Limits.MaxRequestBody)); w != "" {
 		out = append(out, w)
@@ -97,7 +99,7 @@ func (n *node) modelWarnings(m *repository.Model) []string {
 		}
 	}
 	// The hop, where it warns, says why already.
-	if w := n.windows.of(m.Name).stats(); hop == "" && missesOverRule(w) {
+	if hop == "" && missesOverRule(w) {
 		if idle := idleMissWarning(m.Name, w, n.busyOf(m.Name, time.Now())); idle != "" {
 			out = append(out, idle)
 		}

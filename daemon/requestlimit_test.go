@@ -60,7 +60,7 @@ func TestModelWarningsFollowTheLimit(t *testing.T) {
 	n.cfg.Store(&cfg)
 	m := &repository.Model{Name: "lenet5", Inputs: []repository.TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}}}
 	n.slowStarts.reported = map[string]slowStart{"x": {model: "lenet5", gpulet: "gpu0-20-1", slo: 5 * time.Millisecond}}
-	got := n.modelWarnings(m)
+	got := n.modelWarnings(m, windowStats{})
 	require.Len(t, got, 2)
 	require.Contains(t, got[0], "refused, ℓ(1) > SLO on gpu0-20-1")
 	require.Contains(t, got[1], `input "input" alone takes 3136 bytes`)
@@ -68,7 +68,7 @@ func TestModelWarningsFollowTheLimit(t *testing.T) {
 	raised := cfg
 	raised.Limits.MaxRequestBody = 64 << 20
 	n.cfg.Store(&raised)
-	require.Len(t, n.modelWarnings(m), 1)
+	require.Len(t, n.modelWarnings(m, windowStats{}), 1)
 }
 
 // TestReloadWarnsOfModelsTheNewLimitShutsOut: a reload that lowers

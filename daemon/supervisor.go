@@ -118,17 +118,18 @@ type gpuletRun struct {
 }
 
 // busyRatio is the share of its executor's uptime the gpu-let ran batches,
-// from the state the executor last pushed; false before the first.
-func (g *gpuletRun) busyRatio(now time.Time) (float64, bool) {
+// and that uptime, from the state the executor last pushed; false before
+// the first.
+func (g *gpuletRun) busyRatio(now time.Time) (ratio float64, up time.Duration, ok bool) {
 	st := g.pushed.Load()
 	if st == nil || st.StartedMonoNs == 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	up := now.Sub(monoclock.Time(st.StartedMonoNs))
+	up = now.Sub(monoclock.Time(st.StartedMonoNs))
 	if up <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return min(1, float64(time.Duration(st.BusyUs)*time.Microsecond)/float64(up)), true
+	return min(1, float64(time.Duration(st.BusyUs)*time.Microsecond)/float64(up)), up, true
 }
 
 // servedOn is what one model's requests came to on a gpu-let since its

@@ -127,6 +127,14 @@ stays in the repository; load it again with gpuletd models load.`,
 	return cmd
 }
 
+// writeChangeLines prints what a load changes (or would, a load check's),
+// a line each under the line before, wrapped at 80 columns.
+func writeChangeLines(w io.Writer, changes []string) {
+	for _, c := range changes {
+		writeWrappedLine(w, "  "+c)
+	}
+}
+
 // writeLoadAnswer prints a load's answer for name: that it is ready and
 // what the load changed of what served (to out), and a warning for each
 // model or pipeline the answer says the plan made with it no longer serves
@@ -140,9 +148,7 @@ func writeLoadAnswer(out, errw io.Writer, name string, answer []byte) {
 	if json.Unmarshal(answer, &a) != nil {
 		return
 	}
-	for _, c := range a.Changes {
-		writeWrappedLine(out, "  "+c)
-	}
+	writeChangeLines(out, a.Changes)
 	for _, m := range slices.Sorted(maps.Keys(a.Displaced)) {
 		fmt.Fprintf(errw, "gpuletd: warning: the plan made with %s no longer serves %s: %s\n", name, m, a.Displaced[m])
 	}

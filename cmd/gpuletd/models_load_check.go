@@ -94,9 +94,7 @@ func printLoadCheck(w io.Writer, c loadCheck) {
 		fmt.Fprintln(w, "changes: none; it serves as its folder reads now")
 	case len(c.Changes) > 0:
 		fmt.Fprintln(w, "changes:")
-		for _, ch := range c.Changes {
-			fmt.Fprintf(w, "  %s\n", ch)
-		}
+		writeChangeLines(w, c.Changes)
 	}
 	if len(c.Versions) > 0 {
 		tw := newTable(w)
