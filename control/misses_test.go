@@ -20,9 +20,13 @@ type missStep struct {
 	fires    bool
 }
 
+// missEstimates are rates whose plan with the headroom and one MissStep
+// asks more than keepPlan assigns a (120 req/s) and b (60).
+var missEstimates = map[string]float64{"a": 100, "b": 50}
+
 // check is a miss check long after the last re-plan.
 func check(m *Misses, plan *gpulet.Plan, tallies map[string]Tally) string {
-	return m.Check(MissInput{Now: time.Hour, Plan: plan, Settled: true, Tallies: tallies})
+	return m.Check(MissInput{Now: time.Hour, Plan: plan, Settled: true, Tallies: tallies, Estimates: missEstimates, Headroom: Headroom})
 }
 
 func TestMissesCheck(t *testing.T) {
@@ -72,7 +76,8 @@ func TestMissesCheck(t *testing.T) {
 			var m Misses
 			for i, s := range tc.steps {
 				why := m.Check(MissInput{Now: time.Hour, Plan: s.plan, Settled: s.settled,
-					Tallies: map[string]Tally{"a": {Answered: s.answered, Missed: s.missed}, "b": {Answered: s.answered}}})
+					Tallies:   map[string]Tally{"a": {Answered: s.answered, Missed: s.missed}, "b": {Answered: s.answered}},
+					Estimates: missEstimates, Headroom: Headroom})
 				require.Equal(t, s.fires, why != "", "step %d: %q", i, why)
 			}
 			require.InDelta(t, tc.extra, m.Room(Headroom).Extra["a"], 1e-12)
@@ -88,7 +93,7 @@ func TestMissesCheckWaitsForTheGap(t *testing.T) {
 	plan := keepPlan()
 	at := func(now time.Duration, missed uint64) string {
 		return m.Check(MissInput{Now: now, LastPlan: 10 * time.Second, Plan: plan, Settled: true,
-			Tallies: map[string]Tally{"a": {Answered: 10 * missed, Missed: missed}}})
+			Tallies: map[string]Tally{"a": {Answered: 10 * missed, Missed: missed}}, Estimates: missEstimates, Headroom: Headroom})
 	}
 	require.Empty(t, at(11*time.Second, 0), "counting starts a second after the re-plan")
 	require.Empty(t, at(12*time.Second, 30), "too soon to re-plan")
@@ -103,6 +108,43 @@ func TestMissesCheckSaysWhy(t *testing.T) {
 	require.Empty(t, check(&m, plan, map[string]Tally{"a": {Answered: 40, Missed: 2}}))
 	why := check(&m, plan, map[string]Tally{"a": {Answered: 503, Missed: 25}})
 	require.Equal(t, "a missed its SLO 23 times in 463 (5.0%) on the plan in force; planned with 25% more headroom", why)
+}
+
+// A model whose plan in force assigns it what the re-plan would give it,
+// and more (a spread plan's whole gpu-let), is not re-planned for its
+// misses: the re-plan could only hand it less. One assigned less is.
+func TestMissesCheckLeavesAModelWithMoreRoom(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		estimate float64
+		extra    float64 // already given
+		fires    bool
+	}{
+		{"the re-plan would give more", 100, 0, true},          // 100 × 1.45 > 120
+		{"the plan in force gives more", 60, 0, false},         // 60 × 1.45 < 120
+		{"a little more than the re-plan would", 82, 0, false}, // 82 × 1.45 = 118.9
+		{"more once its extra is raised", 60, 0.75, true},      // 60 × 2.2 > 120
+		{"no estimate: the least rate planned", 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Misses{extra: map[string]float64{}}
+			if tc.extra > 0 {
+				m.extra["a"] = tc.extra
+			}
+			plan := keepPlan()
+			in := MissInput{Now: time.Hour, Plan: plan, Settled: true, Headroom: Headroom,
+				Estimates: map[string]float64{"a": tc.estimate}}
+			in.Tallies = map[string]Tally{"a": {}}
+			require.Empty(t, m.Check(in))
+			in.Tallies = map[string]Tally{"a": {Answered: 1000, Missed: 100}}
+			require.Equal(t, tc.fires, m.Check(in) != "")
+			want := tc.extra
+			if tc.fires {
+				want += MissStep
+			}
+			require.InDelta(t, want, m.Room(Headroom).Extra["a"], 1e-12)
+		})
+	}
 }
 
 // A period under the rule fades a model's extra headroom, one that breaks

@@ -109,7 +109,7 @@ func (n *node) surgeCheck(now, start, last time.Time) (string, map[string]float6
 		Short: short, Estimates: estimates, Folded: n.rates.folded(),
 	})
 	if reason == "" {
-		if reason = n.missCheck(now.Sub(start), last.Sub(start)); reason == "" {
+		if reason = n.missCheck(now.Sub(start), last.Sub(start), estimates); reason == "" {
 			return "", nil
 		}
 		return reason, estimates

@@ -32,7 +32,8 @@ func TestUnscheduledRateIsAMetric(t *testing.T) {
 	n, _ := twoModelNode(t, nil)
 	missed := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "gpu0", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{{Name: "a", Rate: 300}}}}}}}
 	n.misses.m.Check(control.MissInput{Plan: missed, Settled: true, Tallies: map[string]control.Tally{"a": {}}})
-	require.NotEmpty(t, n.misses.m.Check(control.MissInput{Now: time.Minute, Plan: missed, Settled: true, Tallies: map[string]control.Tally{"a": {Answered: 100, Missed: 30}}}))
+	require.NotEmpty(t, n.misses.m.Check(control.MissInput{Now: time.Minute, Plan: missed, Settled: true, Tallies: map[string]control.Tally{"a": {Answered: 100, Missed: 30}},
+		Estimates: map[string]float64{"a": 250}, Headroom: control.Headroom}))
 	plan := &gpulet.Plan{
 		GPUs: []gpulet.GPUPlan{{ID: "gpu0", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{
 			{Name: "a", Rate: 300}, {Name: "b", Rate: 120}}}}}},

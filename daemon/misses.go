@@ -68,10 +68,10 @@ func (n *node) tallies() map[string]control.Tally {
 }
 
 // missCheck applies the miss rule to the plan in force at now, the last
-// re-plan at last (both since the plan loop began): why the node re-plans,
-// "" when it does not. A node serving pipelines re-plans every period
-// anyway (keepPlan) and is left to that.
-func (n *node) missCheck(now, last time.Duration) string {
+// re-plan at last (both since the plan loop began), a re-plan planning for
+// estimates: why the node re-plans, "" when it does not. A node serving
+// pipelines re-plans every period anyway (keepPlan) and is left to that.
+func (n *node) missCheck(now, last time.Duration, estimates map[string]float64) string {
 	n.planMu.Lock()
 	cur := n.current.Load()
 	pipelines := len(n.catalog.allPipelines()) > 0
@@ -83,7 +83,8 @@ func (n *node) missCheck(now, last time.Duration) string {
 	t := n.tallies()
 	n.misses.mu.Lock()
 	defer n.misses.mu.Unlock()
-	return n.misses.m.Check(control.MissInput{Now: now, LastPlan: last, Plan: cur.plan, Settled: settled, Tallies: t})
+	return n.misses.m.Check(control.MissInput{Now: now, LastPlan: last, Plan: cur.plan, Settled: settled, Tallies: t,
+		Estimates: estimates, Headroom: control.Headroom})
 }
 
 // closeMissPeriod closes the miss rule's period: a model that stopped

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"testing"
@@ -47,7 +48,8 @@ func TestMissRuleRoomIsPlanned(t *testing.T) {
 	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "cpu", GPULets: []gpulet.GPULet{{Size: 100, Models: []gpulet.Placement{{Name: m.Name, Batch: 1, Rate: 12}}}}}}}
 	check := func(answered, missed uint64) string {
 		return n.misses.m.Check(control.MissInput{Now: time.Hour, Plan: plan, Settled: true,
-			Tallies: map[string]control.Tally{m.Name: {Answered: answered, Missed: missed}}})
+			Tallies:   map[string]control.Tally{m.Name: {Answered: answered, Missed: missed}},
+			Estimates: map[string]float64{m.Name: 10}, Headroom: control.Headroom})
 	}
 	check(0, 0)
 	require.NotEmpty(t, check(100, 30))
@@ -61,25 +63,29 @@ func TestMissRuleRoomIsPlanned(t *testing.T) {
 // The surge check applies the miss rule when no surge re-plans: a model
 // that misses on a plan that runs whole is re-planned for the estimates,
 // counted from the first check after the plan settled but not re-planned
-// within MinReplanGap of the last re-plan, and never on a node serving
-// pipelines (they re-plan every period).
+// within MinReplanGap of the last re-plan, never on a node serving
+// pipelines (they re-plan every period), and not while the plan in force
+// assigns the model more than the re-plan would plan for it (a spread
+// plan's gpu-let of its own).
 func TestSurgeCheckReplansOnMisses(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	let := gpulet.GPULet{Size: 100, Models: []gpulet.Placement{{Name: "a", Batch: 8, Rate: 120}}}
-	plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, GPUs: []gpulet.GPUPlan{{ID: "emu0", GPULets: []gpulet.GPULet{let}}}}
 	for _, tc := range []struct {
 		name      string
 		sinceLast time.Duration // from the last re-plan to the second check
 		pipeline  bool
+		assigned  float64 // a's rate in the plan in force; 120 when 0
 		want      string
 	}{
 		{name: "misses on the plan in force", sinceLast: control.MinReplanGap,
 			want: "a missed its SLO 30 times in 100 (30.0%) on the plan in force; planned with 25% more headroom"},
 		{name: "too soon after a re-plan", sinceLast: control.MinReplanGap - time.Second},
 		{name: "a pipeline is served", sinceLast: control.MinReplanGap, pipeline: true},
+		{name: "the plan in force assigns it more than a re-plan would", sinceLast: control.MinReplanGap, assigned: 3138},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			let := gpulet.GPULet{Size: 100, Models: []gpulet.Placement{{Name: "a", Batch: 8, Rate: cmp.Or(tc.assigned, 120)}}}
+			plan := &gpulet.Plan{Algo: gpulet.AlgoGpuletInt, GPUs: []gpulet.GPUPlan{{ID: "emu0", GPULets: []gpulet.GPULet{let}}}}
 			n := meteredNode(t0, plan)
 			n.sup.running["x1"] = &gpuletRun{device: mps.Device{ID: "emu0"}, planned: let,
 				models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}}}

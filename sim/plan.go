@@ -213,7 +213,8 @@ func (e *engine) surge() error {
 		Short: control.Short{Rates: shortBy, Early: early}, Estimates: est, Folded: folded,
 	})
 	if why == "" {
-		why = e.misses.Check(control.MissInput{Now: e.now, LastPlan: e.lastPlan, Plan: e.plan, Settled: true, Tallies: e.tallies()})
+		why = e.misses.Check(control.MissInput{Now: e.now, LastPlan: e.lastPlan, Plan: e.plan, Settled: true, Tallies: e.tallies(),
+			Estimates: est, Headroom: e.set.headroom})
 		if why == "" {
 			return nil
 		}
