@@ -126,8 +126,8 @@ type MissInput struct {
 // two emulated V100s, lenet5 (alexnet's curve, 10 ms SLO) missed 8% of
 // its first 2 000 requests on a 50% gpu-let of its own, assigned 3 138
 // req/s, while the host's two cores also ran the load generator; the rule
-// re-planned it onto a whole GPU shared with resnet18 and two more models,
-// assigned 686 req/s, where it answered 45% within its SLO
+// re-planned it onto a whole GPU shared with resnet18 and vgg, assigned
+// 686 req/s, where it answered 45% within its SLO
 // (docs/BENCHMARKS.md, "The miss rule and a spread plan").
 func (m *Misses) Check(in MissInput) string {
 	plan, tallies := in.Plan, in.Tallies
