@@ -92,6 +92,7 @@ type nodeCollector struct{ n *node }
 var (
 	descBusy          = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
 	descSize          = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
+	descBatchFactor   = prometheus.NewDesc("gpuletd_gpulet_batch_time_factor", "How much longer than profiled a model's batches ran on a gpu-let lately (a high quantile over its last 64 batches, at least 1); its executor plans batches with their profiled time times it.", []string{"gpulet", "device", "model"}, nil)
 	descBuildInfo     = prometheus.NewDesc("gpuletd_build_info", "Always 1; its labels say which gpuletd serves: its version and the Go release it was built with.", []string{"version", "goversion"}, nil)
 	descGpuletMemory  = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
 	descRate          = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (the EWMA of its reorganize periods; until its first period ends, its rate since that period opened), requests per second.", []string{"model"}, nil)
@@ -132,7 +133,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descBatchFactor, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descModelBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
@@ -156,6 +157,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		// From pushed state: a scrape never waits on an executor.
 		if busy, _, ok := g.busyRatio(time.Now()); ok {
 			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, busy, g.id, g.device.ID)
+		}
+		for model, s := range g.served() {
+			ch <- prometheus.MustNewConstMetric(descBatchFactor, prometheus.GaugeValue, s.factor, g.id, g.device.ID, model)
 		}
 	}
 	for model, r := range n.rates.estimates(time.Now()) {

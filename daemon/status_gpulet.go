@@ -47,6 +47,14 @@ type statusPlacement struct {
 	// misses a model's requests.
 	Received int64 `json:"received"`
 	Failed   int64 `json:"failed"`
+	// BatchTimeFactor is how much longer than profiled the model's batches
+	// ran there lately: the executor's calibration, a high quantile of
+	// measured over profiled time over its last 64 batches, at least 1. Its
+	// scheduler plans batches with ℓ(b) times it, so a large one means
+	// smaller batches and requests refused sooner: a busy host, or a device
+	// slower than when the model was profiled. Absent before the executor
+	// pushed a state.
+	BatchTimeFactor float64 `json:"batch_time_factor,omitempty"`
 }
 
 // status is g as the admin status shows it: its state and executor, and
@@ -91,7 +99,7 @@ func (g *gpuletRun) status(inv mps.Inventory) statusGpulet {
 		if c.batches > 0 {
 			p.MeanBatch, p.Requests = float64(c.batched)/float64(c.batches), c.batched
 		}
-		p.Received, p.Failed = c.received, c.failed
+		p.Received, p.Failed, p.BatchTimeFactor = c.received, c.failed, c.factor
 		sg.Models = append(sg.Models, p)
 	}
 	sort.Slice(sg.Models, func(i, j int) bool { return sg.Models[i].Name < sg.Models[j].Name })

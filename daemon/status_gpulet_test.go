@@ -16,7 +16,8 @@ import (
 // there and, from the state its executor pushed, what the model's requests
 // came to: the requests its batches ran, their mean batch, and the requests
 // it answered with an error, which is where an operator finds the gpu-let
-// that misses a model's requests.
+// that misses a model's requests, and how much longer than profiled its
+// batches ran there.
 func TestGpuletStatusSaysWhatFailedThere(t *testing.T) {
 	g := &gpuletRun{id: "emu0-100-1", device: mps.Device{ID: "emu0"}, size: 100,
 		models:  map[string]*pb.LoadModelRequest{"b": {Name: "b"}, "a": {Name: "a"}},
@@ -30,14 +31,14 @@ func TestGpuletStatusSaysWhatFailedThere(t *testing.T) {
 	}, sg.Models, "before the executor pushed a state: the plan alone")
 
 	g.pushed.Store(&pb.ExecutorState{Models: []*pb.ModelState{
-		{Name: "a", Batches: 4, BatchedRequests: 10, Requests: 12, Failed: 3},
+		{Name: "a", Batches: 4, BatchedRequests: 10, Requests: 12, Failed: 3, LatencyFactor: 2.6},
 		{Name: "b", Requests: 2, Failed: 2},
 	}})
 	sg = g.status(mps.Inventory{})
 	require.Equal(t, []statusPlacement{
-		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Received: 12, Failed: 3},
-		{Name: "b", Received: 2, Failed: 2},
-	}, sg.Models)
+		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Received: 12, Failed: 3, BatchTimeFactor: 2.6},
+		{Name: "b", Received: 2, Failed: 2, BatchTimeFactor: 1},
+	}, sg.Models, "b's executor has not calibrated it: as profiled")
 }
 
 // Two gpu-lets of one size on one device may hold the same model at other

@@ -141,6 +141,9 @@ type servedOn struct {
 	// answered with an error. (batched counts rows: a request of several
 	// rows runs as several.)
 	received, failed int64
+	// factor is how much longer than profiled its batches ran lately (the
+	// executor's calibration; at least 1).
+	factor float64
 }
 
 // served is what each model's requests came to on the gpu-let, from the
@@ -149,7 +152,8 @@ func (g *gpuletRun) served() map[string]servedOn {
 	out := map[string]servedOn{}
 	if st := g.pushed.Load(); st != nil {
 		for _, ms := range st.Models {
-			out[ms.Name] = servedOn{batched: ms.BatchedRequests, batches: ms.Batches, received: ms.Requests, failed: ms.Failed}
+			out[ms.Name] = servedOn{batched: ms.BatchedRequests, batches: ms.Batches, received: ms.Requests, failed: ms.Failed,
+				factor: max(ms.LatencyFactor, 1)}
 		}
 	}
 	return out

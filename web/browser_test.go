@@ -495,8 +495,9 @@ func checkDeviceMemory(t *testing.T, b *browser) {
 })()`)
 	require.Equal(t, []string{"2 cores", "1 of 16 cores: the CPU limit of 1.5 CPUs pays for 1", "null"}, cores)
 
-	// A placement whose requests failed on its gpu-let says how many; one
-	// without failures says nothing of them.
+	// A placement whose requests failed on its gpu-let says how many, and
+	// one whose batches ran well over their profiled time says so; one
+	// without either says nothing of them.
 	placed := eval[[]string](t, b, `(async () => {
   const { Devices } = await import('/assets/partitions.js');
   const root = document.createElement('div');
@@ -504,16 +505,17 @@ func checkDeviceMemory(t *testing.T, b *browser) {
   new Devices(root).render({ devices: [
     { id: 'emu0', kind: 'emulated', type: 'igniter-v100', name: 'Emulated igniter-v100', backend: 'mps', health: 'ok' },
   ], gpulets: [{ id: 'emu0-100-1', device: 'emu0', size: 100, state: 'ready', busy_ratio: 0.5, models: [
-    { name: 'alexnet', batch: 8, rate: 46, worst_ms: 170, slo_ms: 214, mean_batch: 5.2, requests: 2700, failed: 1048 },
-    { name: 'ssd', batch: 2, rate: 9, worst_ms: 900, slo_ms: 3641, mean_batch: 1.4, requests: 540, failed: 0 },
+    { name: 'alexnet', batch: 8, rate: 46, worst_ms: 170, slo_ms: 214, mean_batch: 5.2, requests: 2700, failed: 1048, batch_time_factor: 2.64 },
+    { name: 'ssd', batch: 2, rate: 9, worst_ms: 900, slo_ms: 3641, mean_batch: 1.4, requests: 540, failed: 0, batch_time_factor: 1.04 },
   ] }], models: [] });
   const lines = [...root.querySelectorAll('.gl-list li li')].map((li) => li.textContent);
   root.remove();
   return lines;
 })()`)
 	require.Len(t, placed, 2)
-	require.Contains(t, placed[0], " · mean batch 5.2 · 1,048 failed here · ")
+	require.Contains(t, placed[0], " · mean batch 5.2 · 1,048 failed here · batches 2.6× their profiled time · ")
 	require.NotContains(t, placed[1], "failed")
+	require.NotContains(t, placed[1], "profiled", "batches within the jitter the scheduler is built for")
 }
 
 // checkModelWarning renders a model row whose batch of one is predicted past

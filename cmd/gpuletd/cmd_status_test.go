@@ -41,6 +41,8 @@ func TestWriteStatus(t *testing.T) {
 	s.Models[1].Unscheduled = 12.5
 	s.Models[0].Warnings = []string{"refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)"}
 	s.Models[0].Cache = &adminCache{Hits: 90000, Misses: 12, Rate: 5355}
+	s.Gpulets[0].Models[1].BatchTimeFactor = 2.64
+	s.Gpulets[0].Models[0].BatchTimeFactor = 1.04 // jitter: not worth a line
 	grpcAddr := "127.0.0.1:18712"
 	s.GRPCListen = &grpcAddr
 	var b strings.Builder
@@ -55,6 +57,7 @@ func TestWriteStatus(t *testing.T) {
 		"emu0-100-1  100%  ready  0.8%  76.8 MiB  lenet5  1      160/s   1.0\n",
 		"                                        mlp     1      72.0/s  1.1\n",
 		"\nmlp on emu0-100-1: 3 requests of 68 failed there since its executor started\n  (dropped",
+		"\nmlp on emu0-100-1: its batches ran up to 2.6× their profiled time lately, and\n  its executor plans with that: smaller batches, requests refused sooner (a busy\n",
 		"lenet5  5.00ms  yaml     0.00/s  160/s     0.8%    2.44ms  36.2ms  emu0-100-1",
 		"mlp     5.00ms  default  0.00/s  72.0/s    12.4%   2.39ms  488ms   emu0-100-1",
 		"mlp: 12.5/s of its load has no gpu-let",
@@ -64,6 +67,7 @@ func TestWriteStatus(t *testing.T) {
 	} {
 		require.Contains(t, out, want)
 	}
+	require.NotContains(t, out, "lenet5 on emu0-100-1: its batches", "a factor of the jitter the scheduler is built for")
 	// Columns line up: every gpu-let row starts its model at the MODEL column.
 	lines := strings.Split(out, "\n")
 	var head, row string

@@ -19,6 +19,9 @@ type adminPlacement struct {
 	Requests  int64   `json:"requests"`
 	Received  int64   `json:"received"`
 	Failed    int64   `json:"failed"`
+	// BatchTimeFactor is how much longer than profiled its batches ran
+	// there lately; 0 from a daemon that does not say.
+	BatchTimeFactor float64 `json:"batch_time_factor"`
 }
 
 // adminModel is one model of the status (GET /api/v1/models).

@@ -29,5 +29,6 @@ echo "== gpuletd load $mix --duration ${DURATION:-60s} --warmup 5s"
 "$bin" load --url "$url" --model "$mix" --duration "${DURATION:-60s}" --warmup 5s 2>&1 | grep -E '^(MODEL|lenet5|resnet18|vgg|mlp|total) '
 echo "== plans applied"
 "$bin" events --url "$url" --kind reorganize 2>&1 | grep -E 'plan applied|missed its SLO' || true
-echo "== gpuletd status (models)"
-"$bin" status --url "$url" 2>&1 | sed -n '/^MODEL/,$p'
+echo "== gpuletd status (gpu-lets and models), the batch time factors"
+"$bin" status --url "$url" 2>&1 | sed -n "/^GPU-LET/,\$p"
+curl -s "$url/metrics" | grep "^gpuletd_gpulet_batch_time_factor"
