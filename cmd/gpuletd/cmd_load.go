@@ -70,7 +70,9 @@ perf_analyzer's --shared-memory=cuda; it needs the CUDA 13 runtime,
 libcudart.so.13, where the loader finds it). The
 report gives the requests sent, the answers by status, goodput (answers within
 the model's SLO per second), SLO attainment, latency percentiles, the achieved
-send rate and the schedule lag.
+send rate and the schedule lag. A run given --min-attainment exits 1 when a
+model answered less than that share of its requests due within its SLO (a
+smoke test after a deployment: gpuletd load MODEL --rate R --min-attainment 0.99).
 
 The SLO the report counts answers within is the daemon's for each model;
 --slo gives another, and is needed against a server that gives none, such as
@@ -220,11 +222,11 @@ ends, with the step's rate or concurrency and whether it held.`,
 			if rep == nil && mix == nil {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}
 			}
+			all := mix
+			if all == nil {
+				all = &loadgen.MixReport{Models: []*loadgen.Report{rep}}
+			}
 			if table != nil {
-				all := mix
-				if all == nil {
-					all = &loadgen.MixReport{Models: []*loadgen.Report{rep}}
-				}
 				if err := table.Run(all); err != nil {
 					return fmt.Errorf("load: %s: %w", csvPath, err)
 				}
@@ -233,6 +235,11 @@ ends, with the step's rate or concurrency and whether it held.`,
 			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "compression": compression, "interrupted": interrupted}
 			if len(hits) > 0 {
 				out["cache_hits"] = hits
+			}
+			floor := cmd.Flags().Changed("min-attainment")
+			verdict := loadgen.Judge(0, all, sw.minAttainment)
+			if floor {
+				out["min_attainment"], out["holds"] = sw.minAttainment, verdict.Holds
 			}
 			switch {
 			case asJSON && mix != nil:
@@ -253,6 +260,9 @@ ends, with the step's rate or concurrency and whether it held.`,
 			}
 			if interrupted {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted; the report covers the requests sent until then"}
+			}
+			if floor && !verdict.Holds {
+				return &exitError{code: 1, msg: shortOfFloor(verdict, sw.minAttainment)}
 			}
 			return nil
 		},
@@ -326,6 +336,14 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 }
 
 // writeLoadReport prints a load run's report as a key-value table.
+// shortOfFloor says why a run judged against --min-attainment did not hold.
+func shortOfFloor(v loadgen.SweepStep, minAttainment float64) string {
+	if v.Lowest == "" {
+		return fmt.Sprintf("gpuletd load: no request fell due, so nothing held --min-attainment %s", percent(minAttainment))
+	}
+	return fmt.Sprintf("gpuletd load: %s answered %s of its requests due within its SLO, under --min-attainment %s", v.Lowest, percent(v.Attainment), percent(minAttainment))
+}
+
 func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	tensors, target := loadTarget(r)
 	tw := newTable(w)
@@ -344,7 +362,7 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	fmt.Fprintf(tw, "requests\t%d scheduled, %d sent, %d dropped by this client, %d ok\n", r.Scheduled, r.Sent, r.Dropped, r.OK)
 	fmt.Fprintf(tw, "failed\t%s\n", failures(r.Failed))
 	if r.FirstError != "" {
-		fmt.Fprintf(tw, "first error\t%s\n", clip(r.FirstError, 64))
+		fmt.Fprintf(tw, "first error\t%s\n", clip(r.FirstError, 96))
 	}
 	fmt.Fprintf(tw, "slo %s\t%d within, attainment %s, goodput %s\n", dur(r.SLO), r.WithinSLO, percent(r.Attainment), perSecond(r.Goodput))
 	if r.Latency.Count > 0 {
@@ -488,7 +506,7 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 	}
 	for _, r := range m.Models {
 		if r.FirstError != "" {
-			fmt.Fprintf(w, "first error of %s: %s\n", r.Model, clip(r.FirstError, 64))
+			fmt.Fprintf(w, "first error of %s: %s\n", r.Model, clip(r.FirstError, 96))
 		}
 	}
 	// One client sends every model's requests: it says once that it fell

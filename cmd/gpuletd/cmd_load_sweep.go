@@ -31,15 +31,18 @@ func (s *sweepFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.concurrencyRange, "concurrency-range", "", "a closed loop at each concurrency from START to END (START:END[:STEP], STEP 1 without it) until one does not hold")
 	f.BoolVar(&s.search, "binary-search", false, "bisect the range for the highest rate or concurrency that holds, to within STEP")
 	f.BoolVar(&s.whole, "whole-range", false, "run every step of the range, past one that does not hold")
-	f.Float64Var(&s.minAttainment, "min-attainment", 0.99, "share of a step's requests every model must answer within its SLO for the step to hold")
+	f.Float64Var(&s.minAttainment, "min-attainment", 0.99, "share of a step's requests every model must answer within its SLO for the step to hold; given to a single run, it exits 1 when a model falls short")
 }
 
 // check refuses flags a sweep cannot run with (and a sweep's flags
 // without a range) and makes a concurrency sweep a closed loop.
 func (s *sweepFlags) check(cmd *cobra.Command, sweeping bool, rate float64, arrivalSpec *string) error {
 	fl := cmd.Flags()
+	if !(s.minAttainment > 0 && s.minAttainment <= 1) {
+		return fmt.Errorf("load: --min-attainment %v is not a share in (0, 1]; 0.99 asks for 99%% of the requests within the SLO", s.minAttainment)
+	}
 	if !sweeping {
-		for _, name := range []string{"binary-search", "whole-range", "min-attainment"} {
+		for _, name := range []string{"binary-search", "whole-range"} {
 			if fl.Changed(name) {
 				return fmt.Errorf("load: --%s is for a sweep: give --rate-range or --concurrency-range", name)
 			}
@@ -51,8 +54,6 @@ func (s *sweepFlags) check(cmd *cobra.Command, sweeping bool, rate float64, arri
 		return errors.New("load: give --binary-search (bisect the range) or --whole-range (run every step), not both")
 	case s.rateRange != "" && s.concurrencyRange != "":
 		return errors.New("load: give --rate-range (open loop) or --concurrency-range (closed loop), not both")
-	case !(s.minAttainment > 0 && s.minAttainment <= 1):
-		return fmt.Errorf("load: --min-attainment %v is not a share in (0, 1]; 0.99 asks for 99%% of the requests within the SLO", s.minAttainment)
 	case s.rateRange != "" && rate != 0:
 		return errors.New("load: --rate-range gives the rates; give no --rate")
 	case s.rateRange != "" && *arrivalSpec == arrivalClosed:

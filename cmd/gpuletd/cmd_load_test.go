@@ -243,6 +243,25 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, load.Report.Sent, load.Report.OK+failed, "every request is answered: %s", out)
 	require.Equal(t, 5.0, load.Report.SLOMS, "the SLO comes from the daemon")
 
+	// A run given a floor exits 1 when a model falls short of it, and says
+	// which; one that holds it exits 0, its JSON saying so.
+	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--duration", "1s", "--slo", "1ns", "--min-attainment", "0.5")
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, `(?m)^slo \S+ +0 within, attainment 0\.0%`, out, "the report is printed first")
+	require.Contains(t, stderr, "gpuletd load: lenet5 answered 0.0% of its requests due within its SLO, under --min-attainment 50.0%")
+	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--duration", "1s", "--slo", "10s", "--min-attainment", "0.5", "--json")
+	require.Equal(t, 0, code, stderr)
+	var held struct {
+		MinAttainment float64 `json:"min_attainment"`
+		Holds         bool    `json:"holds"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &held))
+	require.Equal(t, 0.5, held.MinAttainment)
+	require.True(t, held.Holds, out)
+	code, _, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--min-attainment", "99")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "--min-attainment 99 is not a share in (0, 1]")
+
 	// A closed loop of two (perf_analyzer's concurrency mode), its bodies
 	// deflate-compressed.
 	code, out, stderr = runCLI(t, "load", "--model", "mlp", "--arrival", "closed", "--concurrency", "2", "--duration", "1s", "--compression", "deflate", "--json")

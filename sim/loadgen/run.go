@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -398,9 +399,9 @@ func (g *generator) send(ctx context.Context, j job) {
 	resp, err := g.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			g.fail(j, FailCancelled, err.Error())
+			g.fail(j, FailCancelled, transportError(err))
 		} else {
-			g.fail(j, FailError, err.Error())
+			g.fail(j, FailError, transportError(err))
 		}
 		return
 	}
@@ -445,6 +446,18 @@ func (g *generator) sendGRPC(ctx context.Context, j job) {
 		return
 	}
 	g.answered(j, lat, int64(proto.Size(res)))
+}
+
+// transportError is the message of a request that got no answer: the cause
+// alone ("dial tcp 127.0.0.1:8700: connect: connection refused"), without the
+// method and URL every request of the run shares, which the report names once
+// and which would push the cause past what a report line shows.
+func transportError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // leave notes that j's request leaves now, how late against its schedule,

@@ -264,6 +264,20 @@ func TestRequestTimeoutIsAnError(t *testing.T) {
 	require.Contains(t, rep.FirstError, "deadline")
 }
 
+// TestUnansweredRequestsSayWhy: a request that got no answer (the server
+// went away during the run) is reported by its cause, without the method
+// and URL that would push the cause past the report's line.
+func TestUnansweredRequestsSayWhy(t *testing.T) {
+	gone := newFakeServer(t, &fakeServer{})
+	gone.Close()
+	p := &Payload{Body: []byte(`{"inputs":[]}`), JSONLen: -1}
+	rep, err := Run(context.Background(), Config{URL: gone.URL, Model: "m", Rate: 100, Duration: 100 * time.Millisecond, Payload: p, SLO: time.Millisecond})
+	require.NoError(t, err)
+	require.Positive(t, rep.Sent)
+	require.Equal(t, map[string]int64{FailError: rep.Sent}, rep.Failed)
+	require.Regexp(t, `^dial tcp 127\.0\.0\.1:\d+: connect: connection refused$`, rep.FirstError)
+}
+
 func TestGivenPayloadAndSLOSkipMetadata(t *testing.T) {
 	srv := newFakeServer(t, &fakeServer{})
 	srv.meta.Inputs = nil // metadata would not do

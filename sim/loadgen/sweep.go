@@ -157,7 +157,7 @@ func Sweep(ctx context.Context, r Range, mode SweepMode, minAttainment float64, 
 			}
 			return false, fmt.Errorf("sweep at %v: %w", at, err)
 		}
-		s := judge(at, mix, minAttainment)
+		s := Judge(at, mix, minAttainment)
 		res.Steps = append(res.Steps, s)
 		if each != nil {
 			each(s)
@@ -214,9 +214,11 @@ func Sweep(ctx context.Context, r Range, mode SweepMode, minAttainment float64, 
 	return res, nil
 }
 
-// judge finds a step's lowest attainment and whether it holds: a step where
-// no request was due holds nothing.
-func judge(at float64, mix *MixReport, minAttainment float64) SweepStep {
+// Judge finds a run's lowest attainment (a model's requests answered within
+// its SLO over those due) and whether it holds minAttainment: a run where no
+// request was due holds nothing. A sweep judges each step with it; a single
+// run given a floor is judged the same way.
+func Judge(at float64, mix *MixReport, minAttainment float64) SweepStep {
 	s := SweepStep{At: at, Run: mix}
 	for _, r := range mix.Models {
 		if r.Scheduled == 0 {

@@ -130,11 +130,11 @@ func TestSweep(t *testing.T) {
 
 func TestSweepCountsClientDropsAsMisses(t *testing.T) {
 	mix := &MixReport{Models: []*Report{{Model: "a", Scheduled: 1000, Sent: 980, Dropped: 20, WithinSLO: 980}}}
-	s := judge(100, mix, 0.99)
+	s := Judge(100, mix, 0.99)
 	require.False(t, s.Holds, "20 of 1000 due were never sent: 98%%")
 	require.InDelta(t, 0.98, s.Attainment, 1e-9)
 
-	s = judge(100, &MixReport{Models: []*Report{{Model: "idle"}}}, 0.99)
+	s = Judge(100, &MixReport{Models: []*Report{{Model: "idle"}}}, 0.99)
 	require.False(t, s.Holds, "a step where nothing was due shows nothing")
 	require.Empty(t, s.Lowest)
 }
