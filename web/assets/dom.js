@@ -69,11 +69,14 @@ export function busy(x) {
   return Number.isFinite(x) && x >= 0 && x <= 1 ? pct(x) : '–';
 }
 
-// bytes formats a byte count in GiB or MiB.
+// bytes formats a byte count in the largest of GiB, MiB and KiB it holds
+// one of (a request's 3.9 KiB, not 0.00381 MiB), else in bytes.
 export function bytes(b) {
   if (!(b > 0)) return '–';
-  const gib = b / 2 ** 30;
-  return gib >= 1 ? num(gib, 3) + ' GiB' : num(b / 2 ** 20, 3) + ' MiB';
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]]) {
+    if (b >= size) return num(b / size, 3) + ' ' + unit;
+  }
+  return Math.round(b) + ' B';
 }
 
 // attainment grades a model's recent window: 'idle' without requests,
