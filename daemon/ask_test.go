@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,21 @@ type inferFunc func(ctx context.Context, req *pb.InferRequest) (*pb.InferRespons
 func (f inferFunc) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error) {
 	return f(ctx, req)
 }
+
+// Heard: an inferFunc sends no frame but its answers.
+func (inferFunc) Heard() uint64 { return 0 }
+
+// chatty is an executor that never answers but keeps sending its state:
+// alive, only slow.
+type chatty struct{ frames atomic.Uint64 }
+
+func (c *chatty) Infer(ctx context.Context, _ *pb.InferRequest) (*pb.InferResponse, error) {
+	c.frames.Add(1) // the state it pushes as the request joins its queue
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (c *chatty) Heard() uint64 { return c.frames.Load() }
 
 // answering is an executor that answers every request with res.
 func answering(res *pb.InferResponse) inferFunc {
@@ -53,11 +69,12 @@ func scores(shape []int64, n int) *pb.Tensor {
 func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
 	tests := []struct {
 		name   string
-		exec   inferFunc
+		exec   inferrer
 		code   int
 		reason string
 		msg    string
 		notRun bool // another gpu-let may take it
+		silent bool // the executor stalled
 	}{
 		{name: "the executor dies with the request in flight",
 			exec: failing(fmt.Errorf("infer: %w", executor.ErrExecutorGone)),
@@ -68,11 +85,14 @@ func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
 		{name: "the executor did not run it",
 			exec: answering(&pb.InferResponse{Code: pb.Code_UNAVAILABLE, Error: "executor is draining", NotRun: true}),
 			code: http.StatusServiceUnavailable, reason: reasonUnavailable, msg: "m: executor is draining", notRun: true},
-		{name: "the executor never answers",
-			exec: func(ctx context.Context, _ *pb.InferRequest) (*pb.InferResponse, error) {
+		{name: "the executor never answers and says nothing",
+			exec: inferFunc(func(ctx context.Context, _ *pb.InferRequest) (*pb.InferResponse, error) {
 				<-ctx.Done()
 				return nil, ctx.Err()
-			},
+			}),
+			code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: "m: no answer by the deadline", silent: true},
+		{name: "the executor never answers but sends its state",
+			exec: &chatty{},
 			code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: "m: no answer by the deadline"},
 		{name: "the stream fails otherwise",
 			exec: failing(errors.New("send request: broken pipe")),
@@ -109,9 +129,9 @@ func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := &node{}
 			n.metrics = newMetrics(n)
-			// A deadline long past gives "never answers" its second of grace
-			// only: the call's context ends 100 ms from now.
-			deadline := time.Now().Add(100*time.Millisecond - time.Second)
+			// A deadline in the past gives "never answers" its grace only:
+			// the call's context ends 100 ms from now.
+			deadline := time.Now().Add(100*time.Millisecond - answerGrace(askModel().Config.SLO.D()))
 			res, ierr := n.ask(context.Background(), tt.exec, askModel(), nil, nil, deadline)
 			require.Nil(t, res)
 			require.NotNil(t, ierr)
@@ -119,6 +139,7 @@ func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
 			require.Equal(t, tt.reason, ierr.reason)
 			require.Contains(t, ierr.msg, tt.msg)
 			require.Equal(t, tt.notRun, ierr.notRun)
+			require.Equal(t, tt.silent, ierr.silent)
 			require.Equal(t, tt.code == http.StatusBadRequest, ierr.clientFault())
 			require.Zero(t, sampleCount(t, n.metrics.compute, "m"), "a failed request is no compute sample")
 		})
@@ -145,7 +166,7 @@ func TestAskReturnsTheAnswerInTheModelsShapes(t *testing.T) {
 				sent = req
 				d, ok := ctx.Deadline()
 				require.True(t, ok)
-				require.Equal(t, deadline.Add(time.Second), d, "the call waits a second past the request's deadline")
+				require.Equal(t, deadline.Add(50*time.Millisecond), d, "the call waits its grace past the request's deadline: the SLO, at least 50 ms")
 				return &pb.InferResponse{Outputs: []*pb.Tensor{scores([]int64{2, 10}, 20)},
 					BatchSize: 6, QueueUs: 300, ComputeUs: 700, HeldUs: tt.held, Emulated: true}, nil
 			}

@@ -35,6 +35,10 @@ const (
 	EventDaemonStart = "daemon_start"
 	// EventDaemonStop: the daemon stopped, or gave up starting.
 	EventDaemonStop = "daemon_stop"
+	// EventExecutorStall: an executor sent nothing while a request waited
+	// past its deadline, and its gpu-let is routed around; then that it
+	// answers again (stall.go).
+	EventExecutorStall = "executor_stall"
 )
 
 // EventKinds are the kinds of the events the daemon records, what an events
@@ -46,7 +50,7 @@ var knownEventKinds = []string{
 	EventReorganize, EventExecutorStart, EventExecutorRestart, EventExecutorStop,
 	EventModelInvalid, EventModelLoad, EventModelUnload, EventProfileJob,
 	EventConfigReload, EventPlan, EventDevices, EventStore, EventSLOUnreachable,
-	EventRequestLimit, EventDaemonStart, EventDaemonStop,
+	EventRequestLimit, EventDaemonStart, EventDaemonStop, EventExecutorStall,
 }
 
 // events records what happens in the store (the history) and hands each

@@ -39,6 +39,10 @@ type inferError struct {
 	// (draining, stopping, its device failed): another gpu-let may take
 	// it (sendAgainIfNotRun).
 	notRun bool
+	// silent: no answer came by the deadline and its grace, and the
+	// executor sent nothing at all since the request went to it: it has
+	// stalled (stall.go).
+	silent bool
 }
 
 // message is the error's message; "" for none.
@@ -409,14 +413,34 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorDown, msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
 	}
-	return n.ask(ctx, client, m, inputs, names, deadline)
+	res, ierr := n.ask(ctx, client, m, inputs, names, deadline)
+	if ierr != nil && ierr.silent {
+		g.markStalled(client, m.Name, deadline)
+		ierr.msg = fmt.Sprintf("%s: no answer by the deadline: its executor on %s has sent nothing since the request went to it", m.Name, g.id)
+	}
+	return res, ierr
 }
 
 // inferrer is what the request path needs of an executor (executor.Client):
 // one request answered, or an error — executor.ErrExecutorGone when the
-// executor died with it in flight, the context's when it never answered.
+// executor died with it in flight, the context's when it never answered —
+// and how many frames it has sent so far, answers and states (Heard).
 type inferrer interface {
 	Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResponse, error)
+	Heard() uint64
+}
+
+// errUnanswered ends the wait for an executor's answer at the request's
+// deadline and its grace (answerGrace).
+var errUnanswered = errors.New("no answer by the deadline")
+
+// answerGrace is how long past a request's deadline the daemon waits for its
+// executor's answer: an executor answers every request by its deadline (it
+// refuses or drops one it cannot run in time), so the grace covers a batch
+// that overran its planned end, and bounds what a stalled executor costs a
+// client. The model's SLO, from 50 ms to 1 s.
+func answerGrace(slo time.Duration) time.Duration {
+	return min(max(slo, 50*time.Millisecond), time.Second)
 }
 
 // ask sends checked inputs of model m to an executor, waits for its answer
@@ -425,10 +449,11 @@ type inferrer interface {
 // the error a client is told.
 func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
 	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineMonoNs: monoclock.Of(deadline)}
-	// The executor answers by the deadline; the extra second only guards
-	// against an executor that stops answering.
-	ctx, cancel := context.WithDeadline(ctx, deadline.Add(time.Second))
+	// The executor answers by the deadline; the grace only guards against
+	// one that stops answering.
+	ctx, cancel := context.WithDeadlineCause(ctx, deadline.Add(answerGrace(m.Config.SLO.D())), errUnanswered)
 	defer cancel()
+	heard := client.Heard()
 	sent := time.Now()
 	res, err := client.Infer(ctx, pbreq)
 	trip := time.Since(sent)
@@ -439,7 +464,10 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, notRun: errors.Is(err, executor.ErrNotSent),
 			msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
+		// Silent: the wait ended at its own deadline (not a client's
+		// earlier one) and the executor sent not even a state since.
+		silent := errors.Is(context.Cause(ctx), errUnanswered) && client.Heard() == heard
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}

@@ -158,7 +158,7 @@ func (n *node) readyIn(name string, routed map[string][]*gpuletRun) bool {
 		return true
 	}
 	for _, g := range routed[name] {
-		if !g.down.Load() && !g.draining.Load() {
+		if !g.down.Load() && !g.draining.Load() && !g.stalled() {
 			return true
 		}
 	}

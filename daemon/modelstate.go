@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"sort"
 	"sync"
@@ -98,6 +99,11 @@ func (n *node) comingBack(name string, routed map[string][]*gpuletRun) (why stri
 	for _, g := range routed[name] {
 		if g.down.Load() && !g.draining.Load() {
 			return "its executor on " + g.id + " died and is being started again (gpuletd events --kind executor_restart says why)", true
+		}
+	}
+	for _, g := range routed[name] {
+		if since := g.stalledSince(); !since.IsZero() && !g.draining.Load() {
+			return fmt.Sprintf("its executor on %s has sent nothing since %s (stopped, starved or stuck); its health checks restart it if it stays silent", g.id, since.Format("15:04:05.000")), true
 		}
 	}
 	if m := n.moving.Load(); m != nil && (*m)[name] {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -224,7 +225,11 @@ func (n *node) sayWhyNotServed(models []string, why func(model string) string) {
 }
 
 // running lists the node's serving gpu-lets with the plan gpu-let each
-// runs, for control.Reorganize.
+// runs, for control.Reorganize: those whose executors answer first, then
+// by id. A plan's gpu-let keeps the first running one that matches it
+// (gpulet.Diff), so that a plan with one gpu-let fewer of a shape keeps the
+// one that serves and stops the one whose executor is restarting or
+// silent, rather than whichever came first.
 func (n *node) running() []control.Serving[*gpuletRun] {
 	var out []control.Serving[*gpuletRun]
 	for _, g := range n.sup.list() {
@@ -233,6 +238,16 @@ func (n *node) running() []control.Serving[*gpuletRun] {
 		}
 		out = append(out, control.Serving[*gpuletRun]{GPU: g.device.ID, Let: g.plannedNow(), H: g})
 	}
+	unwell := func(g *gpuletRun) bool { return g.down.Load() || g.stalled() }
+	slices.SortFunc(out, func(a, b control.Serving[*gpuletRun]) int {
+		if ua, ub := unwell(a.H), unwell(b.H); ua != ub {
+			if ua {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a.H.id, b.H.id)
+	})
 	return out
 }
 

@@ -136,7 +136,7 @@ func (r *router) routeAny(models []string, deadline time.Duration, not *gpuletRu
 			if g == not {
 				continue
 			}
-			mr.targets[i].Down = g.down.Load()
+			mr.targets[i].Down = g.down.Load() || g.stalled()
 			mr.targets[i].Draining = g.draining.Load()
 			refs = append(refs, ref{name, mr, i})
 			targets = append(targets, mr.targets[i])

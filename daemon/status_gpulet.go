@@ -27,8 +27,11 @@ type statusGpulet struct {
 	Memory *gpuletMemory `json:"memory,omitempty"`
 	// NextTry is when its dead executor is started again, while it waits
 	// for that (restarts back off, for minutes after an out-of-memory kill).
-	NextTry *time.Time        `json:"next_try,omitempty"`
-	Models  []statusPlacement `json:"models"`
+	NextTry *time.Time `json:"next_try,omitempty"`
+	// StalledSince is when its executor went silent (the deadline of the
+	// request that found it so), while its state is "stalled" (stall.go).
+	StalledSince *time.Time        `json:"stalled_since,omitempty"`
+	Models       []statusPlacement `json:"models"`
 }
 
 // statusPlacement is one model on a gpu-let, as planned and as measured.
@@ -72,6 +75,11 @@ func (g *gpuletRun) status(inv mps.Inventory) statusGpulet {
 		if at := g.nextTry.Load(); at > 0 {
 			next := time.Unix(0, at)
 			sg.NextTry = &next
+		}
+	case g.stalled():
+		sg.State = "stalled"
+		if since := g.stalledSince(); !since.IsZero() {
+			sg.StalledSince = &since
 		}
 	}
 	g.mu.Lock()

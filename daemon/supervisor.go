@@ -108,6 +108,7 @@ type gpuletRun struct {
 	lastRSS  atomic.Int64                     // its executor's resident memory at the last health check
 	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
 	down     atomic.Bool                      // no executor answers now: the router skips it
+	stall    atomic.Pointer[stallMark]        // its executor went silent with requests in flight: the router skips it (stall.go)
 	draining atomic.Bool                      // being retired: the router skips it
 	requests inflight                         // requests routed here and not yet answered
 	// life ends when the gpu-let is retired (end): monitor stops, and a
@@ -371,6 +372,7 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		delete(g.models, name)
 	}
 	g.mu.Unlock()
+	g.stall.Store(nil) // a new executor: the old one's silence is over
 	g.down.Store(false)
 	g.watchState(p)
 	if len(refused) > 0 {
@@ -443,6 +445,7 @@ func (g *gpuletRun) monitor() {
 		case <-g.life.Done():
 			return
 		case <-tick.C:
+			g.heardAgain(time.Now())
 			if b, err := residentBytes(procFS, p.Pid()); err == nil {
 				g.lastRSS.Store(b) // for its restart event, should it die
 			}

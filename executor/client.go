@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
@@ -43,6 +44,7 @@ type Client struct {
 	onState func(*pb.ExecutorState) // set by WatchState
 	broken  error                   // set once the connection broke
 	recvWG  sync.WaitGroup
+	heard   atomic.Uint64 // frames read from the executor (answers and states)
 }
 
 // Dial connects to the executor listening on socket. It does not wait for
@@ -73,6 +75,11 @@ var dialBackoff = backoff.Config{BaseDelay: 10 * time.Millisecond, Multiplier: 1
 // maxMessage bounds one gRPC message between daemon and executor: a whole
 // batch of outputs of a large model fits.
 const maxMessage = 1 << 30
+
+// Heard counts the frames read from the executor so far, answers and
+// states alike: a caller that saw it unchanged over a while knows the
+// executor said nothing in it.
+func (c *Client) Heard() uint64 { return c.heard.Load() }
 
 // WaitReady polls Health until the executor answers or ctx ends.
 func (c *Client) WaitReady(ctx context.Context) (*pb.HealthResponse, error) {
@@ -242,6 +249,7 @@ func (c *Client) receive(conn net.Conn) {
 			c.fail(fmt.Errorf("%w: %w", ErrExecutorGone, err))
 			return
 		}
+		c.heard.Add(1)
 		// The answer first, then the state it may carry (a state frame
 		// has id 0 and no answer).
 		state := resp.State

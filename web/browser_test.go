@@ -779,13 +779,15 @@ func checkReadyWords(t *testing.T, b *browser) {
   const at = '2026-12-02T12:45:10Z';
   const clock = new Date(at).toLocaleTimeString('en-GB', { hour12: false });
   const next = stateWords({ state: 'restarting', restarts: 2, next_try: at });
+  const silent = stateWords({ state: 'stalled', restarts: 0, stalled_since: at });
   return [
     stateWords({ state: 'ready', restarts: 0 }),
     stateWords({ state: 'ready', restarts: 1 }),
     next === 'restarting (2 restarts), tried again at ' + clock ? 'ok' : next,
+    silent === 'stalled: silent since ' + clock + ', its requests sent elsewhere' ? 'ok' : silent,
   ];
 })()`)
-	require.Equal(t, []string{"ready", "ready (1 restart)", "ok"}, got)
+	require.Equal(t, []string{"ready", "ready (1 restart)", "ok", "ok"}, got)
 	require.Regexp(t, `^(–|[\d.,]+ [MG]iB(, no limit| of a [\d.,]+ [MG]iB limit \(\d+%\)).*)$`,
 		eval[string](t, b, `document.querySelector('#summary [data-key="memory"] dd').textContent`), "the summary says the memory held")
 }

@@ -232,6 +232,19 @@ func TestWriteStatusSaysWhenARestartIsTried(t *testing.T) {
 	require.Contains(t, b.String(), "\nemu0-100-1: its executor died; tried again at 12:45:10 (gpuletd events --kind executor_restart says why)\n")
 }
 
+// A gpu-let whose executor went silent says since when, and where its
+// requests go meanwhile.
+func TestWriteStatusSaysAGpuletIsStalled(t *testing.T) {
+	var s adminStatus
+	readFixture(t, "status.json", &s)
+	at := time.Date(2026, 12, 6, 0, 27, 23, 77e6, time.Local)
+	s.Gpulets[0].State, s.Gpulets[0].Stalled = "stalled", &at
+	var b strings.Builder
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "emu0-100-1  100%  stalled  ")
+	require.Contains(t, b.String(), "\nemu0-100-1: its executor has sent nothing since 00:27:23.077, with requests\n  waiting (stopped, starved or stuck): its models' requests go to their other\n  gpu-lets, and its health checks restart it if it stays silent\n")
+}
+
 // A node that keeps a response cache says how full it is; one that keeps
 // none says nothing of it.
 func TestWriteStatusResponseCache(t *testing.T) {

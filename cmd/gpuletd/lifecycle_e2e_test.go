@@ -33,6 +33,7 @@ type statusDoc struct {
 		PID       int     `json:"pid"`
 		State     string  `json:"state"`
 		BusyRatio float64 `json:"busy_ratio"`
+		Stalled   string  `json:"stalled_since"`
 		Models    []struct {
 			Name string `json:"name"`
 		} `json:"models"`
@@ -518,7 +519,10 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 // TestScrapeDuringStalledExecutor stops an executor (SIGSTOP) and scrapes
 // /metrics and the status: both answer from the state executors pushed,
 // without waiting on the stalled one (asking it, as scrapes once did, took
-// at least the 500 ms timeout per executor).
+// at least the 500 ms timeout per executor). The first request sent to it
+// is refused as unanswered, its gpu-let is marked stalled, and the next
+// requests go to mlp's other gpu-lets, all answered; once it runs again (or
+// its health checks have restarted it) the gpu-let is ready again.
 func TestScrapeDuringStalledExecutor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -543,6 +547,12 @@ func TestScrapeDuringStalledExecutor(t *testing.T) {
 		}
 		return false
 	}, 60*time.Second, 100*time.Millisecond, "a gpu-let has run a batch; logs:\n%s", logs)
+	var stopped string
+	for _, g := range getStatus(t, base).Gpulets {
+		if g.PID == pid {
+			stopped = g.ID
+		}
+	}
 	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
 	for _, path := range []string{"/metrics", "/api/v1/status"} {
@@ -557,6 +567,41 @@ func TestScrapeDuringStalledExecutor(t *testing.T) {
 			require.Contains(t, string(r.body), "gpuletd_gpulet_busy_ratio{")
 		}
 	}
+
+	// The router spreads requests over mlp's gpu-lets (an idle node gives
+	// it several): one soon goes to the stopped one and is refused.
+	silent := "mlp: no answer by the deadline: its executor on " + stopped + " has sent nothing since the request went to it"
+	for i := 0; ; i++ {
+		r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+		if r.code == 503 && strings.Contains(string(r.body), silent) {
+			break
+		}
+		require.Less(t, i, 20, "no request found %s silent; last: %d %s", stopped, r.code, r.body)
+	}
+	marked := false
+	for _, g := range getStatus(t, base).Gpulets {
+		if g.ID == stopped {
+			marked = g.State == "stalled" && g.Stalled != ""
+		}
+	}
+	require.True(t, marked, "the status says %s is stalled", stopped)
+	for range 10 {
+		r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+		require.Equal(t, 200, r.code, "mlp's other gpu-lets answer: %s", r.body)
+	}
+	r := do(t, "GET", base+"/api/v1/events?kind=executor_stall", nil, nil)
+	require.Equal(t, 200, r.code)
+	require.Contains(t, string(r.body), "executor on "+stopped+" sent nothing since a mlp request went to it")
+
+	require.NoError(t, syscall.Kill(pid, syscall.SIGCONT))
+	require.Eventually(t, func() bool {
+		for _, g := range getStatus(t, base).Gpulets {
+			if g.ID == stopped {
+				return g.State == "ready" && g.Stalled == ""
+			}
+		}
+		return true // a re-plan retired it
+	}, 30*time.Second, 100*time.Millisecond, "%s serves again: heard, or restarted", stopped)
 }
 
 // TestASecondDaemonOnTheSameDirectoriesIsRefused starts a daemon, then a

@@ -126,7 +126,8 @@ type adminGpulet struct {
 	Policy    string           `json:"policy"`
 	Memory    *adminMemory     `json:"memory"`
 	Models    []adminPlacement `json:"models"`
-	NextTry   *time.Time       `json:"next_try"` // while its dead executor waits to be started again
+	NextTry   *time.Time       `json:"next_try"`      // while its dead executor waits to be started again
+	Stalled   *time.Time       `json:"stalled_since"` // while its executor is silent (state "stalled")
 }
 
 // adminMemory is what a gpu-let's executor holds.

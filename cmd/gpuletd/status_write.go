@@ -206,6 +206,10 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 		if g.NextTry != nil {
 			fmt.Fprintf(w, "%s: its executor died; tried again at %s (gpuletd events --kind executor_restart says why)\n", g.ID, g.NextTry.Local().Format(time.TimeOnly))
 		}
+		if g.Stalled != nil {
+			writeWrappedLine(w, fmt.Sprintf("%s: its executor has sent nothing since %s, with requests waiting (stopped, starved or stuck): its models' requests go to their other gpu-lets, and its health checks restart it if it stays silent",
+				g.ID, g.Stalled.Local().Format("15:04:05.000")))
+		}
 		for _, m := range g.Models {
 			if m.Failed > 0 {
 				writeWrappedLine(w, fmt.Sprintf("%s on %s: %s", m.Name, g.ID, failedWords(m.Failed, m.Received)))

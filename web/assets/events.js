@@ -14,6 +14,7 @@ const KINDS = [
   'executor_start',
   'executor_restart',
   'executor_stop',
+  'executor_stall',
   'model_invalid',
   'model_load',
   'model_unload',

@@ -53,12 +53,14 @@ function memoryWords(g) {
 }
 
 // stateWords is a gpu-let's state as the page says it: with its
-// executor's restarts, and when a dead one is tried again (restarts back
-// off, for minutes after an out-of-memory kill).
+// executor's restarts, when a dead one is tried again (restarts back off,
+// for minutes after an out-of-memory kill), and since when a stalled one
+// has sent nothing (its requests go to other gpu-lets meanwhile).
 export function stateWords(g) {
   let words = g.state;
   if (g.restarts > 0) words += ` (${g.restarts} restart${g.restarts === 1 ? '' : 's'})`;
   if (g.next_try) words += `, tried again at ${clock(g.next_try)}`;
+  if (g.stalled_since) words += `: silent since ${clock(g.stalled_since)}, its requests sent elsewhere`;
   return words;
 }
 
