@@ -36,9 +36,12 @@ type Client struct {
 	conn   *grpc.ClientConn
 	rpc    pb.ExecutorClient
 
-	mu      sync.Mutex
-	frames  net.Conn // the framed connection, opened by the first Infer
-	sendMu  sync.Mutex
+	mu     sync.Mutex
+	frames net.Conn // the framed connection, opened by the first Infer
+	// sending is held while one frame is written (a semaphore, so that a
+	// caller waiting behind a write the executor does not read, a stopped
+	// executor's, gives up at its context's end).
+	sending chan struct{}
 	nextID  uint64
 	waiting map[uint64]chan *pb.InferResponse
 	onState func(*pb.ExecutorState) // set by WatchState
@@ -62,7 +65,7 @@ func Dial(socket string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial executor %s: %w", socket, err)
 	}
-	return &Client{socket: socket, conn: conn, rpc: pb.NewExecutorClient(conn), waiting: map[uint64]chan *pb.InferResponse{}}, nil
+	return &Client{socket: socket, conn: conn, rpc: pb.NewExecutorClient(conn), waiting: map[uint64]chan *pb.InferResponse{}, sending: make(chan struct{}, 1)}, nil
 }
 
 // dialBackoff paces reconnection to an executor's socket. gRPC's default
@@ -142,7 +145,7 @@ func (c *Client) WatchState(every time.Duration, fn func(*pb.ExecutorState)) err
 	if err := c.open(func() { c.onState = fn }); err != nil {
 		return err
 	}
-	return c.send(&pb.InferRequest{WatchStateUs: max(every.Microseconds(), 1)})
+	return c.send(context.Background(), &pb.InferRequest{WatchStateUs: max(every.Microseconds(), 1)})
 }
 
 // Infer sends one request and waits for its response, ctx's end, or the
@@ -155,7 +158,7 @@ func (c *Client) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResp
 		return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
 	req.Id = id
-	if err := c.send(req); err != nil {
+	if err := c.send(ctx, req); err != nil {
 		c.unregister(id)
 		return nil, fmt.Errorf("%w: %w", ErrNotSent, err)
 	}
@@ -167,10 +170,18 @@ func (c *Client) Infer(ctx context.Context, req *pb.InferRequest) (*pb.InferResp
 		return resp, nil
 	case <-ctx.Done():
 		c.unregister(id)
-		_ = c.send(&pb.InferRequest{Id: id, Cancel: true})
+		// The withdrawal is a courtesy (the executor drops an expired
+		// request itself): it does not wait long behind another write.
+		wctx, cancel := context.WithTimeout(context.Background(), withdrawWait)
+		_ = c.send(wctx, &pb.InferRequest{Id: id, Cancel: true})
+		cancel()
 		return nil, ctx.Err()
 	}
 }
+
+// withdrawWait bounds how long a call that gave up waits to write its
+// withdrawal behind another frame.
+const withdrawWait = 20 * time.Millisecond
 
 // dialFramesTimeout bounds opening the framed connection; the executor is
 // up by then (its Health answered), so the socket accepts at once.
@@ -218,16 +229,23 @@ func (c *Client) unregister(id uint64) {
 	c.mu.Unlock()
 }
 
-func (c *Client) send(req *pb.InferRequest) error {
+// send writes one frame, after the frames before it; a caller whose ctx
+// ends while it waits for its turn gives up with ctx's error, the frame not
+// written.
+func (c *Client) send(ctx context.Context, req *pb.InferRequest) error {
 	c.mu.Lock()
 	conn, broken := c.frames, c.broken
 	c.mu.Unlock()
 	if broken != nil {
 		return broken
 	}
-	c.sendMu.Lock()
+	select {
+	case c.sending <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("send request: waited behind another write: %w", ctx.Err())
+	}
 	err := writeFrame(conn, req)
-	c.sendMu.Unlock()
+	<-c.sending
 	if err != nil {
 		// The receive loop sees the same failure and fails every waiter.
 		return fmt.Errorf("send request: %w: %w", ErrExecutorGone, err)
