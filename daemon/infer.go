@@ -438,9 +438,10 @@ var errUnanswered = errors.New("no answer by the deadline")
 // executor's answer: an executor answers every request by its deadline (it
 // refuses or drops one it cannot run in time), so the grace covers a batch
 // that overran its planned end, and bounds what a stalled executor costs a
-// client. The model's SLO, from 50 ms to 1 s.
+// client. The model's SLO, from 200 ms (a batch delayed on a busy host is
+// still answered) to 1 s.
 func answerGrace(slo time.Duration) time.Duration {
-	return min(max(slo, 50*time.Millisecond), time.Second)
+	return min(max(slo, 200*time.Millisecond), time.Second)
 }
 
 // ask sends checked inputs of model m to an executor, waits for its answer
