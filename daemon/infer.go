@@ -409,13 +409,14 @@ func (n *node) notRouted(models []*repository.Model, what string, err error) *in
 // runOn runs checked inputs of model m on gpu-let g, admitted there, by
 // deadline.
 func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
+	gen := g.gen.Load() // before the client: a restart between makes the pair stale, never wrong
 	client := g.client()
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorDown, msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
 	}
 	res, ierr := n.ask(ctx, client, m, inputs, names, deadline)
 	if ierr != nil && ierr.silent {
-		g.markStalled(client, m.Name, deadline)
+		g.markStalled(client, gen, m.Name, deadline)
 		ierr.msg = fmt.Sprintf("%s: no answer by the deadline: its executor on %s has sent nothing since the request went to it", m.Name, g.id)
 	}
 	return res, ierr

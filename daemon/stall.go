@@ -17,21 +17,26 @@ import (
 // a frame again (a late answer, a state) or a new executor replaces it.
 type stallMark struct {
 	client inferrer // the executor's client when it stalled
-	heard  uint64   // its frames heard then
+	gen    uint64   // which of the gpu-let's executors it was (gpuletRun.gen)
+	heard  uint64   // its client's frames heard then
 	since  time.Time
 	model  string // the model of the request that found it
 }
 
-// over reports whether the executor has been heard since the mark.
-func (m *stallMark) over() bool { return m.client.Heard() != m.heard }
+// over reports whether g's executor has been heard since the mark, or
+// another has replaced it.
+func (m *stallMark) over(g *gpuletRun) bool {
+	return m.client.Heard() != m.heard || m.gen != g.gen.Load()
+}
 
-// markStalled marks g's executor, reached through client, stalled: a
+// markStalled marks g's executor gen, reached through client, stalled: a
 // request of model due at deadline found it silent. A stall already marked
-// stays as it is, so that one event says when it began.
-func (g *gpuletRun) markStalled(client inferrer, model string, deadline time.Time) {
-	m := &stallMark{client: client, heard: client.Heard(), since: deadline, model: model}
+// stays as it is, so that one event says when it began; an executor
+// replaced since is not marked.
+func (g *gpuletRun) markStalled(client inferrer, gen uint64, model string, deadline time.Time) {
+	m := &stallMark{client: client, gen: gen, heard: client.Heard(), since: deadline, model: model}
 	old := g.stall.Load()
-	if (old != nil && !old.over()) || !g.stall.CompareAndSwap(old, m) {
+	if m.over(g) || (old != nil && !old.over(g)) || !g.stall.CompareAndSwap(old, m) {
 		return
 	}
 	g.sup.events.add(EventExecutorStall, store.SeverityWarning,
@@ -46,13 +51,13 @@ func (g *gpuletRun) markStalled(client inferrer, model string, deadline time.Tim
 // heardAgain does, from the monitor.
 func (g *gpuletRun) stalled() bool {
 	m := g.stall.Load()
-	return m != nil && !m.over()
+	return m != nil && !m.over(g)
 }
 
 // stalledSince is when the stall of g's executor began (the deadline of the
 // request that found it); zero when it is not stalled.
 func (g *gpuletRun) stalledSince() time.Time {
-	if m := g.stall.Load(); m != nil && !m.over() {
+	if m := g.stall.Load(); m != nil && !m.over(g) {
 		return m.since
 	}
 	return time.Time{}
@@ -60,9 +65,10 @@ func (g *gpuletRun) stalledSince() time.Time {
 
 // heardAgain ends a stall mark the executor has been heard since, with an
 // event that says how long it lasted. The monitor calls it at every tick.
+// (A mark of an executor since replaced ends with the restart's events.)
 func (g *gpuletRun) heardAgain(now time.Time) {
 	m := g.stall.Load()
-	if m == nil || !m.over() || !g.stall.CompareAndSwap(m, nil) {
+	if m == nil || !m.over(g) || !g.stall.CompareAndSwap(m, nil) || m.gen != g.gen.Load() {
 		return
 	}
 	g.sup.events.add(EventExecutorStall, store.SeverityInfo,

@@ -81,8 +81,8 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 
 	ca, cb := &silentExecutor{}, &silentExecutor{}
 	due := time.Now()
-	a.markStalled(ca, "m", due)
-	a.markStalled(ca, "m", due.Add(time.Second)) // another request finds it silent: the same stall
+	a.markStalled(ca, 0, "m", due)
+	a.markStalled(ca, 0, "m", due.Add(time.Second)) // another request finds it silent: the same stall
 	require.True(t, a.stalled())
 	require.Equal(t, due, a.stalledSince())
 	require.Equal(t, map[string]int{"b": 100}, route(100), "the stalled gpu-let gets nothing")
@@ -93,7 +93,7 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 	require.Contains(t, evs[0].Message, "executor on a sent nothing since a m request went to it, due ")
 	require.Equal(t, map[string]string{"gpulet": "a", "models": "m", "model": "m"}, evs[0].Attrs)
 
-	b.markStalled(cb, "m", due)
+	b.markStalled(cb, 0, "m", due)
 	require.Equal(t, map[string]int{"route m: no gpu-let serves the model: route request: no routable target among 2 targets": 10}, route(10), "both stalled: no gpu-let takes it")
 	require.False(t, n.readyIn("m", n.router.models()), "no gpu-let of the model answers")
 	why, restarting := n.comingBack("m", n.router.models())
@@ -114,7 +114,18 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 	require.Nil(t, a.stall.Load(), "the monitor's tick cleared the mark")
 
 	// A new stall of a after it was heard is a new event.
-	a.markStalled(ca, "m", time.Now())
+	a.markStalled(ca, 0, "m", time.Now())
+	require.Len(t, stalls(), 4)
+	require.True(t, a.stalled())
+
+	// A new executor ends the stall; a request to the old one that finds
+	// it silent only now marks nothing.
+	a.gen.Add(1)
+	require.False(t, a.stalled(), "another executor runs")
+	a.stall.Store(nil)
+	a.markStalled(ca, 0, "m", time.Now())
+	require.False(t, a.stalled())
+	require.Nil(t, a.stall.Load())
 	require.Len(t, stalls(), 4)
 }
 
@@ -143,7 +154,7 @@ func TestAPlanKeepsTheGpuletThatAnswers(t *testing.T) {
 	}{
 		{"its executor is restarting", func(g *gpuletRun) { g.down.Store(true) }},
 		{"its executor is silent", func(g *gpuletRun) {
-			g.stall.Store(&stallMark{client: &silentExecutor{}, since: time.Now()})
+			g.stall.Store(&stallMark{client: &silentExecutor{}, gen: g.gen.Load(), since: time.Now()})
 		}},
 	} {
 		for _, unwell := range []string{"x1", "x2"} {

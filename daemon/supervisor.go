@@ -109,6 +109,7 @@ type gpuletRun struct {
 	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
 	down     atomic.Bool                      // no executor answers now: the router skips it
 	stall    atomic.Pointer[stallMark]        // its executor went silent with requests in flight: the router skips it (stall.go)
+	gen      atomic.Uint64                    // counts its executors: a restart's is another (stall.go)
 	draining atomic.Bool                      // being retired: the router skips it
 	requests inflight                         // requests routed here and not yet answered
 	// life ends when the gpu-let is retired (end): monitor stops, and a
@@ -372,7 +373,8 @@ func (g *gpuletRun) launch(ctx context.Context) error {
 		delete(g.models, name)
 	}
 	g.mu.Unlock()
-	g.stall.Store(nil) // a new executor: the old one's silence is over
+	g.gen.Add(1) // a new executor: the old one's silence is over
+	g.stall.Store(nil)
 	g.down.Store(false)
 	g.watchState(p)
 	if len(refused) > 0 {
