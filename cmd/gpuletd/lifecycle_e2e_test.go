@@ -585,10 +585,18 @@ func TestScrapeDuringStalledExecutor(t *testing.T) {
 		}
 	}
 	require.True(t, marked, "the status says %s is stalled", stopped)
+	// None goes to the stopped one now (there it would wait for its
+	// deadline and grace, then be refused as above); on a loaded machine
+	// the others may refuse some, but they answer.
+	answered := 0
 	for range 10 {
 		r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
-		require.Equal(t, 200, r.code, "mlp's other gpu-lets answer: %s", r.body)
+		require.NotContains(t, string(r.body), stopped, "a request went to the stalled gpu-let")
+		if r.code == 200 {
+			answered++
+		}
 	}
+	require.Positive(t, answered, "mlp's other gpu-lets answer")
 	r := do(t, "GET", base+"/api/v1/events?kind=executor_stall", nil, nil)
 	require.Equal(t, 200, r.code)
 	require.Contains(t, string(r.body), "executor on "+stopped+" sent nothing since a mlp request went to it")
