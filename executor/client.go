@@ -30,14 +30,17 @@ var ErrNotSent = errors.New("request not sent")
 
 // Client talks to one executor process over its Unix socket: gRPC for
 // control, one framed connection (see frame.go) for every Infer call; each
-// call waits only for its own response. A Client is safe for concurrent use.
+// call waits only for its own response. A framed connection that breaks
+// fails the calls waiting on it, and the next call opens another (with the
+// state watch, if one was asked for): an executor that closed it runs on,
+// and one that died refuses it. A Client is safe for concurrent use.
 type Client struct {
 	socket string
 	conn   *grpc.ClientConn
 	rpc    pb.ExecutorClient
 
 	mu     sync.Mutex
-	frames net.Conn // the framed connection, opened by the first Infer
+	frames net.Conn // the framed connection, opened by the first call that needs it, and again after it broke
 	// sending is held while one frame is written (a semaphore, so that a
 	// caller waiting behind a write the executor does not read, a stopped
 	// executor's, gives up at its context's end).
@@ -45,7 +48,9 @@ type Client struct {
 	nextID  uint64
 	waiting map[uint64]chan *pb.InferResponse
 	onState func(*pb.ExecutorState) // set by WatchState
-	broken  error                   // set once the connection broke
+	watchUs int64                   // WatchState's interval, µs: asked for again on a new connection
+	broken  error                   // set once the client is closed
+	lostErr error                   // why the last framed connection broke
 	recvWG  sync.WaitGroup
 	heard   atomic.Uint64 // frames read from the executor (answers and states)
 }
@@ -136,16 +141,19 @@ func (c *Client) Stats(ctx context.Context) (*pb.StatsResponse, error) {
 // WatchState asks the executor for its scheduler state whenever it
 // changes, at most once every every, and hands each to fn, which runs on
 // the goroutine that reads the answers: it must not block. The first comes
-// at once; they stop when the connection breaks (the executor went away)
-// or the client closes.
+// at once; they pause while the framed connection is broken, resume on the
+// next one (a call opens it), and stop when the client closes.
 func (c *Client) WatchState(every time.Duration, fn func(*pb.ExecutorState)) error {
 	if every <= 0 {
 		return fmt.Errorf("watch executor state: interval %s: must be positive", every)
 	}
-	if err := c.open(func() { c.onState = fn }); err != nil {
+	us := max(every.Microseconds(), 1)
+	// A connection opened from now on asks for the watch itself (asking
+	// twice only sets the interval again).
+	if err := c.open(func() { c.onState, c.watchUs = fn, us }); err != nil {
 		return err
 	}
-	return c.send(context.Background(), &pb.InferRequest{WatchStateUs: max(every.Microseconds(), 1)})
+	return c.send(context.Background(), &pb.InferRequest{WatchStateUs: us})
 }
 
 // Infer sends one request and waits for its response, ctx's end, or the
@@ -215,6 +223,12 @@ func (c *Client) open(then func()) error {
 			_ = conn.Close()
 			return fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
 		}
+		if c.watchUs > 0 { // a connection after one that broke: watch the state again
+			if err := writeFrame(conn, &pb.InferRequest{WatchStateUs: c.watchUs}); err != nil {
+				_ = conn.Close()
+				return fmt.Errorf("open infer connection: %w: %w", ErrExecutorGone, err)
+			}
+		}
 		c.frames = conn
 		c.recvWG.Add(1)
 		go c.receive(conn)
@@ -234,10 +248,13 @@ func (c *Client) unregister(id uint64) {
 // written.
 func (c *Client) send(ctx context.Context, req *pb.InferRequest) error {
 	c.mu.Lock()
-	conn, broken := c.frames, c.broken
+	conn, broken, lost := c.frames, c.broken, c.lostErr
 	c.mu.Unlock()
 	if broken != nil {
 		return broken
+	}
+	if conn == nil { // it broke since the caller opened it
+		return fmt.Errorf("send request: %w", lost)
 	}
 	select {
 	case c.sending <- struct{}{}:
@@ -264,7 +281,7 @@ func (c *Client) receive(conn net.Conn) {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("connection closed")
 			}
-			c.fail(fmt.Errorf("%w: %w", ErrExecutorGone, err))
+			c.lost(conn, fmt.Errorf("%w: %w", ErrExecutorGone, err))
 			return
 		}
 		c.heard.Add(1)
@@ -285,23 +302,38 @@ func (c *Client) receive(conn net.Conn) {
 	}
 }
 
-func (c *Client) fail(err error) {
+// lost ends the framed connection conn, broken by err (which wraps
+// ErrExecutorGone): the calls waiting on it fail, since whether the
+// executor ran their requests is unknown, and the next call opens another.
+func (c *Client) lost(conn net.Conn, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.broken == nil {
-		c.broken = err
+	if c.frames != conn {
+		return
 	}
+	_ = conn.Close()
+	c.frames, c.lostErr = nil, err
+	c.failWaitingLocked()
+}
+
+// failWaitingLocked fails every call waiting for an answer; c.mu is held.
+func (c *Client) failWaitingLocked() {
 	for id, ch := range c.waiting {
 		close(ch)
 		delete(c.waiting, id)
 	}
 }
 
+// brokenErr is why a waiting call failed: the client closed, or its
+// connection broke.
 func (c *Client) brokenErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
 		return c.broken
+	}
+	if c.lostErr != nil {
+		return c.lostErr
 	}
 	return ErrExecutorGone
 }
@@ -320,6 +352,8 @@ func (c *Client) Close() error {
 	}
 	err := c.conn.Close()
 	c.recvWG.Wait()
-	c.fail(c.broken)
+	c.mu.Lock()
+	c.failWaitingLocked()
+	c.mu.Unlock()
 	return err
 }

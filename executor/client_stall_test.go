@@ -66,3 +66,41 @@ func TestACallBehindAStuckWriteGivesUp(t *testing.T) {
 	require.True(t, errors.Is(err, ErrExecutorGone), "%v", err)
 	require.NoError(t, c.Close())
 }
+
+// TestABrokenConnectionIsOpenedAgain: the framed connection breaks while
+// the executor runs on (it closes a connection it could not write to for
+// frameWriteTimeout): the calls waiting on it fail, the next call opens
+// another and is answered, and the state watch resumes on it. Before, the
+// client stayed broken, and its gpu-let answered nothing until the
+// executor was restarted, which its health checks never asked for.
+func TestABrokenConnectionIsOpenedAgain(t *testing.T) {
+	c, states := watchedDouble(t)
+	awaitState(t, states, "at all", func(*pb.ExecutorState) bool { return true })
+	ask := func() (*pb.InferResponse, error) {
+		return c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+	}
+	resp, err := ask()
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+
+	c.mu.Lock()
+	first := c.frames
+	c.mu.Unlock()
+	require.NoError(t, first.Close())
+	require.Eventually(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.frames == nil
+	}, 10*time.Second, time.Millisecond, "the client saw the connection break")
+
+	resp, err = ask()
+	require.NoError(t, err, "the next call opens another connection")
+	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
+	require.Equal(t, []float32{0, 2, 4, 6}, outVals(t, resp, "y"))
+	awaitState(t, states, "from the new connection", func(st *pb.ExecutorState) bool { return st.Models[0].Batches == 2 })
+	c.mu.Lock()
+	second := c.frames
+	c.mu.Unlock()
+	require.NotNil(t, second)
+	require.NotSame(t, first, second)
+}
