@@ -9,7 +9,7 @@
 # (if its health checks have not killed it by then).
 # The report gives the load's lines, what the status said of the gpu-lets 3 s
 # into the stop, and the stall and restart events. BIN picks the build
-# (default bin/gpuletd).
+# (default bin/gpuletd); GRPC=1 sends the load over gRPC.
 #
 #   scripts/bench/executor-stall.sh; BIG=1 scripts/bench/executor-stall.sh
 set -euo pipefail
@@ -27,6 +27,9 @@ if [ "$model" = lenet5 ]; then
 fi
 export GPULETD_DEVICES='[{kind: emulated, profiles: igniter-v100, count: 2}]'
 daemon_env "$work" "$work/models"
+if [ -n "${GRPC:-}" ]; then
+  how="$how --grpc $GPULETD_GRPC_LISTEN"
+fi
 "$bin" serve >"$work/serve.log" 2>&1 &
 daemon=$!
 wait_ready "$work/serve.log"
