@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -128,7 +129,12 @@ func cpuRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *gpulet
 // by monitor.
 func monitoredRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *gpuletRun {
 	t.Helper()
-	g := cpuRun(t, s, models...)
+	return monitorRun(t, s, cpuRun(t, s, models...))
+}
+
+// monitorRun starts g's executor, the fake one, and watches it by monitor.
+func monitorRun(t *testing.T, s *supervisor, g *gpuletRun) *gpuletRun {
+	t.Helper()
 	id := g.id
 	sock, err := s.socketPath()
 	require.NoError(t, err)
@@ -223,12 +229,33 @@ func TestFailedRestartsAreSaidLessAndLessOften(t *testing.T) {
 
 // An executor that stops answering its health checks (wedged in a driver
 // call, stopped) is killed after healthFailures missed checks and started
-// again.
+// again; one already found silent with requests waiting (stalled) at its
+// first miss.
 func TestAnExecutorThatStopsAnsweringIsKilledAndStartedAgain(t *testing.T) {
+	for _, stalled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stalled=%v", stalled), func(t *testing.T) {
+			s, st := fakeSupervisor(t, neverAnswers)
+			s.healthEvery = 20 * time.Millisecond
+			if stalled {
+				// Only its stall can have it killed at the first miss.
+				s.healthMisses = 1000
+			}
+			stopsAnswering(t, s, st, stalled)
+		})
+	}
+}
+
+// stopsAnswering runs the fake executor that never answers under s (marked
+// stalled from the start when stalled is set) and checks that it is killed
+// and started again, and the event that says so.
+func stopsAnswering(t *testing.T, s *supervisor, st *store.Store, stalled bool) {
+	t.Helper()
 	ctx := context.Background()
-	s, st := fakeSupervisor(t, neverAnswers)
-	s.healthEvery = 20 * time.Millisecond
-	g := monitoredRun(t, s)
+	g := cpuRun(t, s)
+	if stalled {
+		g.stall.Store(&stallMark{client: &silentExecutor{}, gen: g.gen.Load(), since: time.Now()})
+	}
+	g = monitorRun(t, s, g)
 	pidIn := func(file string) int {
 		b, err := os.ReadFile(s.binary + file)
 		if err != nil {

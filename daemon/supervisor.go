@@ -69,6 +69,10 @@ type supervisor struct {
 	// healthEvery is how often monitor asks each executor for its health;
 	// 0: healthInterval.
 	healthEvery time.Duration
+	// healthMisses is how many missed health checks in a row kill an
+	// executor; 0: healthFailures. One is enough for an executor already
+	// found silent with requests waiting (stall.go).
+	healthMisses int
 	// oomHolds keeps gpu-lets whose start the kernel killed for memory
 	// from starting again at once.
 	oomHolds oomHolds
@@ -437,6 +441,10 @@ func (g *gpuletRun) monitor() {
 	if every <= 0 {
 		every = healthInterval
 	}
+	misses := g.sup.healthMisses
+	if misses <= 0 {
+		misses = healthFailures
+	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -462,10 +470,13 @@ func (g *gpuletRun) monitor() {
 			if g.life.Err() != nil {
 				return
 			}
-			if missed++; missed < healthFailures {
+			// An executor that also left requests unanswered, saying
+			// nothing, is killed at its first miss: two signs agree, and
+			// its models may have no other gpu-let.
+			if missed++; missed < misses && !g.stalled() {
 				continue
 			}
-			g.log.Warn("executor does not answer health checks; killing it", zap.Error(err))
+			g.log.Warn("executor does not answer health checks; killing it", zap.Error(err), zap.Int("missed", missed), zap.Bool("stalled", g.stalled()))
 			unanswered = true
 			_ = p.Kill()
 			continue

@@ -9,7 +9,8 @@
 # (if its health checks have not killed it by then).
 # The report gives the load's lines, what the status said of the gpu-lets 3 s
 # into the stop, and the stall and restart events. BIN picks the build
-# (default bin/gpuletd); GRPC=1 sends the load over gRPC.
+# (default bin/gpuletd); GRPC=1 sends the load over gRPC; GPUS=1 runs one
+# emulated V100, where the model has no other gpu-let.
 #
 #   scripts/bench/executor-stall.sh; BIG=1 scripts/bench/executor-stall.sh
 set -euo pipefail
@@ -25,7 +26,7 @@ fi
 if [ "$model" = lenet5 ]; then
   emulate_as lenet5 10ms alexnet
 fi
-export GPULETD_DEVICES='[{kind: emulated, profiles: igniter-v100, count: 2}]'
+export GPULETD_DEVICES="[{kind: emulated, profiles: igniter-v100, count: ${GPUS:-2}}]"
 daemon_env "$work" "$work/models"
 if [ -n "${GRPC:-}" ]; then
   how="$how --grpc $GPULETD_GRPC_LISTEN"
