@@ -237,8 +237,9 @@ func TestAnExecutorThatStopsAnsweringIsKilledAndStartedAgain(t *testing.T) {
 			s, st := fakeSupervisor(t, neverAnswers)
 			s.healthEvery = 20 * time.Millisecond
 			if stalled {
-				// Only its stall can have it killed at the first miss.
-				s.healthMisses = 1000
+				// Only its stall can have it killed: misses every 20 ms
+				// never reach this many within the test.
+				s.healthMisses = 1 << 30
 			}
 			stopsAnswering(t, s, st, stalled)
 		})

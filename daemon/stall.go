@@ -49,10 +49,7 @@ func (g *gpuletRun) markStalled(client inferrer, gen uint64, model string, deadl
 // heard since; the router skips a stalled gpu-let as it does one that is
 // down. It records nothing (the router calls it under a route's lock):
 // heardAgain does, from the monitor.
-func (g *gpuletRun) stalled() bool {
-	m := g.stall.Load()
-	return m != nil && !m.over(g)
-}
+func (g *gpuletRun) stalled() bool { return !g.stalledSince().IsZero() }
 
 // stalledSince is when the stall of g's executor began (the deadline of the
 // request that found it); zero when it is not stalled.

@@ -67,6 +67,7 @@ type statusPlacement struct {
 // never waits on the executor.
 func (g *gpuletRun) status(inv mps.Inventory) statusGpulet {
 	sg := statusGpulet{ID: g.id, Device: g.device.ID, Size: g.size, State: "ready", Models: []statusPlacement{}}
+	since := g.stalledSince()
 	switch {
 	case g.draining.Load():
 		sg.State = "draining"
@@ -76,11 +77,8 @@ func (g *gpuletRun) status(inv mps.Inventory) statusGpulet {
 			next := time.Unix(0, at)
 			sg.NextTry = &next
 		}
-	case g.stalled():
-		sg.State = "stalled"
-		if since := g.stalledSince(); !since.IsZero() {
-			sg.StalledSince = &since
-		}
+	case !since.IsZero():
+		sg.State, sg.StalledSince = "stalled", &since
 	}
 	g.mu.Lock()
 	sg.Restarts, sg.Policy = g.restarts, g.policy

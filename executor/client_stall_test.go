@@ -42,16 +42,16 @@ func TestACallBehindAStuckWriteGivesUp(t *testing.T) {
 	}()
 	peer := <-accepted
 	require.NotNil(t, peer)
-	time.Sleep(100 * time.Millisecond) // the first write is under way, and stuck
+	require.Eventually(t, func() bool { return len(c.sending) == 1 }, 10*time.Second, time.Millisecond,
+		"the first write is under way")
 
+	// It returns at all while the first write is stuck (checked below):
+	// it did not wait for that write.
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err = c.Infer(ctx, &pb.InferRequest{Model: "m"})
-	took := time.Since(start)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, err, ErrNotSent, "it was never written")
-	require.Less(t, took, 5*time.Second, "it gave up at its context's end, not when the stuck write did")
 	require.Zero(t, c.Heard(), "the executor sent nothing")
 	select {
 	case err := <-first:

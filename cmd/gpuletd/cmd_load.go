@@ -236,10 +236,11 @@ ends, with the step's rate or concurrency and whether it held.`,
 			if len(hits) > 0 {
 				out["cache_hits"] = hits
 			}
-			floor := cmd.Flags().Changed("min-attainment")
-			verdict := loadgen.Judge(0, all, sw.minAttainment)
-			if floor {
-				out["min_attainment"], out["holds"] = sw.minAttainment, verdict.Holds
+			var verdict *loadgen.SweepStep // the run judged against --min-attainment, when given
+			if cmd.Flags().Changed("min-attainment") {
+				v := loadgen.Judge(0, all, sw.minAttainment)
+				verdict = &v
+				out["min_attainment"], out["holds"] = sw.minAttainment, v.Holds
 			}
 			switch {
 			case asJSON && mix != nil:
@@ -261,8 +262,8 @@ ends, with the step's rate or concurrency and whether it held.`,
 			if interrupted {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted; the report covers the requests sent until then"}
 			}
-			if floor && !verdict.Holds {
-				return &exitError{code: 1, msg: shortOfFloor(verdict, sw.minAttainment)}
+			if verdict != nil && !verdict.Holds {
+				return &exitError{code: 1, msg: shortOfFloor(*verdict, sw.minAttainment)}
 			}
 			return nil
 		},
@@ -335,7 +336,6 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 	return shares, nil
 }
 
-// writeLoadReport prints a load run's report as a key-value table.
 // shortOfFloor says why a run judged against --min-attainment did not hold.
 func shortOfFloor(v loadgen.SweepStep, minAttainment float64) string {
 	if v.Lowest == "" {
@@ -344,6 +344,7 @@ func shortOfFloor(v loadgen.SweepStep, minAttainment float64) string {
 	return fmt.Sprintf("gpuletd load: %s answered %s of its requests due within its SLO, under --min-attainment %s", v.Lowest, percent(v.Attainment), percent(minAttainment))
 }
 
+// writeLoadReport prints a load run's report as a key-value table.
 func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	tensors, target := loadTarget(r)
 	tw := newTable(w)
