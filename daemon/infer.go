@@ -40,9 +40,12 @@ type inferError struct {
 	// it (sendAgainIfNotRun).
 	notRun bool
 	// silent: no answer came by the deadline and its grace, and the
-	// executor sent nothing at all since the request went to it: it has
-	// stalled (stall.go).
+	// executor sent nothing at all since the request went to it: it may
+	// have stalled (stall.go).
 	silent bool
+	// heard is the executor's frames heard before the request went to it
+	// (set with silent): a frame since says it runs.
+	heard uint64
 }
 
 // message is the error's message; "" for none.
@@ -414,9 +417,14 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorDown, msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
 	}
+	return n.askOn(ctx, g, gen, client, m, inputs, names, deadline)
+}
+
+// askOn asks g's executor gen, reached through client, as runOn does, and
+// marks it stalled when the request finds it silent.
+func (n *node) askOn(ctx context.Context, g *gpuletRun, gen uint64, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
 	res, ierr := n.ask(ctx, client, m, inputs, names, deadline)
-	if ierr != nil && ierr.silent {
-		g.markStalled(client, gen, m.Name, deadline)
+	if ierr != nil && ierr.silent && g.suspectStall(client, gen, m.Name, deadline, ierr.heard) {
 		ierr.msg = fmt.Sprintf("%s: no answer by the deadline: its executor on %s has sent nothing since the request went to it", m.Name, g.id)
 	}
 	return res, ierr
@@ -469,7 +477,7 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 		// Silent: the wait ended at its own deadline (not a client's
 		// earlier one) and the executor sent not even a state since.
 		silent := errors.Is(context.Cause(ctx), errUnanswered) && client.Heard() == heard
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, heard: heard, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}

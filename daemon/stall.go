@@ -18,7 +18,7 @@ import (
 type stallMark struct {
 	client inferrer // the executor's client when it stalled
 	gen    uint64   // which of the gpu-let's executors it was (gpuletRun.gen)
-	heard  uint64   // its client's frames heard then
+	heard  uint64   // its client's frames heard when the request that found it went out
 	since  time.Time
 	model  string // the model of the request that found it
 }
@@ -29,12 +29,50 @@ func (m *stallMark) over(g *gpuletRun) bool {
 	return m.client.Heard() != m.heard || m.gen != g.gen.Load()
 }
 
+// stallConfirm is how long a request that found its executor silent waits
+// for a frame from it before marking it stalled, and stallPoll how often it
+// looks. A live executor's answers may lie unread in the socket while the
+// daemon itself was short of CPU (its timers fire before its readers run),
+// and an executor whose loop runs answers the withdrawal the request just
+// sent at once: on a 2-core host loaded past its CPUs, with chromium
+// starting, 17 executors were marked stalled in two seconds without it.
+const (
+	stallConfirm = 50 * time.Millisecond
+	stallPoll    = 5 * time.Millisecond
+)
+
+// suspectStall is called when a request of model due at deadline found g's
+// executor gen, reached through client, silent since heard, its frames
+// before the request went to it. It waits up to stallConfirm for a frame
+// and, if none comes, marks the executor stalled; it reports whether g is
+// marked stalled then.
+func (g *gpuletRun) suspectStall(client inferrer, gen uint64, model string, deadline time.Time, heard uint64) bool {
+	if g.stalled() {
+		return true
+	}
+	tick := time.NewTicker(stallPoll)
+	defer tick.Stop()
+	for wait := time.After(stallConfirm); client.Heard() == heard; {
+		select {
+		case <-tick.C:
+		case <-wait:
+			g.markStalled(client, gen, model, deadline, heard)
+			return g.stalled()
+		}
+	}
+	return false
+}
+
 // markStalled marks g's executor gen, reached through client, stalled: a
-// request of model due at deadline found it silent. A stall already marked
-// stays as it is, so that one event says when it began; an executor
-// replaced since is not marked.
-func (g *gpuletRun) markStalled(client inferrer, gen uint64, model string, deadline time.Time) {
-	m := &stallMark{client: client, gen: gen, heard: client.Heard(), since: deadline, model: model}
+// request of model due at deadline found it silent, heard its client's
+// frames before the request went to it. The mark lasts until the client
+// hears more: a frame read after the request left ends it, even one read
+// before this call (an executor that answered at last would otherwise stay
+// marked, and skipped by the router, for as long as it had nothing more to
+// say). A stall already marked stays as it is, so that one event says when
+// it began; an executor replaced since is not marked.
+func (g *gpuletRun) markStalled(client inferrer, gen uint64, model string, deadline time.Time, heard uint64) {
+	m := &stallMark{client: client, gen: gen, heard: heard, since: deadline, model: model}
 	old := g.stall.Load()
 	if m.over(g) || (old != nil && !old.over(g)) || !g.stall.CompareAndSwap(old, m) {
 		return

@@ -81,8 +81,8 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 
 	ca, cb := &silentExecutor{}, &silentExecutor{}
 	due := time.Now()
-	a.markStalled(ca, 0, "m", due)
-	a.markStalled(ca, 0, "m", due.Add(time.Second)) // another request finds it silent: the same stall
+	a.markStalled(ca, 0, "m", due, ca.Heard())
+	a.markStalled(ca, 0, "m", due.Add(time.Second), ca.Heard()) // another request finds it silent: the same stall
 	require.True(t, a.stalled())
 	require.Equal(t, due, a.stalledSince())
 	require.Equal(t, map[string]int{"b": 100}, route(100), "the stalled gpu-let gets nothing")
@@ -93,7 +93,7 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 	require.Contains(t, evs[0].Message, "executor on a sent nothing since a m request went to it, due ")
 	require.Equal(t, map[string]string{"gpulet": "a", "models": "m", "model": "m"}, evs[0].Attrs)
 
-	b.markStalled(cb, 0, "m", due)
+	b.markStalled(cb, 0, "m", due, cb.Heard())
 	require.Equal(t, map[string]int{"route m: no gpu-let serves the model: route request: no routable target among 2 targets": 10}, route(10), "both stalled: no gpu-let takes it")
 	require.False(t, n.readyIn("m", n.router.models()), "no gpu-let of the model answers")
 	why, restarting := n.comingBack("m", n.router.models())
@@ -114,7 +114,7 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 	require.Nil(t, a.stall.Load(), "the monitor's tick cleared the mark")
 
 	// A new stall of a after it was heard is a new event.
-	a.markStalled(ca, 0, "m", time.Now())
+	a.markStalled(ca, 0, "m", time.Now(), ca.Heard())
 	require.Len(t, stalls(), 4)
 	require.True(t, a.stalled())
 
@@ -123,10 +123,92 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 	a.gen.Add(1)
 	require.False(t, a.stalled(), "another executor runs")
 	a.stall.Store(nil)
-	a.markStalled(ca, 0, "m", time.Now())
+	a.markStalled(ca, 0, "m", time.Now(), ca.Heard())
 	require.False(t, a.stalled())
 	require.Nil(t, a.stall.Load())
 	require.Len(t, stalls(), 4)
+}
+
+// readLate is an executor's client whose frames the daemon reads late: it
+// answers nothing by the deadline, and its Heard moves only from its
+// (after+1)-th reading on, as when the answers lay unread in the socket
+// while the daemon was short of CPU; after -1 never moves.
+type readLate struct {
+	after int
+	reads atomic.Int64
+}
+
+func (r *readLate) Infer(ctx context.Context, _ *pb.InferRequest) (*pb.InferResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (r *readLate) Heard() uint64 {
+	if n := r.reads.Add(1); r.after >= 0 && n > int64(r.after) {
+		return 1
+	}
+	return 0
+}
+
+// TestASilentRequestMarksAStallOnlyWithoutAWord: a request unanswered by
+// its deadline marks its gpu-let stalled only when the executor stays
+// silent a moment longer; a frame read in that moment, or read before the
+// mark was even set, leaves it routable (a mark taken from the frames heard
+// then lasted as long as the executor had nothing more to say, and the
+// router skipped it all that while).
+func TestASilentRequestMarksAStallOnlyWithoutAWord(t *testing.T) {
+	tests := []struct {
+		name    string
+		after   int // Heard's readings before it moves; -1: never
+		stalled bool
+	}{
+		{"never heard: stalled", -1, true},
+		{"heard once the call gave up", 2, false}, // ask's two readings see nothing
+		{"heard a moment later", 5, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, st.Close()) })
+			g := &gpuletRun{id: "a", sup: &supervisor{events: newEvents(st, zap.NewNop())}, models: map[string]*pb.LoadModelRequest{"m": {Name: "m"}}}
+			n := &node{}
+			client := &readLate{after: tc.after}
+			_, ierr := n.askOn(context.Background(), g, 0, client, askModel(), nil, nil, time.Now())
+			require.NotNil(t, ierr)
+			require.Equal(t, reasonDeadline, ierr.reason)
+			require.Equal(t, tc.stalled, g.stalled())
+			evs, err := st.Events(context.Background(), 0, 0)
+			require.NoError(t, err)
+			if !tc.stalled {
+				require.Equal(t, "m: no answer by the deadline", ierr.msg)
+				require.Empty(t, evs)
+				return
+			}
+			require.Equal(t, "m: no answer by the deadline: its executor on a has sent nothing since the request went to it", ierr.msg)
+			require.Len(t, evs, 1)
+			require.Equal(t, EventExecutorStall, evs[0].Kind)
+		})
+	}
+}
+
+// TestAStallMarkCountsFromTheRequest: a mark ends with any frame heard
+// since the request that found the executor silent went out, one read
+// before the mark was set included.
+func TestAStallMarkCountsFromTheRequest(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	g := &gpuletRun{id: "a", sup: &supervisor{events: newEvents(st, zap.NewNop())}, models: map[string]*pb.LoadModelRequest{"m": {Name: "m"}}}
+	c := &silentExecutor{}
+	sent := c.Heard()
+	c.hear() // its late answer, read before the mark
+	g.markStalled(c, 0, "m", time.Now(), sent)
+	require.False(t, g.stalled(), "the executor was heard after the request went out")
+	g.markStalled(c, 0, "m", time.Now(), c.Heard())
+	require.True(t, g.stalled(), "silent since this request went out")
+	c.hear()
+	require.False(t, g.stalled())
 }
 
 // TestAnswerGrace: the daemon waits for an answer the model's SLO past its
