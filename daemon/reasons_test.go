@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 )
 
@@ -90,7 +92,16 @@ func TestEveryFailureReasonIsDocumentedWithItsCodes(t *testing.T) {
 			}
 		})
 	}
-	for reason := range docs {
+	for reason, row := range docs {
+		if reason == connlimit.RefusalReason {
+			// Refused with the connection, before a model is known: the
+			// listener's answer and the gRPC calls' over the cap.
+			require.Equal(t, []string{"503", "UNAVAILABLE", "1 s"}, []string{row.http, row.grpc, row.retry})
+			st := grpcstatus.Convert(errOverCap)
+			require.Equal(t, codes.Unavailable, st.Code())
+			require.Len(t, st.Details(), 1, "RetryInfo")
+			continue
+		}
 		require.Contains(t, failureReasons, reason, "OPERATIONS.md lists a reason the daemon never gives")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // connKey is the context key under which ConnContext keeps a request's
@@ -57,6 +59,7 @@ func Guard(h http.Handler, check func(method, path string) bool) http.Handler {
 		lc.l.c.refused.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "1")
+		w.Header().Set(kserve.HeaderFailureReason, RefusalReason)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = io.WriteString(w, refusalBody)
 	})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // A flood of clients that fills the cap leaves health checks and scrapes
@@ -83,6 +85,7 @@ func TestTheReserveAnswersChecksOverTheCap(t *testing.T) {
 			resp, body = over("/infer")
 			require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "anything else over the cap is refused")
 			require.Equal(t, "1", resp.Header.Get("Retry-After"))
+			require.Equal(t, "connection_limit", resp.Header.Get(kserve.HeaderFailureReason))
 			require.True(t, resp.Close)
 			require.Equal(t, refusalBody, body)
 			require.EqualValues(t, 1, ln.Refused())

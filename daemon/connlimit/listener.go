@@ -6,7 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpulet/gpuletd/kserve"
 )
+
+// RefusalReason is the failure reason (header kserve.HeaderFailureReason)
+// of a request refused over the cap, so that a client counting failures by
+// cause, gpuletd load's report, tells these from its models' refusals.
+const RefusalReason = "connection_limit"
 
 // refusalBody is the JSON error a connection over the cap reads.
 const refusalBody = `{"error":"too many open connections to gpuletd (limits.max_connections); retry shortly"}` + "\n"
@@ -16,6 +23,7 @@ const refusalBody = `{"error":"too many open connections to gpuletd (limits.max_
 var refusal = []byte("HTTP/1.1 503 Service Unavailable\r\n" +
 	"Content-Type: application/json\r\n" +
 	"Retry-After: 1\r\n" +
+	kserve.HeaderFailureReason + ": " + RefusalReason + "\r\n" +
 	"Connection: close\r\n" +
 	"Content-Length: " + strconv.Itoa(len(refusalBody)) + "\r\n\r\n" + refusalBody)
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/kserve"
 	"go.uber.org/goleak"
 )
 
@@ -46,6 +48,7 @@ func TestListenerRefusesConnectionsOverTheCap(t *testing.T) {
 	require.NoError(t, err, "the refused client reads a complete answer")
 	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	require.Equal(t, "connection_limit", resp.Header.Get(kserve.HeaderFailureReason))
 	require.NoError(t, resp.Body.Close())
 	require.NoError(t, over.Close())
 	require.EqualValues(t, 1, ln.Refused())
