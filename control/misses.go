@@ -181,6 +181,13 @@ func (m *Misses) Period(tallies map[string]Tally) {
 	m.period = maps.Clone(tallies)
 }
 
+// Restart forgets what was counted on the plan in force: the next check
+// counts afresh from its tallies, and judges at the one after. The daemon
+// calls it when it finds it was not running for a while (its requests
+// waited in the sockets and missed for that, not for want of the plan's
+// room).
+func (m *Misses) Restart() { m.since = nil }
+
 // missing says that d breaks the rule: at least MissMin misses, over
 // MissFraction of the answers.
 func missing(d Tally) bool {

@@ -461,7 +461,8 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineMonoNs: monoclock.Of(deadline)}
 	// The executor answers by the deadline; the grace only guards against
 	// one that stops answering.
-	ctx, cancel := context.WithDeadlineCause(ctx, deadline.Add(answerGrace(m.Config.SLO.D())), errUnanswered)
+	waitEnd := deadline.Add(answerGrace(m.Config.SLO.D()))
+	ctx, cancel := context.WithDeadlineCause(ctx, waitEnd, errUnanswered)
 	defer cancel()
 	heard := client.Heard()
 	sent := time.Now()
@@ -475,8 +476,9 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 			msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
 	case errors.Is(err, context.DeadlineExceeded):
 		// Silent: the wait ended at its own deadline (not a client's
-		// earlier one) and the executor sent not even a state since.
-		silent := errors.Is(context.Cause(ctx), errUnanswered) && client.Heard() == heard
+		// earlier one), on time (stallLate), and the executor sent not
+		// even a state since.
+		silent := errors.Is(context.Cause(ctx), errUnanswered) && time.Since(waitEnd) <= stallLate && client.Heard() == heard
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, heard: heard, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -36,6 +37,11 @@ func (n *node) planLoop(ctx context.Context) {
 	defer poll.stop()
 	start := time.Now()
 	last := start.Add(-control.MinReplanGap)
+	var gate surgeGate
+	pauses := &pauseWatch{}
+	var watching sync.WaitGroup
+	defer watching.Wait() // after ctx ended, which ends the watch
+	watching.Go(func() { pauses.run(ctx) })
 	n.path.observe(n.samplePath(start))
 	n.devWatch.observe(n.devices.Inventory().Devices) // what the surge checks compare with
 	for {
@@ -76,7 +82,7 @@ func (n *node) planLoop(ctx context.Context) {
 			}
 		case <-surge.C:
 			now := time.Now()
-			reason, rates = n.surgeCheck(now, start, last)
+			reason, rates = n.gatedSurgeCheck(&gate, pauses.last(), now, start, last)
 			if why := n.deviceCheck(); why != "" && reason == "" {
 				reason, rates = why, n.rates.estimates(now)
 			}

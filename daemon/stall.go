@@ -41,6 +41,16 @@ const (
 	stallPoll    = 5 * time.Millisecond
 )
 
+// stallLate is how late past its time a wait for an answer may end and
+// still say the executor was silent. One that ended later found the daemon
+// itself not running (stopped, its virtual machine paused) or short of CPU
+// (a backlog of requests read at once as it ran again, on two cores, kept
+// the readers of the executors' answers waiting past stallConfirm): the
+// executor's answers may lie unread, and the silence says nothing of it.
+// With the daemon stopped 1 s every 5 s under load, 2 of 4 runs still
+// marked a live executor stalled (scripts/bench/daemon-pause.sh).
+const stallLate = 100 * time.Millisecond
+
 // suspectStall is called when a request of model due at deadline found g's
 // executor gen, reached through client, silent since heard, its frames
 // before the request went to it. It waits up to stallConfirm for a frame

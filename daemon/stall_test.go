@@ -136,10 +136,12 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 type readLate struct {
 	after int
 	reads atomic.Int64
+	wake  time.Duration // how late the call returns after its wait ended
 }
 
 func (r *readLate) Infer(ctx context.Context, _ *pb.InferRequest) (*pb.InferResponse, error) {
 	<-ctx.Done()
+	time.Sleep(r.wake)
 	return nil, ctx.Err()
 }
 
@@ -155,16 +157,19 @@ func (r *readLate) Heard() uint64 {
 // silent a moment longer; a frame read in that moment, or read before the
 // mark was even set, leaves it routable (a mark taken from the frames heard
 // then lasted as long as the executor had nothing more to say, and the
-// router skipped it all that while).
+// router skipped it all that while), and so does a wait that ended late,
+// the daemon itself not running.
 func TestASilentRequestMarksAStallOnlyWithoutAWord(t *testing.T) {
 	tests := []struct {
 		name    string
-		after   int // Heard's readings before it moves; -1: never
+		after   int           // Heard's readings before it moves; -1: never
+		wake    time.Duration // the daemon's own delay
 		stalled bool
 	}{
-		{"never heard: stalled", -1, true},
-		{"heard once the call gave up", 2, false}, // ask's two readings see nothing
-		{"heard a moment later", 5, false},
+		{"never heard: stalled", -1, 0, true},
+		{"heard once the call gave up", 2, 0, false}, // ask's two readings see nothing
+		{"heard a moment later", 5, 0, false},
+		{"the daemon ran late", -1, 2 * stallLate, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +178,7 @@ func TestASilentRequestMarksAStallOnlyWithoutAWord(t *testing.T) {
 			t.Cleanup(func() { require.NoError(t, st.Close()) })
 			g := &gpuletRun{id: "a", sup: &supervisor{events: newEvents(st, zap.NewNop())}, models: map[string]*pb.LoadModelRequest{"m": {Name: "m"}}}
 			n := &node{}
-			client := &readLate{after: tc.after}
+			client := &readLate{after: tc.after, wake: tc.wake}
 			_, ierr := n.askOn(context.Background(), g, 0, client, askModel(), nil, nil, time.Now())
 			require.NotNil(t, ierr)
 			require.Equal(t, reasonDeadline, ierr.reason)

@@ -47,5 +47,6 @@ done
 wait "$load" || true
 echo "== $rate req/s over six models, the daemon stopped ${pause}s every 5s"
 sed -n '/^MODEL/,/^total/p' "$work/load.txt"
+curl -s "$url/metrics" | grep -E '^gpuletd_reorganizations_total' || true
 echo "executor_stall events: $("$bin" events --url "$url" --kind executor_stall 2>&1 | grep -c executor_stall || true)"
-"$bin" events --url "$url" --kind executor_stall,executor_restart 2>&1 | cut -c1-160 | tail -8
+"$bin" events --url "$url" 2>&1 | cut -c1-220 | tail -${EVENTS:-8}
