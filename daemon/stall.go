@@ -34,8 +34,9 @@ func (m *stallMark) over(g *gpuletRun) bool {
 // looks. A live executor's answers may lie unread in the socket while the
 // daemon itself was short of CPU (its timers fire before its readers run),
 // and an executor whose loop runs answers the withdrawal the request just
-// sent at once: on a 2-core host loaded past its CPUs, with chromium
-// starting, 17 executors were marked stalled in two seconds without it.
+// sent at once: with the daemon stopped 0.5 s every 5 s under load, live
+// executors were marked stalled in two runs of two without it
+// (scripts/bench/daemon-pause.sh).
 const (
 	stallConfirm = 50 * time.Millisecond
 	stallPoll    = 5 * time.Millisecond
@@ -48,7 +49,7 @@ const (
 // the readers of the executors' answers waiting past stallConfirm): the
 // executor's answers may lie unread, and the silence says nothing of it.
 // With the daemon stopped 1 s every 5 s under load, 2 of 4 runs still
-// marked a live executor stalled (scripts/bench/daemon-pause.sh).
+// marked a live executor stalled after stallConfirm alone.
 const stallLate = 100 * time.Millisecond
 
 // suspectStall is called when a request of model due at deadline found g's
