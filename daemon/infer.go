@@ -476,9 +476,9 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 			msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
 	case errors.Is(err, context.DeadlineExceeded):
 		// Silent: the wait ended at its own deadline (not a client's
-		// earlier one), on time (stallLate), and the executor sent not
+		// earlier one), on time (pauseLate), and the executor sent not
 		// even a state since.
-		silent := errors.Is(context.Cause(ctx), errUnanswered) && time.Since(waitEnd) <= stallLate && client.Heard() == heard
+		silent := errors.Is(context.Cause(ctx), errUnanswered) && time.Since(waitEnd) <= pauseLate && client.Heard() == heard
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, heard: heard, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}

@@ -36,21 +36,16 @@ func (m *stallMark) over(g *gpuletRun) bool {
 // and an executor whose loop runs answers the withdrawal the request just
 // sent at once: with the daemon stopped 0.5 s every 5 s under load, live
 // executors were marked stalled in two runs of two without it
-// (scripts/bench/daemon-pause.sh).
+// (scripts/bench/daemon-pause.sh). A wait for an answer that ended more
+// than pauseLate past its time suspects nothing at all (ask): the daemon
+// itself was not running, or a backlog of requests read at once as it ran
+// again, on two cores, kept the readers of the executors' answers waiting
+// past stallConfirm (with the daemon stopped 1 s every 5 s under load, 2 of
+// 4 runs still marked a live executor stalled after stallConfirm alone).
 const (
 	stallConfirm = 50 * time.Millisecond
 	stallPoll    = 5 * time.Millisecond
 )
-
-// stallLate is how late past its time a wait for an answer may end and
-// still say the executor was silent. One that ended later found the daemon
-// itself not running (stopped, its virtual machine paused) or short of CPU
-// (a backlog of requests read at once as it ran again, on two cores, kept
-// the readers of the executors' answers waiting past stallConfirm): the
-// executor's answers may lie unread, and the silence says nothing of it.
-// With the daemon stopped 1 s every 5 s under load, 2 of 4 runs still
-// marked a live executor stalled after stallConfirm alone.
-const stallLate = 100 * time.Millisecond
 
 // suspectStall is called when a request of model due at deadline found g's
 // executor gen, reached through client, silent since heard, its frames

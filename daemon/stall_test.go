@@ -169,7 +169,7 @@ func TestASilentRequestMarksAStallOnlyWithoutAWord(t *testing.T) {
 		{"never heard: stalled", -1, 0, true},
 		{"heard once the call gave up", 2, 0, false}, // ask's two readings see nothing
 		{"heard a moment later", 5, 0, false},
-		{"the daemon ran late", -1, 2 * stallLate, false},
+		{"the daemon ran late", -1, 2 * pauseLate, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,20 +10,22 @@ import (
 	"github.com/gpulet/gpuletd/control"
 )
 
-// surgeLate is how late a tick of the pause watch may come before the
-// watch takes it that the daemon was not running (stopped, its virtual
-// machine paused, its host loaded past its cores). Requests waited in its
-// sockets meanwhile: read as it runs again, they would count as a surge in
-// the window they are read in, and they miss their SLOs for the daemon's
-// pause, not for want of the plan's room. The daemon stopped for 1 s every
-// 5 s under a steady load of six models read every stop as a surge, or else
-// as the plan's misses, and re-planned them (scripts/bench/daemon-pause.sh).
-// A CPU quota's throttling, which stops a group for the rest of its 100 ms
+// pauseLate is how late past its time a timer of the daemon may fire
+// before the daemon takes it that it was not running (stopped, its virtual
+// machine paused, its host loaded past its cores) or too short of CPU to
+// read its sockets. Requests waited in them meanwhile: read as it runs
+// again, they would count as a surge in the window they are read in, and
+// they miss their SLOs for the daemon's pause, not for want of the plan's
+// room; the executors' answers waited too, and their silence says nothing
+// of them (stall.go). The daemon stopped for 1 s every 5 s under a steady
+// load of six models read every stop as a surge, or else as the plan's
+// misses, and re-planned them (scripts/bench/daemon-pause.sh). A CPU
+// quota's throttling, which stops a group for the rest of its 100 ms
 // period, stays under it.
-const surgeLate = 100 * time.Millisecond
+const pauseLate = 100 * time.Millisecond
 
 // pauseEvery is how often the pause watch looks: a pause longer than
-// pauseEvery and surgeLate is found. A shorter one shifts too few requests
+// pauseEvery and pauseLate is found. A shorter one shifts too few requests
 // into the next window to read as a surge (that takes half a second's:
 // control.SurgeFactor over the plan's headroom), and four looks a second
 // cost the idle daemon next to nothing (idle for 30 s it took 30–50 ms of
@@ -58,7 +60,7 @@ func (w *pauseWatch) run(ctx context.Context) {
 
 // observe is a tick due at tick and taken at now.
 func (w *pauseWatch) observe(tick, now time.Time) {
-	if now.Sub(tick) > surgeLate {
+	if now.Sub(tick) > pauseLate {
 		w.mu.Lock()
 		w.resumed = now
 		w.mu.Unlock()

@@ -11,12 +11,12 @@ import (
 	"github.com/gpulet/gpuletd/mps"
 )
 
-// TestPauseWatch: a watch tick taken more than surgeLate after it was due
+// TestPauseWatch: a watch tick taken more than pauseLate after it was due
 // finds the daemon ran again then.
 func TestPauseWatch(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
 	var w pauseWatch
-	w.observe(t0, t0.Add(surgeLate))
+	w.observe(t0, t0.Add(pauseLate))
 	require.True(t, w.last().IsZero(), "on time")
 	w.observe(t0.Add(time.Second), t0.Add(1800*time.Millisecond))
 	require.Equal(t, t0.Add(1800*time.Millisecond), w.last())

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The daemon itself short of CPU for a moment, under load: it is stopped
-# (SIGSTOP) for PAUSE (default 0.5 s) every 5 s, as a CPU quota that ran
-# out, a virtual machine's pause or a host loaded past its cores stop it,
-# while its executors run on and their answers wait in the sockets. Six
-# models (the demo set's lenet5 and mlp, each emulated as three of the
-# V100 reference set's models with their SLOs) on two emulated V100s at
-# RATE req/s in all (default 600), 40 s; the stops begin 10 s in. The
-# report gives the load's lines, the executor_stall events and the
-# executor restarts. BIN picks the build (default bin/gpuletd).
+# (SIGSTOP) for PAUSE (default 0.5 s) every 5 s, as a virtual machine's
+# pause or a host loaded past its cores stops it, while its executors run
+# on and their answers wait in the sockets. Six models (the demo set's
+# lenet5 and mlp, each emulated as three of the V100 reference set's models
+# with their SLOs) on two emulated V100s at RATE req/s in all (default
+# 600), 40 s; the stops begin 10 s in. The report gives the load's lines,
+# the reorganizations (re-plans that changed what runs), how many
+# executor_stall events there were, and the last EVENTS events (default 8).
+# BIN picks the build (default bin/gpuletd).
 #
 #   scripts/bench/daemon-pause.sh; PAUSE=1 scripts/bench/daemon-pause.sh
 set -euo pipefail
