@@ -97,20 +97,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 		writeInferError(w, ierr)
 		return
 	}
-	if resp.jsonLen >= 0 {
-		w.Header().Set(kserve.HeaderContentLength, strconv.FormatInt(resp.jsonLen, 10))
-		w.Header().Set("Content-Type", "application/octet-stream")
-	} else {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	out, coding := encodeAnswer(r.Header.Get("Accept-Encoding"), resp.body)
-	w.Header().Add("Vary", "Accept-Encoding")
-	if coding != codingIdentity {
-		w.Header().Set("Content-Encoding", coding)
-	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
+	writeAnswer(w, r.Header.Get("Accept-Encoding"), resp.body)
 }
 
 // begin counts a request of m that arrived at the door at arrival and
@@ -166,9 +153,8 @@ func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, bat
 }
 
 type inferAnswer struct {
-	body    []byte
-	jsonLen int64
-	batch   int32
+	body  *kserve.Response
+	batch int32
 }
 
 // inferREST decodes a REST body, runs it and encodes the answer.
@@ -197,14 +183,14 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 	if ierr != nil {
 		return nil, ierr
 	}
-	b, jl, err := kserve.EncodeResponse(res.head(m, req), kout)
+	b, err := kserve.EncodeResponse(res.head(m, req), kout)
 	if errors.Is(err, kserve.ErrNotJSON) {
 		return nil, &inferError{code: http.StatusBadRequest, reason: reasonOutputNotJSON, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	if err != nil {
 		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
-	return &inferAnswer{body: b, jsonLen: jl, batch: res.batch}, nil
+	return &inferAnswer{body: b, batch: res.batch}, nil
 }
 
 // placeOutputs says how each output travels, as the request asked (REST:

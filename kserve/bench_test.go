@@ -2,8 +2,11 @@ package kserve
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
 func lenetBody() []byte {
@@ -35,5 +38,34 @@ func BenchmarkDecodeBinary(b *testing.B) {
 		if _, err := DecodeRequest(body, int64(len(head))); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkEncodeJSON writes answers as JSON: a classifier's 1 000 scores
+// and a dense output of a million values (a segmentation-like model's),
+// allocations and bytes per answer.
+func BenchmarkEncodeJSON(b *testing.B) {
+	for _, n := range []int{1000, 1 << 20} {
+		vals := make([]float32, n)
+		for i := range vals {
+			vals[i] = float32(i%997) / 997
+		}
+		x, err := tensor.FromFloat32s("y", []int64{1, int64(n)}, vals)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%d values", n), func(b *testing.B) {
+			b.SetBytes(int64(len(x.Data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: x}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.WriteTo(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

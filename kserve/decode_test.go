@@ -99,17 +99,17 @@ func TestDecodeBinaryBytes(t *testing.T) {
 func TestEncodeBytesAndBF16(t *testing.T) {
 	s := tensor.Tensor{Name: "s", DataType: tensor.Bytes, Shape: []int64{2}, Data: strElems("héllo", "")}
 	b := tensor.Tensor{Name: "b", DataType: tensor.BF16, Shape: []int64{2}, Data: []byte{0x80, 0x3f, 0x20, 0xc0}}
-	body, _, err := EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: s}, {Tensor: b}})
+	body, _, err := encodeResponseBytes(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: s}, {Tensor: b}})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"model_name":"m","outputs":[
 	  {"name":"s","shape":[2],"datatype":"BYTES","data":["héllo",""]},
 	  {"name":"b","shape":[2],"datatype":"BF16","data":[1,-2.5]}]}`, string(body))
 
 	bin := tensor.Tensor{Name: "s", DataType: tensor.Bytes, Shape: []int64{1}, Data: strElems("\xff")}
-	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: bin}})
+	_, _, err = encodeResponseBytes(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: bin}})
 	require.ErrorIs(t, err, ErrNotJSON)
 	require.ErrorContains(t, err, "not UTF-8")
-	body, n, err := EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: bin, Binary: true}})
+	body, n, err := encodeResponseBytes(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: bin, Binary: true}})
 	require.NoError(t, err)
 	require.Equal(t, bin.Data, body[n:])
 }
@@ -207,14 +207,14 @@ func TestDecodeDataDirect(t *testing.T) {
 func TestEncodeResponse(t *testing.T) {
 	a := mustF32(t, "a", []int64{1, 2}, 0.5, -1)
 	b := tensor.Tensor{Name: "b", DataType: tensor.Int64, Shape: []int64{1}, Data: le64(-7)}
-	body, n, err := EncodeResponse(InferResponseJSON{ModelName: "m", ModelVersion: "1", ID: "q"}, []Output{{Tensor: a}, {Tensor: b}})
+	body, n, err := encodeResponseBytes(InferResponseJSON{ModelName: "m", ModelVersion: "1", ID: "q"}, []Output{{Tensor: a}, {Tensor: b}})
 	require.NoError(t, err)
 	require.Equal(t, int64(-1), n)
 	require.JSONEq(t, `{"model_name":"m","model_version":"1","id":"q","outputs":[
 	  {"name":"a","shape":[1,2],"datatype":"FP32","data":[0.5,-1]},
 	  {"name":"b","shape":[1],"datatype":"INT64","data":[-7]}]}`, string(body))
 
-	body, n, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: a, Binary: true}, {Tensor: b}})
+	body, n, err = encodeResponseBytes(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: a, Binary: true}, {Tensor: b}})
 	require.NoError(t, err)
 	require.Positive(t, n)
 	var head map[string]any
@@ -225,13 +225,13 @@ func TestEncodeResponse(t *testing.T) {
 	require.Equal(t, a.Data, body[n:])
 
 	nan := mustF32(t, "n", []int64{1}, float32(math.NaN()))
-	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: nan}})
+	_, _, err = encodeResponseBytes(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: nan}})
 	require.ErrorIs(t, err, ErrNotJSON)
 	require.ErrorContains(t, err, "binary")
 	inf := mustF32(t, "i", []int64{2}, 1, float32(math.Inf(-1)))
-	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: inf}})
+	_, _, err = encodeResponseBytes(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: inf}})
 	require.ErrorIs(t, err, ErrNotJSON)
-	_, _, err = EncodeResponse(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: inf, Binary: true}})
+	_, _, err = encodeResponseBytes(InferResponseJSON{ModelName: "m"}, []Output{{Tensor: inf, Binary: true}})
 	require.NoError(t, err, "binary data carries any float")
 }
 
@@ -286,4 +286,14 @@ func FuzzFastFloat32(f *testing.F) {
 		require.NoError(t, err, s)
 		require.Equal(t, float32(want), got, s)
 	})
+}
+
+// encodeResponseBytes is EncodeResponse's response whole in memory, with
+// its JSON part's length.
+func encodeResponseBytes(head InferResponseJSON, outs []Output) ([]byte, int64, error) {
+	r, err := EncodeResponse(head, outs)
+	if err != nil {
+		return nil, 0, err
+	}
+	return r.Bytes(), r.JSONLen, nil
 }

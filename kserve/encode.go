@@ -1,8 +1,10 @@
 package kserve
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
@@ -16,14 +18,44 @@ type Output struct {
 	Shm    *ShmRef
 }
 
-// EncodeResponse writes an inference response. When any output is binary the
-// body is the JSON header followed by the raw tensors, and jsonLen is the
-// value for the Inference-Header-Content-Length header; otherwise jsonLen is
-// -1 and the body is JSON alone.
-func EncodeResponse(head InferResponseJSON, outs []Output) (body []byte, jsonLen int64, err error) {
-	var binParts [][]byte
-	head.Outputs = make([]ResponseOutput, 0, len(outs))
-	for _, o := range outs {
+// Response is an inference response ready to be written: its JSON with
+// the data of the outputs sent as JSON still to be formatted (an answer of
+// millions of values is formatted as it is written, not held whole as
+// text), then the binary parts, which are the outputs' own bytes.
+type Response struct {
+	// JSONLen is the JSON part's length, the value of the
+	// Inference-Header-Content-Length header, when the response has binary
+	// parts; -1 when it is JSON alone.
+	JSONLen int64
+	pieces  []responsePiece
+	values  int64
+}
+
+// responsePiece is bytes to write as they are, or, with values set, the
+// elements of that tensor formatted as JSON numbers, booleans or strings.
+type responsePiece struct {
+	bytes  []byte
+	values *tensor.Tensor
+}
+
+// EncodeResponse prepares an inference response of head and outs. It fails
+// with ErrNotJSON when an output asked for as JSON holds what JSON cannot
+// carry (NaN or infinity, text that is not UTF-8).
+func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
+	head.Outputs = []ResponseOutput{}
+	js, err := json.Marshal(head)
+	if err != nil {
+		return nil, fmt.Errorf("encode response: %w", err)
+	}
+	// Outputs comes last and is never omitted: the head ends with it.
+	const outputsTail = `"outputs":[]}`
+	if !bytes.HasSuffix(js, []byte(outputsTail)) {
+		return nil, fmt.Errorf("encode response: unexpected JSON %.80q", js)
+	}
+	r := &Response{JSONLen: -1}
+	text := js[: len(js)-2 : len(js)-2] // up to "outputs":[
+	var binary [][]byte
+	for i, o := range outs {
 		t := o.Tensor
 		ro := ResponseOutput{Name: t.Name, Shape: t.Shape, DataType: string(t.DataType)}
 		if ro.Shape == nil {
@@ -36,29 +68,105 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (body []byte, jsonLen
 			ro.Parameters = written.Parameters()
 		case o.Binary:
 			ro.Parameters = map[string]any{"binary_data_size": len(t.Data)}
-			binParts = append(binParts, t.Data)
+			binary = append(binary, t.Data)
 		default:
-			if ro.Data, err = encodeData(t); err != nil {
-				return nil, 0, fmt.Errorf("encode output %q: %w", t.Name, err)
+			if err := checkJSONValues(t); err != nil {
+				return nil, fmt.Errorf("encode output %q: %w", t.Name, err)
 			}
 		}
-		head.Outputs = append(head.Outputs, ro)
+		// Data is left out here (omitempty) and written after the
+		// output's other fields, the last of them.
+		one, err := json.Marshal(ro)
+		if err != nil {
+			return nil, fmt.Errorf("encode output %q: %w", t.Name, err)
+		}
+		if i > 0 {
+			text = append(text, ',')
+		}
+		if o.Shm != nil || o.Binary {
+			text = append(text, one...)
+			continue
+		}
+		text = append(append(text, one[:len(one)-1]...), `,"data":`...)
+		if t.DataType == tensor.Bytes {
+			// Text elements are few and short: formatted now.
+			strs, _ := encodeStrings(t) // checked above
+			data, err := json.Marshal(strs)
+			if err != nil {
+				return nil, fmt.Errorf("encode output %q: %w", t.Name, err)
+			}
+			text = append(append(text, data...), '}')
+			continue
+		}
+		text = append(text, '[')
+		r.pieces = append(r.pieces, responsePiece{bytes: text}, responsePiece{values: &outs[i].Tensor})
+		r.values += int64(len(t.Data) / t.DataType.Size())
+		text = []byte(`]}`)
 	}
-	js, err := json.Marshal(head)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encode response: %w", err)
+	text = append(text, "]}"...)
+	r.pieces = append(r.pieces, responsePiece{bytes: text})
+	if len(binary) == 0 {
+		return r, nil
 	}
-	if len(binParts) == 0 {
-		return js, -1, nil
+	// The JSON part's length goes in a header before the body: it is
+	// formatted now, with whatever data it holds.
+	js = r.Bytes()
+	r.JSONLen = int64(len(js))
+	r.values = 0
+	r.pieces = []responsePiece{{bytes: js}}
+	for _, b := range binary {
+		r.pieces = append(r.pieces, responsePiece{bytes: b})
 	}
-	total := len(js)
-	for _, p := range binParts {
-		total += len(p)
+	return r, nil
+}
+
+// TextSize is about how many bytes the response's JSON data still to be
+// formatted will take.
+func (r *Response) TextSize() int64 { return r.values * bytesPerValue }
+
+// WriteTo writes the response to w, formatting its JSON data a slice at a
+// time.
+func (r *Response) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	var buf []byte
+	for _, p := range r.pieces {
+		if p.values == nil {
+			k, err := w.Write(p.bytes)
+			n += int64(k)
+			if err != nil {
+				return n, err
+			}
+			continue
+		}
+		t := *p.values
+		total := len(t.Data) / t.DataType.Size()
+		if buf == nil {
+			buf = make([]byte, 0, min(total, valuesPerWrite)*bytesPerValue)
+		}
+		for from := 0; from < total; from += valuesPerWrite {
+			buf = appendJSONValues(buf[:0], t, from, min(from+valuesPerWrite, total))
+			k, err := w.Write(buf)
+			n += int64(k)
+			if err != nil {
+				return n, err
+			}
+		}
 	}
-	body = make([]byte, 0, total)
-	body = append(body, js...)
-	for _, p := range binParts {
-		body = append(body, p...)
-	}
-	return body, int64(len(js)), nil
+	return n, nil
+}
+
+const (
+	// valuesPerWrite is how many values WriteTo formats before it writes
+	// them: some 100 KB of text.
+	valuesPerWrite = 8 << 10
+	// bytesPerValue is about what a value takes as text with its comma
+	// (a float32 with its shortest digits takes 10 to 15 bytes).
+	bytesPerValue = 12
+)
+
+// Bytes is the whole response in memory.
+func (r *Response) Bytes() []byte {
+	var b bytes.Buffer
+	_, _ = r.WriteTo(&b) // writing into memory does not fail
+	return b.Bytes()
 }

@@ -184,19 +184,102 @@ func isJSONNumber(tok []byte) bool {
 	return len(tok) > 0 && tok[0] != '+'
 }
 
-// encodeData turns a tensor's bytes into a flat slice JSON can marshal.
-func encodeData(t tensor.Tensor) (any, error) {
-	vals, err := elements(t)
-	if err != nil {
-		return nil, err
+// checkJSONValues says whether t's values can be sent as JSON: not NaN or
+// infinity, and BYTES elements that are UTF-8 text.
+func checkJSONValues(t tensor.Tensor) error {
+	bad := false
+	d := t.Data
+	switch t.DataType {
+	case tensor.Bytes:
+		_, err := encodeStrings(t)
+		return err
+	case tensor.FP32:
+		for i := 0; i+4 <= len(d); i += 4 {
+			bad = bad || binary.LittleEndian.Uint32(d[i:])&0x7f800000 == 0x7f800000
+		}
+	case tensor.FP64:
+		for i := 0; i+8 <= len(d); i += 8 {
+			bad = bad || binary.LittleEndian.Uint64(d[i:])&0x7ff0000000000000 == 0x7ff0000000000000
+		}
+	case tensor.FP16:
+		for i := 0; i+2 <= len(d); i += 2 {
+			bad = bad || binary.LittleEndian.Uint16(d[i:])&0x7c00 == 0x7c00
+		}
+	case tensor.BF16:
+		for i := 0; i+2 <= len(d); i += 2 {
+			bad = bad || binary.LittleEndian.Uint16(d[i:])&0x7f80 == 0x7f80
+		}
 	}
-	switch v := vals.(type) {
-	case []float32:
-		return finiteOrError(v)
-	case []float64:
-		return finiteOrError(v)
+	if bad {
+		return fmt.Errorf(`%w: it holds NaN or infinity; ask for it as binary data (output parameters {"binary_data": true})`, ErrNotJSON)
 	}
-	return vals, nil
+	return nil
+}
+
+// appendJSONValues appends t's values from..to-1 (not BYTES) to out as
+// JSON, comma-separated, with a comma first unless from is 0: booleans,
+// integers, and floats written as encoding/json writes them (the fewest
+// digits that read back the same value; exponent form below 1e-6 and from
+// 1e21, its exponent without a leading zero), FP16 and BF16 as the float32
+// they widen to.
+func appendJSONValues(out []byte, t tensor.Tensor, from, to int) []byte {
+	size := t.DataType.Size()
+	d := t.Data
+	for i := from; i < to; i++ {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		e := d[size*i:]
+		switch t.DataType {
+		case tensor.Bool:
+			if e[0] != 0 {
+				out = append(out, "true"...)
+			} else {
+				out = append(out, "false"...)
+			}
+		case tensor.FP32:
+			out = appendJSONFloat(out, float64(math.Float32frombits(binary.LittleEndian.Uint32(e))), 32)
+		case tensor.FP64:
+			out = appendJSONFloat(out, math.Float64frombits(binary.LittleEndian.Uint64(e)), 64)
+		case tensor.FP16:
+			out = appendJSONFloat(out, float64(halfToFloat32(binary.LittleEndian.Uint16(e))), 32)
+		case tensor.BF16:
+			out = appendJSONFloat(out, float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(e))<<16)), 32)
+		case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
+			var u uint64
+			for k := 0; k < size; k++ {
+				u |= uint64(e[k]) << (8 * k)
+			}
+			shift := 64 - 8*size
+			out = strconv.AppendInt(out, int64(u<<shift)>>shift, 10) // sign-extended
+		default: // unsigned
+			var u uint64
+			for k := 0; k < size; k++ {
+				u |= uint64(e[k]) << (8 * k)
+			}
+			out = strconv.AppendUint(out, u, 10)
+		}
+	}
+	return out
+}
+
+// appendJSONFloat appends finite f, a float of bits bits, as encoding/json
+// writes it.
+func appendJSONFloat(out []byte, f float64, bits int) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 {
+		// A float32 is compared with the bounds as float32 values.
+		if bits == 64 && (a < 1e-6 || a >= 1e21) || bits == 32 && (float32(a) < 1e-6 || float32(a) >= 1e21) {
+			format = 'e'
+		}
+	}
+	out = strconv.AppendFloat(out, f, format, -1, bits)
+	if n := len(out); format == 'e' && n >= 4 && out[n-4] == 'e' && out[n-3] == '-' && out[n-2] == '0' {
+		// e-07 is written e-7.
+		out[n-2] = out[n-1]
+		out = out[:n-1]
+	}
+	return out
 }
 
 // elements turns a tensor's bytes into a flat slice of its values: bool,
@@ -259,17 +342,6 @@ func elements(t tensor.Tensor) (any, error) {
 		}
 		return out, nil
 	}
-}
-
-// finiteOrError refuses values JSON cannot carry; such outputs must be asked
-// for as binary data.
-func finiteOrError[F float32 | float64](vals []F) (any, error) {
-	for _, v := range vals {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf(`%w: it holds NaN or infinity; ask for it as binary data (output parameters {"binary_data": true})`, ErrNotJSON)
-		}
-	}
-	return vals, nil
 }
 
 // float32pow10 are the powers of ten a float32 holds exactly.

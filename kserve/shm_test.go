@@ -88,7 +88,7 @@ func TestEncodeOutputsInSharedMemory(t *testing.T) {
 	require.NoError(t, err)
 	outs := []Output{{Tensor: y, Shm: &ShmRef{Region: "r", Offset: 4, Size: 8}}, {Tensor: z, Binary: true}}
 
-	body, n, err := EncodeResponse(InferResponseJSON{ModelName: "m"}, outs)
+	body, n, err := encodeResponseBytes(InferResponseJSON{ModelName: "m"}, outs)
 	require.NoError(t, err)
 	require.Equal(t, `{"model_name":"m","outputs":[{"name":"y","shape":[2],"datatype":"UINT8","parameters":{"shared_memory_byte_size":2,"shared_memory_offset":4,"shared_memory_region":"r"}},{"name":"z","shape":[1],"datatype":"UINT8","parameters":{"binary_data_size":1}}]}`, string(body[:n]))
 	require.Equal(t, []byte{5}, body[n:], "only z's bytes follow")

@@ -258,8 +258,9 @@ func jsonOutputs(t *testing.T, ts []tensor.Tensor) []map[string]any {
 	for i, x := range ts {
 		outs[i] = kserve.Output{Tensor: x}
 	}
-	body, _, err := kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: "m"}, outs)
+	encoded, err := kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: "m"}, outs)
 	require.NoError(t, err)
+	body := encoded.Bytes()
 	var ans struct {
 		Outputs []map[string]any `json:"outputs"`
 	}

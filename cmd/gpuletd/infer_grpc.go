@@ -62,9 +62,9 @@ func inferGRPC(ctx context.Context, d *daemonAPI, addr, model, version string, b
 		}
 		outs[i] = kserve.Output{Tensor: t}
 	}
-	answer, _, err = kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: res.ModelName, ModelVersion: res.ModelVersion, ID: res.Id}, outs)
+	encoded, err := kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: res.ModelName, ModelVersion: res.ModelVersion, ID: res.Id}, outs)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("infer: the answer: %w", err)
 	}
-	return answer, took, "", nil
+	return encoded.Bytes(), took, "", nil
 }

@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/gpulet/gpuletd/kserve"
+)
+
+// answerInMemory bounds the answers written whole, with their length (and
+// compressed whole when the client accepts it, as encodeAnswer decides):
+// a larger one is formatted and sent a slice at a time, so that an answer
+// of millions of values never lies in memory as text (a JSON answer takes
+// about three times its tensors' bytes).
+const answerInMemory = 1 << 20
+
+// answerHead is about what an answer's JSON takes beside its data.
+const answerHead = 512
+
+// writeAnswer writes resp, an inference answer, as a 200 for a request
+// that accepts the codings accept.
+func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response) {
+	h := w.Header()
+	if resp.JSONLen >= 0 {
+		h.Set(kserve.HeaderContentLength, strconv.FormatInt(resp.JSONLen, 10))
+		h.Set("Content-Type", "application/octet-stream")
+	} else {
+		h.Set("Content-Type", "application/json")
+	}
+	h.Add("Vary", "Accept-Encoding")
+	sw := &spillWriter{w: w, accept: accept, kept: make([]byte, 0, min(answerInMemory, resp.TextSize()+answerHead))}
+	if _, err := resp.WriteTo(sw); err != nil {
+		return // the client went away
+	}
+	sw.finish()
+}
+
+// spillWriter keeps what is written to it until answerInMemory bytes, then
+// sends the answer as it comes: its head without a length, the bytes kept,
+// and the rest, compressed as the client accepts.
+type spillWriter struct {
+	w      http.ResponseWriter
+	accept string
+	kept   []byte
+	out    io.Writer      // set once the answer spilled
+	closer io.WriteCloser // the compressor, when there is one
+}
+
+func (s *spillWriter) Write(p []byte) (int, error) {
+	if s.out == nil && len(s.kept)+len(p) <= answerInMemory {
+		s.kept = append(s.kept, p...)
+		return len(p), nil
+	}
+	if s.out == nil {
+		s.spill()
+		if _, err := s.out.Write(s.kept); err != nil {
+			return 0, err
+		}
+		s.kept = nil
+	}
+	return s.out.Write(p)
+}
+
+// spill begins the answer without its length.
+func (s *spillWriter) spill() {
+	s.out = s.w
+	if coding := answerCoding(s.accept); s.accept != "" && coding != codingIdentity {
+		s.w.Header().Set("Content-Encoding", coding)
+		s.closer = kserve.NewCompressor(coding, s.w)
+		s.out = s.closer
+	}
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// finish ends the answer: the whole of it, with its length, when it did
+// not spill; the compressor's last bytes when it did.
+func (s *spillWriter) finish() {
+	if s.out != nil {
+		if s.closer != nil {
+			_ = s.closer.Close()
+		}
+		return
+	}
+	out, coding := encodeAnswer(s.accept, s.kept)
+	if coding != codingIdentity {
+		s.w.Header().Set("Content-Encoding", coding)
+	}
+	s.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	s.w.WriteHeader(http.StatusOK)
+	_, _ = s.w.Write(out)
+}

@@ -1,0 +1,90 @@
+package daemon
+
+import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
+)
+
+// An answer up to answerInMemory goes whole with its length, compressed
+// when the client accepts it; a larger one goes as it is formatted,
+// without a length, compressed the same way, and reads back the same.
+func TestWriteAnswer(t *testing.T) {
+	answer := func(n int, binary bool) *kserve.Response {
+		vals := make([]float32, n)
+		for i := range vals {
+			vals[i] = float32(i%1000) / 8
+		}
+		x, err := tensor.FromFloat32s("y", []int64{1, int64(n)}, vals)
+		require.NoError(t, err)
+		r, err := kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: "m"}, []kserve.Output{{Tensor: x, Binary: binary}})
+		require.NoError(t, err)
+		return r
+	}
+	for _, tc := range []struct {
+		name     string
+		values   int
+		binary   bool
+		accept   string
+		coding   string
+		hasLen   bool
+		jsonHead bool
+	}{
+		{"small JSON", 1000, false, "", "", true, false},
+		{"small JSON, gzip", 1000, false, "gzip", "gzip", true, false},
+		{"large JSON", 1 << 20, false, "", "", false, false},
+		{"large JSON, gzip", 1 << 20, false, "gzip", "gzip", false, false},
+		{"large JSON, deflate", 1 << 20, false, "deflate", "deflate", false, false},
+		{"large JSON, a coding gpuletd does not write", 1 << 20, false, "br", "", false, false},
+		{"large binary", 1 << 20, true, "", "", false, true},
+		{"large binary, gzip", 1 << 20, true, "gzip", "gzip", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := answer(tc.values, tc.binary)
+			want := resp.Bytes()
+			rec := httptest.NewRecorder()
+			writeAnswer(rec, tc.accept, resp)
+			require.Equal(t, 200, rec.Code)
+			require.Equal(t, tc.coding, rec.Header().Get("Content-Encoding"))
+			if tc.hasLen {
+				require.Equal(t, strconv.Itoa(rec.Body.Len()), rec.Header().Get("Content-Length"))
+			} else {
+				require.Empty(t, rec.Header().Get("Content-Length"), "a large answer goes as it is formatted")
+			}
+			if tc.jsonHead {
+				require.Equal(t, strconv.FormatInt(resp.JSONLen, 10), rec.Header().Get(kserve.HeaderContentLength))
+				require.Equal(t, "application/octet-stream", rec.Header().Get("Content-Type"))
+			} else {
+				require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+			}
+			var r io.Reader = bytes.NewReader(rec.Body.Bytes())
+			var err error
+			switch tc.coding {
+			case "gzip":
+				r, err = gzip.NewReader(r)
+			case "deflate":
+				r, err = zlib.NewReader(r)
+			}
+			require.NoError(t, err)
+			got, err := io.ReadAll(r)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+			if !tc.jsonHead {
+				require.True(t, json.Valid(got))
+			}
+			if tc.coding != "" {
+				require.Less(t, rec.Body.Len(), len(want))
+			}
+		})
+	}
+}
