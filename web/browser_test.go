@@ -662,7 +662,7 @@ func checkReadyWords(t *testing.T, b *browser) {
   const { planWords } = await import('/assets/summary.js');
   return [planWords(undefined), planWords({ schedulable: true }), planWords({ schedulable: false }), planWords({ schedulable: true, spread: true })];
 })()`)
-	require.Equal(t, []string{"none yet", "every rate placed", "some rate unplaced", "no traffic: every model has an equal share of the GPUs' time"}, got)
+	require.Equal(t, []string{"none yet", "every rate placed", "some rate unplaced", "planned for no traffic: every model has an equal share of the GPUs' time"}, got)
 	got = eval[[]string](t, b, `(async () => {
   const { capacityWords } = await import('/assets/summary.js');
   return [

@@ -78,6 +78,6 @@ on emu2 what starts and loads does not fit beside what runs there: it waits for
 	doc.Rates, doc.Plan.Spread = map[string]float64{"a": 0, "b": 0}, true
 	b.Reset()
 	require.NoError(t, doc.write(&b, nil))
-	require.Contains(t, b.String(), "for a 0 req/s estimated, b 0 req/s estimated; no model has traffic: each has an\n  equal share of the GPUs' time")
+	require.Contains(t, b.String(), "for a 0 req/s estimated, b 0 req/s estimated; planned for no traffic: each model\n  has an equal share of the GPUs' time")
 	require.NotContains(t, b.String(), "headroom")
 }

@@ -216,7 +216,7 @@ func TestWriteStatusSaysAnIdleNodeIsSpread(t *testing.T) {
 		s.Plan = &adminPlan{Spread: spread}
 		var b strings.Builder
 		require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
-		require.Equal(t, spread, strings.Contains(b.String(), ")\nno model has traffic: each has an equal share of the GPUs' time"), b.String())
+		require.Equal(t, spread, strings.Contains(b.String(), ")\nplanned for no traffic: each model has an equal share of the GPUs' time"), b.String())
 	}
 }
 

@@ -159,7 +159,7 @@ type adminPlan struct {
 }
 
 // spreadWords say what a plan of an idle node is.
-const spreadWords = "no model has traffic: each has an equal share of the GPUs' time, as much as the node holds, so that a load that begins is served from its first request; the planned rates are that room, not load"
+const spreadWords = "planned for no traffic: each model has an equal share of the GPUs' time, as much as the node holds, so that a load that begins is served from its first request; the planned rates are that room, not load"
 
 // adminCapacity is how far the planned load may grow, in the same mix,
 // before the planner cannot place it all.

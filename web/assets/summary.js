@@ -70,7 +70,7 @@ export function upWords(started, now = Date.now()) {
 // whose rates are room given every model alike.
 export function planWords(plan) {
   if (!plan) return 'none yet';
-  if (plan.spread) return 'no traffic: every model has an equal share of the GPUs\' time';
+  if (plan.spread) return 'planned for no traffic: every model has an equal share of the GPUs\' time';
   return plan.schedulable ? 'every rate placed' : 'some rate unplaced';
 }
 
