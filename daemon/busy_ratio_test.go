@@ -41,3 +41,29 @@ func TestBusyRatioIsOverTheExecutorsUptime(t *testing.T) {
 		})
 	}
 }
+
+// The status and the metric say how busy a gpu-let is of late, from the
+// states its executor pushed: one that ran batches 90% of its first minute
+// and nothing in the 30 s since reads 0, where its share since the start
+// is 60%.
+func TestRecentBusyIsOfTheStatesPushed(t *testing.T) {
+	now := time.Now()
+	start := now.Add(-90 * time.Second)
+	g := &gpuletRun{}
+	_, ok := g.recentBusy(now)
+	require.False(t, ok)
+	push := func(at time.Time, busy time.Duration) {
+		g.tookState(&pb.ExecutorState{StartedMonoNs: monoclock.Of(start), AtMonoNs: monoclock.Of(at), BusyUs: busy.Microseconds()})
+	}
+	for s := 1; s <= 60; s++ {
+		push(start.Add(time.Duration(s)*time.Second), time.Duration(s)*900*time.Millisecond)
+	}
+	got, ok := g.recentBusy(start.Add(60 * time.Second))
+	require.True(t, ok)
+	require.InDelta(t, 0.9, got, 0.01)
+	got, ok = g.recentBusy(now)
+	require.True(t, ok)
+	require.Zero(t, got)
+	lifetime, _, _ := g.busyRatio(now)
+	require.InDelta(t, 0.6, lifetime, 0.01)
+}

@@ -90,7 +90,7 @@ func (m *metrics) countRequest(model string) {
 type nodeCollector struct{ n *node }
 
 var (
-	descBusy          = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of its uptime a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
+	descBusy          = prometheus.NewDesc("gpuletd_gpulet_busy_ratio", "Share of the last 10 s a gpu-let's executor ran batches.", []string{"gpulet", "device"}, nil)
 	descSize          = prometheus.NewDesc("gpuletd_gpulet_size_percent", "Size of a gpu-let, percent of its device.", []string{"gpulet", "device"}, nil)
 	descBatchFactor   = prometheus.NewDesc("gpuletd_gpulet_batch_time_factor", "How much longer than profiled a model's batches ran on a gpu-let lately (a high quantile over its last 64 batches, at least 1); its executor plans batches with their profiled time times it.", []string{"gpulet", "device", "model"}, nil)
 	descBuildInfo     = prometheus.NewDesc("gpuletd_build_info", "Always 1; its labels say which gpuletd serves: its version and the Go release it was built with.", []string{"version", "goversion"}, nil)
@@ -155,7 +155,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		// From pushed state: a scrape never waits on an executor.
-		if busy, _, ok := g.busyRatio(time.Now()); ok {
+		if busy, ok := g.recentBusy(time.Now()); ok {
 			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, busy, g.id, g.device.ID)
 		}
 		for model, s := range g.served() {

@@ -94,7 +94,7 @@ func (g *gpuletRun) status(inv mps.Inventory) statusGpulet {
 	}
 	g.mu.Unlock()
 	sg.Memory = g.memory(inv)
-	sg.BusyRatio, _, _ = g.busyRatio(time.Now())
+	sg.BusyRatio, _ = g.recentBusy(time.Now())
 	perModel := g.served()
 	for _, name := range g.modelNames() {
 		p := statusPlacement{Name: name}

@@ -111,6 +111,7 @@ type gpuletRun struct {
 	nextTry  atomic.Int64                     // when a dead executor is tried again (Unix ns); 0: not waiting
 	lastRSS  atomic.Int64                     // its executor's resident memory at the last health check
 	pushed   atomic.Pointer[pb.ExecutorState] // the executor's last published state
+	busy     busyHistory                      // its executors' busy time of late (busy_window.go)
 	down     atomic.Bool                      // no executor answers now: the router skips it
 	stall    atomic.Pointer[stallMark]        // its executor went silent with requests in flight: the router skips it (stall.go)
 	gen      atomic.Uint64                    // counts its executors: a restart's is another (stall.go)
@@ -136,6 +137,24 @@ func (g *gpuletRun) busyRatio(now time.Time) (ratio float64, up time.Duration, o
 		return 0, 0, false
 	}
 	return min(1, float64(time.Duration(st.BusyUs)*time.Microsecond)/float64(up)), up, true
+}
+
+// tookState keeps st, a state the executor pushed.
+func (g *gpuletRun) tookState(st *pb.ExecutorState) {
+	if st.StartedMonoNs != 0 && st.AtMonoNs != 0 {
+		g.busy.add(monoclock.Time(st.StartedMonoNs), monoclock.Time(st.AtMonoNs), time.Duration(st.BusyUs)*time.Microsecond)
+	}
+	g.pushed.Store(st)
+}
+
+// recentBusy is the share of the last busyWindow the gpu-let ran batches,
+// from the states its executor pushed; false before the first.
+func (g *gpuletRun) recentBusy(now time.Time) (float64, bool) {
+	st := g.pushed.Load()
+	if st == nil || st.StartedMonoNs == 0 || st.AtMonoNs == 0 {
+		return 0, false
+	}
+	return g.busy.ratio(now, busySample{at: monoclock.Time(st.AtMonoNs), busy: time.Duration(st.BusyUs) * time.Microsecond})
 }
 
 // servedOn is what one model's requests came to on a gpu-let since its
@@ -419,7 +438,7 @@ func (g *gpuletRun) watchState(p *executor.Process) {
 		if g.life.Err() != nil {
 			return
 		}
-		g.pushed.Store(st)
+		g.tookState(st)
 		if g.sup.onState != nil {
 			g.sup.onState(g, st)
 		}
