@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gpulet/gpuletd/kserve"
 )
@@ -19,8 +20,12 @@ const answerInMemory = 1 << 20
 const answerHead = 512
 
 // writeAnswer writes resp, an inference answer, as a 200 for a request
-// that accepts the codings accept.
-func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response) {
+// that accepts the codings accept. A client that takes none of its bytes
+// for stall (limits.body_timeout) loses the answer and its connection, so
+// that clients that do not read cannot hold answers in the daemon's
+// memory for as long as they keep their connections. It says whether the
+// answer was sent whole.
+func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response, stall time.Duration) bool {
 	h := w.Header()
 	if resp.JSONLen >= 0 {
 		h.Set(kserve.HeaderContentLength, strconv.FormatInt(resp.JSONLen, 10))
@@ -29,11 +34,22 @@ func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response) {
 		h.Set("Content-Type", "application/json")
 	}
 	h.Add("Vary", "Accept-Encoding")
-	sw := &spillWriter{w: w, accept: accept, kept: make([]byte, 0, min(answerInMemory, resp.TextSize()+answerHead))}
-	if _, err := resp.WriteTo(sw); err != nil {
-		return // the client went away
+	sw := &spillWriter{w: w, accept: accept, kept: make([]byte, 0, min(answerInMemory, resp.TextSize()+answerHead)),
+		rc: http.NewResponseController(w), stall: stall}
+	_, err := resp.WriteTo(sw)
+	if err == nil {
+		err = sw.finish()
 	}
-	sw.finish()
+	if err == nil {
+		// What net/http still buffers goes now, within the deadline.
+		sw.deadline()
+		err = sw.rc.Flush()
+	}
+	if stall > 0 {
+		// The connection may serve the client's next request.
+		_ = sw.rc.SetWriteDeadline(time.Time{})
+	}
+	return err == nil
 }
 
 // spillWriter keeps what is written to it until answerInMemory bytes, then
@@ -41,6 +57,8 @@ func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response) {
 // and the rest, compressed as the client accepts.
 type spillWriter struct {
 	w      http.ResponseWriter
+	rc     *http.ResponseController
+	stall  time.Duration // each write's deadline from its start; 0: none
 	accept string
 	kept   []byte
 	out    io.Writer      // set once the answer spilled
@@ -54,12 +72,25 @@ func (s *spillWriter) Write(p []byte) (int, error) {
 	}
 	if s.out == nil {
 		s.spill()
-		if _, err := s.out.Write(s.kept); err != nil {
+		if _, err := s.send(s.kept); err != nil {
 			return 0, err
 		}
 		s.kept = nil
 	}
+	return s.send(p)
+}
+
+// send writes p on, within its deadline.
+func (s *spillWriter) send(p []byte) (int, error) {
+	s.deadline()
 	return s.out.Write(p)
+}
+
+// deadline gives the next write stall to finish.
+func (s *spillWriter) deadline() {
+	if s.stall > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall))
+	}
 }
 
 // spill begins the answer without its length.
@@ -75,12 +106,13 @@ func (s *spillWriter) spill() {
 
 // finish ends the answer: the whole of it, with its length, when it did
 // not spill; the compressor's last bytes when it did.
-func (s *spillWriter) finish() {
+func (s *spillWriter) finish() error {
 	if s.out != nil {
 		if s.closer != nil {
-			_ = s.closer.Close()
+			s.deadline()
+			return s.closer.Close()
 		}
-		return
+		return nil
 	}
 	out, coding := encodeAnswer(s.accept, s.kept)
 	if coding != codingIdentity {
@@ -88,5 +120,7 @@ func (s *spillWriter) finish() {
 	}
 	s.w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	s.w.WriteHeader(http.StatusOK)
-	_, _ = s.w.Write(out)
+	s.deadline()
+	_, err := s.w.Write(out)
+	return err
 }

@@ -1,14 +1,19 @@
 package daemon
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,17 +25,7 @@ import (
 // when the client accepts it; a larger one goes as it is formatted,
 // without a length, compressed the same way, and reads back the same.
 func TestWriteAnswer(t *testing.T) {
-	answer := func(n int, binary bool) *kserve.Response {
-		vals := make([]float32, n)
-		for i := range vals {
-			vals[i] = float32(i%1000) / 8
-		}
-		x, err := tensor.FromFloat32s("y", []int64{1, int64(n)}, vals)
-		require.NoError(t, err)
-		r, err := kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: "m"}, []kserve.Output{{Tensor: x, Binary: binary}})
-		require.NoError(t, err)
-		return r
-	}
+	answer := func(n int, binary bool) *kserve.Response { return floatAnswer(t, n, binary) }
 	for _, tc := range []struct {
 		name     string
 		values   int
@@ -53,7 +48,7 @@ func TestWriteAnswer(t *testing.T) {
 			resp := answer(tc.values, tc.binary)
 			want := resp.Bytes()
 			rec := httptest.NewRecorder()
-			writeAnswer(rec, tc.accept, resp)
+			require.True(t, writeAnswer(rec, tc.accept, resp, 0))
 			require.Equal(t, 200, rec.Code)
 			require.Equal(t, tc.coding, rec.Header().Get("Content-Encoding"))
 			if tc.hasLen {
@@ -86,5 +81,66 @@ func TestWriteAnswer(t *testing.T) {
 				require.Less(t, rec.Body.Len(), len(want))
 			}
 		})
+	}
+}
+
+// floatAnswer is an answer of n float32 values, as JSON or binary data.
+func floatAnswer(t *testing.T, n int, binary bool) *kserve.Response {
+	t.Helper()
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = float32(i%1000) / 8
+	}
+	x, err := tensor.FromFloat32s("y", []int64{1, int64(n)}, vals)
+	require.NoError(t, err)
+	r, err := kserve.EncodeResponse(kserve.InferResponseJSON{ModelName: "m"}, []kserve.Output{{Tensor: x, Binary: binary}})
+	require.NoError(t, err)
+	return r
+}
+
+// A client that takes none of its answer's bytes for the stall time loses
+// it and its connection, so that it holds no answer in memory for as long
+// as it keeps the connection; one that reads gets the whole answer, and
+// its connection serves its next request.
+func TestAnAnswerNotReadIsDropped(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	resp := floatAnswer(t, 4<<20, false) // some 40 MB of text
+	want := resp.Bytes()
+	sent := make(chan bool, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent <- writeAnswer(w, "", resp, stall)
+	}))
+	defer srv.Close()
+	request := func(c net.Conn) {
+		_, err := fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+	}
+
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4096))
+	request(c)
+	select {
+	case whole := <-sent:
+		require.False(t, whole, "a client that reads nothing does not get the answer")
+	case <-time.After(20 * stall):
+		t.Fatal("the answer waited on a client that reads nothing")
+	}
+
+	c2, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c2.Close()
+	br := bufio.NewReader(c2)
+	for range 2 {
+		request(c2)
+		res, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		got, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, len(want), len(got))
+		require.True(t, bytes.Equal(want, got))
+		require.True(t, <-sent)
 	}
 }

@@ -97,7 +97,9 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 		writeInferError(w, ierr)
 		return
 	}
-	writeAnswer(w, r.Header.Get("Accept-Encoding"), resp.body)
+	if !writeAnswer(w, r.Header.Get("Accept-Encoding"), resp.body, n.conf().Limits.BodyTimeout.D()) {
+		n.metrics.abandoned.WithLabelValues(m.Name).Inc()
+	}
 }
 
 // begin counts a request of m that arrived at the door at arrival and

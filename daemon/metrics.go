@@ -29,6 +29,8 @@ type metrics struct {
 	batch      *prometheus.HistogramVec
 	// cacheHits and cacheMisses count the response cache's look-ups.
 	cacheHits, cacheMisses *prometheus.CounterVec
+	// abandoned counts the answers clients did not take whole.
+	abandoned *prometheus.CounterVec
 }
 
 // latencyBuckets span 100 µs to 10 s.
@@ -71,7 +73,10 @@ func newMetrics(n *node) *metrics {
 	m.cacheMisses = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gpuletd_response_cache_misses_total", Help: "Requests of models that enable the response cache that it did not hold, per model.",
 	}, []string{"model"})
-	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses,
+	m.abandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuletd_http_answers_abandoned_total", Help: "Inference answers over REST not sent whole: the client went away, or took none of their bytes for limits.body_timeout, per model.",
+	}, []string{"model"})
+	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses, m.abandoned,
 		&nodeCollector{n: n}, cacheCollector{n: n}, &tritonCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
