@@ -58,7 +58,16 @@ type statusPlacement struct {
 	// slower than when the model was profiled. Absent before the executor
 	// pushed a state.
 	BatchTimeFactor float64 `json:"batch_time_factor,omitempty"`
+	// SlowBatches says that BatchTimeFactor is past slowBatches: the
+	// status and the page say so.
+	SlowBatches bool `json:"slow_batches,omitempty"`
 }
+
+// slowBatches is the batch time factor from which a placement's batches
+// count as running slower than profiled: batch times of 2% jitter, which
+// the scheduler is built for, give about 1.04 (docs/BENCHMARKS.md,
+// symphony-table2).
+const slowBatches = 1.5
 
 // status is g as the admin status shows it: its state and executor, and
 // each model on it as planned (the placement of the plan gpu-let g runs,
@@ -106,6 +115,7 @@ func (g *gpuletRun) status(inv mps.Inventory) statusGpulet {
 			p.MeanBatch, p.Requests = float64(c.batched)/float64(c.batches), c.batched
 		}
 		p.Received, p.Failed, p.BatchTimeFactor = c.received, c.failed, c.factor
+		p.SlowBatches = c.factor >= slowBatches
 		sg.Models = append(sg.Models, p)
 	}
 	sort.Slice(sg.Models, func(i, j int) bool { return sg.Models[i].Name < sg.Models[j].Name })

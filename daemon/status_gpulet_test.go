@@ -36,7 +36,7 @@ func TestGpuletStatusSaysWhatFailedThere(t *testing.T) {
 	}})
 	sg = g.status(mps.Inventory{})
 	require.Equal(t, []statusPlacement{
-		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Received: 12, Failed: 3, BatchTimeFactor: 2.6},
+		{Name: "a", Batch: 8, Rate: 46, LatencyMS: 1.75, WorstMS: 8.4, SLOMS: 10.7, MeanBatch: 2.5, Requests: 10, Received: 12, Failed: 3, BatchTimeFactor: 2.6, SlowBatches: true},
 		{Name: "b", Received: 2, Failed: 2, BatchTimeFactor: 1},
 	}, sg.Models, "b's executor has not calibrated it: as profiled")
 }

@@ -505,7 +505,7 @@ func checkDeviceMemory(t *testing.T, b *browser) {
   new Devices(root).render({ devices: [
     { id: 'emu0', kind: 'emulated', type: 'igniter-v100', name: 'Emulated igniter-v100', backend: 'mps', health: 'ok' },
   ], gpulets: [{ id: 'emu0-100-1', device: 'emu0', size: 100, state: 'ready', busy_ratio: 0.5, models: [
-    { name: 'alexnet', batch: 8, rate: 46, worst_ms: 170, slo_ms: 214, mean_batch: 5.2, requests: 2700, failed: 1048, batch_time_factor: 2.64 },
+    { name: 'alexnet', batch: 8, rate: 46, worst_ms: 170, slo_ms: 214, mean_batch: 5.2, requests: 2700, failed: 1048, batch_time_factor: 2.64, slow_batches: true },
     { name: 'ssd', batch: 2, rate: 9, worst_ms: 900, slo_ms: 3641, mean_batch: 1.4, requests: 540, failed: 0, batch_time_factor: 1.04 },
   ] }], models: [] });
   const lines = [...root.querySelectorAll('.gl-list li li')].map((li) => li.textContent);

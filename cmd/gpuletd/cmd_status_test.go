@@ -41,7 +41,7 @@ func TestWriteStatus(t *testing.T) {
 	s.Models[1].Unscheduled = 12.5
 	s.Models[0].Warnings = []string{"refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)"}
 	s.Models[0].Cache = &adminCache{Hits: 90000, Misses: 12, Rate: 5355}
-	s.Gpulets[0].Models[1].BatchTimeFactor = 2.64
+	s.Gpulets[0].Models[1].BatchTimeFactor, s.Gpulets[0].Models[1].SlowBatches = 2.64, true
 	s.Gpulets[0].Models[0].BatchTimeFactor = 1.04 // jitter: not worth a line
 	grpcAddr := "127.0.0.1:18712"
 	s.GRPCListen = &grpcAddr

@@ -22,6 +22,9 @@ type adminPlacement struct {
 	// BatchTimeFactor is how much longer than profiled its batches ran
 	// there lately; 0 from a daemon that does not say.
 	BatchTimeFactor float64 `json:"batch_time_factor"`
+	// SlowBatches: the daemon finds BatchTimeFactor well past the jitter
+	// its scheduler is built for, worth a line.
+	SlowBatches bool `json:"slow_batches"`
 }
 
 // adminModel is one model of the status (GET /api/v1/models).

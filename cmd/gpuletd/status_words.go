@@ -49,12 +49,6 @@ func failedWords(failed, received int64) string {
 		counted(failed, "request"), received)
 }
 
-// slowBatches is the batch time factor from which the status says that a
-// model's batches run slower than profiled: batch times of 2% jitter, which
-// the scheduler is built for, give about 1.04 (docs/BENCHMARKS.md,
-// symphony-table2).
-const slowBatches = 1.5
-
 // slowBatchWords says what a batch time factor of f means.
 func slowBatchWords(f float64) string {
 	return fmt.Sprintf("its batches ran up to %.1f× their profiled time lately, and its executor plans with that: smaller batches, requests refused sooner "+

@@ -214,7 +214,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 			if m.Failed > 0 {
 				writeWrappedLine(w, fmt.Sprintf("%s on %s: %s", m.Name, g.ID, failedWords(m.Failed, m.Received)))
 			}
-			if m.BatchTimeFactor >= slowBatches {
+			if m.SlowBatches {
 				writeWrappedLine(w, fmt.Sprintf("%s on %s: %s", m.Name, g.ID, slowBatchWords(m.BatchTimeFactor)))
 			}
 		}

@@ -16,10 +16,6 @@ function deviceWord(d) {
   return d.kind === 'cpu' ? 'CPU' : 'GPU';
 }
 
-// The batch time factor from which a placement says its batches ran over
-// their profiled time: 2% batch-time jitter, which the scheduler is built
-// for, puts it at about 1.04 (gpuletd status says the same from 1.5).
-const slowBatches = 1.5;
 const backendWords = { mps: 'MPS shares', mig: 'MIG instances', none: 'whole device', cpu: 'CPU core shares' };
 
 // placementLabel says one model on a gpu-let in words.
@@ -203,7 +199,7 @@ function detailsList(gls, models) {
                   ` batch ${p.batch} · ${rate(p.rate)} req/s assigned` +
                     (p.mean_batch > 0 ? ` · mean batch ${num(p.mean_batch)}` : '') +
                     (p.failed > 0 ? ` · ${num(p.failed)} failed here` : '') +
-                    (p.batch_time_factor >= slowBatches ? ` · batches ${p.batch_time_factor.toFixed(1)}× their profiled time` : '') +
+                    (p.slow_batches ? ` · batches ${p.batch_time_factor.toFixed(1)}× their profiled time` : '') +
                     ` · planned worst ${ms(p.worst_ms)} ms · `,
                   h('span', {
                     class: `att-text-${attainment(r)}`,
