@@ -363,10 +363,13 @@ func TestGRPCInferenceService(t *testing.T) {
 			Compression string `json:"compression"`
 			Sent        int64  `json:"sent"`
 			OK          int64  `json:"ok"`
+			Bytes       int    `json:"request_bytes"`
 		} `json:"report"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &load))
 	require.Equal(t, grpcAddr, load.Report.GRPC)
+	require.GreaterOrEqual(t, load.Report.Bytes, 4*784, "a ModelInfer message of 784 raw floats")
+	require.Less(t, load.Report.Bytes, 4*784+512, "not the REST JSON it was made from")
 	require.Equal(t, "gzip", load.Report.Compression)
 	require.Positive(t, load.Report.Sent)
 	require.Equal(t, load.Report.Sent, load.Report.OK, "every gRPC request answered: %s", out)

@@ -83,7 +83,7 @@ type Report struct {
 	// ResponseBytes is the mean size of a 200 answer's body.
 	ResponseBytes float64 `json:"mean_response_bytes"`
 	// RequestBytes is the size of the request body (compressed, when it
-	// was).
+	// was); over gRPC, of the ModelInfer message before compression.
 	RequestBytes int `json:"request_bytes"`
 	// Seconds follows the window second by second, each second counting
 	// the requests that fell due in it: a plan change, a retune or a stall

@@ -266,8 +266,12 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 
 // newReport starts the run's report.
 func (g *generator) newReport() *Report {
+	size := len(g.payloads[0].Body)
+	if len(g.grpcReqs) > 0 {
+		size = proto.Size(g.grpcReqs[0]) // a ModelInfer message, not the REST body it was made from
+	}
 	return &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
-		SLO: g.cfg.SLO, RequestBytes: len(g.payloads[0].Body)}
+		SLO: g.cfg.SLO, RequestBytes: size}
 }
 
 // closedLoop runs Concurrency senders, each sending its next request as
