@@ -3,8 +3,6 @@ package daemon
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
-	"compress/zlib"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,17 +60,7 @@ func TestWriteAnswer(t *testing.T) {
 			} else {
 				require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 			}
-			var r io.Reader = bytes.NewReader(rec.Body.Bytes())
-			var err error
-			switch tc.coding {
-			case "gzip":
-				r, err = gzip.NewReader(r)
-			case "deflate":
-				r, err = zlib.NewReader(r)
-			}
-			require.NoError(t, err)
-			got, err := io.ReadAll(r)
-			require.NoError(t, err)
+			got := decodedAnswer(t, tc.coding, rec.Body.Bytes())
 			require.Equal(t, want, got)
 			if !tc.jsonHead {
 				require.True(t, json.Valid(got))
