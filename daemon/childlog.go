@@ -16,7 +16,8 @@ import (
 // one record per executor record instead of a JSON string inside a JSON
 // string. Lines that are not JSON records (a crash's stack, a library's
 // print) are logged whole at info level (error for stderr-like text is not
-// guessed).
+// guessed), but for ONNX Runtime's own log lines, which say their level
+// (childlog_ort.go).
 type childLog struct {
 	log *zap.Logger
 	mu  sync.Mutex
@@ -84,7 +85,13 @@ func (c *childLog) line(b []byte) {
 	}
 	var rec map[string]any
 	if b[0] != '{' || json.Unmarshal(b, &rec) != nil {
-		c.log.Info(string(b))
+		lvl, msg, fields := plainRecord(b)
+		if lvl == zapcore.ErrorLevel {
+			c.lastErr = msg
+		}
+		if ce := c.log.Check(lvl, msg); ce != nil {
+			ce.Write(fields...)
+		}
 		return
 	}
 	msg, _ := rec["msg"].(string)

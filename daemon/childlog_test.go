@@ -54,3 +54,29 @@ func TestChildLogKeepsTheLastError(t *testing.T) {
 	}
 	require.Empty(t, (*childLog)(nil).lastError())
 }
+
+// ONNX Runtime's own log lines are logged at their level, with their
+// message and source, without terminal escapes; an error among them is the
+// executor's last error. Other text loses its escapes too.
+func TestChildLogReadsOnnxRuntimeLines(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	w := newChildLog(zap.New(core))
+	in := "\x1b[0;93m2026-12-06 06:09:55.589691318 [W:onnxruntime:, session_state.cc:1280 VerifyEachNodeIsAssignedToAnEp] Some nodes were not assigned to the preferred execution providers\x1b[m\n" +
+		"\x1b[1;31m2026-12-06 06:09:55.590069426 [E:onnxruntime:, sequential_executor.cc:671 ExecuteKernel] Non-zero status code returned while running Gather node.\x1b[m\n" +
+		"2026-12-06 06:09:56.000000001 [I:onnxruntime:gpuletd, inference_session.cc:500 Init] Initializing session.\n" +
+		"\x1b[1mplain\x1b[0m text\n"
+	_, err := w.Write([]byte(in))
+	require.NoError(t, err)
+	got := logs.AllUntimed()
+	require.Len(t, got, 4)
+	require.Equal(t, zapcore.WarnLevel, got[0].Level)
+	require.Equal(t, "Some nodes were not assigned to the preferred execution providers", got[0].Message)
+	require.Equal(t, map[string]any{"source": "onnxruntime", "at": "session_state.cc:1280 VerifyEachNodeIsAssignedToAnEp"}, got[0].ContextMap())
+	require.Equal(t, zapcore.ErrorLevel, got[1].Level)
+	require.Equal(t, "Non-zero status code returned while running Gather node.", got[1].Message)
+	require.Equal(t, zapcore.InfoLevel, got[2].Level)
+	require.Equal(t, "Initializing session.", got[2].Message)
+	require.Equal(t, zapcore.InfoLevel, got[3].Level)
+	require.Equal(t, "plain text", got[3].Message)
+	require.Equal(t, "Non-zero status code returned while running Gather node.", w.lastError())
+}

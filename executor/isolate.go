@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gpulet/gpuletd/executor/engine"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
@@ -113,4 +114,29 @@ func runErrCode(err error) pb.Code {
 		return pb.Code_UNAVAILABLE
 	}
 	return pb.Code_INTERNAL
+}
+
+// isolationLogEvery is the least time between two log lines that say a
+// batch failed and ran again apart: a client that keeps sending requests
+// the model refuses makes a batch fail in every few, and a line for each
+// would fill the log.
+const isolationLogEvery = 10 * time.Second
+
+// isolationLog says when a batch that ran again apart is worth a log line:
+// the first, then the first after each isolationLogEvery, with how many
+// were not said since the last line.
+type isolationLog struct {
+	last time.Time
+	more int
+}
+
+// due records one more batch run apart at now and says whether to log it,
+// with how many went unsaid since the last line.
+func (il *isolationLog) due(now time.Time) (more int, ok bool) {
+	if !il.last.IsZero() && now.Sub(il.last) < isolationLogEvery {
+		il.more++
+		return 0, false
+	}
+	more, il.more, il.last = il.more, 0, now
+	return more, true
 }

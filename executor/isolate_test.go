@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +62,18 @@ func TestCanIsolate(t *testing.T) {
 	cancel()
 	j.ctx = ctx
 	require.False(t, canIsolate(j, engine.ErrRunFailed), "cancelled")
+}
+
+// A flood of requests the model refuses makes a line every
+// isolationLogEvery at most, saying how many batches went unsaid.
+func TestIsolationLogLinesAreSpaced(t *testing.T) {
+	var il isolationLog
+	t0 := time.Unix(1000, 0)
+	var said []int
+	for i := range 100 {
+		if more, ok := il.due(t0.Add(time.Duration(i) * 500 * time.Millisecond)); ok {
+			said = append(said, more)
+		}
+	}
+	require.Equal(t, []int{0, 19, 19, 19, 19}, said, "a line at 0, 10, 20, 30 and 40 s of 50")
 }

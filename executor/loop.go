@@ -265,6 +265,7 @@ func (l *loop) worker() {
 		runtime.LockOSThread()
 	}
 	defer close(l.workerDone)
+	var apart isolationLog // the worker's alone
 	for j := range l.jobs {
 		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)
 		l.ran.Store(true)
@@ -278,8 +279,11 @@ func (l *loop) worker() {
 			batchErr := err
 			outs, info, each = runApart(j)
 			err = nil
-			l.s.log.Warn("a batch failed; its requests ran again apart", zap.String("model", j.model.name),
-				zap.Int("rows", len(j.slots)), zap.Int("failed_alone", countErrs(each)), zap.Error(batchErr))
+			if more, ok := apart.due(time.Now()); ok {
+				l.s.log.Warn("a batch failed; its requests ran again apart", zap.String("model", j.model.name),
+					zap.Int("rows", len(j.slots)), zap.Int("failed_alone", countErrs(each)), zap.Error(batchErr),
+					zap.Int("more_since_last_line", more))
+			}
 		}
 		if !l.post(func() { l.finish(j, outs, info, err, each) }) {
 			j.cancel()

@@ -23,6 +23,7 @@ enum {
 	ort_CreateSession = 7,
 	ort_Run = 9,
 	ort_CreateRunOptions = 39,
+	ort_RunOptionsSetRunLogSeverityLevel = 41,
 	ort_RunOptionsSetTerminate = 46,
 	ort_CreateTensorAsOrtValue = 48,
 	ort_CreateTensorWithDataAsOrtValue = 49,
@@ -173,8 +174,21 @@ static char* gpl_session_open(const char* path, const void* so, void** out) {
 
 static void gpl_session_release(void* s) { FN(ort_ReleaseSession, void (*)(void*))(s); }
 
+// gpl_run_options makes the options of one run, whose own log says only
+// what is fatal: a run that fails returns its error, which the executor
+// answers with, and ONNX Runtime's line on stderr for each would let
+// clients that send bad inputs fill the log.
 static char* gpl_run_options(void** out) {
-	return take(FN(ort_CreateRunOptions, status_t (*)(void**))(out));
+	char* err = take(FN(ort_CreateRunOptions, status_t (*)(void**))(out));
+	if (err != NULL) {
+		return err;
+	}
+	err = take(FN(ort_RunOptionsSetRunLogSeverityLevel, status_t (*)(void*, int))(*out, 4)); // ORT_LOGGING_LEVEL_FATAL
+	if (err != NULL) {
+		FN(ort_ReleaseRunOptions, void (*)(void*))(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 static char* gpl_run_terminate(void* ro) {
