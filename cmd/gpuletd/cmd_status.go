@@ -22,8 +22,9 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 		Use:   "status",
 		Short: "Show a running daemon's devices, gpu-lets and models",
 		Long: `Ask a running gpuletd (GET /api/v1/status) for its devices, its gpu-lets with
-the models placed on them (batch, planned rate, busy ratio) and its models
-(measured and assigned rate, SLO, recent attainment and latency, where placed).
+the models placed on them (batch, planned rate, and how busy each was in the
+last 10 s) and its models (measured and assigned rate, SLO, recent attainment
+and latency, where placed).
 The daemon is found at --url, or at the configured listen address.
 
 --watch asks again every 2 s (--watch=5s: every 5 s) until interrupted: on a

@@ -179,7 +179,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	fmt.Fprintln(tw, "GPU-LET\tSIZE\tSTATE\tBUSY\tMEMORY\tMODEL\tBATCH\tRATE\tMEAN BATCH")
+	fmt.Fprintln(tw, "GPU-LET\tSIZE\tSTATE\tBUSY\tMEMORY\tMODEL\tBATCH\tPLANNED\tMEAN BATCH")
 	for _, g := range s.Gpulets {
 		state := g.State
 		if g.Restarts > 0 {
