@@ -19,13 +19,24 @@ const answerInMemory = 1 << 20
 // answerHead is about what an answer's JSON takes beside its data.
 const answerHead = 512
 
-// writeAnswer writes resp, an inference answer, as a 200 for a request
-// that accepts the codings accept. A client that takes none of its bytes
-// for stall (limits.body_timeout) loses the answer and its connection, so
-// that clients that do not read cannot hold answers in the daemon's
-// memory for as long as they keep their connections. It says whether the
-// answer was sent whole.
-func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response, stall time.Duration) bool {
+// formatAnswer formats resp whole when it is small enough to go whole
+// (about answerInMemory at most), so that its time counts in the
+// request's, as it did when every answer was formatted before it was
+// sent; nil for a larger one, which is formatted as it is written.
+func formatAnswer(resp *kserve.Response) []byte {
+	if resp.Size() > answerInMemory {
+		return nil
+	}
+	return resp.Bytes()
+}
+
+// writeAnswer writes resp, an inference answer (whole: formatAnswer's), as
+// a 200 for a request that accepts the codings accept. A client that takes
+// none of its bytes for stall (limits.body_timeout) loses the answer and
+// its connection, so that clients that do not read cannot hold answers in
+// the daemon's memory for as long as they keep their connections. It says
+// whether the answer was sent whole.
+func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response, whole []byte, stall time.Duration) bool {
 	h := w.Header()
 	if resp.JSONLen >= 0 {
 		h.Set(kserve.HeaderContentLength, strconv.FormatInt(resp.JSONLen, 10))
@@ -34,9 +45,12 @@ func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response, st
 		h.Set("Content-Type", "application/json")
 	}
 	h.Add("Vary", "Accept-Encoding")
-	sw := &spillWriter{w: w, accept: accept, kept: make([]byte, 0, min(answerInMemory, resp.TextSize()+answerHead)),
-		rc: http.NewResponseController(w), stall: stall}
-	_, err := resp.WriteTo(sw)
+	sw := &spillWriter{w: w, accept: accept, kept: whole, rc: http.NewResponseController(w), stall: stall}
+	var err error
+	if whole == nil {
+		sw.kept = make([]byte, 0, min(answerInMemory, resp.TextSize()+answerHead))
+		_, err = resp.WriteTo(sw)
+	}
 	if err == nil {
 		err = sw.finish()
 	}

@@ -46,7 +46,9 @@ func TestWriteAnswer(t *testing.T) {
 			resp := answer(tc.values, tc.binary)
 			want := resp.Bytes()
 			rec := httptest.NewRecorder()
-			require.True(t, writeAnswer(rec, tc.accept, resp, 0))
+			whole := formatAnswer(resp)
+			require.Equal(t, tc.hasLen, whole != nil, "formatted before it is sent when it goes whole")
+			require.True(t, writeAnswer(rec, tc.accept, resp, whole, 0))
 			require.Equal(t, 200, rec.Code)
 			require.Equal(t, tc.coding, rec.Header().Get("Content-Encoding"))
 			if tc.hasLen {
@@ -96,7 +98,7 @@ func TestAnAnswerNotReadIsDropped(t *testing.T) {
 	want := resp.Bytes()
 	sent := make(chan bool, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sent <- writeAnswer(w, "", resp, stall)
+		sent <- writeAnswer(w, "", resp, formatAnswer(resp), stall)
 	}))
 	defer srv.Close()
 	request := func(c net.Conn) {

@@ -88,8 +88,10 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 		resp, ierr = n.inferREST(r, body, m, arrival)
 	}
 	var batch int32
+	var whole []byte
 	if resp != nil {
 		batch = resp.batch
+		whole = formatAnswer(resp.body)
 	}
 	n.finish(m, arrival, batch, ierr)
 	n.traces.done(tr, time.Now(), ierr.message())
@@ -97,7 +99,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 		writeInferError(w, ierr)
 		return
 	}
-	if !writeAnswer(w, r.Header.Get("Accept-Encoding"), resp.body, n.conf().Limits.BodyTimeout.D()) {
+	if !writeAnswer(w, r.Header.Get("Accept-Encoding"), resp.body, whole, n.conf().Limits.BodyTimeout.D()) {
 		n.metrics.abandoned.WithLabelValues(m.Name).Inc()
 	}
 }

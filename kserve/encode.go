@@ -124,6 +124,16 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 // formatted will take.
 func (r *Response) TextSize() int64 { return r.values * bytesPerValue }
 
+// Size is about how many bytes the whole response takes: those it holds
+// and TextSize.
+func (r *Response) Size() int64 {
+	n := r.TextSize()
+	for _, p := range r.pieces {
+		n += int64(len(p.bytes))
+	}
+	return n
+}
+
 // WriteTo writes the response to w, formatting its JSON data a slice at a
 // time.
 func (r *Response) WriteTo(w io.Writer) (int64, error) {
