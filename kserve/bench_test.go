@@ -69,3 +69,22 @@ func BenchmarkEncodeJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEncodeSmallAnswer formats a LeNet answer (10 scores) whole, as
+// the daemon does an answer that goes with its length.
+func BenchmarkEncodeSmallAnswer(b *testing.B) {
+	x, err := tensor.FromFloat32s("output", []int64{1, 10}, []float32{0.1, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := EncodeResponse(InferResponseJSON{ModelName: "lenet5", ModelVersion: "1"}, []Output{{Tensor: x}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(r.Bytes()) == 0 {
+			b.Fatal("empty")
+		}
+	}
+}

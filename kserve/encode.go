@@ -29,6 +29,8 @@ type Response struct {
 	JSONLen int64
 	pieces  []responsePiece
 	values  int64
+	// few holds the pieces of an answer of one output sent as JSON.
+	few [3]responsePiece
 }
 
 // responsePiece is bytes to write as they are, or, with values set, the
@@ -53,7 +55,11 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 		return nil, fmt.Errorf("encode response: unexpected JSON %.80q", js)
 	}
 	r := &Response{JSONLen: -1}
-	text := js[: len(js)-2 : len(js)-2] // up to "outputs":[
+	r.pieces = r.few[:0]
+	// The text between the values, in one buffer: a piece is a slice of
+	// it, capped, which keeps its bytes should the buffer move as it grows.
+	text := append(make([]byte, 0, len(js)+outputText*len(outs)), js[:len(js)-2]...) // up to "outputs":[
+	start := 0
 	var binary [][]byte
 	for i, o := range outs {
 		t := o.Tensor
@@ -99,12 +105,13 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 			continue
 		}
 		text = append(text, '[')
-		r.pieces = append(r.pieces, responsePiece{bytes: text}, responsePiece{values: &outs[i].Tensor})
+		r.pieces = append(r.pieces, responsePiece{bytes: text[start:len(text):len(text)]}, responsePiece{values: &outs[i].Tensor})
 		r.values += int64(len(t.Data) / t.DataType.Size())
-		text = []byte(`]}`)
+		start = len(text)
+		text = append(text, "]}"...)
 	}
 	text = append(text, "]}"...)
-	r.pieces = append(r.pieces, responsePiece{bytes: text})
+	r.pieces = append(r.pieces, responsePiece{bytes: text[start:]})
 	if len(binary) == 0 {
 		return r, nil
 	}
@@ -165,6 +172,9 @@ func (r *Response) WriteTo(w io.Writer) (int64, error) {
 	return n, nil
 }
 
+// outputText is about what an output's JSON takes beside its data.
+const outputText = 160
+
 const (
 	// valuesPerWrite is how many values WriteTo formats before it writes
 	// them: some 100 KB of text.
@@ -176,7 +186,13 @@ const (
 
 // Bytes is the whole response in memory.
 func (r *Response) Bytes() []byte {
-	var b bytes.Buffer
-	_, _ = r.WriteTo(&b) // writing into memory does not fail
-	return b.Bytes()
+	out := make([]byte, 0, r.Size()+r.Size()/8)
+	for _, p := range r.pieces {
+		if p.values == nil {
+			out = append(out, p.bytes...)
+			continue
+		}
+		out = appendJSONValues(out, *p.values, 0, len(p.values.Data)/p.values.DataType.Size())
+	}
+	return out
 }
