@@ -16,9 +16,6 @@ import (
 // about three times its tensors' bytes).
 const answerInMemory = 1 << 20
 
-// answerHead is about what an answer's JSON takes beside its data.
-const answerHead = 512
-
 // formatAnswer formats resp whole when it is small enough to go whole
 // (about answerInMemory at most), so that its time counts in the
 // request's, as it did when every answer was formatted before it was
@@ -48,7 +45,7 @@ func writeAnswer(w http.ResponseWriter, accept string, resp *kserve.Response, wh
 	sw := &spillWriter{w: w, accept: accept, kept: whole, rc: http.NewResponseController(w), stall: stall}
 	var err error
 	if whole == nil {
-		sw.kept = make([]byte, 0, min(answerInMemory, resp.TextSize()+answerHead))
+		sw.kept = make([]byte, 0, answerInMemory) // it is larger (formatAnswer), or about as large
 		_, err = resp.WriteTo(sw)
 	}
 	if err == nil {

@@ -86,12 +86,7 @@ func (c *childLog) line(b []byte) {
 	var rec map[string]any
 	if b[0] != '{' || json.Unmarshal(b, &rec) != nil {
 		lvl, msg, fields := plainRecord(b)
-		if lvl == zapcore.ErrorLevel {
-			c.lastErr = msg
-		}
-		if ce := c.log.Check(lvl, msg); ce != nil {
-			ce.Write(fields...)
-		}
+		c.emit(lvl, msg, msg, fields)
 		return
 	}
 	msg, _ := rec["msg"].(string)
@@ -123,11 +118,18 @@ func (c *childLog) line(b []byte) {
 	if lvl > zapcore.ErrorLevel {
 		lvl = zapcore.ErrorLevel
 	}
+	cause := msg
+	if e, ok := rec["error"].(string); ok && e != "" {
+		cause = e
+	}
+	c.emit(lvl, msg, cause, fields)
+}
+
+// emit logs a record of the executor's at lvl, keeping cause as its last
+// error when it is one.
+func (c *childLog) emit(lvl zapcore.Level, msg, cause string, fields []zap.Field) {
 	if lvl == zapcore.ErrorLevel {
-		c.lastErr = msg
-		if e, ok := rec["error"].(string); ok && e != "" {
-			c.lastErr = e
-		}
+		c.lastErr = cause
 	}
 	if ce := c.log.Check(lvl, msg); ce != nil {
 		ce.Write(fields...)

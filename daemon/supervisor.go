@@ -141,8 +141,8 @@ func (g *gpuletRun) busyRatio(now time.Time) (ratio float64, up time.Duration, o
 
 // tookState keeps st, a state the executor pushed.
 func (g *gpuletRun) tookState(st *pb.ExecutorState) {
-	if st.StartedMonoNs != 0 && st.AtMonoNs != 0 {
-		g.busy.add(monoclock.Time(st.StartedMonoNs), monoclock.Time(st.AtMonoNs), time.Duration(st.BusyUs)*time.Microsecond)
+	if started, s, ok := busyOfState(st); ok {
+		g.busy.add(started, s.at, s.busy)
 	}
 	g.pushed.Store(st)
 }
@@ -150,11 +150,19 @@ func (g *gpuletRun) tookState(st *pb.ExecutorState) {
 // recentBusy is the share of the last busyWindow the gpu-let ran batches,
 // from the states its executor pushed; false before the first.
 func (g *gpuletRun) recentBusy(now time.Time) (float64, bool) {
-	st := g.pushed.Load()
-	if st == nil || st.StartedMonoNs == 0 || st.AtMonoNs == 0 {
-		return 0, false
+	if _, s, ok := busyOfState(g.pushed.Load()); ok {
+		return g.busy.ratio(now, s)
 	}
-	return g.busy.ratio(now, busySample{at: monoclock.Time(st.AtMonoNs), busy: time.Duration(st.BusyUs) * time.Microsecond})
+	return 0, false
+}
+
+// busyOfState is when the executor that pushed st started and what it had
+// run by when; false for no state, or one that does not say.
+func busyOfState(st *pb.ExecutorState) (started time.Time, s busySample, ok bool) {
+	if st == nil || st.StartedMonoNs == 0 || st.AtMonoNs == 0 {
+		return time.Time{}, busySample{}, false
+	}
+	return monoclock.Time(st.StartedMonoNs), busySample{at: monoclock.Time(st.AtMonoNs), busy: time.Duration(st.BusyUs) * time.Microsecond}, true
 }
 
 // servedOn is what one model's requests came to on a gpu-let since its

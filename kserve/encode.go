@@ -34,10 +34,11 @@ type Response struct {
 }
 
 // responsePiece is bytes to write as they are, or, with values set, the
-// elements of that tensor formatted as JSON numbers, booleans or strings.
+// count elements of that tensor formatted as JSON numbers or booleans.
 type responsePiece struct {
 	bytes  []byte
 	values *tensor.Tensor
+	count  int
 }
 
 // EncodeResponse prepares an inference response of head and outs. It fails
@@ -61,6 +62,7 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 	text := append(make([]byte, 0, len(js)+outputText*len(outs)), js[:len(js)-2]...) // up to "outputs":[
 	start := 0
 	var binary [][]byte
+	var strs []string // a BYTES output's elements
 	for i, o := range outs {
 		t := o.Tensor
 		ro := ResponseOutput{Name: t.Name, Shape: t.Shape, DataType: string(t.DataType)}
@@ -75,6 +77,10 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 		case o.Binary:
 			ro.Parameters = map[string]any{"binary_data_size": len(t.Data)}
 			binary = append(binary, t.Data)
+		case t.DataType == tensor.Bytes:
+			if strs, err = encodeStrings(t); err != nil {
+				return nil, fmt.Errorf("encode output %q: %w", t.Name, err)
+			}
 		default:
 			if err := checkJSONValues(t); err != nil {
 				return nil, fmt.Errorf("encode output %q: %w", t.Name, err)
@@ -96,7 +102,6 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 		text = append(append(text, one[:len(one)-1]...), `,"data":`...)
 		if t.DataType == tensor.Bytes {
 			// Text elements are few and short: formatted now.
-			strs, _ := encodeStrings(t) // checked above
 			data, err := json.Marshal(strs)
 			if err != nil {
 				return nil, fmt.Errorf("encode output %q: %w", t.Name, err)
@@ -105,8 +110,9 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 			continue
 		}
 		text = append(text, '[')
-		r.pieces = append(r.pieces, responsePiece{bytes: text[start:len(text):len(text)]}, responsePiece{values: &outs[i].Tensor})
-		r.values += int64(len(t.Data) / t.DataType.Size())
+		count := len(t.Data) / t.DataType.Size()
+		r.pieces = append(r.pieces, responsePiece{bytes: text[start:len(text):len(text)]}, responsePiece{values: &outs[i].Tensor, count: count})
+		r.values += int64(count)
 		start = len(text)
 		text = append(text, "]}"...)
 	}
@@ -127,14 +133,10 @@ func EncodeResponse(head InferResponseJSON, outs []Output) (*Response, error) {
 	return r, nil
 }
 
-// TextSize is about how many bytes the response's JSON data still to be
-// formatted will take.
-func (r *Response) TextSize() int64 { return r.values * bytesPerValue }
-
 // Size is about how many bytes the whole response takes: those it holds
-// and TextSize.
+// and its JSON data still to be formatted.
 func (r *Response) Size() int64 {
-	n := r.TextSize()
+	n := r.values * bytesPerValue
 	for _, p := range r.pieces {
 		n += int64(len(p.bytes))
 	}
@@ -155,13 +157,11 @@ func (r *Response) WriteTo(w io.Writer) (int64, error) {
 			}
 			continue
 		}
-		t := *p.values
-		total := len(t.Data) / t.DataType.Size()
 		if buf == nil {
-			buf = make([]byte, 0, min(total, valuesPerWrite)*bytesPerValue)
+			buf = make([]byte, 0, min(p.count, valuesPerWrite)*bytesPerValue)
 		}
-		for from := 0; from < total; from += valuesPerWrite {
-			buf = appendJSONValues(buf[:0], t, from, min(from+valuesPerWrite, total))
+		for from := 0; from < p.count; from += valuesPerWrite {
+			buf = appendJSONValues(buf[:0], *p.values, from, min(from+valuesPerWrite, p.count))
 			k, err := w.Write(buf)
 			n += int64(k)
 			if err != nil {
@@ -192,7 +192,7 @@ func (r *Response) Bytes() []byte {
 			out = append(out, p.bytes...)
 			continue
 		}
-		out = appendJSONValues(out, *p.values, 0, len(p.values.Data)/p.values.DataType.Size())
+		out = appendJSONValues(out, *p.values, 0, p.count)
 	}
 	return out
 }

@@ -184,34 +184,28 @@ func isJSONNumber(tok []byte) bool {
 	return len(tok) > 0 && tok[0] != '+'
 }
 
-// checkJSONValues says whether t's values can be sent as JSON: not NaN or
-// infinity, and BYTES elements that are UTF-8 text.
+// checkJSONValues says whether t's values (not BYTES: encodeStrings checks
+// those) can be sent as JSON: not NaN or infinity.
 func checkJSONValues(t tensor.Tensor) error {
-	bad := false
-	d := t.Data
+	// A value is NaN or infinite when its exponent bits are all set.
+	var exp uint64
 	switch t.DataType {
-	case tensor.Bytes:
-		_, err := encodeStrings(t)
-		return err
 	case tensor.FP32:
-		for i := 0; i+4 <= len(d); i += 4 {
-			bad = bad || binary.LittleEndian.Uint32(d[i:])&0x7f800000 == 0x7f800000
-		}
+		exp = 0x7f800000
 	case tensor.FP64:
-		for i := 0; i+8 <= len(d); i += 8 {
-			bad = bad || binary.LittleEndian.Uint64(d[i:])&0x7ff0000000000000 == 0x7ff0000000000000
-		}
+		exp = 0x7ff0000000000000
 	case tensor.FP16:
-		for i := 0; i+2 <= len(d); i += 2 {
-			bad = bad || binary.LittleEndian.Uint16(d[i:])&0x7c00 == 0x7c00
-		}
+		exp = 0x7c00
 	case tensor.BF16:
-		for i := 0; i+2 <= len(d); i += 2 {
-			bad = bad || binary.LittleEndian.Uint16(d[i:])&0x7f80 == 0x7f80
-		}
+		exp = 0x7f80
+	default:
+		return nil
 	}
-	if bad {
-		return fmt.Errorf(`%w: it holds NaN or infinity; ask for it as binary data (output parameters {"binary_data": true})`, ErrNotJSON)
+	size := t.DataType.Size()
+	for i := range len(t.Data) / size {
+		if uintAt(t.Data, i, size)&exp == exp {
+			return fmt.Errorf(`%w: it holds NaN or infinity; ask for it as binary data (output parameters {"binary_data": true})`, ErrNotJSON)
+		}
 	}
 	return nil
 }
@@ -229,38 +223,51 @@ func appendJSONValues(out []byte, t tensor.Tensor, from, to int) []byte {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		e := d[size*i:]
 		switch t.DataType {
 		case tensor.Bool:
-			if e[0] != 0 {
+			if d[i] != 0 {
 				out = append(out, "true"...)
 			} else {
 				out = append(out, "false"...)
 			}
-		case tensor.FP32:
-			out = appendJSONFloat(out, float64(math.Float32frombits(binary.LittleEndian.Uint32(e))), 32)
 		case tensor.FP64:
-			out = appendJSONFloat(out, math.Float64frombits(binary.LittleEndian.Uint64(e)), 64)
-		case tensor.FP16:
-			out = appendJSONFloat(out, float64(halfToFloat32(binary.LittleEndian.Uint16(e))), 32)
-		case tensor.BF16:
-			out = appendJSONFloat(out, float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(e))<<16)), 32)
+			out = appendJSONFloat(out, math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:])), 64)
+		case tensor.FP32, tensor.FP16, tensor.BF16:
+			out = appendJSONFloat(out, float64(float32At(t, i)), 32)
 		case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
-			var u uint64
-			for k := 0; k < size; k++ {
-				u |= uint64(e[k]) << (8 * k)
-			}
-			shift := 64 - 8*size
-			out = strconv.AppendInt(out, int64(u<<shift)>>shift, 10) // sign-extended
+			out = strconv.AppendInt(out, intAt(d, i, size), 10)
 		default: // unsigned
-			var u uint64
-			for k := 0; k < size; k++ {
-				u |= uint64(e[k]) << (8 * k)
-			}
-			out = strconv.AppendUint(out, u, 10)
+			out = strconv.AppendUint(out, uintAt(d, i, size), 10)
 		}
 	}
 	return out
+}
+
+// float32At is element i of t, an FP32, FP16 or BF16 tensor, as a float32
+// (the halves widened exactly).
+func float32At(t tensor.Tensor, i int) float32 {
+	switch t.DataType {
+	case tensor.FP16:
+		return halfToFloat32(binary.LittleEndian.Uint16(t.Data[2*i:]))
+	case tensor.BF16:
+		return math.Float32frombits(uint32(binary.LittleEndian.Uint16(t.Data[2*i:])) << 16)
+	}
+	return math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
+}
+
+// uintAt is element i of d, little-endian unsigned integers of size bytes.
+func uintAt(d []byte, i, size int) uint64 {
+	var u uint64
+	for k := 0; k < size; k++ {
+		u |= uint64(d[size*i+k]) << (8 * k)
+	}
+	return u
+}
+
+// intAt is element i of d, little-endian signed integers of size bytes.
+func intAt(d []byte, i, size int) int64 {
+	shift := 64 - 8*size
+	return int64(uintAt(d, i, size)<<shift) >> shift // sign-extended
 }
 
 // appendJSONFloat appends finite f, a float of bits bits, as encoding/json
@@ -298,47 +305,28 @@ func elements(t tensor.Tensor) (any, error) {
 			out[i] = d[i] != 0
 		}
 		return out, nil
-	case tensor.FP32:
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d[4*i:]))
-		}
-		return out, nil
 	case tensor.FP64:
 		out := make([]float64, n)
 		for i := range out {
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(d[8*i:]))
 		}
 		return out, nil
-	case tensor.FP16:
+	case tensor.FP32, tensor.FP16, tensor.BF16:
 		out := make([]float32, n)
 		for i := range out {
-			out[i] = halfToFloat32(binary.LittleEndian.Uint16(d[2*i:]))
-		}
-		return out, nil
-	case tensor.BF16:
-		out := make([]float32, n)
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(d[2*i:])) << 16)
+			out[i] = float32At(t, i)
 		}
 		return out, nil
 	case tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64:
 		out := make([]int64, n)
 		for i := range out {
-			var u uint64
-			for k := 0; k < size; k++ {
-				u |= uint64(d[size*i+k]) << (8 * k)
-			}
-			shift := 64 - 8*size
-			out[i] = int64(u<<shift) >> shift // sign-extend
+			out[i] = intAt(d, i, size)
 		}
 		return out, nil
 	default: // unsigned
 		out := make([]uint64, n)
 		for i := range out {
-			for k := 0; k < size; k++ {
-				out[i] |= uint64(d[size*i+k]) << (8 * k)
-			}
+			out[i] = uintAt(d, i, size)
 		}
 		return out, nil
 	}
