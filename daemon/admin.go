@@ -171,12 +171,15 @@ type status struct {
 	RequestBytes *requestBytesStatus `json:"request_bytes,omitempty"`
 }
 
-// requestBytesStatus is the request bytes held in flight within
-// limits.max_inflight_bytes, the budget, what was refused for want of room
-// since the start (gpuletd_http_inflight_*), and what each model's
-// requests hold (models holding none are left out).
+// requestBytesStatus is the request body bytes held in flight within
+// limits.max_inflight_bytes, the budget, what requests hold beside their
+// bodies in a budget as large (decoded inputs, outputs), what was refused
+// for want of room in either since the start (gpuletd_http_inflight_*),
+// and what each model's requests hold of both (models holding none are
+// left out).
 type requestBytesStatus struct {
 	Held    int64            `json:"held"`
+	Beside  int64            `json:"beside"`
 	Max     int64            `json:"max"`
 	Refused int64            `json:"refused"`
 	Models  map[string]int64 `json:"models"`
@@ -217,7 +220,7 @@ func (n *node) status() status {
 		s.Connections = &connectionsStatus{Open: n.conns.Open(), Max: n.conns.Max(), Refused: n.conns.Refused()}
 	}
 	if n.bodies != nil {
-		s.RequestBytes = &requestBytesStatus{Held: n.bodies.InUse(), Max: n.bodies.Max(), Refused: n.bodies.Refused(), Models: n.bodies.Owners()}
+		s.RequestBytes = &requestBytesStatus{Held: n.bodies.InUse(), Beside: n.besideInUse(), Max: n.bodies.Max(), Refused: n.budgetRefused(), Models: n.heldByModel()}
 	}
 	if n.tls != nil {
 		l := n.tls.leaf()

@@ -72,13 +72,22 @@ func tooLarge(limit int64) *inferError {
 // waiting for room at most until the model's SLO has passed, as readBody
 // does for a REST body. Nothing to hold holds nothing.
 func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
-	if size <= 0 || n.bodies == nil {
+	return n.hold(ctx, n.bodies, m, size, arrival)
+}
+
+// hold takes size bytes of b (nil: no budget) for a request of m, waiting
+// for room at most until its SLO has passed.
+func (n *node) hold(ctx context.Context, b *connlimit.Budget, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
+	if size <= 0 || b == nil {
 		return func() {}, nil
 	}
 	ctx, cancel := context.WithDeadline(ctx, arrival.Add(m.Config.SLO.D()))
 	defer cancel()
-	release, err := n.bodies.Hold(ctx, m.Name, size)
+	release, err := b.Hold(ctx, m.Name, size)
 	if errors.Is(err, connlimit.ErrOverBudget) {
+		if b == n.besides {
+			return release, n.overBesides(m)
+		}
 		return release, n.overBudget(m)
 	}
 	return release, nil
@@ -92,6 +101,13 @@ func (n *node) overBudget(m *repository.Model) *inferError {
 	return &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
 		msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes, %d of them this model's requests); retry shortly",
 			m.Name, n.bodies.Max(), n.bodies.Holds(m.Name))}
+}
+
+// overBesides is overBudget for what requests hold beside their bodies.
+func (n *node) overBesides(m *repository.Model) *inferError {
+	return &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
+		msg: fmt.Sprintf("%s: what requests in flight hold beside their bodies (decoded inputs, outputs) fills its budget, as large as limits.max_inflight_bytes (%d bytes, %d of them this model's requests); retry shortly",
+			m.Name, n.besides.Max(), n.besides.Holds(m.Name))}
 }
 
 // maxParamsBody bounds the body of an API request that carries only

@@ -137,7 +137,7 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 		if limit := int64(n.conf().Limits.MaxRequestBody); size > limit {
 			ierr = tooLarge(limit)
 		} else if release, ierr = n.holdMessage(ctx, m, size, arrival); ierr == nil {
-			res, batch, ierr = n.runGRPC(ctx, m, r, arrival)
+			res, batch, ierr = n.runGRPC(ctx, m, r, size, arrival)
 			release()
 		}
 	}
@@ -146,21 +146,25 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 	return res, ierr
 }
 
-// runGRPC decodes, runs and encodes one gRPC request.
-func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInferRequest, arrival time.Time) (*pb.ModelInferResponse, int32, *inferError) {
+// runGRPC decodes, runs and encodes one gRPC request whose message has
+// size bytes. What it holds beside the message is given back as it
+// returns: the gRPC server sends the answer after.
+func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInferRequest, size int64, arrival time.Time) (*pb.ModelInferResponse, int32, *inferError) {
+	est := n.besideEstimate(m, size)
+	held, ierr := n.holdBeside(ctx, m, est, arrival)
+	defer held()
+	if ierr != nil {
+		return nil, 0, ierr
+	}
 	req, err := kserve.DecodeGRPCRequestWith(r, n.sharedMem())
 	if err != nil {
 		return nil, 0, badRequest("%v", err)
-	}
-	release, ierr := n.holdMessage(ctx, m, req.ShmBytes, arrival)
-	defer release()
-	if ierr != nil {
-		return nil, 0, ierr
 	}
 	res, ierr := n.execute(ctx, m, req, arrival)
 	if ierr != nil {
 		return nil, 0, ierr
 	}
+	defer n.settleBeside(m, size, est, req.CopiedBytes, res.outs)()
 	kout, ierr := n.placeOutputs(m, req, res.outs)
 	if ierr != nil {
 		return nil, 0, ierr

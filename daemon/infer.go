@@ -90,6 +90,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	var batch int32
 	var whole []byte
 	if resp != nil {
+		defer resp.release()
 		batch = resp.batch
 		whole = formatAnswer(resp.body)
 	}
@@ -159,6 +160,9 @@ func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, bat
 type inferAnswer struct {
 	body  *kserve.Response
 	batch int32
+	// release gives back what the request holds beside its body, once the
+	// answer is written.
+	release func()
 }
 
 // inferREST decodes a REST body, runs it and encodes the answer.
@@ -170,31 +174,39 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 			return nil, badRequest("%s %q is not a byte count", kserve.HeaderContentLength, h)
 		}
 	}
-	req, err := kserve.DecodeRequestWith(body, jsonLen, n.sharedMem())
-	if err != nil {
-		return nil, badRequest("%v", err)
-	}
-	release, ierr := n.holdMessage(r.Context(), m, req.ShmBytes, arrival)
-	defer release()
+	// Room for what it will hold beside its body before it is decoded.
+	est := n.besideEstimate(m, int64(len(body)))
+	held, ierr := n.holdBeside(r.Context(), m, est, arrival)
 	if ierr != nil {
 		return nil, ierr
+	}
+	req, err := kserve.DecodeRequestWith(body, jsonLen, n.sharedMem())
+	if err != nil {
+		held()
+		return nil, badRequest("%v", err)
 	}
 	res, ierr := n.execute(r.Context(), m, req, arrival)
 	if ierr != nil {
+		held()
 		return nil, ierr
 	}
+	settled := n.settleBeside(m, int64(len(body)), est, req.CopiedBytes, res.outs)
+	release := func() { settled(); held() }
 	kout, ierr := n.placeOutputs(m, req, res.outs)
 	if ierr != nil {
+		release()
 		return nil, ierr
 	}
 	b, err := kserve.EncodeResponse(res.head(m, req), kout)
 	if errors.Is(err, kserve.ErrNotJSON) {
+		release()
 		return nil, &inferError{code: http.StatusBadRequest, reason: reasonOutputNotJSON, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	if err != nil {
+		release()
 		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
-	return &inferAnswer{body: b, batch: res.batch}, nil
+	return &inferAnswer{body: b, batch: res.batch, release: release}, nil
 }
 
 // placeOutputs says how each output travels, as the request asked (REST:

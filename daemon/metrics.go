@@ -131,15 +131,16 @@ var (
 	descConnsMax     = prometheus.NewDesc("gpuletd_http_connections_max", "Client connections that may be open at once (limits.max_connections, under the open-file limit).", nil, nil)
 	descConnsRefused = prometheus.NewDesc("gpuletd_http_connections_refused_total", "Client connections answered 503 and closed because the cap was reached, with the requests and gRPC calls other than health checks refused over it.", nil, nil)
 	descBytes        = prometheus.NewDesc("gpuletd_http_inflight_request_bytes", "Request body bytes held by requests in flight.", nil, nil)
-	descModelBytes   = prometheus.NewDesc("gpuletd_model_inflight_request_bytes", "Request bytes held by each model's requests in flight, of limits.max_inflight_bytes.", []string{"model"}, nil)
+	descBesideBytes  = prometheus.NewDesc("gpuletd_http_inflight_beside_bytes", "Bytes requests in flight hold beside their bodies (inputs decoded or copied from shared memory, outputs until written; estimated before they run), in a budget as large as limits.max_inflight_bytes.", nil, nil)
+	descModelBytes   = prometheus.NewDesc("gpuletd_model_inflight_request_bytes", "Bytes held by each model's requests in flight: their bodies and what they hold beside them.", []string{"model"}, nil)
 	descBytesMax     = prometheus.NewDesc("gpuletd_http_inflight_request_bytes_max", "Request body bytes requests in flight may hold at once (limits.max_inflight_bytes).", nil, nil)
-	descBytesRefused = prometheus.NewDesc("gpuletd_http_inflight_bytes_refused_total", "Requests answered 503 because their body did not fit in limits.max_inflight_bytes in time.", nil, nil)
+	descBytesRefused = prometheus.NewDesc("gpuletd_http_inflight_bytes_refused_total", "Requests answered 503 because their body, or what it holds beside it, did not fit in its budget of limits.max_inflight_bytes in time.", nil, nil)
 	descCertExpiry   = prometheus.NewDesc("gpuletd_tls_certificate_expiry_timestamp_seconds", "When the listeners' TLS certificate in use expires, Unix seconds (absent without TLS).", nil, nil)
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descBatchFactor, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
-		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descModelBytes, descBytesMax, descBytesRefused,
+		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descBesideBytes, descModelBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
 		ch <- d
@@ -221,9 +222,10 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if n.bodies != nil {
 		ch <- prometheus.MustNewConstMetric(descBytes, prometheus.GaugeValue, float64(n.bodies.InUse()))
+		ch <- prometheus.MustNewConstMetric(descBesideBytes, prometheus.GaugeValue, float64(n.besideInUse()))
 		ch <- prometheus.MustNewConstMetric(descBytesMax, prometheus.GaugeValue, float64(n.bodies.Max()))
-		ch <- prometheus.MustNewConstMetric(descBytesRefused, prometheus.CounterValue, float64(n.bodies.Refused()))
-		held := n.bodies.Owners()
+		ch <- prometheus.MustNewConstMetric(descBytesRefused, prometheus.CounterValue, float64(n.budgetRefused()))
+		held := n.heldByModel()
 		for _, m := range n.catalog.all() {
 			if _, ok := held[m.Name]; !ok {
 				held[m.Name] = 0

@@ -43,7 +43,11 @@ type node struct {
 	windows   windows
 	conns     *connlimit.Listener // client connections open (nil until listening)
 	bodies    *connlimit.Budget   // request body bytes in flight
-	tls       *serverCert         // the listeners' TLS certificate; nil: plain HTTP and gRPC
+	// besides is the budget of what requests in flight hold beside their
+	// bodies (body_beside.go); besideRatio learns how much that is.
+	besides     *connlimit.Budget
+	besideRatio besideRatios
+	tls         *serverCert // the listeners' TLS certificate; nil: plain HTTP and gRPC
 	// grpc serves the gRPC listener; nil when grpc_listen is empty.
 	grpc *grpcFront
 	// memGroup is the memory cgroup the daemon and its executors run in;

@@ -182,6 +182,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		n.conns.Checks(isCheck) // over TLS, Guard alone tells checks apart
 	}
 	n.bodies = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
+	n.besides = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
 	ln := net.Listener(n.conns)
 	srv := n.httpServer(n.handler(opts.Web), cfg.Limits, log.Named("http"))
 	served := make(chan error, 1)

@@ -59,14 +59,14 @@ func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request,
 		)
 		switch {
 		case refs[i] != nil:
-			t, err = decodeGRPCShmInput(in, *refs[i], shm, &r.ShmBytes)
+			t, err = decodeGRPCShmInput(in, *refs[i], shm, &r.CopiedBytes)
 		default:
 			var data []byte
 			if len(raw) > 0 {
 				data = raw[next]
 				next++
 			}
-			t, err = decodeGRPCInput(in, data, len(raw) > 0)
+			t, err = decodeGRPCInput(in, data, len(raw) > 0, &r.CopiedBytes)
 		}
 		if err := r.addInput(i, in.Name, t, err); err != nil {
 			return nil, err
@@ -99,8 +99,8 @@ func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request,
 }
 
 // decodeGRPCShmInput checks one input placed in shared memory and copies
-// its bytes out, counting them in shmBytes.
-func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, shm SharedMemory, shmBytes *int64) (tensor.Tensor, error) {
+// its bytes out, counting them in copied.
+func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, shm SharedMemory, copied *int64) (tensor.Tensor, error) {
 	dt, n, err := checkInput(in.Name, in.Datatype, in.Shape)
 	if err != nil {
 		return tensor.Tensor{}, err
@@ -108,7 +108,7 @@ func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, s
 	if in.Contents != nil {
 		return tensor.Tensor{}, fmt.Errorf("has %s and also contents", ParamShmRegion)
 	}
-	data, err := readShm(shm, ref, fixedBytes(dt, n), shmBytes)
+	data, err := readShm(shm, ref, fixedBytes(dt, n), copied)
 	if err != nil {
 		return tensor.Tensor{}, err
 	}
@@ -152,9 +152,10 @@ func grpcInt(v *pb.InferParameter) (int64, error) {
 }
 
 // decodeGRPCInput checks one input; raw says the request carries its data in
-// raw_input_contents (data), otherwise it is in the typed contents. An
-// empty shape is a scalar (the protocol cannot tell it from none).
-func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw bool) (tensor.Tensor, error) {
+// raw_input_contents (data), otherwise it is in the typed contents, whose
+// bytes once packed it adds to copied. An empty shape is a scalar (the
+// protocol cannot tell it from none).
+func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw bool, copied *int64) (tensor.Tensor, error) {
 	dt, n, err := checkInput(in.Name, in.Datatype, in.Shape)
 	if err != nil {
 		return tensor.Tensor{}, err
@@ -173,6 +174,7 @@ func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw
 		if data, err = packContents(in.Contents, dt, n); err != nil {
 			return tensor.Tensor{}, err
 		}
+		*copied += int64(len(data))
 	}
 	return tensor.New(in.Name, dt, in.Shape, data)
 }

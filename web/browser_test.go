@@ -712,6 +712,7 @@ func checkReadyWords(t *testing.T, b *browser) {
     requestBytesWords({ held: 240 * mib, max: 256 * mib, refused: 0, models: { a: 60 * mib, b: 60 * mib, c: 100 * mib, d: 20 * mib } }),
     requestBytesWords({ held: 3990, max: 256 * mib, refused: 0, models: { mlp: 3990 } }),
     requestBytesWords({ held: 600, max: 256 * mib, refused: 0, models: { tiny: 600 } }),
+    requestBytesWords({ held: 24 * mib, beside: 190 * mib, max: 256 * mib, refused: 0, models: { tokens: 214 * mib } }),
     requestBytesWords(undefined),
   ];
 })()`)
@@ -719,7 +720,8 @@ func checkReadyWords(t *testing.T, b *browser) {
 		"196 MiB of 256 MiB (limits.max_inflight_bytes): vgg 196 MiB, lenet5 512 KiB; 14502 refused for want of room since the start (memory_budget)",
 		"240 MiB of 256 MiB (limits.max_inflight_bytes): c 100 MiB, a 60 MiB, b 60 MiB, 1 more",
 		"3.9 KiB of 256 MiB (limits.max_inflight_bytes): mlp 3.9 KiB",
-		"600 B of 256 MiB (limits.max_inflight_bytes): tiny 600 B", "–"}, got)
+		"600 B of 256 MiB (limits.max_inflight_bytes): tiny 600 B",
+		"24 MiB of 256 MiB (limits.max_inflight_bytes), and 190 MiB of as much beside them (decoded inputs, outputs): tokens 214 MiB", "–"}, got)
 	// A refresh keeps each model's row and its name's cell (the link a
 	// reader is pressing) as long as the cell says the same.
 	got = eval[[]string](t, b, `(async () => {

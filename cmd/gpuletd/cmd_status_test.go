@@ -764,6 +764,9 @@ func TestWriteStatusRequestBytes(t *testing.T) {
 			"request bytes in flight: 240 MiB of 256 MiB (limits.max_inflight_bytes): c\n  100 MiB, a 60 MiB, b 60 MiB, 1 more\n"},
 		{"one model's flood, held back", &adminRequestBytes{Held: 191 * mib, Max: 256 * mib, Models: map[string]int64{"vgg": 191 * mib}},
 			"request bytes in flight: 191 MiB of 256 MiB (limits.max_inflight_bytes): vgg\n  191 MiB\n"},
+		{"what requests hold beside their bodies nearly full", &adminRequestBytes{Held: 24 * mib, Beside: 190 * mib, Max: 256 * mib,
+			Models: map[string]int64{"tokens": 214 * mib}},
+			"request bytes in flight: 24 MiB of 256 MiB (limits.max_inflight_bytes), and\n  190 MiB of as much beside them (decoded inputs, outputs): tokens 214 MiB\n"},
 		{"room and nothing refused", &adminRequestBytes{Held: 170 * mib, Max: 256 * mib, Models: map[string]int64{"a": 170 * mib}}, ""},
 		{"a daemon that does not say", nil, ""},
 	} {

@@ -55,17 +55,23 @@ type adminRequestBytes struct {
 	Max     int64            `json:"max"`
 	Refused int64            `json:"refused"`
 	Models  map[string]int64 `json:"models"`
+	// Beside is what requests hold beside their bodies, in a budget as
+	// large as Max.
+	Beside int64 `json:"beside"`
 }
 
 // words says them in the status's header when they matter: some requests
-// were refused for want of room, or two thirds of the budget are held (one
-// model's flood takes about three quarters); "" otherwise. It names the
-// three models holding the most.
+// were refused for want of room, or two thirds of either budget are held
+// (one model's flood takes about three quarters); "" otherwise. It names
+// the three models holding the most.
 func (r *adminRequestBytes) words() string {
-	if r == nil || r.Max <= 0 || (r.Refused == 0 && r.Held*3 < r.Max*2) {
+	if r == nil || r.Max <= 0 || (r.Refused == 0 && max(r.Held, r.Beside)*3 < r.Max*2) {
 		return ""
 	}
 	line := fmt.Sprintf("request bytes in flight: %s of %s (limits.max_inflight_bytes)", bytefmt.Size(r.Held), bytefmt.Size(r.Max))
+	if r.Beside > 0 {
+		line += fmt.Sprintf(", and %s of as much beside them (decoded inputs, outputs)", bytefmt.Size(r.Beside))
+	}
 	models := make([]string, 0, len(r.Models))
 	for m := range r.Models {
 		models = append(models, m)

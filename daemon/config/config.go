@@ -192,8 +192,9 @@ type Limits struct {
 	// limit.
 	MaxConnections int `yaml:"max_connections"`
 	// MaxInflightBytes is how many request body bytes all requests in flight
-	// may hold at once; a request that does not fit waits up to its SLO,
-	// then is answered 503.
+	// may hold at once, and as many again what they hold beside their
+	// bodies (decoded inputs, outputs); a request that does not fit waits
+	// up to its SLO, then is answered 503.
 	MaxInflightBytes ByteSize `yaml:"max_inflight_bytes"`
 }
 

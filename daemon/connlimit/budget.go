@@ -214,3 +214,25 @@ func (b *Budget) Hold(ctx context.Context, owner string, n int64) (release func(
 	var once sync.Once
 	return func() { once.Do(func() { b.release(owner, n, k) }) }, nil
 }
+
+// Take takes n bytes for owner at once, past the budget's size if need be:
+// the bytes of something a request holds in memory already (its decoded
+// inputs, its outputs), which waiting would not keep out of memory and
+// which a request waiting for them, holding its body meanwhile, could
+// deadlock with another doing the same. Until the bytes held are back
+// under the size, every acquisition waits. The bytes stay taken until
+// release runs.
+func (b *Budget) Take(owner string, n int64) (release func()) {
+	if n <= 0 {
+		return func() {}
+	}
+	k := b.claim(owner, n, 0, b.isLarge(n))
+	if k != light {
+		b.bulk.force(n)
+	}
+	b.all.force(n)
+	b.used.Add(n)
+	b.took(owner, n)
+	var once sync.Once
+	return func() { once.Do(func() { b.release(owner, n, k) }) }
+}

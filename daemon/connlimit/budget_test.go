@@ -231,3 +231,40 @@ func TestABodyUpToMaxBodyFitsAnEmptyBudget(t *testing.T) {
 		})
 	}
 }
+
+// Take never waits, even past the budget's size, and every acquisition
+// then waits until what is held is back under it.
+func TestBudgetTakeOverdraws(t *testing.T) {
+	b := NewBudget(1 << 20)
+	held, err := b.Hold(context.Background(), "m", 600<<10)
+	require.NoError(t, err)
+	taken := b.Take("m", 600<<10)
+	require.Equal(t, int64(1200<<10), b.InUse(), "taken past the size")
+	require.Equal(t, int64(1200<<10), b.Holds("m"))
+
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = b.Hold(short, "other", 1)
+	require.ErrorIs(t, err, ErrOverBudget, "a byte waits while the budget is overdrawn")
+
+	got := make(chan error, 1)
+	go func() {
+		release, err := b.Hold(context.Background(), "other", 300<<10)
+		if err == nil {
+			release()
+		}
+		got <- err
+	}()
+	held()
+	select {
+	case err := <-got:
+		t.Fatalf("300 KiB more found room beside the 600 KiB taken, where large holdings fill 768 KiB at most: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	taken()
+	taken()
+	require.NoError(t, <-got, "room once the overdraft is given back")
+	require.Zero(t, b.InUse())
+	require.Empty(t, b.Owners())
+	require.Equal(t, int64(0), b.Holds("m"))
+}

@@ -93,6 +93,14 @@ func (q *queue) acquire(ctx context.Context, n int64, cont bool) error {
 	return ctx.Err()
 }
 
+// force takes n at once, past the queue's size if need be: the waiters
+// wait until it is back under it.
+func (q *queue) force(n int64) {
+	q.mu.Lock()
+	q.cur += n
+	q.mu.Unlock()
+}
+
 // release gives back n.
 func (q *queue) release(n int64) {
 	q.mu.Lock()

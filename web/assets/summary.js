@@ -124,12 +124,14 @@ export function connectionsWords(c) {
 }
 
 // requestBytesWords says the request bytes in flight against
-// limits.max_inflight_bytes (the status's request_bytes), the three models
-// holding the most, and what was refused for want of room since the start:
+// limits.max_inflight_bytes (the status's request_bytes), what requests
+// hold beside their bodies in a budget as large, the three models holding
+// the most of both, and what was refused for want of room since the start:
 // a dash from a daemon that does not say.
 export function requestBytesWords(r) {
   if (!r) return '–';
   let s = `${r.held > 0 ? bytes(r.held) : '0'} of ${bytes(r.max)} (limits.max_inflight_bytes)`;
+  if (r.beside > 0) s += `, and ${bytes(r.beside)} of as much beside them (decoded inputs, outputs)`;
   const models = Object.entries(r.models || {}).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   if (models.length) {
     const held = models.slice(0, 3).map(([m, n]) => `${m} ${bytes(n)}`);
