@@ -160,9 +160,16 @@ func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, bat
 type inferAnswer struct {
 	body  *kserve.Response
 	batch int32
-	// release gives back what the request holds beside its body, once the
-	// answer is written.
-	release func()
+	// held and settled are what the request holds beside its body: its
+	// estimate, and what it took past it once run.
+	held, settled func()
+}
+
+// release gives back what the request holds beside its body, once the
+// answer is written.
+func (a *inferAnswer) release() {
+	a.settled()
+	a.held()
 }
 
 // inferREST decodes a REST body, runs it and encodes the answer.
@@ -190,23 +197,23 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 		held()
 		return nil, ierr
 	}
-	settled := n.settleBeside(m, int64(len(body)), est, req.CopiedBytes, res.outs)
-	release := func() { settled(); held() }
+	a := &inferAnswer{batch: res.batch, held: held, settled: n.settleBeside(m, int64(len(body)), est, req.CopiedBytes, res.outs)}
 	kout, ierr := n.placeOutputs(m, req, res.outs)
 	if ierr != nil {
-		release()
+		a.release()
 		return nil, ierr
 	}
 	b, err := kserve.EncodeResponse(res.head(m, req), kout)
 	if errors.Is(err, kserve.ErrNotJSON) {
-		release()
+		a.release()
 		return nil, &inferError{code: http.StatusBadRequest, reason: reasonOutputNotJSON, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
 	if err != nil {
-		release()
+		a.release()
 		return nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}
-	return &inferAnswer{body: b, batch: res.batch, release: release}, nil
+	a.body = b
+	return a, nil
 }
 
 // placeOutputs says how each output travels, as the request asked (REST:
