@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // What a request holds in memory beside its body: the inputs decoded from
@@ -24,11 +25,30 @@ import (
 // with a large declared length keeps no one else waiting for more than it
 // has sent.
 
-// besideRatios learns, for each model, how many bytes its requests hold
-// beside each byte of their body. The zero value is ready.
+// besideForm is how a request's tensors travel, which sets much of what
+// it holds beside each byte of its body: JSON values decode to several
+// times their text, binary data is the body's own.
+type besideForm uint8
+
+const (
+	formJSON      besideForm = iota // a REST body of JSON alone
+	formBinary                      // a REST body with binary data
+	formGRPCRaw                     // a gRPC message with raw_input_contents
+	formGRPCTyped                   // a gRPC message with typed contents
+)
+
+// besideKey is whose ratio one is: a model's requests of one form.
+type besideKey struct {
+	model string
+	form  besideForm
+}
+
+// besideRatios learns, for each model and form of request, how many bytes
+// its requests hold beside each byte of their body. The zero value is
+// ready.
 type besideRatios struct {
 	mu sync.Mutex
-	of map[string]float64
+	of map[besideKey]float64
 }
 
 // unknownBesideRatio is what a model's requests are taken to hold beside
@@ -42,19 +62,19 @@ const unknownBesideRatio = 4
 // keeps room for its larger ones.
 const besideForget = 1.0 / 8
 
-// ratio is what model's requests are taken to hold beside each body byte.
-func (r *besideRatios) ratio(model string) float64 {
+// ratio is what k's requests are taken to hold beside each body byte.
+func (r *besideRatios) ratio(k besideKey) float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if v, ok := r.of[model]; ok {
+	if v, ok := r.of[k]; ok {
 		return v
 	}
 	return unknownBesideRatio
 }
 
-// learn books that a request of model whose body had body bytes held
-// beside bytes beside it.
-func (r *besideRatios) learn(model string, body, beside int64) {
+// learn books that a request of k whose body had body bytes held beside
+// bytes beside it.
+func (r *besideRatios) learn(k besideKey, body, beside int64) {
 	if body <= 0 {
 		return
 	}
@@ -62,24 +82,24 @@ func (r *besideRatios) learn(model string, body, beside int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.of == nil {
-		r.of = map[string]float64{}
+		r.of = map[besideKey]float64{}
 	}
-	v, ok := r.of[model]
+	v, ok := r.of[k]
 	if !ok || obs >= v {
-		r.of[model] = obs
+		r.of[k] = obs
 		return
 	}
-	r.of[model] = v + (obs-v)*besideForget
+	r.of[k] = v + (obs-v)*besideForget
 }
 
-// besideEstimate is what a request of m whose body has size bytes is
-// taken to hold beside it: never more than one holding may take, so that
-// no request is refused for its estimate alone.
-func (n *node) besideEstimate(m *repository.Model, size int64) int64 {
+// besideEstimate is what a request of m in form whose body has size bytes
+// is taken to hold beside it: never more than one holding may take, so
+// that no request is refused for its estimate alone.
+func (n *node) besideEstimate(m *repository.Model, form besideForm, size int64) int64 {
 	if size <= 0 || n.besides == nil {
 		return 0
 	}
-	est := int64(n.besideRatio.ratio(m.Name) * float64(size))
+	est := int64(n.besideRatio.ratio(besideKey{m.Name, form}) * float64(size))
 	return max(0, min(est, n.besides.MaxBody()))
 }
 
@@ -89,17 +109,21 @@ func (n *node) holdBeside(ctx context.Context, m *repository.Model, est int64, a
 	return n.hold(ctx, n.besides, m, est, arrival)
 }
 
-// settleBeside books what a request of m whose body had body bytes held
-// beside it once it ran (copied: its inputs' bytes not the body's own;
-// outs: its outputs) and takes at once, past the budget if need be, what
-// that is over est, the estimate it holds. The caller gives it back with
-// the estimate once the answer is written.
-func (n *node) settleBeside(m *repository.Model, body, est, copied int64, outs []tensor.Tensor) (release func()) {
-	beside := copied
+// settleBeside books what a request req of m in form whose body had body
+// bytes held beside it once it ran (its inputs' bytes not the body's own,
+// and outs, its outputs) and takes at once, past the budget if need be,
+// what that is over est, the estimate it holds. The caller gives it back
+// with the estimate once the answer is written. A request with inputs in
+// shared memory teaches nothing: what it holds follows its regions, not its
+// body.
+func (n *node) settleBeside(m *repository.Model, form besideForm, body, est int64, req *kserve.Request, outs []tensor.Tensor) (release func()) {
+	beside := req.DecodedBytes + req.ShmBytes
 	for _, t := range outs {
 		beside += int64(len(t.Data))
 	}
-	n.besideRatio.learn(m.Name, body, beside)
+	if req.ShmBytes == 0 {
+		n.besideRatio.learn(besideKey{m.Name, form}, body, beside)
+	}
 	if n.besides == nil {
 		return func() {}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/connlimit"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 func TestBesideRatioLearnsFromAnswers(t *testing.T) {
@@ -29,11 +30,13 @@ func TestBesideRatioLearnsFromAnswers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r besideRatios
+			k := besideKey{"m", formJSON}
 			for _, l := range tc.learned {
-				r.learn("m", l[0], l[1])
+				r.learn(k, l[0], l[1])
 			}
-			require.InDelta(t, tc.want, r.ratio("m"), 1e-9)
-			require.InDelta(t, unknownBesideRatio, r.ratio("other"), 1e-9, "each model learns its own")
+			require.InDelta(t, tc.want, r.ratio(k), 1e-9)
+			require.InDelta(t, unknownBesideRatio, r.ratio(besideKey{"other", formJSON}), 1e-9, "each model learns its own")
+			require.InDelta(t, unknownBesideRatio, r.ratio(besideKey{"m", formBinary}), 1e-9, "and each form of its requests")
 		})
 	}
 }
@@ -62,15 +65,15 @@ func TestWhatARequestHoldsBesideItsBodyIsCounted(t *testing.T) {
 	const mib = 1 << 20
 	n, m := besideNode(mib)
 	const body = 10 << 10
-	est := n.besideEstimate(m, body)
+	est := n.besideEstimate(m, formJSON, body)
 	require.EqualValues(t, unknownBesideRatio*body, est, "before any answer")
 	held, ierr := n.holdBeside(context.Background(), m, est, time.Now())
 	require.Nil(t, ierr)
-	settled := n.settleBeside(m, body, est, 80<<10, outputOf(mib))
+	settled := n.settleBeside(m, formJSON, body, est, &kserve.Request{DecodedBytes: 80 << 10}, outputOf(mib))
 	require.EqualValues(t, 80<<10+mib, n.besides.InUse(), "its decoded inputs and outputs, past the budget")
 	require.EqualValues(t, 80<<10+mib, n.heldByModel()["tokens"])
 
-	next := n.besideEstimate(m, body)
+	next := n.besideEstimate(m, formJSON, body)
 	require.EqualValues(t, n.besides.MaxBody(), next, "what one request held beside its body, at most what one holding takes")
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -84,6 +87,14 @@ func TestWhatARequestHoldsBesideItsBodyIsCounted(t *testing.T) {
 	settled()
 	held()
 	require.Zero(t, n.besideInUse(), "given back once written")
+	// A request with its inputs in shared memory holds what its regions
+	// hold, whatever its body: it is counted, and teaches nothing.
+	n.settleBeside(m, formBinary, body, 0, &kserve.Request{}, outputOf(body/2))()
+	require.EqualValues(t, body/2, n.besideEstimate(m, formBinary, body))
+	taken := n.settleBeside(m, formBinary, 300, 0, &kserve.Request{ShmBytes: 4 << 10}, nil)
+	require.EqualValues(t, 4<<10, n.besideInUse())
+	taken()
+	require.EqualValues(t, body/2, n.besideEstimate(m, formBinary, body), "learned from the binary request alone")
 	again, ierr := n.holdBeside(context.Background(), m, next, time.Now())
 	require.Nil(t, ierr)
 	again()
@@ -98,7 +109,7 @@ func TestRequestsWaitingForRoomBesideTheirBodiesAreServedInTurn(t *testing.T) {
 	const mib = 1 << 20
 	n, m := besideNode(mib)
 	const body, beside = 40 << 10, 320 << 10 // 16 bodies fill the bodies' bulk; 2 fit beside
-	n.besideRatio.learn(m.Name, body, beside)
+	n.besideRatio.learn(besideKey{m.Name, formJSON}, body, beside)
 
 	type result struct {
 		ierr     *inferError
@@ -117,7 +128,7 @@ func TestRequestsWaitingForRoomBesideTheirBodiesAreServedInTurn(t *testing.T) {
 	for _, release := range releases {
 		go func() {
 			defer release()
-			est := n.besideEstimate(m, body)
+			est := n.besideEstimate(m, formJSON, body)
 			held, ierr := n.holdBeside(context.Background(), m, est, time.Now())
 			if ierr != nil {
 				results <- result{ierr: ierr}
@@ -125,7 +136,7 @@ func TestRequestsWaitingForRoomBesideTheirBodiesAreServedInTurn(t *testing.T) {
 			}
 			overfull := n.besideInUse() > mib-mib/4 // large holdings fill three quarters at most
 			time.Sleep(2 * time.Millisecond)        // run and write the answer
-			n.settleBeside(m, body, est, 0, outputOf(beside))()
+			n.settleBeside(m, formJSON, body, est, &kserve.Request{}, outputOf(beside))()
 			held()
 			results <- result{overfull: overfull}
 		}()

@@ -150,7 +150,11 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 // size bytes. What it holds beside the message is given back as it
 // returns: the gRPC server sends the answer after.
 func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInferRequest, size int64, arrival time.Time) (*pb.ModelInferResponse, int32, *inferError) {
-	est := n.besideEstimate(m, size)
+	form := formGRPCTyped
+	if len(r.RawInputContents) > 0 {
+		form = formGRPCRaw
+	}
+	est := n.besideEstimate(m, form, size)
 	held, ierr := n.holdBeside(ctx, m, est, arrival)
 	defer held()
 	if ierr != nil {
@@ -164,7 +168,7 @@ func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInfe
 	if ierr != nil {
 		return nil, 0, ierr
 	}
-	defer n.settleBeside(m, size, est, req.CopiedBytes, res.outs)()
+	defer n.settleBeside(m, form, size, est, req, res.outs)()
 	kout, ierr := n.placeOutputs(m, req, res.outs)
 	if ierr != nil {
 		return nil, 0, ierr

@@ -182,7 +182,11 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 		}
 	}
 	// Room for what it will hold beside its body before it is decoded.
-	est := n.besideEstimate(m, int64(len(body)))
+	form := formJSON
+	if jsonLen >= 0 {
+		form = formBinary
+	}
+	est := n.besideEstimate(m, form, int64(len(body)))
 	held, ierr := n.holdBeside(r.Context(), m, est, arrival)
 	if ierr != nil {
 		return nil, ierr
@@ -197,7 +201,7 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 		held()
 		return nil, ierr
 	}
-	a := &inferAnswer{batch: res.batch, held: held, settled: n.settleBeside(m, int64(len(body)), est, req.CopiedBytes, res.outs)}
+	a := &inferAnswer{batch: res.batch, held: held, settled: n.settleBeside(m, form, int64(len(body)), est, req, res.outs)}
 	kout, ierr := n.placeOutputs(m, req, res.outs)
 	if ierr != nil {
 		a.release()

@@ -39,11 +39,11 @@ type Request struct {
 	Timeout time.Duration
 	// Priority is the "priority" parameter; accepted, 0 when absent.
 	Priority int64
-	// CopiedBytes counts the input bytes held beside the body or message:
-	// those decoded from JSON values or typed gRPC contents and those copied
-	// out of shared memory (binary data and raw_input_contents are the
-	// message's own bytes).
-	CopiedBytes int64
+	// DecodedBytes counts the input bytes decoded from JSON values or typed
+	// gRPC contents and ShmBytes those copied out of shared memory: what the
+	// request's inputs hold beside its body or message (binary data and
+	// raw_input_contents are the message's own bytes).
+	DecodedBytes, ShmBytes int64
 }
 
 // DecodeRequest decodes an inference request body. jsonLen is the value of
@@ -84,7 +84,7 @@ func DecodeRequestWith(body []byte, jsonLen int64, shm SharedMemory) (*Request, 
 		return nil, err
 	}
 	for i, in := range env.Inputs {
-		t, rest, err := decodeInput(in, bin, shm, &r.CopiedBytes)
+		t, rest, err := decodeInput(in, bin, shm, r)
 		if err := r.addInput(i, in.Name, t, err); err != nil {
 			return nil, err
 		}
@@ -190,8 +190,8 @@ func (r *Request) readParameters(p Parameters) error {
 
 // decodeInput checks one input and takes its data from JSON, from the
 // front of bin (returning what is left of bin) or from shared memory,
-// adding the bytes it decodes or copies (all but bin's) to copied.
-func decodeInput(in RequestInput, bin []byte, shm SharedMemory, copied *int64) (tensor.Tensor, []byte, error) {
+// counting the bytes it decodes or copies in r.
+func decodeInput(in RequestInput, bin []byte, shm SharedMemory, r *Request) (tensor.Tensor, []byte, error) {
 	dt, n, err := checkInput(in.Name, in.DataType, in.Shape)
 	if err != nil {
 		return tensor.Tensor{}, bin, err
@@ -212,7 +212,7 @@ func decodeInput(in RequestInput, bin []byte, shm SharedMemory, copied *int64) (
 	case inShm && (found || len(in.Data) > 0):
 		return tensor.Tensor{}, bin, fmt.Errorf("has %s and also data or binary_data_size", ParamShmRegion)
 	case inShm:
-		if data, err = readShm(shm, ref, fixedBytes(dt, n), copied); err != nil {
+		if data, err = readShm(shm, ref, fixedBytes(dt, n), &r.ShmBytes); err != nil {
 			return tensor.Tensor{}, bin, err
 		}
 	case found && len(in.Data) > 0:
@@ -230,7 +230,7 @@ func decodeInput(in RequestInput, bin []byte, shm SharedMemory, copied *int64) (
 		if data, err = decodeData(in.Data, dt, n); err != nil {
 			return tensor.Tensor{}, bin, err
 		}
-		*copied += int64(len(data))
+		r.DecodedBytes += int64(len(data))
 	default:
 		return tensor.Tensor{}, bin, errors.New("has neither data nor binary_data_size")
 	}

@@ -52,7 +52,7 @@ func TestDecodeJSONInputs(t *testing.T) {
 			require.Equal(t, tc.want.DataType, r.Inputs[0].DataType)
 			require.Equal(t, tc.want.Shape, r.Inputs[0].Shape)
 			require.Equal(t, tc.want.Data, r.Inputs[0].Data)
-			require.EqualValues(t, len(tc.want.Data), r.CopiedBytes, "decoded from JSON: held beside the body")
+			require.EqualValues(t, len(tc.want.Data), r.DecodedBytes, "decoded from JSON: held beside the body")
 		})
 	}
 }
@@ -126,7 +126,7 @@ func TestDecodeBinaryInputs(t *testing.T) {
 	require.Equal(t, x.Data, r.Inputs[0].Data)
 	require.Equal(t, []byte{1, 0}, r.Inputs[1].Data)
 	require.Equal(t, []byte{9, 8, 7}, r.Inputs[2].Data)
-	require.EqualValues(t, 2, r.CopiedBytes, "only the JSON input's bytes: binary data is the body's own")
+	require.EqualValues(t, 2, r.DecodedBytes, "only the JSON input's bytes: binary data is the body's own")
 }
 
 func TestDecodeRejects(t *testing.T) {

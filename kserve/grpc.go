@@ -59,14 +59,14 @@ func DecodeGRPCRequestWith(m *pb.ModelInferRequest, shm SharedMemory) (*Request,
 		)
 		switch {
 		case refs[i] != nil:
-			t, err = decodeGRPCShmInput(in, *refs[i], shm, &r.CopiedBytes)
+			t, err = decodeGRPCShmInput(in, *refs[i], shm, &r.ShmBytes)
 		default:
 			var data []byte
 			if len(raw) > 0 {
 				data = raw[next]
 				next++
 			}
-			t, err = decodeGRPCInput(in, data, len(raw) > 0, &r.CopiedBytes)
+			t, err = decodeGRPCInput(in, data, len(raw) > 0, &r.DecodedBytes)
 		}
 		if err := r.addInput(i, in.Name, t, err); err != nil {
 			return nil, err
@@ -153,9 +153,9 @@ func grpcInt(v *pb.InferParameter) (int64, error) {
 
 // decodeGRPCInput checks one input; raw says the request carries its data in
 // raw_input_contents (data), otherwise it is in the typed contents, whose
-// bytes once packed it adds to copied. An empty shape is a scalar (the
+// bytes once packed it adds to decoded. An empty shape is a scalar (the
 // protocol cannot tell it from none).
-func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw bool, copied *int64) (tensor.Tensor, error) {
+func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw bool, decoded *int64) (tensor.Tensor, error) {
 	dt, n, err := checkInput(in.Name, in.Datatype, in.Shape)
 	if err != nil {
 		return tensor.Tensor{}, err
@@ -174,7 +174,7 @@ func decodeGRPCInput(in *pb.ModelInferRequest_InferInputTensor, data []byte, raw
 		if data, err = packContents(in.Contents, dt, n); err != nil {
 			return tensor.Tensor{}, err
 		}
-		*copied += int64(len(data))
+		*decoded += int64(len(data))
 	}
 	return tensor.New(in.Name, dt, in.Shape, data)
 }

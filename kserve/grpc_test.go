@@ -37,7 +37,7 @@ func TestDecodeGRPCTypedContents(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tensor.DataType(tc.dt), r.Inputs[0].DataType)
 			require.Equal(t, tc.want, r.Inputs[0].Data)
-			require.EqualValues(t, len(tc.want), r.CopiedBytes, "packed from typed contents: held beside the message")
+			require.EqualValues(t, len(tc.want), r.DecodedBytes, "packed from typed contents: held beside the message")
 			require.True(t, r.BinaryOutputs, "gRPC outputs travel raw")
 		})
 	}
@@ -62,7 +62,7 @@ func TestDecodeGRPCRawAndParameters(t *testing.T) {
 	require.Equal(t, int64(2), r.Priority)
 	require.Equal(t, []OutputRequest{{Name: "y", Binary: true}, {Name: "z", Binary: true, Classes: 5}}, r.Outputs)
 	require.Same(t, &raw[0], &r.Inputs[0].Data[0], "raw contents are used in place")
-	require.Zero(t, r.CopiedBytes)
+	require.Zero(t, r.DecodedBytes)
 }
 
 func TestDecodeGRPCRejects(t *testing.T) {

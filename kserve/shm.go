@@ -123,7 +123,7 @@ func grpcShmRef(p map[string]*pb.InferParameter) (ShmRef, bool, error) {
 
 // readShm copies an input's bytes out of its region, checking them against
 // what its shape and data type need (BYTES elements vary: tensor.New counts
-// them), and adds them to counted (Request.CopiedBytes).
+// them), and adds them to counted (Request.ShmBytes).
 func readShm(shm SharedMemory, ref ShmRef, want int64, counted *int64) ([]byte, error) {
 	if shm == nil {
 		return nil, errNoShm

@@ -42,7 +42,7 @@ func TestDecodeRequestWithSharedMemory(t *testing.T) {
 		"outputs": [{"name": "y", "parameters": {"shared_memory_region": "r", "shared_memory_byte_size": 8}}]}`), -1, shm)
 	require.NoError(t, err)
 	require.Equal(t, []byte{8, 9, 10, 11}, r.Inputs[0].Data)
-	require.EqualValues(t, 4, r.CopiedBytes, "what the daemon holds in its budget of bytes in flight")
+	require.EqualValues(t, 4, r.ShmBytes, "what the daemon holds in its budget of bytes in flight")
 	shm.mem[8] = 99
 	require.Equal(t, byte(8), r.Inputs[0].Data[0], "copied out of the region")
 	require.Equal(t, []OutputRequest{{Name: "y", Shm: &ShmRef{Region: "r", Size: 8}}}, r.Outputs)
@@ -121,7 +121,7 @@ func TestDecodeGRPCRequestWithSharedMemory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{1, 1}, r.Inputs[0].Data)
 	require.Equal(t, []byte{2, 3}, r.Inputs[1].Data)
-	require.EqualValues(t, 2, r.CopiedBytes)
+	require.EqualValues(t, 2, r.ShmBytes)
 	require.Equal(t, []byte{3, 3}, r.Inputs[2].Data)
 	require.Equal(t, &ShmRef{Region: "r", Offset: 2, Size: 2}, r.Outputs[0].Shm)
 
