@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/connlimit"
@@ -135,35 +134,4 @@ func readJSONBody(r *http.Request, limit int64, v any) (present bool, err error)
 		return true, fmt.Errorf("not JSON: %w", err)
 	}
 	return true, nil
-}
-
-// lazyDeadline is its Context ending at deadline, whose timer starts only
-// once something waits on it: a holding that finds room at once, as nearly
-// all do, makes none.
-type lazyDeadline struct {
-	context.Context
-	deadline time.Time
-	inner    context.Context
-	cancel   context.CancelFunc
-	once     sync.Once
-}
-
-func (l *lazyDeadline) start() {
-	l.once.Do(func() { l.inner, l.cancel = context.WithDeadline(l.Context, l.deadline) })
-}
-
-// Deadline is when it ends.
-func (l *lazyDeadline) Deadline() (time.Time, bool) { return l.deadline, true }
-
-// Done starts the timer.
-func (l *lazyDeadline) Done() <-chan struct{} { l.start(); return l.inner.Done() }
-
-// Err says why it ended, if it has.
-func (l *lazyDeadline) Err() error { l.start(); return l.inner.Err() }
-
-// stop stops the timer, if it started.
-func (l *lazyDeadline) stop() {
-	if l.cancel != nil {
-		l.cancel()
-	}
 }
