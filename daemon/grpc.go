@@ -51,6 +51,7 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 		grpc.MaxConcurrentStreams(grpcStreamsPerConnection),
 		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),
+		grpc.ForceServerCodecV2(newGRPCCodec()),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
 		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
 		grpc.InTapHandle(receive.receiveTap),

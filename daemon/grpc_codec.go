@@ -1,0 +1,112 @@
+package daemon
+
+import (
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// grpcCodec is the gRPC server's codec: protobuf, except that a large
+// inference answer's raw_output_contents go out as they are, the outputs'
+// own bytes referenced where the protobuf codec copies them into one buffer
+// with the rest of the message. Until the client has taken it, such an
+// answer holds its outputs once rather than twice.
+type grpcCodec struct{ proto encoding.CodecV2 }
+
+// zeroCopyAnswer is the least raw output bytes an answer sends without
+// copying them; a smaller answer is one buffer, as the protobuf codec
+// makes it.
+const zeroCopyAnswer = 64 << 10
+
+// Field numbers of the inference protocol's messages that the codec
+// writes itself.
+const (
+	fieldRawOutputContents protowire.Number = 6 // ModelInferResponse.raw_output_contents
+	fieldInferResponse     protowire.Number = 2 // ModelStreamInferResponse.infer_response
+)
+
+func newGRPCCodec() grpcCodec { return grpcCodec{proto: encoding.GetCodecV2("proto")} }
+
+// Name is the protobuf codec's: the codec is used in its place.
+func (c grpcCodec) Name() string { return c.proto.Name() }
+
+// Unmarshal is the protobuf codec's.
+func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+
+// Marshal writes v as the protobuf codec does, a large inference answer's
+// raw outputs by reference.
+func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
+	switch m := v.(type) {
+	case *pb.ModelInferResponse:
+		if rawBytes(m) >= zeroCopyAnswer {
+			out, _, err := c.marshalInfer(m)
+			return out, err
+		}
+	case *pb.ModelStreamInferResponse:
+		if rawBytes(m.InferResponse) >= zeroCopyAnswer {
+			return c.marshalStreamed(m)
+		}
+	}
+	return c.proto.Marshal(v)
+}
+
+// rawBytes is how many bytes m's raw outputs hold (0 for no answer).
+func rawBytes(m *pb.ModelInferResponse) int {
+	if m == nil {
+		return 0
+	}
+	n := 0
+	for _, b := range m.RawOutputContents {
+		n += len(b)
+	}
+	return n
+}
+
+// marshalInfer writes m, the rest of it by the protobuf codec and then each
+// raw output as its field's key and length and its bytes as they are, and
+// says how many bytes that is. Protobuf readers take a message's fields in
+// any order.
+func (c grpcCodec) marshalInfer(m *pb.ModelInferResponse) (mem.BufferSlice, int, error) {
+	raw := m.RawOutputContents
+	m.RawOutputContents = nil
+	head, err := c.proto.Marshal(m)
+	m.RawOutputContents = raw
+	if err != nil {
+		return nil, 0, err
+	}
+	out, size := head, head.Len()
+	for _, b := range raw {
+		key := protowire.AppendTag(nil, fieldRawOutputContents, protowire.BytesType)
+		key = protowire.AppendVarint(key, uint64(len(b)))
+		out = append(out, mem.SliceBuffer(key))
+		if len(b) > 0 {
+			out = append(out, mem.SliceBuffer(b))
+		}
+		size += len(key) + len(b)
+	}
+	return out, size, nil
+}
+
+// marshalStreamed writes a stream's message: its error message, if any, by
+// the protobuf codec, and its answer as marshalInfer writes it, as the
+// field that holds it.
+func (c grpcCodec) marshalStreamed(m *pb.ModelStreamInferResponse) (mem.BufferSlice, error) {
+	answer := m.InferResponse
+	inner, size, err := c.marshalInfer(answer)
+	if err != nil {
+		return nil, err
+	}
+	m.InferResponse = nil
+	head, err := c.proto.Marshal(m)
+	m.InferResponse = answer
+	if err != nil {
+		inner.Free()
+		return nil, err
+	}
+	key := protowire.AppendTag(nil, fieldInferResponse, protowire.BytesType)
+	key = protowire.AppendVarint(key, uint64(size))
+	out := append(head, mem.SliceBuffer(key))
+	return append(out, inner...), nil
+}
