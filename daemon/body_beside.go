@@ -92,6 +92,17 @@ func (r *besideRatios) learn(k besideKey, body, beside int64) {
 	r.of[k] = v + (obs-v)*besideForget
 }
 
+// retain forgets the ratios of the models keep refuses.
+func (r *besideRatios) retain(keep func(model string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.of {
+		if !keep(k.model) {
+			delete(r.of, k)
+		}
+	}
+}
+
 // besideEstimate is what a request of m in form whose body has size bytes
 // is taken to hold beside it: never more than one holding may take, so
 // that no request is refused for its estimate alone.

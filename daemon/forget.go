@@ -10,8 +10,8 @@ import (
 // forgetUnserved drops what the node keeps of each model and pipeline it
 // no longer serves (unloaded, gone from the repository, a version its
 // policy retired): its rate estimates, its statistics and latency window,
-// why it was not served, and its series in /metrics, as Triton drops an
-// unloaded model's.
+// why it was not served, what its requests hold beside their bodies, and
+// its series in /metrics, as Triton drops an unloaded model's.
 //
 // A rate kept for a model that is gone held every later period's plan as
 // not serving it (its estimate never falls below control.MinPlanRate, and
@@ -42,6 +42,7 @@ func (n *node) forgetUnserved() {
 			n.unserved.clear(name)
 		}
 	}
+	n.besideRatio.retain(keep)
 	if n.metrics != nil {
 		n.metrics.retain(keep)
 	}
@@ -52,7 +53,7 @@ func (n *node) forgetUnserved() {
 func (m *metrics) retain(keep func(model string) bool) {
 	for _, v := range []*prometheus.MetricVec{m.requests.MetricVec, m.failures.MetricVec, m.violations.MetricVec,
 		m.e2e.MetricVec, m.queue.MetricVec, m.compute.MetricVec, m.hop.MetricVec, m.batch.MetricVec,
-		m.cacheHits.MetricVec, m.cacheMisses.MetricVec} {
+		m.cacheHits.MetricVec, m.cacheMisses.MetricVec, m.abandoned.MetricVec} {
 		for _, model := range modelLabels(v) {
 			if !keep(model) {
 				v.DeletePartialMatch(prometheus.Labels{"model": model})

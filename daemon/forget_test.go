@@ -29,6 +29,8 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 		n.metrics.countRequest(model)
 		n.metrics.e2e.WithLabelValues(model).Observe(0.001)
 		n.metrics.failures.WithLabelValues(model, "timeout").Inc()
+		n.metrics.abandoned.WithLabelValues(model).Inc()
+		n.besideRatio.learn(besideKey{model, formJSON}, 100, 800)
 	}
 	n.stepRates.hit("gone", t0)
 	n.unserved.set("gone", "the plan cannot place it")
@@ -52,10 +54,12 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 	require.Empty(t, n.unserved.all())
 	_, ok = n.counters.m.Load("a")
 	require.True(t, ok)
+	require.InDelta(t, unknownBesideRatio, n.besideRatio.ratio(besideKey{"gone", formJSON}), 1e-9, "what its requests held is forgotten")
+	require.InDelta(t, 8, n.besideRatio.ratio(besideKey{"a", formJSON}), 1e-9)
 
 	reg := prometheus.NewPedanticRegistry() // the per-model families alone: the node's collector needs its devices
 	m := n.metrics
-	reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses)
+	reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses, m.abandoned)
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	models := map[string][]string{} // family → its series' models
@@ -71,6 +75,7 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 	require.Equal(t, map[string][]string{
 		"gpuletd_requests_total": {"a"}, "gpuletd_request_failures_total": {"a"},
 		"gpuletd_request_duration_seconds": {"a"}, "gpuletd_slo_violations_total": {"a"},
+		"gpuletd_http_answers_abandoned_total": {"a"},
 	}, models)
 }
 
