@@ -24,8 +24,8 @@ import (
 // buffers). release gives the bytes back once the answer is written.
 func (n *node) readBody(r *http.Request, m *repository.Model, arrival time.Time) (body []byte, release func(), ierr *inferError) {
 	limits := n.conf().Limits
-	ctx, cancel := context.WithDeadline(r.Context(), arrival.Add(m.Config.SLO.D()))
-	defer cancel()
+	ctx := &lazyDeadline{Context: r.Context(), deadline: arrival.Add(m.Config.SLO.D())}
+	defer ctx.stop()
 	size := r.ContentLength
 	if size > int64(limits.MaxRequestBody) {
 		return nil, func() {}, tooLarge(int64(limits.MaxRequestBody))
@@ -67,17 +67,18 @@ func tooLarge(limit int64) *inferError {
 		msg: fmt.Sprintf("request body is over the limit of %d bytes (limits.max_request_body)", limit)}
 }
 
-// holdMessage takes a received message's bytes (or the bytes its inputs
-// took out of shared memory) in the budget of request bytes in flight,
-// waiting for room at most until the model's SLO has passed, as readBody
-// does for a REST body. Nothing to hold holds nothing.
+// holdMessage takes a received message's bytes in the budget of request
+// bytes in flight, waiting for room at most until the model's SLO has
+// passed, as readBody does for a REST body. Nothing to hold holds nothing.
 func (n *node) holdMessage(ctx context.Context, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
-	return n.hold(ctx, n.bodies, m, size, arrival)
+	return n.hold(ctx, n.bodies, m, size, arrival, n.overBudget)
 }
 
 // hold takes size bytes of b (nil: no budget) for a request of m, waiting
-// for room at most until its SLO has passed.
-func (n *node) hold(ctx context.Context, b *connlimit.Budget, m *repository.Model, size int64, arrival time.Time) (func(), *inferError) {
+// for room at most until its SLO has passed; refuse says why there was
+// none.
+func (n *node) hold(ctx context.Context, b *connlimit.Budget, m *repository.Model, size int64, arrival time.Time,
+	refuse func(*repository.Model) *inferError) (func(), *inferError) {
 	if size <= 0 || b == nil {
 		return func() {}, nil
 	}
@@ -85,29 +86,28 @@ func (n *node) hold(ctx context.Context, b *connlimit.Budget, m *repository.Mode
 	defer wait.stop()
 	release, err := b.Hold(wait, m.Name, size)
 	if errors.Is(err, connlimit.ErrOverBudget) {
-		if b == n.besides {
-			return release, n.overBesides(m)
-		}
-		return release, n.overBudget(m)
+		return release, refuse(m)
 	}
 	return release, nil
 }
 
 // overBudget is the refusal of a request of m whose bytes found no room in
-// the budget of bytes in flight before its SLO passed. It says what m's own
-// requests hold, since one model's may fill three quarters of the budget at
-// most.
+// the budget of bytes in flight before its SLO passed.
 func (n *node) overBudget(m *repository.Model) *inferError {
-	return &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
-		msg: fmt.Sprintf("%s: request bytes in flight hold limits.max_inflight_bytes (%d bytes, %d of them this model's requests); retry shortly",
-			m.Name, n.bodies.Max(), n.bodies.Holds(m.Name))}
+	return budgetRefusal(m, n.bodies, "request bytes in flight hold limits.max_inflight_bytes")
 }
 
 // overBesides is overBudget for what requests hold beside their bodies.
 func (n *node) overBesides(m *repository.Model) *inferError {
+	return budgetRefusal(m, n.besides, "what requests in flight hold beside their bodies (decoded inputs, outputs) fills its budget, as large as limits.max_inflight_bytes")
+}
+
+// budgetRefusal says that b, full as full says, had no room for a request
+// of m. It says what m's own requests hold of it, since one model's may
+// fill three quarters of a budget at most.
+func budgetRefusal(m *repository.Model, b *connlimit.Budget, full string) *inferError {
 	return &inferError{code: http.StatusServiceUnavailable, reason: reasonMemoryBudget,
-		msg: fmt.Sprintf("%s: what requests in flight hold beside their bodies (decoded inputs, outputs) fills its budget, as large as limits.max_inflight_bytes (%d bytes, %d of them this model's requests); retry shortly",
-			m.Name, n.besides.Max(), n.besides.Holds(m.Name))}
+		msg: fmt.Sprintf("%s: %s (%d bytes, %d of them this model's requests); retry shortly", m.Name, full, b.Max(), b.Holds(m.Name))}
 }
 
 // maxParamsBody bounds the body of an API request that carries only

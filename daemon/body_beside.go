@@ -117,7 +117,7 @@ func (n *node) besideEstimate(m *repository.Model, form besideForm, size int64) 
 // holdBeside takes est, the estimate of what a request of m will hold
 // beside its body, waiting for room at most until its SLO has passed.
 func (n *node) holdBeside(ctx context.Context, m *repository.Model, est int64, arrival time.Time) (func(), *inferError) {
-	return n.hold(ctx, n.besides, m, est, arrival)
+	return n.hold(ctx, n.besides, m, est, arrival, n.overBesides)
 }
 
 // settleBeside books what a request req of m in form whose body had body

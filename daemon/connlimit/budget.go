@@ -211,8 +211,13 @@ func (b *Budget) Hold(ctx context.Context, owner string, n int64) (release func(
 	if err != nil {
 		return func() {}, err
 	}
+	return b.releaser(owner, n, k), nil
+}
+
+// releaser gives back, once, n bytes of owner's taken as k.
+func (b *Budget) releaser(owner string, n int64, k kind) func() {
 	var once sync.Once
-	return func() { once.Do(func() { b.release(owner, n, k) }) }, nil
+	return func() { once.Do(func() { b.release(owner, n, k) }) }
 }
 
 // Take takes n bytes for owner at once, past the budget's size if need be:
@@ -233,6 +238,5 @@ func (b *Budget) Take(owner string, n int64) (release func()) {
 	b.all.force(n)
 	b.used.Add(n)
 	b.took(owner, n)
-	var once sync.Once
-	return func() { once.Do(func() { b.release(owner, n, k) }) }
+	return b.releaser(owner, n, k)
 }

@@ -24,8 +24,7 @@ else
   "$bin" models synth --models tokens "$work/models" >/dev/null
 fi
 daemon_env "$work" "$work/models"
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 good='{"inputs":[{"name":"ids","shape":[1,4],"datatype":"INT64","data":[1,2,3,4]}]}'
 bad='{"inputs":[{"name":"ids","shape":[1,4],"datatype":"INT64","data":[1,2,3,99]}]}'
 for _ in $(seq 1 "$rounds"); do

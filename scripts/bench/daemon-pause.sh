@@ -31,9 +31,7 @@ done
 rm -rf "$work/models/lenet5" "$work/models/mlp"
 export GPULETD_DEVICES="[{kind: emulated, profiles: igniter-v100, count: 2}]"
 daemon_env "$work" "$work/models"
-"$bin" serve >"$work/serve.log" 2>&1 &
-daemon=$!
-wait_ready "$work/serve.log"
+serve_ready
 models=$(echo $mix | tr ' ' ',')
 "$bin" load --url "$url" --model "$models" --rate "$rate" --duration 10s >/dev/null 2>&1
 "$bin" load --url "$url" --model "$models" --rate "$rate" --duration 40s >"$work/load.txt" 2>&1 &

@@ -31,9 +31,7 @@ daemon_env "$work" "$work/models"
 if [ -n "${GRPC:-}" ]; then
   how="$how --grpc $GPULETD_GRPC_LISTEN"
 fi
-"$bin" serve >"$work/serve.log" 2>&1 &
-daemon=$!
-wait_ready "$work/serve.log"
+serve_ready
 "$bin" load --url "$url" --model "$model=$rate" --duration 10s $how >/dev/null 2>&1
 "$bin" load --url "$url" --model "$model=$rate" --duration $((hold + 10))s $how >"$work/load.txt" 2>&1 &
 load=$!

@@ -18,8 +18,7 @@ emulate_as lenet5 4ms alexnet
 emulate_as resnet18 50ms resnet50
 daemon_env "$work" "$work/models"
 export GPULETD_DEVICES='[{kind: emulated, profiles: igniter-v100, count: 2}]'
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 echo "== gpuletd load lenet5=100,resnet18=100 --duration 60s --warmup 5s"
 "$bin" load --url "$url" --model lenet5=100,resnet18=100 --duration 60s --warmup 5s 2>&1 | grep -E '^(MODEL|lenet5|resnet18|total) '
 echo "== gpuletd status (lenet5)"

@@ -13,11 +13,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
 "$root/bin/gpuletd" models synth --models tokens "$work/models" >/dev/null
-sed -i "s/^slo:.*/slo: 20s/" "$work/models/tokens/config.yaml"
+set_slo tokens 20s
 daemon_env "$work" "$work/models"
-"$bin" serve >"$work/serve.log" 2>&1 &
-daemon=$!
-wait_ready "$work/serve.log"
+serve_ready
 "$root/bin/gpuletd" load tokens --url "$url" --grpc "127.0.0.1:$((port + 1))" --shape "ids:${T:-1000000}" \
   --arrival closed --concurrency "${CONCURRENCY:-8}" --duration "${DURATION:-10s}" 2>&1 |
   grep -E '^(arrivals|requests|failed|latency)'

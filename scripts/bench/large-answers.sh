@@ -16,13 +16,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
 "$root/bin/gpuletd" models synth --models tokens "$work/models" >/dev/null
-sed -i "s/^slo:.*/slo: 20s/" "$work/models/tokens/config.yaml"
+set_slo tokens 20s
 daemon_env "$work" "$work/models"
 peak() { grep VmHWM "/proc/$daemon/status" | awk '{printf "%d MB", $2/1024}'; }
 for form in json binary; do
-  "$bin" serve >"$work/serve.log" 2>&1 &
-  daemon=$!
-  wait_ready "$work/serve.log"
+  serve_ready
   ready=$(peak)
   python3 - "$url" "$form" "${CLIENTS:-8}" "${T:-1000000}" "${ROUNDS:-3}" <<'PY'
 import collections, concurrent.futures, json, sys, time, urllib.error, urllib.request

@@ -21,8 +21,7 @@ emulate_as resnet18 100ms resnet50
 emulate_as vgg 100ms vgg19
 daemon_env "$work" "$work/models"
 export GPULETD_DEVICES='[{kind: emulated, profiles: igniter-v100, count: 1}]'
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 sed -i 's/^slo:.*/slo: 2ms/' "$work/models/lenet5/config.yaml"
 echo "== gpuletd models load lenet5 --dry-run"
 "$bin" models load lenet5 --dry-run --url "$url" 2>&1 || echo "exit status $?"

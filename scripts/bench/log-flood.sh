@@ -15,8 +15,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 daemon_work
 "$root/bin/gpuletd" models synth --models tokens,lenet5 "$work/models" >/dev/null
 daemon_env "$work" "$work/models"
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 sleep 1
 before=$(wc -l <"$work/serve.log")
 python3 - "$url" "${1:-500}" <<'PY'

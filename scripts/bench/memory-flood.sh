@@ -16,8 +16,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 daemon_work
 "$root/bin/gpuletd" models synth --models vgg,lenet5 "$work/models" >/dev/null
 daemon_env "$work" "$work/models"
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 "$bin" load --url "$url" --model vgg --rate "$flood" --concurrency 2000 --duration 20s >"$work/flood.txt" 2>&1 &
 flooding=$!
 echo "== lenet5, 100 req/s"

@@ -22,8 +22,7 @@ emulate_as vgg 100ms vgg19
 emulate_as mlp 100ms ssd
 daemon_env "$work" "$work/models"
 export GPULETD_DEVICES='[{kind: emulated, profiles: igniter-v100, count: 2}]'
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 mix=${MIX:-lenet5=400,resnet18=300,vgg=100,mlp=60}
 echo "== gpuletd load $mix --duration ${DURATION:-60s} --warmup 5s"
 "$bin" load --url "$url" --model "$mix" --duration "${DURATION:-60s}" --warmup 5s 2>&1 | grep -E '^(MODEL|lenet5|resnet18|vgg|mlp|total) '

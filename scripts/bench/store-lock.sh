@@ -17,8 +17,7 @@ command -v sqlite3 >/dev/null || { echo "store-lock.sh needs the sqlite3 shell (
 daemon_work
 "$root/bin/gpuletd" models synth --models lenet5,mlp "$work/models" >/dev/null
 daemon_env "$work" "$work/models"
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 "$bin" load --url "$url" --model lenet5 --rate 50 --duration $((hold + 15))s >"$work/load.txt" 2>&1 &
 loading=$!
 sleep 2

@@ -16,8 +16,7 @@ daemon_work
 "$root/bin/gpuletd" models synth --models lenet5,mlp "$work/models" >/dev/null
 daemon_env "$work" "$work/models"
 export GPULETD_SCHEDULER_REORGANIZE_PERIOD=3s GPULETD_LOG_LEVEL=debug
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 "$bin" load --url "$url" --model mlp=50,lenet5=30 --duration 8s >/dev/null
 "$bin" models unload --url "$url" mlp >/dev/null
 "$bin" load --url "$url" --model lenet5=30 --duration $((periods * 3))s >"$work/load.txt"

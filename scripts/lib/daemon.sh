@@ -39,6 +39,19 @@ wait_ready() {
   return 1
 }
 
+# serve_ready starts the daemon ($bin serve, its log in $work/serve.log),
+# sets daemon to its pid, and waits for it to be ready.
+serve_ready() {
+  "$bin" serve >"$work/serve.log" 2>&1 &
+  daemon=$!
+  wait_ready "$work/serve.log"
+}
+
+# set_slo MODEL SLO gives the demo model MODEL of $work/models the SLO SLO.
+set_slo() {
+  sed -i "s/^slo:.*/slo: $2/" "$work/models/$1/config.yaml"
+}
+
 # emulate_as MODEL SLO PROFILE gives the demo model MODEL of $work/models
 # (gpuletd models synth) the SLO SLO and the reference set's curve of
 # PROFILE, which an emulated device serves it with.

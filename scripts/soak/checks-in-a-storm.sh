@@ -18,8 +18,7 @@ daemon_work
 daemon_env "$work" "$work/repo"
 export GPULETD_DEVICES=cpu
 "$bin" models synth "$work/repo" --models lenet5 >/dev/null
-"$bin" serve >"$work/serve.log" 2>&1 &
-wait_ready "$work/serve.log"
+serve_ready
 "$bin" load --url "$url" --model lenet5 --rate 20000 --duration $((rounds + 8))s --concurrency 4096 \
   >"$work/load.log" 2>&1 &
 sleep 5

@@ -20,9 +20,7 @@ daemon_work
 "$bin" models synth --models lenet5,tokens "$work/models" >/dev/null
 daemon_env "$work" "$work/models"
 grpc=127.0.0.1:$((port + 1))
-"$bin" serve >"$work/serve.log" 2>&1 &
-daemon=$!
-wait_ready "$work/serve.log"
+serve_ready
 readings() {
   local m
   m=$(curl -s -H 'Host: 127.0.0.1' "$url/metrics")
