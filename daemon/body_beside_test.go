@@ -127,10 +127,12 @@ func TestRequestsWaitingForRoomBesideTheirBodiesAreServedInTurn(t *testing.T) {
 	require.Zero(t, n.besideInUse(), "bodies read hold nothing beside them yet")
 	for _, release := range releases {
 		go func() {
-			defer release()
+			// The body is given back before the result is sent, so that
+			// the last result finds everything given back.
 			est := n.besideEstimate(m, formJSON, body)
 			held, ierr := n.holdBeside(context.Background(), m, est, time.Now())
 			if ierr != nil {
+				release()
 				results <- result{ierr: ierr}
 				return
 			}
@@ -138,6 +140,7 @@ func TestRequestsWaitingForRoomBesideTheirBodiesAreServedInTurn(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)        // run and write the answer
 			n.settleBeside(m, formJSON, body, est, &kserve.Request{}, outputOf(beside))()
 			held()
+			release()
 			results <- result{overfull: overfull}
 		}()
 	}
