@@ -53,7 +53,7 @@ func (n *node) forgetUnserved() {
 func (m *metrics) retain(keep func(model string) bool) {
 	for _, v := range []*prometheus.MetricVec{m.requests.MetricVec, m.failures.MetricVec, m.violations.MetricVec,
 		m.e2e.MetricVec, m.queue.MetricVec, m.compute.MetricVec, m.hop.MetricVec, m.batch.MetricVec,
-		m.cacheHits.MetricVec, m.cacheMisses.MetricVec, m.abandoned.MetricVec} {
+		m.cacheHits.MetricVec, m.cacheMisses.MetricVec, m.abandoned.MetricVec, m.grpcAbandoned.MetricVec} {
 		for _, model := range modelLabels(v) {
 			if !keep(model) {
 				v.DeletePartialMatch(prometheus.Labels{"model": model})

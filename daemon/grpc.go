@@ -51,7 +51,7 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 		grpc.MaxConcurrentStreams(grpcStreamsPerConnection),
 		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxRequestBody)),
 		grpc.MaxSendMsgSize(int(cfg.Limits.MaxRequestBody)),
-		grpc.ForceServerCodecV2(newGRPCCodec()),
+		grpc.ForceServerCodecV2(newGRPCCodec(n.grpcAnswers)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
 		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
 		grpc.InTapHandle(receive.receiveTap),
@@ -78,7 +78,7 @@ func (n *node) listenGRPC(cfg config.Config) (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return n.conns.Beside(tcp), nil
+	return n.grpcAnswers.listener(n.conns.Beside(tcp)), nil
 }
 
 // grpcMutating asks the repository's load and unload calls, the

@@ -12,8 +12,12 @@ import (
 // inference answer's raw_output_contents go out as they are, the outputs'
 // own bytes referenced where the protobuf codec copies them into one buffer
 // with the rest of the message. Until the client has taken it, such an
-// answer holds its outputs once rather than twice.
-type grpcCodec struct{ proto encoding.CodecV2 }
+// answer holds its outputs once rather than twice, and they stay in the
+// budget of what requests hold beside their bodies (grpcAnswers).
+type grpcCodec struct {
+	proto   encoding.CodecV2
+	answers *grpcAnswers // nil: nothing held
+}
 
 // zeroCopyAnswer is the least raw output bytes an answer sends without
 // copying them; a smaller answer is one buffer, as the protobuf codec
@@ -27,7 +31,9 @@ const (
 	fieldInferResponse     protowire.Number = 2 // ModelStreamInferResponse.infer_response
 )
 
-func newGRPCCodec() grpcCodec { return grpcCodec{proto: encoding.GetCodecV2("proto")} }
+func newGRPCCodec(answers *grpcAnswers) grpcCodec {
+	return grpcCodec{proto: encoding.GetCodecV2("proto"), answers: answers}
+}
 
 // Name is the protobuf codec's: the codec is used in its place.
 func (c grpcCodec) Name() string { return c.proto.Name() }
@@ -41,15 +47,32 @@ func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 	switch m := v.(type) {
 	case *pb.ModelInferResponse:
 		if rawBytes(m) >= zeroCopyAnswer {
-			out, _, err := c.marshalInfer(m)
+			h := c.answers.take(m)
+			out, _, err := c.marshalInfer(m, h)
+			c.handed(h, err)
 			return out, err
 		}
 	case *pb.ModelStreamInferResponse:
 		if rawBytes(m.InferResponse) >= zeroCopyAnswer {
-			return c.marshalStreamed(m)
+			h := c.answers.take(m.InferResponse)
+			out, err := c.marshalStreamed(m, h)
+			c.handed(h, err)
+			return out, err
 		}
 	}
 	return c.proto.Marshal(v)
+}
+
+// handed books that h's answer went to the gRPC library, to be given back
+// as its pieces are sent; at once when none says so, or it failed (err).
+func (c grpcCodec) handed(h *heldAnswer, err error) {
+	if h == nil {
+		return
+	}
+	if err != nil {
+		h.left = 0
+	}
+	c.answers.sent(h, 0)
 }
 
 // rawBytes is how many bytes m's raw outputs hold (0 for no answer).
@@ -65,10 +88,11 @@ func rawBytes(m *pb.ModelInferResponse) int {
 }
 
 // marshalInfer writes m, the rest of it by the protobuf codec and then each
-// raw output as its field's key and length and its bytes as they are, and
+// raw output as its field's key and length and its bytes as they are (in
+// pieces of answerStep that tell h when they are sent, h not nil), and
 // says how many bytes that is. Protobuf readers take a message's fields in
 // any order.
-func (c grpcCodec) marshalInfer(m *pb.ModelInferResponse) (mem.BufferSlice, int, error) {
+func (c grpcCodec) marshalInfer(m *pb.ModelInferResponse, h *heldAnswer) (mem.BufferSlice, int, error) {
 	raw := m.RawOutputContents
 	m.RawOutputContents = nil
 	head, err := c.proto.Marshal(m)
@@ -81,10 +105,18 @@ func (c grpcCodec) marshalInfer(m *pb.ModelInferResponse) (mem.BufferSlice, int,
 		key := protowire.AppendTag(nil, fieldRawOutputContents, protowire.BytesType)
 		key = protowire.AppendVarint(key, uint64(len(b)))
 		out = append(out, mem.SliceBuffer(key))
-		if len(b) > 0 {
-			out = append(out, mem.SliceBuffer(b))
-		}
 		size += len(key) + len(b)
+		if h == nil {
+			if len(b) > 0 {
+				out = append(out, mem.SliceBuffer(b))
+			}
+			continue
+		}
+		for len(b) > 0 {
+			n := min(len(b), answerStep)
+			out = append(out, h.buffer(b[:n]))
+			b = b[n:]
+		}
 	}
 	return out, size, nil
 }
@@ -92,9 +124,9 @@ func (c grpcCodec) marshalInfer(m *pb.ModelInferResponse) (mem.BufferSlice, int,
 // marshalStreamed writes a stream's message: its error message, if any, by
 // the protobuf codec, and its answer as marshalInfer writes it, as the
 // field that holds it.
-func (c grpcCodec) marshalStreamed(m *pb.ModelStreamInferResponse) (mem.BufferSlice, error) {
+func (c grpcCodec) marshalStreamed(m *pb.ModelStreamInferResponse, h *heldAnswer) (mem.BufferSlice, error) {
 	answer := m.InferResponse
-	inner, size, err := c.marshalInfer(answer)
+	inner, size, err := c.marshalInfer(answer, h)
 	if err != nil {
 		return nil, err
 	}

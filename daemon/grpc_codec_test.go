@@ -38,7 +38,7 @@ func TestTheGRPCCodecSendsLargeOutputsAsTheyAre(t *testing.T) {
 		{"another message", &pb.ServerLiveResponse{Live: true}, false, &pb.ServerLiveResponse{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newGRPCCodec()
+			c := newGRPCCodec(nil)
 			want, err := proto.Marshal(tc.msg)
 			require.NoError(t, err)
 			got, err := c.Marshal(tc.msg)

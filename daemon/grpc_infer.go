@@ -19,10 +19,11 @@ import (
 
 // ModelInfer runs one request through the path REST requests take.
 func (s *grpcServer) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
-	res, ierr := s.n.inferGRPC(ctx, r, time.Now())
+	res, held, ierr := s.n.inferGRPC(ctx, r, time.Now())
 	if ierr != nil {
 		return nil, grpcError(ierr)
 	}
+	s.n.grpcAnswers.keep(ctx, res, held)
 	if proto.Size(res) < minCompressedAnswer {
 		// gRPC answers in the coding the request came in; a small answer
 		// goes as it is, as over REST, since compressing it only costs
@@ -76,9 +77,11 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			res, ierr := s.n.inferGRPC(ctx, r, arrival)
+			res, held, ierr := s.n.inferGRPC(ctx, r, arrival)
 			out := &pb.ModelStreamInferResponse{InferResponse: res}
-			if ierr != nil {
+			if ierr == nil {
+				s.n.grpcAnswers.keep(ctx, res, held)
+			} else {
 				out = &pb.ModelStreamInferResponse{ErrorMessage: ierr.msg,
 					InferResponse: &pb.ModelInferResponse{Id: r.Id, ModelName: r.ModelName, ModelVersion: r.ModelVersion}}
 			}
@@ -117,15 +120,15 @@ func receiveStream(ctx context.Context, stream pb.GRPCInferenceService_ModelStre
 
 // inferGRPC is handleInfer for a gRPC request: the model, the overload
 // share, the byte budget, then the shared path, booked as REST books it.
-func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival time.Time) (*pb.ModelInferResponse, *inferError) {
+// With its answer it returns what the answer holds beside the request's
+// message, to be given back once the gRPC library has sent it
+// (grpcAnswers.keep); nil with a failure.
+func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival time.Time) (res *pb.ModelInferResponse, held *heldAnswer, ierr *inferError) {
 	m, ierr := n.lookupModel(r.ModelName, r.ModelVersion)
 	if ierr != nil {
-		return nil, ierr
+		return nil, nil, ierr
 	}
-	var (
-		res   *pb.ModelInferResponse
-		batch int32
-	)
+	var batch int32
 	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival)
 	ctx = withTrace(ctx, tr)
 	if ierr = n.begin(m, arrival); ierr == nil {
@@ -137,41 +140,45 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 		if limit := int64(n.conf().Limits.MaxRequestBody); size > limit {
 			ierr = tooLarge(limit)
 		} else if release, ierr = n.holdMessage(ctx, m, size, arrival); ierr == nil {
-			res, batch, ierr = n.runGRPC(ctx, m, r, size, arrival)
+			res, batch, held, ierr = n.runGRPC(ctx, m, r, size, arrival)
 			release()
 		}
 	}
 	n.finish(m, arrival, batch, ierr)
 	n.traces.done(tr, time.Now(), ierr.message())
-	return res, ierr
+	return res, held, ierr
 }
 
 // runGRPC decodes, runs and encodes one gRPC request whose message has
-// size bytes. What it holds beside the message is given back as it
-// returns: the gRPC server sends the answer after.
-func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInferRequest, size int64, arrival time.Time) (*pb.ModelInferResponse, int32, *inferError) {
+// size bytes. What it holds beside the message is given back once the
+// gRPC library has sent the answer (answer; with a failure, as runGRPC
+// returns).
+func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInferRequest, size int64, arrival time.Time) (res *pb.ModelInferResponse, batch int32, answer *heldAnswer, ierr *inferError) {
 	form := formGRPCTyped
 	if len(r.RawInputContents) > 0 {
 		form = formGRPCRaw
 	}
 	est := n.besideEstimate(m, form, size)
 	held, ierr := n.holdBeside(ctx, m, est, arrival)
-	defer held()
 	if ierr != nil {
-		return nil, 0, ierr
+		return nil, 0, nil, ierr
 	}
 	req, err := kserve.DecodeGRPCRequestWith(r, n.sharedMem())
 	if err != nil {
-		return nil, 0, badRequest("%v", err)
+		held()
+		return nil, 0, nil, badRequest("%v", err)
 	}
-	res, ierr := n.execute(ctx, m, req, arrival)
+	ran, ierr := n.execute(ctx, m, req, arrival)
 	if ierr != nil {
-		return nil, 0, ierr
+		held()
+		return nil, 0, nil, ierr
 	}
-	defer n.settleBeside(m, form, size, est, req, res.outs)()
-	kout, ierr := n.placeOutputs(m, req, res.outs)
+	settled := n.settleBeside(m, form, size, est, req, ran.outs)
+	kout, ierr := n.placeOutputs(m, req, ran.outs)
 	if ierr != nil {
-		return nil, 0, ierr
+		settled()
+		held()
+		return nil, 0, nil, ierr
 	}
-	return kserve.EncodeGRPCResponse(res.head(m, req), kout), res.batch, nil
+	return kserve.EncodeGRPCResponse(ran.head(m, req), kout), ran.batch, &heldAnswer{model: m.Name, settled: settled, held: held}, nil
 }

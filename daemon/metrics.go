@@ -29,8 +29,10 @@ type metrics struct {
 	batch      *prometheus.HistogramVec
 	// cacheHits and cacheMisses count the response cache's look-ups.
 	cacheHits, cacheMisses *prometheus.CounterVec
-	// abandoned counts the answers clients did not take whole.
-	abandoned *prometheus.CounterVec
+	// abandoned counts the answers REST clients did not take whole;
+	// grpcAbandoned those of gRPC clients.
+	abandoned     *prometheus.CounterVec
+	grpcAbandoned *prometheus.CounterVec
 }
 
 // latencyBuckets span 100 µs to 10 s.
@@ -76,7 +78,10 @@ func newMetrics(n *node) *metrics {
 	m.abandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gpuletd_http_answers_abandoned_total", Help: "Inference answers over REST not sent whole: the client went away, or took none of their bytes for limits.body_timeout, per model.",
 	}, []string{"model"})
-	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses, m.abandoned,
+	m.grpcAbandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gpuletd_grpc_answers_abandoned_total", Help: "Inference answers over gRPC of 64 KiB or more of raw outputs not sent whole: the client's connection ended, or was closed because it took none of their bytes for limits.body_timeout, per model.",
+	}, []string{"model"})
+	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses, m.abandoned, m.grpcAbandoned,
 		&nodeCollector{n: n}, cacheCollector{n: n}, &tritonCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

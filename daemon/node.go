@@ -50,6 +50,8 @@ type node struct {
 	tls         *serverCert // the listeners' TLS certificate; nil: plain HTTP and gRPC
 	// grpc serves the gRPC listener; nil when grpc_listen is empty.
 	grpc *grpcFront
+	// grpcAnswers holds its large answers until sent (nil: not held).
+	grpcAnswers *grpcAnswers
 	// memGroup is the memory cgroup the daemon and its executors run in;
 	// nil where there is none to read.
 	memGroup *memcg.Group

@@ -73,7 +73,8 @@ func TestGRPCHoldsALimitLoweredByAReload(t *testing.T) {
 	r := &pb.ModelInferRequest{ModelName: "m",
 		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: string(tensor.FP32), Shape: []int64{128, 4}}},
 		RawInputContents: [][]byte{make([]byte, 2<<10)}}
-	res, ierr := n.inferGRPC(context.Background(), r, time.Now())
+	res, held, ierr := n.inferGRPC(context.Background(), r, time.Now())
+	require.Nil(t, held)
 	require.Nil(t, res)
 	require.NotNil(t, ierr)
 	require.Equal(t, http.StatusRequestEntityTooLarge, ierr.code)

@@ -183,6 +183,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	n.bodies = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
 	n.besides = connlimit.NewBudget(int64(cfg.Limits.MaxInflightBytes))
+	n.grpcAnswers = newGRPCAnswers(n)
 	ln := net.Listener(n.conns)
 	srv := n.httpServer(n.handler(opts.Web), cfg.Limits, log.Named("http"))
 	served := make(chan error, 1)

@@ -182,6 +182,8 @@ type Limits struct {
 	MaxQueuedPerModel int `yaml:"max_queued_per_model"`
 	// BodyTimeout bounds reading one request, headers and body: a client
 	// that sends more slowly is answered 408 and its connection closed.
+	// A client that takes none of its answers' bytes for as long loses its
+	// connection too.
 	BodyTimeout Duration `yaml:"body_timeout"`
 	// IdleTimeout closes a keep-alive connection that sends no request for
 	// this long.
