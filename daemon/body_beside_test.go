@@ -69,7 +69,7 @@ func TestWhatARequestHoldsBesideItsBodyIsCounted(t *testing.T) {
 	require.EqualValues(t, unknownBesideRatio*body, est, "before any answer")
 	held, ierr := n.holdBeside(context.Background(), m, est, time.Now())
 	require.Nil(t, ierr)
-	settled := n.settleBeside(m, formJSON, body, est, &kserve.Request{DecodedBytes: 80 << 10}, outputOf(mib))
+	settled := n.settleBeside(m, formJSON, body, est, &kserve.Request{DecodedBytes: 80 << 10}, &executed{outs: outputOf(mib)})
 	require.EqualValues(t, 80<<10+mib, n.besides.InUse(), "its decoded inputs and outputs, past the budget")
 	require.EqualValues(t, 80<<10+mib, n.heldByModel()["tokens"])
 
@@ -89,9 +89,9 @@ func TestWhatARequestHoldsBesideItsBodyIsCounted(t *testing.T) {
 	require.Zero(t, n.besideInUse(), "given back once written")
 	// A request with its inputs in shared memory holds what its regions
 	// hold, whatever its body: it is counted, and teaches nothing.
-	n.settleBeside(m, formBinary, body, 0, &kserve.Request{}, outputOf(body/2))()
+	n.settleBeside(m, formBinary, body, 0, &kserve.Request{}, &executed{outs: outputOf(body / 2)})()
 	require.EqualValues(t, body/2, n.besideEstimate(m, formBinary, body))
-	taken := n.settleBeside(m, formBinary, 300, 0, &kserve.Request{ShmBytes: 4 << 10}, nil)
+	taken := n.settleBeside(m, formBinary, 300, 0, &kserve.Request{ShmBytes: 4 << 10}, &executed{})
 	require.EqualValues(t, 4<<10, n.besideInUse())
 	taken()
 	require.EqualValues(t, body/2, n.besideEstimate(m, formBinary, body), "learned from the binary request alone")
@@ -138,7 +138,7 @@ func TestRequestsWaitingForRoomBesideTheirBodiesAreServedInTurn(t *testing.T) {
 			}
 			overfull := n.besideInUse() > mib-mib/4 // large holdings fill three quarters at most
 			time.Sleep(2 * time.Millisecond)        // run and write the answer
-			n.settleBeside(m, formJSON, body, est, &kserve.Request{}, outputOf(beside))()
+			n.settleBeside(m, formJSON, body, est, &kserve.Request{}, &executed{outs: outputOf(beside)})()
 			held()
 			release()
 			results <- result{overfull: overfull}
@@ -151,4 +151,46 @@ func TestRequestsWaitingForRoomBesideTheirBodiesAreServedInTurn(t *testing.T) {
 	}
 	require.Zero(t, n.besideInUse())
 	require.Zero(t, n.bodies.InUse())
+}
+
+// A pipeline request holds beside its body what its steps wrote until it
+// is answered, not only its outputs: a step's output that the pipeline
+// does not answer (an intermediate tensor, or an output not asked for)
+// counts, an output answered as a step wrote it counts once.
+func TestAPipelineHoldsWhatItsStepsWrote(t *testing.T) {
+	cp := newCachePipeline(t)
+	cp.p.Outputs = append(cp.p.Outputs, repository.TensorSpec{Name: "mid", DataType: tensor.FP32, Dims: []int64{250}})
+	cp.a.Outputs = append(cp.a.Outputs, repository.TensorSpec{Name: "z", DataType: tensor.FP32, Dims: []int64{250}})
+	cp.p.Config.Ensemble.Steps[0].Outputs["z"] = "mid"
+	cp.n.sendStep = func(_ context.Context, _ []*repository.Model, _ *gpuletRun, ins []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		y := tensor.Tensor{Name: "y", DataType: tensor.FP32, Shape: []int64{1, 2}, Data: ins[0].Data[:8]}
+		z := tensor.Tensor{Name: "z", DataType: tensor.FP32, Shape: []int64{1, 250}, Data: make([]byte, 1000)}
+		return &executed{outs: []tensor.Tensor{y, z}, batch: 1}, cp.a, &gpuletRun{}, nil
+	}
+	for _, tc := range []struct {
+		name    string
+		outputs []string
+		interim int64
+	}{
+		{"both answered", nil, 0},
+		{"the large one not asked for", []string{"out"}, 1000},
+		{"the small one not asked for", []string{"mid"}, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &kserve.Request{Inputs: []tensor.Tensor{fp32("in", []int64{1, 4}, make([]byte, 16)...)}}
+			for _, o := range tc.outputs {
+				req.Outputs = append(req.Outputs, kserve.OutputRequest{Name: o})
+			}
+			res, ierr := cp.n.execute(context.Background(), cp.p, req, time.Now())
+			require.Nil(t, ierr)
+			require.Equal(t, tc.interim, res.interim)
+			n := &node{besides: connlimit.NewBudget(1 << 20)}
+			n.settleBeside(cp.p, formBinary, 100, 0, req, res)()
+			var outs int64
+			for _, o := range res.outs {
+				outs += int64(len(o.Data))
+			}
+			require.InDelta(t, float64(outs+tc.interim)/100, n.besideRatio.ratio(besideKey{"p", formBinary}), 1e-9, "learned beside each body byte")
+		})
+	}
 }

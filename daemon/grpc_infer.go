@@ -173,7 +173,7 @@ func (n *node) runGRPC(ctx context.Context, m *repository.Model, r *pb.ModelInfe
 		held()
 		return nil, 0, nil, ierr
 	}
-	settled := n.settleBeside(m, form, size, est, req, ran.outs)
+	settled := n.settleBeside(m, form, size, est, req, ran)
 	kout, ierr := n.placeOutputs(m, req, ran.outs)
 	if ierr != nil {
 		settled()

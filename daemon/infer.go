@@ -201,7 +201,7 @@ func (n *node) inferREST(r *http.Request, body []byte, m *repository.Model, arri
 		held()
 		return nil, ierr
 	}
-	a := &inferAnswer{batch: res.batch, held: held, settled: n.settleBeside(m, form, int64(len(body)), est, req, res.outs)}
+	a := &inferAnswer{batch: res.batch, held: held, settled: n.settleBeside(m, form, int64(len(body)), est, req, res)}
 	kout, ierr := n.placeOutputs(m, req, res.outs)
 	if ierr != nil {
 		a.release()
@@ -273,6 +273,9 @@ type executed struct {
 	// step ran a cheaper variant (accuracy scaling) rather than its model.
 	ran      []*repository.Model
 	degraded bool
+	// interim is the bytes a pipeline's steps wrote that its outputs do
+	// not hold, which the request holds until it is answered.
+	interim int64
 }
 
 // head is the answer's envelope.

@@ -73,9 +73,12 @@ type pipelineRun struct {
 	steps     []*repository.Model
 	deadlines []time.Time
 	emulated  atomic.Bool // a step ran on an emulated device
-	degraded  atomic.Bool // a step ran a variant, not its own model
-	ranMu     sync.Mutex
-	ran       []*repository.Model // the loads the steps ran, each once
+	// written is the bytes of the tensors the steps wrote, which the
+	// request holds until it is answered.
+	written  atomic.Int64
+	degraded atomic.Bool // a step ran a variant, not its own model
+	ranMu    sync.Mutex
+	ran      []*repository.Model // the loads the steps ran, each once
 	// fanVariant is the model that ran the step writing the fan-out tensor.
 	fanVariant string
 	send       stepSender // nil: node.dispatchAny
@@ -135,7 +138,21 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 		return nil, ierr
 	}
 	n.pipes.served(p.Name, acc)
-	return &executed{outs: outs, batch: 1, emulated: run.emulated.Load(), ran: run.ran, degraded: run.degraded.Load()}, nil
+	return &executed{outs: outs, batch: 1, emulated: run.emulated.Load(), ran: run.ran, degraded: run.degraded.Load(),
+		interim: run.interim(pool, outs)}, nil
+}
+
+// interim is what the steps wrote beside outs, the pipeline's outputs:
+// all they wrote but the outputs answered as a step wrote them (those
+// joined from the fan-out's rows are copies).
+func (r *pipelineRun) interim(pool map[string]tensor.Tensor, outs []tensor.Tensor) int64 {
+	n := r.written.Load()
+	for _, t := range outs {
+		if p, ok := pool[t.Name]; ok && len(t.Data) > 0 && len(p.Data) == len(t.Data) && &p.Data[0] == &t.Data[0] {
+			n -= int64(len(t.Data))
+		}
+	}
+	return max(n, 0)
 }
 
 // accuracy is the end-to-end accuracy of a request whose steps ran the
@@ -193,6 +210,7 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 		if to, ok := s.Outputs[t.Name]; ok {
 			t.Name = to
 			pool[to] = t
+			r.written.Add(int64(len(t.Data)))
 		}
 	}
 	return m, nil
