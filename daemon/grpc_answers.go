@@ -18,13 +18,18 @@ import (
 // it: a client that opens many calls and reads none of their answers would
 // otherwise have the daemon hold them all, outside every budget (64 unread
 // answers of 16 MB held 1.6 GB here), for as long as it keeps its
-// connection. So what an answer whose raw outputs the codec sends by
-// reference (zeroCopyAnswer or more) holds beside its request stays in the
-// budget of what requests hold beside their bodies until the library has
-// sent its outputs, or its connection has ended; and a connection that
-// takes none of its answers' bytes for limits.body_timeout is closed, as a
-// REST client that stops reading its answer is disconnected. Smaller
-// answers are given back as the call returns.
+// connection. So what an answer of heldAnswerMin or more raw output bytes
+// holds beside its request stays in the budget of what requests hold
+// beside their bodies until the library has sent it, or its connection
+// has ended; and a connection that takes none of its answers' bytes for
+// limits.body_timeout is closed, as a REST client that stops reading its
+// answer is disconnected. Smaller answers are given back as the call
+// returns: a connection's 1 024 calls hold at most 1 MiB of them.
+
+// heldAnswerMin is the least raw output bytes of an answer held until
+// sent: the gRPC library tells when a buffer of at least that much is
+// free (mem.IsBelowBufferPoolingThreshold).
+const heldAnswerMin = 1 << 10
 
 // answerStep is how much of an answer's raw outputs goes to the gRPC
 // library as one buffer, so that the daemon sees a slow client take its
@@ -157,7 +162,7 @@ func (a *grpcAnswers) keep(ctx context.Context, res *pb.ModelInferResponse, h *h
 	if h == nil {
 		return
 	}
-	if a == nil || rawBytes(res) < zeroCopyAnswer {
+	if a == nil || rawBytes(res) < heldAnswerMin {
 		h.release()
 		return
 	}

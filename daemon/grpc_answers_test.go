@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -35,6 +36,19 @@ func (s *answerServer) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) 
 	s.answers.keep(ctx, res, &heldAnswer{model: r.ModelName, settled: func() { s.released.Add(1) }, held: func() {}})
 	s.answered.Add(1)
 	return res, nil
+}
+
+func (s *answerServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInferServer) error {
+	for {
+		r, err := stream.Recv()
+		if err != nil {
+			return nil
+		}
+		res, _ := s.ModelInfer(stream.Context(), r)
+		if err := stream.Send(&pb.ModelStreamInferResponse{InferResponse: res}); err != nil {
+			return err
+		}
+	}
 }
 
 // serveAnswers serves an answerServer of answers of size bytes whose
@@ -133,8 +147,44 @@ func TestUnreadGRPCAnswersStayHeldUntilSent(t *testing.T) {
 		eventually(t, "every answer given back", func() bool { return s.released.Load() == calls })
 		require.Zero(t, abandoned.Load())
 	})
+	t.Run("an answer in one buffer, held until read", func(t *testing.T) {
+		s, abandoned, conn := serveAnswers(t, zeroCopyAnswer-1, 0)
+		streams := callUnread(t, t.Context(), conn, 2)
+		eventually(t, "every call answered", func() bool { return s.answered.Load() == 2 })
+		time.Sleep(100 * time.Millisecond)
+		require.Zero(t, s.released.Load(), "a 64 KiB window leaves it unsent")
+		for _, st := range streams {
+			var res pb.ModelInferResponse
+			require.NoError(t, st.RecvMsg(&res))
+			require.Len(t, res.RawOutputContents[0], zeroCopyAnswer-1)
+		}
+		eventually(t, "given back once read", func() bool { return s.released.Load() == 2 })
+		require.Zero(t, abandoned.Load())
+	})
+	for _, size := range []int{size, zeroCopyAnswer - 1} {
+		t.Run(fmt.Sprintf("answers of %d bytes on a stream, held until read", size), func(t *testing.T) {
+			s, abandoned, conn := serveAnswers(t, size, 0)
+			stream, err := pb.NewGRPCInferenceServiceClient(conn).ModelStreamInfer(t.Context())
+			require.NoError(t, err)
+			for range 3 {
+				require.NoError(t, stream.Send(&pb.ModelInferRequest{ModelName: "m"}))
+			}
+			// The first answer goes out as far as the window lets it and
+			// holds the stream's sending; the others wait for it.
+			eventually(t, "the first call answered", func() bool { return s.answered.Load() >= 1 })
+			time.Sleep(100 * time.Millisecond)
+			require.Zero(t, s.released.Load(), "nothing sent whole while unread")
+			for range 3 {
+				res, err := stream.Recv()
+				require.NoError(t, err)
+				require.Len(t, res.InferResponse.RawOutputContents[0], size)
+			}
+			eventually(t, "every answer given back once read", func() bool { return s.released.Load() == 3 })
+			require.Zero(t, abandoned.Load())
+		})
+	}
 	t.Run("a small answer is given back as the call returns", func(t *testing.T) {
-		s, _, conn := serveAnswers(t, zeroCopyAnswer-1, 0)
+		s, _, conn := serveAnswers(t, heldAnswerMin-1, 0)
 		callUnread(t, t.Context(), conn, 1)
 		eventually(t, "given back", func() bool { return s.released.Load() == 1 })
 	})

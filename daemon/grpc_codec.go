@@ -4,6 +4,7 @@ import (
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
@@ -42,25 +43,53 @@ func (c grpcCodec) Name() string { return c.proto.Name() }
 func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
 
 // Marshal writes v as the protobuf codec does, a large inference answer's
-// raw outputs by reference.
+// raw outputs by reference, and an answer held until sent (grpcAnswers)
+// in buffers that say when they are.
 func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 	switch m := v.(type) {
 	case *pb.ModelInferResponse:
-		if rawBytes(m) >= zeroCopyAnswer {
-			h := c.answers.take(m)
+		raw := rawBytes(m)
+		var h *heldAnswer
+		if raw >= heldAnswerMin {
+			h = c.answers.take(m)
+		}
+		if raw >= zeroCopyAnswer {
 			out, _, err := c.marshalInfer(m, h)
 			c.handed(h, err)
 			return out, err
 		}
+		if h != nil {
+			out, err := c.marshalWhole(m, h)
+			c.handed(h, err)
+			return out, err
+		}
 	case *pb.ModelStreamInferResponse:
-		if rawBytes(m.InferResponse) >= zeroCopyAnswer {
-			h := c.answers.take(m.InferResponse)
+		raw := rawBytes(m.InferResponse)
+		var h *heldAnswer
+		if raw >= heldAnswerMin {
+			h = c.answers.take(m.InferResponse)
+		}
+		if raw >= zeroCopyAnswer {
 			out, err := c.marshalStreamed(m, h)
+			c.handed(h, err)
+			return out, err
+		}
+		if h != nil {
+			out, err := c.marshalWhole(m, h)
 			c.handed(h, err)
 			return out, err
 		}
 	}
 	return c.proto.Marshal(v)
+}
+
+// marshalWhole writes m as one buffer that tells h when it is sent.
+func (c grpcCodec) marshalWhole(m proto.Message, h *heldAnswer) (mem.BufferSlice, error) {
+	b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, proto.Size(m)), m)
+	if err != nil {
+		return nil, err
+	}
+	return mem.BufferSlice{h.buffer(b)}, nil
 }
 
 // handed books that h's answer went to the gRPC library, to be given back
