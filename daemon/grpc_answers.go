@@ -265,14 +265,25 @@ func (h *heldAnswer) buffer(piece []byte) mem.Buffer {
 	if mem.IsBelowBufferPoolingThreshold(len(piece)) {
 		return mem.SliceBuffer(piece)
 	}
-	h.left++
 	piece = piece[:len(piece):len(piece)]
-	return mem.NewBuffer(&piece, pieceSent{h})
+	return h.pooled(&piece, nil)
+}
+
+// pooled is buf, a whole piece of h's answer (more than
+// mem.BufferPoolingThreshold bytes), for the gRPC library to send: it
+// tells h when it is sent, and goes back to pool then (nil: a view of the
+// outputs, kept by nobody).
+func (h *heldAnswer) pooled(buf *[]byte, pool mem.BufferPool) mem.Buffer {
+	h.left++
+	return mem.NewBuffer(buf, pieceSent{h, pool})
 }
 
 // pieceSent is told by the gRPC library that a piece of an answer has
 // been sent (Put: its buffer is free).
-type pieceSent struct{ h *heldAnswer }
+type pieceSent struct {
+	h    *heldAnswer
+	pool mem.BufferPool // where the piece's bytes go back; nil: nowhere
+}
 
 // Get is never called: the library only puts the piece back.
 func (p pieceSent) Get(length int) *[]byte {
@@ -282,7 +293,12 @@ func (p pieceSent) Get(length int) *[]byte {
 
 // Put books that the piece has been sent: the connection took bytes, and
 // the answer is given back once every piece of it is.
-func (p pieceSent) Put(*[]byte) { p.h.c.a.sent(p.h, 1) }
+func (p pieceSent) Put(buf *[]byte) {
+	if p.pool != nil {
+		p.pool.Put(buf)
+	}
+	p.h.c.a.sent(p.h, 1)
+}
 
 // sent books that n of h's pieces have been sent (0: h has no piece that
 // says so, or could not be encoded) and gives back what h holds once none

@@ -83,13 +83,16 @@ func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return c.proto.Marshal(v)
 }
 
-// marshalWhole writes m as one buffer that tells h when it is sent.
+// marshalWhole writes m as one buffer of the gRPC library's pool, as the
+// protobuf codec does, that tells h when it is sent.
 func (c grpcCodec) marshalWhole(m proto.Message, h *heldAnswer) (mem.BufferSlice, error) {
-	b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, proto.Size(m)), m)
-	if err != nil {
+	pool := mem.DefaultBufferPool()
+	buf := pool.Get(proto.Size(m))
+	if _, err := (proto.MarshalOptions{}).MarshalAppend((*buf)[:0], m); err != nil {
+		pool.Put(buf)
 		return nil, err
 	}
-	return mem.BufferSlice{h.buffer(b)}, nil
+	return mem.BufferSlice{h.pooled(buf, pool)}, nil
 }
 
 // handed books that h's answer went to the gRPC library, to be given back
