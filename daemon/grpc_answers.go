@@ -17,7 +17,7 @@ import (
 // gRPC library after the call has returned, as fast as its client reads
 // it: a client that opens many calls and reads none of their answers would
 // otherwise have the daemon hold them all, outside every budget (64 unread
-// answers of 16 MB held 1.6 GB here), for as long as it keeps its
+// answers of 16 MB held 1.7 GB here), for as long as it keeps its
 // connection. So what an answer of heldAnswerMin or more raw output bytes
 // holds beside its request stays in the budget of what requests hold
 // beside their bodies until the library has sent it, or its connection
@@ -27,8 +27,8 @@ import (
 // returns: a connection's 1 024 calls hold at most 1 MiB of them.
 
 // heldAnswerMin is the least raw output bytes of an answer held until
-// sent: the gRPC library tells when a buffer of at least that much is
-// free (mem.IsBelowBufferPoolingThreshold).
+// sent: its message is then more than 1 KiB, and the gRPC library tells
+// when a buffer of more than 1 KiB is free (mem.IsBelowBufferPoolingThreshold).
 const heldAnswerMin = 1 << 10
 
 // answerStep is how much of an answer's raw outputs goes to the gRPC
