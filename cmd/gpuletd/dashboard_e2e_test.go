@@ -89,15 +89,16 @@ func TestDashboardQueriesRunInPrometheus(t *testing.T) {
 }
 
 // absentHere are the families a daemon on emulated GPUs (no CPU device, no
-// NVIDIA GPU's power, no Xid error) with no pipeline, no response cache, no failed request, no TLS
-// and no reorganize period of 1 000 requests does not export.
+// NVIDIA GPU's power, no Xid error) with no pipeline, no response cache, no failed request, no TLS,
+// no answer its client abandoned and no reorganize period of 1 000 requests does not export.
 var absentHere = map[string]bool{
 	"gpuletd_device_utilization_ratio": true, "gpuletd_request_failures_total": true,
 	"gpuletd_response_cache_hits_total": true, "gpuletd_response_cache_misses_total": true,
 	"gpuletd_pipeline_accuracy_ratio": true, "gpuletd_pipeline_planned_accuracy_ratio": true,
 	"gpuletd_pipeline_variant_share_ratio": true, "gpuletd_cpu_models_memory_bytes": true,
 	"gpuletd_request_path_cpu_seconds": true, "gpuletd_device_xid_errors_total": true,
-	"gpuletd_device_power_watts": true,
+	"gpuletd_device_power_watts": true, "gpuletd_http_answers_abandoned_total": true,
+	"gpuletd_grpc_answers_abandoned_total": true,
 }
 
 // memoryCgroupAbsent says whether the daemon's memory cgroup family name
