@@ -46,41 +46,34 @@ func (c grpcCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto
 // raw outputs by reference, and an answer held until sent (grpcAnswers)
 // in buffers that say when they are.
 func (c grpcCodec) Marshal(v any) (mem.BufferSlice, error) {
+	var answer *pb.ModelInferResponse
 	switch m := v.(type) {
 	case *pb.ModelInferResponse:
-		raw := rawBytes(m)
-		var h *heldAnswer
-		if raw >= heldAnswerMin {
-			h = c.answers.take(m)
-		}
-		if raw >= zeroCopyAnswer {
-			out, _, err := c.marshalInfer(m, h)
-			c.handed(h, err)
-			return out, err
-		}
-		if h != nil {
-			out, err := c.marshalWhole(m, h)
-			c.handed(h, err)
-			return out, err
-		}
+		answer = m
 	case *pb.ModelStreamInferResponse:
-		raw := rawBytes(m.InferResponse)
-		var h *heldAnswer
-		if raw >= heldAnswerMin {
-			h = c.answers.take(m.InferResponse)
-		}
-		if raw >= zeroCopyAnswer {
-			out, err := c.marshalStreamed(m, h)
-			c.handed(h, err)
-			return out, err
-		}
-		if h != nil {
-			out, err := c.marshalWhole(m, h)
-			c.handed(h, err)
-			return out, err
-		}
+		answer = m.InferResponse
+	default:
+		return c.proto.Marshal(v)
 	}
-	return c.proto.Marshal(v)
+	raw := rawBytes(answer)
+	var h *heldAnswer
+	if raw >= heldAnswerMin {
+		h = c.answers.take(answer)
+	}
+	if raw < zeroCopyAnswer && h == nil {
+		return c.proto.Marshal(v)
+	}
+	var out mem.BufferSlice
+	var err error
+	if stream, ok := v.(*pb.ModelStreamInferResponse); raw < zeroCopyAnswer {
+		out, err = c.marshalWhole(v.(proto.Message), h)
+	} else if ok {
+		out, err = c.marshalStreamed(stream, h)
+	} else {
+		out, _, err = c.marshalInfer(answer, h)
+	}
+	c.handed(h, err)
+	return out, err
 }
 
 // marshalWhole writes m as one buffer of the gRPC library's pool, as the
