@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -16,6 +17,8 @@ import (
 	"google.golang.org/grpc/peer"
 	grpcstatus "google.golang.org/grpc/status"
 
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/connlimit"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
 
@@ -220,4 +223,62 @@ func TestAGRPCAnswerNeverSentIsGivenBack(t *testing.T) {
 	require.Equal(t, int64(3), released.Load(), "no peer: given back at once")
 	require.Zero(t, abandoned.Load())
 	c.timer.Stop()
+}
+
+// The daemon's gRPC listener and server hold answers until sent: its
+// connections are watched and its codec hands the answers over, so that a
+// connection that takes none of its answers' bytes for limits.body_timeout
+// is closed and what they held is given back.
+func TestTheDaemonsGRPCServerHoldsAnswers(t *testing.T) {
+	cfg := config.Default()
+	cfg.GRPCListen = "127.0.0.1:0"
+	cfg.Limits.BodyTimeout = config.Duration(time.Second)
+	n := grpcTestNode(cfg)
+	n.log = zap.NewNop()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	n.conns = connlimit.NewListener(tcp, 16)
+	defer n.conns.Close()
+	n.grpcAnswers = newGRPCAnswers(n)
+	ln, err := n.listenGRPC(cfg)
+	require.NoError(t, err)
+	s := n.newGRPCServer(cfg)
+	var answered, released atomic.Int64
+	// A service of its own beside the inference service, answered as
+	// ModelInfer answers: the listener and the codec are the daemon's.
+	s.RegisterService(&grpc.ServiceDesc{ServiceName: "test.Answers", HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{MethodName: "Infer", Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+			r := new(pb.ModelInferRequest)
+			if err := dec(r); err != nil {
+				return nil, err
+			}
+			res := &pb.ModelInferResponse{ModelName: r.ModelName, RawOutputContents: [][]byte{make([]byte, 4<<20)}}
+			n.grpcAnswers.keep(ctx, res, &heldAnswer{model: r.ModelName, settled: func() { released.Add(1) }, held: func() {}})
+			answered.Add(1)
+			return res, nil
+		}}}}, struct{}{})
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	defer func() {
+		s.Stop()
+		require.NoError(t, <-served)
+	}()
+
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)))
+	require.NoError(t, err)
+	defer conn.Close()
+	st, err := conn.NewStream(t.Context(), &grpc.StreamDesc{ServerStreams: true}, "/test.Answers/Infer")
+	require.NoError(t, err)
+	require.NoError(t, st.SendMsg(&pb.ModelInferRequest{ModelName: "m"}))
+	require.NoError(t, st.CloseSend())
+	require.Eventually(t, func() bool { return answered.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	require.Zero(t, released.Load(), "held while unread, after its call has ended")
+	require.Eventually(t, func() bool { return released.Load() == 1 }, 10*time.Second, 5*time.Millisecond,
+		"given back once the connection that took nothing is closed")
+	var res pb.ModelInferResponse
+	require.Equal(t, codes.Unavailable, grpcstatus.Code(st.RecvMsg(&res)))
+	require.Equal(t, 1.0, testutil.ToFloat64(n.metrics.grpcAbandoned.WithLabelValues("m")), "counted abandoned")
 }
