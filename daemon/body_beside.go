@@ -122,11 +122,10 @@ func (n *node) holdBeside(ctx context.Context, m *repository.Model, est int64, a
 // settleBeside books what a request req of m in form whose body had body
 // bytes held beside it once it ran (its inputs' bytes not the body's own,
 // its outputs and, for a pipeline, what its steps wrote beside them: res)
-// and takes at once, past the budget if need be,
-// what that is over est, the estimate it holds. The caller gives it back
-// with the estimate once the answer is written. A request with inputs in
-// shared memory teaches nothing: what it holds follows its regions, not its
-// body.
+// and takes at once, past the budget if need be, what that is over est,
+// the estimate it holds. The caller gives it back with the estimate once
+// the answer is written. A request with inputs in shared memory teaches
+// nothing: what it holds follows its regions, not its body.
 func (n *node) settleBeside(m *repository.Model, form besideForm, body, est int64, req *kserve.Request, res *executed) (release func()) {
 	beside := req.DecodedBytes + req.ShmBytes + res.interim
 	for _, t := range res.outs {

@@ -143,16 +143,17 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 }
 
 // interim is what the steps wrote beside outs, the pipeline's outputs:
-// all they wrote but the outputs answered as a step wrote them (those
-// joined from the fan-out's rows are copies).
+// all they wrote but the outputs answered from pool as a step wrote them
+// (a step writes every output; those joined from the fan-out's rows are
+// copies).
 func (r *pipelineRun) interim(pool map[string]tensor.Tensor, outs []tensor.Tensor) int64 {
 	n := r.written.Load()
 	for _, t := range outs {
-		if p, ok := pool[t.Name]; ok && len(t.Data) > 0 && len(p.Data) == len(t.Data) && &p.Data[0] == &t.Data[0] {
+		if _, ok := pool[t.Name]; ok {
 			n -= int64(len(t.Data))
 		}
 	}
-	return max(n, 0)
+	return n
 }
 
 // accuracy is the end-to-end accuracy of a request whose steps ran the
