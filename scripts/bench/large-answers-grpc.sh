@@ -12,9 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
-"$root/bin/gpuletd" models synth --models tokens "$work/models" >/dev/null
+demo_env tokens
 set_slo tokens 20s
-daemon_env "$work" "$work/models"
 serve_ready
 "$root/bin/gpuletd" load tokens --url "$url" --grpc "127.0.0.1:$((port + 1))" --shape "ids:${T:-1000000}" \
   --arrival closed --concurrency "${CONCURRENCY:-8}" --duration "${DURATION:-10s}" 2>&1 |

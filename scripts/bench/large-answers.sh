@@ -15,9 +15,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
-"$root/bin/gpuletd" models synth --models tokens "$work/models" >/dev/null
+demo_env tokens
 set_slo tokens 20s
-daemon_env "$work" "$work/models"
 peak() { grep VmHWM "/proc/$daemon/status" | awk '{printf "%d MB", $2/1024}'; }
 for form in json binary; do
   serve_ready

@@ -14,8 +14,7 @@ flood=${1:-800}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
-"$root/bin/gpuletd" models synth --models vgg,lenet5 "$work/models" >/dev/null
-daemon_env "$work" "$work/models"
+demo_env vgg,lenet5
 serve_ready
 "$bin" load --url "$url" --model vgg --rate "$flood" --concurrency 2000 --duration 20s >"$work/flood.txt" 2>&1 &
 flooding=$!

@@ -14,7 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
-"$root/bin/gpuletd" models synth --models tokens "$work/models" >/dev/null
+demo_env tokens
 set_slo tokens 20s
 mkdir -p "$work/models/embed"
 cat >"$work/models/embed/config.pbtxt" <<'PB'
@@ -39,7 +39,6 @@ ensemble_scheduling {
   ]
 }
 PB
-daemon_env "$work" "$work/models"
 serve_ready
 ready=$(awk '/VmHWM/{printf "%d MB", $2/1024}' "/proc/$daemon/status")
 python3 - "$url" "${MODEL:-embed}" "${CLIENTS:-64}" "${T:-1000000}" "${ROUNDS:-2}" <<'PY'

@@ -17,9 +17,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
 (cd "$root" && go build -o "$work/unread" ./scripts/bench/unread-grpc-answers)
-"$root/bin/gpuletd" models synth --models tokens "$work/models" >/dev/null
+demo_env tokens
 set_slo tokens 20s
-daemon_env "$work" "$work/models"
 export GPULETD_LIMITS_BODY_TIMEOUT=${BODY_TIMEOUT:-30s}
 serve_ready
 metric() { curl -s -H 'Host: 127.0.0.1' "$url/metrics" | awk -v m="$1" '$1 == m {print $2}'; }

@@ -27,6 +27,14 @@ daemon_env() {
   fi
 }
 
+# demo_env MODELS writes the demo models MODELS (a comma-separated list,
+# gpuletd models synth) into $work/models and exports the environment of a
+# daemon serving them (daemon_env).
+demo_env() {
+  "$root/bin/gpuletd" models synth --models "$1" "$work/models" >/dev/null
+  daemon_env "$work" "$work/models"
+}
+
 # wait_ready LOG waits up to 5 minutes for the daemon at url to be ready;
 # past that it prints the end of LOG, the daemon's, and fails.
 wait_ready() {

@@ -17,8 +17,7 @@ rounds=${1:-3}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/daemon.sh"
 daemon_work
-"$bin" models synth --models lenet5,tokens "$work/models" >/dev/null
-daemon_env "$work" "$work/models"
+demo_env lenet5,tokens
 grpc=127.0.0.1:$((port + 1))
 serve_ready
 readings() {
