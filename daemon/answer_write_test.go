@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,4 +134,55 @@ func TestAnAnswerNotReadIsDropped(t *testing.T) {
 		require.True(t, bytes.Equal(want, got))
 		require.True(t, <-sent)
 	}
+}
+
+// Over HTTP/2 (REST over TLS negotiates it) a client that takes none of an
+// answer's bytes for the stall time loses that answer, its stream reset,
+// while the connection it shares with the client's other requests goes on
+// serving them whole.
+func TestAnAnswerNotReadOverHTTP2IsDropped(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	resp := floatAnswer(t, 4<<20, false) // some 40 MB of text, past a stream's 4 MiB window
+	want := resp.Bytes()
+	sent := make(chan bool, 4)
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent <- writeAnswer(w, "", resp, formatAnswer(resp), stall)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	client := srv.Client()
+	client.Transport.(*http.Transport).DisableCompression = true
+
+	unread, err := client.Get(srv.URL)
+	require.NoError(t, err)
+	defer unread.Body.Close()
+	require.Equal(t, "HTTP/2.0", unread.Proto)
+	select {
+	case whole := <-sent:
+		require.False(t, whole, "a client that reads nothing does not get the answer")
+	case <-time.After(20 * stall):
+		t.Fatal("the answer waited on a client that reads nothing")
+	}
+	_, err = io.ReadAll(unread.Body)
+	require.Error(t, err, "the stream was reset")
+
+	for range 2 {
+		res, err := client.Get(srv.URL)
+		require.NoError(t, err)
+		got, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.NoError(t, res.Body.Close())
+		require.Equal(t, "HTTP/2.0", res.Proto)
+		require.Equal(t, len(want), len(got))
+		require.True(t, bytes.Equal(want, got))
+		require.True(t, <-sent)
+	}
+	require.Equal(t, int32(1), conns.Load(), "one connection served all three")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +85,29 @@ func TestTLS(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode, string(body))
 	require.Equal(t, uint16(tls.VersionTLS13), resp.TLS.Version)
+	// A client that offers HTTP/2 gets it, and its requests at once on one
+	// connection are answered as over HTTP/1.1.
+	h2 := &http.Client{Transport: &http.Transport{ForceAttemptHTTP2: true,
+		TLSClientConfig: client.Transport.(*http.Transport).TLSClientConfig.Clone()}}
+	defer h2.CloseIdleConnections()
+	got := make([]string, 20)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			resp, err := h2.Post(base+"/v2/models/lenet5/infer", "application/json", bytes.NewReader(lenetJSON()))
+			if err != nil {
+				got[i] = err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			got[i] = fmt.Sprintf("%s %d %v %d", resp.Proto, resp.StatusCode, err, bytes.Count(b, []byte(`"name":"output"`)))
+		})
+	}
+	wg.Wait()
+	for _, g := range got {
+		require.Equal(t, "HTTP/2.0 200 <nil> 1", g)
+	}
 	plain, err := http.Get("http://" + addr + "/v2/health/ready")
 	require.NoError(t, err)
 	plain.Body.Close()
