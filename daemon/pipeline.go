@@ -345,7 +345,12 @@ func reroutable(e *inferError) bool {
 }
 
 // fanOut runs the steps from the fan-out on once per row of the fan-out
-// tensor, concurrently, and returns each row's tensors.
+// tensor, concurrently, and returns each row's tensors. At most
+// fanoutInFlight rows are in flight at once, each taking the next row
+// when it is through, so that a fan-out of many rows (a detector that
+// finds thousands of objects) costs the daemon a bounded number of
+// requests in flight rather than one for every row at once, while the
+// step's gpu-lets still find full batches queued.
 func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, [][]*repository.Model, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
@@ -359,33 +364,61 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
-		first *inferError // the first row to fail; the others are cancelled
+		first *inferError  // the first row to fail; the others are cancelled
+		next  atomic.Int64 // the next row to run
 	)
-	for j, row := range rows {
-		out[j] = map[string]tensor.Tensor{r.e.Fanout: row}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := r.e.FanoutStep; i < len(r.steps); i++ {
-				m, ierr := r.step(ctx, i, out[j])
-				if ierr != nil {
-					mu.Lock()
-					if first == nil {
-						first = ierr
-					}
-					mu.Unlock()
-					cancel()
+	run := func(j int) bool {
+		out[j] = map[string]tensor.Tensor{r.e.Fanout: rows[j]}
+		for i := r.e.FanoutStep; i < len(r.steps); i++ {
+			m, ierr := r.step(ctx, i, out[j])
+			if ierr != nil {
+				mu.Lock()
+				if first == nil {
+					first = ierr
+				}
+				mu.Unlock()
+				cancel()
+				return false
+			}
+			paths[j] = append(paths[j], m)
+		}
+		return true
+	}
+	for range r.fanoutInFlight(len(rows)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				j := int(next.Add(1) - 1)
+				if j >= len(rows) || !run(j) {
 					return
 				}
-				paths[j] = append(paths[j], m)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if first != nil {
 		return nil, nil, first
 	}
+	if ctx.Err() != nil && int(next.Load()) < len(rows) {
+		// The client went away before every row ran.
+		return nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", r.p.Name, context.Cause(ctx))}
+	}
 	return out, paths, nil
+}
+
+// fanoutMinInFlight is the fewest rows of a fan-out in flight at once (all
+// of them when there are fewer).
+const fanoutMinInFlight = 64
+
+// fanoutInFlight is how many of a fan-out's n rows run at once: twice what
+// the gpu-lets of the fan-out step's models take in one batch each, so that
+// each finds a batch queued behind the one it runs, and at least
+// fanoutMinInFlight.
+func (r *pipelineRun) fanoutInFlight(n int) int {
+	var names []string
+	for _, m := range r.planned(r.e.FanoutStep) {
+		names = append(names, m.Name)
+	}
+	return min(n, max(2*r.n.router.batchRows(names), fanoutMinInFlight))
 }
 
 // splitRows cuts the fan-out tensor into one tensor per row: along the

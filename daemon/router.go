@@ -194,6 +194,25 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 	}
 }
 
+// batchRows is how many rows the gpu-lets serving models take in one batch
+// each, together (their ℓ(b)'s largest b).
+func (r *router) batchRows(models []string) int {
+	table := *r.table.Load()
+	n := 0
+	for _, m := range models {
+		mr := table[m]
+		if mr == nil {
+			continue
+		}
+		mr.mu.Lock()
+		for _, t := range mr.targets {
+			n += max(t.Latency.MaxBatch(), 1)
+		}
+		mr.mu.Unlock()
+	}
+	return n
+}
+
 // models lists the routed models.
 func (r *router) models() map[string][]*gpuletRun {
 	out := map[string][]*gpuletRun{}

@@ -101,9 +101,13 @@ func (s *Server) accept(st *inferStream, req *pb.InferRequest, read time.Time) {
 			return
 		}
 	}
+	// The daemon's deadline stands, even past the model's SLO: a pipeline's
+	// step is due when the pipeline's SLO leaves it (pipeline.TaskDeadline),
+	// which may be later than its model's own SLO allows a request from the
+	// door, as the simulator serves it.
 	deadline := s.clock.Now() + m.slo
 	if req.DeadlineMonoNs != 0 {
-		deadline = min(deadline, s.toClock(req.DeadlineMonoNs))
+		deadline = s.toClock(req.DeadlineMonoNs)
 	}
 	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs, read: read}
 	if !s.loop.post(func() { s.loop.submit(r, rows, deadline) }) {

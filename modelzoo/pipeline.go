@@ -26,6 +26,13 @@ const (
 	DetectorModel   = "spotter"
 	ClassifierModel = "labeler"
 	PipelineName    = "spot-and-label"
+	// CrowdModel is a detector-like model whose number of objects its
+	// input decides (one per 16 values), for fan-outs of many rows; not in
+	// PipelineModels.
+	CrowdModel = "crowd"
+	// CrowdPipelineName is the pipeline of CrowdModel's objects, each
+	// scored by the classifier (WriteCrowdPipeline).
+	CrowdPipelineName = "crowd-and-label"
 	// LiteClassifierModel is the classifier's cheaper variant, of accuracy
 	// LiteAccuracy (declared, not measured).
 	LiteClassifierModel = "labeler-lite"
@@ -47,6 +54,22 @@ var pipelineForms = []formModel{
 			h := g.gemm("fc", "image", 64, PipelineObjects*16, true)
 			g.inits = append(g.inits, int64Tensor("shape", []int64{-1, PipelineObjects, 16}))
 			g.node("Reshape", "objects", []string{h, "shape"})
+		},
+	},
+	{
+		name:        CrowdModel,
+		description: "detector-like model that finds as many objects as its input holds: [N,16K] -> K objects of 16 features each, [N,K,16] (Relu of the input's values in rows of 16)",
+		maxBatch:    8,
+		inputs: []formTensor{
+			{name: "image", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, -1}, sym: BatchDim + ",L", config: []int64{-1}},
+		},
+		outputs: []formTensor{
+			{name: "objects", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, -1, 16}, sym: BatchDim + ",K", config: []int64{-1, 16}},
+		},
+		profileShapes: map[string][]int64{"image": {64}},
+		build: func(g *graph) {
+			g.inits = append(g.inits, int64Tensor("rows", []int64{0, -1, 16}))
+			g.node("Relu", "objects", []string{g.node("Reshape", "rows16", []string{"image", "rows"})})
 		},
 	},
 	{
@@ -98,13 +121,27 @@ func PipelineModels() []string { return []string{DetectorModel, ClassifierModel,
 // with gpuletd's parameters: an SLO and the fan-out (every object the
 // detector finds goes to the classifier as a request of its own).
 func PipelinePbtxt(slo string) string {
-	return fmt.Sprintf(`# %s: %s finds %d objects in an input, %s scores each one.
+	return ensemblePbtxt(PipelineName, DetectorModel, fmt.Sprintf("finds %d objects in an input", PipelineObjects),
+		"64", fmt.Sprintf("%d, 16", PipelineObjects), slo)
+}
+
+// CrowdPipelinePbtxt is PipelinePbtxt for the pipeline of CrowdModel and
+// the classifier, CrowdPipelineName: as many objects as the input holds.
+func CrowdPipelinePbtxt(slo string) string {
+	return ensemblePbtxt(CrowdPipelineName, CrowdModel, "finds one object in every 16 values of an input", "-1", "-1, 16", slo)
+}
+
+// ensemblePbtxt is the config.pbtxt of a pipeline name whose detector
+// (which finds what finds says) takes an image of imageDims and writes
+// objects of objectDims, each scored by the classifier, with SLO slo.
+func ensemblePbtxt(name, detector, finds, imageDims, objectDims, slo string) string {
+	return fmt.Sprintf(`# %s: %s %s, %s scores each one.
 name: %q
 platform: "ensemble"
 max_batch_size: 1
-input [ { name: "image", data_type: TYPE_FP32, dims: [ 64 ] } ]
+input [ { name: "image", data_type: TYPE_FP32, dims: [ %s ] } ]
 output [
-  { name: "objects", data_type: TYPE_FP32, dims: [ %d, 16 ] },
+  { name: "objects", data_type: TYPE_FP32, dims: [ %s ] },
   { name: "labels", data_type: TYPE_FP32, dims: [ -1, 10 ] }
 ]
 parameters { key: "slo" value { string_value: %q } }
@@ -125,7 +162,7 @@ ensemble_scheduling {
     }
   ]
 }
-`, PipelineName, DetectorModel, PipelineObjects, ClassifierModel, PipelineName, PipelineObjects, slo, DetectorModel, ClassifierModel)
+`, name, detector, finds, ClassifierModel, name, imageDims, objectDims, slo, detector, ClassifierModel)
 }
 
 // WritePipeline writes the pipeline's two models (config.pbtxt as Triton has
@@ -136,12 +173,24 @@ func WritePipeline(dir string, seed uint64, slo string, withVariant bool) error 
 	if withVariant {
 		models = append(models, LiteClassifierModel)
 	}
+	return writeEnsemble(dir, seed, models, PipelineName, PipelinePbtxt(slo))
+}
+
+// WriteCrowdPipeline is WritePipeline for CrowdPipelineName: CrowdModel
+// and the classifier, without a variant.
+func WriteCrowdPipeline(dir string, seed uint64, slo string) error {
+	return writeEnsemble(dir, seed, []string{CrowdModel, ClassifierModel}, CrowdPipelineName, CrowdPipelinePbtxt(slo))
+}
+
+// writeEnsemble writes models (config.pbtxt as Triton has them) and the
+// ensemble folder name with its config.pbtxt into dir.
+func writeEnsemble(dir string, seed uint64, models []string, name, pbtxt string) error {
 	if err := WriteRepository(dir, models, seed, AsTriton(), WithOverwrite()); err != nil {
 		return err
 	}
-	pdir := filepath.Join(dir, PipelineName, ModelVersion)
+	pdir := filepath.Join(dir, name, ModelVersion)
 	if err := os.MkdirAll(pdir, 0o755); err != nil {
 		return fmt.Errorf("write pipeline: %w", err)
 	}
-	return atomicfile.Write(filepath.Join(dir, PipelineName, "config.pbtxt"), []byte(PipelinePbtxt(slo)), 0o644)
+	return atomicfile.Write(filepath.Join(dir, name, "config.pbtxt"), []byte(pbtxt), 0o644)
 }

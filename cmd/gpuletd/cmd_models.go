@@ -368,6 +368,7 @@ func newModelsSynthCmd() *cobra.Command {
 		triton   bool
 		external bool
 		pipeline string
+		crowd    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "synth DIR",
@@ -386,18 +387,25 @@ with end-to-end SLO SLO whose detector-like model %q finds %d objects in
 each input and whose classifier-like model %q scores every one of them,
 with a cheaper variant %q (declared accuracy %.2f, not measured) that
 gpuletd serves some objects with when the full pipeline cannot keep up.
+With --crowd it writes %q instead, whose detector-like model %q finds one
+object in every 16 values of its input (as many as the input holds: fan-outs
+of thousands of rows), each scored by %q.
 
 --models picks which models to write: of the demo set (all of it by default),
 %s; and small models whose tensors take other forms (several
 inputs, scalars, no batching, FP16, BF16, INT64, strings), %s.`, modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.PipelineObjects, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.LiteAccuracy,
+			modelzoo.CrowdPipelineName, modelzoo.CrowdModel, modelzoo.ClassifierModel,
 			strings.Join(modelzoo.DemoModels(), ", "), strings.Join(modelzoo.FormModels(), ", ")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pipeline != "" && external {
 				return fmt.Errorf("synth pipeline: --external-data writes the demo models only; leave it out with --pipeline")
 			}
+			if crowd && pipeline == "" {
+				return fmt.Errorf("synth: --crowd picks which pipeline --pipeline writes; give --pipeline SLO too")
+			}
 			if pipeline != "" {
-				return synthPipeline(cmd, args[0], seed, pipeline, force, models)
+				return synthPipeline(cmd, args[0], seed, pipeline, crowd, force, models)
 			}
 			var opts []modelzoo.WriteOption
 			if force {
@@ -429,12 +437,13 @@ inputs, scalars, no batching, FP16, BF16, INT64, strings), %s.`, modelzoo.Pipeli
 	cmd.Flags().BoolVar(&triton, "triton", false, "write Triton's config.pbtxt (without an SLO) instead of config.yaml")
 	cmd.Flags().BoolVar(&external, "external-data", false, "keep each model's weights in model.onnx.data beside its model.onnx (ONNX's external data)")
 	cmd.Flags().StringVar(&pipeline, "pipeline", "", "write the example pipeline (a Triton ensemble) with this end-to-end SLO, e.g. 50ms")
+	cmd.Flags().BoolVar(&crowd, "crowd", false, "with --pipeline: write the pipeline whose detector finds as many objects as its input holds")
 	return cmd
 }
 
 // synthPipeline writes modelzoo's example pipeline with its models and the
 // classifier's cheaper variant into dir.
-func synthPipeline(cmd *cobra.Command, dir string, seed uint64, slo string, force bool, models []string) error {
+func synthPipeline(cmd *cobra.Command, dir string, seed uint64, slo string, crowd, force bool, models []string) error {
 	if len(models) > 0 {
 		return fmt.Errorf("synth pipeline: --models and --pipeline write different repositories; pass one")
 	}
@@ -445,6 +454,15 @@ func synthPipeline(cmd *cobra.Command, dir string, seed uint64, slo string, forc
 		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 			return fmt.Errorf("%s is not empty: choose an empty directory or pass --force", dir)
 		}
+	}
+	if crowd {
+		if err := modelzoo.WriteCrowdPipeline(dir, seed, slo); err != nil {
+			return err
+		}
+		cmd.Printf("wrote pipeline %s (SLO %s) to %s: %s -> %s\n"+
+			"its models carry Triton's config.pbtxt without an SLO: serve them with default_slo or GPULETD_DEFAULT_SLO set\n",
+			modelzoo.CrowdPipelineName, slo, dir, modelzoo.CrowdModel, modelzoo.ClassifierModel)
+		return nil
 	}
 	if err := modelzoo.WritePipeline(dir, seed, slo, true); err != nil {
 		return err

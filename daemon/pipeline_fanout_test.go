@@ -1,0 +1,143 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/sched"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// fanoutRun is a pipeline request at its fan-out: a [1, rows, 2] tensor
+// whose rows go, one request each, to a step model "cls" that batches 32
+// rows, served by gpulets gpu-lets, through send.
+func fanoutRun(t *testing.T, rows, gpulets int, send stepSender) (*pipelineRun, map[string]tensor.Tensor) {
+	t.Helper()
+	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
+		catalog: newCatalog(t.TempDir(), 0, nil, nil, zap.NewNop())}
+	n.metrics = newMetrics(n)
+	cls := &repository.Model{Name: "cls", Family: "cls", Config: repository.ModelConfig{MaxBatchSize: 32},
+		Inputs: []repository.TensorSpec{{Name: "x"}}}
+	lat, err := sched.LinearLatency(time.Millisecond, 100*time.Microsecond, 32)
+	require.NoError(t, err)
+	var entries []routeEntry
+	for range gpulets {
+		entries = append(entries, routeEntry{g: &gpuletRun{}, weight: 1, lat: lat})
+	}
+	n.router.install(map[string][]routeEntry{"cls": entries})
+	p := &repository.Model{Name: "p", Config: repository.ModelConfig{MaxBatchSize: 1}}
+	e := &repository.Ensemble{Fanout: "objects", FanoutStep: 1, Steps: []repository.EnsembleStep{
+		{Model: "det"},
+		{Model: "cls", Inputs: map[string]string{"x": "objects"}, Outputs: map[string]string{"y": "labels"}},
+	}}
+	vals := make([]float32, 2*rows)
+	for i := range rows {
+		vals[2*i] = float32(i)
+	}
+	objects, err := tensor.FromFloat32s("objects", []int64{1, int64(rows), 2}, vals)
+	require.NoError(t, err)
+	run := &pipelineRun{n: n, p: p, e: e, steps: []*repository.Model{{Name: "det"}, cls},
+		deadlines: []time.Time{time.Now().Add(time.Minute), time.Now().Add(time.Minute)}, send: send}
+	return run, map[string]tensor.Tensor{"objects": objects}
+}
+
+// A fan-out of many rows keeps a bounded number of them in flight (twice a
+// batch of every gpu-let of the step's model, at least 64), each row's
+// answer in its place; with a few rows all go at once. It sent every row at
+// once before: a detector's 20 000 objects were 20 000 requests and
+// goroutines in flight, a gigabyte of the daemon's memory for a request of
+// a few megabytes.
+func TestAFanOutKeepsBoundedRowsInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		rows, gpulets int
+		most          int
+	}{
+		{"many rows, one gpu-let", 5000, 1, 64},
+		{"many rows, three gpu-lets", 5000, 3, 192},
+		{"a few rows", 10, 1, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				mu             sync.Mutex
+				inFlight, peak int
+			)
+			send := func(_ context.Context, models []*repository.Model, _ *gpuletRun, ins []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+				mu.Lock()
+				inFlight++
+				peak = max(peak, inFlight)
+				mu.Unlock()
+				time.Sleep(100 * time.Microsecond)
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				v, _ := ins[0].Float32s()
+				y, _ := tensor.FromFloat32s("y", []int64{1, 1}, v[:1])
+				return &executed{outs: []tensor.Tensor{y}, batch: 1}, models[0], &gpuletRun{}, nil
+			}
+			run, pool := fanoutRun(t, tc.rows, tc.gpulets, send)
+			out, paths, ierr := run.fanOut(context.Background(), pool)
+			require.Nil(t, ierr)
+			require.Len(t, out, tc.rows)
+			require.Len(t, paths, tc.rows)
+			for j, row := range out {
+				v, err := row["labels"].Float32s()
+				require.NoError(t, err)
+				require.Equal(t, []float32{float32(j)}, v, "row %d answered in its place", j)
+			}
+			require.LessOrEqual(t, peak, tc.most)
+			require.Greater(t, peak, tc.most/2, "rows go concurrently")
+		})
+	}
+}
+
+// A row that fails fails the fan-out, and the rows not yet sent are not
+// sent; a client that goes away stops the rows too.
+func TestAFanOutStopsAtItsFirstFailure(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		sent int
+	)
+	send := func(_ context.Context, models []*repository.Model, _ *gpuletRun, ins []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		mu.Lock()
+		sent++
+		mu.Unlock()
+		v, _ := ins[0].Float32s()
+		if v[0] == 100 {
+			return nil, models[0], &gpuletRun{}, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: "cls: the deadline cannot be met"}
+		}
+		time.Sleep(100 * time.Microsecond)
+		y, _ := tensor.FromFloat32s("y", []int64{1, 1}, v[:1])
+		return &executed{outs: []tensor.Tensor{y}, batch: 1}, models[0], &gpuletRun{}, nil
+	}
+	run, pool := fanoutRun(t, 5000, 1, send)
+	_, _, ierr := run.fanOut(context.Background(), pool)
+	require.NotNil(t, ierr)
+	require.Equal(t, reasonDroppedEarly, ierr.reason)
+	require.Contains(t, ierr.msg, "dropped at step[1] (cls)")
+	require.Less(t, sent, 1000, "the rows after the failure were not sent")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	sent = 0
+	run, pool = fanoutRun(t, 5000, 1, func(c context.Context, models []*repository.Model, g *gpuletRun, ins []tensor.Tensor, names []string, d time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		mu.Lock()
+		if sent++; sent == 200 {
+			cancel()
+		}
+		mu.Unlock()
+		v, _ := ins[0].Float32s()
+		y, _ := tensor.FromFloat32s("y", []int64{1, 1}, v[:1])
+		return &executed{outs: []tensor.Tensor{y}, batch: 1}, models[0], &gpuletRun{}, nil
+	})
+	_, _, ierr = run.fanOut(ctx, pool)
+	require.NotNil(t, ierr, "a fan-out whose client went away is not answered")
+	require.Equal(t, reasonCancelled, ierr.reason)
+	require.Less(t, sent, 1000)
+}
