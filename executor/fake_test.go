@@ -97,8 +97,14 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 		return nil, RunInfo{}, errors.New("cuda error: illegal memory access")
 	}
 	for _, in := range inputs {
-		// A negative first value is data the model cannot take (as a
-		// token id past an embedding's rows): it fails the whole batch.
+		// A first value of -1000 or less is data the model's graph fails
+		// on otherwise than ONNX Runtime blames on inputs (a Reshape of a
+		// size it cannot take); another negative one is data the model
+		// cannot take (as a token id past an embedding's rows). Either
+		// fails the whole batch.
+		if v, _ := in[0].Float32s(); len(v) > 0 && v[0] <= -1000 {
+			return nil, RunInfo{}, fmt.Errorf("run model double: %w: Non-zero status code returned while running Reshape node", engine.ErrRunFailed)
+		}
 		if v, _ := in[0].Float32s(); len(v) > 0 && v[0] < 0 {
 			return nil, RunInfo{}, fmt.Errorf("run model double: %w: %w: index %v out of range", engine.ErrRunFailed, engine.ErrRejectedInput, v[0])
 		}

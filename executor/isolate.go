@@ -116,6 +116,23 @@ func runErrCode(err error) pb.Code {
 	return pb.Code_INTERNAL
 }
 
+// apartErrCode is the code of a request that failed when its batch ran
+// again apart (runApart), and what the answer adds to say why: as
+// runErrCode, and INVALID_ARGUMENT too when othersRan (another request of
+// the batch ran apart) for any failure of the model's run: the model and
+// the device ran the others at that moment, so what fails is this
+// request's data (a size the graph cannot take though the model's dims
+// allow it, whatever ONNX Runtime reports it as), the client's fault and no
+// SLO violation of the node's. A batch of one request that fails so has
+// nothing to tell it by, and stays INTERNAL.
+func apartErrCode(err error, othersRan bool) (pb.Code, string) {
+	code := runErrCode(err)
+	if code == pb.Code_INTERNAL && othersRan && errors.Is(err, engine.ErrRunFailed) && !errors.Is(err, ErrDeviceFault) {
+		return pb.Code_INVALID_ARGUMENT, " and whose other requests then ran: the model cannot take its inputs"
+	}
+	return code, ""
+}
+
 // isolationLogEvery is the least time between two log lines that say a
 // batch failed and ran again apart: a client that keeps sending requests
 // the model refuses makes a batch fail in every few, and a line for each

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/executor/engine"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
@@ -76,4 +77,33 @@ func TestIsolationLogLinesAreSpaced(t *testing.T) {
 		}
 	}
 	require.Equal(t, []int{0, 19, 19, 19, 19}, said, "a line at 0, 10, 20, 30 and 40 s of 50")
+}
+
+// A request that failed run apart is bad input when the model refused its
+// data, or when the model failed on it while other requests of its batch
+// ran; otherwise the model's or the device's failure.
+func TestApartErrCode(t *testing.T) {
+	runtime := fmt.Errorf("run model m: %w: Non-zero status code returned while running Reshape node", engine.ErrRunFailed)
+	refused := fmt.Errorf("run model m: %w: %w: index 9 out of range", engine.ErrRunFailed, engine.ErrRejectedInput)
+	fault := fmt.Errorf("%w: %w (found when a batch failed: %w)", ErrDeviceFault, errors.New("cudaErrorIllegalAddress"), engine.ErrRunFailed)
+	for _, tc := range []struct {
+		name      string
+		err       error
+		othersRan bool
+		want      pb.Code
+	}{
+		{"refused, others ran", refused, true, pb.Code_INVALID_ARGUMENT},
+		{"refused, none ran", refused, false, pb.Code_INVALID_ARGUMENT},
+		{"failed, others ran", runtime, true, pb.Code_INVALID_ARGUMENT},
+		{"failed, none ran", runtime, false, pb.Code_INTERNAL},
+		{"device fault, others ran", fault, true, pb.Code_INTERNAL},
+		{"not the model's run, others ran", errors.New("engine returned 1 results for a batch of 2"), true, pb.Code_INTERNAL},
+		{"cancelled", fmt.Errorf("run: %w", context.Canceled), true, pb.Code_UNAVAILABLE},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, why := apartErrCode(tc.err, tc.othersRan)
+			require.Equal(t, tc.want, code)
+			require.Equal(t, tc.othersRan && errors.Is(tc.err, engine.ErrRunFailed) && code == pb.Code_INVALID_ARGUMENT && !errors.Is(tc.err, engine.ErrRejectedInput), why != "", "why: %q", why)
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -405,6 +406,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 	} else if changed {
 		l.recalibrated(m, lat)
 	}
+	othersRan := each != nil && slices.Contains(each, nil) // a request of the batch ran apart
 	st := j.model.stats
 	st.batch(len(j.slots))
 	compute := info.Compute
@@ -429,7 +431,8 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 			continue
 		}
 		if each != nil && each[i] != nil {
-			l.answerErr(r, runErrCode(each[i]), fmt.Sprintf("run %s apart from the others of its batch of %d, which failed: %v", r.model.name, len(j.slots), each[i]))
+			code, why := apartErrCode(each[i], othersRan)
+			l.answerErr(r, code, fmt.Sprintf("run %s apart from the others of its batch of %d, which failed%s: %v", r.model.name, len(j.slots), why, each[i]))
 			continue
 		}
 		r.rows[sl.row] = outs[i]

@@ -302,6 +302,50 @@ func TestARequestTheModelRefusesFailsAlone(t *testing.T) {
 	require.Equal(t, int64(n-n/4), st.Models[0].Succeeded)
 }
 
+// A request the model's run fails on otherwise than ONNX Runtime blames on
+// inputs, batched with others that then run apart, is refused as bad
+// input too: the model ran the others. Alone in its batch it is the
+// model's failure, INTERNAL, as nothing tells them apart.
+func TestARequestTheModelFailsOnAmongOthersIsBadInput(t *testing.T) {
+	f := &fakeRuntime{base: 30 * time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", 2*time.Second, 16) // time for the runs apart: correctness is under test
+	const n = 16
+	resps := make([]*pb.InferResponse, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	send := func(i int) {
+		wg.Go(func() {
+			v := float32(i)
+			if i == 3 {
+				v = -1000
+			}
+			resps[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, v)}})
+		})
+	}
+	send(0)
+	require.Eventually(t, func() bool { return len(f.batchSizes()) > 0 }, 5*time.Second, time.Millisecond, "the first batch runs")
+	for i := 1; i < n; i++ { // queued behind it, they run as one batch
+		send(i)
+	}
+	wg.Wait()
+	require.Equal(t, n-1, f.batchSizes()[1], "the others formed one batch: %v", f.batchSizes())
+	for i := range n {
+		require.NoError(t, errs[i])
+		if i != 3 {
+			require.Equal(t, pb.Code_OK, resps[i].Code, "request %d: %s", i, resps[i].Error)
+		}
+	}
+	require.Equal(t, pb.Code_INVALID_ARGUMENT, resps[3].Code, resps[3].Error)
+	require.Contains(t, resps[3].Error, "apart from the others of its batch of 15, which failed and whose other requests then ran: the model cannot take its inputs")
+	require.Contains(t, resps[3].Error, "Reshape")
+
+	alone, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, -1000)}})
+	require.NoError(t, err)
+	require.Equal(t, pb.Code_INTERNAL, alone.Code, alone.Error)
+	require.Contains(t, alone.Error, "Reshape")
+}
+
 func TestCancelAndDeadlineFromContext(t *testing.T) {
 	f := &fakeRuntime{base: 200 * time.Millisecond}
 	c := startFake(t, f, "eager")
