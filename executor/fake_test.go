@@ -24,6 +24,7 @@ type fakeRuntime struct {
 	batches      []int       // rows of every batch run
 	threads      map[int]int // batches run on each OS thread (gettid)
 	failNext     bool
+	broken       bool // every run fails, a probe's too
 	hangNext     bool // the next run never ends (until cancelled)
 	loaded       int
 	closed       int
@@ -81,7 +82,7 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 		m.f.threads = map[int]int{}
 	}
 	m.f.threads[syscall.Gettid()]++
-	fail, hang := m.f.failNext, m.f.hangNext
+	fail, hang, broken := m.f.failNext, m.f.hangNext, m.f.broken
 	m.f.failNext, m.f.hangNext = false, false
 	m.f.mu.Unlock()
 	d := m.f.base + time.Duration(rows)*m.f.perRow
@@ -95,6 +96,9 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 	}
 	if fail {
 		return nil, RunInfo{}, errors.New("cuda error: illegal memory access")
+	}
+	if broken {
+		return nil, RunInfo{}, fmt.Errorf("run model double: %w: Non-zero status code returned while running MatMul node", engine.ErrRunFailed)
 	}
 	for _, in := range inputs {
 		// A first value of -1000 or less is data the model's graph fails
@@ -125,6 +129,16 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 		out[i] = []tensor.Tensor{y, z}
 	}
 	return out, RunInfo{Compute: d}, nil
+}
+
+// Probe runs one zero-filled request, as engineModel's does.
+func (m *fakeModel) Probe(ctx context.Context) error {
+	x, err := tensor.Zeros("x", tensor.FP32, []int64{1, 4})
+	if err != nil {
+		return err
+	}
+	_, _, err = m.Run(ctx, [][]tensor.Tensor{{x}})
+	return err
 }
 
 func (m *fakeModel) Latency() []*pb.LatencyPoint {

@@ -105,15 +105,80 @@ func countErrs(errs []error) int {
 
 // runErrCode is the code a request that failed alone is answered with:
 // INVALID_ARGUMENT when the model refused its data
-// (engine.ErrRejectedInput), else INTERNAL.
+// (engine.ErrRejectedInput) or failed on it alone (errInputsAtFault),
+// UNAVAILABLE when its run was cancelled, else INTERNAL.
 func runErrCode(err error) pb.Code {
 	switch {
-	case errors.Is(err, engine.ErrRejectedInput):
+	case errors.Is(err, engine.ErrRejectedInput), errors.Is(err, errInputsAtFault):
 		return pb.Code_INVALID_ARGUMENT
 	case errors.Is(err, context.Canceled):
 		return pb.Code_UNAVAILABLE
 	}
 	return pb.Code_INTERNAL
+}
+
+// errInputsAtFault marks a failed run of one request's rows after which the
+// model ran a zero-filled request of its own (prober): the model and the
+// device work, and what fails is that request's data.
+var errInputsAtFault = errors.New("the model then ran a zero-filled request of its own: it cannot take these inputs")
+
+// prober is a runtime that can run one zero-filled request of its warm-up
+// shapes (engineModel), to tell a request the model cannot take from a
+// model that fails whatever it is given.
+type prober interface {
+	Probe(ctx context.Context) error
+}
+
+// probeEvery is the least time between two probes of one model: within it
+// the last probe's outcome stands, so that a client sending inputs the
+// model fails on does not double the model's runs.
+const probeEvery = time.Second
+
+// probesKept is how many models' probes are kept before the stale ones
+// are let go.
+const probesKept = 64
+
+// probes are the last probe of each model, the worker's alone.
+type probes map[*modelEntry]probeOutcome
+
+// probeOutcome is when a model was last probed and whether it ran.
+type probeOutcome struct {
+	at  time.Time
+	ran bool
+}
+
+// blame tells, for a failed batch of one request's rows (canIsolate
+// refused it), whether that request's inputs are at fault: the model's run
+// failed (not cancelled, no device fault, not already put on the inputs by
+// ONNX Runtime) and the model ran a zero-filled request of its own then,
+// or did within probeEvery. It returns err marked with errInputsAtFault
+// when they are.
+func (p probes) blame(j *job, err error, now time.Time) error {
+	pr, ok := j.model.rt.(prober)
+	if !ok || err == nil || j.ctx.Err() != nil || !errors.Is(err, engine.ErrRunFailed) ||
+		errors.Is(err, ErrDeviceFault) || errors.Is(err, engine.ErrRejectedInput) {
+		return err
+	}
+	last, seen := p[j.model]
+	if !seen || now.Sub(last.at) >= probeEvery {
+		ran := pr.Probe(j.ctx) == nil
+		if j.ctx.Err() != nil {
+			return err // cut short: it says nothing of the model
+		}
+		last = probeOutcome{at: now, ran: ran}
+		p[j.model] = last
+		if len(p) > probesKept {
+			for m, o := range p { // models unloaded since, mostly
+				if now.Sub(o.at) >= probeEvery {
+					delete(p, m)
+				}
+			}
+		}
+	}
+	if !last.ran {
+		return err
+	}
+	return fmt.Errorf("%w; %w", err, errInputsAtFault)
 }
 
 // apartErrCode is the code of a request that failed when its batch ran
@@ -123,8 +188,8 @@ func runErrCode(err error) pb.Code {
 // the device ran the others at that moment, so what fails is this
 // request's data (a size the graph cannot take though the model's dims
 // allow it, whatever ONNX Runtime reports it as), the client's fault and no
-// SLO violation of the node's. A batch of one request that fails so has
-// nothing to tell it by, and stays INTERNAL.
+// SLO violation of the node's. A failed batch of one request's rows is
+// told apart by a probe instead (probes.blame).
 func apartErrCode(err error, othersRan bool) (pb.Code, string) {
 	code := runErrCode(err)
 	if code == pb.Code_INTERNAL && othersRan && errors.Is(err, engine.ErrRunFailed) && !errors.Is(err, ErrDeviceFault) {

@@ -267,6 +267,7 @@ func (l *loop) worker() {
 	}
 	defer close(l.workerDone)
 	var apart isolationLog // the worker's alone
+	probed := probes{}
 	for j := range l.jobs {
 		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)
 		l.ran.Store(true)
@@ -276,6 +277,9 @@ func (l *loop) worker() {
 			}
 		}
 		var each []error
+		if err != nil && !canIsolate(j, err) {
+			err = probed.blame(j, err, time.Now())
+		}
 		if canIsolate(j, err) {
 			batchErr := err
 			outs, info, each = runApart(j)

@@ -215,6 +215,13 @@ func (e *engineModel) Warm(ctx context.Context, batches []int) (time.Duration, e
 	return w.Elapsed, err
 }
 
+// Probe implements prober: one zero-filled request of the warm-up shapes,
+// on the calling thread (the worker's).
+func (e *engineModel) Probe(ctx context.Context) error {
+	_, err := e.m.Warmup(ctx, []int{1})
+	return err
+}
+
 // PaddedBatch is the batch size the engine runs a batch of n at (n unless
 // the engine pads batches to fixed sizes).
 func (e *engineModel) PaddedBatch(n int) int {

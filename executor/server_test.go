@@ -304,8 +304,7 @@ func TestARequestTheModelRefusesFailsAlone(t *testing.T) {
 
 // A request the model's run fails on otherwise than ONNX Runtime blames on
 // inputs, batched with others that then run apart, is refused as bad
-// input too: the model ran the others. Alone in its batch it is the
-// model's failure, INTERNAL, as nothing tells them apart.
+// input too: the model ran the others.
 func TestARequestTheModelFailsOnAmongOthersIsBadInput(t *testing.T) {
 	f := &fakeRuntime{base: 30 * time.Millisecond}
 	c := startFake(t, f, "eager")
@@ -340,10 +339,37 @@ func TestARequestTheModelFailsOnAmongOthersIsBadInput(t *testing.T) {
 	require.Contains(t, resps[3].Error, "apart from the others of its batch of 15, which failed and whose other requests then ran: the model cannot take its inputs")
 	require.Contains(t, resps[3].Error, "Reshape")
 
-	alone, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, -1000)}})
-	require.NoError(t, err)
-	require.Equal(t, pb.Code_INTERNAL, alone.Code, alone.Error)
-	require.Contains(t, alone.Error, "Reshape")
+}
+
+// A request the model's run fails on, alone in its batch, is refused as bad
+// input when the model then runs a zero-filled request of its own (at most
+// one such run a second: within it the last one's outcome stands), and is
+// the model's failure, INTERNAL, when that fails too.
+func TestARequestTheModelFailsOnAloneIsProbed(t *testing.T) {
+	f := &fakeRuntime{base: time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", time.Second, 16)
+	infer := func(v float32) *pb.InferResponse {
+		t.Helper()
+		r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, v)}})
+		require.NoError(t, err)
+		return r
+	}
+	bad := infer(-1000)
+	require.Equal(t, pb.Code_INVALID_ARGUMENT, bad.Code, bad.Error)
+	require.Contains(t, bad.Error, "Reshape node; the model then ran a zero-filled request of its own: it cannot take these inputs")
+	require.Equal(t, []int{1, 1}, f.batchSizes(), "the request's run, then the probe's")
+	require.Equal(t, pb.Code_INVALID_ARGUMENT, infer(-1000).Code)
+	require.Len(t, f.batchSizes(), 3, "not probed again within a second")
+	require.Equal(t, pb.Code_OK, infer(1).Code)
+
+	f.mu.Lock()
+	f.broken = true
+	f.mu.Unlock()
+	time.Sleep(probeEvery)
+	broken := infer(1)
+	require.Equal(t, pb.Code_INTERNAL, broken.Code, "the probe failed too: %s", broken.Error)
+	require.NotContains(t, broken.Error, "cannot take these inputs")
 }
 
 func TestCancelAndDeadlineFromContext(t *testing.T) {

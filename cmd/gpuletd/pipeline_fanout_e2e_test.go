@@ -68,6 +68,21 @@ func TestAPipelineFansOutManyRows(t *testing.T) {
 	for j := range objects {
 		require.InDeltaSlice(t, want[10*(j%5):10*(j%5)+10], ans.Outputs[0].Data[10*j:10*j+10], 1e-4, "object %d", j)
 	}
+
+	// An input the detector's graph cannot cut into objects (17 values:
+	// its Reshape fails, which ONNX Runtime does not blame on the inputs)
+	// is the client's fault: the model runs a zero-filled request of its
+	// own after it, and the answer is a 400, counted as no SLO violation.
+	odd, err := tensor.FromFloat32s("image", []int64{1, 17}, in[:17])
+	require.NoError(t, err)
+	r = do(t, "POST", "http://"+addr+"/v2/models/"+modelzoo.CrowdModel+"/infer", jsonRequest(t, []tensor.Tensor{odd}), nil)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "Reshape")
+	require.Contains(t, string(r.body), "the model then ran a zero-filled request of its own: it cannot take these inputs")
+	m := string(do(t, "GET", "http://"+addr+"/metrics", nil, nil).body)
+	for _, line := range []string{`gpuletd_request_failures_total{model="crowd",reason="bad_request"} 1`, `gpuletd_slo_violations_total{model="crowd"} 0`} {
+		require.True(t, strings.Contains(m, line+"\n"), "/metrics has no line %s", line)
+	}
 }
 
 // relu is max(v, 0) of each value, as the detector gives its input back.
