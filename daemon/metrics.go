@@ -124,6 +124,7 @@ var (
 	descPipePlanned  = prometheus.NewDesc("gpuletd_pipeline_planned_accuracy_ratio", "Expected accuracy of a pipeline's requests under its plan.", []string{"pipeline"}, nil)
 	descPipeShare    = prometheus.NewDesc("gpuletd_pipeline_variant_share_ratio", "Share of a pipeline step's requests its plan sends to a model (the step's own or a variant).", []string{"pipeline", "step", "model"}, nil)
 	descPipeScaling  = prometheus.NewDesc("gpuletd_pipeline_accuracy_scaling", "1 while a pipeline's plan runs cheaper variants (accuracy scaling), 0 while it runs its steps' own models.", []string{"pipeline"}, nil)
+	descPipeFanout   = prometheus.NewDesc("gpuletd_pipeline_fanout_rows", "Mean number of rows a pipeline's fan-out tensor held in its recent requests, each row a request of the steps after it; absent without a fan-out or before a request.", []string{"pipeline"}, nil)
 	descPipeReroute  = prometheus.NewDesc("gpuletd_pipeline_rerouted_total", "Step requests of a pipeline a gpu-let refused that were rerouted to another gpu-let of the step's variants.", []string{"pipeline"}, nil)
 
 	descCapacity      = prometheus.NewDesc("gpuletd_planned_capacity_ratio", "How many times the load planned for (every model's measured rate) the planner can place on the node's GPUs in the same mix of models: under 1, part of it is refused; absent before a plan with load.", nil, nil)
@@ -146,7 +147,7 @@ var (
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descBatchFactor, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descBesideBytes, descModelBytes, descBytesMax, descBytesRefused,
-		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descCertExpiry,
+		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descPipeFanout, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
 		ch <- d
 	}
@@ -269,12 +270,16 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// collectPipelines reports each served pipeline's accuracy scaling: the
-// mode, the variant shares, the accuracy expected and served, the reroutes.
+// collectPipelines reports each served pipeline's accuracy scaling (the
+// mode, the variant shares, the accuracy expected and served, the
+// reroutes) and its fan-out's mean rows.
 func collectPipelines(n *node, ch chan<- prometheus.Metric) {
 	for _, p := range n.catalog.allPipelines() {
 		sc := n.pipes.snapshot(p.Name)
 		ch <- prometheus.MustNewConstMetric(descPipeReroute, prometheus.CounterValue, float64(sc.Rerouted), p.Name)
+		if rows := n.pipes.fanoutRows(p.Name); p.Config.Ensemble.Fanout != "" && rows > 0 {
+			ch <- prometheus.MustNewConstMetric(descPipeFanout, prometheus.GaugeValue, rows, p.Name)
+		}
 		if sc.Served > 0 {
 			ch <- prometheus.MustNewConstMetric(descPipeAccuracy, prometheus.GaugeValue, sc.Accuracy, p.Name)
 		}

@@ -519,10 +519,13 @@ type statusPipeline struct {
 	Name  string   `json:"name"`
 	SLOMS float64  `json:"slo_ms"`
 	Steps []string `json:"steps"`
-	// Fanout is the tensor whose rows run the later steps once each.
-	Fanout string `json:"fanout,omitempty"`
-	Ready  bool   `json:"ready"`
-	Reason string `json:"reason,omitempty"`
+	// Fanout is the tensor whose rows run the later steps once each;
+	// FanoutRows the mean number of rows it held in the pipeline's recent
+	// requests (0 before one).
+	Fanout     string  `json:"fanout,omitempty"`
+	FanoutRows float64 `json:"fanout_rows,omitempty"`
+	Ready      bool    `json:"ready"`
+	Reason     string  `json:"reason,omitempty"`
 	// Warnings say what keeps a served pipeline from serving its requests
 	// (a smallest request above limits.max_request_body).
 	Warnings []string `json:"warnings,omitempty"`
@@ -542,7 +545,7 @@ func (n *node) pipelineStatus() []statusPipeline {
 	out := []statusPipeline{}
 	now := n.rates.current()
 	for _, p := range n.catalog.allPipelines() {
-		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout,
+		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout, FanoutRows: n.pipes.fanoutRows(p.Name),
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
 			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p)}
 		sp.Warnings = n.modelWarnings(p, sp.Window)

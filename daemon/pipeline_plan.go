@@ -226,6 +226,22 @@ func (pp *pipelinePlans) set(name string, pl pipeline.Plan) {
 	}
 }
 
+// fanoutRows is the mean number of rows pipeline name's requests wrote in
+// its fan-out tensor lately, over every variant of the step that writes
+// it; 0 before any.
+func (pp *pipelinePlans) fanoutRows(name string) float64 {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	var sum, n float64
+	for _, m := range pp.state(name).fanout {
+		sum, n = sum+m.sum, n+m.n
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
+}
+
 // fanoutOf is a variant's mean fan-out so far (def before any).
 func (pp *pipelinePlans) fanoutOf(name, variant string, def float64) float64 {
 	pp.mu.Lock()

@@ -49,6 +49,9 @@ func TestPipelineMeasures(t *testing.T) {
 	pp.rows("p", "det", 2)
 	require.InDelta(t, 3, pp.fanoutOf("p", "det", 1), 1e-12)
 	require.InDelta(t, 7, pp.fanoutOf("p", "det-lite", 7), 0, "none written: the default")
+	require.Zero(t, pp.fanoutRows("none"), "no request yet")
+	pp.rows("p", "det-lite", 9)
+	require.InDelta(t, 5, pp.fanoutRows("p"), 1e-12, "the pipeline's mean over its variants' rows")
 	// The mean follows a change: after 3 windows of 4-row inputs, one of
 	// 10 rows moves it most of the way (≈7.8), where the all-time mean
 	// would be 5.5.

@@ -420,7 +420,7 @@ func checkPipelineRow(t *testing.T, b *browser) {
 	}
 	got := eval[cell](t, b, `(async () => {
   const { renderPipelines } = await import('/assets/pipelines.js');
-  const status = { pipelines: [{ name: 'spot-and-label', ready: true, steps: ['spotter', 'labeler'], fanout: 'objects', rate: 1234.5, slo_ms: 250,
+  const status = { pipelines: [{ name: 'spot-and-label', ready: true, steps: ['spotter', 'labeler'], fanout: 'objects', fanout_rows: 4.25, rate: 1234.5, slo_ms: 250,
     recent: { requests: 4096, slo_attainment: 0.996, p50_ms: 40.25, p99_ms: 190.5, violations: 16 },
     scaling: { scaling: 'accuracy', planned_accuracy: 0.91, accuracy: 0.905, served: 10, rerouted: 2,
       mix: [[{ model: 'spotter', share: 1 }], [{ model: 'labeler', share: 0.6 }, { model: 'labeler-lite', share: 0.4 }]] },
@@ -449,7 +449,7 @@ func checkPipelineRow(t *testing.T, b *browser) {
 	require.LessOrEqual(t, got.Scroll, got.Client, "a pipeline's row fits a 1280 px window: its steps wrap")
 	require.Equal(t, "spot-and-label (1,500 cached)", got.Name, "its name says what its response cache answered")
 	require.Equal(t, "response cache: 1500 hits, 20 misses", got.Cached)
-	require.Equal(t, "spotter → labeler (each row of objects its own request) (REST and gRPC requests are refused as too large)", got.Steps,
+	require.Equal(t, "spotter → labeler (each row of objects its own request; 4.3 rows a request lately) (REST and gRPC requests are refused as too large)", got.Steps,
 		"the steps say what keeps the pipeline from serving")
 	require.Equal(t, "REST and gRPC requests are refused as too large: a request of one row carries 3136 bytes of tensor data", got.Warning)
 }

@@ -68,6 +68,11 @@ func TestAPipelineFansOutManyRows(t *testing.T) {
 	for j := range objects {
 		require.InDeltaSlice(t, want[10*(j%5):10*(j%5)+10], ans.Outputs[0].Data[10*j:10*j+10], 1e-4, "object %d", j)
 	}
+	// The status and /metrics say how many rows its fan-out held.
+	code, out, stderr := runCLI(t, "status", "--url", "http://"+addr)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "crowd -> labeler (fan-out: objects, 20000.0 rows a request)")
+	require.Contains(t, string(do(t, "GET", "http://"+addr+"/metrics", nil, nil).body), `gpuletd_pipeline_fanout_rows{pipeline="crowd-and-label"} 20000`+"\n")
 
 	// An input the detector's graph cannot cut into objects (17 values:
 	// its Reshape fails, which ONNX Runtime does not blame on the inputs)

@@ -12,8 +12,10 @@ type adminPipeline struct {
 	SLOMS  float64  `json:"slo_ms"`
 	Steps  []string `json:"steps"`
 	Fanout string   `json:"fanout"`
-	Ready  bool     `json:"ready"`
-	Reason string   `json:"reason"`
+	// FanoutRows is the mean rows of the fan-out in recent requests.
+	FanoutRows float64 `json:"fanout_rows"`
+	Ready      bool    `json:"ready"`
+	Reason     string  `json:"reason"`
 	// Warnings say what keeps it from serving its requests.
 	Warnings []string    `json:"warnings"`
 	Rate     float64     `json:"rate"`
@@ -35,7 +37,10 @@ type adminPipeline struct {
 // stepsText is a pipeline's steps in order, its fan-out named.
 func (p adminPipeline) stepsText() string {
 	steps := strings.Join(p.Steps, " -> ")
-	if p.Fanout != "" {
+	switch {
+	case p.Fanout != "" && p.FanoutRows > 0:
+		steps += fmt.Sprintf(" (fan-out: %s, %.1f rows a request)", p.Fanout, p.FanoutRows)
+	case p.Fanout != "":
 		steps += " (fan-out: " + p.Fanout + ")"
 	}
 	return steps

@@ -11,7 +11,7 @@ export function renderPipelines(tbody, status) {
   const rows = (status.pipelines || []).map((p) => {
     const r = p.recent || {};
     const seen = r.requests > 0;
-    const steps = (p.steps || []).join(' → ') + (p.fanout ? ` (each row of ${p.fanout} its own request)` : '');
+    const steps = (p.steps || []).join(' → ') + fanoutNote(p);
     return h(
       'tr',
       { 'data-pipeline': p.name },
@@ -32,6 +32,15 @@ export function renderPipelines(tbody, status) {
     rows.push(h('tr', {}, h('td', { colspan: 11, class: 'empty', text: 'No pipelines are served.' })));
   }
   tbody.replaceChildren(...rows);
+}
+
+// fanoutNote names a pipeline's fan-out and its mean rows lately.
+function fanoutNote(p) {
+  if (!p.fanout) {
+    return '';
+  }
+  const rows = p.fanout_rows > 0 ? `; ${p.fanout_rows.toFixed(1)} rows a request lately` : '';
+  return ` (each row of ${p.fanout} its own request${rows})`;
 }
 
 // accuracyCell shows the recent accuracy of the requests served (one
