@@ -203,8 +203,8 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if tc.ResponseCache != nil {
 		cfg["response_cache"] = map[string]any{"enable": true}
 	}
-	if len(m.Config.ProfileShapes) > 0 {
-		cfg["profile_shapes"] = m.Config.ProfileShapes // the sizes gpuletd load sends by default
+	if shapes := n.profileShapes(m); len(shapes) > 0 {
+		cfg["profile_shapes"] = shapes // the sizes gpuletd load sends by default
 	}
 	if len(tc.Parameters) > 0 { // gpuletd's settings as Triton's JSON writes a config.pbtxt's parameters
 		params := map[string]any{}

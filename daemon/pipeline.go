@@ -45,6 +45,50 @@ func (n *node) pipelineNotServed(p *repository.Model) string {
 	return ""
 }
 
+// profileShapes are the sizes of m's dynamic inputs that gpuletd load and
+// infer send by default (its configuration's profile_shapes): its own, or
+// for a pipeline without them those of the steps that read its inputs.
+func (n *node) profileShapes(m *repository.Model) map[string][]int64 {
+	if len(m.Config.ProfileShapes) > 0 || m.Config.Ensemble == nil {
+		return m.Config.ProfileShapes
+	}
+	steps, err := n.catalog.steps(m)
+	if err != nil {
+		return nil
+	}
+	return pipelineShapes(m, steps)
+}
+
+// pipelineShapes are pipeline p's inputs' profile_shapes taken from its
+// steps (steps[i] runs step i): each input's from the first step that reads
+// it and has them, with a batch dimension of 1 in front when the step
+// batches and p does not (its input then carries it).
+func pipelineShapes(p *repository.Model, steps []*repository.Model) map[string][]int64 {
+	isInput := map[string]bool{}
+	for _, t := range p.Inputs {
+		isInput[t.Name] = true
+	}
+	out := map[string][]int64{}
+	for i, st := range p.Config.Ensemble.Steps {
+		for stepInput, tensor := range st.Inputs {
+			dims, ok := steps[i].Config.ProfileShapes[stepInput]
+			if !ok || !isInput[tensor] || out[tensor] != nil {
+				continue
+			}
+			switch pipeBatches, stepBatches := p.Config.MaxBatchSize > 0, steps[i].Config.MaxBatchSize > 0; {
+			case pipeBatches == stepBatches:
+				out[tensor] = dims
+			case stepBatches:
+				out[tensor] = append([]int64{1}, dims...)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // stepDeadlines are the deadlines of a pipeline request's steps: its SLO
 // split by shares (pipeline.DeadlineShares, as the simulator splits it).
 func stepDeadlines(shares []float64, arrival, deadline time.Time) []time.Time {

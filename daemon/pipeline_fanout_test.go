@@ -141,3 +141,24 @@ func TestAFanOutStopsAtItsFirstFailure(t *testing.T) {
 	require.Equal(t, reasonCancelled, ierr.reason)
 	require.Less(t, sent, 1000)
 }
+
+// A pipeline's dynamic inputs are sent at the profile_shapes of the first
+// step that reads them (gpuletd load and infer read them from its
+// configuration), with the batch dimension the step has and the pipeline
+// lacks; an input no step profiles, or a tensor a step wrote, has none.
+func TestPipelineShapesComeFromItsSteps(t *testing.T) {
+	det := &repository.Model{Name: "det", Config: repository.ModelConfig{MaxBatchSize: 8, ProfileShapes: map[string][]int64{"image": {64}, "mask": {8}}}}
+	cls := &repository.Model{Name: "cls", Config: repository.ModelConfig{MaxBatchSize: 32, ProfileShapes: map[string][]int64{"x": {16}, "ctx": {3}}}}
+	e := &repository.Ensemble{Steps: []repository.EnsembleStep{
+		{Model: "det", Inputs: map[string]string{"image": "image", "mask": "objects"}},
+		{Model: "cls", Inputs: map[string]string{"x": "objects", "ctx": "context"}},
+	}}
+	p := &repository.Model{Name: "p", Inputs: []repository.TensorSpec{{Name: "image"}, {Name: "context"}, {Name: "plain"}},
+		Config: repository.ModelConfig{MaxBatchSize: 1, Ensemble: e}}
+	steps := []*repository.Model{det, cls}
+	require.Equal(t, map[string][]int64{"image": {64}, "context": {3}}, pipelineShapes(p, steps))
+	p.Config.MaxBatchSize = 0 // the pipeline's inputs carry the steps' batch dimension
+	require.Equal(t, map[string][]int64{"image": {1, 64}, "context": {1, 3}}, pipelineShapes(p, steps))
+	det.Config.ProfileShapes, cls.Config.ProfileShapes = nil, nil
+	require.Nil(t, pipelineShapes(p, steps))
+}

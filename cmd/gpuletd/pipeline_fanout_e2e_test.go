@@ -74,6 +74,12 @@ func TestAPipelineFansOutManyRows(t *testing.T) {
 	require.Contains(t, out, "crowd -> labeler (fan-out: objects, 20000.0 rows a request)")
 	require.Contains(t, string(do(t, "GET", "http://"+addr+"/metrics", nil, nil).body), `gpuletd_pipeline_fanout_rows{pipeline="crowd-and-label"} 20000`+"\n")
 
+	// gpuletd infer sends the pipeline's input at its detector's
+	// profile_shapes (64 values: 4 objects), as it does the detector's own.
+	code, out, stderr = runCLI(t, "infer", modelzoo.CrowdPipelineName, "--url", "http://"+addr)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "labels   FP32 [1 4 10]")
+
 	// An input the detector's graph cannot cut into objects (17 values:
 	// its Reshape fails, which ONNX Runtime does not blame on the inputs)
 	// is the client's fault: the model runs a zero-filled request of its
