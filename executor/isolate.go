@@ -148,7 +148,8 @@ type probeOutcome struct {
 }
 
 // blame tells, for a failed batch of one request's rows (canIsolate
-// refused it), whether that request's inputs are at fault: the model's run
+// refused it), or a request of a batch none of whose requests then ran
+// apart, whether that request's inputs are at fault: the model's run
 // failed (not cancelled, no device fault, not already put on the inputs by
 // ONNX Runtime) and the model ran a zero-filled request of its own then,
 // or did within probeEvery. It returns err marked with errInputsAtFault

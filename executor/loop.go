@@ -284,6 +284,12 @@ func (l *loop) worker() {
 			batchErr := err
 			outs, info, each = runApart(j)
 			err = nil
+			if !slices.Contains(each, nil) { // none ran apart either: the model may fail them all
+				now := time.Now()
+				for k := range each {
+					each[k] = probed.blame(j, each[k], now)
+				}
+			}
 			if more, ok := apart.due(time.Now()); ok {
 				l.s.log.Warn("a batch failed; its requests ran again apart", zap.String("model", j.model.name),
 					zap.Int("rows", len(j.slots)), zap.Int("failed_alone", countErrs(each)), zap.Error(batchErr),

@@ -363,6 +363,7 @@ func TestARequestTheModelFailsOnAloneIsProbed(t *testing.T) {
 	require.Len(t, f.batchSizes(), 3, "not probed again within a second")
 	require.Equal(t, pb.Code_OK, infer(1).Code)
 
+
 	f.mu.Lock()
 	f.broken = true
 	f.mu.Unlock()
@@ -370,6 +371,36 @@ func TestARequestTheModelFailsOnAloneIsProbed(t *testing.T) {
 	broken := infer(1)
 	require.Equal(t, pb.Code_INTERNAL, broken.Code, "the probe failed too: %s", broken.Error)
 	require.NotContains(t, broken.Error, "cannot take these inputs")
+}
+
+// A batch of bad requests alone, none of which then runs apart, is told by
+// the probe too.
+func TestABatchOfBadRequestsAloneIsProbed(t *testing.T) {
+	f := &fakeRuntime{base: 30 * time.Millisecond}
+	c := startFake(t, f, "eager")
+	loadDouble(t, c, "double", 2*time.Second, 16)
+	first := make(chan *pb.InferResponse, 1)
+	go func() {
+		r, _ := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
+		first <- r
+	}()
+	require.Eventually(t, func() bool { return len(f.batchSizes()) == 1 }, 5*time.Second, time.Millisecond, "the first batch runs")
+	bads := make([]*pb.InferResponse, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range bads { // queued behind it, they run as one batch
+		wg.Go(func() {
+			bads[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, -1000)}})
+		})
+	}
+	wg.Wait()
+	require.Equal(t, pb.Code_OK, (<-first).Code)
+	require.Equal(t, 3, f.batchSizes()[1], "the bad ones formed one batch: %v", f.batchSizes())
+	for i, r := range bads {
+		require.NoError(t, errs[i])
+		require.Equal(t, pb.Code_INVALID_ARGUMENT, r.Code, r.Error)
+		require.Contains(t, r.Error, "it cannot take these inputs")
+	}
 }
 
 func TestCancelAndDeadlineFromContext(t *testing.T) {
