@@ -363,7 +363,6 @@ func TestARequestTheModelFailsOnAloneIsProbed(t *testing.T) {
 	require.Len(t, f.batchSizes(), 3, "not probed again within a second")
 	require.Equal(t, pb.Code_OK, infer(1).Code)
 
-
 	f.mu.Lock()
 	f.broken = true
 	f.mu.Unlock()
