@@ -161,7 +161,7 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 		path = append(path, m)
 	}
 	acc := run.accuracy(path)
-	var rows []map[string]tensor.Tensor
+	var rows fanoutRows
 	if run.e.FanoutStep >= 0 {
 		var ierr *inferError
 		var paths [][]*repository.Model
@@ -388,20 +388,31 @@ func reroutable(e *inferError) bool {
 	return false
 }
 
+// fanoutRows are a fan-out's rows' tensors that the pipeline's outputs
+// join, by name: row j's at [j] (a zero Tensor where no step wrote it).
+// Each row keeps only those, not every tensor its steps read and wrote.
+type fanoutRows map[string][]tensor.Tensor
+
 // fanOut runs the steps from the fan-out on once per row of the fan-out
-// tensor, concurrently, and returns each row's tensors. At most
+// tensor, concurrently, and returns the rows' tensors the pipeline's
+// outputs not in pool join (fanoutRows). At most
 // fanoutInFlight rows are in flight at once, each taking the next row
 // when it is through, so that a fan-out of many rows (a detector that
 // finds thousands of objects) costs the daemon a bounded number of
 // requests in flight rather than one for every row at once, while the
 // step's gpu-lets still find full batches queued.
-func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) ([]map[string]tensor.Tensor, [][]*repository.Model, *inferError) {
+func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) (fanoutRows, [][]*repository.Model, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
 		return nil, nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
 	}
 	r.n.pipes.rows(r.p.Name, r.fanVariant, len(rows))
-	out := make([]map[string]tensor.Tensor, len(rows))
+	out := fanoutRows{}
+	for _, spec := range r.p.Outputs {
+		if _, ok := pool[spec.Name]; !ok {
+			out[spec.Name] = make([]tensor.Tensor, len(rows))
+		}
+	}
 	paths := make([][]*repository.Model, len(rows)) // the models each row ran
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -412,9 +423,9 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 		next  atomic.Int64 // the next row to run
 	)
 	run := func(j int) bool {
-		out[j] = map[string]tensor.Tensor{r.e.Fanout: rows[j]}
+		row := map[string]tensor.Tensor{r.e.Fanout: rows[j]}
 		for i := r.e.FanoutStep; i < len(r.steps); i++ {
-			m, ierr := r.step(ctx, i, out[j])
+			m, ierr := r.step(ctx, i, row)
 			if ierr != nil {
 				mu.Lock()
 				if first == nil {
@@ -425,6 +436,9 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 				return false
 			}
 			paths[j] = append(paths[j], m)
+		}
+		for name, col := range out { // distinct rows: no two workers write one place
+			col[j] = row[name]
 		}
 		return true
 	}
@@ -501,7 +515,7 @@ func splitRows(t tensor.Tensor, pipelineBatches, modelBatches bool) ([]tensor.Te
 // outputs gathers the pipeline's outputs: from pool when written before the
 // fan-out, else one row per fan-out request, joined in order (batch 1 in
 // front when the pipeline batches).
-func (r *pipelineRun) outputs(pool map[string]tensor.Tensor, rows []map[string]tensor.Tensor, names []string) ([]tensor.Tensor, *inferError) {
+func (r *pipelineRun) outputs(pool map[string]tensor.Tensor, rows fanoutRows, names []string) ([]tensor.Tensor, *inferError) {
 	var out []tensor.Tensor
 	for _, spec := range r.p.Outputs {
 		if len(names) > 0 && !slices.Contains(names, spec.Name) {
@@ -521,11 +535,10 @@ func (r *pipelineRun) outputs(pool map[string]tensor.Tensor, rows []map[string]t
 }
 
 // joinRows joins the rows' tensors of one output of the pipeline.
-func (r *pipelineRun) joinRows(spec repository.TensorSpec, rows []map[string]tensor.Tensor) (tensor.Tensor, error) {
+func (r *pipelineRun) joinRows(spec repository.TensorSpec, rows fanoutRows) (tensor.Tensor, error) {
 	var parts []tensor.Tensor
-	for _, row := range rows {
-		t, ok := row[spec.Name]
-		if !ok {
+	for _, t := range rows[spec.Name] {
+		if t.Name == "" {
 			return tensor.Tensor{}, fmt.Errorf("no step wrote it")
 		}
 		if r.steps[len(r.steps)-1].Config.MaxBatchSize == 0 { // a row without its batch dimension

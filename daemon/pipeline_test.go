@@ -76,12 +76,12 @@ func TestJoinRows(t *testing.T) {
 	p := &repository.Model{Name: "p", Config: repository.ModelConfig{MaxBatchSize: 1}}
 	r := &pipelineRun{p: p, steps: []*repository.Model{{Config: repository.ModelConfig{MaxBatchSize: 8}}}}
 	spec := repository.TensorSpec{Name: "labels", DataType: tensor.FP32, Dims: []int64{-1, 2}}
-	row := func(a, b float32) map[string]tensor.Tensor {
+	row := func(a, b float32) tensor.Tensor {
 		x, err := tensor.FromFloat32s("labels", []int64{1, 2}, []float32{a, b})
 		require.NoError(t, err)
-		return map[string]tensor.Tensor{"labels": x}
+		return x
 	}
-	out, err := r.joinRows(spec, []map[string]tensor.Tensor{row(1, 2), row(3, 4)})
+	out, err := r.joinRows(spec, fanoutRows{"labels": {row(1, 2), row(3, 4)}})
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 2, 2}, out.Shape)
 	got, err := out.Float32s()
@@ -91,4 +91,6 @@ func TestJoinRows(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 0, 2}, out.Shape)
 	require.Empty(t, out.Data)
+	_, err = r.joinRows(spec, fanoutRows{"labels": {row(1, 2), {}}})
+	require.ErrorContains(t, err, "no step wrote it", "a row whose steps did not write it")
 }
