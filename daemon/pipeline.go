@@ -394,13 +394,13 @@ func reroutable(e *inferError) bool {
 type fanoutRows map[string][]tensor.Tensor
 
 // fanOut runs the steps from the fan-out on once per row of the fan-out
-// tensor, concurrently, and returns the rows' tensors the pipeline's
-// outputs not in pool join (fanoutRows). At most
-// fanoutInFlight rows are in flight at once, each taking the next row
-// when it is through, so that a fan-out of many rows (a detector that
-// finds thousands of objects) costs the daemon a bounded number of
-// requests in flight rather than one for every row at once, while the
-// step's gpu-lets still find full batches queued.
+// tensor, concurrently, and returns the rows' tensors that the pipeline's
+// outputs not in pool join (fanoutRows). At most fanoutInFlight rows are
+// in flight at once, each worker taking the next row when its last is
+// through, so that a fan-out of many rows (a detector that finds
+// thousands of objects) costs the daemon a bounded number of requests in
+// flight rather than one for every row at once, while the step's gpu-lets
+// still find full batches queued.
 func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) (fanoutRows, [][]*repository.Model, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
