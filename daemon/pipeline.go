@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -70,7 +71,8 @@ func pipelineShapes(p *repository.Model, steps []*repository.Model) map[string][
 	}
 	out := map[string][]int64{}
 	for i, st := range p.Config.Ensemble.Steps {
-		for stepInput, tensor := range st.Inputs {
+		for _, stepInput := range slices.Sorted(maps.Keys(st.Inputs)) { // the same choice each time
+			tensor := st.Inputs[stepInput]
 			dims, ok := steps[i].Config.ProfileShapes[stepInput]
 			if !ok || !isInput[tensor] || out[tensor] != nil {
 				continue

@@ -302,6 +302,35 @@ func TestARequestTheModelRefusesFailsAlone(t *testing.T) {
 	require.Equal(t, int64(n-n/4), st.Models[0].Succeeded)
 }
 
+// inferBehindABatch sends f's model "double" (30 ms a batch) a request of
+// 1 and, once its batch runs, one request of each value of values at once:
+// queued behind it, they run as f's next batch, which it checks. It returns
+// their answers in order, the first one's checked answered.
+func inferBehindABatch(t *testing.T, c *Client, f *fakeRuntime, values []float32) []*pb.InferResponse {
+	t.Helper()
+	first := make(chan *pb.InferResponse, 1)
+	go func() {
+		r, _ := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
+		first <- r
+	}()
+	require.Eventually(t, func() bool { return len(f.batchSizes()) == 1 }, 5*time.Second, time.Millisecond, "the first batch runs")
+	resps := make([]*pb.InferResponse, len(values))
+	errs := make([]error, len(values))
+	var wg sync.WaitGroup
+	for i, v := range values {
+		wg.Go(func() {
+			resps[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, v)}})
+		})
+	}
+	wg.Wait()
+	require.Equal(t, pb.Code_OK, (<-first).Code)
+	require.Equal(t, len(values), f.batchSizes()[1], "the others formed one batch: %v", f.batchSizes())
+	for i := range values {
+		require.NoError(t, errs[i])
+	}
+	return resps
+}
+
 // A request the model's run fails on otherwise than ONNX Runtime blames on
 // inputs, batched with others that then run apart, is refused as bad
 // input too: the model ran the others.
@@ -309,36 +338,20 @@ func TestARequestTheModelFailsOnAmongOthersIsBadInput(t *testing.T) {
 	f := &fakeRuntime{base: 30 * time.Millisecond}
 	c := startFake(t, f, "eager")
 	loadDouble(t, c, "double", 2*time.Second, 16) // time for the runs apart: correctness is under test
-	const n = 16
-	resps := make([]*pb.InferResponse, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	send := func(i int) {
-		wg.Go(func() {
-			v := float32(i)
-			if i == 3 {
-				v = -1000
-			}
-			resps[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, v)}})
-		})
+	values := make([]float32, 15)
+	for i := range values {
+		values[i] = float32(i + 1)
 	}
-	send(0)
-	require.Eventually(t, func() bool { return len(f.batchSizes()) > 0 }, 5*time.Second, time.Millisecond, "the first batch runs")
-	for i := 1; i < n; i++ { // queued behind it, they run as one batch
-		send(i)
-	}
-	wg.Wait()
-	require.Equal(t, n-1, f.batchSizes()[1], "the others formed one batch: %v", f.batchSizes())
-	for i := range n {
-		require.NoError(t, errs[i])
-		if i != 3 {
-			require.Equal(t, pb.Code_OK, resps[i].Code, "request %d: %s", i, resps[i].Error)
+	values[2] = -1000
+	resps := inferBehindABatch(t, c, f, values)
+	for i, r := range resps {
+		if i != 2 {
+			require.Equal(t, pb.Code_OK, r.Code, "request %d: %s", i, r.Error)
 		}
 	}
-	require.Equal(t, pb.Code_INVALID_ARGUMENT, resps[3].Code, resps[3].Error)
-	require.Contains(t, resps[3].Error, "apart from the others of its batch of 15, which failed and whose other requests then ran: the model cannot take its inputs")
-	require.Contains(t, resps[3].Error, "Reshape")
-
+	require.Equal(t, pb.Code_INVALID_ARGUMENT, resps[2].Code, resps[2].Error)
+	require.Contains(t, resps[2].Error, "apart from the others of its batch of 15, which failed and whose other requests then ran: the model cannot take its inputs")
+	require.Contains(t, resps[2].Error, "Reshape")
 }
 
 // A request the model's run fails on, alone in its batch, is refused as bad
@@ -378,25 +391,7 @@ func TestABatchOfBadRequestsAloneIsProbed(t *testing.T) {
 	f := &fakeRuntime{base: 30 * time.Millisecond}
 	c := startFake(t, f, "eager")
 	loadDouble(t, c, "double", 2*time.Second, 16)
-	first := make(chan *pb.InferResponse, 1)
-	go func() {
-		r, _ := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
-		first <- r
-	}()
-	require.Eventually(t, func() bool { return len(f.batchSizes()) == 1 }, 5*time.Second, time.Millisecond, "the first batch runs")
-	bads := make([]*pb.InferResponse, 3)
-	errs := make([]error, 3)
-	var wg sync.WaitGroup
-	for i := range bads { // queued behind it, they run as one batch
-		wg.Go(func() {
-			bads[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, -1000)}})
-		})
-	}
-	wg.Wait()
-	require.Equal(t, pb.Code_OK, (<-first).Code)
-	require.Equal(t, 3, f.batchSizes()[1], "the bad ones formed one batch: %v", f.batchSizes())
-	for i, r := range bads {
-		require.NoError(t, errs[i])
+	for _, r := range inferBehindABatch(t, c, f, []float32{-1000, -1000, -1000}) {
 		require.Equal(t, pb.Code_INVALID_ARGUMENT, r.Code, r.Error)
 		require.Contains(t, r.Error, "it cannot take these inputs")
 	}

@@ -104,10 +104,12 @@ func (s *Server) accept(st *inferStream, req *pb.InferRequest, read time.Time) {
 	// The daemon's deadline stands, even past the model's SLO: a pipeline's
 	// step is due when the pipeline's SLO leaves it (pipeline.TaskDeadline),
 	// which may be later than its model's own SLO allows a request from the
-	// door, as the simulator serves it.
-	deadline := s.clock.Now() + m.slo
+	// door, as the simulator serves it. Without one, the model's SLO.
+	var deadline time.Duration
 	if req.DeadlineMonoNs != 0 {
 		deadline = s.toClock(req.DeadlineMonoNs)
+	} else {
+		deadline = s.clock.Now() + m.slo
 	}
 	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs, read: read}
 	if !s.loop.post(func() { s.loop.submit(r, rows, deadline) }) {
