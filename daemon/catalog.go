@@ -325,12 +325,12 @@ func (c *catalog) allPipelines() []*repository.Model {
 // it cannot be served, rather than to load it.
 func (c *catalog) steps(p *repository.Model) ([]*repository.Model, error) {
 	if e := p.Config.Ensemble; e != nil {
-		for i, s := range e.Steps {
+		for _, s := range e.Steps {
 			if _, ok := c.get(s.StepKey()); ok {
 				continue
 			}
 			if err := c.broken(s.Model); err != nil {
-				return nil, fmt.Errorf("check pipeline %s: %w: step[%d] (%s) cannot be served: %w", p.Name, repository.ErrEnsemble, i, s.StepKey(), err)
+				return nil, fmt.Errorf("check pipeline %s: %w: step[%d] (%s) cannot be served: %w", p.Name, repository.ErrEnsemble, s.At, s.StepKey(), err)
 			}
 		}
 	}

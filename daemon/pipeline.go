@@ -40,7 +40,7 @@ func (n *node) pipelineNotServed(p *repository.Model) string {
 	}
 	for i, s := range steps {
 		if why := n.notServedReason(s.Name); why != "" {
-			return fmt.Sprintf("step[%d] (%s) is not served: %s", i, s.Name, why)
+			return fmt.Sprintf("step[%d] (%s) is not served: %s", p.Config.Ensemble.Steps[i].At, s.Name, why)
 		}
 	}
 	return ""
@@ -154,18 +154,13 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if run.e.FanoutStep >= 0 {
 		last = run.e.FanoutStep
 	}
-	var path []*repository.Model // the models that ran the steps before the fan-out
-	for i := range last {
-		m, ierr := run.step(ctx, i, pool)
-		if ierr != nil {
-			return nil, ierr
-		}
-		path = append(path, m)
+	path, ierr := run.runSteps(ctx, 0, last, pool) // the models that ran the steps before the fan-out
+	if ierr != nil {
+		return nil, ierr
 	}
 	acc := run.accuracy(path)
 	var rows fanoutRows
 	if run.e.FanoutStep >= 0 {
-		var ierr *inferError
 		var paths [][]*repository.Model
 		if rows, paths, ierr = run.fanOut(ctx, pool); ierr != nil {
 			return nil, ierr
@@ -244,9 +239,9 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 			at = m.Name
 		}
 		return nil, &inferError{code: ierr.code, reason: reasonDroppedEarly,
-			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, i, at, ierr.msg)}
+			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, s.At, at, ierr.msg)}
 	}
-	if i == r.e.FanoutStep-1 {
+	if i == r.e.FanoutWriter {
 		r.fanVariant = m.Name
 	}
 	if res.emulated {
@@ -426,19 +421,17 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 	)
 	run := func(j int) bool {
 		row := map[string]tensor.Tensor{r.e.Fanout: rows[j]}
-		for i := r.e.FanoutStep; i < len(r.steps); i++ {
-			m, ierr := r.step(ctx, i, row)
-			if ierr != nil {
-				mu.Lock()
-				if first == nil {
-					first = ierr
-				}
-				mu.Unlock()
-				cancel()
-				return false
+		path, ierr := r.runSteps(ctx, r.e.FanoutStep, len(r.steps), row)
+		if ierr != nil {
+			mu.Lock()
+			if first == nil {
+				first = ierr
 			}
-			paths[j] = append(paths[j], m)
+			mu.Unlock()
+			cancel()
+			return false
 		}
+		paths[j] = path
 		for name, col := range out { // distinct rows: no two workers write one place
 			col[j] = row[name]
 		}

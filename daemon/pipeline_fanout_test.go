@@ -36,7 +36,7 @@ func fanoutRun(t testing.TB, rows, gpulets int, send stepSender) (*pipelineRun, 
 	p := &repository.Model{Name: "p", Config: repository.ModelConfig{MaxBatchSize: 1}, Outputs: []repository.TensorSpec{{Name: "labels"}}}
 	e := &repository.Ensemble{Fanout: "objects", FanoutStep: 1, Steps: []repository.EnsembleStep{
 		{Model: "det"},
-		{Model: "cls", Inputs: map[string]string{"x": "objects"}, Outputs: map[string]string{"y": "labels"}},
+		{Model: "cls", Inputs: map[string]string{"x": "objects"}, Outputs: map[string]string{"y": "labels"}, At: 1, Needs: []int{0}},
 	}}
 	vals := make([]float32, 2*rows)
 	for i := range rows {

@@ -423,14 +423,21 @@ func (n *node) pipelineSpec(p *repository.Model, size int, profile func(*reposit
 				continue // not profiled (at this size) yet: not a candidate
 			}
 			fan := 1.0
-			if i == e.FanoutStep-1 {
+			switch {
+			case i == e.FanoutStep-1 && i == e.FanoutWriter:
+				// By variant: a weaker detector finds fewer objects.
 				fan = n.pipes.fanoutOf(p.Name, v.Name, n.pipes.fanoutOf(p.Name, sm.Name, 1))
+			case i == e.FanoutStep-1:
+				// A step between the fan-out's writer and the fan-out (one
+				// that reads another of the writer's outputs): the rows the
+				// writer's own model found multiply the load after it.
+				fan = n.pipes.fanoutOf(p.Name, steps[e.FanoutWriter].Name, 1)
 			}
 			t.Variants = append(t.Variants, pipeline.Variant{Name: v.Name, Accuracy: v.Config.ModelAccuracy(), Fanout: fan,
 				Latency: func(b int) (float64, bool) { return prof.Latency(b, size) }, MaxBatch: prof.MaxBatch(size)})
 		}
 		if len(t.Variants) == 0 {
-			return nil, fmt.Errorf("plan pipeline %s: step[%d] (%s) has no profiled model yet", p.Name, i, sm.Name)
+			return nil, fmt.Errorf("plan pipeline %s: step[%d] (%s) has no profiled model yet", p.Name, e.Steps[i].At, sm.Name)
 		}
 		spec.Tasks = append(spec.Tasks, t)
 	}

@@ -211,6 +211,9 @@ func TestPipelineServes(t *testing.T) {
 	r = do(t, "GET", base+"/metrics", nil, nil)
 	require.Contains(t, string(r.body), `gpuletd_requests_total{model="`+modelzoo.ClassifierModel+`"}`)
 
+	// A pipeline whose steps branch, written out of order, loaded live.
+	checkBranchingPipeline(t, base, repo, image, labels)
+
 	// What a pipeline cannot take is the client's error.
 	two, err := tensor.FromFloat32s("image", []int64{2, 64}, append(in, in...))
 	require.NoError(t, err)

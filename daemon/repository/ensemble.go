@@ -3,6 +3,7 @@ package repository
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
@@ -11,14 +12,18 @@ import (
 // Pipelines: Triton's ensembles.
 //
 // A config.pbtxt with platform "ensemble" is a pipeline of models served
-// under its own name and SLO: its ensemble_scheduling steps run in order,
-// each reading tensors the request gave or an earlier step wrote (input_map:
-// the step model's input → the pipeline's tensor) and writing new ones
-// (output_map: the step model's output → the pipeline's tensor). The
-// pipeline's outputs are tensors its steps write. gpuletd adds one
-// parameter: fanout names a tensor a step writes whose rows, along its first
-// dimension after the batch, each become a request of their own to the steps
-// after it (a detector's objects, each to the classifier); the pipeline's
+// under its own name and SLO: its ensemble_scheduling steps each read
+// tensors the request gave or another step wrote (input_map: the step
+// model's input → the pipeline's tensor) and write new ones (output_map:
+// the step model's output → the pipeline's tensor). As in Triton, a step
+// runs once what it reads is written, whatever the order the steps are
+// written in: steps that read nothing of each other run at once (parallel
+// branches), and the steps are kept in an order they can run in (the
+// written order where it is one). The pipeline's outputs are tensors its
+// steps write. gpuletd adds one parameter: fanout names a tensor a step
+// writes whose rows, along its first dimension after the batch, each
+// become a request of their own to the steps that read it and those after
+// them (a detector's objects, each to the classifier); the pipeline's
 // outputs written after the fan-out hold one row per such request, in
 // order. A pipeline with a fan-out answers one request at a time: batch 1.
 
@@ -30,11 +35,22 @@ const ParamFanout = "fanout"
 
 // Ensemble is a pipeline's steps.
 type Ensemble struct {
+	// Steps are in an order they can run in: each after the steps whose
+	// outputs it reads, those before the fan-out first, the step that
+	// writes the fan-out as late among them as it can be.
 	Steps []EnsembleStep
 	// Fanout is the tensor whose rows become requests of their own ("" for
-	// none); FanoutStep the first step that runs once per row.
-	Fanout     string
-	FanoutStep int
+	// none); FanoutStep the first step that runs once per row (every step
+	// from it on does), FanoutWriter the step that writes Fanout (-1 for
+	// none).
+	Fanout       string
+	FanoutStep   int
+	FanoutWriter int
+	// Branches is whether some step may run beside the step before it
+	// (both before the fan-out, or both after it): neither reads what the
+	// other writes, directly or through other steps. Without branches the
+	// steps run one after the other.
+	Branches bool
 }
 
 // EnsembleStep is one model of a pipeline.
@@ -47,6 +63,10 @@ type EnsembleStep struct {
 	// Outputs each output of the model it uses to the pipeline tensor it
 	// writes.
 	Inputs, Outputs map[string]string
+	// At is the step's place in ensemble_scheduling as written; Needs the
+	// places in Steps of the steps that write what it reads.
+	At    int
+	Needs []int
 }
 
 // StepKey is the catalog name of the step's model.
@@ -57,25 +77,27 @@ func (s EnsembleStep) StepKey() string {
 	return s.Model
 }
 
-// tritonEnsemble reads ensemble_scheduling and checks that its steps form a
-// chain over the pipeline's tensors (each read tensor given by the request
-// or written by an earlier step, each written tensor new, every output
-// written) and that the fan-out, if any, is a tensor a step writes and a
-// later step reads.
+// tritonEnsemble reads ensemble_scheduling and checks its steps over the
+// pipeline's tensors (each read tensor given by the request or written by
+// a step, each written tensor written once, no step reading what it
+// writes through others, every output written), puts them in an order they
+// can run in (orderSteps) and checks that the fan-out, if any, is a tensor
+// a step writes and other steps read, and that the steps that run once per
+// row read only it and what such steps write.
 func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad func(string, ...any)) *Ensemble {
 	es := pc.GetEnsembleScheduling()
 	if es == nil || len(es.Step) == 0 {
 		bad(`platform: "ensemble" needs ensemble_scheduling with at least one step`)
 		return nil
 	}
-	e := &Ensemble{Fanout: fanout, FanoutStep: -1}
 	have := map[string]string{} // tensor → who gives it
 	for _, in := range c.Inputs {
 		have[in.Name] = "the request"
 	}
+	steps := make([]EnsembleStep, len(es.Step))
 	for i, st := range es.Step {
 		f := fmt.Sprintf("ensemble_scheduling.step[%d]", i)
-		s := EnsembleStep{Model: st.ModelName, Inputs: map[string]string{}, Outputs: map[string]string{}}
+		s := EnsembleStep{Model: st.ModelName, Inputs: map[string]string{}, Outputs: map[string]string{}, At: i}
 		switch {
 		case !validName.MatchString(st.ModelName):
 			bad("%s.model_name: %q is not a model name", f, st.ModelName)
@@ -91,15 +113,8 @@ func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad
 		if len(st.InputMap) == 0 {
 			bad("%s.input_map: empty; map every input of %s to a tensor of the pipeline", f, st.ModelName)
 		}
-		for _, k := range sortedKeys(st.InputMap) {
-			v := st.InputMap[k]
-			if _, ok := have[v]; !ok {
-				bad("%s.input_map[%q]: %q is neither an input of the pipeline nor written by an earlier step (steps run in the order given)", f, k, v)
-			}
+		for k, v := range st.InputMap {
 			s.Inputs[k] = v
-			if v == fanout && e.FanoutStep < 0 {
-				e.FanoutStep = i
-			}
 		}
 		if len(st.OutputMap) == 0 {
 			bad("%s.output_map: empty; map the outputs of %s the pipeline uses", f, st.ModelName)
@@ -108,48 +123,41 @@ func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad
 			v := st.OutputMap[k]
 			if by, ok := have[v]; ok {
 				bad("%s.output_map[%q]: %q is already given by %s; every tensor of the pipeline has one writer", f, k, v, by)
+			} else {
+				have[v] = fmt.Sprintf("step[%d]", i)
 			}
-			have[v] = fmt.Sprintf("step[%d]", i)
 			s.Outputs[k] = v
 		}
-		e.Steps = append(e.Steps, s)
+		steps[i] = s
+	}
+	for _, s := range steps {
+		for _, k := range sortedKeys(s.Inputs) {
+			if _, ok := have[s.Inputs[k]]; !ok {
+				bad("ensemble_scheduling.step[%d].input_map[%q]: %q is neither an input of the pipeline nor written by any step", s.At, k, s.Inputs[k])
+			}
+		}
 	}
 	for i, out := range c.Outputs {
 		if _, ok := have[out.Name]; !ok {
 			bad("output[%d]: %q is written by no step's output_map", i, out.Name)
 		}
 	}
-	if fanout == "" {
-		return e
-	}
-	f := fmt.Sprintf("parameters[%q]", ParamFanout)
-	switch by, ok := have[fanout]; {
-	case !ok:
-		bad("%s: %q is no tensor of the pipeline", f, fanout)
-	case by == "the request":
-		bad("%s: %q is an input of the pipeline; the fan-out is a tensor a step writes", f, fanout)
-	case e.FanoutStep < 0:
-		bad("%s: %q is read by no step; the steps after the fan-out read it", f, fanout)
-	}
-	if c.MaxBatchSize > 1 {
-		bad("max_batch_size: %d; a pipeline with a fan-out answers one request at a time: 0 or 1", c.MaxBatchSize)
-	}
-	if e.FanoutStep >= 0 {
-		// The steps from the fan-out on run once per row: they may read only
-		// what the fan-out step and the steps after it write, or the fan-out.
-		after := map[string]bool{fanout: true}
-		for i := e.FanoutStep; i < len(e.Steps); i++ {
-			for k, v := range e.Steps[i].Inputs {
-				if !after[v] {
-					bad("ensemble_scheduling.step[%d].input_map[%q]: %q was written before the fan-out; a step after the fan-out runs once per row of %q and reads only it and what is written after it", i, k, v, fanout)
-				}
-			}
-			for _, v := range e.Steps[i].Outputs {
-				after[v] = true
-			}
+	if fanout != "" {
+		f := fmt.Sprintf("parameters[%q]", ParamFanout)
+		reads := slices.ContainsFunc(steps, func(s EnsembleStep) bool { return slices.Contains(slices.Collect(maps.Values(s.Inputs)), fanout) })
+		switch by, ok := have[fanout]; {
+		case !ok:
+			bad("%s: %q is no tensor of the pipeline", f, fanout)
+		case by == "the request":
+			bad("%s: %q is an input of the pipeline; the fan-out is a tensor a step writes", f, fanout)
+		case !reads:
+			bad("%s: %q is read by no step; the steps after the fan-out read it", f, fanout)
+		}
+		if c.MaxBatchSize > 1 {
+			bad("max_batch_size: %d; a pipeline with a fan-out answers one request at a time: 0 or 1", c.MaxBatchSize)
 		}
 	}
-	return e
+	return orderSteps(steps, fanout, bad)
 }
 
 // ErrEnsemble wraps the problems of a pipeline with the models it runs.
@@ -173,7 +181,7 @@ func (m *Model) CheckEnsemble(get func(name string) *Model) ([]*Model, error) {
 	}
 	out := make([]*Model, len(e.Steps))
 	for i, s := range e.Steps {
-		f := fmt.Sprintf("step[%d] (%s)", i, s.StepKey())
+		f := fmt.Sprintf("step[%d] (%s)", s.At, s.StepKey())
 		sm := get(s.StepKey())
 		switch {
 		case sm == nil:

@@ -42,8 +42,10 @@ func TestEnsembleParses(t *testing.T) {
 	require.Equal(t, 1, e.FanoutStep)
 	require.Equal(t, []EnsembleStep{
 		{Model: "detector", Inputs: map[string]string{"image": "image"}, Outputs: map[string]string{"crops": "boxes"}},
-		{Model: "classifier", Inputs: map[string]string{"crop": "boxes"}, Outputs: map[string]string{"scores": "labels"}},
+		{Model: "classifier", Inputs: map[string]string{"crop": "boxes"}, Outputs: map[string]string{"scores": "labels"}, At: 1, Needs: []int{0}},
 	}, e.Steps)
+	require.Equal(t, 0, e.FanoutWriter)
+	require.False(t, e.Branches, "a chain")
 	require.Equal(t, "detector", e.Steps[0].StepKey())
 	require.Zero(t, m.Config.MinAccuracy, "no floor unless given")
 
@@ -87,7 +89,7 @@ func TestEnsembleBadConfigs(t *testing.T) {
 		pbtxt string
 		wants []string
 	}{
-		{"reads an unknown tensor", edit(`key: "crop" value: "boxes"`, `key: "crop" value: "objects"`), []string{"step[1].input_map[\"crop\"]", `"objects"`, "order"}},
+		{"reads an unknown tensor", edit(`key: "crop" value: "boxes"`, `key: "crop" value: "objects"`), []string{"step[1].input_map[\"crop\"]", `"objects"`, "nor written by any step"}},
 		{"output nobody writes", edit(`value: "labels" }`, `value: "classes" }`), []string{`output[0]: "labels"`, "no step"}},
 		{"two writers", edit(`output_map { key: "scores" value: "labels" }`, `output_map { key: "scores" value: "boxes" }`), []string{`"boxes" is already given by step[0]`}},
 		{"fan-out unknown", edit(`string_value: "boxes"`, `string_value: "crops"`), []string{`parameters["fanout"]: "crops" is no tensor`}},

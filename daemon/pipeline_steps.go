@@ -1,0 +1,116 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// runSteps runs steps [from, to) of the pipeline on pool, adding what they
+// write to it, and returns the models that ran them, in step order. A
+// pipeline without branches runs them one after the other; one with
+// branches runs each as soon as the steps it reads are through, beside any
+// others that may run then (runBranches), as Triton runs an ensemble's
+// steps.
+func (r *pipelineRun) runSteps(ctx context.Context, from, to int, pool map[string]tensor.Tensor) ([]*repository.Model, *inferError) {
+	if r.e.Branches {
+		return r.runBranches(ctx, from, to, pool)
+	}
+	path := make([]*repository.Model, 0, to-from)
+	for i := from; i < to; i++ {
+		m, ierr := r.step(ctx, i, pool)
+		if ierr != nil {
+			return nil, ierr
+		}
+		path = append(path, m)
+	}
+	return path, nil
+}
+
+// runBranches is runSteps for a pipeline with branches: a goroutine per
+// step, each waiting for the steps it needs (EnsembleStep.Needs) and then
+// running its own on what they and pool hold; the first step to fail
+// cancels the others, and its error is the answer. Each step keeps the
+// deadline the pipeline's split gives its place in the order, so a step
+// that starts beside the one before it only has more time.
+func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[string]tensor.Tensor) ([]*repository.Model, *inferError) {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := to - from
+	done := make([]chan struct{}, n) // closed when a step is through or gave up
+	for k := range done {
+		done[k] = make(chan struct{})
+	}
+	own := make([]map[string]tensor.Tensor, n) // each step's tensors: what it read and wrote
+	path := make([]*repository.Model, n)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first *inferError
+	)
+	for k := range n {
+		i := from + k
+		wg.Go(func() {
+			defer close(done[k])
+			s := r.e.Steps[i]
+			for _, need := range s.Needs {
+				if need < from {
+					continue // written before these steps: in pool
+				}
+				select {
+				case <-done[need-from]:
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
+				return // a step it needs failed, or the client went away
+			}
+			mine := map[string]tensor.Tensor{}
+			for _, v := range s.Inputs {
+				if t, ok := pool[v]; ok {
+					mine[v] = t
+					continue
+				}
+				for _, need := range s.Needs {
+					if need < from {
+						continue
+					}
+					if t, ok := own[need-from][v]; ok {
+						mine[v] = t
+					}
+				}
+			}
+			m, ierr := r.step(ctx, i, mine)
+			if ierr != nil {
+				mu.Lock()
+				if first == nil {
+					first = ierr
+				}
+				mu.Unlock()
+				cancel()
+				return
+			}
+			own[k], path[k] = mine, m
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	for k, m := range path {
+		if m == nil {
+			return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: step[%d] (%s) not run: %v", r.p.Name, r.e.Steps[from+k].At, r.steps[from+k].Name, context.Cause(parent))}
+		}
+	}
+	for k := range n {
+		for _, v := range r.e.Steps[from+k].Outputs {
+			pool[v] = own[k][v]
+		}
+	}
+	return path, nil
+}

@@ -1,0 +1,141 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// branchRun is a pipeline request whose steps, written join, left, right,
+// run as left and right on the request's "image" at once, then join on
+// what both wrote, through send.
+func branchRun(t *testing.T, send stepSender) (*pipelineRun, map[string]tensor.Tensor) {
+	t.Helper()
+	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
+		catalog: newCatalog(t.TempDir(), 0, nil, nil, zap.NewNop())}
+	n.metrics = newMetrics(n)
+	model := func(name string, ins ...string) *repository.Model {
+		m := &repository.Model{Name: name, Family: name}
+		for _, in := range ins {
+			m.Inputs = append(m.Inputs, repository.TensorSpec{Name: in})
+		}
+		return m
+	}
+	e := &repository.Ensemble{FanoutStep: -1, FanoutWriter: -1, Branches: true, Steps: []repository.EnsembleStep{
+		{Model: "left", At: 1, Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"y": "l"}},
+		{Model: "right", At: 2, Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"y": "r"}},
+		{Model: "join", At: 0, Inputs: map[string]string{"a": "l", "b": "r"}, Outputs: map[string]string{"y": "both"}, Needs: []int{0, 1}},
+	}}
+	later := time.Now().Add(time.Minute)
+	run := &pipelineRun{n: n, p: &repository.Model{Name: "p"}, e: e, send: send,
+		steps: []*repository.Model{model("left", "in"), model("right", "in"), model("join", "a", "b")}, deadlines: []time.Time{later, later, later}}
+	image, err := tensor.FromFloat32s("image", []int64{1, 1}, []float32{2})
+	require.NoError(t, err)
+	return run, map[string]tensor.Tensor{"image": image}
+}
+
+// sum answers a step with the sum of its inputs' first values, plus add.
+func sum(models []*repository.Model, ins []tensor.Tensor, add float32) (*executed, *repository.Model, *gpuletRun, *inferError) {
+	var s float32
+	for _, in := range ins {
+		v, _ := in.Float32s()
+		s += v[0]
+	}
+	y, _ := tensor.FromFloat32s("y", []int64{1, 1}, []float32{s + add})
+	return &executed{outs: []tensor.Tensor{y}, batch: 1}, models[0], &gpuletRun{}, nil
+}
+
+// A pipeline's steps that read nothing of each other run at once, and a
+// step that reads both runs once both are through, on what they wrote, as
+// Triton runs an ensemble's branches; written out of order, they ran in the
+// written order before, or were refused.
+func TestAPipelinesBranchesRunAtOnce(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		inFlight []string
+		seen     [][]string // what was in flight as each step was sent
+		both     = make(chan struct{})
+	)
+	send := func(_ context.Context, models []*repository.Model, _ *gpuletRun, ins []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		name := models[0].Name
+		mu.Lock()
+		inFlight = append(inFlight, name)
+		seen = append(seen, append([]string(nil), inFlight...))
+		if len(inFlight) == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		if name != "join" {
+			select { // each branch waits for the other to be sent
+			case <-both:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		mu.Lock()
+		for i, f := range inFlight {
+			if f == name {
+				inFlight = append(inFlight[:i], inFlight[i+1:]...)
+				break
+			}
+		}
+		mu.Unlock()
+		add := map[string]float32{"left": 10, "right": 100, "join": 0}[name]
+		return sum(models, ins, add)
+	}
+	run, pool := branchRun(t, send)
+	path, ierr := run.runSteps(context.Background(), 0, 3, pool)
+	require.Nil(t, ierr)
+	require.Len(t, seen, 3)
+	require.ElementsMatch(t, []string{"left", "right"}, seen[1], "the branches in flight at once")
+	require.Equal(t, []string{"join"}, seen[2], "the join after both")
+	names := []string{path[0].Name, path[1].Name, path[2].Name}
+	require.Equal(t, []string{"left", "right", "join"}, names, "the models in step order")
+	v, err := pool["both"].Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []float32{2 + 10 + 2 + 100}, v, "the join read both branches")
+	require.Contains(t, pool, "l")
+	require.Contains(t, pool, "r")
+}
+
+// A branch that fails fails the request under its written place, and the
+// step that reads it is not sent.
+func TestAPipelinesFailingBranchStopsTheJoin(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		sent []string
+	)
+	send := func(_ context.Context, models []*repository.Model, _ *gpuletRun, ins []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		mu.Lock()
+		sent = append(sent, models[0].Name)
+		mu.Unlock()
+		if models[0].Name == "right" {
+			return nil, models[0], &gpuletRun{}, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: "right: the deadline cannot be met"}
+		}
+		return sum(models, ins, 0)
+	}
+	run, pool := branchRun(t, send)
+	_, ierr := run.runSteps(context.Background(), 0, 3, pool)
+	require.NotNil(t, ierr)
+	require.Equal(t, reasonDroppedEarly, ierr.reason)
+	require.Contains(t, ierr.msg, "dropped at step[2] (right)", "named where it is written")
+	require.NotContains(t, sent, "join")
+	require.NotContains(t, pool, "both")
+
+	// A client gone before the steps run: none is sent, and it says so.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	sent = nil
+	run, pool = branchRun(t, send)
+	_, ierr = run.runSteps(ctx, 0, 3, pool)
+	require.NotNil(t, ierr)
+	require.Equal(t, reasonCancelled, ierr.reason)
+	require.Empty(t, sent)
+}
