@@ -6,7 +6,7 @@
 # are written in an order they run in, so that a build that runs them one
 # after the other serves it too. gpuletd load sends it RATE req/s (default
 # 50) for DURATION (default 20s) and prints the report: the end-to-end
-# latency is the pipeline's. BIN picks the build that serves (default
+# latency is the pipeline's; then the gpu-lets that served it. BIN picks the build that serves (default
 # bin/gpuletd; the models are written by this checkout's).
 #
 #   scripts/bench/pipeline-branches.sh; BIN=/tmp/gpuletd-old scripts/bench/pipeline-branches.sh
@@ -42,5 +42,6 @@ export GPULETD_DEFAULT_SLO=100ms GPULETD_DEVICES=cpu
 serve_ready
 curl -s -H "Host: 127.0.0.1" "$url/v2/models/spot-beside-crowd/ready"; echo
 "$bin" load --url "$url" --model spot-beside-crowd --rate "${RATE:-50}" --duration "${DURATION:-20s}"
+"$bin" status --url "$url" | awk '/^GPU-LET/ {p = 1} p && !/^(GPU-LET|cpu-| )/ {exit} p'
 kill "$daemon"
 wait "$daemon" || true
