@@ -60,6 +60,14 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 			r.Broken[m.Family] = fmt.Sprintf("its step %s %s, so the pipeline cannot run", s.StepKey(), why)
 			break
 		}
+		if _, broken := r.Broken[m.Family]; broken {
+			continue
+		}
+		// Steps that do not fit it (names, data types, shapes), as serve
+		// finds them when it loads the pipeline.
+		if _, err := m.CheckEnsemble(func(name string) *repository.Model { return ix.Models[name] }); err != nil {
+			r.Broken[m.Family] = err.Error()
+		}
 	}
 	r.Folders = len(folders)
 	r.NotLoaded, r.StartupUnknown = StartupPlan(ix, startup)

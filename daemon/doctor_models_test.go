@@ -53,6 +53,20 @@ func TestRepositoryReport(t *testing.T) {
 	require.Equal(t, []string{"bad", "dangling", "halfbroken"}, r.NotLoaded)
 	require.Equal(t, []string{"typo"}, r.StartupUnknown)
 
+	// A pipeline whose input does not fit its step's: broken, saying so,
+	// as serve finds it. It was reported as one that serves.
+	misfit := pipe("misfit", "good")
+	misfit.Config.MaxBatchSize = 1
+	misfit.Inputs = []repository.TensorSpec{{Name: "image", DataType: tensor.FP32, Dims: []int64{32}}}
+	misfit.Config.Ensemble.Steps[0].Inputs = map[string]string{"x": "image"}
+	ix.Models["misfit"] = misfit
+	ix.Models["good"].Config.MaxBatchSize = 8
+	ix.Models["good"].Inputs = []repository.TensorSpec{{Name: "x", DataType: tensor.FP32, Dims: []int64{64}}}
+	r = RepositoryReport(ix, []string{config.StartupAll}, 64<<20)
+	require.Contains(t, r.Broken["misfit"], `step[0] (good): input "x" is [N 64] but "image" is [N 32] (the pipeline's input)`)
+	delete(ix.Models, "misfit")
+	ix.Models["good"].Inputs = nil
+
 	delete(ix.Broken, "bad")
 	delete(ix.Models, "halfbroken")
 	delete(ix.Models, "dangling")

@@ -99,13 +99,15 @@ func variantCatalog() (*catalog, *repository.Model) {
 	} {
 		c.models[m.Name] = m
 	}
-	p := &repository.Model{Name: "p", Family: "p", Inputs: spec("image"), Outputs: spec("labels"),
-		Config: repository.ModelConfig{SLO: config.Duration(200 * time.Millisecond), MinAccuracy: 0.5,
+	c.models["det"].Outputs[0].Dims = []int64{3, 4} // three objects
+	p := &repository.Model{Name: "p", Family: "p", Inputs: spec("image"),
+		Outputs: []repository.TensorSpec{{Name: "labels", DataType: tensor.FP32, Dims: []int64{-1, 4}}},
+		Config: repository.ModelConfig{SLO: config.Duration(200 * time.Millisecond), MinAccuracy: 0.5, MaxBatchSize: 1,
 			PathAccuracy: map[string]float64{"det/cls-lite": 0.7}, Ensemble: &repository.Ensemble{
 				Fanout: "objects", FanoutStep: 1,
 				Steps: []repository.EnsembleStep{
 					{Model: "det", Inputs: map[string]string{"image": "image"}, Outputs: map[string]string{"objects": "objects"}},
-					{Model: "cls", Inputs: map[string]string{"object": "objects"}, Outputs: map[string]string{"labels": "labels"}},
+					{Model: "cls", At: 1, Inputs: map[string]string{"object": "objects"}, Outputs: map[string]string{"labels": "labels"}, Needs: []int{0}},
 				}}}}
 	c.pipelines[p.Name] = p
 	return c, p

@@ -34,7 +34,10 @@ func (w *latencyWindow) add(lat time.Duration, batch int32, late bool) {
 
 // windowStats summarises a window.
 type windowStats struct {
-	Requests   int     `json:"requests"`
+	Requests int `json:"requests"`
+	// Answered is how many of them were answered (late or not): the
+	// latencies are theirs, 0 when none was.
+	Answered   int     `json:"answered"`
 	P50MS      float64 `json:"p50_ms"`
 	P99MS      float64 `json:"p99_ms"`
 	Attainment float64 `json:"slo_attainment"` // share answered successfully within the SLO
@@ -67,6 +70,7 @@ func (w *latencyWindow) stats() windowStats {
 		}
 	}
 	s.Attainment = float64(s.Requests-s.Violations) / float64(s.Requests)
+	s.Answered = len(ok)
 	if len(ok) > 0 {
 		slices.Sort(ok)
 		s.P50MS = ms(ok[(len(ok)-1)/2])

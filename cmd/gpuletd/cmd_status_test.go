@@ -300,7 +300,8 @@ func TestWriteStatusPipelines(t *testing.T) {
 	s := adminStatus{Version: "v1", Pipelines: []adminPipeline{
 		{Name: "spot-and-label", SLOMS: 400, Steps: []string{"spotter", "labeler"}, Fanout: "objects", Ready: true, Rate: 12,
 			Recent: adminRecent{Requests: 40, Attainment: 1, P50MS: 3.1, P99MS: 9.5}},
-		{Name: "broken", SLOMS: 100, Steps: []string{"a", "b"}, Reason: "check pipeline broken: pipeline cannot run: step[1] (b): the model is not served"},
+		{Name: "broken", SLOMS: 100, Steps: []string{"a", "b"}, Reason: "check pipeline broken: pipeline cannot run: step[1] (b): the model is not served",
+			Recent: adminRecent{Requests: 2, Answered: new(int), Violations: 2}},
 		{Name: "crowd", SLOMS: 2000, Steps: []string{"crowd", "labeler"}, Fanout: "objects", FanoutRows: 20000, Ready: true},
 	}}
 	var b strings.Builder
@@ -310,6 +311,7 @@ func TestWriteStatusPipelines(t *testing.T) {
 	require.Contains(t, out, "  400ms   12.0/s  -         100.0%  3.10ms  9.50ms")
 	require.Contains(t, out, "crowd           crowd -> labeler (fan-out: objects, 20000.0 rows a request)  2000ms")
 	require.Contains(t, out, "broken: not served: check pipeline broken: pipeline cannot run: step[1] (b)")
+	require.Regexp(t, `(?m)^broken .* 100ms +0\.00/s +- +0\.0% +- +-$`, out, "no latency where every request was refused")
 }
 
 // TestWritePipelines: the pipelines table shows the accuracy a pipeline

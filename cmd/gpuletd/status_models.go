@@ -94,7 +94,10 @@ func (c *adminCache) text() string {
 
 // adminRecent is a model's latency window.
 type adminRecent struct {
-	Requests   int     `json:"requests"`
+	Requests int `json:"requests"`
+	// Answered is how many were answered; nil from a daemon that does not
+	// say (its latencies then stand as given).
+	Answered   *int    `json:"answered"`
 	P50MS      float64 `json:"p50_ms"`
 	P99MS      float64 `json:"p99_ms"`
 	Attainment float64 `json:"slo_attainment"`
@@ -189,8 +192,11 @@ func someNames(names []string, few int) string {
 // texts are the window's attainment, p50 and p99 for a table, dashes
 // before any request.
 func (r adminRecent) texts() (attain, p50, p99 string) {
-	if r.Requests == 0 {
+	switch {
+	case r.Requests == 0:
 		return "-", "-", "-"
+	case r.Answered != nil && *r.Answered == 0: // every one refused: no latency to show
+		return percent(r.Attainment), "-", "-"
 	}
 	return percent(r.Attainment), millis(r.P50MS), millis(r.P99MS)
 }

@@ -221,6 +221,9 @@ func (m *Model) CheckEnsemble(get func(name string) *Model) ([]*Model, error) {
 			bad("output %q is declared %s but its step writes %s", o.Name, o.DataType, t)
 		}
 	}
+	if len(errs) == 0 {
+		m.checkShapes(out, bad)
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("check pipeline %s: %w: %w", m.Name, ErrEnsemble, errors.Join(errs...))
 	}
