@@ -147,11 +147,12 @@ func PipelineLayout(p *pipeline.Pipeline, pl pipeline.Plan, gpus []gpulet.GPU, c
 	shares := pl.DeadlineShares()
 	type want struct {
 		vp    pipeline.VariantPlan
+		load  float64 // its task's
 		slo   float64
 		count int
 	}
 	var wants []*want
-	byName := map[string]*want{}
+	byName := map[string][]*want{} // a model may serve several tasks
 	prev := 0.0
 	for i, tp := range pl.Tasks {
 		slo := (shares[i] - prev) * float64(p.SLO.Milliseconds())
@@ -160,9 +161,9 @@ func PipelineLayout(p *pipeline.Pipeline, pl pipeline.Plan, gpus []gpulet.GPU, c
 			if vp.Workers < 1 {
 				continue
 			}
-			w := &want{vp: vp, slo: slo}
+			w := &want{vp: vp, load: tp.Load, slo: slo}
 			wants = append(wants, w)
-			byName[vp.Variant] = w
+			byName[vp.Variant] = append(byName[vp.Variant], w)
 		}
 	}
 	used := make([]bool, len(gpus))
@@ -170,15 +171,18 @@ func PipelineLayout(p *pipeline.Pipeline, pl pipeline.Plan, gpus []gpulet.GPU, c
 		used[gi] = true
 		w.count++
 		// The variant's share of its task's load, split evenly.
-		rate := taskLoad(pl, w.vp.Variant) * w.vp.Share / float64(w.vp.Workers)
+		rate := w.load * w.vp.Share / float64(w.vp.Workers)
 		out.GPUs[gi].GPULets = []gpulet.GPULet{{Size: 100, DutyMS: w.vp.BatchMS, Occupancy: 1, Models: []gpulet.Placement{{
 			Name: w.vp.Variant, Batch: w.vp.Batch, Rate: rate, LatencyMS: w.vp.BatchMS, SoloMS: w.vp.BatchMS,
 			Factor: 1, WorstMS: 2 * w.vp.BatchMS, SLOMS: w.slo,
 		}}}}
 	}
 	for gi, g := range gpus { // keep what runs where it is
-		if w := byName[current[g.ID]]; w != nil && w.count < w.vp.Workers {
-			place(gi, w)
+		for _, w := range byName[current[g.ID]] {
+			if w.count < w.vp.Workers {
+				place(gi, w)
+				break
+			}
 		}
 	}
 	for _, w := range wants { // the rest on free GPUs, in plan order
@@ -195,18 +199,6 @@ func PipelineLayout(p *pipeline.Pipeline, pl pipeline.Plan, gpus []gpulet.GPU, c
 		}
 	}
 	return out
-}
-
-// taskLoad is the load of the task a variant serves in pl.
-func taskLoad(pl pipeline.Plan, variant string) float64 {
-	for _, tp := range pl.Tasks {
-		for _, vp := range tp.Variants {
-			if vp.Variant == variant {
-				return tp.Load
-			}
-		}
-	}
-	return 0
 }
 
 // PipelineUtilization is the share of a worker's batch throughput a

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -98,6 +99,33 @@ func TestPlanPipelineLaysOutWholeGPUs(t *testing.T) {
 
 	_, _, err = PlanPipeline(p, "fastest", PipelineDemand{Rate: 1}, gpus(5), nil)
 	require.ErrorIs(t, err, ErrBadScaling)
+}
+
+// A model that serves two tasks is laid out for each of them, each worker
+// at its own task's load; they were taken for one before (a worker's rate
+// was the first task's, and a GPU kept for one took the other's place).
+func TestPlanPipelineLaysOutAModelOfTwoTasks(t *testing.T) {
+	p := twoTasks()
+	p.Tasks[0].Variants = p.Tasks[0].Variants[:1]
+	p.Tasks[0].Variants[0].Fanout = 3 // three B requests per A request
+	p.Tasks[1].Variants = []pipeline.Variant{{Name: "a1", Accuracy: 1, Latency: perItem(10), MaxBatch: 64}}
+	pl, layout, err := PlanPipeline(p, ScaleJointly, PipelineDemand{Rate: 20}, gpus(6), map[string]string{"gpu5": "a1"})
+	require.NoError(t, err)
+	require.Len(t, pl.Tasks, 2)
+	rates := map[float64]int{} // a worker's rate → workers
+	for _, g := range layout.GPUs {
+		for _, l := range g.GPULets {
+			require.Equal(t, "a1", l.Models[0].Name)
+			rates[math.Round(l.Models[0].Rate*1000)/1000]++
+		}
+	}
+	w0, w1 := pl.Tasks[0].Variants[0].Workers, pl.Tasks[1].Variants[0].Workers
+	require.Equal(t, w0+w1, layout.UsedGPUs(), "a worker for each task's every worker")
+	want := map[float64]int{}
+	want[math.Round(pl.Tasks[0].Load/float64(w0)*1000)/1000] += w0
+	want[math.Round(pl.Tasks[1].Load/float64(w1)*1000)/1000] += w1
+	require.Equal(t, want, rates)
+	require.InDelta(t, 3*pl.Tasks[0].Load, pl.Tasks[1].Load, 1e-9)
 }
 
 // TestPlanPipelineScalesUpWithRoom: going back to more accurate variants as

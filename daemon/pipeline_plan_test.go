@@ -282,3 +282,40 @@ func TestRequestAccuracy(t *testing.T) {
 	require.InDelta(t, 0.6, r.accuracy(get("det", "cls-tiny")), 1e-12)
 	require.InDelta(t, 1, r.accuracy(get("det")), 1e-12, "up to the fan-out")
 }
+
+// A model that runs two steps of a pipeline (one classifier on every
+// object, twice) is planned for both: the pipeline was left unplanned
+// before ("variant name used twice"), so its steps kept the deadlines of
+// no plan and no accuracy scaling. Its rate is both steps' load.
+func TestAPipelineOfAModelInTwoStepsIsPlanned(t *testing.T) {
+	c, p := variantCatalog()
+	e := p.Config.Ensemble
+	e.Steps = append(e.Steps, repository.EnsembleStep{Model: "cls", At: 2, Inputs: map[string]string{"object": "objects"},
+		Outputs: map[string]string{"labels": "again"}, Needs: []int{0}})
+	e.Branches = true
+	p.Outputs = append(p.Outputs, repository.TensorSpec{Name: "again", DataType: tensor.FP32, Dims: []int64{-1, 4}})
+	p.Config.PathAccuracy = nil
+	n := &node{catalog: c, log: zap.NewNop()}
+	n.pipes.rows("p", "det", 4)
+	profile := func(m *repository.Model) (*gpulet.Profile, error) {
+		return linearProfile(t, m.Name, 1, 0.5), nil
+	}
+	spec, err := n.pipelineSpec(p, 50, profile)
+	require.NoError(t, err)
+	require.Len(t, spec.Tasks, 3)
+	pl, err := planPipelineSpec(spec, 10, 0, 6)
+	require.NoError(t, err)
+	require.Len(t, pl.Tasks, 3)
+	require.InDelta(t, pl.Tasks[1].Load, pl.Tasks[2].Load, 1e-9, "each of its steps takes every object")
+	rates := pipelineRates(map[string]float64{"p": 10}, nil, []pipeline.Plan{pl})
+	var cls float64
+	for _, tp := range pl.Tasks[1:] {
+		for _, v := range tp.Variants {
+			if v.Variant == "cls" {
+				cls += tp.Load * v.Share / 1.2
+			}
+		}
+	}
+	require.Positive(t, cls)
+	require.InDelta(t, cls, rates["cls"], 1e-9, "both steps' shares")
+}

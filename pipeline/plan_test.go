@@ -126,7 +126,7 @@ func TestValidate(t *testing.T) {
 		{"no SLO", func(p *Pipeline) { p.SLO = 0 }, "SLO"},
 		{"no tasks", func(p *Pipeline) { p.Tasks = nil }, "no tasks"},
 		{"no variants", func(p *Pipeline) { p.Tasks[1].Variants = nil }, `task "B" has no variants`},
-		{"name twice", func(p *Pipeline) { p.Tasks[1].Variants[0].Name = "a1" }, "used twice"},
+		{"name twice in a task", func(p *Pipeline) { p.Tasks[1].Variants[1].Name = "b1" }, "used twice in the task"},
 		{"accuracy", func(p *Pipeline) { p.Tasks[0].Variants[1].Accuracy = 1.5 }, "outside (0, 1]"},
 		{"no profile", func(p *Pipeline) { p.Tasks[0].Variants[0].Latency = nil }, "no latency profile"},
 		{"fanout", func(p *Pipeline) { p.Tasks[0].Variants[0].Fanout = math.Inf(1) }, "fanout"},
@@ -143,4 +143,9 @@ func TestValidate(t *testing.T) {
 		})
 	}
 	require.NoError(t, twoTasks().Validate())
+	// One model may serve two tasks, as one model may run two steps of a
+	// Triton ensemble.
+	p := twoTasks()
+	p.Tasks[1].Variants[0].Name = "a1"
+	require.NoError(t, p.Validate())
 }

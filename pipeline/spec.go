@@ -62,7 +62,8 @@ type Pipeline struct {
 func PathKey(variants ...string) string { return strings.Join(variants, "/") }
 
 // Validate checks the pipeline: at least one task, every task at least one
-// variant with a name unique in the pipeline, an accuracy in (0, 1], a
+// variant with a name unique in the task (a model may serve several tasks,
+// as one model may run several steps of a Triton ensemble), an accuracy in (0, 1], a
 // latency function that answers for batch 1, and a fanout on every task but
 // the last.
 func (p *Pipeline) Validate() error {
@@ -72,15 +73,15 @@ func (p *Pipeline) Validate() error {
 	if len(p.Tasks) == 0 {
 		return fmt.Errorf("validate pipeline %q: %w: no tasks", p.Name, ErrBadPipeline)
 	}
-	seen := map[string]bool{}
 	for i, t := range p.Tasks {
+		seen := map[string]bool{} // one model may serve several tasks, once in each
 		if len(t.Variants) == 0 {
 			return fmt.Errorf("validate pipeline %q: %w: task %q has no variants", p.Name, ErrBadPipeline, t.Name)
 		}
 		for _, v := range t.Variants {
 			switch {
 			case v.Name == "" || seen[v.Name]:
-				return fmt.Errorf("validate pipeline %q: %w: task %q: variant name %q is empty or used twice", p.Name, ErrBadPipeline, t.Name, v.Name)
+				return fmt.Errorf("validate pipeline %q: %w: task %q: variant name %q is empty or used twice in the task", p.Name, ErrBadPipeline, t.Name, v.Name)
 			case !(v.Accuracy > 0 && v.Accuracy <= 1):
 				return fmt.Errorf("validate pipeline %q: %w: variant %q: accuracy %v is outside (0, 1]", p.Name, ErrBadPipeline, v.Name, v.Accuracy)
 			case v.Latency == nil || v.MaxBatch < 1:

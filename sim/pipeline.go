@@ -126,6 +126,10 @@ func (e *engine) buildPipes() error {
 				if mi < 0 {
 					return fmt.Errorf("simulate: pipeline %s: variant %s is no model of the node", p.Name, v.Name)
 				}
+				if _, twice := pp.task[mi]; twice {
+					// Its requests are told apart by model: one task each.
+					return fmt.Errorf("simulate: pipeline %s: model %s serves two tasks; a simulated pipeline gives each task models of its own", p.Name, v.Name)
+				}
 				ms = append(ms, e.models[mi])
 				pp.task[mi], pp.variant[mi] = i, vi
 			}
