@@ -17,7 +17,8 @@ import (
 // does. gpuletd's own settings (the SLO, the profile, profile_shapes…) are
 // the parameters a config.pbtxt gives them in, so that the answer written
 // out as a model folder's config.pbtxt serves the model as it is served
-// now. A pipeline says platform "ensemble" without its steps.
+// now. A pipeline says platform "ensemble" and its steps
+// (ensemble_scheduling), as written.
 func (s *grpcServer) ModelConfig(_ context.Context, r *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
 	m, ierr := s.n.lookupModel(r.Name, r.Version)
 	if ierr != nil {
@@ -41,7 +42,10 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 		c.Output = append(c.Output, &tritonpb.ModelOutput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims,
 			Reshape: tritonReshape(t), LabelFilename: m.Config.LabelFiles[t.Name]})
 	}
-	if m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble {
+	switch {
+	case m.Config.Ensemble != nil:
+		c.SchedulingChoice = &tritonpb.ModelConfig_EnsembleScheduling{EnsembleScheduling: m.Config.Ensemble.TritonScheduling()}
+	case m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble:
 		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: &tritonpb.ModelDynamicBatching{}}
 	}
 	if m.Config.ResponseCache {

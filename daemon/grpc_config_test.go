@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/prototext"
 )
 
 func TestTritonConfig(t *testing.T) {
@@ -83,4 +86,52 @@ func TestTritonDataTypeRoundTrip(t *testing.T) {
 	require.Equal(t, tritonpb.DataType_TYPE_STRING, repository.TritonDataType(tensor.Bytes), "BYTES is Triton's TYPE_STRING")
 	require.Equal(t, tritonpb.DataType_TYPE_FP32, repository.TritonDataType(tensor.FP32))
 	require.Equal(t, tritonpb.DataType_TYPE_INVALID, repository.TritonDataType(tensor.DataType("COMPLEX64")))
+}
+
+// A pipeline's configuration written out as a config.pbtxt reads back as
+// the same pipeline: its steps as written (out of the order they run in
+// here), each model's version and maps, and its fan-out. It said platform
+// "ensemble" alone before, which read back as no pipeline at all.
+func TestAPipelinesConfigReadsBackAsItself(t *testing.T) {
+	const pbtxt = `name: "p"
+platform: "ensemble"
+max_batch_size: 1
+input [ { name: "image", data_type: TYPE_FP32, dims: [ 64 ] } ]
+output [ { name: "labels", data_type: TYPE_FP32, dims: [ -1, 10 ] } ]
+parameters { key: "slo" value { string_value: "300ms" } }
+parameters { key: "fanout" value { string_value: "objects" } }
+ensemble_scheduling {
+  step [
+    { model_name: "labeler", model_version: 2, input_map { key: "object" value: "objects" }, output_map { key: "scores" value: "labels" } },
+    { model_name: "spotter", model_version: -1, input_map { key: "image" value: "image" }, output_map { key: "objects" value: "objects" } }
+  ]
+}
+`
+	read := func(text []byte) *repository.Model {
+		t.Helper()
+		root := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "p"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, "p", "config.pbtxt"), text, 0o644))
+		ix, err := repository.Scan(root, RepositoryOptions(time.Second))
+		require.NoError(t, err)
+		require.Empty(t, ix.Broken)
+		m, err := ix.Get("p")
+		require.NoError(t, err)
+		return m
+	}
+	m := read([]byte(pbtxt))
+	require.Equal(t, "spotter", m.Config.Ensemble.Steps[0].Model, "run in an order it can")
+	c := tritonConfig(m)
+	require.Len(t, c.GetEnsembleScheduling().GetStep(), 2)
+	require.Equal(t, "labeler", c.GetEnsembleScheduling().Step[0].ModelName, "as written")
+	require.Equal(t, int64(2), c.GetEnsembleScheduling().Step[0].ModelVersion)
+	require.Equal(t, int64(-1), c.GetEnsembleScheduling().Step[1].ModelVersion)
+	require.Equal(t, "objects", c.Parameters["fanout"].GetStringValue())
+	text, err := prototext.Marshal(c)
+	require.NoError(t, err)
+	again := read(text)
+	require.Equal(t, m.Config.Ensemble, again.Config.Ensemble)
+	require.Equal(t, m.Config.SLO, again.Config.SLO)
+	require.Equal(t, m.Inputs, again.Inputs)
+	require.Equal(t, m.Outputs, again.Outputs)
 }

@@ -200,6 +200,14 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if tc.GetDynamicBatching() != nil {
 		cfg["dynamic_batching"] = map[string]any{}
 	}
+	if es := tc.GetEnsembleScheduling(); es != nil { // as Triton's JSON writes it
+		var steps []map[string]any
+		for _, st := range es.Step {
+			steps = append(steps, map[string]any{"model_name": st.ModelName, "model_version": st.ModelVersion,
+				"input_map": st.InputMap, "output_map": st.OutputMap})
+		}
+		cfg["ensemble_scheduling"] = map[string]any{"step": steps}
+	}
 	if tc.ResponseCache != nil {
 		cfg["response_cache"] = map[string]any{"enable": true}
 	}

@@ -91,6 +91,26 @@ func checkBranchingPipeline(t *testing.T, base, repo string, image, labels tenso
 	}
 	require.Equal(t, []string{modelzoo.CrowdModel, modelzoo.DetectorModel, modelzoo.ClassifierModel}, steps, "in an order they run in")
 
+	// Its configuration gives its steps as written, as Triton's does.
+	r = do(t, "GET", base+"/v2/models/spot-beside-crowd/config", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var cfg struct {
+		Scheduling struct {
+			Step []struct {
+				Model   string            `json:"model_name"`
+				Version int64             `json:"model_version"`
+				Inputs  map[string]string `json:"input_map"`
+			} `json:"step"`
+		} `json:"ensemble_scheduling"`
+		Parameters map[string]map[string]string `json:"parameters"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &cfg))
+	require.Len(t, cfg.Scheduling.Step, 3, string(r.body))
+	require.Equal(t, modelzoo.ClassifierModel, cfg.Scheduling.Step[0].Model)
+	require.Equal(t, map[string]string{"object": "objects"}, cfg.Scheduling.Step[0].Inputs)
+	require.Equal(t, int64(-1), cfg.Scheduling.Step[2].Version)
+	require.Equal(t, "objects", cfg.Parameters["fanout"]["string_value"])
+
 	r = do(t, "POST", base+"/v2/repository/models/spot-beside-crowd/unload", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 }

@@ -160,6 +160,21 @@ func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad
 	return orderSteps(steps, fanout, bad)
 }
 
+// TritonScheduling is e as a config.pbtxt's ensemble_scheduling: the steps
+// in the order they were written, each model's version (-1: the one
+// served) and maps.
+func (e *Ensemble) TritonScheduling() *tritonpb.ModelEnsembling {
+	steps := make([]*tritonpb.ModelEnsembling_Step, len(e.Steps))
+	for _, s := range e.Steps {
+		v := int64(-1)
+		if s.Version > 0 {
+			v = int64(s.Version)
+		}
+		steps[s.At] = &tritonpb.ModelEnsembling_Step{ModelName: s.Model, ModelVersion: v, InputMap: maps.Clone(s.Inputs), OutputMap: maps.Clone(s.Outputs)}
+	}
+	return &tritonpb.ModelEnsembling{Step: steps}
+}
+
 // ErrEnsemble wraps the problems of a pipeline with the models it runs.
 var ErrEnsemble = errors.New("pipeline cannot run")
 

@@ -38,6 +38,9 @@ func TritonParameters(c ModelConfig) map[string]*tritonpb.ModelParameter {
 	if c.Accuracy > 0 {
 		set(ParamAccuracy, strconv.FormatFloat(c.Accuracy, 'g', -1, 64))
 	}
+	if c.Ensemble != nil {
+		set(ParamFanout, c.Ensemble.Fanout)
+	}
 	if c.MinAccuracy > 0 {
 		set(ParamMinAccuracy, strconv.FormatFloat(c.MinAccuracy, 'g', -1, 64))
 	}
