@@ -414,21 +414,15 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first *inferError  // the first row to fail; the others are cancelled
-		next  atomic.Int64 // the next row to run
+		wg   sync.WaitGroup
+		stop = firstFailure{cancel: cancel} // the first row to fail; the others are cancelled
+		next atomic.Int64                   // the next row to run
 	)
 	run := func(j int) bool {
 		row := map[string]tensor.Tensor{r.e.Fanout: rows[j]}
 		path, ierr := r.runSteps(ctx, r.e.FanoutStep, len(r.steps), row)
 		if ierr != nil {
-			mu.Lock()
-			if first == nil {
-				first = ierr
-			}
-			mu.Unlock()
-			cancel()
+			stop.fail(ierr)
 			return false
 		}
 		paths[j] = path
@@ -448,7 +442,7 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 		})
 	}
 	wg.Wait()
-	if first != nil {
+	if first := stop.first(); first != nil {
 		return nil, nil, first
 	}
 	if ctx.Err() != nil && int(next.Load()) < len(rows) {

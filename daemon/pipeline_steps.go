@@ -49,9 +49,8 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 	own := make([]map[string]tensor.Tensor, n) // each step's tensors: what it read and wrote
 	path := make([]*repository.Model, n)
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first *inferError
+		wg   sync.WaitGroup
+		stop = firstFailure{cancel: cancel}
 	)
 	for k := range n {
 		i := from + k
@@ -87,19 +86,14 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 			}
 			m, ierr := r.step(ctx, i, mine)
 			if ierr != nil {
-				mu.Lock()
-				if first == nil {
-					first = ierr
-				}
-				mu.Unlock()
-				cancel()
+				stop.fail(ierr)
 				return
 			}
 			own[k], path[k] = mine, m
 		})
 	}
 	wg.Wait()
-	if first != nil {
+	if first := stop.first(); first != nil {
 		return nil, first
 	}
 	for k, m := range path {
@@ -113,4 +107,29 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 		}
 	}
 	return path, nil
+}
+
+// firstFailure keeps the first error of a pipeline request's parts that run
+// at once (a fan-out's rows, branches) and cancels the others.
+type firstFailure struct {
+	mu     sync.Mutex
+	err    *inferError
+	cancel context.CancelFunc
+}
+
+// fail keeps err if it is the first and cancels the other parts.
+func (f *firstFailure) fail(err *inferError) {
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+	f.cancel()
+}
+
+// first is the first error kept, nil for none.
+func (f *firstFailure) first() *inferError {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
