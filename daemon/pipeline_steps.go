@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -11,13 +12,12 @@ import (
 )
 
 // runSteps runs steps [from, to) of the pipeline on pool, adding what they
-// write to it, and returns the models that ran them, in step order. A
-// pipeline without branches runs them one after the other; one with
-// branches runs each as soon as the steps it reads are through, beside any
-// others that may run then (runBranches), as Triton runs an ensemble's
-// steps.
+// write to it, and returns the models that ran them, in step order. Steps
+// without branches among them run one after the other; with branches each
+// runs as soon as the steps it reads are through, beside any others that
+// may run then (runBranches), as Triton runs an ensemble's steps.
 func (r *pipelineRun) runSteps(ctx context.Context, from, to int, pool map[string]tensor.Tensor) ([]*repository.Model, *inferError) {
-	if r.e.Branches {
+	if r.e.Branches && from+1 < to && slices.ContainsFunc(r.e.Steps[from+1:to], func(s repository.EnsembleStep) bool { return s.Beside }) {
 		return r.runBranches(ctx, from, to, pool)
 	}
 	path := make([]*repository.Model, 0, to-from)

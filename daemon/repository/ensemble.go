@@ -64,9 +64,11 @@ type EnsembleStep struct {
 	// writes.
 	Inputs, Outputs map[string]string
 	// At is the step's place in ensemble_scheduling as written; Needs the
-	// places in Steps of the steps that write what it reads.
-	At    int
-	Needs []int
+	// places in Steps of the steps that write what it reads; Beside whether
+	// it may run beside the step before it in Steps (Ensemble.Branches).
+	At     int
+	Needs  []int
+	Beside bool
 }
 
 // StepKey is the catalog name of the step's model.

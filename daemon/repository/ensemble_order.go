@@ -99,7 +99,7 @@ func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *
 			}
 		}
 	}
-	e.Branches = hasBranches(e)
+	markBeside(e)
 	return e
 }
 
@@ -191,12 +191,14 @@ func topoOrder(needs [][]int, rank func(int) int) (order, stuck []int) {
 	return order, stuck
 }
 
-// hasBranches reports whether some step of e may run beside the step
-// before it: both before the fan-out or both after it, and neither needing
-// the other, directly or through other steps.
-func hasBranches(e *Ensemble) bool {
+// markBeside marks the steps of e that may run beside the step before
+// them (Beside): both before the fan-out or both after it, and neither
+// needing the other, directly or through other steps; Branches is whether
+// any may.
+func markBeside(e *Ensemble) {
 	ancestors := make([]map[int]bool, len(e.Steps))
-	for k, s := range e.Steps {
+	for k := range e.Steps {
+		s := &e.Steps[k]
 		ancestors[k] = map[int]bool{}
 		for _, w := range s.Needs {
 			ancestors[k][w] = true
@@ -204,9 +206,7 @@ func hasBranches(e *Ensemble) bool {
 				ancestors[k][a] = true
 			}
 		}
-		if k > 0 && k != e.FanoutStep && !ancestors[k][k-1] {
-			return true
-		}
+		s.Beside = k > 0 && k != e.FanoutStep && !ancestors[k][k-1]
+		e.Branches = e.Branches || s.Beside
 	}
-	return false
 }
