@@ -565,6 +565,9 @@ type statusPipeline struct {
 	Name  string   `json:"name"`
 	SLOMS float64  `json:"slo_ms"`
 	Steps []string `json:"steps"`
+	// Beside marks, by step, those that run at once with the step before
+	// them (a branch); absent for a chain.
+	Beside []bool `json:"beside,omitempty"`
 	// Fanout is the tensor whose rows run the later steps once each;
 	// FanoutRows the mean number of rows it held in the pipeline's recent
 	// requests (0 before one).
@@ -597,6 +600,9 @@ func (n *node) pipelineStatus() []statusPipeline {
 		sp.Warnings = n.modelWarnings(p, sp.Window)
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
+			if p.Config.Ensemble.Branches {
+				sp.Beside = append(sp.Beside, st.Beside)
+			}
 		}
 		if !sp.Ready {
 			sp.Reason = n.notReadyReason(p.Name)

@@ -417,9 +417,13 @@ func checkPipelineRow(t *testing.T, b *browser) {
 		Cached  string `json:"cached"`
 		Steps   string `json:"steps"`
 		Warning string `json:"warning"`
+		Branch  string `json:"branch"`
 	}
 	got := eval[cell](t, b, `(async () => {
   const { renderPipelines } = await import('/assets/pipelines.js');
+  // A pipeline whose first two steps run at once.
+  const branch = document.createElement('tbody');
+  renderPipelines(branch, { pipelines: [{ name: 'b', ready: true, steps: ['crowd', 'spotter', 'labeler'], beside: [false, true, false], slo_ms: 100, recent: {} }] });
   const status = { pipelines: [{ name: 'spot-and-label', ready: true, steps: ['spotter', 'labeler'], fanout: 'objects', fanout_rows: 4.25, rate: 1234.5, slo_ms: 250,
     recent: { requests: 4096, slo_attainment: 0.996, p50_ms: 40.25, p99_ms: 190.5, violations: 16 },
     scaling: { scaling: 'accuracy', planned_accuracy: 0.91, accuracy: 0.905, served: 10, rerouted: 2,
@@ -437,8 +441,10 @@ func checkPipelineRow(t *testing.T, b *browser) {
   return { text: td.textContent, title: td.title, scaling: td.dataset.scaling, cells: tbody.querySelector('tr').children.length,
     headers: document.querySelectorAll('#pipelines-table thead th').length, scroll: ts.scrollWidth, client: ts.clientWidth,
     name: name.textContent, cached: name.querySelector('.config-notes').title,
-    steps: tbody.querySelector('td.steps').textContent, warning: tbody.querySelector('td.steps .warning').title };
+    steps: tbody.querySelector('td.steps').textContent, warning: tbody.querySelector('td.steps .warning').title,
+    branch: branch.querySelector('td.steps').textContent };
 })()`)
+	require.Equal(t, "crowd + spotter → labeler", got.Branch, "steps that run at once are joined by +")
 	require.Equal(t, "accuracy", got.Scaling)
 	require.Contains(t, got.Text, "90.5")
 	require.Contains(t, got.Title, "accuracy scaling, expected 91.0%")

@@ -84,16 +84,18 @@ type repoCheck struct {
 
 // checkedModel is one servable of the repository.
 type checkedModel struct {
-	Name         string                  `json:"name"`
-	Folder       string                  `json:"folder"`
-	Version      int                     `json:"version"`
-	Platform     string                  `json:"platform,omitempty"`
-	SLO          string                  `json:"slo"`
-	SLOSource    string                  `json:"slo_source"`
-	MaxBatchSize int                     `json:"max_batch_size"`
-	Steps        []string                `json:"steps,omitempty"`
-	Inputs       []repository.TensorSpec `json:"inputs"`
-	Outputs      []repository.TensorSpec `json:"outputs"`
+	Name         string   `json:"name"`
+	Folder       string   `json:"folder"`
+	Version      int      `json:"version"`
+	Platform     string   `json:"platform,omitempty"`
+	SLO          string   `json:"slo"`
+	SLOSource    string   `json:"slo_source"`
+	MaxBatchSize int      `json:"max_batch_size"`
+	Steps        []string `json:"steps,omitempty"`
+	// Beside marks the steps that run at once with the one before them.
+	Beside  []bool                  `json:"beside,omitempty"`
+	Inputs  []repository.TensorSpec `json:"inputs"`
+	Outputs []repository.TensorSpec `json:"outputs"`
 	// ProfileShapes are the dims the dynamic inputs are profiled at
 	// (profile_shapes, or a config.pbtxt's model_warmup).
 	ProfileShapes map[string][]int64 `json:"profile_shapes,omitempty"`
@@ -113,6 +115,9 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 		if e := m.Config.Ensemble; e != nil {
 			for _, s := range e.Steps {
 				c.Steps = append(c.Steps, s.StepKey())
+				if e.Branches {
+					c.Beside = append(c.Beside, s.Beside)
+				}
 			}
 		}
 		r.Models = append(r.Models, c)
@@ -132,7 +137,7 @@ func writeCheck(w io.Writer, r repoCheck) error {
 		}
 		ins, outs := tensorsText(m.Inputs, m.ProfileShapes), tensorsText(m.Outputs, nil)
 		if len(m.Steps) > 0 {
-			ins, outs = "pipeline: "+strings.Join(m.Steps, " -> "), ""
+			ins, outs = "pipeline: "+chainText(m.Steps, m.Beside), ""
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s (%s)\t%s\t%s\t%s\n", m.Name, m.Version, m.SLO, m.SLOSource, batch, ins, outs)
 	}

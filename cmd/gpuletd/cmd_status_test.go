@@ -303,6 +303,7 @@ func TestWriteStatusPipelines(t *testing.T) {
 		{Name: "broken", SLOMS: 100, Steps: []string{"a", "b"}, Reason: "check pipeline broken: pipeline cannot run: step[1] (b): the model is not served",
 			Recent: adminRecent{Requests: 2, Answered: new(int), Violations: 2}},
 		{Name: "crowd", SLOMS: 2000, Steps: []string{"crowd", "labeler"}, Fanout: "objects", FanoutRows: 20000, Ready: true},
+		{Name: "branch", SLOMS: 400, Steps: []string{"crowd", "spotter", "labeler"}, Beside: []bool{false, true, false}, Ready: true},
 	}}
 	var b strings.Builder
 	require.NoError(t, writeStatus(&b, "http://x", &s))
@@ -312,6 +313,7 @@ func TestWriteStatusPipelines(t *testing.T) {
 	require.Contains(t, out, "crowd           crowd -> labeler (fan-out: objects, 20000.0 rows a request)  2000ms")
 	require.Contains(t, out, "broken: not served: check pipeline broken: pipeline cannot run: step[1] (b)")
 	require.Regexp(t, `(?m)^broken .* 100ms +0\.00/s +- +0\.0% +- +-$`, out, "no latency where every request was refused")
+	require.Contains(t, out, "branch          crowd + spotter -> labeler  ", "steps that run at once are joined by +")
 }
 
 // TestWritePipelines: the pipelines table shows the accuracy a pipeline

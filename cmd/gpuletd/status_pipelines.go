@@ -11,6 +11,7 @@ type adminPipeline struct {
 	Name   string   `json:"name"`
 	SLOMS  float64  `json:"slo_ms"`
 	Steps  []string `json:"steps"`
+	Beside []bool   `json:"beside"`
 	Fanout string   `json:"fanout"`
 	// FanoutRows is the mean rows of the fan-out in recent requests.
 	FanoutRows float64 `json:"fanout_rows"`
@@ -36,7 +37,7 @@ type adminPipeline struct {
 
 // stepsText is a pipeline's steps in order, its fan-out named.
 func (p adminPipeline) stepsText() string {
-	steps := strings.Join(p.Steps, " -> ")
+	steps := chainText(p.Steps, p.Beside)
 	switch {
 	case p.Fanout != "" && p.FanoutRows > 0:
 		steps += fmt.Sprintf(" (fan-out: %s, %.1f rows a request)", p.Fanout, p.FanoutRows)
@@ -108,4 +109,21 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 		}
 	}
 	return nil
+}
+
+// chainText is steps in the order they run, "a -> b", a step that runs at
+// once with the one before it (beside) joined by " + ": "a + b -> c".
+func chainText(steps []string, beside []bool) string {
+	var b strings.Builder
+	for i, s := range steps {
+		switch {
+		case i == 0:
+		case i < len(beside) && beside[i]:
+			b.WriteString(" + ")
+		default:
+			b.WriteString(" -> ")
+		}
+		b.WriteString(s)
+	}
+	return b.String()
 }

@@ -11,7 +11,9 @@ export function renderPipelines(tbody, status) {
   const rows = (status.pipelines || []).map((p) => {
     const r = p.recent || {};
     const seen = r.requests > 0;
-    const steps = (p.steps || []).join(' → ') + fanoutNote(p);
+    // A step that runs at once with the one before it is joined by "+".
+    const join = (i) => (i === 0 ? '' : (p.beside || [])[i] ? ' + ' : ' → ');
+    const steps = (p.steps || []).map((s, i) => join(i) + s).join('') + fanoutNote(p);
     return h(
       'tr',
       { 'data-pipeline': p.name },
