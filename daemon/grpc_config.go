@@ -46,7 +46,11 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 	case m.Config.Ensemble != nil:
 		c.SchedulingChoice = &tritonpb.ModelConfig_EnsembleScheduling{EnsembleScheduling: m.Config.Ensemble.TritonScheduling()}
 	case m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble:
-		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: &tritonpb.ModelDynamicBatching{}}
+		db := &tritonpb.ModelDynamicBatching{}
+		if m.Config.MaxQueue > 0 { // the model's own queue bound
+			db.DefaultQueuePolicy = &tritonpb.ModelQueuePolicy{MaxQueueSize: uint32(m.Config.MaxQueue)}
+		}
+		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: db}
 	}
 	if m.Config.ResponseCache {
 		c.ResponseCache = &tritonpb.ModelResponseCache{Enable: true}

@@ -70,6 +70,9 @@ func TestTritonConfigSaysGpuletdSettings(t *testing.T) {
 		params[k] = v.GetStringValue()
 	}
 	require.Equal(t, map[string]string{"slo": "80ms", "profile_shapes": "input_ids:128"}, params)
+	require.Nil(t, c.GetDynamicBatching().GetDefaultQueuePolicy(), "no queue bound of its own")
+	m.Config.MaxQueue = 16
+	require.EqualValues(t, 16, tritonConfig(&m).GetDynamicBatching().GetDefaultQueuePolicy().GetMaxQueueSize(), "its own queue bound, as Triton's")
 	require.Nil(t, c.Input[0].Reshape, "an input without a reshape says none")
 	require.NotNil(t, c.Output[0].Reshape, "a scalar's reshape is there, empty")
 	require.Empty(t, c.Output[0].Reshape.Shape)

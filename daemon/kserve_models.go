@@ -197,8 +197,12 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if tc.Backend != "" {
 		cfg["backend"] = tc.Backend
 	}
-	if tc.GetDynamicBatching() != nil {
-		cfg["dynamic_batching"] = map[string]any{}
+	if db := tc.GetDynamicBatching(); db != nil {
+		batching := map[string]any{}
+		if q := db.GetDefaultQueuePolicy().GetMaxQueueSize(); q > 0 {
+			batching["default_queue_policy"] = map[string]any{"max_queue_size": q}
+		}
+		cfg["dynamic_batching"] = batching
 	}
 	if es := tc.GetEnsembleScheduling(); es != nil { // as Triton's JSON writes it
 		var steps []map[string]any

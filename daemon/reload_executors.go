@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -24,11 +25,17 @@ import (
 // planner's goroutine, so no re-plan changes the gpu-lets meanwhile.
 func (n *node) applyToExecutors(ctx context.Context) {
 	cfg := n.conf()
-	policy, maxQueue := cfg.Scheduler.Policy, int32(cfg.Limits.MaxQueuedPerModel)
+	policy, server := cfg.Scheduler.Policy, cfg.Limits.MaxQueuedPerModel
+	bound := func(name string) int32 {
+		if m, ok := n.catalog.get(name); ok {
+			return queueBound(m, server)
+		}
+		return int32(server)
+	}
 	var failed []string
 	for _, g := range n.sup.list() {
 		gctx, cancel := context.WithTimeout(ctx, followTimeout)
-		err := g.follow(gctx, policy, maxQueue)
+		err := g.follow(gctx, policy, bound)
 		cancel()
 		if err != nil {
 			n.log.Warn("apply the reloaded configuration", zap.String("gpulet", g.id), zap.Error(err))
@@ -47,9 +54,10 @@ func (n *node) applyToExecutors(ctx context.Context) {
 // restarts it, with the new arguments).
 const followTimeout = 30 * time.Second
 
-// follow switches g's executor to policy and its models to maxQueue where
-// they differ. An executor being restarted takes both from its arguments.
-func (g *gpuletRun) follow(ctx context.Context, policy string, maxQueue int32) error {
+// follow switches g's executor to policy and each of its models to its
+// queue bound (bound, by model) where they differ. An executor being
+// restarted takes both from its arguments.
+func (g *gpuletRun) follow(ctx context.Context, policy string, bound func(model string) int32) error {
 	c := g.client()
 	if c == nil {
 		return nil
@@ -58,9 +66,9 @@ func (g *gpuletRun) follow(ctx context.Context, policy string, maxQueue int32) e
 	cur := g.policy
 	var retune []*pb.LoadModelRequest
 	for _, m := range g.models {
-		if m.MaxQueue != maxQueue {
+		if q := bound(m.Name); m.MaxQueue != q {
 			next := proto.Clone(m).(*pb.LoadModelRequest)
-			next.MaxQueue = maxQueue
+			next.MaxQueue = q
 			retune = append(retune, next)
 		}
 	}
@@ -80,4 +88,13 @@ func (g *gpuletRun) follow(ctx context.Context, policy string, maxQueue int32) e
 		}
 	}
 	return nil
+}
+
+// queueBound is how many of m's requests one executor holds: its own
+// max_queue where it is below the server's limits.max_queued_per_model.
+func queueBound(m *repository.Model, server int) int32 {
+	if q := m.Config.MaxQueue; q > 0 && q < server {
+		return int32(q)
+	}
+	return int32(server)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -38,6 +39,10 @@ func TestAReloadReachesTheRunningExecutors(t *testing.T) {
 	require.Equal(t, "eager", g.policy)
 	require.EqualValues(t, 7, g.models["lenet5"].MaxQueue)
 	require.Equal(t, pid, g.proc.Pid(), "switched in place, not restarted")
+	// A model's own bound (Triton's max_queue_size) below the server's.
+	n.catalog.models["lenet5"] = &repository.Model{Name: "lenet5", Family: "lenet5", Config: repository.ModelConfig{MaxQueue: 3}}
+	n.applyToExecutors(ctx)
+	require.EqualValues(t, 3, g.models["lenet5"].MaxQueue, "the model's own bound")
 	h, err := g.client().Health(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []string{"lenet5"}, h.Models)
@@ -56,4 +61,15 @@ func TestAReloadReachesTheRunningExecutors(t *testing.T) {
 	require.Equal(t, EventConfigReload, last.Kind)
 	require.Equal(t, store.SeverityWarning, last.Severity)
 	require.Contains(t, last.Message, g.id+" stays on policy eager")
+}
+
+// A model's queue bound is its own max_queue where that is below the
+// server's limits.max_queued_per_model, else the server's.
+func TestQueueBound(t *testing.T) {
+	for _, tc := range []struct{ own, server, want int }{
+		{0, 4096, 4096}, {8, 4096, 8}, {8000, 4096, 4096}, {4096, 4096, 4096},
+	} {
+		m := &repository.Model{Config: repository.ModelConfig{MaxQueue: tc.own}}
+		require.EqualValues(t, tc.want, queueBound(m, tc.server), "own %d, server %d", tc.own, tc.server)
+	}
 }

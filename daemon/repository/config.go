@@ -51,6 +51,11 @@ type ModelConfig struct {
 	// MemoryMB is the device memory one loaded copy needs; 0: estimated from
 	// the model file.
 	MemoryMB float64 `yaml:"memory_mb,omitempty"`
+	// MaxQueue bounds how many of the model's requests may wait in one
+	// gpu-let's executor, below the server's limits.max_queued_per_model
+	// (0: that alone); beyond it a request is refused, queue_full (a
+	// config.pbtxt's dynamic_batching.default_queue_policy.max_queue_size).
+	MaxQueue int `yaml:"max_queue,omitempty"`
 	// Inputs and Outputs are read from the model file when not given
 	// (torchscript models must give them).
 	Inputs  []TensorSpec `yaml:"inputs,omitempty"`
@@ -119,6 +124,9 @@ type TensorSpec struct {
 	Reshape []int64 `yaml:"-" json:"-"`
 }
 
+// maxQueue bounds a model's own queue bound, as the server's is bounded.
+const maxQueue = 1 << 20
+
 // maxSLO bounds the SLO a model may declare.
 const maxSLO = time.Hour
 
@@ -158,6 +166,9 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 	}
 	if c.MemoryMB < 0 {
 		errs = append(errs, fmt.Errorf("memory_mb: %v is not allowed; use 0 (estimate) or a positive size", c.MemoryMB))
+	}
+	if c.MaxQueue < 0 || c.MaxQueue > maxQueue {
+		errs = append(errs, fmt.Errorf("max_queue: %d is not allowed; use 0 (the server's limits.max_queued_per_model) to %d", c.MaxQueue, maxQueue))
 	}
 	if err := checkVariant(c.VariantOf, c.Accuracy); err != nil {
 		errs = append(errs, err)
@@ -251,6 +262,9 @@ func overlay(base, yamlCfg ModelConfig, set map[string]bool) ModelConfig {
 	}
 	if set["memory_mb"] {
 		base.MemoryMB = yamlCfg.MemoryMB
+	}
+	if set["max_queue"] {
+		base.MaxQueue = yamlCfg.MaxQueue
 	}
 	if set["inputs"] {
 		base.Inputs = yamlCfg.Inputs

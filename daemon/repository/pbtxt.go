@@ -18,6 +18,7 @@ import (
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -266,6 +267,11 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 			errs = append(errs, err)
 		}
 	}
+	if q := pc.GetDynamicBatching().GetDefaultQueuePolicy().GetMaxQueueSize(); q > maxQueue {
+		bad("dynamic_batching.default_queue_policy.max_queue_size: %d is not allowed; use 0 (no bound of its own) to %d", q, maxQueue)
+	} else {
+		c.MaxQueue = int(q)
+	}
 	c.Versions = tritonVersions(pc.VersionPolicy, bad)
 	if f := pc.DefaultModelFilename; f != "" {
 		if strings.ContainsAny(f, `/\`) || f == "." || f == ".." {
@@ -504,7 +510,22 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 		if len(set) > 0 {
 			what += " (" + strings.Join(set, ", ") + ")"
 		}
-		note("%s ignored: gpuletd forms batches itself, as large as the SLO allows, waiting only while every queued request still meets its SLO (max_batch_size still bounds them)", what)
+		kept := ""
+		if db.GetDefaultQueuePolicy().GetMaxQueueSize() > 0 {
+			kept = "; its default_queue_policy.max_queue_size is kept: it bounds the requests of the model each gpu-let's executor holds"
+		}
+		// A block of a queue bound alone (config.yaml's max_queue, as
+		// YAMLOverTriton writes it) takes full effect: nothing to say.
+		if len(set) > 0 || kept == "" || !proto.Equal(db, &tritonpb.ModelDynamicBatching{DefaultQueuePolicy: &tritonpb.ModelQueuePolicy{MaxQueueSize: db.DefaultQueuePolicy.MaxQueueSize}}) {
+			note("%s ignored: gpuletd forms batches itself, as large as the SLO allows, waiting only while every queued request still meets its SLO (max_batch_size still bounds them)%s", what, kept)
+		}
+		if qp := db.GetDefaultQueuePolicy(); qp != nil && (qp.TimeoutAction != tritonpb.ModelQueuePolicy_REJECT ||
+			qp.DefaultTimeoutMicroseconds > 0 || qp.AllowTimeoutOverride) {
+			note("dynamic_batching.default_queue_policy: timeouts ignored: a request waits no longer than its SLO (or its own timeout parameter) allows, and is refused once it cannot be met; max_queue_size is kept")
+		}
+		if len(db.PriorityQueuePolicy) > 0 {
+			note("dynamic_batching.priority_queue_policy ignored: every priority level shares the model's queue bound (max_queue_size)")
+		}
 	}
 	if len(pc.InstanceGroup) > 0 {
 		note("instance_group ignored: gpuletd's planner decides how many copies run and on which gpu-lets")

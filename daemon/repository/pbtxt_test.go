@@ -86,6 +86,23 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	require.Len(t, m.Notes, 7, notes)
 	require.Nil(t, m.Config.ProfileShapes, "the warm-up's dims of an input without dynamic ones are no profile shape")
 	require.True(t, m.Config.ResponseCache, "response_cache { enable: true } is honoured")
+	require.Equal(t, 16, m.Config.MaxQueue, "default_queue_policy's max_queue_size is honoured")
+	require.Contains(t, notes, "max_queue_size is kept")
+
+	// The queue policy's timeouts and priorities are said to be ignored; a
+	// bound beyond the server's largest is refused.
+	policy := strings.Replace(string(data), "default_queue_policy { max_queue_size: 16 }",
+		"default_queue_policy { max_queue_size: 16, timeout_action: DELAY, default_timeout_microseconds: 5000 }\n  priority_levels: 2\n  priority_queue_policy { key: 1 value { max_queue_size: 4 } }", 1)
+	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(policy, files)})
+	m, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	notes = strings.Join(m.Notes, "\n")
+	require.Contains(t, notes, "default_queue_policy: timeouts ignored")
+	require.Contains(t, notes, "priority_queue_policy ignored")
+	huge := strings.Replace(string(data), "max_queue_size: 16", "max_queue_size: 2000000", 1)
+	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(huge, files)})
+	_, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.ErrorContains(t, err, "max_queue_size: 2000000 is not allowed")
 }
 
 func TestTritonConfigSources(t *testing.T) {
@@ -262,7 +279,7 @@ func TestOverlayCoversEveryYAMLField(t *testing.T) {
 	full := ModelConfig{
 		SLO: config.Duration(time.Second), MaxBatchSize: 3, Platform: PlatformONNX, Profile: "p", MemoryMB: 5,
 		Inputs: []TensorSpec{{Name: "i"}}, Outputs: []TensorSpec{{Name: "o"}}, VariantOf: "v", Accuracy: 0.5,
-		ResponseCache: true, ProfileShapes: map[string][]int64{"i": {128}},
+		ResponseCache: true, ProfileShapes: map[string][]int64{"i": {128}}, MaxQueue: 9,
 	}
 	set := map[string]bool{}
 	rt := reflect.TypeFor[ModelConfig]()

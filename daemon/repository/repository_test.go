@@ -371,3 +371,38 @@ func TestWarmupShapesOfEveryVersion(t *testing.T) {
 		require.Contains(t, strings.Join(m.Notes, "\n"), "model_warmup: its dims of mask not used", "version %d", m.Version)
 	}
 }
+
+// A model may bound its own queue (config.yaml max_queue, or Triton's
+// default_queue_policy.max_queue_size, config.yaml winning); a bound below
+// 0 or beyond the server's largest is refused.
+func TestModelMaxQueue(t *testing.T) {
+	pbtxt := "max_batch_size: 8\ndynamic_batching { default_queue_policy { max_queue_size: 32 } }\n"
+	for _, tc := range []struct {
+		name, yaml, pbtxt string
+		want              int
+		err               string
+	}{
+		{name: "none", yaml: goodConfig},
+		{name: "config.yaml", yaml: goodConfig + "max_queue: 16\n", want: 16},
+		{name: "config.pbtxt", pbtxt: pbtxt, want: 32},
+		{name: "config.yaml over config.pbtxt", yaml: "max_queue: 4\n", pbtxt: pbtxt, want: 4},
+		{name: "negative", yaml: goodConfig + "max_queue: -1\n", err: "max_queue: -1 is not allowed"},
+		{name: "too many", yaml: goodConfig + "max_queue: 2000000\n", err: "max_queue: 2000000 is not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"1/model.onnx": "onnx"}
+			if tc.pbtxt != "" {
+				files[TritonConfigFile] = tc.pbtxt
+			}
+			root := writeRepo(t, map[string]entry{"m": {config: tc.yaml, files: files}})
+			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, m.Config.MaxQueue)
+			require.NotContains(t, strings.Join(m.Notes, "\n"), "dynamic_batching", "a queue bound takes full effect: no note")
+		})
+	}
+}

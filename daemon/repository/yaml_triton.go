@@ -57,6 +57,19 @@ func YAMLOverTriton(pc *tritonpb.ModelConfig, data []byte) error {
 	if set["memory_mb"] {
 		param(ParamMemoryMB, strconv.FormatFloat(c.MemoryMB, 'g', -1, 64))
 	}
+	if set["max_queue"] && pc.GetEnsembleScheduling() == nil {
+		db := pc.GetDynamicBatching()
+		if db == nil && c.MaxQueue > 0 {
+			db = &tritonpb.ModelDynamicBatching{}
+			pc.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: db}
+		}
+		if db != nil {
+			if db.DefaultQueuePolicy == nil {
+				db.DefaultQueuePolicy = &tritonpb.ModelQueuePolicy{}
+			}
+			db.DefaultQueuePolicy.MaxQueueSize = uint32(c.MaxQueue)
+		}
+	}
 	if set["inputs"] {
 		pc.Input = nil
 		for _, t := range c.Inputs {
