@@ -158,20 +158,11 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if ierr != nil {
 		return nil, ierr
 	}
-	acc := run.accuracy(path)
+	acc := run.accuracy(path, nil)
 	var rows fanoutRows
 	if run.e.FanoutStep >= 0 {
-		var paths [][]*repository.Model
-		if rows, paths, ierr = run.fanOut(ctx, pool); ierr != nil {
+		if rows, acc, ierr = run.fanOut(ctx, pool, path); ierr != nil {
 			return nil, ierr
-		}
-		// A request's accuracy is the mean of its rows' paths' (with no
-		// rows, its path to the fan-out's).
-		if len(paths) > 0 {
-			acc = 0
-			for _, rp := range paths {
-				acc += run.accuracy(append(slices.Clone(path), rp...)) / float64(len(paths))
-			}
 		}
 	}
 	outs, ierr := run.outputs(pool, rows, names)
@@ -198,13 +189,14 @@ func (r *pipelineRun) interim(pool map[string]tensor.Tensor, outs []tensor.Tenso
 }
 
 // accuracy is the end-to-end accuracy of a request whose steps ran the
-// models of path (all steps, or those up to the fan-out): the pipeline's
-// path_accuracy entry for it, else the product of the models' accuracies.
-func (r *pipelineRun) accuracy(path []*repository.Model) float64 {
-	names := make([]string, len(path))
+// models of path and then those of more (all steps, or those up to the
+// fan-out and then a row's): the pipeline's path_accuracy entry for it,
+// else the product of the models' accuracies.
+func (r *pipelineRun) accuracy(path, more []*repository.Model) float64 {
+	names := make([]string, 0, len(path)+len(more))
 	acc := 1.0
-	for i, m := range path {
-		names[i] = m.Name
+	for _, m := range slices.Concat(path, more) {
+		names = append(names, m.Name)
 		acc *= m.Config.ModelAccuracy()
 	}
 	if a, ok := r.p.Config.PathAccuracy[pipeline.PathKey(names...)]; ok {
@@ -392,16 +384,18 @@ type fanoutRows map[string][]tensor.Tensor
 
 // fanOut runs the steps from the fan-out on once per row of the fan-out
 // tensor, concurrently, and returns the rows' tensors that the pipeline's
-// outputs not in pool join (fanoutRows). At most fanoutInFlight rows are
+// outputs not in pool join (fanoutRows) and the request's accuracy: the
+// mean of its rows' paths' after before, the models that ran the steps
+// before the fan-out (with no rows, before's alone). At most fanoutInFlight rows are
 // in flight at once, each worker taking the next row when its last is
 // through, so that a fan-out of many rows (a detector that finds
 // thousands of objects) costs the daemon a bounded number of requests in
 // flight rather than one for every row at once, while the step's gpu-lets
 // still find full batches queued.
-func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor) (fanoutRows, [][]*repository.Model, *inferError) {
+func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor, before []*repository.Model) (fanoutRows, float64, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
-		return nil, nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
+		return nil, 0, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
 	}
 	r.n.pipes.rows(r.p.Name, r.fanVariant, len(rows))
 	out := fanoutRows{}
@@ -410,7 +404,10 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 			out[spec.Name] = make([]tensor.Tensor, len(rows))
 		}
 	}
-	paths := make([][]*repository.Model, len(rows)) // the models each row ran
+	var (
+		accMu  sync.Mutex
+		accSum float64 // the rows' accuracies, each as its row is through
+	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -425,7 +422,10 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 			stop.fail(ierr)
 			return false
 		}
-		paths[j] = path
+		acc := r.accuracy(before, path)
+		accMu.Lock()
+		accSum += acc
+		accMu.Unlock()
 		for name, col := range out { // distinct rows: no two workers write one place
 			col[j] = row[name]
 		}
@@ -443,13 +443,16 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor)
 	}
 	wg.Wait()
 	if first := stop.first(); first != nil {
-		return nil, nil, first
+		return nil, 0, first
 	}
 	if ctx.Err() != nil && int(next.Load()) < len(rows) {
 		// The client went away before every row ran.
-		return nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", r.p.Name, context.Cause(ctx))}
+		return nil, 0, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", r.p.Name, context.Cause(ctx))}
 	}
-	return out, paths, nil
+	if len(rows) == 0 {
+		return out, r.accuracy(before, nil), nil
+	}
+	return out, accSum / float64(len(rows)), nil
 }
 
 // fanoutMinInFlight is the fewest rows of a fan-out in flight at once (all

@@ -277,10 +277,10 @@ func TestRequestAccuracy(t *testing.T) {
 		}
 		return out
 	}
-	require.InDelta(t, 0.95, r.accuracy(get("det", "cls")), 1e-12, "the product: det declares none (1), cls 0.95")
-	require.InDelta(t, 0.7, r.accuracy(get("det", "cls-lite")), 1e-12, "the table's entry, not 0.8")
-	require.InDelta(t, 0.6, r.accuracy(get("det", "cls-tiny")), 1e-12)
-	require.InDelta(t, 1, r.accuracy(get("det")), 1e-12, "up to the fan-out")
+	require.InDelta(t, 0.95, r.accuracy(get("det"), get("cls")), 1e-12, "the product: det declares none (1), cls 0.95")
+	require.InDelta(t, 0.7, r.accuracy(get("det", "cls-lite"), nil), 1e-12, "the table's entry, not 0.8")
+	require.InDelta(t, 0.6, r.accuracy(get("det"), get("cls-tiny")), 1e-12)
+	require.InDelta(t, 1, r.accuracy(get("det"), nil), 1e-12, "up to the fan-out")
 }
 
 // A model that runs two steps of a pipeline (one classifier on every
