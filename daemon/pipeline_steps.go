@@ -47,6 +47,16 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 		done[k] = make(chan struct{})
 	}
 	own := make([]map[string]tensor.Tensor, n) // each step's tensors: what it read and wrote
+	for k := range n {
+		// What it reads of pool, taken here: the goroutines do not touch
+		// pool, which may then stay on its caller's stack (a fan-out's row).
+		own[k] = map[string]tensor.Tensor{}
+		for _, v := range r.e.Steps[from+k].Inputs {
+			if t, ok := pool[v]; ok {
+				own[k][v] = t
+			}
+		}
+	}
 	path := make([]*repository.Model, n)
 	var (
 		wg   sync.WaitGroup
@@ -69,10 +79,9 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 			if ctx.Err() != nil {
 				return // a step it needs failed, or the client went away
 			}
-			mine := map[string]tensor.Tensor{}
+			mine := own[k]
 			for _, v := range s.Inputs {
-				if t, ok := pool[v]; ok {
-					mine[v] = t
+				if _, ok := mine[v]; ok {
 					continue
 				}
 				for _, need := range s.Needs {
@@ -89,7 +98,7 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 				stop.fail(ierr)
 				return
 			}
-			own[k], path[k] = mine, m
+			path[k] = m
 		})
 	}
 	wg.Wait()
