@@ -40,6 +40,9 @@ type statusModel struct {
 	// parameters or default_slo.
 	SLOFrom      string `json:"slo_from,omitempty"`
 	MaxBatchSize int    `json:"max_batch_size"`
+	// MaxQueue is how many of its requests each of its gpu-lets' executors
+	// holds: its own bound (max_queue) below the server's, else the server's.
+	MaxQueue int `json:"max_queue"`
 	// ConfigFiles are the configuration files read; ConfigNotes say which
 	// of their fields took no effect and why.
 	ConfigFiles  []string `json:"config_files,omitempty"`
@@ -253,7 +256,7 @@ func (n *node) status() status {
 		state := n.modelState(m.Name, routed)
 		sm := statusModel{
 			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), SLOFrom: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
-			ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
+			MaxQueue: int(queueBound(m, n.conf().Limits.MaxQueuedPerModel)), ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: state == stateReady, State: state,
 			ExtraHeadroom: room.Extra[m.Name], Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
 			Cache: n.cacheStatus(m),

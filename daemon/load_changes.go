@@ -12,7 +12,7 @@ import (
 // loadChanges says in words what loading the versions next changes of
 // those served now (served, of the same folder; none for a model not
 // served): versions added or no longer served, and for a version served
-// before its SLO, max_batch_size, tensors and file. A load check lists them
+// before its SLO, max_batch_size, max_queue, tensors and file. A load check lists them
 // before a load; a load's answer and its event after.
 func loadChanges(served, next []*repository.Model) []string {
 	if len(served) == 0 {
@@ -38,6 +38,9 @@ func loadChanges(served, next []*repository.Model) []string {
 		}
 		if o.Config.MaxBatchSize != m.Config.MaxBatchSize {
 			out = append(out, fmt.Sprintf("version %d: max_batch_size %d → %d", m.Version, o.Config.MaxBatchSize, m.Config.MaxBatchSize))
+		}
+		if o.Config.MaxQueue != m.Config.MaxQueue {
+			out = append(out, fmt.Sprintf("version %d: max_queue %s → %s", m.Version, queueText(o.Config.MaxQueue), queueText(m.Config.MaxQueue)))
 		}
 		for _, c := range tensorChanges("input", o.Inputs, m.Inputs) {
 			out = append(out, fmt.Sprintf("version %d: %s", m.Version, c))
@@ -92,4 +95,12 @@ func tensorWords(t repository.TensorSpec) string {
 		dims[i] = fmt.Sprint(d)
 	}
 	return fmt.Sprintf("%s [%s]", t.DataType, strings.Join(dims, ","))
+}
+
+// queueText is a model's own queue bound in words: "none" for 0.
+func queueText(q int) string {
+	if q == 0 {
+		return "none"
+	}
+	return fmt.Sprint(q)
 }

@@ -53,6 +53,14 @@ func TestLoadChangesNameWhatClientsMustChange(t *testing.T) {
 		name: "the SLO and batch of the served version",
 		next: []*repository.Model{model(1, 20*time.Millisecond, 4, "aaaa", []repository.TensorSpec{image}, []repository.TensorSpec{scores})},
 		want: []string{"version 1: SLO 50ms → 20ms (config.yaml)", "version 1: max_batch_size 8 → 4"},
+	}, {
+		name: "a queue bound of its own",
+		next: func() []*repository.Model {
+			m := model(1, 50*time.Millisecond, 8, "aaaa", []repository.TensorSpec{image}, []repository.TensorSpec{scores})
+			m.Config.MaxQueue = 16
+			return []*repository.Model{m}
+		}(),
+		want: []string{"version 1: max_queue none → 16"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, loadChanges(served, tc.next))

@@ -267,6 +267,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	fmt.Fprintf(tw, "slo\t%s (from %s)\n", millis(m.SLOMS), orDash(m.SLOFrom))
 	fmt.Fprintf(tw, "config\t%s\n", orDash(strings.Join(m.ConfigFiles, ", ")))
 	fmt.Fprintf(tw, "max batch\t%d\n", m.MaxBatchSize)
+	if m.MaxQueue > 0 {
+		fmt.Fprintf(tw, "max queue\t%d requests in each gpu-let\n", m.MaxQueue)
+	}
 	writeWrappedRow(tw, "ready", ready)
 	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
 	fmt.Fprintf(tw, "rate\t%s measured, %s assigned\n", perSecond(m.Rate), perSecond(m.AssignedRate))

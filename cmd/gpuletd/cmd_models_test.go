@@ -72,6 +72,7 @@ func TestWriteModelShow(t *testing.T) {
 		"config       config.pbtxt",
 		"note         instance_group ignored: gpuletd's planner decides",
 		"max batch    32",
+		"max queue    4096 requests in each gpu-let",
 		"placed on    emu0-100-1",
 		"rate         0.00/s measured, 160/s assigned",
 		"input   input   FP32      [-1 1 28 28]",

@@ -34,6 +34,7 @@ type adminModel struct {
 	SLOMS        float64  `json:"slo_ms"`
 	SLOFrom      string   `json:"slo_from"`
 	MaxBatchSize int      `json:"max_batch_size"`
+	MaxQueue     int      `json:"max_queue"`
 	ConfigFiles  []string `json:"config_files"`
 	ConfigNotes  []string `json:"config_notes"`
 	Warnings     []string `json:"warnings"`
