@@ -102,13 +102,13 @@ func stepDeadlines(shares []float64, arrival, deadline time.Time) []time.Time {
 }
 
 // modelShares split a pipeline's SLO before it has a plan: each step's
-// budget is half its model's SLO.
-func modelShares(steps []*repository.Model, slo time.Duration) []float64 {
+// budget is half its model's SLO, split along waits (nil: a chain).
+func modelShares(steps []*repository.Model, slo time.Duration, waits [][]int) []float64 {
 	plan := pipeline.Plan{SLOMS: float64(slo) / float64(time.Millisecond)}
 	for _, s := range steps {
 		plan.Tasks = append(plan.Tasks, pipeline.TaskPlan{BudgetMS: float64(s.Config.SLO.D()) / float64(time.Millisecond) / 2})
 	}
-	return plan.DeadlineShares()
+	return plan.DeadlineSharesOf(waits)
 }
 
 // pipelineRun is one pipeline request in flight.
@@ -138,9 +138,9 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if err != nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %v", p.Name, err)}
 	}
-	shares := n.pipes.deadlineShares(p.Name, len(steps))
+	shares := n.pipes.deadlineShares(p.Name, len(steps), p.Config.Ensemble.Waits)
 	if shares == nil {
-		shares = modelShares(steps, p.Config.SLO.D())
+		shares = modelShares(steps, p.Config.SLO.D(), p.Config.Ensemble.Waits)
 	}
 	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline), trace: traceOf(ctx), send: n.sendStep}
 	if run.trace != nil { // the pipeline's trace has its start and end; its steps have theirs

@@ -127,14 +127,18 @@ func (pp *pipelinePlans) variants(name string, i int) []string {
 }
 
 // deadlineShares split a request's SLO among the steps of pipeline name by
-// its plan's task budgets (pipeline.Plan.DeadlineShares); nil before a plan
-// of its steps.
-func (pp *pipelinePlans) deadlineShares(name string, steps int) []float64 {
+// its plan's task budgets (pipeline.Plan.DeadlineShares), along waits where
+// its steps branch (DeadlineSharesOf; nil: a chain); nil before a plan of
+// its steps.
+func (pp *pipelinePlans) deadlineShares(name string, steps int, waits [][]int) []float64 {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	s := pp.state(name)
 	if len(s.plan.Tasks) != steps || steps == 0 {
 		return nil
+	}
+	if waits != nil { // branches: split along what waits on each step
+		return s.plan.DeadlineSharesOf(waits)
 	}
 	return s.shares
 }

@@ -24,22 +24,31 @@ func TestStepDeadlines(t *testing.T) {
 	at := time.Unix(100, 0)
 	// Before a plan: budgets of half the models' SLOs, the last step keeps
 	// twice its budget.
-	ds := stepDeadlines(modelShares(steps, 300*time.Millisecond), at, at.Add(300*time.Millisecond))
+	ds := stepDeadlines(modelShares(steps, 300*time.Millisecond, nil), at, at.Add(300*time.Millisecond))
 	require.Equal(t, []time.Time{at.Add(240 * time.Millisecond), at.Add(300 * time.Millisecond)}, ds)
 	// 100 ms in all: under the two budgets' 160, split in proportion.
-	ds = stepDeadlines(modelShares(steps, 100*time.Millisecond), at, at.Add(100*time.Millisecond))
+	ds = stepDeadlines(modelShares(steps, 100*time.Millisecond, nil), at, at.Add(100*time.Millisecond))
 	require.Equal(t, at.Add(62500*time.Microsecond), ds[0])
 	require.Equal(t, at.Add(100*time.Millisecond), ds[1])
 
 	// With a plan: its budgets, the simulator's split; a request with a
 	// shorter timeout keeps the shares of its own time.
 	var pp pipelinePlans
-	require.Nil(t, pp.deadlineShares("p", 2))
+	require.Nil(t, pp.deadlineShares("p", 2, nil))
 	pp.set("p", pipeline.Plan{SLOMS: 300, Tasks: []pipeline.TaskPlan{{BudgetMS: 50}, {BudgetMS: 30}}})
-	require.Nil(t, pp.deadlineShares("p", 3), "a plan of other steps")
-	shares := pp.deadlineShares("p", 2)
+	require.Nil(t, pp.deadlineShares("p", 3, nil), "a plan of other steps")
+	shares := pp.deadlineShares("p", 2, nil)
 	require.Equal(t, []time.Time{at.Add(240 * time.Millisecond), at.Add(300 * time.Millisecond)}, stepDeadlines(shares, at, at.Add(300*time.Millisecond)))
 	require.Equal(t, []time.Time{at.Add(120 * time.Millisecond), at.Add(150 * time.Millisecond)}, stepDeadlines(shares, at, at.Add(150*time.Millisecond)))
+
+	// Branches: a step that writes an output alone, beside the other,
+	// keeps the whole SLO, with a plan and before one (it kept the first
+	// step's share of a chain).
+	waits := [][]int{nil, nil}
+	require.Equal(t, []time.Time{at.Add(300 * time.Millisecond), at.Add(300 * time.Millisecond)},
+		stepDeadlines(pp.deadlineShares("p", 2, waits), at, at.Add(300*time.Millisecond)))
+	require.Equal(t, []time.Time{at.Add(300 * time.Millisecond), at.Add(300 * time.Millisecond)},
+		stepDeadlines(modelShares(steps, 300*time.Millisecond, waits), at, at.Add(300*time.Millisecond)))
 }
 
 func TestSplitRows(t *testing.T) {

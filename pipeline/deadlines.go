@@ -29,7 +29,17 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 // over the SLO. The last is 1. A plan without an SLO, or whose budgets do
 // not leave every task some time, splits the SLO in proportion to the
 // budgets (evenly without budgets).
-func (pl Plan) DeadlineShares() []float64 {
+func (pl Plan) DeadlineShares() []float64 { return pl.DeadlineSharesOf(nil) }
+
+// DeadlineSharesOf is DeadlineShares for tasks that need not run one after
+// the other (a Triton ensemble's branches): waits[i] lists the tasks, after
+// i in the plan's order, that start only once task i is through, and a
+// task must be through by the SLO less twice the budgets along the longest
+// chain of tasks that wait on it; one that none waits on, by the SLO. nil
+// waits is a chain, each task waiting on the one before. A task beside
+// another thus keeps the time the tasks after it leave, not what a chain
+// through it would.
+func (pl Plan) DeadlineSharesOf(waits [][]int) []float64 {
 	n := len(pl.Tasks)
 	out := make([]float64, n)
 	total := 0.0
@@ -37,10 +47,18 @@ func (pl Plan) DeadlineShares() []float64 {
 		total += max(t.BudgetMS, 0)
 	}
 	if pl.SLOMS > 0 && total > 0 && 2*total <= pl.SLOMS {
-		after := 0.0
+		after := make([]float64, n+1) // the longest chain's budgets after each task, twice; [n] none
 		for i := n - 1; i >= 0; i-- {
-			out[i] = 1 - after/pl.SLOMS
-			after += 2 * max(pl.Tasks[i].BudgetMS, 0)
+			next := []int{i + 1}
+			if waits != nil {
+				next = waits[i]
+			}
+			for _, j := range next {
+				if j > i && j < n {
+					after[i] = max(after[i], 2*max(pl.Tasks[j].BudgetMS, 0)+after[j])
+				}
+			}
+			out[i] = 1 - after[i]/pl.SLOMS
 		}
 		return out
 	}

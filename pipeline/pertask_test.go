@@ -26,6 +26,20 @@ func TestDeadlineShares(t *testing.T) {
 	require.InDeltaSlice(t, []float64{0.5, 1}, Plan{Tasks: make([]TaskPlan, 2)}.DeadlineShares(), 1e-12, "no budgets: an even split")
 }
 
+// Tasks that need not run one after the other keep what the tasks waiting
+// on them leave: task 1 runs beside task 0 and task 2 waits on both, so
+// each keeps 2·60 ms before the end; a task none waits on keeps the SLO.
+// As a chain the first kept 2·(10 + 60) before it.
+func TestDeadlineSharesOfBranches(t *testing.T) {
+	pl := Plan{SLOMS: 250, Tasks: []TaskPlan{{BudgetMS: 30}, {BudgetMS: 10}, {BudgetMS: 60}}}
+	require.InDeltaSlice(t, []float64{1 - 120.0/250, 1 - 120.0/250, 1}, pl.DeadlineSharesOf([][]int{{2}, {2}, nil}), 1e-12)
+	require.InDeltaSlice(t, []float64{1 - 120.0/250, 1, 1}, pl.DeadlineSharesOf([][]int{{2}, nil, nil}), 1e-12, "task 1 writes an output alone")
+	require.InDeltaSlice(t, pl.DeadlineShares(), pl.DeadlineSharesOf([][]int{{1}, {2}, nil}), 1e-12, "a chain as DeadlineShares")
+	require.InDeltaSlice(t, []float64{1 - 140.0/250, 1 - 120.0/250, 1}, pl.DeadlineSharesOf([][]int{{1, 2}, {2}, nil}), 1e-12, "the longest chain counts")
+	pl.SLOMS = 150
+	require.InDeltaSlice(t, []float64{0.3, 0.4, 1}, pl.DeadlineSharesOf([][]int{{2}, {2}, nil}), 1e-12, "budgets over half the SLO: in proportion, as a chain")
+}
+
 func TestSplitWorkers(t *testing.T) {
 	tests := []struct {
 		need    []int

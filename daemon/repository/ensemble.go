@@ -51,6 +51,13 @@ type Ensemble struct {
 	// other writes, directly or through other steps. Without branches the
 	// steps run one after the other.
 	Branches bool
+	// Waits lists, by step, the steps that start only once it is through:
+	// those that read what it writes and, for a step before the fan-out,
+	// every step of the fan-out, which starts once they all are (the
+	// pipeline's deadlines are split along them: pipeline.Plan.
+	// DeadlineSharesOf). nil without branches: each step waits on the one
+	// before it.
+	Waits [][]int
 }
 
 // EnsembleStep is one model of a pipeline.

@@ -194,7 +194,7 @@ func topoOrder(needs [][]int, rank func(int) int) (order, stuck []int) {
 // markBeside marks the steps of e that may run beside the step before
 // them (Beside): both before the fan-out or both after it, and neither
 // needing the other, directly or through other steps; Branches is whether
-// any may.
+// any may, and then Waits which steps wait on each.
 func markBeside(e *Ensemble) {
 	ancestors := make([]map[int]bool, len(e.Steps))
 	for k := range e.Steps {
@@ -208,5 +208,21 @@ func markBeside(e *Ensemble) {
 		}
 		s.Beside = k > 0 && k != e.FanoutStep && !ancestors[k][k-1]
 		e.Branches = e.Branches || s.Beside
+	}
+	if !e.Branches {
+		return
+	}
+	e.Waits = make([][]int, len(e.Steps))
+	for k, s := range e.Steps {
+		for _, w := range s.Needs {
+			e.Waits[w] = append(e.Waits[w], k)
+		}
+		if e.FanoutStep >= 0 && k >= e.FanoutStep {
+			for w := range e.FanoutStep { // the fan-out starts once every step before it is through
+				if !slices.Contains(e.Waits[w], k) {
+					e.Waits[w] = append(e.Waits[w], k)
+				}
+			}
+		}
 	}
 }

@@ -67,6 +67,7 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 		fanStep int
 		writer  int
 		branch  bool
+		waits   [][]int
 	}{
 		{
 			name: "written in order, a chain",
@@ -83,6 +84,7 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 				dagStep{"left", m("in", "image"), m("out", "left")},
 				dagStep{"right", m("in", "image"), m("out", "right")}),
 			order: []string{"left", "right", "join"}, needs: [][]int{nil, nil, {0, 1}}, fanStep: -1, writer: -1, branch: true,
+			waits: [][]int{{2}, {2}, nil},
 		},
 		{
 			name: "a step beside the detector runs before the fan-out",
@@ -91,6 +93,7 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 				dagStep{"detector", m("in", "image"), m("crops", "boxes")},
 				dagStep{"thumb", m("in", "image"), m("out", "small")}),
 			order: []string{"thumb", "detector", "classifier"}, needs: [][]int{nil, nil, {1}}, fanStep: 2, writer: 1, branch: true,
+			waits: [][]int{{2}, {2}, nil}, // the fan-out waits on every step before it
 		},
 		{
 			name: "two steps on every row",
@@ -99,6 +102,7 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 				dagStep{"c1", m("crop", "boxes"), m("scores", "l1")},
 				dagStep{"c2", m("crop", "boxes"), m("scores", "l2")}),
 			order: []string{"detector", "c1", "c2"}, needs: [][]int{nil, {0}, {0}}, fanStep: 1, writer: 0, branch: true,
+			waits: [][]int{{1, 2}, nil, nil},
 		},
 		{
 			name: "a step before the fan-out reads another output of its writer",
@@ -133,6 +137,7 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 			require.Equal(t, tc.writer, e.FanoutWriter)
 			require.Equal(t, tc.branch, e.Branches)
 			require.Equal(t, tc.branch, beside, "a step beside the one before it is a branch")
+			require.Equal(t, tc.waits, e.Waits)
 		})
 	}
 }
