@@ -35,8 +35,8 @@ func (r *pipelineRun) runSteps(ctx context.Context, from, to int, pool map[strin
 // step, each waiting for the steps it needs (EnsembleStep.Needs) and then
 // running its own on what they and pool hold; the first step to fail
 // cancels the others, and its error is the answer. Each step keeps the
-// deadline the pipeline's split gives its place in the order, so a step
-// that starts beside the one before it only has more time.
+// deadline the pipeline's split gives it along what waits on it
+// (Ensemble.Waits).
 func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[string]tensor.Tensor) ([]*repository.Model, *inferError) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
