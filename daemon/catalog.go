@@ -322,7 +322,8 @@ func (c *catalog) allPipelines() []*repository.Model {
 
 // steps checks a pipeline against the models served now and returns the
 // models its steps run, in order. A step whose folder is broken says why
-// it cannot be served, rather than to load it.
+// it cannot be served, rather than to load it, as does one that pins a
+// version its folder's version_policy does not serve.
 func (c *catalog) steps(p *repository.Model) ([]*repository.Model, error) {
 	if e := p.Config.Ensemble; e != nil {
 		for _, s := range e.Steps {
@@ -331,6 +332,9 @@ func (c *catalog) steps(p *repository.Model) ([]*repository.Model, error) {
 			}
 			if err := c.broken(s.Model); err != nil {
 				return nil, fmt.Errorf("check pipeline %s: %w: step[%d] (%s) cannot be served: %w", p.Name, repository.ErrEnsemble, s.At, s.StepKey(), err)
+			}
+			if why := s.VersionNotServed(c.all()); why != "" {
+				return nil, fmt.Errorf("check pipeline %s: %w: step[%d] (%s): %s", p.Name, repository.ErrEnsemble, s.At, s.StepKey(), why)
 			}
 		}
 	}

@@ -164,7 +164,8 @@ func TestUnknownModelSaysWhichWasMeant(t *testing.T) {
 
 // TestPipelineStepsSayWhyAStepIsMissing: a pipeline whose step's folder is
 // broken says why that step cannot be served; one whose step was unloaded
-// says to load it.
+// says to load it; one that pins a version its step's folder does not
+// serve says which it serves (it said to load it).
 func TestPipelineStepsSayWhyAStepIsMissing(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, text string) {
@@ -175,14 +176,16 @@ func TestPipelineStepsSayWhyAStepIsMissing(t *testing.T) {
 	write("good/1/model.onnx", "good")
 	write("pre/config.pbtxt", "name: \"pre\"\nbackend: \"python\"\nmax_batch_size: 4\n")
 	write("pre/1/model.py", "")
-	for _, p := range []struct{ name, first string }{{"withpre", "pre"}, {"withgood", "good"}} {
+	write("other/config.yaml", "slo: 10ms\nmax_batch_size: 4\n")
+	write("other/2/model.onnx", "other")
+	for _, p := range []struct{ name, first, version string }{{"withpre", "pre", "-1"}, {"withgood", "good", "-1"}, {"pinned", "other", "1"}} {
 		write(p.name+"/config.pbtxt", `name: "`+p.name+`"
 platform: "ensemble"
 max_batch_size: 4
 input [ { name: "x" data_type: TYPE_FP32 dims: [ 4 ] } ]
 output [ { name: "y" data_type: TYPE_FP32 dims: [ 2 ] } ]
 parameters { key: "slo" value { string_value: "50ms" } }
-ensemble_scheduling { step [ { model_name: "`+p.first+`" model_version: -1 input_map { key: "x" value: "x" } output_map { key: "y" value: "y" } } ] }
+ensemble_scheduling { step [ { model_name: "`+p.first+`" model_version: `+p.version+` input_map { key: "x" value: "x" } output_map { key: "y" value: "y" } } ] }
 `)
 		write(p.name+"/1/.keep", "")
 	}
@@ -192,13 +195,15 @@ ensemble_scheduling { step [ { model_name: "`+p.first+`" model_version: -1 input
 	c := newCatalog(root, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
 	c.opts.Read = fixedReader
 
-	_, err = c.scan(context.Background(), []string{"withpre", "withgood"})
+	_, err = c.scan(context.Background(), []string{"withpre", "withgood", "pinned"})
 	require.NoError(t, err)
 	_, err = c.unload("good")
 	require.NoError(t, err)
 	for _, tc := range []struct{ pipeline, want string }{
 		{"withpre", `step[0] (pre) cannot be served: `},
 		{"withgood", `step[0] (good): the model is not served; load it first`},
+		// A version its folder does not serve: loading it would not help.
+		{"pinned", `step[0] (other:1): version 1 of other is not one its version_policy serves (it serves 2)`},
 	} {
 		p, ok := c.pipeline(tc.pipeline)
 		require.True(t, ok, tc.pipeline)

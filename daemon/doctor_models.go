@@ -56,6 +56,9 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 			why := "is not in the repository"
 			if _, broken := ix.Broken[s.Model]; broken {
 				why = "is broken"
+			} else if v := s.VersionNotServed(slices.Collect(maps.Values(ix.Models))); v != "" {
+				r.Broken[m.Family] = fmt.Sprintf("its step %s is not served, so the pipeline cannot run: %s", s.StepKey(), v)
+				break
 			}
 			r.Broken[m.Family] = fmt.Sprintf("its step %s %s, so the pipeline cannot run", s.StepKey(), why)
 			break

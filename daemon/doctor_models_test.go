@@ -53,6 +53,17 @@ func TestRepositoryReport(t *testing.T) {
 	require.Equal(t, []string{"bad", "dangling", "halfbroken"}, r.NotLoaded)
 	require.Equal(t, []string{"typo"}, r.StartupUnknown)
 
+	// A pipeline that pins a version its step's folder does not serve says
+	// so, not that the folder is missing.
+	pinned := pipe("pinned", "good")
+	pinned.Config.Ensemble.Steps[0].Version = 7
+	ix.Models["pinned"] = pinned
+	ix.Models["good"].Version, ix.Models["good:1"].Version = 2, 1
+	r = RepositoryReport(ix, []string{config.StartupAll}, 64<<20)
+	require.Equal(t, "its step good:7 is not served, so the pipeline cannot run: version 7 of good is not one its version_policy serves (it serves 1, 2); "+
+		"give the step model_version -1 for the newest, or serve that version too", r.Broken["pinned"])
+	delete(ix.Models, "pinned")
+
 	// A pipeline whose input does not fit its step's: broken, saying so,
 	// as serve finds it. It was reported as one that serves.
 	misfit := pipe("misfit", "good")

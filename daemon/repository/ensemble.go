@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
@@ -182,6 +184,33 @@ func (e *Ensemble) TritonScheduling() *tritonpb.ModelEnsembling {
 		steps[s.At] = &tritonpb.ModelEnsembling_Step{ModelName: s.Model, ModelVersion: v, InputMap: maps.Clone(s.Inputs), OutputMap: maps.Clone(s.Outputs)}
 	}
 	return &tritonpb.ModelEnsembling{Step: steps}
+}
+
+// VersionNotServed says why step s's pinned version is not among served,
+// the models served now, when others of its folder are: "version 1 of
+// labeler is not one its version_policy serves (it serves 2)"; "" when
+// the step pins no version or its folder serves none (not loaded, or
+// broken: said elsewhere).
+func (s EnsembleStep) VersionNotServed(served []*Model) string {
+	if s.Version == 0 {
+		return ""
+	}
+	var versions []int
+	for _, m := range served {
+		if m.Family == s.Model && m.Config.Ensemble == nil {
+			versions = append(versions, m.Version)
+		}
+	}
+	if len(versions) == 0 {
+		return ""
+	}
+	slices.Sort(versions)
+	names := make([]string, 0, len(versions))
+	for _, v := range slices.Compact(versions) {
+		names = append(names, strconv.Itoa(v))
+	}
+	return fmt.Sprintf("version %d of %s is not one its version_policy serves (it serves %s); give the step model_version -1 for the newest, or serve that version too",
+		s.Version, s.Model, strings.Join(names, ", "))
 }
 
 // ErrEnsemble wraps the problems of a pipeline with the models it runs.
