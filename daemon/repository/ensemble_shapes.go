@@ -24,40 +24,55 @@ const batchDim = -2
 func (m *Model) checkShapes(steps []*Model, bad func(string, ...any)) {
 	e := m.Config.Ensemble
 	pipelineBatches := m.Config.MaxBatchSize > 0
-	shapes := map[string][]int64{} // a tensor's shape as it stands, batch included
-	from := map[string]string{}    // who gives it, in words
-	batched := map[string]bool{}   // written by a model that batches
+	// given is each tensor's shape as it stands (batch included), and who
+	// gives it; the words for a message are made only for one.
+	type given struct {
+		dims    []int64
+		by      int  // the step that writes it, -1 the request
+		batched bool // written by a model that batches
+	}
+	shapes := map[string]given{}
+	step := func(i int) string { return fmt.Sprintf("step[%d] (%s)", e.Steps[i].At, e.Steps[i].StepKey()) }
+	source := func(g given) string {
+		if g.by < 0 {
+			return "the pipeline's input"
+		}
+		return "what " + step(g.by) + " writes"
+	}
 	for _, in := range m.Inputs {
 		if in.Dims != nil {
-			shapes[in.Name], from[in.Name] = withBatch(pipelineBatches, in.Dims), "the pipeline's input"
+			shapes[in.Name] = given{dims: withBatch(pipelineBatches, in.Dims), by: -1}
 		}
 	}
 	var row []int64 // a row of the fan-out, without a batch dimension; nil before it
 	for i, s := range e.Steps {
-		sm, f := steps[i], fmt.Sprintf("step[%d] (%s)", s.At, s.StepKey())
-		batches := sm.Config.MaxBatchSize > 0
-		for _, in := range sm.Inputs {
+		batches := steps[i].Config.MaxBatchSize > 0
+		for _, in := range steps[i].Inputs {
 			v := s.Inputs[in.Name]
-			have, ok := shapes[v]
-			src := from[v]
+			g, ok := shapes[v]
+			if !ok || in.Dims == nil {
+				continue
+			}
+			have, src := g.dims, ""
 			if v == e.Fanout && row != nil {
 				// A row, with a batch of 1 where the model batches (splitRows).
-				have, ok, src = row, true, "a row of "+src
+				have, src = row, "a row of "
 				if batches {
 					have = append([]int64{1}, row...)
 				}
 			}
-			if want := withBatch(batches, in.Dims); ok && in.Dims != nil && !dimsFit(have, want) {
-				bad("%s: input %q is %s but %q is %s (%s)", f, in.Name, dimsText(want), v, dimsText(have), src)
+			if want := withBatch(batches, in.Dims); !dimsFit(have, want) {
+				bad("%s: input %q is %s but %q is %s (%s%s)", step(i), in.Name, dimsText(want), v, dimsText(have), src, source(g))
 			}
 		}
-		for _, out := range sm.Outputs {
+		for _, out := range steps[i].Outputs {
 			v, ok := s.Outputs[out.Name]
 			if !ok || out.Dims == nil {
 				continue
 			}
-			shapes[v], from[v], batched[v] = withBatch(batches, out.Dims), "what "+f+" writes", batches
-			if d := shapes[v]; v == e.Fanout {
+			d := withBatch(batches, out.Dims)
+			shapes[v] = given{dims: d, by: i, batched: batches}
+			if v == e.Fanout {
 				// Rows along the dimension after the pipeline's batch.
 				if pipelineBatches && len(d) > 0 {
 					d = d[1:]
@@ -68,29 +83,22 @@ func (m *Model) checkShapes(steps []*Model, bad func(string, ...any)) {
 			}
 		}
 	}
-	perRow := map[string]bool{}
-	if e.FanoutStep >= 0 {
-		for _, s := range e.Steps[e.FanoutStep:] {
-			for _, v := range s.Outputs {
-				perRow[v] = true
-			}
-		}
-	}
 	for _, o := range m.Outputs {
-		have, ok := shapes[o.Name]
-		if !ok {
+		g, ok := shapes[o.Name]
+		if !ok || o.Dims == nil {
 			continue
 		}
-		if perRow[o.Name] {
-			// The rows' outputs joined along a new first dimension, each
-			// without its batch of 1 (joinRows).
-			if batched[o.Name] && len(have) > 0 {
+		have := g.dims
+		if e.FanoutStep >= 0 && g.by >= e.FanoutStep {
+			// Written once per row: the rows' outputs joined along a new
+			// first dimension, each without its batch of 1 (joinRows).
+			if g.batched && len(have) > 0 {
 				have = have[1:]
 			}
 			have = withBatch(pipelineBatches, append([]int64{-1}, have...))
 		}
-		if want := withBatch(pipelineBatches, o.Dims); o.Dims != nil && !dimsFit(have, want) {
-			bad("output %q is declared %s but is %s (%s)", o.Name, dimsText(want), dimsText(have), from[o.Name])
+		if want := withBatch(pipelineBatches, o.Dims); !dimsFit(have, want) {
+			bad("output %q is declared %s but is %s (%s)", o.Name, dimsText(want), dimsText(have), source(g))
 		}
 	}
 }
