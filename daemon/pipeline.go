@@ -193,14 +193,20 @@ func (r *pipelineRun) interim(pool map[string]tensor.Tensor, outs []tensor.Tenso
 // fan-out and then a row's): the pipeline's path_accuracy entry for it,
 // else the product of the models' accuracies.
 func (r *pipelineRun) accuracy(path, more []*repository.Model) float64 {
-	names := make([]string, 0, len(path)+len(more))
-	acc := 1.0
-	for _, m := range slices.Concat(path, more) {
-		names = append(names, m.Name)
-		acc *= m.Config.ModelAccuracy()
+	if len(r.p.Config.PathAccuracy) > 0 {
+		names := make([]string, 0, len(path)+len(more))
+		for _, m := range slices.Concat(path, more) {
+			names = append(names, m.Name)
+		}
+		if a, ok := r.p.Config.PathAccuracy[pipeline.PathKey(names...)]; ok {
+			return a
+		}
 	}
-	if a, ok := r.p.Config.PathAccuracy[pipeline.PathKey(names...)]; ok {
-		return a
+	acc := 1.0
+	for _, ms := range [][]*repository.Model{path, more} {
+		for _, m := range ms {
+			acc *= m.Config.ModelAccuracy()
+		}
 	}
 	return acc
 }
