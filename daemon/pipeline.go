@@ -607,9 +607,10 @@ func (n *node) pipelineStatus() []statusPipeline {
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
 			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p)}
 		sp.Warnings = n.modelWarnings(p, sp.Window)
+		branches := p.Config.Ensemble.Branches()
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
-			if p.Config.Ensemble.Branches {
+			if branches {
 				sp.Beside = append(sp.Beside, st.Beside)
 			}
 		}

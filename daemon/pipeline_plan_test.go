@@ -291,8 +291,7 @@ func TestAPipelineOfAModelInTwoStepsIsPlanned(t *testing.T) {
 	c, p := variantCatalog()
 	e := p.Config.Ensemble
 	e.Steps = append(e.Steps, repository.EnsembleStep{Model: "cls", At: 2, Inputs: map[string]string{"object": "objects"},
-		Outputs: map[string]string{"labels": "again"}, Needs: []int{0}})
-	e.Branches = true
+		Outputs: map[string]string{"labels": "again"}, Needs: []int{0}, Beside: true})
 	p.Outputs = append(p.Outputs, repository.TensorSpec{Name: "again", DataType: tensor.FP32, Dims: []int64{-1, 4}})
 	p.Config.PathAccuracy = nil
 	n := &node{catalog: c, log: zap.NewNop()}

@@ -17,7 +17,7 @@ import (
 // runs as soon as the steps it reads are through, beside any others that
 // may run then (runBranches), as Triton runs an ensemble's steps.
 func (r *pipelineRun) runSteps(ctx context.Context, from, to int, pool map[string]tensor.Tensor) ([]*repository.Model, *inferError) {
-	if r.e.Branches && from+1 < to && slices.ContainsFunc(r.e.Steps[from+1:to], func(s repository.EnsembleStep) bool { return s.Beside }) {
+	if from+1 < to && slices.ContainsFunc(r.e.Steps[from+1:to], func(s repository.EnsembleStep) bool { return s.Beside }) {
 		return r.runBranches(ctx, from, to, pool)
 	}
 	path := make([]*repository.Model, 0, to-from)

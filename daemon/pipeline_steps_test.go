@@ -29,7 +29,7 @@ func branchRun(t *testing.T, send stepSender) (*pipelineRun, map[string]tensor.T
 		}
 		return m
 	}
-	e := &repository.Ensemble{FanoutStep: -1, FanoutWriter: -1, Branches: true, Steps: []repository.EnsembleStep{
+	e := &repository.Ensemble{FanoutStep: -1, FanoutWriter: -1, Steps: []repository.EnsembleStep{
 		{Model: "left", At: 1, Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"y": "l"}},
 		{Model: "right", At: 2, Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"y": "r"}, Beside: true},
 		{Model: "join", At: 0, Inputs: map[string]string{"a": "l", "b": "r"}, Outputs: map[string]string{"y": "both"}, Needs: []int{0, 1}},

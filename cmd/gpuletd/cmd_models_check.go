@@ -113,9 +113,10 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			Inputs: m.Inputs, Outputs: m.Outputs, ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
 		if e := m.Config.Ensemble; e != nil {
+			branches := e.Branches()
 			for _, s := range e.Steps {
 				c.Steps = append(c.Steps, s.StepKey())
-				if e.Branches {
+				if branches {
 					c.Beside = append(c.Beside, s.Beside)
 				}
 			}

@@ -48,11 +48,6 @@ type Ensemble struct {
 	Fanout       string
 	FanoutStep   int
 	FanoutWriter int
-	// Branches is whether some step may run beside the step before it
-	// (both before the fan-out, or both after it): neither reads what the
-	// other writes, directly or through other steps. Without branches the
-	// steps run one after the other.
-	Branches bool
 	// Waits lists, by step, the steps that start only once it is through:
 	// those that read what it writes and, for a step before the fan-out,
 	// every step of the fan-out, which starts once they all are (the
@@ -60,6 +55,13 @@ type Ensemble struct {
 	// DeadlineSharesOf). nil without branches: each step waits on the one
 	// before it.
 	Waits [][]int
+}
+
+// Branches reports whether some step may run beside the step before it
+// (EnsembleStep.Beside); without branches the steps run one after the
+// other.
+func (e *Ensemble) Branches() bool {
+	return slices.ContainsFunc(e.Steps, func(s EnsembleStep) bool { return s.Beside })
 }
 
 // EnsembleStep is one model of a pipeline.
@@ -74,7 +76,9 @@ type EnsembleStep struct {
 	Inputs, Outputs map[string]string
 	// At is the step's place in ensemble_scheduling as written; Needs the
 	// places in Steps of the steps that write what it reads; Beside whether
-	// it may run beside the step before it in Steps (Ensemble.Branches).
+	// it may run beside the step before it in Steps: both before the
+	// fan-out, or both after it, and neither reading what the other
+	// writes, directly or through other steps.
 	At     int
 	Needs  []int
 	Beside bool

@@ -193,8 +193,8 @@ func topoOrder(needs [][]int, rank func(int) int) (order, stuck []int) {
 
 // markBeside marks the steps of e that may run beside the step before
 // them (Beside): both before the fan-out or both after it, and neither
-// needing the other, directly or through other steps; Branches is whether
-// any may, and then Waits which steps wait on each.
+// needing the other, directly or through other steps, and where any may
+// (Ensemble.Branches), Waits: which steps wait on each.
 func markBeside(e *Ensemble) {
 	ancestors := make([]map[int]bool, len(e.Steps))
 	for k := range e.Steps {
@@ -207,9 +207,8 @@ func markBeside(e *Ensemble) {
 			}
 		}
 		s.Beside = k > 0 && k != e.FanoutStep && !ancestors[k][k-1]
-		e.Branches = e.Branches || s.Beside
 	}
-	if !e.Branches {
+	if !e.Branches() {
 		return
 	}
 	e.Waits = make([][]int, len(e.Steps))

@@ -124,19 +124,16 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 			e := p.Config.Ensemble
 			var order []string
 			var needs [][]int
-			beside := false
 			for k, s := range e.Steps {
 				order = append(order, s.Model)
 				needs = append(needs, s.Needs)
-				beside = beside || s.Beside
 				require.Equal(t, s.Model, dagModelAt(t, tc.pbtxt, s.At), "step %d keeps its written place", k)
 			}
 			require.Equal(t, tc.order, order)
 			require.Equal(t, tc.needs, needs)
 			require.Equal(t, tc.fanStep, e.FanoutStep)
 			require.Equal(t, tc.writer, e.FanoutWriter)
-			require.Equal(t, tc.branch, e.Branches)
-			require.Equal(t, tc.branch, beside, "a step beside the one before it is a branch")
+			require.Equal(t, tc.branch, e.Branches())
 			require.Equal(t, tc.waits, e.Waits)
 		})
 	}

@@ -45,7 +45,7 @@ func TestEnsembleParses(t *testing.T) {
 		{Model: "classifier", Inputs: map[string]string{"crop": "boxes"}, Outputs: map[string]string{"scores": "labels"}, At: 1, Needs: []int{0}},
 	}, e.Steps)
 	require.Equal(t, 0, e.FanoutWriter)
-	require.False(t, e.Branches, "a chain")
+	require.False(t, e.Branches(), "a chain")
 	require.Equal(t, "detector", e.Steps[0].StepKey())
 	require.Zero(t, m.Config.MinAccuracy, "no floor unless given")
 
