@@ -158,12 +158,14 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if ierr != nil {
 		return nil, ierr
 	}
-	acc := run.accuracy(path, nil)
 	var rows fanoutRows
+	acc := 0.0
 	if run.e.FanoutStep >= 0 {
 		if rows, acc, ierr = run.fanOut(ctx, pool, path); ierr != nil {
 			return nil, ierr
 		}
+	} else {
+		acc = run.accuracy(path, nil)
 	}
 	outs, ierr := run.outputs(pool, rows, names)
 	if ierr != nil {
@@ -392,12 +394,12 @@ type fanoutRows map[string][]tensor.Tensor
 // tensor, concurrently, and returns the rows' tensors that the pipeline's
 // outputs not in pool join (fanoutRows) and the request's accuracy: the
 // mean of its rows' paths' after before, the models that ran the steps
-// before the fan-out (with no rows, before's alone). At most fanoutInFlight rows are
-// in flight at once, each worker taking the next row when its last is
-// through, so that a fan-out of many rows (a detector that finds
-// thousands of objects) costs the daemon a bounded number of requests in
-// flight rather than one for every row at once, while the step's gpu-lets
-// still find full batches queued.
+// before the fan-out (with no rows, before's alone). At most
+// fanoutInFlight rows are in flight at once, each worker taking the next
+// row when its last is through, so that a fan-out of many rows (a detector
+// that finds thousands of objects) costs the daemon a bounded number of
+// requests in flight rather than one for every row at once, while the
+// step's gpu-lets still find full batches queued.
 func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor, before []*repository.Model) (fanoutRows, float64, *inferError) {
 	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
@@ -410,16 +412,14 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor,
 			out[spec.Name] = make([]tensor.Tensor, len(rows))
 		}
 	}
-	var (
-		accMu  sync.Mutex
-		accSum float64 // the rows' accuracies, each as its row is through
-	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		wg   sync.WaitGroup
-		stop = firstFailure{cancel: cancel} // the first row to fail; the others are cancelled
-		next atomic.Int64                   // the next row to run
+		wg     sync.WaitGroup
+		stop   = firstFailure{cancel: cancel} // the first row to fail; the others are cancelled
+		next   atomic.Int64                   // the next row to run
+		accMu  sync.Mutex
+		accSum float64 // the rows' accuracies, each as its row is through
 	)
 	run := func(j int) bool {
 		row := map[string]tensor.Tensor{r.e.Fanout: rows[j]}
