@@ -505,6 +505,15 @@ func (n *node) installRoutes(serving []control.Serving[*gpuletRun]) {
 	n.reportSlowStarts(slow)
 }
 
+// queueBound is how many of m's requests one executor holds: its own
+// max_queue where it is below the server's limits.max_queued_per_model.
+func queueBound(m *repository.Model, server int) int32 {
+	if q := m.Config.MaxQueue; q > 0 && q < server {
+		return int32(q)
+	}
+	return int32(server)
+}
+
 // warmupBatches are the batch sizes an executor runs a model at before it
 // serves: 1, the plan's batch and the largest; on an NVIDIA GPU every size
 // it pads batches to (engine.FixedShapes), so that no session opens, and

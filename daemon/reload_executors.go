@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
@@ -88,13 +87,4 @@ func (g *gpuletRun) follow(ctx context.Context, policy string, bound func(model 
 		}
 	}
 	return nil
-}
-
-// queueBound is how many of m's requests one executor holds: its own
-// max_queue where it is below the server's limits.max_queued_per_model.
-func queueBound(m *repository.Model, server int) int32 {
-	if q := m.Config.MaxQueue; q > 0 && q < server {
-		return int32(q)
-	}
-	return int32(server)
 }
