@@ -510,13 +510,15 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 		if len(set) > 0 {
 			what += " (" + strings.Join(set, ", ") + ")"
 		}
+		q := db.GetDefaultQueuePolicy().GetMaxQueueSize()
 		kept := ""
-		if db.GetDefaultQueuePolicy().GetMaxQueueSize() > 0 {
+		if q > 0 {
 			kept = "; its default_queue_policy.max_queue_size is kept: it bounds the requests of the model each gpu-let's executor holds"
 		}
 		// A block of a queue bound alone (config.yaml's max_queue, as
 		// YAMLOverTriton writes it) takes full effect: nothing to say.
-		if len(set) > 0 || kept == "" || !proto.Equal(db, &tritonpb.ModelDynamicBatching{DefaultQueuePolicy: &tritonpb.ModelQueuePolicy{MaxQueueSize: db.DefaultQueuePolicy.MaxQueueSize}}) {
+		boundAlone := q > 0 && proto.Equal(db, &tritonpb.ModelDynamicBatching{DefaultQueuePolicy: &tritonpb.ModelQueuePolicy{MaxQueueSize: q}})
+		if !boundAlone {
 			note("%s ignored: gpuletd forms batches itself, as large as the SLO allows, waiting only while every queued request still meets its SLO (max_batch_size still bounds them)%s", what, kept)
 		}
 		if qp := db.GetDefaultQueuePolicy(); qp != nil && (qp.TimeoutAction != tritonpb.ModelQueuePolicy_REJECT ||
