@@ -53,14 +53,13 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 			if _, ok := ix.Models[s.StepKey()]; ok {
 				continue
 			}
-			why := "is not in the repository"
+			why := fmt.Sprintf("its step %s is not in the repository, so the pipeline cannot run", s.StepKey())
 			if _, broken := ix.Broken[s.Model]; broken {
-				why = "is broken"
+				why = fmt.Sprintf("its step %s is broken, so the pipeline cannot run", s.StepKey())
 			} else if v := s.VersionNotServed(slices.Collect(maps.Values(ix.Models))); v != "" {
-				r.Broken[m.Family] = fmt.Sprintf("its step %s is not served, so the pipeline cannot run: %s", s.StepKey(), v)
-				break
+				why = fmt.Sprintf("its step %s is not served, so the pipeline cannot run: %s", s.StepKey(), v)
 			}
-			r.Broken[m.Family] = fmt.Sprintf("its step %s %s, so the pipeline cannot run", s.StepKey(), why)
+			r.Broken[m.Family] = why
 			break
 		}
 		if _, broken := r.Broken[m.Family]; broken {

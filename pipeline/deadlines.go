@@ -47,7 +47,7 @@ func (pl Plan) DeadlineSharesOf(waits [][]int) []float64 {
 		total += max(t.BudgetMS, 0)
 	}
 	if pl.SLOMS > 0 && total > 0 && 2*total <= pl.SLOMS {
-		after := make([]float64, n+1) // the longest chain's budgets after each task, twice; [n] none
+		after := make([]float64, n) // the longest chain's budgets after each task, twice
 		for i := n - 1; i >= 0; i-- {
 			next := []int{i + 1}
 			if waits != nil {
