@@ -119,6 +119,9 @@ func (c *catalog) add(ctx context.Context, m *repository.Model) error {
 		}
 		c.log.Info("pipeline found", zap.String("pipeline", m.Name), zap.Strings("steps", steps),
 			zap.Duration("slo", m.Config.SLO.D()), zap.String("fanout", m.Config.Ensemble.Fanout))
+		for _, note := range m.Notes {
+			c.log.Info("pipeline configuration", zap.String("pipeline", m.Name), zap.String("note", note))
+		}
 		return nil
 	}
 	if err := c.record(ctx, m); err != nil && !store.Unwritable(err) {
@@ -331,10 +334,10 @@ func (c *catalog) steps(p *repository.Model) ([]*repository.Model, error) {
 				continue
 			}
 			if err := c.broken(s.Model); err != nil {
-				return nil, fmt.Errorf("check pipeline %s: %w: step[%d] (%s) cannot be served: %w", p.Name, repository.ErrEnsemble, s.At, s.StepKey(), err)
+				return nil, fmt.Errorf("check pipeline %s: %w: %s (%s) cannot be served: %w", p.Name, repository.ErrEnsemble, s.Place(), s.StepKey(), err)
 			}
 			if why := s.VersionNotServed(c.all()); why != "" {
-				return nil, fmt.Errorf("check pipeline %s: %w: step[%d] (%s): %s", p.Name, repository.ErrEnsemble, s.At, s.StepKey(), why)
+				return nil, fmt.Errorf("check pipeline %s: %w: %s (%s): %s", p.Name, repository.ErrEnsemble, s.Place(), s.StepKey(), why)
 			}
 		}
 	}

@@ -179,6 +179,7 @@ func (n *node) loadModel(ctx context.Context, name string, lr loadRequest) (load
 		}
 		return loadResult{}, ierr
 	}
+	n.loadNesting(ctx, m)
 	return loadResult{model: m, changes: changes, displaced: displaced}, nil
 }
 

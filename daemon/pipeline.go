@@ -40,7 +40,7 @@ func (n *node) pipelineNotServed(p *repository.Model) string {
 	}
 	for i, s := range steps {
 		if why := n.notServedReason(s.Name); why != "" {
-			return fmt.Sprintf("step[%d] (%s) is not served: %s", p.Config.Ensemble.Steps[i].At, s.Name, why)
+			return fmt.Sprintf("%s (%s) is not served: %s", p.Config.Ensemble.Steps[i].Place(), s.Name, why)
 		}
 	}
 	return ""
@@ -239,7 +239,7 @@ func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Te
 			at = m.Name
 		}
 		return nil, &inferError{code: ierr.code, reason: reasonDroppedEarly,
-			msg: fmt.Sprintf("%s: dropped at step[%d] (%s): %s", r.p.Name, s.At, at, ierr.msg)}
+			msg: fmt.Sprintf("%s: dropped at %s (%s): %s", r.p.Name, s.Place(), at, ierr.msg)}
 	}
 	if i == r.e.FanoutWriter {
 		r.fanVariant = m.Name
@@ -587,6 +587,9 @@ type statusPipeline struct {
 	// Warnings say what keeps a served pipeline from serving its requests
 	// (a smallest request above limits.max_request_body).
 	Warnings []string `json:"warnings,omitempty"`
+	// ConfigNotes say which configured fields took no effect and why, and
+	// which steps run a pipeline of their own.
+	ConfigNotes []string `json:"config_notes,omitempty"`
 	// Rate is the pipeline's requests per second over the last second;
 	// Window its recent end-to-end latency and SLO attainment.
 	Rate   float64     `json:"rate"`
@@ -605,7 +608,7 @@ func (n *node) pipelineStatus() []statusPipeline {
 	for _, p := range n.catalog.allPipelines() {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout, FanoutRows: n.pipes.fanoutRows(p.Name),
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
-			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p)}
+			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p), ConfigNotes: p.Notes}
 		sp.Warnings = n.modelWarnings(p, sp.Window)
 		branches := p.Config.Ensemble.Branches()
 		for _, st := range p.Config.Ensemble.Steps {

@@ -441,7 +441,7 @@ func (n *node) pipelineSpec(p *repository.Model, size int, profile func(*reposit
 				Latency: func(b int) (float64, bool) { return prof.Latency(b, size) }, MaxBatch: prof.MaxBatch(size)})
 		}
 		if len(t.Variants) == 0 {
-			return nil, fmt.Errorf("plan pipeline %s: step[%d] (%s) has no profiled model yet", p.Name, e.Steps[i].At, sm.Name)
+			return nil, fmt.Errorf("plan pipeline %s: %s (%s) has no profiled model yet", p.Name, e.Steps[i].Place(), sm.Name)
 		}
 		spec.Tasks = append(spec.Tasks, t)
 	}

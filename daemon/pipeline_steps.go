@@ -107,7 +107,7 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 	}
 	for k, m := range path {
 		if m == nil {
-			return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: step[%d] (%s) not run: %v", r.p.Name, r.e.Steps[from+k].At, r.steps[from+k].Name, context.Cause(parent))}
+			return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %s (%s) not run: %v", r.p.Name, r.e.Steps[from+k].Place(), r.steps[from+k].Name, context.Cause(parent))}
 		}
 	}
 	for k := range n {

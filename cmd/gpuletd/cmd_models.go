@@ -223,6 +223,9 @@ func writePipelineShow(w io.Writer, d *adminModelShow) error {
 			writeWrappedRow(tw, "warning", warning)
 		}
 	}
+	for _, note := range p.ConfigNotes {
+		writeWrappedRow(tw, "note", note)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

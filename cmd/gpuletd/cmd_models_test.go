@@ -153,7 +153,8 @@ func TestWriteModelShow(t *testing.T) {
 }
 
 // A pipeline shows its steps, SLO, why it is not ready, the accuracy it
-// serves at with its variants, and its tensors, within 80 columns.
+// serves at with its variants, its configuration's notes and its tensors,
+// within 80 columns.
 func TestWritePipelineShow(t *testing.T) {
 	var d adminModelShow
 	require.NoError(t, json.Unmarshal([]byte(`{"pipeline": {"name": "traffic", "slo_ms": 250, "steps": ["det", "cls"], "fanout": "objects",
@@ -162,6 +163,7 @@ func TestWritePipelineShow(t *testing.T) {
   "scaling": {"scaling": "accuracy", "accuracy": 0.905, "served": 10,
    "mix": [[{"model": "det", "share": 1}], [{"model": "cls", "share": 0.6}, {"model": "cls-lite", "share": 0.4}]]},
   "response_cache": {"hits": 7, "misses": 3},
+  "config_notes": ["ensemble_scheduling.step[0] runs the pipeline find: its step runs in its place"],
   "warnings": ["every request is refused: input \"image\" alone takes 4096 bytes in a request of one row, above limits.max_request_body (2048 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit"]},
  "inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 64]}],
  "outputs": [{"name": "labels", "datatype": "FP32", "shape": [1, -1, 10]}]}`), &d))
@@ -179,6 +181,7 @@ func TestWritePipelineShow(t *testing.T) {
 		"recent    10 requests, 90.0% within the SLO\n",
 		"cache     7 hits, 3 misses (response cache)\n",
 		"warning   every request is refused: input \"image\" alone takes 4096 bytes in\n",
+		"note      ensemble_scheduling.step[0] runs the pipeline find: its step runs\n",
 		"input   image   FP32      [1 64]\n",
 		"output  labels  FP32      [1 -1 10]\n",
 	} {

@@ -213,6 +213,8 @@ func TestPipelineServes(t *testing.T) {
 
 	// A pipeline whose steps branch, written out of order, loaded live.
 	checkBranchingPipeline(t, base, repo, image, labels)
+	// One whose detector step is a pipeline of its own.
+	checkNestedPipeline(t, base, repo, image, want)
 
 	// What a pipeline cannot take is the client's error.
 	two, err := tensor.FromFloat32s("image", []int64{2, 64}, append(in, in...))

@@ -17,10 +17,13 @@ type adminPipeline struct {
 	FanoutRows float64 `json:"fanout_rows"`
 	Ready      bool    `json:"ready"`
 	Reason     string  `json:"reason"`
-	// Warnings say what keeps it from serving its requests.
-	Warnings []string    `json:"warnings"`
-	Rate     float64     `json:"rate"`
-	Recent   adminRecent `json:"recent"`
+	// Warnings say what keeps it from serving its requests; ConfigNotes
+	// which configured fields took no effect, and which steps run a
+	// pipeline of their own.
+	Warnings    []string    `json:"warnings"`
+	ConfigNotes []string    `json:"config_notes"`
+	Rate        float64     `json:"rate"`
+	Recent      adminRecent `json:"recent"`
 	// Scaling is the pipeline's accuracy scaling.
 	Scaling struct {
 		Scaling  string  `json:"scaling"`

@@ -55,6 +55,12 @@ type Ensemble struct {
 	// DeadlineSharesOf). nil without branches: each step waits on the one
 	// before it.
 	Waits [][]int
+	// Nested are the steps as written that run a pipeline of their own
+	// (Triton's nested ensembles), by written place: Steps holds that
+	// pipeline's steps in their place (inlineNested). Inlined names every
+	// pipeline folder whose steps Steps holds, at any depth, sorted.
+	Nested  map[int]EnsembleStep
+	Inlined []string
 }
 
 // Branches reports whether some step may run beside the step before it
@@ -82,6 +88,22 @@ type EnsembleStep struct {
 	At     int
 	Needs  []int
 	Beside bool
+	// Within is, for a step of a pipeline that is itself the step At of
+	// this one (Triton's nested ensembles, inlined: inlineNested), its
+	// written place in that pipeline, outermost first ([0]; [2 0] two
+	// pipelines deep); nil for this pipeline's own steps.
+	Within []int
+}
+
+// Place is where the step is written: "step[1]", or "step[1].step[0]" for
+// the first step of the pipeline written as step[1].
+func (s EnsembleStep) Place() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step[%d]", s.At)
+	for _, w := range s.Within {
+		fmt.Fprintf(&b, ".step[%d]", w)
+	}
+	return b.String()
 }
 
 // StepKey is the catalog name of the step's model.
@@ -179,8 +201,15 @@ func tritonEnsemble(pc *tritonpb.ModelConfig, c *ModelConfig, fanout string, bad
 // in the order they were written, each model's version (-1: the one
 // served) and maps.
 func (e *Ensemble) TritonScheduling() *tritonpb.ModelEnsembling {
-	steps := make([]*tritonpb.ModelEnsembling_Step, len(e.Steps))
+	written := 0
 	for _, s := range e.Steps {
+		written = max(written, s.At+1)
+	}
+	steps := make([]*tritonpb.ModelEnsembling_Step, written)
+	for _, s := range e.Steps {
+		if len(s.Within) > 0 {
+			s = e.Nested[s.At] // a nested pipeline's step: the step as written
+		}
 		v := int64(-1)
 		if s.Version > 0 {
 			v = int64(s.Version)
@@ -238,7 +267,7 @@ func (m *Model) CheckEnsemble(get func(name string) *Model) ([]*Model, error) {
 	}
 	out := make([]*Model, len(e.Steps))
 	for i, s := range e.Steps {
-		f := fmt.Sprintf("step[%d] (%s)", s.At, s.StepKey())
+		f := fmt.Sprintf("%s (%s)", s.Place(), s.StepKey())
 		sm := get(s.StepKey())
 		switch {
 		case sm == nil:

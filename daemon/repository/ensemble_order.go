@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// orderSteps puts a pipeline's steps (as written, each with its written
-// place At) in an order they can run in, as Triton runs an ensemble's
+// orderSteps puts a pipeline's steps (in the order written) in an order
+// they can run in, as Triton runs an ensemble's
 // steps by what they read rather than by where they are written: each step
 // after the steps whose outputs it reads, and among the steps that could
 // come next, those that run once a request first, then the step that
@@ -18,15 +18,15 @@ import (
 // outputs. Steps that wait on one another (a cycle) are refused, naming
 // them, as are steps of the fan-out that read what was written before it.
 func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *Ensemble {
-	writer := map[string]int{} // tensor → the written place of the step that writes it
-	for _, s := range steps {
+	writer := map[string]int{} // tensor → the index in steps of the step that writes it
+	for i, s := range steps {
 		for _, v := range s.Outputs {
 			if _, ok := writer[v]; !ok {
-				writer[v] = s.At
+				writer[v] = i
 			}
 		}
 	}
-	needs := make([][]int, len(steps)) // by written place
+	needs := make([][]int, len(steps)) // by index in steps
 	for i, s := range steps {
 		for _, v := range s.Inputs {
 			if w, ok := writer[v]; ok && !slices.Contains(needs[i], w) {
@@ -53,7 +53,7 @@ func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *
 	if len(stuck) > 0 {
 		var names []string
 		for _, i := range stuck {
-			names = append(names, fmt.Sprintf("step[%d] (%s)", i, steps[i].Model))
+			names = append(names, fmt.Sprintf("%s (%s)", steps[i].Place(), steps[i].Model))
 		}
 		if len(names) == 1 {
 			bad("ensemble_scheduling: %s reads what it writes; a pipeline's steps form no cycle", names[0])
@@ -62,7 +62,7 @@ func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *
 		}
 		return nil
 	}
-	place := make([]int, len(steps)) // written place → place in order
+	place := make([]int, len(steps)) // index in steps → place in order
 	for k, i := range order {
 		place[i] = k
 	}
@@ -94,7 +94,7 @@ func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *
 		for _, s := range e.Steps[e.FanoutStep:] {
 			for _, k := range sortedKeys(s.Inputs) {
 				if v := s.Inputs[k]; !after[v] {
-					bad("ensemble_scheduling.step[%d].input_map[%q]: %q was written before the fan-out; a step after the fan-out runs once per row of %q and reads only it and what is written after it", s.At, k, v, fanout)
+					bad("ensemble_scheduling.%s.input_map[%q]: %q was written before the fan-out; a step after the fan-out runs once per row of %q and reads only it and what is written after it", s.Place(), k, v, fanout)
 				}
 			}
 		}
@@ -103,9 +103,9 @@ func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *
 	return e
 }
 
-// perRowSteps marks, by written place, the steps that read the fan-out or
-// what such a step writes, directly or through other steps: those run once
-// per row of it.
+// perRowSteps marks, by index in steps (the written order), the steps
+// that read the fan-out or what such a step writes, directly or through
+// other steps: those run once per row of it.
 func perRowSteps(steps []EnsembleStep, fanout string, writer map[string]int) []bool {
 	perRow := make([]bool, len(steps))
 	if fanout == "" {
@@ -128,11 +128,11 @@ func perRowSteps(steps []EnsembleStep, fanout string, writer map[string]int) []b
 	return perRow
 }
 
-// topoOrder orders the steps (by written place) so that each comes after
-// those it needs, taking among those that may come next the one of the
-// lowest rank, then the first written (Kahn's algorithm). stuck lists, in
-// written order, the steps that wait on one another in a cycle (and any
-// that only such steps wait on), when there are.
+// topoOrder orders the steps (by index in the written order) so that
+// each comes after those it needs, taking among those that may come next
+// the one of the lowest rank, then the first written (Kahn's algorithm).
+// stuck lists, in written order, the steps that wait on one another in a
+// cycle (and any that only such steps wait on), when there are.
 func topoOrder(needs [][]int, rank func(int) int) (order, stuck []int) {
 	placed := make([]bool, len(needs))
 	ready := func(i int) bool {

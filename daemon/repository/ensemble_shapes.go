@@ -32,7 +32,7 @@ func (m *Model) checkShapes(steps []*Model, bad func(string, ...any)) {
 		batched bool // written by a model that batches
 	}
 	shapes := map[string]given{}
-	step := func(i int) string { return fmt.Sprintf("step[%d] (%s)", e.Steps[i].At, e.Steps[i].StepKey()) }
+	step := func(i int) string { return fmt.Sprintf("%s (%s)", e.Steps[i].Place(), e.Steps[i].StepKey()) }
 	source := func(g given) string {
 		if g.by < 0 {
 			return "the pipeline's input"

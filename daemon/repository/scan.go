@@ -226,6 +226,9 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 		return nil, err
 	}
 	if base.Config.Ensemble != nil {
+		if err := base.inlineNested(root, o, nil); err != nil {
+			return fail(base.configSource(), err)
+		}
 		return []*Model{base.ensemble()}, nil
 	}
 	all, err := versionFolders(dir)

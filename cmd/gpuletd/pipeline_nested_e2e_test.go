@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// spotPipeline is a pipeline of the detector alone, to be a step of
+// nestedPipeline (DETECTOR: the model it runs).
+const spotPipeline = `name: "spot"
+platform: "ensemble"
+max_batch_size: 1
+input [ { name: "image", data_type: TYPE_FP32, dims: [ 64 ] } ]
+output [ { name: "found", data_type: TYPE_FP32, dims: [ -1, 16 ] } ]
+parameters { key: "slo" value { string_value: "100ms" } }
+ensemble_scheduling {
+  step [ { model_name: "DETECTOR", input_map { key: "image" value: "image" }, output_map { key: "objects" value: "found" } } ]
+}
+`
+
+// nestedPipeline is the modelzoo's pipeline with its detector step written
+// as the pipeline spot (Triton's nested ensembles).
+const nestedPipeline = `name: "spot-then-label"
+platform: "ensemble"
+max_batch_size: 1
+input [ { name: "image", data_type: TYPE_FP32, dims: [ 64 ] } ]
+output [
+  { name: "objects", data_type: TYPE_FP32, dims: [ -1, 16 ] },
+  { name: "labels", data_type: TYPE_FP32, dims: [ -1, 10 ] }
+]
+parameters { key: "slo" value { string_value: "400ms" } }
+parameters { key: "fanout" value { string_value: "objects" } }
+ensemble_scheduling {
+  step [
+    { model_name: "spot", input_map { key: "image" value: "image" }, output_map { key: "found" value: "objects" } },
+    { model_name: "labeler", input_map { key: "object" value: "objects" }, output_map { key: "scores" value: "labels" } }
+  ]
+}
+`
+
+// checkNestedPipeline loads, into the daemon at base serving the
+// modelzoo's pipeline and the crowd model from repo, nestedPipeline and
+// checks that it answers as the modelzoo's pipeline does (want, for
+// image), lists the detector and classifier as its steps, reads its
+// configuration back as written, and is loaded again when spot is.
+func checkNestedPipeline(t *testing.T, base, repo string, image tensor.Tensor, want []map[string]any) {
+	t.Helper()
+	write := func(name, pbtxt string) {
+		dir := filepath.Join(repo, name)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(pbtxt), 0o644))
+	}
+	write("spot", strings.Replace(spotPipeline, "DETECTOR", modelzoo.DetectorModel, 1))
+	write("spot-then-label", nestedPipeline)
+	r := do(t, "POST", base+"/v2/repository/models/spot-then-label/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	r = do(t, "POST", base+"/v2/models/spot-then-label/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ans struct {
+		Outputs []map[string]any `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	requireSameOutputs(t, want, ans.Outputs)
+
+	require.Equal(t, []string{modelzoo.DetectorModel, modelzoo.ClassifierModel}, nestedSteps(t, base), "the nested pipeline's model runs in its place")
+	code, out, stderr := runCLI(t, "models", "show", "spot-then-label", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "note      ensemble_scheduling.step[0] runs the pipeline spot: its step runs")
+
+	r = do(t, "GET", base+"/v2/models/spot-then-label/config", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var cfg struct {
+		Scheduling struct {
+			Step []struct {
+				Model   string            `json:"model_name"`
+				Outputs map[string]string `json:"output_map"`
+			} `json:"step"`
+		} `json:"ensemble_scheduling"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &cfg))
+	require.Len(t, cfg.Scheduling.Step, 2, string(r.body))
+	require.Equal(t, "spot", cfg.Scheduling.Step[0].Model, "as written")
+	require.Equal(t, map[string]string{"found": "objects"}, cfg.Scheduling.Step[0].Outputs)
+
+	// spot changed to run the crowd model, and loaded again: the pipeline
+	// that runs its steps is loaded again with it, and runs the crowd model.
+	write("spot", strings.Replace(spotPipeline, "DETECTOR", modelzoo.CrowdModel, 1))
+	r = do(t, "POST", base+"/v2/repository/models/spot/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, eventMessages(t, base), "spot-then-label runs the steps of the pipeline spot, loaded anew: loading it again")
+	require.Equal(t, []string{modelzoo.CrowdModel, modelzoo.ClassifierModel}, nestedSteps(t, base))
+	r = do(t, "POST", base+"/v2/models/spot-then-label/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	for _, name := range []string{"spot-then-label", "spot"} {
+		r = do(t, "POST", base+"/v2/repository/models/"+name+"/unload", nil, nil)
+		require.Equal(t, 200, r.code, string(r.body))
+	}
+}
+
+// nestedSteps is the steps of nestedPipeline in the status of the daemon
+// at base, and checks it is ready.
+func nestedSteps(t *testing.T, base string) []string {
+	t.Helper()
+	r := do(t, "GET", base+"/api/v1/status", nil, nil)
+	require.Equal(t, 200, r.code)
+	var st struct {
+		Pipelines []struct {
+			Name  string   `json:"name"`
+			Steps []string `json:"steps"`
+			Ready bool     `json:"ready"`
+		} `json:"pipelines"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &st))
+	for _, p := range st.Pipelines {
+		if p.Name == "spot-then-label" {
+			require.True(t, p.Ready)
+			return p.Steps
+		}
+	}
+	t.Fatalf("spot-then-label is not in the status: %s", r.body)
+	return nil
+}
