@@ -373,13 +373,15 @@ func readUnloadRequest(r *http.Request) (dependents bool, ierr *inferError) {
 }
 
 // unloadModel stops serving a model, and with dependents a pipeline's step
-// models too, and re-plans without them.
+// models too (those of the pipelines its steps run included, and those
+// pipelines), and re-plans without them.
 func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *inferError {
 	var steps []string
 	if p, ok := n.catalog.pipeline(name); ok && dependents {
 		for _, s := range p.Config.Ensemble.Steps {
 			steps = append(steps, s.Model)
 		}
+		steps = append(steps, p.Config.Ensemble.Inlined...)
 	}
 	uploaded, err := n.catalog.unload(name)
 	if err != nil {

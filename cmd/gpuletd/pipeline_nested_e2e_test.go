@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -101,10 +102,20 @@ func checkNestedPipeline(t *testing.T, base, repo string, image tensor.Tensor, w
 	r = do(t, "POST", base+"/v2/models/spot-then-label/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
 	require.Equal(t, 200, r.code, string(r.body))
 
-	for _, name := range []string{"spot-then-label", "spot"} {
-		r = do(t, "POST", base+"/v2/repository/models/"+name+"/unload", nil, nil)
-		require.Equal(t, 200, r.code, string(r.body))
+	// Unloaded with its dependents, it takes the pipeline whose steps it
+	// runs with it, as Triton unloads a nested ensemble's.
+	r = do(t, "POST", base+"/v2/repository/models/spot-then-label/unload", []byte(`{"parameters":{"unload_dependents":true}}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, eventMessages(t, base), "model unloaded with its pipeline spot-then-label")
+	for _, gone := range []string{"spot-then-label", "spot", modelzoo.CrowdModel, modelzoo.ClassifierModel} {
+		require.Equal(t, 404, do(t, "GET", base+"/v2/models/"+gone, nil, nil).code, gone)
 	}
+	// The classifier back for the modelzoo's pipeline.
+	r = do(t, "POST", base+"/v2/repository/models/"+modelzoo.ClassifierModel+"/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Eventually(t, func() bool {
+		return do(t, "GET", base+"/v2/models/"+modelzoo.PipelineName+"/ready", nil, nil).code == 200
+	}, time.Minute, 100*time.Millisecond)
 }
 
 // nestedSteps is the steps of nestedPipeline in the status of the daemon
