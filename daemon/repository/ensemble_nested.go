@@ -42,16 +42,22 @@ func nestedPipeline(root, name string, o Options, chain []string) (*Model, error
 		return nil, nil
 	}
 	if i := slices.Index(chain, name); i >= 0 {
-		return nil, fmt.Errorf("pipelines run each other's steps without end: %s", strings.Join(append(slices.Clone(chain[i:]), name), " runs "))
+		return nil, &nestingError{fmt.Sprintf("pipelines run each other's steps without end: %s", strings.Join(append(slices.Clone(chain[i:]), name), " runs "))}
 	}
-	if len(chain) >= maxNesting {
-		return nil, fmt.Errorf("pipelines nested %d deep (%s runs %s); at most %d", len(chain)+1, strings.Join(chain, " runs "), name, maxNesting)
+	if len(chain) > maxNesting {
+		return nil, &nestingError{fmt.Sprintf("pipelines nested %d deep (%s runs %s); at most %d", len(chain), strings.Join(chain, " runs "), name, maxNesting)}
 	}
 	if err := inner.inlineNested(root, o, chain); err != nil {
 		return nil, err
 	}
 	return inner, nil
 }
+
+// nestingError is a problem of the pipelines a pipeline's steps run,
+// taken together (a cycle, too deep), which names them all.
+type nestingError struct{ msg string }
+
+func (e *nestingError) Error() string { return e.msg }
 
 // inlineNested replaces each step of pipeline m whose model folder under
 // root is a pipeline by that pipeline's steps (see above), orders the
@@ -69,7 +75,12 @@ func (m *Model) inlineNested(root string, o Options, chain []string) error {
 	var inlined, notes []string
 	for _, s := range written {
 		inner, err := nestedPipeline(root, s.Model, o, chain)
-		if err != nil {
+		var whole *nestingError
+		switch {
+		case err == nil:
+		case errors.As(err, &whole) && len(chain) > 1:
+			return err // the whole chain says it; the outermost step names its start
+		default:
 			return fmt.Errorf("ensemble_scheduling.step[%d] (%s): %w", s.At, s.Model, err)
 		}
 		if inner == nil {

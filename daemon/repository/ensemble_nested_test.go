@@ -117,6 +117,17 @@ ensemble_scheduling { step [ %s ] }
 `, name, extra, strings.Join(steps, ", "))
 	}
 	plain := func(model string) string { return step(model, `key: "pix" value: "pix"`, `key: "vec" value: "vec"`) }
+	deep := func(n int) map[string]string { // p0 runs p1 … runs p<n-1>, which runs a model
+		folders := map[string]string{}
+		for i := range n {
+			next := fmt.Sprintf("p%d", i+1)
+			if i == n-1 {
+				next = "m"
+			}
+			folders[fmt.Sprintf("p%d", i)] = pipeline(fmt.Sprintf("p%d", i), "", plain(next))
+		}
+		return folders
+	}
 	for _, tc := range []struct {
 		name    string
 		folders map[string]string
@@ -126,7 +137,11 @@ ensemble_scheduling { step [ %s ] }
 		{"a pipeline running itself", map[string]string{"a": pipeline("a", "", plain("a"))}, "a",
 			"ensemble_scheduling.step[0] (a): pipelines run each other's steps without end: a runs a"},
 		{"two pipelines running each other", map[string]string{"a": pipeline("a", "", plain("b")), "b": pipeline("b", "", plain("a"))}, "a",
-			"pipelines run each other's steps without end: a runs b runs a"},
+			"config.pbtxt: ensemble_scheduling.step[0] (b): pipelines run each other's steps without end: a runs b runs a"},
+		{"three pipelines in a cycle", map[string]string{"a": pipeline("a", "", plain("b")), "b": pipeline("b", "", plain("c")), "c": pipeline("c", "", plain("b"))}, "a",
+			"config.pbtxt: ensemble_scheduling.step[0] (b): pipelines run each other's steps without end: b runs c runs b"},
+		{"pipelines nested too deep", deep(10), "p0",
+			"config.pbtxt: ensemble_scheduling.step[0] (p1): pipelines nested 9 deep (p0 runs p1 runs p2 runs p3 runs p4 runs p5 runs p6 runs p7 runs p8 runs p9); at most 8"},
 		{"a pipeline with a fan-out", map[string]string{
 			"inner": pipeline("inner", `parameters { key: "fanout" value { string_value: "mid" } }`,
 				step("det", `key: "x" value: "pix"`, `key: "y" value: "mid"`), step("cls", `key: "x" value: "mid"`, `key: "y" value: "vec"`)),
@@ -155,10 +170,22 @@ ensemble_scheduling { step [ %s ] }
 		})
 	}
 
+	// Eight deep is served.
+	entries := map[string]entry{}
+	for name, pbtxt := range deep(9) {
+		entries[name] = pbtxtEntry(pbtxt, nil)
+	}
+	ix, err := Scan(writeRepo(t, entries), Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.Empty(t, ix.Broken)
+	p0, err := ix.Get("p0")
+	require.NoError(t, err)
+	require.Equal(t, "step[0].step[0].step[0].step[0].step[0].step[0].step[0].step[0].step[0]", p0.Config.Ensemble.Steps[0].Place())
+
 	// A step whose folder is a broken pipeline is a step of its own: the
 	// daemon says it cannot be served, naming what is wrong with it.
 	root := writeRepo(t, map[string]entry{"inner": pbtxtEntry(`platform: "ensemble"`, nil), "outer": pbtxtEntry(pipeline("outer", "", plain("inner")), nil)})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	ix, err = Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Contains(t, ix.Broken, "inner")
 	outer, err := ix.Get("outer")
