@@ -401,8 +401,8 @@ func TestAdminPageInBrowser(t *testing.T) {
 // checkPipelineRow renders a pipeline under accuracy scaling, as the status
 // gives it, with the page's own module into a table of its own: the row
 // shows the accuracy served, and its title the plan and the variant mix,
-// and its name what its response cache answered; drawn into the page's
-// table too, it fits the window.
+// and its name what its response cache answered and its configuration's
+// notes; drawn into the page's table too, it fits the window.
 func checkPipelineRow(t *testing.T, b *browser) {
 	t.Helper()
 	type cell struct {
@@ -418,12 +418,17 @@ func checkPipelineRow(t *testing.T, b *browser) {
 		Steps   string `json:"steps"`
 		Warning string `json:"warning"`
 		Branch  string `json:"branch"`
+		// BranchName and BranchNotes: the name cell of the pipeline whose
+		// configuration has a note, and the note.
+		BranchName  string `json:"branchName"`
+		BranchNotes string `json:"branchNotes"`
 	}
 	got := eval[cell](t, b, `(async () => {
   const { renderPipelines } = await import('/assets/pipelines.js');
   // A pipeline whose first two steps run at once.
   const branch = document.createElement('tbody');
-  renderPipelines(branch, { pipelines: [{ name: 'b', ready: true, steps: ['crowd', 'spotter', 'labeler'], beside: [false, true, false], slo_ms: 100, recent: {} }] });
+  renderPipelines(branch, { pipelines: [{ name: 'b', ready: true, steps: ['crowd', 'spotter', 'labeler'], beside: [false, true, false], slo_ms: 100, recent: {},
+    config_notes: ['ensemble_scheduling.step[0] runs the pipeline find: its step runs in its place'] }] });
   const status = { pipelines: [{ name: 'spot-and-label', ready: true, steps: ['spotter', 'labeler'], fanout: 'objects', fanout_rows: 4.25, rate: 1234.5, slo_ms: 250,
     recent: { requests: 4096, slo_attainment: 0.996, p50_ms: 40.25, p99_ms: 190.5, violations: 16 },
     scaling: { scaling: 'accuracy', planned_accuracy: 0.91, accuracy: 0.905, served: 10, rerouted: 2,
@@ -442,9 +447,12 @@ func checkPipelineRow(t *testing.T, b *browser) {
     headers: document.querySelectorAll('#pipelines-table thead th').length, scroll: ts.scrollWidth, client: ts.clientWidth,
     name: name.textContent, cached: name.querySelector('.config-notes').title,
     steps: tbody.querySelector('td.steps').textContent, warning: tbody.querySelector('td.steps .warning').title,
-    branch: branch.querySelector('td.steps').textContent };
+    branch: branch.querySelector('td.steps').textContent, branchName: branch.querySelector('th').textContent,
+    branchNotes: branch.querySelector('th [data-notes]').title };
 })()`)
 	require.Equal(t, "crowd + spotter → labeler", got.Branch, "steps that run at once are joined by +")
+	require.Equal(t, "b (1 note)", got.BranchName, "its name counts its configuration's notes")
+	require.Equal(t, "ensemble_scheduling.step[0] runs the pipeline find: its step runs in its place", got.BranchNotes)
 	require.Equal(t, "accuracy", got.Scaling)
 	require.Contains(t, got.Text, "90.5")
 	require.Contains(t, got.Title, "accuracy scaling, expected 91.0%")

@@ -1,7 +1,8 @@
 // The pipelines table: each pipeline's steps (the fan-out marked), its
 // rate, the accuracy it serves at (accuracy scaling), its SLO and its
 // recent end-to-end latency and attainment, the answers its response
-// cache gave, and what keeps it from serving its requests.
+// cache gave, what its configuration notes and what keeps it from serving
+// its requests.
 
 import { h, num, rate, pct, ms, attainment } from './dom.js';
 import { cacheNote, warningNote } from './models.js';
@@ -17,7 +18,7 @@ export function renderPipelines(tbody, status) {
     return h(
       'tr',
       { 'data-pipeline': p.name },
-      h('th', { scope: 'row' }, p.name, cacheNote(p.response_cache)),
+      h('th', { scope: 'row' }, p.name, cacheNote(p.response_cache), configNotes(p.config_notes)),
       h('td', { class: p.ready ? 'ok' : 'no', text: p.ready ? 'yes' : 'no', title: p.reason || '' }),
       h('td', { class: 'steps', title: p.reason || '' }, steps, warningNote(p.warnings)),
       h('td', { class: 'num', text: rate(p.rate) }),
@@ -34,6 +35,17 @@ export function renderPipelines(tbody, status) {
     rows.push(h('tr', {}, h('td', { colspan: 11, class: 'empty', text: 'No pipelines are served.' })));
   }
   tbody.replaceChildren(...rows);
+}
+
+// configNotes counts what its configuration says of itself (fields that
+// took no effect, steps that run a pipeline of their own), the notes in
+// its title; null for none.
+function configNotes(notes) {
+  if (!notes || !notes.length) {
+    return null;
+  }
+  const text = ` (${notes.length} ${notes.length === 1 ? 'note' : 'notes'})`;
+  return h('span', { class: 'config-notes', 'data-notes': '', text, title: notes.join('\n') });
 }
 
 // fanoutNote names a pipeline's fan-out and its mean rows lately.
