@@ -151,19 +151,25 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 		pool[t.Name] = t
 	}
 	last := len(steps)
+	var fan *fanRun
 	if run.e.FanoutStep >= 0 {
-		last = run.e.FanoutStep
+		last, fan = run.e.FanoutStep, &fanRun{}
 	}
-	path, ierr := run.runSteps(ctx, 0, last, pool) // the models that ran the steps before the fan-out
+	// The models that ran the steps before the fan-out; the fan-out runs
+	// once its writer is through, beside those its rows do not wait on.
+	path, ierr := run.runSteps(ctx, 0, last, pool, fan)
 	if ierr != nil {
 		return nil, ierr
 	}
 	var rows fanoutRows
 	acc := 0.0
-	if run.e.FanoutStep >= 0 {
-		if rows, acc, ierr = run.fanOut(ctx, pool, path); ierr != nil {
-			return nil, ierr
+	if fan != nil {
+		if !fan.ran {
+			if ierr := fan.run(ctx, run, pool[run.e.Fanout]); ierr != nil {
+				return nil, ierr
+			}
 		}
+		rows, acc = fan.rows, fan.paths.accuracy(run, path)
 	} else {
 		acc = run.accuracy(path, nil)
 	}
@@ -390,48 +396,54 @@ func reroutable(e *inferError) bool {
 // Each row keeps only those, not every tensor its steps read and wrote.
 type fanoutRows map[string][]tensor.Tensor
 
-// fanOut runs the steps from the fan-out on once per row of the fan-out
-// tensor, concurrently, and returns the rows' tensors that the pipeline's
-// outputs not in pool join (fanoutRows) and the request's accuracy: the
-// mean of its rows' paths' after before, the models that ran the steps
-// before the fan-out (with no rows, before's alone). At most
-// fanoutInFlight rows are in flight at once, each worker taking the next
-// row when its last is through, so that a fan-out of many rows (a detector
-// that finds thousands of objects) costs the daemon a bounded number of
-// requests in flight rather than one for every row at once, while the
-// step's gpu-lets still find full batches queued.
+// fanOut runs the fan-out on pool's fan-out tensor (fanRows) and returns
+// its rows' tensors and the request's accuracy after before, the models
+// that ran the steps before the fan-out.
 func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor, before []*repository.Model) (fanoutRows, float64, *inferError) {
-	rows, err := splitRows(pool[r.e.Fanout], r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
+	rows, paths, ierr := r.fanRows(ctx, pool[r.e.Fanout])
+	if ierr != nil {
+		return nil, 0, ierr
+	}
+	return rows, paths.accuracy(r, before), nil
+}
+
+// fanRows runs the steps from the fan-out on once per row of the fan-out
+// tensor t, concurrently, and returns the rows' tensors that the
+// pipeline's outputs written from the fan-out on join (fanoutRows) and the
+// models each row ran (rowPaths). At most fanoutInFlight rows are in
+// flight at once, each worker taking the next row when its last is
+// through, so that a fan-out of many rows (a detector that finds
+// thousands of objects) costs the daemon a bounded number of requests in
+// flight rather than one for every row at once, while the step's gpu-lets
+// still find full batches queued.
+func (r *pipelineRun) fanRows(ctx context.Context, t tensor.Tensor) (fanoutRows, *rowPaths, *inferError) {
+	rows, err := splitRows(t, r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
-		return nil, 0, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
+		return nil, nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
 	}
 	r.n.pipes.rows(r.p.Name, r.fanVariant, len(rows))
 	out := fanoutRows{}
 	for _, spec := range r.p.Outputs {
-		if _, ok := pool[spec.Name]; !ok {
+		if r.writtenFromFanout(spec.Name) {
 			out[spec.Name] = make([]tensor.Tensor, len(rows))
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		wg     sync.WaitGroup
-		stop   = firstFailure{cancel: cancel} // the first row to fail; the others are cancelled
-		next   atomic.Int64                   // the next row to run
-		accMu  sync.Mutex
-		accSum float64 // the rows' accuracies, each as its row is through
+		wg    sync.WaitGroup
+		stop  = firstFailure{cancel: cancel} // the first row to fail; the others are cancelled
+		next  atomic.Int64                   // the next row to run
+		paths = newRowPaths(r)
 	)
 	run := func(j int) bool {
 		row := map[string]tensor.Tensor{r.e.Fanout: rows[j]}
-		path, ierr := r.runSteps(ctx, r.e.FanoutStep, len(r.steps), row)
+		path, ierr := r.runSteps(ctx, r.e.FanoutStep, len(r.steps), row, nil)
 		if ierr != nil {
 			stop.fail(ierr)
 			return false
 		}
-		acc := r.accuracy(before, path)
-		accMu.Lock()
-		accSum += acc
-		accMu.Unlock()
+		paths.add(path)
 		for name, col := range out { // distinct rows: no two workers write one place
 			col[j] = row[name]
 		}
@@ -449,16 +461,26 @@ func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor,
 	}
 	wg.Wait()
 	if first := stop.first(); first != nil {
-		return nil, 0, first
+		return nil, nil, first
 	}
 	if ctx.Err() != nil && int(next.Load()) < len(rows) {
 		// The client went away before every row ran.
-		return nil, 0, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", r.p.Name, context.Cause(ctx))}
+		return nil, nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", r.p.Name, context.Cause(ctx))}
 	}
-	if len(rows) == 0 {
-		return out, r.accuracy(before, nil), nil
+	return out, paths, nil
+}
+
+// writtenFromFanout reports whether a step from the fan-out on writes the
+// pipeline's tensor name: a tensor joined from the rows.
+func (r *pipelineRun) writtenFromFanout(name string) bool {
+	for _, s := range r.e.Steps[r.e.FanoutStep:] {
+		for _, v := range s.Outputs {
+			if v == name {
+				return true
+			}
+		}
 	}
-	return out, accSum / float64(len(rows)), nil
+	return false
 }
 
 // fanoutMinInFlight is the fewest rows of a fan-out in flight at once (all

@@ -15,10 +15,14 @@ import (
 // write to it, and returns the models that ran them, in step order. Steps
 // without branches among them run one after the other; with branches each
 // runs as soon as the steps it reads are through, beside any others that
-// may run then (runBranches), as Triton runs an ensemble's steps.
-func (r *pipelineRun) runSteps(ctx context.Context, from, to int, pool map[string]tensor.Tensor) ([]*repository.Model, *inferError) {
-	if from+1 < to && slices.ContainsFunc(r.e.Steps[from+1:to], func(s repository.EnsembleStep) bool { return s.Beside }) {
-		return r.runBranches(ctx, from, to, pool)
+// may run then (runBranches), as Triton runs an ensemble's steps. fan,
+// unless nil, is the fan-out after them: where steps follow its writer
+// among them, the writer's goroutine runs it once the writer is through,
+// beside them (runBranches); else the caller runs it after them.
+func (r *pipelineRun) runSteps(ctx context.Context, from, to int, pool map[string]tensor.Tensor, fan *fanRun) ([]*repository.Model, *inferError) {
+	branches := from+1 < to && slices.ContainsFunc(r.e.Steps[from+1:to], func(s repository.EnsembleStep) bool { return s.Beside })
+	if branches || (fan != nil && r.e.FanoutWriter >= from && r.e.FanoutWriter < to-1) {
+		return r.runBranches(ctx, from, to, pool, fan)
 	}
 	path := make([]*repository.Model, 0, to-from)
 	for i := from; i < to; i++ {
@@ -36,8 +40,9 @@ func (r *pipelineRun) runSteps(ctx context.Context, from, to int, pool map[strin
 // running its own on what they and pool hold; the first step to fail
 // cancels the others, and its error is the answer. Each step keeps the
 // deadline the pipeline's split gives it along what waits on it
-// (Ensemble.Waits).
-func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[string]tensor.Tensor) ([]*repository.Model, *inferError) {
+// (Ensemble.Waits). The step that writes the fan-out runs fan (unless
+// nil) once it is through.
+func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[string]tensor.Tensor, fan *fanRun) ([]*repository.Model, *inferError) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -94,6 +99,9 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 				}
 			}
 			m, ierr := r.step(ctx, i, mine)
+			if ierr == nil && fan != nil && i == r.e.FanoutWriter {
+				ierr = fan.run(ctx, r, mine[r.e.Fanout])
+			}
 			if ierr != nil {
 				stop.fail(ierr)
 				return

@@ -91,7 +91,7 @@ func TestAPipelinesBranchesRunAtOnce(t *testing.T) {
 		return sum(models, ins, add)
 	}
 	run, pool := branchRun(t, send)
-	path, ierr := run.runSteps(context.Background(), 0, 3, pool)
+	path, ierr := run.runSteps(context.Background(), 0, 3, pool, nil)
 	require.Nil(t, ierr)
 	require.Len(t, seen, 3)
 	require.ElementsMatch(t, []string{"left", "right"}, seen[1], "the branches in flight at once")
@@ -122,7 +122,7 @@ func TestAPipelinesFailingBranchStopsTheJoin(t *testing.T) {
 		return sum(models, ins, 0)
 	}
 	run, pool := branchRun(t, send)
-	_, ierr := run.runSteps(context.Background(), 0, 3, pool)
+	_, ierr := run.runSteps(context.Background(), 0, 3, pool, nil)
 	require.NotNil(t, ierr)
 	require.Equal(t, reasonDroppedEarly, ierr.reason)
 	require.Contains(t, ierr.msg, "dropped at step[2] (right)", "named where it is written")
@@ -134,8 +134,72 @@ func TestAPipelinesFailingBranchStopsTheJoin(t *testing.T) {
 	cancel()
 	sent = nil
 	run, pool = branchRun(t, send)
-	_, ierr = run.runSteps(ctx, 0, 3, pool)
+	_, ierr = run.runSteps(ctx, 0, 3, pool, nil)
 	require.NotNil(t, ierr)
 	require.Equal(t, reasonCancelled, ierr.reason)
 	require.Empty(t, sent)
+}
+
+// A pipeline's fan-out starts once the step that writes it is through,
+// beside a step before the fan-out that its rows do not wait on, as Triton
+// starts each step once what it reads is written: the step beside the
+// detector here answers only once the classifier has been sent a row. The
+// fan-out waited for every step before it.
+func TestAFanOutStartsOnceItsWriterIsThrough(t *testing.T) {
+	var (
+		rowSent  = make(chan struct{})
+		once     sync.Once
+		released bool // the step beside was answered after a row was sent
+	)
+	send := func(_ context.Context, models []*repository.Model, _ *gpuletRun, ins []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		var out tensor.Tensor
+		switch models[0].Name {
+		case "thumb":
+			select {
+			case <-rowSent:
+				released = true
+			case <-time.After(5 * time.Second):
+			}
+			out, _ = tensor.FromFloat32s("small", []int64{1, 1}, []float32{7})
+		case "det":
+			out, _ = tensor.FromFloat32s("crops", []int64{1, 2, 2}, []float32{1, 0, 2, 0})
+		default:
+			once.Do(func() { close(rowSent) })
+			v, _ := ins[0].Float32s()
+			out, _ = tensor.FromFloat32s("y", []int64{1, 1}, v[:1])
+		}
+		return &executed{outs: []tensor.Tensor{out}, batch: 1}, models[0], &gpuletRun{}, nil
+	}
+	run, _ := fanoutRun(t, 2, 1, send)
+	run.p.Outputs = []repository.TensorSpec{{Name: "labels"}, {Name: "small"}}
+	run.e = &repository.Ensemble{Fanout: "objects", FanoutStep: 2, FanoutWriter: 1, Steps: []repository.EnsembleStep{
+		{Model: "thumb", Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"small": "small"}},
+		{Model: "det", Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"crops": "objects"}, At: 1, Beside: true},
+		{Model: "cls", Inputs: map[string]string{"x": "objects"}, Outputs: map[string]string{"y": "labels"}, At: 2, Needs: []int{1}},
+	}}
+	in := []repository.TensorSpec{{Name: "in"}}
+	run.steps = []*repository.Model{{Name: "thumb", Inputs: in}, {Name: "det", Inputs: in}, run.steps[1]}
+	later := time.Now().Add(time.Minute)
+	run.deadlines = []time.Time{later, later, later}
+	image, err := tensor.FromFloat32s("image", []int64{1, 1}, []float32{3})
+	require.NoError(t, err)
+	pool := map[string]tensor.Tensor{"image": image}
+
+	fan := &fanRun{}
+	path, ierr := run.runSteps(context.Background(), 0, 2, pool, fan)
+	require.Nil(t, ierr)
+	require.True(t, released, "the fan-out ran beside the step its rows do not wait on")
+	require.True(t, fan.ran)
+	require.Equal(t, []string{"thumb", "det"}, []string{path[0].Name, path[1].Name})
+	require.Len(t, fan.rows["labels"], 2)
+	for j, want := range []float32{1, 2} {
+		v, err := fan.rows["labels"][j].Float32s()
+		require.NoError(t, err)
+		require.Equal(t, want, v[0], "row %d", j)
+	}
+	require.NotContains(t, fan.rows, "small", "written before the fan-out: from pool")
+	small, err := pool["small"].Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []float32{7}, small)
+	require.InDelta(t, 1, fan.paths.accuracy(run, path), 1e-12)
 }

@@ -49,11 +49,10 @@ type Ensemble struct {
 	FanoutStep   int
 	FanoutWriter int
 	// Waits lists, by step, the steps that start only once it is through:
-	// those that read what it writes and, for a step before the fan-out,
-	// every step of the fan-out, which starts once they all are (the
-	// pipeline's deadlines are split along them: pipeline.Plan.
-	// DeadlineSharesOf). nil without branches: each step waits on the one
-	// before it.
+	// those that read what it writes (the fan-out's first steps wait on its
+	// writer alone; the pipeline's deadlines are split along them:
+	// pipeline.Plan.DeadlineSharesOf). nil without branches: each step
+	// waits on the one before it.
 	Waits [][]int
 	// Nested are the steps as written that run a pipeline of their own
 	// (Triton's nested ensembles), by written place: Steps holds that

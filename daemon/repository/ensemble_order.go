@@ -216,12 +216,5 @@ func markBeside(e *Ensemble) {
 		for _, w := range s.Needs {
 			e.Waits[w] = append(e.Waits[w], k)
 		}
-		if e.FanoutStep >= 0 && k >= e.FanoutStep {
-			for w := range e.FanoutStep { // the fan-out starts once every step before it is through
-				if !slices.Contains(e.Waits[w], k) {
-					e.Waits[w] = append(e.Waits[w], k)
-				}
-			}
-		}
 	}
 }

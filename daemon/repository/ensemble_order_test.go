@@ -93,7 +93,7 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 				dagStep{"detector", m("in", "image"), m("crops", "boxes")},
 				dagStep{"thumb", m("in", "image"), m("out", "small")}),
 			order: []string{"thumb", "detector", "classifier"}, needs: [][]int{nil, nil, {1}}, fanStep: 2, writer: 1, branch: true,
-			waits: [][]int{{2}, {2}, nil}, // the fan-out waits on every step before it
+			waits: [][]int{nil, {2}, nil}, // the fan-out waits on its writer alone
 		},
 		{
 			name: "two steps on every row",
