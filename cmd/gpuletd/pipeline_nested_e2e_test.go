@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/executor/onnxrt"
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/modelzoo"
 )
@@ -43,6 +45,26 @@ ensemble_scheduling {
   step [
     { model_name: "spot", input_map { key: "image" value: "image" }, output_map { key: "found" value: "objects" } },
     { model_name: "labeler", input_map { key: "object" value: "objects" }, output_map { key: "scores" value: "labels" } }
+  ]
+}
+`
+
+// scenePipeline runs the modelzoo's pipeline, fan-out and all, beside the
+// crowd model on the same image.
+const scenePipeline = `name: "scene"
+platform: "ensemble"
+max_batch_size: 1
+input [ { name: "image", data_type: TYPE_FP32, dims: [ 64 ] } ]
+output [
+  { name: "objects", data_type: TYPE_FP32, dims: [ -1, 16 ] },
+  { name: "labels", data_type: TYPE_FP32, dims: [ -1, 10 ] },
+  { name: "crowd_objects", data_type: TYPE_FP32, dims: [ -1, 16 ] }
+]
+parameters { key: "slo" value { string_value: "400ms" } }
+ensemble_scheduling {
+  step [
+    { model_name: "spot-and-label", input_map { key: "image" value: "image" }, output_map [ { key: "objects" value: "objects" }, { key: "labels" value: "labels" } ] },
+    { model_name: "crowd", input_map { key: "image" value: "image" }, output_map { key: "objects" value: "crowd_objects" } }
   ]
 }
 `
@@ -100,6 +122,21 @@ func checkNestedPipeline(t *testing.T, base, repo string, image tensor.Tensor, w
 	require.Contains(t, eventMessages(t, base), "spot-then-label runs the steps of the pipeline spot, loaded anew: loading it again")
 	require.Equal(t, []string{modelzoo.CrowdModel, modelzoo.ClassifierModel}, nestedSteps(t, base))
 	r = do(t, "POST", base+"/v2/models/spot-then-label/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	// The modelzoo's pipeline, fan-out and all, as a step beside the crowd
+	// model: its fan-out is the outer pipeline's.
+	write("scene", scenePipeline)
+	r = do(t, "POST", base+"/v2/repository/models/scene/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	crowd, err := onnxrt.Run(filepath.Join(repo, modelzoo.CrowdModel, "1", "model.onnx"), map[string]tensor.Tensor{"image": image}, 1)
+	require.NoError(t, err)
+	crowd[0].Name = "crowd_objects"
+	r = do(t, "POST", base+"/v2/models/scene/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	requireSameOutputs(t, append(slices.Clone(want), jsonOutputs(t, crowd)...), ans.Outputs)
+	r = do(t, "POST", base+"/v2/repository/models/scene/unload", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 
 	// Unloaded with its dependents, it takes the pipeline whose steps it

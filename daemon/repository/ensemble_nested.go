@@ -73,6 +73,7 @@ func (m *Model) inlineNested(root string, o Options, chain []string) error {
 	var flat []EnsembleStep
 	nested := map[int]EnsembleStep{}
 	var inlined, notes []string
+	fanout, fanAt := e.Fanout, -1 // the pipeline's fan-out; fanAt the step whose pipeline has it
 	for _, s := range written {
 		inner, err := nestedPipeline(root, s.Model, o, chain)
 		var whole *nestingError
@@ -88,9 +89,19 @@ func (m *Model) inlineNested(root string, o Options, chain []string) error {
 			flat = append(flat, s)
 			continue
 		}
-		steps, ok := s.inline(inner, bad)
+		steps, innerFan, ok := s.inline(inner, bad)
 		if !ok {
 			continue
+		}
+		if innerFan != "" {
+			f := fmt.Sprintf("ensemble_scheduling.step[%d]", s.At)
+			switch {
+			case fanout != "":
+				bad("%s: %s is a pipeline with a fan-out (%q), and this pipeline has one (%q); a pipeline has at most one", f, inner.Family, inner.Config.Ensemble.Fanout, fanout)
+			case m.Config.MaxBatchSize > 1:
+				bad("max_batch_size: %d; %s runs the pipeline %s, whose fan-out answers one request at a time: 0 or 1", m.Config.MaxBatchSize, f, inner.Family)
+			}
+			fanout, fanAt = innerFan, s.At
 		}
 		flat = append(flat, steps...)
 		nested[s.At] = s
@@ -109,9 +120,23 @@ func (m *Model) inlineNested(root string, o Options, chain []string) error {
 		return nil
 	}
 	flat = slices.Clip(flat)
-	ne := orderSteps(flat, e.Fanout, bad)
+	ne := orderSteps(flat, fanout, bad)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	if fanAt >= 0 {
+		// The rows of a nested pipeline's fan-out run its steps alone: a
+		// step of this pipeline reading what they write would run once
+		// per row, where it reads their answer joined.
+		for _, s := range ne.Steps[ne.FanoutStep:] {
+			if s.At != fanAt {
+				bad("ensemble_scheduling.step[%d] (%s) reads what the rows of the fan-out of the pipeline step[%d] runs (%s) write; only the answer may read them",
+					s.At, s.Model, fanAt, nested[fanAt].Model)
+			}
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
 	}
 	ne.Nested = nested
 	ne.Inlined = slices.Compact(slices.Sorted(slices.Values(inlined)))
@@ -128,19 +153,17 @@ func (m *Model) inlineNested(root string, o Options, chain []string) error {
 // inline returns the steps of pipeline inner, in the order written, as
 // steps of the pipeline whose step s runs it: reading and writing that
 // pipeline's tensors as s maps inner's inputs and outputs, and tensors of
-// their own named after s's place for what inner keeps inside. It checks
-// that s maps every input of inner and names only inner's inputs and
-// outputs, pins no version but 1 and that inner has no fan-out.
-func (s EnsembleStep) inline(inner *Model, bad func(string, ...any)) ([]EnsembleStep, bool) {
+// their own named after s's place for what inner keeps inside; and inner's
+// fan-out so named ("" for none). It checks that s maps every input of
+// inner and names only inner's inputs and outputs, and pins no version
+// but 1.
+func (s EnsembleStep) inline(inner *Model, bad func(string, ...any)) ([]EnsembleStep, string, bool) {
 	f := fmt.Sprintf("ensemble_scheduling.step[%d]", s.At)
 	ie := inner.Config.Ensemble
 	ok := true
 	fail := func(format string, args ...any) { bad(format, args...); ok = false }
 	if s.Version > 1 {
 		fail("%s.model_version: %d; %s is a pipeline, served as version 1 alone", f, s.Version, inner.Family)
-	}
-	if ie.Fanout != "" {
-		fail("%s: %s is a pipeline with a fan-out (%q); a pipeline's step may run a pipeline without one", f, inner.Family, ie.Fanout)
 	}
 	has := func(ts []TensorSpec, name string) bool {
 		return slices.ContainsFunc(ts, func(t TensorSpec) bool { return t.Name == name })
@@ -161,7 +184,7 @@ func (s EnsembleStep) inline(inner *Model, bad func(string, ...any)) ([]Ensemble
 		}
 	}
 	if !ok {
-		return nil, false
+		return nil, "", false
 	}
 	rename := func(t string) string {
 		if v, ok := s.Inputs[t]; ok {
@@ -187,7 +210,11 @@ func (s EnsembleStep) inline(inner *Model, bad func(string, ...any)) ([]Ensemble
 		}
 		steps[i] = ns
 	}
-	return steps, true
+	fanout := ""
+	if ie.Fanout != "" {
+		fanout = rename(ie.Fanout)
+	}
+	return steps, fanout, true
 }
 
 // configSource names where a pipeline's steps were read: its config.pbtxt,

@@ -117,6 +117,9 @@ ensemble_scheduling { step [ %s ] }
 `, name, extra, strings.Join(steps, ", "))
 	}
 	plain := func(model string) string { return step(model, `key: "pix" value: "pix"`, `key: "vec" value: "vec"`) }
+	// fanned is a pipeline whose detector's rows each go to a classifier.
+	fanned := pipeline("inner", `parameters { key: "fanout" value { string_value: "mid" } }`,
+		step("det", `key: "x" value: "pix"`, `key: "y" value: "mid"`), step("cls", `key: "x" value: "mid"`, `key: "y" value: "vec"`))
 	deep := func(n int) map[string]string { // p0 runs p1 … runs p<n-1>, which runs a model
 		folders := map[string]string{}
 		for i := range n {
@@ -142,11 +145,15 @@ ensemble_scheduling { step [ %s ] }
 			"config.pbtxt: ensemble_scheduling.step[0] (b): pipelines run each other's steps without end: b runs c runs b"},
 		{"pipelines nested too deep", deep(10), "p0",
 			"config.pbtxt: ensemble_scheduling.step[0] (p1): pipelines nested 9 deep (p0 runs p1 runs p2 runs p3 runs p4 runs p5 runs p6 runs p7 runs p8 runs p9); at most 8"},
-		{"a pipeline with a fan-out", map[string]string{
-			"inner": pipeline("inner", `parameters { key: "fanout" value { string_value: "mid" } }`,
-				step("det", `key: "x" value: "pix"`, `key: "y" value: "mid"`), step("cls", `key: "x" value: "mid"`, `key: "y" value: "vec"`)),
-			"outer": pipeline("outer", "", plain("inner"))}, "outer",
-			`ensemble_scheduling.step[0]: inner is a pipeline with a fan-out ("mid")`},
+		{"a pipeline with a fan-out in one with its own", map[string]string{"inner": fanned,
+			"outer": pipeline("outer", `parameters { key: "fanout" value { string_value: "vec" } }`, plain("inner"), step("post", `key: "x" value: "vec"`, `key: "y" value: "out"`))}, "outer",
+			`ensemble_scheduling.step[0]: inner is a pipeline with a fan-out ("mid"), and this pipeline has one ("vec"); a pipeline has at most one`},
+		{"a pipeline with a fan-out in one that batches", map[string]string{"inner": fanned,
+			"outer": strings.Replace(pipeline("outer", "", plain("inner")), "platform", "max_batch_size: 4\nplatform", 1)}, "outer",
+			`max_batch_size: 4; ensemble_scheduling.step[0] runs the pipeline inner, whose fan-out answers one request at a time: 0 or 1`},
+		{"a step reading what a nested fan-out's rows write", map[string]string{"inner": fanned,
+			"outer": pipeline("outer", "", plain("inner"), step("post", `key: "x" value: "vec"`, `key: "y" value: "out"`))}, "outer",
+			`ensemble_scheduling.step[1] (post) reads what the rows of the fan-out of the pipeline step[0] runs (inner) write; only the answer may read them`},
 		{"an input of the inner pipeline not mapped", map[string]string{"inner": pipeline("inner", "", plain("m")),
 			"outer": pipeline("outer", "", step("inner", `key: "image" value: "pix"`, `key: "vec" value: "vec"`))}, "outer",
 			`input "pix" of the pipeline inner is not mapped`},
@@ -170,12 +177,31 @@ ensemble_scheduling { step [ %s ] }
 		})
 	}
 
+	// A pipeline with a fan-out as a step, beside another: its fan-out is
+	// this one's.
+	root := writeRepo(t, map[string]entry{"inner": pbtxtEntry(fanned, nil),
+		"outer": pbtxtEntry(pipeline("outer", "", plain("inner"), step("side", `key: "x" value: "pix"`, `key: "y" value: "other"`)), nil)})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.Empty(t, ix.Broken)
+	outer, err := ix.Get("outer")
+	require.NoError(t, err)
+	e := outer.Config.Ensemble
+	var places []string
+	for _, s := range e.Steps {
+		places = append(places, s.Place()+" "+s.Model)
+	}
+	require.Equal(t, []string{"step[1] side", "step[0].step[0] det", "step[0].step[1] cls"}, places)
+	require.Equal(t, "step[0].mid", e.Fanout)
+	require.Equal(t, 2, e.FanoutStep)
+	require.Equal(t, 1, e.FanoutWriter)
+
 	// Eight deep is served.
 	entries := map[string]entry{}
 	for name, pbtxt := range deep(9) {
 		entries[name] = pbtxtEntry(pbtxt, nil)
 	}
-	ix, err := Scan(writeRepo(t, entries), Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	ix, err = Scan(writeRepo(t, entries), Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	p0, err := ix.Get("p0")
@@ -184,11 +210,11 @@ ensemble_scheduling { step [ %s ] }
 
 	// A step whose folder is a broken pipeline is a step of its own: the
 	// daemon says it cannot be served, naming what is wrong with it.
-	root := writeRepo(t, map[string]entry{"inner": pbtxtEntry(`platform: "ensemble"`, nil), "outer": pbtxtEntry(pipeline("outer", "", plain("inner")), nil)})
+	root = writeRepo(t, map[string]entry{"inner": pbtxtEntry(`platform: "ensemble"`, nil), "outer": pbtxtEntry(pipeline("outer", "", plain("inner")), nil)})
 	ix, err = Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Contains(t, ix.Broken, "inner")
-	outer, err := ix.Get("outer")
+	outer, err = ix.Get("outer")
 	require.NoError(t, err)
 	require.Equal(t, "inner", outer.Config.Ensemble.Steps[0].Model)
 	require.Nil(t, outer.Config.Ensemble.Nested)
