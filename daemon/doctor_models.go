@@ -26,7 +26,9 @@ type ModelsReport struct {
 	NotLoaded      []string `json:"not_loaded,omitempty"`
 	StartupUnknown []string `json:"startup_unknown,omitempty"`
 	// Warnings maps each servable whose requests cannot fit
-	// limits.max_request_body to why (RequestLimitWarning).
+	// limits.max_request_body to why (RequestLimitWarning), and each
+	// pipeline whose path_accuracy names paths no request runs to them
+	// (Model.PathsNotRun).
 	Warnings map[string]string `json:"warnings,omitempty"`
 }
 
@@ -67,8 +69,18 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 		}
 		// Steps that do not fit it (names, data types, shapes), as serve
 		// finds them when it loads the pipeline.
-		if _, err := m.CheckEnsemble(func(name string) *repository.Model { return ix.Models[name] }); err != nil {
+		steps, err := m.CheckEnsemble(func(name string) *repository.Model { return ix.Models[name] })
+		if err != nil {
 			r.Broken[m.Family] = err.Error()
+			continue
+		}
+		// Entries of its path_accuracy table no request can run.
+		all := slices.SortedFunc(maps.Values(ix.Models), func(a, b *repository.Model) int { return strings.Compare(a.Name, b.Name) })
+		if ws := m.PathsNotRun(steps, all); len(ws) > 0 {
+			if w := r.Warnings[m.Name]; w != "" {
+				ws = append(ws, w)
+			}
+			r.Warnings[m.Name] = strings.Join(ws, "; ")
 		}
 	}
 	r.Folders = len(folders)

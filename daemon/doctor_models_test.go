@@ -78,6 +78,19 @@ func TestRepositoryReport(t *testing.T) {
 	delete(ix.Models, "misfit")
 	ix.Models["good"].Inputs = nil
 
+	// A path_accuracy entry that names a model no step runs: a warning
+	// naming the step and the models that may run it.
+	lite := &repository.Model{Name: "good-lite", Family: "good-lite", Config: repository.ModelConfig{VariantOf: "good", MaxBatchSize: 8}}
+	ix.Models["good-lite"] = lite
+	scored := pipe("scored", "good")
+	scored.Config.PathAccuracy = map[string]float64{"good": 1, "good-lite": 0.8, "good-lyte": 0.7}
+	ix.Models["scored"] = scored
+	r = RepositoryReport(ix, []string{config.StartupAll}, 64<<20)
+	require.NotContains(t, r.Broken, "scored")
+	require.Equal(t, `parameters["path_accuracy"]: path "good-lyte" is never run: step[0] (good) runs good or good-lite, not "good-lyte"`, r.Warnings["scored"])
+	delete(ix.Models, "scored")
+	delete(ix.Models, "good-lite")
+
 	delete(ix.Broken, "bad")
 	delete(ix.Models, "halfbroken")
 	delete(ix.Models, "dangling")

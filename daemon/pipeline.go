@@ -632,6 +632,11 @@ func (n *node) pipelineStatus() []statusPipeline {
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
 			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p), ConfigNotes: p.Notes}
 		sp.Warnings = n.modelWarnings(p, sp.Window)
+		if len(p.Config.PathAccuracy) > 0 {
+			if steps, err := n.catalog.steps(p); err == nil {
+				sp.Warnings = append(sp.Warnings, p.PathsNotRun(steps, n.catalog.all())...)
+			}
+		}
 		branches := p.Config.Ensemble.Branches()
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())

@@ -257,16 +257,9 @@ func (pp *pipelinePlans) fanoutOf(name, variant string, def float64) float64 {
 }
 
 // variantsOf lists the models that may run step s of a pipeline whose step
-// model is m: m, then every served model that declares itself a variant of
-// m's folder and fits the step's maps, by name.
+// model is m, of those served (EnsembleStep.Variants).
 func (c *catalog) variantsOf(s repository.EnsembleStep, m *repository.Model) []*repository.Model {
-	out := []*repository.Model{m}
-	for _, o := range c.all() {
-		if o.Name != m.Name && o.Config.VariantOf == m.Family && o.FitsStep(s, m) {
-			out = append(out, o)
-		}
-	}
-	return out
+	return s.Variants(m, c.all())
 }
 
 // drainWait is how long a request of model name may still be due after it
