@@ -396,17 +396,6 @@ func reroutable(e *inferError) bool {
 // Each row keeps only those, not every tensor its steps read and wrote.
 type fanoutRows map[string][]tensor.Tensor
 
-// fanOut runs the fan-out on pool's fan-out tensor (fanRows) and returns
-// its rows' tensors and the request's accuracy after before, the models
-// that ran the steps before the fan-out.
-func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor, before []*repository.Model) (fanoutRows, float64, *inferError) {
-	rows, paths, ierr := r.fanRows(ctx, pool[r.e.Fanout])
-	if ierr != nil {
-		return nil, 0, ierr
-	}
-	return rows, paths.accuracy(r, before), nil
-}
-
 // fanRows runs the steps from the fan-out on once per row of the fan-out
 // tensor t, concurrently, and returns the rows' tensors that the
 // pipeline's outputs written from the fan-out on join (fanoutRows) and the

@@ -49,6 +49,17 @@ func fanoutRun(t testing.TB, rows, gpulets int, send stepSender) (*pipelineRun, 
 	return run, map[string]tensor.Tensor{"objects": objects}
 }
 
+// fanOut runs the fan-out on pool's fan-out tensor (fanRows) and returns
+// its rows' tensors and the request's accuracy after before, the models
+// that ran the steps before the fan-out, as a pipeline request does.
+func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor, before []*repository.Model) (fanoutRows, float64, *inferError) {
+	rows, paths, ierr := r.fanRows(ctx, pool[r.e.Fanout])
+	if ierr != nil {
+		return nil, 0, ierr
+	}
+	return rows, paths.accuracy(r, before), nil
+}
+
 // A fan-out of many rows keeps a bounded number of them in flight (twice a
 // batch of every gpu-let of the step's model, at least 64), each row's
 // answer in its place; with a few rows all go at once. It sent every row at
