@@ -140,6 +140,27 @@ func TestAPipelinesFailingBranchStopsTheJoin(t *testing.T) {
 	require.Empty(t, sent)
 }
 
+// besideFanoutRun is a pipeline request whose steps, thumb and det on the
+// request's "image" at once, then cls on each of det's rows (the fan-out),
+// go through send.
+func besideFanoutRun(t *testing.T, send stepSender) (*pipelineRun, map[string]tensor.Tensor) {
+	t.Helper()
+	run, _ := fanoutRun(t, 2, 1, send)
+	run.p.Outputs = []repository.TensorSpec{{Name: "labels"}, {Name: "small"}}
+	run.e = &repository.Ensemble{Fanout: "objects", FanoutStep: 2, FanoutWriter: 1, Steps: []repository.EnsembleStep{
+		{Model: "thumb", Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"small": "small"}},
+		{Model: "det", Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"crops": "objects"}, At: 1, Beside: true},
+		{Model: "cls", Inputs: map[string]string{"x": "objects"}, Outputs: map[string]string{"y": "labels"}, At: 2, Needs: []int{1}},
+	}}
+	in := []repository.TensorSpec{{Name: "in"}}
+	run.steps = []*repository.Model{{Name: "thumb", Inputs: in}, {Name: "det", Inputs: in}, run.steps[1]}
+	later := time.Now().Add(time.Minute)
+	run.deadlines = []time.Time{later, later, later}
+	image, err := tensor.FromFloat32s("image", []int64{1, 1}, []float32{3})
+	require.NoError(t, err)
+	return run, map[string]tensor.Tensor{"image": image}
+}
+
 // A pipeline's fan-out starts once the step that writes it is through,
 // beside a step before the fan-out that its rows do not wait on, as Triton
 // starts each step once what it reads is written: the step beside the
@@ -170,21 +191,7 @@ func TestAFanOutStartsOnceItsWriterIsThrough(t *testing.T) {
 		}
 		return &executed{outs: []tensor.Tensor{out}, batch: 1}, models[0], &gpuletRun{}, nil
 	}
-	run, _ := fanoutRun(t, 2, 1, send)
-	run.p.Outputs = []repository.TensorSpec{{Name: "labels"}, {Name: "small"}}
-	run.e = &repository.Ensemble{Fanout: "objects", FanoutStep: 2, FanoutWriter: 1, Steps: []repository.EnsembleStep{
-		{Model: "thumb", Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"small": "small"}},
-		{Model: "det", Inputs: map[string]string{"in": "image"}, Outputs: map[string]string{"crops": "objects"}, At: 1, Beside: true},
-		{Model: "cls", Inputs: map[string]string{"x": "objects"}, Outputs: map[string]string{"y": "labels"}, At: 2, Needs: []int{1}},
-	}}
-	in := []repository.TensorSpec{{Name: "in"}}
-	run.steps = []*repository.Model{{Name: "thumb", Inputs: in}, {Name: "det", Inputs: in}, run.steps[1]}
-	later := time.Now().Add(time.Minute)
-	run.deadlines = []time.Time{later, later, later}
-	image, err := tensor.FromFloat32s("image", []int64{1, 1}, []float32{3})
-	require.NoError(t, err)
-	pool := map[string]tensor.Tensor{"image": image}
-
+	run, pool := besideFanoutRun(t, send)
 	fan := &fanRun{}
 	path, ierr := run.runSteps(context.Background(), 0, 2, pool, fan)
 	require.Nil(t, ierr)
@@ -202,4 +209,32 @@ func TestAFanOutStartsOnceItsWriterIsThrough(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []float32{7}, small)
 	require.InDelta(t, 1, fan.paths.accuracy(run, path), 1e-12)
+}
+
+// A row of a fan-out that runs beside a step before it fails: the step
+// beside is cancelled, and the row's error is the answer.
+func TestAFailingRowStopsTheStepBesideTheFanOut(t *testing.T) {
+	var cancelled bool // the step beside saw its request cancelled
+	send := func(ctx context.Context, models []*repository.Model, _ *gpuletRun, _ []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		switch models[0].Name {
+		case "thumb":
+			select {
+			case <-ctx.Done():
+				cancelled = true
+				return nil, models[0], &gpuletRun{}, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: "thumb: cancelled"}
+			case <-time.After(5 * time.Second):
+			}
+			out, _ := tensor.FromFloat32s("small", []int64{1, 1}, []float32{7})
+			return &executed{outs: []tensor.Tensor{out}, batch: 1}, models[0], &gpuletRun{}, nil
+		case "det":
+			out, _ := tensor.FromFloat32s("crops", []int64{1, 2, 2}, []float32{1, 0, 2, 0})
+			return &executed{outs: []tensor.Tensor{out}, batch: 1}, models[0], &gpuletRun{}, nil
+		}
+		return nil, models[0], &gpuletRun{}, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, msg: "cls: the deadline cannot be met"}
+	}
+	run, pool := besideFanoutRun(t, send)
+	_, ierr := run.runSteps(context.Background(), 0, 2, pool, &fanRun{})
+	require.NotNil(t, ierr)
+	require.Contains(t, ierr.msg, "dropped at step[2] (cls)")
+	require.True(t, cancelled, "the step beside the fan-out is cancelled with it")
 }
