@@ -165,7 +165,7 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	acc := 0.0
 	if fan != nil {
 		if !fan.ran {
-			if ierr := fan.run(ctx, run, pool[run.e.Fanout]); ierr != nil {
+			if ierr := fan.run(ctx, run, pool[run.e.Fanout], rowInputs(run.e, pool)); ierr != nil {
 				return nil, ierr
 			}
 		}
@@ -397,7 +397,8 @@ func reroutable(e *inferError) bool {
 type fanoutRows map[string][]tensor.Tensor
 
 // fanRows runs the steps from the fan-out on once per row of the fan-out
-// tensor t, concurrently, and returns the rows' tensors that the
+// tensor t, concurrently, each row also reading the tensors of given
+// whole (Ensemble.RowReads), and returns the rows' tensors that the
 // pipeline's outputs written from the fan-out on join (fanoutRows) and the
 // models each row ran (rowPaths). At most fanoutInFlight rows are in
 // flight at once, each worker taking the next row when its last is
@@ -405,7 +406,7 @@ type fanoutRows map[string][]tensor.Tensor
 // thousands of objects) costs the daemon a bounded number of requests in
 // flight rather than one for every row at once, while the step's gpu-lets
 // still find full batches queued.
-func (r *pipelineRun) fanRows(ctx context.Context, t tensor.Tensor) (fanoutRows, *rowPaths, *inferError) {
+func (r *pipelineRun) fanRows(ctx context.Context, t tensor.Tensor, given map[string]tensor.Tensor) (fanoutRows, *rowPaths, *inferError) {
 	rows, err := splitRows(t, r.p.Config.MaxBatchSize > 0, r.steps[r.e.FanoutStep].Config.MaxBatchSize > 0)
 	if err != nil {
 		return nil, nil, &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: fmt.Sprintf("%s: fan-out %q: %v", r.p.Name, r.e.Fanout, err)}
@@ -427,6 +428,9 @@ func (r *pipelineRun) fanRows(ctx context.Context, t tensor.Tensor) (fanoutRows,
 	)
 	run := func(j int) bool {
 		row := map[string]tensor.Tensor{r.e.Fanout: rows[j]}
+		for v, t := range given {
+			row[v] = t
+		}
 		path, ierr := r.runSteps(ctx, r.e.FanoutStep, len(r.steps), row, nil)
 		if ierr != nil {
 			stop.fail(ierr)

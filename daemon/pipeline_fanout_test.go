@@ -53,7 +53,7 @@ func fanoutRun(t testing.TB, rows, gpulets int, send stepSender) (*pipelineRun, 
 // its rows' tensors and the request's accuracy after before, the models
 // that ran the steps before the fan-out, as a pipeline request does.
 func (r *pipelineRun) fanOut(ctx context.Context, pool map[string]tensor.Tensor, before []*repository.Model) (fanoutRows, float64, *inferError) {
-	rows, paths, ierr := r.fanRows(ctx, pool[r.e.Fanout])
+	rows, paths, ierr := r.fanRows(ctx, pool[r.e.Fanout], rowInputs(r.e, pool))
 	if ierr != nil {
 		return nil, 0, ierr
 	}

@@ -20,10 +20,11 @@ type fanRun struct {
 	paths *rowPaths
 }
 
-// run runs the fan-out on t, the fan-out tensor (pipelineRun.fanRows).
-func (f *fanRun) run(ctx context.Context, r *pipelineRun, t tensor.Tensor) *inferError {
+// run runs the fan-out on t, the fan-out tensor, each row also reading
+// given (pipelineRun.fanRows).
+func (f *fanRun) run(ctx context.Context, r *pipelineRun, t tensor.Tensor, given map[string]tensor.Tensor) *inferError {
 	f.ran = true
-	rows, paths, ierr := r.fanRows(ctx, t)
+	rows, paths, ierr := r.fanRows(ctx, t, given)
 	if ierr != nil {
 		return ierr
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -62,6 +63,10 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 			}
 		}
 	}
+	var given map[string]tensor.Tensor // what the fan-out's rows read of pool
+	if fan != nil {
+		given = rowInputs(r.e, pool)
+	}
 	path := make([]*repository.Model, n)
 	var (
 		wg   sync.WaitGroup
@@ -70,7 +75,8 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 	for k := range n {
 		i := from + k
 		wg.Go(func() {
-			defer close(done[k])
+			through := sync.OnceFunc(func() { close(done[k]) })
+			defer through()
 			s := r.e.Steps[i]
 			for _, need := range s.Needs {
 				if need < from {
@@ -100,7 +106,30 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 			}
 			m, ierr := r.step(ctx, i, mine)
 			if ierr == nil && fan != nil && i == r.e.FanoutWriter {
-				ierr = fan.run(ctx, r, mine[r.e.Fanout])
+				through() // the steps that read its other outputs need not wait for the rows
+				// The rows also read what the steps of RowNeeds write.
+				rowIn := maps.Clone(given)
+				for _, w := range r.e.RowNeeds {
+					if w < from || w >= to {
+						continue // in pool: given
+					}
+					select {
+					case <-done[w-from]:
+					case <-ctx.Done():
+						return
+					}
+					for _, v := range r.e.RowReads {
+						if t, ok := own[w-from][v]; ok {
+							rowIn[v] = t
+						}
+					}
+				}
+				for _, v := range r.e.RowReads {
+					if t, ok := mine[v]; ok {
+						rowIn[v] = t
+					}
+				}
+				ierr = fan.run(ctx, r, mine[r.e.Fanout], rowIn)
 			}
 			if ierr != nil {
 				stop.fail(ierr)
@@ -149,4 +178,17 @@ func (f *firstFailure) first() *inferError {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err
+}
+
+// rowInputs is what the rows of e's fan-out read of pool, tensors the
+// request gave or steps before the fan-out wrote (Ensemble.RowReads):
+// every row's request gets each whole.
+func rowInputs(e *repository.Ensemble, pool map[string]tensor.Tensor) map[string]tensor.Tensor {
+	in := make(map[string]tensor.Tensor, len(e.RowReads))
+	for _, v := range e.RowReads {
+		if t, ok := pool[v]; ok {
+			in[v] = t
+		}
+	}
+	return in
 }

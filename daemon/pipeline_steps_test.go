@@ -238,3 +238,57 @@ func TestAFailingRowStopsTheStepBesideTheFanOut(t *testing.T) {
 	require.Contains(t, ierr.msg, "dropped at step[2] (cls)")
 	require.True(t, cancelled, "the step beside the fan-out is cancelled with it")
 }
+
+// A fan-out's rows may read what was written before the fan-out: the
+// classifier reads each object and, whole, what the step beside the
+// detector wrote; the fan-out starts once both are through. It was refused
+// when the pipeline was read.
+func TestAFanOutsRowsReadWhatWasWrittenBefore(t *testing.T) {
+	var (
+		mu       sync.Mutex
+		thumbEnd time.Time
+		rowStart []time.Time
+	)
+	send := func(_ context.Context, models []*repository.Model, _ *gpuletRun, ins []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
+		var out tensor.Tensor
+		switch models[0].Name {
+		case "thumb":
+			time.Sleep(20 * time.Millisecond) // through after the detector
+			out, _ = tensor.FromFloat32s("small", []int64{1, 1}, []float32{10})
+			mu.Lock()
+			thumbEnd = time.Now()
+			mu.Unlock()
+		case "det":
+			out, _ = tensor.FromFloat32s("crops", []int64{1, 2, 2}, []float32{1, 0, 2, 0})
+		default:
+			mu.Lock()
+			rowStart = append(rowStart, time.Now())
+			mu.Unlock()
+			x, _ := ins[0].Float32s()
+			c, _ := ins[1].Float32s()
+			out, _ = tensor.FromFloat32s("y", []int64{1, 1}, []float32{x[0] + c[0]})
+		}
+		return &executed{outs: []tensor.Tensor{out}, batch: 1}, models[0], &gpuletRun{}, nil
+	}
+	run, pool := besideFanoutRun(t, send)
+	cls := run.e.Steps[2]
+	cls.Inputs = map[string]string{"x": "objects", "ctx": "small"}
+	cls.Needs = []int{0, 1}
+	run.e.Steps[2] = cls
+	run.e.RowReads, run.e.RowNeeds = []string{"small"}, []int{0}
+	run.steps[2] = &repository.Model{Name: "cls", Config: repository.ModelConfig{MaxBatchSize: 32},
+		Inputs: []repository.TensorSpec{{Name: "x"}, {Name: "ctx"}}}
+
+	fan := &fanRun{}
+	_, ierr := run.runSteps(context.Background(), 0, 2, pool, fan)
+	require.Nil(t, ierr)
+	for j, want := range []float32{11, 12} {
+		v, err := fan.rows["labels"][j].Float32s()
+		require.NoError(t, err)
+		require.Equal(t, want, v[0], "row %d: its object and what thumb wrote", j)
+	}
+	require.Len(t, rowStart, 2)
+	for _, at := range rowStart {
+		require.False(t, at.Before(thumbEnd), "a row starts once what it reads is written")
+	}
+}

@@ -54,6 +54,13 @@ type Ensemble struct {
 	// pipeline.Plan.DeadlineSharesOf). nil without branches: each step
 	// waits on the one before it.
 	Waits [][]int
+	// RowReads are the tensors given by the request or written before the
+	// fan-out that steps from the fan-out on read: every row's request
+	// gets each whole (an image beside each of its objects). RowNeeds are
+	// the steps before the fan-out, but its writer, that write them: the
+	// fan-out starts once they are through too.
+	RowReads []string
+	RowNeeds []int
 	// Nested are the steps as written that run a pipeline of their own
 	// (Triton's nested ensembles), by written place: Steps holds that
 	// pipeline's steps in their place (inlineNested). Inlined names every

@@ -7,16 +7,15 @@ import (
 )
 
 // orderSteps puts a pipeline's steps (in the order written) in an order
-// they can run in, as Triton runs an ensemble's
-// steps by what they read rather than by where they are written: each step
-// after the steps whose outputs it reads, and among the steps that could
-// come next, those that run once a request first, then the step that
-// writes the fan-out, then those that run once per row of it, each group
-// in the written order. So a pipeline written in an order it can run in
-// keeps it, and the fan-out's writer comes just before the first step of
-// the fan-out unless a step before the fan-out reads another of its
-// outputs. Steps that wait on one another (a cycle) are refused, naming
-// them, as are steps of the fan-out that read what was written before it.
+// they can run in, as Triton runs an ensemble's steps by what they read
+// rather than by where they are written: each step after the steps whose
+// outputs it reads, and among the steps that could come next, those that
+// run once a request first, then the step that writes the fan-out, then
+// those that run once per row of it, each group in the written order. So
+// a pipeline written in an order it can run in keeps it, and the fan-out's
+// writer comes just before the first step of the fan-out unless a step
+// before the fan-out reads another of its outputs. Steps that wait on one
+// another (a cycle) are refused, naming them.
 func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *Ensemble {
 	writer := map[string]int{} // tensor → the index in steps of the step that writes it
 	for i, s := range steps {
@@ -83,24 +82,38 @@ func orderSteps(steps []EnsembleStep, fanout string, bad func(string, ...any)) *
 		e.FanoutWriter = place[fanWriter]
 	}
 	if e.FanoutStep >= 0 {
-		// The steps from the fan-out on run once per row: they may read only
-		// the fan-out and what such steps write.
-		after := map[string]bool{fanout: true}
-		for _, s := range e.Steps[e.FanoutStep:] {
-			for _, v := range s.Outputs {
-				after[v] = true
-			}
-		}
-		for _, s := range e.Steps[e.FanoutStep:] {
-			for _, k := range sortedKeys(s.Inputs) {
-				if v := s.Inputs[k]; !after[v] {
-					bad("ensemble_scheduling.%s.input_map[%q]: %q was written before the fan-out; a step after the fan-out runs once per row of %q and reads only it and what is written after it", s.Place(), k, v, fanout)
-				}
-			}
-		}
+		rowReads(e)
 	}
 	markBeside(e)
 	return e
+}
+
+// rowReads sets, for a pipeline with a fan-out, what the steps from the
+// fan-out on (each run once per row) read that was written before the
+// fan-out or given by the request (Ensemble.RowReads: every row gets it
+// whole), and the steps before the fan-out but its writer that write it
+// (RowNeeds).
+func rowReads(e *Ensemble) {
+	after := map[string]bool{e.Fanout: true}
+	for _, s := range e.Steps[e.FanoutStep:] {
+		for _, v := range s.Outputs {
+			after[v] = true
+		}
+	}
+	for _, s := range e.Steps[e.FanoutStep:] {
+		for _, v := range s.Inputs {
+			if !after[v] && !slices.Contains(e.RowReads, v) {
+				e.RowReads = append(e.RowReads, v)
+			}
+		}
+		for _, w := range s.Needs {
+			if w < e.FanoutStep && w != e.FanoutWriter && !slices.Contains(e.RowNeeds, w) {
+				e.RowNeeds = append(e.RowNeeds, w)
+			}
+		}
+	}
+	slices.Sort(e.RowReads)
+	slices.Sort(e.RowNeeds)
 }
 
 // perRowSteps marks, by index in steps (the written order), the steps

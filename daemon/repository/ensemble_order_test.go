@@ -68,6 +68,10 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 		writer  int
 		branch  bool
 		waits   [][]int
+		// rowReads and rowNeeds: what the rows read that was written
+		// before the fan-out, and the steps that write it.
+		rowReads []string
+		rowNeeds []int
 	}{
 		{
 			name: "written in order, a chain",
@@ -105,6 +109,15 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 			waits: [][]int{{1, 2}, nil, nil},
 		},
 		{
+			name: "a row reads the image and what a step beside the detector wrote",
+			pbtxt: dagEnsemble("boxes", []string{"labels"},
+				dagStep{"detector", m("in", "image"), m("crops", "boxes")},
+				dagStep{"classifier", m("crop", "boxes", "frame", "image", "ctx", "scene"), m("scores", "labels")},
+				dagStep{"scener", m("in", "image"), m("out", "scene")}),
+			order: []string{"scener", "detector", "classifier"}, needs: [][]int{nil, nil, {0, 1}}, fanStep: 2, writer: 1, branch: true,
+			waits: [][]int{{2}, {2}, nil}, rowReads: []string{"image", "scene"}, rowNeeds: []int{0},
+		},
+		{
 			name: "a step before the fan-out reads another output of its writer",
 			pbtxt: dagEnsemble("boxes", []string{"labels", "n"},
 				dagStep{"detector", m("in", "image"), m("crops", "boxes", "count", "count")},
@@ -135,6 +148,8 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 			require.Equal(t, tc.writer, e.FanoutWriter)
 			require.Equal(t, tc.branch, e.Branches())
 			require.Equal(t, tc.waits, e.Waits)
+			require.Equal(t, tc.rowReads, e.RowReads)
+			require.Equal(t, tc.rowNeeds, e.RowNeeds)
 		})
 	}
 }

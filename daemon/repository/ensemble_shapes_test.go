@@ -46,6 +46,14 @@ func TestCheckEnsembleShapes(t *testing.T) {
 			cls.Config.MaxBatchSize = 0
 			cls.Inputs[0].Dims = []int64{1, 16}
 		}, `input "crop" is [1 16] but "objects" is [16]`},
+		{"a row reads the image whole", func(p, det, cls *Model) {
+			p.Config.Ensemble.Steps[1].Inputs["frame"] = "image"
+			cls.Inputs = append(cls.Inputs, spec("frame", 64)...)
+		}, ""},
+		{"a row reads an image that does not fit", func(p, det, cls *Model) {
+			p.Config.Ensemble.Steps[1].Inputs["frame"] = "image"
+			cls.Inputs = append(cls.Inputs, spec("frame", 32)...)
+		}, `step[1] (classifier): input "frame" is [N 32] but "image" is [N 64] (the pipeline's input)`},
 		{"an output before the fan-out", func(p, det, cls *Model) { p.Outputs[0].Dims = []int64{5, 16} },
 			`output "objects" is declared [N 5 16] but is [N 4 16] (what step[0] (detector) writes)`},
 		{"an output of the rows", func(p, det, cls *Model) { p.Outputs[1].Dims = []int64{10} },

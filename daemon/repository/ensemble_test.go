@@ -95,7 +95,6 @@ func TestEnsembleBadConfigs(t *testing.T) {
 		{"fan-out unknown", edit(`string_value: "boxes"`, `string_value: "crops"`), []string{`parameters["fanout"]: "crops" is no tensor`}},
 		{"fan-out is an input", edit(`string_value: "boxes"`, `string_value: "image"`), []string{`"image" is an input of the pipeline`}},
 		{"fan-out with batches", edit("max_batch_size: 1", "max_batch_size: 8"), []string{"max_batch_size: 8", "one request at a time"}},
-		{"after the fan-out reads before it", edit(`input_map { key: "crop" value: "boxes" }`, `input_map [ { key: "crop" value: "boxes" }, { key: "frame" value: "image" } ]`), []string{`input_map["frame"]`, "before the fan-out"}},
 		{"no steps", strings.Split(trafficEnsemble, "ensemble_scheduling")[0], []string{"ensemble_scheduling with at least one step"}},
 		{"bad step name", edit(`model_name: "detector"`, `model_name: "../detector"`), []string{`step[0].model_name: "../detector"`}},
 		{"path too short", trafficEnsemble + `parameters { key: "path_accuracy" value { string_value: "detector=0.9" } }` + "\n", []string{`path "detector" names 1 models for 2 steps`}},
