@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gpulet/gpuletd/internal/atomicfile"
 	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
@@ -33,6 +34,11 @@ const (
 	// CrowdPipelineName is the pipeline of CrowdModel's objects, each
 	// scored by the classifier (WriteCrowdPipeline).
 	CrowdPipelineName = "crowd-and-label"
+	// ContextClassifierModel is a classifier-like model that scores one
+	// object in the light of the whole input it was found in, for a
+	// fan-out's rows that read what was written before it; not in
+	// PipelineModels.
+	ContextClassifierModel = "context-labeler"
 	// LiteClassifierModel is the classifier's cheaper variant, of accuracy
 	// LiteAccuracy (declared, not measured).
 	LiteClassifierModel = "labeler-lite"
@@ -81,6 +87,18 @@ var pipelineForms = []formModel{
 		build: func(g *graph) {
 			h := g.gemm("fc1", "object", 16, 256, true)
 			g.node("Softmax", "scores", []string{g.gemm("fc2", h, 256, 10, false)}, intAttr("axis", 1))
+		},
+	},
+	{
+		name:        ContextClassifierModel,
+		description: "classifier-like model of one object's 16 features [N,16] and the whole input it was found in [N,64] -> 10 class scores [N,10]",
+		maxBatch:    32,
+		inputs: append(slices.Clone(classifierInputs),
+			formTensor{name: "image", elem: onnxpb.TensorProto_FLOAT, dims: []int64{-1, 64}, sym: BatchDim, config: []int64{64}}),
+		outputs: classifierOutputs,
+		build: func(g *graph) {
+			both := g.node("Add", "both", []string{g.gemm("fc_object", "object", 16, 10, false), g.gemm("fc_image", "image", 64, 10, false)})
+			g.node("Softmax", "scores", []string{both}, intAttr("axis", 1))
 		},
 	},
 	{

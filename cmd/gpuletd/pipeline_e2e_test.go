@@ -215,6 +215,8 @@ func TestPipelineServes(t *testing.T) {
 	checkBranchingPipeline(t, base, repo, image, labels)
 	// One whose detector step is a pipeline of its own.
 	checkNestedPipeline(t, base, repo, image, want)
+	// One whose rows read the image whole beside their object.
+	checkContextPipeline(t, base, repo, image, objects)
 
 	// What a pipeline cannot take is the client's error.
 	two, err := tensor.FromFloat32s("image", []int64{2, 64}, append(in, in...))

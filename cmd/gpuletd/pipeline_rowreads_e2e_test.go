@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// contextPipeline is the modelzoo's detector whose objects each go, with
+// the whole image they were found in, to the context classifier.
+const contextPipeline = `name: "label-in-context"
+platform: "ensemble"
+max_batch_size: 1
+input [ { name: "image", data_type: TYPE_FP32, dims: [ 64 ] } ]
+output [ { name: "labels", data_type: TYPE_FP32, dims: [ -1, 10 ] } ]
+parameters { key: "slo" value { string_value: "400ms" } }
+parameters { key: "fanout" value { string_value: "objects" } }
+ensemble_scheduling {
+  step [
+    { model_name: "spotter", input_map { key: "image" value: "image" }, output_map { key: "objects" value: "objects" } },
+    { model_name: "context-labeler", input_map [ { key: "object" value: "objects" }, { key: "image" value: "image" } ], output_map { key: "scores" value: "labels" } }
+  ]
+}
+`
+
+// checkContextPipeline loads, into the daemon at base serving the
+// modelzoo's pipeline from repo, the context classifier and
+// contextPipeline, whose rows read the request's image whole beside their
+// object, and checks its answer against ONNX Runtime's: the detector, then
+// the classifier on the four objects, each with the image. objects is what
+// the detector finds in image.
+func checkContextPipeline(t *testing.T, base, repo string, image, objects tensor.Tensor) {
+	t.Helper()
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.ContextClassifierModel}, 5, modelzoo.AsTriton(), modelzoo.WithOverwrite()))
+	dir := filepath.Join(repo, "label-in-context")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(contextPipeline), 0o644))
+	do(t, "POST", base+"/v2/repository/models/"+modelzoo.ContextClassifierModel+"/load", nil, nil)
+	require.Eventually(t, func() bool {
+		return do(t, "GET", base+"/v2/models/"+modelzoo.ContextClassifierModel+"/ready", nil, nil).code == 200
+	}, 2*time.Minute, 200*time.Millisecond)
+	r := do(t, "POST", base+"/v2/repository/models/label-in-context/load", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	rows := objects
+	rows.Name, rows.Shape = "object", []int64{modelzoo.PipelineObjects, 16}
+	img, err := image.Float32s()
+	require.NoError(t, err)
+	var tiled []float32
+	for range modelzoo.PipelineObjects {
+		tiled = append(tiled, img...)
+	}
+	images, err := tensor.FromFloat32s("image", []int64{modelzoo.PipelineObjects, 64}, tiled)
+	require.NoError(t, err)
+	cls, err := onnxrt.Run(filepath.Join(repo, modelzoo.ContextClassifierModel, "1", "model.onnx"), map[string]tensor.Tensor{"object": rows, "image": images}, 1)
+	require.NoError(t, err)
+	labels := cls[0]
+	labels.Name, labels.Shape = "labels", []int64{1, modelzoo.PipelineObjects, 10}
+
+	r = do(t, "POST", base+"/v2/models/label-in-context/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var ans struct {
+		Outputs []map[string]any `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &ans))
+	requireSameOutputs(t, jsonOutputs(t, []tensor.Tensor{labels}), ans.Outputs)
+	for _, name := range []string{"label-in-context", modelzoo.ContextClassifierModel} {
+		r = do(t, "POST", base+"/v2/repository/models/"+name+"/unload", nil, nil)
+		require.Equal(t, 200, r.code, string(r.body))
+	}
+}
