@@ -75,8 +75,12 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 	for k := range n {
 		i := from + k
 		wg.Go(func() {
-			through := sync.OnceFunc(func() { close(done[k]) })
-			defer through()
+			closed := false // done[k]: closed early by the fan-out's writer
+			defer func() {
+				if !closed {
+					close(done[k])
+				}
+			}()
 			s := r.e.Steps[i]
 			for _, need := range s.Needs {
 				if need < from {
@@ -106,7 +110,8 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 			}
 			m, ierr := r.step(ctx, i, mine)
 			if ierr == nil && fan != nil && i == r.e.FanoutWriter {
-				through() // the steps that read its other outputs need not wait for the rows
+				close(done[k]) // the steps that read its other outputs need not wait for the rows
+				closed = true
 				// The rows also read what the steps of RowNeeds write.
 				rowIn := maps.Clone(given)
 				for _, w := range r.e.RowNeeds {
