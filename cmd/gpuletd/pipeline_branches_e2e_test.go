@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -45,17 +43,7 @@ ensemble_scheduling {
 // classifier gives for the detector's objects in it.
 func checkBranchingPipeline(t *testing.T, base, repo string, image, labels tensor.Tensor) {
 	t.Helper()
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.CrowdModel}, 5, modelzoo.AsTriton(), modelzoo.WithOverwrite()))
-	dir := filepath.Join(repo, "spot-beside-crowd")
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(branchesPipeline), 0o644))
-	// The crowd model is profiled first (503 meanwhile, saying so).
-	do(t, "POST", base+"/v2/repository/models/"+modelzoo.CrowdModel+"/load", nil, nil)
-	require.Eventually(t, func() bool {
-		return do(t, "GET", base+"/v2/models/"+modelzoo.CrowdModel+"/ready", nil, nil).code == 200
-	}, 2*time.Minute, 200*time.Millisecond)
-	r := do(t, "POST", base+"/v2/repository/models/spot-beside-crowd/load", nil, nil)
-	require.Equal(t, 200, r.code, string(r.body))
+	loadPipelineFolder(t, base, repo, "spot-beside-crowd", branchesPipeline, modelzoo.CrowdModel)
 
 	crowd, err := onnxrt.Run(filepath.Join(repo, modelzoo.CrowdModel, "1", "model.onnx"), map[string]tensor.Tensor{"image": image}, 1)
 	require.NoError(t, err)
@@ -64,15 +52,9 @@ func checkBranchingPipeline(t *testing.T, base, repo string, image, labels tenso
 	labels.Name = "labels"
 	want := jsonOutputs(t, []tensor.Tensor{labels, crowdObjects})
 
-	r = do(t, "POST", base+"/v2/models/spot-beside-crowd/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	var ans struct {
-		Outputs []map[string]any `json:"outputs"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &ans))
-	requireSameOutputs(t, want, ans.Outputs)
+	requireSameOutputs(t, want, pipelineAnswer(t, base, "spot-beside-crowd", image))
 
-	r = do(t, "GET", base+"/api/v1/status", nil, nil)
+	r := do(t, "GET", base+"/api/v1/status", nil, nil)
 	require.Equal(t, 200, r.code)
 	var st struct {
 		Pipelines []struct {

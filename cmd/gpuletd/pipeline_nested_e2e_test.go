@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,30 +75,16 @@ ensemble_scheduling {
 // configuration back as written, and is loaded again when spot is.
 func checkNestedPipeline(t *testing.T, base, repo string, image tensor.Tensor, want []map[string]any) {
 	t.Helper()
-	write := func(name, pbtxt string) {
-		dir := filepath.Join(repo, name)
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(pbtxt), 0o644))
-	}
-	write("spot", strings.Replace(spotPipeline, "DETECTOR", modelzoo.DetectorModel, 1))
-	write("spot-then-label", nestedPipeline)
-	r := do(t, "POST", base+"/v2/repository/models/spot-then-label/load", nil, nil)
-	require.Equal(t, 200, r.code, string(r.body))
-
-	r = do(t, "POST", base+"/v2/models/spot-then-label/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	var ans struct {
-		Outputs []map[string]any `json:"outputs"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &ans))
-	requireSameOutputs(t, want, ans.Outputs)
+	writePipelineFolder(t, repo, "spot", strings.Replace(spotPipeline, "DETECTOR", modelzoo.DetectorModel, 1))
+	loadPipelineFolder(t, base, repo, "spot-then-label", nestedPipeline)
+	requireSameOutputs(t, want, pipelineAnswer(t, base, "spot-then-label", image))
 
 	require.Equal(t, []string{modelzoo.DetectorModel, modelzoo.ClassifierModel}, nestedSteps(t, base), "the nested pipeline's model runs in its place")
 	code, out, stderr := runCLI(t, "models", "show", "spot-then-label", "--url", base)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "note      ensemble_scheduling.step[0] runs the pipeline spot: its step runs")
 
-	r = do(t, "GET", base+"/v2/models/spot-then-label/config", nil, nil)
+	r := do(t, "GET", base+"/v2/models/spot-then-label/config", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	var cfg struct {
 		Scheduling struct {
@@ -116,26 +101,20 @@ func checkNestedPipeline(t *testing.T, base, repo string, image tensor.Tensor, w
 
 	// spot changed to run the crowd model, and loaded again: the pipeline
 	// that runs its steps is loaded again with it, and runs the crowd model.
-	write("spot", strings.Replace(spotPipeline, "DETECTOR", modelzoo.CrowdModel, 1))
+	writePipelineFolder(t, repo, "spot", strings.Replace(spotPipeline, "DETECTOR", modelzoo.CrowdModel, 1))
 	r = do(t, "POST", base+"/v2/repository/models/spot/load", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 	require.Contains(t, eventMessages(t, base), "spot-then-label runs the steps of the pipeline spot, loaded anew: loading it again")
 	require.Equal(t, []string{modelzoo.CrowdModel, modelzoo.ClassifierModel}, nestedSteps(t, base))
-	r = do(t, "POST", base+"/v2/models/spot-then-label/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
-	require.Equal(t, 200, r.code, string(r.body))
+	pipelineAnswer(t, base, "spot-then-label", image)
 
 	// The modelzoo's pipeline, fan-out and all, as a step beside the crowd
 	// model: its fan-out is the outer pipeline's.
-	write("scene", scenePipeline)
-	r = do(t, "POST", base+"/v2/repository/models/scene/load", nil, nil)
-	require.Equal(t, 200, r.code, string(r.body))
+	loadPipelineFolder(t, base, repo, "scene", scenePipeline)
 	crowd, err := onnxrt.Run(filepath.Join(repo, modelzoo.CrowdModel, "1", "model.onnx"), map[string]tensor.Tensor{"image": image}, 1)
 	require.NoError(t, err)
 	crowd[0].Name = "crowd_objects"
-	r = do(t, "POST", base+"/v2/models/scene/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	require.NoError(t, json.Unmarshal(r.body, &ans))
-	requireSameOutputs(t, append(slices.Clone(want), jsonOutputs(t, crowd)...), ans.Outputs)
+	requireSameOutputs(t, append(slices.Clone(want), jsonOutputs(t, crowd)...), pipelineAnswer(t, base, "scene", image))
 	r = do(t, "POST", base+"/v2/repository/models/scene/unload", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
 

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -39,16 +36,7 @@ ensemble_scheduling {
 // the detector finds in image.
 func checkContextPipeline(t *testing.T, base, repo string, image, objects tensor.Tensor) {
 	t.Helper()
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.ContextClassifierModel}, 5, modelzoo.AsTriton(), modelzoo.WithOverwrite()))
-	dir := filepath.Join(repo, "label-in-context")
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(contextPipeline), 0o644))
-	do(t, "POST", base+"/v2/repository/models/"+modelzoo.ContextClassifierModel+"/load", nil, nil)
-	require.Eventually(t, func() bool {
-		return do(t, "GET", base+"/v2/models/"+modelzoo.ContextClassifierModel+"/ready", nil, nil).code == 200
-	}, 2*time.Minute, 200*time.Millisecond)
-	r := do(t, "POST", base+"/v2/repository/models/label-in-context/load", nil, nil)
-	require.Equal(t, 200, r.code, string(r.body))
+	loadPipelineFolder(t, base, repo, "label-in-context", contextPipeline, modelzoo.ContextClassifierModel)
 
 	rows := objects
 	rows.Name, rows.Shape = "object", []int64{modelzoo.PipelineObjects, 16}
@@ -65,15 +53,9 @@ func checkContextPipeline(t *testing.T, base, repo string, image, objects tensor
 	labels := cls[0]
 	labels.Name, labels.Shape = "labels", []int64{1, modelzoo.PipelineObjects, 10}
 
-	r = do(t, "POST", base+"/v2/models/label-in-context/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
-	require.Equal(t, 200, r.code, string(r.body))
-	var ans struct {
-		Outputs []map[string]any `json:"outputs"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &ans))
-	requireSameOutputs(t, jsonOutputs(t, []tensor.Tensor{labels}), ans.Outputs)
+	requireSameOutputs(t, jsonOutputs(t, []tensor.Tensor{labels}), pipelineAnswer(t, base, "label-in-context", image))
 	for _, name := range []string{"label-in-context", modelzoo.ContextClassifierModel} {
-		r = do(t, "POST", base+"/v2/repository/models/"+name+"/unload", nil, nil)
+		r := do(t, "POST", base+"/v2/repository/models/"+name+"/unload", nil, nil)
 		require.Equal(t, 200, r.code, string(r.body))
 	}
 }
