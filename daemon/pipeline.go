@@ -589,6 +589,9 @@ type statusPipeline struct {
 	Name  string   `json:"name"`
 	SLOMS float64  `json:"slo_ms"`
 	Steps []string `json:"steps"`
+	// Places are the steps' places as written ("step[2]", or
+	// "step[0].step[1]" within a nested pipeline), in the order of Steps.
+	Places []string `json:"places"`
 	// Beside marks, by step, those that run at once with the step before
 	// them (a branch); absent for a chain.
 	Beside []bool `json:"beside,omitempty"`
@@ -633,6 +636,7 @@ func (n *node) pipelineStatus() []statusPipeline {
 		branches := p.Config.Ensemble.Branches()
 		for _, st := range p.Config.Ensemble.Steps {
 			sp.Steps = append(sp.Steps, st.StepKey())
+			sp.Places = append(sp.Places, st.Place())
 			if branches {
 				sp.Beside = append(sp.Beside, st.Beside)
 			}

@@ -157,7 +157,7 @@ func TestWriteModelShow(t *testing.T) {
 // within 80 columns.
 func TestWritePipelineShow(t *testing.T) {
 	var d adminModelShow
-	require.NoError(t, json.Unmarshal([]byte(`{"pipeline": {"name": "traffic", "slo_ms": 250, "steps": ["det", "cls"], "fanout": "objects",
+	require.NoError(t, json.Unmarshal([]byte(`{"pipeline": {"name": "traffic", "slo_ms": 250, "steps": ["det", "cls"], "places": ["step[1]", "step[0]"], "fanout": "objects",
   "ready": false, "reason": "step[1] (cls) is not served: no gpu-let", "rate": 120,
   "recent": {"requests": 10, "slo_attainment": 0.9, "p50_ms": 40, "p99_ms": 90},
   "scaling": {"scaling": "accuracy", "accuracy": 0.905, "served": 10,
@@ -177,7 +177,7 @@ func TestWritePipelineShow(t *testing.T) {
 		"ready     no: step[1] (cls) is not served: no gpu-let\n",
 		"rate      120/s\n",
 		"accuracy  90.5% (accuracy)\n",
-		"variants  step[1]: cls 60% + cls-lite 40%\n",
+		"variants  step[0]: cls 60% + cls-lite 40%\n", // its place as written
 		"recent    10 requests, 90.0% within the SLO\n",
 		"cache     7 hits, 3 misses (response cache)\n",
 		"warning   every request is refused: input \"image\" alone takes 4096 bytes in\n",
@@ -188,6 +188,9 @@ func TestWritePipelineShow(t *testing.T) {
 		require.Contains(t, out, want)
 	}
 	require.LessOrEqual(t, widest(out), 80, out)
+	// A daemon that gives no places: the place in the run order.
+	d.Pipeline.Places = nil
+	require.Equal(t, "step[1]: cls 60% + cls-lite 40%", d.Pipeline.mixText())
 }
 
 // models show ends with the model's newest events: only its own (a daemon

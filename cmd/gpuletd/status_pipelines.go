@@ -11,6 +11,7 @@ type adminPipeline struct {
 	Name   string   `json:"name"`
 	SLOMS  float64  `json:"slo_ms"`
 	Steps  []string `json:"steps"`
+	Places []string `json:"places"`
 	Beside []bool   `json:"beside"`
 	Fanout string   `json:"fanout"`
 	// FanoutRows is the mean rows of the fan-out in recent requests.
@@ -67,7 +68,9 @@ func (p adminPipeline) accuracyText() string {
 }
 
 // mixText is a pipeline's variant mix where some step runs more than one
-// model: "step[1]: a 60% + b 40%"; "" otherwise.
+// model: "step[1]: a 60% + b 40%", each step named by its place as
+// written (by its place in the run order from a daemon that does not give
+// them); "" otherwise.
 func (p adminPipeline) mixText() string {
 	var parts []string
 	for i, step := range p.Scaling.Mix {
@@ -78,7 +81,11 @@ func (p adminPipeline) mixText() string {
 		for _, v := range step {
 			vs = append(vs, fmt.Sprintf("%s %.0f%%", v.Model, 100*v.Share))
 		}
-		parts = append(parts, fmt.Sprintf("step[%d]: %s", i, strings.Join(vs, " + ")))
+		place := fmt.Sprintf("step[%d]", i)
+		if i < len(p.Places) {
+			place = p.Places[i]
+		}
+		parts = append(parts, place+": "+strings.Join(vs, " + "))
 	}
 	return strings.Join(parts, ", ")
 }
