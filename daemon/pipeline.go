@@ -138,7 +138,7 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if err != nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %v", p.Name, err)}
 	}
-	shares := n.pipes.deadlineShares(p.Name, len(steps), p.Config.Ensemble.Waits)
+	shares := n.pipes.deadlineShares(p.Name, steps, p.Config.Ensemble.Waits)
 	if shares == nil {
 		shares = modelShares(steps, p.Config.SLO.D(), p.Config.Ensemble.Waits)
 	}
@@ -281,7 +281,7 @@ func (r *pipelineRun) noteRan(i int, m *repository.Model) {
 // are served and fit the step, else the step's own model.
 func (r *pipelineRun) planned(i int) []*repository.Model {
 	var out []*repository.Model
-	for _, name := range r.n.pipes.variants(r.p.Name, i) {
+	for _, name := range r.n.pipes.variants(r.p.Name, i, r.steps[i].Name) {
 		if name == r.steps[i].Name {
 			out = append(out, r.steps[i])
 		} else if v, ok := r.n.catalog.get(name); ok && v.FitsStep(r.e.Steps[i], r.steps[i]) {
@@ -626,12 +626,12 @@ func (n *node) pipelineStatus() []statusPipeline {
 	for _, p := range n.catalog.allPipelines() {
 		sp := statusPipeline{Name: p.Name, SLOMS: ms(p.Config.SLO.D()), Fanout: p.Config.Ensemble.Fanout, FanoutRows: n.pipes.fanoutRows(p.Name),
 			Ready: n.modelReady(p.Name), Rate: now[p.Name], Window: n.windows.of(p.Name).stats(),
-			Scaling: n.pipes.snapshot(p.Name), Cache: n.cacheStatus(p), ConfigNotes: p.Notes}
+			Cache: n.cacheStatus(p), ConfigNotes: p.Notes}
+		steps, err := n.catalog.steps(p) // nil where it cannot run
+		sp.Scaling = n.pipes.snapshotOf(p.Name, steps)
 		sp.Warnings = n.modelWarnings(p, sp.Window)
-		if len(p.Config.PathAccuracy) > 0 {
-			if steps, err := n.catalog.steps(p); err == nil {
-				sp.Warnings = append(sp.Warnings, p.PathsNotRun(steps, n.catalog.all())...)
-			}
+		if len(p.Config.PathAccuracy) > 0 && err == nil {
+			sp.Warnings = append(sp.Warnings, p.PathsNotRun(steps, n.catalog.all())...)
 		}
 		branches := p.Config.Ensemble.Branches()
 		for _, st := range p.Config.Ensemble.Steps {

@@ -110,13 +110,29 @@ func (pp *pipelinePlans) state(name string) *pipelineState {
 	return s
 }
 
-// variants are the models the plan gives step i of pipeline name, the
-// variants with a share of its requests (none before a plan).
-func (pp *pipelinePlans) variants(name string, i int) []string {
+// planOf reports whether s's plan was made for a pipeline whose steps run
+// the models steps, in order: a pipeline loaded again with other steps
+// keeps its last plan until a new one is made, which does not fit it.
+func (s *pipelineState) planOf(steps []*repository.Model) bool {
+	if len(s.plan.Tasks) != len(steps) || len(steps) == 0 {
+		return false
+	}
+	for i, tp := range s.plan.Tasks {
+		if tp.Task != steps[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// variants are the models the plan gives step i of pipeline name, whose
+// own model is step: the variants with a share of its requests (none
+// before a plan, or when the plan is of other steps).
+func (pp *pipelinePlans) variants(name string, i int, step string) []string {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	s := pp.state(name)
-	if i >= len(s.mix) {
+	if i >= len(s.mix) || s.plan.Tasks[i].Task != step {
 		return nil
 	}
 	out := make([]string, len(s.mix[i]))
@@ -126,15 +142,15 @@ func (pp *pipelinePlans) variants(name string, i int) []string {
 	return out
 }
 
-// deadlineShares split a request's SLO among the steps of pipeline name by
-// its plan's task budgets (pipeline.Plan.DeadlineShares), along waits where
-// its steps branch (DeadlineSharesOf; nil: a chain); nil before a plan of
-// its steps.
-func (pp *pipelinePlans) deadlineShares(name string, steps int, waits [][]int) []float64 {
+// deadlineShares split a request's SLO among the steps of pipeline name,
+// which run the models steps, by its plan's task budgets
+// (pipeline.Plan.DeadlineShares), along waits where its steps branch
+// (DeadlineSharesOf; nil: a chain); nil before a plan of these steps.
+func (pp *pipelinePlans) deadlineShares(name string, steps []*repository.Model, waits [][]int) []float64 {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	s := pp.state(name)
-	if len(s.plan.Tasks) != steps || steps == 0 {
+	if !s.planOf(steps) {
 		return nil
 	}
 	if waits != nil { // branches: split along what waits on each step
@@ -200,6 +216,19 @@ type pipelineScaling struct {
 	// Unplanned says why the pipeline could not be planned last time (its
 	// steps run their own models, or the last plan's mix, meanwhile).
 	Unplanned string `json:"unplanned,omitempty"`
+}
+
+// snapshotOf is snapshot for the status of pipeline name whose steps run
+// the models steps: without a plan of other steps (the pipeline was loaded
+// again since) or of steps that cannot run (none).
+func (pp *pipelinePlans) snapshotOf(name string, steps []*repository.Model) pipelineScaling {
+	sc := pp.snapshot(name)
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	if !pp.state(name).planOf(steps) {
+		sc.Scaling, sc.Planned, sc.Mix = "", 0, nil
+	}
+	return sc
 }
 
 // snapshot is a pipeline's scaling for the status.

@@ -21,22 +21,35 @@ import (
 
 // TestPipelineMixFollowsShares: before a plan no step has variants (each
 // runs its own model); after one, each step's variants are those with a
-// share, which the status shows with their shares.
+// share, which the status shows with their shares; a step whose model is
+// not the plan's runs its own.
 func TestPipelineMixFollowsShares(t *testing.T) {
 	var pp pipelinePlans
-	require.Empty(t, pp.variants("p", 0))
+	require.Empty(t, pp.variants("p", 0, "det"))
 	pp.set("p", pipeline.Plan{Scaling: pipeline.AccuracyScaling, Accuracy: 0.9, Tasks: []pipeline.TaskPlan{
-		{Variants: []pipeline.VariantPlan{{Variant: "det", Share: 1}}},
-		{Variants: []pipeline.VariantPlan{{Variant: "cls", Share: 0.75}, {Variant: "cls-lite", Share: 0.25}, {Variant: "cls-tiny", Share: 0}}},
+		{Task: "det", Variants: []pipeline.VariantPlan{{Variant: "det", Share: 1}}},
+		{Task: "cls", Variants: []pipeline.VariantPlan{{Variant: "cls", Share: 0.75}, {Variant: "cls-lite", Share: 0.25}, {Variant: "cls-tiny", Share: 0}}},
 	}})
-	require.Equal(t, []string{"det"}, pp.variants("p", 0))
-	require.Equal(t, []string{"cls", "cls-lite"}, pp.variants("p", 1), "a variant without a share is not used")
-	require.Empty(t, pp.variants("p", 2))
+	require.Equal(t, []string{"det"}, pp.variants("p", 0, "det"))
+	require.Equal(t, []string{"cls", "cls-lite"}, pp.variants("p", 1, "cls"), "a variant without a share is not used")
+	require.Empty(t, pp.variants("p", 2, "cls"))
 	sc := pp.snapshot("p")
 	require.Equal(t, pipeline.AccuracyScaling, sc.Scaling)
 	require.Equal(t, [][]variantShare{{{"det", 1}}, {{"cls", 0.75}, {"cls-lite", 0.25}}}, sc.Mix)
+	det, cls := &repository.Model{Name: "det"}, &repository.Model{Name: "cls"}
+	require.Equal(t, sc, pp.snapshotOf("p", []*repository.Model{det, cls}))
 	// Another pipeline is not affected.
-	require.Empty(t, pp.variants("q", 1))
+	require.Empty(t, pp.variants("q", 1, "cls"))
+
+	// The pipeline loaded again with another detector: until a plan of it,
+	// its step runs its own model (the old plan's would fit the step and
+	// run the detector no longer named), and the status shows no plan.
+	require.Empty(t, pp.variants("p", 0, "crowd"))
+	require.Equal(t, []string{"cls", "cls-lite"}, pp.variants("p", 1, "cls"))
+	sc = pp.snapshotOf("p", []*repository.Model{{Name: "crowd"}, cls})
+	require.Empty(t, sc.Scaling)
+	require.Empty(t, sc.Mix)
+	require.Empty(t, pp.snapshotOf("p", nil).Mix, "steps that cannot run")
 }
 
 // TestPipelineMeasures: the fan-out of a variant is the mean of the rows it

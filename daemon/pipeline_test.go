@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -18,8 +19,8 @@ import (
 // split down with it.
 func TestStepDeadlines(t *testing.T) {
 	steps := []*repository.Model{
-		{Config: repository.ModelConfig{SLO: config.Duration(100 * time.Millisecond)}},
-		{Config: repository.ModelConfig{SLO: config.Duration(60 * time.Millisecond)}},
+		{Name: "det", Config: repository.ModelConfig{SLO: config.Duration(100 * time.Millisecond)}},
+		{Name: "cls", Config: repository.ModelConfig{SLO: config.Duration(60 * time.Millisecond)}},
 	}
 	at := time.Unix(100, 0)
 	// Before a plan: budgets of half the models' SLOs, the last step keeps
@@ -34,10 +35,11 @@ func TestStepDeadlines(t *testing.T) {
 	// With a plan: its budgets, the simulator's split; a request with a
 	// shorter timeout keeps the shares of its own time.
 	var pp pipelinePlans
-	require.Nil(t, pp.deadlineShares("p", 2, nil))
-	pp.set("p", pipeline.Plan{SLOMS: 300, Tasks: []pipeline.TaskPlan{{BudgetMS: 50}, {BudgetMS: 30}}})
-	require.Nil(t, pp.deadlineShares("p", 3, nil), "a plan of other steps")
-	shares := pp.deadlineShares("p", 2, nil)
+	require.Nil(t, pp.deadlineShares("p", steps, nil))
+	pp.set("p", pipeline.Plan{SLOMS: 300, Tasks: []pipeline.TaskPlan{{Task: "det", BudgetMS: 50}, {Task: "cls", BudgetMS: 30}}})
+	require.Nil(t, pp.deadlineShares("p", append(slices.Clone(steps), steps[1]), nil), "a plan of other steps")
+	require.Nil(t, pp.deadlineShares("p", []*repository.Model{{Name: "crowd"}, steps[1]}, nil), "a plan of other models: the pipeline loaded again")
+	shares := pp.deadlineShares("p", steps, nil)
 	require.Equal(t, []time.Time{at.Add(240 * time.Millisecond), at.Add(300 * time.Millisecond)}, stepDeadlines(shares, at, at.Add(300*time.Millisecond)))
 	require.Equal(t, []time.Time{at.Add(120 * time.Millisecond), at.Add(150 * time.Millisecond)}, stepDeadlines(shares, at, at.Add(150*time.Millisecond)))
 
@@ -46,7 +48,7 @@ func TestStepDeadlines(t *testing.T) {
 	// step's share of a chain).
 	waits := [][]int{nil, nil}
 	require.Equal(t, []time.Time{at.Add(300 * time.Millisecond), at.Add(300 * time.Millisecond)},
-		stepDeadlines(pp.deadlineShares("p", 2, waits), at, at.Add(300*time.Millisecond)))
+		stepDeadlines(pp.deadlineShares("p", steps, waits), at, at.Add(300*time.Millisecond)))
 	require.Equal(t, []time.Time{at.Add(300 * time.Millisecond), at.Add(300 * time.Millisecond)},
 		stepDeadlines(modelShares(steps, 300*time.Millisecond, waits), at, at.Add(300*time.Millisecond)))
 }

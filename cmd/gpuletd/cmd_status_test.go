@@ -319,7 +319,8 @@ func TestWriteStatusPipelines(t *testing.T) {
 // TestWritePipelines: the pipelines table shows the accuracy a pipeline
 // serves at and its scaling, and a line names the cheaper variants a step
 // runs; a pipeline under hardware scaling gets no such line. A line gives
-// the response cache's hits of a pipeline that enables it.
+// the response cache's hits of a pipeline that enables it. A pipeline
+// that cannot run says why, each problem under its name.
 func TestWritePipelines(t *testing.T) {
 	var ps []adminPipeline
 	require.NoError(t, json.Unmarshal([]byte(`[
@@ -329,19 +330,22 @@ func TestWritePipelines(t *testing.T) {
    "mix": [[{"model": "det", "share": 1}], [{"model": "cls", "share": 0.6}, {"model": "cls-lite", "share": 0.4}]]}},
  {"name": "full", "slo_ms": 100, "steps": ["a"], "ready": true, "warnings": ["every request is refused: input \"x\" alone takes 4096 bytes"],
   "scaling": {"scaling": "hardware", "planned_accuracy": 1, "mix": [[{"model": "a", "share": 1}]]},
-  "response_cache": {"hits": 7, "misses": 3}}
+  "response_cache": {"hits": 7, "misses": 3}},
+ {"name": "misfit", "slo_ms": 100, "steps": ["a"], "ready": false, "reason": "step[0] (a): input \"x\" is [N 16]\noutput \"y\" is declared [N 2]"}
 ]`), &ps))
 	var b strings.Builder
 	require.NoError(t, writePipelines(&b, ps))
 	out := b.String()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 6, out)
+	require.Len(t, lines, 9, out)
+	require.Equal(t, "misfit: not served: step[0] (a): input \"x\" is [N 16]", lines[7])
+	require.Equal(t, "  output \"y\" is declared [N 2]", lines[8], "each problem under the pipeline's name")
 	require.Equal(t, strings.Fields("PIPELINE STEPS SLO RATE ACCURACY ATTAIN P50 P99"), strings.Fields(lines[0]))
 	require.Contains(t, lines[1], "90.5% (accuracy)")
 	require.Contains(t, lines[2], "- (hardware)")
-	require.Equal(t, "traffic: runs cheaper variants: step[1]: cls 60% + cls-lite 40%", lines[3])
-	require.Equal(t, "full: warning: every request is refused: input \"x\" alone takes 4096 bytes", lines[4])
-	require.Equal(t, "full: response cache: 7 hits, 3 misses", lines[5])
+	require.Equal(t, "traffic: runs cheaper variants: step[1]: cls 60% + cls-lite 40%", lines[4])
+	require.Equal(t, "full: warning: every request is refused: input \"x\" alone takes 4096 bytes", lines[5])
+	require.Equal(t, "full: response cache: 7 hits, 3 misses", lines[6])
 }
 
 func TestWriteStatusEmpty(t *testing.T) {

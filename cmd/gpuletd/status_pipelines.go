@@ -103,12 +103,15 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 		return err
 	}
 	for _, p := range ps {
+		// A reason of several problems (each on a line of its own) keeps
+		// them under the pipeline's name.
+		under := func(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 		if !p.Ready && p.Reason != "" {
-			writeWrappedLine(w, p.Name+": not served: "+p.Reason)
+			writeWrappedLine(w, p.Name+": not served: "+under(p.Reason))
 		}
 		for _, warning := range p.Warnings {
 			if p.Ready || warning != p.Reason {
-				writeWrappedLine(w, p.Name+": warning: "+warning)
+				writeWrappedLine(w, p.Name+": warning: "+under(warning))
 			}
 		}
 		if mix := p.mixText(); mix != "" {
