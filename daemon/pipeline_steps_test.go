@@ -241,7 +241,7 @@ func TestAFailingRowStopsTheStepBesideTheFanOut(t *testing.T) {
 
 // A fan-out's rows may read what was written before the fan-out: the
 // classifier reads each object and, whole, what the step beside the
-// detector wrote; the fan-out starts once both are through. It was refused
+// detector wrote and another output of the detector; the fan-out starts once both are through. It was refused
 // when the pipeline was read.
 func TestAFanOutsRowsReadWhatWasWrittenBefore(t *testing.T) {
 	var (
@@ -260,32 +260,36 @@ func TestAFanOutsRowsReadWhatWasWrittenBefore(t *testing.T) {
 			mu.Unlock()
 		case "det":
 			out, _ = tensor.FromFloat32s("crops", []int64{1, 2, 2}, []float32{1, 0, 2, 0})
+			n, _ := tensor.FromFloat32s("n", []int64{1, 1}, []float32{100})
+			return &executed{outs: []tensor.Tensor{out, n}, batch: 1}, models[0], &gpuletRun{}, nil
 		default:
 			mu.Lock()
 			rowStart = append(rowStart, time.Now())
 			mu.Unlock()
 			x, _ := ins[0].Float32s()
 			c, _ := ins[1].Float32s()
-			out, _ = tensor.FromFloat32s("y", []int64{1, 1}, []float32{x[0] + c[0]})
+			k, _ := ins[2].Float32s()
+			out, _ = tensor.FromFloat32s("y", []int64{1, 1}, []float32{x[0] + c[0] + k[0]})
 		}
 		return &executed{outs: []tensor.Tensor{out}, batch: 1}, models[0], &gpuletRun{}, nil
 	}
 	run, pool := besideFanoutRun(t, send)
+	run.e.Steps[1].Outputs["n"] = "count" // the detector's count, beside its objects
 	cls := run.e.Steps[2]
-	cls.Inputs = map[string]string{"x": "objects", "ctx": "small"}
+	cls.Inputs = map[string]string{"x": "objects", "ctx": "small", "k": "count"}
 	cls.Needs = []int{0, 1}
 	run.e.Steps[2] = cls
-	run.e.RowReads, run.e.RowNeeds = []string{"small"}, []int{0}
+	run.e.RowReads, run.e.RowNeeds = []string{"count", "small"}, []int{0}
 	run.steps[2] = &repository.Model{Name: "cls", Config: repository.ModelConfig{MaxBatchSize: 32},
-		Inputs: []repository.TensorSpec{{Name: "x"}, {Name: "ctx"}}}
+		Inputs: []repository.TensorSpec{{Name: "x"}, {Name: "ctx"}, {Name: "k"}}}
 
 	fan := &fanRun{}
 	_, ierr := run.runSteps(context.Background(), 0, 2, pool, fan)
 	require.Nil(t, ierr)
-	for j, want := range []float32{11, 12} {
+	for j, want := range []float32{111, 112} {
 		v, err := fan.rows["labels"][j].Float32s()
 		require.NoError(t, err)
-		require.Equal(t, want, v[0], "row %d: its object and what thumb wrote", j)
+		require.Equal(t, want, v[0], "row %d: its object, what thumb wrote and the detector's count", j)
 	}
 	require.Len(t, rowStart, 2)
 	for _, at := range rowStart {
