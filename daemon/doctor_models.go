@@ -38,6 +38,9 @@ type ModelsReport struct {
 func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int64) *ModelsReport {
 	r := &ModelsReport{Path: ix.Root, Broken: map[string]string{}, Warnings: map[string]string{}}
 	folders := map[string]bool{}
+	// Every servable by name, which a pipeline's step versions and variants
+	// are looked for among.
+	all := slices.SortedFunc(maps.Values(ix.Models), func(a, b *repository.Model) int { return strings.Compare(a.Name, b.Name) })
 	for name, err := range ix.Broken {
 		folders[name] = true
 		r.Broken[name] = err.Error()
@@ -58,7 +61,7 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 			why := fmt.Sprintf("its step %s is not in the repository, so the pipeline cannot run", s.StepKey())
 			if _, broken := ix.Broken[s.Model]; broken {
 				why = fmt.Sprintf("its step %s is broken, so the pipeline cannot run", s.StepKey())
-			} else if v := s.VersionNotServed(slices.Collect(maps.Values(ix.Models))); v != "" {
+			} else if v := s.VersionNotServed(all); v != "" {
 				why = fmt.Sprintf("its step %s is not served, so the pipeline cannot run: %s", s.StepKey(), v)
 			}
 			r.Broken[m.Family] = why
@@ -75,7 +78,6 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 			continue
 		}
 		// Entries of its path_accuracy table no request can run.
-		all := slices.SortedFunc(maps.Values(ix.Models), func(a, b *repository.Model) int { return strings.Compare(a.Name, b.Name) })
 		if ws := m.PathsNotRun(steps, all); len(ws) > 0 {
 			if w := r.Warnings[m.Name]; w != "" {
 				ws = append(ws, w)

@@ -222,10 +222,11 @@ type pipelineScaling struct {
 // the models steps: without a plan of other steps (the pipeline was loaded
 // again since) or of steps that cannot run (none).
 func (pp *pipelinePlans) snapshotOf(name string, steps []*repository.Model) pipelineScaling {
-	sc := pp.snapshot(name)
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	if !pp.state(name).planOf(steps) {
+	s := pp.state(name)
+	sc := s.snapshot()
+	if !s.planOf(steps) {
 		sc.Scaling, sc.Planned, sc.Mix = "", 0, nil
 	}
 	return sc
@@ -235,7 +236,11 @@ func (pp *pipelinePlans) snapshotOf(name string, steps []*repository.Model) pipe
 func (pp *pipelinePlans) snapshot(name string) pipelineScaling {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	s := pp.state(name)
+	return pp.state(name).snapshot()
+}
+
+// snapshot is s's scaling for the status (pipelinePlans.mu held).
+func (s *pipelineState) snapshot() pipelineScaling {
 	out := pipelineScaling{Scaling: s.plan.Scaling, Planned: s.plan.Accuracy, Accuracy: s.recent, Served: s.served, Rerouted: s.rerouted, Unplanned: s.unplanned}
 	for i := range s.mix {
 		out.Mix = append(out.Mix, slices.Clone(s.mix[i]))

@@ -112,27 +112,9 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 			if ierr == nil && fan != nil && i == r.e.FanoutWriter {
 				close(done[k]) // the steps that read its other outputs need not wait for the rows
 				closed = true
-				// The rows also read what the steps of RowNeeds write.
-				rowIn := maps.Clone(given)
-				for _, w := range r.e.RowNeeds {
-					if w < from || w >= to {
-						continue // in pool: given
-					}
-					select {
-					case <-done[w-from]:
-					case <-ctx.Done():
-						return
-					}
-					for _, v := range r.e.RowReads {
-						if t, ok := own[w-from][v]; ok {
-							rowIn[v] = t
-						}
-					}
-				}
-				for _, v := range r.e.RowReads {
-					if t, ok := mine[v]; ok {
-						rowIn[v] = t
-					}
+				rowIn, ok := r.rowsRead(ctx, from, to, done, own, given)
+				if !ok {
+					return // a step the rows read failed, or the client went away
 				}
 				ierr = fan.run(ctx, r, mine[r.e.Fanout], rowIn)
 			}
@@ -158,6 +140,35 @@ func (r *pipelineRun) runBranches(ctx context.Context, from, to int, pool map[st
 		}
 	}
 	return path, nil
+}
+
+// rowsRead is what the rows of the fan-out read besides their row, for
+// runBranches running steps [from, to) once the fan-out's writer is
+// through: given (what they read of pool), what the writer wrote and,
+// once the steps of RowNeeds among them are through (done), what those
+// wrote (own: each step's tensors); false if ctx ends first.
+func (r *pipelineRun) rowsRead(ctx context.Context, from, to int, done []chan struct{}, own []map[string]tensor.Tensor, given map[string]tensor.Tensor) (map[string]tensor.Tensor, bool) {
+	in := maps.Clone(given)
+	take := func(w int) {
+		for _, v := range r.e.RowReads {
+			if t, ok := own[w-from][v]; ok {
+				in[v] = t
+			}
+		}
+	}
+	take(r.e.FanoutWriter)
+	for _, w := range r.e.RowNeeds {
+		if w < from || w >= to {
+			continue // in pool: given
+		}
+		select {
+		case <-done[w-from]:
+		case <-ctx.Done():
+			return nil, false
+		}
+		take(w)
+	}
+	return in, true
 }
 
 // firstFailure keeps the first error of a pipeline request's parts that run

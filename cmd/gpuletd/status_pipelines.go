@@ -102,10 +102,10 @@ func writePipelines(w io.Writer, ps []adminPipeline) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// A reason of several problems (each on a line of its own) keeps them
+	// under the pipeline's name.
+	under := func(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 	for _, p := range ps {
-		// A reason of several problems (each on a line of its own) keeps
-		// them under the pipeline's name.
-		under := func(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 		if !p.Ready && p.Reason != "" {
 			writeWrappedLine(w, p.Name+": not served: "+under(p.Reason))
 		}

@@ -28,16 +28,17 @@ import (
 const maxNesting = 8
 
 // nestedPipeline reads the configuration of the model folder name under
-// root and returns it if it is a pipeline, with its own nested pipelines
-// inlined (chain: the pipelines being inlined, outermost first, to refuse
-// a cycle). A folder that is not a pipeline, or cannot be read, gives nil
+// root from its files (o: how, without a load request's override) and
+// returns it if it is a pipeline, with its own nested pipelines inlined
+// (chain: the pipelines being inlined, outermost first, to refuse a
+// cycle). A folder that is not a pipeline, or cannot be read, gives nil
 // and no error: the step is a model's, and the daemon says why it cannot
 // be served where it cannot.
 func nestedPipeline(root, name string, o Options, chain []string) (*Model, error) {
 	if !validName.MatchString(name) {
 		return nil, nil
 	}
-	inner, err := readConfig(filepath.Join(root, name), name, Options{DefaultSLO: o.DefaultSLO})
+	inner, err := readConfig(filepath.Join(root, name), name, o)
 	if err != nil || inner.Config.Ensemble == nil {
 		return nil, nil
 	}
@@ -62,8 +63,10 @@ func (e *nestingError) Error() string { return e.msg }
 // inlineNested replaces each step of pipeline m whose model folder under
 // root is a pipeline by that pipeline's steps (see above), orders the
 // steps again and notes which steps were pipelines. chain holds the
-// pipelines m is inlined into, outermost first.
+// pipelines m is inlined into, outermost first. The inner pipelines are
+// read from their folders' files whatever configuration m came from.
 func (m *Model) inlineNested(root string, o Options, chain []string) error {
+	o = Options{DefaultSLO: o.DefaultSLO}
 	e := m.Config.Ensemble
 	chain = append(slices.Clone(chain), m.Family)
 	written := slices.Clone(e.Steps)
