@@ -78,6 +78,9 @@ type statusModel struct {
 	LastRequest *time.Time `json:"last_request,omitempty"`
 	// Cache is the response cache's account of a model that enables it.
 	Cache *statusCache `json:"response_cache,omitempty"`
+	// LiveSequences counts a stateful model's live sequences
+	// (sequence_batching); absent for other models.
+	LiveSequences *int `json:"live_sequences,omitempty"`
 }
 
 // statusCache is a model's use of the response cache: its look-ups, or
@@ -262,6 +265,10 @@ func (n *node) status() status {
 			Cache: n.cacheStatus(m),
 		}
 		sm.Warnings = n.modelWarnings(m, sm.Window)
+		if m.Config.Sequence != nil {
+			live := n.seqs.live(m, time.Now())
+			sm.LiveSequences = &live
+		}
 		c := n.counters.of(m.Name)
 		sm.Answered, sm.Failed = c.success.count.Load(), c.fail.count.Load()
 		if ms := c.last.Load(); ms > 0 {

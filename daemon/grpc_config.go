@@ -34,17 +34,19 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 	if m.Config.MaxBatchSize > 0 { // 0 left out, as Triton's answer leaves it
 		c.MaxBatchSize = proto.Int32(int32(m.Config.MaxBatchSize))
 	}
-	for _, t := range m.Inputs {
+	for _, t := range repository.RequestTensors(m.Inputs) {
 		c.Input = append(c.Input, &tritonpb.ModelInput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims,
 			Reshape: tritonReshape(t)})
 	}
-	for _, t := range m.Outputs {
+	for _, t := range repository.RequestTensors(m.Outputs) {
 		c.Output = append(c.Output, &tritonpb.ModelOutput{Name: t.Name, DataType: repository.TritonDataType(t.DataType), Dims: t.Dims,
 			Reshape: tritonReshape(t), LabelFilename: m.Config.LabelFiles[t.Name]})
 	}
 	switch {
 	case m.Config.Ensemble != nil:
 		c.SchedulingChoice = &tritonpb.ModelConfig_EnsembleScheduling{EnsembleScheduling: m.Config.Ensemble.TritonScheduling()}
+	case m.Config.Sequence != nil:
+		c.SchedulingChoice = &tritonpb.ModelConfig_SequenceBatching{SequenceBatching: m.Config.Sequence.Triton()}
 	case m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble:
 		db := &tritonpb.ModelDynamicBatching{}
 		if m.Config.MaxQueue > 0 { // the model's own queue bound

@@ -312,6 +312,11 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 		names[i] = o.Name
 	}
 	run := func() (*executed, *inferError) { return n.dispatch(ctx, m, inputs, names, deadline) }
+	if m.Config.Sequence != nil {
+		run = func() (*executed, *inferError) {
+			return n.executeInSequence(ctx, m, req.Sequence, inputs, names, deadline)
+		}
+	}
 	if m.Config.Ensemble != nil {
 		run = func() (*executed, *inferError) { return n.executePipeline(ctx, m, inputs, names, arrival, deadline) }
 	}
@@ -556,18 +561,22 @@ func executorError(model string, res *pb.InferResponse) *inferError {
 // leading batch dimension of 1..max_batch_size for batching models, the
 // same for every input).
 func checkInputs(m *repository.Model, req *kserve.Request) error {
+	specs := repository.RequestTensors(m.Inputs)
 	got := map[string]tensor.Tensor{}
 	for _, t := range req.Inputs {
-		if !slices.ContainsFunc(m.Inputs, func(s repository.TensorSpec) bool { return s.Name == t.Name }) {
-			return fmt.Errorf("the model has no input %q (it takes %s)", t.Name, tensorNames(m.Inputs))
+		if !slices.ContainsFunc(specs, func(s repository.TensorSpec) bool { return s.Name == t.Name }) {
+			if role := m.Config.Sequence.Role(t.Name, true); role != "" {
+				return fmt.Errorf("input %q is the model's sequence %s, which gpuletd gives it; leave it out (the model takes %s)", t.Name, role, tensorNames(specs))
+			}
+			return fmt.Errorf("the model has no input %q (it takes %s)", t.Name, tensorNames(specs))
 		}
 		got[t.Name] = t
 	}
 	rows, first := int64(0), ""
-	for _, spec := range m.Inputs {
+	for _, spec := range specs {
 		t, ok := got[spec.Name]
 		if !ok {
-			return fmt.Errorf("input %q is missing (the model takes %s)", spec.Name, tensorNames(m.Inputs))
+			return fmt.Errorf("input %q is missing (the model takes %s)", spec.Name, tensorNames(specs))
 		}
 		if t.DataType != spec.DataType {
 			return fmt.Errorf("input %q is %s, the model takes %s", spec.Name, t.DataType, spec.DataType)
@@ -592,9 +601,13 @@ func checkInputs(m *repository.Model, req *kserve.Request) error {
 			return fmt.Errorf("input %q has shape %v, the model takes %v", spec.Name, t.Shape, want)
 		}
 	}
+	outs := repository.RequestTensors(m.Outputs)
 	for _, o := range req.Outputs {
-		if !slices.ContainsFunc(m.Outputs, func(s repository.TensorSpec) bool { return s.Name == o.Name }) {
-			return fmt.Errorf("the model has no output %q (it gives %s)", o.Name, tensorNames(m.Outputs))
+		if !slices.ContainsFunc(outs, func(s repository.TensorSpec) bool { return s.Name == o.Name }) {
+			if m.Config.Sequence.Role(o.Name, false) != "" {
+				return fmt.Errorf("output %q is the model's sequence state, which gpuletd keeps for the next request; it is not answered (the model gives %s)", o.Name, tensorNames(outs))
+			}
+			return fmt.Errorf("the model has no output %q (it gives %s)", o.Name, tensorNames(outs))
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/kserve"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // servedModel resolves {model} and the optional {version} of a request, or
@@ -87,7 +90,10 @@ func (n *node) handleServerMetadata(w http.ResponseWriter, _ *http.Request) {
 }
 
 // tensorMetadata gives the protocol's shapes: -1 leads for batching models.
+// A stateful model's control and state tensors are left out: gpuletd
+// fills them.
 func tensorMetadata(m *repository.Model, specs []repository.TensorSpec) []kserve.TensorMetadata {
+	specs = repository.RequestTensors(specs)
 	out := make([]kserve.TensorMetadata, len(specs))
 	for i, s := range specs {
 		shape := s.Dims
@@ -204,6 +210,9 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 		}
 		cfg["dynamic_batching"] = batching
 	}
+	if sb := tc.GetSequenceBatching(); sb != nil { // as Triton's JSON writes it
+		cfg["sequence_batching"] = protoJSONMap(sb)
+	}
 	if es := tc.GetEnsembleScheduling(); es != nil { // as Triton's JSON writes it
 		var steps []map[string]any
 		for _, st := range es.Step {
@@ -244,6 +253,7 @@ type configTensor struct {
 // protocol's metadata with Triton's type and dims (as tritonConfig gives
 // them) beside it.
 func configTensors(m *repository.Model, specs []repository.TensorSpec, labels map[string]string) []configTensor {
+	specs = repository.RequestTensors(specs)
 	md := tensorMetadata(m, specs)
 	out := make([]configTensor, len(specs))
 	for i, t := range specs {
@@ -336,4 +346,15 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"model_stats": out})
+}
+
+// protoJSONMap is a message as protojson writes it with the .proto's field
+// names, as a JSON object to nest in a document.
+func protoJSONMap(msg proto.Message) map[string]any {
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}.Marshal(msg)
+	out := map[string]any{}
+	if err == nil {
+		_ = json.Unmarshal(b, &out)
+	}
+	return out
 }

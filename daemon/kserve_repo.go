@@ -389,6 +389,7 @@ func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *i
 	}
 	n.uploads.drop(uploaded)
 	n.stale.clear(name)
+	n.seqs.forget(name)
 	n.events.add(EventModelUnload, store.SeverityInfo, "model unloaded", map[string]string{"model": name})
 	for _, step := range slices.Compact(slices.Sorted(slices.Values(steps))) {
 		uploaded, err := n.catalog.unload(step)

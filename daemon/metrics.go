@@ -109,6 +109,7 @@ var (
 	descAssigned      = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
 	descExtraHeadroom = prometheus.NewDesc("gpuletd_model_extra_headroom", "Headroom the miss rule adds to a model's plans over the node's, as a fraction of its estimate (0.25: 25% more), after it missed its SLO on a plan that held none of its load back; 0 when none.", []string{"model"}, nil)
 	descUnscheduled   = prometheus.NewDesc("gpuletd_model_unscheduled_rate", "Request rate of a model that the plan in force could not place (the node is overloaded; requests over the model's share are refused), requests per second; 0 when all of it is placed.", []string{"model"}, nil)
+	descSequences     = prometheus.NewDesc("gpuletd_model_live_sequences", "Live sequences of a stateful model (sequence_batching): started and neither ended nor idle past max_sequence_idle_microseconds; each holds its state tensors in the daemon.", []string{"model"}, nil)
 	descState         = prometheus.NewDesc("gpuletd_model_state", "State of each model and pipeline of the repository: 1 for the state it is in (ready: served; waiting: being profiled or placed; unservable: it cannot be, and its metadata, gpuletd status and the events say why), 0 for the others.", []string{"model", "state"}, nil)
 	descReorg         = prometheus.NewDesc("gpuletd_reorganizations_total", "Plans applied after the first that changed what runs where.", nil, nil)
 	descRestart       = prometheus.NewDesc("gpuletd_executor_restarts_total", "Executors restarted after they died.", nil, nil)
@@ -145,7 +146,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descBatchFactor, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descBatchFactor, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descSequences, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descBesideBytes, descModelBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descPipeFanout, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
@@ -181,6 +182,11 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		collectPlanRates(n, cur.plan, ch)
 	}
 	collectModelStates(n, ch)
+	for _, m := range n.catalog.all() {
+		if m.Config.Sequence != nil {
+			ch <- prometheus.MustNewConstMetric(descSequences, prometheus.GaugeValue, float64(n.seqs.live(m, time.Now())), m.Name)
+		}
+	}
 	if n.tls != nil {
 		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, float64(n.tls.leaf().NotAfter.Unix()))
 	}

@@ -66,6 +66,7 @@ type node struct {
 	// plans count (request_path.go).
 	path  requestPath
 	pipes pipelinePlans // the pipelines' variant mixes (accuracy scaling)
+	seqs  sequences     // stateful models' live sequences
 
 	planMu          sync.Mutex // one plan computed and applied at a time
 	previews        gate       // one plan preview computed at a time

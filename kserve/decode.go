@@ -39,6 +39,8 @@ type Request struct {
 	Timeout time.Duration
 	// Priority is the "priority" parameter; accepted, 0 when absent.
 	Priority int64
+	// Sequence is the request's place in a stateful model's sequence.
+	Sequence SequenceRef
 	// DecodedBytes counts the input bytes decoded from JSON values or typed
 	// gRPC contents and ShmBytes those copied out of shared memory: what the
 	// request's inputs hold beside its body or message (binary data and
@@ -185,7 +187,7 @@ func (r *Request) readParameters(p Parameters) error {
 	if r.Priority, _, err = intParam(p, "priority"); err != nil {
 		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
 	}
-	return nil
+	return r.readSequence(p)
 }
 
 // decodeInput checks one input and takes its data from JSON, from the

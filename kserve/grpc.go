@@ -115,8 +115,8 @@ func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, s
 	return tensor.New(in.Name, dt, in.Shape, data)
 }
 
-// readGRPCParameters reads "timeout" (µs) and "priority"; other parameters
-// are ignored, as in REST.
+// readGRPCParameters reads "timeout" (µs), "priority" and a sequence's
+// parameters; other parameters are ignored, as in REST.
 func (r *Request) readGRPCParameters(p map[string]*pb.InferParameter) error {
 	if v, ok := p["timeout"]; ok {
 		us, err := grpcInt(v)
@@ -134,7 +134,7 @@ func (r *Request) readGRPCParameters(p map[string]*pb.InferParameter) error {
 		}
 		r.Priority = pr
 	}
-	return nil
+	return r.readGRPCSequence(p)
 }
 
 // grpcInt reads an integer parameter given as int64_param or uint64_param.

@@ -32,6 +32,9 @@ type formModel struct {
 	// accuracy).
 	variantOf string
 	accuracy  float64
+	// sequence, when set, is the model's sequence_batching block: a
+	// stateful model, written as a config.pbtxt alone.
+	sequence string
 }
 
 // formTensor is one input or output of a form model: its ONNX type and
@@ -44,6 +47,9 @@ type formTensor struct {
 	sym     string
 	config  []int64
 	reshape []int64
+	// filled: a stateful model's control or state tensor, which the server
+	// fills; the configuration's input and output leave it out.
+	filled bool
 }
 
 // formSLO is the SLO written to config.yaml for the form models: each runs
@@ -164,7 +170,7 @@ func FormModels() []string {
 }
 
 func lookupForm(name string) (formModel, bool) {
-	for _, list := range [][]formModel{forms, pipelineForms} {
+	for _, list := range [][]formModel{forms, pipelineForms, sequenceForms} {
 		if i := slices.IndexFunc(list, func(f formModel) bool { return f.name == name }); i >= 0 {
 			return list[i], true
 		}
@@ -211,7 +217,8 @@ func (f formModel) configPbtxt(seed uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: %s; weights are random (modelzoo seed %d).\n", f.name, f.description, seed)
 	fmt.Fprintf(&b, "name: %q\nplatform: \"onnxruntime_onnx\"\nmax_batch_size: %d\n", f.name, f.maxBatch)
-	list := func(kind string, ts []formTensor) {
+	list := func(kind string, all []formTensor) {
+		ts := slices.DeleteFunc(slices.Clone(all), func(t formTensor) bool { return t.filled })
 		fmt.Fprintf(&b, "%s [\n", kind)
 		for i, t := range ts {
 			fmt.Fprintf(&b, "  {\n    name: %q\n    data_type: %s\n    dims: [%s]\n", t.name, tritonTypeName(t.elem), padDims(t.config))
@@ -228,7 +235,10 @@ func (f formModel) configPbtxt(seed uint64) string {
 	}
 	list("input", f.inputs)
 	list("output", f.outputs)
-	if f.maxBatch > 0 {
+	switch {
+	case f.sequence != "":
+		f.sequencePbtxt(&b)
+	case f.maxBatch > 0:
 		b.WriteString("dynamic_batching { }\n")
 	}
 	b.WriteString("instance_group [ { count: 1, kind: KIND_GPU } ]\n")
@@ -266,6 +276,8 @@ func tritonTypeName(e onnxpb.TensorProto_DataType) string {
 		return "TYPE_BF16"
 	case onnxpb.TensorProto_INT64:
 		return "TYPE_INT64"
+	case onnxpb.TensorProto_UINT64:
+		return "TYPE_UINT64"
 	case onnxpb.TensorProto_STRING:
 		return "TYPE_STRING"
 	}

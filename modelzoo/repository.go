@@ -87,13 +87,17 @@ func WriteRepository(dir string, models []string, seed uint64, opts ...WriteOpti
 // repoEntry is what WriteRepository writes for one model.
 type repoEntry struct {
 	name  string
-	yaml  func(seed uint64) string
+	yaml  func(seed uint64) string // nil: the model has a config.pbtxt alone
 	pbtxt func(seed uint64) string
 }
 
 func entryFor(name string) (repoEntry, error) {
 	if f, ok := lookupForm(name); ok {
-		return repoEntry{name: name, yaml: f.configYAML, pbtxt: f.configPbtxt}, nil
+		e := repoEntry{name: name, yaml: f.configYAML, pbtxt: f.configPbtxt}
+		if f.sequence != "" { // config.yaml has no sequence_batching
+			e.yaml = nil
+		}
+		return e, nil
 	}
 	m, err := Lookup(name)
 	if err != nil {
@@ -130,7 +134,7 @@ func writeModel(dir string, e repoEntry, seed uint64, o writeOptions) error {
 	if err := atomicfile.Write(filepath.Join(versionDir, "model.onnx"), b, 0o644); err != nil {
 		return err
 	}
-	if o.triton {
+	if o.triton || e.yaml == nil {
 		return atomicfile.Write(filepath.Join(dir, e.name, "config.pbtxt"), []byte(e.pbtxt(seed)), 0o644)
 	}
 	return atomicfile.Write(filepath.Join(dir, e.name, "config.yaml"), []byte(e.yaml(seed)), 0o644)

@@ -79,6 +79,9 @@ type ModelConfig struct {
 	// Ensemble is a pipeline's steps (Platform PlatformEnsemble, from a
 	// config.pbtxt's ensemble_scheduling); nil for a model.
 	Ensemble *Ensemble `yaml:"-"`
+	// Sequence is a stateful model's sequence batching (a config.pbtxt's
+	// sequence_batching); nil for a model whose requests stand alone.
+	Sequence *Sequence `yaml:"-"`
 	// VariantOf names the model this one may stand in for in a pipeline's
 	// step (a cheaper variant of it), and Accuracy is the model's accuracy
 	// as a share in (0, 1] (0: not given, taken as 1): a pipeline under
@@ -122,6 +125,10 @@ type TensorSpec struct {
 	// Reshape is the shape the model file takes or gives when it differs
 	// from Dims (a config.pbtxt's reshape; empty and not nil: a scalar).
 	Reshape []int64 `yaml:"-" json:"-"`
+	// Sequence is the tensor's role in a stateful model's sequences
+	// (RoleControl, RoleState), which the daemon fills; "" for one the
+	// requests give or are answered with.
+	Sequence string `yaml:"-" json:"-"`
 }
 
 // maxQueue bounds a model's own queue bound, as the server's is bounded.

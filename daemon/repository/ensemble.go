@@ -282,6 +282,9 @@ func (m *Model) CheckEnsemble(get func(name string) *Model) ([]*Model, error) {
 		case sm.Config.Ensemble != nil:
 			bad("%s: a pipeline; the steps of a pipeline are models", f)
 			continue
+		case sm.Config.Sequence != nil:
+			bad("%s: a stateful model (sequence_batching); a pipeline's requests carry no sequence, so its steps are models whose requests stand alone", f)
+			continue
 		}
 		out[i] = sm
 		for _, in := range sm.Inputs {

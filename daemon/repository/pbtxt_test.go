@@ -154,7 +154,7 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 		{"unknown field", pbtxtEntry(tritonLenet+"max_batch: 4\n", v1), []string{"line 6:1", `unknown field "max_batch" (did you mean max_batch_size?)`}},
 		{"misspelt nested field", pbtxtEntry(lenet(`dims: [ 10 ]`, `dims: [ 10 ] data_typ: TYPE_FP32`), v1), []string{"line 5", `unknown field "data_typ" (did you mean data_type?)`}},
 		{"unknown nested field", pbtxtEntry(lenet(`dims: [ 10 ]`, `dims: [ 10 ] shape: [ 10 ]`), v1), []string{"line 5", `unknown field "shape"`}},
-		{"not served field", pbtxtEntry(tritonLenet+"sequence_batching { }\n", v1), []string{"sequence_batching", "does not serve", "stateful"}},
+		{"not served field", pbtxtEntry(tritonLenet+"batch_input [ { } ]\n", v1), []string{"batch_input", "does not serve", "batch inputs"}},
 		{"wrong type name", pbtxtEntry(lenet("TYPE_FP32", "TYPE_FLOAT"), v1), []string{"line 4", "TYPE_FLOAT is not a value"}},
 		{"missing type", pbtxtEntry(lenet("data_type: TYPE_FP32, ", ""), v1), []string{"input[0].data_type: missing"}},
 		{"dims contradict the file", pbtxtEntry(lenet("dims: [ 1, 28, 28 ]", "dims: [ 3, 28, 28 ]"), v1), []string{`input "input"`, "dims [3 28 28]", "model file's [1 28 28]"}},
@@ -306,7 +306,7 @@ func TestLoadOverride(t *testing.T) {
 		{"slo and batch", `{"name": "m", "platform": "onnxruntime_onnx", "max_batch_size": 4, "parameters": {"slo": {"string_value": "12ms"}}}`, 12 * time.Millisecond, SLOFromOverride, nil},
 		{"typed inputs", `{"max_batch_size": 4, "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [1, 28, 28]}]}`, time.Second, SLOFromDefault, nil},
 		{"unknown field", `{"max_batch": 4}`, 0, "", []string{OverrideSource + " of m", `unknown field "max_batch" (did you mean max_batch_size?)`}},
-		{"not served field", `{"sequence_batching": {}}`, 0, "", []string{"sequence_batching", "does not serve"}},
+		{"not served field", `{"batch_input": [{}]}`, 0, "", []string{"batch_input", "does not serve"}},
 		{"dims contradict the file", `{"max_batch_size": 4, "input": [{"name": "input", "data_type": "TYPE_FP32", "dims": [2, 28, 28]}]}`, 0, "", []string{`input "input"`, "[2 28 28]"}},
 		{"not json", `max_batch_size: 4`, 0, "", []string{OverrideSource}},
 	}

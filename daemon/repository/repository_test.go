@@ -28,6 +28,10 @@ func fakeReader(path string) ([]TensorSpec, []TensorSpec, error) {
 	case "text": // a text encoder: token ids and a mask of any length
 		return []TensorSpec{{Name: "ids", DataType: tensor.Int64, Dims: []int64{-1, -1}}, {Name: "mask", DataType: tensor.Int64, Dims: []int64{-1, -1}}},
 			[]TensorSpec{{Name: "pooled", DataType: tensor.FP32, Dims: []int64{-1, 8}}}, nil
+	case "stateful": // a running sum: its input, a start control, a correlation ID and a state
+		return []TensorSpec{{Name: "INPUT", DataType: tensor.FP32, Dims: []int64{-1, 4}}, {Name: "START", DataType: tensor.FP32, Dims: []int64{-1, 1}},
+				{Name: "CORRID", DataType: tensor.Uint64, Dims: []int64{-1, 1}}, {Name: "ACC", DataType: tensor.FP32, Dims: []int64{-1, 4}}},
+			[]TensorSpec{{Name: "OUTPUT", DataType: tensor.FP32, Dims: []int64{-1, 4}}, {Name: "ACC_NEXT", DataType: tensor.FP32, Dims: []int64{-1, 4}}}, nil
 	case "fixed":
 		return []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{1, 4}}},
 			[]TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{1, 2}}}, nil

@@ -26,6 +26,9 @@ func (m *Model) resolveTensors(read InfoReader) error {
 	if err != nil {
 		return err
 	}
+	if err := m.Config.Sequence.inFile(ins, outs); err != nil {
+		return err
+	}
 	if m.autoBatch {
 		m.autoMaxBatch(ins, outs)
 	}
@@ -35,7 +38,7 @@ func (m *Model) resolveTensors(read InfoReader) error {
 	if m.Outputs, err = m.perRequest("output", outs, m.Config.Outputs); err != nil {
 		return err
 	}
-	return nil
+	return m.resolveSequence()
 }
 
 // perRequest strips the batch dimension from the file's shapes when the model
@@ -61,8 +64,20 @@ func (m *Model) perRequest(kind string, file, configured []TensorSpec) ([]Tensor
 	if len(configured) == 0 {
 		return out, nil
 	}
-	if len(configured) != len(out) {
-		return nil, fmt.Errorf("the configuration lists %d %ss, the model file has %d", len(configured), kind, len(out))
+	// A sequence's control and state tensors are the daemon's: the
+	// configuration leaves them out of its inputs and outputs.
+	filled := 0
+	for _, t := range out {
+		if m.Config.Sequence.Role(t.Name, kind == "input") != "" {
+			filled++
+		}
+	}
+	if len(configured) != len(out)-filled {
+		also := ""
+		if filled > 0 {
+			also = fmt.Sprintf(" (%d besides the %d sequence_batching fills)", len(out)-filled, filled)
+		}
+		return nil, fmt.Errorf("the configuration lists %d %ss, the model file has %d%s", len(configured), kind, len(out), also)
 	}
 	for _, c := range configured {
 		i := slices.IndexFunc(out, func(t TensorSpec) bool { return t.Name == c.Name })

@@ -315,6 +315,58 @@ func (ModelQueuePolicy_TimeoutAction) EnumDescriptor() ([]byte, []int) {
 	return file_model_config_proto_rawDescGZIP(), []int{6, 0}
 }
 
+type ModelSequenceBatching_Control_Kind int32
+
+const (
+	ModelSequenceBatching_Control_CONTROL_SEQUENCE_START  ModelSequenceBatching_Control_Kind = 0
+	ModelSequenceBatching_Control_CONTROL_SEQUENCE_READY  ModelSequenceBatching_Control_Kind = 1
+	ModelSequenceBatching_Control_CONTROL_SEQUENCE_END    ModelSequenceBatching_Control_Kind = 2
+	ModelSequenceBatching_Control_CONTROL_SEQUENCE_CORRID ModelSequenceBatching_Control_Kind = 3
+)
+
+// Enum value maps for ModelSequenceBatching_Control_Kind.
+var (
+	ModelSequenceBatching_Control_Kind_name = map[int32]string{
+		0: "CONTROL_SEQUENCE_START",
+		1: "CONTROL_SEQUENCE_READY",
+		2: "CONTROL_SEQUENCE_END",
+		3: "CONTROL_SEQUENCE_CORRID",
+	}
+	ModelSequenceBatching_Control_Kind_value = map[string]int32{
+		"CONTROL_SEQUENCE_START":  0,
+		"CONTROL_SEQUENCE_READY":  1,
+		"CONTROL_SEQUENCE_END":    2,
+		"CONTROL_SEQUENCE_CORRID": 3,
+	}
+)
+
+func (x ModelSequenceBatching_Control_Kind) Enum() *ModelSequenceBatching_Control_Kind {
+	p := new(ModelSequenceBatching_Control_Kind)
+	*p = x
+	return p
+}
+
+func (x ModelSequenceBatching_Control_Kind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ModelSequenceBatching_Control_Kind) Descriptor() protoreflect.EnumDescriptor {
+	return file_model_config_proto_enumTypes[5].Descriptor()
+}
+
+func (ModelSequenceBatching_Control_Kind) Type() protoreflect.EnumType {
+	return &file_model_config_proto_enumTypes[5]
+}
+
+func (x ModelSequenceBatching_Control_Kind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ModelSequenceBatching_Control_Kind.Descriptor instead.
+func (ModelSequenceBatching_Control_Kind) EnumDescriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8, 0, 0}
+}
+
 // ModelInstanceGroup asks for copies of the model on devices. gpuletd's
 // planner decides placement and copies, so it is reported as ignored.
 type ModelInstanceGroup struct {
@@ -1024,6 +1076,124 @@ func (x *ModelDynamicBatching) GetPriorityQueuePolicy() map[uint64]*ModelQueuePo
 	return nil
 }
 
+// ModelSequenceBatching serves stateful models: the requests of one
+// sequence (one correlation ID) run in order, the server feeding the model
+// control tensors (start, end, ready, the correlation ID) and carrying state
+// tensors from one request's outputs to the next one's inputs.
+type ModelSequenceBatching struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to StrategyChoice:
+	//
+	//	*ModelSequenceBatching_Direct
+	//	*ModelSequenceBatching_Oldest
+	StrategyChoice              isModelSequenceBatching_StrategyChoice `protobuf_oneof:"strategy_choice"`
+	MaxSequenceIdleMicroseconds uint64                                 `protobuf:"varint,1,opt,name=max_sequence_idle_microseconds,json=maxSequenceIdleMicroseconds,proto3" json:"max_sequence_idle_microseconds,omitempty"`
+	ControlInput                []*ModelSequenceBatching_ControlInput  `protobuf:"bytes,2,rep,name=control_input,json=controlInput,proto3" json:"control_input,omitempty"`
+	State                       []*ModelSequenceBatching_State         `protobuf:"bytes,5,rep,name=state,proto3" json:"state,omitempty"`
+	IterativeSequence           bool                                   `protobuf:"varint,6,opt,name=iterative_sequence,json=iterativeSequence,proto3" json:"iterative_sequence,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
+}
+
+func (x *ModelSequenceBatching) Reset() {
+	*x = ModelSequenceBatching{}
+	mi := &file_model_config_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSequenceBatching) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSequenceBatching) ProtoMessage() {}
+
+func (x *ModelSequenceBatching) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSequenceBatching.ProtoReflect.Descriptor instead.
+func (*ModelSequenceBatching) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ModelSequenceBatching) GetStrategyChoice() isModelSequenceBatching_StrategyChoice {
+	if x != nil {
+		return x.StrategyChoice
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching) GetDirect() *ModelSequenceBatching_StrategyDirect {
+	if x != nil {
+		if x, ok := x.StrategyChoice.(*ModelSequenceBatching_Direct); ok {
+			return x.Direct
+		}
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching) GetOldest() *ModelSequenceBatching_StrategyOldest {
+	if x != nil {
+		if x, ok := x.StrategyChoice.(*ModelSequenceBatching_Oldest); ok {
+			return x.Oldest
+		}
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching) GetMaxSequenceIdleMicroseconds() uint64 {
+	if x != nil {
+		return x.MaxSequenceIdleMicroseconds
+	}
+	return 0
+}
+
+func (x *ModelSequenceBatching) GetControlInput() []*ModelSequenceBatching_ControlInput {
+	if x != nil {
+		return x.ControlInput
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching) GetState() []*ModelSequenceBatching_State {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching) GetIterativeSequence() bool {
+	if x != nil {
+		return x.IterativeSequence
+	}
+	return false
+}
+
+type isModelSequenceBatching_StrategyChoice interface {
+	isModelSequenceBatching_StrategyChoice()
+}
+
+type ModelSequenceBatching_Direct struct {
+	Direct *ModelSequenceBatching_StrategyDirect `protobuf:"bytes,3,opt,name=direct,proto3,oneof"`
+}
+
+type ModelSequenceBatching_Oldest struct {
+	Oldest *ModelSequenceBatching_StrategyOldest `protobuf:"bytes,4,opt,name=oldest,proto3,oneof"`
+}
+
+func (*ModelSequenceBatching_Direct) isModelSequenceBatching_StrategyChoice() {}
+
+func (*ModelSequenceBatching_Oldest) isModelSequenceBatching_StrategyChoice() {}
+
 // ModelEnsembling chains models into a pipeline.
 type ModelEnsembling struct {
 	state               protoimpl.MessageState  `protogen:"open.v1"`
@@ -1035,7 +1205,7 @@ type ModelEnsembling struct {
 
 func (x *ModelEnsembling) Reset() {
 	*x = ModelEnsembling{}
-	mi := &file_model_config_proto_msgTypes[8]
+	mi := &file_model_config_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1217,7 @@ func (x *ModelEnsembling) String() string {
 func (*ModelEnsembling) ProtoMessage() {}
 
 func (x *ModelEnsembling) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[8]
+	mi := &file_model_config_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1230,7 @@ func (x *ModelEnsembling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEnsembling.ProtoReflect.Descriptor instead.
 func (*ModelEnsembling) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{8}
+	return file_model_config_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ModelEnsembling) GetStep() []*ModelEnsembling_Step {
@@ -1087,7 +1257,7 @@ type ModelParameter struct {
 
 func (x *ModelParameter) Reset() {
 	*x = ModelParameter{}
-	mi := &file_model_config_proto_msgTypes[9]
+	mi := &file_model_config_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1269,7 @@ func (x *ModelParameter) String() string {
 func (*ModelParameter) ProtoMessage() {}
 
 func (x *ModelParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[9]
+	mi := &file_model_config_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1282,7 @@ func (x *ModelParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelParameter.ProtoReflect.Descriptor instead.
 func (*ModelParameter) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{9}
+	return file_model_config_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ModelParameter) GetStringValue() string {
@@ -1135,7 +1305,7 @@ type ModelWarmup struct {
 
 func (x *ModelWarmup) Reset() {
 	*x = ModelWarmup{}
-	mi := &file_model_config_proto_msgTypes[10]
+	mi := &file_model_config_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1317,7 @@ func (x *ModelWarmup) String() string {
 func (*ModelWarmup) ProtoMessage() {}
 
 func (x *ModelWarmup) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[10]
+	mi := &file_model_config_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1330,7 @@ func (x *ModelWarmup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelWarmup.ProtoReflect.Descriptor instead.
 func (*ModelWarmup) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{10}
+	return file_model_config_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ModelWarmup) GetName() string {
@@ -1202,7 +1372,7 @@ type ModelTransactionPolicy struct {
 
 func (x *ModelTransactionPolicy) Reset() {
 	*x = ModelTransactionPolicy{}
-	mi := &file_model_config_proto_msgTypes[11]
+	mi := &file_model_config_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1384,7 @@ func (x *ModelTransactionPolicy) String() string {
 func (*ModelTransactionPolicy) ProtoMessage() {}
 
 func (x *ModelTransactionPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[11]
+	mi := &file_model_config_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1397,7 @@ func (x *ModelTransactionPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelTransactionPolicy.ProtoReflect.Descriptor instead.
 func (*ModelTransactionPolicy) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{11}
+	return file_model_config_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ModelTransactionPolicy) GetDecoupled() bool {
@@ -1247,7 +1417,7 @@ type ModelResponseCache struct {
 
 func (x *ModelResponseCache) Reset() {
 	*x = ModelResponseCache{}
-	mi := &file_model_config_proto_msgTypes[12]
+	mi := &file_model_config_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1429,7 @@ func (x *ModelResponseCache) String() string {
 func (*ModelResponseCache) ProtoMessage() {}
 
 func (x *ModelResponseCache) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[12]
+	mi := &file_model_config_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1442,7 @@ func (x *ModelResponseCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelResponseCache.ProtoReflect.Descriptor instead.
 func (*ModelResponseCache) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{12}
+	return file_model_config_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ModelResponseCache) GetEnable() bool {
@@ -1300,6 +1470,7 @@ type ModelConfig struct {
 	// Types that are valid to be assigned to SchedulingChoice:
 	//
 	//	*ModelConfig_DynamicBatching
+	//	*ModelConfig_SequenceBatching
 	//	*ModelConfig_EnsembleScheduling
 	SchedulingChoice       isModelConfig_SchedulingChoice `protobuf_oneof:"scheduling_choice"`
 	Parameters             map[string]*ModelParameter     `protobuf:"bytes,14,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -1314,7 +1485,7 @@ type ModelConfig struct {
 
 func (x *ModelConfig) Reset() {
 	*x = ModelConfig{}
-	mi := &file_model_config_proto_msgTypes[13]
+	mi := &file_model_config_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1326,7 +1497,7 @@ func (x *ModelConfig) String() string {
 func (*ModelConfig) ProtoMessage() {}
 
 func (x *ModelConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[13]
+	mi := &file_model_config_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1339,7 +1510,7 @@ func (x *ModelConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelConfig.ProtoReflect.Descriptor instead.
 func (*ModelConfig) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{13}
+	return file_model_config_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ModelConfig) GetName() string {
@@ -1421,6 +1592,15 @@ func (x *ModelConfig) GetDynamicBatching() *ModelDynamicBatching {
 	return nil
 }
 
+func (x *ModelConfig) GetSequenceBatching() *ModelSequenceBatching {
+	if x != nil {
+		if x, ok := x.SchedulingChoice.(*ModelConfig_SequenceBatching); ok {
+			return x.SequenceBatching
+		}
+	}
+	return nil
+}
+
 func (x *ModelConfig) GetEnsembleScheduling() *ModelEnsembling {
 	if x != nil {
 		if x, ok := x.SchedulingChoice.(*ModelConfig_EnsembleScheduling); ok {
@@ -1480,11 +1660,17 @@ type ModelConfig_DynamicBatching struct {
 	DynamicBatching *ModelDynamicBatching `protobuf:"bytes,11,opt,name=dynamic_batching,json=dynamicBatching,proto3,oneof"`
 }
 
+type ModelConfig_SequenceBatching struct {
+	SequenceBatching *ModelSequenceBatching `protobuf:"bytes,13,opt,name=sequence_batching,json=sequenceBatching,proto3,oneof"`
+}
+
 type ModelConfig_EnsembleScheduling struct {
 	EnsembleScheduling *ModelEnsembling `protobuf:"bytes,15,opt,name=ensemble_scheduling,json=ensembleScheduling,proto3,oneof"`
 }
 
 func (*ModelConfig_DynamicBatching) isModelConfig_SchedulingChoice() {}
+
+func (*ModelConfig_SequenceBatching) isModelConfig_SchedulingChoice() {}
 
 func (*ModelConfig_EnsembleScheduling) isModelConfig_SchedulingChoice() {}
 
@@ -1498,7 +1684,7 @@ type ModelVersionPolicy_Latest struct {
 
 func (x *ModelVersionPolicy_Latest) Reset() {
 	*x = ModelVersionPolicy_Latest{}
-	mi := &file_model_config_proto_msgTypes[14]
+	mi := &file_model_config_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1696,7 @@ func (x *ModelVersionPolicy_Latest) String() string {
 func (*ModelVersionPolicy_Latest) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_Latest) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[14]
+	mi := &file_model_config_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1728,7 @@ type ModelVersionPolicy_All struct {
 
 func (x *ModelVersionPolicy_All) Reset() {
 	*x = ModelVersionPolicy_All{}
-	mi := &file_model_config_proto_msgTypes[15]
+	mi := &file_model_config_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1740,7 @@ func (x *ModelVersionPolicy_All) String() string {
 func (*ModelVersionPolicy_All) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_All) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[15]
+	mi := &file_model_config_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1766,7 @@ type ModelVersionPolicy_Specific struct {
 
 func (x *ModelVersionPolicy_Specific) Reset() {
 	*x = ModelVersionPolicy_Specific{}
-	mi := &file_model_config_proto_msgTypes[16]
+	mi := &file_model_config_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1778,7 @@ func (x *ModelVersionPolicy_Specific) String() string {
 func (*ModelVersionPolicy_Specific) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_Specific) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[16]
+	mi := &file_model_config_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1624,7 +1810,7 @@ type ModelOptimizationPolicy_Graph struct {
 
 func (x *ModelOptimizationPolicy_Graph) Reset() {
 	*x = ModelOptimizationPolicy_Graph{}
-	mi := &file_model_config_proto_msgTypes[17]
+	mi := &file_model_config_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1822,7 @@ func (x *ModelOptimizationPolicy_Graph) String() string {
 func (*ModelOptimizationPolicy_Graph) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_Graph) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[17]
+	mi := &file_model_config_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +1856,7 @@ type ModelOptimizationPolicy_Cuda struct {
 
 func (x *ModelOptimizationPolicy_Cuda) Reset() {
 	*x = ModelOptimizationPolicy_Cuda{}
-	mi := &file_model_config_proto_msgTypes[18]
+	mi := &file_model_config_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1682,7 +1868,7 @@ func (x *ModelOptimizationPolicy_Cuda) String() string {
 func (*ModelOptimizationPolicy_Cuda) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_Cuda) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[18]
+	mi := &file_model_config_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1729,7 +1915,7 @@ type ModelOptimizationPolicy_ExecutionAccelerators struct {
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators) Reset() {
 	*x = ModelOptimizationPolicy_ExecutionAccelerators{}
-	mi := &file_model_config_proto_msgTypes[19]
+	mi := &file_model_config_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1927,7 @@ func (x *ModelOptimizationPolicy_ExecutionAccelerators) String() string {
 func (*ModelOptimizationPolicy_ExecutionAccelerators) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[19]
+	mi := &file_model_config_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +1966,7 @@ type ModelOptimizationPolicy_PinnedMemoryBuffer struct {
 
 func (x *ModelOptimizationPolicy_PinnedMemoryBuffer) Reset() {
 	*x = ModelOptimizationPolicy_PinnedMemoryBuffer{}
-	mi := &file_model_config_proto_msgTypes[20]
+	mi := &file_model_config_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1978,7 @@ func (x *ModelOptimizationPolicy_PinnedMemoryBuffer) String() string {
 func (*ModelOptimizationPolicy_PinnedMemoryBuffer) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_PinnedMemoryBuffer) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[20]
+	mi := &file_model_config_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1825,7 +2011,7 @@ type ModelOptimizationPolicy_ExecutionAccelerators_Accelerator struct {
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) Reset() {
 	*x = ModelOptimizationPolicy_ExecutionAccelerators_Accelerator{}
-	mi := &file_model_config_proto_msgTypes[21]
+	mi := &file_model_config_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +2023,7 @@ func (x *ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) String() str
 func (*ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[21]
+	mi := &file_model_config_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,6 +2053,457 @@ func (x *ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) GetParameter
 	return nil
 }
 
+type ModelSequenceBatching_Control struct {
+	state protoimpl.MessageState             `protogen:"open.v1"`
+	Kind  ModelSequenceBatching_Control_Kind `protobuf:"varint,1,opt,name=kind,proto3,enum=inference.ModelSequenceBatching_Control_Kind" json:"kind,omitempty"`
+	// The false and true values, in the tensor's type.
+	Int32FalseTrue []int32   `protobuf:"varint,2,rep,packed,name=int32_false_true,json=int32FalseTrue,proto3" json:"int32_false_true,omitempty"`
+	Fp32FalseTrue  []float32 `protobuf:"fixed32,3,rep,packed,name=fp32_false_true,json=fp32FalseTrue,proto3" json:"fp32_false_true,omitempty"`
+	BoolFalseTrue  []bool    `protobuf:"varint,5,rep,packed,name=bool_false_true,json=boolFalseTrue,proto3" json:"bool_false_true,omitempty"`
+	// The correlation ID's type (CONTROL_SEQUENCE_CORRID).
+	DataType      DataType `protobuf:"varint,4,opt,name=data_type,json=dataType,proto3,enum=inference.DataType" json:"data_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelSequenceBatching_Control) Reset() {
+	*x = ModelSequenceBatching_Control{}
+	mi := &file_model_config_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSequenceBatching_Control) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSequenceBatching_Control) ProtoMessage() {}
+
+func (x *ModelSequenceBatching_Control) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSequenceBatching_Control.ProtoReflect.Descriptor instead.
+func (*ModelSequenceBatching_Control) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8, 0}
+}
+
+func (x *ModelSequenceBatching_Control) GetKind() ModelSequenceBatching_Control_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return ModelSequenceBatching_Control_CONTROL_SEQUENCE_START
+}
+
+func (x *ModelSequenceBatching_Control) GetInt32FalseTrue() []int32 {
+	if x != nil {
+		return x.Int32FalseTrue
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_Control) GetFp32FalseTrue() []float32 {
+	if x != nil {
+		return x.Fp32FalseTrue
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_Control) GetBoolFalseTrue() []bool {
+	if x != nil {
+		return x.BoolFalseTrue
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_Control) GetDataType() DataType {
+	if x != nil {
+		return x.DataType
+	}
+	return DataType_TYPE_INVALID
+}
+
+type ModelSequenceBatching_ControlInput struct {
+	state         protoimpl.MessageState           `protogen:"open.v1"`
+	Name          string                           `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Control       []*ModelSequenceBatching_Control `protobuf:"bytes,2,rep,name=control,proto3" json:"control,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelSequenceBatching_ControlInput) Reset() {
+	*x = ModelSequenceBatching_ControlInput{}
+	mi := &file_model_config_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSequenceBatching_ControlInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSequenceBatching_ControlInput) ProtoMessage() {}
+
+func (x *ModelSequenceBatching_ControlInput) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSequenceBatching_ControlInput.ProtoReflect.Descriptor instead.
+func (*ModelSequenceBatching_ControlInput) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8, 1}
+}
+
+func (x *ModelSequenceBatching_ControlInput) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ModelSequenceBatching_ControlInput) GetControl() []*ModelSequenceBatching_Control {
+	if x != nil {
+		return x.Control
+	}
+	return nil
+}
+
+type ModelSequenceBatching_InitialState struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	DataType DataType               `protobuf:"varint,1,opt,name=data_type,json=dataType,proto3,enum=inference.DataType" json:"data_type,omitempty"`
+	Dims     []int64                `protobuf:"varint,2,rep,packed,name=dims,proto3" json:"dims,omitempty"`
+	// Types that are valid to be assigned to StateData:
+	//
+	//	*ModelSequenceBatching_InitialState_ZeroData
+	//	*ModelSequenceBatching_InitialState_DataFile
+	StateData     isModelSequenceBatching_InitialState_StateData `protobuf_oneof:"state_data"`
+	Name          string                                         `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelSequenceBatching_InitialState) Reset() {
+	*x = ModelSequenceBatching_InitialState{}
+	mi := &file_model_config_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSequenceBatching_InitialState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSequenceBatching_InitialState) ProtoMessage() {}
+
+func (x *ModelSequenceBatching_InitialState) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSequenceBatching_InitialState.ProtoReflect.Descriptor instead.
+func (*ModelSequenceBatching_InitialState) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8, 2}
+}
+
+func (x *ModelSequenceBatching_InitialState) GetDataType() DataType {
+	if x != nil {
+		return x.DataType
+	}
+	return DataType_TYPE_INVALID
+}
+
+func (x *ModelSequenceBatching_InitialState) GetDims() []int64 {
+	if x != nil {
+		return x.Dims
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_InitialState) GetStateData() isModelSequenceBatching_InitialState_StateData {
+	if x != nil {
+		return x.StateData
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_InitialState) GetZeroData() bool {
+	if x != nil {
+		if x, ok := x.StateData.(*ModelSequenceBatching_InitialState_ZeroData); ok {
+			return x.ZeroData
+		}
+	}
+	return false
+}
+
+func (x *ModelSequenceBatching_InitialState) GetDataFile() string {
+	if x != nil {
+		if x, ok := x.StateData.(*ModelSequenceBatching_InitialState_DataFile); ok {
+			return x.DataFile
+		}
+	}
+	return ""
+}
+
+func (x *ModelSequenceBatching_InitialState) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type isModelSequenceBatching_InitialState_StateData interface {
+	isModelSequenceBatching_InitialState_StateData()
+}
+
+type ModelSequenceBatching_InitialState_ZeroData struct {
+	ZeroData bool `protobuf:"varint,3,opt,name=zero_data,json=zeroData,proto3,oneof"`
+}
+
+type ModelSequenceBatching_InitialState_DataFile struct {
+	// A file in the model folder's initial_state folder.
+	DataFile string `protobuf:"bytes,4,opt,name=data_file,json=dataFile,proto3,oneof"`
+}
+
+func (*ModelSequenceBatching_InitialState_ZeroData) isModelSequenceBatching_InitialState_StateData() {
+}
+
+func (*ModelSequenceBatching_InitialState_DataFile) isModelSequenceBatching_InitialState_StateData() {
+}
+
+type ModelSequenceBatching_State struct {
+	state                       protoimpl.MessageState                `protogen:"open.v1"`
+	InputName                   string                                `protobuf:"bytes,1,opt,name=input_name,json=inputName,proto3" json:"input_name,omitempty"`
+	OutputName                  string                                `protobuf:"bytes,2,opt,name=output_name,json=outputName,proto3" json:"output_name,omitempty"`
+	DataType                    DataType                              `protobuf:"varint,3,opt,name=data_type,json=dataType,proto3,enum=inference.DataType" json:"data_type,omitempty"`
+	Dims                        []int64                               `protobuf:"varint,4,rep,packed,name=dims,proto3" json:"dims,omitempty"`
+	InitialState                []*ModelSequenceBatching_InitialState `protobuf:"bytes,5,rep,name=initial_state,json=initialState,proto3" json:"initial_state,omitempty"`
+	UseSameBufferForInputOutput bool                                  `protobuf:"varint,6,opt,name=use_same_buffer_for_input_output,json=useSameBufferForInputOutput,proto3" json:"use_same_buffer_for_input_output,omitempty"`
+	UseGrowableMemory           bool                                  `protobuf:"varint,7,opt,name=use_growable_memory,json=useGrowableMemory,proto3" json:"use_growable_memory,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
+}
+
+func (x *ModelSequenceBatching_State) Reset() {
+	*x = ModelSequenceBatching_State{}
+	mi := &file_model_config_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSequenceBatching_State) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSequenceBatching_State) ProtoMessage() {}
+
+func (x *ModelSequenceBatching_State) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSequenceBatching_State.ProtoReflect.Descriptor instead.
+func (*ModelSequenceBatching_State) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8, 3}
+}
+
+func (x *ModelSequenceBatching_State) GetInputName() string {
+	if x != nil {
+		return x.InputName
+	}
+	return ""
+}
+
+func (x *ModelSequenceBatching_State) GetOutputName() string {
+	if x != nil {
+		return x.OutputName
+	}
+	return ""
+}
+
+func (x *ModelSequenceBatching_State) GetDataType() DataType {
+	if x != nil {
+		return x.DataType
+	}
+	return DataType_TYPE_INVALID
+}
+
+func (x *ModelSequenceBatching_State) GetDims() []int64 {
+	if x != nil {
+		return x.Dims
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_State) GetInitialState() []*ModelSequenceBatching_InitialState {
+	if x != nil {
+		return x.InitialState
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_State) GetUseSameBufferForInputOutput() bool {
+	if x != nil {
+		return x.UseSameBufferForInputOutput
+	}
+	return false
+}
+
+func (x *ModelSequenceBatching_State) GetUseGrowableMemory() bool {
+	if x != nil {
+		return x.UseGrowableMemory
+	}
+	return false
+}
+
+type ModelSequenceBatching_StrategyDirect struct {
+	state                     protoimpl.MessageState `protogen:"open.v1"`
+	MaxQueueDelayMicroseconds uint64                 `protobuf:"varint,1,opt,name=max_queue_delay_microseconds,json=maxQueueDelayMicroseconds,proto3" json:"max_queue_delay_microseconds,omitempty"`
+	MinimumSlotUtilization    float32                `protobuf:"fixed32,2,opt,name=minimum_slot_utilization,json=minimumSlotUtilization,proto3" json:"minimum_slot_utilization,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *ModelSequenceBatching_StrategyDirect) Reset() {
+	*x = ModelSequenceBatching_StrategyDirect{}
+	mi := &file_model_config_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSequenceBatching_StrategyDirect) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSequenceBatching_StrategyDirect) ProtoMessage() {}
+
+func (x *ModelSequenceBatching_StrategyDirect) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSequenceBatching_StrategyDirect.ProtoReflect.Descriptor instead.
+func (*ModelSequenceBatching_StrategyDirect) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8, 4}
+}
+
+func (x *ModelSequenceBatching_StrategyDirect) GetMaxQueueDelayMicroseconds() uint64 {
+	if x != nil {
+		return x.MaxQueueDelayMicroseconds
+	}
+	return 0
+}
+
+func (x *ModelSequenceBatching_StrategyDirect) GetMinimumSlotUtilization() float32 {
+	if x != nil {
+		return x.MinimumSlotUtilization
+	}
+	return 0
+}
+
+type ModelSequenceBatching_StrategyOldest struct {
+	state                     protoimpl.MessageState `protogen:"open.v1"`
+	MaxCandidateSequences     int32                  `protobuf:"varint,1,opt,name=max_candidate_sequences,json=maxCandidateSequences,proto3" json:"max_candidate_sequences,omitempty"`
+	PreferredBatchSize        []int32                `protobuf:"varint,2,rep,packed,name=preferred_batch_size,json=preferredBatchSize,proto3" json:"preferred_batch_size,omitempty"`
+	MaxQueueDelayMicroseconds uint64                 `protobuf:"varint,3,opt,name=max_queue_delay_microseconds,json=maxQueueDelayMicroseconds,proto3" json:"max_queue_delay_microseconds,omitempty"`
+	PreserveOrdering          bool                   `protobuf:"varint,4,opt,name=preserve_ordering,json=preserveOrdering,proto3" json:"preserve_ordering,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *ModelSequenceBatching_StrategyOldest) Reset() {
+	*x = ModelSequenceBatching_StrategyOldest{}
+	mi := &file_model_config_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelSequenceBatching_StrategyOldest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelSequenceBatching_StrategyOldest) ProtoMessage() {}
+
+func (x *ModelSequenceBatching_StrategyOldest) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelSequenceBatching_StrategyOldest.ProtoReflect.Descriptor instead.
+func (*ModelSequenceBatching_StrategyOldest) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{8, 5}
+}
+
+func (x *ModelSequenceBatching_StrategyOldest) GetMaxCandidateSequences() int32 {
+	if x != nil {
+		return x.MaxCandidateSequences
+	}
+	return 0
+}
+
+func (x *ModelSequenceBatching_StrategyOldest) GetPreferredBatchSize() []int32 {
+	if x != nil {
+		return x.PreferredBatchSize
+	}
+	return nil
+}
+
+func (x *ModelSequenceBatching_StrategyOldest) GetMaxQueueDelayMicroseconds() uint64 {
+	if x != nil {
+		return x.MaxQueueDelayMicroseconds
+	}
+	return 0
+}
+
+func (x *ModelSequenceBatching_StrategyOldest) GetPreserveOrdering() bool {
+	if x != nil {
+		return x.PreserveOrdering
+	}
+	return false
+}
+
 type ModelEnsembling_Step struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	ModelName      string                 `protobuf:"bytes,1,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
@@ -1880,7 +2517,7 @@ type ModelEnsembling_Step struct {
 
 func (x *ModelEnsembling_Step) Reset() {
 	*x = ModelEnsembling_Step{}
-	mi := &file_model_config_proto_msgTypes[24]
+	mi := &file_model_config_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2529,7 @@ func (x *ModelEnsembling_Step) String() string {
 func (*ModelEnsembling_Step) ProtoMessage() {}
 
 func (x *ModelEnsembling_Step) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[24]
+	mi := &file_model_config_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2542,7 @@ func (x *ModelEnsembling_Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelEnsembling_Step.ProtoReflect.Descriptor instead.
 func (*ModelEnsembling_Step) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{8, 0}
+	return file_model_config_proto_rawDescGZIP(), []int{9, 0}
 }
 
 func (x *ModelEnsembling_Step) GetModelName() string {
@@ -1959,7 +2596,7 @@ type ModelWarmup_Input struct {
 
 func (x *ModelWarmup_Input) Reset() {
 	*x = ModelWarmup_Input{}
-	mi := &file_model_config_proto_msgTypes[27]
+	mi := &file_model_config_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1971,7 +2608,7 @@ func (x *ModelWarmup_Input) String() string {
 func (*ModelWarmup_Input) ProtoMessage() {}
 
 func (x *ModelWarmup_Input) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[27]
+	mi := &file_model_config_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1984,7 +2621,7 @@ func (x *ModelWarmup_Input) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelWarmup_Input.ProtoReflect.Descriptor instead.
 func (*ModelWarmup_Input) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{10, 0}
+	return file_model_config_proto_rawDescGZIP(), []int{11, 0}
 }
 
 func (x *ModelWarmup_Input) GetDataType() DataType {
@@ -2163,7 +2800,55 @@ const file_model_config_proto_rawDesc = "" +
 	"\x15priority_queue_policy\x18\a \x03(\v28.inference.ModelDynamicBatching.PriorityQueuePolicyEntryR\x13priorityQueuePolicy\x1ac\n" +
 	"\x18PriorityQueuePolicyEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x04R\x03key\x121\n" +
-	"\x05value\x18\x02 \x01(\v2\x1b.inference.ModelQueuePolicyR\x05value:\x028\x01\"\x86\x04\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.inference.ModelQueuePolicyR\x05value:\x028\x01\"\xab\x0e\n" +
+	"\x15ModelSequenceBatching\x12I\n" +
+	"\x06direct\x18\x03 \x01(\v2/.inference.ModelSequenceBatching.StrategyDirectH\x00R\x06direct\x12I\n" +
+	"\x06oldest\x18\x04 \x01(\v2/.inference.ModelSequenceBatching.StrategyOldestH\x00R\x06oldest\x12C\n" +
+	"\x1emax_sequence_idle_microseconds\x18\x01 \x01(\x04R\x1bmaxSequenceIdleMicroseconds\x12R\n" +
+	"\rcontrol_input\x18\x02 \x03(\v2-.inference.ModelSequenceBatching.ControlInputR\fcontrolInput\x12<\n" +
+	"\x05state\x18\x05 \x03(\v2&.inference.ModelSequenceBatching.StateR\x05state\x12-\n" +
+	"\x12iterative_sequence\x18\x06 \x01(\bR\x11iterativeSequence\x1a\xef\x02\n" +
+	"\aControl\x12A\n" +
+	"\x04kind\x18\x01 \x01(\x0e2-.inference.ModelSequenceBatching.Control.KindR\x04kind\x12(\n" +
+	"\x10int32_false_true\x18\x02 \x03(\x05R\x0eint32FalseTrue\x12&\n" +
+	"\x0ffp32_false_true\x18\x03 \x03(\x02R\rfp32FalseTrue\x12&\n" +
+	"\x0fbool_false_true\x18\x05 \x03(\bR\rboolFalseTrue\x120\n" +
+	"\tdata_type\x18\x04 \x01(\x0e2\x13.inference.DataTypeR\bdataType\"u\n" +
+	"\x04Kind\x12\x1a\n" +
+	"\x16CONTROL_SEQUENCE_START\x10\x00\x12\x1a\n" +
+	"\x16CONTROL_SEQUENCE_READY\x10\x01\x12\x18\n" +
+	"\x14CONTROL_SEQUENCE_END\x10\x02\x12\x1b\n" +
+	"\x17CONTROL_SEQUENCE_CORRID\x10\x03\x1af\n" +
+	"\fControlInput\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12B\n" +
+	"\acontrol\x18\x02 \x03(\v2(.inference.ModelSequenceBatching.ControlR\acontrol\x1a\xb4\x01\n" +
+	"\fInitialState\x120\n" +
+	"\tdata_type\x18\x01 \x01(\x0e2\x13.inference.DataTypeR\bdataType\x12\x12\n" +
+	"\x04dims\x18\x02 \x03(\x03R\x04dims\x12\x1d\n" +
+	"\tzero_data\x18\x03 \x01(\bH\x00R\bzeroData\x12\x1d\n" +
+	"\tdata_file\x18\x04 \x01(\tH\x00R\bdataFile\x12\x12\n" +
+	"\x04name\x18\x05 \x01(\tR\x04nameB\f\n" +
+	"\n" +
+	"state_data\x1a\xd8\x02\n" +
+	"\x05State\x12\x1d\n" +
+	"\n" +
+	"input_name\x18\x01 \x01(\tR\tinputName\x12\x1f\n" +
+	"\voutput_name\x18\x02 \x01(\tR\n" +
+	"outputName\x120\n" +
+	"\tdata_type\x18\x03 \x01(\x0e2\x13.inference.DataTypeR\bdataType\x12\x12\n" +
+	"\x04dims\x18\x04 \x03(\x03R\x04dims\x12R\n" +
+	"\rinitial_state\x18\x05 \x03(\v2-.inference.ModelSequenceBatching.InitialStateR\finitialState\x12E\n" +
+	" use_same_buffer_for_input_output\x18\x06 \x01(\bR\x1buseSameBufferForInputOutput\x12.\n" +
+	"\x13use_growable_memory\x18\a \x01(\bR\x11useGrowableMemory\x1a\x8b\x01\n" +
+	"\x0eStrategyDirect\x12?\n" +
+	"\x1cmax_queue_delay_microseconds\x18\x01 \x01(\x04R\x19maxQueueDelayMicroseconds\x128\n" +
+	"\x18minimum_slot_utilization\x18\x02 \x01(\x02R\x16minimumSlotUtilization\x1a\xe8\x01\n" +
+	"\x0eStrategyOldest\x126\n" +
+	"\x17max_candidate_sequences\x18\x01 \x01(\x05R\x15maxCandidateSequences\x120\n" +
+	"\x14preferred_batch_size\x18\x02 \x03(\x05R\x12preferredBatchSize\x12?\n" +
+	"\x1cmax_queue_delay_microseconds\x18\x03 \x01(\x04R\x19maxQueueDelayMicroseconds\x12+\n" +
+	"\x11preserve_ordering\x18\x04 \x01(\bR\x10preserveOrderingB\x11\n" +
+	"\x0fstrategy_choice\"\x86\x04\n" +
 	"\x0fModelEnsembling\x123\n" +
 	"\x04step\x18\x01 \x03(\v2\x1f.inference.ModelEnsembling.StepR\x04step\x122\n" +
 	"\x15max_inflight_requests\x18\x02 \x01(\rR\x13maxInflightRequests\x1a\x89\x03\n" +
@@ -2203,7 +2888,7 @@ const file_model_config_proto_rawDesc = "" +
 	"\x16ModelTransactionPolicy\x12\x1c\n" +
 	"\tdecoupled\x18\x01 \x01(\bR\tdecoupled\",\n" +
 	"\x12ModelResponseCache\x12\x16\n" +
-	"\x06enable\x18\x01 \x01(\bR\x06enable\"\xc8\b\n" +
+	"\x06enable\x18\x01 \x01(\bR\x06enable\"\x99\t\n" +
 	"\vModelConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bplatform\x18\x02 \x01(\tR\bplatform\x12D\n" +
@@ -2214,7 +2899,8 @@ const file_model_config_proto_rawDesc = "" +
 	"\x0einstance_group\x18\a \x03(\v2\x1d.inference.ModelInstanceGroupR\rinstanceGroup\x124\n" +
 	"\x16default_model_filename\x18\b \x01(\tR\x14defaultModelFilename\x12F\n" +
 	"\foptimization\x18\f \x01(\v2\".inference.ModelOptimizationPolicyR\foptimization\x12L\n" +
-	"\x10dynamic_batching\x18\v \x01(\v2\x1f.inference.ModelDynamicBatchingH\x00R\x0fdynamicBatching\x12M\n" +
+	"\x10dynamic_batching\x18\v \x01(\v2\x1f.inference.ModelDynamicBatchingH\x00R\x0fdynamicBatching\x12O\n" +
+	"\x11sequence_batching\x18\r \x01(\v2 .inference.ModelSequenceBatchingH\x00R\x10sequenceBatching\x12M\n" +
 	"\x13ensemble_scheduling\x18\x0f \x01(\v2\x1a.inference.ModelEnsemblingH\x00R\x12ensembleScheduling\x12F\n" +
 	"\n" +
 	"parameters\x18\x0e \x03(\v2&.inference.ModelConfig.ParametersEntryR\n" +
@@ -2263,91 +2949,110 @@ func file_model_config_proto_rawDescGZIP() []byte {
 	return file_model_config_proto_rawDescData
 }
 
-var file_model_config_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_model_config_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_model_config_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_model_config_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_model_config_proto_goTypes = []any{
 	(DataType)(0),                                                     // 0: inference.DataType
 	(ModelInstanceGroup_Kind)(0),                                      // 1: inference.ModelInstanceGroup.Kind
 	(ModelInput_Format)(0),                                            // 2: inference.ModelInput.Format
 	(ModelOptimizationPolicy_ModelPriority)(0),                        // 3: inference.ModelOptimizationPolicy.ModelPriority
 	(ModelQueuePolicy_TimeoutAction)(0),                               // 4: inference.ModelQueuePolicy.TimeoutAction
-	(*ModelInstanceGroup)(nil),                                        // 5: inference.ModelInstanceGroup
-	(*ModelTensorReshape)(nil),                                        // 6: inference.ModelTensorReshape
-	(*ModelInput)(nil),                                                // 7: inference.ModelInput
-	(*ModelOutput)(nil),                                               // 8: inference.ModelOutput
-	(*ModelVersionPolicy)(nil),                                        // 9: inference.ModelVersionPolicy
-	(*ModelOptimizationPolicy)(nil),                                   // 10: inference.ModelOptimizationPolicy
-	(*ModelQueuePolicy)(nil),                                          // 11: inference.ModelQueuePolicy
-	(*ModelDynamicBatching)(nil),                                      // 12: inference.ModelDynamicBatching
-	(*ModelEnsembling)(nil),                                           // 13: inference.ModelEnsembling
-	(*ModelParameter)(nil),                                            // 14: inference.ModelParameter
-	(*ModelWarmup)(nil),                                               // 15: inference.ModelWarmup
-	(*ModelTransactionPolicy)(nil),                                    // 16: inference.ModelTransactionPolicy
-	(*ModelResponseCache)(nil),                                        // 17: inference.ModelResponseCache
-	(*ModelConfig)(nil),                                               // 18: inference.ModelConfig
-	(*ModelVersionPolicy_Latest)(nil),                                 // 19: inference.ModelVersionPolicy.Latest
-	(*ModelVersionPolicy_All)(nil),                                    // 20: inference.ModelVersionPolicy.All
-	(*ModelVersionPolicy_Specific)(nil),                               // 21: inference.ModelVersionPolicy.Specific
-	(*ModelOptimizationPolicy_Graph)(nil),                             // 22: inference.ModelOptimizationPolicy.Graph
-	(*ModelOptimizationPolicy_Cuda)(nil),                              // 23: inference.ModelOptimizationPolicy.Cuda
-	(*ModelOptimizationPolicy_ExecutionAccelerators)(nil),             // 24: inference.ModelOptimizationPolicy.ExecutionAccelerators
-	(*ModelOptimizationPolicy_PinnedMemoryBuffer)(nil),                // 25: inference.ModelOptimizationPolicy.PinnedMemoryBuffer
-	(*ModelOptimizationPolicy_ExecutionAccelerators_Accelerator)(nil), // 26: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
-	nil,                          // 27: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
-	nil,                          // 28: inference.ModelDynamicBatching.PriorityQueuePolicyEntry
-	(*ModelEnsembling_Step)(nil), // 29: inference.ModelEnsembling.Step
-	nil,                          // 30: inference.ModelEnsembling.Step.InputMapEntry
-	nil,                          // 31: inference.ModelEnsembling.Step.OutputMapEntry
-	(*ModelWarmup_Input)(nil),    // 32: inference.ModelWarmup.Input
-	nil,                          // 33: inference.ModelWarmup.InputsEntry
-	nil,                          // 34: inference.ModelConfig.ParametersEntry
+	(ModelSequenceBatching_Control_Kind)(0),                           // 5: inference.ModelSequenceBatching.Control.Kind
+	(*ModelInstanceGroup)(nil),                                        // 6: inference.ModelInstanceGroup
+	(*ModelTensorReshape)(nil),                                        // 7: inference.ModelTensorReshape
+	(*ModelInput)(nil),                                                // 8: inference.ModelInput
+	(*ModelOutput)(nil),                                               // 9: inference.ModelOutput
+	(*ModelVersionPolicy)(nil),                                        // 10: inference.ModelVersionPolicy
+	(*ModelOptimizationPolicy)(nil),                                   // 11: inference.ModelOptimizationPolicy
+	(*ModelQueuePolicy)(nil),                                          // 12: inference.ModelQueuePolicy
+	(*ModelDynamicBatching)(nil),                                      // 13: inference.ModelDynamicBatching
+	(*ModelSequenceBatching)(nil),                                     // 14: inference.ModelSequenceBatching
+	(*ModelEnsembling)(nil),                                           // 15: inference.ModelEnsembling
+	(*ModelParameter)(nil),                                            // 16: inference.ModelParameter
+	(*ModelWarmup)(nil),                                               // 17: inference.ModelWarmup
+	(*ModelTransactionPolicy)(nil),                                    // 18: inference.ModelTransactionPolicy
+	(*ModelResponseCache)(nil),                                        // 19: inference.ModelResponseCache
+	(*ModelConfig)(nil),                                               // 20: inference.ModelConfig
+	(*ModelVersionPolicy_Latest)(nil),                                 // 21: inference.ModelVersionPolicy.Latest
+	(*ModelVersionPolicy_All)(nil),                                    // 22: inference.ModelVersionPolicy.All
+	(*ModelVersionPolicy_Specific)(nil),                               // 23: inference.ModelVersionPolicy.Specific
+	(*ModelOptimizationPolicy_Graph)(nil),                             // 24: inference.ModelOptimizationPolicy.Graph
+	(*ModelOptimizationPolicy_Cuda)(nil),                              // 25: inference.ModelOptimizationPolicy.Cuda
+	(*ModelOptimizationPolicy_ExecutionAccelerators)(nil),             // 26: inference.ModelOptimizationPolicy.ExecutionAccelerators
+	(*ModelOptimizationPolicy_PinnedMemoryBuffer)(nil),                // 27: inference.ModelOptimizationPolicy.PinnedMemoryBuffer
+	(*ModelOptimizationPolicy_ExecutionAccelerators_Accelerator)(nil), // 28: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
+	nil,                                   // 29: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
+	nil,                                   // 30: inference.ModelDynamicBatching.PriorityQueuePolicyEntry
+	(*ModelSequenceBatching_Control)(nil), // 31: inference.ModelSequenceBatching.Control
+	(*ModelSequenceBatching_ControlInput)(nil),   // 32: inference.ModelSequenceBatching.ControlInput
+	(*ModelSequenceBatching_InitialState)(nil),   // 33: inference.ModelSequenceBatching.InitialState
+	(*ModelSequenceBatching_State)(nil),          // 34: inference.ModelSequenceBatching.State
+	(*ModelSequenceBatching_StrategyDirect)(nil), // 35: inference.ModelSequenceBatching.StrategyDirect
+	(*ModelSequenceBatching_StrategyOldest)(nil), // 36: inference.ModelSequenceBatching.StrategyOldest
+	(*ModelEnsembling_Step)(nil),                 // 37: inference.ModelEnsembling.Step
+	nil,                                          // 38: inference.ModelEnsembling.Step.InputMapEntry
+	nil,                                          // 39: inference.ModelEnsembling.Step.OutputMapEntry
+	(*ModelWarmup_Input)(nil),                    // 40: inference.ModelWarmup.Input
+	nil,                                          // 41: inference.ModelWarmup.InputsEntry
+	nil,                                          // 42: inference.ModelConfig.ParametersEntry
 }
 var file_model_config_proto_depIdxs = []int32{
 	1,  // 0: inference.ModelInstanceGroup.kind:type_name -> inference.ModelInstanceGroup.Kind
 	0,  // 1: inference.ModelInput.data_type:type_name -> inference.DataType
 	2,  // 2: inference.ModelInput.format:type_name -> inference.ModelInput.Format
-	6,  // 3: inference.ModelInput.reshape:type_name -> inference.ModelTensorReshape
+	7,  // 3: inference.ModelInput.reshape:type_name -> inference.ModelTensorReshape
 	0,  // 4: inference.ModelOutput.data_type:type_name -> inference.DataType
-	6,  // 5: inference.ModelOutput.reshape:type_name -> inference.ModelTensorReshape
-	19, // 6: inference.ModelVersionPolicy.latest:type_name -> inference.ModelVersionPolicy.Latest
-	20, // 7: inference.ModelVersionPolicy.all:type_name -> inference.ModelVersionPolicy.All
-	21, // 8: inference.ModelVersionPolicy.specific:type_name -> inference.ModelVersionPolicy.Specific
-	22, // 9: inference.ModelOptimizationPolicy.graph:type_name -> inference.ModelOptimizationPolicy.Graph
+	7,  // 5: inference.ModelOutput.reshape:type_name -> inference.ModelTensorReshape
+	21, // 6: inference.ModelVersionPolicy.latest:type_name -> inference.ModelVersionPolicy.Latest
+	22, // 7: inference.ModelVersionPolicy.all:type_name -> inference.ModelVersionPolicy.All
+	23, // 8: inference.ModelVersionPolicy.specific:type_name -> inference.ModelVersionPolicy.Specific
+	24, // 9: inference.ModelOptimizationPolicy.graph:type_name -> inference.ModelOptimizationPolicy.Graph
 	3,  // 10: inference.ModelOptimizationPolicy.priority:type_name -> inference.ModelOptimizationPolicy.ModelPriority
-	23, // 11: inference.ModelOptimizationPolicy.cuda:type_name -> inference.ModelOptimizationPolicy.Cuda
-	24, // 12: inference.ModelOptimizationPolicy.execution_accelerators:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators
-	25, // 13: inference.ModelOptimizationPolicy.input_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
-	25, // 14: inference.ModelOptimizationPolicy.output_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
+	25, // 11: inference.ModelOptimizationPolicy.cuda:type_name -> inference.ModelOptimizationPolicy.Cuda
+	26, // 12: inference.ModelOptimizationPolicy.execution_accelerators:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators
+	27, // 13: inference.ModelOptimizationPolicy.input_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
+	27, // 14: inference.ModelOptimizationPolicy.output_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
 	4,  // 15: inference.ModelQueuePolicy.timeout_action:type_name -> inference.ModelQueuePolicy.TimeoutAction
-	11, // 16: inference.ModelDynamicBatching.default_queue_policy:type_name -> inference.ModelQueuePolicy
-	28, // 17: inference.ModelDynamicBatching.priority_queue_policy:type_name -> inference.ModelDynamicBatching.PriorityQueuePolicyEntry
-	29, // 18: inference.ModelEnsembling.step:type_name -> inference.ModelEnsembling.Step
-	33, // 19: inference.ModelWarmup.inputs:type_name -> inference.ModelWarmup.InputsEntry
-	9,  // 20: inference.ModelConfig.version_policy:type_name -> inference.ModelVersionPolicy
-	7,  // 21: inference.ModelConfig.input:type_name -> inference.ModelInput
-	8,  // 22: inference.ModelConfig.output:type_name -> inference.ModelOutput
-	5,  // 23: inference.ModelConfig.instance_group:type_name -> inference.ModelInstanceGroup
-	10, // 24: inference.ModelConfig.optimization:type_name -> inference.ModelOptimizationPolicy
-	12, // 25: inference.ModelConfig.dynamic_batching:type_name -> inference.ModelDynamicBatching
-	13, // 26: inference.ModelConfig.ensemble_scheduling:type_name -> inference.ModelEnsembling
-	34, // 27: inference.ModelConfig.parameters:type_name -> inference.ModelConfig.ParametersEntry
-	15, // 28: inference.ModelConfig.model_warmup:type_name -> inference.ModelWarmup
-	16, // 29: inference.ModelConfig.model_transaction_policy:type_name -> inference.ModelTransactionPolicy
-	17, // 30: inference.ModelConfig.response_cache:type_name -> inference.ModelResponseCache
-	26, // 31: inference.ModelOptimizationPolicy.ExecutionAccelerators.gpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
-	26, // 32: inference.ModelOptimizationPolicy.ExecutionAccelerators.cpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
-	27, // 33: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.parameters:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
-	11, // 34: inference.ModelDynamicBatching.PriorityQueuePolicyEntry.value:type_name -> inference.ModelQueuePolicy
-	30, // 35: inference.ModelEnsembling.Step.input_map:type_name -> inference.ModelEnsembling.Step.InputMapEntry
-	31, // 36: inference.ModelEnsembling.Step.output_map:type_name -> inference.ModelEnsembling.Step.OutputMapEntry
-	0,  // 37: inference.ModelWarmup.Input.data_type:type_name -> inference.DataType
-	32, // 38: inference.ModelWarmup.InputsEntry.value:type_name -> inference.ModelWarmup.Input
-	14, // 39: inference.ModelConfig.ParametersEntry.value:type_name -> inference.ModelParameter
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	12, // 16: inference.ModelDynamicBatching.default_queue_policy:type_name -> inference.ModelQueuePolicy
+	30, // 17: inference.ModelDynamicBatching.priority_queue_policy:type_name -> inference.ModelDynamicBatching.PriorityQueuePolicyEntry
+	35, // 18: inference.ModelSequenceBatching.direct:type_name -> inference.ModelSequenceBatching.StrategyDirect
+	36, // 19: inference.ModelSequenceBatching.oldest:type_name -> inference.ModelSequenceBatching.StrategyOldest
+	32, // 20: inference.ModelSequenceBatching.control_input:type_name -> inference.ModelSequenceBatching.ControlInput
+	34, // 21: inference.ModelSequenceBatching.state:type_name -> inference.ModelSequenceBatching.State
+	37, // 22: inference.ModelEnsembling.step:type_name -> inference.ModelEnsembling.Step
+	41, // 23: inference.ModelWarmup.inputs:type_name -> inference.ModelWarmup.InputsEntry
+	10, // 24: inference.ModelConfig.version_policy:type_name -> inference.ModelVersionPolicy
+	8,  // 25: inference.ModelConfig.input:type_name -> inference.ModelInput
+	9,  // 26: inference.ModelConfig.output:type_name -> inference.ModelOutput
+	6,  // 27: inference.ModelConfig.instance_group:type_name -> inference.ModelInstanceGroup
+	11, // 28: inference.ModelConfig.optimization:type_name -> inference.ModelOptimizationPolicy
+	13, // 29: inference.ModelConfig.dynamic_batching:type_name -> inference.ModelDynamicBatching
+	14, // 30: inference.ModelConfig.sequence_batching:type_name -> inference.ModelSequenceBatching
+	15, // 31: inference.ModelConfig.ensemble_scheduling:type_name -> inference.ModelEnsembling
+	42, // 32: inference.ModelConfig.parameters:type_name -> inference.ModelConfig.ParametersEntry
+	17, // 33: inference.ModelConfig.model_warmup:type_name -> inference.ModelWarmup
+	18, // 34: inference.ModelConfig.model_transaction_policy:type_name -> inference.ModelTransactionPolicy
+	19, // 35: inference.ModelConfig.response_cache:type_name -> inference.ModelResponseCache
+	28, // 36: inference.ModelOptimizationPolicy.ExecutionAccelerators.gpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
+	28, // 37: inference.ModelOptimizationPolicy.ExecutionAccelerators.cpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
+	29, // 38: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.parameters:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
+	12, // 39: inference.ModelDynamicBatching.PriorityQueuePolicyEntry.value:type_name -> inference.ModelQueuePolicy
+	5,  // 40: inference.ModelSequenceBatching.Control.kind:type_name -> inference.ModelSequenceBatching.Control.Kind
+	0,  // 41: inference.ModelSequenceBatching.Control.data_type:type_name -> inference.DataType
+	31, // 42: inference.ModelSequenceBatching.ControlInput.control:type_name -> inference.ModelSequenceBatching.Control
+	0,  // 43: inference.ModelSequenceBatching.InitialState.data_type:type_name -> inference.DataType
+	0,  // 44: inference.ModelSequenceBatching.State.data_type:type_name -> inference.DataType
+	33, // 45: inference.ModelSequenceBatching.State.initial_state:type_name -> inference.ModelSequenceBatching.InitialState
+	38, // 46: inference.ModelEnsembling.Step.input_map:type_name -> inference.ModelEnsembling.Step.InputMapEntry
+	39, // 47: inference.ModelEnsembling.Step.output_map:type_name -> inference.ModelEnsembling.Step.OutputMapEntry
+	0,  // 48: inference.ModelWarmup.Input.data_type:type_name -> inference.DataType
+	40, // 49: inference.ModelWarmup.InputsEntry.value:type_name -> inference.ModelWarmup.Input
+	16, // 50: inference.ModelConfig.ParametersEntry.value:type_name -> inference.ModelParameter
+	51, // [51:51] is the sub-list for method output_type
+	51, // [51:51] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_model_config_proto_init() }
@@ -2360,11 +3065,20 @@ func file_model_config_proto_init() {
 		(*ModelVersionPolicy_All_)(nil),
 		(*ModelVersionPolicy_Specific_)(nil),
 	}
-	file_model_config_proto_msgTypes[13].OneofWrappers = []any{
+	file_model_config_proto_msgTypes[8].OneofWrappers = []any{
+		(*ModelSequenceBatching_Direct)(nil),
+		(*ModelSequenceBatching_Oldest)(nil),
+	}
+	file_model_config_proto_msgTypes[14].OneofWrappers = []any{
 		(*ModelConfig_DynamicBatching)(nil),
+		(*ModelConfig_SequenceBatching)(nil),
 		(*ModelConfig_EnsembleScheduling)(nil),
 	}
 	file_model_config_proto_msgTypes[27].OneofWrappers = []any{
+		(*ModelSequenceBatching_InitialState_ZeroData)(nil),
+		(*ModelSequenceBatching_InitialState_DataFile)(nil),
+	}
+	file_model_config_proto_msgTypes[34].OneofWrappers = []any{
 		(*ModelWarmup_Input_ZeroData)(nil),
 		(*ModelWarmup_Input_RandomData)(nil),
 		(*ModelWarmup_Input_InputDataFile)(nil),
@@ -2374,8 +3088,8 @@ func file_model_config_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_model_config_proto_rawDesc), len(file_model_config_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   30,
+			NumEnums:      6,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/executor/tensor"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// sequenceBody is a REST request of the running sum in sequence id.
+func sequenceBody(id any, start, end bool, vals [4]float32) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"parameters": map[string]any{"sequence_id": id, "sequence_start": start, "sequence_end": end},
+		"inputs":     []map[string]any{{"name": "INPUT", "shape": []int{1, 4}, "datatype": "FP32", "data": vals[:]}},
+	})
+	return b
+}
+
+// sequenceAnswer is a REST answer's running sum and correlation ID.
+func sequenceAnswer(t *testing.T, r httpResult) ([]float32, uint64) {
+	t.Helper()
+	require.Equal(t, 200, r.code, string(r.body))
+	var resp struct {
+		Outputs []struct {
+			Name string            `json:"name"`
+			Data []json.RawMessage `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &resp))
+	require.Len(t, resp.Outputs, 2, "the state output is kept, not answered: %s", r.body)
+	var sum []float32
+	var id uint64
+	for _, o := range resp.Outputs {
+		switch o.Name {
+		case "OUTPUT":
+			for _, d := range o.Data {
+				var v float32
+				require.NoError(t, json.Unmarshal(d, &v))
+				sum = append(sum, v)
+			}
+		case "SEQUENCE":
+			require.NoError(t, json.Unmarshal(o.Data[0], &id))
+		default:
+			t.Fatalf("unexpected output %q", o.Name)
+		}
+	}
+	return sum, id
+}
+
+// TestStatefulModelServesSequences serves the modelzoo's running sum, a
+// stateful model with Triton's sequence batching (a start control, a
+// correlation ID control and a state), and sends sequences over REST and
+// gRPC: each answer is the sum of its sequence's inputs so far, as ONNX
+// Runtime computes it from the state gpuletd carried, with the sequence's
+// correlation ID; sequences sent side by side keep apart; requests that
+// do not fit a sequence are refused saying why.
+func TestStatefulModelServesSequences(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.SequenceModel}, 3, modelzoo.AsTriton()))
+	grpcAddr := freeAddr(t)
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr))
+	base := "http://" + addr
+	model := base + "/v2/models/" + modelzoo.SequenceModel
+	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 },
+		2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+
+	// The metadata and configuration show the request's tensors; the
+	// configuration says how the sequence is batched.
+	meta := do(t, "GET", model, nil, nil)
+	require.Equal(t, 200, meta.code)
+	require.Contains(t, string(meta.body), `"inputs":[{"name":"INPUT","datatype":"FP32","shape":[-1,4]}]`)
+	require.NotContains(t, string(meta.body), "ACC")
+	cfg := do(t, "GET", model+"/config", nil, nil)
+	require.Contains(t, string(cfg.body), `"sequence_batching":{`)
+	require.Contains(t, string(cfg.body), `"kind":"CONTROL_SEQUENCE_CORRID"`)
+	require.NotContains(t, string(cfg.body), "dynamic_batching")
+
+	// The first answer equals ONNX Runtime's with the start set, a zero
+	// state and the correlation ID.
+	lib, err := onnxrt.FindLibrary("")
+	require.NoError(t, err)
+	require.NoError(t, onnxrt.Init(lib))
+	in, err := tensor.FromFloat32s("INPUT", []int64{1, 4}, []float32{1, 2, 3, 4})
+	require.NoError(t, err)
+	start, err := tensor.FromFloat32s("START", []int64{1, 1}, []float32{1})
+	require.NoError(t, err)
+	acc, err := tensor.Zeros("ACC", tensor.FP32, []int64{1, 4})
+	require.NoError(t, err)
+	corrid, err := tensor.New("CORRID", tensor.Uint64, []int64{1, 1}, []byte{0xe9, 3, 0, 0, 0, 0, 0, 0})
+	require.NoError(t, err)
+	ref, err := onnxrt.Run(filepath.Join(repo, modelzoo.SequenceModel, "1", "model.onnx"),
+		map[string]tensor.Tensor{"INPUT": in, "START": start, "ACC": acc, "CORRID": corrid}, 1)
+	require.NoError(t, err)
+	want, err := ref[0].Float32s()
+	require.NoError(t, err)
+	sum, id := sequenceAnswer(t, do(t, "POST", model+"/infer", sequenceBody(1001, true, false, [4]float32{1, 2, 3, 4}), nil))
+	require.Equal(t, want, sum)
+	require.Equal(t, uint64(1001), id)
+
+	// The sequence goes on over gRPC: the state is the daemon's, not a
+	// connection's.
+	c, ctx := inferenceClient(t, grpcAddr, time.Minute)
+	grpcReq := func(id uint64, start, end bool) *pb.ModelInferRequest {
+		r := fp32Request(modelzoo.SequenceModel, "g", []int64{1, 4}, []float32{1, 1, 1, 1}, true)
+		r.Inputs[0].Name = "INPUT"
+		r.Parameters = map[string]*pb.InferParameter{
+			"sequence_id":    {ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: id}},
+			"sequence_start": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: start}},
+			"sequence_end":   {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: end}},
+		}
+		return r
+	}
+	res, err := c.ModelInfer(ctx, grpcReq(1001, false, false))
+	require.NoError(t, err)
+	require.Len(t, res.Outputs, 2)
+	require.Equal(t, "OUTPUT", res.Outputs[0].Name)
+	require.Equal(t, []float32{2, 3, 4, 5}, fp32s(res.RawOutputContents[0]))
+	_, err = c.ModelInfer(ctx, grpcReq(5, false, false))
+	requireCode(t, err, codes.InvalidArgument, "sequence 5 is not live")
+	noID := grpcReq(0, true, false)
+	_, err = c.ModelInfer(ctx, noID)
+	requireCode(t, err, codes.InvalidArgument, "give the request's sequence with the parameter sequence_id")
+
+	// Its end answers and ends it.
+	sum, _ = sequenceAnswer(t, do(t, "POST", model+"/infer", sequenceBody(1001, false, true, [4]float32{10, 10, 10, 10}), nil))
+	require.Equal(t, []float32{12, 13, 14, 15}, sum)
+	r := do(t, "POST", model+"/infer", sequenceBody(1001, false, false, [4]float32{1, 1, 1, 1}), nil)
+	require.Equal(t, 400, r.code)
+	require.Contains(t, string(r.body), "sequence 1001 is not live: it never started, ended (sequence_end)")
+
+	// Sequences sent side by side, one request after another in each,
+	// batch together and keep their own sums.
+	const sequences, steps = 6, 8
+	errs := make(chan error, sequences)
+	var wg sync.WaitGroup
+	for s := range sequences {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := 2000 + s
+			var total float32
+			for k := range steps {
+				v := float32(s*100 + k)
+				total += v
+				resp, err := http.Post(model+"/infer", "application/json", bytes.NewReader(sequenceBody(id, k == 0, k == steps-1, [4]float32{v, v, v, v})))
+				if err != nil {
+					errs <- err
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				if err != nil || resp.StatusCode != 200 {
+					errs <- fmt.Errorf("%d step %d: %d %s %v", id, k, resp.StatusCode, body, err)
+					return
+				}
+				if !strings.Contains(string(body), fmt.Sprintf(`"data":[%g,%g,%g,%g]`, total, total, total, total)) {
+					errs <- fmt.Errorf("%d step %d: want the sum %g: %s", id, k, total, body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	// A sequence left open is counted live; requests that do not fit one
+	// are refused saying why.
+	sequenceAnswer(t, do(t, "POST", model+"/infer", sequenceBody(7, true, false, [4]float32{1, 1, 1, 1}), nil))
+	for _, tc := range []struct{ body, want string }{
+		{`{"inputs":[{"name":"INPUT","shape":[1,4],"datatype":"FP32","data":[1,1,1,1]}]}`, "give the request's sequence with the parameter sequence_id"},
+		{`{"parameters":{"sequence_id":"call-9","sequence_start":true},"inputs":[{"name":"INPUT","shape":[1,4],"datatype":"FP32","data":[1,1,1,1]}]}`, `sequence_id \"call-9\" is a string, but the model's correlation ID input \"CORRID\" takes a number`},
+		{`{"parameters":{"sequence_id":7},"inputs":[{"name":"INPUT","shape":[2,4],"datatype":"FP32","data":[1,1,1,1,1,1,1,1]}]}`, "a request of a sequence is one row"},
+		{`{"parameters":{"sequence_id":7},"inputs":[{"name":"INPUT","shape":[1,4],"datatype":"FP32","data":[1,1,1,1]},{"name":"ACC","shape":[1,4],"datatype":"FP32","data":[1,1,1,1]}]}`, `input \"ACC\" is the model's sequence state, which gpuletd gives it`},
+	} {
+		r := do(t, "POST", model+"/infer", []byte(tc.body), nil)
+		require.Equal(t, 400, r.code, string(r.body))
+		require.Contains(t, string(r.body), tc.want)
+	}
+	sum, _ = sequenceAnswer(t, do(t, "POST", model+"/infer", sequenceBody(7, false, false, [4]float32{2, 2, 2, 2}), nil))
+	require.Equal(t, []float32{3, 3, 3, 3}, sum, "refused requests leave the state as it was")
+
+	st := do(t, "GET", base+"/api/v1/status", nil, nil)
+	require.Contains(t, string(st.body), `"live_sequences":1`)
+	metrics := do(t, "GET", base+"/metrics", nil, nil)
+	require.Contains(t, string(metrics.body), `gpuletd_model_live_sequences{model="running-sum"} 1`)
+	lintMetrics(t, metrics.body)
+}
