@@ -34,6 +34,8 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		slo              time.Duration
 		concurrency      int
 		inputs           int
+		sequences        int
+		sequenceLength   int
 		shapes           shapesFlag
 		inputDataFlag    string
 		seed             uint64
@@ -89,6 +91,12 @@ the trace's own rate), such as the Azure LLM traces' CSV files; or closed:
 a closed loop, as perf_analyzer's concurrency mode, where --concurrency
 requests (default 1) are always in flight, each sent as soon as the last is
 answered, and no --rate is given.
+
+A stateful model's requests (sequence_batching) go in sequences, as
+perf_analyzer sends them: --num-of-sequences live at once, each of
+--sequence-length requests (the first starts it, the last ends it, one in
+flight at a time); a request due while every sequence has one in flight
+waits for one (the schedule lag shows it).
 
 A sweep finds how much load the server keeps within its SLOs, as
 perf_analyzer's ranges do: --rate-range START:END[:STEP] runs the load at
@@ -175,6 +183,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload,
+						Sequences: sequences, SequenceLength: sequenceLength,
 					}
 				}
 				return cfgs, nil
@@ -284,6 +293,8 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.BoolVar(&cudaShm, "cuda-shm", false, "place inputs and outputs in GPU memory of this process's, registered as a CUDA shared-memory region (GPU 0; the daemon must run on this machine)")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
+	f.IntVar(&sequences, "num-of-sequences", 0, "a stateful model's (sequence_batching) live sequences, each request sent in a free one (default --concurrency in a closed loop, else 4), as perf_analyzer's")
+	f.IntVar(&sequenceLength, "sequence-length", loadgen.DefaultSequenceLength, "requests in each sequence of a stateful model, the first starting it and the last ending it, as perf_analyzer's")
 	f.Var(&shapes, "shape", shapeUsage)
 	f.StringVar(&inputDataFlag, "input-data", inputRandom, inputDataUsage)
 	f.Uint64Var(&seed, "seed", 1, "seed of the arrivals and the inputs")
@@ -359,6 +370,9 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	} else {
 		fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors%s (%d-byte requests)\n",
 			spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, compressed(r), r.RequestBytes)
+	}
+	if r.Sequences > 0 {
+		fmt.Fprintf(tw, "sequences\t%d live, %d requests each\n", r.Sequences, r.SequenceLength)
 	}
 	fmt.Fprintf(tw, "requests\t%d scheduled, %d sent, %d dropped by this client, %d ok\n", r.Scheduled, r.Sent, r.Dropped, r.OK)
 	fmt.Fprintf(tw, "failed\t%s\n", failures(r.Failed))

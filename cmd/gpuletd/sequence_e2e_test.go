@@ -204,4 +204,27 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	metrics := do(t, "GET", base+"/metrics", nil, nil)
 	require.Contains(t, string(metrics.body), `gpuletd_model_live_sequences{model="running-sum"} 1`)
 	lintMetrics(t, metrics.body)
+
+	// gpuletd load sends a stateful model's requests in sequences, over
+	// either protocol, and every one is answered.
+	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
+		args := append([]string{"load", modelzoo.SequenceModel, "--url", base, "--arrival", "closed", "--concurrency", "3",
+			"--duration", "2s", "--sequence-length", "5", "--min-attainment", "0.01", "--json"}, via...)
+		code, out, stderr := runCLI(t, args...)
+		require.Equal(t, 0, code, stderr)
+		var doc struct {
+			Report struct {
+				Sequences      int   `json:"sequences"`
+				SequenceLength int   `json:"sequence_length"`
+				Sent           int64 `json:"sent"`
+				OK             int64 `json:"ok"`
+			} `json:"report"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+		rep := doc.Report
+		require.Equal(t, 3, rep.Sequences, out)
+		require.Equal(t, 5, rep.SequenceLength)
+		require.Positive(t, rep.OK)
+		require.Equal(t, rep.Sent, rep.OK, "%v: %s", via, out)
+	}
 }

@@ -104,6 +104,12 @@ type Config struct {
 	// as tritonclient's compression options do: over REST the bodies
 	// (Content-Encoding, Accept-Encoding), over gRPC the messages.
 	Compression string
+	// Sequences and SequenceLength shape the requests of a stateful model
+	// (sequencePool): how many sequences are live at once (0: Concurrency
+	// in a closed loop, else DefaultSequences) and how many requests each
+	// has (0: DefaultSequenceLength), as perf_analyzer's
+	// --num-of-sequences and --sequence-length. Other models ignore them.
+	Sequences, SequenceLength int
 	// SLO is the model's latency objective; 0 reads it from the server.
 	SLO time.Duration
 	// TLS is what a client made here trusts (the system's roots when nil)
@@ -142,6 +148,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: %d distinct inputs; give 1 to %d", ErrConfig, c.Inputs, MaxInputs)
 	case c.Compression != "" && c.Compression != CodingGzip && c.Compression != CodingDeflate:
 		return c, fmt.Errorf("%w: compression %q; give gzip or deflate", ErrConfig, c.Compression)
+	case c.Sequences < 0 || c.SequenceLength < 0:
+		return c, fmt.Errorf("%w: sequences and sequence length cannot be negative", ErrConfig)
 	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory || c.CUDASharedMemory):
 		return c, fmt.Errorf("%w: distinct inputs are built from the model's metadata, not with a given payload or shared memory (one region holds one request)", ErrConfig)
 	}
@@ -151,6 +159,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Drain == 0 {
 		c.Drain = DefaultDrain
+	}
+	if c.Sequences == 0 {
+		c.Sequences = DefaultSequences
+		if c.Closed {
+			c.Sequences = c.Concurrency
+		}
+	}
+	if c.SequenceLength == 0 {
+		c.SequenceLength = DefaultSequenceLength
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

@@ -53,6 +53,9 @@ type Model struct {
 	// profile_shapes (the sizes the model is planned for), with any a
 	// caller sets over them (--shape). An input not named has them at 1.
 	Shapes map[string][]int64
+	// Stateful: the model's configuration has sequence_batching, so each
+	// request belongs to a sequence (sequencePool).
+	Stateful bool
 }
 
 // SetShapes sets shapes over m's (Model.Shapes) for the inputs m has;
@@ -75,6 +78,8 @@ type modelConfig struct {
 	MaxBatchSize  int                `json:"max_batch_size"`
 	SLOMS         *float64           `json:"slo_ms"`
 	ProfileShapes map[string][]int64 `json:"profile_shapes"`
+	// SequenceBatching is present for a stateful model.
+	SequenceBatching json.RawMessage `json:"sequence_batching"`
 }
 
 // ModelPath is the protocol's path of model, of its version when one is
@@ -101,7 +106,7 @@ func FetchModel(ctx context.Context, client *http.Client, base, model, version s
 	if err := GetJSON(ctx, client, base+path+"/config", &c); err != nil {
 		return nil, fmt.Errorf("fetch model %s config: %w", model, err)
 	}
-	m.MaxBatchSize, m.Shapes = c.MaxBatchSize, c.ProfileShapes
+	m.MaxBatchSize, m.Shapes, m.Stateful = c.MaxBatchSize, c.ProfileShapes, c.SequenceBatching != nil
 	if c.SLOMS != nil && *c.SLOMS > 0 {
 		m.SLO = time.Duration(*c.SLOMS * float64(time.Millisecond))
 	}

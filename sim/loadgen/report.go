@@ -45,6 +45,11 @@ type Report struct {
 	// Closed is the number of requests a closed loop kept in flight
 	// (Config.Closed); 0 for an arrival process.
 	Closed int `json:"closed_loop,omitempty"`
+	// Sequences and SequenceLength are the sequences a stateful model's
+	// requests went in (Config.Sequences, Config.SequenceLength); 0 for
+	// another model.
+	Sequences      int `json:"sequences,omitempty"`
+	SequenceLength int `json:"sequence_length,omitempty"`
 	// Window is the time requests were scheduled over.
 	Window time.Duration `json:"-"`
 	// Scheduled is how many requests fell due in the window; each was sent

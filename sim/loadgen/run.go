@@ -82,10 +82,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var shmGRPC *pb.ModelInferRequest
 	var extra []*Payload // the distinct requests after cfg.Payload (Inputs)
+	stateful := false
 	if cfg.Payload == nil || cfg.SLO == 0 || cfg.SharedMemory {
 		m, err := FetchModel(ctx, client, cfg.URL, cfg.Model, cfg.ModelVersion)
 		if err != nil {
 			return nil, err
+		}
+		if stateful = m.Stateful; stateful && (cfg.Payload != nil || cfg.Compression != "" && cfg.GRPC == "") {
+			return nil, fmt.Errorf("%w: %s is a stateful model (sequence_batching): the run sets each request's sequence parameters itself, so it sends generated inputs (random or zero), uncompressed over REST", ErrConfig, cfg.Model)
 		}
 		m.SetShapes(cfg.Shapes)
 		if cfg.SLO == 0 {
@@ -131,6 +135,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		infer: cfg.URL + ModelPath(cfg.Model, cfg.ModelVersion) + "/infer",
 		jobs:  make(chan job, cfg.Concurrency),
 		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
+	}
+	if stateful {
+		g.seqs = newSequencePool(cfg.Sequences, cfg.SequenceLength)
 	}
 	if cfg.GRPC != "" {
 		if shmGRPC != nil {
@@ -207,6 +214,8 @@ type generator struct {
 	payloads []*Payload
 	grpcReqs []*pb.ModelInferRequest
 	grpcOpts []grpc.CallOption
+	// seqs are the live sequences of a stateful model; nil for another.
+	seqs     *sequencePool
 	next     atomic.Uint64
 	jobs     chan job
 	inFlight atomic.Int64
@@ -270,8 +279,12 @@ func (g *generator) newReport() *Report {
 	if len(g.grpcReqs) > 0 {
 		size = proto.Size(g.grpcReqs[0]) // a ModelInfer message, not the REST body it was made from
 	}
-	return &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
+	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
 		SLO: g.cfg.SLO, RequestBytes: size}
+	if g.seqs != nil {
+		rep.Sequences, rep.SequenceLength = g.cfg.Sequences, g.cfg.SequenceLength
+	}
+	return rep
 }
 
 // closedLoop runs Concurrency senders, each sending its next request as
@@ -384,19 +397,38 @@ func distinctPayloads(m *Model, cfg Config) ([]*Payload, error) {
 	return out, nil
 }
 
-// send carries one request and records its outcome.
+// send carries one request and records its outcome; a stateful model's
+// goes in a sequence of its own first.
 func (g *generator) send(ctx context.Context, j job) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	if g.grpc != nil {
-		g.sendGRPC(ctx, j)
+	if g.seqs == nil {
+		g.sendOne(ctx, j, nil)
 		return
 	}
+	s, err := g.seqs.take(ctx)
+	if err != nil {
+		g.fail(j, FailCancelled, "no sequence free: "+err.Error())
+		return
+	}
+	g.seqs.give(s, g.sendOne(ctx, j, s))
+}
+
+// sendOne carries one request, in sequence s unless nil, and records its
+// outcome; it reports whether it was answered.
+func (g *generator) sendOne(ctx context.Context, j job, s *seqSlot) bool {
+	if g.grpc != nil {
+		return g.sendGRPC(ctx, j, s)
+	}
 	p := g.payloads[g.turn(len(g.payloads))]
+	if s != nil {
+		start, end := g.seqs.flags(s)
+		p = p.withSequence(s.id, start, end)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.infer, bytes.NewReader(p.Body))
 	if err != nil {
 		g.fail(j, FailError, err.Error())
-		return
+		return false
 	}
 	p.header(req.Header)
 	sent := g.leave(j)
@@ -407,7 +439,7 @@ func (g *generator) send(ctx context.Context, j job) {
 		} else {
 			g.fail(j, FailError, transportError(err))
 		}
-		return
+		return false
 	}
 	var errBody bytes.Buffer
 	sink := io.Discard
@@ -419,7 +451,7 @@ func (g *generator) send(ctx context.Context, j job) {
 	lat := time.Since(sent)
 	if err != nil {
 		g.fail(j, FailError, fmt.Sprintf("read answer: %v", err))
-		return
+		return false
 	}
 	if resp.StatusCode != g.cfg.OKStatus {
 		key := strconv.Itoa(resp.StatusCode)
@@ -429,27 +461,34 @@ func (g *generator) send(ctx context.Context, j job) {
 		// "503: lenet5: …", the code without its text: a report's line has
 		// room for the daemon's reason then.
 		g.fail(j, key, strconv.Itoa(resp.StatusCode)+errorMessage(errBody.Bytes()))
-		return
+		return false
 	}
 	g.answered(j, lat, n)
+	return true
 }
 
-// sendGRPC carries one request over gRPC; a failure counts under its
-// status code's name.
-func (g *generator) sendGRPC(ctx context.Context, j job) {
+// sendGRPC carries one request over gRPC, in sequence s unless nil; a
+// failure counts under its status code's name.
+func (g *generator) sendGRPC(ctx context.Context, j job, s *seqSlot) bool {
+	r := g.grpcReqs[g.turn(len(g.grpcReqs))]
+	if s != nil {
+		start, end := g.seqs.flags(s)
+		r = grpcWithSequence(r, s.id, start, end)
+	}
 	sent := g.leave(j)
-	res, err := g.grpc.ModelInfer(ctx, g.grpcReqs[g.turn(len(g.grpcReqs))], g.grpcOpts...)
+	res, err := g.grpc.ModelInfer(ctx, r, g.grpcOpts...)
 	lat := time.Since(sent)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			g.fail(j, FailCancelled, err.Error())
-			return
+			return false
 		}
 		st := status.Convert(err)
 		g.fail(j, st.Code().String(), st.Message())
-		return
+		return false
 	}
 	g.answered(j, lat, int64(proto.Size(res)))
+	return true
 }
 
 // transportError is the message of a request that got no answer: the cause

@@ -32,6 +32,13 @@ type fakeServer struct {
 	// tritonConfig answers the model's configuration as Triton does,
 	// without gpuletd's slo_ms.
 	tritonConfig bool
+	// stateful: the model's configuration has sequence_batching; seqs are
+	// the sequence parameters of every request in the order they came, and
+	// seqOverlap says two requests of one sequence were in flight at once.
+	stateful   bool
+	seqs       []kserve.SequenceRef
+	seqBusy    map[string]int
+	seqOverlap bool
 
 	requests    atomic.Int64
 	inFlight    atomic.Int64
@@ -68,7 +75,11 @@ func newFakeServer(t *testing.T, f *fakeServer) *fakeServer {
 			_ = json.NewEncoder(w).Encode(map[string]any{"name": "m", "max_batch_size": 8})
 			return
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"max_batch_size": 8, "slo_ms": float64(f.slo) / 1e6})
+		cfg := map[string]any{"max_batch_size": 8, "slo_ms": float64(f.slo) / 1e6}
+		if f.stateful {
+			cfg["sequence_batching"] = map[string]any{}
+		}
+		_ = json.NewEncoder(w).Encode(cfg)
 	})
 	mux.HandleFunc("POST /v2/models/m/infer", f.infer)
 	f.Server = httptest.NewServer(mux)
@@ -109,6 +120,19 @@ func (f *fakeServer) infer(w http.ResponseWriter, r *http.Request) {
 		f.decodeErrs = append(f.decodeErrs, err.Error())
 	} else if len(f.decoded) < 4 {
 		f.decoded = append(f.decoded, req)
+	}
+	if err == nil && f.stateful {
+		f.seqs = append(f.seqs, req.Sequence)
+		if f.seqBusy == nil {
+			f.seqBusy = map[string]int{}
+		}
+		f.seqBusy[req.Sequence.ID]++
+		f.seqOverlap = f.seqOverlap || f.seqBusy[req.Sequence.ID] > 1
+		defer func() {
+			f.mu.Lock()
+			f.seqBusy[req.Sequence.ID]--
+			f.mu.Unlock()
+		}()
 	}
 	f.mu.Unlock()
 	select {

@@ -1,0 +1,105 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// Defaults of the sequences a run of a stateful model keeps, perf_analyzer's.
+const (
+	DefaultSequenceLength = 20
+	DefaultSequences      = 4
+)
+
+// sequencePool is the sequences a run of a stateful model (one whose
+// configuration has sequence_batching) keeps live, as perf_analyzer does:
+// a request goes in the next free sequence, starting it on its first
+// request and ending it on its length-th, and waits while every sequence
+// has a request in flight, so a sequence's requests reach the server in
+// order. A failed request ends its sequence's turn: the next request starts
+// a new one.
+type sequencePool struct {
+	free   chan *seqSlot
+	length int
+	ids    chan uint64 // holds the next sequence's ID
+}
+
+// seqSlot is one live sequence: its correlation ID and how many of its
+// requests were answered.
+type seqSlot struct {
+	id   uint64
+	step int
+}
+
+// newSequencePool keeps n sequences of length requests each, numbering
+// them from 1.
+func newSequencePool(n, length int) *sequencePool {
+	p := &sequencePool{free: make(chan *seqSlot, n), length: length, ids: make(chan uint64, 1)}
+	p.ids <- uint64(n) + 1
+	for i := range n {
+		p.free <- &seqSlot{id: uint64(i) + 1}
+	}
+	return p
+}
+
+// take waits for a sequence with no request in flight.
+func (p *sequencePool) take(ctx context.Context) (*seqSlot, error) {
+	select {
+	case s := <-p.free:
+		return s, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// give hands s back once its request is answered (ok) or failed.
+func (p *sequencePool) give(s *seqSlot, ok bool) {
+	s.step++
+	if !ok || s.step >= p.length {
+		id := <-p.ids
+		s.id, s.step = id, 0
+		p.ids <- id + 1
+	}
+	p.free <- s
+}
+
+// flags says whether s's next request starts or ends it.
+func (p *sequencePool) flags(s *seqSlot) (start, end bool) {
+	return s.step == 0, s.step == p.length-1
+}
+
+// withSequence is p with the sequence parameters of a request of sequence
+// id set in its JSON: beside the request's other parameters, or as its
+// parameters. The body is neither compressed nor changed in place.
+func (pl *Payload) withSequence(id uint64, start, end bool) *Payload {
+	params := fmt.Sprintf(`"sequence_id":%d,"sequence_start":%t,"sequence_end":%t`, id, start, end)
+	var body []byte
+	if prefix := []byte(`{"parameters":{`); bytes.HasPrefix(pl.Body, prefix) {
+		body = append(append(append(append([]byte(nil), prefix...), params...), ','), pl.Body[len(prefix):]...)
+	} else {
+		body = append(append(append([]byte(`{"parameters":{`), params...), "},"...), pl.Body[1:]...)
+	}
+	out := &Payload{Body: body, JSONLen: pl.JSONLen, Coding: pl.Coding}
+	if pl.JSONLen >= 0 {
+		out.JSONLen += int64(len(body) - len(pl.Body))
+	}
+	return out
+}
+
+// grpcWithSequence is r with the sequence parameters set: a new message
+// sharing r's inputs.
+func grpcWithSequence(r *pb.ModelInferRequest, id uint64, start, end bool) *pb.ModelInferRequest {
+	params := maps.Clone(r.Parameters)
+	if params == nil {
+		params = map[string]*pb.InferParameter{}
+	}
+	params["sequence_id"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: id}}
+	params["sequence_start"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: start}}
+	params["sequence_end"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: end}}
+	return &pb.ModelInferRequest{ModelName: r.ModelName, ModelVersion: r.ModelVersion, Id: r.Id, Parameters: params,
+		Inputs: r.Inputs, Outputs: r.Outputs, RawInputContents: r.RawInputContents}
+}
