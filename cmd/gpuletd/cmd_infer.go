@@ -22,6 +22,7 @@ func newInferCmd(g *globalFlags) *cobra.Command {
 		url, request, grpcAddr string
 		version                string
 		top                    int
+		seq                    sequenceFlags
 		seed                   uint64
 		asJSON                 bool
 		shapes                 shapesFlag
@@ -60,6 +61,11 @@ prints the same way.`,
 			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], version, request, top, generated{seed: seed, shapes: shapes, zero: zero})
 			if err != nil {
 				return err
+			}
+			if seq.given(cmd) {
+				if body, err = seq.set(body); err != nil {
+					return err
+				}
 			}
 			if grpcAddr != "" {
 				answer, took, refused, err := inferGRPC(ctx, d, grpcAddr, args[0], version, body)
@@ -102,6 +108,7 @@ prints the same way.`,
 	f.Var(&shapes, "shape", shapeUsage)
 	f.StringVar(&inputDataFlag, "input-data", inputRandom, "the request's data: random, zero (integer inputs that index a table, token ids or types, stay in its first row), or a request file as --request, as perf_analyzer's --input-data")
 	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
+	seq.register(f)
 	f.StringVar(&version, "model-version", "", "the version of MODEL to ask (POST /v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	return cmd
 }

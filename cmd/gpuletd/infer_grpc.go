@@ -28,6 +28,9 @@ func inferGRPC(ctx context.Context, d *daemonAPI, addr, model, version string, b
 	}
 	msg := loadgen.GRPCInputs(model, req)
 	msg.Id, msg.ModelVersion = req.ID, version
+	if req.Sequence.Given() || req.Sequence.Start || req.Sequence.End {
+		msg = loadgen.GRPCWithSequence(msg, req.Sequence)
+	}
 	for _, o := range req.Outputs {
 		out := &pb.ModelInferRequest_InferRequestedOutputTensor{Name: o.Name}
 		if o.Classes > 0 {

@@ -205,6 +205,17 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	require.Contains(t, string(metrics.body), `gpuletd_model_live_sequences{model="running-sum"} 1`)
 	lintMetrics(t, metrics.body)
 
+	// gpuletd infer places its request in a sequence, over either protocol.
+	code, out, stderr := runCLI(t, "infer", modelzoo.SequenceModel, "--url", base, "--sequence-id", "77", "--sequence-start", "--input-data", "zero")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `SEQUENCE +UINT64 \[1 1\] +77\n`, out)
+	code, out, stderr = runCLI(t, "infer", modelzoo.SequenceModel, "--url", base, "--grpc", grpcAddr, "--sequence-id", "77", "--sequence-end")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `SEQUENCE +UINT64 \[1 1\] +77\n`, out)
+	code, _, stderr = runCLI(t, "infer", modelzoo.SequenceModel, "--url", base, "--grpc", grpcAddr, "--sequence-id", "77")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "sequence 77 is not live")
+
 	// gpuletd load sends a stateful model's requests in sequences, over
 	// either protocol, and every one is answered.
 	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {

@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
+
+	"github.com/gpulet/gpuletd/kserve"
 
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
@@ -93,13 +96,24 @@ func (pl *Payload) withSequence(id uint64, start, end bool) *Payload {
 // grpcWithSequence is r with the sequence parameters set: a new message
 // sharing r's inputs.
 func grpcWithSequence(r *pb.ModelInferRequest, id uint64, start, end bool) *pb.ModelInferRequest {
+	return GRPCWithSequence(r, kserve.SequenceRef{ID: strconv.FormatUint(id, 10), Numeric: true, Number: id, Start: start, End: end})
+}
+
+// GRPCWithSequence is r with the sequence parameters of ref set (a numeric
+// ID as uint64_param, a string one as string_param): a new message sharing
+// r's inputs and other parameters.
+func GRPCWithSequence(r *pb.ModelInferRequest, ref kserve.SequenceRef) *pb.ModelInferRequest {
 	params := maps.Clone(r.Parameters)
 	if params == nil {
 		params = map[string]*pb.InferParameter{}
 	}
-	params["sequence_id"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: id}}
-	params["sequence_start"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: start}}
-	params["sequence_end"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: end}}
+	if ref.Numeric {
+		params["sequence_id"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: ref.Number}}
+	} else if ref.ID != "" {
+		params["sequence_id"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{StringParam: ref.ID}}
+	}
+	params["sequence_start"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: ref.Start}}
+	params["sequence_end"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: ref.End}}
 	return &pb.ModelInferRequest{ModelName: r.ModelName, ModelVersion: r.ModelVersion, Id: r.Id, Parameters: params,
 		Inputs: r.Inputs, Outputs: r.Outputs, RawInputContents: r.RawInputContents}
 }
