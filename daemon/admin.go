@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
@@ -78,9 +79,42 @@ type statusModel struct {
 	LastRequest *time.Time `json:"last_request,omitempty"`
 	// Cache is the response cache's account of a model that enables it.
 	Cache *statusCache `json:"response_cache,omitempty"`
-	// LiveSequences counts a stateful model's live sequences
-	// (sequence_batching); absent for other models.
-	LiveSequences *int `json:"live_sequences,omitempty"`
+	// Sequences is a stateful model's sequence batching; absent for other
+	// models.
+	Sequences *statusSequences `json:"sequences,omitempty"`
+}
+
+// statusSequences is a stateful model's sequences (sequence_batching): how
+// many are live, how long one may idle, how many may be live at once, and
+// the tensors the daemon fills ("START (start)", "ACC from ACC_NEXT").
+type statusSequences struct {
+	Live     int      `json:"live"`
+	IdleMS   float64  `json:"idle_ms"`
+	Max      int      `json:"max"`
+	Controls []string `json:"controls,omitempty"`
+	States   []string `json:"states,omitempty"`
+}
+
+// sequencesStatus is m's statusSequences; nil for a model without
+// sequence batching.
+func (n *node) sequencesStatus(m *repository.Model) *statusSequences {
+	s := m.Config.Sequence
+	if s == nil {
+		return nil
+	}
+	out := &statusSequences{Live: n.seqs.live(m, time.Now()), IdleMS: ms(s.Idle), Max: s.MaxSequences}
+	for _, c := range s.Controls {
+		out.Controls = append(out.Controls, fmt.Sprintf("%s (%s)", c.Input, controlName(c.Kind)))
+	}
+	for _, st := range s.States {
+		out.States = append(out.States, fmt.Sprintf("%s from %s", st.Input, st.Output))
+	}
+	return out
+}
+
+// controlName says what a control input tells the model, in a word.
+func controlName(k repository.ControlKind) string {
+	return [...]string{"start", "ready", "end", "correlation ID"}[k]
 }
 
 // statusCache is a model's use of the response cache: its look-ups, or
@@ -265,10 +299,7 @@ func (n *node) status() status {
 			Cache: n.cacheStatus(m),
 		}
 		sm.Warnings = n.modelWarnings(m, sm.Window)
-		if m.Config.Sequence != nil {
-			live := n.seqs.live(m, time.Now())
-			sm.LiveSequences = &live
-		}
+		sm.Sequences = n.sequencesStatus(m)
 		c := n.counters.of(m.Name)
 		sm.Answered, sm.Failed = c.success.count.Load(), c.fail.count.Load()
 		if ms := c.last.Load(); ms > 0 {

@@ -273,6 +273,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	if m.MaxQueue > 0 {
 		fmt.Fprintf(tw, "max queue\t%d requests in each gpu-let\n", m.MaxQueue)
 	}
+	if m.Sequences != nil {
+		writeWrappedRow(tw, "sequences", m.Sequences.text())
+	}
 	writeWrappedRow(tw, "ready", ready)
 	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
 	fmt.Fprintf(tw, "rate\t%s measured, %s assigned\n", perSecond(m.Rate), perSecond(m.AssignedRate))

@@ -85,6 +85,16 @@ func TestWriteModelShow(t *testing.T) {
 	require.NotContains(t, out, "warning")
 	require.NotContains(t, out, "external data")
 
+	require.NotContains(t, out, "sequences")
+
+	// A stateful model says what its sequences are.
+	d.Model.Sequences = &adminSeqs{Live: 3, IdleMS: 5000, Max: 4096, Controls: []string{"START (start)", "CORRID (correlation ID)"}, States: []string{"ACC from ACC_NEXT"}}
+	b.Reset()
+	require.NoError(t, writeModelShow(&b, &d, &p))
+	require.Contains(t, b.String(), "\nsequences    3 live of at most 4096, each ended after 5s idle; gpuletd fills\n"+
+		"             START (start), CORRID (correlation ID); carries ACC from ACC_NEXT\n")
+	d.Model.Sequences = nil
+
 	// Weights kept beside the model file are named.
 	d.ExternalData = []string{"model.onnx.data"}
 	b.Reset()

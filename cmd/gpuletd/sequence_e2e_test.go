@@ -200,7 +200,7 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	require.Equal(t, []float32{3, 3, 3, 3}, sum, "refused requests leave the state as it was")
 
 	st := do(t, "GET", base+"/api/v1/status", nil, nil)
-	require.Contains(t, string(st.body), `"live_sequences":1`)
+	require.Contains(t, string(st.body), `"sequences":{"live":1,`)
 	metrics := do(t, "GET", base+"/metrics", nil, nil)
 	require.Contains(t, string(metrics.body), `gpuletd_model_live_sequences{model="running-sum"} 1`)
 	lintMetrics(t, metrics.body)

@@ -48,6 +48,7 @@ type adminModel struct {
 	Placed        []string    `json:"placed_on"`
 	Recent        adminRecent `json:"recent"`
 	Cache         *adminCache `json:"response_cache"`
+	Sequences     *adminSeqs  `json:"sequences"`
 	Answered      *int64      `json:"answered"` // nil from a daemon that does not count them
 	Failed        int64       `json:"failed"`
 	LastRequest   *time.Time  `json:"last_request"`
@@ -223,4 +224,28 @@ func sloFrom(s string) string {
 		return "load"
 	}
 	return orDash(s)
+}
+
+// adminSeqs is a stateful model's sequences (sequence_batching).
+type adminSeqs struct {
+	Live     int      `json:"live"`
+	IdleMS   float64  `json:"idle_ms"`
+	Max      int      `json:"max"`
+	Controls []string `json:"controls"`
+	States   []string `json:"states"`
+}
+
+// text says it in a line: "3 live of at most 4096, each ended after 5s
+// idle; gpuletd fills START (start), CORRID (correlation ID); carries ACC
+// from ACC_NEXT".
+func (s *adminSeqs) text() string {
+	idle := time.Duration(s.IdleMS * float64(time.Millisecond))
+	out := fmt.Sprintf("%d live of at most %d, each ended after %s idle", s.Live, s.Max, idle)
+	if len(s.Controls) > 0 {
+		out += "; gpuletd fills " + strings.Join(s.Controls, ", ")
+	}
+	if len(s.States) > 0 {
+		out += "; carries " + strings.Join(s.States, ", ")
+	}
+	return out
 }
