@@ -402,9 +402,11 @@ of thousands of rows), each scored by %q.
 
 --models picks which models to write: of the demo set (all of it by default),
 %s; and small models whose tensors take other forms (several
-inputs, scalars, no batching, FP16, BF16, INT64, strings), %s.`, modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.PipelineObjects, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.LiteAccuracy,
+inputs, scalars, no batching, FP16, BF16, INT64, strings), %s; and %q, a
+stateful model (Triton's sequence batching, always a config.pbtxt): the
+running sum of a sequence's requests.`, modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.PipelineObjects, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.LiteAccuracy,
 			modelzoo.CrowdPipelineName, modelzoo.CrowdModel, modelzoo.ClassifierModel,
-			strings.Join(modelzoo.DemoModels(), ", "), strings.Join(modelzoo.FormModels(), ", ")),
+			strings.Join(modelzoo.DemoModels(), ", "), strings.Join(modelzoo.FormModels(), ", "), modelzoo.SequenceModel),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pipeline != "" && external {
