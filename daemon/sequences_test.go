@@ -250,3 +250,30 @@ func TestSequenceInputs(t *testing.T) {
 	outs := withoutState(m, append(stateOut(1), x))
 	require.Equal(t, []tensor.Tensor{x}, outs)
 }
+
+// BenchmarkSequenceRequest is what the daemon adds to a request of a
+// stateful model: its turn, its control and state inputs, and keeping its
+// state.
+func BenchmarkSequenceRequest(b *testing.B) {
+	var q sequences
+	m := statefulModel(time.Minute, 4096)
+	ctx := context.Background()
+	far := time.Now().Add(time.Hour)
+	x, err := tensor.FromFloat32s("INPUT", []int64{1, 4}, []float32{1, 2, 3, 4})
+	require.NoError(b, err)
+	out := stateOut(1)
+	turn, ierr := q.begin(ctx, m, seqRef("1", true, false), far, time.Now())
+	require.Nil(b, ierr)
+	q.done(turn, m.Config.Sequence, out, time.Now())
+	b.ReportAllocs()
+	for b.Loop() {
+		turn, ierr := q.begin(ctx, m, seqRef("1", false, false), far, time.Now())
+		if ierr != nil {
+			b.Fatal(ierr.msg)
+		}
+		if _, err := sequenceInputs(m, seqRef("1", false, false), turn.s.state, []tensor.Tensor{x}); err != nil {
+			b.Fatal(err)
+		}
+		q.done(turn, m.Config.Sequence, out, time.Now())
+	}
+}
