@@ -156,6 +156,11 @@ func TestCheckEnsemble(t *testing.T) {
 	require.ErrorContains(t, err, `input "crop" is INT64 but "boxes" is FP32`)
 	require.ErrorContains(t, err, `input "mask" of the model is not in input_map`)
 	require.ErrorContains(t, err, `output_map names "scores"`)
+
+	// A stateful model is no step: a pipeline's requests carry no sequence.
+	models["classifier"] = &Model{Name: "classifier", Inputs: cls.Inputs, Outputs: cls.Outputs, Config: ModelConfig{Sequence: &Sequence{}}}
+	_, err = p.CheckEnsemble(get)
+	require.ErrorContains(t, err, "step[1] (classifier): a stateful model (sequence_batching)")
 }
 
 // TestVariantParameters: a model says which model it may stand in for and

@@ -57,6 +57,9 @@ func (m *Model) resolveSequence() error {
 	if s == nil {
 		return nil
 	}
+	if m.Config.ResponseCache { // from config.pbtxt, or a config.yaml beside it
+		return errors.New("response_cache: a stateful model's answers depend on its sequence's state, which the cache cannot see; remove one or the other")
+	}
 	for _, c := range s.Controls {
 		i, err := findSpec(m.Inputs, "input", c.Input, "control input")
 		if err != nil {

@@ -102,9 +102,6 @@ func tritonSequence(pc *tritonpb.ModelConfig, c *ModelConfig, bad, note func(str
 	if len(s.Controls) == 0 && len(s.States) == 0 {
 		note("%s: no control_input or state: the requests of a sequence run in order, and nothing is carried between them", f)
 	}
-	if pc.GetResponseCache().GetEnable() {
-		bad("response_cache: a stateful model's answers depend on its sequence's state, which the cache cannot see; remove one or the other")
-	}
 	return s
 }
 

@@ -143,3 +143,11 @@ func TestSequenceBatchingRefusals(t *testing.T) {
 		})
 	}
 }
+
+func TestSequenceRefusesTheCacheFromConfigYAML(t *testing.T) {
+	root := writeRepo(t, map[string]entry{"sum": {config: "response_cache: true\n", files: map[string]string{"config.pbtxt": tritonRunningSum, "1/model.onnx": "stateful"}}})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Empty(t, ix.Names())
+	require.ErrorContains(t, onlyProblem(ix), "response_cache: a stateful model's answers depend on its sequence's state")
+}
