@@ -36,7 +36,8 @@ func (s *grpcServer) ModelInfer(ctx context.Context, r *pb.ModelInferRequest) (*
 // ModelStreamInfer runs every request of the stream as it arrives, at most
 // limits.max_queued_per_model at once, and sends each answer when it is
 // ready; a failed request is answered with error_message beside its id, and
-// the stream goes on. When the daemon stops, the stream ends UNAVAILABLE
+// the stream goes on. The requests of one sequence of a stateful model run
+// in the order sent (streamOrder). When the daemon stops, the stream ends UNAVAILABLE
 // once the requests it runs are answered (errStopping).
 func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamInferServer) error {
 	ctx := stream.Context()
@@ -46,6 +47,7 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 	)
 	defer wg.Wait()
 	slots := make(chan struct{}, max(1, s.n.conf().Limits.MaxQueuedPerModel))
+	var order streamOrder
 	received := make(chan streamed)
 	go receiveStream(ctx, stream, received) // ends with the stream, when this returns
 	for {
@@ -73,11 +75,24 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		after, taken := order.next(r)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			res, held, ierr := s.n.inferGRPC(ctx, r, arrival)
+			rctx := ctx
+			if taken != nil { // a request of a sequence, after the one sent before it
+				defer taken()
+				rctx = withTurnTaken(ctx, taken)
+			}
+			if after != nil {
+				select {
+				case <-after:
+				case <-ctx.Done():
+					return
+				}
+			}
+			res, held, ierr := s.n.inferGRPC(rctx, r, arrival)
 			out := &pb.ModelStreamInferResponse{InferResponse: res}
 			if ierr == nil {
 				s.n.grpcAnswers.keep(ctx, res, held)

@@ -119,6 +119,7 @@ func (n *node) executeInSequence(ctx context.Context, m *repository.Model, ref k
 		}
 	}
 	t, ierr := n.seqs.begin(ctx, m, ref, deadline, time.Now())
+	turnTaken(ctx) // the stream's next request of the sequence may ask now
 	if ierr != nil {
 		return nil, ierr
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -138,6 +139,10 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	_, err = c.ModelInfer(ctx, noID)
 	requireCode(t, err, codes.InvalidArgument, "give the request's sequence with the parameter sequence_id")
 
+	// On a stream, as tritonclient's async_stream_infer sends them, a
+	// sequence's requests go out back to back and run in the order sent.
+	checkSequencesOnAStream(t, c, ctx)
+
 	// Its end answers and ends it.
 	sum, _ = sequenceAnswer(t, do(t, "POST", model+"/infer", sequenceBody(1001, false, true, [4]float32{10, 10, 10, 10}), nil))
 	require.Equal(t, []float32{12, 13, 14, 15}, sum)
@@ -237,5 +242,39 @@ func TestStatefulModelServesSequences(t *testing.T) {
 		require.Equal(t, 5, rep.SequenceLength)
 		require.Positive(t, rep.OK)
 		require.Equal(t, rep.Sent, rep.OK, "%v: %s", via, out)
+	}
+}
+
+// checkSequencesOnAStream sends four sequences of eight requests each over
+// one ModelStreamInfer stream without waiting for answers, interleaved, and
+// checks every answer is its sequence's sum so far.
+func checkSequencesOnAStream(t *testing.T, c pb.GRPCInferenceServiceClient, ctx context.Context) {
+	t.Helper()
+	stream, err := c.ModelStreamInfer(ctx)
+	require.NoError(t, err)
+	const sequences, steps = 4, 8
+	want := map[string]float32{}
+	for k := range steps {
+		for s := range sequences {
+			id := uint64(3000 + s)
+			v := float32(k + 1)
+			r := fp32Request(modelzoo.SequenceModel, fmt.Sprintf("%d/%d", id, k), []int64{1, 4}, []float32{v, v, v, v}, true)
+			r.Inputs[0].Name = "INPUT"
+			r.Parameters = map[string]*pb.InferParameter{
+				"sequence_id":    {ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: id}},
+				"sequence_start": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: k == 0}},
+				"sequence_end":   {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: k == steps-1}},
+			}
+			require.NoError(t, stream.Send(r))
+			want[r.Id] = float32((k + 1) * (k + 2) / 2)
+		}
+	}
+	require.NoError(t, stream.CloseSend())
+	for range sequences * steps {
+		res, err := stream.Recv()
+		require.NoError(t, err)
+		require.Empty(t, res.ErrorMessage)
+		sum := fp32s(res.InferResponse.RawOutputContents[0])
+		require.Equal(t, []float32{want[res.InferResponse.Id], want[res.InferResponse.Id], want[res.InferResponse.Id], want[res.InferResponse.Id]}, sum, res.InferResponse.Id)
 	}
 }
