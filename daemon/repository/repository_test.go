@@ -32,6 +32,10 @@ func fakeReader(path string) ([]TensorSpec, []TensorSpec, error) {
 		return []TensorSpec{{Name: "INPUT", DataType: tensor.FP32, Dims: []int64{-1, 4}}, {Name: "START", DataType: tensor.FP32, Dims: []int64{-1, 1}},
 				{Name: "CORRID", DataType: tensor.Uint64, Dims: []int64{-1, 1}}, {Name: "ACC", DataType: tensor.FP32, Dims: []int64{-1, 4}}},
 			[]TensorSpec{{Name: "OUTPUT", DataType: tensor.FP32, Dims: []int64{-1, 4}}, {Name: "ACC_NEXT", DataType: tensor.FP32, Dims: []int64{-1, 4}}}, nil
+	case "bigstate": // the running sum's tensors with a state of 512 KiB
+		return []TensorSpec{{Name: "INPUT", DataType: tensor.FP32, Dims: []int64{-1, 4}}, {Name: "START", DataType: tensor.FP32, Dims: []int64{-1, 1}},
+				{Name: "CORRID", DataType: tensor.Uint64, Dims: []int64{-1, 1}}, {Name: "ACC", DataType: tensor.FP32, Dims: []int64{-1, 131072}}},
+			[]TensorSpec{{Name: "OUTPUT", DataType: tensor.FP32, Dims: []int64{-1, 4}}, {Name: "ACC_NEXT", DataType: tensor.FP32, Dims: []int64{-1, 131072}}}, nil
 	case "fixed":
 		return []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{1, 4}}},
 			[]TensorSpec{{Name: "output", DataType: tensor.FP32, Dims: []int64{1, 2}}}, nil

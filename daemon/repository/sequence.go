@@ -18,11 +18,28 @@ type Sequence struct {
 	// ended (max_sequence_idle_microseconds; Triton's default is 1 s).
 	Idle time.Duration
 	// MaxSequences bounds the sequences the model keeps at once
-	// (oldest.max_candidate_sequences, else DefaultMaxSequences): a
-	// sequence started beyond it is refused.
+	// (oldest.max_candidate_sequences, else DefaultMaxSequences, or fewer
+	// where their states would hold more than MaxStateBytes): a sequence
+	// started beyond it is refused.
 	MaxSequences int
 	Controls     []SequenceControl
 	States       []SequenceState
+	// maxSet: the configuration gave MaxSequences.
+	maxSet bool
+}
+
+// MaxStateBytes bounds the state a model's live sequences may hold in the
+// daemon's memory together.
+const MaxStateBytes = 1 << 30
+
+// StateBytes is the state one sequence holds: every state's bytes.
+func (s *Sequence) StateBytes() int64 {
+	var n int64
+	for _, st := range s.States {
+		e, _ := tensor.NumElements(st.Dims)
+		n += e * int64(st.DataType.Size())
+	}
+	return n
 }
 
 // DefaultIdle is a sequence's idle time when the configuration gives none,

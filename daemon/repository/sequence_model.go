@@ -74,6 +74,9 @@ func (m *Model) resolveSequence() error {
 		}
 		m.Inputs[i].Sequence, m.Inputs[i].Dims = RoleControl, []int64{1}
 	}
+	if err := m.boundSequences(); err != nil {
+		return err
+	}
 	for k, st := range s.States {
 		for _, side := range []struct {
 			specs      []TensorSpec
@@ -96,6 +99,28 @@ func (m *Model) resolveSequence() error {
 			}
 			s.States[k].Initial = data
 		}
+	}
+	return nil
+}
+
+// boundSequences keeps the state of the model's live sequences within
+// MaxStateBytes: a bound the configuration gives above it is refused, the
+// default lowered to fit, with a note.
+func (m *Model) boundSequences() error {
+	s := m.Config.Sequence
+	per := s.StateBytes()
+	if per == 0 {
+		return nil
+	}
+	fit := max(1, MaxStateBytes/per)
+	switch {
+	case s.maxSet && int64(s.MaxSequences) > fit:
+		return fmt.Errorf("sequence_batching.oldest.max_candidate_sequences: %d sequences of %d bytes of state each would hold %d bytes, above %d; give at most %d",
+			s.MaxSequences, per, int64(s.MaxSequences)*per, int64(MaxStateBytes), fit)
+	case !s.maxSet && int64(s.MaxSequences) > fit:
+		s.MaxSequences = int(fit)
+		m.Notes = append(m.Notes, fmt.Sprintf("sequence_batching: at most %d sequences live at once, whose %d bytes of state each hold %d bytes together (oldest.max_candidate_sequences sets another bound)",
+			fit, per, fit*per))
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ func tritonSequence(pc *tritonpb.ModelConfig, c *ModelConfig, bad, note func(str
 		if n := st.Oldest.MaxCandidateSequences; n < 0 || n > 1<<20 {
 			bad("%s.oldest.max_candidate_sequences: %d is not allowed; use 1 to %d", f, n, 1<<20)
 		} else if n > 0 {
-			s.MaxSequences = int(n)
+			s.MaxSequences, s.maxSet = int(n), true
 		}
 		if len(st.Oldest.PreferredBatchSize) > 0 || st.Oldest.MaxQueueDelayMicroseconds > 0 || st.Oldest.PreserveOrdering {
 			note("%s.oldest: preferred_batch_size, max_queue_delay_microseconds and preserve_ordering ignored: gpuletd batches by the SLO, in order within each sequence", f)
@@ -210,7 +210,7 @@ func tritonState(field string, st *tritonpb.ModelSequenceBatching_State, bad, no
 // Triton is the sequence batching as a config.pbtxt gives it.
 func (s *Sequence) Triton() *tritonpb.ModelSequenceBatching {
 	out := &tritonpb.ModelSequenceBatching{MaxSequenceIdleMicroseconds: uint64(s.Idle.Microseconds())}
-	if s.MaxSequences != DefaultMaxSequences {
+	if s.maxSet {
 		out.StrategyChoice = &tritonpb.ModelSequenceBatching_Oldest{Oldest: &tritonpb.ModelSequenceBatching_StrategyOldest{MaxCandidateSequences: int32(s.MaxSequences)}}
 	}
 	for _, c := range s.Controls {

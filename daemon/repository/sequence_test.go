@@ -151,3 +151,29 @@ func TestSequenceRefusesTheCacheFromConfigYAML(t *testing.T) {
 	require.Empty(t, ix.Names())
 	require.ErrorContains(t, onlyProblem(ix), "response_cache: a stateful model's answers depend on its sequence's state")
 }
+
+func TestSequenceStateIsBounded(t *testing.T) {
+	// A state of 512 KiB a sequence: 2048 of them hold a GiB.
+	big := func(name, extra string) string {
+		c := strings.Replace(tritonRunningSum, "dims: [ 4 ] } ]\n}", "dims: [ 131072 ] } ]\n"+extra+"}", 1)
+		return strings.Replace(strings.Replace(c, "  direct { }\n", "", 1), `"sum"`, `"`+name+`"`, 1)
+	}
+	file := map[string]string{"1/model.onnx": "bigstate"}
+	root := writeRepo(t, map[string]entry{
+		"over":    pbtxtEntry(big("over", "  oldest { max_candidate_sequences: 3000 }\n"), file),
+		"fits":    pbtxtEntry(big("fits", "  oldest { max_candidate_sequences: 2048 }\n"), file),
+		"default": pbtxtEntry(big("default", ""), file),
+	})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, []string{"default", "fits"}, ix.Names())
+	require.ErrorContains(t, ix.Broken["over"], "max_candidate_sequences: 3000 sequences of 524288 bytes of state each would hold 1572864000 bytes, above 1073741824; give at most 2048")
+	m, err := ix.Get("default")
+	require.NoError(t, err)
+	require.Equal(t, 2048, m.Config.Sequence.MaxSequences)
+	require.Contains(t, strings.Join(m.Notes, "\n"), "sequence_batching: at most 2048 sequences live at once, whose 524288 bytes of state each hold 1073741824 bytes together")
+	require.Nil(t, m.Config.Sequence.Triton().GetOldest(), "the bound was not configured")
+	m, err = ix.Get("fits")
+	require.NoError(t, err)
+	require.Equal(t, int32(2048), m.Config.Sequence.Triton().GetOldest().GetMaxCandidateSequences())
+}
