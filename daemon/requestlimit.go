@@ -28,10 +28,14 @@ const bytesPerElementOfBytes = 4
 // smallestInputBytes is what each input of m takes in its smallest
 // request: one row, every dynamic dimension 1, a BYTES element its length
 // alone; math.MaxInt64 for dimensions no tensor may have
-// (tensor.NumElements refuses them).
+// (tensor.NumElements refuses them); 0 for one the daemon fills (a
+// stateful model's control and state inputs).
 func smallestInputBytes(m *repository.Model) []int64 {
 	out := make([]int64, len(m.Inputs))
 	for i, in := range m.Inputs {
+		if in.Sequence != "" {
+			continue // a stateful model's control or state: the daemon fills it
+		}
 		size := int64(in.DataType.Size())
 		if in.DataType == tensor.Bytes {
 			size = bytesPerElementOfBytes

@@ -36,6 +36,7 @@ func TestRequestLimitWarning(t *testing.T) {
 		{"a dynamic dimension counts one", []repository.TensorSpec{in("x", tensor.FP32, -1, -1, 1000)}, 4000, ""},
 		{"one input above the limit", []repository.TensorSpec{in("image", tensor.FP32, -1, 3, 224, 224)}, 65536,
 			`every request is refused: input "image" alone takes 602112 bytes in a request of one row, above limits.max_request_body (65536 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`},
+		{"a stateful model's state is the daemon's", []repository.TensorSpec{in("x", tensor.FP32, 4), {Name: "ACC", DataType: tensor.FP32, Dims: []int64{1 << 20}, Sequence: repository.RoleState}}, 4096, ""},
 		{"inputs above the limit together", []repository.TensorSpec{in("a", tensor.FP16, 600), in("b", tensor.Int64, 100)}, 1500,
 			"REST and gRPC requests are refused as too large: a request of one row carries 2000 bytes of tensor data, above limits.max_request_body (1500 bytes); raise the limit, or send the inputs through shared memory"},
 		{"dimensions whose product overflows", []repository.TensorSpec{in("huge", tensor.FP32, 1<<40, 1<<40)}, 64 << 20,
