@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -100,6 +101,18 @@ type checkedModel struct {
 	// (profile_shapes, or a config.pbtxt's model_warmup).
 	ProfileShapes map[string][]int64 `json:"profile_shapes,omitempty"`
 	Notes         []string           `json:"notes,omitempty"`
+	// Sequences is a stateful model's sequence batching: the inputs gpuletd
+	// fills (left out of Inputs), how many sequences may be live and how
+	// long one may idle.
+	Sequences *checkedSequences `json:"sequences,omitempty"`
+}
+
+// checkedSequences is a stateful model's sequence batching in a check.
+type checkedSequences struct {
+	Controls []string `json:"controls,omitempty"`
+	States   []string `json:"states,omitempty"`
+	MaxLive  int      `json:"max_live"`
+	Idle     string   `json:"idle"`
 }
 
 func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) repoCheck {
@@ -111,7 +124,16 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 		}
 		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
-			Inputs: m.Inputs, Outputs: m.Outputs, ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
+			Inputs: repository.RequestTensors(m.Inputs), Outputs: repository.RequestTensors(m.Outputs), ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
+		if s := m.Config.Sequence; s != nil {
+			c.Sequences = &checkedSequences{MaxLive: s.MaxSequences, Idle: s.Idle.String()}
+			for _, ctl := range s.Controls {
+				c.Sequences.Controls = append(c.Sequences.Controls, ctl.Input)
+			}
+			for _, st := range s.States {
+				c.Sequences.States = append(c.Sequences.States, st.Input)
+			}
+		}
 		if e := m.Config.Ensemble; e != nil {
 			branches := e.Branches()
 			for _, s := range e.Steps {
@@ -149,6 +171,11 @@ func writeCheck(w io.Writer, r repoCheck) error {
 		return err
 	}
 	for _, m := range r.Models {
+		if s := m.Sequences; s != nil {
+			fills := strings.Join(append(slices.Clone(s.Controls), s.States...), ", ")
+			fmt.Fprintf(w, "%s: stateful (sequence_batching): requests give sequence_id; gpuletd fills %s; at most %d sequences live, each ended after %s idle\n",
+				m.Name, orDash(fills), s.MaxLive, s.Idle)
+		}
 		for _, n := range m.Notes {
 			fmt.Fprintf(w, "%s: %s\n", m.Name, n)
 		}

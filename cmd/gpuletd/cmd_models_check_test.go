@@ -69,3 +69,20 @@ func TestModelsCheck(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
 	require.Equal(t, map[string]string{"lenet5": `every request is refused: input "input" alone takes 3136 bytes in a request of one row, above limits.max_request_body (2048 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`}, r.Warnings)
 }
+
+// TestModelsCheckStatefulModel: a stateful model's check lists the tensors
+// its requests give and says which gpuletd fills.
+func TestModelsCheckStatefulModel(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.SequenceModel}, 1))
+	code, out, stderr := runCLI(t, "models", "check", repo)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "  INPUT FP32[4]  OUTPUT FP32[4], SEQUENCE UINT64[1]\n")
+	require.Contains(t, out, "running-sum: stateful (sequence_batching): requests give sequence_id; gpuletd fills START, CORRID, ACC; at most 4096 sequences live, each ended after 5s idle\n")
+
+	code, out, _ = runCLI(t, "models", "check", repo, "--json")
+	require.Equal(t, 0, code)
+	var r repoCheck
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, &checkedSequences{Controls: []string{"START", "CORRID"}, States: []string{"ACC"}, MaxLive: 4096, Idle: "5s"}, r.Models[0].Sequences)
+}
