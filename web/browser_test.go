@@ -553,14 +553,16 @@ func checkModelWarning(t *testing.T, b *browser) {
 	require.Equal(t, "refused, ℓ(1) > SLO on gpu0-20-1: 6.53ms > 5ms (overhead 6.2ms)\nevery request is refused: input \"input\" alone takes 3136 bytes", got.Title)
 
 	// A model that enables the response cache says on its name how many
-	// requests it answered, or why it is off.
+	// requests it answered, or why it is off; a stateful model how many
+	// sequences are live.
 	names := eval[[]cell](t, b, `(async () => {
   const { renderModels } = await import('/assets/models.js');
   const tbody = document.createElement('tbody');
   renderModels(tbody, { models: [
     { name: 'a', ready: true, recent: {}, response_cache: { hits: 232367, misses: 1004, rate: 5355 } },
     { name: 'b', ready: true, recent: {}, response_cache: { hits: 0, misses: 0, off: 'the node keeps none (response_cache.size 0)' } },
-    { name: 'c', ready: true, recent: {} }] });
+    { name: 'c', ready: true, recent: {} },
+    { name: 'd', ready: true, recent: {}, sequences: { live: 3, max: 4096, idle_ms: 5000, controls: ['START (start)'], states: ['ACC from ACC_NEXT'] } }] });
   return [...tbody.querySelectorAll('th')].map((th) => {
     const note = th.querySelector('.config-notes');
     return { text: th.textContent, title: note ? note.title : '' };
@@ -579,6 +581,7 @@ func checkModelWarning(t *testing.T, b *browser) {
 		{"a (232,367 cached)", "response cache: 232367 hits, 1004 misses; 5,355/s now, outside the model's rate (no gpu-let runs them)"},
 		{"b (cache off)", "response cache enabled, but off: the node keeps none (response_cache.size 0)"},
 		{"c", ""},
+		{"d (3 sequences)", "stateful (sequence_batching): 3 live of at most 4096, each ended after 5 s idle; gpuletd fills START (start), ACC from ACC_NEXT"},
 	}, names)
 
 	// A Triton repository's models, drawn into the page's own table (the

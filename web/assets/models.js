@@ -9,6 +9,22 @@ import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 
 // cacheNote says, on a model or pipeline that enables the response cache,
 // how many requests it answered, or why it is off.
+// sequencesNote says on a stateful model's name how many sequences are
+// live, and in its title what gpuletd keeps for them; null for another model.
+export function sequencesNote(s) {
+  if (!s) {
+    return null;
+  }
+  const fills = [...(s.controls || []), ...(s.states || [])];
+  return h('span', {
+    class: 'config-notes',
+    text: ` (${num(s.live)} sequence${s.live === 1 ? '' : 's'})`,
+    title:
+      `stateful (sequence_batching): ${s.live} live of at most ${s.max}, each ended after ${s.idle_ms / 1000} s idle` +
+      (fills.length ? `; gpuletd fills ${fills.join(', ')}` : ''),
+  });
+}
+
 export function cacheNote(c) {
   if (!c) {
     return null;
@@ -74,6 +90,7 @@ export function renderModels(tbody, status) {
           ? h('span', { class: 'config-notes', text: ` (${notes.length} ignored)`, title: notes.join('\n') })
           : null,
         cacheNote(m.response_cache),
+        sequencesNote(m.sequences),
       ),
       h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no', title: m.reason || '' }),
       h('td', { class: 'num', text: rate(m.rate) }),
