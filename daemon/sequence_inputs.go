@@ -54,8 +54,11 @@ func sequenceInputs(m *repository.Model, ref kserve.SequenceRef, state []tensor.
 // controlValue is a control's one value for the request, little-endian in
 // the control's type.
 func controlValue(c repository.SequenceControl, ref kserve.SequenceRef) ([]byte, error) {
-	if c.Kind == repository.ControlCorrID { // a string ID is refused before
-		return packNumber(c.DataType, ref.Number), nil
+	if c.Kind == repository.ControlCorrID {
+		if c.DataType == tensor.Bytes { // the ID as given: a number's digits, or the string
+			return tensor.AppendBytesElement(nil, []byte(ref.ID)), nil
+		}
+		return packNumber(c.DataType, ref.Number), nil // a string ID is refused before
 	}
 	on := false
 	switch c.Kind {
@@ -114,7 +117,7 @@ func (n *node) executeInSequence(ctx context.Context, m *repository.Model, ref k
 		return nil, badRequest("%s: a request of a sequence is one row (a batch of 1); this one has %d", m.Name, rows)
 	}
 	for _, c := range m.Config.Sequence.Controls {
-		if c.Kind == repository.ControlCorrID && ref.Given() && !ref.Numeric {
+		if c.Kind == repository.ControlCorrID && c.DataType != tensor.Bytes && ref.Given() && !ref.Numeric {
 			return nil, badRequest("%s: sequence_id %s is a string, but the model's correlation ID input %q takes a number (%s)", m.Name, ref, c.Input, c.DataType)
 		}
 	}

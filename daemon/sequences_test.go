@@ -207,6 +207,7 @@ func TestSequenceInputs(t *testing.T) {
 		{Input: "READY", Kind: repository.ControlReady, DataType: tensor.FP32, False: -1, True: 2},
 		{Input: "ID32", Kind: repository.ControlCorrID, DataType: tensor.Uint32},
 		{Input: "ID64", Kind: repository.ControlCorrID, DataType: tensor.Int64},
+		{Input: "IDS", Kind: repository.ControlCorrID, DataType: tensor.Bytes},
 	}
 	m.Config.Sequence.States = append(m.Config.Sequence.States,
 		repository.SequenceState{Input: "INIT", Output: "INIT_NEXT", DataType: tensor.FP32, Dims: []int64{1}, Initial: binary.LittleEndian.AppendUint32(nil, math.Float32bits(9))})
@@ -228,6 +229,10 @@ func TestSequenceInputs(t *testing.T) {
 	require.Equal(t, binary.LittleEndian.AppendUint32(nil, math.Float32bits(2)), byName["READY"].Data)
 	require.Equal(t, binary.LittleEndian.AppendUint32(nil, 5), byName["ID32"].Data, "a 32-bit ID keeps the low bits")
 	require.Equal(t, binary.LittleEndian.AppendUint64(nil, 1<<32+5), byName["ID64"].Data)
+	require.Equal(t, tensor.AppendBytesElement(nil, []byte("4294967301")), byName["IDS"].Data, "a string ID input takes a number's digits")
+	str, err := sequenceInputs(m, kserve.SequenceRef{ID: "call-7"}, nil, []tensor.Tensor{x})
+	require.NoError(t, err)
+	require.Equal(t, tensor.AppendBytesElement(nil, []byte("call-7")), str[len(str)-3].Data, "and a string ID as it is")
 	require.Equal(t, make([]byte, 4), byName["ACC"].Data, "a state without initial_state starts at zeros")
 	require.Equal(t, []int64{1, 1}, byName["ACC"].Shape)
 	require.Equal(t, binary.LittleEndian.AppendUint32(nil, math.Float32bits(9)), byName["INIT"].Data)

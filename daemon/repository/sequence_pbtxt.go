@@ -122,8 +122,8 @@ func tritonControl(field string, ctl *tritonpb.ModelSequenceBatching_Control, ba
 			return out, false
 		}
 		dt := tritonTypes[ctl.DataType]
-		if !slices.Contains([]tensor.DataType{tensor.Uint64, tensor.Int64, tensor.Uint32, tensor.Int32}, dt) {
-			bad("%s.data_type: %s; a correlation ID is TYPE_UINT64, TYPE_INT64, TYPE_UINT32 or TYPE_INT32", field, ctl.DataType)
+		if !slices.Contains([]tensor.DataType{tensor.Uint64, tensor.Int64, tensor.Uint32, tensor.Int32, tensor.Bytes}, dt) {
+			bad("%s.data_type: %s; a correlation ID is TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32 or TYPE_STRING", field, ctl.DataType)
 			return out, false
 		}
 		out.DataType = dt

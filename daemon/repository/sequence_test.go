@@ -107,7 +107,7 @@ func TestSequenceBatchingRefusals(t *testing.T) {
 		{"two controls in one input", sum(start, start+", "+start), []string{"control_input[0].control: 2 controls"}},
 		{"no false/true values", sum("fp32_false_true: [ 0, 1 ]", ""), []string{"control_input[0].control[0]", "int32_false_true, fp32_false_true or bool_false_true"}},
 		{"three values", sum("[ 0, 1 ]", "[ 0, 1, 2 ]"), []string{"control_input[0].control[0]", "two"}},
-		{"a float correlation ID", sum("TYPE_UINT64", "TYPE_FP32"), []string{"control_input[1].control[0].data_type: TYPE_FP32", "TYPE_UINT64, TYPE_INT64"}},
+		{"a float correlation ID", sum("TYPE_UINT64", "TYPE_FP32"), []string{"control_input[1].control[0].data_type: TYPE_FP32", "TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32 or TYPE_STRING"}},
 		{"a correlation ID with values", sum(corrid, `{ kind: CONTROL_SEQUENCE_CORRID, data_type: TYPE_UINT64, int32_false_true: [ 0, 1 ] }`), []string{"correlation ID control takes data_type"}},
 		{"a control listed as input", sum(`input [ { name: "INPUT", data_type: TYPE_FP32, dims: [ 4 ] } ]`,
 			`input [ { name: "INPUT", data_type: TYPE_FP32, dims: [ 4 ] }, { name: "START", data_type: TYPE_FP32, dims: [ 1 ] } ]`),
