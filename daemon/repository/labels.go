@@ -27,11 +27,7 @@ func (m *Model) readLabels() error {
 			data, err = os.ReadFile(f)
 		}
 		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err // the file is named once, by invalid
-			}
-			return invalid(f, fmt.Errorf("the label file of output %q: %w", out, err))
+			return invalidFile(f, fmt.Sprintf("the label file of output %q", out), err)
 		}
 		if m.Labels == nil {
 			m.Labels = map[string][]string{}
@@ -39,4 +35,14 @@ func (m *Model) readLabels() error {
 		m.Labels[out] = strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
 	}
 	return nil
+}
+
+// invalidFile is invalid for a file of the model folder that could not be
+// read (what says which), naming the file once.
+func invalidFile(f, what string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the file is named once, by invalid
+	}
+	return invalid(f, fmt.Errorf("%s: %w", what, err))
 }

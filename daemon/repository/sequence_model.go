@@ -3,7 +3,6 @@ package repository
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,11 +142,7 @@ func readInitialState(dir string, st SequenceState) ([]byte, error) {
 		data, err = os.ReadFile(f)
 	}
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the file is named once, by invalid
-		}
-		return nil, invalid(f, fmt.Errorf("the initial state of %q: %w", st.Input, err))
+		return nil, invalidFile(f, fmt.Sprintf("the initial state of %q", st.Input), err)
 	}
 	return data, nil
 }
