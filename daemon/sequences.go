@@ -151,16 +151,17 @@ func (tab *modelSequences) sweep(idle time.Duration, now time.Time) {
 	}
 }
 
-// done ends a request's turn: on an answer it keeps the state outputs in
-// outs as the sequence's state, and a request with sequence_end ends the
-// sequence.
+// done ends a request's turn: on an answer (outs) it keeps the state
+// outputs in outs as the sequence's state, and an answered request with
+// sequence_end ends the sequence. A failed one leaves the sequence as it
+// was, so that the client may send it again.
 func (q *sequences) done(t *seqTurn, conf *repository.Sequence, outs []tensor.Tensor, now time.Time) {
 	q.mu.Lock()
 	if outs != nil {
 		t.s.state = keptState(conf, outs, t.s.state)
 	}
 	t.s.used = now
-	if t.end {
+	if t.end && outs != nil {
 		t.s.ended = true
 		if t.tab.live[t.s.key] == t.s {
 			delete(t.tab.live, t.s.key)

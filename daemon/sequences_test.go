@@ -83,9 +83,14 @@ func TestSequenceLifecycle(t *testing.T) {
 	require.Equal(t, reasonQueueFull, ierr.reason)
 	require.Contains(t, ierr.msg, "2 sequences are live")
 
-	// Sequence 2 ends; sequence 1 idles past its second.
+	// Sequence 2 ends (its end failed once, and was sent again); sequence
+	// 1 idles past its second.
 	two, ierr = q.begin(ctx, m, seqRef("2", false, true), far, now.Add(time.Second))
 	require.Nil(t, ierr)
+	q.done(two, m.Config.Sequence, nil, now.Add(time.Second))
+	two, ierr = q.begin(ctx, m, seqRef("2", false, true), far, now.Add(time.Second))
+	require.Nil(t, ierr, "a failed end leaves the sequence live")
+	require.Equal(t, float32(1), stateValue(t, two.s))
 	q.done(two, m.Config.Sequence, stateOut(2), now.Add(time.Second))
 	_, ierr = q.begin(ctx, m, seqRef("2", false, false), far, now.Add(time.Second))
 	require.NotNil(t, ierr, "an ended sequence is not live")
