@@ -199,7 +199,9 @@ func keptState(conf *repository.Sequence, outs []tensor.Tensor, old []tensor.Ten
 }
 
 // live counts the live sequences of m (those idle past their time are
-// not counted); 0 for a load of m other than the one they began on.
+// not counted); 0 for a load of m other than the one they began on. It
+// also ends those long idle, so that a model whose traffic stopped gives
+// their state back at the next scrape or status.
 func (q *sequences) live(m *repository.Model, now time.Time) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -207,6 +209,7 @@ func (q *sequences) live(m *repository.Model, now time.Time) int {
 	if tab == nil || tab.m != m {
 		return 0
 	}
+	tab.sweep(m.Config.Sequence.Idle, now)
 	n := 0
 	for _, s := range tab.live {
 		if s.busy > 0 || now.Sub(s.used) <= m.Config.Sequence.Idle {

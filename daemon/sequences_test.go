@@ -96,6 +96,8 @@ func TestSequenceLifecycle(t *testing.T) {
 	require.NotNil(t, ierr, "an ended sequence is not live")
 	require.Equal(t, 1, q.live(m, now.Add(2*time.Second)))
 	require.Equal(t, 0, q.live(m, now.Add(2100*time.Millisecond)))
+	require.Equal(t, 0, q.live(m, now.Add(2600*time.Millisecond)))
+	require.Empty(t, q.byModel["sum"].live, "counting ends the sequences long idle (at most twice an idle time)")
 	_, ierr = q.begin(ctx, m, seqRef("1", false, false), far, now.Add(2100*time.Millisecond))
 	require.NotNil(t, ierr, "an idle sequence is ended")
 	require.Contains(t, ierr.msg, "went idle past 1s")
