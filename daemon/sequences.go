@@ -75,8 +75,8 @@ func (q *sequences) begin(ctx context.Context, m *repository.Model, ref kserve.S
 		if s == nil && len(tab.live) >= conf.MaxSequences {
 			q.mu.Unlock()
 			return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonQueueFull,
-				msg: fmt.Sprintf("%s: %d sequences are live, the model's bound (sequence_batching.oldest.max_candidate_sequences, else %d): end one with sequence_end, or let one idle past %v",
-					m.Name, len(tab.live), repository.DefaultMaxSequences, conf.Idle)}
+				msg: fmt.Sprintf("%s: %d sequences are live, the most the model keeps (sequence_batching.oldest.max_candidate_sequences, or gpuletd's bound): end one with sequence_end, or let one idle past %v",
+					m.Name, len(tab.live), conf.Idle)}
 		}
 		// A start begins the sequence again: a request of the old one
 		// still waiting keeps the old one.
