@@ -57,6 +57,7 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 	if m.Config.ResponseCache {
 		c.ResponseCache = &tritonpb.ModelResponseCache{Enable: true}
 	}
+	c.ModelRepositoryAgents = repository.TritonAgents(m.Config.Checksums)
 	return c
 }
 

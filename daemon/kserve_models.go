@@ -224,6 +224,9 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if tc.ResponseCache != nil {
 		cfg["response_cache"] = map[string]any{"enable": true}
 	}
+	if ra := tc.GetModelRepositoryAgents(); ra != nil { // as Triton's JSON writes it
+		cfg["model_repository_agents"] = protoJSONMap(ra)
+	}
 	if shapes := n.profileShapes(m); len(shapes) > 0 {
 		cfg["profile_shapes"] = shapes // the sizes gpuletd load sends by default
 	}

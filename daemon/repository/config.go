@@ -82,6 +82,10 @@ type ModelConfig struct {
 	// Sequence is a stateful model's sequence batching (a config.pbtxt's
 	// sequence_batching); nil for a model whose requests stand alone.
 	Sequence *Sequence `yaml:"-"`
+	// Checksums are the MD5 digests, lowercase hex, that files of the model
+	// folder must have for it to load, by path in the folder (a
+	// config.pbtxt's checksum repository agent).
+	Checksums map[string]string `yaml:"-"`
 	// VariantOf names the model this one may stand in for in a pipeline's
 	// step (a cheaper variant of it), and Accuracy is the model's accuracy
 	// as a share in (0, 1] (0: not given, taken as 1): a pipeline under

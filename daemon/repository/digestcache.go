@@ -20,6 +20,42 @@ type DigestCache struct {
 	entries  map[string]cachedDigest // by cacheID
 	computed int                     // digests computed, not answered from entries
 	keep     func(KeptDigest)        // Keep's
+	// sums are files' MD5 digests (the checksum agent's), by path.
+	sums map[string]cachedSum
+}
+
+// cachedSum is one file's MD5 digest and the file's key when read.
+type cachedSum struct {
+	sum string
+	key fileKey
+}
+
+// MD5 is FileMD5, answered from the cache while the file is as it was when
+// last read.
+func (c *DigestCache) MD5(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	e, ok := c.sums[path]
+	c.mu.Unlock()
+	if ok && e.key == keyOf(st) {
+		return e.sum, nil
+	}
+	sum, err := FileMD5(path)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.computed++
+	if err != nil {
+		delete(c.sums, path)
+		return "", err
+	}
+	if c.sums == nil {
+		c.sums = map[string]cachedSum{}
+	}
+	c.sums[path] = cachedSum{sum: sum, key: keyOf(st)}
+	return sum, nil
 }
 
 // cacheID is the entries' key for a model file's path and platform.

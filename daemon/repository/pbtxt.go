@@ -101,7 +101,6 @@ var notServed = map[string]string{
 	"batch_input":             "batch inputs are not served",
 	"batch_output":            "batch outputs are not served",
 	"model_operations":        "custom operation libraries are not loaded",
-	"model_repository_agents": "repository agents are not run",
 	"model_metrics":           "per-model metric settings are not read",
 	"cc_model_filenames":      "per-GPU model files are not read",
 	"metric_tags":             "metric tags are not read",
@@ -126,7 +125,7 @@ func tritonParseError(err error) error {
 		if why, known := notServed[f]; known {
 			return fmt.Errorf("%s: %s: a field of Triton's model configuration that gpuletd does not serve (%s); remove it", at, f, why)
 		}
-		return fmt.Errorf("%s: unknown field %q%s; gpuletd reads Triton's ModelConfig fields (name, platform, backend, max_batch_size, input, output, version_policy, default_model_filename, parameters, dynamic_batching, sequence_batching, instance_group, model_warmup, optimization, response_cache)",
+		return fmt.Errorf("%s: unknown field %q%s; gpuletd reads Triton's ModelConfig fields (name, platform, backend, max_batch_size, input, output, version_policy, default_model_filename, parameters, dynamic_batching, sequence_batching, instance_group, model_warmup, optimization, model_repository_agents, response_cache)",
 			at, f, configerr.DidYouMean(f, tritonFieldNames()))
 	}
 	if v, ok := strings.CutPrefix(what, "invalid value for enum type: "); ok {
@@ -307,6 +306,7 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		c.ProfileShapes, c.shapesFromWarmup = warmupShapes(pc.ModelWarmup[0]), true
 	}
 	c.Sequence = tritonSequence(pc, c, bad, note)
+	c.Checksums = tritonChecksums(pc.ModelRepositoryAgents, bad)
 	tritonIgnored(pc, bad, note)
 	if pc.GetResponseCache().GetEnable() {
 		c.ResponseCache = true

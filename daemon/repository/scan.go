@@ -225,6 +225,9 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 	if err := base.readLabels(); err != nil {
 		return nil, err
 	}
+	if err := base.verifyChecksums(o.Digests); err != nil {
+		return nil, err
+	}
 	if base.Config.Ensemble != nil {
 		if err := base.inlineNested(root, o, nil); err != nil {
 			return fail(base.configSource(), err)

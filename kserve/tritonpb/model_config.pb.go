@@ -1407,6 +1407,52 @@ func (x *ModelTransactionPolicy) GetDecoupled() bool {
 	return false
 }
 
+// ModelRepositoryAgents are the agents run when the model is loaded, in
+// order, each with its own parameters.
+type ModelRepositoryAgents struct {
+	state         protoimpl.MessageState         `protogen:"open.v1"`
+	Agents        []*ModelRepositoryAgents_Agent `protobuf:"bytes,1,rep,name=agents,proto3" json:"agents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelRepositoryAgents) Reset() {
+	*x = ModelRepositoryAgents{}
+	mi := &file_model_config_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelRepositoryAgents) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelRepositoryAgents) ProtoMessage() {}
+
+func (x *ModelRepositoryAgents) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelRepositoryAgents.ProtoReflect.Descriptor instead.
+func (*ModelRepositoryAgents) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ModelRepositoryAgents) GetAgents() []*ModelRepositoryAgents_Agent {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
 // ModelResponseCache caches answers by request.
 type ModelResponseCache struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1417,7 +1463,7 @@ type ModelResponseCache struct {
 
 func (x *ModelResponseCache) Reset() {
 	*x = ModelResponseCache{}
-	mi := &file_model_config_proto_msgTypes[13]
+	mi := &file_model_config_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1475,7 @@ func (x *ModelResponseCache) String() string {
 func (*ModelResponseCache) ProtoMessage() {}
 
 func (x *ModelResponseCache) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[13]
+	mi := &file_model_config_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1488,7 @@ func (x *ModelResponseCache) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelResponseCache.ProtoReflect.Descriptor instead.
 func (*ModelResponseCache) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{13}
+	return file_model_config_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ModelResponseCache) GetEnable() bool {
@@ -1477,6 +1523,7 @@ type ModelConfig struct {
 	ModelWarmup            []*ModelWarmup                 `protobuf:"bytes,16,rep,name=model_warmup,json=modelWarmup,proto3" json:"model_warmup,omitempty"`
 	Backend                string                         `protobuf:"bytes,17,opt,name=backend,proto3" json:"backend,omitempty"`
 	ModelTransactionPolicy *ModelTransactionPolicy        `protobuf:"bytes,19,opt,name=model_transaction_policy,json=modelTransactionPolicy,proto3" json:"model_transaction_policy,omitempty"`
+	ModelRepositoryAgents  *ModelRepositoryAgents         `protobuf:"bytes,23,opt,name=model_repository_agents,json=modelRepositoryAgents,proto3" json:"model_repository_agents,omitempty"`
 	ResponseCache          *ModelResponseCache            `protobuf:"bytes,24,opt,name=response_cache,json=responseCache,proto3" json:"response_cache,omitempty"`
 	Runtime                string                         `protobuf:"bytes,25,opt,name=runtime,proto3" json:"runtime,omitempty"`
 	unknownFields          protoimpl.UnknownFields
@@ -1485,7 +1532,7 @@ type ModelConfig struct {
 
 func (x *ModelConfig) Reset() {
 	*x = ModelConfig{}
-	mi := &file_model_config_proto_msgTypes[14]
+	mi := &file_model_config_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1544,7 @@ func (x *ModelConfig) String() string {
 func (*ModelConfig) ProtoMessage() {}
 
 func (x *ModelConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[14]
+	mi := &file_model_config_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1557,7 @@ func (x *ModelConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelConfig.ProtoReflect.Descriptor instead.
 func (*ModelConfig) Descriptor() ([]byte, []int) {
-	return file_model_config_proto_rawDescGZIP(), []int{14}
+	return file_model_config_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ModelConfig) GetName() string {
@@ -1638,6 +1685,13 @@ func (x *ModelConfig) GetModelTransactionPolicy() *ModelTransactionPolicy {
 	return nil
 }
 
+func (x *ModelConfig) GetModelRepositoryAgents() *ModelRepositoryAgents {
+	if x != nil {
+		return x.ModelRepositoryAgents
+	}
+	return nil
+}
+
 func (x *ModelConfig) GetResponseCache() *ModelResponseCache {
 	if x != nil {
 		return x.ResponseCache
@@ -1684,7 +1738,7 @@ type ModelVersionPolicy_Latest struct {
 
 func (x *ModelVersionPolicy_Latest) Reset() {
 	*x = ModelVersionPolicy_Latest{}
-	mi := &file_model_config_proto_msgTypes[15]
+	mi := &file_model_config_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1696,7 +1750,7 @@ func (x *ModelVersionPolicy_Latest) String() string {
 func (*ModelVersionPolicy_Latest) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_Latest) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[15]
+	mi := &file_model_config_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +1782,7 @@ type ModelVersionPolicy_All struct {
 
 func (x *ModelVersionPolicy_All) Reset() {
 	*x = ModelVersionPolicy_All{}
-	mi := &file_model_config_proto_msgTypes[16]
+	mi := &file_model_config_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1794,7 @@ func (x *ModelVersionPolicy_All) String() string {
 func (*ModelVersionPolicy_All) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_All) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[16]
+	mi := &file_model_config_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +1820,7 @@ type ModelVersionPolicy_Specific struct {
 
 func (x *ModelVersionPolicy_Specific) Reset() {
 	*x = ModelVersionPolicy_Specific{}
-	mi := &file_model_config_proto_msgTypes[17]
+	mi := &file_model_config_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1832,7 @@ func (x *ModelVersionPolicy_Specific) String() string {
 func (*ModelVersionPolicy_Specific) ProtoMessage() {}
 
 func (x *ModelVersionPolicy_Specific) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[17]
+	mi := &file_model_config_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1810,7 +1864,7 @@ type ModelOptimizationPolicy_Graph struct {
 
 func (x *ModelOptimizationPolicy_Graph) Reset() {
 	*x = ModelOptimizationPolicy_Graph{}
-	mi := &file_model_config_proto_msgTypes[18]
+	mi := &file_model_config_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +1876,7 @@ func (x *ModelOptimizationPolicy_Graph) String() string {
 func (*ModelOptimizationPolicy_Graph) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_Graph) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[18]
+	mi := &file_model_config_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1910,7 @@ type ModelOptimizationPolicy_Cuda struct {
 
 func (x *ModelOptimizationPolicy_Cuda) Reset() {
 	*x = ModelOptimizationPolicy_Cuda{}
-	mi := &file_model_config_proto_msgTypes[19]
+	mi := &file_model_config_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +1922,7 @@ func (x *ModelOptimizationPolicy_Cuda) String() string {
 func (*ModelOptimizationPolicy_Cuda) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_Cuda) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[19]
+	mi := &file_model_config_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +1969,7 @@ type ModelOptimizationPolicy_ExecutionAccelerators struct {
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators) Reset() {
 	*x = ModelOptimizationPolicy_ExecutionAccelerators{}
-	mi := &file_model_config_proto_msgTypes[20]
+	mi := &file_model_config_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1927,7 +1981,7 @@ func (x *ModelOptimizationPolicy_ExecutionAccelerators) String() string {
 func (*ModelOptimizationPolicy_ExecutionAccelerators) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[20]
+	mi := &file_model_config_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2020,7 @@ type ModelOptimizationPolicy_PinnedMemoryBuffer struct {
 
 func (x *ModelOptimizationPolicy_PinnedMemoryBuffer) Reset() {
 	*x = ModelOptimizationPolicy_PinnedMemoryBuffer{}
-	mi := &file_model_config_proto_msgTypes[21]
+	mi := &file_model_config_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2032,7 @@ func (x *ModelOptimizationPolicy_PinnedMemoryBuffer) String() string {
 func (*ModelOptimizationPolicy_PinnedMemoryBuffer) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_PinnedMemoryBuffer) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[21]
+	mi := &file_model_config_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2065,7 @@ type ModelOptimizationPolicy_ExecutionAccelerators_Accelerator struct {
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) Reset() {
 	*x = ModelOptimizationPolicy_ExecutionAccelerators_Accelerator{}
-	mi := &file_model_config_proto_msgTypes[22]
+	mi := &file_model_config_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2077,7 @@ func (x *ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) String() str
 func (*ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) ProtoMessage() {}
 
 func (x *ModelOptimizationPolicy_ExecutionAccelerators_Accelerator) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[22]
+	mi := &file_model_config_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2122,7 @@ type ModelSequenceBatching_Control struct {
 
 func (x *ModelSequenceBatching_Control) Reset() {
 	*x = ModelSequenceBatching_Control{}
-	mi := &file_model_config_proto_msgTypes[25]
+	mi := &file_model_config_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2134,7 @@ func (x *ModelSequenceBatching_Control) String() string {
 func (*ModelSequenceBatching_Control) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_Control) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[25]
+	mi := &file_model_config_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2195,7 @@ type ModelSequenceBatching_ControlInput struct {
 
 func (x *ModelSequenceBatching_ControlInput) Reset() {
 	*x = ModelSequenceBatching_ControlInput{}
-	mi := &file_model_config_proto_msgTypes[26]
+	mi := &file_model_config_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2153,7 +2207,7 @@ func (x *ModelSequenceBatching_ControlInput) String() string {
 func (*ModelSequenceBatching_ControlInput) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_ControlInput) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[26]
+	mi := &file_model_config_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2253,7 @@ type ModelSequenceBatching_InitialState struct {
 
 func (x *ModelSequenceBatching_InitialState) Reset() {
 	*x = ModelSequenceBatching_InitialState{}
-	mi := &file_model_config_proto_msgTypes[27]
+	mi := &file_model_config_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2265,7 @@ func (x *ModelSequenceBatching_InitialState) String() string {
 func (*ModelSequenceBatching_InitialState) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_InitialState) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[27]
+	mi := &file_model_config_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2361,7 @@ type ModelSequenceBatching_State struct {
 
 func (x *ModelSequenceBatching_State) Reset() {
 	*x = ModelSequenceBatching_State{}
-	mi := &file_model_config_proto_msgTypes[28]
+	mi := &file_model_config_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2319,7 +2373,7 @@ func (x *ModelSequenceBatching_State) String() string {
 func (*ModelSequenceBatching_State) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_State) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[28]
+	mi := &file_model_config_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2394,7 +2448,7 @@ type ModelSequenceBatching_StrategyDirect struct {
 
 func (x *ModelSequenceBatching_StrategyDirect) Reset() {
 	*x = ModelSequenceBatching_StrategyDirect{}
-	mi := &file_model_config_proto_msgTypes[29]
+	mi := &file_model_config_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2460,7 @@ func (x *ModelSequenceBatching_StrategyDirect) String() string {
 func (*ModelSequenceBatching_StrategyDirect) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_StrategyDirect) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[29]
+	mi := &file_model_config_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2502,7 @@ type ModelSequenceBatching_StrategyOldest struct {
 
 func (x *ModelSequenceBatching_StrategyOldest) Reset() {
 	*x = ModelSequenceBatching_StrategyOldest{}
-	mi := &file_model_config_proto_msgTypes[30]
+	mi := &file_model_config_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2514,7 @@ func (x *ModelSequenceBatching_StrategyOldest) String() string {
 func (*ModelSequenceBatching_StrategyOldest) ProtoMessage() {}
 
 func (x *ModelSequenceBatching_StrategyOldest) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[30]
+	mi := &file_model_config_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2517,7 +2571,7 @@ type ModelEnsembling_Step struct {
 
 func (x *ModelEnsembling_Step) Reset() {
 	*x = ModelEnsembling_Step{}
-	mi := &file_model_config_proto_msgTypes[31]
+	mi := &file_model_config_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2529,7 +2583,7 @@ func (x *ModelEnsembling_Step) String() string {
 func (*ModelEnsembling_Step) ProtoMessage() {}
 
 func (x *ModelEnsembling_Step) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[31]
+	mi := &file_model_config_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2596,7 +2650,7 @@ type ModelWarmup_Input struct {
 
 func (x *ModelWarmup_Input) Reset() {
 	*x = ModelWarmup_Input{}
-	mi := &file_model_config_proto_msgTypes[34]
+	mi := &file_model_config_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2608,7 +2662,7 @@ func (x *ModelWarmup_Input) String() string {
 func (*ModelWarmup_Input) ProtoMessage() {}
 
 func (x *ModelWarmup_Input) ProtoReflect() protoreflect.Message {
-	mi := &file_model_config_proto_msgTypes[34]
+	mi := &file_model_config_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2693,6 +2747,58 @@ func (*ModelWarmup_Input_ZeroData) isModelWarmup_Input_InputDataType() {}
 func (*ModelWarmup_Input_RandomData) isModelWarmup_Input_InputDataType() {}
 
 func (*ModelWarmup_Input_InputDataFile) isModelWarmup_Input_InputDataType() {}
+
+type ModelRepositoryAgents_Agent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Parameters    map[string]string      `protobuf:"bytes,2,rep,name=parameters,proto3" json:"parameters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelRepositoryAgents_Agent) Reset() {
+	*x = ModelRepositoryAgents_Agent{}
+	mi := &file_model_config_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelRepositoryAgents_Agent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelRepositoryAgents_Agent) ProtoMessage() {}
+
+func (x *ModelRepositoryAgents_Agent) ProtoReflect() protoreflect.Message {
+	mi := &file_model_config_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelRepositoryAgents_Agent.ProtoReflect.Descriptor instead.
+func (*ModelRepositoryAgents_Agent) Descriptor() ([]byte, []int) {
+	return file_model_config_proto_rawDescGZIP(), []int{13, 0}
+}
+
+func (x *ModelRepositoryAgents_Agent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ModelRepositoryAgents_Agent) GetParameters() map[string]string {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
 
 var File_model_config_proto protoreflect.FileDescriptor
 
@@ -2886,9 +2992,19 @@ const file_model_config_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
 	"\x05value\x18\x02 \x01(\v2\x1c.inference.ModelWarmup.InputR\x05value:\x028\x01\"6\n" +
 	"\x16ModelTransactionPolicy\x12\x1c\n" +
-	"\tdecoupled\x18\x01 \x01(\bR\tdecoupled\",\n" +
+	"\tdecoupled\x18\x01 \x01(\bR\tdecoupled\"\x8c\x02\n" +
+	"\x15ModelRepositoryAgents\x12>\n" +
+	"\x06agents\x18\x01 \x03(\v2&.inference.ModelRepositoryAgents.AgentR\x06agents\x1a\xb2\x01\n" +
+	"\x05Agent\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12V\n" +
+	"\n" +
+	"parameters\x18\x02 \x03(\v26.inference.ModelRepositoryAgents.Agent.ParametersEntryR\n" +
+	"parameters\x1a=\n" +
+	"\x0fParametersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\",\n" +
 	"\x12ModelResponseCache\x12\x16\n" +
-	"\x06enable\x18\x01 \x01(\bR\x06enable\"\x99\t\n" +
+	"\x06enable\x18\x01 \x01(\bR\x06enable\"\xf3\t\n" +
 	"\vModelConfig\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bplatform\x18\x02 \x01(\tR\bplatform\x12D\n" +
@@ -2907,7 +3023,8 @@ const file_model_config_proto_rawDesc = "" +
 	"parameters\x129\n" +
 	"\fmodel_warmup\x18\x10 \x03(\v2\x16.inference.ModelWarmupR\vmodelWarmup\x12\x18\n" +
 	"\abackend\x18\x11 \x01(\tR\abackend\x12[\n" +
-	"\x18model_transaction_policy\x18\x13 \x01(\v2!.inference.ModelTransactionPolicyR\x16modelTransactionPolicy\x12D\n" +
+	"\x18model_transaction_policy\x18\x13 \x01(\v2!.inference.ModelTransactionPolicyR\x16modelTransactionPolicy\x12X\n" +
+	"\x17model_repository_agents\x18\x17 \x01(\v2 .inference.ModelRepositoryAgentsR\x15modelRepositoryAgents\x12D\n" +
 	"\x0eresponse_cache\x18\x18 \x01(\v2\x1d.inference.ModelResponseCacheR\rresponseCache\x12\x18\n" +
 	"\aruntime\x18\x19 \x01(\tR\aruntime\x1aX\n" +
 	"\x0fParametersEntry\x12\x10\n" +
@@ -2950,7 +3067,7 @@ func file_model_config_proto_rawDescGZIP() []byte {
 }
 
 var file_model_config_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_model_config_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_model_config_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_model_config_proto_goTypes = []any{
 	(DataType)(0),                                                     // 0: inference.DataType
 	(ModelInstanceGroup_Kind)(0),                                      // 1: inference.ModelInstanceGroup.Kind
@@ -2971,30 +3088,33 @@ var file_model_config_proto_goTypes = []any{
 	(*ModelParameter)(nil),                                            // 16: inference.ModelParameter
 	(*ModelWarmup)(nil),                                               // 17: inference.ModelWarmup
 	(*ModelTransactionPolicy)(nil),                                    // 18: inference.ModelTransactionPolicy
-	(*ModelResponseCache)(nil),                                        // 19: inference.ModelResponseCache
-	(*ModelConfig)(nil),                                               // 20: inference.ModelConfig
-	(*ModelVersionPolicy_Latest)(nil),                                 // 21: inference.ModelVersionPolicy.Latest
-	(*ModelVersionPolicy_All)(nil),                                    // 22: inference.ModelVersionPolicy.All
-	(*ModelVersionPolicy_Specific)(nil),                               // 23: inference.ModelVersionPolicy.Specific
-	(*ModelOptimizationPolicy_Graph)(nil),                             // 24: inference.ModelOptimizationPolicy.Graph
-	(*ModelOptimizationPolicy_Cuda)(nil),                              // 25: inference.ModelOptimizationPolicy.Cuda
-	(*ModelOptimizationPolicy_ExecutionAccelerators)(nil),             // 26: inference.ModelOptimizationPolicy.ExecutionAccelerators
-	(*ModelOptimizationPolicy_PinnedMemoryBuffer)(nil),                // 27: inference.ModelOptimizationPolicy.PinnedMemoryBuffer
-	(*ModelOptimizationPolicy_ExecutionAccelerators_Accelerator)(nil), // 28: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
-	nil,                                   // 29: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
-	nil,                                   // 30: inference.ModelDynamicBatching.PriorityQueuePolicyEntry
-	(*ModelSequenceBatching_Control)(nil), // 31: inference.ModelSequenceBatching.Control
-	(*ModelSequenceBatching_ControlInput)(nil),   // 32: inference.ModelSequenceBatching.ControlInput
-	(*ModelSequenceBatching_InitialState)(nil),   // 33: inference.ModelSequenceBatching.InitialState
-	(*ModelSequenceBatching_State)(nil),          // 34: inference.ModelSequenceBatching.State
-	(*ModelSequenceBatching_StrategyDirect)(nil), // 35: inference.ModelSequenceBatching.StrategyDirect
-	(*ModelSequenceBatching_StrategyOldest)(nil), // 36: inference.ModelSequenceBatching.StrategyOldest
-	(*ModelEnsembling_Step)(nil),                 // 37: inference.ModelEnsembling.Step
-	nil,                                          // 38: inference.ModelEnsembling.Step.InputMapEntry
-	nil,                                          // 39: inference.ModelEnsembling.Step.OutputMapEntry
-	(*ModelWarmup_Input)(nil),                    // 40: inference.ModelWarmup.Input
-	nil,                                          // 41: inference.ModelWarmup.InputsEntry
-	nil,                                          // 42: inference.ModelConfig.ParametersEntry
+	(*ModelRepositoryAgents)(nil),                                     // 19: inference.ModelRepositoryAgents
+	(*ModelResponseCache)(nil),                                        // 20: inference.ModelResponseCache
+	(*ModelConfig)(nil),                                               // 21: inference.ModelConfig
+	(*ModelVersionPolicy_Latest)(nil),                                 // 22: inference.ModelVersionPolicy.Latest
+	(*ModelVersionPolicy_All)(nil),                                    // 23: inference.ModelVersionPolicy.All
+	(*ModelVersionPolicy_Specific)(nil),                               // 24: inference.ModelVersionPolicy.Specific
+	(*ModelOptimizationPolicy_Graph)(nil),                             // 25: inference.ModelOptimizationPolicy.Graph
+	(*ModelOptimizationPolicy_Cuda)(nil),                              // 26: inference.ModelOptimizationPolicy.Cuda
+	(*ModelOptimizationPolicy_ExecutionAccelerators)(nil),             // 27: inference.ModelOptimizationPolicy.ExecutionAccelerators
+	(*ModelOptimizationPolicy_PinnedMemoryBuffer)(nil),                // 28: inference.ModelOptimizationPolicy.PinnedMemoryBuffer
+	(*ModelOptimizationPolicy_ExecutionAccelerators_Accelerator)(nil), // 29: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
+	nil,                                   // 30: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
+	nil,                                   // 31: inference.ModelDynamicBatching.PriorityQueuePolicyEntry
+	(*ModelSequenceBatching_Control)(nil), // 32: inference.ModelSequenceBatching.Control
+	(*ModelSequenceBatching_ControlInput)(nil),   // 33: inference.ModelSequenceBatching.ControlInput
+	(*ModelSequenceBatching_InitialState)(nil),   // 34: inference.ModelSequenceBatching.InitialState
+	(*ModelSequenceBatching_State)(nil),          // 35: inference.ModelSequenceBatching.State
+	(*ModelSequenceBatching_StrategyDirect)(nil), // 36: inference.ModelSequenceBatching.StrategyDirect
+	(*ModelSequenceBatching_StrategyOldest)(nil), // 37: inference.ModelSequenceBatching.StrategyOldest
+	(*ModelEnsembling_Step)(nil),                 // 38: inference.ModelEnsembling.Step
+	nil,                                          // 39: inference.ModelEnsembling.Step.InputMapEntry
+	nil,                                          // 40: inference.ModelEnsembling.Step.OutputMapEntry
+	(*ModelWarmup_Input)(nil),                    // 41: inference.ModelWarmup.Input
+	nil,                                          // 42: inference.ModelWarmup.InputsEntry
+	(*ModelRepositoryAgents_Agent)(nil),          // 43: inference.ModelRepositoryAgents.Agent
+	nil,                                          // 44: inference.ModelRepositoryAgents.Agent.ParametersEntry
+	nil,                                          // 45: inference.ModelConfig.ParametersEntry
 }
 var file_model_config_proto_depIdxs = []int32{
 	1,  // 0: inference.ModelInstanceGroup.kind:type_name -> inference.ModelInstanceGroup.Kind
@@ -3003,56 +3123,59 @@ var file_model_config_proto_depIdxs = []int32{
 	7,  // 3: inference.ModelInput.reshape:type_name -> inference.ModelTensorReshape
 	0,  // 4: inference.ModelOutput.data_type:type_name -> inference.DataType
 	7,  // 5: inference.ModelOutput.reshape:type_name -> inference.ModelTensorReshape
-	21, // 6: inference.ModelVersionPolicy.latest:type_name -> inference.ModelVersionPolicy.Latest
-	22, // 7: inference.ModelVersionPolicy.all:type_name -> inference.ModelVersionPolicy.All
-	23, // 8: inference.ModelVersionPolicy.specific:type_name -> inference.ModelVersionPolicy.Specific
-	24, // 9: inference.ModelOptimizationPolicy.graph:type_name -> inference.ModelOptimizationPolicy.Graph
+	22, // 6: inference.ModelVersionPolicy.latest:type_name -> inference.ModelVersionPolicy.Latest
+	23, // 7: inference.ModelVersionPolicy.all:type_name -> inference.ModelVersionPolicy.All
+	24, // 8: inference.ModelVersionPolicy.specific:type_name -> inference.ModelVersionPolicy.Specific
+	25, // 9: inference.ModelOptimizationPolicy.graph:type_name -> inference.ModelOptimizationPolicy.Graph
 	3,  // 10: inference.ModelOptimizationPolicy.priority:type_name -> inference.ModelOptimizationPolicy.ModelPriority
-	25, // 11: inference.ModelOptimizationPolicy.cuda:type_name -> inference.ModelOptimizationPolicy.Cuda
-	26, // 12: inference.ModelOptimizationPolicy.execution_accelerators:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators
-	27, // 13: inference.ModelOptimizationPolicy.input_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
-	27, // 14: inference.ModelOptimizationPolicy.output_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
+	26, // 11: inference.ModelOptimizationPolicy.cuda:type_name -> inference.ModelOptimizationPolicy.Cuda
+	27, // 12: inference.ModelOptimizationPolicy.execution_accelerators:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators
+	28, // 13: inference.ModelOptimizationPolicy.input_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
+	28, // 14: inference.ModelOptimizationPolicy.output_pinned_memory:type_name -> inference.ModelOptimizationPolicy.PinnedMemoryBuffer
 	4,  // 15: inference.ModelQueuePolicy.timeout_action:type_name -> inference.ModelQueuePolicy.TimeoutAction
 	12, // 16: inference.ModelDynamicBatching.default_queue_policy:type_name -> inference.ModelQueuePolicy
-	30, // 17: inference.ModelDynamicBatching.priority_queue_policy:type_name -> inference.ModelDynamicBatching.PriorityQueuePolicyEntry
-	35, // 18: inference.ModelSequenceBatching.direct:type_name -> inference.ModelSequenceBatching.StrategyDirect
-	36, // 19: inference.ModelSequenceBatching.oldest:type_name -> inference.ModelSequenceBatching.StrategyOldest
-	32, // 20: inference.ModelSequenceBatching.control_input:type_name -> inference.ModelSequenceBatching.ControlInput
-	34, // 21: inference.ModelSequenceBatching.state:type_name -> inference.ModelSequenceBatching.State
-	37, // 22: inference.ModelEnsembling.step:type_name -> inference.ModelEnsembling.Step
-	41, // 23: inference.ModelWarmup.inputs:type_name -> inference.ModelWarmup.InputsEntry
-	10, // 24: inference.ModelConfig.version_policy:type_name -> inference.ModelVersionPolicy
-	8,  // 25: inference.ModelConfig.input:type_name -> inference.ModelInput
-	9,  // 26: inference.ModelConfig.output:type_name -> inference.ModelOutput
-	6,  // 27: inference.ModelConfig.instance_group:type_name -> inference.ModelInstanceGroup
-	11, // 28: inference.ModelConfig.optimization:type_name -> inference.ModelOptimizationPolicy
-	13, // 29: inference.ModelConfig.dynamic_batching:type_name -> inference.ModelDynamicBatching
-	14, // 30: inference.ModelConfig.sequence_batching:type_name -> inference.ModelSequenceBatching
-	15, // 31: inference.ModelConfig.ensemble_scheduling:type_name -> inference.ModelEnsembling
-	42, // 32: inference.ModelConfig.parameters:type_name -> inference.ModelConfig.ParametersEntry
-	17, // 33: inference.ModelConfig.model_warmup:type_name -> inference.ModelWarmup
-	18, // 34: inference.ModelConfig.model_transaction_policy:type_name -> inference.ModelTransactionPolicy
-	19, // 35: inference.ModelConfig.response_cache:type_name -> inference.ModelResponseCache
-	28, // 36: inference.ModelOptimizationPolicy.ExecutionAccelerators.gpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
-	28, // 37: inference.ModelOptimizationPolicy.ExecutionAccelerators.cpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
-	29, // 38: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.parameters:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
-	12, // 39: inference.ModelDynamicBatching.PriorityQueuePolicyEntry.value:type_name -> inference.ModelQueuePolicy
-	5,  // 40: inference.ModelSequenceBatching.Control.kind:type_name -> inference.ModelSequenceBatching.Control.Kind
-	0,  // 41: inference.ModelSequenceBatching.Control.data_type:type_name -> inference.DataType
-	31, // 42: inference.ModelSequenceBatching.ControlInput.control:type_name -> inference.ModelSequenceBatching.Control
-	0,  // 43: inference.ModelSequenceBatching.InitialState.data_type:type_name -> inference.DataType
-	0,  // 44: inference.ModelSequenceBatching.State.data_type:type_name -> inference.DataType
-	33, // 45: inference.ModelSequenceBatching.State.initial_state:type_name -> inference.ModelSequenceBatching.InitialState
-	38, // 46: inference.ModelEnsembling.Step.input_map:type_name -> inference.ModelEnsembling.Step.InputMapEntry
-	39, // 47: inference.ModelEnsembling.Step.output_map:type_name -> inference.ModelEnsembling.Step.OutputMapEntry
-	0,  // 48: inference.ModelWarmup.Input.data_type:type_name -> inference.DataType
-	40, // 49: inference.ModelWarmup.InputsEntry.value:type_name -> inference.ModelWarmup.Input
-	16, // 50: inference.ModelConfig.ParametersEntry.value:type_name -> inference.ModelParameter
-	51, // [51:51] is the sub-list for method output_type
-	51, // [51:51] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	31, // 17: inference.ModelDynamicBatching.priority_queue_policy:type_name -> inference.ModelDynamicBatching.PriorityQueuePolicyEntry
+	36, // 18: inference.ModelSequenceBatching.direct:type_name -> inference.ModelSequenceBatching.StrategyDirect
+	37, // 19: inference.ModelSequenceBatching.oldest:type_name -> inference.ModelSequenceBatching.StrategyOldest
+	33, // 20: inference.ModelSequenceBatching.control_input:type_name -> inference.ModelSequenceBatching.ControlInput
+	35, // 21: inference.ModelSequenceBatching.state:type_name -> inference.ModelSequenceBatching.State
+	38, // 22: inference.ModelEnsembling.step:type_name -> inference.ModelEnsembling.Step
+	42, // 23: inference.ModelWarmup.inputs:type_name -> inference.ModelWarmup.InputsEntry
+	43, // 24: inference.ModelRepositoryAgents.agents:type_name -> inference.ModelRepositoryAgents.Agent
+	10, // 25: inference.ModelConfig.version_policy:type_name -> inference.ModelVersionPolicy
+	8,  // 26: inference.ModelConfig.input:type_name -> inference.ModelInput
+	9,  // 27: inference.ModelConfig.output:type_name -> inference.ModelOutput
+	6,  // 28: inference.ModelConfig.instance_group:type_name -> inference.ModelInstanceGroup
+	11, // 29: inference.ModelConfig.optimization:type_name -> inference.ModelOptimizationPolicy
+	13, // 30: inference.ModelConfig.dynamic_batching:type_name -> inference.ModelDynamicBatching
+	14, // 31: inference.ModelConfig.sequence_batching:type_name -> inference.ModelSequenceBatching
+	15, // 32: inference.ModelConfig.ensemble_scheduling:type_name -> inference.ModelEnsembling
+	45, // 33: inference.ModelConfig.parameters:type_name -> inference.ModelConfig.ParametersEntry
+	17, // 34: inference.ModelConfig.model_warmup:type_name -> inference.ModelWarmup
+	18, // 35: inference.ModelConfig.model_transaction_policy:type_name -> inference.ModelTransactionPolicy
+	19, // 36: inference.ModelConfig.model_repository_agents:type_name -> inference.ModelRepositoryAgents
+	20, // 37: inference.ModelConfig.response_cache:type_name -> inference.ModelResponseCache
+	29, // 38: inference.ModelOptimizationPolicy.ExecutionAccelerators.gpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
+	29, // 39: inference.ModelOptimizationPolicy.ExecutionAccelerators.cpu_execution_accelerator:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator
+	30, // 40: inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.parameters:type_name -> inference.ModelOptimizationPolicy.ExecutionAccelerators.Accelerator.ParametersEntry
+	12, // 41: inference.ModelDynamicBatching.PriorityQueuePolicyEntry.value:type_name -> inference.ModelQueuePolicy
+	5,  // 42: inference.ModelSequenceBatching.Control.kind:type_name -> inference.ModelSequenceBatching.Control.Kind
+	0,  // 43: inference.ModelSequenceBatching.Control.data_type:type_name -> inference.DataType
+	32, // 44: inference.ModelSequenceBatching.ControlInput.control:type_name -> inference.ModelSequenceBatching.Control
+	0,  // 45: inference.ModelSequenceBatching.InitialState.data_type:type_name -> inference.DataType
+	0,  // 46: inference.ModelSequenceBatching.State.data_type:type_name -> inference.DataType
+	34, // 47: inference.ModelSequenceBatching.State.initial_state:type_name -> inference.ModelSequenceBatching.InitialState
+	39, // 48: inference.ModelEnsembling.Step.input_map:type_name -> inference.ModelEnsembling.Step.InputMapEntry
+	40, // 49: inference.ModelEnsembling.Step.output_map:type_name -> inference.ModelEnsembling.Step.OutputMapEntry
+	0,  // 50: inference.ModelWarmup.Input.data_type:type_name -> inference.DataType
+	41, // 51: inference.ModelWarmup.InputsEntry.value:type_name -> inference.ModelWarmup.Input
+	44, // 52: inference.ModelRepositoryAgents.Agent.parameters:type_name -> inference.ModelRepositoryAgents.Agent.ParametersEntry
+	16, // 53: inference.ModelConfig.ParametersEntry.value:type_name -> inference.ModelParameter
+	54, // [54:54] is the sub-list for method output_type
+	54, // [54:54] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_model_config_proto_init() }
@@ -3069,16 +3192,16 @@ func file_model_config_proto_init() {
 		(*ModelSequenceBatching_Direct)(nil),
 		(*ModelSequenceBatching_Oldest)(nil),
 	}
-	file_model_config_proto_msgTypes[14].OneofWrappers = []any{
+	file_model_config_proto_msgTypes[15].OneofWrappers = []any{
 		(*ModelConfig_DynamicBatching)(nil),
 		(*ModelConfig_SequenceBatching)(nil),
 		(*ModelConfig_EnsembleScheduling)(nil),
 	}
-	file_model_config_proto_msgTypes[27].OneofWrappers = []any{
+	file_model_config_proto_msgTypes[28].OneofWrappers = []any{
 		(*ModelSequenceBatching_InitialState_ZeroData)(nil),
 		(*ModelSequenceBatching_InitialState_DataFile)(nil),
 	}
-	file_model_config_proto_msgTypes[34].OneofWrappers = []any{
+	file_model_config_proto_msgTypes[35].OneofWrappers = []any{
 		(*ModelWarmup_Input_ZeroData)(nil),
 		(*ModelWarmup_Input_RandomData)(nil),
 		(*ModelWarmup_Input_InputDataFile)(nil),
@@ -3089,7 +3212,7 @@ func file_model_config_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_model_config_proto_rawDesc), len(file_model_config_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
