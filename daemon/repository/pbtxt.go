@@ -98,15 +98,15 @@ func TritonBackend(platform string) string {
 // notServed names the fields of Triton's ModelConfig that gpuletd's subset
 // leaves out, with why a model that uses them is not served.
 var notServed = map[string]string{
-	"batch_input":             "batch inputs are not served",
-	"batch_output":            "batch outputs are not served",
-	"model_operations":        "custom operation libraries are not loaded",
-	"model_metrics":           "per-model metric settings are not read",
-	"cc_model_filenames":      "per-GPU model files are not read",
-	"metric_tags":             "metric tags are not read",
-	"rate_limiter":            "Triton's rate limiter is not run; gpuletd's planner shares the GPUs",
-	"secondary_devices":       "secondary devices are not used",
-	"graph_spec":              "CUDA graph specifications are not read",
+	"batch_input":        "batch inputs are not served",
+	"batch_output":       "batch outputs are not served",
+	"model_operations":   "custom operation libraries are not loaded",
+	"model_metrics":      "per-model metric settings are not read",
+	"cc_model_filenames": "per-GPU model files are not read",
+	"metric_tags":        "metric tags are not read",
+	"rate_limiter":       "Triton's rate limiter is not run; gpuletd's planner shares the GPUs",
+	"secondary_devices":  "secondary devices are not used",
+	"graph_spec":         "CUDA graph specifications are not read",
 }
 
 // pbtxtError matches prototext's error text: "proto: (line L:C): what".
