@@ -86,6 +86,7 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	require.Len(t, m.Notes, 7, notes)
 	require.Nil(t, m.Config.ProfileShapes, "the warm-up's dims of an input without dynamic ones are no profile shape")
 	require.True(t, m.Config.ResponseCache, "response_cache { enable: true } is honoured")
+	require.Equal(t, map[string]string{"3/model.onnx": md5Hex("onnx")}, m.Config.Checksums, "the checksum agent is run")
 	require.Equal(t, 16, m.Config.MaxQueue, "default_queue_policy's max_queue_size is honoured")
 	require.Contains(t, notes, "max_queue_size is kept")
 
