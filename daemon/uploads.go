@@ -15,6 +15,10 @@ import (
 // file of the model folder (Triton's file override): "file:1/model.onnx".
 const uploadPrefix = "file:"
 
+// initialStateFolder is the folder of a model folder that holds a stateful
+// model's initial states, as Triton has it.
+const initialStateFolder = "initial_state"
+
 // errUploadPath is a file override whose path is not a file of a model
 // folder gpuletd takes.
 var errUploadPath = errors.New("not a file in a version folder")
@@ -34,8 +38,11 @@ func uploadPath(p string) (string, error) {
 		}
 		return p, nil // beside the version folders: a label file
 	}
+	if version == initialStateFolder {
+		return filepath.FromSlash(p), nil // a stateful model's initial state (sequence_batching)
+	}
 	if n, err := strconv.ParseUint(version, 10, 63); err != nil || strconv.FormatUint(n, 10) != version {
-		return "", fmt.Errorf("file override %q: %w: %q is not a version number", p, errUploadPath, version)
+		return "", fmt.Errorf("file override %q: %w: %q is not a version number (nor %s/, a stateful model's initial states)", p, errUploadPath, version, initialStateFolder)
 	}
 	return filepath.FromSlash(p), nil
 }

@@ -21,6 +21,7 @@ func TestUploadPath(t *testing.T) {
 		{in: "1/model.onnx", want: filepath.FromSlash("1/model.onnx")},
 		{in: "12/sub/weights.bin", want: filepath.FromSlash("12/sub/weights.bin")},
 		{in: "labels.txt", want: "labels.txt"},
+		{in: "initial_state/acc0", want: filepath.FromSlash("initial_state/acc0")},
 		{in: "1/", err: "not a file in a version folder"},
 		{in: "config.pbtxt", err: "the configuration comes in the config parameter"},
 		{in: "1/../../etc/passwd", err: "not a file in a version folder"},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -221,6 +222,11 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "sequence 77 is not live")
 
+	// A folder whose state starts from a file (initial_state/), loaded
+	// from another place with its files: the start control set to 0 for
+	// either value keeps the state the file gives.
+	checkInitialStateFromAFile(t, base, repo)
+
 	// gpuletd load sends a stateful model's requests in sequences, over
 	// either protocol, and every one is answered.
 	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
@@ -277,4 +283,34 @@ func checkSequencesOnAStream(t *testing.T, c pb.GRPCInferenceServiceClient, ctx 
 		sum := fp32s(res.InferResponse.RawOutputContents[0])
 		require.Equal(t, []float32{want[res.InferResponse.Id], want[res.InferResponse.Id], want[res.InferResponse.Id], want[res.InferResponse.Id]}, sum, res.InferResponse.Id)
 	}
+}
+
+// checkInitialStateFromAFile loads the running sum from a copy of its
+// folder whose state starts at 100, 200, 300, 400 (initial_state/acc0),
+// and whose start control reads 0 either way: a sequence's first answer to
+// zeros is that state.
+func checkInitialStateFromAFile(t *testing.T, base, repo string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), modelzoo.SequenceModel)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "1"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "initial_state"), 0o755))
+	file, err := os.ReadFile(filepath.Join(repo, modelzoo.SequenceModel, "1", "model.onnx"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "1", "model.onnx"), file, 0o644))
+	acc, err := tensor.FromFloat32s("ACC", []int64{4}, []float32{100, 200, 300, 400})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "initial_state", "acc0"), acc.Data, 0o644))
+	cfg, err := os.ReadFile(filepath.Join(repo, modelzoo.SequenceModel, "config.pbtxt"))
+	require.NoError(t, err)
+	c := strings.Replace(string(cfg), "fp32_false_true: [ 0, 1 ]", "fp32_false_true: [ 0, 0 ]", 1)
+	c = strings.Replace(c, `dims: [ 4 ] } ]`, `dims: [ 4 ], initial_state [ { data_type: TYPE_FP32, dims: [ 4 ], data_file: "acc0" } ] } ]`, 1)
+	require.NotEqual(t, string(cfg), c)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(c), 0o644))
+
+	code, _, stderr := runCLI(t, "models", "load", modelzoo.SequenceModel, "--from", dir, "--url", base)
+	require.Equal(t, 0, code, stderr)
+	sum, _ := sequenceAnswer(t, do(t, "POST", base+"/v2/models/"+modelzoo.SequenceModel+"/infer", sequenceBody(11, true, false, [4]float32{}), nil))
+	require.Equal(t, []float32{100, 200, 300, 400}, sum)
+	sum, _ = sequenceAnswer(t, do(t, "POST", base+"/v2/models/"+modelzoo.SequenceModel+"/infer", sequenceBody(11, false, true, [4]float32{1, 1, 1, 1}), nil))
+	require.Equal(t, []float32{101, 201, 301, 401}, sum)
 }
