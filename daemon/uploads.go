@@ -15,9 +15,13 @@ import (
 // file of the model folder (Triton's file override): "file:1/model.onnx".
 const uploadPrefix = "file:"
 
-// initialStateFolder is the folder of a model folder that holds a stateful
-// model's initial states, as Triton has it.
-const initialStateFolder = "initial_state"
+// The folders of a model folder besides its versions, as Triton has them:
+// a stateful model's initial states, and model_warmup's input data (read
+// by no one here, but part of a Triton folder).
+const (
+	initialStateFolder = "initial_state"
+	warmupFolder       = "warmup"
+)
 
 // errUploadPath is a file override whose path is not a file of a model
 // folder gpuletd takes.
@@ -38,11 +42,12 @@ func uploadPath(p string) (string, error) {
 		}
 		return p, nil // beside the version folders: a label file
 	}
-	if version == initialStateFolder {
-		return filepath.FromSlash(p), nil // a stateful model's initial state (sequence_batching)
+	if version == initialStateFolder || version == warmupFolder {
+		return filepath.FromSlash(p), nil // a stateful model's initial states; model_warmup's data
 	}
 	if n, err := strconv.ParseUint(version, 10, 63); err != nil || strconv.FormatUint(n, 10) != version {
-		return "", fmt.Errorf("file override %q: %w: %q is not a version number (nor %s/, a stateful model's initial states)", p, errUploadPath, version, initialStateFolder)
+		return "", fmt.Errorf("file override %q: %w: %q is not a version number (nor %s/ or %s/, Triton's folders of initial states and warm-up data)",
+			p, errUploadPath, version, initialStateFolder, warmupFolder)
 	}
 	return filepath.FromSlash(p), nil
 }

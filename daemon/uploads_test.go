@@ -22,6 +22,7 @@ func TestUploadPath(t *testing.T) {
 		{in: "12/sub/weights.bin", want: filepath.FromSlash("12/sub/weights.bin")},
 		{in: "labels.txt", want: "labels.txt"},
 		{in: "initial_state/acc0", want: filepath.FromSlash("initial_state/acc0")},
+		{in: "warmup/sample", want: filepath.FromSlash("warmup/sample")},
 		{in: "1/", err: "not a file in a version folder"},
 		{in: "config.pbtxt", err: "the configuration comes in the config parameter"},
 		{in: "1/../../etc/passwd", err: "not a file in a version folder"},
