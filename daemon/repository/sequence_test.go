@@ -177,3 +177,12 @@ func TestSequenceStateIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(2048), m.Config.Sequence.Triton().GetOldest().GetMaxCandidateSequences())
 }
+
+func TestSequenceOfATorchScriptModelIsRefused(t *testing.T) {
+	pt := strings.Replace(tritonRunningSum, `platform: "onnxruntime_onnx"`, `platform: "pytorch_libtorch"`, 1)
+	root := writeRepo(t, map[string]entry{"sum": pbtxtEntry(pt, map[string]string{"1/model.pt": "pt"})})
+	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	require.Empty(t, ix.Names())
+	require.ErrorContains(t, onlyProblem(ix), "sequence_batching: a TorchScript model (model.pt) serves on emulated devices only")
+}

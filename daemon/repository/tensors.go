@@ -12,6 +12,9 @@ import (
 // the file cannot be read for them (TorchScript).
 func (m *Model) resolveTensors(read InfoReader) error {
 	if m.Platform == PlatformTorchScript {
+		if m.Config.Sequence != nil {
+			return errors.New("sequence_batching: a TorchScript model (model.pt) serves on emulated devices only, where no sequence carries state; export it to ONNX to serve its sequences")
+		}
 		if len(m.Config.Inputs) == 0 || len(m.Config.Outputs) == 0 {
 			return errors.New("torchscript models must list inputs and outputs in config.yaml")
 		}
