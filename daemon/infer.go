@@ -314,11 +314,15 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	run := func() (*executed, *inferError) { return n.dispatch(ctx, m, inputs, names, deadline) }
 	if m.Config.Sequence != nil {
 		run = func() (*executed, *inferError) {
-			return n.executeInSequence(ctx, m, req.Sequence, inputs, names, deadline)
+			return n.executeInSequence(ctx, m, req.Sequence, inputs, names, deadline, func(all []tensor.Tensor, names []string) (*executed, *inferError) {
+				return n.dispatch(ctx, m, all, names, deadline)
+			})
 		}
 	}
 	if m.Config.Ensemble != nil {
-		run = func() (*executed, *inferError) { return n.executePipeline(ctx, m, inputs, names, arrival, deadline) }
+		run = func() (*executed, *inferError) {
+			return n.executePipeline(ctx, m, req.Sequence, inputs, names, arrival, deadline)
+		}
 	}
 	if m.Config.ResponseCache && n.cache.on() {
 		cached := run

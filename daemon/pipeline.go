@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/pipeline"
 )
 
@@ -129,11 +130,14 @@ type pipelineRun struct {
 	fanVariant string
 	send       stepSender // nil: node.dispatchAny
 	trace      *reqTrace  // the pipeline request's trace; nil: not traced
+	// seq is the request's sequence, which its stateful steps run in.
+	seq kserve.SequenceRef
 }
 
 // executePipeline runs a pipeline request's steps (inputs checked against
-// the pipeline) and answers the outputs named (all when none).
-func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs []tensor.Tensor, names []string, arrival, deadline time.Time) (*executed, *inferError) {
+// the pipeline) and answers the outputs named (all when none); a stateful
+// step runs in the request's sequence, seq.
+func (n *node) executePipeline(ctx context.Context, p *repository.Model, seq kserve.SequenceRef, inputs []tensor.Tensor, names []string, arrival, deadline time.Time) (*executed, *inferError) {
 	steps, err := n.catalog.steps(p)
 	if err != nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonUnservable, msg: fmt.Sprintf("%s cannot be served: %v", p.Name, err)}
@@ -142,7 +146,7 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, inputs 
 	if shares == nil {
 		shares = modelShares(steps, p.Config.SLO.D(), p.Config.Ensemble.Waits)
 	}
-	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline), trace: traceOf(ctx), send: n.sendStep}
+	run := &pipelineRun{n: n, p: p, e: p.Config.Ensemble, steps: steps, deadlines: stepDeadlines(shares, arrival, deadline), trace: traceOf(ctx), send: n.sendStep, seq: seq}
 	if run.trace != nil { // the pipeline's trace has its start and end; its steps have theirs
 		ctx = context.WithValue(ctx, traceKey{}, (*reqTrace)(nil))
 	}
@@ -228,7 +232,9 @@ func (r *pipelineRun) accuracy(path, more []*repository.Model) float64 {
 func (r *pipelineRun) step(ctx context.Context, i int, pool map[string]tensor.Tensor) (*repository.Model, *inferError) {
 	s := r.e.Steps[i]
 	var ins []tensor.Tensor
-	for _, spec := range r.steps[i].Inputs { // every variant takes the same inputs (FitsStep)
+	// Every variant takes the same inputs (FitsStep); a stateful step's
+	// control and state inputs are filled in its sequence (dispatch).
+	for _, spec := range repository.RequestTensors(r.steps[i].Inputs) {
 		t := pool[s.Inputs[spec.Name]]
 		t.Name = spec.Name
 		ins = append(ins, t)
@@ -314,6 +320,22 @@ type stepSender func(ctx context.Context, models []*repository.Model, not *gpule
 // nowhere, counted in no rate), and keeps that model's answers, as
 // Triton's composing models keep theirs.
 func (r *pipelineRun) dispatch(ctx context.Context, i int, ins []tensor.Tensor, outNames []string) (*executed, *repository.Model, *inferError) {
+	own := r.steps[i]
+	if own.Config.Sequence == nil {
+		return r.dispatchStep(ctx, i, ins, outNames)
+	}
+	// A stateful step (no variant runs it) runs in the request's sequence.
+	var ran *repository.Model
+	res, ierr := r.n.executeInSequence(ctx, own, r.seq, ins, outNames, r.deadlines[i], func(all []tensor.Tensor, names []string) (*executed, *inferError) {
+		res, m, ierr := r.dispatchStep(ctx, i, all, names)
+		ran = m
+		return res, ierr
+	})
+	return res, ran, ierr
+}
+
+// dispatchStep is dispatch with the step's inputs as its model takes them.
+func (r *pipelineRun) dispatchStep(ctx context.Context, i int, ins []tensor.Tensor, outNames []string) (*executed, *repository.Model, *inferError) {
 	send := r.send
 	if send == nil {
 		send = r.n.dispatchAny

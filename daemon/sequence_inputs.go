@@ -109,10 +109,15 @@ func withoutState(m *repository.Model, outs []tensor.Tensor) []tensor.Tensor {
 	return kept
 }
 
+// sequenceRun runs a stateful model's request with every input filled,
+// asking for the outputs named (all when none): node.dispatch for a
+// request of the model, a pipeline's step dispatch for a step's.
+type sequenceRun func(inputs []tensor.Tensor, names []string) (*executed, *inferError)
+
 // executeInSequence runs a request of a stateful model in its sequence:
 // after the sequence's requests before it, with the control and state
 // inputs filled, keeping the state outputs for the next one.
-func (n *node) executeInSequence(ctx context.Context, m *repository.Model, ref kserve.SequenceRef, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
+func (n *node) executeInSequence(ctx context.Context, m *repository.Model, ref kserve.SequenceRef, inputs []tensor.Tensor, names []string, deadline time.Time, run sequenceRun) (*executed, *inferError) {
 	if rows := requestRows(m, inputs); m.Config.MaxBatchSize > 0 && rows != 1 {
 		return nil, badRequest("%s: a request of a sequence is one row (a batch of 1); this one has %d", m.Name, rows)
 	}
@@ -139,7 +144,7 @@ func (n *node) executeInSequence(ctx context.Context, m *repository.Model, ref k
 			names = append(names, st.Output)
 		}
 	}
-	res, ierr := n.dispatch(ctx, m, all, names, deadline)
+	res, ierr := run(all, names)
 	if ierr != nil {
 		n.seqs.done(t, conf, nil, time.Now())
 		return nil, ierr

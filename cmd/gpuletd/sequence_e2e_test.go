@@ -76,6 +76,13 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	}
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.SequenceModel}, 3, modelzoo.AsTriton()))
+	// A generous SLO: the stream below queues each sequence's eight
+	// requests behind one another, and this checks answers, not timing.
+	cfgFile := filepath.Join(repo, modelzoo.SequenceModel, "config.pbtxt")
+	cfgText, err := os.ReadFile(cfgFile)
+	require.NoError(t, err)
+	require.Contains(t, string(cfgText), `string_value: "20ms"`)
+	require.NoError(t, os.WriteFile(cfgFile, []byte(strings.Replace(string(cfgText), `string_value: "20ms"`, `string_value: "1s"`, 1)), 0o644))
 	grpcAddr := freeAddr(t)
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr))
 	base := "http://" + addr
@@ -222,6 +229,10 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "sequence 77 is not live")
 
+	// A pipeline whose step is the running sum runs it in the pipeline
+	// request's sequence.
+	checkPipelineOfAStatefulModel(t, base, repo)
+
 	// A folder whose state starts from a file (initial_state/), loaded
 	// from another place with its files: the start control set to 0 for
 	// either value keeps the state the file gives.
@@ -313,4 +324,46 @@ func checkInitialStateFromAFile(t *testing.T, base, repo string) {
 	require.Equal(t, []float32{100, 200, 300, 400}, sum)
 	sum, _ = sequenceAnswer(t, do(t, "POST", base+"/v2/models/"+modelzoo.SequenceModel+"/infer", sequenceBody(11, false, true, [4]float32{1, 1, 1, 1}), nil))
 	require.Equal(t, []float32{101, 201, 301, 401}, sum)
+}
+
+// summedPipeline is a pipeline of one step, the running sum.
+const summedPipeline = `name: "summed"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "x", data_type: TYPE_FP32, dims: [ 4 ] } ]
+output [ { name: "sum", data_type: TYPE_FP32, dims: [ 4 ] } ]
+parameters { key: "slo" value { string_value: "400ms" } }
+ensemble_scheduling {
+  step [ { model_name: "running-sum", model_version: -1, input_map { key: "INPUT" value: "x" }, output_map { key: "OUTPUT" value: "sum" } } ]
+}
+`
+
+// checkPipelineOfAStatefulModel loads summedPipeline into the daemon at
+// base serving repo and sends it a sequence: each answer is the sum so far,
+// and a request without a sequence is refused. A pipeline that maps the
+// running sum's state is refused, saying why.
+func checkPipelineOfAStatefulModel(t *testing.T, base, repo string) {
+	t.Helper()
+	loadPipelineFolder(t, base, repo, "summed", summedPipeline)
+	send := func(params string, v float32) httpResult {
+		body := fmt.Sprintf(`{%s"inputs":[{"name":"x","shape":[1,4],"datatype":"FP32","data":[%g,%g,%g,%g]}]}`, params, v, v, v, v)
+		return do(t, "POST", base+"/v2/models/summed/infer", []byte(body), nil)
+	}
+	for k, want := range []string{`[1,1,1,1]`, `[3,3,3,3]`, `[6,6,6,6]`} {
+		params := fmt.Sprintf(`"parameters":{"sequence_id":4001,"sequence_start":%t,"sequence_end":%t},`, k == 0, k == 2)
+		r := send(params, float32(k+1))
+		require.Equal(t, 200, r.code, string(r.body))
+		require.Contains(t, string(r.body), `"name":"sum","shape":[1,4],"datatype":"FP32","data":`+want)
+	}
+	r := send("", 1)
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "give the request's sequence with the parameter sequence_id")
+
+	writePipelineFolder(t, repo, "summed", strings.Replace(summedPipeline, `output_map { key: "OUTPUT" value: "sum" }`,
+		`output_map [ { key: "OUTPUT" value: "sum" }, { key: "ACC_NEXT" value: "acc" } ]`, 1))
+	r = do(t, "POST", base+"/v2/repository/models/summed/load", nil, nil)
+	require.Equal(t, 503, r.code, string(r.body))
+	require.Contains(t, string(r.body), `loaded but not served: check pipeline summed: pipeline cannot run: step[0] (running-sum): output_map names \"ACC_NEXT\", the model's sequence state`)
+	r = do(t, "POST", base+"/v2/repository/models/summed/unload", nil, nil)
+	require.Equal(t, 200, r.code, string(r.body))
 }

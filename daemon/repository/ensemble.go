@@ -282,12 +282,12 @@ func (m *Model) CheckEnsemble(get func(name string) *Model) ([]*Model, error) {
 		case sm.Config.Ensemble != nil:
 			bad("%s: a pipeline; the steps of a pipeline are models", f)
 			continue
-		case sm.Config.Sequence != nil:
-			bad("%s: a stateful model (sequence_batching); a pipeline's requests carry no sequence, so its steps are models whose requests stand alone", f)
+		case sm.Config.Sequence != nil && e.FanoutStep >= 0 && i >= e.FanoutStep:
+			bad("%s: a stateful model (sequence_batching) runs here once for each row of the fan-out; a request of a sequence is one row, so put it before the fan-out", f)
 			continue
 		}
 		out[i] = sm
-		for _, in := range sm.Inputs {
+		for _, in := range RequestTensors(sm.Inputs) {
 			v, ok := s.Inputs[in.Name]
 			if !ok {
 				bad("%s: input %q of the model is not in input_map", f, in.Name)
@@ -298,11 +298,17 @@ func (m *Model) CheckEnsemble(get func(name string) *Model) ([]*Model, error) {
 			}
 		}
 		for k := range s.Inputs {
-			if !slices.ContainsFunc(sm.Inputs, func(t TensorSpec) bool { return t.Name == k }) {
-				bad("%s: input_map names %q, which the model has not (inputs: %s)", f, k, specNames(sm.Inputs))
+			if role := sm.Config.Sequence.Role(k, true); role != "" {
+				bad("%s: input_map names %q, the model's sequence %s, which gpuletd fills; leave it out", f, k, role)
+			} else if !slices.ContainsFunc(sm.Inputs, func(t TensorSpec) bool { return t.Name == k }) {
+				bad("%s: input_map names %q, which the model has not (inputs: %s)", f, k, specNames(RequestTensors(sm.Inputs)))
 			}
 		}
 		for k, v := range s.Outputs {
+			if sm.Config.Sequence.Role(k, false) != "" {
+				bad("%s: output_map names %q, the model's sequence state, which gpuletd keeps for the sequence's next request; leave it out", f, k)
+				continue
+			}
 			i := slices.IndexFunc(sm.Outputs, func(t TensorSpec) bool { return t.Name == k })
 			if i < 0 {
 				bad("%s: output_map names %q, which the model has not (outputs: %s)", f, k, specNames(sm.Outputs))
@@ -336,8 +342,11 @@ func specNames(ts []TensorSpec) string {
 // FitsStep reports whether m can run step s in place of the step's own
 // model step: m has the same inputs as step, of the same data types, every
 // output s maps, of the same data type, and batches if step does.
+//
+// A stateful model has no variant, and is none: its sequences' state is its
+// own.
 func (m *Model) FitsStep(s EnsembleStep, step *Model) bool {
-	if m.Config.Ensemble != nil || len(m.Inputs) != len(step.Inputs) ||
+	if m.Config.Ensemble != nil || m.Config.Sequence != nil || step.Config.Sequence != nil || len(m.Inputs) != len(step.Inputs) ||
 		(m.Config.MaxBatchSize > 0) != (step.Config.MaxBatchSize > 0) {
 		return false
 	}

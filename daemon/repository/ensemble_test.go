@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,10 +158,25 @@ func TestCheckEnsemble(t *testing.T) {
 	require.ErrorContains(t, err, `input "mask" of the model is not in input_map`)
 	require.ErrorContains(t, err, `output_map names "scores"`)
 
-	// A stateful model is no step: a pipeline's requests carry no sequence.
+	// A stateful model runs a step before the fan-out, in the request's
+	// sequence, not one after it (once a row); its control and state are
+	// no pipeline tensors.
 	models["classifier"] = &Model{Name: "classifier", Inputs: cls.Inputs, Outputs: cls.Outputs, Config: ModelConfig{Sequence: &Sequence{}}}
 	_, err = p.CheckEnsemble(get)
-	require.ErrorContains(t, err, "step[1] (classifier): a stateful model (sequence_batching)")
+	require.ErrorContains(t, err, "step[1] (classifier): a stateful model (sequence_batching) runs here once for each row of the fan-out")
+	models["classifier"] = cls
+	seq := &Sequence{Controls: []SequenceControl{{Input: "START", Kind: ControlStart}}, States: []SequenceState{{Input: "acc", Output: "acc_next"}}}
+	models["detector"] = &Model{Name: "detector", Config: ModelConfig{Sequence: seq},
+		Inputs:  append(slices.Clone(det.Inputs), TensorSpec{Name: "START", Sequence: RoleControl}, TensorSpec{Name: "acc", Sequence: RoleState}),
+		Outputs: append(slices.Clone(det.Outputs), TensorSpec{Name: "acc_next", Sequence: RoleState})}
+	steps, err = p.CheckEnsemble(get)
+	require.NoError(t, err)
+	require.Equal(t, models["detector"], steps[0])
+	p.Config.Ensemble.Steps[0].Inputs["START"] = "image"
+	p.Config.Ensemble.Steps[0].Outputs["acc_next"] = "acc"
+	_, err = p.CheckEnsemble(get)
+	require.ErrorContains(t, err, `step[0] (detector): input_map names "START", the model's sequence control, which gpuletd fills`)
+	require.ErrorContains(t, err, `step[0] (detector): output_map names "acc_next", the model's sequence state`)
 }
 
 // TestVariantParameters: a model says which model it may stand in for and
@@ -216,7 +232,11 @@ func TestFitsStep(t *testing.T) {
 		{"another type", &Model{Inputs: []TensorSpec{{Name: "crop", DataType: tensor.FP16}}, Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4}}, false},
 		{"does not batch", &Model{Inputs: fp("crop"), Outputs: fp("scores")}, false},
 		{"a pipeline", &Model{Inputs: fp("crop"), Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4, Ensemble: &Ensemble{}}}, false},
+		{"stateful", &Model{Inputs: fp("crop"), Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4, Sequence: &Sequence{}}}, false},
 	} {
 		require.Equal(t, tc.fits, tc.m.FitsStep(step, cls), tc.name)
 	}
+	stateful := *cls
+	stateful.Config.Sequence = &Sequence{}
+	require.False(t, (&Model{Inputs: fp("crop"), Outputs: fp("scores"), Config: ModelConfig{MaxBatchSize: 4}}).FitsStep(step, &stateful), "a stateful step has no variant")
 }
