@@ -90,8 +90,10 @@ func TestDashboardQueriesRunInPrometheus(t *testing.T) {
 
 // absentHere are the families a daemon on emulated GPUs (no CPU device, no
 // NVIDIA GPU's power, no Xid error) with no pipeline, no response cache, no failed request, no TLS,
-// no answer its client abandoned and no reorganize period of 1 000 requests does not export.
+// no answer its client abandoned, no stateful model and no reorganize period of 1 000 requests
+// does not export.
 var absentHere = map[string]bool{
+	"gpuletd_model_live_sequences":     true,
 	"gpuletd_device_utilization_ratio": true, "gpuletd_request_failures_total": true,
 	"gpuletd_response_cache_hits_total": true, "gpuletd_response_cache_misses_total": true,
 	"gpuletd_pipeline_accuracy_ratio": true, "gpuletd_pipeline_planned_accuracy_ratio": true,
