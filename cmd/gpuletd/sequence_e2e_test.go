@@ -359,6 +359,13 @@ func checkPipelineOfAStatefulModel(t *testing.T, base, repo string) {
 	require.Equal(t, 400, r.code, string(r.body))
 	require.Contains(t, string(r.body), "give the request's sequence with the parameter sequence_id")
 
+	// gpuletd load finds the stateful step, and sends in sequences.
+	code, out, stderr := runCLI(t, "load", "summed", "--url", base, "--arrival", "closed", "--concurrency", "2",
+		"--duration", "1s", "--min-attainment", "0.01")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "2 live, 20 requests each")
+	require.Regexp(t, `failed +none`, out)
+
 	writePipelineFolder(t, repo, "summed", strings.Replace(summedPipeline, `output_map { key: "OUTPUT" value: "sum" }`,
 		`output_map [ { key: "OUTPUT" value: "sum" }, { key: "ACC_NEXT" value: "acc" } ]`, 1))
 	r = do(t, "POST", base+"/v2/repository/models/summed/load", nil, nil)

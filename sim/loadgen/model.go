@@ -80,6 +80,15 @@ type modelConfig struct {
 	ProfileShapes map[string][]int64 `json:"profile_shapes"`
 	// SequenceBatching is present for a stateful model.
 	SequenceBatching json.RawMessage `json:"sequence_batching"`
+	// EnsembleScheduling is a pipeline's steps.
+	EnsembleScheduling *struct {
+		Step []configStep `json:"step"`
+	} `json:"ensemble_scheduling"`
+}
+
+// configStep is a pipeline step as its configuration names it.
+type configStep struct {
+	ModelName string `json:"model_name"`
 }
 
 // ModelPath is the protocol's path of model, of its version when one is
@@ -107,10 +116,34 @@ func FetchModel(ctx context.Context, client *http.Client, base, model, version s
 		return nil, fmt.Errorf("fetch model %s config: %w", model, err)
 	}
 	m.MaxBatchSize, m.Shapes, m.Stateful = c.MaxBatchSize, c.ProfileShapes, c.SequenceBatching != nil
+	if c.EnsembleScheduling != nil && !m.Stateful {
+		// A pipeline with a stateful step takes its requests in sequences
+		// too, as perf_analyzer finds from the composing models.
+		stateful, err := statefulStep(ctx, client, base, c.EnsembleScheduling.Step)
+		if err != nil {
+			return nil, fmt.Errorf("fetch model %s config: %w", model, err)
+		}
+		m.Stateful = stateful
+	}
 	if c.SLOMS != nil && *c.SLOMS > 0 {
 		m.SLO = time.Duration(*c.SLOMS * float64(time.Millisecond))
 	}
 	return &m, nil
+}
+
+// statefulStep says whether one of a pipeline's steps is a stateful model
+// (its configuration has sequence_batching).
+func statefulStep(ctx context.Context, client *http.Client, base string, steps []configStep) (bool, error) {
+	for _, st := range steps {
+		var c modelConfig
+		if err := GetJSON(ctx, client, base+ModelPath(st.ModelName, "")+"/config", &c); err != nil {
+			return false, err
+		}
+		if c.SequenceBatching != nil {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // ModelStats is the part of GET /v2/models/{m}/stats (Triton's statistics

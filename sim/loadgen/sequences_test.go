@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -79,4 +80,33 @@ func TestStatefulModelsRequestsGoInSequences(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, cut, 3+1, "the sequences open at the end, and the one that failed")
+}
+
+// TestAPipelineOfAStatefulStepIsStateful: a pipeline one of whose steps is
+// a stateful model takes its requests in sequences, as perf_analyzer finds
+// from the composing models.
+func TestAPipelineOfAStatefulStepIsStateful(t *testing.T) {
+	mux := http.NewServeMux()
+	meta := `{"name":"p","versions":["1"],"inputs":[{"name":"x","datatype":"FP32","shape":[-1,4]}],"outputs":[{"name":"y","datatype":"FP32","shape":[-1,4]}]}`
+	for _, m := range []string{"p", "plain"} {
+		mux.HandleFunc("GET /v2/models/"+m, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(meta)) })
+	}
+	mux.HandleFunc("GET /v2/models/p/config", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"max_batch_size":8,"slo_ms":50,"ensemble_scheduling":{"step":[{"model_name":"pre"},{"model_name":"sum"}]}}`))
+	})
+	mux.HandleFunc("GET /v2/models/plain/config", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"max_batch_size":8,"slo_ms":50,"ensemble_scheduling":{"step":[{"model_name":"pre"}]}}`))
+	})
+	mux.HandleFunc("GET /v2/models/pre/config", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"max_batch_size":8}`)) })
+	mux.HandleFunc("GET /v2/models/sum/config", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"max_batch_size":8,"sequence_batching":{}}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	m, err := FetchModel(context.Background(), srv.Client(), srv.URL, "p", "")
+	require.NoError(t, err)
+	require.True(t, m.Stateful)
+	m, err = FetchModel(context.Background(), srv.Client(), srv.URL, "plain", "")
+	require.NoError(t, err)
+	require.False(t, m.Stateful)
 }
