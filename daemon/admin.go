@@ -104,17 +104,12 @@ func (n *node) sequencesStatus(m *repository.Model) *statusSequences {
 	}
 	out := &statusSequences{Live: n.seqs.live(m, time.Now()), IdleMS: ms(s.Idle), Max: s.MaxSequences}
 	for _, c := range s.Controls {
-		out.Controls = append(out.Controls, fmt.Sprintf("%s (%s)", c.Input, controlName(c.Kind)))
+		out.Controls = append(out.Controls, fmt.Sprintf("%s (%s)", c.Input, c.Kind.Purpose()))
 	}
 	for _, st := range s.States {
 		out.States = append(out.States, fmt.Sprintf("%s from %s", st.Input, st.Output))
 	}
 	return out
-}
-
-// controlName says what a control input tells the model, in a word.
-func controlName(k repository.ControlKind) string {
-	return [...]string{"start", "ready", "end", "correlation ID"}[k]
 }
 
 // statusCache is a model's use of the response cache: its look-ups, or

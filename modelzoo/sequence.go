@@ -16,8 +16,8 @@ import (
 // sequence parameters.
 const SequenceModel = "running-sum"
 
-// SequenceIdle is the idle time its configuration gives a sequence.
-const SequenceIdle = "5000000"
+// sequenceIdle is the idle time its configuration gives a sequence, µs.
+const sequenceIdle = "5000000"
 
 var sequenceForms = []formModel{
 	{
@@ -42,7 +42,7 @@ var sequenceForms = []formModel{
 			g.node("Identity", "SEQUENCE", []string{"CORRID"})
 		},
 		sequence: `sequence_batching {
-  max_sequence_idle_microseconds: ` + SequenceIdle + `
+  max_sequence_idle_microseconds: ` + sequenceIdle + `
   control_input [
     { name: "START", control [ { kind: CONTROL_SEQUENCE_START, fp32_false_true: [ 0, 1 ] } ] },
     { name: "CORRID", control [ { kind: CONTROL_SEQUENCE_CORRID, data_type: TYPE_UINT64 } ] }

@@ -149,7 +149,7 @@ func TestStatefulModelServesSequences(t *testing.T) {
 
 	// On a stream, as tritonclient's async_stream_infer sends them, a
 	// sequence's requests go out back to back and run in the order sent.
-	checkSequencesOnAStream(t, c, ctx)
+	checkSequencesOnAStream(ctx, t, c)
 
 	// Its end answers and ends it.
 	sum, _ = sequenceAnswer(t, do(t, "POST", model+"/infer", sequenceBody(1001, false, true, [4]float32{10, 10, 10, 10}), nil))
@@ -265,7 +265,7 @@ func TestStatefulModelServesSequences(t *testing.T) {
 // checkSequencesOnAStream sends four sequences of eight requests each over
 // one ModelStreamInfer stream without waiting for answers, interleaved, and
 // checks every answer is its sequence's sum so far.
-func checkSequencesOnAStream(t *testing.T, c pb.GRPCInferenceServiceClient, ctx context.Context) {
+func checkSequencesOnAStream(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceClient) {
 	t.Helper()
 	stream, err := c.ModelStreamInfer(ctx)
 	require.NoError(t, err)

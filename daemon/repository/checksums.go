@@ -58,13 +58,13 @@ func tritonChecksums(ra *tritonpb.ModelRepositoryAgents, bad func(string, ...any
 // digests (from digests when it is set: a file unchanged since it was last
 // read is not read again).
 func (m *Model) verifyChecksums(digests *DigestCache) error {
+	sum := FileMD5
+	if digests != nil {
+		sum = digests.MD5
+	}
 	for _, path := range sortedKeys(m.Config.Checksums) {
 		want := m.Config.Checksums[path]
 		f := filepath.Join(m.Dir, filepath.FromSlash(path))
-		sum := FileMD5
-		if digests != nil {
-			sum = digests.MD5
-		}
 		got, err := sum(f)
 		if err != nil {
 			return invalidFile(f, "the checksum agent's file", err)

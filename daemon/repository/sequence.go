@@ -66,6 +66,11 @@ func (k ControlKind) String() string {
 	return [...]string{"CONTROL_SEQUENCE_START", "CONTROL_SEQUENCE_READY", "CONTROL_SEQUENCE_END", "CONTROL_SEQUENCE_CORRID"}[k]
 }
 
+// Purpose says what the kind tells the model, in a word or two: "start".
+func (k ControlKind) Purpose() string {
+	return [...]string{"start", "ready", "end", "correlation ID"}[k]
+}
+
 // SequenceControl is one control input: a tensor of one element per row.
 type SequenceControl struct {
 	Input    string

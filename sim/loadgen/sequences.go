@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/gpulet/gpuletd/kserve"
 
@@ -28,7 +29,7 @@ const (
 type sequencePool struct {
 	free   chan *seqSlot
 	length int
-	ids    chan uint64 // holds the next sequence's ID
+	ids    atomic.Uint64 // the sequence IDs handed out
 }
 
 // seqSlot is one live sequence: its correlation ID and how many of its
@@ -41,10 +42,9 @@ type seqSlot struct {
 // newSequencePool keeps n sequences of length requests each, numbering
 // them from 1.
 func newSequencePool(n, length int) *sequencePool {
-	p := &sequencePool{free: make(chan *seqSlot, n), length: length, ids: make(chan uint64, 1)}
-	p.ids <- uint64(n) + 1
-	for i := range n {
-		p.free <- &seqSlot{id: uint64(i) + 1}
+	p := &sequencePool{free: make(chan *seqSlot, n), length: length}
+	for range n {
+		p.free <- &seqSlot{id: p.ids.Add(1)}
 	}
 	return p
 }
@@ -63,9 +63,7 @@ func (p *sequencePool) take(ctx context.Context) (*seqSlot, error) {
 func (p *sequencePool) give(s *seqSlot, ok bool) {
 	s.step++
 	if !ok || s.step >= p.length {
-		id := <-p.ids
-		s.id, s.step = id, 0
-		p.ids <- id + 1
+		s.id, s.step = p.ids.Add(1), 0
 	}
 	p.free <- s
 }
