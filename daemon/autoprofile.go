@@ -253,8 +253,7 @@ func (n *node) profileModel(ctx context.Context, j profileJob, binary string, sh
 	slo := ms(m.Config.SLO.D())
 	at := n.sup.oomNow()
 	_, err := profiler.Measure(ctx, profiler.Job{
-		Model: profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform, SLOMS: slo,
-			MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile(), Shapes: m.Config.ProfileShapes},
+		Model:  ProfilerModel(m),
 		Device: d, Batches: batches, SkipPastMS: slo / 2, Force: true, Rule: quickRule, Store: n.st, Launcher: launcher,
 		Log: n.log.Named("profiler"),
 	})
@@ -280,4 +279,13 @@ func (s *supervisor) sockDirFor() string {
 		return s.sockDir
 	}
 	return filepath.Dir(p)
+}
+
+// ProfilerModel is m as the profiler measures it: its file, SLO, batch,
+// curve, the shapes requests bring, and how ONNX Runtime opens it (custom
+// operator libraries, graph optimization level).
+func ProfilerModel(m *repository.Model) profiler.Model {
+	return profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform, SLOMS: ms(m.Config.SLO.D()),
+		MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile(), Shapes: m.Config.ProfileShapes,
+		OpLibraries: m.OpLibraries, GraphLevel: int(m.Config.GraphLevel)}
 }

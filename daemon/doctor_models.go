@@ -104,12 +104,9 @@ func RepositoryOptions(defaultSLO time.Duration) repository.Options {
 // runtime cannot load is found before a server is.
 func ScanRepository(dir string, cfg config.Config) (*repository.Index, error) {
 	o := RepositoryOptions(cfg.DefaultSLO.D())
-	read := o.Read
-	o.Read = func(path string) ([]repository.TensorSpec, []repository.TensorSpec, error) {
-		if _, _, err := ReadONNXInfo(path); err != nil {
-			return nil, nil, err // the runtime's reason, which an operator of it knows
-		}
-		return read(path)
+	o.Open = func(path string, opLibraries []string) error {
+		_, err := onnxrt.ReadModelInfo(path, opLibraries...)
+		return err
 	}
 	return repository.Scan(dir, o)
 }
@@ -143,8 +140,7 @@ func (r *ModelsReport) Summary() string {
 }
 
 // ReadONNXInfo reads a model file's inputs and outputs through ONNX Runtime,
-// which loads the whole model: ScanRepository's check that the runtime can
-// load a file.
+// which loads the whole model.
 func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
 	info, err := onnxrt.ReadModelInfo(path)
 	if err != nil {

@@ -58,6 +58,12 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 		c.ResponseCache = &tritonpb.ModelResponseCache{Enable: true}
 	}
 	c.ModelRepositoryAgents = repository.TritonAgents(m.Config.Checksums)
+	if len(m.Config.OpLibraries) > 0 {
+		c.ModelOperations = &tritonpb.ModelOperations{OpLibraryFilename: m.Config.OpLibraries}
+	}
+	if m.Config.GraphLevel != repository.GraphLevelAll {
+		c.Optimization = &tritonpb.ModelOptimizationPolicy{Graph: &tritonpb.ModelOptimizationPolicy_Graph{Level: int32(m.Config.GraphLevel)}}
+	}
 	return c
 }
 

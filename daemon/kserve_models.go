@@ -227,6 +227,12 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if ra := tc.GetModelRepositoryAgents(); ra != nil { // as Triton's JSON writes it
 		cfg["model_repository_agents"] = protoJSONMap(ra)
 	}
+	if ops := tc.GetModelOperations(); ops != nil {
+		cfg["model_operations"] = protoJSONMap(ops)
+	}
+	if o := tc.GetOptimization(); o != nil {
+		cfg["optimization"] = protoJSONMap(o)
+	}
 	if shapes := n.profileShapes(m); len(shapes) > 0 {
 		cfg["profile_shapes"] = shapes // the sizes gpuletd load sends by default
 	}

@@ -77,8 +77,7 @@ func (n *node) measureMissingMemory(ctx context.Context, binary string) {
 		}
 		at := n.sup.oomNow()
 		mb, err := profiler.MeasureMemory(ctx, profiler.Job{
-			Model: profiler.Model{Name: j.m.Name, Path: j.m.File, SHA256: j.m.SHA256, Platform: j.m.Platform,
-				SLOMS: ms(j.m.Config.SLO.D()), MaxBatchSize: j.m.Config.MaxBatchSize, Shapes: j.m.Config.ProfileShapes},
+			Model:  ProfilerModel(j.m),
 			Device: j.d, Batches: j.batches, Store: n.st, Launcher: n.profileLauncher(binary, false), Log: n.log.Named("profiler"),
 		})
 		attrs := map[string]string{"model": j.m.Name, "device": j.d.ID}

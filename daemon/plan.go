@@ -415,7 +415,7 @@ func (n *node) loadRequest(w *want, pl gpulet.Placement) (*pb.LoadModelRequest, 
 		Name: m.Name, Version: int32(m.Version), Path: m.File, Sha256: m.SHA256, Platform: m.Platform,
 		MaxBatchSize: int32(m.Config.MaxBatchSize), SloUs: m.Config.SLO.D().Microseconds(),
 		InterferenceFactor: max(pl.Factor, 1), EmulatedProfile: m.Profile(),
-		MaxQueue: queueBound(m, n.conf().Limits.MaxQueuedPerModel),
+		MaxQueue: queueBound(m, n.conf().Limits.MaxQueuedPerModel), OpLibraries: m.OpLibraries, GraphLevel: int32(m.Config.GraphLevel),
 	}
 	if m.Config.MaxBatchSize > maxB {
 		req.MaxBatchSize = int32(maxB)

@@ -43,7 +43,7 @@ func (r *EngineRuntime) Load(ctx context.Context, req *pb.LoadModelRequest) (Loa
 	spec := engine.ModelSpec{
 		Name: req.Name, Path: req.Path, Platform: req.Platform, MaxBatchSize: int(req.MaxBatchSize),
 		Inputs: specsFromProto(req.Inputs), Outputs: specsFromProto(req.Outputs), MemoryMB: req.EmulatedMemoryMb,
-		WarmupShapes: shapesFromProto(req.WarmupShapes),
+		WarmupShapes: shapesFromProto(req.WarmupShapes), OpLibraries: req.OpLibraries, GraphLevel: int(req.GraphLevel),
 	}
 	if len(req.Latency) > 0 {
 		lat, err := profileLatency(req.Latency)

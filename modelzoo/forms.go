@@ -35,6 +35,12 @@ type formModel struct {
 	// sequence, when set, is the model's sequence_batching block: a
 	// stateful model, written as a config.pbtxt alone.
 	sequence string
+	// opDomain, when set, is the domain of a custom operator the graph
+	// uses (one more operator set it imports), and operations the
+	// config.pbtxt's model_operations block naming the library that
+	// registers it: written as a config.pbtxt alone.
+	opDomain   string
+	operations string
 }
 
 // formTensor is one input or output of a form model: its ONNX type and
@@ -170,7 +176,7 @@ func FormModels() []string {
 }
 
 func lookupForm(name string) (formModel, bool) {
-	for _, list := range [][]formModel{forms, pipelineForms, sequenceForms} {
+	for _, list := range [][]formModel{forms, pipelineForms, sequenceForms, customOpForms} {
 		if i := slices.IndexFunc(list, func(f formModel) bool { return f.name == name }); i >= 0 {
 			return list[i], true
 		}
@@ -189,10 +195,14 @@ func (f formModel) model(seed uint64) *onnxpb.ModelProto {
 		}
 		return out
 	}
-	return modelProto(f.name, f.description, seed, &onnxpb.GraphProto{
+	m := modelProto(f.name, f.description, seed, &onnxpb.GraphProto{
 		Name: f.name, Node: g.nodes, Initializer: g.inits,
 		Input: info(f.inputs), Output: info(f.outputs),
 	})
+	if f.opDomain != "" {
+		m.OpsetImport = append(m.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: f.opDomain, Version: 1})
+	}
+	return m
 }
 
 // configYAML is the form model's config.yaml: shapes come from the file.
@@ -238,6 +248,9 @@ func (f formModel) configPbtxt(seed uint64) string {
 	switch {
 	case f.sequence != "":
 		f.sequencePbtxt(&b)
+	case f.operations != "":
+		b.WriteString("dynamic_batching { }\n")
+		f.operationsPbtxt(&b)
 	case f.maxBatch > 0:
 		b.WriteString("dynamic_batching { }\n")
 	}

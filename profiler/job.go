@@ -39,6 +39,12 @@ type Model struct {
 	// dimension) to measure at where the input has dynamic ones (the
 	// repository's profile_shapes); an input not named has them at 1.
 	Shapes map[string][]int64 `json:"shapes,omitempty"`
+	// OpLibraries are the custom operator libraries ONNX Runtime loads
+	// before it opens the model (the repository's model_operations).
+	OpLibraries []string `json:"op_libraries,omitempty"`
+	// GraphLevel is how far ONNX Runtime optimizes the model's graph (the
+	// repository's optimization.graph.level; 0: every optimization).
+	GraphLevel int `json:"graph_level,omitempty"`
 }
 
 // curve is the curve name used on emulated devices.

@@ -155,6 +155,7 @@ func (r *runner) loadRequest() *pb.LoadModelRequest {
 	return &pb.LoadModelRequest{
 		Name: m.Name, Version: 1, Path: m.Path, Platform: platform, MaxBatchSize: int32(maxB),
 		SloUs: profileSLO.Microseconds(), WarmupBatches: warm, WarmupShapes: executor.ShapesToProto(m.Shapes),
+		OpLibraries: m.OpLibraries, GraphLevel: int32(m.GraphLevel),
 	}
 }
 

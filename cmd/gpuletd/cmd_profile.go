@@ -352,12 +352,11 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	if err != nil {
 		return profiler.Model{}, err
 	}
-	slo := m.Config.SLO.D()
+	pm := daemon.ProfilerModel(m)
 	if f.slo > 0 {
-		slo = f.slo
+		pm.SLOMS = float64(f.slo.Microseconds()) / 1000
 	}
-	return profiler.Model{Name: m.Name, Path: m.File, SHA256: m.SHA256, Platform: m.Platform,
-		SLOMS: float64(slo.Microseconds()) / 1000, MaxBatchSize: m.Config.MaxBatchSize, Curve: m.Profile(), Shapes: m.Config.ProfileShapes}, nil
+	return pm, nil
 }
 
 // isModelFile says whether MODEL names a file rather than a model of the

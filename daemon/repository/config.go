@@ -86,6 +86,13 @@ type ModelConfig struct {
 	// folder must have for it to load, by path in the folder (a
 	// config.pbtxt's checksum repository agent).
 	Checksums map[string]string `yaml:"-"`
+	// OpLibraries are the custom operator libraries ONNX Runtime loads
+	// before it opens the model, as the configuration names them (a
+	// config.pbtxt's model_operations; Model.OpLibraries has their paths).
+	OpLibraries []string `yaml:"-"`
+	// GraphLevel is how far ONNX Runtime optimizes the model's graph (a
+	// config.pbtxt's optimization.graph.level).
+	GraphLevel GraphLevel `yaml:"-"`
 	// VariantOf names the model this one may stand in for in a pipeline's
 	// step (a cheaper variant of it), and Accuracy is the model's accuracy
 	// as a share in (0, 1] (0: not given, taken as 1): a pipeline under

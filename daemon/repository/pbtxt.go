@@ -98,15 +98,8 @@ func TritonBackend(platform string) string {
 // notServed names the fields of Triton's ModelConfig that gpuletd's subset
 // leaves out, with why a model that uses them is not served.
 var notServed = map[string]string{
-	"batch_input":        "batch inputs are not served",
-	"batch_output":       "batch outputs are not served",
-	"model_operations":   "custom operation libraries are not loaded",
-	"model_metrics":      "per-model metric settings are not read",
-	"cc_model_filenames": "per-GPU model files are not read",
-	"metric_tags":        "metric tags are not read",
-	"rate_limiter":       "Triton's rate limiter is not run; gpuletd's planner shares the GPUs",
-	"secondary_devices":  "secondary devices are not used",
-	"graph_spec":         "CUDA graph specifications are not read",
+	"batch_input":  "batch inputs are not served",
+	"batch_output": "batch outputs are not served",
 }
 
 // pbtxtError matches prototext's error text: "proto: (line L:C): what".
@@ -125,7 +118,7 @@ func tritonParseError(err error) error {
 		if why, known := notServed[f]; known {
 			return fmt.Errorf("%s: %s: a field of Triton's model configuration that gpuletd does not serve (%s); remove it", at, f, why)
 		}
-		return fmt.Errorf("%s: unknown field %q%s; gpuletd reads Triton's ModelConfig fields (name, platform, backend, max_batch_size, input, output, version_policy, default_model_filename, parameters, dynamic_batching, sequence_batching, instance_group, model_warmup, optimization, model_repository_agents, response_cache)",
+		return fmt.Errorf("%s: unknown field %q%s; gpuletd reads Triton's ModelConfig fields (name, platform, backend, max_batch_size, input, output, version_policy, default_model_filename, parameters, dynamic_batching, sequence_batching, instance_group, model_warmup, optimization, model_operations, model_repository_agents, response_cache, and cc_model_filenames, metric_tags and model_metrics, which it notes as ignored)",
 			at, f, configerr.DidYouMean(f, tritonFieldNames()))
 	}
 	if v, ok := strings.CutPrefix(what, "invalid value for enum type: "); ok {
@@ -307,6 +300,9 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	}
 	c.Sequence = tritonSequence(pc, c, bad, note)
 	c.Checksums = tritonChecksums(pc.ModelRepositoryAgents, bad)
+	tritonOperations(pc, c, bad)
+	tritonOptimization(pc, c, note)
+	tritonMetricsAndFiles(pc, note)
 	tritonIgnored(pc, bad, note)
 	if pc.GetResponseCache().GetEnable() {
 		c.ResponseCache = true
@@ -530,14 +526,16 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 		}
 	}
 	if len(pc.InstanceGroup) > 0 {
-		note("instance_group ignored: gpuletd's planner decides how many copies run and on which gpu-lets")
+		limited := slices.ContainsFunc(pc.InstanceGroup, func(g *tritonpb.ModelInstanceGroup) bool { return g.RateLimiter != nil })
+		why := ""
+		if limited {
+			why = "; its rate_limiter too: gpuletd shares the GPUs by each model's SLO and load, not by named resources"
+		}
+		note("instance_group ignored: gpuletd's planner decides how many copies run and on which gpu-lets%s", why)
 	}
 	if len(pc.ModelWarmup) > 0 {
 		note("model_warmup: gpuletd warms every copy with batches of zeros while it profiles the model; " +
 			"the dims its first request gives an input with dynamic dimensions are the sizes it profiles them at, unless the parameter profile_shapes gives them")
-	}
-	if pc.Optimization != nil {
-		note("optimization ignored: the execution provider comes from the server's onnxruntime settings")
 	}
 	if pc.GetModelTransactionPolicy().GetDecoupled() {
 		bad("model_transaction_policy.decoupled: models that answer with several responses are not served")

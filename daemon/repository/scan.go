@@ -47,7 +47,10 @@ type Model struct {
 	// ExternalData are the files beside File that an ONNX model keeps
 	// tensors in (Digest.ExternalData).
 	ExternalData []string
-	Config       ModelConfig
+	// OpLibraries are the paths of the custom operator libraries of
+	// Config.OpLibraries (in the model folder when not absolute).
+	OpLibraries []string
+	Config      ModelConfig
 	// ConfigFiles names the configuration files read (config.pbtxt,
 	// config.yaml or both).
 	ConfigFiles []string
@@ -160,6 +163,11 @@ func Scan(root string, o Options) (*Index, error) {
 type Options struct {
 	// Read reads a model file's inputs and outputs (ONNX files).
 	Read InfoReader
+	// Open, when set, opens a model file (ONNX) in the runtime, after the
+	// custom operator libraries its configuration names, before Read reads
+	// it: a file the runtime cannot open makes the model invalid with the
+	// runtime's reason.
+	Open func(path string, opLibraries []string) error
 	// DefaultSLO is the SLO of a model whose configuration gives none (the
 	// server's default_slo); 0 makes such a model an error.
 	DefaultSLO time.Duration
@@ -225,6 +233,9 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 	if err := base.readLabels(); err != nil {
 		return nil, err
 	}
+	if err := base.resolveOpLibraries(); err != nil {
+		return nil, err
+	}
 	if err := base.verifyChecksums(o.Digests); err != nil {
 		return nil, err
 	}
@@ -269,6 +280,11 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 			return fail(m.File, err)
 		}
 		m.SHA256, m.Bytes, m.ExternalData = d.SHA256, d.Bytes, d.ExternalData
+		if o.Open != nil && m.Platform != PlatformTorchScript {
+			if err := o.Open(m.File, m.OpLibraries); err != nil {
+				return fail(m.File, err) // the runtime's reason, which an operator of it knows
+			}
+		}
 		if err := m.resolveTensors(o.Read); err != nil {
 			return fail(m.File, err)
 		}
@@ -321,6 +337,9 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 		tc, err := parseTritonJSON(o.Override, name)
 		if err != nil {
 			return nil, invalid(src, err)
+		}
+		if len(tc.cfg.OpLibraries) > 0 {
+			return nil, invalid(src, ErrOpLibrariesOverLoad)
 		}
 		m.Config, m.Notes, m.ConfigFiles = tc.cfg, tc.notes, []string{OverrideSource}
 		m.autoBatch = tc.batchFromFile()

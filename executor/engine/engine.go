@@ -102,7 +102,22 @@ type ModelSpec struct {
 	// convolution larger than 1×1 does not run on an image of 1×1). An
 	// input not named is warmed up with 1 in each open dimension.
 	WarmupShapes map[string][]int64
+	// OpLibraries are custom operator libraries the onnxruntime engine
+	// loads, in order, before it opens the model (Triton's
+	// model_operations); the emulated engine ignores them.
+	OpLibraries []string
+	// GraphLevel is how far the onnxruntime engine optimizes the model's
+	// graph, as Triton's optimization.graph.level: GraphLevelBasic (-1)
+	// basic optimizations, GraphLevelExtended (1) basic and extended, any
+	// other value all of them.
+	GraphLevel int
 }
+
+// The values of ModelSpec.GraphLevel with a meaning of their own.
+const (
+	GraphLevelBasic    = -1
+	GraphLevelExtended = 1
+)
 
 // Info says what an engine runs on, for the executor's Health answer.
 type Info struct {

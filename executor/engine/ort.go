@@ -172,7 +172,7 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load model %s from %s: %w", spec.Name, spec.Path, err)
 	}
-	so, err := e.opts.sessionOptions()
+	so, err := e.opts.modelSessionOptions(spec)
 	if err != nil {
 		return nil, fmt.Errorf("load model %s from %s: %w", spec.Name, spec.Path, err)
 	}
@@ -185,7 +185,7 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 	if e.opts.FixedShapes && lay.batched() && lay.maxBatch > 1 {
 		names := [2][]string{specNames(lay.inputs), specNames(lay.outputs)}
 		m.shapes = newShapeSessions(lay.maxBatch, sess, func() (*onnxrt.Session, error) {
-			so, err := e.opts.sessionOptions()
+			so, err := e.opts.modelSessionOptions(spec)
 			if err != nil {
 				return nil, err
 			}

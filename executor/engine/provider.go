@@ -39,6 +39,34 @@ func (o ORTOptions) sessionOptions() (*ort.SessionOptions, error) {
 	return opts, nil
 }
 
+// modelSessionOptions are the session options of one model: the engine's,
+// with the model's graph optimization level and custom operator libraries.
+// The caller destroys them.
+func (o ORTOptions) modelSessionOptions(spec ModelSpec) (*ort.SessionOptions, error) {
+	opts, err := o.sessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	level := ort.GraphOptimizationLevel(ort.GraphOptimizationLevelEnableAll)
+	switch spec.GraphLevel {
+	case GraphLevelBasic:
+		level = ort.GraphOptimizationLevelEnableBasic
+	case GraphLevelExtended:
+		level = ort.GraphOptimizationLevelEnableExtended
+	}
+	if level != ort.GraphOptimizationLevelEnableAll {
+		if err := opts.SetGraphOptimizationLevel(level); err != nil {
+			_ = opts.Destroy()
+			return nil, fmt.Errorf("set graph optimization level %d: %s", spec.GraphLevel, oneLine(err))
+		}
+	}
+	if err := onnxrt.RegisterOpLibraries(opts, spec.OpLibraries); err != nil {
+		_ = opts.Destroy()
+		return nil, fmt.Errorf("%w: %w", ErrLoadFailed, err)
+	}
+	return opts, nil
+}
+
 func (o ORTOptions) configure(opts *ort.SessionOptions) error {
 	if err := opts.SetIntraOpNumThreads(o.IntraOpThreads); err != nil {
 		return fmt.Errorf("set intra-op threads %d: %s", o.IntraOpThreads, oneLine(err))

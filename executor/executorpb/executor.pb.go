@@ -450,7 +450,13 @@ type LoadModelRequest struct {
 	// input whose dimensions are open, by input name: the sizes requests
 	// bring (the model's profile_shapes). An input not named, or a dimension
 	// without one, is warmed up at 1.
-	WarmupShapes  map[string]*Dims `protobuf:"bytes,18,rep,name=warmup_shapes,json=warmupShapes,proto3" json:"warmup_shapes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	WarmupShapes map[string]*Dims `protobuf:"bytes,18,rep,name=warmup_shapes,json=warmupShapes,proto3" json:"warmup_shapes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Custom operator libraries ONNX Runtime loads, in order, before it opens
+	// the model (the model's model_operations); emulated engines ignore them.
+	OpLibraries []string `protobuf:"bytes,19,rep,name=op_libraries,json=opLibraries,proto3" json:"op_libraries,omitempty"`
+	// How far ONNX Runtime optimizes the model's graph (the model's
+	// optimization.graph.level): -1 basic, 1 extended, else all.
+	GraphLevel    int32 `protobuf:"varint,20,opt,name=graph_level,json=graphLevel,proto3" json:"graph_level,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -609,6 +615,20 @@ func (x *LoadModelRequest) GetWarmupShapes() map[string]*Dims {
 		return x.WarmupShapes
 	}
 	return nil
+}
+
+func (x *LoadModelRequest) GetOpLibraries() []string {
+	if x != nil {
+		return x.OpLibraries
+	}
+	return nil
+}
+
+func (x *LoadModelRequest) GetGraphLevel() int32 {
+	if x != nil {
+		return x.GraphLevel
+	}
+	return 0
 }
 
 // Dims are one tensor's dimensions.
@@ -1770,7 +1790,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\"4\n" +
 	"\fLatencyPoint\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\x05R\x05batch\x12\x0e\n" +
-	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\xcc\x06\n" +
+	"\x02ms\x18\x02 \x01(\x01R\x02ms\"\x90\a\n" +
 	"\x10LoadModelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\x05R\aversion\x12\x12\n" +
@@ -1790,7 +1810,10 @@ const file_executor_proto_rawDesc = "" +
 	"\tbatch_cap\x18\x0f \x01(\x05R\bbatchCap\x12\x16\n" +
 	"\x06sha256\x18\x10 \x01(\tR\x06sha256\x12,\n" +
 	"\x12emulated_memory_mb\x18\x11 \x01(\x01R\x10emulatedMemoryMb\x12\\\n" +
-	"\rwarmup_shapes\x18\x12 \x03(\v27.gpuletd.executor.v1.LoadModelRequest.WarmupShapesEntryR\fwarmupShapes\x1aZ\n" +
+	"\rwarmup_shapes\x18\x12 \x03(\v27.gpuletd.executor.v1.LoadModelRequest.WarmupShapesEntryR\fwarmupShapes\x12!\n" +
+	"\fop_libraries\x18\x13 \x03(\tR\vopLibraries\x12\x1f\n" +
+	"\vgraph_level\x18\x14 \x01(\x05R\n" +
+	"graphLevel\x1aZ\n" +
 	"\x11WarmupShapesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.gpuletd.executor.v1.DimsR\x05value:\x028\x01\"\x1a\n" +

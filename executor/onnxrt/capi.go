@@ -46,6 +46,7 @@ enum {
 	ort_ReleaseRunOptions = 97,
 	ort_ReleaseTensorTypeAndShapeInfo = 99,
 	ort_AddSessionConfigEntry = 130,
+	ort_RegisterCustomOpsLibrary_V2 = 228,
 	ort_GetKeyValuePairs = 298,
 	ort_RegisterExecutionProviderLibrary = 301,
 	ort_UnregisterExecutionProviderLibrary = 302,
@@ -164,6 +165,13 @@ static char* gpl_append(void* so, const void* dev, const char** keys, const char
 
 static char* gpl_add_config(void* so, const char* key, const char* val) {
 	return take(FN(ort_AddSessionConfigEntry, status_t (*)(void*, const char*, const char*))(so, key, val));
+}
+
+// gpl_register_ops loads a custom operator library into so: ONNX Runtime
+// opens it and calls its RegisterCustomOps, and keeps it open while a
+// session opened with so lives.
+static char* gpl_register_ops(void* so, const char* path) {
+	return take(FN(ort_RegisterCustomOpsLibrary_V2, status_t (*)(void*, const char*))(so, path));
 }
 
 // Sessions and values.
@@ -386,6 +394,13 @@ func addConfigEntry(so unsafe.Pointer, key, value string) error {
 	defer C.free(unsafe.Pointer(k))
 	defer C.free(unsafe.Pointer(v))
 	return cErr(C.gpl_add_config(so, k, v))
+}
+
+// registerOpLibrary loads the custom operator library at path into so.
+func registerOpLibrary(so unsafe.Pointer, path string) error {
+	p := C.CString(path)
+	defer C.free(unsafe.Pointer(p))
+	return cErr(C.gpl_register_ops(so, p))
 }
 
 // The Go side of sessions and values. Arrays handed to C live in C memory,

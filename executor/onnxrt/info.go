@@ -34,8 +34,9 @@ type ModelInfo struct {
 }
 
 // ReadModelInfo loads the model at path just far enough to list its inputs
-// and outputs. It needs Init. Errors name the file.
-func ReadModelInfo(path string) (ModelInfo, error) {
+// and outputs, with the custom operator libraries its graph needs loaded
+// first. It needs Init. Errors name the file.
+func ReadModelInfo(path string, opLibraries ...string) (ModelInfo, error) {
 	if err := initialized("read model info " + path); err != nil {
 		return ModelInfo{}, err
 	}
@@ -60,6 +61,9 @@ func ReadModelInfo(path string) (ModelInfo, error) {
 		return ModelInfo{}, fmt.Errorf("read model info %s: %w", path, err)
 	}
 	if err := opts.SetIntraOpNumThreads(1); err != nil {
+		return ModelInfo{}, fmt.Errorf("read model info %s: %w", path, err)
+	}
+	if err := RegisterOpLibraries(opts, opLibraries); err != nil {
 		return ModelInfo{}, fmt.Errorf("read model info %s: %w", path, err)
 	}
 	ins, outs, err := ort.GetInputOutputInfoWithOptions(path, opts)

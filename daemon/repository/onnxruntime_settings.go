@@ -1,0 +1,134 @@
+package repository
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
+)
+
+// ErrOpLibrariesOverLoad refuses a load request's configuration that names
+// custom operator libraries: they run their code in gpuletd's executors,
+// so only a model folder on the server, which its operator put there, may
+// name them.
+var ErrOpLibrariesOverLoad = errors.New("model_operations: a load request's configuration may not name custom operator libraries, which run their own code in gpuletd's executors; put the model folder, its config.pbtxt naming them, in the model repository on the server and load it by name")
+
+// GraphLevel is how far ONNX Runtime optimizes a model's graph when it
+// opens it, as a config.pbtxt's optimization.graph.level says for Triton's
+// ONNX Runtime backend: -1 basic optimizations only, 1 basic and extended,
+// anything else (0, the default) all of them.
+type GraphLevel int
+
+// The levels of optimization.graph.level with a meaning of their own.
+const (
+	GraphLevelAll      GraphLevel = 0
+	GraphLevelBasic    GraphLevel = -1
+	GraphLevelExtended GraphLevel = 1
+)
+
+// String names the optimizations the level runs.
+func (l GraphLevel) String() string {
+	switch l {
+	case GraphLevelBasic:
+		return "basic"
+	case GraphLevelExtended:
+		return "extended"
+	}
+	return "all"
+}
+
+// tritonOperations reads model_operations: the custom operator libraries
+// ONNX Runtime loads before it opens the model, paths as given (resolved
+// against the model folder when the folder is read, resolveOpLibraries).
+func tritonOperations(pc *tritonpb.ModelConfig, c *ModelConfig, bad func(string, ...any)) {
+	libs := pc.GetModelOperations().GetOpLibraryFilename()
+	if len(libs) == 0 {
+		return
+	}
+	switch c.Platform {
+	case PlatformEnsemble:
+		bad("model_operations: a pipeline runs no graph of its own; give the libraries in the configuration of the step's model that needs them")
+		return
+	case PlatformTorchScript:
+		bad("model_operations: custom operator libraries are ONNX Runtime's; a TorchScript model serves on emulated devices only")
+		return
+	}
+	for i, lib := range libs {
+		switch {
+		case lib == "":
+			bad("model_operations.op_library_filename[%d]: empty; give the library's path, absolute or in the model folder", i)
+		case slices.Contains(libs[:i], lib):
+			bad("model_operations.op_library_filename[%d]: %q is named twice", i, lib)
+		}
+	}
+	c.OpLibraries = slices.Clone(libs)
+}
+
+// tritonOptimization reads optimization: graph.level takes effect (the
+// graph optimizations ONNX Runtime runs on the model); what else the block
+// sets is noted as ignored.
+func tritonOptimization(pc *tritonpb.ModelConfig, c *ModelConfig, note func(string, ...any)) {
+	o := pc.GetOptimization()
+	if o == nil {
+		return
+	}
+	level := o.GetGraph().GetLevel()
+	switch GraphLevel(level) {
+	case GraphLevelBasic, GraphLevelExtended, GraphLevelAll:
+	default:
+		note("optimization.graph.level: %d runs every graph optimization, as 0 does (-1: basic only, 1: basic and extended)", level)
+	}
+	c.GraphLevel = GraphLevel(level)
+	onlyGraph := o.Priority == tritonpb.ModelOptimizationPolicy_PRIORITY_DEFAULT && o.Cuda == nil && o.ExecutionAccelerators == nil &&
+		o.InputPinnedMemory == nil && o.OutputPinnedMemory == nil && o.GatherKernelBufferThreshold == 0 && !o.EagerBatching
+	switch {
+	case onlyGraph:
+	case o.Graph == nil:
+		note("optimization ignored: the execution provider comes from the server's onnxruntime settings")
+	default:
+		note("optimization ignored but for graph.level: the execution provider comes from the server's onnxruntime settings")
+	}
+}
+
+// tritonMetricsAndFiles notes the fields gpuletd reads but leaves without
+// effect: per-GPU model files, metric labels and histogram buckets.
+func tritonMetricsAndFiles(pc *tritonpb.ModelConfig, note func(string, ...any)) {
+	if len(pc.CcModelFilenames) > 0 {
+		note("cc_model_filenames ignored: every device runs the version folder's default model file (default_model_filename, or the platform's)")
+	}
+	if len(pc.MetricTags) > 0 {
+		note("metric_tags ignored: gpuletd's metrics label a model by its name (the model label) alone")
+	}
+	if len(pc.GetModelMetrics().GetMetricControl()) > 0 {
+		note("model_metrics ignored: gpuletd's histograms have the same buckets for every model")
+	}
+}
+
+// resolveOpLibraries checks the custom operator libraries the configuration
+// names and sets m.OpLibraries to their paths: an absolute path as given, a
+// relative one in the model folder. A library that is not there makes the
+// model invalid, naming it.
+func (m *Model) resolveOpLibraries() error {
+	m.OpLibraries = nil
+	for _, lib := range m.Config.OpLibraries {
+		path := lib
+		if !filepath.IsAbs(path) {
+			if !filepath.IsLocal(path) {
+				return invalid(m.configSource(), fmt.Errorf("model_operations: %q is neither an absolute path nor a file in the model folder", lib))
+			}
+			path = filepath.Join(m.Dir, path)
+		}
+		st, err := os.Stat(path)
+		if err == nil && !st.Mode().IsRegular() {
+			err = fmt.Errorf("not a regular file")
+		}
+		if err != nil {
+			return invalidFile(path, "the custom operator library model_operations names", err)
+		}
+		m.OpLibraries = append(m.OpLibraries, path)
+	}
+	return nil
+}

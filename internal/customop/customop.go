@@ -1,0 +1,75 @@
+// Package customop builds custom operator libraries for ONNX Runtime, for
+// tests of models whose graphs use an operator of their own (Triton's
+// model_operations): one that registers the operator of modelzoo's
+// CustomOpModel, one whose registration fails with a known message, and a
+// shared library that is not an operator library. It needs a C compiler
+// (cc).
+package customop
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+//go:embed src/addone.c.txt
+var source string
+
+// Kind selects the library built.
+type Kind int
+
+// The libraries.
+const (
+	// AddOne registers modelzoo.CustomOpDomain's operator
+	// modelzoo.CustomOpName: a float tensor in, each element plus one out,
+	// of the same shape.
+	AddOne Kind = 1
+	// Failing: RegisterCustomOps fails with Message.
+	Failing Kind = 2
+	// NotLibrary: a shared library without RegisterCustomOps.
+	NotLibrary Kind = 3
+)
+
+// Message is the error a Failing library's registration returns.
+const Message = "license server not reachable"
+
+// Build compiles the library of kind k as dir/name and returns its path.
+func Build(t testing.TB, dir, name string, k Kind) string {
+	t.Helper()
+	path, err := build(dir, name, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func build(dir, name string, k Kind) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	work, err := os.MkdirTemp("", "customop-")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	src := filepath.Join(work, "addone.c")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	args := []string{"-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", out,
+		fmt.Sprintf("-DCUSTOMOP_MODE=%d", k), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
+		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", modelzoo.CustomOpName), src, "-lpthread"}
+	cmd := exec.Command("cc", args...)
+	cmd.Dir = work
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build custom operator library: cc %s: %w: %s", strings.Join(args, " "), err, b)
+	}
+	return out, nil
+}
