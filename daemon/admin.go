@@ -82,6 +82,30 @@ type statusModel struct {
 	// Sequences is a stateful model's sequence batching; absent for other
 	// models.
 	Sequences *statusSequences `json:"sequences,omitempty"`
+	// Runtime is how ONNX Runtime opens a model whose configuration says
+	// (custom operator libraries, graph optimizations); absent for others.
+	Runtime *statusRuntime `json:"onnxruntime,omitempty"`
+}
+
+// statusRuntime is how ONNX Runtime opens a model: the custom operator
+// libraries it loads first (paths), and the graph optimizations it runs
+// when not all of them ("basic", "extended").
+type statusRuntime struct {
+	OpLibraries       []string `json:"op_libraries,omitempty"`
+	GraphOptimization string   `json:"graph_optimization,omitempty"`
+}
+
+// runtimeStatus is m's statusRuntime; nil for a model ONNX Runtime opens
+// as it opens any.
+func runtimeStatus(m *repository.Model) *statusRuntime {
+	if len(m.OpLibraries) == 0 && m.Config.GraphLevel.All() {
+		return nil
+	}
+	r := &statusRuntime{OpLibraries: m.OpLibraries}
+	if !m.Config.GraphLevel.All() {
+		r.GraphOptimization = m.Config.GraphLevel.String()
+	}
+	return r
 }
 
 // statusSequences is a stateful model's sequences (sequence_batching): how
@@ -295,6 +319,7 @@ func (n *node) status() status {
 		}
 		sm.Warnings = n.modelWarnings(m, sm.Window)
 		sm.Sequences = n.sequencesStatus(m)
+		sm.Runtime = runtimeStatus(m)
 		c := n.counters.of(m.Name)
 		sm.Answered, sm.Failed = c.success.count.Load(), c.fail.count.Load()
 		if ms := c.last.Load(); ms > 0 {

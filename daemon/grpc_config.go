@@ -61,7 +61,7 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 	if len(m.Config.OpLibraries) > 0 {
 		c.ModelOperations = &tritonpb.ModelOperations{OpLibraryFilename: m.Config.OpLibraries}
 	}
-	if m.Config.GraphLevel != repository.GraphLevelAll {
+	if m.Config.GraphLevel != repository.GraphLevelAll { // as configured, 3 included
 		c.Optimization = &tritonpb.ModelOptimizationPolicy{Graph: &tritonpb.ModelOptimizationPolicy_Graph{Level: int32(m.Config.GraphLevel)}}
 	}
 	return c

@@ -276,6 +276,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	if m.Sequences != nil {
 		writeWrappedRow(tw, "sequences", m.Sequences.text())
 	}
+	if r := m.Runtime; r != nil {
+		writeWrappedRow(tw, "onnxruntime", runtimeText(r.OpLibraries, r.GraphOptimization))
+	}
 	writeWrappedRow(tw, "ready", ready)
 	fmt.Fprintf(tw, "placed on\t%s\n", orDash(strings.Join(m.Placed, ", ")))
 	fmt.Fprintf(tw, "rate\t%s measured, %s assigned\n", perSecond(m.Rate), perSecond(m.AssignedRate))

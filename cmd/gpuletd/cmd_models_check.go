@@ -105,6 +105,11 @@ type checkedModel struct {
 	// fills (left out of Inputs), how many sequences may be live and how
 	// long one may idle.
 	Sequences *checkedSequences `json:"sequences,omitempty"`
+	// OpLibraries are the custom operator libraries ONNX Runtime loads
+	// before it opens the model (model_operations), and GraphOptimization
+	// the graph optimizations it runs when not all ("basic", "extended").
+	OpLibraries       []string `json:"op_libraries,omitempty"`
+	GraphOptimization string   `json:"graph_optimization,omitempty"`
 }
 
 // checkedSequences is a stateful model's sequence batching in a check.
@@ -125,6 +130,10 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			Inputs: repository.RequestTensors(m.Inputs), Outputs: repository.RequestTensors(m.Outputs), ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
+		c.OpLibraries = m.OpLibraries
+		if !m.Config.GraphLevel.All() {
+			c.GraphOptimization = m.Config.GraphLevel.String()
+		}
 		if s := m.Config.Sequence; s != nil {
 			c.Sequences = &checkedSequences{MaxLive: s.MaxSequences, Idle: s.Idle.String()}
 			for _, ctl := range s.Controls {
@@ -175,6 +184,9 @@ func writeCheck(w io.Writer, r repoCheck) error {
 			fills := strings.Join(append(slices.Clone(s.Controls), s.States...), ", ")
 			fmt.Fprintf(w, "%s: stateful (sequence_batching): requests give sequence_id; gpuletd fills %s; at most %d sequences live, each ended after %s idle\n",
 				m.Name, orDash(fills), s.MaxLive, s.Idle)
+		}
+		if t := runtimeText(m.OpLibraries, m.GraphOptimization); t != "" {
+			fmt.Fprintf(w, "%s: onnxruntime: %s\n", m.Name, t)
 		}
 		for _, n := range m.Notes {
 			fmt.Fprintf(w, "%s: %s\n", m.Name, n)

@@ -49,6 +49,7 @@ type adminModel struct {
 	Recent        adminRecent `json:"recent"`
 	Cache         *adminCache `json:"response_cache"`
 	Sequences     *adminSeqs  `json:"sequences"`
+	Runtime       *adminORT   `json:"onnxruntime"`
 	Answered      *int64      `json:"answered"` // nil from a daemon that does not count them
 	Failed        int64       `json:"failed"`
 	LastRequest   *time.Time  `json:"last_request"`
@@ -224,6 +225,26 @@ func sloFrom(s string) string {
 		return "load"
 	}
 	return orDash(s)
+}
+
+// adminORT is how ONNX Runtime opens a model whose configuration says.
+type adminORT struct {
+	OpLibraries       []string `json:"op_libraries"`
+	GraphOptimization string   `json:"graph_optimization"`
+}
+
+// runtimeText says how ONNX Runtime opens a model, in a line: "custom
+// operators from /m/libops.so; basic graph optimizations"; "" when it
+// opens it as any other.
+func runtimeText(opLibraries []string, graphOptimization string) string {
+	var parts []string
+	if len(opLibraries) > 0 {
+		parts = append(parts, "custom operators from "+strings.Join(opLibraries, ", "))
+	}
+	if graphOptimization != "" {
+		parts = append(parts, graphOptimization+" graph optimizations only")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // adminSeqs is a stateful model's sequences (sequence_batching).

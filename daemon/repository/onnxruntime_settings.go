@@ -1,6 +1,8 @@
 package repository
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -39,6 +41,9 @@ func (l GraphLevel) String() string {
 	}
 	return "all"
 }
+
+// All reports whether the level runs every graph optimization.
+func (l GraphLevel) All() bool { return l != GraphLevelBasic && l != GraphLevelExtended }
 
 // tritonOperations reads model_operations: the custom operator libraries
 // ONNX Runtime loads before it opens the model, paths as given (resolved
@@ -105,6 +110,32 @@ func tritonMetricsAndFiles(pc *tritonpb.ModelConfig, note func(string, ...any)) 
 	if len(pc.GetModelMetrics().GetMetricControl()) > 0 {
 		note("model_metrics ignored: gpuletd's histograms have the same buckets for every model")
 	}
+}
+
+// foldRuntimeDigest folds into m.SHA256, the model file's digest, what
+// else decides how ONNX Runtime runs the model: each custom operator
+// library's bytes and a graph level other than all. Profiles and the
+// executors' loads key on it, so a changed library or level is measured and
+// loaded anew, and another folder holding the same file without them keeps
+// profiles of its own. A model with neither keeps its file's digest.
+func (m *Model) foldRuntimeDigest(digest func(path, platform string) (Digest, error)) error {
+	if len(m.OpLibraries) == 0 && m.Config.GraphLevel.All() {
+		return nil
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "model %s\n", m.SHA256)
+	for _, lib := range m.OpLibraries {
+		d, err := digest(lib, "")
+		if err != nil {
+			return invalidFile(lib, "the custom operator library model_operations names", err)
+		}
+		fmt.Fprintf(h, "op_library %s %s\n", filepath.Base(lib), d.SHA256)
+	}
+	if !m.Config.GraphLevel.All() {
+		fmt.Fprintf(h, "graph_level %s\n", m.Config.GraphLevel)
+	}
+	m.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return nil
 }
 
 // resolveOpLibraries checks the custom operator libraries the configuration

@@ -131,6 +131,8 @@ func TestOptimizationGraphLevel(t *testing.T) {
 	require.Equal(t, "basic", GraphLevelBasic.String())
 	require.Equal(t, "extended", GraphLevelExtended.String())
 	require.Equal(t, "all", GraphLevel(3).String())
+	require.True(t, GraphLevel(3).All())
+	require.False(t, GraphLevelBasic.All())
 }
 
 // TestTritonFieldsNotedAsIgnored: fields of Triton's model configuration
@@ -161,4 +163,46 @@ func TestTritonFieldsNotedAsIgnored(t *testing.T) {
 		map[string]string{"1/model.onnx": "onnx"})})
 	_, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.ErrorContains(t, err, "batch_input: a field of Triton's model configuration that gpuletd does not serve (batch inputs are not served)")
+}
+
+// TestRuntimeDigest: a model's digest, which profiles and loads key on,
+// takes in its custom operator libraries' bytes and a graph level other
+// than all; a model with neither keeps its file's digest.
+func TestRuntimeDigest(t *testing.T) {
+	v1 := map[string]string{"1/model.onnx": "onnx", "libops.so": "elf"}
+	root := writeRepo(t, map[string]entry{
+		"plain":    pbtxtEntry(lenetWith("plain", ""), v1),
+		"ops":      pbtxtEntry(lenetWith("ops", `model_operations { op_library_filename: "libops.so" }`), v1),
+		"basic":    pbtxtEntry(lenetWith("basic", "optimization { graph { level: -1 } }"), v1),
+		"level3":   pbtxtEntry(lenetWith("level3", "optimization { graph { level: 3 } }"), v1),
+		"opsbasic": pbtxtEntry(lenetWith("opsbasic", `model_operations { op_library_filename: "libops.so" } optimization { graph { level: -1 } }`), v1),
+	})
+	digests := NewDigestCache()
+	scan := func() map[string]string {
+		ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
+		require.NoError(t, err)
+		require.Empty(t, ix.Broken)
+		out := map[string]string{}
+		for name, m := range ix.Models {
+			out[name] = m.SHA256
+		}
+		return out
+	}
+	first := scan()
+	file, err := DigestFile(filepath.Join(root, "plain", "1", "model.onnx"), PlatformONNX)
+	require.NoError(t, err)
+	require.Equal(t, file.SHA256, first["plain"])
+	require.Equal(t, file.SHA256, first["level3"], "level 3 runs every optimization, as 0 does")
+	seen := map[string]string{}
+	for _, name := range []string{"plain", "ops", "basic", "opsbasic"} {
+		require.NotContains(t, seen, first[name], "%s shares a digest with %s", name, seen[first[name]])
+		seen[first[name]] = name
+	}
+	require.Equal(t, first, scan(), "read again unchanged, the same digests")
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "ops", "libops.so"), []byte("elf, rebuilt"), 0o644))
+	second := scan()
+	require.NotEqual(t, first["ops"], second["ops"], "a rebuilt library is measured anew")
+	require.Equal(t, first["opsbasic"], second["opsbasic"], "another folder's library is its own")
+	require.Equal(t, first["plain"], second["plain"])
 }

@@ -42,7 +42,7 @@ type Model struct {
 	Dir      string // the model's folder
 	File     string // the model file of that version
 	Platform string
-	SHA256   string // Digest.SHA256 of File (and its external data)
+	SHA256   string // Digest.SHA256 of File (and its external data), with foldRuntimeDigest's
 	Bytes    int64  // size of File and its external data
 	// ExternalData are the files beside File that an ONNX model keeps
 	// tensors in (Digest.ExternalData).
@@ -280,6 +280,9 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 			return fail(m.File, err)
 		}
 		m.SHA256, m.Bytes, m.ExternalData = d.SHA256, d.Bytes, d.ExternalData
+		if err := m.foldRuntimeDigest(digest); err != nil {
+			return nil, err
+		}
 		if o.Open != nil && m.Platform != PlatformTorchScript {
 			if err := o.Open(m.File, m.OpLibraries); err != nil {
 				return fail(m.File, err) // the runtime's reason, which an operator of it knows

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/internal/customop"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// TestCustomOperatorModelServes serves a model whose graph uses an
+// operator of its own, registered by the library its config.pbtxt names
+// (Triton's model_operations): the answers are the operator's; the
+// configuration, `models show` and `models check` say which library;
+// a folder whose configuration names none is refused by `models check`
+// with ONNX Runtime's reason, and by the daemon saying why; a load request
+// that carries a configuration naming one is refused, the model serving on;
+// a new graph optimization level loads it anew.
+func TestCustomOperatorModelServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.CustomOpModel}, 1, modelzoo.AsTriton()))
+	folder := filepath.Join(repo, modelzoo.CustomOpModel)
+	lib := customop.Build(t, folder, modelzoo.CustomOpLibrary, customop.AddOne)
+	cfgFile := filepath.Join(folder, "config.pbtxt")
+	cfgText, err := os.ReadFile(cfgFile)
+	require.NoError(t, err)
+	// The same model without its library named: ONNX Runtime cannot open it.
+	bare := filepath.Join(repo, "bare")
+	require.NoError(t, os.MkdirAll(filepath.Join(bare, "1"), 0o755))
+	onnx, err := os.ReadFile(filepath.Join(folder, "1", "model.onnx"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "1", "model.onnx"), onnx, 0o644))
+	bareCfg := strings.Replace(strings.Replace(string(cfgText), `name: "add-one"`, `name: "bare"`, 1), `model_operations { op_library_filename: [ "libaddone.so" ] }`, "", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "config.pbtxt"), []byte(bareCfg), 0o644))
+
+	code, out, stderr := runCLI(t, "models", "check", repo)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, out, "add-one: onnxruntime: custom operators from "+lib+"\n")
+	require.Contains(t, out, "bare: BROKEN: invalid model: "+filepath.Join(bare, "1", "model.onnx")+": ")
+	require.Contains(t, out, modelzoo.CustomOpName)
+
+	grpcAddr := freeAddr(t)
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_DEFAULT_SLO=1s"))
+	base := "http://" + addr
+	model := base + "/v2/models/" + modelzoo.CustomOpModel
+	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 },
+		2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
+	infer := func() []float32 {
+		r := do(t, "POST", model+"/infer", []byte(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[2,4],"data":[0,1,2,3,-4,-5,0.5,7]}]}`), nil)
+		require.Equal(t, 200, r.code, string(r.body))
+		var resp struct {
+			Outputs []struct {
+				Data []float32 `json:"data"`
+			} `json:"outputs"`
+		}
+		require.NoError(t, json.Unmarshal(r.body, &resp))
+		require.Len(t, resp.Outputs, 1)
+		return resp.Outputs[0].Data
+	}
+	want := []float32{1, 2, 3, 4, -3, -4, 1.5, 8}
+	require.Equal(t, want, infer())
+
+	// The model the runtime cannot open says why where an operator looks.
+	require.Eventually(t, func() bool {
+		for _, m := range getStatus(t, base).Models {
+			if m.Name == "bare" && strings.Contains(m.Reason, modelzoo.CustomOpName) {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 200*time.Millisecond, "bare says why it is not served; logs:\n%s", logs)
+	r := do(t, "POST", base+"/v2/models/bare/infer", []byte(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[0,1,2,3]}]}`), nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.code)
+	require.Contains(t, string(r.body), modelzoo.CustomOpName)
+
+	// The configuration gives the library as configured, over both
+	// protocols; `models show` names its path, and not the failed profile
+	// of the folder whose file is the same.
+	cfg := do(t, "GET", model+"/config", nil, nil)
+	require.Contains(t, string(cfg.body), `"model_operations":{"op_library_filename":["libaddone.so"]}`)
+	c, ctx := inferenceClient(t, grpcAddr, time.Minute)
+	mc, err := c.ModelConfig(ctx, &pb.ModelConfigRequest{Name: modelzoo.CustomOpModel})
+	require.NoError(t, err)
+	require.Equal(t, []string{modelzoo.CustomOpLibrary}, mc.GetConfig().GetModelOperations().GetOpLibraryFilename())
+	code, out, stderr = runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, oneSpaced(out), "onnxruntime custom operators from "+lib+" ready yes", "the row may wrap")
+	require.NotContains(t, out, "bare", "the same file without its library has profiles of its own")
+
+	// A load request's configuration may not name a library: refused, the
+	// model serving on.
+	code, _, stderr = runCLI(t, "models", "load", modelzoo.CustomOpModel, "--from", folder, "--url", base)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "a load request's configuration may not name custom operator libraries")
+	require.Contains(t, stderr, "serves on as it was loaded before")
+	require.Equal(t, want, infer())
+
+	// Basic graph optimizations only: loaded anew, the same answers.
+	require.NoError(t, os.WriteFile(cfgFile, append(cfgText, []byte("optimization { graph { level: -1 } }\n")...), 0o644))
+	code, _, stderr = runCLI(t, "models", "load", modelzoo.CustomOpModel, "--url", base)
+	require.Equal(t, 0, code, stderr)
+	code, out, stderr = runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, oneSpaced(out), "onnxruntime custom operators from "+lib+"; basic graph optimizations only ready yes")
+	require.Equal(t, want, infer())
+}
+
+// oneSpaced is s with every run of white space one space: a table's
+// wrapped row on one line.
+func oneSpaced(s string) string { return strings.Join(strings.Fields(s), " ") }
