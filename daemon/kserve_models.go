@@ -230,8 +230,8 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if ops := tc.GetModelOperations(); ops != nil {
 		cfg["model_operations"] = protoJSONMap(ops)
 	}
-	if o := tc.GetOptimization(); o != nil {
-		cfg["optimization"] = protoJSONMap(o)
+	if g := tc.GetOptimization().GetGraph(); g != nil { // the part of it gpuletd reads
+		cfg["optimization"] = map[string]any{"graph": map[string]any{"level": g.Level}}
 	}
 	if shapes := n.profileShapes(m); len(shapes) > 0 {
 		cfg["profile_shapes"] = shapes // the sizes gpuletd load sends by default

@@ -113,6 +113,8 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	code, out, stderr = runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, oneSpaced(out), "onnxruntime custom operators from "+lib+"; basic graph optimizations only ready yes")
+	cfg = do(t, "GET", model+"/config", nil, nil)
+	require.Contains(t, string(cfg.body), `"optimization":{"graph":{"level":-1}}`)
 	require.Equal(t, want, infer())
 }
 

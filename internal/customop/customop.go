@@ -9,12 +9,10 @@ package customop
 import (
 	_ "embed"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/gpulet/gpuletd/internal/cbuild"
 	"github.com/gpulet/gpuletd/modelzoo"
 )
 
@@ -50,26 +48,12 @@ func Build(t testing.TB, dir, name string, k Kind) string {
 }
 
 func build(dir, name string, k Kind) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	work, err := os.MkdirTemp("", "customop-")
+	out := filepath.Join(dir, name)
+	err := cbuild.Shared(out, source, "-O1", "-Wall", "-Werror",
+		fmt.Sprintf("-DCUSTOMOP_MODE=%d", k), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
+		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", modelzoo.CustomOpName), "-pthread")
 	if err != nil {
 		return "", err
-	}
-	defer func() { _ = os.RemoveAll(work) }()
-	src := filepath.Join(work, "addone.c")
-	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, name)
-	args := []string{"-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", out,
-		fmt.Sprintf("-DCUSTOMOP_MODE=%d", k), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
-		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", modelzoo.CustomOpName), src, "-lpthread"}
-	cmd := exec.Command("cc", args...)
-	cmd.Dir = work
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build custom operator library: cc %s: %w: %s", strings.Join(args, " "), err, b)
 	}
 	return out, nil
 }

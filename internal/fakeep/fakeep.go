@@ -9,10 +9,10 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/gpulet/gpuletd/internal/cbuild"
 )
 
 //go:embed src/fakeep.c.txt
@@ -50,47 +50,27 @@ func Build(t testing.TB, dir, name string, k Kind) string {
 }
 
 func build(dir, name string, k Kind) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	work, err := os.MkdirTemp("", "fakeep-")
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = os.RemoveAll(work) }()
-	src := filepath.Join(work, "fakeep.c")
-	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
-		return "", err
-	}
 	out := filepath.Join(dir, name)
 	mode := k
-	args := []string{"-shared", "-fPIC", "-o", out}
+	var args []string
 	if k == MissingDependency {
 		mode = Empty
-		dep := filepath.Join(work, MissingLibrary)
-		depSrc := filepath.Join(work, "dep.c")
-		if err := os.WriteFile(depSrc, []byte("int fakeep_dependency(void) { return 1; }\n"), 0o644); err != nil {
+		work, err := os.MkdirTemp("", "fakeep-")
+		if err != nil {
 			return "", err
 		}
-		if err := cc(work, "-shared", "-fPIC", "-Wl,-soname,"+MissingLibrary, "-o", dep, depSrc); err != nil {
+		defer func() { _ = os.RemoveAll(work) }()
+		dep := filepath.Join(work, MissingLibrary)
+		if err := cbuild.Shared(dep, "int fakeep_dependency(void) { return 1; }\n", "-Wl,-soname,"+MissingLibrary); err != nil {
 			return "", err
 		}
 		// Linked by soname; the file is removed with work, so the loader
 		// cannot find it.
 		args = append(args, "-DFAKEEP_NEEDS", "-Wl,--no-as-needed", dep)
 	}
-	args = append(args, fmt.Sprintf("-DFAKEEP_MODE=%d", mode), fmt.Sprintf("-DFAKEEP_MESSAGE=%q", Message), src)
-	if err := cc(work, args...); err != nil {
+	args = append(args, fmt.Sprintf("-DFAKEEP_MODE=%d", mode), fmt.Sprintf("-DFAKEEP_MESSAGE=%q", Message))
+	if err := cbuild.Shared(out, source, args...); err != nil {
 		return "", err
 	}
 	return out, nil
-}
-
-func cc(dir string, args ...string) error {
-	cmd := exec.Command("cc", args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build fake provider: cc %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return nil
 }
