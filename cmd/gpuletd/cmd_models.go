@@ -442,6 +442,10 @@ running sum of a sequence's requests.`, modelzoo.PipelineName, modelzoo.Detector
 				names = modelzoo.DemoModels()
 			}
 			cmd.Printf("wrote %d models to %s: %v\n", len(names), args[0], names)
+			if slices.Contains(names, modelzoo.CustomOpModel) {
+				cmd.Printf("%s: its config.pbtxt names %s, its operator's library, which is not written: it serves once that file is there (docs/BENCHMARKS.md, \"A model with a custom operator\", builds one)\n",
+					modelzoo.CustomOpModel, modelzoo.CustomOpLibrary)
+			}
 			return nil
 		},
 	}

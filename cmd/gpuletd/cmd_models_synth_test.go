@@ -61,3 +61,18 @@ func TestModelsSynthPipeline(t *testing.T) {
 		})
 	}
 }
+
+// models synth --models add-one says the library its configuration names
+// is not written, and where one is built.
+func TestModelsSynthCustomOpModel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	code, out, stderr := runCLI(t, "models", "synth", dir, "--models", modelzoo.CustomOpModel)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "add-one: its config.pbtxt names libaddone.so, its operator's library, which is not written")
+	cfg, err := os.ReadFile(filepath.Join(dir, modelzoo.CustomOpModel, "config.pbtxt"))
+	require.NoError(t, err)
+	require.Contains(t, string(cfg), `model_operations { op_library_filename: [ "libaddone.so" ] }`)
+	code, out, _ = runCLI(t, "models", "synth", t.TempDir(), "--models", "lenet5", "--force")
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "library")
+}

@@ -179,7 +179,7 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 	defer func() { _ = so.Destroy() }()
 	sess, err := onnxrt.NewSession(spec.Path, specNames(lay.inputs), specNames(lay.outputs), so)
 	if err != nil {
-		return nil, fmt.Errorf("load model %s from %s: %w: %s", spec.Name, spec.Path, ErrLoadFailed, sessionReason(err, spec.Path))
+		return nil, fmt.Errorf("load model %s from %s: %w: %s", spec.Name, spec.Path, ErrLoadFailed, onnxrt.WithOpHint(sessionReason(err, spec.Path), spec.OpLibraries))
 	}
 	m := &ortModel{layout: lay, engine: e, sess: sess}
 	if e.opts.FixedShapes && lay.batched() && lay.maxBatch > 1 {
@@ -192,7 +192,7 @@ func (e *ORT) Load(ctx context.Context, spec ModelSpec) (Loaded, error) {
 			defer func() { _ = so.Destroy() }()
 			s, err := onnxrt.NewSession(spec.Path, names[0], names[1], so)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s", ErrLoadFailed, sessionReason(err, spec.Path))
+				return nil, fmt.Errorf("%w: %s", ErrLoadFailed, onnxrt.WithOpHint(sessionReason(err, spec.Path), spec.OpLibraries))
 			}
 			return s, nil
 		})

@@ -68,7 +68,7 @@ func ReadModelInfo(path string, opLibraries ...string) (ModelInfo, error) {
 	}
 	ins, outs, err := ort.GetInputOutputInfoWithOptions(path, opts)
 	if err != nil {
-		return ModelInfo{}, fmt.Errorf("read model info %s: %w: %s", path, ErrInvalidModel, loadModelReason(err, path))
+		return ModelInfo{}, fmt.Errorf("read model info %s: %w: %s", path, ErrInvalidModel, WithOpHint(loadModelReason(err, path), opLibraries))
 	}
 	var info ModelInfo
 	if info.Inputs, err = convertInfos(ins); err != nil {

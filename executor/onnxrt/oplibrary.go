@@ -3,6 +3,7 @@ package onnxrt
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -29,4 +30,22 @@ func RegisterOpLibraries(so *ort.SessionOptions, paths []string) error {
 		}
 	}
 	return nil
+}
+
+// unregisteredOp is ONNX Runtime's word for a graph's operator that no
+// operator set it knows, nor any library loaded, registers.
+const unregisteredOp = "is not a registered function/op"
+
+// WithOpHint is why ONNX Runtime could not open a model, msg, and, when
+// that is an operator nothing registered, what to do: name the library
+// that registers it (Triton's model_operations), or, with opLibraries
+// loaded, that none of them does.
+func WithOpHint(msg string, opLibraries []string) string {
+	if !strings.Contains(msg, unregisteredOp) {
+		return msg
+	}
+	if len(opLibraries) == 0 {
+		return msg + " (an operator of no standard set: name the library that registers it in the model's config.pbtxt, model_operations { op_library_filename: \"libops.so\" })"
+	}
+	return msg + " (none of the libraries model_operations names registers it: " + strings.Join(opLibraries, ", ") + ")"
 }

@@ -23,7 +23,10 @@ func TestOpLibraryRunsItsOperator(t *testing.T) {
 
 	_, err := ReadModelInfo(path)
 	require.ErrorIs(t, err, ErrInvalidModel)
-	require.ErrorContains(t, err, modelzoo.CustomOpName)
+	require.ErrorContains(t, err, modelzoo.CustomOpDomain+":"+modelzoo.CustomOpName+"(-1) is not a registered function/op (an operator of no standard set: name the library that registers it in the model's config.pbtxt, model_operations")
+	other := customop.Build(t, t.TempDir(), "libother.so", customop.Unrelated)
+	_, err = ReadModelInfo(path, other)
+	require.ErrorContains(t, err, "is not a registered function/op (none of the libraries model_operations names registers it: "+other+")")
 	info, err := ReadModelInfo(path, lib)
 	require.NoError(t, err)
 	require.Equal(t, []TensorInfo{{Name: "INPUT", DataType: tensor.FP32, Shape: []int64{-1, 4}}}, info.Inputs)

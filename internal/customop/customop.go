@@ -32,7 +32,13 @@ const (
 	Failing Kind = 2
 	// NotLibrary: a shared library without RegisterCustomOps.
 	NotLibrary Kind = 3
+	// Unrelated registers an operator of another name in the same domain
+	// (OtherName): a library that loads but does not serve the model.
+	Unrelated Kind = 4
 )
+
+// OtherName is the operator an Unrelated library registers.
+const OtherName = "AddTwo"
 
 // Message is the error a Failing library's registration returns.
 const Message = "license server not reachable"
@@ -49,9 +55,13 @@ func Build(t testing.TB, dir, name string, k Kind) string {
 
 func build(dir, name string, k Kind) (string, error) {
 	out := filepath.Join(dir, name)
+	mode, op := k, modelzoo.CustomOpName
+	if k == Unrelated {
+		mode, op = AddOne, OtherName
+	}
 	err := cbuild.Shared(out, source, "-O1", "-Wall", "-Werror",
-		fmt.Sprintf("-DCUSTOMOP_MODE=%d", k), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
-		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", modelzoo.CustomOpName), "-pthread")
+		fmt.Sprintf("-DCUSTOMOP_MODE=%d", mode), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
+		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", op), "-pthread")
 	if err != nil {
 		return "", err
 	}
