@@ -263,7 +263,11 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	if d.Bytes > 0 {
 		fmt.Fprintf(tw, "size\t%s\n", bytefmt.Size(d.Bytes))
 	}
-	fmt.Fprintf(tw, "sha256\t%s\n", orDash(d.SHA256))
+	if m.Runtime != nil && d.SHA256 != "" { // the digest profiles key on, not the file's own
+		fmt.Fprintf(tw, "sha256\t%s (of the file with how ONNX Runtime opens it, below)\n", d.SHA256)
+	} else {
+		fmt.Fprintf(tw, "sha256\t%s\n", orDash(d.SHA256))
+	}
 	if d.Profile != "" { // only on a node with emulated GPUs
 		fmt.Fprintf(tw, "emulated as\t%s\n", d.Profile)
 	}

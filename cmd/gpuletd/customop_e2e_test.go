@@ -97,6 +97,7 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, oneSpaced(out), "onnxruntime custom operators from "+lib+" ready yes", "the row may wrap")
 	require.NotContains(t, out, "bare", "the same file without its library has profiles of its own")
+	require.Contains(t, out, " (of the file with how ONNX Runtime opens it, below)\n", "the sha256 row says it is not the file's own")
 
 	// A load request's configuration may not name a library: refused, the
 	// model serving on.
