@@ -554,7 +554,8 @@ func checkModelWarning(t *testing.T, b *browser) {
 
 	// A model that enables the response cache says on its name how many
 	// requests it answered, or why it is off; a stateful model how many
-	// sequences are live.
+	// sequences are live; one ONNX Runtime opens with custom operators or
+	// fewer graph optimizations, that.
 	names := eval[[]cell](t, b, `(async () => {
   const { renderModels } = await import('/assets/models.js');
   const tbody = document.createElement('tbody');
@@ -562,7 +563,9 @@ func checkModelWarning(t *testing.T, b *browser) {
     { name: 'a', ready: true, recent: {}, response_cache: { hits: 232367, misses: 1004, rate: 5355 } },
     { name: 'b', ready: true, recent: {}, response_cache: { hits: 0, misses: 0, off: 'the node keeps none (response_cache.size 0)' } },
     { name: 'c', ready: true, recent: {} },
-    { name: 'd', ready: true, recent: {}, sequences: { live: 3, max: 4096, idle_ms: 5000, controls: ['START (start)'], states: ['ACC from ACC_NEXT'] } }] });
+    { name: 'd', ready: true, recent: {}, sequences: { live: 3, max: 4096, idle_ms: 5000, controls: ['START (start)'], states: ['ACC from ACC_NEXT'] } },
+    { name: 'e', ready: true, recent: {}, onnxruntime: { op_libraries: ['/m/e/libops.so'], graph_optimization: 'basic' } },
+    { name: 'f', ready: true, recent: {}, onnxruntime: { graph_optimization: 'extended' } }] });
   return [...tbody.querySelectorAll('th')].map((th) => {
     const note = th.querySelector('.config-notes');
     return { text: th.textContent, title: note ? note.title : '' };
@@ -582,6 +585,8 @@ func checkModelWarning(t *testing.T, b *browser) {
 		{"b (cache off)", "response cache enabled, but off: the node keeps none (response_cache.size 0)"},
 		{"c", ""},
 		{"d (3 sequences)", "stateful (sequence_batching): 3 live of at most 4096, each ended after 5 s idle; gpuletd fills START (start), ACC from ACC_NEXT"},
+		{"e (custom ops)", "onnxruntime: custom operators from /m/e/libops.so; basic graph optimizations only"},
+		{"f (extended graph)", "onnxruntime: extended graph optimizations only"},
 	}, names)
 
 	// A Triton repository's models, drawn into the page's own table (the

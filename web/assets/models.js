@@ -1,9 +1,10 @@
 // The models table: rate, SLO (and whether it is the server's default),
 // attainment, p50/p99, mean batch, violations and where each model is
-// placed; configuration fields that took no effect and the response
-// cache's hits are listed on the name, what keeps a model from serving its
-// requests (gpu-lets where a batch of one is predicted past the SLO, a
-// smallest request above limits.max_request_body) on the placement.
+// placed; configuration fields that took no effect, the response cache's
+// hits, live sequences and custom operators are listed on the name, what
+// keeps a model from serving its requests (gpu-lets where a batch of one
+// is predicted past the SLO, a smallest request above
+// limits.max_request_body) on the placement.
 
 import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 
@@ -22,6 +23,28 @@ export function sequencesNote(s) {
     title:
       `stateful (sequence_batching): ${s.live} live of at most ${s.max}, each ended after ${s.idle_ms / 1000} s idle` +
       (fills.length ? `; gpuletd fills ${fills.join(', ')}` : ''),
+  });
+}
+
+// runtimeNote says on a model's name that ONNX Runtime opens it with
+// custom operators (or fewer graph optimizations), and in its title which
+// libraries; null for another model.
+export function runtimeNote(r) {
+  if (!r) {
+    return null;
+  }
+  const libs = r.op_libraries || [];
+  const parts = [];
+  if (libs.length) {
+    parts.push(`custom operators from ${libs.join(', ')}`);
+  }
+  if (r.graph_optimization) {
+    parts.push(`${r.graph_optimization} graph optimizations only`);
+  }
+  return h('span', {
+    class: 'config-notes',
+    text: libs.length ? ' (custom ops)' : ` (${r.graph_optimization} graph)`,
+    title: `onnxruntime: ${parts.join('; ')}`,
   });
 }
 
@@ -91,6 +114,7 @@ export function renderModels(tbody, status) {
           : null,
         cacheNote(m.response_cache),
         sequencesNote(m.sequences),
+        runtimeNote(m.onnxruntime),
       ),
       h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no', title: m.reason || '' }),
       h('td', { class: 'num', text: rate(m.rate) }),
