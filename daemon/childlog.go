@@ -8,6 +8,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/gpulet/gpuletd/internal/crashlog"
 )
 
 // childLog is the io.Writer an executor's stdout and stderr go to. The
@@ -17,7 +19,8 @@ import (
 // string. Lines that are not JSON records (a crash's stack, a library's
 // print) are logged whole at info level (error for stderr-like text is not
 // guessed), but for ONNX Runtime's own log lines, which say their level
-// (childlog_ort.go).
+// (childlog_ort.go), and a Go crash report's headline (crashlog), logged
+// at error level as the executor's last error.
 type childLog struct {
 	log *zap.Logger
 	mu  sync.Mutex
@@ -86,6 +89,12 @@ func (c *childLog) line(b []byte) {
 	var rec map[string]any
 	if b[0] != '{' || json.Unmarshal(b, &rec) != nil {
 		lvl, msg, fields := plainRecord(b)
+		switch {
+		case crashlog.IsHeadline(msg): // what a crash report says the executor died of
+			lvl = zapcore.ErrorLevel
+		case crashlog.InCgo(msg) && crashlog.IsHeadline(c.lastErr):
+			c.lastErr += crashlog.InC
+		}
 		c.emit(lvl, msg, msg, fields)
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/gpulet/gpuletd/internal/crashlog"
 )
 
 func TestChildLogRelogsExecutorRecords(t *testing.T) {
@@ -28,7 +30,7 @@ func TestChildLogRelogsExecutorRecords(t *testing.T) {
 	require.Equal(t, zapcore.WarnLevel, got[0].Level)
 	require.Equal(t, "recalibrate", got[0].Message)
 	require.Equal(t, map[string]any{"executor_logger": "executor", "model": "m", "factor": 1.5}, got[0].ContextMap())
-	require.Equal(t, zapcore.InfoLevel, got[1].Level)
+	require.Equal(t, zapcore.ErrorLevel, got[1].Level, "a crash report's headline")
 	require.Equal(t, "panic: boom", got[1].Message)
 	require.Equal(t, zapcore.ErrorLevel, got[2].Level, "a child's fatal record does not end the daemon")
 	require.Equal(t, "cannot start", got[2].Message)
@@ -45,8 +47,15 @@ func TestChildLogKeepsTheLastError(t *testing.T) {
 		{`{"level":"error","msg":"batch done"}`, "batch done"},
 		{`{"level":"error","msg":"device fault","error":"cudaErrorIllegalAddress (CUDA error 700)"}`, "cudaErrorIllegalAddress (CUDA error 700)"},
 		{`{"level":"warn","msg":"recalibrate","error":"later"}`, "cudaErrorIllegalAddress (CUDA error 700)"},
-		{"SIGSEGV: segmentation violation", "cudaErrorIllegalAddress (CUDA error 700)"},
+		{"PC=0x47e520 m=0 sigcode=1 addr=0x0", "cudaErrorIllegalAddress (CUDA error 700)"},
+		{"signal arrived during cgo execution", "cudaErrorIllegalAddress (CUDA error 700)"},
+		// A crash report's headline, and where its signal arrived.
+		{"SIGSEGV: segmentation violation", "SIGSEGV: segmentation violation"},
+		{"PC=0x47e520 m=0 sigcode=1 addr=0x0", "SIGSEGV: segmentation violation"},
+		{"signal arrived during cgo execution", "SIGSEGV: segmentation violation" + crashlog.InC},
+		{"rax    0x0", "SIGSEGV: segmentation violation" + crashlog.InC},
 		{`{"level":"fatal","msg":"cannot start"}`, "cannot start"},
+		{"panic: runtime error: invalid memory address or nil pointer dereference", "panic: runtime error: invalid memory address or nil pointer dereference"},
 	} {
 		_, err := w.Write([]byte(tc.line + "\n"))
 		require.NoError(t, err)

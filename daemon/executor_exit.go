@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/internal/bytefmt"
+	"github.com/gpulet/gpuletd/internal/crashlog"
 	"github.com/gpulet/gpuletd/internal/memcg"
 )
 
@@ -160,6 +162,9 @@ func exitWords(exit error, unanswered bool, said string, at, now oomCounts) (str
 		return "executor was killed (SIGKILL) from outside gpuletd; restarting it", attrs
 	case signaled:
 		return fmt.Sprintf("executor crashed (%v); restarting it", exit), attrs
+	case crashlog.IsHeadline(strings.TrimSuffix(said, crashlog.InC)):
+		attrs["cause"] = "crash"
+		return fmt.Sprintf("executor crashed: %s; restarting it", said), attrs
 	}
 	return "executor exited; restarting it", attrs
 }

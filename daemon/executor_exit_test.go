@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/internal/cgroupfs"
+	"github.com/gpulet/gpuletd/internal/crashlog"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -66,6 +67,11 @@ func TestExitWords(t *testing.T) {
 		{"a GPU that failed for good, nothing logged", faulted, false, "", host(3), host(3),
 			"executor stopped after its GPU failed for good in its process (its log says which error); restarting it, with a new CUDA context", "device_fault", ""},
 		{"a crash after an error", crashed, false, "run failed", host(3), host(3), "executor crashed (signal: segmentation fault); restarting it", "", ""},
+		{"a Go crash report", exited, false, "SIGSEGV: segmentation violation" + crashlog.InC, host(3), host(3),
+			"executor crashed: SIGSEGV: segmentation violation (in C code: ONNX Runtime or a library it loaded); restarting it", "crash", ""},
+		{"a panic", exited, false, "panic: runtime error: index out of range [3] with length 3", host(3), host(3),
+			"executor crashed: panic: runtime error: index out of range [3] with length 3; restarting it", "crash", ""},
+		{"an exit after an error", exited, false, "load failed", host(3), host(3), "executor exited; restarting it", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, attrs := exitWords(tc.exit, tc.unanswered, tc.said, tc.at, tc.now)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
+	"github.com/gpulet/gpuletd/internal/crashlog"
 	"github.com/gpulet/gpuletd/mps"
 	"go.uber.org/zap"
 )
@@ -156,16 +157,19 @@ func (x *processExecutor) Close() error {
 	return x.err
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// tailBuffer keeps the last max bytes written to it, and the headline of
+// a crash report written (crashlog), which a long report pushes out.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu    sync.Mutex
+	max   int
+	b     []byte
+	crash crashlog.Watch
 }
 
 var _ io.Writer = (*tailBuffer)(nil)
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	_, _ = t.crash.Write(p)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.b = append(t.b, p...)
@@ -175,15 +179,29 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String is the tail, after the crash report's headline when the tail
+// has lost it.
 func (t *tailBuffer) String() string {
+	h := t.crash.Headline()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if h != "" && crashlog.Headline(string(t.b)) == "" {
+		return h + "\n…\n" + string(t.b)
+	}
 	return string(t.b)
 }
 
+// crashedTail starts logTail's words for an executor whose log holds a
+// crash report.
+const crashedTail = "; executor crashed: "
+
 // logTail formats the last few lines of an executor's log for an error
-// message; "" when there are none.
+// message, or the headline of the crash report it holds (whose last lines
+// are registers); "" when there are none.
 func logTail(logs string) string {
+	if h := crashlog.Headline(logs); h != "" {
+		return crashedTail + h
+	}
 	lines := strings.Split(strings.TrimSpace(logs), "\n")
 	if len(lines) == 1 && lines[0] == "" {
 		return ""

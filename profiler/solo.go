@@ -246,7 +246,11 @@ func (r *runner) executorErr(ctx context.Context, x Executor, size int, what str
 	if reason == "" {
 		reason = err.Error()
 	}
-	return fmt.Errorf("profile %s on %s at %d%%: %s: %w: %s%s", r.job.Model.Name, r.job.Device.ID, size, what, ErrDeviceLost, reason, logTail(x.Logs()))
+	tail := logTail(x.Logs())
+	if libs := r.job.Model.OpLibraries; len(libs) > 0 && strings.HasPrefix(tail, crashedTail) {
+		tail += " (the model's custom operator libraries run there: " + strings.Join(libs, ", ") + ")"
+	}
+	return fmt.Errorf("profile %s on %s at %d%%: %s: %w: %s%s", r.job.Model.Name, r.job.Device.ID, size, what, ErrDeviceLost, reason, tail)
 }
 
 // soloUtil measures and stores the utilisation of point (b, size).

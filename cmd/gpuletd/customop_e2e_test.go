@@ -43,8 +43,16 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bare, "1", "model.onnx"), onnx, 0o644))
 	bareCfg := strings.Replace(strings.Replace(string(cfgText), `name: "add-one"`, `name: "bare"`, 1), `model_operations { op_library_filename: [ "libaddone.so" ] }`, "", 1)
 	require.NoError(t, os.WriteFile(filepath.Join(bare, "config.pbtxt"), []byte(bareCfg), 0o644))
+	// The same model with a library that crashes the process loading it.
+	crashing := filepath.Join(repo, "crashing")
+	require.NoError(t, os.MkdirAll(filepath.Join(crashing, "1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(crashing, "1", "model.onnx"), onnx, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(crashing, "config.pbtxt"), []byte(strings.Replace(string(cfgText), `name: "add-one"`, `name: "crashing"`, 1)), 0o644))
+	crashLib := customop.Build(t, crashing, modelzoo.CustomOpLibrary, customop.Crashing)
 
+	require.NoError(t, os.Rename(crashing, crashing+".away")) // models check would load it in this process
 	code, out, stderr := runCLI(t, "models", "check", repo)
+	require.NoError(t, os.Rename(crashing+".away", crashing))
 	require.Equal(t, 1, code, stderr)
 	require.Contains(t, out, "add-one: onnxruntime: custom operators from "+lib+"\n")
 	require.Contains(t, out, "bare: BROKEN: invalid model: "+filepath.Join(bare, "1", "model.onnx")+": ")
@@ -83,6 +91,24 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	r := do(t, "POST", base+"/v2/models/bare/infer", []byte(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[0,1,2,3]}]}`), nil)
 	require.Equal(t, http.StatusServiceUnavailable, r.code)
 	require.Contains(t, string(r.body), modelzoo.CustomOpName)
+
+	// A library that crashes the executor loading it: the profile's executor
+	// crashed, not the daemon, and the model says what the crash was and
+	// which library ran there.
+	require.Eventually(t, func() bool {
+		for _, m := range getStatus(t, base).Models {
+			if m.Name == "crashing" && m.Reason != "" {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 200*time.Millisecond, "crashing says why it is not served; logs:\n%s", logs)
+	for _, m := range getStatus(t, base).Models {
+		if m.Name == "crashing" {
+			require.Contains(t, m.Reason, "executor crashed: SIGSEGV: segmentation violation (in C code: ONNX Runtime or a library it loaded) (the model's custom operator libraries run there: "+crashLib+")")
+		}
+	}
+	require.Equal(t, want, infer(), "the others serve on")
 
 	// The configuration gives the library as configured, over both
 	// protocols; `models show` names its path, and not the failed profile

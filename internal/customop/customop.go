@@ -35,6 +35,9 @@ const (
 	// Unrelated registers an operator of another name in the same domain
 	// (OtherName): a library that loads but does not serve the model.
 	Unrelated Kind = 4
+	// Crashing: RegisterCustomOps crashes the process that loads it (a
+	// write through NULL).
+	Crashing Kind = 5
 )
 
 // OtherName is the operator an Unrelated library registers.
