@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,7 +24,9 @@ import (
 // a folder whose configuration names none is refused by `models check`
 // with ONNX Runtime's reason, and by the daemon saying why; a load request
 // that carries a configuration naming one is refused, the model serving on;
-// a new graph optimization level loads it anew.
+// a new graph optimization level loads it anew; a library that crashes the
+// process loading it, and a request on which the operator crashes, cost
+// an executor, which says what the crash was, and nothing else.
 func TestCustomOperatorModelServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -109,6 +112,36 @@ func TestCustomOperatorModelServes(t *testing.T) {
 		}
 	}
 	require.Equal(t, want, infer(), "the others serve on")
+
+	// A request on which the operator crashes (as one with a bug does):
+	// answered at once with an error, the executor restarted and said to
+	// have crashed, and the next requests served.
+	poison := do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
+	require.Equal(t, http.StatusServiceUnavailable, poison.code, string(poison.body))
+	require.Contains(t, string(poison.body), "the executor serving it failed while the request was in flight")
+	type event struct {
+		Kind    string            `json:"kind"`
+		Message string            `json:"message"`
+		Attrs   map[string]string `json:"attrs"`
+	}
+	var restart event
+	require.Eventually(t, func() bool {
+		var evs []event
+		if json.Unmarshal(do(t, "GET", base+"/api/v1/events?limit=1000&kind=executor_restart", nil, nil).body, &evs) != nil {
+			return false
+		}
+		for _, e := range evs {
+			if e.Attrs["cause"] == "crash" {
+				restart = e
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "a restart event for the crash; logs:\n%s", logs)
+	require.Equal(t, "executor crashed: SIGSEGV: segmentation violation (in C code: ONNX Runtime or a library it loaded); restarting it", restart.Message)
+	require.Equal(t, "exit status 2", restart.Attrs["exit"])
+	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
+	require.Equal(t, want, infer())
 
 	// The configuration gives the library as configured, over both
 	// protocols; `models show` names its path, and not the failed profile

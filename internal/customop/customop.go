@@ -26,7 +26,7 @@ type Kind int
 const (
 	// AddOne registers modelzoo.CustomOpDomain's operator
 	// modelzoo.CustomOpName: a float tensor in, each element plus one out,
-	// of the same shape.
+	// of the same shape; an element equal to Poison crashes the process.
 	AddOne Kind = 1
 	// Failing: RegisterCustomOps fails with Message.
 	Failing Kind = 2
@@ -42,6 +42,11 @@ const (
 
 // OtherName is the operator an Unrelated library registers.
 const OtherName = "AddTwo"
+
+// Poison is the input value an AddOne operator crashes on (a write
+// through NULL), as an operator with a bug does on the input that finds
+// it.
+const Poison = -666
 
 // Message is the error a Failing library's registration returns.
 const Message = "license server not reachable"
@@ -64,7 +69,8 @@ func build(dir, name string, k Kind) (string, error) {
 	}
 	err := cbuild.Shared(out, source, "-O1", "-Wall", "-Werror",
 		fmt.Sprintf("-DCUSTOMOP_MODE=%d", mode), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
-		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", op), "-pthread")
+		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", op),
+		fmt.Sprintf("-DCUSTOMOP_POISON=%d.0f", Poison), "-pthread")
 	if err != nil {
 		return "", err
 	}
