@@ -119,25 +119,7 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	poison := do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
 	require.Equal(t, http.StatusServiceUnavailable, poison.code, string(poison.body))
 	require.Contains(t, string(poison.body), "the executor serving it failed while the request was in flight")
-	type event struct {
-		Kind    string            `json:"kind"`
-		Message string            `json:"message"`
-		Attrs   map[string]string `json:"attrs"`
-	}
-	var restart event
-	require.Eventually(t, func() bool {
-		var evs []event
-		if json.Unmarshal(do(t, "GET", base+"/api/v1/events?limit=1000&kind=executor_restart", nil, nil).body, &evs) != nil {
-			return false
-		}
-		for _, e := range evs {
-			if e.Attrs["cause"] == "crash" {
-				restart = e
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 50*time.Millisecond, "a restart event for the crash; logs:\n%s", logs)
+	restart := waitEvent(t, base, "executor_restart", 30*time.Second, func(e historyEvent) bool { return e.Attrs["cause"] == "crash" }, logs)
 	require.Equal(t, "executor crashed: SIGSEGV: segmentation violation (in C code: ONNX Runtime or a library it loaded); restarting it", restart.Message)
 	require.Equal(t, "exit status 2", restart.Attrs["exit"])
 	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,25 +63,7 @@ func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
 	require.Contains(t, string(r.body), "the executor restarts")
 	require.NoError(t, os.Remove(fault)) // the executor's device stays faulted; a new one's is not
 
-	type event struct {
-		Kind    string            `json:"kind"`
-		Message string            `json:"message"`
-		Attrs   map[string]string `json:"attrs"`
-	}
-	var restart event
-	require.Eventually(t, func() bool {
-		var evs []event
-		if json.Unmarshal(do(t, "GET", base+"/api/v1/events?limit=1000", nil, nil).body, &evs) != nil {
-			return false
-		}
-		for _, e := range evs {
-			if e.Kind == "executor_restart" && e.Attrs["cause"] == "device_fault" {
-				restart = e
-				return true
-			}
-		}
-		return false
-	}, 30*time.Second, 50*time.Millisecond, "a restart event for the fault; logs:\n%s", logs)
+	restart := waitEvent(t, base, "executor_restart", 30*time.Second, func(e historyEvent) bool { return e.Attrs["cause"] == "device_fault" }, logs)
 	require.Contains(t, restart.Message, "executor stopped after its GPU failed for good in its process (")
 	require.Contains(t, restart.Attrs["last_error"], "emulated device fault: an illegal memory access was encountered (found when a batch of 1 of lenet5 failed")
 	require.Equal(t, "exit status "+strconv.Itoa(executor.ExitDeviceFault), restart.Attrs["exit"])
