@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
@@ -125,6 +127,10 @@ func (m *Model) foldRuntimeDigest(digest func(path, platform string) (Digest, er
 	h := sha256.New()
 	fmt.Fprintf(h, "model %s\n", m.SHA256)
 	for _, lib := range m.OpLibraries {
+		if !filepath.IsAbs(lib) { // a bare name the dynamic loader finds
+			fmt.Fprintf(h, "op_library %s\n", lib)
+			continue
+		}
 		d, err := digest(lib, "")
 		if err != nil {
 			return invalidFile(lib, "the custom operator library model_operations names", err)
@@ -141,7 +147,10 @@ func (m *Model) foldRuntimeDigest(digest func(path, platform string) (Digest, er
 // resolveOpLibraries checks the custom operator libraries the configuration
 // names and sets m.OpLibraries to their paths: an absolute path as given, a
 // relative one in the model folder. A library that is not there makes the
-// model invalid, naming it.
+// model invalid, naming it; but a bare name (libortextensions.so) that is
+// not in the folder is left to the executors' dynamic loader, which looks
+// in LD_LIBRARY_PATH and the system's library folders, as Triton leaves
+// it, with a note.
 func (m *Model) resolveOpLibraries() error {
 	m.OpLibraries = nil
 	for _, lib := range m.Config.OpLibraries {
@@ -153,6 +162,11 @@ func (m *Model) resolveOpLibraries() error {
 			path = filepath.Join(m.Dir, path)
 		}
 		st, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) && !strings.ContainsRune(lib, filepath.Separator) {
+			m.OpLibraries = append(m.OpLibraries, lib)
+			m.Notes = append(m.Notes, fmt.Sprintf("model_operations: %s is not in the model folder: the executors' dynamic loader looks for it (LD_LIBRARY_PATH, the system's library folders), and its bytes do not count in the model's digest", lib))
+			continue
+		}
 		if err == nil && !st.Mode().IsRegular() {
 			err = fmt.Errorf("not a regular file")
 		}

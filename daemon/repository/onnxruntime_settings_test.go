@@ -29,7 +29,8 @@ func TestModelOperations(t *testing.T) {
 	}
 	root := writeRepo(t, map[string]entry{
 		"local":    pbtxtEntry(lenetWith("local", ops("libops.so", "ops/libmore.so", abs)), v1),
-		"missing":  pbtxtEntry(lenetWith("missing", ops("libgone.so")), v1),
+		"missing":  pbtxtEntry(lenetWith("missing", ops("ops/libgone.so")), v1),
+		"system":   pbtxtEntry(lenetWith("system", ops("libsystemwide.so")), v1),
 		"outside":  pbtxtEntry(lenetWith("outside", ops("../local/libops.so")), v1),
 		"folder":   pbtxtEntry(lenetWith("folder", ops("ops")), v1),
 		"empty":    pbtxtEntry(lenetWith("empty", ops("")), v1),
@@ -43,9 +44,14 @@ func TestModelOperations(t *testing.T) {
 	require.Equal(t, []string{"libops.so", "ops/libmore.so", abs}, m.Config.OpLibraries, "as configured")
 	require.Equal(t, []string{filepath.Join(root, "local", "libops.so"), filepath.Join(root, "local", "ops", "libmore.so"), abs}, m.OpLibraries)
 	require.Empty(t, m.Notes)
+	// A bare name not in the folder is the dynamic loader's to find.
+	sys, err := ix.Get("system")
+	require.NoError(t, err)
+	require.Equal(t, []string{"libsystemwide.so"}, sys.OpLibraries)
+	require.Equal(t, []string{"model_operations: libsystemwide.so is not in the model folder: the executors' dynamic loader looks for it (LD_LIBRARY_PATH, the system's library folders), and its bytes do not count in the model's digest"}, sys.Notes)
 
 	for name, want := range map[string]string{
-		"missing":  filepath.Join(root, "missing", "libgone.so") + ": the custom operator library model_operations names: no such file or directory",
+		"missing":  filepath.Join(root, "missing", "ops", "libgone.so") + ": the custom operator library model_operations names: no such file or directory",
 		"outside":  `model_operations: "../local/libops.so" is neither an absolute path nor a file in the model folder`,
 		"folder":   filepath.Join(root, "folder", "ops") + ": the custom operator library model_operations names: not a regular file",
 		"empty":    "model_operations.op_library_filename[0]: empty",
@@ -176,6 +182,7 @@ func TestRuntimeDigest(t *testing.T) {
 		"basic":    pbtxtEntry(lenetWith("basic", "optimization { graph { level: -1 } }"), v1),
 		"level3":   pbtxtEntry(lenetWith("level3", "optimization { graph { level: 3 } }"), v1),
 		"opsbasic": pbtxtEntry(lenetWith("opsbasic", `model_operations { op_library_filename: "libops.so" } optimization { graph { level: -1 } }`), v1),
+		"system":   pbtxtEntry(lenetWith("system", `model_operations { op_library_filename: "libsystemwide.so" }`), v1),
 	})
 	digests := NewDigestCache()
 	scan := func() map[string]string {
@@ -194,7 +201,7 @@ func TestRuntimeDigest(t *testing.T) {
 	require.Equal(t, file.SHA256, first["plain"])
 	require.Equal(t, file.SHA256, first["level3"], "level 3 runs every optimization, as 0 does")
 	seen := map[string]string{}
-	for _, name := range []string{"plain", "ops", "basic", "opsbasic"} {
+	for _, name := range []string{"plain", "ops", "basic", "opsbasic", "system"} {
 		require.NotContains(t, seen, first[name], "%s shares a digest with %s", name, seen[first[name]])
 		seen[first[name]] = name
 	}
