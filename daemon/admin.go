@@ -101,11 +101,7 @@ func runtimeStatus(m *repository.Model) *statusRuntime {
 	if len(m.OpLibraries) == 0 && m.Config.GraphLevel.All() {
 		return nil
 	}
-	r := &statusRuntime{OpLibraries: m.OpLibraries}
-	if !m.Config.GraphLevel.All() {
-		r.GraphOptimization = m.Config.GraphLevel.String()
-	}
-	return r
+	return &statusRuntime{OpLibraries: m.OpLibraries, GraphOptimization: m.Config.GraphLevel.Limit()}
 }
 
 // statusSequences is a stateful model's sequences (sequence_batching): how

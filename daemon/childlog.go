@@ -89,11 +89,10 @@ func (c *childLog) line(b []byte) {
 	var rec map[string]any
 	if b[0] != '{' || json.Unmarshal(b, &rec) != nil {
 		lvl, msg, fields := plainRecord(b)
-		switch {
-		case crashlog.IsHeadline(msg): // what a crash report says the executor died of
+		if crashlog.IsHeadline(msg) { // what a crash report says the executor died of
 			lvl = zapcore.ErrorLevel
-		case crashlog.InCgo(msg) && crashlog.IsHeadline(c.lastErr):
-			c.lastErr += crashlog.InC
+		} else {
+			c.lastErr = crashlog.Track(c.lastErr, msg) // where its signal arrived
 		}
 		c.emit(lvl, msg, msg, fields)
 		return

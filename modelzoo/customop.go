@@ -2,7 +2,6 @@ package modelzoo
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
 )
@@ -37,11 +36,4 @@ var customOpForms = []formModel{
 		opDomain:   CustomOpDomain,
 		operations: fmt.Sprintf("model_operations { op_library_filename: [ %q ] }\n", CustomOpLibrary),
 	},
-}
-
-// operationsPbtxt is the model_operations block of the form model's
-// config.pbtxt and, as config.yaml cannot give one, its SLO.
-func (f formModel) operationsPbtxt(b *strings.Builder) {
-	b.WriteString(f.operations)
-	fmt.Fprintf(b, "parameters { key: \"slo\" value { string_value: %q } }\n", formSLO.String())
 }

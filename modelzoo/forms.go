@@ -43,6 +43,11 @@ type formModel struct {
 	operations string
 }
 
+// pbtxtOnly reports whether the form model's configuration has a block
+// only a config.pbtxt can give (sequence_batching, model_operations): it
+// is written as a config.pbtxt alone, with its SLO among the parameters.
+func (f formModel) pbtxtOnly() bool { return f.sequence != "" || f.operations != "" }
+
 // formTensor is one input or output of a form model: its ONNX type and
 // dims (-1: a symbolic dimension named sym) and the dims and reshape its
 // config.pbtxt gives (nil reshape: none).
@@ -247,12 +252,13 @@ func (f formModel) configPbtxt(seed uint64) string {
 	list("output", f.outputs)
 	switch {
 	case f.sequence != "":
-		f.sequencePbtxt(&b)
-	case f.operations != "":
-		b.WriteString("dynamic_batching { }\n")
-		f.operationsPbtxt(&b)
+		b.WriteString(f.sequence)
 	case f.maxBatch > 0:
 		b.WriteString("dynamic_batching { }\n")
+	}
+	b.WriteString(f.operations)
+	if f.pbtxtOnly() { // config.yaml cannot give these blocks, so the SLO is here
+		fmt.Fprintf(&b, "parameters { key: \"slo\" value { string_value: %q } }\n", formSLO.String())
 	}
 	b.WriteString("instance_group [ { count: 1, kind: KIND_GPU } ]\n")
 	if len(f.profileShapes) > 0 {

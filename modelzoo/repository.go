@@ -94,7 +94,7 @@ type repoEntry struct {
 func entryFor(name string) (repoEntry, error) {
 	if f, ok := lookupForm(name); ok {
 		e := repoEntry{name: name, yaml: f.configYAML, pbtxt: f.configPbtxt}
-		if f.sequence != "" || f.operations != "" { // config.yaml has neither sequence_batching nor model_operations
+		if f.pbtxtOnly() {
 			e.yaml = nil
 		}
 		return e, nil

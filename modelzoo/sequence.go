@@ -1,9 +1,6 @@
 package modelzoo
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/gpulet/gpuletd/modelzoo/onnxpb"
 )
 
@@ -51,11 +48,4 @@ var sequenceForms = []formModel{
 }
 `,
 	},
-}
-
-// sequencePbtxt is the sequence block of the form model's config.pbtxt
-// and, as config.yaml cannot give one, its SLO.
-func (f formModel) sequencePbtxt(b *strings.Builder) {
-	b.WriteString(f.sequence)
-	fmt.Fprintf(b, "parameters { key: \"slo\" value { string_value: %q } }\n", formSLO.String())
 }

@@ -130,10 +130,7 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 		c := checkedModel{Name: m.Name, Folder: m.Family, Version: m.Version, Platform: m.Platform,
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			Inputs: repository.RequestTensors(m.Inputs), Outputs: repository.RequestTensors(m.Outputs), ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
-		c.OpLibraries = m.OpLibraries
-		if !m.Config.GraphLevel.All() {
-			c.GraphOptimization = m.Config.GraphLevel.String()
-		}
+		c.OpLibraries, c.GraphOptimization = m.OpLibraries, m.Config.GraphLevel.Limit()
 		if s := m.Config.Sequence; s != nil {
 			c.Sequences = &checkedSequences{MaxLive: s.MaxSequences, Idle: s.Idle.String()}
 			for _, ctl := range s.Controls {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
@@ -46,6 +48,15 @@ func (l GraphLevel) String() string {
 
 // All reports whether the level runs every graph optimization.
 func (l GraphLevel) All() bool { return l != GraphLevelBasic && l != GraphLevelExtended }
+
+// Limit names the optimizations the level runs when not all of them
+// ("basic", "extended"); "" when all.
+func (l GraphLevel) Limit() string {
+	if l.All() {
+		return ""
+	}
+	return l.String()
+}
 
 // tritonOperations reads model_operations: the custom operator libraries
 // ONNX Runtime loads before it opens the model, paths as given (resolved
@@ -89,10 +100,8 @@ func tritonOptimization(pc *tritonpb.ModelConfig, c *ModelConfig, note func(stri
 		note("optimization.graph.level: %d runs every graph optimization, as 0 does (-1: basic only, 1: basic and extended)", level)
 	}
 	c.GraphLevel = GraphLevel(level)
-	onlyGraph := o.Priority == tritonpb.ModelOptimizationPolicy_PRIORITY_DEFAULT && o.Cuda == nil && o.ExecutionAccelerators == nil &&
-		o.InputPinnedMemory == nil && o.OutputPinnedMemory == nil && o.GatherKernelBufferThreshold == 0 && !o.EagerBatching
 	switch {
-	case onlyGraph:
+	case proto.Equal(o, &tritonpb.ModelOptimizationPolicy{Graph: o.Graph}): // graph alone
 	case o.Graph == nil:
 		note("optimization ignored: the execution provider comes from the server's onnxruntime settings")
 	default:
@@ -168,7 +177,7 @@ func (m *Model) resolveOpLibraries() error {
 			continue
 		}
 		if err == nil && !st.Mode().IsRegular() {
-			err = fmt.Errorf("not a regular file")
+			err = errors.New("not a regular file")
 		}
 		if err != nil {
 			return invalidFile(path, "the custom operator library model_operations names", err)

@@ -139,6 +139,8 @@ func TestOptimizationGraphLevel(t *testing.T) {
 	require.Equal(t, "all", GraphLevel(3).String())
 	require.True(t, GraphLevel(3).All())
 	require.False(t, GraphLevelBasic.All())
+	require.Equal(t, "basic", GraphLevelBasic.Limit())
+	require.Empty(t, GraphLevel(3).Limit())
 }
 
 // TestTritonFieldsNotedAsIgnored: fields of Triton's model configuration

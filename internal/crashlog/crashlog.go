@@ -31,24 +31,30 @@ func IsHeadline(line string) bool { return headline.MatchString(strings.TrimSpac
 // in C code.
 func InCgo(line string) bool { return strings.TrimSpace(line) == cgoSignal }
 
+// Track returns the headline of a crash report after line, given what it
+// was before it, headline ("" for none): line when it starts a report, the
+// headline with InC when line says the signal arrived in C code, else
+// headline as it was. A headline that is not a report's (an error the
+// process logged) is left as it is.
+func Track(headline, line string) string {
+	switch {
+	case IsHeadline(line):
+		return strings.TrimSpace(line)
+	case InCgo(line) && IsHeadline(headline) && !strings.HasSuffix(headline, InC):
+		return headline + InC
+	}
+	return headline
+}
+
 // Headline returns the headline of the last crash report in log, with InC
 // when the report says the signal arrived in C code; "" when log holds
 // none.
 func Headline(log string) string {
-	lines := strings.Split(log, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if !IsHeadline(lines[i]) {
-			continue
-		}
-		out := strings.TrimSpace(lines[i])
-		for _, next := range lines[i+1 : min(i+4, len(lines))] {
-			if InCgo(next) {
-				return out + InC
-			}
-		}
-		return out
+	h := ""
+	for line := range strings.SplitSeq(log, "\n") {
+		h = Track(h, line)
 	}
-	return ""
+	return h
 }
 
 // Watch finds the headline of a crash report in what is written to it, a
@@ -79,20 +85,11 @@ func (w *Watch) Write(p []byte) (int, error) {
 			continue
 		}
 		if !w.long {
-			w.see(string(w.line))
+			w.headline = Track(w.headline, string(w.line))
 		}
 		w.line, w.long = w.line[:0], false
 	}
 	return len(p), nil
-}
-
-func (w *Watch) see(line string) {
-	switch {
-	case IsHeadline(line):
-		w.headline = strings.TrimSpace(line)
-	case InCgo(line) && w.headline != "" && !strings.HasSuffix(w.headline, InC):
-		w.headline += InC
-	}
 }
 
 // Headline is the headline of the last crash report written, as Headline

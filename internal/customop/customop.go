@@ -54,14 +54,6 @@ const Message = "license server not reachable"
 // Build compiles the library of kind k as dir/name and returns its path.
 func Build(t testing.TB, dir, name string, k Kind) string {
 	t.Helper()
-	path, err := build(dir, name, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func build(dir, name string, k Kind) (string, error) {
 	out := filepath.Join(dir, name)
 	mode, op := k, modelzoo.CustomOpName
 	if k == Unrelated {
@@ -72,7 +64,7 @@ func build(dir, name string, k Kind) (string, error) {
 		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", op),
 		fmt.Sprintf("-DCUSTOMOP_POISON=%d.0f", Poison), "-pthread")
 	if err != nil {
-		return "", err
+		t.Fatal(err)
 	}
-	return out, nil
+	return out
 }
