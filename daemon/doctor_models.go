@@ -104,10 +104,7 @@ func RepositoryOptions(defaultSLO time.Duration) repository.Options {
 // runtime cannot load is found before a server is.
 func ScanRepository(dir string, cfg config.Config) (*repository.Index, error) {
 	o := RepositoryOptions(cfg.DefaultSLO.D())
-	o.Open = func(path string, opLibraries []string) error {
-		_, err := onnxrt.ReadModelInfo(path, opLibraries...)
-		return err
-	}
+	o.Open = OpenInRuntime
 	return repository.Scan(dir, o)
 }
 
@@ -139,12 +136,11 @@ func (r *ModelsReport) Summary() string {
 	return fmt.Sprintf("%d of %d folder(s) in %s can be served; %s cannot", r.Folders-len(broken), r.Folders, r.Path, strings.Join(broken, ", "))
 }
 
-// ReadONNXInfo reads a model file's inputs and outputs through ONNX Runtime,
-// which loads the whole model.
-func ReadONNXInfo(path string) (ins, outs []repository.TensorSpec, err error) {
-	info, err := onnxrt.ReadModelInfo(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return repository.Specs(info.Inputs), repository.Specs(info.Outputs), nil
+// OpenInRuntime opens a model file in ONNX Runtime (initialized), after
+// the custom operator libraries its configuration names, as an executor
+// does: ScanRepository's repository.Options.Open, the check that the
+// runtime can load the file.
+func OpenInRuntime(path string, opLibraries []string) error {
+	_, err := onnxrt.ReadModelInfo(path, opLibraries...)
+	return err
 }

@@ -51,8 +51,9 @@ func TestReadONNXInterfaceMatchesONNXRuntime(t *testing.T) {
 
 	for _, f := range files {
 		t.Run(filepath.Base(filepath.Dir(filepath.Dir(f))), func(t *testing.T) {
-			wantIn, wantOut, err := ReadONNXInfo(f)
+			want, err := onnxrt.ReadModelInfo(f)
 			require.NoError(t, err)
+			wantIn, wantOut := repository.Specs(want.Inputs), repository.Specs(want.Outputs)
 			gotIn, gotOut, err := repository.ReadONNXInterface(f)
 			require.NoError(t, err)
 			require.Equal(t, normal(wantIn), normal(gotIn))
