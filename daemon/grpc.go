@@ -133,7 +133,7 @@ func grpcError(e *inferError) error {
 	case http.StatusServiceUnavailable:
 		c = codes.Unavailable
 		switch e.reason {
-		case reasonOverShare, reasonMemoryBudget, reasonQueueFull:
+		case reasonOverShare, reasonShedPriority, reasonMemoryBudget, reasonQueueFull:
 			c = codes.ResourceExhausted
 		}
 	default:

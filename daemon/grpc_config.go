@@ -52,6 +52,9 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 		if m.Config.MaxQueue > 0 { // the model's own queue bound
 			db.DefaultQueuePolicy = &tritonpb.ModelQueuePolicy{MaxQueueSize: uint32(m.Config.MaxQueue)}
 		}
+		if m.Config.PriorityLevels > 0 {
+			db.PriorityLevels, db.DefaultPriorityLevel = uint64(m.Config.PriorityLevels), uint64(m.Config.DefaultPriority)
+		}
 		c.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: db}
 	}
 	if m.Config.ResponseCache {

@@ -328,6 +328,7 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 		cached := run
 		run = func() (*executed, *inferError) { return n.executeCached(m, inputs, names, cached) }
 	}
+	ctx = withPriority(ctx, req.Priority)
 	res, ierr := run()
 	if ierr == nil {
 		tr.tensors(activityBackendOutput, res.outs)
@@ -371,7 +372,14 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 		byName[m.Name], routeNames[i] = m, m.Name
 	}
 	at := n.router.at(deadline)
-	name, g, err := n.admitAny(routeNames, at, not)
+	cfg := models[0].Config // a step's variants: the model's own
+	level := priorityLevel(cfg, priorityOf(ctx))
+	now := n.router.now()
+	by := admitBy(now, at, n.priorities.reserve(models[0].Name, cfg.PriorityLevels, level, now))
+	name, g, err := n.admitAny(routeNames, at, by, not)
+	if errors.Is(err, errShed) {
+		return nil, nil, nil, shedAnswer(strings.Join(routeNames, " or "), level, cfg.PriorityLevels)
+	}
 	if err != nil {
 		return nil, nil, nil, n.notRouted(models, strings.Join(routeNames, " or "), err)
 	}
@@ -382,7 +390,7 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 		if not != nil {
 			return nil, nil, nil, ierr
 		}
-		if name, g, err = n.admitAny(routeNames, at, g); err != nil {
+		if name, g, err = n.admitAny(routeNames, at, by, g); err != nil {
 			return nil, nil, nil, ierr
 		}
 		if tooManyRows(byName[name], g, inputs) != nil {
@@ -691,13 +699,13 @@ func fromProtoTensors(ts []*pb.Tensor) ([]tensor.Tensor, error) {
 	return out, nil
 }
 
-// admitAny routes a request that any of models may serve (routeAny, not
+// admitAny routes a request that any of models may serve by (routeAny, not
 // excepted) and admits it on the chosen gpu-let; the caller releases it
 // once answered. A gpu-let that begins to retire between the routing and
 // the admission is routed around. It returns the model chosen.
-func (n *node) admitAny(models []string, deadline time.Duration, not *gpuletRun) (string, *gpuletRun, error) {
+func (n *node) admitAny(models []string, deadline, by time.Duration, not *gpuletRun) (string, *gpuletRun, error) {
 	for {
-		model, g, _, err := n.router.routeAny(models, deadline, not)
+		model, g, _, err := n.router.routeAny(models, deadline, by, not)
 		if err != nil {
 			return "", nil, err
 		}

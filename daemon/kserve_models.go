@@ -208,6 +208,9 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 		if q := db.GetDefaultQueuePolicy().GetMaxQueueSize(); q > 0 {
 			batching["default_queue_policy"] = map[string]any{"max_queue_size": q}
 		}
+		if l := db.GetPriorityLevels(); l > 0 {
+			batching["priority_levels"], batching["default_priority_level"] = l, db.GetDefaultPriorityLevel()
+		}
 		cfg["dynamic_batching"] = batching
 	}
 	if sb := tc.GetSequenceBatching(); sb != nil { // as Triton's JSON writes it

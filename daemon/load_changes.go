@@ -42,6 +42,10 @@ func loadChanges(served, next []*repository.Model) []string {
 		if o.Config.MaxQueue != m.Config.MaxQueue {
 			out = append(out, fmt.Sprintf("version %d: max_queue %s → %s", m.Version, queueText(o.Config.MaxQueue), queueText(m.Config.MaxQueue)))
 		}
+		if o.Config.PriorityLevels != m.Config.PriorityLevels || o.Config.DefaultPriority != m.Config.DefaultPriority {
+			out = append(out, fmt.Sprintf("version %d: priority levels %s → %s", m.Version,
+				priorityText(o.Config.PriorityLevels, o.Config.DefaultPriority), priorityText(m.Config.PriorityLevels, m.Config.DefaultPriority)))
+		}
 		for _, c := range tensorChanges("input", o.Inputs, m.Inputs) {
 			out = append(out, fmt.Sprintf("version %d: %s", m.Version, c))
 		}
@@ -95,6 +99,14 @@ func tensorWords(t repository.TensorSpec) string {
 		dims[i] = fmt.Sprint(d)
 	}
 	return fmt.Sprintf("%s [%s]", t.DataType, strings.Join(dims, ","))
+}
+
+// priorityText says a model's priority levels for a change's line.
+func priorityText(levels, def int) string {
+	if levels < 2 {
+		return "none"
+	}
+	return fmt.Sprintf("%d (default %d)", levels, def)
 }
 
 // queueText is a model's own queue bound in words: "none" for 0.

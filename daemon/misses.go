@@ -40,7 +40,7 @@ func (e *inferError) missCounts() (counted, missed bool) {
 		return false, false
 	}
 	switch e.reason {
-	case reasonDeadline, reasonDropped, reasonQueueFull:
+	case reasonDeadline, reasonDropped, reasonQueueFull, reasonShedPriority:
 		return true, true
 	case reasonOverShare, reasonExecutorDown, reasonExecutorFailed, reasonUnroutable:
 		return false, false

@@ -58,10 +58,11 @@ type node struct {
 	// hostMem is what bounded the CPU device at the last plan (nil before
 	// one, or without a CPU device: readCPUBound); readHost, where a test
 	// sets it, reads it in place of /proc and the cgroup.
-	hostMem   atomic.Pointer[hostMemory]
-	readHost  func() hostMemory
-	admission admission // models held to their share at overload
-	misses    missRule  // the room models that missed their SLOs on their plans are given
+	hostMem    atomic.Pointer[hostMemory]
+	readHost   func() hostMemory
+	admission  admission  // models held to their share at overload
+	priorities priorities // when each priority level of a model last came
+	misses     missRule   // the room models that missed their SLOs on their plans are given
 	// path is the request path's CPU per request, which the CPU device's
 	// plans count (request_path.go).
 	path  requestPath

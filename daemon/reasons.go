@@ -29,6 +29,9 @@ const (
 	reasonUnplaced = "unplaced"
 	// reasonOverShare: at overload, a model's requests beyond its share.
 	reasonOverShare = "over_share"
+	// reasonShedPriority: at overload, a request of a low priority level
+	// refused so that the requests of higher ones keep their room.
+	reasonShedPriority = "shed_priority"
 	// reasonUnroutable: no gpu-let serves the model now.
 	reasonUnroutable = "unroutable"
 	// reasonExecutorDown: the model's executor is restarting.
@@ -61,7 +64,7 @@ const (
 // failureReasons lists every reason above.
 var failureReasons = []string{
 	reasonBadRequest, reasonTooLarge, reasonBodyTimeout, reasonMemoryBudget, reasonOutputNotJSON,
-	reasonUnknownModel, reasonUnservable, reasonUnplaced, reasonOverShare, reasonUnroutable,
+	reasonUnknownModel, reasonUnservable, reasonUnplaced, reasonOverShare, reasonShedPriority, reasonUnroutable,
 	reasonExecutorDown, reasonExecutorFailed, reasonDeadline, reasonDropped, reasonQueueFull, reasonUnavailable,
 	reasonCancelled, reasonDroppedEarly, reasonInternal,
 }

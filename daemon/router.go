@@ -111,7 +111,10 @@ var errCannotFinish = errors.New("no other gpu-let can finish it in time")
 // share (a pipeline step over its variants, as the simulator routes one).
 // It returns the model and gpu-let chosen. not, when set, is left out (a
 // reroute) and then a gpu-let where the request cannot finish is no choice.
-func (r *router) routeAny(models []string, deadline time.Duration, not *gpuletRun) (string, *gpuletRun, sched.Routing, error) {
+// by (at most deadline) is when a request of a low priority level must
+// finish to be routed at all (sched.RouteBy); when it cannot, the error
+// wraps errShed.
+func (r *router) routeAny(models []string, deadline, by time.Duration, not *gpuletRun) (string, *gpuletRun, sched.Routing, error) {
 	table := *r.table.Load()
 	names := models
 	if len(names) > 1 {
@@ -145,9 +148,12 @@ func (r *router) routeAny(models []string, deadline time.Duration, not *gpuletRu
 	if len(targets) == 0 {
 		return "", nil, 0, fmt.Errorf("route %s: %w", strings.Join(names, "|"), ErrNoGpulet)
 	}
-	k, how, err := sched.Route(r.now(), deadline, targets)
+	k, how, err := sched.RouteBy(r.now(), deadline, by, targets)
 	if err != nil {
 		return "", nil, 0, fmt.Errorf("route %s: %w: %w", strings.Join(names, "|"), ErrNoGpulet, err)
+	}
+	if how == sched.Shed { // the targets are as they were
+		return "", nil, how, fmt.Errorf("route %s: %w", strings.Join(names, "|"), errShed)
 	}
 	for j, rf := range refs {
 		rf.mr.targets[rf.i] = targets[j]

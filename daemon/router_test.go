@@ -43,7 +43,7 @@ func TestRouterTakesPublishedState(t *testing.T) {
 		for _, g := range []*gpuletRun{a, b} {
 			r.update(g, &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "m"}}})
 		}
-		_, g, _, err := r.routeAny([]string{"m"}, r.now()+time.Second, nil)
+		_, g, _, err := r.routeAny([]string{"m"}, r.now()+time.Second, r.now()+time.Second, nil)
 		require.NoError(t, err)
 		sent[g.id]++
 	}
@@ -56,7 +56,7 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	require.Equal(t, credit, kept.Credit, "a kept gpu-let keeps its credit")
 	require.Equal(t, uint64(sent["a"]), kept.Sent)
 
-	_, _, _, err = r.routeAny([]string{"absent"}, r.now(), nil)
+	_, _, _, err = r.routeAny([]string{"absent"}, r.now(), r.now(), nil)
 	require.ErrorIs(t, err, ErrNoGpulet)
 }
 
@@ -118,7 +118,7 @@ func TestRouteAnyAcrossModels(t *testing.T) {
 	sent := map[string]int{}
 	for range 400 {
 		idle()
-		model, g, _, err := r.routeAny([]string{"cls-lite", "cls"}, r.now()+time.Second, nil)
+		model, g, _, err := r.routeAny([]string{"cls-lite", "cls"}, r.now()+time.Second, r.now()+time.Second, nil)
 		require.NoError(t, err)
 		sent[model+"@"+g.id]++
 	}
@@ -129,7 +129,7 @@ func TestRouteAnyAcrossModels(t *testing.T) {
 
 	for range 20 {
 		idle()
-		model, g, _, err := r.routeAny([]string{"cls", "cls-lite"}, r.now()+time.Second, a)
+		model, g, _, err := r.routeAny([]string{"cls", "cls-lite"}, r.now()+time.Second, r.now()+time.Second, a)
 		require.NoError(t, err)
 		require.NotEqual(t, "a", g.id, "a reroute leaves out the gpu-let that refused")
 		require.Contains(t, []string{"cls", "cls-lite"}, model)
@@ -142,10 +142,10 @@ func TestRouteAnyAcrossModels(t *testing.T) {
 		r.update(g, &pb.ExecutorState{AtMonoNs: monoclock.Of(at), FreeAtMonoNs: monoclock.Of(at.Add(time.Second)),
 			Models: []*pb.ModelState{{Name: "cls"}, {Name: "cls-lite"}}})
 	}
-	_, _, _, err = r.routeAny([]string{"cls", "cls-lite"}, r.now()+10*time.Millisecond, a)
+	_, _, _, err = r.routeAny([]string{"cls", "cls-lite"}, r.now()+10*time.Millisecond, r.now()+10*time.Millisecond, a)
 	require.ErrorIs(t, err, errCannotFinish)
 	require.ErrorIs(t, err, ErrNoGpulet)
-	_, _, _, err = r.routeAny([]string{"cls-lite"}, r.now()+10*time.Millisecond, c)
+	_, _, _, err = r.routeAny([]string{"cls-lite"}, r.now()+10*time.Millisecond, r.now()+10*time.Millisecond, c)
 	require.ErrorIs(t, err, ErrNoGpulet, "nothing left once the refusing gpu-let is out")
 }
 

@@ -57,7 +57,7 @@ func TestAStalledExecutorIsRoutedAround(t *testing.T) {
 			for _, g := range []*gpuletRun{a, b} {
 				n.router.update(g, &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "m"}}})
 			}
-			_, g, _, err := n.router.routeAny([]string{"m"}, n.router.now()+time.Second, nil)
+			_, g, _, err := n.router.routeAny([]string{"m"}, n.router.now()+time.Second, n.router.now()+time.Second, nil)
 			if err != nil {
 				sent[err.Error()]++
 				continue

@@ -37,7 +37,9 @@ type Request struct {
 	BinaryOutputs bool
 	// Timeout is the "timeout" parameter (µs in the protocol); 0 when absent.
 	Timeout time.Duration
-	// Priority is the "priority" parameter; accepted, 0 when absent.
+	// Priority is the "priority" parameter: the request's priority level
+	// among its model's, 1 the highest; 0 when absent (the model's default
+	// level).
 	Priority int64
 	// Sequence is the request's place in a stateful model's sequence.
 	Sequence SequenceRef
@@ -186,6 +188,9 @@ func (r *Request) readParameters(p Parameters) error {
 	}
 	if r.Priority, _, err = intParam(p, "priority"); err != nil {
 		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
+	}
+	if r.Priority < 0 {
+		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, errNegativePriority)
 	}
 	return r.readSequence(p)
 }

@@ -151,6 +151,7 @@ func TestDecodeRejects(t *testing.T) {
 			[]byte{1, 0, 0, 0, 'a', 9, 0, 0, 0}, 0, "element 1 is 9 bytes long, only 0 follow"},
 		{"classification zero", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"y","parameters":{"classification":0}}]}`, nil, 0, `output "y": classification must be a count of classes from 1, not 0`},
 		{"classification not a number", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"y","parameters":{"classification":"3"}}]}`, nil, 0, `output "y": classification must be an integer`},
+		{"priority negative", `{"parameters":{"priority":-1},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0, "priority must not be negative: 1 is the highest level, 0 the model's default"},
 		{"bf16 not a number", `{"inputs":[{"name":"x","shape":[1],"datatype":"BF16","data":["a"]}]}`, nil, 0, "not a number"},
 		{"no shape", `{"inputs":[{"name":"x","datatype":"FP32","data":[1]}]}`, nil, 0, "no shape"},
 		{"negative shape", `{"inputs":[{"name":"x","shape":[-1,2],"datatype":"FP32","data":[1,2]}]}`, nil, 0, "dimension 0 is -1"},

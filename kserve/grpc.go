@@ -132,6 +132,9 @@ func (r *Request) readGRPCParameters(p map[string]*pb.InferParameter) error {
 		if err != nil {
 			return fmt.Errorf("%w: parameters: priority must be an integer", ErrBadRequest)
 		}
+		if pr < 0 {
+			return fmt.Errorf("%w: parameters: %s", ErrBadRequest, errNegativePriority)
+		}
 		r.Priority = pr
 	}
 	return r.readGRPCSequence(p)

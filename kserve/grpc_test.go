@@ -95,6 +95,8 @@ func TestDecodeGRPCRejects(t *testing.T) {
 		{"classification a string", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
 			RawInputContents: [][]byte{{1, 2}}, Outputs: []*pb.ModelInferRequest_InferRequestedOutputTensor{{Name: "y", Parameters: map[string]*pb.InferParameter{
 				ParamClassification: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "3"}}}}}}, `output "y": classification must be an integer`},
+		{"priority negative", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
+			RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{"priority": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: -2}}}}, "priority must not be negative"},
 		{"timeout negative", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
 			RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: -5}}}}, "timeout must be a positive number"},
 	}

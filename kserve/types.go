@@ -27,6 +27,10 @@ const HeaderFailureReason = "Gpuletd-Failure-Reason"
 // layer answers it with 400.
 var ErrBadRequest = errors.New("bad request")
 
+// errNegativePriority: priority levels count from 1, the highest; 0 asks
+// for the model's default.
+var errNegativePriority = errors.New("priority must not be negative: 1 is the highest level, 0 the model's default")
+
 // ErrNotJSON is wrapped by EncodeResponse's error when an output asked for as
 // JSON holds values JSON cannot carry (NaN, ±Inf): the request was fine, the
 // client must ask for that output as binary data; the HTTP layer answers it

@@ -33,6 +33,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		version          string
 		slo              time.Duration
 		concurrency      int
+		priority         uint64
 		inputs           int
 		sequences        int
 		sequenceLength   int
@@ -75,6 +76,10 @@ the model's SLO per second), SLO attainment, latency percentiles, the achieved
 send rate and the schedule lag. A run given --min-attainment exits 1 when a
 model answered less than that share of its requests due within its SLO (a
 smoke test after a deployment: gpuletd load MODEL --rate R --min-attainment 0.99).
+
+--priority N sends every request at priority level N of the model's
+(dynamic_batching.priority_levels; 1 the highest): two runs side by side, one
+at each level, show what each level keeps at overload.
 
 The SLO the report counts answers within is the daemon's for each model;
 --slo gives another, and is needed against a server that gives none, such as
@@ -183,7 +188,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload,
-						Sequences: sequences, SequenceLength: sequenceLength,
+						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority,
 					}
 				}
 				return cfgs, nil
@@ -291,6 +296,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.StringVar(&compression, "compression", "", "send requests compressed, gzip or deflate, and ask for compressed answers (as tritonclient's compression options)")
 	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
 	f.BoolVar(&cudaShm, "cuda-shm", false, "place inputs and outputs in GPU memory of this process's, registered as a CUDA shared-memory region (GPU 0; the daemon must run on this machine)")
+	f.Uint64Var(&priority, "priority", 0, "send every request at this priority level of the model's (its priority_levels; 1 the highest); 0 sends none, the model's default")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
 	f.IntVar(&sequences, "num-of-sequences", 0, "a stateful model's (sequence_batching) live sequences, each request sent in a free one (default --concurrency in a closed loop, else 4), as perf_analyzer's")

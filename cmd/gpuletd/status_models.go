@@ -29,17 +29,20 @@ type adminPlacement struct {
 
 // adminModel is one model of the status (GET /api/v1/models).
 type adminModel struct {
-	Name         string   `json:"name"`
-	Version      int      `json:"version"`
-	SLOMS        float64  `json:"slo_ms"`
-	SLOFrom      string   `json:"slo_from"`
-	MaxBatchSize int      `json:"max_batch_size"`
-	MaxQueue     int      `json:"max_queue"`
-	ConfigFiles  []string `json:"config_files"`
-	ConfigNotes  []string `json:"config_notes"`
-	Warnings     []string `json:"warnings"`
-	Rate         float64  `json:"rate"`
-	AssignedRate float64  `json:"assigned_rate"`
+	Name         string  `json:"name"`
+	Version      int     `json:"version"`
+	SLOMS        float64 `json:"slo_ms"`
+	SLOFrom      string  `json:"slo_from"`
+	MaxBatchSize int     `json:"max_batch_size"`
+	MaxQueue     int     `json:"max_queue"`
+	// PriorityLevels and DefaultPriority: the model's priority levels.
+	PriorityLevels  int      `json:"priority_levels"`
+	DefaultPriority int      `json:"default_priority_level"`
+	ConfigFiles     []string `json:"config_files"`
+	ConfigNotes     []string `json:"config_notes"`
+	Warnings        []string `json:"warnings"`
+	Rate            float64  `json:"rate"`
+	AssignedRate    float64  `json:"assigned_rate"`
 	// ExtraHeadroom is what the miss rule adds to the model's headroom.
 	ExtraHeadroom float64     `json:"extra_headroom"`
 	Unscheduled   float64     `json:"unscheduled_rate"`

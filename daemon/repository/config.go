@@ -56,6 +56,14 @@ type ModelConfig struct {
 	// (0: that alone); beyond it a request is refused, queue_full (a
 	// config.pbtxt's dynamic_batching.default_queue_policy.max_queue_size).
 	MaxQueue int `yaml:"max_queue,omitempty"`
+	// PriorityLevels is how many priority levels the model's requests may
+	// ask for with their priority parameter, 1 the highest; 0 or 1: all
+	// are alike. At overload a lower level gives way to the higher ones
+	// (OPERATIONS "Priority levels"). DefaultPriority, in 1..PriorityLevels,
+	// is the level of a request that asks for none or for one past the
+	// levels. Both from a config.pbtxt's dynamic_batching.
+	PriorityLevels  int `yaml:"-"`
+	DefaultPriority int `yaml:"-"`
 	// Inputs and Outputs are read from the model file when not given
 	// (torchscript models must give them).
 	Inputs  []TensorSpec `yaml:"inputs,omitempty"`

@@ -3,6 +3,7 @@ package repository
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -263,6 +264,7 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	} else {
 		c.MaxQueue = int(q)
 	}
+	c.PriorityLevels, c.DefaultPriority = tritonPriorities(pc.GetDynamicBatching(), bad, note)
 	c.Versions = tritonVersions(pc.VersionPolicy, bad)
 	if f := pc.DefaultModelFilename; f != "" {
 		if strings.ContainsAny(f, `/\`) || f == "." || f == ".." {
@@ -486,6 +488,37 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 	return sloSet, fanout
 }
 
+// maxPriorityLevels bounds dynamic_batching.priority_levels: each level
+// keeps a share of the time to a request's deadline for the ones above it,
+// and a hundred already leaves each a sliver.
+const maxPriorityLevels = 100
+
+// tritonPriorities reads dynamic_batching's priority levels and the default
+// level, which must be one of them when there are several (as Triton
+// requires): 0, 0 when the block sets none.
+func tritonPriorities(db *tritonpb.ModelDynamicBatching, bad, note func(string, ...any)) (levels, def int) {
+	n, d := db.GetPriorityLevels(), db.GetDefaultPriorityLevel()
+	switch {
+	case n > maxPriorityLevels:
+		bad("dynamic_batching.priority_levels: %d is not allowed; use 0 (every request alike) to %d", n, maxPriorityLevels)
+		return 0, 0
+	case n == 0:
+		if d > 0 {
+			note("dynamic_batching.default_priority_level ignored: priority_levels sets no levels")
+		}
+		return 0, 0
+	case d < 1 || d > n:
+		bad("dynamic_batching.default_priority_level: %d is not allowed; use 1 (the highest) to %d (priority_levels)", d, n)
+		return 0, 0
+	}
+	for _, k := range slices.Sorted(maps.Keys(db.PriorityQueuePolicy)) {
+		if k < 1 || k > n {
+			bad("dynamic_batching.priority_queue_policy: level %d is not one of the priority levels, 1 to %d", k, n)
+		}
+	}
+	return int(n), int(d)
+}
+
 // tritonIgnored notes the scheduling, placement and tuning fields gpuletd
 // accepts but decides for itself, and refuses those it cannot honour.
 func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
@@ -507,14 +540,22 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 			what += " (" + strings.Join(set, ", ") + ")"
 		}
 		q := db.GetDefaultQueuePolicy().GetMaxQueueSize()
-		kept := ""
+		var kept string
 		if q > 0 {
 			kept = "; its default_queue_policy.max_queue_size is kept: it bounds the requests of the model each gpu-let's executor holds"
 		}
-		// A block of a queue bound alone (config.yaml's max_queue, as
-		// YAMLOverTriton writes it) takes full effect: nothing to say.
-		boundAlone := q > 0 && proto.Equal(db, &tritonpb.ModelDynamicBatching{DefaultQueuePolicy: &tritonpb.ModelQueuePolicy{MaxQueueSize: q}})
-		if !boundAlone {
+		if db.PriorityLevels > 1 {
+			kept += "; its priority levels are kept: at overload the lower ones give way"
+		}
+		// A block of what takes full effect alone (a queue bound, as
+		// YAMLOverTriton writes config.yaml's max_queue, and priority
+		// levels): nothing to say.
+		rest := &tritonpb.ModelDynamicBatching{PreferredBatchSize: db.PreferredBatchSize, MaxQueueDelayMicroseconds: db.MaxQueueDelayMicroseconds,
+			PreserveOrdering: db.PreserveOrdering, DefaultQueuePolicy: db.DefaultQueuePolicy}
+		if q > 0 && proto.Equal(db.DefaultQueuePolicy, &tritonpb.ModelQueuePolicy{MaxQueueSize: q}) {
+			rest.DefaultQueuePolicy = nil
+		}
+		if kept == "" || !proto.Equal(rest, &tritonpb.ModelDynamicBatching{}) {
 			note("%s ignored: gpuletd forms batches itself, as large as the SLO allows, waiting only while every queued request still meets its SLO (max_batch_size still bounds them)%s", what, kept)
 		}
 		if qp := db.GetDefaultQueuePolicy(); qp != nil && (qp.TimeoutAction != tritonpb.ModelQueuePolicy_REJECT ||

@@ -93,13 +93,16 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	// The queue policy's timeouts and priorities are said to be ignored; a
 	// bound beyond the server's largest is refused.
 	policy := strings.Replace(string(data), "default_queue_policy { max_queue_size: 16 }",
-		"default_queue_policy { max_queue_size: 16, timeout_action: DELAY, default_timeout_microseconds: 5000 }\n  priority_levels: 2\n  priority_queue_policy { key: 1 value { max_queue_size: 4 } }", 1)
+		"default_queue_policy { max_queue_size: 16, timeout_action: DELAY, default_timeout_microseconds: 5000 }\n  priority_levels: 2\n  default_priority_level: 2\n  priority_queue_policy { key: 1 value { max_queue_size: 4 } }", 1)
 	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(policy, files)})
 	m, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	notes = strings.Join(m.Notes, "\n")
 	require.Contains(t, notes, "default_queue_policy: timeouts ignored")
 	require.Contains(t, notes, "priority_queue_policy ignored")
+	require.Contains(t, notes, "its priority levels are kept")
+	require.Equal(t, 2, m.Config.PriorityLevels, "priority_levels is honoured")
+	require.Equal(t, 2, m.Config.DefaultPriority)
 	huge := strings.Replace(string(data), "max_queue_size: 16", "max_queue_size: 2000000", 1)
 	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(huge, files)})
 	_, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
@@ -180,6 +183,14 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 		{"label file missing", pbtxtEntry(lenet("dims: [ 10 ]", `dims: [ 10 ] label_filename: "labels.txt"`), v1), []string{"labels.txt", `label file of output "output"`}},
 		{"ragged", pbtxtEntry(lenet("dims: [ 1, 28, 28 ]", "dims: [ 1, 28, 28 ] allow_ragged_batch: true"), v1), []string{"input[0].allow_ragged_batch"}},
 		{"not text format", pbtxtEntry("{\"name\": \"bad\"}", v1), []string{"config.pbtxt", "line 1"}},
+		{"no default priority level", pbtxtEntry(tritonLenet+"dynamic_batching { priority_levels: 3 }\n", v1),
+			[]string{"dynamic_batching.default_priority_level: 0 is not allowed; use 1 (the highest) to 3 (priority_levels)"}},
+		{"default priority past the levels", pbtxtEntry(tritonLenet+"dynamic_batching { priority_levels: 3 default_priority_level: 4 }\n", v1),
+			[]string{"default_priority_level: 4 is not allowed"}},
+		{"too many priority levels", pbtxtEntry(tritonLenet+"dynamic_batching { priority_levels: 1000 default_priority_level: 1 }\n", v1),
+			[]string{"dynamic_batching.priority_levels: 1000 is not allowed; use 0 (every request alike) to 100"}},
+		{"a queue policy of no level", pbtxtEntry(tritonLenet+"dynamic_batching { priority_levels: 2 default_priority_level: 1 priority_queue_policy { key: 3 value { } } }\n", v1),
+			[]string{"dynamic_batching.priority_queue_policy: level 3 is not one of the priority levels, 1 to 2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,6 +337,35 @@ func TestLoadOverride(t *testing.T) {
 			require.Equal(t, tc.from, m.SLOSource)
 			require.Equal(t, 4, m.Config.MaxBatchSize)
 			require.Equal(t, []string{OverrideSource}, m.ConfigFiles)
+		})
+	}
+}
+
+// Priority levels take effect: a dynamic_batching block of them alone, or
+// with a queue bound, is no note; default_priority_level without levels
+// is.
+func TestTritonPriorityLevels(t *testing.T) {
+	v1 := map[string]string{"1/model.onnx": "onnx"}
+	for _, tc := range []struct {
+		name        string
+		block       string
+		levels, def int
+		notes       []string
+	}{
+		{"levels alone", "dynamic_batching { priority_levels: 3 default_priority_level: 3 }", 3, 3, nil},
+		{"levels and a bound", "dynamic_batching { priority_levels: 2 default_priority_level: 1 default_queue_policy { max_queue_size: 8 } }", 2, 1, nil},
+		{"levels and a delay", "dynamic_batching { priority_levels: 2 default_priority_level: 1 max_queue_delay_microseconds: 100 }", 2, 1,
+			[]string{"dynamic_batching (max_queue_delay_microseconds) ignored: gpuletd forms batches itself, as large as the SLO allows, waiting only while every queued request still meets its SLO (max_batch_size still bounds them); its priority levels are kept: at overload the lower ones give way"}},
+		{"a default and no levels", "dynamic_batching { default_priority_level: 2 default_queue_policy { max_queue_size: 8 } }", 0, 0,
+			[]string{"dynamic_batching.default_priority_level ignored: priority_levels sets no levels"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeRepo(t, map[string]entry{"lenet": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"lenet"`, 1)+tc.block+"\n", v1)})
+			m, err := Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+			require.NoError(t, err)
+			require.Equal(t, tc.levels, m.Config.PriorityLevels)
+			require.Equal(t, tc.def, m.Config.DefaultPriority)
+			require.Equal(t, tc.notes, m.Notes)
 		})
 	}
 }

@@ -43,6 +43,10 @@ const (
 	// one where it would finish soonest, which rejects it with
 	// DeadlineUnreachable, so every rejection is counted by a gpu-let.
 	Unreachable
+	// Shed: a gpu-let could finish it by its deadline but none by the
+	// earlier instant RouteBy admits it by (a low priority's reserve); it is
+	// refused before it reaches one, and no target changed.
+	Shed
 )
 
 // String names the routing outcome.
@@ -54,6 +58,8 @@ func (r Routing) String() string {
 		return "frees_first"
 	case Unreachable:
 		return "unreachable"
+	case Shed:
+		return "shed"
 	}
 	return "unknown"
 }
@@ -96,6 +102,21 @@ func (r Routing) String() string {
 // the request's predicted effect (as the deferred policy would form the
 // batch); the next published state replaces the prediction.
 func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) {
+	return RouteBy(now, deadline, deadline, targets)
+}
+
+// RouteBy routes as Route does a request that is admitted only where it
+// can finish by by (at most deadline): a request of a low priority, for
+// which the gpu-lets keep the time between by and its deadline for the
+// requests of higher ones (trunk reservation). Its queue then stops
+// growing past by, and a request of a higher priority that comes after it
+// still finds room before its own deadline. When a gpu-let could finish it
+// by its deadline but none by by, the outcome is Shed, with index -1, and
+// the targets are as they were; when none could by its deadline either, it
+// is Unreachable as in Route. The batch it joins is predicted with its real
+// deadline.
+func RouteBy(now, deadline, by time.Duration, targets []Target) (int, Routing, error) {
+	by = min(by, deadline)
 	var weights float64
 	for i := range targets {
 		if t := &targets[i]; t.usable() {
@@ -105,6 +126,13 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 	if weights == 0 {
 		return -1, 0, fmt.Errorf("route request: %w among %d targets", ErrNoTarget, len(targets))
 	}
+	var credits []float64 // restored when the request is shed
+	if by < deadline {
+		credits = make([]float64, len(targets))
+		for i := range targets {
+			credits[i] = targets[i].Credit
+		}
+	}
 	for i := range targets {
 		if t := &targets[i]; t.usable() {
 			t.Credit = min(t.Credit+t.weight()/weights, float64(t.burst()))
@@ -112,9 +140,18 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 		}
 	}
 	within := func(t *Target) bool { return t.Credit > -float64(t.burst()) }
-	pick, how := choose(now, deadline, targets, within)
+	all := func(*Target) bool { return true }
+	pick, how := choose(now, by, targets, within)
 	if pick < 0 {
-		pick, how = choose(now, deadline, targets, func(*Target) bool { return true })
+		pick, how = choose(now, by, targets, all)
+	}
+	if pick < 0 && by < deadline {
+		if j, _ := choose(now, deadline, targets, all); j >= 0 {
+			for i := range targets {
+				targets[i].Credit = credits[i]
+			}
+			return -1, Shed, nil
+		}
 	}
 	if pick < 0 {
 		how = Unreachable

@@ -76,6 +76,9 @@ type Config struct {
 	// CUDARuntime (found by the loader when empty); it implies SharedMemory.
 	CUDASharedMemory bool
 	CUDARuntime      string
+	// Priority is every request's priority parameter, its level among the
+	// model's priority levels (1 the highest); 0 sends none.
+	Priority uint64
 	// Concurrency bounds the requests in flight; a request due while that
 	// many are in flight is dropped by the client. 0: DefaultConcurrency.
 	// In a closed loop it is the requests always in flight.

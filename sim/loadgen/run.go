@@ -123,6 +123,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	payloads := append([]*Payload{cfg.Payload}, extra...)
+	if cfg.Priority > 0 {
+		for i, p := range payloads {
+			payloads[i] = p.withParameters(fmt.Sprintf(`"priority":%d`, cfg.Priority))
+		}
+	}
 	if cfg.Compression != "" && cfg.GRPC == "" {
 		for i, p := range payloads {
 			if payloads[i], err = p.compressed(cfg.Compression); err != nil {
@@ -150,6 +155,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			req.ModelVersion = cfg.ModelVersion
 			g.grpcReqs = append(g.grpcReqs, req)
+		}
+		if cfg.Priority > 0 {
+			for _, req := range g.grpcReqs {
+				if req.Parameters == nil {
+					req.Parameters = map[string]*pb.InferParameter{}
+				}
+				req.Parameters["priority"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: cfg.Priority}}
+			}
 		}
 		conn, client, err := DialGRPC(ctx, cfg.GRPC, cfg.TLS)
 		if err != nil {

@@ -522,3 +522,23 @@ func TestServerWithoutAnSLO(t *testing.T) {
 	require.Positive(t, rep.OK)
 	require.Zero(t, rep.WithinSLO, "3 ms answers are outside a 2 ms SLO")
 }
+
+// Every request of a run given a priority carries it, whatever else its
+// parameters and body hold.
+func TestPriorityIsSent(t *testing.T) {
+	for _, bin := range []bool{false, true} {
+		t.Run(fmt.Sprintf("binary=%v", bin), func(t *testing.T) {
+			srv := newFakeServer(t, &fakeServer{})
+			_, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 200 * time.Millisecond,
+				Seed: 5, Binary: bin, Compression: CodingGzip, Inputs: 3, Priority: 2})
+			require.NoError(t, err)
+			require.Empty(t, srv.decodeErrs)
+			require.Len(t, srv.decoded, 4)
+			for _, r := range srv.decoded {
+				require.Equal(t, int64(2), r.Priority)
+				require.Equal(t, bin, r.BinaryOutputs)
+				require.Len(t, r.Inputs, 1)
+			}
+		})
+	}
+}

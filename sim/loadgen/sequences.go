@@ -77,7 +77,13 @@ func (p *sequencePool) flags(s *seqSlot) (start, end bool) {
 // id set in its JSON: beside the request's other parameters, or as its
 // parameters. The body is neither compressed nor changed in place.
 func (pl *Payload) withSequence(id uint64, start, end bool) *Payload {
-	params := fmt.Sprintf(`"sequence_id":%d,"sequence_start":%t,"sequence_end":%t`, id, start, end)
+	return pl.withParameters(fmt.Sprintf(`"sequence_id":%d,"sequence_start":%t,"sequence_end":%t`, id, start, end))
+}
+
+// withParameters is p with params, JSON members, set: beside the request's
+// other parameters, or as its parameters. The body is neither compressed
+// nor changed in place.
+func (pl *Payload) withParameters(params string) *Payload {
 	var body []byte
 	if prefix := []byte(`{"parameters":{`); bytes.HasPrefix(pl.Body, prefix) {
 		body = append(append(append(append([]byte(nil), prefix...), params...), ','), pl.Body[len(prefix):]...)
