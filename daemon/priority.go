@@ -19,10 +19,10 @@ import (
 // virtual time (ResNet50's and InceptionResNetV2's Table 2 curves on two
 // and eight gpu-lets, 10–70% of the requests of the higher level, up to
 // 1.6× the load they serve): the higher level kept all its requests
-// within the SLO while the two levels' requests together fit, with
-// goodput within a few percent of that without levels; a quarter left a
-// loss at the higher level too, a half shed too much of the lower one
-// below overload (docs/BENCHMARKS.md "Priority levels").
+// within the SLO whenever they alone fit, with goodput within a few
+// percent of that without levels; a quarter left a loss at the higher
+// level too, and from 0.4 on the lower one lost more below overload
+// (docs/BENCHMARKS.md "Priority levels").
 const priorityReserve = 1.0 / 3
 
 // priorityRecent is how long after a request of a level arrived the levels
