@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/onnxrt"
+	"github.com/gpulet/gpuletd/internal/modelopen"
 )
 
 // ModelsReport is a model repository as serve would read it: how many
@@ -101,17 +103,18 @@ func RepositoryOptions(defaultSLO time.Duration) repository.Options {
 // ScanRepository reads the model repository dir as serve does with cfg
 // (its default_slo), and loads each ONNX file in ONNX Runtime too (which
 // must be initialized), which serve leaves to the executors: a file the
-// runtime cannot load is found before a server is.
-func ScanRepository(dir string, cfg config.Config) (*repository.Index, error) {
+// runtime cannot load is found before a server is. A model with custom
+// operator libraries is opened in a child process of binary (OpenInChild).
+func ScanRepository(dir string, cfg config.Config, binary string) (*repository.Index, error) {
 	o := RepositoryOptions(cfg.DefaultSLO.D())
-	o.Open = OpenInRuntime
+	o.Open = OpenInChild(binary)
 	return repository.Scan(dir, o)
 }
 
 // modelsReport reads the repository of cfg (ONNX Runtime loaded); nil when
 // the folder cannot be read, which the folder checks report.
-func modelsReport(cfg config.Config) *ModelsReport {
-	ix, err := ScanRepository(cfg.ModelRepository, cfg)
+func modelsReport(cfg config.Config, binary string) *ModelsReport {
+	ix, err := ScanRepository(cfg.ModelRepository, cfg, binary)
 	if err != nil {
 		return nil
 	}
@@ -138,9 +141,29 @@ func (r *ModelsReport) Summary() string {
 
 // OpenInRuntime opens a model file in ONNX Runtime (initialized), after
 // the custom operator libraries its configuration names, as an executor
-// does: ScanRepository's repository.Options.Open, the check that the
+// does, in this process: a repository.Options.Open, the check that the
 // runtime can load the file.
 func OpenInRuntime(path string, opLibraries []string) error {
 	_, err := onnxrt.ReadModelInfo(path, opLibraries...)
 	return err
+}
+
+// openTimeout bounds how long OpenInChild waits for its child: opening a
+// model takes seconds at most, a library's registration that hangs longer.
+const openTimeout = 2 * time.Minute
+
+// OpenInChild is OpenInRuntime for ScanRepository: a model without custom
+// operator libraries is opened in this process, one with them in a child
+// of binary ("": this one), so that a library that crashes fails that
+// model's check alone, with the crash's headline as its reason.
+func OpenInChild(binary string) func(path string, opLibraries []string) error {
+	return func(path string, opLibraries []string) error {
+		lib, loaded := onnxrt.Library()
+		if len(opLibraries) == 0 || !loaded {
+			return OpenInRuntime(path, opLibraries)
+		}
+		ctx, cancel := context.WithTimeoutCause(context.Background(), openTimeout, fmt.Errorf("none within %v", openTimeout))
+		defer cancel()
+		return modelopen.InChild(ctx, binary, lib, path, opLibraries)
+	}
 }

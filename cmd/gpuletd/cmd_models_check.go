@@ -49,7 +49,7 @@ profiles can serve the folder at the SLO it gives, and where it would go.`,
 			if err != nil {
 				return fmt.Errorf("check model repository: ONNX Runtime reads the model files: %w", err)
 			}
-			ix, err := daemon.ScanRepository(dir, l.Config)
+			ix, err := daemon.ScanRepository(dir, l.Config, "")
 			if err != nil {
 				return err
 			}

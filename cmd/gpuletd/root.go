@@ -58,6 +58,7 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 		newConfigCmd(g),
 		newVersionCmd(),
 		newProbeCmd(),
+		newOpenModelCmd(),
 		newDoctorCmd(g),
 	)
 	return root
