@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,8 +60,9 @@ func newProfileCmd(g *globalFlags) *cobra.Command {
 		Long: `Measure a model's latency curves L(b,p) on one device over partition sizes p
 and batch sizes b, with one executor per size, and keep them in the store
 (state_dir/gpuletd.db) under the model file's sha256 and the device type.
-MODEL is a model of the repository (model_repository) or a path to a .onnx
-file. A second run reuses the stored profile unless --force is given or the
+MODEL is a model of the repository (model_repository), a path to a model
+folder (a config.pbtxt's custom operator libraries are loaded as the daemon
+loads them), or a path to a .onnx file. A second run reuses the stored profile unless --force is given or the
 model file changed. On an emulated device the reference set's physics is
 read instead of measured.
 
@@ -294,6 +296,10 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 			}
 			return &exitError{code: 130, msg: "gpuletd profile: " + err.Error()}
 		}
+		if isModelFile(arg) && strings.Contains(err.Error(), onnxrt.UnregisteredOp) {
+			// A bare file has no configuration to name its libraries.
+			return fmt.Errorf("%w; to load the libraries its config.pbtxt names, profile the model folder: gpuletd profile %s", err, modelFolderOf(arg))
+		}
 		return err
 	}
 	if f.plot != "" {
@@ -310,7 +316,7 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	if f.plot != "" {
 		fmt.Fprintf(out, "\nplot written to %s\n", f.plot)
 	}
-	if beside && !res.Reused && !isModelFile(arg) { // a model of the daemon's repository
+	if beside && !res.Reused && !isModelFile(arg) && !isModelFolder(arg) { // a model of the daemon's repository
 		fmt.Fprintf(out, "\ngpuletd%s places %s with this profile at its next plan; to have it now: gpuletd models load %s\n", holder, model.Name, model.Name)
 	}
 	return nil
@@ -335,7 +341,8 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 		return profiler.Model{Name: fileModelName(abs), Path: abs, SHA256: d.SHA256, Platform: repository.PlatformONNX,
 			SLOMS: float64(f.slo.Microseconds()) / 1000, MaxBatchSize: top}, nil
 	}
-	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".onnx") {
+	folder := isModelFolder(arg)
+	if !folder && (strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".onnx")) {
 		return profiler.Model{}, fmt.Errorf("model file %s does not exist", arg)
 	}
 	if ortErr != nil {
@@ -344,7 +351,15 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	if err := onnxrt.Init(ortLib); err != nil {
 		return profiler.Model{}, err
 	}
-	m, err := repository.Load(cfg.ModelRepository, arg, daemon.RepositoryOptions(cfg.DefaultSLO.D()))
+	repo, name := cfg.ModelRepository, arg
+	if folder { // a model folder anywhere: its configuration, custom operator libraries included
+		abs, err := filepath.Abs(arg)
+		if err != nil {
+			return profiler.Model{}, err
+		}
+		repo, name = filepath.Dir(abs), filepath.Base(abs)
+	}
+	m, err := repository.Load(repo, name, daemon.RepositoryOptions(cfg.DefaultSLO.D()))
 	if errors.Is(err, repository.ErrNotFound) {
 		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)%s",
 			arg, cfg.ModelRepository, repository.DidYouMean(cfg.ModelRepository, arg))
@@ -364,6 +379,35 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 func isModelFile(arg string) bool {
 	fi, err := os.Stat(arg)
 	return err == nil && !fi.IsDir()
+}
+
+// modelFolderOf is the model folder of a model file, <model>/<version>/FILE,
+// in words when the path is not in one.
+func modelFolderOf(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "MODEL_FOLDER"
+	}
+	if v := filepath.Dir(abs); isVersion(filepath.Base(v)) {
+		return filepath.Dir(v)
+	}
+	return "MODEL_FOLDER"
+}
+
+// isVersion says whether a folder's name is a version number.
+func isVersion(name string) bool {
+	n, err := strconv.Atoi(name)
+	return err == nil && n > 0
+}
+
+// isModelFolder says whether MODEL is a path to a folder (a model folder,
+// in the repository or not) rather than a model's name.
+func isModelFolder(arg string) bool {
+	if !strings.ContainsRune(arg, os.PathSeparator) {
+		return false // a name, even where a folder of that name is in the working directory
+	}
+	fi, err := os.Stat(arg)
+	return err == nil && fi.IsDir()
 }
 
 // fileModelName names a bare model file: its base name without extension,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/internal/customop"
 	"github.com/gpulet/gpuletd/internal/dirlock"
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
@@ -322,4 +323,35 @@ func TestProfileEmulatedImportKneesAndBench(t *testing.T) {
 func testDigest(path string) (string, error) {
 	d, err := repository.DigestFile(path, repository.PlatformONNX)
 	return d.SHA256, err
+}
+
+// A model folder given by path is profiled with the custom operator
+// libraries its config.pbtxt names, under the digest the daemon serves it
+// by (the libraries' bytes in it); its bare file, which has no
+// configuration to name them, fails saying to give the folder.
+func TestProfileAModelFolderLoadsItsCustomOperators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gpuletd and starts executors")
+	}
+	env, _, db := profileEnv(t)
+	dir := t.TempDir()
+	require.NoError(t, modelzoo.WriteRepository(dir, []string{modelzoo.CustomOpModel}, 1, modelzoo.AsTriton()))
+	folder := filepath.Join(dir, modelzoo.CustomOpModel)
+	customop.Build(t, folder, modelzoo.CustomOpLibrary, customop.AddOne)
+	quick := []string{"--batches", "1,2", "--max-samples", "50", "--max-time", "1s"}
+
+	code, stdout, stderr := gpuletd(t, env, append([]string{"profile", folder}, quick...)...)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr)
+	require.Contains(t, stdout, modelzoo.CustomOpModel+" on cpu (device type cpu): measured, run 1")
+	require.NotContains(t, stdout, "gpuletd models load", "a folder outside the daemon's repository")
+	m, err := repository.Load(dir, modelzoo.CustomOpModel, repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: time.Second})
+	require.NoError(t, err)
+	pts, err := openProfileStore(t, db).Latency(context.Background(), m.SHA256, "cpu")
+	require.NoError(t, err)
+	require.NotEmpty(t, pts, "stored under the digest that counts the libraries")
+
+	code, _, stderr = gpuletd(t, env, append([]string{"profile", filepath.Join(folder, "1", "model.onnx")}, quick...)...)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "is not a registered function/op")
+	require.Contains(t, stderr, "; to load the libraries its config.pbtxt names, profile the model folder: gpuletd profile "+folder+"\n")
 }

@@ -32,16 +32,16 @@ func RegisterOpLibraries(so *ort.SessionOptions, paths []string) error {
 	return nil
 }
 
-// unregisteredOp is ONNX Runtime's word for a graph's operator that no
+// UnregisteredOp is ONNX Runtime's word for a graph's operator that no
 // operator set it knows, nor any library loaded, registers.
-const unregisteredOp = "is not a registered function/op"
+const UnregisteredOp = "is not a registered function/op"
 
 // WithOpHint is why ONNX Runtime could not open a model, msg, and, when
 // that is an operator nothing registered, what to do: name the library
 // that registers it (Triton's model_operations), or, with opLibraries
 // loaded, that none of them does.
 func WithOpHint(msg string, opLibraries []string) string {
-	if !strings.Contains(msg, unregisteredOp) {
+	if !strings.Contains(msg, UnregisteredOp) {
 		return msg
 	}
 	if len(opLibraries) == 0 {
