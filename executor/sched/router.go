@@ -45,7 +45,7 @@ const (
 	Unreachable
 	// Shed: a gpu-let could finish it by its deadline but none by the
 	// earlier instant RouteBy admits it by (a low priority's reserve); it is
-	// refused before it reaches one, and no target changed.
+	// refused before it reaches one, and no target's credit or count changed.
 	Shed
 )
 
@@ -112,7 +112,8 @@ func Route(now, deadline time.Duration, targets []Target) (int, Routing, error) 
 // growing past by, and a request of a higher priority that comes after it
 // still finds room before its own deadline. When a gpu-let could finish it
 // by its deadline but none by by, the outcome is Shed, with index -1, and
-// the targets are as they were; when none could by its deadline either, it
+// the targets' credits and counts are as they were (their states advanced
+// to now, as any route does); when none could by its deadline either, it
 // is Unreachable as in Route. The batch it joins is predicted with its real
 // deadline.
 func RouteBy(now, deadline, by time.Duration, targets []Target) (int, Routing, error) {
