@@ -278,7 +278,7 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		fmt.Fprintf(tw, "max queue\t%d requests in each gpu-let\n", m.MaxQueue)
 	}
 	if m.PriorityLevels > 1 {
-		writeWrappedRow(tw, "priority", fmt.Sprintf("%d levels, 1 the highest; a request that names none is at level %d; at overload the lower levels give way", m.PriorityLevels, m.DefaultPriority))
+		writeWrappedRow(tw, "priority", priorityText(m.PriorityLevels, m.DefaultPriority))
 	}
 	if m.Sequences != nil {
 		writeWrappedRow(tw, "sequences", m.Sequences.text())

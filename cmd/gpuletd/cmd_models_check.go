@@ -110,6 +110,10 @@ type checkedModel struct {
 	// the graph optimizations it runs when not all ("basic", "extended").
 	OpLibraries       []string `json:"op_libraries,omitempty"`
 	GraphOptimization string   `json:"graph_optimization,omitempty"`
+	// PriorityLevels and DefaultPriority are the model's priority levels
+	// (dynamic_batching), 0 when it has none.
+	PriorityLevels  int `json:"priority_levels,omitempty"`
+	DefaultPriority int `json:"default_priority_level,omitempty"`
 }
 
 // checkedSequences is a stateful model's sequence batching in a check.
@@ -131,6 +135,9 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			Inputs: repository.RequestTensors(m.Inputs), Outputs: repository.RequestTensors(m.Outputs), ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
 		c.OpLibraries, c.GraphOptimization = m.OpLibraries, m.Config.GraphLevel.Limit()
+		if m.Config.PriorityLevels > 1 {
+			c.PriorityLevels, c.DefaultPriority = m.Config.PriorityLevels, m.Config.DefaultPriority
+		}
 		if s := m.Config.Sequence; s != nil {
 			c.Sequences = &checkedSequences{MaxLive: s.MaxSequences, Idle: s.Idle.String()}
 			for _, ctl := range s.Controls {
@@ -184,6 +191,9 @@ func writeCheck(w io.Writer, r repoCheck) error {
 		}
 		if t := runtimeText(m.OpLibraries, m.GraphOptimization); t != "" {
 			fmt.Fprintf(w, "%s: onnxruntime: %s\n", m.Name, t)
+		}
+		if m.PriorityLevels > 1 {
+			fmt.Fprintf(w, "%s: priority: %s\n", m.Name, priorityText(m.PriorityLevels, m.DefaultPriority))
 		}
 		for _, n := range m.Notes {
 			fmt.Fprintf(w, "%s: %s\n", m.Name, n)

@@ -86,3 +86,20 @@ func TestModelsCheckStatefulModel(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.Equal(t, &checkedSequences{Controls: []string{"START", "CORRID"}, States: []string{"ACC"}, MaxLive: 4096, Idle: "5s"}, r.Models[0].Sequences)
 }
+
+// A model's priority levels are said by its check, in text and JSON.
+func TestModelsCheckPriorityLevels(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "lenet5", "config.pbtxt"),
+		[]byte("dynamic_batching { priority_levels: 3 default_priority_level: 2 }\n"), 0o644))
+	code, out, stderr := runCLI(t, "models", "check", repo)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "lenet5: priority: 3 levels, 1 the highest; a request that names none is at level 2; at overload the lower levels give way\n")
+	code, out, _ = runCLI(t, "models", "check", repo, "--json")
+	require.Equal(t, 0, code)
+	var r repoCheck
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, 3, r.Models[0].PriorityLevels)
+	require.Equal(t, 2, r.Models[0].DefaultPriority)
+}

@@ -236,6 +236,11 @@ type adminORT struct {
 	GraphOptimization string   `json:"graph_optimization"`
 }
 
+// priorityText says a model's priority levels in a line.
+func priorityText(levels, def int) string {
+	return fmt.Sprintf("%d levels, 1 the highest; a request that names none is at level %d; at overload the lower levels give way", levels, def)
+}
+
 // runtimeText says how ONNX Runtime opens a model, in a line: "custom
 // operators from /m/libops.so; basic graph optimizations"; "" when it
 // opens it as any other.
