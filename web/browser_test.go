@@ -555,7 +555,7 @@ func checkModelWarning(t *testing.T, b *browser) {
 	// A model that enables the response cache says on its name how many
 	// requests it answered, or why it is off; a stateful model how many
 	// sequences are live; one ONNX Runtime opens with custom operators or
-	// fewer graph optimizations, that.
+	// fewer graph optimizations, that; one with priority levels, how many.
 	names := eval[[]cell](t, b, `(async () => {
   const { renderModels } = await import('/assets/models.js');
   const tbody = document.createElement('tbody');
@@ -565,7 +565,8 @@ func checkModelWarning(t *testing.T, b *browser) {
     { name: 'c', ready: true, recent: {} },
     { name: 'd', ready: true, recent: {}, sequences: { live: 3, max: 4096, idle_ms: 5000, controls: ['START (start)'], states: ['ACC from ACC_NEXT'] } },
     { name: 'e', ready: true, recent: {}, onnxruntime: { op_libraries: ['/m/e/libops.so'], graph_optimization: 'basic' } },
-    { name: 'f', ready: true, recent: {}, onnxruntime: { graph_optimization: 'extended' } }] });
+    { name: 'f', ready: true, recent: {}, onnxruntime: { graph_optimization: 'extended' } },
+    { name: 'g', ready: true, recent: {}, priority_levels: 2, default_priority_level: 2 }] });
   return [...tbody.querySelectorAll('th')].map((th) => {
     const note = th.querySelector('.config-notes');
     return { text: th.textContent, title: note ? note.title : '' };
@@ -587,6 +588,7 @@ func checkModelWarning(t *testing.T, b *browser) {
 		{"d (3 sequences)", "stateful (sequence_batching): 3 live of at most 4096, each ended after 5 s idle; gpuletd fills START (start), ACC from ACC_NEXT"},
 		{"e (custom ops)", "onnxruntime: custom operators from /m/e/libops.so; basic graph optimizations only"},
 		{"f (extended graph)", "onnxruntime: extended graph optimizations only"},
+		{"g (2 levels)", "priority levels: 2, 1 the highest; a request that names none is at level 2; at overload the lower levels give way (shed_priority)"},
 	}, names)
 
 	// A Triton repository's models, drawn into the page's own table (the

@@ -1,15 +1,13 @@
 // The models table: rate, SLO (and whether it is the server's default),
 // attainment, p50/p99, mean batch, violations and where each model is
 // placed; configuration fields that took no effect, the response cache's
-// hits, live sequences and custom operators are listed on the name, what
-// keeps a model from serving its requests (gpu-lets where a batch of one
-// is predicted past the SLO, a smallest request above
+// hits, live sequences, custom operators and priority levels are listed on
+// the name, what keeps a model from serving its requests (gpu-lets where a
+// batch of one is predicted past the SLO, a smallest request above
 // limits.max_request_body) on the placement.
 
 import { h, num, rate, pct, ms, attainment, cssIdent } from './dom.js';
 
-// cacheNote says, on a model or pipeline that enables the response cache,
-// how many requests it answered, or why it is off.
 // sequencesNote says on a stateful model's name how many sequences are
 // live, and in its title what gpuletd keeps for them; null for another model.
 export function sequencesNote(s) {
@@ -48,6 +46,24 @@ export function runtimeNote(r) {
   });
 }
 
+// priorityNote says on a model's name how many priority levels its
+// requests may ask for, and in its title what they do; null for a model
+// without levels.
+export function priorityNote(m) {
+  if (!(m.priority_levels > 1)) {
+    return null;
+  }
+  return h('span', {
+    class: 'config-notes',
+    text: ` (${m.priority_levels} levels)`,
+    title:
+      `priority levels: ${m.priority_levels}, 1 the highest; a request that names none is at level ${m.default_priority_level}; ` +
+      'at overload the lower levels give way (shed_priority)',
+  });
+}
+
+// cacheNote says, on a model or pipeline that enables the response cache,
+// how many requests it answered, or why it is off.
 export function cacheNote(c) {
   if (!c) {
     return null;
@@ -115,6 +131,7 @@ export function renderModels(tbody, status) {
         cacheNote(m.response_cache),
         sequencesNote(m.sequences),
         runtimeNote(m.onnxruntime),
+        priorityNote(m),
       ),
       h('td', { class: m.ready ? 'ok' : 'no', text: m.ready ? 'yes' : 'no', title: m.reason || '' }),
       h('td', { class: 'num', text: rate(m.rate) }),
