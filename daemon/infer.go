@@ -373,9 +373,11 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	}
 	at := n.router.at(deadline)
 	cfg := models[0].Config // a step's variants: the model's own
-	level := priorityLevel(cfg, priorityOf(ctx))
-	now := n.router.now()
-	by := admitBy(now, at, n.priorities.reserve(models[0].Name, cfg.PriorityLevels, level, now))
+	by, level := at, priorityLevel(cfg, priorityOf(ctx))
+	if level > 0 {
+		now := n.router.now()
+		by = admitBy(now, at, n.priorities.reserve(models[0].Name, cfg.PriorityLevels, level, now, n.conf().Scheduler.PriorityReserve))
+	}
 	name, g, err := n.admitAny(routeNames, at, by, not)
 	if errors.Is(err, errShed) {
 		return nil, nil, nil, shedAnswer(strings.Join(routeNames, " or "), level, cfg.PriorityLevels)

@@ -11,20 +11,6 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 )
 
-// priorityReserve is the share of a request's time to its deadline that a
-// model's lowest priority level leaves to level 1: it is routed only where
-// it can finish that much before its deadline. A level between gets a
-// share in proportion, and the shares count from the highest level that
-// is coming (priorities.reserve). A third measured best in the scheduler's
-// virtual time (ResNet50's and InceptionResNetV2's Table 2 curves on two
-// and eight gpu-lets, 10–70% of the requests of the higher level, up to
-// 1.6× the load they serve): the higher level kept all its requests
-// within the SLO whenever they alone fit, with goodput within a few
-// percent of that without levels; a quarter left a loss at the higher
-// level too, and from 0.4 on the lower one lost more below overload
-// (docs/BENCHMARKS.md "Priority levels").
-const priorityReserve = 1.0 / 3
-
 // priorityRecent is how long after a request of a level arrived the levels
 // below it keep their reserve: without requests above them, they take the
 // whole SLO.
@@ -75,11 +61,12 @@ type priorities struct {
 
 // reserve records that a request of model (with levels levels) at level
 // arrived at now (the router's clock) and returns the share of its time to
-// its deadline that its routing leaves to higher levels: priorityReserve
-// for each level between it and the highest of those that came within
+// its deadline that its routing leaves to higher levels: most
+// (scheduler.priority_reserve, the lowest level's share below level 1) for
+// each level between it and the highest of those that came within
 // priorityRecent, over the levels' span. The highest level coming, level 1
 // always, takes its whole time.
-func (p *priorities) reserve(model string, levels, level int, now time.Duration) float64 {
+func (p *priorities) reserve(model string, levels, level int, now time.Duration, most float64) float64 {
 	if levels < 2 || level < 1 || level > levels {
 		return 0
 	}
@@ -96,7 +83,7 @@ func (p *priorities) reserve(model string, levels, level int, now time.Duration)
 	seen[level-1] = max(now, 1)
 	for i, t := range seen[:level-1] {
 		if t > 0 && now-t <= priorityRecent { // the highest level coming
-			return priorityReserve * float64(level-1-i) / float64(levels-1)
+			return most * float64(level-1-i) / float64(levels-1)
 		}
 	}
 	return 0

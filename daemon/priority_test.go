@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
@@ -45,19 +46,19 @@ func TestPriorityLevel(t *testing.T) {
 // counts its own.
 func TestPriorityReserve(t *testing.T) {
 	var p priorities
-	s := time.Second
-	require.Zero(t, p.reserve("m", 3, 3, 10*s), "no higher level came yet")
-	require.Zero(t, p.reserve("m", 3, 1, 10*s))
-	require.InDelta(t, priorityReserve, p.reserve("m", 3, 3, 10*s), 1e-12)
-	require.Zero(t, p.reserve("other", 3, 3, 10*s), "another model's levels")
-	require.InDelta(t, priorityReserve/2, p.reserve("m", 3, 2, 10*s+priorityRecent/2), 1e-12)
-	require.InDelta(t, priorityReserve, p.reserve("m", 3, 3, 10*s+priorityRecent), 1e-12)
-	require.InDelta(t, priorityReserve/2, p.reserve("m", 3, 3, 10*s+priorityRecent+time.Millisecond), 1e-12,
+	s, most := time.Second, 0.4
+	require.Zero(t, p.reserve("m", 3, 3, 10*s, most), "no higher level came yet")
+	require.Zero(t, p.reserve("m", 3, 1, 10*s, most))
+	require.InDelta(t, most, p.reserve("m", 3, 3, 10*s, most), 1e-12)
+	require.Zero(t, p.reserve("other", 3, 3, 10*s, most), "another model's levels")
+	require.InDelta(t, most/2, p.reserve("m", 3, 2, 10*s+priorityRecent/2, most), 1e-12)
+	require.InDelta(t, most, p.reserve("m", 3, 3, 10*s+priorityRecent, most), 1e-12)
+	require.InDelta(t, most/2, p.reserve("m", 3, 3, 10*s+priorityRecent+time.Millisecond, most), 1e-12,
 		"level 1 stopped coming, level 2 came since")
-	require.Zero(t, p.reserve("m", 3, 2, 10*s+priorityRecent+time.Millisecond), "level 2 is the highest coming")
-	require.Zero(t, p.reserve("m", 3, 3, 20*s), "none above came within priorityRecent")
-	require.Zero(t, p.reserve("m", 0, 0, 11*s))
-	require.Zero(t, p.reserve("m", 2, 2, 11*s), "new levels start afresh")
+	require.Zero(t, p.reserve("m", 3, 2, 10*s+priorityRecent+time.Millisecond, most), "level 2 is the highest coming")
+	require.Zero(t, p.reserve("m", 3, 3, 20*s, most), "none above came within priorityRecent")
+	require.Zero(t, p.reserve("m", 0, 0, 11*s, most))
+	require.Zero(t, p.reserve("m", 2, 2, 11*s, most), "new levels start afresh")
 
 	require.Equal(t, 30*time.Millisecond, admitBy(0, 30*time.Millisecond, 0))
 	require.Equal(t, 20*time.Millisecond, admitBy(0, 30*time.Millisecond, 1.0/3))
@@ -69,11 +70,14 @@ func TestPriorityReserve(t *testing.T) {
 // one has come, the lower level's requests (and those that name no level
 // or one past the levels, the model's default) are shed with a reason of
 // their own, while the higher level's are still routed. Every routed
-// request here meets the gpu-let's executor restarting.
+// request here meets the gpu-let's executor restarting. Without a reserve
+// the lower level is routed as the higher.
 func TestALowPriorityGivesWay(t *testing.T) {
 	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
 		catalog: newCatalog(t.TempDir(), 0, nil, nil, zap.NewNop())}
 	n.metrics = newMetrics(n)
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
 	m := &repository.Model{Name: "m", Family: "m", Config: repository.ModelConfig{MaxBatchSize: 8, PriorityLevels: 2, DefaultPriority: 2}}
 	lat, err := sched.LinearLatency(100*time.Microsecond, time.Millisecond, 8)
 	require.NoError(t, err)
@@ -108,4 +112,12 @@ func TestALowPriorityGivesWay(t *testing.T) {
 			}
 		})
 	}
+
+	// With no reserve (scheduler.priority_reserve: 0) the levels change nothing.
+	cfg.Scheduler.PriorityReserve = 0
+	now := time.Now()
+	n.router.update(g, &pb.ExecutorState{AtMonoNs: monoclock.Of(now), FreeAtMonoNs: monoclock.Of(now.Add(24 * time.Millisecond)),
+		Models: []*pb.ModelState{{Name: "m"}}})
+	_, _, _, ierr := n.dispatchAny(withPriority(context.Background(), 2), []*repository.Model{m}, nil, nil, nil, now.Add(30*time.Millisecond))
+	require.Equal(t, reasonExecutorDown, ierr.reason, "routed")
 }

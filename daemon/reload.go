@@ -21,6 +21,7 @@ var liveFields = map[string]bool{
 	"scheduler.idle_plan":         true,
 	"scheduler.reorganize_period": true,
 	"scheduler.ewma_weight":       true,
+	"scheduler.priority_reserve":  true, // read at every request
 	"limits.max_request_body":     true,
 	"limits.max_queued_per_model": true, // running executors' models are retuned
 	"auth.admin_token":            true,
@@ -69,6 +70,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.Scheduler.IdlePlan = next.Scheduler.IdlePlan
 		case "scheduler.reorganize_period":
 			merged.Scheduler.ReorganizePeriod = next.Scheduler.ReorganizePeriod
+		case "scheduler.priority_reserve":
+			merged.Scheduler.PriorityReserve = next.Scheduler.PriorityReserve
 		case "scheduler.ewma_weight":
 			merged.Scheduler.EWMAWeight = next.Scheduler.EWMAWeight
 			n.rates.setWeight(next.Scheduler.EWMAWeight)

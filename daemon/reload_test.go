@@ -102,6 +102,7 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 		{"scheduler.reorganize_period", func(c *config.Config) { c.Scheduler.ReorganizePeriod = config.Duration(time.Minute) },
 			func(c *config.Config) any { return c.Scheduler.ReorganizePeriod.D() }, time.Minute},
 		{"scheduler.ewma_weight", func(c *config.Config) { c.Scheduler.EWMAWeight = 0.25 }, func(c *config.Config) any { return c.Scheduler.EWMAWeight }, 0.25},
+		{"scheduler.priority_reserve", func(c *config.Config) { c.Scheduler.PriorityReserve = 0.5 }, func(c *config.Config) any { return c.Scheduler.PriorityReserve }, 0.5},
 		{"limits.max_request_body", func(c *config.Config) { c.Limits.MaxRequestBody = 1 << 20 },
 			func(c *config.Config) any { return c.Limits.MaxRequestBody }, config.ByteSize(1 << 20)},
 		{"limits.max_queued_per_model", func(c *config.Config) { c.Limits.MaxQueuedPerModel = 7 },

@@ -177,6 +177,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"budget that one body would overfill", "limits:\n  max_request_body: 64MiB\n  max_inflight_bytes: 80MiB\n", nil, []string{"limits.max_inflight_bytes", "at least 87382KiB, 4/3 of limits.max_request_body"}},
 		{"budget one byte short of a body", "limits:\n  max_request_body: 3MiB\n  max_inflight_bytes: 4194303\n", nil, []string{"limits.max_inflight_bytes", "at least 4097KiB"}},
 		{"bad ewma", "scheduler:\n  ewma_weight: 0\n", nil, []string{"scheduler.ewma_weight", "above 0"}},
+		{"priority reserve too large", "scheduler:\n  priority_reserve: 0.95\n", nil, []string{"scheduler.priority_reserve", "0.95", "below 0.9"}},
+		{"priority reserve negative", "scheduler:\n  priority_reserve: -0.1\n", nil, []string{"scheduler.priority_reserve", "-0.1"}},
 		{"unknown idle plan", "scheduler:\n  idle_plan: sleep\n", nil, []string{"scheduler.idle_plan", `"sleep"`, "spread, pack"}},
 		{"response cache beyond memory", "response_cache:\n  size: 2000GiB\n", nil, []string{"response_cache.size", "0 (no cache) to 1024GiB"}},
 		{"unknown trace mode", "trace:\n  mode: zipkin\n", nil, []string{"trace.mode", `"zipkin"`, "triton, opentelemetry"}},

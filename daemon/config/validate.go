@@ -128,6 +128,9 @@ func (c *Config) Validate() error {
 	if p := c.Scheduler.ReorganizePeriod.D(); p < time.Second || p > 24*time.Hour {
 		bad("scheduler.reorganize_period", p, "use 1s to 24h")
 	}
+	if r := c.Scheduler.PriorityReserve; !(r >= 0 && r < MaxPriorityReserve) {
+		bad("scheduler.priority_reserve", strconv.FormatFloat(r, 'g', -1, 64), fmt.Sprintf("use a share from 0 (levels change nothing) to below %g", MaxPriorityReserve))
+	}
 	if w := c.Scheduler.EWMAWeight; !(w > 0 && w <= 1) {
 		bad("scheduler.ewma_weight", strconv.FormatFloat(w, 'g', -1, 64), "use a weight above 0 and at most 1")
 	}
