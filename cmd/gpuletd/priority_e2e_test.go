@@ -61,7 +61,7 @@ func TestPriorityLevelsAtOverload(t *testing.T) {
 		require.Zero(t, reps[i].Dropped, "the client kept up")
 	}
 	high, low := reps[0], reps[1]
-	require.Greater(t, high.Attainment, 0.93, "level 1 keeps its requests; logs:\n%s", logs)
+	require.Greater(t, high.Attainment, 0.97, "level 1 keeps its requests; logs:\n%s", logs)
 	require.Less(t, low.Attainment, 0.75, "level 2 takes what is left")
 	require.Greater(t, low.Failed["503 shed_priority"], int64(0.1*float64(low.Sent)), "level 2's excess is shed")
 	require.Zero(t, high.Failed["ResourceExhausted"], "level 1 is never shed (over gRPC, RESOURCE_EXHAUSTED)")
