@@ -61,9 +61,10 @@ type ModelConfig struct {
 	// are alike. At overload a lower level gives way to the higher ones
 	// (OPERATIONS "Priority levels"). DefaultPriority, in 1..PriorityLevels,
 	// is the level of a request that asks for none or for one past the
-	// levels. Both from a config.pbtxt's dynamic_batching.
-	PriorityLevels  int `yaml:"-"`
-	DefaultPriority int `yaml:"-"`
+	// levels. A config.pbtxt's dynamic_batching gives them as
+	// priority_levels and default_priority_level.
+	PriorityLevels  int `yaml:"priority_levels,omitempty"`
+	DefaultPriority int `yaml:"default_priority_level,omitempty"`
 	// Inputs and Outputs are read from the model file when not given
 	// (torchscript models must give them).
 	Inputs  []TensorSpec `yaml:"inputs,omitempty"`
@@ -196,6 +197,9 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 	if c.MaxQueue < 0 || c.MaxQueue > maxQueue {
 		errs = append(errs, fmt.Errorf("max_queue: %d is not allowed; use 0 (the server's limits.max_queued_per_model) to %d", c.MaxQueue, maxQueue))
 	}
+	if err := checkPriorities(c.PriorityLevels, c.DefaultPriority); err != nil {
+		errs = append(errs, err)
+	}
 	if err := checkVariant(c.VariantOf, c.Accuracy); err != nil {
 		errs = append(errs, err)
 	}
@@ -215,6 +219,21 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 }
 
 // checkVariant checks a model's variant_of and accuracy.
+// checkPriorities checks a config.yaml's priority levels: up to
+// maxPriorityLevels, and with levels a default among them, as a
+// config.pbtxt's must have (tritonPriorities).
+func checkPriorities(levels, def int) error {
+	switch {
+	case levels < 0 || levels > maxPriorityLevels:
+		return fmt.Errorf("priority_levels: %d is not allowed; use 0 (every request alike) to %d", levels, maxPriorityLevels)
+	case levels == 0 && def != 0:
+		return fmt.Errorf("default_priority_level: %d names a level, and priority_levels sets none; set priority_levels or remove it", def)
+	case levels > 0 && (def < 1 || def > levels):
+		return fmt.Errorf("default_priority_level: %d is not allowed; use 1 (the highest) to %d (priority_levels)", def, levels)
+	}
+	return nil
+}
+
 func checkVariant(of string, accuracy float64) error {
 	if of != "" && !validName.MatchString(of) {
 		return fmt.Errorf("variant_of: %q is not a model name", of)
@@ -291,6 +310,12 @@ func overlay(base, yamlCfg ModelConfig, set map[string]bool) ModelConfig {
 	}
 	if set["max_queue"] {
 		base.MaxQueue = yamlCfg.MaxQueue
+	}
+	if set["priority_levels"] {
+		base.PriorityLevels = yamlCfg.PriorityLevels
+	}
+	if set["default_priority_level"] {
+		base.DefaultPriority = yamlCfg.DefaultPriority
 	}
 	if set["inputs"] {
 		base.Inputs = yamlCfg.Inputs

@@ -291,7 +291,7 @@ func TestOverlayCoversEveryYAMLField(t *testing.T) {
 	full := ModelConfig{
 		SLO: config.Duration(time.Second), MaxBatchSize: 3, Platform: PlatformONNX, Profile: "p", MemoryMB: 5,
 		Inputs: []TensorSpec{{Name: "i"}}, Outputs: []TensorSpec{{Name: "o"}}, VariantOf: "v", Accuracy: 0.5,
-		ResponseCache: true, ProfileShapes: map[string][]int64{"i": {128}}, MaxQueue: 9,
+		ResponseCache: true, ProfileShapes: map[string][]int64{"i": {128}}, MaxQueue: 9, PriorityLevels: 3, DefaultPriority: 2,
 	}
 	set := map[string]bool{}
 	rt := reflect.TypeFor[ModelConfig]()

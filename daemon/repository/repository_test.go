@@ -414,3 +414,41 @@ func TestModelMaxQueue(t *testing.T) {
 		})
 	}
 }
+
+// A model's priority levels come from config.yaml as from config.pbtxt,
+// config.yaml winning; levels without a default among them, a default
+// without levels, or too many levels are refused.
+func TestModelPriorityLevels(t *testing.T) {
+	pbtxt := "max_batch_size: 8\ndynamic_batching { priority_levels: 4 default_priority_level: 4 }\n"
+	for _, tc := range []struct {
+		name, yaml, pbtxt string
+		levels, def       int
+		err               string
+	}{
+		{name: "none", yaml: goodConfig},
+		{name: "config.yaml", yaml: goodConfig + "priority_levels: 3\ndefault_priority_level: 2\n", levels: 3, def: 2},
+		{name: "config.pbtxt", pbtxt: pbtxt, levels: 4, def: 4},
+		{name: "config.yaml over config.pbtxt", yaml: "priority_levels: 2\ndefault_priority_level: 1\n", pbtxt: pbtxt, levels: 2, def: 1},
+		{name: "no default", yaml: goodConfig + "priority_levels: 3\n", err: "default_priority_level: 0 is not allowed; use 1 (the highest) to 3 (priority_levels)"},
+		{name: "default past the levels", yaml: goodConfig + "priority_levels: 3\ndefault_priority_level: 5\n", err: "default_priority_level: 5 is not allowed"},
+		{name: "default without levels", yaml: goodConfig + "default_priority_level: 1\n", err: "default_priority_level: 1 names a level, and priority_levels sets none"},
+		{name: "too many", yaml: goodConfig + "priority_levels: 101\ndefault_priority_level: 1\n", err: "priority_levels: 101 is not allowed; use 0 (every request alike) to 100"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"1/model.onnx": "onnx"}
+			if tc.pbtxt != "" {
+				files[TritonConfigFile] = tc.pbtxt
+			}
+			root := writeRepo(t, map[string]entry{"m": {config: tc.yaml, files: files}})
+			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.levels, m.Config.PriorityLevels)
+			require.Equal(t, tc.def, m.Config.DefaultPriority)
+			require.NotContains(t, strings.Join(m.Notes, "\n"), "dynamic_batching", "priority levels take full effect: no note")
+		})
+	}
+}

@@ -70,6 +70,14 @@ func YAMLOverTriton(pc *tritonpb.ModelConfig, data []byte) error {
 			db.DefaultQueuePolicy.MaxQueueSize = uint32(c.MaxQueue)
 		}
 	}
+	if (set["priority_levels"] || set["default_priority_level"]) && pc.GetEnsembleScheduling() == nil && pc.GetSequenceBatching() == nil {
+		db := pc.GetDynamicBatching()
+		if db == nil {
+			db = &tritonpb.ModelDynamicBatching{}
+			pc.SchedulingChoice = &tritonpb.ModelConfig_DynamicBatching{DynamicBatching: db}
+		}
+		db.PriorityLevels, db.DefaultPriorityLevel = uint64(c.PriorityLevels), uint64(c.DefaultPriority)
+	}
 	if set["inputs"] {
 		pc.Input = nil
 		for _, t := range c.Inputs {
