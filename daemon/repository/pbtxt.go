@@ -43,6 +43,9 @@ const (
 	// ParamPathAccuracy is a pipeline's table of end-to-end accuracies by
 	// path: "spotter/labeler=1, spotter/labeler-lite=0.82".
 	ParamPathAccuracy = "path_accuracy"
+	// ParamMaxQueue is as config.yaml's max_queue, for a stateful model,
+	// whose sequence_batching has no queue bound to say it in: "64".
+	ParamMaxQueue = "max_queue"
 )
 
 // Triton's platform and backend names that gpuletd serves.
@@ -469,6 +472,13 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 				continue
 			}
 			c.MinAccuracy = a
+		case ParamMaxQueue:
+			q, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || q < 0 || q > maxQueue {
+				bad("%s: %q is not allowed; give 0 (the server's limits.max_queued_per_model) to %d", f, v, maxQueue)
+				continue
+			}
+			c.MaxQueue = q
 		case ParamPathAccuracy:
 			table, err := parsePathAccuracy(v)
 			if err != nil {
@@ -477,7 +487,7 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 			}
 			c.PathAccuracy = table
 		default:
-			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s, %s and (pipelines) %s, %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamProfileShapes, ParamVariant, ParamAccuracy, ParamFanout, ParamMinAccuracy, ParamPathAccuracy)
+			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s, %s, (stateful models) %s and (pipelines) %s, %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamProfileShapes, ParamVariant, ParamAccuracy, ParamMaxQueue, ParamFanout, ParamMinAccuracy, ParamPathAccuracy)
 		}
 	}
 	if c.VariantOf != "" {

@@ -10,7 +10,8 @@ import (
 
 // TritonParameters gives c's own gpuletd settings as the parameters of a
 // config.pbtxt that say them (slo, profile, profile_shapes, memory_mb,
-// variant_of, accuracy; a pipeline's min_accuracy and path_accuracy), so
+// variant_of, accuracy; a stateful model's max_queue; a pipeline's
+// min_accuracy and path_accuracy), so
 // that a ModelConfig written out as a config.pbtxt serves the model the
 // same way. Settings left at their zero value are left out, as a
 // config.pbtxt without them reads (profile_shapes given empty is written
@@ -40,6 +41,9 @@ func TritonParameters(c ModelConfig) map[string]*tritonpb.ModelParameter {
 	}
 	if c.Ensemble != nil {
 		set(ParamFanout, c.Ensemble.Fanout)
+	}
+	if c.Sequence != nil && c.MaxQueue > 0 { // a stateful model's, which sequence_batching cannot say
+		set(ParamMaxQueue, strconv.Itoa(c.MaxQueue))
 	}
 	if c.MinAccuracy > 0 {
 		set(ParamMinAccuracy, strconv.FormatFloat(c.MinAccuracy, 'g', -1, 64))

@@ -40,6 +40,8 @@ func TestYAMLOverTritonLoadsAsTheFolder(t *testing.T) {
 		{name: "config.yaml's queue bound", yaml: goodConfig + "max_queue: 12\n", file: "onnx"},
 		{name: "config.yaml's queue bound over config.pbtxt's", yaml: "max_queue: 3\n", file: "onnx",
 			pbtxt: lenet + "dynamic_batching { default_queue_policy { max_queue_size: 40 } }\n"},
+		{name: "config.yaml's queue bound over a stateful config.pbtxt", yaml: "max_queue: 3\n", file: "stateful",
+			pbtxt: strings.Replace(tritonRunningSum, `"sum"`, `"m"`, 1)},
 		{name: "config.yaml's priority levels", yaml: goodConfig + "priority_levels: 3\ndefault_priority_level: 2\n", file: "onnx"},
 		{name: "config.yaml's priority levels over config.pbtxt's", yaml: "priority_levels: 2\ndefault_priority_level: 1\n", file: "onnx",
 			pbtxt: lenet + "dynamic_batching { priority_levels: 4 default_priority_level: 4 default_queue_policy { max_queue_size: 40 } }\n"},
