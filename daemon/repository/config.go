@@ -234,6 +234,24 @@ func checkPriorities(levels, def int) error {
 	return nil
 }
 
+// levelsFit refuses a config.yaml's priority levels (the keys it sets, set)
+// over a config.pbtxt whose model takes none: a pipeline's steps go by
+// their own models' levels, and a stateful model's sequence_batching has
+// no place for them, so that a load request's configuration could not say
+// them (YAMLOverTriton).
+func levelsFit(pbtxt ModelConfig, set map[string]bool) error {
+	if !set["priority_levels"] && !set["default_priority_level"] {
+		return nil
+	}
+	switch {
+	case pbtxt.Ensemble != nil:
+		return errors.New("priority_levels: a pipeline takes none: its steps' requests go by their own models' levels (the request's priority reaches them); remove it")
+	case pbtxt.Sequence != nil:
+		return errors.New("priority_levels: a stateful model (sequence_batching) takes none; remove it")
+	}
+	return nil
+}
+
 func checkVariant(of string, accuracy float64) error {
 	if of != "" && !validName.MatchString(of) {
 		return fmt.Errorf("variant_of: %q is not a model name", of)

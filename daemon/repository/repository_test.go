@@ -433,6 +433,8 @@ func TestModelPriorityLevels(t *testing.T) {
 		{name: "default past the levels", yaml: goodConfig + "priority_levels: 3\ndefault_priority_level: 5\n", err: "default_priority_level: 5 is not allowed"},
 		{name: "default without levels", yaml: goodConfig + "default_priority_level: 1\n", err: "default_priority_level: 1 names a level, and priority_levels sets none"},
 		{name: "too many", yaml: goodConfig + "priority_levels: 101\ndefault_priority_level: 1\n", err: "priority_levels: 101 is not allowed; use 0 (every request alike) to 100"},
+		{name: "over a stateful model", yaml: "priority_levels: 2\ndefault_priority_level: 2\n", pbtxt: strings.Replace(tritonRunningSum, `"sum"`, `"m"`, 1),
+			err: "priority_levels: a stateful model (sequence_batching) takes none; remove it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{"1/model.onnx": "onnx"}

@@ -399,6 +399,9 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 			sloFrom = SLOFromYAML
 		}
 		if perr == nil {
+			if err := levelsFit(m.Config, set); err != nil {
+				return nil, invalid(yamlPath, err)
+			}
 			m.Config = overlay(m.Config, cfg, set)
 			m.Notes = append(m.Notes, fmt.Sprintf("%s and %s both present: %s wins for the fields it sets (%s), %s gives the rest",
 				YAMLConfigFile, TritonConfigFile, YAMLConfigFile, strings.Join(sortedKeys(set), ", "), TritonConfigFile))
