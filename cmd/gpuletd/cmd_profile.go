@@ -62,9 +62,9 @@ and batch sizes b, with one executor per size, and keep them in the store
 (state_dir/gpuletd.db) under the model file's sha256 and the device type.
 MODEL is a model of the repository (model_repository), a path to a model
 folder (a config.pbtxt's custom operator libraries are loaded as the daemon
-loads them), or a path to a .onnx file. A second run reuses the stored profile unless --force is given or the
-model file changed. On an emulated device the reference set's physics is
-read instead of measured.
+loads them), or a path to a .onnx file. A second run reuses the stored
+profile unless --force is given or the model file changed. On an emulated
+device the reference set's physics is read instead of measured.
 
 Each point is sampled until the 95% confidence interval of its median is
 within ±2% and that of its p99 within ±10% (at least --min-samples samples),
