@@ -372,10 +372,10 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	fmt.Fprintf(tw, "target\t%s at %s\n", model, target)
 	if r.Closed > 0 {
 		fmt.Fprintf(tw, "arrivals\tclosed loop, %d in flight, for %s, %s tensors%s (%d-byte requests)\n",
-			r.Closed, r.Window.Round(time.Millisecond), tensors, compressed(r), r.RequestBytes)
+			r.Closed, r.Window.Round(time.Millisecond), tensors, requestNotes(r), r.RequestBytes)
 	} else {
 		fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors%s (%d-byte requests)\n",
-			spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, compressed(r), r.RequestBytes)
+			spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, requestNotes(r), r.RequestBytes)
 	}
 	if r.Sequences > 0 {
 		fmt.Fprintf(tw, "sequences\t%d live, %d requests each\n", r.Sequences, r.SequenceLength)
@@ -450,12 +450,17 @@ func failures(m map[string]int64) string {
 // dur writes a duration like millis does.
 func dur(d time.Duration) string { return millis(float64(d) / float64(time.Millisecond)) }
 
-// compressed says in which coding a load's requests went, if any.
-func compressed(r *loadgen.Report) string {
-	if r.Compression == "" {
-		return ""
+// requestNotes says in which coding a load's requests went and at which
+// priority level, if any.
+func requestNotes(r *loadgen.Report) string {
+	var s string
+	if r.Compression != "" {
+		s += ", " + r.Compression + "-compressed"
 	}
-	return ", " + r.Compression + "-compressed"
+	if r.Priority > 0 {
+		s += fmt.Sprintf(", priority %d", r.Priority)
+	}
+	return s
 }
 
 // loadTarget names where a load went and how its tensors were sent.
@@ -492,7 +497,7 @@ func writeMixReport(w io.Writer, spec string, m *loadgen.MixReport) error {
 	} else {
 		tensors += " tensors"
 	}
-	tensors += compressed(first)
+	tensors += requestNotes(first)
 	arrivals := spec + " arrivals"
 	if first.Closed > 0 {
 		arrivals = fmt.Sprintf("a closed loop of %d each", first.Closed)

@@ -71,6 +71,9 @@ func TestWriteLoadReport(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeLoadReport(&b, "poisson", &loadgen.Report{Model: "m", Binary: true, Compression: "gzip", RequestBytes: 310}))
 	require.Contains(t, b.String(), "binary tensors, gzip-compressed (310-byte requests)")
+	b.Reset()
+	require.NoError(t, writeLoadReport(&b, "poisson", &loadgen.Report{Model: "m", Binary: true, Priority: 1, RequestBytes: 330}))
+	require.Contains(t, b.String(), "binary tensors, priority 1 (330-byte requests)")
 
 	// A closed loop: no target rate, no schedule lag.
 	b.Reset()

@@ -39,6 +39,9 @@ type Report struct {
 	// Compression is the coding requests and answers went in
 	// (Config.Compression), "" when none.
 	Compression string `json:"compression,omitempty"`
+	// Priority is the priority level every request asked for
+	// (Config.Priority), 0 when none.
+	Priority uint64 `json:"priority,omitempty"`
 	// Rate is the arrival process's mean rate, requests per second; 0 in a
 	// closed loop.
 	Rate float64 `json:"target_rate"`

@@ -292,7 +292,7 @@ func (g *generator) newReport() *Report {
 	if len(g.grpcReqs) > 0 {
 		size = proto.Size(g.grpcReqs[0]) // a ModelInfer message, not the REST body it was made from
 	}
-	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression,
+	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression, Priority: g.cfg.Priority,
 		SLO: g.cfg.SLO, RequestBytes: size}
 	if g.seqs != nil {
 		rep.Sequences, rep.SequenceLength = g.cfg.Sequences, g.cfg.SequenceLength

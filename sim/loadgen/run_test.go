@@ -529,9 +529,10 @@ func TestPriorityIsSent(t *testing.T) {
 	for _, bin := range []bool{false, true} {
 		t.Run(fmt.Sprintf("binary=%v", bin), func(t *testing.T) {
 			srv := newFakeServer(t, &fakeServer{})
-			_, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 200 * time.Millisecond,
+			rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 200 * time.Millisecond,
 				Seed: 5, Binary: bin, Compression: CodingGzip, Inputs: 3, Priority: 2})
 			require.NoError(t, err)
+			require.Equal(t, uint64(2), rep.Priority, "the report says the level")
 			require.Empty(t, srv.decodeErrs)
 			require.Len(t, srv.decoded, 4)
 			for _, r := range srv.decoded {
