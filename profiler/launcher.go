@@ -3,7 +3,6 @@ package profiler
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -84,7 +83,7 @@ func (l *ProcessLauncher) Launch(ctx context.Context, g mps.Gpulet) (Executor, e
 	if l.Provider != "" {
 		args = append(args, "--provider", l.Provider)
 	}
-	logs := &tailBuffer{max: 16 << 10}
+	logs := crashlog.NewTail(16 << 10)
 	p, err := executor.Spawn(executor.SpawnOptions{
 		Binary: l.Binary, Socket: filepath.Join(l.SocketDir, g.ID+".sock"),
 		Env: append(lease.Env(), l.Env...), Args: args, Output: logs,
@@ -119,7 +118,7 @@ const BatchPolicy = "timeout:1ms"
 type processExecutor struct {
 	p     *executor.Process
 	lease *mps.Lease
-	logs  *tailBuffer
+	logs  *crashlog.Tail
 	once  sync.Once
 	err   error
 }
@@ -155,40 +154,6 @@ func (x *processExecutor) Close() error {
 		x.lease.Release()
 	})
 	return x.err
-}
-
-// tailBuffer keeps the last max bytes written to it, and the headline of
-// a crash report written (crashlog), which a long report pushes out.
-type tailBuffer struct {
-	mu    sync.Mutex
-	max   int
-	b     []byte
-	crash crashlog.Watch
-}
-
-var _ io.Writer = (*tailBuffer)(nil)
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	_, _ = t.crash.Write(p)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-// String is the tail, after the crash report's headline when the tail
-// has lost it.
-func (t *tailBuffer) String() string {
-	h := t.crash.Headline()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if h != "" && crashlog.Headline(string(t.b)) == "" {
-		return h + "\n…\n" + string(t.b)
-	}
-	return string(t.b)
 }
 
 // crashedTail starts logTail's words for an executor whose log holds a

@@ -65,3 +65,19 @@ func TestWatch(t *testing.T) {
 	_, _ = none.Write([]byte("{\"level\":\"info\"}\npanic: not ended by a newline"))
 	require.Empty(t, none.Headline())
 }
+
+// A Tail keeps the last bytes written, and puts a crash report's headline
+// that has left them before them.
+func TestTail(t *testing.T) {
+	b := NewTail(8)
+	n, err := b.Write([]byte("one\ntwo\nthree\n"))
+	require.NoError(t, err)
+	require.Equal(t, 14, n, "a write past the bound still takes it all")
+	require.Equal(t, "o\nthree\n", b.String())
+	require.Empty(t, b.Headline())
+
+	crash := NewTail(16)
+	_, _ = crash.Write([]byte("SIGSEGV: segmentation violation\nPC=0x1\n" + strings.Repeat("rax 0x0\n", 4)))
+	require.Equal(t, "SIGSEGV: segmentation violation", crash.Headline())
+	require.Equal(t, "SIGSEGV: segmentation violation\n…\nrax 0x0\nrax 0x0\n", crash.String())
+}

@@ -7,7 +7,6 @@
 package modelopen
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,8 +27,8 @@ const Command = "open-model"
 // ONNX Runtime cannot open the model.
 const ExitCannotOpen = 3
 
-// keep bounds what InChild keeps of the child's output besides a crash's
-// headline: the reason it gives fits in a line or a few.
+// keep bounds what InChild keeps of the end of the child's output besides
+// a crash's headline: the reason it gives fits in a line or a few.
 const keep = 8 << 10
 
 // Open opens the model at path in ONNX Runtime, loaded from library, after
@@ -57,9 +56,8 @@ func InChild(ctx context.Context, binary, library, path string, opLibraries []st
 	if err != nil {
 		return fmt.Errorf("open the model in a process of its own: %w", err)
 	}
-	var crash crashlog.Watch
-	head := &headBuffer{max: keep}
-	cmd.Stdout, cmd.Stderr = io.Discard, io.MultiWriter(&crash, head)
+	out := crashlog.NewTail(keep)
+	cmd.Stdout, cmd.Stderr = io.Discard, out
 	err = cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -70,12 +68,12 @@ func InChild(ctx context.Context, binary, library, path string, opLibraries []st
 	case !errors.As(err, &exit):
 		return fmt.Errorf("open the model in a process of its own: %w", err)
 	case exit.ExitCode() == ExitCannotOpen:
-		return errors.New(strings.TrimSpace(head.String()))
+		return errors.New(strings.TrimSpace(out.String()))
 	}
-	why := crash.Headline()
+	why := out.Headline()
 	if why == "" {
 		why = exit.String()
-		if last := lastLine(head.String()); last != "" {
+		if last := lastLine(out.String()); last != "" {
 			why += ": " + last
 		}
 	}
@@ -89,18 +87,4 @@ func lastLine(s string) string {
 		s = s[i+1:]
 	}
 	return strings.TrimSpace(s)
-}
-
-// headBuffer keeps the first max bytes written to it.
-type headBuffer struct {
-	bytes.Buffer
-	max int
-}
-
-// Write implements io.Writer; it never fails.
-func (b *headBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -64,15 +64,3 @@ func TestInChild(t *testing.T) {
 		})
 	}
 }
-
-// The child's output past what InChild keeps is not held.
-func TestHeadBufferKeepsTheStart(t *testing.T) {
-	b := &headBuffer{max: 4}
-	n, err := b.Write([]byte("abc"))
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
-	n, err = b.Write([]byte("defg"))
-	require.NoError(t, err)
-	require.Equal(t, 4, n, "a write past the bound still succeeds")
-	require.Equal(t, "abcd", b.String())
-}
