@@ -373,8 +373,9 @@ func (n *node) dispatchAny(ctx context.Context, models []*repository.Model, not 
 	}
 	at := n.router.at(deadline)
 	cfg := models[0].Config // a step's variants: the model's own
-	by, level := at, priorityLevel(cfg, priorityOf(ctx))
-	if level > 0 {
+	by, level := at, 0
+	if cfg.PriorityLevels > 1 { // the request's context is read only for a model with levels
+		level = priorityLevel(cfg, priorityOf(ctx))
 		now := n.router.now()
 		by = admitBy(now, at, n.priorities.reserve(models[0].Name, cfg.PriorityLevels, level, now, n.conf().Scheduler.PriorityReserve))
 	}

@@ -197,7 +197,7 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 	if c.MaxQueue < 0 || c.MaxQueue > maxQueue {
 		errs = append(errs, fmt.Errorf("max_queue: %d is not allowed; use 0 (the server's limits.max_queued_per_model) to %d", c.MaxQueue, maxQueue))
 	}
-	if err := checkPriorities(c.PriorityLevels, c.DefaultPriority); err != nil {
+	if err := checkPriorities(int64(c.PriorityLevels), int64(c.DefaultPriority)); err != nil {
 		errs = append(errs, err)
 	}
 	if err := checkVariant(c.VariantOf, c.Accuracy); err != nil {
@@ -219,10 +219,10 @@ func ParseModelConfig(data []byte) (ModelConfig, error) {
 }
 
 // checkVariant checks a model's variant_of and accuracy.
-// checkPriorities checks a config.yaml's priority levels: up to
-// maxPriorityLevels, and with levels a default among them, as a
-// config.pbtxt's must have (tritonPriorities).
-func checkPriorities(levels, def int) error {
+// checkPriorities checks a model's priority levels: up to
+// maxPriorityLevels, and with levels a default among them, as Triton
+// requires of a config.pbtxt (tritonPriorities).
+func checkPriorities(levels, def int64) error {
 	switch {
 	case levels < 0 || levels > maxPriorityLevels:
 		return fmt.Errorf("priority_levels: %d is not allowed; use 0 (every request alike) to %d", levels, maxPriorityLevels)

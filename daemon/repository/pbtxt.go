@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -504,21 +505,20 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 const maxPriorityLevels = 100
 
 // tritonPriorities reads dynamic_batching's priority levels and the default
-// level, which must be one of them when there are several (as Triton
-// requires): 0, 0 when the block sets none.
+// level, checked as a config.yaml's are (checkPriorities), but that a
+// default without levels is only a note, as Triton takes it: 0, 0 when the
+// block sets none.
 func tritonPriorities(db *tritonpb.ModelDynamicBatching, bad, note func(string, ...any)) (levels, def int) {
 	n, d := db.GetPriorityLevels(), db.GetDefaultPriorityLevel()
-	switch {
-	case n > maxPriorityLevels:
-		bad("dynamic_batching.priority_levels: %d is not allowed; use 0 (every request alike) to %d", n, maxPriorityLevels)
-		return 0, 0
-	case n == 0:
+	if n == 0 {
 		if d > 0 {
 			note("dynamic_batching.default_priority_level ignored: priority_levels sets no levels")
 		}
 		return 0, 0
-	case d < 1 || d > n:
-		bad("dynamic_batching.default_priority_level: %d is not allowed; use 1 (the highest) to %d (priority_levels)", d, n)
+	}
+	// Past the largest int64 is past maxPriorityLevels too.
+	if err := checkPriorities(int64(min(n, math.MaxInt64)), int64(min(d, math.MaxInt64))); err != nil {
+		bad("dynamic_batching.%v", err)
 		return 0, 0
 	}
 	for _, k := range slices.Sorted(maps.Keys(db.PriorityQueuePolicy)) {
@@ -560,8 +560,8 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 		// A block of what takes full effect alone (a queue bound, as
 		// YAMLOverTriton writes config.yaml's max_queue, and priority
 		// levels): nothing to say.
-		rest := &tritonpb.ModelDynamicBatching{PreferredBatchSize: db.PreferredBatchSize, MaxQueueDelayMicroseconds: db.MaxQueueDelayMicroseconds,
-			PreserveOrdering: db.PreserveOrdering, DefaultQueuePolicy: db.DefaultQueuePolicy}
+		rest := proto.Clone(db).(*tritonpb.ModelDynamicBatching)
+		rest.PriorityLevels, rest.DefaultPriorityLevel, rest.PriorityQueuePolicy = 0, 0, nil // noted apart
 		if q > 0 && proto.Equal(db.DefaultQueuePolicy, &tritonpb.ModelQueuePolicy{MaxQueueSize: q}) {
 			rest.DefaultQueuePolicy = nil
 		}

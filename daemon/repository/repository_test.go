@@ -332,12 +332,7 @@ func TestProfileShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			files := map[string]string{"1/model.onnx": "text"}
-			if tt.pbtxt != "" {
-				files[TritonConfigFile] = tt.pbtxt
-			}
-			root := writeRepo(t, map[string]entry{"m": {config: tt.yaml, files: files}})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := loadM(t, tt.yaml, tt.pbtxt, "text")
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				return
@@ -398,12 +393,7 @@ func TestModelMaxQueue(t *testing.T) {
 		{name: "too many", yaml: goodConfig + "max_queue: 2000000\n", err: "max_queue: 2000000 is not allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files := map[string]string{"1/model.onnx": "onnx"}
-			if tc.pbtxt != "" {
-				files[TritonConfigFile] = tc.pbtxt
-			}
-			root := writeRepo(t, map[string]entry{"m": {config: tc.yaml, files: files}})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := loadM(t, tc.yaml, tc.pbtxt, "onnx")
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -437,12 +427,7 @@ func TestModelPriorityLevels(t *testing.T) {
 			err: "priority_levels: a stateful model (sequence_batching) takes none; remove it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files := map[string]string{"1/model.onnx": "onnx"}
-			if tc.pbtxt != "" {
-				files[TritonConfigFile] = tc.pbtxt
-			}
-			root := writeRepo(t, map[string]entry{"m": {config: tc.yaml, files: files}})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := loadM(t, tc.yaml, tc.pbtxt, "onnx")
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -453,4 +438,16 @@ func TestModelPriorityLevels(t *testing.T) {
 			require.NotContains(t, strings.Join(m.Notes, "\n"), "dynamic_batching", "priority levels take full effect: no note")
 		})
 	}
+}
+
+// loadM loads a model folder "m" of the fake reader's file (a kind
+// fakeReader knows) with a config.yaml and, unless "", a config.pbtxt.
+func loadM(t *testing.T, yaml, pbtxt, file string) (*Model, error) {
+	t.Helper()
+	files := map[string]string{"1/model.onnx": file}
+	if pbtxt != "" {
+		files[TritonConfigFile] = pbtxt
+	}
+	root := writeRepo(t, map[string]entry{"m": {config: yaml, files: files}})
+	return Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 }

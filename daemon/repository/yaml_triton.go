@@ -57,14 +57,15 @@ func YAMLOverTriton(pc *tritonpb.ModelConfig, data []byte) error {
 	if set["memory_mb"] {
 		param(ParamMemoryMB, strconv.FormatFloat(c.MemoryMB, 'g', -1, 64))
 	}
-	if set["max_queue"] && pc.GetSequenceBatching() != nil { // no queue bound of its own to hold it
+	switch {
+	case !set["max_queue"] || pc.GetEnsembleScheduling() != nil:
+	case pc.GetSequenceBatching() != nil: // no queue bound of its own to hold it
 		if c.MaxQueue > 0 {
 			param(ParamMaxQueue, strconv.Itoa(c.MaxQueue))
 		} else {
 			delete(pc.Parameters, ParamMaxQueue)
 		}
-	}
-	if set["max_queue"] && pc.GetEnsembleScheduling() == nil && pc.GetSequenceBatching() == nil {
+	default:
 		db := pc.GetDynamicBatching()
 		if db == nil && c.MaxQueue > 0 {
 			db = &tritonpb.ModelDynamicBatching{}
