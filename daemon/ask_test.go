@@ -132,7 +132,7 @@ func TestAskMapsWhatTheExecutorAnswers(t *testing.T) {
 			// A deadline in the past gives "never answers" its grace only:
 			// the call's context ends 100 ms from now.
 			deadline := time.Now().Add(100*time.Millisecond - answerGrace(askModel().Config.SLO.D()))
-			res, ierr := n.ask(context.Background(), tt.exec, askModel(), nil, nil, deadline)
+			res, ierr := n.ask(context.Background(), tt.exec, askModel(), nil, nil, deadline, false)
 			require.Nil(t, res)
 			require.NotNil(t, ierr)
 			require.Equal(t, tt.code, ierr.code)
@@ -170,7 +170,7 @@ func TestAskReturnsTheAnswerInTheModelsShapes(t *testing.T) {
 				return &pb.InferResponse{Outputs: []*pb.Tensor{scores([]int64{2, 10}, 20)},
 					BatchSize: 6, QueueUs: 300, ComputeUs: 700, HeldUs: tt.held, Emulated: true}, nil
 			}
-			res, ierr := n.ask(context.Background(), inferFunc(exec), askModel(), []tensor.Tensor{in}, []string{"scores"}, deadline)
+			res, ierr := n.ask(context.Background(), inferFunc(exec), askModel(), []tensor.Tensor{in}, []string{"scores"}, deadline, false)
 			require.Nil(t, ierr)
 
 			require.Equal(t, "m", sent.Model)

@@ -39,6 +39,9 @@ const (
 	// past its deadline, and its gpu-let is routed around; then that it
 	// answers again (stall.go).
 	EventExecutorStall = "executor_stall"
+	// EventRequestQuarantined: a request crashed its model's executor a
+	// second time and is refused for a while (crash_suspects.go).
+	EventRequestQuarantined = "request_quarantined"
 )
 
 // EventKinds are the kinds of the events the daemon records, what an events
@@ -51,6 +54,7 @@ var knownEventKinds = []string{
 	EventModelInvalid, EventModelLoad, EventModelUnload, EventProfileJob,
 	EventConfigReload, EventPlan, EventDevices, EventStore, EventSLOUnreachable,
 	EventRequestLimit, EventDaemonStart, EventDaemonStop, EventExecutorStall,
+	EventRequestQuarantined,
 }
 
 // events records what happens in the store (the history) and hands each

@@ -46,6 +46,9 @@ type inferError struct {
 	// heard is the executor's frames heard before the request went to it
 	// (set with silent): a frame since says it runs.
 	heard uint64
+	// sent is the request's id on its executor's stream (set with
+	// reasonExecutorFailed): whether the executor ran it when it ended.
+	sent uint64
 }
 
 // message is the error's message; "" for none.
@@ -453,13 +456,39 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorDown, msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
 	}
-	return n.askOn(ctx, g, gen, client, m, inputs, names, deadline)
+	// A request like one that crashed an executor runs alone, or is
+	// refused once it crashed two (crash_suspects.go).
+	var digest *inputsDigest
+	alone := false
+	if n.crashes.watching() {
+		d := digestInputs(inputs)
+		digest = &d
+		switch st, until := n.crashes.standingOf(m.Name, m.SHA256, d, time.Now()); st {
+		case standingQuarantined:
+			return nil, quarantinedAnswer(m.Name, until)
+		case standingSuspect:
+			alone = true
+		}
+	}
+	res, ierr := n.askOn(ctx, g, gen, client, m, inputs, names, deadline, alone)
+	switch {
+	case ierr == nil && alone:
+		n.crashes.answered(m.Name, *digest)
+	case ierr != nil && ierr.reason == reasonExecutorFailed && !ierr.notRun:
+		if digest == nil {
+			d := digestInputs(inputs)
+			digest = &d
+		}
+		n.crashes.lost(executorGen{g.id, gen}, ierr.sent, lostRequest{model: m.Name, sha: m.SHA256, digest: *digest}, time.Now())
+	}
+	return res, ierr
 }
 
-// askOn asks g's executor gen, reached through client, as runOn does, and
-// marks it stalled when the request finds it silent.
-func (n *node) askOn(ctx context.Context, g *gpuletRun, gen uint64, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
-	res, ierr := n.ask(ctx, client, m, inputs, names, deadline)
+// askOn asks g's executor gen, reached through client, as runOn does (to
+// run the request in a batch of its own: alone), and marks it stalled
+// when the request finds it silent.
+func (n *node) askOn(ctx context.Context, g *gpuletRun, gen uint64, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time, alone bool) (*executed, *inferError) {
+	res, ierr := n.ask(ctx, client, m, inputs, names, deadline, alone)
 	if ierr != nil && ierr.silent && g.suspectStall(client, gen, m.Name, deadline, ierr.heard) {
 		ierr.msg = fmt.Sprintf("%s: no answer by the deadline: its executor on %s has sent nothing since the request went to it", m.Name, g.id)
 	}
@@ -493,8 +522,8 @@ func answerGrace(slo time.Duration) time.Duration {
 // until shortly after deadline and maps what comes back: the answer's
 // outputs in the model's configured shapes and its times in the metrics, or
 // the error a client is told.
-func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time) (*executed, *inferError) {
-	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineMonoNs: monoclock.Of(deadline)}
+func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, inputs []tensor.Tensor, names []string, deadline time.Time, alone bool) (*executed, *inferError) {
+	pbreq := &pb.InferRequest{Model: m.Name, Inputs: toProtoTensors(inputs), Outputs: names, DeadlineMonoNs: monoclock.Of(deadline), Alone: alone}
 	// The executor answers by the deadline; the grace only guards against
 	// one that stops answering.
 	waitEnd := deadline.Add(answerGrace(m.Config.SLO.D()))
@@ -508,7 +537,7 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	case errors.Is(err, executor.ErrExecutorGone):
 		// One that never reached the executor did not run there: another
 		// gpu-let may take it (sendAgainIfNotRun).
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, notRun: errors.Is(err, executor.ErrNotSent),
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorFailed, notRun: errors.Is(err, executor.ErrNotSent), sent: pbreq.Id,
 			msg: fmt.Sprintf("%s: the executor serving it failed while the request was in flight: %v", m.Name, err)}
 	case errors.Is(err, context.DeadlineExceeded):
 		// Silent: the wait ended at its own deadline (not a client's

@@ -62,7 +62,10 @@ type node struct {
 	readHost   func() hostMemory
 	admission  admission  // models held to their share at overload
 	priorities priorities // when each priority level of a model last came
-	misses     missRule   // the room models that missed their SLOs on their plans are given
+	// crashes tells the requests that crash executors from those batched
+	// with them (crash_suspects.go).
+	crashes crashSuspects
+	misses  missRule // the room models that missed their SLOs on their plans are given
 	// path is the request path's CPU per request, which the CPU device's
 	// plans count (request_path.go).
 	path  requestPath

@@ -38,6 +38,9 @@ const (
 	reasonExecutorDown = "executor_down"
 	// reasonExecutorFailed: the executor died with the request in flight.
 	reasonExecutorFailed = "executor_failed"
+	// reasonCrashesExecutor: the same request crashed the model's
+	// executor twice, each time in the batch that ran (crash_suspects.go).
+	reasonCrashesExecutor = "crashes_executor"
 	// reasonDeadline: the request's deadline cannot be met, or passed
 	// without an answer.
 	reasonDeadline = "deadline"
@@ -65,7 +68,7 @@ const (
 var failureReasons = []string{
 	reasonBadRequest, reasonTooLarge, reasonBodyTimeout, reasonMemoryBudget, reasonOutputNotJSON,
 	reasonUnknownModel, reasonUnservable, reasonUnplaced, reasonOverShare, reasonShedPriority, reasonUnroutable,
-	reasonExecutorDown, reasonExecutorFailed, reasonDeadline, reasonDropped, reasonQueueFull, reasonUnavailable,
+	reasonExecutorDown, reasonExecutorFailed, reasonCrashesExecutor, reasonDeadline, reasonDropped, reasonQueueFull, reasonUnavailable,
 	reasonCancelled, reasonDroppedEarly, reasonInternal,
 }
 

@@ -96,6 +96,9 @@ func (n *node) modelWarnings(m *repository.Model, w windowStats) []string {
 	if w := n.stale.reason(m.Name); w != "" {
 		out = append(out, w)
 	}
+	if w := n.crashWarning(m.Name); w != "" {
+		out = append(out, w)
+	}
 	hop := ""
 	if v, ok := n.counters.m.Load(m.Name); ok {
 		if hop = hopWarning(m.Config.SLO.D(), &v.(*modelCounters).hop); hop != "" {

@@ -156,7 +156,8 @@ func Run(ctx context.Context, opts Options) (err error) {
 	n.sup = &supervisor{devices: devices, events: n.events, log: log.Named("supervisor"),
 		sockDir: filepath.Join(cfg.RuntimeDir, "executors"), binary: opts.ExecutorBinary,
 		args: executorArgs(cfg, lib), env: engine.env(), onState: n.router.update, onModelsLost: n.modelsLost,
-		onRestart: n.restartTried, running: map[string]*gpuletRun{}, memGroup: n.memGroup}
+		onRestart: n.restartTried, onExit: n.executorEnded, running: map[string]*gpuletRun{}, memGroup: n.memGroup}
+	n.crashes.quarantined = n.requestQuarantined
 
 	n.catalog.keepDigests(ctx)
 	startup, err := n.catalog.scan(ctx, cfg.StartupModels)

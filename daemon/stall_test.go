@@ -179,7 +179,7 @@ func TestASilentRequestMarksAStallOnlyWithoutAWord(t *testing.T) {
 			g := &gpuletRun{id: "a", sup: &supervisor{events: newEvents(st, zap.NewNop())}, models: map[string]*pb.LoadModelRequest{"m": {Name: "m"}}}
 			n := &node{}
 			client := &readLate{after: tc.after, wake: tc.wake}
-			_, ierr := n.askOn(context.Background(), g, 0, client, askModel(), nil, nil, time.Now())
+			_, ierr := n.askOn(context.Background(), g, 0, client, askModel(), nil, nil, time.Now(), false)
 			require.NotNil(t, ierr)
 			require.Equal(t, reasonDeadline, ierr.reason)
 			require.Equal(t, tc.stalled, g.stalled())

@@ -61,11 +61,15 @@ type supervisor struct {
 	// onRestart hears of each try to start a dead executor again: nil when
 	// it serves again, else why it did not start.
 	onRestart func(*gpuletRun, error)
-	nextID    atomic.Uint64
-	sockSeq   atomic.Uint64
-	mu        sync.Mutex
-	running   map[string]*gpuletRun
-	restarts  atomic.Int64
+	// onExit hears of each executor's end: its generation, whether it
+	// crashed (its restart event's cause), and the requests its engine
+	// was running then (executor.Process.Running).
+	onExit   func(g *gpuletRun, gen uint64, crashed bool, running []uint64)
+	nextID   atomic.Uint64
+	sockSeq  atomic.Uint64
+	mu       sync.Mutex
+	running  map[string]*gpuletRun
+	restarts atomic.Int64
 	// healthEvery is how often monitor asks each executor for its health;
 	// 0: healthInterval.
 	healthEvery time.Duration
@@ -529,6 +533,9 @@ func (g *gpuletRun) monitor() {
 		unanswered = false
 		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, msg, attrs)
+		if g.sup.onExit != nil {
+			g.sup.onExit(g, g.gen.Load(), attrs["cause"] == "crash", p.Running())
+		}
 		failures, said := 0, ""
 		var killedUnder int64 // the memory limit a start the kernel killed was under
 		for {

@@ -28,6 +28,10 @@ type fakeRuntime struct {
 	hangNext     bool // the next run never ends (until cancelled)
 	loaded       int
 	closed       int
+	// running, when set, is a running file whose ids each run records
+	// in named, as it read them while it ran.
+	running string
+	named   [][]uint64
 }
 
 func (f *fakeRuntime) Describe() RuntimeInfo { return RuntimeInfo{Engine: "fake", Threads: 1} }
@@ -82,6 +86,9 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 		m.f.threads = map[int]int{}
 	}
 	m.f.threads[syscall.Gettid()]++
+	if m.f.running != "" {
+		m.f.named = append(m.f.named, readRunning(m.f.running))
+	}
 	fail, hang, broken := m.f.failNext, m.f.hangNext, m.f.broken
 	m.f.failNext, m.f.hangNext = false, false
 	m.f.mu.Unlock()

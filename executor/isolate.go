@@ -36,8 +36,16 @@ func canIsolate(j *job, err error) bool {
 // together): each row's outputs, or the error of the smallest part it
 // failed in. One bad request among n costs about 2·log2(n) runs, not n.
 // It reads only the job's own copy of its slots (which request each row
-// is of), never the requests themselves.
-func runApart(j *job) ([][]tensor.Tensor, RunInfo, []error) {
+// is of), never the requests themselves; rf is told what each part runs.
+func runApart(j *job, rf *RunningFile) ([][]tensor.Tensor, RunInfo, []error) {
+	reqs := requestRows(j.slots)
+	return runParts(j, rf, [][][]int{reqs[:len(reqs)/2], reqs[len(reqs)/2:]}) // the whole batch failed already
+}
+
+// runParts runs a batch in parts, each a group of its requests (each
+// request's rows), one after the other, halving a part that fails while
+// it holds several requests, as runApart does.
+func runParts(j *job, rf *RunningFile, groups [][][]int) ([][]tensor.Tensor, RunInfo, []error) {
 	outs := make([][]tensor.Tensor, len(j.slots))
 	errs := make([]error, len(j.slots))
 	var info RunInfo
@@ -51,7 +59,15 @@ func runApart(j *job) ([][]tensor.Tensor, RunInfo, []error) {
 		for i, k := range rows {
 			ins[i] = j.inputs[k]
 		}
+		if rf != nil {
+			ids := make([]uint64, len(rows))
+			for i, k := range rows {
+				ids[i] = j.ids[k]
+			}
+			rf.set(ids)
+		}
 		o, ri, err := j.model.rt.Run(j.ctx, ins)
+		rf.clear()
 		info.Compute += ri.Compute
 		info.Emulated = info.Emulated || ri.Emulated
 		if err == nil && len(o) != len(rows) {
@@ -70,10 +86,36 @@ func runApart(j *job) ([][]tensor.Tensor, RunInfo, []error) {
 			}
 		}
 	}
-	reqs := requestRows(j.slots)
-	parts(reqs[:len(reqs)/2]) // the whole batch failed already
-	parts(reqs[len(reqs)/2:])
+	for _, g := range groups {
+		if len(g) > 0 {
+			parts(g)
+		}
+	}
 	return outs, info, errs
+}
+
+// aloneParts are the parts a batch runs in when a request of it asks to
+// run alone (pb.InferRequest.alone: it was in a batch that crashed an
+// executor) and it holds others: each such request alone, then the rest
+// together. Nil when the batch runs whole.
+func aloneParts(j *job) [][][]int {
+	if j.alone == nil {
+		return nil
+	}
+	reqs := requestRows(j.slots)
+	if len(reqs) < 2 {
+		return nil
+	}
+	var groups [][][]int
+	var rest [][]int
+	for _, rows := range reqs {
+		if j.alone[rows[0]] {
+			groups = append(groups, [][]int{rows})
+		} else {
+			rest = append(rest, rows)
+		}
+	}
+	return append(groups, rest)
 }
 
 // requestRows groups a batch's rows by request, in order.

@@ -101,6 +101,7 @@ type request struct {
 	queue     time.Duration
 	compute   time.Duration
 	read      time.Time // when its frame was read (HeldUs)
+	alone     bool      // runs in a batch of its own (aloneParts)
 }
 
 // slot is one scheduled row of a request.
@@ -123,6 +124,11 @@ type job struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	preempted bool
+	// ids are the rows' requests' ids, for the running file (nil
+	// without one); alone, set when a request of the batch asks to run
+	// alone, marks its rows (aloneParts).
+	ids   []uint64
+	alone []bool
 }
 
 func newLoop(s *Server) (*loop, error) {
@@ -268,21 +274,35 @@ func (l *loop) worker() {
 	defer close(l.workerDone)
 	var apart isolationLog // the worker's alone
 	probed := probes{}
+	rf := l.s.opts.Running
 	for j := range l.jobs {
-		outs, info, err := j.model.rt.Run(j.ctx, j.inputs)
+		var outs [][]tensor.Tensor
+		var info RunInfo
+		var err error
+		var each []error
+		if groups := aloneParts(j); groups != nil {
+			// Parts that run are answered; one that failed says so
+			// alone (finish), with no other run of the batch.
+			if outs, info, each = runParts(j, rf, groups); !slices.ContainsFunc(each, func(e error) bool { return e != nil }) {
+				each = nil
+			}
+		} else {
+			rf.set(j.ids)
+			outs, info, err = j.model.rt.Run(j.ctx, j.inputs)
+			rf.clear()
+		}
 		l.ran.Store(true)
 		if err != nil && j.ctx.Err() == nil {
 			if fault := l.checkDevice(j, err); fault != nil {
 				err = fault // running its requests apart would fail alike
 			}
 		}
-		var each []error
 		if err != nil && !canIsolate(j, err) {
 			err = probed.blame(j, err, time.Now())
 		}
 		if canIsolate(j, err) {
 			batchErr := err
-			outs, info, each = runApart(j)
+			outs, info, each = runApart(j, rf)
 			err = nil
 			if !slices.Contains(each, nil) { // none ran apart either: the model may fail them all
 				now := time.Now()
@@ -407,8 +427,8 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 		err = fmt.Errorf("engine returned %d results for a batch of %d", len(outs), len(j.slots))
 	}
 	m := j.model
-	var calib *sched.Calibration // a failed batch's time says nothing of ℓ
-	if err == nil && each == nil && !m.retired {
+	var calib *sched.Calibration                                   // a failed batch's time says nothing of ℓ
+	if err == nil && each == nil && j.alone == nil && !m.retired { // parts' times are not the batch's
 		calib = &m.calib
 	}
 	if lat, changed, bdErr := l.sc.BatchEnded(now, j.seq, took, m.base, calib); bdErr != nil {
@@ -442,7 +462,11 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 		}
 		if each != nil && each[i] != nil {
 			code, why := apartErrCode(each[i], othersRan)
-			l.answerErr(r, code, fmt.Sprintf("run %s apart from the others of its batch of %d, which failed%s: %v", r.model.name, len(j.slots), why, each[i]))
+			failed := ", which failed"
+			if j.alone != nil {
+				failed = "" // it ran in parts from the start (aloneParts)
+			}
+			l.answerErr(r, code, fmt.Sprintf("run %s apart from the others of its batch of %d%s%s: %v", r.model.name, len(j.slots), failed, why, each[i]))
 			continue
 		}
 		r.rows[sl.row] = outs[i]

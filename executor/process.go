@@ -61,8 +61,13 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 	if err != nil {
 		return fmt.Errorf("executor: %w", err)
 	}
+	running, err := CreateRunningFile(RunningFilePath(o.Socket))
+	if err != nil {
+		log.Warn("a request that crashes this executor will not be told from the others of its batch", zap.Error(err))
+	}
+	defer func() { _ = running.Close(RunningFilePath(o.Socket)) }()
 	srv, err := NewServer(Options{
-		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log,
+		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log, Running: running,
 		Device:       DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
 		OneRunThread: env.Kind == execenv.KindNVIDIA, // the CUDA provider's state per thread
 		DeviceCheck:  deviceCheck(env.Kind, eng, log),

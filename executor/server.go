@@ -52,6 +52,9 @@ type Options struct {
 	// (HangFactor times its planned time, and at least this); 0:
 	// DefaultHangFloor.
 	HangFloor time.Duration
+	// Running, when set, is told which requests each run holds (see
+	// RunningFile).
+	Running *RunningFile
 }
 
 // DefaultTimerSlack is the least the loop wakes early for a deferred

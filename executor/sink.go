@@ -26,10 +26,21 @@ func (k sink) Dispatch(now time.Duration, b sched.Batch) {
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &job{seq: b.Seq, model: m, start: now, end: now + (b.End - b.Start), began: time.Now(), ctx: ctx, cancel: cancel, idx: make([]uint32, len(b.Requests)),
 		slots: make([]slot, len(b.Requests)), inputs: make([][]tensor.Tensor, len(b.Requests))}
+	if l.s.opts.Running != nil {
+		j.ids = make([]uint64, len(b.Requests))
+	}
 	for i, q := range b.Requests {
-		j.idx[i] = q.Slot
-		j.slots[i] = l.slots[q.Slot]
-		j.inputs[i] = l.slots[q.Slot].inputs
+		sl := l.slots[q.Slot]
+		j.idx[i], j.slots[i], j.inputs[i] = q.Slot, sl, sl.inputs
+		if j.ids != nil {
+			j.ids[i] = sl.req.id
+		}
+		if sl.req.alone {
+			if j.alone == nil {
+				j.alone = make([]bool, len(b.Requests))
+			}
+			j.alone[i] = true
+		}
 	}
 	m.running++
 	l.running = j

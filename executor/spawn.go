@@ -35,11 +35,12 @@ type SpawnOptions struct {
 
 // Process is a running executor process with its client.
 type Process struct {
-	cmd    *exec.Cmd
-	Client *Client
-	done   chan struct{}
-	mu     sync.Mutex
-	err    error
+	cmd     *exec.Cmd
+	Client  *Client
+	done    chan struct{}
+	mu      sync.Mutex
+	err     error
+	running []uint64
 }
 
 // Spawn starts `gpuletd executor` and connects to it; it does not wait for it
@@ -71,8 +72,15 @@ func Spawn(o SpawnOptions) (*Process, error) {
 		if rerr := os.Remove(o.Socket); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
 			err = fmt.Errorf("remove executor socket: %w", rerr)
 		}
+		// What ran when it died, and its running file, which it could
+		// not remove either.
+		var running []uint64
+		if err != nil {
+			running = readRunning(RunningFilePath(o.Socket))
+		}
+		_ = os.Remove(RunningFilePath(o.Socket))
 		p.mu.Lock()
-		p.err = err
+		p.err, p.running = err, running
 		p.mu.Unlock()
 		close(p.done)
 	}()
@@ -96,6 +104,16 @@ func (p *Process) ExitErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
+}
+
+// Running is, once Done is closed and the process ended in failure, the
+// ids of the requests its engine was running when it ended, as its
+// running file named them (RunningFile): a crash's suspects. None when it
+// ran nothing then, or exited cleanly.
+func (p *Process) Running() []uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running
 }
 
 // WaitReady waits until the executor answers Health, or the process exits,

@@ -111,7 +111,7 @@ func (s *Server) accept(st *inferStream, req *pb.InferRequest, read time.Time) {
 	} else {
 		deadline = s.clock.Now() + m.slo
 	}
-	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs, read: read}
+	r := &request{stream: st, id: req.Id, model: m, outputs: req.Outputs, read: read, alone: req.Alone}
 	if !s.loop.post(func() { s.loop.submit(r, rows, deadline) }) {
 		resp := errorf(req.Id, pb.Code_UNAVAILABLE, "%v", errStopping)
 		resp.NotRun = true

@@ -129,6 +129,40 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
 	require.Equal(t, want, infer())
 
+	// Sent again, as a client retries, it is run alone and crashes the
+	// executor a second time: quarantined, and from then on refused at
+	// the door, with no crash; the others serve on.
+	poison = do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
+	require.Equal(t, http.StatusServiceUnavailable, poison.code, string(poison.body))
+	quarantined := waitEvent(t, base, "request_quarantined", 30*time.Second, func(historyEvent) bool { return true }, logs)
+	require.Equal(t, modelzoo.CustomOpModel, quarantined.Attrs["model"])
+	require.Contains(t, quarantined.Message, "crashed its executor twice, the second time run alone")
+	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
+	crashes := func() int {
+		var evs []historyEvent
+		require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/events?limit=1000&kind=executor_restart", nil, nil).body, &evs))
+		n := 0
+		for _, e := range evs {
+			if e.Attrs["cause"] == "crash" {
+				n++
+			}
+		}
+		return n
+	}
+	before := crashes()
+	for range 3 {
+		poison = do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
+		require.Equal(t, http.StatusBadRequest, poison.code, string(poison.body))
+		require.Contains(t, string(poison.body), "refused: this request (the same inputs) crashed the model's executor twice, the second time run alone")
+	}
+	require.Equal(t, want, infer())
+	require.Equal(t, before, crashes(), "no more crashes")
+	code, out, stderr := runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, oneSpaced(out), "quarantined requests: 1, each refused for a while since it crashed the executor twice", "the row may wrap:\n%s", out)
+	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body),
+		`gpuletd_request_failures_total{model="`+modelzoo.CustomOpModel+`",reason="crashes_executor"} 3`)
+
 	// The configuration gives the library as configured, over both
 	// protocols; `models show` names its path, and not the failed profile
 	// of the folder whose file is the same.
@@ -138,7 +172,7 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	mc, err := c.ModelConfig(ctx, &pb.ModelConfigRequest{Name: modelzoo.CustomOpModel})
 	require.NoError(t, err)
 	require.Equal(t, []string{modelzoo.CustomOpLibrary}, mc.GetConfig().GetModelOperations().GetOpLibraryFilename())
-	code, out, stderr := runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
+	code, out, stderr = runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, oneSpaced(out), "onnxruntime custom operators from "+lib+" ready yes", "the row may wrap")
 	require.NotContains(t, out, "bare", "the same file without its library has profiles of its own")

@@ -923,7 +923,11 @@ type InferRequest struct {
 	// A watch frame (id 0, no other field read): from now on the executor
 	// writes state frames on this connection whenever its scheduler state
 	// changed, at most once every this many microseconds.
-	WatchStateUs  int64 `protobuf:"varint,7,opt,name=watch_state_us,json=watchStateUs,proto3" json:"watch_state_us,omitempty"`
+	WatchStateUs int64 `protobuf:"varint,7,opt,name=watch_state_us,json=watchStateUs,proto3" json:"watch_state_us,omitempty"`
+	// Run this request in a batch of its own: it was in a batch that
+	// crashed an executor, and run alone its own crash says that it was the
+	// cause (the daemon's crash suspects).
+	Alone         bool `protobuf:"varint,9,opt,name=alone,proto3" json:"alone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1005,6 +1009,13 @@ func (x *InferRequest) GetWatchStateUs() int64 {
 		return x.WatchStateUs
 	}
 	return 0
+}
+
+func (x *InferRequest) GetAlone() bool {
+	if x != nil {
+		return x.Alone
+	}
+	return false
 }
 
 type InferResponse struct {
@@ -1833,7 +1844,7 @@ const file_executor_proto_rawDesc = "" +
 	"\bdatatype\x18\x02 \x01(\tR\bdatatype\x12\x14\n" +
 	"\x05shape\x18\x03 \x03(\x03R\x05shape\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\x12\x19\n" +
-	"\braw_size\x18\x05 \x01(\x03R\arawSize\"\x83\x02\n" +
+	"\braw_size\x18\x05 \x01(\x03R\arawSize\"\x99\x02\n" +
 	"\fInferRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x123\n" +
@@ -1841,7 +1852,8 @@ const file_executor_proto_rawDesc = "" +
 	"\aoutputs\x18\x04 \x03(\tR\aoutputs\x12(\n" +
 	"\x10deadline_mono_ns\x18\b \x01(\x03R\x0edeadlineMonoNs\x12\x16\n" +
 	"\x06cancel\x18\x06 \x01(\bR\x06cancel\x12$\n" +
-	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUsJ\x04\b\x05\x10\x06R\x10deadline_unix_ns\"\xfc\x02\n" +
+	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\x12\x14\n" +
+	"\x05alone\x18\t \x01(\bR\x05aloneJ\x04\b\x05\x10\x06R\x10deadline_unix_ns\"\xfc\x02\n" +
 	"\rInferResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\x04code\x18\x02 \x01(\x0e2\x19.gpuletd.executor.v1.CodeR\x04code\x12\x14\n" +

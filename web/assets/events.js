@@ -24,6 +24,7 @@ const KINDS = [
   'store',
   'slo_unreachable',
   'request_limit',
+  'request_quarantined',
 ];
 
 const MAX = 200; // events kept on the page

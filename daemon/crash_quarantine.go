@@ -1,0 +1,55 @@
+package daemon
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gpulet/gpuletd/profiler/store"
+	"go.uber.org/zap"
+)
+
+// executorEnded tells the crash suspects how one of g's executors, its
+// generation gen, ended, and what its engine ran then (supervisor.onExit).
+func (n *node) executorEnded(g *gpuletRun, gen uint64, crashed bool, running []uint64) {
+	n.crashes.ended(executorGen{g.id, gen}, crashed, running, time.Now())
+}
+
+// requestQuarantined says that a request of model crashed an executor a
+// second time, and is refused until until: a warning event, which names
+// the request by its inputs' digest.
+func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time) {
+	short := hex.EncodeToString(d[:8])
+	n.log.Warn("a request crashed the model's executor twice; the same request is refused for a while",
+		zap.String("model", model), zap.String("inputs_sha256", hex.EncodeToString(d[:])), zap.Time("until", until))
+	n.events.add(EventRequestQuarantined, store.SeverityWarning,
+		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed its executor twice, the second time run alone: the same request is refused until %s, or until the model is loaded anew",
+			model, short, until.UTC().Format(time.TimeOnly+" MST")),
+		map[string]string{"model": model, "inputs_sha256": hex.EncodeToString(d[:]), "until": until.UTC().Format(time.RFC3339)})
+}
+
+// quarantinedAnswer refuses a request of model that crashed its executor
+// twice, quarantined until until.
+func quarantinedAnswer(model string, until time.Time) *inferError {
+	return &inferError{code: http.StatusBadRequest, reason: reasonCrashesExecutor, msg: fmt.Sprintf(
+		"%s: refused: this request (the same inputs) crashed the model's executor twice, the second time run alone; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",
+		model, until.UTC().Format(time.TimeOnly+" MST"))}
+}
+
+// crashWarning says, for the model's warnings, how many of its requests
+// are quarantined, and how many are suspects of a crash; "" when none.
+func (n *node) crashWarning(model string) string {
+	suspects, quarantined := n.crashes.counts(model, time.Now())
+	switch {
+	case quarantined > 0:
+		w := fmt.Sprintf("quarantined requests: %d, each refused for a while since it crashed the executor twice (reason crashes_executor; gpuletd events --kind request_quarantined)", quarantined)
+		if suspects > 0 {
+			w += fmt.Sprintf("; crash suspects: %d, each run alone", suspects)
+		}
+		return w
+	case suspects > 0:
+		return fmt.Sprintf("crash suspects: %d requests that ran in a batch that crashed the executor, each run alone should it come again, and refused for a while should it crash it again (gpuletd events --kind executor_restart)", suspects)
+	}
+	return ""
+}

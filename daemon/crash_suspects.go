@@ -1,0 +1,307 @@
+package daemon
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// A request that crashes its executor (a custom operator's bug, a fault in
+// ONNX Runtime on some data) takes the requests batched with it down too,
+// and a client that retries it crashes the executor again, each time
+// costing the gpu-let a restart. crashSuspects tells it from the others:
+// the requests the crashed executor was running (its running file, read
+// when it ended) are suspects, each runs alone when it comes again, and a
+// suspect that crashes an executor again is quarantined: refused at the
+// door (reasonCrashesExecutor) until quarantineFor has passed or its
+// model is loaded anew (another file: another SHA256). A suspect answered is a suspect no more. Requests
+// are known by their inputs' digest, which the request path computes only
+// while its model has suspects or quarantined requests.
+type crashSuspects struct {
+	mu      sync.Mutex
+	ends    map[executorGen]*executorEnd
+	models  map[string]*modelSuspects
+	watched atomic.Int64 // models with suspects or quarantined requests
+	// quarantined, when set, is told of each request quarantined, with
+	// when its quarantine ends (an event).
+	quarantined func(model string, d inputsDigest, until time.Time)
+}
+
+// suspectFor is how long a request stays a suspect after the crash it was
+// running in, quarantineFor how long a request that crashed two executors
+// is refused, and mostSuspects and mostQuarantined how many of each one
+// model keeps (the oldest go first).
+const (
+	suspectFor      = 10 * time.Minute
+	quarantineFor   = time.Hour
+	mostSuspects    = 256
+	mostQuarantined = 64
+	// endsKept bounds the executor ends remembered: a request's failure
+	// and its executor's end are matched within milliseconds.
+	endsKept = 32
+)
+
+// inputsDigest names a request by its inputs: sha256 of each input's
+// name, data type, shape and bytes, in the order of their names.
+type inputsDigest [sha256.Size]byte
+
+// digestInputs is the digest of a request's inputs.
+func digestInputs(inputs []tensor.Tensor) inputsDigest {
+	order := make([]int, len(inputs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(inputs[a].Name, inputs[b].Name) })
+	h := sha256.New()
+	var n [8]byte
+	for _, i := range order {
+		t := inputs[i]
+		for _, s := range []string{t.Name, string(t.DataType)} {
+			binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+			h.Write(n[:])
+			h.Write([]byte(s))
+		}
+		binary.LittleEndian.PutUint64(n[:], uint64(len(t.Shape)))
+		h.Write(n[:])
+		for _, d := range t.Shape {
+			binary.LittleEndian.PutUint64(n[:], uint64(d))
+			h.Write(n[:])
+		}
+		binary.LittleEndian.PutUint64(n[:], uint64(len(t.Data)))
+		h.Write(n[:])
+		h.Write(t.Data)
+	}
+	var d inputsDigest
+	h.Sum(d[:0])
+	return d
+}
+
+// executorGen is one executor process: its gpu-let and generation.
+type executorGen struct {
+	gpulet string
+	gen    uint64
+}
+
+// executorEnd matches an executor's end with the requests that failed
+// when it ended, whichever is known first.
+type executorEnd struct {
+	at      time.Time
+	settled bool            // the end is known: crashed and running are set
+	crashed bool            // the executor crashed (not killed, not out of memory)
+	running map[uint64]bool // the requests its engine ran then
+	lost    map[uint64]lostRequest
+}
+
+// lostRequest is a request that failed when its executor ended: its
+// model's name and file (repository.Model.SHA256) and its inputs.
+type lostRequest struct {
+	model, sha string
+	digest     inputsDigest
+}
+
+// modelSuspects are one model's suspects, with when each was first seen
+// in a crash, and its quarantined requests, with when each is let go,
+// while it serves the file sha.
+type modelSuspects struct {
+	sha         string
+	suspects    map[inputsDigest]time.Time
+	quarantined map[inputsDigest]time.Time
+}
+
+// standing is what the request path does with a request.
+type standing int
+
+const (
+	standingClear       standing = iota // as any other
+	standingSuspect                     // run alone
+	standingQuarantined                 // refused
+)
+
+// watching says whether any model has suspects or quarantined requests:
+// only then does the request path digest its requests.
+func (c *crashSuspects) watching() bool { return c != nil && c.watched.Load() > 0 }
+
+// standingOf is what becomes of a request d of model, serving the file
+// sha, at now, and for a quarantined one when its quarantine ends.
+func (c *crashSuspects) standingOf(model, sha string, d inputsDigest, now time.Time) (standing, time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ms := c.models[model]
+	if ms == nil {
+		return standingClear, time.Time{}
+	}
+	if ms.sha != sha { // loaded anew
+		c.forgetLocked(model)
+		return standingClear, time.Time{}
+	}
+	if until, ok := ms.quarantined[d]; ok {
+		if now.Before(until) {
+			return standingQuarantined, until
+		}
+		delete(ms.quarantined, d)
+	}
+	if at, ok := ms.suspects[d]; ok {
+		if now.Sub(at) < suspectFor {
+			return standingSuspect, time.Time{}
+		}
+		delete(ms.suspects, d)
+	}
+	c.tidy(model)
+	return standingClear, time.Time{}
+}
+
+// answered clears a suspect that ran and was answered.
+func (c *crashSuspects) answered(model string, d inputsDigest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ms := c.models[model]; ms != nil {
+		delete(ms.suspects, d)
+		c.tidy(model)
+	}
+}
+
+// forget drops what is known of model's requests: it was loaded anew (its
+// file or its libraries may have changed) or unloaded.
+func (c *crashSuspects) forget(model string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.forgetLocked(model)
+}
+
+// forgetLocked is forget with c.mu held.
+func (c *crashSuspects) forgetLocked(model string) {
+	if _, ok := c.models[model]; ok {
+		delete(c.models, model)
+		c.watched.Add(-1)
+	}
+}
+
+// lost records model's request d, id on executor e's stream, which failed
+// when e ended.
+func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	end := c.end(e, now)
+	if end.settled {
+		if end.crashed && end.running[id] {
+			c.suspect(r, now)
+		}
+		return
+	}
+	if end.lost == nil {
+		end.lost = map[uint64]lostRequest{}
+	}
+	end.lost[id] = r
+}
+
+// ended records how executor e ended: crashed, or otherwise (killed for
+// its health, out of memory, a device fault: no request's fault), and
+// the requests its engine was running then.
+func (c *crashSuspects) ended(e executorGen, crashed bool, running []uint64, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	end := c.end(e, now)
+	end.settled, end.crashed = true, crashed
+	end.running = make(map[uint64]bool, len(running))
+	for _, id := range running {
+		end.running[id] = true
+	}
+	for id, r := range end.lost {
+		if crashed && end.running[id] {
+			c.suspect(r, now)
+		}
+	}
+	end.lost = nil
+}
+
+// end is e's record, made if new; the oldest go past endsKept.
+func (c *crashSuspects) end(e executorGen, now time.Time) *executorEnd {
+	if c.ends == nil {
+		c.ends = map[executorGen]*executorEnd{}
+	}
+	end := c.ends[e]
+	if end == nil {
+		end = &executorEnd{at: now}
+		c.ends[e] = end
+		dropOldest(c.ends, endsKept, func(x *executorEnd) time.Time { return x.at })
+	}
+	return end
+}
+
+// suspect makes r a suspect of a crash at now, or quarantines it when it
+// was one already.
+func (c *crashSuspects) suspect(r lostRequest, now time.Time) {
+	if c.models == nil {
+		c.models = map[string]*modelSuspects{}
+	}
+	model, d := r.model, r.digest
+	ms := c.models[model]
+	if ms != nil && ms.sha != r.sha { // loaded anew
+		c.forgetLocked(model)
+		ms = nil
+	}
+	if ms == nil {
+		ms = &modelSuspects{sha: r.sha, suspects: map[inputsDigest]time.Time{}, quarantined: map[inputsDigest]time.Time{}}
+		c.models[model] = ms
+		c.watched.Add(1)
+	}
+	if at, ok := ms.suspects[d]; ok && now.Sub(at) < suspectFor {
+		delete(ms.suspects, d)
+		until := now.Add(quarantineFor)
+		ms.quarantined[d] = until
+		dropOldest(ms.quarantined, mostQuarantined, func(t time.Time) time.Time { return t })
+		if c.quarantined != nil {
+			c.quarantined(model, d, until)
+		}
+		return
+	}
+	ms.suspects[d] = now
+	dropOldest(ms.suspects, mostSuspects, func(t time.Time) time.Time { return t })
+}
+
+// tidy drops model's record once it holds nothing.
+func (c *crashSuspects) tidy(model string) {
+	if ms := c.models[model]; ms != nil && len(ms.suspects) == 0 && len(ms.quarantined) == 0 {
+		delete(c.models, model)
+		c.watched.Add(-1)
+	}
+}
+
+// counts are model's suspects and quarantined requests at now.
+func (c *crashSuspects) counts(model string, now time.Time) (suspects, quarantined int) {
+	if c == nil {
+		return 0, 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ms := c.models[model]; ms != nil {
+		for _, at := range ms.suspects {
+			if now.Sub(at) < suspectFor {
+				suspects++
+			}
+		}
+		for _, until := range ms.quarantined {
+			if now.Before(until) {
+				quarantined++
+			}
+		}
+	}
+	return suspects, quarantined
+}
+
+// dropOldest deletes m's entries with the earliest times until it holds
+// at most most.
+func dropOldest[K comparable, V any](m map[K]V, most int, at func(V) time.Time) {
+	for len(m) > most {
+		keys := slices.Collect(maps.Keys(m))
+		oldest := slices.MinFunc(keys, func(a, b K) int { return at(m[a]).Compare(at(m[b])) })
+		delete(m, oldest)
+	}
+}

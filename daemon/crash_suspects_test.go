@@ -1,0 +1,151 @@
+package daemon
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+)
+
+// digestOf is the digest of one FP32 input x of values vs.
+func digestOf(t *testing.T, vs ...float32) inputsDigest {
+	t.Helper()
+	x, err := tensor.FromFloat32s("x", []int64{1, int64(len(vs))}, vs)
+	require.NoError(t, err)
+	return digestInputs([]tensor.Tensor{x})
+}
+
+// A request the executor ran when it crashed is a suspect, whichever of
+// its failure and the executor's end is heard first; one that crashes an
+// executor again is quarantined, said once, and refused until its time
+// is up. Requests that were only queued, and executors that did not
+// crash, make no suspects.
+func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	poison, other, queued := digestOf(t, 1), digestOf(t, 2), digestOf(t, 3)
+	req := func(d inputsDigest) lostRequest { return lostRequest{model: "m", sha: "f1", digest: d} }
+	type said struct {
+		model string
+		d     inputsDigest
+		until time.Time
+	}
+	var told []said
+	var c crashSuspects
+	c.quarantined = func(model string, d inputsDigest, until time.Time) { told = append(told, said{model, d, until}) }
+	require.False(t, c.watching())
+
+	// An executor killed for its health with the request running: not
+	// the request's fault.
+	c.lost(executorGen{"g1", 1}, 5, req(poison), t0)
+	c.ended(executorGen{"g1", 1}, false, []uint64{5}, t0)
+	require.False(t, c.watching())
+
+	// The first crash: its failures heard first, then its end.
+	e := executorGen{"g1", 2}
+	c.lost(e, 7, req(poison), t0)
+	c.lost(e, 8, req(other), t0)
+	c.lost(e, 9, req(queued), t0)
+	require.False(t, c.watching(), "nothing until the end is known")
+	c.ended(e, true, []uint64{7, 8}, t0)
+	require.True(t, c.watching())
+	for d, want := range map[inputsDigest]standing{poison: standingSuspect, other: standingSuspect, queued: standingClear} {
+		st, _ := c.standingOf("m", "f1", d, t0.Add(time.Second))
+		require.Equal(t, want, st)
+	}
+	st, _ := c.standingOf("n", "f1", poison, t0.Add(time.Second))
+	require.Equal(t, standingClear, st, "another model's request")
+	s, q := c.counts("m", t0.Add(time.Second))
+	require.Equal(t, [2]int{2, 0}, [2]int{s, q})
+
+	// other runs alone and is answered: a suspect no more.
+	c.answered("m", other)
+	st, _ = c.standingOf("m", "f1", other, t0.Add(2*time.Second))
+	require.Equal(t, standingClear, st)
+
+	// The second crash, run alone: its end heard first.
+	e = executorGen{"g1", 3}
+	t1 := t0.Add(5 * time.Second)
+	c.ended(e, true, []uint64{1}, t1)
+	require.Empty(t, told)
+	c.lost(e, 1, req(poison), t1)
+	require.Equal(t, []said{{"m", poison, t1.Add(quarantineFor)}}, told)
+	st, until := c.standingOf("m", "f1", poison, t1.Add(time.Minute))
+	require.Equal(t, standingQuarantined, st)
+	require.Equal(t, t1.Add(quarantineFor), until)
+	s, q = c.counts("m", t1)
+	require.Equal(t, [2]int{0, 1}, [2]int{s, q})
+	ierr := quarantinedAnswer("m", until)
+	require.Equal(t, http.StatusBadRequest, ierr.code)
+	require.Equal(t, reasonCrashesExecutor, ierr.reason)
+	require.False(t, ierr.retryable(), "a retry is refused alike")
+
+	// Its time up, it runs again; nothing is left to watch.
+	st, _ = c.standingOf("m", "f1", poison, t1.Add(quarantineFor))
+	require.Equal(t, standingClear, st)
+	require.False(t, c.watching())
+}
+
+// A suspect is forgotten after suspectFor; a model loaded anew (another
+// file) or unloaded forgets its requests.
+func TestCrashSuspectsAreForgotten(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	d := digestOf(t, 1)
+	crash := func(c *crashSuspects, gen uint64, sha string, at time.Time) {
+		c.lost(executorGen{"g", gen}, 1, lostRequest{model: "m", sha: sha, digest: d}, at)
+		c.ended(executorGen{"g", gen}, true, []uint64{1}, at)
+	}
+	for _, tt := range []struct {
+		name  string
+		after func(c *crashSuspects) standing
+	}{
+		{"a suspect's time up", func(c *crashSuspects) standing {
+			st, _ := c.standingOf("m", "f1", d, t0.Add(suspectFor))
+			return st
+		}},
+		{"loaded anew", func(c *crashSuspects) standing {
+			st, _ := c.standingOf("m", "f2", d, t0.Add(time.Second))
+			return st
+		}},
+		{"unloaded", func(c *crashSuspects) standing {
+			c.forget("m")
+			st, _ := c.standingOf("m", "f1", d, t0.Add(time.Second))
+			return st
+		}},
+		{"a crash of the new file is a first crash", func(c *crashSuspects) standing {
+			crash(c, 2, "f2", t0.Add(time.Second))
+			st, _ := c.standingOf("m", "f2", d, t0.Add(2*time.Second))
+			return st - standingSuspect // suspect, not quarantined
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var c crashSuspects
+			crash(&c, 1, "f1", t0)
+			require.Equal(t, standingClear, tt.after(&c))
+		})
+	}
+}
+
+// A request's digest is its inputs', whatever order they come in, and
+// tells apart other values, shapes, data types and names.
+func TestDigestInputs(t *testing.T) {
+	x, err := tensor.FromFloat32s("x", []int64{1, 2}, []float32{1, 2})
+	require.NoError(t, err)
+	y, err := tensor.FromFloat32s("y", []int64{1, 2}, []float32{3, 4})
+	require.NoError(t, err)
+	base := digestInputs([]tensor.Tensor{x, y})
+	require.Equal(t, base, digestInputs([]tensor.Tensor{y, x}))
+	other := []tensor.Tensor{
+		{Name: "x", DataType: x.DataType, Shape: []int64{2, 1}, Data: x.Data},
+		{Name: "x", DataType: tensor.Int32, Shape: x.Shape, Data: x.Data},
+		{Name: "z", DataType: x.DataType, Shape: x.Shape, Data: x.Data},
+	}
+	for _, o := range other {
+		require.NotEqual(t, base, digestInputs([]tensor.Tensor{o, y}), "%+v", o)
+	}
+	x2, err := tensor.FromFloat32s("x", []int64{1, 2}, []float32{1, 5})
+	require.NoError(t, err)
+	require.NotEqual(t, base, digestInputs([]tensor.Tensor{x2, y}))
+}
