@@ -34,6 +34,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		slo              time.Duration
 		concurrency      int
 		priority         uint64
+		batchSize        int
 		inputs           int
 		sequences        int
 		sequenceLength   int
@@ -76,6 +77,10 @@ the model's SLO per second), SLO attainment, latency percentiles, the achieved
 send rate and the schedule lag. A run given --min-attainment exits 1 when a
 model answered less than that share of its requests due within its SLO (a
 smoke test after a deployment: gpuletd load MODEL --rate R --min-attainment 0.99).
+
+--batch-size N (-b N) sends N rows in every request, as perf_analyzer's -b
+(at most the model's max_batch_size): the report counts requests, and its
+goodput gives the rows too.
 
 --priority N sends every request at priority level N of the model's
 (dynamic_batching.priority_levels; 1 the highest): two runs side by side, one
@@ -188,7 +193,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload,
-						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority,
+						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, BatchSize: batchSize,
 					}
 				}
 				return cfgs, nil
@@ -296,6 +301,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.StringVar(&compression, "compression", "", "send requests compressed, gzip or deflate, and ask for compressed answers (as tritonclient's compression options)")
 	f.BoolVar(&shm, "shm", false, "place inputs and outputs in a system shared-memory region (the daemon must run on this machine)")
 	f.BoolVar(&cudaShm, "cuda-shm", false, "place inputs and outputs in GPU memory of this process's, registered as a CUDA shared-memory region (GPU 0; the daemon must run on this machine)")
+	f.IntVarP(&batchSize, "batch-size", "b", 1, "rows in every request (its inputs' dimension 0), as perf_analyzer's -b: at most the model's max_batch_size")
 	f.Uint64Var(&priority, "priority", 0, "send every request at this priority level of the model's (its priority_levels; 1 the highest); 0 sends none, the model's default")
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
@@ -380,12 +386,19 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 	if r.Sequences > 0 {
 		fmt.Fprintf(tw, "sequences\t%d live, %d requests each\n", r.Sequences, r.SequenceLength)
 	}
+	if r.BatchSize > 1 {
+		fmt.Fprintf(tw, "rows\t%d in every request\n", r.BatchSize)
+	}
 	fmt.Fprintf(tw, "requests\t%d scheduled, %d sent, %d dropped by this client, %d ok\n", r.Scheduled, r.Sent, r.Dropped, r.OK)
 	fmt.Fprintf(tw, "failed\t%s\n", failures(r.Failed))
 	if r.FirstError != "" {
 		fmt.Fprintf(tw, "first error\t%s\n", clip(r.FirstError, 96))
 	}
-	fmt.Fprintf(tw, "slo %s\t%d within, attainment %s, goodput %s\n", dur(r.SLO), r.WithinSLO, percent(r.Attainment), perSecond(r.Goodput))
+	goodput := perSecond(r.Goodput)
+	if r.BatchSize > 1 {
+		goodput += fmt.Sprintf(" (%s rows/s)", strings.TrimSuffix(perSecond(r.Goodput*float64(r.BatchSize)), "/s"))
+	}
+	fmt.Fprintf(tw, "slo %s\t%d within, attainment %s, goodput %s\n", dur(r.SLO), r.WithinSLO, percent(r.Attainment), goodput)
 	if r.Latency.Count > 0 {
 		fmt.Fprintf(tw, "latency\tp50 %s, p90 %s, p99 %s, max %s\n", dur(r.Latency.P50), dur(r.Latency.P90), dur(r.Latency.P99), dur(r.Latency.Max))
 	} else {

@@ -75,6 +75,16 @@ func TestWriteLoadReport(t *testing.T) {
 	require.NoError(t, writeLoadReport(&b, "poisson", &loadgen.Report{Model: "m", Binary: true, Priority: 1, RequestBytes: 330}))
 	require.Contains(t, b.String(), "binary tensors, priority 1 (330-byte requests)")
 
+	// Requests of several rows: the report says the rows, and the
+	// goodput in rows too.
+	rows := *r
+	rows.BatchSize = 8
+	b.Reset()
+	require.NoError(t, writeLoadReport(&b, "poisson", &rows))
+	require.Contains(t, b.String(), "rows          8 in every request\nrequests      2003 scheduled")
+	require.Contains(t, b.String(), "slo 5.00ms    1985 within, attainment 99.2%, goodput 198/s (1588 rows/s)")
+	require.LessOrEqual(t, widest(b.String()), 80, b.String())
+
 	// A closed loop: no target rate, no schedule lag.
 	b.Reset()
 	r.Closed, r.Rate = 4, 0
@@ -288,6 +298,27 @@ func TestCLIAgainstDaemon(t *testing.T) {
 		require.NotContains(t, key, "bad_request", "the daemon reads every compressed body: %s", out)
 	}
 	require.Less(t, closed.Report.Bytes, 4000, "the report gives the compressed size of mlp's 8 KiB JSON request")
+
+	// Requests of four rows each (perf_analyzer's -b 4); more than the
+	// model's max_batch_size is refused before any is sent.
+	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "-b", "4", "--rate", "20", "--duration", "1s", "--json")
+	require.Equal(t, 0, code, stderr)
+	var batched struct {
+		Report struct {
+			BatchSize int              `json:"batch_size"`
+			OK        int64            `json:"ok"`
+			Failed    map[string]int64 `json:"failed"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &batched))
+	require.Equal(t, 4, batched.Report.BatchSize)
+	require.Positive(t, batched.Report.OK, out)
+	for key := range batched.Report.Failed {
+		require.NotContains(t, key, "bad_request", "the daemon takes requests of four rows: %s", out)
+	}
+	code, _, stderr = runCLI(t, "load", "--model", "lenet5", "--batch-size", "100000", "--rate", "20", "--duration", "1s")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "lenet5 takes at most")
 	require.Zero(t, closed.Report.Dropped)
 	require.LessOrEqual(t, closed.Report.Max, int64(2), out)
 

@@ -76,6 +76,11 @@ type Config struct {
 	// CUDARuntime (found by the loader when empty); it implies SharedMemory.
 	CUDASharedMemory bool
 	CUDARuntime      string
+	// BatchSize is the rows of every request, its inputs' dimension 0 (as
+	// perf_analyzer's -b); 0 or 1: one. At most the model's max_batch_size,
+	// and one for a model that does not batch or is stateful. Not with a
+	// given Payload, whose rows are its own.
+	BatchSize int
 	// Priority is every request's priority parameter, its level among the
 	// model's priority levels (1 the highest); 0 sends none.
 	Priority uint64
@@ -151,6 +156,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: %d distinct inputs; give 1 to %d", ErrConfig, c.Inputs, MaxInputs)
 	case c.Compression != "" && c.Compression != CodingGzip && c.Compression != CodingDeflate:
 		return c, fmt.Errorf("%w: compression %q; give gzip or deflate", ErrConfig, c.Compression)
+	case c.BatchSize < 0:
+		return c, fmt.Errorf("%w: batch size %d; give 1 or more rows a request", ErrConfig, c.BatchSize)
+	case c.BatchSize > 1 && c.Payload != nil:
+		return c, fmt.Errorf("%w: a given request has the rows it has; a batch size is for generated ones", ErrConfig)
 	case c.Sequences < 0 || c.SequenceLength < 0:
 		return c, fmt.Errorf("%w: sequences and sequence length cannot be negative", ErrConfig)
 	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory || c.CUDASharedMemory):

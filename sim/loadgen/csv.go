@@ -19,6 +19,7 @@ var csvColumns = []string{
 	"scheduled", "sent", "dropped_by_client", "ok", "failed", "within_slo",
 	"slo_attainment", "goodput", "send_rate",
 	"p50_us", "p90_us", "p95_us", "p99_us", "max_us", "mean_us", "failures",
+	"batch_size",
 }
 
 // CSVWriter writes runs as comma-separated rows under one header line: a
@@ -79,7 +80,7 @@ func (c *CSVWriter) rows(step, holds string, mix *MixReport) error {
 		} else {
 			row = append(row, "", "", "", "", "", "")
 		}
-		if err := c.w.Write(append(row, failureList(r.Failed))); err != nil {
+		if err := c.w.Write(append(row, failureList(r.Failed), strconv.Itoa(max(r.BatchSize, 1)))); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
 	}
@@ -88,7 +89,7 @@ func (c *CSVWriter) rows(step, holds string, mix *MixReport) error {
 		// A mix's latencies are per model; the total has none.
 		row := []string{step, holds, "total", num(t.Rate), "", "",
 			count(t.Scheduled), count(t.Sent), count(t.Dropped), count(t.OK), count(failedCount(t.Failed)), count(t.WithinSLO),
-			num(t.Attainment), num(t.Goodput), num(t.SendRate), "", "", "", "", "", "", failureList(t.Failed)}
+			num(t.Attainment), num(t.Goodput), num(t.SendRate), "", "", "", "", "", "", failureList(t.Failed), ""}
 		if err := c.w.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}

@@ -15,7 +15,7 @@ func csvMix() *MixReport {
 		Failed: map[string]int64{"503 deadline": 3, "503 dropped": 2}, WithinSLO: 2980, Attainment: 2980.0 / 2990, Goodput: 298, SendRate: 299,
 		Latency: Percentiles{Count: 2985, P50: 900 * time.Microsecond, P90: 1500 * time.Microsecond, P95: 2 * time.Millisecond,
 			P99: 3500 * time.Microsecond, Max: 9 * time.Millisecond, Mean: 1100 * time.Microsecond}}
-	b := &Report{Model: "resnet18", Rate: 10, SLO: 500 * time.Millisecond, Scheduled: 100, Sent: 100, Failed: map[string]int64{"503 dropped": 100}}
+	b := &Report{Model: "resnet18", BatchSize: 4, Rate: 10, SLO: 500 * time.Millisecond, Scheduled: 100, Sent: 100, Failed: map[string]int64{"503 dropped": 100}}
 	return &MixReport{Models: []*Report{a, b}, Total: sum([]*Report{a, b})}
 }
 
@@ -52,11 +52,13 @@ func TestCSVWriter(t *testing.T) {
 		"step": "310", "holds": "yes", "model": "lenet5", "target_rate": "300", "closed_loop": "", "slo_ms": "5",
 		"scheduled": "3000", "sent": "2990", "dropped_by_client": "10", "ok": "2985", "failed": "5", "within_slo": "2980",
 		"goodput": "298", "send_rate": "299", "p50_us": "900", "p90_us": "1500", "p95_us": "2000", "p99_us": "3500",
-		"max_us": "9000", "mean_us": "1100", "failures": "503 deadline=3; 503 dropped=2",
+		"max_us": "9000", "mean_us": "1100", "failures": "503 deadline=3; 503 dropped=2", "batch_size": "1",
 	} {
 		require.Equal(t, want, col(lenet, name), name)
 	}
 	require.Equal(t, "", col(resnet, "p50_us"), "no answer: no latency")
+	require.Equal(t, "4", col(resnet, "batch_size"))
+	require.Equal(t, "", col(total, "batch_size"), "a mix's models may send other rows")
 	require.Equal(t, "100", col(resnet, "failed"))
 	require.Equal(t, "total", col(total, "model"))
 	require.Equal(t, "310", col(total, "target_rate"))

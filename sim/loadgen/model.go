@@ -56,6 +56,27 @@ type Model struct {
 	// Stateful: the model's configuration has sequence_batching, so each
 	// request belongs to a sequence (sequencePool).
 	Stateful bool
+	// Rows is how many rows a generated request has in a batching model
+	// (Config.BatchSize); 0: one.
+	Rows int
+}
+
+// SetRows makes m's generated requests n rows each (Config.BatchSize): an
+// error when m cannot take them, saying why.
+func (m *Model) SetRows(name string, n int) error {
+	switch {
+	case n <= 1:
+		m.Rows = 0
+		return nil
+	case m.MaxBatchSize == 0:
+		return fmt.Errorf("%w: %s does not batch (max_batch_size 0): its requests have no rows to send several of; give a batch size of 1", ErrConfig, name)
+	case n > m.MaxBatchSize:
+		return fmt.Errorf("%w: %s takes at most %d rows a request (its max_batch_size), and the batch size is %d", ErrConfig, name, m.MaxBatchSize, n)
+	case m.Stateful:
+		return fmt.Errorf("%w: %s is a stateful model (sequence_batching): each of a sequence's requests is one row; give a batch size of 1", ErrConfig, name)
+	}
+	m.Rows = n
+	return nil
 }
 
 // SetShapes sets shapes over m's (Model.Shapes) for the inputs m has;

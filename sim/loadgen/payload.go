@@ -51,7 +51,8 @@ func (p *Payload) header(h http.Header) {
 }
 
 // NewPayload builds a request for model m with random inputs of the
-// declared shapes: dimension 0 is 1 when the model batches, and any other
+// declared shapes: dimension 0 is m.Rows (1 when unset) when the model
+// batches, and any other
 // open dimension (-1) is as m.Shapes gives it, else 1. Floats are uniform
 // in [0, 1), integers in [0, 10), booleans fair coins, BYTES elements
 // random lowercase words of wordLength letters; the seed fixes them. With bin the inputs
@@ -160,15 +161,16 @@ func (m *Model) fixedShape(declared []int64) bool {
 	return true
 }
 
-// requestShape is the declared shape of tensor name as one request of
-// batch 1 has it: dimension 0 is 1 when the model batches, and any other
+// requestShape is the declared shape of tensor name as one generated
+// request has it: dimension 0 is m.Rows (1 when unset) when the model
+// batches, and any other
 // open dimension (-1) is as m.Shapes gives it, else 1. A shape in m.Shapes
 // must fit the declared one: as many dims, the fixed ones as they are.
 func (m *Model) requestShape(name string, declared []int64) ([]int64, error) {
 	shape := slices.Clone(declared)
 	per := shape // one request's dims, without the batch dimension
 	if m.MaxBatchSize > 0 && len(shape) > 0 {
-		shape[0], per = 1, shape[1:]
+		shape[0], per = int64(max(m.Rows, 1)), shape[1:]
 	}
 	given, ok := m.Shapes[name]
 	if ok && given == nil {

@@ -42,6 +42,10 @@ type Report struct {
 	// Priority is the priority level every request asked for
 	// (Config.Priority), 0 when none.
 	Priority uint64 `json:"priority,omitempty"`
+	// BatchSize is the rows of every request when more than one
+	// (Config.BatchSize): each request counts once in the counts below,
+	// and its rows are BatchSize inferences.
+	BatchSize int `json:"batch_size,omitempty"`
 	// Rate is the arrival process's mean rate, requests per second; 0 in a
 	// closed loop.
 	Rate float64 `json:"target_rate"`

@@ -92,6 +92,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%w: %s is a stateful model (sequence_batching): the run sets each request's sequence parameters itself, so it sends generated inputs (random or zero), uncompressed over REST", ErrConfig, cfg.Model)
 		}
 		m.SetShapes(cfg.Shapes)
+		if err := m.SetRows(cfg.Model, cfg.BatchSize); err != nil {
+			return nil, err
+		}
 		if cfg.SLO == 0 {
 			cfg.SLO = m.SLO
 		}
@@ -292,7 +295,7 @@ func (g *generator) newReport() *Report {
 	if len(g.grpcReqs) > 0 {
 		size = proto.Size(g.grpcReqs[0]) // a ModelInfer message, not the REST body it was made from
 	}
-	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression, Priority: g.cfg.Priority,
+	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression, Priority: g.cfg.Priority, BatchSize: batchSizeOf(g.cfg),
 		SLO: g.cfg.SLO, RequestBytes: size}
 	if g.seqs != nil {
 		rep.Sequences, rep.SequenceLength = g.cfg.Sequences, g.cfg.SequenceLength
@@ -605,4 +608,12 @@ func errorMessage(body []byte) string {
 		return ""
 	}
 	return ": " + e.Error
+}
+
+// batchSizeOf is the rows of cfg's requests for its report: 0 for one.
+func batchSizeOf(cfg Config) int {
+	if cfg.BatchSize > 1 {
+		return cfg.BatchSize
+	}
+	return 0
 }

@@ -543,3 +543,58 @@ func TestPriorityIsSent(t *testing.T) {
 		})
 	}
 }
+
+// A batch size sends that many rows in every request, as perf_analyzer's
+// -b, and the report says so.
+func TestBatchSizeSendsRows(t *testing.T) {
+	for _, bin := range []bool{false, true} {
+		t.Run(fmt.Sprintf("binary=%v", bin), func(t *testing.T) {
+			srv := newFakeServer(t, &fakeServer{})
+			rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Rate: 200, Duration: 200 * time.Millisecond,
+				Seed: 5, Binary: bin, Inputs: 2, BatchSize: 4})
+			require.NoError(t, err)
+			require.Equal(t, 4, rep.BatchSize)
+			require.Empty(t, srv.decodeErrs)
+			require.NotEmpty(t, srv.decoded)
+			for _, r := range srv.decoded {
+				require.Len(t, r.Inputs, 1)
+				require.Equal(t, []int64{4, 1, 4, 4}, r.Inputs[0].Shape)
+				vals, err := r.Inputs[0].Float32s()
+				require.NoError(t, err)
+				require.Len(t, vals, 64)
+			}
+		})
+	}
+	rep, err := Run(context.Background(), Config{URL: newFakeServer(t, &fakeServer{}).URL, Model: "m", Rate: 100, Duration: 100 * time.Millisecond, BatchSize: 1})
+	require.NoError(t, err)
+	require.Zero(t, rep.BatchSize, "one row is no batch size to report")
+}
+
+// A batch size a model cannot take is refused before any request, saying
+// why.
+func TestBatchSizeErrors(t *testing.T) {
+	ctx := context.Background()
+	srv := newFakeServer(t, &fakeServer{})
+	stateful := newFakeServer(t, &fakeServer{stateful: true})
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"negative", Config{URL: srv.URL, BatchSize: -1}, "batch size -1"},
+		{"past max_batch_size", Config{URL: srv.URL, BatchSize: 9}, "m takes at most 8 rows a request (its max_batch_size), and the batch size is 9"},
+		{"a given request", Config{URL: srv.URL, BatchSize: 2, Payload: &Payload{Body: []byte("{}"), JSONLen: -1}}, "a given request has the rows it has"},
+		{"stateful", Config{URL: stateful.URL, BatchSize: 2}, "m is a stateful model (sequence_batching): each of a sequence's requests is one row"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Model, tt.cfg.Rate, tt.cfg.Duration = "m", 10, time.Second
+			_, err := Run(ctx, tt.cfg)
+			require.ErrorIs(t, err, ErrConfig)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+	m := &Model{}
+	require.ErrorContains(t, m.SetRows("lenet", 2), "lenet does not batch (max_batch_size 0)")
+	require.NoError(t, m.SetRows("lenet", 1))
+	require.Zero(t, m.Rows)
+}
