@@ -10,6 +10,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
+	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -140,10 +142,12 @@ func grpcError(e *inferError) error {
 		c = codes.Internal
 	}
 	st := grpcstatus.New(c, e.msg)
+	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: e.reason, Domain: kserve.ErrorDomain}}
 	if e.retryable() {
-		if d, err := st.WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(retryDelay)}); err == nil {
-			st = d
-		}
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(retryDelay)})
+	}
+	if d, err := st.WithDetails(details...); err == nil {
+		st = d
 	}
 	return st.Err()
 }

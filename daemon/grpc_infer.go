@@ -98,7 +98,8 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 				s.n.grpcAnswers.keep(ctx, res, held)
 			} else {
 				out = &pb.ModelStreamInferResponse{ErrorMessage: ierr.msg,
-					InferResponse: &pb.ModelInferResponse{Id: r.Id, ModelName: r.ModelName, ModelVersion: r.ModelVersion}}
+					InferResponse: &pb.ModelInferResponse{Id: r.Id, ModelName: r.ModelName, ModelVersion: r.ModelVersion,
+						Parameters: map[string]*pb.InferParameter{kserve.ParamFailureReason: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: ierr.reason}}}}}
 			}
 			send.Lock()
 			defer send.Unlock()

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
 
@@ -115,6 +116,7 @@ func TestGRPCBodyTimeoutSparesPromptCallsAndStreams(t *testing.T) {
 	res, err := stream.Recv()
 	require.NoError(t, err, "the stream outlived the body timeout")
 	require.Contains(t, res.ErrorMessage, "nosuch")
+	require.Equal(t, reasonUnknownModel, res.GetInferResponse().GetParameters()[kserve.ParamFailureReason].GetStringParam(), "the reason, as REST's header gives it")
 	require.NoError(t, stream.CloseSend())
 	_, err = stream.Recv()
 	require.Equal(t, io.EOF, err)

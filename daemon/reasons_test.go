@@ -69,11 +69,18 @@ func TestEveryFailureReasonIsDocumentedWithItsCodes(t *testing.T) {
 			require.Equal(t, row.grpc, code.Code(st.Code()).String(), "the gRPC code OPERATIONS.md gives")
 			require.Equal(t, "m: why", st.Message())
 			var retry *errdetails.RetryInfo
+			var info *errdetails.ErrorInfo
 			for _, d := range st.Details() {
-				if r, ok := d.(*errdetails.RetryInfo); ok {
-					retry = r
+				switch d := d.(type) {
+				case *errdetails.RetryInfo:
+					retry = d
+				case *errdetails.ErrorInfo:
+					info = d
 				}
 			}
+			require.NotNil(t, info, "the reason, for clients that count by cause")
+			require.Equal(t, reason, info.Reason)
+			require.Equal(t, kserve.ErrorDomain, info.Domain)
 			require.Equal(t, row.retry == "1 s", retry != nil, "RetryInfo where OPERATIONS.md says a retry may cure it (%q)", row.retry)
 			if retry != nil {
 				require.Equal(t, retryDelay, retry.RetryDelay.AsDuration())

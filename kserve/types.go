@@ -23,6 +23,14 @@ const HeaderContentLength = "Inference-Header-Content-Length"
 // failures by cause. Not part of the protocol.
 const HeaderFailureReason = "Gpuletd-Failure-Reason"
 
+// The same reason over gRPC: a failed call's status carries it as an
+// ErrorInfo detail of domain ErrorDomain, and a failed answer on a
+// ModelStreamInfer stream as its response's parameter ParamFailureReason.
+const (
+	ErrorDomain        = "gpuletd"
+	ParamFailureReason = "gpuletd_failure_reason"
+)
+
 // ErrBadRequest is wrapped by every error about a malformed request; the HTTP
 // layer answers it with 400.
 var ErrBadRequest = errors.New("bad request")

@@ -35,6 +35,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		concurrency      int
 		priority         uint64
 		batchSize        int
+		streaming        bool
 		inputs           int
 		sequences        int
 		sequenceLength   int
@@ -77,6 +78,10 @@ the model's SLO per second), SLO attainment, latency percentiles, the achieved
 send rate and the schedule lag. A run given --min-attainment exits 1 when a
 model answered less than that share of its requests due within its SLO (a
 smoke test after a deployment: gpuletd load MODEL --rate R --min-attainment 0.99).
+
+--streaming, with --grpc, sends every request over one ModelStreamInfer
+stream (bidirectional, answers matched by request id), as perf_analyzer's
+--streaming does; without it each request is a ModelInfer call.
 
 --batch-size N (-b N) sends N rows in every request, as perf_analyzer's -b
 (at most the model's max_batch_size): the report counts requests, and its
@@ -134,6 +139,9 @@ ends, with the step's rate or concurrency and whether it held.`,
 			}
 			if version != "" && len(models) > 1 {
 				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
+			}
+			if streaming && grpcAddr == "" {
+				return usageErrorf("load: --streaming sends over a gRPC stream: give --grpc HOST:PORT too")
 			}
 			if shm && cudaShm {
 				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
@@ -193,7 +201,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 						URL: d.base, TLS: d.tls, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload,
-						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, BatchSize: batchSize,
+						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, BatchSize: batchSize, Streaming: streaming,
 					}
 				}
 				return cfgs, nil
@@ -291,6 +299,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.StringVar(&url, "url", "", urlUsage)
 	f.StringVar(&version, "model-version", "", "the version of the model to send to (/v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
+	f.BoolVar(&streaming, "streaming", false, "with --grpc: send every request over one ModelStreamInfer stream, as perf_analyzer's --streaming")
 	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")
@@ -478,6 +487,15 @@ func requestNotes(r *loadgen.Report) string {
 
 // loadTarget names where a load went and how its tensors were sent.
 func loadTarget(r *loadgen.Report) (tensors, target string) {
+	tensors, target = loadTensors(r)
+	if r.Streaming {
+		target += ", one stream"
+	}
+	return tensors, target
+}
+
+// loadTensors names how a load's tensors went, and where.
+func loadTensors(r *loadgen.Report) (tensors, target string) {
 	switch {
 	case r.CUDASharedMemory && r.GRPC != "":
 		return "CUDA shared-memory", "grpc " + r.GRPC

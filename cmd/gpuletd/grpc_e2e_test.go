@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -376,6 +377,18 @@ func TestGRPCInferenceService(t *testing.T) {
 	stats, err = c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "lenet5"})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, stats.ModelStats[0].InferenceCount, uint64(load.Report.OK), "the daemon counted them")
+	// Over one ModelStreamInfer stream (perf_analyzer's --streaming), four
+	// rows a request; a request for a model the daemon does not serve
+	// counts under its reason.
+	code, out, stderr = runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--streaming", "--model", "lenet5", "-b", "4", "--rate", "50", "--duration", "1s")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "target        lenet5 at grpc "+grpcAddr+", one stream")
+	require.Regexp(t, `(?m)^requests +(\d+) scheduled, (\d+) sent, 0 dropped by this client, (\d+) ok$`, out)
+	sent := regexp.MustCompile(`(\d+) sent`).FindStringSubmatch(out)[1]
+	require.Contains(t, out, sent+" ok", "every streamed request answered: %s", out)
+	code, _, stderr = runCLI(t, "load", "--url", base, "--streaming", "--model", "lenet5", "--rate", "50", "--duration", "1s")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--streaming sends over a gRPC stream: give --grpc HOST:PORT too")
 	// An address where nothing listens is one clear error before the run,
 	// not a run of failures that exits 0.
 	free, err := net.Listen("tcp", "127.0.0.1:0")

@@ -70,6 +70,6 @@ func TestPriorityLevelsAtOverload(t *testing.T) {
 	require.Greater(t, high.Attainment, 0.9, "level 1 keeps its requests within the SLO")
 	require.Greater(t, high.Attainment-low.Attainment, 0.3, "level 2 takes what is left")
 	require.Greater(t, low.Failed["503 shed_priority"], int64(0.1*float64(low.Sent)), "level 2's excess is shed")
-	require.Zero(t, high.Failed["ResourceExhausted"], "level 1 is never shed (over gRPC, RESOURCE_EXHAUSTED)")
+	require.Zero(t, high.Failed["ResourceExhausted shed_priority"], "level 1 is never shed (over gRPC, RESOURCE_EXHAUSTED)")
 	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body), `gpuletd_request_failures_total{model="r50",reason="shed_priority"}`)
 }

@@ -33,6 +33,10 @@ type Config struct {
 	// to its ModelInfer with the payload's inputs in raw_input_contents.
 	// The model's metadata and SLO still come from URL.
 	GRPC string
+	// Streaming sends the gRPC requests over one ModelStreamInfer stream
+	// instead of a ModelInfer call each, as perf_analyzer's --streaming;
+	// only with GRPC.
+	Streaming bool
 	// Model is the model to send requests to.
 	Model string
 	// ModelVersion is the version of Model to send them to (Triton's
@@ -156,6 +160,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: %d distinct inputs; give 1 to %d", ErrConfig, c.Inputs, MaxInputs)
 	case c.Compression != "" && c.Compression != CodingGzip && c.Compression != CodingDeflate:
 		return c, fmt.Errorf("%w: compression %q; give gzip or deflate", ErrConfig, c.Compression)
+	case c.Streaming && c.GRPC == "":
+		return c, fmt.Errorf("%w: streaming is a gRPC stream: give the gRPC address too", ErrConfig)
 	case c.BatchSize < 0:
 		return c, fmt.Errorf("%w: batch size %d; give 1 or more rows a request", ErrConfig, c.BatchSize)
 	case c.BatchSize > 1 && c.Payload != nil:

@@ -27,6 +27,9 @@ type Report struct {
 	ModelVersion string `json:"model_version,omitempty"`
 	URL          string `json:"url"`
 	GRPC         string `json:"grpc,omitempty"`
+	// Streaming is set when the gRPC requests went over one stream
+	// (Config.Streaming).
+	Streaming bool `json:"streaming,omitempty"`
 	// SharedMemory is set when the tensors lay in a registered system
 	// shared-memory region instead of the requests (Config.SharedMemory).
 	SharedMemory bool `json:"shared_memory,omitempty"`

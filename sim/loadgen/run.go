@@ -176,6 +176,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.Compression != "" {
 			g.grpcOpts = []grpc.CallOption{grpc.UseCompressor(cfg.Compression)}
 		}
+		if cfg.Streaming {
+			if g.stream, err = openStream(ctx, client, g.grpcOpts...); err != nil {
+				return nil, err
+			}
+			defer g.stream.close() // before the connection closes
+		}
 	}
 	return g.run(ctx)
 }
@@ -230,6 +236,9 @@ type generator struct {
 	payloads []*Payload
 	grpcReqs []*pb.ModelInferRequest
 	grpcOpts []grpc.CallOption
+	// stream carries the gRPC requests when the run streams them
+	// (Config.Streaming); nil: a call each.
+	stream *grpcStream
 	// seqs are the live sequences of a stateful model; nil for another.
 	seqs     *sequencePool
 	next     atomic.Uint64
@@ -295,7 +304,7 @@ func (g *generator) newReport() *Report {
 	if len(g.grpcReqs) > 0 {
 		size = proto.Size(g.grpcReqs[0]) // a ModelInfer message, not the REST body it was made from
 	}
-	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression, Priority: g.cfg.Priority, BatchSize: batchSizeOf(g.cfg),
+	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression, Priority: g.cfg.Priority, BatchSize: batchSizeOf(g.cfg), Streaming: g.cfg.Streaming,
 		SLO: g.cfg.SLO, RequestBytes: size}
 	if g.seqs != nil {
 		rep.Sequences, rep.SequenceLength = g.cfg.Sequences, g.cfg.SequenceLength
@@ -492,6 +501,9 @@ func (g *generator) sendGRPC(ctx context.Context, j job, s *seqSlot) bool {
 		r = grpcWithSequence(r, s.id, start, end)
 	}
 	sent := g.leave(j)
+	if g.stream != nil {
+		return g.sendStreamed(ctx, j, r, sent)
+	}
 	res, err := g.grpc.ModelInfer(ctx, r, g.grpcOpts...)
 	lat := time.Since(sent)
 	if err != nil {
@@ -500,7 +512,27 @@ func (g *generator) sendGRPC(ctx context.Context, j job, s *seqSlot) bool {
 			return false
 		}
 		st := status.Convert(err)
-		g.fail(j, st.Code().String(), st.Message())
+		g.fail(j, grpcFailure(st), st.Message())
+		return false
+	}
+	g.answered(j, lat, int64(proto.Size(res)))
+	return true
+}
+
+// sendStreamed carries request r, sent at sent, on the run's stream.
+func (g *generator) sendStreamed(ctx context.Context, j job, r *pb.ModelInferRequest, sent time.Time) bool {
+	res, err := g.stream.infer(ctx, r)
+	lat := time.Since(sent)
+	switch {
+	case err != nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		g.fail(j, FailCancelled, err.Error())
+		return false
+	case err != nil:
+		g.fail(j, FailError, err.Error())
+		return false
+	case res.ErrorMessage != "":
+		key, msg := streamFailure(res)
+		g.fail(j, key, msg)
 		return false
 	}
 	g.answered(j, lat, int64(proto.Size(res)))
