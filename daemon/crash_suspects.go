@@ -25,10 +25,12 @@ import (
 // are known by their inputs' digest, which the request path computes only
 // while its model has suspects or quarantined requests.
 type crashSuspects struct {
-	mu      sync.Mutex
-	ends    map[executorGen]*executorEnd
-	models  map[string]*modelSuspects
-	watched atomic.Int64 // models with suspects or quarantined requests
+	mu     sync.Mutex
+	ends   map[executorGen]*executorEnd
+	models map[string]*modelSuspects
+	// watched are the models with suspects or quarantined requests, a
+	// map replaced whole on each change (read without mu).
+	watched atomic.Pointer[map[string]bool]
 	// quarantined, when set, is told of each request quarantined, with
 	// when its quarantine ends (an event).
 	quarantined func(model string, d inputsDigest, until time.Time)
@@ -124,9 +126,21 @@ const (
 	standingQuarantined                 // refused
 )
 
-// watching says whether any model has suspects or quarantined requests:
-// only then does the request path digest its requests.
-func (c *crashSuspects) watching() bool { return c != nil && c.watched.Load() > 0 }
+// watching says whether model has suspects or quarantined requests: only
+// then does the request path digest its requests.
+func (c *crashSuspects) watching(model string) bool {
+	w := c.watched.Load()
+	return w != nil && (*w)[model]
+}
+
+// publish replaces watched with the models c.models holds; mu is held.
+func (c *crashSuspects) publish() {
+	w := make(map[string]bool, len(c.models))
+	for m := range c.models {
+		w[m] = true
+	}
+	c.watched.Store(&w)
+}
 
 // standingOf is what becomes of a request d of model, serving the file
 // sha, at now, and for a quarantined one when its quarantine ends.
@@ -179,7 +193,7 @@ func (c *crashSuspects) forget(model string) {
 func (c *crashSuspects) forgetLocked(model string) {
 	if _, ok := c.models[model]; ok {
 		delete(c.models, model)
-		c.watched.Add(-1)
+		c.publish()
 	}
 }
 
@@ -187,11 +201,12 @@ func (c *crashSuspects) forgetLocked(model string) {
 // when e ended.
 func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now time.Time) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	var told []quarantine
+	defer func() { c.mu.Unlock(); c.tell(told) }()
 	end := c.end(e, now)
 	if end.settled {
 		if end.crashed && end.running[id] {
-			c.suspect(r, now)
+			told = c.suspect(told, r, now)
 		}
 		return
 	}
@@ -206,7 +221,8 @@ func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now time.T
 // the requests its engine was running then.
 func (c *crashSuspects) ended(e executorGen, crashed bool, running []uint64, now time.Time) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	var told []quarantine
+	defer func() { c.mu.Unlock(); c.tell(told) }()
 	end := c.end(e, now)
 	end.settled, end.crashed = true, crashed
 	end.running = make(map[uint64]bool, len(running))
@@ -215,7 +231,7 @@ func (c *crashSuspects) ended(e executorGen, crashed bool, running []uint64, now
 	}
 	for id, r := range end.lost {
 		if crashed && end.running[id] {
-			c.suspect(r, now)
+			told = c.suspect(told, r, now)
 		}
 	}
 	end.lost = nil
@@ -235,9 +251,27 @@ func (c *crashSuspects) end(e executorGen, now time.Time) *executorEnd {
 	return end
 }
 
+// quarantine is a request quarantined, to be told (crashSuspects.tell).
+type quarantine struct {
+	model string
+	d     inputsDigest
+	until time.Time
+}
+
+// tell says each of qs to the quarantined hook, with mu not held: the
+// hook records an event, which may wait on the database.
+func (c *crashSuspects) tell(qs []quarantine) {
+	if c.quarantined == nil {
+		return
+	}
+	for _, q := range qs {
+		c.quarantined(q.model, q.d, q.until)
+	}
+}
+
 // suspect makes r a suspect of a crash at now, or quarantines it when it
-// was one already.
-func (c *crashSuspects) suspect(r lostRequest, now time.Time) {
+// was one already, adding it to told.
+func (c *crashSuspects) suspect(told []quarantine, r lostRequest, now time.Time) []quarantine {
 	if c.models == nil {
 		c.models = map[string]*modelSuspects{}
 	}
@@ -250,27 +284,25 @@ func (c *crashSuspects) suspect(r lostRequest, now time.Time) {
 	if ms == nil {
 		ms = &modelSuspects{sha: r.sha, suspects: map[inputsDigest]time.Time{}, quarantined: map[inputsDigest]time.Time{}}
 		c.models[model] = ms
-		c.watched.Add(1)
+		c.publish()
 	}
 	if at, ok := ms.suspects[d]; ok && now.Sub(at) < suspectFor {
 		delete(ms.suspects, d)
 		until := now.Add(quarantineFor)
 		ms.quarantined[d] = until
 		dropOldest(ms.quarantined, mostQuarantined, func(t time.Time) time.Time { return t })
-		if c.quarantined != nil {
-			c.quarantined(model, d, until)
-		}
-		return
+		return append(told, quarantine{model, d, until})
 	}
 	ms.suspects[d] = now
 	dropOldest(ms.suspects, mostSuspects, func(t time.Time) time.Time { return t })
+	return told
 }
 
 // tidy drops model's record once it holds nothing.
 func (c *crashSuspects) tidy(model string) {
 	if ms := c.models[model]; ms != nil && len(ms.suspects) == 0 && len(ms.quarantined) == 0 {
 		delete(c.models, model)
-		c.watched.Add(-1)
+		c.publish()
 	}
 }
 

@@ -35,22 +35,23 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	var told []said
 	var c crashSuspects
 	c.quarantined = func(model string, d inputsDigest, until time.Time) { told = append(told, said{model, d, until}) }
-	require.False(t, c.watching())
+	require.False(t, c.watching("m"))
 
 	// An executor killed for its health with the request running: not
 	// the request's fault.
 	c.lost(executorGen{"g1", 1}, 5, req(poison), t0)
 	c.ended(executorGen{"g1", 1}, false, []uint64{5}, t0)
-	require.False(t, c.watching())
+	require.False(t, c.watching("m"))
 
 	// The first crash: its failures heard first, then its end.
 	e := executorGen{"g1", 2}
 	c.lost(e, 7, req(poison), t0)
 	c.lost(e, 8, req(other), t0)
 	c.lost(e, 9, req(queued), t0)
-	require.False(t, c.watching(), "nothing until the end is known")
+	require.False(t, c.watching("m"), "nothing until the end is known")
 	c.ended(e, true, []uint64{7, 8}, t0)
-	require.True(t, c.watching())
+	require.True(t, c.watching("m"))
+	require.False(t, c.watching("n"), "another model's requests are not digested")
 	for d, want := range map[inputsDigest]standing{poison: standingSuspect, other: standingSuspect, queued: standingClear} {
 		st, _ := c.standingOf("m", "f1", d, t0.Add(time.Second))
 		require.Equal(t, want, st)
@@ -85,7 +86,7 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	// Its time up, it runs again; nothing is left to watch.
 	st, _ = c.standingOf("m", "f1", poison, t1.Add(quarantineFor))
 	require.Equal(t, standingClear, st)
-	require.False(t, c.watching())
+	require.False(t, c.watching("m"))
 }
 
 // A suspect is forgotten after suspectFor; a model loaded anew (another

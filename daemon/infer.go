@@ -460,7 +460,7 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	// refused once it crashed two (crash_suspects.go).
 	var digest *inputsDigest
 	alone := false
-	if n.crashes.watching() {
+	if n.crashes.watching(m.Name) {
 		d := digestInputs(inputs)
 		digest = &d
 		switch st, until := n.crashes.standingOf(m.Name, m.SHA256, d, time.Now()); st {
