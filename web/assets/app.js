@@ -13,7 +13,7 @@ const POLL_MS = 2000;
 const SOON_MS = 150; // after an event that changes the status
 
 // Event kinds after which the status is fetched at once.
-const CHANGES = new Set(['reorganize', 'plan', 'executor_start', 'executor_restart', 'executor_stop', 'executor_stall', 'model_load', 'model_unload', 'model_invalid', 'config_reload']);
+const CHANGES = new Set(['reorganize', 'plan', 'executor_start', 'executor_restart', 'executor_stop', 'executor_stall', 'request_quarantined', 'model_load', 'model_unload', 'model_invalid', 'config_reload']);
 
 const $ = (id) => document.getElementById(id);
 
