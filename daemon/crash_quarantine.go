@@ -21,10 +21,10 @@ func (n *node) executorEnded(g *gpuletRun, gen uint64, crashed bool, running []u
 // the request by its inputs' digest.
 func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time) {
 	short := hex.EncodeToString(d[:8])
-	n.log.Warn("a request crashed the model's executor twice; the same request is refused for a while",
+	n.log.Warn("a request crashed or hung the model's executor twice; the same request is refused for a while",
 		zap.String("model", model), zap.String("inputs_sha256", hex.EncodeToString(d[:])), zap.Time("until", until))
 	n.events.add(EventRequestQuarantined, store.SeverityWarning,
-		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed its executor twice, the second time run alone: the same request is refused until %s, or until the model is loaded anew",
+		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed or hung its executor twice, the second time run alone: the same request is refused until %s, or until the model is loaded anew",
 			model, short, until.UTC().Format(time.TimeOnly+" MST")),
 		map[string]string{"model": model, "inputs_sha256": hex.EncodeToString(d[:]), "until": until.UTC().Format(time.RFC3339)})
 }
@@ -33,7 +33,7 @@ func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time)
 // twice, quarantined until until.
 func quarantinedAnswer(model string, until time.Time) *inferError {
 	return &inferError{code: http.StatusBadRequest, reason: reasonCrashesExecutor, msg: fmt.Sprintf(
-		"%s: refused: this request (the same inputs) crashed the model's executor twice, the second time run alone; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",
+		"%s: refused: this request (the same inputs) crashed or hung the model's executor twice, the second time run alone; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",
 		model, until.UTC().Format(time.TimeOnly+" MST"))}
 }
 
@@ -43,13 +43,13 @@ func (n *node) crashWarning(model string) string {
 	suspects, quarantined := n.crashes.counts(model, time.Now())
 	switch {
 	case quarantined > 0:
-		w := fmt.Sprintf("quarantined requests: %d, each refused for a while since it crashed the executor twice (reason crashes_executor; gpuletd events --kind request_quarantined)", quarantined)
+		w := fmt.Sprintf("quarantined requests: %d, each refused for a while since it crashed or hung the executor twice (reason crashes_executor; gpuletd events --kind request_quarantined)", quarantined)
 		if suspects > 0 {
 			w += fmt.Sprintf("; crash suspects: %d, each run alone", suspects)
 		}
 		return w
 	case suspects > 0:
-		return fmt.Sprintf("crash suspects: %d requests that ran in a batch that crashed the executor, each run alone should it come again, and refused for a while should it crash it again (gpuletd events --kind executor_restart)", suspects)
+		return fmt.Sprintf("crash suspects: %d requests that ran in a batch that crashed or hung the executor, each run alone should it come again, and refused for a while should it do so again (gpuletd events --kind executor_restart)", suspects)
 	}
 	return ""
 }

@@ -14,7 +14,9 @@ import (
 )
 
 // A request that crashes its executor (a custom operator's bug, a fault in
-// ONNX Runtime on some data) takes the requests batched with it down too,
+// ONNX Runtime on some data), or whose run never ends (the executor exits
+// once it is past scheduler.hang_timeout), takes the requests batched
+// with it down too,
 // and a client that retries it crashes the executor again, each time
 // costing the gpu-let a restart. crashSuspects tells it from the others:
 // the requests the crashed executor was running (its running file, read
@@ -94,15 +96,24 @@ type executorGen struct {
 // executorEnd matches an executor's end with the requests that failed
 // when it ended, whichever is known first.
 type executorEnd struct {
-	at      time.Time
+	at      time.Time       // when it was last told of
 	settled bool            // the end is known: crashed and running are set
 	crashed bool            // the executor crashed (not killed, not out of memory)
 	running map[uint64]bool // the requests its engine ran then
-	lost    map[uint64]lostRequest
+	// lost are its requests that failed unanswered, by id, the oldest
+	// first in order, at most lostKept of them: a hung run's request
+	// was answered at its deadline, long before its executor ended.
+	lost  map[uint64]lostRequest
+	order []uint64
 }
 
-// lostRequest is a request that failed when its executor ended: its
-// model's name and file (repository.Model.SHA256) and its inputs.
+// lostKept bounds the unanswered requests kept for an executor that has
+// not ended (one that is only slow, at overload, may leave many).
+const lostKept = 256
+
+// lostRequest is a request that got no answer from its executor (it ended
+// with the request in flight, or the request's deadline passed first):
+// its model's name and file (repository.Model.SHA256) and its inputs.
 type lostRequest struct {
 	model, sha string
 	digest     inputsDigest
@@ -197,8 +208,9 @@ func (c *crashSuspects) forgetLocked(model string) {
 	}
 }
 
-// lost records model's request d, id on executor e's stream, which failed
-// when e ended.
+// lost records request r, id on executor e's stream, which e did not
+// answer: it ended with r in flight, or r's deadline passed first (a run
+// that hangs is found later, when the executor gives up on it).
 func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now time.Time) {
 	c.mu.Lock()
 	var told []quarantine
@@ -213,7 +225,14 @@ func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now time.T
 	if end.lost == nil {
 		end.lost = map[uint64]lostRequest{}
 	}
+	if _, ok := end.lost[id]; !ok {
+		end.order = append(end.order, id)
+	}
 	end.lost[id] = r
+	if len(end.order) > lostKept {
+		delete(end.lost, end.order[0])
+		end.order = end.order[1:]
+	}
 }
 
 // ended records how executor e ended: crashed, or otherwise (killed for
@@ -234,7 +253,7 @@ func (c *crashSuspects) ended(e executorGen, crashed bool, running []uint64, now
 			told = c.suspect(told, r, now)
 		}
 	}
-	end.lost = nil
+	end.lost, end.order = nil, nil
 }
 
 // end is e's record, made if new; the oldest go past endsKept.
@@ -244,10 +263,11 @@ func (c *crashSuspects) end(e executorGen, now time.Time) *executorEnd {
 	}
 	end := c.ends[e]
 	if end == nil {
-		end = &executorEnd{at: now}
+		end = &executorEnd{}
 		c.ends[e] = end
-		dropOldest(c.ends, endsKept, func(x *executorEnd) time.Time { return x.at })
 	}
+	end.at = now
+	dropOldest(c.ends, endsKept, func(x *executorEnd) time.Time { return x.at })
 	return end
 }
 

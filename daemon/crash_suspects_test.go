@@ -150,3 +150,24 @@ func TestDigestInputs(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, base, digestInputs([]tensor.Tensor{x2, y}))
 }
+
+// An executor that has not ended keeps its newest lostKept unanswered
+// requests: a hung run's request, answered at its deadline, is matched
+// when the executor gives up on the run and ends, one long gone is not.
+func TestUnansweredRequestsAreKeptBounded(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	var c crashSuspects
+	e := executorGen{"g", 1}
+	for i := range uint64(lostKept + 44) {
+		c.lost(e, i+1, lostRequest{model: "m", sha: "f", digest: digestOf(t, float32(i))}, t0)
+	}
+	c.mu.Lock()
+	require.Len(t, c.ends[e].lost, lostKept)
+	require.Len(t, c.ends[e].order, lostKept)
+	c.mu.Unlock()
+	c.ended(e, true, []uint64{1, lostKept + 44}, t0.Add(time.Second))
+	st, _ := c.standingOf("m", "f", digestOf(t, float32(lostKept+43)), t0.Add(2*time.Second))
+	require.Equal(t, standingSuspect, st, "the newest, which the run held")
+	st, _ = c.standingOf("m", "f", digestOf(t, 0), t0.Add(2*time.Second))
+	require.Equal(t, standingClear, st, "the first, let go")
+}

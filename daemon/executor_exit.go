@@ -121,7 +121,8 @@ func oomFix(at, now oomCounts) string {
 // not send is the OOM killer's when gpuletd's memory cgroup counted a
 // kill, and most likely so when only the machine's count rose. An exit
 // with executor.ExitDeviceFault is a GPU that failed for good in the
-// executor's process (its CUDA context), named by said.
+// executor's process (its CUDA context), named by said; one with
+// executor.ExitRunHung a run that did not end (cause hang).
 func exitWords(exit error, unanswered bool, said string, at, now oomCounts) (string, map[string]string) {
 	attrs := map[string]string{"exit": fmt.Sprint(exit)}
 	if said != "" {
@@ -139,6 +140,13 @@ func exitWords(exit error, unanswered bool, said string, at, now oomCounts) (str
 	switch verdict := oomVerdict(at, now); {
 	case unanswered:
 		return "executor did not answer its health checks and was killed; restarting it", attrs
+	case code == executor.ExitRunHung:
+		attrs["cause"] = "hang"
+		why := said
+		if why == "" {
+			why = "its log says which batch"
+		}
+		return fmt.Sprintf("executor stopped: a run did not end (%s); restarting it", why), attrs
 	case code == executor.ExitDeviceFault:
 		attrs["cause"] = "device_fault"
 		why := said

@@ -32,6 +32,8 @@ func exitOf(t *testing.T, script string) error {
 func TestExitWords(t *testing.T) {
 	killed, crashed, exited := exitOf(t, "kill -KILL $$"), exitOf(t, "kill -SEGV $$"), exitOf(t, "exit 2")
 	faulted := exitOf(t, "exit "+strconv.Itoa(executor.ExitDeviceFault))
+	hung := exitOf(t, "exit "+strconv.Itoa(executor.ExitRunHung))
+	const loops = "the device can run nothing more in this process: a run did not end: a batch of 1 of add-one has run for 30s, planned for 400µs: its run does not end (a custom operator that loops or waits for good, a deadlock)"
 	const illegal = "the device can run nothing more in this process: cudaErrorIllegalAddress (CUDA error 700): an illegal memory access was encountered"
 	host := func(n int64) oomCounts { return oomCounts{host: n} }
 	group := func(hostKills, kills, hits int64, limit int64) oomCounts {
@@ -66,6 +68,10 @@ func TestExitWords(t *testing.T) {
 			"executor stopped after its GPU failed for good in its process (" + illegal + "); restarting it, with a new CUDA context", "device_fault", ""},
 		{"a GPU that failed for good, nothing logged", faulted, false, "", host(3), host(3),
 			"executor stopped after its GPU failed for good in its process (its log says which error); restarting it, with a new CUDA context", "device_fault", ""},
+		{"a run that did not end", hung, false, loops, host(3), host(3),
+			"executor stopped: a run did not end (" + loops + "); restarting it", "hang", ""},
+		{"a run that did not end, nothing logged", hung, false, "", host(3), host(3),
+			"executor stopped: a run did not end (its log says which batch); restarting it", "hang", ""},
 		{"a crash after an error", crashed, false, "run failed", host(3), host(3), "executor crashed (signal: segmentation fault); restarting it", "", ""},
 		{"a Go crash report", exited, false, "SIGSEGV: segmentation violation" + crashlog.InC, host(3), host(3),
 			"executor crashed: SIGSEGV: segmentation violation (in C code: ONNX Runtime or a library it loaded); restarting it", "crash", ""},

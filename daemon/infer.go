@@ -46,8 +46,9 @@ type inferError struct {
 	// heard is the executor's frames heard before the request went to it
 	// (set with silent): a frame since says it runs.
 	heard uint64
-	// sent is the request's id on its executor's stream (set with
-	// reasonExecutorFailed): whether the executor ran it when it ended.
+	// sent is the request's id on its executor's stream when it got no
+	// answer there (the executor failed, or the deadline passed first):
+	// whether the executor ran it when it ended (crash_suspects.go).
 	sent uint64
 }
 
@@ -474,7 +475,7 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	switch {
 	case ierr == nil && alone:
 		n.crashes.answered(m.Name, *digest)
-	case ierr != nil && ierr.reason == reasonExecutorFailed && !ierr.notRun:
+	case ierr != nil && ierr.sent != 0 && !ierr.notRun: // unanswered: the executor may end with it running
 		if digest == nil {
 			d := digestInputs(inputs)
 			digest = &d
@@ -544,7 +545,7 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 		// earlier one), on time (pauseLate), and the executor sent not
 		// even a state since.
 		silent := errors.Is(context.Cause(ctx), errUnanswered) && time.Since(waitEnd) <= pauseLate && client.Heard() == heard
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, heard: heard, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, heard: heard, sent: pbreq.Id, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}

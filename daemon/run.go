@@ -302,6 +302,7 @@ func executorArgs(cfg config.Config, lib string) []string {
 		"--max-queue", fmt.Sprint(cfg.Limits.MaxQueuedPerModel),
 		"--onnxruntime-library", lib,
 		"--provider", cfg.ONNXRuntime.Provider,
+		"--hang-floor", cfg.Scheduler.HangTimeout.D().String(), // 0s: the executor's own by its device
 		"--log-format", "json", "--log-level", cfg.Log.Level,
 	}
 }

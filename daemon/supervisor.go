@@ -62,8 +62,8 @@ type supervisor struct {
 	// it serves again, else why it did not start.
 	onRestart func(*gpuletRun, error)
 	// onExit hears of each executor's end: its generation, whether it
-	// crashed (its restart event's cause), and the requests its engine
-	// was running then (executor.Process.Running).
+	// crashed or a run of it did not end (its restart event's cause), and
+	// the requests its engine was running then (executor.Process.Running).
 	onExit   func(g *gpuletRun, gen uint64, crashed bool, running []uint64)
 	nextID   atomic.Uint64
 	sockSeq  atomic.Uint64
@@ -534,7 +534,9 @@ func (g *gpuletRun) monitor() {
 		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, msg, attrs)
 		if g.sup.onExit != nil {
-			g.sup.onExit(g, g.gen.Load(), attrs["cause"] == "crash", p.Running())
+			// A run that crashed the process or never ended: what ran
+			// then may be the cause.
+			g.sup.onExit(g, g.gen.Load(), attrs["cause"] == "crash" || attrs["cause"] == "hang", p.Running())
 		}
 		failures, said := 0, ""
 		var killedUnder int64 // the memory limit a start the kernel killed was under

@@ -27,6 +27,16 @@ var ErrDeviceFault = errors.New("the device can run nothing more in this process
 // fault in its restart event.
 const ExitDeviceFault = 75
 
+// ErrRunHung is wrapped, beside ErrDeviceFault, by the fault of an
+// executor without a device check (the CPU, an emulated GPU) whose run
+// did not end: a custom operator that loops or waits for good, a
+// deadlock. Only a new process frees the thread that runs the engine.
+var ErrRunHung = errors.New("a run did not end")
+
+// ExitRunHung is the executor process's exit status after ErrRunHung; the
+// daemon takes the requests that run then for suspects, as a crash's.
+const ExitRunHung = 76
+
 // checkDevice asks Options.DeviceCheck, after a run of j that failed with
 // err (not cancelled), whether the device still runs work; it returns err
 // joined with the fault, naming the batch, when it does not, else nil. It
@@ -46,25 +56,30 @@ func (l *loop) checkDevice(j *job, err error) error {
 // Hung batches: a batch that has run HangFactor times its planned time,
 // and at least Options.HangFloor, is taken for a device that no longer
 // finishes its work (a kernel that never ends, a GPU that stopped
-// processing): a device fault. No batch a device runs as planned comes
-// near: the largest planned batches take a second or so.
+// processing): a device fault; on an executor without a device check, a
+// run that does not end (ErrRunHung). No batch a device runs as planned
+// comes near: the largest planned batches take a second or so.
 const (
 	HangFactor       = 20
 	DefaultHangFloor = 30 * time.Second
+	// DefaultHangFloorElsewhere is the floor of an executor on the CPU or
+	// an emulated GPU (ProcessOptions.HangFloor): a hung run holds its
+	// gpu-let's models' requests, which the router sends elsewhere once
+	// the run is far past its end (sched.OverrunFloor), and a client that
+	// retries the request that hung may hang another gpu-let meanwhile.
+	DefaultHangFloorElsewhere = 5 * time.Second
 )
 
-// checkDeviceAtHealth is what a health check asks of the device, once the
-// gpu-let has run a batch (its context exists then): with a batch running
-// past its hang limit (Options.HangFloor), a device fault; with none
-// running, Options.DeviceCheck. Under MPS a fatal fault of one client is
+// checkDeviceAtHealth is what a health check asks of the device: with a
+// batch running past its hang limit (Options.HangFloor), a device fault
+// (on an executor without a device check too, ErrRunHung; its first batch
+// too); with none running, once the gpu-let has run a batch (its context
+// exists then), Options.DeviceCheck. Under MPS a fatal fault of one client is
 // reported to every client of the GPU, and the MPS server takes no new
 // client until all of them have exited: an executor without traffic would
 // otherwise hold the GPU's restarts up for good. Health calls it, every
 // health interval.
 func (l *loop) checkDeviceAtHealth() {
-	if l.s.opts.DeviceCheck == nil || !l.ran.Load() {
-		return
-	}
 	idle := false
 	if !l.call(func() {
 		if l.fault != nil {
@@ -81,7 +96,7 @@ func (l *loop) checkDeviceAtHealth() {
 			return
 		}
 		idle = true
-	}) || !idle {
+	}) || !idle || l.s.opts.DeviceCheck == nil || !l.ran.Load() {
 		return
 	}
 	err := l.s.opts.DeviceCheck()
@@ -103,6 +118,10 @@ func (l *loop) hung(j *job, ran time.Duration) error {
 	if ran < limit {
 		return nil
 	}
+	if l.s.opts.DeviceCheck == nil {
+		return fmt.Errorf("%w: %w: a batch of %d of %s has run for %v, planned for %v: its run does not end (a custom operator that loops or waits for good, a deadlock)",
+			ErrDeviceFault, ErrRunHung, len(j.slots), j.model.name, ran.Round(time.Millisecond), planned.Round(time.Microsecond))
+	}
 	return fmt.Errorf("%w: a batch of %d of %s has run for %v, planned for %v: the device does not finish its work",
 		ErrDeviceFault, len(j.slots), j.model.name, ran.Round(time.Millisecond), planned.Round(time.Microsecond))
 }
@@ -117,7 +136,11 @@ func (l *loop) faulted(err error) {
 	}
 	l.fault = err
 	l.draining.Store(true)
-	l.s.log.Error("device fault: answering every request held and exiting, for a new process", zap.Error(err))
+	what := "device fault"
+	if errors.Is(err, ErrRunHung) {
+		what = "a run did not end"
+	}
+	l.s.log.Error(what+": answering every request held and exiting, for a new process", zap.Error(err))
 }
 
 // answerFaultedRun answers INTERNAL request r of batch j, whose run found

@@ -115,56 +115,83 @@ func TestAnIdleExecutorFindsADeviceFaultAtItsHealthCheck(t *testing.T) {
 }
 
 // A batch that runs far past its planned time, and past the hang floor, is
-// a device that no longer finishes its work: the next health check answers
-// what the executor holds UNAVAILABLE, naming the batch, and ends Serve.
-func TestAHungBatchIsADeviceFault(t *testing.T) {
-	f := &fakeRuntime{base: time.Millisecond}
-	fs := serveFaulting(t, f, Options{DeviceCheck: func() error { return nil }, HangFloor: 300 * time.Millisecond}, 4)
-	c := fs.c
-	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
-	require.NoError(t, err)
-	require.Equal(t, pb.Code_OK, resp.Code)
+// a device that no longer finishes its work, or on an executor without a
+// device check (the CPU) a run that does not end: the next health check
+// answers what the executor holds, naming the batch, and ends Serve; the
+// running file still names the batch's request, for the daemon.
+func TestAHungBatchEndsServe(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		check func() error
+		said  string
+		hung  bool
+		first bool // the batch that hangs is the executor's first
+	}{
+		{"a GPU", func() error { return nil }, "the device does not finish its work", false, false},
+		{"the CPU", nil, "its run does not end (a custom operator that loops or waits for good, a deadlock)", true, false},
+		{"the CPU's first batch", nil, "its run does not end", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ex.sock.running")
+			rf, err := CreateRunningFile(path)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = rf.Close(path) })
+			f := &fakeRuntime{base: time.Millisecond}
+			fs := serveFaulting(t, f, Options{DeviceCheck: tc.check, HangFloor: 300 * time.Millisecond, Running: rf}, 4)
+			c := fs.c
+			wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if !tc.first {
+				resp, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+				require.NoError(t, err)
+				require.Equal(t, pb.Code_OK, resp.Code)
+			}
 
-	f.mu.Lock()
-	f.hangNext = true
-	f.mu.Unlock()
-	answered := make(chan *pb.InferResponse, 1)
-	failed := make(chan error, 1)
-	go func() {
-		r, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
-		if err != nil {
-			failed <- err
-			return
-		}
-		answered <- r
-	}()
-	// Health checks, as the daemon makes them, until one finds the batch
-	// past its limit (TestHangLimit checks the limit itself); each is
-	// answered, or cut off as Serve ends.
-	var r *pb.InferResponse
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for r == nil {
-		select {
-		case r = <-answered:
-		case err := <-failed:
-			t.Fatalf("the request held was not answered: %v", err)
-		case <-wctx.Done():
-			t.Fatal("the request held was not answered")
-		case <-tick.C:
-			_, _ = c.Health(wctx)
-		}
+			f.mu.Lock()
+			f.hangNext = true
+			f.mu.Unlock()
+			answered := make(chan *pb.InferResponse, 1)
+			failed := make(chan error, 1)
+			req := &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}}
+			go func() {
+				r, err := c.Infer(context.Background(), req)
+				if err != nil {
+					failed <- err
+					return
+				}
+				answered <- r
+			}()
+			// Health checks, as the daemon makes them, until one finds the
+			// batch past its limit (TestHangLimit checks the limit itself);
+			// each is answered, or cut off as Serve ends.
+			var r *pb.InferResponse
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for r == nil {
+				select {
+				case r = <-answered:
+				case err := <-failed:
+					t.Fatalf("the request held was not answered: %v", err)
+				case <-wctx.Done():
+					t.Fatal("the request held was not answered")
+				case <-tick.C:
+					_, _ = c.Health(wctx)
+				}
+			}
+			require.Equal(t, pb.Code_INTERNAL, r.Code, "its run failed")
+			require.Contains(t, r.Error, "run double batch of 1: the device can run nothing more in this process: ")
+			require.Contains(t, r.Error, "a batch of 1 of double has run for")
+			require.Contains(t, r.Error, tc.said)
+			require.Equal(t, []uint64{req.Id}, readRunning(path), "the hung batch is named still")
+			err = fs.ended(t)
+			require.ErrorIs(t, err, ErrDeviceFault)
+			require.Equal(t, tc.hung, errors.Is(err, ErrRunHung))
+		})
 	}
-	require.Equal(t, pb.Code_INTERNAL, r.Code, "its run failed")
-	require.Contains(t, r.Error, "run double batch of 1: the device can run nothing more in this process: a batch of 1 of double has run for")
-	require.Contains(t, r.Error, "the device does not finish its work")
-	require.ErrorIs(t, fs.ended(t), ErrDeviceFault)
 }
 
 func TestHangLimit(t *testing.T) {
-	l := &loop{s: &Server{opts: Options{HangFloor: 30 * time.Second}}}
+	l := &loop{s: &Server{opts: Options{HangFloor: 30 * time.Second, DeviceCheck: func() error { return nil }}}}
 	j := &job{model: &modelEntry{name: "resnet50"}, slots: make([]slot, 8), start: 0, end: 2 * time.Second}
 	require.NoError(t, l.hung(j, 39*time.Second), "under 20 times its 2 s")
 	err := l.hung(j, 40*time.Second)
@@ -173,6 +200,11 @@ func TestHangLimit(t *testing.T) {
 	j.end = 10 * time.Millisecond
 	require.NoError(t, l.hung(j, 29*time.Second), "under the floor")
 	require.Error(t, l.hung(j, 30*time.Second))
+	l.s.opts.DeviceCheck = nil // the CPU: the same limit, another cause
+	require.NoError(t, l.hung(j, 29*time.Second))
+	err = l.hung(j, 30*time.Second)
+	require.ErrorIs(t, err, ErrRunHung)
+	require.ErrorIs(t, err, ErrDeviceFault)
 }
 
 // faultServer is an executor serving on a socket whose Serve may end by

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/engine"
@@ -30,7 +31,10 @@ type ProcessOptions struct {
 	// Expendable marks an executor that only measures (a profile job's):
 	// the kernel's out-of-memory killer takes it before any that serves.
 	Expendable bool
-	Log        *zap.Logger
+	// HangFloor is Options.HangFloor; 0: DefaultHangFloor on NVIDIA GPUs,
+	// DefaultHangFloorElsewhere on the others.
+	HangFloor time.Duration
+	Log       *zap.Logger
 }
 
 // RunProcess is the executor process: it reads its gpu-let from the
@@ -65,9 +69,16 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 	if err != nil {
 		log.Warn("a request that crashes this executor will not be told from the others of its batch", zap.Error(err))
 	}
-	defer func() { _ = running.Close(RunningFilePath(o.Socket)) }()
+	// Kept after a fault, whose hung run it names: the daemon reads it
+	// once the process has ended, then removes it.
+	keepRunning := false
+	defer func() {
+		if !keepRunning {
+			_ = running.Close(RunningFilePath(o.Socket))
+		}
+	}()
 	srv, err := NewServer(Options{
-		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log, Running: running,
+		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log, Running: running, HangFloor: hangFloor(o.HangFloor, env.Kind),
 		Device:       DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
 		OneRunThread: env.Kind == execenv.KindNVIDIA, // the CUDA provider's state per thread
 		DeviceCheck:  deviceCheck(env.Kind, eng, log),
@@ -85,6 +96,7 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 		zap.String("policy", policy.String()), zap.Ints("cores", env.Cores))
 	serveErr := srv.Serve(ctx, ln)
 	if errors.Is(serveErr, ErrDeviceFault) {
+		keepRunning = true
 		// The process ends now: the models' sessions are not closed, as
 		// releasing them would call into the failed context, and a
 		// runtime that aborts there would hide the exit status that says
@@ -185,4 +197,18 @@ func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engin
 		}
 	}
 	return engine.NewORT(opts)
+}
+
+// hangFloor is the hang floor an executor of kind runs with: floor when
+// given, else DefaultHangFloor on NVIDIA GPUs and DefaultHangFloorElsewhere
+// on the CPU and emulated GPUs, whose runs tune nothing on their first
+// batch of a size.
+func hangFloor(floor time.Duration, kind string) time.Duration {
+	switch {
+	case floor > 0:
+		return floor
+	case kind == execenv.KindNVIDIA:
+		return DefaultHangFloor
+	}
+	return DefaultHangFloorElsewhere
 }

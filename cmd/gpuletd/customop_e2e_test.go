@@ -66,7 +66,8 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	require.Contains(t, out, modelzoo.CustomOpName+"(-1) is not a registered function/op (an operator of no standard set")
 
 	grpcAddr := freeAddr(t)
-	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_DEFAULT_SLO=1s"))
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_DEFAULT_SLO=1s",
+		"GPULETD_SCHEDULER_HANG_TIMEOUT=1s"))
 	base := "http://" + addr
 	model := base + "/v2/models/" + modelzoo.CustomOpModel
 	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 },
@@ -136,7 +137,7 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, poison.code, string(poison.body))
 	quarantined := waitEvent(t, base, "request_quarantined", 30*time.Second, func(historyEvent) bool { return true }, logs)
 	require.Equal(t, modelzoo.CustomOpModel, quarantined.Attrs["model"])
-	require.Contains(t, quarantined.Message, "crashed its executor twice, the second time run alone")
+	require.Contains(t, quarantined.Message, "crashed or hung its executor twice, the second time run alone")
 	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
 	crashes := func() int {
 		var evs []historyEvent
@@ -153,15 +154,42 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	for range 3 {
 		poison = do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
 		require.Equal(t, http.StatusBadRequest, poison.code, string(poison.body))
-		require.Contains(t, string(poison.body), "refused: this request (the same inputs) crashed the model's executor twice, the second time run alone")
+		require.Contains(t, string(poison.body), "refused: this request (the same inputs) crashed or hung the model's executor twice, the second time run alone")
 	}
 	require.Equal(t, want, infer())
 	require.Equal(t, before, crashes(), "no more crashes")
 	code, out, stderr := runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, oneSpaced(out), "quarantined requests: 1, each refused for a while since it crashed the executor twice", "the row may wrap:\n%s", out)
+	require.Contains(t, oneSpaced(out), "quarantined requests: 1, each refused for a while since it crashed or hung the executor twice", "the row may wrap:\n%s", out)
 	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body),
 		`gpuletd_request_failures_total{model="`+modelzoo.CustomOpModel+`",reason="crashes_executor"} 3`)
+
+	// A request on which the operator never returns (as one whose bug
+	// loops): its executor exits once the run is past hang_timeout and is
+	// restarted, saying so; sent again, run alone, it hangs the next one
+	// too and is quarantined. The others serve on throughout.
+	hang := []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Hang))
+	hung := func() historyEvent {
+		t.Helper()
+		return waitEvent(t, base, "executor_restart", 30*time.Second, func(e historyEvent) bool { return e.Attrs["cause"] == "hang" }, logs)
+	}
+	r = do(t, "POST", model+"/infer", hang, nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.code, string(r.body))
+	first := hung()
+	require.Contains(t, first.Message, "executor stopped: a run did not end (")
+	require.Contains(t, first.Message, "a batch of 1 of add-one has run for")
+	require.Contains(t, first.Message, "its run does not end (a custom operator that loops or waits for good, a deadlock)); restarting it")
+	require.Equal(t, want, infer(), "the other gpu-let serves meanwhile")
+	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
+	r = do(t, "POST", model+"/infer", hang, nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.code, string(r.body))
+	waitEvent(t, base, "request_quarantined", 30*time.Second, func(e historyEvent) bool {
+		return e.Attrs["inputs_sha256"] != quarantined.Attrs["inputs_sha256"]
+	}, logs)
+	r = do(t, "POST", model+"/infer", hang, nil)
+	require.Equal(t, http.StatusBadRequest, r.code, string(r.body))
+	require.Contains(t, string(r.body), "crashed or hung the model's executor twice")
+	require.Equal(t, want, infer())
 
 	// The configuration gives the library as configured, over both
 	// protocols; `models show` names its path, and not the failed profile

@@ -171,6 +171,13 @@ type Scheduler struct {
 	// coming, in [0, 0.9): at overload the lower levels give way (0: the
 	// levels are read but change nothing).
 	PriorityReserve float64 `yaml:"priority_reserve"`
+	// HangTimeout is the least time a batch runs before its executor
+	// takes it for a run that will not end (at least 20 times the batch's
+	// planned time): the executor answers what it holds and exits, and is
+	// started again; on a GPU, a device that no longer finishes its work.
+	// 0: 30s on NVIDIA GPUs (a first run of a batch size may tune its
+	// kernels for seconds), 5s elsewhere.
+	HangTimeout Duration `yaml:"hang_timeout"`
 }
 
 // DefaultPriorityReserve is Scheduler.PriorityReserve's default. Measured

@@ -179,6 +179,7 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"bad ewma", "scheduler:\n  ewma_weight: 0\n", nil, []string{"scheduler.ewma_weight", "above 0"}},
 		{"priority reserve too large", "scheduler:\n  priority_reserve: 0.95\n", nil, []string{"scheduler.priority_reserve", "0.95", "below 0.9"}},
 		{"priority reserve negative", "scheduler:\n  priority_reserve: -0.1\n", nil, []string{"scheduler.priority_reserve", "-0.1"}},
+		{"hang timeout too short", "scheduler:\n  hang_timeout: 100ms\n", nil, []string{"scheduler.hang_timeout", "100ms", "use 1s to 1h, or 0"}},
 		{"unknown idle plan", "scheduler:\n  idle_plan: sleep\n", nil, []string{"scheduler.idle_plan", `"sleep"`, "spread, pack"}},
 		{"response cache beyond memory", "response_cache:\n  size: 2000GiB\n", nil, []string{"response_cache.size", "0 (no cache) to 1024GiB"}},
 		{"unknown trace mode", "trace:\n  mode: zipkin\n", nil, []string{"trace.mode", `"zipkin"`, "triton, opentelemetry"}},

@@ -192,6 +192,43 @@ func TestRouteStateCountsOtherModels(t *testing.T) {
 	require.Zero(t, st.Ahead, "a model's own queue is not ahead of it")
 }
 
+// TestRouteStateOfAnOverrunningBatch: a batch late by a little is reported
+// to end now; one far past its expected end (a run that hangs) makes its
+// gpu-let free only as long again, later at each report, and the router
+// then sends requests to another gpu-let rather than behind it.
+func TestRouteStateOfAnOverrunningBatch(t *testing.T) {
+	rec := newRecorder()
+	s, err := New(Config{Policy: Eager{}}, rec)
+	require.NoError(t, err)
+	lat := linear(t, 1, 5, 16) // ℓ(1) = 6 ms
+	require.NoError(t, s.AddModel(0, 0, ModelConfig{Latency: lat}))
+	require.NoError(t, s.Submit(0, Request{ID: 1, Model: 0, Deadline: ms(100)}))
+	require.Len(t, rec.dispatches, 1)
+	for _, tc := range []struct {
+		now, freeAt time.Duration
+		why         string
+	}{
+		{ms(3), ms(6), "running: its expected end"},
+		{ms(10), ms(10), "a little late: free now"},
+		{ms(56), ms(56), "50 ms past: not yet overrunning"},
+		{ms(57), ms(108), "past the floor: as long again as it overran"},
+		{ms(1006), ms(2006), "a second past: a second later"},
+	} {
+		st, err := s.RouteState(tc.now, 0)
+		require.NoError(t, err)
+		require.Equal(t, tc.freeAt, st.FreeAt, tc.why)
+	}
+	hung, err := s.RouteState(ms(1006), 0)
+	require.NoError(t, err)
+	idle := RouteState{FreeAt: ms(1006), Latency: lat}
+	targets := []Target{{RouteState: hung, Weight: 1}, {RouteState: idle, Weight: 1}}
+	for range 4 {
+		i, _, err := Route(ms(1006), ms(1100), targets)
+		require.NoError(t, err)
+		require.Equal(t, 1, i, "not behind the hung run")
+	}
+}
+
 // TestRouteFollowsWeights: over many requests to idle targets the split
 // follows the weights, and credit stays within the bursts.
 func TestRouteFollowsWeights(t *testing.T) {

@@ -17,7 +17,8 @@ const PublishInterval = 500 * time.Microsecond
 type RouteState struct {
 	// FreeAt is when the gpu-let is expected to be free: the time of the
 	// report if it is idle, else the running batch's expected end (never
-	// before the report).
+	// before the report); for a batch far past its expected end
+	// (overrunning), as long again as it has overrun.
 	FreeAt time.Duration
 	// Queued is how many requests of the model wait.
 	Queued int
@@ -65,6 +66,9 @@ func (s *Scheduler) RouteState(now time.Duration, id ModelID) (RouteState, error
 	st := RouteState{FreeAt: now, Queued: m.q.n, Latency: m.lat}
 	if s.busy {
 		st.FreeAt = max(now, s.running.End)
+		if overrun(s.running, now) {
+			st.FreeAt = now + (now - s.running.End)
+		}
 	}
 	for _, o := range s.models {
 		if o != nil && o != m && o.q.n > 0 {
@@ -107,4 +111,22 @@ func (s *Scheduler) dispatchAt(m *model) int {
 		return m.maxB
 	}
 	return 1
+}
+
+// OverrunFloor is the least time past its expected end a running batch
+// must be, and at least its own expected time, before RouteState takes it
+// for overrunning: a run that hangs (a custom operator that loops, a
+// kernel that never ends) or a device far slower than profiled. Its
+// gpu-let is then reported free only as long after the report as the
+// batch has overrun, so that the router sends the models' requests to
+// their other gpu-lets rather than to a queue behind a run that may never
+// end, and tries it again later, each time later. A batch that ran late
+// by the timing noise of a device (a few percent of its time), or that
+// the simulator runs, never comes near it.
+const OverrunFloor = 50 * time.Millisecond
+
+// overrun says whether running batch b is far past its expected end at
+// now (OverrunFloor).
+func overrun(b Batch, now time.Duration) bool {
+	return now-b.End > max(b.End-b.Start, OverrunFloor)
 }

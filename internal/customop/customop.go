@@ -26,7 +26,8 @@ type Kind int
 const (
 	// AddOne registers modelzoo.CustomOpDomain's operator
 	// modelzoo.CustomOpName: a float tensor in, each element plus one out,
-	// of the same shape; an element equal to Poison crashes the process.
+	// of the same shape; an element equal to Poison crashes the process,
+	// one equal to Hang never returns.
 	AddOne Kind = 1
 	// Failing: RegisterCustomOps fails with Message.
 	Failing Kind = 2
@@ -48,6 +49,10 @@ const OtherName = "AddTwo"
 // it.
 const Poison = -666
 
+// Hang is the input value an AddOne operator never returns on (it sleeps
+// for good), as an operator with a bug that loops does.
+const Hang = -777
+
 // Message is the error a Failing library's registration returns.
 const Message = "license server not reachable"
 
@@ -62,7 +67,7 @@ func Build(t testing.TB, dir, name string, k Kind) string {
 	err := cbuild.Shared(out, source, "-O1", "-Wall", "-Werror",
 		fmt.Sprintf("-DCUSTOMOP_MODE=%d", mode), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
 		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", op),
-		fmt.Sprintf("-DCUSTOMOP_POISON=%d.0f", Poison), "-pthread")
+		fmt.Sprintf("-DCUSTOMOP_POISON=%d.0f", Poison), fmt.Sprintf("-DCUSTOMOP_HANG=%d.0f", Hang), "-pthread")
 	if err != nil {
 		t.Fatal(err)
 	}
