@@ -62,12 +62,12 @@ func (l *loop) checkDevice(j *job, err error) error {
 const (
 	HangFactor       = 20
 	DefaultHangFloor = 30 * time.Second
-	// DefaultHangFloorElsewhere is the floor of an executor on the CPU or
-	// an emulated GPU (ProcessOptions.HangFloor): a hung run holds its
-	// gpu-let's models' requests, which the router sends elsewhere once
-	// the run is far past its end (sched.OverrunFloor), and a client that
-	// retries the request that hung may hang another gpu-let meanwhile.
-	DefaultHangFloorElsewhere = 5 * time.Second
+	// DefaultHangFloorCPU is the floor of an executor on the CPU
+	// (ProcessOptions.HangFloor): a hung run holds its gpu-let's models'
+	// requests, which the router sends elsewhere once the run is far past
+	// its end (sched.OverrunFloor), and a client that retries the request
+	// that hung may hang another gpu-let meanwhile.
+	DefaultHangFloorCPU = 5 * time.Second
 )
 
 // checkDeviceAtHealth is what a health check asks of the device: with a

@@ -31,8 +31,8 @@ type ProcessOptions struct {
 	// Expendable marks an executor that only measures (a profile job's):
 	// the kernel's out-of-memory killer takes it before any that serves.
 	Expendable bool
-	// HangFloor is Options.HangFloor; 0: DefaultHangFloor on NVIDIA GPUs,
-	// DefaultHangFloorElsewhere on the others.
+	// HangFloor is Options.HangFloor; 0: DefaultHangFloorCPU on the CPU,
+	// DefaultHangFloor on GPUs, real or emulated.
 	HangFloor time.Duration
 	Log       *zap.Logger
 }
@@ -200,15 +200,15 @@ func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engin
 }
 
 // hangFloor is the hang floor an executor of kind runs with: floor when
-// given, else DefaultHangFloor on NVIDIA GPUs and DefaultHangFloorElsewhere
-// on the CPU and emulated GPUs, whose runs tune nothing on their first
-// batch of a size.
+// given, else DefaultHangFloorCPU on the CPU, whose runs tune nothing on
+// their first batch of a size, and DefaultHangFloor on GPUs (an emulated
+// one stands for a GPU).
 func hangFloor(floor time.Duration, kind string) time.Duration {
 	switch {
 	case floor > 0:
 		return floor
-	case kind == execenv.KindNVIDIA:
-		return DefaultHangFloor
+	case kind == execenv.KindCPU:
+		return DefaultHangFloorCPU
 	}
-	return DefaultHangFloorElsewhere
+	return DefaultHangFloor
 }

@@ -286,12 +286,12 @@ func TestVolunteerForOOM(t *testing.T) {
 	require.ErrorContains(t, err, "read oom_score_adj")
 }
 
-// An executor's hang floor is the daemon's when given, else 30 s on an
-// NVIDIA GPU (a first run of a batch size may tune kernels for seconds)
-// and 5 s elsewhere.
+// An executor's hang floor is the daemon's when given, else 5 s on the
+// CPU and 30 s on a GPU (a first run of a batch size may tune kernels for
+// seconds), an emulated one included.
 func TestHangFloorByDevice(t *testing.T) {
 	require.Equal(t, 2*time.Second, hangFloor(2*time.Second, execenv.KindNVIDIA))
 	require.Equal(t, DefaultHangFloor, hangFloor(0, execenv.KindNVIDIA))
-	require.Equal(t, DefaultHangFloorElsewhere, hangFloor(0, execenv.KindCPU))
-	require.Equal(t, DefaultHangFloorElsewhere, hangFloor(0, execenv.KindEmulated))
+	require.Equal(t, DefaultHangFloorCPU, hangFloor(0, execenv.KindCPU))
+	require.Equal(t, DefaultHangFloor, hangFloor(0, execenv.KindEmulated))
 }

@@ -48,7 +48,7 @@ func newExecutorCmd(g *globalFlags) *cobra.Command {
 	f.IntVar(&o.MaxQueue, "max-queue", 0, "queued requests per model (0: default)")
 	f.StringVar(&o.Provider, "provider", "", "onnxruntime execution provider on NVIDIA gpu-lets: cuda or tensorrt")
 	f.StringVar(&o.Library, "onnxruntime-library", "", "libonnxruntime.so.1 (default: search)")
-	f.DurationVar(&o.HangFloor, "hang-floor", 0, "least time a batch runs before it is taken for a run that will not end (0: 30s on NVIDIA GPUs, 5s elsewhere)")
+	f.DurationVar(&o.HangFloor, "hang-floor", 0, "least time a batch runs before it is taken for a run that will not end (0: 5s on the CPU, 30s on GPUs)")
 	f.BoolVar(&o.Expendable, "expendable", false, "an executor that only measures (a profile job's): the kernel's out-of-memory killer takes it before those that serve")
 	return cmd
 }

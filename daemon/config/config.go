@@ -175,8 +175,8 @@ type Scheduler struct {
 	// takes it for a run that will not end (at least 20 times the batch's
 	// planned time): the executor answers what it holds and exits, and is
 	// started again; on a GPU, a device that no longer finishes its work.
-	// 0: 30s on NVIDIA GPUs (a first run of a batch size may tune its
-	// kernels for seconds), 5s elsewhere.
+	// 0: 5s on the CPU, 30s on GPUs, real or emulated (a first run of a
+	// batch size may tune its kernels for seconds).
 	HangTimeout Duration `yaml:"hang_timeout"`
 }
 

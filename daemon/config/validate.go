@@ -132,7 +132,7 @@ func (c *Config) Validate() error {
 		bad("scheduler.priority_reserve", strconv.FormatFloat(r, 'g', -1, 64), fmt.Sprintf("use a share from 0 (levels change nothing) to below %g", MaxPriorityReserve))
 	}
 	if h := c.Scheduler.HangTimeout.D(); h != 0 && (h < time.Second || h > time.Hour) {
-		bad("scheduler.hang_timeout", h, "use 1s to 1h, or 0 (30s on NVIDIA GPUs, 5s elsewhere)")
+		bad("scheduler.hang_timeout", h, "use 1s to 1h, or 0 (5s on the CPU, 30s on GPUs)")
 	}
 	if w := c.Scheduler.EWMAWeight; !(w > 0 && w <= 1) {
 		bad("scheduler.ewma_weight", strconv.FormatFloat(w, 'g', -1, 64), "use a weight above 0 and at most 1")
