@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -52,4 +54,40 @@ func (n *node) crashWarning(model string) string {
 		return fmt.Sprintf("crash suspects: %d requests that ran in a batch that crashed or hung the executor, each run alone should it come again, and refused for a while should it do so again (gpuletd events --kind executor_restart)", suspects)
 	}
 	return ""
+}
+
+// crashStanding is what becomes of a request of m with inputs as the
+// crash suspects have it (crash_suspects.go): its inputs' digest, while
+// its model has suspects (nil otherwise: no digest is computed), whether
+// it runs alone (a suspect), or its refusal (quarantined).
+func (n *node) crashStanding(m *repository.Model, inputs []tensor.Tensor) (*inputsDigest, bool, *inferError) {
+	if !n.crashes.watching(m.Name) {
+		return nil, false, nil
+	}
+	d := digestInputs(inputs)
+	switch st, until := n.crashes.standingOf(m.Name, m.SHA256, d, time.Now()); st {
+	case standingQuarantined:
+		return &d, false, quarantinedAnswer(m.Name, until)
+	case standingSuspect:
+		return &d, true, nil
+	}
+	return &d, false, nil
+}
+
+// crashOutcome tells the crash suspects what came of a request of m with
+// inputs (digest, when crashStanding computed it), sent to executor e
+// (alone, when a suspect): a suspect answered is one no more; one that got
+// no answer (e ended with it in flight, or its deadline passed first) may
+// have been what e was running when it ended.
+func (n *node) crashOutcome(e executorGen, m *repository.Model, inputs []tensor.Tensor, digest *inputsDigest, alone bool, ierr *inferError) {
+	switch {
+	case ierr == nil && alone:
+		n.crashes.answered(m.Name, *digest)
+	case ierr != nil && ierr.sent != 0 && !ierr.notRun:
+		if digest == nil {
+			d := digestInputs(inputs)
+			digest = &d
+		}
+		n.crashes.lost(e, ierr.sent, lostRequest{model: m.Name, sha: m.SHA256, digest: *digest}, time.Now())
+	}
 }

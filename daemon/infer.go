@@ -457,31 +457,12 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 	if client == nil {
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonExecutorDown, msg: fmt.Sprintf("%s: its executor is restarting", m.Name)}
 	}
-	// A request like one that crashed an executor runs alone, or is
-	// refused once it crashed two (crash_suspects.go).
-	var digest *inputsDigest
-	alone := false
-	if n.crashes.watching(m.Name) {
-		d := digestInputs(inputs)
-		digest = &d
-		switch st, until := n.crashes.standingOf(m.Name, m.SHA256, d, time.Now()); st {
-		case standingQuarantined:
-			return nil, quarantinedAnswer(m.Name, until)
-		case standingSuspect:
-			alone = true
-		}
+	digest, alone, refused := n.crashStanding(m, inputs)
+	if refused != nil {
+		return nil, refused
 	}
 	res, ierr := n.askOn(ctx, g, gen, client, m, inputs, names, deadline, alone)
-	switch {
-	case ierr == nil && alone:
-		n.crashes.answered(m.Name, *digest)
-	case ierr != nil && ierr.sent != 0 && !ierr.notRun: // unanswered: the executor may end with it running
-		if digest == nil {
-			d := digestInputs(inputs)
-			digest = &d
-		}
-		n.crashes.lost(executorGen{g.id, gen}, ierr.sent, lostRequest{model: m.Name, sha: m.SHA256, digest: *digest}, time.Now())
-	}
+	n.crashOutcome(executorGen{g.id, gen}, m, inputs, digest, alone, ierr)
 	return res, ierr
 }
 
