@@ -163,7 +163,7 @@ func (c *crashSuspects) standingOf(model, sha string, d inputsDigest, now time.T
 		return standingClear, time.Time{}
 	}
 	if ms.sha != sha { // loaded anew
-		c.forgetLocked(model)
+		c.forget(model)
 		return standingClear, time.Time{}
 	}
 	if until, ok := ms.quarantined[d]; ok {
@@ -192,16 +192,20 @@ func (c *crashSuspects) answered(model string, d inputsDigest) {
 	}
 }
 
-// forget drops what is known of model's requests: it was loaded anew (its
-// file or its libraries may have changed) or unloaded.
-func (c *crashSuspects) forget(model string) {
+// retain drops what is known of the requests of each model keep refuses:
+// the models no longer served (unloaded, gone from the repository).
+func (c *crashSuspects) retain(keep func(model string) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.forgetLocked(model)
+	for model := range c.models {
+		if !keep(model) {
+			c.forget(model)
+		}
+	}
 }
 
-// forgetLocked is forget with c.mu held.
-func (c *crashSuspects) forgetLocked(model string) {
+// forget drops what is known of model's requests; c.mu is held.
+func (c *crashSuspects) forget(model string) {
 	if _, ok := c.models[model]; ok {
 		delete(c.models, model)
 		c.publish()
@@ -298,7 +302,7 @@ func (c *crashSuspects) suspect(told []quarantine, r lostRequest, now time.Time)
 	model, d := r.model, r.digest
 	ms := c.models[model]
 	if ms != nil && ms.sha != r.sha { // loaded anew
-		c.forgetLocked(model)
+		c.forget(model)
 		ms = nil
 	}
 	if ms == nil {

@@ -111,7 +111,7 @@ func TestCrashSuspectsAreForgotten(t *testing.T) {
 			return st
 		}},
 		{"unloaded", func(c *crashSuspects) standing {
-			c.forget("m")
+			c.retain(func(model string) bool { return model != "m" })
 			st, _ := c.standingOf("m", "f1", d, t0.Add(time.Second))
 			return st
 		}},

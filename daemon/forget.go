@@ -11,7 +11,8 @@ import (
 // no longer serves (unloaded, gone from the repository, a version its
 // policy retired): its rate estimates, its statistics and latency window,
 // why it was not served, what its requests hold beside their bodies, and
-// its series in /metrics, as Triton drops an unloaded model's.
+// its series in /metrics, as Triton drops an unloaded model's, and its
+// crash suspects and quarantined requests.
 //
 // A rate kept for a model that is gone held every later period's plan as
 // not serving it (its estimate never falls below control.MinPlanRate, and
@@ -43,6 +44,7 @@ func (n *node) forgetUnserved() {
 		}
 	}
 	n.besideRatio.retain(keep)
+	n.crashes.retain(keep)
 	if n.metrics != nil {
 		n.metrics.retain(keep)
 	}
