@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -142,18 +143,10 @@ func exitWords(exit error, unanswered bool, said string, at, now oomCounts) (str
 		return "executor did not answer its health checks and was killed; restarting it", attrs
 	case code == executor.ExitRunHung:
 		attrs["cause"] = "hang"
-		why := said
-		if why == "" {
-			why = "its log says which batch"
-		}
-		return fmt.Sprintf("executor stopped: a run did not end (%s); restarting it", why), attrs
+		return fmt.Sprintf("executor stopped: a run did not end (%s); restarting it", cmp.Or(said, "its log says which batch")), attrs
 	case code == executor.ExitDeviceFault:
 		attrs["cause"] = "device_fault"
-		why := said
-		if why == "" {
-			why = "its log says which error"
-		}
-		return fmt.Sprintf("executor stopped after its GPU failed for good in its process (%s); restarting it, with a new CUDA context", why), attrs
+		return fmt.Sprintf("executor stopped after its GPU failed for good in its process (%s); restarting it, with a new CUDA context", cmp.Or(said, "its log says which error")), attrs
 	case killed && verdict == "oom":
 		attrs["cause"], attrs["fix"] = "oom", oomFix(at, now)
 		attrs["oom_kills"] = fmt.Sprintf("%d→%d", at.cg.Kills, now.cg.Kills)
