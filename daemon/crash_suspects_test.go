@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
@@ -170,4 +171,49 @@ func TestUnansweredRequestsAreKeptBounded(t *testing.T) {
 	require.Equal(t, standingSuspect, st, "the newest, which the run held")
 	st, _ = c.standingOf("m", "f", digestOf(t, 0), t0.Add(2*time.Second))
 	require.Equal(t, standingClear, st, "the first, let go")
+}
+
+// The request path's two steps: a model without suspects digests nothing;
+// a request that got no answer, run when its executor crashed, comes back
+// alone, is a suspect no more once answered, and is refused once it
+// crashed a second executor.
+func TestCrashStandingAndOutcome(t *testing.T) {
+	n := &node{}
+	m := &repository.Model{Name: "m", SHA256: "f"}
+	x, err := tensor.FromFloat32s("x", []int64{1, 1}, []float32{-666})
+	require.NoError(t, err)
+	in := []tensor.Tensor{x}
+	d, alone, refused := n.crashStanding(m, in)
+	require.Nil(t, d, "nothing to digest")
+	require.False(t, alone)
+	require.Nil(t, refused)
+
+	crashWith := func(gen uint64) {
+		e := executorGen{"g", gen}
+		n.crashOutcome(e, m, in, d, alone, &inferError{reason: reasonExecutorFailed, sent: 3})
+		n.crashes.ended(e, true, []uint64{3}, time.Now())
+	}
+	crashWith(1)
+	d, alone, refused = n.crashStanding(m, in)
+	require.NotNil(t, d)
+	require.True(t, alone, "a suspect runs alone")
+	require.Nil(t, refused)
+	n.crashOutcome(executorGen{"g", 2}, m, in, d, alone, nil)
+	_, alone, _ = n.crashStanding(m, in)
+	require.False(t, alone, "answered: a suspect no more")
+
+	crashWith(2)
+	d, alone, _ = n.crashStanding(m, in)
+	require.True(t, alone)
+	crashWith(3)
+	_, _, refused = n.crashStanding(m, in)
+	require.NotNil(t, refused)
+	require.Equal(t, reasonCrashesExecutor, refused.reason)
+	require.Contains(t, refused.msg, "m: refused: this request (the same inputs) crashed or hung the model's executor twice")
+
+	// Another file of the model: a first standing again.
+	d, alone, refused = n.crashStanding(&repository.Model{Name: "m", SHA256: "f2"}, in)
+	require.NotNil(t, d)
+	require.False(t, alone)
+	require.Nil(t, refused)
 }
