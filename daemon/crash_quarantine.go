@@ -18,9 +18,9 @@ func (n *node) executorEnded(g *gpuletRun, gen uint64, crashed bool, running []u
 	n.crashes.ended(executorGen{g.id, gen}, crashed, running, time.Now())
 }
 
-// requestQuarantined says that a request of model crashed an executor a
-// second time, and is refused until until: a warning event, which names
-// the request by its inputs' digest.
+// requestQuarantined says that a request of model crashed or hung an
+// executor a second time, and is refused until until: a warning event,
+// which names the request by its inputs' digest.
 func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time) {
 	short := hex.EncodeToString(d[:8])
 	n.log.Warn("a request crashed or hung the model's executor twice; the same request is refused for a while",
@@ -31,8 +31,8 @@ func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time)
 		map[string]string{"model": model, "inputs_sha256": hex.EncodeToString(d[:]), "until": until.UTC().Format(time.RFC3339)})
 }
 
-// quarantinedAnswer refuses a request of model that crashed its executor
-// twice, quarantined until until.
+// quarantinedAnswer refuses a request of model that crashed or hung its
+// executor twice, quarantined until until.
 func quarantinedAnswer(model string, until time.Time) *inferError {
 	return &inferError{code: http.StatusBadRequest, reason: reasonCrashesExecutor, msg: fmt.Sprintf(
 		"%s: refused: this request (the same inputs) crashed or hung the model's executor twice, the second time run alone; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",

@@ -16,16 +16,16 @@ import (
 // A request that crashes its executor (a custom operator's bug, a fault in
 // ONNX Runtime on some data), or whose run never ends (the executor exits
 // once it is past scheduler.hang_timeout), takes the requests batched
-// with it down too,
-// and a client that retries it crashes the executor again, each time
+// with it down too, and a client that retries it does so again, each time
 // costing the gpu-let a restart. crashSuspects tells it from the others:
-// the requests the crashed executor was running (its running file, read
-// when it ended) are suspects, each runs alone when it comes again, and a
-// suspect that crashes an executor again is quarantined: refused at the
-// door (reasonCrashesExecutor) until quarantineFor has passed or its
-// model is loaded anew (another file: another SHA256). A suspect answered is a suspect no more. Requests
-// are known by their inputs' digest, which the request path computes only
-// while its model has suspects or quarantined requests.
+// the requests the executor was running when it crashed or hung (its
+// running file, read when it ended) are suspects, each runs alone when it
+// comes again, and a suspect that crashes or hangs an executor again is
+// quarantined: refused at the door (reasonCrashesExecutor) until
+// quarantineFor has passed or its model is loaded anew (another file:
+// another SHA256) or unloaded. A suspect answered is a suspect no more.
+// Requests are known by their inputs' digest, which the request path
+// computes only while its model has suspects or quarantined requests.
 type crashSuspects struct {
 	mu     sync.Mutex
 	ends   map[executorGen]*executorEnd
@@ -47,8 +47,9 @@ const (
 	quarantineFor   = time.Hour
 	mostSuspects    = 256
 	mostQuarantined = 64
-	// endsKept bounds the executor ends remembered: a request's failure
-	// and its executor's end are matched within milliseconds.
+	// endsKept bounds the executors remembered, the least recently told
+	// of going first: a crash's requests fail within milliseconds of its
+	// end, a hung run's seconds before it.
 	endsKept = 32
 )
 
@@ -98,7 +99,7 @@ type executorGen struct {
 type executorEnd struct {
 	at      time.Time       // when it was last told of
 	settled bool            // the end is known: crashed and running are set
-	crashed bool            // the executor crashed (not killed, not out of memory)
+	crashed bool            // it crashed or a run of it hung (not killed, not out of memory)
 	running map[uint64]bool // the requests its engine ran then
 	// lost are its requests that failed unanswered, by id, the oldest
 	// first in order, at most lostKept of them: a hung run's request

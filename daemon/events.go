@@ -39,8 +39,9 @@ const (
 	// past its deadline, and its gpu-let is routed around; then that it
 	// answers again (stall.go).
 	EventExecutorStall = "executor_stall"
-	// EventRequestQuarantined: a request crashed its model's executor a
-	// second time and is refused for a while (crash_suspects.go).
+	// EventRequestQuarantined: a request crashed or hung its model's
+	// executor a second time and is refused for a while
+	// (crash_suspects.go).
 	EventRequestQuarantined = "request_quarantined"
 )
 

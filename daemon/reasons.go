@@ -38,7 +38,7 @@ const (
 	reasonExecutorDown = "executor_down"
 	// reasonExecutorFailed: the executor died with the request in flight.
 	reasonExecutorFailed = "executor_failed"
-	// reasonCrashesExecutor: the same request crashed the model's
+	// reasonCrashesExecutor: the same request crashed or hung the model's
 	// executor twice, each time in the batch that ran (crash_suspects.go).
 	reasonCrashesExecutor = "crashes_executor"
 	// reasonDeadline: the request's deadline cannot be met, or passed

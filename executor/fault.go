@@ -28,8 +28,7 @@ var ErrDeviceFault = errors.New("the device can run nothing more in this process
 const ExitDeviceFault = 75
 
 // ErrRunHung is wrapped, beside ErrDeviceFault, by the fault of an
-// executor without a device check (the CPU, an emulated GPU) whose run
-// did not end: a custom operator that loops or waits for good, a
+// executor without a device check (the CPU's) whose run did not end: a custom operator that loops or waits for good, a
 // deadlock. Only a new process frees the thread that runs the engine.
 var ErrRunHung = errors.New("a run did not end")
 

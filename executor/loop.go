@@ -283,7 +283,7 @@ func (l *loop) worker() {
 		if groups := aloneParts(j); groups != nil {
 			// Parts that run are answered; one that failed says so
 			// alone (finish), with no other run of the batch.
-			if outs, info, each = runParts(j, rf, groups); !slices.ContainsFunc(each, func(e error) bool { return e != nil }) {
+			if outs, info, each = runParts(j, rf, groups); countErrs(each) == 0 {
 				each = nil
 			}
 		} else {
@@ -427,8 +427,10 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 		err = fmt.Errorf("engine returned %d results for a batch of %d", len(outs), len(j.slots))
 	}
 	m := j.model
-	var calib *sched.Calibration                                   // a failed batch's time says nothing of ℓ
-	if err == nil && each == nil && j.alone == nil && !m.retired { // parts' times are not the batch's
+	// A failed batch's time says nothing of ℓ, nor do the times of parts
+	// run one after the other (aloneParts).
+	var calib *sched.Calibration
+	if err == nil && each == nil && j.alone == nil && !m.retired {
 		calib = &m.calib
 	}
 	if lat, changed, bdErr := l.sc.BatchEnded(now, j.seq, took, m.base, calib); bdErr != nil {

@@ -12,8 +12,9 @@ import (
 // A running file says which requests the executor's engine is running
 // now, in memory the kernel keeps after the process dies: when a request
 // crashes the process (a custom operator's bug, a fault in ONNX Runtime),
-// the spawning daemon reads from it which requests were in the batch that
-// ran (Process.Running). It is one page, mapped shared: a little-endian
+// or its run never ends and the executor exits (ErrRunHung), the spawning
+// daemon reads from it which requests were in the batch that ran
+// (Process.Running). It is one page, mapped shared: a little-endian
 // count, then that many request ids (a request with several rows in the
 // batch is named once for each), written before a run and cleared after.
 // Its writes are plain stores into the page, no system calls.

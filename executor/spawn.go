@@ -108,8 +108,8 @@ func (p *Process) ExitErr() error {
 
 // Running is, once Done is closed and the process ended in failure, the
 // ids of the requests its engine was running when it ended, as its
-// running file named them (RunningFile): a crash's suspects. None when it
-// ran nothing then, or exited cleanly.
+// running file named them (RunningFile): a crash's or a hang's suspects.
+// None when it ran nothing then, or exited cleanly.
 func (p *Process) Running() []uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -925,8 +925,8 @@ type InferRequest struct {
 	// changed, at most once every this many microseconds.
 	WatchStateUs int64 `protobuf:"varint,7,opt,name=watch_state_us,json=watchStateUs,proto3" json:"watch_state_us,omitempty"`
 	// Run this request in a batch of its own: it was in a batch that
-	// crashed an executor, and run alone its own crash says that it was the
-	// cause (the daemon's crash suspects).
+	// crashed or hung an executor, and run alone its own crash says that it
+	// was the cause (the daemon's crash suspects).
 	Alone         bool `protobuf:"varint,9,opt,name=alone,proto3" json:"alone,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -459,7 +459,7 @@ func (g *generator) sendOne(ctx context.Context, j job, s *seqSlot) bool {
 	sent := g.leave(j)
 	resp, err := g.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if runCancelled(ctx) {
 			g.fail(j, FailCancelled, transportError(err))
 		} else {
 			g.fail(j, FailError, transportError(err))
@@ -507,7 +507,7 @@ func (g *generator) sendGRPC(ctx context.Context, j job, s *seqSlot) bool {
 	res, err := g.grpc.ModelInfer(ctx, r, g.grpcOpts...)
 	lat := time.Since(sent)
 	if err != nil {
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if runCancelled(ctx) {
 			g.fail(j, FailCancelled, err.Error())
 			return false
 		}
@@ -519,12 +519,19 @@ func (g *generator) sendGRPC(ctx context.Context, j job, s *seqSlot) bool {
 	return true
 }
 
+// runCancelled says whether a request's context, ctx, ended with the run
+// (cancelled, or past its drain) rather than at its own timeout: what it
+// failed of counts as FailCancelled.
+func runCancelled(ctx context.Context) bool {
+	return ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
 // sendStreamed carries request r, sent at sent, on the run's stream.
 func (g *generator) sendStreamed(ctx context.Context, j job, r *pb.ModelInferRequest, sent time.Time) bool {
 	res, err := g.stream.infer(ctx, r)
 	lat := time.Since(sent)
 	switch {
-	case err != nil && ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case err != nil && runCancelled(ctx):
 		g.fail(j, FailCancelled, err.Error())
 		return false
 	case err != nil:
