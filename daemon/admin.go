@@ -48,6 +48,9 @@ type statusModel struct {
 	// (0: none), DefaultPriority the level of those that ask for none.
 	PriorityLevels  int `json:"priority_levels,omitempty"`
 	DefaultPriority int `json:"default_priority_level,omitempty"`
+	// QueuePolicies are the model's queue policies that ask something
+	// (queuePolicies).
+	QueuePolicies []repository.QueuePolicyStatus `json:"queue_policies,omitempty"`
 	// ConfigFiles are the configuration files read; ConfigNotes say which
 	// of their fields took no effect and why.
 	ConfigFiles  []string `json:"config_files,omitempty"`
@@ -313,7 +316,7 @@ func (n *node) status() status {
 		sm := statusModel{
 			Name: m.Name, Version: m.Version, SLOMS: ms(m.Config.SLO.D()), SLOFrom: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			MaxQueue: int(queueBound(m, n.conf().Limits.MaxQueuedPerModel)), ConfigFiles: m.ConfigFiles, ConfigNotes: m.Notes,
-			PriorityLevels: m.Config.PriorityLevels, DefaultPriority: m.Config.DefaultPriority,
+			PriorityLevels: m.Config.PriorityLevels, DefaultPriority: m.Config.DefaultPriority, QueuePolicies: repository.QueuePolicies(m.Config),
 			Rate: now[m.Name], RateEWMA: rates[m.Name], AssignedRate: assigned[m.Name], Ready: state == stateReady, State: state,
 			ExtraHeadroom: room.Extra[m.Name], Placed: placedOn[m.Name], Window: n.windows.of(m.Name).stats(),
 			Cache: n.cacheStatus(m),

@@ -49,8 +49,16 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 		c.SchedulingChoice = &tritonpb.ModelConfig_SequenceBatching{SequenceBatching: m.Config.Sequence.Triton()}
 	case m.Config.MaxBatchSize > 0 && m.Platform != repository.PlatformEnsemble:
 		db := &tritonpb.ModelDynamicBatching{}
-		if m.Config.MaxQueue > 0 { // the model's own queue bound
-			db.DefaultQueuePolicy = &tritonpb.ModelQueuePolicy{MaxQueueSize: uint32(m.Config.MaxQueue)}
+		db.DefaultQueuePolicy = m.Config.Queue.Triton(m.Config.MaxQueue) // nil without a bound or timeout of its own
+		for level, p := range m.Config.LevelQueues {
+			if db.PriorityQueuePolicy == nil {
+				db.PriorityQueuePolicy = map[uint64]*tritonpb.ModelQueuePolicy{}
+			}
+			qp := p.Triton(p.MaxQueue)
+			if qp == nil {
+				qp = &tritonpb.ModelQueuePolicy{}
+			}
+			db.PriorityQueuePolicy[uint64(level)] = qp
 		}
 		if m.Config.PriorityLevels > 0 {
 			db.PriorityLevels, db.DefaultPriorityLevel = uint64(m.Config.PriorityLevels), uint64(m.Config.DefaultPriority)

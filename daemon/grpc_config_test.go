@@ -13,6 +13,7 @@ import (
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestTritonConfig(t *testing.T) {
@@ -73,6 +74,13 @@ func TestTritonConfigSaysGpuletdSettings(t *testing.T) {
 	require.Nil(t, c.GetDynamicBatching().GetDefaultQueuePolicy(), "no queue bound of its own")
 	m.Config.MaxQueue = 16
 	require.EqualValues(t, 16, tritonConfig(&m).GetDynamicBatching().GetDefaultQueuePolicy().GetMaxQueueSize(), "its own queue bound, as Triton's")
+	m.Config.Queue = repository.QueuePolicy{Timeout: 3 * time.Millisecond, AllowOverride: true}
+	m.Config.PriorityLevels, m.Config.DefaultPriority = 2, 2
+	m.Config.LevelQueues = map[int]repository.QueuePolicy{1: {}, 2: {MaxQueue: 4, Delay: true}}
+	db := tritonConfig(&m).GetDynamicBatching()
+	require.True(t, proto.Equal(&tritonpb.ModelQueuePolicy{MaxQueueSize: 16, DefaultTimeoutMicroseconds: 3000, AllowTimeoutOverride: true}, db.DefaultQueuePolicy), "%v", db.DefaultQueuePolicy)
+	require.True(t, proto.Equal(&tritonpb.ModelQueuePolicy{}, db.PriorityQueuePolicy[1]), "a level's policy that asks nothing")
+	require.True(t, proto.Equal(&tritonpb.ModelQueuePolicy{MaxQueueSize: 4, TimeoutAction: tritonpb.ModelQueuePolicy_DELAY}, db.PriorityQueuePolicy[2]))
 	require.Nil(t, c.Input[0].Reshape, "an input without a reshape says none")
 	require.NotNil(t, c.Output[0].Reshape, "a scalar's reshape is there, empty")
 	require.Empty(t, c.Output[0].Reshape.Shape)

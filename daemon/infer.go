@@ -32,9 +32,10 @@ type inferError struct {
 	code   int
 	reason string
 	msg    string
-	// clientDeadline: the request's own timeout set its deadline, before
-	// its model's SLO (the miss rule does not count it: missCounts).
-	clientDeadline bool
+	// ownLimit: the request's timeout (its own or its queue policy's) set
+	// its deadline before its model's SLO, or its priority level's queue
+	// policy bounds it: a limit asked for, not the plan's room (missCounts).
+	ownLimit bool
 	// notRun: the executor answered without running the request
 	// (draining, stopping, its device failed): another gpu-let may take
 	// it (sendAgainIfNotRun).
@@ -307,9 +308,19 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	if err != nil {
 		return nil, badRequest("%s: %v", m.Name, err)
 	}
+	level := priorityLevel(m.Config, req.Priority)
+	policy := m.Config.QueuePolicyFor(level)
+	timeout := policy.RequestTimeout(req.Timeout)
 	deadline := arrival.Add(m.Config.SLO.D())
-	if req.Timeout > 0 {
-		deadline = minTime(deadline, arrival.Add(req.Timeout))
+	if timeout > 0 {
+		deadline = minTime(deadline, arrival.Add(timeout))
+	}
+	if policy.MaxQueue > 0 {
+		release, ok := n.holds.hold(m.Name, level, policy.MaxQueue)
+		if !ok {
+			return nil, levelFull(m.Name, level, policy.MaxQueue)
+		}
+		defer release()
 	}
 	names := make([]string, len(req.Outputs))
 	for i, o := range req.Outputs {
@@ -336,8 +347,11 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	res, ierr := run()
 	if ierr == nil {
 		tr.tensors(activityBackendOutput, res.outs)
-	} else if req.Timeout > 0 && req.Timeout < m.Config.SLO.D() {
-		ierr.clientDeadline = true
+	} else if timeout > 0 && timeout < m.Config.SLO.D() {
+		ierr.ownLimit = true
+		if ierr.reason == reasonDeadline {
+			ierr.msg += timeoutWords(timeout, req.Timeout, m.Config.SLO.D())
+		}
 	}
 	return res, ierr
 }

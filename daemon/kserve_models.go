@@ -14,6 +14,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
 	"github.com/gpulet/gpuletd/kserve"
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -205,8 +206,15 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	if db := tc.GetDynamicBatching(); db != nil {
 		batching := map[string]any{}
-		if q := db.GetDefaultQueuePolicy().GetMaxQueueSize(); q > 0 {
-			batching["default_queue_policy"] = map[string]any{"max_queue_size": q}
+		if qp := db.GetDefaultQueuePolicy(); qp != nil {
+			batching["default_queue_policy"] = queuePolicyJSON(qp)
+		}
+		if len(db.PriorityQueuePolicy) > 0 {
+			levels := map[string]any{}
+			for level, qp := range db.PriorityQueuePolicy {
+				levels[strconv.FormatUint(level, 10)] = queuePolicyJSON(qp)
+			}
+			batching["priority_queue_policy"] = levels
 		}
 		if l := db.GetPriorityLevels(); l > 0 {
 			batching["priority_levels"], batching["default_priority_level"] = l, db.GetDefaultPriorityLevel()
@@ -358,6 +366,13 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"model_stats": out})
+}
+
+// queuePolicyJSON is qp as Triton's model configuration JSON writes it,
+// numbers as numbers.
+func queuePolicyJSON(qp *tritonpb.ModelQueuePolicy) map[string]any {
+	return map[string]any{"timeout_action": qp.GetTimeoutAction().String(), "default_timeout_microseconds": qp.GetDefaultTimeoutMicroseconds(),
+		"allow_timeout_override": qp.GetAllowTimeoutOverride(), "max_queue_size": qp.GetMaxQueueSize()}
 }
 
 // protoJSONMap is a message as protojson writes it with the .proto's field

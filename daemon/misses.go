@@ -32,11 +32,12 @@ func (t *missTally) add(missed bool) {
 // missCounts says whether the miss rule counts a failed request, and that
 // it is the plan's SLO miss: the request met a gpu-let with no room for
 // it. A client's fault, a refusal over the share of an overloaded node, an
-// executor down, a model moved away, or a request whose own timeout was
-// shorter than its model's SLO are no misses of the plan's room, and are
-// not counted at all.
+// executor down, a model moved away, or a request whose own timeout (or
+// its queue policy's) was shorter than its model's SLO, or that its
+// priority level's bound refused, are no misses of the plan's room, and
+// are not counted at all.
 func (e *inferError) missCounts() (counted, missed bool) {
-	if e.clientDeadline {
+	if e.ownLimit {
 		return false, false
 	}
 	switch e.reason {

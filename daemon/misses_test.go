@@ -127,8 +127,8 @@ func TestMissRuleLeavesOutAClientsShorterTimeout(t *testing.T) {
 	} {
 		_, ierr := n.execute(context.Background(), m, &kserve.Request{Inputs: []tensor.Tensor{input}, Timeout: tc.timeout}, time.Now())
 		require.NotNil(t, ierr, "no gpu-let serves it")
-		require.Equal(t, tc.client, ierr.clientDeadline, "timeout %v", tc.timeout)
-		counted, _ := (&inferError{reason: reasonDeadline, clientDeadline: tc.client}).missCounts()
+		require.Equal(t, tc.client, ierr.ownLimit, "timeout %v", tc.timeout)
+		counted, _ := (&inferError{reason: reasonDeadline, ownLimit: tc.client}).missCounts()
 		require.Equal(t, !tc.client, counted)
 	}
 }

@@ -62,6 +62,7 @@ type node struct {
 	readHost   func() hostMemory
 	admission  admission  // models held to their share at overload
 	priorities priorities // when each priority level of a model last came
+	holds      levelHolds // the requests held of the levels a queue policy bounds
 	// crashes tells the requests that crash executors from those batched
 	// with them (crash_suspects.go).
 	crashes crashSuspects

@@ -48,7 +48,9 @@ const (
 	// queue so that the requests behind it meet their deadlines (it could
 	// no longer finish in time with them).
 	reasonDropped = "dropped"
-	// reasonQueueFull: the executor's queue for the model is full.
+	// reasonQueueFull: the executor's queue for the model is full, or the
+	// request's priority level holds as many requests as its queue policy
+	// allows (levelFull).
 	reasonQueueFull = "queue_full"
 	// reasonUnavailable: the executor did not take the request: it is
 	// draining or stopping (a re-plan moves the model), or the model is not

@@ -22,7 +22,7 @@ func newInferCmd(g *globalFlags) *cobra.Command {
 		url, request, grpcAddr string
 		version                string
 		top                    int
-		seq                    sequenceFlags
+		params                 paramFlags
 		seed                   uint64
 		asJSON                 bool
 		shapes                 shapesFlag
@@ -62,8 +62,8 @@ prints the same way.`,
 			if err != nil {
 				return err
 			}
-			if seq.given(cmd) {
-				if body, err = seq.set(body); err != nil {
+			if params.given() {
+				if body, err = params.set(body); err != nil {
 					return err
 				}
 			}
@@ -108,7 +108,7 @@ prints the same way.`,
 	f.Var(&shapes, "shape", shapeUsage)
 	f.StringVar(&inputDataFlag, "input-data", inputRandom, "the request's data: random, zero (integer inputs that index a table, token ids or types, stay in its first row), or a request file as --request, as perf_analyzer's --input-data")
 	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
-	seq.register(f)
+	params.register(f)
 	f.StringVar(&version, "model-version", "", "the version of MODEL to ask (POST /v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	return cmd
 }

@@ -280,6 +280,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 	if m.PriorityLevels > 1 {
 		writeWrappedRow(tw, "priority", priorityText(m.PriorityLevels, m.DefaultPriority))
 	}
+	if q := queuePolicyText(m.QueuePolicies); q != "" {
+		writeWrappedRow(tw, "queue policy", q)
+	}
 	if m.Sequences != nil {
 		writeWrappedRow(tw, "sequences", m.Sequences.text())
 	}

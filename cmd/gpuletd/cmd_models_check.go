@@ -114,6 +114,9 @@ type checkedModel struct {
 	// (dynamic_batching), 0 when it has none.
 	PriorityLevels  int `json:"priority_levels,omitempty"`
 	DefaultPriority int `json:"default_priority_level,omitempty"`
+	// QueuePolicies are its config.pbtxt's queue policies that ask
+	// something.
+	QueuePolicies []repository.QueuePolicyStatus `json:"queue_policies,omitempty"`
 }
 
 // checkedSequences is a stateful model's sequence batching in a check.
@@ -138,6 +141,7 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 		if m.Config.PriorityLevels > 1 {
 			c.PriorityLevels, c.DefaultPriority = m.Config.PriorityLevels, m.Config.DefaultPriority
 		}
+		c.QueuePolicies = repository.QueuePolicies(m.Config)
 		if s := m.Config.Sequence; s != nil {
 			c.Sequences = &checkedSequences{MaxLive: s.MaxSequences, Idle: s.Idle.String()}
 			for _, ctl := range s.Controls {
@@ -194,6 +198,9 @@ func writeCheck(w io.Writer, r repoCheck) error {
 		}
 		if m.PriorityLevels > 1 {
 			fmt.Fprintf(w, "%s: priority: %s\n", m.Name, priorityText(m.PriorityLevels, m.DefaultPriority))
+		}
+		if q := queuePolicyText(m.QueuePolicies); q != "" {
+			fmt.Fprintf(w, "%s: queue policy: %s\n", m.Name, q)
 		}
 		for _, n := range m.Notes {
 			fmt.Fprintf(w, "%s: %s\n", m.Name, n)

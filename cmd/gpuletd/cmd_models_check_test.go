@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/modelzoo"
 )
 
@@ -87,19 +88,22 @@ func TestModelsCheckStatefulModel(t *testing.T) {
 	require.Equal(t, &checkedSequences{Controls: []string{"START", "CORRID"}, States: []string{"ACC"}, MaxLive: 4096, Idle: "5s"}, r.Models[0].Sequences)
 }
 
-// A model's priority levels are said by its check, in text and JSON.
+// A model's priority levels and queue policies are said by its check, in
+// text and JSON.
 func TestModelsCheckPriorityLevels(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteRepository(repo, []string{"lenet5"}, 1))
 	require.NoError(t, os.WriteFile(filepath.Join(repo, "lenet5", "config.pbtxt"),
-		[]byte("dynamic_batching { priority_levels: 3 default_priority_level: 2 }\n"), 0o644))
+		[]byte("dynamic_batching { priority_levels: 3 default_priority_level: 2 priority_queue_policy { key: 3 value { max_queue_size: 5 } } }\n"), 0o644))
 	code, out, stderr := runCLI(t, "models", "check", repo)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "lenet5: priority: 3 levels, 1 the highest; a request that names none is at level 2; at overload the lower levels give way\n")
+	require.Contains(t, out, "lenet5: queue policy: level 3: at most 5 being served at once\n")
 	code, out, _ = runCLI(t, "models", "check", repo, "--json")
 	require.Equal(t, 0, code)
 	var r repoCheck
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.Equal(t, 3, r.Models[0].PriorityLevels)
 	require.Equal(t, 2, r.Models[0].DefaultPriority)
+	require.Equal(t, []repository.QueuePolicyStatus{{Level: 3, TimeoutAction: "REJECT", MaxQueueSize: 5}}, r.Models[0].QueuePolicies)
 }

@@ -36,13 +36,16 @@ type adminModel struct {
 	MaxBatchSize int     `json:"max_batch_size"`
 	MaxQueue     int     `json:"max_queue"`
 	// PriorityLevels and DefaultPriority: the model's priority levels.
-	PriorityLevels  int      `json:"priority_levels"`
-	DefaultPriority int      `json:"default_priority_level"`
-	ConfigFiles     []string `json:"config_files"`
-	ConfigNotes     []string `json:"config_notes"`
-	Warnings        []string `json:"warnings"`
-	Rate            float64  `json:"rate"`
-	AssignedRate    float64  `json:"assigned_rate"`
+	PriorityLevels  int `json:"priority_levels"`
+	DefaultPriority int `json:"default_priority_level"`
+	// QueuePolicies: the queue policies of its config.pbtxt that ask
+	// something.
+	QueuePolicies []repository.QueuePolicyStatus `json:"queue_policies"`
+	ConfigFiles   []string                       `json:"config_files"`
+	ConfigNotes   []string                       `json:"config_notes"`
+	Warnings      []string                       `json:"warnings"`
+	Rate          float64                        `json:"rate"`
+	AssignedRate  float64                        `json:"assigned_rate"`
 	// ExtraHeadroom is what the miss rule adds to the model's headroom.
 	ExtraHeadroom float64     `json:"extra_headroom"`
 	Unscheduled   float64     `json:"unscheduled_rate"`
@@ -239,6 +242,41 @@ type adminORT struct {
 // priorityText says a model's priority levels in a line.
 func priorityText(levels, def int) string {
 	return fmt.Sprintf("%d levels, 1 the highest; a request that names none is at level %d; at overload the lower levels give way", levels, def)
+}
+
+// queuePolicyText says a model's queue policies in a line: "every level: a
+// timeout of 150µs; level 1: at most 2 being served at once".
+func queuePolicyText(policies []repository.QueuePolicyStatus) string {
+	var parts []string
+	for _, p := range policies {
+		var what []string
+		if p.TimeoutUS > 0 {
+			t := "a timeout of " + (time.Duration(p.TimeoutUS) * time.Microsecond).String()
+			switch {
+			case p.TimeoutAction == "DELAY":
+				t += " that refuses nothing (DELAY)"
+			case p.AllowTimeoutOverride:
+				t += " (a request's own may shorten it)"
+			default:
+				t += " (a request's own does not count)"
+			}
+			what = append(what, t)
+		} else if p.AllowTimeoutOverride && p.TimeoutAction != "DELAY" {
+			what = append(what, "a request's own timeout")
+		}
+		if p.MaxQueueSize > 0 {
+			what = append(what, fmt.Sprintf("at most %d being served at once", p.MaxQueueSize))
+		}
+		if len(what) == 0 {
+			continue
+		}
+		who := "every level"
+		if p.Level > 0 {
+			who = fmt.Sprintf("level %d", p.Level)
+		}
+		parts = append(parts, who+": "+strings.Join(what, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // runtimeText says how ONNX Runtime opens a model, in a line: "custom

@@ -65,6 +65,13 @@ type ModelConfig struct {
 	// priority_levels and default_priority_level.
 	PriorityLevels  int `yaml:"priority_levels,omitempty"`
 	DefaultPriority int `yaml:"default_priority_level,omitempty"`
+	// Queue is what every request asks of the model's queue where its
+	// priority level has no policy of its own in LevelQueues (a
+	// config.pbtxt's dynamic_batching.default_queue_policy, its bound
+	// apart: MaxQueue), and LevelQueues is each level's policy (its
+	// priority_queue_policy).
+	Queue       QueuePolicy         `yaml:"-"`
+	LevelQueues map[int]QueuePolicy `yaml:"-"`
 	// Inputs and Outputs are read from the model file when not given
 	// (torchscript models must give them).
 	Inputs  []TensorSpec `yaml:"inputs,omitempty"`

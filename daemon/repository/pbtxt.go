@@ -269,6 +269,7 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 		c.MaxQueue = int(q)
 	}
 	c.PriorityLevels, c.DefaultPriority = tritonPriorities(pc.GetDynamicBatching(), bad, note)
+	c.Queue, c.LevelQueues = tritonQueuePolicies(pc.GetDynamicBatching(), bad, note)
 	c.Versions = tritonVersions(pc.VersionPolicy, bad)
 	if f := pc.DefaultModelFilename; f != "" {
 		if strings.ContainsAny(f, `/\`) || f == "." || f == ".." {
@@ -554,26 +555,22 @@ func tritonIgnored(pc *tritonpb.ModelConfig, bad, note func(string, ...any)) {
 		if q > 0 {
 			kept = "; its default_queue_policy.max_queue_size is kept: it bounds the requests of the model each gpu-let's executor holds"
 		}
+		if qp := db.GetDefaultQueuePolicy(); qp.GetDefaultTimeoutMicroseconds() > 0 || qp.GetAllowTimeoutOverride() {
+			kept += "; its default_queue_policy's timeout is kept: a request not answered within it is refused"
+		}
 		if db.PriorityLevels > 1 {
 			kept += "; its priority levels are kept: at overload the lower ones give way"
 		}
-		// A block of what takes full effect alone (a queue bound, as
-		// YAMLOverTriton writes config.yaml's max_queue, and priority
+		if len(db.PriorityQueuePolicy) > 0 {
+			kept += "; its priority_queue_policy is kept"
+		}
+		// A block of what takes effect (a queue bound, as YAMLOverTriton
+		// writes config.yaml's max_queue, queue policies and priority
 		// levels): nothing to say.
 		rest := proto.Clone(db).(*tritonpb.ModelDynamicBatching)
-		rest.PriorityLevels, rest.DefaultPriorityLevel, rest.PriorityQueuePolicy = 0, 0, nil // noted apart
-		if q > 0 && proto.Equal(db.DefaultQueuePolicy, &tritonpb.ModelQueuePolicy{MaxQueueSize: q}) {
-			rest.DefaultQueuePolicy = nil
-		}
+		rest.PriorityLevels, rest.DefaultPriorityLevel, rest.PriorityQueuePolicy, rest.DefaultQueuePolicy = 0, 0, nil, nil // noted apart
 		if kept == "" || !proto.Equal(rest, &tritonpb.ModelDynamicBatching{}) {
 			note("%s ignored: gpuletd forms batches itself, as large as the SLO allows, waiting only while every queued request still meets its SLO (max_batch_size still bounds them)%s", what, kept)
-		}
-		if qp := db.GetDefaultQueuePolicy(); qp != nil && (qp.TimeoutAction != tritonpb.ModelQueuePolicy_REJECT ||
-			qp.DefaultTimeoutMicroseconds > 0 || qp.AllowTimeoutOverride) {
-			note("dynamic_batching.default_queue_policy: timeouts ignored: a request waits no longer than its SLO (or its own timeout parameter) allows, and is refused once it cannot be met; max_queue_size is kept")
-		}
-		if len(db.PriorityQueuePolicy) > 0 {
-			note("dynamic_batching.priority_queue_policy ignored: every priority level shares the model's queue bound (max_queue_size)")
 		}
 	}
 	if len(pc.InstanceGroup) > 0 {

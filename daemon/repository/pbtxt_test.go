@@ -90,16 +90,18 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	require.Equal(t, 16, m.Config.MaxQueue, "default_queue_policy's max_queue_size is honoured")
 	require.Contains(t, notes, "max_queue_size is kept")
 
-	// The queue policy's timeouts and priorities are said to be ignored; a
-	// bound beyond the server's largest is refused.
+	// The queue policies are read (a DELAY said to refuse nothing) and the
+	// priorities kept; a bound beyond the server's largest is refused.
 	policy := strings.Replace(string(data), "default_queue_policy { max_queue_size: 16 }",
 		"default_queue_policy { max_queue_size: 16, timeout_action: DELAY, default_timeout_microseconds: 5000 }\n  priority_levels: 2\n  default_priority_level: 2\n  priority_queue_policy { key: 1 value { max_queue_size: 4 } }", 1)
 	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(policy, files)})
 	m, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	notes = strings.Join(m.Notes, "\n")
-	require.Contains(t, notes, "default_queue_policy: timeouts ignored")
-	require.Contains(t, notes, "priority_queue_policy ignored")
+	require.Contains(t, notes, "default_queue_policy.timeout_action DELAY: a request past its timeout is not refused")
+	require.Equal(t, QueuePolicy{Timeout: 5 * time.Millisecond, Delay: true}, m.Config.Queue)
+	require.Equal(t, map[int]QueuePolicy{1: {MaxQueue: 4}}, m.Config.LevelQueues)
+	require.Contains(t, notes, "its priority_queue_policy is kept")
 	require.Contains(t, notes, "its priority levels are kept")
 	require.Equal(t, 2, m.Config.PriorityLevels, "priority_levels is honoured")
 	require.Equal(t, 2, m.Config.DefaultPriority)
