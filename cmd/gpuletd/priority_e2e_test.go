@@ -73,3 +73,50 @@ func TestPriorityLevelsAtOverload(t *testing.T) {
 	require.Zero(t, high.Failed["ResourceExhausted shed_priority"], "level 1 is never shed (over gRPC, RESOURCE_EXHAUSTED)")
 	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body), `gpuletd_request_failures_total{model="r50",reason="shed_priority"}`)
 }
+
+// TestQueuePoliciesEndToEnd: a config.pbtxt's queue policies, as Triton's
+// dynamic batcher reads them, against the daemon: the default policy's
+// timeout of 1 ms, shorter than any run of ResNet50 on an emulated V100 at
+// a tenth of its speed, refuses every request of level 2 and says so;
+// level 1's max_queue_size of 2 holds a closed loop of 6 over gRPC to 2
+// being served, the rest refused queue_full, and none of them deadline.
+func TestQueuePoliciesEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	zoo := filepath.Join(t.TempDir(), "zoo")
+	require.NoError(t, modelzoo.WriteRepository(zoo, []string{"mlp"}, 1))
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, os.CopyFS(filepath.Join(repo, "r50"), os.DirFS(filepath.Join(zoo, "mlp"))))
+	setProfile(t, repo, "r50", "resnet50", "250ms")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "r50", "config.pbtxt"), []byte(`dynamic_batching {
+  priority_levels: 2
+  default_priority_level: 2
+  default_queue_policy { default_timeout_microseconds: 1000 }
+  priority_queue_policy { key: 1 value { max_queue_size: 2 } }
+}
+`), 0o644))
+	grpcAddr := freeAddr(t)
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr,
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1, time_scale: 10}]"))
+	base := "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/r50/ready", nil, nil).code == 200 },
+		time.Minute, 100*time.Millisecond, "logs:\n%s", logs)
+
+	code, out, _ := runCLI(t, "models", "show", "r50", "--url", base)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "queue policy  every level: a timeout of 1ms (a request's own does not count);")
+
+	code, _, stderr := runCLI(t, "infer", "r50", "--url", base)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "its timeout of 1ms, from the model's queue policy (dynamic_batching's default_timeout_microseconds), ends before the SLO's 250ms")
+
+	rep, err := loadgen.Run(context.Background(), loadgen.Config{URL: base, GRPC: grpcAddr, Model: "r50", Priority: 1,
+		Closed: true, Concurrency: 6, Duration: 3 * time.Second, Seed: 1})
+	require.NoError(t, err)
+	t.Logf("level 1: sent %d, within the SLO %d, failed %v", rep.Sent, rep.WithinSLO, rep.Failed)
+	require.Positive(t, rep.WithinSLO, "two at a time are served")
+	require.Greater(t, rep.Failed["ResourceExhausted queue_full"], rep.WithinSLO, "the other four are refused, again and again")
+	require.Zero(t, rep.Failed["Unavailable deadline"], "level 1 has no timeout")
+	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body), `gpuletd_request_failures_total{model="r50",reason="queue_full"}`)
+}
