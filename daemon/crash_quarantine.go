@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -19,33 +21,48 @@ func (n *node) executorEnded(g *gpuletRun, gen uint64, crashed bool, running []u
 }
 
 // requestQuarantined says that a request of model crashed or hung an
-// executor a second time, and is refused until until: a warning event,
-// which names the request by its inputs' digest.
+// executor in a run of its own (the first time, or the second, run alone
+// as a suspect), and is refused until until: a warning event, which names
+// the request by its inputs' digest.
 func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time) {
 	short := hex.EncodeToString(d[:8])
-	n.log.Warn("a request crashed or hung the model's executor twice; the same request is refused for a while",
+	n.log.Warn("a request crashed or hung the model's executor in a run of its own; the same request is refused for a while",
 		zap.String("model", model), zap.String("inputs_sha256", hex.EncodeToString(d[:])), zap.Time("until", until))
 	n.events.add(EventRequestQuarantined, store.SeverityWarning,
-		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed or hung its executor twice, the second time run alone: the same request is refused until %s, or until the model is loaded anew",
+		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed or hung its executor in a run of its own: the same request is refused until %s, or until the model is loaded anew",
 			model, short, until.UTC().Format(time.TimeOnly+" MST")),
 		map[string]string{"model": model, "inputs_sha256": hex.EncodeToString(d[:]), "until": until.UTC().Format(time.RFC3339)})
 }
 
 // quarantinedAnswer refuses a request of model that crashed or hung its
-// executor twice, quarantined until until.
+// executor in a run of its own, quarantined until until.
 func quarantinedAnswer(model string, until time.Time) *inferError {
 	return &inferError{code: http.StatusBadRequest, reason: reasonCrashesExecutor, msg: fmt.Sprintf(
-		"%s: refused: this request (the same inputs) crashed or hung the model's executor twice, the second time run alone; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",
+		"%s: refused: this request (the same inputs) crashed or hung the model's executor in a run of its own; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",
 		model, until.UTC().Format(time.TimeOnly+" MST"))}
 }
 
 // crashWarning says, for the model's warnings, how many of its requests
-// are quarantined, and how many are suspects of a crash; "" when none.
+// are in a run that may never end, quarantined, and suspects of a crash;
+// "" when none.
 func (n *node) crashWarning(model string) string {
-	suspects, quarantined := n.crashes.counts(model, time.Now())
+	suspects, quarantined, hanging := n.crashes.counts(model, time.Now())
+	if hanging > 0 {
+		w := fmt.Sprintf("requests with no answer even well past their deadline: %d, perhaps in a run that never ends; the same requests are refused until it ends or its executor gives up on it (reason twin_hung)", hanging)
+		if rest := crashWords(suspects, quarantined); rest != "" {
+			w += "; " + rest
+		}
+		return w
+	}
+	return crashWords(suspects, quarantined)
+}
+
+// crashWords says how many of a model's requests are quarantined and
+// suspects; "" when none.
+func crashWords(suspects, quarantined int) string {
 	switch {
 	case quarantined > 0:
-		w := fmt.Sprintf("quarantined requests: %d, each refused for a while since it crashed or hung the executor twice (reason crashes_executor; gpuletd events --kind request_quarantined)", quarantined)
+		w := fmt.Sprintf("quarantined requests: %d, each refused for a while since it crashed or hung the executor in a run of its own (reason crashes_executor; gpuletd events --kind request_quarantined)", quarantined)
 		if suspects > 0 {
 			w += fmt.Sprintf("; crash suspects: %d, each run alone", suspects)
 		}
@@ -70,16 +87,41 @@ func (n *node) crashStanding(m *repository.Model, inputs []tensor.Tensor) (*inpu
 		return &d, false, quarantinedAnswer(m.Name, until)
 	case standingSuspect:
 		return &d, true, nil
+	case standingTwinHung:
+		return &d, false, twinHungAnswer(m.Name, until)
 	}
 	return &d, false, nil
 }
 
+// twinHungAnswer refuses a request of model whose twin (the same inputs)
+// went unanswered in a run that may never end, until until, when that
+// run's executor will have given up on it.
+func twinHungAnswer(model string, until time.Time) *inferError {
+	return &inferError{code: http.StatusServiceUnavailable, reason: reasonTwinHung, msg: fmt.Sprintf(
+		"%s: refused for now: the same request (the same inputs) got no answer even well past its deadline, in a run that may never end; so that it does not hold another gpu-let too, it is refused until that run ends or its executor gives up on it, by %s (scheduler.hang_timeout); retry then",
+		model, until.UTC().Format(time.TimeOnly+" MST"))}
+}
+
+// hangLimit is how long g's executors run a batch before they take it for
+// hung (executor.Options.HangFloor, as serve gives it), at the least.
+func (n *node) hangLimit(g *gpuletRun) time.Duration {
+	if h := n.conf().Scheduler.HangTimeout.D(); h > 0 {
+		return h
+	}
+	if g.device.Kind == mps.KindCPU {
+		return executor.DefaultHangFloorCPU
+	}
+	return executor.DefaultHangFloor
+}
+
 // crashOutcome tells the crash suspects what came of a request of m with
 // inputs (digest, when crashStanding computed it), sent to executor e
-// (alone, when a suspect): a suspect answered is one no more; one that got
-// no answer (e ended with it in flight, or its deadline passed first) may
-// have been what e was running when it ended.
-func (n *node) crashOutcome(e executorGen, m *repository.Model, inputs []tensor.Tensor, digest *inputsDigest, alone bool, ierr *inferError) {
+// (alone, when a suspect), which gives up on a run after hangLimit: a
+// suspect answered is one no more; one that got no answer (e ended with it
+// in flight, or its deadline passed first) may have been what e was
+// running when it ended, and one unanswered even past its deadline's grace
+// may be in a run that never ends.
+func (n *node) crashOutcome(e executorGen, hangLimit time.Duration, m *repository.Model, inputs []tensor.Tensor, digest *inputsDigest, alone bool, ierr *inferError) {
 	switch {
 	case ierr == nil && alone:
 		n.crashes.answered(m.Name, *digest)
@@ -88,6 +130,11 @@ func (n *node) crashOutcome(e executorGen, m *repository.Model, inputs []tensor.
 			d := digestInputs(inputs)
 			digest = &d
 		}
-		n.crashes.lost(e, ierr.sent, lostRequest{model: m.Name, sha: m.SHA256, digest: *digest}, time.Now())
+		now := time.Now()
+		var hungUntil time.Time
+		if ierr.unanswered {
+			hungUntil = now.Add(hangLimit)
+		}
+		n.crashes.lost(e, ierr.sent, lostRequest{model: m.Name, sha: m.SHA256, digest: *digest}, now, hungUntil)
 	}
 }

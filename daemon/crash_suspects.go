@@ -20,18 +20,27 @@ import (
 // costing the gpu-let a restart. crashSuspects tells it from the others:
 // the requests the executor was running when it crashed or hung (its
 // running file, read when it ended) are suspects, each runs alone when it
-// comes again, and a suspect that crashes or hangs an executor again is
+// comes again, and a request that crashes or hangs an executor in a run
+// of its own (a suspect, or one that ran alone the first time) is
 // quarantined: refused at the door (reasonCrashesExecutor) until
 // quarantineFor has passed or its model is loaded anew (another file:
 // another SHA256) or unloaded. A suspect answered is a suspect no more.
-// Requests are known by their inputs' digest, which the request path
-// computes only while its model has suspects or quarantined requests.
+// A request that got no answer even past its deadline and grace may be
+// in a run that never ends: until its executor ends, or gives up on the
+// run (the hang limit), the same request is refused (standingTwinHung),
+// so that a client that retries it does not hang another gpu-let while
+// the first is not yet found. Requests are known by their inputs'
+// digest, which the request path computes only while its model has
+// suspects, quarantined requests or such a request.
 type crashSuspects struct {
 	mu     sync.Mutex
 	ends   map[executorGen]*executorEnd
 	models map[string]*modelSuspects
-	// watched are the models with suspects or quarantined requests, a
-	// map replaced whole on each change (read without mu).
+	// hanging are, by model and digest, the requests unanswered past
+	// their deadline on an executor that has not ended since.
+	hanging map[string]map[inputsDigest]hangingRun
+	// watched are the models with suspects, quarantined or hanging
+	// requests, a map replaced whole on each change (read without mu).
 	watched atomic.Pointer[map[string]bool]
 	// quarantined, when set, is told of each request quarantined, with
 	// when its quarantine ends (an event).
@@ -120,6 +129,17 @@ type lostRequest struct {
 	digest     inputsDigest
 }
 
+// hangingRun is where a request went unanswered past its deadline: its
+// executor and id there, the model's file then, and when the executor
+// will have given up on the run (its hang limit after the request was
+// lost).
+type hangingRun struct {
+	e     executorGen
+	id    uint64
+	sha   string
+	until time.Time
+}
+
 // modelSuspects are one model's suspects, with when each was first seen
 // in a crash, and its quarantined requests, with when each is let go,
 // while it serves the file sha.
@@ -136,6 +156,7 @@ const (
 	standingClear       standing = iota // as any other
 	standingSuspect                     // run alone
 	standingQuarantined                 // refused
+	standingTwinHung                    // refused for now: the same request is in a run that may never end
 )
 
 // watching says whether model has suspects or quarantined requests: only
@@ -145,20 +166,30 @@ func (c *crashSuspects) watching(model string) bool {
 	return w != nil && (*w)[model]
 }
 
-// publish replaces watched with the models c.models holds; mu is held.
+// publish replaces watched with the models c.models and c.hanging hold;
+// mu is held.
 func (c *crashSuspects) publish() {
-	w := make(map[string]bool, len(c.models))
+	w := make(map[string]bool, len(c.models)+len(c.hanging))
 	for m := range c.models {
+		w[m] = true
+	}
+	for m := range c.hanging {
 		w[m] = true
 	}
 	c.watched.Store(&w)
 }
 
 // standingOf is what becomes of a request d of model, serving the file
-// sha, at now, and for a quarantined one when its quarantine ends.
+// sha, at now, and for a refused one when its refusal ends.
 func (c *crashSuspects) standingOf(model, sha string, d inputsDigest, now time.Time) (standing, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if run, ok := c.hanging[model][d]; ok {
+		if run.sha == sha && now.Before(run.until) {
+			return standingTwinHung, run.until
+		}
+		c.unhang(model, d)
+	}
 	ms := c.models[model]
 	if ms == nil {
 		return standingClear, time.Time{}
@@ -207,25 +238,67 @@ func (c *crashSuspects) retain(keep func(model string) bool) {
 
 // forget drops what is known of model's requests; c.mu is held.
 func (c *crashSuspects) forget(model string) {
-	if _, ok := c.models[model]; ok {
+	_, suspects := c.models[model]
+	_, hanging := c.hanging[model]
+	if suspects || hanging {
 		delete(c.models, model)
+		delete(c.hanging, model)
+		c.publish()
+	}
+}
+
+// hangs says whether executor e has a request that went unanswered past
+// its deadline's grace, before its hang limit at now: a run of it may
+// never end.
+func (c *crashSuspects) hangs(e executorGen, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, runs := range c.hanging {
+		for _, run := range runs {
+			if run.e == e && now.Before(run.until) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unhang drops d from model's hanging requests; c.mu is held.
+func (c *crashSuspects) unhang(model string, d inputsDigest) {
+	delete(c.hanging[model], d)
+	if len(c.hanging[model]) == 0 {
+		delete(c.hanging, model)
 		c.publish()
 	}
 }
 
 // lost records request r, id on executor e's stream, which e did not
 // answer: it ended with r in flight, or r's deadline passed first (a run
-// that hangs is found later, when the executor gives up on it).
-func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now time.Time) {
+// that hangs is found later, when the executor gives up on it). A
+// request unanswered even past its deadline's grace (hungUntil set, when
+// e will have given up on its run) hangs: its twins are refused until e
+// ends or hungUntil.
+func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now, hungUntil time.Time) {
 	c.mu.Lock()
 	var told []quarantine
 	defer func() { c.mu.Unlock(); c.tell(told) }()
 	end := c.end(e, now)
 	if end.settled {
 		if end.crashed && end.running[id] {
-			told = c.suspect(told, r, now)
+			told = c.suspect(told, r, now, len(end.running) == 1)
 		}
 		return
+	}
+	if !hungUntil.IsZero() {
+		if c.hanging == nil {
+			c.hanging = map[string]map[inputsDigest]hangingRun{}
+		}
+		if c.hanging[r.model] == nil {
+			c.hanging[r.model] = map[inputsDigest]hangingRun{}
+			defer c.publish()
+		}
+		c.hanging[r.model][r.digest] = hangingRun{e: e, id: id, sha: r.sha, until: hungUntil}
+		dropOldest(c.hanging[r.model], mostSuspects, func(h hangingRun) time.Time { return h.until })
 	}
 	if end.lost == nil {
 		end.lost = map[uint64]lostRequest{}
@@ -255,10 +328,26 @@ func (c *crashSuspects) ended(e executorGen, crashed bool, running []uint64, now
 	}
 	for id, r := range end.lost {
 		if crashed && end.running[id] {
-			told = c.suspect(told, r, now)
+			told = c.suspect(told, r, now, len(running) == 1)
 		}
 	}
 	end.lost, end.order = nil, nil
+	// Found now: a suspect (above), or, where e was stopped otherwise (a
+	// plan that retired it, a kill for its health, a device fault) with
+	// the request still running, well past its deadline, a suspect too,
+	// run alone if it comes again: not proven, as a crash or a hang
+	// found by e itself would prove a run of its own.
+	for model, runs := range c.hanging {
+		for d, run := range runs {
+			if run.e != e {
+				continue
+			}
+			if !crashed && end.running[run.id] {
+				told = c.suspect(told, lostRequest{model: model, sha: run.sha, digest: d}, now, false)
+			}
+			c.unhang(model, d)
+		}
+	}
 }
 
 // end is e's record, made if new; the oldest go past endsKept.
@@ -295,8 +384,10 @@ func (c *crashSuspects) tell(qs []quarantine) {
 }
 
 // suspect makes r a suspect of a crash at now, or quarantines it when it
-// was one already, adding it to told.
-func (c *crashSuspects) suspect(told []quarantine, r lostRequest, now time.Time) []quarantine {
+// was one already, or when the run that crashed or hung held it alone
+// (single): run alone, as a suspect would be, it is proven already. It
+// adds a quarantine to told.
+func (c *crashSuspects) suspect(told []quarantine, r lostRequest, now time.Time, single bool) []quarantine {
 	if c.models == nil {
 		c.models = map[string]*modelSuspects{}
 	}
@@ -311,7 +402,7 @@ func (c *crashSuspects) suspect(told []quarantine, r lostRequest, now time.Time)
 		c.models[model] = ms
 		c.publish()
 	}
-	if at, ok := ms.suspects[d]; ok && now.Sub(at) < suspectFor {
+	if at, ok := ms.suspects[d]; single || ok && now.Sub(at) < suspectFor {
 		delete(ms.suspects, d)
 		until := now.Add(quarantineFor)
 		ms.quarantined[d] = until
@@ -331,13 +422,18 @@ func (c *crashSuspects) tidy(model string) {
 	}
 }
 
-// counts are model's suspects and quarantined requests at now.
-func (c *crashSuspects) counts(model string, now time.Time) (suspects, quarantined int) {
+// counts are model's suspects, quarantined and hanging requests at now.
+func (c *crashSuspects) counts(model string, now time.Time) (suspects, quarantined, hanging int) {
 	if c == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, run := range c.hanging[model] {
+		if now.Before(run.until) {
+			hanging++
+		}
+	}
 	if ms := c.models[model]; ms != nil {
 		for _, at := range ms.suspects {
 			if now.Sub(at) < suspectFor {
@@ -350,7 +446,7 @@ func (c *crashSuspects) counts(model string, now time.Time) (suspects, quarantin
 			}
 		}
 	}
-	return suspects, quarantined
+	return suspects, quarantined, hanging
 }
 
 // dropOldest deletes m's entries with the earliest times until it holds

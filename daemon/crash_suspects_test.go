@@ -40,15 +40,15 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 
 	// An executor killed for its health with the request running: not
 	// the request's fault.
-	c.lost(executorGen{"g1", 1}, 5, req(poison), t0)
+	c.lost(executorGen{"g1", 1}, 5, req(poison), t0, time.Time{})
 	c.ended(executorGen{"g1", 1}, false, []uint64{5}, t0)
 	require.False(t, c.watching("m"))
 
 	// The first crash: its failures heard first, then its end.
 	e := executorGen{"g1", 2}
-	c.lost(e, 7, req(poison), t0)
-	c.lost(e, 8, req(other), t0)
-	c.lost(e, 9, req(queued), t0)
+	c.lost(e, 7, req(poison), t0, time.Time{})
+	c.lost(e, 8, req(other), t0, time.Time{})
+	c.lost(e, 9, req(queued), t0, time.Time{})
 	require.False(t, c.watching("m"), "nothing until the end is known")
 	c.ended(e, true, []uint64{7, 8}, t0)
 	require.True(t, c.watching("m"))
@@ -59,7 +59,7 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	}
 	st, _ := c.standingOf("n", "f1", poison, t0.Add(time.Second))
 	require.Equal(t, standingClear, st, "another model's request")
-	s, q := c.counts("m", t0.Add(time.Second))
+	s, q, _ := c.counts("m", t0.Add(time.Second))
 	require.Equal(t, [2]int{2, 0}, [2]int{s, q})
 
 	// other runs alone and is answered: a suspect no more.
@@ -72,12 +72,12 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	t1 := t0.Add(5 * time.Second)
 	c.ended(e, true, []uint64{1}, t1)
 	require.Empty(t, told)
-	c.lost(e, 1, req(poison), t1)
+	c.lost(e, 1, req(poison), t1, time.Time{})
 	require.Equal(t, []said{{"m", poison, t1.Add(quarantineFor)}}, told)
 	st, until := c.standingOf("m", "f1", poison, t1.Add(time.Minute))
 	require.Equal(t, standingQuarantined, st)
 	require.Equal(t, t1.Add(quarantineFor), until)
-	s, q = c.counts("m", t1)
+	s, q, _ = c.counts("m", t1)
 	require.Equal(t, [2]int{0, 1}, [2]int{s, q})
 	ierr := quarantinedAnswer("m", until)
 	require.Equal(t, http.StatusBadRequest, ierr.code)
@@ -96,8 +96,8 @@ func TestCrashSuspectsAreForgotten(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	d := digestOf(t, 1)
 	crash := func(c *crashSuspects, gen uint64, sha string, at time.Time) {
-		c.lost(executorGen{"g", gen}, 1, lostRequest{model: "m", sha: sha, digest: d}, at)
-		c.ended(executorGen{"g", gen}, true, []uint64{1}, at)
+		c.lost(executorGen{"g", gen}, 1, lostRequest{model: "m", sha: sha, digest: d}, at, time.Time{})
+		c.ended(executorGen{"g", gen}, true, []uint64{1, 2}, at) // with another request: a suspect
 	}
 	for _, tt := range []struct {
 		name  string
@@ -160,7 +160,7 @@ func TestUnansweredRequestsAreKeptBounded(t *testing.T) {
 	var c crashSuspects
 	e := executorGen{"g", 1}
 	for i := range uint64(lostKept + 44) {
-		c.lost(e, i+1, lostRequest{model: "m", sha: "f", digest: digestOf(t, float32(i))}, t0)
+		c.lost(e, i+1, lostRequest{model: "m", sha: "f", digest: digestOf(t, float32(i))}, t0, time.Time{})
 	}
 	c.mu.Lock()
 	require.Len(t, c.ends[e].lost, lostKept)
@@ -190,15 +190,15 @@ func TestCrashStandingAndOutcome(t *testing.T) {
 
 	crashWith := func(gen uint64) {
 		e := executorGen{"g", gen}
-		n.crashOutcome(e, m, in, d, alone, &inferError{reason: reasonExecutorFailed, sent: 3})
-		n.crashes.ended(e, true, []uint64{3}, time.Now())
+		n.crashOutcome(e, time.Second, m, in, d, alone, &inferError{reason: reasonExecutorFailed, sent: 3})
+		n.crashes.ended(e, true, []uint64{3, 4}, time.Now())
 	}
 	crashWith(1)
 	d, alone, refused = n.crashStanding(m, in)
 	require.NotNil(t, d)
 	require.True(t, alone, "a suspect runs alone")
 	require.Nil(t, refused)
-	n.crashOutcome(executorGen{"g", 2}, m, in, d, alone, nil)
+	n.crashOutcome(executorGen{"g", 2}, time.Second, m, in, d, alone, nil)
 	_, alone, _ = n.crashStanding(m, in)
 	require.False(t, alone, "answered: a suspect no more")
 
@@ -209,11 +209,139 @@ func TestCrashStandingAndOutcome(t *testing.T) {
 	_, _, refused = n.crashStanding(m, in)
 	require.NotNil(t, refused)
 	require.Equal(t, reasonCrashesExecutor, refused.reason)
-	require.Contains(t, refused.msg, "m: refused: this request (the same inputs) crashed or hung the model's executor twice")
+	require.Contains(t, refused.msg, "m: refused: this request (the same inputs) crashed or hung the model's executor in a run of its own")
 
 	// Another file of the model: a first standing again.
 	d, alone, refused = n.crashStanding(&repository.Model{Name: "m", SHA256: "f2"}, in)
 	require.NotNil(t, d)
 	require.False(t, alone)
 	require.Nil(t, refused)
+}
+
+// A request unanswered past its deadline's grace may be in a run that
+// never ends: its twins are refused until its executor ends (then it is a
+// suspect, or nothing, as any lost request) or until its hang limit has
+// passed; one that a client's own deadline ended, or that an executor
+// already ended lost, refuses nothing. A new file or an unload forgets it.
+func TestATwinOfAHungRequestIsRefused(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	hung, other := digestOf(t, 1), digestOf(t, 2)
+	req := func(d inputsDigest) lostRequest { return lostRequest{model: "m", sha: "f1", digest: d} }
+	var c crashSuspects
+	e := executorGen{"g1", 1}
+	until := t0.Add(5 * time.Second)
+
+	c.lost(e, 1, req(other), t0, time.Time{}) // a client's deadline, or overload
+	require.False(t, c.watching("m"))
+	c.lost(e, 2, req(hung), t0, until)
+	require.True(t, c.watching("m"), "the model's requests are digested")
+	for _, tc := range []struct {
+		d     inputsDigest
+		sha   string
+		at    time.Duration
+		want  standing
+		until time.Time
+	}{
+		{hung, "f1", time.Second, standingTwinHung, until},
+		{other, "f1", time.Second, standingClear, time.Time{}},
+		{hung, "f2", time.Second, standingClear, time.Time{}}, // loaded anew: forgotten
+	} {
+		st, u := c.standingOf("m", tc.sha, tc.d, t0.Add(tc.at))
+		require.Equal(t, tc.want, st)
+		require.Equal(t, tc.until, u)
+	}
+	require.False(t, c.watching("m"))
+
+	c.lost(e, 2, req(hung), t0, until)
+	_, _, hanging := c.counts("m", t0)
+	require.Equal(t, 1, hanging)
+	st, _ := c.standingOf("m", "f1", hung, until)
+	require.Equal(t, standingClear, st, "the executor has given up on it by now")
+	require.False(t, c.watching("m"))
+
+	// Its executor hangs and ends: the request is a suspect now, and runs
+	// alone; no twin is refused any more.
+	c.lost(e, 2, req(hung), t0, until)
+	c.ended(e, true, []uint64{2, 9}, t0.Add(time.Second))
+	st, _ = c.standingOf("m", "f1", hung, t0.Add(2*time.Second))
+	require.Equal(t, standingSuspect, st)
+	_, _, hanging = c.counts("m", t0.Add(2*time.Second))
+	require.Zero(t, hanging)
+
+	// Its executor stopped otherwise (retired by a plan, killed) with the
+	// request still running: a suspect, not proven; with it not running,
+	// nothing.
+	for _, tc := range []struct {
+		running []uint64
+		want    standing
+	}{{[]uint64{7}, standingSuspect}, {[]uint64{8}, standingClear}} {
+		var k crashSuspects
+		k.lost(e, 7, req(other), t0, until)
+		k.ended(e, false, tc.running, t0.Add(time.Second))
+		st, _ := k.standingOf("m", "f1", other, t0.Add(2*time.Second))
+		require.Equal(t, tc.want, st, "running %v", tc.running)
+	}
+
+	// A request lost on an executor that has ended already refuses nothing.
+	c.lost(e, 3, req(other), t0.Add(3*time.Second), until)
+	st, _ = c.standingOf("m", "f1", other, t0.Add(3*time.Second))
+	require.Equal(t, standingClear, st)
+
+	// Unloaded: forgotten.
+	e2 := executorGen{"g1", 2}
+	c.lost(e2, 1, req(other), t0, until)
+	c.retain(func(string) bool { return false })
+	require.False(t, c.watching("m"))
+	st, _ = c.standingOf("m", "f1", other, t0.Add(time.Second))
+	require.Equal(t, standingClear, st)
+}
+
+// The request path refuses a twin of a hung request, 503 and retryable,
+// and records only requests its own wait ended unanswered as hung.
+func TestCrashOutcomeOfAnUnansweredRequest(t *testing.T) {
+	n := &node{}
+	m := &repository.Model{Name: "m", SHA256: "f1"}
+	x, err := tensor.FromFloat32s("x", []int64{1, 1}, []float32{-777})
+	require.NoError(t, err)
+	in := []tensor.Tensor{x}
+	e := executorGen{"g", 1}
+	n.crashOutcome(e, time.Minute, m, in, nil, false, &inferError{reason: reasonDeadline, sent: 4}) // a client's own deadline
+	_, _, refused := n.crashStanding(m, in)
+	require.Nil(t, refused)
+	n.crashOutcome(e, time.Minute, m, in, nil, false, &inferError{reason: reasonDeadline, sent: 5, unanswered: true})
+	d, alone, refused := n.crashStanding(m, in)
+	require.NotNil(t, d)
+	require.False(t, alone)
+	require.NotNil(t, refused)
+	require.Equal(t, reasonTwinHung, refused.reason)
+	require.Equal(t, http.StatusServiceUnavailable, refused.code)
+	require.True(t, refused.retryable())
+	require.Contains(t, refused.msg, "m: refused for now: the same request (the same inputs) got no answer even well past its deadline")
+	require.Contains(t, n.crashWarning("m"), "requests with no answer even well past their deadline: 1")
+}
+
+// A request that crashed or hung an executor in a run of its own is
+// quarantined at once, whichever of its loss and the end is heard first:
+// run alone, as a suspect would be, it is proven already.
+func TestARequestThatCrashesARunOfItsOwnIsQuarantinedAtOnce(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	poison := digestOf(t, 1)
+	for _, lossFirst := range []bool{true, false} {
+		var c crashSuspects
+		var told int
+		c.quarantined = func(string, inputsDigest, time.Time) { told++ }
+		e := executorGen{"g", 1}
+		r := lostRequest{model: "m", sha: "f", digest: poison}
+		if lossFirst {
+			c.lost(e, 4, r, t0, time.Time{})
+		}
+		c.ended(e, true, []uint64{4}, t0)
+		if !lossFirst {
+			c.lost(e, 4, r, t0, time.Time{})
+		}
+		st, until := c.standingOf("m", "f", poison, t0.Add(time.Second))
+		require.Equal(t, standingQuarantined, st, "loss first: %v", lossFirst)
+		require.Equal(t, t0.Add(quarantineFor), until)
+		require.Equal(t, 1, told)
+	}
 }

@@ -47,6 +47,10 @@ type inferError struct {
 	// heard is the executor's frames heard before the request went to it
 	// (set with silent): a frame since says it runs.
 	heard uint64
+	// unanswered: no answer came by the deadline and its grace, though an
+	// executor answers every request by its deadline: the request may be
+	// in a run that never ends (crash_suspects.go).
+	unanswered bool
 	// sent is the request's id on its executor's stream when it got no
 	// answer there (the executor failed, or the deadline passed first):
 	// whether the executor ran it when it ended (crash_suspects.go).
@@ -476,7 +480,7 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 		return nil, refused
 	}
 	res, ierr := n.askOn(ctx, g, gen, client, m, inputs, names, deadline, alone)
-	n.crashOutcome(executorGen{g.id, gen}, m, inputs, digest, alone, ierr)
+	n.crashOutcome(executorGen{g.id, gen}, n.hangLimit(g), m, inputs, digest, alone, ierr)
 	return res, ierr
 }
 
@@ -539,8 +543,10 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 		// Silent: the wait ended at its own deadline (not a client's
 		// earlier one), on time (pauseLate), and the executor sent not
 		// even a state since.
-		silent := errors.Is(context.Cause(ctx), errUnanswered) && time.Since(waitEnd) <= pauseLate && client.Heard() == heard
-		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, heard: heard, sent: pbreq.Id, msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
+		unanswered := errors.Is(context.Cause(ctx), errUnanswered)
+		silent := unanswered && time.Since(waitEnd) <= pauseLate && client.Heard() == heard
+		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonDeadline, silent: silent, heard: heard, unanswered: unanswered, sent: pbreq.Id,
+			msg: fmt.Sprintf("%s: no answer by the deadline", m.Name)}
 	case err != nil:
 		return nil, &inferError{code: http.StatusServiceUnavailable, reason: reasonCancelled, msg: fmt.Sprintf("%s: %v", m.Name, err)}
 	}

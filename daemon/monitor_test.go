@@ -276,3 +276,47 @@ func stopsAnswering(t *testing.T, s *supervisor, st *store.Store, stalled bool) 
 	require.Equal(t, "executor did not answer its health checks and was killed; restarting it", evs[0].Message)
 	require.Equal(t, "1", evs[0].Attrs["restarts"])
 }
+
+// An executor retired while a run of it does not end cannot stop when
+// asked (its worker never returns) and is killed past its grace, or dies
+// of the signal, as the fake does; the daemon is then told what it was
+// running (its running file), as for an executor that failed, so that a
+// request unanswered well past its deadline in that run becomes a suspect
+// (crash_suspects.go). One that stops when asked tells nothing.
+func TestRetiringAStuckExecutorSaysWhatItRan(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		told       [][]uint64
+	}{
+		// The running file names request 7; sleep ends on SIGTERM, as a
+		// process does whose run holds its loop.
+		{"stuck", `printf '\001\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000' > "$3.running"` + "\nexec sleep 600\n", [][]uint64{{7}}},
+		{"stops cleanly", `printf '\001\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000' > "$3.running"` + "\ntrap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := fakeSupervisor(t, tc.body)
+			var told [][]uint64
+			s.onExit = func(_ *gpuletRun, _ uint64, crashed bool, running []uint64) {
+				require.False(t, crashed, "stopped, not crashed")
+				told = append(told, running)
+			}
+			g := cpuRun(t, s)
+			sock, err := s.socketPath()
+			require.NoError(t, err)
+			p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock})
+			require.NoError(t, err)
+			g.proc = p
+			s.mu.Lock()
+			s.running[g.id] = g
+			s.mu.Unlock()
+			close(g.done) // no monitor: retire alone stops it
+			require.Eventually(t, func() bool {
+				_, err := os.Stat(executor.RunningFilePath(sock))
+				return err == nil
+			}, 10*time.Second, 10*time.Millisecond)
+			err = s.retire(context.Background(), g)
+			require.ErrorContains(t, err, "connect", "the fake serves no drain")
+			require.Equal(t, tc.told, told)
+		})
+	}
+}

@@ -39,8 +39,12 @@ const (
 	// reasonExecutorFailed: the executor died with the request in flight.
 	reasonExecutorFailed = "executor_failed"
 	// reasonCrashesExecutor: the same request crashed or hung the model's
-	// executor twice, each time in the batch that ran (crash_suspects.go).
+	// executor in a run of its own (crash_suspects.go).
 	reasonCrashesExecutor = "crashes_executor"
+	// reasonTwinHung: the same request went unanswered well past its
+	// deadline, in a run that may never end; refused until that run ends
+	// or its executor gives up on it (crash_suspects.go).
+	reasonTwinHung = "twin_hung"
 	// reasonDeadline: the request's deadline cannot be met, or passed
 	// without an answer.
 	reasonDeadline = "deadline"
@@ -70,7 +74,7 @@ const (
 var failureReasons = []string{
 	reasonBadRequest, reasonTooLarge, reasonBodyTimeout, reasonMemoryBudget, reasonOutputNotJSON,
 	reasonUnknownModel, reasonUnservable, reasonUnplaced, reasonOverShare, reasonShedPriority, reasonUnroutable,
-	reasonExecutorDown, reasonExecutorFailed, reasonCrashesExecutor, reasonDeadline, reasonDropped, reasonQueueFull, reasonUnavailable,
+	reasonExecutorDown, reasonExecutorFailed, reasonCrashesExecutor, reasonTwinHung, reasonDeadline, reasonDropped, reasonQueueFull, reasonUnavailable,
 	reasonCancelled, reasonDroppedEarly, reasonInternal,
 }
 

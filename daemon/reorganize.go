@@ -228,8 +228,9 @@ func (n *node) sayWhyNotServed(models []string, why func(model string) string) {
 // runs, for control.Reorganize: those whose executors answer first, then
 // by id. A plan's gpu-let keeps the first running one that matches it
 // (gpulet.Diff), so that a plan with one gpu-let fewer of a shape keeps the
-// one that serves and stops the one whose executor is restarting or
-// silent, rather than whichever came first.
+// one that serves and stops the one whose executor is restarting, silent,
+// or holding a request unanswered well past its deadline (a run that may
+// never end), rather than whichever came first.
 func (n *node) running() []control.Serving[*gpuletRun] {
 	var out []control.Serving[*gpuletRun]
 	for _, g := range n.sup.list() {
@@ -238,7 +239,10 @@ func (n *node) running() []control.Serving[*gpuletRun] {
 		}
 		out = append(out, control.Serving[*gpuletRun]{GPU: g.device.ID, Let: g.plannedNow(), H: g})
 	}
-	unwell := func(g *gpuletRun) bool { return g.down.Load() || g.stalled() }
+	now := time.Now()
+	unwell := func(g *gpuletRun) bool {
+		return g.down.Load() || g.stalled() || n.crashes.hangs(executorGen{g.id, g.gen.Load()}, now)
+	}
 	slices.SortFunc(out, func(a, b control.Serving[*gpuletRun]) int {
 		if ua, ub := unwell(a.H), unwell(b.H); ua != ub {
 			if ua {

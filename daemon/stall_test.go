@@ -230,18 +230,21 @@ func TestAnswerGrace(t *testing.T) {
 
 // TestAPlanKeepsTheGpuletThatAnswers: of two running gpu-lets of the same
 // shape and models, a plan with one keeps the one whose executor answers,
-// whichever the supervisor lists first, and stops the one restarting or
-// silent.
+// whichever the supervisor lists first, and stops the one restarting,
+// silent, or holding a request unanswered well past its deadline.
 func TestAPlanKeepsTheGpuletThatAnswers(t *testing.T) {
 	let := gpulet.GPULet{Size: 50, Models: []gpulet.Placement{{Name: "a", Batch: 8, Rate: 100}}}
 	plan := &gpulet.Plan{GPUs: []gpulet.GPUPlan{{ID: "cpu", GPULets: []gpulet.GPULet{let}}}}
 	for _, tc := range []struct {
 		name string
-		harm func(g *gpuletRun)
+		harm func(n *node, g *gpuletRun)
 	}{
-		{"its executor is restarting", func(g *gpuletRun) { g.down.Store(true) }},
-		{"its executor is silent", func(g *gpuletRun) {
+		{"its executor is restarting", func(_ *node, g *gpuletRun) { g.down.Store(true) }},
+		{"its executor is silent", func(_ *node, g *gpuletRun) {
 			g.stall.Store(&stallMark{client: &silentExecutor{}, gen: g.gen.Load(), since: time.Now()})
+		}},
+		{"a run of its executor may never end", func(n *node, g *gpuletRun) {
+			n.crashes.lost(executorGen{g.id, g.gen.Load()}, 1, lostRequest{model: "a"}, time.Now(), time.Now().Add(time.Minute))
 		}},
 	} {
 		for _, unwell := range []string{"x1", "x2"} {
@@ -251,7 +254,7 @@ func TestAPlanKeepsTheGpuletThatAnswers(t *testing.T) {
 					n.sup.running[id] = &gpuletRun{id: id, device: mps.Device{ID: "cpu"}, planned: let,
 						models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}}}
 				}
-				tc.harm(n.sup.running[unwell])
+				tc.harm(n, n.sup.running[unwell])
 				running := n.running()
 				require.Len(t, running, 2)
 				require.NotEqual(t, unwell, running[0].H.id, "the gpu-let that answers comes first")

@@ -120,24 +120,18 @@ func TestCustomOperatorModelServes(t *testing.T) {
 
 	// A request on which the operator crashes (as one with a bug does):
 	// answered at once with an error, the executor restarted and said to
-	// have crashed, and the next requests served.
+	// have crashed, and the next requests served. It ran in a batch of its
+	// own: quarantined at once, and from then on refused at the door, with
+	// no crash; the others serve on.
 	poison := do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
 	require.Equal(t, http.StatusServiceUnavailable, poison.code, string(poison.body))
 	require.Contains(t, string(poison.body), "the executor serving it failed while the request was in flight")
 	restart := waitEvent(t, base, "executor_restart", 30*time.Second, func(e historyEvent) bool { return e.Attrs["cause"] == "crash" }, logs)
 	require.Equal(t, "executor crashed: SIGSEGV: segmentation violation (in C code: ONNX Runtime or a library it loaded); restarting it", restart.Message)
 	require.Equal(t, "exit status 2", restart.Attrs["exit"])
-	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
-	require.Equal(t, want, infer())
-
-	// Sent again, as a client retries, it is run alone and crashes the
-	// executor a second time: quarantined, and from then on refused at
-	// the door, with no crash; the others serve on.
-	poison = do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
-	require.Equal(t, http.StatusServiceUnavailable, poison.code, string(poison.body))
 	quarantined := waitEvent(t, base, "request_quarantined", 30*time.Second, func(historyEvent) bool { return true }, logs)
 	require.Equal(t, modelzoo.CustomOpModel, quarantined.Attrs["model"])
-	require.Contains(t, quarantined.Message, "crashed or hung its executor twice, the second time run alone")
+	require.Contains(t, quarantined.Message, "crashed or hung its executor in a run of its own")
 	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
 	crashes := func() int {
 		var evs []historyEvent
@@ -154,20 +148,21 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	for range 3 {
 		poison = do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
 		require.Equal(t, http.StatusBadRequest, poison.code, string(poison.body))
-		require.Contains(t, string(poison.body), "refused: this request (the same inputs) crashed or hung the model's executor twice, the second time run alone")
+		require.Contains(t, string(poison.body), "refused: this request (the same inputs) crashed or hung the model's executor in a run of its own")
 	}
 	require.Equal(t, want, infer())
 	require.Equal(t, before, crashes(), "no more crashes")
 	code, out, stderr := runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, oneSpaced(out), "quarantined requests: 1, each refused for a while since it crashed or hung the executor twice", "the row may wrap:\n%s", out)
+	require.Contains(t, oneSpaced(out), "quarantined requests: 1, each refused for a while since it crashed or hung the executor in a run of its own", "the row may wrap:\n%s", out)
 	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body),
 		`gpuletd_request_failures_total{model="`+modelzoo.CustomOpModel+`",reason="crashes_executor"} 3`)
 
 	// A request on which the operator never returns (as one whose bug
-	// loops): its executor exits once the run is past hang_timeout and is
-	// restarted, saying so; sent again, run alone, it hangs the next one
-	// too and is quarantined. The others serve on throughout.
+	// loops): unanswered well past its deadline, the same request is
+	// refused, twin_hung, until its executor exits once the run is past
+	// hang_timeout and is restarted, saying so; it ran alone, so it is
+	// quarantined then. The others serve on throughout.
 	hang := []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Hang))
 	hung := func() historyEvent {
 		t.Helper()
@@ -175,20 +170,22 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	}
 	r = do(t, "POST", model+"/infer", hang, nil)
 	require.Equal(t, http.StatusServiceUnavailable, r.code, string(r.body))
+	require.Contains(t, string(r.body), "no answer by the deadline")
+	r = do(t, "POST", model+"/infer", hang, nil)
+	require.Equal(t, http.StatusServiceUnavailable, r.code, string(r.body))
+	require.Contains(t, string(r.body), "refused for now: the same request (the same inputs) got no answer even well past its deadline")
+	require.Equal(t, want, infer(), "the other gpu-let serves meanwhile")
 	first := hung()
 	require.Contains(t, first.Message, "executor stopped: a run did not end (")
 	require.Contains(t, first.Message, "a batch of 1 of add-one has run for")
 	require.Contains(t, first.Message, "its run does not end (a custom operator that loops or waits for good, a deadlock)); restarting it")
-	require.Equal(t, want, infer(), "the other gpu-let serves meanwhile")
-	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
-	r = do(t, "POST", model+"/infer", hang, nil)
-	require.Equal(t, http.StatusServiceUnavailable, r.code, string(r.body))
 	waitEvent(t, base, "request_quarantined", 30*time.Second, func(e historyEvent) bool {
 		return e.Attrs["inputs_sha256"] != quarantined.Attrs["inputs_sha256"]
 	}, logs)
+	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
 	r = do(t, "POST", model+"/infer", hang, nil)
 	require.Equal(t, http.StatusBadRequest, r.code, string(r.body))
-	require.Contains(t, string(r.body), "crashed or hung the model's executor twice")
+	require.Contains(t, string(r.body), "crashed or hung the model's executor in a run of its own")
 	require.Equal(t, want, infer())
 
 	// The configuration gives the library as configured, over both
