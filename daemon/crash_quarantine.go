@@ -102,16 +102,20 @@ func twinHungAnswer(model string, until time.Time) *inferError {
 		model, until.UTC().Format(time.TimeOnly+" MST"))}
 }
 
-// hangLimit is how long g's executors run a batch before they take it for
-// hung (executor.Options.HangFloor, as serve gives it), at the least.
+// hangLimit is how long after one of g's runs began its executor may
+// still be running it before it takes it for hung: the hang floor
+// (executor.Options.HangFloor, as serve gives it), and a health interval
+// more, since the executor checks at its health checks.
 func (n *node) hangLimit(g *gpuletRun) time.Duration {
-	if h := n.conf().Scheduler.HangTimeout.D(); h > 0 {
-		return h
+	floor := n.conf().Scheduler.HangTimeout.D()
+	switch {
+	case floor > 0:
+	case g.device.Kind == mps.KindCPU:
+		floor = executor.DefaultHangFloorCPU
+	default:
+		floor = executor.DefaultHangFloor
 	}
-	if g.device.Kind == mps.KindCPU {
-		return executor.DefaultHangFloorCPU
-	}
-	return executor.DefaultHangFloor
+	return floor + healthInterval
 }
 
 // crashOutcome tells the crash suspects what came of a request of m with

@@ -130,15 +130,23 @@ type lostRequest struct {
 }
 
 // hangingRun is where a request went unanswered past its deadline: its
-// executor and id there, the model's file then, and when the executor
-// will have given up on the run (its hang limit after the request was
-// lost).
+// executor and id there, the model's file then, when it was lost, and
+// when the executor will have given up on the run (its hang limit after
+// the request was lost).
 type hangingRun struct {
-	e     executorGen
-	id    uint64
-	sha   string
-	until time.Time
+	e         executorGen
+	id        uint64
+	sha       string
+	at, until time.Time
 }
+
+// hangProof is how long a request must have gone unanswered past its
+// deadline's grace, its run still under way when its executor was
+// stopped otherwise than by its own hang check (a plan that retired it, a
+// kill for its health, a device fault), for that run to count as hung,
+// as the executor's own check would have found it on the CPU
+// (executor.DefaultHangFloorCPU): shorter, it may have been slow.
+const hangProof = 5 * time.Second
 
 // modelSuspects are one model's suspects, with when each was first seen
 // in a crash, and its quarantined requests, with when each is let go,
@@ -297,7 +305,7 @@ func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now, hungU
 			c.hanging[r.model] = map[inputsDigest]hangingRun{}
 			defer c.publish()
 		}
-		c.hanging[r.model][r.digest] = hangingRun{e: e, id: id, sha: r.sha, until: hungUntil}
+		c.hanging[r.model][r.digest] = hangingRun{e: e, id: id, sha: r.sha, at: now, until: hungUntil}
 		dropOldest(c.hanging[r.model], mostSuspects, func(h hangingRun) time.Time { return h.until })
 	}
 	if end.lost == nil {
@@ -334,16 +342,16 @@ func (c *crashSuspects) ended(e executorGen, crashed bool, running []uint64, now
 	end.lost, end.order = nil, nil
 	// Found now: a suspect (above), or, where e was stopped otherwise (a
 	// plan that retired it, a kill for its health, a device fault) with
-	// the request still running, well past its deadline, a suspect too,
-	// run alone if it comes again: not proven, as a crash or a hang
-	// found by e itself would prove a run of its own.
+	// the request still running, well past its deadline: a suspect too,
+	// and as a crash if it had run hangProof past its grace.
 	for model, runs := range c.hanging {
 		for d, run := range runs {
 			if run.e != e {
 				continue
 			}
 			if !crashed && end.running[run.id] {
-				told = c.suspect(told, lostRequest{model: model, sha: run.sha, digest: d}, now, false)
+				hung := now.Sub(run.at) >= hangProof
+				told = c.suspect(told, lostRequest{model: model, sha: run.sha, digest: d}, now, hung && len(running) == 1)
 			}
 			c.unhang(model, d)
 		}

@@ -7,8 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/mps"
 )
 
 // digestOf is the digest of one FP32 input x of values vs.
@@ -269,17 +272,23 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 	require.Zero(t, hanging)
 
 	// Its executor stopped otherwise (retired by a plan, killed) with the
-	// request still running: a suspect, not proven; with it not running,
-	// nothing.
+	// request still running: a suspect, not proven, unless it ran alone
+	// hangProof past its grace; with it not running, nothing.
 	for _, tc := range []struct {
 		running []uint64
+		after   time.Duration
 		want    standing
-	}{{[]uint64{7}, standingSuspect}, {[]uint64{8}, standingClear}} {
+	}{
+		{[]uint64{7}, time.Second, standingSuspect},
+		{[]uint64{7}, hangProof, standingQuarantined},
+		{[]uint64{7, 9}, hangProof, standingSuspect},
+		{[]uint64{8}, hangProof, standingClear},
+	} {
 		var k crashSuspects
-		k.lost(e, 7, req(other), t0, until)
-		k.ended(e, false, tc.running, t0.Add(time.Second))
-		st, _ := k.standingOf("m", "f1", other, t0.Add(2*time.Second))
-		require.Equal(t, tc.want, st, "running %v", tc.running)
+		k.lost(e, 7, req(other), t0, t0.Add(time.Minute))
+		k.ended(e, false, tc.running, t0.Add(tc.after))
+		st, _ := k.standingOf("m", "f1", other, t0.Add(tc.after+time.Second))
+		require.Equal(t, tc.want, st, "running %v after %v", tc.running, tc.after)
 	}
 
 	// A request lost on an executor that has ended already refuses nothing.
@@ -343,5 +352,27 @@ func TestARequestThatCrashesARunOfItsOwnIsQuarantinedAtOnce(t *testing.T) {
 		require.Equal(t, standingQuarantined, st, "loss first: %v", lossFirst)
 		require.Equal(t, t0.Add(quarantineFor), until)
 		require.Equal(t, 1, told)
+	}
+}
+
+// A hung request's twins are refused for as long as its executor may still
+// be running it: the hang floor (configured, else the device's) and a
+// health interval, when the executor checks.
+func TestHangLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		configured time.Duration
+		kind       mps.Kind
+		want       time.Duration
+	}{
+		{"the CPU's", 0, mps.KindCPU, executor.DefaultHangFloorCPU + healthInterval},
+		{"a GPU's", 0, mps.KindNVIDIA, executor.DefaultHangFloor + healthInterval},
+		{"configured", 3 * time.Second, mps.KindCPU, 3*time.Second + healthInterval},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &node{}
+			n.cfg.Store(&config.Config{Scheduler: config.Scheduler{HangTimeout: config.Duration(tc.configured)}})
+			require.Equal(t, tc.want, n.hangLimit(&gpuletRun{device: mps.Device{Kind: tc.kind}}))
+		})
 	}
 }
