@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
@@ -102,6 +103,15 @@ func twinHungAnswer(model string, until time.Time) *inferError {
 		model, until.UTC().Format(time.TimeOnly+" MST"))}
 }
 
+// runs says whether g's executor gen is running request id now, as its
+// running file names it.
+func (g *gpuletRun) runs(gen, id uint64) bool {
+	g.mu.Lock()
+	p := g.proc
+	g.mu.Unlock()
+	return p != nil && g.gen.Load() == gen && slices.Contains(p.RunningNow(), id)
+}
+
 // hangLimit is how long after one of g's runs began its executor may
 // still be running it before it takes it for hung: the hang floor
 // (executor.Options.HangFloor, as serve gives it), and a health interval
@@ -120,12 +130,12 @@ func (n *node) hangLimit(g *gpuletRun) time.Duration {
 
 // crashOutcome tells the crash suspects what came of a request of m with
 // inputs (digest, when crashStanding computed it), sent to executor e
-// (alone, when a suspect), which gives up on a run after hangLimit: a
-// suspect answered is one no more; one that got no answer (e ended with it
-// in flight, or its deadline passed first) may have been what e was
-// running when it ended, and one unanswered even past its deadline's grace
-// may be in a run that never ends.
-func (n *node) crashOutcome(e executorGen, hangLimit time.Duration, m *repository.Model, inputs []tensor.Tensor, digest *inputsDigest, alone bool, ierr *inferError) {
+// (alone, when a suspect): a suspect answered is one no more; one that got
+// no answer (e ended with it in flight, or its deadline passed first) may
+// have been what e was running when it ended; and one whose run was still
+// going even past its deadline's grace (hungUntil set: when e will have
+// given up on it) may be in a run that never ends.
+func (n *node) crashOutcome(e executorGen, hungUntil time.Time, m *repository.Model, inputs []tensor.Tensor, digest *inputsDigest, alone bool, ierr *inferError) {
 	switch {
 	case ierr == nil && alone:
 		n.crashes.answered(m.Name, *digest)
@@ -134,11 +144,6 @@ func (n *node) crashOutcome(e executorGen, hangLimit time.Duration, m *repositor
 			d := digestInputs(inputs)
 			digest = &d
 		}
-		now := time.Now()
-		var hungUntil time.Time
-		if ierr.unanswered {
-			hungUntil = now.Add(hangLimit)
-		}
-		n.crashes.lost(e, ierr.sent, lostRequest{model: m.Name, sha: m.SHA256, digest: *digest}, now, hungUntil)
+		n.crashes.lost(e, ierr.sent, lostRequest{model: m.Name, sha: m.SHA256, digest: *digest}, time.Now(), hungUntil)
 	}
 }

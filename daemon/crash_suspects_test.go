@@ -193,7 +193,7 @@ func TestCrashStandingAndOutcome(t *testing.T) {
 
 	crashWith := func(gen uint64) {
 		e := executorGen{"g", gen}
-		n.crashOutcome(e, time.Second, m, in, d, alone, &inferError{reason: reasonExecutorFailed, sent: 3})
+		n.crashOutcome(e, time.Time{}, m, in, d, alone, &inferError{reason: reasonExecutorFailed, sent: 3})
 		n.crashes.ended(e, true, []uint64{3, 4}, time.Now())
 	}
 	crashWith(1)
@@ -201,7 +201,7 @@ func TestCrashStandingAndOutcome(t *testing.T) {
 	require.NotNil(t, d)
 	require.True(t, alone, "a suspect runs alone")
 	require.Nil(t, refused)
-	n.crashOutcome(executorGen{"g", 2}, time.Second, m, in, d, alone, nil)
+	n.crashOutcome(executorGen{"g", 2}, time.Time{}, m, in, d, alone, nil)
 	_, alone, _ = n.crashStanding(m, in)
 	require.False(t, alone, "answered: a suspect no more")
 
@@ -306,7 +306,9 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 }
 
 // The request path refuses a twin of a hung request, 503 and retryable,
-// and records only requests its own wait ended unanswered as hung.
+// and records as hung only a request whose run was under way when its
+// wait ended unanswered (runOn: gpuletRun.runs), not one its executor
+// had not run (stopped, starved).
 func TestCrashOutcomeOfAnUnansweredRequest(t *testing.T) {
 	n := &node{}
 	m := &repository.Model{Name: "m", SHA256: "f1"}
@@ -314,10 +316,10 @@ func TestCrashOutcomeOfAnUnansweredRequest(t *testing.T) {
 	require.NoError(t, err)
 	in := []tensor.Tensor{x}
 	e := executorGen{"g", 1}
-	n.crashOutcome(e, time.Minute, m, in, nil, false, &inferError{reason: reasonDeadline, sent: 4}) // a client's own deadline
+	n.crashOutcome(e, time.Time{}, m, in, nil, false, &inferError{reason: reasonDeadline, sent: 4, unanswered: true}) // its run not under way
 	_, _, refused := n.crashStanding(m, in)
 	require.Nil(t, refused)
-	n.crashOutcome(e, time.Minute, m, in, nil, false, &inferError{reason: reasonDeadline, sent: 5, unanswered: true})
+	n.crashOutcome(e, time.Now().Add(time.Minute), m, in, nil, false, &inferError{reason: reasonDeadline, sent: 5, unanswered: true})
 	d, alone, refused := n.crashStanding(m, in)
 	require.NotNil(t, d)
 	require.False(t, alone)

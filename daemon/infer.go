@@ -480,7 +480,14 @@ func (n *node) runOn(ctx context.Context, g *gpuletRun, m *repository.Model, inp
 		return nil, refused
 	}
 	res, ierr := n.askOn(ctx, g, gen, client, m, inputs, names, deadline, alone)
-	n.crashOutcome(executorGen{g.id, gen}, n.hangLimit(g), m, inputs, digest, alone, ierr)
+	var hungUntil time.Time
+	if ierr != nil && ierr.unanswered && g.runs(gen, ierr.sent) {
+		// Its run still going well past its deadline: one that may
+		// never end (not an executor stopped or starved: that runs
+		// nothing).
+		hungUntil = time.Now().Add(n.hangLimit(g))
+	}
+	n.crashOutcome(executorGen{g.id, gen}, hungUntil, m, inputs, digest, alone, ierr)
 	return res, ierr
 }
 

@@ -135,17 +135,24 @@ func monitoredRun(t *testing.T, s *supervisor, models ...*pb.LoadModelRequest) *
 // monitorRun starts g's executor, the fake one, and watches it by monitor.
 func monitorRun(t *testing.T, s *supervisor, g *gpuletRun) *gpuletRun {
 	t.Helper()
-	id := g.id
+	spawnFake(t, s, g)
+	go g.monitor()
+	return g
+}
+
+// spawnFake starts g's executor, the fake one, as g's process, and returns
+// its socket's path.
+func spawnFake(t *testing.T, s *supervisor, g *gpuletRun) string {
+	t.Helper()
 	sock, err := s.socketPath()
 	require.NoError(t, err)
 	p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock})
 	require.NoError(t, err)
 	g.proc = p
 	s.mu.Lock()
-	s.running[id] = g
+	s.running[g.id] = g
 	s.mu.Unlock()
-	go g.monitor()
-	return g
+	return sock
 }
 
 // Retiring a gpu-let whose executor crashed and is being started again
@@ -301,22 +308,32 @@ func TestRetiringAStuckExecutorSaysWhatItRan(t *testing.T) {
 				told = append(told, running)
 			}
 			g := cpuRun(t, s)
-			sock, err := s.socketPath()
-			require.NoError(t, err)
-			p, err := executor.Spawn(executor.SpawnOptions{Binary: s.binary, Socket: sock})
-			require.NoError(t, err)
-			g.proc = p
-			s.mu.Lock()
-			s.running[g.id] = g
-			s.mu.Unlock()
+			sock := spawnFake(t, s, g)
 			close(g.done) // no monitor: retire alone stops it
 			require.Eventually(t, func() bool {
 				_, err := os.Stat(executor.RunningFilePath(sock))
 				return err == nil
 			}, 10*time.Second, 10*time.Millisecond)
-			err = s.retire(context.Background(), g)
+			err := s.retire(context.Background(), g)
 			require.ErrorContains(t, err, "connect", "the fake serves no drain")
 			require.Equal(t, tc.told, told)
 		})
 	}
+}
+
+// runs reads what a live executor runs now from its running file: the
+// request it names, on the generation asked about.
+func TestRunsReadsTheLiveRunningFile(t *testing.T) {
+	s, _ := fakeSupervisor(t, `printf '\001\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000' > "$3.running"`+"\nexec sleep 600\n")
+	g := cpuRun(t, s)
+	sock := spawnFake(t, s, g)
+	t.Cleanup(func() { _ = g.proc.Kill() })
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(executor.RunningFilePath(sock))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	gen := g.gen.Load()
+	require.True(t, g.runs(gen, 7), "request 7 runs")
+	require.False(t, g.runs(gen, 8), "request 8 does not")
+	require.False(t, g.runs(gen+1, 7), "another executor's request 7")
 }

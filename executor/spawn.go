@@ -38,6 +38,7 @@ type Process struct {
 	cmd     *exec.Cmd
 	Client  *Client
 	done    chan struct{}
+	socket  string
 	mu      sync.Mutex
 	err     error
 	running []uint64
@@ -63,7 +64,7 @@ func Spawn(o SpawnOptions) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("spawn executor %s: %w", cmd.Args[0], err)
 	}
-	p := &Process{cmd: cmd, done: make(chan struct{})}
+	p := &Process{cmd: cmd, done: make(chan struct{}), socket: o.Socket}
 	go func() {
 		err := cmd.Wait()
 		// An executor removes its socket when it stops; one that was
@@ -114,6 +115,12 @@ func (p *Process) Running() []uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.running
+}
+
+// RunningNow is what the live executor's engine is running now, as its
+// running file names it: none when it runs nothing (or has ended).
+func (p *Process) RunningNow() []uint64 {
+	return readRunning(RunningFilePath(p.socket))
 }
 
 // WaitReady waits until the executor answers Health, or the process exits,

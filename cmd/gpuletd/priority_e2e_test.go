@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
@@ -26,19 +28,7 @@ func TestPriorityLevelsAtOverload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	zoo := filepath.Join(t.TempDir(), "zoo")
-	require.NoError(t, modelzoo.WriteRepository(zoo, []string{"mlp"}, 1))
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, os.CopyFS(filepath.Join(repo, "r50"), os.DirFS(filepath.Join(zoo, "mlp"))))
-	setProfile(t, repo, "r50", "resnet50", "250ms")
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "r50", "config.pbtxt"),
-		[]byte("dynamic_batching { priority_levels: 2 default_priority_level: 2 }\n"), 0o644))
-	grpcAddr := freeAddr(t)
-	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr,
-		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 2, time_scale: 10}]"))
-	base := "http://" + addr
-	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/r50/ready", nil, nil).code == 200 },
-		time.Minute, 100*time.Millisecond, "logs:\n%s", logs)
+	base, grpcAddr, logs := r50Daemon(t, "dynamic_batching { priority_levels: 2 default_priority_level: 2 }\n", 2)
 
 	levels := []loadgen.Config{
 		{URL: base, GRPC: grpcAddr, Model: "r50", Rate: 160, Priority: 1, Seed: 1},
@@ -84,24 +74,13 @@ func TestQueuePoliciesEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	zoo := filepath.Join(t.TempDir(), "zoo")
-	require.NoError(t, modelzoo.WriteRepository(zoo, []string{"mlp"}, 1))
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, os.CopyFS(filepath.Join(repo, "r50"), os.DirFS(filepath.Join(zoo, "mlp"))))
-	setProfile(t, repo, "r50", "resnet50", "250ms")
-	require.NoError(t, os.WriteFile(filepath.Join(repo, "r50", "config.pbtxt"), []byte(`dynamic_batching {
+	base, grpcAddr, _ := r50Daemon(t, `dynamic_batching {
   priority_levels: 2
   default_priority_level: 2
   default_queue_policy { default_timeout_microseconds: 1000 }
   priority_queue_policy { key: 1 value { max_queue_size: 2 } }
 }
-`), 0o644))
-	grpcAddr := freeAddr(t)
-	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr,
-		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1, time_scale: 10}]"))
-	base := "http://" + addr
-	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/r50/ready", nil, nil).code == 200 },
-		time.Minute, 100*time.Millisecond, "logs:\n%s", logs)
+`, 1)
 
 	code, out, _ := runCLI(t, "models", "show", "r50", "--url", base)
 	require.Equal(t, 0, code)
@@ -119,4 +98,24 @@ func TestQueuePoliciesEndToEnd(t *testing.T) {
 	require.Greater(t, rep.Failed["ResourceExhausted queue_full"], rep.WithinSLO, "the other four are refused, again and again")
 	require.Zero(t, rep.Failed["Unavailable deadline"], "level 1 has no timeout")
 	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body), `gpuletd_request_failures_total{model="r50",reason="queue_full"}`)
+}
+
+// r50Daemon starts a daemon serving r50, an MLP timed as ResNet50 (SLO
+// 250 ms) configured by pbtxt, on gpus emulated V100s at a tenth of their
+// speed, with gRPC, and waits for r50 to be ready.
+func r50Daemon(t *testing.T, pbtxt string, gpus int) (base, grpcAddr string, logs *testbin.SyncBuffer) {
+	t.Helper()
+	zoo := filepath.Join(t.TempDir(), "zoo")
+	require.NoError(t, modelzoo.WriteRepository(zoo, []string{"mlp"}, 1))
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, os.CopyFS(filepath.Join(repo, "r50"), os.DirFS(filepath.Join(zoo, "mlp"))))
+	setProfile(t, repo, "r50", "resnet50", "250ms")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "r50", "config.pbtxt"), []byte(pbtxt), 0o644))
+	grpcAddr = freeAddr(t)
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_GRPC_LISTEN="+grpcAddr,
+		fmt.Sprintf("GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: %d, time_scale: 10}]", gpus)))
+	base = "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/r50/ready", nil, nil).code == 200 },
+		time.Minute, 100*time.Millisecond, "logs:\n%s", logs)
+	return base, grpcAddr, logs
 }
