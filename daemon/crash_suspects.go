@@ -25,19 +25,20 @@ import (
 // quarantined: refused at the door (reasonCrashesExecutor) until
 // quarantineFor has passed or its model is loaded anew (another file:
 // another SHA256) or unloaded. A suspect answered is a suspect no more.
-// A request that got no answer even past its deadline and grace may be
-// in a run that never ends: until its executor ends, or gives up on the
-// run (the hang limit), the same request is refused (standingTwinHung),
-// so that a client that retries it does not hang another gpu-let while
-// the first is not yet found. Requests are known by their inputs'
-// digest, which the request path computes only while its model has
-// suspects, quarantined requests or such a request.
+// A request that got no answer even past its deadline and grace, its run
+// still going, may be in a run that never ends: until its executor ends,
+// or gives up on the run (the hang limit), the same request is refused
+// (standingTwinHung), so that a client that retries it does not hang
+// another gpu-let while the first is not yet found. Requests are known
+// by their inputs' digest, which the request path computes only while
+// its model has suspects, quarantined requests or such a request.
 type crashSuspects struct {
 	mu     sync.Mutex
 	ends   map[executorGen]*executorEnd
 	models map[string]*modelSuspects
 	// hanging are, by model and digest, the requests unanswered past
-	// their deadline on an executor that has not ended since.
+	// their deadline's grace, their run still going, on an executor that
+	// has not ended since.
 	hanging map[string]map[inputsDigest]hangingRun
 	// watched are the models with suspects, quarantined or hanging
 	// requests, a map replaced whole on each change (read without mu).
@@ -167,8 +168,8 @@ const (
 	standingTwinHung                    // refused for now: the same request is in a run that may never end
 )
 
-// watching says whether model has suspects or quarantined requests: only
-// then does the request path digest its requests.
+// watching says whether model has suspects, quarantined or hanging
+// requests: only then does the request path digest its requests.
 func (c *crashSuspects) watching(model string) bool {
 	w := c.watched.Load()
 	return w != nil && (*w)[model]
@@ -283,9 +284,9 @@ func (c *crashSuspects) unhang(model string, d inputsDigest) {
 // lost records request r, id on executor e's stream, which e did not
 // answer: it ended with r in flight, or r's deadline passed first (a run
 // that hangs is found later, when the executor gives up on it). A
-// request unanswered even past its deadline's grace (hungUntil set, when
-// e will have given up on its run) hangs: its twins are refused until e
-// ends or hungUntil.
+// request whose run was still going past its deadline's grace (hungUntil
+// set: when e will have given up on the run) hangs: its twins are
+// refused until e ends or hungUntil.
 func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now, hungUntil time.Time) {
 	c.mu.Lock()
 	var told []quarantine

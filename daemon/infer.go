@@ -48,8 +48,9 @@ type inferError struct {
 	// (set with silent): a frame since says it runs.
 	heard uint64
 	// unanswered: no answer came by the deadline and its grace, though an
-	// executor answers every request by its deadline: the request may be
-	// in a run that never ends (crash_suspects.go).
+	// executor answers every request by its deadline: where its run is
+	// still going (gpuletRun.runs), one that may never end
+	// (crash_suspects.go).
 	unanswered bool
 	// sent is the request's id on its executor's stream when it got no
 	// answer there (the executor failed, or the deadline passed first):
