@@ -49,7 +49,7 @@ type statusModel struct {
 	PriorityLevels  int `json:"priority_levels,omitempty"`
 	DefaultPriority int `json:"default_priority_level,omitempty"`
 	// QueuePolicies are the model's queue policies that ask something
-	// (queuePolicies).
+	// (repository.QueuePolicies).
 	QueuePolicies []repository.QueuePolicyStatus `json:"queue_policies,omitempty"`
 	// ConfigFiles are the configuration files read; ConfigNotes say which
 	// of their fields took no effect and why.

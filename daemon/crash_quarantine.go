@@ -10,7 +10,6 @@ import (
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/executor"
 	"github.com/gpulet/gpuletd/executor/tensor"
-	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 )
@@ -117,15 +116,7 @@ func (g *gpuletRun) runs(gen, id uint64) bool {
 // (executor.Options.HangFloor, as serve gives it), and a health interval
 // more, since the executor checks at its health checks.
 func (n *node) hangLimit(g *gpuletRun) time.Duration {
-	floor := n.conf().Scheduler.HangTimeout.D()
-	switch {
-	case floor > 0:
-	case g.device.Kind == mps.KindCPU:
-		floor = executor.DefaultHangFloorCPU
-	default:
-		floor = executor.DefaultHangFloor
-	}
-	return floor + healthInterval
+	return executor.HangFloor(n.conf().Scheduler.HangTimeout.D(), string(g.device.Kind)) + healthInterval
 }
 
 // crashOutcome tells the crash suspects what came of a request of m with

@@ -47,16 +47,15 @@ func TestExecuteUnderAQueuePolicy(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct {
-		name          string
-		timeout, want string
+		name    string
+		timeout time.Duration
+		want    string
 	}{
-		{"its own", "1ms", "; its timeout of 1ms, from its timeout parameter, ends before the SLO's 50ms"},
-		{"the policy's", "2ms", "; its timeout of 2ms, from the model's queue policy (dynamic_batching's default_timeout_microseconds), ends before the SLO's 50ms"},
+		{"its own", time.Millisecond, "; its timeout of 1ms, from its timeout parameter, ends before the SLO's 50ms"},
+		{"the policy's", 2 * time.Millisecond, "; its timeout of 2ms, from the model's queue policy (dynamic_batching's default_timeout_microseconds), ends before the SLO's 50ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := time.ParseDuration(tc.timeout)
-			require.NoError(t, err)
-			require.Equal(t, tc.want, timeoutWords(d, time.Millisecond, 50*time.Millisecond))
+			require.Equal(t, tc.want, timeoutWords(tc.timeout, time.Millisecond, 50*time.Millisecond))
 		})
 	}
 

@@ -659,8 +659,9 @@ func (s *supervisor) retire(ctx context.Context, g *gpuletRun) error {
 	if p != nil {
 		stopErr = p.Stop(stopGrace)
 		if s.onExit != nil && p.ExitErr() != nil {
-			// Killed past its grace: a run may not have ended, and what
-			// ran then may be why (crash_suspects.go).
+			// It did not stop cleanly (killed past its grace, or dead of
+			// the signal): a run may not have ended, and what ran then
+			// may be why (crash_suspects.go).
 			s.onExit(g, g.gen.Load(), false, p.Running())
 		}
 	}

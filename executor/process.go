@@ -78,7 +78,7 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 		}
 	}()
 	srv, err := NewServer(Options{
-		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log, Running: running, HangFloor: hangFloor(o.HangFloor, env.Kind),
+		Runtime: &EngineRuntime{Engine: eng}, Policy: policy, MaxQueue: o.MaxQueue, Log: log, Running: running, HangFloor: HangFloor(o.HangFloor, env.Kind),
 		Device:       DeviceInfo{Kind: env.Kind, Name: firstNonEmpty(env.Type, env.DeviceID), Size: env.Size, Cores: env.Cores},
 		OneRunThread: env.Kind == execenv.KindNVIDIA, // the CUDA provider's state per thread
 		DeviceCheck:  deviceCheck(env.Kind, eng, log),
@@ -199,11 +199,11 @@ func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engin
 	return engine.NewORT(opts)
 }
 
-// hangFloor is the hang floor an executor of kind runs with: floor when
-// given, else DefaultHangFloorCPU on the CPU, whose runs tune nothing on
-// their first batch of a size, and DefaultHangFloor on GPUs (an emulated
-// one stands for a GPU).
-func hangFloor(floor time.Duration, kind string) time.Duration {
+// HangFloor is the hang floor an executor of kind (execenv's) runs with:
+// floor when given (scheduler.hang_timeout), else DefaultHangFloorCPU on
+// the CPU, whose runs tune nothing on their first batch of a size, and
+// DefaultHangFloor on GPUs (an emulated one stands for a GPU).
+func HangFloor(floor time.Duration, kind string) time.Duration {
 	switch {
 	case floor > 0:
 		return floor

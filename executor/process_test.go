@@ -290,8 +290,8 @@ func TestVolunteerForOOM(t *testing.T) {
 // CPU and 30 s on a GPU (a first run of a batch size may tune kernels for
 // seconds), an emulated one included.
 func TestHangFloorByDevice(t *testing.T) {
-	require.Equal(t, 2*time.Second, hangFloor(2*time.Second, execenv.KindNVIDIA))
-	require.Equal(t, DefaultHangFloor, hangFloor(0, execenv.KindNVIDIA))
-	require.Equal(t, DefaultHangFloorCPU, hangFloor(0, execenv.KindCPU))
-	require.Equal(t, DefaultHangFloor, hangFloor(0, execenv.KindEmulated))
+	require.Equal(t, 2*time.Second, HangFloor(2*time.Second, execenv.KindNVIDIA))
+	require.Equal(t, DefaultHangFloor, HangFloor(0, execenv.KindNVIDIA))
+	require.Equal(t, DefaultHangFloorCPU, HangFloor(0, execenv.KindCPU))
+	require.Equal(t, DefaultHangFloor, HangFloor(0, execenv.KindEmulated))
 }
