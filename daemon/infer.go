@@ -355,7 +355,7 @@ func (n *node) execute(ctx context.Context, m *repository.Model, req *kserve.Req
 	} else if timeout > 0 && timeout < m.Config.SLO.D() {
 		ierr.ownLimit = true
 		if ierr.reason == reasonDeadline {
-			ierr.msg += timeoutWords(timeout, req.Timeout, m.Config.SLO.D())
+			ierr.msg += timeoutWords(timeout, req.Timeout, m.Config.SLO.D(), m.Config.QueuePolicyWhere(level))
 		}
 	}
 	return res, ierr

@@ -50,12 +50,13 @@ func levelFull(model string, level, most int) *inferError {
 }
 
 // timeoutWords says, after a refusal for want of time, what set the
-// deadline: the timeout a request ran under, the one it asked for or its
-// queue policy's, shorter than its model's SLO.
-func timeoutWords(timeout, asked, slo time.Duration) string {
+// deadline: the timeout a request ran under, the one it asked for or that
+// of its queue policy (policy names the field), shorter than its model's
+// SLO.
+func timeoutWords(timeout, asked, slo time.Duration, policy string) string {
 	from := "its timeout parameter"
 	if timeout != asked {
-		from = "the model's queue policy (dynamic_batching's default_timeout_microseconds)"
+		from = "the model's queue policy (" + policy + ".default_timeout_microseconds)"
 	}
 	return fmt.Sprintf("; its timeout of %v, from %s, ends before the SLO's %v", timeout, from, slo)
 }

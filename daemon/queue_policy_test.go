@@ -52,10 +52,10 @@ func TestExecuteUnderAQueuePolicy(t *testing.T) {
 		want    string
 	}{
 		{"its own", time.Millisecond, "; its timeout of 1ms, from its timeout parameter, ends before the SLO's 50ms"},
-		{"the policy's", 2 * time.Millisecond, "; its timeout of 2ms, from the model's queue policy (dynamic_batching's default_timeout_microseconds), ends before the SLO's 50ms"},
+		{"the policy's", 2 * time.Millisecond, "; its timeout of 2ms, from the model's queue policy (dynamic_batching.default_queue_policy.default_timeout_microseconds), ends before the SLO's 50ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, timeoutWords(tc.timeout, time.Millisecond, 50*time.Millisecond))
+			require.Equal(t, tc.want, timeoutWords(tc.timeout, time.Millisecond, 50*time.Millisecond, "dynamic_batching.default_queue_policy"))
 		})
 	}
 

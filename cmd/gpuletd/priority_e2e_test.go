@@ -88,7 +88,7 @@ func TestQueuePoliciesEndToEnd(t *testing.T) {
 
 	code, _, stderr := runCLI(t, "infer", "r50", "--url", base)
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "its timeout of 1ms, from the model's queue policy (dynamic_batching's default_timeout_microseconds), ends before the SLO's 250ms")
+	require.Contains(t, stderr, "its timeout of 1ms, from the model's queue policy (dynamic_batching.default_queue_policy.default_timeout_microseconds), ends before the SLO's 250ms")
 
 	rep, err := loadgen.Run(context.Background(), loadgen.Config{URL: base, GRPC: grpcAddr, Model: "r50", Priority: 1,
 		Closed: true, Concurrency: 6, Duration: 3 * time.Second, Seed: 1})

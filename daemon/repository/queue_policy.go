@@ -55,13 +55,29 @@ func (p QueuePolicy) RequestTimeout(asked time.Duration) time.Duration {
 // has no levels) runs under: its level's, else the model's default. A
 // model of one level has every request at it.
 func (c ModelConfig) QueuePolicyFor(level int) QueuePolicy {
-	if level == 0 && c.PriorityLevels == 1 {
-		level = 1
-	}
-	if p, ok := c.LevelQueues[level]; ok {
+	if p, ok := c.LevelQueues[c.policyLevel(level)]; ok {
 		return p
 	}
 	return c.Queue
+}
+
+// QueuePolicyWhere names, for messages, the configuration field whose
+// timeout a request of priority level runs under (QueuePolicyFor's).
+func (c ModelConfig) QueuePolicyWhere(level int) string {
+	l := c.policyLevel(level)
+	if _, ok := c.LevelQueues[l]; ok {
+		return "dynamic_batching.priority_queue_policy[" + strconv.Itoa(l) + "]"
+	}
+	return "dynamic_batching.default_queue_policy"
+}
+
+// policyLevel is the level whose policy a request of level runs under: a
+// model of one level has every request at it.
+func (c ModelConfig) policyLevel(level int) int {
+	if level == 0 && c.PriorityLevels == 1 {
+		return 1
+	}
+	return level
 }
 
 // tritonQueuePolicy reads a ModelQueuePolicy (where says which), checking

@@ -43,6 +43,10 @@ func TestRequestTimeoutUnderAQueuePolicy(t *testing.T) {
 	require.Equal(t, QueuePolicy{Timeout: ms}, c.QueuePolicyFor(3), "the default")
 	one := ModelConfig{PriorityLevels: 1, LevelQueues: map[int]QueuePolicy{1: {MaxQueue: 4}}}
 	require.Equal(t, QueuePolicy{MaxQueue: 4}, one.QueuePolicyFor(0), "one level: every request is at it")
+	require.Equal(t, "dynamic_batching.priority_queue_policy[2]", c.QueuePolicyWhere(2))
+	require.Equal(t, "dynamic_batching.default_queue_policy", c.QueuePolicyWhere(3))
+	require.Equal(t, "dynamic_batching.priority_queue_policy[1]", one.QueuePolicyWhere(0))
+	require.Equal(t, "dynamic_batching.default_queue_policy", ModelConfig{}.QueuePolicyWhere(0))
 }
 
 // config.pbtxt's queue policies are read, checked, and written back as
