@@ -182,7 +182,7 @@ func Doctor(ctx context.Context, o DoctorOptions) Report {
 		return r
 	}
 	r.ONNXRuntime = ORTReport{Library: lib, Version: onnxrt.Version()}
-	r.Models = modelsReport(cfg, o.Binary)
+	r.Models = modelsReport(cfg, o.Binary, ServedCapabilities(cfg, r.Driver.GPUs))
 
 	// The providers run on the first GPU (or MIG instance) there is.
 	env := CUDAEnv(cfg)

@@ -101,20 +101,23 @@ func RepositoryOptions(defaultSLO time.Duration) repository.Options {
 }
 
 // ScanRepository reads the model repository dir as serve does with cfg
-// (its default_slo), and loads each ONNX file in ONNX Runtime too (which
-// must be initialized), which serve leaves to the executors: a file the
-// runtime cannot load is found before a server is. A model with custom
+// (its default_slo) on GPUs of the compute capabilities ccs
+// (ServedCapabilities), and loads each ONNX file in ONNX Runtime too
+// (which must be initialized), which serve leaves to the executors: a file
+// the runtime cannot load is found before a server is. A model with custom
 // operator libraries is opened in a child process of binary (OpenInChild).
-func ScanRepository(dir string, cfg config.Config, binary string) (*repository.Index, error) {
+func ScanRepository(dir string, cfg config.Config, binary string, ccs []string) (*repository.Index, error) {
 	o := RepositoryOptions(cfg.DefaultSLO.D())
 	o.Open = OpenInChild(binary)
+	o.ComputeCapabilities = ccs
 	return repository.Scan(dir, o)
 }
 
-// modelsReport reads the repository of cfg (ONNX Runtime loaded); nil when
-// the folder cannot be read, which the folder checks report.
-func modelsReport(cfg config.Config, binary string) *ModelsReport {
-	ix, err := ScanRepository(cfg.ModelRepository, cfg, binary)
+// modelsReport reads the repository of cfg (ONNX Runtime loaded) as serve
+// would on GPUs of the compute capabilities ccs; nil when the folder
+// cannot be read, which the folder checks report.
+func modelsReport(cfg config.Config, binary string, ccs []string) *ModelsReport {
+	ix, err := ScanRepository(cfg.ModelRepository, cfg, binary, ccs)
 	if err != nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"maps"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
@@ -69,6 +70,7 @@ func tritonConfig(m *repository.Model) *tritonpb.ModelConfig {
 		c.ResponseCache = &tritonpb.ModelResponseCache{Enable: true}
 	}
 	c.ModelRepositoryAgents = repository.TritonAgents(m.Config.Checksums)
+	c.DefaultModelFilename, c.CcModelFilenames = m.Config.ModelFilename, maps.Clone(m.Config.CCModelFilenames)
 	if len(m.Config.OpLibraries) > 0 {
 		c.ModelOperations = &tritonpb.ModelOperations{OpLibraryFilename: m.Config.OpLibraries}
 	}

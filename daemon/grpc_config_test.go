@@ -81,6 +81,12 @@ func TestTritonConfigSaysGpuletdSettings(t *testing.T) {
 	require.True(t, proto.Equal(&tritonpb.ModelQueuePolicy{MaxQueueSize: 16, DefaultTimeoutMicroseconds: 3000, AllowTimeoutOverride: true}, db.DefaultQueuePolicy), "%v", db.DefaultQueuePolicy)
 	require.True(t, proto.Equal(&tritonpb.ModelQueuePolicy{}, db.PriorityQueuePolicy[1]), "a level's policy that asks nothing")
 	require.True(t, proto.Equal(&tritonpb.ModelQueuePolicy{MaxQueueSize: 4, TimeoutAction: tritonpb.ModelQueuePolicy_DELAY}, db.PriorityQueuePolicy[2]))
+	require.Empty(t, c.DefaultModelFilename)
+	require.Empty(t, c.CcModelFilenames)
+	m.Config.ModelFilename, m.Config.CCModelFilenames = "net.onnx", map[string]string{"9.0": "net_h100.onnx"}
+	files := tritonConfig(&m)
+	require.Equal(t, "net.onnx", files.DefaultModelFilename)
+	require.Equal(t, map[string]string{"9.0": "net_h100.onnx"}, files.CcModelFilenames, "the model files as configured")
 	require.Nil(t, c.Input[0].Reshape, "an input without a reshape says none")
 	require.NotNil(t, c.Output[0].Reshape, "a scalar's reshape is there, empty")
 	require.Empty(t, c.Output[0].Reshape.Shape)

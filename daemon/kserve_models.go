@@ -235,6 +235,12 @@ func (n *node) handleModelConfig(w http.ResponseWriter, r *http.Request) {
 	if tc.ResponseCache != nil {
 		cfg["response_cache"] = map[string]any{"enable": true}
 	}
+	if tc.DefaultModelFilename != "" {
+		cfg["default_model_filename"] = tc.DefaultModelFilename
+	}
+	if len(tc.CcModelFilenames) > 0 {
+		cfg["cc_model_filenames"] = tc.CcModelFilenames
+	}
 	if ra := tc.GetModelRepositoryAgents(); ra != nil { // as Triton's JSON writes it
 		cfg["model_repository_agents"] = protoJSONMap(ra)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gpulet/gpuletd/internal/fsperm"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/internal/version"
+	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -149,6 +150,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	n.book = newProfileBook(st)
 	n.catalog = newCatalog(cfg.ModelRepository, cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
 	n.catalog.requestLimit = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
+	n.catalog.opts.ComputeCapabilities = mps.ComputeCapabilities(devices.Inventory().Devices)
 	if n.uploads, err = newUploads(filepath.Join(cfg.StateDir, "uploads")); err != nil {
 		return err
 	}

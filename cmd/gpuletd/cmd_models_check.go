@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,7 +18,10 @@ import (
 // newModelsCheckCmd checks a model repository offline, as serve would read
 // it, without a daemon.
 func newModelsCheckCmd(g *globalFlags) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		ccs    []string
+	)
 	cmd := &cobra.Command{
 		Use:   "check [DIR]",
 		Short: "Check a model repository as serve would read it, without a daemon",
@@ -49,7 +53,14 @@ profiles can serve the folder at the SLO it gives, and where it would go.`,
 			if err != nil {
 				return fmt.Errorf("check model repository: ONNX Runtime reads the model files: %w", err)
 			}
-			ix, err := daemon.ScanRepository(dir, l.Config, "")
+			if cmd.Flags().Changed("compute-capability") {
+				if ccs, err = computeCapabilities(ccs); err != nil {
+					return err
+				}
+			} else {
+				ccs = daemon.CapabilitiesHere(l.Config)
+			}
+			ix, err := daemon.ScanRepository(dir, l.Config, "", ccs)
 			if err != nil {
 				return err
 			}
@@ -70,7 +81,25 @@ profiles can serve the folder at the SLO it gives, and where it would go.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringSliceVar(&ccs, "compute-capability", nil, `read the folders as on NVIDIA GPUs of these compute capabilities ("9.0"; "" for none), for config.pbtxt's cc_model_filenames; by default this machine's GPUs that serve would use`)
 	return cmd
+}
+
+// computeCapabilities checks --compute-capability's values, leaving out
+// empty ones, and sorts them as serve has them.
+func computeCapabilities(given []string) ([]string, error) {
+	var out []string
+	for _, cc := range given {
+		switch {
+		case cc == "" || slices.Contains(out, cc):
+		case !repository.IsComputeCapability(cc):
+			return nil, fmt.Errorf("--compute-capability %q: give major.minor, as NVIDIA lists them (\"8.0\" for an A100, \"9.0\" for an H100)", cc)
+		default:
+			out = append(out, cc)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // repoCheck is what `gpuletd models check` found: the repository judged as
@@ -85,10 +114,13 @@ type repoCheck struct {
 
 // checkedModel is one servable of the repository.
 type checkedModel struct {
-	Name         string   `json:"name"`
-	Folder       string   `json:"folder"`
-	Version      int      `json:"version"`
-	Platform     string   `json:"platform,omitempty"`
+	Name     string `json:"name"`
+	Folder   string `json:"folder"`
+	Version  int    `json:"version"`
+	Platform string `json:"platform,omitempty"`
+	// File is the model file served, in the folder ("1/model.onnx"); none
+	// for a pipeline.
+	File         string   `json:"file,omitempty"`
 	SLO          string   `json:"slo"`
 	SLOSource    string   `json:"slo_source"`
 	MaxBatchSize int      `json:"max_batch_size"`
@@ -138,6 +170,9 @@ func checkReport(ix *repository.Index, startup []string, maxRequestBody int64) r
 			SLO: m.Config.SLO.D().String(), SLOSource: m.SLOSource, MaxBatchSize: m.Config.MaxBatchSize,
 			Inputs: repository.RequestTensors(m.Inputs), Outputs: repository.RequestTensors(m.Outputs), ProfileShapes: m.Config.ProfileShapes, Notes: m.Notes}
 		c.OpLibraries, c.GraphOptimization = m.OpLibraries, m.Config.GraphLevel.Limit()
+		if rel, err := filepath.Rel(m.Dir, m.File); err == nil && m.File != "" {
+			c.File = filepath.ToSlash(rel)
+		}
 		if m.Config.PriorityLevels > 1 {
 			c.PriorityLevels, c.DefaultPriority = m.Config.PriorityLevels, m.Config.DefaultPriority
 		}

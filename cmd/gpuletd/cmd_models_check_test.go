@@ -107,3 +107,47 @@ func TestModelsCheckPriorityLevels(t *testing.T) {
 	require.Equal(t, 2, r.Models[0].DefaultPriority)
 	require.Equal(t, []repository.QueuePolicyStatus{{Level: 3, TimeoutAction: "REJECT", MaxQueueSize: 5}}, r.Models[0].QueuePolicies)
 }
+
+// TestModelsCheckPerGPUModelFiles: cc_model_filenames chooses the file by
+// the GPUs' compute capability; --compute-capability reads the folders as
+// on such GPUs, and on this machine (no NVIDIA GPU) the default serves.
+func TestModelsCheckPerGPUModelFiles(t *testing.T) {
+	zoo := filepath.Join(t.TempDir(), "zoo")
+	require.NoError(t, modelzoo.WriteRepository(zoo, []string{"lenet5", "tokens"}, 1))
+	repo := filepath.Join(t.TempDir(), "models")
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "net", "1"), 0o755))
+	for from, to := range map[string]string{"lenet5": "model.onnx", "tokens": "tokens_h100.onnx"} {
+		b, err := os.ReadFile(filepath.Join(zoo, from, "1", "model.onnx"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "net", "1", to), b, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "net", "config.pbtxt"),
+		[]byte(`parameters { key: "slo" value { string_value: "20ms" } }
+cc_model_filenames [ { key: "9.0" value: "tokens_h100.onnx" }, { key: "8.0" value: "net_a100.onnx" } ]
+`), 0o644))
+
+	code, out, stderr := runCLI(t, "models", "check", repo)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "input FP32[1 28 28]", "the default file: lenet5's")
+	require.Contains(t, out, "net: cc_model_filenames: no NVIDIA GPU serves here: the default model file (the platform's: model.onnx or model.pt) is served\n")
+
+	code, out, stderr = runCLI(t, "models", "check", repo, "--compute-capability", "9.0", "--json")
+	require.Equal(t, 0, code, stderr)
+	var r repoCheck
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.Equal(t, "1/tokens_h100.onnx", r.Models[0].File)
+	require.Equal(t, "ids", r.Models[0].Inputs[0].Name, "the H100's file: the tokens model's")
+	require.Contains(t, r.Models[0].Notes, "cc_model_filenames: the GPUs here are of compute capability 9.0: tokens_h100.onnx is served")
+
+	code, out, _ = runCLI(t, "models", "check", repo, "--compute-capability", "8.0")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, `net: BROKEN: invalid model: `+filepath.Join(repo, "net", "1")+`: no net_a100.onnx (cc_model_filenames["8.0"])`)
+
+	code, out, stderr = runCLI(t, "models", "check", repo, "--compute-capability", "")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "net: cc_model_filenames: no NVIDIA GPU serves here", `"" reads the folders as on no GPU`)
+
+	code, _, stderr = runCLI(t, "models", "check", repo, "--compute-capability", "h100")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, `--compute-capability "h100": give major.minor`)
+}

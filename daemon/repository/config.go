@@ -92,6 +92,10 @@ type ModelConfig struct {
 	// ModelFilename is the model file's name in a version folder when it is
 	// not the platform's (a config.pbtxt's default_model_filename).
 	ModelFilename string `yaml:"-"`
+	// CCModelFilenames are, by CUDA compute capability ("9.0"), the model
+	// file's names in a version folder for GPUs of it (a config.pbtxt's
+	// cc_model_filenames); Options.ComputeCapabilities says which applies.
+	CCModelFilenames map[string]string `yaml:"-"`
 	// Ensemble is a pipeline's steps (Platform PlatformEnsemble, from a
 	// config.pbtxt's ensemble_scheduling); nil for a model.
 	Ensemble *Ensemble `yaml:"-"`

@@ -109,12 +109,9 @@ func tritonOptimization(pc *tritonpb.ModelConfig, c *ModelConfig, note func(stri
 	}
 }
 
-// tritonMetricsAndFiles notes the fields gpuletd reads but leaves without
-// effect: per-GPU model files, metric labels and histogram buckets.
-func tritonMetricsAndFiles(pc *tritonpb.ModelConfig, note func(string, ...any)) {
-	if len(pc.CcModelFilenames) > 0 {
-		note("cc_model_filenames ignored: every device runs the version folder's default model file (default_model_filename, or the platform's)")
-	}
+// tritonMetrics notes the fields gpuletd reads but leaves without effect:
+// metric labels and histogram buckets.
+func tritonMetrics(pc *tritonpb.ModelConfig, note func(string, ...any)) {
 	if len(pc.MetricTags) > 0 {
 		note("metric_tags ignored: gpuletd's metrics label a model by its name (the model label) alone")
 	}

@@ -154,7 +154,6 @@ func TestTritonFieldsNotedAsIgnored(t *testing.T) {
 		{"rate limiter", `instance_group [ { count: 2 kind: KIND_GPU rate_limiter { resources [ { name: "R1" count: 4 } ] priority: 2 } } ]`,
 			"instance_group ignored: gpuletd's planner decides how many copies run and on which gpu-lets; its rate_limiter too"},
 		{"secondary devices", `instance_group [ { kind: KIND_GPU secondary_devices [ { kind: KIND_NVDLA device_id: 0 } ] } ]`, "instance_group ignored"},
-		{"per-GPU files", `cc_model_filenames { key: "8.0" value: "model_a100.onnx" }`, "cc_model_filenames ignored"},
 		{"metric tags", `metric_tags { key: "team" value: "search" }`, "metric_tags ignored"},
 		{"metric buckets", `model_metrics { metric_control [ { metric_identifier { family: "nv_inference_first_response_histogram_ms" } histogram_options { buckets: [ 1, 2, 4 ] } } ] }`,
 			"model_metrics ignored"},

@@ -271,12 +271,10 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	c.PriorityLevels, c.DefaultPriority = tritonPriorities(pc.GetDynamicBatching(), bad, note)
 	c.Queue, c.LevelQueues = tritonQueuePolicies(pc.GetDynamicBatching(), bad, note)
 	c.Versions = tritonVersions(pc.VersionPolicy, bad)
-	if f := pc.DefaultModelFilename; f != "" {
-		if strings.ContainsAny(f, `/\`) || f == "." || f == ".." {
-			bad("default_model_filename: %q must be a file name inside the version folder", f)
-		}
+	if f := pc.DefaultModelFilename; f != "" && tritonModelFileName("default_model_filename", f, bad) {
 		c.ModelFilename = f
 	}
+	c.CCModelFilenames = tritonCCModelFiles(pc.CcModelFilenames, bad)
 	var fanout string
 	tc.sloSet, fanout = tritonParameters(c, pc.Parameters, bad, note)
 	if c.Platform == PlatformEnsemble {
@@ -309,7 +307,7 @@ func fromTriton(pc *tritonpb.ModelConfig, name string) (tritonConfig, error) {
 	c.Checksums = tritonChecksums(pc.ModelRepositoryAgents, bad)
 	tritonOperations(pc, c, bad)
 	tritonOptimization(pc, c, note)
-	tritonMetricsAndFiles(pc, note)
+	tritonMetrics(pc, note)
 	tritonIgnored(pc, bad, note)
 	if pc.GetResponseCache().GetEnable() {
 		c.ResponseCache = true

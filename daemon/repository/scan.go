@@ -177,6 +177,10 @@ type Options struct {
 	// repository load API's config parameter): Load uses it instead of the
 	// folder's configuration files.
 	Override []byte
+	// ComputeCapabilities are those of the NVIDIA GPUs the models are
+	// served on ("9.0"), distinct and sorted; none on the CPU and emulated
+	// GPUs. They choose a file of a config.pbtxt's cc_model_filenames.
+	ComputeCapabilities []string
 }
 
 // OverrideSource names a configuration given with a load request
@@ -254,6 +258,10 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 		return fail(dir, err)
 	}
 	selected = slices.Compact(slices.Sorted(slices.Values(selected)))
+	filename, field, ccNote := base.Config.modelFileName(o.ComputeCapabilities)
+	if ccNote != "" {
+		base.Notes = append(base.Notes, ccNote)
+	}
 	if len(selected) > 1 {
 		base.Notes = append(base.Notes, fmt.Sprintf("version_policy selects versions %v, served side by side: %d answers /v2/models/%s, each at /v2/models/%s/versions/<version>",
 			selected, selected[len(selected)-1], name, name))
@@ -268,7 +276,7 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 			m.Name = VersionKey(name, v)
 		}
 		vdir := filepath.Join(dir, strconv.Itoa(v))
-		if m.Platform, m.File, err = modelFile(vdir, m.Config.Platform, m.Config.ModelFilename); err != nil {
+		if m.Platform, m.File, err = modelFile(vdir, m.Config.Platform, filename, field); err != nil {
 			return fail(vdir, err)
 		}
 		digest := DigestFile
@@ -509,11 +517,12 @@ func (p VersionPolicy) apply(present []int) ([]int, error) {
 }
 
 // modelFile finds the model file of a version folder: the configured file
-// name, else the platform's, else whichever platform's file is present. An
+// name (field names the configuration field that gave it), else the
+// platform's, else whichever platform's file is present. An
 // ONNX model's name may be a folder holding model.onnx and the files it
 // keeps its weights in, as Triton's ONNX Runtime backend reads it.
-func modelFile(vdir, platform, filename string) (string, string, error) {
-	platform, f, err := findModelFile(vdir, platform, filename)
+func modelFile(vdir, platform, filename, field string) (string, string, error) {
+	platform, f, err := findModelFile(vdir, platform, filename, field)
 	if err != nil || platform != PlatformONNX {
 		return platform, f, err
 	}
@@ -529,11 +538,11 @@ func modelFile(vdir, platform, filename string) (string, string, error) {
 }
 
 // findModelFile is modelFile before a folder is looked into.
-func findModelFile(vdir, platform, filename string) (string, string, error) {
+func findModelFile(vdir, platform, filename, field string) (string, string, error) {
 	if filename != "" {
 		f := filepath.Join(vdir, filename)
 		if _, err := os.Stat(f); err != nil {
-			return "", "", fmt.Errorf("no %s (default_model_filename)", filename)
+			return "", "", fmt.Errorf("no %s (%s)", filename, field)
 		}
 		if platform == "" {
 			for p, def := range modelFiles {
@@ -543,7 +552,7 @@ func findModelFile(vdir, platform, filename string) (string, string, error) {
 			}
 		}
 		if platform == "" {
-			return "", "", fmt.Errorf("default_model_filename %q: give platform or backend, the file name does not say", filename)
+			return "", "", fmt.Errorf("%s %q: give platform or backend, the file name does not say", field, filename)
 		}
 		return platform, f, nil
 	}
