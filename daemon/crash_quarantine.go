@@ -102,13 +102,39 @@ func twinHungAnswer(model string, until time.Time) *inferError {
 		model, until.UTC().Format(time.TimeOnly+" MST"))}
 }
 
+// runsNow says whether executor e may still be running request id (the
+// crash suspects' runs): false only where its running file, read from the
+// live executor, no longer names it. An executor the daemon cannot ask
+// (being stopped: a plan retires it, a kill for its health) may be, until
+// its end is known.
+func (n *node) runsNow(e executorGen, id uint64) bool {
+	for _, g := range n.sup.list() {
+		if g.id == e.gpulet {
+			ids, ok := g.runningNow(e.gen)
+			return !ok || slices.Contains(ids, id)
+		}
+	}
+	return true
+}
+
 // runs says whether g's executor gen is running request id now, as its
 // running file names it.
 func (g *gpuletRun) runs(gen, id uint64) bool {
+	ids, ok := g.runningNow(gen)
+	return ok && slices.Contains(ids, id)
+}
+
+// runningNow is what g's executor gen is running now, as its running file
+// names it; ok is false where that executor cannot be asked (restarted,
+// or being stopped).
+func (g *gpuletRun) runningNow(gen uint64) (ids []uint64, ok bool) {
 	g.mu.Lock()
 	p := g.proc
 	g.mu.Unlock()
-	return p != nil && g.gen.Load() == gen && slices.Contains(p.RunningNow(), id)
+	if p == nil || g.gen.Load() != gen {
+		return nil, false
+	}
+	return p.RunningNow(), true
 }
 
 // hangLimit is how long after one of g's runs began its executor may

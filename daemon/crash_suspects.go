@@ -26,10 +26,11 @@ import (
 // quarantineFor has passed or its model is loaded anew (another file:
 // another SHA256) or unloaded. A suspect answered is a suspect no more.
 // A request that got no answer even past its deadline and grace, its run
-// still going, may be in a run that never ends: until its executor ends,
-// or gives up on the run (the hang limit), the same request is refused
-// (standingTwinHung), so that a client that retries it does not hang
-// another gpu-let while the first is not yet found. Requests are known
+// still going, may be in a run that never ends: while its executor's
+// running file names it, until the executor ends or gives up on the run
+// (the hang limit), the same request is refused (standingTwinHung), so
+// that a client that retries it does not hang another gpu-let while the
+// first is not yet found. Requests are known
 // by their inputs' digest, which the request path computes only while
 // its model has suspects, quarantined requests or such a request.
 type crashSuspects struct {
@@ -46,6 +47,11 @@ type crashSuspects struct {
 	// quarantined, when set, is told of each request quarantined, with
 	// when its quarantine ends (an event).
 	quarantined func(model string, d inputsDigest, until time.Time)
+	// runs, when set, says whether executor e is running request id now
+	// (its running file names it): a hanging request's run that ended,
+	// late, refuses its twins no more. Unset, a run is taken as going
+	// until its hang limit. Called without mu held.
+	runs func(e executorGen, id uint64) bool
 }
 
 // suspectFor is how long a request stays a suspect after the crash it was
@@ -191,14 +197,11 @@ func (c *crashSuspects) publish() {
 // standingOf is what becomes of a request d of model, serving the file
 // sha, at now, and for a refused one when its refusal ends.
 func (c *crashSuspects) standingOf(model, sha string, d inputsDigest, now time.Time) (standing, time.Time) {
+	if until, ok := c.twinHung(model, sha, d, now); ok {
+		return standingTwinHung, until
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if run, ok := c.hanging[model][d]; ok {
-		if run.sha == sha && now.Before(run.until) {
-			return standingTwinHung, run.until
-		}
-		c.unhang(model, d)
-	}
 	ms := c.models[model]
 	if ms == nil {
 		return standingClear, time.Time{}
@@ -221,6 +224,34 @@ func (c *crashSuspects) standingOf(model, sha string, d inputsDigest, now time.T
 	}
 	c.tidy(model)
 	return standingClear, time.Time{}
+}
+
+// twinHung says whether request d of model, serving the file sha, is the
+// twin of one whose run is still going at now, and until when it is
+// refused; a hanging request whose run has ended (or its model's file
+// changed, or its hang limit passed) is dropped.
+func (c *crashSuspects) twinHung(model, sha string, d inputsDigest, now time.Time) (time.Time, bool) {
+	c.mu.Lock()
+	run, ok := c.hanging[model][d]
+	c.mu.Unlock()
+	if !ok {
+		return time.Time{}, false
+	}
+	if run.sha == sha && now.Before(run.until) && c.stillRuns(run) {
+		return run.until, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hanging[model][d] == run { // not replaced meanwhile
+		c.unhang(model, d)
+	}
+	return time.Time{}, false
+}
+
+// stillRuns says whether a hanging request's run is still going, as its
+// executor's running file says; mu is not held.
+func (c *crashSuspects) stillRuns(run hangingRun) bool {
+	return c.runs == nil || c.runs(run.e, run.id)
 }
 
 // answered clears a suspect that ran and was answered.
@@ -257,19 +288,20 @@ func (c *crashSuspects) forget(model string) {
 }
 
 // hangs says whether executor e has a request that went unanswered past
-// its deadline's grace, before its hang limit at now: a run of it may
-// never end.
+// its deadline's grace, before its hang limit at now, its run still
+// going: a run that may never end.
 func (c *crashSuspects) hangs(e executorGen, now time.Time) bool {
+	var going []hangingRun
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, runs := range c.hanging {
 		for _, run := range runs {
 			if run.e == e && now.Before(run.until) {
-				return true
+				going = append(going, run)
 			}
 		}
 	}
-	return false
+	c.mu.Unlock()
+	return slices.ContainsFunc(going, c.stillRuns)
 }
 
 // unhang drops d from model's hanging requests; c.mu is held.

@@ -262,6 +262,25 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 	require.Equal(t, standingClear, st, "the executor has given up on it by now")
 	require.False(t, c.watching("m"))
 
+	// Its run ends late (its executor's running file names it no more):
+	// its twins are refused no more, and the executor no longer hangs.
+	going := true
+	c.runs = func(ex executorGen, id uint64) bool {
+		require.Equal(t, e, ex)
+		require.Equal(t, uint64(2), id)
+		return going
+	}
+	c.lost(e, 2, req(hung), t0, until)
+	st, _ = c.standingOf("m", "f1", hung, t0.Add(time.Second))
+	require.Equal(t, standingTwinHung, st, "still running")
+	require.True(t, c.hangs(e, t0.Add(time.Second)))
+	going = false
+	require.False(t, c.hangs(e, t0.Add(2*time.Second)), "its run has ended")
+	st, _ = c.standingOf("m", "f1", hung, t0.Add(2*time.Second))
+	require.Equal(t, standingClear, st, "its run has ended")
+	require.False(t, c.watching("m"))
+	c.runs = nil
+
 	// Its executor hangs and ends: the request is a suspect now, and runs
 	// alone; no twin is refused any more.
 	c.lost(e, 2, req(hung), t0, until)

@@ -336,4 +336,20 @@ func TestRunsReadsTheLiveRunningFile(t *testing.T) {
 	require.True(t, g.runs(gen, 7), "request 7 runs")
 	require.False(t, g.runs(gen, 8), "request 8 does not")
 	require.False(t, g.runs(gen+1, 7), "another executor's request 7")
+
+	// What the crash suspects ask: false only where the running file was
+	// read and does not name the request.
+	n := supervisedNode(t, s)
+	require.True(t, n.runsNow(executorGen{g.id, gen}, 7))
+	require.False(t, n.runsNow(executorGen{g.id, gen}, 8))
+	require.True(t, n.runsNow(executorGen{g.id, gen + 1}, 8), "another executor, which cannot be asked")
+	require.True(t, n.runsNow(executorGen{"cpu-100-9", gen}, 8), "a gpu-let no longer served")
+	p := g.proc
+	g.mu.Lock()
+	g.proc = nil // as retire has it while it stops the executor
+	g.mu.Unlock()
+	require.True(t, n.runsNow(executorGen{g.id, gen}, 8), "an executor being stopped cannot be asked")
+	g.mu.Lock()
+	g.proc = p
+	g.mu.Unlock()
 }

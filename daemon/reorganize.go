@@ -240,11 +240,13 @@ func (n *node) running() []control.Serving[*gpuletRun] {
 		out = append(out, control.Serving[*gpuletRun]{GPU: g.device.ID, Let: g.plannedNow(), H: g})
 	}
 	now := time.Now()
-	unwell := func(g *gpuletRun) bool {
-		return g.down.Load() || g.stalled() || n.crashes.hangs(executorGen{g.id, g.gen.Load()}, now)
+	unwell := make(map[*gpuletRun]bool, len(out)) // once each: hangs reads running files
+	for _, s := range out {
+		g := s.H
+		unwell[g] = g.down.Load() || g.stalled() || n.crashes.hangs(executorGen{g.id, g.gen.Load()}, now)
 	}
 	slices.SortFunc(out, func(a, b control.Serving[*gpuletRun]) int {
-		if ua, ub := unwell(a.H), unwell(b.H); ua != ub {
+		if ua, ub := unwell[a.H], unwell[b.H]; ua != ub {
 			if ua {
 				return 1
 			}

@@ -159,7 +159,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		sockDir: filepath.Join(cfg.RuntimeDir, "executors"), binary: opts.ExecutorBinary,
 		args: executorArgs(cfg, lib), env: engine.env(), onState: n.router.update, onModelsLost: n.modelsLost,
 		onRestart: n.restartTried, onExit: n.executorEnded, running: map[string]*gpuletRun{}, memGroup: n.memGroup}
-	n.crashes.quarantined = n.requestQuarantined
+	n.crashes.quarantined, n.crashes.runs = n.requestQuarantined, n.runsNow
 
 	n.catalog.keepDigests(ctx)
 	startup, err := n.catalog.scan(ctx, cfg.StartupModels)
