@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
 // adminPlacement is one model on a gpu-let.
@@ -253,7 +254,7 @@ func queuePolicyText(policies []repository.QueuePolicyStatus) string {
 		if p.TimeoutUS > 0 {
 			t := "a timeout of " + (time.Duration(p.TimeoutUS) * time.Microsecond).String()
 			switch {
-			case p.TimeoutAction == "DELAY":
+			case p.TimeoutAction == tritonpb.ModelQueuePolicy_DELAY.String():
 				t += " that refuses nothing (DELAY)"
 			case p.AllowTimeoutOverride:
 				t += " (a request's own may shorten it)"
@@ -261,7 +262,7 @@ func queuePolicyText(policies []repository.QueuePolicyStatus) string {
 				t += " (a request's own does not count)"
 			}
 			what = append(what, t)
-		} else if p.AllowTimeoutOverride && p.TimeoutAction != "DELAY" {
+		} else if p.AllowTimeoutOverride && p.TimeoutAction != tritonpb.ModelQueuePolicy_DELAY.String() {
 			what = append(what, "a request's own timeout")
 		}
 		if p.MaxQueueSize > 0 {

@@ -160,12 +160,12 @@ func QueuePolicies(c ModelConfig) []QueuePolicyStatus {
 		if p == (QueuePolicy{}) {
 			return
 		}
-		action := "REJECT"
+		action := tritonpb.ModelQueuePolicy_REJECT
 		if p.Delay {
-			action = "DELAY"
+			action = tritonpb.ModelQueuePolicy_DELAY
 		}
 		out = append(out, QueuePolicyStatus{Level: level, TimeoutUS: p.Timeout.Microseconds(), AllowTimeoutOverride: p.AllowOverride,
-			TimeoutAction: action, MaxQueueSize: p.MaxQueue})
+			TimeoutAction: action.String(), MaxQueueSize: p.MaxQueue})
 	}
 	add(0, c.Queue)
 	for _, level := range slices.Sorted(maps.Keys(c.LevelQueues)) {
