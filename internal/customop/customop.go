@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gpulet/gpuletd/internal/cbuild"
 	"github.com/gpulet/gpuletd/modelzoo"
@@ -27,7 +28,8 @@ const (
 	// AddOne registers modelzoo.CustomOpDomain's operator
 	// modelzoo.CustomOpName: a float tensor in, each element plus one out,
 	// of the same shape; an element equal to Poison crashes the process,
-	// one equal to Hang never returns.
+	// one equal to Hang never returns, one equal to Slow returns SlowFor
+	// late.
 	AddOne Kind = 1
 	// Failing: RegisterCustomOps fails with Message.
 	Failing Kind = 2
@@ -53,6 +55,13 @@ const Poison = -666
 // for good), as an operator with a bug that loops does.
 const Hang = -777
 
+// Slow is the input value an AddOne operator takes SlowFor longer on: a
+// run that is slow, past its deadline, and then ends.
+const Slow = -555
+
+// SlowFor is how much longer an AddOne operator takes on Slow.
+const SlowFor = 1500 * time.Millisecond
+
 // Message is the error a Failing library's registration returns.
 const Message = "license server not reachable"
 
@@ -67,7 +76,8 @@ func Build(t testing.TB, dir, name string, k Kind) string {
 	err := cbuild.Shared(out, source, "-O1", "-Wall", "-Werror",
 		fmt.Sprintf("-DCUSTOMOP_MODE=%d", mode), fmt.Sprintf("-DCUSTOMOP_MESSAGE=%q", Message),
 		fmt.Sprintf("-DCUSTOMOP_DOMAIN=%q", modelzoo.CustomOpDomain), fmt.Sprintf("-DCUSTOMOP_NAME=%q", op),
-		fmt.Sprintf("-DCUSTOMOP_POISON=%d.0f", Poison), fmt.Sprintf("-DCUSTOMOP_HANG=%d.0f", Hang), "-pthread")
+		fmt.Sprintf("-DCUSTOMOP_POISON=%d.0f", Poison), fmt.Sprintf("-DCUSTOMOP_HANG=%d.0f", Hang),
+		fmt.Sprintf("-DCUSTOMOP_SLOW=%d.0f", Slow), fmt.Sprintf("-DCUSTOMOP_SLOW_US=%d", SlowFor.Microseconds()), "-pthread")
 	if err != nil {
 		t.Fatal(err)
 	}
