@@ -16,20 +16,21 @@ import (
 
 // executorEnded tells the crash suspects how one of g's executors, its
 // generation gen, ended, and what its engine ran then (supervisor.onExit).
-func (n *node) executorEnded(g *gpuletRun, gen uint64, crashed bool, running []uint64) {
-	n.crashes.ended(executorGen{g.id, gen}, crashed, running, time.Now())
+func (n *node) executorEnded(g *gpuletRun, gen uint64, cause endCause, running []uint64) {
+	n.crashes.ended(executorGen{g.id, gen}, cause, running, time.Now())
 }
 
 // requestQuarantined says that a request of model crashed or hung an
 // executor in a run of its own (the first time, or the second, run alone
-// as a suspect), and is refused until until: a warning event, which names
-// the request by its inputs' digest.
+// as a suspect), or faulted its GPU a second time, run alone as a
+// suspect, and is refused until until: a warning event, which names the
+// request by its inputs' digest.
 func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time) {
 	short := hex.EncodeToString(d[:8])
-	n.log.Warn("a request crashed or hung the model's executor in a run of its own; the same request is refused for a while",
+	n.log.Warn("a request crashed or hung the model's executor, or faulted its GPU, in a run of its own; the same request is refused for a while",
 		zap.String("model", model), zap.String("inputs_sha256", hex.EncodeToString(d[:])), zap.Time("until", until))
 	n.events.add(EventRequestQuarantined, store.SeverityWarning,
-		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed or hung its executor in a run of its own: the same request is refused until %s, or until the model is loaded anew",
+		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed or hung its executor, or faulted its GPU, in a run of its own: the same request is refused until %s, or until the model is loaded anew",
 			model, short, until.UTC().Format(time.TimeOnly+" MST")),
 		map[string]string{"model": model, "inputs_sha256": hex.EncodeToString(d[:]), "until": until.UTC().Format(time.RFC3339)})
 }
@@ -38,7 +39,7 @@ func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time)
 // executor in a run of its own, quarantined until until.
 func quarantinedAnswer(model string, until time.Time) *inferError {
 	return &inferError{code: http.StatusBadRequest, reason: reasonCrashesExecutor, msg: fmt.Sprintf(
-		"%s: refused: this request (the same inputs) crashed or hung the model's executor in a run of its own; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",
+		"%s: refused: this request (the same inputs) crashed or hung the model's executor, or faulted its GPU, in a run of its own; it is refused until %s, or until the model is loaded anew (gpuletd events --kind request_quarantined)",
 		model, until.UTC().Format(time.TimeOnly+" MST"))}
 }
 
@@ -62,13 +63,13 @@ func (n *node) crashWarning(model string) string {
 func crashWords(suspects, quarantined int) string {
 	switch {
 	case quarantined > 0:
-		w := fmt.Sprintf("quarantined requests: %d, each refused for a while since it crashed or hung the executor in a run of its own (reason crashes_executor; gpuletd events --kind request_quarantined)", quarantined)
+		w := fmt.Sprintf("quarantined requests: %d, each refused for a while since it crashed or hung the executor, or faulted its GPU, in a run of its own (reason crashes_executor; gpuletd events --kind request_quarantined)", quarantined)
 		if suspects > 0 {
 			w += fmt.Sprintf("; crash suspects: %d, each run alone", suspects)
 		}
 		return w
 	case suspects > 0:
-		return fmt.Sprintf("crash suspects: %d requests that ran in a batch that crashed or hung the executor, each run alone should it come again, and refused for a while should it do so again (gpuletd events --kind executor_restart)", suspects)
+		return fmt.Sprintf("crash suspects: %d requests that ran in a batch that crashed or hung the executor or faulted its GPU, each run alone should it come again, and refused for a while should it do so again (gpuletd events --kind executor_restart)", suspects)
 	}
 	return ""
 }

@@ -25,6 +25,10 @@ import (
 // quarantined: refused at the door (reasonCrashesExecutor) until
 // quarantineFor has passed or its model is loaded anew (another file:
 // another SHA256) or unloaded. A suspect answered is a suspect no more.
+// On a GPU, a kernel of a run that faults the device (an illegal address,
+// as an index past a table's end makes) loses the process's CUDA context:
+// the run's requests are suspects alike, but one is quarantined only once
+// it faulted a GPU again, run alone, since the device may fault by itself.
 // A request that got no answer even past its deadline and grace, its run
 // still going, may be in a run that never ends: while its executor's
 // running file names it, until the executor ends or gives up on the run
@@ -110,12 +114,55 @@ type executorGen struct {
 	gen    uint64
 }
 
+// endCause is how an executor ended, for its crash suspects.
+type endCause int
+
+const (
+	// endStopped: stopped otherwise than by its own run (a plan retired
+	// it, a kill for its health, another process's or the device's own
+	// fault).
+	endStopped endCause = iota
+	// endCrashed: it crashed, or a run of it did not end.
+	endCrashed
+	// endFaulted: a kernel of its run faulted its GPU (an illegal
+	// address): the run's requests may be the cause, or the device; a
+	// request is quarantined only once it did so twice.
+	endFaulted
+)
+
+// endCauseOf is the end cause of an executor whose restart event gives
+// cause (executor_exit.go) and whose running file named running.
+func endCauseOf(cause string, running []uint64) endCause {
+	switch {
+	case cause == "crash" || cause == "hang":
+		return endCrashed
+	case cause == "device_fault" && len(running) > 0: // named only for a kernel's fault
+		return endFaulted
+	}
+	return endStopped
+}
+
+// blames says whether a lost request that an executor ended by c was
+// running then (of running, how many) is a suspect, and whether it is
+// quarantined at once for having run alone: after a crash, a run of its
+// own has shown what a suspect's second run would; after a GPU fault,
+// which the device itself may have caused, only a second fault does.
+func (c endCause) blames(running int) (suspect, single bool) {
+	switch c {
+	case endCrashed:
+		return true, running == 1
+	case endFaulted:
+		return true, false
+	}
+	return false, false
+}
+
 // executorEnd matches an executor's end with the requests that failed
 // when it ended, whichever is known first.
 type executorEnd struct {
 	at      time.Time       // when it was last told of
-	settled bool            // the end is known: crashed and running are set
-	crashed bool            // it crashed or a run of it hung (not killed, not out of memory)
+	settled bool            // the end is known: cause and running are set
+	cause   endCause        // how it ended
 	running map[uint64]bool // the requests its engine ran then
 	// lost are its requests that failed unanswered, by id, the oldest
 	// first in order, at most lostKept of them: a hung run's request
@@ -325,8 +372,8 @@ func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now, hungU
 	defer func() { c.mu.Unlock(); c.tell(told) }()
 	end := c.end(e, now)
 	if end.settled {
-		if end.crashed && end.running[id] {
-			told = c.suspect(told, r, now, len(end.running) == 1)
+		if suspect, single := end.cause.blames(len(end.running)); suspect && end.running[id] {
+			told = c.suspect(told, r, now, single)
 		}
 		return
 	}
@@ -354,35 +401,36 @@ func (c *crashSuspects) lost(e executorGen, id uint64, r lostRequest, now, hungU
 	}
 }
 
-// ended records how executor e ended: crashed, or otherwise (killed for
-// its health, out of memory, a device fault: no request's fault), and
-// the requests its engine was running then.
-func (c *crashSuspects) ended(e executorGen, crashed bool, running []uint64, now time.Time) {
+// ended records how executor e ended (cause: crashed, a kernel's GPU
+// fault, or otherwise: killed for its health, out of memory, the device's
+// own fault: no request's), and the requests its engine was running then.
+func (c *crashSuspects) ended(e executorGen, cause endCause, running []uint64, now time.Time) {
 	c.mu.Lock()
 	var told []quarantine
 	defer func() { c.mu.Unlock(); c.tell(told) }()
 	end := c.end(e, now)
-	end.settled, end.crashed = true, crashed
+	end.settled, end.cause = true, cause
 	end.running = make(map[uint64]bool, len(running))
 	for _, id := range running {
 		end.running[id] = true
 	}
+	suspect, single := cause.blames(len(running))
 	for id, r := range end.lost {
-		if crashed && end.running[id] {
-			told = c.suspect(told, r, now, len(running) == 1)
+		if suspect && end.running[id] {
+			told = c.suspect(told, r, now, single)
 		}
 	}
 	end.lost, end.order = nil, nil
 	// Found now: a suspect (above), or, where e was stopped otherwise (a
-	// plan that retired it, a kill for its health, a device fault) with
-	// the request still running, well past its deadline: a suspect too,
-	// and as a crash if it had run hangProof past its grace.
+	// plan that retired it, a kill for its health) with the request still
+	// running, well past its deadline: a suspect too, and as a crash if it
+	// had run hangProof past its grace.
 	for model, runs := range c.hanging {
 		for d, run := range runs {
 			if run.e != e {
 				continue
 			}
-			if !crashed && end.running[run.id] {
+			if cause == endStopped && end.running[run.id] {
 				hung := now.Sub(run.at) >= hangProof
 				told = c.suspect(told, lostRequest{model: model, sha: run.sha, digest: d}, now, hung && len(running) == 1)
 			}

@@ -44,7 +44,7 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	// An executor killed for its health with the request running: not
 	// the request's fault.
 	c.lost(executorGen{"g1", 1}, 5, req(poison), t0, time.Time{})
-	c.ended(executorGen{"g1", 1}, false, []uint64{5}, t0)
+	c.ended(executorGen{"g1", 1}, endStopped, []uint64{5}, t0)
 	require.False(t, c.watching("m"))
 
 	// The first crash: its failures heard first, then its end.
@@ -53,7 +53,7 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	c.lost(e, 8, req(other), t0, time.Time{})
 	c.lost(e, 9, req(queued), t0, time.Time{})
 	require.False(t, c.watching("m"), "nothing until the end is known")
-	c.ended(e, true, []uint64{7, 8}, t0)
+	c.ended(e, endCrashed, []uint64{7, 8}, t0)
 	require.True(t, c.watching("m"))
 	require.False(t, c.watching("n"), "another model's requests are not digested")
 	for d, want := range map[inputsDigest]standing{poison: standingSuspect, other: standingSuspect, queued: standingClear} {
@@ -73,7 +73,7 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	// The second crash, run alone: its end heard first.
 	e = executorGen{"g1", 3}
 	t1 := t0.Add(5 * time.Second)
-	c.ended(e, true, []uint64{1}, t1)
+	c.ended(e, endCrashed, []uint64{1}, t1)
 	require.Empty(t, told)
 	c.lost(e, 1, req(poison), t1, time.Time{})
 	require.Equal(t, []said{{"m", poison, t1.Add(quarantineFor)}}, told)
@@ -100,7 +100,7 @@ func TestCrashSuspectsAreForgotten(t *testing.T) {
 	d := digestOf(t, 1)
 	crash := func(c *crashSuspects, gen uint64, sha string, at time.Time) {
 		c.lost(executorGen{"g", gen}, 1, lostRequest{model: "m", sha: sha, digest: d}, at, time.Time{})
-		c.ended(executorGen{"g", gen}, true, []uint64{1, 2}, at) // with another request: a suspect
+		c.ended(executorGen{"g", gen}, endCrashed, []uint64{1, 2}, at) // with another request: a suspect
 	}
 	for _, tt := range []struct {
 		name  string
@@ -169,7 +169,7 @@ func TestUnansweredRequestsAreKeptBounded(t *testing.T) {
 	require.Len(t, c.ends[e].lost, lostKept)
 	require.Len(t, c.ends[e].order, lostKept)
 	c.mu.Unlock()
-	c.ended(e, true, []uint64{1, lostKept + 44}, t0.Add(time.Second))
+	c.ended(e, endCrashed, []uint64{1, lostKept + 44}, t0.Add(time.Second))
 	st, _ := c.standingOf("m", "f", digestOf(t, float32(lostKept+43)), t0.Add(2*time.Second))
 	require.Equal(t, standingSuspect, st, "the newest, which the run held")
 	st, _ = c.standingOf("m", "f", digestOf(t, 0), t0.Add(2*time.Second))
@@ -194,7 +194,7 @@ func TestCrashStandingAndOutcome(t *testing.T) {
 	crashWith := func(gen uint64) {
 		e := executorGen{"g", gen}
 		n.crashOutcome(e, time.Time{}, m, in, d, alone, &inferError{reason: reasonExecutorFailed, sent: 3})
-		n.crashes.ended(e, true, []uint64{3, 4}, time.Now())
+		n.crashes.ended(e, endCrashed, []uint64{3, 4}, time.Now())
 	}
 	crashWith(1)
 	d, alone, refused = n.crashStanding(m, in)
@@ -212,7 +212,7 @@ func TestCrashStandingAndOutcome(t *testing.T) {
 	_, _, refused = n.crashStanding(m, in)
 	require.NotNil(t, refused)
 	require.Equal(t, reasonCrashesExecutor, refused.reason)
-	require.Contains(t, refused.msg, "m: refused: this request (the same inputs) crashed or hung the model's executor in a run of its own")
+	require.Contains(t, refused.msg, "m: refused: this request (the same inputs) crashed or hung the model's executor, or faulted its GPU, in a run of its own")
 
 	// Another file of the model: a first standing again.
 	d, alone, refused = n.crashStanding(&repository.Model{Name: "m", SHA256: "f2"}, in)
@@ -284,7 +284,7 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 	// Its executor hangs and ends: the request is a suspect now, and runs
 	// alone; no twin is refused any more.
 	c.lost(e, 2, req(hung), t0, until)
-	c.ended(e, true, []uint64{2, 9}, t0.Add(time.Second))
+	c.ended(e, endCrashed, []uint64{2, 9}, t0.Add(time.Second))
 	st, _ = c.standingOf("m", "f1", hung, t0.Add(2*time.Second))
 	require.Equal(t, standingSuspect, st)
 	_, _, hanging = c.counts("m", t0.Add(2*time.Second))
@@ -305,7 +305,7 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 	} {
 		var k crashSuspects
 		k.lost(e, 7, req(other), t0, t0.Add(time.Minute))
-		k.ended(e, false, tc.running, t0.Add(tc.after))
+		k.ended(e, endStopped, tc.running, t0.Add(tc.after))
 		st, _ := k.standingOf("m", "f1", other, t0.Add(tc.after+time.Second))
 		require.Equal(t, tc.want, st, "running %v after %v", tc.running, tc.after)
 	}
@@ -365,7 +365,7 @@ func TestARequestThatCrashesARunOfItsOwnIsQuarantinedAtOnce(t *testing.T) {
 		if lossFirst {
 			c.lost(e, 4, r, t0, time.Time{})
 		}
-		c.ended(e, true, []uint64{4}, t0)
+		c.ended(e, endCrashed, []uint64{4}, t0)
 		if !lossFirst {
 			c.lost(e, 4, r, t0, time.Time{})
 		}
@@ -395,5 +395,57 @@ func TestHangLimit(t *testing.T) {
 			n.cfg.Store(&config.Config{Scheduler: config.Scheduler{HangTimeout: config.Duration(tc.configured)}})
 			require.Equal(t, tc.want, n.hangLimit(&gpuletRun{device: mps.Device{Kind: tc.kind}}))
 		})
+	}
+}
+
+// A kernel of a run that faulted its GPU (an illegal address): the run's
+// requests are suspects, even one that ran alone, since the device itself
+// may have faulted; one that faults a GPU again, run alone, is
+// quarantined. A request unanswered well past its deadline in a GPU's hung
+// run is a suspect alike.
+func TestARequestThatFaultsTheGPUTwiceIsQuarantined(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	bad, other := digestOf(t, 1), digestOf(t, 2)
+	req := func(d inputsDigest) lostRequest { return lostRequest{model: "m", sha: "f1", digest: d} }
+	var c crashSuspects
+
+	e1 := executorGen{"g1", 1}
+	c.lost(e1, 1, req(bad), t0, time.Time{})
+	c.ended(e1, endFaulted, []uint64{1}, t0)
+	st, _ := c.standingOf("m", "f1", bad, t0.Add(time.Second))
+	require.Equal(t, standingSuspect, st, "alone, but the device may have faulted by itself")
+	st, _ = c.standingOf("m", "f1", other, t0.Add(time.Second))
+	require.Equal(t, standingClear, st)
+
+	e2 := executorGen{"g1", 2} // it runs alone, and the GPU faults again
+	c.ended(e2, endFaulted, []uint64{4}, t0.Add(2*time.Second))
+	c.lost(e2, 4, req(bad), t0.Add(2*time.Second), time.Time{}) // its answer heard after the end
+	st, _ = c.standingOf("m", "f1", bad, t0.Add(3*time.Second))
+	require.Equal(t, standingQuarantined, st)
+
+	// A GPU's hung run, found by the executor's check past its floor:
+	// the request alone in it, unanswered for long, is a suspect only.
+	var k crashSuspects
+	e3 := executorGen{"g2", 1}
+	k.lost(e3, 9, req(other), t0, t0.Add(31*time.Second))
+	k.ended(e3, endFaulted, []uint64{9}, t0.Add(30*time.Second))
+	st, _ = k.standingOf("m", "f1", other, t0.Add(31*time.Second))
+	require.Equal(t, standingSuspect, st)
+}
+
+func TestEndCauseOf(t *testing.T) {
+	for _, tc := range []struct {
+		cause   string
+		running []uint64
+		want    endCause
+	}{
+		{"crash", nil, endCrashed},
+		{"hang", []uint64{1}, endCrashed},
+		{"device_fault", []uint64{1, 2}, endFaulted},
+		{"device_fault", nil, endStopped}, // the device's own, or another process's
+		{"oom", []uint64{1}, endStopped},
+		{"", []uint64{1}, endStopped},
+	} {
+		require.Equal(t, tc.want, endCauseOf(tc.cause, tc.running), "%s %v", tc.cause, tc.running)
 	}
 }

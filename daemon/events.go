@@ -40,7 +40,8 @@ const (
 	// answers again (stall.go).
 	EventExecutorStall = "executor_stall"
 	// EventRequestQuarantined: a request crashed or hung its model's
-	// executor in a run of its own and is refused for a while
+	// executor, or faulted its GPU, in a run of its own and is refused for
+	// a while
 	// (crash_suspects.go).
 	EventRequestQuarantined = "request_quarantined"
 )

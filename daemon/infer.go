@@ -53,8 +53,9 @@ type inferError struct {
 	// (crash_suspects.go).
 	unanswered bool
 	// sent is the request's id on its executor's stream when it got no
-	// answer there (the executor failed, or the deadline passed first):
-	// whether the executor ran it when it ended (crash_suspects.go).
+	// answer there (the executor failed, or the deadline passed first),
+	// or its run failed: whether the executor ran it when it ended
+	// (crash_suspects.go).
 	sent uint64
 }
 
@@ -561,6 +562,11 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	if res.Code != pb.Code_OK {
 		ierr := executorError(m.Name, res)
 		ierr.notRun = res.NotRun
+		if res.Code == pb.Code_INTERNAL {
+			// Its run failed: one that faulted the GPU is named by the
+			// executor's running file when it ends (crash_suspects.go).
+			ierr.sent = pbreq.Id
+		}
 		return nil, ierr
 	}
 	outs, err := fromProtoTensors(res.Outputs)

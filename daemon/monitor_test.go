@@ -303,17 +303,14 @@ func TestRetiringAStuckExecutorSaysWhatItRan(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := fakeSupervisor(t, tc.body)
 			var told [][]uint64
-			s.onExit = func(_ *gpuletRun, _ uint64, crashed bool, running []uint64) {
-				require.False(t, crashed, "stopped, not crashed")
+			s.onExit = func(_ *gpuletRun, _ uint64, cause endCause, running []uint64) {
+				require.Equal(t, endStopped, cause, "stopped, not crashed")
 				told = append(told, running)
 			}
 			g := cpuRun(t, s)
 			sock := spawnFake(t, s, g)
 			close(g.done) // no monitor: retire alone stops it
-			require.Eventually(t, func() bool {
-				_, err := os.Stat(executor.RunningFilePath(sock))
-				return err == nil
-			}, 10*time.Second, 10*time.Millisecond)
+			waitRunningFile(t, sock)
 			err := s.retire(context.Background(), g)
 			require.ErrorContains(t, err, "connect", "the fake serves no drain")
 			require.Equal(t, tc.told, told)
@@ -328,10 +325,7 @@ func TestRunsReadsTheLiveRunningFile(t *testing.T) {
 	g := cpuRun(t, s)
 	sock := spawnFake(t, s, g)
 	t.Cleanup(func() { _ = g.proc.Kill() })
-	require.Eventually(t, func() bool {
-		_, err := os.Stat(executor.RunningFilePath(sock))
-		return err == nil
-	}, 10*time.Second, 10*time.Millisecond)
+	waitRunningFile(t, sock)
 	gen := g.gen.Load()
 	require.True(t, g.runs(gen, 7), "request 7 runs")
 	require.False(t, g.runs(gen, 8), "request 8 does not")
@@ -352,4 +346,15 @@ func TestRunsReadsTheLiveRunningFile(t *testing.T) {
 	g.mu.Lock()
 	g.proc = p
 	g.mu.Unlock()
+}
+
+// waitRunningFile waits until the fake executor on sock has written its
+// running file whole (a count and an id): its shell creates the file
+// before it writes it.
+func waitRunningFile(t *testing.T, sock string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(executor.RunningFilePath(sock))
+		return err == nil && len(b) >= 16
+	}, 10*time.Second, 10*time.Millisecond)
 }

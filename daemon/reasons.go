@@ -39,7 +39,7 @@ const (
 	// reasonExecutorFailed: the executor died with the request in flight.
 	reasonExecutorFailed = "executor_failed"
 	// reasonCrashesExecutor: the same request crashed or hung the model's
-	// executor in a run of its own (crash_suspects.go).
+	// executor, or faulted its GPU, in a run of its own (crash_suspects.go).
 	reasonCrashesExecutor = "crashes_executor"
 	// reasonTwinHung: the same request went unanswered well past its
 	// deadline, in a run that may never end; refused until that run ends

@@ -61,10 +61,11 @@ type supervisor struct {
 	// onRestart hears of each try to start a dead executor again: nil when
 	// it serves again, else why it did not start.
 	onRestart func(*gpuletRun, error)
-	// onExit hears of each executor's end: its generation, whether it
-	// crashed or a run of it did not end (its restart event's cause), and
-	// the requests its engine was running then (executor.Process.Running).
-	onExit   func(g *gpuletRun, gen uint64, crashed bool, running []uint64)
+	// onExit hears of each executor's end: its generation, how it ended
+	// (crashed or a run of it did not end, a kernel of its run faulted
+	// the GPU, or otherwise: its restart event's cause), and the requests
+	// its engine was running then (executor.Process.Running).
+	onExit   func(g *gpuletRun, gen uint64, cause endCause, running []uint64)
 	nextID   atomic.Uint64
 	sockSeq  atomic.Uint64
 	mu       sync.Mutex
@@ -534,9 +535,10 @@ func (g *gpuletRun) monitor() {
 		attrs["gpulet"], attrs["restarts"], attrs["backoff"], attrs["models"] = g.id, strconv.Itoa(n), backoff.String(), g.modelList()
 		g.sup.events.add(EventExecutorRestart, store.SeverityWarning, msg, attrs)
 		if g.sup.onExit != nil {
-			// A run that crashed the process or never ended: what ran
-			// then may be the cause.
-			g.sup.onExit(g, g.gen.Load(), attrs["cause"] == "crash" || attrs["cause"] == "hang", p.Running())
+			// A run that crashed the process, never ended or faulted the
+			// GPU: what ran then may be the cause.
+			running := p.Running()
+			g.sup.onExit(g, g.gen.Load(), endCauseOf(attrs["cause"], running), running)
 		}
 		failures, said := 0, ""
 		var killedUnder int64 // the memory limit a start the kernel killed was under
@@ -662,7 +664,7 @@ func (s *supervisor) retire(ctx context.Context, g *gpuletRun) error {
 			// It did not stop cleanly (killed past its grace, or dead of
 			// the signal): a run may not have ended, and what ran then
 			// may be why (crash_suspects.go).
-			s.onExit(g, g.gen.Load(), false, p.Running())
+			s.onExit(g, g.gen.Load(), endStopped, p.Running())
 		}
 	}
 	g.lease.Release()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpulet/gpuletd/executor/cudart"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/sched"
 	"github.com/stretchr/testify/require"
@@ -21,33 +22,42 @@ import (
 // fault, and ends Serve with ErrDeviceFault, for the daemon to start a new
 // process.
 func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
-	illegal := errors.New("cudaErrorIllegalAddress (CUDA error 700): an illegal memory access was encountered")
+	illegal := &cudart.ContextError{Code: 700, Name: "cudaErrorIllegalAddress", Text: "an illegal memory access was encountered"}
 	for _, tc := range []struct {
 		name  string
 		fault error
+		named bool // the running file names the batch that found it
 	}{
 		{name: "the device still runs", fault: nil},
-		{name: "the context failed for good", fault: illegal},
+		{name: "the context failed for good: a kernel's illegal address", fault: illegal, named: true},
+		{name: "the context failed for good: another process's fault", fault: &cudart.ContextError{Code: 810,
+			Name: "cudaErrorMpsClientTerminated", Text: "the MPS client has been terminated by the server; an illegal memory access was encountered"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ex.sock.running")
+			rf, err := CreateRunningFile(path)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = rf.Close(path) })
 			// The failing run takes 100 ms: the second request, sent
 			// 5 ms after the first, is queued behind it.
 			f := &fakeRuntime{base: 100 * time.Millisecond, failNext: true}
 			var checks atomic.Int32
-			fs := serveFaulting(t, f, Options{DeviceCheck: func() error { checks.Add(1); return tc.fault }}, 1)
+			fs := serveFaulting(t, f, Options{DeviceCheck: func() error { checks.Add(1); return tc.fault }, Running: rf}, 1)
 			c := fs.c
 
 			// The first request's batch fails; the second waits behind
 			// it (batches of one).
 			resps := make([]*pb.InferResponse, 2)
 			errs := make([]error, 2)
+			reqs := make([]*pb.InferRequest, 2)
 			var wg sync.WaitGroup
 			for i := range 2 {
 				if i == 1 {
 					time.Sleep(5 * time.Millisecond)
 				}
+				reqs[i] = &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}}
 				wg.Go(func() {
-					resps[i], errs[i] = c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 0)}})
+					resps[i], errs[i] = c.Infer(context.Background(), reqs[i])
 				})
 			}
 			wg.Wait()
@@ -72,10 +82,15 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 			require.Contains(t, resps[0].Error, "run double batch of 1: the device can run nothing more in this process")
 			require.Contains(t, resps[0].Error, "(found when a batch of 1 of double failed: cuda error: illegal memory access); the executor restarts")
 			require.Contains(t, resps[1].Error, "executor restarting: ")
-			err := fs.ended(t)
+			err = fs.ended(t)
 			require.ErrorIs(t, err, ErrDeviceFault)
-			require.ErrorContains(t, err, "serve executor: the device can run nothing more in this process: cudaErrorIllegalAddress")
+			require.ErrorContains(t, err, "serve executor: the device can run nothing more in this process: "+tc.fault.Error())
 			require.Equal(t, []int{1}, f.batchSizes(), "the request held is not run on the failed device")
+			if tc.named {
+				require.Equal(t, []uint64{reqs[0].Id}, readRunning(path), "the batch whose kernel faulted, for the daemon")
+			} else {
+				require.Empty(t, readRunning(path), "not a fault of the run's own")
+			}
 		})
 	}
 }
@@ -256,4 +271,52 @@ func (fs *faultServer) ended(t *testing.T) error {
 		t.Fatal("Serve did not end after the device fault")
 		return nil
 	}
+}
+
+// A request that runs alone (a suspect) in a batch with others: its part's
+// kernel faults the device; no more parts run, the running file names that
+// part alone for the daemon, every request of the batch is answered with
+// the fault, and Serve ends.
+func TestAKernelFaultInAPartNamesThatPart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ex.sock.running")
+	rf, err := CreateRunningFile(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rf.Close(path) })
+	f := &fakeRuntime{base: 30 * time.Millisecond}
+	var failed atomic.Bool
+	fs := serveFaulting(t, f, Options{Running: rf, DeviceCheck: func() error {
+		if failed.Load() {
+			return &cudart.ContextError{Code: 700, Name: "cudaErrorIllegalAddress", Text: "an illegal memory access was encountered"}
+		}
+		return nil
+	}}, 16)
+	c := fs.c
+
+	first := make(chan *pb.InferResponse, 1)
+	go func() {
+		r, _ := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, 1)}})
+		first <- r
+	}()
+	require.Eventually(t, func() bool { return len(f.batchSizes()) == 1 }, 5*time.Second, time.Millisecond, "the first batch runs")
+	f.mu.Lock()
+	f.failNext = true // the next run: the part of the request that runs alone
+	f.mu.Unlock()
+	failed.Store(true)
+	reqs := make([]*pb.InferRequest, 4)
+	resps := make([]*pb.InferResponse, 4)
+	var wg sync.WaitGroup
+	for i := range reqs {
+		reqs[i] = &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(1, float32(10*i))}, Alone: i == 2}
+		wg.Go(func() { resps[i], _ = c.Infer(context.Background(), reqs[i]) })
+	}
+	wg.Wait()
+	require.Equal(t, pb.Code_OK, (<-first).Code)
+	require.Equal(t, []int{1, 1}, f.batchSizes(), "the first batch, then the part alone; the others' part did not run")
+	for i, r := range resps {
+		require.NotNil(t, r, "request %d", i)
+		require.Equal(t, pb.Code_INTERNAL, r.Code, "request %d: %s", i, r.Error)
+		require.Contains(t, r.Error, "an illegal memory access was encountered")
+	}
+	require.Equal(t, []uint64{reqs[2].Id}, readRunning(path), "the part that faulted, alone")
+	require.ErrorIs(t, fs.ended(t), ErrDeviceFault)
 }

@@ -36,21 +36,29 @@ func canIsolate(j *job, err error) bool {
 // together): each row's outputs, or the error of the smallest part it
 // failed in. One bad request among n costs about 2·log2(n) runs, not n.
 // It reads only the job's own copy of its slots (which request each row
-// is of), never the requests themselves; rf is told what each part runs.
-func runApart(j *job, rf *RunningFile) ([][]tensor.Tensor, RunInfo, []error) {
+// is of), never the requests themselves; rf is told what each part runs,
+// and check is asked after a part failed (runParts).
+func runApart(j *job, rf *RunningFile, check func(error) error) ([][]tensor.Tensor, RunInfo, []error, error) {
 	reqs := requestRows(j.slots)
-	return runParts(j, rf, [][][]int{reqs[:len(reqs)/2], reqs[len(reqs)/2:]}) // the whole batch failed already
+	return runParts(j, rf, [][][]int{reqs[:len(reqs)/2], reqs[len(reqs)/2:]}, check) // the whole batch failed already
 }
 
 // runParts runs a batch in parts, each a group of its requests (each
 // request's rows), one after the other, halving a part that fails while
-// it holds several requests, as runApart does.
-func runParts(j *job, rf *RunningFile, groups [][][]int) ([][]tensor.Tensor, RunInfo, []error) {
+// it holds several requests, as runApart does. After a part failed, check
+// (the device check, checkDevice; nil: none) says whether the device
+// failed for good: then no more parts run, and the fault is returned
+// (the running file naming the part, when a kernel of its run raised it).
+func runParts(j *job, rf *RunningFile, groups [][][]int, check func(error) error) ([][]tensor.Tensor, RunInfo, []error, error) {
 	outs := make([][]tensor.Tensor, len(j.slots))
 	errs := make([]error, len(j.slots))
 	var info RunInfo
+	var fault error
 	var parts func(reqs [][]int)
 	parts = func(reqs [][]int) {
+		if fault != nil {
+			return
+		}
 		var rows []int
 		for _, r := range reqs {
 			rows = append(rows, r...)
@@ -59,8 +67,9 @@ func runParts(j *job, rf *RunningFile, groups [][][]int) ([][]tensor.Tensor, Run
 		for i, k := range rows {
 			ins[i] = j.inputs[k]
 		}
+		var ids []uint64
 		if rf != nil {
-			ids := make([]uint64, len(rows))
+			ids = make([]uint64, len(rows))
 			for i, k := range rows {
 				ids[i] = j.ids[k]
 			}
@@ -68,6 +77,14 @@ func runParts(j *job, rf *RunningFile, groups [][][]int) ([][]tensor.Tensor, Run
 		}
 		o, ri, err := j.model.rt.Run(j.ctx, ins)
 		rf.clear()
+		if err != nil && check != nil && j.ctx.Err() == nil {
+			if fault = check(err); fault != nil {
+				if kernelFault(fault) {
+					rf.set(ids)
+				}
+				return
+			}
+		}
 		info.Compute += ri.Compute
 		info.Emulated = info.Emulated || ri.Emulated
 		if err == nil && len(o) != len(rows) {
@@ -91,7 +108,19 @@ func runParts(j *job, rf *RunningFile, groups [][][]int) ([][]tensor.Tensor, Run
 			parts(g)
 		}
 	}
-	return outs, info, errs
+	return outs, info, errs, fault
+}
+
+// kernelFault says whether a device fault (checkDevice's) was raised by a
+// kernel of the run that found it (cudart.KernelFault: an illegal address,
+// a failed assert), whose requests may then be its cause, rather than by
+// the device itself or another process.
+func kernelFault(fault error) bool {
+	kf, ok := errors.AsType[interface {
+		error
+		KernelFault() bool
+	}](fault)
+	return ok && kf.KernelFault()
 }
 
 // aloneParts are the parts a batch runs in when a request of it asks to

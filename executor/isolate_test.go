@@ -32,7 +32,8 @@ func TestRunApartHalvesToTheBadRequest(t *testing.T) {
 	}
 	require.True(t, canIsolate(j, engine.ErrRunFailed))
 
-	outs, _, errs := runApart(j, nil)
+	outs, _, errs, fault := runApart(j, nil, nil)
+	require.NoError(t, fault)
 	require.Equal(t, []int{4, 4, 2, 1, 1, 2}, f.batchSizes(), "depth first: the failing half splits before the next half runs")
 	for i := range 8 {
 		if i == 5 {

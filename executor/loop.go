@@ -280,31 +280,38 @@ func (l *loop) worker() {
 		var info RunInfo
 		var err error
 		var each []error
+		check := func(err error) error { return l.checkDevice(j, err) }
 		if groups := aloneParts(j); groups != nil {
 			// Parts that run are answered; one that failed says so
 			// alone (finish), with no other run of the batch.
-			if outs, info, each = runParts(j, rf, groups); countErrs(each) == 0 {
+			var fault error
+			if outs, info, each, fault = runParts(j, rf, groups, check); fault != nil {
+				err, each = fault, nil
+			} else if countErrs(each) == 0 {
 				each = nil
 			}
 		} else {
 			rf.set(j.ids)
 			outs, info, err = j.model.rt.Run(j.ctx, j.inputs)
 			rf.clear()
-		}
-		l.ran.Store(true)
-		if err != nil && j.ctx.Err() == nil {
-			if fault := l.checkDevice(j, err); fault != nil {
-				err = fault // running its requests apart would fail alike
+			if err != nil && j.ctx.Err() == nil {
+				if fault := check(err); fault != nil {
+					err = fault // running its requests apart would fail alike
+					if kernelFault(fault) {
+						rf.set(j.ids) // for the daemon: they may be its cause
+					}
+				}
 			}
 		}
+		l.ran.Store(true)
 		if err != nil && !canIsolate(j, err) {
 			err = probed.blame(j, err, time.Now())
 		}
 		if canIsolate(j, err) {
 			batchErr := err
-			outs, info, each = runApart(j, rf)
-			err = nil
-			if !slices.Contains(each, nil) { // none ran apart either: the model may fail them all
+			if outs, info, each, err = runApart(j, rf, check); err != nil {
+				each = nil // a part found the device failed for good: finish answers the fault
+			} else if !slices.Contains(each, nil) { // none ran apart either: the model may fail them all
 				now := time.Now()
 				for k := range each {
 					each[k] = probed.blame(j, each[k], now)

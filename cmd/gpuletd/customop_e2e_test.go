@@ -131,7 +131,7 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	require.Equal(t, "exit status 2", restart.Attrs["exit"])
 	quarantined := waitEvent(t, base, "request_quarantined", 30*time.Second, func(historyEvent) bool { return true }, logs)
 	require.Equal(t, modelzoo.CustomOpModel, quarantined.Attrs["model"])
-	require.Contains(t, quarantined.Message, "crashed or hung its executor in a run of its own")
+	require.Contains(t, quarantined.Message, "crashed or hung its executor, or faulted its GPU, in a run of its own")
 	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
 	crashes := func() int {
 		var evs []historyEvent
@@ -148,13 +148,13 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	for range 3 {
 		poison = do(t, "POST", model+"/infer", []byte(fmt.Sprintf(`{"inputs":[{"name":"INPUT","datatype":"FP32","shape":[1,4],"data":[%d,0,0,0]}]}`, customop.Poison)), nil)
 		require.Equal(t, http.StatusBadRequest, poison.code, string(poison.body))
-		require.Contains(t, string(poison.body), "refused: this request (the same inputs) crashed or hung the model's executor in a run of its own")
+		require.Contains(t, string(poison.body), "refused: this request (the same inputs) crashed or hung the model's executor, or faulted its GPU, in a run of its own")
 	}
 	require.Equal(t, want, infer())
 	require.Equal(t, before, crashes(), "no more crashes")
 	code, out, stderr := runCLI(t, "models", "show", modelzoo.CustomOpModel, "--url", base)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, oneSpaced(out), "quarantined requests: 1, each refused for a while since it crashed or hung the executor in a run of its own", "the row may wrap:\n%s", out)
+	require.Contains(t, oneSpaced(out), "quarantined requests: 1, each refused for a while since it crashed or hung the executor, or faulted its GPU, in a run of its own", "the row may wrap:\n%s", out)
 	require.Contains(t, string(do(t, "GET", base+"/metrics", nil, nil).body),
 		`gpuletd_request_failures_total{model="`+modelzoo.CustomOpModel+`",reason="crashes_executor"} 3`)
 
@@ -185,7 +185,7 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	require.Eventually(t, func() bool { return do(t, "GET", model+"/ready", nil, nil).code == 200 }, time.Minute, 100*time.Millisecond)
 	r = do(t, "POST", model+"/infer", hang, nil)
 	require.Equal(t, http.StatusBadRequest, r.code, string(r.body))
-	require.Contains(t, string(r.body), "crashed or hung the model's executor in a run of its own")
+	require.Contains(t, string(r.body), "crashed or hung the model's executor, or faulted its GPU, in a run of its own")
 	require.Equal(t, want, infer())
 
 	// The configuration gives the library as configured, over both

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,4 +85,62 @@ func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
 	}, 60*time.Second, 100*time.Millisecond, "a new process on %s; logs:\n%s", faulted, logs)
 	require.Eventually(t, func() bool { return infer().code == 200 }, 60*time.Second, 100*time.Millisecond,
 		"lenet5 serves again; logs:\n%s", logs)
+	require.Empty(t, warningsOf(t, base, "lenet5"), "a fault that names no kernel error blames no request")
+
+	// A kernel's own fault (CUDA error 700, as a context's error names
+	// it), on every device, so that wherever the request runs it meets
+	// it: the request whose run found it becomes a suspect; sent again,
+	// it runs alone, faults a GPU again and is quarantined, refused at
+	// the door from then on, while other requests serve.
+	devices := map[string]bool{}
+	for _, c := range getStatus(t, base).Gpulets {
+		devices[c.Device] = true
+	}
+	faultAll := func() {
+		for d := range devices {
+			require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(socket), executor.EmulatedFaultFile(d)),
+				[]byte("cudaErrorIllegalAddress (CUDA error 700): an illegal memory access was encountered"), 0o600))
+		}
+	}
+	healAll := func() {
+		for d := range devices {
+			require.NoError(t, os.Remove(filepath.Join(filepath.Dir(socket), executor.EmulatedFaultFile(d))))
+		}
+	}
+	faultAll()
+	r = infer()
+	require.Equal(t, 500, r.code, "its run failed: %s", r.body)
+	healAll()
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(warningsOf(t, base, "lenet5"), func(w string) bool { return strings.HasPrefix(w, "crash suspects: 1 requests") })
+	}, 30*time.Second, 100*time.Millisecond, "the request is a suspect; logs:\n%s", logs)
+	// Another request (the suspect, answered, would be one no more).
+	other := bytes.Replace(lenetJSON(), []byte(`"data":[0,`), []byte(`"data":[1,`), 1)
+	require.NotEqual(t, lenetJSON(), other)
+	inferOther := func() int { return do(t, "POST", base+"/v2/models/lenet5/infer", other, nil).code }
+	require.Eventually(t, func() bool { return inferOther() == 200 }, 60*time.Second, 100*time.Millisecond,
+		"lenet5 serves again; logs:\n%s", logs)
+
+	faultAll()
+	r = infer()
+	require.Equal(t, 500, r.code, "its run failed again: %s", r.body)
+	healAll()
+	quarantined := waitEvent(t, base, "request_quarantined", 30*time.Second, func(historyEvent) bool { return true }, logs)
+	require.Contains(t, quarantined.Message, "or faulted its GPU, in a run of its own")
+	r = infer()
+	require.Equal(t, 400, r.code, string(r.body))
+	require.Contains(t, string(r.body), "refused: this request (the same inputs) crashed or hung the model's executor, or faulted its GPU, in a run of its own")
+	require.Eventually(t, func() bool { return inferOther() == 200 }, 60*time.Second, 100*time.Millisecond,
+		"other requests serve; logs:\n%s", logs)
+}
+
+// warningsOf are model's warnings in the daemon's status at base.
+func warningsOf(t *testing.T, base, model string) []string {
+	t.Helper()
+	for _, m := range getStatus(t, base).Models {
+		if m.Name == model {
+			return m.Warnings
+		}
+	}
+	return nil
 }

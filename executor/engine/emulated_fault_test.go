@@ -39,8 +39,30 @@ func TestEmulatedFault(t *testing.T) {
 	require.EqualError(t, e.CheckDevice(), "emulated device fault: an illegal memory access was encountered", "for the process's life")
 	require.ErrorIs(t, run(), ErrEmulatedFault)
 
+	var fault *EmulatedFault
+	require.ErrorAs(t, e.CheckDevice(), &fault)
+	require.Zero(t, fault.Code, "the text names no CUDA error")
+	require.False(t, fault.KernelFault(), "not said to be the run's own")
+
 	// A new process (engine) on the same device runs again.
 	again := NewEmulated(EmulatedOptions{Sleeper: &fakeSleeper{}, Fault: file})
 	require.NoError(t, again.CheckDevice())
+
+	// A fault file that names a CUDA error, as a context's error says it:
+	// a kernel's own fault (an illegal address) or another process's.
+	for _, tc := range []struct {
+		text   string
+		code   int
+		kernel bool
+	}{
+		{"cudaErrorIllegalAddress (CUDA error 700): an illegal memory access was encountered", 700, true},
+		{"cudaErrorMpsClientTerminated (CUDA error 810): the MPS client has been terminated by the server", 810, false},
+	} {
+		require.NoError(t, os.WriteFile(file, []byte(tc.text), 0o600))
+		require.ErrorAs(t, NewEmulated(EmulatedOptions{Fault: file}).CheckDevice(), &fault)
+		require.Equal(t, tc.code, fault.Code)
+		require.Equal(t, tc.kernel, fault.KernelFault())
+		require.EqualError(t, fault, "emulated device fault: "+tc.text)
+	}
 	require.NoError(t, NewEmulated(EmulatedOptions{}).CheckDevice(), "no fault file")
 }
