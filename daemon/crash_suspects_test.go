@@ -22,6 +22,10 @@ func digestOf(t *testing.T, vs ...float32) inputsDigest {
 	return digestInputs([]tensor.Tensor{x})
 }
 
+// lostOf is a request of model m, file f1, with inputs d, as the request
+// path tells the suspects of one that failed.
+func lostOf(d inputsDigest) lostRequest { return lostRequest{model: "m", sha: "f1", digest: d} }
+
 // A request the executor ran when it crashed is a suspect, whichever of
 // its failure and the executor's end is heard first; one that crashes an
 // executor again is quarantined, said once, and refused until its time
@@ -30,7 +34,6 @@ func digestOf(t *testing.T, vs ...float32) inputsDigest {
 func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	poison, other, queued := digestOf(t, 1), digestOf(t, 2), digestOf(t, 3)
-	req := func(d inputsDigest) lostRequest { return lostRequest{model: "m", sha: "f1", digest: d} }
 	type said struct {
 		model string
 		d     inputsDigest
@@ -43,15 +46,15 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 
 	// An executor killed for its health with the request running: not
 	// the request's fault.
-	c.lost(executorGen{"g1", 1}, 5, req(poison), t0, time.Time{})
+	c.lost(executorGen{"g1", 1}, 5, lostOf(poison), t0, time.Time{})
 	c.ended(executorGen{"g1", 1}, endStopped, []uint64{5}, t0)
 	require.False(t, c.watching("m"))
 
 	// The first crash: its failures heard first, then its end.
 	e := executorGen{"g1", 2}
-	c.lost(e, 7, req(poison), t0, time.Time{})
-	c.lost(e, 8, req(other), t0, time.Time{})
-	c.lost(e, 9, req(queued), t0, time.Time{})
+	c.lost(e, 7, lostOf(poison), t0, time.Time{})
+	c.lost(e, 8, lostOf(other), t0, time.Time{})
+	c.lost(e, 9, lostOf(queued), t0, time.Time{})
 	require.False(t, c.watching("m"), "nothing until the end is known")
 	c.ended(e, endCrashed, []uint64{7, 8}, t0)
 	require.True(t, c.watching("m"))
@@ -75,7 +78,7 @@ func TestARequestThatCrashesTwoExecutorsIsQuarantined(t *testing.T) {
 	t1 := t0.Add(5 * time.Second)
 	c.ended(e, endCrashed, []uint64{1}, t1)
 	require.Empty(t, told)
-	c.lost(e, 1, req(poison), t1, time.Time{})
+	c.lost(e, 1, lostOf(poison), t1, time.Time{})
 	require.Equal(t, []said{{"m", poison, t1.Add(quarantineFor)}}, told)
 	st, until := c.standingOf("m", "f1", poison, t1.Add(time.Minute))
 	require.Equal(t, standingQuarantined, st)
@@ -229,14 +232,13 @@ func TestCrashStandingAndOutcome(t *testing.T) {
 func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	hung, other := digestOf(t, 1), digestOf(t, 2)
-	req := func(d inputsDigest) lostRequest { return lostRequest{model: "m", sha: "f1", digest: d} }
 	var c crashSuspects
 	e := executorGen{"g1", 1}
 	until := t0.Add(5 * time.Second)
 
-	c.lost(e, 1, req(other), t0, time.Time{}) // a client's deadline, or overload
+	c.lost(e, 1, lostOf(other), t0, time.Time{}) // a client's deadline, or overload
 	require.False(t, c.watching("m"))
-	c.lost(e, 2, req(hung), t0, until)
+	c.lost(e, 2, lostOf(hung), t0, until)
 	require.True(t, c.watching("m"), "the model's requests are digested")
 	for _, tc := range []struct {
 		d     inputsDigest
@@ -255,7 +257,7 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 	}
 	require.False(t, c.watching("m"))
 
-	c.lost(e, 2, req(hung), t0, until)
+	c.lost(e, 2, lostOf(hung), t0, until)
 	_, _, hanging := c.counts("m", t0)
 	require.Equal(t, 1, hanging)
 	st, _ := c.standingOf("m", "f1", hung, until)
@@ -270,7 +272,7 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 		require.Equal(t, uint64(2), id)
 		return going
 	}
-	c.lost(e, 2, req(hung), t0, until)
+	c.lost(e, 2, lostOf(hung), t0, until)
 	st, _ = c.standingOf("m", "f1", hung, t0.Add(time.Second))
 	require.Equal(t, standingTwinHung, st, "still running")
 	require.True(t, c.hangs(e, t0.Add(time.Second)))
@@ -283,7 +285,7 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 
 	// Its executor hangs and ends: the request is a suspect now, and runs
 	// alone; no twin is refused any more.
-	c.lost(e, 2, req(hung), t0, until)
+	c.lost(e, 2, lostOf(hung), t0, until)
 	c.ended(e, endCrashed, []uint64{2, 9}, t0.Add(time.Second))
 	st, _ = c.standingOf("m", "f1", hung, t0.Add(2*time.Second))
 	require.Equal(t, standingSuspect, st)
@@ -304,20 +306,20 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 		{[]uint64{8}, hangProof, standingClear},
 	} {
 		var k crashSuspects
-		k.lost(e, 7, req(other), t0, t0.Add(time.Minute))
+		k.lost(e, 7, lostOf(other), t0, t0.Add(time.Minute))
 		k.ended(e, endStopped, tc.running, t0.Add(tc.after))
 		st, _ := k.standingOf("m", "f1", other, t0.Add(tc.after+time.Second))
 		require.Equal(t, tc.want, st, "running %v after %v", tc.running, tc.after)
 	}
 
 	// A request lost on an executor that has ended already refuses nothing.
-	c.lost(e, 3, req(other), t0.Add(3*time.Second), until)
+	c.lost(e, 3, lostOf(other), t0.Add(3*time.Second), until)
 	st, _ = c.standingOf("m", "f1", other, t0.Add(3*time.Second))
 	require.Equal(t, standingClear, st)
 
 	// Unloaded: forgotten.
 	e2 := executorGen{"g1", 2}
-	c.lost(e2, 1, req(other), t0, until)
+	c.lost(e2, 1, lostOf(other), t0, until)
 	c.retain(func(string) bool { return false })
 	require.False(t, c.watching("m"))
 	st, _ = c.standingOf("m", "f1", other, t0.Add(time.Second))
@@ -406,11 +408,10 @@ func TestHangLimit(t *testing.T) {
 func TestARequestThatFaultsTheGPUTwiceIsQuarantined(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	bad, other := digestOf(t, 1), digestOf(t, 2)
-	req := func(d inputsDigest) lostRequest { return lostRequest{model: "m", sha: "f1", digest: d} }
 	var c crashSuspects
 
 	e1 := executorGen{"g1", 1}
-	c.lost(e1, 1, req(bad), t0, time.Time{})
+	c.lost(e1, 1, lostOf(bad), t0, time.Time{})
 	c.ended(e1, endFaulted, []uint64{1}, t0)
 	st, _ := c.standingOf("m", "f1", bad, t0.Add(time.Second))
 	require.Equal(t, standingSuspect, st, "alone, but the device may have faulted by itself")
@@ -419,7 +420,7 @@ func TestARequestThatFaultsTheGPUTwiceIsQuarantined(t *testing.T) {
 
 	e2 := executorGen{"g1", 2} // it runs alone, and the GPU faults again
 	c.ended(e2, endFaulted, []uint64{4}, t0.Add(2*time.Second))
-	c.lost(e2, 4, req(bad), t0.Add(2*time.Second), time.Time{}) // its answer heard after the end
+	c.lost(e2, 4, lostOf(bad), t0.Add(2*time.Second), time.Time{}) // its answer heard after the end
 	st, _ = c.standingOf("m", "f1", bad, t0.Add(3*time.Second))
 	require.Equal(t, standingQuarantined, st)
 
@@ -427,7 +428,7 @@ func TestARequestThatFaultsTheGPUTwiceIsQuarantined(t *testing.T) {
 	// the request alone in it, unanswered for long, is a suspect only.
 	var k crashSuspects
 	e3 := executorGen{"g2", 1}
-	k.lost(e3, 9, req(other), t0, t0.Add(31*time.Second))
+	k.lost(e3, 9, lostOf(other), t0, t0.Add(31*time.Second))
 	k.ended(e3, endFaulted, []uint64{9}, t0.Add(30*time.Second))
 	st, _ = k.standingOf("m", "f1", other, t0.Add(31*time.Second))
 	require.Equal(t, standingSuspect, st)
