@@ -232,7 +232,7 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 	}
 
 	ortLib, ortErr := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)
-	model, err := resolveModel(cfg, arg, f, ortLib, ortErr)
+	model, err := resolveModel(cfg, arg, f, ortLib, ortErr, mps.ComputeCapabilities(inv.Devices))
 	if err != nil {
 		return err
 	}
@@ -323,8 +323,9 @@ func profileModel(ctx context.Context, cmd *cobra.Command, cfg config.Config, st
 }
 
 // resolveModel finds MODEL: a path to a model file, else a model of the
-// repository.
-func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string, ortErr error) (profiler.Model, error) {
+// repository, read as serve reads it on GPUs of the compute capabilities
+// ccs (the file cc_model_filenames gives them).
+func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string, ortErr error, ccs []string) (profiler.Model, error) {
 	if isModelFile(arg) {
 		d, err := repository.DigestFile(arg, repository.PlatformONNX)
 		if err != nil {
@@ -359,7 +360,9 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 		}
 		repo, name = filepath.Dir(abs), filepath.Base(abs)
 	}
-	m, err := repository.Load(repo, name, daemon.RepositoryOptions(cfg.DefaultSLO.D()))
+	o := daemon.RepositoryOptions(cfg.DefaultSLO.D())
+	o.ComputeCapabilities = ccs
+	m, err := repository.Load(repo, name, o)
 	if errors.Is(err, repository.ErrNotFound) {
 		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)%s",
 			arg, cfg.ModelRepository, repository.DidYouMean(cfg.ModelRepository, arg))
