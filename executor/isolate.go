@@ -47,8 +47,10 @@ func runApart(j *job, rf *RunningFile, check func(error) error) ([][]tensor.Tens
 // request's rows), one after the other, halving a part that fails while
 // it holds several requests, as runApart does. After a part failed, check
 // (the device check, checkDevice; nil: none) says whether the device
-// failed for good: then no more parts run, and the fault is returned
-// (the running file naming the part, when a kernel of its run raised it).
+// failed for good: then no more parts run, and the fault is returned,
+// each row of that part failed with it and each row of a part that did
+// not run with errPartNotRun (the running file naming the part that
+// found it, when a kernel of its run raised it).
 func runParts(j *job, rf *RunningFile, groups [][][]int, check func(error) error) ([][]tensor.Tensor, RunInfo, []error, error) {
 	outs := make([][]tensor.Tensor, len(j.slots))
 	errs := make([]error, len(j.slots))
@@ -82,6 +84,9 @@ func runParts(j *job, rf *RunningFile, groups [][][]int, check func(error) error
 				if kernelFault(fault) {
 					rf.set(ids)
 				}
+				for _, k := range rows {
+					errs[k] = fault
+				}
 				return
 			}
 		}
@@ -108,8 +113,19 @@ func runParts(j *job, rf *RunningFile, groups [][][]int, check func(error) error
 			parts(g)
 		}
 	}
+	if fault != nil {
+		for k := range errs {
+			if outs[k] == nil && errs[k] == nil {
+				errs[k] = errPartNotRun
+			}
+		}
+	}
 	return outs, info, errs, fault
 }
+
+// errPartNotRun marks the rows of a batch's parts that did not run: an
+// earlier part found the device failed for good.
+var errPartNotRun = errors.New("not run: the device failed for good in an earlier part of its batch")
 
 // kernelFault says whether a device fault (checkDevice's) was raised by a
 // kernel of the run that found it (cudart.KernelFault: an illegal address,

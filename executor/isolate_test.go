@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/executor/cudart"
 	"github.com/gpulet/gpuletd/executor/engine"
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
@@ -46,6 +48,44 @@ func TestRunApartHalvesToTheBadRequest(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 2*float32(i), y[0])
 	}
+}
+
+// A batch run in parts whose second part finds the device failed for
+// good: the first part's rows keep their outputs, the second's fail with
+// the fault, the third's did not run, and the running file names the part
+// whose kernel raised it.
+func TestRunPartsStopsAtADeviceFault(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ex.sock.running")
+	rf, err := CreateRunningFile(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rf.Close(path) })
+	f := &fakeRuntime{}
+	j := &job{ctx: context.Background(), model: &modelEntry{rt: &fakeModel{f: f}}}
+	for i := range 4 {
+		v := float32(i)
+		if i == 2 {
+			v = -1 // its run fails
+		}
+		x, err := tensor.FromFloat32s("x", []int64{1, 4}, []float32{v, v, v, v})
+		require.NoError(t, err)
+		j.slots = append(j.slots, slot{req: &request{}})
+		j.inputs = append(j.inputs, []tensor.Tensor{x})
+		j.ids = append(j.ids, uint64(100+i))
+	}
+	illegal := &cudart.ContextError{Code: 700, Name: "cudaErrorIllegalAddress", Text: "an illegal memory access was encountered"}
+	checks := 0
+	check := func(error) error { checks++; return illegal }
+	outs, _, errs, fault := runParts(j, rf, [][][]int{{{0}, {1}}, {{2}}, {{3}}}, check)
+	require.ErrorIs(t, fault, illegal)
+	require.Equal(t, 1, checks)
+	require.Equal(t, []int{2, 1}, f.batchSizes(), "the third part did not run")
+	for i := range 2 {
+		require.NoError(t, errs[i])
+		require.NotNil(t, outs[i])
+	}
+	require.ErrorIs(t, errs[2], illegal)
+	require.ErrorIs(t, errs[3], errPartNotRun)
+	require.Equal(t, []uint64{102}, readRunning(path))
 }
 
 // A batch of one request's rows, a cancelled one, or one that failed

@@ -284,10 +284,7 @@ func (l *loop) worker() {
 		if groups := aloneParts(j); groups != nil {
 			// Parts that run are answered; one that failed says so
 			// alone (finish), with no other run of the batch.
-			var fault error
-			if outs, info, each, fault = runParts(j, rf, groups, check); fault != nil {
-				err, each = fault, nil
-			} else if countErrs(each) == 0 {
+			if outs, info, each, err = runParts(j, rf, groups, check); err == nil && countErrs(each) == 0 {
 				each = nil
 			}
 		} else {
@@ -310,7 +307,8 @@ func (l *loop) worker() {
 		if canIsolate(j, err) {
 			batchErr := err
 			if outs, info, each, err = runApart(j, rf, check); err != nil {
-				each = nil // a part found the device failed for good: finish answers the fault
+				// A part found the device failed for good: finish answers
+				// each request by what became of its part.
 			} else if !slices.Contains(each, nil) { // none ran apart either: the model may fail them all
 				now := time.Now()
 				for k := range each {
@@ -459,10 +457,16 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 			continue
 		}
 		if errors.Is(err, ErrDeviceFault) {
-			l.answerFaultedRun(r, j, err) // the requests held: answerHeld, below
-			continue
-		}
-		if err != nil {
+			switch {
+			case each != nil && errors.Is(each[i], errPartNotRun):
+				l.answerNotRun(r, l.faultWords()) // another gpu-let may take it
+				continue
+			case each == nil || each[i] != nil:
+				l.answerFaultedRun(r, j, err) // the requests held: answerHeld, below
+				continue
+			}
+			// Its part ran before the fault: its outputs, below.
+		} else if err != nil {
 			// A batch of one request's rows that the model refused is
 			// that request's bad input; several requests' are run again
 			// apart before they get here (runApart).
