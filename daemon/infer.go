@@ -54,8 +54,8 @@ type inferError struct {
 	unanswered bool
 	// sent is the request's id on its executor's stream when it got no
 	// answer there (the executor failed, or the deadline passed first),
-	// or its run failed: whether the executor ran it when it ended
-	// (crash_suspects.go).
+	// or its run found the device failed for good: whether the executor
+	// ran it when it ended (crash_suspects.go).
 	sent uint64
 }
 
@@ -562,9 +562,10 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	if res.Code != pb.Code_OK {
 		ierr := executorError(m.Name, res)
 		ierr.notRun = res.NotRun
-		if res.Code == pb.Code_INTERNAL {
-			// Its run failed: one that faulted the GPU is named by the
-			// executor's running file when it ends (crash_suspects.go).
+		if res.DeviceFault {
+			// Its run found the GPU failed for good: the executor's
+			// running file names the batch that faulted it when it ends
+			// (crash_suspects.go).
 			ierr.sent = pbreq.Id
 		}
 		return nil, ierr

@@ -146,7 +146,13 @@ func (l *loop) faulted(err error) {
 // the device fault err: the run failed, and a client should not send again
 // by itself a request that may be what faulted the device.
 func (l *loop) answerFaultedRun(r *request, j *job, err error) {
-	l.answerErr(r, pb.Code_INTERNAL, fmt.Sprintf("run %s batch of %d: %v; the executor restarts", j.model.name, len(j.slots), err))
+	if r.answered {
+		return
+	}
+	r.model.stats.fail(pb.Code_INTERNAL)
+	resp := errorf(r.id, pb.Code_INTERNAL, "run %s batch of %d: %v; the executor restarts", j.model.name, len(j.slots), err)
+	resp.DeviceFault = true
+	l.answer(r, resp)
 }
 
 // answerHeld hands back unrun every request the loop holds after a device

@@ -74,6 +74,8 @@ func TestADeviceFaultAnswersEverythingAndEndsServe(t *testing.T) {
 			}
 			require.Equal(t, pb.Code_INTERNAL, resps[0].Code, "its run failed")
 			require.False(t, resps[0].NotRun)
+			require.True(t, resps[0].DeviceFault, "for the daemon, which matches it with the running file")
+			require.False(t, resps[1].DeviceFault)
 			require.Equal(t, pb.Code_UNAVAILABLE, resps[1].Code, "held: to be sent again")
 			require.True(t, resps[1].NotRun, "another gpu-let may take it")
 			for i, r := range resps {
@@ -318,6 +320,7 @@ func TestAKernelFaultInAPartNamesThatPart(t *testing.T) {
 		if i == 2 {
 			require.Equal(t, pb.Code_INTERNAL, r.Code, "its run faulted: %s", r.Error)
 			require.False(t, r.NotRun)
+			require.True(t, r.DeviceFault)
 			continue
 		}
 		require.Equal(t, pb.Code_UNAVAILABLE, r.Code, "request %d: %s", i, r.Error)

@@ -1036,6 +1036,10 @@ type InferResponse struct {
 	// draining or stopping, the request's model was taken off, or its device
 	// failed with the request still queued. Another gpu-let may take it.
 	NotRun bool `protobuf:"varint,11,opt,name=not_run,json=notRun,proto3" json:"not_run,omitempty"`
+	// Set with INTERNAL on a request whose run found the device failed for
+	// good (a device fault): the executor ends, and its running file names
+	// the batch whose kernel raised it, whose requests may be the cause.
+	DeviceFault bool `protobuf:"varint,12,opt,name=device_fault,json=deviceFault,proto3" json:"device_fault,omitempty"`
 	// Set on a state frame (id 0, nothing else set): the executor's
 	// scheduler state, written to connections that sent a watch frame.
 	State         *ExecutorState `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
@@ -1139,6 +1143,13 @@ func (x *InferResponse) GetHeldUs() int64 {
 func (x *InferResponse) GetNotRun() bool {
 	if x != nil {
 		return x.NotRun
+	}
+	return false
+}
+
+func (x *InferResponse) GetDeviceFault() bool {
+	if x != nil {
+		return x.DeviceFault
 	}
 	return false
 }
@@ -1853,7 +1864,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x10deadline_mono_ns\x18\b \x01(\x03R\x0edeadlineMonoNs\x12\x16\n" +
 	"\x06cancel\x18\x06 \x01(\bR\x06cancel\x12$\n" +
 	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\x12\x14\n" +
-	"\x05alone\x18\t \x01(\bR\x05aloneJ\x04\b\x05\x10\x06R\x10deadline_unix_ns\"\xfc\x02\n" +
+	"\x05alone\x18\t \x01(\bR\x05aloneJ\x04\b\x05\x10\x06R\x10deadline_unix_ns\"\x9f\x03\n" +
 	"\rInferResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\x04code\x18\x02 \x01(\x0e2\x19.gpuletd.executor.v1.CodeR\x04code\x12\x14\n" +
@@ -1867,7 +1878,8 @@ const file_executor_proto_rawDesc = "" +
 	"compute_us\x18\b \x01(\x03R\tcomputeUs\x12\x17\n" +
 	"\aheld_us\x18\n" +
 	" \x01(\x03R\x06heldUs\x12\x17\n" +
-	"\anot_run\x18\v \x01(\bR\x06notRun\x128\n" +
+	"\anot_run\x18\v \x01(\bR\x06notRun\x12!\n" +
+	"\fdevice_fault\x18\f \x01(\bR\vdeviceFault\x128\n" +
 	"\x05state\x18\t \x01(\v2\".gpuletd.executor.v1.ExecutorStateR\x05state\"\x0e\n" +
 	"\fDrainRequest\"+\n" +
 	"\rDrainResponse\x12\x1a\n" +
