@@ -196,8 +196,8 @@ type hangingRun struct {
 
 // hangProof is how long a request must have gone unanswered past its
 // deadline's grace, its run still under way when its executor was
-// stopped otherwise than by its own hang check (a plan that retired it, a
-// kill for its health, a device fault), for that run to count as hung,
+// stopped otherwise than by its own checks (a plan that retired it, a
+// kill for its health: endStopped), for that run to count as hung,
 // as the executor's own check would have found it on the CPU
 // (executor.DefaultHangFloorCPU): shorter, it may have been slow.
 const hangProof = 5 * time.Second
