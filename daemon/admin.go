@@ -23,6 +23,7 @@ func (n *node) adminRoutes(r *mux.Router) {
 	r.HandleFunc("/models/{model}", n.handleAdminModel).Methods(http.MethodGet)
 	r.HandleFunc("/models/{model}/profile", n.handleAdminProfile).Methods(http.MethodGet)
 	r.Handle("/models/{model}/check", n.adminOnly(http.HandlerFunc(n.handleAdminLoadCheck))).Methods(http.MethodPost)
+	r.Handle("/models/{model}/quarantine", n.adminOnly(http.HandlerFunc(n.handleLiftQuarantine))).Methods(http.MethodDelete)
 	r.Handle("/models", n.adminOnly(http.HandlerFunc(n.handleAdminRegister))).Methods(http.MethodPost)
 	r.HandleFunc("/plan", n.handleAdminPlan).Methods(http.MethodGet)
 	r.HandleFunc("/plan/preview", n.handleAdminPreview).Methods(http.MethodPost)

@@ -50,7 +50,7 @@ var guardedGETs = map[string]bool{"/api/v1/backup": true}
 
 // guardedRoute says whether a route needs the admin token off loopback.
 func guardedRoute(tpl string, methods []string) bool {
-	return slices.Contains(methods, http.MethodPost) && !readOnlyPOSTs[tpl] || guardedGETs[tpl]
+	return slices.Contains(methods, http.MethodPost) && !readOnlyPOSTs[tpl] || slices.Contains(methods, http.MethodDelete) || guardedGETs[tpl]
 }
 
 // mutatingGRPC are the gRPC calls that need the admin token off loopback:
@@ -92,7 +92,7 @@ func TestMutatingRoutesNeedTheToken(t *testing.T) {
 		}
 		return nil
 	}))
-	require.Equal(t, 15, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize; the load check (it may write the files it carries); and the backup")
+	require.Equal(t, 16, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize, a quarantine's lift; the load check (it may write the files it carries); and the backup")
 }
 
 // With the token, a mutating REST call reaches its handler; on a loopback

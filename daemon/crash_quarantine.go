@@ -30,8 +30,8 @@ func (n *node) requestQuarantined(model string, d inputsDigest, until time.Time)
 	n.log.Warn("a request crashed or hung the model's executor, or faulted its GPU, in a run of its own; the same request is refused for a while",
 		zap.String("model", model), zap.String("inputs_sha256", hex.EncodeToString(d[:])), zap.Time("until", until))
 	n.events.add(EventRequestQuarantined, store.SeverityWarning,
-		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed or hung its executor, or faulted its GPU, in a run of its own: the same request is refused until %s, or until the model is loaded anew",
-			model, short, until.UTC().Format(time.TimeOnly+" MST")),
+		fmt.Sprintf("a request of %s (inputs sha256 %s…) crashed or hung its executor, or faulted its GPU, in a run of its own: the same request is refused until %s, until the model is loaded anew, or until its quarantine is lifted (gpuletd models unquarantine %s)",
+			model, short, until.UTC().Format(time.TimeOnly+" MST"), model),
 		map[string]string{"model": model, "inputs_sha256": hex.EncodeToString(d[:]), "until": until.UTC().Format(time.RFC3339)})
 }
 

@@ -323,6 +323,20 @@ func (c *crashSuspects) retain(keep func(model string) bool) {
 	}
 }
 
+// lift forgets what is known of model's requests, at an operator's word
+// (its quarantine is lifted), and says how many suspects, quarantined and
+// hanging requests it held.
+func (c *crashSuspects) lift(model string) (suspects, quarantined, hanging int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ms := c.models[model]; ms != nil {
+		suspects, quarantined = len(ms.suspects), len(ms.quarantined)
+	}
+	hanging = len(c.hanging[model])
+	c.forget(model)
+	return suspects, quarantined, hanging
+}
+
 // forget drops what is known of model's requests; c.mu is held.
 func (c *crashSuspects) forget(model string) {
 	_, suspects := c.models[model]

@@ -26,7 +26,7 @@ func newModelsCmd(g *globalFlags) *cobra.Command {
 		Use:   "models",
 		Short: "Make a demo model repository; list, show, load and unload a daemon's models",
 	}
-	cmd.AddCommand(newModelsSynthCmd(), newModelsCheckCmd(g), newModelsListCmd(g), newModelsShowCmd(g), newModelsLoadCmd(g), newModelsUnloadCmd(g))
+	cmd.AddCommand(newModelsSynthCmd(), newModelsCheckCmd(g), newModelsListCmd(g), newModelsShowCmd(g), newModelsLoadCmd(g), newModelsUnloadCmd(g), newModelsUnquarantineCmd(g))
 	return commandGroup(cmd)
 }
 

@@ -132,6 +132,16 @@ func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
 	require.Contains(t, string(r.body), "refused: this request (the same inputs) crashed or hung the model's executor, or faulted its GPU, in a run of its own")
 	require.Eventually(t, func() bool { return inferOther() == 200 }, 60*time.Second, 100*time.Millisecond,
 		"other requests serve; logs:\n%s", logs)
+
+	// The operator lifts the quarantine (the GPU faulted by itself, say):
+	// the request runs again.
+	code, out, stderr := runCLI(t, "models", "unquarantine", "lenet5", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Equal(t, "lenet5: quarantine lifted: 1 quarantined, 0 suspect and 0 hanging requests run again as any other\n", out)
+	require.Equal(t, 200, infer().code)
+	code, _, stderr = runCLI(t, "models", "unquarantine", "nosuch", "--url", base)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "nosuch")
 }
 
 // warningsOf are model's warnings in the daemon's status at base.

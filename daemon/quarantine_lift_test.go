@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/profiler/store"
+)
+
+// An operator lifts a model's quarantine: its quarantined, suspect and
+// hanging requests run again as any other, the answer says how many there
+// were, and an info event says so; an unknown model is 404.
+func TestTheOperatorLiftsAQuarantine(t *testing.T) {
+	n, st := historyNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	m := mlpFile("a", 1_000_000)
+	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
+	require.NoError(t, n.catalog.add(context.Background(), m))
+
+	now := time.Now()
+	bad, suspect, hung := digestOf(t, 1), digestOf(t, 2), digestOf(t, 3)
+	lost := func(d inputsDigest) lostRequest { return lostRequest{model: m.Name, sha: m.SHA256, digest: d} }
+	e1, e2 := executorGen{"g1", 1}, executorGen{"g1", 2}
+	n.crashes.lost(e1, 1, lost(bad), now, time.Time{})
+	n.crashes.ended(e1, endCrashed, []uint64{1}, now) // alone: quarantined
+	n.crashes.lost(e2, 2, lost(suspect), now, time.Time{})
+	n.crashes.lost(e2, 4, lost(hung), now, now.Add(time.Minute))
+	n.crashes.ended(e2, endCrashed, []uint64{2, 3}, now)
+	n.crashes.lost(executorGen{"g2", 1}, 5, lost(hung), now, now.Add(time.Minute))
+	st0, _ := n.crashes.standingOf(m.Name, m.SHA256, bad, now)
+	require.Equal(t, standingQuarantined, st0)
+
+	lift := func(model string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(http.MethodDelete, "/api/v1/models/"+model+"/quarantine", nil)
+		n.handleLiftQuarantine(w, mux.SetURLVars(r, map[string]string{"model": model}))
+		return w
+	}
+	w := lift(m.Name)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var got quarantineLifted
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
+	require.Equal(t, quarantineLifted{Model: m.Name, Quarantined: 1, Suspects: 1, Hanging: 1}, got)
+	for _, d := range []inputsDigest{bad, suspect, hung} {
+		s, _ := n.crashes.standingOf(m.Name, m.SHA256, d, now)
+		require.Equal(t, standingClear, s)
+	}
+	require.False(t, n.crashes.watching(m.Name), "its requests are no longer digested")
+	evs, err := st.Events(context.Background(), 0, 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, evs)
+	last := evs[len(evs)-1]
+	require.Equal(t, EventRequestQuarantined, last.Kind)
+	require.Equal(t, store.SeverityInfo, last.Severity, "not the warning the alert counts")
+	require.Equal(t, "quarantine of "+m.Name+" lifted by the operator: 1 quarantined, 1 suspect and 1 hanging requests run again as any other", last.Message)
+
+	require.Equal(t, http.StatusNotFound, lift("nosuch").Code)
+}
