@@ -125,8 +125,9 @@ const (
 	// endCrashed: it crashed, or a run of it did not end.
 	endCrashed
 	// endFaulted: a kernel of its run faulted its GPU (an illegal
-	// address): the run's requests may be the cause, or the device; a
-	// request is quarantined only once it did so twice.
+	// address), or a run of it on a GPU never ended: the run's requests
+	// may be the cause, or the device; a request is quarantined only once
+	// it did so twice.
 	endFaulted
 )
 
@@ -136,7 +137,7 @@ func endCauseOf(cause string, running []uint64) endCause {
 	switch {
 	case cause == "crash" || cause == "hang":
 		return endCrashed
-	case cause == "device_fault" && len(running) > 0: // named only for a kernel's fault
+	case cause == "device_fault" && len(running) > 0: // named for a kernel's fault or a run that never ended
 		return endFaulted
 	}
 	return endStopped
