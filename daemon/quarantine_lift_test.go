@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/profiler/store"
 )
 
@@ -23,8 +24,12 @@ func TestTheOperatorLiftsAQuarantine(t *testing.T) {
 	n, st := historyNode(t)
 	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
 	m := mlpFile("a", 1_000_000)
-	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
+	m.Family, m.Version, m.Config.SLO = m.Name, 1, config.Duration(time.Second)
 	require.NoError(t, n.catalog.add(context.Background(), m))
+	older := mlpFile("b", 1_000_000) // version 1 served beside the newest
+	older.Name, older.Family, older.Version, older.Config.SLO = repository.VersionKey(m.Family, 1), m.Family, 1, config.Duration(time.Second)
+	m.Version = 2
+	require.NoError(t, n.catalog.add(context.Background(), older))
 
 	now := time.Now()
 	bad, suspect, hung := digestOf(t, 1), digestOf(t, 2), digestOf(t, 3)
@@ -36,6 +41,8 @@ func TestTheOperatorLiftsAQuarantine(t *testing.T) {
 	n.crashes.lost(e2, 4, lost(hung), now, now.Add(time.Minute))
 	n.crashes.ended(e2, endCrashed, []uint64{2, 3}, now)
 	n.crashes.lost(executorGen{"g2", 1}, 5, lost(hung), now, now.Add(time.Minute))
+	n.crashes.lost(executorGen{"g3", 1}, 6, lostRequest{model: older.Name, sha: older.SHA256, digest: bad}, now, time.Time{})
+	n.crashes.ended(executorGen{"g3", 1}, endCrashed, []uint64{6}, now)
 	st0, _ := n.crashes.standingOf(m.Name, m.SHA256, bad, now)
 	require.Equal(t, standingQuarantined, st0)
 
@@ -49,19 +56,20 @@ func TestTheOperatorLiftsAQuarantine(t *testing.T) {
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 	var got quarantineLifted
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
-	require.Equal(t, quarantineLifted{Model: m.Name, Quarantined: 1, Suspects: 1, Hanging: 1}, got)
+	require.Equal(t, quarantineLifted{Model: m.Family, Quarantined: 2, Suspects: 1, Hanging: 1}, got, "both versions'")
 	for _, d := range []inputsDigest{bad, suspect, hung} {
 		s, _ := n.crashes.standingOf(m.Name, m.SHA256, d, now)
 		require.Equal(t, standingClear, s)
 	}
 	require.False(t, n.crashes.watching(m.Name), "its requests are no longer digested")
+	require.False(t, n.crashes.watching(older.Name))
 	evs, err := st.Events(context.Background(), 0, 0)
 	require.NoError(t, err)
 	require.NotEmpty(t, evs)
 	last := evs[len(evs)-1]
 	require.Equal(t, EventRequestQuarantined, last.Kind)
 	require.Equal(t, store.SeverityInfo, last.Severity, "not the warning the alert counts")
-	require.Equal(t, "quarantine of "+m.Name+" lifted by the operator: 1 quarantined, 1 suspect and 1 hanging requests run again as any other", last.Message)
+	require.Equal(t, "quarantine of "+m.Family+" lifted by the operator: 2 quarantined, 1 suspect and 1 hanging requests run again as any other", last.Message)
 
 	require.Equal(t, http.StatusNotFound, lift("nosuch").Code)
 }

@@ -57,7 +57,7 @@ func TestASlowRunRefusesItsTwinsOnlyWhileItRuns(t *testing.T) {
 	sent := time.Now()
 	require.Eventually(t, func() bool {
 		return !strings.Contains(string(infer(customop.Slow).body), "refused for now")
-	}, 2*customop.SlowFor, 50*time.Millisecond, "refused only while its run goes on, not to the hang limit")
+	}, 3*customop.SlowFor, 50*time.Millisecond, "refused only while its run goes on, not to the hang limit (5 s and a health interval)")
 	t.Logf("refused for %v more", time.Since(sent))
 	require.Eventually(t, func() bool { return infer(1).code == 200 }, 10*time.Second, 100*time.Millisecond, "the others are answered")
 
