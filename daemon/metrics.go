@@ -107,6 +107,7 @@ var (
 	descGpuletMemory  = prometheus.NewDesc("gpuletd_gpulet_memory_bytes", "Memory a gpu-let's executor holds: host (its resident memory) and device (the GPU memory NVML lists for its process).", []string{"gpulet", "device", "kind"}, nil)
 	descRate          = prometheus.NewDesc("gpuletd_model_request_rate", "Estimated request rate of a model (the EWMA of its reorganize periods; until its first period ends, its rate since that period opened), requests per second.", []string{"model"}, nil)
 	descAssigned      = prometheus.NewDesc("gpuletd_model_assigned_rate", "Request rate the plan assigns to a model, requests per second.", []string{"model"}, nil)
+	descHeldBack      = prometheus.NewDesc("gpuletd_model_requests_held_back", "A model's requests the crash suspects hold back, by kind: quarantined (refused, crashes_executor), suspect (each run alone) and hanging (its twins refused, twin_hung); gpuletd models unquarantine lifts them.", []string{"model", "kind"}, nil)
 	descExtraHeadroom = prometheus.NewDesc("gpuletd_model_extra_headroom", "Headroom the miss rule adds to a model's plans over the node's, as a fraction of its estimate (0.25: 25% more), after it missed its SLO on a plan that held none of its load back; 0 when none.", []string{"model"}, nil)
 	descUnscheduled   = prometheus.NewDesc("gpuletd_model_unscheduled_rate", "Request rate of a model that the plan in force could not place (the node is overloaded; requests over the model's share are refused), requests per second; 0 when all of it is placed.", []string{"model"}, nil)
 	descSequences     = prometheus.NewDesc("gpuletd_model_live_sequences", "Live sequences of a stateful model (sequence_batching): started and neither ended nor idle past max_sequence_idle_microseconds; each holds its state tensors in the daemon.", []string{"model"}, nil)
@@ -146,7 +147,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descBatchFactor, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descSequences, descState, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
+	for _, d := range []*prometheus.Desc{descBuildInfo, descBusy, descSize, descBatchFactor, descGpuletMemory, descRate, descAssigned, descExtraHeadroom, descUnscheduled, descSequences, descState, descHeldBack, descReorg, descRestart, descEvents, descMemory, descUtil, descPower, descEnergy, descDeviceHealth, descDeviceXids,
 		descGpuletStarts, descStoreWritable, descStoreFailures, descUncleanStart, descCapacity, descRequestPath, descConns, descConnsMax, descConnsRefused, descBytes, descBesideBytes, descModelBytes, descBytesMax, descBytesRefused,
 		descPipeAccuracy, descPipePlanned, descPipeShare, descPipeScaling, descPipeReroute, descPipeFanout, descCertExpiry,
 		descCgroupWorkingSet, descCgroupLimit, descCgroupOOMKills, descCPUModelsMemory} {
@@ -182,6 +183,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		collectPlanRates(n, cur.plan, ch)
 	}
 	collectModelStates(n, ch)
+	collectHeldBack(n, time.Now(), ch)
 	for _, m := range n.catalog.all() {
 		if m.Config.Sequence != nil {
 			ch <- prometheus.MustNewConstMetric(descSequences, prometheus.GaugeValue, float64(n.seqs.live(m, time.Now())), m.Name)
@@ -317,6 +319,17 @@ func collectModelStates(n *node, ch chan<- prometheus.Metric) {
 				v = 1
 			}
 			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, model, s)
+		}
+	}
+}
+
+// collectHeldBack reports gpuletd_model_requests_held_back: per served
+// model, its quarantined, suspect and hanging requests at now.
+func collectHeldBack(n *node, now time.Time, ch chan<- prometheus.Metric) {
+	for _, m := range n.catalog.all() {
+		suspects, quarantined, hanging := n.crashes.counts(m.Name, now)
+		for kind, v := range map[string]int{"quarantined": quarantined, "suspect": suspects, "hanging": hanging} {
+			ch <- prometheus.MustNewConstMetric(descHeldBack, prometheus.GaugeValue, float64(v), m.Name, kind)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
@@ -73,3 +74,44 @@ func TestTheOperatorLiftsAQuarantine(t *testing.T) {
 
 	require.Equal(t, http.StatusNotFound, lift("nosuch").Code)
 }
+
+// gpuletd_model_requests_held_back says, per served model, how many of its
+// requests are quarantined, suspects and hanging.
+func TestHeldBackRequestsAreMetrics(t *testing.T) {
+	n, st := historyNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	m := mlpFile("a", 1_000_000)
+	m.Family, m.Version, m.Config.SLO = m.Name, 1, config.Duration(time.Second)
+	require.NoError(t, n.catalog.add(context.Background(), m))
+	now := time.Now()
+	e := executorGen{"g1", 1}
+	n.crashes.lost(e, 1, lostRequest{model: m.Name, sha: m.SHA256, digest: digestOf(t, 1)}, now, time.Time{})
+	n.crashes.lost(e, 2, lostRequest{model: m.Name, sha: m.SHA256, digest: digestOf(t, 2)}, now, time.Time{})
+	n.crashes.ended(e, endCrashed, []uint64{1, 2}, now)
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(heldBackOnly{n, now})
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, fams, 1)
+	got := map[string]float64{}
+	for _, mt := range fams[0].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range mt.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		require.Equal(t, m.Name, labels["model"])
+		got[labels["kind"]] = mt.GetGauge().GetValue()
+	}
+	require.Equal(t, map[string]float64{"quarantined": 0, "suspect": 2, "hanging": 0}, got)
+}
+
+// heldBackOnly is the node collector's gpuletd_model_requests_held_back
+// alone.
+type heldBackOnly struct {
+	n   *node
+	now time.Time
+}
+
+func (h heldBackOnly) Describe(ch chan<- *prometheus.Desc) { ch <- descHeldBack }
+func (h heldBackOnly) Collect(ch chan<- prometheus.Metric) { collectHeldBack(h.n, h.now, ch) }

@@ -133,11 +133,17 @@ func TestADeviceFaultRestartsTheExecutor(t *testing.T) {
 	require.Eventually(t, func() bool { return inferOther() == 200 }, 60*time.Second, 100*time.Millisecond,
 		"other requests serve; logs:\n%s", logs)
 
+	heldBack := func() string {
+		return string(do(t, "GET", base+"/metrics", nil, nil).body)
+	}
+	require.Contains(t, heldBack(), `gpuletd_model_requests_held_back{kind="quarantined",model="lenet5"} 1`)
+
 	// The operator lifts the quarantine (the GPU faulted by itself, say):
 	// the request runs again.
 	code, out, stderr := runCLI(t, "models", "unquarantine", "lenet5", "--url", base)
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "lenet5: quarantine lifted: 1 quarantined, 0 suspect and 0 hanging requests run again as any other\n", out)
+	require.Contains(t, heldBack(), `gpuletd_model_requests_held_back{kind="quarantined",model="lenet5"} 0`)
 	require.Equal(t, 200, infer().code)
 	code, _, stderr = runCLI(t, "models", "unquarantine", "nosuch", "--url", base)
 	require.Equal(t, 1, code)
