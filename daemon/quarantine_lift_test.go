@@ -22,11 +22,7 @@ import (
 // hanging requests run again as any other, the answer says how many there
 // were, and an info event says so; an unknown model is 404.
 func TestTheOperatorLiftsAQuarantine(t *testing.T) {
-	n, st := historyNode(t)
-	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
-	m := mlpFile("a", 1_000_000)
-	m.Family, m.Version, m.Config.SLO = m.Name, 1, config.Duration(time.Second)
-	require.NoError(t, n.catalog.add(context.Background(), m))
+	n, st, m := servingNode(t)
 	older := mlpFile("b", 1_000_000) // version 1 served beside the newest
 	older.Name, older.Family, older.Version, older.Config.SLO = repository.VersionKey(m.Family, 1), m.Family, 1, config.Duration(time.Second)
 	m.Version = 2
@@ -78,11 +74,7 @@ func TestTheOperatorLiftsAQuarantine(t *testing.T) {
 // gpuletd_model_requests_held_back says, per served model, how many of its
 // requests are quarantined, suspects and hanging.
 func TestHeldBackRequestsAreMetrics(t *testing.T) {
-	n, st := historyNode(t)
-	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
-	m := mlpFile("a", 1_000_000)
-	m.Family, m.Version, m.Config.SLO = m.Name, 1, config.Duration(time.Second)
-	require.NoError(t, n.catalog.add(context.Background(), m))
+	n, _, m := servingNode(t)
 	now := time.Now()
 	e := executorGen{"g1", 1}
 	n.crashes.lost(e, 1, lostRequest{model: m.Name, sha: m.SHA256, digest: digestOf(t, 1)}, now, time.Time{})
@@ -115,3 +107,15 @@ type heldBackOnly struct {
 
 func (h heldBackOnly) Describe(ch chan<- *prometheus.Desc) { ch <- descHeldBack }
 func (h heldBackOnly) Collect(ch chan<- prometheus.Metric) { collectHeldBack(h.n, h.now, ch) }
+
+// servingNode is a node with a store, its events and a catalog serving
+// one model, version 1 of the folder mlp.
+func servingNode(t *testing.T) (*node, *store.Store, *repository.Model) {
+	t.Helper()
+	n, st := historyNode(t)
+	n.catalog = newCatalog(t.TempDir(), 0, st, n.events, zap.NewNop())
+	m := mlpFile("a", 1_000_000)
+	m.Family, m.Version, m.Config.SLO = m.Name, 1, config.Duration(time.Second)
+	require.NoError(t, n.catalog.add(context.Background(), m))
+	return n, st, m
+}

@@ -32,10 +32,7 @@ func TestCustomOperatorModelServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.CustomOpModel}, 1, modelzoo.AsTriton()))
-	folder := filepath.Join(repo, modelzoo.CustomOpModel)
-	lib := customop.Build(t, folder, modelzoo.CustomOpLibrary, customop.AddOne)
+	repo, folder, lib := customOpRepo(t)
 	cfgFile := filepath.Join(folder, "config.pbtxt")
 	cfgText, err := os.ReadFile(cfgFile)
 	require.NoError(t, err)
@@ -226,3 +223,13 @@ func TestCustomOperatorModelServes(t *testing.T) {
 // oneSpaced is s with every run of white space one space: a table's
 // wrapped row on one line.
 func oneSpaced(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// customOpRepo is a Triton repository holding the custom operator model
+// (modelzoo.CustomOpModel) in folder, its AddOne library lib built there.
+func customOpRepo(t *testing.T) (repo, folder, lib string) {
+	t.Helper()
+	repo = filepath.Join(t.TempDir(), "models")
+	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.CustomOpModel}, 1, modelzoo.AsTriton()))
+	folder = filepath.Join(repo, modelzoo.CustomOpModel)
+	return repo, folder, customop.Build(t, folder, modelzoo.CustomOpLibrary, customop.AddOne)
+}

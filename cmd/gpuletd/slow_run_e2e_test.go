@@ -25,10 +25,7 @@ func TestASlowRunRefusesItsTwinsOnlyWhileItRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo := filepath.Join(t.TempDir(), "models")
-	require.NoError(t, modelzoo.WriteRepository(repo, []string{modelzoo.CustomOpModel}, 1, modelzoo.AsTriton()))
-	folder := filepath.Join(repo, modelzoo.CustomOpModel)
-	customop.Build(t, folder, modelzoo.CustomOpLibrary, customop.AddOne)
+	repo, folder, _ := customOpRepo(t)
 	cfg, err := os.OpenFile(filepath.Join(folder, "config.pbtxt"), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	// A 50 ms SLO: no answer past 250 ms (its grace is 200 ms), well
