@@ -285,7 +285,7 @@ func (c *crashSuspects) twinHung(model, sha string, d inputsDigest, now time.Tim
 	if !ok {
 		return time.Time{}, false
 	}
-	if run.sha == sha && now.Before(run.until) && c.stillRuns(run) {
+	if run.sha == sha && c.goingOn(run, now) {
 		return run.until, true
 	}
 	c.mu.Lock()
@@ -296,10 +296,11 @@ func (c *crashSuspects) twinHung(model, sha string, d inputsDigest, now time.Tim
 	return time.Time{}, false
 }
 
-// stillRuns says whether a hanging request's run is still going, as its
-// executor's running file says; mu is not held.
-func (c *crashSuspects) stillRuns(run hangingRun) bool {
-	return c.runs == nil || c.runs(run.e, run.id)
+// goingOn says whether a hanging request's run may still be going at now:
+// before its hang limit, and named by its executor's running file; mu is
+// not held.
+func (c *crashSuspects) goingOn(run hangingRun, now time.Time) bool {
+	return now.Before(run.until) && (c.runs == nil || c.runs(run.e, run.id))
 }
 
 // answered clears a suspect that ran and was answered.
@@ -353,17 +354,17 @@ func (c *crashSuspects) forget(model string) {
 // its deadline's grace, before its hang limit at now, its run still
 // going: a run that may never end.
 func (c *crashSuspects) hangs(e executorGen, now time.Time) bool {
-	var going []hangingRun
+	var its []hangingRun
 	c.mu.Lock()
 	for _, runs := range c.hanging {
 		for _, run := range runs {
-			if run.e == e && now.Before(run.until) {
-				going = append(going, run)
+			if run.e == e {
+				its = append(its, run)
 			}
 		}
 	}
 	c.mu.Unlock()
-	return slices.ContainsFunc(going, c.stillRuns)
+	return slices.ContainsFunc(its, func(run hangingRun) bool { return c.goingOn(run, now) })
 }
 
 // unhang drops d from model's hanging requests; c.mu is held.
