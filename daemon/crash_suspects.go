@@ -327,14 +327,11 @@ func (c *crashSuspects) retain(keep func(model string) bool) {
 
 // lift forgets what is known of model's requests, at an operator's word
 // (its quarantine is lifted), and says how many suspects, quarantined and
-// hanging requests it held.
-func (c *crashSuspects) lift(model string) (suspects, quarantined, hanging int) {
+// hanging requests it held back at now (counts).
+func (c *crashSuspects) lift(model string, now time.Time) (suspects, quarantined, hanging int) {
+	suspects, quarantined, hanging = c.counts(model, now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ms := c.models[model]; ms != nil {
-		suspects, quarantined = len(ms.suspects), len(ms.quarantined)
-	}
-	hanging = len(c.hanging[model])
 	c.forget(model)
 	return suspects, quarantined, hanging
 }
@@ -533,12 +530,7 @@ func (c *crashSuspects) counts(model string, now time.Time) (suspects, quarantin
 		return 0, 0, 0
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, run := range c.hanging[model] {
-		if now.Before(run.until) {
-			hanging++
-		}
-	}
+	runs := slices.Collect(maps.Values(c.hanging[model]))
 	if ms := c.models[model]; ms != nil {
 		for _, at := range ms.suspects {
 			if now.Sub(at) < suspectFor {
@@ -549,6 +541,12 @@ func (c *crashSuspects) counts(model string, now time.Time) (suspects, quarantin
 			if now.Before(until) {
 				quarantined++
 			}
+		}
+	}
+	c.mu.Unlock()
+	for _, run := range runs { // the running files are read without mu
+		if c.goingOn(run, now) {
+			hanging++
 		}
 	}
 	return suspects, quarantined, hanging

@@ -276,7 +276,11 @@ func TestATwinOfAHungRequestIsRefused(t *testing.T) {
 	st, _ = c.standingOf("m", "f1", hung, t0.Add(time.Second))
 	require.Equal(t, standingTwinHung, st, "still running")
 	require.True(t, c.hangs(e, t0.Add(time.Second)))
+	_, _, hanging = c.counts("m", t0.Add(time.Second))
+	require.Equal(t, 1, hanging)
 	going = false
+	_, _, hanging = c.counts("m", t0.Add(2*time.Second))
+	require.Zero(t, hanging, "its run has ended: the warnings and the metric say none")
 	require.False(t, c.hangs(e, t0.Add(2*time.Second)), "its run has ended")
 	st, _ = c.standingOf("m", "f1", hung, t0.Add(2*time.Second))
 	require.Equal(t, standingClear, st, "its run has ended")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gpulet/gpuletd/profiler/store"
 )
@@ -33,8 +34,9 @@ func (n *node) handleLiftQuarantine(w http.ResponseWriter, r *http.Request) {
 	if len(versions) == 0 { // a pipeline: its own requests alone
 		versions = append(versions, m)
 	}
+	now := time.Now()
 	for _, v := range versions {
-		s, q, h := n.crashes.lift(v.Name)
+		s, q, h := n.crashes.lift(v.Name, now)
 		out.Suspects, out.Quarantined, out.Hanging = out.Suspects+s, out.Quarantined+q, out.Hanging+h
 	}
 	n.events.add(EventRequestQuarantined, store.SeverityInfo,
