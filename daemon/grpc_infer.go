@@ -145,7 +145,7 @@ func (n *node) inferGRPC(ctx context.Context, r *pb.ModelInferRequest, arrival t
 		return nil, nil, ierr
 	}
 	var batch int32
-	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival)
+	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival, func() traceContext { return traceContextOfCall(ctx) })
 	ctx = withTrace(ctx, tr)
 	if ierr = n.begin(m, arrival); ierr == nil {
 		var release func()

@@ -85,7 +85,8 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	release := func() {}
-	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival)
+	header := r.Header
+	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival, func() traceContext { return traceContextOfHeader(header) })
 	if tr != nil {
 		r = r.WithContext(withTrace(r.Context(), tr))
 	}

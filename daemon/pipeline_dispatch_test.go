@@ -122,7 +122,7 @@ func TestStepRequestsAreTracedUnderTheirPipeline(t *testing.T) {
 		require.Nil(t, ierr)
 	}
 	run(nil)
-	parent := n.traces.sample("p", "p", 1, time.Now())
+	parent := n.traces.sample("p", "p", 1, time.Now(), nil)
 	require.NotNil(t, parent)
 	run(parent)
 	n.traces.done(parent, time.Now(), "")

@@ -158,7 +158,14 @@ func (c *traceConfig) set(name string, values []string) error {
 		}
 		c.levels = l
 	case traceRate:
-		c.rate, err = number(1)
+		// 0 takes no request by the rate: only those that bring a
+		// sampled trace context (trace_context.go), which only a
+		// collector's traces join, as Triton's rate=0 has it.
+		least := int64(1)
+		if c.mode == config.TraceModeOpenTelemetry {
+			least = 0
+		}
+		c.rate, err = number(least)
 	case traceCount:
 		c.count, err = number(-1)
 	case logFrequency:
@@ -255,9 +262,13 @@ type reqTrace struct {
 
 // tracer keeps the trace settings and the traces taken.
 type tracer struct {
-	dir    string
-	on     atomic.Bool // some stream may still take a trace (refreshOnLocked)
-	nextID atomic.Uint64
+	dir string
+	on  atomic.Bool // some stream may still take a trace by its rate (refreshOnLocked)
+	// contexts: some stream takes the requests that bring a sampled
+	// trace context (refreshOnLocked): traces go to a collector and its
+	// level is not OFF.
+	contexts atomic.Bool
+	nextID   atomic.Uint64
 
 	mu        sync.Mutex
 	global    traceConfig
@@ -432,35 +443,56 @@ func (t *tracer) updateLocked(model string, changes map[string][]string) (map[st
 	return t.settingsLocked(model), nil
 }
 
-// refreshOnLocked says whether some stream may still take a trace: its
-// level is not OFF and its count has not run out. While none may, a
-// request's sampling takes no lock.
+// refreshOnLocked says whether some stream may still take a trace by its
+// rate (its level is not OFF, its rate not 0 and its count has not run
+// out) and whether some stream takes the requests that bring a sampled
+// trace context. While none may, a request's sampling takes no lock and
+// reads no header.
 func (t *tracer) refreshOnLocked() {
-	on := false
+	on, contexts := false, false
 	for _, st := range t.streams {
-		on = on || (st.cfg.levels != 0 && st.remaining != 0)
+		on = on || (st.cfg.levels != 0 && st.cfg.rate > 0 && st.remaining != 0)
+		contexts = contexts || (st.cfg.levels != 0 && t.otel != nil)
 	}
 	t.on.Store(on)
+	t.contexts.Store(contexts)
 }
 
 // sample decides whether a request of model (its family and version)
-// arriving at start is traced: nil when not.
-func (t *tracer) sample(model, family string, version int, start time.Time) *reqTrace {
-	if t == nil || !t.on.Load() {
+// arriving at start is traced: nil when not. brought reads the trace
+// context the request brings (nil: none); it is read only when traces go
+// to a collector and some level is on. The stream's rate and count pick
+// requests; one whose context is sampled is traced whatever they say, as
+// Triton traces a request with a propagated context (it counts for the
+// rate as any other). A traced request that brought a context joins its
+// trace under the caller's span.
+func (t *tracer) sample(model, family string, version int, start time.Time, brought func() traceContext) *reqTrace {
+	if t == nil {
+		return nil
+	}
+	var from traceContext
+	if brought != nil && t.contexts.Load() {
+		from = brought()
+	}
+	if !t.on.Load() && !from.sampled {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	key := t.streamKey(model)
 	st := t.streams[key]
-	if st == nil || st.cfg.levels == 0 || st.remaining == 0 {
+	if st == nil || st.cfg.levels == 0 {
 		return nil
 	}
-	st.seen++
-	if st.seen%st.cfg.rate != 0 {
+	hit := false
+	if st.remaining != 0 && st.cfg.rate > 0 {
+		st.seen++
+		hit = st.seen%st.cfg.rate == 0
+	}
+	if !hit && !from.sampled {
 		return nil
 	}
-	if st.remaining > 0 {
+	if hit && st.remaining > 0 {
 		st.remaining--
 		if st.remaining == 0 {
 			t.refreshOnLocked()
@@ -469,6 +501,9 @@ func (t *tracer) sample(model, family string, version int, start time.Time) *req
 	tr := &reqTrace{stream: key, levels: st.cfg.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), Model: family, Version: version}}
 	if t.otel != nil {
 		tr.otel = otelIDs{trace: randomID(16), parent: randomID(8), model: randomID(8)}
+		if from.valid() {
+			tr.otel.trace, tr.otel.caller, tr.otel.state = from.trace, from.span, from.state
+		}
 	}
 	return tr
 }
@@ -482,7 +517,7 @@ func (t *tracer) child(parent *reqTrace, start time.Time) *reqTrace {
 	}
 	tr := &reqTrace{stream: parent.stream, levels: parent.levels, start: start, entry: traceEntry{ID: t.nextID.Add(1), ParentID: parent.entry.ID}}
 	if parent.otel.trace != "" {
-		tr.otel = otelIDs{trace: parent.otel.trace, parent: parent.otel.model, model: randomID(8)}
+		tr.otel = otelIDs{trace: parent.otel.trace, parent: parent.otel.model, model: randomID(8), state: parent.otel.state}
 	}
 	return tr
 }

@@ -24,8 +24,10 @@ import (
 // request's timestamps as events; a pipeline's step request's model span
 // is a child of the pipeline's) and its batch's compute span — sent in
 // batches over OTLP/HTTP with JSON bodies. The same settings sample them
-// (trace_rate, trace_count, trace_level TIMESTAMPS); trace_file and
-// log_frequency do not apply, and TENSORS is refused, as in Triton.
+// (trace_rate, trace_count, trace_level TIMESTAMPS), and a request that
+// brings a sampled trace context is traced in its caller's trace
+// (trace_context.go); trace_file and log_frequency do not apply, and
+// TENSORS is refused, as in Triton.
 
 // The batch span processor's defaults, as OpenTelemetry's SDKs (and so
 // Triton's bsp_* settings) have them.
@@ -72,6 +74,7 @@ type otlpScope struct {
 type otlpSpan struct {
 	TraceID           string         `json:"traceId"`
 	SpanID            string         `json:"spanId"`
+	TraceState        string         `json:"traceState,omitempty"`
 	ParentSpanID      string         `json:"parentSpanId,omitempty"`
 	Name              string         `json:"name"`
 	Kind              int            `json:"kind"`
@@ -118,6 +121,8 @@ type otelIDs struct {
 	trace  string // 16 bytes, hex
 	parent string // the span its model span hangs from: its request span, or its pipeline's model span
 	model  string // its model span
+	caller string // the span its request span hangs from: the caller's, when it brought its trace context
+	state  string // the tracestate it brought
 }
 
 // randomID is n random bytes in hex.
@@ -141,7 +146,7 @@ func (tr *reqTrace) spans(end time.Time, errMsg string) []otlpSpan {
 	}
 	var out []otlpSpan
 	if tr.entry.ParentID == 0 {
-		out = append(out, otlpSpan{TraceID: tr.otel.trace, SpanID: tr.otel.parent, Name: "InferRequest", Kind: otlpKindServer,
+		out = append(out, otlpSpan{TraceID: tr.otel.trace, TraceState: tr.otel.state, SpanID: tr.otel.parent, ParentSpanID: tr.otel.caller, Name: "InferRequest", Kind: otlpKindServer,
 			StartTimeUnixNano: otlpTime(tr.start), EndTimeUnixNano: otlpTime(end), Status: status, Attributes: requestID})
 	}
 	events := []otlpEvent{{otlpTime(tr.start), "REQUEST_START"}}
@@ -151,12 +156,12 @@ func (tr *reqTrace) spans(end time.Time, errMsg string) []otlpSpan {
 			otlpEvent{otlpTime(x.ran.Add(x.compute)), "COMPUTE_END"})
 	}
 	events = append(events, otlpEvent{otlpTime(end), "REQUEST_END"})
-	out = append(out, otlpSpan{TraceID: tr.otel.trace, SpanID: tr.otel.model, ParentSpanID: tr.otel.parent, Name: tr.entry.Model,
+	out = append(out, otlpSpan{TraceID: tr.otel.trace, TraceState: tr.otel.state, SpanID: tr.otel.model, ParentSpanID: tr.otel.parent, Name: tr.entry.Model,
 		Kind: otlpKindInternal, StartTimeUnixNano: otlpTime(tr.start), EndTimeUnixNano: otlpTime(end), Status: status, Events: events,
 		Attributes: append([]otlpKeyValue{otlpString("triton.model_name", tr.entry.Model), otlpInt("triton.model_version", int64(tr.entry.Version))},
 			requestID...)})
 	if x.set {
-		out = append(out, otlpSpan{TraceID: tr.otel.trace, SpanID: randomID(8), ParentSpanID: tr.otel.model, Name: "compute",
+		out = append(out, otlpSpan{TraceID: tr.otel.trace, TraceState: tr.otel.state, SpanID: randomID(8), ParentSpanID: tr.otel.model, Name: "compute",
 			Kind: otlpKindInternal, StartTimeUnixNano: otlpTime(x.ran), EndTimeUnixNano: otlpTime(x.ran.Add(x.compute))})
 	}
 	return out

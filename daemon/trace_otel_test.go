@@ -92,14 +92,14 @@ func TestTracesAreExportedToACollector(t *testing.T) {
 	require.NoError(t, err)
 
 	t0 := time.Unix(1_700_000_000, 0)
-	pipe := tr.sample("p", "p", 1, t0)
+	pipe := tr.sample("p", "p", 1, t0, nil)
 	pipe.entry.RequestID = "r1"
 	step := tr.child(pipe, t0.Add(time.Millisecond))
 	step.entry.Model, step.entry.Version = "a", 2
 	step.executorTimes(t0.Add(time.Millisecond), 600*time.Microsecond, 400*time.Microsecond, 100*time.Microsecond, 200*time.Microsecond)
 	tr.done(step, t0.Add(2*time.Millisecond), "")
 	tr.done(pipe, t0.Add(3*time.Millisecond), "")
-	failed := tr.sample("a", "a", 2, t0)
+	failed := tr.sample("a", "a", 2, t0, nil)
 	tr.done(failed, t0.Add(time.Millisecond), "a: the deadline cannot be met")
 	tr.close()
 	require.Empty(t, said.all())

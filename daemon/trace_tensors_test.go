@@ -33,7 +33,7 @@ func TestTensorsAreTraced(t *testing.T) {
 		got, err := tr.update("", map[string][]string{traceLevel: tc.levels, traceRate: {"1"}, traceFile: {"t.json"}})
 		require.NoError(t, err)
 		require.Equal(t, tc.levels, got[traceLevel])
-		rt := tr.sample("m", "m", 1, time.Now())
+		rt := tr.sample("m", "m", 1, time.Now(), nil)
 		rt.tensors(activityQueueInput, []tensor.Tensor{in})
 		rt.tensors(activityBackendOutput, []tensor.Tensor{out})
 		tr.done(rt, time.Now(), "")
@@ -69,7 +69,7 @@ func TestTracedTensorsAreBounded(t *testing.T) {
 	in, err := tensor.FromFloat32s("x", []int64{1, 3}, []float32{0.5, -1, 2}) // "0.5,-1,2": 8 bytes
 	require.NoError(t, err)
 	for range 3 {
-		rt := tr.sample("m", "m", 1, time.Now())
+		rt := tr.sample("m", "m", 1, time.Now(), nil)
 		rt.tensors(activityQueueInput, []tensor.Tensor{in})
 		tr.done(rt, time.Now(), "")
 	}
@@ -80,7 +80,7 @@ func TestTracedTensorsAreBounded(t *testing.T) {
 	plain := newTestTracer(t, t.TempDir())
 	_, err = plain.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}})
 	require.NoError(t, err)
-	rt := plain.sample("m", "m", 1, time.Now())
+	rt := plain.sample("m", "m", 1, time.Now(), nil)
 	rt.tensors(activityQueueInput, []tensor.Tensor{in})
 	require.Empty(t, rt.entry.tensors)
 	require.Zero(t, rt.entry.tensorBytes())

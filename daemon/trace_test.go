@@ -99,7 +99,7 @@ func trace(tr *tracer, model string, n int) {
 	t0 := time.Unix(1_700_000_000, 0)
 	for i := range n {
 		start := t0.Add(time.Duration(i) * time.Millisecond)
-		rt := tr.sample(model, model, 1, start)
+		rt := tr.sample(model, model, 1, start, nil)
 		rt.executorTimes(start.Add(100*time.Microsecond), 500*time.Microsecond, 300*time.Microsecond, 100*time.Microsecond, 150*time.Microsecond)
 		tr.done(rt, start.Add(time.Millisecond), "")
 	}
@@ -157,7 +157,7 @@ func TestTracesAreSampledAndWritten(t *testing.T) {
 	_, err = tr.update("", map[string][]string{traceLevel: {traceOff}})
 	require.NoError(t, err)
 	require.Len(t, readTraces(t, tr, filepath.Join(dir, "off.json")), 2)
-	require.Nil(t, tr.sample("m", "m", 1, time.Now()))
+	require.Nil(t, tr.sample("m", "m", 1, time.Now(), nil))
 }
 
 // A model's own settings trace its requests apart; taking them away
@@ -172,13 +172,13 @@ func TestAModelTracesOnItsOwnSettings(t *testing.T) {
 	require.Equal(t, []string{traceOff}, traceSettingsOf(t, tr, "")[traceLevel], "the global settings are unchanged")
 	require.Equal(t, []string{traceOff}, traceSettingsOf(t, tr, "b")[traceLevel], "another model follows them")
 	trace(tr, "a", 3)
-	require.Nil(t, tr.sample("b", "b", 1, time.Now()))
+	require.Nil(t, tr.sample("b", "b", 1, time.Now(), nil))
 
 	got, err = tr.update("a", map[string][]string{traceLevel: nil, traceRate: nil, traceFile: nil})
 	require.NoError(t, err)
 	require.Equal(t, traceSettingsOf(t, tr, ""), got, "a follows the global settings again")
 	require.Len(t, readTraces(t, tr, filepath.Join(dir, "a.json")), 3)
-	require.Nil(t, tr.sample("a", "a", 1, time.Now()))
+	require.Nil(t, tr.sample("a", "a", 1, time.Now(), nil))
 
 	// What a stream holds when the daemon stops is written.
 	_, err = tr.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}, traceFile: {"last.json"}})

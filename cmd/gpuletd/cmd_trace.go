@@ -78,7 +78,8 @@ reads the trace files the daemon writes under <state_dir>/traces/.`,
 model's own, and print them: trace_level (OFF, TIMESTAMPS, TENSORS, or
 TIMESTAMPS,TENSORS; TENSORS writes each traced request's inputs and outputs
 after its trace, their values as text), trace_rate (one request traced in so
-many), trace_count (traces still to take; -1 no limit), log_frequency (write
+many; with trace.mode opentelemetry, 0 traces only the requests that bring a
+sampled traceparent, which are traced at any rate), trace_count (traces still to take; -1 no limit), log_frequency (write
 every so many traces; 0 when tracing stops) and trace_file (a file name under
 the daemon's <state_dir>/traces/). A model's setting given as NAME= (no value)
 follows the global one again. For example:
