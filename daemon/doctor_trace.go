@@ -28,7 +28,7 @@ func traceReport(ctx context.Context, cfg config.Config) *TraceReport {
 		return nil
 	}
 	r := &TraceReport{URL: cfg.Trace.OpenTelemetryURL}
-	e := newOTelPoster(r.URL, cfg.Trace.OpenTelemetryResource)
+	e := newOTelPoster(cfg.Trace)
 	e.timeout = doctorTraceTimeout
 	if err := e.post(ctx, []otlpSpan{}); err != nil {
 		r.Error = err.Error()

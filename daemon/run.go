@@ -119,7 +119,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	defer n.shm.close()
 	n.traces = newTracer(TracesDir(cfg.StateDir), func(err error) { log.Warn("trace extension", zap.Error(err)) })
 	if cfg.Trace.Mode == config.TraceModeOpenTelemetry {
-		n.traces.exportTo(newOTelExporter(cfg.Trace.OpenTelemetryURL, cfg.Trace.OpenTelemetryResource,
+		n.traces.exportTo(newOTelExporter(cfg.Trace,
 			func(err error) { log.Warn("trace extension: opentelemetry", zap.Error(err)) }))
 	}
 	defer n.traces.close() // after the servers stopped: every trace taken is written

@@ -69,7 +69,7 @@ func TestABroughtTraceContextIsJoined(t *testing.T) {
 	col := newCollector(t)
 	var said traceErrors
 	tr := newTracer(t.TempDir(), said.add)
-	tr.exportTo(newOTelExporter(col.srv.URL, nil, said.add))
+	tr.exportTo(newOTelExporter(otelTo(col.srv.URL), said.add))
 	reads := 0
 	bring := func(c traceContext) func() traceContext {
 		return func() traceContext { reads++; return c }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/internal/version"
 )
 
@@ -29,14 +30,9 @@ import (
 // (trace_context.go); trace_file and log_frequency do not apply, and
 // TENSORS is refused, as in Triton.
 
-// The batch span processor's defaults, as OpenTelemetry's SDKs (and so
-// Triton's bsp_* settings) have them.
-const (
-	otelMaxExportBatch = 512
-	otelScheduleDelay  = 5 * time.Second
-	otelMaxQueue       = 2048
-	otelExportTimeout  = 10 * time.Second
-)
+// otelExportTimeout bounds one export, as OpenTelemetry's SDKs' default
+// (the batch span processor's other settings are the configuration's).
+const otelExportTimeout = 10 * time.Second
 
 // OTLP span kinds and status codes (opentelemetry-proto trace.proto).
 const (
@@ -190,11 +186,11 @@ type otelExporter struct {
 	done    chan struct{}
 }
 
-// newOTelExporter starts an exporter to url whose resource has
-// service.name=gpuletd and the key=value attributes given; failed exports
-// go to fail. close stops it.
-func newOTelExporter(url string, resource []string, fail func(error)) *otelExporter {
-	e := newOTelPoster(url, resource)
+// newOTelExporter starts an exporter as the trace configuration says (the
+// collector's URL, the resource's attributes, the batch span processor);
+// failed exports go to fail. close stops it.
+func newOTelExporter(c config.Trace, fail func(error)) *otelExporter {
+	e := newOTelPoster(c)
 	e.fail = fail
 	go e.run()
 	return e
@@ -202,15 +198,29 @@ func newOTelExporter(url string, resource []string, fail func(error)) *otelExpor
 
 // newOTelPoster is an exporter that only posts (post), as the doctor does:
 // newOTelExporter starts it.
-func newOTelPoster(url string, resource []string) *otelExporter {
+func newOTelPoster(c config.Trace) *otelExporter {
+	return &otelExporter{url: c.OpenTelemetryURL, resource: otelResource(c.OpenTelemetryResource), client: &http.Client{},
+		batch: c.OpenTelemetryBSPMaxExportBatchSize, delay: c.OpenTelemetryBSPScheduleDelay.D(), maxQueue: c.OpenTelemetryBSPMaxQueueSize,
+		timeout: otelExportTimeout, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// otelResource is the spans' resource: service.name=gpuletd and
+// service.version, then the key=value attributes given, a key given again
+// taking the place of the earlier one (OTLP wants each key once).
+func otelResource(given []string) []otlpKeyValue {
 	attrs := []otlpKeyValue{otlpString("service.name", "gpuletd"), otlpString("service.version", version.Version)}
-	for _, kv := range resource {
+	at := map[string]int{"service.name": 0, "service.version": 1}
+	for _, kv := range given {
 		k, v, _ := strings.Cut(kv, "=")
-		attrs = append(attrs, otlpString(strings.TrimSpace(k), strings.TrimSpace(v)))
+		a := otlpString(strings.TrimSpace(k), strings.TrimSpace(v))
+		if i, ok := at[a.Key]; ok {
+			attrs[i] = a
+			continue
+		}
+		at[a.Key] = len(attrs)
+		attrs = append(attrs, a)
 	}
-	return &otelExporter{url: url, resource: attrs, client: &http.Client{},
-		batch: otelMaxExportBatch, delay: otelScheduleDelay, maxQueue: otelMaxQueue, timeout: otelExportTimeout,
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	return attrs
 }
 
 // add queues spans for export.

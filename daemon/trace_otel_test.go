@@ -64,6 +64,14 @@ func (c *collector) spans() map[string][]otlpSpan {
 	return out
 }
 
+// otelTo is the default trace configuration with traces going to the
+// collector at url, with the resource attributes given.
+func otelTo(url string, resource ...string) config.Trace {
+	c := config.Default().Trace
+	c.Mode, c.OpenTelemetryURL, c.OpenTelemetryResource = config.TraceModeOpenTelemetry, url, resource
+	return c
+}
+
 func attr(kvs []otlpKeyValue, key string) string {
 	for _, kv := range kvs {
 		if kv.Key == key {
@@ -87,7 +95,7 @@ func TestTracesAreExportedToACollector(t *testing.T) {
 	col := newCollector(t)
 	var said traceErrors
 	tr := newTracer(t.TempDir(), said.add)
-	tr.exportTo(newOTelExporter(col.srv.URL+"/v1/traces", []string{"deployment.environment=test"}, said.add))
+	tr.exportTo(newOTelExporter(otelTo(col.srv.URL+"/v1/traces", "deployment.environment=test"), said.add))
 	_, err := tr.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}})
 	require.NoError(t, err)
 
@@ -155,7 +163,7 @@ func TestTracesAreExportedToACollector(t *testing.T) {
 func TestOpenTelemetrySettings(t *testing.T) {
 	col := newCollector(t)
 	tr := newTracer(t.TempDir(), nil)
-	tr.exportTo(newOTelExporter(col.srv.URL, nil, func(error) {}))
+	tr.exportTo(newOTelExporter(otelTo(col.srv.URL), func(error) {}))
 	defer tr.close()
 	s := traceSettingsOf(t, tr, "")
 	require.Equal(t, []string{"opentelemetry"}, s[traceMode])
@@ -177,10 +185,9 @@ func TestOpenTelemetryExportFailuresAreSaid(t *testing.T) {
 	col := newCollector(t)
 	col.status = http.StatusServiceUnavailable
 	var said traceErrors
-	e := newOTelExporter(col.srv.URL, nil, said.add)
-	e.mu.Lock()
-	e.maxQueue = 3
-	e.mu.Unlock()
+	c := otelTo(col.srv.URL)
+	c.OpenTelemetryBSPMaxQueueSize = 3
+	e := newOTelExporter(c, said.add)
 	span := otlpSpan{TraceID: randomID(16), SpanID: randomID(8), Name: "x", StartTimeUnixNano: "1", EndTimeUnixNano: "2"}
 	e.add([]otlpSpan{span, span})
 	e.add([]otlpSpan{span, span})
@@ -204,14 +211,14 @@ func TestOpenTelemetryStopIsBounded(t *testing.T) {
 	defer col.Close()
 	defer close(release)
 	var said traceErrors
-	e := newOTelExporter(col.URL, nil, said.add)
+	e := newOTelExporter(otelTo(col.URL), said.add)
 	e.mu.Lock()
 	e.timeout = 200 * time.Millisecond
 	e.batch = 1000 // queued without a batch's worth: left for the stop
 	e.mu.Unlock()
-	e.add(make([]otlpSpan, otelMaxExportBatch+88))
+	e.add(make([]otlpSpan, 512+88))
 	e.mu.Lock()
-	e.batch = otelMaxExportBatch
+	e.batch = 512
 	e.mu.Unlock()
 	e.close()
 	all := said.all()
@@ -246,4 +253,33 @@ func TestDoctorChecksTheCollector(t *testing.T) {
 	r = traceReport(context.Background(), cfg)
 	require.False(t, r.OK)
 	require.Contains(t, r.Error, "connection refused")
+}
+
+// The resource has each key once: one given replaces gpuletd's default,
+// and a later one an earlier.
+func TestOpenTelemetryResourceKeysAreOnce(t *testing.T) {
+	got := otelResource([]string{"deployment.environment=test", "service.name=inference", " team = ml ", "deployment.environment=prod"})
+	var keys []string
+	for _, kv := range got {
+		keys = append(keys, kv.Key)
+	}
+	require.Equal(t, []string{"service.name", "service.version", "deployment.environment", "team"}, keys)
+	require.Equal(t, "inference", attr(got, "service.name"))
+	require.Equal(t, "prod", attr(got, "deployment.environment"))
+	require.Equal(t, "ml", attr(got, "team"))
+}
+
+// The batch span processor's settings are the configuration's: with a
+// schedule delay of 20ms a lone span is exported without waiting for the
+// default 5 s or a batch's worth.
+func TestOpenTelemetryScheduleDelayIsConfigured(t *testing.T) {
+	col := newCollector(t)
+	c := otelTo(col.srv.URL)
+	c.OpenTelemetryBSPScheduleDelay = config.Duration(20 * time.Millisecond)
+	e := newOTelExporter(c, func(err error) { t.Errorf("export: %v", err) })
+	defer e.close()
+	require.Equal(t, 512, e.batch)
+	require.Equal(t, 2048, e.maxQueue)
+	e.add([]otlpSpan{{TraceID: randomID(16), SpanID: randomID(8), Name: "lone", StartTimeUnixNano: "1", EndTimeUnixNano: "2"}})
+	require.Eventually(t, func() bool { return len(col.spans()["lone"]) == 1 }, 3*time.Second, 10*time.Millisecond)
 }

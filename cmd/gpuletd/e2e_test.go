@@ -29,12 +29,12 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// withoutGpuletdEnv is this process's environment less every GPULETD_
+// withoutGpuletdEnv is this process's environment less every GPULETD_ and OTEL_
 // variable: nothing of the caller's configuration reaches a child.
 func withoutGpuletdEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GPULETD_") {
+		if !strings.HasPrefix(kv, "GPULETD_") && !strings.HasPrefix(kv, "OTEL_") { // OpenTelemetry's stand in for trace settings
 			env = append(env, kv)
 		}
 	}

@@ -41,6 +41,7 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 		mu      sync.Mutex
 		spans   []span
 		service string
+		env     string
 	)
 	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -67,8 +68,11 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 		defer mu.Unlock()
 		for _, rs := range req.ResourceSpans {
 			for _, a := range rs.Resource.Attributes {
-				if a.Key == "service.name" {
+				switch a.Key {
+				case "service.name":
 					service = a.Value.StringValue
+				case "deployment.environment":
+					env = a.Value.StringValue
 				}
 			}
 			for _, ss := range rs.ScopeSpans {
@@ -85,7 +89,8 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 	require.NoError(t, modelzoo.WritePipeline(repo, 5, "400ms", false))
 	grpcAddr := freeAddr(t)
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms",
-		"GPULETD_TRACE_MODE=opentelemetry", "GPULETD_TRACE_OPENTELEMETRY_URL="+col.URL+"/v1/traces", "GPULETD_GRPC_LISTEN="+grpcAddr))
+		"GPULETD_TRACE_MODE=opentelemetry", "GPULETD_TRACE_OPENTELEMETRY_URL="+col.URL+"/v1/traces", "GPULETD_GRPC_LISTEN="+grpcAddr,
+		"OTEL_RESOURCE_ATTRIBUTES=deployment.environment=e2e%20test", "OTEL_BSP_SCHEDULE_DELAY=200"))
 	base := "http://" + addr
 	url := base + "/v2/models/" + modelzoo.PipelineName
 	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 }, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
@@ -101,7 +106,8 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 	r = do(t, "POST", url+"/infer", jsonRequest(t, []tensor.Tensor{image}), nil)
 	require.Equal(t, 200, r.code, string(r.body))
 
-	// The batch of spans leaves within the exporter's schedule delay (5 s).
+	// The batch of spans leaves within the exporter's schedule delay (200ms
+	// from OTEL_BSP_SCHEDULE_DELAY; 5 s by default).
 	want := 2 + 1 + modelzoo.PipelineObjects // the request's and the pipeline's, the detector's, each classifier request's
 	count := func(name string) int {
 		n := 0
@@ -119,6 +125,7 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "spans received: %+v\nlogs:\n%s", spans, logs)
 	mu.Lock()
 	require.Equal(t, "gpuletd", service)
+	require.Equal(t, "e2e test", env, "OTEL_RESOURCE_ATTRIBUTES is read")
 	require.Equal(t, 1, count("InferRequest"))
 	require.Equal(t, 1, count(modelzoo.PipelineName))
 	require.Equal(t, 1, count(modelzoo.DetectorModel))

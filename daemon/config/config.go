@@ -112,8 +112,19 @@ type Trace struct {
 	// as http://localhost:4318/v1/traces.
 	OpenTelemetryURL string `yaml:"opentelemetry_url"`
 	// OpenTelemetryResource are key=value attributes of the spans'
-	// resource, beside service.name=gpuletd.
+	// resource, beside service.name=gpuletd (a key given replaces the
+	// default's).
 	OpenTelemetryResource []string `yaml:"opentelemetry_resource"`
+	// OpenTelemetryBSPMaxQueueSize is the most spans waiting to be
+	// exported; more are dropped and said (Triton's bsp_max_queue_size).
+	OpenTelemetryBSPMaxQueueSize int `yaml:"opentelemetry_bsp_max_queue_size"`
+	// OpenTelemetryBSPScheduleDelay is the longest a span waits to be
+	// exported (Triton's bsp_schedule_delay).
+	OpenTelemetryBSPScheduleDelay Duration `yaml:"opentelemetry_bsp_schedule_delay"`
+	// OpenTelemetryBSPMaxExportBatchSize is the most spans one export
+	// sends, and as many queued are sent at once (Triton's
+	// bsp_max_export_batch_size).
+	OpenTelemetryBSPMaxExportBatchSize int `yaml:"opentelemetry_bsp_max_export_batch_size"`
 }
 
 // TLS configures HTTPS on listen and TLS on grpc_listen (Triton's
@@ -312,7 +323,9 @@ func Default() Config {
 			MaxConnections:    1024,
 			MaxInflightBytes:  256 << 20,
 		},
-		Trace:       Trace{Mode: TraceModeTriton, OpenTelemetryResource: []string{}},
+		// The batch span processor's defaults are OpenTelemetry's SDKs' (and so Triton's).
+		Trace: Trace{Mode: TraceModeTriton, OpenTelemetryResource: []string{}, OpenTelemetryBSPMaxQueueSize: 2048,
+			OpenTelemetryBSPScheduleDelay: Duration(5 * time.Second), OpenTelemetryBSPMaxExportBatchSize: 512},
 		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}},
 		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},
 		MPS:         MPS{ControlBinary: "nvidia-cuda-mps-control"},

@@ -68,6 +68,7 @@ func Load(path string, environ []string) (*Loaded, error) {
 	for _, f := range fieldPaths() {
 		l.Sources[f.path] = Source{Kind: FromDefault}
 	}
+	l.applyOTelEnv(environ)
 	if path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -80,6 +81,7 @@ func Load(path string, environ []string) (*Loaded, error) {
 	if err := l.applyEnv(environ); err != nil {
 		return nil, err
 	}
+	l.fitExportBatch()
 	if err := l.Config.Validate(); err != nil {
 		if path == "" {
 			return nil, err

@@ -174,6 +174,15 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("trace.opentelemetry_resource[%d]", i), kv, "give key=value, such as deployment.environment=prod")
 		}
 	}
+	if c.Trace.OpenTelemetryBSPMaxQueueSize < 1 {
+		bad("trace.opentelemetry_bsp_max_queue_size", strconv.Itoa(c.Trace.OpenTelemetryBSPMaxQueueSize), "give a number of spans from 1 (default 2048)")
+	}
+	if n := c.Trace.OpenTelemetryBSPMaxExportBatchSize; n < 1 || n > c.Trace.OpenTelemetryBSPMaxQueueSize {
+		bad("trace.opentelemetry_bsp_max_export_batch_size", strconv.Itoa(n), fmt.Sprintf("give a number of spans from 1 to trace.opentelemetry_bsp_max_queue_size (%d); default 512", c.Trace.OpenTelemetryBSPMaxQueueSize))
+	}
+	if d := c.Trace.OpenTelemetryBSPScheduleDelay.D(); d < time.Millisecond || d > time.Hour {
+		bad("trace.opentelemetry_bsp_schedule_delay", d.String(), "give a duration from 1ms to 1h (default 5s)")
+	}
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls", fmt.Sprintf("cert_file %q, key_file %q", c.TLS.CertFile, c.TLS.KeyFile), "give both a certificate and its key, or neither (plain HTTP and gRPC)")
 	}
