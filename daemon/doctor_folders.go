@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -20,6 +21,7 @@ import (
 	"github.com/gpulet/gpuletd/profiler/store"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 )
 
 // serviceUser is the user the shipped unit runs the daemon as
@@ -73,9 +75,10 @@ func folderChecks(cfg config.Config) []FolderCheck {
 			}
 		}
 	}
+	header := cfg.Auth.RestrictionHeaders() // what lets a probe through auth.restricted_apis
 	for _, l := range []struct {
 		field, addr, env string
-		probe            func(addr string) string
+		probe            func(addr string, header map[string]string) string
 	}{
 		{"listen", cfg.Listen, "GPULETD_LISTEN", gpuletdAt}, {"grpc_listen", cfg.GRPCListen, "GPULETD_GRPC_LISTEN", gpuletdAtGRPC},
 		{"metrics.listen", cfg.Metrics.Listen, "GPULETD_METRICS_LISTEN", gpuletdMetricsAt},
@@ -86,7 +89,7 @@ func folderChecks(cfg config.Config) []FolderCheck {
 		c := FolderCheck{Field: l.field, Path: l.addr, For: me}
 		if ln, err := net.Listen("tcp", l.addr); err == nil {
 			_ = ln.Close()
-		} else if c.Serving = l.probe(l.addr); c.Serving == "" {
+		} else if c.Serving = l.probe(l.addr, header); c.Serving == "" {
 			c.Problem = err.Error() + inUseHint(err, l.addr, l.field, l.env)
 		}
 		checks = append(checks, c)
@@ -103,11 +106,18 @@ func folderProblem(dir string, files ...string) error {
 	return fsperm.WhyNotWritable(dir, files...)
 }
 
-// probeHTTP GETs path at addr over plain HTTP, at most limit bytes of a
-// 200 answer; nil when nothing answers so.
-func probeHTTP(addr, path string, limit int64) []byte {
+// probeHTTP GETs path at addr over plain HTTP with the headers given, at
+// most limit bytes of a 200 answer; nil when nothing answers so.
+func probeHTTP(addr, path string, header map[string]string, limit int64) []byte {
 	c := http.Client{Timeout: 500 * time.Millisecond}
-	resp, err := c.Get("http://" + addr + path)
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return nil
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil
 	}
@@ -121,12 +131,12 @@ func probeHTTP(addr, path string, limit int64) []byte {
 
 // gpuletdAt is "gpuletd VERSION" when a gpuletd answers plain HTTP at addr
 // (its server metadata), else empty.
-func gpuletdAt(addr string) string {
+func gpuletdAt(addr string, header map[string]string) string {
 	var md struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	}
-	if body := probeHTTP(addr, "/v2", 1<<16); body == nil || json.Unmarshal(body, &md) != nil || md.Name != "gpuletd" {
+	if body := probeHTTP(addr, "/v2", header, 1<<16); body == nil || json.Unmarshal(body, &md) != nil || md.Name != "gpuletd" {
 		return ""
 	}
 	return "gpuletd " + md.Version
@@ -134,8 +144,8 @@ func gpuletdAt(addr string) string {
 
 // gpuletdMetricsAt is "gpuletd VERSION" when a gpuletd's metrics listener
 // answers GET /metrics at addr (its gpuletd_build_info), else empty.
-func gpuletdMetricsAt(addr string) string {
-	m := buildInfo.FindSubmatch(probeHTTP(addr, "/metrics", 1<<20))
+func gpuletdMetricsAt(addr string, _ map[string]string) string {
+	m := buildInfo.FindSubmatch(probeHTTP(addr, "/metrics", nil, 1<<20))
 	if m == nil {
 		return ""
 	}
@@ -146,8 +156,8 @@ func gpuletdMetricsAt(addr string) string {
 var buildInfo = regexp.MustCompile(`\ngpuletd_build_info\{[^}]*\bversion="([^"]*)"`)
 
 // gpuletdAtGRPC is "gpuletd VERSION" when a gpuletd answers ServerMetadata
-// over plain gRPC at addr, else empty.
-func gpuletdAtGRPC(addr string) string {
+// over plain gRPC at addr (the headers given as metadata), else empty.
+func gpuletdAtGRPC(addr string, header map[string]string) string {
 	conn, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return ""
@@ -155,6 +165,9 @@ func gpuletdAtGRPC(addr string) string {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
+	for k, v := range header {
+		ctx = metadata.AppendToOutgoingContext(ctx, strings.ToLower(k), v)
+	}
 	md, err := inferencepb.NewGRPCInferenceServiceClient(conn).ServerMetadata(ctx, &inferencepb.ServerMetadataRequest{})
 	if err != nil || md.GetName() != "gpuletd" {
 		return ""

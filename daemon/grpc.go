@@ -57,8 +57,8 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
 		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
 		grpc.InTapHandle(receive.receiveTap),
-		grpc.ChainUnaryInterceptor(n.grpcOverCap, receive.received, grpcAccessLog(n.accessLogger()), n.grpcMutating),
-		grpc.ChainStreamInterceptor(n.grpcStreamOverCap, grpcStreamAccessLog(n.accessLogger())),
+		grpc.ChainUnaryInterceptor(n.grpcOverCap, receive.received, grpcAccessLog(n.accessLogger()), n.grpcRestricted, n.grpcMutating),
+		grpc.ChainStreamInterceptor(n.grpcStreamOverCap, grpcStreamAccessLog(n.accessLogger()), n.grpcStreamRestricted),
 	}
 	if n.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(n.tls.config())))

@@ -57,6 +57,7 @@ func headAsGet(h http.Handler) http.Handler {
 // routes is every endpoint of the HTTP API (docs/API.md lists them).
 func (n *node) routes(web http.Handler) *mux.Router {
 	r := mux.NewRouter()
+	r.Use(n.restrictHTTP)
 	r.HandleFunc("/v2/health/live", n.handleLive).Methods(http.MethodGet)
 	r.HandleFunc("/v2/health/ready", n.handleReady).Methods(http.MethodGet)
 	r.HandleFunc("/v2", n.handleServerMetadata).Methods(http.MethodGet)

@@ -16,9 +16,11 @@ import (
 
 // node is the daemon's live state: what it serves, on what, and how.
 type node struct {
-	cfg     atomic.Pointer[config.Config] // replaced whole on reload
-	log     *zap.Logger
-	started time.Time // when the daemon started (the status's uptime)
+	cfg atomic.Pointer[config.Config] // replaced whole on reload
+	// restricted is cfg's auth.restricted_apis read (restrictionOf).
+	restricted atomic.Pointer[restrictedAPIs]
+	log        *zap.Logger
+	started    time.Time // when the daemon started (the status's uptime)
 	// uncleanStart: the run before this one recorded no stop (killed,
 	// crashed); set once at the start.
 	uncleanStart bool

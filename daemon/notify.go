@@ -21,8 +21,9 @@ func notify(log *zap.Logger, state string) {
 // watchdog pings systemd's watchdog at half its interval while the serving
 // loop answers: each ping follows a successful GET /v2/health/live on the
 // daemon's own listener, so a wedged HTTP server stops the pings and
-// systemd restarts the daemon. It returns when ctx ends.
-func watchdog(ctx context.Context, log *zap.Logger, addr net.Addr) {
+// systemd restarts the daemon. header gives the headers that let the
+// check through auth.restricted_apis. It returns when ctx ends.
+func watchdog(ctx context.Context, log *zap.Logger, addr net.Addr, header func() map[string]string) {
 	interval, err := sd.SdWatchdogEnabled(false)
 	if err != nil || interval <= 0 {
 		return
@@ -38,7 +39,11 @@ func watchdog(ctx context.Context, log *zap.Logger, addr net.Addr) {
 			return
 		case <-t.C:
 		}
-		resp, err := client.Get(url)
+		req, _ := http.NewRequest(http.MethodGet, url, nil) // a URL that parses: no error
+		for k, v := range header() {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			log.Warn("watchdog: the daemon does not answer its own health check", zap.Error(err))
 			continue

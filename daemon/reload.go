@@ -25,6 +25,7 @@ var liveFields = map[string]bool{
 	"limits.max_request_body":     true,
 	"limits.max_queued_per_model": true, // running executors' models are retuned
 	"auth.admin_token":            true,
+	"auth.restricted_apis":        true, // read at every request
 	"history_retention":           true, // from the next hourly pruning
 	"repository_poll":             true, // the planner loop's poll restarts
 	"response_cache.size":         true, // shrinking drops the least recently used
@@ -83,6 +84,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.Limits.MaxQueuedPerModel = next.Limits.MaxQueuedPerModel
 		case "auth.admin_token":
 			merged.Auth.AdminToken = next.Auth.AdminToken
+		case "auth.restricted_apis":
+			merged.Auth.RestrictedAPIs = next.Auth.RestrictedAPIs
 		case "history_retention":
 			merged.HistoryRetention = next.HistoryRetention
 		case "repository_poll":

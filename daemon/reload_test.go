@@ -108,6 +108,8 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 		{"limits.max_queued_per_model", func(c *config.Config) { c.Limits.MaxQueuedPerModel = 7 },
 			func(c *config.Config) any { return c.Limits.MaxQueuedPerModel }, 7},
 		{"auth.admin_token", func(c *config.Config) { c.Auth.AdminToken = "s3cret" }, func(c *config.Config) any { return c.Auth.AdminToken }, "s3cret"},
+		{"auth.restricted_apis", func(c *config.Config) { c.Auth.RestrictedAPIs = []string{"inference:k=v"} },
+			func(c *config.Config) any { return c.Auth.RestrictedAPIs }, []string{"inference:k=v"}},
 		{"history_retention", func(c *config.Config) { c.HistoryRetention = 0 }, func(c *config.Config) any { return c.HistoryRetention.D() }, time.Duration(0)},
 		{"strict_readiness", func(c *config.Config) { c.StrictReadiness = true }, func(c *config.Config) any { return c.StrictReadiness }, true},
 		{"repository_poll", func(c *config.Config) { c.RepositoryPoll = config.Duration(30 * time.Second) },

@@ -242,7 +242,10 @@ func Run(ctx context.Context, opts Options) (err error) {
 	go func() { defer loops.Done(); n.profileLive(loopCtx) }()
 	go func() { defer loops.Done(); n.watchStore(loopCtx) }()
 	go func() { defer loops.Done(); n.pruneHistory(loopCtx) }()
-	go func() { defer loops.Done(); watchdog(loopCtx, log, ln.Addr()) }()
+	go func() {
+		defer loops.Done()
+		watchdog(loopCtx, log, ln.Addr(), func() map[string]string { return n.conf().Auth.RestrictionHeaders() })
+	}()
 
 	var serveErr error
 wait:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -155,11 +156,14 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 	require.Contains(t, table, "listen             "+held.Addr().String()+": warning for ")
 	require.Contains(t, table, "state_dir          ")
 
-	// An address a gpuletd serves is named as that, not as a problem.
+	// An address a gpuletd serves is named as that, not as a problem, its
+	// metadata restricted to requests that carry a header the doctor sends.
 	repo := t.TempDir()
 	metricsAddr := freeAddr(t)
-	addr, _ := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_METRICS_LISTEN="+metricsAddr))
-	_, r, out = doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr, "GPULETD_METRICS_LISTEN="+metricsAddr))
+	restricted := `GPULETD_AUTH_RESTRICTED_APIS=["metadata:probe-key=p1"]`
+	addr, _ := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_METRICS_LISTEN="+metricsAddr, restricted))
+	require.Equal(t, http.StatusForbidden, do(t, "GET", "http://"+addr+"/v2", nil, nil).code)
+	_, r, out = doctorJSON(t, daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr, "GPULETD_METRICS_LISTEN="+metricsAddr, restricted))
 	for _, f := range r.Folders {
 		switch f.Field {
 		case "listen":

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
 // daemonAPI is how gpuletd's commands reach a running daemon: its base URL
@@ -27,6 +28,10 @@ type daemonAPI struct {
 	// service's configuration says it listens instead (listenHint); a
 	// function, so that the file is read only when nothing answered.
 	hint func() string
+	// header is what every request carries to pass the configuration's
+	// auth.restricted_apis: client sends it over REST, and gRPC calls as
+	// metadata.
+	header map[string]string
 }
 
 // serviceHint is d's hint, "" when it has none.
@@ -51,6 +56,10 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 		return nil, err
 	}
 	var hint func() string
+	var header map[string]string
+	if loadErr == nil {
+		header = l.Config.Auth.RestrictionHeaders()
+	}
 	if flag == "" {
 		for _, w := range l.Warnings {
 			fmt.Fprintln(warn, "warning: "+w)
@@ -76,12 +85,12 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 		// With --url, a configuration that does not load only loses its
 		// certificate's trust; without it daemonURL has said why.
 		d := plainAPI(base)
-		d.hint = hint
+		d.hint, d.header, d.client = hint, header, loadgen.WithHeader(d.client, header)
 		return d, nil
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tc.Clone() // the transport adds its protocols to its own
-	d := &daemonAPI{base: base, client: &http.Client{Transport: t}, hint: hint}
+	d := &daemonAPI{base: base, client: loadgen.WithHeader(&http.Client{Transport: t}, header), hint: hint, header: header}
 	if strings.HasPrefix(base, "https://") {
 		d.tls = tc // and gRPC goes over TLS as well
 	}

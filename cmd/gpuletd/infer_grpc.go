@@ -39,7 +39,7 @@ func inferGRPC(ctx context.Context, d *daemonAPI, addr, model, version string, b
 		}
 		msg.Outputs = append(msg.Outputs, out)
 	}
-	conn, c, err := loadgen.DialGRPC(ctx, addr, d.tls)
+	conn, c, err := loadgen.DialGRPC(ctx, addr, d.tls, d.header)
 	if errors.Is(err, loadgen.ErrGRPCUnreachable) {
 		return nil, 0, "", fmt.Errorf("no gpuletd gRPC listener answers at %s (grpc_listen): %w", addr, err)
 	}

@@ -20,6 +20,7 @@ import (
 
 // TestSystemdNotifyAndReload runs the daemon as systemd would (Type=notify
 // with a watchdog): it must send READY=1, STATUS= lines, WATCHDOG=1 pings
+// (its health check passing auth.restricted_apis)
 // and STOPPING=1 to NOTIFY_SOCKET; SIGHUP applies a valid configuration and keeps the old
 // one when the new file is invalid.
 func TestSystemdNotifyAndReload(t *testing.T) {
@@ -49,7 +50,9 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 	cfgPath := filepath.Join(dir, "gpuletd.yaml")
 	addr := freeAddr(t)
 	writeCfg := func(body string) { require.NoError(t, os.WriteFile(cfgPath, []byte(body), 0o644)) }
-	writeCfg("listen: " + addr + "\nscheduler:\n  reorganize_period: 20s\n")
+	// The health checks are restricted: the watchdog's own check sends the
+	// header.
+	writeCfg("listen: " + addr + "\nscheduler:\n  reorganize_period: 20s\nauth:\n  restricted_apis: [\"health:probe-key=p1\"]\n")
 
 	env := daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "NOTIFY_SOCKET="+sockPath, "WATCHDOG_USEC=300000",
 		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
@@ -95,6 +98,8 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 	expect("STATUS=ready: 1 model on 1 gpu-let of 1 device")
 	expect("WATCHDOG=1")
 	expect("WATCHDOG=1")
+	require.Equal(t, http.StatusForbidden, do(t, "GET", "http://"+addr+"/v2/health/live", nil, nil).code, "restricted")
+	require.Equal(t, http.StatusOK, do(t, "GET", "http://"+addr+"/v2/health/live", nil, map[string]string{"probe-key": "p1"}).code)
 	ready := slices.Index(seen, "READY=1")
 	for _, m := range seen[ready:] {
 		require.NotContains(t, m, "EXTEND_TIMEOUT_USEC", "asked for more time once ready: %q", seen)
@@ -118,16 +123,18 @@ func TestSystemdNotifyAndReload(t *testing.T) {
 		return last
 	}
 
-	// A valid file: the period applies live, the listener needs a restart.
+	// A valid file: the period and the lifted restriction apply live, the
+	// listener needs a restart.
 	writeCfg("listen: 127.0.0.1:1\nscheduler:\n  reorganize_period: 5s\n")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 	expect("RELOADING=1")
 	expect("READY=1")
 	require.Eventually(t, func() bool { return lastReload() != nil }, 10*time.Second, 50*time.Millisecond)
 	ev := lastReload()
-	require.Contains(t, ev["message"], "1 change(s) applied")
+	require.Contains(t, ev["message"], "2 change(s) applied")
 	require.Contains(t, ev["message"], "listen")
 	require.Contains(t, ev["attrs"].(map[string]any)["applied"], "scheduler.reorganize_period")
+	require.Contains(t, ev["attrs"].(map[string]any)["applied"], "auth.restricted_apis")
 
 	// An invalid file: refused, the old configuration stays, serving goes on.
 	writeCfg("scheduler:\n  policy: fastest\n")

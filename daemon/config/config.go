@@ -253,6 +253,12 @@ type Auth struct {
 	// that a page open in a browser cannot unload models or re-plan the
 	// node (cross-site request forgery).
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// RestrictedAPIs restrict groups of the inference APIs, REST and
+	// gRPC, on every listener, loopback too, to requests that carry a
+	// header (gRPC metadata) with a value, as Triton's
+	// --http-restricted-api and --grpc-restricted-protocol:
+	// "api[,api…]:header=value" each (RestrictableAPIs).
+	RestrictedAPIs []string `yaml:"restricted_apis"`
 }
 
 // ONNXRuntime locates and tunes ONNX Runtime.
@@ -326,7 +332,7 @@ func Default() Config {
 		// The batch span processor's defaults are OpenTelemetry's SDKs' (and so Triton's).
 		Trace: Trace{Mode: TraceModeTriton, OpenTelemetryResource: []string{}, OpenTelemetryBSPMaxQueueSize: 2048,
 			OpenTelemetryBSPScheduleDelay: Duration(5 * time.Second), OpenTelemetryBSPMaxExportBatchSize: 512},
-		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}},
+		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}, RestrictedAPIs: []string{}},
 		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},
 		MPS:         MPS{ControlBinary: "nvidia-cuda-mps-control"},
 	}

@@ -9,7 +9,8 @@ import (
 
 // YAML renders the effective configuration as YAML with a comment after every
 // field saying where its value came from (default, file PATH, env VAR). The
-// admin token is shown as <redacted>.
+// admin token, and the values auth.restricted_apis asks for, are shown as
+// <redacted>.
 func (l *Loaded) YAML() ([]byte, error) {
 	var doc yaml.Node
 	if err := doc.Encode(l.Config); err != nil {
@@ -23,6 +24,11 @@ func (l *Loaded) YAML() ([]byte, error) {
 		c := "# " + src.String()
 		if path == "auth.admin_token" && val.Value != "" {
 			val.Value, val.Style = "<redacted>", 0
+		}
+		if path == "auth.restricted_apis" {
+			for _, e := range val.Content {
+				e.Value, e.Style = RedactRestriction(e.Value), 0
+			}
 		}
 		switch {
 		case val.Kind == yaml.SequenceNode && allScalars(val):

@@ -183,6 +183,7 @@ func (c *Config) Validate() error {
 	if d := c.Trace.OpenTelemetryBSPScheduleDelay.D(); d < time.Millisecond || d > time.Hour {
 		bad("trace.opentelemetry_bsp_schedule_delay", d.String(), "give a duration from 1ms to 1h (default 5s)")
 	}
+	validateRestrictions(c.Auth.RestrictedAPIs, func(field, value, why string) { bad(field, value, why) })
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		bad("tls", fmt.Sprintf("cert_file %q, key_file %q", c.TLS.CertFile, c.TLS.KeyFile), "give both a certificate and its key, or neither (plain HTTP and gRPC)")
 	}

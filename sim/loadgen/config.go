@@ -130,6 +130,10 @@ type Config struct {
 	TLS *tls.Config
 	// Client sends the requests; nil makes one sized for Concurrency.
 	Client *http.Client
+	// Header is what every request carries: headers over REST (a Client
+	// given carries them itself), metadata over gRPC; such as the daemon's
+	// auth.restricted_apis asks for.
+	Header map[string]string
 	// OKStatus is the HTTP status counted as an answer; 0 is 200. Another
 	// value measures an error path (such as 400 for a payload the server
 	// decodes and refuses).
@@ -204,9 +208,10 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // NewClient returns an HTTP client for up to concurrency requests in flight
-// to one server: that many idle keep-alive connections, no compression, and
-// tlsConfig's trust for https (nil: the system's roots).
-func NewClient(concurrency int, tlsConfig *tls.Config) *http.Client {
+// to one server: that many idle keep-alive connections, no compression,
+// tlsConfig's trust for https (nil: the system's roots), and header on
+// every request.
+func NewClient(concurrency int, tlsConfig *tls.Config, header map[string]string) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	if tlsConfig != nil {
 		t.TLSClientConfig = tlsConfig.Clone()
@@ -216,5 +221,5 @@ func NewClient(concurrency int, tlsConfig *tls.Config) *http.Client {
 	t.MaxIdleConnsPerHost = concurrency
 	t.DisableCompression = true
 	t.ForceAttemptHTTP2 = false
-	return &http.Client{Transport: t}
+	return WithHeader(&http.Client{Transport: t}, header)
 }

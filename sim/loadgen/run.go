@@ -77,7 +77,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	client := cfg.Client
 	if client == nil {
-		client = NewClient(cfg.Concurrency, cfg.TLS)
+		client = NewClient(cfg.Concurrency, cfg.TLS, cfg.Header)
 		defer client.CloseIdleConnections()
 	}
 	var shmGRPC *pb.ModelInferRequest
@@ -167,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				req.Parameters["priority"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: cfg.Priority}}
 			}
 		}
-		conn, client, err := DialGRPC(ctx, cfg.GRPC, cfg.TLS)
+		conn, client, err := DialGRPC(ctx, cfg.GRPC, cfg.TLS, cfg.Header)
 		if err != nil {
 			return nil, err
 		}
@@ -201,16 +201,21 @@ func grpcLive(ctx context.Context, c pb.GRPCInferenceServiceClient) error {
 }
 
 // DialGRPC connects to the gRPC listener at addr, over TLS with tc (plain
-// when nil), messages bounded by maxAnswer either way, and asks it whether
-// it is live: nothing answering there is ErrGRPCUnreachable, an address
-// gRPC cannot take ErrConfig. The caller closes conn.
-func DialGRPC(ctx context.Context, addr string, tc *tls.Config) (*grpc.ClientConn, pb.GRPCInferenceServiceClient, error) {
+// when nil), messages bounded by maxAnswer either way, header sent as
+// every call's metadata, and asks it whether it is live: nothing answering
+// there is ErrGRPCUnreachable, an address gRPC cannot take ErrConfig. The
+// caller closes conn.
+func DialGRPC(ctx context.Context, addr string, tc *tls.Config, header map[string]string) (*grpc.ClientConn, pb.GRPCInferenceServiceClient, error) {
 	creds := insecure.NewCredentials()
 	if tc != nil {
 		creds = credentials.NewTLS(tc.Clone())
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswer), grpc.MaxCallSendMsgSize(maxAnswer)))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxAnswer), grpc.MaxCallSendMsgSize(maxAnswer))}
+	if len(header) > 0 {
+		opts = append(opts, grpc.WithPerRPCCredentials(metadataCreds(header)))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: grpc address %q: %v", ErrConfig, addr, err)
 	}

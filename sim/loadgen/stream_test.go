@@ -133,7 +133,7 @@ func TestStreamingAndGRPCFailureReasons(t *testing.T) {
 func TestStreamEndsWaits(t *testing.T) {
 	f := &fakeGRPC{}
 	addr := serveFakeGRPC(t, f)
-	conn, c, err := DialGRPC(context.Background(), addr, nil)
+	conn, c, err := DialGRPC(context.Background(), addr, nil, nil)
 	require.NoError(t, err)
 	defer conn.Close()
 	s, err := openStream(context.Background(), c)

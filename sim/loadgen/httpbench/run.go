@@ -56,7 +56,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer d.stop()
 	fmt.Fprintf(o.Progress, "daemon on %s (pid %d), device %s\n", d.base, d.cmd.Process.Pid, device)
 
-	client := loadgen.NewClient(o.Concurrency, nil)
+	client := loadgen.NewClient(o.Concurrency, nil, nil)
 	defer client.CloseIdleConnections()
 	m, err := loadgen.FetchModel(ctx, client, d.base, o.Model, "")
 	if err != nil {
