@@ -149,3 +149,25 @@ func TestTraceFilesTakeNoTraceContext(t *testing.T) {
 	}))
 	require.False(t, read)
 }
+
+// Whatever a client sends as traceparent and tracestate, reading it does
+// not fail, and a context read has ids of the lengths OTLP takes, not all
+// zero, in lowercase hex, and a tracestate within its bound.
+func FuzzParseTraceContext(f *testing.F) {
+	f.Add("00-"+callerTrace+"-"+callerSpan+"-01", "rojo=1")
+	f.Add("01-"+callerTrace+"-"+callerSpan+"-00-x", "")
+	f.Add("ff-"+callerTrace+"-"+callerSpan+"-01", "a=1,b=2")
+	f.Add(" 00-"+callerTrace+"-"+callerSpan+"-01 ", strings.Repeat("k=v,", 200))
+	f.Fuzz(func(t *testing.T, parent, state string) {
+		c := parseTraceContext([]string{parent}, []string{state})
+		if !c.valid() {
+			require.Equal(t, traceContext{}, c)
+			return
+		}
+		require.Len(t, c.trace, 32)
+		require.Len(t, c.span, 16)
+		require.True(t, lowerHex(c.trace) && lowerHex(c.span))
+		require.False(t, allZero(c.trace) || allZero(c.span))
+		require.LessOrEqual(t, len(c.state), maxTraceState)
+	})
+}
