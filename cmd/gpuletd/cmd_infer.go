@@ -21,6 +21,7 @@ func newInferCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, request, grpcAddr string
 		version                string
+		headers                []string
 		top                    int
 		params                 paramFlags
 		seed                   uint64
@@ -46,6 +47,9 @@ prints the same way.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
+				return err
+			}
+			if err := d.addHeaders(headers); err != nil {
 				return err
 			}
 			defer d.client.CloseIdleConnections()
@@ -102,6 +106,7 @@ prints the same way.`,
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", urlUsage)
 	f.StringVar(&grpcAddr, "grpc", "", "send it to the gRPC listener at HOST:PORT (ModelInfer) instead of REST; --url still finds the model's shapes")
+	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
 	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")

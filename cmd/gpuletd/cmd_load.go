@@ -22,6 +22,7 @@ import (
 func newLoadCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, grpcAddr    string
+		headers          []string
 		models           []string
 		arrivalSpec      string
 		rate             float64
@@ -155,6 +156,9 @@ ends, with the step's rate or concurrency and whether it held.`,
 			}
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
+				return err
+			}
+			if err := d.addHeaders(headers); err != nil {
 				return err
 			}
 			sweeping := sw.rateRange != "" || sw.concurrencyRange != ""
@@ -299,6 +303,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.StringVar(&url, "url", "", urlUsage)
 	f.StringVar(&version, "model-version", "", "the version of the model to send to (/v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
+	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
 	f.BoolVar(&streaming, "streaming", false, "with --grpc: send every request over one ModelStreamInfer stream, as perf_analyzer's --streaming")
 	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -32,6 +33,37 @@ type daemonAPI struct {
 	// auth.restricted_apis: client sends it over REST, and gRPC calls as
 	// metadata.
 	header map[string]string
+}
+
+// headerUsage is the --header flag's usage.
+const headerUsage = `a header every request carries, "NAME:VALUE" (repeatable), as perf_analyzer's -H: over gRPC as metadata; such as a key a daemon's auth.restricted_apis asks for (the configuration's are sent already)`
+
+// addHeaders has every request of d carry the headers given as
+// "NAME:VALUE" too (--header), over those the configuration gives.
+func (d *daemonAPI) addHeaders(given []string) error {
+	if len(given) == 0 {
+		return nil
+	}
+	header := maps.Clone(d.header)
+	if header == nil {
+		header = map[string]string{}
+	}
+	for _, h := range given {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return &exitError{code: 2, msg: fmt.Sprintf("--header %q: give NAME:VALUE, such as x-infer-key:s3cret", h)}
+		}
+		header[name] = strings.TrimSpace(value)
+	}
+	base := d.client
+	if t, ok := base.Transport.(loadgen.HeaderTransport); ok { // the configuration's: replaced, not stacked
+		c := *base
+		c.Transport = t.Base
+		base = &c
+	}
+	d.header, d.client = header, loadgen.WithHeader(base, header)
+	return nil
 }
 
 // serviceHint is d's hint, "" when it has none.

@@ -18,7 +18,8 @@ import (
 // refused 403 over REST and PERMISSION_DENIED over gRPC, one with it is
 // served, the groups not named (health here) and gpuletd's own API need
 // nothing, and gpuletd's commands, reading the same configuration, send
-// the headers themselves: infer over REST and gRPC, models, trace, load.
+// the headers themselves: infer over REST and gRPC, models, trace, load;
+// or take them as perf_analyzer's -H.
 func TestRestrictedAPIs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -77,4 +78,16 @@ func TestRestrictedAPIs(t *testing.T) {
 	code, _, stderr := runCLI(t, "infer", "mlp", "--url", base)
 	require.NotEqual(t, 0, code)
 	require.Contains(t, stderr, "is restricted, expecting header 'x-infer-key'")
+	// A daemon elsewhere, its configuration not this machine's: the key
+	// given as perf_analyzer's -H gives it.
+	for _, args := range [][]string{
+		{"infer", "mlp", "-H", "x-infer-key:k1"}, {"infer", "mlp", "--grpc", grpcAddr, "--header", "X-Infer-Key: k1"},
+		{"load", "--model", "mlp", "--rate", "20", "--duration", "1s", "--min-attainment", "0.01", "--grpc", grpcAddr, "-H", "x-infer-key:k1"},
+	} {
+		code, out, stderr := runCLI(t, append(args, "--url", base)...)
+		require.Equal(t, 0, code, "%v:\n%s%s", args, out, stderr)
+	}
+	code, _, stderr = runCLI(t, "infer", "mlp", "--url", base, "-H", "x-infer-key=k1")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `--header "x-infer-key=k1": give NAME:VALUE`)
 }

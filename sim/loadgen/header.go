@@ -17,29 +17,30 @@ func WithHeader(c *http.Client, header map[string]string) *http.Client {
 		base = http.DefaultTransport
 	}
 	out := *c
-	out.Transport = headerTransport{base: base, header: header}
+	out.Transport = HeaderTransport{Base: base, Header: header}
 	return &out
 }
 
-// headerTransport sets its headers on every request it sends.
-type headerTransport struct {
-	base   http.RoundTripper
-	header map[string]string
+// HeaderTransport sets its headers on every request it sends through Base
+// (WithHeader).
+type HeaderTransport struct {
+	Base   http.RoundTripper
+	Header map[string]string
 }
 
 // RoundTrip sends a copy of r with the headers set.
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t HeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context()) // a RoundTripper leaves the caller's request as it was
-	for k, v := range t.header {
+	for k, v := range t.Header {
 		r.Header.Set(k, v)
 	}
-	return t.base.RoundTrip(r)
+	return t.Base.RoundTrip(r)
 }
 
 // CloseIdleConnections closes the connections the transport under it
 // keeps, as http.Client.CloseIdleConnections asks of a transport.
-func (t headerTransport) CloseIdleConnections() {
-	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+func (t HeaderTransport) CloseIdleConnections() {
+	if c, ok := t.Base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
