@@ -157,6 +157,7 @@ func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, bat
 			}
 		}
 		c.fail.add(elapsed)
+		c.failedAs[tritonFailureReason(ierr.reason)].Add(1)
 		n.metrics.failures.WithLabelValues(m.Name, ierr.reason).Inc()
 		return
 	}

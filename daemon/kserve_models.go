@@ -308,6 +308,10 @@ type modelCounters struct {
 	// hop times each answer's round trip outside its executor: to the
 	// executor and back, less what the executor held it (hopWarning).
 	hop durCount
+	// failedAs counts the failures by Triton's reason for them
+	// (tritonFailureReason), as nv_inference_request_failure's reason
+	// label has them.
+	failedAs [len(tritonFailureReasons)]atomic.Int64
 }
 
 // shareCount sums shares of a whole, concurrently.

@@ -82,7 +82,7 @@ func newMetrics(n *node) *metrics {
 		Name: "gpuletd_grpc_answers_abandoned_total", Help: "Inference answers over gRPC of more than 1 KiB of raw outputs not sent whole: the client's connection ended, or was closed because it took none of their bytes for limits.body_timeout, per model.",
 	}, []string{"model"})
 	m.reg.MustRegister(m.requests, m.failures, m.violations, m.e2e, m.queue, m.compute, m.hop, m.batch, m.cacheHits, m.cacheMisses, m.abandoned, m.grpcAbandoned,
-		&nodeCollector{n: n}, cacheCollector{n: n}, &tritonCollector{n: n}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		&nodeCollector{n: n}, cacheCollector{n: n}, &tritonCollector{n: n, host: &hostUsage{stat: "/proc/stat", meminfo: "/proc/meminfo"}}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

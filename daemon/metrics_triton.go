@@ -15,19 +15,28 @@ import (
 // /v2/models/<m>/stats): a request counts once whatever its batch, and a
 // pipeline counts as Triton counts an ensemble. Triton's counters carry no
 // _total suffix; the names are kept as Triton has them.
-type tritonCollector struct{ n *node }
+type tritonCollector struct {
+	n    *node
+	host *hostUsage // the host's CPU and memory (nv_cpu_*)
+}
 
 // Triton's metric names and labels.
 var (
 	tritonModelLabels = []string{"model", "version"}
 
 	descNVSuccess  = prometheus.NewDesc("nv_inference_request_success", "Successful inference requests (Triton's name; see gpuletd_requests_total).", tritonModelLabels, nil)
-	descNVFailure  = prometheus.NewDesc("nv_inference_request_failure", "Failed inference requests (Triton's name; see gpuletd_request_failures_total).", tritonModelLabels, nil)
+	descNVFailure  = prometheus.NewDesc("nv_inference_request_failure", "Failed inference requests by Triton's reason: REJECTED, CANCELED, BACKEND or OTHER (Triton's name; gpuletd_request_failures_total has gpuletd's reasons).", append(tritonModelLabels, "reason"), nil)
+	descNVPending  = prometheus.NewDesc("nv_inference_pending_request_count", "Requests waiting in the model's queues, as its executors last reported them (at each batch's end) and the requests routed to them since (Triton's name).", tritonModelLabels, nil)
 	descNVCount    = prometheus.NewDesc("nv_inference_count", "Inferences performed, one per successful request (Triton's name).", tritonModelLabels, nil)
 	descNVExec     = prometheus.NewDesc("nv_inference_exec_count", "Batches the successful requests ran in, each request adding its share of its batch (Triton's name).", tritonModelLabels, nil)
 	descNVDuration = prometheus.NewDesc("nv_inference_request_duration_us", "Cumulative end-to-end time of successful requests, microseconds (Triton's name).", tritonModelLabels, nil)
 	descNVQueue    = prometheus.NewDesc("nv_inference_queue_duration_us", "Cumulative time requests waited before their batch started, microseconds (Triton's name).", tritonModelLabels, nil)
 	descNVCompute  = prometheus.NewDesc("nv_inference_compute_infer_duration_us", "Cumulative time of the batches requests ran in, microseconds (Triton's name).", tritonModelLabels, nil)
+
+	descNVCacheHits     = prometheus.NewDesc("nv_cache_num_hits_per_model", "Requests answered from the response cache (Triton's name; see gpuletd_response_cache_hits_total).", tritonModelLabels, nil)
+	descNVCacheMisses   = prometheus.NewDesc("nv_cache_num_misses_per_model", "Requests the response cache did not hold (Triton's name; see gpuletd_response_cache_misses_total).", tritonModelLabels, nil)
+	descNVCacheHitTime  = prometheus.NewDesc("nv_cache_hit_duration_per_model", "Cumulative time of the cache's look-ups that hit, microseconds (Triton's name).", tritonModelLabels, nil)
+	descNVCacheMissTime = prometheus.NewDesc("nv_cache_miss_duration_per_model", "Cumulative time of the cache's look-ups that missed and of keeping their answers, microseconds (Triton's name).", tritonModelLabels, nil)
 
 	descNVGPUUtil     = prometheus.NewDesc("nv_gpu_utilization", "GPU utilization as the driver reports it, 0 to 1 (Triton's name).", []string{"gpu_uuid"}, nil)
 	descNVGPUMemTotal = prometheus.NewDesc("nv_gpu_memory_total_bytes", "GPU memory, total (Triton's name).", []string{"gpu_uuid"}, nil)
@@ -38,7 +47,8 @@ var (
 )
 
 func (c *tritonCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descNVSuccess, descNVFailure, descNVCount, descNVExec, descNVDuration, descNVQueue, descNVCompute,
+	for _, d := range []*prometheus.Desc{descNVSuccess, descNVFailure, descNVPending, descNVCount, descNVExec, descNVDuration, descNVQueue, descNVCompute,
+		descNVCacheHits, descNVCacheMisses, descNVCacheHitTime, descNVCacheMissTime, descNVCPUUtil, descNVCPUMemTotal, descNVCPUMemUsed,
 		descNVGPUUtil, descNVGPUMemTotal, descNVGPUMemUsed, descNVPower, descNVPowerLimit, descNVEnergy} {
 		ch <- d
 	}
@@ -50,6 +60,9 @@ func (c *tritonCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	collectTritonModels(c.n, ch)
 	collectTritonGPUs(c.n.devices.Inventory().Devices, ch)
+	if c.host != nil {
+		c.host.collect(ch)
+	}
 }
 
 // collectTritonModels reports every served model's and pipeline's
@@ -63,13 +76,46 @@ func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 		}
 		counter(descNVSuccess, float64(k.success.count.Load()))
-		counter(descNVFailure, float64(k.fail.count.Load()))
+		for i, reason := range tritonFailureReasons {
+			ch <- prometheus.MustNewConstMetric(descNVFailure, prometheus.CounterValue, float64(k.failedAs[i].Load()), append(labels, reason)...)
+		}
 		counter(descNVCount, float64(k.success.count.Load()))
 		counter(descNVExec, float64(k.batches.whole()))
 		counter(descNVDuration, us(&k.success))
 		counter(descNVQueue, us(&k.queue))
 		counter(descNVCompute, us(&k.compute))
+		if n.router != nil {
+			ch <- prometheus.MustNewConstMetric(descNVPending, prometheus.GaugeValue, float64(n.router.queued(m.Name)), labels...)
+		}
+		if m.Config.ResponseCache { // as Triton, only for the models whose cache is on
+			counter(descNVCacheHits, float64(k.cacheHit.count.Load()))
+			counter(descNVCacheMisses, float64(k.cacheMiss.count.Load()))
+			counter(descNVCacheHitTime, us(&k.cacheHit))
+			counter(descNVCacheMissTime, us(&k.cacheMiss))
+		}
 	}
+}
+
+// Triton's reasons for a failed request (nv_inference_request_failure's
+// reason label), in the order of modelCounters.failedAs.
+var tritonFailureReasons = [...]string{"REJECTED", "CANCELED", "BACKEND", "OTHER"}
+
+// tritonFailureReason is the index in tritonFailureReasons of the reason
+// Triton would give for a request gpuletd failed with reason: REJECTED
+// for a request the scheduling refused or timed out (Triton's queue
+// timeouts and backlog), CANCELED for one the client went away from,
+// BACKEND for one whose run failed (its executor, its model's output),
+// OTHER for the rest (bad requests, models not served, gpuletd's faults).
+func tritonFailureReason(reason string) int {
+	switch reason {
+	case reasonDeadline, reasonDropped, reasonQueueFull, reasonOverShare, reasonShedPriority, reasonMemoryBudget:
+		return 0
+	case reasonCancelled:
+		return 1
+	case reasonExecutorFailed, reasonCrashesExecutor, reasonTwinHung, reasonOutputNotJSON:
+		return 2
+	}
+	return 3
 }
 
 // collectTritonGPUs reports the NVIDIA GPUs' utilization, memory, power

@@ -200,6 +200,24 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 	}
 }
 
+// queued is how many of model's requests wait in its gpu-lets' queues, as
+// the router sees them: what each executor last reported (with each
+// batch's last answer, after the next batch started) and what was routed
+// there since.
+func (r *router) queued(model string) int {
+	mr := (*r.table.Load())[model]
+	if mr == nil {
+		return 0
+	}
+	mr.mu.Lock()
+	defer mr.mu.Unlock()
+	n := 0
+	for _, t := range mr.targets {
+		n += t.Queued
+	}
+	return n
+}
+
 // batchRows is how many rows the gpu-lets serving models take in one batch
 // each, together (their ℓ(b)'s largest b).
 func (r *router) batchRows(models []string) int {
