@@ -141,7 +141,7 @@ func TestKServeProtocol(t *testing.T) {
 	// request was refused as deadline_unreachable).
 	metricsAddr := freeAddr(t)
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=128KiB",
-		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet", "GPULETD_METRICS_LISTEN="+metricsAddr)
+		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet", "GPULETD_METRICS_LISTEN="+metricsAddr, "GPULETD_METRICS_TRITON_NAMES=true")
 
 	r := do(t, "GET", base+"/v2", nil, nil)
 	require.Equal(t, 200, r.code)
@@ -313,6 +313,15 @@ func TestKServeProtocol(t *testing.T) {
 	require.Regexp(t, `\ngpuletd_gpulet_memory_bytes\{device="[^"]+",gpulet="[^"]+",kind="host"\} \d`, string(r.body),
 		"each executor's resident memory")
 	require.Contains(t, string(r.body), `gpuletd_executor_hop_duration_seconds_count{model="mlp"} 3`, "every answer's hop is measured")
+	// And under Triton's names: the failures by Triton's reason (the
+	// unreachable deadline REJECTED, the bad requests OTHER), the queue,
+	// the host.
+	require.Contains(t, string(r.body), `nv_inference_request_failure{model="mlp",reason="REJECTED",version="1"} 1`+"\n")
+	require.Regexp(t, `\nnv_inference_request_failure\{model="mlp",reason="OTHER",version="1"\} [1-9][0-9]*\n`, string(r.body))
+	require.Contains(t, string(r.body), `nv_inference_request_failure{model="mlp",reason="BACKEND",version="1"} 0`+"\n")
+	require.Contains(t, string(r.body), `nv_inference_pending_request_count{model="mlp",version="1"} 0`+"\n", "nothing waits")
+	require.Regexp(t, `\nnv_cpu_memory_total_bytes \d`, string(r.body))
+	require.Regexp(t, `\nnv_cpu_utilization [01]`, string(r.body))
 	lintMetrics(t, r.body)
 	checkMetricsListener(t, base, metricsAddr)
 	// The shipped alerting rules read families this daemon exports (the
