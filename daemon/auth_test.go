@@ -126,7 +126,7 @@ func TestMutatingGRPCCallsNeedTheToken(t *testing.T) {
 			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", "Bearer "+token))
 		}
 		info := &grpc.UnaryServerInfo{FullMethod: "/" + pb.GRPCInferenceService_ServiceDesc.ServiceName + "/" + method}
-		_, err := n.grpcMutating(ctx, nil, info, func(context.Context, any) (any, error) { return nil, nil })
+		_, err := n.grpcGuard(ctx, nil, info, func(context.Context, any) (any, error) { return nil, nil })
 		return err
 	}
 	for _, m := range pb.GRPCInferenceService_ServiceDesc.Methods {
@@ -164,7 +164,7 @@ func TestAdminCallsWithoutAConfiguredToken(t *testing.T) {
 			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", auth))
 		}
 		info := &grpc.UnaryServerInfo{FullMethod: pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName}
-		_, err := n.grpcMutating(ctx, nil, info, func(context.Context, any) (any, error) { return nil, nil })
+		_, err := n.grpcGuard(ctx, nil, info, func(context.Context, any) (any, error) { return nil, nil })
 		return err
 	}
 	for _, auth := range []string{"", "secret", "Bearer wrong"} {

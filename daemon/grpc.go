@@ -57,7 +57,7 @@ func (n *node) newGRPCServer(cfg config.Config) *grpc.Server {
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cfg.Limits.IdleTimeout.D()}),
 		grpc.ConnectionTimeout(min(10*time.Second, cfg.Limits.BodyTimeout.D())),
 		grpc.InTapHandle(receive.receiveTap),
-		grpc.ChainUnaryInterceptor(n.grpcOverCap, receive.received, grpcAccessLog(n.accessLogger()), n.grpcRestricted, n.grpcMutating),
+		grpc.ChainUnaryInterceptor(n.grpcOverCap, receive.received, grpcAccessLog(n.accessLogger()), n.grpcGuard),
 		grpc.ChainStreamInterceptor(n.grpcStreamOverCap, grpcStreamAccessLog(n.accessLogger()), n.grpcStreamRestricted),
 	}
 	if n.tls != nil {
@@ -83,12 +83,17 @@ func (n *node) listenGRPC(cfg config.Config) (net.Listener, error) {
 	return n.grpcAnswers.listener(n.conns.Beside(tcp)), nil
 }
 
-// grpcMutating asks the repository's load and unload calls, the
-// shared-memory registrations (system and CUDA) and the log and trace
-// settings for the admin token when the gRPC listener is not loopback, as
-// their REST twins are asked (metadata "authorization: Bearer
-// <auth.admin_token>"; TestMutatingGRPCCallsNeedTheToken).
-func (n *node) grpcMutating(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+// grpcGuard asks a call of a group auth.restricted_apis restricts for
+// the group's metadata (grpcRestriction), then the repository's load and
+// unload calls, the shared-memory registrations (system and CUDA) and the
+// log and trace settings for the admin token when the gRPC listener is not
+// loopback, as their REST twins are asked (metadata "authorization: Bearer
+// <auth.admin_token>"; TestMutatingGRPCCallsNeedTheToken). One interceptor
+// for both: each in the chain costs every call an allocation.
+func (n *node) grpcGuard(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if err := n.grpcRestriction(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
 	switch info.FullMethod {
 	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName,
 		pb.GRPCInferenceService_SystemSharedMemoryRegister_FullMethodName, pb.GRPCInferenceService_SystemSharedMemoryUnregister_FullMethodName,

@@ -57,7 +57,6 @@ func headAsGet(h http.Handler) http.Handler {
 // routes is every endpoint of the HTTP API (docs/API.md lists them).
 func (n *node) routes(web http.Handler) *mux.Router {
 	r := mux.NewRouter()
-	r.Use(n.restrictHTTP)
 	r.HandleFunc("/v2/health/live", n.handleLive).Methods(http.MethodGet)
 	r.HandleFunc("/v2/health/ready", n.handleReady).Methods(http.MethodGet)
 	r.HandleFunc("/v2", n.handleServerMetadata).Methods(http.MethodGet)
@@ -89,6 +88,7 @@ func (n *node) routes(web http.Handler) *mux.Router {
 		r.Handle("/index.html", web)
 		r.PathPrefix("/assets/").Handler(web)
 	}
+	n.restrictRoutes(r)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+req.Method+" "+req.URL.Path)
 	})

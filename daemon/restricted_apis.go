@@ -108,18 +108,28 @@ func restrictedMessage(api string, rs config.Restriction) string {
 	return fmt.Sprintf("this API (%s) is restricted, expecting header '%s' with the value auth.restricted_apis gives it", api, rs.Header)
 }
 
-// restrictHTTP refuses 403 a request to a restricted group of the
-// inference API that does not carry the header's value.
-func (n *node) restrictHTTP(next http.Handler) http.Handler {
+// restrictRoutes has every route of the inference API refuse 403 a
+// request to its group, when the group is restricted, that does not carry
+// the header's value. Each route's handler is wrapped once, here: a mux
+// middleware would build its wrapper again for every request.
+func (n *node) restrictRoutes(r *mux.Router) {
+	_ = r.Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := route.GetPathTemplate()
+		if api, ok := httpAPIGroups[tpl]; ok && err == nil && route.GetHandler() != nil {
+			route.Handler(n.restrictTo(api, route.GetHandler()))
+		}
+		return nil
+	})
+}
+
+// restrictTo refuses 403 a request to the group api, when it is
+// restricted, that does not carry the header's value.
+func (n *node) restrictTo(api string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if by := n.restrictions(); len(by) > 0 {
-			if route := mux.CurrentRoute(r); route != nil {
-				tpl, _ := route.GetPathTemplate()
-				api := httpAPIGroups[tpl]
-				if rs, ok := by[api]; ok && !allowedBy(rs, r.Header.Values(rs.Header)) {
-					writeError(w, http.StatusForbidden, restrictedMessage(api, rs))
-					return
-				}
+			if rs, ok := by[api]; ok && !allowedBy(rs, r.Header.Values(rs.Header)) {
+				writeError(w, http.StatusForbidden, restrictedMessage(api, rs))
+				return
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -139,14 +149,6 @@ func (n *node) grpcRestriction(ctx context.Context, method string) error {
 		return nil
 	}
 	return grpcstatus.Error(codes.PermissionDenied, restrictedMessage(api, rs))
-}
-
-// grpcRestricted is grpcRestriction for unary calls.
-func (n *node) grpcRestricted(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if err := n.grpcRestriction(ctx, info.FullMethod); err != nil {
-		return nil, err
-	}
-	return next(ctx, req)
 }
 
 // grpcStreamRestricted is grpcRestriction for streams.

@@ -175,7 +175,7 @@ func TestRestrictedGRPCCallsNeedTheirMetadata(t *testing.T) {
 		if stream {
 			return n.grpcStreamRestricted(nil, streamWith{ctx: ctx}, &grpc.StreamServerInfo{FullMethod: full}, func(any, grpc.ServerStream) error { return nil })
 		}
-		_, err := n.grpcRestricted(ctx, nil, &grpc.UnaryServerInfo{FullMethod: full}, func(context.Context, any) (any, error) { return nil, nil })
+		_, err := n.grpcGuard(ctx, nil, &grpc.UnaryServerInfo{FullMethod: full}, func(context.Context, any) (any, error) { return nil, nil })
 		return err
 	}
 	var methods []string
