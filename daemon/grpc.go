@@ -88,11 +88,16 @@ func (n *node) listenGRPC(cfg config.Config) (net.Listener, error) {
 // unload calls, the shared-memory registrations (system and CUDA) and the
 // log and trace settings for the admin token when the gRPC listener is not
 // loopback, as their REST twins are asked (metadata "authorization: Bearer
-// <auth.admin_token>"; TestMutatingGRPCCallsNeedTheToken). One interceptor
-// for both: each in the chain costs every call an allocation.
+// <auth.admin_token>"; TestMutatingGRPCCallsNeedTheToken), unless the
+// call carries its restricted group's key. One interceptor for both: each
+// in the chain costs every call an allocation.
 func (n *node) grpcGuard(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if err := n.grpcRestriction(ctx, info.FullMethod); err != nil {
+	keyed, err := n.grpcRestriction(ctx, info.FullMethod)
+	if err != nil {
 		return nil, err
+	}
+	if keyed {
+		return next(ctx, req)
 	}
 	switch info.FullMethod {
 	case pb.GRPCInferenceService_RepositoryModelLoad_FullMethodName, pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName,

@@ -157,10 +157,11 @@ func authRefusal(token, got string) error {
 
 // adminOnly guards calls that change the daemon, and the backup, which
 // hands out all it stores: on a listener that is not loopback they need the
-// admin bearer token (and are refused when none is configured).
+// admin bearer token (and are refused when none is configured), or the key
+// of their group where auth.restricted_apis restricts it (keyedBy).
 func (n *node) adminOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !n.conf().IsLoopback() {
+		if !n.conf().IsLoopback() && !n.keyedBy(r) {
 			if err := authRefusal(n.conf().Auth.AdminToken, bearer(r.Header.Get("Authorization"))); err != nil {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gpuletd"`)
 				writeError(w, http.StatusUnauthorized, err.Error())

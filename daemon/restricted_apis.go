@@ -137,23 +137,44 @@ func (n *node) restrictTo(api string, next http.Handler) http.Handler {
 }
 
 // grpcRestriction is the refusal of a call to a restricted group that
-// does not carry the metadata's value; nil when it may go on.
-func (n *node) grpcRestriction(ctx context.Context, method string) error {
+// does not carry the metadata's value; nil when it may go on, keyed when
+// it carries a group's non-empty value (keyedBy).
+func (n *node) grpcRestriction(ctx context.Context, method string) (keyed bool, err error) {
 	by := n.restrictions()
 	if len(by) == 0 {
-		return nil
+		return false, nil
 	}
 	api := grpcAPIGroups[method]
 	rs, ok := by[api]
-	if !ok || allowedBy(rs, metadata.ValueFromIncomingContext(ctx, strings.ToLower(rs.Header))) {
-		return nil
+	if !ok {
+		return false, nil
 	}
-	return grpcstatus.Error(codes.PermissionDenied, restrictedMessage(api, rs))
+	if allowedBy(rs, metadata.ValueFromIncomingContext(ctx, strings.ToLower(rs.Header))) {
+		return rs.Value != "", nil
+	}
+	return false, grpcstatus.Error(codes.PermissionDenied, restrictedMessage(api, rs))
+}
+
+// keyedBy says whether r carries the non-empty value of the restriction of
+// its route's group: such a key authorizes the group's admin calls in the
+// admin token's place (adminOnly), as it is all Triton asks of them.
+func (n *node) keyedBy(r *http.Request) bool {
+	by := n.restrictions()
+	if len(by) == 0 {
+		return false
+	}
+	route := mux.CurrentRoute(r)
+	if route == nil {
+		return false
+	}
+	tpl, _ := route.GetPathTemplate()
+	rs, ok := by[httpAPIGroups[tpl]]
+	return ok && rs.Value != "" && allowedBy(rs, r.Header.Values(rs.Header))
 }
 
 // grpcStreamRestricted is grpcRestriction for streams.
 func (n *node) grpcStreamRestricted(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
-	if err := n.grpcRestriction(ss.Context(), info.FullMethod); err != nil {
+	if _, err := n.grpcRestriction(ss.Context(), info.FullMethod); err != nil {
 		return err
 	}
 	return next(srv, ss)

@@ -132,9 +132,10 @@ func TestRestrictedRoutesNeedTheirHeader(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "a reload that lifts the restriction")
 }
 
-// Off loopback a restricted admin call needs both: its header first, then
-// the admin token.
-func TestRestrictedAdminCallNeedsBoth(t *testing.T) {
+// Off loopback a restricted admin call needs its header, whose value then
+// stands for the admin token, over REST and gRPC; a restriction whose value
+// is empty does not.
+func TestARestrictedGroupsKeyAuthorizesItsAdminCalls(t *testing.T) {
 	n := restrictedNode(t)
 	cfg := *n.conf()
 	cfg.Listen = "0.0.0.0:8700"
@@ -149,8 +150,33 @@ func TestRestrictedAdminCallNeedsBoth(t *testing.T) {
 		return w.Code
 	}
 	require.Equal(t, http.StatusForbidden, call(map[string]string{"Authorization": "Bearer secret"}))
-	require.Equal(t, http.StatusUnauthorized, call(map[string]string{"admin-key": "k2"}))
-	require.Equal(t, http.StatusBadRequest, call(map[string]string{"admin-key": "k2", "Authorization": "Bearer secret"}), "the handler refuses the parameter")
+	require.Equal(t, http.StatusBadRequest, call(map[string]string{"admin-key": "k2"}), "the key stands for the token: the handler refuses the parameter")
+	require.Equal(t, http.StatusBadRequest, call(map[string]string{"admin-key": "k2", "Authorization": "Bearer secret"}))
+	require.Equal(t, http.StatusUnauthorized, func() int {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/reorganize", nil)
+		req.Header.Set("admin-key", "k2")
+		w := httptest.NewRecorder()
+		n.routes(nil).ServeHTTP(w, req)
+		return w.Code
+	}(), "gpuletd's own admin calls are in no group: the token is asked")
+
+	cfg.GRPCListen = "0.0.0.0:8701"
+	n.cfg.Store(&cfg)
+	grpcCall := func(md metadata.MD) error {
+		ctx := metadata.NewIncomingContext(context.Background(), md)
+		_, err := n.grpcGuard(ctx, nil, &grpc.UnaryServerInfo{FullMethod: pb.GRPCInferenceService_RepositoryModelUnload_FullMethodName},
+			func(context.Context, any) (any, error) { return nil, nil })
+		return err
+	}
+	require.Equal(t, codes.PermissionDenied, grpcstatus.Code(grpcCall(metadata.Pairs("authorization", "Bearer secret"))))
+	require.NoError(t, grpcCall(metadata.Pairs("admin-key", "k2")))
+	require.Equal(t, codes.PermissionDenied, grpcstatus.Code(grpcCall(metadata.Pairs("admin-key", "k3"))))
+
+	empty := cfg // another configuration, as a reload stores
+	empty.Auth.RestrictedAPIs = []string{"model-repository:admin-key="}
+	n.cfg.Store(&empty)
+	require.Equal(t, http.StatusUnauthorized, call(map[string]string{"admin-key": ""}), "an empty value is no key")
+	require.Equal(t, codes.Unauthenticated, grpcstatus.Code(grpcCall(metadata.Pairs("admin-key", ""))))
 }
 
 // streamWith is a server stream whose context is ctx.
