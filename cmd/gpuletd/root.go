@@ -20,6 +20,19 @@ type globalFlags struct {
 	// installed is where the service's configuration is looked for
 	// (installedConfig), to say when it differs from the command's own.
 	installed string
+	// overrides are set over the configuration after the environment and
+	// before validation, at every load (a reload too): the fields
+	// tritonserver's flags give.
+	overrides []configOverride
+	// notes are said with the configuration's warnings: the flags of
+	// tritonserver's that gpuletd takes and ignores.
+	notes []string
+}
+
+// configOverride is a field set from the command line: its dotted path,
+// its value (a list as YAML flow) and the flag that gave it.
+type configOverride struct {
+	path, value, flag string
 }
 
 func newRootCmd() *cobra.Command {
@@ -42,6 +55,7 @@ with a deferred batch scheduler in every gpu-let, and serves the KServe v2 API.`
 
 	root.AddCommand(
 		newServeCmd(g),
+		newTritonServerCmd(g),
 		newExecutorCmd(g),
 		newProfileCmd(g),
 		newPlanCmd(g),
@@ -83,6 +97,12 @@ func (g *globalFlags) loadConfig() (*config.Loaded, error) {
 		l.Config.Log.Format = g.logFormat
 		l.Sources["log.format"] = config.Source{Kind: "flag", Detail: "--log-format"}
 	}
+	for _, o := range g.overrides {
+		if err := l.Set(o.path, o.value, config.Source{Kind: "flag", Detail: o.flag}); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.flag, err)
+		}
+	}
+	l.Warnings = append(l.Warnings, g.notes...)
 	if err := l.Config.Validate(); err != nil {
 		return nil, err
 	}

@@ -92,6 +92,23 @@ func Load(path string, environ []string) (*Loaded, error) {
 	return l, nil
 }
 
+// Set sets the field at the dotted path to value, read as its environment
+// variable's would be (a list as YAML flow), and records where it came
+// from; the caller validates once every value is set.
+func (l *Loaded) Set(path, value string, from Source) error {
+	for _, f := range fieldPaths() {
+		if f.path != path {
+			continue
+		}
+		if err := f.set(&l.Config, value); err != nil {
+			return fmt.Errorf("%w: %s", ErrInvalid, err)
+		}
+		l.Sources[path] = from
+		return nil
+	}
+	return fmt.Errorf("set %s: the configuration has no such field", path)
+}
+
 func (l *Loaded) applyFile(path string, data []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

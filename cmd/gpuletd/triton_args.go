@@ -1,0 +1,361 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// tritonArgs is what tritonserver's command line says, as gpuletd's
+// configuration: the fields set (with the flag that set each) and the
+// flags taken but ignored, with why.
+type tritonArgs struct {
+	overrides []configOverride
+	notes     []string
+}
+
+// tritonFlag reads one of tritonserver's flags into t; values are the
+// values it was given, in order (a flag given once has one).
+type tritonFlag func(t *tritonState, values []string) error
+
+// tritonState gathers the flags before they become fields: several flags
+// make one field (an address and a port, a mode and its models).
+type tritonState struct {
+	repository                       string
+	httpAddr, grpcAddr, metricsAddr  string
+	httpPort, grpcPort, metricsPort  string
+	allowGRPC, allowMetrics, strict  bool
+	controlMode, pollSecs            string
+	loadModels, restricted, cacheArg []string
+	logLevel                         string
+	tls                              struct {
+		on, mutual      bool
+		cert, key, root string
+	}
+	trace map[string]string
+	out   tritonArgs
+}
+
+func (s *tritonState) set(path, value, flag string) {
+	s.out.overrides = append(s.out.overrides, configOverride{path: path, value: value, flag: "--" + flag})
+}
+
+func (s *tritonState) note(flag, why string) {
+	s.out.notes = append(s.out.notes, fmt.Sprintf("tritonserver flag --%s ignored: %s", flag, why))
+}
+
+// yamlList is a list as the configuration reads one from a flag.
+func yamlList(v []string) string {
+	if v == nil {
+		v = []string{}
+	}
+	b, _ := json.Marshal(v) // JSON is YAML flow; strings do not fail
+	return string(b)
+}
+
+func one(name string, values []string) (string, error) {
+	if len(values) != 1 {
+		return "", fmt.Errorf("--%s is given %d times: give it once", name, len(values))
+	}
+	return values[0], nil
+}
+
+func boolArg(name string, values []string) (bool, error) {
+	v, err := one(name, values)
+	if err != nil {
+		return false, err
+	}
+	b, perr := strconv.ParseBool(v)
+	if perr != nil {
+		return false, fmt.Errorf("--%s=%s: give true or false", name, v)
+	}
+	return b, nil
+}
+
+func portArg(name string, values []string) (string, error) {
+	v, err := one(name, values)
+	if err != nil {
+		return "", err
+	}
+	if p, perr := strconv.Atoi(v); perr != nil || p < 0 || p > 65535 {
+		return "", fmt.Errorf("--%s=%s: give a port number", name, v)
+	}
+	return v, nil
+}
+
+// stringInto reads the flag name's one value into *into.
+func stringInto(name string, into func(*tritonState) *string) tritonFlag {
+	return func(s *tritonState, v []string) error {
+		x, err := one(name, v)
+		*into(s) = x
+		return err
+	}
+}
+
+// ignored is a flag gpuletd takes and says it ignores, with why.
+func ignored(why string) tritonFlag {
+	return func(s *tritonState, _ []string) error { s.out.notes = append(s.out.notes, why); return nil }
+}
+
+// tritonFlags are the flags of tritonserver gpuletd reads: a flag whose
+// meaning gpuletd cannot give is refused with why, one that only tunes
+// Triton's own machinery is taken and said to be ignored (tunedAway).
+var tritonFlags = map[string]tritonFlag{
+	"model-repository": func(s *tritonState, v []string) error {
+		if len(v) > 1 {
+			return fmt.Errorf("--model-repository is given %d times: gpuletd serves one model repository", len(v))
+		}
+		s.repository = v[0]
+		return nil
+	},
+	"http-address":    stringInto("http-address", func(s *tritonState) *string { return &s.httpAddr }),
+	"grpc-address":    stringInto("grpc-address", func(s *tritonState) *string { return &s.grpcAddr }),
+	"metrics-address": stringInto("metrics-address", func(s *tritonState) *string { return &s.metricsAddr }),
+	"http-port":       func(s *tritonState, v []string) (err error) { s.httpPort, err = portArg("http-port", v); return },
+	"grpc-port":       func(s *tritonState, v []string) (err error) { s.grpcPort, err = portArg("grpc-port", v); return },
+	"metrics-port":    func(s *tritonState, v []string) (err error) { s.metricsPort, err = portArg("metrics-port", v); return },
+	"allow-http": func(_ *tritonState, v []string) error {
+		if on, err := boolArg("allow-http", v); err != nil || on {
+			return err
+		}
+		return fmt.Errorf("--allow-http=false: gpuletd always serves REST (the admin page and the API beside it); keep it on loopback with --http-address=127.0.0.1")
+	},
+	"allow-grpc": func(s *tritonState, v []string) (err error) { s.allowGRPC, err = boolArg("allow-grpc", v); return },
+	"allow-metrics": func(s *tritonState, v []string) (err error) {
+		s.allowMetrics, err = boolArg("allow-metrics", v)
+		return
+	},
+	"strict-readiness":   func(s *tritonState, v []string) (err error) { s.strict, err = boolArg("strict-readiness", v); return },
+	"model-control-mode": stringInto("model-control-mode", func(s *tritonState) *string { return &s.controlMode }),
+	"repository-poll-secs": func(s *tritonState, v []string) error {
+		x, err := one("repository-poll-secs", v)
+		if n, perr := strconv.Atoi(x); err == nil && (perr != nil || n < 0) {
+			return fmt.Errorf("--repository-poll-secs=%s: give whole seconds", x)
+		}
+		s.pollSecs = x
+		return err
+	},
+	"load-model":               func(s *tritonState, v []string) error { s.loadModels = append(s.loadModels, v...); return nil },
+	"http-restricted-api":      func(s *tritonState, v []string) error { s.restricted = append(s.restricted, v...); return nil },
+	"grpc-restricted-protocol": func(s *tritonState, v []string) error { s.restricted = append(s.restricted, v...); return nil },
+	"cache-config":             func(s *tritonState, v []string) error { s.cacheArg = append(s.cacheArg, v...); return nil },
+	"log-verbose": func(s *tritonState, v []string) error {
+		x, err := one("log-verbose", v)
+		if n, perr := strconv.Atoi(x); err == nil && perr == nil && n > 0 {
+			s.logLevel = "debug"
+		}
+		return err
+	},
+	"log-info": func(s *tritonState, v []string) error {
+		on, err := boolArg("log-info", v)
+		if err == nil && !on && s.logLevel == "" {
+			s.logLevel = "warn"
+		}
+		return err
+	},
+	"log-warning": func(s *tritonState, v []string) error {
+		on, err := boolArg("log-warning", v)
+		if err == nil && !on && (s.logLevel == "" || s.logLevel == "warn") {
+			s.logLevel = "error"
+		}
+		return err
+	},
+	"log-error":  ignored("tritonserver flag --log-error ignored: gpuletd always logs its errors"),
+	"log-format": ignored("tritonserver flag --log-format ignored: gpuletd's log.format (json or console) says how lines look"),
+	"log-file":   ignored("tritonserver flag --log-file ignored: gpuletd logs to standard error, which systemd's journal or the container runtime keeps"),
+	"grpc-use-ssl": func(s *tritonState, v []string) (err error) {
+		s.tls.on, err = boolArg("grpc-use-ssl", v)
+		return
+	},
+	"grpc-use-ssl-mutual": func(s *tritonState, v []string) (err error) {
+		s.tls.mutual, err = boolArg("grpc-use-ssl-mutual", v)
+		return
+	},
+	"grpc-server-cert": stringInto("grpc-server-cert", func(s *tritonState) *string { return &s.tls.cert }),
+	"grpc-server-key":  stringInto("grpc-server-key", func(s *tritonState) *string { return &s.tls.key }),
+	"grpc-root-cert":   stringInto("grpc-root-cert", func(s *tritonState) *string { return &s.tls.root }),
+	"trace-config": func(s *tritonState, v []string) error {
+		for _, e := range v {
+			if err := s.traceSetting(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	"exit-timeout-secs": ignored("tritonserver flag --exit-timeout-secs ignored: gpuletd drains its queues on SIGTERM; give the service manager the time (systemd's TimeoutStopSec=, docker's --stop-timeout)"),
+	"id":                ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
+}
+
+// tunedAway are tritonserver's flags that tune Triton's own machinery,
+// which gpuletd does not have: taken and said to be ignored.
+var tunedAway = []string{
+	"backend-config", "backend-directory", "repoagent-directory", "pinned-memory-pool-byte-size", "cuda-memory-pool-byte-size",
+	"cuda-virtual-address-size", "min-supported-compute-capability", "buffer-manager-thread-count", "model-load-thread-count",
+	"model-load-retry-count", "http-thread-count", "http-header-forward-pattern", "grpc-header-forward-pattern",
+	"grpc-infer-allocation-pool-size", "grpc-max-response-pool-size", "grpc-keepalive-time", "grpc-keepalive-timeout",
+	"grpc-keepalive-permit-without-calls", "grpc-http2-max-pings-without-data", "grpc-http2-min-recv-ping-interval-without-data",
+	"grpc-http2-max-ping-strikes", "grpc-infer-response-compression-level", "grpc-restricted-protocol-header", "reuse-http-port",
+	"reuse-grpc-port", "allow-gpu-metrics", "allow-cpu-metrics", "metrics-interval-ms", "metrics-config", "allow-sagemaker",
+	"allow-vertex-ai", "disable-auto-complete-config", "strict-model-config", "exit-on-error", "host-policy", "rate-limit",
+	"rate-limit-resource", "model-namespacing", "enable-peer-access", "model-load-gpu-limit", "response-cache-byte-size",
+}
+
+// parseTritonArgs reads tritonserver's command line ("--flag=value",
+// "--flag value", a bare boolean flag) as gpuletd's configuration, with
+// Triton's defaults for what it covers: REST on 0.0.0.0:8000, gRPC on
+// 8001, metrics on 8002, strict readiness, every model loaded at start.
+func parseTritonArgs(args []string) (tritonArgs, error) {
+	values := map[string][]string{}
+	var order []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok || name == "" {
+			return tritonArgs{}, fmt.Errorf("%q is not one of tritonserver's flags (--name=value)", a)
+		}
+		name, value, hasValue := strings.Cut(name, "=")
+		if name == "model-store" {
+			name = "model-repository"
+		}
+		if _, known := tritonFlags[name]; !known && !slices.Contains(tunedAway, name) {
+			return tritonArgs{}, fmt.Errorf("--%s: not a tritonserver flag gpuletd reads; gpuletd tritonserver --help lists them", name)
+		}
+		if !hasValue {
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+				i++
+				value = args[i]
+			} else {
+				value = "true" // a bare boolean flag
+			}
+		}
+		if _, seen := values[name]; !seen {
+			order = append(order, name)
+		}
+		values[name] = append(values[name], value)
+	}
+	s := &tritonState{allowGRPC: true, allowMetrics: true, strict: true, trace: map[string]string{}}
+	for _, name := range order {
+		if slices.Contains(tunedAway, name) {
+			s.note(name, "it tunes Triton's own machinery, which gpuletd does not have")
+			continue
+		}
+		if err := tritonFlags[name](s, values[name]); err != nil {
+			return tritonArgs{}, err
+		}
+	}
+	return s.fields()
+}
+
+// fields turns the flags read into the configuration's fields.
+func (s *tritonState) fields() (tritonArgs, error) {
+	if s.repository == "" {
+		return tritonArgs{}, fmt.Errorf("give --model-repository=DIR, as tritonserver asks")
+	}
+	s.set("model_repository", s.repository, "model-repository")
+	addr := func(host, dflt, port, dport string) string {
+		return net.JoinHostPort(cmp.Or(host, dflt), cmp.Or(port, dport))
+	}
+	s.set("listen", addr(s.httpAddr, "0.0.0.0", s.httpPort, "8000"), "http-port")
+	grpc := ""
+	if s.allowGRPC {
+		grpc = addr(s.grpcAddr, "0.0.0.0", s.grpcPort, "8001")
+	}
+	s.set("grpc_listen", grpc, "grpc-port")
+	metrics := ""
+	if s.allowMetrics {
+		metrics = addr(s.metricsAddr, cmp.Or(s.httpAddr, "0.0.0.0"), s.metricsPort, "8002")
+	} else {
+		s.note("allow-metrics", "/metrics is served on the REST port all the same, beside the API")
+	}
+	s.set("metrics.listen", metrics, "metrics-port")
+	s.set("strict_readiness", strconv.FormatBool(s.strict), "strict-readiness")
+
+	switch s.controlMode {
+	case "", "none":
+		s.set("repository_poll", "0s", "model-control-mode")
+		s.set("startup_models", yamlList([]string{"*"}), "model-control-mode")
+	case "poll":
+		s.set("repository_poll", cmp.Or(s.pollSecs, "15")+"s", "repository-poll-secs")
+		s.set("startup_models", yamlList([]string{"*"}), "model-control-mode")
+	case "explicit":
+		s.set("repository_poll", "0s", "model-control-mode")
+		s.set("startup_models", yamlList(s.loadModels), "load-model")
+	default:
+		return tritonArgs{}, fmt.Errorf("--model-control-mode=%s: give none, poll or explicit", s.controlMode)
+	}
+	if len(s.loadModels) > 0 && s.controlMode != "explicit" {
+		return tritonArgs{}, fmt.Errorf("--load-model is for --model-control-mode=explicit, as in Triton")
+	}
+	if len(s.restricted) > 0 {
+		s.set("auth.restricted_apis", yamlList(slices.Compact(slices.Sorted(slices.Values(s.restricted)))), "http-restricted-api")
+	}
+	for _, c := range s.cacheArg {
+		kind, rest, _ := strings.Cut(c, ",")
+		size, ok := strings.CutPrefix(rest, "size=")
+		if kind != "local" || !ok {
+			return tritonArgs{}, fmt.Errorf("--cache-config=%s: gpuletd keeps a local cache in its memory: give local,size=BYTES", c)
+		}
+		s.set("response_cache.size", size, "cache-config")
+	}
+	if s.logLevel != "" {
+		s.set("log.level", s.logLevel, "log-verbose")
+	}
+	if s.tls.on || s.tls.mutual {
+		if s.tls.cert == "" || s.tls.key == "" {
+			return tritonArgs{}, fmt.Errorf("--grpc-use-ssl: give --grpc-server-cert and --grpc-server-key")
+		}
+		s.set("tls.cert_file", s.tls.cert, "grpc-server-cert")
+		s.set("tls.key_file", s.tls.key, "grpc-server-key")
+		if s.tls.mutual {
+			if s.tls.root == "" {
+				return tritonArgs{}, fmt.Errorf("--grpc-use-ssl-mutual: give --grpc-root-cert, the clients' CA")
+			}
+			s.set("tls.client_ca_file", s.tls.root, "grpc-root-cert")
+		}
+		s.out.notes = append(s.out.notes, "tritonserver's --grpc-use-ssl serves REST over HTTPS too: gpuletd has one certificate for both")
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.trace)) {
+		switch k {
+		case "mode":
+			s.set("trace.mode", s.trace[k], "trace-config")
+		case "opentelemetry,url":
+			s.set("trace.opentelemetry_url", s.trace[k], "trace-config")
+		case "opentelemetry,resource":
+			s.set("trace.opentelemetry_resource", yamlList(strings.Split(s.trace[k], "\x00")), "trace-config")
+		case "opentelemetry,bsp_max_queue_size":
+			s.set("trace.opentelemetry_bsp_max_queue_size", s.trace[k], "trace-config")
+		case "opentelemetry,bsp_max_export_batch_size":
+			s.set("trace.opentelemetry_bsp_max_export_batch_size", s.trace[k], "trace-config")
+		case "opentelemetry,bsp_schedule_delay":
+			s.set("trace.opentelemetry_bsp_schedule_delay", s.trace[k]+"ms", "trace-config")
+		}
+	}
+	return s.out, nil
+}
+
+// traceSetting reads one --trace-config value: [mode,]setting=value.
+func (s *tritonState) traceSetting(e string) error {
+	key, value, ok := strings.Cut(e, "=")
+	if !ok {
+		return fmt.Errorf("--trace-config=%s: give [mode,]setting=value", e)
+	}
+	switch key {
+	case "mode", "opentelemetry,url", "opentelemetry,bsp_max_queue_size", "opentelemetry,bsp_max_export_batch_size", "opentelemetry,bsp_schedule_delay":
+		s.trace[key] = value
+	case "opentelemetry,resource":
+		if old, ok := s.trace[key]; ok {
+			value = old + "\x00" + value
+		}
+		s.trace[key] = value
+	case "level", "rate", "count", "log-frequency", "file", "triton,file", "triton,log-frequency":
+		s.out.notes = append(s.out.notes, fmt.Sprintf("tritonserver flag --trace-config %s ignored at start: gpuletd takes its trace settings at run time (gpuletd trace set, or POST /v2/trace/setting)", e))
+	default:
+		return fmt.Errorf("--trace-config=%s: gpuletd reads mode=, opentelemetry,url=, opentelemetry,resource= and opentelemetry,bsp_*= (level, rate, count, log-frequency and file are set at run time)", e)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// tritonserver's command line becomes the configuration's fields, with
+// Triton's defaults for what it covers; what gpuletd cannot give is
+// refused with why, and Triton's own tuning is noted as ignored.
+func TestParseTritonArgs(t *testing.T) {
+	base := map[string]string{
+		"model_repository": "/models", "listen": "0.0.0.0:8000", "grpc_listen": "0.0.0.0:8001", "metrics.listen": "0.0.0.0:8002",
+		"strict_readiness": "true", "repository_poll": "0s", "startup_models": `["*"]`,
+	}
+	with := func(changes map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for k, v := range changes {
+			out[k] = v
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		fields map[string]string
+		notes  []string
+		err    string
+	}{
+		{"Triton's defaults", []string{"--model-repository=/models"}, base, nil, ""},
+		{"model-store, spaced values, addresses", []string{"--model-store", "/models", "--http-address=127.0.0.1", "--http-port", "9000", "--grpc-port=9001", "--allow-metrics=false", "--strict-readiness=false"},
+			with(map[string]string{"listen": "127.0.0.1:9000", "grpc_listen": "0.0.0.0:9001", "metrics.listen": "", "strict_readiness": "false"}),
+			[]string{"tritonserver flag --allow-metrics ignored: /metrics is served on the REST port all the same, beside the API"}, ""},
+		{"the metrics address follows the HTTP one", []string{"--model-repository=/models", "--http-address=10.0.0.5", "--allow-grpc=false"},
+			with(map[string]string{"listen": "10.0.0.5:8000", "metrics.listen": "10.0.0.5:8002", "grpc_listen": ""}), nil, ""},
+		{"poll", []string{"--model-repository=/models", "--model-control-mode=poll", "--repository-poll-secs=30"},
+			with(map[string]string{"repository_poll": "30s"}), nil, ""},
+		{"explicit", []string{"--model-repository=/models", "--model-control-mode=explicit", "--load-model=a", "--load-model", "b"},
+			with(map[string]string{"startup_models": `["a","b"]`}), nil, ""},
+		{"explicit, none at start", []string{"--model-repository=/models", "--model-control-mode=explicit"},
+			with(map[string]string{"startup_models": `[]`}), nil, ""},
+		{"restrictions from both protocols, once each", []string{"--model-repository=/models", "--http-restricted-api=model-repository:admin-key=v",
+			"--grpc-restricted-protocol=model-repository:admin-key=v", "--grpc-restricted-protocol=inference:k=w"},
+			with(map[string]string{"auth.restricted_apis": `["inference:k=w","model-repository:admin-key=v"]`}), nil, ""},
+		{"cache, logs, TLS, traces", []string{"--model-repository=/models", "--cache-config=local,size=1048576", "--log-verbose=1",
+			"--grpc-use-ssl=true", "--grpc-server-cert=c.pem", "--grpc-server-key=k.pem", "--grpc-use-ssl-mutual", "--grpc-root-cert=ca.pem",
+			"--trace-config", "mode=opentelemetry", "--trace-config=opentelemetry,url=http://c:4318/v1/traces",
+			"--trace-config=opentelemetry,resource=a=1", "--trace-config=opentelemetry,resource=b=2", "--trace-config=opentelemetry,bsp_schedule_delay=200",
+			"--trace-config=rate=100"},
+			with(map[string]string{"response_cache.size": "1048576", "log.level": "debug", "tls.cert_file": "c.pem", "tls.key_file": "k.pem",
+				"tls.client_ca_file": "ca.pem", "trace.mode": "opentelemetry", "trace.opentelemetry_url": "http://c:4318/v1/traces",
+				"trace.opentelemetry_resource": `["a=1","b=2"]`, "trace.opentelemetry_bsp_schedule_delay": "200ms"}),
+			[]string{"tritonserver flag --trace-config rate=100 ignored at start: gpuletd takes its trace settings at run time (gpuletd trace set, or POST /v2/trace/setting)",
+				"tritonserver's --grpc-use-ssl serves REST over HTTPS too: gpuletd has one certificate for both"}, ""},
+		{"Triton's own tuning", []string{"--model-repository=/models", "--backend-config=onnxruntime,default-max-batch-size=4", "--model-load-thread-count=8", "--exit-timeout-secs=30"},
+			base, []string{"tritonserver flag --backend-config ignored: it tunes Triton's own machinery, which gpuletd does not have",
+				"tritonserver flag --model-load-thread-count ignored: it tunes Triton's own machinery, which gpuletd does not have",
+				"tritonserver flag --exit-timeout-secs ignored: gpuletd drains its queues on SIGTERM; give the service manager the time (systemd's TimeoutStopSec=, docker's --stop-timeout)"}, ""},
+		{"no repository", []string{"--http-port=8000"}, nil, nil, "give --model-repository=DIR"},
+		{"two repositories", []string{"--model-repository=/a", "--model-repository=/b"}, nil, nil, "--model-repository is given 2 times: gpuletd serves one model repository"},
+		{"an unknown flag", []string{"--model-repository=/models", "--bogus=1"}, nil, nil, "--bogus: not a tritonserver flag gpuletd reads"},
+		{"not a flag", []string{"/models"}, nil, nil, `"/models" is not one of tritonserver's flags`},
+		{"REST off", []string{"--model-repository=/models", "--allow-http=false"}, nil, nil, "gpuletd always serves REST"},
+		{"a mode", []string{"--model-repository=/models", "--model-control-mode=lazy"}, nil, nil, "give none, poll or explicit"},
+		{"load-model without explicit", []string{"--model-repository=/models", "--load-model=a"}, nil, nil, "--load-model is for --model-control-mode=explicit"},
+		{"a port", []string{"--model-repository=/models", "--http-port=80000"}, nil, nil, "--http-port=80000: give a port number"},
+		{"a port twice", []string{"--model-repository=/models", "--http-port=1", "--http-port=2"}, nil, nil, "--http-port is given 2 times: give it once"},
+		{"a boolean", []string{"--model-repository=/models", "--strict-readiness=maybe"}, nil, nil, "--strict-readiness=maybe: give true or false"},
+		{"redis", []string{"--model-repository=/models", "--cache-config=redis,host=r"}, nil, nil, "give local,size=BYTES"},
+		{"SSL without a certificate", []string{"--model-repository=/models", "--grpc-use-ssl=true"}, nil, nil, "give --grpc-server-cert and --grpc-server-key"},
+		{"a trace setting", []string{"--model-repository=/models", "--trace-config=opentelemetry,bogus=1"}, nil, nil, "--trace-config=opentelemetry,bogus=1: gpuletd reads"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseTritonArgs(tc.args)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			fields := map[string]string{}
+			for _, o := range got.overrides {
+				fields[o.path] = o.value
+				require.NotEmpty(t, o.flag)
+			}
+			require.Equal(t, tc.fields, fields)
+			require.Equal(t, tc.notes, got.notes)
+		})
+	}
+}
