@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -39,6 +41,10 @@ with the flag that set it. For example:
 			if slices.Contains(args, "--help") || slices.Contains(args, "-h") {
 				return cmd.Help()
 			}
+			args, err := takeGpuletdFlags(cmd, args)
+			if err != nil {
+				return &exitError{code: 2, msg: "tritonserver: " + err.Error()}
+			}
 			t, err := parseTritonArgs(args)
 			if err != nil {
 				return &exitError{code: 2, msg: "tritonserver: " + err.Error()}
@@ -51,4 +57,31 @@ with the flag that set it. For example:
 			return serve.RunE(serve, nil)
 		},
 	}
+}
+
+// takeGpuletdFlags sets gpuletd's own global flags found among args
+// (--config, --log-level: cobra leaves them there when it does not parse a
+// command's flags) and returns the rest, tritonserver's; --log-format is
+// tritonserver's there.
+func takeGpuletdFlags(cmd *cobra.Command, args []string) ([]string, error) {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(args[i], "--"), "=")
+		f := cmd.InheritedFlags().Lookup(name)
+		if !strings.HasPrefix(args[i], "--") || f == nil || tritonFlags[name] != nil {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !hasValue {
+			if i+1 == len(args) {
+				return nil, fmt.Errorf("--%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		if err := f.Value.Set(value); err != nil {
+			return nil, fmt.Errorf("--%s=%s: %w", name, value, err)
+		}
+	}
+	return rest, nil
 }

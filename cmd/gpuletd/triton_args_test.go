@@ -91,3 +91,19 @@ func TestParseTritonArgs(t *testing.T) {
 		})
 	}
 }
+
+// gpuletd's own flags stay gpuletd's around tritonserver's: --config read
+// before or among them.
+func TestTritonServerTakesGpuletdFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--config", "/nonexistent/gpuletd.yaml", "tritonserver", "--model-repository=/models"},
+		{"tritonserver", "--model-repository=/models", "--config=/nonexistent/gpuletd.yaml"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		require.NotEqual(t, 0, code)
+		require.Contains(t, stderr, "read config file: open /nonexistent/gpuletd.yaml", args)
+	}
+	code, _, stderr := runCLI(t, "tritonserver", "--model-repository=/models", "--config")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "tritonserver: --config needs a value")
+}
