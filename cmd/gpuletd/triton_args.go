@@ -256,6 +256,9 @@ func (s *tritonState) fields() (tritonArgs, error) {
 	if s.repository == "" {
 		return tritonArgs{}, fmt.Errorf("give --model-repository=DIR, as tritonserver asks")
 	}
+	if scheme, _, remote := strings.Cut(s.repository, "://"); remote {
+		return tritonArgs{}, fmt.Errorf("--model-repository=%s: gpuletd reads a model repository on this machine, not from %s://; copy it into a folder (or mount it) and give that", s.repository, scheme)
+	}
 	s.set("model_repository", s.repository, "model-repository")
 	addr := func(host, dflt, port, dport string) string {
 		return net.JoinHostPort(cmp.Or(host, dflt), cmp.Or(port, dport))

@@ -61,6 +61,7 @@ func TestParseTritonArgs(t *testing.T) {
 				"tritonserver flag --model-load-thread-count ignored: it tunes Triton's own machinery, which gpuletd does not have",
 				"tritonserver flag --exit-timeout-secs ignored: gpuletd drains its queues on SIGTERM; give the service manager the time (systemd's TimeoutStopSec=, docker's --stop-timeout)"}, ""},
 		{"no repository", []string{"--http-port=8000"}, nil, nil, "give --model-repository=DIR"},
+		{"cloud storage", []string{"--model-repository=s3://bucket/models"}, nil, nil, "gpuletd reads a model repository on this machine, not from s3://"},
 		{"two repositories", []string{"--model-repository=/a", "--model-repository=/b"}, nil, nil, "--model-repository is given 2 times: gpuletd serves one model repository"},
 		{"an unknown flag", []string{"--model-repository=/models", "--bogus=1"}, nil, nil, "--bogus: not a tritonserver flag gpuletd reads"},
 		{"not a flag", []string{"/models"}, nil, nil, `"/models" is not one of tritonserver's flags`},
