@@ -123,6 +123,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 			func(err error) { log.Warn("trace extension: opentelemetry", zap.Error(err)) }))
 	}
 	defer n.traces.close() // after the servers stopped: every trace taken is written
+	if _, err := n.traces.update("", startTraceSettings(cfg.Trace)); err != nil {
+		return fmt.Errorf("apply the trace settings of trace.level, rate, count, log_frequency and file: %w", err)
+	}
 	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.shm.openCUDA = openCUDAMemory(func() []string { return n.conf().ONNXRuntime.CUDALibraryDirs })
 	n.cfg.Store(&cfg)

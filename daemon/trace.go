@@ -777,3 +777,18 @@ func (tr *reqTrace) executorTimes(sent time.Time, trip, held, queue, compute tim
 	tr.exec.ran = tr.exec.queued.Add(queue)
 	tr.exec.compute = compute
 }
+
+// startTraceSettings are the global trace settings the configuration
+// starts the daemon with (trace.level, rate, count, log_frequency and
+// file, Triton's --trace-config at start), as the trace extension takes
+// them.
+func startTraceSettings(c config.Trace) map[string][]string {
+	level := c.Level
+	if len(level) == 0 {
+		level = []string{traceOff}
+	}
+	return map[string][]string{
+		traceLevel: level, traceRate: {strconv.FormatInt(c.Rate, 10)}, traceCount: {strconv.FormatInt(c.Count, 10)},
+		logFrequency: {strconv.FormatInt(c.LogFrequency, 10)}, traceFile: {c.File},
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/config"
 )
 
 func TestTraceSettingsRefuseWhatTheyCannotDo(t *testing.T) {
@@ -319,4 +321,28 @@ func TestExecutorTimesStayInsideTheRoundTrip(t *testing.T) {
 			require.False(t, end.After(sent.Add(tc.trip)), "compute ends before the answer is back: %v", end.Sub(sent))
 		})
 	}
+}
+
+// The configuration's trace settings are the ones the daemon starts with:
+// the defaults change nothing, others are the extension's settings at once
+// and sample as they say.
+func TestTraceSettingsAtStart(t *testing.T) {
+	fresh := newTestTracer(t, t.TempDir())
+	before := traceSettingsOf(t, fresh, "")
+	_, err := fresh.update("", startTraceSettings(config.Default().Trace))
+	require.NoError(t, err)
+	require.Equal(t, before, traceSettingsOf(t, fresh, ""), "the defaults are Triton's, the tracer's own")
+
+	c := config.Default().Trace
+	c.Level, c.Rate, c.Count, c.LogFrequency, c.File = []string{traceTimestamps}, 2, 3, 10, "start.json"
+	tr := newTestTracer(t, t.TempDir())
+	got, err := tr.update("", startTraceSettings(c))
+	require.NoError(t, err)
+	require.Equal(t, []string{traceTimestamps}, got[traceLevel])
+	require.Equal(t, []string{"2"}, got[traceRate])
+	require.Equal(t, []string{"3"}, got[traceCount])
+	require.Equal(t, []string{"10"}, got[logFrequency])
+	require.Equal(t, "start.json", filepath.Base(got[traceFile][0]))
+	require.Nil(t, tr.sample("m", "m", 1, time.Now(), nil))
+	require.NotNil(t, tr.sample("m", "m", 1, time.Now(), nil), "one in two")
 }

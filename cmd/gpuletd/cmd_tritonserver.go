@@ -27,7 +27,8 @@ cover: REST on 0.0.0.0:8000 (--http-address, --http-port), gRPC on 8001
 --http-restricted-api and --grpc-restricted-protocol (auth.restricted_apis),
 --cache-config local,size=N, --grpc-use-ssl with --grpc-server-cert,
 --grpc-server-key, --grpc-use-ssl-mutual and --grpc-root-cert (tls, for REST
-too), --trace-config mode=, opentelemetry,url=, resource= and bsp_*=,
+too), --trace-config (level=, rate=, count=, log-frequency=, file=, mode=,
+opentelemetry,url=, resource= and bsp_*=),
 --log-verbose, --log-info and --log-warning. Flags that tune Triton's own
 machinery (thread counts, memory pools, backends) are taken and said to be
 ignored; a flag whose meaning gpuletd cannot give is refused with why. Each

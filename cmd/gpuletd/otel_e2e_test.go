@@ -24,7 +24,8 @@ import (
 // test): a traced pipeline request arrives there as spans in one trace —
 // the request's, the pipeline's, each step's model span under the
 // pipeline's and each step's compute span — and the trace settings say
-// where traces go. With trace_rate 0 only the requests that bring a
+// where traces go, tracing from the start as the configuration says. With
+// trace_rate 0 only the requests that bring a
 // sampled W3C trace context are traced, over REST (headers) and gRPC
 // (metadata), each in the caller's trace under the caller's span.
 func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
@@ -90,13 +91,18 @@ func TestTracesGoToAnOpenTelemetryCollector(t *testing.T) {
 	grpcAddr := freeAddr(t)
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms",
 		"GPULETD_TRACE_MODE=opentelemetry", "GPULETD_TRACE_OPENTELEMETRY_URL="+col.URL+"/v1/traces", "GPULETD_GRPC_LISTEN="+grpcAddr,
-		"OTEL_RESOURCE_ATTRIBUTES=deployment.environment=e2e%20test", "OTEL_BSP_SCHEDULE_DELAY=200"))
+		"OTEL_RESOURCE_ATTRIBUTES=deployment.environment=e2e%20test", "OTEL_BSP_SCHEDULE_DELAY=200",
+		"GPULETD_TRACE_LEVEL=[TIMESTAMPS]", "GPULETD_TRACE_RATE=1"))
 	base := "http://" + addr
 	url := base + "/v2/models/" + modelzoo.PipelineName
 	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 }, 2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
 
-	r := do(t, "POST", base+"/v2/trace/setting", []byte(`{"trace_level": ["TIMESTAMPS"], "trace_rate": "1"}`), nil)
+	// Tracing on from the start (trace.level, trace.rate), as Triton's
+	// --trace-config level=TIMESTAMPS --trace-config rate=1.
+	r := do(t, "GET", base+"/v2/trace/setting", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
+	require.Contains(t, string(r.body), `"trace_level":["TIMESTAMPS"]`)
+	require.Contains(t, string(r.body), `"trace_rate":"1"`)
 	require.Contains(t, string(r.body), `"trace_mode":"opentelemetry"`)
 	r = do(t, "POST", base+"/v2/trace/setting", []byte(`{"trace_level": ["TENSORS"]}`), nil)
 	require.Equal(t, 400, r.code, string(r.body))

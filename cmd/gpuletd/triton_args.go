@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -336,6 +337,12 @@ func (s *tritonState) fields() (tritonArgs, error) {
 			s.set("trace.opentelemetry_bsp_max_export_batch_size", s.trace[k], "trace-config")
 		case "opentelemetry,bsp_schedule_delay":
 			s.set("trace.opentelemetry_bsp_schedule_delay", s.trace[k]+"ms", "trace-config")
+		case "level":
+			s.set("trace.level", yamlList(strings.Split(s.trace[k], "\x00")), "trace-config")
+		case "rate", "count", "file":
+			s.set("trace."+k, s.trace[k], "trace-config")
+		case "log-frequency":
+			s.set("trace.log_frequency", s.trace[k], "trace-config")
 		}
 	}
 	return s.out, nil
@@ -350,15 +357,20 @@ func (s *tritonState) traceSetting(e string) error {
 	switch key {
 	case "mode", "opentelemetry,url", "opentelemetry,bsp_max_queue_size", "opentelemetry,bsp_max_export_batch_size", "opentelemetry,bsp_schedule_delay":
 		s.trace[key] = value
-	case "opentelemetry,resource":
+	case "opentelemetry,resource", "level":
 		if old, ok := s.trace[key]; ok {
 			value = old + "\x00" + value
 		}
 		s.trace[key] = value
-	case "level", "rate", "count", "log-frequency", "file", "triton,file", "triton,log-frequency":
-		s.out.notes = append(s.out.notes, fmt.Sprintf("tritonserver flag --trace-config %s ignored at start: gpuletd takes its trace settings at run time (gpuletd trace set, or POST /v2/trace/setting)", e))
+	case "rate", "count", "log-frequency", "triton,log-frequency":
+		s.trace[strings.TrimPrefix(key, "triton,")] = value
+	case "file", "triton,file":
+		s.trace["file"] = filepath.Base(value)
+		if filepath.Base(value) != value {
+			s.out.notes = append(s.out.notes, fmt.Sprintf("tritonserver flag --trace-config %s: the traces go to %s under gpuletd's state_dir, in traces/", e, filepath.Base(value)))
+		}
 	default:
-		return fmt.Errorf("--trace-config=%s: gpuletd reads mode=, opentelemetry,url=, opentelemetry,resource= and opentelemetry,bsp_*= (level, rate, count, log-frequency and file are set at run time)", e)
+		return fmt.Errorf("--trace-config=%s: gpuletd reads mode=, level=, rate=, count=, log-frequency=, file=, opentelemetry,url=, opentelemetry,resource= and opentelemetry,bsp_*=", e)
 	}
 	return nil
 }

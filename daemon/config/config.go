@@ -125,7 +125,23 @@ type Trace struct {
 	// sends, and as many queued are sent at once (Triton's
 	// bsp_max_export_batch_size).
 	OpenTelemetryBSPMaxExportBatchSize int `yaml:"opentelemetry_bsp_max_export_batch_size"`
+	// Level, Rate, Count, LogFrequency and File are the global trace
+	// settings the daemon starts with (Triton's --trace-config level=,
+	// rate=, count=, log-frequency=, file=); the trace extension changes
+	// them at run time. An empty Level is OFF.
+	Level        []string `yaml:"level"`
+	Rate         int64    `yaml:"rate"`
+	Count        int64    `yaml:"count"`
+	LogFrequency int64    `yaml:"log_frequency"`
+	File         string   `yaml:"file"`
 }
+
+// The trace levels of trace.level.
+const (
+	TraceLevelOff        = "OFF"
+	TraceLevelTimestamps = "TIMESTAMPS"
+	TraceLevelTensors    = "TENSORS"
+)
 
 // TLS configures HTTPS on listen and TLS on grpc_listen (Triton's
 // --grpc-use-ssl with --grpc-server-cert and --grpc-server-key).
@@ -331,7 +347,9 @@ func Default() Config {
 		},
 		// The batch span processor's defaults are OpenTelemetry's SDKs' (and so Triton's).
 		Trace: Trace{Mode: TraceModeTriton, OpenTelemetryResource: []string{}, OpenTelemetryBSPMaxQueueSize: 2048,
-			OpenTelemetryBSPScheduleDelay: Duration(5 * time.Second), OpenTelemetryBSPMaxExportBatchSize: 512},
+			OpenTelemetryBSPScheduleDelay: Duration(5 * time.Second), OpenTelemetryBSPMaxExportBatchSize: 512,
+			// Triton's trace defaults: off, one request in 1 000, no count, written when tracing stops.
+			Level: []string{}, Rate: 1000, Count: -1, File: "trace.json"},
 		Auth:        Auth{AllowedHosts: []string{}, AllowedOrigins: []string{}, RestrictedAPIs: []string{}},
 		ONNXRuntime: ONNXRuntime{Provider: "cuda", CUDALibraryDirs: []string{}},
 		MPS:         MPS{ControlBinary: "nvidia-cuda-mps-control"},

@@ -174,6 +174,7 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("trace.opentelemetry_resource[%d]", i), kv, "give key=value, such as deployment.environment=prod")
 		}
 	}
+	validateTraceStart(c.Trace, func(field, value, why string) { bad(field, value, why) })
 	if c.Trace.OpenTelemetryBSPMaxQueueSize < 1 {
 		bad("trace.opentelemetry_bsp_max_queue_size", strconv.Itoa(c.Trace.OpenTelemetryBSPMaxQueueSize), "give a number of spans from 1 (default 2048)")
 	}
