@@ -19,8 +19,8 @@ import (
 // TestTritonServerCommandLine runs the daemon as a container that ran
 // Triton would: gpuletd tritonserver with tritonserver's flags over a
 // Triton repository. The ports, explicit model control, strict readiness,
-// the restricted repository API and Triton's own tuning flags (noted as
-// ignored) all take.
+// the restricted repository API, tracing from the start and Triton's own
+// tuning flags (noted as ignored) all take.
 func TestTritonServerCommandLine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
@@ -36,7 +36,8 @@ func TestTritonServerCommandLine(t *testing.T) {
 	cmd := exec.Command(testbin.Gpuletd(t), "tritonserver", "--model-repository="+repo, "--http-address=127.0.0.1", "--http-port", httpPort,
 		"--grpc-address=127.0.0.1", "--grpc-port="+grpcPort, "--metrics-address=127.0.0.1", "--metrics-port="+metricsPort,
 		"--model-control-mode=explicit", "--load-model=mlp", "--http-restricted-api=model-repository:admin-key=k2",
-		"--backend-config=onnxruntime,default-max-batch-size=4", "--exit-timeout-secs=30")
+		"--backend-config=onnxruntime,default-max-batch-size=4", "--exit-timeout-secs=30",
+		"--trace-config", "level=TIMESTAMPS", "--trace-config=rate=1", "--trace-config=triton,file=/var/log/trace.json")
 	cmd.Env = daemonEnv(t, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_AUTH_ADMIN_TOKEN=secret")
 	logs := &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
@@ -73,6 +74,10 @@ func TestTritonServerCommandLine(t *testing.T) {
 	require.Equal(t, 403, do(t, "POST", load, nil, map[string]string{"Authorization": "Bearer secret"}).code, "restricted")
 	r := do(t, "POST", load, nil, map[string]string{"admin-key": "k2"})
 	require.Contains(t, []int{200, 503}, r.code, "the key stands for the token: loaded (503 while it is profiled): %s", r.body)
+	r = do(t, "GET", base+"/v2/trace/setting", nil, nil)
+	require.Contains(t, string(r.body), `"trace_level":["TIMESTAMPS"]`, "tracing from the start")
+	require.Contains(t, string(r.body), `"trace_rate":"1"`)
+	require.Contains(t, string(r.body), `/traces/trace.json"`)
 	require.Contains(t, logs.String(), "tritonserver flag --backend-config ignored")
 	require.Contains(t, logs.String(), "tritonserver flag --exit-timeout-secs ignored")
 
