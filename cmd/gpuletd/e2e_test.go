@@ -83,23 +83,7 @@ func startDaemonUnder(t testing.TB, env []string, wrapper ...string) (addr strin
 func startDaemonOn(t testing.TB, addr string, env []string, wrapper ...string) (_ string, logs *testbin.SyncBuffer, pid int) {
 	t.Helper()
 	argv := append(append([]string(nil), wrapper...), testbin.Gpuletd(t), "serve")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(env, "GPULETD_LISTEN="+addr)
-	logs = &testbin.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case err := <-done:
-			require.NoError(t, err, "daemon exits cleanly on SIGINT; logs:\n%s", logs)
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("daemon did not stop within 30s of SIGINT; logs:\n%s", logs)
-		}
-	})
+	logs, done, pid := runDaemonProcess(t, argv, append(env, "GPULETD_LISTEN="+addr))
 	scheme, probe := probeClient(t, env)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -112,13 +96,38 @@ func startDaemonOn(t testing.TB, addr string, env []string, wrapper ...string) (
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return addr, logs, cmd.Process.Pid
+				return addr, logs, pid
 			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("daemon did not become live; logs:\n%s", logs)
 	return "", nil, 0
+}
+
+// runDaemonProcess starts the daemon's command line argv with env until
+// the test ends, when it must exit cleanly on SIGINT; done says when it
+// exits.
+func runDaemonProcess(t testing.TB, argv, env []string) (logs *testbin.SyncBuffer, done <-chan error, pid int) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	logs = &testbin.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case err := <-exited:
+			require.NoError(t, err, "daemon exits cleanly on SIGINT; logs:\n%s", logs)
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("daemon did not stop within 30s of SIGINT; logs:\n%s", logs)
+		}
+	})
+	return logs, exited, cmd.Process.Pid
 }
 
 // probeClient is how a daemon started with env is reached: over https,

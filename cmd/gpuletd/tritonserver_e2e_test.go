@@ -3,8 +3,6 @@ package main
 import (
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,26 +31,12 @@ func TestTritonServerCommandLine(t *testing.T) {
 		return p
 	}
 	httpPort, grpcPort, metricsPort := port(), port(), port()
-	cmd := exec.Command(testbin.Gpuletd(t), "tritonserver", "--model-repository="+repo, "--http-address=127.0.0.1", "--http-port", httpPort,
-		"--grpc-address=127.0.0.1", "--grpc-port="+grpcPort, "--metrics-address=127.0.0.1", "--metrics-port="+metricsPort,
+	logs, _, _ := runDaemonProcess(t, []string{testbin.Gpuletd(t), "tritonserver", "--model-repository=" + repo, "--http-address=127.0.0.1", "--http-port", httpPort,
+		"--grpc-address=127.0.0.1", "--grpc-port=" + grpcPort, "--metrics-address=127.0.0.1", "--metrics-port=" + metricsPort,
 		"--model-control-mode=explicit", "--load-model=mlp", "--http-restricted-api=model-repository:admin-key=k2",
 		"--backend-config=onnxruntime,default-max-batch-size=4", "--exit-timeout-secs=30",
-		"--trace-config", "level=TIMESTAMPS", "--trace-config=rate=1", "--trace-config=triton,file=/var/log/trace.json")
-	cmd.Env = daemonEnv(t, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_AUTH_ADMIN_TOKEN=secret")
-	logs := &testbin.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case err := <-done:
-			require.NoError(t, err, "logs:\n%s", logs)
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	})
+		"--trace-config", "level=TIMESTAMPS", "--trace-config=rate=1", "--trace-config=triton,file=/var/log/trace.json"},
+		daemonEnv(t, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_AUTH_ADMIN_TOKEN=secret"))
 	base := "http://127.0.0.1:" + httpPort
 	require.Eventually(t, func() bool {
 		resp, err := http.Get(base + "/v2/health/ready")
