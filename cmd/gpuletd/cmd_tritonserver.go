@@ -31,7 +31,9 @@ too), --trace-config (level=, rate=, count=, log-frequency=, file=, mode=,
 opentelemetry,url=, resource= and bsp_*=),
 --log-verbose, --log-info and --log-warning. Flags that tune Triton's own
 machinery (thread counts, memory pools, backends) are taken and said to be
-ignored; a flag whose meaning gpuletd cannot give is refused with why. Each
+ignored; a flag whose meaning gpuletd cannot give is refused with why.
+--print-config prints the configuration the flags make, each field with the
+flag that set it (as gpuletd config), instead of serving. Each
 model still needs an SLO: the parameter slo in its config.pbtxt, or
 default_slo (GPULETD_DEFAULT_SLO) for all. gpuletd config shows each field
 with the flag that set it. For example:
@@ -46,11 +48,19 @@ with the flag that set it. For example:
 			if err != nil {
 				return &exitError{code: 2, msg: "tritonserver: " + err.Error()}
 			}
+			printOnly := slices.Contains(args, printConfigFlag)
+			args = slices.DeleteFunc(args, func(a string) bool { return a == printConfigFlag })
 			t, err := parseTritonArgs(args)
 			if err != nil {
 				return &exitError{code: 2, msg: "tritonserver: " + err.Error()}
 			}
 			g.overrides, g.notes = t.overrides, t.notes
+			if printOnly {
+				config := newConfigCmd(g)
+				config.SetOut(cmd.OutOrStdout())
+				config.SetErr(cmd.ErrOrStderr())
+				return config.RunE(config, nil)
+			}
 			serve := newServeCmd(g)
 			serve.SetContext(cmd.Context())
 			serve.SetOut(cmd.OutOrStdout())
@@ -59,6 +69,10 @@ with the flag that set it. For example:
 		},
 	}
 }
+
+// printConfigFlag has tritonserver print the configuration its flags make,
+// as gpuletd config does, instead of serving: the start of a gpuletd.yaml.
+const printConfigFlag = "--print-config"
 
 // takeGpuletdFlags sets gpuletd's own global flags found among args
 // (--config, --log-level: cobra leaves them there when it does not parse a

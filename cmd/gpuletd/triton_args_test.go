@@ -110,3 +110,16 @@ func TestTritonServerTakesGpuletdFlags(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "tritonserver: --config needs a value")
 }
+
+// --print-config prints the configuration tritonserver's flags make, each
+// field with the flag that set it, and the flags ignored, serving nothing.
+func TestTritonServerPrintsItsConfiguration(t *testing.T) {
+	code, out, stderr := runCLI(t, "tritonserver", "--print-config", "--model-repository=/models", "--http-port=9000",
+		"--model-control-mode=explicit", "--load-model=a", "--backend-config=onnxruntime,x=1")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "listen: 0.0.0.0:9000 # flag --http-port\n")
+	require.Contains(t, out, "model_repository: /models # flag --model-repository\n")
+	require.Contains(t, out, "startup_models: [a] # flag --load-model\n")
+	require.Contains(t, out, "strict_readiness: true # flag --strict-readiness\n")
+	require.Contains(t, stderr, "warning: tritonserver flag --backend-config ignored")
+}
