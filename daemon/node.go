@@ -17,7 +17,7 @@ import (
 // node is the daemon's live state: what it serves, on what, and how.
 type node struct {
 	cfg atomic.Pointer[config.Config] // replaced whole on reload
-	// restricted is cfg's auth.restricted_apis read (restrictionOf).
+	// restricted is cfg's auth.restricted_apis read (restrictions).
 	restricted atomic.Pointer[restrictedAPIs]
 	log        *zap.Logger
 	started    time.Time // when the daemon started (the status's uptime)

@@ -53,9 +53,9 @@ const (
 
 // Trace levels.
 const (
-	traceOff        = "OFF"
-	traceTimestamps = "TIMESTAMPS"
-	traceTensors    = "TENSORS"
+	traceOff        = config.TraceLevelOff
+	traceTimestamps = config.TraceLevelTimestamps
+	traceTensors    = config.TraceLevelTensors
 )
 
 // traceLevels are the levels a stream traces at: none (OFF), TIMESTAMPS,
@@ -137,20 +137,15 @@ func (c *traceConfig) set(name string, values []string) error {
 	switch name {
 	case traceLevel:
 		var l traceLevels
-		bad := len(values) == 0
 		for _, v := range values {
 			switch v {
 			case traceTimestamps:
 				l |= levelTimestamps
 			case traceTensors:
 				l |= levelTensors
-			case traceOff:
-				bad = bad || len(values) > 1 // OFF stands alone
-			default:
-				bad = true
 			}
 		}
-		if bad {
+		if len(values) == 0 || !config.TraceLevelsValid(values) {
 			return fmt.Errorf("%w: %s %q: give [\"%s\"], [\"%s\"], both, or [\"%s\"]", errTraceSetting, name, values, traceTimestamps, traceTensors, traceOff)
 		}
 		if l&levelTensors != 0 && c.mode == config.TraceModeOpenTelemetry {
@@ -161,18 +156,14 @@ func (c *traceConfig) set(name string, values []string) error {
 		// 0 takes no request by the rate: only those that bring a
 		// sampled trace context (trace_context.go), which only a
 		// collector's traces join, as Triton's rate=0 has it.
-		least := int64(1)
-		if c.mode == config.TraceModeOpenTelemetry {
-			least = 0
-		}
-		c.rate, err = number(least)
+		c.rate, err = number(config.MinTraceRate(c.mode))
 	case traceCount:
 		c.count, err = number(-1)
 	case logFrequency:
 		c.frequency, err = number(0)
 	case traceFile:
 		var v string
-		if v, err = one(); err == nil && (v == "" || strings.ContainsRune(v, '/') || !filepath.IsLocal(v)) {
+		if v, err = one(); err == nil && !config.TraceFileName(v) {
 			err = fmt.Errorf("%w: %s %q: give a file name; traces are written in the daemon's state directory, under traces/", errTraceSetting, name, v)
 		}
 		c.file = v

@@ -306,10 +306,10 @@ func (l *loop) worker() {
 		}
 		if canIsolate(j, err) {
 			batchErr := err
-			if outs, info, each, err = runApart(j, rf, check); err != nil {
-				// A part found the device failed for good: finish answers
-				// each request by what became of its part.
-			} else if !slices.Contains(each, nil) { // none ran apart either: the model may fail them all
+			// err: a part found the device failed for good, and finish
+			// answers each request by what became of its part.
+			outs, info, each, err = runApart(j, rf, check)
+			if err == nil && !slices.Contains(each, nil) { // none ran apart either: the model may fail them all
 				now := time.Now()
 				for k := range each {
 					each[k] = probed.blame(j, each[k], now)

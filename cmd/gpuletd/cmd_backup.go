@@ -110,7 +110,7 @@ the configured state_dir is copied directly (this needs read access to it).`,
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", urlUsage)
-	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	cmd.Flags().BoolVar(&force, "force", false, "replace FILE when it exists")
 	cmd.Flags().IntVar(&keep, "keep", 0, "with a FOLDER: then remove this host's older backups there (gpuletd-<host>-<time>.db), keeping the newest N; 0 keeps all")
 	return cmd

@@ -88,7 +88,7 @@ or take room the others need.`,
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", urlUsage)
-	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --dry-run: print the daemon's answer as it is (the exit status as without)")
@@ -123,7 +123,7 @@ stays in the repository; load it again with gpuletd models load.`,
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", urlUsage)
-	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	return cmd
 }
 

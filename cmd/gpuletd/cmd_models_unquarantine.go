@@ -50,6 +50,6 @@ event (kind request_quarantined) records it.`,
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", urlUsage)
-	cmd.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	return cmd
 }

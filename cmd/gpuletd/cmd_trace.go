@@ -148,7 +148,7 @@ trace file under the configured state_dir's traces/ folder.`,
 		c.Flags().StringVar(&model, "model", "", "a model's own settings instead of the global ones")
 		_ = c.RegisterFlagCompletionFunc("model", g.completeModelFlag)
 	}
-	set.Flags().StringVar(&token, "token", "", "the admin token, needed off loopback (default: the configuration's auth.admin_token)")
+	set.Flags().StringVar(&token, "token", "", tokenUsage)
 	cmd.AddCommand(set, summary)
 	return cmd
 }

@@ -56,13 +56,7 @@ func (d *daemonAPI) addHeaders(given []string) error {
 		}
 		header[name] = strings.TrimSpace(value)
 	}
-	base := d.client
-	if t, ok := base.Transport.(loadgen.HeaderTransport); ok { // the configuration's: replaced, not stacked
-		c := *base
-		c.Transport = t.Base
-		base = &c
-	}
-	d.header, d.client = header, loadgen.WithHeader(base, header)
+	d.header, d.client = header, loadgen.WithHeader(d.client, header)
 	return nil
 }
 
@@ -157,6 +151,10 @@ func trustConfig(c config.TLS) (*tls.Config, error) {
 	}
 	return tc, nil
 }
+
+// tokenUsage is the --token flag's usage in every command that makes an
+// admin call.
+const tokenUsage = "the admin token, needed off loopback (default: the configuration's auth.admin_token)"
 
 // urlUsage is the --url flag's usage in every command that reaches a
 // daemon.

@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // RestrictableAPIs are the groups of the inference APIs that
@@ -54,13 +57,13 @@ func parseRestriction(e string) ([]string, Restriction, error) {
 	if !ok || !hasValue || header == "" {
 		return nil, Restriction{}, fmt.Errorf("%s%s", restrictedUsage, strings.Join(RestrictableAPIs, ", "))
 	}
-	if !headerToken(header) || strings.HasPrefix(strings.ToLower(header), "grpc-") {
+	if !httpguts.ValidHeaderFieldName(header) || strings.HasPrefix(strings.ToLower(header), "grpc-") {
 		return nil, Restriction{}, fmt.Errorf("header %q: give a header name of letters, digits and -, not one of gRPC's own (grpc-...)", header)
 	}
 	var apis []string
 	for _, api := range strings.Split(list, ",") {
 		api = strings.TrimSpace(api)
-		if !oneOfStrings(api, RestrictableAPIs) {
+		if !slices.Contains(RestrictableAPIs, api) {
 			return nil, Restriction{}, fmt.Errorf("api %q: the apis are %s", api, strings.Join(RestrictableAPIs, ", "))
 		}
 		apis = append(apis, api)
@@ -76,25 +79,6 @@ func RedactRestriction(e string) string {
 		return list + ":" + header + "=<redacted>"
 	}
 	return e
-}
-
-// headerToken says whether name may name an HTTP header (RFC 9110's token).
-func headerToken(name string) bool {
-	for _, c := range name {
-		if c > 0x7e || c <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, c) {
-			return false
-		}
-	}
-	return name != ""
-}
-
-func oneOfStrings(s string, set []string) bool {
-	for _, v := range set {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // validateRestrictions reports each entry of auth.restricted_apis that does

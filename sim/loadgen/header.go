@@ -7,40 +7,47 @@ import (
 )
 
 // WithHeader is c with header set on every request it sends (none: c as
-// it is).
+// it is), in place of the headers c set already (a client WithHeader
+// made).
 func WithHeader(c *http.Client, header map[string]string) *http.Client {
-	if len(header) == 0 {
+	t, wrapped := c.Transport.(headerTransport)
+	if len(header) == 0 && !wrapped {
 		return c
 	}
-	base := c.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	out := *c
-	out.Transport = HeaderTransport{Base: base, Header: header}
+	out.Transport = c.Transport
+	if wrapped {
+		out.Transport = t.base
+	}
+	if len(header) > 0 {
+		if out.Transport == nil {
+			out.Transport = http.DefaultTransport
+		}
+		out.Transport = headerTransport{base: out.Transport, header: header}
+	}
 	return &out
 }
 
-// HeaderTransport sets its headers on every request it sends through Base
+// headerTransport sets its headers on every request it sends through base
 // (WithHeader).
-type HeaderTransport struct {
-	Base   http.RoundTripper
-	Header map[string]string
+type headerTransport struct {
+	base   http.RoundTripper
+	header map[string]string
 }
 
 // RoundTrip sends a copy of r with the headers set.
-func (t HeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context()) // a RoundTripper leaves the caller's request as it was
-	for k, v := range t.Header {
+	for k, v := range t.header {
 		r.Header.Set(k, v)
 	}
-	return t.Base.RoundTrip(r)
+	return t.base.RoundTrip(r)
 }
 
 // CloseIdleConnections closes the connections the transport under it
 // keeps, as http.Client.CloseIdleConnections asks of a transport.
-func (t HeaderTransport) CloseIdleConnections() {
-	if c, ok := t.Base.(interface{ CloseIdleConnections() }); ok {
+func (t headerTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }
