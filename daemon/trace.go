@@ -110,8 +110,12 @@ type traceConfig struct {
 	file      string
 }
 
-// defaultTraceConfig is Triton's defaults, the file named.
-var defaultTraceConfig = traceConfig{mode: config.TraceModeTriton, rate: 1000, count: -1, file: "trace.json"}
+// defaultTraceConfig is Triton's defaults, the file named: the
+// configuration's trace settings at start (config.Default), tracing off.
+var defaultTraceConfig = func() traceConfig {
+	d := config.Default().Trace
+	return traceConfig{mode: d.Mode, rate: d.Rate, count: d.Count, frequency: d.LogFrequency, file: d.File}
+}()
 
 // set takes one setting's value (a JSON string or array of strings, or a
 // gRPC value list).
