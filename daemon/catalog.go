@@ -22,7 +22,7 @@ import (
 // that are loaded (all of them at start; the repository API loads and
 // unloads them).
 type catalog struct {
-	root   string
+	roots  repository.Roots // the model repositories, in order
 	opts   repository.Options
 	st     *store.Store
 	events *events
@@ -50,17 +50,17 @@ type catalog struct {
 	unloaded map[string]time.Time
 }
 
-func newCatalog(root string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
+func newCatalog(roots []string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
 	opts := RepositoryOptions(defaultSLO)
 	opts.Digests = repository.NewDigestCache() // the index and reloads read unchanged files once
-	return &catalog{root: root, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{},
+	return &catalog{roots: roots, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{},
 		pipelines: map[string]*repository.Model{}, uploaded: map[string]string{}, notLoaded: map[string]bool{}}
 }
 
 // scan reads the repository and serves its good models that startup (the
 // startup_models setting) selects.
 func (c *catalog) scan(ctx context.Context, startup []string) (startupSelection, error) {
-	ix, err := repository.Scan(c.root, c.opts)
+	ix, err := repository.Scan(c.roots, c.opts)
 	if err != nil {
 		return startupSelection{}, err
 	}
@@ -199,7 +199,11 @@ func (c *catalog) load(ctx context.Context, name string, override []byte, root s
 func (c *catalog) read(name string, override []byte, root string) ([]*repository.Model, error) {
 	opts := c.opts
 	opts.Override = override
-	return repository.LoadVersions(cmp.Or(root, c.root), name, opts)
+	roots := c.roots
+	if root != "" {
+		roots = repository.Roots{root}
+	}
+	return repository.LoadVersions(roots, name, opts)
 }
 
 // noteBroken keeps the repository entry name's state after reading it
@@ -365,7 +369,7 @@ func byName(ms map[string]*repository.Model) []*repository.Model {
 // served from uploaded files in place of (or beside) the repository's, for
 // the repository index API, by name and then version.
 func (c *catalog) indexEntries(ctx context.Context) ([]repoEntry, error) {
-	ix, err := repository.Scan(c.root, c.opts)
+	ix, err := repository.Scan(c.roots, c.opts)
 	if err != nil {
 		return nil, err
 	}

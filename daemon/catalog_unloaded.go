@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 )
@@ -18,7 +16,7 @@ import (
 // folder family, was unloaded at at; one loaded from uploaded files alone
 // has no folder to load again, and is not noted. c.mu is held.
 func (c *catalog) markUnloaded(name, family string, at time.Time) {
-	if st, err := os.Stat(filepath.Join(c.root, family)); err != nil || !st.IsDir() {
+	if len(c.roots.Holders(family)) == 0 {
 		return
 	}
 	if c.unloaded == nil {

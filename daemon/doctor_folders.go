@@ -62,11 +62,14 @@ func folderChecks(cfg config.Config) []FolderCheck {
 		return err.Error()
 	}
 	db := store.Files(filepath.Join(cfg.StateDir, store.FileName))
-	checks := []FolderCheck{
-		{Field: "model_repository", Path: cfg.ModelRepository, For: me, Problem: problem(checkRepository(cfg.ModelRepository))},
+	var checks []FolderCheck
+	for i, root := range cfg.ModelRepositories() {
+		checks = append(checks, FolderCheck{Field: config.RepositoryField(i), Path: root, For: me, Problem: problem(checkRepository(i, root))})
+	}
+	checks = append(checks, []FolderCheck{
 		{Field: "state_dir", Path: cfg.StateDir, For: me, Problem: problem(folderProblem(cfg.StateDir, db...))},
 		{Field: "runtime_dir", Path: cfg.RuntimeDir, For: me, Problem: problem(folderProblem(cfg.RuntimeDir))},
-	}
+	}...)
 	if os.Geteuid() == 0 {
 		if u, err := user.Lookup(serviceUser); err == nil {
 			if _, serr := os.Stat(cfg.StateDir); serr == nil {

@@ -14,12 +14,13 @@ import (
 	"github.com/gpulet/gpuletd/internal/modelopen"
 )
 
-// ModelsReport is a model repository as serve would read it: how many
-// folders it holds and which cannot be served, and what startup_models
-// would do with it (`gpuletd models check` lists the rest).
+// ModelsReport is the model repositories as serve would read them: how
+// many folders they hold and which cannot be served, and what
+// startup_models would do with them (`gpuletd models check` lists the
+// rest).
 type ModelsReport struct {
-	Path    string `json:"path"`
-	Folders int    `json:"folders"`
+	Paths   []string `json:"paths"` // the repositories, in order
+	Folders int      `json:"folders"`
 	// Broken maps each folder that cannot be served to why: a broken
 	// entry, or a pipeline whose step cannot be served.
 	Broken map[string]string `json:"broken"`
@@ -38,7 +39,7 @@ type ModelsReport struct {
 // startup_models set to startup and limits.max_request_body to
 // maxRequestBody.
 func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int64) *ModelsReport {
-	r := &ModelsReport{Path: ix.Root, Broken: map[string]string{}, Warnings: map[string]string{}}
+	r := &ModelsReport{Paths: ix.Roots, Broken: map[string]string{}, Warnings: map[string]string{}}
 	folders := map[string]bool{}
 	// Every servable by name, which a pipeline's step versions and variants
 	// are looked for among.
@@ -100,29 +101,32 @@ func RepositoryOptions(defaultSLO time.Duration) repository.Options {
 	return repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: defaultSLO}
 }
 
-// ScanRepository reads the model repository dir as serve does with cfg
+// ScanRepository reads the model repositories dirs as serve does with cfg
 // (its default_slo) on GPUs of the compute capabilities ccs
 // (ServedCapabilities), and loads each ONNX file in ONNX Runtime too
 // (which must be initialized), which serve leaves to the executors: a file
 // the runtime cannot load is found before a server is. A model with custom
 // operator libraries is opened in a child process of binary (OpenInChild).
-func ScanRepository(dir string, cfg config.Config, binary string, ccs []string) (*repository.Index, error) {
+func ScanRepository(dirs []string, cfg config.Config, binary string, ccs []string) (*repository.Index, error) {
 	o := RepositoryOptions(cfg.DefaultSLO.D())
 	o.Open = OpenInChild(binary)
 	o.ComputeCapabilities = ccs
-	return repository.Scan(dir, o)
+	return repository.Scan(dirs, o)
 }
 
-// modelsReport reads the repository of cfg (ONNX Runtime loaded) as serve
-// would on GPUs of the compute capabilities ccs; nil when the folder
+// modelsReport reads the repositories of cfg (ONNX Runtime loaded) as
+// serve would on GPUs of the compute capabilities ccs; nil when a folder
 // cannot be read, which the folder checks report.
 func modelsReport(cfg config.Config, binary string, ccs []string) *ModelsReport {
-	ix, err := ScanRepository(cfg.ModelRepository, cfg, binary, ccs)
+	ix, err := ScanRepository(cfg.ModelRepositories(), cfg, binary, ccs)
 	if err != nil {
 		return nil
 	}
 	return RepositoryReport(ix, cfg.StartupModels, int64(cfg.Limits.MaxRequestBody))
 }
+
+// Where names the repositories read, for a sentence.
+func (r *ModelsReport) Where() string { return strings.Join(r.Paths, " and ") }
 
 // WarningNames lists the servables with a warning, sorted.
 func (r *ModelsReport) WarningNames() []string { return slices.Sorted(maps.Keys(r.Warnings)) }
@@ -134,12 +138,12 @@ func (r *ModelsReport) BrokenNames() []string { return slices.Sorted(maps.Keys(r
 func (r *ModelsReport) Summary() string {
 	broken := r.BrokenNames()
 	if r.Folders == 0 {
-		return "no model folders in " + r.Path + " yet"
+		return "no model folders in " + r.Where() + " yet"
 	}
 	if len(broken) == 0 {
-		return fmt.Sprintf("%d folder(s) in %s, all can be served", r.Folders, r.Path)
+		return fmt.Sprintf("%d folder(s) in %s, all can be served", r.Folders, r.Where())
 	}
-	return fmt.Sprintf("%d of %d folder(s) in %s can be served; %s cannot", r.Folders-len(broken), r.Folders, r.Path, strings.Join(broken, ", "))
+	return fmt.Sprintf("%d of %d folder(s) in %s can be served; %s cannot", r.Folders-len(broken), r.Folders, r.Where(), strings.Join(broken, ", "))
 }
 
 // OpenInRuntime opens a model file in ONNX Runtime (initialized), after

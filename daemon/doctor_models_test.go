@@ -22,7 +22,7 @@ func TestRepositoryReport(t *testing.T) {
 		}
 		return m
 	}
-	ix := &repository.Index{Root: "/models",
+	ix := &repository.Index{Roots: repository.Roots{"/models", "/more"},
 		Models: map[string]*repository.Model{
 			"good": {Name: "good", Family: "good"}, "good:1": {Name: "good:1", Family: "good"},
 			"fine": pipe("fine", "good"), "halfbroken": pipe("halfbroken", "good", "bad"), "dangling": pipe("dangling", "gone"),
@@ -36,7 +36,7 @@ func TestRepositoryReport(t *testing.T) {
 		"halfbroken": "its step bad is broken, so the pipeline cannot run",
 		"dangling":   "its step gone is not in the repository, so the pipeline cannot run",
 	}, r.Broken)
-	require.Equal(t, "2 of 5 folder(s) in /models can be served; bad, dangling, halfbroken cannot", r.Summary())
+	require.Equal(t, "2 of 5 folder(s) in /models and /more can be served; bad, dangling, halfbroken cannot", r.Summary())
 	require.Empty(t, r.NotLoaded)
 	require.Empty(t, r.Warnings)
 
@@ -94,5 +94,5 @@ func TestRepositoryReport(t *testing.T) {
 	delete(ix.Broken, "bad")
 	delete(ix.Models, "halfbroken")
 	delete(ix.Models, "dangling")
-	require.Equal(t, "2 folder(s) in /models, all can be served", RepositoryReport(ix, nil, 64<<20).Summary())
+	require.Equal(t, "2 folder(s) in /models and /more, all can be served", RepositoryReport(ix, nil, 64<<20).Summary())
 }

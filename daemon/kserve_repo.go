@@ -246,7 +246,7 @@ func (n *node) writeUpload(name string, lr loadRequest) (string, *inferError) {
 func (n *node) loadRefusal(name, root string, err error) *inferError {
 	switch {
 	case errors.Is(err, repository.ErrNotFound):
-		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model" + repository.DidYouMean(n.catalog.root, name)}
+		return &inferError{code: http.StatusNotFound, reason: reasonUnknownModel, msg: "load " + name + ": the repository has no such model" + n.catalog.roots.DidYouMean(name)}
 	case errors.Is(err, repository.ErrInvalidModel):
 		return badRequest("%s", uploadedPaths(err.Error(), root, name))
 	}

@@ -89,28 +89,61 @@ func printInto(b *strings.Builder, dir, rel string, depth int) error {
 	return nil
 }
 
-// printRepository reads the print of every model folder in root. A folder
-// that cannot be read (its permissions being changed, say) is listed in
-// unreadable instead: it is neither loaded nor unloaded until it can be.
-func printRepository(root string) (prints map[string]folderPrint, unreadable []string, err error) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read model repository: %w", err)
+// printRepository reads the print of every model folder in the
+// repositories (printName). A folder that cannot be read (its permissions
+// being changed, say) is listed in unreadable instead: it is neither loaded
+// nor unloaded until it can be.
+func printRepository(roots []string) (prints map[string]folderPrint, unreadable []string, err error) {
+	held := map[string][]string{}
+	var names []string
+	for _, root := range roots {
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read model repository: %w", err)
+		}
+		for _, e := range entries {
+			if !repository.IsFolder(root, e) || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			if held[e.Name()] == nil {
+				names = append(names, e.Name())
+			}
+			held[e.Name()] = append(held[e.Name()], root)
+		}
 	}
 	prints = map[string]folderPrint{}
-	for _, e := range entries {
-		if !repository.IsFolder(root, e) || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		p, err := printFolder(filepath.Join(root, e.Name()))
+	for _, name := range names {
+		p, err := printName(held[name], name)
 		switch {
 		case err == nil:
-			prints[e.Name()] = p
+			prints[name] = p
 		case !errors.Is(err, fs.ErrNotExist): // not removed while read
-			unreadable = append(unreadable, e.Name())
+			unreadable = append(unreadable, name)
 		}
 	}
 	return prints, unreadable, nil
+}
+
+// printName is the print of the model folder name in the repositories that
+// hold it: its folder's, or with more than one, each folder's after its
+// repository, so that a copy appearing in a second repository, or leaving
+// it, changes the print too.
+func printName(holders []string, name string) (folderPrint, error) {
+	switch len(holders) {
+	case 0:
+		return "", fmt.Errorf("print model folder %s: %w", name, fs.ErrNotExist)
+	case 1:
+		return printFolder(filepath.Join(holders[0], name))
+	}
+	var b strings.Builder
+	for _, root := range holders {
+		p, err := printFolder(filepath.Join(root, name))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "%s\n%s", root, p)
+	}
+	return folderPrint(b.String()), nil
 }
 
 // goneFolder is what a poll saw of a folder that is no longer there; no
@@ -196,7 +229,7 @@ func (n *node) noteLoaded(name string) {
 	if n.repo == nil {
 		return
 	}
-	p, err := printFolder(filepath.Join(n.catalog.root, name))
+	p, err := printName(n.catalog.roots.Holders(name), name)
 	n.repo.markRead(name, p, err == nil)
 }
 
@@ -206,7 +239,7 @@ func (n *node) noteLoaded(name string) {
 // unload re-plans as the repository API's does, and says what it did and
 // why in an event.
 func (n *node) syncRepository(ctx context.Context, settle bool) {
-	now, unreadable, err := printRepository(n.catalog.root)
+	now, unreadable, err := printRepository(n.catalog.roots)
 	if err != nil {
 		n.log.Warn("follow the model repository", zap.Error(err))
 		return

@@ -1,12 +1,16 @@
 package daemon
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/daemon/repository"
 )
 
 func TestPrintFolder(t *testing.T) {
@@ -52,6 +56,43 @@ func TestPrintFolder(t *testing.T) {
 
 	_, err = printFolder(filepath.Join(dir, "nope"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// The prints of several repositories: a folder's print is its own while
+// one repository holds it, and changes when a copy appears in another or
+// leaves it, so that a poll reads the name again.
+func TestPrintRepositories(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, dir := range []string{filepath.Join(a, "m"), filepath.Join(b, "n"), filepath.Join(a, ".hidden")} {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("slo: 5ms\n"), 0o644))
+	}
+	alone, err := printFolder(filepath.Join(a, "m"))
+	require.NoError(t, err)
+	prints, unreadable, err := printRepository([]string{a, b})
+	require.NoError(t, err)
+	require.Empty(t, unreadable)
+	require.Equal(t, []string{"m", "n"}, slices.Sorted(maps.Keys(prints)))
+	require.Equal(t, alone, prints["m"])
+
+	require.NoError(t, os.CopyFS(filepath.Join(b, "m"), os.DirFS(filepath.Join(a, "m"))))
+	twice, _, err := printRepository([]string{a, b})
+	require.NoError(t, err)
+	require.NotEqual(t, alone, twice["m"], "a copy in a second repository")
+	p, err := printName(repository.Roots{a, b}.Holders("m"), "m")
+	require.NoError(t, err)
+	require.Equal(t, twice["m"], p, "a load's print is the poll's")
+	require.Equal(t, prints["n"], twice["n"])
+
+	require.NoError(t, os.RemoveAll(filepath.Join(a, "m")))
+	moved, _, err := printRepository([]string{a, b})
+	require.NoError(t, err)
+	require.NotEqual(t, twice["m"], moved["m"], "the first copy gone")
+	_, err = printName(nil, "gone")
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	_, _, err = printRepository([]string{a, filepath.Join(b, "none")})
+	require.Error(t, err, "a repository that cannot be read")
 }
 
 func TestRepoWatchChanges(t *testing.T) {

@@ -54,7 +54,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	cfg := opts.Config.Config
 	log := opts.Log.Named("daemon")
 
-	if err := checkRepository(cfg.ModelRepository); err != nil {
+	if err := checkRepositories(cfg); err != nil {
 		return err
 	}
 	lib, err := onnxrt.FindLibrary(cfg.ONNXRuntime.Library)
@@ -151,7 +151,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 			map[string]string{"fix": engine.ProviderFix, "provider": engine.Provider, "asked": engine.Asked})
 	}
 	n.book = newProfileBook(st)
-	n.catalog = newCatalog(cfg.ModelRepository, cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
+	n.catalog = newCatalog(cfg.ModelRepositories(), cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
 	n.catalog.requestLimit = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.catalog.opts.ComputeCapabilities = mps.ComputeCapabilities(devices.Inventory().Devices)
 	if n.uploads, err = newUploads(filepath.Join(cfg.StateDir, "uploads")); err != nil {
@@ -170,7 +170,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return err
 	}
 	n.noteStartup(startup)
-	read, _, err := printRepository(cfg.ModelRepository)
+	read, _, err := printRepository(cfg.ModelRepositories())
 	if err != nil {
 		return err
 	}

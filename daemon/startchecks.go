@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/internal/fsperm"
 )
 
@@ -17,20 +18,35 @@ import (
 // is started, so that one its user may not use stops it with what to do,
 // instead of a daemon that starts and then serves nothing.
 
-// checkRepository fails with what to do when the model repository folder is
-// missing or its user may not read it.
-func checkRepository(root string) error {
+// checkRepositories fails with what to do when a model repository folder
+// of cfg is missing or its user may not read it.
+func checkRepositories(cfg config.Config) error {
+	for i, root := range cfg.ModelRepositories() {
+		if err := checkRepository(i, root); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRepository fails with what to do when model repository i of
+// Config.ModelRepositories, root, is missing or its user may not read it.
+func checkRepository(i int, root string) error {
+	knob := "model_repository (GPULETD_MODEL_REPOSITORY)"
+	if i > 0 {
+		knob = config.RepositoryField(i) + " (GPULETD_EXTRA_MODEL_REPOSITORIES)"
+	}
 	st, err := os.Stat(root)
 	if err == nil {
 		err = unix.Access(root, unix.R_OK|unix.X_OK)
 	}
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not read it; give it read access, or point model_repository (GPULETD_MODEL_REPOSITORY) at a folder it may read%s",
-			root, err, os.Geteuid(), sandboxHint(root, false))
+		return fmt.Errorf("model repository %s: %w: the user gpuletd runs as (uid %d) may not read it; give it read access, or point %s at a folder it may read%s",
+			root, err, os.Geteuid(), knob, sandboxHint(root, false))
 	case err != nil || !st.IsDir():
-		return fmt.Errorf("model repository %s does not exist: create it, point model_repository (GPULETD_MODEL_REPOSITORY) at yours, or write a demo one with: gpuletd models synth %s%s",
-			root, root, sandboxHint(root, false))
+		return fmt.Errorf("model repository %s does not exist: create it, point %s at yours, or write a demo one with: gpuletd models synth %s%s",
+			root, knob, root, sandboxHint(root, false))
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func (s startupSelection) notLoaded(ix *repository.Index) []string {
 func (n *node) noteStartup(sel startupSelection) {
 	for _, name := range sel.unknown {
 		n.events.add(EventModelInvalid, store.SeverityWarning,
-			fmt.Sprintf("startup_models names %s, which the model repository (%s) has no folder of", name, n.conf().ModelRepository),
+			fmt.Sprintf("startup_models names %s, which the model repository (%s) has no folder of%s", name, n.catalog.roots, n.catalog.roots.DidYouMean(name)),
 			map[string]string{"model": name})
 	}
 	if names := n.catalog.notLoadedNames(); len(names) > 0 {

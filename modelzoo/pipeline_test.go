@@ -55,7 +55,7 @@ func TestWritePipeline(t *testing.T) {
 	initORT(t)
 	dir := t.TempDir()
 	require.NoError(t, modelzoo.WritePipeline(dir, 1, "150ms", true))
-	ix, err := repository.Scan(dir, repository.Options{Read: repository.ReadONNXInterface, Open: daemon.OpenInRuntime, DefaultSLO: 50 * time.Millisecond})
+	ix, err := repository.Scan(repository.Roots{dir}, repository.Options{Read: repository.ReadONNXInterface, Open: daemon.OpenInRuntime, DefaultSLO: 50 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	require.Equal(t, []string{modelzoo.ClassifierModel, modelzoo.LiteClassifierModel, modelzoo.PipelineName, modelzoo.DetectorModel}, ix.Names())

@@ -219,7 +219,7 @@ func writeDoctor(w io.Writer, r *daemon.Report) error {
 	if m := r.Models; m != nil {
 		if len(m.Broken) > 0 {
 			row("models", "warning: %s", m.Summary())
-			fix("gpuletd models check " + m.Path + " says why")
+			fix("gpuletd models check " + strings.Join(m.Paths, " ") + " says why")
 		} else {
 			row("models", "%s", m.Summary())
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,8 +128,9 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 	heldMetrics, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer heldMetrics.Close()
-	missing := filepath.Join(t.TempDir(), "no-models")
-	env := daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+missing, "GPULETD_LISTEN="+held.Addr().String(), "GPULETD_GRPC_LISTEN=",
+	missing, extra, missingExtra := filepath.Join(t.TempDir(), "no-models"), t.TempDir(), filepath.Join(t.TempDir(), "no-more")
+	env := daemonEnv(t, "GPULETD_DEVICES=cpu", "GPULETD_MODEL_REPOSITORY="+missing, "GPULETD_EXTRA_MODEL_REPOSITORIES="+extra+","+missingExtra,
+		"GPULETD_LISTEN="+held.Addr().String(), "GPULETD_GRPC_LISTEN=",
 		"GPULETD_METRICS_LISTEN="+heldMetrics.Addr().String())
 	code, r, out := doctorJSON(t, env)
 	require.Equal(t, 0, code, "folder and address problems are warnings; %s", out)
@@ -137,6 +139,9 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 		found[f.Field] = f
 	}
 	require.Contains(t, found["model_repository"].Problem, "model repository "+missing+" does not exist")
+	require.Empty(t, found["extra_model_repositories[0]"].Problem)
+	require.Equal(t, extra, found["extra_model_repositories[0]"].Path)
+	require.Contains(t, found["extra_model_repositories[1]"].Problem, "model repository "+missingExtra+" does not exist: create it, point extra_model_repositories[1] (GPULETD_EXTRA_MODEL_REPOSITORIES) at yours")
 	require.Empty(t, found["state_dir"].Problem)
 	require.Empty(t, found["runtime_dir"].Problem)
 	require.Contains(t, found["listen"].Problem, "another process listens there")
@@ -153,8 +158,9 @@ func TestDoctorChecksFoldersAndAddresses(t *testing.T) {
 	require.Contains(t, serveOut, "listen on "+heldMetrics.Addr().String()+" (metrics.listen)")
 
 	_, table := runOnce(t, testbin.Gpuletd(t), t.TempDir(), env, "doctor")
-	require.Contains(t, table, "listen             "+held.Addr().String()+": warning for ")
-	require.Contains(t, table, "state_dir          ")
+	require.Regexp(t, `\nlisten +`+regexp.QuoteMeta(held.Addr().String())+`: warning for `, table)
+	require.Regexp(t, `\nextra_model_repositories\[0\] +`+regexp.QuoteMeta(extra)+`: \S+ may use it\n`, table)
+	require.Regexp(t, `\nstate_dir +`, table)
 
 	// An address a gpuletd serves is named as that, not as a problem, its
 	// metadata restricted to requests that carry a header the doctor sends.

@@ -23,10 +23,11 @@ func newModelsCheckCmd(g *globalFlags) *cobra.Command {
 		ccs    []string
 	)
 	cmd := &cobra.Command{
-		Use:   "check [DIR]",
-		Short: "Check a model repository as serve would read it, without a daemon",
-		Long: `Read a model repository (DIR, else the configured model_repository) as
-gpuletd serve reads it, without starting anything: every folder either serves —
+		Use:   "check [DIR...]",
+		Short: "Check model repositories as serve would read them, without a daemon",
+		Long: `Read the model repositories (each DIR, else the configured model_repository
+and extra_model_repositories) as gpuletd serve reads them, without starting
+anything: every folder either serves —
 its versions, SLO and where it came from, largest batch, inputs and outputs
 (read from the model files), and the configuration fields that take no effect
 — or is broken, with why. Each model file is also loaded in ONNX Runtime,
@@ -36,15 +37,15 @@ Exits 1 when a folder cannot be served, so it fits a deployment's checks
 before the files are copied to a server. On the server, gpuletd models load
 MODEL --dry-run asks the running daemon too: whether its GPUs and latency
 profiles can serve the folder at the SLO it gives, and where it would go.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := g.loadConfig()
 			if err != nil {
 				return err
 			}
-			dir := l.Config.ModelRepository
-			if len(args) == 1 {
-				dir = args[0]
+			dirs := l.Config.ModelRepositories()
+			if len(args) > 0 {
+				dirs = args
 			}
 			lib, err := onnxrt.FindLibrary(l.Config.ONNXRuntime.Library)
 			if err == nil {
@@ -60,7 +61,7 @@ profiles can serve the folder at the SLO it gives, and where it would go.`,
 			} else {
 				ccs = daemon.CapabilitiesHere(l.Config)
 			}
-			ix, err := daemon.ScanRepository(dir, l.Config, "", ccs)
+			ix, err := daemon.ScanRepository(dirs, l.Config, "", ccs)
 			if err != nil {
 				return err
 			}
@@ -75,7 +76,7 @@ profiles can serve the folder at the SLO it gives, and where it would go.`,
 				return err
 			}
 			if len(r.Broken) > 0 {
-				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd models check: %d of %d folder(s) in %s cannot be served", len(r.Broken), r.Folders, r.Path)}
+				return &exitError{code: 1, msg: fmt.Sprintf("gpuletd models check: %d of %d folder(s) in %s cannot be served", len(r.Broken), r.Folders, r.Where())}
 			}
 			return nil
 		},

@@ -71,6 +71,32 @@ func TestModelsCheck(t *testing.T) {
 	require.Equal(t, map[string]string{"lenet5": `every request is refused: input "input" alone takes 3136 bytes in a request of one row, above limits.max_request_body (2048 bytes), which bounds a request body, a gRPC message and an input read from shared memory; raise the limit`}, r.Warnings)
 }
 
+// TestModelsCheckSeveralRepositories: models check reads several
+// repositories as one, as serve reads model_repository with
+// extra_model_repositories: a name two of them hold serves from neither.
+func TestModelsCheckSeveralRepositories(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	require.NoError(t, modelzoo.WriteRepository(a, []string{"lenet5", "mlp"}, 1))
+	require.NoError(t, modelzoo.WriteRepository(b, []string{"tokens", "mlp"}, 1))
+	code, out, stderr := runCLI(t, "models", "check", a, b)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, out, "lenet5  1")
+	require.Contains(t, out, "tokens  1")
+	require.Contains(t, out, "mlp: BROKEN: invalid model: model folder in more than one model repository: "+filepath.Join(a, "mlp")+" and "+filepath.Join(b, "mlp"))
+	require.Contains(t, out, "2 of 3 folder(s) in "+a+" and "+b+" can be served; mlp cannot\n")
+
+	// The configured ones, without DIR.
+	require.NoError(t, os.RemoveAll(filepath.Join(b, "mlp")))
+	conf := filepath.Join(t.TempDir(), "gpuletd.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("model_repository: "+a+"\nextra_model_repositories: ["+b+"]\n"), 0o644))
+	code, out, stderr = runCLI(t, "--config", conf, "models", "check", "--json")
+	require.Equal(t, 0, code, "%s%s", out, stderr)
+	var r repoCheck
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	require.Equal(t, []string{a, b}, r.Paths)
+	require.Equal(t, 3, r.Folders)
+}
+
 // TestModelsCheckStatefulModel: a stateful model's check lists the tensors
 // its requests give and says which gpuletd fills.
 func TestModelsCheckStatefulModel(t *testing.T) {

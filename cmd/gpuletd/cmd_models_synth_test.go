@@ -25,7 +25,7 @@ func TestModelsSynthPipeline(t *testing.T) {
 	lib, err := onnxrt.FindLibrary("")
 	require.NoError(t, err)
 	require.NoError(t, onnxrt.Init(lib))
-	ix, err := repository.Scan(dir, repository.Options{Read: repository.ReadONNXInterface, Open: daemon.OpenInRuntime, DefaultSLO: 20 * time.Millisecond})
+	ix, err := repository.Scan(repository.Roots{dir}, repository.Options{Read: repository.ReadONNXInterface, Open: daemon.OpenInRuntime, DefaultSLO: 20 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	require.ElementsMatch(t, []string{modelzoo.PipelineName, modelzoo.DetectorModel, modelzoo.ClassifierModel, modelzoo.LiteClassifierModel}, ix.Names())

@@ -352,20 +352,20 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	if err := onnxrt.Init(ortLib); err != nil {
 		return profiler.Model{}, err
 	}
-	repo, name := cfg.ModelRepository, arg
+	repos, name := repository.Roots(cfg.ModelRepositories()), arg
 	if folder { // a model folder anywhere: its configuration, custom operator libraries included
 		abs, err := filepath.Abs(arg)
 		if err != nil {
 			return profiler.Model{}, err
 		}
-		repo, name = filepath.Dir(abs), filepath.Base(abs)
+		repos, name = repository.Roots{filepath.Dir(abs)}, filepath.Base(abs)
 	}
 	o := daemon.RepositoryOptions(cfg.DefaultSLO.D())
 	o.ComputeCapabilities = ccs
-	m, err := repository.Load(repo, name, o)
+	m, err := repository.Load(repos, name, o)
 	if errors.Is(err, repository.ErrNotFound) {
 		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)%s",
-			arg, cfg.ModelRepository, repository.DidYouMean(cfg.ModelRepository, arg))
+			arg, repos, repos.DidYouMean(arg))
 	}
 	if err != nil {
 		return profiler.Model{}, err

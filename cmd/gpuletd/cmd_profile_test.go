@@ -344,7 +344,7 @@ func TestProfileAModelFolderLoadsItsCustomOperators(t *testing.T) {
 	require.Equal(t, 0, code, "stderr:\n%s", stderr)
 	require.Contains(t, stdout, modelzoo.CustomOpModel+" on cpu (device type cpu): measured, run 1")
 	require.NotContains(t, stdout, "gpuletd models load", "a folder outside the daemon's repository")
-	m, err := repository.Load(dir, modelzoo.CustomOpModel, repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: time.Second})
+	m, err := repository.Load(repository.Roots{dir}, modelzoo.CustomOpModel, repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	pts, err := openProfileStore(t, db).Latency(context.Background(), m.SHA256, "cpu")
 	require.NoError(t, err)

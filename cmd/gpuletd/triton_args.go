@@ -27,7 +27,7 @@ type tritonFlag func(t *tritonState, values []string) error
 // tritonState gathers the flags before they become fields: several flags
 // make one field (an address and a port, a mode and its models).
 type tritonState struct {
-	repository                       string
+	repositories                     []string
 	httpAddr, grpcAddr, metricsAddr  string
 	httpPort, grpcPort, metricsPort  string
 	allowGRPC, allowMetrics, strict  bool
@@ -108,10 +108,14 @@ func ignored(why string) tritonFlag {
 // Triton's own machinery is taken and said to be ignored (tunedAway).
 var tritonFlags = map[string]tritonFlag{
 	"model-repository": func(s *tritonState, v []string) error {
-		if len(v) > 1 {
-			return fmt.Errorf("--model-repository is given %d times: gpuletd serves one model repository", len(v))
+		s.repositories = v // the first is model_repository, the rest extra_model_repositories
+		return nil
+	},
+	"model-namespacing": func(s *tritonState, v []string) error {
+		if on, err := boolArg("model-namespacing", v); err != nil || !on {
+			return err
 		}
-		s.repository = v[0]
+		s.note("model-namespacing", "gpuletd serves a model name from one repository: a name more than one holds is served from none and says why, as Triton does without namespacing")
 		return nil
 	},
 	"http-address":    stringInto("http-address", func(s *tritonState) *string { return &s.httpAddr }),
@@ -203,7 +207,7 @@ var tunedAway = []string{
 	"grpc-http2-max-ping-strikes", "grpc-infer-response-compression-level", "grpc-restricted-protocol-header", "reuse-http-port",
 	"reuse-grpc-port", "allow-gpu-metrics", "allow-cpu-metrics", "metrics-interval-ms", "metrics-config", "allow-sagemaker",
 	"allow-vertex-ai", "disable-auto-complete-config", "strict-model-config", "exit-on-error", "host-policy", "rate-limit",
-	"rate-limit-resource", "model-namespacing", "enable-peer-access", "model-load-gpu-limit", "response-cache-byte-size",
+	"rate-limit-resource", "enable-peer-access", "model-load-gpu-limit", "response-cache-byte-size",
 }
 
 // parseTritonArgs reads tritonserver's command line ("--flag=value",
@@ -254,13 +258,18 @@ func parseTritonArgs(args []string) (tritonArgs, error) {
 
 // fields turns the flags read into the configuration's fields.
 func (s *tritonState) fields() (tritonArgs, error) {
-	if s.repository == "" {
+	if len(s.repositories) == 0 {
 		return tritonArgs{}, fmt.Errorf("give --model-repository=DIR, as tritonserver asks")
 	}
-	if scheme, _, remote := strings.Cut(s.repository, "://"); remote {
-		return tritonArgs{}, fmt.Errorf("--model-repository=%s: gpuletd reads a model repository on this machine, not from %s://; copy it into a folder (or mount it) and give that", s.repository, scheme)
+	for _, r := range s.repositories {
+		if scheme, _, remote := strings.Cut(r, "://"); remote {
+			return tritonArgs{}, fmt.Errorf("--model-repository=%s: gpuletd reads a model repository on this machine, not from %s://; copy it into a folder (or mount it) and give that", r, scheme)
+		}
 	}
-	s.set("model_repository", s.repository, "model-repository")
+	s.set("model_repository", s.repositories[0], "model-repository")
+	if len(s.repositories) > 1 {
+		s.set("extra_model_repositories", yamlList(s.repositories[1:]), "model-repository")
+	}
 	addr := func(host, dflt, port, dport string) string {
 		return net.JoinHostPort(cmp.Or(host, dflt), cmp.Or(port, dport))
 	}

@@ -25,6 +25,12 @@ type Config struct {
 	// ModelRepository is the folder of <model>/config.pbtxt (Triton's layout)
 	// or <model>/config.yaml, and <model>/<version>/model.onnx.
 	ModelRepository string `yaml:"model_repository"`
+	// ExtraModelRepositories are further folders of models laid out as
+	// ModelRepository, served beside it (Triton's repeated
+	// --model-repository). A model folder name that more than one of them
+	// holds is served from none, saying why; uploads and `gpuletd models
+	// synth` keep to ModelRepository.
+	ExtraModelRepositories []string `yaml:"extra_model_repositories"`
 	// DefaultSLO is the SLO of a model whose configuration gives none; 0
 	// makes such a model an error.
 	DefaultSLO Duration `yaml:"default_slo"`
@@ -304,6 +310,12 @@ type MPS struct {
 	Foreground bool `yaml:"foreground"`
 }
 
+// ModelRepositories are the model repositories served, in order:
+// ModelRepository, then ExtraModelRepositories.
+func (c Config) ModelRepositories() []string {
+	return append([]string{c.ModelRepository}, c.ExtraModelRepositories...)
+}
+
 // StartupAll in startup_models serves every model folder at start.
 const StartupAll = "*"
 
@@ -315,12 +327,13 @@ func Default() Config {
 		StateDir:   "/var/lib/gpuletd",
 		// A month of history, as an operator reads it back after an
 		// incident; what the daemon runs needs none of it.
-		HistoryRetention: Duration(30 * 24 * time.Hour),
-		RuntimeDir:       "/run/gpuletd",
-		ModelRepository:  "/var/lib/gpuletd/models",
-		StartupModels:    []string{StartupAll},
-		Log:              Log{Level: "info", Format: "auto"},
-		Devices:          Devices{Mode: DevicesAuto},
+		HistoryRetention:       Duration(30 * 24 * time.Hour),
+		RuntimeDir:             "/run/gpuletd",
+		ModelRepository:        "/var/lib/gpuletd/models",
+		ExtraModelRepositories: []string{},
+		StartupModels:          []string{StartupAll},
+		Log:                    Log{Level: "info", Format: "auto"},
+		Devices:                Devices{Mode: DevicesAuto},
 		Partitioning: Partitioning{
 			Backend: "mps",
 			// The gpu-let paper's MPS sizes, at most two gpu-lets per GPU.

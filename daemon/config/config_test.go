@@ -196,6 +196,10 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"default slo negative", "default_slo: -5ms\n", nil, []string{"default_slo", "-5ms"}},
 		{"history kept for minutes", "history_retention: 10m\n", nil, []string{"history_retention", "10m0s", "at least 1h"}},
 		{"history retention negative", "", []string{"GPULETD_HISTORY_RETENTION=-1h"}, []string{"history_retention", "-1h0m0s"}},
+		{"the model repository again", "model_repository: /srv/models\nextra_model_repositories: [/srv/more, /srv/models/]\n", nil,
+			[]string{"extra_model_repositories[1]", "/srv/models/", "it is model_repository already"}},
+		{"an extra repository twice", "", []string{"GPULETD_EXTRA_MODEL_REPOSITORIES=/srv/a,/srv/b,/srv/a"}, []string{"extra_model_repositories[2]", "it is extra_model_repositories[0] already"}},
+		{"an empty extra repository", "extra_model_repositories: ['']\n", nil, []string{"extra_model_repositories[0]", "give a directory path"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

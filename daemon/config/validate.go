@@ -82,6 +82,14 @@ func (c *Config) Validate() error {
 			bad(d.name, d.v, "give a directory path")
 		}
 	}
+	for i, d := range c.ExtraModelRepositories {
+		f := fmt.Sprintf("extra_model_repositories[%d]", i)
+		if strings.TrimSpace(d) == "" {
+			bad(f, d, "give a directory path")
+		} else if j := slices.IndexFunc(c.ModelRepositories()[:i+1], func(o string) bool { return filepath.Clean(o) == filepath.Clean(d) }); j >= 0 {
+			bad(f, d, "it is "+RepositoryField(j)+" already; list each model repository once")
+		}
+	}
 	if d := c.HistoryRetention.D(); d != 0 && d < time.Hour {
 		bad("history_retention", d, "use 0s (keep everything) or at least 1h, such as 720h (30 days)")
 	}
@@ -328,4 +336,13 @@ func minInflightBytes(body ByteSize) ByteSize {
 		b += kib
 	}
 	return b
+}
+
+// RepositoryField names the field of model repository i of
+// Config.ModelRepositories.
+func RepositoryField(i int) string {
+	if i == 0 {
+		return "model_repository"
+	}
+	return fmt.Sprintf("extra_model_repositories[%d]", i-1)
 }

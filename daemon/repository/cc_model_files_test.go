@@ -33,7 +33,7 @@ cc_model_filenames [ { key: "8.0" value: "net_a100.onnx" }, { key: "9.0" value: 
 		{"one capability of two has no file", []string{"7.0", "9.0"}, "net.onnx", "not all given the same file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: tc.ccs})
+			m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: tc.ccs})
 			require.NoError(t, err)
 			require.Equal(t, filepath.Join(root, "m", "1", tc.file), m.File)
 			require.Len(t, m.Notes, 1)
@@ -44,12 +44,12 @@ cc_model_filenames [ { key: "8.0" value: "net_a100.onnx" }, { key: "9.0" value: 
 	// Without default_model_filename the platform's file is the default.
 	root = writeRepo(t, map[string]entry{"m": pbtxtEntry(lenetWith("m", `cc_model_filenames { key: "9.0" value: "net_h100.onnx" }`),
 		map[string]string{"1/model.onnx": "onnx", "1/net_h100.onnx": "onnx", "2/model.onnx": "onnx"})})
-	m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: []string{"8.0"}})
+	m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: []string{"8.0"}})
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(root, "m", "2", "model.onnx"), m.File)
 	require.Contains(t, m.Notes[0], "the default model file (the platform's: model.onnx or model.pt) is served")
 	// A version folder without the file its GPUs are given cannot be served.
-	_, err = Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: []string{"9.0"}})
+	_, err = Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: []string{"9.0"}})
 	require.ErrorContains(t, err, `no net_h100.onnx (cc_model_filenames["9.0"])`)
 	require.ErrorContains(t, err, filepath.Join("m", "2"))
 }
@@ -64,7 +64,7 @@ func TestCCModelFilenamesAreChecked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"m": pbtxtEntry(lenetWith("m", tc.more), map[string]string{"1/model.onnx": "onnx"})})
-			_, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: []string{"9.0"}})
+			_, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, ComputeCapabilities: []string{"9.0"}})
 			require.ErrorContains(t, err, tc.err)
 		})
 	}

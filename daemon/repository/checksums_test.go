@@ -41,7 +41,7 @@ func TestChecksumAgent(t *testing.T) {
 		"gone":  pbtxtEntry(checksummed("gone", "MD5:1/weights.bin", md5Hex("onnx")), files),
 	})
 	digests := NewDigestCache()
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
 	require.NoError(t, err)
 	require.Equal(t, []string{"good"}, ix.Names())
 	m, err := ix.Get("good")
@@ -58,11 +58,11 @@ func TestChecksumAgent(t *testing.T) {
 	// Read again unchanged, no file is hashed again; a file changed since
 	// is, and refused.
 	before := digests.Computed()
-	_, err = Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
+	_, err = Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
 	require.NoError(t, err)
 	require.Equal(t, before, digests.Computed(), "unchanged files are not read again")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "good", "labels.txt"), []byte("a\nc\n"), 0o644))
-	ix, err = Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
 	require.NoError(t, err)
 	require.Empty(t, ix.Names())
 	require.ErrorContains(t, ix.Broken["good"], filepath.Join(root, "good", "labels.txt")+": checksum agent: MD5 "+md5Hex("a\nc\n"))
@@ -84,7 +84,7 @@ func TestRepositoryAgentRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"bad": pbtxtEntry(tc.pbtxt, v1)})
-			ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Empty(t, ix.Names())
 			require.ErrorContains(t, onlyProblem(ix), tc.want)

@@ -158,7 +158,7 @@ func TestAnONNXModelInAFolder(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("slo: 50ms\nmax_batch_size: 8\n"), 0o644))
 	inner := writeSplitModel(t, filepath.Join(dir, "1", "model.onnx"), "model.onnx.data", 1)
 
-	m, err := Load(root, "digits", Options{Read: anyModel})
+	m, err := Load(Roots{root}, "digits", Options{Read: anyModel})
 	require.NoError(t, err)
 	require.Equal(t, inner, m.File)
 	require.Equal(t, PlatformONNX, m.Platform)
@@ -169,13 +169,13 @@ func TestAnONNXModelInAFolder(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "config.yaml")))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.pbtxt"), []byte(`name: "digits" platform: "onnxruntime_onnx" max_batch_size: 8
 default_model_filename: "big.onnx" parameters { key: "slo" value { string_value: "50ms" } }`), 0o644))
-	m, err = Load(root, "digits", Options{Read: anyModel})
+	m, err = Load(Roots{root}, "digits", Options{Read: anyModel})
 	require.NoError(t, err, "%v", m)
 	require.Equal(t, filepath.Join(dir, "1", "big.onnx", "model.onnx"), m.File)
 
 	// A folder without model.onnx says what it lacks.
 	require.NoError(t, os.Remove(filepath.Join(dir, "1", "big.onnx", "model.onnx")))
-	_, err = Load(root, "digits", Options{Read: anyModel})
+	_, err = Load(Roots{root}, "digits", Options{Read: anyModel})
 	require.ErrorIs(t, err, ErrInvalidModel)
 	require.ErrorContains(t, err, "big.onnx is a folder without a file model.onnx in it")
 }

@@ -27,15 +27,19 @@ import (
 // pipeline's steps is 1).
 const maxNesting = 8
 
-// nestedPipeline reads the configuration of the model folder name under
-// root from its files (o: how, without a load request's override) and
+// nestedPipeline reads the configuration of the model folder name of the
+// repositories from its files (o: how, without a load request's override) and
 // returns it if it is a pipeline, with its own nested pipelines inlined
 // (chain: the pipelines being inlined, outermost first, to refuse a
-// cycle). A folder that is not a pipeline, or cannot be read, gives nil
-// and no error: the step is a model's, and the daemon says why it cannot
-// be served where it cannot.
-func nestedPipeline(root, name string, o Options, chain []string) (*Model, error) {
+// cycle). A folder that is not a pipeline, or cannot be read (or found in
+// one repository), gives nil and no error: the step is a model's, and the
+// daemon says why it cannot be served where it cannot.
+func nestedPipeline(roots Roots, name string, o Options, chain []string) (*Model, error) {
 	if !validName.MatchString(name) {
+		return nil, nil
+	}
+	root, err := roots.Locate(name)
+	if err != nil {
 		return nil, nil
 	}
 	inner, err := readConfig(filepath.Join(root, name), name, o)
@@ -48,7 +52,7 @@ func nestedPipeline(root, name string, o Options, chain []string) (*Model, error
 	if len(chain) > maxNesting {
 		return nil, &nestingError{fmt.Sprintf("pipelines nested %d deep (%s runs %s); at most %d", len(chain), strings.Join(chain, " runs "), name, maxNesting)}
 	}
-	if err := inner.inlineNested(root, o, chain); err != nil {
+	if err := inner.inlineNested(roots, o, chain); err != nil {
 		return nil, err
 	}
 	return inner, nil
@@ -60,12 +64,12 @@ type nestingError struct{ msg string }
 
 func (e *nestingError) Error() string { return e.msg }
 
-// inlineNested replaces each step of pipeline m whose model folder under
-// root is a pipeline by that pipeline's steps (see above), orders the
+// inlineNested replaces each step of pipeline m whose model folder in the
+// repositories is a pipeline by that pipeline's steps (see above), orders the
 // steps again and notes which steps were pipelines. chain holds the
 // pipelines m is inlined into, outermost first. The inner pipelines are
 // read from their folders' files whatever configuration m came from.
-func (m *Model) inlineNested(root string, o Options, chain []string) error {
+func (m *Model) inlineNested(roots Roots, o Options, chain []string) error {
 	o = Options{DefaultSLO: o.DefaultSLO}
 	e := m.Config.Ensemble
 	chain = append(slices.Clone(chain), m.Family)
@@ -78,7 +82,7 @@ func (m *Model) inlineNested(root string, o Options, chain []string) error {
 	var inlined, notes []string
 	fanout, fanAt := e.Fanout, -1 // the pipeline's fan-out; fanAt the step whose pipeline has it
 	for _, s := range written {
-		inner, err := nestedPipeline(root, s.Model, o, chain)
+		inner, err := nestedPipeline(roots, s.Model, o, chain)
 		var whole *nestingError
 		switch {
 		case err == nil:

@@ -42,7 +42,7 @@ ensemble_scheduling {
 
 func TestANestedPipelinesStepsRunInItsPlace(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"prep": pbtxtEntry(prepEnsemble, nil), "scene": pbtxtEntry(sceneEnsemble, nil)})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	m, err := ix.Get("scene")
@@ -66,7 +66,7 @@ func TestANestedPipelinesStepsRunInItsPlace(t *testing.T) {
 	withPaths := strings.Replace(sceneEnsemble, "ensemble_scheduling", `parameters { key: "path_accuracy" value { string_value: "prep/head/side=0.9" } }
 ensemble_scheduling`, 1)
 	paths := writeRepo(t, map[string]entry{"prep": pbtxtEntry(prepEnsemble, nil), "scene": pbtxtEntry(withPaths, nil)})
-	pm, err := Load(paths, "scene", Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	pm, err := Load(Roots{paths}, "scene", Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Nil(t, pm.Config.PathAccuracy)
 	require.Contains(t, strings.Join(pm.Notes, "\n"), `parameters["path_accuracy"] ignored: a step runs a pipeline`)
@@ -88,7 +88,7 @@ ensemble_scheduling`, 1)
 	outer := strings.NewReplacer(`name: "scene"`, `name: "top"`, `model_name: "prep"`, `model_name: "scene"`, `key: "pix"`, `key: "image"`,
 		`key: "vec" value: "features"`, `key: "labels" value: "features"`).Replace(sceneEnsemble)
 	root = writeRepo(t, map[string]entry{"prep": pbtxtEntry(prepEnsemble, nil), "scene": pbtxtEntry(sceneEnsemble, nil), "top": pbtxtEntry(outer, nil)})
-	ix, err = Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	top, err := ix.Get("top")
@@ -169,7 +169,7 @@ ensemble_scheduling { step [ %s ] }
 			for name, pbtxt := range tc.folders {
 				entries[name] = pbtxtEntry(pbtxt, nil)
 			}
-			ix, err := Scan(writeRepo(t, entries), Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+			ix, err := Scan(Roots{writeRepo(t, entries)}, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 			require.NoError(t, err)
 			require.ErrorIs(t, ix.Broken[tc.broken], ErrInvalidModel)
 			require.ErrorContains(t, ix.Broken[tc.broken], tc.want)
@@ -181,7 +181,7 @@ ensemble_scheduling { step [ %s ] }
 	// this one's.
 	root := writeRepo(t, map[string]entry{"inner": pbtxtEntry(fanned, nil),
 		"outer": pbtxtEntry(pipeline("outer", "", plain("inner"), step("side", `key: "x" value: "pix"`, `key: "y" value: "other"`)), nil)})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	outer, err := ix.Get("outer")
@@ -201,7 +201,7 @@ ensemble_scheduling { step [ %s ] }
 	for name, pbtxt := range deep(9) {
 		entries[name] = pbtxtEntry(pbtxt, nil)
 	}
-	ix, err = Scan(writeRepo(t, entries), Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	ix, err = Scan(Roots{writeRepo(t, entries)}, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	p0, err := ix.Get("p0")
@@ -211,7 +211,7 @@ ensemble_scheduling { step [ %s ] }
 	// A step whose folder is a broken pipeline is a step of its own: the
 	// daemon says it cannot be served, naming what is wrong with it.
 	root = writeRepo(t, map[string]entry{"inner": pbtxtEntry(`platform: "ensemble"`, nil), "outer": pbtxtEntry(pipeline("outer", "", plain("inner")), nil)})
-	ix, err = Scan(root, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: 100 * time.Millisecond})
 	require.NoError(t, err)
 	require.Contains(t, ix.Broken, "inner")
 	outer, err = ix.Get("outer")

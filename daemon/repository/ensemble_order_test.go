@@ -129,7 +129,7 @@ func TestEnsembleStepsRunInAnOrderTheyCan(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"dag": pbtxtEntry(tc.pbtxt, nil)})
-			ix, err := Scan(root, Options{Read: fakeReader})
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 			require.NoError(t, err)
 			require.Empty(t, ix.Broken)
 			p, err := ix.Get("dag")
@@ -171,7 +171,7 @@ func TestEnsembleStepsInACycleAreRefused(t *testing.T) {
 		dagStep{"b", m("in", "x"), m("out", "y")},
 		dagStep{"end", m("in", "y"), m("out", "out")})
 	root := writeRepo(t, map[string]entry{"dag": pbtxtEntry(pbtxt, nil)})
-	ix, err := Scan(root, Options{Read: fakeReader})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Empty(t, ix.Names())
 	msg := onlyProblem(ix).Error()
@@ -182,7 +182,7 @@ func TestEnsembleStepsInACycleAreRefused(t *testing.T) {
 	// A step that reads what it writes.
 	pbtxt = dagEnsemble("", []string{"out"}, dagStep{"self", map[string]string{"in": "image", "back": "out"}, m("out", "out")})
 	root = writeRepo(t, map[string]entry{"dag": pbtxtEntry(pbtxt, nil)})
-	ix, err = Scan(root, Options{Read: fakeReader})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Contains(t, onlyProblem(ix).Error(), "step[0] (self) reads what it writes")
 }

@@ -28,7 +28,7 @@ ensemble_scheduling {
 
 func TestEnsembleParses(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, map[string]string{"1/.keep": ""})})
-	ix, err := Scan(root, Options{Read: fakeReader})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	m, err := ix.Get("traffic")
@@ -52,7 +52,7 @@ func TestEnsembleParses(t *testing.T) {
 
 	// An accuracy floor.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble+`parameters { key: "min_accuracy" value { string_value: "0.9" } }`+"\n", nil)})
-	ix, err = Scan(root, Options{Read: fakeReader})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	m, err = ix.Get("traffic")
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func TestEnsembleParses(t *testing.T) {
 
 	// A table of end-to-end accuracies by path.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble+`parameters { key: "path_accuracy" value { string_value: "detector/classifier=1, detector/classifier-lite = 0.82" } }`+"\n", nil)})
-	ix, err = Scan(root, Options{Read: fakeReader})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	m, err = ix.Get("traffic")
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestEnsembleParses(t *testing.T) {
 	// A pipeline may keep its answers in the response cache, as Triton's
 	// ensembles do.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble+"response_cache { enable: true }\n", nil)})
-	ix, err = Scan(root, Options{Read: fakeReader})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	m, err = ix.Get("traffic")
 	require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestEnsembleParses(t *testing.T) {
 
 	// Without a version folder too: a pipeline has no file.
 	root = writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})
-	ix, err = Scan(root, Options{Read: fakeReader})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Equal(t, []string{"traffic"}, ix.Names())
 }
@@ -109,7 +109,7 @@ func TestEnsembleBadConfigs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"traffic": pbtxtEntry(tc.pbtxt, nil)})
-			ix, err := Scan(root, Options{Read: fakeReader})
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 			require.NoError(t, err)
 			require.Empty(t, ix.Names())
 			require.Len(t, ix.Broken, 1)
@@ -125,7 +125,7 @@ func TestEnsembleBadConfigs(t *testing.T) {
 		"b": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"b"`, 1)+"ensemble_scheduling { step [ { model_name: \"a\" } ] }\n", v1),
 		"c": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"c"`, 1)+`parameters { key: "min_accuracy" value { string_value: "0.9" } }`+"\n", v1),
 	})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.ErrorContains(t, ix.Broken["a"], "only a pipeline")
 	require.ErrorContains(t, ix.Broken["b"], "only a pipeline has steps")
@@ -134,7 +134,7 @@ func TestEnsembleBadConfigs(t *testing.T) {
 
 func TestCheckEnsemble(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"traffic": pbtxtEntry(trafficEnsemble, nil)})
-	ix, err := Scan(root, Options{Read: fakeReader})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	p, err := ix.Get("traffic")
 	require.NoError(t, err)
@@ -192,7 +192,7 @@ func TestVariantParameters(t *testing.T) {
 		"bad":   pbtxtEntry(tritonLenet+`parameters { key: "accuracy" value { string_value: "1.5" } }`+"\n", v1),
 		"bad2":  {files: map[string]string{"config.yaml": "slo: 10ms\nvariant_of: ../x\n", "1/model.onnx": "onnx"}},
 	})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	m, err := ix.Get("lite")
 	require.NoError(t, err)

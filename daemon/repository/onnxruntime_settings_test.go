@@ -37,7 +37,7 @@ func TestModelOperations(t *testing.T) {
 		"twice":    pbtxtEntry(lenetWith("twice", ops("libops.so", "libops.so")), v1),
 		"pipeline": pbtxtEntry(`name: "pipeline" platform: "ensemble" input [ { name: "x", data_type: TYPE_FP32, dims: [ 1 ] } ] output [ { name: "y", data_type: TYPE_FP32, dims: [ 1 ] } ] ensemble_scheduling { step [ { model_name: "local", model_version: -1, input_map { key: "input", value: "x" }, output_map { key: "output", value: "y" } } ] } `+ops("libops.so"), nil),
 	})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	m, err := ix.Get("local")
 	require.NoError(t, err)
@@ -76,7 +76,7 @@ func TestModelOperations(t *testing.T) {
 		"ok":      pbtxtEntry(lenetWith("ok", ops("libops.so")), v1),
 		"refused": pbtxtEntry(lenetWith("refused", ""), v1),
 	})
-	ix, err = Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second, Open: open})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second, Open: open})
 	require.NoError(t, err)
 	require.Equal(t, []string{"ok"}, ix.Names())
 	require.ErrorContains(t, ix.Broken["refused"], "AddOne is not a registered function/op")
@@ -93,9 +93,9 @@ func TestModelOperationsOverALoadRequest(t *testing.T) {
 	root := writeRepo(t, map[string]entry{
 		"m": pbtxtEntry(lenetWith("m", `model_operations { op_library_filename: "libops.so" }`), map[string]string{"1/model.onnx": "onnx", "libops.so": "elf"}),
 	})
-	_, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	_, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
-	_, err = Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second,
+	_, err = Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second,
 		Override: []byte(`{"max_batch_size": 8, "model_operations": {"op_library_filename": ["libops.so"]}}`)})
 	require.ErrorIs(t, err, ErrInvalidModel)
 	require.ErrorIs(t, err, ErrOpLibrariesOverLoad)
@@ -123,7 +123,7 @@ func TestOptimizationGraphLevel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"m": pbtxtEntry(lenetWith("m", tc.optimization), map[string]string{"1/model.onnx": "onnx"})})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, m.Config.GraphLevel)
 			if tc.note == "" {
@@ -160,7 +160,7 @@ func TestTritonFieldsNotedAsIgnored(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"m": pbtxtEntry(lenetWith("m", tc.more), map[string]string{"1/model.onnx": "onnx"})})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Len(t, m.Notes, 1)
 			require.Contains(t, m.Notes[0], tc.note)
@@ -168,7 +168,7 @@ func TestTritonFieldsNotedAsIgnored(t *testing.T) {
 	}
 	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(lenetWith("m", `batch_input [ { kind: BATCH_ELEMENT_COUNT target_name: "N" data_type: TYPE_FP32 source_input: "input" } ]`),
 		map[string]string{"1/model.onnx": "onnx"})})
-	_, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	_, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.ErrorContains(t, err, "batch_input: a field of Triton's model configuration that gpuletd does not serve (batch inputs are not served)")
 }
 
@@ -187,7 +187,7 @@ func TestRuntimeDigest(t *testing.T) {
 	})
 	digests := NewDigestCache()
 	scan := func() map[string]string {
-		ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
+		ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second, Digests: digests})
 		require.NoError(t, err)
 		require.Empty(t, ix.Broken)
 		out := map[string]string{}

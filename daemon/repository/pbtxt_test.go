@@ -36,7 +36,7 @@ func TestTritonConfigServesWithDefaultSLO(t *testing.T) {
 	root := writeRepo(t, map[string]entry{
 		"lenet": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"lenet"`, 1), map[string]string{"1/model.onnx": "onnx"}),
 	})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 40 * time.Millisecond})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: 40 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	m, err := ix.Get("lenet")
@@ -49,7 +49,7 @@ func TestTritonConfigServesWithDefaultSLO(t *testing.T) {
 	require.Equal(t, []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{1, 28, 28}}}, m.Inputs)
 	require.Empty(t, m.Notes)
 
-	ix, err = Scan(root, Options{Read: fakeReader})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Empty(t, ix.Names(), "without an SLO anywhere the model is not served")
 	require.ErrorContains(t, ix.Broken["lenet"], filepath.Join(root, "lenet", "config.pbtxt")+": slo: missing")
@@ -61,13 +61,13 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	require.NoError(t, err)
 	files := map[string]string{"1/model.onnx": "onnx", "2/model.onnx": "onnx", "3/model.onnx": "onnx"}
 	root := writeRepo(t, map[string]entry{"lenet": pbtxtEntry(string(data), files)})
-	_, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	_, err = Load(Roots{root}, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.ErrorIs(t, err, ErrInvalidModel, "the label file is missing")
 	require.ErrorContains(t, err, filepath.Join(root, "lenet", "labels.txt")+`: the label file of output "output": no such file or directory`)
 
 	files["labels.txt"] = "zero\r\none\n\nthree\n"
 	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(string(data), files)})
-	m, err := Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	m, err := Load(Roots{root}, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, map[string][]string{"output": {"zero", "one", "", "three"}}, m.Labels)
 	require.Equal(t, 25*time.Millisecond, m.Config.SLO.D())
@@ -95,7 +95,7 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	policy := strings.Replace(string(data), "default_queue_policy { max_queue_size: 16 }",
 		"default_queue_policy { max_queue_size: 16, timeout_action: DELAY, default_timeout_microseconds: 5000 }\n  priority_levels: 2\n  default_priority_level: 2\n  priority_queue_policy { key: 1 value { max_queue_size: 4 } }", 1)
 	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(policy, files)})
-	m, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	m, err = Load(Roots{root}, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	notes = strings.Join(m.Notes, "\n")
 	require.Contains(t, notes, "default_queue_policy.timeout_action DELAY: a request past its timeout is not refused")
@@ -107,7 +107,7 @@ func TestTritonConfigEveryAcceptedField(t *testing.T) {
 	require.Equal(t, 2, m.Config.DefaultPriority)
 	huge := strings.Replace(string(data), "max_queue_size: 16", "max_queue_size: 2000000", 1)
 	root = writeRepo(t, map[string]entry{"lenet": pbtxtEntry(huge, files)})
-	_, err = Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+	_, err = Load(Roots{root}, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.ErrorContains(t, err, "max_queue_size: 2000000 is not allowed")
 }
 
@@ -136,7 +136,7 @@ func TestTritonConfigSources(t *testing.T) {
 				files[k] = v
 			}
 			root := writeRepo(t, map[string]entry{"m": {files: files}})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Equal(t, tc.slo, m.Config.SLO.D())
 			require.Equal(t, tc.from, m.SLOSource)
@@ -198,7 +198,7 @@ func TestTritonBadConfigsNameModelFieldAndValue(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			good := pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"good"`, 1), v1)
 			root := writeRepo(t, map[string]entry{"bad": tc.e, "good": good})
-			ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Equal(t, []string{"good"}, ix.Names(), "a broken entry must not hide the others")
 			require.Len(t, ix.Broken, 1)
@@ -229,7 +229,7 @@ func TestTritonVersionPolicy(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.policy, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"m": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"m"`, 1)+tc.policy+"\n", files)})
-			ms, err := LoadVersions(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			ms, err := LoadVersions(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Len(t, ms, len(tc.versions))
 			for i, m := range ms {
@@ -249,7 +249,7 @@ func TestTritonVersionPolicy(t *testing.T) {
 					require.Contains(t, m.Notes[0], "side by side")
 				}
 			}
-			ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Len(t, ix.Names(), len(tc.versions), "every version is a servable of the index")
 		})
@@ -259,14 +259,14 @@ func TestTritonVersionPolicy(t *testing.T) {
 func TestTritonModelFilename(t *testing.T) {
 	pb := strings.Replace(tritonLenet, `"bad"`, `"m"`, 1)
 	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(pb+`default_model_filename: "net.onnx"`+"\n", map[string]string{"1/net.onnx": "onnx"})})
-	m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(root, "m", "1", "net.onnx"), m.File)
 
 	// Without platform or backend the file name's extension says it.
 	pb = strings.Replace(pb, `platform: "onnxruntime_onnx"`+"\n", "", 1)
 	root = writeRepo(t, map[string]entry{"m": pbtxtEntry(pb+`default_model_filename: "net.onnx"`+"\n", map[string]string{"1/net.onnx": "onnx"})})
-	m, err = Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	m, err = Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, PlatformONNX, m.Platform)
 }
@@ -277,12 +277,12 @@ input [ { name: "input", data_type: TYPE_FP32, dims: [ 784 ], reshape: { shape: 
 `
 	// the fake's "fixed" file takes input [1, 4]: 784 elements are not 4.
 	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(pb, map[string]string{"1/model.onnx": "fixed"})})
-	_, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	_, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.ErrorContains(t, err, "dims [784] and reshape [1 4] hold different numbers of elements")
 
 	pb = strings.Replace(pb, "dims: [ 784 ]", "dims: [ 4 ]", 1)
 	root = writeRepo(t, map[string]entry{"m": pbtxtEntry(pb, map[string]string{"1/model.onnx": "fixed"})})
-	m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, []TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{4}, Reshape: []int64{1, 4}}}, m.Inputs)
 }
@@ -326,7 +326,7 @@ func TestLoadOverride(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(tc.override)})
+			m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(tc.override)})
 			if tc.err != nil {
 				require.ErrorIs(t, err, ErrInvalidModel)
 				for _, w := range tc.err {
@@ -363,7 +363,7 @@ func TestTritonPriorityLevels(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"lenet": pbtxtEntry(strings.Replace(tritonLenet, `"bad"`, `"lenet"`, 1)+tc.block+"\n", v1)})
-			m, err := Load(root, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := Load(Roots{root}, "lenet", Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Equal(t, tc.levels, m.Config.PriorityLevels)
 			require.Equal(t, tc.def, m.Config.DefaultPriority)

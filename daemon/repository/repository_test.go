@@ -72,7 +72,7 @@ func TestScanGoodModel(t *testing.T) {
 	root := writeRepo(t, map[string]entry{
 		"lenet": {config: goodConfig + "profile: alexnet\n", files: map[string]string{"1/model.onnx": "old", "3/model.onnx": "onnx", "notes/readme": "x"}},
 	})
-	ix, err := Scan(root, Options{Read: fakeReader})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	m, err := ix.Get("lenet")
@@ -91,13 +91,13 @@ func TestScanGoodModel(t *testing.T) {
 
 func TestHashChangesWithFile(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"a": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}}})
-	m1, err := Load(root, "a", Options{Read: fakeReader})
+	m1, err := Load(Roots{root}, "a", Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "1", "model.onnx"), []byte("fixed"), 0o644))
-	_, err = Load(root, "a", Options{Read: fakeReader})
+	_, err = Load(Roots{root}, "a", Options{Read: fakeReader})
 	require.Error(t, err, "a fixed batch dimension of 1 cannot serve max_batch_size 8")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "config.yaml"), []byte("slo: 20ms\nmax_batch_size: 0\n"), 0o644))
-	m2, err := Load(root, "a", Options{Read: fakeReader})
+	m2, err := Load(Roots{root}, "a", Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.NotEqual(t, m1.SHA256, m2.SHA256)
 	require.Equal(t, []int64{1, 4}, m2.Inputs[0].Dims, "without batching the file's dims are the request's")
@@ -111,7 +111,7 @@ func TestAFolderWithoutConfiguration(t *testing.T) {
 		"dynamic": {files: map[string]string{"1/model.onnx": "onnx"}},
 		"fixed":   {files: map[string]string{"1/model.onnx": "fixed"}},
 	})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: 40 * time.Millisecond})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: 40 * time.Millisecond})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	m, err := ix.Get("dynamic")
@@ -130,7 +130,7 @@ func TestAFolderWithoutConfiguration(t *testing.T) {
 	require.Equal(t, []int64{1, 4}, m.Inputs[0].Dims)
 	require.Contains(t, m.Notes[1], `max_batch_size 0, from the model file: "input" has no dynamic first dimension`)
 
-	ix, err = Scan(root, Options{Read: fakeReader})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Len(t, ix.Broken, 2)
 	require.ErrorContains(t, ix.Broken["dynamic"], "or a server-wide default_slo (GPULETD_DEFAULT_SLO) for folders with neither")
@@ -157,7 +157,7 @@ func TestTritonMaxBatchSizeLeftOut(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"m": {files: map[string]string{"1/model.onnx": "onnx", "config.pbtxt": tc.pbtxt}}})
-			m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+			m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Equal(t, tc.want, m.Config.MaxBatchSize)
 		})
@@ -165,7 +165,7 @@ func TestTritonMaxBatchSizeLeftOut(t *testing.T) {
 	// The same for a load request's configuration (JSON).
 	root := writeRepo(t, map[string]entry{"m": {files: map[string]string{"1/model.onnx": "onnx"}}})
 	for override, want := range map[string]int{`{"backend": "onnxruntime"}`: AutoMaxBatchSize, `{"max_batch_size": 0}`: 0, `{"maxBatchSize": 2}`: 2} {
-		m, err := Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(override)})
+		m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(override)})
 		require.NoError(t, err, override)
 		require.Equal(t, want, m.Config.MaxBatchSize, override)
 	}
@@ -204,7 +204,7 @@ func TestBrokenEntriesNameFileAndProblem(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"bad": tc.e, "good": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}}})
-			ix, err := Scan(root, Options{Read: fakeReader})
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 			require.NoError(t, err)
 			require.Equal(t, []string{"good"}, ix.Names(), "a broken entry must not hide the others")
 			require.Len(t, ix.Broken, 1)
@@ -225,7 +225,7 @@ func TestAReaderThatNamesTheFileIsNotRepeated(t *testing.T) {
 	naming := func(path string) ([]TensorSpec, []TensorSpec, error) { // as ONNX Runtime's reader words it
 		return nil, nil, fmt.Errorf("read model info %s: %w: protobuf parsing failed", path, errBadONNX)
 	}
-	ix, err := Scan(root, Options{Read: naming})
+	ix, err := Scan(Roots{root}, Options{Read: naming})
 	require.NoError(t, err)
 	require.Len(t, ix.Broken, 1)
 	file := filepath.Join(root, "bad", "1", "model.onnx")
@@ -238,7 +238,7 @@ func TestTorchScriptWithConfiguredTensors(t *testing.T) {
 		config: goodConfig + "inputs: [{name: x, datatype: FP32, dims: [3, 224, 224]}]\noutputs: [{name: y, datatype: FP32, dims: [1000]}]\n",
 		files:  map[string]string{"2/model.pt": "pt"},
 	}})
-	m, err := Load(root, "r50", Options{})
+	m, err := Load(Roots{root}, "r50", Options{})
 	require.NoError(t, err)
 	require.Equal(t, PlatformTorchScript, m.Platform)
 	require.Equal(t, 2, m.Version)
@@ -247,15 +247,15 @@ func TestTorchScriptWithConfiguredTensors(t *testing.T) {
 }
 
 func TestScanMissingRoot(t *testing.T) {
-	_, err := Scan(filepath.Join(t.TempDir(), "absent"), Options{Read: fakeReader})
+	_, err := Scan(Roots{filepath.Join(t.TempDir(), "absent")}, Options{Read: fakeReader})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "absent")
 }
 
 func TestLoadRejectsBadNames(t *testing.T) {
-	_, err := Load(t.TempDir(), "../etc", Options{Read: fakeReader})
+	_, err := Load(Roots{t.TempDir()}, "../etc", Options{Read: fakeReader})
 	require.ErrorIs(t, err, ErrInvalidModel)
-	_, err = Load(t.TempDir(), "ghost", Options{Read: fakeReader})
+	_, err = Load(Roots{t.TempDir()}, "ghost", Options{Read: fakeReader})
 	require.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -270,7 +270,7 @@ func TestScanFollowsLinkedFolders(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "lenet"), filepath.Join(root, "lenet")))
 	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "mlp", "9"), filepath.Join(root, "digits", "2")))
 	require.NoError(t, os.Symlink(filepath.Join(elsewhere, "nowhere"), filepath.Join(root, "dangling")))
-	ix, err := Scan(root, Options{Read: fakeReader})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader})
 	require.NoError(t, err)
 	require.Equal(t, []string{"digits", "lenet"}, ix.Names())
 	d, err := ix.Get("digits")
@@ -366,7 +366,7 @@ func TestWarmupShapesOfEveryVersion(t *testing.T) {
 		`model_warmup [ { name: "w", batch_size: 1, inputs { key: "ids" value { data_type: TYPE_INT64, dims: [ 128 ], zero_data: true } }` +
 		` inputs { key: "mask" value { data_type: TYPE_INT64, dims: [ 1, 128 ], zero_data: true } } } ]` + "\n"
 	root := writeRepo(t, map[string]entry{"m": pbtxtEntry(pbtxt, map[string]string{"1/model.onnx": "text", "2/model.onnx": "text"})})
-	ms, err := LoadVersions(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	ms, err := LoadVersions(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
 	for _, m := range ms {
@@ -449,5 +449,5 @@ func loadM(t *testing.T, yaml, pbtxt, file string) (*Model, error) {
 		files[TritonConfigFile] = pbtxt
 	}
 	root := writeRepo(t, map[string]entry{"m": {config: yaml, files: files}})
-	return Load(root, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
+	return Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second})
 }

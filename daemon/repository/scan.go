@@ -96,7 +96,7 @@ type InfoReader func(path string) (inputs, outputs []TensorSpec, err error)
 // Index is the result of a scan: the models that are fine and one error per
 // entry that is not.
 type Index struct {
-	Root   string
+	Roots  Roots
 	Models map[string]*Model
 	// Broken maps the folder name of each entry that is not fine to its
 	// error.
@@ -128,28 +128,49 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
 // '.', '_' and '-', not starting with a '.', '_' or '-'.
 func ValidName(name string) bool { return validName.MatchString(name) }
 
-// Scan reads every model folder under root. It fails only when root itself
-// cannot be read; a broken entry goes to Index.Broken.
-func Scan(root string, o Options) (*Index, error) {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil, fmt.Errorf("read model repository %s: %w", root, err)
-	}
-	ix := &Index{Root: root, Models: map[string]*Model{}, Broken: map[string]error{}}
-	for _, e := range entries {
-		if e.Name()[0] == '.' {
-			continue
-		}
-		if err := danglingLink(root, e); err != nil {
-			ix.Broken[e.Name()] = err
-			continue
-		}
-		if !IsFolder(root, e) {
-			continue
-		}
-		ms, err := LoadVersions(root, e.Name(), o)
+// Scan reads every model folder of the repositories. It fails only when a
+// repository itself cannot be read; a broken entry, or a name more than one
+// repository holds, goes to Index.Broken.
+func Scan(roots Roots, o Options) (*Index, error) {
+	ix := &Index{Roots: roots, Models: map[string]*Model{}, Broken: map[string]error{}}
+	var names []string
+	held := map[string][]string{} // folder name: the repositories holding it
+	for _, root := range roots {
+		entries, err := os.ReadDir(root)
 		if err != nil {
-			ix.Broken[e.Name()] = err
+			return nil, fmt.Errorf("read model repository %s: %w", root, err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if name[0] == '.' {
+				continue
+			}
+			if err := danglingLink(root, e); err != nil {
+				if _, ok := ix.Broken[name]; !ok {
+					ix.Broken[name] = err
+				}
+				continue
+			}
+			if !IsFolder(root, e) {
+				continue
+			}
+			if len(held[name]) == 0 {
+				names = append(names, name)
+			}
+			held[name] = append(held[name], root)
+		}
+	}
+	for _, name := range names {
+		switch {
+		case len(held[name]) > 1:
+			ix.Broken[name] = roots.several(name, held[name])
+			continue
+		case ix.Broken[name] != nil:
+			continue // a dangling link of another repository: which folder serves is unknown
+		}
+		ms, err := LoadVersions(roots, name, o)
+		if err != nil {
+			ix.Broken[name] = err
 			continue
 		}
 		for _, m := range ms {
@@ -202,8 +223,8 @@ const YAMLConfigFile = "config.yaml"
 // Load reads one model folder: its configuration (config.pbtxt in Triton's
 // layout, config.yaml, or both) and the newest version its version policy
 // selects.
-func Load(root, name string, o Options) (*Model, error) {
-	ms, err := LoadVersions(root, name, o)
+func Load(roots Roots, name string, o Options) (*Model, error) {
+	ms, err := LoadVersions(roots, name, o)
 	if err != nil {
 		return nil, err
 	}
@@ -217,19 +238,20 @@ func VersionKey(family string, v int) string {
 	return family + ":" + strconv.Itoa(v)
 }
 
-// LoadVersions reads one model folder and returns every version its
-// version policy selects, newest first; the newest is named after the
-// folder, the others by VersionKey. They share the configuration; each has
-// its own file and tensors.
-func LoadVersions(root, name string, o Options) ([]*Model, error) {
-	dir := filepath.Join(root, name)
+// LoadVersions reads one model folder, from the repository that holds it,
+// and returns every version its version policy selects, newest first; the
+// newest is named after the folder, the others by VersionKey. They share
+// the configuration; each has its own file and tensors.
+func LoadVersions(roots Roots, name string, o Options) ([]*Model, error) {
 	fail := func(file string, err error) ([]*Model, error) { return nil, invalid(file, err) }
 	if !validName.MatchString(name) {
-		return fail(dir, fmt.Errorf("model name %q is not allowed; use letters, digits, '.', '_' and '-'", name))
+		return fail(filepath.Join(roots[0], name), fmt.Errorf("model name %q is not allowed; use letters, digits, '.', '_' and '-'", name))
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("load model %q from %s: %w", name, root, ErrNotFound)
+	root, err := roots.Locate(name)
+	if err != nil {
+		return nil, err
 	}
+	dir := filepath.Join(root, name)
 	base, err := readConfig(dir, name, o)
 	if err != nil {
 		return nil, err
@@ -244,7 +266,7 @@ func LoadVersions(root, name string, o Options) ([]*Model, error) {
 		return nil, err
 	}
 	if base.Config.Ensemble != nil {
-		if err := base.inlineNested(root, o, nil); err != nil {
+		if err := base.inlineNested(roots, o, nil); err != nil {
 			return fail(base.configSource(), err)
 		}
 		return []*Model{base.ensemble()}, nil

@@ -33,7 +33,7 @@ sequence_batching {
 
 func TestSequenceBatchingIsRead(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"sum": pbtxtEntry(tritonRunningSum, map[string]string{"1/model.onnx": "stateful"})})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	m, err := ix.Get("sum")
@@ -75,7 +75,7 @@ func TestSequenceInitialStateFile(t *testing.T) {
 	withFile = strings.Replace(withFile, "  direct { }\n", "", 1)
 	data := string([]byte{0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64}) // 1, 2, 3, 4
 	root := writeRepo(t, map[string]entry{"sum": pbtxtEntry(withFile, map[string]string{"1/model.onnx": "stateful", "initial_state/acc0": data})})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Empty(t, ix.Broken)
 	m, err := ix.Get("sum")
@@ -86,7 +86,7 @@ func TestSequenceInitialStateFile(t *testing.T) {
 	require.Equal(t, int32(3), m.Config.Sequence.Triton().GetOldest().GetMaxCandidateSequences())
 
 	root = writeRepo(t, map[string]entry{"sum": pbtxtEntry(withFile, map[string]string{"1/model.onnx": "stateful", "initial_state/acc0": data[:8]})})
-	ix, err = Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err = Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.ErrorContains(t, ix.Broken["sum"], filepath.Join(root, "sum", "initial_state", "acc0"))
 	require.ErrorContains(t, ix.Broken["sum"], `the initial state of "ACC": 8 bytes, but FP32 [4] holds 16`)
@@ -132,7 +132,7 @@ func TestSequenceBatchingRefusals(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := writeRepo(t, map[string]entry{"sum": pbtxtEntry(tc.pbtxt, map[string]string{"1/model.onnx": "stateful"})})
-			ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 			require.NoError(t, err)
 			require.Empty(t, ix.Names())
 			perr := onlyProblem(ix)
@@ -146,7 +146,7 @@ func TestSequenceBatchingRefusals(t *testing.T) {
 
 func TestSequenceRefusesTheCacheFromConfigYAML(t *testing.T) {
 	root := writeRepo(t, map[string]entry{"sum": {config: "response_cache: true\n", files: map[string]string{"config.pbtxt": tritonRunningSum, "1/model.onnx": "stateful"}}})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Empty(t, ix.Names())
 	require.ErrorContains(t, onlyProblem(ix), "response_cache: a stateful model's answers depend on its sequence's state")
@@ -164,7 +164,7 @@ func TestSequenceStateIsBounded(t *testing.T) {
 		"fits":    pbtxtEntry(big("fits", "  oldest { max_candidate_sequences: 2048 }\n"), file),
 		"default": pbtxtEntry(big("default", ""), file),
 	})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, []string{"default", "fits"}, ix.Names())
 	require.ErrorContains(t, ix.Broken["over"], "max_candidate_sequences: 3000 sequences of 524288 bytes of state each would hold 1572864000 bytes, above 1073741824; give at most 2048")
@@ -181,7 +181,7 @@ func TestSequenceStateIsBounded(t *testing.T) {
 func TestSequenceOfATorchScriptModelIsRefused(t *testing.T) {
 	pt := strings.Replace(tritonRunningSum, `platform: "onnxruntime_onnx"`, `platform: "pytorch_libtorch"`, 1)
 	root := writeRepo(t, map[string]entry{"sum": pbtxtEntry(pt, map[string]string{"1/model.pt": "pt"})})
-	ix, err := Scan(root, Options{Read: fakeReader, DefaultSLO: time.Second})
+	ix, err := Scan(Roots{root}, Options{Read: fakeReader, DefaultSLO: time.Second})
 	require.NoError(t, err)
 	require.Empty(t, ix.Names())
 	require.ErrorContains(t, onlyProblem(ix), "sequence_batching: a TorchScript model (model.pt) serves on emulated devices only")

@@ -73,7 +73,7 @@ func TestYAMLOverTritonLoadsAsTheFolder(t *testing.T) {
 			}
 			root := writeRepo(t, map[string]entry{"m": {config: tt.yaml, files: files}})
 			opts := Options{Read: fakeReader, DefaultSLO: time.Second}
-			want, err := Load(root, "m", opts)
+			want, err := Load(Roots{root}, "m", opts)
 			require.NoError(t, err)
 
 			var pc tritonpb.ModelConfig
@@ -87,7 +87,7 @@ func TestYAMLOverTritonLoadsAsTheFolder(t *testing.T) {
 			}
 			opts.Override, err = protojson.Marshal(&pc)
 			require.NoError(t, err)
-			got, err := Load(root, "m", opts)
+			got, err := Load(Roots{root}, "m", opts)
 			require.NoError(t, err, "config %s", opts.Override)
 			require.Equal(t, want.Config, got.Config, "config %s", opts.Override)
 			require.Equal(t, want.Inputs, got.Inputs)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/modelzoo"
+)
+
+// extra_model_repositories (tritonserver's repeated --model-repository)
+// serves the folders of every repository; a name two of them hold is
+// served from neither and says why in the index, and once one copy leaves
+// the poll loads the other.
+func TestSeveralModelRepositories(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	extra := filepath.Join(t.TempDir(), "more")
+	require.NoError(t, modelzoo.WriteRepository(extra, []string{"lenet5", "mlp"}, 1))
+	setProfile(t, extra, "lenet5", "alexnet", "200ms")
+	setProfile(t, extra, "mlp", "alexnet", "200ms")
+	repo, env := emulatedMLP(t, "GPULETD_EXTRA_MODEL_REPOSITORIES="+extra, "GPULETD_REPOSITORY_POLL=1s")
+	addr, logs, _ := startDaemonUnder(t, env)
+	base := "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/lenet5/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	r := do(t, "POST", base+"/v2/models/lenet5/infer", []byte(`{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32","data":[`+strings.Repeat("0,", 783)+`0]}]}`), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+
+	// mlp is in both: it never served, and everywhere says why.
+	both := filepath.Join(repo, "mlp") + " and " + filepath.Join(extra, "mlp")
+	ready := do(t, "GET", base+"/v2/models/mlp/ready", nil, nil)
+	require.Equal(t, 503, ready.code)
+	require.Contains(t, string(ready.body), "model folder in more than one model repository: "+both)
+	index := string(do(t, "POST", base+"/v2/repository/index", nil, nil).body)
+	require.Contains(t, index, `"name":"mlp","state":"UNAVAILABLE","reason":"invalid model: model folder in more than one model repository: `+both)
+	require.Contains(t, index, `"name":"lenet5","version":"1","state":"READY"`)
+	require.Contains(t, eventMessages(t, base), "model repository entry skipped: invalid model: model folder in more than one model repository")
+
+	// One copy leaves: the poll serves the other.
+	require.NoError(t, os.RemoveAll(filepath.Join(repo, "mlp")))
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200 },
+		30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
+	require.Contains(t, string(do(t, "POST", base+"/v2/repository/index", nil, nil).body), `"name":"mlp","version":"1","state":"READY"`)
+
+	// A copy appearing again while it serves: the load fails, saying why,
+	// and mlp serves on the files it was loaded from, as with any folder
+	// broken while served.
+	require.NoError(t, os.CopyFS(filepath.Join(repo, "mlp"), os.DirFS(filepath.Join(extra, "mlp"))))
+	require.Eventually(t, func() bool {
+		return strings.Contains(eventMessages(t, base), "loading mlp failed: invalid model: model folder in more than one model repository")
+	}, 30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
+	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code)
+}
