@@ -60,8 +60,8 @@ func newProfileCmd(g *globalFlags) *cobra.Command {
 		Long: `Measure a model's latency curves L(b,p) on one device over partition sizes p
 and batch sizes b, with one executor per size, and keep them in the store
 (state_dir/gpuletd.db) under the model file's sha256 and the device type.
-MODEL is a model of the repository (model_repository), a path to a model
-folder (a config.pbtxt's custom operator libraries are loaded as the daemon
+MODEL is a model of the repositories (model_repository,
+extra_model_repositories), a path to a model folder (a config.pbtxt's custom operator libraries are loaded as the daemon
 loads them), or a path to a .onnx file. A second run reuses the stored
 profile unless --force is given or the model file changed. On an emulated
 device the reference set's physics is read instead of measured.
@@ -364,7 +364,7 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 	o.ComputeCapabilities = ccs
 	m, err := repository.Load(repos, name, o)
 	if errors.Is(err, repository.ErrNotFound) {
-		return profiler.Model{}, fmt.Errorf("no model %q in the repository %s and no such file (give a repository model name or a path to a .onnx file)%s",
+		return profiler.Model{}, fmt.Errorf("no model %q in the model repositories (%s) and no such file (give a repository model name or a path to a .onnx file)%s",
 			arg, repos, repos.DidYouMean(arg))
 	}
 	if err != nil {

@@ -178,7 +178,7 @@ func TestProfileBadInputKeepsTheStoreIntact(t *testing.T) {
 	}{
 		{"partition the device does not make", []string{"lenet5", "--partitions", "30"}, "30% (cpu allows [50 100])", ""},
 		{"batch beyond max_batch_size", []string{"lenet5", "--batches", "1,64"}, "batch 64 exceeds the model's max_batch_size 32", ""},
-		{"unknown model", []string{"nope"}, `no model "nope" in the repository`, ""},
+		{"unknown model", []string{"nope"}, `no model "nope" in the model repositories (`, ""},
 		{"misspelt model", []string{"lenet"}, `.onnx file) (did you mean lenet5?)`, ""},
 		{"missing file", []string{"/no/such/model.onnx"}, "model file /no/such/model.onnx does not exist", ""},
 		{"unknown device", []string{"lenet5", "--device", "gpu7"}, `find device "gpu7": unknown device (devices: [cpu])`, ""},
