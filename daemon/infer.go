@@ -584,13 +584,14 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	c := n.counters.of(m.Name)
 	c.queue.add(time.Duration(res.QueueUs) * time.Microsecond)
 	c.compute.add(time.Duration(res.ComputeUs) * time.Microsecond)
+	c.computeInput.add(time.Duration(res.ComputeInputNs))
+	c.computeOutput.add(time.Duration(res.ComputeOutputNs))
 	if res.BatchSize > 0 { // the request's rows of the batch's, which run together
 		c.batches.add(float64(min(requestRows(m, inputs), res.BatchSize)) / float64(res.BatchSize))
 	}
 	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
 	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)
-	traceOf(ctx).executorTimes(sent, trip, time.Duration(res.HeldUs)*time.Microsecond,
-		time.Duration(res.QueueUs)*time.Microsecond, time.Duration(res.ComputeUs)*time.Microsecond)
+	traceOf(ctx).executorTimes(sent, trip, time.Duration(res.HeldUs)*time.Microsecond, reportOf(res))
 	if res.HeldUs > 0 {
 		hop := max(trip-time.Duration(res.HeldUs)*time.Microsecond, 0)
 		n.metrics.hop.WithLabelValues(m.Name).Observe(hop.Seconds())

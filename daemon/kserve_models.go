@@ -296,6 +296,9 @@ func configTensors(m *repository.Model, specs []repository.TensorSpec, labels ma
 // modelCounters are the statistics extension's counters of one model.
 type modelCounters struct {
 	success, fail, queue, compute durCount
+	// computeInput and computeOutput are Triton's compute_input and
+	// compute_output: readying a request's batch's inputs and its outputs.
+	computeInput, computeOutput durCount
 	// cacheHit and cacheMiss time the response cache's look-ups (a miss
 	// with its insertion), as Triton's cache_hit and cache_miss.
 	cacheHit, cacheMiss durCount
@@ -370,7 +373,8 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 			"name": m.Family, "version": strconv.Itoa(m.Version),
 			"last_inference": c.last.Load(), "inference_count": c.success.count.Load(), "execution_count": c.batches.whole(),
 			"inference_stats": map[string]any{
-				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(), "compute_infer": c.compute.json(),
+				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(),
+				"compute_input": c.computeInput.json(), "compute_infer": c.compute.json(), "compute_output": c.computeOutput.json(),
 				"cache_hit": c.cacheHit.json(), "cache_miss": c.cacheMiss.json(),
 			},
 		})

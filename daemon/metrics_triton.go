@@ -31,7 +31,9 @@ var (
 	descNVExec     = prometheus.NewDesc("nv_inference_exec_count", "Batches the successful requests ran in, each request adding its share of its batch (Triton's name).", tritonModelLabels, nil)
 	descNVDuration = prometheus.NewDesc("nv_inference_request_duration_us", "Cumulative end-to-end time of successful requests, microseconds (Triton's name).", tritonModelLabels, nil)
 	descNVQueue    = prometheus.NewDesc("nv_inference_queue_duration_us", "Cumulative time requests waited before their batch started, microseconds (Triton's name).", tritonModelLabels, nil)
-	descNVCompute  = prometheus.NewDesc("nv_inference_compute_infer_duration_us", "Cumulative time of the batches requests ran in, microseconds (Triton's name).", tritonModelLabels, nil)
+	descNVCompute  = prometheus.NewDesc("nv_inference_compute_infer_duration_us", "Cumulative time of the model's runs in the batches requests ran in, microseconds (Triton's name).", tritonModelLabels, nil)
+	descNVInput    = prometheus.NewDesc("nv_inference_compute_input_duration_us", "Cumulative time readying the inputs of the batches requests ran in (validating, joining their rows), microseconds (Triton's name).", tritonModelLabels, nil)
+	descNVOutput   = prometheus.NewDesc("nv_inference_compute_output_duration_us", "Cumulative time splitting the outputs of the batches requests ran in, microseconds (Triton's name).", tritonModelLabels, nil)
 
 	descNVCacheHits     = prometheus.NewDesc("nv_cache_num_hits_per_model", "Requests answered from the response cache (Triton's name; see gpuletd_response_cache_hits_total).", tritonModelLabels, nil)
 	descNVCacheMisses   = prometheus.NewDesc("nv_cache_num_misses_per_model", "Requests the response cache did not hold (Triton's name; see gpuletd_response_cache_misses_total).", tritonModelLabels, nil)
@@ -47,7 +49,7 @@ var (
 )
 
 func (c *tritonCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descNVSuccess, descNVFailure, descNVPending, descNVCount, descNVExec, descNVDuration, descNVQueue, descNVCompute,
+	for _, d := range []*prometheus.Desc{descNVSuccess, descNVFailure, descNVPending, descNVCount, descNVExec, descNVDuration, descNVQueue, descNVCompute, descNVInput, descNVOutput,
 		descNVCacheHits, descNVCacheMisses, descNVCacheHitTime, descNVCacheMissTime, descNVCPUUtil, descNVCPUMemTotal, descNVCPUMemUsed,
 		descNVGPUUtil, descNVGPUMemTotal, descNVGPUMemUsed, descNVPower, descNVPowerLimit, descNVEnergy} {
 		ch <- d
@@ -84,6 +86,8 @@ func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
 		counter(descNVDuration, us(&k.success))
 		counter(descNVQueue, us(&k.queue))
 		counter(descNVCompute, us(&k.compute))
+		counter(descNVInput, us(&k.computeInput))
+		counter(descNVOutput, us(&k.computeOutput))
 		if n.router != nil {
 			ch <- prometheus.MustNewConstMetric(descNVPending, prometheus.GaugeValue, float64(n.router.queued(m.Name)), labels...)
 		}

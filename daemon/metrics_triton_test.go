@@ -49,6 +49,8 @@ func TestTritonMetricNames(t *testing.T) {
 	c.cacheMiss.add(40 * time.Microsecond)
 	c.queue.add(500 * time.Microsecond)
 	c.compute.add(2 * time.Millisecond)
+	c.computeInput.add(120 * time.Microsecond)
+	c.computeOutput.add(30 * time.Microsecond)
 	c.batches.add(0.5)
 	c.batches.add(0.5)
 	want := `
@@ -85,8 +87,18 @@ nv_cache_hit_duration_per_model{model="m",version="2"} 20
 # HELP nv_cache_miss_duration_per_model Cumulative time of the cache's look-ups that missed and of keeping their answers, microseconds (Triton's name).
 # TYPE nv_cache_miss_duration_per_model counter
 nv_cache_miss_duration_per_model{model="m",version="2"} 70
+# HELP nv_inference_compute_input_duration_us Cumulative time readying the inputs of the batches requests ran in (validating, joining their rows), microseconds (Triton's name).
+# TYPE nv_inference_compute_input_duration_us counter
+nv_inference_compute_input_duration_us{model="m",version="2"} 120
+# HELP nv_inference_compute_infer_duration_us Cumulative time of the model's runs in the batches requests ran in, microseconds (Triton's name).
+# TYPE nv_inference_compute_infer_duration_us counter
+nv_inference_compute_infer_duration_us{model="m",version="2"} 2000
+# HELP nv_inference_compute_output_duration_us Cumulative time splitting the outputs of the batches requests ran in, microseconds (Triton's name).
+# TYPE nv_inference_compute_output_duration_us counter
+nv_inference_compute_output_duration_us{model="m",version="2"} 30
 `
 	names := []string{"nv_inference_request_success", "nv_inference_request_failure", "nv_inference_count", "nv_inference_exec_count", "nv_inference_request_duration_us",
+		"nv_inference_compute_input_duration_us", "nv_inference_compute_infer_duration_us", "nv_inference_compute_output_duration_us",
 		"nv_inference_pending_request_count", "nv_cache_num_hits_per_model", "nv_cache_num_misses_per_model", "nv_cache_hit_duration_per_model", "nv_cache_miss_duration_per_model"}
 	collectModels := collectFunc(func(ch chan<- prometheus.Metric) { collectTritonModels(n, ch) })
 	require.NoError(t, testutil.CollectAndCompare(collectModels, strings.NewReader(want), names...))

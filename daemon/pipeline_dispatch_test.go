@@ -115,7 +115,7 @@ func TestStepRequestsAreTracedUnderTheirPipeline(t *testing.T) {
 		r := &pipelineRun{n: n, p: &repository.Model{Name: "p"}, e: &repository.Ensemble{Steps: []repository.EnsembleStep{{Model: "a"}}, FanoutStep: -1},
 			steps: []*repository.Model{a}, deadlines: []time.Time{time.Now().Add(time.Minute)}, trace: parent}
 		r.send = func(ctx context.Context, _ []*repository.Model, _ *gpuletRun, _ []tensor.Tensor, _ []string, _ time.Time) (*executed, *repository.Model, *gpuletRun, *inferError) {
-			traceOf(ctx).executorTimes(time.Now(), 400*time.Microsecond, 200*time.Microsecond, 50*time.Microsecond, 100*time.Microsecond)
+			traceOf(ctx).executorTimes(time.Now(), 400*time.Microsecond, 200*time.Microsecond, execReport{queue: 50 * time.Microsecond, compute: 100 * time.Microsecond})
 			return &executed{batch: 1}, a, &gpuletRun{}, nil
 		}
 		_, _, ierr := r.dispatch(context.Background(), 0, nil, nil)
@@ -135,5 +135,5 @@ func TestStepRequestsAreTracedUnderTheirPipeline(t *testing.T) {
 	require.Equal(t, pipe.ID, step.ParentID)
 	require.Equal(t, "a", step.Model)
 	require.Equal(t, 2, step.Version)
-	require.Len(t, step.Timestamps, 5, "the executor's times of the step")
+	require.Len(t, step.Timestamps, 7, "the executor's times of the step")
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/internal/atomicfile"
 	"github.com/gpulet/gpuletd/kserve"
@@ -248,11 +249,39 @@ type reqTrace struct {
 	entry  traceEntry
 	start  time.Time
 	// exec holds the executor's times once it answered.
-	exec struct {
-		set         bool
-		queued, ran time.Time
-		compute     time.Duration
-	}
+	exec execTimes
+}
+
+// execTimes are a traced request's times in its executor, placed on the
+// daemon's clock (executorTimes): set once the executor answered.
+type execTimes struct {
+	set                    bool
+	queued, ran            time.Time
+	input, compute, output time.Duration
+}
+
+// inputEnd, outputStart and end are Triton's COMPUTE_INPUT_END,
+// COMPUTE_OUTPUT_START and COMPUTE_END; ran is COMPUTE_START.
+func (x execTimes) inputEnd() time.Time    { return x.ran.Add(x.input) }
+func (x execTimes) outputStart() time.Time { return x.inputEnd().Add(x.compute) }
+func (x execTimes) end() time.Time         { return x.outputStart().Add(x.output) }
+
+// computeTimestamps are the trace file's timestamps of x, from QUEUE_START
+// to COMPUTE_END.
+func (x execTimes) computeTimestamps() []traceTimestamp {
+	return []traceTimestamp{{"QUEUE_START", x.queued.UnixNano()}, {"COMPUTE_START", x.ran.UnixNano()},
+		{"COMPUTE_INPUT_END", x.inputEnd().UnixNano()}, {"COMPUTE_OUTPUT_START", x.outputStart().UnixNano()}, {"COMPUTE_END", x.end().UnixNano()}}
+}
+
+// execReport is what an executor said of a request's time there: waiting
+// in its queue, readying the batch's inputs, the model's run, and the
+// outputs.
+type execReport struct{ queue, input, compute, output time.Duration }
+
+// reportOf reads an executor's answer's times.
+func reportOf(res *pb.InferResponse) execReport {
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	return execReport{queue: us(res.QueueUs), input: time.Duration(res.ComputeInputNs), compute: us(res.ComputeUs), output: time.Duration(res.ComputeOutputNs)}
 }
 
 // tracer keeps the trace settings and the traces taken.
@@ -531,8 +560,7 @@ func (t *tracer) done(tr *reqTrace, end time.Time, errMsg string) {
 	if tr.levels&levelTimestamps != 0 {
 		ts := []traceTimestamp{{"REQUEST_START", tr.start.UnixNano()}}
 		if x := tr.exec; x.set {
-			ts = append(ts, traceTimestamp{"QUEUE_START", x.queued.UnixNano()},
-				traceTimestamp{"COMPUTE_START", x.ran.UnixNano()}, traceTimestamp{"COMPUTE_END", x.ran.Add(x.compute).UnixNano()})
+			ts = append(ts, x.computeTimestamps()...)
 		}
 		tr.entry.Timestamps = append(ts, traceTimestamp{"REQUEST_END", end.UnixNano()})
 	}
@@ -752,25 +780,33 @@ func (tr *reqTrace) tensors(activity string, ts []tensor.Tensor) {
 }
 
 // executorTimes books what the executor said of a traced request sent at
-// sent and answered after trip, holding it held of that: its queue and
-// compute times, placed halfway along the hop. They are held inside the
-// round trip, since they need not fit in it as reported: a request's rows
-// that ran in several batches report the longest queue and the longest
-// compute of them, whose sum can pass what the executor held it, and the
+// sent and answered after trip, holding it held of that: its queue time and
+// its batch's (inputs, run, outputs), placed halfway along the hop. They are
+// held inside the round trip, since they need not fit in it as reported: a
+// request's rows that ran in several batches report the longest of each
+// over them, whose sum can pass what the executor held it, and the
 // executor's held and the daemon's trip are measured by two processes at
-// different moments of the same frames. A compute placed past the answer
-// would put COMPUTE_END after REQUEST_END.
-func (tr *reqTrace) executorTimes(sent time.Time, trip, held, queue, compute time.Duration) {
+// different moments of the same frames. A batch placed past the answer
+// would put COMPUTE_END after REQUEST_END; one that does not fit is
+// shortened, each part alike.
+func (tr *reqTrace) executorTimes(sent time.Time, trip, held time.Duration, r execReport) {
 	if tr == nil {
 		return
 	}
-	queue = min(queue, trip)
-	compute = min(compute, trip-queue)
-	hop := max(trip-max(held, queue+compute), 0) / 2
-	tr.exec.set = true
-	tr.exec.queued = sent.Add(hop)
-	tr.exec.ran = tr.exec.queued.Add(queue)
-	tr.exec.compute = compute
+	queue := min(r.queue, trip)
+	batch := r.input + r.compute + r.output
+	if room := trip - queue; batch > room {
+		f := float64(room) / float64(batch)
+		scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
+		r.input, r.compute, r.output = scale(r.input), scale(r.compute), scale(r.output)
+		batch = r.input + r.compute + r.output
+	}
+	hop := max(trip-max(held, queue+batch), 0) / 2
+	x := &tr.exec
+	x.set = true
+	x.queued = sent.Add(hop)
+	x.ran = x.queued.Add(queue)
+	x.input, x.compute, x.output = r.input, r.compute, r.output
 }
 
 // startTraceSettings are the global trace settings the configuration

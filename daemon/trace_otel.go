@@ -148,8 +148,9 @@ func (tr *reqTrace) spans(end time.Time, errMsg string) []otlpSpan {
 	events := []otlpEvent{{otlpTime(tr.start), "REQUEST_START"}}
 	x := tr.exec
 	if x.set {
-		events = append(events, otlpEvent{otlpTime(x.queued), "QUEUE_START"}, otlpEvent{otlpTime(x.ran), "COMPUTE_START"},
-			otlpEvent{otlpTime(x.ran.Add(x.compute)), "COMPUTE_END"})
+		for _, ts := range x.computeTimestamps() {
+			events = append(events, otlpEvent{strconv.FormatInt(ts.NS, 10), ts.Name})
+		}
 	}
 	events = append(events, otlpEvent{otlpTime(end), "REQUEST_END"})
 	out = append(out, otlpSpan{TraceID: tr.otel.trace, TraceState: tr.otel.state, SpanID: tr.otel.model, ParentSpanID: tr.otel.parent, Name: tr.entry.Model,
@@ -158,7 +159,7 @@ func (tr *reqTrace) spans(end time.Time, errMsg string) []otlpSpan {
 			requestID...)})
 	if x.set {
 		out = append(out, otlpSpan{TraceID: tr.otel.trace, TraceState: tr.otel.state, SpanID: randomID(8), ParentSpanID: tr.otel.model, Name: "compute",
-			Kind: otlpKindInternal, StartTimeUnixNano: otlpTime(x.ran), EndTimeUnixNano: otlpTime(x.ran.Add(x.compute))})
+			Kind: otlpKindInternal, StartTimeUnixNano: otlpTime(x.ran), EndTimeUnixNano: otlpTime(x.end())})
 	}
 	return out
 }

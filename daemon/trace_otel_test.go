@@ -104,7 +104,8 @@ func TestTracesAreExportedToACollector(t *testing.T) {
 	pipe.entry.RequestID = "r1"
 	step := tr.child(pipe, t0.Add(time.Millisecond))
 	step.entry.Model, step.entry.Version = "a", 2
-	step.executorTimes(t0.Add(time.Millisecond), 600*time.Microsecond, 400*time.Microsecond, 100*time.Microsecond, 200*time.Microsecond)
+	step.executorTimes(t0.Add(time.Millisecond), 600*time.Microsecond, 400*time.Microsecond,
+		execReport{queue: 100 * time.Microsecond, input: 20 * time.Microsecond, compute: 200 * time.Microsecond, output: 10 * time.Microsecond})
 	tr.done(step, t0.Add(2*time.Millisecond), "")
 	tr.done(pipe, t0.Add(3*time.Millisecond), "")
 	failed := tr.sample("a", "a", 2, t0, nil)
@@ -145,11 +146,13 @@ func TestTracesAreExportedToACollector(t *testing.T) {
 	for _, e := range a.Events {
 		events = append(events, e.Name)
 	}
-	require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END"}, events)
+	require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_INPUT_END", "COMPUTE_OUTPUT_START", "COMPUTE_END", "REQUEST_END"}, events)
 	c := got["compute"][0]
 	require.Equal(t, a.SpanID, c.ParentSpanID)
+	require.Equal(t, a.Events[2].TimeUnixNano, c.StartTimeUnixNano, "the compute span runs from COMPUTE_START")
+	require.Equal(t, a.Events[5].TimeUnixNano, c.EndTimeUnixNano, "to COMPUTE_END, the outputs included")
 	require.Equal(t, "1700000000001200000", c.StartTimeUnixNano, "100µs along the hop (half of what the executor did not hold), then 100µs queued")
-	require.Equal(t, "1700000000001400000", c.EndTimeUnixNano)
+	require.Equal(t, "1700000000001430000", c.EndTimeUnixNano, "20µs of inputs, 200µs run, 10µs of outputs")
 
 	f := got["a"][1]
 	require.NotEqual(t, p.TraceID, f.TraceID, "another request, another trace")

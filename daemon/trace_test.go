@@ -102,7 +102,8 @@ func trace(tr *tracer, model string, n int) {
 	for i := range n {
 		start := t0.Add(time.Duration(i) * time.Millisecond)
 		rt := tr.sample(model, model, 1, start, nil)
-		rt.executorTimes(start.Add(100*time.Microsecond), 500*time.Microsecond, 300*time.Microsecond, 100*time.Microsecond, 150*time.Microsecond)
+		rt.executorTimes(start.Add(100*time.Microsecond), 500*time.Microsecond, 300*time.Microsecond,
+			execReport{queue: 100 * time.Microsecond, input: 20 * time.Microsecond, compute: 150 * time.Microsecond, output: 30 * time.Microsecond})
 		tr.done(rt, start.Add(time.Millisecond), "")
 	}
 }
@@ -135,13 +136,15 @@ func TestTracesAreSampledAndWritten(t *testing.T) {
 			require.LessOrEqual(t, e.Timestamps[i-1].NS, ts.NS, "timestamps in order")
 		}
 	}
-	require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END"}, names)
+	require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_INPUT_END", "COMPUTE_OUTPUT_START", "COMPUTE_END", "REQUEST_END"}, names)
 	start := time.Unix(1_700_000_000, 0).Add(time.Millisecond) // the second request
 	require.Equal(t, start.UnixNano(), e.Timestamps[0].NS)
 	// The executor held it 300 µs of a 500 µs round trip: 100 µs each way.
 	require.Equal(t, start.Add(200*time.Microsecond).UnixNano(), e.Timestamps[1].NS)
 	require.Equal(t, start.Add(300*time.Microsecond).UnixNano(), e.Timestamps[2].NS)
-	require.Equal(t, start.Add(450*time.Microsecond).UnixNano(), e.Timestamps[3].NS)
+	require.Equal(t, start.Add(320*time.Microsecond).UnixNano(), e.Timestamps[3].NS, "its inputs readied")
+	require.Equal(t, start.Add(470*time.Microsecond).UnixNano(), e.Timestamps[4].NS, "the model ran")
+	require.Equal(t, start.Add(500*time.Microsecond).UnixNano(), e.Timestamps[5].NS, "its outputs split")
 
 	// A count: three traces, written when the third is taken, then none.
 	_, err = tr.update("", map[string][]string{traceRate: {"1"}, traceCount: {"3"}, logFrequency: {"0"}, traceFile: {"c.json"}})
@@ -303,21 +306,26 @@ func TestSlowTraceWritesDoNotHoldRequests(t *testing.T) {
 // REQUEST_END once in an end-to-end run.
 func TestExecutorTimesStayInsideTheRoundTrip(t *testing.T) {
 	sent := time.Unix(1_700_000_000, 0)
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
 	for _, tc := range []struct {
-		name                       string
-		trip, held, queue, compute time.Duration
+		name       string
+		trip, held time.Duration
+		r          execReport
 	}{
-		{"as held", 500 * time.Microsecond, 300 * time.Microsecond, 100 * time.Microsecond, 150 * time.Microsecond},
-		{"more than held", 500 * time.Microsecond, 300 * time.Microsecond, 250 * time.Microsecond, 150 * time.Microsecond},
-		{"more than the trip", 400 * time.Microsecond, 350 * time.Microsecond, 250 * time.Microsecond, 300 * time.Microsecond},
+		{"as held", us(500), us(300), execReport{queue: us(100), compute: us(150)}},
+		{"more than held", us(500), us(300), execReport{queue: us(250), compute: us(150)}},
+		{"more than the trip", us(400), us(350), execReport{queue: us(250), compute: us(300)}},
+		{"inputs and outputs past the trip", us(400), us(350), execReport{queue: us(100), input: us(200), compute: us(100), output: us(200)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rt := &reqTrace{}
-			rt.executorTimes(sent, tc.trip, tc.held, tc.queue, tc.compute)
-			end := rt.exec.ran.Add(rt.exec.compute)
+			rt.executorTimes(sent, tc.trip, tc.held, tc.r)
+			end := rt.exec.end()
 			require.False(t, rt.exec.queued.Before(sent))
 			require.False(t, rt.exec.ran.Before(rt.exec.queued))
-			require.False(t, end.Before(rt.exec.ran))
+			require.False(t, rt.exec.inputEnd().Before(rt.exec.ran))
+			require.False(t, rt.exec.outputStart().Before(rt.exec.inputEnd()))
+			require.False(t, end.Before(rt.exec.outputStart()))
 			require.False(t, end.After(sent.Add(tc.trip)), "compute ends before the answer is back: %v", end.Sub(sent))
 		})
 	}

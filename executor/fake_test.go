@@ -20,14 +20,17 @@ import (
 // scheduler and gRPC path without ONNX Runtime.
 type fakeRuntime struct {
 	base, perRow time.Duration
-	mu           sync.Mutex
-	batches      []int       // rows of every batch run
-	threads      map[int]int // batches run on each OS thread (gettid)
-	failNext     bool
-	broken       bool // every run fails, a probe's too
-	hangNext     bool // the next run never ends (until cancelled)
-	loaded       int
-	closed       int
+	// input and output are what each run reports of readying its inputs
+	// and outputs (RunInfo).
+	input, output time.Duration
+	mu            sync.Mutex
+	batches       []int       // rows of every batch run
+	threads       map[int]int // batches run on each OS thread (gettid)
+	failNext      bool
+	broken        bool // every run fails, a probe's too
+	hangNext      bool // the next run never ends (until cancelled)
+	loaded        int
+	closed        int
 	// running, when set, is a running file whose ids each run records
 	// in named, as it read them while it ran.
 	running string
@@ -135,7 +138,7 @@ func (m *fakeModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tens
 		}
 		out[i] = []tensor.Tensor{y, z}
 	}
-	return out, RunInfo{Compute: d}, nil
+	return out, RunInfo{Compute: d, Input: m.f.input, Output: m.f.output}, nil
 }
 
 // Probe runs one zero-filled request, as engineModel's does.

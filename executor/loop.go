@@ -100,8 +100,11 @@ type request struct {
 	batch     int
 	queue     time.Duration
 	compute   time.Duration
-	read      time.Time // when its frame was read (HeldUs)
-	alone     bool      // runs in a batch of its own (aloneParts)
+	// input and output: readying the inputs of its batch and the outputs
+	// (RunInfo), the longest over its rows' batches, as compute.
+	input, output time.Duration
+	read          time.Time // when its frame was read (HeldUs)
+	alone         bool      // runs in a batch of its own (aloneParts)
 }
 
 // slot is one scheduled row of a request.
@@ -487,6 +490,7 @@ func (l *loop) finish(j *job, outs [][]tensor.Tensor, info RunInfo, err error, e
 		r.batch = max(r.batch, len(j.slots))
 		r.queue = max(r.queue, max(j.start-r.arrival, 0))
 		r.compute = max(r.compute, compute)
+		r.input, r.output = max(r.input, info.Input), max(r.output, info.Output)
 		if r.remaining == 0 {
 			l.answerRows(r, info.Emulated)
 		}
@@ -523,6 +527,7 @@ func (l *loop) answerRows(r *request, emulated bool) {
 	l.answer(r, &pb.InferResponse{
 		Id: r.id, Code: pb.Code_OK, Outputs: toProto(outs), Emulated: emulated,
 		BatchSize: int32(r.batch), QueueUs: r.queue.Microseconds(), ComputeUs: r.compute.Microseconds(),
+		ComputeInputNs: r.input.Nanoseconds(), ComputeOutputNs: r.output.Nanoseconds(),
 	})
 }
 

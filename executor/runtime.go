@@ -59,6 +59,9 @@ type LoadedModel interface {
 
 // RunInfo describes one run.
 type RunInfo struct {
-	Compute  time.Duration
-	Emulated bool
+	Compute time.Duration
+	// Input and Output are the time spent readying the inputs before the
+	// model ran and the outputs after (engine.RunInfo).
+	Input, Output time.Duration
+	Emulated      bool
 }

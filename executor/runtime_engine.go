@@ -233,5 +233,5 @@ func (e *engineModel) PaddedBatch(n int) int {
 
 func (e *engineModel) Run(ctx context.Context, inputs [][]tensor.Tensor) ([][]tensor.Tensor, RunInfo, error) {
 	outs, info, err := e.m.Run(ctx, inputs, nil)
-	return outs, RunInfo{Compute: info.Compute, Emulated: info.Emulated}, err
+	return outs, RunInfo{Compute: info.Compute, Input: info.Input, Output: info.Output, Emulated: info.Emulated}, err
 }

@@ -180,7 +180,7 @@ func TestEveryBatchRunsOnOneThread(t *testing.T) {
 }
 
 func TestAnswerSaysHowLongTheExecutorHeldIt(t *testing.T) {
-	f := &fakeRuntime{base: 2 * time.Millisecond}
+	f := &fakeRuntime{base: 2 * time.Millisecond, input: 300 * time.Microsecond, output: 40 * time.Microsecond}
 	c := startFake(t, f, "eager")
 	loadDouble(t, c, "double", 50*time.Millisecond, 8)
 	start := time.Now()
@@ -190,6 +190,8 @@ func TestAnswerSaysHowLongTheExecutorHeldIt(t *testing.T) {
 	require.Equal(t, pb.Code_OK, resp.Code, resp.Error)
 	require.GreaterOrEqual(t, resp.HeldUs, resp.QueueUs+resp.ComputeUs, "held from the frame's read to the answer's write: queue and compute inside it")
 	require.GreaterOrEqual(t, resp.HeldUs, int64(2000), "the batch's 2 ms are inside it")
+	require.Equal(t, int64(300_000), resp.ComputeInputNs, "what its batch's run said of its inputs")
+	require.Equal(t, int64(40_000), resp.ComputeOutputNs, "and of its outputs")
 	require.LessOrEqual(t, resp.HeldUs, trip.Microseconds(), "inside the client's round trip")
 
 	bad, err := c.Infer(context.Background(), &pb.InferRequest{Model: "double", Inputs: []*pb.Tensor{xInput(9, 1)}})

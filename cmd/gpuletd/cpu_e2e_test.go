@@ -614,6 +614,8 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 	require.Equal(t, int64(2), s.InferStats["cache_hit"].Count, "%+v", s)
 	require.Equal(t, int64(2), s.InferStats["cache_miss"].Count, "%+v", s)
 	require.Equal(t, int64(2), s.InferStats["compute_infer"].Count, "only misses ran: %+v", s)
+	require.Equal(t, int64(2), s.InferStats["compute_input"].Count, "Triton's compute_input and compute_output, for the misses: %+v", s)
+	require.Equal(t, int64(2), s.InferStats["compute_output"].Count, "%+v", s)
 
 	r = do(t, "GET", base+"/metrics", nil, nil)
 	require.Equal(t, 200, r.code)

@@ -377,6 +377,11 @@ func TestGRPCInferenceService(t *testing.T) {
 	stats, err = c.ModelStatistics(ctx, &pb.ModelStatisticsRequest{Name: "lenet5"})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, stats.ModelStats[0].InferenceCount, uint64(load.Report.OK), "the daemon counted them")
+	is := stats.ModelStats[0].InferenceStats
+	require.Equal(t, is.ComputeInfer.Count, is.ComputeInput.Count, "every answer's batch readied its inputs")
+	require.Equal(t, is.ComputeInfer.Count, is.ComputeOutput.Count, "and split its outputs")
+	require.Positive(t, is.ComputeInput.Ns, "joining the requests' rows takes time")
+	require.Positive(t, is.ComputeOutput.Ns)
 	// Over one ModelStreamInfer stream (perf_analyzer's --streaming), four
 	// rows a request; a request for a model the daemon does not serve
 	// counts under its reason.
@@ -551,7 +556,7 @@ func checkTraces(ctx context.Context, t *testing.T, c pb.GRPCInferenceServiceCli
 				require.LessOrEqual(t, tr.Timestamps[k-1].NS, ts.NS, "in order: %s", data)
 			}
 		}
-		require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_END", "REQUEST_END"}, names)
+		require.Equal(t, []string{"REQUEST_START", "QUEUE_START", "COMPUTE_START", "COMPUTE_INPUT_END", "COMPUTE_OUTPUT_START", "COMPUTE_END", "REQUEST_END"}, names)
 	}
 	require.Equal(t, []string{"over-grpc", "over-rest"}, ids)
 	require.NoFileExists(t, filepath.Join(dir, "lenet5.json.2"))

@@ -108,7 +108,8 @@ func TestEmulatedRun(t *testing.T) {
 			outs, info, err := m.Run(context.Background(), reqs, nil)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, sl.durations())
-			require.Equal(t, RunInfo{BatchSize: tt.batch, Runs: tt.runs, Compute: tt.want[0], Overhead: info.Overhead, Emulated: true}, info)
+			require.Equal(t, RunInfo{BatchSize: tt.batch, Runs: tt.runs, Compute: tt.want[0], Overhead: info.Overhead, Input: info.Input, Output: info.Output, Emulated: true}, info)
+			require.LessOrEqual(t, info.Input+info.Output, info.Overhead)
 			for i, r := range tt.rows {
 				require.Len(t, outs[i], 2)
 				logits, ids := outs[i][0], outs[i][1]

@@ -161,6 +161,11 @@ type RunInfo struct {
 	// every batch, and the scheduler adds it to ℓ(b) at the batch's size
 	// (sched.Overhead).
 	Overhead time.Duration
+	// Input and Output are the parts of Overhead spent on the inputs
+	// before the model ran (validating, joining the requests' rows,
+	// padding) and on its outputs after (checking, trimming, splitting
+	// them per request): Triton's compute_input and compute_output.
+	Input, Output time.Duration
 	// Setup is what happens once, at a batch size's first run: with fixed
 	// shapes, opening that size's session (50–200 ms on a GPU). Counted as
 	// Overhead it put 6–150 ms on every batch's ℓ on an H200, where the

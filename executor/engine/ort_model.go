@@ -62,7 +62,7 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 	if len(errs) > 0 {
 		return nil, RunInfo{}, fmt.Errorf("run model %s: %w", m.name, errors.Join(errs...))
 	}
-	info := RunInfo{BatchSize: int(b.total)}
+	info := RunInfo{BatchSize: int(b.total), Input: time.Since(start)}
 	if !m.batched() {
 		info.BatchSize = len(reqs)
 	}
@@ -71,6 +71,7 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 		if err := ctx.Err(); err != nil {
 			return nil, info, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
 		}
+		joined := time.Now()
 		rows := make([]int64, len(group))
 		var total int64
 		for j, r := range group {
@@ -92,16 +93,20 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 			ins[i], release = join(spec.Name, parts)
 			releases = append(releases, release)
 		}
-		outs, compute, setup, err := m.runOnce(ctx, ins, total)
+		info.Input += time.Since(joined)
+		outs, t, err := m.runOnce(ctx, ins, total)
 		for _, release := range releases {
 			release()
 		}
-		info.Compute += compute
-		info.Setup += setup
+		info.Compute += t.compute
+		info.Setup += t.setup
+		info.Input += t.input
+		info.Output += t.output
 		info.Runs++
 		if err != nil {
 			return nil, info, err
 		}
+		split := time.Now()
 		for _, k := range outIdx {
 			parts := []tensor.Tensor{outs[k]}
 			if m.batched() {
@@ -113,6 +118,7 @@ func (m *ortModel) Run(ctx context.Context, reqs [][]tensor.Tensor, outputs []st
 				results[r] = append(results[r], parts[j])
 			}
 		}
+		info.Output += time.Since(split)
 	}
 	info.Overhead = time.Since(start) - info.Compute - info.Setup
 	return results, info, nil
@@ -147,22 +153,22 @@ func (m *ortModel) checkStrings(ordered []tensor.Tensor) error {
 // is rows (when batched) and returns every output. A cancelled ctx stops
 // the run between graph nodes. With fixed shapes the inputs are padded to
 // the size of the session that runs them, and the outputs cut back. It
-// returns the run's time and, apart, the time a session took to open for a
-// size run for the first time (RunInfo.Setup).
-func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64) ([]tensor.Tensor, time.Duration, time.Duration, error) {
+// returns where its time went (runTimes).
+func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64) ([]tensor.Tensor, runTimes, error) {
 	sess, size := m.sess, rows
-	var setup time.Duration
+	var t runTimes
+	began := time.Now()
 	if m.shapes != nil {
 		size = m.shapes.pad(rows)
 		var err error
-		if sess, setup, err = m.shapes.session(size); err != nil {
+		if sess, t.setup, err = m.shapes.session(size); err != nil {
 			if errors.Is(err, ErrClosed) {
-				return nil, 0, setup, fmt.Errorf("run model %s: %w", m.name, err)
+				return nil, t, fmt.Errorf("run model %s: %w", m.name, err)
 			}
-			return nil, 0, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+			return nil, t, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
 		}
 		if ins, err = padRows(ins, rows, size); err != nil {
-			return nil, 0, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+			return nil, t, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
 		}
 	}
 	// Outputs whose shape is known are allocated here, in Go memory the
@@ -173,32 +179,35 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 		if slices.Contains(s.Shape, -1) || s.DataType.Size() == 0 || (m.batched() && !m.rowsChecked.Load()) {
 			continue
 		}
-		t, err := tensor.Zeros(s.Name, s.DataType, fillShape(s.Shape, size, m.batched()))
-		if err != nil || len(t.Data) == 0 {
+		z, err := tensor.Zeros(s.Name, s.DataType, fillShape(s.Shape, size, m.batched()))
+		if err != nil || len(z.Data) == 0 {
 			continue
 		}
-		outs[i] = t
+		outs[i] = z
 	}
 	start := time.Now()
+	t.input = start.Sub(began) - t.setup
 	err := sess.Run(ctx, ins, outs)
-	compute := time.Since(start)
+	t.compute = time.Since(start)
+	ran := time.Now()
 	switch {
 	case errors.Is(err, onnxrt.ErrTerminated):
-		return nil, compute, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
+		return nil, t, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
 	case errors.Is(err, onnxrt.ErrInvalidArgument):
-		return nil, compute, setup, fmt.Errorf("run model %s: %w: %w: %s", m.name, ErrRunFailed, ErrRejectedInput, reason(err))
+		return nil, t, fmt.Errorf("run model %s: %w: %w: %s", m.name, ErrRunFailed, ErrRejectedInput, reason(err))
 	case err != nil:
-		return nil, compute, setup, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, reason(err))
+		return nil, t, fmt.Errorf("run model %s: %w: %s", m.name, ErrRunFailed, reason(err))
 	}
 	for i, s := range m.outputs {
 		if outs[i].DataType != s.DataType {
-			return nil, compute, setup, fmt.Errorf("run model %s: %w: output %q is %s, the model declares %s", m.name, ErrRunFailed, s.Name, outs[i].DataType, s.DataType)
+			return nil, t, fmt.Errorf("run model %s: %w: output %q is %s, the model declares %s", m.name, ErrRunFailed, s.Name, outs[i].DataType, s.DataType)
 		}
 	}
 	if outs, err = trimRows(outs, rows, size); err != nil {
-		return nil, compute, setup, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
+		return nil, t, fmt.Errorf("run model %s: %w: %w", m.name, ErrRunFailed, err)
 	}
-	return outs, compute, setup, nil
+	t.output = time.Since(ran)
+	return outs, t, nil
 }
 
 // PaddedBatch is the batch size a batch of n rows runs at: n, or with fixed
@@ -239,7 +248,7 @@ func (m *ortModel) checkOutputRows(ctx context.Context) error {
 	if m.closed {
 		return fmt.Errorf("check outputs of model %s: %w", m.name, ErrClosed)
 	}
-	outs, _, _, err := m.runOnce(ctx, one, 1)
+	outs, _, err := m.runOnce(ctx, one, 1)
 	if err != nil {
 		return fmt.Errorf("check outputs of model %s: %w", m.name, err)
 	}
@@ -270,3 +279,9 @@ func (m *ortModel) Close() error {
 	m.engine.open.forget(m)
 	return nil
 }
+
+// runTimes say where a run's time went: opening a session for its size
+// (setup), readying the inputs (input: padding, allocating outputs of known
+// shape), running the session (compute), and checking and trimming what
+// it wrote (output).
+type runTimes struct{ setup, input, compute, output time.Duration }

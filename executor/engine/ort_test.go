@@ -60,6 +60,9 @@ func TestORTBatchMatchesSingleRuns(t *testing.T) {
 			require.Equal(t, 1, info.Runs)
 			require.False(t, info.Emulated)
 			require.Positive(t, info.Compute)
+			require.Positive(t, info.Input, "joining four requests' rows")
+			require.Positive(t, info.Output, "splitting the outputs back")
+			require.LessOrEqual(t, info.Input+info.Output, info.Overhead, "parts of the overhead")
 			require.Len(t, outs, len(reqs))
 
 			for i, req := range reqs {

@@ -1027,7 +1027,13 @@ type InferResponse struct {
 	Emulated  bool                   `protobuf:"varint,5,opt,name=emulated,proto3" json:"emulated,omitempty"`                    // outputs are zero-filled by the emulated engine
 	BatchSize int32                  `protobuf:"varint,6,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"` // the batch this request ran in
 	QueueUs   int64                  `protobuf:"varint,7,opt,name=queue_us,json=queueUs,proto3" json:"queue_us,omitempty"`       // arrival at the executor to batch start
-	ComputeUs int64                  `protobuf:"varint,8,opt,name=compute_us,json=computeUs,proto3" json:"compute_us,omitempty"` // batch start to batch end
+	ComputeUs int64                  `protobuf:"varint,8,opt,name=compute_us,json=computeUs,proto3" json:"compute_us,omitempty"` // the model's run in the batch (the batch's time, unmeasured)
+	// Of the batch's time outside the model's run: readying its inputs
+	// (validating, joining the requests' rows) and its outputs (splitting
+	// them per request). Triton's compute_input and compute_output.
+	// Nanoseconds: on the CPU they are often under a microsecond.
+	ComputeInputNs  int64 `protobuf:"varint,13,opt,name=compute_input_ns,json=computeInputNs,proto3" json:"compute_input_ns,omitempty"`
+	ComputeOutputNs int64 `protobuf:"varint,14,opt,name=compute_output_ns,json=computeOutputNs,proto3" json:"compute_output_ns,omitempty"`
 	// The executor's own time for the request: its frame read to the answer's
 	// write (0 when not measured). The caller's round trip less this is the
 	// hop between the two processes both ways: wake-ups and framing.
@@ -1129,6 +1135,20 @@ func (x *InferResponse) GetQueueUs() int64 {
 func (x *InferResponse) GetComputeUs() int64 {
 	if x != nil {
 		return x.ComputeUs
+	}
+	return 0
+}
+
+func (x *InferResponse) GetComputeInputNs() int64 {
+	if x != nil {
+		return x.ComputeInputNs
+	}
+	return 0
+}
+
+func (x *InferResponse) GetComputeOutputNs() int64 {
+	if x != nil {
+		return x.ComputeOutputNs
 	}
 	return 0
 }
@@ -1864,7 +1884,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x10deadline_mono_ns\x18\b \x01(\x03R\x0edeadlineMonoNs\x12\x16\n" +
 	"\x06cancel\x18\x06 \x01(\bR\x06cancel\x12$\n" +
 	"\x0ewatch_state_us\x18\a \x01(\x03R\fwatchStateUs\x12\x14\n" +
-	"\x05alone\x18\t \x01(\bR\x05aloneJ\x04\b\x05\x10\x06R\x10deadline_unix_ns\"\x9f\x03\n" +
+	"\x05alone\x18\t \x01(\bR\x05aloneJ\x04\b\x05\x10\x06R\x10deadline_unix_ns\"\xf5\x03\n" +
 	"\rInferResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\x04code\x18\x02 \x01(\x0e2\x19.gpuletd.executor.v1.CodeR\x04code\x12\x14\n" +
@@ -1875,7 +1895,9 @@ const file_executor_proto_rawDesc = "" +
 	"batch_size\x18\x06 \x01(\x05R\tbatchSize\x12\x19\n" +
 	"\bqueue_us\x18\a \x01(\x03R\aqueueUs\x12\x1d\n" +
 	"\n" +
-	"compute_us\x18\b \x01(\x03R\tcomputeUs\x12\x17\n" +
+	"compute_us\x18\b \x01(\x03R\tcomputeUs\x12(\n" +
+	"\x10compute_input_ns\x18\r \x01(\x03R\x0ecomputeInputNs\x12*\n" +
+	"\x11compute_output_ns\x18\x0e \x01(\x03R\x0fcomputeOutputNs\x12\x17\n" +
 	"\aheld_us\x18\n" +
 	" \x01(\x03R\x06heldUs\x12\x17\n" +
 	"\anot_run\x18\v \x01(\bR\x06notRun\x12!\n" +
