@@ -162,6 +162,7 @@ func (n *node) record(m *repository.Model, elapsed time.Duration, late bool, bat
 		return
 	}
 	c.success.add(elapsed)
+	n.observeSummary(m.Name, sumRequest, elapsed)
 	c.miss.add(late)
 	n.windows.of(m.Name).add(elapsed, batch, late)
 	n.metrics.e2e.WithLabelValues(m.Name).Observe(elapsed.Seconds())
@@ -586,6 +587,7 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	c.compute.add(time.Duration(res.ComputeUs) * time.Microsecond)
 	c.computeInput.add(time.Duration(res.ComputeInputNs))
 	c.computeOutput.add(time.Duration(res.ComputeOutputNs))
+	n.observeExecutorSummaries(m, res)
 	if res.BatchSize > 0 { // the request's rows of the batch's, which run together
 		c.batches.add(float64(min(requestRows(m, inputs), res.BatchSize)) / float64(res.BatchSize))
 	}

@@ -50,6 +50,7 @@ var (
 
 func (c *tritonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descNVSuccess, descNVFailure, descNVPending, descNVCount, descNVExec, descNVDuration, descNVQueue, descNVCompute, descNVInput, descNVOutput,
+		descNVRequestSummary, descNVQueueSummary, descNVInputSummary, descNVInferSummary, descNVOutputSummary,
 		descNVCacheHits, descNVCacheMisses, descNVCacheHitTime, descNVCacheMissTime, descNVCPUUtil, descNVCPUMemTotal, descNVCPUMemUsed,
 		descNVGPUUtil, descNVGPUMemTotal, descNVGPUMemUsed, descNVPower, descNVPowerLimit, descNVEnergy} {
 		ch <- d
@@ -71,7 +72,11 @@ func (c *tritonCollector) Collect(ch chan<- prometheus.Metric) {
 // statistics under Triton's names.
 func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
 	us := func(d *durCount) float64 { return float64(d.ns.Load() / 1e3) } // whole µs, as Triton counts
-	for _, m := range append(n.catalog.all(), n.catalog.allPipelines()...) {
+	served := append(n.catalog.all(), n.catalog.allPipelines()...)
+	if s := n.summaries(); s != nil {
+		s.collect(served, ch)
+	}
+	for _, m := range served {
 		k := n.counters.of(m.Name)
 		labels := []string{m.Family, strconv.Itoa(max(m.Version, 1))}
 		counter := func(d *prometheus.Desc, v float64) {
@@ -83,11 +88,13 @@ func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
 		}
 		counter(descNVCount, float64(k.success.count.Load()))
 		counter(descNVExec, float64(k.batches.whole()))
-		counter(descNVDuration, us(&k.success))
-		counter(descNVQueue, us(&k.queue))
-		counter(descNVCompute, us(&k.compute))
-		counter(descNVInput, us(&k.computeInput))
-		counter(descNVOutput, us(&k.computeOutput))
+		if n.conf().Metrics.TritonLatencyCounters {
+			counter(descNVDuration, us(&k.success))
+			counter(descNVQueue, us(&k.queue))
+			counter(descNVCompute, us(&k.compute))
+			counter(descNVInput, us(&k.computeInput))
+			counter(descNVOutput, us(&k.computeOutput))
+		}
 		if n.router != nil {
 			ch <- prometheus.MustNewConstMetric(descNVPending, prometheus.GaugeValue, float64(n.router.queued(m.Name)), labels...)
 		}

@@ -34,6 +34,8 @@ func TestTritonMetricNames(t *testing.T) {
 	require.NoError(t, err)
 	a, b := &gpuletRun{id: "a"}, &gpuletRun{id: "b"}
 	n := &node{catalog: &catalog{models: map[string]*repository.Model{"m:2": m}, pipelines: map[string]*repository.Model{}}, router: newRouter()}
+	cfg := config.Default()
+	n.cfg.Store(&cfg)
 	n.router.install(map[string][]routeEntry{"m:2": {{g: a, weight: 1, lat: lat}, {g: b, weight: 1, lat: lat}}})
 	now := time.Now()
 	for g, queued := range map[*gpuletRun]int32{a: 3, b: 4} {
@@ -113,6 +115,14 @@ nv_inference_compute_output_duration_us{model="m",version="2"} 30
 nv_inference_pending_request_count{model="m",version="2"} 8
 `), "nv_inference_pending_request_count", "nv_cache_num_hits_per_model"))
 
+	// Without the latency counters (Triton's counter_latencies=false).
+	off := cfg
+	off.Metrics.TritonLatencyCounters = false
+	n.cfg.Store(&off)
+	require.Zero(t, testutil.CollectAndCount(collectModels, "nv_inference_request_duration_us", "nv_inference_queue_duration_us",
+		"nv_inference_compute_input_duration_us", "nv_inference_compute_infer_duration_us", "nv_inference_compute_output_duration_us"))
+	require.Equal(t, 1, testutil.CollectAndCount(collectModels, "nv_inference_request_success"), "the other families stay")
+
 	devices := []mps.Device{
 		{ID: "gpu0", Kind: mps.KindNVIDIA, UUID: "GPU-aaaa", MemoryTotal: 80 << 30, MemoryFree: 60 << 30, Utilization: &mps.Utilization{GPU: 37},
 			Power: &mps.Power{Watts: 251.5, LimitWatts: 700, EnergyJoules: 1234.5}},
@@ -140,7 +150,7 @@ nv_energy_consumption{gpu_uuid="GPU-aaaa"} 1234.5
 		strings.NewReader(want), "nv_gpu_memory_used_bytes", "nv_gpu_utilization", "nv_gpu_power_usage", "nv_gpu_power_limit", "nv_energy_consumption"))
 
 	// Off by default: the collector reports nothing.
-	cfg := config.Default()
+	cfg = config.Default()
 	n.cfg.Store(&cfg)
 	require.Zero(t, testutil.CollectAndCount(&tritonCollector{n: n}))
 }

@@ -19,6 +19,8 @@ type node struct {
 	cfg atomic.Pointer[config.Config] // replaced whole on reload
 	// restricted is cfg's auth.restricted_apis read (restrictions).
 	restricted atomic.Pointer[restrictedAPIs]
+	// tritonSums are Triton's latency summaries, while on (summaries).
+	tritonSums atomic.Pointer[tritonSummaries]
 	log        *zap.Logger
 	started    time.Time // when the daemon started (the status's uptime)
 	// uncleanStart: the run before this one recorded no stop (killed,

@@ -14,22 +14,25 @@ import (
 // liveFields are the configuration fields a reload applies at once; every
 // other change waits for a restart.
 var liveFields = map[string]bool{
-	"log.level":                   true,
-	"metrics.triton_names":        true, // read at every scrape
-	"scheduler.policy":            true, // running executors switch in place (applyToExecutors)
-	"scheduler.algorithm":         true,
-	"scheduler.idle_plan":         true,
-	"scheduler.reorganize_period": true,
-	"scheduler.ewma_weight":       true,
-	"scheduler.priority_reserve":  true, // read at every request
-	"limits.max_request_body":     true,
-	"limits.max_queued_per_model": true, // running executors' models are retuned
-	"auth.admin_token":            true,
-	"auth.restricted_apis":        true, // read at every request
-	"history_retention":           true, // from the next hourly pruning
-	"repository_poll":             true, // the planner loop's poll restarts
-	"response_cache.size":         true, // shrinking drops the least recently used
-	"strict_readiness":            true, // read at every readiness check
+	"log.level":                        true,
+	"metrics.triton_names":             true, // read at every scrape
+	"metrics.triton_latency_counters":  true, // read at every scrape
+	"metrics.triton_summaries":         true, // read at every request and scrape
+	"metrics.triton_summary_quantiles": true, // new quantiles start the summaries anew
+	"scheduler.policy":                 true, // running executors switch in place (applyToExecutors)
+	"scheduler.algorithm":              true,
+	"scheduler.idle_plan":              true,
+	"scheduler.reorganize_period":      true,
+	"scheduler.ewma_weight":            true,
+	"scheduler.priority_reserve":       true, // read at every request
+	"limits.max_request_body":          true,
+	"limits.max_queued_per_model":      true, // running executors' models are retuned
+	"auth.admin_token":                 true,
+	"auth.restricted_apis":             true, // read at every request
+	"history_retention":                true, // from the next hourly pruning
+	"repository_poll":                  true, // the planner loop's poll restarts
+	"response_cache.size":              true, // shrinking drops the least recently used
+	"strict_readiness":                 true, // read at every readiness check
 }
 
 // reload applies a new, already validated configuration: what can change
@@ -63,6 +66,12 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			}
 		case "metrics.triton_names":
 			merged.Metrics.TritonNames = next.Metrics.TritonNames
+		case "metrics.triton_latency_counters":
+			merged.Metrics.TritonLatencyCounters = next.Metrics.TritonLatencyCounters
+		case "metrics.triton_summaries":
+			merged.Metrics.TritonSummaries = next.Metrics.TritonSummaries
+		case "metrics.triton_summary_quantiles":
+			merged.Metrics.TritonSummaryQuantiles = next.Metrics.TritonSummaryQuantiles
 		case "scheduler.policy":
 			merged.Scheduler.Policy = next.Scheduler.Policy
 		case "scheduler.algorithm":

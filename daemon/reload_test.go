@@ -96,6 +96,11 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 	}{
 		{"log.level", func(c *config.Config) { c.Log.Level = "debug" }, func(c *config.Config) any { return c.Log.Level }, "debug"},
 		{"metrics.triton_names", func(c *config.Config) { c.Metrics.TritonNames = true }, func(c *config.Config) any { return c.Metrics.TritonNames }, true},
+		{"metrics.triton_latency_counters", func(c *config.Config) { c.Metrics.TritonLatencyCounters = false },
+			func(c *config.Config) any { return c.Metrics.TritonLatencyCounters }, false},
+		{"metrics.triton_summaries", func(c *config.Config) { c.Metrics.TritonSummaries = true }, func(c *config.Config) any { return c.Metrics.TritonSummaries }, true},
+		{"metrics.triton_summary_quantiles", func(c *config.Config) { c.Metrics.TritonSummaryQuantiles = []string{"0.9:0.01"} },
+			func(c *config.Config) any { return c.Metrics.TritonSummaryQuantiles }, []string{"0.9:0.01"}},
 		{"scheduler.policy", func(c *config.Config) { c.Scheduler.Policy = "eager" }, func(c *config.Config) any { return c.Scheduler.Policy }, "eager"},
 		{"scheduler.algorithm", func(c *config.Config) { c.Scheduler.Algorithm = "sbp" }, func(c *config.Config) any { return c.Scheduler.Algorithm }, "sbp"},
 		{"scheduler.idle_plan", func(c *config.Config) { c.Scheduler.IdlePlan = config.IdlePlanPack }, func(c *config.Config) any { return c.Scheduler.IdlePlan }, config.IdlePlanPack},

@@ -30,8 +30,9 @@ repository holds is served from none, as Triton does. Also read:
 --cache-config local,size=N, --grpc-use-ssl with --grpc-server-cert,
 --grpc-server-key, --grpc-use-ssl-mutual and --grpc-root-cert (tls, for REST
 too), --trace-config (level=, rate=, count=, log-frequency=, file=, mode=,
-opentelemetry,url=, resource= and bsp_*=),
---log-verbose, --log-info and --log-warning. Flags that tune Triton's own
+opentelemetry,url=, resource= and bsp_*=), --metrics-config
+(summary_latencies, summary_quantiles, counter_latencies; Triton's metric names
+are on, metrics.triton_names), --log-verbose, --log-info and --log-warning. Flags that tune Triton's own
 machinery (thread counts, memory pools, backends) are taken and said to be
 ignored; a flag whose meaning gpuletd cannot give is refused with why.
 --print-config prints the configuration the flags make, each field with the

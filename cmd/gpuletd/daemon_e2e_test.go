@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,7 +142,8 @@ func TestKServeProtocol(t *testing.T) {
 	// request was refused as deadline_unreachable).
 	metricsAddr := freeAddr(t)
 	base, logs, _ := emulatedDaemon(t, []string{"mlp", "lenet5"}, "GPULETD_LIMITS_MAX_REQUEST_BODY=128KiB",
-		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet", "GPULETD_METRICS_LISTEN="+metricsAddr, "GPULETD_METRICS_TRITON_NAMES=true")
+		"GPULETD_TEST_PROFILES=mlp:alexnet,lenet5:alexnet", "GPULETD_METRICS_LISTEN="+metricsAddr, "GPULETD_METRICS_TRITON_NAMES=true",
+		"GPULETD_METRICS_TRITON_SUMMARIES=true")
 
 	r := do(t, "GET", base+"/v2", nil, nil)
 	require.Equal(t, 200, r.code)
@@ -322,6 +324,14 @@ func TestKServeProtocol(t *testing.T) {
 	require.Contains(t, string(r.body), `nv_inference_pending_request_count{model="mlp",version="1"} 0`+"\n", "nothing waits")
 	require.Regexp(t, `\nnv_cpu_memory_total_bytes \d`, string(r.body))
 	require.Regexp(t, `\nnv_cpu_utilization [01]`, string(r.body))
+	// Triton's latency summaries, asked for: as many requests as the
+	// counter, and the quantiles.
+	success := regexp.MustCompile(`\nnv_inference_request_success\{model="mlp",version="1"\} (\d+)\n`).FindStringSubmatch(string(r.body))
+	require.NotNil(t, success)
+	require.Contains(t, string(r.body), `nv_inference_request_summary_us_count{model="mlp",version="1"} `+success[1]+"\n")
+	for _, family := range []string{"request", "queue", "compute_input", "compute_infer", "compute_output"} {
+		require.Regexp(t, `\nnv_inference_`+family+`_summary_us\{model="mlp",version="1",quantile="0.99"\} \d`, string(r.body))
+	}
 	lintMetrics(t, r.body)
 	checkMetricsListener(t, base, metricsAddr)
 	// The shipped alerting rules read families this daemon exports (the

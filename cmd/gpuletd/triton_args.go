@@ -33,6 +33,7 @@ type tritonState struct {
 	allowGRPC, allowMetrics, strict  bool
 	controlMode, pollSecs            string
 	loadModels, restricted, cacheArg []string
+	metricsConfig                    []string
 	logLevel                         string
 	tls                              struct {
 		on, mutual      bool
@@ -149,6 +150,7 @@ var tritonFlags = map[string]tritonFlag{
 	"http-restricted-api":      func(s *tritonState, v []string) error { s.restricted = append(s.restricted, v...); return nil },
 	"grpc-restricted-protocol": func(s *tritonState, v []string) error { s.restricted = append(s.restricted, v...); return nil },
 	"cache-config":             func(s *tritonState, v []string) error { s.cacheArg = append(s.cacheArg, v...); return nil },
+	"metrics-config":           func(s *tritonState, v []string) error { s.metricsConfig = append(s.metricsConfig, v...); return nil },
 	"log-verbose": func(s *tritonState, v []string) error {
 		x, err := one("log-verbose", v)
 		if n, perr := strconv.Atoi(x); err == nil && perr == nil && n > 0 {
@@ -205,7 +207,7 @@ var tunedAway = []string{
 	"grpc-infer-allocation-pool-size", "grpc-max-response-pool-size", "grpc-keepalive-time", "grpc-keepalive-timeout",
 	"grpc-keepalive-permit-without-calls", "grpc-http2-max-pings-without-data", "grpc-http2-min-recv-ping-interval-without-data",
 	"grpc-http2-max-ping-strikes", "grpc-infer-response-compression-level", "grpc-restricted-protocol-header", "reuse-http-port",
-	"reuse-grpc-port", "allow-gpu-metrics", "allow-cpu-metrics", "metrics-interval-ms", "metrics-config", "allow-sagemaker",
+	"reuse-grpc-port", "allow-gpu-metrics", "allow-cpu-metrics", "metrics-interval-ms", "allow-sagemaker",
 	"allow-vertex-ai", "disable-auto-complete-config", "strict-model-config", "exit-on-error", "host-policy", "rate-limit",
 	"rate-limit-resource", "enable-peer-access", "model-load-gpu-limit", "response-cache-byte-size",
 }
@@ -286,6 +288,10 @@ func (s *tritonState) fields() (tritonArgs, error) {
 		s.note("allow-metrics", "/metrics is served on the REST port all the same, beside the API")
 	}
 	s.set("metrics.listen", metrics, "metrics-port")
+	s.set("metrics.triton_names", "true", "allow-metrics") // Triton's metrics are its names
+	if err := s.readMetricsConfig(); err != nil {
+		return tritonArgs{}, err
+	}
 	s.set("strict_readiness", strconv.FormatBool(s.strict), "strict-readiness")
 
 	switch s.controlMode {
@@ -380,6 +386,39 @@ func (s *tritonState) traceSetting(e string) error {
 		}
 	default:
 		return fmt.Errorf("--trace-config=%s: gpuletd reads mode=, level=, rate=, count=, log-frequency=, file=, opentelemetry,url=, opentelemetry,resource= and opentelemetry,bsp_*=", e)
+	}
+	return nil
+}
+
+// readMetricsConfig reads --metrics-config's key=value settings: the
+// latency counters and summaries and the summaries' quantiles.
+func (s *tritonState) readMetricsConfig() error {
+	for _, kv := range s.metricsConfig {
+		key, value, ok := strings.Cut(kv, "=")
+		flag := "metrics-config"
+		switch {
+		case !ok:
+			return fmt.Errorf("--metrics-config=%s: give key=value, such as summary_latencies=true", kv)
+		case key == "summary_quantiles":
+			s.set("metrics.triton_summary_quantiles", yamlList(strings.Split(value, ",")), flag)
+			continue
+		case !slices.Contains([]string{"summary_latencies", "counter_latencies", "histogram_latencies"}, key):
+			return fmt.Errorf("--metrics-config=%s: gpuletd reads summary_latencies, summary_quantiles, counter_latencies and histogram_latencies", kv)
+		}
+		on, err := strconv.ParseBool(value)
+		if err != nil {
+			return fmt.Errorf("--metrics-config=%s: give true or false", kv)
+		}
+		switch key {
+		case "summary_latencies":
+			s.set("metrics.triton_summaries", strconv.FormatBool(on), flag)
+		case "counter_latencies":
+			s.set("metrics.triton_latency_counters", strconv.FormatBool(on), flag)
+		default: // histogram_latencies
+			if on {
+				s.note(flag+" "+kv, "Triton's histogram is the time to a decoupled model's first response, and gpuletd serves no decoupled models; gpuletd_request_duration_seconds is a histogram of every request's time")
+			}
+		}
 	}
 	return nil
 }

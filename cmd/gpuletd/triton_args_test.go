@@ -12,7 +12,7 @@ import (
 func TestParseTritonArgs(t *testing.T) {
 	base := map[string]string{
 		"model_repository": "/models", "listen": "0.0.0.0:8000", "grpc_listen": "0.0.0.0:8001", "metrics.listen": "0.0.0.0:8002",
-		"strict_readiness": "true", "repository_poll": "0s", "startup_models": `["*"]`,
+		"strict_readiness": "true", "repository_poll": "0s", "startup_models": `["*"]`, "metrics.triton_names": "true",
 	}
 	with := func(changes map[string]string) map[string]string {
 		out := map[string]string{}
@@ -62,6 +62,12 @@ func TestParseTritonArgs(t *testing.T) {
 			base, []string{"tritonserver flag --backend-config ignored: it tunes Triton's own machinery, which gpuletd does not have",
 				"tritonserver flag --model-load-thread-count ignored: it tunes Triton's own machinery, which gpuletd does not have",
 				"tritonserver flag --exit-timeout-secs ignored: gpuletd drains its queues on SIGTERM; give the service manager the time (systemd's TimeoutStopSec=, docker's --stop-timeout)"}, ""},
+		{"latency summaries", []string{"--model-repository=/models", "--metrics-config", "summary_latencies=true", "--metrics-config=summary_quantiles=0.5:0.05,0.99:0.001",
+			"--metrics-config=counter_latencies=false", "--metrics-config=histogram_latencies=true"},
+			with(map[string]string{"metrics.triton_summaries": "true", "metrics.triton_summary_quantiles": `["0.5:0.05","0.99:0.001"]`, "metrics.triton_latency_counters": "false"}),
+			[]string{"tritonserver flag --metrics-config histogram_latencies=true ignored: Triton's histogram is the time to a decoupled model's first response, and gpuletd serves no decoupled models; gpuletd_request_duration_seconds is a histogram of every request's time"}, ""},
+		{"a metrics setting gpuletd does not read", []string{"--model-repository=/models", "--metrics-config=summary_window=5"}, nil, nil, "gpuletd reads summary_latencies, summary_quantiles"},
+		{"a metrics setting that is not a boolean", []string{"--model-repository=/models", "--metrics-config=summary_latencies=sometimes"}, nil, nil, "--metrics-config=summary_latencies=sometimes: give true or false"},
 		{"no repository", []string{"--http-port=8000"}, nil, nil, "give --model-repository=DIR"},
 		{"cloud storage", []string{"--model-repository=s3://bucket/models"}, nil, nil, "gpuletd reads a model repository on this machine, not from s3://"},
 		{"three repositories", []string{"--model-repository=/a", "--model-store=/b", "--model-repository", "/c", "--model-namespacing=false"},

@@ -92,6 +92,19 @@ type Metrics struct {
 	// (nv_inference_*, nv_gpu_*), for dashboards and alerts built for
 	// Triton.
 	TritonNames bool `yaml:"triton_names"`
+	// TritonLatencyCounters, with TritonNames, exports Triton's latency
+	// counters (nv_inference_request_duration_us, _queue_, _compute_input_,
+	// _compute_infer_ and _compute_output_duration_us); false leaves them
+	// out (tritonserver's --metrics-config counter_latencies=false).
+	TritonLatencyCounters bool `yaml:"triton_latency_counters"`
+	// TritonSummaries, with TritonNames, also exports Triton's latency
+	// summaries (nv_inference_request_summary_us, _queue_, _compute_input_,
+	// _compute_infer_ and _compute_output_summary_us): quantiles of the
+	// last minute's requests (--metrics-config summary_latencies=true).
+	TritonSummaries bool `yaml:"triton_summaries"`
+	// TritonSummaryQuantiles are the summaries' quantiles, each
+	// "quantile:allowed error" (--metrics-config summary_quantiles).
+	TritonSummaryQuantiles []string `yaml:"triton_summary_quantiles"`
 }
 
 // ResponseCache configures the node's response cache (Triton's
@@ -333,7 +346,9 @@ func Default() Config {
 		ExtraModelRepositories: []string{},
 		StartupModels:          []string{StartupAll},
 		Log:                    Log{Level: "info", Format: "auto"},
-		Devices:                Devices{Mode: DevicesAuto},
+		// Triton's quantiles (its metrics guide); the errors are gpuletd's.
+		Metrics: Metrics{TritonLatencyCounters: true, TritonSummaryQuantiles: []string{"0.5:0.05", "0.9:0.01", "0.95:0.001", "0.99:0.001", "0.999:0.0001"}},
+		Devices: Devices{Mode: DevicesAuto},
 		Partitioning: Partitioning{
 			Backend: "mps",
 			// The gpu-let paper's MPS sizes, at most two gpu-lets per GPU.

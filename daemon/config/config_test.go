@@ -199,6 +199,11 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"the model repository again", "model_repository: /srv/models\nextra_model_repositories: [/srv/more, /srv/models/]\n", nil,
 			[]string{"extra_model_repositories[1]", "/srv/models/", "it is model_repository already"}},
 		{"an extra repository twice", "", []string{"GPULETD_EXTRA_MODEL_REPOSITORIES=/srv/a,/srv/b,/srv/a"}, []string{"extra_model_repositories[2]", "it is extra_model_repositories[0] already"}},
+		{"a quantile without its error", "metrics:\n  triton_summary_quantiles: ['0.99']\n", nil, []string{"metrics.triton_summary_quantiles", "give quantile:error"}},
+		{"a quantile past 1", "", []string{"GPULETD_METRICS_TRITON_SUMMARY_QUANTILES=0.5:0.05,1.5:0.01"}, []string{"metrics.triton_summary_quantiles", "between 0 and 1"}},
+		{"an error past the quantile's room", "metrics:\n  triton_summary_quantiles: ['0.99:0.05']\n", nil, []string{"metrics.triton_summary_quantiles", "allowed error"}},
+		{"a quantile twice", "metrics:\n  triton_summary_quantiles: ['0.5:0.05', '0.50:0.01']\n", nil, []string{"metrics.triton_summary_quantiles", "given twice"}},
+		{"summaries of no quantile", "metrics:\n  triton_summaries: true\n  triton_summary_quantiles: []\n", nil, []string{"metrics.triton_summary_quantiles", "give the quantiles"}},
 		{"an empty extra repository", "extra_model_repositories: ['']\n", nil, []string{"extra_model_repositories[0]", "give a directory path"}},
 	}
 	for _, tc := range tests {

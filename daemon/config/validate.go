@@ -90,6 +90,11 @@ func (c *Config) Validate() error {
 			bad(f, d, "it is "+RepositoryField(j)+" already; list each model repository once")
 		}
 	}
+	if _, err := SummaryObjectives(c.Metrics.TritonSummaryQuantiles); err != nil {
+		bad("metrics.triton_summary_quantiles", c.Metrics.TritonSummaryQuantiles, err.Error())
+	} else if c.Metrics.TritonSummaries && len(c.Metrics.TritonSummaryQuantiles) == 0 {
+		bad("metrics.triton_summary_quantiles", "[]", "give the quantiles the summaries track, such as [\"0.5:0.05\", \"0.99:0.001\"]")
+	}
 	if d := c.HistoryRetention.D(); d != 0 && d < time.Hour {
 		bad("history_retention", d, "use 0s (keep everything) or at least 1h, such as 720h (30 days)")
 	}
