@@ -227,7 +227,7 @@ func (s *grpcServer) ModelStatistics(_ context.Context, r *pb.ModelStatisticsReq
 		}
 		out.ModelStats = append(out.ModelStats, &pb.ModelStatistics{
 			Name: m.Family, Version: strconv.Itoa(m.Version), LastInference: uint64(c.last.Load()),
-			InferenceCount: uint64(c.success.count.Load()), ExecutionCount: uint64(c.batches.whole()),
+			InferenceCount: uint64(c.inferences.Load()), ExecutionCount: uint64(c.batches.whole()),
 			InferenceStats: &pb.InferStatistics{Success: d(&c.success), Fail: d(&c.fail), Queue: d(&c.queue),
 				ComputeInput: d(&c.computeInput), ComputeInfer: d(&c.compute), ComputeOutput: d(&c.computeOutput),
 				CacheHit: d(&c.cacheHit), CacheMiss: d(&c.cacheMiss)},

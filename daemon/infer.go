@@ -588,8 +588,10 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	c.computeInput.add(time.Duration(res.ComputeInputNs))
 	c.computeOutput.add(time.Duration(res.ComputeOutputNs))
 	n.observeExecutorSummaries(m, res)
+	rows := requestRows(m, inputs)
+	c.inferences.Add(int64(rows))
 	if res.BatchSize > 0 { // the request's rows of the batch's, which run together
-		c.batches.add(float64(min(requestRows(m, inputs), res.BatchSize)) / float64(res.BatchSize))
+		c.batches.add(float64(min(rows, res.BatchSize)) / float64(res.BatchSize))
 	}
 	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
 	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)

@@ -306,6 +306,10 @@ type modelCounters struct {
 	// batches is Triton's execution_count: the batches the answers handed
 	// out ran in, each answer adding its share of its batch's rows.
 	batches shareCount
+	// inferences is Triton's inference_count: the rows of the answers that
+	// ran (a request of n rows counts n; one the response cache answered,
+	// none).
+	inferences atomic.Int64
 	// miss counts the outcomes the miss rule judges the plan by.
 	miss missTally
 	// hop times each answer's round trip outside its executor: to the
@@ -371,7 +375,7 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 		c := n.counters.of(m.Name)
 		out = append(out, map[string]any{
 			"name": m.Family, "version": strconv.Itoa(m.Version),
-			"last_inference": c.last.Load(), "inference_count": c.success.count.Load(), "execution_count": c.batches.whole(),
+			"last_inference": c.last.Load(), "inference_count": c.inferences.Load(), "execution_count": c.batches.whole(),
 			"inference_stats": map[string]any{
 				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(),
 				"compute_input": c.computeInput.json(), "compute_infer": c.compute.json(), "compute_output": c.computeOutput.json(),

@@ -55,10 +55,11 @@ func TestTritonMetricNames(t *testing.T) {
 	c.computeOutput.add(30 * time.Microsecond)
 	c.batches.add(0.5)
 	c.batches.add(0.5)
+	c.inferences.Add(5) // a request of 4 rows and one of 1
 	want := `
-# HELP nv_inference_count Inferences performed, one per successful request (Triton's name).
+# HELP nv_inference_count Inferences performed: the rows of the requests that ran, a request of n rows counting n and one the response cache answered none (Triton's name).
 # TYPE nv_inference_count counter
-nv_inference_count{model="m",version="2"} 2
+nv_inference_count{model="m",version="2"} 5
 # HELP nv_inference_exec_count Batches the successful requests ran in, each request adding its share of its batch (Triton's name).
 # TYPE nv_inference_exec_count counter
 nv_inference_exec_count{model="m",version="2"} 1

@@ -182,6 +182,9 @@ func (n *node) executePipeline(ctx context.Context, p *repository.Model, seq kse
 		return nil, ierr
 	}
 	n.pipes.served(p.Name, acc)
+	c := n.counters.of(p.Name) // one run of the pipeline, as Triton counts an ensemble's
+	c.inferences.Add(int64(requestRows(p, inputs)))
+	c.batches.add(1)
 	return &executed{outs: outs, batch: 1, emulated: run.emulated.Load(), ran: run.ran, degraded: run.degraded.Load(),
 		interim: run.interim(pool, outs)}, nil
 }

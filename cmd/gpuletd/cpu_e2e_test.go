@@ -610,7 +610,7 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 	require.Equal(t, 200, r.code, string(r.body))
 
 	s := statsOf(t, base, "mlpimage")
-	require.Equal(t, int64(4), s.InferenceCount, "hits are inferences, as in Triton")
+	require.Equal(t, int64(4), s.InferenceCount, "the two misses' rows ran, 2 each; a hit is no inference, as in Triton")
 	require.Equal(t, int64(2), s.InferStats["cache_hit"].Count, "%+v", s)
 	require.Equal(t, int64(2), s.InferStats["cache_miss"].Count, "%+v", s)
 	require.Equal(t, int64(2), s.InferStats["compute_infer"].Count, "only misses ran: %+v", s)

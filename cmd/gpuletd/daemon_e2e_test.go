@@ -302,7 +302,7 @@ func TestKServeProtocol(t *testing.T) {
 	for _, s := range stats.ModelStats {
 		counts[s.Name], batches[s.Name] = s.InferenceCount, s.ExecutionCount
 	}
-	require.Equal(t, int64(3), counts["mlp"])
+	require.Equal(t, int64(5), counts["mlp"], "the rows that ran, as Triton counts inferences: two requests of one row and one of 3")
 	require.Equal(t, int64(3), batches["mlp"], "one after the other, each ran in a batch of its own (one of 3 rows)")
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/stats", nil, nil).code)
 

@@ -300,7 +300,7 @@ func checkPipelineTraces(t *testing.T, url string, body []byte, file string) {
 	for _, e := range entries {
 		if e.Activity == "" && e.Model != modelzoo.PipelineName {
 			require.Equal(t, parent, e.ParentID, "%s names the pipeline's trace", e.Model)
-			require.Len(t, e.Timestamps, 5, e.Model)
+			require.Len(t, e.Timestamps, 7, e.Model)
 		}
 	}
 	require.Equal(t, []string{"TENSOR_QUEUE_INPUT image 1,64 FP32", "TENSOR_BACKEND_OUTPUT objects 1,4,16 FP32",
