@@ -231,6 +231,7 @@ func (s *grpcServer) ModelStatistics(_ context.Context, r *pb.ModelStatisticsReq
 			InferenceStats: &pb.InferStatistics{Success: d(&c.success), Fail: d(&c.fail), Queue: d(&c.queue),
 				ComputeInput: d(&c.computeInput), ComputeInfer: d(&c.compute), ComputeOutput: d(&c.computeOutput),
 				CacheHit: d(&c.cacheHit), CacheMiss: d(&c.cacheMiss)},
+			BatchStats: c.bySize.proto(),
 		})
 	}
 	return out, nil

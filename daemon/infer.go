@@ -591,7 +591,9 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	rows := requestRows(m, inputs)
 	c.inferences.Add(int64(rows))
 	if res.BatchSize > 0 { // the request's rows of the batch's, which run together
-		c.batches.add(float64(min(rows, res.BatchSize)) / float64(res.BatchSize))
+		share := float64(min(rows, res.BatchSize)) / float64(res.BatchSize)
+		c.batches.add(share)
+		c.bySize.add(res.BatchSize, share, reportOf(res))
 	}
 	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
 	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)

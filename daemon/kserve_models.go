@@ -310,6 +310,8 @@ type modelCounters struct {
 	// ran (a request of n rows counts n; one the response cache answered,
 	// none).
 	inferences atomic.Int64
+	// bySize is Triton's batch_stats.
+	bySize batchStats
 	// miss counts the outcomes the miss rule judges the plan by.
 	miss missTally
 	// hop times each answer's round trip outside its executor: to the
@@ -381,6 +383,7 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 				"compute_input": c.computeInput.json(), "compute_infer": c.compute.json(), "compute_output": c.computeOutput.json(),
 				"cache_hit": c.cacheHit.json(), "cache_miss": c.cacheMiss.json(),
 			},
+			"batch_stats": c.bySize.json(),
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"model_stats": out})

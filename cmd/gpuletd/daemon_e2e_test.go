@@ -304,7 +304,25 @@ func TestKServeProtocol(t *testing.T) {
 	}
 	require.Equal(t, int64(5), counts["mlp"], "the rows that ran, as Triton counts inferences: two requests of one row and one of 3")
 	require.Equal(t, int64(3), batches["mlp"], "one after the other, each ran in a batch of its own (one of 3 rows)")
-	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/stats", nil, nil).code)
+	r = do(t, "GET", base+"/v2/models/mlp/stats", nil, nil)
+	require.Equal(t, 200, r.code)
+	var bySize struct {
+		ModelStats []struct {
+			BatchStats []struct {
+				BatchSize    int64 `json:"batch_size"`
+				ComputeInfer struct {
+					Count int64 `json:"count"`
+					NS    int64 `json:"ns"`
+				} `json:"compute_infer"`
+			} `json:"batch_stats"`
+		} `json:"model_stats"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &bySize))
+	require.Len(t, bySize.ModelStats, 1)
+	bs := bySize.ModelStats[0].BatchStats
+	require.Len(t, bs, 2, "Triton's batch_stats: batches of 1 row and of 3: %s", r.body)
+	require.Equal(t, []int64{1, 3, 2, 1}, []int64{bs[0].BatchSize, bs[1].BatchSize, bs[0].ComputeInfer.Count, bs[1].ComputeInfer.Count})
+	require.Positive(t, bs[1].ComputeInfer.NS)
 
 	// Metrics pass the client library's linter and count failures by reason.
 	r = do(t, "GET", base+"/metrics", nil, nil)

@@ -382,6 +382,12 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.Equal(t, is.ComputeInfer.Count, is.ComputeOutput.Count, "and split its outputs")
 	require.Positive(t, is.ComputeInput.Ns, "joining the requests' rows takes time")
 	require.Positive(t, is.ComputeOutput.Ns)
+	var ran uint64
+	for _, b := range stats.ModelStats[0].BatchStats {
+		require.Positive(t, b.BatchSize)
+		ran += b.ComputeInfer.Count
+	}
+	require.InDelta(t, stats.ModelStats[0].ExecutionCount, ran, float64(len(stats.ModelStats[0].BatchStats)), "batch_stats count the batches execution_count counts")
 	// Over one ModelStreamInfer stream (perf_analyzer's --streaming), four
 	// rows a request; a request for a model the daemon does not serve
 	// counts under its reason.
