@@ -94,31 +94,18 @@ func printInto(b *strings.Builder, dir, rel string, depth int) error {
 // being changed, say) is listed in unreadable instead: it is neither loaded
 // nor unloaded until it can be.
 func printRepository(roots []string) (prints map[string]folderPrint, unreadable []string, err error) {
-	held := map[string][]string{}
-	var names []string
-	for _, root := range roots {
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read model repository: %w", err)
-		}
-		for _, e := range entries {
-			if !repository.IsFolder(root, e) || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			if held[e.Name()] == nil {
-				names = append(names, e.Name())
-			}
-			held[e.Name()] = append(held[e.Name()], root)
-		}
+	folders, _, err := repository.Roots(roots).Folders()
+	if err != nil {
+		return nil, nil, err
 	}
 	prints = map[string]folderPrint{}
-	for _, name := range names {
-		p, err := printName(held[name], name)
+	for _, f := range folders {
+		p, err := printName(f.Holders, f.Name)
 		switch {
 		case err == nil:
-			prints[name] = p
+			prints[f.Name] = p
 		case !errors.Is(err, fs.ErrNotExist): // not removed while read
-			unreadable = append(unreadable, name)
+			unreadable = append(unreadable, f.Name)
 		}
 	}
 	return prints, unreadable, nil

@@ -57,5 +57,48 @@ func (r Roots) several(name string, held []string) error {
 		ErrInvalidModel, ErrInSeveralRepositories, strings.Join(paths, " and "))
 }
 
+// Folder is a model folder name and the repositories that hold it.
+type Folder struct {
+	Name    string
+	Holders []string
+}
+
+// Folders lists the model folders of the repositories (folders and links
+// to folders, not hidden), each name once in the order first found, and
+// apart each symbolic link that leads nowhere by its name (the first
+// found). It fails only when a repository cannot be read.
+func (r Roots) Folders() (folders []Folder, dangling map[string]error, err error) {
+	at := map[string]int{} // name: its index in folders
+	dangling = map[string]error{}
+	for _, root := range r {
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read model repository %s: %w", root, err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if name[0] == '.' {
+				continue
+			}
+			if err := danglingLink(root, e); err != nil {
+				if _, ok := dangling[name]; !ok {
+					dangling[name] = err
+				}
+				continue
+			}
+			if !IsFolder(root, e) {
+				continue
+			}
+			i, ok := at[name]
+			if !ok {
+				i, at[name] = len(folders), len(folders)
+				folders = append(folders, Folder{Name: name})
+			}
+			folders[i].Holders = append(folders[i].Holders, root)
+		}
+	}
+	return folders, dangling, nil
+}
+
 // String lists the repositories, joined with " and ".
 func (r Roots) String() string { return strings.Join(r, " and ") }

@@ -132,45 +132,22 @@ func ValidName(name string) bool { return validName.MatchString(name) }
 // repository itself cannot be read; a broken entry, or a name more than one
 // repository holds, goes to Index.Broken.
 func Scan(roots Roots, o Options) (*Index, error) {
-	ix := &Index{Roots: roots, Models: map[string]*Model{}, Broken: map[string]error{}}
-	var names []string
-	held := map[string][]string{} // folder name: the repositories holding it
-	for _, root := range roots {
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			return nil, fmt.Errorf("read model repository %s: %w", root, err)
-		}
-		for _, e := range entries {
-			name := e.Name()
-			if name[0] == '.' {
-				continue
-			}
-			if err := danglingLink(root, e); err != nil {
-				if _, ok := ix.Broken[name]; !ok {
-					ix.Broken[name] = err
-				}
-				continue
-			}
-			if !IsFolder(root, e) {
-				continue
-			}
-			if len(held[name]) == 0 {
-				names = append(names, name)
-			}
-			held[name] = append(held[name], root)
-		}
+	folders, dangling, err := roots.Folders()
+	if err != nil {
+		return nil, err
 	}
-	for _, name := range names {
+	ix := &Index{Roots: roots, Models: map[string]*Model{}, Broken: dangling}
+	for _, f := range folders {
 		switch {
-		case len(held[name]) > 1:
-			ix.Broken[name] = roots.several(name, held[name])
+		case len(f.Holders) > 1:
+			ix.Broken[f.Name] = roots.several(f.Name, f.Holders)
 			continue
-		case ix.Broken[name] != nil:
+		case ix.Broken[f.Name] != nil:
 			continue // a dangling link of another repository: which folder serves is unknown
 		}
-		ms, err := LoadVersions(roots, name, o)
+		ms, err := LoadVersions(roots, f.Name, o)
 		if err != nil {
-			ix.Broken[name] = err
+			ix.Broken[f.Name] = err
 			continue
 		}
 		for _, m := range ms {
