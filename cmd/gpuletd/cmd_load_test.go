@@ -200,6 +200,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 		"it ends with the model's events, its executor's start among them")
 	require.Regexp(t, `(?m)^requests +[2-9]\d* answered(, \d+ failed)? since the start; the last \d+s ago, at \d\d:\d\d:\d\d$`, out,
 		"the requests infer sent, and when the last ended")
+	require.Regexp(t, `(?m)^batches +1 row ×[1-9]\d* \(\S+\)(, \d+ rows ×\d+ \(\S+\))* since loaded$`, out, "the batches it ran, by size")
 	code, out, _ = runCLI(t, "models", "show", "lenet5", "--url", base)
 	require.Equal(t, 0, code)
 	require.Regexp(t, `(?m)^requests +none since the start$`, out, "no request yet")

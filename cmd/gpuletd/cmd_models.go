@@ -121,6 +121,7 @@ outputs.`,
 				if err := adminGet(cmd.Context(), d, path+"/profile", &prof); err != nil {
 					prof.Error = err.Error()
 				}
+				doc.batches = batchesOf(cmd.Context(), d, doc.Model)
 				if err := writeModelShow(cmd.OutOrStdout(), &doc, &prof); err != nil {
 					return err
 				}
@@ -145,6 +146,10 @@ type adminModelShow struct {
 	Profile      string   `json:"profile"` // the reference curve on emulated GPUs; empty without them
 	// Pipeline is set, in place of Model, for a pipeline (an ensemble).
 	Pipeline *adminPipeline `json:"pipeline"`
+	// batches are the model's batches by size since it was loaded, from
+	// the statistics extension (batch_stats); nil when they could not be
+	// read.
+	batches []loadgen.BatchStat
 }
 
 // adminTensor is one input or output.
@@ -306,6 +311,9 @@ func writeModelShow(w io.Writer, d *adminModelShow, prof *adminProfiles) error {
 		fmt.Fprintf(tw, "latency\tp50 %s, p99 %s\n", millis(r.P50MS), millis(r.P99MS))
 	} else {
 		fmt.Fprintf(tw, "recent\tno requests\n")
+	}
+	if t := batchesText(d.batches); t != "" {
+		writeWrappedRow(tw, "batches", t)
 	}
 	writeCacheRow(tw, m.Cache)
 	for _, warning := range m.Warnings {

@@ -171,11 +171,22 @@ func statefulStep(ctx context.Context, client *http.Client, base string, steps [
 // extension) the load tools read.
 type ModelStats struct {
 	ModelStats []struct {
-		// InferenceCount is the answers handed out; Stats each statistic
-		// (success, fail, queue, compute_infer, cache_hit, cache_miss).
+		Version string `json:"version"`
+		// InferenceCount is the rows of the requests that ran; Stats each
+		// statistic (success, fail, queue, compute_input, compute_infer,
+		// compute_output, cache_hit, cache_miss).
 		InferenceCount int64                   `json:"inference_count"`
 		Stats          map[string]StatDuration `json:"inference_stats"`
+		// BatchStats are the batches run, by size (Triton's batch_stats).
+		BatchStats []BatchStat `json:"batch_stats"`
 	} `json:"model_stats"`
+}
+
+// BatchStat is the batches of one size (in rows) a model ran, and the
+// time of their runs.
+type BatchStat struct {
+	BatchSize    int64        `json:"batch_size"`
+	ComputeInfer StatDuration `json:"compute_infer"`
 }
 
 // StatDuration is one statistic: how many, and their total time.
