@@ -237,8 +237,20 @@ func (s *grpcServer) ModelStatistics(_ context.Context, r *pb.ModelStatisticsReq
 	return out, nil
 }
 
+// noRepositoryName refuses a repository call that names a repository:
+// gpuletd serves its repositories as one, and Triton refuses a name too.
+func noRepositoryName(name string) error {
+	if name == "" {
+		return nil
+	}
+	return grpcError(badRequest("repository_name %q: naming a repository is not supported; gpuletd serves its model repositories (model_repository, extra_model_repositories) as one: leave it empty, as Triton asks", name))
+}
+
 // RepositoryIndex lists the repository as REST's index does.
 func (s *grpcServer) RepositoryIndex(ctx context.Context, r *pb.RepositoryIndexRequest) (*pb.RepositoryIndexResponse, error) {
+	if err := noRepositoryName(r.RepositoryName); err != nil {
+		return nil, err
+	}
 	entries, err := s.n.catalog.indexEntries(ctx)
 	if err != nil {
 		return nil, grpcstatus.Error(codes.Internal, err.Error())
@@ -255,6 +267,9 @@ func (s *grpcServer) RepositoryIndex(ctx context.Context, r *pb.RepositoryIndexR
 
 // RepositoryModelLoad loads or reloads a model and re-plans.
 func (s *grpcServer) RepositoryModelLoad(ctx context.Context, r *pb.RepositoryModelLoadRequest) (*pb.RepositoryModelLoadResponse, error) {
+	if err := noRepositoryName(r.RepositoryName); err != nil {
+		return nil, err
+	}
 	var lr loadRequest
 	for k, v := range r.Parameters {
 		if ierr := lr.addParameter(k, v.GetStringParam(), v.GetBytesParam()); ierr != nil {
@@ -305,6 +320,9 @@ func (s *grpcServer) LogSettings(_ context.Context, r *pb.LogSettingsRequest) (*
 
 // RepositoryModelUnload stops serving a model and re-plans.
 func (s *grpcServer) RepositoryModelUnload(ctx context.Context, r *pb.RepositoryModelUnloadRequest) (*pb.RepositoryModelUnloadResponse, error) {
+	if err := noRepositoryName(r.RepositoryName); err != nil {
+		return nil, err
+	}
 	var dependents bool
 	for k, v := range r.Parameters {
 		b, ok := v.GetParameterChoice().(*pb.ModelRepositoryParameter_BoolParam)

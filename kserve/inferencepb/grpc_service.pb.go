@@ -1607,7 +1607,8 @@ func (*ModelRepositoryParameter_BytesParam) isModelRepositoryParameter_Parameter
 
 type RepositoryIndexRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// gpuletd has one repository: any name is that one.
+	// Empty: gpuletd serves its model repositories as one, and refuses a
+	// name, as Triton does.
 	RepositoryName string `protobuf:"bytes,1,opt,name=repository_name,json=repositoryName,proto3" json:"repository_name,omitempty"`
 	// Only the models ready now.
 	Ready         bool `protobuf:"varint,2,opt,name=ready,proto3" json:"ready,omitempty"`
