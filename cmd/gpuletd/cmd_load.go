@@ -237,7 +237,7 @@ ends, with the step's rate or concurrency and whether it held.`,
 			for i, sh := range shares {
 				names[i] = sh.Model
 			}
-			before := cacheHitsOf(cmd.Context(), d, names)
+			before := serverStatsOf(cmd.Context(), d, names)
 			if len(cfgs) == 1 {
 				rep, err = loadgen.Run(cmd.Context(), cfgs[0])
 			} else {
@@ -262,9 +262,12 @@ ends, with the step's rate or concurrency and whether it held.`,
 					return fmt.Errorf("load: %s: %w", csvPath, err)
 				}
 			}
-			hits := cacheHitsDuring(before, cacheHitsOf(context.WithoutCancel(cmd.Context()), d, names))
+			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, names))
 			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "compression": compression, "interrupted": interrupted}
-			if len(hits) > 0 {
+			if len(sides) > 0 {
+				out["server"] = sides
+			}
+			if hits := cacheHitsIn(sides); len(hits) > 0 {
 				out["cache_hits"] = hits
 			}
 			var verdict *loadgen.SweepStep // the run judged against --min-attainment, when given
@@ -282,10 +285,10 @@ ends, with the step's rate or concurrency and whether it held.`,
 				err = printJSON(cmd.OutOrStdout(), out)
 			case mix != nil:
 				err = writeMixReport(cmd.OutOrStdout(), arrivalSpec, mix)
-				writeCacheHits(cmd.OutOrStdout(), hits, mix.Models, inputs)
+				writeServerSides(cmd.OutOrStdout(), sides, mix.Models, inputs)
 			default:
 				err = writeLoadReport(cmd.OutOrStdout(), arrivalSpec, rep)
-				writeCacheHits(cmd.OutOrStdout(), hits, []*loadgen.Report{rep}, inputs)
+				writeServerSides(cmd.OutOrStdout(), sides, []*loadgen.Report{rep}, inputs)
 			}
 			if err != nil {
 				return err

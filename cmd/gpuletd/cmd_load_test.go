@@ -262,6 +262,8 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--duration", "1s", "--slo", "1ns", "--min-attainment", "0.5")
 	require.Equal(t, 1, code, out)
 	require.Regexp(t, `(?m)^slo \S+ +0 within, attainment 0\.0%`, out, "the report is printed first")
+	require.Regexp(t, `(?m)^lenet5 on the server: [1-9]\d* answers, [1-9]\d* inferences in [1-9]\d* batches; a request ran \S+ queued, then \S+ readying its batch's inputs, \S+ in the model, \S+ on its outputs$`, out,
+		"what the server's statistics say of the run, as perf_analyzer's server-side lines")
 	require.Contains(t, stderr, "gpuletd load: lenet5 answered 0.0% of its requests due within its SLO, under --min-attainment 50.0%")
 	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--duration", "1s", "--slo", "10s", "--min-attainment", "0.5", "--json")
 	require.Equal(t, 0, code, stderr)

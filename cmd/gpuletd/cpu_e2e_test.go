@@ -632,12 +632,18 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 		Report struct {
 			Sent, OK int64
 		} `json:"report"`
-		CacheHits map[string]int64 `json:"cache_hits"`
+		CacheHits map[string]int64      `json:"cache_hits"`
+		Server    map[string]serverSide `json:"server"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &load))
 	require.Greater(t, load.Report.Sent, int64(4), out)
 	require.Equal(t, load.Report.Sent, load.Report.OK, out)
 	require.Equal(t, map[string]int64{"mlpimage": load.Report.Sent - 4}, load.CacheHits, "the run says the cache answered")
+	side := load.Server["mlpimage"]
+	require.Equal(t, load.Report.OK, side.Answers, "the server's count of the run's answers")
+	require.Equal(t, load.Report.Sent-4, side.CacheHits)
+	require.Equal(t, int64(4), side.Inferences, "the four misses ran, a row each")
+	require.Positive(t, side.InferNS)
 
 	var models []adminModel
 	r = do(t, "GET", base+"/api/v1/models", nil, nil)

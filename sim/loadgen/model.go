@@ -170,16 +170,20 @@ func statefulStep(ctx context.Context, client *http.Client, base string, steps [
 // ModelStats is the part of GET /v2/models/{m}/stats (Triton's statistics
 // extension) the load tools read.
 type ModelStats struct {
-	ModelStats []struct {
-		Version string `json:"version"`
-		// InferenceCount is the rows of the requests that ran; Stats each
-		// statistic (success, fail, queue, compute_input, compute_infer,
-		// compute_output, cache_hit, cache_miss).
-		InferenceCount int64                   `json:"inference_count"`
-		Stats          map[string]StatDuration `json:"inference_stats"`
-		// BatchStats are the batches run, by size (Triton's batch_stats).
-		BatchStats []BatchStat `json:"batch_stats"`
-	} `json:"model_stats"`
+	ModelStats []ModelStat `json:"model_stats"`
+}
+
+// ModelStat is one model version's statistics.
+type ModelStat struct {
+	Version string `json:"version"`
+	// InferenceCount is the rows of the requests that ran, ExecutionCount
+	// the batches they ran in; Stats each statistic (success, fail, queue,
+	// compute_input, compute_infer, compute_output, cache_hit, cache_miss).
+	InferenceCount int64                   `json:"inference_count"`
+	ExecutionCount int64                   `json:"execution_count"`
+	Stats          map[string]StatDuration `json:"inference_stats"`
+	// BatchStats are the batches run, by size (Triton's batch_stats).
+	BatchStats []BatchStat `json:"batch_stats"`
 }
 
 // BatchStat is the batches of one size (in rows) a model ran, and the

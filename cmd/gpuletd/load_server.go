@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gpulet/gpuletd/sim/loadgen"
+)
+
+// gpuletd load reads each model's statistics (the statistics extension,
+// gpuletd's or Triton's) before and after the run, and reports what the
+// server saw of it, as perf_analyzer's server-side lines do: the requests
+// it answered, the inferences and batches they ran in, and where each
+// answer's time went on the server. A model that enables the response
+// cache is measured by the cache when the same request goes every time;
+// the report says how many answers the cache gave.
+
+// serverStatsOf reads the statistics of each model (its first version
+// listed); a model whose statistics cannot be read is left out.
+func serverStatsOf(ctx context.Context, d *daemonAPI, models []string) map[string]loadgen.ModelStat {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out := map[string]loadgen.ModelStat{}
+	for _, m := range models {
+		st, err := loadgen.FetchStats(ctx, d.client, d.base, m)
+		if err != nil || len(st.ModelStats) == 0 {
+			continue
+		}
+		out[m] = st.ModelStats[0]
+	}
+	return out
+}
+
+// serverSide is what a server's statistics say of one model over a run.
+type serverSide struct {
+	// Answers, Inferences and Batches: the requests answered, the rows
+	// that ran and the batches they ran in; CacheHits the answers the
+	// response cache gave.
+	Answers    int64 `json:"answers"`
+	Inferences int64 `json:"inferences"`
+	Batches    int64 `json:"batches"`
+	CacheHits  int64 `json:"cache_hits,omitempty"`
+	// Mean time of a request that ran, nanoseconds: in the queue,
+	// readying its batch's inputs, the model's run, its outputs.
+	QueueNS  int64 `json:"queue_ns"`
+	InputNS  int64 `json:"compute_input_ns"`
+	InferNS  int64 `json:"compute_infer_ns"`
+	OutputNS int64 `json:"compute_output_ns"`
+}
+
+// serverSides is, for each model whose statistics were read before and
+// after and which answered in between, what they say of the run.
+func serverSides(before, after map[string]loadgen.ModelStat) map[string]serverSide {
+	out := map[string]serverSide{}
+	for m, a := range after {
+		b, ok := before[m]
+		if !ok {
+			continue
+		}
+		delta := func(stat string) loadgen.StatDuration {
+			return loadgen.StatDuration{Count: a.Stats[stat].Count - b.Stats[stat].Count, NS: a.Stats[stat].NS - b.Stats[stat].NS}
+		}
+		mean := func(stat string) int64 {
+			if d := delta(stat); d.Count > 0 {
+				return d.NS / d.Count
+			}
+			return 0
+		}
+		s := serverSide{Answers: delta("success").Count, Inferences: a.InferenceCount - b.InferenceCount, Batches: a.ExecutionCount - b.ExecutionCount,
+			CacheHits: delta("cache_hit").Count, QueueNS: mean("queue"), InputNS: mean("compute_input"), InferNS: mean("compute_infer"), OutputNS: mean("compute_output")}
+		if s.Answers > 0 {
+			out[m] = s
+		}
+	}
+	return out
+}
+
+// cacheHitsIn is, for each model the response cache answered during the
+// run, how many answers it gave.
+func cacheHitsIn(sides map[string]serverSide) map[string]int64 {
+	out := map[string]int64{}
+	for m, s := range sides {
+		if s.CacheHits > 0 {
+			out[m] = s.CacheHits
+		}
+	}
+	return out
+}
+
+// writeServerSides says, for each model of reps, what the server's
+// statistics say of the run; inputs is how many distinct requests went
+// (--inputs), for what the response cache answered.
+func writeServerSides(w io.Writer, sides map[string]serverSide, reps []*loadgen.Report, inputs int) {
+	us := func(ns int64) string { return millis(float64(ns) / 1e6) }
+	for _, r := range reps {
+		s, ok := sides[r.Model]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "%s on the server: %d answers, %d inferences in %d batches; a request ran %s queued, then %s readying its batch's inputs, %s in the model, %s on its outputs\n",
+			r.Model, s.Answers, s.Inferences, s.Batches, us(s.QueueNS), us(s.InputNS), us(s.InferNS), us(s.OutputNS))
+		if s.CacheHits > 0 {
+			sent := "the same request went every time; --inputs N sends N distinct ones"
+			if inputs > 1 {
+				sent = fmt.Sprintf("%d distinct requests went in turn", inputs)
+			}
+			fmt.Fprintf(w, "%s: the daemon's response cache answered %d of its requests during the run (%d answered here; %s)\n",
+				r.Model, s.CacheHits, r.OK, sent)
+		}
+	}
+}

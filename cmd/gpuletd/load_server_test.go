@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/sim/loadgen"
+)
+
+// stat is a model's statistics with the counts and times given by name.
+func stat(inferences, executions int64, stats map[string]loadgen.StatDuration) loadgen.ModelStat {
+	return loadgen.ModelStat{InferenceCount: inferences, ExecutionCount: executions, Stats: stats}
+}
+
+// What the server's statistics say of a run, as perf_analyzer's
+// server-side lines: the difference from before to after.
+func TestServerSideOfARun(t *testing.T) {
+	d := func(count, ns int64) loadgen.StatDuration { return loadgen.StatDuration{Count: count, NS: ns} }
+	before := map[string]loadgen.ModelStat{
+		"a": stat(10, 5, map[string]loadgen.StatDuration{"success": d(10, 0), "queue": d(10, 1e6), "compute_infer": d(10, 2e6)}),
+		"b": stat(7, 7, map[string]loadgen.StatDuration{"success": d(7, 0)}),
+		"c": stat(0, 0, nil),
+	}
+	after := map[string]loadgen.ModelStat{
+		"a": stat(410, 105, map[string]loadgen.StatDuration{"success": d(310, 0), "queue": d(210, 201e6), "compute_input": d(200, 4e6),
+			"compute_infer": d(210, 402e6), "compute_output": d(200, 2e6), "cache_hit": d(100, 1e6)}),
+		"b": stat(7, 7, map[string]loadgen.StatDuration{"success": d(7, 0)}),
+		"d": stat(3, 3, map[string]loadgen.StatDuration{"success": d(3, 0)}),
+	}
+	sides := serverSides(before, after)
+	require.Equal(t, map[string]serverSide{"a": {Answers: 300, Inferences: 400, Batches: 100, CacheHits: 100,
+		QueueNS: 1e6, InputNS: 20_000, InferNS: 2e6, OutputNS: 10_000}}, sides, "b answered nothing, c was not read after, d not before")
+	require.Equal(t, map[string]int64{"a": 100}, cacheHitsIn(sides))
+
+	var b strings.Builder
+	writeServerSides(&b, sides, []*loadgen.Report{{Model: "a", OK: 120}, {Model: "b", OK: 50}}, 1)
+	require.Equal(t, "a on the server: 300 answers, 400 inferences in 100 batches; a request ran 1.00ms queued, then 20µs readying its batch's inputs, "+
+		"2.00ms in the model, 10µs on its outputs\n"+
+		"a: the daemon's response cache answered 100 of its requests during the run (120 answered here; "+
+		"the same request went every time; --inputs N sends N distinct ones)\n", b.String())
+	b.Reset()
+	writeServerSides(&b, sides, []*loadgen.Report{{Model: "a", OK: 120}}, 50)
+	require.Contains(t, b.String(), "(120 answered here; 50 distinct requests went in turn)\n")
+}
