@@ -29,7 +29,7 @@ var (
 )
 
 // summaryWindow is how far back the quantiles look, in summaryAgeBuckets
-// steps: Prometheus's C++ client's defaults, which Triton's summaries use.
+// steps: the defaults of Prometheus's C++ client.
 const (
 	summaryWindow     = time.Minute
 	summaryAgeBuckets = 5
@@ -96,8 +96,8 @@ func (s *tritonSummaries) of(name string) *[summaryKinds]prometheus.Summary {
 	return v.(*[summaryKinds]prometheus.Summary)
 }
 
-// observe books d in model name's summary of kind, when the summaries are
-// on.
+// observeSummary books d in model name's summary of kind, when the
+// summaries are on.
 func (n *node) observeSummary(name string, kind int, d time.Duration) {
 	if s := n.summaries(); s != nil {
 		s.of(name)[kind].Observe(microseconds(d))
