@@ -41,6 +41,7 @@ var readOnlyPOSTs = map[string]bool{
 	"/v2/models/{model}/infer":                    true,
 	"/v2/models/{model}/versions/{version}/infer": true,
 	"/v2/repository/index":                        true,
+	"/v2/repository/{repository}/index":           true, // refused whatever it carries
 	"/api/v1/plan/preview":                        true,
 }
 
@@ -78,7 +79,7 @@ func TestMutatingRoutesNeedTheToken(t *testing.T) {
 			return nil
 		}
 		guarded++
-		path := strings.NewReplacer("{model}", "a", "{version}", "1", "{name}", "r").Replace(tpl)
+		path := strings.NewReplacer("{model}", "a", "{version}", "1", "{name}", "r", "{repository}", "team").Replace(tpl)
 		for _, auth := range []string{"", "Bearer wrong", "secret", "Bearer secret2"} {
 			req := httptest.NewRequest(methods[0], path, strings.NewReader(`{}`))
 			if auth != "" {
@@ -92,7 +93,7 @@ func TestMutatingRoutesNeedTheToken(t *testing.T) {
 		}
 		return nil
 	}))
-	require.Equal(t, 16, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload, system and CUDA shared memory (3 each), register, reorganize, a quarantine's lift; the load check (it may write the files it carries); and the backup")
+	require.Equal(t, 18, guarded, "the routes that change the daemon: trace settings (2), logging, load, unload (and the two that name a repository, refused), system and CUDA shared memory (3 each), register, reorganize, a quarantine's lift; the load check (it may write the files it carries); and the backup")
 }
 
 // With the token, a mutating REST call reaches its handler; on a loopback

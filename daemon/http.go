@@ -77,6 +77,11 @@ func (n *node) routes(web http.Handler) *mux.Router {
 	r.HandleFunc("/v2/repository/index", n.handleRepoIndex).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/load", n.adminOnly(http.HandlerFunc(n.handleRepoLoad))).Methods(http.MethodPost)
 	r.Handle("/v2/repository/models/{model}/unload", n.adminOnly(http.HandlerFunc(n.handleRepoUnload))).Methods(http.MethodPost)
+	// The protocol's forms that name a repository, refused as Triton
+	// refuses them (the load and unload still need the token first).
+	r.HandleFunc("/v2/repository/{repository}/index", handleNamedRepository).Methods(http.MethodPost)
+	r.Handle("/v2/repository/{repository}/models/{model}/load", n.adminOnly(http.HandlerFunc(handleNamedRepository))).Methods(http.MethodPost)
+	r.Handle("/v2/repository/{repository}/models/{model}/unload", n.adminOnly(http.HandlerFunc(handleNamedRepository))).Methods(http.MethodPost)
 	n.shmRoutes(r)
 	n.cudaShmRoutes(r)
 	n.adminRoutes(r.PathPrefix("/api/v1").Subrouter())

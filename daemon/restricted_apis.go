@@ -37,6 +37,10 @@ var httpAPIGroups = func() map[string]string {
 		"/v2/repository/index":                 "model-repository",
 		"/v2/repository/models/{model}/load":   "model-repository",
 		"/v2/repository/models/{model}/unload": "model-repository",
+
+		"/v2/repository/{repository}/index":                 "model-repository",
+		"/v2/repository/{repository}/models/{model}/load":   "model-repository",
+		"/v2/repository/{repository}/models/{model}/unload": "model-repository",
 	}
 	for _, model := range []string{"/v2/models/{model}", "/v2/models/{model}/versions/{version}"} {
 		g[model] = "metadata"

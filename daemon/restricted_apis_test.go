@@ -98,7 +98,7 @@ func TestRestrictedRoutesNeedTheirHeader(t *testing.T) {
 		if err != nil || !strings.HasPrefix(tpl, "/v2") {
 			return nil
 		}
-		path := strings.NewReplacer("{model}", "nosuch", "{version}", "1", "{name}", "r").Replace(tpl)
+		path := strings.NewReplacer("{model}", "nosuch", "{version}", "1", "{name}", "r", "{repository}", "team").Replace(tpl)
 		for _, m := range methods {
 			header, want := "", ""
 			switch httpAPIGroups[tpl] {
@@ -123,7 +123,7 @@ func TestRestrictedRoutesNeedTheirHeader(t *testing.T) {
 		}
 		return nil
 	}))
-	require.Equal(t, 8, restricted, "the routes of the three groups: metadata (3), inference (2), the repository (3)")
+	require.Equal(t, 11, restricted, "the routes of the three groups: metadata (3), inference (2), the repository (3, and 3 that name one)")
 
 	cfg := *n.conf()
 	cfg.Auth.RestrictedAPIs = []string{}
