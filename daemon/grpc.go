@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gorilla/mux"
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/internal/version"
@@ -245,19 +244,6 @@ func noRepositoryName(name string) error {
 		return nil
 	}
 	return grpcError(namedRepositoryRefusal("repository_name", name))
-}
-
-// namedRepositoryRefusal is the answer to a repository call that names
-// the repository name in field (REST's path, gRPC's repository_name).
-func namedRepositoryRefusal(field, name string) *inferError {
-	return badRequest("%s %q: naming a repository is not supported; gpuletd serves its model repositories (model_repository, extra_model_repositories) as one: leave it out, as Triton asks", field, name)
-}
-
-// handleNamedRepository answers REST's repository calls that name a
-// repository (POST /v2/repository/{repository}/index, …/models/{model}/load
-// and unload) with the refusal gRPC gives.
-func handleNamedRepository(w http.ResponseWriter, r *http.Request) {
-	writeInferError(w, namedRepositoryRefusal("repository", mux.Vars(r)["repository"]))
 }
 
 // RepositoryIndex lists the repository as REST's index does.

@@ -582,22 +582,22 @@ func (n *node) ask(ctx context.Context, client inferrer, m *repository.Model, in
 	}
 	// Only answers handed out count, as in Triton's statistics: what a
 	// failed request spent shows in its failure.
-	c := n.counters.of(m.Name)
-	c.queue.add(time.Duration(res.QueueUs) * time.Microsecond)
-	c.compute.add(time.Duration(res.ComputeUs) * time.Microsecond)
-	c.computeInput.add(time.Duration(res.ComputeInputNs))
-	c.computeOutput.add(time.Duration(res.ComputeOutputNs))
-	n.observeExecutorSummaries(m, res)
+	c, r := n.counters.of(m.Name), reportOf(res)
+	c.queue.add(r.queue)
+	c.compute.add(r.compute)
+	c.computeInput.add(r.input)
+	c.computeOutput.add(r.output)
+	n.observeExecutorSummaries(m, r)
 	rows := requestRows(m, inputs)
 	c.inferences.Add(int64(rows))
 	if res.BatchSize > 0 { // the request's rows of the batch's, which run together
 		share := float64(min(rows, res.BatchSize)) / float64(res.BatchSize)
 		c.batches.add(share)
-		c.bySize.add(res.BatchSize, share, reportOf(res))
+		c.bySize.add(res.BatchSize, share, r)
 	}
-	n.metrics.queue.WithLabelValues(m.Name).Observe(float64(res.QueueUs) / 1e6)
-	n.metrics.compute.WithLabelValues(m.Name).Observe(float64(res.ComputeUs) / 1e6)
-	traceOf(ctx).executorTimes(sent, trip, time.Duration(res.HeldUs)*time.Microsecond, reportOf(res))
+	n.metrics.queue.WithLabelValues(m.Name).Observe(r.queue.Seconds())
+	n.metrics.compute.WithLabelValues(m.Name).Observe(r.compute.Seconds())
+	traceOf(ctx).executorTimes(sent, trip, time.Duration(res.HeldUs)*time.Microsecond, r)
 	if res.HeldUs > 0 {
 		hop := max(trip-time.Duration(res.HeldUs)*time.Microsecond, 0)
 		n.metrics.hop.WithLabelValues(m.Name).Observe(hop.Seconds())

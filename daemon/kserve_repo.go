@@ -407,3 +407,16 @@ func (n *node) unloadModel(ctx context.Context, name string, dependents bool) *i
 	}
 	return nil
 }
+
+// namedRepositoryRefusal is the answer to a repository call that names
+// the repository name in field (REST's path, gRPC's repository_name).
+func namedRepositoryRefusal(field, name string) *inferError {
+	return badRequest("%s %q: naming a repository is not supported; gpuletd serves its model repositories (model_repository, extra_model_repositories) as one: leave it out, as Triton asks", field, name)
+}
+
+// handleNamedRepository answers REST's repository calls that name a
+// repository (POST /v2/repository/{repository}/index, …/models/{model}/load
+// and unload) with the refusal gRPC gives.
+func handleNamedRepository(w http.ResponseWriter, r *http.Request) {
+	writeInferError(w, namedRepositoryRefusal("repository", mux.Vars(r)["repository"]))
+}

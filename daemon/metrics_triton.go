@@ -12,8 +12,9 @@ import (
 // extension's counters and the GPUs' state under the names Triton's
 // /metrics uses, so that dashboards and alerts made for Triton read
 // gpuletd. The values are the statistics extension's (GET
-// /v2/models/<m>/stats): a request counts once whatever its batch, and a
-// pipeline counts as Triton counts an ensemble. Triton's counters carry no
+// /v2/models/<m>/stats): a request counts once in the success and
+// failure counts and by its rows in the inference count, and a pipeline
+// counts as Triton counts an ensemble. Triton's counters carry no
 // _total suffix; the names are kept as Triton has them.
 type tritonCollector struct {
 	n    *node
@@ -73,6 +74,7 @@ func (c *tritonCollector) Collect(ch chan<- prometheus.Metric) {
 func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
 	us := func(d *durCount) float64 { return float64(d.ns.Load() / 1e3) } // whole µs, as Triton counts
 	served := append(n.catalog.all(), n.catalog.allPipelines()...)
+	latencies := n.conf().Metrics.TritonLatencyCounters
 	if s := n.summaries(); s != nil {
 		s.collect(served, ch)
 	}
@@ -88,7 +90,7 @@ func collectTritonModels(n *node, ch chan<- prometheus.Metric) {
 		}
 		counter(descNVCount, float64(k.inferences.Load()))
 		counter(descNVExec, float64(k.batches.whole()))
-		if n.conf().Metrics.TritonLatencyCounters {
+		if latencies {
 			counter(descNVDuration, us(&k.success))
 			counter(descNVQueue, us(&k.queue))
 			counter(descNVCompute, us(&k.compute))

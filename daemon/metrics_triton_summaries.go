@@ -11,7 +11,6 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
-	pb "github.com/gpulet/gpuletd/executor/executorpb"
 )
 
 // Triton's latency summaries (metrics.triton_summaries, tritonserver's
@@ -51,8 +50,7 @@ var summaryDescs = [summaryKinds]*prometheus.Desc{descNVRequestSummary, descNVQu
 // tritonSummaries are the summaries of every model observed, for one set
 // of quantiles.
 type tritonSummaries struct {
-	cfg        *config.Config // the configuration they are read for
-	quantiles  []string
+	cfg        *config.Config // the configuration they are read for: its quantiles
 	objectives map[float64]float64
 	models     sync.Map // model name: *[summaryKinds]prometheus.Summary
 }
@@ -70,12 +68,12 @@ func (n *node) summaries() *tritonSummaries {
 		if s != nil && s.cfg == cfg {
 			return s
 		}
-		next := &tritonSummaries{cfg: cfg, quantiles: cfg.Metrics.TritonSummaryQuantiles}
-		if s != nil && slices.Equal(s.quantiles, next.quantiles) {
+		next := &tritonSummaries{cfg: cfg}
+		if s != nil && slices.Equal(s.cfg.Metrics.TritonSummaryQuantiles, cfg.Metrics.TritonSummaryQuantiles) {
 			next.objectives = s.objectives
 			s.models.Range(func(k, v any) bool { next.models.Store(k, v); return true })
 		} else {
-			next.objectives, _ = config.SummaryObjectives(next.quantiles) // validated with the configuration
+			next.objectives, _ = config.SummaryObjectives(cfg.Metrics.TritonSummaryQuantiles) // validated with the configuration
 		}
 		if n.tritonSums.CompareAndSwap(s, next) {
 			return next
@@ -104,14 +102,14 @@ func (n *node) observeSummary(name string, kind int, d time.Duration) {
 	}
 }
 
-// observeExecutorSummaries books the times the executor's answer res gives
-// of a request of m, when the summaries are on.
-func (n *node) observeExecutorSummaries(m *repository.Model, res *pb.InferResponse) {
+// observeExecutorSummaries books the times an executor gave of a request
+// of m (r), when the summaries are on.
+func (n *node) observeExecutorSummaries(m *repository.Model, r execReport) {
 	sums := n.summaries()
 	if sums == nil {
 		return
 	}
-	r, of := reportOf(res), sums.of(m.Name)
+	of := sums.of(m.Name)
 	of[sumQueue].Observe(microseconds(r.queue))
 	of[sumInput].Observe(microseconds(r.input))
 	of[sumInfer].Observe(microseconds(r.compute))

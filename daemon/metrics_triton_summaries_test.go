@@ -68,7 +68,7 @@ func TestTritonLatencySummaries(t *testing.T) {
 	require.InDelta(t, 99e3, q[0.99], 1e3)
 
 	// The executor's answer: its queue and the parts of its batch.
-	n.observeExecutorSummaries(m, &pb.InferResponse{QueueUs: 300, ComputeInputNs: 20_000, ComputeUs: 900, ComputeOutputNs: 5_000})
+	n.observeExecutorSummaries(m, reportOf(&pb.InferResponse{QueueUs: 300, ComputeInputNs: 20_000, ComputeUs: 900, ComputeOutputNs: 5_000}))
 	fams = gatherSummaries(t, n)
 	for name, want := range map[string]float64{"nv_inference_queue_summary_us": 300, "nv_inference_compute_input_summary_us": 20,
 		"nv_inference_compute_infer_summary_us": 900, "nv_inference_compute_output_summary_us": 5} {

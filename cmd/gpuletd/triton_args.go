@@ -390,6 +390,12 @@ func (s *tritonState) traceSetting(e string) error {
 	return nil
 }
 
+// metricsConfigSwitches are --metrics-config's boolean settings and the
+// fields they set; "" for one read and noted (histogram_latencies).
+var metricsConfigSwitches = map[string]string{
+	"summary_latencies": "metrics.triton_summaries", "counter_latencies": "metrics.triton_latency_counters", "histogram_latencies": "",
+}
+
 // readMetricsConfig reads --metrics-config's key=value settings: the
 // latency counters and summaries and the summaries' quantiles.
 func (s *tritonState) readMetricsConfig() error {
@@ -402,22 +408,19 @@ func (s *tritonState) readMetricsConfig() error {
 		case key == "summary_quantiles":
 			s.set("metrics.triton_summary_quantiles", yamlList(strings.Split(value, ",")), flag)
 			continue
-		case !slices.Contains([]string{"summary_latencies", "counter_latencies", "histogram_latencies"}, key):
+		}
+		field, known := metricsConfigSwitches[key]
+		if !known {
 			return fmt.Errorf("--metrics-config=%s: gpuletd reads summary_latencies, summary_quantiles, counter_latencies and histogram_latencies", kv)
 		}
 		on, err := strconv.ParseBool(value)
-		if err != nil {
+		switch {
+		case err != nil:
 			return fmt.Errorf("--metrics-config=%s: give true or false", kv)
-		}
-		switch key {
-		case "summary_latencies":
-			s.set("metrics.triton_summaries", strconv.FormatBool(on), flag)
-		case "counter_latencies":
-			s.set("metrics.triton_latency_counters", strconv.FormatBool(on), flag)
-		default: // histogram_latencies
-			if on {
-				s.note(flag+" "+kv, "Triton's histogram is the time to a decoupled model's first response, and gpuletd serves no decoupled models; gpuletd_request_duration_seconds is a histogram of every request's time")
-			}
+		case field != "":
+			s.set(field, strconv.FormatBool(on), flag)
+		case on: // histogram_latencies
+			s.note(flag+" "+kv, "Triton's histogram is the time to a decoupled model's first response, and gpuletd serves no decoupled models; gpuletd_request_duration_seconds is a histogram of every request's time")
 		}
 	}
 	return nil

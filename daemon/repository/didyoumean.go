@@ -1,9 +1,6 @@
 package repository
 
 import (
-	"os"
-	"strings"
-
 	"github.com/gpulet/gpuletd/internal/configerr"
 )
 
@@ -13,14 +10,12 @@ import (
 func (r Roots) DidYouMean(name string) string {
 	known := map[string]string{}
 	for _, root := range r {
-		entries, err := os.ReadDir(root)
+		folders, _, err := Roots{root}.Folders() // one that cannot be read offers none
 		if err != nil {
 			continue
 		}
-		for _, e := range entries {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
-				known[e.Name()] = e.Name()
-			}
+		for _, f := range folders {
+			known[f.Name] = f.Name
 		}
 	}
 	return configerr.DidYouMean(name, known)

@@ -188,8 +188,8 @@ func (m *ortModel) runOnce(ctx context.Context, ins []tensor.Tensor, rows int64)
 	start := time.Now()
 	t.input = start.Sub(began) - t.setup
 	err := sess.Run(ctx, ins, outs)
-	t.compute = time.Since(start)
 	ran := time.Now()
+	t.compute = ran.Sub(start)
 	switch {
 	case errors.Is(err, onnxrt.ErrTerminated):
 		return nil, t, fmt.Errorf("run model %s: %w: %w", m.name, ErrCancelled, context.Cause(ctx))
