@@ -23,6 +23,7 @@ import (
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/modelzoo"
+	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -109,6 +110,7 @@ type modelStat struct {
 	InferStats     map[string]struct {
 		Count int64 `json:"count"`
 	} `json:"inference_stats"`
+	BatchStats []loadgen.BatchStat `json:"batch_stats"`
 }
 
 // statsOf reads one model's statistics from the daemon at base.
@@ -304,23 +306,8 @@ func TestKServeProtocol(t *testing.T) {
 	}
 	require.Equal(t, int64(5), counts["mlp"], "the rows that ran, as Triton counts inferences: two requests of one row and one of 3")
 	require.Equal(t, int64(3), batches["mlp"], "one after the other, each ran in a batch of its own (one of 3 rows)")
-	r = do(t, "GET", base+"/v2/models/mlp/stats", nil, nil)
-	require.Equal(t, 200, r.code)
-	var bySize struct {
-		ModelStats []struct {
-			BatchStats []struct {
-				BatchSize    int64 `json:"batch_size"`
-				ComputeInfer struct {
-					Count int64 `json:"count"`
-					NS    int64 `json:"ns"`
-				} `json:"compute_infer"`
-			} `json:"batch_stats"`
-		} `json:"model_stats"`
-	}
-	require.NoError(t, json.Unmarshal(r.body, &bySize))
-	require.Len(t, bySize.ModelStats, 1)
-	bs := bySize.ModelStats[0].BatchStats
-	require.Len(t, bs, 2, "Triton's batch_stats: batches of 1 row and of 3: %s", r.body)
+	bs := statsOf(t, base, "mlp").BatchStats
+	require.Len(t, bs, 2, "Triton's batch_stats: batches of 1 row and of 3: %+v", bs)
 	require.Equal(t, []int64{1, 3, 2, 1}, []int64{bs[0].BatchSize, bs[1].BatchSize, bs[0].ComputeInfer.Count, bs[1].ComputeInfer.Count})
 	require.Positive(t, bs[1].ComputeInfer.NS)
 
