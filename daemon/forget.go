@@ -11,8 +11,9 @@ import (
 // no longer serves (unloaded, gone from the repository, a version its
 // policy retired): its rate estimates, its statistics and latency window,
 // why it was not served, what its requests hold beside their bodies, and
-// its series in /metrics, as Triton drops an unloaded model's, and its
-// crash suspects and quarantined requests.
+// its series in /metrics (its Triton latency summaries too), as Triton
+// drops an unloaded model's, and its crash suspects and quarantined
+// requests.
 //
 // A rate kept for a model that is gone held every later period's plan as
 // not serving it (its estimate never falls below control.MinPlanRate, and
@@ -45,6 +46,14 @@ func (n *node) forgetUnserved() {
 	}
 	n.besideRatio.retain(keep)
 	n.crashes.retain(keep)
+	if s := n.tritonSums.Load(); s != nil {
+		s.models.Range(func(name, _ any) bool {
+			if !keep(name.(string)) {
+				s.models.Delete(name)
+			}
+			return true
+		})
+	}
 	if n.metrics != nil {
 		n.metrics.retain(keep)
 	}

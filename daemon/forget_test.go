@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
 	"github.com/gpulet/gpuletd/gpulet"
 )
@@ -20,6 +21,9 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 	n.catalog.models = map[string]*repository.Model{"a": {Name: "a"}}
 	n.rates, n.stepRates = newRateMeter(0.5, t0), newRateMeter(0.5, t0)
 	n.metrics = newMetrics(n)
+	cfg := config.Default()
+	cfg.Metrics.TritonNames, cfg.Metrics.TritonSummaries = true, true
+	n.cfg.Store(&cfg)
 	for _, model := range []string{"a", "gone"} { // "gone" was served and unloaded
 		for i := range 1100 {
 			n.rates.hit(model, t0.Add(time.Duration(i)*10*time.Millisecond))
@@ -31,6 +35,7 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 		n.metrics.failures.WithLabelValues(model, "timeout").Inc()
 		n.metrics.abandoned.WithLabelValues(model).Inc()
 		n.besideRatio.learn(besideKey{model, formJSON}, 100, 800)
+		n.observeSummary(model, sumQueue, time.Millisecond)
 	}
 	n.stepRates.hit("gone", t0)
 	n.unserved.set("gone", "the plan cannot place it")
@@ -56,6 +61,9 @@ func TestAnUnloadedModelIsForgotten(t *testing.T) {
 	require.True(t, ok)
 	require.InDelta(t, unknownBesideRatio, n.besideRatio.ratio(besideKey{"gone", formJSON}), 1e-9, "what its requests held is forgotten")
 	require.InDelta(t, 8, n.besideRatio.ratio(besideKey{"a", formJSON}), 1e-9)
+	var summarized []string
+	n.summaries().models.Range(func(name, _ any) bool { summarized = append(summarized, name.(string)); return true })
+	require.Equal(t, []string{"a"}, summarized, "its Triton latency summaries are dropped")
 
 	reg := prometheus.NewPedanticRegistry() // the per-model families alone: the node's collector needs its devices
 	m := n.metrics
