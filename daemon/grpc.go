@@ -231,7 +231,8 @@ func (s *grpcServer) ModelStatistics(_ context.Context, r *pb.ModelStatisticsReq
 			InferenceStats: &pb.InferStatistics{Success: d(&c.success), Fail: d(&c.fail), Queue: d(&c.queue),
 				ComputeInput: d(&c.computeInput), ComputeInfer: d(&c.compute), ComputeOutput: d(&c.computeOutput),
 				CacheHit: d(&c.cacheHit), CacheMiss: d(&c.cacheMiss)},
-			BatchStats: c.bySize.proto(),
+			BatchStats:  c.bySize.proto(),
+			MemoryUsage: memoryUsageProto(s.n.memoryUsage(m.Name)),
 		})
 	}
 	return out, nil

@@ -383,7 +383,8 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 				"compute_input": c.computeInput.json(), "compute_infer": c.compute.json(), "compute_output": c.computeOutput.json(),
 				"cache_hit": c.cacheHit.json(), "cache_miss": c.cacheMiss.json(),
 			},
-			"batch_stats": c.bySize.json(),
+			"batch_stats":  c.bySize.json(),
+			"memory_usage": n.memoryUsage(m.Name),
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"model_stats": out})

@@ -110,7 +110,12 @@ type modelStat struct {
 	InferStats     map[string]struct {
 		Count int64 `json:"count"`
 	} `json:"inference_stats"`
-	BatchStats []loadgen.BatchStat `json:"batch_stats"`
+	BatchStats  []loadgen.BatchStat `json:"batch_stats"`
+	MemoryUsage []struct {
+		Type  string `json:"type"`
+		ID    int64  `json:"id"`
+		Bytes int64  `json:"byte_size"`
+	} `json:"memory_usage"`
 }
 
 // statsOf reads one model's statistics from the daemon at base.
@@ -306,8 +311,13 @@ func TestKServeProtocol(t *testing.T) {
 	}
 	require.Equal(t, int64(5), counts["mlp"], "the rows that ran, as Triton counts inferences: two requests of one row and one of 3")
 	require.Equal(t, int64(3), batches["mlp"], "one after the other, each ran in a batch of its own (one of 3 rows)")
-	bs := statsOf(t, base, "mlp").BatchStats
+	mlpStats := statsOf(t, base, "mlp")
+	bs := mlpStats.BatchStats
 	require.Len(t, bs, 2, "Triton's batch_stats: batches of 1 row and of 3: %+v", bs)
+	require.Len(t, mlpStats.MemoryUsage, 1, "Triton's memory_usage: the copies on the emulated GPU")
+	require.Equal(t, "GPU", mlpStats.MemoryUsage[0].Type)
+	require.Equal(t, int64(1), mlpStats.MemoryUsage[0].ID, "emu1, as gpuletd numbers its emulated GPUs")
+	require.Positive(t, mlpStats.MemoryUsage[0].Bytes, "what the planner counts for mlp's copies")
 	require.Equal(t, []int64{1, 3, 2, 1}, []int64{bs[0].BatchSize, bs[1].BatchSize, bs[0].ComputeInfer.Count, bs[1].ComputeInfer.Count})
 	require.Positive(t, bs[1].ComputeInfer.NS)
 

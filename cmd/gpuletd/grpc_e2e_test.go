@@ -388,6 +388,10 @@ func TestGRPCInferenceService(t *testing.T) {
 		ran += b.ComputeInfer.Count
 	}
 	require.InDelta(t, stats.ModelStats[0].ExecutionCount, ran, float64(len(stats.ModelStats[0].BatchStats)), "batch_stats count the batches execution_count counts")
+	mu := stats.ModelStats[0].MemoryUsage
+	require.NotEmpty(t, mu, "memory_usage: what lenet5's loaded copies hold")
+	require.Equal(t, "CPU", mu[0].Type)
+	require.Positive(t, mu[0].ByteSize)
 	// Over one ModelStreamInfer stream (perf_analyzer's --streaming), four
 	// rows a request; a request for a model the daemon does not serve
 	// counts under its reason.

@@ -1362,7 +1362,9 @@ type ModelStatistics struct {
 	ExecutionCount uint64           `protobuf:"varint,5,opt,name=execution_count,json=executionCount,proto3" json:"execution_count,omitempty"`
 	InferenceStats *InferStatistics `protobuf:"bytes,6,opt,name=inference_stats,json=inferenceStats,proto3" json:"inference_stats,omitempty"`
 	// By batch size, ascending.
-	BatchStats    []*InferBatchStatistics `protobuf:"bytes,7,rep,name=batch_stats,json=batchStats,proto3" json:"batch_stats,omitempty"`
+	BatchStats []*InferBatchStatistics `protobuf:"bytes,7,rep,name=batch_stats,json=batchStats,proto3" json:"batch_stats,omitempty"`
+	// What the model's loaded copies hold, by device.
+	MemoryUsage   []*MemoryUsage `protobuf:"bytes,8,rep,name=memory_usage,json=memoryUsage,proto3" json:"memory_usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1446,6 +1448,75 @@ func (x *ModelStatistics) GetBatchStats() []*InferBatchStatistics {
 	return nil
 }
 
+func (x *ModelStatistics) GetMemoryUsage() []*MemoryUsage {
+	if x != nil {
+		return x.MemoryUsage
+	}
+	return nil
+}
+
+// Memory held on one device: type "CPU", "CPU_PINNED" or "GPU", id the
+// device's index, byte_size the bytes.
+type MemoryUsage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Id            int64                  `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	ByteSize      uint64                 `protobuf:"varint,3,opt,name=byte_size,json=byteSize,proto3" json:"byte_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryUsage) Reset() {
+	*x = MemoryUsage{}
+	mi := &file_grpc_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryUsage) ProtoMessage() {}
+
+func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryUsage.ProtoReflect.Descriptor instead.
+func (*MemoryUsage) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *MemoryUsage) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *MemoryUsage) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *MemoryUsage) GetByteSize() uint64 {
+	if x != nil {
+		return x.ByteSize
+	}
+	return 0
+}
+
 type ModelStatisticsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ModelStats    []*ModelStatistics     `protobuf:"bytes,1,rep,name=model_stats,json=modelStats,proto3" json:"model_stats,omitempty"`
@@ -1455,7 +1526,7 @@ type ModelStatisticsResponse struct {
 
 func (x *ModelStatisticsResponse) Reset() {
 	*x = ModelStatisticsResponse{}
-	mi := &file_grpc_service_proto_msgTypes[22]
+	mi := &file_grpc_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1538,7 @@ func (x *ModelStatisticsResponse) String() string {
 func (*ModelStatisticsResponse) ProtoMessage() {}
 
 func (x *ModelStatisticsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[22]
+	mi := &file_grpc_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1551,7 @@ func (x *ModelStatisticsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelStatisticsResponse.ProtoReflect.Descriptor instead.
 func (*ModelStatisticsResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{22}
+	return file_grpc_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ModelStatisticsResponse) GetModelStats() []*ModelStatistics {
@@ -1506,7 +1577,7 @@ type ModelRepositoryParameter struct {
 
 func (x *ModelRepositoryParameter) Reset() {
 	*x = ModelRepositoryParameter{}
-	mi := &file_grpc_service_proto_msgTypes[23]
+	mi := &file_grpc_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1589,7 @@ func (x *ModelRepositoryParameter) String() string {
 func (*ModelRepositoryParameter) ProtoMessage() {}
 
 func (x *ModelRepositoryParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[23]
+	mi := &file_grpc_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1602,7 @@ func (x *ModelRepositoryParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRepositoryParameter.ProtoReflect.Descriptor instead.
 func (*ModelRepositoryParameter) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{23}
+	return file_grpc_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModelRepositoryParameter) GetParameterChoice() isModelRepositoryParameter_ParameterChoice {
@@ -1618,7 +1689,7 @@ type RepositoryIndexRequest struct {
 
 func (x *RepositoryIndexRequest) Reset() {
 	*x = RepositoryIndexRequest{}
-	mi := &file_grpc_service_proto_msgTypes[24]
+	mi := &file_grpc_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1701,7 @@ func (x *RepositoryIndexRequest) String() string {
 func (*RepositoryIndexRequest) ProtoMessage() {}
 
 func (x *RepositoryIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[24]
+	mi := &file_grpc_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1714,7 @@ func (x *RepositoryIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryIndexRequest.ProtoReflect.Descriptor instead.
 func (*RepositoryIndexRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{24}
+	return file_grpc_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RepositoryIndexRequest) GetRepositoryName() string {
@@ -1669,7 +1740,7 @@ type RepositoryIndexResponse struct {
 
 func (x *RepositoryIndexResponse) Reset() {
 	*x = RepositoryIndexResponse{}
-	mi := &file_grpc_service_proto_msgTypes[25]
+	mi := &file_grpc_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1752,7 @@ func (x *RepositoryIndexResponse) String() string {
 func (*RepositoryIndexResponse) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[25]
+	mi := &file_grpc_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1765,7 @@ func (x *RepositoryIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryIndexResponse.ProtoReflect.Descriptor instead.
 func (*RepositoryIndexResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{25}
+	return file_grpc_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RepositoryIndexResponse) GetModels() []*RepositoryIndexResponse_ModelIndex {
@@ -1715,7 +1786,7 @@ type RepositoryModelLoadRequest struct {
 
 func (x *RepositoryModelLoadRequest) Reset() {
 	*x = RepositoryModelLoadRequest{}
-	mi := &file_grpc_service_proto_msgTypes[26]
+	mi := &file_grpc_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1798,7 @@ func (x *RepositoryModelLoadRequest) String() string {
 func (*RepositoryModelLoadRequest) ProtoMessage() {}
 
 func (x *RepositoryModelLoadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[26]
+	mi := &file_grpc_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1811,7 @@ func (x *RepositoryModelLoadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelLoadRequest.ProtoReflect.Descriptor instead.
 func (*RepositoryModelLoadRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{26}
+	return file_grpc_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RepositoryModelLoadRequest) GetRepositoryName() string {
@@ -1772,7 +1843,7 @@ type RepositoryModelLoadResponse struct {
 
 func (x *RepositoryModelLoadResponse) Reset() {
 	*x = RepositoryModelLoadResponse{}
-	mi := &file_grpc_service_proto_msgTypes[27]
+	mi := &file_grpc_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +1855,7 @@ func (x *RepositoryModelLoadResponse) String() string {
 func (*RepositoryModelLoadResponse) ProtoMessage() {}
 
 func (x *RepositoryModelLoadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[27]
+	mi := &file_grpc_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +1868,7 @@ func (x *RepositoryModelLoadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelLoadResponse.ProtoReflect.Descriptor instead.
 func (*RepositoryModelLoadResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{27}
+	return file_grpc_service_proto_rawDescGZIP(), []int{28}
 }
 
 type RepositoryModelUnloadRequest struct {
@@ -1811,7 +1882,7 @@ type RepositoryModelUnloadRequest struct {
 
 func (x *RepositoryModelUnloadRequest) Reset() {
 	*x = RepositoryModelUnloadRequest{}
-	mi := &file_grpc_service_proto_msgTypes[28]
+	mi := &file_grpc_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1894,7 @@ func (x *RepositoryModelUnloadRequest) String() string {
 func (*RepositoryModelUnloadRequest) ProtoMessage() {}
 
 func (x *RepositoryModelUnloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[28]
+	mi := &file_grpc_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1907,7 @@ func (x *RepositoryModelUnloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelUnloadRequest.ProtoReflect.Descriptor instead.
 func (*RepositoryModelUnloadRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{28}
+	return file_grpc_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RepositoryModelUnloadRequest) GetRepositoryName() string {
@@ -1868,7 +1939,7 @@ type RepositoryModelUnloadResponse struct {
 
 func (x *RepositoryModelUnloadResponse) Reset() {
 	*x = RepositoryModelUnloadResponse{}
-	mi := &file_grpc_service_proto_msgTypes[29]
+	mi := &file_grpc_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1880,7 +1951,7 @@ func (x *RepositoryModelUnloadResponse) String() string {
 func (*RepositoryModelUnloadResponse) ProtoMessage() {}
 
 func (x *RepositoryModelUnloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[29]
+	mi := &file_grpc_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1893,7 +1964,7 @@ func (x *RepositoryModelUnloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelUnloadResponse.ProtoReflect.Descriptor instead.
 func (*RepositoryModelUnloadResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{29}
+	return file_grpc_service_proto_rawDescGZIP(), []int{30}
 }
 
 // An empty name asks for every region.
@@ -1906,7 +1977,7 @@ type SystemSharedMemoryStatusRequest struct {
 
 func (x *SystemSharedMemoryStatusRequest) Reset() {
 	*x = SystemSharedMemoryStatusRequest{}
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +1989,7 @@ func (x *SystemSharedMemoryStatusRequest) String() string {
 func (*SystemSharedMemoryStatusRequest) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +2002,7 @@ func (x *SystemSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemSharedMemoryStatusRequest.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryStatusRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{30}
+	return file_grpc_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SystemSharedMemoryStatusRequest) GetName() string {
@@ -1951,7 +2022,7 @@ type SystemSharedMemoryStatusResponse struct {
 
 func (x *SystemSharedMemoryStatusResponse) Reset() {
 	*x = SystemSharedMemoryStatusResponse{}
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2034,7 @@ func (x *SystemSharedMemoryStatusResponse) String() string {
 func (*SystemSharedMemoryStatusResponse) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2047,7 @@ func (x *SystemSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemSharedMemoryStatusResponse.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryStatusResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{31}
+	return file_grpc_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SystemSharedMemoryStatusResponse) GetRegions() map[string]*SystemSharedMemoryStatusResponse_RegionStatus {
@@ -1998,7 +2069,7 @@ type SystemSharedMemoryRegisterRequest struct {
 
 func (x *SystemSharedMemoryRegisterRequest) Reset() {
 	*x = SystemSharedMemoryRegisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[32]
+	mi := &file_grpc_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2081,7 @@ func (x *SystemSharedMemoryRegisterRequest) String() string {
 func (*SystemSharedMemoryRegisterRequest) ProtoMessage() {}
 
 func (x *SystemSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[32]
+	mi := &file_grpc_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2094,7 @@ func (x *SystemSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SystemSharedMemoryRegisterRequest.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryRegisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{32}
+	return file_grpc_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SystemSharedMemoryRegisterRequest) GetName() string {
@@ -2062,7 +2133,7 @@ type SystemSharedMemoryRegisterResponse struct {
 
 func (x *SystemSharedMemoryRegisterResponse) Reset() {
 	*x = SystemSharedMemoryRegisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[33]
+	mi := &file_grpc_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2145,7 @@ func (x *SystemSharedMemoryRegisterResponse) String() string {
 func (*SystemSharedMemoryRegisterResponse) ProtoMessage() {}
 
 func (x *SystemSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[33]
+	mi := &file_grpc_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2158,7 @@ func (x *SystemSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use SystemSharedMemoryRegisterResponse.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryRegisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{33}
+	return file_grpc_service_proto_rawDescGZIP(), []int{34}
 }
 
 // An empty name unregisters every region.
@@ -2100,7 +2171,7 @@ type SystemSharedMemoryUnregisterRequest struct {
 
 func (x *SystemSharedMemoryUnregisterRequest) Reset() {
 	*x = SystemSharedMemoryUnregisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[34]
+	mi := &file_grpc_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2183,7 @@ func (x *SystemSharedMemoryUnregisterRequest) String() string {
 func (*SystemSharedMemoryUnregisterRequest) ProtoMessage() {}
 
 func (x *SystemSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[34]
+	mi := &file_grpc_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2196,7 @@ func (x *SystemSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use SystemSharedMemoryUnregisterRequest.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryUnregisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{34}
+	return file_grpc_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SystemSharedMemoryUnregisterRequest) GetName() string {
@@ -2143,7 +2214,7 @@ type SystemSharedMemoryUnregisterResponse struct {
 
 func (x *SystemSharedMemoryUnregisterResponse) Reset() {
 	*x = SystemSharedMemoryUnregisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2226,7 @@ func (x *SystemSharedMemoryUnregisterResponse) String() string {
 func (*SystemSharedMemoryUnregisterResponse) ProtoMessage() {}
 
 func (x *SystemSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2239,7 @@ func (x *SystemSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use SystemSharedMemoryUnregisterResponse.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{35}
+	return file_grpc_service_proto_rawDescGZIP(), []int{36}
 }
 
 // An empty name asks for every CUDA region.
@@ -2181,7 +2252,7 @@ type CudaSharedMemoryStatusRequest struct {
 
 func (x *CudaSharedMemoryStatusRequest) Reset() {
 	*x = CudaSharedMemoryStatusRequest{}
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2193,7 +2264,7 @@ func (x *CudaSharedMemoryStatusRequest) String() string {
 func (*CudaSharedMemoryStatusRequest) ProtoMessage() {}
 
 func (x *CudaSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2206,7 +2277,7 @@ func (x *CudaSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryStatusRequest.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryStatusRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{36}
+	return file_grpc_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CudaSharedMemoryStatusRequest) GetName() string {
@@ -2226,7 +2297,7 @@ type CudaSharedMemoryStatusResponse struct {
 
 func (x *CudaSharedMemoryStatusResponse) Reset() {
 	*x = CudaSharedMemoryStatusResponse{}
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2238,7 +2309,7 @@ func (x *CudaSharedMemoryStatusResponse) String() string {
 func (*CudaSharedMemoryStatusResponse) ProtoMessage() {}
 
 func (x *CudaSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2251,7 +2322,7 @@ func (x *CudaSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryStatusResponse.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryStatusResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{37}
+	return file_grpc_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CudaSharedMemoryStatusResponse) GetRegions() map[string]*CudaSharedMemoryStatusResponse_RegionStatus {
@@ -2274,7 +2345,7 @@ type CudaSharedMemoryRegisterRequest struct {
 
 func (x *CudaSharedMemoryRegisterRequest) Reset() {
 	*x = CudaSharedMemoryRegisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2357,7 @@ func (x *CudaSharedMemoryRegisterRequest) String() string {
 func (*CudaSharedMemoryRegisterRequest) ProtoMessage() {}
 
 func (x *CudaSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2370,7 @@ func (x *CudaSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryRegisterRequest.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryRegisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{38}
+	return file_grpc_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CudaSharedMemoryRegisterRequest) GetName() string {
@@ -2338,7 +2409,7 @@ type CudaSharedMemoryRegisterResponse struct {
 
 func (x *CudaSharedMemoryRegisterResponse) Reset() {
 	*x = CudaSharedMemoryRegisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2421,7 @@ func (x *CudaSharedMemoryRegisterResponse) String() string {
 func (*CudaSharedMemoryRegisterResponse) ProtoMessage() {}
 
 func (x *CudaSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2434,7 @@ func (x *CudaSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryRegisterResponse.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryRegisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{39}
+	return file_grpc_service_proto_rawDescGZIP(), []int{40}
 }
 
 // An empty name unregisters every CUDA region.
@@ -2376,7 +2447,7 @@ type CudaSharedMemoryUnregisterRequest struct {
 
 func (x *CudaSharedMemoryUnregisterRequest) Reset() {
 	*x = CudaSharedMemoryUnregisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2459,7 @@ func (x *CudaSharedMemoryUnregisterRequest) String() string {
 func (*CudaSharedMemoryUnregisterRequest) ProtoMessage() {}
 
 func (x *CudaSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2472,7 @@ func (x *CudaSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CudaSharedMemoryUnregisterRequest.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryUnregisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{40}
+	return file_grpc_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CudaSharedMemoryUnregisterRequest) GetName() string {
@@ -2419,7 +2490,7 @@ type CudaSharedMemoryUnregisterResponse struct {
 
 func (x *CudaSharedMemoryUnregisterResponse) Reset() {
 	*x = CudaSharedMemoryUnregisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2431,7 +2502,7 @@ func (x *CudaSharedMemoryUnregisterResponse) String() string {
 func (*CudaSharedMemoryUnregisterResponse) ProtoMessage() {}
 
 func (x *CudaSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2444,7 +2515,7 @@ func (x *CudaSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CudaSharedMemoryUnregisterResponse.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{41}
+	return file_grpc_service_proto_rawDescGZIP(), []int{42}
 }
 
 // LogSettingsRequest names the settings to change (none: only read them):
@@ -2459,7 +2530,7 @@ type LogSettingsRequest struct {
 
 func (x *LogSettingsRequest) Reset() {
 	*x = LogSettingsRequest{}
-	mi := &file_grpc_service_proto_msgTypes[42]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2471,7 +2542,7 @@ func (x *LogSettingsRequest) String() string {
 func (*LogSettingsRequest) ProtoMessage() {}
 
 func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[42]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2484,7 +2555,7 @@ func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsRequest.ProtoReflect.Descriptor instead.
 func (*LogSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{42}
+	return file_grpc_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *LogSettingsRequest) GetSettings() map[string]*LogSettingsRequest_SettingValue {
@@ -2504,7 +2575,7 @@ type LogSettingsResponse struct {
 
 func (x *LogSettingsResponse) Reset() {
 	*x = LogSettingsResponse{}
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2516,7 +2587,7 @@ func (x *LogSettingsResponse) String() string {
 func (*LogSettingsResponse) ProtoMessage() {}
 
 func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2529,7 +2600,7 @@ func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsResponse.ProtoReflect.Descriptor instead.
 func (*LogSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{43}
+	return file_grpc_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LogSettingsResponse) GetSettings() map[string]*LogSettingsResponse_SettingValue {
@@ -2552,7 +2623,7 @@ type TraceSettingRequest struct {
 
 func (x *TraceSettingRequest) Reset() {
 	*x = TraceSettingRequest{}
-	mi := &file_grpc_service_proto_msgTypes[44]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2564,7 +2635,7 @@ func (x *TraceSettingRequest) String() string {
 func (*TraceSettingRequest) ProtoMessage() {}
 
 func (x *TraceSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[44]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2577,7 +2648,7 @@ func (x *TraceSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingRequest.ProtoReflect.Descriptor instead.
 func (*TraceSettingRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{44}
+	return file_grpc_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TraceSettingRequest) GetSettings() map[string]*TraceSettingRequest_SettingValue {
@@ -2604,7 +2675,7 @@ type TraceSettingResponse struct {
 
 func (x *TraceSettingResponse) Reset() {
 	*x = TraceSettingResponse{}
-	mi := &file_grpc_service_proto_msgTypes[45]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2687,7 @@ func (x *TraceSettingResponse) String() string {
 func (*TraceSettingResponse) ProtoMessage() {}
 
 func (x *TraceSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[45]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2700,7 @@ func (x *TraceSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingResponse.ProtoReflect.Descriptor instead.
 func (*TraceSettingResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{45}
+	return file_grpc_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TraceSettingResponse) GetSettings() map[string]*TraceSettingResponse_SettingValue {
@@ -2651,7 +2722,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2663,7 +2734,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2714,7 +2785,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[47]
+	mi := &file_grpc_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2726,7 +2797,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[47]
+	mi := &file_grpc_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2787,7 +2858,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2799,7 +2870,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2913,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[52]
+	mi := &file_grpc_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2854,7 +2925,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[52]
+	mi := &file_grpc_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2917,7 +2988,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[55]
+	mi := &file_grpc_service_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2929,7 +3000,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[55]
+	mi := &file_grpc_service_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2942,7 +3013,7 @@ func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use RepositoryIndexResponse_ModelIndex.ProtoReflect.Descriptor instead.
 func (*RepositoryIndexResponse_ModelIndex) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{25, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{26, 0}
 }
 
 func (x *RepositoryIndexResponse_ModelIndex) GetName() string {
@@ -2987,7 +3058,7 @@ type SystemSharedMemoryStatusResponse_RegionStatus struct {
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) Reset() {
 	*x = SystemSharedMemoryStatusResponse_RegionStatus{}
-	mi := &file_grpc_service_proto_msgTypes[58]
+	mi := &file_grpc_service_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2999,7 +3070,7 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) String() string {
 func (*SystemSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[58]
+	mi := &file_grpc_service_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3012,7 +3083,7 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protorefl
 
 // Deprecated: Use SystemSharedMemoryStatusResponse_RegionStatus.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryStatusResponse_RegionStatus) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{31, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{32, 0}
 }
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetName() string {
@@ -3055,7 +3126,7 @@ type CudaSharedMemoryStatusResponse_RegionStatus struct {
 
 func (x *CudaSharedMemoryStatusResponse_RegionStatus) Reset() {
 	*x = CudaSharedMemoryStatusResponse_RegionStatus{}
-	mi := &file_grpc_service_proto_msgTypes[60]
+	mi := &file_grpc_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3138,7 @@ func (x *CudaSharedMemoryStatusResponse_RegionStatus) String() string {
 func (*CudaSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
 
 func (x *CudaSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[60]
+	mi := &file_grpc_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3151,7 @@ func (x *CudaSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflec
 
 // Deprecated: Use CudaSharedMemoryStatusResponse_RegionStatus.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryStatusResponse_RegionStatus) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{37, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{38, 0}
 }
 
 func (x *CudaSharedMemoryStatusResponse_RegionStatus) GetName() string {
@@ -3118,7 +3189,7 @@ type LogSettingsRequest_SettingValue struct {
 
 func (x *LogSettingsRequest_SettingValue) Reset() {
 	*x = LogSettingsRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[62]
+	mi := &file_grpc_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3201,7 @@ func (x *LogSettingsRequest_SettingValue) String() string {
 func (*LogSettingsRequest_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[62]
+	mi := &file_grpc_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3214,7 @@ func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsRequest_SettingValue.ProtoReflect.Descriptor instead.
 func (*LogSettingsRequest_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{42, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{43, 0}
 }
 
 func (x *LogSettingsRequest_SettingValue) GetParameterChoice() isLogSettingsRequest_SettingValue_ParameterChoice {
@@ -3219,7 +3290,7 @@ type LogSettingsResponse_SettingValue struct {
 
 func (x *LogSettingsResponse_SettingValue) Reset() {
 	*x = LogSettingsResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[64]
+	mi := &file_grpc_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3231,7 +3302,7 @@ func (x *LogSettingsResponse_SettingValue) String() string {
 func (*LogSettingsResponse_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[64]
+	mi := &file_grpc_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3244,7 +3315,7 @@ func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsResponse_SettingValue.ProtoReflect.Descriptor instead.
 func (*LogSettingsResponse_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{43, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{44, 0}
 }
 
 func (x *LogSettingsResponse_SettingValue) GetParameterChoice() isLogSettingsResponse_SettingValue_ParameterChoice {
@@ -3315,7 +3386,7 @@ type TraceSettingRequest_SettingValue struct {
 
 func (x *TraceSettingRequest_SettingValue) Reset() {
 	*x = TraceSettingRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[66]
+	mi := &file_grpc_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3327,7 +3398,7 @@ func (x *TraceSettingRequest_SettingValue) String() string {
 func (*TraceSettingRequest_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[66]
+	mi := &file_grpc_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3340,7 +3411,7 @@ func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingRequest_SettingValue.ProtoReflect.Descriptor instead.
 func (*TraceSettingRequest_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{44, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{45, 0}
 }
 
 func (x *TraceSettingRequest_SettingValue) GetValue() []string {
@@ -3359,7 +3430,7 @@ type TraceSettingResponse_SettingValue struct {
 
 func (x *TraceSettingResponse_SettingValue) Reset() {
 	*x = TraceSettingResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[68]
+	mi := &file_grpc_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3371,7 +3442,7 @@ func (x *TraceSettingResponse_SettingValue) String() string {
 func (*TraceSettingResponse_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[68]
+	mi := &file_grpc_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3384,7 +3455,7 @@ func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use TraceSettingResponse_SettingValue.ProtoReflect.Descriptor instead.
 func (*TraceSettingResponse_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{45, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{46, 0}
 }
 
 func (x *TraceSettingResponse_SettingValue) GetValue() []string {
@@ -3534,7 +3605,7 @@ const file_grpc_service_proto_rawDesc = "" +
 	"batch_size\x18\x01 \x01(\x04R\tbatchSize\x12A\n" +
 	"\rcompute_input\x18\x02 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInput\x12A\n" +
 	"\rcompute_infer\x18\x03 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInfer\x12C\n" +
-	"\x0ecompute_output\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\"\xbf\x02\n" +
+	"\x0ecompute_output\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\"\xfa\x02\n" +
 	"\x0fModelStatistics\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
@@ -3543,7 +3614,12 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x0fexecution_count\x18\x05 \x01(\x04R\x0eexecutionCount\x12C\n" +
 	"\x0finference_stats\x18\x06 \x01(\v2\x1a.inference.InferStatisticsR\x0einferenceStats\x12@\n" +
 	"\vbatch_stats\x18\a \x03(\v2\x1f.inference.InferBatchStatisticsR\n" +
-	"batchStats\"V\n" +
+	"batchStats\x129\n" +
+	"\fmemory_usage\x18\b \x03(\v2\x16.inference.MemoryUsageR\vmemoryUsage\"N\n" +
+	"\vMemoryUsage\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x03R\x02id\x12\x1b\n" +
+	"\tbyte_size\x18\x03 \x01(\x04R\bbyteSize\"V\n" +
 	"\x17ModelStatisticsResponse\x12;\n" +
 	"\vmodel_stats\x18\x01 \x03(\v2\x1a.inference.ModelStatisticsR\n" +
 	"modelStats\"\xba\x01\n" +
@@ -3706,7 +3782,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -3730,66 +3806,67 @@ var file_grpc_service_proto_goTypes = []any{
 	(*InferStatistics)(nil),                              // 19: inference.InferStatistics
 	(*InferBatchStatistics)(nil),                         // 20: inference.InferBatchStatistics
 	(*ModelStatistics)(nil),                              // 21: inference.ModelStatistics
-	(*ModelStatisticsResponse)(nil),                      // 22: inference.ModelStatisticsResponse
-	(*ModelRepositoryParameter)(nil),                     // 23: inference.ModelRepositoryParameter
-	(*RepositoryIndexRequest)(nil),                       // 24: inference.RepositoryIndexRequest
-	(*RepositoryIndexResponse)(nil),                      // 25: inference.RepositoryIndexResponse
-	(*RepositoryModelLoadRequest)(nil),                   // 26: inference.RepositoryModelLoadRequest
-	(*RepositoryModelLoadResponse)(nil),                  // 27: inference.RepositoryModelLoadResponse
-	(*RepositoryModelUnloadRequest)(nil),                 // 28: inference.RepositoryModelUnloadRequest
-	(*RepositoryModelUnloadResponse)(nil),                // 29: inference.RepositoryModelUnloadResponse
-	(*SystemSharedMemoryStatusRequest)(nil),              // 30: inference.SystemSharedMemoryStatusRequest
-	(*SystemSharedMemoryStatusResponse)(nil),             // 31: inference.SystemSharedMemoryStatusResponse
-	(*SystemSharedMemoryRegisterRequest)(nil),            // 32: inference.SystemSharedMemoryRegisterRequest
-	(*SystemSharedMemoryRegisterResponse)(nil),           // 33: inference.SystemSharedMemoryRegisterResponse
-	(*SystemSharedMemoryUnregisterRequest)(nil),          // 34: inference.SystemSharedMemoryUnregisterRequest
-	(*SystemSharedMemoryUnregisterResponse)(nil),         // 35: inference.SystemSharedMemoryUnregisterResponse
-	(*CudaSharedMemoryStatusRequest)(nil),                // 36: inference.CudaSharedMemoryStatusRequest
-	(*CudaSharedMemoryStatusResponse)(nil),               // 37: inference.CudaSharedMemoryStatusResponse
-	(*CudaSharedMemoryRegisterRequest)(nil),              // 38: inference.CudaSharedMemoryRegisterRequest
-	(*CudaSharedMemoryRegisterResponse)(nil),             // 39: inference.CudaSharedMemoryRegisterResponse
-	(*CudaSharedMemoryUnregisterRequest)(nil),            // 40: inference.CudaSharedMemoryUnregisterRequest
-	(*CudaSharedMemoryUnregisterResponse)(nil),           // 41: inference.CudaSharedMemoryUnregisterResponse
-	(*LogSettingsRequest)(nil),                           // 42: inference.LogSettingsRequest
-	(*LogSettingsResponse)(nil),                          // 43: inference.LogSettingsResponse
-	(*TraceSettingRequest)(nil),                          // 44: inference.TraceSettingRequest
-	(*TraceSettingResponse)(nil),                         // 45: inference.TraceSettingResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 46: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 47: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 48: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 49: inference.ModelInferRequest.ParametersEntry
-	nil, // 50: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 51: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 52: inference.ModelInferResponse.InferOutputTensor
-	nil, // 53: inference.ModelInferResponse.ParametersEntry
-	nil, // 54: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 55: inference.RepositoryIndexResponse.ModelIndex
-	nil, // 56: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil, // 57: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 58: inference.SystemSharedMemoryStatusResponse.RegionStatus
-	nil, // 59: inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	(*CudaSharedMemoryStatusResponse_RegionStatus)(nil), // 60: inference.CudaSharedMemoryStatusResponse.RegionStatus
-	nil,                                      // 61: inference.CudaSharedMemoryStatusResponse.RegionsEntry
-	(*LogSettingsRequest_SettingValue)(nil),  // 62: inference.LogSettingsRequest.SettingValue
-	nil,                                      // 63: inference.LogSettingsRequest.SettingsEntry
-	(*LogSettingsResponse_SettingValue)(nil), // 64: inference.LogSettingsResponse.SettingValue
-	nil,                                      // 65: inference.LogSettingsResponse.SettingsEntry
-	(*TraceSettingRequest_SettingValue)(nil), // 66: inference.TraceSettingRequest.SettingValue
-	nil,                                      // 67: inference.TraceSettingRequest.SettingsEntry
-	(*TraceSettingResponse_SettingValue)(nil), // 68: inference.TraceSettingResponse.SettingValue
-	nil,                          // 69: inference.TraceSettingResponse.SettingsEntry
-	(*tritonpb.ModelConfig)(nil), // 70: inference.ModelConfig
+	(*MemoryUsage)(nil),                                  // 22: inference.MemoryUsage
+	(*ModelStatisticsResponse)(nil),                      // 23: inference.ModelStatisticsResponse
+	(*ModelRepositoryParameter)(nil),                     // 24: inference.ModelRepositoryParameter
+	(*RepositoryIndexRequest)(nil),                       // 25: inference.RepositoryIndexRequest
+	(*RepositoryIndexResponse)(nil),                      // 26: inference.RepositoryIndexResponse
+	(*RepositoryModelLoadRequest)(nil),                   // 27: inference.RepositoryModelLoadRequest
+	(*RepositoryModelLoadResponse)(nil),                  // 28: inference.RepositoryModelLoadResponse
+	(*RepositoryModelUnloadRequest)(nil),                 // 29: inference.RepositoryModelUnloadRequest
+	(*RepositoryModelUnloadResponse)(nil),                // 30: inference.RepositoryModelUnloadResponse
+	(*SystemSharedMemoryStatusRequest)(nil),              // 31: inference.SystemSharedMemoryStatusRequest
+	(*SystemSharedMemoryStatusResponse)(nil),             // 32: inference.SystemSharedMemoryStatusResponse
+	(*SystemSharedMemoryRegisterRequest)(nil),            // 33: inference.SystemSharedMemoryRegisterRequest
+	(*SystemSharedMemoryRegisterResponse)(nil),           // 34: inference.SystemSharedMemoryRegisterResponse
+	(*SystemSharedMemoryUnregisterRequest)(nil),          // 35: inference.SystemSharedMemoryUnregisterRequest
+	(*SystemSharedMemoryUnregisterResponse)(nil),         // 36: inference.SystemSharedMemoryUnregisterResponse
+	(*CudaSharedMemoryStatusRequest)(nil),                // 37: inference.CudaSharedMemoryStatusRequest
+	(*CudaSharedMemoryStatusResponse)(nil),               // 38: inference.CudaSharedMemoryStatusResponse
+	(*CudaSharedMemoryRegisterRequest)(nil),              // 39: inference.CudaSharedMemoryRegisterRequest
+	(*CudaSharedMemoryRegisterResponse)(nil),             // 40: inference.CudaSharedMemoryRegisterResponse
+	(*CudaSharedMemoryUnregisterRequest)(nil),            // 41: inference.CudaSharedMemoryUnregisterRequest
+	(*CudaSharedMemoryUnregisterResponse)(nil),           // 42: inference.CudaSharedMemoryUnregisterResponse
+	(*LogSettingsRequest)(nil),                           // 43: inference.LogSettingsRequest
+	(*LogSettingsResponse)(nil),                          // 44: inference.LogSettingsResponse
+	(*TraceSettingRequest)(nil),                          // 45: inference.TraceSettingRequest
+	(*TraceSettingResponse)(nil),                         // 46: inference.TraceSettingResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 47: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 48: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 49: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 50: inference.ModelInferRequest.ParametersEntry
+	nil, // 51: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 52: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 53: inference.ModelInferResponse.InferOutputTensor
+	nil, // 54: inference.ModelInferResponse.ParametersEntry
+	nil, // 55: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 56: inference.RepositoryIndexResponse.ModelIndex
+	nil, // 57: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil, // 58: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 59: inference.SystemSharedMemoryStatusResponse.RegionStatus
+	nil, // 60: inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	(*CudaSharedMemoryStatusResponse_RegionStatus)(nil), // 61: inference.CudaSharedMemoryStatusResponse.RegionStatus
+	nil,                                      // 62: inference.CudaSharedMemoryStatusResponse.RegionsEntry
+	(*LogSettingsRequest_SettingValue)(nil),  // 63: inference.LogSettingsRequest.SettingValue
+	nil,                                      // 64: inference.LogSettingsRequest.SettingsEntry
+	(*LogSettingsResponse_SettingValue)(nil), // 65: inference.LogSettingsResponse.SettingValue
+	nil,                                      // 66: inference.LogSettingsResponse.SettingsEntry
+	(*TraceSettingRequest_SettingValue)(nil), // 67: inference.TraceSettingRequest.SettingValue
+	nil,                                      // 68: inference.TraceSettingRequest.SettingsEntry
+	(*TraceSettingResponse_SettingValue)(nil), // 69: inference.TraceSettingResponse.SettingValue
+	nil,                          // 70: inference.TraceSettingResponse.SettingsEntry
+	(*tritonpb.ModelConfig)(nil), // 71: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	46, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	46, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	49, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	47, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	48, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	53, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	52, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	47, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	47, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	50, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	48, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	49, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	54, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	53, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	70, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	71, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -3803,79 +3880,80 @@ var file_grpc_service_proto_depIdxs = []int32{
 	18, // 19: inference.InferBatchStatistics.compute_output:type_name -> inference.StatisticDuration
 	19, // 20: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 21: inference.ModelStatistics.batch_stats:type_name -> inference.InferBatchStatistics
-	21, // 22: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	55, // 23: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	56, // 24: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	57, // 25: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	59, // 26: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	61, // 27: inference.CudaSharedMemoryStatusResponse.regions:type_name -> inference.CudaSharedMemoryStatusResponse.RegionsEntry
-	63, // 28: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
-	65, // 29: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
-	67, // 30: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
-	69, // 31: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
-	50, // 32: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 33: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	51, // 34: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 35: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 36: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 37: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	54, // 38: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 39: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 40: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 41: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	23, // 42: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	23, // 43: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	58, // 44: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
-	60, // 45: inference.CudaSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.CudaSharedMemoryStatusResponse.RegionStatus
-	62, // 46: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
-	64, // 47: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
-	66, // 48: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
-	68, // 49: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
-	0,  // 50: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 51: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 52: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 53: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 54: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 55: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 56: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 57: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 58: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	24, // 59: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	26, // 60: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	28, // 61: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	30, // 62: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
-	32, // 63: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
-	34, // 64: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
-	36, // 65: inference.GRPCInferenceService.CudaSharedMemoryStatus:input_type -> inference.CudaSharedMemoryStatusRequest
-	38, // 66: inference.GRPCInferenceService.CudaSharedMemoryRegister:input_type -> inference.CudaSharedMemoryRegisterRequest
-	40, // 67: inference.GRPCInferenceService.CudaSharedMemoryUnregister:input_type -> inference.CudaSharedMemoryUnregisterRequest
-	42, // 68: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
-	44, // 69: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
-	1,  // 70: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 71: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 72: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 73: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 74: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 75: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 76: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 77: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	22, // 78: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	25, // 79: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	27, // 80: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	29, // 81: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	31, // 82: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
-	33, // 83: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
-	35, // 84: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
-	37, // 85: inference.GRPCInferenceService.CudaSharedMemoryStatus:output_type -> inference.CudaSharedMemoryStatusResponse
-	39, // 86: inference.GRPCInferenceService.CudaSharedMemoryRegister:output_type -> inference.CudaSharedMemoryRegisterResponse
-	41, // 87: inference.GRPCInferenceService.CudaSharedMemoryUnregister:output_type -> inference.CudaSharedMemoryUnregisterResponse
-	43, // 88: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
-	45, // 89: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
-	70, // [70:90] is the sub-list for method output_type
-	50, // [50:70] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	22, // 22: inference.ModelStatistics.memory_usage:type_name -> inference.MemoryUsage
+	21, // 23: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
+	56, // 24: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	57, // 25: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	58, // 26: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	60, // 27: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	62, // 28: inference.CudaSharedMemoryStatusResponse.regions:type_name -> inference.CudaSharedMemoryStatusResponse.RegionsEntry
+	64, // 29: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	66, // 30: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	68, // 31: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
+	70, // 32: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
+	51, // 33: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 34: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	52, // 35: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 36: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 37: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 38: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	55, // 39: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 40: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 41: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 42: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	24, // 43: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	24, // 44: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	59, // 45: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	61, // 46: inference.CudaSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.CudaSharedMemoryStatusResponse.RegionStatus
+	63, // 47: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	65, // 48: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	67, // 49: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
+	69, // 50: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
+	0,  // 51: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 52: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 53: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 54: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 55: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 56: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 57: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 58: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 59: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	25, // 60: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	27, // 61: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	29, // 62: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	31, // 63: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	33, // 64: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	35, // 65: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	37, // 66: inference.GRPCInferenceService.CudaSharedMemoryStatus:input_type -> inference.CudaSharedMemoryStatusRequest
+	39, // 67: inference.GRPCInferenceService.CudaSharedMemoryRegister:input_type -> inference.CudaSharedMemoryRegisterRequest
+	41, // 68: inference.GRPCInferenceService.CudaSharedMemoryUnregister:input_type -> inference.CudaSharedMemoryUnregisterRequest
+	43, // 69: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	45, // 70: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
+	1,  // 71: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 72: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 73: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 74: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 75: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 76: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 77: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 78: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	23, // 79: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	26, // 80: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	28, // 81: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	30, // 82: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	32, // 83: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	34, // 84: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	36, // 85: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	38, // 86: inference.GRPCInferenceService.CudaSharedMemoryStatus:output_type -> inference.CudaSharedMemoryStatusResponse
+	40, // 87: inference.GRPCInferenceService.CudaSharedMemoryRegister:output_type -> inference.CudaSharedMemoryRegisterResponse
+	42, // 88: inference.GRPCInferenceService.CudaSharedMemoryUnregister:output_type -> inference.CudaSharedMemoryUnregisterResponse
+	44, // 89: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	46, // 90: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
+	71, // [71:91] is the sub-list for method output_type
+	51, // [51:71] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -3890,18 +3968,18 @@ func file_grpc_service_proto_init() {
 		(*InferParameter_DoubleParam)(nil),
 		(*InferParameter_Uint64Param)(nil),
 	}
-	file_grpc_service_proto_msgTypes[23].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[24].OneofWrappers = []any{
 		(*ModelRepositoryParameter_BoolParam)(nil),
 		(*ModelRepositoryParameter_Int64Param)(nil),
 		(*ModelRepositoryParameter_StringParam)(nil),
 		(*ModelRepositoryParameter_BytesParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[62].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[63].OneofWrappers = []any{
 		(*LogSettingsRequest_SettingValue_BoolParam)(nil),
 		(*LogSettingsRequest_SettingValue_Uint32Param)(nil),
 		(*LogSettingsRequest_SettingValue_StringParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[64].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[65].OneofWrappers = []any{
 		(*LogSettingsResponse_SettingValue_BoolParam)(nil),
 		(*LogSettingsResponse_SettingValue_Uint32Param)(nil),
 		(*LogSettingsResponse_SettingValue_StringParam)(nil),
@@ -3912,7 +3990,7 @@ func file_grpc_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   70,
+			NumMessages:   71,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
