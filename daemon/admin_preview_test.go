@@ -77,7 +77,7 @@ func previewNode(t *testing.T, devices *mps.Manager) (*node, *store.Store) {
 	t.Cleanup(func() { require.NoError(t, devices.Close(context.Background())) })
 	n, st := historyNode(t)
 	n.devices, n.book = devices, newProfileBook(st)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	n.rates, n.stepRates = newRateMeter(0.5, time.Now()), newRateMeter(0.5, time.Now())
 	n.sup = &supervisor{running: map[string]*gpuletRun{}}
 	n.readHost = func() hostMemory {

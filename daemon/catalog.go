@@ -50,8 +50,7 @@ type catalog struct {
 	unloaded map[string]time.Time
 }
 
-func newCatalog(roots []string, defaultSLO time.Duration, st *store.Store, ev *events, log *zap.Logger) *catalog {
-	opts := RepositoryOptions(defaultSLO)
+func newCatalog(roots []string, opts repository.Options, st *store.Store, ev *events, log *zap.Logger) *catalog {
 	opts.Digests = repository.NewDigestCache() // the index and reloads read unchanged files once
 	return &catalog{roots: roots, opts: opts, st: st, events: ev, log: log, models: map[string]*repository.Model{},
 		pipelines: map[string]*repository.Model{}, uploaded: map[string]string{}, notLoaded: map[string]bool{}}

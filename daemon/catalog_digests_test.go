@@ -31,7 +31,7 @@ func TestCatalogKeepsDigestsAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	start := func() *catalog {
 		t.Helper()
-		c := newCatalog([]string{root}, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
+		c := newCatalog([]string{root}, testRepositoryOptions(time.Second), st, newEvents(st, zap.NewNop()), zap.NewNop())
 		c.opts.Read = fixedReader
 		c.keepDigests(ctx)
 		_, err := c.scan(ctx, []string{config.StartupAll})

@@ -42,7 +42,7 @@ func TestCatalogServesVersionsSideBySide(t *testing.T) {
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	c := newCatalog([]string{root}, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
+	c := newCatalog([]string{root}, testRepositoryOptions(time.Second), st, newEvents(st, zap.NewNop()), zap.NewNop())
 	c.opts.Read = fixedReader
 	n := &node{catalog: c}
 
@@ -192,7 +192,7 @@ ensemble_scheduling { step [ { model_name: "`+p.first+`" model_version: `+p.vers
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	c := newCatalog([]string{root}, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
+	c := newCatalog([]string{root}, testRepositoryOptions(time.Second), st, newEvents(st, zap.NewNop()), zap.NewNop())
 	c.opts.Read = fixedReader
 
 	_, err = c.scan(context.Background(), []string{"withpre", "withgood", "pinned"})
@@ -214,4 +214,12 @@ ensemble_scheduling { step [ { model_name: "`+p.first+`" model_version: `+p.vers
 			require.ErrorContains(t, err, `backend: "python" is not served`)
 		}
 	}
+}
+
+// testRepositoryOptions are serve's options for reading model folders with
+// default_slo defaultSLO.
+func testRepositoryOptions(defaultSLO time.Duration) repository.Options {
+	cfg := config.Default()
+	cfg.DefaultSLO = config.Duration(defaultSLO)
+	return RepositoryOptions(&cfg)
 }

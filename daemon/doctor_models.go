@@ -93,12 +93,13 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 	return r
 }
 
-// RepositoryOptions are how serve reads model folders: the model files'
-// inputs and outputs from the files alone (no weights loaded: the daemon's
-// memory does not grow with the models', and a rescan takes the time of a
-// read), defaultSLO for a model that gives none.
-func RepositoryOptions(defaultSLO time.Duration) repository.Options {
-	return repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: defaultSLO}
+// RepositoryOptions are how serve reads model folders under cfg: the model
+// files' inputs and outputs from the files alone (no weights loaded: the
+// daemon's memory does not grow with the models', and a rescan takes the
+// time of a read), its default_slo for a model that gives none, and its
+// model_config_name's custom configurations.
+func RepositoryOptions(cfg *config.Config) repository.Options {
+	return repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: cfg.DefaultSLO.D(), ConfigName: cfg.ModelConfigName}
 }
 
 // ScanRepository reads the model repositories dirs as serve does with cfg
@@ -108,7 +109,7 @@ func RepositoryOptions(defaultSLO time.Duration) repository.Options {
 // the runtime cannot load is found before a server is. A model with custom
 // operator libraries is opened in a child process of binary (OpenInChild).
 func ScanRepository(dirs []string, cfg config.Config, binary string, ccs []string) (*repository.Index, error) {
-	o := RepositoryOptions(cfg.DefaultSLO.D())
+	o := RepositoryOptions(&cfg)
 	o.Open = OpenInChild(binary)
 	o.ComputeCapabilities = ccs
 	return repository.Scan(dirs, o)

@@ -129,7 +129,7 @@ ensemble_scheduling {
 		root := t.TempDir()
 		require.NoError(t, os.MkdirAll(filepath.Join(root, "p"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(root, "p", "config.pbtxt"), text, 0o644))
-		ix, err := repository.Scan(repository.Roots{root}, RepositoryOptions(time.Second))
+		ix, err := repository.Scan(repository.Roots{root}, testRepositoryOptions(time.Second))
 		require.NoError(t, err)
 		require.Empty(t, ix.Broken)
 		m, err := ix.Get("p")

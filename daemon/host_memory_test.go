@@ -101,7 +101,7 @@ func TestReadHostMemory(t *testing.T) {
 func TestTheCPUsModelsAreBoundByHostMemory(t *testing.T) {
 	ctx := context.Background()
 	n, st, cpu := lendingNode(t)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	n.readHost = func() hostMemory {
 		return hostMemory{TotalBytes: 24 << 30, LimitBytes: 768 << 20, LimitOf: "/system.slice/gpuletd.service",
 			DaemonBytes: 68 << 20, ModelsBytes: 700 << 20}

@@ -65,7 +65,7 @@ ensemble_scheduling { step [ { model_name: "`+p.step+`" model_version: -1 input_
 		write(p.name+"/1/.keep", "")
 	}
 	write("fresh/config.yaml", "slo: 1s\nmax_batch_size: 4\n")
-	n.catalog, n.router = newCatalog([]string{repo}, 0, st, n.events, zap.NewNop()), newRouter()
+	n.catalog, n.router = newCatalog([]string{repo}, testRepositoryOptions(0), st, n.events, zap.NewNop()), newRouter()
 	n.catalog.opts.Read = fixedReader
 	n.uploads, err = newUploads(filepath.Join(t.TempDir(), "uploads"))
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 func TestMissingMemory(t *testing.T) {
 	ctx := context.Background()
 	n, st, cpu := lendingNode(t)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	lacking, measured, configured, unprofiled := mlpFile("a", 1000), mlpFile("b", 1000), mlpFile("c", 1000), mlpFile("d", 1000)
 	lacking.Config.MaxBatchSize = 2 // the stored batch 4 is not one it serves
 	for i, m := range []*repository.Model{lacking, measured, configured, unprofiled} {

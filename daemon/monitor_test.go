@@ -72,7 +72,7 @@ func fakeSupervisor(t *testing.T, body string) (*supervisor, *store.Store) {
 func supervisedNode(t *testing.T, s *supervisor) *node {
 	t.Helper()
 	return &node{sup: s, router: newRouter(), log: zap.NewNop(), events: s.events,
-		catalog: newCatalog([]string{t.TempDir()}, 0, nil, s.events, zap.NewNop())}
+		catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, s.events, zap.NewNop())}
 }
 
 // fakePID waits for a fake executor that writes its PID to "$0.pid" to

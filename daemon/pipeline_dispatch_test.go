@@ -57,7 +57,7 @@ func TestStepRequestCountsOnce(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			n := &node{log: zap.NewNop(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
-				catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop())}
+				catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop())}
 			n.metrics = newMetrics(n)
 			p := &repository.Model{Name: "p"}
 			run := &pipelineRun{n: n, p: p, e: &repository.Ensemble{Steps: []repository.EnsembleStep{{Model: "a"}}, FanoutStep: -1},
@@ -107,7 +107,7 @@ func TestStepRequestsAreTracedUnderTheirPipeline(t *testing.T) {
 	dir := t.TempDir()
 	a := &repository.Model{Name: "a", Family: "a", Version: 2}
 	n := &node{log: zap.NewNop(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
-		catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop()), traces: newTracer(dir, nil)}
+		catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop()), traces: newTracer(dir, nil)}
 	n.metrics = newMetrics(n)
 	_, err := n.traces.update("", map[string][]string{traceLevel: {traceTimestamps}, traceRate: {"1"}, traceFile: {"p.json"}})
 	require.NoError(t, err)

@@ -22,7 +22,7 @@ import (
 func fanoutRun(t testing.TB, rows, gpulets int, send stepSender) (*pipelineRun, map[string]tensor.Tensor) {
 	t.Helper()
 	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
-		catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop())}
+		catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop())}
 	n.metrics = newMetrics(n)
 	cls := &repository.Model{Name: "cls", Family: "cls", Config: repository.ModelConfig{MaxBatchSize: 32},
 		Inputs: []repository.TensorSpec{{Name: "x"}}}

@@ -49,7 +49,7 @@ ensemble_scheduling { step [ `+steps+` ] }
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	c := newCatalog([]string{root}, time.Second, st, newEvents(st, zap.NewNop()), zap.NewNop())
+	c := newCatalog([]string{root}, testRepositoryOptions(time.Second), st, newEvents(st, zap.NewNop()), zap.NewNop())
 	c.opts.Read = fixedReader
 	_, err = c.scan(context.Background(), []string{config.StartupAll})
 	require.NoError(t, err)

@@ -20,7 +20,7 @@ import (
 func branchRun(t *testing.T, send stepSender) (*pipelineRun, map[string]tensor.Tensor) {
 	t.Helper()
 	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
-		catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop())}
+		catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop())}
 	n.metrics = newMetrics(n)
 	model := func(name string, ins ...string) *repository.Model {
 		m := &repository.Model{Name: name, Family: name}

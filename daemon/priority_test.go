@@ -74,7 +74,7 @@ func TestPriorityReserve(t *testing.T) {
 // the lower level is routed as the higher.
 func TestALowPriorityGivesWay(t *testing.T) {
 	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()), stepRates: newRateMeter(0.5, time.Now()),
-		catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop())}
+		catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop())}
 	n.metrics = newMetrics(n)
 	cfg := config.Default()
 	n.cfg.Store(&cfg)

@@ -33,7 +33,7 @@ func lendingNode(t *testing.T) (*node, *store.Store, mps.Device) {
 func mlpOnTheCPU(t *testing.T) (n *node, m *repository.Model, cpu mps.Device) {
 	t.Helper()
 	n, st, cpu := lendingNode(t)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	m = mlpFile("c", 2_000_000)
 	m.Version, m.Config.SLO = 1, config.Duration(time.Second)
 	require.NoError(t, n.catalog.add(context.Background(), m))

@@ -39,7 +39,7 @@ func TestLiveProfilesQueue(t *testing.T) {
 func TestAModelBeingProfiledIsNotPlanned(t *testing.T) {
 	ctx := context.Background()
 	n, st, cpu := lendingNode(t)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	n.live = newLiveProfiles()
 	m := mlpFile("a", 1_000_000)
 	m.Version, m.Config.SLO = 1, config.Duration(50*time.Millisecond)

@@ -113,7 +113,7 @@ func (h heldBackOnly) Collect(ch chan<- prometheus.Metric) { collectHeldBack(h.n
 func servingNode(t *testing.T) (*node, *store.Store, *repository.Model) {
 	t.Helper()
 	n, st := historyNode(t)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	m := mlpFile("a", 1_000_000)
 	m.Family, m.Version, m.Config.SLO = m.Name, 1, config.Duration(time.Second)
 	require.NoError(t, n.catalog.add(context.Background(), m))

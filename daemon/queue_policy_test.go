@@ -21,7 +21,7 @@ import (
 // what is past the bound, queue_full, and counts a request only while it
 // is being served.
 func TestExecuteUnderAQueuePolicy(t *testing.T) {
-	n := &node{log: zap.NewNop(), router: newRouter(), catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop())}
+	n := &node{log: zap.NewNop(), router: newRouter(), catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop())}
 	n.metrics = newMetrics(n)
 	n.cfg.Store(&config.Config{})
 	m := askModel() // an SLO of 50 ms

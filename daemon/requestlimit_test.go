@@ -84,7 +84,7 @@ func TestReloadWarnsOfModelsTheNewLimitShutsOut(t *testing.T) {
 	cur := config.Default()
 	cur.GRPCListen = ""
 	n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), bodies: connlimit.NewBudget(int64(cur.Limits.MaxInflightBytes)),
-		catalog: newCatalog([]string{t.TempDir()}, 0, st, newEvents(st, zap.NewNop()), zap.New(core))}
+		catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, newEvents(st, zap.NewNop()), zap.New(core))}
 	n.cfg.Store(&cur)
 	n.catalog.models["lenet5"] = &repository.Model{Name: "lenet5", Inputs: []repository.TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}}}
 
@@ -123,7 +123,7 @@ func TestAModelNoRequestCanReachIsNotReady(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	cfg := config.Default()
 	cfg.Limits.MaxRequestBody = 3 << 10
-	n := &node{router: newRouter(), catalog: newCatalog([]string{t.TempDir()}, 0, st, newEvents(st, zap.NewNop()), zap.NewNop())}
+	n := &node{router: newRouter(), catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, newEvents(st, zap.NewNop()), zap.NewNop())}
 	n.cfg.Store(&cfg)
 	n.catalog.models["lenet5"] = &repository.Model{Name: "lenet5", Inputs: []repository.TensorSpec{{Name: "input", DataType: tensor.FP32, Dims: []int64{-1, 1, 28, 28}}}} // 3 136 bytes a row
 	n.catalog.models["pair"] = &repository.Model{Name: "pair", Inputs: []repository.TensorSpec{

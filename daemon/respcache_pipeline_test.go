@@ -39,7 +39,7 @@ func newCachePipeline(t *testing.T) *cachePipeline {
 		{Model: "a", Inputs: map[string]string{"x": "in"}, Outputs: map[string]string{"y": "out"}}}}
 	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()),
 		stepRates: newRateMeter(0.5, time.Now()), cache: newResponseCache(1 << 20),
-		catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop())}
+		catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop())}
 	n.metrics = newMetrics(n)
 	n.catalog.models["a"], n.catalog.models["lite"] = cp.a, cp.lite
 	n.catalog.pipelines["p"] = cp.p

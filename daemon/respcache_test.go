@@ -103,7 +103,7 @@ func TestResponseCacheKeepsAndEvicts(t *testing.T) {
 // a miss that fails is not kept.
 func TestExecuteAnswersFromTheCache(t *testing.T) {
 	n := &node{log: zap.NewNop(), router: newRouter(), rates: newRateMeter(0.5, time.Now()),
-		cache: newResponseCache(1 << 20), catalog: newCatalog([]string{t.TempDir()}, 0, nil, nil, zap.NewNop())}
+		cache: newResponseCache(1 << 20), catalog: newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), nil, nil, zap.NewNop())}
 	n.metrics = newMetrics(n)
 	m := askModel()
 	m.Config.ResponseCache = true

@@ -151,7 +151,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 			map[string]string{"fix": engine.ProviderFix, "provider": engine.Provider, "asked": engine.Asked})
 	}
 	n.book = newProfileBook(st)
-	n.catalog = newCatalog(cfg.ModelRepositories(), cfg.DefaultSLO.D(), st, n.events, log.Named("repository"))
+	n.catalog = newCatalog(cfg.ModelRepositories(), RepositoryOptions(&cfg), st, n.events, log.Named("repository"))
 	n.catalog.requestLimit = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
 	n.catalog.opts.ComputeCapabilities = mps.ComputeCapabilities(devices.Inventory().Devices)
 	if n.uploads, err = newUploads(filepath.Join(cfg.StateDir, "uploads")); err != nil {

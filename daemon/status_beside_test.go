@@ -20,7 +20,7 @@ import (
 func TestStatusSaysWhatIsProfiledBeside(t *testing.T) {
 	ctx := context.Background()
 	n, st := historyNode(t)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	sha := strings.Repeat("a", 64)
 	for _, name := range []string{"lenet5", "lenet5b"} {
 		m := &repository.Model{Name: name, SHA256: sha, Version: 1}

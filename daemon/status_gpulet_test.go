@@ -89,7 +89,7 @@ func TestFailedThere(t *testing.T) {
 // and nothing is said of one whose requests did not fail.
 func TestUnloadSaysWhatFailedThere(t *testing.T) {
 	n, st := historyNode(t)
-	n.catalog = newCatalog([]string{t.TempDir()}, 0, st, n.events, zap.NewNop())
+	n.catalog = newCatalog([]string{t.TempDir()}, testRepositoryOptions(0), st, n.events, zap.NewNop())
 	g := &gpuletRun{id: "emu0-100-2", models: map[string]*pb.LoadModelRequest{"a": {Name: "a"}, "b": {Name: "b"}}}
 	g.pushed.Store(&pb.ExecutorState{Models: []*pb.ModelState{
 		{Name: "a", Batches: 20, BatchedRequests: 56, Requests: 92, Failed: 36},

@@ -22,6 +22,7 @@ import (
 func newModelsLoadCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, token, from string
+		configName       string
 		wait             time.Duration
 		dryRun, asJSON   bool
 	)
@@ -42,8 +43,10 @@ daemon's repository: DIR's configuration and files go in the load request
 (Triton's file overrides), so a daemon on another host serves them until
 the model is unloaded, loaded again without --from, or the daemon restarts.
 The configuration is read as the daemon reads a repository folder: its
-config.pbtxt with the settings of its config.yaml over it (either, both or
-neither), sent as Triton's ModelConfig.
+config.pbtxt (its configs/NAME.pbtxt instead where it has one, NAME being
+--config-name, else the configuration's model_config_name) with the settings
+of its config.yaml over it (either, both or neither), sent as Triton's
+ModelConfig.
 
 With --dry-run nothing is loaded: the daemon reads the folder (or the
 --from files) as the load would, checks it the same way, and plans the node
@@ -64,7 +67,12 @@ or take room the others need.`,
 			name := args[0]
 			var body []byte
 			if from != "" {
-				if body, err = uploadBody(from); err != nil {
+				if !cmd.Flags().Changed("config-name") {
+					if l, err := g.loadConfig(); err == nil {
+						configName = l.Config.ModelConfigName
+					}
+				}
+				if body, err = uploadBody(from, configName); err != nil {
 					return err
 				}
 			}
@@ -91,6 +99,7 @@ or take room the others need.`,
 	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
+	cmd.Flags().StringVar(&configName, "config-name", "", "with --from: send the folder's configs/NAME.pbtxt in place of its config.pbtxt where it has one (default: the configuration's model_config_name)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --dry-run: print the daemon's answer as it is (the exit status as without)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "load nothing: say what a load now would do (serve, measure first, place nowhere, fail), what it changes and where the plan would put it")
 	return cmd

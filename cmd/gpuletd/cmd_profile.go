@@ -360,7 +360,7 @@ func resolveModel(cfg config.Config, arg string, f *profileFlags, ortLib string,
 		}
 		repos, name = repository.Roots{filepath.Dir(abs)}, filepath.Base(abs)
 	}
-	o := daemon.RepositoryOptions(cfg.DefaultSLO.D())
+	o := daemon.RepositoryOptions(&cfg)
 	o.ComputeCapabilities = ccs
 	m, err := repository.Load(repos, name, o)
 	if errors.Is(err, repository.ErrNotFound) {

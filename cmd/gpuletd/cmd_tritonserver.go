@@ -25,7 +25,8 @@ cover: REST on 0.0.0.0:8000 (--http-address, --http-port), gRPC on 8001
 --model-control-mode none (every model at start; poll with
 --repository-poll-secs; explicit with --load-model). A repeated
 --model-repository adds extra_model_repositories: a model name more than one
-repository holds is served from none, as Triton does. Also read:
+repository holds is served from none, as Triton does. --model-config-name
+sets model_config_name (configs/<name>.pbtxt over config.pbtxt). Also read:
 --http-restricted-api and --grpc-restricted-protocol (auth.restricted_apis),
 --cache-config local,size=N, --grpc-use-ssl with --grpc-server-cert,
 --grpc-server-key, --grpc-use-ssl-mutual and --grpc-root-cert (tls, for REST

@@ -20,18 +20,19 @@ import (
 // (models load --from): its configuration as the config parameter, Triton's
 // ModelConfig in JSON, and every other file, in the version folders and
 // beside them, as a file override. The configuration is the folder's
-// config.pbtxt with its config.yaml's settings over it (either may be
-// missing), as the daemon reads the folder in its repository.
-func uploadBody(dir string) ([]byte, error) {
+// config.pbtxt (configs/<configName>.pbtxt where configName is given and
+// the folder has it) with its config.yaml's settings over it (either may
+// be missing), as the daemon reads the folder in its repository.
+func uploadBody(dir, configName string) ([]byte, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("--from %s: not a model folder", dir)
 	}
 	var mc tritonpb.ModelConfig
-	pbtxt, err := os.ReadFile(filepath.Join(dir, repository.TritonConfigFile))
+	pbName, pbtxt, err := repository.ReadTritonConfig(dir, configName)
 	switch {
 	case err == nil:
 		if err := prototext.Unmarshal(pbtxt, &mc); err != nil {
-			return nil, fmt.Errorf("--from %s: %s: %w", dir, repository.TritonConfigFile, err)
+			return nil, fmt.Errorf("--from %s: %s: %w", dir, pbName, err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("--from %s: %w", dir, err)
@@ -58,7 +59,7 @@ func uploadBody(dir string) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		if rel == repository.TritonConfigFile || rel == repository.YAMLConfigFile || !d.Type().IsRegular() {
+		if rel == repository.TritonConfigFile || rel == repository.YAMLConfigFile || repository.IsCustomConfig(rel) || !d.Type().IsRegular() {
 			return nil
 		}
 		data, err := os.ReadFile(p)

@@ -17,14 +17,14 @@ func TestUploadBody(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 	}
-	_, err := uploadBody(dir)
+	_, err := uploadBody(dir, "")
 	require.ErrorContains(t, err, "no model files in the folder")
 	write("1/model.onnx", "onnx bytes")
 	write("2/sub/weights.bin", "weights")
 	write("labels.txt", "a\nb\n")
 	configOf := func(t *testing.T) string {
 		t.Helper()
-		body, err := uploadBody(dir)
+		body, err := uploadBody(dir, "")
 		require.NoError(t, err)
 		var req struct {
 			Parameters map[string]string `json:"parameters"`
@@ -68,12 +68,33 @@ func TestUploadBody(t *testing.T) {
 	}
 
 	write("config.pbtxt", "name: \"m\"\nmax_batch: 4\n")
-	_, err = uploadBody(dir)
+	_, err = uploadBody(dir, "")
 	require.ErrorContains(t, err, "config.pbtxt")
 	require.NoError(t, os.Remove(filepath.Join(dir, "config.pbtxt")))
 	write("config.yaml", "slo: 1s\nmax_batch: 4\n")
-	_, err = uploadBody(dir)
+	_, err = uploadBody(dir, "")
 	require.ErrorContains(t, err, "read config.yaml")
-	_, err = uploadBody(filepath.Join(dir, "labels.txt"))
+	_, err = uploadBody(filepath.Join(dir, "labels.txt"), "")
 	require.ErrorContains(t, err, "not a model folder")
+	require.NoError(t, os.Remove(filepath.Join(dir, "config.yaml")))
+
+	// A custom configuration (Triton's --model-config-name) goes in place
+	// of config.pbtxt when named, and is no model file either way.
+	write("config.pbtxt", "name: \"m\"\nmax_batch_size: 4\n")
+	write("configs/h100.pbtxt", "name: \"m\"\nmax_batch_size: 16\n")
+	for name, want := range map[string]string{"": `{"name": "m", "max_batch_size": 4}`, "h100": `{"name": "m", "max_batch_size": 16}`,
+		"v100": `{"name": "m", "max_batch_size": 4}`} {
+		body, err := uploadBody(dir, name)
+		require.NoError(t, err)
+		var req struct {
+			Parameters map[string]string `json:"parameters"`
+		}
+		require.NoError(t, json.Unmarshal(body, &req))
+		require.JSONEq(t, want, req.Parameters["config"], "configuration name %q", name)
+		require.NotContains(t, req.Parameters, "file:configs/h100.pbtxt")
+		require.Contains(t, req.Parameters, "file:1/model.onnx")
+	}
+	write("configs/h100.pbtxt", "max_batch: 16\n")
+	_, err = uploadBody(dir, "h100")
+	require.ErrorContains(t, err, "configs/h100.pbtxt")
 }

@@ -57,3 +57,32 @@ func TestSeveralModelRepositories(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
 	require.Equal(t, 200, do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code)
 }
+
+// Triton's --model-config-name: a model folder's configs/<name>.pbtxt
+// serves over its configuration while it is there, and the poll follows
+// it leaving, as Triton picks the file anew at each load.
+func TestCustomModelConfiguration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and runs the binary")
+	}
+	repo, env := emulatedMLP(t, "GPULETD_MODEL_CONFIG_NAME=h100", "GPULETD_REPOSITORY_POLL=1s")
+	custom := filepath.Join(repo, "mlp", "configs", "h100.pbtxt")
+	require.NoError(t, os.MkdirAll(filepath.Dir(custom), 0o755))
+	require.NoError(t, os.WriteFile(custom, []byte(`platform: "onnxruntime_onnx" max_batch_size: 32
+dynamic_batching { default_queue_policy { max_queue_size: 7 } }`), 0o644))
+	addr, logs, _ := startDaemonUnder(t, env)
+	base := "http://" + addr
+	require.Eventually(t, func() bool { return do(t, "GET", base+"/v2/models/mlp/ready", nil, nil).code == 200 },
+		60*time.Second, 100*time.Millisecond, "logs:\n%s", logs)
+	config := func() string { return string(do(t, "GET", base+"/v2/models/mlp/config", nil, nil).body) }
+	require.Contains(t, config(), `"max_queue_size":7`, "the custom configuration, under config.yaml's SLO")
+	require.Contains(t, config(), `"slo_ms":200`)
+	code, out, stderr := runCLI(t, "models", "show", "mlp", "--url", base)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `config +configs/h100.pbtxt, config.yaml\n`, out)
+
+	require.NoError(t, os.RemoveAll(filepath.Dir(custom)))
+	require.Eventually(t, func() bool { return !strings.Contains(config(), `"max_queue_size":7`) },
+		30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
+	require.Contains(t, eventMessages(t, base), "max_queue 7 → none")
+}

@@ -231,6 +231,9 @@ func sloFrom(s string) string {
 	case repository.SLOFromOverride:
 		return "load"
 	}
+	if strings.HasSuffix(s, ".pbtxt parameters") { // a custom configuration's
+		return "pbtxt"
+	}
 	return orDash(s)
 }
 

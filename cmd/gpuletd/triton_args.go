@@ -119,6 +119,13 @@ var tritonFlags = map[string]tritonFlag{
 		s.note("model-namespacing", "gpuletd serves a model name from one repository: a name more than one holds is served from none and says why, as Triton does without namespacing")
 		return nil
 	},
+	"model-config-name": func(s *tritonState, v []string) error {
+		x, err := one("model-config-name", v)
+		if err == nil {
+			s.set("model_config_name", x, "model-config-name")
+		}
+		return err
+	},
 	"http-address":    stringInto("http-address", func(s *tritonState) *string { return &s.httpAddr }),
 	"grpc-address":    stringInto("grpc-address", func(s *tritonState) *string { return &s.grpcAddr }),
 	"metrics-address": stringInto("metrics-address", func(s *tritonState) *string { return &s.metricsAddr }),

@@ -31,6 +31,11 @@ type Config struct {
 	// holds is served from none, saying why; uploads and `gpuletd models
 	// synth` keep to ModelRepository.
 	ExtraModelRepositories []string `yaml:"extra_model_repositories"`
+	// ModelConfigName, when set, picks each model folder's configuration
+	// configs/<name>.pbtxt over its config.pbtxt where it has one
+	// (Triton's --model-config-name): one repository shared by servers of
+	// different GPUs, each with its own settings.
+	ModelConfigName string `yaml:"model_config_name"`
 	// DefaultSLO is the SLO of a model whose configuration gives none; 0
 	// makes such a model an error.
 	DefaultSLO Duration `yaml:"default_slo"`

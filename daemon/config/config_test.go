@@ -205,6 +205,9 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"a quantile twice", "metrics:\n  triton_summary_quantiles: ['0.5:0.05', '0.50:0.01']\n", nil, []string{"metrics.triton_summary_quantiles", "given twice"}},
 		{"summaries of no quantile", "metrics:\n  triton_summaries: true\n  triton_summary_quantiles: []\n", nil, []string{"metrics.triton_summary_quantiles", "give the quantiles"}},
 		{"an empty extra repository", "extra_model_repositories: ['']\n", nil, []string{"extra_model_repositories[0]", "give a directory path"}},
+		{"a configuration name that is a path", "model_config_name: ../h100\n", nil, []string{"model_config_name", `"../h100"`, "no spaces or slashes"}},
+		{"a configuration name with its extension", "", []string{"GPULETD_MODEL_CONFIG_NAME=h100.pbtxt"}, []string{"model_config_name", "no .pbtxt"}},
+		{"a configuration name with a space", "model_config_name: 'h 100'\n", nil, []string{"model_config_name", "no spaces"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,6 +101,9 @@ func (c *Config) Validate() error {
 	if d := c.RepositoryPoll.D(); d != 0 && (d < time.Second || d > 24*time.Hour) {
 		bad("repository_poll", d, "use 0s (no polling: a reload or the repository API) or 1s to 24h, such as 30s")
 	}
+	if name := c.ModelConfigName; name != "" && (strings.ContainsAny(name, "/\\ \t\n") || name == "." || name == ".." || strings.HasSuffix(name, ".pbtxt")) {
+		bad("model_config_name", name, "give the name of the configs/<name>.pbtxt files to prefer, such as h100 (no spaces or slashes, no .pbtxt), or \"\" for config.pbtxt alone")
+	}
 	for i, name := range c.StartupModels {
 		if name != StartupAll && (name == "" || strings.ContainsAny(name, "/ \t") || name == "." || name == "..") {
 			bad(fmt.Sprintf("startup_models[%d]", i), name, `give a model folder's name, or "*" for every one`)

@@ -70,7 +70,7 @@ func (e *nestingError) Error() string { return e.msg }
 // pipelines m is inlined into, outermost first. The inner pipelines are
 // read from their folders' files whatever configuration m came from.
 func (m *Model) inlineNested(roots Roots, o Options, chain []string) error {
-	o = Options{DefaultSLO: o.DefaultSLO}
+	o = Options{DefaultSLO: o.DefaultSLO, ConfigName: o.ConfigName}
 	e := m.Config.Ensemble
 	chain = append(slices.Clone(chain), m.Family)
 	written := slices.Clone(e.Steps)
@@ -224,11 +224,12 @@ func (s EnsembleStep) inline(inner *Model, bad func(string, ...any)) ([]Ensemble
 	return steps, fanout, true
 }
 
-// configSource names where a pipeline's steps were read: its config.pbtxt,
-// or the configuration a load request gave.
+// configSource names where a pipeline's steps were read: its config.pbtxt
+// (or the custom configuration that stood for it), or the configuration a
+// load request gave.
 func (m *Model) configSource() string {
 	if slices.Contains(m.ConfigFiles, OverrideSource) {
 		return OverrideSource + " of " + m.Family
 	}
-	return filepath.Join(m.Dir, TritonConfigFile)
+	return filepath.Join(m.Dir, m.tritonConfigFile())
 }

@@ -51,11 +51,12 @@ type Model struct {
 	// Config.OpLibraries (in the model folder when not absolute).
 	OpLibraries []string
 	Config      ModelConfig
-	// ConfigFiles names the configuration files read (config.pbtxt,
-	// config.yaml or both).
+	// ConfigFiles names the configuration files read (config.pbtxt or a
+	// custom configuration configs/<name>.pbtxt, config.yaml, or both).
 	ConfigFiles []string
 	// SLOSource says where Config.SLO came from: SLOFromYAML, SLOFromPbtxt
-	// or SLOFromDefault.
+	// (a custom configuration's: "configs/<name>.pbtxt parameters") or
+	// SLOFromDefault.
 	SLOSource string
 	// Notes say which configured fields took no effect and why.
 	Notes []string
@@ -179,6 +180,10 @@ type Options struct {
 	// served on ("9.0"), distinct and sorted; none on the CPU and emulated
 	// GPUs. They choose a file of a config.pbtxt's cc_model_filenames.
 	ComputeCapabilities []string
+	// ConfigName, when set, picks a folder's configs/<ConfigName>.pbtxt
+	// over its config.pbtxt where it has one (Triton's
+	// --model-config-name).
+	ConfigName string
 }
 
 // OverrideSource names a configuration given with a load request
@@ -361,9 +366,9 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 		}
 		return m, nil
 	}
-	yamlPath, pbPath := filepath.Join(dir, YAMLConfigFile), filepath.Join(dir, TritonConfigFile)
+	pbName, pbData, perr := ReadTritonConfig(dir, o.ConfigName)
+	yamlPath, pbPath := filepath.Join(dir, YAMLConfigFile), filepath.Join(dir, pbName)
 	yamlData, yerr := os.ReadFile(yamlPath)
-	pbData, perr := os.ReadFile(pbPath)
 	switch {
 	case yerr != nil && !errors.Is(yerr, os.ErrNotExist):
 		return nil, invalid(yamlPath, yerr)
@@ -384,11 +389,14 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 		if err != nil {
 			return nil, invalid(pbPath, err)
 		}
-		m.ConfigFiles = append(m.ConfigFiles, TritonConfigFile)
+		m.ConfigFiles = append(m.ConfigFiles, pbName)
 		m.Config, m.Notes = tc.cfg, tc.notes
 		m.autoBatch = tc.batchFromFile() && yerr != nil // else config.yaml sets it
 		if tc.sloSet {
 			sloFrom = SLOFromPbtxt
+			if pbName != TritonConfigFile {
+				sloFrom = pbName + " parameters" // as SLOFromPbtxt, of the custom configuration
+			}
 		}
 	}
 	if yerr == nil {
@@ -411,7 +419,7 @@ func readConfig(dir, name string, o Options) (*Model, error) {
 			}
 			m.Config = overlay(m.Config, cfg, set)
 			m.Notes = append(m.Notes, fmt.Sprintf("%s and %s both present: %s wins for the fields it sets (%s), %s gives the rest",
-				YAMLConfigFile, TritonConfigFile, YAMLConfigFile, strings.Join(sortedKeys(set), ", "), TritonConfigFile))
+				YAMLConfigFile, pbName, YAMLConfigFile, strings.Join(sortedKeys(set), ", "), pbName))
 		} else {
 			m.Config = cfg
 		}
