@@ -33,6 +33,11 @@ type ModelsReport struct {
 	// pipeline whose path_accuracy names paths no request runs to them
 	// (Model.PathsNotRun).
 	Warnings map[string]string `json:"warnings,omitempty"`
+	// ConfigNameNote says which folders serve with their custom
+	// configuration of model_config_name; ConfigNameWarning, in its place,
+	// that none does (Index.ConfigNameNote).
+	ConfigNameNote    string `json:"config_name_note,omitempty"`
+	ConfigNameWarning string `json:"config_name_warning,omitempty"`
 }
 
 // RepositoryReport judges the scanned repository ix as serve would, with
@@ -90,6 +95,11 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 	}
 	r.Folders = len(folders)
 	r.NotLoaded, r.StartupUnknown = StartupPlan(ix, startup)
+	if note, warn := ix.ConfigNameNote(); warn {
+		r.ConfigNameWarning = note
+	} else {
+		r.ConfigNameNote = note
+	}
 	return r
 }
 

@@ -92,7 +92,9 @@ func (s startupSelection) notLoaded(ix *repository.Index) []string {
 
 // noteStartup says what startup_models left out: names the repository has
 // no folder of (a warning event each: a typo would otherwise leave a model
-// unserved without a word), and the folders not loaded (the log).
+// unserved without a word), and the folders not loaded (the log); and which
+// folders model_config_name picked a custom configuration of (the log), or
+// that it picked none (a warning event).
 func (n *node) noteStartup(sel startupSelection) {
 	for _, name := range sel.unknown {
 		n.events.add(EventModelInvalid, store.SeverityWarning,
@@ -101,6 +103,18 @@ func (n *node) noteStartup(sel startupSelection) {
 	}
 	if names := n.catalog.notLoadedNames(); len(names) > 0 {
 		n.log.Info("model folders not loaded at start (startup_models): the repository API loads them", zap.Strings("models", names))
+	}
+	n.catalog.mu.Lock()
+	ix := n.catalog.index
+	n.catalog.mu.Unlock()
+	if ix == nil {
+		return
+	}
+	switch note, warn := ix.ConfigNameNote(); {
+	case warn: // a misspelt name would otherwise change nothing without a word
+		n.events.add(EventModelInvalid, store.SeverityWarning, note, nil)
+	case note != "":
+		n.log.Info(note)
 	}
 }
 

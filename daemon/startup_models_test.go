@@ -1,13 +1,19 @@
 package daemon
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/profiler/store"
 )
 
 // TestSelectStartup: startup_models picks folders by name; a pipeline
@@ -59,5 +65,41 @@ func TestSelectStartup(t *testing.T) {
 			require.Equal(t, tc.notLoaded, sel.notLoaded(ix))
 			require.Equal(t, tc.unknown, sel.unknown)
 		})
+	}
+}
+
+// A model_config_name that no folder has a custom configuration of is a
+// warning event at start (a misspelt name changes nothing otherwise); one
+// that picks some is not.
+func TestAConfigNameNoFolderHasIsWarned(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"m/1/model.onnx", "m/configs/h100.pbtxt"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(`platform: "onnxruntime_onnx" max_batch_size: 4`), 0o644))
+	}
+	for name, warned := range map[string]bool{"h100": false, "H100": true} {
+		st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "g.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		opts := testRepositoryOptions(time.Second)
+		opts.Read, opts.ConfigName = fixedReader, name
+		n := &node{log: zap.NewNop(), events: newEvents(st, zap.NewNop())}
+		n.catalog = newCatalog([]string{root}, opts, st, n.events, zap.NewNop())
+		sel, err := n.catalog.scan(context.Background(), []string{config.StartupAll})
+		require.NoError(t, err)
+		n.noteStartup(sel)
+		events, err := st.Events(context.Background(), 0, 0)
+		require.NoError(t, err)
+		var warnings []string
+		for _, e := range events {
+			if e.Severity == store.SeverityWarning {
+				warnings = append(warnings, e.Message)
+			}
+		}
+		if !warned {
+			require.Empty(t, warnings, name)
+			continue
+		}
+		require.Equal(t, []string{"model_config_name H100: no model folder serves with a configs/H100.pbtxt (the folders' configs hold h100.pbtxt); each serves with its config.pbtxt"}, warnings)
 	}
 }

@@ -254,13 +254,20 @@ func writeCheck(w io.Writer, r repoCheck) error {
 }
 
 // writeStartupPlan says, a line each, what startup_models leaves out of the
-// repository and which of its names have no folder there.
+// repository and which of its names have no folder there, and which folders
+// model_config_name picks a custom configuration of, or that it picks none.
 func writeStartupPlan(line func(format string, args ...any), m *daemon.ModelsReport) {
 	if len(m.NotLoaded) > 0 {
 		line("not served at start (startup_models): %s", strings.Join(m.NotLoaded, ", "))
 	}
 	for _, name := range m.StartupUnknown {
 		line("warning: startup_models names %s, which has no folder there", name)
+	}
+	if m.ConfigNameNote != "" {
+		line("%s", m.ConfigNameNote)
+	}
+	if m.ConfigNameWarning != "" {
+		line("warning: %s", m.ConfigNameWarning)
 	}
 }
 

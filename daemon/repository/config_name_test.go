@@ -94,3 +94,34 @@ ensemble_scheduling { step [ { model_name: "` + model + `" model_version: -1 inp
 		}
 	}
 }
+
+// The scan says which folders a configuration name picked, and warns,
+// naming the custom configurations the folders hold, when it picked none.
+func TestConfigNameNote(t *testing.T) {
+	pbtxt := `platform: "onnxruntime_onnx" max_batch_size: 4`
+	root := writeRepo(t, map[string]entry{
+		"a": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx", "configs/h100.pbtxt": pbtxt, "configs/v100.pbtxt": pbtxt}},
+		"b": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx", "configs/h100.pbtxt": pbtxt, "configs/a100.pbtxt": pbtxt}},
+		"c": {config: goodConfig, files: map[string]string{"1/model.onnx": "onnx"}},
+	})
+	tests := []struct {
+		name, note string
+		warn       bool
+	}{
+		{name: "", note: ""},
+		{name: "h100", note: "model_config_name h100: configs/h100.pbtxt serves a, b; the other folders serve with their config.pbtxt"},
+		{name: "v100", note: "model_config_name v100: configs/v100.pbtxt serves a; the other folders serve with their config.pbtxt"},
+		{name: "H100", warn: true, note: "model_config_name H100: no model folder serves with a configs/H100.pbtxt " +
+			"(the folders' configs hold a100.pbtxt, h100.pbtxt, v100.pbtxt); each serves with its config.pbtxt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix, err := Scan(Roots{root}, Options{Read: fakeReader, ConfigName: tt.name})
+			require.NoError(t, err)
+			require.Empty(t, ix.Broken)
+			note, warn := ix.ConfigNameNote()
+			require.Equal(t, tt.note, note)
+			require.Equal(t, tt.warn, warn)
+		})
+	}
+}

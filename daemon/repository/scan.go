@@ -102,6 +102,11 @@ type Index struct {
 	// Broken maps the folder name of each entry that is not fine to its
 	// error.
 	Broken map[string]error
+	// ConfigName is the custom configuration name the folders were read
+	// under (Options.ConfigName); CustomNames, when it is set, the names
+	// of every custom configuration the folders hold (config_name.go).
+	ConfigName  string
+	CustomNames []string
 }
 
 // Names returns the servable model names, sorted.
@@ -137,7 +142,7 @@ func Scan(roots Roots, o Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &Index{Roots: roots, Models: map[string]*Model{}, Broken: dangling}
+	ix := &Index{Roots: roots, Models: map[string]*Model{}, Broken: dangling, ConfigName: o.ConfigName}
 	for _, f := range folders {
 		switch {
 		case len(f.Holders) > 1:
@@ -145,6 +150,9 @@ func Scan(roots Roots, o Options) (*Index, error) {
 			continue
 		case ix.Broken[f.Name] != nil:
 			continue // a dangling link of another repository: which folder serves is unknown
+		}
+		if o.ConfigName != "" {
+			ix.CustomNames = append(ix.CustomNames, customConfigNames(filepath.Join(f.Holders[0], f.Name))...)
 		}
 		ms, err := LoadVersions(roots, f.Name, o)
 		if err != nil {
@@ -155,6 +163,8 @@ func Scan(roots Roots, o Options) (*Index, error) {
 			ix.Models[m.Name] = m
 		}
 	}
+	slices.Sort(ix.CustomNames)
+	ix.CustomNames = slices.Compact(ix.CustomNames)
 	return ix, nil
 }
 
