@@ -33,6 +33,7 @@ var liveFields = map[string]bool{
 	"repository_poll":                  true, // the planner loop's poll restarts
 	"response_cache.size":              true, // shrinking drops the least recently used
 	"strict_readiness":                 true, // read at every readiness check
+	"allow_client_shm":                 true, // read at every registration; off drops the regions
 }
 
 // reload applies a new, already validated configuration: what can change
@@ -101,6 +102,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.RepositoryPoll = next.RepositoryPoll
 		case "strict_readiness":
 			merged.StrictReadiness = next.StrictReadiness
+		case "allow_client_shm":
+			merged.AllowClientSHM = next.AllowClientSHM
 		case "response_cache.size":
 			merged.ResponseCache.Size = next.ResponseCache.Size
 			if n.cache != nil {
@@ -109,6 +112,12 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 		}
 	}
 	n.cfg.Store(&merged)
+	if slices.Contains(applied, "allow_client_shm") && !merged.AllowClientSHM && n.shm != nil {
+		// After the store: a registration either sees the setting off or
+		// took its region before this drops it.
+		n.shm.close()
+		n.log.Info("allow_client_shm turned off: every shared-memory region registered is dropped")
+	}
 	if slices.Contains(applied, "limits.max_request_body") {
 		n.grpc.renew() // its message cap is the new limit
 	}

@@ -3,11 +3,17 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/connlimit"
@@ -117,6 +123,7 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 			func(c *config.Config) any { return c.Auth.RestrictedAPIs }, []string{"inference:k=v"}},
 		{"history_retention", func(c *config.Config) { c.HistoryRetention = 0 }, func(c *config.Config) any { return c.HistoryRetention.D() }, time.Duration(0)},
 		{"strict_readiness", func(c *config.Config) { c.StrictReadiness = true }, func(c *config.Config) any { return c.StrictReadiness }, true},
+		{"allow_client_shm", func(c *config.Config) { c.AllowClientSHM = true }, func(c *config.Config) any { return c.AllowClientSHM }, true},
 		{"repository_poll", func(c *config.Config) { c.RepositoryPoll = config.Duration(30 * time.Second) },
 			func(c *config.Config) any { return c.RepositoryPoll.D() }, 30 * time.Second},
 		{"response_cache.size", func(c *config.Config) { c.ResponseCache.Size = 1 << 20 },
@@ -159,4 +166,41 @@ func TestAnInvalidReloadStillFollowsTheRepository(t *testing.T) {
 	evs := askEventList(t, n, "")
 	require.Len(t, evs, 1)
 	require.Contains(t, evs[0].Message, "configuration not reloaded, the old one stays: line 3: bad")
+}
+
+// allow_client_shm is read at every registration, and a reload that turns
+// it off drops the regions registered, so that no client keeps the daemon
+// reading and writing memory the setting now refuses.
+func TestReloadTurnsClientSharedMemoryOff(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "obj"), make([]byte, 64), 0o600))
+	cur := config.Default()
+	cur.GRPCListen = ""
+	n := &node{sup: &supervisor{}, reloaded: make(chan struct{}, 1), log: zap.NewNop(), shm: newSharedMemory(dir)}
+	n.shm.allowed = func() bool { return n.conf().AllowClientSHM }
+	n.cfg.Store(&cur)
+	defer n.shm.close()
+	require.ErrorIs(t, n.shm.register("in", "/obj", 0, 8), errShmNotAllowed, "off by default, as in Triton")
+	require.Equal(t, http.StatusNotImplemented, shmCode(errShmNotAllowed))
+	require.Equal(t, codes.Unimplemented, grpcstatus.Code(shmGRPCError(fmt.Errorf("register %w", errShmNotAllowed))))
+
+	on := cur
+	on.AllowClientSHM = true
+	applied, _ := n.reload(&on)
+	require.Equal(t, []string{"allow_client_shm"}, applied)
+	require.NoError(t, n.shm.register("in", "/obj", 0, 8))
+	regions, err := n.shm.status(systemRegion, "")
+	require.NoError(t, err)
+	require.Len(t, regions, 1)
+
+	off := on
+	off.AllowClientSHM = false
+	applied, _ = n.reload(&off)
+	require.Equal(t, []string{"allow_client_shm"}, applied)
+	regions, err = n.shm.status(systemRegion, "")
+	require.NoError(t, err)
+	require.Empty(t, regions, "the regions are dropped")
+	_, err = n.shm.ReadRegion("in", 0, 4)
+	require.ErrorIs(t, err, errShmUnknown)
+	require.ErrorIs(t, n.shm.register("in", "/obj", 0, 8), errShmNotAllowed)
 }

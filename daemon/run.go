@@ -127,6 +127,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		return fmt.Errorf("apply the trace settings of trace.level, rate, count, log_frequency and file: %w", err)
 	}
 	n.shm.maxRead = func() int64 { return int64(n.conf().Limits.MaxRequestBody) }
+	n.shm.allowed = func() bool { return n.conf().AllowClientSHM }
 	n.shm.openCUDA = openCUDAMemory(func() []string { return n.conf().ONNXRuntime.CUDALibraryDirs })
 	n.cfg.Store(&cfg)
 	n.level, n.onnxLib, n.engine = opts.Level, lib, engine

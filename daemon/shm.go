@@ -27,6 +27,10 @@ var (
 	errShmExists  = errors.New("a shared-memory region of that name is already registered")
 	errShmBad     = errors.New("bad shared-memory region")
 	errShmOff     = errors.New("shared memory is not served here")
+	// errShmNotAllowed: allow_client_shm is off, as Triton's
+	// --allow-client-shm is by default (HTTP 501, gRPC UNIMPLEMENTED).
+	errShmNotAllowed = errors.New("clients may not register shared memory here: allow_client_shm (GPULETD_ALLOW_CLIENT_SHM) is off; " +
+		"turn it on to let local clients place tensors in shared memory")
 )
 
 // regionKind tells Triton's two shared-memory extensions apart: their
@@ -89,6 +93,9 @@ type sharedMemory struct {
 	maxRead func() int64
 	// openCUDA opens CUDA regions (nil: the CUDA extension is not served).
 	openCUDA cudaOpener
+	// allowed says whether clients may register regions now
+	// (allow_client_shm; nil: they may).
+	allowed func() bool
 
 	mu      sync.RWMutex
 	regions map[string]*shmRegion
@@ -104,6 +111,8 @@ func (s *sharedMemory) register(name, key string, offset, byteSize int64) error 
 	switch {
 	case s == nil:
 		return errShmOff
+	case !s.clientsAllowed():
+		return errShmNotAllowed
 	case name == "":
 		return fmt.Errorf("%w: no region name", errShmBad)
 	case byteSize <= 0 || offset < 0:
@@ -115,6 +124,9 @@ func (s *sharedMemory) register(name, key string, offset, byteSize int64) error 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.clientsAllowed() { // turned off meanwhile: the reload's close may have run
+		return errShmNotAllowed
+	}
 	if _, ok := s.regions[name]; ok {
 		return fmt.Errorf("%w: %q", errShmExists, name)
 	}
@@ -144,6 +156,8 @@ func (s *sharedMemory) registerCUDA(name string, device int64, handle []byte, by
 	switch {
 	case s == nil:
 		return errShmOff
+	case !s.clientsAllowed():
+		return errShmNotAllowed
 	case s.openCUDA == nil:
 		return fmt.Errorf("%w: CUDA shared memory needs the daemon's CUDA runtime", errShmOff)
 	case name == "":
@@ -166,6 +180,10 @@ func (s *sharedMemory) registerCUDA(name string, device int64, handle []byte, by
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.clientsAllowed() { // turned off meanwhile: the reload's close may have run
+		_ = dev.Close()
+		return errShmNotAllowed
+	}
 	if _, ok := s.regions[name]; ok { // registered meanwhile
 		_ = dev.Close()
 		return fmt.Errorf("%w: %q", errShmExists, name)
@@ -332,7 +350,11 @@ func (s *sharedMemory) write(region string, offset, room int64, data []byte) (er
 	return nil
 }
 
-// close releases every region (the daemon stops).
+// clientsAllowed says whether clients may register regions now.
+func (s *sharedMemory) clientsAllowed() bool { return s.allowed == nil || s.allowed() }
+
+// close releases every region (the daemon stops, or a reload turned
+// allow_client_shm off).
 func (s *sharedMemory) close() {
 	if s != nil {
 		_ = s.unregister(systemRegion, "")

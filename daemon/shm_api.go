@@ -32,8 +32,11 @@ func (n *node) shmRoutes(r *mux.Router) {
 
 // shmCode is the HTTP status for an error of the registry.
 func shmCode(err error) int {
-	if errors.Is(err, errShmUnknown) {
+	switch {
+	case errors.Is(err, errShmUnknown):
 		return http.StatusNotFound
+	case errors.Is(err, errShmNotAllowed):
+		return http.StatusNotImplemented // as Triton answers with client shared memory off
 	}
 	return http.StatusBadRequest
 }
@@ -139,6 +142,8 @@ func shmGRPCError(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, errShmExists):
 		code = codes.AlreadyExists
+	case errors.Is(err, errShmNotAllowed):
+		code = codes.Unimplemented // as Triton answers with client shared memory off
 	}
 	return grpcstatus.Error(code, err.Error())
 }

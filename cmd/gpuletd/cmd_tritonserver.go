@@ -26,12 +26,15 @@ cover: REST on 0.0.0.0:8000 (--http-address, --http-port), gRPC on 8001
 --repository-poll-secs; explicit with --load-model). A repeated
 --model-repository adds extra_model_repositories: a model name more than one
 repository holds is served from none, as Triton does. --model-config-name
-sets model_config_name (configs/<name>.pbtxt over config.pbtxt). Also read:
+sets model_config_name (configs/<name>.pbtxt over config.pbtxt),
+--allow-client-shm allow_client_shm (off, as in Triton) and
+--http-max-input-size limits.max_request_body. Also read:
 --http-restricted-api and --grpc-restricted-protocol (auth.restricted_apis),
 --cache-config local,size=N, --grpc-use-ssl with --grpc-server-cert,
 --grpc-server-key, --grpc-use-ssl-mutual and --grpc-root-cert (tls, for REST
 too), --trace-config (level=, rate=, count=, log-frequency=, file=, mode=,
-opentelemetry,url=, resource= and bsp_*=), --metrics-config
+opentelemetry,url=, resource= and bsp_*=; and the older --trace-level,
+--trace-rate, --trace-count, --trace-log-frequency, --trace-file), --metrics-config
 (summary_latencies, summary_quantiles, counter_latencies; Triton's metric names
 are on, metrics.triton_names), --log-verbose, --log-info and --log-warning. Flags that tune Triton's own
 machinery (thread counts, memory pools, backends) are taken and said to be

@@ -35,7 +35,7 @@ func TestCUDASharedMemory(t *testing.T) {
 		"../../executor/cudart/testdata/fakeipc.c", "-lrt").CombinedOutput()
 	require.NoError(t, err, string(out))
 	grpcAddr := freeAddr(t)
-	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="+libDir)
+	_, base := cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_ONNXRUNTIME_CUDA_LIBRARY_DIRS="+libDir, "GPULETD_ALLOW_CLIENT_SHM=true")
 
 	want := mlpReference(t, base)
 	// The "device memory": mlp's input at 0, room for its output at 3200.

@@ -360,6 +360,16 @@ func TestKServeProtocol(t *testing.T) {
 
 	checkCompression(t, base)
 
+	// Clients' shared memory is off unless allow_client_shm turns it on, as
+	// Triton's --allow-client-shm: a registration is refused saying so
+	// (501, as Triton answers), and gpuletd load --shm stops on it.
+	r = do(t, "POST", base+"/v2/systemsharedmemory/region/in/register", []byte(`{"key": "/gpuletd-none", "offset": 0, "byte_size": 8}`), nil)
+	require.Equal(t, http.StatusNotImplemented, r.code, string(r.body))
+	require.Contains(t, string(r.body), "allow_client_shm (GPULETD_ALLOW_CLIENT_SHM) is off")
+	code, _, stderr := runCLI(t, "load", "--url", base, "--model", "mlp", "--rate", "20", "--duration", "1s", "--shm")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, stderr, "allow_client_shm")
+
 	// Repository API.
 	r = do(t, "POST", base+"/v2/repository/index", nil, nil)
 	require.Equal(t, 200, r.code)

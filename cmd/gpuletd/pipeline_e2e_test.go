@@ -32,7 +32,7 @@ func TestPipelineServes(t *testing.T) {
 	grpcAddr := freeAddr(t)
 	state := t.TempDir()
 	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=200ms", "GPULETD_GRPC_LISTEN="+grpcAddr,
-		"GPULETD_STATE_DIR="+state))
+		"GPULETD_STATE_DIR="+state, "GPULETD_ALLOW_CLIENT_SHM=true"))
 	base := "http://" + addr
 	url := base + "/v2/models/" + modelzoo.PipelineName
 	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 },

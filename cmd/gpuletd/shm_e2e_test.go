@@ -119,7 +119,7 @@ func TestLoadOverSharedMemory(t *testing.T) {
 }
 
 // shmDaemon starts the CPU zoo daemon with a gRPC listener for the shared
-// memory tests, which skip in -short and where there is no /dev/shm. It
+// memory tests, clients' shared memory allowed (allow_client_shm), which skip in -short and where there is no /dev/shm. It
 // returns the REST base URL and the gRPC address.
 func shmDaemon(t *testing.T) (base, grpcAddr string) {
 	t.Helper()
@@ -130,7 +130,7 @@ func shmDaemon(t *testing.T) (base, grpcAddr string) {
 		t.Skip("no /dev/shm on this machine")
 	}
 	grpcAddr = freeAddr(t)
-	_, base = cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr)
+	_, base = cpuZooDaemon(t, "GPULETD_GRPC_LISTEN="+grpcAddr, "GPULETD_ALLOW_CLIENT_SHM=true")
 	return base, grpcAddr
 }
 

@@ -99,6 +99,19 @@ func stringInto(name string, into func(*tritonState) *string) tritonFlag {
 	}
 }
 
+// deprecatedTrace is one of Triton's trace flags from before
+// --trace-config (--trace-level=…), read as its --trace-config setting.
+func deprecatedTrace(setting string) tritonFlag {
+	return func(s *tritonState, v []string) error {
+		for _, x := range v {
+			if err := s.traceSetting(setting + "=" + x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // ignored is a flag gpuletd takes and says it ignores, with why.
 func ignored(why string) tritonFlag {
 	return func(s *tritonState, _ []string) error { s.out.notes = append(s.out.notes, why); return nil }
@@ -201,8 +214,31 @@ var tritonFlags = map[string]tritonFlag{
 		}
 		return nil
 	},
-	"exit-timeout-secs": ignored("tritonserver flag --exit-timeout-secs ignored: gpuletd drains its queues on SIGTERM; give the service manager the time (systemd's TimeoutStopSec=, docker's --stop-timeout)"),
-	"id":                ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
+	"allow-client-shm": func(s *tritonState, v []string) error {
+		on, err := boolArg("allow-client-shm", v)
+		if err == nil {
+			s.set("allow_client_shm", strconv.FormatBool(on), "allow-client-shm")
+		}
+		return err
+	},
+	"http-max-input-size": func(s *tritonState, v []string) error {
+		x, err := one("http-max-input-size", v)
+		if n, perr := strconv.ParseInt(x, 10, 64); err == nil && (perr != nil || n <= 0) {
+			return fmt.Errorf("--http-max-input-size=%s: give a number of bytes", x)
+		}
+		if err == nil {
+			s.set("limits.max_request_body", x, "http-max-input-size") // gRPC's messages too: gpuletd has one limit
+		}
+		return err
+	},
+	// Triton's trace flags from before --trace-config, which it still reads.
+	"trace-file":          deprecatedTrace("file"),
+	"trace-level":         deprecatedTrace("level"),
+	"trace-rate":          deprecatedTrace("rate"),
+	"trace-count":         deprecatedTrace("count"),
+	"trace-log-frequency": deprecatedTrace("log-frequency"),
+	"exit-timeout-secs":   ignored("tritonserver flag --exit-timeout-secs ignored: gpuletd drains its queues on SIGTERM; give the service manager the time (systemd's TimeoutStopSec=, docker's --stop-timeout)"),
+	"id":                  ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
 }
 
 // tunedAway are tritonserver's flags that tune Triton's own machinery,
@@ -217,6 +253,9 @@ var tunedAway = []string{
 	"reuse-grpc-port", "allow-gpu-metrics", "allow-cpu-metrics", "metrics-interval-ms", "allow-sagemaker",
 	"allow-vertex-ai", "disable-auto-complete-config", "strict-model-config", "exit-on-error", "host-policy", "rate-limit",
 	"rate-limit-resource", "enable-peer-access", "model-load-gpu-limit", "response-cache-byte-size",
+	"cache-directory", "grpc-infer-thread-count", "grpc-max-connection-age", "grpc-max-connection-age-grace",
+	"sagemaker-port", "sagemaker-safe-port-range", "sagemaker-thread-count", "vertex-ai-port", "vertex-ai-thread-count",
+	"vertex-ai-default-model",
 }
 
 // parseTritonArgs reads tritonserver's command line ("--flag=value",

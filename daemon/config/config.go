@@ -56,6 +56,11 @@ type Config struct {
 	// takes the node out of a load balancer's rotation. Off: ready once
 	// each serves or says why it cannot.
 	StrictReadiness bool `yaml:"strict_readiness"`
+	// AllowClientSHM lets clients register shared-memory regions (system
+	// and CUDA) to place tensors in (Triton's --allow-client-shm). Off, as
+	// in Triton: a region names memory the daemon's user can reach, which
+	// any local client could otherwise have it read from and write into.
+	AllowClientSHM bool `yaml:"allow_client_shm"`
 
 	Log          Log          `yaml:"log"`
 	Metrics      Metrics      `yaml:"metrics"`

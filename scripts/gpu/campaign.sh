@@ -253,6 +253,7 @@ serve | pipeline)
   sw=$work/$phase
   rm -rf "$sw" && mkdir -p "$sw/state" "$sw/run"
   printf 'listen: 127.0.0.1:8700\nstate_dir: %s/state\nruntime_dir: %s/run\nmodel_repository: %s/models\n' "$sw" "$sw" "$sw" >"$sw/gpuletd.yaml"
+  echo 'allow_client_shm: true # the runs below with --shm and --cuda-shm' >>"$sw/gpuletd.yaml"
   if [ "$phase" = pipeline ]; then
     models=spot-and-label
     "${gpuletd[@]}" models synth "$sw/models" --pipeline 50ms >"$out/synth.log" 2>&1
