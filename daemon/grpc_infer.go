@@ -101,6 +101,10 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 					InferResponse: &pb.ModelInferResponse{Id: r.Id, ModelName: r.ModelName, ModelVersion: r.ModelVersion,
 						Parameters: map[string]*pb.InferParameter{kserve.ParamFailureReason: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: ierr.reason}}}}}
 			}
+			if out.InferResponse.Parameters == nil {
+				out.InferResponse.Parameters = make(map[string]*pb.InferParameter, 1)
+			}
+			out.InferResponse.Parameters[kserve.ParamFinalResponse] = finalResponse
 			send.Lock()
 			defer send.Unlock()
 			// An error means the stream has ended: nobody is left to answer.
@@ -108,6 +112,11 @@ func (s *grpcServer) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStream
 		}()
 	}
 }
+
+// finalResponse is ParamFinalResponse's value on every stream answer, as
+// Triton sets it for a model that is not decoupled; one value for all
+// (marshalling only reads it).
+var finalResponse = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}
 
 // errStopping ends a stream the daemon holds when it stops.
 var errStopping = grpcstatus.Error(codes.Unavailable, "gpuletd is stopping")

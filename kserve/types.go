@@ -31,6 +31,13 @@ const (
 	ParamFailureReason = "gpuletd_failure_reason"
 )
 
+// ParamFinalResponse is the parameter Triton sets on every answer of a
+// ModelStreamInfer stream, true on the last one for its request: a model
+// that is not decoupled answers once, so every answer is its request's
+// last. Clients that read a stream until it (tritonclient's stream
+// callbacks, PyTriton) wait for it.
+const ParamFinalResponse = "triton_final_response"
+
 // ErrBadRequest is wrapped by every error about a malformed request; the HTTP
 // layer answers it with 400.
 var ErrBadRequest = errors.New("bad request")

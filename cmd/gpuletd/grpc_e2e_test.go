@@ -281,6 +281,8 @@ func TestGRPCInferenceService(t *testing.T) {
 		}
 		require.NoError(t, err)
 		got[r.InferResponse.Id] = r.ErrorMessage
+		require.True(t, r.InferResponse.Parameters[kserve.ParamFinalResponse].GetBoolParam(),
+			"each answer is its request's last, as Triton marks it for clients that read until it")
 		if r.ErrorMessage == "" {
 			require.Equal(t, []int64{1, 10}, r.InferResponse.Outputs[0].Shape)
 		}
