@@ -29,7 +29,7 @@ var (
 	errShmOff     = errors.New("shared memory is not served here")
 	// errShmNotAllowed: allow_client_shm is off, as Triton's
 	// --allow-client-shm is by default (HTTP 501, gRPC UNIMPLEMENTED).
-	errShmNotAllowed = errors.New("clients may not register shared memory here: allow_client_shm (GPULETD_ALLOW_CLIENT_SHM) is off; " +
+	errShmNotAllowed = errors.New("refused: clients may not register shared memory here: allow_client_shm (GPULETD_ALLOW_CLIENT_SHM) is off; " +
 		"turn it on to let local clients place tensors in shared memory")
 )
 
