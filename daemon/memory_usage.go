@@ -18,8 +18,8 @@ import (
 // NVIDIA GPU (its NVML index; a MIG instance counts on its GPU) or an
 // emulated one (its position among them: on a node that has both, an
 // emulated GPU's entry may repeat a real one's index, each apart), "CPU"
-// with 0 for the CPU device. A gpu-let still draining after a new plan counts until it ends,
-// as its memory is held until then.
+// with 0 for the CPU device. A gpu-let still draining after a new plan
+// counts until it ends, as its memory is held until then.
 
 // memoryUse is one entry of memory_usage: the bytes held on one device.
 type memoryUse struct {
