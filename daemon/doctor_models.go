@@ -106,10 +106,12 @@ func RepositoryReport(ix *repository.Index, startup []string, maxRequestBody int
 // RepositoryOptions are how serve reads model folders under cfg: the model
 // files' inputs and outputs from the files alone (no weights loaded: the
 // daemon's memory does not grow with the models', and a rescan takes the
-// time of a read), its default_slo for a model that gives none, and its
-// model_config_name's custom configurations.
+// time of a read), its default_slo for a model that gives none and its
+// default_max_batch_size for one that leaves max_batch_size to its file,
+// and its model_config_name's custom configurations.
 func RepositoryOptions(cfg *config.Config) repository.Options {
-	return repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: cfg.DefaultSLO.D(), ConfigName: cfg.ModelConfigName}
+	return repository.Options{Read: repository.ReadONNXInterface, DefaultSLO: cfg.DefaultSLO.D(), ConfigName: cfg.ModelConfigName,
+		DefaultMaxBatchSize: cfg.DefaultMaxBatchSize}
 }
 
 // ScanRepository reads the model repositories dirs as serve does with cfg

@@ -27,8 +27,10 @@ cover: REST on 0.0.0.0:8000 (--http-address, --http-port), gRPC on 8001
 --model-repository adds extra_model_repositories: a model name more than one
 repository holds is served from none, as Triton does. --model-config-name
 sets model_config_name (configs/<name>.pbtxt over config.pbtxt),
---allow-client-shm allow_client_shm (off, as in Triton) and
---http-max-input-size limits.max_request_body. Also read:
+--allow-client-shm allow_client_shm (off, as in Triton),
+--http-max-input-size limits.max_request_body and
+--backend-config=[onnxruntime,]default-max-batch-size=N default_max_batch_size.
+Also read:
 --http-restricted-api and --grpc-restricted-protocol (auth.restricted_apis),
 --cache-config local,size=N, --grpc-use-ssl with --grpc-server-cert,
 --grpc-server-key, --grpc-use-ssl-mutual and --grpc-root-cert (tls, for REST

@@ -23,7 +23,7 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and runs the binary")
 	}
-	repo, base := cpuZooDaemon(t, "GPULETD_DEFAULT_SLO=200ms")
+	repo, base := cpuZooDaemon(t, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_DEFAULT_MAX_BATCH_SIZE=16")
 	extra := t.TempDir()
 	for _, seed := range []uint64{5, 6} {
 		dir := filepath.Join(extra, strconv.FormatUint(seed, 10))
@@ -111,7 +111,8 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	require.Equal(t, first, infer("folder"))
 
 	// The same files without a configuration: served under default_slo,
-	// batching up to 4 as Triton's auto-completed configuration does.
+	// batching up to default_max_batch_size as Triton's auto-completed
+	// configuration does up to its --backend-config=default-max-batch-size.
 	bare := filepath.Join(extra, "bare")
 	require.NoError(t, modelzoo.WriteRepository(bare, []string{"lenet5"}, 5, modelzoo.WithExternalData()))
 	require.NoError(t, os.Remove(filepath.Join(bare, "lenet5", "config.yaml")))
@@ -121,5 +122,5 @@ func TestAModelWithExternalDataServesAndTakesNewWeights(t *testing.T) {
 	require.Equal(t, first, infer("bare"))
 	r = do(t, "GET", base+"/v2/models/bare/config", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
-	require.Contains(t, string(r.body), `"max_batch_size":4`)
+	require.Contains(t, string(r.body), `"max_batch_size":16`)
 }

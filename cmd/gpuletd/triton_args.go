@@ -214,6 +214,14 @@ var tritonFlags = map[string]tritonFlag{
 		}
 		return nil
 	},
+	"backend-config": func(s *tritonState, v []string) error {
+		for _, e := range v {
+			if err := s.backendSetting(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
 	"allow-client-shm": func(s *tritonState, v []string) error {
 		on, err := boolArg("allow-client-shm", v)
 		if err == nil {
@@ -244,7 +252,7 @@ var tritonFlags = map[string]tritonFlag{
 // tunedAway are tritonserver's flags that tune Triton's own machinery,
 // which gpuletd does not have: taken and said to be ignored.
 var tunedAway = []string{
-	"backend-config", "backend-directory", "repoagent-directory", "pinned-memory-pool-byte-size", "cuda-memory-pool-byte-size",
+	"backend-directory", "repoagent-directory", "pinned-memory-pool-byte-size", "cuda-memory-pool-byte-size",
 	"cuda-virtual-address-size", "min-supported-compute-capability", "buffer-manager-thread-count", "model-load-thread-count",
 	"model-load-retry-count", "http-thread-count", "http-header-forward-pattern", "grpc-header-forward-pattern",
 	"grpc-infer-allocation-pool-size", "grpc-max-response-pool-size", "grpc-keepalive-time", "grpc-keepalive-timeout",
@@ -433,6 +441,33 @@ func (s *tritonState) traceSetting(e string) error {
 	default:
 		return fmt.Errorf("--trace-config=%s: gpuletd reads mode=, level=, rate=, count=, log-frequency=, file=, opentelemetry,url=, opentelemetry,resource= and opentelemetry,bsp_*=", e)
 	}
+	return nil
+}
+
+// backendSetting reads one --backend-config=[backend,]setting=value:
+// default-max-batch-size, of every backend or of onnxruntime's, is
+// default_max_batch_size; the rest tune Triton's backends and are noted.
+func (s *tritonState) backendSetting(e string) error {
+	setting, value, ok := strings.Cut(e, "=")
+	backend, key, scoped := strings.Cut(setting, ",")
+	if !scoped {
+		backend, key = "", setting
+	}
+	if !ok || key == "" {
+		return fmt.Errorf("--backend-config=%s: give [backend,]setting=value", e)
+	}
+	if key != "default-max-batch-size" || (backend != "" && backend != "onnxruntime") {
+		s.note("backend-config "+e, "it tunes a Triton backend, which gpuletd does not have (gpuletd runs ONNX Runtime itself: its onnxruntime settings)")
+		return nil
+	}
+	n, err := strconv.Atoi(value)
+	switch {
+	case err != nil || n < 0:
+		return fmt.Errorf("--backend-config=%s: give a whole number of rows", e)
+	case n == 0:
+		return fmt.Errorf("--backend-config=%s: gpuletd's default_max_batch_size is 1 or more; keep a model from batching with max_batch_size: 0 in its config.pbtxt", e)
+	}
+	s.set("default_max_batch_size", value, "backend-config")
 	return nil
 }
 

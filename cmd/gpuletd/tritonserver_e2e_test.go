@@ -34,7 +34,7 @@ func TestTritonServerCommandLine(t *testing.T) {
 	logs, _, _ := runDaemonProcess(t, []string{testbin.Gpuletd(t), "tritonserver", "--model-repository=" + repo, "--http-address=127.0.0.1", "--http-port", httpPort,
 		"--grpc-address=127.0.0.1", "--grpc-port=" + grpcPort, "--metrics-address=127.0.0.1", "--metrics-port=" + metricsPort,
 		"--model-control-mode=explicit", "--load-model=mlp", "--http-restricted-api=model-repository:admin-key=k2",
-		"--backend-config=onnxruntime,default-max-batch-size=4", "--exit-timeout-secs=30",
+		"--backend-config=onnxruntime,default-max-batch-size=8", "--backend-config=onnxruntime,enable-global-threadpool=1", "--exit-timeout-secs=30",
 		"--trace-config", "level=TIMESTAMPS", "--trace-config=rate=1", "--trace-config=triton,file=/var/log/trace.json"},
 		daemonEnv(t, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_AUTH_ADMIN_TOKEN=secret"))
 	base := "http://127.0.0.1:" + httpPort
@@ -62,7 +62,7 @@ func TestTritonServerCommandLine(t *testing.T) {
 	require.Contains(t, string(r.body), `"trace_level":["TIMESTAMPS"]`, "tracing from the start")
 	require.Contains(t, string(r.body), `"trace_rate":"1"`)
 	require.Contains(t, string(r.body), `/traces/trace.json"`)
-	require.Contains(t, logs.String(), "tritonserver flag --backend-config ignored")
+	require.Contains(t, logs.String(), "tritonserver flag --backend-config onnxruntime,enable-global-threadpool=1 ignored")
 	require.Contains(t, logs.String(), "tritonserver flag --exit-timeout-secs ignored")
 
 	code, out := runOnce(t, testbin.Gpuletd(t), t.TempDir(), daemonEnv(t), "tritonserver", "--model-repository="+repo, "--allow-http=false")

@@ -36,6 +36,11 @@ type Config struct {
 	// (Triton's --model-config-name): one repository shared by servers of
 	// different GPUs, each with its own settings.
 	ModelConfigName string `yaml:"model_config_name"`
+	// DefaultMaxBatchSize is the max_batch_size of a model whose
+	// configuration leaves it to its file, when the file's inputs and
+	// outputs all have a dynamic first dimension (Triton's auto-completed
+	// configuration and its --backend-config=default-max-batch-size).
+	DefaultMaxBatchSize int `yaml:"default_max_batch_size"`
 	// DefaultSLO is the SLO of a model whose configuration gives none; 0
 	// makes such a model an error.
 	DefaultSLO Duration `yaml:"default_slo"`
@@ -339,6 +344,10 @@ func (c Config) ModelRepositories() []string {
 	return append([]string{c.ModelRepository}, c.ExtraModelRepositories...)
 }
 
+// MaxBatchSizeLimit is the largest max_batch_size a model's configuration
+// (and default_max_batch_size) may give.
+const MaxBatchSizeLimit = 4096
+
 // StartupAll in startup_models serves every model folder at start.
 const StartupAll = "*"
 
@@ -354,6 +363,7 @@ func Default() Config {
 		RuntimeDir:             "/run/gpuletd",
 		ModelRepository:        "/var/lib/gpuletd/models",
 		ExtraModelRepositories: []string{},
+		DefaultMaxBatchSize:    4, // Triton's default-max-batch-size
 		StartupModels:          []string{StartupAll},
 		Log:                    Log{Level: "info", Format: "auto"},
 		// Triton's quantiles (its metrics guide); the errors are gpuletd's.

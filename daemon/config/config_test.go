@@ -205,6 +205,8 @@ func TestBadConfigsSayWhatToFix(t *testing.T) {
 		{"a quantile twice", "metrics:\n  triton_summary_quantiles: ['0.5:0.05', '0.50:0.01']\n", nil, []string{"metrics.triton_summary_quantiles", "given twice"}},
 		{"summaries of no quantile", "metrics:\n  triton_summaries: true\n  triton_summary_quantiles: []\n", nil, []string{"metrics.triton_summary_quantiles", "give the quantiles"}},
 		{"an empty extra repository", "extra_model_repositories: ['']\n", nil, []string{"extra_model_repositories[0]", "give a directory path"}},
+		{"no default batch", "default_max_batch_size: 0\n", nil, []string{"default_max_batch_size", "use 1 to 4096", "max_batch_size: 0"}},
+		{"a default batch past the limit", "", []string{"GPULETD_DEFAULT_MAX_BATCH_SIZE=5000"}, []string{"default_max_batch_size", "5000"}},
 		{"a configuration name that is a path", "model_config_name: ../h100\n", nil, []string{"model_config_name", `"../h100"`, "no spaces or slashes"}},
 		{"a configuration name with its extension", "", []string{"GPULETD_MODEL_CONFIG_NAME=h100.pbtxt"}, []string{"model_config_name", "no .pbtxt"}},
 		{"a configuration name with a space", "model_config_name: 'h 100'\n", nil, []string{"model_config_name", "no spaces"}},

@@ -109,6 +109,9 @@ func (c *Config) Validate() error {
 			bad(fmt.Sprintf("startup_models[%d]", i), name, `give a model folder's name, or "*" for every one`)
 		}
 	}
+	if c.DefaultMaxBatchSize < 1 || c.DefaultMaxBatchSize > MaxBatchSizeLimit {
+		bad("default_max_batch_size", c.DefaultMaxBatchSize, fmt.Sprintf("use 1 to %d, such as 32 (a model keeps from batching with max_batch_size: 0 in its configuration)", MaxBatchSizeLimit))
+	}
 	if d := c.DefaultSLO.D(); d < 0 || d > time.Hour {
 		bad("default_slo", d, "use 0s (none) or a duration up to 1h, such as 100ms")
 	}

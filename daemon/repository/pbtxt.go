@@ -334,7 +334,7 @@ func tritonTensor(field, name string, t tritonpb.DataType, dims []int64, reshape
 }
 
 // maxBatchSize bounds max_batch_size in either configuration.
-const maxBatchSize = 4096
+const maxBatchSize = config.MaxBatchSizeLimit
 
 // exportHint says how a model in runtime (a platform or backend gpuletd
 // does not serve) can be served.

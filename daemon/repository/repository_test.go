@@ -123,7 +123,7 @@ func TestAFolderWithoutConfiguration(t *testing.T) {
 	require.Equal(t, []int64{1, 28, 28}, m.Inputs[0].Dims)
 	require.Len(t, m.Notes, 2)
 	require.Contains(t, m.Notes[0], "no config.pbtxt or config.yaml: served with default_slo")
-	require.Equal(t, "max_batch_size 4, from the model file: every input and output has a dynamic first dimension (as Triton auto-completes it); set max_batch_size to choose", m.Notes[1])
+	require.Equal(t, "max_batch_size 4, from the model file: every input and output has a dynamic first dimension, so default_max_batch_size (as Triton auto-completes it); set max_batch_size to choose", m.Notes[1])
 	m, err = ix.Get("fixed")
 	require.NoError(t, err)
 	require.Zero(t, m.Config.MaxBatchSize, "a fixed first dimension: no batching")
@@ -168,6 +168,19 @@ func TestTritonMaxBatchSizeLeftOut(t *testing.T) {
 		m, err := Load(Roots{root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, Override: []byte(override)})
 		require.NoError(t, err, override)
 		require.Equal(t, want, m.Config.MaxBatchSize, override)
+	}
+	// default_max_batch_size (Triton's default-max-batch-size) in place of
+	// 4, for a file that batches only; a configuration that sets it wins.
+	fixed := writeRepo(t, map[string]entry{"m": {files: map[string]string{"1/model.onnx": "fixed"}}})
+	for _, tc := range []struct {
+		root, override string
+		want           int
+	}{
+		{root, "", 32}, {root, `{"max_batch_size": 2}`, 2}, {root, `{"max_batch_size": 0}`, 0}, {fixed, "", 0},
+	} {
+		m, err := Load(Roots{tc.root}, "m", Options{Read: fakeReader, DefaultSLO: time.Second, DefaultMaxBatchSize: 32, Override: []byte(tc.override)})
+		require.NoError(t, err, tc.override)
+		require.Equal(t, tc.want, m.Config.MaxBatchSize, "%s %s", tc.root, tc.override)
 	}
 }
 

@@ -75,8 +75,9 @@ type Model struct {
 
 // AutoMaxBatchSize is the max_batch_size of a model whose configuration
 // leaves it to the model file (autoBatch) and whose inputs and outputs all
-// have a dynamic first dimension: Triton's default when it auto-completes a
-// configuration (default-max-batch-size).
+// have a dynamic first dimension, unless Options.DefaultMaxBatchSize says
+// another: Triton's default when it auto-completes a configuration
+// (default-max-batch-size).
 const AutoMaxBatchSize = 4
 
 // Profile is the name of the model's curve in a reference profile set.
@@ -190,6 +191,10 @@ type Options struct {
 	// served on ("9.0"), distinct and sorted; none on the CPU and emulated
 	// GPUs. They choose a file of a config.pbtxt's cc_model_filenames.
 	ComputeCapabilities []string
+	// DefaultMaxBatchSize is the max_batch_size of a model whose
+	// configuration leaves it to a model file that batches (Triton's
+	// --backend-config=default-max-batch-size); 0: AutoMaxBatchSize.
+	DefaultMaxBatchSize int
 	// ConfigName, when set, picks a folder's configs/<ConfigName>.pbtxt
 	// over its config.pbtxt where it has one (Triton's
 	// --model-config-name).
@@ -310,7 +315,7 @@ func LoadVersions(roots Roots, name string, o Options) ([]*Model, error) {
 				return fail(m.File, err) // the runtime's reason, which an operator of it knows
 			}
 		}
-		if err := m.resolveTensors(o.Read); err != nil {
+		if err := m.resolveTensors(o.Read, o.DefaultMaxBatchSize); err != nil {
 			return fail(m.File, err)
 		}
 		if err := m.checkProfileShapes(); err != nil {

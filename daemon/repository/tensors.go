@@ -1,6 +1,7 @@
 package repository
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,7 +11,7 @@ import (
 // resolveTensors fills Inputs and Outputs: from the model file (ONNX), checked
 // against config.yaml when it lists them too, or from config.yaml alone when
 // the file cannot be read for them (TorchScript).
-func (m *Model) resolveTensors(read InfoReader) error {
+func (m *Model) resolveTensors(read InfoReader, defaultMaxBatch int) error {
 	if m.Platform == PlatformTorchScript {
 		if m.Config.Sequence != nil {
 			return errors.New("sequence_batching: a TorchScript model (model.pt) serves on emulated devices only, where no sequence carries state; export it to ONNX to serve its sequences")
@@ -33,7 +34,7 @@ func (m *Model) resolveTensors(read InfoReader) error {
 		return err
 	}
 	if m.autoBatch {
-		m.autoMaxBatch(ins, outs)
+		m.autoMaxBatch(ins, outs, defaultMaxBatch)
 	}
 	if m.Inputs, err = m.perRequest("input", ins, m.Config.Inputs); err != nil {
 		return err
@@ -134,12 +135,12 @@ func dimsCompatible(cfg, file []int64) bool {
 }
 
 // autoMaxBatch sets max_batch_size from the model file's tensors, as
-// Triton auto-completes it: AutoMaxBatchSize when every input and output
-// has a dynamic first dimension (the batch dimension), else 0; a note says
-// which and why.
-func (m *Model) autoMaxBatch(ins, outs []TensorSpec) {
-	m.Config.MaxBatchSize = AutoMaxBatchSize
-	why := "every input and output has a dynamic first dimension"
+// Triton auto-completes it: defaultMaxBatch (0: AutoMaxBatchSize) when
+// every input and output has a dynamic first dimension (the batch
+// dimension), else 0; a note says which and why.
+func (m *Model) autoMaxBatch(ins, outs []TensorSpec, defaultMaxBatch int) {
+	m.Config.MaxBatchSize = cmp.Or(defaultMaxBatch, AutoMaxBatchSize)
+	why := "every input and output has a dynamic first dimension, so default_max_batch_size"
 	for _, t := range append(slices.Clone(ins), outs...) {
 		if len(t.Dims) == 0 || t.Dims[0] != -1 {
 			m.Config.MaxBatchSize = 0
