@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // Triton's custom model configurations (--model-config-name): a folder may
@@ -27,7 +28,7 @@ func ReadTritonConfig(dir, name string) (string, []byte, error) {
 	if name != "" {
 		custom := filepath.Join(CustomConfigDir, name+".pbtxt")
 		b, err := os.ReadFile(filepath.Join(dir, custom))
-		if !errors.Is(err, os.ErrNotExist) {
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) { // a file named configs holds none
 			return custom, b, err
 		}
 	}

@@ -39,6 +39,8 @@ func TestCustomConfigurationByName(t *testing.T) {
 			files: map[string]string{"configs/h100.pbtxt": pbtxt("16", "20ms")}},
 		{name: "config.yaml over the custom one", configName: "h100", batch: 16, slo: 30 * time.Millisecond, files2: []string{"configs/h100.pbtxt", YAMLConfigFile}, sloSource: SLOFromYAML,
 			files: map[string]string{"configs/h100.pbtxt": pbtxt("16", "20ms"), YAMLConfigFile: "slo: 30ms\n"}},
+		{name: "a file named configs", configName: "h100", batch: 4, slo: 50 * time.Millisecond, files2: []string{"config.pbtxt"}, sloSource: SLOFromPbtxt,
+			files: map[string]string{"config.pbtxt": pbtxt("4", "50ms"), "configs": "notes"}},
 		{name: "a broken custom configuration", configName: "h100", err: "configs/h100.pbtxt: ",
 			files: map[string]string{"config.pbtxt": pbtxt("4", "50ms"), "configs/h100.pbtxt": "max_batch_size: lots"}},
 		{name: "a folder of the name", configName: "h100", err: "configs/h100.pbtxt: ",
