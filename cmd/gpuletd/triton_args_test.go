@@ -152,5 +152,5 @@ func TestTritonServerPrintsItsConfiguration(t *testing.T) {
 	require.Contains(t, out, "model_repository: /models # flag --model-repository\n")
 	require.Contains(t, out, "startup_models: [a] # flag --load-model\n")
 	require.Contains(t, out, "strict_readiness: true # flag --strict-readiness\n")
-	require.Contains(t, stderr, "warning: tritonserver flag --backend-config ignored")
+	require.Contains(t, stderr, "warning: tritonserver flag --backend-config onnxruntime,x=1 ignored")
 }
