@@ -38,11 +38,15 @@ func exposedNode(t *testing.T) *node {
 // the daemon's: inference, the repository index, a plan preview. Every
 // other POST needs the admin token on a listener that is not loopback.
 var readOnlyPOSTs = map[string]bool{
-	"/v2/models/{model}/infer":                    true,
-	"/v2/models/{model}/versions/{version}/infer": true,
-	"/v2/repository/index":                        true,
-	"/v2/repository/{repository}/index":           true, // refused whatever it carries
-	"/api/v1/plan/preview":                        true,
+	"/v2/models/{model}/infer":                              true,
+	"/v2/models/{model}/versions/{version}/infer":           true,
+	"/v2/models/{model}/generate":                           true,
+	"/v2/models/{model}/versions/{version}/generate":        true,
+	"/v2/models/{model}/generate_stream":                    true,
+	"/v2/models/{model}/versions/{version}/generate_stream": true,
+	"/v2/repository/index":                                  true,
+	"/v2/repository/{repository}/index":                     true, // refused whatever it carries
+	"/api/v1/plan/preview":                                  true,
 }
 
 // guardedGETs are the reads that need the admin token off loopback: the

@@ -65,6 +65,8 @@ func (n *node) routes(web http.Handler) *mux.Router {
 		r.HandleFunc(prefix, n.handleModelMetadata).Methods(http.MethodGet)
 		r.HandleFunc(prefix+"/ready", n.handleModelReady).Methods(http.MethodGet)
 		r.HandleFunc(prefix+"/infer", n.handleInfer).Methods(http.MethodPost)
+		r.HandleFunc(prefix+"/generate", func(w http.ResponseWriter, r *http.Request) { n.handleGenerate(w, r, false) }).Methods(http.MethodPost)
+		r.HandleFunc(prefix+"/generate_stream", func(w http.ResponseWriter, r *http.Request) { n.handleGenerate(w, r, true) }).Methods(http.MethodPost)
 		r.HandleFunc(prefix+"/config", n.handleModelConfig).Methods(http.MethodGet)
 		r.HandleFunc(prefix+"/stats", n.handleModelStats).Methods(http.MethodGet)
 	}

@@ -46,6 +46,8 @@ var httpAPIGroups = func() map[string]string {
 		g[model] = "metadata"
 		g[model+"/ready"] = "health"
 		g[model+"/infer"] = "inference"
+		g[model+"/generate"] = "inference"
+		g[model+"/generate_stream"] = "inference"
 		g[model+"/config"] = "model-config"
 		g[model+"/stats"] = "statistics"
 	}

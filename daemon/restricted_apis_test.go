@@ -123,7 +123,7 @@ func TestRestrictedRoutesNeedTheirHeader(t *testing.T) {
 		}
 		return nil
 	}))
-	require.Equal(t, 11, restricted, "the routes of the three groups: metadata (3), inference (2), the repository (3, and 3 that name one)")
+	require.Equal(t, 15, restricted, "the routes of the three groups: metadata (3), inference (2, and 4 of the generate extension), the repository (3, and 3 that name one)")
 
 	cfg := *n.conf()
 	cfg.Auth.RestrictedAPIs = []string{}

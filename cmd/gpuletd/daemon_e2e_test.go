@@ -132,11 +132,16 @@ func statsOf(t testing.TB, base, model string) modelStat {
 }
 
 func mlpJSON(rows int) []byte {
+	return []byte(fmt.Sprintf(`{"id":"r1","inputs":[{"name":"input","shape":[%d,784],"datatype":"FP32","data":[%s]}]}`, rows, mlpValues(rows)))
+}
+
+// mlpValues are mlpJSON's input values, comma-separated.
+func mlpValues(rows int) string {
 	vals := make([]string, 784*rows)
 	for i := range vals {
 		vals[i] = strconv.FormatFloat(float64(i%7)/7, 'f', 3, 32)
 	}
-	return []byte(fmt.Sprintf(`{"id":"r1","inputs":[{"name":"input","shape":[%d,784],"datatype":"FP32","data":[%s]}]}`, rows, strings.Join(vals, ",")))
+	return strings.Join(vals, ",")
 }
 
 func TestKServeProtocol(t *testing.T) {
@@ -359,6 +364,7 @@ func TestKServeProtocol(t *testing.T) {
 	}
 
 	checkCompression(t, base)
+	checkGenerate(t, base)
 
 	// Clients' shared memory is off unless allow_client_shm turns it on, as
 	// Triton's --allow-client-shm: a registration is refused saying so
@@ -551,4 +557,49 @@ func checkMetricsListener(t *testing.T, base, addr string) {
 	}
 	require.NoError(t, json.Unmarshal(do(t, "GET", base+"/api/v1/status", nil, nil).body, &st))
 	require.Equal(t, addr, st.MetricsListen)
+}
+
+// checkGenerate sends mlp the input of mlpJSON(1) through Triton's generate
+// extension, as a flat JSON object: it answers what /infer answers, under
+// the output's name, once as JSON and once as a server-sent event; a key
+// that names no input is a parameter, and values that do not fill the
+// input's shape are refused saying so.
+func checkGenerate(t *testing.T, base string) {
+	t.Helper()
+	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	var answer struct {
+		Outputs []struct {
+			Data []float64 `json:"data"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(r.body, &answer))
+	body := []byte(`{"id": "g1", "input": [` + mlpValues(1) + `], "temperature": 0.5}`)
+	var got struct {
+		ID           string    `json:"id"`
+		ModelName    string    `json:"model_name"`
+		ModelVersion string    `json:"model_version"`
+		Output       []float64 `json:"output"`
+	}
+	r = do(t, "POST", base+"/v2/models/mlp/generate", body, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.NoError(t, json.Unmarshal(r.body, &got))
+	require.Equal(t, []string{"g1", "mlp", "1"}, []string{got.ID, got.ModelName, got.ModelVersion})
+	require.InDeltaSlice(t, answer.Outputs[0].Data, got.Output, 1e-6, "what /infer answers")
+
+	r = do(t, "POST", base+"/v2/models/mlp/versions/1/generate_stream", body, nil)
+	require.Equal(t, 200, r.code, string(r.body))
+	require.Equal(t, "text/event-stream; charset=utf-8", r.header.Get("Content-Type"))
+	event, ok := strings.CutPrefix(string(r.body), "data: ")
+	require.True(t, ok, string(r.body))
+	event, ok = strings.CutSuffix(event, "\n\n")
+	require.True(t, ok, string(r.body))
+	got.Output = nil
+	require.NoError(t, json.Unmarshal([]byte(event), &got))
+	require.InDeltaSlice(t, answer.Outputs[0].Data, got.Output, 1e-6)
+
+	r = do(t, "POST", base+"/v2/models/mlp/generate", []byte(`{"input": [1, 2, 3]}`), nil)
+	require.Equal(t, 400, r.code)
+	require.Contains(t, string(r.body), "input: 3 values do not fill the model's shape [-1 784]")
 }
