@@ -298,7 +298,9 @@ func TestRetiringAStuckExecutorSaysWhatItRan(t *testing.T) {
 		// The running file names request 7; sleep ends on SIGTERM, as a
 		// process does whose run holds its loop.
 		{"stuck", `printf '\001\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000' > "$3.running"` + "\nexec sleep 600\n", [][]uint64{{7}}},
-		{"stops cleanly", `printf '\001\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000' > "$3.running"` + "\ntrap 'exit 0' TERM\nwhile :; do sleep 0.05; done\n", nil},
+		// The trap is set before the running file is written, which the
+		// test waits for: a TERM before it would kill the shell.
+		{"stops cleanly", "trap 'exit 0' TERM\n" + `printf '\001\000\000\000\000\000\000\000\007\000\000\000\000\000\000\000' > "$3.running"` + "\nwhile :; do sleep 0.05; done\n", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := fakeSupervisor(t, tc.body)
