@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
 )
 
 // A generate request becomes the inference request of the same tensors:
@@ -66,4 +68,35 @@ func TestInferToGenerate(t *testing.T) {
 	got, err = InferToGenerate([]byte(`{"model_name": "m", "model_version": "2", "outputs": [{"name": "y", "data": [1]}]}`))
 	require.NoError(t, err)
 	require.JSONEq(t, `{"model_name": "m", "model_version": "2", "y": 1}`, string(got), "no id when the request gave none")
+}
+
+// FuzzGenerateToInfer feeds arbitrary generate bodies: the translation
+// never panics, and what it accepts the inference protocol decodes, with
+// no more values than the body carried.
+func FuzzGenerateToInfer(f *testing.F) {
+	f.Add([]byte(`{"id": "42", "text_input": "client input", "parameters": {"stream": false, "temperature": 0}}`))
+	f.Add([]byte(`{"image": [1, 2, 3, 4, 5, 6], "ids": [7, 8], "flag": true}`))
+	f.Add([]byte(`{"parameters": {"ids": [1], "priority": 2}, "image": [[1]]}`))
+	inputs := []TensorMetadata{
+		{Name: "text_input", DataType: "BYTES", Shape: []int64{-1, 1}},
+		{Name: "image", DataType: "FP32", Shape: []int64{-1, 2, 3}},
+		{Name: "ids", DataType: "INT64", Shape: []int64{-1, -1}},
+		{Name: "flag", DataType: "BOOL", Shape: []int64{1}},
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := GenerateToInfer(body, inputs)
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadRequest)
+			return
+		}
+		r, err := DecodeRequest(got, -1)
+		if err != nil {
+			return // values of the wrong type for their input: the decoder says so
+		}
+		for _, in := range r.Inputs {
+			n, err := tensor.NumElements(in.Shape)
+			require.NoError(t, err)
+			require.LessOrEqual(t, n, int64(len(body)), "no more values than the body carried")
+		}
+	})
 }
