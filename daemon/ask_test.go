@@ -18,6 +18,7 @@ import (
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/internal/monoclock"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // inferFunc is an executor as the request path sees it.
@@ -185,8 +186,8 @@ func TestAskReturnsTheAnswerInTheModelsShapes(t *testing.T) {
 			require.True(t, res.emulated)
 
 			c := n.counters.of("m")
-			require.Equal(t, map[string]int64{"count": 1, "ns": 300_000}, c.queue.json())
-			require.Equal(t, map[string]int64{"count": 1, "ns": 700_000}, c.compute.json())
+			require.Equal(t, kserve.StatDuration{Count: 1, NS: 300_000}, c.queue.stat())
+			require.Equal(t, kserve.StatDuration{Count: 1, NS: 700_000}, c.compute.stat())
 			for _, h := range []*prometheus.HistogramVec{n.metrics.queue, n.metrics.compute, n.metrics.batch} {
 				require.Equal(t, uint64(1), sampleCount(t, h, "m"))
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // Triton's batch_stats: for each batch size a model ran, the batches of
@@ -35,45 +35,18 @@ func (b *batchStats) add(size int32, share float64, r execReport) {
 	s.outputNS.add(share * float64(r.output))
 }
 
-// batchStat is one batch size's statistics, whole.
-type batchStat struct {
-	size                           int32
-	count, inputNS, inferNS, outNS int64
-}
-
 // list returns the batch sizes run, ascending, leaving out those no whole
-// batch of has been counted yet.
-func (b *batchStats) list() []batchStat {
-	var out []batchStat
+// batch of has been counted yet; empty, not nil, before any.
+func (b *batchStats) list() []kserve.BatchStatistics {
+	out := []kserve.BatchStatistics{}
 	b.sizes.Range(func(k, v any) bool {
 		s := v.(*batchSizeStats)
 		if n := s.count.whole(); n > 0 {
-			out = append(out, batchStat{size: k.(int32), count: n, inputNS: s.inputNS.whole(), inferNS: s.inferNS.whole(), outNS: s.outputNS.whole()})
+			d := func(ns *shareCount) kserve.StatDuration { return kserve.StatDuration{Count: n, NS: ns.whole()} }
+			out = append(out, kserve.BatchStatistics{BatchSize: int64(k.(int32)), ComputeInput: d(&s.inputNS), ComputeInfer: d(&s.inferNS), ComputeOutput: d(&s.outputNS)})
 		}
 		return true
 	})
-	slices.SortFunc(out, func(a, b batchStat) int { return cmp.Compare(a.size, b.size) })
-	return out
-}
-
-// json is the list as the statistics extension's JSON writes it.
-func (b *batchStats) json() []map[string]any {
-	out := []map[string]any{}
-	for _, s := range b.list() {
-		d := func(ns int64) map[string]int64 { return map[string]int64{"count": s.count, "ns": ns} }
-		out = append(out, map[string]any{"batch_size": s.size, "compute_input": d(s.inputNS), "compute_infer": d(s.inferNS), "compute_output": d(s.outNS)})
-	}
-	return out
-}
-
-// proto is the list as gRPC's ModelStatistics carries it.
-func (b *batchStats) proto() []*pb.InferBatchStatistics {
-	var out []*pb.InferBatchStatistics
-	for _, s := range b.list() {
-		d := func(ns int64) *pb.StatisticDuration {
-			return &pb.StatisticDuration{Count: uint64(s.count), Ns: uint64(ns)}
-		}
-		out = append(out, &pb.InferBatchStatistics{BatchSize: uint64(s.size), ComputeInput: d(s.inputNS), ComputeInfer: d(s.inferNS), ComputeOutput: d(s.outNS)})
-	}
+	slices.SortFunc(out, func(a, b kserve.BatchStatistics) int { return cmp.Compare(a.BatchSize, b.BatchSize) })
 	return out
 }

@@ -1,11 +1,13 @@
 package daemon
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 )
 
@@ -23,18 +25,16 @@ func TestBatchStatsCountBatchesFromTheirAnswers(t *testing.T) {
 	// Two batches of one row, each its own request.
 	b.add(1, 1, execReport{compute: us(100)})
 	b.add(1, 1, execReport{compute: us(120)})
-	require.Equal(t, []batchStat{
-		{size: 1, count: 2, inferNS: 220_000},
-		{size: 4, count: 1, inputNS: 30_000, inferNS: 600_000, outNS: 9_000},
+	d := func(count, ns int64) kserve.StatDuration { return kserve.StatDuration{Count: count, NS: ns} }
+	require.Equal(t, []kserve.BatchStatistics{
+		{BatchSize: 1, ComputeInput: d(2, 0), ComputeInfer: d(2, 220_000), ComputeOutput: d(2, 0)},
+		{BatchSize: 4, ComputeInput: d(1, 30_000), ComputeInfer: d(1, 600_000), ComputeOutput: d(1, 9_000)},
 	}, b.list())
-
-	j := b.json()
-	require.Len(t, j, 2)
-	require.Equal(t, map[string]any{"batch_size": int32(4), "compute_input": map[string]int64{"count": 1, "ns": 30_000},
-		"compute_infer": map[string]int64{"count": 1, "ns": 600_000}, "compute_output": map[string]int64{"count": 1, "ns": 9_000}}, j[1])
-	p := b.proto()
+	p := kserve.ModelStatistics{BatchStats: b.list()}.Proto().BatchStats
 	require.Equal(t, uint64(1), p[0].BatchSize)
 	require.Equal(t, &pb.StatisticDuration{Count: 2, Ns: 220_000}, p[0].ComputeInfer)
 	var none batchStats
-	require.Equal(t, []map[string]any{}, none.json(), "an empty list, not null, as Triton writes it")
+	js, err := json.Marshal(none.list())
+	require.NoError(t, err)
+	require.Equal(t, "[]", string(js), "an empty list, not null, as Triton writes it")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon/config"
@@ -221,19 +220,7 @@ func (s *grpcServer) ModelStatistics(_ context.Context, r *pb.ModelStatisticsReq
 	}
 	out := &pb.ModelStatisticsResponse{}
 	for _, m := range models {
-		c := s.n.counters.of(m.Name)
-		d := func(x *durCount) *pb.StatisticDuration {
-			return &pb.StatisticDuration{Count: uint64(x.count.Load()), Ns: uint64(x.ns.Load())}
-		}
-		out.ModelStats = append(out.ModelStats, &pb.ModelStatistics{
-			Name: m.Family, Version: strconv.Itoa(m.Version), LastInference: uint64(c.last.Load()),
-			InferenceCount: uint64(c.inferences.Load()), ExecutionCount: uint64(c.batches.whole()),
-			InferenceStats: &pb.InferStatistics{Success: d(&c.success), Fail: d(&c.fail), Queue: d(&c.queue),
-				ComputeInput: d(&c.computeInput), ComputeInfer: d(&c.compute), ComputeOutput: d(&c.computeOutput),
-				CacheHit: d(&c.cacheHit), CacheMiss: d(&c.cacheMiss)},
-			BatchStats:  c.bySize.proto(),
-			MemoryUsage: memoryUsageProto(s.n.memoryUsage(m.Name)),
-		})
+		out.ModelStats = append(out.ModelStats, s.n.statisticsOf(m).Proto())
 	}
 	return out, nil
 }

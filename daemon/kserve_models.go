@@ -345,8 +345,8 @@ func (d *durCount) add(t time.Duration) {
 	d.ns.Add(int64(t))
 }
 
-func (d *durCount) json() map[string]int64 {
-	return map[string]int64{"count": d.count.Load(), "ns": d.ns.Load()}
+func (d *durCount) stat() kserve.StatDuration {
+	return kserve.StatDuration{Count: d.count.Load(), NS: d.ns.Load()}
 }
 
 // counters holds modelCounters per model.
@@ -372,22 +372,27 @@ func (n *node) handleModelStats(w http.ResponseWriter, r *http.Request) {
 	} else {
 		models = n.catalog.all()
 	}
-	out := make([]map[string]any, 0, len(models))
+	out := kserve.StatisticsResponse{ModelStats: make([]kserve.ModelStatistics, 0, len(models))}
 	for _, m := range models {
-		c := n.counters.of(m.Name)
-		out = append(out, map[string]any{
-			"name": m.Family, "version": strconv.Itoa(m.Version),
-			"last_inference": c.last.Load(), "inference_count": c.inferences.Load(), "execution_count": c.batches.whole(),
-			"inference_stats": map[string]any{
-				"success": c.success.json(), "fail": c.fail.json(), "queue": c.queue.json(),
-				"compute_input": c.computeInput.json(), "compute_infer": c.compute.json(), "compute_output": c.computeOutput.json(),
-				"cache_hit": c.cacheHit.json(), "cache_miss": c.cacheMiss.json(),
-			},
-			"batch_stats":  c.bySize.json(),
-			"memory_usage": n.memoryUsage(m.Name),
-		})
+		out.ModelStats = append(out.ModelStats, n.statisticsOf(m))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"model_stats": out})
+	writeJSON(w, http.StatusOK, out)
+}
+
+// statisticsOf is model m's statistics, for REST and gRPC alike.
+func (n *node) statisticsOf(m *repository.Model) kserve.ModelStatistics {
+	c := n.counters.of(m.Name)
+	return kserve.ModelStatistics{
+		Name: m.Family, Version: strconv.Itoa(m.Version),
+		LastInference: c.last.Load(), InferenceCount: c.inferences.Load(), ExecutionCount: c.batches.whole(),
+		InferenceStats: map[string]kserve.StatDuration{
+			kserve.StatSuccess: c.success.stat(), kserve.StatFail: c.fail.stat(), kserve.StatQueue: c.queue.stat(),
+			kserve.StatComputeInput: c.computeInput.stat(), kserve.StatComputeInfer: c.compute.stat(), kserve.StatComputeOutput: c.computeOutput.stat(),
+			kserve.StatCacheHit: c.cacheHit.stat(), kserve.StatCacheMiss: c.cacheMiss.stat(),
+		},
+		BatchStats:  c.bySize.list(),
+		MemoryUsage: n.memoryUsage(m.Name),
+	}
 }
 
 // queuePolicyJSON is qp as Triton's model configuration JSON writes it,

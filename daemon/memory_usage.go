@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/mps"
 )
 
@@ -21,22 +21,15 @@ import (
 // with 0 for the CPU device. A gpu-let still draining after a new plan
 // counts until it ends, as its memory is held until then.
 
-// memoryUse is one entry of memory_usage: the bytes held on one device.
-type memoryUse struct {
-	Type  string `json:"type"`
-	ID    int64  `json:"id"`
-	Bytes uint64 `json:"byte_size"`
-}
-
 // memoryUsage is model name's memory_usage, sorted by type and id (a
 // real and an emulated GPU of one index by gpuletd's device ID); empty,
 // not nil, while no running gpu-let holds it (or none counts its memory).
-func (n *node) memoryUsage(name string) []memoryUse {
+func (n *node) memoryUsage(name string) []kserve.MemoryUsage {
 	if n.sup == nil {
-		return []memoryUse{}
+		return []kserve.MemoryUsage{}
 	}
 	type held struct {
-		use    memoryUse
+		use    kserve.MemoryUsage
 		device string // gpuletd's device ID
 	}
 	var out []held
@@ -47,10 +40,10 @@ func (n *node) memoryUsage(name string) []memoryUse {
 		}
 		bytes := uint64(math.Round(mb * (1 << 20))) // the planner's MB are MiB
 		if i := slices.IndexFunc(out, func(h held) bool { return h.device == g.device.ID }); i >= 0 {
-			out[i].use.Bytes += bytes
+			out[i].use.ByteSize += bytes
 			continue
 		}
-		use := memoryUse{Type: "GPU", ID: int64(g.device.Index), Bytes: bytes}
+		use := kserve.MemoryUsage{Type: "GPU", ID: int64(g.device.Index), ByteSize: bytes}
 		if g.device.Kind == mps.KindCPU {
 			use.Type, use.ID = "CPU", 0
 		}
@@ -59,18 +52,9 @@ func (n *node) memoryUsage(name string) []memoryUse {
 	slices.SortFunc(out, func(a, b held) int {
 		return cmp.Or(cmp.Compare(a.use.Type, b.use.Type), cmp.Compare(a.use.ID, b.use.ID), cmp.Compare(a.device, b.device))
 	})
-	uses := make([]memoryUse, len(out))
+	uses := make([]kserve.MemoryUsage, len(out))
 	for i, h := range out {
 		uses[i] = h.use
 	}
 	return uses
-}
-
-// memoryUsageProto is uses as gRPC's ModelStatistics has them.
-func memoryUsageProto(uses []memoryUse) []*pb.MemoryUsage {
-	out := make([]*pb.MemoryUsage, len(uses))
-	for i, u := range uses {
-		out[i] = &pb.MemoryUsage{Type: u.Type, Id: u.ID, ByteSize: u.Bytes}
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	pb "github.com/gpulet/gpuletd/executor/executorpb"
 	"github.com/gpulet/gpuletd/gpulet"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/gpulet/gpuletd/mps"
 )
@@ -39,16 +40,16 @@ func TestMemoryUsageSumsTheLoadedCopiesByDevice(t *testing.T) {
 	}}}
 	tests := []struct {
 		model string
-		want  []memoryUse
+		want  []kserve.MemoryUsage
 	}{
-		{model: "mlp", want: []memoryUse{{Type: "CPU", Bytes: 20 << 20}, {Type: "GPU", ID: 1, Bytes: 1 << 19}, {Type: "GPU", ID: 1, Bytes: 300 << 20}}},
-		{model: "vgg", want: []memoryUse{{Type: "GPU", ID: 1, Bytes: 900 << 20}}},
-		{model: "absent", want: []memoryUse{}},
+		{model: "mlp", want: []kserve.MemoryUsage{{Type: "CPU", ByteSize: 20 << 20}, {Type: "GPU", ID: 1, ByteSize: 1 << 19}, {Type: "GPU", ID: 1, ByteSize: 300 << 20}}},
+		{model: "vgg", want: []kserve.MemoryUsage{{Type: "GPU", ID: 1, ByteSize: 900 << 20}}},
+		{model: "absent", want: []kserve.MemoryUsage{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.model, func(t *testing.T) {
 			require.Equal(t, tt.want, n.memoryUsage(tt.model))
 		})
 	}
-	require.Equal(t, []*inferencepb.MemoryUsage{{Type: "GPU", Id: 1, ByteSize: 900 << 20}}, memoryUsageProto(n.memoryUsage("vgg")))
+	require.Equal(t, []*inferencepb.MemoryUsage{{Type: "GPU", Id: 1, ByteSize: 900 << 20}}, kserve.ModelStatistics{MemoryUsage: n.memoryUsage("vgg")}.Proto().MemoryUsage)
 }

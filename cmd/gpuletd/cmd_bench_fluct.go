@@ -1,9 +1,10 @@
 package main
 
 import (
+	"io"
+
 	"github.com/gpulet/gpuletd/sim"
 	"github.com/spf13/cobra"
-	"io"
 )
 
 func init() { benchCommands = append(benchCommands, newBenchFluctCmd) }

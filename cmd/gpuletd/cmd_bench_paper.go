@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/gpulet/gpuletd/sim"
 	"io"
+
+	"github.com/gpulet/gpuletd/sim"
 
 	"github.com/spf13/cobra"
 )

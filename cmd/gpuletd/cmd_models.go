@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon"
 	"github.com/gpulet/gpuletd/internal/bytefmt"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/modelzoo"
 	"github.com/gpulet/gpuletd/profiler/store"
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -149,7 +150,7 @@ type adminModelShow struct {
 	// batches are the model's batches by size since it was loaded, from
 	// the statistics extension (batch_stats); nil when they could not be
 	// read.
-	batches []loadgen.BatchStat
+	batches []kserve.BatchStatistics
 }
 
 // adminTensor is one input or output.

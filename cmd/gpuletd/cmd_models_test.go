@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/daemon"
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
 func TestWriteModels(t *testing.T) {
@@ -91,8 +90,8 @@ func TestWriteModelShow(t *testing.T) {
 	require.NotContains(t, out, "batches", "no statistics read: no row")
 
 	// The batches by size, from the statistics (Triton's batch_stats).
-	d.batches = []loadgen.BatchStat{{BatchSize: 1, ComputeInfer: loadgen.StatDuration{Count: 120, NS: 120 * 800_000}},
-		{BatchSize: 4, ComputeInfer: loadgen.StatDuration{Count: 30, NS: 30 * 2_100_000}}, {BatchSize: 8}}
+	d.batches = []kserve.BatchStatistics{{BatchSize: 1, ComputeInfer: kserve.StatDuration{Count: 120, NS: 120 * 800_000}},
+		{BatchSize: 4, ComputeInfer: kserve.StatDuration{Count: 30, NS: 30 * 2_100_000}}, {BatchSize: 8}}
 	b.Reset()
 	require.NoError(t, writeModelShow(&b, &d, &p))
 	require.Contains(t, b.String(), "\nbatches      1 row ×120 (800µs), 4 rows ×30 (2.10ms) since loaded\n")

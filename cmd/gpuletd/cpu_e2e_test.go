@@ -611,11 +611,11 @@ func checkResponseCache(t *testing.T, base, body string, want []float32) {
 
 	s := statsOf(t, base, "mlpimage")
 	require.Equal(t, int64(4), s.InferenceCount, "the two misses' rows ran, 2 each; a hit is no inference, as in Triton")
-	require.Equal(t, int64(2), s.InferStats["cache_hit"].Count, "%+v", s)
-	require.Equal(t, int64(2), s.InferStats["cache_miss"].Count, "%+v", s)
-	require.Equal(t, int64(2), s.InferStats["compute_infer"].Count, "only misses ran: %+v", s)
-	require.Equal(t, int64(2), s.InferStats["compute_input"].Count, "Triton's compute_input and compute_output, for the misses: %+v", s)
-	require.Equal(t, int64(2), s.InferStats["compute_output"].Count, "%+v", s)
+	require.Equal(t, int64(2), s.InferenceStats["cache_hit"].Count, "%+v", s)
+	require.Equal(t, int64(2), s.InferenceStats["cache_miss"].Count, "%+v", s)
+	require.Equal(t, int64(2), s.InferenceStats["compute_infer"].Count, "only misses ran: %+v", s)
+	require.Equal(t, int64(2), s.InferenceStats["compute_input"].Count, "Triton's compute_input and compute_output, for the misses: %+v", s)
+	require.Equal(t, int64(2), s.InferenceStats["compute_output"].Count, "%+v", s)
 
 	r = do(t, "GET", base+"/metrics", nil, nil)
 	require.Equal(t, 200, r.code)

@@ -23,7 +23,6 @@ import (
 	"github.com/gpulet/gpuletd/internal/testbin"
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/modelzoo"
-	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
@@ -101,31 +100,12 @@ func do(t testing.TB, method, url string, body []byte, header map[string]string)
 	return httpResult{code: resp.StatusCode, header: resp.Header, body: b}
 }
 
-// modelStat is one model's statistics as GET /v2/models/<m>/stats answers
-// them (Triton's statistics extension).
-type modelStat struct {
-	InferenceCount int64 `json:"inference_count"`
-	ExecutionCount int64 `json:"execution_count"`
-	LastInference  int64 `json:"last_inference"`
-	InferStats     map[string]struct {
-		Count int64 `json:"count"`
-	} `json:"inference_stats"`
-	BatchStats  []loadgen.BatchStat `json:"batch_stats"`
-	MemoryUsage []struct {
-		Type  string `json:"type"`
-		ID    int64  `json:"id"`
-		Bytes int64  `json:"byte_size"`
-	} `json:"memory_usage"`
-}
-
 // statsOf reads one model's statistics from the daemon at base.
-func statsOf(t testing.TB, base, model string) modelStat {
+func statsOf(t testing.TB, base, model string) kserve.ModelStatistics {
 	t.Helper()
 	r := do(t, "GET", base+"/v2/models/"+model+"/stats", nil, nil)
 	require.Equal(t, 200, r.code, string(r.body))
-	var stats struct {
-		ModelStats []modelStat `json:"model_stats"`
-	}
+	var stats kserve.StatisticsResponse
 	require.NoError(t, json.Unmarshal(r.body, &stats))
 	require.Len(t, stats.ModelStats, 1, string(r.body))
 	return stats.ModelStats[0]
@@ -322,7 +302,7 @@ func TestKServeProtocol(t *testing.T) {
 	require.Len(t, mlpStats.MemoryUsage, 1, "Triton's memory_usage: the copies on the emulated GPU")
 	require.Equal(t, "GPU", mlpStats.MemoryUsage[0].Type)
 	require.Equal(t, int64(1), mlpStats.MemoryUsage[0].ID, "emu1, as gpuletd numbers its emulated GPUs")
-	require.Positive(t, mlpStats.MemoryUsage[0].Bytes, "what the planner counts for mlp's copies")
+	require.Positive(t, mlpStats.MemoryUsage[0].ByteSize, "what the planner counts for mlp's copies")
 	require.Equal(t, []int64{1, 3, 2, 1}, []int64{bs[0].BatchSize, bs[1].BatchSize, bs[0].ComputeInfer.Count, bs[1].ComputeInfer.Count})
 	require.Positive(t, bs[1].ComputeInfer.NS)
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
@@ -19,10 +20,10 @@ import (
 
 // serverStatsOf reads the statistics of each model (its first version
 // listed); a model whose statistics cannot be read is left out.
-func serverStatsOf(ctx context.Context, d *daemonAPI, models []string) map[string]loadgen.ModelStat {
+func serverStatsOf(ctx context.Context, d *daemonAPI, models []string) map[string]kserve.ModelStatistics {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	out := map[string]loadgen.ModelStat{}
+	out := map[string]kserve.ModelStatistics{}
 	for _, m := range models {
 		st, err := loadgen.FetchStats(ctx, d.client, d.base, m)
 		if err != nil || len(st.ModelStats) == 0 {
@@ -52,15 +53,15 @@ type serverSide struct {
 
 // serverSides is, for each model whose statistics were read before and
 // after and which answered in between, what they say of the run.
-func serverSides(before, after map[string]loadgen.ModelStat) map[string]serverSide {
+func serverSides(before, after map[string]kserve.ModelStatistics) map[string]serverSide {
 	out := map[string]serverSide{}
 	for m, a := range after {
 		b, ok := before[m]
 		if !ok {
 			continue
 		}
-		delta := func(stat string) loadgen.StatDuration {
-			return loadgen.StatDuration{Count: a.Stats[stat].Count - b.Stats[stat].Count, NS: a.Stats[stat].NS - b.Stats[stat].NS}
+		delta := func(stat string) kserve.StatDuration {
+			return kserve.StatDuration{Count: a.InferenceStats[stat].Count - b.InferenceStats[stat].Count, NS: a.InferenceStats[stat].NS - b.InferenceStats[stat].NS}
 		}
 		mean := func(stat string) int64 {
 			if d := delta(stat); d.Count > 0 {

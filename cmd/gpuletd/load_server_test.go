@@ -6,28 +6,29 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
 // stat is a model's statistics with the counts and times given by name.
-func stat(inferences, executions int64, stats map[string]loadgen.StatDuration) loadgen.ModelStat {
-	return loadgen.ModelStat{InferenceCount: inferences, ExecutionCount: executions, Stats: stats}
+func stat(inferences, executions int64, stats map[string]kserve.StatDuration) kserve.ModelStatistics {
+	return kserve.ModelStatistics{InferenceCount: inferences, ExecutionCount: executions, InferenceStats: stats}
 }
 
 // What the server's statistics say of a run, as perf_analyzer's
 // server-side lines: the difference from before to after.
 func TestServerSideOfARun(t *testing.T) {
-	d := func(count, ns int64) loadgen.StatDuration { return loadgen.StatDuration{Count: count, NS: ns} }
-	before := map[string]loadgen.ModelStat{
-		"a": stat(10, 5, map[string]loadgen.StatDuration{"success": d(10, 0), "queue": d(10, 1e6), "compute_infer": d(10, 2e6)}),
-		"b": stat(7, 7, map[string]loadgen.StatDuration{"success": d(7, 0)}),
+	d := func(count, ns int64) kserve.StatDuration { return kserve.StatDuration{Count: count, NS: ns} }
+	before := map[string]kserve.ModelStatistics{
+		"a": stat(10, 5, map[string]kserve.StatDuration{"success": d(10, 0), "queue": d(10, 1e6), "compute_infer": d(10, 2e6)}),
+		"b": stat(7, 7, map[string]kserve.StatDuration{"success": d(7, 0)}),
 		"c": stat(0, 0, nil),
 	}
-	after := map[string]loadgen.ModelStat{
-		"a": stat(410, 105, map[string]loadgen.StatDuration{"success": d(310, 0), "queue": d(210, 201e6), "compute_input": d(200, 4e6),
+	after := map[string]kserve.ModelStatistics{
+		"a": stat(410, 105, map[string]kserve.StatDuration{"success": d(310, 0), "queue": d(210, 201e6), "compute_input": d(200, 4e6),
 			"compute_infer": d(210, 402e6), "compute_output": d(200, 2e6), "cache_hit": d(100, 1e6)}),
-		"b": stat(7, 7, map[string]loadgen.StatDuration{"success": d(7, 0)}),
-		"d": stat(3, 3, map[string]loadgen.StatDuration{"success": d(3, 0)}),
+		"b": stat(7, 7, map[string]kserve.StatDuration{"success": d(7, 0)}),
+		"d": stat(3, 3, map[string]kserve.StatDuration{"success": d(3, 0)}),
 	}
 	sides := serverSides(before, after)
 	require.Equal(t, map[string]serverSide{"a": {Answers: 300, Inferences: 400, Batches: 100, CacheHits: 100,

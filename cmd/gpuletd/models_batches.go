@@ -7,16 +7,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/gpulet/gpuletd/kserve"
 )
 
 // batchesOf reads the batches model m ran, by size, from the daemon's
 // statistics (Triton's batch_stats, which say whether and how a model
 // batches); nil when they cannot be read (the statistics group restricted,
 // say): models show goes on without them.
-func batchesOf(ctx context.Context, d *daemonAPI, m adminModel) []loadgen.BatchStat {
+func batchesOf(ctx context.Context, d *daemonAPI, m adminModel) []kserve.BatchStatistics {
 	family, _, _ := strings.Cut(m.Name, ":")
-	var s loadgen.ModelStats
+	var s kserve.StatisticsResponse
 	if adminFetch(ctx, d, "/v2/models/"+neturl.PathEscape(family)+"/stats", &s) != nil {
 		return nil
 	}
@@ -30,7 +30,7 @@ func batchesOf(ctx context.Context, d *daemonAPI, m adminModel) []loadgen.BatchS
 
 // batchesText is a model's batches by size, with the mean time of their
 // runs: "1 row ×120 (0.80 ms), 4 rows ×30 (2.10 ms)"; "" for none.
-func batchesText(bs []loadgen.BatchStat) string {
+func batchesText(bs []kserve.BatchStatistics) string {
 	var parts []string
 	for _, b := range bs {
 		if b.ComputeInfer.Count <= 0 {

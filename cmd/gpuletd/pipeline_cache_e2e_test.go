@@ -95,8 +95,8 @@ func TestPipelineResponseCache(t *testing.T) {
 func requirePipelineCache(t *testing.T, base string, hits, misses, detectorRuns int64) {
 	t.Helper()
 	p := statsOf(t, base, modelzoo.PipelineName)
-	require.Equal(t, hits, p.InferStats["cache_hit"].Count)
-	require.Equal(t, misses, p.InferStats["cache_miss"].Count)
+	require.Equal(t, hits, p.InferenceStats["cache_hit"].Count)
+	require.Equal(t, misses, p.InferenceStats["cache_miss"].Count)
 	require.Equal(t, misses, p.InferenceCount, "the misses ran; a hit is no inference, as in Triton")
 	require.Equal(t, detectorRuns, statsOf(t, base, modelzoo.DetectorModel).InferenceCount, "only misses ran the steps")
 }

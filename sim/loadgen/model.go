@@ -167,41 +167,9 @@ func statefulStep(ctx context.Context, client *http.Client, base string, steps [
 	return false, nil
 }
 
-// ModelStats is the part of GET /v2/models/{m}/stats (Triton's statistics
-// extension) the load tools read.
-type ModelStats struct {
-	ModelStats []ModelStat `json:"model_stats"`
-}
-
-// ModelStat is one model version's statistics.
-type ModelStat struct {
-	Version string `json:"version"`
-	// InferenceCount is the rows of the requests that ran, ExecutionCount
-	// the batches they ran in; Stats each statistic (success, fail, queue,
-	// compute_input, compute_infer, compute_output, cache_hit, cache_miss).
-	InferenceCount int64                   `json:"inference_count"`
-	ExecutionCount int64                   `json:"execution_count"`
-	Stats          map[string]StatDuration `json:"inference_stats"`
-	// BatchStats are the batches run, by size (Triton's batch_stats).
-	BatchStats []BatchStat `json:"batch_stats"`
-}
-
-// BatchStat is the batches of one size (in rows) a model ran, and the
-// time of their runs.
-type BatchStat struct {
-	BatchSize    int64        `json:"batch_size"`
-	ComputeInfer StatDuration `json:"compute_infer"`
-}
-
-// StatDuration is one statistic: how many, and their total time.
-type StatDuration struct {
-	Count int64 `json:"count"`
-	NS    int64 `json:"ns"`
-}
-
 // FetchStats reads the statistics of model from the server at base.
-func FetchStats(ctx context.Context, client *http.Client, base, model string) (*ModelStats, error) {
-	var s ModelStats
+func FetchStats(ctx context.Context, client *http.Client, base, model string) (*kserve.StatisticsResponse, error) {
+	var s kserve.StatisticsResponse
 	if err := GetJSON(ctx, client, base+"/v2/models/"+url.PathEscape(model)+"/stats", &s); err != nil {
 		return nil, fmt.Errorf("fetch model %s statistics: %w", model, err)
 	}

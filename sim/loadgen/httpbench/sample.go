@@ -59,8 +59,8 @@ func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error
 	}
 	for _, m := range stats.ModelStats {
 		s.answered += m.InferenceCount
-		s.executorCount += m.Stats["compute_infer"].Count
-		s.executorNS += m.Stats["queue"].NS + m.Stats["compute_infer"].NS
+		s.executorCount += m.InferenceStats["compute_infer"].Count
+		s.executorNS += m.InferenceStats["queue"].NS + m.InferenceStats["compute_infer"].NS
 	}
 	var st statusPart
 	if err := loadgen.GetJSON(ctx, client, d.base+"/api/v1/status", &st); err != nil {

@@ -1,0 +1,92 @@
+package kserve
+
+import (
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+)
+
+// Triton's statistics extension (GET /v2/models[/{m}[/versions/{v}]]/stats,
+// gRPC ModelStatistics): the one form the daemon writes, over REST as JSON
+// and over gRPC through Proto, and the load tools read, from gpuletd or
+// Triton alike.
+
+// StatisticsResponse is the answer: one entry per model version.
+type StatisticsResponse struct {
+	ModelStats []ModelStatistics `json:"model_stats"`
+}
+
+// Names of InferenceStats' statistics.
+const (
+	StatSuccess       = "success"
+	StatFail          = "fail"
+	StatQueue         = "queue"
+	StatComputeInput  = "compute_input"
+	StatComputeInfer  = "compute_infer"
+	StatComputeOutput = "compute_output"
+	StatCacheHit      = "cache_hit"
+	StatCacheMiss     = "cache_miss"
+)
+
+// ModelStatistics is one model version's statistics.
+type ModelStatistics struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// LastInference is Unix milliseconds of the last inference; 0 before
+	// the first.
+	LastInference int64 `json:"last_inference"`
+	// InferenceCount is the rows of the requests that ran (not those the
+	// response cache answered), ExecutionCount the batches they ran in.
+	InferenceCount int64 `json:"inference_count"`
+	ExecutionCount int64 `json:"execution_count"`
+	// InferenceStats are the statistics by name (the Stat* constants).
+	InferenceStats map[string]StatDuration `json:"inference_stats"`
+	// BatchStats are the batches run, by size ascending.
+	BatchStats []BatchStatistics `json:"batch_stats"`
+	// MemoryUsage is what the model's loaded copies hold, by device.
+	MemoryUsage []MemoryUsage `json:"memory_usage"`
+}
+
+// StatDuration is one statistic: how many, and their total time.
+type StatDuration struct {
+	Count int64 `json:"count"`
+	NS    int64 `json:"ns"`
+}
+
+// BatchStatistics are the batches of one size (in rows) a model ran, and
+// the time of their inputs, runs and outputs.
+type BatchStatistics struct {
+	BatchSize     int64        `json:"batch_size"`
+	ComputeInput  StatDuration `json:"compute_input"`
+	ComputeInfer  StatDuration `json:"compute_infer"`
+	ComputeOutput StatDuration `json:"compute_output"`
+}
+
+// MemoryUsage is memory held on one device: Type "CPU", "CPU_PINNED" or
+// "GPU", ID the device's index.
+type MemoryUsage struct {
+	Type     string `json:"type"`
+	ID       int64  `json:"id"`
+	ByteSize uint64 `json:"byte_size"`
+}
+
+// Proto is s as gRPC's ModelStatistics carries it.
+func (s ModelStatistics) Proto() *pb.ModelStatistics {
+	d := func(x StatDuration) *pb.StatisticDuration {
+		return &pb.StatisticDuration{Count: uint64(x.Count), Ns: uint64(x.NS)}
+	}
+	st := func(name string) *pb.StatisticDuration { return d(s.InferenceStats[name]) }
+	out := &pb.ModelStatistics{
+		Name: s.Name, Version: s.Version, LastInference: uint64(s.LastInference),
+		InferenceCount: uint64(s.InferenceCount), ExecutionCount: uint64(s.ExecutionCount),
+		InferenceStats: &pb.InferStatistics{Success: st(StatSuccess), Fail: st(StatFail), Queue: st(StatQueue),
+			ComputeInput: st(StatComputeInput), ComputeInfer: st(StatComputeInfer), ComputeOutput: st(StatComputeOutput),
+			CacheHit: st(StatCacheHit), CacheMiss: st(StatCacheMiss)},
+	}
+	for _, b := range s.BatchStats {
+		out.BatchStats = append(out.BatchStats, &pb.InferBatchStatistics{BatchSize: uint64(b.BatchSize),
+			ComputeInput: d(b.ComputeInput), ComputeInfer: d(b.ComputeInfer), ComputeOutput: d(b.ComputeOutput)})
+	}
+	for _, u := range s.MemoryUsage {
+		out.MemoryUsage = append(out.MemoryUsage, &pb.MemoryUsage{Type: u.Type, Id: u.ID, ByteSize: u.ByteSize})
+	}
+	return out
+}
