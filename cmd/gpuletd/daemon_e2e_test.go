@@ -282,13 +282,7 @@ func TestKServeProtocol(t *testing.T) {
 	// Statistics count what happened.
 	r = do(t, "GET", base+"/v2/models/stats", nil, nil)
 	require.Equal(t, 200, r.code)
-	var stats struct {
-		ModelStats []struct {
-			Name           string `json:"name"`
-			InferenceCount int64  `json:"inference_count"`
-			ExecutionCount int64  `json:"execution_count"`
-		} `json:"model_stats"`
-	}
+	var stats kserve.StatisticsResponse
 	require.NoError(t, json.Unmarshal(r.body, &stats))
 	counts, batches := map[string]int64{}, map[string]int64{}
 	for _, s := range stats.ModelStats {

@@ -127,12 +127,7 @@ func TestTritonFormsServe(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "versions [1 2] are served")
 	stats := func(v string) int64 {
-		var s struct {
-			ModelStats []struct {
-				Version        string `json:"version"`
-				InferenceCount int64  `json:"inference_count"`
-			} `json:"model_stats"`
-		}
+		var s kserve.StatisticsResponse
 		require.NoError(t, json.Unmarshal(do(t, "GET", base+"/v2/models/mlp16/versions/"+v+"/stats", nil, nil).body, &s))
 		require.Len(t, s.ModelStats, 1)
 		return s.ModelStats[0].InferenceCount
