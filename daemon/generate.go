@@ -20,16 +20,7 @@ func (n *node) handleGenerate(w http.ResponseWriter, r *http.Request, stream boo
 	if !ok {
 		return
 	}
-	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival, func() traceContext { return traceContextOfHeader(r.Header) })
-	if tr != nil {
-		r = r.WithContext(withTrace(r.Context(), tr))
-	}
-	var raw []byte
-	release := func() {}
-	ierr := n.begin(m, arrival)
-	if ierr == nil {
-		raw, release, ierr = n.readBody(r, m, arrival)
-	}
+	r, tr, raw, release, ierr := n.restArrival(r, m, arrival)
 	defer release()
 	var body []byte
 	if ierr == nil {
@@ -54,10 +45,7 @@ func (n *node) handleGenerate(w http.ResponseWriter, r *http.Request, stream boo
 			ierr = &inferError{code: http.StatusInternalServerError, reason: reasonInternal, msg: err.Error()}
 		}
 	}
-	n.finish(m, arrival, batch, ierr)
-	n.traces.done(tr, time.Now(), ierr.message())
-	if ierr != nil {
-		writeInferError(w, ierr)
+	if !n.restOutcome(w, m, arrival, batch, tr, ierr) {
 		return
 	}
 	if stream {

@@ -83,17 +83,7 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var body []byte
-	release := func() {}
-	header := r.Header
-	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival, func() traceContext { return traceContextOfHeader(header) })
-	if tr != nil {
-		r = r.WithContext(withTrace(r.Context(), tr))
-	}
-	ierr := n.begin(m, arrival)
-	if ierr == nil {
-		body, release, ierr = n.readBody(r, m, arrival)
-	}
+	r, tr, body, release, ierr := n.restArrival(r, m, arrival)
 	defer release()
 	var resp *inferAnswer
 	if ierr == nil {
@@ -106,15 +96,44 @@ func (n *node) handleInfer(w http.ResponseWriter, r *http.Request) {
 		batch = resp.batch
 		whole = formatAnswer(resp.body)
 	}
-	n.finish(m, arrival, batch, ierr)
-	n.traces.done(tr, time.Now(), ierr.message())
-	if ierr != nil {
-		writeInferError(w, ierr)
+	if !n.restOutcome(w, m, arrival, batch, tr, ierr) {
 		return
 	}
 	if !writeAnswer(w, r.Header.Get("Accept-Encoding"), resp.body, whole, n.conf().Limits.BodyTimeout.D()) {
 		n.metrics.abandoned.WithLabelValues(m.Name).Inc()
 	}
+}
+
+// restArrival takes a REST inference request of m at the door (REST's
+// /infer and the generate extension): it samples its trace (the request
+// returned carries it), counts it (begin) and reads its body, which release
+// gives back.
+func (n *node) restArrival(r *http.Request, m *repository.Model, arrival time.Time) (*http.Request, *reqTrace, []byte, func(), *inferError) {
+	header := r.Header
+	tr := n.traces.sample(m.Name, m.Family, m.Version, arrival, func() traceContext { return traceContextOfHeader(header) })
+	if tr != nil {
+		r = r.WithContext(withTrace(r.Context(), tr))
+	}
+	var body []byte
+	release := func() {}
+	ierr := n.begin(m, arrival)
+	if ierr == nil {
+		body, release, ierr = n.readBody(r, m, arrival)
+	}
+	return r, tr, body, release, ierr
+}
+
+// restOutcome books a REST inference request's outcome (finish, its
+// trace) and answers it when it failed; it says whether the answer is
+// still to be written.
+func (n *node) restOutcome(w http.ResponseWriter, m *repository.Model, arrival time.Time, batch int32, tr *reqTrace, ierr *inferError) bool {
+	n.finish(m, arrival, batch, ierr)
+	n.traces.done(tr, time.Now(), ierr.message())
+	if ierr != nil {
+		writeInferError(w, ierr)
+		return false
+	}
+	return true
 }
 
 // begin counts a request of m that arrived at the door at arrival and
