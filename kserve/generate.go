@@ -55,9 +55,6 @@ func GenerateToInfer(body []byte, inputs []TensorMetadata) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("%w: no key names one of the model's inputs (%s); the other keys are parameters", ErrBadRequest, strings.Join(names, ", "))
 	}
-	if len(out.Parameters) == 0 {
-		out.Parameters = nil
-	}
 	return json.Marshal(out)
 }
 
@@ -180,11 +177,13 @@ func InferToGenerate(answer []byte) ([]byte, error) {
 			out[o.Name] = b
 		}
 	}
-	for k, v := range map[string]string{"model_name": a.ModelName, "model_version": a.ModelVersion, "id": a.ID} {
-		if v != "" || k != "id" {
-			b, _ := json.Marshal(v) // a string does not fail
-			out[k] = b
-		}
+	str := func(v string) json.RawMessage {
+		b, _ := json.Marshal(v) // a string does not fail
+		return b
+	}
+	out["model_name"], out["model_version"] = str(a.ModelName), str(a.ModelVersion)
+	if a.ID != "" {
+		out["id"] = str(a.ID)
 	}
 	return json.Marshal(out)
 }

@@ -99,17 +99,22 @@ func stringInto(name string, into func(*tritonState) *string) tritonFlag {
 	}
 }
 
-// deprecatedTrace is one of Triton's trace flags from before
-// --trace-config (--trace-level=…), read as its --trace-config setting.
-func deprecatedTrace(setting string) tritonFlag {
+// eachValue is a flag whose values are each one setting, read by read.
+func eachValue(read func(s *tritonState, value string) error) tritonFlag {
 	return func(s *tritonState, v []string) error {
 		for _, x := range v {
-			if err := s.traceSetting(setting + "=" + x); err != nil {
+			if err := read(s, x); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
+}
+
+// deprecatedTrace is one of Triton's trace flags from before
+// --trace-config (--trace-level=…), read as its --trace-config setting.
+func deprecatedTrace(setting string) tritonFlag {
+	return eachValue(func(s *tritonState, x string) error { return s.traceSetting(setting + "=" + x) })
 }
 
 // ignored is a flag gpuletd takes and says it ignores, with why.
@@ -206,22 +211,8 @@ var tritonFlags = map[string]tritonFlag{
 	"grpc-server-cert": stringInto("grpc-server-cert", func(s *tritonState) *string { return &s.tls.cert }),
 	"grpc-server-key":  stringInto("grpc-server-key", func(s *tritonState) *string { return &s.tls.key }),
 	"grpc-root-cert":   stringInto("grpc-root-cert", func(s *tritonState) *string { return &s.tls.root }),
-	"trace-config": func(s *tritonState, v []string) error {
-		for _, e := range v {
-			if err := s.traceSetting(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
-	"backend-config": func(s *tritonState, v []string) error {
-		for _, e := range v {
-			if err := s.backendSetting(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+	"trace-config":     eachValue((*tritonState).traceSetting),
+	"backend-config":   eachValue((*tritonState).backendSetting),
 	"allow-client-shm": func(s *tritonState, v []string) error {
 		on, err := boolArg("allow-client-shm", v)
 		if err == nil {
