@@ -104,9 +104,9 @@ func (n *node) noteStartup(sel startupSelection) {
 	if names := n.catalog.notLoadedNames(); len(names) > 0 {
 		n.log.Info("model folders not loaded at start (startup_models): the repository API loads them", zap.Strings("models", names))
 	}
-	n.catalog.mu.Lock()
+	n.catalog.mu.RLock()
 	ix := n.catalog.index
-	n.catalog.mu.Unlock()
+	n.catalog.mu.RUnlock()
 	if ix == nil {
 		return
 	}
