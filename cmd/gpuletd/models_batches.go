@@ -10,22 +10,18 @@ import (
 	"github.com/gpulet/gpuletd/kserve"
 )
 
-// batchesOf reads the batches model m ran, by size, from the daemon's
-// statistics (Triton's batch_stats, which say whether and how a model
-// batches); nil when they cannot be read (the statistics group restricted,
-// say): models show goes on without them.
+// batchesOf reads the batches model m (one version) ran, by size, from the
+// daemon's statistics of that version (Triton's batch_stats, which say
+// whether and how a model batches); nil when they cannot be read (the
+// statistics group restricted, say): models show goes on without them.
 func batchesOf(ctx context.Context, d *daemonAPI, m adminModel) []kserve.BatchStatistics {
 	family, _, _ := strings.Cut(m.Name, ":")
 	var s kserve.StatisticsResponse
-	if adminFetch(ctx, d, "/v2/models/"+neturl.PathEscape(family)+"/stats", &s) != nil {
+	path := "/v2/models/" + neturl.PathEscape(family) + "/versions/" + strconv.Itoa(m.Version) + "/stats"
+	if adminFetch(ctx, d, path, &s) != nil || len(s.ModelStats) != 1 {
 		return nil
 	}
-	for _, v := range s.ModelStats {
-		if v.Version == strconv.Itoa(m.Version) {
-			return v.BatchStats
-		}
-	}
-	return nil
+	return s.ModelStats[0].BatchStats
 }
 
 // batchesText is a model's batches by size, with the mean time of their
