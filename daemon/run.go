@@ -221,6 +221,11 @@ func Run(ctx context.Context, opts Options) (err error) {
 		_ = srv.Shutdown(cctx)
 		return err
 	}
+	var metricsLn net.Listener
+	if metricsSrv != nil {
+		metricsLn = metricsSrv.ln
+	}
+	defer recordListeners(log, cfg, ln, grpcLn, metricsLn, n.tls != nil)()
 
 	// systemd's status line, from here on: profiling may take minutes
 	// before the daemon is ready.

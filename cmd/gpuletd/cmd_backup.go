@@ -42,7 +42,8 @@ would check it and what it holds is printed. Given a folder, it writes
 gpuletd-<host>-<time>.db there. "gpuletd restore FILE" puts it back, on this
 node or on another of the same GPUs.
 
-The daemon is found at --url, or at the configured listen address. When
+The daemon is found at --url, or where the daemon holding the configured
+runtime_dir says it listens, or at the configured listen address. When
 nothing answers at the configured address, or a gpuletd of a release without
 the backup call does (a backup before an upgrade's restart), the database in
 the configured state_dir is copied directly (this needs read access to it).`,

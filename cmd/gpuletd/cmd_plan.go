@@ -32,7 +32,8 @@ func newPlanCmd(g *globalFlags) *cobra.Command {
 and what applying that plan would start, stop, load and unload. The plan is
 the one a re-plan applies: every rate with the planner's headroom, each GPU's
 layout where it moves the least. Nothing is applied. The daemon is found at
---url, or at the configured listen address.
+--url, or where the daemon holding the configured runtime_dir says it listens,
+or at the configured listen address.
 
 With --workload FILE (or FILE alone), plan the node a workload file
 describes (devices, models, rates) instead, without a daemon.

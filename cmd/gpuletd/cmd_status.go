@@ -25,7 +25,8 @@ func newStatusCmd(g *globalFlags) *cobra.Command {
 the models placed on them (batch, planned rate, and how busy each was in the
 last 10 s) and its models (measured and assigned rate, SLO, recent attainment
 and latency, where placed).
-The daemon is found at --url, or at the configured listen address.
+The daemon is found at --url, or where the daemon holding the configured
+runtime_dir says it listens, or at the configured listen address.
 
 --watch asks again every 2 s (--watch=5s: every 5 s) until interrupted: on a
 terminal the screen is drawn again, as watch(1) does; otherwise each answer

@@ -21,7 +21,7 @@ import (
 const completionTimeout = 2 * time.Second
 
 // repositoryModels are the names in the running daemon's repository index
-// (at the command's --url, or the configured listen address) with each
+// (at the command's --url, or where the daemon is found without it) with each
 // one's state, and why it does not serve, as completions; none when no
 // daemon answers.
 func (g *globalFlags) repositoryModels(cmd *cobra.Command) []cobra.Completion {

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 
 	"github.com/gpulet/gpuletd/daemon/config"
+	"github.com/gpulet/gpuletd/internal/listenfile"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 )
 
@@ -80,6 +80,9 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 	base, err := daemonURL(l, loadErr, flag)
 	if err != nil {
 		return nil, err
+	}
+	if flag == "" && loadErr == nil {
+		base = runningAt(l.Config, base)
 	}
 	var hint func() string
 	var header map[string]string
@@ -158,7 +161,7 @@ const tokenUsage = "the admin token, needed off loopback (default: the configura
 
 // urlUsage is the --url flag's usage in every command that reaches a
 // daemon.
-const urlUsage = "the daemon's base URL (default the configured listen address, https when tls is set)"
+const urlUsage = "the daemon's base URL (default: where the daemon holding the configured runtime_dir says it listens, else the configured listen address; https when tls is set)"
 
 // daemonURL is --url, or the configured listen address (a wildcard host is
 // reached on loopback), over https when the configuration serves TLS; l
@@ -177,17 +180,26 @@ func daemonURL(l *config.Loaded, loadErr error, flag string) (string, error) {
 	if loadErr != nil {
 		return "", loadErr
 	}
-	host, port, err := net.SplitHostPort(l.Config.Listen)
+	addr, err := listenfile.Dialable(l.Config.Listen)
 	if err != nil {
-		return "", fmt.Errorf("read listen address %q: %w", l.Config.Listen, err)
+		return "", err
 	}
-	switch ip := net.ParseIP(host); {
-	case host == "":
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified() && ip.To4() != nil:
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified():
-		host = "::1"
+	return scheme + addr, nil
+}
+
+// runningAt is where the daemon that holds c's runtime_dir says it listens
+// (package listenfile) when that is not base, the address c gives: a
+// daemon started with other addresses than the configuration's (gpuletd
+// tritonserver's --http-port, GPULETD_LISTEN set for it alone) is reached
+// where it is. base otherwise, and when that daemon serves HTTPS and c
+// gives no certificate to trust it by.
+func runningAt(c config.Config, base string) string {
+	r, ok := listenfile.Live(c.RuntimeDir)
+	if !ok || (r.TLS && !c.TLS.Enabled()) {
+		return base
 	}
-	return scheme + net.JoinHostPort(host, port), nil
+	if url, err := r.URL(); err == nil {
+		return url
+	}
+	return base
 }

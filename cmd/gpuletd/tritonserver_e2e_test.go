@@ -31,12 +31,12 @@ func TestTritonServerCommandLine(t *testing.T) {
 		return p
 	}
 	httpPort, grpcPort, metricsPort := port(), port(), port()
+	env := daemonEnv(t, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_AUTH_ADMIN_TOKEN=secret")
 	logs, _, _ := runDaemonProcess(t, []string{testbin.Gpuletd(t), "tritonserver", "--model-repository=" + repo, "--http-address=127.0.0.1", "--http-port", httpPort,
 		"--grpc-address=127.0.0.1", "--grpc-port=" + grpcPort, "--metrics-address=127.0.0.1", "--metrics-port=" + metricsPort,
 		"--model-control-mode=explicit", "--load-model=mlp", "--http-restricted-api=model-repository:admin-key=k2",
 		"--backend-config=onnxruntime,default-max-batch-size=8", "--backend-config=onnxruntime,enable-global-threadpool=1", "--exit-timeout-secs=30",
-		"--trace-config", "level=TIMESTAMPS", "--trace-config=rate=1", "--trace-config=triton,file=/var/log/trace.json"},
-		daemonEnv(t, "GPULETD_DEFAULT_SLO=200ms", "GPULETD_AUTH_ADMIN_TOKEN=secret"))
+		"--trace-config", "level=TIMESTAMPS", "--trace-config=rate=1", "--trace-config=triton,file=/var/log/trace.json"}, env)
 	base := "http://127.0.0.1:" + httpPort
 	require.Eventually(t, func() bool {
 		resp, err := http.Get(base + "/v2/health/ready")
@@ -65,7 +65,13 @@ func TestTritonServerCommandLine(t *testing.T) {
 	require.Contains(t, logs.String(), "tritonserver flag --backend-config onnxruntime,enable-global-threadpool=1 ignored")
 	require.Contains(t, logs.String(), "tritonserver flag --exit-timeout-secs ignored")
 
-	code, out := runOnce(t, testbin.Gpuletd(t), t.TempDir(), daemonEnv(t), "tritonserver", "--model-repository="+repo, "--allow-http=false")
+	// The command line, its configuration saying nothing of port 8000,
+	// reaches the daemon where it listens (its record in runtime_dir).
+	code, out := runOnce(t, testbin.Gpuletd(t), t.TempDir(), env, "models", "list")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "mlp")
+
+	code, out = runOnce(t, testbin.Gpuletd(t), t.TempDir(), daemonEnv(t), "tritonserver", "--model-repository="+repo, "--allow-http=false")
 	require.Equal(t, 2, code)
 	require.Contains(t, out, "tritonserver: --allow-http=false: gpuletd always serves REST")
 }
