@@ -109,6 +109,30 @@ func tritonOptimization(pc *tritonpb.ModelConfig, c *ModelConfig, note func(stri
 	}
 }
 
+// ortBackendParameters are the parameters Triton's ONNX Runtime backend
+// reads from a config.pbtxt (its source names them), with why gpuletd
+// leaves each without effect: a configuration moved from Triton is told
+// what became of them rather than that the name is unknown.
+var ortBackendParameters = func() map[string]string {
+	const (
+		threads = "gpuletd gives each run its threads: one per core of its CPU gpu-let (one on a GPU), the operators in order"
+		memory  = "gpuletd sets ONNX Runtime's memory itself (a gpu-let's cap, where it has one) and places the model by the memory its profile measured (the parameter memory_mb gives it)"
+		cuda    = "the CUDA provider runs with ONNX Runtime's defaults"
+	)
+	m := map[string]string{}
+	for _, k := range []string{"intra_op_thread_count", "inter_op_thread_count", "execution_mode"} {
+		m[k] = threads
+	}
+	for _, k := range []string{"enable_mem_arena", "enable_mem_pattern", "arena_extend_strategy", "memory.enable_memory_arena_shrinkage",
+		"session.use_device_allocator_for_initializers", "gpu_mem_limit"} {
+		m[k] = memory
+	}
+	for _, k := range []string{"cudnn_conv_algo_search", "do_copy_in_default_stream"} {
+		m[k] = cuda
+	}
+	return m
+}()
+
 // tritonMetrics notes the fields gpuletd reads but leaves without effect:
 // metric labels and histogram buckets.
 func tritonMetrics(pc *tritonpb.ModelConfig, note func(string, ...any)) {

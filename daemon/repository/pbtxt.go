@@ -487,6 +487,10 @@ func tritonParameters(c *ModelConfig, params map[string]*tritonpb.ModelParameter
 			}
 			c.PathAccuracy = table
 		default:
+			if why := ortBackendParameters[k]; why != "" {
+				note("%s ignored: Triton's onnxruntime backend reads it, and %s", f, why)
+				continue
+			}
 			note("%s ignored: gpuletd reads the parameters %s, %s, %s, %s, %s, %s, (stateful models) %s and (pipelines) %s, %s, %s", f, ParamSLO, ParamProfile, ParamMemoryMB, ParamProfileShapes, ParamVariant, ParamAccuracy, ParamMaxQueue, ParamFanout, ParamMinAccuracy, ParamPathAccuracy)
 		}
 	}
