@@ -390,8 +390,9 @@ func (n *node) statisticsOf(m *repository.Model) kserve.ModelStatistics {
 			kserve.StatComputeInput: c.computeInput.stat(), kserve.StatComputeInfer: c.compute.stat(), kserve.StatComputeOutput: c.computeOutput.stat(),
 			kserve.StatCacheHit: c.cacheHit.stat(), kserve.StatCacheMiss: c.cacheMiss.stat(),
 		},
-		BatchStats:  c.bySize.list(),
-		MemoryUsage: n.memoryUsage(m.Name),
+		BatchStats:    c.bySize.list(),
+		MemoryUsage:   n.memoryUsage(m.Name),
+		ResponseStats: map[string]map[string]kserve.StatDuration{}, // no decoupled models: {} as Triton writes it
 	}
 }
 

@@ -24,6 +24,8 @@ const (
 	StatComputeOutput = "compute_output"
 	StatCacheHit      = "cache_hit"
 	StatCacheMiss     = "cache_miss"
+	// StatEmptyResponse is a statistic of ResponseStats alone.
+	StatEmptyResponse = "empty_response"
 )
 
 // ModelStatistics is one model version's statistics.
@@ -43,6 +45,12 @@ type ModelStatistics struct {
 	BatchStats []BatchStatistics `json:"batch_stats"`
 	// MemoryUsage is what the model's loaded copies hold, by device.
 	MemoryUsage []MemoryUsage `json:"memory_usage"`
+	// ResponseStats are a decoupled model's answers by their index within
+	// a request ("0", "1", …), each by statistic name (compute_infer,
+	// compute_output, success, fail, empty_response, cancel), as Triton
+	// reports them. gpuletd serves no decoupled models and writes it
+	// empty, as Triton does for a model whose backend reports none.
+	ResponseStats map[string]map[string]StatDuration `json:"response_stats"`
 }
 
 // StatDuration is one statistic: how many, and their total time.
@@ -87,6 +95,13 @@ func (s ModelStatistics) Proto() *pb.ModelStatistics {
 	}
 	for _, u := range s.MemoryUsage {
 		out.MemoryUsage = append(out.MemoryUsage, &pb.MemoryUsage{Type: u.Type, Id: u.ID, ByteSize: u.ByteSize})
+	}
+	for k, r := range s.ResponseStats {
+		if out.ResponseStats == nil {
+			out.ResponseStats = map[string]*pb.InferResponseStatistics{}
+		}
+		out.ResponseStats[k] = &pb.InferResponseStatistics{ComputeInfer: d(r[StatComputeInfer]), ComputeOutput: d(r[StatComputeOutput]),
+			Success: d(r[StatSuccess]), Fail: d(r[StatFail]), EmptyResponse: d(r[StatEmptyResponse])}
 	}
 	return out
 }

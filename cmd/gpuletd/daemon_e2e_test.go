@@ -284,6 +284,7 @@ func TestKServeProtocol(t *testing.T) {
 	require.Equal(t, 200, r.code)
 	var stats kserve.StatisticsResponse
 	require.NoError(t, json.Unmarshal(r.body, &stats))
+	require.Contains(t, string(r.body), `"response_stats":{}`, "Triton's field, empty for models that are not decoupled")
 	counts, batches := map[string]int64{}, map[string]int64{}
 	for _, s := range stats.ModelStats {
 		counts[s.Name], batches[s.Name] = s.InferenceCount, s.ExecutionCount

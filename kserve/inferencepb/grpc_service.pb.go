@@ -1364,7 +1364,10 @@ type ModelStatistics struct {
 	// By batch size, ascending.
 	BatchStats []*InferBatchStatistics `protobuf:"bytes,7,rep,name=batch_stats,json=batchStats,proto3" json:"batch_stats,omitempty"`
 	// What the model's loaded copies hold, by device.
-	MemoryUsage   []*MemoryUsage `protobuf:"bytes,8,rep,name=memory_usage,json=memoryUsage,proto3" json:"memory_usage,omitempty"`
+	MemoryUsage []*MemoryUsage `protobuf:"bytes,8,rep,name=memory_usage,json=memoryUsage,proto3" json:"memory_usage,omitempty"`
+	// A decoupled model's answers, by their index within a request ("0",
+	// "1", …); empty from gpuletd, which serves no decoupled models.
+	ResponseStats map[string]*InferResponseStatistics `protobuf:"bytes,9,rep,name=response_stats,json=responseStats,proto3" json:"response_stats,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1455,6 +1458,90 @@ func (x *ModelStatistics) GetMemoryUsage() []*MemoryUsage {
 	return nil
 }
 
+func (x *ModelStatistics) GetResponseStats() map[string]*InferResponseStatistics {
+	if x != nil {
+		return x.ResponseStats
+	}
+	return nil
+}
+
+// The answers at one index of a decoupled model's requests.
+type InferResponseStatistics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ComputeInfer  *StatisticDuration     `protobuf:"bytes,1,opt,name=compute_infer,json=computeInfer,proto3" json:"compute_infer,omitempty"`
+	ComputeOutput *StatisticDuration     `protobuf:"bytes,2,opt,name=compute_output,json=computeOutput,proto3" json:"compute_output,omitempty"`
+	Success       *StatisticDuration     `protobuf:"bytes,3,opt,name=success,proto3" json:"success,omitempty"`
+	Fail          *StatisticDuration     `protobuf:"bytes,4,opt,name=fail,proto3" json:"fail,omitempty"`
+	EmptyResponse *StatisticDuration     `protobuf:"bytes,5,opt,name=empty_response,json=emptyResponse,proto3" json:"empty_response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InferResponseStatistics) Reset() {
+	*x = InferResponseStatistics{}
+	mi := &file_grpc_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InferResponseStatistics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InferResponseStatistics) ProtoMessage() {}
+
+func (x *InferResponseStatistics) ProtoReflect() protoreflect.Message {
+	mi := &file_grpc_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InferResponseStatistics.ProtoReflect.Descriptor instead.
+func (*InferResponseStatistics) Descriptor() ([]byte, []int) {
+	return file_grpc_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *InferResponseStatistics) GetComputeInfer() *StatisticDuration {
+	if x != nil {
+		return x.ComputeInfer
+	}
+	return nil
+}
+
+func (x *InferResponseStatistics) GetComputeOutput() *StatisticDuration {
+	if x != nil {
+		return x.ComputeOutput
+	}
+	return nil
+}
+
+func (x *InferResponseStatistics) GetSuccess() *StatisticDuration {
+	if x != nil {
+		return x.Success
+	}
+	return nil
+}
+
+func (x *InferResponseStatistics) GetFail() *StatisticDuration {
+	if x != nil {
+		return x.Fail
+	}
+	return nil
+}
+
+func (x *InferResponseStatistics) GetEmptyResponse() *StatisticDuration {
+	if x != nil {
+		return x.EmptyResponse
+	}
+	return nil
+}
+
 // Memory held on one device: type "CPU", "CPU_PINNED" or "GPU", id the
 // device's index, byte_size the bytes.
 type MemoryUsage struct {
@@ -1468,7 +1555,7 @@ type MemoryUsage struct {
 
 func (x *MemoryUsage) Reset() {
 	*x = MemoryUsage{}
-	mi := &file_grpc_service_proto_msgTypes[22]
+	mi := &file_grpc_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1567,7 @@ func (x *MemoryUsage) String() string {
 func (*MemoryUsage) ProtoMessage() {}
 
 func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[22]
+	mi := &file_grpc_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1580,7 @@ func (x *MemoryUsage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryUsage.ProtoReflect.Descriptor instead.
 func (*MemoryUsage) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{22}
+	return file_grpc_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MemoryUsage) GetType() string {
@@ -1526,7 +1613,7 @@ type ModelStatisticsResponse struct {
 
 func (x *ModelStatisticsResponse) Reset() {
 	*x = ModelStatisticsResponse{}
-	mi := &file_grpc_service_proto_msgTypes[23]
+	mi := &file_grpc_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1625,7 @@ func (x *ModelStatisticsResponse) String() string {
 func (*ModelStatisticsResponse) ProtoMessage() {}
 
 func (x *ModelStatisticsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[23]
+	mi := &file_grpc_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1638,7 @@ func (x *ModelStatisticsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelStatisticsResponse.ProtoReflect.Descriptor instead.
 func (*ModelStatisticsResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{23}
+	return file_grpc_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ModelStatisticsResponse) GetModelStats() []*ModelStatistics {
@@ -1577,7 +1664,7 @@ type ModelRepositoryParameter struct {
 
 func (x *ModelRepositoryParameter) Reset() {
 	*x = ModelRepositoryParameter{}
-	mi := &file_grpc_service_proto_msgTypes[24]
+	mi := &file_grpc_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1676,7 @@ func (x *ModelRepositoryParameter) String() string {
 func (*ModelRepositoryParameter) ProtoMessage() {}
 
 func (x *ModelRepositoryParameter) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[24]
+	mi := &file_grpc_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1689,7 @@ func (x *ModelRepositoryParameter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRepositoryParameter.ProtoReflect.Descriptor instead.
 func (*ModelRepositoryParameter) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{24}
+	return file_grpc_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ModelRepositoryParameter) GetParameterChoice() isModelRepositoryParameter_ParameterChoice {
@@ -1689,7 +1776,7 @@ type RepositoryIndexRequest struct {
 
 func (x *RepositoryIndexRequest) Reset() {
 	*x = RepositoryIndexRequest{}
-	mi := &file_grpc_service_proto_msgTypes[25]
+	mi := &file_grpc_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1701,7 +1788,7 @@ func (x *RepositoryIndexRequest) String() string {
 func (*RepositoryIndexRequest) ProtoMessage() {}
 
 func (x *RepositoryIndexRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[25]
+	mi := &file_grpc_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1714,7 +1801,7 @@ func (x *RepositoryIndexRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryIndexRequest.ProtoReflect.Descriptor instead.
 func (*RepositoryIndexRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{25}
+	return file_grpc_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RepositoryIndexRequest) GetRepositoryName() string {
@@ -1740,7 +1827,7 @@ type RepositoryIndexResponse struct {
 
 func (x *RepositoryIndexResponse) Reset() {
 	*x = RepositoryIndexResponse{}
-	mi := &file_grpc_service_proto_msgTypes[26]
+	mi := &file_grpc_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +1839,7 @@ func (x *RepositoryIndexResponse) String() string {
 func (*RepositoryIndexResponse) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[26]
+	mi := &file_grpc_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +1852,7 @@ func (x *RepositoryIndexResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryIndexResponse.ProtoReflect.Descriptor instead.
 func (*RepositoryIndexResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{26}
+	return file_grpc_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RepositoryIndexResponse) GetModels() []*RepositoryIndexResponse_ModelIndex {
@@ -1786,7 +1873,7 @@ type RepositoryModelLoadRequest struct {
 
 func (x *RepositoryModelLoadRequest) Reset() {
 	*x = RepositoryModelLoadRequest{}
-	mi := &file_grpc_service_proto_msgTypes[27]
+	mi := &file_grpc_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +1885,7 @@ func (x *RepositoryModelLoadRequest) String() string {
 func (*RepositoryModelLoadRequest) ProtoMessage() {}
 
 func (x *RepositoryModelLoadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[27]
+	mi := &file_grpc_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +1898,7 @@ func (x *RepositoryModelLoadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelLoadRequest.ProtoReflect.Descriptor instead.
 func (*RepositoryModelLoadRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{27}
+	return file_grpc_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RepositoryModelLoadRequest) GetRepositoryName() string {
@@ -1843,7 +1930,7 @@ type RepositoryModelLoadResponse struct {
 
 func (x *RepositoryModelLoadResponse) Reset() {
 	*x = RepositoryModelLoadResponse{}
-	mi := &file_grpc_service_proto_msgTypes[28]
+	mi := &file_grpc_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1855,7 +1942,7 @@ func (x *RepositoryModelLoadResponse) String() string {
 func (*RepositoryModelLoadResponse) ProtoMessage() {}
 
 func (x *RepositoryModelLoadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[28]
+	mi := &file_grpc_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1868,7 +1955,7 @@ func (x *RepositoryModelLoadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelLoadResponse.ProtoReflect.Descriptor instead.
 func (*RepositoryModelLoadResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{28}
+	return file_grpc_service_proto_rawDescGZIP(), []int{29}
 }
 
 type RepositoryModelUnloadRequest struct {
@@ -1882,7 +1969,7 @@ type RepositoryModelUnloadRequest struct {
 
 func (x *RepositoryModelUnloadRequest) Reset() {
 	*x = RepositoryModelUnloadRequest{}
-	mi := &file_grpc_service_proto_msgTypes[29]
+	mi := &file_grpc_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +1981,7 @@ func (x *RepositoryModelUnloadRequest) String() string {
 func (*RepositoryModelUnloadRequest) ProtoMessage() {}
 
 func (x *RepositoryModelUnloadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[29]
+	mi := &file_grpc_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +1994,7 @@ func (x *RepositoryModelUnloadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelUnloadRequest.ProtoReflect.Descriptor instead.
 func (*RepositoryModelUnloadRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{29}
+	return file_grpc_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RepositoryModelUnloadRequest) GetRepositoryName() string {
@@ -1939,7 +2026,7 @@ type RepositoryModelUnloadResponse struct {
 
 func (x *RepositoryModelUnloadResponse) Reset() {
 	*x = RepositoryModelUnloadResponse{}
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2038,7 @@ func (x *RepositoryModelUnloadResponse) String() string {
 func (*RepositoryModelUnloadResponse) ProtoMessage() {}
 
 func (x *RepositoryModelUnloadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[30]
+	mi := &file_grpc_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2051,7 @@ func (x *RepositoryModelUnloadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepositoryModelUnloadResponse.ProtoReflect.Descriptor instead.
 func (*RepositoryModelUnloadResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{30}
+	return file_grpc_service_proto_rawDescGZIP(), []int{31}
 }
 
 // An empty name asks for every region.
@@ -1977,7 +2064,7 @@ type SystemSharedMemoryStatusRequest struct {
 
 func (x *SystemSharedMemoryStatusRequest) Reset() {
 	*x = SystemSharedMemoryStatusRequest{}
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +2076,7 @@ func (x *SystemSharedMemoryStatusRequest) String() string {
 func (*SystemSharedMemoryStatusRequest) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[31]
+	mi := &file_grpc_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2089,7 @@ func (x *SystemSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemSharedMemoryStatusRequest.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryStatusRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{31}
+	return file_grpc_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SystemSharedMemoryStatusRequest) GetName() string {
@@ -2022,7 +2109,7 @@ type SystemSharedMemoryStatusResponse struct {
 
 func (x *SystemSharedMemoryStatusResponse) Reset() {
 	*x = SystemSharedMemoryStatusResponse{}
-	mi := &file_grpc_service_proto_msgTypes[32]
+	mi := &file_grpc_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2034,7 +2121,7 @@ func (x *SystemSharedMemoryStatusResponse) String() string {
 func (*SystemSharedMemoryStatusResponse) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[32]
+	mi := &file_grpc_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2047,7 +2134,7 @@ func (x *SystemSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemSharedMemoryStatusResponse.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryStatusResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{32}
+	return file_grpc_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SystemSharedMemoryStatusResponse) GetRegions() map[string]*SystemSharedMemoryStatusResponse_RegionStatus {
@@ -2069,7 +2156,7 @@ type SystemSharedMemoryRegisterRequest struct {
 
 func (x *SystemSharedMemoryRegisterRequest) Reset() {
 	*x = SystemSharedMemoryRegisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[33]
+	mi := &file_grpc_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2168,7 @@ func (x *SystemSharedMemoryRegisterRequest) String() string {
 func (*SystemSharedMemoryRegisterRequest) ProtoMessage() {}
 
 func (x *SystemSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[33]
+	mi := &file_grpc_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2181,7 @@ func (x *SystemSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SystemSharedMemoryRegisterRequest.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryRegisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{33}
+	return file_grpc_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SystemSharedMemoryRegisterRequest) GetName() string {
@@ -2133,7 +2220,7 @@ type SystemSharedMemoryRegisterResponse struct {
 
 func (x *SystemSharedMemoryRegisterResponse) Reset() {
 	*x = SystemSharedMemoryRegisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[34]
+	mi := &file_grpc_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2232,7 @@ func (x *SystemSharedMemoryRegisterResponse) String() string {
 func (*SystemSharedMemoryRegisterResponse) ProtoMessage() {}
 
 func (x *SystemSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[34]
+	mi := &file_grpc_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2245,7 @@ func (x *SystemSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use SystemSharedMemoryRegisterResponse.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryRegisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{34}
+	return file_grpc_service_proto_rawDescGZIP(), []int{35}
 }
 
 // An empty name unregisters every region.
@@ -2171,7 +2258,7 @@ type SystemSharedMemoryUnregisterRequest struct {
 
 func (x *SystemSharedMemoryUnregisterRequest) Reset() {
 	*x = SystemSharedMemoryUnregisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2270,7 @@ func (x *SystemSharedMemoryUnregisterRequest) String() string {
 func (*SystemSharedMemoryUnregisterRequest) ProtoMessage() {}
 
 func (x *SystemSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[35]
+	mi := &file_grpc_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2283,7 @@ func (x *SystemSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use SystemSharedMemoryUnregisterRequest.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryUnregisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{35}
+	return file_grpc_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SystemSharedMemoryUnregisterRequest) GetName() string {
@@ -2214,7 +2301,7 @@ type SystemSharedMemoryUnregisterResponse struct {
 
 func (x *SystemSharedMemoryUnregisterResponse) Reset() {
 	*x = SystemSharedMemoryUnregisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2313,7 @@ func (x *SystemSharedMemoryUnregisterResponse) String() string {
 func (*SystemSharedMemoryUnregisterResponse) ProtoMessage() {}
 
 func (x *SystemSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[36]
+	mi := &file_grpc_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2326,7 @@ func (x *SystemSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use SystemSharedMemoryUnregisterResponse.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{36}
+	return file_grpc_service_proto_rawDescGZIP(), []int{37}
 }
 
 // An empty name asks for every CUDA region.
@@ -2252,7 +2339,7 @@ type CudaSharedMemoryStatusRequest struct {
 
 func (x *CudaSharedMemoryStatusRequest) Reset() {
 	*x = CudaSharedMemoryStatusRequest{}
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2351,7 @@ func (x *CudaSharedMemoryStatusRequest) String() string {
 func (*CudaSharedMemoryStatusRequest) ProtoMessage() {}
 
 func (x *CudaSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[37]
+	mi := &file_grpc_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2364,7 @@ func (x *CudaSharedMemoryStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryStatusRequest.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryStatusRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{37}
+	return file_grpc_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CudaSharedMemoryStatusRequest) GetName() string {
@@ -2297,7 +2384,7 @@ type CudaSharedMemoryStatusResponse struct {
 
 func (x *CudaSharedMemoryStatusResponse) Reset() {
 	*x = CudaSharedMemoryStatusResponse{}
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2396,7 @@ func (x *CudaSharedMemoryStatusResponse) String() string {
 func (*CudaSharedMemoryStatusResponse) ProtoMessage() {}
 
 func (x *CudaSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[38]
+	mi := &file_grpc_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2409,7 @@ func (x *CudaSharedMemoryStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryStatusResponse.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryStatusResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{38}
+	return file_grpc_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CudaSharedMemoryStatusResponse) GetRegions() map[string]*CudaSharedMemoryStatusResponse_RegionStatus {
@@ -2345,7 +2432,7 @@ type CudaSharedMemoryRegisterRequest struct {
 
 func (x *CudaSharedMemoryRegisterRequest) Reset() {
 	*x = CudaSharedMemoryRegisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2444,7 @@ func (x *CudaSharedMemoryRegisterRequest) String() string {
 func (*CudaSharedMemoryRegisterRequest) ProtoMessage() {}
 
 func (x *CudaSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[39]
+	mi := &file_grpc_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2457,7 @@ func (x *CudaSharedMemoryRegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryRegisterRequest.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryRegisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{39}
+	return file_grpc_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CudaSharedMemoryRegisterRequest) GetName() string {
@@ -2409,7 +2496,7 @@ type CudaSharedMemoryRegisterResponse struct {
 
 func (x *CudaSharedMemoryRegisterResponse) Reset() {
 	*x = CudaSharedMemoryRegisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2421,7 +2508,7 @@ func (x *CudaSharedMemoryRegisterResponse) String() string {
 func (*CudaSharedMemoryRegisterResponse) ProtoMessage() {}
 
 func (x *CudaSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[40]
+	mi := &file_grpc_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2434,7 +2521,7 @@ func (x *CudaSharedMemoryRegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CudaSharedMemoryRegisterResponse.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryRegisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{40}
+	return file_grpc_service_proto_rawDescGZIP(), []int{41}
 }
 
 // An empty name unregisters every CUDA region.
@@ -2447,7 +2534,7 @@ type CudaSharedMemoryUnregisterRequest struct {
 
 func (x *CudaSharedMemoryUnregisterRequest) Reset() {
 	*x = CudaSharedMemoryUnregisterRequest{}
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2459,7 +2546,7 @@ func (x *CudaSharedMemoryUnregisterRequest) String() string {
 func (*CudaSharedMemoryUnregisterRequest) ProtoMessage() {}
 
 func (x *CudaSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[41]
+	mi := &file_grpc_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2472,7 +2559,7 @@ func (x *CudaSharedMemoryUnregisterRequest) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CudaSharedMemoryUnregisterRequest.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryUnregisterRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{41}
+	return file_grpc_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CudaSharedMemoryUnregisterRequest) GetName() string {
@@ -2490,7 +2577,7 @@ type CudaSharedMemoryUnregisterResponse struct {
 
 func (x *CudaSharedMemoryUnregisterResponse) Reset() {
 	*x = CudaSharedMemoryUnregisterResponse{}
-	mi := &file_grpc_service_proto_msgTypes[42]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2502,7 +2589,7 @@ func (x *CudaSharedMemoryUnregisterResponse) String() string {
 func (*CudaSharedMemoryUnregisterResponse) ProtoMessage() {}
 
 func (x *CudaSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[42]
+	mi := &file_grpc_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2515,7 +2602,7 @@ func (x *CudaSharedMemoryUnregisterResponse) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CudaSharedMemoryUnregisterResponse.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryUnregisterResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{42}
+	return file_grpc_service_proto_rawDescGZIP(), []int{43}
 }
 
 // LogSettingsRequest names the settings to change (none: only read them):
@@ -2530,7 +2617,7 @@ type LogSettingsRequest struct {
 
 func (x *LogSettingsRequest) Reset() {
 	*x = LogSettingsRequest{}
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +2629,7 @@ func (x *LogSettingsRequest) String() string {
 func (*LogSettingsRequest) ProtoMessage() {}
 
 func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[43]
+	mi := &file_grpc_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +2642,7 @@ func (x *LogSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsRequest.ProtoReflect.Descriptor instead.
 func (*LogSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{43}
+	return file_grpc_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *LogSettingsRequest) GetSettings() map[string]*LogSettingsRequest_SettingValue {
@@ -2575,7 +2662,7 @@ type LogSettingsResponse struct {
 
 func (x *LogSettingsResponse) Reset() {
 	*x = LogSettingsResponse{}
-	mi := &file_grpc_service_proto_msgTypes[44]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2587,7 +2674,7 @@ func (x *LogSettingsResponse) String() string {
 func (*LogSettingsResponse) ProtoMessage() {}
 
 func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[44]
+	mi := &file_grpc_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2600,7 +2687,7 @@ func (x *LogSettingsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsResponse.ProtoReflect.Descriptor instead.
 func (*LogSettingsResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{44}
+	return file_grpc_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *LogSettingsResponse) GetSettings() map[string]*LogSettingsResponse_SettingValue {
@@ -2623,7 +2710,7 @@ type TraceSettingRequest struct {
 
 func (x *TraceSettingRequest) Reset() {
 	*x = TraceSettingRequest{}
-	mi := &file_grpc_service_proto_msgTypes[45]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2722,7 @@ func (x *TraceSettingRequest) String() string {
 func (*TraceSettingRequest) ProtoMessage() {}
 
 func (x *TraceSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[45]
+	mi := &file_grpc_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2735,7 @@ func (x *TraceSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingRequest.ProtoReflect.Descriptor instead.
 func (*TraceSettingRequest) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{45}
+	return file_grpc_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TraceSettingRequest) GetSettings() map[string]*TraceSettingRequest_SettingValue {
@@ -2675,7 +2762,7 @@ type TraceSettingResponse struct {
 
 func (x *TraceSettingResponse) Reset() {
 	*x = TraceSettingResponse{}
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2774,7 @@ func (x *TraceSettingResponse) String() string {
 func (*TraceSettingResponse) ProtoMessage() {}
 
 func (x *TraceSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[46]
+	mi := &file_grpc_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2787,7 @@ func (x *TraceSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingResponse.ProtoReflect.Descriptor instead.
 func (*TraceSettingResponse) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{46}
+	return file_grpc_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TraceSettingResponse) GetSettings() map[string]*TraceSettingResponse_SettingValue {
@@ -2722,7 +2809,7 @@ type ModelMetadataResponse_TensorMetadata struct {
 
 func (x *ModelMetadataResponse_TensorMetadata) Reset() {
 	*x = ModelMetadataResponse_TensorMetadata{}
-	mi := &file_grpc_service_proto_msgTypes[47]
+	mi := &file_grpc_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2821,7 @@ func (x *ModelMetadataResponse_TensorMetadata) String() string {
 func (*ModelMetadataResponse_TensorMetadata) ProtoMessage() {}
 
 func (x *ModelMetadataResponse_TensorMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[47]
+	mi := &file_grpc_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2785,7 +2872,7 @@ type ModelInferRequest_InferInputTensor struct {
 
 func (x *ModelInferRequest_InferInputTensor) Reset() {
 	*x = ModelInferRequest_InferInputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2797,7 +2884,7 @@ func (x *ModelInferRequest_InferInputTensor) String() string {
 func (*ModelInferRequest_InferInputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferInputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[48]
+	mi := &file_grpc_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2858,7 +2945,7 @@ type ModelInferRequest_InferRequestedOutputTensor struct {
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) Reset() {
 	*x = ModelInferRequest_InferRequestedOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[49]
+	mi := &file_grpc_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2870,7 +2957,7 @@ func (x *ModelInferRequest_InferRequestedOutputTensor) String() string {
 func (*ModelInferRequest_InferRequestedOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferRequest_InferRequestedOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[49]
+	mi := &file_grpc_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2913,7 +3000,7 @@ type ModelInferResponse_InferOutputTensor struct {
 
 func (x *ModelInferResponse_InferOutputTensor) Reset() {
 	*x = ModelInferResponse_InferOutputTensor{}
-	mi := &file_grpc_service_proto_msgTypes[53]
+	mi := &file_grpc_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3012,7 @@ func (x *ModelInferResponse_InferOutputTensor) String() string {
 func (*ModelInferResponse_InferOutputTensor) ProtoMessage() {}
 
 func (x *ModelInferResponse_InferOutputTensor) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[53]
+	mi := &file_grpc_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3075,7 @@ type RepositoryIndexResponse_ModelIndex struct {
 
 func (x *RepositoryIndexResponse_ModelIndex) Reset() {
 	*x = RepositoryIndexResponse_ModelIndex{}
-	mi := &file_grpc_service_proto_msgTypes[56]
+	mi := &file_grpc_service_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3000,7 +3087,7 @@ func (x *RepositoryIndexResponse_ModelIndex) String() string {
 func (*RepositoryIndexResponse_ModelIndex) ProtoMessage() {}
 
 func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[56]
+	mi := &file_grpc_service_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3013,7 +3100,7 @@ func (x *RepositoryIndexResponse_ModelIndex) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use RepositoryIndexResponse_ModelIndex.ProtoReflect.Descriptor instead.
 func (*RepositoryIndexResponse_ModelIndex) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{26, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{27, 0}
 }
 
 func (x *RepositoryIndexResponse_ModelIndex) GetName() string {
@@ -3058,7 +3145,7 @@ type SystemSharedMemoryStatusResponse_RegionStatus struct {
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) Reset() {
 	*x = SystemSharedMemoryStatusResponse_RegionStatus{}
-	mi := &file_grpc_service_proto_msgTypes[59]
+	mi := &file_grpc_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3070,7 +3157,7 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) String() string {
 func (*SystemSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[59]
+	mi := &file_grpc_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3083,7 +3170,7 @@ func (x *SystemSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protorefl
 
 // Deprecated: Use SystemSharedMemoryStatusResponse_RegionStatus.ProtoReflect.Descriptor instead.
 func (*SystemSharedMemoryStatusResponse_RegionStatus) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{32, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{33, 0}
 }
 
 func (x *SystemSharedMemoryStatusResponse_RegionStatus) GetName() string {
@@ -3126,7 +3213,7 @@ type CudaSharedMemoryStatusResponse_RegionStatus struct {
 
 func (x *CudaSharedMemoryStatusResponse_RegionStatus) Reset() {
 	*x = CudaSharedMemoryStatusResponse_RegionStatus{}
-	mi := &file_grpc_service_proto_msgTypes[61]
+	mi := &file_grpc_service_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3138,7 +3225,7 @@ func (x *CudaSharedMemoryStatusResponse_RegionStatus) String() string {
 func (*CudaSharedMemoryStatusResponse_RegionStatus) ProtoMessage() {}
 
 func (x *CudaSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[61]
+	mi := &file_grpc_service_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3151,7 +3238,7 @@ func (x *CudaSharedMemoryStatusResponse_RegionStatus) ProtoReflect() protoreflec
 
 // Deprecated: Use CudaSharedMemoryStatusResponse_RegionStatus.ProtoReflect.Descriptor instead.
 func (*CudaSharedMemoryStatusResponse_RegionStatus) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{38, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{39, 0}
 }
 
 func (x *CudaSharedMemoryStatusResponse_RegionStatus) GetName() string {
@@ -3189,7 +3276,7 @@ type LogSettingsRequest_SettingValue struct {
 
 func (x *LogSettingsRequest_SettingValue) Reset() {
 	*x = LogSettingsRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[63]
+	mi := &file_grpc_service_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3201,7 +3288,7 @@ func (x *LogSettingsRequest_SettingValue) String() string {
 func (*LogSettingsRequest_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[63]
+	mi := &file_grpc_service_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3214,7 +3301,7 @@ func (x *LogSettingsRequest_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsRequest_SettingValue.ProtoReflect.Descriptor instead.
 func (*LogSettingsRequest_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{43, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{44, 0}
 }
 
 func (x *LogSettingsRequest_SettingValue) GetParameterChoice() isLogSettingsRequest_SettingValue_ParameterChoice {
@@ -3290,7 +3377,7 @@ type LogSettingsResponse_SettingValue struct {
 
 func (x *LogSettingsResponse_SettingValue) Reset() {
 	*x = LogSettingsResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[65]
+	mi := &file_grpc_service_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3302,7 +3389,7 @@ func (x *LogSettingsResponse_SettingValue) String() string {
 func (*LogSettingsResponse_SettingValue) ProtoMessage() {}
 
 func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[65]
+	mi := &file_grpc_service_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3315,7 +3402,7 @@ func (x *LogSettingsResponse_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogSettingsResponse_SettingValue.ProtoReflect.Descriptor instead.
 func (*LogSettingsResponse_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{44, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{45, 0}
 }
 
 func (x *LogSettingsResponse_SettingValue) GetParameterChoice() isLogSettingsResponse_SettingValue_ParameterChoice {
@@ -3386,7 +3473,7 @@ type TraceSettingRequest_SettingValue struct {
 
 func (x *TraceSettingRequest_SettingValue) Reset() {
 	*x = TraceSettingRequest_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[67]
+	mi := &file_grpc_service_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3398,7 +3485,7 @@ func (x *TraceSettingRequest_SettingValue) String() string {
 func (*TraceSettingRequest_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[67]
+	mi := &file_grpc_service_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3411,7 +3498,7 @@ func (x *TraceSettingRequest_SettingValue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceSettingRequest_SettingValue.ProtoReflect.Descriptor instead.
 func (*TraceSettingRequest_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{45, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{46, 0}
 }
 
 func (x *TraceSettingRequest_SettingValue) GetValue() []string {
@@ -3430,7 +3517,7 @@ type TraceSettingResponse_SettingValue struct {
 
 func (x *TraceSettingResponse_SettingValue) Reset() {
 	*x = TraceSettingResponse_SettingValue{}
-	mi := &file_grpc_service_proto_msgTypes[69]
+	mi := &file_grpc_service_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3442,7 +3529,7 @@ func (x *TraceSettingResponse_SettingValue) String() string {
 func (*TraceSettingResponse_SettingValue) ProtoMessage() {}
 
 func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message {
-	mi := &file_grpc_service_proto_msgTypes[69]
+	mi := &file_grpc_service_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3455,7 +3542,7 @@ func (x *TraceSettingResponse_SettingValue) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use TraceSettingResponse_SettingValue.ProtoReflect.Descriptor instead.
 func (*TraceSettingResponse_SettingValue) Descriptor() ([]byte, []int) {
-	return file_grpc_service_proto_rawDescGZIP(), []int{46, 0}
+	return file_grpc_service_proto_rawDescGZIP(), []int{47, 0}
 }
 
 func (x *TraceSettingResponse_SettingValue) GetValue() []string {
@@ -3605,7 +3692,7 @@ const file_grpc_service_proto_rawDesc = "" +
 	"batch_size\x18\x01 \x01(\x04R\tbatchSize\x12A\n" +
 	"\rcompute_input\x18\x02 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInput\x12A\n" +
 	"\rcompute_infer\x18\x03 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInfer\x12C\n" +
-	"\x0ecompute_output\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\"\xfa\x02\n" +
+	"\x0ecompute_output\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\"\xb6\x04\n" +
 	"\x0fModelStatistics\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12%\n" +
@@ -3615,7 +3702,17 @@ const file_grpc_service_proto_rawDesc = "" +
 	"\x0finference_stats\x18\x06 \x01(\v2\x1a.inference.InferStatisticsR\x0einferenceStats\x12@\n" +
 	"\vbatch_stats\x18\a \x03(\v2\x1f.inference.InferBatchStatisticsR\n" +
 	"batchStats\x129\n" +
-	"\fmemory_usage\x18\b \x03(\v2\x16.inference.MemoryUsageR\vmemoryUsage\"N\n" +
+	"\fmemory_usage\x18\b \x03(\v2\x16.inference.MemoryUsageR\vmemoryUsage\x12T\n" +
+	"\x0eresponse_stats\x18\t \x03(\v2-.inference.ModelStatistics.ResponseStatsEntryR\rresponseStats\x1ad\n" +
+	"\x12ResponseStatsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x128\n" +
+	"\x05value\x18\x02 \x01(\v2\".inference.InferResponseStatisticsR\x05value:\x028\x01\"\xd0\x02\n" +
+	"\x17InferResponseStatistics\x12A\n" +
+	"\rcompute_infer\x18\x01 \x01(\v2\x1c.inference.StatisticDurationR\fcomputeInfer\x12C\n" +
+	"\x0ecompute_output\x18\x02 \x01(\v2\x1c.inference.StatisticDurationR\rcomputeOutput\x126\n" +
+	"\asuccess\x18\x03 \x01(\v2\x1c.inference.StatisticDurationR\asuccess\x120\n" +
+	"\x04fail\x18\x04 \x01(\v2\x1c.inference.StatisticDurationR\x04fail\x12C\n" +
+	"\x0eempty_response\x18\x05 \x01(\v2\x1c.inference.StatisticDurationR\remptyResponse\"N\n" +
 	"\vMemoryUsage\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x03R\x02id\x12\x1b\n" +
@@ -3782,7 +3879,7 @@ func file_grpc_service_proto_rawDescGZIP() []byte {
 	return file_grpc_service_proto_rawDescData
 }
 
-var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
+var file_grpc_service_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_grpc_service_proto_goTypes = []any{
 	(*ServerLiveRequest)(nil),                            // 0: inference.ServerLiveRequest
 	(*ServerLiveResponse)(nil),                           // 1: inference.ServerLiveResponse
@@ -3806,67 +3903,69 @@ var file_grpc_service_proto_goTypes = []any{
 	(*InferStatistics)(nil),                              // 19: inference.InferStatistics
 	(*InferBatchStatistics)(nil),                         // 20: inference.InferBatchStatistics
 	(*ModelStatistics)(nil),                              // 21: inference.ModelStatistics
-	(*MemoryUsage)(nil),                                  // 22: inference.MemoryUsage
-	(*ModelStatisticsResponse)(nil),                      // 23: inference.ModelStatisticsResponse
-	(*ModelRepositoryParameter)(nil),                     // 24: inference.ModelRepositoryParameter
-	(*RepositoryIndexRequest)(nil),                       // 25: inference.RepositoryIndexRequest
-	(*RepositoryIndexResponse)(nil),                      // 26: inference.RepositoryIndexResponse
-	(*RepositoryModelLoadRequest)(nil),                   // 27: inference.RepositoryModelLoadRequest
-	(*RepositoryModelLoadResponse)(nil),                  // 28: inference.RepositoryModelLoadResponse
-	(*RepositoryModelUnloadRequest)(nil),                 // 29: inference.RepositoryModelUnloadRequest
-	(*RepositoryModelUnloadResponse)(nil),                // 30: inference.RepositoryModelUnloadResponse
-	(*SystemSharedMemoryStatusRequest)(nil),              // 31: inference.SystemSharedMemoryStatusRequest
-	(*SystemSharedMemoryStatusResponse)(nil),             // 32: inference.SystemSharedMemoryStatusResponse
-	(*SystemSharedMemoryRegisterRequest)(nil),            // 33: inference.SystemSharedMemoryRegisterRequest
-	(*SystemSharedMemoryRegisterResponse)(nil),           // 34: inference.SystemSharedMemoryRegisterResponse
-	(*SystemSharedMemoryUnregisterRequest)(nil),          // 35: inference.SystemSharedMemoryUnregisterRequest
-	(*SystemSharedMemoryUnregisterResponse)(nil),         // 36: inference.SystemSharedMemoryUnregisterResponse
-	(*CudaSharedMemoryStatusRequest)(nil),                // 37: inference.CudaSharedMemoryStatusRequest
-	(*CudaSharedMemoryStatusResponse)(nil),               // 38: inference.CudaSharedMemoryStatusResponse
-	(*CudaSharedMemoryRegisterRequest)(nil),              // 39: inference.CudaSharedMemoryRegisterRequest
-	(*CudaSharedMemoryRegisterResponse)(nil),             // 40: inference.CudaSharedMemoryRegisterResponse
-	(*CudaSharedMemoryUnregisterRequest)(nil),            // 41: inference.CudaSharedMemoryUnregisterRequest
-	(*CudaSharedMemoryUnregisterResponse)(nil),           // 42: inference.CudaSharedMemoryUnregisterResponse
-	(*LogSettingsRequest)(nil),                           // 43: inference.LogSettingsRequest
-	(*LogSettingsResponse)(nil),                          // 44: inference.LogSettingsResponse
-	(*TraceSettingRequest)(nil),                          // 45: inference.TraceSettingRequest
-	(*TraceSettingResponse)(nil),                         // 46: inference.TraceSettingResponse
-	(*ModelMetadataResponse_TensorMetadata)(nil),         // 47: inference.ModelMetadataResponse.TensorMetadata
-	(*ModelInferRequest_InferInputTensor)(nil),           // 48: inference.ModelInferRequest.InferInputTensor
-	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 49: inference.ModelInferRequest.InferRequestedOutputTensor
-	nil, // 50: inference.ModelInferRequest.ParametersEntry
-	nil, // 51: inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	nil, // 52: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	(*ModelInferResponse_InferOutputTensor)(nil), // 53: inference.ModelInferResponse.InferOutputTensor
-	nil, // 54: inference.ModelInferResponse.ParametersEntry
-	nil, // 55: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	(*RepositoryIndexResponse_ModelIndex)(nil), // 56: inference.RepositoryIndexResponse.ModelIndex
-	nil, // 57: inference.RepositoryModelLoadRequest.ParametersEntry
-	nil, // 58: inference.RepositoryModelUnloadRequest.ParametersEntry
-	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 59: inference.SystemSharedMemoryStatusResponse.RegionStatus
-	nil, // 60: inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	(*CudaSharedMemoryStatusResponse_RegionStatus)(nil), // 61: inference.CudaSharedMemoryStatusResponse.RegionStatus
-	nil,                                      // 62: inference.CudaSharedMemoryStatusResponse.RegionsEntry
-	(*LogSettingsRequest_SettingValue)(nil),  // 63: inference.LogSettingsRequest.SettingValue
-	nil,                                      // 64: inference.LogSettingsRequest.SettingsEntry
-	(*LogSettingsResponse_SettingValue)(nil), // 65: inference.LogSettingsResponse.SettingValue
-	nil,                                      // 66: inference.LogSettingsResponse.SettingsEntry
-	(*TraceSettingRequest_SettingValue)(nil), // 67: inference.TraceSettingRequest.SettingValue
-	nil,                                      // 68: inference.TraceSettingRequest.SettingsEntry
-	(*TraceSettingResponse_SettingValue)(nil), // 69: inference.TraceSettingResponse.SettingValue
-	nil,                          // 70: inference.TraceSettingResponse.SettingsEntry
-	(*tritonpb.ModelConfig)(nil), // 71: inference.ModelConfig
+	(*InferResponseStatistics)(nil),                      // 22: inference.InferResponseStatistics
+	(*MemoryUsage)(nil),                                  // 23: inference.MemoryUsage
+	(*ModelStatisticsResponse)(nil),                      // 24: inference.ModelStatisticsResponse
+	(*ModelRepositoryParameter)(nil),                     // 25: inference.ModelRepositoryParameter
+	(*RepositoryIndexRequest)(nil),                       // 26: inference.RepositoryIndexRequest
+	(*RepositoryIndexResponse)(nil),                      // 27: inference.RepositoryIndexResponse
+	(*RepositoryModelLoadRequest)(nil),                   // 28: inference.RepositoryModelLoadRequest
+	(*RepositoryModelLoadResponse)(nil),                  // 29: inference.RepositoryModelLoadResponse
+	(*RepositoryModelUnloadRequest)(nil),                 // 30: inference.RepositoryModelUnloadRequest
+	(*RepositoryModelUnloadResponse)(nil),                // 31: inference.RepositoryModelUnloadResponse
+	(*SystemSharedMemoryStatusRequest)(nil),              // 32: inference.SystemSharedMemoryStatusRequest
+	(*SystemSharedMemoryStatusResponse)(nil),             // 33: inference.SystemSharedMemoryStatusResponse
+	(*SystemSharedMemoryRegisterRequest)(nil),            // 34: inference.SystemSharedMemoryRegisterRequest
+	(*SystemSharedMemoryRegisterResponse)(nil),           // 35: inference.SystemSharedMemoryRegisterResponse
+	(*SystemSharedMemoryUnregisterRequest)(nil),          // 36: inference.SystemSharedMemoryUnregisterRequest
+	(*SystemSharedMemoryUnregisterResponse)(nil),         // 37: inference.SystemSharedMemoryUnregisterResponse
+	(*CudaSharedMemoryStatusRequest)(nil),                // 38: inference.CudaSharedMemoryStatusRequest
+	(*CudaSharedMemoryStatusResponse)(nil),               // 39: inference.CudaSharedMemoryStatusResponse
+	(*CudaSharedMemoryRegisterRequest)(nil),              // 40: inference.CudaSharedMemoryRegisterRequest
+	(*CudaSharedMemoryRegisterResponse)(nil),             // 41: inference.CudaSharedMemoryRegisterResponse
+	(*CudaSharedMemoryUnregisterRequest)(nil),            // 42: inference.CudaSharedMemoryUnregisterRequest
+	(*CudaSharedMemoryUnregisterResponse)(nil),           // 43: inference.CudaSharedMemoryUnregisterResponse
+	(*LogSettingsRequest)(nil),                           // 44: inference.LogSettingsRequest
+	(*LogSettingsResponse)(nil),                          // 45: inference.LogSettingsResponse
+	(*TraceSettingRequest)(nil),                          // 46: inference.TraceSettingRequest
+	(*TraceSettingResponse)(nil),                         // 47: inference.TraceSettingResponse
+	(*ModelMetadataResponse_TensorMetadata)(nil),         // 48: inference.ModelMetadataResponse.TensorMetadata
+	(*ModelInferRequest_InferInputTensor)(nil),           // 49: inference.ModelInferRequest.InferInputTensor
+	(*ModelInferRequest_InferRequestedOutputTensor)(nil), // 50: inference.ModelInferRequest.InferRequestedOutputTensor
+	nil, // 51: inference.ModelInferRequest.ParametersEntry
+	nil, // 52: inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	nil, // 53: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	(*ModelInferResponse_InferOutputTensor)(nil), // 54: inference.ModelInferResponse.InferOutputTensor
+	nil, // 55: inference.ModelInferResponse.ParametersEntry
+	nil, // 56: inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	nil, // 57: inference.ModelStatistics.ResponseStatsEntry
+	(*RepositoryIndexResponse_ModelIndex)(nil), // 58: inference.RepositoryIndexResponse.ModelIndex
+	nil, // 59: inference.RepositoryModelLoadRequest.ParametersEntry
+	nil, // 60: inference.RepositoryModelUnloadRequest.ParametersEntry
+	(*SystemSharedMemoryStatusResponse_RegionStatus)(nil), // 61: inference.SystemSharedMemoryStatusResponse.RegionStatus
+	nil, // 62: inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	(*CudaSharedMemoryStatusResponse_RegionStatus)(nil), // 63: inference.CudaSharedMemoryStatusResponse.RegionStatus
+	nil,                                      // 64: inference.CudaSharedMemoryStatusResponse.RegionsEntry
+	(*LogSettingsRequest_SettingValue)(nil),  // 65: inference.LogSettingsRequest.SettingValue
+	nil,                                      // 66: inference.LogSettingsRequest.SettingsEntry
+	(*LogSettingsResponse_SettingValue)(nil), // 67: inference.LogSettingsResponse.SettingValue
+	nil,                                      // 68: inference.LogSettingsResponse.SettingsEntry
+	(*TraceSettingRequest_SettingValue)(nil), // 69: inference.TraceSettingRequest.SettingValue
+	nil,                                      // 70: inference.TraceSettingRequest.SettingsEntry
+	(*TraceSettingResponse_SettingValue)(nil), // 71: inference.TraceSettingResponse.SettingValue
+	nil,                          // 72: inference.TraceSettingResponse.SettingsEntry
+	(*tritonpb.ModelConfig)(nil), // 73: inference.ModelConfig
 }
 var file_grpc_service_proto_depIdxs = []int32{
-	47, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	47, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
-	50, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
-	48, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
-	49, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
-	54, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
-	53, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
+	48, // 0: inference.ModelMetadataResponse.inputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	48, // 1: inference.ModelMetadataResponse.outputs:type_name -> inference.ModelMetadataResponse.TensorMetadata
+	51, // 2: inference.ModelInferRequest.parameters:type_name -> inference.ModelInferRequest.ParametersEntry
+	49, // 3: inference.ModelInferRequest.inputs:type_name -> inference.ModelInferRequest.InferInputTensor
+	50, // 4: inference.ModelInferRequest.outputs:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor
+	55, // 5: inference.ModelInferResponse.parameters:type_name -> inference.ModelInferResponse.ParametersEntry
+	54, // 6: inference.ModelInferResponse.outputs:type_name -> inference.ModelInferResponse.InferOutputTensor
 	13, // 7: inference.ModelStreamInferResponse.infer_response:type_name -> inference.ModelInferResponse
-	71, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
+	73, // 8: inference.ModelConfigResponse.config:type_name -> inference.ModelConfig
 	18, // 9: inference.InferStatistics.success:type_name -> inference.StatisticDuration
 	18, // 10: inference.InferStatistics.fail:type_name -> inference.StatisticDuration
 	18, // 11: inference.InferStatistics.queue:type_name -> inference.StatisticDuration
@@ -3880,80 +3979,87 @@ var file_grpc_service_proto_depIdxs = []int32{
 	18, // 19: inference.InferBatchStatistics.compute_output:type_name -> inference.StatisticDuration
 	19, // 20: inference.ModelStatistics.inference_stats:type_name -> inference.InferStatistics
 	20, // 21: inference.ModelStatistics.batch_stats:type_name -> inference.InferBatchStatistics
-	22, // 22: inference.ModelStatistics.memory_usage:type_name -> inference.MemoryUsage
-	21, // 23: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
-	56, // 24: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
-	57, // 25: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
-	58, // 26: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
-	60, // 27: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
-	62, // 28: inference.CudaSharedMemoryStatusResponse.regions:type_name -> inference.CudaSharedMemoryStatusResponse.RegionsEntry
-	64, // 29: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
-	66, // 30: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
-	68, // 31: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
-	70, // 32: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
-	51, // 33: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
-	11, // 34: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
-	52, // 35: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
-	10, // 36: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 37: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 38: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	55, // 39: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
-	11, // 40: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
-	10, // 41: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
-	10, // 42: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
-	24, // 43: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	24, // 44: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
-	59, // 45: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
-	61, // 46: inference.CudaSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.CudaSharedMemoryStatusResponse.RegionStatus
-	63, // 47: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
-	65, // 48: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
-	67, // 49: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
-	69, // 50: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
-	0,  // 51: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
-	2,  // 52: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
-	4,  // 53: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
-	6,  // 54: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
-	8,  // 55: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
-	12, // 56: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
-	12, // 57: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
-	15, // 58: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
-	17, // 59: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
-	25, // 60: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
-	27, // 61: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
-	29, // 62: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
-	31, // 63: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
-	33, // 64: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
-	35, // 65: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
-	37, // 66: inference.GRPCInferenceService.CudaSharedMemoryStatus:input_type -> inference.CudaSharedMemoryStatusRequest
-	39, // 67: inference.GRPCInferenceService.CudaSharedMemoryRegister:input_type -> inference.CudaSharedMemoryRegisterRequest
-	41, // 68: inference.GRPCInferenceService.CudaSharedMemoryUnregister:input_type -> inference.CudaSharedMemoryUnregisterRequest
-	43, // 69: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
-	45, // 70: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
-	1,  // 71: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
-	3,  // 72: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
-	5,  // 73: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
-	7,  // 74: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
-	9,  // 75: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
-	13, // 76: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
-	14, // 77: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
-	16, // 78: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
-	23, // 79: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
-	26, // 80: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
-	28, // 81: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
-	30, // 82: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
-	32, // 83: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
-	34, // 84: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
-	36, // 85: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
-	38, // 86: inference.GRPCInferenceService.CudaSharedMemoryStatus:output_type -> inference.CudaSharedMemoryStatusResponse
-	40, // 87: inference.GRPCInferenceService.CudaSharedMemoryRegister:output_type -> inference.CudaSharedMemoryRegisterResponse
-	42, // 88: inference.GRPCInferenceService.CudaSharedMemoryUnregister:output_type -> inference.CudaSharedMemoryUnregisterResponse
-	44, // 89: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
-	46, // 90: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
-	71, // [71:91] is the sub-list for method output_type
-	51, // [51:71] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	23, // 22: inference.ModelStatistics.memory_usage:type_name -> inference.MemoryUsage
+	57, // 23: inference.ModelStatistics.response_stats:type_name -> inference.ModelStatistics.ResponseStatsEntry
+	18, // 24: inference.InferResponseStatistics.compute_infer:type_name -> inference.StatisticDuration
+	18, // 25: inference.InferResponseStatistics.compute_output:type_name -> inference.StatisticDuration
+	18, // 26: inference.InferResponseStatistics.success:type_name -> inference.StatisticDuration
+	18, // 27: inference.InferResponseStatistics.fail:type_name -> inference.StatisticDuration
+	18, // 28: inference.InferResponseStatistics.empty_response:type_name -> inference.StatisticDuration
+	21, // 29: inference.ModelStatisticsResponse.model_stats:type_name -> inference.ModelStatistics
+	58, // 30: inference.RepositoryIndexResponse.models:type_name -> inference.RepositoryIndexResponse.ModelIndex
+	59, // 31: inference.RepositoryModelLoadRequest.parameters:type_name -> inference.RepositoryModelLoadRequest.ParametersEntry
+	60, // 32: inference.RepositoryModelUnloadRequest.parameters:type_name -> inference.RepositoryModelUnloadRequest.ParametersEntry
+	62, // 33: inference.SystemSharedMemoryStatusResponse.regions:type_name -> inference.SystemSharedMemoryStatusResponse.RegionsEntry
+	64, // 34: inference.CudaSharedMemoryStatusResponse.regions:type_name -> inference.CudaSharedMemoryStatusResponse.RegionsEntry
+	66, // 35: inference.LogSettingsRequest.settings:type_name -> inference.LogSettingsRequest.SettingsEntry
+	68, // 36: inference.LogSettingsResponse.settings:type_name -> inference.LogSettingsResponse.SettingsEntry
+	70, // 37: inference.TraceSettingRequest.settings:type_name -> inference.TraceSettingRequest.SettingsEntry
+	72, // 38: inference.TraceSettingResponse.settings:type_name -> inference.TraceSettingResponse.SettingsEntry
+	52, // 39: inference.ModelInferRequest.InferInputTensor.parameters:type_name -> inference.ModelInferRequest.InferInputTensor.ParametersEntry
+	11, // 40: inference.ModelInferRequest.InferInputTensor.contents:type_name -> inference.InferTensorContents
+	53, // 41: inference.ModelInferRequest.InferRequestedOutputTensor.parameters:type_name -> inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry
+	10, // 42: inference.ModelInferRequest.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 43: inference.ModelInferRequest.InferInputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 44: inference.ModelInferRequest.InferRequestedOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	56, // 45: inference.ModelInferResponse.InferOutputTensor.parameters:type_name -> inference.ModelInferResponse.InferOutputTensor.ParametersEntry
+	11, // 46: inference.ModelInferResponse.InferOutputTensor.contents:type_name -> inference.InferTensorContents
+	10, // 47: inference.ModelInferResponse.ParametersEntry.value:type_name -> inference.InferParameter
+	10, // 48: inference.ModelInferResponse.InferOutputTensor.ParametersEntry.value:type_name -> inference.InferParameter
+	22, // 49: inference.ModelStatistics.ResponseStatsEntry.value:type_name -> inference.InferResponseStatistics
+	25, // 50: inference.RepositoryModelLoadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	25, // 51: inference.RepositoryModelUnloadRequest.ParametersEntry.value:type_name -> inference.ModelRepositoryParameter
+	61, // 52: inference.SystemSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.SystemSharedMemoryStatusResponse.RegionStatus
+	63, // 53: inference.CudaSharedMemoryStatusResponse.RegionsEntry.value:type_name -> inference.CudaSharedMemoryStatusResponse.RegionStatus
+	65, // 54: inference.LogSettingsRequest.SettingsEntry.value:type_name -> inference.LogSettingsRequest.SettingValue
+	67, // 55: inference.LogSettingsResponse.SettingsEntry.value:type_name -> inference.LogSettingsResponse.SettingValue
+	69, // 56: inference.TraceSettingRequest.SettingsEntry.value:type_name -> inference.TraceSettingRequest.SettingValue
+	71, // 57: inference.TraceSettingResponse.SettingsEntry.value:type_name -> inference.TraceSettingResponse.SettingValue
+	0,  // 58: inference.GRPCInferenceService.ServerLive:input_type -> inference.ServerLiveRequest
+	2,  // 59: inference.GRPCInferenceService.ServerReady:input_type -> inference.ServerReadyRequest
+	4,  // 60: inference.GRPCInferenceService.ModelReady:input_type -> inference.ModelReadyRequest
+	6,  // 61: inference.GRPCInferenceService.ServerMetadata:input_type -> inference.ServerMetadataRequest
+	8,  // 62: inference.GRPCInferenceService.ModelMetadata:input_type -> inference.ModelMetadataRequest
+	12, // 63: inference.GRPCInferenceService.ModelInfer:input_type -> inference.ModelInferRequest
+	12, // 64: inference.GRPCInferenceService.ModelStreamInfer:input_type -> inference.ModelInferRequest
+	15, // 65: inference.GRPCInferenceService.ModelConfig:input_type -> inference.ModelConfigRequest
+	17, // 66: inference.GRPCInferenceService.ModelStatistics:input_type -> inference.ModelStatisticsRequest
+	26, // 67: inference.GRPCInferenceService.RepositoryIndex:input_type -> inference.RepositoryIndexRequest
+	28, // 68: inference.GRPCInferenceService.RepositoryModelLoad:input_type -> inference.RepositoryModelLoadRequest
+	30, // 69: inference.GRPCInferenceService.RepositoryModelUnload:input_type -> inference.RepositoryModelUnloadRequest
+	32, // 70: inference.GRPCInferenceService.SystemSharedMemoryStatus:input_type -> inference.SystemSharedMemoryStatusRequest
+	34, // 71: inference.GRPCInferenceService.SystemSharedMemoryRegister:input_type -> inference.SystemSharedMemoryRegisterRequest
+	36, // 72: inference.GRPCInferenceService.SystemSharedMemoryUnregister:input_type -> inference.SystemSharedMemoryUnregisterRequest
+	38, // 73: inference.GRPCInferenceService.CudaSharedMemoryStatus:input_type -> inference.CudaSharedMemoryStatusRequest
+	40, // 74: inference.GRPCInferenceService.CudaSharedMemoryRegister:input_type -> inference.CudaSharedMemoryRegisterRequest
+	42, // 75: inference.GRPCInferenceService.CudaSharedMemoryUnregister:input_type -> inference.CudaSharedMemoryUnregisterRequest
+	44, // 76: inference.GRPCInferenceService.LogSettings:input_type -> inference.LogSettingsRequest
+	46, // 77: inference.GRPCInferenceService.TraceSetting:input_type -> inference.TraceSettingRequest
+	1,  // 78: inference.GRPCInferenceService.ServerLive:output_type -> inference.ServerLiveResponse
+	3,  // 79: inference.GRPCInferenceService.ServerReady:output_type -> inference.ServerReadyResponse
+	5,  // 80: inference.GRPCInferenceService.ModelReady:output_type -> inference.ModelReadyResponse
+	7,  // 81: inference.GRPCInferenceService.ServerMetadata:output_type -> inference.ServerMetadataResponse
+	9,  // 82: inference.GRPCInferenceService.ModelMetadata:output_type -> inference.ModelMetadataResponse
+	13, // 83: inference.GRPCInferenceService.ModelInfer:output_type -> inference.ModelInferResponse
+	14, // 84: inference.GRPCInferenceService.ModelStreamInfer:output_type -> inference.ModelStreamInferResponse
+	16, // 85: inference.GRPCInferenceService.ModelConfig:output_type -> inference.ModelConfigResponse
+	24, // 86: inference.GRPCInferenceService.ModelStatistics:output_type -> inference.ModelStatisticsResponse
+	27, // 87: inference.GRPCInferenceService.RepositoryIndex:output_type -> inference.RepositoryIndexResponse
+	29, // 88: inference.GRPCInferenceService.RepositoryModelLoad:output_type -> inference.RepositoryModelLoadResponse
+	31, // 89: inference.GRPCInferenceService.RepositoryModelUnload:output_type -> inference.RepositoryModelUnloadResponse
+	33, // 90: inference.GRPCInferenceService.SystemSharedMemoryStatus:output_type -> inference.SystemSharedMemoryStatusResponse
+	35, // 91: inference.GRPCInferenceService.SystemSharedMemoryRegister:output_type -> inference.SystemSharedMemoryRegisterResponse
+	37, // 92: inference.GRPCInferenceService.SystemSharedMemoryUnregister:output_type -> inference.SystemSharedMemoryUnregisterResponse
+	39, // 93: inference.GRPCInferenceService.CudaSharedMemoryStatus:output_type -> inference.CudaSharedMemoryStatusResponse
+	41, // 94: inference.GRPCInferenceService.CudaSharedMemoryRegister:output_type -> inference.CudaSharedMemoryRegisterResponse
+	43, // 95: inference.GRPCInferenceService.CudaSharedMemoryUnregister:output_type -> inference.CudaSharedMemoryUnregisterResponse
+	45, // 96: inference.GRPCInferenceService.LogSettings:output_type -> inference.LogSettingsResponse
+	47, // 97: inference.GRPCInferenceService.TraceSetting:output_type -> inference.TraceSettingResponse
+	78, // [78:98] is the sub-list for method output_type
+	58, // [58:78] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_grpc_service_proto_init() }
@@ -3968,18 +4074,18 @@ func file_grpc_service_proto_init() {
 		(*InferParameter_DoubleParam)(nil),
 		(*InferParameter_Uint64Param)(nil),
 	}
-	file_grpc_service_proto_msgTypes[24].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[25].OneofWrappers = []any{
 		(*ModelRepositoryParameter_BoolParam)(nil),
 		(*ModelRepositoryParameter_Int64Param)(nil),
 		(*ModelRepositoryParameter_StringParam)(nil),
 		(*ModelRepositoryParameter_BytesParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[63].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[65].OneofWrappers = []any{
 		(*LogSettingsRequest_SettingValue_BoolParam)(nil),
 		(*LogSettingsRequest_SettingValue_Uint32Param)(nil),
 		(*LogSettingsRequest_SettingValue_StringParam)(nil),
 	}
-	file_grpc_service_proto_msgTypes[65].OneofWrappers = []any{
+	file_grpc_service_proto_msgTypes[67].OneofWrappers = []any{
 		(*LogSettingsResponse_SettingValue_BoolParam)(nil),
 		(*LogSettingsResponse_SettingValue_Uint32Param)(nil),
 		(*LogSettingsResponse_SettingValue_StringParam)(nil),
@@ -3990,7 +4096,7 @@ func file_grpc_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grpc_service_proto_rawDesc), len(file_grpc_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   71,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
