@@ -34,6 +34,7 @@ var liveFields = map[string]bool{
 	"response_cache.size":              true, // shrinking drops the least recently used
 	"strict_readiness":                 true, // read at every readiness check
 	"allow_client_shm":                 true, // read at every registration; off drops the regions
+	"limits.shutdown_timeout":          true, // read when the daemon stops
 }
 
 // reload applies a new, already validated configuration: what can change
@@ -104,6 +105,8 @@ func (n *node) reload(next *config.Config) (applied, needRestart []string) {
 			merged.StrictReadiness = next.StrictReadiness
 		case "allow_client_shm":
 			merged.AllowClientSHM = next.AllowClientSHM
+		case "limits.shutdown_timeout":
+			merged.Limits.ShutdownTimeout = next.Limits.ShutdownTimeout
 		case "response_cache.size":
 			merged.ResponseCache.Size = next.ResponseCache.Size
 			if n.cache != nil {

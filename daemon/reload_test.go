@@ -124,6 +124,7 @@ func TestReloadAppliesEveryLiveField(t *testing.T) {
 		{"history_retention", func(c *config.Config) { c.HistoryRetention = 0 }, func(c *config.Config) any { return c.HistoryRetention.D() }, time.Duration(0)},
 		{"strict_readiness", func(c *config.Config) { c.StrictReadiness = true }, func(c *config.Config) any { return c.StrictReadiness }, true},
 		{"allow_client_shm", func(c *config.Config) { c.AllowClientSHM = true }, func(c *config.Config) any { return c.AllowClientSHM }, true},
+		{"limits.shutdown_timeout", func(c *config.Config) { c.Limits.ShutdownTimeout = config.Duration(time.Minute) }, func(c *config.Config) any { return c.Limits.ShutdownTimeout.D() }, time.Minute},
 		{"repository_poll", func(c *config.Config) { c.RepositoryPoll = config.Duration(30 * time.Second) },
 			func(c *config.Config) any { return c.RepositoryPoll.D() }, 30 * time.Second},
 		{"response_cache.size", func(c *config.Config) { c.ResponseCache.Size = 1 << 20 },

@@ -25,8 +25,9 @@ import (
 	"google.golang.org/grpc"
 )
 
-// shutdownGrace bounds how long in-flight HTTP requests may take to finish
-// once the daemon is told to stop.
+// shutdownGrace bounds closing the devices, and what a start that failed
+// had opened. A daemon told to stop first lets its requests in flight
+// finish, for limits.shutdown_timeout.
 const shutdownGrace = 10 * time.Second
 
 // Options are what Run needs from main.
@@ -287,7 +288,7 @@ wait:
 	loops.Wait()
 	stopStatus()
 	<-statusDone
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), n.conf().Limits.ShutdownTimeout.D())
 	defer cancel()
 	// Shutdown waits for in-flight requests, which the executors answer.
 	grpcStopped := make(chan struct{})

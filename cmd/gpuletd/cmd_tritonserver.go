@@ -28,7 +28,8 @@ cover: REST on 0.0.0.0:8000 (--http-address, --http-port), gRPC on 8001
 repository holds is served from none, as Triton does. --model-config-name
 sets model_config_name (configs/<name>.pbtxt over config.pbtxt),
 --allow-client-shm allow_client_shm (off, as in Triton),
---http-max-input-size limits.max_request_body and
+--http-max-input-size limits.max_request_body, --exit-timeout-secs
+limits.shutdown_timeout and
 --backend-config=[onnxruntime,]default-max-batch-size=N default_max_batch_size.
 Also read:
 --http-restricted-api and --grpc-restricted-protocol (auth.restricted_apis),

@@ -444,7 +444,7 @@ func TestSIGTERMAnswersQueuedRequests(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(testbin.Gpuletd(t), "serve")
 	cmd.Env = daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_LISTEN="+addr,
-		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]")
+		"GPULETD_DEVICES=[{kind: emulated, profiles: igniter-v100, count: 1}]", "GPULETD_LIMITS_SHUTDOWN_TIMEOUT=30s")
 	logs := &testbin.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())

@@ -236,7 +236,16 @@ var tritonFlags = map[string]tritonFlag{
 	"trace-rate":          deprecatedTrace("rate"),
 	"trace-count":         deprecatedTrace("count"),
 	"trace-log-frequency": deprecatedTrace("log-frequency"),
-	"exit-timeout-secs":   ignored("tritonserver flag --exit-timeout-secs ignored: gpuletd drains its queues on SIGTERM; give the service manager the time (systemd's TimeoutStopSec=, docker's --stop-timeout)"),
+	"exit-timeout-secs": func(s *tritonState, v []string) error {
+		x, err := one("exit-timeout-secs", v)
+		if n, perr := strconv.Atoi(x); err == nil && (perr != nil || n < 0 || n > 3600) {
+			return fmt.Errorf("--exit-timeout-secs=%s: give whole seconds, 0 to 3600", x)
+		}
+		if err == nil {
+			s.set("limits.shutdown_timeout", x+"s", "exit-timeout-secs")
+		}
+		return err
+	},
 	"id":                  ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
 }
 

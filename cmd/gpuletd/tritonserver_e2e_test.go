@@ -63,7 +63,6 @@ func TestTritonServerCommandLine(t *testing.T) {
 	require.Contains(t, string(r.body), `"trace_rate":"1"`)
 	require.Contains(t, string(r.body), `/traces/trace.json"`)
 	require.Contains(t, logs.String(), "tritonserver flag --backend-config onnxruntime,enable-global-threadpool=1 ignored")
-	require.Contains(t, logs.String(), "tritonserver flag --exit-timeout-secs ignored")
 
 	// The command line, its configuration saying nothing of port 8000,
 	// reaches the daemon where it listens (its record in runtime_dir).

@@ -283,6 +283,10 @@ type Limits struct {
 	// bodies (decoded inputs, outputs); a request that does not fit waits
 	// up to its SLO, then is answered 503.
 	MaxInflightBytes ByteSize `yaml:"max_inflight_bytes"`
+	// ShutdownTimeout is how long a stopping daemon lets the requests in
+	// flight finish (Triton's --exit-timeout-secs); those still running
+	// then are answered unavailable as their executors stop.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
 }
 
 // Auth guards the admin API.
@@ -392,6 +396,7 @@ func Default() Config {
 			IdleTimeout:       Duration(30 * time.Second),
 			MaxConnections:    1024,
 			MaxInflightBytes:  256 << 20,
+			ShutdownTimeout:   Duration(10 * time.Second),
 		},
 		// The batch span processor's defaults are OpenTelemetry's SDKs' (and so Triton's).
 		Trace: Trace{Mode: TraceModeTriton, OpenTelemetryResource: []string{}, OpenTelemetryBSPMaxQueueSize: 2048,

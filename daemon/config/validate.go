@@ -169,6 +169,9 @@ func (c *Config) Validate() error {
 	if d := c.Limits.IdleTimeout.D(); d < time.Second || d > time.Hour {
 		bad("limits.idle_timeout", d, "use 1s to 1h")
 	}
+	if d := c.Limits.ShutdownTimeout.D(); d < 0 || d > time.Hour {
+		bad("limits.shutdown_timeout", d, "use 0s to 1h")
+	}
 	if m := c.Limits.MaxConnections; m < 1 || m > 1<<20 {
 		bad("limits.max_connections", m, "use 1 to 1048576")
 	}
