@@ -246,7 +246,7 @@ var tritonFlags = map[string]tritonFlag{
 		}
 		return err
 	},
-	"id":                  ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
+	"id": ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
 }
 
 // tunedAway are tritonserver's flags that tune Triton's own machinery,
