@@ -39,9 +39,12 @@ too), --trace-config (level=, rate=, count=, log-frequency=, file=, mode=,
 opentelemetry,url=, resource= and bsp_*=; and the older --trace-level,
 --trace-rate, --trace-count, --trace-log-frequency, --trace-file), --metrics-config
 (summary_latencies, summary_quantiles, counter_latencies; Triton's metric names
-are on, metrics.triton_names), --log-verbose, --log-info and --log-warning. Flags that tune Triton's own
-machinery (thread counts, memory pools, backends) are taken and said to be
-ignored; a flag whose meaning gpuletd cannot give is refused with why.
+are on, metrics.triton_names), --log-verbose, --log-info, --log-warning, and
+--response-cache-byte-size (as --cache-config local,size=). Flags that tune
+Triton's own machinery (thread counts, memory pools, backends) are taken and
+said to be ignored, and those for what gpuletd does its own way
+(--exit-on-error, --strict-model-config, --rate-limit…) with what it does
+instead; a flag whose meaning gpuletd cannot give is refused with why.
 --print-config prints the configuration the flags make, each field with the
 flag that set it (as gpuletd config), instead of serving. Each
 model still needs an SLO: the parameter slo in its config.pbtxt, or

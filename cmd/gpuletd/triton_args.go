@@ -247,6 +247,26 @@ var tritonFlags = map[string]tritonFlag{
 		return err
 	},
 	"id": ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
+	// Triton's flag from before --cache-config: the local cache's size.
+	"response-cache-byte-size": func(s *tritonState, v []string) error {
+		x, err := one("response-cache-byte-size", v)
+		if n, perr := strconv.ParseInt(x, 10, 64); err == nil && (perr != nil || n < 0) {
+			return fmt.Errorf("--response-cache-byte-size=%s: give a number of bytes", x)
+		}
+		s.cacheArg = append(s.cacheArg, "local,size="+x)
+		return err
+	},
+	"exit-on-error": ignored("tritonserver flag --exit-on-error ignored: gpuletd serves the models it can and says why each other one cannot " +
+		"(gpuletd status, GET /v2/models/M/ready); under --strict-readiness it is not ready while one cannot, and /v2/health/ready names them"),
+	"strict-model-config": ignored("tritonserver flag --strict-model-config ignored: gpuletd completes a configuration from its model file " +
+		"where it leaves the inputs, outputs or max_batch_size out, as Triton does by default, and reads one that gives them as it is"),
+	"disable-auto-complete-config": ignored("tritonserver flag --disable-auto-complete-config ignored: gpuletd completes a configuration from its model file " +
+		"where it leaves the inputs, outputs or max_batch_size out, as Triton does by default, and reads one that gives them as it is"),
+	"allow-gpu-metrics":    ignored("tritonserver flag --allow-gpu-metrics ignored: gpuletd exports its GPUs' metrics (nv_gpu_* under Triton's names) whenever it has NVIDIA GPUs"),
+	"allow-cpu-metrics":    ignored("tritonserver flag --allow-cpu-metrics ignored: gpuletd exports the host's CPU and memory (nv_cpu_* under Triton's names) at every scrape"),
+	"rate-limit":           ignored("tritonserver flag --rate-limit ignored: gpuletd's planner shares the GPUs by each model's SLO and rate, and its router holds each gpu-let to its share"),
+	"rate-limit-resource":  ignored("tritonserver flag --rate-limit-resource ignored: gpuletd's planner shares the GPUs by each model's SLO and rate, and its router holds each gpu-let to its share"),
+	"model-load-gpu-limit": ignored("tritonserver flag --model-load-gpu-limit ignored: gpuletd places models within each GPU's memory by what each was measured to hold"),
 }
 
 // tunedAway are tritonserver's flags that tune Triton's own machinery,
@@ -258,9 +278,8 @@ var tunedAway = []string{
 	"grpc-infer-allocation-pool-size", "grpc-max-response-pool-size", "grpc-keepalive-time", "grpc-keepalive-timeout",
 	"grpc-keepalive-permit-without-calls", "grpc-http2-max-pings-without-data", "grpc-http2-min-recv-ping-interval-without-data",
 	"grpc-http2-max-ping-strikes", "grpc-infer-response-compression-level", "grpc-restricted-protocol-header", "reuse-http-port",
-	"reuse-grpc-port", "allow-gpu-metrics", "allow-cpu-metrics", "metrics-interval-ms", "allow-sagemaker",
-	"allow-vertex-ai", "disable-auto-complete-config", "strict-model-config", "exit-on-error", "host-policy", "rate-limit",
-	"rate-limit-resource", "enable-peer-access", "model-load-gpu-limit", "response-cache-byte-size",
+	"reuse-grpc-port", "metrics-interval-ms", "allow-sagemaker",
+	"allow-vertex-ai", "host-policy", "enable-peer-access",
 	"cache-directory", "grpc-infer-thread-count", "grpc-max-connection-age", "grpc-max-connection-age-grace",
 	"sagemaker-port", "sagemaker-safe-port-range", "sagemaker-thread-count", "vertex-ai-port", "vertex-ai-thread-count",
 	"vertex-ai-default-model",
