@@ -27,7 +27,7 @@ var (
 
 	descNVSuccess  = prometheus.NewDesc("nv_inference_request_success", "Successful inference requests (Triton's name; see gpuletd_requests_total).", tritonModelLabels, nil)
 	descNVFailure  = prometheus.NewDesc("nv_inference_request_failure", "Failed inference requests by Triton's reason: REJECTED, CANCELED, BACKEND or OTHER (Triton's name; gpuletd_request_failures_total has gpuletd's reasons).", append(tritonModelLabels, "reason"), nil)
-	descNVPending  = prometheus.NewDesc("nv_inference_pending_request_count", "Requests waiting in the model's queues, as its executors last reported them (at each batch's end) and the requests routed to them since (Triton's name).", tritonModelLabels, nil)
+	descNVPending  = prometheus.NewDesc("nv_inference_pending_request_count", "Requests waiting in the model's queues, as its executors last reported them (at each batch's end) and the requests routed to them since, less the batches due to have started (Triton's name).", tritonModelLabels, nil)
 	descNVCount    = prometheus.NewDesc("nv_inference_count", "Inferences performed: the rows of the requests that ran, a request of n rows counting n and one the response cache answered none (Triton's name).", tritonModelLabels, nil)
 	descNVExec     = prometheus.NewDesc("nv_inference_exec_count", "Batches the successful requests ran in, each request adding its share of its batch (Triton's name).", tritonModelLabels, nil)
 	descNVDuration = prometheus.NewDesc("nv_inference_request_duration_us", "Cumulative end-to-end time of successful requests, microseconds (Triton's name).", tritonModelLabels, nil)

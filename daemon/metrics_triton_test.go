@@ -75,7 +75,7 @@ nv_inference_request_failure{model="m",reason="REJECTED",version="2"} 1
 # HELP nv_inference_request_success Successful inference requests (Triton's name; see gpuletd_requests_total).
 # TYPE nv_inference_request_success counter
 nv_inference_request_success{model="m",version="2"} 2
-# HELP nv_inference_pending_request_count Requests waiting in the model's queues, as its executors last reported them (at each batch's end) and the requests routed to them since (Triton's name).
+# HELP nv_inference_pending_request_count Requests waiting in the model's queues, as its executors last reported them (at each batch's end) and the requests routed to them since, less the batches due to have started (Triton's name).
 # TYPE nv_inference_pending_request_count gauge
 nv_inference_pending_request_count{model="m",version="2"} 7
 # HELP nv_cache_num_hits_per_model Requests answered from the response cache (Triton's name; see gpuletd_response_cache_hits_total).
@@ -111,7 +111,7 @@ nv_inference_compute_output_duration_us{model="m",version="2"} 30
 	require.NoError(t, err)
 	m.Config.ResponseCache = false
 	require.NoError(t, testutil.CollectAndCompare(collectModels, strings.NewReader(`
-# HELP nv_inference_pending_request_count Requests waiting in the model's queues, as its executors last reported them (at each batch's end) and the requests routed to them since (Triton's name).
+# HELP nv_inference_pending_request_count Requests waiting in the model's queues, as its executors last reported them (at each batch's end) and the requests routed to them since, less the batches due to have started (Triton's name).
 # TYPE nv_inference_pending_request_count gauge
 nv_inference_pending_request_count{model="m",version="2"} 8
 `), "nv_inference_pending_request_count", "nv_cache_num_hits_per_model"))

@@ -203,17 +203,21 @@ func (r *router) update(g *gpuletRun, st *pb.ExecutorState) {
 // queued is how many of model's requests wait in its gpu-lets' queues, as
 // the router sees them: what each executor last reported (with each
 // batch's last answer, after the next batch started) and what was routed
-// there since.
+// there since, less the batches whose time has come since
+// (sched.RouteState.QueuedAt): a request that found its gpu-let idle runs
+// at once and waits no more, though its executor says so only once its
+// batch ends.
 func (r *router) queued(model string) int {
 	mr := (*r.table.Load())[model]
 	if mr == nil {
 		return 0
 	}
+	now := r.now()
 	mr.mu.Lock()
 	defer mr.mu.Unlock()
 	n := 0
 	for _, t := range mr.targets {
-		n += t.Queued
+		n += t.QueuedAt(now)
 	}
 	return n
 }

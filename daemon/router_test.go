@@ -60,6 +60,28 @@ func TestRouterTakesPublishedState(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoGpulet)
 }
 
+// TestQueuedLeavesOutBatchesDueToHaveStarted: Triton's pending count reads
+// the requests that wait, not those of a batch whose time has come since
+// its executor last reported (that report comes with the batch's end).
+func TestQueuedLeavesOutBatchesDueToHaveStarted(t *testing.T) {
+	lat, err := sched.LinearLatency(time.Millisecond, 5*time.Millisecond, 8)
+	require.NoError(t, err)
+	r := newRouter()
+	a := &gpuletRun{id: "a"}
+	r.install(map[string][]routeEntry{"m": {{g: a, weight: 1, lat: lat}}})
+	state := func(reported, exec time.Time) *pb.ExecutorState {
+		at := monoclock.Of(reported)
+		return &pb.ExecutorState{AtMonoNs: at, FreeAtMonoNs: at, Models: []*pb.ModelState{{Name: "m", Queued: 3, Batch: 3,
+			ExecMonoNs: monoclock.Of(exec), LatestMonoNs: monoclock.Of(exec), DeadlineMonoNs: monoclock.Of(exec.Add(time.Second))}}}
+	}
+	now := time.Now()
+	r.update(a, state(now, now.Add(time.Hour)))
+	require.Equal(t, 3, r.queued("m"), "a batch that waits for more")
+	r.update(a, state(now.Add(-2*time.Millisecond), now.Add(-time.Millisecond)))
+	require.Equal(t, 0, r.queued("m"), "a batch due to have started on an idle gpu-let runs")
+	require.Equal(t, 0, r.queued("absent"))
+}
+
 // TestRouterTakesCalibration: the route predicts with ℓ(b) scaled by the
 // calibration factor the executor reports, as the executor's scheduler
 // plans, and keeps it across a new table; an executor reporting none (0)

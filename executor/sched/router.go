@@ -289,6 +289,14 @@ func (st *RouteState) advance(now time.Duration) {
 	st.Exec = st.FreeAt
 }
 
+// QueuedAt is how many requests st predicts still wait at now: a forming
+// batch whose time came before now has been dispatched (advance), so its
+// requests run and wait no more, though no state since has said so.
+func (st RouteState) QueuedAt(now time.Duration) int {
+	st.advance(now)
+	return st.Queued
+}
+
 func (st *RouteState) dispatchAt() int {
 	if st.DispatchAt > 0 {
 		return st.DispatchAt

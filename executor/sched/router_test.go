@@ -156,6 +156,24 @@ func TestRoutePredictsState(t *testing.T) {
 	require.Equal(t, RouteState{FreeAt: ms(19), Latency: l}, ts[0].RouteState)
 }
 
+// TestQueuedAtCountsWhatStillWaits: a request routed to an idle gpu-let is
+// predicted to wait until its batch's time comes (the deferred policy's
+// frontrun, ℓ(b) = b + 5 ms, deadline 20: 20 − ℓ(2) = 13) and to run from
+// then on, though no state has said so; a batch whose gpu-let is busy waits
+// until it frees. The state itself is not changed by asking.
+func TestQueuedAtCountsWhatStillWaits(t *testing.T) {
+	l := linear(t, 1, 5, 4)
+	ts := []Target{{RouteState: RouteState{FreeAt: ms(10), Latency: l}}}
+	_, _, err := Route(ms(10), ms(20), ts)
+	require.NoError(t, err)
+	st := ts[0].RouteState
+	require.Equal(t, []int{1, 1, 0}, []int{st.QueuedAt(ms(10)), st.QueuedAt(ms(12.9)), st.QueuedAt(ms(13))})
+	require.Equal(t, 1, st.Queued, "asking predicts on a copy")
+
+	busy := RouteState{FreeAt: ms(30), Queued: 3, Size: 3, Exec: ms(12), Latency: l}
+	require.Equal(t, []int{3, 0}, []int{busy.QueuedAt(ms(20)), busy.QueuedAt(ms(30))})
+}
+
 func TestSimUnroutableAndOrder(t *testing.T) {
 	l := linear(t, 1, 5, 4)
 	rec, st := simulate(t, one(Deferred{}, 0, l), []Request{{ID: 1, Model: 7, Arrival: 0, Deadline: ms(50)}})
