@@ -3,7 +3,6 @@ package httpbench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gpulet/gpuletd/internal/listenfile"
 )
 
 // emulatedDevices is the fallback device: one emulated V100 whose physics
@@ -19,30 +20,42 @@ const emulatedDevices = "[{kind: emulated, profiles: igniter-v100, count: 1}]"
 
 // daemon is a gpuletd serve child.
 type daemon struct {
-	cmd   *exec.Cmd
-	base  string
+	cmd  *exec.Cmd
+	base string
+	// grpc is its gRPC listener's address; "" without one.
+	grpc  string
 	log   string
 	model string
 	done  chan error // receives Wait's result once; stop and start put it back
 }
 
+// runtimeDir is the daemon's runtime_dir under the bench's folder, where it
+// records the addresses it bound (package listenfile).
+func runtimeDir(dir string) string { return filepath.Join(dir, "run") }
+
 // environ is the daemon's environment: o.Environ without GPULETD_
-// settings, plus the bench's own.
-func environ(o *Options, dir, repo, grpcAddr string) []string {
+// settings, plus the bench's own. Its listeners take any free port (a gRPC
+// one with grpc), which startDaemon reads from the daemon's record.
+func environ(o *Options, dir, repo string, grpc bool) []string {
 	var env []string
 	for _, kv := range o.Environ {
 		if !strings.HasPrefix(kv, "GPULETD_") {
 			env = append(env, kv)
 		}
 	}
+	grpcListen := "" // off
+	if grpc {
+		grpcListen = "127.0.0.1:0"
+	}
 	return append(env,
 		"GPULETD_STATE_DIR="+filepath.Join(dir, "state"),
-		"GPULETD_RUNTIME_DIR="+filepath.Join(dir, "run"),
+		"GPULETD_RUNTIME_DIR="+runtimeDir(dir),
 		"GPULETD_MODEL_REPOSITORY="+repo,
 		"GPULETD_ONNXRUNTIME_LIBRARY="+o.ONNXRuntimeLibrary,
 		"GPULETD_SCHEDULER_POLICY="+o.Policy,
 		"GPULETD_LOG_FORMAT=json",
-		"GPULETD_GRPC_LISTEN="+grpcAddr,
+		"GPULETD_LISTEN=127.0.0.1:0",
+		"GPULETD_GRPC_LISTEN="+grpcListen,
 	)
 }
 
@@ -91,15 +104,11 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// startDaemon starts gpuletd serve on a free loopback port and waits until
-// it serves the model.
+// startDaemon starts gpuletd serve on free loopback ports, learns them
+// from the record it writes in its runtime_dir (ports picked beforehand
+// could be taken, or picked twice, by the time it binds them) and waits
+// until it serves the model.
 func startDaemon(ctx context.Context, o *Options, env []string, dir string) (*daemon, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("find a free port: %w", err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	logPath := filepath.Join(dir, "daemon.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -107,18 +116,17 @@ func startDaemon(ctx context.Context, o *Options, env []string, dir string) (*da
 	}
 	defer logf.Close()
 	cmd := exec.Command(o.Exe, "serve")
-	cmd.Env, cmd.Dir = append(env, "GPULETD_LISTEN="+addr), dir
+	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = diesWithBench()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start gpuletd serve: %w", err)
 	}
-	d := &daemon{cmd: cmd, base: "http://" + addr, log: logPath, model: o.Model, done: make(chan error, 1)}
+	d := &daemon{cmd: cmd, log: logPath, model: o.Model, done: make(chan error, 1)}
 	go func() { d.done <- cmd.Wait() }()
 
 	client := &http.Client{Timeout: time.Second}
 	defer client.CloseIdleConnections()
-	ready := d.base + "/v2/models/" + o.Model + "/ready"
 	deadline := time.NewTimer(o.ReadyTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -135,7 +143,10 @@ func startDaemon(ctx context.Context, o *Options, env []string, dir string) (*da
 			d.stop()
 			return nil, fmt.Errorf("gpuletd serve did not serve %s within %s: %s", o.Model, o.ReadyTimeout, d.logTail())
 		case <-tick.C:
-			resp, err := client.Get(ready)
+			if d.base == "" && !d.learnAddresses(runtimeDir(dir)) {
+				continue // not listening yet
+			}
+			resp, err := client.Get(d.base + "/v2/models/" + o.Model + "/ready")
 			if err != nil {
 				continue
 			}
@@ -145,6 +156,21 @@ func startDaemon(ctx context.Context, o *Options, env []string, dir string) (*da
 			}
 		}
 	}
+}
+
+// learnAddresses reads where the daemon listens from the record it keeps in
+// dir, once it has written it: false before.
+func (d *daemon) learnAddresses(dir string) bool {
+	r, ok := listenfile.Live(dir)
+	if !ok || r.PID != d.cmd.Process.Pid {
+		return false
+	}
+	base, err := r.URL()
+	if err != nil {
+		return false
+	}
+	d.base, d.grpc = base, r.GRPCListen
+	return true
 }
 
 // stop interrupts the daemon and waits for it, killing it after 30 s.

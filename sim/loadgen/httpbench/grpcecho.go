@@ -3,7 +3,6 @@ package httpbench
 import (
 	"context"
 	"fmt"
-	"net"
 
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"google.golang.org/grpc"
@@ -42,14 +41,4 @@ type grpcEcho struct {
 // ModelInfer answers the kept answer.
 func (e *grpcEcho) ModelInfer(context.Context, *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
 	return e.answer, nil
-}
-
-// freeAddr is a loopback address free a moment ago.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }

@@ -43,17 +43,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 
-	grpcAddr := ""
-	if o.GRPC {
-		if grpcAddr, err = freeAddr(); err != nil {
-			return nil, err
-		}
-	}
-	d, device, note, err := startOnDevice(ctx, &o, environ(&o, dir, repo, grpcAddr), dir)
+	d, device, note, err := startOnDevice(ctx, &o, environ(&o, dir, repo, o.GRPC), dir)
 	if err != nil {
 		return nil, err
 	}
 	defer d.stop()
+	grpcAddr := d.grpc
 	fmt.Fprintf(o.Progress, "daemon on %s (pid %d), device %s\n", d.base, d.cmd.Process.Pid, device)
 
 	client := loadgen.NewClient(o.Concurrency, nil, nil)
