@@ -178,6 +178,11 @@ type status struct {
 	// MetricsListen is the address of the listener that serves /metrics
 	// alone; empty when there is none (/metrics is on Listen).
 	MetricsListen string `json:"metrics_listen"`
+	// ModelConfigName is model_config_name: the configs/NAME.pbtxt a
+	// model folder serves where it has one; empty: config.pbtxt. A load
+	// that sends a folder of its own (gpuletd models load --from) picks
+	// the same file.
+	ModelConfigName string `json:"model_config_name"`
 	// Started is when the daemon started.
 	Started    time.Time    `json:"started"`
 	Policy     string       `json:"policy"`
@@ -269,7 +274,7 @@ func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
 	inv := n.devices.Inventory()
 	s := status{
-		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Unloaded: n.catalog.unloadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen,
+		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Unloaded: n.catalog.unloadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: n.conf().Listen, GRPCListen: n.conf().GRPCListen, MetricsListen: n.conf().Metrics.Listen, ModelConfigName: n.conf().ModelConfigName,
 		Policy: n.conf().Scheduler.Policy, Algorithm: n.conf().Scheduler.Algorithm,
 		Devices: inv.Devices, Reorganizations: n.reorganizations.Load(), Restarts: n.sup.restarts.Load(),
 		Profiling: n.profiling.Load(), RecentProblems: n.events.recent(time.Now()), Capacity: n.capacity.get(),

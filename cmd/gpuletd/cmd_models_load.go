@@ -44,7 +44,7 @@ daemon's repository: DIR's configuration and files go in the load request
 the model is unloaded, loaded again without --from, or the daemon restarts.
 The configuration is read as the daemon reads a repository folder: its
 config.pbtxt (its configs/NAME.pbtxt instead where it has one, NAME being
---config-name, else the configuration's model_config_name) with the settings
+--config-name, else the daemon's model_config_name) with the settings
 of its config.yaml over it (either, both or neither), sent as Triton's
 ModelConfig.
 
@@ -68,9 +68,7 @@ or take room the others need.`,
 			var body []byte
 			if from != "" {
 				if !cmd.Flags().Changed("config-name") {
-					if l, err := g.loadConfig(); err == nil {
-						configName = l.Config.ModelConfigName
-					}
+					configName = g.daemonConfigName(cmd.Context(), d)
 				}
 				if body, err = uploadBody(from, configName); err != nil {
 					return err
@@ -99,7 +97,7 @@ or take room the others need.`,
 	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
-	cmd.Flags().StringVar(&configName, "config-name", "", "with --from: send the folder's configs/NAME.pbtxt in place of its config.pbtxt where it has one (default: the configuration's model_config_name)")
+	cmd.Flags().StringVar(&configName, "config-name", "", "with --from: send the folder's configs/NAME.pbtxt in place of its config.pbtxt where it has one (default: the daemon's model_config_name)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --dry-run: print the daemon's answer as it is (the exit status as without)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "load nothing: say what a load now would do (serve, measure first, place nowhere, fail), what it changes and where the plan would put it")
 	return cmd

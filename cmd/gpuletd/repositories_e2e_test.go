@@ -85,4 +85,15 @@ dynamic_batching { default_queue_policy { max_queue_size: 7 } }`), 0o644))
 	require.Eventually(t, func() bool { return !strings.Contains(config(), `"max_queue_size":7`) },
 		30*time.Second, 200*time.Millisecond, "events:\n%s", eventMessages(t, base))
 	require.Contains(t, eventMessages(t, base), "max_queue 7 → none")
+
+	// A folder sent with a load serves the daemon's custom configuration,
+	// though the command's own configuration names none.
+	from := filepath.Join(t.TempDir(), "mlp")
+	require.NoError(t, os.CopyFS(from, os.DirFS(filepath.Join(repo, "mlp"))))
+	require.NoError(t, os.MkdirAll(filepath.Join(from, "configs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(from, "configs", "h100.pbtxt"), []byte(`platform: "onnxruntime_onnx" max_batch_size: 32
+dynamic_batching { default_queue_policy { max_queue_size: 9 } }`), 0o644))
+	code, out, stderr = runCLI(t, "models", "load", "mlp", "--from", from, "--url", base)
+	require.Equal(t, 0, code, "%s%s", out, stderr)
+	require.Contains(t, config(), `"max_queue_size":9`, "the daemon's model_config_name picked the file sent")
 }
