@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,13 +22,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// freeAddr is a loopback address free a moment ago, one this test binary
+// has not handed out before.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		// A port closed a moment ago can come back from the next Listen:
+		// never hand one out twice, or a test's two listeners collide.
+		if _, seen := handedOut.LoadOrStore(addr, true); !seen {
+			return addr
+		}
+	}
 }
+
+// handedOut are the addresses freeAddr has returned.
+var handedOut sync.Map
 
 // withoutGpuletdEnv is this process's environment less every GPULETD_ and OTEL_
 // variable: nothing of the caller's configuration reaches a child.
