@@ -40,7 +40,11 @@ type tritonState struct {
 		cert, key, root string
 	}
 	trace map[string]string
-	out   tritonArgs
+	// traceFrom names the older trace flag (--trace-level…) that gave a
+	// trace setting, for --print-config and the notes; --trace-config
+	// where none did.
+	traceFrom map[string]string
+	out       tritonArgs
 }
 
 func (s *tritonState) set(path, value, flag string) {
@@ -114,7 +118,10 @@ func eachValue(read func(s *tritonState, value string) error) tritonFlag {
 // deprecatedTrace is one of Triton's trace flags from before
 // --trace-config (--trace-level=…), read as its --trace-config setting.
 func deprecatedTrace(setting string) tritonFlag {
-	return eachValue(func(s *tritonState, x string) error { return s.traceSetting(setting + "=" + x) })
+	return eachValue(func(s *tritonState, x string) error {
+		s.traceFrom[setting] = "trace-" + setting
+		return s.traceSetting(setting + "=" + x)
+	})
 }
 
 // ignored is a flag gpuletd takes and says it ignores, with why.
@@ -318,7 +325,7 @@ func parseTritonArgs(args []string) (tritonArgs, error) {
 		}
 		values[name] = append(values[name], value)
 	}
-	s := &tritonState{allowGRPC: true, allowMetrics: true, strict: true, trace: map[string]string{}}
+	s := &tritonState{allowGRPC: true, allowMetrics: true, strict: true, trace: map[string]string{}, traceFrom: map[string]string{}}
 	for _, name := range order {
 		if slices.Contains(tunedAway, name) {
 			s.note(name, "it tunes Triton's own machinery, which gpuletd does not have")
@@ -426,11 +433,11 @@ func (s *tritonState) fields() (tritonArgs, error) {
 		case "opentelemetry,bsp_schedule_delay":
 			s.set("trace.opentelemetry_bsp_schedule_delay", s.trace[k]+"ms", "trace-config")
 		case "level":
-			s.set("trace.level", yamlList(strings.Split(s.trace[k], "\x00")), "trace-config")
+			s.set("trace.level", yamlList(strings.Split(s.trace[k], "\x00")), cmp.Or(s.traceFrom[k], "trace-config"))
 		case "rate", "count", "file":
-			s.set("trace."+k, s.trace[k], "trace-config")
+			s.set("trace."+k, s.trace[k], cmp.Or(s.traceFrom[k], "trace-config"))
 		case "log-frequency":
-			s.set("trace.log_frequency", s.trace[k], "trace-config")
+			s.set("trace.log_frequency", s.trace[k], cmp.Or(s.traceFrom[k], "trace-config"))
 		}
 	}
 	return s.out, nil
@@ -455,7 +462,11 @@ func (s *tritonState) traceSetting(e string) error {
 	case "file", "triton,file":
 		s.trace["file"] = filepath.Base(value)
 		if filepath.Base(value) != value {
-			s.out.notes = append(s.out.notes, fmt.Sprintf("tritonserver flag --trace-config %s: the traces go to %s under gpuletd's state_dir, in traces/", e, filepath.Base(value)))
+			given := "--trace-config " + e
+			if f := s.traceFrom["file"]; f != "" {
+				given = "--" + f + " " + value
+			}
+			s.out.notes = append(s.out.notes, fmt.Sprintf("tritonserver flag %s: the traces go to %s under gpuletd's state_dir, in traces/", given, filepath.Base(value)))
 		}
 	default:
 		return fmt.Errorf("--trace-config=%s: gpuletd reads mode=, level=, rate=, count=, log-frequency=, file=, opentelemetry,url=, opentelemetry,resource= and opentelemetry,bsp_*=", e)

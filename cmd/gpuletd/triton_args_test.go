@@ -89,7 +89,7 @@ func TestParseTritonArgs(t *testing.T) {
 		{"the trace flags before --trace-config", []string{"--model-repository=/models", "--trace-file=/tmp/t.json", "--trace-level=TIMESTAMPS", "--trace-level", "TENSORS",
 			"--trace-rate=10", "--trace-count=3", "--trace-log-frequency=5"},
 			with(map[string]string{"trace.file": "t.json", "trace.level": `["TIMESTAMPS","TENSORS"]`, "trace.rate": "10", "trace.count": "3", "trace.log_frequency": "5"}),
-			[]string{"tritonserver flag --trace-config file=/tmp/t.json: the traces go to t.json under gpuletd's state_dir, in traces/"}, ""},
+			[]string{"tritonserver flag --trace-file /tmp/t.json: the traces go to t.json under gpuletd's state_dir, in traces/"}, ""},
 		{"Triton's own tuning, newer flags", []string{"--model-repository=/models", "--grpc-infer-thread-count=4", "--sagemaker-port=8080"}, base,
 			[]string{"tritonserver flag --grpc-infer-thread-count ignored: it tunes Triton's own machinery, which gpuletd does not have",
 				"tritonserver flag --sagemaker-port ignored: it tunes Triton's own machinery, which gpuletd does not have"}, ""},
@@ -137,6 +137,20 @@ func TestParseTritonArgs(t *testing.T) {
 
 // gpuletd's own flags stay gpuletd's around tritonserver's: --config read
 // before or among them.
+// TestOlderTraceFlagsAreNamed: a setting the trace flags from before
+// --trace-config gave is said to come from them (gpuletd tritonserver
+// --print-config), one --trace-config gave from it.
+func TestOlderTraceFlagsAreNamed(t *testing.T) {
+	got, err := parseTritonArgs([]string{"--model-repository=/models", "--trace-level=TIMESTAMPS", "--trace-config=rate=5"})
+	require.NoError(t, err)
+	flags := map[string]string{}
+	for _, o := range got.overrides {
+		flags[o.path] = o.flag
+	}
+	require.Equal(t, "--trace-level", flags["trace.level"])
+	require.Equal(t, "--trace-config", flags["trace.rate"])
+}
+
 func TestTritonServerTakesGpuletdFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--config", "/nonexistent/gpuletd.yaml", "tritonserver", "--model-repository=/models"},
