@@ -173,8 +173,14 @@ func (r *Request) checkOutputName(name string) error {
 }
 
 func (r *Request) readParameters(p Parameters) error {
+	if err := checkReservedKeys(p); err != nil {
+		return err
+	}
 	var err error
 	if r.BinaryOutputs, _, err = boolParam(p, "binary_data_output"); err != nil {
+		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
+	}
+	if _, _, err := boolParam(p, ParamEnableEmptyFinal); err != nil {
 		return fmt.Errorf("%w: parameters: %s", ErrBadRequest, err)
 	}
 	us, found, err := intParam(p, "timeout")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpulet/gpuletd/executor/tensor"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -152,6 +153,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"classification zero", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"y","parameters":{"classification":0}}]}`, nil, 0, `output "y": classification must be a count of classes from 1, not 0`},
 		{"classification not a number", `{"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}],"outputs":[{"name":"y","parameters":{"classification":"3"}}]}`, nil, 0, `output "y": classification must be an integer`},
 		{"priority negative", `{"parameters":{"priority":-1},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0, "priority must not be negative: 1 is the highest level, 0 the model's default"},
+		{"a parameter of Triton's own", `{"parameters":{"triton_max_batch":4,"triton_a":1},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0,
+			`parameters: "triton_a": keys starting with "triton_" are Triton's own; the one a request may give is triton_enable_empty_final_response`},
+		{"empty final response not a boolean", `{"parameters":{"triton_enable_empty_final_response":"yes"},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`, nil, 0,
+			"triton_enable_empty_final_response must be true or false"},
 		{"bf16 not a number", `{"inputs":[{"name":"x","shape":[1],"datatype":"BF16","data":["a"]}]}`, nil, 0, "not a number"},
 		{"no shape", `{"inputs":[{"name":"x","datatype":"FP32","data":[1]}]}`, nil, 0, "no shape"},
 		{"negative shape", `{"inputs":[{"name":"x","shape":[-1,2],"datatype":"FP32","data":[1,2]}]}`, nil, 0, "dimension 0 is -1"},
@@ -299,4 +304,14 @@ func encodeResponseBytes(head InferResponseJSON, outs []Output) ([]byte, int64, 
 		return nil, 0, err
 	}
 	return r.Bytes(), r.JSONLen, nil
+}
+
+// TestEmptyFinalResponseIsAccepted: the one parameter of Triton's own a
+// request may give decodes, over REST and gRPC, with others of the client's.
+func TestEmptyFinalResponseIsAccepted(t *testing.T) {
+	_, err := DecodeRequest([]byte(`{"parameters":{"triton_enable_empty_final_response":true,"tenant":"a"},"inputs":[{"name":"x","shape":[1],"datatype":"FP32","data":[1]}]}`), -1)
+	require.NoError(t, err)
+	_, err = DecodeGRPCRequest(&pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: []int64{2}}},
+		RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{ParamEnableEmptyFinal: {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}})
+	require.NoError(t, err)
 }

@@ -116,8 +116,17 @@ func decodeGRPCShmInput(in *pb.ModelInferRequest_InferInputTensor, ref ShmRef, s
 }
 
 // readGRPCParameters reads "timeout" (µs), "priority" and a sequence's
-// parameters; other parameters are ignored, as in REST.
+// parameters, and refuses Triton's own but ParamEnableEmptyFinal (a bool);
+// other parameters are ignored, as in REST.
 func (r *Request) readGRPCParameters(p map[string]*pb.InferParameter) error {
+	if err := checkReservedKeys(p); err != nil {
+		return err
+	}
+	if v, ok := p[ParamEnableEmptyFinal]; ok {
+		if _, isBool := v.GetParameterChoice().(*pb.InferParameter_BoolParam); !isBool {
+			return fmt.Errorf("%w: parameters: %s must be a bool_param", ErrBadRequest, ParamEnableEmptyFinal)
+		}
+	}
 	if v, ok := p["timeout"]; ok {
 		us, err := grpcInt(v)
 		if err != nil {

@@ -97,6 +97,10 @@ func TestDecodeGRPCRejects(t *testing.T) {
 				ParamClassification: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "3"}}}}}}, `output "y": classification must be an integer`},
 		{"priority negative", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
 			RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{"priority": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: -2}}}}, "priority must not be negative"},
+		{"a parameter of Triton's own", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
+			RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{"triton_x": {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}}}}, `"triton_x": keys starting with "triton_" are Triton's own`},
+		{"empty final response not a bool", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
+			RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{ParamEnableEmptyFinal: {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "true"}}}}, "triton_enable_empty_final_response must be a bool_param"},
 		{"timeout negative", &pb.ModelInferRequest{Inputs: []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "UINT8", Shape: two}},
 			RawInputContents: [][]byte{{1, 2}}, Parameters: map[string]*pb.InferParameter{"timeout": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: -5}}}}, "timeout must be a positive number"},
 	}
