@@ -311,6 +311,13 @@ func boolParam(p Parameters, key string) (v, found bool, err error) {
 	if !ok {
 		return false, false, nil
 	}
+	return parseBool(raw, key)
+}
+
+// parseBool reads a boolean parameter that is present; apart from
+// boolParam for the reason parseInt is apart from intParam.
+func parseBool(raw []byte, key string) (bool, bool, error) {
+	var v bool
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return false, true, fmt.Errorf("%s must be true or false", key)
 	}
