@@ -129,6 +129,10 @@ func TestWriteStatus(t *testing.T) {
 	b.Reset()
 	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
 	require.Contains(t, b.String(), "(inference.GRPCInferenceService, grpc.health.v1.Health)\nmetrics also on 0.0.0.0:8702 (/metrics alone)\npolicy deferred")
+	s.ModelConfigName = "h100"
+	b.Reset()
+	require.NoError(t, writeStatus(&b, "http://127.0.0.1:18711", &s))
+	require.Contains(t, b.String(), "(/metrics alone)\nmodel configurations: configs/h100.pbtxt where a folder has one (model_config_name)\npolicy deferred")
 }
 
 // The memory lines fit 80 columns however long the cgroup path: a container's

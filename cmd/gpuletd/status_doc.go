@@ -17,6 +17,7 @@ type adminStatus struct {
 	Started         *time.Time         `json:"started"`     // nil from a daemon that does not say
 	GRPCListen      *string            `json:"grpc_listen"` // nil from a daemon that does not say
 	MetricsListen   string             `json:"metrics_listen"`
+	ModelConfigName string             `json:"model_config_name"`
 	Policy          string             `json:"policy"`
 	Algorithm       string             `json:"algorithm"`
 	Devices         []adminDevice      `json:"devices"`

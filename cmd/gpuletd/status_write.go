@@ -44,6 +44,9 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 	if s.MetricsListen != "" {
 		fmt.Fprintf(w, "metrics also on %s (/metrics alone)\n", s.MetricsListen)
 	}
+	if s.ModelConfigName != "" {
+		fmt.Fprintf(w, "model configurations: configs/%s.pbtxt where a folder has one (model_config_name)\n", s.ModelConfigName)
+	}
 	fmt.Fprintf(w, "policy %s, placement %s, %s, %s\n", s.Policy, s.Algorithm,
 		counted(s.Reorganizations, "reorganization"), counted(s.Restarts, "executor restart"))
 	if old := olderPolicies(s); len(old) > 0 {
