@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Triton's generate extension (POST /v2/models/{m}/generate and
@@ -28,7 +30,7 @@ func GenerateToInfer(body []byte, inputs []TensorMetadata) ([]byte, error) {
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, fmt.Errorf("%w: a generate request is a JSON object of inputs and parameters, such as {\"text_input\": \"…\"}", ErrBadRequest)
 	}
-	out := generateInfer{Parameters: map[string]json.RawMessage{}}
+	out := generateInfer{Parameters: Parameters{}}
 	if raw, ok := fields["id"]; ok {
 		if err := json.Unmarshal(raw, &out.ID); err != nil {
 			return nil, fmt.Errorf("%w: id must be a string", ErrBadRequest)
@@ -59,18 +61,7 @@ func GenerateToInfer(body []byte, inputs []TensorMetadata) ([]byte, error) {
 }
 
 // generateInfer is the inference request a generate request becomes.
-type generateInfer struct {
-	ID         string                     `json:"id,omitempty"`
-	Parameters map[string]json.RawMessage `json:"parameters,omitempty"`
-	Inputs     []generateInput            `json:"inputs"`
-}
-
-type generateInput struct {
-	Name     string          `json:"name"`
-	DataType string          `json:"datatype"`
-	Shape    []int64         `json:"shape"`
-	Data     json.RawMessage `json:"data"`
-}
+type generateInfer InferRequestJSON
 
 // take reads fields (at where in the request, for errors) as inputs where
 // they name one and as parameters where they do not, in name order.
@@ -85,10 +76,10 @@ func (g *generateInfer) take(fields map[string]json.RawMessage, inputs []TensorM
 			if _, dup := g.Parameters[name]; dup {
 				return fmt.Errorf("%w: parameter %s given twice", ErrBadRequest, name)
 			}
-			g.Parameters[name] = raw
+			g.Parameters[name] = jsontext.Value(raw)
 			continue
 		}
-		if slices.ContainsFunc(g.Inputs, func(in generateInput) bool { return in.Name == name }) {
+		if slices.ContainsFunc(g.Inputs, func(in RequestInput) bool { return in.Name == name }) {
 			return fmt.Errorf("%w: input %s given twice", ErrBadRequest, name)
 		}
 		in, err := generateTensor(inputs[i], raw)
@@ -104,23 +95,23 @@ func (g *generateInfer) take(fields map[string]json.RawMessage, inputs []TensorM
 // shaped as t's metadata allows: its fixed dimensions divide the values,
 // its innermost dynamic one takes what they leave, the other dynamic ones
 // (the batch) are 1.
-func generateTensor(t TensorMetadata, raw json.RawMessage) (generateInput, error) {
+func generateTensor(t TensorMetadata, raw json.RawMessage) (RequestInput, error) {
 	data := raw
 	count := int64(1)
 	if len(raw) > 0 && raw[0] == '[' {
 		var list []json.RawMessage
 		if err := json.Unmarshal(raw, &list); err != nil {
-			return generateInput{}, fmt.Errorf("not a list of values: %v", err)
+			return RequestInput{}, fmt.Errorf("not a list of values: %v", err)
 		}
 		for _, v := range list {
 			if v = bytes.TrimSpace(v); len(v) > 0 && (v[0] == '[' || v[0] == '{') {
-				return generateInput{}, fmt.Errorf("give a value or a list of values, not nested lists (the model's metadata gives the shape, %v)", t.Shape)
+				return RequestInput{}, fmt.Errorf("give a value or a list of values, not nested lists (the model's metadata gives the shape, %v)", t.Shape)
 			}
 		}
 		count = int64(len(list))
 	} else {
 		if len(raw) > 0 && raw[0] == '{' {
-			return generateInput{}, fmt.Errorf("give a value or a list of values, not an object")
+			return RequestInput{}, fmt.Errorf("give a value or a list of values, not an object")
 		}
 		data = append(append([]byte{'['}, raw...), ']')
 	}
@@ -129,7 +120,7 @@ func generateTensor(t TensorMetadata, raw json.RawMessage) (generateInput, error
 	for _, d := range shape {
 		if d > 0 {
 			if left%d != 0 {
-				return generateInput{}, fmt.Errorf("%d values do not fill the model's shape %v", count, t.Shape)
+				return RequestInput{}, fmt.Errorf("%d values do not fill the model's shape %v", count, t.Shape)
 			}
 			left /= d
 		}
@@ -140,9 +131,9 @@ func generateTensor(t TensorMetadata, raw json.RawMessage) (generateInput, error
 		}
 	}
 	if left != 1 {
-		return generateInput{}, fmt.Errorf("%d values do not fill the model's shape %v", count, t.Shape)
+		return RequestInput{}, fmt.Errorf("%d values do not fill the model's shape %v", count, t.Shape)
 	}
-	return generateInput{Name: t.Name, DataType: t.DataType, Shape: shape, Data: data}, nil
+	return RequestInput{Name: t.Name, DataType: t.DataType, Shape: shape, Data: jsontext.Value(data)}, nil
 }
 
 // InferToGenerate translates an inference answer's JSON (every output as

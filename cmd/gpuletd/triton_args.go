@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -84,12 +85,18 @@ func boolArg(name string, values []string) (bool, error) {
 }
 
 func portArg(name string, values []string) (string, error) {
+	return numberArg(name, values, 0, 65535, "give a port number")
+}
+
+// numberArg is the flag name's one value, a whole number from lo to hi;
+// want says what to give instead of another.
+func numberArg(name string, values []string, lo, hi int64, want string) (string, error) {
 	v, err := one(name, values)
 	if err != nil {
 		return "", err
 	}
-	if p, perr := strconv.Atoi(v); perr != nil || p < 0 || p > 65535 {
-		return "", fmt.Errorf("--%s=%s: give a port number", name, v)
+	if n, perr := strconv.ParseInt(v, 10, 64); perr != nil || n < lo || n > hi {
+		return "", fmt.Errorf("--%s=%s: %s", name, v, want)
 	}
 	return v, nil
 }
@@ -125,9 +132,16 @@ func deprecatedTrace(setting string) tritonFlag {
 }
 
 // ignored is a flag gpuletd takes and says it ignores, with why.
-func ignored(why string) tritonFlag {
-	return func(s *tritonState, _ []string) error { s.out.notes = append(s.out.notes, why); return nil }
+func ignored(flag, why string) tritonFlag {
+	return func(s *tritonState, _ []string) error { s.note(flag, why); return nil }
 }
+
+// Why gpuletd ignores flags that share a reason.
+const (
+	autoCompletes = "gpuletd completes a configuration from its model file where it leaves the inputs, outputs or max_batch_size out, " +
+		"as Triton does by default, and reads one that gives them as it is"
+	sharesByPlan = "gpuletd's planner shares the GPUs by each model's SLO and rate, and its router holds each gpu-let to its share"
+)
 
 // tritonFlags are the flags of tritonserver gpuletd reads: a flag whose
 // meaning gpuletd cannot give is refused with why, one that only tunes
@@ -170,12 +184,8 @@ var tritonFlags = map[string]tritonFlag{
 	},
 	"strict-readiness":   func(s *tritonState, v []string) (err error) { s.strict, err = boolArg("strict-readiness", v); return },
 	"model-control-mode": stringInto("model-control-mode", func(s *tritonState) *string { return &s.controlMode }),
-	"repository-poll-secs": func(s *tritonState, v []string) error {
-		x, err := one("repository-poll-secs", v)
-		if n, perr := strconv.Atoi(x); err == nil && (perr != nil || n < 0) {
-			return fmt.Errorf("--repository-poll-secs=%s: give whole seconds", x)
-		}
-		s.pollSecs = x
+	"repository-poll-secs": func(s *tritonState, v []string) (err error) {
+		s.pollSecs, err = numberArg("repository-poll-secs", v, 0, math.MaxInt64, "give whole seconds")
 		return err
 	},
 	"load-model":               func(s *tritonState, v []string) error { s.loadModels = append(s.loadModels, v...); return nil },
@@ -204,9 +214,9 @@ var tritonFlags = map[string]tritonFlag{
 		}
 		return err
 	},
-	"log-error":  ignored("tritonserver flag --log-error ignored: gpuletd always logs its errors"),
-	"log-format": ignored("tritonserver flag --log-format ignored: gpuletd's log.format (json or console) says how lines look"),
-	"log-file":   ignored("tritonserver flag --log-file ignored: gpuletd logs to standard error, which systemd's journal or the container runtime keeps"),
+	"log-error":  ignored("log-error", "gpuletd always logs its errors"),
+	"log-format": ignored("log-format", "gpuletd's log.format (json or console) says how lines look"),
+	"log-file":   ignored("log-file", "gpuletd logs to standard error, which systemd's journal or the container runtime keeps"),
 	"grpc-use-ssl": func(s *tritonState, v []string) (err error) {
 		s.tls.on, err = boolArg("grpc-use-ssl", v)
 		return
@@ -228,10 +238,7 @@ var tritonFlags = map[string]tritonFlag{
 		return err
 	},
 	"http-max-input-size": func(s *tritonState, v []string) error {
-		x, err := one("http-max-input-size", v)
-		if n, perr := strconv.ParseInt(x, 10, 64); err == nil && (perr != nil || n <= 0) {
-			return fmt.Errorf("--http-max-input-size=%s: give a number of bytes", x)
-		}
+		x, err := numberArg("http-max-input-size", v, 1, math.MaxInt64, "give a number of bytes")
 		if err == nil {
 			s.set("limits.max_request_body", x, "http-max-input-size") // gRPC's messages too: gpuletd has one limit
 		}
@@ -244,36 +251,30 @@ var tritonFlags = map[string]tritonFlag{
 	"trace-count":         deprecatedTrace("count"),
 	"trace-log-frequency": deprecatedTrace("log-frequency"),
 	"exit-timeout-secs": func(s *tritonState, v []string) error {
-		x, err := one("exit-timeout-secs", v)
-		if n, perr := strconv.Atoi(x); err == nil && (perr != nil || n < 0 || n > 3600) {
-			return fmt.Errorf("--exit-timeout-secs=%s: give whole seconds, 0 to 3600", x)
-		}
+		x, err := numberArg("exit-timeout-secs", v, 0, 3600, "give whole seconds, 0 to 3600")
 		if err == nil {
 			s.set("limits.shutdown_timeout", x+"s", "exit-timeout-secs")
 		}
 		return err
 	},
-	"id": ignored("tritonserver flag --id ignored: gpuletd's server metadata names it gpuletd"),
+	"id": ignored("id", "gpuletd's server metadata names it gpuletd"),
 	// Triton's flag from before --cache-config: the local cache's size.
 	"response-cache-byte-size": func(s *tritonState, v []string) error {
-		x, err := one("response-cache-byte-size", v)
-		if n, perr := strconv.ParseInt(x, 10, 64); err == nil && (perr != nil || n < 0) {
-			return fmt.Errorf("--response-cache-byte-size=%s: give a number of bytes", x)
+		x, err := numberArg("response-cache-byte-size", v, 0, math.MaxInt64, "give a number of bytes")
+		if err == nil {
+			s.cacheArg = append(s.cacheArg, "local,size="+x)
 		}
-		s.cacheArg = append(s.cacheArg, "local,size="+x)
 		return err
 	},
-	"exit-on-error": ignored("tritonserver flag --exit-on-error ignored: gpuletd serves the models it can and says why each other one cannot " +
+	"exit-on-error": ignored("exit-on-error", "gpuletd serves the models it can and says why each other one cannot "+
 		"(gpuletd status, GET /v2/models/M/ready); under --strict-readiness it is not ready while one cannot, and /v2/health/ready names them"),
-	"strict-model-config": ignored("tritonserver flag --strict-model-config ignored: gpuletd completes a configuration from its model file " +
-		"where it leaves the inputs, outputs or max_batch_size out, as Triton does by default, and reads one that gives them as it is"),
-	"disable-auto-complete-config": ignored("tritonserver flag --disable-auto-complete-config ignored: gpuletd completes a configuration from its model file " +
-		"where it leaves the inputs, outputs or max_batch_size out, as Triton does by default, and reads one that gives them as it is"),
-	"allow-gpu-metrics":    ignored("tritonserver flag --allow-gpu-metrics ignored: gpuletd exports its GPUs' metrics (nv_gpu_* under Triton's names) whenever it has NVIDIA GPUs"),
-	"allow-cpu-metrics":    ignored("tritonserver flag --allow-cpu-metrics ignored: gpuletd exports the host's CPU and memory (nv_cpu_* under Triton's names) at every scrape"),
-	"rate-limit":           ignored("tritonserver flag --rate-limit ignored: gpuletd's planner shares the GPUs by each model's SLO and rate, and its router holds each gpu-let to its share"),
-	"rate-limit-resource":  ignored("tritonserver flag --rate-limit-resource ignored: gpuletd's planner shares the GPUs by each model's SLO and rate, and its router holds each gpu-let to its share"),
-	"model-load-gpu-limit": ignored("tritonserver flag --model-load-gpu-limit ignored: gpuletd places models within each GPU's memory by what each was measured to hold"),
+	"strict-model-config":          ignored("strict-model-config", autoCompletes),
+	"disable-auto-complete-config": ignored("disable-auto-complete-config", autoCompletes),
+	"allow-gpu-metrics":            ignored("allow-gpu-metrics", "gpuletd exports its GPUs' metrics (nv_gpu_* under Triton's names) whenever it has NVIDIA GPUs"),
+	"allow-cpu-metrics":            ignored("allow-cpu-metrics", "gpuletd exports the host's CPU and memory (nv_cpu_* under Triton's names) at every scrape"),
+	"rate-limit":                   ignored("rate-limit", sharesByPlan),
+	"rate-limit-resource":          ignored("rate-limit-resource", sharesByPlan),
+	"model-load-gpu-limit":         ignored("model-load-gpu-limit", "gpuletd places models within each GPU's memory by what each was measured to hold"),
 }
 
 // tunedAway are tritonserver's flags that tune Triton's own machinery,
