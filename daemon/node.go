@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/daemon/connlimit"
+	"github.com/gpulet/gpuletd/internal/listenfile"
 	"github.com/gpulet/gpuletd/internal/memcg"
 	"github.com/gpulet/gpuletd/mps"
 	"github.com/gpulet/gpuletd/profiler/store"
@@ -52,6 +53,9 @@ type node struct {
 	besides     *connlimit.Budget
 	besideRatio besideRatios
 	tls         *serverCert // the listeners' TLS certificate; nil: plain HTTP and gRPC
+	// bound is where the listeners bound (a port of 0 resolved), once
+	// they have; status and the listen record say it.
+	bound atomic.Pointer[listenfile.Record]
 	// grpc serves the gRPC listener; nil when grpc_listen is empty.
 	grpc *grpcFront
 	// grpcAnswers holds its large answers until sent (nil: not held).

@@ -226,7 +226,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if metricsSrv != nil {
 		metricsLn = metricsSrv.ln
 	}
-	defer recordListeners(log, cfg, ln, grpcLn, metricsLn, n.tls != nil)()
+	bound := boundListeners(cfg, ln, grpcLn, metricsLn, n.tls != nil)
+	n.bound.Store(&bound)
+	defer recordListeners(log, cfg.RuntimeDir, bound)()
 
 	// systemd's status line, from here on: profiling may take minutes
 	// before the daemon is ready.

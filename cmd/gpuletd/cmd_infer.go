@@ -20,6 +20,7 @@ import (
 func newInferCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, request, grpcAddr string
+		protocol               string
 		version                string
 		headers                []string
 		top                    int
@@ -39,9 +40,10 @@ random tensors of the shapes the model declares (batch 1), or the KServe v2
 JSON body in --request FILE ("-": standard input). A refusal prints the
 daemon's reason and exits 1. It reaches the daemon as the other commands do
 (over https, with a client certificate, as the configuration says), so it
-checks a deployment end to end; with --grpc HOST:PORT the request goes to the
-gRPC listener as one ModelInfer call (raw_input_contents) and the answer
-prints the same way.`,
+checks a deployment end to end; with --protocol grpc (-i grpc, as
+perf_analyzer's) the request goes to the daemon's gRPC listener, or with
+--grpc HOST:PORT to that one, as one ModelInfer call (raw_input_contents),
+and the answer prints the same way.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,8 +73,12 @@ prints the same way.`,
 					return err
 				}
 			}
-			if grpcAddr != "" {
-				answer, took, refused, err := inferGRPC(ctx, d, grpcAddr, args[0], version, body)
+			target, err := grpcTarget(ctx, d, protocol, grpcAddr)
+			if err != nil {
+				return err
+			}
+			if target != "" {
+				answer, took, refused, err := inferGRPC(ctx, d, target, args[0], version, body)
 				switch {
 				case err != nil:
 					return err
@@ -106,6 +112,7 @@ prints the same way.`,
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", urlUsage)
 	f.StringVar(&grpcAddr, "grpc", "", "send it to the gRPC listener at HOST:PORT (ModelInfer) instead of REST; --url still finds the model's shapes")
+	registerProtocolFlag(cmd, &protocol)
 	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
 	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")

@@ -22,6 +22,7 @@ import (
 func newLoadCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, grpcAddr    string
+		protocol         string
 		headers          []string
 		models           []string
 		arrivalSpec      string
@@ -62,8 +63,10 @@ server; --binary=false keeps JSON), the same ones in every request, as
 perf_analyzer sends them, unless --inputs N asks for N distinct requests, sent
 in turn (a model that enables the daemon's response cache answers the repeats
 from it, without running, and the report then says how many it answered); with
---grpc they go to the gRPC listener's ModelInfer in raw_input_contents (the
-model's metadata and SLO are still read over REST). --compression gzip (or
+--protocol grpc (-i grpc, as perf_analyzer's) they go to the daemon's gRPC
+listener (where its status says it listens), or with --grpc HOST:PORT to that
+one, as ModelInfer calls in raw_input_contents (the model's metadata and SLO
+are still read over REST). --compression gzip (or
 deflate) sends every request compressed and asks for compressed answers, over
 REST or gRPC, as tritonclient's compression options do. With --shm no tensor
 travels in a request: the inputs lie in a POSIX shared-memory object
@@ -80,7 +83,7 @@ send rate and the schedule lag. A run given --min-attainment exits 1 when a
 model answered less than that share of its requests due within its SLO (a
 smoke test after a deployment: gpuletd load MODEL --rate R --min-attainment 0.99).
 
---streaming, with --grpc, sends every request over one ModelStreamInfer
+--streaming, over gRPC, sends every request over one ModelStreamInfer
 stream (bidirectional, answers matched by request id), as perf_analyzer's
 --streaming does; without it each request is a ModelInfer call.
 
@@ -141,8 +144,8 @@ ends, with the step's rate or concurrency and whether it held.`,
 			if version != "" && len(models) > 1 {
 				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
 			}
-			if streaming && grpcAddr == "" {
-				return usageErrorf("load: --streaming sends over a gRPC stream: give --grpc HOST:PORT too")
+			if streaming && grpcAddr == "" && !strings.EqualFold(protocol, "grpc") {
+				return usageErrorf("load: --streaming sends over a gRPC stream: give --protocol grpc (the daemon's gRPC listener) or --grpc HOST:PORT too")
 			}
 			if shm && cudaShm {
 				return errors.New("give --shm (system shared memory) or --cuda-shm (GPU memory), not both")
@@ -159,6 +162,9 @@ ends, with the step's rate or concurrency and whether it held.`,
 				return err
 			}
 			if err := d.addHeaders(headers); err != nil {
+				return err
+			}
+			if grpcAddr, err = grpcTarget(cmd.Context(), d, protocol, grpcAddr); err != nil {
 				return err
 			}
 			sweeping := sw.rateRange != "" || sw.concurrencyRange != ""
@@ -305,9 +311,10 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", urlUsage)
 	f.StringVar(&version, "model-version", "", "the version of the model to send to (/v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
+	registerProtocolFlag(cmd, &protocol)
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
-	f.BoolVar(&streaming, "streaming", false, "with --grpc: send every request over one ModelStreamInfer stream, as perf_analyzer's --streaming")
+	f.BoolVar(&streaming, "streaming", false, "over gRPC (--protocol grpc or --grpc): send every request over one ModelStreamInfer stream, as perf_analyzer's --streaming")
 	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")

@@ -149,6 +149,9 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Contains(t, out, "gpuletd dev at "+base+": ready")
 	require.Regexp(t, `(?m)^emu0 +emulated +igniter-v100`, out)
 	require.Regexp(t, `(?m)^lenet5 +5\.00ms .* emu\d-\d+-\d+$`, out)
+	// The daemon's gRPC listener took any free port (127.0.0.1:0): status
+	// says the port it bound, which --protocol grpc then reaches.
+	require.Regexp(t, `(?m)^gRPC on 127\.0\.0\.1:[1-9]\d* \(`, out)
 	// 80 columns but for the memory cgroup's path, which is this machine's
 	// and may be wider than any line.
 	require.LessOrEqual(t, widest(regexp.MustCompile(`(cgroup\s+)/\S+`).ReplaceAllString(out, "$1/")), 80, out)
@@ -174,6 +177,8 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Regexp(t, `(?m)^output +FP32 \[1 10\]  (\S+ ){8}… \(10 values\)$`, out)
 	out = infer("mlp", "--top", "2")
 	require.Regexp(t, `(?m)^output +BYTES \[1 2\]\n +row 0: [-\d.e]+:\d+, [-\d.e]+:\d+$`, out)
+	out = infer("mlp", "-i", "grpc", "--top", "2")
+	require.Regexp(t, `(?m)^output +BYTES \[1 2\]\n +row 0: [-\d.e]+:\d+, [-\d.e]+:\d+$`, out, "the same over the gRPC listener the daemon said")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}`), 0o600))
 	code, _, stderr = runCLI(t, "infer", "mlp", "--url", base, "--request", bad)

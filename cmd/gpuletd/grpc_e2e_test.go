@@ -395,9 +395,10 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.Equal(t, "CPU", mu[0].Type)
 	require.Positive(t, mu[0].ByteSize)
 	// Over one ModelStreamInfer stream (perf_analyzer's --streaming), four
-	// rows a request; a request for a model the daemon does not serve
-	// counts under its reason.
-	code, out, stderr = runCLI(t, "load", "--url", base, "--grpc", grpcAddr, "--streaming", "--model", "lenet5", "-b", "4", "--rate", "50", "--duration", "1s")
+	// rows a request, to the gRPC listener the daemon says it has (-i
+	// grpc, as perf_analyzer's); a request for a model the daemon does not
+	// serve counts under its reason.
+	code, out, stderr = runCLI(t, "load", "--url", base, "-i", "grpc", "--streaming", "--model", "lenet5", "-b", "4", "--rate", "50", "--duration", "1s")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "target        lenet5 at grpc "+grpcAddr+", one stream")
 	require.Regexp(t, `(?m)^requests +(\d+) scheduled, (\d+) sent, 0 dropped by this client, (\d+) ok$`, out)
@@ -405,7 +406,7 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.Contains(t, out, sent+" ok", "every streamed request answered: %s", out)
 	code, _, stderr = runCLI(t, "load", "--url", base, "--streaming", "--model", "lenet5", "--rate", "50", "--duration", "1s")
 	require.Equal(t, 2, code)
-	require.Contains(t, stderr, "--streaming sends over a gRPC stream: give --grpc HOST:PORT too")
+	require.Contains(t, stderr, "--streaming sends over a gRPC stream: give --protocol grpc (the daemon's gRPC listener) or --grpc HOST:PORT too")
 	// An address where nothing listens is one clear error before the run,
 	// not a run of failures that exits 0.
 	free, err := net.Listen("tcp", "127.0.0.1:0")
@@ -646,10 +647,22 @@ func checkInferOverGRPC(t *testing.T, base, grpcAddr string) {
 	}
 	require.Regexp(t, `(?m)^model +mlp \(version 1\), answered in \S+$`, out, stderr)
 	require.Regexp(t, `(?m)^output +BYTES \[1 2\]\n +row 0: [-\d.e]+:\d+, [-\d.e]+:\d+$`, out)
+	// --protocol grpc finds the listener through the daemon's status.
+	for range 5 {
+		var code int
+		if code, out, stderr = runCLI(t, "infer", "mlp", "--url", base, "--protocol", "grpc", "--top", "2"); code == 0 {
+			break
+		}
+		require.Contains(t, stderr, "deadline")
+	}
+	require.Regexp(t, `(?m)^model +mlp \(version 1\), answered in \S+$`, out, stderr)
+	code, _, stderr := runCLI(t, "infer", "mlp", "--url", base, "--protocol", "http", "--grpc", grpcAddr)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--protocol http sends over REST")
 
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"inputs":[{"name":"input","shape":[1,3],"datatype":"FP32","data":[1,2,3]}]}`), 0o600))
-	code, _, stderr := runCLI(t, "infer", "mlp", "--url", base, "--grpc", grpcAddr, "--request", bad)
+	code, _, stderr = runCLI(t, "infer", "mlp", "--url", base, "--grpc", grpcAddr, "--request", bad)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `gpuletd: mlp refused the request: InvalidArgument: mlp: input "input" has shape [1 3], the model takes [-1 784]`)
 
