@@ -31,6 +31,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		drain, timeout   time.Duration
 		binary, asJSON   bool
 		shm, cudaShm     bool
+		pa               perfAnalyzerFlags
 		compression      string
 		version          string
 		slo              time.Duration
@@ -104,7 +105,8 @@ each on its own arrivals at its own rate; --rate then scales the rates to that
 total (or splits it equally when no model gives one). The report has a line
 per model and their sum.
 
-Arrivals: poisson, gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>,
+Arrivals: poisson, constant (even gaps, perf_analyzer's default),
+gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>,
 trace:<file> (replayed at --rate) or trace:<file>@<scale> (at <scale> times
 the trace's own rate), such as the Azure LLM traces' CSV files; or closed:
 a closed loop, as perf_analyzer's concurrency mode, where --concurrency
@@ -134,7 +136,9 @@ step that held and the lowest that did not.
 as perf_analyzer's -f does: a row per model (and their total for a mix) with
 its counts, goodput, attainment and latency percentiles (p50, p90, p95, p99,
 max, mean in microseconds), and in a sweep those rows for every step as it
-ends, with the step's rate or concurrency and whether it held.`,
+ends, with the step's rate or concurrency and whether it held.
+
+` + perfAnalyzerNames,
 		Args:              argsForFlag("model", 0),
 		ValidArgsFunction: g.completeModelList,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
@@ -143,6 +147,12 @@ ends, with the step's rate or concurrency and whether it held.`,
 			}
 			if version != "" && len(models) > 1 {
 				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
+			}
+			if err := pa.apply(cmd, &arrivalSpec, &shm, &cudaShm); err != nil {
+				return err
+			}
+			if err := pa.address(cmd, protocol, &url, &grpcAddr); err != nil {
+				return err
 			}
 			if streaming && grpcAddr == "" && !strings.EqualFold(protocol, "grpc") {
 				return usageErrorf("load: --streaming sends over a gRPC stream: give --protocol grpc (the daemon's gRPC listener) or --grpc HOST:PORT too")
@@ -310,16 +320,16 @@ ends, with the step's rate or concurrency and whether it held.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", urlUsage)
-	f.StringVar(&version, "model-version", "", "the version of the model to send to (/v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
+	f.StringVarP(&version, "model-version", "x", "", "the version of the model to send to (/v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	registerProtocolFlag(cmd, &protocol)
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
 	f.BoolVar(&streaming, "streaming", false, "over gRPC (--protocol grpc or --grpc): send every request over one ModelStreamInfer stream, as perf_analyzer's --streaming")
-	f.StringSliceVar(&models, "model", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
+	f.StringSliceVarP(&models, "model", "m", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
-	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], or closed (a closed loop of --concurrency)")
+	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], or closed (a closed loop of --concurrency)")
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs (unset: for inputs over 256 KiB as JSON; false: never)")
 	f.DurationVar(&slo, "slo", 0, "latency objective the report counts answers within (default the daemon's, per model; needed against a server that gives none, such as Triton)")
 	f.StringVar(&compression, "compression", "", "send requests compressed, gzip or deflate, and ask for compressed answers (as tritonclient's compression options)")
@@ -337,8 +347,9 @@ ends, with the step's rate or concurrency and whether it held.`,
 	f.DurationVar(&drain, "drain", loadgen.DefaultDrain, "how long to wait for answers after the last request")
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
-	f.StringVar(&csvPath, "csv", "", "also write the report to this file as CSV: a row per model (and step of a sweep), as perf_analyzer's -f")
+	f.StringVarP(&csvPath, "csv", "f", "", "also write the report to this file as CSV: a row per model (and step of a sweep), as perf_analyzer's -f")
 	sw.register(f)
+	pa.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)
 	return cmd
 }

@@ -262,6 +262,21 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, load.Report.Sent, load.Report.OK+failed, "every request is answered: %s", out)
 	require.Equal(t, 5.0, load.Report.SLOMS, "the SLO comes from the daemon")
 
+	// A command line written for perf_analyzer runs as written: even
+	// gaps, the report in CSV, over the gRPC listener the daemon names.
+	csvFile := filepath.Join(t.TempDir(), "perf.csv")
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-i", "grpc", "--request-distribution", "constant", "--rate", "50", "--duration", "1s", "-f", csvFile)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^target +lenet5 at grpc 127\.0\.0\.1:[1-9]\d*$`, out)
+	require.Regexp(t, `(?m)^arrivals +constant, 50\.0/s for 1s`, out)
+	require.Regexp(t, `(?m)^requests +(49|50) scheduled, `, out, "50 a second, evenly")
+	written, err := os.ReadFile(csvFile)
+	require.NoError(t, err)
+	require.Len(t, strings.Split(strings.TrimSpace(string(written)), "\n"), 2, "a header and lenet5's row: %s", written)
+	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "--request-distribution", "uniform", "--rate", "50")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, `--request-distribution "uniform": give constant or poisson (other processes: --arrival)`)
+
 	// A run given a floor exits 1 when a model falls short of it, and says
 	// which; one that holds it exits 0, its JSON saying so.
 	code, out, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--duration", "1s", "--slo", "1ns", "--min-attainment", "0.5")

@@ -46,6 +46,12 @@ func (s Spec) New(rate float64, seed uint64, tr *Trace) (Arrivals, error) {
 			return nil, err
 		}
 		return p, nil
+	case KindConstant:
+		c, err := NewConstant(rate)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	case KindGamma:
 		g, err := NewGamma(rate, s.Shape, seed)
 		if err != nil {

@@ -35,6 +35,8 @@ func TestProcessesMeanRateAndCV(t *testing.T) {
 		{"gamma:cv=2", 300, 2},
 		{"gamma:0.5", 1000, math.Sqrt2},
 		{"gamma:cv=0.1", 50, 0.1},
+		{"constant", 300, 0},
+		{"constant", 7, 0},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			s, err := Parse(tc.spec)
@@ -45,6 +47,10 @@ func TestProcessesMeanRateAndCV(t *testing.T) {
 			require.Equal(t, tc.rate, a.Rate())
 			rate, cv := moments(a, draws)
 			require.InEpsilon(t, tc.rate, rate, 0.01, "mean rate")
+			if tc.cv == 0 {
+				require.InDelta(t, 0, cv, 1e-4, "even gaps (to the nanosecond each)")
+				return
+			}
 			require.InEpsilon(t, tc.cv, cv, 0.03, "coefficient of variation")
 		})
 	}
@@ -79,6 +85,7 @@ func TestParse(t *testing.T) {
 	}{
 		{"poisson", Spec{Kind: KindPoisson}, "poisson"},
 		{" Poisson ", Spec{Kind: KindPoisson}, "poisson"},
+		{"constant", Spec{Kind: KindConstant}, "constant"},
 		{"gamma:0.5", Spec{Kind: KindGamma, Shape: 0.5}, "gamma:shape=0.5"},
 		{"gamma:shape=2", Spec{Kind: KindGamma, Shape: 2}, "gamma:shape=2"},
 		{"gamma:k=3", Spec{Kind: KindGamma, Shape: 3}, "gamma:shape=3"},
@@ -108,6 +115,7 @@ func TestParseRejects(t *testing.T) {
 		{"", "empty"},
 		{"uniform", `"uniform" is not an arrival process`},
 		{"poisson:2", "poisson takes no parameter"},
+		{"constant:5", "constant takes no parameter"},
 		{"gamma", "gamma needs a shape"},
 		{"gamma:", "gamma needs a shape"},
 		{"gamma:0", `shape "0" is not a positive number`},
@@ -138,6 +146,8 @@ func TestNewRejects(t *testing.T) {
 		require.ErrorIs(t, err, ErrBadRate)
 		_, err = Spec{Kind: KindGamma, Shape: 2}.New(rate, 1, nil)
 		require.ErrorIs(t, err, ErrBadRate)
+		_, err = Spec{Kind: KindConstant}.New(rate, 1, nil)
+		require.ErrorIs(t, err, ErrBadRate)
 	}
 	_, err := Spec{Kind: KindTrace, Path: "x.csv"}.New(10, 1, nil)
 	require.ErrorIs(t, err, ErrNoTrace)
@@ -163,4 +173,16 @@ func BenchmarkNext(b *testing.B) {
 			require.Positive(b, sum)
 		})
 	}
+}
+
+// TestConstantDoesNotDrift: n even gaps add up to n/rate to the
+// nanosecond, for a rate whose gap is not a whole number of nanoseconds.
+func TestConstantDoesNotDrift(t *testing.T) {
+	c, err := NewConstant(3)
+	require.NoError(t, err)
+	var sum time.Duration
+	for range 3_000_000 {
+		sum += c.Next()
+	}
+	require.Equal(t, 1_000_000*time.Second, sum)
 }

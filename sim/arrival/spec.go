@@ -20,6 +20,8 @@ const (
 	KindGamma Kind = "gamma"
 	// KindTrace replays the gaps between a trace's timestamps.
 	KindTrace Kind = "trace"
+	// KindConstant has even gaps: coefficient of variation 0.
+	KindConstant Kind = "constant"
 )
 
 // ErrBadSpec is wrapped by every error about an arrival spec that cannot be
@@ -27,7 +29,7 @@ const (
 var ErrBadSpec = errors.New("bad arrival spec")
 
 // specHelp is what every spec error ends with.
-const specHelp = "use poisson, gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>, trace:<file> or trace:<file>@<rate scale>"
+const specHelp = "use poisson, constant, gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>, trace:<file> or trace:<file>@<rate scale>"
 
 // Spec is a parsed arrival spec.
 type Spec struct {
@@ -45,6 +47,7 @@ type Spec struct {
 // Parse reads an arrival spec:
 //
 //	poisson
+//	constant               even gaps of 1/rate
 //	gamma:<shape>          a bare number is the shape k
 //	gamma:shape=<k>
 //	gamma:cv=<c>           coefficient of variation c, shape 1/c²
@@ -59,6 +62,11 @@ func Parse(spec string) (Spec, error) {
 			return Spec{}, badSpec(spec, "poisson takes no parameter")
 		}
 		return Spec{Kind: KindPoisson}, nil
+	case KindConstant:
+		if hasArg {
+			return Spec{}, badSpec(spec, "constant takes no parameter")
+		}
+		return Spec{Kind: KindConstant}, nil
 	case KindGamma:
 		shape, err := parseGamma(arg)
 		if err != nil {
@@ -139,12 +147,14 @@ func (s Spec) String() string {
 	return string(s.Kind)
 }
 
-// CV is the coefficient of variation of the gaps for Poisson and Gamma
-// processes, NaN for traces (see Trace.CV).
+// CV is the coefficient of variation of the gaps for Poisson, constant
+// and Gamma processes, NaN for traces (see Trace.CV).
 func (s Spec) CV() float64 {
 	switch s.Kind {
 	case KindPoisson:
 		return 1
+	case KindConstant:
+		return 0
 	case KindGamma:
 		return 1 / math.Sqrt(s.Shape)
 	}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// perfAnalyzerFlags are perf_analyzer's spellings of what gpuletd load
+// does under its own flags, so that a command line written for
+// perf_analyzer runs as it was written (-m, -x, -f, -b, -H, -i and the
+// ranges are named as perf_analyzer names them already).
+type perfAnalyzerFlags struct {
+	distribution string // --request-distribution
+	sharedMemory string // --shared-memory
+	server       string // -u
+}
+
+// perfAnalyzerAliases are perf_analyzer's flag names that name one of
+// gpuletd load's own flags.
+var perfAnalyzerAliases = map[string]string{"request-rate-range": "rate-range"}
+
+// register adds the flags to cmd, and perf_analyzer's names for its own.
+func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&p.distribution, "request-distribution", "", "constant or poisson: --arrival's, as perf_analyzer's --request-distribution names them")
+	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
+	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc; the model's metadata is still read over REST), else the REST URL (as --url)")
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if own, ok := perfAnalyzerAliases[name]; ok {
+			return pflag.NormalizedName(own)
+		}
+		return pflag.NormalizedName(name)
+	})
+	_ = cmd.RegisterFlagCompletionFunc("request-distribution", cobra.FixedCompletions([]string{"constant", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("shared-memory", cobra.FixedCompletions([]string{"none", "system", "cuda"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// address sets --url or --grpc from -u, as the protocol -i names decides;
+// -u given beside the flag it stands for is refused.
+func (p *perfAnalyzerFlags) address(cmd *cobra.Command, protocol string, url, grpcAddr *string) error {
+	f := cmd.Flags()
+	if !f.Changed("server-url") {
+		return nil
+	}
+	flag, into := "url", url
+	if strings.EqualFold(protocol, "grpc") {
+		flag, into = "grpc", grpcAddr
+	}
+	if f.Changed(flag) {
+		return usageErrorf("load: -u is --%s here: give one of them", flag)
+	}
+	*into = p.server
+	return nil
+}
+
+// apply folds the flags given into gpuletd's own: the arrival process and
+// the shared memory. One given both ways is refused.
+func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cudaShm *bool) error {
+	f := cmd.Flags()
+	if f.Changed("request-distribution") {
+		d := strings.ToLower(strings.TrimSpace(p.distribution))
+		if d != "constant" && d != "poisson" {
+			return usageErrorf("load: --request-distribution %q: give constant or poisson (other processes: --arrival)", p.distribution)
+		}
+		if f.Changed("arrival") {
+			return usageErrorf("load: give --arrival or --request-distribution, not both")
+		}
+		*arrival = d
+	}
+	if f.Changed("shared-memory") {
+		if f.Changed("shm") || f.Changed("cuda-shm") {
+			return usageErrorf("load: give --shared-memory or --shm/--cuda-shm, not both")
+		}
+		switch strings.ToLower(strings.TrimSpace(p.sharedMemory)) {
+		case "none":
+		case "system":
+			*shm = true
+		case "cuda":
+			*cudaShm = true
+		default:
+			return usageErrorf("load: --shared-memory %q: give none, system or cuda", p.sharedMemory)
+		}
+	}
+	return nil
+}
+
+// perfAnalyzerNames is the help's line on the flags above.
+const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--model-version), -f
+(--csv), -i (--protocol), -u (--url, or with -i grpc --grpc),
+--request-rate-range (--rate-range), --request-distribution constant|poisson
+(--arrival) and --shared-memory none|system|cuda (--shm, --cuda-shm).`

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPerfAnalyzerFlags: perf_analyzer's spellings set gpuletd load's own
+// flags, and one given both ways, or a value gpuletd does not have, is
+// refused.
+func TestPerfAnalyzerFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		arrival string
+		shm     bool
+		cudaShm bool
+		rates   string
+		err     string
+	}{
+		{name: "none given", args: nil, arrival: "poisson"},
+		{name: "constant", args: []string{"--request-distribution", "constant"}, arrival: "constant"},
+		{name: "Poisson", args: []string{"--request-distribution=Poisson"}, arrival: "poisson"},
+		{name: "system shared memory", args: []string{"--shared-memory", "system"}, arrival: "poisson", shm: true},
+		{name: "CUDA shared memory", args: []string{"--shared-memory=cuda"}, arrival: "poisson", cudaShm: true},
+		{name: "no shared memory", args: []string{"--shared-memory=none"}, arrival: "poisson"},
+		{name: "the rate range by perf_analyzer's name", args: []string{"--request-rate-range", "100:500:100"}, arrival: "poisson", rates: "100:500:100"},
+		{name: "an unknown distribution", args: []string{"--request-distribution", "uniform"}, err: `--request-distribution "uniform": give constant or poisson`},
+		{name: "both arrival flags", args: []string{"--request-distribution", "constant", "--arrival", "gamma:2"}, err: "give --arrival or --request-distribution, not both"},
+		{name: "an unknown memory", args: []string{"--shared-memory", "gpu"}, err: `--shared-memory "gpu": give none, system or cuda`},
+		{name: "both memory flags", args: []string{"--shared-memory", "system", "--cuda-shm"}, err: "give --shared-memory or --shm/--cuda-shm, not both"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				pa           perfAnalyzerFlags
+				arrival      string
+				rates        string
+				shm, cudaShm bool
+			)
+			cmd := &cobra.Command{Use: "load", RunE: func(*cobra.Command, []string) error { return nil }}
+			f := cmd.Flags()
+			f.StringVar(&arrival, "arrival", "poisson", "")
+			f.StringVar(&rates, "rate-range", "", "")
+			f.BoolVar(&shm, "shm", false, "")
+			f.BoolVar(&cudaShm, "cuda-shm", false, "")
+			pa.register(cmd)
+			require.NoError(t, f.Parse(tc.args))
+			err := pa.apply(cmd, &arrival, &shm, &cudaShm)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.arrival, arrival)
+			require.Equal(t, tc.shm, shm)
+			require.Equal(t, tc.cudaShm, cudaShm)
+			require.Equal(t, tc.rates, rates)
+		})
+	}
+}
+
+// TestPerfAnalyzerServerURL: -u is the address of the protocol -i names.
+func TestPerfAnalyzerServerURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, protocol string
+		args           []string
+		url, grpc, err string
+	}{
+		{name: "not given", args: nil},
+		{name: "REST", args: []string{"-u", "localhost:8000"}, url: "localhost:8000"},
+		{name: "gRPC", protocol: "grpc", args: []string{"-u", "localhost:8001"}, grpc: "localhost:8001"},
+		{name: "REST twice", args: []string{"-u", "a:1", "--url", "b:2"}, err: "-u is --url here"},
+		{name: "gRPC twice", protocol: "GRPC", args: []string{"-u", "a:1", "--grpc", "b:2"}, err: "-u is --grpc here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				pa        perfAnalyzerFlags
+				url, grpc string
+			)
+			cmd := &cobra.Command{Use: "load"}
+			cmd.Flags().StringVar(&url, "url", "", "")
+			cmd.Flags().StringVar(&grpc, "grpc", "", "")
+			pa.register(cmd)
+			require.NoError(t, cmd.Flags().Parse(tc.args))
+			err := pa.address(cmd, tc.protocol, &url, &grpc)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			if tc.url != "" {
+				require.Equal(t, tc.url, url)
+			}
+			if tc.grpc != "" {
+				require.Equal(t, tc.grpc, grpc)
+			}
+			if tc.url == "" && tc.grpc == "" {
+				require.Empty(t, url+grpc)
+			}
+		})
+	}
+}
