@@ -22,6 +22,7 @@ import (
 func newLoadCmd(g *globalFlags) *cobra.Command {
 	var (
 		url, grpcAddr    string
+		csvFormat        string
 		protocol         string
 		headers          []string
 		models           []string
@@ -181,7 +182,16 @@ ends, with the step's rate or concurrency and whether it held.
 			if err := sw.check(cmd, sweeping, rate, &arrivalSpec); err != nil {
 				return err
 			}
-			var table *loadgen.CSVWriter
+			closed := arrivalSpec == arrivalClosed
+			switch {
+			case csvFormat != csvFormatGpuletd && csvFormat != csvFormatPerfAnalyzer:
+				return usageErrorf("load: --csv-format %q: give %s or %s", csvFormat, csvFormatGpuletd, csvFormatPerfAnalyzer)
+			case cmd.Flags().Changed("csv-format") && csvPath == "":
+				return usageErrorf("load: --csv-format is the --csv file's: give --csv FILE (-f FILE) too")
+			case csvFormat == csvFormatPerfAnalyzer && len(models) > 1:
+				return usageErrorf("load: --csv-format %s holds one model's rows, as perf_analyzer measures one model, and %d are given", csvFormatPerfAnalyzer, len(models))
+			}
+			var table runTable
 			if csvPath != "" {
 				// Made before the run, so that a path it cannot write
 				// fails before any request is sent.
@@ -189,7 +199,10 @@ ends, with the step's rate or concurrency and whether it held.
 				if err != nil {
 					return fmt.Errorf("load: %w", err)
 				}
-				table = loadgen.NewCSVWriter(f)
+				table = gpuletdTable{loadgen.NewCSVWriter(f)}
+				if csvFormat == csvFormatPerfAnalyzer {
+					table = newPerfAnalyzerTable(f, closed)
+				}
 				defer func() {
 					cerr := f.Close()
 					switch {
@@ -200,7 +213,6 @@ ends, with the step's rate or concurrency and whether it held.
 					}
 				}()
 			}
-			closed := arrivalSpec == arrivalClosed
 			if closed && !cmd.Flags().Changed("concurrency") {
 				concurrency = 1 // perf_analyzer's concurrency mode starts at one
 			}
@@ -273,12 +285,12 @@ ends, with the step's rate or concurrency and whether it held.
 			if all == nil {
 				all = &loadgen.MixReport{Models: []*loadgen.Report{rep}}
 			}
+			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, names))
 			if table != nil {
-				if err := table.Run(all); err != nil {
+				if err := table.Run(all, sides); err != nil {
 					return fmt.Errorf("load: %s: %w", csvPath, err)
 				}
 			}
-			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, names))
 			out := map[string]any{"arrival": arrivalSpec, "binary": binary, "compression": compression, "interrupted": interrupted}
 			if len(sides) > 0 {
 				out["server"] = sides
@@ -348,6 +360,8 @@ ends, with the step's rate or concurrency and whether it held.
 	f.DurationVar(&timeout, "timeout", loadgen.DefaultTimeout, "longest wait for one answer")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVarP(&csvPath, "csv", "f", "", "also write the report to this file as CSV: a row per model (and step of a sweep), as perf_analyzer's -f")
+	f.StringVar(&csvFormat, "csv-format", csvFormatGpuletd, csvFormatUsage)
+	_ = cmd.RegisterFlagCompletionFunc("csv-format", cobra.FixedCompletions([]string{csvFormatGpuletd, csvFormatPerfAnalyzer}, cobra.ShellCompDirectiveNoFileComp))
 	sw.register(f)
 	pa.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)

@@ -85,8 +85,8 @@ type loadRun struct {
 	concurrency int
 	configs     func(shares []loadgen.Share, concurrency int) ([]loadgen.Config, error)
 	json        bool
-	csv         *loadgen.CSVWriter // nil: no --csv
-	csvPath     string             // csv's file, for its errors
+	csv         runTable // nil: no --csv
+	csvPath     string   // csv's file, for its errors
 }
 
 // run sweeps the range and reports each step as it ends, then what held.
@@ -99,6 +99,9 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
+	// sides is what the server's statistics say of the last step, read
+	// around it when the CSV file wants them.
+	var sides map[string]serverSide
 	step := func(ctx context.Context, at float64) (*loadgen.MixReport, error) {
 		var (
 			shares []loadgen.Share
@@ -118,7 +121,19 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		if err != nil {
 			return nil, err
 		}
-		return loadgen.RunMix(ctx, cfgs)
+		if lr.csv == nil || !lr.csv.ServerSides() {
+			return loadgen.RunMix(ctx, cfgs)
+		}
+		names := make([]string, len(shares))
+		for i, sh := range shares {
+			names[i] = sh.Model
+		}
+		before := serverStatsOf(ctx, d, names)
+		mix, err := loadgen.RunMix(ctx, cfgs)
+		if mix != nil {
+			sides = serverSides(before, serverStatsOf(context.WithoutCancel(ctx), d, names))
+		}
+		return mix, err
 	}
 	w := cmd.OutOrStdout()
 	var (
@@ -127,7 +142,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	)
 	each := func(st loadgen.SweepStep) {
 		if lr.csv != nil && csvErr == nil {
-			csvErr = lr.csv.Step(st)
+			csvErr = lr.csv.Step(st, sides)
 		}
 		if lr.json {
 			return

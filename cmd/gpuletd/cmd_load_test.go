@@ -263,16 +263,20 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 5.0, load.Report.SLOMS, "the SLO comes from the daemon")
 
 	// A command line written for perf_analyzer runs as written: even
-	// gaps, the report in CSV, over the gRPC listener the daemon names.
+	// gaps, the report in perf_analyzer's CSV, over the gRPC listener the
+	// daemon names.
 	csvFile := filepath.Join(t.TempDir(), "perf.csv")
-	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-i", "grpc", "--request-distribution", "constant", "--rate", "50", "--duration", "1s", "-f", csvFile)
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-i", "grpc", "--request-distribution", "constant", "--rate", "50", "--duration", "1s", "-f", csvFile, "--csv-format", "perf_analyzer")
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^target +lenet5 at grpc 127\.0\.0\.1:[1-9]\d*$`, out)
 	require.Regexp(t, `(?m)^arrivals +constant, 50\.0/s for 1s`, out)
 	require.Regexp(t, `(?m)^requests +(49|50) scheduled, `, out, "50 a second, evenly")
 	written, err := os.ReadFile(csvFile)
 	require.NoError(t, err)
-	require.Len(t, strings.Split(strings.TrimSpace(string(written)), "\n"), 2, "a header and lenet5's row: %s", written)
+	lines := strings.Split(strings.TrimSpace(string(written)), "\n")
+	require.Len(t, lines, 2, "a header and lenet5's row: %s", written)
+	require.Equal(t, "Request Rate,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency", lines[0])
+	require.Regexp(t, `^50,(49|50)\.0,0,\d+,\d+,\d+,[1-9]\d*,\d+,0,[1-9]\d*,[1-9]\d*,[1-9]\d*,[1-9]\d*$`, lines[1], "the model's run in Server Compute Infer, from the daemon's statistics")
 	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "--request-distribution", "uniform", "--rate", "50")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, `--request-distribution "uniform": give constant or poisson (other processes: --arrival)`)

@@ -88,6 +88,7 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 
 // perfAnalyzerNames is the help's line on the flags above.
 const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--model-version), -f
-(--csv), -i (--protocol), -u (--url, or with -i grpc --grpc),
---request-rate-range (--rate-range), --request-distribution constant|poisson
-(--arrival) and --shared-memory none|system|cuda (--shm, --cuda-shm).`
+(--csv; with --csv-format perf_analyzer in perf_analyzer's columns), -i
+(--protocol), -u (--url, or with -i grpc --grpc), --request-rate-range
+(--rate-range), --request-distribution constant|poisson (--arrival) and
+--shared-memory none|system|cuda (--shm, --cuda-shm).`
