@@ -149,7 +149,7 @@ ends, with the step's rate or concurrency and whether it held.
 			if version != "" && len(models) > 1 {
 				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
 			}
-			if err := pa.apply(cmd, &arrivalSpec, &shm, &cudaShm); err != nil {
+			if err := pa.apply(cmd, &arrivalSpec, &shm, &cudaShm, &duration); err != nil {
 				return err
 			}
 			if err := pa.address(cmd, protocol, &url, &grpcAddr); err != nil {

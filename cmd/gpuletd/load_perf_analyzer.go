@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,6 +16,7 @@ type perfAnalyzerFlags struct {
 	distribution string // --request-distribution
 	sharedMemory string // --shared-memory
 	server       string // -u
+	intervalMS   int    // -p
 }
 
 // perfAnalyzerAliases are perf_analyzer's flag names that name one of
@@ -26,6 +28,7 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&p.distribution, "request-distribution", "", "constant or poisson: --arrival's, as perf_analyzer's --request-distribution names them")
 	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
+	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (gpuletd measures one window of it, where perf_analyzer repeats windows until they agree)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc; the model's metadata is still read over REST), else the REST URL (as --url)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
@@ -55,10 +58,19 @@ func (p *perfAnalyzerFlags) address(cmd *cobra.Command, protocol string, url, gr
 	return nil
 }
 
-// apply folds the flags given into gpuletd's own: the arrival process and
-// the shared memory. One given both ways is refused.
-func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cudaShm *bool) error {
+// apply folds the flags given into gpuletd's own: the arrival process,
+// the shared memory and the measured time. One given both ways is refused.
+func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cudaShm *bool, duration *time.Duration) error {
 	f := cmd.Flags()
+	if f.Changed("measurement-interval") {
+		if p.intervalMS <= 0 {
+			return usageErrorf("load: --measurement-interval %d: give a positive number of milliseconds", p.intervalMS)
+		}
+		if f.Changed("duration") {
+			return usageErrorf("load: give --duration or --measurement-interval (-p), not both")
+		}
+		*duration = time.Duration(p.intervalMS) * time.Millisecond
+	}
 	if f.Changed("request-distribution") {
 		d := strings.ToLower(strings.TrimSpace(p.distribution))
 		if d != "constant" && d != "poisson" {
@@ -90,5 +102,6 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--model-version), -f
 (--csv; with --csv-format perf_analyzer in perf_analyzer's columns), -i
 (--protocol), -u (--url, or with -i grpc --grpc), --request-rate-range
-(--rate-range), --request-distribution constant|poisson (--arrival) and
---shared-memory none|system|cuda (--shm, --cuda-shm).`
+(--rate-range), -p (--duration, in milliseconds), --request-distribution
+constant|poisson (--arrival) and --shared-memory none|system|cuda (--shm,
+--cuda-shm).`

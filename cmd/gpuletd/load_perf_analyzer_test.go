@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
@@ -18,6 +20,7 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		shm     bool
 		cudaShm bool
 		rates   string
+		lasts   time.Duration
 		err     string
 	}{
 		{name: "none given", args: nil, arrival: "poisson"},
@@ -27,6 +30,9 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		{name: "CUDA shared memory", args: []string{"--shared-memory=cuda"}, arrival: "poisson", cudaShm: true},
 		{name: "no shared memory", args: []string{"--shared-memory=none"}, arrival: "poisson"},
 		{name: "the rate range by perf_analyzer's name", args: []string{"--request-rate-range", "100:500:100"}, arrival: "poisson", rates: "100:500:100"},
+		{name: "the measurement window", args: []string{"-p", "5000"}, arrival: "poisson", lasts: 5 * time.Second},
+		{name: "a window of nothing", args: []string{"-p", "0"}, err: "--measurement-interval 0: give a positive number of milliseconds"},
+		{name: "both windows", args: []string{"-p", "5000", "--duration", "3s"}, err: "give --duration or --measurement-interval (-p), not both"},
 		{name: "an unknown distribution", args: []string{"--request-distribution", "uniform"}, err: `--request-distribution "uniform": give constant or poisson`},
 		{name: "both arrival flags", args: []string{"--request-distribution", "constant", "--arrival", "gamma:2"}, err: "give --arrival or --request-distribution, not both"},
 		{name: "an unknown memory", args: []string{"--shared-memory", "gpu"}, err: `--shared-memory "gpu": give none, system or cuda`},
@@ -38,6 +44,7 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 				arrival      string
 				rates        string
 				shm, cudaShm bool
+				duration     = 10 * time.Second
 			)
 			cmd := &cobra.Command{Use: "load", RunE: func(*cobra.Command, []string) error { return nil }}
 			f := cmd.Flags()
@@ -45,9 +52,10 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 			f.StringVar(&rates, "rate-range", "", "")
 			f.BoolVar(&shm, "shm", false, "")
 			f.BoolVar(&cudaShm, "cuda-shm", false, "")
+			f.DurationVar(&duration, "duration", duration, "")
 			pa.register(cmd)
 			require.NoError(t, f.Parse(tc.args))
-			err := pa.apply(cmd, &arrival, &shm, &cudaShm)
+			err := pa.apply(cmd, &arrival, &shm, &cudaShm, &duration)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -57,6 +65,7 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 			require.Equal(t, tc.shm, shm)
 			require.Equal(t, tc.cudaShm, cudaShm)
 			require.Equal(t, tc.rates, rates)
+			require.Equal(t, cmp.Or(tc.lasts, 10*time.Second), duration)
 		})
 	}
 }
