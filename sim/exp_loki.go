@@ -166,7 +166,7 @@ func RunLoki(ctx context.Context, o LokiOptions) (*LokiResult, error) {
 		o.MinAccuracy = 0
 	}
 	path := filepath.Join(o.Data, lokiTrace)
-	tr, err := readTrace(path)
+	tr, err := readTrace(arrival.Spec{Kind: arrival.KindTrace}, path)
 	if err != nil {
 		return nil, fmt.Errorf("loki: %w", err)
 	}

@@ -94,12 +94,16 @@ func newStream(w *workload.Workload, i int, seed uint64, traces map[string]*arri
 		if !filepath.IsAbs(path) && w.Dir != "" {
 			path = filepath.Join(w.Dir, path)
 		}
-		if tr = traces[path]; tr == nil {
-			t, err := readTrace(path)
+		key := path
+		if spec.Intervals { // the same file read the other way is another trace
+			key = "intervals:" + path
+		}
+		if tr = traces[key]; tr == nil {
+			t, err := readTrace(spec, path)
 			if err != nil {
 				return nil, fmt.Errorf("model %s: %w", m.name, err)
 			}
-			traces[path], tr = t, t
+			traces[key], tr = t, t
 		}
 	}
 	skip := 0
@@ -158,13 +162,13 @@ func traceUsers(w *workload.Workload) map[string]int {
 	return n
 }
 
-func readTrace(path string) (*arrival.Trace, error) {
+func readTrace(spec arrival.Spec, path string) (*arrival.Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
 	defer f.Close()
-	t, err := arrival.ReadTrace(f)
+	t, err := spec.ReadTrace(f)
 	if err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", path, err)
 	}

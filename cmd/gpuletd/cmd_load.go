@@ -109,7 +109,10 @@ per model and their sum.
 Arrivals: poisson, constant (even gaps, perf_analyzer's default),
 gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>,
 trace:<file> (replayed at --rate) or trace:<file>@<scale> (at <scale> times
-the trace's own rate), such as the Azure LLM traces' CSV files; or closed:
+the trace's own rate), such as the Azure LLM traces' CSV files;
+intervals:<file> (a file of gaps in microseconds, a line each, as
+perf_analyzer's --request-intervals, sent at those gaps; @<scale> as for a
+trace); or closed:
 a closed loop, as perf_analyzer's concurrency mode, where --concurrency
 requests (default 1) are always in flight, each sent as soon as the last is
 answered, and no --rate is given.
@@ -121,9 +124,9 @@ flight at a time); a request due while every sequence has one in flight
 waits for one (the schedule lag shows it).
 
 A sweep finds how much load the server keeps within its SLOs, as
-perf_analyzer's ranges do: --rate-range START:END[:STEP] runs the load at
+perf_analyzer's ranges do: --rate-range START[:END[:STEP]] runs the load at
 each total rate in turn (a mix keeps its models' proportions), and
---concurrency-range START:END[:STEP] a closed loop at each concurrency, each
+--concurrency-range START[:END[:STEP]] a closed loop at each concurrency, each
 step for --warmup (5s unless given: time for the daemon to re-plan for the
 step's rate) and then --duration. A step holds when every model answered at
 least --min-attainment (0.99) of its requests due within its SLO, a request
@@ -154,6 +157,9 @@ ends, with the step's rate or concurrency and whether it held.
 			}
 			if err := pa.address(cmd, protocol, &url, &grpcAddr); err != nil {
 				return err
+			}
+			if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 && cmd.Flags().Changed("rate") {
+				return usageErrorf("load: --arrival %s sends at its file's own rate (times the scale after @): give no --rate", arrivalSpec)
 			}
 			if streaming && grpcAddr == "" && !strings.EqualFold(protocol, "grpc") {
 				return usageErrorf("load: --streaming sends over a gRPC stream: give --protocol grpc (the daemon's gRPC listener) or --grpc HOST:PORT too")
@@ -341,7 +347,7 @@ ends, with the step's rate or concurrency and whether it held.
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
-	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], or closed (a closed loop of --concurrency)")
+	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], intervals:<file>[@<scale>], or closed (a closed loop of --concurrency)")
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs (unset: for inputs over 256 KiB as JSON; false: never)")
 	f.DurationVar(&slo, "slo", 0, "latency objective the report counts answers within (default the daemon's, per model; needed against a server that gives none, such as Triton)")
 	f.StringVar(&compression, "compression", "", "send requests compressed, gzip or deflate, and ask for compressed answers (as tritonclient's compression options)")
@@ -399,6 +405,9 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 		return []loadgen.Share{{Model: models[0], Rate: rate}}, nil
 	}
 	if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 && len(models) > 1 {
+		if s.Intervals {
+			return nil, fmt.Errorf("load: --arrival %s sends at the file's own gaps, which name one model's load; with several models give --rate or NAME=RATE and another arrival process", arrivalSpec)
+		}
 		return nil, fmt.Errorf("load: --arrival %s replays the trace at a scale of its own rate, which names one model's load; with several models give --rate or NAME=RATE and trace:%s", arrivalSpec, s.Path)
 	}
 	shares, err := loadgen.ParseShares(models, rate)

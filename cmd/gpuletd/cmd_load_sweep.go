@@ -27,8 +27,8 @@ type sweepFlags struct {
 }
 
 func (s *sweepFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&s.rateRange, "rate-range", "", "run at each total rate from START to END in steps of STEP (START:END[:STEP]; five steps without STEP) until one does not hold")
-	f.StringVar(&s.concurrencyRange, "concurrency-range", "", "a closed loop at each concurrency from START to END (START:END[:STEP], STEP 1 without it) until one does not hold")
+	f.StringVar(&s.rateRange, "rate-range", "", "run at each total rate from START to END in steps of STEP (START[:END[:STEP]]; five steps without STEP, START alone without END) until one does not hold")
+	f.StringVar(&s.concurrencyRange, "concurrency-range", "", "a closed loop at each concurrency from START to END (START[:END[:STEP]], STEP 1 without it, START alone without END, as perf_analyzer's --concurrency-range 4) until one does not hold")
 	f.BoolVar(&s.search, "binary-search", false, "bisect the range for the highest rate or concurrency that holds, to within STEP")
 	f.BoolVar(&s.whole, "whole-range", false, "run every step of the range, past one that does not hold")
 	f.Float64Var(&s.minAttainment, "min-attainment", 0.99, "share of a step's requests every model must answer within its SLO for the step to hold; given to a single run, it exits 1 when a model falls short")
@@ -67,6 +67,9 @@ func (s *sweepFlags) check(cmd *cobra.Command, sweeping bool, rate float64, arri
 	}
 	if s.rateRange != "" {
 		if spec, err := arrival.Parse(*arrivalSpec); err == nil && spec.Kind == arrival.KindTrace && spec.Scale > 0 {
+			if spec.Intervals {
+				return fmt.Errorf("load: --arrival %s sends at the file's own gaps: it has no rate to sweep; give poisson, constant, gamma or trace:FILE arrivals, sent at each step's rate", *arrivalSpec)
+			}
 			return fmt.Errorf("load: --arrival %s replays the trace at a scale of its own rate; to sweep rates give trace:%s, replayed at each step's rate", *arrivalSpec, spec.Path)
 		}
 	}

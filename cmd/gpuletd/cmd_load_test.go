@@ -277,6 +277,14 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Len(t, lines, 2, "a header and lenet5's row: %s", written)
 	require.Equal(t, "Request Rate,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency", lines[0])
 	require.Regexp(t, `^50,(49|50)\.0,0,\d+,\d+,\d+,[1-9]\d*,\d+,0,[1-9]\d*,[1-9]\d*,[1-9]\d*,[1-9]\d*$`, lines[1], "the model's run in Server Compute Infer, from the daemon's statistics")
+	// perf_analyzer's intervals file: a request 10 ms after the last, then
+	// 30 ms, again and again: 50 a second.
+	gaps := filepath.Join(t.TempDir(), "gaps.txt")
+	require.NoError(t, os.WriteFile(gaps, []byte("10000\n30000\n"), 0o600))
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--request-intervals", gaps, "-p", "1000")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^arrivals +intervals:\S+gaps\.txt, 50\.0/s for 1s`, out)
+	require.Regexp(t, `(?m)^requests +(49|50|51) scheduled, `, out)
 	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "--request-distribution", "uniform", "--rate", "50")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, `--request-distribution "uniform": give constant or poisson (other processes: --arrival)`)

@@ -14,6 +14,7 @@ import (
 // ranges are named as perf_analyzer names them already).
 type perfAnalyzerFlags struct {
 	distribution string // --request-distribution
+	intervals    string // --request-intervals
 	sharedMemory string // --shared-memory
 	server       string // -u
 	intervalMS   int    // -p
@@ -27,6 +28,7 @@ var perfAnalyzerAliases = map[string]string{"request-rate-range": "rate-range"}
 func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&p.distribution, "request-distribution", "", "constant or poisson: --arrival's, as perf_analyzer's --request-distribution names them")
+	f.StringVar(&p.intervals, "request-intervals", "", "a file of the gaps between requests, in microseconds a line, sent at those gaps and again from the first, as perf_analyzer's --request-intervals: --arrival intervals:FILE")
 	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
 	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (gpuletd measures one window of it, where perf_analyzer repeats windows until they agree)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc; the model's metadata is still read over REST), else the REST URL (as --url)")
@@ -81,6 +83,12 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 		}
 		*arrival = d
 	}
+	if f.Changed("request-intervals") {
+		if f.Changed("arrival") || f.Changed("request-distribution") {
+			return usageErrorf("load: --request-intervals is the arrival process: give no --arrival or --request-distribution with it")
+		}
+		*arrival = "intervals:" + p.intervals
+	}
 	if f.Changed("shared-memory") {
 		if f.Changed("shm") || f.Changed("cuda-shm") {
 			return usageErrorf("load: give --shared-memory or --shm/--cuda-shm, not both")
@@ -103,5 +111,5 @@ const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--m
 (--csv; with --csv-format perf_analyzer in perf_analyzer's columns), -i
 (--protocol), -u (--url, or with -i grpc --grpc), --request-rate-range
 (--rate-range), -p (--duration, in milliseconds), --request-distribution
-constant|poisson (--arrival) and --shared-memory none|system|cuda (--shm,
---cuda-shm).`
+constant|poisson (--arrival), --request-intervals FILE (--arrival
+intervals:FILE) and --shared-memory none|system|cuda (--shm, --cuda-shm).`

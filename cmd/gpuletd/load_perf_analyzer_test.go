@@ -33,6 +33,8 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		{name: "the measurement window", args: []string{"-p", "5000"}, arrival: "poisson", lasts: 5 * time.Second},
 		{name: "a window of nothing", args: []string{"-p", "0"}, err: "--measurement-interval 0: give a positive number of milliseconds"},
 		{name: "both windows", args: []string{"-p", "5000", "--duration", "3s"}, err: "give --duration or --measurement-interval (-p), not both"},
+		{name: "intervals from a file", args: []string{"--request-intervals", "gaps.txt"}, arrival: "intervals:gaps.txt"},
+		{name: "intervals and an arrival process", args: []string{"--request-intervals", "gaps.txt", "--arrival", "poisson"}, err: "--request-intervals is the arrival process"},
 		{name: "an unknown distribution", args: []string{"--request-distribution", "uniform"}, err: `--request-distribution "uniform": give constant or poisson`},
 		{name: "both arrival flags", args: []string{"--request-distribution", "constant", "--arrival", "gamma:2"}, err: "give --arrival or --request-distribution, not both"},
 		{name: "an unknown memory", args: []string{"--shared-memory", "gpu"}, err: `--shared-memory "gpu": give none, system or cuda`},
@@ -109,5 +111,19 @@ func TestPerfAnalyzerServerURL(t *testing.T) {
 				require.Empty(t, url+grpc)
 			}
 		})
+	}
+}
+
+// TestLoadRefusesARateBesideItsOwn: arrivals that carry their own rate
+// (intervals, a trace at a scale of its own) take no --rate, which would
+// otherwise be dropped without a word.
+func TestLoadRefusesARateBesideItsOwn(t *testing.T) {
+	for _, args := range [][]string{
+		{"--request-intervals", "gaps.txt", "--rate", "100"},
+		{"--arrival", "trace:azure.csv@2", "--rate", "100"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"load", "-m", "lenet5", "--url", "http://127.0.0.1:9"}, args...)...)
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, "sends at its file's own rate (times the scale after @): give no --rate", args)
 	}
 }

@@ -95,6 +95,8 @@ func TestParse(t *testing.T) {
 		{"trace:a.csv@2.5", Spec{Kind: KindTrace, Path: "a.csv", Scale: 2.5}, "trace:a.csv@2.5"},
 		{"trace:me@host.csv", Spec{Kind: KindTrace, Path: "me@host.csv"}, "trace:me@host.csv"},
 		{"trace:c:/x.csv@0.1", Spec{Kind: KindTrace, Path: "c:/x.csv", Scale: 0.1}, "trace:c:/x.csv@0.1"},
+		{"intervals:gaps.txt", Spec{Kind: KindTrace, Path: "gaps.txt", Scale: 1, Intervals: true}, "intervals:gaps.txt"},
+		{"intervals:gaps.txt@2", Spec{Kind: KindTrace, Path: "gaps.txt", Scale: 2, Intervals: true}, "intervals:gaps.txt@2"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := Parse(tc.in)
@@ -130,6 +132,8 @@ func TestParseRejects(t *testing.T) {
 		{"trace:@2", "trace needs a file"},
 		{"trace:a.csv@0", `rate scale "0"`},
 		{"trace:a.csv@-1", "not a positive number"},
+		{"intervals:", "intervals needs a file"},
+		{"intervals:a.txt@0", `rate scale "0"`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			_, err := Parse(tc.in)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -45,6 +46,28 @@ func FuzzReadTrace(f *testing.F) {
 		require.NoError(t, err)
 		for range 2 * tr.Len() {
 			require.GreaterOrEqual(t, r.Next(), 0*r.Next())
+		}
+	})
+}
+
+func FuzzReadIntervals(f *testing.F) {
+	for _, s := range []string{"1000\n3000\n", "0\n\n5\n", "-1\n", "1e18\n1e18\n", "0\n0\n", "12.5\r\n7\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		tr, err := ReadIntervals(strings.NewReader(in))
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadTrace)
+			return
+		}
+		require.GreaterOrEqual(t, tr.Len(), 2)
+		require.Positive(t, tr.Span())
+		rate := tr.Rate()
+		require.False(t, math.IsNaN(rate) || math.IsInf(rate, 0) || rate <= 0, "rate %v", rate)
+		r, err := tr.Replay(rate)
+		require.NoError(t, err)
+		for range 2 * tr.Len() {
+			require.GreaterOrEqual(t, r.Next(), time.Duration(0))
 		}
 	})
 }

@@ -1,8 +1,10 @@
 package arrival
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -24,12 +26,16 @@ const (
 	KindConstant Kind = "constant"
 )
 
+// kindIntervals is how a spec names a trace of intervals (a KindTrace
+// whose Spec.Intervals is set).
+const kindIntervals Kind = "intervals"
+
 // ErrBadSpec is wrapped by every error about an arrival spec that cannot be
 // parsed or used.
 var ErrBadSpec = errors.New("bad arrival spec")
 
 // specHelp is what every spec error ends with.
-const specHelp = "use poisson, constant, gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>, trace:<file> or trace:<file>@<rate scale>"
+const specHelp = "use poisson, constant, gamma:<shape>, gamma:shape=<k>, gamma:cv=<c>, trace:<file>, trace:<file>@<rate scale> or intervals:<file>"
 
 // Spec is a parsed arrival spec.
 type Spec struct {
@@ -42,6 +48,9 @@ type Spec struct {
 	// Scale multiplies the trace's own rate (KindTrace only); 0 means the
 	// trace is rescaled to the target rate instead.
 	Scale float64
+	// Intervals: the trace's file holds the gaps between arrivals in
+	// microseconds (ReadIntervals), not their times (KindTrace only).
+	Intervals bool
 }
 
 // Parse reads an arrival spec:
@@ -53,6 +62,8 @@ type Spec struct {
 //	gamma:cv=<c>           coefficient of variation c, shape 1/c²
 //	trace:<file>           the trace's gaps, rescaled to the target rate
 //	trace:<file>@<scale>   the trace's gaps at <scale> times its own rate
+//	intervals:<file>       the file's gaps in microseconds, a line each, at their own rate
+//	intervals:<file>@<scale>  the same at <scale> times that rate
 func Parse(spec string) (Spec, error) {
 	s := strings.TrimSpace(spec)
 	kind, arg, hasArg := strings.Cut(s, ":")
@@ -79,6 +90,12 @@ func Parse(spec string) (Spec, error) {
 			return Spec{}, badSpec(spec, err.Error())
 		}
 		return Spec{Kind: KindTrace, Path: path, Scale: scale}, nil
+	case kindIntervals:
+		path, scale, err := parseTrace(arg)
+		if err != nil {
+			return Spec{}, badSpec(spec, "intervals"+strings.TrimPrefix(err.Error(), "trace"))
+		}
+		return Spec{Kind: KindTrace, Path: path, Scale: cmp.Or(scale, 1), Intervals: true}, nil
 	case "":
 		return Spec{}, badSpec(spec, "it is empty")
 	}
@@ -139,10 +156,17 @@ func (s Spec) String() string {
 	case KindGamma:
 		return "gamma:shape=" + strconv.FormatFloat(s.Shape, 'g', -1, 64)
 	case KindTrace:
-		if s.Scale > 0 {
-			return "trace:" + s.Path + "@" + strconv.FormatFloat(s.Scale, 'g', -1, 64)
+		name := "trace:"
+		if s.Intervals {
+			name = string(kindIntervals) + ":"
+			if s.Scale == 1 {
+				return name + s.Path
+			}
 		}
-		return "trace:" + s.Path
+		if s.Scale > 0 {
+			return name + s.Path + "@" + strconv.FormatFloat(s.Scale, 'g', -1, 64)
+		}
+		return name + s.Path
 	}
 	return string(s.Kind)
 }
@@ -159,4 +183,13 @@ func (s Spec) CV() float64 {
 		return 1 / math.Sqrt(s.Shape)
 	}
 	return math.NaN()
+}
+
+// ReadTrace decodes the file a KindTrace spec names: arrival times
+// (ReadTrace), or the gaps between them (ReadIntervals).
+func (s Spec) ReadTrace(r io.Reader) (*Trace, error) {
+	if s.Intervals {
+		return ReadIntervals(r)
+	}
+	return ReadTrace(r)
 }

@@ -32,6 +32,10 @@ var timeLayouts = []string{
 type Trace struct {
 	gaps []time.Duration // between consecutive arrivals, in time order
 	span time.Duration   // first to last arrival
+	// cycle: the gaps repeat as they are, the first after the last (a
+	// file of intervals); otherwise a replay puts the mean gap between
+	// the last arrival and the first.
+	cycle bool
 }
 
 // ReadTrace decodes a CSV trace of arrival times. The column named
@@ -166,7 +170,8 @@ func (t *Trace) CV() float64 {
 // Replay returns the trace's arrivals with every gap scaled so that the
 // mean rate is rate (arrivals per second). It starts at the first arrival
 // and loops when the trace is exhausted; the gap from the last arrival back
-// to the first is the trace's mean gap, so looping keeps the mean rate.
+// to the first is the trace's mean gap, so looping keeps the mean rate (a
+// file of intervals goes on with its first gap: its gaps are the cycle).
 func (t *Trace) Replay(rate float64) (*Replay, error) {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return nil, fmt.Errorf("%w: %v requests/s; give a positive rate", ErrBadRate, rate)
@@ -186,10 +191,15 @@ type Replay struct {
 // Next returns the next recorded gap, scaled.
 func (r *Replay) Next() time.Duration {
 	var g time.Duration
-	if r.next < len(r.t.gaps) {
+	switch {
+	case r.next < len(r.t.gaps):
 		g = r.t.gaps[r.next]
 		r.next++
-	} else {
+	case r.t.cycle:
+		g = r.t.gaps[0]
+		r.next = 1
+		r.loops++
+	default:
 		g = time.Duration(int64(r.t.span) / int64(len(r.t.gaps)))
 		r.next = 0
 		r.loops++

@@ -21,7 +21,7 @@ func OpenArrivals(spec string, rate float64, seed uint64) (arrival.Arrivals, err
 			return nil, fmt.Errorf("open trace: %w", err)
 		}
 		defer f.Close()
-		if tr, err = arrival.ReadTrace(f); err != nil {
+		if tr, err = s.ReadTrace(f); err != nil {
 			return nil, fmt.Errorf("read trace %s: %w", s.Path, err)
 		}
 	}

@@ -21,12 +21,17 @@ type Range struct {
 	Integer          bool
 }
 
-// ParseRange reads "START:END[:STEP]". Without STEP an integer range steps
-// by 1 and a rate range makes five points, START and END included.
+// ParseRange reads "START[:END[:STEP]]". Without END the range is START
+// alone (perf_analyzer's --concurrency-range 4); without STEP an integer
+// range steps by 1 and a rate range makes five points, START and END
+// included.
 func ParseRange(spec string, integer bool) (Range, error) {
 	parts := strings.Split(spec, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return Range{}, fmt.Errorf("%w: range %q: give START:END or START:END:STEP", ErrConfig, spec)
+	if len(parts) > 3 {
+		return Range{}, fmt.Errorf("%w: range %q: give START, START:END or START:END:STEP", ErrConfig, spec)
+	}
+	if len(parts) == 1 {
+		parts = append(parts, parts[0])
 	}
 	vals := make([]float64, len(parts))
 	for i, p := range parts {

@@ -105,7 +105,7 @@ func (w *Workload) Validate() error {
 		}
 		if p.Arrival != "" {
 			if _, err := arrival.Parse(p.Arrival); err != nil {
-				bad(f+".arrival", p.Arrival, "poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file> or trace:<file>@<rate scale>")
+				bad(f+".arrival", p.Arrival, "poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file>, trace:<file>@<rate scale> or intervals:<file>")
 			}
 		}
 		if !(p.MinAccuracy >= 0 && p.MinAccuracy <= 1) {
@@ -135,7 +135,7 @@ func (w *Workload) Validate() error {
 		}
 		if m.Arrival != "" {
 			if _, err := arrival.Parse(m.Arrival); err != nil {
-				bad(f+".arrival", m.Arrival, "poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file> or trace:<file>@<rate scale>")
+				bad(f+".arrival", m.Arrival, "poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file>, trace:<file>@<rate scale> or intervals:<file>")
 			}
 		}
 	}
