@@ -152,7 +152,7 @@ ends, with the step's rate or concurrency and whether it held.
 			if version != "" && len(models) > 1 {
 				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
 			}
-			if err := pa.apply(cmd, &arrivalSpec, &shm, &cudaShm, &duration); err != nil {
+			if err := pa.apply(cmd, &arrivalSpec, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &sw.minAttainment}); err != nil {
 				return err
 			}
 			if err := pa.address(cmd, protocol, &url, &grpcAddr); err != nil {
@@ -305,7 +305,7 @@ ends, with the step's rate or concurrency and whether it held.
 				out["cache_hits"] = hits
 			}
 			var verdict *loadgen.SweepStep // the run judged against --min-attainment, when given
-			if cmd.Flags().Changed("min-attainment") {
+			if judged(cmd.Flags()) {
 				v := loadgen.Judge(0, all, sw.minAttainment)
 				verdict = &v
 				out["min_attainment"], out["holds"] = sw.minAttainment, v.Holds

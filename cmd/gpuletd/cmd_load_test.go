@@ -306,6 +306,13 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &held))
 	require.Equal(t, 0.5, held.MinAttainment)
 	require.True(t, held.Holds, out)
+	// The same floor as perf_analyzer writes it: p50 within 10 s.
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--rate", "50", "--duration", "1s", "--latency-threshold", "10000", "--percentile", "50", "--json")
+	require.Equal(t, 0, code, stderr)
+	held.MinAttainment, held.Holds = 0, false
+	require.NoError(t, json.Unmarshal([]byte(out), &held))
+	require.Equal(t, 0.5, held.MinAttainment)
+	require.True(t, held.Holds, out)
 	code, _, stderr = runCLI(t, "load", "--model", "lenet5", "--rate", "50", "--min-attainment", "99")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "--min-attainment 99 is not a share in (0, 1]")

@@ -18,6 +18,15 @@ type perfAnalyzerFlags struct {
 	sharedMemory string // --shared-memory
 	server       string // -u
 	intervalMS   int    // -p
+	thresholdMS  int    // --latency-threshold
+	percentile   int    // --percentile
+}
+
+// loadFloor is what gpuletd load judges a run or a sweep's step by: the
+// latency its answers are counted within, and the share that must be.
+type loadFloor struct {
+	slo           *time.Duration
+	minAttainment *float64
 }
 
 // perfAnalyzerAliases are perf_analyzer's flag names that name one of
@@ -31,6 +40,8 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.intervals, "request-intervals", "", "a file of the gaps between requests, in microseconds a line, sent at those gaps and again from the first, as perf_analyzer's --request-intervals: --arrival intervals:FILE")
 	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
 	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (gpuletd measures one window of it, where perf_analyzer repeats windows until they agree)")
+	f.IntVar(&p.thresholdMS, "latency-threshold", 0, "milliseconds, with --percentile P, as perf_analyzer's: a step holds while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
+	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc; the model's metadata is still read over REST), else the REST URL (as --url)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
@@ -61,9 +72,13 @@ func (p *perfAnalyzerFlags) address(cmd *cobra.Command, protocol string, url, gr
 }
 
 // apply folds the flags given into gpuletd's own: the arrival process,
-// the shared memory and the measured time. One given both ways is refused.
-func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cudaShm *bool, duration *time.Duration) error {
+// the shared memory, the measured time and the floor. One given both ways
+// is refused.
+func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cudaShm *bool, duration *time.Duration, floor loadFloor) error {
 	f := cmd.Flags()
+	if err := p.applyFloor(f, floor); err != nil {
+		return err
+	}
 	if f.Changed("measurement-interval") {
 		if p.intervalMS <= 0 {
 			return usageErrorf("load: --measurement-interval %d: give a positive number of milliseconds", p.intervalMS)
@@ -112,4 +127,37 @@ const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--m
 (--protocol), -u (--url, or with -i grpc --grpc), --request-rate-range
 (--rate-range), -p (--duration, in milliseconds), --request-distribution
 constant|poisson (--arrival), --request-intervals FILE (--arrival
-intervals:FILE) and --shared-memory none|system|cuda (--shm, --cuda-shm).`
+intervals:FILE), --latency-threshold MS with --percentile P (--slo MS
+--min-attainment P/100) and --shared-memory none|system|cuda (--shm,
+--cuda-shm).`
+
+// applyFloor turns --latency-threshold and --percentile into --slo and
+// --min-attainment: P% of the requests within the threshold. perf_analyzer
+// bounds the mean latency without --percentile; gpuletd judges by a share
+// of answers, so it asks for one.
+func (p *perfAnalyzerFlags) applyFloor(f *pflag.FlagSet, floor loadFloor) error {
+	threshold, percentile := f.Changed("latency-threshold"), f.Changed("percentile")
+	if percentile && !(p.percentile > 0 && p.percentile < 100) {
+		return usageErrorf("load: --percentile %d: give a percentile between 1 and 99", p.percentile)
+	}
+	if !threshold {
+		return nil // --percentile alone: every report gives p50 to p99
+	}
+	switch {
+	case p.thresholdMS <= 0:
+		return usageErrorf("load: --latency-threshold %d: give a positive number of milliseconds", p.thresholdMS)
+	case !percentile:
+		return usageErrorf("load: --latency-threshold bounds a percentile here (a step holds while that share of its requests is answered within it): give --percentile too, such as --percentile 99")
+	case f.Changed("slo") || f.Changed("min-attainment"):
+		return usageErrorf("load: --latency-threshold with --percentile sets --slo and --min-attainment: give one or the other")
+	}
+	*floor.slo = time.Duration(p.thresholdMS) * time.Millisecond
+	*floor.minAttainment = float64(p.percentile) / 100
+	return nil
+}
+
+// judged says a single run is judged against a floor: --min-attainment,
+// or perf_analyzer's --latency-threshold, given.
+func judged(f *pflag.FlagSet) bool {
+	return f.Changed("min-attainment") || f.Changed("latency-threshold")
+}

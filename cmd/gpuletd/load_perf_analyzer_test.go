@@ -21,6 +21,8 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		cudaShm bool
 		rates   string
 		lasts   time.Duration
+		slo     time.Duration
+		share   float64
 		err     string
 	}{
 		{name: "none given", args: nil, arrival: "poisson"},
@@ -35,6 +37,12 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		{name: "both windows", args: []string{"-p", "5000", "--duration", "3s"}, err: "give --duration or --measurement-interval (-p), not both"},
 		{name: "intervals from a file", args: []string{"--request-intervals", "gaps.txt"}, arrival: "intervals:gaps.txt"},
 		{name: "intervals and an arrival process", args: []string{"--request-intervals", "gaps.txt", "--arrival", "poisson"}, err: "--request-intervals is the arrival process"},
+		{name: "a threshold on p95", args: []string{"--latency-threshold", "20", "--percentile", "95"}, arrival: "poisson", slo: 20 * time.Millisecond, share: 0.95},
+		{name: "a percentile alone", args: []string{"--percentile=95"}, arrival: "poisson"},
+		{name: "a threshold on the mean", args: []string{"--latency-threshold", "20"}, err: "give --percentile too"},
+		{name: "a threshold and an SLO", args: []string{"--latency-threshold", "20", "--percentile", "99", "--slo", "5ms"}, err: "sets --slo and --min-attainment: give one or the other"},
+		{name: "a percentile of all", args: []string{"--percentile", "100"}, err: "--percentile 100: give a percentile between 1 and 99"},
+		{name: "no threshold", args: []string{"--latency-threshold", "0", "--percentile", "99"}, err: "--latency-threshold 0: give a positive number"},
 		{name: "an unknown distribution", args: []string{"--request-distribution", "uniform"}, err: `--request-distribution "uniform": give constant or poisson`},
 		{name: "both arrival flags", args: []string{"--request-distribution", "constant", "--arrival", "gamma:2"}, err: "give --arrival or --request-distribution, not both"},
 		{name: "an unknown memory", args: []string{"--shared-memory", "gpu"}, err: `--shared-memory "gpu": give none, system or cuda`},
@@ -47,6 +55,8 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 				rates        string
 				shm, cudaShm bool
 				duration     = 10 * time.Second
+				slo          time.Duration
+				share        = 0.99
 			)
 			cmd := &cobra.Command{Use: "load", RunE: func(*cobra.Command, []string) error { return nil }}
 			f := cmd.Flags()
@@ -55,9 +65,11 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 			f.BoolVar(&shm, "shm", false, "")
 			f.BoolVar(&cudaShm, "cuda-shm", false, "")
 			f.DurationVar(&duration, "duration", duration, "")
+			f.DurationVar(&slo, "slo", 0, "")
+			f.Float64Var(&share, "min-attainment", share, "")
 			pa.register(cmd)
 			require.NoError(t, f.Parse(tc.args))
-			err := pa.apply(cmd, &arrival, &shm, &cudaShm, &duration)
+			err := pa.apply(cmd, &arrival, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &share})
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -68,6 +80,9 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 			require.Equal(t, tc.cudaShm, cudaShm)
 			require.Equal(t, tc.rates, rates)
 			require.Equal(t, cmp.Or(tc.lasts, 10*time.Second), duration)
+			require.Equal(t, tc.slo, slo)
+			require.Equal(t, cmp.Or(tc.share, 0.99), share)
+			require.Equal(t, tc.slo != 0, judged(f), "a threshold is a floor a single run is judged by")
 		})
 	}
 }
