@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +22,8 @@ type perfAnalyzerFlags struct {
 	intervalMS   int    // -p
 	thresholdMS  int    // --latency-threshold
 	percentile   int    // --percentile
+	inputFormat  string // --input-tensor-format
+	outputFormat string // --output-tensor-format
 }
 
 // loadFloor is what gpuletd load judges a run or a sweep's step by: the
@@ -42,6 +46,8 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (gpuletd measures one window of it, where perf_analyzer repeats windows until they agree)")
 	f.IntVar(&p.thresholdMS, "latency-threshold", 0, "milliseconds, with --percentile P, as perf_analyzer's: a step holds while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
 	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
+	f.StringVar(&p.inputFormat, "input-tensor-format", "", "binary or json, as perf_analyzer's: --binary or --binary=false (which asks for answers in the same format)")
+	f.StringVar(&p.outputFormat, "output-tensor-format", "", "binary or json, as perf_analyzer's: the same as --input-tensor-format, which gpuletd load ties it to")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc; the model's metadata is still read over REST), else the REST URL (as --url)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
@@ -77,6 +83,9 @@ func (p *perfAnalyzerFlags) address(cmd *cobra.Command, protocol string, url, gr
 func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cudaShm *bool, duration *time.Duration, floor loadFloor) error {
 	f := cmd.Flags()
 	if err := p.applyFloor(f, floor); err != nil {
+		return err
+	}
+	if err := p.applyFormats(f); err != nil {
 		return err
 	}
 	if f.Changed("measurement-interval") {
@@ -128,7 +137,8 @@ const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--m
 (--rate-range), -p (--duration, in milliseconds), --request-distribution
 constant|poisson (--arrival), --request-intervals FILE (--arrival
 intervals:FILE), --latency-threshold MS with --percentile P (--slo MS
---min-attainment P/100) and --shared-memory none|system|cuda (--shm,
+--min-attainment P/100), --input-tensor-format and --output-tensor-format
+binary|json (--binary) and --shared-memory none|system|cuda (--shm,
 --cuda-shm).`
 
 // applyFloor turns --latency-threshold and --percentile into --slo and
@@ -160,4 +170,25 @@ func (p *perfAnalyzerFlags) applyFloor(f *pflag.FlagSet, floor loadFloor) error 
 // or perf_analyzer's --latency-threshold, given.
 func judged(f *pflag.FlagSet) bool {
 	return f.Changed("min-attainment") || f.Changed("latency-threshold")
+}
+
+// applyFormats turns perf_analyzer's tensor formats into --binary, which
+// sends binary tensors and asks for binary answers, or neither.
+func (p *perfAnalyzerFlags) applyFormats(f *pflag.FlagSet) error {
+	in, out := strings.ToLower(p.inputFormat), strings.ToLower(p.outputFormat)
+	for _, v := range []struct{ flag, value string }{{"input-tensor-format", in}, {"output-tensor-format", out}} {
+		if f.Changed(v.flag) && v.value != "binary" && v.value != "json" {
+			return usageErrorf("load: --%s %q: give binary or json", v.flag, v.value)
+		}
+	}
+	format := cmp.Or(in, out)
+	switch {
+	case format == "":
+		return nil
+	case in != "" && out != "" && in != out:
+		return usageErrorf("load: gpuletd load asks for answers in the format it sends: give --input-tensor-format and --output-tensor-format alike")
+	case f.Changed("binary"):
+		return usageErrorf("load: give --binary or the tensor formats, not both")
+	}
+	return f.Set("binary", strconv.FormatBool(format == "binary"))
 }

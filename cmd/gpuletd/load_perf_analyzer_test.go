@@ -23,6 +23,7 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		lasts   time.Duration
 		slo     time.Duration
 		share   float64
+		binary  string // "" when --binary is left unset
 		err     string
 	}{
 		{name: "none given", args: nil, arrival: "poisson"},
@@ -43,6 +44,11 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		{name: "a threshold and an SLO", args: []string{"--latency-threshold", "20", "--percentile", "99", "--slo", "5ms"}, err: "sets --slo and --min-attainment: give one or the other"},
 		{name: "a percentile of all", args: []string{"--percentile", "100"}, err: "--percentile 100: give a percentile between 1 and 99"},
 		{name: "no threshold", args: []string{"--latency-threshold", "0", "--percentile", "99"}, err: "--latency-threshold 0: give a positive number"},
+		{name: "binary tensors", args: []string{"--input-tensor-format", "binary", "--output-tensor-format=binary"}, arrival: "poisson", binary: "true"},
+		{name: "JSON tensors", args: []string{"--output-tensor-format", "JSON"}, arrival: "poisson", binary: "false"},
+		{name: "mixed formats", args: []string{"--input-tensor-format", "binary", "--output-tensor-format", "json"}, err: "give --input-tensor-format and --output-tensor-format alike"},
+		{name: "a format twice", args: []string{"--input-tensor-format", "json", "--binary"}, err: "give --binary or the tensor formats, not both"},
+		{name: "an unknown format", args: []string{"--input-tensor-format", "protobuf"}, err: `--input-tensor-format "protobuf": give binary or json`},
 		{name: "an unknown distribution", args: []string{"--request-distribution", "uniform"}, err: `--request-distribution "uniform": give constant or poisson`},
 		{name: "both arrival flags", args: []string{"--request-distribution", "constant", "--arrival", "gamma:2"}, err: "give --arrival or --request-distribution, not both"},
 		{name: "an unknown memory", args: []string{"--shared-memory", "gpu"}, err: `--shared-memory "gpu": give none, system or cuda`},
@@ -67,6 +73,7 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 			f.DurationVar(&duration, "duration", duration, "")
 			f.DurationVar(&slo, "slo", 0, "")
 			f.Float64Var(&share, "min-attainment", share, "")
+			f.Bool("binary", false, "")
 			pa.register(cmd)
 			require.NoError(t, f.Parse(tc.args))
 			err := pa.apply(cmd, &arrival, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &share})
@@ -83,6 +90,10 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 			require.Equal(t, tc.slo, slo)
 			require.Equal(t, cmp.Or(tc.share, 0.99), share)
 			require.Equal(t, tc.slo != 0, judged(f), "a threshold is a floor a single run is judged by")
+			require.Equal(t, tc.binary != "", f.Changed("binary"))
+			if tc.binary != "" {
+				require.Equal(t, tc.binary, f.Lookup("binary").Value.String())
+			}
 		})
 	}
 }
