@@ -161,6 +161,14 @@ ends, with the step's rate or concurrency and whether it held.
 			if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 && cmd.Flags().Changed("rate") {
 				return usageErrorf("load: --arrival %s sends at its file's own rate (times the scale after @): give no --rate", arrivalSpec)
 			}
+			switch {
+			case csvFormat != csvFormatGpuletd && csvFormat != csvFormatPerfAnalyzer:
+				return usageErrorf("load: --csv-format %q: give %s or %s", csvFormat, csvFormatGpuletd, csvFormatPerfAnalyzer)
+			case cmd.Flags().Changed("csv-format") && csvPath == "":
+				return usageErrorf("load: --csv-format is the --csv file's: give --csv FILE (-f FILE) too")
+			case csvFormat == csvFormatPerfAnalyzer && len(models) > 1:
+				return usageErrorf("load: --csv-format %s holds one model's rows, as perf_analyzer measures one model, and %d are given", csvFormatPerfAnalyzer, len(models))
+			}
 			if streaming && grpcAddr == "" && !strings.EqualFold(protocol, "grpc") {
 				return usageErrorf("load: --streaming sends over a gRPC stream: give --protocol grpc (the daemon's gRPC listener) or --grpc HOST:PORT too")
 			}
@@ -189,14 +197,6 @@ ends, with the step's rate or concurrency and whether it held.
 				return err
 			}
 			closed := arrivalSpec == arrivalClosed
-			switch {
-			case csvFormat != csvFormatGpuletd && csvFormat != csvFormatPerfAnalyzer:
-				return usageErrorf("load: --csv-format %q: give %s or %s", csvFormat, csvFormatGpuletd, csvFormatPerfAnalyzer)
-			case cmd.Flags().Changed("csv-format") && csvPath == "":
-				return usageErrorf("load: --csv-format is the --csv file's: give --csv FILE (-f FILE) too")
-			case csvFormat == csvFormatPerfAnalyzer && len(models) > 1:
-				return usageErrorf("load: --csv-format %s holds one model's rows, as perf_analyzer measures one model, and %d are given", csvFormatPerfAnalyzer, len(models))
-			}
 			var table runTable
 			if csvPath != "" {
 				// Made before the run, so that a path it cannot write

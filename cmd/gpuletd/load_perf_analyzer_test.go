@@ -153,3 +153,20 @@ func TestLoadRefusesARateBesideItsOwn(t *testing.T) {
 		require.Contains(t, stderr, "sends at its file's own rate (times the scale after @): give no --rate", args)
 	}
 }
+
+// TestLoadRefusesACSVItCannotWrite: the CSV's format is checked before
+// any daemon is asked (none answers at this address).
+func TestLoadRefusesACSVItCannotWrite(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"-m", "lenet5", "-f", "x.csv", "--csv-format", "tsv"}, `--csv-format "tsv": give gpuletd or perf_analyzer`},
+		{[]string{"-m", "lenet5", "--csv-format", "perf_analyzer"}, "--csv-format is the --csv file's: give --csv FILE (-f FILE) too"},
+		{[]string{"-m", "a,b", "-f", "x.csv", "--csv-format", "perf_analyzer"}, "holds one model's rows, as perf_analyzer measures one model, and 2 are given"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"load", "--rate", "10", "--url", "http://127.0.0.1:9"}, tc.args...)...)
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, tc.says)
+	}
+}
