@@ -118,7 +118,7 @@ and the answer prints the same way.`,
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")
 	f.Var(&shapes, "shape", shapeUsage)
-	f.StringVar(&inputDataFlag, "input-data", inputRandom, "the request's data: random, zero (integer inputs that index a table, token ids or types, stay in its first row), or a request file as --request, as perf_analyzer's --input-data")
+	f.StringVar(&inputDataFlag, "input-data", inputRandom, "the request's data: random, zero (integer inputs that index a table, token ids or types, stay in its first row), or a request file as --request (perf_analyzer's data JSON too: its first request), as perf_analyzer's --input-data")
 	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
 	params.register(f)
 	f.StringVar(&version, "model-version", "", "the version of MODEL to ask (POST /v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
@@ -166,6 +166,11 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, versio
 	default:
 		if body, err = os.ReadFile(request); err != nil {
 			return nil, fmt.Errorf("read the request: %w", err)
+		}
+	}
+	if request != "" && loadgen.IsInputData(body) {
+		if body, err = firstOfInputData(ctx, d, m, model, version, body); err != nil {
+			return nil, err
 		}
 	}
 	if top == 0 {
@@ -248,4 +253,26 @@ func writeAnswer(w io.Writer, raw []byte, took time.Duration) error {
 		fmt.Fprintf(tw, "%s\t%s [%s]  %s%s\n", o.Name, o.DataType, shape, strings.Join(vals, " "), more)
 	}
 	return tw.Flush()
+}
+
+// firstOfInputData is the first request of perf_analyzer's data file b,
+// built for the model's inputs (m when fetched already), as JSON.
+func firstOfInputData(ctx context.Context, d *daemonAPI, m *loadgen.Model, model, version string, b []byte) ([]byte, error) {
+	data, err := loadgen.ParseInputData(b)
+	if err != nil {
+		return nil, fmt.Errorf("infer: %w", err)
+	}
+	if m == nil {
+		if m, err = loadgen.FetchModel(ctx, d.client, d.base, model, version); err != nil {
+			return nil, d.fail(err)
+		}
+	}
+	p, err := data.First(m)
+	if err != nil {
+		return nil, fmt.Errorf("infer: %w", err)
+	}
+	if p.JSONLen >= 0 {
+		return nil, errors.New(`infer: the data file's first request has an input in base64, which goes as a binary tensor; gpuletd infer sends JSON: give its values as a list`)
+	}
+	return p.Body, nil
 }

@@ -238,7 +238,7 @@ ends, with the step's rate or concurrency and whether it held.
 					cfgs[i] = loadgen.Config{
 						URL: d.base, TLS: d.tls, Header: d.header, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
-						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload,
+						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload, Data: data.data,
 						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, BatchSize: batchSize, Streaming: streaming,
 					}
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -285,6 +287,28 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^arrivals +intervals:\S+gaps\.txt, 50\.0/s for 1s`, out)
 	require.Regexp(t, `(?m)^requests +(49|50|51) scheduled, `, out)
+	// perf_analyzer's data file: two requests, one as values, one as
+	// base64 bytes, sent in turn over gRPC.
+	values := make([]string, 784)
+	for i := range values {
+		values[i] = strconv.Itoa(i % 7)
+	}
+	dataFile := filepath.Join(t.TempDir(), "data.json")
+	require.NoError(t, os.WriteFile(dataFile, []byte(`{"data": [{"input": [`+strings.Join(values, ",")+`]}, {"input": {"b64": "`+
+		base64.StdEncoding.EncodeToString(make([]byte, 4*784))+`"}}]}`), 0o600))
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-i", "grpc", "--input-data", dataFile, "--rate", "50", "--duration", "1s", "--json")
+	require.Equal(t, 0, code, stderr)
+	var fromData struct {
+		Report struct{ Sent, OK int64 } `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &fromData))
+	require.Positive(t, fromData.Report.Sent)
+	require.Equal(t, fromData.Report.Sent, fromData.Report.OK, "every request of the file answered: %s", out)
+	out = infer("lenet5", "--input-data", dataFile)
+	require.Regexp(t, `(?m)^model +lenet5 \(version 1\), answered in \S+$`, out, "gpuletd infer sends the file's first request")
+	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "--input-data", dataFile, "--inputs", "3", "--rate", "50")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "--input-data FILE gives the requests; --inputs asks for generated ones")
 	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "--request-distribution", "uniform", "--rate", "50")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, `--request-distribution "uniform": give constant or poisson (other processes: --arrival)`)

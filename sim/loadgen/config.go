@@ -105,6 +105,10 @@ type Config struct {
 	// Payload is the request body; nil builds one from the model's
 	// metadata (NewPayload).
 	Payload *Payload
+	// Data is perf_analyzer's --input-data file: its requests, built for
+	// the model's inputs, are sent in turn. Not with Payload, Inputs or
+	// shared memory.
+	Data *InputData
 	// Inputs is how many distinct requests a run built from the model's
 	// metadata sends, in turn, each with its own random inputs (seeds Seed,
 	// Seed+1, …); 0 or 1 sends one request every time, as perf_analyzer
@@ -172,6 +176,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: a given request has the rows it has; a batch size is for generated ones", ErrConfig)
 	case c.Sequences < 0 || c.SequenceLength < 0:
 		return c, fmt.Errorf("%w: sequences and sequence length cannot be negative", ErrConfig)
+	case c.Data != nil && (c.Payload != nil || c.Inputs > 1 || c.SharedMemory || c.CUDASharedMemory || c.ZeroData):
+		return c, fmt.Errorf("%w: a data file's requests are sent as they are: not with a given payload, distinct inputs, zero data or shared memory", ErrConfig)
 	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory || c.CUDASharedMemory):
 		return c, fmt.Errorf("%w: distinct inputs are built from the model's metadata, not with a given payload or shared memory (one region holds one request)", ErrConfig)
 	}

@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if stateful = m.Stateful; stateful && (cfg.Payload != nil || cfg.Compression != "" && cfg.GRPC == "") {
+		if stateful = m.Stateful; stateful && (cfg.Payload != nil || cfg.Data != nil || cfg.Compression != "" && cfg.GRPC == "") {
 			return nil, fmt.Errorf("%w: %s is a stateful model (sequence_batching): the run sets each request's sequence parameters itself, so it sends generated inputs (random or zero), uncompressed over REST", ErrConfig, cfg.Model)
 		}
 		m.SetShapes(cfg.Shapes)
@@ -101,7 +101,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.SLO == 0 {
 			return nil, fmt.Errorf("%w: the server gives no SLO for %s (gpuletd's slo_ms in its configuration): give one (Config.SLO, gpuletd load --slo)", ErrConfig, cfg.Model)
 		}
-		if cfg.Payload == nil || cfg.SharedMemory {
+		if cfg.Data != nil {
+			ps, err := cfg.Data.payloads(m)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Payload, extra = ps[0], ps[1:]
+		} else if cfg.Payload == nil || cfg.SharedMemory {
 			if cfg.Payload, err = newPayload(m, cfg.Binary || cfg.SharedMemory, cfg.Seed, cfg.ZeroData); err != nil {
 				return nil, err
 			}
@@ -112,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 			}
 		}
-		if !cfg.SharedMemory {
+		if !cfg.SharedMemory && cfg.Data == nil {
 			if extra, err = distinctPayloads(m, cfg); err != nil {
 				return nil, err
 			}

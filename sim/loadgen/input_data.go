@@ -1,0 +1,219 @@
+package loadgen
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gpulet/gpuletd/executor/tensor"
+	"github.com/gpulet/gpuletd/kserve"
+)
+
+// InputData is a file of request data in perf_analyzer's --input-data
+// JSON: {"data": [{"INPUT": values, …}, …]}, each entry one request, sent
+// in turn. An input's values are a list (nested or flat) of the
+// model's shape for one request, {"content": list, "shape": dims} for
+// other dims (a dynamic input), or {"b64": base64} for its bytes as they
+// lie in memory (little-endian; a BYTES input's one element).
+type InputData struct {
+	entries []map[string]json.RawMessage
+}
+
+// MaxDataEntries bounds the requests one data file holds: each is built
+// and held for the run.
+const MaxDataEntries = MaxInputs
+
+// ParseInputData reads a perf_analyzer data file. IsInputData tells one
+// from a KServe v2 request.
+func ParseInputData(b []byte) (*InputData, error) {
+	var f struct {
+		Data       []json.RawMessage `json:"data"`
+		Validation json.RawMessage   `json:"validation_data"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%w: read input data: %v", ErrConfig, err)
+	}
+	switch {
+	case len(f.Validation) > 0:
+		return nil, fmt.Errorf("%w: input data: validation_data is not checked by gpuletd load; leave it out (gpuletd infer --request prints an answer to compare)", ErrConfig)
+	case len(f.Data) == 0:
+		return nil, fmt.Errorf("%w: input data: \"data\" holds no request", ErrConfig)
+	case len(f.Data) > MaxDataEntries:
+		return nil, fmt.Errorf("%w: input data: %d requests; at most %d are held", ErrConfig, len(f.Data), MaxDataEntries)
+	}
+	d := &InputData{}
+	for i, raw := range f.Data {
+		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '[' {
+			return nil, fmt.Errorf("%w: input data: entry %d is a stream of a stateful model's requests, which gpuletd load makes itself (--num-of-sequences, --sequence-length)", ErrConfig, i+1)
+		}
+		var e map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &e); err != nil || len(e) == 0 {
+			return nil, fmt.Errorf("%w: input data: entry %d is not an object of inputs", ErrConfig, i+1)
+		}
+		d.entries = append(d.entries, e)
+	}
+	return d, nil
+}
+
+// IsInputData says b is a perf_analyzer data file (a "data" list) rather
+// than one KServe v2 request (an "inputs" list).
+func IsInputData(b []byte) bool {
+	var f struct {
+		Data   json.RawMessage `json:"data"`
+		Inputs json.RawMessage `json:"inputs"`
+	}
+	return json.Unmarshal(b, &f) == nil && len(f.Data) > 0 && len(f.Inputs) == 0
+}
+
+// Len is how many requests the file holds.
+func (d *InputData) Len() int { return len(d.entries) }
+
+// First is the file's first request for m: gpuletd infer sends one.
+func (d *InputData) First(m *Model) (*Payload, error) {
+	p, err := entryPayload(m, d.entries[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: input data, entry 1: %w", ErrPayload, err)
+	}
+	return p, nil
+}
+
+// payloads builds each entry's request for m: a JSON body, with the inputs
+// given in base64 as binary tensors after it.
+func (d *InputData) payloads(m *Model) ([]*Payload, error) {
+	out := make([]*Payload, 0, len(d.entries))
+	for i, e := range d.entries {
+		p, err := entryPayload(m, e)
+		if err != nil {
+			return nil, fmt.Errorf("%w: input data, entry %d: %w", ErrPayload, i+1, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func entryPayload(m *Model, e map[string]json.RawMessage) (*Payload, error) {
+	req := kserve.InferRequestJSON{}
+	var raw []byte
+	for _, in := range m.Metadata.Inputs {
+		v, ok := e[in.Name]
+		if !ok {
+			return nil, fmt.Errorf("no values for input %q", in.Name)
+		}
+		ri, data, err := inputOf(m, in.Name, in.DataType, in.Shape, v)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", in.Name, err)
+		}
+		raw = append(raw, data...)
+		req.Inputs = append(req.Inputs, ri)
+	}
+	for name := range e {
+		if !slices.ContainsFunc(m.Metadata.Inputs, func(t kserve.TensorMetadata) bool { return t.Name == name }) {
+			return nil, fmt.Errorf("%q is not an input of the model", name)
+		}
+	}
+	head, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	p := &Payload{Body: head, JSONLen: -1}
+	if len(raw) > 0 {
+		p = &Payload{Body: append(head, raw...), JSONLen: int64(len(head))}
+	}
+	// Checked as the server decodes it: values of the wrong type (text for
+	// FP32, a fraction for INT64) say so here, not in every answer.
+	if _, err := kserve.DecodeRequest(p.Body, p.JSONLen); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// inputOf reads one input's values: the request input, and its binary
+// data when they came in base64.
+func inputOf(m *Model, name, dataType string, declared []int64, v json.RawMessage) (kserve.RequestInput, []byte, error) {
+	ri := kserve.RequestInput{Name: name, DataType: dataType}
+	dt, err := tensor.ParseDataType(dataType)
+	if err != nil {
+		return ri, nil, fmt.Errorf("data type %q is not the protocol's", dataType)
+	}
+	var given struct {
+		Content json.RawMessage `json:"content"`
+		Shape   []int64         `json:"shape"`
+		B64     *string         `json:"b64"`
+	}
+	values := v
+	if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '{' {
+		if err := json.Unmarshal(t, &given); err != nil {
+			return ri, nil, err
+		}
+		values = given.Content
+	}
+	if ri.Shape, err = m.requestShape(name, declared); err != nil {
+		return ri, nil, err
+	}
+	if given.Shape != nil { // the dims of one request, as perf_analyzer's "shape"
+		ri.Shape = slices.Clone(given.Shape)
+		if m.MaxBatchSize > 0 {
+			ri.Shape = append([]int64{int64(max(m.Rows, 1))}, ri.Shape...)
+		}
+	}
+	n, err := tensor.NumElements(ri.Shape)
+	if err != nil || n > maxPayloadElements {
+		return ri, nil, fmt.Errorf("shape %v is not one to send", ri.Shape)
+	}
+	if given.B64 != nil {
+		data, err := base64.StdEncoding.DecodeString(*given.B64)
+		if err != nil {
+			return ri, nil, fmt.Errorf("b64: %w", err)
+		}
+		rows := int64(max(m.Rows, 1))
+		switch {
+		case dt == tensor.Bytes: // one element: the bytes, in each
+			data = slices.Repeat(tensor.AppendBytesElement(nil, data), int(n))
+		case int64(len(data))*rows == n*int64(dt.Size()) && rows > 1:
+			data = slices.Repeat(data, int(rows)) // one row's bytes, for each row
+		case int64(len(data)) != n*int64(dt.Size()):
+			return ri, nil, fmt.Errorf("b64 holds %d bytes; shape %v of %s takes %d", len(data), ri.Shape, dataType, n*int64(dt.Size()))
+		}
+		ri.Parameters = kserve.Parameters{"binary_data_size": jsontext.Value(strconv.Itoa(len(data)))}
+		return ri, data, nil
+	}
+	if len(values) == 0 {
+		return ri, nil, errors.New(`give its values: a list, {"content": list, "shape": dims} or {"b64": bytes}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(values))
+	dec.UseNumber() // integers past 2^53 as written
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return ri, nil, err
+	}
+	flat := flatten(tree, nil)
+	if rows := int64(max(m.Rows, 1)); rows > 1 && int64(len(flat))*rows == n {
+		flat = slices.Repeat(flat, int(rows)) // one row's values, for each row
+	}
+	if int64(len(flat)) != n {
+		return ri, nil, fmt.Errorf("%d values; shape %v holds %d (give \"shape\" with \"content\" for other dims)", len(flat), ri.Shape, n)
+	}
+	b, err := json.Marshal(flat)
+	if err != nil {
+		return ri, nil, err
+	}
+	ri.Data = jsontext.Value(b)
+	return ri, nil, nil
+}
+
+// flatten appends tree's leaves, in order, to out.
+func flatten(tree any, out []any) []any {
+	if l, ok := tree.([]any); ok {
+		for _, v := range l {
+			out = flatten(v, out)
+		}
+		return out
+	}
+	return append(out, tree)
+}
