@@ -24,6 +24,7 @@ type perfAnalyzerFlags struct {
 	percentile   int    // --percentile
 	inputFormat  string // --input-tensor-format
 	outputFormat string // --output-tensor-format
+	async, sync  bool   // -a, --sync
 }
 
 // loadFloor is what gpuletd load judges a run or a sweep's step by: the
@@ -48,6 +49,8 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
 	f.StringVar(&p.inputFormat, "input-tensor-format", "", "binary or json, as perf_analyzer's: --binary or --binary=false (which asks for answers in the same format)")
 	f.StringVar(&p.outputFormat, "output-tensor-format", "", "binary or json, as perf_analyzer's: the same as --input-tensor-format, which gpuletd load ties it to")
+	f.BoolVarP(&p.async, "async", "a", false, "as perf_analyzer's: gpuletd load always sends without waiting for earlier answers, a closed loop keeping --concurrency in flight as perf_analyzer's threads do either way")
+	f.BoolVar(&p.sync, "sync", false, "as perf_analyzer's: the same load as --async (a closed loop of --concurrency in flight)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc; the model's metadata is still read over REST), else the REST URL (as --url)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
@@ -87,6 +90,9 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 	}
 	if err := p.applyFormats(f); err != nil {
 		return err
+	}
+	if p.async && p.sync {
+		return usageErrorf("load: give --async or --sync, not both")
 	}
 	if f.Changed("measurement-interval") {
 		if p.intervalMS <= 0 {
@@ -138,8 +144,8 @@ const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--m
 constant|poisson (--arrival), --request-intervals FILE (--arrival
 intervals:FILE), --latency-threshold MS with --percentile P (--slo MS
 --min-attainment P/100), --input-tensor-format and --output-tensor-format
-binary|json (--binary) and --shared-memory none|system|cuda (--shm,
---cuda-shm).`
+binary|json (--binary), --shared-memory none|system|cuda (--shm,
+--cuda-shm), and -a/--async or --sync (the same load: N in flight).`
 
 // applyFloor turns --latency-threshold and --percentile into --slo and
 // --min-attainment: P% of the requests within the threshold. perf_analyzer
