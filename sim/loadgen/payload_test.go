@@ -111,3 +111,38 @@ func TestZeroPayload(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, random.Body, zero.Body)
 }
+
+// TestStringElements: BYTES elements are random words of the length asked
+// for, or the string given in every one, as perf_analyzer's --string-length
+// and --string-data make them.
+func TestStringElements(t *testing.T) {
+	word := "hello"
+	for _, tc := range []struct {
+		name   string
+		length int
+		word   *string
+		check  func(t *testing.T, e []byte)
+	}{
+		{name: "the default", check: func(t *testing.T, e []byte) { require.Len(t, e, 16) }},
+		{name: "a length", length: 5, check: func(t *testing.T, e []byte) { require.Regexp(t, `^[a-z]{5}$`, string(e)) }},
+		{name: "a string", length: 5, word: &word, check: func(t *testing.T, e []byte) { require.Equal(t, "hello", string(e)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Model{MaxBatchSize: 8, WordLength: tc.length, Word: tc.word, Metadata: kserve.ModelMetadata{Inputs: []kserve.TensorMetadata{
+				{Name: "s", DataType: "BYTES", Shape: []int64{-1, 3}},
+			}}}
+			for _, bin := range []bool{false, true} {
+				p, err := NewPayload(m, bin, 1)
+				require.NoError(t, err)
+				req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
+				require.NoError(t, err)
+				elems, err := tensor.BytesElements(req.Inputs[0].Data)
+				require.NoError(t, err)
+				require.Len(t, elems, 3)
+				for _, e := range elems {
+					tc.check(t, e)
+				}
+			}
+		})
+	}
+}

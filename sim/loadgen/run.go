@@ -92,6 +92,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("%w: %s is a stateful model (sequence_batching): the run sets each request's sequence parameters itself, so it sends generated inputs (random or zero), uncompressed over REST", ErrConfig, cfg.Model)
 		}
 		m.SetShapes(cfg.Shapes)
+		m.WordLength = cfg.StringLength
+		if cfg.StringData != "" {
+			m.Word = &cfg.StringData
+		}
 		if err := m.SetRows(cfg.Model, cfg.BatchSize); err != nil {
 			return nil, err
 		}
