@@ -269,10 +269,7 @@ ends, with the step's rate or concurrency and whether it held.
 				rep *loadgen.Report
 				mix *loadgen.MixReport
 			)
-			names := make([]string, len(shares))
-			for i, sh := range shares {
-				names[i] = sh.Model
-			}
+			names := shareModels(shares)
 			before := serverStatsOf(cmd.Context(), d, names)
 			if len(cfgs) == 1 {
 				rep, err = loadgen.Run(cmd.Context(), cfgs[0])

@@ -127,10 +127,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		if lr.csv == nil || !lr.csv.ServerSides() {
 			return loadgen.RunMix(ctx, cfgs)
 		}
-		names := make([]string, len(shares))
-		for i, sh := range shares {
-			names[i] = sh.Model
-		}
+		names := shareModels(shares)
 		before := serverStatsOf(ctx, d, names)
 		mix, err := loadgen.RunMix(ctx, cfgs)
 		if mix != nil {

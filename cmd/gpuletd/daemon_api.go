@@ -188,11 +188,11 @@ func daemonURL(l *config.Loaded, loadErr error, flag string) (string, error) {
 }
 
 // runningAt is where the daemon that holds c's runtime_dir says it listens
-// (package listenfile) when that is not base, the address c gives: a
-// daemon started with other addresses than the configuration's (gpuletd
-// tritonserver's --http-port, GPULETD_LISTEN set for it alone) is reached
-// where it is. base otherwise, and when that daemon serves HTTPS and c
-// gives no certificate to trust it by.
+// (package listenfile), so that one started with other addresses than the
+// configuration's (gpuletd tritonserver's --http-port, GPULETD_LISTEN set
+// for it alone) is reached where it is; base, the address c gives, when no
+// such daemon runs, or when it serves HTTPS and c gives no certificate to
+// trust it by.
 func runningAt(c config.Config, base string) string {
 	r, ok := listenfile.Live(c.RuntimeDir)
 	if !ok || (r.TLS && !c.TLS.Enabled()) {

@@ -62,10 +62,15 @@ var perfAnalyzerColumns = []string{"Inferences/Second", "Client Send", "Network+
 // latency; Network+Server Send/Recv is the mean latency less the server's
 // queue and compute, as perf_analyzer reckons it.
 type perfAnalyzerTable struct {
-	w      io.WriteSeeker
-	trunc  func(int64) error
+	f      rewritable
 	closed bool // a closed loop: the first column is Concurrency
 	rows   []perfAnalyzerRow
+}
+
+// rewritable is a file written again from its start (an *os.File).
+type rewritable interface {
+	io.WriteSeeker
+	Truncate(size int64) error
 }
 
 type perfAnalyzerRow struct {
@@ -73,12 +78,9 @@ type perfAnalyzerRow struct {
 	cells      []string
 }
 
-// newPerfAnalyzerTable writes to f (an *os.File: Truncate, Seek, Write).
-func newPerfAnalyzerTable(f interface {
-	io.WriteSeeker
-	Truncate(int64) error
-}, closed bool) *perfAnalyzerTable {
-	return &perfAnalyzerTable{w: f, trunc: f.Truncate, closed: closed}
+// newPerfAnalyzerTable writes to f.
+func newPerfAnalyzerTable(f rewritable, closed bool) *perfAnalyzerTable {
+	return &perfAnalyzerTable{f: f, closed: closed}
 }
 
 func (t *perfAnalyzerTable) Wrote() bool       { return len(t.rows) > 0 }
@@ -126,13 +128,13 @@ func (t *perfAnalyzerTable) add(at float64, r *loadgen.Report, sides map[string]
 
 // rewrite writes the header and every row, over what the file held.
 func (t *perfAnalyzerTable) rewrite() error {
-	if err := t.trunc(0); err != nil {
+	if err := t.f.Truncate(0); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
-	if _, err := t.w.Seek(0, io.SeekStart); err != nil {
+	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
-	c := csv.NewWriter(t.w)
+	c := csv.NewWriter(t.f)
 	head := "Request Rate"
 	if t.closed {
 		head = "Concurrency"

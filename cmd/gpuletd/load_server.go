@@ -112,3 +112,12 @@ func writeServerSides(w io.Writer, sides map[string]serverSide, reps []*loadgen.
 		}
 	}
 }
+
+// shareModels is the models of a run's shares, in order.
+func shareModels(shares []loadgen.Share) []string {
+	names := make([]string, len(shares))
+	for i, sh := range shares {
+		names[i] = sh.Model
+	}
+	return names
+}

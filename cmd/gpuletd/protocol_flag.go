@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpulet/gpuletd/internal/listenfile"
 )
 
 // protocolUsage is --protocol's usage in infer and load.
@@ -51,18 +52,15 @@ func grpcTarget(ctx context.Context, d *daemonAPI, protocol, grpcFlag string) (s
 // from the daemon's base URL: listen itself, or, when its host is a
 // wildcard (0.0.0.0, ::, none), its port on the host base reaches.
 func grpcDialAddr(base, listen string) (string, error) {
-	host, port, err := net.SplitHostPort(listen)
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() == "" {
+		return "", fmt.Errorf("read the daemon's address %q: no host in it", base)
+	}
+	addr, err := listenfile.DialableAt(listen, u.Hostname())
 	if err != nil {
 		return "", fmt.Errorf("read the daemon's grpc_listen %q: %w", listen, err)
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		u, err := url.Parse(base)
-		if err != nil || u.Hostname() == "" {
-			return "", fmt.Errorf("read the daemon's address %q: no host in it", base)
-		}
-		host = u.Hostname()
-	}
-	return net.JoinHostPort(host, port), nil
+	return addr, nil
 }
 
 // registerProtocolFlag adds --protocol (-i) to cmd, its values completed.

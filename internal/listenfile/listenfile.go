@@ -109,17 +109,30 @@ func (r Record) URL() (string, error) {
 // empty or unspecified host (":8700", "0.0.0.0:8700", "[::]:8700") is the
 // loopback address of its family.
 func Dialable(listen string) (string, error) {
-	host, port, err := net.SplitHostPort(listen)
+	addr, err := DialableAt(listen, "")
 	if err != nil {
 		return "", fmt.Errorf("read listen address %q: %w", listen, err)
 	}
-	switch ip := net.ParseIP(host); {
-	case host == "":
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified() && ip.To4() != nil:
-		host = "127.0.0.1"
-	case ip != nil && ip.IsUnspecified():
-		host = "::1"
+	return addr, nil
+}
+
+// DialableAt is a listen address as a client dials it that reaches the
+// listener's host as host: an empty or unspecified host (a listener on
+// every address) is host, or with host "" the loopback address of its
+// family; any other is itself. The error is net.SplitHostPort's.
+func DialableAt(listen, host string) (string, error) {
+	h, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", err
 	}
-	return net.JoinHostPort(host, port), nil
+	switch ip := net.ParseIP(h); {
+	case h != "" && (ip == nil || !ip.IsUnspecified()):
+	case host != "":
+		h = host
+	case ip != nil && ip.To4() == nil:
+		h = "::1"
+	default:
+		h = "127.0.0.1"
+	}
+	return net.JoinHostPort(h, port), nil
 }

@@ -75,10 +75,13 @@ func IsInputData(b []byte) bool {
 func (d *InputData) Len() int { return len(d.entries) }
 
 // First is the file's first request for m: gpuletd infer sends one.
-func (d *InputData) First(m *Model) (*Payload, error) {
-	p, err := entryPayload(m, d.entries[0])
+func (d *InputData) First(m *Model) (*Payload, error) { return d.request(m, 0) }
+
+// request is entry i's request for m.
+func (d *InputData) request(m *Model, i int) (*Payload, error) {
+	p, err := entryPayload(m, d.entries[i])
 	if err != nil {
-		return nil, fmt.Errorf("%w: input data, entry 1: %w", ErrPayload, err)
+		return nil, fmt.Errorf("%w: input data, entry %d: %w", ErrPayload, i+1, err)
 	}
 	return p, nil
 }
@@ -86,13 +89,12 @@ func (d *InputData) First(m *Model) (*Payload, error) {
 // payloads builds each entry's request for m: a JSON body, with the inputs
 // given in base64 as binary tensors after it.
 func (d *InputData) payloads(m *Model) ([]*Payload, error) {
-	out := make([]*Payload, 0, len(d.entries))
-	for i, e := range d.entries {
-		p, err := entryPayload(m, e)
-		if err != nil {
-			return nil, fmt.Errorf("%w: input data, entry %d: %w", ErrPayload, i+1, err)
+	out := make([]*Payload, len(d.entries))
+	for i := range d.entries {
+		var err error
+		if out[i], err = d.request(m, i); err != nil {
+			return nil, err
 		}
-		out = append(out, p)
 	}
 	return out, nil
 }
