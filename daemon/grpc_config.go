@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	"github.com/gpulet/gpuletd/daemon/repository"
+	"github.com/gpulet/gpuletd/executor/tensor"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/gpulet/gpuletd/kserve/tritonpb"
 	"google.golang.org/protobuf/proto"
@@ -19,13 +20,21 @@ import (
 // the parameters a config.pbtxt gives them in, so that the answer written
 // out as a model folder's config.pbtxt serves the model as it is served
 // now. A pipeline says platform "ensemble" and its steps
-// (ensemble_scheduling), as written.
+// (ensemble_scheduling), as written, and the profile_shapes its inputs
+// take from its steps when it gives none of its own, as REST's
+// configuration does (gpuletd load and infer send at them).
 func (s *grpcServer) ModelConfig(_ context.Context, r *pb.ModelConfigRequest) (*pb.ModelConfigResponse, error) {
 	m, ierr := s.n.lookupModel(r.Name, r.Version)
 	if ierr != nil {
 		return nil, grpcError(ierr)
 	}
-	return &pb.ModelConfigResponse{Config: tritonConfig(m)}, nil
+	c := tritonConfig(m)
+	if _, own := c.Parameters[repository.ParamProfileShapes]; !own {
+		if shapes := s.n.profileShapes(m); len(shapes) > 0 {
+			c.Parameters[repository.ParamProfileShapes] = &tritonpb.ModelParameter{StringValue: tensor.FormatShapes(shapes)}
+		}
+	}
+	return &pb.ModelConfigResponse{Config: c}, nil
 }
 
 // tritonConfig describes m as Triton's ModelConfig.

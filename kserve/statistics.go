@@ -105,3 +105,34 @@ func (s ModelStatistics) Proto() *pb.ModelStatistics {
 	}
 	return out
 }
+
+// StatisticsFromProto is the ModelStatistics that gRPC's s carries, as
+// REST's /v2/models/{m}/stats gives them: Proto read back.
+func StatisticsFromProto(s *pb.ModelStatistics) ModelStatistics {
+	d := func(x *pb.StatisticDuration) StatDuration {
+		return StatDuration{Count: int64(x.GetCount()), NS: int64(x.GetNs())}
+	}
+	is := s.GetInferenceStats()
+	out := ModelStatistics{
+		Name: s.GetName(), Version: s.GetVersion(), LastInference: int64(s.GetLastInference()),
+		InferenceCount: int64(s.GetInferenceCount()), ExecutionCount: int64(s.GetExecutionCount()),
+		InferenceStats: map[string]StatDuration{StatSuccess: d(is.GetSuccess()), StatFail: d(is.GetFail()), StatQueue: d(is.GetQueue()),
+			StatComputeInput: d(is.GetComputeInput()), StatComputeInfer: d(is.GetComputeInfer()), StatComputeOutput: d(is.GetComputeOutput()),
+			StatCacheHit: d(is.GetCacheHit()), StatCacheMiss: d(is.GetCacheMiss())},
+	}
+	for _, b := range s.GetBatchStats() {
+		out.BatchStats = append(out.BatchStats, BatchStatistics{BatchSize: int64(b.GetBatchSize()),
+			ComputeInput: d(b.GetComputeInput()), ComputeInfer: d(b.GetComputeInfer()), ComputeOutput: d(b.GetComputeOutput())})
+	}
+	for _, u := range s.GetMemoryUsage() {
+		out.MemoryUsage = append(out.MemoryUsage, MemoryUsage{Type: u.GetType(), ID: u.GetId(), ByteSize: u.GetByteSize()})
+	}
+	for k, r := range s.GetResponseStats() {
+		if out.ResponseStats == nil {
+			out.ResponseStats = map[string]map[string]StatDuration{}
+		}
+		out.ResponseStats[k] = map[string]StatDuration{StatComputeInfer: d(r.GetComputeInfer()), StatComputeOutput: d(r.GetComputeOutput()),
+			StatSuccess: d(r.GetSuccess()), StatFail: d(r.GetFail()), StatEmptyResponse: d(r.GetEmptyResponse())}
+	}
+	return out
+}

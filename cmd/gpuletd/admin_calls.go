@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
 )
 
 // addDaemonFlags adds --url and --json, the flags of every command that
@@ -91,6 +92,47 @@ func (d *daemonAPI) fail(err error) error {
 		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: the daemon at %s answered %d %s: %s", base, he.Code, http.StatusText(he.Code), he.Message)}
 	}
 	return err
+}
+
+// failOver is fail for a command that reached the daemon over gRPC at
+// grpcAddr ("" for REST): a listener that does not answer there, or a
+// call it refused, says so of that address.
+func (d *daemonAPI) failOver(grpcAddr string, err error) error {
+	var ge *loadgen.GRPCError
+	switch {
+	case grpcAddr == "":
+		return d.fail(err)
+	case errors.Is(err, loadgen.ErrGRPCUnreachable):
+		return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", grpcAddr, err)}
+	case errors.As(err, &ge) && ge.Code == codes.NotFound:
+		return &exitError{code: 1, msg: "gpuletd: " + ge.Message}
+	case errors.As(err, &ge):
+		return &exitError{code: 1, msg: fmt.Sprintf("gpuletd: the gRPC listener at %s answered %s to %s: %s", grpcAddr, ge.Code, ge.Call, ge.Message)}
+	}
+	return d.fail(err)
+}
+
+// modelOf reads what the daemon says of model (of version, unless ""):
+// over gRPC from the listener at grpcAddr when given, as perf_analyzer
+// asks over the protocol it sends with, else over REST.
+func modelOf(ctx context.Context, d *daemonAPI, grpcAddr, model, version string) (*loadgen.Model, error) {
+	if grpcAddr == "" {
+		m, err := loadgen.FetchModel(ctx, d.client, d.base, model, version)
+		if err != nil {
+			return nil, d.fail(err)
+		}
+		return m, nil
+	}
+	conn, c, err := loadgen.DialGRPC(ctx, grpcAddr, d.tls, d.header)
+	if err != nil {
+		return nil, d.failOver(grpcAddr, err)
+	}
+	defer conn.Close()
+	m, err := loadgen.FetchModelGRPC(ctx, c, model, version)
+	if err != nil {
+		return nil, d.failOver(grpcAddr, err)
+	}
+	return m, nil
 }
 
 // printRaw writes a JSON document indented.

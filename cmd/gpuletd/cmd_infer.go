@@ -64,7 +64,11 @@ and the answer prints the same way.`,
 				}
 				request = inputDataFlag // a file, as --request
 			}
-			body, err := inferBody(ctx, cmd.InOrStdin(), d, args[0], version, request, top, generated{seed: seed, shapes: shapes, zero: zero})
+			target, err := grpcTarget(ctx, d, protocol, grpcAddr)
+			if err != nil {
+				return err
+			}
+			body, err := inferBody(ctx, cmd.InOrStdin(), d, target, args[0], version, request, top, generated{seed: seed, shapes: shapes, zero: zero})
 			if err != nil {
 				return err
 			}
@@ -72,10 +76,6 @@ and the answer prints the same way.`,
 				if body, err = params.set(body); err != nil {
 					return err
 				}
-			}
-			target, err := grpcTarget(ctx, d, protocol, grpcAddr)
-			if err != nil {
-				return err
 			}
 			if target != "" {
 				answer, took, refused, err := inferGRPC(ctx, d, target, args[0], version, body)
@@ -111,7 +111,7 @@ and the answer prints the same way.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&url, "url", "", urlUsage)
-	f.StringVar(&grpcAddr, "grpc", "", "send it to the gRPC listener at HOST:PORT (ModelInfer) instead of REST; --url still finds the model's shapes")
+	f.StringVar(&grpcAddr, "grpc", "", "send it to the gRPC listener at HOST:PORT (ModelInfer) instead of REST, which gives the model's shapes too (ModelMetadata, ModelConfig)")
 	registerProtocolFlag(cmd, &protocol)
 	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
 	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
@@ -133,8 +133,9 @@ type generated struct {
 }
 
 // inferBody is the request to send: the given body, or generated inputs of
-// the model's shapes; with top, every output asked for as its classes.
-func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, version, request string, top int, gen generated) ([]byte, error) {
+// the model's shapes (read over gRPC from grpcAddr when the request goes
+// there); with top, every output asked for as its classes.
+func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, grpcAddr, model, version, request string, top int, gen generated) ([]byte, error) {
 	if top < 0 {
 		return nil, fmt.Errorf("infer: --top %d: give a number of classes above 0", top)
 	}
@@ -142,8 +143,8 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, versio
 	var m *loadgen.Model
 	var err error
 	if request == "" || top > 0 {
-		if m, err = loadgen.FetchModel(ctx, d.client, d.base, model, version); err != nil {
-			return nil, d.fail(err)
+		if m, err = modelOf(ctx, d, grpcAddr, model, version); err != nil {
+			return nil, err
 		}
 	}
 	switch request {
@@ -169,7 +170,7 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, model, versio
 		}
 	}
 	if request != "" && loadgen.IsInputData(body) {
-		if body, err = firstOfInputData(ctx, d, m, model, version, body); err != nil {
+		if body, err = firstOfInputData(ctx, d, grpcAddr, m, model, version, body); err != nil {
 			return nil, err
 		}
 	}
@@ -257,14 +258,14 @@ func writeAnswer(w io.Writer, raw []byte, took time.Duration) error {
 
 // firstOfInputData is the first request of perf_analyzer's data file b,
 // built for the model's inputs (m when fetched already), as JSON.
-func firstOfInputData(ctx context.Context, d *daemonAPI, m *loadgen.Model, model, version string, b []byte) ([]byte, error) {
+func firstOfInputData(ctx context.Context, d *daemonAPI, grpcAddr string, m *loadgen.Model, model, version string, b []byte) ([]byte, error) {
 	data, err := loadgen.ParseInputData(b)
 	if err != nil {
 		return nil, fmt.Errorf("infer: %w", err)
 	}
 	if m == nil {
-		if m, err = loadgen.FetchModel(ctx, d.client, d.base, model, version); err != nil {
-			return nil, d.fail(err)
+		if m, err = modelOf(ctx, d, grpcAddr, model, version); err != nil {
+			return nil, err
 		}
 	}
 	p, err := data.First(m)

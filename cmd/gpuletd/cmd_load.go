@@ -69,8 +69,11 @@ in turn (a model that enables the daemon's response cache answers the repeats
 from it, without running, and the report then says how many it answered); with
 --protocol grpc (-i grpc, as perf_analyzer's) they go to the daemon's gRPC
 listener (where its status says it listens), or with --grpc HOST:PORT to that
-one, as ModelInfer calls in raw_input_contents (the model's metadata and SLO
-are still read over REST). --compression gzip (or
+one, as ModelInfer calls in raw_input_contents; the model's metadata, SLO and
+statistics are then read there too (ModelMetadata, ModelConfig,
+ModelStatistics) and shared memory registered there, so a server reached at
+its gRPC port alone is measured as perf_analyzer -i grpc -u measures it.
+--compression gzip (or
 deflate) sends every request compressed and asks for compressed answers, over
 REST or gRPC, as tritonclient's compression options do. With --shm no tensor
 travels in a request: the inputs lie in a POSIX shared-memory object
@@ -270,7 +273,7 @@ ends, with the step's rate or concurrency and whether it held.
 				mix *loadgen.MixReport
 			)
 			names := shareModels(shares)
-			before := serverStatsOf(cmd.Context(), d, names)
+			before := serverStatsOf(cmd.Context(), d, grpcAddr, names)
 			if len(cfgs) == 1 {
 				rep, err = loadgen.Run(cmd.Context(), cfgs[0])
 			} else {
@@ -278,10 +281,7 @@ ends, with the step's rate or concurrency and whether it held.
 			}
 			interrupted := errors.Is(err, context.Canceled)
 			if err != nil && !interrupted {
-				if errors.Is(err, loadgen.ErrGRPCUnreachable) {
-					return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", grpcAddr, err)}
-				}
-				return d.fail(err)
+				return d.failOver(grpcAddr, err)
 			}
 			if rep == nil && mix == nil {
 				return &exitError{code: 1, msg: "gpuletd load: interrupted before any request was sent"}
@@ -290,7 +290,7 @@ ends, with the step's rate or concurrency and whether it held.
 			if all == nil {
 				all = &loadgen.MixReport{Models: []*loadgen.Report{rep}}
 			}
-			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, names))
+			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, grpcAddr, names))
 			if table != nil {
 				if err := table.Run(all, sides); err != nil {
 					return fmt.Errorf("load: %s: %w", csvPath, err)

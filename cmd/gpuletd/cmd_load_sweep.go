@@ -128,10 +128,10 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 			return loadgen.RunMix(ctx, cfgs)
 		}
 		names := shareModels(shares)
-		before := serverStatsOf(ctx, d, names)
+		before := serverStatsOf(ctx, d, lr.grpc, names)
 		mix, err := loadgen.RunMix(ctx, cfgs)
 		if mix != nil {
-			sides = serverSides(before, serverStatsOf(context.WithoutCancel(ctx), d, names))
+			sides = serverSides(before, serverStatsOf(context.WithoutCancel(ctx), d, lr.grpc, names))
 		}
 		return mix, err
 	}
@@ -164,10 +164,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		return fmt.Errorf("load: %s: %w", lr.csvPath, csvErr)
 	}
 	if err != nil {
-		if errors.Is(err, loadgen.ErrGRPCUnreachable) {
-			return &exitError{code: 1, msg: fmt.Sprintf("no gpuletd answers over gRPC at %s: is it running, with grpc_listen at that address? (%v)", lr.grpc, err)}
-		}
-		return d.fail(err)
+		return d.failOver(lr.grpc, err)
 	}
 	if lr.json {
 		kind := "rate"

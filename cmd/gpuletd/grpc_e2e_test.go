@@ -417,6 +417,22 @@ func TestGRPCInferenceService(t *testing.T) {
 	require.Equal(t, 1, code, out)
 	require.Contains(t, stderr, "no gpuletd answers over gRPC at "+dead+": is it running, with grpc_listen at that address?")
 	require.Empty(t, out)
+	// A daemon reached by its gRPC listener alone, as perf_analyzer -i grpc
+	// -u reaches one: the model's shapes and SLO and the server's
+	// statistics come over gRPC, and REST (--url, where nothing listens)
+	// is asked nothing.
+	code, out, stderr = runCLI(t, "load", "--url", "http://"+dead, "-i", "grpc", "-u", grpcAddr, "-m", "lenet5", "--rate", "50", "--duration", "1s")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "target        lenet5 at grpc "+grpcAddr)
+	sent = regexp.MustCompile(`(\d+) sent`).FindStringSubmatch(out)[1]
+	require.Contains(t, out, sent+" ok", "every request answered: %s", out)
+	require.Regexp(t, `(?m)^lenet5 on the server: \d+ answers`, out, "statistics read over gRPC")
+	code, out, stderr = runCLI(t, "infer", "lenet5", "--url", "http://"+dead, "--grpc", grpcAddr)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "FP32 [1 10]", "random inputs of the shapes gRPC gave")
+	code, _, stderr = runCLI(t, "load", "--url", "http://"+dead, "--grpc", grpcAddr, "-m", "nosuch", "--rate", "50", "--duration", "1s")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `gpuletd: unknown model "nosuch"`)
 
 	// REST beside it.
 	r := do(t, "POST", base+"/v2/models/mlp/infer", mlpJSON(1), nil)
@@ -666,7 +682,8 @@ func checkInferOverGRPC(t *testing.T, base, grpcAddr string) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `gpuletd: mlp refused the request: InvalidArgument: mlp: input "input" has shape [1 3], the model takes [-1 784]`)
 
-	code, _, stderr = runCLI(t, "infer", "mlp", "--url", base, "--grpc", freeAddr(t))
+	dead := freeAddr(t)
+	code, _, stderr = runCLI(t, "infer", "mlp", "--url", base, "--grpc", dead)
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr, "no gpuletd gRPC listener answers at")
+	require.Contains(t, stderr, "no gpuletd answers over gRPC at "+dead+": is it running, with grpc_listen at that address?")
 }

@@ -41,7 +41,7 @@ func inferGRPC(ctx context.Context, d *daemonAPI, addr, model, version string, b
 	}
 	conn, c, err := loadgen.DialGRPC(ctx, addr, d.tls, d.header)
 	if errors.Is(err, loadgen.ErrGRPCUnreachable) {
-		return nil, 0, "", fmt.Errorf("no gpuletd gRPC listener answers at %s (grpc_listen): %w", addr, err)
+		return nil, 0, "", d.failOver(addr, err)
 	}
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("infer: %w", err)

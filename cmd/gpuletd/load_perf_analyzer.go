@@ -51,7 +51,7 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.outputFormat, "output-tensor-format", "", "binary or json, as perf_analyzer's: the same as --input-tensor-format, which gpuletd load ties it to")
 	f.BoolVarP(&p.async, "async", "a", false, "as perf_analyzer's: gpuletd load always sends without waiting for earlier answers, a closed loop keeping --concurrency in flight as perf_analyzer's threads do either way")
 	f.BoolVar(&p.sync, "sync", false, "as perf_analyzer's: the same load as --async (a closed loop of --concurrency in flight)")
-	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc; the model's metadata is still read over REST), else the REST URL (as --url)")
+	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc: the model's metadata and SLO are read there too), else the REST URL (as --url)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
 			return pflag.NormalizedName(own)

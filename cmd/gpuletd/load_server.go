@@ -19,13 +19,23 @@ import (
 // the report says how many answers the cache gave.
 
 // serverStatsOf reads the statistics of each model (its first version
-// listed); a model whose statistics cannot be read is left out.
-func serverStatsOf(ctx context.Context, d *daemonAPI, models []string) map[string]kserve.ModelStatistics {
+// listed), over gRPC from the listener at grpcAddr when given, else over
+// REST; a model whose statistics cannot be read is left out.
+func serverStatsOf(ctx context.Context, d *daemonAPI, grpcAddr string, models []string) map[string]kserve.ModelStatistics {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	fetch := func(m string) (*kserve.StatisticsResponse, error) { return loadgen.FetchStats(ctx, d.client, d.base, m) }
+	if grpcAddr != "" {
+		conn, c, err := loadgen.DialGRPC(ctx, grpcAddr, d.tls, d.header)
+		if err != nil {
+			return nil
+		}
+		defer conn.Close()
+		fetch = func(m string) (*kserve.StatisticsResponse, error) { return loadgen.FetchStatsGRPC(ctx, c, m) }
+	}
 	out := map[string]kserve.ModelStatistics{}
 	for _, m := range models {
-		st, err := loadgen.FetchStats(ctx, d.client, d.base, m)
+		st, err := fetch(m)
 		if err != nil || len(st.ModelStats) == 0 {
 			continue
 		}

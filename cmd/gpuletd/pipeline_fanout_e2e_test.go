@@ -30,7 +30,8 @@ func TestAPipelineFansOutManyRows(t *testing.T) {
 	const objects = 20000
 	repo := filepath.Join(t.TempDir(), "models")
 	require.NoError(t, modelzoo.WriteCrowdPipeline(repo, 5, "20s"))
-	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=50ms"))
+	grpcAddr := freeAddr(t)
+	addr, logs := startDaemon(t, daemonEnv(t, "GPULETD_MODEL_REPOSITORY="+repo, "GPULETD_DEVICES=cpu", "GPULETD_DEFAULT_SLO=50ms", "GPULETD_GRPC_LISTEN="+grpcAddr))
 	url := "http://" + addr + "/v2/models/" + modelzoo.CrowdPipelineName
 	require.Eventually(t, func() bool { return do(t, "GET", url+"/ready", nil, nil).code == 200 },
 		2*time.Minute, 200*time.Millisecond, "logs:\n%s", logs)
@@ -75,8 +76,12 @@ func TestAPipelineFansOutManyRows(t *testing.T) {
 	require.Contains(t, string(do(t, "GET", "http://"+addr+"/metrics", nil, nil).body), `gpuletd_pipeline_fanout_rows{pipeline="crowd-and-label"} 20000`+"\n")
 
 	// gpuletd infer sends the pipeline's input at its detector's
-	// profile_shapes (64 values: 4 objects), as it does the detector's own.
+	// profile_shapes (64 values: 4 objects), as it does the detector's own,
+	// over REST and, from what gRPC's ModelConfig says, over gRPC.
 	code, out, stderr = runCLI(t, "infer", modelzoo.CrowdPipelineName, "--url", "http://"+addr)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "labels   FP32 [1 4 10]")
+	code, out, stderr = runCLI(t, "infer", modelzoo.CrowdPipelineName, "--url", "http://"+freeAddr(t), "--grpc", grpcAddr)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "labels   FP32 [1 4 10]")
 

@@ -31,7 +31,9 @@ type Config struct {
 	URL string
 	// GRPC, when set, is the server's gRPC address (host:port): requests go
 	// to its ModelInfer with the payload's inputs in raw_input_contents.
-	// The model's metadata and SLO still come from URL.
+	// The model's metadata, configuration and SLO come from it too
+	// (ModelMetadata, ModelConfig), and shared memory is registered there,
+	// so that URL is not asked anything.
 	GRPC string
 	// Streaming sends the gRPC requests over one ModelStreamInfer stream
 	// instead of a ModelInfer call each, as perf_analyzer's --streaming;

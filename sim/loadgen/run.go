@@ -80,11 +80,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		client = NewClient(cfg.Concurrency, cfg.TLS, cfg.Header)
 		defer client.CloseIdleConnections()
 	}
+	// A run that sends over gRPC asks everything there (control).
+	var ctl control = restControl{client: client, base: cfg.URL}
+	var grpcClient pb.GRPCInferenceServiceClient
+	if cfg.GRPC != "" {
+		conn, c, err := DialGRPC(ctx, cfg.GRPC, cfg.TLS, cfg.Header)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		grpcClient, ctl = c, grpcControl{c: c}
+	}
 	var shmGRPC *pb.ModelInferRequest
 	var extra []*Payload // the distinct requests after cfg.Payload (Inputs)
 	stateful := false
 	if cfg.Payload == nil || cfg.SLO == 0 || cfg.SharedMemory {
-		m, err := FetchModel(ctx, client, cfg.URL, cfg.Model, cfg.ModelVersion)
+		m, err := ctl.model(ctx, cfg.Model, cfg.ModelVersion)
 		if err != nil {
 			return nil, err
 		}
@@ -129,10 +140,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		if cfg.SharedMemory {
 			var r *shmRegion
-			if r, cfg.Payload, shmGRPC, err = setUpSharedMemory(ctx, client, cfg, m, cfg.Payload); err != nil {
+			if r, cfg.Payload, shmGRPC, err = setUpSharedMemory(ctx, ctl, cfg, m, cfg.Payload); err != nil {
 				return nil, err
 			}
-			defer r.tearDown(context.WithoutCancel(ctx), client, cfg.URL)
+			defer r.tearDown(context.WithoutCancel(ctx), ctl)
 		}
 	}
 	payloads := append([]*Payload{cfg.Payload}, extra...)
@@ -177,17 +188,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				req.Parameters["priority"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: cfg.Priority}}
 			}
 		}
-		conn, client, err := DialGRPC(ctx, cfg.GRPC, cfg.TLS, cfg.Header)
-		if err != nil {
-			return nil, err
-		}
-		defer conn.Close()
-		g.grpc = client
+		g.grpc = grpcClient
 		if cfg.Compression != "" {
 			g.grpcOpts = []grpc.CallOption{grpc.UseCompressor(cfg.Compression)}
 		}
 		if cfg.Streaming {
-			if g.stream, err = openStream(ctx, client, g.grpcOpts...); err != nil {
+			var err error
+			if g.stream, err = openStream(ctx, grpcClient, g.grpcOpts...); err != nil {
 				return nil, err
 			}
 			defer g.stream.close() // before the connection closes

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,6 +43,7 @@ type shmRegion struct {
 	name, key, file string
 	size            int64
 	gpu             *cudart.Memory
+	handle          []byte // gpu's CUDA IPC handle
 }
 
 // extension is the path of the region's extension in the REST API.
@@ -63,10 +63,10 @@ type shmTensor struct {
 
 // setUpSharedMemory writes the inputs of p (a binary payload of model, as
 // m describes it) into a new object, or with cfg.CUDASharedMemory into GPU
-// memory, registers it at the server at cfg.URL and returns the region, the
-// REST payload and the gRPC request that use it.
-func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *Model, p *Payload) (*shmRegion, *Payload, *pb.ModelInferRequest, error) {
-	base, model := cfg.URL, cfg.Model
+// memory, registers it at the server through ctl and returns the region,
+// the REST payload and the gRPC request that use it.
+func setUpSharedMemory(ctx context.Context, ctl control, cfg Config, m *Model, p *Payload) (*shmRegion, *Payload, *pb.ModelInferRequest, error) {
+	model := cfg.Model
 	req, err := kserve.DecodeRequest(p.Body, p.JSONLen)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %v", ErrPayload, err)
@@ -102,7 +102,7 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *
 			// Its size depends on the input (a pipeline's fan-out): every
 			// request sends p's inputs, so an answer to p says it.
 			if answered == nil {
-				if answered, err = outputSizes(ctx, client, base, ModelPath(model, cfg.ModelVersion), p); err != nil {
+				if answered, err = ctl.outputSizes(ctx, model, cfg.ModelVersion, p); err != nil {
 					return nil, nil, nil, err
 				}
 			}
@@ -119,23 +119,19 @@ func setUpSharedMemory(ctx context.Context, client *http.Client, cfg Config, m *
 	}
 	newRegion := newSystemRegion
 	if cfg.CUDASharedMemory {
-		newRegion = func(obj []byte) (*shmRegion, map[string]any, error) { return newCUDARegion(obj, cfg.CUDARuntime) }
+		newRegion = func(obj []byte) (*shmRegion, error) { return newCUDARegion(obj, cfg.CUDARuntime) }
 	}
-	r, register, err := newRegion(obj)
+	r, err := newRegion(obj)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	body, err := json.Marshal(register)
-	if err == nil {
-		err = post(ctx, client, base+r.extension()+url.PathEscape(r.name)+"/register", body)
-	}
-	if err != nil {
+	if err := ctl.register(ctx, r); err != nil {
 		r.release()
 		return nil, nil, nil, fmt.Errorf("register shared memory: %w", err)
 	}
 	payload, err := r.restPayload(ins, outs)
 	if err != nil {
-		r.tearDown(context.WithoutCancel(ctx), client, base)
+		r.tearDown(context.WithoutCancel(ctx), ctl)
 		return nil, nil, nil, err
 	}
 	greq := r.grpcRequest(model, ins, outs)
@@ -165,22 +161,30 @@ func outputSizes(ctx context.Context, client *http.Client, base, path string, p 
 	}
 	out := map[string]int64{}
 	for _, o := range ans.Outputs {
-		dt, err := tensor.ParseDataType(o.DataType)
-		n, nerr := tensor.NumElements(o.Shape)
-		if err != nil || nerr != nil || n > maxPayloadElements {
-			return nil, fmt.Errorf("%w: output %q answered with shape %v and data type %q", ErrPayload, o.Name, o.Shape, o.DataType)
+		if err := sizeOutput(out, o.Name, o.DataType, o.Shape); err != nil {
+			return nil, err
 		}
-		out[o.Name] = n * int64(dt.Size())
 	}
 	return out, nil
 }
 
-// newSystemRegion writes obj into a new POSIX shared-memory object: the
-// region and its register request.
-func newSystemRegion(obj []byte) (*shmRegion, map[string]any, error) {
+// sizeOutput sets sizes[name] to the bytes an answered output of datatype
+// and shape takes.
+func sizeOutput(sizes map[string]int64, name, datatype string, shape []int64) error {
+	dt, err := tensor.ParseDataType(datatype)
+	n, nerr := tensor.NumElements(shape)
+	if err != nil || nerr != nil || n > maxPayloadElements {
+		return fmt.Errorf("%w: output %q answered with shape %v and data type %q", ErrPayload, name, shape, datatype)
+	}
+	sizes[name] = n * int64(dt.Size())
+	return nil
+}
+
+// newSystemRegion writes obj into a new POSIX shared-memory object.
+func newSystemRegion(obj []byte) (*shmRegion, error) {
 	f, err := os.CreateTemp(shmDir, "gpuletd-load-*")
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: make a shared-memory object: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: make a shared-memory object: %v", ErrConfig, err)
 	}
 	r := &shmRegion{name: filepath.Base(f.Name()), key: "/" + filepath.Base(f.Name()), file: f.Name(), size: int64(len(obj))}
 	_, err = f.Write(obj)
@@ -189,28 +193,36 @@ func newSystemRegion(obj []byte) (*shmRegion, map[string]any, error) {
 	}
 	if err != nil {
 		r.release()
-		return nil, nil, fmt.Errorf("write shared-memory object %s: %w", r.file, err)
+		return nil, fmt.Errorf("write shared-memory object %s: %w", r.file, err)
 	}
-	return r, map[string]any{"key": r.key, "offset": 0, "byte_size": r.size}, nil
+	return r, nil
 }
 
 // newCUDARegion copies obj into GPU memory it allocates on device 0 with
-// the CUDA runtime library lib: the region and its register request.
-func newCUDARegion(obj []byte, lib string) (*shmRegion, map[string]any, error) {
+// the CUDA runtime library lib.
+func newCUDARegion(obj []byte, lib string) (*shmRegion, error) {
 	gpu, err := cudart.Alloc(lib, 0, int64(len(obj)))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	r := &shmRegion{name: fmt.Sprintf("gpuletd-load-cuda-%d-%d", os.Getpid(), time.Now().UnixNano()), size: int64(len(obj)), gpu: gpu}
-	handle, err := gpu.Handle()
+	r.handle, err = gpu.Handle()
 	if err == nil {
 		err = gpu.WriteAt(obj, 0)
 	}
 	if err != nil {
 		r.release()
-		return nil, nil, err
+		return nil, err
 	}
-	return r, map[string]any{"raw_handle": map[string]any{"b64": handle}, "device_id": 0, "byte_size": r.size}, nil
+	return r, nil
+}
+
+// registerJSON is the body of r's REST register request.
+func (r *shmRegion) registerJSON() map[string]any {
+	if r.gpu != nil {
+		return map[string]any{"raw_handle": map[string]any{"b64": r.handle}, "device_id": 0, "byte_size": r.size}
+	}
+	return map[string]any{"key": r.key, "offset": 0, "byte_size": r.size}
 }
 
 // release removes the object or frees the GPU memory.
@@ -268,10 +280,10 @@ func (r *shmRegion) grpcRequest(model string, ins, outs []shmTensor) *pb.ModelIn
 
 // tearDown unregisters the region (5 s at most) and removes the object or
 // frees the GPU memory.
-func (r *shmRegion) tearDown(ctx context.Context, client *http.Client, base string) {
+func (r *shmRegion) tearDown(ctx context.Context, ctl control) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_ = post(ctx, client, base+r.extension()+url.PathEscape(r.name)+"/unregister", nil)
+	_ = ctl.unregister(ctx, r)
 	r.release()
 }
 
