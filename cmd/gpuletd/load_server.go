@@ -24,7 +24,9 @@ import (
 func serverStatsOf(ctx context.Context, d *daemonAPI, grpcAddr string, models []string) map[string]kserve.ModelStatistics {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	fetch := func(m string) (*kserve.StatisticsResponse, error) { return loadgen.FetchStats(ctx, d.client, d.base, m) }
+	fetch := func(m string) (*kserve.StatisticsResponse, error) {
+		return loadgen.FetchStats(ctx, d.client, d.base, m)
+	}
 	if grpcAddr != "" {
 		conn, c, err := loadgen.DialGRPC(ctx, grpcAddr, d.tls, d.header)
 		if err != nil {
