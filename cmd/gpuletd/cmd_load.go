@@ -17,6 +17,7 @@ import (
 	"github.com/gpulet/gpuletd/sim/arrival"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newLoadCmd(g *globalFlags) *cobra.Command {
@@ -120,7 +121,9 @@ perf_analyzer's --request-intervals, sent at those gaps; @<scale> as for a
 trace); or closed:
 a closed loop, as perf_analyzer's concurrency mode, where --concurrency
 requests (default 1) are always in flight, each sent as soon as the last is
-answered, and no --rate is given.
+answered, and no --rate is given. A command line that names no load (no
+rate, arrival process or range) runs that closed loop, as perf_analyzer -m
+MODEL measures with one request in flight.
 
 A stateful model's requests (sequence_batching) go in sequences, as
 perf_analyzer sends them: --num-of-sequences live at once, each of
@@ -162,6 +165,9 @@ ends, with the step's rate or concurrency and whether it held.
 			}
 			if err := pa.address(cmd, protocol, &url, &grpcAddr); err != nil {
 				return err
+			}
+			if noLoadNamed(cmd.Flags(), models) {
+				arrivalSpec = arrivalClosed
 			}
 			if s, err := arrival.Parse(arrivalSpec); err == nil && s.Kind == arrival.KindTrace && s.Scale > 0 && cmd.Flags().Changed("rate") {
 				return usageErrorf("load: --arrival %s sends at its file's own rate (times the scale after @): give no --rate", arrivalSpec)
@@ -377,6 +383,19 @@ ends, with the step's rate or concurrency and whether it held.
 
 // arrivalClosed is the --arrival of a closed loop.
 const arrivalClosed = "closed"
+
+// noLoadNamed says the command line names no load: no rate (--rate or
+// NAME=RATE), no arrival process and no range to sweep. gpuletd load then
+// measures as perf_analyzer does given none: a closed loop, --concurrency
+// requests (1 unless given) always in flight.
+func noLoadNamed(f *pflag.FlagSet, models []string) bool {
+	for _, name := range []string{"rate", "arrival", "request-distribution", "request-intervals", "rate-range", "concurrency-range"} {
+		if f.Changed(name) {
+			return false
+		}
+	}
+	return !slices.ContainsFunc(models, func(m string) bool { return strings.Contains(m, "=") })
+}
 
 // closedShares reads --model for a closed loop: names without rates, and
 // no --rate, since the loop's rate is what the server answers.

@@ -290,6 +290,10 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^arrivals +intervals:\S+gaps\.txt, 50\.0/s for 1s`, out)
 	require.Regexp(t, `(?m)^requests +(49|50|51) scheduled, `, out)
+	// perf_analyzer -m MODEL alone: one request always in flight.
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "500")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for \d+ms`, out)
 	// perf_analyzer's data file: two requests, one as values, one as
 	// base64 bytes, sent in turn over gRPC.
 	values := make([]string, 784)

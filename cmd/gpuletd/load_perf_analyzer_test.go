@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,5 +172,34 @@ func TestLoadRefusesACSVItCannotWrite(t *testing.T) {
 		code, _, stderr := runCLI(t, append([]string{"load", "--rate", "10", "--url", "http://127.0.0.1:9"}, tc.args...)...)
 		require.Equal(t, 2, code, stderr)
 		require.Contains(t, stderr, tc.says)
+	}
+}
+
+// TestNoLoadNamedRunsAClosedLoop: a command line that names no rate,
+// arrival process or range runs perf_analyzer's default, one request in
+// flight; any of them names the load.
+func TestNoLoadNamedRunsAClosedLoop(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		none bool
+	}{
+		{args: []string{"-m", "lenet5"}, none: true},
+		{args: []string{"-m", "lenet5,mlp", "-p", "2000", "--concurrency", "4"}, none: true},
+		{args: []string{"-m", "lenet5", "--rate", "50"}},
+		{args: []string{"-m", "lenet5=50"}},
+		{args: []string{"-m", "lenet5", "-m", "mlp=20"}},
+		{args: []string{"-m", "lenet5", "--arrival", "gamma:0.5"}},
+		{args: []string{"-m", "lenet5", "--request-distribution", "constant"}},
+		{args: []string{"-m", "lenet5", "--request-intervals", "gaps.txt"}},
+		{args: []string{"-m", "lenet5", "--request-rate-range", "10:50:10"}},
+		{args: []string{"-m", "lenet5", "--concurrency-range", "1:4"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := newLoadCmd(&globalFlags{})
+			require.NoError(t, cmd.ParseFlags(tc.args))
+			models, err := cmd.Flags().GetStringSlice("model")
+			require.NoError(t, err)
+			require.Equal(t, tc.none, noLoadNamed(cmd.Flags(), models))
+		})
 	}
 }
