@@ -165,6 +165,9 @@ func inferBody(ctx context.Context, stdin io.Reader, d *daemonAPI, grpcAddr, mod
 			return nil, fmt.Errorf("read the request from standard input: %w", err)
 		}
 	default:
+		if fi, err := os.Stat(request); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("infer: %s is a folder of binary tensors (perf_analyzer's --input-data DIR); gpuletd infer sends JSON: gpuletd load sends the folder's, or give a request file", request)
+		}
 		if body, err = os.ReadFile(request); err != nil {
 			return nil, fmt.Errorf("read the request: %w", err)
 		}

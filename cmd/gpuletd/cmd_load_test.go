@@ -321,6 +321,17 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, fromData.Report.Sent, fromData.Report.OK+refused, "every request of the file answered: %s", out)
 	out = infer("lenet5", "--input-data", dataFile)
 	require.Regexp(t, `(?m)^model +lenet5 \(version 1\), answered in \S+$`, out, "gpuletd infer sends the file's first request")
+	// perf_analyzer's folder: a file named after the input, one request's
+	// 784 floats as they lie in memory, sent as a binary tensor.
+	dataDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dataDir, "input"), make([]byte, 4*784), 0o600))
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--input-data", dataDir, "--rate", "50", "--duration", "1s")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^arrivals +poisson, 50\.0/s for 1s, binary tensors`, out)
+	require.Regexp(t, `(?m)^requests +\d+ scheduled, \d+ sent, 0 dropped by this client, [1-9]\d* ok$`, out)
+	code, _, stderr = runCLI(t, "infer", "lenet5", "--input-data", dataDir)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "is a folder of binary tensors (perf_analyzer's --input-data DIR); gpuletd infer sends JSON")
 	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "--input-data", dataFile, "--inputs", "3", "--rate", "50")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "--input-data FILE gives the requests; --inputs asks for generated ones")

@@ -36,6 +36,23 @@ func TestInputData(t *testing.T) {
 	require.ErrorContains(t, in.check(1, 4, false, false), "--inputs")
 	require.ErrorContains(t, in.check(1, 1, true, false), "not as binary tensors")
 
+	require.ErrorContains(t, in.check(1, 1, false, true), "not as binary tensors or through shared memory")
+
+	// perf_analyzer's data file: its entries say how each input goes.
+	data := filepath.Join(dir, "data.json")
+	require.NoError(t, os.WriteFile(data, []byte(`{"data": [{"ids": [1, 0]}]}`), 0o644))
+	in, err = readInputData(data)
+	require.NoError(t, err)
+	require.NotNil(t, in.data)
+	require.NoError(t, in.check(1, 1, false, true), "one request, in shared memory")
+	require.ErrorContains(t, in.check(1, 1, true, false), "leave out --binary")
+	// Its folder: binary tensors, anywhere.
+	in, err = readInputData(dir)
+	require.NoError(t, err)
+	require.True(t, in.data.IsDir())
+	require.NoError(t, in.check(1, 1, true, true))
+	require.ErrorContains(t, in.check(2, 1, false, false), "one model's request")
+
 	_, err = readInputData(bad)
 	require.ErrorContains(t, err, "not a KServe v2 JSON request")
 	_, err = readInputData(filepath.Join(dir, "absent.json"))

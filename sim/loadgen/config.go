@@ -188,8 +188,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: a given request has the rows it has; a batch size is for generated ones", ErrConfig)
 	case c.Sequences < 0 || c.SequenceLength < 0:
 		return c, fmt.Errorf("%w: sequences and sequence length cannot be negative", ErrConfig)
-	case c.Data != nil && (c.Payload != nil || c.Inputs > 1 || c.SharedMemory || c.CUDASharedMemory || c.ZeroData):
-		return c, fmt.Errorf("%w: a data file's requests are sent as they are: not with a given payload, distinct inputs, zero data or shared memory", ErrConfig)
+	case c.Data != nil && (c.Payload != nil || c.Inputs > 1 || c.ZeroData):
+		return c, fmt.Errorf("%w: a data file's requests are sent as they are: not with a given payload, distinct inputs or zero data", ErrConfig)
+	case c.Data != nil && c.Data.Len() > 1 && (c.SharedMemory || c.CUDASharedMemory):
+		return c, fmt.Errorf("%w: the data file holds %d requests, and a shared-memory region holds one: give a file of one, or leave shared memory out", ErrConfig, c.Data.Len())
 	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory || c.CUDASharedMemory):
 		return c, fmt.Errorf("%w: distinct inputs are built from the model's metadata, not with a given payload or shared memory (one region holds one request)", ErrConfig)
 	}

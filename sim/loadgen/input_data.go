@@ -23,6 +23,9 @@ import (
 // lie in memory (little-endian; a BYTES input's one element).
 type InputData struct {
 	entries []map[string]json.RawMessage
+	// dir, when set, is perf_analyzer's --input-data DIR instead
+	// (ReadInputDir): one request, read for the model's inputs.
+	dir string
 }
 
 // MaxDataEntries bounds the requests one data file holds: each is built
@@ -72,13 +75,25 @@ func IsInputData(b []byte) bool {
 }
 
 // Len is how many requests the file holds.
-func (d *InputData) Len() int { return len(d.entries) }
+func (d *InputData) Len() int {
+	if d.dir != "" {
+		return 1
+	}
+	return len(d.entries)
+}
 
 // First is the file's first request for m: gpuletd infer sends one.
 func (d *InputData) First(m *Model) (*Payload, error) { return d.request(m, 0) }
 
 // request is entry i's request for m.
 func (d *InputData) request(m *Model, i int) (*Payload, error) {
+	if d.dir != "" {
+		p, err := dirPayload(m, d.dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: input data %s: %w", ErrPayload, d.dir, err)
+		}
+		return p, nil
+	}
 	p, err := entryPayload(m, d.entries[i])
 	if err != nil {
 		return nil, fmt.Errorf("%w: input data, entry %d: %w", ErrPayload, i+1, err)
@@ -89,8 +104,8 @@ func (d *InputData) request(m *Model, i int) (*Payload, error) {
 // payloads builds each entry's request for m: a JSON body, with the inputs
 // given in base64 as binary tensors after it.
 func (d *InputData) payloads(m *Model) ([]*Payload, error) {
-	out := make([]*Payload, len(d.entries))
-	for i := range d.entries {
+	out := make([]*Payload, d.Len())
+	for i := range out {
 		var err error
 		if out[i], err = d.request(m, i); err != nil {
 			return nil, err
@@ -119,6 +134,12 @@ func entryPayload(m *Model, e map[string]json.RawMessage) (*Payload, error) {
 			return nil, fmt.Errorf("%q is not an input of the model", name)
 		}
 	}
+	return requestPayload(req, raw)
+}
+
+// requestPayload is req with raw, the data of its binary inputs in order,
+// after it, checked as the server decodes it.
+func requestPayload(req kserve.InferRequestJSON, raw []byte) (*Payload, error) {
 	head, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
@@ -173,17 +194,12 @@ func inputOf(m *Model, name, dataType string, declared []int64, v json.RawMessag
 		if err != nil {
 			return ri, nil, fmt.Errorf("b64: %w", err)
 		}
-		rows := int64(max(m.Rows, 1))
-		switch {
-		case dt == tensor.Bytes: // one element: the bytes, in each
+		if dt == tensor.Bytes { // one element: the bytes, in each
 			data = slices.Repeat(tensor.AppendBytesElement(nil, data), int(n))
-		case int64(len(data))*rows == n*int64(dt.Size()) && rows > 1:
-			data = slices.Repeat(data, int(rows)) // one row's bytes, for each row
-		case int64(len(data)) != n*int64(dt.Size()):
-			return ri, nil, fmt.Errorf("b64 holds %d bytes; shape %v of %s takes %d", len(data), ri.Shape, dataType, n*int64(dt.Size()))
+		} else if data, err = fixedRows(m, ri, dt, n, data, "b64"); err != nil {
+			return ri, nil, err
 		}
-		ri.Parameters = kserve.Parameters{"binary_data_size": jsontext.Value(strconv.Itoa(len(data)))}
-		return ri, data, nil
+		return binaryInput(ri, data)
 	}
 	if len(values) == 0 {
 		return ri, nil, errors.New(`give its values: a list, {"content": list, "shape": dims} or {"b64": bytes}`)
@@ -207,6 +223,27 @@ func inputOf(m *Model, name, dataType string, declared []int64, v json.RawMessag
 	}
 	ri.Data = jsontext.Value(b)
 	return ri, nil, nil
+}
+
+// fixedRows is data, one request's bytes of input ri (of a fixed-size type
+// dt, n elements) as from says them: as they are, or one row's, repeated
+// for each of m's rows.
+func fixedRows(m *Model, ri kserve.RequestInput, dt tensor.DataType, n int64, data []byte, from string) ([]byte, error) {
+	rows := int64(max(m.Rows, 1))
+	switch want := n * int64(dt.Size()); {
+	case int64(len(data))*rows == want && rows > 1:
+		return slices.Repeat(data, int(rows)), nil // one row's bytes, for each row
+	case int64(len(data)) != want:
+		return nil, fmt.Errorf("%s holds %d bytes; shape %v of %s takes %d", from, len(data), ri.Shape, ri.DataType, want)
+	}
+	return data, nil
+}
+
+// binaryInput is ri sent as the binary data given, after the request's
+// JSON.
+func binaryInput(ri kserve.RequestInput, data []byte) (kserve.RequestInput, []byte, error) {
+	ri.Parameters = kserve.Parameters{"binary_data_size": jsontext.Value(strconv.Itoa(len(data)))}
+	return ri, data, nil
 }
 
 // flatten appends tree's leaves, in order, to out.

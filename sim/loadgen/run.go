@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -122,6 +123,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				return nil, err
 			}
 			cfg.Payload, extra = ps[0], ps[1:]
+			// Data given in bytes (base64, a folder's files) goes as
+			// binary tensors, and the report says so.
+			cfg.Binary = cfg.Binary || slices.ContainsFunc(ps, func(p *Payload) bool { return p.JSONLen >= 0 })
 		} else if cfg.Payload == nil || cfg.SharedMemory {
 			if cfg.Payload, err = newPayload(m, cfg.Binary || cfg.SharedMemory, cfg.Seed, cfg.ZeroData); err != nil {
 				return nil, err
