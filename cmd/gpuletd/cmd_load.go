@@ -157,6 +157,14 @@ ends, with the step's rate or concurrency and whether it held.
 			if len(models) == 0 {
 				return usageErrorf("load needs a model: gpuletd load MODEL (several: MODEL=RATE MODEL=RATE, or --model with the same)")
 			}
+			for _, n := range []struct {
+				flag  string
+				value int
+			}{{"concurrency", concurrency}, {"batch-size", batchSize}, {"inputs", inputs}} {
+				if cmd.Flags().Changed(n.flag) && n.value < 1 {
+					return usageErrorf("load: --%s %d: give 1 or more", n.flag, n.value)
+				}
+			}
 			if version != "" && len(models) > 1 {
 				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
 			}

@@ -158,8 +158,9 @@ func TestLoadRefusesARateBesideItsOwn(t *testing.T) {
 	}
 }
 
-// TestLoadRefusesACSVItCannotWrite: the CSV's format is checked before
-// any daemon is asked (none answers at this address).
+// TestLoadRefusesACSVItCannotWrite: the CSV's format, and counts given
+// as none, are checked before any daemon is asked (none answers at this
+// address).
 func TestLoadRefusesACSVItCannotWrite(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -168,6 +169,9 @@ func TestLoadRefusesACSVItCannotWrite(t *testing.T) {
 		{[]string{"-m", "lenet5", "-f", "x.csv", "--csv-format", "tsv"}, `--csv-format "tsv": give gpuletd or perf_analyzer`},
 		{[]string{"-m", "lenet5", "--csv-format", "perf_analyzer"}, "--csv-format is the --csv file's: give --csv FILE (-f FILE) too"},
 		{[]string{"-m", "a,b", "-f", "x.csv", "--csv-format", "perf_analyzer"}, "holds one model's rows, as perf_analyzer measures one model, and 2 are given"},
+		{[]string{"-m", "lenet5", "--concurrency", "0"}, "--concurrency 0: give 1 or more"},
+		{[]string{"-m", "lenet5", "-b", "0"}, "--batch-size 0: give 1 or more"},
+		{[]string{"-m", "lenet5", "--inputs", "-1"}, "--inputs -1: give 1 or more"},
 	} {
 		code, _, stderr := runCLI(t, append([]string{"load", "--rate", "10", "--url", "http://127.0.0.1:9"}, tc.args...)...)
 		require.Equal(t, 2, code, stderr)

@@ -22,6 +22,16 @@ const (
 	DefaultTimeout     = 30 * time.Second
 )
 
+// Bounds of Config: what one client process can hold and send. A run in
+// flight holds a slot per request (MaxConcurrency: about 65 000, past
+// which the slots alone would take memory a load generator should not);
+// MaxRate is far above what a client sends (about 10 000 requests/s
+// here), so that a higher one would only count drops.
+const (
+	MaxConcurrency = 1 << 16
+	MaxRate        = 1e6
+)
+
 // ErrConfig is wrapped by every error about a Config that cannot run.
 var ErrConfig = errors.New("bad load configuration")
 
@@ -168,6 +178,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: no model", ErrConfig)
 	case !c.Closed && c.Arrivals == nil && (!(c.Rate > 0) || math.IsInf(c.Rate, 0)):
 		return c, fmt.Errorf("%w: rate %v requests/s; give a positive rate", ErrConfig, c.Rate)
+	case c.Rate > MaxRate:
+		return c, fmt.Errorf("%w: rate %v requests/s; give at most %.0f: a client sends far fewer, and the rest would only be counted as dropped", ErrConfig, c.Rate, MaxRate)
+	case c.Concurrency > MaxConcurrency:
+		return c, fmt.Errorf("%w: concurrency %d; give at most %d requests in flight", ErrConfig, c.Concurrency, MaxConcurrency)
 	case c.Duration <= 0:
 		return c, fmt.Errorf("%w: duration %s; give a positive duration", ErrConfig, c.Duration)
 	case c.Warmup < 0 || c.Concurrency < 0 || c.Drain < 0 || c.Timeout < 0 || c.SLO < 0:

@@ -307,6 +307,8 @@ func TestRunErrors(t *testing.T) {
 		{URL: srv.URL, Model: "m", Rate: 0, Duration: time.Second},
 		{URL: srv.URL, Model: "m", Rate: 1},
 		{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, Concurrency: -1},
+		{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, Concurrency: MaxConcurrency + 1},
+		{URL: srv.URL, Model: "m", Rate: 2 * MaxRate, Duration: time.Second},
 		{URL: srv.URL, Model: "m", Rate: 1, Duration: time.Second, Compression: "br"},
 	} {
 		_, err := Run(ctx, cfg)

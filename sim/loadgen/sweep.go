@@ -48,6 +48,10 @@ func ParseRange(spec string, integer bool) (Range, error) {
 	switch {
 	case r.End < r.Start:
 		return Range{}, fmt.Errorf("%w: range %q ends below its start", ErrConfig, spec)
+	case integer && r.End > MaxConcurrency:
+		return Range{}, fmt.Errorf("%w: range %q: at most %d requests in flight", ErrConfig, spec, MaxConcurrency)
+	case !integer && r.End > MaxRate:
+		return Range{}, fmt.Errorf("%w: range %q: at most %.0f requests/s", ErrConfig, spec, MaxRate)
 	case len(vals) == 3:
 		r.Step = vals[2]
 	case integer:

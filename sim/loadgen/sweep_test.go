@@ -31,6 +31,8 @@ func TestParseRange(t *testing.T) {
 		{spec: "10:100:-5", err: `"-5" is not a positive number`},
 		{spec: "500:100", err: "ends below its start"},
 		{spec: "1.5:4", integer: true, err: `"1.5" is not a whole number`},
+		{spec: "1:100000", integer: true, err: "at most 65536 requests in flight"},
+		{spec: "1000:2e6", err: "at most 1000000 requests/s"},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			r, err := ParseRange(tc.spec, tc.integer)
