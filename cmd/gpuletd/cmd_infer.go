@@ -121,7 +121,7 @@ and the answer prints the same way.`,
 	f.StringVar(&inputDataFlag, "input-data", inputRandom, "the request's data: random, zero (integer inputs that index a table, token ids or types, stay in its first row), or a request file as --request (perf_analyzer's data JSON too: its first request), as perf_analyzer's --input-data")
 	f.BoolVar(&asJSON, "json", false, "print the daemon's answer as it is")
 	params.register(f)
-	f.StringVar(&version, "model-version", "", "the version of MODEL to ask (POST /v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
+	f.StringVarP(&version, "model-version", "x", "", "the version of MODEL to ask (POST /v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	return cmd
 }
 

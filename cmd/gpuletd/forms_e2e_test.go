@@ -123,7 +123,7 @@ func TestTritonFormsServe(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		require.Regexp(t, `^model +mlp16 \(version `+v+`\), answered in `, out)
 	}
-	code, _, stderr := runCLI(t, "infer", "mlp16", "--url", base, "--model-version", "7")
+	code, _, stderr := runCLI(t, "infer", "mlp16", "--url", base, "-x", "7")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "versions [1 2] are served")
 	stats := func(v string) int64 {
