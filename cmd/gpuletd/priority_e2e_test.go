@@ -89,6 +89,12 @@ func TestQueuePoliciesEndToEnd(t *testing.T) {
 	code, _, stderr := runCLI(t, "infer", "r50", "--url", base)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "its timeout of 1ms, from the model's queue policy (dynamic_batching.default_queue_policy.default_timeout_microseconds), ends before the SLO's 250ms")
+	// Level 1 has no timeout: asked for over REST, and over gRPC, whose
+	// request carries the priority as a parameter too.
+	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
+		code, _, stderr = runCLI(t, append([]string{"infer", "r50", "--url", base, "--priority", "1"}, via...)...)
+		require.Equal(t, 0, code, "%v: %s", via, stderr)
+	}
 
 	rep, err := loadgen.Run(context.Background(), loadgen.Config{URL: base, GRPC: grpcAddr, Model: "r50", Priority: 1,
 		Closed: true, Concurrency: 6, Duration: 3 * time.Second, Seed: 1})

@@ -282,12 +282,55 @@ func (p *Payload) GRPCRequest(model string) (*pb.ModelInferRequest, error) {
 }
 
 // GRPCInputs is a ModelInfer request for model with req's inputs, in
-// raw_input_contents (their bytes used as they are, not copied).
+// raw_input_contents (their bytes used as they are, not copied), and its
+// parameters (GRPCParameters).
 func GRPCInputs(model string, req *kserve.Request) *pb.ModelInferRequest {
-	out := &pb.ModelInferRequest{ModelName: model}
+	out := &pb.ModelInferRequest{ModelName: model, Parameters: GRPCParameters(req.Parameters)}
 	for _, t := range req.Inputs {
 		out.Inputs = append(out.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: t.Name, Datatype: string(t.DataType), Shape: t.Shape})
 		out.RawInputContents = append(out.RawInputContents, t.Data)
+	}
+	return out
+}
+
+// GRPCParameters is a JSON request's parameters as ModelInfer carries
+// them: a boolean as bool_param, a whole number as int64_param (past
+// int64, uint64_param), another number as double_param, text as
+// string_param. binary_data_output, which asks REST's answer in binary
+// form, and values gRPC has no form for (lists, objects, null) are left
+// out; nil when none is left.
+func GRPCParameters(p kserve.Parameters) map[string]*pb.InferParameter {
+	var out map[string]*pb.InferParameter
+	for k, raw := range p {
+		if k == "binary_data_output" {
+			continue
+		}
+		var v *pb.InferParameter
+		switch raw.Kind() {
+		case 't', 'f':
+			v = &pb.InferParameter{ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: raw.Kind() == 't'}}
+		case '"':
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				continue
+			}
+			v = &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{StringParam: s}}
+		case '0':
+			if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+				v = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: i}}
+			} else if u, err := strconv.ParseUint(string(raw), 10, 64); err == nil {
+				v = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: u}}
+			} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+				v = &pb.InferParameter{ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: f}}
+			}
+		}
+		if v == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]*pb.InferParameter{}
+		}
+		out[k] = v
 	}
 	return out
 }

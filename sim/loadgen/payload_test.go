@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve"
+	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -145,4 +146,28 @@ func TestStringElements(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A JSON request's parameters travel in its ModelInfer request, each in
+// the field of its kind; what gRPC has no form for, or asks REST's answer
+// in binary, is left out.
+func TestGRPCRequestCarriesParameters(t *testing.T) {
+	p := &Payload{Body: []byte(`{"parameters": {"priority": 2, "timeout": 5000, "tag": "a:b", "flag": true, "off": false, "scale": 0.5,
+		"big": 18446744073709551615, "list": [1], "none": null, "binary_data_output": true},
+		"inputs": [{"name": "x", "shape": [1], "datatype": "INT32", "data": [7]}]}`), JSONLen: -1}
+	req, err := p.GRPCRequest("m")
+	require.NoError(t, err)
+	require.Equal(t, map[string]*pb.InferParameter{
+		"priority": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 2}},
+		"timeout":  {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: 5000}},
+		"tag":      {ParameterChoice: &pb.InferParameter_StringParam{StringParam: "a:b"}},
+		"flag":     {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: true}},
+		"off":      {ParameterChoice: &pb.InferParameter_BoolParam{BoolParam: false}},
+		"scale":    {ParameterChoice: &pb.InferParameter_DoubleParam{DoubleParam: 0.5}},
+		"big":      {ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: 18446744073709551615}},
+	}, req.Parameters)
+	p = &Payload{Body: []byte(`{"inputs": [{"name": "x", "shape": [1], "datatype": "INT32", "data": [7]}]}`), JSONLen: -1}
+	req, err = p.GRPCRequest("m")
+	require.NoError(t, err)
+	require.Nil(t, req.Parameters)
 }
