@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -36,6 +37,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		binary, asJSON   bool
 		shm, cudaShm     bool
 		pa               perfAnalyzerFlags
+		reqParams        requestParamsFlag
 		compression      string
 		version          string
 		slo              time.Duration
@@ -258,7 +260,7 @@ ends, with the step's rate or concurrency and whether it held.
 						URL: d.base, TLS: d.tls, Header: d.header, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload, Data: data.data, StringLength: stringLength, StringData: stringData,
-						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, BatchSize: batchSize, Streaming: streaming,
+						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, Parameters: reqParams, BatchSize: batchSize, Streaming: streaming,
 					}
 				}
 				return cfgs, nil
@@ -368,6 +370,7 @@ ends, with the step's rate or concurrency and whether it held.
 	f.BoolVar(&cudaShm, "cuda-shm", false, "place inputs and outputs in GPU memory of this process's, registered as a CUDA shared-memory region (GPU 0; the daemon must run on this machine)")
 	f.IntVarP(&batchSize, "batch-size", "b", 1, "rows in every request (its inputs' dimension 0), as perf_analyzer's -b: at most the model's max_batch_size")
 	f.Uint64Var(&priority, "priority", 0, "send every request at this priority level of the model's (its priority_levels; 1 the highest); 0 sends none, the model's default")
+	f.Var(&reqParams, "request-parameter", requestParamsUsage)
 	f.IntVar(&concurrency, "concurrency", loadgen.DefaultConcurrency, "most requests in flight (a closed loop: always in flight, default 1)")
 	f.IntVar(&inputs, "inputs", 1, "distinct requests per model, each with its own random inputs, sent in turn")
 	f.IntVar(&sequences, "num-of-sequences", 0, "a stateful model's (sequence_batching) live sequences, each request sent in a free one (default --concurrency in a closed loop, else 4), as perf_analyzer's")
@@ -558,6 +561,9 @@ func requestNotes(r *loadgen.Report) string {
 	}
 	if r.Priority > 0 {
 		s += fmt.Sprintf(", priority %d", r.Priority)
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Parameters)) {
+		s += fmt.Sprintf(", %s=%v", name, r.Parameters[name])
 	}
 	return s
 }

@@ -294,6 +294,13 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "500")
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for \d+ms`, out)
+	// More of perf_analyzer's spellings, and a parameter every request
+	// carries.
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-i", "grpc", "--service-kind=triton", "--grpc-compression-algorithm", "gzip", "-z",
+		"--request-parameter", "tag:smoke:string", "-p", "500")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for \d+ms, gRPC raw tensors, gzip-compressed, tag=smoke \(`, out)
+	require.Regexp(t, `(?m)^requests +\d+ scheduled, \d+ sent, 0 dropped by this client, [1-9]\d* ok$`, out)
 	// perf_analyzer's data file: two requests, one as values, one as
 	// base64 bytes, sent in turn over gRPC.
 	values := make([]string, 784)

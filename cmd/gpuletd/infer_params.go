@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -18,6 +19,7 @@ type paramFlags struct {
 	start, end bool
 	priority   uint64
 	timeout    time.Duration
+	others     requestParamsFlag // --request-parameter
 }
 
 func (s *paramFlags) register(f *pflag.FlagSet) {
@@ -26,14 +28,28 @@ func (s *paramFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&s.end, "sequence-end", false, "the request ends its sequence")
 	f.Uint64Var(&s.priority, "priority", 0, "ask for this priority level of the model's (its priority_levels; 1 the highest); 0 asks none, the model's default")
 	f.DurationVar(&s.timeout, "timeout", 0, "the request's timeout parameter: it is refused if it cannot be answered within it (as the model's queue policy lets a request's own timeout count); 0 sets none")
+	f.Var(&s.others, "request-parameter", requestParamsUsage)
 }
 
 // given says a parameter flag was set.
 func (s *paramFlags) given() bool {
-	return s.sequence() || s.priority > 0 || s.timeout > 0
+	return s.sequence() || s.priority > 0 || s.timeout > 0 || len(s.others) > 0
 }
 
 func (s *paramFlags) sequence() bool { return s.id != "" || s.start || s.end }
+
+// setsItself names the flag given that sets parameter name, "" when none.
+func (s *paramFlags) setsItself(name string) string {
+	switch {
+	case s.sequence() && strings.HasPrefix(name, "sequence_"):
+		return "--sequence-id/--sequence-start/--sequence-end"
+	case s.priority > 0 && name == "priority":
+		return "--priority"
+	case s.timeout > 0 && name == "timeout":
+		return "--timeout"
+	}
+	return ""
+}
 
 // set writes the parameters the flags give into a JSON request body,
 // beside the parameters it has.
@@ -47,6 +63,12 @@ func (s *paramFlags) set(body []byte) ([]byte, error) {
 		if err := json.Unmarshal(raw, &params); err != nil {
 			return nil, fmt.Errorf("infer: the request's parameters: %w", err)
 		}
+	}
+	for _, p := range s.others {
+		if set := s.setsItself(p.Name); set != "" {
+			return nil, fmt.Errorf("infer: --request-parameter %s and %s both set it: give one", p.Name, set)
+		}
+		params[p.Name] = p.Value
 	}
 	if s.id != "" {
 		var id any = s.id

@@ -25,6 +25,9 @@ type perfAnalyzerFlags struct {
 	inputFormat  string // --input-tensor-format
 	outputFormat string // --output-tensor-format
 	async, sync  bool   // -a, --sync
+	grpcCodec    string // --grpc-compression-algorithm
+	zero         bool   // -z
+	serviceKind  string // --service-kind
 }
 
 // loadFloor is what gpuletd load judges a run or a sweep's step by: the
@@ -36,7 +39,7 @@ type loadFloor struct {
 
 // perfAnalyzerAliases are perf_analyzer's flag names that name one of
 // gpuletd load's own flags.
-var perfAnalyzerAliases = map[string]string{"request-rate-range": "rate-range"}
+var perfAnalyzerAliases = map[string]string{"request-rate-range": "rate-range", "data-directory": "input-data"}
 
 // register adds the flags to cmd, and perf_analyzer's names for its own.
 func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
@@ -45,12 +48,15 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.intervals, "request-intervals", "", "a file of the gaps between requests, in microseconds a line, sent at those gaps and again from the first, as perf_analyzer's --request-intervals: --arrival intervals:FILE")
 	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
 	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (gpuletd measures one window of it, where perf_analyzer repeats windows until they agree)")
-	f.IntVar(&p.thresholdMS, "latency-threshold", 0, "milliseconds, with --percentile P, as perf_analyzer's: a step holds while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
+	f.IntVarP(&p.thresholdMS, "latency-threshold", "l", 0, "milliseconds, with --percentile P, as perf_analyzer's: a step holds while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
 	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
 	f.StringVar(&p.inputFormat, "input-tensor-format", "", "binary or json, as perf_analyzer's: --binary or --binary=false (which asks for answers in the same format)")
 	f.StringVar(&p.outputFormat, "output-tensor-format", "", "binary or json, as perf_analyzer's: the same as --input-tensor-format, which gpuletd load ties it to")
 	f.BoolVarP(&p.async, "async", "a", false, "as perf_analyzer's: gpuletd load always sends without waiting for earlier answers, a closed loop keeping --concurrency in flight as perf_analyzer's threads do either way")
 	f.BoolVar(&p.sync, "sync", false, "as perf_analyzer's: the same load as --async (a closed loop of --concurrency in flight)")
+	f.StringVar(&p.grpcCodec, "grpc-compression-algorithm", "", "none, gzip or deflate, as perf_analyzer's: --compression (over REST too)")
+	f.BoolVarP(&p.zero, "zero-input", "z", false, "as perf_analyzer's -z: --input-data zero")
+	f.StringVar(&p.serviceKind, "service-kind", "", "triton, as perf_analyzer's --service-kind: gpuletd load speaks the KServe v2 protocol Triton and gpuletd serve (the only kind taken)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc: the model's metadata and SLO are read there too), else the REST URL (as --url)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
@@ -60,6 +66,8 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	})
 	_ = cmd.RegisterFlagCompletionFunc("request-distribution", cobra.FixedCompletions([]string{"constant", "poisson"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("shared-memory", cobra.FixedCompletions([]string{"none", "system", "cuda"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("grpc-compression-algorithm", cobra.FixedCompletions([]string{"none", "gzip", "deflate"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("service-kind", cobra.FixedCompletions([]string{"triton"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // address sets --url or --grpc from -u, as the protocol -i names decides;
@@ -93,6 +101,9 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 	}
 	if p.async && p.sync {
 		return usageErrorf("load: give --async or --sync, not both")
+	}
+	if err := p.applyAliases(f); err != nil {
+		return err
 	}
 	if f.Changed("measurement-interval") {
 		if p.intervalMS <= 0 {
@@ -142,10 +153,44 @@ const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--m
 (--protocol), -u (--url, or with -i grpc --grpc), --request-rate-range
 (--rate-range), -p (--duration, in milliseconds), --request-distribution
 constant|poisson (--arrival), --request-intervals FILE (--arrival
-intervals:FILE), --latency-threshold MS with --percentile P (--slo MS
+intervals:FILE), -l/--latency-threshold MS with --percentile P (--slo MS
 --min-attainment P/100), --input-tensor-format and --output-tensor-format
 binary|json (--binary), --shared-memory none|system|cuda (--shm,
---cuda-shm), and -a/--async or --sync (the same load: N in flight).`
+--cuda-shm), --grpc-compression-algorithm (--compression), -z and
+--data-directory DIR (--input-data zero, DIR), --service-kind triton, and
+-a/--async or --sync (the same load: N in flight).`
+
+// applyAliases folds perf_analyzer's spellings that set one flag of
+// gpuletd load's into it: --grpc-compression-algorithm (--compression),
+// -z (--input-data zero), and checks --service-kind.
+func (p *perfAnalyzerFlags) applyAliases(f *pflag.FlagSet) error {
+	if f.Changed("service-kind") && !strings.EqualFold(strings.TrimSpace(p.serviceKind), "triton") {
+		return usageErrorf("load: --service-kind %q: gpuletd load speaks the KServe v2 protocol that Triton and gpuletd serve (--service-kind triton); it does not send to %s", p.serviceKind, p.serviceKind)
+	}
+	if f.Changed("grpc-compression-algorithm") {
+		codec := strings.ToLower(strings.TrimSpace(p.grpcCodec))
+		switch {
+		case f.Changed("compression"):
+			return usageErrorf("load: give --compression or --grpc-compression-algorithm, not both")
+		case codec == "none":
+		case codec == "gzip" || codec == "deflate":
+			if err := f.Set("compression", codec); err != nil {
+				return err
+			}
+		default:
+			return usageErrorf("load: --grpc-compression-algorithm %q: give none, gzip or deflate", p.grpcCodec)
+		}
+	}
+	if p.zero {
+		if f.Changed("input-data") {
+			return usageErrorf("load: -z is --input-data zero: give one")
+		}
+		if err := f.Set("input-data", inputZero); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // applyFloor turns --latency-threshold and --percentile into --slo and
 // --min-attainment: P% of the requests within the threshold. perf_analyzer

@@ -207,3 +207,54 @@ func TestNoLoadNamedRunsAClosedLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestPerfAnalyzerAliases: perf_analyzer's other spellings set gpuletd
+// load's flags (-l the threshold, --grpc-compression-algorithm the
+// compression, -z and --data-directory the input data), and
+// --service-kind takes triton alone.
+func TestPerfAnalyzerAliases(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		args                   []string
+		compression, data, err string
+		threshold              time.Duration
+	}{
+		{name: "-l", args: []string{"-l", "20", "--percentile", "99"}, threshold: 20 * time.Millisecond},
+		{name: "gzip over gRPC", args: []string{"--grpc-compression-algorithm", "GZIP"}, compression: "gzip"},
+		{name: "no compression", args: []string{"--grpc-compression-algorithm=none"}},
+		{name: "compression twice", args: []string{"--grpc-compression-algorithm", "gzip", "--compression", "deflate"}, err: "give --compression or --grpc-compression-algorithm, not both"},
+		{name: "an unknown algorithm", args: []string{"--grpc-compression-algorithm", "zstd"}, err: `"zstd": give none, gzip or deflate`},
+		{name: "-z", args: []string{"-z"}, data: "zero"},
+		{name: "-z and data", args: []string{"-z", "--input-data", "random"}, err: "-z is --input-data zero: give one"},
+		{name: "the data directory", args: []string{"--data-directory", "/tmp/d"}, data: "/tmp/d"},
+		{name: "triton", args: []string{"--service-kind", "Triton"}},
+		{name: "torchserve", args: []string{"--service-kind=torchserve"}, err: `--service-kind "torchserve": gpuletd load speaks the KServe v2 protocol`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				pa                   perfAnalyzerFlags
+				arrival, compression string
+				data                 = "random"
+				shm, cudaShm         bool
+				duration, slo        time.Duration
+				share                = 0.99
+			)
+			cmd := &cobra.Command{Use: "load", RunE: func(*cobra.Command, []string) error { return nil }}
+			f := cmd.Flags()
+			f.StringVar(&compression, "compression", "", "")
+			f.StringVar(&data, "input-data", data, "")
+			f.DurationVar(&slo, "slo", 0, "")
+			pa.register(cmd)
+			require.NoError(t, f.Parse(tc.args))
+			err := pa.apply(cmd, &arrival, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &share})
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.compression, compression)
+			require.Equal(t, cmp.Or(tc.data, "random"), data)
+			require.Equal(t, tc.threshold, slo)
+		})
+	}
+}

@@ -45,6 +45,10 @@ type Config struct {
 	// (ModelMetadata, ModelConfig), and shared memory is registered there,
 	// so that URL is not asked anything.
 	GRPC string
+	// Parameters are request parameters every request carries, in its
+	// JSON's parameters or ModelInfer's (perf_analyzer's
+	// --request-parameter).
+	Parameters []Parameter
 	// Streaming sends the gRPC requests over one ModelStreamInfer stream
 	// instead of a ModelInfer call each, as perf_analyzer's --streaming;
 	// only with GRPC.
@@ -208,6 +212,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: the data file holds %d requests, and a shared-memory region holds one: give a file of one, or leave shared memory out", ErrConfig, c.Data.Len())
 	case c.Inputs > 1 && (c.Payload != nil || c.SharedMemory || c.CUDASharedMemory):
 		return c, fmt.Errorf("%w: distinct inputs are built from the model's metadata, not with a given payload or shared memory (one region holds one request)", ErrConfig)
+	}
+	if err := c.checkParameters(); err != nil {
+		return c, err
 	}
 	c.SharedMemory = c.SharedMemory || c.CUDASharedMemory
 	if c.Concurrency == 0 {

@@ -30,8 +30,9 @@ type grpcOnlyServer struct {
 	params map[string]*tritonpb.ModelParameter // m's configuration's
 
 	mu           sync.Mutex
-	shapes       [][]int64 // of every ModelInfer's first input
-	shmNamed     int       // ModelInfer calls whose input names a region
+	shapes       [][]int64                     // of every ModelInfer's first input
+	shmNamed     int                           // ModelInfer calls whose input names a region
+	lastParams   map[string]*pb.InferParameter // the last ModelInfer's
 	registered   map[string]string
 	unregistered []string
 }
@@ -64,6 +65,7 @@ func (s *grpcOnlyServer) ModelInfer(_ context.Context, r *pb.ModelInferRequest) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shapes = append(s.shapes, r.Inputs[0].Shape)
+	s.lastParams = r.Parameters
 	if _, ok := r.Inputs[0].Parameters[kserve.ParamShmRegion]; ok {
 		s.shmNamed++
 	}

@@ -45,6 +45,9 @@ type Report struct {
 	// Priority is the priority level every request asked for
 	// (Config.Priority), 0 when none.
 	Priority uint64 `json:"priority,omitempty"`
+	// Parameters are the request parameters every request carried
+	// (Config.Parameters), by name.
+	Parameters map[string]any `json:"parameters,omitempty"`
 	// BatchSize is the rows of every request when more than one
 	// (Config.BatchSize): each request counts once in the counts below,
 	// and its rows are BatchSize inferences.

@@ -151,9 +151,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	payloads := append([]*Payload{cfg.Payload}, extra...)
-	if cfg.Priority > 0 {
+	params := cfg.requestParameters()
+	if len(params) > 0 {
 		for i, p := range payloads {
-			payloads[i] = p.withParameters(fmt.Sprintf(`"priority":%d`, cfg.Priority))
+			payloads[i] = p.withParameters(jsonMembers(params))
 		}
 	}
 	if cfg.Compression != "" && cfg.GRPC == "" {
@@ -184,12 +185,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			req.ModelVersion = cfg.ModelVersion
 			g.grpcReqs = append(g.grpcReqs, req)
 		}
-		if cfg.Priority > 0 {
-			for _, req := range g.grpcReqs {
+		for _, req := range g.grpcReqs {
+			for _, p := range params {
 				if req.Parameters == nil {
 					req.Parameters = map[string]*pb.InferParameter{}
 				}
-				req.Parameters["priority"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_Uint64Param{Uint64Param: cfg.Priority}}
+				req.Parameters[p.Name] = grpcParameter(p.Value)
 			}
 		}
 		g.grpc = grpcClient
@@ -330,7 +331,7 @@ func (g *generator) newReport() *Report {
 	if len(g.grpcReqs) > 0 {
 		size = proto.Size(g.grpcReqs[0]) // a ModelInfer message, not the REST body it was made from
 	}
-	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression, Priority: g.cfg.Priority, BatchSize: batchSizeOf(g.cfg), Streaming: g.cfg.Streaming,
+	rep := &Report{Model: g.cfg.Model, ModelVersion: g.cfg.ModelVersion, URL: g.cfg.URL, GRPC: g.cfg.GRPC, SharedMemory: g.cfg.SharedMemory, CUDASharedMemory: g.cfg.CUDASharedMemory, Binary: g.cfg.Binary, Compression: g.cfg.Compression, Priority: g.cfg.Priority, Parameters: parameterMap(g.cfg.Parameters), BatchSize: batchSizeOf(g.cfg), Streaming: g.cfg.Streaming,
 		SLO: g.cfg.SLO, RequestBytes: size}
 	if g.seqs != nil {
 		rep.Sequences, rep.SequenceLength = g.cfg.Sequences, g.cfg.SequenceLength
