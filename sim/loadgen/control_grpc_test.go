@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -102,13 +100,7 @@ func (s *grpcOnlyServer) SystemSharedMemoryUnregister(_ context.Context, r *pb.S
 func serveGRPCOnly(t *testing.T, s *grpcOnlyServer) string {
 	t.Helper()
 	s.registered = map[string]string{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	pb.RegisterGRPCInferenceServiceServer(srv, s)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
-	return ln.Addr().String()
+	return serveGRPC(t, s)
 }
 
 // noREST is a URL where nothing answers: a run over gRPC must not need it.

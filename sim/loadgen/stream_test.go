@@ -83,10 +83,17 @@ func (f *fakeGRPC) ModelStreamInfer(stream pb.GRPCInferenceService_ModelStreamIn
 func serveFakeGRPC(t *testing.T, f *fakeGRPC) string {
 	t.Helper()
 	f.ids = map[string]bool{}
+	return serveGRPC(t, f)
+}
+
+// serveGRPC serves impl on a port of its own until the test ends, and
+// gives its address.
+func serveGRPC(t *testing.T, impl pb.GRPCInferenceServiceServer) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := grpc.NewServer()
-	pb.RegisterGRPCInferenceServiceServer(s, f)
+	pb.RegisterGRPCInferenceServiceServer(s, impl)
 	go func() { _ = s.Serve(ln) }()
 	t.Cleanup(s.Stop)
 	return ln.Addr().String()
