@@ -37,6 +37,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		binary, asJSON   bool
 		shm, cudaShm     bool
 		pa               perfAnalyzerFlags
+		mf               metricsFlags
 		reqParams        requestParamsFlag
 		compression      string
 		version          string
@@ -176,6 +177,9 @@ ends, with the step's rate or concurrency and whether it held.
 			if err := pa.address(cmd, protocol, &url, &grpcAddr); err != nil {
 				return err
 			}
+			if err := mf.check(cmd); err != nil {
+				return err
+			}
 			if noLoadNamed(cmd.Flags(), models) {
 				arrivalSpec = arrivalClosed
 			}
@@ -228,7 +232,7 @@ ends, with the step's rate or concurrency and whether it held.
 				}
 				table = gpuletdTable{loadgen.NewCSVWriter(f)}
 				if csvFormat == csvFormatPerfAnalyzer {
-					table = newPerfAnalyzerTable(f, closed)
+					table = newPerfAnalyzerTable(f, closed, mf.verboseCSV, mf.collect)
 				}
 				defer func() {
 					cerr := f.Close()
@@ -269,7 +273,8 @@ ends, with the step's rate or concurrency and whether it held.
 				if !cmd.Flags().Changed("warmup") {
 					warmup = sweepWarmup
 				}
-				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON, csv: table, csvPath: csvPath})
+				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON, csv: table, csvPath: csvPath,
+					metrics: &mf, warmup: warmup})
 			}
 			var shares []loadgen.Share
 			if closed {
@@ -290,11 +295,13 @@ ends, with the step's rate or concurrency and whether it held.
 			)
 			names := shareModels(shares)
 			before := serverStatsOf(cmd.Context(), d, grpcAddr, names)
+			collector := mf.start(cmd.Context(), d, warmup)
 			if len(cfgs) == 1 {
 				rep, err = loadgen.Run(cmd.Context(), cfgs[0])
 			} else {
 				mix, err = loadgen.RunMix(cmd.Context(), cfgs)
 			}
+			metrics := mf.stop(collector, cmd.ErrOrStderr())
 			interrupted := errors.Is(err, context.Canceled)
 			if err != nil && !interrupted {
 				return d.failOver(grpcAddr, err)
@@ -308,7 +315,7 @@ ends, with the step's rate or concurrency and whether it held.
 			}
 			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, grpcAddr, names))
 			if table != nil {
-				if err := table.Run(all, sides); err != nil {
+				if err := table.Run(all, serverView{sides: sides, metrics: metrics}); err != nil {
 					return fmt.Errorf("load: %s: %w", csvPath, err)
 				}
 			}
@@ -318,6 +325,9 @@ ends, with the step's rate or concurrency and whether it held.
 			}
 			if hits := cacheHitsIn(sides); len(hits) > 0 {
 				out["cache_hits"] = hits
+			}
+			if metrics != nil {
+				out["server_metrics"] = metrics
 			}
 			var verdict *loadgen.SweepStep // the run judged against --min-attainment, when given
 			if judged(cmd.Flags()) {
@@ -335,9 +345,11 @@ ends, with the step's rate or concurrency and whether it held.
 			case mix != nil:
 				err = writeMixReport(cmd.OutOrStdout(), arrivalSpec, mix)
 				writeServerSides(cmd.OutOrStdout(), sides, mix.Models, inputs)
+				writeServerMetrics(cmd.OutOrStdout(), metrics, "")
 			default:
 				err = writeLoadReport(cmd.OutOrStdout(), arrivalSpec, rep)
 				writeServerSides(cmd.OutOrStdout(), sides, []*loadgen.Report{rep}, inputs)
+				writeServerMetrics(cmd.OutOrStdout(), metrics, "")
 			}
 			if err != nil {
 				return err
@@ -388,6 +400,7 @@ ends, with the step's rate or concurrency and whether it held.
 	_ = cmd.RegisterFlagCompletionFunc("csv-format", cobra.FixedCompletions([]string{csvFormatGpuletd, csvFormatPerfAnalyzer}, cobra.ShellCompDirectiveNoFileComp))
 	sw.register(f)
 	pa.register(cmd)
+	mf.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/arrival"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
@@ -90,6 +91,8 @@ type loadRun struct {
 	json        bool
 	csv         runTable // nil: no --csv
 	csvPath     string   // csv's file, for its errors
+	metrics     *metricsFlags
+	warmup      time.Duration // each step's
 }
 
 // run sweeps the range and reports each step as it ends, then what held.
@@ -102,9 +105,9 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
-	// sides is what the server's statistics say of the last step, read
-	// around it when the CSV file wants them.
-	var sides map[string]serverSide
+	// view is what the server said of the last step: its statistics, read
+	// around it when the CSV file wants them, and its metrics when asked.
+	var view serverView
 	step := func(ctx context.Context, at float64) (*loadgen.MixReport, error) {
 		var (
 			shares []loadgen.Share
@@ -124,14 +127,17 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		if err != nil {
 			return nil, err
 		}
-		if lr.csv == nil || !lr.csv.ServerSides() {
-			return loadgen.RunMix(ctx, cfgs)
-		}
+		statistics := lr.csv != nil && lr.csv.ServerSides()
 		names := shareModels(shares)
-		before := serverStatsOf(ctx, d, lr.grpc, names)
+		var before map[string]kserve.ModelStatistics
+		if statistics {
+			before = serverStatsOf(ctx, d, lr.grpc, names)
+		}
+		collector := lr.metrics.start(ctx, d, lr.warmup)
 		mix, err := loadgen.RunMix(ctx, cfgs)
-		if mix != nil {
-			sides = serverSides(before, serverStatsOf(context.WithoutCancel(ctx), d, lr.grpc, names))
+		view = serverView{metrics: lr.metrics.stop(collector, cmd.ErrOrStderr())}
+		if statistics && mix != nil {
+			view.sides = serverSides(before, serverStatsOf(context.WithoutCancel(ctx), d, lr.grpc, names))
 		}
 		return mix, err
 	}
@@ -142,7 +148,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	)
 	each := func(st loadgen.SweepStep) {
 		if lr.csv != nil && csvErr == nil {
-			csvErr = lr.csv.Step(st, sides)
+			csvErr = lr.csv.Step(st, view)
 		}
 		if lr.json {
 			return
@@ -151,6 +157,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 			rows = newSweepTable(w, lr, s.minAttainment, st.Run)
 		}
 		rows.row(st)
+		writeServerMetrics(w, view.metrics, strings.Repeat(" ", 13))
 	}
 	mode := loadgen.SweepUntilMiss
 	switch {

@@ -282,6 +282,19 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	// their deadline), then the model's run in Server Compute Infer, from
 	// the daemon's statistics.
 	require.Regexp(t, `^50,[1-9]\d*\.\d,0,\d+,\d+,\d+,[1-9]\d*,\d+,0,[1-9]\d*,[1-9]\d*,[1-9]\d*,[1-9]\d*$`, lines[1])
+	// A sweep read with --collect-metrics and --verbose-csv: the server's
+	// metrics at every step (the emulated GPUs' memory: they report no
+	// utilization or power), and perf_analyzer's verbose columns.
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--concurrency-range", "1:2", "-p", "300", "--warmup", "0s", "--collect-metrics",
+		"-f", csvFile, "--csv-format", "perf_analyzer", "--verbose-csv", "--whole-range")
+	require.Equal(t, 0, code, stderr)
+	require.Len(t, regexp.MustCompile(`(?m)^ +server metrics, [1-9]\d* reads of http://\S+/metrics:\n +emu0: memory .+ at most of 16 GiB\n`).FindAllString(out, -1), 2, out)
+	written, err = os.ReadFile(csvFile)
+	require.NoError(t, err)
+	lines = strings.Split(strings.TrimSpace(string(written)), "\n")
+	require.Len(t, lines, 3, "a header and a row a step: %s", written)
+	require.True(t, strings.HasSuffix(lines[0], ",p99 latency,Avg latency,request/response,response wait,Avg GPU Utilization,Avg GPU Power Usage,Max GPU Memory Usage,Total GPU Memory"), lines[0])
+	require.Regexp(t, `,[1-9]\d*,0,[1-9]\d*,,,emu0:\d+;emu1:\d+;,emu0:17179869184;emu1:17179869184;$`, lines[1])
 	// perf_analyzer's intervals file: a request 10 ms after the last, then
 	// 30 ms, again and again: 50 a second.
 	gaps := filepath.Join(t.TempDir(), "gaps.txt")

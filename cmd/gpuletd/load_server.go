@@ -46,6 +46,14 @@ func serverStatsOf(ctx context.Context, d *daemonAPI, grpcAddr string, models []
 	return out
 }
 
+// serverView is what the server said of a run: what its statistics say of
+// each model (serverSides), and its GPUs' metrics when read
+// (--collect-metrics; nil when not).
+type serverView struct {
+	sides   map[string]serverSide
+	metrics *loadgen.MetricsSummary
+}
+
 // serverSide is what a server's statistics say of one model over a run.
 type serverSide struct {
 	// Answers, Inferences and Batches: the requests answered, the rows

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -82,11 +83,11 @@ func TestQueuePoliciesEndToEnd(t *testing.T) {
 }
 `, 1)
 
-	code, out, _ := runCLI(t, "models", "show", "r50", "--url", base)
+	code, out, stderr := runCLI(t, "models", "show", "r50", "--url", base)
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "queue policy  every level: a timeout of 1ms (a request's own does not count);")
 
-	code, _, stderr := runCLI(t, "infer", "r50", "--url", base)
+	code, _, stderr = runCLI(t, "infer", "r50", "--url", base)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "its timeout of 1ms, from the model's queue policy (dynamic_batching.default_queue_policy.default_timeout_microseconds), ends before the SLO's 250ms")
 	// Level 1 has no timeout: asked for over REST, and over gRPC, whose
@@ -95,6 +96,11 @@ func TestQueuePoliciesEndToEnd(t *testing.T) {
 		code, _, stderr = runCLI(t, append([]string{"infer", "r50", "--url", base, "--priority", "1"}, via...)...)
 		require.Equal(t, 0, code, "%v: %s", via, stderr)
 	}
+	// perf_analyzer's --collect-metrics: what the daemon's /metrics said
+	// of the emulated GPU while the load ran.
+	code, out, stderr = runCLI(t, "load", "r50", "--url", base, "--priority", "1", "--rate", "20", "-p", "1000", "--collect-metrics", "--metrics-interval", "200")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^server metrics, [2-9]\d* reads of `+regexp.QuoteMeta(base)+`/metrics:\n  emu0: memory .+ at most of 16 GiB$`, out)
 
 	rep, err := loadgen.Run(context.Background(), loadgen.Config{URL: base, GRPC: grpcAddr, Model: "r50", Priority: 1,
 		Closed: true, Concurrency: 6, Duration: 3 * time.Second, Seed: 1})

@@ -3,7 +3,6 @@ package httpbench
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"github.com/gpulet/gpuletd/internal/procfs"
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // sample is what the bench reads of the daemon before and after a
@@ -47,7 +44,7 @@ type statusPart struct {
 // CPU time of the daemon and its executors.
 func (d *daemon) sample(ctx context.Context, client *http.Client) (sample, error) {
 	s := sample{at: time.Now(), daemonCPU: -1, executorCPU: -1, mallocs: -1, allocBytes: -1}
-	if fams, err := scrapeMetrics(ctx, client, d.base+"/metrics"); err == nil {
+	if fams, err := loadgen.ScrapeMetrics(ctx, client, d.base+"/metrics"); err == nil {
 		if v, err := unlabelledValues(fams, "go_memstats_mallocs_total", "go_memstats_alloc_bytes_total"); err == nil {
 			s.mallocs, s.allocBytes = v[0], v[1]
 		}
@@ -115,33 +112,6 @@ func (d *daemon) idle(ctx context.Context, client *http.Client, span time.Durati
 		share.executor = (b.executorCPU - a.executorCPU).Seconds() / secs
 	}
 	return share, nil
-}
-
-// scrapeMetrics reads and parses a Prometheus text exposition.
-func scrapeMetrics(ctx context.Context, client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read metrics: %s", resp.Status)
-	}
-	return parseMetrics(io.LimitReader(resp.Body, 16<<20))
-}
-
-// parseMetrics parses a Prometheus text exposition.
-func parseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(r)
-	if err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
-	}
-	return fams, nil
 }
 
 // unlabelledValues finds each name's unlabelled sample; an error when one

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +28,7 @@ gpuletd_model_request_rate{model="lenet5"} 400
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fams, err := parseMetrics(strings.NewReader(text))
+			fams, err := loadgen.ParseMetrics(strings.NewReader(text))
 			require.NoError(t, err)
 			got, err := unlabelledValues(fams, tc.names...)
 			if tc.err != "" {
@@ -51,7 +52,7 @@ gpuletd_executor_hop_duration_seconds_bucket{model="b",le="+Inf"} 1
 gpuletd_executor_hop_duration_seconds_sum{model="b"} 0.0001
 gpuletd_executor_hop_duration_seconds_count{model="b"} 1
 `
-	fams, err := parseMetrics(strings.NewReader(text))
+	fams, err := loadgen.ParseMetrics(strings.NewReader(text))
 	require.NoError(t, err)
 	sum, count := histogramTotals(fams, hopMetric)
 	require.InDelta(t, 0.0006, sum, 1e-12, "summed over the models")
