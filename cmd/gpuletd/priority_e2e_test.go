@@ -84,7 +84,7 @@ func TestQueuePoliciesEndToEnd(t *testing.T) {
 `, 1)
 
 	code, out, stderr := runCLI(t, "models", "show", "r50", "--url", base)
-	require.Equal(t, 0, code)
+	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "queue policy  every level: a timeout of 1ms (a request's own does not count);")
 
 	code, _, stderr = runCLI(t, "infer", "r50", "--url", base)
