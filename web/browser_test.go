@@ -698,6 +698,7 @@ func checkReadyWords(t *testing.T, b *browser) {
     capacityWords({ ratio: 256, load: 318, rate: 80810, cpu: true }),
     capacityWords({ ratio: 5.3, load: 2004, rate: 10694, cpu: true, executor_path_us: 71.2, daemon_path_us: 1234 }),
     capacityWords({ ratio: 1048576, load: 1, rate: 1048576, at_least: true }),
+    capacityWords({ ratio: 98304, load: 2, rate: 196608, cpu: true }, true),
     capacityWords(undefined),
   ];
 })()`)
@@ -706,7 +707,8 @@ func checkReadyWords(t *testing.T, b *browser) {
 		"none: however light the 7.6 req/s planned for, the plan leaves a model out (the models below say which, and why)",
 		"256× the 318 req/s planned for, 80,810 req/s (on the CPU: the models' compute alone, the request path shares its cores)",
 		"5.3× the 2,004 req/s planned for, 10,694 req/s (on the CPU: with the executors' 71µs of CPU a request; the daemon's 1.23ms shares the cores too)",
-		"≥1,048,576× the 1.0 req/s planned for, ≥1,048,576 req/s", "–"}, got)
+		"≥1,048,576× the 1.0 req/s planned for, ≥1,048,576 req/s",
+		"196,608 req/s in all, in the planned mix (on the CPU: the models' compute alone, the request path shares its cores)", "–"}, got)
 	got = eval[[]string](t, b, `(async () => {
   const { requestPathWords } = await import('/assets/summary.js');
   return [

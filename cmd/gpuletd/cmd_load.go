@@ -43,6 +43,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		version          string
 		slo              time.Duration
 		concurrency      int
+		requestCount     int64
 		priority         uint64
 		batchSize        int
 		streaming        bool
@@ -180,6 +181,14 @@ ends, with the step's rate or concurrency and whether it held.
 			if err := mf.check(cmd); err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("request-count") {
+				if requestCount < 1 {
+					return usageErrorf("load: --request-count %d: give 1 or more", requestCount)
+				}
+				if !cmd.Flags().Changed("duration") && !cmd.Flags().Changed("measurement-interval") {
+					duration = requestCountBound // the count ends the run
+				}
+			}
 			if noLoadNamed(cmd.Flags(), models) {
 				arrivalSpec = arrivalClosed
 			}
@@ -262,7 +271,7 @@ ends, with the step's rate or concurrency and whether it held.
 					}
 					cfgs[i] = loadgen.Config{
 						URL: d.base, TLS: d.tls, Header: d.header, GRPC: grpcAddr, Model: sh.Model, ModelVersion: version, Rate: sh.Rate, Duration: duration, Warmup: warmup, Arrivals: arr, Closed: closed,
-						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Drain: drain, Timeout: timeout,
+						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Requests: requestCount, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload, Data: data.data, StringLength: stringLength, StringData: stringData,
 						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, Parameters: reqParams, BatchSize: batchSize, Streaming: streaming,
 					}
@@ -373,6 +382,7 @@ ends, with the step's rate or concurrency and whether it held.
 	f.StringSliceVarP(&models, "model", "m", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")
 	f.DurationVar(&duration, "duration", 10*time.Second, "how long to send requests (after the warm-up)")
+	f.Int64Var(&requestCount, "request-count", 0, "end the run (each step of a sweep) once this many requests fell due after the warm-up, as perf_analyzer's --request-count; with no --duration it runs until then")
 	f.DurationVar(&warmup, "warmup", 0, "send this long first, on the same schedule, without recording")
 	f.StringVar(&arrivalSpec, "arrival", "poisson", "arrival process: poisson, constant, gamma:<shape>, gamma:cv=<c>, trace:<file>[@<scale>], intervals:<file>[@<scale>], or closed (a closed loop of --concurrency)")
 	f.BoolVar(&binary, "binary", false, "send binary tensors and ask for binary outputs (unset: for inputs over 256 KiB as JSON; false: never)")
@@ -404,6 +414,10 @@ ends, with the step's rate or concurrency and whether it held.
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)
 	return cmd
 }
+
+// requestCountBound is the duration of a run given --request-count and no
+// duration: the count ends it long before.
+const requestCountBound = 24 * time.Hour
 
 // arrivalClosed is the --arrival of a closed loop.
 const arrivalClosed = "closed"

@@ -303,6 +303,13 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^arrivals +intervals:\S+gaps\.txt, 50\.0/s for 1s`, out)
 	require.Regexp(t, `(?m)^requests +(49|50|51) scheduled, `, out)
+	// perf_analyzer's --request-count: the run ends with its 30th request,
+	// not after --duration's default 10 s.
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--request-count", "30", "--rate", "100")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^requests +30 scheduled, 30 sent, `, out)
+	require.Regexp(t, `(?m)^arrivals +poisson, 100/s for [\d.]+m?s`, out)
+	require.NotContains(t, out, "for 10s", "about 300 ms, not --duration's 10 s")
 	// perf_analyzer -m MODEL alone: one request always in flight.
 	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "500")
 	require.Equal(t, 0, code, stderr)

@@ -165,7 +165,7 @@ func (p planPreview) write(w io.Writer, asked map[string]float64) error {
 	}
 	writeWrappedLine(w, line)
 	if p.Capacity != nil {
-		writeWrappedLine(w, p.Capacity.words())
+		writeWrappedLine(w, p.Capacity.words(p.Plan.Spread))
 	}
 	for _, name := range slices.Sorted(maps.Keys(p.Unprofiled)) {
 		writeWrappedLine(w, fmt.Sprintf("not planned %s: %s", name, p.Unprofiled[name]))

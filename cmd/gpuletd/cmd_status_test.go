@@ -595,21 +595,23 @@ func TestWriteStatusSaysHowLongItRan(t *testing.T) {
 
 func TestCapacityWords(t *testing.T) {
 	for _, tc := range []struct {
-		c    adminCapacity
-		want string
+		c      adminCapacity
+		spread bool
+		want   string
 	}{
-		{adminCapacity{Ratio: 3.42, Load: 400, Rate: 1368}, "capacity (planner's estimate): 3.4× the 400 req/s planned for, 1368 req/s"},
-		{adminCapacity{Ratio: 620.4, Load: 98.4, Rate: 59785}, "capacity (planner's estimate): 620× the 98.4 req/s planned for, 59785 req/s"},
-		{adminCapacity{Ratio: 1.8, Load: 12000, Rate: 21600, AtLeast: true}, "capacity (planner's estimate): ≥1.8× the 12000 req/s planned for, ≥21600 req/s"},
-		{adminCapacity{Ratio: 1 << 20, Load: 1, Rate: 1 << 20, AtLeast: true}, "capacity (planner's estimate): ≥1048576× the 1.00 req/s planned for,\n  ≥1048576 req/s"},
-		{adminCapacity{Ratio: 0.8, Load: 500, Rate: 400}, "capacity (planner's estimate): 0.8× the 500 req/s planned for: overloaded"},
-		{adminCapacity{Ratio: 0, Load: 7.55, Rate: 0}, "capacity (planner's estimate): none: however light the 7.55 req/s planned for,\n  the plan leaves a model out (below: which, and why)"},
-		{adminCapacity{Ratio: 256, Load: 318, Rate: 80810, CPU: true}, "capacity (planner's estimate): 256× the 318 req/s planned for, 80810 req/s\n" +
+		{adminCapacity{Ratio: 3.42, Load: 400, Rate: 1368}, false, "capacity (planner's estimate): 3.4× the 400 req/s planned for, 1368 req/s"},
+		{adminCapacity{Ratio: 620.4, Load: 98.4, Rate: 59785}, false, "capacity (planner's estimate): 620× the 98.4 req/s planned for, 59785 req/s"},
+		{adminCapacity{Ratio: 1.8, Load: 12000, Rate: 21600, AtLeast: true}, false, "capacity (planner's estimate): ≥1.8× the 12000 req/s planned for, ≥21600 req/s"},
+		{adminCapacity{Ratio: 98304, Load: 2, Rate: 196608}, true, "capacity (planner's estimate): 196608 req/s in all, in the planned mix"},
+		{adminCapacity{Ratio: 1 << 20, Load: 1, Rate: 1 << 20, AtLeast: true}, false, "capacity (planner's estimate): ≥1048576× the 1.00 req/s planned for,\n  ≥1048576 req/s"},
+		{adminCapacity{Ratio: 0.8, Load: 500, Rate: 400}, false, "capacity (planner's estimate): 0.8× the 500 req/s planned for: overloaded"},
+		{adminCapacity{Ratio: 0, Load: 7.55, Rate: 0}, false, "capacity (planner's estimate): none: however light the 7.55 req/s planned for,\n  the plan leaves a model out (below: which, and why)"},
+		{adminCapacity{Ratio: 256, Load: 318, Rate: 80810, CPU: true}, false, "capacity (planner's estimate): 256× the 318 req/s planned for, 80810 req/s\n" +
 			"  on the CPU it counts the models' compute alone, and the request path\n  shares those cores: gpuletd load --rate-range measures what it serves"},
-		{adminCapacity{Ratio: 5.3, Load: 2004, Rate: 10694, CPU: true, ExecutorPathUS: 71.2, DaemonPathUS: 234}, "capacity (planner's estimate): 5.3× the 2004 req/s planned for, 10694 req/s\n" +
+		{adminCapacity{Ratio: 5.3, Load: 2004, Rate: 10694, CPU: true, ExecutorPathUS: 71.2, DaemonPathUS: 234}, false, "capacity (planner's estimate): 5.3× the 2004 req/s planned for, 10694 req/s\n" +
 			"  on the CPU it counts the executors' 71µs of CPU a request; the daemon's\n  234µs shares the cores too: gpuletd load --rate-range measures what it serves"},
 	} {
-		got := tc.c.words()
+		got := tc.c.words(tc.spread)
 		require.Equal(t, tc.want, got)
 		require.LessOrEqual(t, widest(got), 80)
 	}

@@ -172,6 +172,7 @@ func TestLoadRefusesACSVItCannotWrite(t *testing.T) {
 		{[]string{"-m", "lenet5", "--concurrency", "0"}, "--concurrency 0: give 1 or more"},
 		{[]string{"-m", "lenet5", "-b", "0"}, "--batch-size 0: give 1 or more"},
 		{[]string{"-m", "lenet5", "--inputs", "-1"}, "--inputs -1: give 1 or more"},
+		{[]string{"-m", "lenet5", "--request-count", "0"}, "--request-count 0: give 1 or more"},
 	} {
 		code, _, stderr := runCLI(t, append([]string{"load", "--rate", "10", "--url", "http://127.0.0.1:9"}, tc.args...)...)
 		require.Equal(t, 2, code, stderr)

@@ -315,6 +315,6 @@ func TestStatusSaysThePlannedCapacity(t *testing.T) {
 	require.Regexp(t, `\ngpuletd_planned_capacity_ratio \d`, metrics)
 	code, out, stderr := runCLI(t, "status", "--url", base)
 	require.Equal(t, 0, code, stderr)
-	require.Regexp(t, `\ncapacity \(planner's estimate\): \d+× the 1\.00 req/s planned for, \d+ req/s\n`, out)
+	require.Regexp(t, `\ncapacity \(planner's estimate\): \d+ req/s in all, in the planned mix\n`, out, "an idle node's plan: its rates are room, and the multiple of them says nothing")
 	require.NotContains(t, out, "on the CPU it counts")
 }

@@ -183,8 +183,10 @@ type adminCapacity struct {
 	DaemonPathUS   float64 `json:"daemon_path_us"`
 }
 
-// words says it in a line of the status's header.
-func (c *adminCapacity) words() string {
+// words says it in a line of the status's header; spread: the plan is an
+// idle node's (Spread), whose planned rates are room, not load, so that
+// only the rate it would hold says anything.
+func (c *adminCapacity) words(spread bool) string {
 	rate := func(r float64) string { return strings.TrimSuffix(perSecond(r), "/s") + " req/s" }
 	ratio := fmt.Sprintf("%.1f×", c.Ratio)
 	if c.Ratio >= 10 {
@@ -201,6 +203,9 @@ func (c *adminCapacity) words() string {
 		return fmt.Sprintf("capacity (planner's estimate): %s the %s planned for: overloaded", ratio, rate(c.Load))
 	}
 	line := fmt.Sprintf("capacity (planner's estimate): %s%s the %s planned for, %s%s", atLeast, ratio, rate(c.Load), atLeast, rate(c.Rate))
+	if spread {
+		line = fmt.Sprintf("capacity (planner's estimate): %s%s in all, in the planned mix", atLeast, rate(c.Rate))
+	}
 	if utf8.RuneCountInString(line) > 80 { // a terminal's width
 		line = strings.Replace(line, " planned for, ", " planned for,\n  ", 1)
 	}

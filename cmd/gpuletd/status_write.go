@@ -86,7 +86,7 @@ func writeStatus(w io.Writer, base string, s *adminStatus) error {
 			writeWrappedLine(w, spreadWords)
 		}
 		if s.Capacity != nil {
-			fmt.Fprintln(w, s.Capacity.words())
+			fmt.Fprintln(w, s.Capacity.words(s.Plan != nil && s.Plan.Spread))
 		}
 		if p := s.RequestPath; p != nil {
 			writeWrappedLine(w, p.words())

@@ -63,6 +63,11 @@ type Config struct {
 	Rate float64
 	// Duration is how long requests are sent (after Warmup).
 	Duration time.Duration
+	// Requests, when above 0, ends the run once this many requests were
+	// due after the warm-up (sent, or dropped by this client), as
+	// perf_analyzer's --request-count, or Duration passed, whichever
+	// comes first; the report's window is then the time they took.
+	Requests int64
 	// Warmup is sent first, on the same schedule, and not recorded: it
 	// opens connections and lets the server settle.
 	Warmup time.Duration
@@ -188,8 +193,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: concurrency %d; give at most %d requests in flight", ErrConfig, c.Concurrency, MaxConcurrency)
 	case c.Duration <= 0:
 		return c, fmt.Errorf("%w: duration %s; give a positive duration", ErrConfig, c.Duration)
-	case c.Warmup < 0 || c.Concurrency < 0 || c.Drain < 0 || c.Timeout < 0 || c.SLO < 0:
-		return c, fmt.Errorf("%w: warmup, concurrency, drain, timeout and SLO cannot be negative", ErrConfig)
+	case c.Warmup < 0 || c.Concurrency < 0 || c.Drain < 0 || c.Timeout < 0 || c.SLO < 0 || c.Requests < 0:
+		return c, fmt.Errorf("%w: warmup, concurrency, drain, timeout, SLO and request count cannot be negative", ErrConfig)
 	case c.OKStatus != 0 && (c.OKStatus < 100 || c.OKStatus > 599):
 		return c, fmt.Errorf("%w: ok status %d is not an HTTP status", ErrConfig, c.OKStatus)
 	case c.Inputs < 0 || c.Inputs > MaxInputs:

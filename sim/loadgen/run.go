@@ -355,15 +355,20 @@ func (g *generator) closedLoop(ctx, reqCtx context.Context, rep *Report) error {
 			defer senders.Done()
 			for at := time.Now(); at.Before(end) && ctx.Err() == nil; at = time.Now() {
 				j := job{at: at, record: !at.Before(start), second: int(at.Sub(start) / time.Second)}
-				n := g.inFlight.Add(1)
 				if j.record {
 					mu.Lock()
+					if g.cfg.Requests > 0 && rep.Scheduled >= g.cfg.Requests {
+						mu.Unlock()
+						return // the count is sent: the others stop too
+					}
 					rep.Scheduled++
 					rep.Sent++
 					g.due = grow(g.due, j.second)
 					g.due[j.second].Due++
-					g.t.maxInFlight = max(g.t.maxInFlight, n)
+					g.t.maxInFlight = max(g.t.maxInFlight, g.inFlight.Add(1))
 					mu.Unlock()
+				} else {
+					g.inFlight.Add(1)
 				}
 				g.send(reqCtx, j)
 				g.inFlight.Add(-1)
@@ -371,7 +376,10 @@ func (g *generator) closedLoop(ctx, reqCtx context.Context, rep *Report) error {
 		}()
 	}
 	senders.Wait()
-	rep.Window = max(g.cfg.Duration, time.Since(start))
+	rep.Window = time.Since(start)
+	if g.cfg.Requests == 0 || rep.Scheduled < g.cfg.Requests {
+		rep.Window = max(g.cfg.Duration, rep.Window)
+	}
 	return ctx.Err()
 }
 
@@ -388,7 +396,8 @@ func (g *generator) schedule(ctx context.Context, rep *Report) error {
 	timer := hrtimer.NewTimer()
 	defer func() { _ = timer.Close() }() // a timerfd's close fails only on a bad descriptor
 	limit := int64(g.cfg.Concurrency)
-	for at := begin.Add(g.cfg.Arrivals.Next()); at.Before(end); at = at.Add(g.cfg.Arrivals.Next()) {
+	counted := func() bool { return g.cfg.Requests > 0 && rep.Scheduled >= g.cfg.Requests }
+	for at := begin.Add(g.cfg.Arrivals.Next()); at.Before(end) && !counted(); at = at.Add(g.cfg.Arrivals.Next()) {
 		if wait := time.Until(at); wait > 0 {
 			timer.Reset(wait)
 			select {
@@ -423,7 +432,10 @@ func (g *generator) schedule(ctx context.Context, rep *Report) error {
 		}
 		g.jobs <- job{at: at, record: record, second: second}
 	}
-	rep.Window = max(g.cfg.Duration, time.Since(start))
+	rep.Window = time.Since(start)
+	if !counted() {
+		rep.Window = max(g.cfg.Duration, rep.Window)
+	}
 	return nil
 }
 

@@ -141,6 +141,32 @@ func TestClosedLoop(t *testing.T) {
 	require.Equal(t, rep.Sent, due, "every request falls due in a second of the window")
 }
 
+// TestRequestCount: a run given a request count ends once that many fell
+// due after the warm-up, open loop or closed, long before its duration,
+// and its window is the time they took.
+func TestRequestCount(t *testing.T) {
+	for _, closed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("closed=%v", closed), func(t *testing.T) {
+			srv := newFakeServer(t, &fakeServer{delay: func(int64) time.Duration { return time.Millisecond }})
+			cfg := Config{URL: srv.URL, Model: "m", Rate: 1000, Duration: time.Hour, Seed: 3, Requests: 40}
+			if closed {
+				cfg.Rate, cfg.Closed, cfg.Concurrency, cfg.Warmup = 0, true, 4, 50*time.Millisecond
+			}
+			start := time.Now()
+			rep, err := Run(context.Background(), cfg)
+			require.NoError(t, err)
+			require.Less(t, time.Since(start), time.Minute)
+			require.Equal(t, int64(40), rep.Scheduled)
+			require.Equal(t, int64(40), rep.Sent)
+			require.Equal(t, int64(40), rep.OK)
+			require.Less(t, rep.Window, 10*time.Second, "the time the 40 took, not the hour")
+			require.Positive(t, rep.Window)
+		})
+	}
+	_, err := Run(context.Background(), Config{URL: "http://127.0.0.1:1", Model: "m", Rate: 1, Duration: time.Second, Requests: -1})
+	require.ErrorIs(t, err, ErrConfig)
+}
+
 // TestBoundDrops: with 4 requests in flight allowed and a slow server, the
 // requests due while 4 are in flight are dropped by the client, and the
 // schedule goes on.

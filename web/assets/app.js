@@ -78,7 +78,7 @@ function renderSummary(st) {
     ['Planner', st.algorithm],
     ['Plan', planWords(st.plan)],
     ['Planned', st.plan_at ? `${clock(st.plan_at)}${st.plan_reason ? ' (' + st.plan_reason + ')' : ''}` : '–'],
-    ['Capacity', capacityWords(st.capacity)],
+    ['Capacity', capacityWords(st.capacity, st.plan?.spread)],
     ['Request path', requestPathWords(st.request_path)],
     ['Memory', memoryWords(st.memory)],
     ['CPU models', cpuMemoryWords(st.cpu_memory)],

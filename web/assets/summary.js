@@ -78,8 +78,9 @@ export function planWords(plan) {
 // before the planner cannot place it all (the status's capacity): a dash
 // before a plan with load. On the CPU (the status's capacity.cpu) the
 // estimate counts the models' compute and, once measured, the executors'
-// share of the request path, never the daemon's.
-export function capacityWords(c) {
+// share of the request path, never the daemon's. spread: the plan is an
+// idle node's, whose planned rates are room, not load: the rate alone.
+export function capacityWords(c, spread) {
   if (!c) return '–';
   const atLeast = c.at_least ? '≥' : '';
   const ratio = atLeast + (c.ratio >= 10 ? whole(c.ratio) : c.ratio.toFixed(1)) + '×';
@@ -93,6 +94,7 @@ export function capacityWords(c) {
   } else if (c.cpu) {
     cpu = ' (on the CPU: the models\' compute alone, the request path shares its cores)';
   }
+  if (spread) return `${atLeast}${whole(c.rate)} req/s in all, in the planned mix${cpu}`;
   return `${ratio} the ${load} planned for, ${atLeast}${whole(c.rate)} req/s${cpu}`;
 }
 
