@@ -346,6 +346,9 @@ func TestCLIAgainstDaemon(t *testing.T) {
 		refused += n
 	}
 	require.Equal(t, fromData.Report.Sent, fromData.Report.OK+refused, "every request of the file answered: %s", out)
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--input-data", dataFile, "--input-data", dataFile, "--request-count", "8", "--rate", "100")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^requests +8 scheduled, 8 sent, `, out, "two data files, four requests in turn")
 	out = infer("lenet5", "--input-data", dataFile)
 	require.Regexp(t, `(?m)^model +lenet5 \(version 1\), answered in \S+$`, out, "gpuletd infer sends the file's first request")
 	// perf_analyzer's folder: a file named after the input, one request's

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gpulet/gpuletd/kserve"
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -18,7 +19,8 @@ const (
 // inputDataUsage is --input-data's help in gpuletd load.
 const inputDataUsage = "the requests' data: random (in [0,1) for floats, [0,10) for integers), zero (zeros: integer inputs that index a table, token ids or types, stay in its first row), " +
 	"or a file: perf_analyzer's data JSON ({\"data\": [{\"INPUT\": values}, …]}, its requests sent in turn) or one KServe v2 JSON request sent as it is (one model, not with --inputs, --binary or --shm), " +
-	"or perf_analyzer's folder of a file for each input, named after it (one request's bytes as they lie in memory; a BYTES input's elements a line each), sent as binary tensors, as perf_analyzer's --input-data"
+	"or perf_analyzer's folder of a file for each input, named after it (one request's bytes as they lie in memory; a BYTES input's elements a line each), sent as binary tensors, as perf_analyzer's --input-data; " +
+	"several data files, --input-data given for each, send their requests in turn"
 
 // inputData is what --input-data asks for: zero data, a request read
 // from a file, or perf_analyzer's data file (nil for random or zero).
@@ -60,6 +62,31 @@ func readInputData(v string) (inputData, error) {
 		return inputData{}, fmt.Errorf("--input-data %s: not a KServe v2 JSON request: %w", v, err)
 	}
 	return inputData{payload: &loadgen.Payload{Body: body, JSONLen: -1}}, nil
+}
+
+// readInputDataFiles reads gpuletd load's --input-data, given once or, as
+// perf_analyzer takes it, several times: each a perf_analyzer data file,
+// their requests sent in turn, the first file's first.
+func readInputDataFiles(vs []string) (inputData, error) {
+	if len(vs) <= 1 {
+		return readInputData(strings.Join(vs, ""))
+	}
+	var all *loadgen.InputData
+	for _, v := range vs {
+		in, err := readInputData(v)
+		if err != nil {
+			return inputData{}, err
+		}
+		if in.data == nil || in.data.IsDir() {
+			return inputData{}, fmt.Errorf("--input-data given %d times: each must be a perf_analyzer data file ({\"data\": [...]}), whose requests go in turn, and %s is not", len(vs), v)
+		}
+		if all == nil {
+			all = in.data
+		} else if err := all.Append(in.data); err != nil {
+			return inputData{}, fmt.Errorf("--input-data %s: %w", v, err)
+		}
+	}
+	return inputData{data: all}, nil
 }
 
 // check refuses a request file with what cannot use it: several models

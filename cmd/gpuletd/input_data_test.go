@@ -53,6 +53,21 @@ func TestInputData(t *testing.T) {
 	require.NoError(t, in.check(1, 1, true, true))
 	require.ErrorContains(t, in.check(2, 1, false, false), "one model's request")
 
+	// Given several times, as perf_analyzer takes it: data files, their
+	// requests in turn; anything else among them is refused.
+	data2 := filepath.Join(dir, "data2.json")
+	require.NoError(t, os.WriteFile(data2, []byte(`{"data": [{"ids": [2, 0]}, {"ids": [3, 0]}]}`), 0o644))
+	in, err = readInputDataFiles([]string{data, data2})
+	require.NoError(t, err)
+	require.Equal(t, 3, in.data.Len())
+	for _, with := range []string{good, "zero", dir} {
+		_, err = readInputDataFiles([]string{data, with})
+		require.ErrorContains(t, err, "--input-data given 2 times: each must be a perf_analyzer data file", with)
+	}
+	in, err = readInputDataFiles([]string{"random"})
+	require.NoError(t, err)
+	require.Equal(t, inputData{}, in)
+
 	_, err = readInputData(bad)
 	require.ErrorContains(t, err, "not a KServe v2 JSON request")
 	_, err = readInputData(filepath.Join(dir, "absent.json"))

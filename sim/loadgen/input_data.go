@@ -74,6 +74,20 @@ func IsInputData(b []byte) bool {
 	return json.Unmarshal(b, &f) == nil && len(f.Data) > 0 && len(f.Inputs) == 0
 }
 
+// Append adds o's requests after d's, as perf_analyzer appends the
+// requests of its data files given one after another; neither may be a
+// folder, and together they hold at most MaxDataEntries.
+func (d *InputData) Append(o *InputData) error {
+	switch {
+	case d.dir != "" || o.dir != "":
+		return fmt.Errorf("%w: input data: a folder's request is one; it takes no other file's", ErrConfig)
+	case len(d.entries)+len(o.entries) > MaxDataEntries:
+		return fmt.Errorf("%w: input data: %d requests; at most %d are held", ErrConfig, len(d.entries)+len(o.entries), MaxDataEntries)
+	}
+	d.entries = append(d.entries, o.entries...)
+	return nil
+}
+
 // Len is how many requests the file holds.
 func (d *InputData) Len() int {
 	if d.dir != "" {

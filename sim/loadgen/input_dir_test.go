@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,4 +122,20 @@ func TestInputDirRejects(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.payloads(dirModel())
 	require.ErrorContains(t, err, "is not a file")
+}
+
+// Data files given one after another send their requests in turn; a
+// folder takes no other, and the requests held stay bounded.
+func TestInputDataAppend(t *testing.T) {
+	a, err := ParseInputData([]byte(`{"data": [{"x": [1, 2, 3, 4]}]}`))
+	require.NoError(t, err)
+	b, err := ParseInputData([]byte(`{"data": [{"x": [5, 6, 7, 8]}, {"x": [9, 9, 9, 9]}]}`))
+	require.NoError(t, err)
+	require.NoError(t, a.Append(b))
+	require.Equal(t, 3, a.Len())
+	dir, err := ReadInputDir(t.TempDir())
+	require.NoError(t, err)
+	require.ErrorIs(t, a.Append(dir), ErrConfig)
+	big := &InputData{entries: make([]map[string]json.RawMessage, MaxDataEntries)}
+	require.ErrorContains(t, a.Append(big), "at most 4096 are held")
 }
