@@ -272,7 +272,7 @@ type tlsStatus struct {
 
 func (n *node) status() status {
 	ready, waiting, unservable := n.readiness()
-	inv := n.devices.Inventory()
+	inv := n.inventory()
 	rest, grpcAt, metricsAt := n.listeners()
 	s := status{
 		Version: version.Version, Started: n.started, Ready: ready, WaitingFor: waiting, NotReadyFor: unservable, NotLoaded: n.catalog.notLoadedNames(), Unloaded: n.catalog.unloadedNames(), Engine: n.engine, Store: n.storeStatus(), Listen: rest, GRPCListen: grpcAt, MetricsListen: metricsAt, ModelConfigName: n.conf().ModelConfigName,

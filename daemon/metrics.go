@@ -159,7 +159,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	n := c.n
 	ch <- prometheus.MustNewConstMetric(descBuildInfo, prometheus.GaugeValue, 1, version.Version, runtime.Version())
 	n.collectMemory(ch)
-	inv := n.devices.Inventory()
+	inv := n.inventory()
 	for _, g := range n.sup.list() {
 		ch <- prometheus.MustNewConstMetric(descSize, prometheus.GaugeValue, float64(g.size), g.id, g.device.ID)
 		if m := g.memory(inv); m != nil {

@@ -113,6 +113,11 @@ func RunProcess(ctx context.Context, o ProcessOptions) error {
 // folder of its executors' sockets (engine.EmulatedOptions.Fault).
 func EmulatedFaultFile(deviceID string) string { return "fault-" + deviceID }
 
+// EmulatedMemoryFile is the name of the file, in the executors' socket
+// folder, that lists what the loads on an emulated device hold
+// (engine.DeviceMemory).
+func EmulatedMemoryFile(deviceID string) string { return "memory-" + deviceID }
+
 // deviceCheck is the executor's Options.DeviceCheck for a device of kind:
 // on NVIDIA GPUs, whether the process's CUDA context holds an error for
 // good (cudart.CheckContext); on emulated ones, the emulated fault
@@ -150,7 +155,7 @@ func newEngine(env execenv.Env, o ProcessOptions, log *zap.Logger) (engine.Engin
 		opts := engine.EmulatedOptions{DeviceName: env.Emulated, Log: log,
 			Fault: filepath.Join(filepath.Dir(o.Socket), EmulatedFaultFile(env.DeviceID))}
 		if env.MemoryMB > 0 && env.DeviceID != "" {
-			opts.Memory = &engine.DeviceMemory{Path: filepath.Join(filepath.Dir(o.Socket), "memory-"+env.DeviceID),
+			opts.Memory = &engine.DeviceMemory{Path: filepath.Join(filepath.Dir(o.Socket), EmulatedMemoryFile(env.DeviceID)),
 				Device: env.DeviceID, TotalMB: float64(env.MemoryMB)}
 		}
 		return engine.NewEmulated(opts), nil

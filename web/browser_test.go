@@ -470,8 +470,8 @@ func checkPipelineRow(t *testing.T, b *browser) {
 
 // checkDeviceMemory renders an NVIDIA GPU into a panel of its own: its
 // line says how much of its memory the driver has in use and its power
-// draw, and an emulated GPU's (whose memory nothing uses) does not. A gpu-let's placement says how
-// many of its model's requests failed there.
+// draw; an emulated GPU's, what its executors' loads hold, and no power. A
+// gpu-let's placement says how many of its model's requests failed there.
 func checkDeviceMemory(t *testing.T, b *browser) {
 	t.Helper()
 	got := eval[[]string](t, b, `(async () => {
@@ -482,7 +482,7 @@ func checkDeviceMemory(t *testing.T, b *browser) {
   new Devices(root).render({ devices: [
     { id: 'gpu0', kind: 'nvidia', type: 'h100-80gb-hbm3', name: 'NVIDIA H100 80GB HBM3', backend: 'mps', health: 'ok', memory_total: 80 * gib, memory_free: 68 * gib,
       power: { watts: 251.46, limit_watts: 700, energy_joules: 1234 } },
-    { id: 'emu0', kind: 'emulated', type: 'igniter-v100', name: 'Emulated igniter-v100', backend: 'mps', health: 'ok', memory_total: 16 * gib, memory_free: 16 * gib },
+    { id: 'emu0', kind: 'emulated', type: 'igniter-v100', name: 'Emulated igniter-v100', backend: 'mps', health: 'ok', memory_total: 16 * gib, memory_free: 15.5 * gib },
     { id: 'gpu1', kind: 'nvidia', type: 'h100-80gb-hbm3', name: 'NVIDIA H100 80GB HBM3', backend: 'mps', health: 'failed',
       health_detail: 'the GPU is lost, fallen off the bus' },
   ], gpulets: [], models: [] });
@@ -493,7 +493,7 @@ func checkDeviceMemory(t *testing.T, b *browser) {
 	require.Len(t, got, 3)
 	require.Contains(t, got[0], " · 12 GiB in use · drawing 251 W of 700 W")
 	require.NotContains(t, got[0], "health")
-	require.NotContains(t, got[1], "in use")
+	require.Contains(t, got[1], " · 512 MiB in use")
 	require.NotContains(t, got[1], "drawing", "a device the driver gives no power for says none")
 	require.Contains(t, got[2], " · health: failed (the GPU is lost, fallen off the bus)", "a failed device says why")
 

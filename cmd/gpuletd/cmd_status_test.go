@@ -53,7 +53,7 @@ func TestWriteStatus(t *testing.T) {
 		"gpuletd dev at http://127.0.0.1:18711: ready\ngRPC on 127.0.0.1:18712 (inference.GRPCInferenceService, grpc.health.v1.Health)\n",
 		"policy deferred, placement gpulet-int, 1 reorganization, 0 executor restarts",
 		"(rate of mlp surged)",
-		"emu1    emulated  igniter-v100  mps      ok      -       Emulated igniter-v100",
+		"emu1    emulated  igniter-v100  mps      ok      0/16GiB  Emulated igniter-v100",
 		"GPU-LET     SIZE  STATE  BUSY  MEMORY    MODEL   BATCH  PLANNED  MEAN BATCH\n",
 		"emu0-100-1  100%  ready  0.8%  76.8 MiB  lenet5  1      160/s    1.0\n",
 		"                                        mlp     1      72.0/s   1.1\n",

@@ -317,4 +317,12 @@ func TestStatusSaysThePlannedCapacity(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `\ncapacity \(planner's estimate\): \d+ req/s in all, in the planned mix\n`, out, "an idle node's plan: its rates are room, and the multiple of them says nothing")
 	require.NotContains(t, out, "on the CPU it counts")
+	// The emulated GPU's memory in use is what its executors' loads of mlp
+	// hold, as a GPU's driver counts its processes'.
+	require.Eventually(t, func() bool {
+		var now adminStatus
+		return adminGet(t.Context(), plainAPI(base), "/api/v1/status", &now) == nil && len(now.Devices) == 1 &&
+			now.Devices[0].MemoryFree < now.Devices[0].MemoryTotal
+	}, 30*time.Second, 100*time.Millisecond)
+	require.Regexp(t, `\ngpuletd_device_memory_bytes\{device="emu0",state="free"\} \d`, string(do(t, "GET", base+"/metrics", nil, nil).body))
 }

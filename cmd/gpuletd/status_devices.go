@@ -82,16 +82,16 @@ func (d adminDevice) loadText() string {
 	return d.ID + ": " + strings.Join(parts, ", ")
 }
 
-// memoryText is a GPU's memory in use and its total, as the driver says,
-// in whole GiB ("12/80GiB"); for the CPU, what the plan places on it and
-// what its models may hold ("1.4/3.9GiB"); "-" for other devices (an
-// emulated GPU's memory is its profile set's, with nothing in use to tell).
+// memoryText is a GPU's memory in use and its total in whole GiB
+// ("12/80GiB"), as the driver says or, on an emulated GPU, as its
+// executors' loads hold it; for the CPU, what the plan places on it and
+// what its models may hold ("1.4/3.9GiB"); "-" for other devices.
 func (d adminDevice) memoryText(cpu *adminCPUMemory) string {
 	gib := func(b uint64, prec int) string { return strconv.FormatFloat(float64(b)/(1<<30), 'f', prec, 64) }
 	switch {
 	case d.Kind == "cpu" && cpu != nil && cpu.Models > 0:
 		return gib(uint64(cpu.Placed), 1) + "/" + gib(uint64(cpu.Models), 1) + "GiB"
-	case d.Kind != "nvidia" || d.MemoryTotal == 0:
+	case d.Kind != "nvidia" && d.Kind != "emulated" || d.MemoryTotal == 0:
 		return "-"
 	}
 	return gib(d.MemoryTotal-min(d.MemoryFree, d.MemoryTotal), 0) + "/" + gib(d.MemoryTotal, 0) + "GiB"

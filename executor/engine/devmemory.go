@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -89,25 +90,9 @@ func (d *DeviceMemory) update(f func([]heldMemory) ([]heldMemory, error)) error 
 		return fmt.Errorf("lock device memory: %w", err)
 	}
 	defer syscall.Flock(int(file.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing unlocks too
-	var held []heldMemory
-	sc := bufio.NewScanner(file)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 4 {
-			continue
-		}
-		pid, perr := strconv.Atoi(fields[0])
-		mb, merr := strconv.ParseFloat(fields[3], 64)
-		if perr != nil || merr != nil {
-			continue
-		}
-		if start, ok := processStart(pid); !ok || start != fields[1] {
-			continue // gone, or its ID now names another process
-		}
-		held = append(held, heldMemory{pid: pid, start: fields[1], key: fields[2], mb: mb})
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read device memory: %w", err)
+	held, err := readHeld(file)
+	if err != nil {
+		return err
 	}
 	held, err = f(held)
 	if err != nil {
@@ -124,6 +109,58 @@ func (d *DeviceMemory) update(f func([]heldMemory) ([]heldMemory, error)) error 
 		return fmt.Errorf("write device memory: %w", err)
 	}
 	return nil
+}
+
+// Used is the MiB the loads of live processes hold on the device now, read
+// under a shared lock and changing nothing (the daemon's view of an
+// emulated GPU's memory); none before any load made the file.
+func (d *DeviceMemory) Used() (float64, error) {
+	file, err := os.Open(d.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("open device memory: %w", err)
+	}
+	defer file.Close()
+	if err := syscall.Flock(int(file.Fd()), syscall.LOCK_SH); err != nil {
+		return 0, fmt.Errorf("lock device memory: %w", err)
+	}
+	defer syscall.Flock(int(file.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing unlocks too
+	held, err := readHeld(file)
+	if err != nil {
+		return 0, err
+	}
+	used := 0.0
+	for _, h := range held {
+		used += h.mb
+	}
+	return used, nil
+}
+
+// readHeld reads the file's lines, less those of processes that are gone.
+func readHeld(r io.Reader) ([]heldMemory, error) {
+	var held []heldMemory
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 4 {
+			continue
+		}
+		pid, perr := strconv.Atoi(fields[0])
+		mb, merr := strconv.ParseFloat(fields[3], 64)
+		if perr != nil || merr != nil {
+			continue
+		}
+		if start, ok := processStart(pid); !ok || start != fields[1] {
+			continue // gone, or its ID now names another process
+		}
+		held = append(held, heldMemory{pid: pid, start: fields[1], key: fields[2], mb: mb})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read device memory: %w", err)
+	}
+	return held, nil
 }
 
 // processStart is the start time of process pid (field 22 of

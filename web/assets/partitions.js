@@ -281,8 +281,9 @@ export class Devices {
             backendWords[d.backend] || d.backend,
             `${used}% in ${serving.length} gpu-let${serving.length === 1 ? '' : 's'}`,
             memTotal > 0 ? `memory ${num(memUsed / 1024)} of ${num(memTotal / 1024)} GiB planned` : `memory ${bytes(d.memory_total)}`,
-            // What the driver says is in use, on a GPU it measures.
-            d.kind === 'nvidia' && d.memory_total > 0 ? `${bytes(d.memory_total - Math.min(d.memory_free, d.memory_total))} in use` : null,
+            // What the driver says is in use, on a GPU it measures; what
+            // the executors' loads hold, on an emulated one.
+            (d.kind === 'nvidia' || d.kind === 'emulated') && d.memory_total > 0 ? `${bytes(d.memory_total - Math.min(d.memory_free, d.memory_total))} in use` : null,
             powerWords(d),
             cpuCores(d),
             d.health && d.health !== 'ok' ? `health: ${d.health}${d.health_detail ? ` (${d.health_detail})` : ''}` : null,
