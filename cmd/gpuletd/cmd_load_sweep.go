@@ -143,12 +143,16 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	}
 	w := cmd.OutOrStdout()
 	var (
-		rows   *sweepTable
-		csvErr error
+		rows    *sweepTable
+		csvErr  error
+		metrics []stepMetrics // each step's, for --json
 	)
 	each := func(st loadgen.SweepStep) {
 		if lr.csv != nil && csvErr == nil {
 			csvErr = lr.csv.Step(st, view)
+		}
+		if view.metrics != nil {
+			metrics = append(metrics, stepMetrics{At: st.At, MetricsSummary: view.metrics})
 		}
 		if lr.json {
 			return
@@ -178,7 +182,11 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		if lr.closed {
 			kind = "concurrency"
 		}
-		if err := printJSON(w, map[string]any{"arrival": lr.arrival, "sweep": kind, "range": r, "result": res}); err != nil {
+		out := map[string]any{"arrival": lr.arrival, "sweep": kind, "range": r, "result": res}
+		if len(metrics) > 0 {
+			out["server_metrics"] = metrics
+		}
+		if err := printJSON(w, out); err != nil {
 			return err
 		}
 	} else if rows != nil {
@@ -188,6 +196,13 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		return &exitError{code: 1, msg: "gpuletd load: interrupted; the steps above ran"}
 	}
 	return nil
+}
+
+// stepMetrics is what the server's metrics said of one step of a sweep
+// (--collect-metrics), at its rate or concurrency.
+type stepMetrics struct {
+	At float64 `json:"at"`
+	*loadgen.MetricsSummary
 }
 
 // sweepTable prints a sweep's steps as they end, in fixed columns (a step

@@ -295,6 +295,22 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Len(t, lines, 3, "a header and a row a step: %s", written)
 	require.True(t, strings.HasSuffix(lines[0], ",p99 latency,Avg latency,request/response,response wait,Avg GPU Utilization,Avg GPU Power Usage,Max GPU Memory Usage,Total GPU Memory"), lines[0])
 	require.Regexp(t, `,[1-9]\d*,0,[1-9]\d*,,,emu0:\d+;emu1:\d+;,emu0:17179869184;emu1:17179869184;$`, lines[1])
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--concurrency-range", "1:2", "-p", "300", "--warmup", "0s", "--collect-metrics", "--whole-range", "--json")
+	require.Equal(t, 0, code, stderr)
+	var swept struct {
+		ServerMetrics []struct {
+			At      float64 `json:"at"`
+			Samples int     `json:"samples"`
+			GPUs    []struct {
+				GPU string `json:"gpu"`
+			} `json:"gpus"`
+		} `json:"server_metrics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &swept))
+	require.Len(t, swept.ServerMetrics, 2, "a step's each: %s", out)
+	require.Equal(t, 2.0, swept.ServerMetrics[1].At)
+	require.Positive(t, swept.ServerMetrics[1].Samples)
+	require.Equal(t, "emu0", swept.ServerMetrics[1].GPUs[0].GPU)
 	// perf_analyzer's intervals file: a request 10 ms after the last, then
 	// 30 ms, again and again: 50 a second.
 	gaps := filepath.Join(t.TempDir(), "gaps.txt")
