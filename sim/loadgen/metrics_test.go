@@ -55,8 +55,8 @@ gpuletd_device_memory_bytes{device="gpu1",state="total"} 16000
 `, 15000-1000*i)
 	}
 	for _, tc := range []struct {
-		name  string
-		page  func(int64) string
+		name string
+		page func(int64) string
 		// check is given the pages served: a read the stop cancels may
 		// reach the server and not count.
 		check func(t *testing.T, s MetricsSummary, served int64)
