@@ -11,7 +11,6 @@ import (
 	"github.com/gpulet/gpuletd/executor/tensor"
 	"github.com/gpulet/gpuletd/kserve"
 	pb "github.com/gpulet/gpuletd/kserve/inferencepb"
-	"github.com/gpulet/gpuletd/kserve/tritonpb"
 )
 
 // gpuletd's settings in a model's configuration, as its config.pbtxt (and
@@ -119,50 +118,37 @@ func FetchModelGRPC(ctx context.Context, c pb.GRPCInferenceServiceClient, model,
 		}
 		return out
 	}
-	m := Model{Metadata: kserve.ModelMetadata{Name: md.Name, Versions: md.Versions, Platform: md.Platform,
-		Inputs: tensors(md.Inputs), Outputs: tensors(md.Outputs)}}
-	cfg, err := grpcConfig(ctx, c, model, version)
+	meta := kserve.ModelMetadata{Name: md.Name, Versions: md.Versions, Platform: md.Platform, Inputs: tensors(md.Inputs), Outputs: tensors(md.Outputs)}
+	return newModel(ctx, meta, model, version, func(ctx context.Context, model, version string) (modelSettings, error) {
+		return grpcSettings(ctx, c, model, version)
+	})
+}
+
+// grpcSettings reads a model's settings from its ModelConfig.
+func grpcSettings(ctx context.Context, c pb.GRPCInferenceServiceClient, model, version string) (modelSettings, error) {
+	res, err := c.ModelConfig(ctx, &pb.ModelConfigRequest{Name: model, Version: version})
 	if err != nil {
-		return nil, err
+		return modelSettings{}, grpcCallError(ctx, "ModelConfig", err)
 	}
-	m.MaxBatchSize, m.Stateful = int(cfg.GetMaxBatchSize()), cfg.GetSequenceBatching() != nil
-	if es := cfg.GetEnsembleScheduling(); es != nil && !m.Stateful {
-		// A pipeline with a stateful step takes its requests in
-		// sequences, as FetchModel finds.
-		for _, st := range es.Step {
-			sc, err := grpcConfig(ctx, c, st.ModelName, "")
-			if err != nil {
-				return nil, fmt.Errorf("fetch model %s config: %w", model, err)
-			}
-			if sc.GetSequenceBatching() != nil {
-				m.Stateful = true
-				break
-			}
-		}
+	cfg := res.GetConfig()
+	s := modelSettings{maxBatchSize: int(cfg.GetMaxBatchSize()), stateful: cfg.GetSequenceBatching() != nil}
+	for _, st := range cfg.GetEnsembleScheduling().GetStep() {
+		s.steps = append(s.steps, st.GetModelName())
 	}
 	params := cfg.GetParameters()
 	if p, ok := params[paramSLO]; ok {
 		slo, err := time.ParseDuration(p.GetStringValue())
 		if err != nil {
-			return nil, fmt.Errorf("fetch model %s config: its parameter %s %q: %w", model, paramSLO, p.GetStringValue(), err)
+			return modelSettings{}, fmt.Errorf("its parameter %s %q: %w", paramSLO, p.GetStringValue(), err)
 		}
-		m.SLO = max(slo, 0)
+		s.slo = max(slo, 0)
 	}
 	if p, ok := params[paramProfileShapes]; ok && p.GetStringValue() != "" {
-		if m.Shapes, err = tensor.ParseShapes(p.GetStringValue()); err != nil {
-			return nil, fmt.Errorf("fetch model %s config: its parameter %s: %w", model, paramProfileShapes, err)
+		if s.shapes, err = tensor.ParseShapes(p.GetStringValue()); err != nil {
+			return modelSettings{}, fmt.Errorf("its parameter %s: %w", paramProfileShapes, err)
 		}
 	}
-	return &m, nil
-}
-
-// grpcConfig reads a model's configuration over gRPC.
-func grpcConfig(ctx context.Context, c pb.GRPCInferenceServiceClient, model, version string) (*tritonpb.ModelConfig, error) {
-	res, err := c.ModelConfig(ctx, &pb.ModelConfigRequest{Name: model, Version: version})
-	if err != nil {
-		return nil, fmt.Errorf("fetch model %s config: %w", model, grpcCallError(ctx, "ModelConfig", err))
-	}
-	return res.GetConfig(), nil
+	return s, nil
 }
 
 // FetchStatsGRPC reads the statistics of model over gRPC, as FetchStats

@@ -127,49 +127,67 @@ func ModelPath(model, version string) string {
 	return path
 }
 
+// modelSettings is what the generator reads of a model's configuration,
+// over REST or gRPC.
+type modelSettings struct {
+	maxBatchSize int
+	slo          time.Duration // 0: the server gives none (Triton)
+	shapes       map[string][]int64
+	stateful     bool     // sequence_batching
+	steps        []string // a pipeline's steps' models
+}
+
+// settingsReader reads a model's settings (of version, unless "").
+type settingsReader func(ctx context.Context, model, version string) (modelSettings, error)
+
+// newModel is the model md describes with the settings read reads of it.
+// A pipeline with a stateful step takes its requests in sequences too, as
+// perf_analyzer finds from the composing models: its steps' settings are
+// read until one is.
+func newModel(ctx context.Context, md kserve.ModelMetadata, model, version string, read settingsReader) (*Model, error) {
+	s, err := read(ctx, model, version)
+	if err != nil {
+		return nil, fmt.Errorf("fetch model %s config: %w", model, err)
+	}
+	m := &Model{Metadata: md, MaxBatchSize: s.maxBatchSize, SLO: s.slo, Shapes: s.shapes, Stateful: s.stateful}
+	for _, step := range s.steps {
+		if m.Stateful {
+			break
+		}
+		st, err := read(ctx, step, "")
+		if err != nil {
+			return nil, fmt.Errorf("fetch model %s config: %w", model, err)
+		}
+		m.Stateful = st.stateful
+	}
+	return m, nil
+}
+
 // FetchModel reads GET /v2/models/{m} and GET /v2/models/{m}/config (of
 // version, unless "") from the server at base (such as
 // http://127.0.0.1:8700). The SLO is gpuletd's slo_ms; 0 from a server
 // that gives none (Triton).
 func FetchModel(ctx context.Context, client *http.Client, base, model, version string) (*Model, error) {
-	var m Model
-	path := ModelPath(model, version)
-	if err := GetJSON(ctx, client, base+path, &m.Metadata); err != nil {
+	var md kserve.ModelMetadata
+	if err := GetJSON(ctx, client, base+ModelPath(model, version), &md); err != nil {
 		return nil, fmt.Errorf("fetch model %s: %w", model, err)
 	}
-	var c modelConfig
-	if err := GetJSON(ctx, client, base+path+"/config", &c); err != nil {
-		return nil, fmt.Errorf("fetch model %s config: %w", model, err)
-	}
-	m.MaxBatchSize, m.Shapes, m.Stateful = c.MaxBatchSize, c.ProfileShapes, c.SequenceBatching != nil
-	if c.EnsembleScheduling != nil && !m.Stateful {
-		// A pipeline with a stateful step takes its requests in sequences
-		// too, as perf_analyzer finds from the composing models.
-		stateful, err := statefulStep(ctx, client, base, c.EnsembleScheduling.Step)
-		if err != nil {
-			return nil, fmt.Errorf("fetch model %s config: %w", model, err)
-		}
-		m.Stateful = stateful
-	}
-	if c.SLOMS != nil && *c.SLOMS > 0 {
-		m.SLO = time.Duration(*c.SLOMS * float64(time.Millisecond))
-	}
-	return &m, nil
-}
-
-// statefulStep says whether one of a pipeline's steps is a stateful model
-// (its configuration has sequence_batching).
-func statefulStep(ctx context.Context, client *http.Client, base string, steps []configStep) (bool, error) {
-	for _, st := range steps {
+	return newModel(ctx, md, model, version, func(ctx context.Context, model, version string) (modelSettings, error) {
 		var c modelConfig
-		if err := GetJSON(ctx, client, base+ModelPath(st.ModelName, "")+"/config", &c); err != nil {
-			return false, err
+		if err := GetJSON(ctx, client, base+ModelPath(model, version)+"/config", &c); err != nil {
+			return modelSettings{}, err
 		}
-		if c.SequenceBatching != nil {
-			return true, nil
+		s := modelSettings{maxBatchSize: c.MaxBatchSize, shapes: c.ProfileShapes, stateful: c.SequenceBatching != nil}
+		if c.SLOMS != nil && *c.SLOMS > 0 {
+			s.slo = time.Duration(*c.SLOMS * float64(time.Millisecond))
 		}
-	}
-	return false, nil
+		if c.EnsembleScheduling != nil {
+			for _, st := range c.EnsembleScheduling.Step {
+				s.steps = append(s.steps, st.ModelName)
+			}
+		}
+		return s, nil
+	})
 }
 
 // FetchStats reads the statistics of model from the server at base.
