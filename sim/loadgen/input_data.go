@@ -129,19 +129,19 @@ func (d *InputData) payloads(m *Model) ([]*Payload, error) {
 }
 
 func entryPayload(m *Model, e map[string]json.RawMessage) (*Payload, error) {
-	req := kserve.InferRequestJSON{}
-	var raw []byte
-	for _, in := range m.Metadata.Inputs {
+	req, raw, err := requestInputs(m, func(in kserve.TensorMetadata) (kserve.RequestInput, []byte, error) {
 		v, ok := e[in.Name]
 		if !ok {
-			return nil, fmt.Errorf("no values for input %q", in.Name)
+			return kserve.RequestInput{}, nil, fmt.Errorf("no values for input %q", in.Name)
 		}
 		ri, data, err := inputOf(m, in.Name, in.DataType, in.Shape, v)
 		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", in.Name, err)
+			return ri, nil, fmt.Errorf("input %q: %w", in.Name, err)
 		}
-		raw = append(raw, data...)
-		req.Inputs = append(req.Inputs, ri)
+		return ri, data, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for name := range e {
 		if !slices.ContainsFunc(m.Metadata.Inputs, func(t kserve.TensorMetadata) bool { return t.Name == name }) {
@@ -149,6 +149,22 @@ func entryPayload(m *Model, e map[string]json.RawMessage) (*Payload, error) {
 		}
 	}
 	return requestPayload(req, raw)
+}
+
+// requestInputs builds each of m's inputs with input, in order: the
+// request's inputs, and the data of those sent as binary tensors.
+func requestInputs(m *Model, input func(kserve.TensorMetadata) (kserve.RequestInput, []byte, error)) (kserve.InferRequestJSON, []byte, error) {
+	req := kserve.InferRequestJSON{}
+	var raw []byte
+	for _, in := range m.Metadata.Inputs {
+		ri, data, err := input(in)
+		if err != nil {
+			return req, nil, err
+		}
+		raw = append(raw, data...)
+		req.Inputs = append(req.Inputs, ri)
+	}
+	return req, raw, nil
 }
 
 // requestPayload is req with raw, the data of its binary inputs in order,
@@ -173,11 +189,6 @@ func requestPayload(req kserve.InferRequestJSON, raw []byte) (*Payload, error) {
 // inputOf reads one input's values: the request input, and its binary
 // data when they came in base64.
 func inputOf(m *Model, name, dataType string, declared []int64, v json.RawMessage) (kserve.RequestInput, []byte, error) {
-	ri := kserve.RequestInput{Name: name, DataType: dataType}
-	dt, err := tensor.ParseDataType(dataType)
-	if err != nil {
-		return ri, nil, fmt.Errorf("data type %q is not the protocol's", dataType)
-	}
 	var given struct {
 		Content json.RawMessage `json:"content"`
 		Shape   []int64         `json:"shape"`
@@ -186,22 +197,13 @@ func inputOf(m *Model, name, dataType string, declared []int64, v json.RawMessag
 	values := v
 	if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '{' {
 		if err := json.Unmarshal(t, &given); err != nil {
-			return ri, nil, err
+			return kserve.RequestInput{Name: name, DataType: dataType}, nil, err
 		}
 		values = given.Content
 	}
-	if ri.Shape, err = m.requestShape(name, declared); err != nil {
+	ri, dt, n, err := requestInput(m, name, dataType, declared, given.Shape)
+	if err != nil {
 		return ri, nil, err
-	}
-	if given.Shape != nil { // the dims of one request, as perf_analyzer's "shape"
-		ri.Shape = slices.Clone(given.Shape)
-		if m.MaxBatchSize > 0 {
-			ri.Shape = append([]int64{int64(max(m.Rows, 1))}, ri.Shape...)
-		}
-	}
-	n, err := tensor.NumElements(ri.Shape)
-	if err != nil || n > maxPayloadElements {
-		return ri, nil, fmt.Errorf("shape %v is not one to send", ri.Shape)
 	}
 	if given.B64 != nil {
 		data, err := base64.StdEncoding.DecodeString(*given.B64)
@@ -237,6 +239,32 @@ func inputOf(m *Model, name, dataType string, declared []int64, v json.RawMessag
 	}
 	ri.Data = jsontext.Value(b)
 	return ri, nil, nil
+}
+
+// requestInput starts input name's request input: its data type, and the
+// shape one request of m sends (of given, one request's dims without the
+// batch dimension, as perf_analyzer's "shape", when not nil) with its
+// element count.
+func requestInput(m *Model, name, dataType string, declared, given []int64) (kserve.RequestInput, tensor.DataType, int64, error) {
+	ri := kserve.RequestInput{Name: name, DataType: dataType}
+	dt, err := tensor.ParseDataType(dataType)
+	if err != nil {
+		return ri, "", 0, fmt.Errorf("data type %q is not the protocol's", dataType)
+	}
+	if ri.Shape, err = m.requestShape(name, declared); err != nil {
+		return ri, "", 0, err
+	}
+	if given != nil {
+		ri.Shape = slices.Clone(given)
+		if m.MaxBatchSize > 0 {
+			ri.Shape = append([]int64{int64(max(m.Rows, 1))}, ri.Shape...)
+		}
+	}
+	n, err := tensor.NumElements(ri.Shape)
+	if err != nil || n > maxPayloadElements {
+		return ri, "", 0, fmt.Errorf("shape %v is not one to send", ri.Shape)
+	}
+	return ri, dt, n, nil
 }
 
 // fixedRows is data, one request's bytes of input ri (of a fixed-size type

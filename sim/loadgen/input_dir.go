@@ -41,22 +41,22 @@ const maxInputFile = maxPayloadElements * 8
 // dirPayload is the request the folder dir gives m: its inputs as binary
 // tensors.
 func dirPayload(m *Model, dir string) (*Payload, error) {
-	req := kserve.InferRequestJSON{}
-	var raw []byte
-	for _, in := range m.Metadata.Inputs {
+	req, raw, err := requestInputs(m, func(in kserve.TensorMetadata) (kserve.RequestInput, []byte, error) {
 		data, err := readInputFile(dir, in.Name)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no file for input %q (named after it, as perf_analyzer reads a folder)", in.Name)
+			return kserve.RequestInput{}, nil, fmt.Errorf("no file for input %q (named after it, as perf_analyzer reads a folder)", in.Name)
 		}
 		if err != nil {
-			return nil, err
+			return kserve.RequestInput{}, nil, err
 		}
 		ri, data, err := fileInput(m, in.Name, in.DataType, in.Shape, data)
 		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", in.Name, err)
+			return ri, nil, fmt.Errorf("input %q: %w", in.Name, err)
 		}
-		raw = append(raw, data...)
-		req.Inputs = append(req.Inputs, ri)
+		return ri, data, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, out := range m.Metadata.Outputs {
 		if filepath.IsLocal(out.Name) {
@@ -90,17 +90,9 @@ func readInputFile(dir, name string) ([]byte, error) {
 // fileInput is one input read from its file: its request input and binary
 // data.
 func fileInput(m *Model, name, dataType string, declared []int64, data []byte) (kserve.RequestInput, []byte, error) {
-	ri := kserve.RequestInput{Name: name, DataType: dataType}
-	dt, err := tensor.ParseDataType(dataType)
+	ri, dt, n, err := requestInput(m, name, dataType, declared, nil)
 	if err != nil {
-		return ri, nil, fmt.Errorf("data type %q is not the protocol's", dataType)
-	}
-	if ri.Shape, err = m.requestShape(name, declared); err != nil {
 		return ri, nil, err
-	}
-	n, err := tensor.NumElements(ri.Shape)
-	if err != nil || n > maxPayloadElements {
-		return ri, nil, fmt.Errorf("shape %v is not one to send", ri.Shape)
 	}
 	if dt != tensor.Bytes {
 		if data, err = fixedRows(m, ri, dt, n, data, "its file"); err != nil {
