@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,40 +60,19 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		{name: "both memory flags", args: []string{"--shared-memory", "system", "--cuda-shm"}, err: "give --shared-memory or --shm/--cuda-shm, not both"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var (
-				pa           perfAnalyzerFlags
-				arrival      string
-				rates        string
-				shm, cudaShm bool
-				duration     = 10 * time.Second
-				slo          time.Duration
-				share        = 0.99
-			)
-			cmd := &cobra.Command{Use: "load", RunE: func(*cobra.Command, []string) error { return nil }}
-			f := cmd.Flags()
-			f.StringVar(&arrival, "arrival", "poisson", "")
-			f.StringVar(&rates, "rate-range", "", "")
-			f.BoolVar(&shm, "shm", false, "")
-			f.BoolVar(&cudaShm, "cuda-shm", false, "")
-			f.DurationVar(&duration, "duration", duration, "")
-			f.DurationVar(&slo, "slo", 0, "")
-			f.Float64Var(&share, "min-attainment", share, "")
-			f.Bool("binary", false, "")
-			pa.register(cmd)
-			require.NoError(t, f.Parse(tc.args))
-			err := pa.apply(cmd, &arrival, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &share})
+			got, f, err := applyPerfAnalyzer(t, tc.args)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tc.arrival, arrival)
-			require.Equal(t, tc.shm, shm)
-			require.Equal(t, tc.cudaShm, cudaShm)
-			require.Equal(t, tc.rates, rates)
-			require.Equal(t, cmp.Or(tc.lasts, 10*time.Second), duration)
-			require.Equal(t, tc.slo, slo)
-			require.Equal(t, cmp.Or(tc.share, 0.99), share)
+			require.Equal(t, tc.arrival, got.arrival)
+			require.Equal(t, tc.shm, got.shm)
+			require.Equal(t, tc.cudaShm, got.cudaShm)
+			require.Equal(t, tc.rates, got.rates)
+			require.Equal(t, cmp.Or(tc.lasts, 10*time.Second), got.duration)
+			require.Equal(t, tc.slo, got.slo)
+			require.Equal(t, cmp.Or(tc.share, 0.99), got.share)
 			require.Equal(t, tc.slo != 0, judged(f), "a threshold is a floor a single run is judged by")
 			require.Equal(t, tc.binary != "", f.Changed("binary"))
 			if tc.binary != "" {
@@ -232,30 +212,49 @@ func TestPerfAnalyzerAliases(t *testing.T) {
 		{name: "torchserve", args: []string{"--service-kind=torchserve"}, err: `--service-kind "torchserve": gpuletd load speaks the KServe v2 protocol`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var (
-				pa                   perfAnalyzerFlags
-				arrival, compression string
-				data                 = "random"
-				shm, cudaShm         bool
-				duration, slo        time.Duration
-				share                = 0.99
-			)
-			cmd := &cobra.Command{Use: "load", RunE: func(*cobra.Command, []string) error { return nil }}
-			f := cmd.Flags()
-			f.StringVar(&compression, "compression", "", "")
-			f.StringVar(&data, "input-data", data, "")
-			f.DurationVar(&slo, "slo", 0, "")
-			pa.register(cmd)
-			require.NoError(t, f.Parse(tc.args))
-			err := pa.apply(cmd, &arrival, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &share})
+			got, _, err := applyPerfAnalyzer(t, tc.args)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tc.compression, compression)
-			require.Equal(t, cmp.Or(tc.data, "random"), data)
-			require.Equal(t, tc.threshold, slo)
+			require.Equal(t, tc.compression, got.compression)
+			require.Equal(t, cmp.Or(tc.data, "random"), got.data)
+			require.Equal(t, tc.threshold, got.slo)
 		})
 	}
+}
+
+// appliedFlags are gpuletd load's flags that perf_analyzer's set, as
+// applyPerfAnalyzer leaves them.
+type appliedFlags struct {
+	arrival, rates, compression, data string
+	shm, cudaShm                      bool
+	duration, slo                     time.Duration
+	share                             float64
+}
+
+// applyPerfAnalyzer parses args into gpuletd load's flags that
+// perf_analyzer's spellings set, at their defaults, and applies those
+// spellings: the flags as they end, the flag set and apply's error.
+func applyPerfAnalyzer(t *testing.T, args []string) (appliedFlags, *pflag.FlagSet, error) {
+	t.Helper()
+	var pa perfAnalyzerFlags
+	got := appliedFlags{data: "random", duration: 10 * time.Second, share: 0.99}
+	cmd := &cobra.Command{Use: "load", RunE: func(*cobra.Command, []string) error { return nil }}
+	f := cmd.Flags()
+	f.StringVar(&got.arrival, "arrival", "poisson", "")
+	f.StringVar(&got.rates, "rate-range", "", "")
+	f.StringVar(&got.compression, "compression", "", "")
+	f.StringVar(&got.data, "input-data", got.data, "")
+	f.BoolVar(&got.shm, "shm", false, "")
+	f.BoolVar(&got.cudaShm, "cuda-shm", false, "")
+	f.DurationVar(&got.duration, "duration", got.duration, "")
+	f.DurationVar(&got.slo, "slo", 0, "")
+	f.Float64Var(&got.share, "min-attainment", got.share, "")
+	f.Bool("binary", false, "")
+	pa.register(cmd)
+	require.NoError(t, f.Parse(args))
+	err := pa.apply(cmd, &got.arrival, &got.shm, &got.cudaShm, &got.duration, loadFloor{slo: &got.slo, minAttainment: &got.share})
+	return got, f, err
 }
