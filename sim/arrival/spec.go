@@ -85,15 +85,15 @@ func Parse(spec string) (Spec, error) {
 		}
 		return Spec{Kind: KindGamma, Shape: shape}, nil
 	case KindTrace:
-		path, scale, err := parseTrace(arg)
+		path, scale, err := parseTrace(KindTrace, arg)
 		if err != nil {
 			return Spec{}, badSpec(spec, err.Error())
 		}
 		return Spec{Kind: KindTrace, Path: path, Scale: scale}, nil
 	case kindIntervals:
-		path, scale, err := parseTrace(arg)
+		path, scale, err := parseTrace(kindIntervals, arg)
 		if err != nil {
-			return Spec{}, badSpec(spec, "intervals"+strings.TrimPrefix(err.Error(), "trace"))
+			return Spec{}, badSpec(spec, err.Error())
 		}
 		return Spec{Kind: KindTrace, Path: path, Scale: cmp.Or(scale, 1), Intervals: true}, nil
 	case "":
@@ -134,7 +134,7 @@ func parseGamma(arg string) (float64, error) {
 
 // parseTrace splits <file>[@<scale>]; an @ followed by something that is
 // not a number belongs to the file name.
-func parseTrace(arg string) (string, float64, error) {
+func parseTrace(kind Kind, arg string) (string, float64, error) {
 	path, scale := arg, 0.0
 	if i := strings.LastIndex(arg, "@"); i >= 0 {
 		if v, err := strconv.ParseFloat(arg[i+1:], 64); err == nil {
@@ -145,7 +145,7 @@ func parseTrace(arg string) (string, float64, error) {
 		}
 	}
 	if strings.TrimSpace(path) == "" {
-		return "", 0, errors.New("trace needs a file")
+		return "", 0, fmt.Errorf("%s needs a file", kind)
 	}
 	return path, scale, nil
 }
