@@ -71,6 +71,13 @@ type Config struct {
 	// Warmup is sent first, on the same schedule, and not recorded: it
 	// opens connections and lets the server settle.
 	Warmup time.Duration
+	// WarmupRequests, when above 0, makes the warm-up last until this many
+	// requests fell due in it too (perf_analyzer's --warmup-request-count).
+	WarmupRequests int64
+	// Windows, when set, measures in windows of Duration (or of a count of
+	// requests) until the last three agree, as perf_analyzer does; nil:
+	// one window of Duration.
+	Windows *Windows
 	// Arrivals is the arrival process (package arrival); nil is Poisson at
 	// Rate drawn from Seed.
 	Arrivals arrival.Arrivals
@@ -193,8 +200,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: concurrency %d; give at most %d requests in flight", ErrConfig, c.Concurrency, MaxConcurrency)
 	case c.Duration <= 0:
 		return c, fmt.Errorf("%w: duration %s; give a positive duration", ErrConfig, c.Duration)
-	case c.Warmup < 0 || c.Concurrency < 0 || c.Drain < 0 || c.Timeout < 0 || c.SLO < 0 || c.Requests < 0:
-		return c, fmt.Errorf("%w: warmup, concurrency, drain, timeout, SLO and request count cannot be negative", ErrConfig)
+	case c.Warmup < 0 || c.WarmupRequests < 0 || c.Concurrency < 0 || c.Drain < 0 || c.Timeout < 0 || c.SLO < 0 || c.Requests < 0:
+		return c, fmt.Errorf("%w: warmup, warm-up requests, concurrency, drain, timeout, SLO and request count cannot be negative", ErrConfig)
+	case c.Windows != nil && c.Requests > 0:
+		return c, fmt.Errorf("%w: a request count ends the run's one window: measure in windows or to a count, not both", ErrConfig)
 	case c.OKStatus != 0 && (c.OKStatus < 100 || c.OKStatus > 599):
 		return c, fmt.Errorf("%w: ok status %d is not an HTTP status", ErrConfig, c.OKStatus)
 	case c.Inputs < 0 || c.Inputs > MaxInputs:
@@ -220,6 +229,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := c.checkParameters(); err != nil {
 		return c, err
+	}
+	if c.Windows != nil {
+		w, err := c.Windows.withDefaults()
+		if err != nil {
+			return c, err
+		}
+		c.Windows = &w
 	}
 	c.SharedMemory = c.SharedMemory || c.CUDASharedMemory
 	if c.Concurrency == 0 {

@@ -107,6 +107,12 @@ type Report struct {
 	// the requests that fell due in it: a plan change, a retune or a stall
 	// shows as the seconds it cost.
 	Seconds []Second `json:"seconds"`
+	// Trials are the measurement windows in the order measured, when the
+	// run measured in windows (Config.Windows): the counts above are then
+	// of the last three (those that agreed, when they did), and Stable
+	// says whether they agreed.
+	Trials []Trial `json:"trials,omitempty"`
+	Stable *bool   `json:"stable,omitempty"`
 }
 
 // Second is what became of the requests that fell due in one second of a

@@ -35,21 +35,37 @@ const maxAnswer = 1 << 30
 // job is one request due at a moment of the schedule.
 type job struct {
 	at     time.Time
-	record bool // false during the warm-up
-	second int  // the second of the window it falls due in
+	t      *tally // the window it falls due in; nil during the warm-up
+	second int    // the second of that window
 }
 
-// tally collects the workers' outcomes.
+// tally collects what became of the requests that fell due in one
+// measurement window.
 type tally struct {
-	mu          sync.Mutex
-	latency     *hdrhistogram.Histogram
-	lag         *hdrhistogram.Histogram
-	ok, within  int64
-	failed      map[string]int64
-	firstError  string
-	respBytes   int64
-	maxInFlight int64
-	seconds     []Second // by the second of the window a request fell due in
+	// start and end bound the window (segments).
+	start, end time.Time
+	// The schedule alone writes these (a closed loop's senders under
+	// their lock): the requests due, sent and dropped, the most in flight,
+	// and the due and dropped of each second.
+	scheduled, sent, dropped int64
+	maxInFlight              int64
+	due                      []Second
+	// pending counts the window's requests still in flight.
+	pending sync.WaitGroup
+	// The workers write the rest under mu.
+	mu         sync.Mutex
+	latency    *hdrhistogram.Histogram
+	lag        *hdrhistogram.Histogram
+	ok, within int64
+	failed     map[string]int64
+	firstError string
+	respBytes  int64
+	seconds    []Second // by the second of the window a request fell due in
+}
+
+// newTally starts an empty window's tally.
+func newTally() *tally {
+	return &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}}
 }
 
 // second returns the tally of second i, growing the list to hold it.
@@ -168,7 +184,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg: cfg, client: client, payloads: payloads,
 		infer: cfg.URL + ModelPath(cfg.Model, cfg.ModelVersion) + "/infer",
 		jobs:  make(chan job, cfg.Concurrency),
-		t:     &tally{latency: histogram(), lag: histogram(), failed: map[string]int64{}},
 	}
 	if stateful {
 		g.seqs = newSequencePool(cfg.Sequences, cfg.SequenceLength)
@@ -271,10 +286,13 @@ type generator struct {
 	next     atomic.Uint64
 	jobs     chan job
 	inFlight atomic.Int64
-	t        *tally
-	// due counts the requests due and dropped in each second; only the
-	// schedule writes it (the workers count the rest in t.seconds).
-	due []Second
+	// seg places the schedule's requests in the warm-up and the windows.
+	seg *segments
+	// stableAt is the window the measurement windows agreed at, -1 when
+	// they did not; checked lists what each window measured, in order
+	// (Config.Windows). The checker writes both; run reads them after it.
+	stableAt int
+	checked  []Trial
 }
 
 func (g *generator) run(ctx context.Context) (*Report, error) {
@@ -285,7 +303,9 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 	if g.cfg.Closed {
 		rep := g.newReport()
 		rep.Closed = g.cfg.Concurrency
-		err := g.closedLoop(ctx, reqCtx, rep)
+		checked := g.begin()
+		err := g.closedLoop(ctx, reqCtx)
+		<-checked
 		g.fill(rep)
 		return rep, err
 	}
@@ -297,13 +317,17 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 			for j := range g.jobs {
 				g.send(reqCtx, j)
 				g.inFlight.Add(-1)
+				if j.t != nil {
+					j.t.pending.Done()
+				}
 			}
 		}()
 	}
 
 	rep := g.newReport()
 	rep.Rate = g.cfg.Arrivals.Rate()
-	sendErr := g.schedule(ctx, rep)
+	checked := g.begin()
+	sendErr := g.schedule(ctx)
 	close(g.jobs)
 
 	drained := make(chan struct{})
@@ -321,8 +345,43 @@ func (g *generator) run(ctx context.Context) (*Report, error) {
 	case <-ctx.Done():
 		<-drained
 	}
+	<-checked
 	g.fill(rep)
 	return rep, sendErr
+}
+
+// begin starts the schedule now: its segments, and the check of its
+// windows, which closes the channel returned when done.
+func (g *generator) begin() <-chan struct{} {
+	g.seg = newSegments(g.cfg, time.Now(), newTally)
+	g.stableAt = -1
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		g.check()
+	}()
+	return checked
+}
+
+// check measures each window as it closes and its requests are answered,
+// when the run measures in windows (Config.Windows), and stops the
+// schedule once the last windows agree. It returns when the schedule has
+// ended and its last window is measured.
+func (g *generator) check() {
+	w := g.cfg.Windows
+	k := -1 // the window closed, as they close in order
+	for t := range g.seg.closed {
+		k++
+		if w == nil || g.stableAt >= 0 {
+			continue // one window, or they agreed: the rest go unmeasured
+		}
+		t.pending.Wait()
+		g.checked = append(g.checked, t.trial(w.Percentile))
+		if agree(g.checked, w.Stability) {
+			g.stableAt = k
+			g.seg.stopped.Store(true)
+		}
+	}
 }
 
 // newReport starts the run's report.
@@ -343,43 +402,39 @@ func (g *generator) newReport() *Report {
 // soon as its last is answered, until the window ends (or ctx does:
 // requests in flight then end with reqCtx). A request is due when it
 // leaves, so none is dropped and the schedule lag is nil.
-func (g *generator) closedLoop(ctx, reqCtx context.Context, rep *Report) error {
-	begin := time.Now()
-	start := begin.Add(g.cfg.Warmup)
-	end := start.Add(g.cfg.Duration)
-	var mu sync.Mutex // guards rep's counts and g.due, which every sender writes
+func (g *generator) closedLoop(ctx, reqCtx context.Context) error {
+	var mu sync.Mutex // guards g.seg and the windows' schedule counts, which every sender writes
 	var senders sync.WaitGroup
 	for range g.cfg.Concurrency {
 		senders.Add(1)
 		go func() {
 			defer senders.Done()
-			for at := time.Now(); at.Before(end) && ctx.Err() == nil; at = time.Now() {
-				j := job{at: at, record: !at.Before(start), second: int(at.Sub(start) / time.Second)}
-				if j.record {
-					mu.Lock()
-					if g.cfg.Requests > 0 && rep.Scheduled >= g.cfg.Requests {
-						mu.Unlock()
-						return // the count is sent: the others stop too
-					}
-					rep.Scheduled++
-					rep.Sent++
-					g.due = grow(g.due, j.second)
-					g.due[j.second].Due++
-					g.t.maxInFlight = max(g.t.maxInFlight, g.inFlight.Add(1))
+			for ctx.Err() == nil {
+				mu.Lock()
+				at := time.Now()
+				if g.seg.over(at) {
 					mu.Unlock()
+					return // the window is over: the others stop too
+				}
+				j := job{at: at}
+				if j.t, j.second = g.seg.place(at); j.t != nil {
+					j.t.sent++
+					j.t.maxInFlight = max(j.t.maxInFlight, g.inFlight.Add(1))
+					j.t.pending.Add(1)
 				} else {
 					g.inFlight.Add(1)
 				}
+				mu.Unlock()
 				g.send(reqCtx, j)
 				g.inFlight.Add(-1)
+				if j.t != nil {
+					j.t.pending.Done()
+				}
 			}
 		}()
 	}
 	senders.Wait()
-	rep.Window = time.Since(start)
-	if g.cfg.Requests == 0 || rep.Scheduled < g.cfg.Requests {
-		rep.Window = max(g.cfg.Duration, rep.Window)
-	}
+	g.seg.finish(time.Now(), ctx.Err() != nil)
 	return ctx.Err()
 }
 
@@ -389,53 +444,43 @@ func (g *generator) closedLoop(ctx, reqCtx context.Context, rep *Report) error {
 // error. Its timer (internal/hrtimer) fires within tens of microseconds:
 // the runtime's, late by 0.7–0.9 ms at 400 req/s, sent each request that
 // much late and bunched arrivals into the millisecond ticks it woke at.
-func (g *generator) schedule(ctx context.Context, rep *Report) error {
-	begin := time.Now()
-	start := begin.Add(g.cfg.Warmup)
-	end := start.Add(g.cfg.Duration)
+func (g *generator) schedule(ctx context.Context) error {
 	timer := hrtimer.NewTimer()
 	defer func() { _ = timer.Close() }() // a timerfd's close fails only on a bad descriptor
 	limit := int64(g.cfg.Concurrency)
-	counted := func() bool { return g.cfg.Requests > 0 && rep.Scheduled >= g.cfg.Requests }
-	for at := begin.Add(g.cfg.Arrivals.Next()); at.Before(end) && !counted(); at = at.Add(g.cfg.Arrivals.Next()) {
+	for at := g.seg.begin.Add(g.cfg.Arrivals.Next()); !g.seg.over(at); at = at.Add(g.cfg.Arrivals.Next()) {
 		if wait := time.Until(at); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:
 			case <-ctx.Done():
-				rep.Window = time.Since(start)
+				g.seg.finish(time.Now(), true)
 				return ctx.Err()
 			}
 		} else if ctx.Err() != nil {
-			rep.Window = time.Since(start)
+			g.seg.finish(time.Now(), true)
 			return ctx.Err()
 		}
-		record, second := !at.Before(start), int(at.Sub(start)/time.Second)
-		if record {
-			rep.Scheduled++
-			g.due = grow(g.due, second)
-			g.due[second].Due++
+		if g.seg.over(at) {
+			break // the windows agreed while this one was waited for
 		}
+		t, second := g.seg.place(at)
 		if g.inFlight.Load() >= limit {
-			if record {
-				rep.Dropped++
-				g.due[second].Dropped++
+			if t != nil {
+				t.dropped++
+				t.due[second].Dropped++
 			}
 			continue
 		}
 		n := g.inFlight.Add(1) // only this goroutine adds: n ≤ limit, so the send cannot block
-		if record {
-			rep.Sent++
-			if n > g.t.maxInFlight { // read under no lock: only this goroutine writes it
-				g.t.maxInFlight = n
-			}
+		if t != nil {
+			t.sent++
+			t.maxInFlight = max(t.maxInFlight, n) // under no lock: only this goroutine writes it
+			t.pending.Add(1)
 		}
-		g.jobs <- job{at: at, record: record, second: second}
+		g.jobs <- job{at: at, t: t, second: second}
 	}
-	rep.Window = time.Since(start)
-	if !counted() {
-		rep.Window = max(g.cfg.Duration, rep.Window)
-	}
+	g.seg.finish(time.Now(), false)
 	return nil
 }
 
@@ -601,56 +646,61 @@ func transportError(err error) string {
 // and returns the moment.
 func (g *generator) leave(j job) time.Time {
 	sent := time.Now()
-	if j.record {
-		g.t.mu.Lock()
-		record(g.t.lag, sent.Sub(j.at))
-		g.t.mu.Unlock()
+	if t := j.t; t != nil {
+		t.mu.Lock()
+		record(t.lag, sent.Sub(j.at))
+		t.mu.Unlock()
 	}
 	return sent
 }
 
 // answered records an answer of n bytes that took lat.
 func (g *generator) answered(j job, lat time.Duration, n int64) {
-	if !j.record {
+	t := j.t
+	if t == nil {
 		return
 	}
-	g.t.mu.Lock()
-	defer g.t.mu.Unlock()
-	g.t.ok++
-	g.t.respBytes += n
-	record(g.t.latency, lat)
-	sec := g.t.second(j.second)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ok++
+	t.respBytes += n
+	record(t.latency, lat)
+	sec := t.second(j.second)
 	sec.OK++
 	if lat <= g.cfg.SLO {
-		g.t.within++
+		t.within++
 		sec.Within++
 	}
 }
 
 func (g *generator) fail(j job, key, msg string) {
-	if !j.record {
+	t := j.t
+	if t == nil {
 		return
 	}
-	g.t.mu.Lock()
-	defer g.t.mu.Unlock()
-	g.t.failed[key]++
-	g.t.second(j.second).Failed++
-	if g.t.firstError == "" {
-		g.t.firstError = msg
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failed[key]++
+	t.second(j.second).Failed++
+	if t.firstError == "" {
+		t.firstError = msg
 	}
 }
 
-// fill completes the report from the tally once every worker is done.
+// fill completes the report once every worker is done, from the windows
+// it counts (reported).
 func (g *generator) fill(rep *Report) {
-	t := g.t
+	t := mergeTallies(g.reported())
+	rep.Window = t.end.Sub(t.start)
+	rep.Scheduled, rep.Sent, rep.Dropped = t.scheduled, t.sent, t.dropped
 	rep.OK, rep.WithinSLO, rep.Failed, rep.FirstError = t.ok, t.within, t.failed, t.firstError
 	rep.MaxInFlight = t.maxInFlight
-	t.seconds = grow(t.seconds, len(g.due)-1)
-	for i, d := range g.due {
-		t.seconds[i].Due, t.seconds[i].Dropped = d.Due, d.Dropped
-	}
 	rep.Seconds = t.seconds
 	rep.Latency, rep.Lag = summarize(t.latency), summarize(t.lag)
+	if g.cfg.Windows != nil {
+		stable := g.stableAt >= 0
+		rep.Trials, rep.Stable = g.checked, &stable
+	}
 	if w := rep.Window.Seconds(); w > 0 {
 		rep.Goodput = float64(rep.WithinSLO) / w
 		rep.SendRate = float64(rep.Sent) / w
