@@ -37,6 +37,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		binary, asJSON   bool
 		shm, cudaShm     bool
 		pa               perfAnalyzerFlags
+		wf               windowFlags
 		mf               metricsFlags
 		reqParams        requestParamsFlag
 		compression      string
@@ -181,6 +182,10 @@ ends, with the step's rate or concurrency and whether it held.
 			if err := mf.check(cmd); err != nil {
 				return err
 			}
+			windows, err := wf.windows(cmd, len(models))
+			if err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("request-count") {
 				if requestCount < 1 {
 					return usageErrorf("load: --request-count %d: give 1 or more", requestCount)
@@ -274,6 +279,7 @@ ends, with the step's rate or concurrency and whether it held.
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Requests: requestCount, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload, Data: data.data, StringLength: stringLength, StringData: stringData,
 						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, Parameters: reqParams, BatchSize: batchSize, Streaming: streaming,
+						Windows: windows, WarmupRequests: wf.warmupRequests,
 					}
 				}
 				return cfgs, nil
@@ -369,6 +375,9 @@ ends, with the step's rate or concurrency and whether it held.
 			if verdict != nil && !verdict.Holds {
 				return &exitError{code: 1, msg: shortOfFloor(*verdict, sw.minAttainment)}
 			}
+			if rep != nil {
+				return unstable(rep, duration)
+			}
 			return nil
 		},
 	}
@@ -410,6 +419,7 @@ ends, with the step's rate or concurrency and whether it held.
 	_ = cmd.RegisterFlagCompletionFunc("csv-format", cobra.FixedCompletions([]string{csvFormatGpuletd, csvFormatPerfAnalyzer}, cobra.ShellCompDirectiveNoFileComp))
 	sw.register(f)
 	pa.register(cmd)
+	wf.register(cmd)
 	mf.register(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("model", g.completeModelList)
 	return cmd
@@ -499,6 +509,7 @@ func writeLoadReport(w io.Writer, spec string, r *loadgen.Report) error {
 		fmt.Fprintf(tw, "arrivals\t%s, %s for %s, %s tensors%s (%d-byte requests)\n",
 			spec, perSecond(r.Rate), r.Window.Round(time.Millisecond), tensors, requestNotes(r), r.RequestBytes)
 	}
+	writeWindows(tw, r)
 	if r.Sequences > 0 {
 		fmt.Fprintf(tw, "sequences\t%d live, %d requests each\n", r.Sequences, r.SequenceLength)
 	}

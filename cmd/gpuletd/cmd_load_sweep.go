@@ -232,7 +232,15 @@ func newSweepTable(w io.Writer, lr loadRun, minAttainment float64, first *loadge
 			how += " (per model)"
 		}
 	}
-	fmt.Fprintf(w, "sweep of %s at %s: %s for %s, %s tensors\n", what, target, how, r0.Window.Round(time.Second), tensors)
+	span := "for " + r0.Window.Round(time.Second).String()
+	if r0.Windows != nil {
+		span = "in " + windowsEach(r0) + " windows"
+		if r0.Windows.Requests > 0 {
+			span = "in windows of " + windowsEach(r0)
+		}
+		span += fmt.Sprintf(" until 3 agree within %g%%", 100*r0.Windows.Stability)
+	}
+	fmt.Fprintf(w, "sweep of %s at %s: %s %s, %s tensors\n", what, target, how, span, tensors)
 	fmt.Fprintf(w, "a step holds when every model answers %s of its requests due within its SLO\n\n", percent(minAttainment))
 	first6 := "P50"
 	if t.mix {
@@ -276,6 +284,13 @@ func (t *sweepTable) row(st loadgen.SweepStep) {
 			failed += ", "
 		}
 		failed += fmt.Sprintf("%d dropped by this client", tot.Dropped)
+	}
+	if r := st.Run.Models[0]; r.Stable != nil && !*r.Stable {
+		failed = strings.TrimPrefix(strings.TrimPrefix(failed, "none"), "; ")
+		if failed != "" {
+			failed += "; "
+		}
+		failed += fmt.Sprintf("unstable: no 3 windows of %d agreed", len(r.Trials))
 	}
 	sent := fmt.Sprint(tot.Sent)
 	if t.mix {

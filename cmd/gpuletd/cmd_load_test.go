@@ -330,6 +330,29 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "500")
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for \d+ms`, out)
+	require.NotContains(t, out, "windows", "-p alone measures one window")
+	// perf_analyzer's stability: windows until the last three agree, here
+	// within 1000% (any three that have answers), and the report counts
+	// those three; within 0.001% none agree, and the command fails as
+	// perf_analyzer does, after its report.
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "-s", "1000", "--warmup-request-count", "20")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for 600ms,`, out)
+	require.Regexp(t, `(?m)^windows +3 measured \(200ms each\); the last 3 agree within 1000%: \d+, \d+, \d+ req/s, mean `, out)
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "100", "-s", "0.001", "-r", "4", "--json")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, stderr, "no 3 windows in a row agreed within 0.001% in 4")
+	var unsettled struct {
+		Report struct {
+			Stable bool              `json:"stable"`
+			Trials []json.RawMessage `json:"trials"`
+			Window float64           `json:"window_s"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &unsettled))
+	require.False(t, unsettled.Report.Stable)
+	require.Len(t, unsettled.Report.Trials, 4)
+	require.InDelta(t, 0.3, unsettled.Report.Window, 1e-9, "the last three windows")
 	// More of perf_analyzer's spellings, and a parameter every request
 	// carries.
 	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-i", "grpc", "--service-kind=triton", "--grpc-compression-algorithm", "gzip", "-z",

@@ -47,7 +47,7 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.distribution, "request-distribution", "", "constant or poisson: --arrival's, as perf_analyzer's --request-distribution names them")
 	f.StringVar(&p.intervals, "request-intervals", "", "a file of the gaps between requests, in microseconds a line, sent at those gaps and again from the first, as perf_analyzer's --request-intervals: --arrival intervals:FILE")
 	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
-	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (gpuletd measures one window of it, where perf_analyzer repeats windows until they agree)")
+	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (one window of it; with -s or -r, windows of it until the last three agree)")
 	f.IntVarP(&p.thresholdMS, "latency-threshold", "l", 0, "milliseconds, with --percentile P, as perf_analyzer's: a step holds while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
 	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
 	f.StringVar(&p.inputFormat, "input-tensor-format", "", "binary or json, as perf_analyzer's: --binary or --binary=false (which asks for answers in the same format)")
@@ -151,14 +151,18 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--model-version), -f
 (--csv; with --csv-format perf_analyzer in perf_analyzer's columns), -i
 (--protocol), -u (--url, or with -i grpc --grpc), --request-rate-range
-(--rate-range), -p (--duration, in milliseconds), --request-distribution
+(--rate-range), -p (--duration, in milliseconds; with -s or -r each of the
+windows measured until the last three agree), --request-distribution
 constant|poisson (--arrival), --request-intervals FILE (--arrival
 intervals:FILE), -l/--latency-threshold MS with --percentile P (--slo MS
 --min-attainment P/100), --input-tensor-format and --output-tensor-format
 binary|json (--binary), --shared-memory none|system|cuda (--shm,
 --cuda-shm), --grpc-compression-algorithm (--compression), -z and
---data-directory DIR (--input-data zero, DIR), --service-kind triton, and
--a/--async or --sync (the same load: N in flight).`
+--data-directory DIR (--input-data zero, DIR), --service-kind triton,
+-a/--async or --sync (the same load: N in flight), and perf_analyzer's
+measurement: -s/--stability-percentage, -r/--max-trials, --measurement-mode,
+--measurement-request-count (windows until the last three agree, which the
+report counts) and --warmup-request-count.`
 
 // applyAliases folds perf_analyzer's spellings that set one flag of
 // gpuletd load's into it: --grpc-compression-algorithm (--compression),

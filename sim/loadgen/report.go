@@ -107,12 +107,13 @@ type Report struct {
 	// the requests that fell due in it: a plan change, a retune or a stall
 	// shows as the seconds it cost.
 	Seconds []Second `json:"seconds"`
-	// Trials are the measurement windows in the order measured, when the
-	// run measured in windows (Config.Windows): the counts above are then
-	// of the last three (those that agreed, when they did), and Stable
-	// says whether they agreed.
-	Trials []Trial `json:"trials,omitempty"`
-	Stable *bool   `json:"stable,omitempty"`
+	// Windows is how the run measured in windows (Config.Windows, its
+	// defaults filled in), nil for one window. Trials are the windows in
+	// the order measured: the counts above are of the last three (those
+	// that agreed, when they did), and Stable says whether they agreed.
+	Windows *Windows `json:"windows,omitempty"`
+	Trials  []Trial  `json:"trials,omitempty"`
+	Stable  *bool    `json:"stable,omitempty"`
 }
 
 // Second is what became of the requests that fell due in one second of a

@@ -699,7 +699,7 @@ func (g *generator) fill(rep *Report) {
 	rep.Latency, rep.Lag = summarize(t.latency), summarize(t.lag)
 	if g.cfg.Windows != nil {
 		stable := g.stableAt >= 0
-		rep.Trials, rep.Stable = g.checked, &stable
+		rep.Windows, rep.Trials, rep.Stable = g.cfg.Windows, g.checked, &stable
 	}
 	if w := rep.Window.Seconds(); w > 0 {
 		rep.Goodput = float64(rep.WithinSLO) / w

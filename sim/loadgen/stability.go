@@ -31,19 +31,19 @@ type Windows struct {
 	// requests fell due in it and at least a second passed (perf_analyzer's
 	// count_windows and --measurement-request-count); 0: each window lasts
 	// Config.Duration (perf_analyzer's time_windows and -p).
-	Requests int64
+	Requests int64 `json:"window_requests,omitempty"`
 	// Stability is how far the windows may differ and agree, a fraction
 	// (perf_analyzer's --stability-percentage over 100): the largest of
 	// the last three windows' throughputs over their smallest, and the
 	// same of their latencies, at most 1 + Stability. 0: DefaultStability.
-	Stability float64
+	Stability float64 `json:"stability"`
 	// MaxTrials is the most windows measured (perf_analyzer's
 	// --max-trials); when the last three of them do not agree the run ends
 	// with Report.Stable false. 0: DefaultMaxTrials.
-	MaxTrials int
+	MaxTrials int `json:"max_trials"`
 	// Percentile is the latency compared, a percentile of each window's
 	// answers (perf_analyzer's --percentile); 0: their mean.
-	Percentile float64
+	Percentile float64 `json:"percentile,omitempty"`
 }
 
 // withDefaults fills in the zero fields, or says which is out of range.
@@ -129,7 +129,7 @@ type segments struct {
 	// closed hears each window as it closes (buffered for all).
 	closed chan *tally
 	// stopped is set once the windows agreed: no more requests.
-	stopped atomic.Bool
+	stopped  atomic.Bool
 	newTally func() *tally
 }
 

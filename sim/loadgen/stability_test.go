@@ -22,10 +22,10 @@ func TestAgree(t *testing.T) {
 		want   bool
 	}{
 		{name: "two windows are not enough", trials: []Trial{trial(100, ms), trial(100, ms)}},
-		{name: "three alike", trials: []Trial{trial(100, ms), trial(105, ms), trial(109, 1050 * time.Microsecond)}, want: true},
-		{name: "the last three count", trials: []Trial{trial(10, 9 * ms), trial(100, ms), trial(105, ms), trial(109, ms)}, want: true},
+		{name: "three alike", trials: []Trial{trial(100, ms), trial(105, ms), trial(109, 1050*time.Microsecond)}, want: true},
+		{name: "the last three count", trials: []Trial{trial(10, 9*ms), trial(100, ms), trial(105, ms), trial(109, ms)}, want: true},
 		{name: "throughput apart", trials: []Trial{trial(100, ms), trial(105, ms), trial(111, ms)}},
-		{name: "latency apart", trials: []Trial{trial(100, ms), trial(100, 1200 * time.Microsecond), trial(100, ms)}},
+		{name: "latency apart", trials: []Trial{trial(100, ms), trial(100, 1200*time.Microsecond), trial(100, ms)}},
 		{name: "a window without an answer", trials: []Trial{trial(100, ms), {}, trial(100, ms)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
