@@ -38,6 +38,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		shm, cudaShm     bool
 		pa               perfAnalyzerFlags
 		wf               windowFlags
+		ct               clientTLSFlags
 		mf               metricsFlags
 		reqParams        requestParamsFlag
 		compression      string
@@ -228,6 +229,9 @@ ends, with the step's rate or concurrency and whether it held.
 			if err := d.addHeaders(headers); err != nil {
 				return err
 			}
+			if err := ct.apply(cmd, d); err != nil {
+				return err
+			}
 			if grpcAddr, err = grpcTarget(cmd.Context(), d, protocol, grpcAddr); err != nil {
 				return err
 			}
@@ -387,6 +391,7 @@ ends, with the step's rate or concurrency and whether it held.
 	registerProtocolFlag(cmd, &protocol)
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
+	ct.register(cmd)
 	f.BoolVar(&streaming, "streaming", false, "over gRPC (--protocol grpc or --grpc): send every request over one ModelStreamInfer stream, as perf_analyzer's --streaming")
 	f.StringSliceVarP(&models, "model", "m", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")

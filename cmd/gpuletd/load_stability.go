@@ -64,6 +64,8 @@ func (w *windowFlags) windows(cmd *cobra.Command, models int) (*loadgen.Windows,
 		return nil, usageErrorf("load: --stability-percentage %g: give a percentage above 0, such as 10", w.stability)
 	case w.maxTrials < 3:
 		return nil, usageErrorf("load: --max-trials %d: three windows in a row must agree, so give 3 or more", w.maxTrials)
+	case w.maxTrials > loadgen.MaxTrials:
+		return nil, usageErrorf("load: --max-trials %d: give at most %d", w.maxTrials, loadgen.MaxTrials)
 	case mode != timeWindows && mode != countWindows:
 		return nil, usageErrorf("load: --measurement-mode %q: give %s or %s", w.mode, timeWindows, countWindows)
 	case f.Changed("measurement-request-count") && w.windowRequests < 1:

@@ -31,6 +31,7 @@ func TestWindowFlags(t *testing.T) {
 		{name: "time windows", args: []string{"--measurement-mode=TIME_WINDOWS"}, want: &loadgen.Windows{Stability: 0.1, MaxTrials: 10}},
 		{name: "no spread", args: []string{"-s", "0"}, err: "--stability-percentage 0: give a percentage above 0"},
 		{name: "too few trials", args: []string{"-r", "2"}, err: "--max-trials 2: three windows in a row must agree"},
+		{name: "too many trials", args: []string{"-r", "10001"}, err: "--max-trials 10001: give at most 10000"},
 		{name: "an unknown mode", args: []string{"--measurement-mode", "windows"}, err: `--measurement-mode "windows": give time_windows or count_windows`},
 		{name: "a count for time windows", args: []string{"--measurement-mode", "time_windows", "--measurement-request-count", "9"}, err: "--measurement-request-count is a count window's"},
 		{name: "no requests a window", args: []string{"--measurement-request-count", "0"}, err: "--measurement-request-count 0: give 1 or more"},

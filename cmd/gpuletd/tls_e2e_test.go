@@ -142,12 +142,28 @@ func TestTLS(t *testing.T) {
 	_, err = pb.NewGRPCInferenceServiceClient(bare).ServerLive(ctx, &pb.ServerLiveRequest{})
 	require.Error(t, err, "gRPC in plain text to the TLS listener")
 
+	// A daemon the configuration does not describe (another node's): its
+	// certificate is trusted with --cacert, as curl's, or perf_analyzer's
+	// --ssl-* files, over REST and gRPC.
+	code, _, stderr := runCLI(t, "infer", "lenet5", "--url", base)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "certificate signed by unknown authority")
+	code, out, stderr := runCLI(t, "infer", "lenet5", "--url", base, "--cacert", certFile)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "output  FP32 [1 10]")
+	code, out, stderr = runCLI(t, "infer", "lenet5", "--url", "http://"+metricsAddr, "--grpc", grpcAddr, "--ssl-grpc-root-certifications-file", certFile)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "output  FP32 [1 10]")
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-u", base, "--ssl-https-ca-certificates-file", certFile, "-p", "300")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^requests +\d+ scheduled, \d+ sent, 0 dropped by this client, [1-9]\d* ok$`, out)
+
 	// gpuletd's commands find the daemon over https from the configuration
 	// and trust its certificate; load goes over TLS to both listeners.
 	t.Setenv("GPULETD_LISTEN", addr)
 	t.Setenv("GPULETD_TLS_CERT_FILE", certFile)
 	t.Setenv("GPULETD_TLS_KEY_FILE", keyFile)
-	code, out, stderr := runCLI(t, "status")
+	code, out, stderr = runCLI(t, "status")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "lenet5")
 	require.Contains(t, out, "TLS: CN=gpuletd test, valid until "+notAfter.UTC().Format(time.DateOnly)+"\n", "the status names the certificate")

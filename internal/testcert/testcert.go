@@ -38,6 +38,9 @@ type Options struct {
 	Client bool
 	// Parent signs it; nil signs it with its own key.
 	Parent *Cert
+	// Names, when given, are the DNS names a server's certificate is for,
+	// in place of 127.0.0.1 and localhost.
+	Names []string
 }
 
 // Issue issues a certificate, failing the test on error.
@@ -67,6 +70,9 @@ func Issue(t testing.TB, o Options) *Cert {
 	if o.CA {
 		tmpl.KeyUsage |= x509.KeyUsageCertSign
 		tmpl.ExtKeyUsage = nil // a CA signs for any use
+	}
+	if len(o.Names) > 0 {
+		tmpl.IPAddresses, tmpl.DNSNames = nil, o.Names
 	}
 	if o.Client {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}

@@ -17,6 +17,9 @@ const (
 	DefaultMaxTrials = 10
 	// stableWindows is how many windows in a row must agree.
 	stableWindows = 3
+	// MaxTrials bounds Windows.MaxTrials: a run keeps each window's
+	// counts until it ends.
+	MaxTrials = 10000
 	// countWindowLeast is the shortest a count window lasts, however soon
 	// its requests fell due.
 	countWindowLeast = time.Second
@@ -55,6 +58,8 @@ func (w Windows) withDefaults() (Windows, error) {
 		return w, fmt.Errorf("%w: stability %g; give a fraction above 0 (0.1 lets windows differ by 10%%), at most 10", ErrConfig, w.Stability)
 	case w.MaxTrials < 0:
 		return w, fmt.Errorf("%w: %d trials; give %d or more", ErrConfig, w.MaxTrials, stableWindows)
+	case w.MaxTrials > MaxTrials:
+		return w, fmt.Errorf("%w: %d trials; give at most %d", ErrConfig, w.MaxTrials, MaxTrials)
 	case w.MaxTrials > 0 && w.MaxTrials < stableWindows:
 		return w, fmt.Errorf("%w: %d trials: %d windows in a row must agree, so give %d or more", ErrConfig, w.MaxTrials, stableWindows, stableWindows)
 	case w.Percentile < 0 || w.Percentile > 100:

@@ -45,6 +45,7 @@ func TestWindowsDefaultsAndErrors(t *testing.T) {
 		{Windows{Requests: -1}, "a window of -1 requests"},
 		{Windows{Stability: -0.1}, "stability -0.1"},
 		{Windows{MaxTrials: 2}, "2 trials: 3 windows in a row must agree"},
+		{Windows{MaxTrials: MaxTrials + 1}, "10001 trials; give at most 10000"},
 		{Windows{Percentile: 101}, "percentile 101"},
 	} {
 		_, err := tc.w.withDefaults()
