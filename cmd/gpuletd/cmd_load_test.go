@@ -335,8 +335,10 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	// within 1000% (any three that have answers), and the report counts
 	// those three; within 0.001% none agree, and the command fails as
 	// perf_analyzer does, after its report.
-	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "-s", "1000", "--warmup-request-count", "20")
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "-s", "1000", "--warmup-request-count", "20", "-v", "--max-threads", "4")
 	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "note: --max-threads is taken and ignored")
+	require.Regexp(t, `(?m)^WINDOW +LASTED +DUE +OK +THROUGHPUT +MEAN\n1 +200ms +\d+ +\d+ +\d+/s +\S+\n2 +200ms .*\n3 +200ms `, out, "-v: every window")
 	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for 600ms,`, out)
 	require.Regexp(t, `(?m)^windows +3 measured \(200ms each\); the last 3 agree within 1000%: \d+, \d+, \d+ req/s, mean `, out)
 	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "100", "-s", "0.001", "-r", "4", "--json")

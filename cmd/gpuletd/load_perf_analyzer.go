@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,16 @@ type perfAnalyzerFlags struct {
 	grpcCodec    string // --grpc-compression-algorithm
 	zero         bool   // -z
 	serviceKind  string // --service-kind
+	verbose      bool   // -v
+	// Taken and said to be ignored: --max-threads, --output-shared-memory-size.
+	maxThreads, outputShmSize int
+}
+
+// ignoredPerfAnalyzerFlags are perf_analyzer's flags for its own machinery
+// that gpuletd load takes and ignores, and why.
+var ignoredPerfAnalyzerFlags = []struct{ name, why string }{
+	{"max-threads", "gpuletd load sends each request in flight from a goroutine of its own, as many as --concurrency"},
+	{"output-shared-memory-size", "gpuletd load sizes each output's region from the model's shapes, or from one answer when they vary"},
 }
 
 // loadFloor is what gpuletd load judges a run or a sweep's step by: the
@@ -57,6 +68,9 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.grpcCodec, "grpc-compression-algorithm", "", "none, gzip or deflate, as perf_analyzer's: --compression (over REST too)")
 	f.BoolVarP(&p.zero, "zero-input", "z", false, "as perf_analyzer's -z: --input-data zero")
 	f.StringVar(&p.serviceKind, "service-kind", "", "triton, as perf_analyzer's --service-kind: gpuletd load speaks the KServe v2 protocol Triton and gpuletd serve (the only kind taken)")
+	f.BoolVarP(&p.verbose, "verbose", "v", false, "as perf_analyzer's -v: also print what every measurement window measured (-s, -r)")
+	f.IntVar(&p.maxThreads, "max-threads", 0, "as perf_analyzer's: taken and ignored (requests go from goroutines, as many as --concurrency)")
+	f.IntVar(&p.outputShmSize, "output-shared-memory-size", 0, "as perf_analyzer's: taken and ignored (each output's region is sized from the model's shapes, or from one answer)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc: the model's metadata and SLO are read there too), else the REST URL (as --url)")
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
@@ -101,6 +115,11 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 	}
 	if p.async && p.sync {
 		return usageErrorf("load: give --async or --sync, not both")
+	}
+	for _, ig := range ignoredPerfAnalyzerFlags {
+		if f.Changed(ig.name) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "note: --%s is taken and ignored: %s\n", ig.name, ig.why)
+		}
 	}
 	if err := p.applyAliases(f); err != nil {
 		return err
@@ -159,10 +178,13 @@ intervals:FILE), -l/--latency-threshold MS with --percentile P (--slo MS
 binary|json (--binary), --shared-memory none|system|cuda (--shm,
 --cuda-shm), --grpc-compression-algorithm (--compression), -z and
 --data-directory DIR (--input-data zero, DIR), --service-kind triton,
--a/--async or --sync (the same load: N in flight), and perf_analyzer's
+-a/--async or --sync (the same load: N in flight), perf_analyzer's
 measurement: -s/--stability-percentage, -r/--max-trials, --measurement-mode,
 --measurement-request-count (windows until the last three agree, which the
-report counts) and --warmup-request-count.`
+report counts; -v prints each) and --warmup-request-count, and for a
+stateful model --sequence-length-variation, --sequence-id-range and
+--serial-sequences. --max-threads and --output-shared-memory-size are taken
+and ignored.`
 
 // applyAliases folds perf_analyzer's spellings that set one flag of
 // gpuletd load's into it: --grpc-compression-algorithm (--compression),

@@ -118,6 +118,24 @@ func writeWindows(w io.Writer, r *loadgen.Report) {
 		len(r.Trials), each, len(last), agreed, 100*r.Windows.Stability, strings.Join(through, ", "), latency, strings.Join(lat, ", "))
 }
 
+// writeTrials prints what each of r's windows measured, in order, as
+// perf_analyzer -v prints its passes; nothing for a run of one window.
+func writeTrials(w io.Writer, r *loadgen.Report) error {
+	if len(r.Trials) == 0 {
+		return nil
+	}
+	latency := "MEAN"
+	if p := r.Windows.Percentile; p > 0 {
+		latency = fmt.Sprintf("P%g", p)
+	}
+	tw := newTable(w)
+	fmt.Fprintf(tw, "\nWINDOW\tLASTED\tDUE\tOK\tTHROUGHPUT\t%s\n", latency)
+	for i, t := range r.Trials {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\n", i+1, t.Duration.Round(time.Millisecond), t.Due, t.OK, perSecond(t.Throughput), dur(t.Latency))
+	}
+	return tw.Flush()
+}
+
 // windowsEach says how long each of r's windows lasts: "5s", or "100
 // requests and 1s at least" for count windows.
 func windowsEach(r *loadgen.Report) string {

@@ -239,24 +239,31 @@ func TestStatefulModelServesSequences(t *testing.T) {
 	checkInitialStateFromAFile(t, base, repo)
 
 	// gpuletd load sends a stateful model's requests in sequences, over
-	// either protocol, and every one is answered.
+	// either protocol, and every one is answered: with perf_analyzer's
+	// lengths that vary and IDs from a range as small as the sequences
+	// live, none taken twice at once.
 	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
 		args := append([]string{"load", modelzoo.SequenceModel, "--url", base, "--arrival", "closed", "--concurrency", "3",
-			"--duration", "2s", "--sequence-length", "5", "--min-attainment", "0.01", "--json"}, via...)
+			"--duration", "2s", "--sequence-length", "5", "--sequence-length-variation", "40", "--sequence-id-range", "500:503",
+			"--min-attainment", "0.01", "--json"}, via...)
 		code, out, stderr := runCLI(t, args...)
 		require.Equal(t, 0, code, stderr)
 		var doc struct {
 			Report struct {
-				Sequences      int   `json:"sequences"`
-				SequenceLength int   `json:"sequence_length"`
-				Sent           int64 `json:"sent"`
-				OK             int64 `json:"ok"`
+				Sequences      int     `json:"sequences"`
+				SequenceLength int     `json:"sequence_length"`
+				Variation      float64 `json:"sequence_length_variation"`
+				IDStart        uint64  `json:"sequence_id_start"`
+				IDEnd          uint64  `json:"sequence_id_end"`
+				Sent           int64   `json:"sent"`
+				OK             int64   `json:"ok"`
 			} `json:"report"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
 		rep := doc.Report
 		require.Equal(t, 3, rep.Sequences, out)
 		require.Equal(t, 5, rep.SequenceLength)
+		require.Equal(t, []any{0.4, uint64(500), uint64(503)}, []any{rep.Variation, rep.IDStart, rep.IDEnd})
 		require.Positive(t, rep.OK)
 		require.Equal(t, rep.Sent, rep.OK, "%v: %s", via, out)
 	}

@@ -159,6 +159,16 @@ type Config struct {
 	// has (0: DefaultSequenceLength), as perf_analyzer's
 	// --num-of-sequences and --sequence-length. Other models ignore them.
 	Sequences, SequenceLength int
+	// SequenceLengthVariation, a fraction, draws each sequence's length
+	// evenly within that share of SequenceLength either side
+	// (perf_analyzer's --sequence-length-variation over 100); 0: every
+	// sequence has SequenceLength.
+	SequenceLengthVariation float64
+	// SequenceIDStart and SequenceIDEnd bound the sequence IDs
+	// (perf_analyzer's --sequence-id-range): from SequenceIDStart (0: 1)
+	// and, when SequenceIDEnd is above 0, below it, from the start again,
+	// never one still live; the range must hold Sequences IDs at least.
+	SequenceIDStart, SequenceIDEnd uint64
 	// SLO is the model's latency objective; 0 reads it from the server.
 	SLO time.Duration
 	// TLS is what a client made here trusts (the system's roots when nil)
@@ -220,6 +230,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: a given request has the rows it has; a batch size is for generated ones", ErrConfig)
 	case c.Sequences < 0 || c.SequenceLength < 0:
 		return c, fmt.Errorf("%w: sequences and sequence length cannot be negative", ErrConfig)
+	case c.SequenceLengthVariation < 0 || c.SequenceLengthVariation > 1:
+		return c, fmt.Errorf("%w: sequence length variation %g; give 0 to 1 (a share of the length either side)", ErrConfig, c.SequenceLengthVariation)
+	case c.SequenceIDEnd > 0 && c.SequenceIDEnd <= max(c.SequenceIDStart, 1):
+		return c, fmt.Errorf("%w: sequence IDs from %d below %d: give an end above the start", ErrConfig, max(c.SequenceIDStart, 1), c.SequenceIDEnd)
 	case c.Data != nil && (c.Payload != nil || c.Inputs > 1 || c.ZeroData):
 		return c, fmt.Errorf("%w: a data file's requests are sent as they are: not with a given payload, distinct inputs or zero data", ErrConfig)
 	case c.Data != nil && c.Data.Len() > 1 && (c.SharedMemory || c.CUDASharedMemory):
@@ -252,6 +266,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.SequenceLength == 0 {
 		c.SequenceLength = DefaultSequenceLength
+	}
+	if c.SequenceIDEnd > 0 && c.SequenceIDEnd-max(c.SequenceIDStart, 1) < uint64(c.Sequences) {
+		return c, fmt.Errorf("%w: sequence IDs from %d below %d are %d, fewer than the %d sequences live at once", ErrConfig,
+			max(c.SequenceIDStart, 1), c.SequenceIDEnd, c.SequenceIDEnd-max(c.SequenceIDStart, 1), c.Sequences)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

@@ -63,6 +63,11 @@ type Report struct {
 	// another model.
 	Sequences      int `json:"sequences,omitempty"`
 	SequenceLength int `json:"sequence_length,omitempty"`
+	// SequenceLengthVariation, SequenceIDStart and SequenceIDEnd are the
+	// config's, for a stateful model's run.
+	SequenceLengthVariation float64 `json:"sequence_length_variation,omitempty"`
+	SequenceIDStart         uint64  `json:"sequence_id_start,omitempty"`
+	SequenceIDEnd           uint64  `json:"sequence_id_end,omitempty"`
 	// Window is the time requests were scheduled over.
 	Window time.Duration `json:"-"`
 	// Scheduled is how many requests fell due in the window; each was sent

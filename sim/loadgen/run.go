@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		jobs:  make(chan job, cfg.Concurrency),
 	}
 	if stateful {
-		g.seqs = newSequencePool(cfg.Sequences, cfg.SequenceLength)
+		g.seqs = newSequencePool(cfg)
 	}
 	if cfg.GRPC != "" {
 		if shmGRPC != nil {
@@ -394,6 +394,7 @@ func (g *generator) newReport() *Report {
 		SLO: g.cfg.SLO, RequestBytes: size}
 	if g.seqs != nil {
 		rep.Sequences, rep.SequenceLength = g.cfg.Sequences, g.cfg.SequenceLength
+		rep.SequenceLengthVariation, rep.SequenceIDStart, rep.SequenceIDEnd = g.cfg.SequenceLengthVariation, g.cfg.SequenceIDStart, g.cfg.SequenceIDEnd
 	}
 	return rep
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"strconv"
-	"sync/atomic"
+	"sync"
 
 	"github.com/gpulet/gpuletd/kserve"
 
@@ -27,26 +29,66 @@ const (
 // order. A failed request ends its sequence's turn: the next request starts
 // a new one.
 type sequencePool struct {
-	free   chan *seqSlot
-	length int
-	ids    atomic.Uint64 // the sequence IDs handed out
+	free chan *seqSlot
+	// A sequence has length requests, or with variation above 0 a number
+	// drawn evenly within that share of it either side (at least one).
+	length    int
+	variation float64
+	// IDs go from first, and after span of them (0: never) from first
+	// again, passing over those live.
+	first, span uint64
+	mu          sync.Mutex // guards the rest
+	next        uint64     // IDs handed out
+	live        map[uint64]bool
+	rng         *rand.Rand
 }
 
-// seqSlot is one live sequence: its correlation ID and how many of its
-// requests were answered.
+// seqSlot is one live sequence: its correlation ID, how many requests it
+// has and how many of them were answered.
 type seqSlot struct {
-	id   uint64
-	step int
+	id           uint64
+	step, length int
 }
 
-// newSequencePool keeps n sequences of length requests each, numbering
-// them from 1.
-func newSequencePool(n, length int) *sequencePool {
-	p := &sequencePool{free: make(chan *seqSlot, n), length: length}
-	for range n {
-		p.free <- &seqSlot{id: p.ids.Add(1)}
+// newSequencePool keeps cfg.Sequences sequences, their lengths and IDs as
+// cfg says.
+func newSequencePool(cfg Config) *sequencePool {
+	p := &sequencePool{free: make(chan *seqSlot, cfg.Sequences), length: cfg.SequenceLength, variation: cfg.SequenceLengthVariation,
+		first: max(cfg.SequenceIDStart, 1), live: map[uint64]bool{}, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e9))}
+	if cfg.SequenceIDEnd > 0 {
+		p.span = cfg.SequenceIDEnd - p.first
+	}
+	for range cfg.Sequences {
+		s := &seqSlot{}
+		p.begin(s)
+		p.free <- s
 	}
 	return p
+}
+
+// begin starts a new sequence in s: the next ID not live, and its length.
+func (p *sequencePool) begin(s *seqSlot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.live, s.id)
+	for {
+		id := p.first + p.next
+		if p.span > 0 {
+			id = p.first + p.next%p.span
+		}
+		p.next++
+		if !p.live[id] { // the range holds more IDs than sequences: one is free
+			s.id = id
+			break
+		}
+	}
+	p.live[s.id] = true
+	s.step, s.length = 0, p.length
+	if p.variation > 0 {
+		lo := max(1, int(math.Round(float64(p.length)*(1-p.variation))))
+		hi := max(lo, int(math.Round(float64(p.length)*(1+p.variation))))
+		s.length = lo + p.rng.IntN(hi-lo+1)
+	}
 }
 
 // take waits for a sequence with no request in flight.
@@ -62,15 +104,15 @@ func (p *sequencePool) take(ctx context.Context) (*seqSlot, error) {
 // give hands s back once its request is answered (ok) or failed.
 func (p *sequencePool) give(s *seqSlot, ok bool) {
 	s.step++
-	if !ok || s.step >= p.length {
-		s.id, s.step = p.ids.Add(1), 0
+	if !ok || s.step >= s.length {
+		p.begin(s)
 	}
 	p.free <- s
 }
 
 // flags says whether s's next request starts or ends it.
 func (p *sequencePool) flags(s *seqSlot) (start, end bool) {
-	return s.step == 0, s.step == p.length-1
+	return s.step == 0, s.step == s.length-1
 }
 
 // withSequence is p with the sequence parameters of a request of sequence

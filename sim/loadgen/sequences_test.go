@@ -110,3 +110,89 @@ func TestAPipelineOfAStatefulStepIsStateful(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, m.Stateful)
 }
+
+// drive runs the pool's sequences to their ends, n requests in all, the
+// free sequence taken each time (as the workers take them), and returns
+// every sequence's ID and length in the order they ended.
+func drive(t *testing.T, p *sequencePool, n int) (ids []uint64, lengths []int) {
+	t.Helper()
+	for range n {
+		s, err := p.take(context.Background())
+		require.NoError(t, err)
+		_, end := p.flags(s)
+		if end {
+			ids, lengths = append(ids, s.id), append(lengths, s.length)
+		}
+		p.give(s, true)
+	}
+	return ids, lengths
+}
+
+// TestSequenceLengthsVary: with a variation, each sequence's length is
+// drawn within that share of the length either side, and they differ;
+// without, every one has the length.
+func TestSequenceLengthsVary(t *testing.T) {
+	cfg, err := Config{URL: "http://x", Model: "m", Rate: 1, Duration: time.Second, Sequences: 2, SequenceLength: 10, SequenceLengthVariation: 0.2, Seed: 1}.withDefaults()
+	require.NoError(t, err)
+	_, lengths := drive(t, newSequencePool(cfg), 2000)
+	seen := map[int]bool{}
+	for _, l := range lengths {
+		require.GreaterOrEqual(t, l, 8)
+		require.LessOrEqual(t, l, 12)
+		seen[l] = true
+	}
+	require.Len(t, seen, 5, "8 to 12 all drawn: %v", seen)
+	cfg.SequenceLengthVariation = 0
+	_, lengths = drive(t, newSequencePool(cfg), 200)
+	for _, l := range lengths {
+		require.Equal(t, 10, l)
+	}
+	cfg.SequenceLength, cfg.SequenceLengthVariation = 1, 1
+	_, lengths = drive(t, newSequencePool(cfg), 50)
+	for _, l := range lengths {
+		require.Contains(t, []int{1, 2}, l, "at least one request")
+	}
+}
+
+// TestSequenceIDRange: IDs run from the range's start below its end and
+// then from the start again, passing over one still live; a range too small
+// for the live sequences, or empty, is refused.
+func TestSequenceIDRange(t *testing.T) {
+	cfg, err := Config{URL: "http://x", Model: "m", Rate: 1, Duration: time.Second, Sequences: 2, SequenceLength: 1, SequenceIDStart: 5, SequenceIDEnd: 8}.withDefaults()
+	require.NoError(t, err)
+	ids, _ := drive(t, newSequencePool(cfg), 7)
+	require.Equal(t, []uint64{5, 6, 7, 5, 6, 7, 5}, ids)
+
+	// One sequence stays live (a long one) while the other turns over:
+	// its ID is passed over.
+	cfg.SequenceLength = 3
+	p := newSequencePool(cfg)
+	long, err := p.take(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), long.id)
+	var other []uint64
+	for range 12 {
+		s, err := p.take(context.Background())
+		require.NoError(t, err)
+		if s.step == 0 {
+			other = append(other, s.id)
+		}
+		p.give(s, true)
+	}
+	require.Equal(t, []uint64{6, 7, 6, 7}, other, "5 is live")
+
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Sequences: 4, SequenceIDStart: 1, SequenceIDEnd: 4}, "sequence IDs from 1 below 4 are 3, fewer than the 4 sequences live at once"},
+		{Config{Sequences: 1, SequenceIDStart: 9, SequenceIDEnd: 9}, "sequence IDs from 9 below 9: give an end above the start"},
+		{Config{Sequences: 1, SequenceLengthVariation: 1.5}, "sequence length variation 1.5"},
+	} {
+		c := tc.cfg
+		c.URL, c.Model, c.Rate, c.Duration = "http://x", "m", 1, time.Second
+		_, err := c.withDefaults()
+		require.ErrorIs(t, err, ErrConfig)
+		require.ErrorContains(t, err, tc.want)
+	}
+}

@@ -298,7 +298,9 @@ func (g *generator) reported() []*tally {
 }
 
 // mergeTallies adds windows ts, in order, into one spanning them: their
-// counts summed, histograms merged, seconds one after the other.
+// counts summed, histograms merged, and each window's seconds added where
+// they fall from the first window's start (windows shorter than a second
+// share one; a window that starts within a second counts from its start).
 func mergeTallies(ts []*tally) *tally {
 	if len(ts) == 1 {
 		one := ts[0]
@@ -325,7 +327,12 @@ func mergeTallies(ts []*tally) *tally {
 		}
 		m.latency.Merge(t.latency)
 		m.lag.Merge(t.lag)
-		m.seconds = append(m.seconds, secondsOf(t)...)
+		offset := int(t.start.Sub(m.start) / time.Second)
+		for i, s := range secondsOf(t) {
+			m.seconds = grow(m.seconds, offset+i)
+			at := &m.seconds[offset+i]
+			at.Due, at.Dropped, at.OK, at.Within, at.Failed = at.Due+s.Due, at.Dropped+s.Dropped, at.OK+s.OK, at.Within+s.Within, at.Failed+s.Failed
+		}
 	}
 	m.end = m.start.Add(span)
 	return m
