@@ -232,7 +232,7 @@ func newSweepTable(w io.Writer, lr loadRun, minAttainment float64, first *loadge
 			how += " (per model)"
 		}
 	}
-	span := "for " + r0.Window.Round(time.Second).String()
+	span := "for " + r0.Window.Round(time.Millisecond).String() // a step of -p 200 lasts 200ms
 	if r0.Windows != nil {
 		span = "in " + windowsEach(r0) + " windows"
 		if r0.Windows.Requests > 0 {

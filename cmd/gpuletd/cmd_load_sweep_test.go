@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/stretchr/testify/require"
@@ -64,6 +65,26 @@ a step holds when every model answers 99.0% of its requests due within its SLO
 
 CONCURRENCY     SENT  IN SLO   GOODPUT      P50      P99  HOLDS FAILED
 4 (990/s)        990   98.5%     985/s    450µs   2.10ms  yes   5 503 deadline, 10 dropped by this client
+`, buf.String())
+
+	// Steps measured in windows: the header says how, and a step whose
+	// windows did not agree says so.
+	buf.Reset()
+	rep.Windows, rep.Trials, rep.Stable = &loadgen.Windows{Stability: 0.1, MaxTrials: 5}, []loadgen.Trial{{Duration: 200 * time.Millisecond}}, ptr(false)
+	mix.Total.Failed, mix.Total.Dropped = nil, 0
+	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
+	tab.row(loadgen.SweepStep{At: 4, Holds: true, Run: mix})
+	rep.Windows.Requests = 50
+	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
+	require.Equal(t, `sweep of lenet5 at http://127.0.0.1:8700: a closed loop at each concurrency in 200ms windows until 3 agree within 10%, binary tensors
+a step holds when every model answers 99.0% of its requests due within its SLO
+
+CONCURRENCY     SENT  IN SLO   GOODPUT      P50      P99  HOLDS FAILED
+4 (990/s)        990   98.5%     985/s    450µs   2.10ms  yes   unstable: no 3 windows of 1 agreed
+sweep of lenet5 at http://127.0.0.1:8700: a closed loop at each concurrency in windows of 50 requests and 1s at least until 3 agree within 10%, binary tensors
+a step holds when every model answers 99.0% of its requests due within its SLO
+
+CONCURRENCY     SENT  IN SLO   GOODPUT      P50      P99  HOLDS FAILED
 `, buf.String())
 }
 

@@ -32,6 +32,8 @@ type perfAnalyzerFlags struct {
 	verbose      bool   // -v
 	// Taken and said to be ignored: --max-threads, --output-shared-memory-size.
 	maxThreads, outputShmSize int
+	// -t, -c and -d.
+	old deprecatedPerfAnalyzerFlags
 }
 
 // ignoredPerfAnalyzerFlags are perf_analyzer's flags for its own machinery
@@ -72,6 +74,7 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.IntVar(&p.maxThreads, "max-threads", 0, "as perf_analyzer's: taken and ignored (requests go from goroutines, as many as --concurrency)")
 	f.IntVar(&p.outputShmSize, "output-shared-memory-size", 0, "as perf_analyzer's: taken and ignored (each output's region is sized from the model's shapes, or from one answer)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc: the model's metadata and SLO are read there too), else the REST URL (as --url)")
+	p.old.register(cmd)
 	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if own, ok := perfAnalyzerAliases[name]; ok {
 			return pflag.NormalizedName(own)
@@ -122,6 +125,9 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 		}
 	}
 	if err := p.applyAliases(f); err != nil {
+		return err
+	}
+	if err := p.old.apply(f); err != nil {
 		return err
 	}
 	if f.Changed("measurement-interval") {
@@ -183,8 +189,9 @@ measurement: -s/--stability-percentage, -r/--max-trials, --measurement-mode,
 --measurement-request-count (windows until the last three agree, which the
 report counts; -v prints each) and --warmup-request-count, and for a
 stateful model --sequence-length-variation, --sequence-id-range and
---serial-sequences. --max-threads and --output-shared-memory-size are taken
-and ignored.`
+--serial-sequences; the older -t N (--concurrency N) and -d -c N
+(--concurrency-range 1:N). --max-threads and --output-shared-memory-size are
+taken and ignored.`
 
 // applyAliases folds perf_analyzer's spellings that set one flag of
 // gpuletd load's into it: --grpc-compression-algorithm (--compression),
