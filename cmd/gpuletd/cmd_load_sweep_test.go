@@ -75,7 +75,7 @@ CONCURRENCY     SENT  IN SLO   GOODPUT      P50      P99  HOLDS FAILED
 	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
 	tab.row(loadgen.SweepStep{At: 4, Holds: true, Run: mix})
 	rep.Windows.Requests = 50
-	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
+	newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
 	require.Equal(t, `sweep of lenet5 at http://127.0.0.1:8700: a closed loop at each concurrency in 200ms windows until 3 agree within 10%, binary tensors
 a step holds when every model answers 99.0% of its requests due within its SLO
 
