@@ -331,6 +331,20 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for \d+ms`, out)
 	require.NotContains(t, out, "windows", "-p alone measures one window")
+	// perf_analyzer's trace options set the model's trace settings before
+	// the run, over REST, and over gRPC with -i grpc (here back to OFF).
+	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "--trace-level", "TIMESTAMPS", "--trace-rate", "7", "--log-frequency", "3")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "trace settings of lenet5, set before the run and left so after it: log_frequency=3 ")
+	code, out, stderr = runCLI(t, "trace", "--model", "lenet5")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `(?m)^trace_level +TIMESTAMPS\n(?s:.*)^trace_rate +7$`, out)
+	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "-i", "grpc", "--trace-level", "OFF", "--trace-rate", "1000", "--log-frequency", "0")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `trace settings of lenet5, .*: log_frequency=0 .*trace_level=OFF .*trace_rate=1000`, stderr)
+	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "--trace-file", "/elsewhere/trace.json")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `load: set lenet5's trace settings (--trace-*): 400: trace setting refused: trace_file "/elsewhere/trace.json": give a file name`)
 	// perf_analyzer's stability: windows until the last three agree, here
 	// within 1000% (any three that have answers), and the report counts
 	// those three; within 0.001% none agree, and the command fails as
