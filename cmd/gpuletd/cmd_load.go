@@ -40,6 +40,7 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		wf               windowFlags
 		sf               sequenceFlags
 		tf               traceFlags
+		exportPath       string
 		ct               clientTLSFlags
 		mf               metricsFlags
 		reqParams        requestParamsFlag
@@ -273,6 +274,26 @@ ends, with the step's rate or concurrency and whether it held.
 					}
 				}()
 			}
+			exportFile, err := openProfileExport(exportPath, len(models))
+			if err != nil {
+				return err
+			}
+			var experiments []exportExperiment
+			if exportFile != nil {
+				defer func() {
+					if len(experiments) > 0 {
+						if werr := writeProfileExport(exportFile, cmd.ErrOrStderr(), experiments); werr != nil && err == nil {
+							err = werr
+						}
+					}
+					if cerr := exportFile.Close(); cerr != nil && err == nil {
+						err = fmt.Errorf("load: --profile-export-file: %w", cerr)
+					}
+					if len(experiments) == 0 {
+						os.Remove(exportPath) // no run ended: no file to read
+					}
+				}()
+			}
 			if closed && !cmd.Flags().Changed("concurrency") {
 				concurrency = 1 // perf_analyzer's concurrency mode starts at one
 			}
@@ -294,7 +315,7 @@ ends, with the step's rate or concurrency and whether it held.
 						Seed: s, Binary: binary, AutoBinary: !cmd.Flags().Changed("binary"), SharedMemory: shm, CUDASharedMemory: cudaShm, CUDARuntime: cudaRuntime(cudaShm), Concurrency: concurrency, Requests: requestCount, Drain: drain, Timeout: timeout,
 						Inputs: inputs, Compression: compression, SLO: slo, Shapes: shapes, ZeroData: data.zero, Payload: data.payload, Data: data.data, StringLength: stringLength, StringData: stringData,
 						Sequences: sequences, SequenceLength: sequenceLength, Priority: priority, Parameters: reqParams, BatchSize: batchSize, Streaming: streaming,
-						Windows: windows, WarmupRequests: wf.warmupRequests,
+						Windows: windows, WarmupRequests: wf.warmupRequests, Export: exportFile != nil,
 					}
 					if err := sf.apply(cmd, &cfgs[i]); err != nil {
 						return nil, err
@@ -307,7 +328,7 @@ ends, with the step's rate or concurrency and whether it held.
 					warmup = sweepWarmup
 				}
 				return sw.run(cmd, d, loadRun{models: models, grpc: grpcAddr, arrival: arrivalSpec, closed: closed, concurrency: concurrency, configs: configs, json: asJSON, csv: table, csvPath: csvPath,
-					metrics: &mf, warmup: warmup})
+					metrics: &mf, warmup: warmup, experiments: &experiments})
 			}
 			var shares []loadgen.Share
 			if closed {
@@ -345,6 +366,9 @@ ends, with the step's rate or concurrency and whether it held.
 			all := mix
 			if all == nil {
 				all = &loadgen.MixReport{Models: []*loadgen.Report{rep}}
+			}
+			if exportFile != nil && rep != nil {
+				experiments = append(experiments, experimentOf(rep))
 			}
 			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, grpcAddr, names))
 			if table != nil {
@@ -440,6 +464,7 @@ ends, with the step's rate or concurrency and whether it held.
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVarP(&csvPath, "csv", "f", "", "also write the report to this file as CSV: a row per model (and step of a sweep), as perf_analyzer's -f")
 	f.StringVar(&csvFormat, "csv-format", csvFormatGpuletd, csvFormatUsage)
+	f.StringVar(&exportPath, "profile-export-file", "", "also write every request counted, when it was sent and answered (ns since the epoch), to this file as perf_analyzer's profile export JSON: an experiment for the run or each step of a sweep")
 	_ = cmd.RegisterFlagCompletionFunc("csv-format", cobra.FixedCompletions([]string{csvFormatGpuletd, csvFormatPerfAnalyzer}, cobra.ShellCompDirectiveNoFileComp))
 	sw.register(f)
 	pa.register(cmd)

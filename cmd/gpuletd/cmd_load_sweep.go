@@ -93,6 +93,9 @@ type loadRun struct {
 	csvPath     string   // csv's file, for its errors
 	metrics     *metricsFlags
 	warmup      time.Duration // each step's
+	// experiments gathers each step's requests for --profile-export-file;
+	// nil without it.
+	experiments *[]exportExperiment
 }
 
 // run sweeps the range and reports each step as it ends, then what held.
@@ -150,6 +153,9 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	each := func(st loadgen.SweepStep) {
 		if lr.csv != nil && csvErr == nil {
 			csvErr = lr.csv.Step(st, view)
+		}
+		if lr.experiments != nil && len(st.Run.Models) == 1 {
+			*lr.experiments = append(*lr.experiments, experimentOf(st.Run.Models[0]))
 		}
 		if view.metrics != nil {
 			metrics = append(metrics, stepMetrics{At: st.At, MetricsSummary: view.metrics})

@@ -355,6 +355,40 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Regexp(t, `(?m)^WINDOW +LASTED +DUE +OK +THROUGHPUT +MEAN\n1 +200ms +\d+ +\d+ +\d+/s +\S+\n2 +200ms .*\n3 +200ms `, out, "-v: every window")
 	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for 600ms,`, out)
 	require.Regexp(t, `(?m)^windows +3 measured \(200ms each\); the last 3 agree within 1000%: \d+, \d+, \d+ req/s, mean `, out)
+	// perf_analyzer's profile export: the three windows' requests, each
+	// with its times, and their bounds.
+	exported := filepath.Join(t.TempDir(), "export.json")
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "-s", "1000", "--profile-export-file", exported, "--json")
+	require.Equal(t, 0, code, stderr)
+	var counted struct {
+		Report struct {
+			Sent int `json:"sent"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &counted))
+	b, err := os.ReadFile(exported)
+	require.NoError(t, err)
+	var export struct {
+		Experiments []struct {
+			Experiment struct {
+				Mode  string  `json:"mode"`
+				Value float64 `json:"value"`
+			} `json:"experiment"`
+			Requests []struct {
+				Timestamp          int64   `json:"timestamp"`
+				ResponseTimestamps []int64 `json:"response_timestamps"`
+			} `json:"requests"`
+			WindowBoundaries []int64 `json:"window_boundaries"`
+		} `json:"experiments"`
+	}
+	require.NoError(t, json.Unmarshal(b, &export))
+	require.Len(t, export.Experiments, 1)
+	ex := export.Experiments[0]
+	require.Equal(t, "concurrency", ex.Experiment.Mode)
+	require.Equal(t, 1.0, ex.Experiment.Value)
+	require.Len(t, ex.Requests, counted.Report.Sent)
+	require.Len(t, ex.WindowBoundaries, 4)
+	require.Equal(t, int64(600*time.Millisecond), ex.WindowBoundaries[3]-ex.WindowBoundaries[0])
 	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "100", "-s", "0.001", "-r", "4", "--json")
 	require.Equal(t, 1, code, out)
 	require.Contains(t, stderr, "no 3 windows in a row agreed within 0.001% in 4")

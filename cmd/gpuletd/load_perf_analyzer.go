@@ -192,7 +192,8 @@ stateful model --sequence-length-variation, --sequence-id-range and
 --serial-sequences; the older -t N (--concurrency N) and -d -c N
 (--concurrency-range 1:N); the trace options --trace-level, --trace-rate,
 --trace-count, --log-frequency and --trace-file, set on the server for the
-model before the run. --max-threads and --output-shared-memory-size are
+model before the run; --profile-export-file, every request's times as
+perf_analyzer exports them. --max-threads and --output-shared-memory-size are
 taken and ignored.`
 
 // applyAliases folds perf_analyzer's spellings that set one flag of

@@ -74,6 +74,10 @@ type Config struct {
 	// WarmupRequests, when above 0, makes the warm-up last until this many
 	// requests fell due in it too (perf_analyzer's --warmup-request-count).
 	WarmupRequests int64
+	// Export keeps the requests of the windows reported one by one
+	// (Report.Exported): when each was sent and answered, as
+	// perf_analyzer's --profile-export-file gives them.
+	Export bool
 	// Windows, when set, measures in windows of Duration (or of a count of
 	// requests) until the last three agree, as perf_analyzer does; nil:
 	// one window of Duration.

@@ -37,6 +37,7 @@ type job struct {
 	at     time.Time
 	t      *tally // the window it falls due in; nil during the warm-up
 	second int    // the second of that window
+	seq    uint64 // its sequence's ID, a stateful model's; 0 for another
 }
 
 // tally collects what became of the requests that fell due in one
@@ -61,6 +62,10 @@ type tally struct {
 	firstError string
 	respBytes  int64
 	seconds    []Second // by the second of the window a request fell due in
+	// exported are the window's requests one by one (Config.Export);
+	// exportCut is set when MaxExported left some out.
+	exported  []ExportedRequest
+	exportCut bool
 }
 
 // newTally starts an empty window's tally.
@@ -185,6 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		infer: cfg.URL + ModelPath(cfg.Model, cfg.ModelVersion) + "/infer",
 		jobs:  make(chan job, cfg.Concurrency),
 	}
+	g.exportLeft.Store(MaxExported)
 	if stateful {
 		g.seqs = newSequencePool(cfg)
 	}
@@ -288,6 +294,8 @@ type generator struct {
 	inFlight atomic.Int64
 	// seg places the schedule's requests in the warm-up and the windows.
 	seg *segments
+	// exportLeft is how many more requests Config.Export may keep.
+	exportLeft atomic.Int64
 	// stableAt is the window the measurement windows agreed at, -1 when
 	// they did not; checked lists what each window measured, in order
 	// (Config.Windows). The checker writes both; run reads them after it.
@@ -521,6 +529,7 @@ func (g *generator) send(ctx context.Context, j job) {
 		g.fail(j, FailCancelled, "no sequence free: "+err.Error())
 		return
 	}
+	j.seq = s.id
 	g.seqs.give(s, g.sendOne(ctx, j, s))
 }
 
@@ -666,6 +675,10 @@ func (g *generator) answered(j job, lat time.Duration, n int64) {
 	t.ok++
 	t.respBytes += n
 	record(t.latency, lat)
+	if g.cfg.Export {
+		now := time.Now()
+		g.export(t, ExportedRequest{Sent: now.Add(-lat), Answered: now, SequenceID: j.seq})
+	}
 	sec := t.second(j.second)
 	sec.OK++
 	if lat <= g.cfg.SLO {
@@ -683,6 +696,9 @@ func (g *generator) fail(j job, key, msg string) {
 	defer t.mu.Unlock()
 	t.failed[key]++
 	t.second(j.second).Failed++
+	if g.cfg.Export {
+		g.export(t, ExportedRequest{Sent: j.at, SequenceID: j.seq, Failed: key})
+	}
 	if t.firstError == "" {
 		t.firstError = msg
 	}
@@ -691,8 +707,16 @@ func (g *generator) fail(j job, key, msg string) {
 // fill completes the report once every worker is done, from the windows
 // it counts (reported).
 func (g *generator) fill(rep *Report) {
-	t := mergeTallies(g.reported())
+	ws := g.reported()
+	t := mergeTallies(ws)
 	rep.Window = t.end.Sub(t.start)
+	if g.cfg.Export {
+		rep.Exported, rep.ExportTruncated = t.exported, t.exportCut
+		for _, w := range ws {
+			rep.Boundaries = append(rep.Boundaries, w.start)
+		}
+		rep.Boundaries = append(rep.Boundaries, ws[len(ws)-1].end)
+	}
 	rep.Scheduled, rep.Sent, rep.Dropped = t.scheduled, t.sent, t.dropped
 	rep.OK, rep.WithinSLO, rep.Failed, rep.FirstError = t.ok, t.within, t.failed, t.firstError
 	rep.MaxInFlight = t.maxInFlight

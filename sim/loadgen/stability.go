@@ -326,6 +326,8 @@ func mergeTallies(ts []*tally) *tally {
 			m.firstError = t.firstError
 		}
 		m.latency.Merge(t.latency)
+		m.exported = append(m.exported, t.exported...)
+		m.exportCut = m.exportCut || t.exportCut
 		m.lag.Merge(t.lag)
 		offset := int(t.start.Sub(m.start) / time.Second)
 		for i, s := range secondsOf(t) {
