@@ -124,8 +124,8 @@ type Report struct {
 	Exported        []ExportedRequest `json:"-"`
 	ExportTruncated bool              `json:"-"`
 	Boundaries      []time.Time       `json:"-"`
-	Trials  []Trial  `json:"trials,omitempty"`
-	Stable  *bool    `json:"stable,omitempty"`
+	Trials          []Trial           `json:"trials,omitempty"`
+	Stable          *bool             `json:"stable,omitempty"`
 }
 
 // Second is what became of the requests that fell due in one second of a
