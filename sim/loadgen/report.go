@@ -117,6 +117,8 @@ type Report struct {
 	// the order measured: the counts above are of the last three (those
 	// that agreed, when they did), and Stable says whether they agreed.
 	Windows *Windows `json:"windows,omitempty"`
+	Trials  []Trial  `json:"trials,omitempty"`
+	Stable  *bool    `json:"stable,omitempty"`
 	// Exported are the requests counted above one by one, in the order
 	// their outcomes came, when Config.Export asked for them (at most
 	// MaxExported: ExportTruncated says when more were left out);
@@ -124,8 +126,6 @@ type Report struct {
 	Exported        []ExportedRequest `json:"-"`
 	ExportTruncated bool              `json:"-"`
 	Boundaries      []time.Time       `json:"-"`
-	Trials          []Trial           `json:"trials,omitempty"`
-	Stable          *bool             `json:"stable,omitempty"`
 }
 
 // Second is what became of the requests that fell due in one second of a
