@@ -368,19 +368,7 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &counted))
 	b, err := os.ReadFile(exported)
 	require.NoError(t, err)
-	var export struct {
-		Experiments []struct {
-			Experiment struct {
-				Mode  string  `json:"mode"`
-				Value float64 `json:"value"`
-			} `json:"experiment"`
-			Requests []struct {
-				Timestamp          int64   `json:"timestamp"`
-				ResponseTimestamps []int64 `json:"response_timestamps"`
-			} `json:"requests"`
-			WindowBoundaries []int64 `json:"window_boundaries"`
-		} `json:"experiments"`
-	}
+	var export exportFile
 	require.NoError(t, json.Unmarshal(b, &export))
 	require.Len(t, export.Experiments, 1)
 	ex := export.Experiments[0]

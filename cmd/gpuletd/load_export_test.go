@@ -44,20 +44,7 @@ func TestProfileExport(t *testing.T) {
 	require.Contains(t, warn.String(), "warning: --profile-export-file holds the first 5000000 requests of the run at concurrency 4, of more")
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var doc struct {
-		Experiments []struct {
-			Experiment struct {
-				Mode  string  `json:"mode"`
-				Value float64 `json:"value"`
-			} `json:"experiment"`
-			Requests []struct {
-				Timestamp          int64   `json:"timestamp"`
-				ResponseTimestamps []int64 `json:"response_timestamps"`
-			} `json:"requests"`
-			WindowBoundaries []int64 `json:"window_boundaries"`
-		} `json:"experiments"`
-		Version string `json:"version"`
-	}
+	var doc exportFile
 	require.NoError(t, json.Unmarshal(b, &doc))
 	require.Len(t, doc.Experiments, 2)
 	require.Equal(t, ns+5e6, doc.Experiments[0].Requests[1].ResponseTimestamps[0])
@@ -70,4 +57,21 @@ func TestProfileExport(t *testing.T) {
 	f, err = openProfileExport("", 1)
 	require.NoError(t, err)
 	require.Nil(t, f)
+}
+
+// exportFile is what the tests read of a profile export, as a script
+// written for perf_analyzer's reads it.
+type exportFile struct {
+	Experiments []struct {
+		Experiment struct {
+			Mode  string  `json:"mode"`
+			Value float64 `json:"value"`
+		} `json:"experiment"`
+		Requests []struct {
+			Timestamp          int64   `json:"timestamp"`
+			ResponseTimestamps []int64 `json:"response_timestamps"`
+		} `json:"requests"`
+		WindowBoundaries []int64 `json:"window_boundaries"`
+	} `json:"experiments"`
+	Version string `json:"version"`
 }
