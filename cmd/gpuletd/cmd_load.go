@@ -350,7 +350,11 @@ ends, with the step's rate or concurrency and whether it held.
 			names := shareModels(shares)
 			before := serverStatsOf(cmd.Context(), d, grpcAddr, names)
 			collector := mf.start(cmd.Context(), d, warmup)
+			var bounds *boundaryStats // one model's: the server's statistics at its windows' bounds
 			if len(cfgs) == 1 {
+				bounds = newBoundaryStats(cmd.Context(), d, grpcAddr, names)
+				defer bounds.wait()
+				cfgs[0].OnBoundary = bounds.at
 				rep, err = loadgen.Run(cmd.Context(), cfgs[0])
 			} else {
 				mix, err = loadgen.RunMix(cmd.Context(), cfgs)
@@ -370,7 +374,13 @@ ends, with the step's rate or concurrency and whether it held.
 			if exportFile != nil && rep != nil {
 				experiments = append(experiments, experimentOf(rep))
 			}
-			sides := serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, grpcAddr, names))
+			var sides map[string]serverSide
+			if bounds != nil && rep != nil {
+				sides = bounds.sides(rep)
+			}
+			if sides == nil {
+				sides = serverSides(before, serverStatsOf(context.WithoutCancel(cmd.Context()), d, grpcAddr, names))
+			}
 			if table != nil {
 				if err := table.Run(all, serverView{sides: sides, metrics: metrics}); err != nil {
 					return fmt.Errorf("load: %s: %w", csvPath, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/gpulet/gpuletd/kserve"
@@ -140,4 +141,60 @@ func shareModels(shares []loadgen.Share) []string {
 		names[i] = sh.Model
 	}
 	return names
+}
+
+// boundaryStats reads the server's statistics at each boundary of a run's
+// measurement windows (loadgen.Config.OnBoundary), so that the server-side
+// lines span the windows the report counts: the one window after the
+// warm-up, or the last three of those measured. Each read goes in a
+// goroutine of its own, which sides waits for.
+type boundaryStats struct {
+	ctx      context.Context
+	d        *daemonAPI
+	grpcAddr string
+	names    []string
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	snaps    map[int]map[string]kserve.ModelStatistics
+}
+
+// newBoundaryStats reads the statistics of names at d (gRPC at grpcAddr
+// when given) at each boundary it is told of.
+func newBoundaryStats(ctx context.Context, d *daemonAPI, grpcAddr string, names []string) *boundaryStats {
+	return &boundaryStats{ctx: context.WithoutCancel(ctx), d: d, grpcAddr: grpcAddr, names: names, snaps: map[int]map[string]kserve.ModelStatistics{}}
+}
+
+// at is loadgen.Config.OnBoundary: it starts the read of boundary i and
+// returns at once.
+func (b *boundaryStats) at(i int) {
+	b.wg.Go(func() {
+		s := serverStatsOf(b.ctx, b.d, b.grpcAddr, b.names)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.snaps[i] = s
+	})
+}
+
+// wait waits for the reads started; nil waits for none.
+func (b *boundaryStats) wait() {
+	if b != nil {
+		b.wg.Wait()
+	}
+}
+
+// sides is what the server saw over the windows r counts, once every read
+// is done; nil when a read it needs is missing (the caller falls back on
+// the whole run's).
+func (b *boundaryStats) sides(r *loadgen.Report) map[string]serverSide {
+	b.wg.Wait()
+	from, to := 0, 1
+	if r.Windows != nil {
+		to = len(r.Trials)
+		from = max(0, to-3)
+	}
+	before, after := b.snaps[from], b.snaps[to]
+	if len(before) == 0 || len(after) == 0 {
+		return nil
+	}
+	return serverSides(before, after)
 }

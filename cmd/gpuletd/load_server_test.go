@@ -45,3 +45,25 @@ func TestServerSideOfARun(t *testing.T) {
 	writeServerSides(&b, sides, []*loadgen.Report{{Model: "a", OK: 120}}, 50)
 	require.Contains(t, b.String(), "(120 answered here; 50 distinct requests went in turn)\n")
 }
+
+// TestBoundaryStatsSpanTheReportedWindows: the server-side lines of a run
+// measured in windows are the difference between the statistics at the
+// start of the first window reported and at the end of the last; of a run
+// of one window, between its start after the warm-up and its end; a read
+// missing leaves the caller to the whole run's.
+func TestBoundaryStatsSpanTheReportedWindows(t *testing.T) {
+	answered := func(n int64) map[string]kserve.ModelStatistics {
+		return map[string]kserve.ModelStatistics{"a": stat(n, n, map[string]kserve.StatDuration{"success": {Count: n}})}
+	}
+	b := &boundaryStats{snaps: map[int]map[string]kserve.ModelStatistics{0: answered(100), 1: answered(150), 2: answered(220), 3: answered(300), 4: answered(390), 5: answered(500)}}
+	yes := true
+	five := &loadgen.Report{Windows: &loadgen.Windows{}, Trials: make([]loadgen.Trial, 5), Stable: &yes}
+	require.Equal(t, int64(500-220), b.sides(five)["a"].Answers, "windows 2 to 4: from the start of 2 to the start of 5")
+	require.Equal(t, int64(50), b.sides(&loadgen.Report{})["a"].Answers, "one window: from 0 to 1")
+	two := &loadgen.Report{Windows: &loadgen.Windows{}, Trials: make([]loadgen.Trial, 2), Stable: new(bool)}
+	require.Equal(t, int64(120), b.sides(two)["a"].Answers, "cut short at two windows: both")
+	seven := &loadgen.Report{Windows: &loadgen.Windows{}, Trials: make([]loadgen.Trial, 7), Stable: new(bool)}
+	require.Nil(t, b.sides(seven), "the end's read is missing")
+	var none *boundaryStats
+	none.wait() // nil waits for none
+}

@@ -74,6 +74,13 @@ type Config struct {
 	// WarmupRequests, when above 0, makes the warm-up last until this many
 	// requests fell due in it too (perf_analyzer's --warmup-request-count).
 	WarmupRequests int64
+	// OnBoundary, when set, is called as the schedule reaches each
+	// measurement window's start, with the window's index (0 the first,
+	// after the warm-up), and the end of the last, with the number of
+	// windows: a caller reads the server's statistics there, so that they
+	// span the windows the report counts. The schedule waits for it: it
+	// must not block.
+	OnBoundary func(i int)
 	// Export keeps the requests of the windows reported one by one
 	// (Report.Exported): when each was sent and answered, as
 	// perf_analyzer's --profile-export-file gives them.

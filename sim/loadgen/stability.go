@@ -136,11 +136,14 @@ type segments struct {
 	// stopped is set once the windows agreed: no more requests.
 	stopped  atomic.Bool
 	newTally func() *tally
+	// onBoundary is Config.OnBoundary.
+	onBoundary func(int)
 }
 
 // newSegments lays out cfg's schedule from begin, its first moment.
 func newSegments(cfg Config, begin time.Time, newTally func() *tally) *segments {
-	s := &segments{begin: begin, warmEnd: begin.Add(cfg.Warmup), warmRequests: cfg.WarmupRequests, length: cfg.Duration, limit: cfg.Requests, most: 1, newTally: newTally}
+	s := &segments{begin: begin, warmEnd: begin.Add(cfg.Warmup), warmRequests: cfg.WarmupRequests, length: cfg.Duration, limit: cfg.Requests, most: 1,
+		newTally: newTally, onBoundary: cfg.OnBoundary}
 	if w := cfg.Windows; w != nil {
 		s.most, s.count = w.MaxTrials, w.Requests
 		if s.count > 0 {
@@ -233,6 +236,14 @@ func (s *segments) openAt(start time.Time) {
 	t.start = start
 	s.windows = append(s.windows, t)
 	s.open = true
+	s.boundary(len(s.windows) - 1)
+}
+
+// boundary tells onBoundary that the schedule reached boundary i.
+func (s *segments) boundary(i int) {
+	if s.onBoundary != nil {
+		s.onBoundary(i)
+	}
 }
 
 // closeAt closes the open window at end and tells closed.
@@ -260,6 +271,7 @@ func (s *segments) finish(now time.Time, cut bool) {
 			end = t.start.Add(s.length)
 		}
 		s.closeAt(end)
+		s.boundary(len(s.windows))
 	}
 	close(s.closed)
 }

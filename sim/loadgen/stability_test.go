@@ -218,3 +218,35 @@ func TestWindowsThatNeverAgree(t *testing.T) {
 		require.Equal(t, rep.Trials[1].OK+rep.Trials[2].OK+rep.Trials[3].OK, rep.OK, "the last three are reported")
 	}
 }
+
+// TestBoundariesAreTold: OnBoundary hears each window's start after the
+// warm-up and the last one's end, in order, once each.
+func TestBoundariesAreTold(t *testing.T) {
+	srv := newFakeServer(t, &fakeServer{})
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{name: "one window", cfg: Config{Warmup: 100 * time.Millisecond}},
+		{name: "windows", cfg: Config{Windows: &Windows{Stability: 10, MaxTrials: 5}}},
+		{name: "a closed loop's windows", cfg: Config{Closed: true, Concurrency: 1, Windows: &Windows{Stability: 10, MaxTrials: 5}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var told []int
+			cfg := tc.cfg
+			cfg.URL, cfg.Model, cfg.Rate, cfg.Duration, cfg.Seed = srv.URL, "m", 300, 100*time.Millisecond, 2
+			cfg.OnBoundary = func(i int) { told = append(told, i) } // the schedule's goroutine, or under the closed loop's lock
+			rep, err := Run(context.Background(), cfg)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, len(told), 2)
+			for i, k := range told {
+				require.Equal(t, i, k)
+			}
+			if cfg.Windows == nil {
+				require.Equal(t, []int{0, 1}, told)
+				return
+			}
+			require.GreaterOrEqual(t, told[len(told)-1], len(rep.Trials), "the reported windows' end is told")
+		})
+	}
+}
