@@ -133,14 +133,25 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 		statistics := lr.csv != nil && lr.csv.ServerSides()
 		names := shareModels(shares)
 		var before map[string]kserve.ModelStatistics
+		var bounds *boundaryStats // one model's: the statistics at the step's windows' bounds
 		if statistics {
 			before = serverStatsOf(ctx, d, lr.grpc, names)
+			if len(cfgs) == 1 {
+				bounds = newBoundaryStats(ctx, d, lr.grpc, names)
+				defer bounds.wait()
+				cfgs[0].OnBoundary = bounds.at
+			}
 		}
 		collector := lr.metrics.start(ctx, d, lr.warmup)
 		mix, err := loadgen.RunMix(ctx, cfgs)
 		view = serverView{metrics: lr.metrics.stop(collector, cmd.ErrOrStderr())}
 		if statistics && mix != nil {
-			view.sides = serverSides(before, serverStatsOf(context.WithoutCancel(ctx), d, lr.grpc, names))
+			if bounds != nil {
+				view.sides = bounds.sides(mix.Models[0])
+			}
+			if view.sides == nil {
+				view.sides = serverSides(before, serverStatsOf(context.WithoutCancel(ctx), d, lr.grpc, names))
+			}
 		}
 		return mix, err
 	}
