@@ -123,11 +123,11 @@ func modelOf(ctx context.Context, d *daemonAPI, grpcAddr, model, version string)
 		}
 		return m, nil
 	}
-	conn, c, err := loadgen.DialGRPC(ctx, grpcAddr, d.tls, d.header)
+	c, release, err := d.grpcClient(ctx, grpcAddr)
 	if err != nil {
 		return nil, d.failOver(grpcAddr, err)
 	}
-	defer conn.Close()
+	defer release()
 	m, err := loadgen.FetchModelGRPC(ctx, c, model, version)
 	if err != nil {
 		return nil, d.failOver(grpcAddr, err)

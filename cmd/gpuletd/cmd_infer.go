@@ -58,6 +58,7 @@ and the answer prints the same way.`,
 			if err := ct.apply(cmd, d); err != nil {
 				return err
 			}
+			defer d.closeGRPC()
 			defer d.client.CloseIdleConnections()
 			ctx, cancel := context.WithTimeout(cmd.Context(), adminTimeout)
 			defer cancel()

@@ -235,6 +235,7 @@ ends, with the step's rate or concurrency and whether it held.
 			if err := ct.apply(cmd, d); err != nil {
 				return err
 			}
+			defer d.closeGRPC()
 			if grpcAddr, err = grpcTarget(cmd.Context(), d, protocol, grpcAddr); err != nil {
 				return err
 			}

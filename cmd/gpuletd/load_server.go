@@ -29,11 +29,11 @@ func serverStatsOf(ctx context.Context, d *daemonAPI, grpcAddr string, models []
 		return loadgen.FetchStats(ctx, d.client, d.base, m)
 	}
 	if grpcAddr != "" {
-		conn, c, err := loadgen.DialGRPC(ctx, grpcAddr, d.tls, d.header)
+		c, release, err := d.grpcClient(ctx, grpcAddr)
 		if err != nil {
 			return nil
 		}
-		defer conn.Close()
+		defer release()
 		fetch = func(m string) (*kserve.StatisticsResponse, error) { return loadgen.FetchStatsGRPC(ctx, c, m) }
 	}
 	out := map[string]kserve.ModelStatistics{}
