@@ -354,7 +354,8 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Contains(t, stderr, "note: --max-threads is taken and ignored")
 	require.Regexp(t, `(?m)^WINDOW +LASTED +DUE +OK +THROUGHPUT +MEAN\n1 +200ms +\d+ +\d+ +\d+/s +\S+\n2 +200ms .*\n3 +200ms `, out, "-v: every window")
 	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for 600ms,`, out)
-	require.Regexp(t, `(?m)^windows +3 measured \(200ms each\); the last 3 agree within 1000%: \d+, \d+, \d+ req/s, mean `, out)
+	require.Regexp(t, `(?m)^windows +\d+ measured \(200ms each\); the last 3 agree within 1000%: \d+, \d+, \d+ req/s, mean `, out,
+		"three, unless a stall left a window without an answer")
 	// perf_analyzer's profile export: the three windows' requests, each
 	// with its times, and their bounds.
 	exported := filepath.Join(t.TempDir(), "export.json")
