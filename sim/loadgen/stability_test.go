@@ -146,10 +146,10 @@ func TestStopEndsTheSchedule(t *testing.T) {
 }
 
 func TestWindowsAgreeAndTheLastThreeAreReported(t *testing.T) {
-	// The first 20 requests fail: the first window's throughput is far
-	// below the next ones', which agree.
+	// The first 30 requests fail: the first window's throughput (10 of
+	// its 40 answered) is a quarter of the next ones', which agree.
 	srv := newFakeServer(t, &fakeServer{code: func(n int64) int {
-		if n < 20 {
+		if n < 30 {
 			return http.StatusServiceUnavailable
 		}
 		return http.StatusOK
