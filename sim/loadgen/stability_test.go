@@ -157,7 +157,7 @@ func TestWindowsAgreeAndTheLastThreeAreReported(t *testing.T) {
 	arr, err := arrival.NewConstant(400)
 	require.NoError(t, err)
 	rep, err := Run(context.Background(), Config{URL: srv.URL, Model: "m", Arrivals: arr, Duration: 100 * time.Millisecond,
-		Windows: &Windows{Stability: 1, MaxTrials: 6}})
+		Windows: &Windows{Stability: 1, MaxTrials: 10}})
 	require.NoError(t, err)
 	require.NotNil(t, rep.Stable)
 	require.True(t, *rep.Stable, "trials %+v", rep.Trials)
