@@ -36,6 +36,18 @@ type perfAnalyzerFlags struct {
 	old deprecatedPerfAnalyzerFlags
 }
 
+// refusedPerfAnalyzerFlags are perf_analyzer's flags whose meaning gpuletd
+// load cannot give, and why: a command line with one is refused with that,
+// rather than as an unknown flag.
+var refusedPerfAnalyzerFlags = []struct{ name, why string }{
+	{"periodic-concurrency-range", "it raises the concurrency every --request-period answers, for streamed LLM answers; gpuletd load measures each concurrency of --concurrency-range in turn"},
+	{"request-period", "it paces --periodic-concurrency-range, which gpuletd load does not run"},
+	{"bls-composing-models", "it names the models a Python BLS model calls; gpuletd runs no Python models (a pipeline's steps are in its status)"},
+	{"triton-server-directory", "it runs Triton in perf_analyzer's process (--service-kind triton_c_api); gpuletd load sends to a running server"},
+	{"model-repository", "it runs Triton in perf_analyzer's process (--service-kind triton_c_api); gpuletd load sends to a running server, whose repository is its own"},
+	{"model-signature-name", "it is TensorFlow Serving's (--service-kind tfserving); gpuletd load speaks the KServe v2 protocol"},
+}
+
 // ignoredPerfAnalyzerFlags are perf_analyzer's flags for its own machinery
 // that gpuletd load takes and ignores, and why.
 var ignoredPerfAnalyzerFlags = []struct{ name, why string }{
@@ -71,6 +83,10 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.BoolVarP(&p.zero, "zero-input", "z", false, "as perf_analyzer's -z: --input-data zero")
 	f.StringVar(&p.serviceKind, "service-kind", "", "triton, as perf_analyzer's --service-kind: gpuletd load speaks the KServe v2 protocol Triton and gpuletd serve (the only kind taken)")
 	f.BoolVarP(&p.verbose, "verbose", "v", false, "as perf_analyzer's -v: also print what every measurement window measured (-s, -r)")
+	for _, r := range refusedPerfAnalyzerFlags {
+		f.String(r.name, "", "perf_analyzer's, refused: "+r.why)
+		_ = f.MarkHidden(r.name)
+	}
 	f.IntVar(&p.maxThreads, "max-threads", 0, "as perf_analyzer's: taken and ignored (requests go from goroutines, as many as --concurrency)")
 	f.IntVar(&p.outputShmSize, "output-shared-memory-size", 0, "as perf_analyzer's: taken and ignored (each output's region is sized from the model's shapes, or from one answer)")
 	f.StringVarP(&p.server, "server-url", "u", "", "the server's address for the protocol -i names, as perf_analyzer's -u: with -i grpc the gRPC listener's (as --grpc: the model's metadata and SLO are read there too), else the REST URL (as --url)")
@@ -118,6 +134,11 @@ func (p *perfAnalyzerFlags) apply(cmd *cobra.Command, arrival *string, shm, cuda
 	}
 	if p.async && p.sync {
 		return usageErrorf("load: give --async or --sync, not both")
+	}
+	for _, r := range refusedPerfAnalyzerFlags {
+		if f.Changed(r.name) {
+			return usageErrorf("load: --%s is perf_analyzer's, and gpuletd load cannot do what it asks: %s", r.name, r.why)
+		}
 	}
 	for _, ig := range ignoredPerfAnalyzerFlags {
 		if f.Changed(ig.name) {

@@ -258,3 +258,12 @@ func applyPerfAnalyzer(t *testing.T, args []string) (appliedFlags, *pflag.FlagSe
 	err := pa.apply(cmd, &got.arrival, &got.shm, &got.cudaShm, &got.duration, loadFloor{slo: &got.slo, minAttainment: &got.share})
 	return got, f, err
 }
+
+// TestPerfAnalyzerFlagsGpuletdCannotHonour: perf_analyzer's flags whose
+// meaning gpuletd load cannot give are refused with why, not as unknown.
+func TestPerfAnalyzerFlagsGpuletdCannotHonour(t *testing.T) {
+	for _, r := range refusedPerfAnalyzerFlags {
+		_, _, err := applyPerfAnalyzer(t, []string{"--" + r.name, "x"})
+		require.ErrorContains(t, err, "load: --"+r.name+" is perf_analyzer's, and gpuletd load cannot do what it asks: "+r.why)
+	}
+}
