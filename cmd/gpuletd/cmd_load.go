@@ -225,6 +225,9 @@ ends, with the step's rate or concurrency and whether it held.
 			if err := data.check(len(models), inputs, binary, shm || cudaShm); err != nil {
 				return err
 			}
+			if data.data != nil && data.data.Streams() > 0 && (cmd.Flags().Changed("sequence-length") || cmd.Flags().Changed("sequence-length-variation")) {
+				return usageErrorf("load: the data file's streams are the sequences, each as long as its stream: give no --sequence-length or --sequence-length-variation with them")
+			}
 			d, err := g.daemon(cmd.ErrOrStderr(), url)
 			if err != nil {
 				return err

@@ -18,7 +18,7 @@ const (
 
 // inputDataUsage is --input-data's help in gpuletd load.
 const inputDataUsage = "the requests' data: random (in [0,1) for floats, [0,10) for integers), zero (zeros: integer inputs that index a table, token ids or types, stay in its first row), " +
-	"or a file: perf_analyzer's data JSON ({\"data\": [{\"INPUT\": values}, …]}, its requests sent in turn) or one KServe v2 JSON request sent as it is (one model, not with --inputs, --binary or --shm), " +
+	"or a file: perf_analyzer's data JSON ({\"data\": [{\"INPUT\": values}, …]}, its requests sent in turn; for a stateful model streams, [[{…}, …], …], a sequence each) or one KServe v2 JSON request sent as it is (one model, not with --inputs, --binary or --shm), " +
 	"or perf_analyzer's folder of a file for each input, named after it (one request's bytes as they lie in memory; a BYTES input's elements a line each), sent as binary tensors, as perf_analyzer's --input-data; " +
 	"several data files, --input-data given for each, send their requests in turn"
 

@@ -267,6 +267,29 @@ func TestStatefulModelServesSequences(t *testing.T) {
 		require.Positive(t, rep.OK)
 		require.Equal(t, rep.Sent, rep.OK, "%v: %s", via, out)
 	}
+
+	// perf_analyzer's data streams: each sequence sends the next stream's
+	// requests in order, over either protocol, every one answered.
+	streams := filepath.Join(t.TempDir(), "streams.json")
+	require.NoError(t, os.WriteFile(streams, []byte(`{"data": [[{"INPUT": [1, 1, 1, 1]}, {"INPUT": [2, 2, 2, 2]}, {"INPUT": [3, 3, 3, 3]}], [{"INPUT": [5, 5, 5, 5]}]]}`), 0o600))
+	for _, via := range [][]string{nil, {"--grpc", grpcAddr}} {
+		args := append([]string{"load", modelzoo.SequenceModel, "--url", base, "--arrival", "closed", "--concurrency", "2",
+			"--duration", "1s", "--input-data", streams, "--min-attainment", "0.01", "--json"}, via...)
+		code, out, stderr := runCLI(t, args...)
+		require.Equal(t, 0, code, stderr)
+		var doc struct {
+			Report struct {
+				Sent int64 `json:"sent"`
+				OK   int64 `json:"ok"`
+			} `json:"report"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+		require.Positive(t, doc.Report.OK)
+		require.Equal(t, doc.Report.Sent, doc.Report.OK, "%v: %s", via, out)
+	}
+	code, _, stderr = runCLI(t, "load", modelzoo.SequenceModel, "--url", base, "--input-data", streams, "--sequence-length", "4")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "the data file's streams are the sequences")
 }
 
 // checkSequencesOnAStream sends four sequences of eight requests each over

@@ -20,9 +20,14 @@ import (
 // in turn. An input's values are a list (nested or flat) of the
 // model's shape for one request, {"content": list, "shape": dims} for
 // other dims (a dynamic input), or {"b64": base64} for its bytes as they
-// lie in memory (little-endian; a BYTES input's one element).
+// lie in memory (little-endian; a BYTES input's one element). For a
+// stateful model "data" may hold streams instead, each a list of such
+// entries: a sequence's requests in order, a new sequence taking the next
+// stream (perf_analyzer's streams).
 type InputData struct {
 	entries []map[string]json.RawMessage
+	// streams, when the file holds them, are its streams' entries.
+	streams [][]map[string]json.RawMessage
 	// dir, when set, is perf_analyzer's --input-data DIR instead
 	// (ReadInputDir): one request, read for the model's inputs.
 	dir string
@@ -51,17 +56,48 @@ func ParseInputData(b []byte) (*InputData, error) {
 		return nil, fmt.Errorf("%w: input data: %d requests; at most %d are held", ErrConfig, len(f.Data), MaxDataEntries)
 	}
 	d := &InputData{}
+	total := 0
 	for i, raw := range f.Data {
-		if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '[' {
-			return nil, fmt.Errorf("%w: input data: entry %d is a stream of a stateful model's requests, which gpuletd load makes itself (--num-of-sequences, --sequence-length)", ErrConfig, i+1)
+		t := bytes.TrimSpace(raw)
+		stream := len(t) > 0 && t[0] == '['
+		switch {
+		case stream && len(d.entries) > 0, !stream && len(d.streams) > 0:
+			return nil, fmt.Errorf("%w: input data: entry %d: \"data\" holds requests or streams of them (lists, a stateful model's sequences), not both", ErrConfig, i+1)
+		case !stream:
+			e, err := dataEntry(raw, fmt.Sprintf("entry %d", i+1))
+			if err != nil {
+				return nil, err
+			}
+			d.entries = append(d.entries, e)
+			continue
 		}
-		var e map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &e); err != nil || len(e) == 0 {
-			return nil, fmt.Errorf("%w: input data: entry %d is not an object of inputs", ErrConfig, i+1)
+		var raws []json.RawMessage
+		if err := json.Unmarshal(raw, &raws); err != nil || len(raws) == 0 {
+			return nil, fmt.Errorf("%w: input data: stream %d is not a list of requests", ErrConfig, i+1)
 		}
-		d.entries = append(d.entries, e)
+		if total += len(raws); total > MaxDataEntries {
+			return nil, fmt.Errorf("%w: input data: more than %d requests in its streams; at most %d are held", ErrConfig, MaxDataEntries, MaxDataEntries)
+		}
+		s := make([]map[string]json.RawMessage, len(raws))
+		for k, r := range raws {
+			var err error
+			if s[k], err = dataEntry(r, fmt.Sprintf("stream %d, request %d", i+1, k+1)); err != nil {
+				return nil, err
+			}
+		}
+		d.streams = append(d.streams, s)
 	}
 	return d, nil
+}
+
+// dataEntry reads one request's entry, an object of inputs; where names it
+// in an error.
+func dataEntry(raw json.RawMessage, where string) (map[string]json.RawMessage, error) {
+	var e map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &e); err != nil || len(e) == 0 {
+		return nil, fmt.Errorf("%w: input data: %s is not an object of inputs", ErrConfig, where)
+	}
+	return e, nil
 }
 
 // IsInputData says b is a perf_analyzer data file (a "data" list) rather
@@ -81,19 +117,31 @@ func (d *InputData) Append(o *InputData) error {
 	switch {
 	case d.dir != "" || o.dir != "":
 		return fmt.Errorf("%w: input data: a folder's request is one; it takes no other file's", ErrConfig)
-	case len(d.entries)+len(o.entries) > MaxDataEntries:
-		return fmt.Errorf("%w: input data: %d requests; at most %d are held", ErrConfig, len(d.entries)+len(o.entries), MaxDataEntries)
+	case (len(d.streams) > 0) != (len(o.streams) > 0):
+		return fmt.Errorf("%w: input data: one file holds streams (a stateful model's sequences) and another requests: give files of one kind", ErrConfig)
+	case d.Len()+o.Len() > MaxDataEntries:
+		return fmt.Errorf("%w: input data: %d requests; at most %d are held", ErrConfig, d.Len()+o.Len(), MaxDataEntries)
 	}
 	d.entries = append(d.entries, o.entries...)
+	d.streams = append(d.streams, o.streams...)
 	return nil
 }
 
-// Len is how many requests the file holds.
+// Streams is how many streams the file holds (a stateful model's
+// sequences), 0 when it holds requests.
+func (d *InputData) Streams() int { return len(d.streams) }
+
+// Len is how many requests the file holds (in all its streams, when it
+// holds streams).
 func (d *InputData) Len() int {
 	if d.dir != "" {
 		return 1
 	}
-	return len(d.entries)
+	n := len(d.entries)
+	for _, s := range d.streams {
+		n += len(s)
+	}
+	return n
 }
 
 // First is the file's first request for m: gpuletd infer sends one.
@@ -108,11 +156,38 @@ func (d *InputData) request(m *Model, i int) (*Payload, error) {
 		}
 		return p, nil
 	}
+	if len(d.streams) > 0 {
+		return d.streamRequest(m, 0, i) // the first stream's (gpuletd infer sends the first)
+	}
 	p, err := entryPayload(m, d.entries[i])
 	if err != nil {
 		return nil, fmt.Errorf("%w: input data, entry %d: %w", ErrPayload, i+1, err)
 	}
 	return p, nil
+}
+
+// streamRequest is request k of stream s for m.
+func (d *InputData) streamRequest(m *Model, s, k int) (*Payload, error) {
+	p, err := entryPayload(m, d.streams[s][k])
+	if err != nil {
+		return nil, fmt.Errorf("%w: input data, stream %d, request %d: %w", ErrPayload, s+1, k+1, err)
+	}
+	return p, nil
+}
+
+// streamPayloads builds every stream's requests for m, in order.
+func (d *InputData) streamPayloads(m *Model) ([][]*Payload, error) {
+	out := make([][]*Payload, len(d.streams))
+	for s, reqs := range d.streams {
+		out[s] = make([]*Payload, len(reqs))
+		for k := range reqs {
+			var err error
+			if out[s][k], err = d.streamRequest(m, s, k); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // payloads builds each entry's request for m: a JSON body, with the inputs

@@ -72,7 +72,10 @@ func TestInputDataRejects(t *testing.T) {
 	for _, tc := range []struct{ name, file, says string }{
 		{"no data", `{"data": []}`, `"data" holds no request`},
 		{"validation", `{"data": [{"x": [1]}], "validation_data": [{"y": [1]}]}`, "validation_data is not checked"},
-		{"a stream", `{"data": [[{"x": [1]}]]}`, "entry 1 is a stream of a stateful model's requests"},
+		{"requests and streams", `{"data": [{"x": [1]}, [{"x": [1]}]]}`, `entry 2: "data" holds requests or streams of them`},
+		{"streams and requests", `{"data": [[{"x": [1]}], {"x": [1]}]}`, `entry 2: "data" holds requests or streams of them`},
+		{"an empty stream", `{"data": [[]]}`, "stream 1 is not a list of requests"},
+		{"a stream of numbers", `{"data": [[3]]}`, "stream 1, request 1 is not an object of inputs"},
 		{"not inputs", `{"data": [3]}`, "entry 1 is not an object of inputs"},
 		{"not JSON", `{"data": [`, "read input data"},
 	} {

@@ -114,15 +114,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		grpcClient, ctl = c, grpcControl{c: c}
 	}
 	var shmGRPC *pb.ModelInferRequest
-	var extra []*Payload // the distinct requests after cfg.Payload (Inputs)
+	var extra []*Payload     // the distinct requests after cfg.Payload (Inputs)
+	var streams [][]*Payload // a data file's streams, a stateful model's sequences
 	stateful := false
 	if cfg.Payload == nil || cfg.SLO == 0 || cfg.SharedMemory {
 		m, err := ctl.model(ctx, cfg.Model, cfg.ModelVersion)
 		if err != nil {
 			return nil, err
 		}
-		if stateful = m.Stateful; stateful && (cfg.Payload != nil || cfg.Data != nil || cfg.Compression != "" && cfg.GRPC == "") {
-			return nil, fmt.Errorf("%w: %s is a stateful model (sequence_batching): the run sets each request's sequence parameters itself, so it sends generated inputs (random or zero), uncompressed over REST", ErrConfig, cfg.Model)
+		streamed := cfg.Data != nil && cfg.Data.Streams() > 0
+		if stateful = m.Stateful; stateful && (cfg.Payload != nil || cfg.Data != nil && !streamed || cfg.Compression != "" && cfg.GRPC == "") {
+			return nil, fmt.Errorf("%w: %s is a stateful model (sequence_batching): the run sets each request's sequence parameters itself, so it sends generated inputs (random or zero) or a data file's streams (lists of requests, a sequence each), uncompressed over REST", ErrConfig, cfg.Model)
+		}
+		if streamed && (!stateful || cfg.SharedMemory) {
+			return nil, fmt.Errorf("%w: the data file holds streams, a stateful model's sequences, and %s is not stateful (sequence_batching) or the run uses shared memory: give a file of requests", ErrConfig, cfg.Model)
 		}
 		m.SetShapes(cfg.Shapes)
 		m.WordLength = cfg.StringLength
@@ -138,7 +143,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if cfg.SLO == 0 {
 			return nil, fmt.Errorf("%w: the server gives no SLO for %s (gpuletd's slo_ms in its configuration): give one (Config.SLO, gpuletd load --slo)", ErrConfig, cfg.Model)
 		}
-		if cfg.Data != nil {
+		if streamed {
+			if streams, err = cfg.Data.streamPayloads(m); err != nil {
+				return nil, err
+			}
+			cfg.Payload = streams[0][0]
+			cfg.Binary = cfg.Binary || slices.ContainsFunc(slices.Concat(streams...), func(p *Payload) bool { return p.JSONLen >= 0 })
+		} else if cfg.Data != nil {
 			ps, err := cfg.Data.payloads(m)
 			if err != nil {
 				return nil, err
@@ -192,7 +203,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	g.exportLeft.Store(MaxExported)
 	if stateful {
-		g.seqs = newSequencePool(cfg)
+		g.seqs = newSequencePool(cfg, streamLengths(streams))
 	}
 	if cfg.GRPC != "" {
 		if shmGRPC != nil {
@@ -225,6 +236,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			defer g.stream.close() // before the connection closes
 		}
+	}
+	if err := g.useStreams(streams, params); err != nil {
+		return nil, err
 	}
 	return g.run(ctx)
 }
@@ -288,7 +302,11 @@ type generator struct {
 	// (Config.Streaming); nil: a call each.
 	stream *grpcStream
 	// seqs are the live sequences of a stateful model; nil for another.
-	seqs     *sequencePool
+	seqs *sequencePool
+	// streams are a data file's streams, a sequence's requests each
+	// (grpcStreams the same over gRPC); nil without them.
+	streams     [][]*Payload
+	grpcStreams [][]*pb.ModelInferRequest
 	next     atomic.Uint64
 	jobs     chan job
 	inFlight atomic.Int64
@@ -541,6 +559,9 @@ func (g *generator) sendOne(ctx context.Context, j job, s *seqSlot) bool {
 	}
 	p := g.payloads[g.turn(len(g.payloads))]
 	if s != nil {
+		if g.streams != nil {
+			p = g.streams[s.stream][s.step]
+		}
 		start, end := g.seqs.flags(s)
 		p = p.withSequence(s.id, start, end)
 	}
@@ -591,6 +612,9 @@ func (g *generator) sendOne(ctx context.Context, j job, s *seqSlot) bool {
 func (g *generator) sendGRPC(ctx context.Context, j job, s *seqSlot) bool {
 	r := g.grpcReqs[g.turn(len(g.grpcReqs))]
 	if s != nil {
+		if g.grpcStreams != nil {
+			r = g.grpcStreams[s.stream][s.step]
+		}
 		start, end := g.seqs.flags(s)
 		r = grpcWithSequence(r, s.id, start, end)
 	}

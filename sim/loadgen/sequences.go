@@ -34,6 +34,11 @@ type sequencePool struct {
 	// drawn evenly within that share of it either side (at least one).
 	length    int
 	variation float64
+	// streams, when a data file gives them, are each stream's length: a
+	// new sequence takes the next stream in turn (nextStream) and its
+	// length, in place of length and variation.
+	streams    []int
+	nextStream int
 	// IDs go from first, and after span of them (0: never) from first
 	// again, passing over those live.
 	first, span uint64
@@ -44,16 +49,17 @@ type sequencePool struct {
 }
 
 // seqSlot is one live sequence: its correlation ID, how many requests it
-// has and how many of them were answered.
+// has and how many of them were answered, and the data stream it sends.
 type seqSlot struct {
 	id           uint64
 	step, length int
+	stream       int
 }
 
 // newSequencePool keeps cfg.Sequences sequences, their lengths and IDs as
-// cfg says.
-func newSequencePool(cfg Config) *sequencePool {
-	p := &sequencePool{free: make(chan *seqSlot, cfg.Sequences), length: cfg.SequenceLength, variation: cfg.SequenceLengthVariation,
+// cfg says, or as streams, the data file's streams' lengths, say.
+func newSequencePool(cfg Config, streams []int) *sequencePool {
+	p := &sequencePool{free: make(chan *seqSlot, cfg.Sequences), length: cfg.SequenceLength, variation: cfg.SequenceLengthVariation, streams: streams,
 		first: max(cfg.SequenceIDStart, 1), live: map[uint64]bool{}, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5e9))}
 	if cfg.SequenceIDEnd > 0 {
 		p.span = cfg.SequenceIDEnd - p.first
@@ -84,7 +90,12 @@ func (p *sequencePool) begin(s *seqSlot) {
 	}
 	p.live[s.id] = true
 	s.step, s.length = 0, p.length
-	if p.variation > 0 {
+	switch {
+	case len(p.streams) > 0:
+		s.stream = p.nextStream % len(p.streams)
+		s.length = p.streams[s.stream]
+		p.nextStream++
+	case p.variation > 0:
 		lo := max(1, int(math.Round(float64(p.length)*(1-p.variation))))
 		hi := max(lo, int(math.Round(float64(p.length)*(1+p.variation))))
 		s.length = lo + p.rng.IntN(hi-lo+1)

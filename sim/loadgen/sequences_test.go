@@ -134,7 +134,7 @@ func drive(t *testing.T, p *sequencePool, n int) (ids []uint64, lengths []int) {
 func TestSequenceLengthsVary(t *testing.T) {
 	cfg, err := Config{URL: "http://x", Model: "m", Rate: 1, Duration: time.Second, Sequences: 2, SequenceLength: 10, SequenceLengthVariation: 0.2, Seed: 1}.withDefaults()
 	require.NoError(t, err)
-	_, lengths := drive(t, newSequencePool(cfg), 2000)
+	_, lengths := drive(t, newSequencePool(cfg, nil), 2000)
 	seen := map[int]bool{}
 	for _, l := range lengths {
 		require.GreaterOrEqual(t, l, 8)
@@ -143,12 +143,12 @@ func TestSequenceLengthsVary(t *testing.T) {
 	}
 	require.Len(t, seen, 5, "8 to 12 all drawn: %v", seen)
 	cfg.SequenceLengthVariation = 0
-	_, lengths = drive(t, newSequencePool(cfg), 200)
+	_, lengths = drive(t, newSequencePool(cfg, nil), 200)
 	for _, l := range lengths {
 		require.Equal(t, 10, l)
 	}
 	cfg.SequenceLength, cfg.SequenceLengthVariation = 1, 1
-	_, lengths = drive(t, newSequencePool(cfg), 50)
+	_, lengths = drive(t, newSequencePool(cfg, nil), 50)
 	for _, l := range lengths {
 		require.Contains(t, []int{1, 2}, l, "at least one request")
 	}
@@ -160,13 +160,13 @@ func TestSequenceLengthsVary(t *testing.T) {
 func TestSequenceIDRange(t *testing.T) {
 	cfg, err := Config{URL: "http://x", Model: "m", Rate: 1, Duration: time.Second, Sequences: 2, SequenceLength: 1, SequenceIDStart: 5, SequenceIDEnd: 8}.withDefaults()
 	require.NoError(t, err)
-	ids, _ := drive(t, newSequencePool(cfg), 7)
+	ids, _ := drive(t, newSequencePool(cfg, nil), 7)
 	require.Equal(t, []uint64{5, 6, 7, 5, 6, 7, 5}, ids)
 
 	// One sequence stays live (a long one) while the other turns over:
 	// its ID is passed over.
 	cfg.SequenceLength = 3
-	p := newSequencePool(cfg)
+	p := newSequencePool(cfg, nil)
 	long, err := p.take(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, uint64(5), long.id)

@@ -37,6 +37,7 @@ type fakeServer struct {
 	// seqOverlap says two requests of one sequence were in flight at once.
 	stateful   bool
 	seqs       []kserve.SequenceRef
+	seqValues  []float32 // each stateful request's first input value, beside seqs
 	seqBusy    map[string]int
 	seqOverlap bool
 
@@ -123,6 +124,11 @@ func (f *fakeServer) infer(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil && f.stateful {
 		f.seqs = append(f.seqs, req.Sequence)
+		var first float32
+		if vals, verr := req.Inputs[0].Float32s(); verr == nil && len(vals) > 0 {
+			first = vals[0]
+		}
+		f.seqValues = append(f.seqValues, first)
 		if f.seqBusy == nil {
 			f.seqBusy = map[string]int{}
 		}

@@ -1,0 +1,56 @@
+package loadgen
+
+import pb "github.com/gpulet/gpuletd/kserve/inferencepb"
+
+// streamLengths are the requests in each stream, nil without streams.
+func streamLengths(streams [][]*Payload) []int {
+	if len(streams) == 0 {
+		return nil
+	}
+	out := make([]int, len(streams))
+	for i, s := range streams {
+		out[i] = len(s)
+	}
+	return out
+}
+
+// useStreams has g send a data file's streams, a stateful model's sequence
+// taking the next stream in turn and its requests in order: with the run's
+// request parameters, over REST or, when g sends over gRPC, as ModelInfer
+// messages. Without streams it does nothing.
+func (g *generator) useStreams(streams [][]*Payload, params []Parameter) error {
+	if len(streams) == 0 {
+		return nil
+	}
+	g.streams = make([][]*Payload, len(streams))
+	for i, s := range streams {
+		g.streams[i] = make([]*Payload, len(s))
+		for k, p := range s {
+			if len(params) > 0 {
+				p = p.withParameters(jsonMembers(params))
+			}
+			g.streams[i][k] = p
+		}
+	}
+	if g.grpc == nil {
+		return nil
+	}
+	g.grpcStreams = make([][]*pb.ModelInferRequest, len(streams))
+	for i, s := range streams {
+		for _, p := range s {
+			req, err := p.GRPCRequest(g.cfg.Model)
+			if err != nil {
+				return err
+			}
+			req.ModelVersion = g.cfg.ModelVersion
+			for _, q := range params {
+				if req.Parameters == nil {
+					req.Parameters = map[string]*pb.InferParameter{}
+				}
+				req.Parameters[q.Name] = grpcParameter(q.Value)
+			}
+			g.grpcStreams[i] = append(g.grpcStreams[i], req)
+		}
+	}
+	return nil
+}
