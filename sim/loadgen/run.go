@@ -307,9 +307,9 @@ type generator struct {
 	// (grpcStreams the same over gRPC); nil without them.
 	streams     [][]*Payload
 	grpcStreams [][]*pb.ModelInferRequest
-	next     atomic.Uint64
-	jobs     chan job
-	inFlight atomic.Int64
+	next        atomic.Uint64
+	jobs        chan job
+	inFlight    atomic.Int64
 	// seg places the schedule's requests in the warm-up and the windows.
 	seg *segments
 	// exportLeft is how many more requests Config.Export may keep.
