@@ -177,7 +177,7 @@ ends, with the step's rate or concurrency and whether it held.
 			if version != "" && len(models) > 1 {
 				return usageErrorf("load: --model-version %s is a version of one model, and %d are given", version, len(models))
 			}
-			if err := pa.apply(cmd, &arrivalSpec, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &sw.minAttainment}); err != nil {
+			if err := pa.apply(cmd, &arrivalSpec, &shm, &cudaShm, &duration, loadFloor{slo: &slo, minAttainment: &sw.minAttainment, meanBound: &sw.meanBound}); err != nil {
 				return err
 			}
 			if err := pa.address(cmd, protocol, &url, &grpcAddr); err != nil {
@@ -402,9 +402,12 @@ ends, with the step's rate or concurrency and whether it held.
 			}
 			var verdict *loadgen.SweepStep // the run judged against --min-attainment, when given
 			if judged(cmd.Flags()) {
-				v := loadgen.Judge(0, all, sw.minAttainment)
+				v := loadgen.Judge(0, all, sw.rule())
 				verdict = &v
 				out["min_attainment"], out["holds"] = sw.minAttainment, v.Holds
+				if sw.meanBound > 0 {
+					out["max_mean_latency_ms"] = float64(sw.meanBound) / float64(time.Millisecond)
+				}
 			}
 			switch {
 			case asJSON && mix != nil:
@@ -432,7 +435,7 @@ ends, with the step's rate or concurrency and whether it held.
 				return &exitError{code: 1, msg: "gpuletd load: interrupted; the report covers the requests sent until then"}
 			}
 			if verdict != nil && !verdict.Holds {
-				return &exitError{code: 1, msg: shortOfFloor(*verdict, sw.minAttainment)}
+				return &exitError{code: 1, msg: shortOfFloor(*verdict, sw.rule())}
 			}
 			if rep != nil {
 				return unstable(rep, duration)
@@ -548,12 +551,18 @@ func loadShares(models []string, rate float64, arrivalSpec string) ([]loadgen.Sh
 	return shares, nil
 }
 
-// shortOfFloor says why a run judged against --min-attainment did not hold.
-func shortOfFloor(v loadgen.SweepStep, minAttainment float64) string {
-	if v.Lowest == "" {
-		return fmt.Sprintf("gpuletd load: no request fell due, so nothing held --min-attainment %s", percent(minAttainment))
+// shortOfFloor says why a run judged against --min-attainment, or
+// perf_analyzer's --latency-threshold, did not hold.
+func shortOfFloor(v loadgen.SweepStep, rule loadgen.StepRule) string {
+	switch {
+	case v.Lowest == "" && rule.MinAttainment > 0:
+		return fmt.Sprintf("gpuletd load: no request fell due, so nothing held --min-attainment %s", percent(rule.MinAttainment))
+	case v.Lowest == "":
+		return "gpuletd load: no request fell due, so nothing held --latency-threshold " + dur(rule.MaxMeanLatency)
+	case rule.MinAttainment > 0 && v.Attainment < rule.MinAttainment:
+		return fmt.Sprintf("gpuletd load: %s answered %s of its requests due within its SLO, under --min-attainment %s", v.Lowest, percent(v.Attainment), percent(rule.MinAttainment))
 	}
-	return fmt.Sprintf("gpuletd load: %s answered %s of its requests due within its SLO, under --min-attainment %s", v.Lowest, percent(v.Attainment), percent(minAttainment))
+	return "gpuletd load: " + missedRule(&v, rule) + " (--latency-threshold, perf_analyzer's bound on the mean)"
 }
 
 // writeLoadReport prints a load run's report as a key-value table.

@@ -25,6 +25,46 @@ type sweepFlags struct {
 	rateRange, concurrencyRange string
 	search, whole               bool
 	minAttainment               float64
+	// meanBound is perf_analyzer's --latency-threshold without a
+	// percentile (loadFloor.meanBound); 0 without it.
+	meanBound time.Duration
+}
+
+// rule is what a step, or a run judged alone, must do to hold.
+func (s *sweepFlags) rule() loadgen.StepRule {
+	return loadgen.StepRule{MinAttainment: s.minAttainment, MaxMeanLatency: s.meanBound}
+}
+
+// ruleWords says rule as the sweep's header does: "every model answers
+// 99.0% of its requests due within its SLO", "every model's mean latency
+// is within 5ms", or both.
+func ruleWords(rule loadgen.StepRule) string {
+	var parts []string
+	if rule.MinAttainment > 0 {
+		parts = append(parts, fmt.Sprintf("every model answers %s of its requests due within its SLO", percent(rule.MinAttainment)))
+	}
+	if rule.MaxMeanLatency > 0 {
+		parts = append(parts, fmt.Sprintf("every model's mean latency is within %s", dur(rule.MaxMeanLatency)))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// missedRule says why step st did not hold rule: the model over the mean
+// latency bound, or short of the share within its SLO.
+func missedRule(st *loadgen.SweepStep, rule loadgen.StepRule) string {
+	switch {
+	case st.Lowest == "":
+		return "no request was due"
+	case rule.MaxMeanLatency > 0 && st.Slowest == "":
+		return "no request was answered"
+	case rule.MaxMeanLatency > 0 && st.MeanLatencyUS > float64(rule.MaxMeanLatency)/float64(time.Microsecond):
+		return fmt.Sprintf("%s's mean latency %s, over %s", st.Slowest, dur(time.Duration(st.MeanLatencyUS*float64(time.Microsecond))), dur(rule.MaxMeanLatency))
+	case rule.MaxMeanLatency > 0 && st.Attainment >= rule.MinAttainment:
+		return "a model's requests went unanswered"
+	case len(st.Run.Models) > 1:
+		return fmt.Sprintf("%s answered %s within its SLO", st.Lowest, percent(st.Attainment))
+	}
+	return percent(st.Attainment) + " within the SLO"
 }
 
 func (s *sweepFlags) register(f *pflag.FlagSet) {
@@ -39,7 +79,7 @@ func (s *sweepFlags) register(f *pflag.FlagSet) {
 // without a range) and makes a concurrency sweep a closed loop.
 func (s *sweepFlags) check(cmd *cobra.Command, sweeping bool, rate float64, arrivalSpec *string) error {
 	fl := cmd.Flags()
-	if !(s.minAttainment > 0 && s.minAttainment <= 1) {
+	if !(s.minAttainment > 0 && s.minAttainment <= 1) && !(s.minAttainment == 0 && s.meanBound > 0) {
 		return fmt.Errorf("load: --min-attainment %v is not a share in (0, 1]; 0.99 asks for 99%% of the requests within the SLO", s.minAttainment)
 	}
 	if !sweeping {
@@ -175,7 +215,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 			return
 		}
 		if rows == nil {
-			rows = newSweepTable(w, lr, s.minAttainment, st.Run)
+			rows = newSweepTable(w, lr, s.rule(), st.Run)
 		}
 		rows.row(st)
 		writeServerMetrics(w, view.metrics, strings.Repeat(" ", 13))
@@ -187,7 +227,7 @@ func (s *sweepFlags) run(cmd *cobra.Command, d *daemonAPI, lr loadRun) error {
 	case s.whole:
 		mode = loadgen.SweepWhole
 	}
-	res, err := loadgen.Sweep(cmd.Context(), r, mode, s.minAttainment, step, each)
+	res, err := loadgen.Sweep(cmd.Context(), r, mode, s.rule(), step, each)
 	if csvErr != nil {
 		return fmt.Errorf("load: %s: %w", lr.csvPath, csvErr)
 	}
@@ -230,7 +270,7 @@ type sweepTable struct {
 	mix    bool
 }
 
-func newSweepTable(w io.Writer, lr loadRun, minAttainment float64, first *loadgen.MixReport) *sweepTable {
+func newSweepTable(w io.Writer, lr loadRun, rule loadgen.StepRule, first *loadgen.MixReport) *sweepTable {
 	t := &sweepTable{w: w, closed: lr.closed, mix: len(first.Models) > 1}
 	r0 := first.Models[0]
 	tensors, target := loadTarget(r0)
@@ -258,7 +298,7 @@ func newSweepTable(w io.Writer, lr loadRun, minAttainment float64, first *loadge
 		span += fmt.Sprintf(" until 3 agree within %g%%", 100*r0.Windows.Stability)
 	}
 	fmt.Fprintf(w, "sweep of %s at %s: %s %s, %s tensors\n", what, target, how, span, tensors)
-	fmt.Fprintf(w, "a step holds when every model answers %s of its requests due within its SLO\n\n", percent(minAttainment))
+	fmt.Fprintf(w, "a step holds when %s\n\n", ruleWords(rule))
 	first6 := "P50"
 	if t.mix {
 		first6 = "LOWEST"
@@ -334,15 +374,8 @@ func writeSweepSummary(w io.Writer, res *loadgen.SweepResult, closed bool) {
 		}
 		return perSecond(st.At)
 	}
-	missed := func(st *loadgen.SweepStep) string {
-		if st.Lowest == "" {
-			return "no request was due"
-		}
-		if len(st.Run.Models) > 1 {
-			return fmt.Sprintf("%s answered %s within its SLO", st.Lowest, percent(st.Attainment))
-		}
-		return percent(st.Attainment) + " within the SLO"
-	}
+	rule := loadgen.StepRule{MinAttainment: res.MinAttainment, MaxMeanLatency: time.Duration(res.MaxMeanLatencyMS * float64(time.Millisecond))}
+	missed := func(st *loadgen.SweepStep) string { return missedRule(st, rule) }
 	fmt.Fprintln(w)
 	switch h, f := res.Held, res.Failed; {
 	case h != nil && f != nil:

@@ -36,6 +36,11 @@ func TestWriteSweepSummary(t *testing.T) {
 			want: "\nhighest that held before the interruption: 500/s, goodput 500/s\n"},
 		{name: "none held", res: loadgen.SweepResult{Failed: ptr(step(100, false, 0.2, "a"))},
 			want: "\nno step held: at 100/s, the lowest, 20.0% within the SLO\n"},
+		{name: "over perf_analyzer's bound on the mean", closed: true, res: loadgen.SweepResult{MaxMeanLatencyMS: 5, Held: ptr(step(3, true, 1, "a")),
+			Failed: ptr(slowest(step(4, false, 1, "a"), "a", 6200))},
+			want: "\nhighest that held: concurrency 3, goodput 3.00/s; concurrency 4 did not (a's mean latency 6.20ms, over 5.00ms)\n"},
+		{name: "nothing answered under the bound", res: loadgen.SweepResult{MaxMeanLatencyMS: 5, Failed: ptr(step(100, false, 0, "a"))},
+			want: "\nno step held: at 100/s, the lowest, no request was answered\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -51,9 +56,9 @@ func TestSweepRows(t *testing.T) {
 	mix := &loadgen.MixReport{Models: []*loadgen.Report{rep}, Total: loadgen.Total{Scheduled: 1000, Sent: 990, Dropped: 10, WithinSLO: 985, Goodput: 985,
 		SendRate: 990, Failed: map[string]int64{"503 deadline": 5}}}
 	var buf bytes.Buffer
-	tab := newSweepTable(&buf, loadRun{arrival: "poisson"}, 0.99, mix)
+	tab := newSweepTable(&buf, loadRun{arrival: "poisson"}, loadgen.StepRule{MinAttainment: 0.99}, mix)
 	tab.row(loadgen.SweepStep{At: 1000, Holds: false, Attainment: 0.985, Lowest: "lenet5", Run: mix})
-	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
+	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, loadgen.StepRule{MinAttainment: 0.99}, mix)
 	tab.row(loadgen.SweepStep{At: 4, Holds: true, Attainment: 0.985, Lowest: "lenet5", Run: mix})
 	require.Equal(t, `sweep of lenet5 at http://127.0.0.1:8700: poisson arrivals at each total rate for 0s, binary tensors
 a step holds when every model answers 99.0% of its requests due within its SLO
@@ -72,10 +77,10 @@ CONCURRENCY     SENT  IN SLO   GOODPUT      P50      P99  HOLDS FAILED
 	buf.Reset()
 	rep.Windows, rep.Trials, rep.Stable = &loadgen.Windows{Stability: 0.1, MaxTrials: 5}, []loadgen.Trial{{Duration: 200 * time.Millisecond}}, ptr(false)
 	mix.Total.Failed, mix.Total.Dropped = nil, 0
-	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
+	tab = newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, loadgen.StepRule{MinAttainment: 0.99}, mix)
 	tab.row(loadgen.SweepStep{At: 4, Holds: true, Run: mix})
 	rep.Windows.Requests = 50
-	newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, 0.99, mix)
+	newSweepTable(&buf, loadRun{arrival: "closed", closed: true}, loadgen.StepRule{MinAttainment: 0.99}, mix)
 	require.Equal(t, `sweep of lenet5 at http://127.0.0.1:8700: a closed loop at each concurrency in 200ms windows until 3 agree within 10%, binary tensors
 a step holds when every model answers 99.0% of its requests due within its SLO
 
@@ -89,3 +94,27 @@ CONCURRENCY     SENT  IN SLO   GOODPUT      P50      P99  HOLDS FAILED
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// slowest is st with its slowest model and that model's mean latency.
+func slowest(st loadgen.SweepStep, model string, meanUS float64) loadgen.SweepStep {
+	st.Slowest, st.MeanLatencyUS = model, meanUS
+	return st
+}
+
+// TestStepRuleWords: the sweep's header and a judged run's failure say the
+// rule as it was given.
+func TestStepRuleWords(t *testing.T) {
+	ms := time.Millisecond
+	require.Equal(t, "every model answers 99.0% of its requests due within its SLO", ruleWords(loadgen.StepRule{MinAttainment: 0.99}))
+	require.Equal(t, "every model's mean latency is within 5.00ms", ruleWords(loadgen.StepRule{MaxMeanLatency: 5 * ms}))
+	require.Equal(t, "every model answers 90.0% of its requests due within its SLO and every model's mean latency is within 5.00ms",
+		ruleWords(loadgen.StepRule{MinAttainment: 0.9, MaxMeanLatency: 5 * ms}))
+	mix := &loadgen.MixReport{Models: []*loadgen.Report{{Model: "a"}}}
+	over := loadgen.SweepStep{Lowest: "a", Attainment: 1, Slowest: "a", MeanLatencyUS: 7000, Run: mix}
+	require.Equal(t, "gpuletd load: a's mean latency 7.00ms, over 5.00ms (--latency-threshold, perf_analyzer's bound on the mean)",
+		shortOfFloor(over, loadgen.StepRule{MaxMeanLatency: 5 * ms}))
+	require.Equal(t, "gpuletd load: a answered 80.0% of its requests due within its SLO, under --min-attainment 90.0%",
+		shortOfFloor(loadgen.SweepStep{Lowest: "a", Attainment: 0.8, Run: mix}, loadgen.StepRule{MinAttainment: 0.9, MaxMeanLatency: 5 * ms}))
+	require.Equal(t, "gpuletd load: no request fell due, so nothing held --latency-threshold 5.00ms",
+		shortOfFloor(loadgen.SweepStep{Run: mix}, loadgen.StepRule{MaxMeanLatency: 5 * ms}))
+}

@@ -331,6 +331,12 @@ func TestCLIAgainstDaemon(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^arrivals +closed loop, 1 in flight, for \d+ms`, out)
 	require.NotContains(t, out, "windows", "-p alone measures one window")
+	// perf_analyzer's -l alone bounds the mean latency: each step holds
+	// while it is within a second, whatever the share within the SLO.
+	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "--concurrency-range", "1:2", "-p", "200", "--warmup", "0s", "-l", "1000")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "a step holds when every model's mean latency is within 1000ms\n")
+	require.Regexp(t, `(?m)^2 \(.*yes .*\n\nevery step held, up to concurrency 2`, out)
 	// perf_analyzer's trace options set the model's trace settings before
 	// the run, over REST, and over gRPC with -i grpc (here back to OFF).
 	code, _, stderr = runCLI(t, "load", "-m", "lenet5", "-p", "200", "--trace-level", "TIMESTAMPS", "--trace-rate", "7", "--log-frequency", "3")

@@ -60,6 +60,9 @@ var ignoredPerfAnalyzerFlags = []struct{ name, why string }{
 type loadFloor struct {
 	slo           *time.Duration
 	minAttainment *float64
+	// meanBound is perf_analyzer's --latency-threshold without a
+	// percentile: every model's mean latency at most this.
+	meanBound *time.Duration
 }
 
 // perfAnalyzerAliases are perf_analyzer's flag names that name one of
@@ -73,7 +76,7 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.intervals, "request-intervals", "", "a file of the gaps between requests, in microseconds a line, sent at those gaps and again from the first, as perf_analyzer's --request-intervals: --arrival intervals:FILE")
 	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
 	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (one window of it; with -s or -r, windows of it until the last three agree)")
-	f.IntVarP(&p.thresholdMS, "latency-threshold", "l", 0, "milliseconds, with --percentile P, as perf_analyzer's: a step holds while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
+	f.IntVarP(&p.thresholdMS, "latency-threshold", "l", 0, "milliseconds, as perf_analyzer's: a step holds while every model's mean latency is within them, or with --percentile P while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
 	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
 	f.StringVar(&p.inputFormat, "input-tensor-format", "", "binary or json, as perf_analyzer's: --binary or --binary=false (which asks for answers in the same format)")
 	f.StringVar(&p.outputFormat, "output-tensor-format", "", "binary or json, as perf_analyzer's: the same as --input-tensor-format, which gpuletd load ties it to")
@@ -200,8 +203,8 @@ const perfAnalyzerNames = `perf_analyzer's names work too: -m (--model), -x (--m
 (--rate-range), -p (--duration, in milliseconds; with -s or -r each of the
 windows measured until the last three agree), --request-distribution
 constant|poisson (--arrival), --request-intervals FILE (--arrival
-intervals:FILE), -l/--latency-threshold MS with --percentile P (--slo MS
---min-attainment P/100), --input-tensor-format and --output-tensor-format
+intervals:FILE), -l/--latency-threshold MS (every model's mean latency
+within MS; with --percentile P, --slo MS --min-attainment P/100), --input-tensor-format and --output-tensor-format
 binary|json (--binary), --shared-memory none|system|cuda (--shm,
 --cuda-shm), --grpc-compression-algorithm (--compression), -z and
 --data-directory DIR (--input-data zero, DIR), --service-kind triton,
@@ -265,7 +268,14 @@ func (p *perfAnalyzerFlags) applyFloor(f *pflag.FlagSet, floor loadFloor) error 
 	case p.thresholdMS <= 0:
 		return usageErrorf("load: --latency-threshold %d: give a positive number of milliseconds", p.thresholdMS)
 	case !percentile:
-		return usageErrorf("load: --latency-threshold bounds a percentile here (a step holds while that share of its requests is answered within it): give --percentile too, such as --percentile 99")
+		// perf_analyzer's own rule: the mean latency within the
+		// threshold, judged alone unless --min-attainment asks for a
+		// share within the SLO too.
+		*floor.meanBound = time.Duration(p.thresholdMS) * time.Millisecond
+		if !f.Changed("min-attainment") {
+			*floor.minAttainment = 0
+		}
+		return nil
 	case f.Changed("slo") || f.Changed("min-attainment"):
 		return usageErrorf("load: --latency-threshold with --percentile sets --slo and --min-attainment: give one or the other")
 	}

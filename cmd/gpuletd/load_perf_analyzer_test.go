@@ -25,7 +25,9 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		lasts   time.Duration
 		slo     time.Duration
 		share   float64
-		binary  string // "" when --binary is left unset
+		noShare bool          // the share is not judged (0)
+		mean    time.Duration // the bound on the mean latency
+		binary  string        // "" when --binary is left unset
 		err     string
 	}{
 		{name: "none given", args: nil, arrival: "poisson"},
@@ -42,7 +44,8 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 		{name: "intervals and an arrival process", args: []string{"--request-intervals", "gaps.txt", "--arrival", "poisson"}, err: "--request-intervals is the arrival process"},
 		{name: "a threshold on p95", args: []string{"--latency-threshold", "20", "--percentile", "95"}, arrival: "poisson", slo: 20 * time.Millisecond, share: 0.95},
 		{name: "a percentile alone", args: []string{"--percentile=95"}, arrival: "poisson"},
-		{name: "a threshold on the mean", args: []string{"--latency-threshold", "20"}, err: "give --percentile too"},
+		{name: "a threshold on the mean", args: []string{"--latency-threshold", "20"}, arrival: "poisson", mean: 20 * time.Millisecond, noShare: true},
+		{name: "a threshold on the mean and a share", args: []string{"-l", "20", "--min-attainment", "0.9"}, arrival: "poisson", mean: 20 * time.Millisecond, share: 0.9},
 		{name: "a threshold and an SLO", args: []string{"--latency-threshold", "20", "--percentile", "99", "--slo", "5ms"}, err: "sets --slo and --min-attainment: give one or the other"},
 		{name: "a percentile of all", args: []string{"--percentile", "100"}, err: "--percentile 100: give a percentile between 1 and 99"},
 		{name: "no threshold", args: []string{"--latency-threshold", "0", "--percentile", "99"}, err: "--latency-threshold 0: give a positive number"},
@@ -72,8 +75,13 @@ func TestPerfAnalyzerFlags(t *testing.T) {
 			require.Equal(t, tc.rates, got.rates)
 			require.Equal(t, cmp.Or(tc.lasts, 10*time.Second), got.duration)
 			require.Equal(t, tc.slo, got.slo)
-			require.Equal(t, cmp.Or(tc.share, 0.99), got.share)
-			require.Equal(t, tc.slo != 0, judged(f), "a threshold is a floor a single run is judged by")
+			if tc.noShare {
+				require.Zero(t, got.share)
+			} else {
+				require.Equal(t, cmp.Or(tc.share, 0.99), got.share)
+			}
+			require.Equal(t, tc.mean, got.mean)
+			require.Equal(t, tc.slo != 0 || tc.mean != 0, judged(f), "a threshold is a floor a single run is judged by")
 			require.Equal(t, tc.binary != "", f.Changed("binary"))
 			if tc.binary != "" {
 				require.Equal(t, tc.binary, f.Lookup("binary").Value.String())
@@ -230,7 +238,7 @@ func TestPerfAnalyzerAliases(t *testing.T) {
 type appliedFlags struct {
 	arrival, rates, compression, data string
 	shm, cudaShm                      bool
-	duration, slo                     time.Duration
+	duration, slo, mean               time.Duration
 	share                             float64
 }
 
@@ -255,7 +263,7 @@ func applyPerfAnalyzer(t *testing.T, args []string) (appliedFlags, *pflag.FlagSe
 	f.Bool("binary", false, "")
 	pa.register(cmd)
 	require.NoError(t, f.Parse(args))
-	err := pa.apply(cmd, &got.arrival, &got.shm, &got.cudaShm, &got.duration, loadFloor{slo: &got.slo, minAttainment: &got.share})
+	err := pa.apply(cmd, &got.arrival, &got.shm, &got.cudaShm, &got.duration, loadFloor{slo: &got.slo, minAttainment: &got.share, meanBound: &got.mean})
 	return got, f, err
 }
 

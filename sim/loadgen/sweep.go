@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MaxSweepSteps bounds the points of a linear sweep (each is a whole run); a
@@ -84,8 +85,7 @@ func (r Range) Points() []float64 {
 type SweepStep struct {
 	// At is the step's total rate (requests/s) or concurrency.
 	At float64 `json:"at"`
-	// Holds says every model answered at least the sweep's share of its
-	// due requests within its SLO.
+	// Holds says every model met the sweep's StepRule.
 	Holds bool `json:"holds"`
 	// Attainment is the lowest of the models' attainments here: answers
 	// within the SLO over the requests due, sent or dropped by this
@@ -93,6 +93,11 @@ type SweepStep struct {
 	// slot is a miss too); Lowest names that model.
 	Attainment float64 `json:"slo_attainment"`
 	Lowest     string  `json:"lowest_model"`
+	// MeanLatencyUS is the highest of the models' mean latencies here, in
+	// microseconds, and Slowest names that model; judged against
+	// StepRule.MaxMeanLatency when the rule has one.
+	MeanLatencyUS float64 `json:"mean_latency_us,omitempty"`
+	Slowest       string  `json:"slowest_model,omitempty"`
 	// Run is the step's report, per model and summed.
 	Run *MixReport `json:"run"`
 }
@@ -113,10 +118,23 @@ const (
 	SweepSearch
 )
 
+// StepRule is what a step of a sweep, or a run judged alone, must do to
+// hold: every model answer MinAttainment of its due requests within its
+// SLO (0: not asked), and every model's mean latency be at most
+// MaxMeanLatency (0: not asked; perf_analyzer's --latency-threshold without
+// a percentile). A run where no request fell due holds nothing.
+type StepRule struct {
+	MinAttainment  float64
+	MaxMeanLatency time.Duration
+}
+
 // SweepResult is a sweep's steps in the order they ran, and what it found.
 type SweepResult struct {
-	// MinAttainment is the share a step had to reach to hold.
-	MinAttainment float64 `json:"min_attainment"`
+	// MinAttainment is the share a step had to reach to hold, and
+	// MaxMeanLatencyMS the mean latency it had to stay within (the
+	// sweep's StepRule; 0 for one not asked).
+	MinAttainment    float64 `json:"min_attainment"`
+	MaxMeanLatencyMS float64 `json:"max_mean_latency_ms,omitempty"`
 	// Search is set for a binary search, unset for a linear sweep; Whole
 	// for a linear one that ran every point (SweepWhole).
 	Search bool        `json:"binary_search"`
@@ -145,9 +163,9 @@ type SweepRun func(ctx context.Context, at float64) (*MixReport, error)
 // that did not is at most Step. each, when not nil, sees every step as it
 // ends. A run that cannot start ends the sweep with its error; one that
 // ctx interrupts ends it with the steps so far.
-func Sweep(ctx context.Context, r Range, mode SweepMode, minAttainment float64, run SweepRun, each func(SweepStep)) (*SweepResult, error) {
+func Sweep(ctx context.Context, r Range, mode SweepMode, rule StepRule, run SweepRun, each func(SweepStep)) (*SweepResult, error) {
 	search := mode == SweepSearch
-	res := &SweepResult{MinAttainment: minAttainment, Search: search, Whole: mode == SweepWhole}
+	res := &SweepResult{MinAttainment: rule.MinAttainment, MaxMeanLatencyMS: float64(rule.MaxMeanLatency) / float64(time.Millisecond), Search: search, Whole: mode == SweepWhole}
 	held, failed := -1, -1 // indices into res.Steps
 	defer func() {
 		if held >= 0 {
@@ -166,7 +184,7 @@ func Sweep(ctx context.Context, r Range, mode SweepMode, minAttainment float64, 
 			}
 			return false, fmt.Errorf("sweep at %v: %w", at, err)
 		}
-		s := Judge(at, mix, minAttainment)
+		s := Judge(at, mix, rule)
 		res.Steps = append(res.Steps, s)
 		if each != nil {
 			each(s)
@@ -224,11 +242,14 @@ func Sweep(ctx context.Context, r Range, mode SweepMode, minAttainment float64, 
 }
 
 // Judge finds a run's lowest attainment (a model's requests answered within
-// its SLO over those due) and whether it holds minAttainment: a run where no
-// request was due holds nothing. A sweep judges each step with it; a single
-// run given a floor is judged the same way.
-func Judge(at float64, mix *MixReport, minAttainment float64) SweepStep {
+// its SLO over those due) and highest mean latency, and whether they hold
+// rule: a run where no request was due holds nothing, nor, under a mean
+// latency bound, one where a model with requests due had none answered. A
+// sweep judges each step with it; a single run given a floor is judged the
+// same way.
+func Judge(at float64, mix *MixReport, rule StepRule) SweepStep {
 	s := SweepStep{At: at, Run: mix}
+	unanswered := false
 	for _, r := range mix.Models {
 		if r.Scheduled == 0 {
 			continue // nothing was due: nothing to judge
@@ -237,7 +258,17 @@ func Judge(at float64, mix *MixReport, minAttainment float64) SweepStep {
 		if s.Lowest == "" || a < s.Attainment {
 			s.Attainment, s.Lowest = a, r.Model
 		}
+		if r.Latency.Count == 0 {
+			unanswered = true
+			continue
+		}
+		if mean := float64(r.Latency.Mean) / float64(time.Microsecond); s.Slowest == "" || mean > s.MeanLatencyUS {
+			s.MeanLatencyUS, s.Slowest = mean, r.Model
+		}
 	}
-	s.Holds = s.Lowest != "" && s.Attainment >= minAttainment
+	s.Holds = s.Lowest != "" && s.Attainment >= rule.MinAttainment
+	if rule.MaxMeanLatency > 0 {
+		s.Holds = s.Holds && !unanswered && s.MeanLatencyUS <= float64(rule.MaxMeanLatency)/float64(time.Microsecond)
+	}
 	return s
 }

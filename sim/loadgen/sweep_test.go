@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -104,7 +105,7 @@ func TestSweep(t *testing.T) {
 			require.NoError(t, err)
 			srv := &capacityServer{capacity: tc.capacity, models: []string{"a", "b"}}
 			var seen []float64
-			res, err := Sweep(t.Context(), r, tc.mode, 0.99, srv.run, func(s SweepStep) { seen = append(seen, s.At) })
+			res, err := Sweep(t.Context(), r, tc.mode, StepRule{MinAttainment: 0.99}, srv.run, func(s SweepStep) { seen = append(seen, s.At) })
 			require.NoError(t, err)
 			require.Equal(t, tc.ran, srv.ran)
 			require.Equal(t, tc.ran, seen, "each step is seen as it ends")
@@ -134,11 +135,11 @@ func TestSweep(t *testing.T) {
 
 func TestSweepCountsClientDropsAsMisses(t *testing.T) {
 	mix := &MixReport{Models: []*Report{{Model: "a", Scheduled: 1000, Sent: 980, Dropped: 20, WithinSLO: 980}}}
-	s := Judge(100, mix, 0.99)
+	s := Judge(100, mix, StepRule{MinAttainment: 0.99})
 	require.False(t, s.Holds, "20 of 1000 due were never sent: 98%%")
 	require.InDelta(t, 0.98, s.Attainment, 1e-9)
 
-	s = Judge(100, &MixReport{Models: []*Report{{Model: "idle"}}}, 0.99)
+	s = Judge(100, &MixReport{Models: []*Report{{Model: "idle"}}}, StepRule{MinAttainment: 0.99})
 	require.False(t, s.Holds, "a step where nothing was due shows nothing")
 	require.Empty(t, s.Lowest)
 }
@@ -149,7 +150,7 @@ func TestSweepStops(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	srv := &capacityServer{capacity: 1000, models: []string{"a"}}
-	res, err := Sweep(ctx, r, SweepUntilMiss, 0.99, func(ctx context.Context, at float64) (*MixReport, error) {
+	res, err := Sweep(ctx, r, SweepUntilMiss, StepRule{MinAttainment: 0.99}, func(ctx context.Context, at float64) (*MixReport, error) {
 		mix, _ := srv.run(ctx, at)
 		if at == 200 {
 			cancel() // as ^C during the second step
@@ -166,19 +167,52 @@ func TestSweepStops(t *testing.T) {
 	long, err := ParseRange("1:1000:1", false)
 	require.NoError(t, err, "a search may take any range")
 	srv = &capacityServer{capacity: 500, models: []string{"a"}}
-	_, err = Sweep(t.Context(), long, SweepWhole, 0.99, srv.run, nil)
+	_, err = Sweep(t.Context(), long, SweepWhole, StepRule{MinAttainment: 0.99}, srv.run, nil)
 	require.ErrorIs(t, err, ErrConfig)
 	require.ErrorContains(t, err, "the range from 1 to 1000 has 1000 steps, more than 100: give a larger STEP, or search it (--binary-search)")
 	require.Empty(t, srv.ran, "refused before any step ran")
-	res, err = Sweep(t.Context(), long, SweepSearch, 0.99, srv.run, nil)
+	res, err = Sweep(t.Context(), long, SweepSearch, StepRule{MinAttainment: 0.99}, srv.run, nil)
 	require.NoError(t, err)
 	require.InDelta(t, 500, res.Held.At, 1, "to within STEP of the capacity")
 	require.InDelta(t, 1, res.Failed.At-res.Held.At, 1)
 	require.Len(t, res.Steps, 12, "1, 1000, then ten halvings of the gap")
 
 	boom := errors.New("model x is not served")
-	res, err = Sweep(t.Context(), r, SweepSearch, 0.99, func(context.Context, float64) (*MixReport, error) { return nil, boom }, nil)
+	res, err = Sweep(t.Context(), r, SweepSearch, StepRule{MinAttainment: 0.99}, func(context.Context, float64) (*MixReport, error) { return nil, boom }, nil)
 	require.ErrorIs(t, err, boom)
 	require.ErrorContains(t, err, "sweep at 100: model x is not served")
 	require.Empty(t, res.Steps)
+}
+
+// TestJudgeByMeanLatency: under perf_analyzer's bound on the mean latency a
+// step holds while every model's mean stays within it, a model with
+// requests due and none answered failing it; with an attainment floor too,
+// both must hold.
+func TestJudgeByMeanLatency(t *testing.T) {
+	ms := time.Millisecond
+	report := func(name string, mean time.Duration, answered int64) *Report {
+		return &Report{Model: name, Scheduled: 100, Sent: 100, OK: answered, WithinSLO: answered, Latency: Percentiles{Count: answered, Mean: mean}}
+	}
+	for _, tc := range []struct {
+		name    string
+		models  []*Report
+		rule    StepRule
+		holds   bool
+		slowest string
+		meanUS  float64
+	}{
+		{name: "within", models: []*Report{report("a", 4*ms, 100)}, rule: StepRule{MaxMeanLatency: 5 * ms}, holds: true, slowest: "a", meanUS: 4000},
+		{name: "over", models: []*Report{report("a", 6*ms, 100)}, rule: StepRule{MaxMeanLatency: 5 * ms}, slowest: "a", meanUS: 6000},
+		{name: "the slowest of two", models: []*Report{report("a", 2*ms, 100), report("b", 7*ms, 100)}, rule: StepRule{MaxMeanLatency: 5 * ms}, slowest: "b", meanUS: 7000},
+		{name: "none answered", models: []*Report{report("a", 2*ms, 100), report("b", 0, 0)}, rule: StepRule{MaxMeanLatency: 5 * ms}, slowest: "a", meanUS: 2000},
+		{name: "the mean holds, the share not", models: []*Report{report("a", 2*ms, 50)}, rule: StepRule{MinAttainment: 0.99, MaxMeanLatency: 5 * ms}, slowest: "a", meanUS: 2000},
+		{name: "both hold", models: []*Report{report("a", 2*ms, 100)}, rule: StepRule{MinAttainment: 0.99, MaxMeanLatency: 5 * ms}, holds: true, slowest: "a", meanUS: 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Judge(1, &MixReport{Models: tc.models}, tc.rule)
+			require.Equal(t, tc.holds, s.Holds)
+			require.Equal(t, tc.slowest, s.Slowest)
+			require.InDelta(t, tc.meanUS, s.MeanLatencyUS, 1e-9)
+		})
+	}
 }
