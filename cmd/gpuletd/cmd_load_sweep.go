@@ -68,8 +68,8 @@ func missedRule(st *loadgen.SweepStep, rule loadgen.StepRule) string {
 }
 
 func (s *sweepFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&s.rateRange, "rate-range", "", "run at each total rate from START to END in steps of STEP (START[:END[:STEP]]; five steps without STEP, START alone without END) until one does not hold")
-	f.StringVar(&s.concurrencyRange, "concurrency-range", "", "a closed loop at each concurrency from START to END (START[:END[:STEP]], STEP 1 without it, START alone without END, as perf_analyzer's --concurrency-range 4) until one does not hold")
+	f.StringVar(&s.rateRange, "rate-range", "", "run at each total rate from START to END in steps of STEP (START[:END[:STEP]]; five steps without STEP, START alone without END; END 0: up by STEP, START without it, with no end) until one does not hold")
+	f.StringVar(&s.concurrencyRange, "concurrency-range", "", "a closed loop at each concurrency from START to END (START[:END[:STEP]], STEP 1 without it, START alone without END, as perf_analyzer's --concurrency-range 4; END 0: up by STEP with no end, as perf_analyzer's 1:0) until one does not hold")
 	f.BoolVar(&s.search, "binary-search", false, "bisect the range for the highest rate or concurrency that holds, to within STEP")
 	f.BoolVar(&s.whole, "whole-range", false, "run every step of the range, past one that does not hold")
 	f.Float64Var(&s.minAttainment, "min-attainment", 0.99, "share of a step's requests every model must answer within its SLO for the step to hold; given to a single run, it exits 1 when a model falls short")

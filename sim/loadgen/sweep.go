@@ -16,16 +16,21 @@ const MaxSweepSteps = 100
 
 // Range is what a sweep varies, as perf_analyzer's --request-rate-range and
 // --concurrency-range give it: from Start to End in steps of Step. Integer
-// ranges (concurrency) hold whole numbers only.
+// ranges (concurrency) hold whole numbers only. An Open range has no End:
+// it goes up by Step until a point does not hold (perf_analyzer's END of
+// 0), at most MaxSweepSteps points and the largest rate or concurrency a
+// run takes.
 type Range struct {
 	Start, End, Step float64
 	Integer          bool
+	Open             bool
 }
 
 // ParseRange reads "START[:END[:STEP]]". Without END the range is START
 // alone (perf_analyzer's --concurrency-range 4); without STEP an integer
 // range steps by 1 and a rate range makes five points, START and END
-// included.
+// included. An END of 0 makes an open range, stepping by STEP (1 without
+// it for an integer range, START for a rate range).
 func ParseRange(spec string, integer bool) (Range, error) {
 	parts := strings.Split(spec, ":")
 	if len(parts) > 3 {
@@ -35,8 +40,13 @@ func ParseRange(spec string, integer bool) (Range, error) {
 		parts = append(parts, parts[0])
 	}
 	vals := make([]float64, len(parts))
+	open := false
 	for i, p := range parts {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if i == 1 && err == nil && v == 0 && len(spec) > 0 && strings.Contains(spec, ":") {
+			open = true // perf_analyzer's END of 0: up until a step does not hold
+			continue
+		}
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return Range{}, fmt.Errorf("%w: range %q: %q is not a positive number", ErrConfig, spec, p)
 		}
@@ -45,7 +55,17 @@ func ParseRange(spec string, integer bool) (Range, error) {
 		}
 		vals[i] = v
 	}
-	r := Range{Start: vals[0], End: vals[1], Integer: integer}
+	r := Range{Start: vals[0], End: vals[1], Integer: integer, Open: open}
+	if open {
+		r.Step = r.Start
+		switch {
+		case len(vals) == 3:
+			r.Step = vals[2]
+		case integer:
+			r.Step = 1
+		}
+		return r, nil
+	}
 	switch {
 	case r.End < r.Start:
 		return Range{}, fmt.Errorf("%w: range %q ends below its start", ErrConfig, spec)
@@ -67,6 +87,13 @@ func ParseRange(spec string, integer bool) (Range, error) {
 
 // count is the number of points of a linear sweep.
 func (r Range) count() int {
+	if r.Open {
+		most := MaxRate
+		if r.Integer {
+			most = MaxConcurrency
+		}
+		return min(MaxSweepSteps, int(math.Floor((most-r.Start)/r.Step+1e-9))+1)
+	}
 	// A step that divides the span up to rounding still reaches End.
 	return int(math.Floor((r.End-r.Start)/r.Step+1e-9)) + 1
 }
@@ -165,6 +192,12 @@ type SweepRun func(ctx context.Context, at float64) (*MixReport, error)
 // ctx interrupts ends it with the steps so far.
 func Sweep(ctx context.Context, r Range, mode SweepMode, rule StepRule, run SweepRun, each func(SweepStep)) (*SweepResult, error) {
 	search := mode == SweepSearch
+	switch {
+	case r.Open && search:
+		return nil, fmt.Errorf("%w: an open range (END 0) has no end to search up to: give END", ErrConfig)
+	case r.Open && mode == SweepWhole:
+		return nil, fmt.Errorf("%w: an open range (END 0) goes up until a step does not hold: not with the whole range", ErrConfig)
+	}
 	res := &SweepResult{MinAttainment: rule.MinAttainment, MaxMeanLatencyMS: float64(rule.MaxMeanLatency) / float64(time.Millisecond), Search: search, Whole: mode == SweepWhole}
 	held, failed := -1, -1 // indices into res.Steps
 	defer func() {
@@ -212,7 +245,9 @@ func Sweep(ctx context.Context, r Range, mode SweepMode, rule StepRule, run Swee
 				return res, err
 			}
 			if failed >= 0 && mode == SweepUntilMiss {
-				res.Skipped = len(points) - i - 1
+				if !r.Open { // an open range has no points above to skip
+					res.Skipped = len(points) - i - 1
+				}
 				break
 			}
 		}

@@ -34,6 +34,7 @@ func TestParseRange(t *testing.T) {
 		{spec: "1.5:4", integer: true, err: `"1.5" is not a whole number`},
 		{spec: "1:100000", integer: true, err: "at most 65536 requests in flight"},
 		{spec: "1000:2e6", err: "at most 1000000 requests/s"},
+		{spec: "5:0:0", err: `"0" is not a positive number`},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			r, err := ParseRange(tc.spec, tc.integer)
@@ -214,5 +215,41 @@ func TestJudgeByMeanLatency(t *testing.T) {
 			require.Equal(t, tc.slowest, s.Slowest)
 			require.InDelta(t, tc.meanUS, s.MeanLatencyUS, 1e-9)
 		})
+	}
+}
+
+// TestOpenRange: perf_analyzer's END of 0 goes up by STEP until a step does
+// not hold, at most MaxSweepSteps steps and the most a run takes; it has no
+// end to bisect up to, nor a whole range to run.
+func TestOpenRange(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		integer bool
+		first   []float64
+		n       int
+	}{
+		{spec: "1:0", integer: true, first: []float64{1, 2, 3}, n: MaxSweepSteps},
+		{spec: "4:0:4", integer: true, first: []float64{4, 8, 12}, n: MaxSweepSteps},
+		{spec: "100:0", first: []float64{100, 200, 300}, n: MaxSweepSteps},
+		{spec: "250000:0:250000", first: []float64{250000, 500000, 750000}, n: 4},
+	} {
+		r, err := ParseRange(tc.spec, tc.integer)
+		require.NoError(t, err, tc.spec)
+		require.True(t, r.Open)
+		require.Len(t, r.Points(), tc.n, tc.spec)
+		require.InDeltaSlice(t, tc.first, r.Points()[:3], 1e-9, tc.spec)
+	}
+	r, err := ParseRange("100:0:100", false)
+	require.NoError(t, err)
+	srv := &capacityServer{capacity: 450, models: []string{"a"}}
+	res, err := Sweep(t.Context(), r, SweepUntilMiss, StepRule{MinAttainment: 0.99}, srv.run, nil)
+	require.NoError(t, err)
+	require.Equal(t, []float64{100, 200, 300, 400, 500}, srv.ran, "up until 500 does not hold")
+	require.Equal(t, 400.0, res.Held.At)
+	require.Zero(t, res.Skipped, "an open range has no steps above it to skip")
+	for _, mode := range []SweepMode{SweepSearch, SweepWhole} {
+		_, err := Sweep(t.Context(), r, mode, StepRule{MinAttainment: 0.99}, srv.run, nil)
+		require.ErrorIs(t, err, ErrConfig)
+		require.ErrorContains(t, err, "an open range (END 0)")
 	}
 }
