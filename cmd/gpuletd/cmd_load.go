@@ -146,9 +146,10 @@ each total rate in turn (a mix keeps its models' proportions), and
 --concurrency-range START[:END[:STEP]] a closed loop at each concurrency (an
 END of 0 goes up by STEP with no end, as perf_analyzer's), each step for
 --warmup (5s unless given: time for the daemon to re-plan for the step's rate)
-and then --duration. A step holds when every model answered at
-least --min-attainment (0.99) of its requests due within its SLO, a request
-this client could not send counted as a miss; the sweep stops at the first
+and then --duration. A step holds when every model answered at least
+--min-attainment (0.99) of its requests due within its SLO, a request this
+client could not send counted as a miss (with perf_analyzer's -l MS alone,
+while every model's mean latency is within MS); the sweep stops at the first
 step that does not hold (--whole-range: runs every step, to draw the curve
 past it), or, with --binary-search, bisects the range for the highest that
 holds, to within STEP. A row is printed as each step ends, then the highest
