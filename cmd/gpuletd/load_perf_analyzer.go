@@ -77,7 +77,7 @@ func (p *perfAnalyzerFlags) register(cmd *cobra.Command) {
 	f.StringVar(&p.sharedMemory, "shared-memory", "", "none, system (--shm) or cuda (--cuda-shm), as perf_analyzer's --shared-memory")
 	f.IntVarP(&p.intervalMS, "measurement-interval", "p", 0, "milliseconds measured, as perf_analyzer's -p: --duration (one window of it; with -s or -r, windows of it until the last three agree)")
 	f.IntVarP(&p.thresholdMS, "latency-threshold", "l", 0, "milliseconds, as perf_analyzer's: a step holds while every model's mean latency is within them, or with --percentile P while P% of its requests are answered within them (--slo and --min-attainment P/100), and a sweep stops at the first that does not")
-	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
+	f.IntVar(&p.percentile, "percentile", 0, "the percentile --latency-threshold bounds, and the latency measurement windows compare (-s), as perf_analyzer's (the report gives p50, p90, p95 and p99 whatever it is)")
 	f.StringVar(&p.inputFormat, "input-tensor-format", "", "binary or json, as perf_analyzer's: --binary or --binary=false (which asks for answers in the same format)")
 	f.StringVar(&p.outputFormat, "output-tensor-format", "", "binary or json, as perf_analyzer's: the same as --input-tensor-format, which gpuletd load ties it to")
 	f.BoolVarP(&p.async, "async", "a", false, "as perf_analyzer's: gpuletd load always sends without waiting for earlier answers, a closed loop keeping --concurrency in flight as perf_analyzer's threads do either way")
