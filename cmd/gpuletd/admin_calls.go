@@ -22,7 +22,7 @@ import (
 // addDaemonFlags adds --url and --json, the flags of every command that
 // talks to a running daemon.
 func addDaemonFlags(cmd *cobra.Command, url *string, asJSON *bool) {
-	cmd.Flags().StringVar(url, "url", "", urlUsage)
+	addURLFlag(cmd.Flags(), url)
 	cmd.Flags().BoolVar(asJSON, "json", false, "print JSON")
 }
 

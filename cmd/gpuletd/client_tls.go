@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpulet/gpuletd/sim/loadgen"
@@ -15,11 +17,14 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// clientTLSFlags say how gpuletd load and infer speak TLS to a server the
-// configuration does not describe (another node's daemon, a Triton server):
-// which CA to trust, which client certificate to present, whether to check
-// the server's certificate at all, and whether gRPC goes over TLS when REST
-// does not. perf_analyzer's --ssl-* spellings set the same.
+// clientTLSFlags say how a command that reaches a daemon speaks TLS to one
+// the configuration does not describe (another node's daemon, a Triton
+// server): which CA to trust, which client certificate to present, whether
+// to check the server's certificate at all, and whether gRPC goes over TLS
+// when REST does not. Every command with --url takes them
+// (registerClientTLS); gpuletd load and infer take perf_analyzer's --ssl-*
+// spellings of them too (registerPerfAnalyzerSSL). readClientTLS reads them
+// from a command's flags.
 type clientTLSFlags struct {
 	caFile, certFile, keyFile string
 	insecure, grpcTLS         bool
@@ -40,50 +45,86 @@ var sslAliases = []struct{ name, own string }{
 	{"ssl-https-private-key-file", "key"},
 }
 
-// register adds the flags to cmd.
-func (c *clientTLSFlags) register(cmd *cobra.Command) {
+// addURLFlag adds --url, and the TLS flags that go with reaching a daemon
+// there, to f.
+func addURLFlag(f *pflag.FlagSet, url *string) {
+	f.StringVar(url, "url", "", urlUsage)
+	registerClientTLS(f)
+}
+
+// registerClientTLS adds the TLS flags of a command that reaches a daemon.
+func registerClientTLS(f *pflag.FlagSet) {
+	f.String("cacert", "", "trust the server's certificate when this CA (PEM file) signed it, in place of the system's roots and the configuration's certificate, as curl's --cacert: over https:// and gRPC over TLS")
+	f.String("cert", "", "present this client certificate (PEM file; with --key) to a server that asks for one")
+	f.String("key", "", "the key of --cert (PEM file)")
+	f.Bool("insecure", false, "do not check the server's certificate (a test server's: the connection is encrypted, but to whoever answers), as curl's --insecure")
+	f.Bool("grpc-tls", false, "speak TLS to the gRPC listener even when --url is plain http:// (a Triton server's gRPC port alone over TLS), as perf_analyzer's --ssl-grpc-use-ssl")
+}
+
+// registerPerfAnalyzerSSL adds perf_analyzer's --ssl-* spellings of the TLS
+// flags to cmd (gpuletd load and infer).
+func registerPerfAnalyzerSSL(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&c.caFile, "cacert", "", "trust the server's certificate when this CA (PEM file) signed it, in place of the system's roots and the configuration's certificate, as curl's --cacert: over https:// and gRPC over TLS")
-	f.StringVar(&c.certFile, "cert", "", "present this client certificate (PEM file; with --key) to a server that asks for one")
-	f.StringVar(&c.keyFile, "key", "", "the key of --cert (PEM file)")
-	f.BoolVar(&c.insecure, "insecure", false, "do not check the server's certificate (a test server's: the connection is encrypted, but to whoever answers), as curl's --insecure")
-	f.BoolVar(&c.grpcTLS, "grpc-tls", false, "speak TLS to the gRPC listener even when --url is plain http:// (a Triton server's gRPC port alone over TLS), as perf_analyzer's --ssl-grpc-use-ssl")
-	f.BoolVar(&c.grpcTLS, "ssl-grpc-use-ssl", false, "as perf_analyzer's: --grpc-tls")
+	f.Bool("ssl-grpc-use-ssl", false, "as perf_analyzer's: --grpc-tls")
 	for _, a := range sslAliases {
 		f.String(a.name, "", "as perf_analyzer's: --"+a.own)
 	}
-	f.IntVar(&c.verifyPeer, "ssl-https-verify-peer", 1, "as perf_analyzer's (libcurl's): 0 checks no certificate (--insecure)")
-	f.IntVar(&c.verifyHost, "ssl-https-verify-host", 2, "as perf_analyzer's (libcurl's): 0 checks the certificate's signature but not the name it is for")
-	f.StringVar(&c.certType, "ssl-https-client-certificate-type", "PEM", "as perf_analyzer's: PEM or DER, the form of --cert's file")
-	f.StringVar(&c.keyType, "ssl-https-private-key-type", "PEM", "as perf_analyzer's: PEM or DER, the form of --key's file")
+	f.Int("ssl-https-verify-peer", 1, "as perf_analyzer's (libcurl's): 0 checks no certificate (--insecure)")
+	f.Int("ssl-https-verify-host", 2, "as perf_analyzer's (libcurl's): 0 checks the certificate's signature but not the name it is for")
+	f.String("ssl-https-client-certificate-type", "PEM", "as perf_analyzer's: PEM or DER, the form of --cert's file")
+	f.String("ssl-https-private-key-type", "PEM", "as perf_analyzer's: PEM or DER, the form of --key's file")
 	_ = cmd.RegisterFlagCompletionFunc("ssl-https-client-certificate-type", cobra.FixedCompletions([]string{"PEM", "DER"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("ssl-https-private-key-type", cobra.FixedCompletions([]string{"PEM", "DER"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// given says whether any of the flags was given.
-func (c *clientTLSFlags) given(f *pflag.FlagSet) bool {
-	found := false
+// readClientTLS reads the TLS flags f has (a command without them has
+// none), perf_analyzer's spellings folded into gpuletd's own; given says
+// whether any was given. One file given two ways that differ is refused
+// (gpuletd trusts and presents one set for REST and gRPC alike), as are
+// values the flags do not take.
+func readClientTLS(f *pflag.FlagSet) (c clientTLSFlags, given bool, err error) {
+	c = clientTLSFlags{verifyPeer: 1, verifyHost: 2, certType: "PEM", keyType: "PEM"}
 	f.Visit(func(fl *pflag.Flag) {
+		v := fl.Value.String()
 		switch fl.Name {
-		case "cacert", "cert", "key", "insecure", "grpc-tls", "ssl-grpc-use-ssl", "ssl-https-verify-peer", "ssl-https-verify-host",
-			"ssl-https-client-certificate-type", "ssl-https-private-key-type":
-			found = true
+		case "cacert":
+			c.caFile = v
+		case "cert":
+			c.certFile = v
+		case "key":
+			c.keyFile = v
+		case "insecure":
+			c.insecure = v == "true"
+		case "grpc-tls", "ssl-grpc-use-ssl":
+			c.grpcTLS = c.grpcTLS || v == "true"
+		case "ssl-https-verify-peer":
+			c.verifyPeer, err = strconv.Atoi(v)
+		case "ssl-https-verify-host":
+			c.verifyHost, err = strconv.Atoi(v)
+		case "ssl-https-client-certificate-type":
+			c.certType = v
+		case "ssl-https-private-key-type":
+			c.keyType = v
+		default:
+			if !slices.ContainsFunc(sslAliases, func(a struct{ name, own string }) bool { return a.name == fl.Name }) {
+				return
+			}
 		}
-		for _, a := range sslAliases {
-			found = found || fl.Name == a.name
-		}
+		given = true
 	})
-	return found
+	if err != nil || !given {
+		return c, given, err
+	}
+	return c, true, c.fold(f)
 }
 
-// fold sets the flags perf_analyzer's spellings stand for; one file given
-// two ways that differ is refused (gpuletd trusts and presents one set for
-// REST and gRPC alike).
+// fold sets the flags perf_analyzer's spellings stand for, and checks the
+// values given.
 func (c *clientTLSFlags) fold(f *pflag.FlagSet) error {
 	own := map[string]*string{"cacert": &c.caFile, "cert": &c.certFile, "key": &c.keyFile}
 	from := map[string]string{}
 	for _, a := range sslAliases {
-		if !f.Changed(a.name) {
+		if f.Lookup(a.name) == nil || !f.Changed(a.name) {
 			continue
 		}
 		v, err := f.GetString(a.name)
@@ -120,15 +161,12 @@ func (c *clientTLSFlags) fold(f *pflag.FlagSet) error {
 	return nil
 }
 
-// apply has d speak TLS as the flags say, when any is given: over REST to
-// an https:// daemon, and over gRPC to its listener when REST is over TLS
-// or --grpc-tls asks.
-func (c *clientTLSFlags) apply(cmd *cobra.Command, d *daemonAPI) error {
-	f := cmd.Flags()
-	if !c.given(f) {
-		return nil
-	}
-	if err := c.fold(f); err != nil {
+// applyClientTLS has d speak TLS as f's TLS flags say, when any is given:
+// over REST to an https:// daemon, and over gRPC to its listener when REST
+// is over TLS or --grpc-tls asks.
+func applyClientTLS(f *pflag.FlagSet, d *daemonAPI) error {
+	c, given, err := readClientTLS(f)
+	if err != nil || !given {
 		return err
 	}
 	https := strings.HasPrefix(d.base, "https://")

@@ -44,16 +44,16 @@ func writeFile(t *testing.T, name string, b []byte) string {
 	return p
 }
 
-// applyClientTLS parses args as load's and infer's TLS flags and applies
+// clientTLSFor parses args as load's and infer's TLS flags and applies
 // them to a client of base.
-func applyClientTLS(t *testing.T, base string, args ...string) (*daemonAPI, error) {
+func clientTLSFor(t *testing.T, base string, args ...string) (*daemonAPI, error) {
 	t.Helper()
-	var ct clientTLSFlags
 	cmd := &cobra.Command{Use: "load"}
-	ct.register(cmd)
+	registerClientTLS(cmd.Flags())
+	registerPerfAnalyzerSSL(cmd)
 	require.NoError(t, cmd.Flags().Parse(args))
 	d := plainAPI(base)
-	return d, ct.apply(cmd, d)
+	return d, applyClientTLS(cmd.Flags(), d)
 }
 
 // TestClientTLS: the TLS flags of gpuletd load and infer, and
@@ -96,7 +96,7 @@ func TestClientTLS(t *testing.T) {
 		{name: "perf_analyzer's verify-peer 0", base: selfSigned, args: []string{"--ssl-https-verify-peer", "0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := applyClientTLS(t, tc.base, tc.args...)
+			d, err := clientTLSFor(t, tc.base, tc.args...)
 			require.NoError(t, err)
 			require.NotNil(t, d.tls, "gRPC goes over TLS too")
 			resp, err := d.client.Get(tc.base + "/v2/health/live")
@@ -135,18 +135,18 @@ func TestClientTLSRefusals(t *testing.T) {
 		{name: "a key form", base: "https://127.0.0.1:1", args: []string{"--ssl-https-private-key-type", "P12"}, err: `--ssl-https-private-key-type "P12": give PEM or DER`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := applyClientTLS(t, tc.base, tc.args...)
+			_, err := clientTLSFor(t, tc.base, tc.args...)
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
 	// The same CA file given both ways is one.
-	_, err := applyClientTLS(t, "https://127.0.0.1:1", "--cacert", caFile, "--ssl-https-ca-certificates-file", caFile)
+	_, err := clientTLSFor(t, "https://127.0.0.1:1", "--cacert", caFile, "--ssl-https-ca-certificates-file", caFile)
 	require.NoError(t, err)
 	// perf_analyzer's gRPC files ask for gRPC over TLS, with plain REST.
-	d, err := applyClientTLS(t, "http://127.0.0.1:1", "--ssl-grpc-root-certifications-file", caFile)
+	d, err := clientTLSFor(t, "http://127.0.0.1:1", "--ssl-grpc-root-certifications-file", caFile)
 	require.NoError(t, err)
 	require.NotNil(t, d.tls)
-	d, err = applyClientTLS(t, "http://127.0.0.1:1")
+	d, err = clientTLSFor(t, "http://127.0.0.1:1")
 	require.NoError(t, err)
 	require.Nil(t, d.tls, "no flag: plain as before")
 }

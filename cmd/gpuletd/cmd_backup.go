@@ -65,7 +65,7 @@ the configured state_dir is copied directly (this needs read access to it).`,
 			if err := checkBackupTarget(g, path, force); err != nil {
 				return err
 			}
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ the configured state_dir is copied directly (this needs read access to it).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", urlUsage)
+	addURLFlag(cmd.Flags(), &url)
 	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	cmd.Flags().BoolVar(&force, "force", false, "replace FILE when it exists")
 	cmd.Flags().IntVar(&keep, "keep", 0, "with a FOLDER: then remove this host's older backups there (gpuletd-<host>-<time>.db), keeping the newest N; 0 keeps all")

@@ -86,7 +86,7 @@ errors.`,
 			if err != nil {
 				return &exitError{code: 2, msg: "gpuletd: " + err.Error()}
 			}
-			d, err := g.daemon(cmd.ErrOrStderr(), f.url)
+			d, err := g.daemonOf(cmd, f.url)
 			if err != nil {
 				return err
 			}

@@ -29,7 +29,6 @@ func newInferCmd(g *globalFlags) *cobra.Command {
 		asJSON                 bool
 		shapes                 shapesFlag
 		inputDataFlag          string
-		ct                     clientTLSFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "infer MODEL",
@@ -48,14 +47,11 @@ and the answer prints the same way.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
 			if err := d.addHeaders(headers); err != nil {
-				return err
-			}
-			if err := ct.apply(cmd, d); err != nil {
 				return err
 			}
 			defer d.closeGRPC()
@@ -115,11 +111,11 @@ and the answer prints the same way.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&url, "url", "", urlUsage)
+	addURLFlag(f, &url)
 	f.StringVar(&grpcAddr, "grpc", "", "send it to the gRPC listener at HOST:PORT (ModelInfer) instead of REST, which gives the model's shapes too (ModelMetadata, ModelConfig)")
 	registerProtocolFlag(cmd, &protocol)
 	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
-	ct.register(cmd)
+	registerPerfAnalyzerSSL(cmd)
 	f.StringVar(&request, "request", "", `a KServe v2 JSON request body to send ("-": standard input) instead of random inputs`)
 	f.IntVar(&top, "top", 0, "ask for each output row's K best classes instead of its values")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random inputs")

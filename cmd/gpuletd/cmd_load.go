@@ -41,7 +41,6 @@ func newLoadCmd(g *globalFlags) *cobra.Command {
 		sf               sequenceFlags
 		tf               traceFlags
 		exportPath       string
-		ct               clientTLSFlags
 		mf               metricsFlags
 		reqParams        requestParamsFlag
 		compression      string
@@ -230,14 +229,11 @@ ends, with the step's rate or concurrency and whether it held.
 			if data.data != nil && data.data.Streams() > 0 && (cmd.Flags().Changed("sequence-length") || cmd.Flags().Changed("sequence-length-variation")) {
 				return usageErrorf("load: the data file's streams are the sequences, each as long as its stream: give no --sequence-length or --sequence-length-variation with them")
 			}
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
 			if err := d.addHeaders(headers); err != nil {
-				return err
-			}
-			if err := ct.apply(cmd, d); err != nil {
 				return err
 			}
 			defer d.closeGRPC()
@@ -446,12 +442,12 @@ ends, with the step's rate or concurrency and whether it held.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&url, "url", "", urlUsage)
+	addURLFlag(f, &url)
 	f.StringVarP(&version, "model-version", "x", "", "the version of the model to send to (/v2/models/MODEL/versions/V/infer, gRPC model_version), as perf_analyzer's -x; default the daemon's newest")
 	registerProtocolFlag(cmd, &protocol)
 	f.StringVar(&grpcAddr, "grpc", "", "send over gRPC to this host:port (the daemon's grpc_listen) instead of REST")
 	f.StringArrayVarP(&headers, "header", "H", nil, headerUsage)
-	ct.register(cmd)
+	registerPerfAnalyzerSSL(cmd)
 	f.BoolVar(&streaming, "streaming", false, "over gRPC (--protocol grpc or --grpc): send every request over one ModelStreamInfer stream, as perf_analyzer's --streaming")
 	f.StringSliceVarP(&models, "model", "m", nil, "model to send requests to: NAME, or several as NAME=RATE,NAME=RATE")
 	f.Float64Var(&rate, "rate", 0, "mean request rate, requests/s (with several models: their total)")

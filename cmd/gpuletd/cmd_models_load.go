@@ -60,7 +60,7 @@ or take room the others need.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
@@ -93,7 +93,7 @@ or take room the others need.`,
 			return waitReady(cmd.Context(), cmd.OutOrStdout(), d, name, wait, msg)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", urlUsage)
+	addURLFlag(cmd.Flags(), &url)
 	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	cmd.Flags().DurationVar(&wait, "wait", 5*time.Minute, "how long to wait for the model to serve (0: do not wait)")
 	cmd.Flags().StringVar(&from, "from", "", "send this Triton model folder (config.pbtxt, version folders) with the request instead of loading the repository's")
@@ -114,7 +114,7 @@ stays in the repository; load it again with gpuletd models load.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ stays in the repository; load it again with gpuletd models load.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", urlUsage)
+	addURLFlag(cmd.Flags(), &url)
 	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	return cmd
 }

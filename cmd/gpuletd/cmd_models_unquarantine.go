@@ -26,7 +26,7 @@ event (kind request_quarantined) records it.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: g.completeModelArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ event (kind request_quarantined) records it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", urlUsage)
+	addURLFlag(cmd.Flags(), &url)
 	cmd.Flags().StringVar(&token, "token", "", tokenUsage)
 	return cmd
 }

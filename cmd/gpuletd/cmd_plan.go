@@ -60,7 +60,7 @@ with --json.`,
 			if err != nil {
 				return err
 			}
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ with --json.`,
 	cmd.Flags().StringVar(&file, "workload", "", "plan this workload file (YAML) instead of asking a daemon")
 	cmd.Flags().StringSliceVar(&rates, "rate", nil, "plan for this model's rate, MODEL=REQ/S (repeat it, or MODEL=R,MODEL=R)")
 	cmd.Flags().StringVar(&algo, "algo", "", "planner: gpulet, gpulet-int, sbp or ideal (default: the daemon's, or the file's, else gpulet-int)")
-	cmd.Flags().StringVar(&url, "url", "", urlUsage)
+	addURLFlag(cmd.Flags(), &url)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = cmd.RegisterFlagCompletionFunc("rate", g.completeModelRates)
 	_ = cmd.RegisterFlagCompletionFunc("algo", completeAlgos)

@@ -36,7 +36,7 @@ each). A daemon that stops answering meanwhile is said so and asked again.`,
 			return "for one model: gpuletd models show " + args[0]
 		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}

@@ -64,7 +64,7 @@ reads the trace files the daemon writes under <state_dir>/traces/.`,
 			return "for one model's settings: gpuletd trace --model " + args[0]
 		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
@@ -87,7 +87,7 @@ follows the global one again. For example:
   gpuletd trace set --model resnet trace_level=TIMESTAMPS trace_rate=100 log_frequency=50`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := g.daemon(cmd.ErrOrStderr(), url)
+			d, err := g.daemonOf(cmd, url)
 			if err != nil {
 				return err
 			}
@@ -144,7 +144,7 @@ trace file under the configured state_dir's traces/ folder.`,
 	}
 	summary.Flags().BoolVar(&tensors, "tensors", false, "print the traced tensors (trace_level TENSORS), trace by trace")
 	for _, c := range []*cobra.Command{cmd, set} {
-		c.Flags().StringVar(&url, "url", "", urlUsage)
+		addURLFlag(c.Flags(), &url)
 		c.Flags().StringVar(&model, "model", "", "a model's own settings instead of the global ones")
 		_ = c.RegisterFlagCompletionFunc("model", g.completeModelFlag)
 	}

@@ -27,7 +27,7 @@ const completionTimeout = 2 * time.Second
 func (g *globalFlags) repositoryModels(cmd *cobra.Command) []cobra.Completion {
 	url, _ := cmd.Flags().GetString("url")
 	d, err := g.daemon(io.Discard, url)
-	if err != nil {
+	if err != nil || applyClientTLS(cmd.Flags(), d) != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)

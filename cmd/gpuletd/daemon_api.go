@@ -13,6 +13,7 @@ import (
 	"github.com/gpulet/gpuletd/daemon/config"
 	"github.com/gpulet/gpuletd/internal/listenfile"
 	"github.com/gpulet/gpuletd/sim/loadgen"
+	"github.com/spf13/cobra"
 )
 
 // daemonAPI is how gpuletd's commands reach a running daemon: its base URL
@@ -127,6 +128,19 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 	d := &daemonAPI{base: base, client: loadgen.WithHeader(&http.Client{Transport: t}, header), hint: hint, header: header, grpcs: &grpcPool{}}
 	if strings.HasPrefix(base, "https://") {
 		d.tls = tc // and gRPC goes over TLS as well
+	}
+	return d, nil
+}
+
+// daemonOf is daemon for cmd: its warnings on cmd's standard error, and
+// the TLS flags cmd was given (--cacert, --cert, --insecure…) applied.
+func (g *globalFlags) daemonOf(cmd *cobra.Command, flag string) (*daemonAPI, error) {
+	d, err := g.daemon(cmd.ErrOrStderr(), flag)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyClientTLS(cmd.Flags(), d); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -157,6 +157,16 @@ func TestTLS(t *testing.T) {
 	code, out, stderr = runCLI(t, "load", "-m", "lenet5", "-u", base, "--ssl-https-ca-certificates-file", certFile, "-p", "300")
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `(?m)^requests +\d+ scheduled, \d+ sent, 0 dropped by this client, [1-9]\d* ok$`, out)
+	// Every command that reaches a daemon takes them: the status, a model's
+	// page of the repository, the trace settings.
+	code, _, stderr = runCLI(t, "status", "--url", base)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "certificate signed by unknown authority")
+	for _, args := range [][]string{{"status"}, {"models", "list"}, {"trace"}} {
+		code, out, stderr = runCLI(t, append(args, "--url", base, "--cacert", certFile)...)
+		require.Equal(t, 0, code, "%v: %s", args, stderr)
+		require.NotEmpty(t, out)
+	}
 
 	// gpuletd's commands find the daemon over https from the configuration
 	// and trust its certificate; load goes over TLS to both listeners.
