@@ -123,11 +123,10 @@ func modelOf(ctx context.Context, d *daemonAPI, grpcAddr, model, version string)
 		}
 		return m, nil
 	}
-	c, release, err := d.grpcClient(ctx, grpcAddr)
+	c, err := d.grpcClient(ctx, grpcAddr)
 	if err != nil {
 		return nil, d.failOver(grpcAddr, err)
 	}
-	defer release()
 	m, err := loadgen.FetchModelGRPC(ctx, c, model, version)
 	if err != nil {
 		return nil, d.failOver(grpcAddr, err)

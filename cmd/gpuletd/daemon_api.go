@@ -36,7 +36,7 @@ type daemonAPI struct {
 	header map[string]string
 	// grpcs keeps the command's connections to gRPC listeners
 	// (grpcClient); closeGRPC closes them.
-	grpcs *grpcPool
+	grpcs grpcPool
 }
 
 // headerUsage is the --header flag's usage.
@@ -73,9 +73,7 @@ func (d *daemonAPI) serviceHint() string {
 }
 
 // plainAPI reaches a daemon at base with no trust beyond the system's.
-func plainAPI(base string) *daemonAPI {
-	return &daemonAPI{base: base, client: &http.Client{}, grpcs: &grpcPool{}}
-}
+func plainAPI(base string) *daemonAPI { return &daemonAPI{base: base, client: &http.Client{}} }
 
 // daemon is the daemon at --url, or at the configured listen address. Found
 // from the configuration, it first says the configuration's warnings on
@@ -125,7 +123,7 @@ func (g *globalFlags) daemon(warn io.Writer, flag string) (*daemonAPI, error) {
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = tc.Clone() // the transport adds its protocols to its own
-	d := &daemonAPI{base: base, client: loadgen.WithHeader(&http.Client{Transport: t}, header), hint: hint, header: header, grpcs: &grpcPool{}}
+	d := &daemonAPI{base: base, client: loadgen.WithHeader(&http.Client{Transport: t}, header), hint: hint, header: header}
 	if strings.HasPrefix(base, "https://") {
 		d.tls = tc // and gRPC goes over TLS as well
 	}

@@ -39,14 +39,13 @@ func inferGRPC(ctx context.Context, d *daemonAPI, addr, model, version string, b
 		}
 		msg.Outputs = append(msg.Outputs, out)
 	}
-	c, release, err := d.grpcClient(ctx, addr)
+	c, err := d.grpcClient(ctx, addr)
 	if errors.Is(err, loadgen.ErrGRPCUnreachable) {
 		return nil, 0, "", d.failOver(addr, err)
 	}
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("infer: %w", err)
 	}
-	defer release()
 	start := time.Now()
 	res, err := c.ModelInfer(ctx, msg)
 	took = time.Since(start)

@@ -29,11 +29,10 @@ func serverStatsOf(ctx context.Context, d *daemonAPI, grpcAddr string, models []
 		return loadgen.FetchStats(ctx, d.client, d.base, m)
 	}
 	if grpcAddr != "" {
-		c, release, err := d.grpcClient(ctx, grpcAddr)
+		c, err := d.grpcClient(ctx, grpcAddr)
 		if err != nil {
 			return nil
 		}
-		defer release()
 		fetch = func(m string) (*kserve.StatisticsResponse, error) { return loadgen.FetchStatsGRPC(ctx, c, m) }
 	}
 	out := map[string]kserve.ModelStatistics{}

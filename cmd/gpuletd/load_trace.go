@@ -16,6 +16,7 @@ import (
 	"github.com/gpulet/gpuletd/sim/loadgen"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -76,19 +77,15 @@ func setTraces(ctx context.Context, w io.Writer, d *daemonAPI, grpcAddr, token s
 	defer cancel()
 	set := func(m string) (map[string][]string, error) { return setTraceREST(ctx, d, token, m, settings) }
 	if grpcAddr != "" {
-		header := maps.Clone(d.header)
-		if token != "" {
-			if header == nil {
-				header = map[string]string{}
-			}
-			header["authorization"] = "Bearer " + token
-		}
-		conn, c, err := loadgen.DialGRPC(ctx, grpcAddr, d.tls, header)
+		c, err := d.grpcClient(ctx, grpcAddr)
 		if err != nil {
 			return d.failOver(grpcAddr, err)
 		}
-		defer conn.Close()
-		set = func(m string) (map[string][]string, error) { return setTraceGRPC(ctx, c, m, settings) }
+		callCtx := ctx
+		if token != "" { // the admin token goes with these calls alone
+			callCtx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+		}
+		set = func(m string) (map[string][]string, error) { return setTraceGRPC(callCtx, c, m, settings) }
 	}
 	for _, m := range models {
 		now, err := set(m)
