@@ -24,13 +24,7 @@ func (g *generator) useStreams(streams [][]*Payload, params []Parameter) error {
 	}
 	g.streams = make([][]*Payload, len(streams))
 	for i, s := range streams {
-		g.streams[i] = make([]*Payload, len(s))
-		for k, p := range s {
-			if len(params) > 0 {
-				p = p.withParameters(jsonMembers(params))
-			}
-			g.streams[i][k] = p
-		}
+		g.streams[i] = withParams(s, params)
 	}
 	if g.grpc == nil {
 		return nil
@@ -38,17 +32,11 @@ func (g *generator) useStreams(streams [][]*Payload, params []Parameter) error {
 	g.grpcStreams = make([][]*pb.ModelInferRequest, len(streams))
 	for i, s := range streams {
 		for _, p := range s {
-			req, err := p.GRPCRequest(g.cfg.Model)
+			req, err := g.cfg.grpcRequest(p)
 			if err != nil {
 				return err
 			}
-			req.ModelVersion = g.cfg.ModelVersion
-			for _, q := range params {
-				if req.Parameters == nil {
-					req.Parameters = map[string]*pb.InferParameter{}
-				}
-				req.Parameters[q.Name] = grpcParameter(q.Value)
-			}
+			addGRPCParameters(req, params)
 			g.grpcStreams[i] = append(g.grpcStreams[i], req)
 		}
 	}

@@ -92,3 +92,36 @@ func parameterMap(ps []Parameter) map[string]any {
 	}
 	return out
 }
+
+// withParams is ps each carrying params in its JSON (ps itself when there
+// are none to add).
+func withParams(ps []*Payload, params []Parameter) []*Payload {
+	if len(params) == 0 {
+		return ps
+	}
+	out := make([]*Payload, len(ps))
+	for i, p := range ps {
+		out[i] = p.withParameters(jsonMembers(params))
+	}
+	return out
+}
+
+// addGRPCParameters sets params on req.
+func addGRPCParameters(req *pb.ModelInferRequest, params []Parameter) {
+	for _, p := range params {
+		if req.Parameters == nil {
+			req.Parameters = map[string]*pb.InferParameter{}
+		}
+		req.Parameters[p.Name] = grpcParameter(p.Value)
+	}
+}
+
+// grpcRequest is p as a ModelInfer message to c's model and version.
+func (c Config) grpcRequest(p *Payload) (*pb.ModelInferRequest, error) {
+	req, err := p.GRPCRequest(c.Model)
+	if err != nil {
+		return nil, err
+	}
+	req.ModelVersion = c.ModelVersion
+	return req, nil
+}

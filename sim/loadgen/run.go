@@ -182,13 +182,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			defer r.tearDown(context.WithoutCancel(ctx), ctl)
 		}
 	}
-	payloads := append([]*Payload{cfg.Payload}, extra...)
 	params := cfg.requestParameters()
-	if len(params) > 0 {
-		for i, p := range payloads {
-			payloads[i] = p.withParameters(jsonMembers(params))
-		}
-	}
+	payloads := withParams(append([]*Payload{cfg.Payload}, extra...), params)
 	if cfg.Compression != "" && cfg.GRPC == "" {
 		for i, p := range payloads {
 			if payloads[i], err = p.compressed(cfg.Compression); err != nil {
@@ -210,20 +205,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			g.grpcReqs = []*pb.ModelInferRequest{shmGRPC}
 		}
 		for _, p := range g.payloads[len(g.grpcReqs):] {
-			req, err := p.GRPCRequest(cfg.Model)
+			req, err := cfg.grpcRequest(p)
 			if err != nil {
 				return nil, err
 			}
-			req.ModelVersion = cfg.ModelVersion
 			g.grpcReqs = append(g.grpcReqs, req)
 		}
 		for _, req := range g.grpcReqs {
-			for _, p := range params {
-				if req.Parameters == nil {
-					req.Parameters = map[string]*pb.InferParameter{}
-				}
-				req.Parameters[p.Name] = grpcParameter(p.Value)
-			}
+			addGRPCParameters(req, params)
 		}
 		g.grpc = grpcClient
 		if cfg.Compression != "" {
