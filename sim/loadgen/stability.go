@@ -128,9 +128,9 @@ type segments struct {
 	limit  int64
 	// most is how many windows may open.
 	most int
-	// windows are those opened, the last one open until closed.
+	// windows are those opened, the last one open until closed (its end
+	// set).
 	windows []*tally
-	open    bool
 	// closed hears each window as it closes (buffered for all).
 	closed chan *tally
 	// stopped is set once the windows agreed: no more requests.
@@ -159,9 +159,10 @@ func (s *segments) warming(at time.Time) bool {
 	return len(s.windows) == 0 && (at.Before(s.warmEnd) || s.warmed < s.warmRequests)
 }
 
-// current is the open window, nil before the first.
+// current is the open window, nil before the first and once the last
+// closed.
 func (s *segments) current() *tally {
-	if !s.open {
+	if len(s.windows) == 0 || !s.windows[len(s.windows)-1].end.IsZero() {
 		return nil
 	}
 	return s.windows[len(s.windows)-1]
@@ -235,7 +236,6 @@ func (s *segments) openAt(start time.Time) {
 	t := s.newTally()
 	t.start = start
 	s.windows = append(s.windows, t)
-	s.open = true
 	s.boundary(len(s.windows) - 1)
 }
 
@@ -253,7 +253,6 @@ func (s *segments) closeAt(end time.Time) {
 	if end.Before(t.start) {
 		t.end = t.start // cut short in the warm-up
 	}
-	s.open = false
 	s.closed <- t
 }
 
