@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,7 +79,7 @@ func experimentOf(r *loadgen.Report) exportExperiment {
 		}
 		e.Requests = append(e.Requests, q)
 	}
-	slices.SortStableFunc(e.Requests, func(a, b exportRequest) int { return int(a.Timestamp - b.Timestamp) })
+	slices.SortStableFunc(e.Requests, func(a, b exportRequest) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
 	e.WindowBoundaries = make([]int64, len(r.Boundaries))
 	for i, b := range r.Boundaries {
 		e.WindowBoundaries[i] = b.UnixNano()
